@@ -1,0 +1,56 @@
+import type { Command } from 'commander';
+
+import { testTemplate, type AnswerSetReport, type TestTemplateReport } from '../../template/index.js';
+import { EXIT, UsageError, type CliIo } from '../io.js';
+import { reportTemplateError } from './generate.js';
+
+function describeAnswers(report: AnswerSetReport): string {
+  return Object.entries(report.answers)
+    .map(([name, value]) => `${name}=${Array.isArray(value) ? `[${value.join(',')}]` : typeof value === 'object' ? JSON.stringify(value) : String(value)}`)
+    .join(' ');
+}
+
+export function formatTestReport(report: TestTemplateReport): string {
+  const lines = [`test-generating ${report.template.name}@${report.template.version}: ${report.sets.length} answer set(s)`];
+  for (const set of report.sets) {
+    lines.push(`${set.passed ? 'PASS' : 'FAIL'} ${set.name}: ${set.files} files; ${describeAnswers(set)}`);
+    if (set.command) {
+      lines.push(`     command ${JSON.stringify(set.command.command)} exited ${set.command.timedOut ? 'by timeout' : String(set.command.exitCode)}`);
+    }
+    for (const problem of set.problems) lines.push(`     ${problem}`);
+    if (!set.passed && set.command?.output) lines.push(...set.command.output.trimEnd().split('\n').map((l) => `     | ${l}`));
+  }
+  if (report.uncovered.length > 0) lines.push(`not covered by any valid answer set: ${report.uncovered.join('; ')}`);
+  lines.push(report.passed ? 'all answer sets passed' : 'test generation failed');
+  return `${lines.join('\n')}\n`;
+}
+
+export function registerTest(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('test')
+    .description('test-generate a template for a matrix of answer sets and check the results')
+    .argument('[dir]', 'template folder', '.')
+    .option('--run <command>', 'shell command to run inside each generated project')
+    .option('--timeout <seconds>', 'time limit of the command per answer set')
+    .option('--keep', 'keep the generated projects')
+    .option('--json', 'print the report as JSON')
+    .action(async (dir: string, flags: { run?: string; timeout?: string; keep?: boolean; json?: boolean }) => {
+      let timeoutMs: number | undefined;
+      if (flags.timeout !== undefined) {
+        const seconds = Number(flags.timeout);
+        if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--timeout must be a positive number of seconds (got ${flags.timeout})`);
+        timeoutMs = seconds * 1000;
+      }
+      try {
+        const report = await testTemplate(dir, {
+          ...(flags.run ? { command: flags.run } : {}),
+          ...(timeoutMs ? { timeoutMs } : {}),
+          keep: flags.keep ?? false,
+        });
+        io.stdout(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatTestReport(report));
+        setExit(report.passed ? EXIT.ok : EXIT.failure);
+      } catch (error) {
+        setExit(reportTemplateError(error, io));
+      }
+    });
+}

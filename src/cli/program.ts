@@ -1,0 +1,48 @@
+import { Command, CommanderError } from 'commander';
+
+import { registerGenerate } from './commands/generate.js';
+import { registerTest } from './commands/test.js';
+import { registerValidate } from './commands/validate.js';
+import { EXIT, UsageError, processIo, type CliIo } from './io.js';
+
+const VERSION = '0.1.0';
+
+function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
+  const program = new Command('template-registry')
+    .description('Publish, find, generate from and upgrade versioned project templates.')
+    .version(VERSION)
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .showHelpAfterError('(run with --help for usage)');
+  registerValidate(program, io, setExit);
+  registerGenerate(program, io, setExit);
+  registerTest(program, io, setExit);
+  for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  return program;
+}
+
+/**
+ * Runs the CLI with `argv` (without `node` and the script) and resolves to the exit code:
+ * 0 success, 1 the command's check failed, 2 a usage error.
+ */
+export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  let exitCode: number = EXIT.ok;
+  const program = buildProgram(io, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end through here with code 0.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (error instanceof UsageError) {
+      io.stderr(`error: ${error.message}\n`);
+      return error.exitCode;
+    }
+    io.stderr(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT.failure;
+  }
+}

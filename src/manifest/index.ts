@@ -1,0 +1,4 @@
+export { compareVersions, satisfiesRange, isValidRange, VERSION_PATTERN } from './versions.js';
+export { schemas, getValidator, schemaErrors, type SchemaName } from './schemas.js';
+export { describeSchemaErrors, type RuleViolation } from './messages.js';
+export { parseJsonWithPositions, JsonSyntaxError, type ParsedJson, type SourcePosition } from './json-source.js';

@@ -1,0 +1,604 @@
+/**
+ * Generated from schemas/*.schema.json by scripts/generate-types.ts. Do not edit by hand.
+ * To regenerate after changing a schema: npm run gen:types
+ */
+
+/**
+ * Any analytics event: download, generation or feedback, told apart by type.
+ */
+export type AnalyticsEvent = DownloadEvent | GenerationEvent | FeedbackEvent;
+
+/**
+ * The TypeScript type of each schema in schemas/, by short name (the file name without .schema.json).
+ */
+export interface SchemaTypes {
+  'template-manifest': TemplateManifest;
+  'template-variables': TemplateVariables;
+  'template-prompts': TemplatePrompts;
+  'registry-document': RegistryDocument;
+  'template-entry': TemplateEntry;
+  category: Category;
+  'compatibility-matrix': CompatibilityMatrix;
+  'compatibility-environment': CompatibilityEnvironment;
+  'compatibility-result': CompatibilityResult;
+  'migration-step': MigrationStep;
+  'migration-context': MigrationContext;
+  'migration-result': MigrationResult;
+  'file-change': FileChange;
+  'analytics-download-event': DownloadEvent;
+  'analytics-generation-event': GenerationEvent;
+  'analytics-feedback-event': FeedbackEvent;
+  'analytics-event': AnalyticsEvent;
+  'analytics-record': AnalyticsRecord;
+  'success-envelope': SuccessEnvelope;
+  'error-envelope': ErrorEnvelope;
+  'offset-pagination': OffsetPaginatedResponse;
+  'cursor-pagination': CursorPaginatedResponse;
+  'webhook-registration': WebhookRegistration;
+}
+/**
+ * The template manifest, file template.json. Unknown top-level fields are rejected; $schema, content, files and test are this project's documented extension fields.
+ */
+export interface TemplateManifest {
+  /**
+   * Extension: the JSON Schema this file follows, for editors.
+   */
+  $schema?: string;
+  name: string;
+  version: string;
+  description: string;
+  category: 'frontend' | 'backend' | 'fullstack' | 'mobile' | 'desktop';
+  stability?: 'experimental' | 'beta' | 'stable' | 'deprecated';
+  methodologyVersion?: string;
+  author?: {
+    name: string;
+    email?: string;
+    [k: string]: unknown;
+  };
+  repository?: {
+    type?: string;
+    url?: string;
+    [k: string]: unknown;
+  };
+  license?: string;
+  keywords?: string[];
+  /**
+   * Runtime name to version range, e.g. {"node": ">=20"}.
+   */
+  dependencies?: {
+    [k: string]: string;
+  };
+  features?: string[];
+  /**
+   * Path of the change log file, inside the template.
+   */
+  changelog?: string;
+  /**
+   * The spec's migration field: versions a project can be migrated from, and the guide.
+   */
+  migration?: {
+    from?: string[];
+    guide?: string;
+    [k: string]: unknown;
+  };
+  compatibility?: {
+    breaking?: boolean;
+    deprecated?: string[];
+    removed?: string[];
+    [k: string]: unknown;
+  };
+  customization?: {
+    variables?: string;
+    prompts?: string;
+    [k: string]: unknown;
+  };
+  /**
+   * Extension: the folder, relative to the template root, whose files become the generated project. Default "template".
+   */
+  content?: string;
+  /**
+   * Extension: conditional files. A path of the content folder matching `path` (a glob) is generated only when `when` is true.
+   */
+  files?: {
+    path: string;
+    when: string;
+  }[];
+  /**
+   * Extension: a command run inside each test-generated project.
+   */
+  test?: {
+    command: string;
+    timeoutSeconds?: number;
+  };
+}
+/**
+ * The variables file, template.vars.json: variables keyed by name and computed values (name to expression).
+ */
+export interface TemplateVariables {
+  $schema?: string;
+  variables: {
+    projectName?: TemplateVariable;
+    description?: TemplateVariable;
+    author?: TemplateVariable;
+    features?: TemplateVariable;
+    database?: TemplateVariable;
+    [k: string]: TemplateVariable | undefined;
+  };
+  computed?: {
+    [k: string]: string;
+  };
+}
+export interface TemplateVariable {
+  type?: 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'object';
+  description?: string;
+  default?: unknown;
+  validation?: string;
+  invalidMessage?: string;
+  /**
+   * @minItems 1
+   */
+  enum?: unknown[];
+  items?: TemplateVariable;
+  properties?: {
+    [k: string]: TemplateVariable;
+  };
+  required?: boolean;
+  condition?: string;
+}
+/**
+ * The prompts file, template.prompts.json: the questions asked when a project is generated.
+ */
+export interface TemplatePrompts {
+  $schema?: string;
+  prompts: TemplatePrompt[];
+}
+export interface TemplatePrompt {
+  /**
+   * The variable this prompt answers.
+   */
+  name: string;
+  message: string;
+  type: 'input' | 'select' | 'multiselect';
+  validate?: string;
+  invalidMessage?: string;
+  /**
+   * @minItems 1
+   */
+  choices?: TemplatePromptChoice[];
+  when?: string;
+}
+export interface TemplatePromptChoice {
+  name: string;
+  value: string;
+}
+/**
+ * The registry document a registry publishes and clients cache: template entries (one per template version), categories, tags and the last-updated timestamp. Fields not listed here are accepted (interoperability).
+ */
+export interface RegistryDocument {
+  templates: TemplateEntry[];
+  categories: Category[];
+  tags: string[];
+  lastUpdated: string;
+  [k: string]: unknown;
+}
+/**
+ * One version of one template in the registry document; the same id appears once per version. Fields not listed here are accepted, so that a document from another registry following the spec validates. This project's additions, all optional: integrity, sha256 and size of the archive at downloadUrl.
+ */
+export interface TemplateEntry {
+  /**
+   * Template id, shared by all versions of one template.
+   */
+  id: string;
+  name: string;
+  version: string;
+  description: string;
+  /**
+   * Id of a category of the registry document.
+   */
+  category: string;
+  stability: 'experimental' | 'beta' | 'stable' | 'deprecated';
+  /**
+   * Where the template archive (gzip-compressed tar) is downloaded from.
+   */
+  downloadUrl: string;
+  documentationUrl?: string;
+  repositoryUrl?: string;
+  author?: TemplateEntryAuthor;
+  license?: string;
+  tags?: string[];
+  features?: string[];
+  dependencies?: TemplateEntryDependencies;
+  compatibility?: TemplateEntryCompatibility;
+  stats?: TemplateEntryStats;
+  createdAt?: string;
+  updatedAt?: string;
+  /**
+   * Extension: Subresource Integrity string (sha512, base64) of the archive at downloadUrl.
+   */
+  integrity?: string;
+  /**
+   * Extension: SHA-256 of the archive at downloadUrl, 64 lower-case hex digits.
+   */
+  sha256?: string;
+  /**
+   * Extension: size of the archive at downloadUrl, in bytes.
+   */
+  size?: number;
+  [k: string]: unknown;
+}
+export interface TemplateEntryAuthor {
+  name: string;
+  email?: string;
+  url?: string;
+  organization?: string;
+  [k: string]: unknown;
+}
+/**
+ * Tool name to version range. methodology is required; node, npm and docker are the well-known optional keys; further keys are free strings.
+ */
+export interface TemplateEntryDependencies {
+  methodology: string;
+  node?: string;
+  npm?: string;
+  docker?: string;
+  [k: string]: string | undefined;
+}
+/**
+ * What the template works with. platforms is read in both shapes: plain names, or objects with name and supported.
+ */
+export interface TemplateEntryCompatibility {
+  methodologyVersions?: string[];
+  nodeVersions?: string[];
+  platforms?: string[] | PlatformSupport[];
+  breaking?: boolean;
+  deprecated?: string[];
+  removed?: string[];
+  [k: string]: unknown;
+}
+export interface PlatformSupport {
+  name: string;
+  supported: boolean;
+  notes?: string;
+}
+export interface TemplateEntryStats {
+  downloads?: number;
+  stars?: number;
+  forks?: number;
+  issues?: number;
+  lastDownload?: string;
+  [k: string]: unknown;
+}
+/**
+ * A category of the registry document. Fields not listed here are accepted (interoperability).
+ */
+export interface Category {
+  id: string;
+  name: string;
+  description?: string;
+  icon?: string;
+  /**
+   * Ids of the templates in this category.
+   */
+  templates?: string[];
+  [k: string]: unknown;
+}
+/**
+ * What a template works with: version ranges of the methodology, of the runtime (node) and of the package manager (npm), platforms and frameworks.
+ */
+export interface CompatibilityMatrix {
+  methodologyVersions: VersionRange[];
+  nodeVersions: VersionRange[];
+  npmVersions: VersionRange[];
+  platforms: PlatformSupport[];
+  frameworks: FrameworkCompatibility[];
+}
+/**
+ * Versions from min up to max (open-ended without max).
+ */
+export interface VersionRange {
+  /**
+   * A version compared segment by segment; a missing MINOR or PATCH counts as 0.
+   */
+  min: string;
+  /**
+   * A version compared segment by segment; a missing MINOR or PATCH counts as 0.
+   */
+  max?: string;
+  supported: boolean;
+  notes?: string;
+}
+export interface FrameworkCompatibility {
+  name: string;
+  versions: VersionRange[];
+  optional: boolean;
+}
+/**
+ * The environment a compatibility check compares a template against.
+ */
+export interface CompatibilityEnvironment {
+  /**
+   * An installed version: MAJOR[.MINOR[.PATCH]], optionally with a leading v (as process.version prints it) and a pre-release suffix.
+   */
+  methodologyVersion: string;
+  /**
+   * An installed version: MAJOR[.MINOR[.PATCH]], optionally with a leading v (as process.version prints it) and a pre-release suffix.
+   */
+  nodeVersion: string;
+  /**
+   * An installed version: MAJOR[.MINOR[.PATCH]], optionally with a leading v (as process.version prints it) and a pre-release suffix.
+   */
+  npmVersion: string;
+  /**
+   * Platform name, e.g. linux, darwin, win32.
+   */
+  platform: string;
+}
+/**
+ * Outcome of a compatibility check. compatible is true exactly when issues is empty; warnings (deprecated features) do not affect it.
+ */
+export interface CompatibilityResult {
+  compatible: boolean;
+  issues: string[];
+  warnings: string[];
+}
+/**
+ * The declarative (JSON) form of a migration step: it moves a project from fromVersion to toVersion by applying changes. The spec's execute operation is code, not data, and is not part of this schema.
+ */
+export interface MigrationStep {
+  id: string;
+  description: string;
+  fromVersion: string;
+  toVersion: string;
+  /**
+   * True when the step needs a manual review (a MAJOR version change).
+   */
+  breaking: boolean;
+  /**
+   * True when the step runs without user action.
+   */
+  automatic: boolean;
+  changes: FileChange[];
+}
+/**
+ * One change a migration step makes (or, in a dry run, would make) to a project file. newPath is required when type is rename.
+ */
+export interface FileChange {
+  type: 'create' | 'update' | 'delete' | 'rename';
+  /**
+   * Path of the file, relative to the project root.
+   */
+  path: string;
+  /**
+   * Path after the change; rename only.
+   */
+  newPath?: string;
+  /**
+   * New content of the file (create, update).
+   */
+  content?: string;
+  /**
+   * Keep a backup of the file before changing it.
+   */
+  backup?: boolean;
+}
+/**
+ * What a migration run is given: the project, its current and target template versions, the template id, the project's configuration (any value) and whether to only report changes (dryRun).
+ */
+export interface MigrationContext {
+  projectPath: string;
+  currentVersion: string;
+  targetVersion: string;
+  templateId: string;
+  /**
+   * The project's configuration; any JSON value.
+   */
+  config?: unknown;
+  dryRun: boolean;
+}
+/**
+ * Outcome of a migration run (or of one step): the file changes, warnings and errors. When success is false, errors says why.
+ */
+export interface MigrationResult {
+  success: boolean;
+  changes: FileChange[];
+  warnings: string[];
+  errors: string[];
+}
+/**
+ * Analytics event: a template version was downloaded.
+ */
+export interface DownloadEvent {
+  type: 'download';
+  templateId: string;
+  version: string;
+  userId?: string;
+  timestamp: string;
+  userAgent: string;
+  platform: string;
+}
+/**
+ * Analytics event: a project was generated from a template version, successfully or not, taking duration.
+ */
+export interface GenerationEvent {
+  type: 'generation';
+  templateId: string;
+  version: string;
+  success: boolean;
+  /**
+   * How long the generation took; the spec does not fix the unit.
+   */
+  duration: number;
+  userId?: string;
+  timestamp: string;
+}
+/**
+ * Analytics event: a user rated a template version. The spec lists userId and comment without marking them optional, and leaves further fields of this event unspecified, so unknown fields are accepted.
+ */
+export interface FeedbackEvent {
+  type: 'feedback';
+  templateId: string;
+  version: string;
+  rating: number;
+  comment: string;
+  userId: string;
+  timestamp?: string;
+  [k: string]: unknown;
+}
+/**
+ * Aggregated analytics of one template version: metrics, trends and feedback.
+ */
+export interface AnalyticsRecord {
+  templateId: string;
+  version: string;
+  metrics: AnalyticsMetrics;
+  trends: AnalyticsTrends;
+  feedback: AnalyticsFeedback;
+}
+export interface AnalyticsMetrics {
+  downloads: DownloadMetrics;
+  usage: UsageMetrics;
+  adoption: AdoptionMetrics;
+}
+export interface DownloadMetrics {
+  total: number;
+  lastMonth: number;
+  lastWeek: number;
+  /**
+   * Downloads per day.
+   */
+  daily: number[];
+}
+export interface UsageMetrics {
+  activeProjects: number;
+  successfulGenerations: number;
+  failedGenerations: number;
+  averageGenerationTime: number;
+}
+export interface AdoptionMetrics {
+  newUsers: number;
+  returningUsers: number;
+  retentionRate: number;
+}
+export interface AnalyticsTrends {
+  downloadTrend: 'increasing' | 'decreasing' | 'stable';
+  /**
+   * Position among all templates, 1 is the most popular.
+   */
+  popularityRank: number;
+  /**
+   * Position within its category, 1 is the most popular.
+   */
+  categoryRank: number;
+  /**
+   * May be negative.
+   */
+  growthRate: number;
+}
+export interface AnalyticsFeedback {
+  /**
+   * 0 when there are no ratings yet, else between 1 and 5.
+   */
+  averageRating: number;
+  totalRatings: number;
+  reviews: Review[];
+  commonIssues: string[];
+  featureRequests: string[];
+}
+export interface Review {
+  id: string;
+  userId: string;
+  rating: number;
+  comment: string;
+  /**
+   * How many users found the review helpful.
+   */
+  helpful: number;
+  version: string;
+  createdAt: string;
+}
+/**
+ * Body of a successful response: the resource or list in data, and meta.
+ */
+export interface SuccessEnvelope {
+  /**
+   * The resource, or a list of resources.
+   */
+  data: unknown;
+  meta: ResponseMeta;
+}
+export interface ResponseMeta {
+  timestamp: string;
+  requestId: string;
+  /**
+   * Version of the interface that answered.
+   */
+  version: string;
+}
+/**
+ * Body of an error response. VALIDATION_ERROR lists the offending fields in details; RATE_LIMIT_EXCEEDED carries retryAfter (seconds), as the Retry-After header does.
+ */
+export interface ErrorEnvelope {
+  error: ApiError;
+}
+export interface ApiError {
+  /**
+   * e.g. VALIDATION_ERROR, EMAIL_EXISTS, UNAUTHORIZED, RATE_LIMIT_EXCEEDED.
+   */
+  code: string;
+  message: string;
+  details?: ApiErrorDetail[];
+  requestId: string;
+  timestamp: string;
+  /**
+   * Seconds to wait before retrying; with RATE_LIMIT_EXCEEDED.
+   */
+  retryAfter?: number;
+}
+export interface ApiErrorDetail {
+  field: string;
+  message: string;
+  /**
+   * e.g. REQUIRED, MIN_LENGTH.
+   */
+  code: string;
+}
+/**
+ * A page of a list, addressed by page number. hasPrevious is true exactly when page is above 1.
+ */
+export interface OffsetPaginatedResponse {
+  data: unknown[];
+  pagination: OffsetPagination;
+}
+export interface OffsetPagination {
+  page: number;
+  limit: number;
+  total: number;
+  totalPages: number;
+  hasNext: boolean;
+  hasPrevious: boolean;
+}
+/**
+ * A page of a list, addressed by opaque cursors. When hasNext is true, nextCursor is a string.
+ */
+export interface CursorPaginatedResponse {
+  data: unknown[];
+  pagination: CursorPagination;
+}
+export interface CursorPagination {
+  limit: number;
+  hasNext: boolean;
+  nextCursor: string | null;
+  prevCursor: string | null;
+}
+/**
+ * Body of POST /webhooks: where to deliver, which events, the signing secret (deliveries carry X-Webhook-Signature: sha256=...) and whether deliveries are on.
+ */
+export interface WebhookRegistration {
+  url: string;
+  /**
+   * @minItems 1
+   */
+  events: string[];
+  secret: string;
+  active: boolean;
+}

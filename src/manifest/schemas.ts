@@ -1,0 +1,66 @@
+// Draft 2020-12 needs Ajv's 2020 build; the default `ajv` export only knows draft-07.
+import { Ajv2020, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsImport from 'ajv-formats';
+import semver from 'semver';
+
+import templateManifest from '../../schemas/template-manifest.schema.json' with { type: 'json' };
+import templateVariables from '../../schemas/template-variables.schema.json' with { type: 'json' };
+import templatePrompts from '../../schemas/template-prompts.schema.json' with { type: 'json' };
+import { extraSchemas } from './schema-registry.js';
+
+// ajv-formats ships CommonJS typings whose default export does not line up with NodeNext's view of it.
+const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
+
+export const SCHEMA_BASE = 'https://template-registry.dev/schemas/';
+
+const allSchemas = {
+  'template-manifest': templateManifest,
+  'template-variables': templateVariables,
+  'template-prompts': templatePrompts,
+  ...extraSchemas,
+};
+
+/** Short name of a schema in `schemas/`: its file name without `.schema.json`. */
+export type SchemaName = keyof typeof allSchemas;
+
+/** Every schema in `schemas/`, by its short name (the file name without `.schema.json`). */
+export const schemas: Readonly<Record<SchemaName, AnySchema & { $id: string }>> = allSchemas;
+
+/** True when `range` is a version range `semver` understands (`>=1.0.0 <2`, `^20`, `1.x`, `*`). */
+export function isValidRange(range: string): boolean {
+  return range.trim() !== '' && semver.validRange(range) !== null;
+}
+
+function createAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true });
+  addFormats(ajv);
+  ajv.addFormat('semver-range', { type: 'string', validate: isValidRange });
+  // Human wording for a schema rule lives next to the rule, as `x-messages: { <keyword>: <text> }`.
+  ajv.addKeyword({ keyword: 'x-messages', schemaType: 'object' });
+  // Added, not compiled: each schema is compiled on first use. Cross-schema `$ref`s use the absolute `$id`s.
+  for (const schema of Object.values(schemas)) ajv.addSchema(schema);
+  return ajv;
+}
+
+let sharedAjv: Ajv2020 | undefined;
+const validators = new Map<SchemaName, ValidateFunction>();
+
+/** The compiled validator of one schema; compiled once per process, on first use. */
+export function getValidator(name: SchemaName): ValidateFunction {
+  let validate = validators.get(name);
+  if (!validate) {
+    sharedAjv ??= createAjv();
+    const schema = schemas[name] as (AnySchema & { $id: string }) | undefined;
+    if (!schema) throw new Error(`unknown schema "${name}"`);
+    validate = sharedAjv.getSchema(schema.$id);
+    if (!validate) throw new Error(`schema "${name}" did not compile`);
+    validators.set(name, validate);
+  }
+  return validate;
+}
+
+/** Validates `data` against a schema; returns ajv's raw errors (all of them), empty when valid. */
+export function schemaErrors(name: SchemaName, data: unknown): ErrorObject[] {
+  const validate = getValidator(name);
+  return validate(data) ? [] : [...(validate.errors ?? [])];
+}

@@ -1,0 +1,41 @@
+import semver from 'semver';
+
+export { isValidRange } from './schemas.js';
+
+/** The manifest's version rule: MAJOR.MINOR.PATCH, digits only. */
+export const VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
+
+// A segment's value is its leading digits, so `0-beta` counts as 0 and a missing segment as 0.
+function segmentValue(segment: string | undefined): number {
+  const digits = /^\d+/.exec(segment ?? '');
+  return digits ? Number(digits[0]) : 0;
+}
+
+/**
+ * Compares two versions the way the spec says: split on `.`, compare numerically segment by
+ * segment, a missing segment counts as 0. Returns -1, 0 or 1.
+ * A segment that does not start with digits counts as 0, as a missing one does.
+ */
+export function compareVersions(a: string, b: string): -1 | 0 | 1 {
+  const left = a.split('.');
+  const right = b.split('.');
+  const length = Math.max(left.length, right.length);
+  for (let i = 0; i < length; i++) {
+    const x = segmentValue(left[i]);
+    const y = segmentValue(right[i]);
+    if (x < y) return -1;
+    if (x > y) return 1;
+  }
+  return 0;
+}
+
+/** True when `version` lies inside the semver `range`; false for an invalid range or version. */
+export function satisfiesRange(version: string, range: string): boolean {
+  const coerced = semver.valid(version) ?? semver.coerce(version)?.version;
+  if (!coerced) return false;
+  try {
+    return semver.satisfies(coerced, range, { includePrerelease: false });
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+import { resolveAnswers, type Answers, type ResolvedAnswers } from './answers.js';
+import { ExpressionEvaluator } from './expression.js';
+import { loadTemplate, type LoadedTemplate } from './load.js';
+import { LOCK_FILE, serializeLock, sha256Hex, type TemplateLock } from './lock.js';
+import { renderTemplate, type RenderOptions } from './render.js';
+
+export interface GenerateOptions extends RenderOptions {
+  /** Write into a folder that already has files (same-named files are replaced). */
+  force?: boolean;
+  /** Where the template came from (a registry id@version), recorded in the lock file. */
+  source?: string;
+  now?: () => Date;
+}
+
+export interface GenerateResult {
+  outDir: string;
+  template: { name: string; version: string };
+  answers: Answers;
+  computed: Record<string, string>;
+  files: { path: string; sha256: string; size: number }[];
+  lockFile: string;
+}
+
+export class OutputNotEmptyError extends Error {
+  constructor(readonly outDir: string) {
+    super(`output folder ${outDir} is not empty; use --force to write into it`);
+    this.name = 'OutputNotEmptyError';
+  }
+}
+
+async function entriesOf(dir: string): Promise<string[] | undefined> {
+  try {
+    return await readdir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/** Moves every file of `from` into `to`, replacing files of the same name; each rename is atomic. */
+async function moveInto(from: string, to: string, files: readonly string[]): Promise<void> {
+  for (const file of files) {
+    const target = path.join(to, file);
+    await mkdir(path.dirname(target), { recursive: true });
+    await rename(path.join(from, file), target);
+  }
+}
+
+/**
+ * Generates a project from a template: resolves the answers (defaults, conditions, computed
+ * values, validation), renders every file in memory, writes them into a staging folder beside
+ * `outDir` with `.template-lock.json`, and only then moves the result into place. An error at any
+ * point leaves no half-written project behind.
+ */
+export async function generateProject(
+  templateDir: string | LoadedTemplate,
+  outDir: string,
+  answers: Answers = {},
+  options: GenerateOptions = {},
+): Promise<GenerateResult> {
+  const evaluator = options.evaluator ?? new ExpressionEvaluator();
+  const template = typeof templateDir === 'string' ? await loadTemplate(templateDir, evaluator) : templateDir;
+  const target = path.resolve(outDir);
+  const existing = await entriesOf(target);
+  if (existing && existing.length > 0 && !options.force) throw new OutputNotEmptyError(outDir);
+
+  const resolved: ResolvedAnswers = resolveAnswers(template, answers, { evaluator });
+  const rendered = await renderTemplate(template, resolved, { ...options, evaluator });
+  const files = rendered.map((file) => ({ path: file.path, sha256: sha256Hex(file.content), size: file.content.length }));
+  const lock: TemplateLock = {
+    lockfileVersion: 1,
+    template: {
+      name: template.manifest.name,
+      version: template.manifest.version,
+      ...(options.source ? { source: options.source } : {}),
+    },
+    generatedAt: (options.now?.() ?? new Date()).toISOString(),
+    answers: resolved.answers,
+    computed: resolved.computed,
+    files: Object.fromEntries(files.map((f) => [f.path, { sha256: f.sha256, size: f.size }])),
+  };
+
+  await mkdir(path.dirname(target), { recursive: true });
+  const staging = path.join(path.dirname(target), `.${path.basename(target)}.tmp-${randomBytes(6).toString('hex')}`);
+  try {
+    await mkdir(staging);
+    for (const file of rendered) {
+      const destination = path.join(staging, ...file.path.split('/'));
+      await mkdir(path.dirname(destination), { recursive: true });
+      await writeFile(destination, file.content, { mode: file.mode });
+      await chmod(destination, file.mode);
+    }
+    await writeFile(path.join(staging, LOCK_FILE), serializeLock(lock));
+
+    if (existing === undefined) {
+      await rename(staging, target);
+    } else if (existing.length === 0) {
+      await rmdir(target);
+      await rename(staging, target);
+    } else {
+      await moveInto(staging, target, [...rendered.map((f) => f.path), LOCK_FILE]);
+      await rm(staging, { recursive: true, force: true });
+    }
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true });
+    throw error;
+  }
+
+  return {
+    outDir: target,
+    template: { name: template.manifest.name, version: template.manifest.version },
+    answers: resolved.answers,
+    computed: resolved.computed,
+    files,
+    lockFile: path.join(target, LOCK_FILE),
+  };
+}

@@ -1,0 +1,51 @@
+export {
+  validateTemplate,
+  formatValidationError,
+  REQUIRED_FILES,
+  MANIFEST_FILE,
+  VARIABLES_FILE,
+  PROMPTS_FILE,
+  type TemplateValidationError,
+  type TemplateValidationResult,
+} from './validate.js';
+export { isInside, resolveInsideRoot } from './paths.js';
+export {
+  loadTemplate,
+  TemplateLoadError,
+  DEFAULT_CONTENT_FOLDER,
+  type LoadedTemplate,
+  type VariableDefinition,
+  type PromptDefinition,
+} from './load.js';
+export {
+  resolveAnswers,
+  parseSetArguments,
+  AnswersError,
+  type Answers,
+  type AnswerProblem,
+  type ResolvedAnswers,
+  type ResolveOptions,
+} from './answers.js';
+export {
+  createEngine,
+  ExpressionEvaluator,
+  ExpressionError,
+  DEFAULT_RENDER_LIMITS,
+  type RenderLimits,
+} from './expression.js';
+export { templateFilters, packageName, className, kebabCase, camelCase, pascalCase, snakeCase } from './filters.js';
+export { renderTemplate, RenderError, isBinary, type RenderedFile, type RenderOptions } from './render.js';
+export { generateProject, OutputNotEmptyError, type GenerateOptions, type GenerateResult } from './generate.js';
+export { LOCK_FILE, readLock, sha256Hex, type TemplateLock, type LockedFile } from './lock.js';
+export {
+  testTemplate,
+  buildAnswerMatrix,
+  checkGeneratedFile,
+  runCommand,
+  type AnswerSet,
+  type AnswerMatrix,
+  type AnswerSetReport,
+  type TestTemplateReport,
+  type TestTemplateOptions,
+  type CommandOutcome,
+} from './test-template.js';

@@ -1,0 +1,200 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+
+import type { TemplateManifest, TemplatePrompts, TemplateVariables } from '../manifest/schema-types.js';
+import { escapePointerSegment } from '../manifest/json-source.js';
+import { ExpressionError, ExpressionEvaluator } from './expression.js';
+import {
+  MANIFEST_FILE,
+  PROMPTS_FILE,
+  VARIABLES_FILE,
+  validateTemplate,
+  type TemplateValidationError,
+} from './validate.js';
+
+export type VariableDefinition = NonNullable<TemplateVariables['variables'][string]>;
+export type PromptDefinition = TemplatePrompts['prompts'][number];
+
+export const DEFAULT_CONTENT_FOLDER = 'template';
+
+/** A template read from disk and checked: schemas, files, and every expression's references. */
+export interface LoadedTemplate {
+  root: string;
+  manifest: TemplateManifest;
+  variables: Record<string, VariableDefinition>;
+  computed: Record<string, string>;
+  prompts: PromptDefinition[];
+  /** Absolute path of the folder whose files become the project. */
+  contentDir: string;
+  /** File names as the template names them, for messages. */
+  files: { variables: string; prompts: string };
+  /** Variable names in the order their conditions allow them to be resolved. */
+  variableOrder: string[];
+  /** Computed names in dependency order. */
+  computedOrder: string[];
+}
+
+export class TemplateLoadError extends Error {
+  constructor(readonly errors: TemplateValidationError[]) {
+    super(
+      `template is invalid:\n${errors
+        .map((e) => `  ${e.file}${e.pointer ? ` ${e.pointer}` : ''}: ${e.message}`)
+        .join('\n')}`,
+    );
+    this.name = 'TemplateLoadError';
+  }
+}
+
+async function readJson<T>(file: string): Promise<T> {
+  return JSON.parse(await readFile(file, 'utf8')) as T;
+}
+
+/**
+ * Orders names so that each comes after the names it depends on. Reports a cycle through `onCycle`
+ * with the names on it, and leaves those names out.
+ */
+export function dependencyOrder(
+  dependencies: ReadonlyMap<string, readonly string[]>,
+  onCycle: (cycle: string[]) => void,
+): string[] {
+  const order: string[] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (name: string, trail: string[]): boolean => {
+    const seen = state.get(name);
+    if (seen === 'done') return true;
+    if (seen === 'visiting') {
+      onCycle([...trail.slice(trail.indexOf(name)), name]);
+      return false;
+    }
+    state.set(name, 'visiting');
+    let ok = true;
+    for (const dependency of dependencies.get(name) ?? []) {
+      if (dependencies.has(dependency)) ok = visit(dependency, [...trail, name]) && ok;
+    }
+    state.set(name, 'done');
+    if (ok) order.push(name);
+    return ok;
+  };
+  for (const name of dependencies.keys()) visit(name, []);
+  return order;
+}
+
+/**
+ * Reads a template folder and checks it as a whole: validateTemplate's checks, then that every
+ * condition, `when` and computed expression parses and names only known variables, and that no
+ * computed value or condition depends on itself. Throws TemplateLoadError listing every problem.
+ */
+export async function loadTemplate(dir: string, evaluator = new ExpressionEvaluator()): Promise<LoadedTemplate> {
+  const root = path.resolve(dir);
+  const validation = await validateTemplate(root);
+  if (!validation.valid) throw new TemplateLoadError(validation.errors);
+
+  const manifest = await readJson<TemplateManifest>(path.join(root, MANIFEST_FILE));
+  const variablesFile = manifest.customization?.variables ?? VARIABLES_FILE;
+  const promptsFile = manifest.customization?.prompts ?? PROMPTS_FILE;
+  const variablesDoc = await readJson<TemplateVariables>(path.join(root, variablesFile));
+  const promptsDoc = await readJson<TemplatePrompts>(path.join(root, promptsFile));
+  // Every key of `variables` holds a definition; the generated type marks the well-known ones optional.
+  const variables = variablesDoc.variables as Record<string, VariableDefinition>;
+  const computed = variablesDoc.computed ?? {};
+  const errors: TemplateValidationError[] = [];
+
+  const variableNames = new Set(Object.keys(variables));
+  const allNames = new Set([...variableNames, ...Object.keys(computed)]);
+
+  const referencesOf = (
+    file: string,
+    pointer: string,
+    expression: string,
+    kind: 'condition' | 'value',
+    known: ReadonlySet<string>,
+    what: string,
+  ): string[] => {
+    let names: string[];
+    try {
+      names = evaluator.references(expression, kind);
+    } catch (error) {
+      const message = error instanceof ExpressionError ? error.message : String(error);
+      errors.push({ file, pointer, message: `${what}: ${message}`, code: 'INVALID_EXPRESSION' });
+      return [];
+    }
+    for (const name of names) {
+      if (!known.has(name)) {
+        errors.push({
+          file,
+          pointer,
+          message: `${what} names unknown variable "${name}" (known: ${[...known].join(', ') || 'none'})`,
+          code: 'UNKNOWN_VARIABLE',
+        });
+      }
+    }
+    return names.filter((name) => known.has(name));
+  };
+
+  for (const name of Object.keys(computed)) {
+    if (variableNames.has(name)) {
+      errors.push({
+        file: variablesFile,
+        pointer: `/computed/${escapePointerSegment(name)}`,
+        message: `computed value "${name}" has the name of a variable`,
+        code: 'DUPLICATE_NAME',
+      });
+    }
+  }
+
+  const conditionDependencies = new Map<string, string[]>();
+  for (const [name, definition] of Object.entries(variables)) {
+    const pointer = `/variables/${escapePointerSegment(name)}/condition`;
+    conditionDependencies.set(
+      name,
+      definition.condition
+        ? referencesOf(variablesFile, pointer, definition.condition, 'condition', variableNames, `condition of "${name}"`)
+        : [],
+    );
+  }
+  const variableOrder = dependencyOrder(conditionDependencies, (cycle) =>
+    errors.push({
+      file: variablesFile,
+      pointer: `/variables/${escapePointerSegment(cycle[0] ?? '')}/condition`,
+      message: `conditions depend on each other in a cycle: ${cycle.join(' -> ')}`,
+      code: 'CYCLE',
+    }),
+  );
+
+  const computedDependencies = new Map<string, string[]>();
+  for (const [name, expression] of Object.entries(computed)) {
+    const pointer = `/computed/${escapePointerSegment(name)}`;
+    computedDependencies.set(name, referencesOf(variablesFile, pointer, expression, 'value', allNames, `computed "${name}"`));
+  }
+  const computedOrder = dependencyOrder(computedDependencies, (cycle) =>
+    errors.push({
+      file: variablesFile,
+      pointer: `/computed/${escapePointerSegment(cycle[0] ?? '')}`,
+      message: `computed values depend on each other in a cycle: ${cycle.join(' -> ')}`,
+      code: 'CYCLE',
+    }),
+  );
+
+  promptsDoc.prompts.forEach((prompt, index) => {
+    if (prompt.when) {
+      referencesOf(promptsFile, `/prompts/${index}/when`, prompt.when, 'condition', allNames, `when of prompt "${prompt.name}"`);
+    }
+  });
+  (manifest.files ?? []).forEach((rule, index) => {
+    referencesOf(MANIFEST_FILE, `/files/${index}/when`, rule.when, 'condition', allNames, `when of files rule "${rule.path}"`);
+  });
+
+  if (errors.length > 0) throw new TemplateLoadError(errors);
+
+  return {
+    root,
+    manifest,
+    variables,
+    computed,
+    prompts: promptsDoc.prompts,
+    contentDir: path.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
+    files: { variables: variablesFile, prompts: promptsFile },
+    variableOrder,
+    computedOrder,
+  };
+}

@@ -1,0 +1,301 @@
+import { checkbox, input, select } from '@inquirer/prompts';
+
+import { checkValue, valueOf, type AnswerProblem, type Answers } from './answers.js';
+import { ExpressionEvaluator } from './expression.js';
+import type { LoadedTemplate, PromptDefinition, VariableDefinition } from './load.js';
+
+/** What a validate callback returns: true when the value is fine, else the message to show. */
+export type PromptValidation = boolean | string | Promise<boolean | string>;
+
+export interface PromptChoice {
+  /** The label shown. */
+  name: string;
+  value: string;
+}
+
+export interface InputPromptOptions {
+  message: string;
+  default?: string;
+  validate?: (value: string) => PromptValidation;
+}
+
+export interface SelectPromptOptions {
+  message: string;
+  choices: readonly PromptChoice[];
+  default?: string;
+}
+
+export interface CheckboxPromptOptions {
+  message: string;
+  choices: readonly (PromptChoice & { checked?: boolean })[];
+  required?: boolean;
+}
+
+/** The subset of @inquirer/prompts that promptForAnswers uses; tests pass their own. */
+export interface Prompter {
+  input(options: InputPromptOptions): Promise<string>;
+  select(options: SelectPromptOptions): Promise<string>;
+  checkbox(options: CheckboxPromptOptions): Promise<string[]>;
+}
+
+/** Where inquirer reads keys and draws (defaults to the process's stdin and stdout). */
+export type PromptContext = NonNullable<Parameters<typeof input>[1]>;
+
+/** A Prompter backed by the real @inquirer/prompts functions. */
+export function inquirerPrompter(context?: PromptContext): Prompter {
+  return {
+    input: (options) => input(options, context),
+    select: (options) => select({ ...options, choices: [...options.choices] }, context),
+    checkbox: (options) => checkbox({ ...options, choices: [...options.choices] }, context),
+  };
+}
+
+export const defaultPrompter: Prompter = inquirerPrompter();
+
+/** The user stopped the questions (Ctrl-C). */
+export class PromptCancelledError extends Error {
+  constructor(message = 'cancelled', options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'PromptCancelledError';
+  }
+}
+
+export interface PromptOptions {
+  prompter?: Prompter;
+  evaluator?: ExpressionEvaluator;
+}
+
+type Conversion = { value: unknown } | { error: string };
+
+/** Turns the text typed into an input prompt into a value of the variable's type. */
+function fromText(definition: VariableDefinition | undefined, text: string): Conversion {
+  const type = definition?.type;
+  const trimmed = text.trim();
+  if (type === undefined || type === 'string') return { value: text };
+  if (trimmed === '') {
+    return definition?.required ? { error: 'a value is required' } : { value: undefined };
+  }
+  switch (type) {
+    case 'number':
+    case 'integer': {
+      const number = Number(trimmed);
+      if (!Number.isFinite(number)) return { error: `must be a number (got ${JSON.stringify(text)})` };
+      if (type === 'integer' && !Number.isInteger(number)) return { error: `must be an integer (got ${JSON.stringify(text)})` };
+      return { value: number };
+    }
+    case 'boolean':
+      if (/^(y|yes|true)$/i.test(trimmed)) return { value: true };
+      if (/^(n|no|false)$/i.test(trimmed)) return { value: false };
+      return { error: `answer yes or no (got ${JSON.stringify(text)})` };
+    case 'array':
+      if (trimmed.startsWith('[')) return fromJson(trimmed, 'a JSON array');
+      return { value: trimmed.split(',').map((item) => item.trim()).filter((item) => item !== '') };
+    case 'object':
+      return fromJson(trimmed, 'a JSON object');
+  }
+}
+
+function fromJson(text: string, what: string): Conversion {
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return { error: `must be ${what}` };
+  }
+}
+
+/** The text an input prompt offers as its default for a value. */
+function toText(definition: VariableDefinition | undefined, value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'number') return String(value);
+  if (Array.isArray(value) && definition?.type === 'array' && value.every((item) => typeof item === 'string' && !item.includes(','))) {
+    return value.join(', ');
+  }
+  return JSON.stringify(value);
+}
+
+/** A select's choice value (always text) as a value of the variable's type. */
+function fromChoice(definition: VariableDefinition | undefined, value: string): unknown {
+  const type = definition?.type;
+  if (type !== 'number' && type !== 'integer' && type !== 'boolean') return value;
+  const conversion = fromText(definition, value);
+  return 'value' in conversion ? conversion.value : value;
+}
+
+interface PatternRule {
+  source: string;
+  message: string;
+}
+
+/** The prompt's `validate` and the variable's `validation`, each with its message. */
+function patternRules(prompt: PromptDefinition, definition: VariableDefinition | undefined): PatternRule[] {
+  const rules: PatternRule[] = [];
+  if (prompt.validate) {
+    const sameAsVariable = prompt.validate === definition?.validation;
+    rules.push({
+      source: prompt.validate,
+      message: prompt.invalidMessage ?? (sameAsVariable ? definition?.invalidMessage : undefined) ?? `must match ${prompt.validate}`,
+    });
+  }
+  if (definition?.validation && definition.validation !== prompt.validate) {
+    rules.push({ source: definition.validation, message: definition.invalidMessage ?? `must match ${definition.validation}` });
+  }
+  return rules;
+}
+
+const describeProblem = (problem: AnswerProblem): string => `${problem.name} ${problem.message}`;
+
+/**
+ * Checks what was typed into an input prompt; returns the value, or the message to show
+ * (inquirer then shows it and asks again).
+ */
+function checkInput(prompt: PromptDefinition, definition: VariableDefinition | undefined, text: string): Conversion {
+  const conversion = fromText(definition, text);
+  if ('error' in conversion) return conversion;
+  const { value } = conversion;
+  const messages: string[] = [];
+  if (typeof value === 'string') {
+    for (const rule of patternRules(prompt, definition)) {
+      let pattern: RegExp;
+      try {
+        pattern = new RegExp(rule.source);
+      } catch {
+        messages.push(`the template's validation pattern ${rule.source} is not a valid regular expression`);
+        continue;
+      }
+      if (!pattern.test(value)) messages.push(rule.message);
+    }
+  }
+  if (definition && value !== undefined) {
+    // Type, enum and required checks; the patterns were checked above with their own messages.
+    const problems: AnswerProblem[] = [];
+    checkValue(prompt.name, { ...definition, validation: undefined }, value, problems);
+    messages.push(...problems.map(describeProblem));
+  }
+  return messages.length > 0 ? { error: messages.join('; ') } : { value };
+}
+
+/**
+ * The variables as they stand: answers so far merged over the defaults, without the variables
+ * whose condition is false (listed in `inapplicable`), plus the computed values that can be
+ * worked out from them. This is the scope a prompt's `when` is evaluated in.
+ */
+function currentScope(
+  template: LoadedTemplate,
+  answers: Answers,
+  evaluator: ExpressionEvaluator,
+): { scope: Answers; inapplicable: Set<string> } {
+  const scope: Answers = {};
+  const inapplicable = new Set<string>();
+  for (const name of template.variableOrder) {
+    const definition = template.variables[name];
+    if (!definition) continue;
+    if (definition.condition && !evaluator.condition(definition.condition, scope)) {
+      inapplicable.add(name);
+      continue;
+    }
+    const value = valueOf(definition, Object.hasOwn(answers, name) ? answers[name] : undefined);
+    if (value !== undefined) scope[name] = value;
+  }
+  for (const [name, value] of Object.entries(answers)) {
+    if (!Object.hasOwn(template.variables, name) && !Object.hasOwn(scope, name)) scope[name] = value;
+  }
+  for (const name of template.computedOrder) {
+    const expression = template.computed[name];
+    if (expression === undefined) continue;
+    try {
+      scope[name] = evaluator.value(expression, scope);
+    } catch {
+      // A value that cannot be computed yet (a bad answer); resolveAnswers reports the answer.
+    }
+  }
+  return { scope, inapplicable };
+}
+
+function isCancel(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ExitPromptError';
+}
+
+async function ask(
+  prompter: Prompter,
+  prompt: PromptDefinition,
+  definition: VariableDefinition | undefined,
+  current: unknown,
+): Promise<{ value: unknown } | undefined> {
+  const choices: PromptChoice[] = (prompt.choices ?? []).map((choice) => ({ name: choice.name, value: choice.value }));
+  switch (prompt.type) {
+    case 'select': {
+      const defaultChoice = choices.find((choice) => current !== undefined && choice.value === toText(definition, current));
+      const answer = await prompter.select({
+        message: prompt.message,
+        choices,
+        ...(defaultChoice ? { default: defaultChoice.value } : {}),
+      });
+      return { value: fromChoice(definition, answer) };
+    }
+    case 'multiselect': {
+      const checked = Array.isArray(current) ? current.map((item) => toText(definition?.items, item)) : [];
+      const answer = await prompter.checkbox({
+        message: prompt.message,
+        choices: choices.map((choice) => ({ ...choice, checked: checked.includes(choice.value) })),
+        ...(definition?.required ? { required: true } : {}),
+      });
+      return { value: answer.map((item) => fromChoice(definition?.items, item)) };
+    }
+    case 'input': {
+      const defaultText = toText(definition, current);
+      const text = await prompter.input({
+        message: prompt.message,
+        ...(defaultText !== undefined ? { default: defaultText } : {}),
+        validate: (typed) => {
+          const checked = checkInput(prompt, definition, typed);
+          return 'error' in checked ? checked.error : true;
+        },
+      });
+      const checked = checkInput(prompt, definition, text);
+      // A real prompt only returns valid text; a scripted one may not. Convert what can be
+      // converted and leave the rest to resolveAnswers, which reports every bad answer.
+      if ('value' in checked) return checked.value === undefined ? undefined : { value: checked.value };
+      const conversion = fromText(definition, text);
+      return { value: 'value' in conversion ? conversion.value : text };
+    }
+  }
+}
+
+/**
+ * Asks the template's prompts in file order and returns `given` plus the answers. A prompt is
+ * skipped when its variable is already given, when its `when` is false (evaluated against the
+ * answers so far merged over the defaults) or when its variable's condition is false. Each prompt
+ * offers the variable's current value as its default. Throws PromptCancelledError on Ctrl-C.
+ * The result still goes through resolveAnswers, which adds defaults and computed values.
+ */
+export async function promptForAnswers(
+  template: LoadedTemplate,
+  given: Answers,
+  options: PromptOptions = {},
+): Promise<Answers> {
+  const prompter = options.prompter ?? defaultPrompter;
+  const evaluator = options.evaluator ?? new ExpressionEvaluator();
+  const answers: Answers = { ...given };
+
+  for (const prompt of template.prompts) {
+    if (Object.hasOwn(answers, prompt.name)) continue;
+    const definition = Object.hasOwn(template.variables, prompt.name) ? template.variables[prompt.name] : undefined;
+    const { scope, inapplicable } = currentScope(template, answers, evaluator);
+    // A variable whose condition is false is dropped by resolveAnswers: asking would be wasted.
+    if (inapplicable.has(prompt.name)) continue;
+    if (prompt.when && !evaluator.condition(prompt.when, scope)) continue;
+    const current = definition ? valueOf(definition, undefined) : undefined;
+
+    let answer: { value: unknown } | undefined;
+    try {
+      answer = await ask(prompter, prompt, definition, current);
+    } catch (error) {
+      if (isCancel(error)) throw new PromptCancelledError('cancelled', { cause: error });
+      throw error;
+    }
+    if (answer !== undefined) answers[prompt.name] = answer.value;
+  }
+  return answers;
+}

@@ -1,0 +1,166 @@
+import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+
+import picomatch from 'picomatch';
+
+import { createEngine, ExpressionEvaluator, firstLine, type RenderLimits } from './expression.js';
+import type { ResolvedAnswers } from './answers.js';
+import type { LoadedTemplate } from './load.js';
+import { isInside } from './paths.js';
+
+export interface RenderedFile {
+  /** Path in the project, with `/` separators. */
+  path: string;
+  content: Buffer;
+  /** 0o755 when the template's file is executable, else 0o644. */
+  mode: number;
+}
+
+export interface RenderOptions {
+  limits?: Partial<RenderLimits>;
+  /** Largest rendered file, in bytes (default 10 MiB). */
+  maxFileBytes?: number;
+  /** Largest rendered project, in bytes (default 200 MiB). */
+  maxTotalBytes?: number;
+  /** Most files in a project (default 20,000). */
+  maxFiles?: number;
+  evaluator?: ExpressionEvaluator;
+}
+
+export class RenderError extends Error {
+  constructor(
+    message: string,
+    /** The template file (relative to the content folder) being rendered. */
+    readonly file: string,
+  ) {
+    super(`${file}: ${message}`);
+    this.name = 'RenderError';
+  }
+}
+
+export const LIQUID_SUFFIX = '.liquid';
+
+/** A file is binary when its first 8 KiB hold a NUL byte, as git decides. */
+export function isBinary(content: Buffer): boolean {
+  return content.subarray(0, 8192).includes(0);
+}
+
+interface SourceEntry {
+  /** Path inside the content folder as the template names it, `/`-separated. */
+  source: string;
+  absolute: string;
+  directory: boolean;
+}
+
+async function listContent(contentDir: string): Promise<SourceEntry[]> {
+  const realRoot = await realpath(contentDir);
+  const entries: SourceEntry[] = [];
+  const walk = async (relative: string): Promise<void> => {
+    const names = (await readdir(path.join(contentDir, relative))).sort();
+    for (const name of names) {
+      const source = relative === '' ? name : `${relative}/${name}`;
+      const absolute = path.join(contentDir, source);
+      let info = await lstat(absolute);
+      if (info.isSymbolicLink()) {
+        const target = await realpath(absolute).catch(() => undefined);
+        if (!target || !isInside(realRoot, target)) {
+          throw new RenderError('is a symbolic link that points outside the template', source);
+        }
+        info = await stat(absolute);
+      }
+      if (info.isDirectory()) {
+        entries.push({ source, absolute, directory: true });
+        await walk(source);
+      } else if (info.isFile()) {
+        entries.push({ source, absolute, directory: false });
+      } else {
+        throw new RenderError('is not a regular file or folder', source);
+      }
+    }
+  };
+  await walk('');
+  return entries;
+}
+
+/** The `files` rules of the manifest as a function: false for a path an active rule leaves out. */
+function fileRules(template: LoadedTemplate, scope: object, evaluator: ExpressionEvaluator): (source: string) => boolean {
+  const rules = (template.manifest.files ?? []).map((rule) => ({
+    matches: picomatch(rule.path, { dot: true }),
+    included: evaluator.condition(rule.when, scope),
+  }));
+  return (source) => rules.every((rule) => rule.included || !rule.matches(source));
+}
+
+/**
+ * Renders the template's content folder with the resolved answers, in memory: file contents and
+ * path segments through Liquid, binary files byte for byte. A path segment that renders empty, or
+ * a path an active `files` rule leaves out, is not generated; a `.liquid` suffix is dropped.
+ */
+export async function renderTemplate(
+  template: LoadedTemplate,
+  resolved: ResolvedAnswers,
+  options: RenderOptions = {},
+): Promise<RenderedFile[]> {
+  const maxFileBytes = options.maxFileBytes ?? 10 * 1024 * 1024;
+  const maxTotalBytes = options.maxTotalBytes ?? 200 * 1024 * 1024;
+  const maxFiles = options.maxFiles ?? 20_000;
+  const evaluator = options.evaluator ?? new ExpressionEvaluator();
+  const engine = createEngine({ root: template.contentDir, ...(options.limits ? { limits: options.limits } : {}) });
+  const scope = { ...resolved.answers, ...resolved.computed };
+  const included = fileRules(template, scope, evaluator);
+
+  const renderText = async (text: string, source: string, what: string): Promise<string> => {
+    try {
+      return String(await engine.parseAndRender(text, scope));
+    } catch (error) {
+      throw new RenderError(`${what} cannot be rendered: ${firstLine(error)}`, source);
+    }
+  };
+
+  const skipped = new Set<string>();
+  const targetOf = new Map<string, string>();
+  const files: RenderedFile[] = [];
+  const seen = new Map<string, string>();
+  let total = 0;
+
+  for (const entry of await listContent(template.contentDir)) {
+    const parent = entry.source.includes('/') ? entry.source.slice(0, entry.source.lastIndexOf('/')) : '';
+    if (skipped.has(parent) || !included(entry.source)) {
+      skipped.add(entry.source);
+      continue;
+    }
+    const rawName = entry.source.slice(parent === '' ? 0 : parent.length + 1);
+    let name = (await renderText(rawName, entry.source, 'its name')).trim();
+    if (name === '') {
+      skipped.add(entry.source);
+      continue;
+    }
+    if (name.includes('/') || name.includes('\\') || name === '.' || name === '..' || name.includes('\0')) {
+      throw new RenderError(`its name renders to ${JSON.stringify(name)}, which is not a single file name`, entry.source);
+    }
+    if (!entry.directory && name.endsWith(LIQUID_SUFFIX) && name.length > LIQUID_SUFFIX.length) {
+      name = name.slice(0, -LIQUID_SUFFIX.length);
+    }
+    const target = parent === '' ? name : `${targetOf.get(parent) ?? parent}/${name}`;
+    targetOf.set(entry.source, target);
+    if (entry.directory) continue;
+
+    const earlier = seen.get(target);
+    if (earlier !== undefined) throw new RenderError(`renders to ${target}, as ${earlier} does`, entry.source);
+    seen.set(target, entry.source);
+    if (files.length >= maxFiles) throw new RenderError(`the project would have more than ${maxFiles} files`, entry.source);
+
+    const bytes = await readFile(entry.absolute);
+    const info = await stat(entry.absolute);
+    const content = isBinary(bytes)
+      ? bytes
+      : Buffer.from(await renderText(bytes.toString('utf8'), entry.source, 'its content'), 'utf8');
+    if (content.length > maxFileBytes) {
+      throw new RenderError(`renders to ${content.length} bytes, more than the limit of ${maxFileBytes}`, entry.source);
+    }
+    total += content.length;
+    if (total > maxTotalBytes) throw new RenderError(`the project would be larger than ${maxTotalBytes} bytes`, entry.source);
+    files.push({ path: target, content, mode: info.mode & 0o111 ? 0o755 : 0o644 });
+  }
+  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}

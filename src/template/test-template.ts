@@ -1,0 +1,263 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { resolveAnswers, type Answers, type ResolvedAnswers } from './answers.js';
+import { ExpressionEvaluator } from './expression.js';
+import { generateProject } from './generate.js';
+import { loadTemplate, type LoadedTemplate, type VariableDefinition } from './load.js';
+import { isBinary } from './render.js';
+
+/** One answer set of the matrix and what it is there to exercise. */
+export interface AnswerSet {
+  name: string;
+  /** The answers given (before defaults and computed values). */
+  given: Answers;
+  /** Coverage targets this set reaches, e.g. `database=mysql`, `features∋docker`, `condition of database: true`. */
+  covers: string[];
+}
+
+export interface AnswerMatrix {
+  sets: AnswerSet[];
+  /** Targets no valid answer set reaches. */
+  uncovered: string[];
+}
+
+export interface CommandOutcome {
+  command: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  /** The last 4 KiB of the command's combined output. */
+  output: string;
+}
+
+export interface AnswerSetReport extends AnswerSet {
+  answers: Answers;
+  computed: Record<string, string>;
+  passed: boolean;
+  problems: string[];
+  files: number;
+  command?: CommandOutcome;
+  /** Where the project was generated, when kept. */
+  projectDir?: string;
+}
+
+export interface TestTemplateReport {
+  template: { name: string; version: string };
+  passed: boolean;
+  sets: AnswerSetReport[];
+  uncovered: string[];
+}
+
+export interface TestTemplateOptions {
+  /** Shell command to run inside each generated project; defaults to the manifest's `test.command`. */
+  command?: string;
+  /** Time limit of the command per answer set; defaults to the manifest's `test.timeoutSeconds`, else 300 s. */
+  timeoutMs?: number;
+  /** Keep the generated projects (their folders are in the report). */
+  keep?: boolean;
+}
+
+/** The values a variable can take that the matrix must try: its enum, its items' enum, else its prompt's choices. */
+function domainOf(template: LoadedTemplate, name: string, definition: VariableDefinition): unknown[] | undefined {
+  const values = definition.enum ?? definition.items?.enum;
+  if (values) return values;
+  const choices = template.prompts.find((p) => p.name === name && p.choices)?.choices;
+  return choices?.map((c) => c.value);
+}
+
+interface Target {
+  key: string;
+  reached: (resolved: ResolvedAnswers, evaluator: ExpressionEvaluator) => boolean;
+}
+
+function targetsOf(template: LoadedTemplate): Target[] {
+  const targets: Target[] = [];
+  const conditionTargets = (label: string, expression: string, scopeOf: (r: ResolvedAnswers) => object): void => {
+    for (const outcome of [true, false]) {
+      targets.push({
+        key: `${label}: ${String(outcome)}`,
+        reached: (resolved, evaluator) => evaluator.condition(expression, scopeOf(resolved)) === outcome,
+      });
+    }
+  };
+  for (const name of template.variableOrder) {
+    const definition = template.variables[name];
+    if (!definition) continue;
+    const domain = domainOf(template, name, definition);
+    if (definition.type === 'array' && domain) {
+      for (const value of domain) {
+        targets.push({
+          key: `${name}∋${String(value)}`,
+          reached: (r) => Array.isArray(r.answers[name]) && (r.answers[name] as unknown[]).includes(value),
+        });
+      }
+    } else if (domain) {
+      for (const value of domain) targets.push({ key: `${name}=${String(value)}`, reached: (r) => r.answers[name] === value });
+    } else if (definition.type === 'boolean') {
+      for (const value of [true, false]) targets.push({ key: `${name}=${String(value)}`, reached: (r) => r.answers[name] === value });
+    }
+    // A condition is evaluated against the answers known before the variable is resolved.
+    if (definition.condition) conditionTargets(`condition of ${name}`, definition.condition, (r) => r.answers);
+  }
+  const full = (r: ResolvedAnswers): object => ({ ...r.answers, ...r.computed });
+  template.prompts.forEach((prompt) => {
+    if (prompt.when) conditionTargets(`when of prompt ${prompt.name}`, prompt.when, full);
+  });
+  (template.manifest.files ?? []).forEach((rule) => conditionTargets(`files rule ${rule.path}`, rule.when, full));
+  return targets;
+}
+
+/** Answer sets that try every value of every select-like variable with the most features on. */
+function candidateSets(template: LoadedTemplate): { name: string; given: Answers }[] {
+  const everything: Answers = {};
+  const nothing: Answers = {};
+  const selects: { name: string; values: unknown[] }[] = [];
+  for (const name of template.variableOrder) {
+    const definition = template.variables[name];
+    if (!definition) continue;
+    const domain = domainOf(template, name, definition);
+    if (definition.type === 'array' && domain) {
+      everything[name] = [...domain];
+      nothing[name] = [];
+    } else if (domain) {
+      selects.push({ name, values: domain });
+    } else if (definition.type === 'boolean') {
+      everything[name] = !(definition.default ?? false);
+      nothing[name] = definition.default ?? false;
+    }
+  }
+  const rounds = Math.max(1, ...selects.map((s) => s.values.length));
+  const candidates: { name: string; given: Answers }[] = [{ name: 'defaults', given: {} }];
+  for (let round = 0; round < rounds; round++) {
+    const given: Answers = { ...everything };
+    for (const select of selects) given[select.name] = select.values[round % select.values.length];
+    candidates.push({ name: `all options, choice ${round + 1}`, given });
+  }
+  candidates.push({ name: 'no options', given: nothing });
+  return candidates;
+}
+
+/**
+ * Picks answer sets for test generation: the defaults, then as few further sets as it takes
+ * (greedily) to reach every select and multiselect value and both outcomes of every condition,
+ * `when` and files rule. Sets that fail validation are never used.
+ */
+export function buildAnswerMatrix(template: LoadedTemplate, evaluator = new ExpressionEvaluator()): AnswerMatrix {
+  const targets = targetsOf(template);
+  const covered = new Set<string>();
+  const sets: AnswerSet[] = [];
+  for (const candidate of candidateSets(template)) {
+    let resolved: ResolvedAnswers;
+    try {
+      resolved = resolveAnswers(template, candidate.given, { evaluator });
+    } catch {
+      continue;
+    }
+    const reached = targets.filter((t) => t.reached(resolved, evaluator)).map((t) => t.key);
+    const fresh = reached.filter((key) => !covered.has(key));
+    if (candidate.name !== 'defaults' && fresh.length === 0) continue;
+    for (const key of reached) covered.add(key);
+    sets.push({ name: `set ${sets.length + 1} (${candidate.name})`, given: candidate.given, covers: reached });
+  }
+  return { sets, uncovered: targets.map((t) => t.key).filter((key) => !covered.has(key)) };
+}
+
+/** Problems a generated file shows: Liquid left unrendered, or a `.json` file that does not parse. */
+export function checkGeneratedFile(relativePath: string, content: Buffer): string[] {
+  if (isBinary(content)) return [];
+  const text = content.toString('utf8');
+  const problems: string[] = [];
+  const leftover = /\{\{|\{%/.exec(text);
+  if (leftover) {
+    const line = text.slice(0, leftover.index).split('\n').length;
+    problems.push(`${relativePath}:${line}: unrendered "${leftover[0]}" left in the file`);
+  }
+  if (relativePath.endsWith('.json')) {
+    try {
+      JSON.parse(text);
+    } catch (error) {
+      problems.push(`${relativePath}: not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+    }
+  }
+  return problems;
+}
+
+const OUTPUT_TAIL = 4096;
+
+/** Runs a shell command in a folder with a time limit; kills the whole process group on timeout. */
+export function runCommand(command: string, cwd: string, timeoutMs: number): Promise<CommandOutcome> {
+  return new Promise((resolve) => {
+    const child = spawn(command, { cwd, shell: true, detached: process.platform !== 'win32', stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    let timedOut = false;
+    const append = (chunk: Buffer): void => {
+      output = (output + chunk.toString('utf8')).slice(-OUTPUT_TAIL);
+    };
+    child.stdout.on('data', append);
+    child.stderr.on('data', append);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        if (child.pid !== undefined) process.kill(process.platform === 'win32' ? child.pid : -child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }, timeoutMs);
+    child.on('error', (error) => append(Buffer.from(String(error))));
+    child.on('close', (exitCode) => {
+      clearTimeout(timer);
+      resolve({ command, exitCode, timedOut, output });
+    });
+  });
+}
+
+/**
+ * Test-generates a template: renders it into temporary folders for each answer set of the
+ * matrix, checks the files, and runs the test command (if any) inside each project.
+ */
+export async function testTemplate(dir: string | LoadedTemplate, options: TestTemplateOptions = {}): Promise<TestTemplateReport> {
+  const evaluator = new ExpressionEvaluator();
+  const template = typeof dir === 'string' ? await loadTemplate(dir, evaluator) : dir;
+  const matrix = buildAnswerMatrix(template, evaluator);
+  const command = options.command ?? template.manifest.test?.command;
+  const timeoutMs = options.timeoutMs ?? (template.manifest.test?.timeoutSeconds ?? 300) * 1000;
+  const workDir = await mkdtemp(path.join(tmpdir(), `template-test-${template.manifest.name}-`));
+  const reports: AnswerSetReport[] = [];
+  try {
+    for (const [index, set] of matrix.sets.entries()) {
+      const projectDir = path.join(workDir, `set-${index + 1}`);
+      const report: AnswerSetReport = { ...set, answers: {}, computed: {}, passed: false, problems: [], files: 0 };
+      reports.push(report);
+      try {
+        const result = await generateProject(template, projectDir, set.given, { evaluator });
+        report.answers = result.answers;
+        report.computed = result.computed;
+        report.files = result.files.length;
+        for (const file of result.files) {
+          report.problems.push(...checkGeneratedFile(file.path, await readFile(path.join(projectDir, file.path))));
+        }
+        if (command) {
+          report.command = await runCommand(command, projectDir, timeoutMs);
+          if (report.command.timedOut) report.problems.push(`command timed out after ${timeoutMs} ms: ${command}`);
+          else if (report.command.exitCode !== 0) {
+            report.problems.push(`command exited with ${String(report.command.exitCode)}: ${command}`);
+          }
+        }
+      } catch (error) {
+        report.problems.push(error instanceof Error ? error.message : String(error));
+      }
+      report.passed = report.problems.length === 0;
+      if (options.keep) report.projectDir = projectDir;
+    }
+  } finally {
+    if (!options.keep) await rm(workDir, { recursive: true, force: true });
+  }
+  return {
+    template: { name: template.manifest.name, version: template.manifest.version },
+    passed: reports.length > 0 && reports.every((r) => r.passed),
+    sets: reports,
+    uncovered: matrix.uncovered,
+  };
+}

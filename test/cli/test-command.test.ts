@@ -1,0 +1,55 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+import { cli } from '../helpers/cli.js';
+import { writeTemplate } from '../helpers/fixtures.js';
+
+const example = path.resolve('examples/templates/node-service');
+
+describe('template-registry test', () => {
+  it('covers every database and every feature of the example and passes', async () => {
+    const result = await cli('test', example, '--json');
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.passed).toBe(true);
+    const databases = new Set(report.sets.map((s: { answers: { database?: string } }) => s.answers.database).filter(Boolean));
+    expect([...databases].sort()).toEqual(['mongodb', 'mysql', 'postgresql', 'sqlite']);
+    const features = new Set(report.sets.flatMap((s: { answers: { features: string[] } }) => s.answers.features));
+    expect([...features].sort()).toEqual(['api', 'auth', 'database', 'docker', 'testing']);
+    expect(report.uncovered).toEqual([]);
+  });
+
+  it('prints each answer set and its result', async () => {
+    const result = await cli('test', example);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/PASS set 1 \(defaults\)/);
+    expect(result.stdout).toMatch(/database=mongodb/);
+    expect(result.stdout).toMatch(/all answer sets passed/);
+  });
+
+  it('runs the command inside each generated project and fails when it fails', async () => {
+    const ok = await cli('test', example, '--run', 'test -f package.json && test -f .template-lock.json');
+    expect(ok.code).toBe(0);
+    const bad = await cli('test', example, '--run', 'test -f Dockerfile');
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toMatch(/FAIL set 1 \(defaults\)/);
+    expect(bad.stdout).toMatch(/command exited with 1/);
+  });
+
+  it('stops a command that runs past the time limit', async () => {
+    const result = await cli('test', example, '--run', 'sleep 30', '--timeout', '0.5', '--json');
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout).sets[0].command.timedOut).toBe(true);
+  });
+
+  it('fails a template that leaves Liquid unrendered or writes invalid JSON', async () => {
+    const dir = await writeTemplate({
+      'template/data.json': '{"name": "{{ projectName }}",}',
+      'template/notes.txt': '{% raw %}{{ left }}{% endraw %}',
+    });
+    const result = await cli('test', dir);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/data\.json: not valid JSON/);
+    expect(result.stdout).toMatch(/notes\.txt:1: unrendered "\{\{"/);
+  });
+});
