@@ -10,7 +10,7 @@ export const processIo: CliIo = {
 };
 
 /** Exit codes shared by every command. */
-export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+export const EXIT = { ok: 0, failure: 1, usage: 2, cancelled: 130 } as const;
 
 /** A failure the user caused (bad argument, missing file): printed without a stack trace. */
 export class UsageError extends Error {

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 
 import { registerGenerate } from './commands/generate.js';
+import { registerLint } from './commands/lint.js';
 import { registerTest } from './commands/test.js';
 import { registerValidate } from './commands/validate.js';
 import { EXIT, UsageError, processIo, type CliIo } from './io.js';
@@ -17,6 +18,7 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
   registerValidate(program, io, setExit);
   registerGenerate(program, io, setExit);
   registerTest(program, io, setExit);
+  registerLint(program, io, setExit);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   return program;
 }

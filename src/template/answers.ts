@@ -229,11 +229,18 @@ export function parseSetArguments(
       result[head] = coerce(definition, raw, key);
       continue;
     }
-    let target = (result[head] = isPlainObject(result[head]) ? result[head] : {}) as Record<string, unknown>;
+    const existing = result[head];
+    let target: Record<string, unknown> = isPlainObject(existing) ? existing : {};
+    result[head] = target;
     rest.forEach((segment, index) => {
       definition = definition?.properties?.[segment];
       if (index === rest.length - 1) target[segment] = coerce(definition, raw, key);
-      else target = (target[segment] = isPlainObject(target[segment]) ? target[segment] : {}) as Record<string, unknown>;
+      else {
+        const inner = target[segment];
+        const next: Record<string, unknown> = isPlainObject(inner) ? inner : {};
+        target[segment] = next;
+        target = next;
+      }
     });
   }
   return result;

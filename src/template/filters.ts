@@ -3,8 +3,17 @@
  * string, so that a template cannot reach anything but its own answers through them.
  */
 
+/** The text of a value as Liquid would print it: nil is empty, arrays join, objects as JSON. */
+export function text(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === null || value === undefined) return '';
+  if (Array.isArray(value)) return value.map(text).join('');
+  if (typeof value === 'object') return JSON.stringify(value);
+  return typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' ? String(value) : '';
+}
+
 function words(value: unknown): string[] {
-  return String(value ?? '')
+  return text(value)
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
     .split(/[^A-Za-z0-9]+/)
@@ -15,14 +24,14 @@ const capitalize = (word: string): string => word.charAt(0).toUpperCase() + word
 
 /** The spec's packageName rule: lower case, every character outside a-z, 0-9 and - becomes -. `My_App 2` -> `my-app-2`. */
 export function packageName(value: unknown): string {
-  return String(value ?? '')
+  return text(value)
     .toLowerCase()
     .replace(/[^a-z0-9-]/g, '-');
 }
 
 /** The spec's className rule: each hyphen+letter becomes the upper-case letter, first letter upper-cased. `my-cool-app` -> `MyCoolApp`. */
 export function className(value: unknown): string {
-  const joined = String(value ?? '').replace(/-([a-zA-Z])/g, (_, letter: string) => letter.toUpperCase());
+  const joined = text(value).replace(/-([a-zA-Z])/g, (_, letter: string) => letter.toUpperCase());
   return joined.charAt(0).toUpperCase() + joined.slice(1);
 }
 
@@ -48,11 +57,11 @@ export function pascalCase(value: unknown): string {
 }
 
 export function upper(value: unknown): string {
-  return String(value ?? '').toUpperCase();
+  return text(value).toUpperCase();
 }
 
 export function lower(value: unknown): string {
-  return String(value ?? '').toLowerCase();
+  return text(value).toLowerCase();
 }
 
 /** The filters a template may use besides Liquid's standard ones, by the name templates use. */

@@ -49,3 +49,12 @@ export {
   type TestTemplateOptions,
   type CommandOutcome,
 } from './test-template.js';
+export {
+  lintTemplate,
+  changelogHasVersion,
+  LINT_RULES,
+  type LintFinding,
+  type LintResult,
+  type LintSeverity,
+} from './lint.js';
+export { promptForAnswers, defaultPrompter, PromptCancelledError, type Prompter } from './prompts.js';

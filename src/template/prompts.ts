@@ -155,7 +155,8 @@ function checkInput(prompt: PromptDefinition, definition: VariableDefinition | u
   if ('error' in conversion) return conversion;
   const { value } = conversion;
   const messages: string[] = [];
-  if (typeof value === 'string') {
+  const texts = typeof value === 'string' ? [value] : Array.isArray(value) ? value.filter((item) => typeof item === 'string') : [];
+  if (texts.length > 0) {
     for (const rule of patternRules(prompt, definition)) {
       let pattern: RegExp;
       try {
@@ -164,7 +165,7 @@ function checkInput(prompt: PromptDefinition, definition: VariableDefinition | u
         messages.push(`the template's validation pattern ${rule.source} is not a valid regular expression`);
         continue;
       }
-      if (!pattern.test(value)) messages.push(rule.message);
+      if (texts.some((text) => !pattern.test(text))) messages.push(rule.message);
     }
   }
   if (definition && value !== undefined) {
@@ -226,7 +227,7 @@ async function ask(
   const choices: PromptChoice[] = (prompt.choices ?? []).map((choice) => ({ name: choice.name, value: choice.value }));
   switch (prompt.type) {
     case 'select': {
-      const defaultChoice = choices.find((choice) => current !== undefined && choice.value === toText(definition, current));
+      const defaultChoice = choices.find((choice) => current !== undefined && fromChoice(definition, choice.value) === current);
       const answer = await prompter.select({
         message: prompt.message,
         choices,
@@ -235,10 +236,10 @@ async function ask(
       return { value: fromChoice(definition, answer) };
     }
     case 'multiselect': {
-      const checked = Array.isArray(current) ? current.map((item) => toText(definition?.items, item)) : [];
+      const checked: unknown[] = Array.isArray(current) ? current : [];
       const answer = await prompter.checkbox({
         message: prompt.message,
-        choices: choices.map((choice) => ({ ...choice, checked: checked.includes(choice.value) })),
+        choices: choices.map((choice) => ({ ...choice, checked: checked.includes(fromChoice(definition?.items, choice.value)) })),
         ...(definition?.required ? { required: true } : {}),
       });
       return { value: answer.map((item) => fromChoice(definition?.items, item)) };

@@ -240,6 +240,19 @@ describe('template-manifest schema', () => {
       });
     });
 
+    it('rejects a $schema that is not a string', () => {
+      expectInvalid(S, { ...manifest, $schema: { $ref: 'x' } }, { keyword: 'type', instancePath: '/$schema' });
+    });
+
+    it('rejects a conditional file with an empty path or condition', () => {
+      expectInvalid(S, { ...manifest, files: [{ path: '', when: 'docker' }] }, { keyword: 'minLength', instancePath: '/files/0/path' });
+      expectInvalid(S, { ...manifest, files: [{ path: 'docker/**', when: '' }] }, { keyword: 'minLength', instancePath: '/files/0/when' });
+    });
+
+    it('rejects an empty test command', () => {
+      expectInvalid(S, { ...manifest, test: { command: '' } }, { keyword: 'minLength', instancePath: '/test/command' });
+    });
+
     it('rejects an empty content folder', () => {
       expectInvalid(S, { ...manifest, content: '' }, { keyword: 'minLength', instancePath: '/content' });
     });

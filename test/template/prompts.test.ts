@@ -242,6 +242,38 @@ describe('promptForAnswers with a scripted prompter', () => {
     expect(strict?.options.validate?.('maybe')).toBe('answer yes or no (got "maybe")');
   });
 
+  it('matches a number default to a select choice and converts the chosen value', async () => {
+    const dir = await writeTemplate({
+      'template.vars.json': {
+        variables: {
+          projectName: { type: 'string', default: 'my-app' },
+          description: { type: 'string', default: 'An app' },
+          workers: { type: 'integer', enum: [1, 2, 4], default: 2 },
+        },
+      },
+      'template.prompts.json': {
+        prompts: [
+          {
+            name: 'workers',
+            message: 'Workers?',
+            type: 'select',
+            choices: [
+              { name: 'one', value: '1' },
+              { name: 'two', value: '2' },
+              { name: 'four', value: '4' },
+            ],
+          },
+        ],
+      },
+    });
+    const template = await loadTemplate(dir);
+    const prompter = fakePrompter({ 'Workers?': '4' });
+    const answers = await promptForAnswers(template, {}, { prompter });
+    expect(prompter.calls[0]?.options).toMatchObject({ default: '2' });
+    expect(answers).toEqual({ workers: 4 });
+    expect(resolveAnswers(template, answers).answers.workers).toBe(4);
+  });
+
   it('validates input with the prompt pattern and the variable pattern, each with its message', async () => {
     const dir = await writeTemplate({
       'template.vars.json': {
@@ -291,18 +323,14 @@ type Driver = (prompt: Rendered) => Promise<void> | void;
  * A Prompter that renders each real @inquirer/prompts prompt with @inquirer/testing and lets
  * the test drive it, one driver per question text.
  */
-function renderingPrompter(drivers: Record<string, Driver>): Prompter & { screens: string[] } {
-  const screens: string[] = [];
+function renderingPrompter(drivers: Record<string, Driver>): Prompter {
   const drive = async <T>(message: string, rendered: Omit<Rendered, 'answer'> & { answer: Promise<T> }): Promise<T> => {
     const driver = drivers[message];
     if (!driver) throw new Error(`unexpected question ${JSON.stringify(message)}`);
-    await driver(rendered as unknown as Rendered);
-    const answer = await rendered.answer;
-    screens.push(rendered.getScreen());
-    return answer;
+    await driver(rendered);
+    return rendered.answer;
   };
   return {
-    screens,
     input: async (options) => drive(options.message, await render(input, options)),
     select: async (options) => drive(options.message, await render(select<string>, { ...options, choices: [...options.choices] })),
     checkbox: async (options) =>

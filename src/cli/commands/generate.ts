@@ -11,7 +11,7 @@ import {
   type Answers,
   type LoadedTemplate,
 } from '../../template/index.js';
-import { promptForAnswers } from '../../template/prompts.js';
+import { promptForAnswers, PromptCancelledError } from '../../template/prompts.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 
 interface GenerateFlags {
@@ -59,6 +59,10 @@ export function reportTemplateError(error: unknown, io: CliIo): number {
   if (error instanceof AnswersError) {
     io.stderr(`${error.message}\n`);
     return EXIT.failure;
+  }
+  if (error instanceof PromptCancelledError) {
+    io.stderr('cancelled: nothing was generated\n');
+    return EXIT.cancelled;
   }
   throw error;
 }

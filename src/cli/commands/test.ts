@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 
+import { text } from '../../template/filters.js';
 import { testTemplate, type AnswerSetReport, type TestTemplateReport } from '../../template/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { reportTemplateError } from './generate.js';
 
 function describeAnswers(report: AnswerSetReport): string {
   return Object.entries(report.answers)
-    .map(([name, value]) => `${name}=${Array.isArray(value) ? `[${value.join(',')}]` : typeof value === 'object' ? JSON.stringify(value) : String(value)}`)
+    .map(([name, value]) => `${name}=${Array.isArray(value) ? `[${value.map(text).join(',')}]` : text(value)}`)
     .join(' ');
 }
 

@@ -89,7 +89,7 @@ export async function closeDatabase(): Promise<void> {
   const connected = await pending?.catch(() => undefined);
   await connected?.close();
 }
-{%- endcase %}
+{%- endcase -%}
 
 function databaseUrl(): string {
   const url = process.env.DATABASE_URL;

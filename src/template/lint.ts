@@ -1,0 +1,997 @@
+/**
+ * `lintTemplate(dir)`: checks a template folder beyond its schemas, for the mistakes a schema
+ * cannot see (a prompt for a variable that does not exist, choices that disagree with an enum, a
+ * default that breaks its own validation, an unsafe regular expression, an expression that names
+ * an unknown variable, a change log without the manifest's version, a variable nothing uses).
+ *
+ * The design keeps I/O at the edges:
+ *   1. `readTemplateSources(dir)` does all the reading (validation, JSON documents with their
+ *      positions, the change log, the content folder's texts and path names);
+ *   2. `buildLintModel(sources)` turns the raw, possibly schema-invalid documents into a defensive
+ *      model (fields of the wrong type are simply absent) and parses every expression once;
+ *   3. every rule in `LINT_RULES` is a small pure function from that model to findings that name a
+ *      file and a JSON pointer; `runLintRules` turns pointers into line/column and sorts.
+ * A rule that needs a document that could not be read or parsed finds nothing; the `schema` rule
+ * reports why the document is missing. Lint never throws for a bad template.
+ */
+import type { Dirent } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+
+import safeRegex from 'safe-regex2';
+
+import {
+  escapePointerSegment,
+  JsonSyntaxError,
+  parseJsonWithPositions,
+  type SourcePosition,
+} from '../manifest/json-source.js';
+import { ExpressionEvaluator, firstLine } from './expression.js';
+import { DEFAULT_CONTENT_FOLDER, dependencyOrder } from './load.js';
+import { resolveInsideRoot } from './paths.js';
+import { isBinary } from './render.js';
+import {
+  MANIFEST_FILE,
+  PROMPTS_FILE,
+  VARIABLES_FILE,
+  validateTemplate,
+  type TemplateValidationError,
+} from './validate.js';
+
+// ---------------------------------------------------------------------------------------------
+// Results
+// ---------------------------------------------------------------------------------------------
+
+export type LintSeverity = 'error' | 'warning';
+
+export interface LintFinding {
+  /** The file, relative to the template folder (`.` for the folder itself). */
+  file: string;
+  /** 1-based; where the JSON value concerned starts, 1:1 when there is no better place. */
+  line: number;
+  column: number;
+  severity: LintSeverity;
+  /** Kebab-case rule id, e.g. `prompt-unknown-variable`. */
+  rule: string;
+  message: string;
+  /** JSON pointer inside `file`, when the finding concerns one value of a JSON document. */
+  pointer?: string;
+}
+
+export interface LintResult {
+  findings: LintFinding[];
+  errorCount: number;
+  warningCount: number;
+}
+
+/** What a rule reports: where (file and pointer, or an explicit position) and what. */
+export interface LintDraft {
+  file: string;
+  message: string;
+  pointer?: string;
+  line?: number;
+  column?: number;
+}
+
+export interface LintRule {
+  id: string;
+  severity: LintSeverity;
+  check: (model: LintModel) => LintDraft[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model
+// ---------------------------------------------------------------------------------------------
+
+/** A JSON document of the template as parsed, with where each value starts. */
+export interface JsonDocument {
+  file: string;
+  value: unknown;
+  positions: Map<string, SourcePosition>;
+}
+
+/** A problem reading a file that validateTemplate may not have reported itself. */
+export interface ReadProblem {
+  file: string;
+  message: string;
+  line?: number;
+  column?: number;
+}
+
+/** Everything lint reads from disk; the only input of `buildLintModel`. */
+export interface TemplateSources {
+  /** False when the template folder is missing or not a folder: nothing else was read. */
+  isFolder: boolean;
+  validationErrors: TemplateValidationError[];
+  readProblems: ReadProblem[];
+  manifestFile: string;
+  variablesFile: string;
+  promptsFile: string;
+  /** Parsed JSON documents by file name; a file that could not be read or parsed is absent. */
+  documents: Map<string, JsonDocument>;
+  changelog?: { file: string; text: string };
+  /** The content folder; absent when the manifest could not be read. */
+  content?: ContentModel;
+}
+
+export interface ContentModel {
+  /** Folder name relative to the template root, as the manifest names it. */
+  folder: string;
+  /** Every file and folder path under it, `/`-separated, relative to it. */
+  paths: string[];
+  /** The text files (binary files are left out). */
+  texts: { path: string; text: string }[];
+}
+
+/** A variable definition (or the `items`/`properties` definition inside one), fields of the wrong type left out. */
+export interface LintVariable {
+  /** JSON pointer of the definition in the variables file. */
+  pointer: string;
+  type?: string;
+  hasDefault: boolean;
+  default?: unknown;
+  validation?: string;
+  enum?: unknown[];
+  items?: LintVariable;
+  properties: Map<string, LintVariable>;
+  condition?: string;
+}
+
+export interface LintPrompt {
+  index: number;
+  pointer: string;
+  name?: string;
+  type?: string;
+  validate?: string;
+  when?: string;
+  choices: { value: unknown; pointer: string }[];
+  /** True when `choices` is an array (even an empty one). */
+  hasChoices: boolean;
+}
+
+export interface LintManifest {
+  file: string;
+  version?: string;
+  /** Declared features; undefined when the manifest has no `features` array. */
+  features?: string[];
+  changelog: string;
+  content: string;
+  files: { pointer: string; path?: string; when?: string }[];
+}
+
+export type ExpressionOwner =
+  | { kind: 'prompt'; name: string }
+  | { kind: 'condition'; name: string }
+  | { kind: 'computed'; name: string }
+  | { kind: 'files'; name: string };
+
+/** One expression of the template, parsed once. */
+export interface LintExpression {
+  file: string;
+  pointer: string;
+  text: string;
+  kind: 'condition' | 'value';
+  owner: ExpressionOwner;
+  /** How messages name it: `when of prompt "database"`. */
+  label: string;
+  /** The names it reads; absent when it does not parse. */
+  references?: string[];
+  /** Why it does not parse. */
+  error?: string;
+}
+
+export interface LintModel {
+  isFolder: boolean;
+  validationErrors: TemplateValidationError[];
+  readProblems: ReadProblem[];
+  positions: Map<string, Map<string, SourcePosition>>;
+  manifest?: LintManifest;
+  variables?: { file: string; variables: Map<string, LintVariable>; computed: Map<string, { pointer: string; text: string }> };
+  prompts?: { file: string; prompts: LintPrompt[] };
+  changelog?: { file: string; text: string };
+  content?: ContentModel;
+  expressions: LintExpression[];
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const own = (object: Record<string, unknown>, key: string): unknown => (Object.hasOwn(object, key) ? object[key] : undefined);
+const stringOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const nonEmpty = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+const esc = escapePointerSegment;
+const show = (value: unknown): string => JSON.stringify(value) ?? String(value);
+
+function toVariable(raw: unknown, pointer: string): LintVariable {
+  const o = isRecord(raw) ? raw : {};
+  const items = own(o, 'items');
+  const properties = own(o, 'properties');
+  const values = own(o, 'enum');
+  return {
+    pointer,
+    type: stringOf(own(o, 'type')),
+    hasDefault: Object.hasOwn(o, 'default'),
+    default: own(o, 'default'),
+    validation: stringOf(own(o, 'validation')),
+    enum: Array.isArray(values) ? values : undefined,
+    items: isRecord(items) ? toVariable(items, `${pointer}/items`) : undefined,
+    properties: new Map(
+      isRecord(properties)
+        ? Object.entries(properties)
+            .filter(([, value]) => isRecord(value))
+            .map(([key, value]) => [key, toVariable(value, `${pointer}/properties/${esc(key)}`)])
+        : [],
+    ),
+    condition: stringOf(own(o, 'condition')),
+  };
+}
+
+function toManifest(file: string, value: unknown): LintManifest {
+  const m = isRecord(value) ? value : {};
+  const features = own(m, 'features');
+  const files = own(m, 'files');
+  return {
+    file,
+    version: stringOf(own(m, 'version')),
+    features: Array.isArray(features) ? features.filter((f): f is string => typeof f === 'string') : undefined,
+    changelog: nonEmpty(own(m, 'changelog')) ?? 'CHANGELOG.md',
+    content: nonEmpty(own(m, 'content')) ?? DEFAULT_CONTENT_FOLDER,
+    files: Array.isArray(files)
+      ? files.map((rule, index) => {
+          const r = isRecord(rule) ? rule : {};
+          return { pointer: `/files/${index}`, path: stringOf(own(r, 'path')), when: nonEmpty(own(r, 'when')) };
+        })
+      : [],
+  };
+}
+
+function toPrompts(value: unknown): LintPrompt[] {
+  const prompts = isRecord(value) ? own(value, 'prompts') : undefined;
+  if (!Array.isArray(prompts)) return [];
+  return prompts.map((raw, index) => {
+    const p = isRecord(raw) ? raw : {};
+    const pointer = `/prompts/${index}`;
+    const choices = own(p, 'choices');
+    return {
+      index,
+      pointer,
+      name: nonEmpty(own(p, 'name')),
+      type: stringOf(own(p, 'type')),
+      validate: stringOf(own(p, 'validate')),
+      when: nonEmpty(own(p, 'when')),
+      hasChoices: Array.isArray(choices),
+      choices: Array.isArray(choices)
+        ? choices.flatMap((choice, j) =>
+            isRecord(choice) && Object.hasOwn(choice, 'value')
+              ? [{ value: choice.value, pointer: `${pointer}/choices/${j}/value` }]
+              : [],
+          )
+        : [],
+    };
+  });
+}
+
+/** Turns what was read into the model the rules work on; parses every expression once. */
+export function buildLintModel(sources: TemplateSources, evaluator = new ExpressionEvaluator()): LintModel {
+  const positions = new Map([...sources.documents].map(([file, doc]) => [file, doc.positions]));
+  const manifestDoc = sources.documents.get(sources.manifestFile);
+  const variablesDoc = sources.documents.get(sources.variablesFile);
+  const promptsDoc = sources.documents.get(sources.promptsFile);
+
+  const manifest = manifestDoc ? toManifest(sources.manifestFile, manifestDoc.value) : undefined;
+
+  let variables: LintModel['variables'];
+  if (variablesDoc) {
+    const v = isRecord(variablesDoc.value) ? variablesDoc.value : {};
+    const defs = own(v, 'variables');
+    const computed = own(v, 'computed');
+    variables = {
+      file: sources.variablesFile,
+      variables: new Map(
+        isRecord(defs)
+          ? Object.entries(defs).map(([name, def]) => [name, toVariable(def, `/variables/${esc(name)}`)])
+          : [],
+      ),
+      computed: new Map(
+        isRecord(computed)
+          ? Object.entries(computed)
+              .filter((entry): entry is [string, string] => typeof entry[1] === 'string' && entry[1] !== '')
+              .map(([name, text]) => [name, { pointer: `/computed/${esc(name)}`, text }])
+          : [],
+      ),
+    };
+  }
+  const prompts = promptsDoc ? { file: sources.promptsFile, prompts: toPrompts(promptsDoc.value) } : undefined;
+
+  const expressions: LintExpression[] = [];
+  const add = (
+    file: string,
+    pointer: string,
+    text: string,
+    kind: 'condition' | 'value',
+    owner: ExpressionOwner,
+    label: string,
+  ): void => {
+    const expression: LintExpression = { file, pointer, text, kind, owner, label };
+    try {
+      expression.references = evaluator.references(text, kind);
+    } catch (error) {
+      expression.error = firstLine(error);
+    }
+    expressions.push(expression);
+  };
+  if (variables) {
+    for (const [name, def] of variables.variables) {
+      if (def.condition) {
+        add(variables.file, `${def.pointer}/condition`, def.condition, 'condition', { kind: 'condition', name }, `condition of variable "${name}"`);
+      }
+    }
+    for (const [name, { pointer, text }] of variables.computed) {
+      add(variables.file, pointer, text, 'value', { kind: 'computed', name }, `computed value "${name}"`);
+    }
+  }
+  for (const prompt of prompts?.prompts ?? []) {
+    if (prompt.when) {
+      const name = prompt.name ?? `#${prompt.index}`;
+      add(prompts?.file ?? PROMPTS_FILE, `${prompt.pointer}/when`, prompt.when, 'condition', { kind: 'prompt', name }, `when of prompt "${name}"`);
+    }
+  }
+  for (const rule of manifest?.files ?? []) {
+    if (rule.when) {
+      const name = rule.path ?? rule.pointer;
+      add(manifest?.file ?? MANIFEST_FILE, `${rule.pointer}/when`, rule.when, 'condition', { kind: 'files', name }, `when of files rule "${name}"`);
+    }
+  }
+
+  return {
+    isFolder: sources.isFolder,
+    validationErrors: sources.validationErrors,
+    readProblems: sources.readProblems,
+    positions,
+    ...(manifest ? { manifest } : {}),
+    ...(variables ? { variables } : {}),
+    ...(prompts ? { prompts } : {}),
+    ...(sources.changelog ? { changelog: sources.changelog } : {}),
+    ...(sources.content ? { content: sources.content } : {}),
+    expressions,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rules (pure)
+// ---------------------------------------------------------------------------------------------
+
+/** A variable and every definition nested in it (`items`, `properties`), with a dotted label. */
+function* walkVariables(variables: Map<string, LintVariable>): Generator<{ label: string; top: string; def: LintVariable }> {
+  const visit = function* (label: string, top: string, def: LintVariable): Generator<{ label: string; top: string; def: LintVariable }> {
+    yield { label, top, def };
+    if (def.items) yield* visit(`${label}[]`, top, def.items);
+    for (const [key, property] of def.properties) yield* visit(`${label}.${key}`, top, property);
+  };
+  for (const [name, def] of variables) yield* visit(name, name, def);
+}
+
+function compileRegex(source: string): RegExp | undefined {
+  try {
+    return new RegExp(source);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every regular expression the template declares: variable `validation`s and prompt `validate`s. */
+function regexesOf(model: LintModel): { file: string; pointer: string; source: string; label: string }[] {
+  const found: { file: string; pointer: string; source: string; label: string }[] = [];
+  if (model.variables) {
+    for (const { label, def } of walkVariables(model.variables.variables)) {
+      if (def.validation !== undefined) {
+        found.push({ file: model.variables.file, pointer: `${def.pointer}/validation`, source: def.validation, label: `validation of variable "${label}"` });
+      }
+    }
+  }
+  for (const prompt of model.prompts?.prompts ?? []) {
+    if (prompt.validate !== undefined) {
+      found.push({
+        file: model.prompts?.file ?? PROMPTS_FILE,
+        pointer: `${prompt.pointer}/validate`,
+        source: prompt.validate,
+        label: `validate of prompt "${prompt.name ?? `#${prompt.index}`}"`,
+      });
+    }
+  }
+  return found;
+}
+
+/** A default exists when it is written, or (objects) when every property has one. */
+function hasEffectiveDefault(def: LintVariable): boolean {
+  return def.hasDefault || (def.properties.size > 0 && [...def.properties.values()].every(hasEffectiveDefault));
+}
+
+const schemaRule: LintRule = {
+  id: 'schema',
+  severity: 'error',
+  check: (model) => {
+    const drafts: LintDraft[] = model.validationErrors.map((error) => ({
+      file: error.file,
+      message: error.message,
+      ...(error.pointer !== '' ? { pointer: error.pointer } : {}),
+      ...(error.line !== undefined && error.column !== undefined ? { line: error.line, column: error.column } : {}),
+    }));
+    const reported = new Set(model.validationErrors.map((error) => error.file));
+    for (const problem of model.readProblems) {
+      if (!reported.has(problem.file)) drafts.push({ ...problem });
+    }
+    return drafts;
+  },
+};
+
+const promptUnknownVariable: LintRule = {
+  id: 'prompt-unknown-variable',
+  severity: 'error',
+  check: ({ variables, prompts }) => {
+    if (!variables || !prompts) return [];
+    return prompts.prompts.flatMap((prompt) => {
+      if (prompt.name === undefined || variables.variables.has(prompt.name)) return [];
+      const message = variables.computed.has(prompt.name)
+        ? `prompt "${prompt.name}" names computed value "${prompt.name}"; only variables can be asked for`
+        : `prompt "${prompt.name}" names unknown variable "${prompt.name}"`;
+      return [{ file: prompts.file, pointer: `${prompt.pointer}/name`, message }];
+    });
+  },
+};
+
+const variableWithoutPrompt: LintRule = {
+  id: 'variable-without-prompt',
+  severity: 'error',
+  check: ({ variables, prompts }) => {
+    if (!variables || !prompts) return [];
+    const prompted = new Set(prompts.prompts.map((p) => p.name));
+    return [...variables.variables].flatMap(([name, def]) =>
+      hasEffectiveDefault(def) || prompted.has(name) || variables.computed.has(name)
+        ? []
+        : [{ file: variables.file, pointer: def.pointer, message: `variable "${name}" has no default and no prompt` }],
+    );
+  },
+};
+
+const choicesMatchEnum: LintRule = {
+  id: 'choices-match-enum',
+  severity: 'error',
+  check: ({ variables, prompts }) => {
+    if (!variables || !prompts) return [];
+    const drafts: LintDraft[] = [];
+    for (const prompt of prompts.prompts) {
+      if (prompt.type !== 'select' && prompt.type !== 'multiselect') continue;
+      const variable = prompt.name === undefined ? undefined : variables.variables.get(prompt.name);
+      const allowed = variable?.enum ?? variable?.items?.enum;
+      if (!variable || !allowed || !prompt.hasChoices) continue;
+      for (const choice of prompt.choices) {
+        if (!allowed.some((value) => value === choice.value)) {
+          drafts.push({
+            file: prompts.file,
+            pointer: choice.pointer,
+            message: `choice ${show(choice.value)} is not in the enum of variable "${prompt.name}"`,
+          });
+        }
+      }
+      for (const value of allowed) {
+        if (!prompt.choices.some((choice) => choice.value === value)) {
+          drafts.push({
+            file: prompts.file,
+            pointer: `${prompt.pointer}/choices`,
+            message: `enum value ${show(value)} has no choice in prompt "${prompt.name}"`,
+          });
+        }
+      }
+    }
+    return drafts;
+  },
+};
+
+/** Checks one default value against its definition; array defaults item by item, objects property by property. */
+function checkDefault(
+  def: LintVariable,
+  value: unknown,
+  pointer: string,
+  label: string,
+  promptPattern: { source: string; prompt: string } | undefined,
+): { pointer: string; message: string }[] {
+  const problems: { pointer: string; message: string }[] = [];
+  // `subject` names the value in messages: `default "x" of variable "a"`, `item "x" of the default of variable "a"`.
+  const checkString = (text: string, at: string, subject: string): void => {
+    const rules = [
+      ...(def.validation !== undefined ? [{ source: def.validation, how: 'its validation' }] : []),
+      ...(promptPattern ? [{ source: promptPattern.source, how: `the validate pattern of prompt "${promptPattern.prompt}"` }] : []),
+    ];
+    for (const rule of rules) {
+      const regex = compileRegex(rule.source); // an invalid one is regex-invalid's business
+      if (regex && !regex.test(text)) problems.push({ pointer: at, message: `${subject} does not match ${rule.how} /${rule.source}/` });
+    }
+  };
+  const inEnum = (item: unknown): boolean => !def.enum || def.enum.some((allowed) => allowed === item);
+  const notInEnum = (subject: string): string => `${subject} is not in its enum (${(def.enum ?? []).map(show).join(', ')})`;
+
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => {
+      const at = `${pointer}/${index}`;
+      const subject = `item ${show(item)} of the default of variable "${label}"`;
+      if (!inEnum(item)) problems.push({ pointer: at, message: notInEnum(subject) });
+      if (typeof item === 'string') checkString(item, at, subject);
+      if (def.items) problems.push(...checkDefault(def.items, item, at, `${label}[${index}]`, undefined));
+    });
+  } else if (isRecord(value)) {
+    if (!inEnum(value)) problems.push({ pointer, message: notInEnum(`default of variable "${label}"`) });
+    for (const [key, property] of def.properties) {
+      if (Object.hasOwn(value, key)) {
+        problems.push(...checkDefault(property, value[key], `${pointer}/${esc(key)}`, `${label}.${key}`, undefined));
+      }
+    }
+  } else {
+    const subject = `default ${show(value)} of variable "${label}"`;
+    if (!inEnum(value)) problems.push({ pointer, message: notInEnum(subject) });
+    if (typeof value === 'string') checkString(value, pointer, subject);
+  }
+  return problems;
+}
+
+const defaultInvalid: LintRule = {
+  id: 'default-invalid',
+  severity: 'error',
+  check: ({ variables, prompts }) => {
+    if (!variables) return [];
+    const patterns = new Map<string, { source: string; prompt: string }>();
+    for (const prompt of prompts?.prompts ?? []) {
+      if (prompt.name !== undefined && prompt.validate !== undefined && !patterns.has(prompt.name)) {
+        patterns.set(prompt.name, { source: prompt.validate, prompt: prompt.name });
+      }
+    }
+    const drafts: LintDraft[] = [];
+    for (const { label, top, def } of walkVariables(variables.variables)) {
+      if (!def.hasDefault) continue;
+      // The prompt's pattern applies to the variable it answers, not to definitions nested in it.
+      const pattern = label === top ? patterns.get(top) : undefined;
+      for (const problem of checkDefault(def, def.default, `${def.pointer}/default`, label, pattern)) {
+        drafts.push({ file: variables.file, ...problem });
+      }
+    }
+    return drafts;
+  },
+};
+
+const regexInvalid: LintRule = {
+  id: 'regex-invalid',
+  severity: 'error',
+  check: (model) =>
+    regexesOf(model).flatMap(({ file, pointer, source, label }) => {
+      try {
+        new RegExp(source);
+        return [];
+      } catch (error) {
+        return [{ file, pointer, message: `${label} is not a valid regular expression: ${firstLine(error)}` }];
+      }
+    }),
+};
+
+const regexUnsafe: LintRule = {
+  id: 'regex-unsafe',
+  severity: 'error',
+  check: (model) =>
+    regexesOf(model).flatMap(({ file, pointer, source, label }) => {
+      if (!compileRegex(source)) return [];
+      let safe: boolean;
+      try {
+        safe = safeRegex(source);
+      } catch {
+        safe = true; // safe-regex2 could not read it; RegExp could, so leave it be
+      }
+      return safe
+        ? []
+        : [{ file, pointer, message: `${label} ${show(source)} is prone to catastrophic backtracking (nested or too many repetitions)` }];
+    }),
+};
+
+/** The names an expression may read: variables everywhere, computed values too except in conditions. */
+function knownNames(model: LintModel, expression: LintExpression): Set<string> {
+  const variables = [...(model.variables?.variables.keys() ?? [])];
+  return new Set(expression.owner.kind === 'condition' ? variables : [...variables, ...(model.variables?.computed.keys() ?? [])]);
+}
+
+const unknownReference: LintRule = {
+  id: 'unknown-reference',
+  severity: 'error',
+  check: (model) => {
+    if (!model.variables) return [];
+    const computed = model.variables.computed;
+    return model.expressions.flatMap((expression) => {
+      const known = knownNames(model, expression);
+      return (expression.references ?? [])
+        .filter((name) => !known.has(name))
+        .map((name) => ({
+          file: expression.file,
+          pointer: expression.pointer,
+          message: computed.has(name)
+            ? `${expression.label} names computed value "${name}"; a condition can only name variables`
+            : `${expression.label} names unknown variable "${name}"`,
+        }));
+    });
+  },
+};
+
+const expressionInvalid: LintRule = {
+  id: 'expression-invalid',
+  severity: 'error',
+  check: (model) =>
+    model.expressions.flatMap((expression) =>
+      expression.error === undefined
+        ? []
+        : [{ file: expression.file, pointer: expression.pointer, message: `${expression.label} does not parse: ${expression.error}` }],
+    ),
+};
+
+function cycles(
+  model: LintModel,
+  owner: 'computed' | 'condition',
+  pointerOf: (name: string) => string,
+  describe: (cycle: string[]) => string,
+): LintDraft[] {
+  const variables = model.variables;
+  if (!variables) return [];
+  const dependencies = new Map<string, string[]>();
+  const names = owner === 'computed' ? [...variables.computed.keys()] : [...variables.variables.keys()];
+  for (const name of names) dependencies.set(name, []);
+  for (const expression of model.expressions) {
+    if (expression.owner.kind === owner) dependencies.set(expression.owner.name, expression.references ?? []);
+  }
+  const drafts: LintDraft[] = [];
+  dependencyOrder(dependencies, (cycle) =>
+    drafts.push({ file: variables.file, pointer: pointerOf(cycle[0] ?? ''), message: describe(cycle) }),
+  );
+  return drafts;
+}
+
+const computedCycle: LintRule = {
+  id: 'computed-cycle',
+  severity: 'error',
+  check: (model) =>
+    cycles(
+      model,
+      'computed',
+      (name) => `/computed/${esc(name)}`,
+      (cycle) => `computed values depend on each other in a cycle: ${cycle.join(' -> ')}`,
+    ),
+};
+
+/** Not in the brief's list, but loadTemplate rejects it, so a clean lint must too. */
+const conditionCycle: LintRule = {
+  id: 'condition-cycle',
+  severity: 'error',
+  check: (model) =>
+    cycles(
+      model,
+      'condition',
+      (name) => `/variables/${esc(name)}/condition`,
+      (cycle) => `conditions depend on each other in a cycle: ${cycle.join(' -> ')}`,
+    ),
+};
+
+/** Not in the brief's list, but loadTemplate rejects it, so a clean lint must too. */
+const duplicateName: LintRule = {
+  id: 'duplicate-name',
+  severity: 'error',
+  check: ({ variables }) =>
+    variables
+      ? [...variables.computed].flatMap(([name, { pointer }]) =>
+          variables.variables.has(name)
+            ? [{ file: variables.file, pointer, message: `computed value "${name}" has the name of a variable` }]
+            : [],
+        )
+      : [],
+};
+
+const FEATURE_VARIABLE = 'features';
+/** `features contains "docker"` (or single quotes): the literal is a feature name. */
+const CONTAINS_FEATURE = /\bfeatures\s+contains\s+(?:"([^"]*)"|'([^']*)')/g;
+
+const featureNotDeclared: LintRule = {
+  id: 'feature-not-declared',
+  severity: 'error',
+  check: (model) => {
+    const { manifest, variables, prompts } = model;
+    if (!manifest) return [];
+    const declared = new Set(manifest.features ?? []);
+    const named: { file: string; pointer: string; value: string; where: string }[] = [];
+    const features = variables?.variables.get(FEATURE_VARIABLE);
+    if (variables && features) {
+      const strings = (values: unknown, pointer: string, where: string): void => {
+        if (typeof values === 'string') named.push({ file: variables.file, pointer, value: values, where });
+        if (!Array.isArray(values)) return;
+        values.forEach((value, index) => {
+          if (typeof value === 'string') named.push({ file: variables.file, pointer: `${pointer}/${index}`, value, where });
+        });
+      };
+      strings(features.enum, `${features.pointer}/enum`, `the enum of variable "${FEATURE_VARIABLE}"`);
+      strings(features.items?.enum, `${features.pointer}/items/enum`, `the items enum of variable "${FEATURE_VARIABLE}"`);
+      strings(features.default, `${features.pointer}/default`, `the default of variable "${FEATURE_VARIABLE}"`);
+      for (const prompt of prompts?.prompts ?? []) {
+        if (prompt.name !== FEATURE_VARIABLE) continue;
+        for (const choice of prompt.choices) {
+          if (typeof choice.value === 'string') {
+            named.push({ file: prompts?.file ?? PROMPTS_FILE, pointer: choice.pointer, value: choice.value, where: `a choice of prompt "${FEATURE_VARIABLE}"` });
+          }
+        }
+      }
+    }
+    for (const expression of model.expressions) {
+      for (const match of expression.text.matchAll(CONTAINS_FEATURE)) {
+        const value = match[1] ?? match[2] ?? '';
+        named.push({ file: expression.file, pointer: expression.pointer, value, where: expression.label });
+      }
+    }
+    const seen = new Set<string>();
+    return named.flatMap(({ file, pointer, value, where }) => {
+      const key = `${file}\0${pointer}\0${value}`;
+      if (declared.has(value) || seen.has(key)) return [];
+      seen.add(key);
+      return [{ file, pointer, message: `feature ${show(value)} named in ${where} is not declared in the manifest features` }];
+    });
+  },
+};
+
+const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** True when the change log has a `## 1.2.0`, `## [1.2.0]`, `## [1.2.0] - 2026-01-31` or `## v1.2.0` heading. */
+export function changelogHasVersion(text: string, version: string): boolean {
+  const v = escapeRegex(version);
+  return new RegExp(`^##[ \\t]+(?:\\[[ \\t]*v?${v}[ \\t]*\\]|v?${v}(?=[ \\t\\r]|$))`, 'm').test(text);
+}
+
+const changelogMissingVersion: LintRule = {
+  id: 'changelog-missing-version',
+  severity: 'error',
+  check: ({ manifest, changelog }) => {
+    if (!manifest?.version || !changelog || !/^\d+\.\d+\.\d+$/.test(manifest.version)) return [];
+    if (changelogHasVersion(changelog.text, manifest.version)) return [];
+    return [
+      {
+        file: changelog.file,
+        message: `has no section for version ${manifest.version} of the manifest (add a heading such as "## [${manifest.version}] - YYYY-MM-DD")`,
+      },
+    ];
+  },
+};
+
+const WORD = /\w+/g;
+
+/**
+ * A name counts as used by content when it occurs as a whole word (a word-boundary search) in a
+ * content file's text or in a path under the content folder. That is deliberately simple: a name
+ * that only appears in prose or inside a string literal counts as used too, which can hide an
+ * unused variable but never flags a used one. Expressions are exact: their parsed references count,
+ * except an expression's references to its own owner; an unparsable expression falls back to the
+ * word search.
+ */
+const variableUnused: LintRule = {
+  id: 'variable-unused',
+  severity: 'warning',
+  check: (model) => {
+    const { variables, content } = model;
+    if (!variables || !model.manifest) return [];
+    const words = new Set<string>();
+    for (const text of [...(content?.paths ?? []), ...(content?.texts.map((t) => t.text) ?? [])]) {
+      for (const [word] of text.matchAll(WORD)) words.add(word);
+    }
+    const usedBy = (name: string): boolean => {
+      if (/^\w+$/.test(name) ? words.has(name) : content?.texts.some((t) => new RegExp(`\\b${escapeRegex(name)}\\b`).test(t.text))) {
+        return true;
+      }
+      return model.expressions.some((expression) => {
+        if (expression.owner.name === name && expression.owner.kind !== 'files') return false;
+        return expression.references
+          ? expression.references.includes(name)
+          : new RegExp(`\\b${escapeRegex(name)}\\b`).test(expression.text);
+      });
+    };
+    const drafts: LintDraft[] = [];
+    for (const [name, def] of variables.variables) {
+      if (!usedBy(name)) {
+        drafts.push({ file: variables.file, pointer: def.pointer, message: `variable "${name}" is not used by any content file, expression or computed value` });
+      }
+    }
+    for (const [name, { pointer }] of variables.computed) {
+      if (!usedBy(name)) {
+        drafts.push({ file: variables.file, pointer, message: `computed value "${name}" is not used by any content file, expression or other computed value` });
+      }
+    }
+    return drafts;
+  },
+};
+
+/** Every rule, in the order they run (findings are sorted afterwards). */
+export const LINT_RULES: readonly LintRule[] = [
+  schemaRule,
+  promptUnknownVariable,
+  variableWithoutPrompt,
+  choicesMatchEnum,
+  defaultInvalid,
+  regexInvalid,
+  regexUnsafe,
+  unknownReference,
+  expressionInvalid,
+  computedCycle,
+  conditionCycle,
+  duplicateName,
+  featureNotDeclared,
+  changelogMissingVersion,
+  variableUnused,
+];
+
+// ---------------------------------------------------------------------------------------------
+// Running
+// ---------------------------------------------------------------------------------------------
+
+/** The position of a pointer, or of its closest existing parent. */
+function nearestPosition(positions: Map<string, SourcePosition> | undefined, pointer: string): SourcePosition | undefined {
+  if (!positions) return undefined;
+  for (let p = pointer; ; p = p.slice(0, p.lastIndexOf('/'))) {
+    const position = positions.get(p);
+    if (position) return position;
+    if (p === '') return undefined;
+  }
+}
+
+const compare = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Runs rules over a model: positions from the JSON documents, sorted by file, line, column. */
+export function runLintRules(model: LintModel, rules: readonly LintRule[] = LINT_RULES): LintResult {
+  const active = model.isFolder ? rules : rules.filter((rule) => rule.id === 'schema');
+  const findings: LintFinding[] = [];
+  for (const rule of active) {
+    let drafts: LintDraft[];
+    try {
+      drafts = rule.check(model);
+    } catch (error) {
+      // A rule must not take the whole lint down; say which one failed instead.
+      drafts = [{ file: '.', message: `rule ${rule.id} could not run: ${firstLine(error)}` }];
+    }
+    for (const draft of drafts) {
+      const position =
+        draft.line !== undefined && draft.column !== undefined
+          ? { line: draft.line, column: draft.column }
+          : (draft.pointer !== undefined ? nearestPosition(model.positions.get(draft.file), draft.pointer) : undefined) ?? {
+              line: 1,
+              column: 1,
+            };
+      findings.push({
+        file: draft.file,
+        line: position.line,
+        column: position.column,
+        severity: rule.severity,
+        rule: rule.id,
+        message: draft.message,
+        ...(draft.pointer !== undefined && draft.pointer !== '' ? { pointer: draft.pointer } : {}),
+      });
+    }
+  }
+  findings.sort(
+    (a, b) =>
+      compare(a.file, b.file) ||
+      compare(a.line, b.line) ||
+      compare(a.column, b.column) ||
+      compare(a.rule, b.rule) ||
+      compare(a.message, b.message),
+  );
+  return {
+    findings,
+    errorCount: findings.filter((f) => f.severity === 'error').length,
+    warningCount: findings.filter((f) => f.severity === 'warning').length,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading (the only I/O)
+// ---------------------------------------------------------------------------------------------
+
+async function readJsonDocument(root: string, file: string, problems: ReadProblem[]): Promise<JsonDocument | undefined> {
+  const absolute = await resolveInsideRoot(root, file);
+  if (!absolute) return undefined; // validateTemplate reports a path outside the template
+  let text: string;
+  try {
+    text = await readFile(absolute, 'utf8');
+  } catch (error) {
+    problems.push({ file, message: `cannot be read: ${firstLine(error)}` });
+    return undefined;
+  }
+  try {
+    const parsed = parseJsonWithPositions(text);
+    return { file, value: parsed.value, positions: parsed.positions };
+  } catch (error) {
+    problems.push({
+      file,
+      message: `invalid JSON: ${firstLine(error)}`,
+      ...(error instanceof JsonSyntaxError ? error.position : {}),
+    });
+    return undefined;
+  }
+}
+
+async function readContent(root: string, folder: string): Promise<ContentModel> {
+  const content: ContentModel = { folder, paths: [], texts: [] };
+  const dir = await resolveInsideRoot(root, folder);
+  if (!dir) return content;
+  const walk = async (relative: string): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(path.join(dir, relative), { withFileTypes: true });
+    } catch {
+      return; // a missing content folder has no content; validateTemplate reports a named one
+    }
+    for (const entry of entries.sort((a, b) => compare(a.name, b.name))) {
+      const source = relative === '' ? entry.name : `${relative}/${entry.name}`;
+      content.paths.push(source);
+      // Symbolic links are not followed: their name counts, their target does not.
+      if (entry.isDirectory()) await walk(source);
+      else if (entry.isFile()) {
+        try {
+          const bytes = await readFile(path.join(dir, source));
+          if (!isBinary(bytes)) content.texts.push({ path: source, text: bytes.toString('utf8') });
+        } catch {
+          // An unreadable file cannot use a variable.
+        }
+      }
+    }
+  };
+  await walk('');
+  return content;
+}
+
+/** All the reading lint does: validation, the JSON documents, the change log and the content folder. */
+export async function readTemplateSources(dir: string): Promise<TemplateSources> {
+  const root = path.resolve(dir);
+  const validation = await validateTemplate(root);
+  const readProblems: ReadProblem[] = [];
+  const documents = new Map<string, JsonDocument>();
+  const base = { validationErrors: validation.errors, readProblems, documents, manifestFile: MANIFEST_FILE };
+
+  const isFolder = await stat(root).then((info) => info.isDirectory(), () => false);
+  if (!isFolder) return { ...base, isFolder, variablesFile: VARIABLES_FILE, promptsFile: PROMPTS_FILE };
+
+  const manifest = await readJsonDocument(root, MANIFEST_FILE, readProblems);
+  if (manifest) documents.set(MANIFEST_FILE, manifest);
+  const m = isRecord(manifest?.value) ? manifest.value : {};
+  const customization = isRecord(own(m, 'customization')) ? (own(m, 'customization') as Record<string, unknown>) : {};
+  // Named as validateTemplate names them, so that its errors and our positions agree.
+  const variablesFile = path.normalize(nonEmpty(own(customization, 'variables')) ?? VARIABLES_FILE);
+  const promptsFile = path.normalize(nonEmpty(own(customization, 'prompts')) ?? PROMPTS_FILE);
+  for (const file of new Set([variablesFile, promptsFile])) {
+    const doc = await readJsonDocument(root, file, readProblems);
+    if (doc) documents.set(file, doc);
+  }
+
+  const manifestModel = manifest ? toManifest(MANIFEST_FILE, manifest.value) : undefined;
+  let changelog: TemplateSources['changelog'];
+  const changelogFile = manifestModel?.changelog ?? 'CHANGELOG.md';
+  const changelogPath = await resolveInsideRoot(root, changelogFile);
+  if (changelogPath) {
+    // A missing change log is validateTemplate's finding; this rule then has nothing to read.
+    const text = await readFile(changelogPath, 'utf8').catch(() => undefined);
+    if (text !== undefined) changelog = { file: path.normalize(changelogFile), text };
+  }
+  const content = manifestModel ? await readContent(root, manifestModel.content) : undefined;
+
+  return {
+    ...base,
+    isFolder,
+    variablesFile,
+    promptsFile,
+    ...(changelog ? { changelog } : {}),
+    ...(content ? { content } : {}),
+  };
+}
+
+/**
+ * Lints a template folder: every `validateTemplate` error, then the rules in `LINT_RULES`.
+ * Findings are sorted by file, line and column. Never throws for a bad template.
+ */
+export async function lintTemplate(dir: string): Promise<LintResult> {
+  const sources = await readTemplateSources(dir);
+  return runLintRules(buildLintModel(sources));
+}

@@ -1,0 +1,180 @@
+/**
+ * Runs `template-registry generate` in a real pseudo-terminal (util-linux `script`) and answers
+ * its questions with keystrokes, as a user would.
+ */
+import { execFile, spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile, readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify, stripVTControlCharacters } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+import { tempDir } from '../helpers/fixtures.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const BIN = 'bin/template-registry.js';
+const BUILT_ENTRY = path.join(ROOT, 'build/src/cli/index.js');
+const TEMPLATE = 'examples/templates/node-service';
+const INVALID_NAME = 'Use lower-case letters, digits and hyphens, starting with a letter (for example my-service).';
+
+const KEY = { enter: '\r', down: '\x1b[B', space: ' ', backspace: '\x7f', ctrlC: '\x03' } as const;
+
+/** util-linux `script` (Linux only: the BSD/macOS one takes other arguments). */
+const hasScript =
+  process.platform === 'linux' && spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout.includes('util-linux');
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function newestMtime(dir: string): Promise<number> {
+  let newest = 0;
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    newest = Math.max(newest, (await stat(path.join(entry.parentPath, entry.name))).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds the CLI when build/ is missing or older than src/ or schemas/. */
+async function buildIfStale(): Promise<void> {
+  if (existsSync(BUILT_ENTRY)) {
+    const built = (await stat(BUILT_ENTRY)).mtimeMs;
+    const sources = Math.max(await newestMtime(path.join(ROOT, 'src')), await newestMtime(path.join(ROOT, 'schemas')));
+    if (sources <= built) return;
+  }
+  await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT, timeout: 180_000 });
+}
+
+/** One CLI run inside a pseudo-terminal: what it printed so far, keystrokes in, exit code out. */
+class TerminalSession {
+  private raw = '';
+  private readonly child: ChildProcessWithoutNullStreams;
+  readonly exited: Promise<number | null>;
+  private done = false;
+  /** Where in the screen text the last waitFor match ended. */
+  private position = 0;
+
+  constructor(args: readonly string[]) {
+    const command = ['stty cols 200 rows 50;', 'node', BIN, ...args.map((arg) => `'${arg.replaceAll("'", `'\\''`)}'`)].join(' ');
+    // -q no banner, -f flush each write, -e exit with the command's code, -c the command; log to /dev/null.
+    this.child = spawn('script', ['-qfec', command, '/dev/null'], {
+      cwd: ROOT,
+      env: { ...process.env, TERM: 'xterm-256color', NO_COLOR: '1' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.child.stdout.on('data', (chunk: Buffer) => (this.raw += chunk.toString('utf8')));
+    this.child.stderr.on('data', (chunk: Buffer) => (this.raw += chunk.toString('utf8')));
+    this.exited = new Promise((resolve, reject) => {
+      this.child.on('error', reject);
+      this.child.on('close', (code) => {
+        this.done = true;
+        resolve(code);
+      });
+    });
+  }
+
+  /** Everything printed, escape sequences removed. */
+  get text(): string {
+    return stripVTControlCharacters(this.raw);
+  }
+
+  /** Waits until `expected` is printed after the previous match. */
+  async waitFor(expected: string, timeoutMs = 20_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = this.text.indexOf(expected, this.position);
+      if (index >= 0) {
+        this.position = index + expected.length;
+        await sleep(50); // let the prompt finish drawing and start listening
+        return;
+      }
+      if (this.done || Date.now() > deadline) {
+        const why = this.done ? 'the command exited before printing' : 'timed out waiting for';
+        throw new Error(`${why} ${JSON.stringify(expected)}; the terminal shows:\n${this.text.slice(-2000)}`);
+      }
+      await sleep(25);
+    }
+  }
+
+  /** Writes keystrokes one at a time, with a pause between them, as a typist would. */
+  async press(...keys: string[]): Promise<void> {
+    for (const key of keys) {
+      this.child.stdin.write(key);
+      await sleep(40);
+    }
+  }
+
+  async type(text: string): Promise<void> {
+    await this.press(...text);
+  }
+
+  async close(timeoutMs = 30_000): Promise<number | null> {
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+      this.child.stdin.end();
+    }
+  }
+}
+
+describe('generate asks the template questions in a terminal', () => {
+  beforeAll(async () => {
+    if (hasScript) await buildIfStale();
+  }, 240_000);
+
+  it.skipIf(!hasScript)(
+    'answers with keystrokes, re-asks a bad project name and writes the answers (needs util-linux `script`)',
+    async () => {
+      const out = path.join(await tempDir('tr-tty-'), 'proj');
+      const session = new TerminalSession(['generate', TEMPLATE, '--out', out]);
+
+      await session.waitFor('Project name');
+      await session.type('Bad Name');
+      await session.press(KEY.enter);
+      await session.waitFor(INVALID_NAME);
+      await session.press(...Array<string>('Bad Name'.length).fill(KEY.backspace));
+      await session.type('orders-api');
+      await session.press(KEY.enter);
+
+      await session.waitFor('Short description');
+      await session.press(KEY.enter); // keep the default
+
+      await session.waitFor('Which features do you want?');
+      await session.press(KEY.down, KEY.space, KEY.enter); // add "Database connection" to api + testing
+
+      await session.waitFor('Which database?');
+      await session.press(KEY.down, KEY.down, KEY.enter); // PostgreSQL -> MySQL -> SQLite
+
+      const code = await session.close();
+      expect(code, session.text).toBe(0);
+      expect(session.text).toContain(`into ${out}`);
+
+      const pkg = JSON.parse(await readFile(path.join(out, 'package.json'), 'utf8')) as { name: string };
+      expect(pkg.name).toBe('orders-api');
+      const lock = JSON.parse(await readFile(path.join(out, '.template-lock.json'), 'utf8')) as {
+        answers: Record<string, unknown>;
+      };
+      expect(lock.answers).toMatchObject({
+        projectName: 'orders-api',
+        description: 'A small HTTP service built with Node.js and TypeScript.',
+        features: ['database', 'api', 'testing'],
+        database: 'sqlite',
+      });
+    },
+    90_000,
+  );
+
+  it.skipIf(!hasScript)('stops without writing anything on Ctrl-C (needs util-linux `script`)', async () => {
+    const out = path.join(await tempDir('tr-tty-'), 'proj');
+    const session = new TerminalSession(['generate', TEMPLATE, '--out', out]);
+
+    await session.waitFor('Project name');
+    await session.press(KEY.ctrlC);
+
+    const code = await session.close();
+    expect(code, session.text).not.toBe(0);
+    expect(session.text).toContain('cancelled');
+    expect(existsSync(out)).toBe(false);
+  }, 60_000);
+});
