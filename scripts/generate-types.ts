@@ -60,13 +60,11 @@ function title(node: SchemaNode, where: string): string {
 class SchemaFolder {
   /** The folded document's `$defs`: titled schemas by title, in the order they were first met. */
   readonly defs: Record<string, SchemaNode> = {};
-  private readonly byId = new Map<string, { name: SchemaName; schema: SchemaNode }>();
+  private readonly byId = new Map<string, SchemaNode>();
   private readonly origin = new Map<string, string>();
 
   constructor() {
-    for (const [name, schema] of Object.entries(schemas) as [SchemaName, SchemaNode][]) {
-      this.byId.set(schema.$id as string, { name, schema });
-    }
+    for (const schema of Object.values(schemas) as SchemaNode[]) this.byId.set(schema.$id as string, schema);
   }
 
   /** Adds a schema (a whole file, or one of its titled `$defs`) under its title; returns the title. */
@@ -97,7 +95,7 @@ class SchemaFolder {
     if (!targetDoc.startsWith(SCHEMA_BASE)) throw new Error(`$ref "${ref}" points outside ${SCHEMA_BASE}`);
     const doc = this.byId.get(targetDoc);
     if (!doc) throw new Error(`$ref "${ref}": no schema has $id ${targetDoc}`);
-    let target: unknown = doc.schema;
+    let target: unknown = doc;
     for (const segment of pointer.split('/').slice(1)) {
       const key = segment.replace(/~1/g, '/').replace(/~0/g, '~');
       target = isNode(target) ? target[key] : undefined;

@@ -2,6 +2,8 @@ import { Command, CommanderError } from 'commander';
 
 import { registerGenerate } from './commands/generate.js';
 import { registerLint } from './commands/lint.js';
+import { registerPack } from './commands/pack.js';
+import { registerPublish } from './commands/publish.js';
 import { registerTest } from './commands/test.js';
 import { registerValidate } from './commands/validate.js';
 import { EXIT, UsageError, processIo, type CliIo } from './io.js';
@@ -13,12 +15,16 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .description('Publish, find, generate from and upgrade versioned project templates.')
     .version(VERSION)
     .exitOverride()
+    // Root options only before the command, so `pack --version 1.2.3` is pack's, not the CLI's own --version.
+    .enablePositionalOptions()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError('(run with --help for usage)');
   registerValidate(program, io, setExit);
   registerGenerate(program, io, setExit);
   registerTest(program, io, setExit);
   registerLint(program, io, setExit);
+  registerPack(program, io, setExit);
+  registerPublish(program, io, setExit);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   return program;
 }

@@ -26,6 +26,7 @@ import {
   parseJsonWithPositions,
   type SourcePosition,
 } from '../manifest/json-source.js';
+import { findChangelogSection } from './changelog.js';
 import { ExpressionEvaluator, firstLine } from './expression.js';
 import { DEFAULT_CONTENT_FOLDER, dependencyOrder } from './load.js';
 import { resolveInsideRoot } from './paths.js';
@@ -739,9 +740,9 @@ const featureNotDeclared: LintRule = {
 const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** True when the change log has a `## 1.2.0`, `## [1.2.0]`, `## [1.2.0] - 2026-01-31` or `## v1.2.0` heading. */
+/** True when the changelog has a heading for the version (the same rule the release notes use). */
 export function changelogHasVersion(text: string, version: string): boolean {
-  const v = escapeRegex(version);
-  return new RegExp(`^##[ \\t]+(?:\\[[ \\t]*v?${v}[ \\t]*\\]|v?${v}(?=[ \\t\\r]|$))`, 'm').test(text);
+  return findChangelogSection(text, version) !== undefined;
 }
 
 const changelogMissingVersion: LintRule = {

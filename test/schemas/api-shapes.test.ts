@@ -264,7 +264,7 @@ describe('cursor-pagination schema', () => {
   });
 
   it('rejects cursors that are neither a string nor null', () => {
-    expectInvalid(S, page({ nextCursor: 20 }), { keyword: 'type', instancePath: '/pagination/nextCursor' });
+    expectInvalid(S, page({ hasNext: false, nextCursor: 20 }), { keyword: 'type', instancePath: '/pagination/nextCursor' });
     expectInvalid(S, page({ prevCursor: 0 }), { keyword: 'type', instancePath: '/pagination/prevCursor' });
   });
 
@@ -275,6 +275,7 @@ describe('cursor-pagination schema', () => {
   it('rejects hasNext that is not a boolean, and unknown fields', () => {
     expectInvalid(S, page({ hasNext: 1 }), { keyword: 'type', instancePath: '/pagination/hasNext' });
     expectInvalid(S, page({ total: 3 }), { keyword: 'additionalProperties', instancePath: '/pagination' });
+    expectInvalid(S, { ...page({}), total: 3 }, { keyword: 'additionalProperties', instancePath: '' });
   });
 });
 

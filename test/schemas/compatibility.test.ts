@@ -227,6 +227,7 @@ describe('compatibility-result schema', () => {
   it('rejects issues and warnings that are not non-empty strings', () => {
     expectInvalid(S, { compatible: false, issues: [''], warnings: [] }, { keyword: 'minLength', instancePath: '/issues/0' });
     expectInvalid(S, { compatible: true, issues: [], warnings: [{ text: 'x' }] }, { keyword: 'type', instancePath: '/warnings/0' });
+    expectInvalid(S, { compatible: true, issues: [], warnings: [''] }, { keyword: 'minLength', instancePath: '/warnings/0' });
   });
 
   it('rejects an unknown field', () => {

@@ -54,6 +54,10 @@ describe('template-prompts schema', () => {
     expectInvalid(S, { prompts: { projectName: projectNamePrompt } }, { keyword: 'type', instancePath: '/prompts' });
   });
 
+  it('rejects a $schema that is not a string', () => {
+    expectInvalid(S, { ...promptsFile, $schema: true }, { keyword: 'type', instancePath: '/$schema' });
+  });
+
   it('rejects an unknown top-level key', () => {
     expectInvalid(S, { ...promptsFile, questions: [] }, { keyword: 'additionalProperties', instancePath: '' });
   });

@@ -60,6 +60,10 @@ describe('template-variables schema', () => {
     expectInvalid(S, { computed: {} }, { keyword: 'required', instancePath: '', params: { missingProperty: 'variables' } });
   });
 
+  it('rejects a $schema that is not a string', () => {
+    expectInvalid(S, { ...variablesFile, $schema: 1 }, { keyword: 'type', instancePath: '/$schema' });
+  });
+
   it('rejects an unknown top-level key', () => {
     expectInvalid(S, { ...variablesFile, prompts: [] }, { keyword: 'additionalProperties', instancePath: '' });
   });

@@ -1,0 +1,127 @@
+import { VERSION_PATTERN } from '../manifest/versions.js';
+
+/** The publish action's inputs, parsed and checked. */
+export interface ActionInputs {
+  templatePath: string;
+  /** GITHUB_WORKSPACE (default the working directory): annotation paths are relative to it. */
+  workspace: string;
+  registryUrl?: string;
+  registryToken?: string;
+  githubToken?: string;
+  /** MAJOR.MINOR.PATCH, without `v`. */
+  version: string;
+  /** The git tag the release belongs to (`v1.2.3`). */
+  tag: string;
+  exclude: string[];
+  testCommand?: string;
+  createRelease: boolean;
+  dryRun: boolean;
+  /** From GITHUB_REPOSITORY; needed to create the release. */
+  repository?: { owner: string; repo: string };
+}
+
+export class InputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InputError';
+  }
+}
+
+/** Reads an input the way @actions/core does: `INPUT_<NAME>` upper-cased, spaces to `_`, hyphens kept. */
+export function readInput(env: Readonly<Record<string, string | undefined>>, name: string): string {
+  return (env[`INPUT_${name.replace(/ /g, '_').toUpperCase()}`] ?? '').trim();
+}
+
+/** A YAML 1.2 core-schema boolean, as core.getBooleanInput accepts; the default when empty. */
+export function readBooleanInput(env: Readonly<Record<string, string | undefined>>, name: string, fallback: boolean): boolean {
+  const value = readInput(env, name);
+  if (value === '') return fallback;
+  if (['true', 'True', 'TRUE'].includes(value)) return true;
+  if (['false', 'False', 'FALSE'].includes(value)) return false;
+  throw new InputError(`input ${name} must be true or false (got ${JSON.stringify(value)})`);
+}
+
+/** A list input: one item per line or comma-separated; blanks dropped. */
+export function readListInput(env: Readonly<Record<string, string | undefined>>, name: string): string[] {
+  return readInput(env, name)
+    .split(/[\n,]/)
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+function versionFrom(env: Readonly<Record<string, string | undefined>>): { version: string; tag: string } {
+  const given = readInput(env, 'version');
+  const ref = env.GITHUB_REF ?? '';
+  const refTag = ref.startsWith('refs/tags/') ? ref.slice('refs/tags/'.length) : undefined;
+  let version: string;
+  if (given !== '') {
+    version = given.replace(/^v/, '');
+  } else if (refTag === undefined) {
+    throw new InputError(
+      `no version: this run is not on a tag (GITHUB_REF is ${JSON.stringify(ref)}); push a tag such as v1.2.3 or set the version input`,
+    );
+  } else if (!refTag.startsWith('v')) {
+    throw new InputError(`tag ${JSON.stringify(refTag)} does not start with "v"; publish from a tag such as v1.2.3`);
+  } else {
+    version = refTag.slice(1);
+  }
+  if (!VERSION_PATTERN.test(version)) {
+    const source = given !== '' ? 'the version input' : `tag ${JSON.stringify(refTag)}`;
+    throw new InputError(`version must be MAJOR.MINOR.PATCH, as template.json requires (got ${JSON.stringify(version)} from ${source})`);
+  }
+  return { version, tag: given === '' && refTag ? refTag : `v${version}` };
+}
+
+function checkUrl(name: string, value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InputError(`input ${name} must be an http(s) URL (got ${JSON.stringify(value)})`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new InputError(`input ${name} must be an http(s) URL (got ${JSON.stringify(value)})`);
+  }
+}
+
+/**
+ * Parses the action's inputs from the environment the runner gives (a pure function of it).
+ * Throws InputError naming the input and the rule it breaks.
+ */
+export function parseInputs(env: Readonly<Record<string, string | undefined>>): ActionInputs {
+  const dryRun = readBooleanInput(env, 'dry-run', false);
+  const createRelease = readBooleanInput(env, 'create-release', true);
+  const { version, tag } = versionFrom(env);
+  const registryUrl = readInput(env, 'registry-url');
+  const registryToken = readInput(env, 'registry-token');
+  const githubToken = readInput(env, 'github-token');
+  const testCommand = readInput(env, 'test-command');
+  const [owner, repo, ...rest] = (env.GITHUB_REPOSITORY ?? '').split('/');
+
+  if (registryUrl !== '') checkUrl('registry-url', registryUrl);
+  if (!dryRun) {
+    if (registryUrl === '') throw new InputError('input registry-url is required (unless dry-run is true)');
+    if (registryToken === '') throw new InputError('input registry-token is required (unless dry-run is true)');
+    if (createRelease) {
+      if (githubToken === '') throw new InputError('input github-token is required to create the release');
+      if (!owner || !repo || rest.length > 0) {
+        throw new InputError(`GITHUB_REPOSITORY must be owner/repo to create the release (got ${JSON.stringify(env.GITHUB_REPOSITORY ?? '')})`);
+      }
+    }
+  }
+
+  return {
+    templatePath: readInput(env, 'template-path') || '.',
+    workspace: env.GITHUB_WORKSPACE || '.',
+    ...(registryUrl ? { registryUrl } : {}),
+    ...(registryToken ? { registryToken } : {}),
+    ...(githubToken ? { githubToken } : {}),
+    version,
+    tag,
+    exclude: readListInput(env, 'exclude'),
+    ...(testCommand ? { testCommand } : {}),
+    createRelease,
+    dryRun,
+    ...(owner && repo && rest.length === 0 ? { repository: { owner, repo } } : {}),
+  };
+}

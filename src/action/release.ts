@@ -1,0 +1,348 @@
+/**
+ * The GitHub release of a published template version: a client with retries and rate-limit
+ * handling, a small `ReleaseApi` (so the action can be tested with fakes) with its Octokit
+ * implementation, and `publishRelease`, which is safe to re-run.
+ *
+ * `publishRelease` never creates a second release for a tag: it first looks for one (drafts
+ * included; GitHub's `/releases/tags/{tag}` endpoint does not return drafts, and GitHub lets
+ * several drafts share a tag name, so it lists the releases). A new release is created as a draft
+ * and only published once its assets are uploaded, so a run that crashes half-way leaves at most a
+ * draft, which the next run finds and completes.
+ */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+
+import { retry } from '@octokit/plugin-retry';
+import { throttling } from '@octokit/plugin-throttling';
+import { Octokit } from '@octokit/rest';
+
+// ---------------------------------------------------------------------------------------------
+// Client
+// ---------------------------------------------------------------------------------------------
+
+/** Rate-limit retries per request (primary and secondary limits alike). */
+const RATE_LIMIT_RETRIES = 2;
+
+/** The request option (`request.openBody`) that makes a request body replayable, see below. */
+const OPEN_BODY = 'openBody';
+
+/**
+ * plugin-retry and plugin-throttling repeat a failed request with the same options, so a stream
+ * body would be sent already consumed. A request that sets `request.openBody` (a function opening
+ * a fresh stream) gets a new body on every attempt instead. Registered before the retry and
+ * throttling plugins, this hook is inside them, i.e. runs once per attempt. (It must set `data` on
+ * the options object itself: before-after-hook hands every layer the options it was first called
+ * with, so passing a copy to `request` would be ignored.)
+ */
+function replayableBody(octokit: { hook: Octokit['hook'] }): void {
+  octokit.hook.wrap('request', (request, options) => {
+    const open: unknown = options.request?.[OPEN_BODY];
+    if (typeof open === 'function') {
+      const previous = options.data;
+      if (previous instanceof Readable) previous.destroy();
+      options.data = (open as () => Readable)();
+    }
+    return request(options);
+  });
+}
+
+const GitHubOctokit = Octokit.plugin(replayableBody, retry, throttling);
+/** An Octokit with the plugins above; callers need nothing beyond Octokit's own API. */
+export type GitHubClient = Octokit;
+
+export interface GitHubClientOptions {
+  token: string;
+  /** Defaults to `$GITHUB_API_URL` (set by GitHub Actions, also on GHES), then https://api.github.com. */
+  baseUrl?: string;
+  /** Prepended to Octokit's user agent. */
+  userAgent?: string;
+  /** Retries of a failed request (5xx, network errors) by plugin-retry; 4xx are never retried. */
+  retries?: number;
+  /** Receives warnings: rate limits and Octokit's own warnings. The token never appears in them. */
+  log?: (message: string) => void;
+  /** plugin-retry waits `retryAfterBaseValue * n²` ms before the n-th retry (default 1000). */
+  retryAfterBaseValue?: number;
+  /**
+   * plugin-throttling settings. Beware that it spaces write requests at least 1 s apart (3 s for
+   * creating releases); tests of write flows pass `{ enabled: false }` or test it on reads.
+   */
+  throttle?: { enabled?: boolean; retryAfterBaseValue?: number; fallbackSecondaryRateRetryAfter?: number; id?: string };
+}
+
+export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
+  const {
+    token,
+    baseUrl = process.env.GITHUB_API_URL || 'https://api.github.com',
+    userAgent = 'template-registry',
+    retries = 3,
+    log = (message: string) => console.warn(message),
+    retryAfterBaseValue,
+    throttle = {},
+  } = options;
+  if (!token) throw new Error('A GitHub token is required to create the release');
+
+  const onLimit =
+    (kind: string) =>
+    (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number): boolean => {
+      const what = `${request.method} ${request.url}`;
+      if (retryCount < RATE_LIMIT_RETRIES) {
+        log(`GitHub ${kind} hit by ${what}; retrying in ${retryAfter}s (retry ${retryCount + 1} of ${RATE_LIMIT_RETRIES})`);
+        return true;
+      }
+      log(`GitHub ${kind} hit by ${what}; giving up after ${RATE_LIMIT_RETRIES} retries`);
+      return false;
+    };
+  const noop = (): void => undefined;
+
+  return new GitHubOctokit({
+    auth: token,
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    userAgent,
+    // Octokit warns (deprecations) and logs every failed request ("POST … - 500 with id … in 12ms"),
+    // which shows retries in the job log.
+    log: { debug: noop, info: noop, warn: log, error: log },
+    retry: {
+      doNotRetry: [400, 401, 403, 404, 422],
+      retries,
+      ...(retryAfterBaseValue === undefined ? {} : { retryAfterBaseValue }),
+    },
+    throttle: {
+      ...throttle,
+      onRateLimit: onLimit('rate limit'),
+      onSecondaryRateLimit: onLimit('secondary rate limit'),
+    },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Release API
+// ---------------------------------------------------------------------------------------------
+
+export interface GitHubRelease {
+  id: number;
+  tag_name: string;
+  name: string | null;
+  body?: string | null;
+  draft: boolean;
+  html_url: string;
+  upload_url: string;
+}
+
+export interface GitHubReleaseAsset {
+  id: number;
+  name: string;
+  browser_download_url: string;
+}
+
+export interface ReleaseAssetFile {
+  name: string;
+  path: string;
+  contentType: string;
+}
+
+export interface ReleaseApi {
+  /** The release of `tag`, drafts included; a published release wins over drafts, then the oldest draft. */
+  findReleaseByTag(tag: string): Promise<GitHubRelease | undefined>;
+  createRelease(input: { tag: string; name: string; body: string; draft: boolean }): Promise<GitHubRelease>;
+  updateRelease(id: number, input: { name?: string; body?: string; draft?: boolean }): Promise<GitHubRelease>;
+  listAssets(releaseId: number): Promise<GitHubReleaseAsset[]>;
+  deleteAsset(assetId: number): Promise<void>;
+  uploadAsset(release: GitHubRelease, asset: ReleaseAssetFile): Promise<GitHubReleaseAsset>;
+}
+
+/** A failed GitHub API call, with what was being done and a hint for the usual causes. */
+export class GitHubApiError extends Error {
+  override readonly name = 'GitHubApiError';
+  /** The HTTP status; 500 for network errors (as Octokit reports them). */
+  readonly status: number | undefined;
+
+  constructor(message: string, status: number | undefined, options?: { cause?: unknown }) {
+    super(message, options);
+    this.status = status;
+  }
+}
+
+function statusOf(error: unknown): number | undefined {
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === 'number' ? status : undefined;
+}
+
+/** GitHub's own message (plus validation error codes) from an Octokit RequestError. */
+function gitHubMessage(error: unknown): string {
+  const data = (error as { response?: { data?: unknown } } | null)?.response?.data;
+  if (data && typeof data === 'object' && 'message' in data && typeof data.message === 'string') {
+    const errors = 'errors' in data && Array.isArray(data.errors) ? (data.errors as unknown[]) : [];
+    const codes = errors
+      .map((e) => (e && typeof e === 'object' ? [(e as Record<string, unknown>).field, (e as Record<string, unknown>).code].filter((x) => typeof x === 'string').join(' ') : ''))
+      .filter(Boolean);
+    return codes.length > 0 ? `${data.message} (${codes.join(', ')})` : data.message;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+function hintFor(status: number | undefined, owner: string, repo: string): string {
+  switch (status) {
+    case 401:
+      return 'the token was rejected; check the token given to the action';
+    case 403:
+      return 'the token may lack permission: the workflow needs "permissions: contents: write"';
+    case 404:
+      return `repository ${owner}/${repo} or the release was not found, or the token cannot see it`;
+    default:
+      return '';
+  }
+}
+
+async function call<T>(what: string, owner: string, repo: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const status = statusOf(error);
+    const hint = hintFor(status, owner, repo);
+    const message = `GitHub API: ${what} failed${status === undefined ? '' : ` with ${status}`}: ${gitHubMessage(error)}${hint ? ` (${hint})` : ''}`;
+    throw new GitHubApiError(message, status, { cause: error });
+  }
+}
+
+function toRelease(data: {
+  id: number;
+  tag_name: string;
+  name: string | null;
+  body?: string | null;
+  draft: boolean;
+  html_url: string;
+  upload_url: string;
+}): GitHubRelease {
+  const { id, tag_name, name, body, draft, html_url, upload_url } = data;
+  return { id, tag_name, name, body, draft, html_url, upload_url };
+}
+
+function toAsset(data: { id: number; name: string; browser_download_url: string }): GitHubReleaseAsset {
+  const { id, name, browser_download_url } = data;
+  return { id, name, browser_download_url };
+}
+
+/** `upload_url` is an RFC 6570 template (`…/assets{?name,label}`): drop the template part, add the name. */
+export function assetUploadUrl(uploadUrl: string, name: string): string {
+  const base = uploadUrl.replace(/\{[^}]*\}/g, '');
+  return `${base}${base.includes('?') ? '&' : '?'}name=${encodeURIComponent(name)}`;
+}
+
+export function octokitReleaseApi(octokit: Octokit, owner: string, repo: string): ReleaseApi {
+  const where = `${owner}/${repo}`;
+  return {
+    findReleaseByTag: (tag) =>
+      call(`listing the releases of ${where}`, owner, repo, async () => {
+        const drafts: GitHubRelease[] = [];
+        const pages = octokit.paginate.iterator(octokit.rest.repos.listReleases, { owner, repo, per_page: 100 });
+        for await (const { data } of pages) {
+          for (const release of data) {
+            if (release.tag_name !== tag) continue;
+            if (!release.draft) return toRelease(release);
+            drafts.push(toRelease(release));
+          }
+        }
+        return drafts.sort((a, b) => a.id - b.id)[0];
+      }),
+
+    createRelease: ({ tag, name, body, draft }) =>
+      call(`creating the release ${tag} in ${where}`, owner, repo, async () => {
+        const { data } = await octokit.rest.repos.createRelease({ owner, repo, tag_name: tag, name, body, draft });
+        return toRelease(data);
+      }),
+
+    updateRelease: (id, input) =>
+      call(`updating release ${id} of ${where}`, owner, repo, async () => {
+        const { data } = await octokit.rest.repos.updateRelease({ owner, repo, release_id: id, ...input });
+        return toRelease(data);
+      }),
+
+    listAssets: (releaseId) =>
+      call(`listing the assets of release ${releaseId} of ${where}`, owner, repo, async () => {
+        const assets = await octokit.paginate(octokit.rest.repos.listReleaseAssets, {
+          owner,
+          repo,
+          release_id: releaseId,
+          per_page: 100,
+        });
+        return assets.map(toAsset);
+      }),
+
+    deleteAsset: (assetId) =>
+      call(`deleting release asset ${assetId} of ${where}`, owner, repo, async () => {
+        await octokit.rest.repos.deleteReleaseAsset({ owner, repo, asset_id: assetId });
+      }),
+
+    uploadAsset: (release, asset) =>
+      call(`uploading ${asset.name} to release ${release.tag_name} of ${where}`, owner, repo, async () => {
+        const { size } = await stat(asset.path);
+        const { data } = await octokit.request<{ id: number; name: string; browser_download_url: string }>({
+          method: 'POST',
+          url: assetUploadUrl(release.upload_url, asset.name),
+          headers: { 'content-type': asset.contentType, 'content-length': size },
+          request: { [OPEN_BODY]: () => createReadStream(asset.path) },
+        });
+        return toAsset(data);
+      }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Publishing
+// ---------------------------------------------------------------------------------------------
+
+export interface PublishReleaseOptions {
+  tag: string;
+  name: string;
+  body: string;
+  assets: ReleaseAssetFile[];
+}
+
+export interface PublishedRelease {
+  id: number;
+  url: string;
+  /** False when an existing release (a draft left by a crashed run, or a published one) was reused. */
+  created: boolean;
+  /** The uploaded assets, in the order given. */
+  assets: GitHubReleaseAsset[];
+}
+
+/**
+ * Creates or completes the release of `tag`: an existing release (draft or not) gets the new name,
+ * body and assets (same-name assets are replaced) and is published; otherwise a draft is created,
+ * the assets uploaded, then the draft published.
+ */
+export async function publishRelease(api: ReleaseApi, options: PublishReleaseOptions): Promise<PublishedRelease> {
+  const { tag, name, body, assets } = options;
+  const names = assets.map((a) => a.name);
+  const duplicate = names.find((n, i) => names.indexOf(n) !== i);
+  if (duplicate !== undefined) throw new Error(`Two release assets are named ${duplicate}`);
+
+  const existing = await api.findReleaseByTag(tag);
+  const release = existing ?? (await api.createRelease({ tag, name, body, draft: true }));
+  let current = existing ? await api.listAssets(release.id) : [];
+
+  const uploaded: GitHubReleaseAsset[] = [];
+  for (const asset of assets) {
+    const replaceSameName = async (): Promise<void> => {
+      for (const old of current.filter((a) => a.name === asset.name)) await api.deleteAsset(old.id);
+      current = current.filter((a) => a.name !== asset.name);
+    };
+    await replaceSameName();
+    try {
+      uploaded.push(await api.uploadAsset(release, asset));
+    } catch (error) {
+      // A 422 after a failed attempt may be the partial upload of that attempt, which GitHub keeps
+      // under the name: delete it and upload once more.
+      if (statusOf(error) !== 422) throw error;
+      current = await api.listAssets(release.id);
+      if (!current.some((a) => a.name === asset.name)) throw error;
+      await replaceSameName();
+      uploaded.push(await api.uploadAsset(release, asset));
+    }
+  }
+
+  const published = await api.updateRelease(release.id, existing ? { name, body, draft: false } : { draft: false });
+  return { id: published.id, url: published.html_url, created: !existing, assets: uploaded };
+}

@@ -1,0 +1,61 @@
+import type { Command } from 'commander';
+
+import { VERSION_PATTERN } from '../../manifest/versions.js';
+import { packTemplate, type PackResult } from '../../pack/index.js';
+import { EXIT, type CliIo } from '../io.js';
+
+interface PackFlags {
+  version?: string;
+  outDir?: string;
+  exclude: string[];
+  json?: boolean;
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+function summary(result: PackResult): string {
+  return [
+    `${result.file}`,
+    `  files:     ${result.files.length}`,
+    `  size:      ${result.size} bytes`,
+    `  sha256:    ${result.sha256}`,
+    `  integrity: ${result.integrity}`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * `template-registry pack [dir] [--version X] [--out-dir DIR] [--exclude GLOB]... [--json]`.
+ * Exit 0 packed, 1 the template cannot be packed, 2 a usage error (bad `--version`, unknown flag).
+ *
+ * The root program's own `--version` flag (commander's `.version()`) would otherwise swallow
+ * `pack --version 1.2.3`, so this makes program options positional: they are recognised only
+ * before the subcommand name (`template-registry --version` still prints the CLI version).
+ */
+export function registerPack(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('pack')
+    .description('build the deterministic .tgz archive of a template folder, as publishing uploads it')
+    .argument('[dir]', 'template folder', '.')
+    .option('--version <version>', 'version to stamp into the packed template.json (default: the manifest version)')
+    .option('--out-dir <dir>', 'folder to write <name>-<version>.tgz into (default: the current folder)')
+    .option('--exclude <glob>', 'also leave out paths matching this glob (repeatable)', collect, [])
+    .option('--json', 'print the result as JSON')
+    .action(async (dir: string, flags: PackFlags) => {
+      if (flags.version !== undefined && !VERSION_PATTERN.test(flags.version)) {
+        io.stderr(`error: --version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(flags.version)})\n`);
+        setExit(EXIT.usage);
+        return;
+      }
+      let result: PackResult;
+      try {
+        result = await packTemplate(dir, { version: flags.version, outDir: flags.outDir, exclude: flags.exclude });
+      } catch (error) {
+        io.stderr(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+        setExit(EXIT.failure);
+        return;
+      }
+      io.stdout(flags.json ? `${JSON.stringify(result, null, 2)}\n` : summary(result));
+      setExit(EXIT.ok);
+    });
+}

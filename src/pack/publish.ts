@@ -1,0 +1,530 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import type { ApiErrorDetail, TemplateManifest } from '../manifest/schema-types.js';
+import { computeIntegrity } from './pack.js';
+
+export interface PublishRetryInfo {
+  /** The attempt that just failed (1-based). */
+  attempt: number;
+  /** How long we wait before the next attempt. */
+  delayMs: number;
+  /** Why the attempt failed, e.g. `HTTP 503 ...` or `ECONNRESET: socket hang up`. Never holds the token. */
+  reason: string;
+}
+
+export interface PublishOptions {
+  /** Base URL of the registry; the archive is POSTed to `<registryUrl>/templates`. */
+  registryUrl: string;
+  /** API token, sent as `Authorization: Bearer <token>`; never printed. */
+  token: string;
+  /** Path of the `.tgz` to upload. */
+  archive: string;
+  /** The manifest to send, as an object or the path of a `template.json`. */
+  manifest: TemplateManifest | string;
+  /** `sha512-<base64>` of the archive; computed from the file when absent. */
+  integrity?: string;
+  /** Retries after a network error, a 5xx or a 429 (default 4, so at most 5 attempts). */
+  retries?: number;
+  /** First backoff delay (default 500 ms); doubles each retry, with jitter. */
+  minDelayMs?: number;
+  /** Cap on any delay, `Retry-After` included (default 30 s). */
+  maxDelayMs?: number;
+  /**
+   * An attempt fails when its connection stays idle (nothing sent, nothing received) this long
+   * (default 120 s). Idle rather than total, so a large archive on a slow link is not cut off.
+   */
+  timeoutMs?: number;
+  userAgent?: string;
+  /** Called before each wait between attempts. */
+  onRetry?: (info: PublishRetryInfo) => void;
+}
+
+export interface PublishResult {
+  /** False when the registry already had this exact version with these exact bytes. */
+  uploaded: boolean;
+  status: number;
+  attempts: number;
+  /** Integrity of the archive we sent. */
+  integrity: string;
+  /** `data` of the registry's success envelope. */
+  entry?: unknown;
+  /** The `Location` header, as an absolute URL. */
+  location?: string;
+  /** `entry.downloadUrl` when the registry gave one. */
+  downloadUrl?: string;
+}
+
+export interface PublishErrorInit {
+  status?: number;
+  code?: string;
+  details?: ApiErrorDetail[];
+  requestId?: string;
+  attempts?: number;
+}
+
+/** A publish the registry refused, or that could not reach it. The message never holds the token. */
+export class PublishError extends Error {
+  override readonly name = 'PublishError';
+  /** HTTP status; absent for a network error or a bad input. */
+  readonly status: number | undefined;
+  /** The envelope's `error.code`, or a network error code such as `ECONNREFUSED`. */
+  readonly code: string | undefined;
+  readonly details: ApiErrorDetail[];
+  readonly requestId: string | undefined;
+  /** Attempts made (0 when the inputs were rejected before any request). */
+  readonly attempts: number;
+
+  constructor(message: string, init: PublishErrorInit = {}) {
+    super(message);
+    this.status = init.status;
+    this.code = init.code;
+    this.details = init.details ?? [];
+    this.requestId = init.requestId;
+    this.attempts = init.attempts ?? 0;
+  }
+}
+
+export const DEFAULT_PUBLISH_USER_AGENT = `template-registry-publish (node ${process.version})`;
+
+const DEFAULTS = { retries: 4, minDelayMs: 500, maxDelayMs: 30_000, timeoutMs: 120_000 } as const;
+
+/** Error bodies past this size are not kept in memory. */
+const MAX_RESPONSE_BYTES = 1024 * 1024;
+const MAX_SHOWN_BODY = 500;
+
+const RETRYABLE_NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EAI_AGAIN',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
+
+/**
+ * Milliseconds a `Retry-After` header asks for: delay-seconds or an HTTP date (in the past: 0).
+ * Undefined when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | undefined, now: number = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (text === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * Wait before retry number `retry` (1-based): `min * 2^(retry-1)` with ±25% jitter, at least
+ * `min`, at least `retryAfterMs` when the registry asked for it, and never above `max`.
+ */
+export function retryDelay(
+  retry: number,
+  limits: { minDelayMs: number; maxDelayMs: number },
+  retryAfterMs?: number,
+  random: () => number = Math.random,
+): number {
+  const exponential = limits.minDelayMs * 2 ** Math.max(0, retry - 1);
+  let delay = Math.max(limits.minDelayMs, exponential * (0.75 + random() * 0.5));
+  if (retryAfterMs !== undefined) delay = Math.max(delay, retryAfterMs);
+  return Math.round(Math.min(limits.maxDelayMs, delay));
+}
+
+interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+type Outcome =
+  | { kind: 'response'; response: RawResponse }
+  | { kind: 'network'; error: NodeJS.ErrnoException; retryable: boolean };
+
+interface Upload {
+  url: URL;
+  token: string;
+  archive: string;
+  size: number;
+  fileName: string;
+  manifestJson: string;
+  userAgent: string;
+  timeoutMs: number;
+}
+
+/** Removes the token (and any bearer credential) from text shown to a user. */
+function redactor(token: string): (text: string) => string {
+  return (text) => {
+    let out = text.replace(/(Bearer\s+)\S+/gi, '$1***');
+    if (token !== '') out = out.split(token).join('***');
+    return out;
+  };
+}
+
+/** The URL without user name and password, for messages. */
+function displayUrl(url: URL): string {
+  const copy = new URL(url.href);
+  copy.username = '';
+  copy.password = '';
+  return copy.href;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+interface ParsedApiError {
+  code?: string;
+  message?: string;
+  details: ApiErrorDetail[];
+  requestId?: string;
+  retryAfter?: number;
+}
+
+/** The registry's error envelope `{ error: { code, message, details, requestId, ... } }`, when the body is one. */
+function parseErrorEnvelope(body: string): ParsedApiError | undefined {
+  const parsed = parseJson(body);
+  if (!isRecord(parsed) || !isRecord(parsed.error)) return undefined;
+  const error = parsed.error;
+  const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+  const details: ApiErrorDetail[] = Array.isArray(error.details)
+    ? error.details.filter(isRecord).map((detail) => ({
+        field: text(detail.field) ?? '',
+        message: text(detail.message) ?? (detail.message === undefined ? '' : JSON.stringify(detail.message)),
+        code: text(detail.code) ?? '',
+      }))
+    : [];
+  return {
+    code: text(error.code),
+    message: text(error.message),
+    details,
+    requestId: text(error.requestId),
+    retryAfter: typeof error.retryAfter === 'number' ? error.retryAfter : undefined,
+  };
+}
+
+/** `HTTP 422 VALIDATION_ERROR: manifest is invalid` plus one indented line per detail. */
+function describeResponse(response: RawResponse, apiError: ParsedApiError | undefined): string {
+  const head = `HTTP ${response.status}`;
+  if (!apiError) {
+    const body = response.body.trim();
+    if (body === '') return `${head} ${http.STATUS_CODES[response.status] ?? ''}`.trimEnd();
+    return `${head}: ${body.length > MAX_SHOWN_BODY ? `${body.slice(0, MAX_SHOWN_BODY)}...` : body}`;
+  }
+  const lines = [`${head}${apiError.code ? ` ${apiError.code}` : ''}: ${apiError.message ?? http.STATUS_CODES[response.status] ?? 'error'}`];
+  for (const detail of apiError.details) {
+    const where = [detail.field, detail.code].filter((part) => part !== '').join(' ');
+    lines.push(`  ${where === '' ? '' : `${where}: `}${detail.message}`);
+  }
+  if (apiError.requestId) lines.push(`  request id: ${apiError.requestId}`);
+  return lines.join('\n');
+}
+
+function hintFor(status: number, name: string): string | undefined {
+  if (status === 401) {
+    return 'hint: the registry did not accept the API token; check that it is set (TEMPLATE_REGISTRY_TOKEN), not expired, and meant for this registry';
+  }
+  if (status === 403) return `hint: the API token is valid but may not publish "${name}"`;
+  return undefined;
+}
+
+function multipartParts(boundary: string, fileName: string, manifestJson: string): { head: Buffer; tail: Buffer } {
+  const head =
+    `--${boundary}\r\n` +
+    `Content-Disposition: form-data; name="template"; filename="${fileName}"\r\n` +
+    'Content-Type: application/gzip\r\n\r\n';
+  const tail =
+    `\r\n--${boundary}\r\n` +
+    'Content-Disposition: form-data; name="manifest"; filename="template.json"\r\n' +
+    'Content-Type: application/json\r\n\r\n' +
+    `${manifestJson}\r\n` +
+    `--${boundary}--\r\n`;
+  return { head: Buffer.from(head, 'utf8'), tail: Buffer.from(tail, 'utf8') };
+}
+
+/** One POST: the multipart body is streamed from disk, with an exact Content-Length. */
+async function sendOnce(upload: Upload): Promise<Outcome> {
+  const info = await stat(upload.archive);
+  if (info.size !== upload.size) {
+    throw new PublishError(`${upload.archive} changed while publishing (size ${upload.size} -> ${info.size} bytes)`);
+  }
+  const boundary = `----template-registry-${randomBytes(16).toString('hex')}`;
+  const { head, tail } = multipartParts(boundary, upload.fileName, upload.manifestJson);
+  const contentLength = head.length + upload.size + tail.length;
+
+  let sourceError: NodeJS.ErrnoException | undefined;
+  async function* body(): AsyncGenerator<Buffer> {
+    yield head;
+    try {
+      for await (const chunk of createReadStream(upload.archive)) yield chunk as Buffer;
+    } catch (error) {
+      sourceError = error as NodeJS.ErrnoException;
+      throw error;
+    }
+    yield tail;
+  }
+
+  const transport = upload.url.protocol === 'https:' ? https : http;
+  return new Promise<Outcome>((resolve) => {
+    let settled = false;
+    let responded = false;
+    const settle = (outcome: Outcome): void => {
+      if (settled) return;
+      settled = true;
+      resolve(outcome);
+    };
+
+    const request = transport.request(upload.url, {
+      method: 'POST',
+      // A fresh connection per attempt: a retry never lands on a socket the registry already dropped.
+      agent: false,
+      headers: {
+        Authorization: `Bearer ${upload.token}`,
+        Accept: 'application/json',
+        'User-Agent': upload.userAgent,
+        'Content-Type': `multipart/form-data; boundary=${boundary}`,
+        'Content-Length': String(contentLength),
+      },
+    });
+    request.setTimeout(upload.timeoutMs, () => {
+      const error: NodeJS.ErrnoException = new Error(`no activity for ${upload.timeoutMs} ms`);
+      error.code = 'ETIMEDOUT';
+      request.destroy(error);
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (responded) return;
+      if (sourceError) {
+        settle({ kind: 'network', error: sourceError, retryable: false });
+        return;
+      }
+      const code = error.code ?? '';
+      const retryable = RETRYABLE_NETWORK_CODES.has(code) || /socket hang up|ECONNRESET/i.test(error.message);
+      settle({ kind: 'network', error, retryable });
+    });
+    request.on('response', (response) => {
+      responded = true;
+      const chunks: Buffer[] = [];
+      let kept = 0;
+      response.on('data', (chunk: Buffer) => {
+        if (kept >= MAX_RESPONSE_BYTES) return;
+        chunks.push(chunk);
+        kept += chunk.length;
+      });
+      const done = (): void => {
+        settle({
+          kind: 'response',
+          response: { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') },
+        });
+        // The registry answered: stop sending whatever is left of the body.
+        request.destroy();
+      };
+      response.on('end', done);
+      response.on('close', done);
+      response.on('error', done);
+    });
+
+    pipeline(Readable.from(body()), request).catch((error: unknown) => {
+      // After an answer the upload is cut short on purpose; before one, the request's 'error' reports it.
+      if (!responded && !request.destroyed) request.destroy(error instanceof Error ? error : new Error(String(error)));
+    });
+  });
+}
+
+async function loadManifest(manifest: TemplateManifest | string): Promise<TemplateManifest> {
+  if (typeof manifest !== 'string') return manifest;
+  let text: string;
+  try {
+    text = await readFile(manifest, 'utf8');
+  } catch (error) {
+    throw new PublishError(`cannot read the manifest ${manifest}: ${(error as Error).message}`);
+  }
+  const parsed = parseJson(text);
+  if (!isRecord(parsed)) throw new PublishError(`${manifest} does not hold a JSON object`);
+  return parsed as unknown as TemplateManifest;
+}
+
+function checkNumber(name: string, value: number, min: number): number {
+  if (!Number.isFinite(value) || value < min) throw new PublishError(`${name} must be a number >= ${min} (got ${value})`);
+  return value;
+}
+
+/** The file name of the archive part: `<name>-<version>.tgz`, without characters that would break the header. */
+function partFileName(name: string, version: string): string {
+  return `${name}-${version}.tgz`.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+/**
+ * Uploads a packed template to the registry (operation 2: `POST <registry>/templates`, multipart
+ * parts `template` and `manifest`, bearer token). The archive is streamed from disk on every
+ * attempt, never held in memory. Network errors, 5xx and 429 are retried with exponential backoff
+ * (honouring `Retry-After`); other 4xx are not. A 409 for the same name@version with the same
+ * integrity counts as already published (`uploaded: false`); with another integrity it is an
+ * error: an existing version is never overwritten.
+ */
+export async function publishTemplate(options: PublishOptions): Promise<PublishResult> {
+  let url: URL;
+  try {
+    url = new URL(options.registryUrl);
+  } catch {
+    throw new PublishError(`registry URL must be an http(s) URL (got ${JSON.stringify(redactor(options.token)(String(options.registryUrl)))})`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new PublishError(`registry URL must be an http(s) URL (got ${url.protocol} in ${displayUrl(url)})`);
+  }
+  if (typeof options.token !== 'string' || options.token.trim() === '') {
+    throw new PublishError('an API token is required to publish (set TEMPLATE_REGISTRY_TOKEN or pass --token)');
+  }
+  if (/[\r\n]/.test(options.token)) throw new PublishError('the API token must not contain line breaks');
+  const token = options.token.trim();
+  const redact = redactor(token);
+
+  let archiveInfo;
+  try {
+    archiveInfo = await stat(options.archive);
+  } catch {
+    throw new PublishError(`archive not found: ${options.archive}`);
+  }
+  if (!archiveInfo.isFile()) throw new PublishError(`archive is not a file: ${options.archive}`);
+
+  const retries = Math.floor(checkNumber('retries', options.retries ?? DEFAULTS.retries, 0));
+  const minDelayMs = checkNumber('minDelayMs', options.minDelayMs ?? DEFAULTS.minDelayMs, 0);
+  const maxDelayMs = Math.max(minDelayMs, checkNumber('maxDelayMs', options.maxDelayMs ?? DEFAULTS.maxDelayMs, 0));
+  const timeoutMs = checkNumber('timeoutMs', options.timeoutMs ?? DEFAULTS.timeoutMs, 1);
+
+  const manifest = await loadManifest(options.manifest);
+  const { name, version } = manifest as { name?: unknown; version?: unknown };
+  if (typeof name !== 'string' || name === '' || typeof version !== 'string' || version === '') {
+    throw new PublishError('the manifest must have a non-empty "name" and "version"');
+  }
+  const label = `${name}@${version}`;
+
+  const integrity = options.integrity ?? (await computeIntegrity(options.archive)).integrity;
+  if (!/^sha512-[A-Za-z0-9+/]+={0,2}$/.test(integrity)) {
+    throw new PublishError(`integrity must be "sha512-<base64>" (got ${JSON.stringify(integrity)})`);
+  }
+
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/templates`;
+  const upload: Upload = {
+    url,
+    token,
+    archive: options.archive,
+    size: archiveInfo.size,
+    fileName: partFileName(name, version),
+    manifestJson: JSON.stringify(manifest),
+    userAgent: options.userAgent ?? DEFAULT_PUBLISH_USER_AGENT,
+    timeoutMs,
+  };
+
+  const attemptsLimit = retries + 1;
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await sendOnce(upload).catch((error: unknown) => {
+      if (error instanceof PublishError) throw error;
+      throw new PublishError(redact(`cannot send ${options.archive}: ${(error as Error).message}`), { attempts: attempt });
+    });
+    const exhausted = attempt >= attemptsLimit;
+    // Only a retryable failure on the last attempt is "giving up"; other failures stop at once.
+    const gaveUp = `gave up after ${attempt} attempt${attempt === 1 ? '' : 's'}: `;
+
+    if (outcome.kind === 'network') {
+      const code = outcome.error.code ?? 'NETWORK_ERROR';
+      const reason = redact(`${code}: ${outcome.error.message}`);
+      if (!outcome.retryable || exhausted) {
+        const prefix = outcome.retryable ? gaveUp : '';
+        throw new PublishError(`${prefix}${redact(`cannot reach ${displayUrl(url)}`)}: ${reason}`, { code, attempts: attempt });
+      }
+      const delayMs = retryDelay(attempt, { minDelayMs, maxDelayMs });
+      options.onRetry?.({ attempt, delayMs, reason });
+      await sleep(delayMs);
+      continue;
+    }
+
+    const { response } = outcome;
+    const status = response.status;
+    const apiError = parseErrorEnvelope(response.body);
+    const errorInit = (): PublishErrorInit => ({
+      status,
+      code: apiError?.code,
+      details: apiError?.details ?? [],
+      requestId: apiError?.requestId,
+      attempts: attempt,
+    });
+
+    if (status === 200 || status === 201) {
+      const parsed = parseJson(response.body);
+      const entry = isRecord(parsed) && 'data' in parsed ? parsed.data : parsed;
+      const entryIntegrity = isRecord(entry) && typeof entry.integrity === 'string' ? entry.integrity : undefined;
+      if (entryIntegrity !== undefined && entryIntegrity.startsWith('sha512-') && entryIntegrity !== integrity) {
+        throw new PublishError(
+          `the registry stored ${label} with integrity ${entryIntegrity}, but the archive sent has ${integrity}; the upload was corrupted, check the published version`,
+          { status, code: 'INTEGRITY_MISMATCH', attempts: attempt },
+        );
+      }
+      const locationHeader = headerValue(response.headers.location);
+      const result: PublishResult = { uploaded: true, status, attempts: attempt, integrity };
+      if (entry !== undefined) result.entry = entry;
+      if (locationHeader) {
+        try {
+          result.location = new URL(locationHeader, url).href;
+        } catch {
+          result.location = locationHeader;
+        }
+      }
+      if (isRecord(entry) && typeof entry.downloadUrl === 'string') result.downloadUrl = entry.downloadUrl;
+      return result;
+    }
+
+    if (status === 409) {
+      const stored = apiError?.details.find((detail) => detail.field === 'integrity')?.message;
+      if (stored === integrity) {
+        return { uploaded: false, status, attempts: attempt, integrity };
+      }
+      const theirs = stored === undefined || stored === '' ? 'an integrity the registry did not report' : stored;
+      throw new PublishError(
+        redact(
+          `${label} is already published with different content (registry: ${theirs}, this archive: ${integrity}); ` +
+            `a published version is never overwritten, publish a new version instead\n${describeResponse(response, apiError)}`,
+        ),
+        errorInit(),
+      );
+    }
+
+    const retryable = status === 429 || status >= 500;
+    let message = describeResponse(response, apiError);
+    const hint = hintFor(status, name);
+    if (hint) message += `\n  ${hint}`;
+    if (!retryable || exhausted) throw new PublishError(redact(`${retryable ? gaveUp : ''}${message}`), errorInit());
+
+    let retryAfterMs: number | undefined;
+    if (status === 429 || status === 503) {
+      retryAfterMs = parseRetryAfter(headerValue(response.headers['retry-after']));
+      if (retryAfterMs === undefined && apiError?.retryAfter !== undefined) retryAfterMs = apiError.retryAfter * 1000;
+    }
+    const delayMs = retryDelay(attempt, { minDelayMs, maxDelayMs }, retryAfterMs);
+    const firstLine = message.split('\n')[0] ?? message;
+    const reason = redact(retryAfterMs === undefined ? firstLine : `${firstLine} (Retry-After ${retryAfterMs} ms)`);
+    options.onRetry?.({ attempt, delayMs, reason });
+    await sleep(delayMs);
+  }
+}

@@ -1,0 +1,240 @@
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import { startFakeGitHub } from '../helpers/fake-github.js';
+import { startFakeRegistry } from '../helpers/fake-registry.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+const bundle = path.resolve('dist/action/index.js');
+const example = path.resolve('examples/templates/node-service');
+const REGISTRY_TOKEN = 'tr_e2e_registry_secret_123';
+const GITHUB_TOKEN = 'ghs_e2e_github_secret_456';
+
+interface ActionRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  outputs: Record<string, string>;
+  summary: string;
+}
+
+/** Parses the GITHUB_OUTPUT file format: `name<<DELIM\nvalue\nDELIM`. */
+function parseOutputs(text: string): Record<string, string> {
+  const outputs: Record<string, string> = {};
+  const pattern = /^([^\n<]+)<<(\S+)\n([\s\S]*?)\n\2$/gm;
+  for (const match of text.matchAll(pattern)) outputs[match[1] ?? ''] = match[3] ?? '';
+  return outputs;
+}
+
+/** A template repository as a user has it: the example plus VCS data, dependencies and workflows. */
+async function templateRepository(versions: string[]): Promise<string> {
+  const repo = await tempDir('tr-e2e-repo-');
+  await cp(example, repo, { recursive: true });
+  await mkdir(path.join(repo, '.git'), { recursive: true });
+  await writeFile(path.join(repo, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+  await mkdir(path.join(repo, 'node_modules', 'left-pad'), { recursive: true });
+  await writeFile(path.join(repo, 'node_modules', 'left-pad', 'index.js'), 'module.exports = 1;\n');
+  await mkdir(path.join(repo, '.github', 'workflows'), { recursive: true });
+  await writeFile(path.join(repo, '.github', 'workflows', 'publish.yml'), 'on: push\n');
+  const changelog = await readFile(path.join(repo, 'CHANGELOG.md'), 'utf8');
+  const sections = versions.map((v) => `## [${v}] - 2026-11-22\n\n### Added\n\n- Release ${v} notes.\n\n`).join('');
+  await writeFile(path.join(repo, 'CHANGELOG.md'), changelog.replace(/^## \[/m, `${sections}## [`));
+  return repo;
+}
+
+async function runAction(env: Record<string, string>): Promise<ActionRun> {
+  const work = await tempDir('tr-e2e-runner-');
+  const outputFile = path.join(work, 'output.txt');
+  const summaryFile = path.join(work, 'summary.md');
+  const eventFile = path.join(work, 'event.json');
+  await writeFile(outputFile, '');
+  await writeFile(summaryFile, '');
+  const ref = env.GITHUB_REF ?? 'refs/tags/v1.2.3';
+  await writeFile(eventFile, JSON.stringify({ ref, created: true, deleted: false, repository: { full_name: 'acme/node-service' } }));
+  const child = spawn(process.execPath, [bundle], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? work,
+      GITHUB_ACTIONS: 'true',
+      GITHUB_REPOSITORY: 'acme/node-service',
+      GITHUB_EVENT_NAME: 'push',
+      GITHUB_EVENT_PATH: eventFile,
+      GITHUB_OUTPUT: outputFile,
+      GITHUB_STEP_SUMMARY: summaryFile,
+      GITHUB_WORKSPACE: path.dirname(env['INPUT_TEMPLATE-PATH'] ?? work),
+      RUNNER_TEMP: work,
+      GITHUB_REF: ref,
+      'INPUT_GITHUB-TOKEN': GITHUB_TOKEN,
+      'INPUT_CREATE-RELEASE': 'true',
+      'INPUT_DRY-RUN': 'false',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return {
+    code,
+    stdout,
+    stderr,
+    outputs: parseOutputs(await readFile(outputFile, 'utf8')),
+    summary: await readFile(summaryFile, 'utf8'),
+  };
+}
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()));
+});
+
+async function servers(): Promise<{ registry: Awaited<ReturnType<typeof startFakeRegistry>>; github: Awaited<ReturnType<typeof startFakeGitHub>> }> {
+  const registry = await startFakeRegistry({ token: REGISTRY_TOKEN });
+  const github = await startFakeGitHub({ token: GITHUB_TOKEN });
+  closers.push(() => registry.close(), () => github.close());
+  return { registry, github };
+}
+
+function inputs(repo: string, registryUrl: string, githubUrl: string): Record<string, string> {
+  return {
+    'INPUT_TEMPLATE-PATH': repo,
+    'INPUT_REGISTRY-URL': registryUrl,
+    'INPUT_REGISTRY-TOKEN': REGISTRY_TOKEN,
+    GITHUB_API_URL: githubUrl,
+  };
+}
+
+describe('the bundled publish action, run as the runner runs it', () => {
+  beforeAll(async () => {
+    await readFile(bundle).catch(() => {
+      throw new Error(`${bundle} is missing: run npm run build:dist`);
+    });
+  });
+
+  it('validates, packs, uploads and releases; a re-run changes nothing', async () => {
+    const { registry, github } = await servers();
+    const repo = await templateRepository(['1.2.3']);
+    const first = await runAction(inputs(repo, registry.url, github.url));
+    expect(first.stderr).not.toMatch(/Error/);
+    expect(first.code, first.stdout).toBe(0);
+
+    const archive = first.outputs.archive ?? '';
+    const bytes = await readFile(archive);
+    expect(first.outputs).toMatchObject({
+      version: '1.2.3',
+      uploaded: 'true',
+      size: String(bytes.length),
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      integrity: `sha512-${createHash('sha512').update(bytes).digest('base64')}`,
+    });
+    expect(first.outputs['download-url']).toMatch(/\/templates\/node-service\/versions\/1\.2\.3\/archive$/);
+    expect(first.outputs['release-id']).toMatch(/^\d+$/);
+    expect(first.outputs['release-url']).toBeTruthy();
+
+    expect(registry.uploads).toHaveLength(1);
+    expect(registry.uploads[0]).toMatchObject({ name: 'node-service', version: '1.2.3', integrity: first.outputs.integrity });
+
+    const listing = (await promisify(execFile)('tar', ['-tzf', archive])).stdout.split('\n').filter(Boolean);
+    expect(listing).toContain('template.json');
+    expect(listing).toContain('template/package.json.liquid');
+    expect(listing.some((e) => e.startsWith('.git/') || e === '.git')).toBe(false);
+    expect(listing.some((e) => e.includes('node_modules'))).toBe(false);
+    expect(listing.some((e) => e.startsWith('.github/workflows'))).toBe(false);
+    const extracted = await tempDir('tr-e2e-extract-');
+    await promisify(execFile)('tar', ['-xzf', archive, '-C', extracted]);
+    expect(JSON.parse(await readFile(path.join(extracted, 'template.json'), 'utf8')).version).toBe('1.2.3');
+    expect(JSON.parse(await readFile(path.join(repo, 'template.json'), 'utf8')).version).toBe('1.1.0');
+
+    const calls = github.requests.map((r) => `${r.method} ${r.path.replace(/\d+/g, ':id')}`);
+    const create = github.requests.find((r) => r.method === 'POST' && r.path.endsWith('/releases'));
+    expect(create?.body).toMatchObject({ tag_name: 'v1.2.3', draft: true });
+    expect(JSON.stringify(create?.body)).toContain('Release 1.2.3 notes.');
+    expect(calls.filter((c) => c.startsWith('POST /upload/'))).toHaveLength(2);
+    const publish = github.requests.filter((r) => r.method === 'PATCH').at(-1);
+    expect(publish?.body).toMatchObject({ draft: false });
+    expect(calls.indexOf(`PATCH ${publish?.path.replace(/\d+/g, ':id')}`)).toBeGreaterThan(calls.lastIndexOf('POST /upload/repos/acme/node-service/releases/:id/assets'));
+
+    expect(first.summary).toMatch(/Validate/);
+    expect(first.summary).toMatch(/Upload/);
+    expect(first.summary).toMatch(/Release/);
+    const tokenLines = first.stdout.split('\n').filter((l) => l.includes(REGISTRY_TOKEN) || l.includes(GITHUB_TOKEN));
+    expect(tokenLines.every((l) => l.startsWith('::add-mask::'))).toBe(true);
+    expect(tokenLines.length).toBeGreaterThanOrEqual(2);
+
+    const second = await runAction(inputs(repo, registry.url, github.url));
+    expect(second.code, second.stdout).toBe(0);
+    expect(second.outputs.uploaded).toBe('false');
+    expect(second.outputs.integrity).toBe(first.outputs.integrity);
+    expect(registry.uploads).toHaveLength(1);
+    expect(github.releases.size).toBe(1);
+    expect(second.outputs['release-id']).toBe(first.outputs['release-id']);
+    const assets = [...github.releases.values()][0]?.assets ?? [];
+    expect(assets.map((a: { name: string }) => a.name).sort()).toEqual(['node-service-1.2.3.tgz', 'template.json']);
+  }, 120_000);
+
+  it('retries a registry 500 and a dropped connection', async () => {
+    const { registry, github } = await servers();
+    const repo = await templateRepository(['1.2.3']);
+    registry.fail(['500', 'drop']);
+    const result = await runAction(inputs(repo, registry.url, github.url));
+    expect(result.code, result.stdout).toBe(0);
+    expect(result.outputs.uploaded).toBe('true');
+    expect(registry.uploads).toHaveLength(1);
+    expect(result.stdout).toMatch(/retrying/);
+  }, 120_000);
+
+  it('fails on a 409 for the same version with other content, and creates no release', async () => {
+    const { registry, github } = await servers();
+    const repo = await templateRepository(['1.2.3']);
+    expect((await runAction({ ...inputs(repo, registry.url, github.url), 'INPUT_CREATE-RELEASE': 'false' })).code).toBe(0);
+    await writeFile(path.join(repo, 'README.md'), '# changed after publishing\n');
+    const before = github.requests.length;
+    const result = await runAction(inputs(repo, registry.url, github.url));
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toMatch(/::error::.*(different|VERSION_EXISTS)/);
+    expect(github.requests.length).toBe(before);
+    expect(registry.uploads).toHaveLength(1);
+  }, 120_000);
+
+  it('does every check and packs on a dry run, and sends nothing', async () => {
+    const { registry, github } = await servers();
+    const repo = await templateRepository(['1.2.3']);
+    const result = await runAction({ ...inputs(repo, registry.url, github.url), 'INPUT_DRY-RUN': 'true' });
+    expect(result.code, result.stdout).toBe(0);
+    expect(result.outputs.uploaded).toBe('false');
+    expect(result.outputs.integrity).toMatch(/^sha512-/);
+    expect(await readFile(result.outputs.archive ?? '')).toBeTruthy();
+    expect(registry.requests).toBe(0);
+    expect(github.requests).toHaveLength(0);
+    expect(result.summary).toMatch(/dry-run/);
+  }, 120_000);
+
+  it('refuses a pre-release tag with a clear error before doing anything', async () => {
+    const { registry, github } = await servers();
+    const repo = await templateRepository(['1.2.3']);
+    const result = await runAction({ ...inputs(repo, registry.url, github.url), GITHUB_REF: 'refs/tags/v1.2.0-beta.1' });
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toMatch(/::error::version must be MAJOR.MINOR.PATCH/);
+    expect(registry.requests).toBe(0);
+  }, 60_000);
+
+  it('reports validation findings as annotations with file and line', async () => {
+    const { registry, github } = await servers();
+    const repo = await templateRepository(['1.2.3']);
+    const manifest = JSON.parse(await readFile(path.join(repo, 'template.json'), 'utf8'));
+    await writeFile(path.join(repo, 'template.json'), JSON.stringify({ ...manifest, category: 'cli' }, null, 2));
+    const result = await runAction(inputs(repo, registry.url, github.url));
+    expect(result.code).not.toBe(0);
+    const line = (await readFile(path.join(repo, 'template.json'), 'utf8')).split('\n').findIndex((l) => l.includes('"category"')) + 1;
+    const annotation = result.stdout.split('\n').find((l) => l.startsWith('::error title=template validation%3A ENUM'));
+    expect(annotation).toContain(`file=${path.relative(path.dirname(repo), path.join(repo, 'template.json'))},line=${line},col=`);
+    expect(annotation).toMatch(/::template\.json \/category: must be one of/);
+    expect(registry.requests).toBe(0);
+  }, 60_000);
+});

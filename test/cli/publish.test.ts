@@ -1,0 +1,137 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { cli } from '../helpers/cli.js';
+import { startFakeRegistry, type FakeRegistry } from '../helpers/fake-registry.js';
+import { validManifest, writeTemplate } from '../helpers/fixtures.js';
+
+const TOKEN = 'cli_secret_token_fedcba9876543210';
+const ENV_NAMES = ['TEMPLATE_REGISTRY_TOKEN', 'TEMPLATE_REGISTRY_URL'] as const;
+
+
+/** A program shaped like the real one (root `--version`, exitOverride), with only `publish`. */
+async function run(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return cli(...argv);
+}
+
+let fake: FakeRegistry;
+const savedEnv: Record<string, string | undefined> = {};
+
+beforeEach(async () => {
+  for (const name of ENV_NAMES) {
+    savedEnv[name] = process.env[name];
+    delete process.env[name];
+  }
+  fake = await startFakeRegistry({ token: TOKEN });
+});
+
+afterEach(async () => {
+  for (const name of ENV_NAMES) {
+    if (savedEnv[name] === undefined) delete process.env[name];
+    else process.env[name] = savedEnv[name];
+  }
+  await fake.close();
+});
+
+describe('template-registry publish', () => {
+  it('validates, packs and uploads a template', async () => {
+    const dir = await writeTemplate();
+    const result = await run('publish', dir, '--registry', fake.url, '--token', TOKEN);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(fake.uploads).toHaveLength(1);
+    const upload = fake.uploads[0]!;
+    expect(upload).toMatchObject({ name: 'demo-template', version: '1.0.0', fileName: 'demo-template-1.0.0.tgz' });
+    expect(upload.manifest).toMatchObject({ name: 'demo-template', version: '1.0.0' });
+    expect(result.stdout).toBe(`published demo-template@1.0.0 (${upload.integrity})\n`);
+  });
+
+  it('stamps --version (without a leading v) and reports a re-run as already published', async () => {
+    const dir = await writeTemplate();
+    const first = await run('publish', dir, '--registry', fake.url, '--token', TOKEN, '--version', 'v2.1.0');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^published demo-template@2\.1\.0 \(sha512-/);
+    expect(fake.uploads[0]!.manifest).toMatchObject({ version: '2.1.0' });
+
+    const again = await run('publish', dir, '--registry', fake.url, '--token', TOKEN, '--version', '2.1.0');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe('already published demo-template@2.1.0 with the same content\n');
+    expect(fake.uploads).toHaveLength(1);
+  });
+
+  it('takes the registry and token from the environment', async () => {
+    process.env.TEMPLATE_REGISTRY_URL = fake.url;
+    process.env.TEMPLATE_REGISTRY_TOKEN = TOKEN;
+    const result = await run('publish', await writeTemplate());
+    expect(result.code).toBe(0);
+    expect(fake.uploads[0]!.headers.authorization).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it('prints the result as JSON and leaves --exclude matches out', async () => {
+    const dir = await writeTemplate({ 'template/notes.local.md': 'private\n' });
+    const result = await run('publish', dir, '--registry', fake.url, '--token', TOKEN, '--exclude', '**/*.local.md', '--json');
+    expect(result.code).toBe(0);
+    const parsed = JSON.parse(result.stdout);
+    expect(parsed).toMatchObject({
+      name: 'demo-template',
+      version: '1.0.0',
+      uploaded: true,
+      status: 201,
+      attempts: 1,
+      integrity: fake.uploads[0]!.integrity,
+      downloadUrl: `${fake.url}/templates/demo-template/versions/1.0.0/archive`,
+      size: fake.uploads[0]!.size,
+    });
+    expect(parsed.files).toContain('template/README.md');
+    expect(parsed.files).not.toContain('template/notes.local.md');
+  });
+
+  it('exits 2 without a registry or a token', async () => {
+    const dir = await writeTemplate();
+    const noRegistry = await run('publish', dir, '--token', TOKEN);
+    expect(noRegistry.code).toBe(2);
+    expect(noRegistry.stderr).toMatch(/no registry: pass --registry <url> or set TEMPLATE_REGISTRY_URL/);
+    const noToken = await run('publish', dir, '--registry', fake.url);
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toMatch(/no API token: set TEMPLATE_REGISTRY_TOKEN/);
+    const badVersion = await run('publish', dir, '--registry', fake.url, '--token', TOKEN, '--version', '1.0');
+    expect(badVersion.code).toBe(2);
+    expect(fake.requests).toBe(0);
+  });
+
+  it('exits 1 and uploads nothing when the template is invalid', async () => {
+    const dir = await writeTemplate({ 'template.json': { ...validManifest, description: 'short' }, 'CHANGELOG.md': null });
+    const result = await run('publish', dir, '--registry', fake.url, '--token', TOKEN);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('template.json /description: must be at least 10 characters long');
+    expect(result.stderr).toContain('CHANGELOG.md: required file is missing');
+    expect(fake.requests).toBe(0);
+  });
+
+  it('exits 1 with the registry error on a rejected token, without printing it', async () => {
+    const wrong = 'wrong_token_0000000000';
+    const result = await run('publish', await writeTemplate(), '--registry', fake.url, '--token', wrong);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error: HTTP 401 UNAUTHORIZED: missing or invalid API token/);
+    expect(result.stderr).not.toContain(wrong);
+    expect(result.stdout).toBe('');
+    expect(fake.requests).toBe(1);
+  });
+
+  it('exits 1 when the version exists with other content', async () => {
+    const other = `sha512-${Buffer.alloc(64, 1).toString('base64')}`;
+    await fake.close();
+    fake = await startFakeRegistry({ token: TOKEN, existing: [{ name: 'demo-template', version: '1.0.0', integrity: other }] });
+    const result = await run('publish', await writeTemplate(), '--registry', fake.url, '--token', TOKEN);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('demo-template@1.0.0 is already published with different content');
+    expect(result.stderr).toContain(other);
+  });
+
+  it('reports retries on stderr and still succeeds', async () => {
+    fake.fail(['503']);
+    const result = await run('publish', await writeTemplate(), '--registry', fake.url, '--token', TOKEN);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^attempt 1 failed \(HTTP 503 SERVICE_UNAVAILABLE: service unavailable\); retrying in \d+\.\d s\n$/);
+    expect(result.stdout).toMatch(/^published demo-template@1\.0\.0/);
+  });
+});
