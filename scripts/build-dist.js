@@ -3,7 +3,7 @@
 import { build } from 'esbuild';
 
 await build({
-  entryPoints: { 'action/index': 'src/action/index.ts' },
+  entryPoints: { 'action/index': 'src/action/index.ts', 'registry-action/index': 'src/registry-action/index.ts' },
   outdir: 'dist',
   bundle: true,
   platform: 'node',

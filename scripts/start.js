@@ -1,29 +1,59 @@
 #!/usr/bin/env node
-// `npm start`: runs as much of the main job as exists, on the example template:
-// validate, lint, test-generate, then generate a project into .template-registry/demo.
-import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+// `npm start`: the main job end to end on the embedded default. It starts a registry server on a
+// local store, publishes the example template through the publish action's own pipeline
+// (validate, test-generate, lint, pack, upload), and prints where registry.json and the catalog are.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const bin = path.join(root, 'bin', 'template-registry.js');
-const example = path.join(root, 'examples', 'templates', 'node-service');
-const demo = path.join(root, '.template-registry', 'demo');
+import { consoleCore } from '../build/src/action/console-core.js';
+import { run } from '../build/src/action/run.js';
+import { createServer } from '../build/src/server/app.js';
 
-function step(title, args) {
-  console.log(`\n== ${title}: template-registry ${args.join(' ')}`);
-  const result = spawnSync(process.execPath, [bin, ...args], { stdio: 'inherit', cwd: root });
-  if (result.status !== 0) {
-    console.error(`\n${title} failed (exit ${result.status ?? 'signal'})`);
-    process.exit(result.status ?? 1);
-  }
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const storeDir = process.env.REGISTRY_STORE ?? path.join(root, '.template-registry', 'store');
+const example = path.join(root, 'examples', 'templates', 'node-service');
+const host = process.env.HOST ?? '127.0.0.1';
+const port = Number(process.env.PORT ?? 4873);
+const publicUrl = process.env.REGISTRY_PUBLIC_URL ?? `http://${host}:${port}`;
+
+const server = await createServer({ store: storeDir, publicUrl });
+await server.app.listen({ host, port });
+console.log(`registry server on ${publicUrl} (store ${path.relative(root, storeDir)})`);
+
+const { token } = server.store.createToken({ role: 'publisher', templates: ['node-service'], owner: 'example' });
+const version = JSON.parse(readFileSync(path.join(example, 'template.json'), 'utf8')).version;
+const core = consoleCore();
+const outcome = await run({
+  core,
+  env: {
+    'INPUT_TEMPLATE-PATH': example,
+    'INPUT_REGISTRY-URL': publicUrl,
+    'INPUT_REGISTRY-TOKEN': token,
+    INPUT_VERSION: version,
+    'INPUT_CREATE-RELEASE': 'false',
+    'INPUT_DRY-RUN': 'false',
+    GITHUB_WORKSPACE: root,
+  },
+});
+if (!outcome.ok) {
+  await server.app.close();
+  process.exit(1);
 }
 
-step('validate', ['validate', example]);
-step('lint', ['lint', example]);
-step('test-generate', ['test', example]);
-rmSync(demo, { recursive: true, force: true });
-step('generate', ['generate', example, '--defaults', '--out', demo]);
-console.log(`\nDone. The generated project is in ${path.relative(root, demo)}/ (with .template-lock.json).`);
-console.log('Publishing, the registry server and the registry JSON arrive with the next issues.');
+const files = server.store.publicDir;
+console.log(`
+published node-service@${version}: ${outcome.outputs.uploaded === 'true' ? 'uploaded' : 'already in the store with the same integrity'}
+  registry.json  ${publicUrl}/registry.json   (file ${path.relative(root, path.join(files, 'registry.json'))})
+  catalog        ${publicUrl}/index.html      (file ${path.relative(root, path.join(files, 'index.html'))})
+  one template   ${publicUrl}/templates/node-service
+  archive        ${outcome.outputs['download-url']}
+  API            ${publicUrl}/openapi.json
+
+Serving until Ctrl-C. Publish more with:
+  template-registry token create --role publisher --store ${path.relative(root, storeDir)}
+  TEMPLATE_REGISTRY_TOKEN=<token> template-registry publish <template-dir> --registry ${publicUrl}`);
+
+const stop = () => server.app.close().then(() => process.exit(0));
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);

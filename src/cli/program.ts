@@ -4,6 +4,9 @@ import { registerGenerate } from './commands/generate.js';
 import { registerLint } from './commands/lint.js';
 import { registerPack } from './commands/pack.js';
 import { registerPublish } from './commands/publish.js';
+import { registerServe, registerToken } from './commands/serve.js';
+import { registerBuildRegistry } from './commands/build-registry.js';
+import { RegistryStore, storeSource } from '../server/store.js';
 import { registerTest } from './commands/test.js';
 import { registerValidate } from './commands/validate.js';
 import { EXIT, UsageError, processIo, type CliIo } from './io.js';
@@ -25,6 +28,11 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
   registerLint(program, io, setExit);
   registerPack(program, io, setExit);
   registerPublish(program, io, setExit);
+  registerServe(program, io, setExit);
+  registerToken(program, io, setExit);
+  registerBuildRegistry(program, io, setExit, {
+    storeSource: async (storeDir, publicUrl) => storeSource(await RegistryStore.open(storeDir), publicUrl ?? process.env.REGISTRY_PUBLIC_URL ?? 'http://127.0.0.1:4873'),
+  });
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   return program;
 }

@@ -1,3 +1,4 @@
+import type { RegistryDocument } from '../../src/manifest/schema-types.js';
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -8,6 +9,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeGitHub } from '../helpers/fake-github.js';
 import { startFakeRegistry } from '../helpers/fake-registry.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { startRegistryServer } from '../helpers/registry-server.js';
 
 const bundle = path.resolve('dist/action/index.js');
 const example = path.resolve('examples/templates/node-service');
@@ -117,10 +119,13 @@ describe('the bundled publish action, run as the runner runs it', () => {
     });
   });
 
-  it('validates, packs, uploads and releases; a re-run changes nothing', async () => {
-    const { registry, github } = await servers();
+  it('validates, packs, uploads to the registry server and releases; a re-run changes nothing', async () => {
+    const server = await startRegistryServer();
+    const github = await startFakeGitHub({ token: GITHUB_TOKEN });
+    closers.push(() => github.close());
     const repo = await templateRepository(['1.2.3']);
-    const first = await runAction(inputs(repo, registry.url, github.url));
+    const env = { ...inputs(repo, server.url, github.url), 'INPUT_REGISTRY-TOKEN': server.token };
+    const first = await runAction(env);
     expect(first.stderr).not.toMatch(/Error/);
     expect(first.code, first.stdout).toBe(0);
 
@@ -137,8 +142,11 @@ describe('the bundled publish action, run as the runner runs it', () => {
     expect(first.outputs['release-id']).toMatch(/^\d+$/);
     expect(first.outputs['release-url']).toBeTruthy();
 
-    expect(registry.uploads).toHaveLength(1);
-    expect(registry.uploads[0]).toMatchObject({ name: 'node-service', version: '1.2.3', integrity: first.outputs.integrity });
+    expect(server.store.listVersions()).toMatchObject([{ name: 'node-service', version: '1.2.3', integrity: first.outputs.integrity }]);
+    const registryDocument = (await (await fetch(`${server.url}/registry.json`)).json()) as RegistryDocument;
+    expect(registryDocument.templates).toMatchObject([{ id: 'node-service', version: '1.2.3', downloadUrl: first.outputs['download-url'] }]);
+    const served = Buffer.from(await (await fetch(first.outputs['download-url'] ?? '')).arrayBuffer());
+    expect(served.equals(bytes)).toBe(true);
 
     const listing = (await promisify(execFile)('tar', ['-tzf', archive])).stdout.split('\n').filter(Boolean);
     expect(listing).toContain('template.json');
@@ -163,15 +171,15 @@ describe('the bundled publish action, run as the runner runs it', () => {
     expect(first.summary).toMatch(/Validate/);
     expect(first.summary).toMatch(/Upload/);
     expect(first.summary).toMatch(/Release/);
-    const tokenLines = first.stdout.split('\n').filter((l) => l.includes(REGISTRY_TOKEN) || l.includes(GITHUB_TOKEN));
+    const tokenLines = first.stdout.split('\n').filter((l) => l.includes(server.token) || l.includes(GITHUB_TOKEN));
     expect(tokenLines.every((l) => l.startsWith('::add-mask::'))).toBe(true);
     expect(tokenLines.length).toBeGreaterThanOrEqual(2);
 
-    const second = await runAction(inputs(repo, registry.url, github.url));
+    const second = await runAction(env);
     expect(second.code, second.stdout).toBe(0);
     expect(second.outputs.uploaded).toBe('false');
     expect(second.outputs.integrity).toBe(first.outputs.integrity);
-    expect(registry.uploads).toHaveLength(1);
+    expect(server.store.listVersions()).toHaveLength(1);
     expect(github.releases.size).toBe(1);
     expect(second.outputs['release-id']).toBe(first.outputs['release-id']);
     const assets = [...github.releases.values()][0]?.assets ?? [];
@@ -189,17 +197,19 @@ describe('the bundled publish action, run as the runner runs it', () => {
     expect(result.stdout).toMatch(/retrying/);
   }, 120_000);
 
-  it('fails on a 409 for the same version with other content, and creates no release', async () => {
-    const { registry, github } = await servers();
+  it('fails on a 409 from the registry server for the same version with other content, and creates no release', async () => {
+    const server = await startRegistryServer();
+    const github = await startFakeGitHub({ token: GITHUB_TOKEN });
+    closers.push(() => github.close());
     const repo = await templateRepository(['1.2.3']);
-    expect((await runAction({ ...inputs(repo, registry.url, github.url), 'INPUT_CREATE-RELEASE': 'false' })).code).toBe(0);
+    const env = { ...inputs(repo, server.url, github.url), 'INPUT_REGISTRY-TOKEN': server.token };
+    expect((await runAction({ ...env, 'INPUT_CREATE-RELEASE': 'false' })).code).toBe(0);
     await writeFile(path.join(repo, 'README.md'), '# changed after publishing\n');
-    const before = github.requests.length;
-    const result = await runAction(inputs(repo, registry.url, github.url));
+    const result = await runAction(env);
     expect(result.code).not.toBe(0);
     expect(result.stdout).toMatch(/::error::.*(different|VERSION_EXISTS)/);
-    expect(github.requests.length).toBe(before);
-    expect(registry.uploads).toHaveLength(1);
+    expect(github.requests).toHaveLength(0);
+    expect(server.store.listVersions()).toHaveLength(1);
   }, 120_000);
 
   it('does every check and packs on a dry run, and sends nothing', async () => {

@@ -1,0 +1,13 @@
+// The publish action's library face (src/action/index.ts is the bundle's entry and only calls run()).
+export { run, type ActionCore, type ActionDependencies, type ActionOutcome } from './run.js';
+export { parseInputs, InputError, type ActionInputs } from './inputs.js';
+export { consoleCore } from './console-core.js';
+export {
+  createGitHubClient,
+  octokitReleaseApi,
+  publishRelease,
+  GitHubApiError,
+  type ReleaseApi,
+  type GitHubRelease,
+  type GitHubReleaseAsset,
+} from './release.js';

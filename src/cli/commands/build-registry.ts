@@ -1,0 +1,115 @@
+import type { Command } from 'commander';
+
+import { createGitHubClient } from '../../action/release.js';
+import { buildRegistry, RegistryBuildError } from '../../registry/build.js';
+import { GithubSourceConfigError, githubReleasesSource, loadGithubSourceConfig, type GithubSourceConfig } from '../../registry/github-source.js';
+import type { RegistrySource } from '../../registry/source.js';
+import { EXIT, type CliIo } from '../io.js';
+
+interface BuildRegistryFlags {
+  out: string;
+  store?: string;
+  githubConfig?: string;
+  publicUrl?: string;
+  json?: boolean;
+}
+
+export interface BuildRegistryDependencies {
+  /** The server's store as a registry source; `--store` is refused while it is missing. */
+  storeSource?: (storeDir: string, publicUrl?: string) => Promise<RegistrySource>;
+}
+
+export const GITHUB_TOKEN_ENV = 'GITHUB_TOKEN';
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+export function registerBuildRegistry(program: Command, io: CliIo, setExit: (code: number) => void, deps: BuildRegistryDependencies = {}): void {
+  program
+    .command('build-registry')
+    .description('build the static registry files (registry.json, per-template files, catalog page) from a store or GitHub releases')
+    .requiredOption('--out <dir>', 'folder to write the registry into')
+    .option('--store <dir>', "read the versions from the registry server's store")
+    .option('--github-config <file>', `read the versions from the GitHub releases of the repositories in this JSON file (token: $${GITHUB_TOKEN_ENV})`)
+    .option('--public-url <url>', 'public base URL of the registry, shown on the catalog page')
+    .option('--json', 'print the result as JSON')
+    .action(async (flags: BuildRegistryFlags) => {
+      const usage = (message: string): void => {
+        io.stderr(`error: ${message}\n`);
+        setExit(EXIT.usage);
+      };
+      if ((flags.store === undefined) === (flags.githubConfig === undefined)) {
+        return usage('pass exactly one of --store <dir> and --github-config <file>');
+      }
+      if (flags.publicUrl !== undefined && !isHttpUrl(flags.publicUrl)) {
+        return usage(`--public-url must be an http(s) URL (got "${flags.publicUrl}")`);
+      }
+
+      const warnings: string[] = [];
+      let source: RegistrySource;
+      if (flags.store !== undefined) {
+        if (!deps.storeSource) return usage('--store is not available yet');
+        source = await deps.storeSource(flags.store, flags.publicUrl);
+      } else {
+        const token = process.env[GITHUB_TOKEN_ENV] ?? '';
+        if (token.trim() === '') return usage(`--github-config needs a GitHub token in $${GITHUB_TOKEN_ENV}`);
+        let config: GithubSourceConfig;
+        try {
+          config = await loadGithubSourceConfig(flags.githubConfig ?? '');
+        } catch (error) {
+          if (error instanceof GithubSourceConfigError) return usage(error.message);
+          throw error;
+        }
+        const octokit = createGitHubClient({ token, log: (message) => io.stderr(`${message}\n`) });
+        source = githubReleasesSource(config, {
+          octokit,
+          onWarning: (message) => {
+            warnings.push(message);
+            if (!flags.json) io.stderr(`warning: ${message}\n`);
+          },
+        });
+      }
+
+      try {
+        const result = await buildRegistry(source, { outDir: flags.out, ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}) });
+        const entries = result.document.templates.length;
+        if (flags.json) {
+          io.stdout(
+            `${JSON.stringify(
+              {
+                outDir: flags.out,
+                entries,
+                templates: new Set(result.document.templates.map((t) => t.id)).size,
+                changed: result.changed,
+                etag: result.etag,
+                lastUpdated: result.document.lastUpdated,
+                files: result.files,
+                written: result.written,
+                removed: result.removed,
+                warnings,
+              },
+              null,
+              2,
+            )}\n`,
+          );
+        } else {
+          io.stdout(`registry.json: ${entries} entries (${result.changed ? 'changed' : 'unchanged'}), etag ${result.etag}\n`);
+        }
+        setExit(EXIT.ok);
+      } catch (error) {
+        if (error instanceof RegistryBuildError) {
+          io.stderr(`${error.message}\n`);
+          setExit(EXIT.failure);
+          return;
+        }
+        io.stderr(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+        setExit(EXIT.failure);
+      }
+    });
+}

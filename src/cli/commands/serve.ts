@@ -1,0 +1,97 @@
+import path from 'node:path';
+
+import type { Command } from 'commander';
+
+import { createServer } from '../../server/app.js';
+import { DEFAULT_LIMITS } from '../../server/context.js';
+import { RegistryStore } from '../../server/store.js';
+import { EXIT, UsageError, type CliIo } from '../io.js';
+
+export const DEFAULT_STORE = path.join('.template-registry', 'store');
+
+function positiveInteger(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number <= 0) throw new UsageError(`${name} must be a positive whole number (got ${JSON.stringify(value)})`);
+  return number;
+}
+
+interface ServeFlags {
+  store?: string;
+  host: string;
+  port: string;
+  publicUrl?: string;
+  readLimit?: string;
+  uploadLimit?: string;
+  maxArchiveBytes?: string;
+}
+
+export function registerServe(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('serve')
+    .description('run the registry server on an embedded store')
+    .option('--store <dir>', `store folder (env REGISTRY_STORE; default ${DEFAULT_STORE})`)
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on', '4873')
+    .option('--public-url <url>', 'base URL clients use (env REGISTRY_PUBLIC_URL; default http://<host>:<port>)')
+    .option('--read-limit <n>', `read requests per minute per client (env REGISTRY_READ_LIMIT; default ${DEFAULT_LIMITS.readPerMinute})`)
+    .option('--upload-limit <n>', `uploads per minute per client (env REGISTRY_UPLOAD_LIMIT; default ${DEFAULT_LIMITS.uploadPerMinute})`)
+    .option('--max-archive-bytes <n>', `largest archive accepted (env REGISTRY_MAX_ARCHIVE_BYTES; default ${DEFAULT_LIMITS.maxArchiveBytes})`)
+    .action(async (flags: ServeFlags) => {
+      const env = process.env;
+      const port = positiveInteger('--port', flags.port, 4873);
+      const store = flags.store ?? env.REGISTRY_STORE ?? DEFAULT_STORE;
+      const publicUrl = flags.publicUrl ?? env.REGISTRY_PUBLIC_URL ?? `http://${flags.host}:${port}`;
+      const server = await createServer({
+        store,
+        publicUrl,
+        limits: {
+          readPerMinute: positiveInteger('--read-limit', flags.readLimit ?? env.REGISTRY_READ_LIMIT, DEFAULT_LIMITS.readPerMinute),
+          uploadPerMinute: positiveInteger('--upload-limit', flags.uploadLimit ?? env.REGISTRY_UPLOAD_LIMIT, DEFAULT_LIMITS.uploadPerMinute),
+          maxArchiveBytes: positiveInteger('--max-archive-bytes', flags.maxArchiveBytes ?? env.REGISTRY_MAX_ARCHIVE_BYTES, DEFAULT_LIMITS.maxArchiveBytes),
+        },
+        ...(env.REGISTRY_ADMIN_TOKEN ? { adminToken: env.REGISTRY_ADMIN_TOKEN } : {}),
+      });
+      const address = await server.app.listen({ host: flags.host, port });
+      io.stdout(`template-registry serving ${path.resolve(store)} at ${address}\n`);
+      io.stdout(`  registry.json: ${publicUrl}/registry.json   (file: ${path.join(server.store.publicDir, 'registry.json')})\n`);
+      io.stdout(`  catalog:       ${publicUrl}/index.html\n`);
+      const stop = (): void => {
+        void server.app.close().then(() => process.exit(0));
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      setExit(EXIT.ok);
+    });
+}
+
+export function registerToken(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  const token = program.command('token').description('manage publish tokens of a store');
+  token
+    .command('create')
+    .description('create a token and print it (once: only its hash is kept)')
+    .requiredOption('--role <role>', 'publisher or admin')
+    .option('--templates <names>', 'comma-separated template names a publisher token may publish')
+    .option('--owner <owner>', 'who the token publishes for (names it publishes first are claimed for this owner)')
+    .option('--store <dir>', `store folder (env REGISTRY_STORE; default ${DEFAULT_STORE})`)
+    .option('--json', 'print the token and its record as JSON')
+    .action(async (flags: { role: string; templates?: string; owner?: string; store?: string; json?: boolean }) => {
+      if (flags.role !== 'publisher' && flags.role !== 'admin') throw new UsageError(`--role must be publisher or admin (got ${flags.role})`);
+      const templates = flags.templates?.split(',').map((t) => t.trim()).filter(Boolean);
+      const store = await RegistryStore.open(flags.store ?? process.env.REGISTRY_STORE ?? DEFAULT_STORE);
+      try {
+        const created = store.createToken({ role: flags.role, ...(templates ? { templates } : {}), ...(flags.owner ? { owner: flags.owner } : {}) });
+        if (flags.json) io.stdout(`${JSON.stringify({ token: created.token, ...created.record }, null, 2)}\n`);
+        else {
+          io.stdout(`${created.token}\n`);
+          io.stderr(`created ${created.record.role} token ${created.record.id}${templates ? ` for ${templates.join(', ')}` : ''}; it is shown only once\n`);
+        }
+      } catch (error) {
+        throw new UsageError(error instanceof Error ? error.message : String(error));
+      } finally {
+        store.close();
+      }
+      setExit(EXIT.ok);
+    });
+  for (const command of token.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+}

@@ -1,0 +1,127 @@
+import type { Octokit } from '@octokit/rest';
+
+import { createGitHubClient } from '../action/release.js';
+import { buildRegistry, latestEntries, type BuildResult } from '../registry/build.js';
+import { githubReleasesSource, loadGithubSourceConfig } from '../registry/github-source.js';
+import type { RegistrySource } from '../registry/source.js';
+import { parseRegistryInputs } from './inputs.js';
+
+type SummaryCell = string | { data: string; header?: boolean };
+
+/** The part of @actions/core the registry action uses; tests pass a recording fake. */
+export interface RegistryActionCore {
+  setOutput(name: string, value: string): void;
+  setSecret(secret: string): void;
+  setFailed(message: string): void;
+  info(message: string): void;
+  warning(message: string): void;
+  summary: {
+    addHeading(text: string, level?: number): unknown;
+    addTable(rows: SummaryCell[][]): unknown;
+    addRaw(text: string, addEOL?: boolean): unknown;
+    write(): Promise<unknown>;
+  };
+}
+
+export interface RegistryActionDependencies {
+  env: Readonly<Record<string, string | undefined>>;
+  core: RegistryActionCore;
+  /** Makes the GitHub client; default `createGitHubClient` (retries, rate-limit handling). */
+  octokit?: (token: string, baseUrl: string | undefined, log: (message: string) => void) => Octokit;
+  /** Replaces the GitHub releases source (tests). */
+  source?: RegistrySource;
+  now?: () => Date;
+}
+
+export interface RegistryActionOutcome {
+  ok: boolean;
+  outputs: Record<string, string>;
+  result?: BuildResult;
+}
+
+function defaultOctokit(token: string, baseUrl: string | undefined, log: (message: string) => void): Octokit {
+  return createGitHubClient({ token, ...(baseUrl ? { baseUrl } : {}), userAgent: 'template-registry-registry-action', log });
+}
+
+/**
+ * The registry action: read the GitHub releases of the repositories in the config file and
+ * build the static registry (registry.json, per-template files, catalog page, .gz/.br) in
+ * out-dir. Outputs `changed`, `templates` (distinct ids), `versions` (entries) and `etag`.
+ */
+export async function run(deps: RegistryActionDependencies): Promise<RegistryActionOutcome> {
+  const { core, env } = deps;
+  const outputs: Record<string, string> = {};
+  const setOutput = (name: string, value: string | number | boolean): void => {
+    outputs[name] = String(value);
+    core.setOutput(name, String(value));
+  };
+
+  let ok = false;
+  let result: BuildResult | undefined;
+  let warnings = 0;
+  try {
+    const inputs = parseRegistryInputs(env);
+    core.setSecret(inputs.githubToken);
+    const warn = (message: string): void => {
+      warnings++;
+      core.warning(message);
+    };
+
+    let source = deps.source;
+    if (!source) {
+      const config = await loadGithubSourceConfig(inputs.configPath);
+      core.info(`reading the releases of ${config.repositories.length} repositories`);
+      // Octokit's own log (failed requests, rate limits) goes to the job log; the skips it leads to are the warnings.
+      const octokit = (deps.octokit ?? defaultOctokit)(inputs.githubToken, inputs.apiUrl, (m) => core.info(m));
+      source = githubReleasesSource(config, { octokit, onWarning: warn });
+    }
+
+    result = await buildRegistry(source, {
+      outDir: inputs.outDir,
+      ...(deps.now ? { now: deps.now } : {}),
+      ...(inputs.publicUrl ? { publicUrl: inputs.publicUrl } : {}),
+    });
+    const ids = new Set(result.document.templates.map((t) => t.id));
+    setOutput('changed', result.changed);
+    setOutput('templates', ids.size);
+    setOutput('versions', result.document.templates.length);
+    setOutput('etag', result.etag);
+    setOutput('last-updated', result.document.lastUpdated);
+    core.info(
+      `registry.json: ${result.document.templates.length} entries of ${ids.size} templates (${result.changed ? 'changed' : 'unchanged'}), etag ${result.etag}; ` +
+        `${result.written.length} file(s) written, ${result.removed.length} removed, in ${inputs.outDir}`,
+    );
+    ok = true;
+  } catch (error) {
+    core.setFailed(error instanceof Error ? error.message : String(error));
+  }
+
+  try {
+    core.summary.addHeading('Template registry', 2);
+    if (result) {
+      const rows: SummaryCell[][] = [
+        [
+          { data: 'Template', header: true },
+          { data: 'Latest', header: true },
+          { data: 'Versions', header: true },
+          { data: 'Downloads', header: true },
+        ],
+      ];
+      const entries = result.document.templates;
+      for (const latest of latestEntries(entries)) {
+        const versions = entries.filter((e) => e.id === latest.id);
+        const downloads = versions.reduce((sum, e) => sum + (e.stats?.downloads ?? 0), 0);
+        // Ids and versions follow the manifest patterns ([a-z0-9-], digits and dots): safe in the summary HTML.
+        rows.push([latest.id, `${latest.version} (${latest.stability})`, String(versions.length), String(downloads)]);
+      }
+      core.summary.addTable(rows);
+      core.summary.addRaw(`${result.changed ? 'Changed' : 'Unchanged'}; lastUpdated ${result.document.lastUpdated}; ETag \`${result.etag}\`; ${warnings} warning(s).`, true);
+    } else {
+      core.summary.addRaw('The registry was not built (see the error).', true);
+    }
+    await core.summary.write();
+  } catch (error) {
+    core.warning(`could not write the job summary: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return { ok, outputs, ...(result ? { result } : {}) };
+}

@@ -1,0 +1,33 @@
+import type { TemplateManifest } from '../manifest/schema-types.js';
+
+/** Usage and repository numbers of one published version. */
+export interface SourceStats {
+  downloads: number;
+  stars: number;
+  forks: number;
+  issues: number;
+  lastDownload?: string;
+}
+
+/** One published version of a template, as a registry source knows it. */
+export interface SourceVersion {
+  /** The manifest as published (its `version` is the published version). */
+  manifest: TemplateManifest;
+  /** Where the archive of exactly this version is served (immutable). */
+  downloadUrl: string;
+  integrity?: string;
+  sha256?: string;
+  size?: number;
+  /** When this version was published (ISO 8601). */
+  createdAt: string;
+  updatedAt?: string;
+  documentationUrl?: string;
+  repositoryUrl?: string;
+  stats: SourceStats;
+}
+
+/** What the registry generator reads: the server's store, or GitHub releases. */
+export interface RegistrySource {
+  /** Every complete published version; the order does not matter. */
+  versions(): Promise<SourceVersion[]>;
+}

@@ -1,0 +1,42 @@
+import type { RegistryDocument } from '../manifest/schema-types.js';
+import type { RegistryStore } from './store.js';
+
+export interface ServerLimits {
+  /** Largest archive accepted, in bytes. */
+  maxArchiveBytes: number;
+  /** Largest manifest part, in bytes. */
+  maxManifestBytes: number;
+  /** Requests per minute per client on read routes. */
+  readPerMinute: number;
+  /** Requests per minute per client on uploads. */
+  uploadPerMinute: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = {
+  maxArchiveBytes: 50 * 1024 * 1024,
+  maxManifestBytes: 1024 * 1024,
+  readPerMinute: 600,
+  uploadPerMinute: 30,
+};
+
+/** The registry document being served, with what conditional requests need. */
+export interface CurrentRegistry {
+  document: RegistryDocument;
+  /** Strong ETag of registry.json's bytes, computed once per build. */
+  etag: string;
+  lastModified: Date;
+}
+
+/** What route plugins get: the store, settings and the current registry. */
+export interface ServerContext {
+  store: RegistryStore;
+  /** Base URL clients reach the server at (no trailing slash). */
+  publicUrl: string;
+  limits: ServerLimits;
+  /** The document of the last build. */
+  registry(): CurrentRegistry;
+  /** Rebuilds registry.json and the per-template files from the store; builds never overlap. */
+  rebuild(): Promise<void>;
+  /** REGISTRY_ADMIN_TOKEN, when set: a token with the admin role that is not in the store. */
+  adminToken?: string;
+}

@@ -1,0 +1,181 @@
+import { access, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { createGitHubClient } from '../../src/action/release.js';
+import type { RegistryDocument } from '../../src/manifest/schema-types.js';
+import { InputError, parseRegistryInputs } from '../../src/registry-action/inputs.js';
+import { run, type RegistryActionCore } from '../../src/registry-action/run.js';
+import { startFakeGitHubRepos } from '../helpers/fake-github-repos.js';
+import { tempDir } from '../helpers/fixtures.js';
+import { manifest, memorySource, version } from './memory-source.js';
+
+function recordingCore() {
+  const calls = {
+    outputs: {} as Record<string, string>,
+    secrets: [] as string[],
+    failed: [] as string[],
+    info: [] as string[],
+    warnings: [] as string[],
+    summary: [] as string[],
+    summaryWritten: false,
+  };
+  const core: RegistryActionCore = {
+    setOutput: (name, value) => void (calls.outputs[name] = value),
+    setSecret: (secret) => void calls.secrets.push(secret),
+    setFailed: (message) => void calls.failed.push(message),
+    info: (message) => void calls.info.push(message),
+    warning: (message) => void calls.warnings.push(message),
+    summary: {
+      addHeading: (text) => calls.summary.push(text),
+      addTable: (rows) => calls.summary.push(JSON.stringify(rows)),
+      addRaw: (text) => calls.summary.push(text),
+      write: () => {
+        calls.summaryWritten = true;
+        return Promise.resolve();
+      },
+    },
+  };
+  return { core, calls };
+}
+
+describe('parseRegistryInputs', () => {
+  it('applies the defaults and resolves paths against the workspace', () => {
+    expect(parseRegistryInputs({ GITHUB_WORKSPACE: '/ws', 'INPUT_GITHUB-TOKEN': 'ghs_x' })).toEqual({
+      configPath: '/ws/registry.config.json',
+      outDir: '/ws/public',
+      githubToken: 'ghs_x',
+    });
+  });
+
+  it('reads every input', () => {
+    expect(
+      parseRegistryInputs({
+        GITHUB_WORKSPACE: '/ws',
+        GITHUB_API_URL: 'https://ghe.example.com/api/v3',
+        INPUT_CONFIG: 'conf/registry.json',
+        'INPUT_OUT-DIR': '/abs/site',
+        'INPUT_GITHUB-TOKEN': ' ghs_x ',
+        'INPUT_PUBLIC-URL': 'https://acme.github.io/registry',
+      }),
+    ).toEqual({
+      configPath: '/ws/conf/registry.json',
+      outDir: '/abs/site',
+      githubToken: 'ghs_x',
+      publicUrl: 'https://acme.github.io/registry',
+      apiUrl: 'https://ghe.example.com/api/v3',
+    });
+  });
+
+  it('refuses a missing token and a public-url that is not http(s)', () => {
+    expect(() => parseRegistryInputs({})).toThrow(InputError);
+    expect(() => parseRegistryInputs({})).toThrow(/github-token is required/);
+    expect(() => parseRegistryInputs({ 'INPUT_GITHUB-TOKEN': 'x', 'INPUT_PUBLIC-URL': 'ftp://x' })).toThrow(/public-url must be an http\(s\) URL/);
+  });
+});
+
+describe('registry/action.yml', () => {
+  it('points at the bundle relative to its own folder and declares the inputs and outputs run() uses', async () => {
+    const yml = await readFile('registry/action.yml', 'utf8');
+    const main = /^\s+main:\s*(\S+)\s*$/m.exec(yml)?.[1] ?? '';
+    expect(main).toBe('../dist/registry-action/index.js');
+    await access(path.resolve('registry', main));
+    expect(yml).toMatch(/^\s+using:\s*node24\s*$/m);
+    const section = (name: string) => (new RegExp(`^${name}:\\n([\\s\\S]*?)(?=^\\S)`, 'm').exec(yml)?.[1] ?? '').match(/^ {2}([a-z-]+):/gm)?.map((k) => k.trim().slice(0, -1));
+    expect(section('inputs')).toEqual(['config', 'out-dir', 'github-token', 'public-url']);
+    expect(section('outputs')).toEqual(['changed', 'templates', 'versions', 'etag', 'last-updated']);
+    expect(yml).toMatch(/config:[\s\S]*?default: registry\.config\.json/);
+    expect(yml).toMatch(/out-dir:[\s\S]*?default: public/);
+    expect(yml).toContain('default: ${{ github.token }}');
+  });
+});
+
+describe('the registry action run()', () => {
+  const closers: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    await Promise.all(closers.splice(0).map((close) => close()));
+  });
+
+  it('builds the registry from an injected source into out-dir and sets the outputs', async () => {
+    const workspace = await tempDir();
+    const { core, calls } = recordingCore();
+    const source = memorySource([version('a', '1.0.0'), version('a', '1.1.0'), version('b', '0.1.0', { stability: 'beta' })]);
+    const env = { GITHUB_WORKSPACE: workspace, 'INPUT_GITHUB-TOKEN': 'ghs_secret', 'INPUT_OUT-DIR': 'site' };
+    const outcome = await run({ env, core, source, now: () => new Date('2026-05-01T00:00:00.000Z') });
+
+    expect(calls.failed).toEqual([]);
+    expect(outcome.ok).toBe(true);
+    expect(calls.secrets).toEqual(['ghs_secret']);
+    const registry = await readFile(path.join(workspace, 'site', 'registry.json'));
+    const document = JSON.parse(registry.toString()) as RegistryDocument;
+    expect(document.templates).toHaveLength(3);
+    expect(calls.outputs).toEqual({
+      changed: 'true',
+      templates: '2',
+      versions: '3',
+      etag: outcome.result?.etag,
+      'last-updated': '2026-05-01T00:00:00.000Z',
+    });
+    expect(calls.outputs.etag).toMatch(/^"[\w-]{43}"$/);
+    for (const file of ['index.html', 'index.html.gz', 'templates/a.json', 'templates/b.json.br']) {
+      await expect(readFile(path.join(workspace, 'site', file))).resolves.toBeTruthy();
+    }
+    expect(calls.summaryWritten).toBe(true);
+    expect(calls.summary.join('\n')).toContain('["a","1.1.0 (stable)","2","0"]');
+
+    const again = recordingCore();
+    await run({ env, core: again.core, source, now: () => new Date('2026-06-01T00:00:00.000Z') });
+    expect(again.calls.outputs.changed).toBe('false');
+    expect(again.calls.outputs['last-updated']).toBe('2026-05-01T00:00:00.000Z');
+  });
+
+  it('reads the config, queries GitHub through the injected client and reports skipped repositories as warnings', async () => {
+    const github = await startFakeGitHubRepos({ token: 'ghs_secret' });
+    closers.push(() => github.close());
+    github.addRepo('acme/node-service', { stars: 2 });
+    github.addRelease('acme/node-service', {
+      tag_name: 'v1.0.0',
+      assets: [
+        { name: 'node-service-1.0.0.tgz', content: 'x', downloadCount: 9 },
+        { name: 'template.json', content: manifest('node-service', '1.0.0') },
+      ],
+    });
+    const workspace = await tempDir();
+    await writeFile(path.join(workspace, 'registry.config.json'), JSON.stringify({ repositories: ['acme/node-service', 'acme/gone'] }));
+    const { core, calls } = recordingCore();
+    const tokens: string[] = [];
+    const outcome = await run({
+      env: { GITHUB_WORKSPACE: workspace, 'INPUT_GITHUB-TOKEN': 'ghs_secret', GITHUB_API_URL: github.url },
+      core,
+      octokit: (token, baseUrl, log) => {
+        tokens.push(token);
+        return createGitHubClient({ token, ...(baseUrl ? { baseUrl } : {}), retries: 0, throttle: { enabled: false }, log });
+      },
+    });
+    expect(calls.failed).toEqual([]);
+    expect(outcome.ok).toBe(true);
+    expect(tokens).toEqual(['ghs_secret']);
+    expect(calls.warnings).toEqual([expect.stringMatching(/^acme\/gone: skipped the repository: 404/)]);
+    expect(calls.outputs).toMatchObject({ changed: 'true', templates: '1', versions: '1' });
+    const document = JSON.parse(await readFile(path.join(workspace, 'public', 'registry.json'), 'utf8')) as RegistryDocument;
+    expect(document.templates[0]).toMatchObject({ id: 'node-service', stats: { downloads: 9, stars: 2 } });
+  });
+
+  it('fails with a clear message when the config file is missing, and writes nothing', async () => {
+    const workspace = await tempDir();
+    const { core, calls } = recordingCore();
+    const outcome = await run({ env: { GITHUB_WORKSPACE: workspace, 'INPUT_GITHUB-TOKEN': 'x' }, core, octokit: () => createGitHubClient({ token: 'x' }) });
+    expect(outcome.ok).toBe(false);
+    expect(calls.failed).toEqual([`${path.join(workspace, 'registry.config.json')}: no such file`]);
+    expect(calls.outputs).toEqual({});
+    expect(calls.summary.join('\n')).toMatch(/not built/);
+  });
+
+  it('fails on an invalid registry and names the version at fault', async () => {
+    const workspace = await tempDir();
+    const { core, calls } = recordingCore();
+    const outcome = await run({ env: { GITHUB_WORKSPACE: workspace, 'INPUT_GITHUB-TOKEN': 'x' }, core, source: memorySource([version('a', '1.0')]) });
+    expect(outcome.ok).toBe(false);
+    expect(calls.failed[0]).toMatch(/\/templates\/0\/version: must be MAJOR\.MINOR\.PATCH.*\[a@1\.0\]/);
+  });
+});

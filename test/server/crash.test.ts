@@ -1,0 +1,112 @@
+import type { RegistryDocument } from '../../src/manifest/schema-types.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFile, readFile, stat } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { schemaErrors } from '../../src/manifest/schemas.js';
+import { packTemplate, publishTemplate } from '../../src/pack/index.js';
+import { RegistryStore } from '../../src/server/index.js';
+import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
+import { freePort } from '../helpers/registry-server.js';
+
+const bin = path.resolve('bin/template-registry.js');
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+async function serve(store: string, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [bin, 'serve', '--store', store, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${output}`)), 20_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('serving')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('exit', (code) => reject(new Error(`server exited with ${String(code)}: ${output}`)));
+  });
+  return child;
+}
+
+/** Starts an upload that sends its headers and part of its body, then stalls. */
+function stalledUpload(url: string, token: string, archive: Buffer, manifest: object): void {
+  const boundary = 'stall-boundary';
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="manifest"; filename="template.json"\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(manifest)}\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="template"; filename="t.tgz"\r\nContent-Type: application/gzip\r\n\r\n`,
+  );
+  const req = httpRequest(`${url}/templates`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+      'content-length': head.length + archive.length + 100,
+    },
+  });
+  req.on('error', () => undefined);
+  req.write(head);
+  req.write(archive.subarray(0, Math.floor(archive.length / 2)));
+}
+
+describe('crash safety', () => {
+  it('a server killed with SIGKILL during uploads restarts with a registry.json that lists only complete uploads', async () => {
+    const store = await tempDir('tr-crash-store-');
+    const setup = await RegistryStore.open(store);
+    const { token } = setup.createToken({ role: 'admin' });
+    setup.close();
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const first = await serve(store, port);
+
+    const done = await packTemplate(await writeTemplate({ 'template.json': { ...validManifest, name: 'complete-one' } }), { outDir: await tempDir() });
+    await publishTemplate({ registryUrl: url, token, archive: done.file, manifest: done.manifest });
+    for (let i = 0; i < 3; i++) {
+      const partial = await packTemplate(await writeTemplate({ 'template.json': { ...validManifest, name: `partial-${i}` } }), { outDir: await tempDir() });
+      stalledUpload(url, token, await readFile(partial.file), partial.manifest);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+
+    await serve(store, port);
+    const registry = (await (await fetch(`${url}/registry.json`)).json()) as RegistryDocument;
+    expect(schemaErrors('registry-document', registry)).toEqual([]);
+    expect(registry.templates.map((e: { id: string }) => e.id)).toEqual(['complete-one']);
+    const onDisk = JSON.parse(await readFile(path.join(store, 'public', 'registry.json'), 'utf8'));
+    expect(onDisk.templates.map((e: { id: string }) => e.id)).toEqual(['complete-one']);
+  }, 60_000);
+
+  it('completes a reserved upload whose files are in place and drops one whose archive is missing', async () => {
+    const dir = await tempDir('tr-recover-');
+    const store = await RegistryStore.open(dir);
+    const { record } = store.createToken({ role: 'admin' });
+    const a = await packTemplate(await writeTemplate({ 'template.json': { ...validManifest, name: 'kept' } }), { outDir: await tempDir() });
+    const b = await packTemplate(await writeTemplate({ 'template.json': { ...validManifest, name: 'dropped' } }), { outDir: await tempDir() });
+    for (const p of [a, b]) {
+      store.reserveVersion({ name: p.manifest.name, version: '1.0.0', integrity: p.integrity, sha256: p.sha256, size: p.size, owner: record.owner }, record);
+    }
+    // "kept" crashed after its files were moved into place, "dropped" before.
+    const temp = store.tempPath('.tgz');
+    await copyFile(a.file, temp);
+    await store.commitVersion('kept', '1.0.0', temp, a.manifest);
+    store.close();
+    const db = new Database(path.join(dir, 'registry.sqlite'));
+    db.prepare("UPDATE versions SET state = 'pending' WHERE name = 'kept'").run();
+    db.close();
+
+    const reopened = await RegistryStore.open(dir);
+    expect(reopened.listVersions().map((v) => v.name)).toEqual(['kept']);
+    expect(reopened.getVersion('dropped', '1.0.0')).toBeUndefined();
+    await expect(stat(reopened.archivePath('dropped', '1.0.0'))).rejects.toThrow();
+    reopened.close();
+  });
+});

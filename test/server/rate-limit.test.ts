@@ -1,0 +1,124 @@
+import Fastify, { type FastifyRequest, type LightMyRequestResponse } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { schemaErrors } from '../../src/manifest/schemas.js';
+import { createServer, type RegistryServer } from '../../src/server/app.js';
+import { routeGroup } from '../../src/server/rate-limit.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+const servers: RegistryServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.app.close()));
+});
+
+async function start(readPerMinute = 3, uploadPerMinute = 2): Promise<RegistryServer> {
+  const server = await createServer({ store: await tempDir('tr-rate-'), publicUrl: 'http://registry.test', limits: { readPerMinute, uploadPerMinute } });
+  servers.push(server);
+  return server;
+}
+
+function expectRateHeaders(res: LightMyRequestResponse, limit: number, remaining: number): void {
+  expect(res.headers['x-ratelimit-limit']).toBe(String(limit));
+  expect(res.headers['x-ratelimit-remaining']).toBe(String(remaining));
+  expect(res.headers['x-ratelimit-window']).toBe('60');
+  const reset = Number(res.headers['x-ratelimit-reset']);
+  const now = Date.now() / 1000;
+  // A Unix timestamp (seconds) at most one window away, not a number of seconds.
+  expect(reset).toBeGreaterThanOrEqual(Math.floor(now));
+  expect(reset).toBeLessThanOrEqual(Math.ceil(now) + 61);
+}
+
+describe('rate limits', () => {
+  it('sends the X-RateLimit-* headers and answers the request past the limit with 429', async () => {
+    const { app } = await start(3);
+    for (let i = 0; i < 3; i++) {
+      const res = await app.inject({ url: '/healthz' });
+      expect(res.statusCode).toBe(200);
+      expectRateHeaders(res, 3, 2 - i);
+    }
+    const limited = await app.inject({ url: '/templates' });
+    expect(limited.statusCode).toBe(429);
+    expectRateHeaders(limited, 3, 0);
+    const retryAfter = Number(limited.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(limited.headers['x-request-id']).toBeTruthy();
+    expect(limited.headers['cache-control']).toBe('no-store');
+    expect(limited.headers['content-type']).toBe('application/json; charset=utf-8');
+    const body = limited.json();
+    expect(schemaErrors('error-envelope', body)).toEqual([]);
+    expect(body.error).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: [], requestId: limited.headers['x-request-id'], retryAfter });
+    expect(body.error.message).toMatch(/rate limit/i);
+  });
+
+  it('counts reads and uploads separately', async () => {
+    const { app } = await start(3, 2);
+    for (let i = 0; i < 3; i++) expect((await app.inject({ url: '/categories' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/categories' })).statusCode).toBe(429);
+
+    // Uploads still have their own budget: the (unauthenticated) upload gets its 401.
+    const first = await app.inject({ method: 'POST', url: '/templates' });
+    expect(first.statusCode).toBe(401);
+    expectRateHeaders(first, 2, 1);
+    expect((await app.inject({ method: 'POST', url: '/templates' })).statusCode).toBe(401);
+    const limited = await app.inject({ method: 'POST', url: '/templates' });
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json().error.code).toBe('RATE_LIMIT_EXCEEDED');
+    expectRateHeaders(limited, 2, 0);
+  });
+
+  it('counts each client address separately', async () => {
+    const { app } = await start(1);
+    expect((await app.inject({ url: '/healthz', remoteAddress: '10.0.0.1' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/healthz', remoteAddress: '10.0.0.1' })).statusCode).toBe(429);
+    expect((await app.inject({ url: '/healthz', remoteAddress: '10.0.0.2' })).statusCode).toBe(200);
+  });
+
+  it('limits and labels requests no route matches', async () => {
+    const { app } = await start(2);
+    const missing = await app.inject({ url: '/no/such/route' });
+    expect(missing.statusCode).toBe(404);
+    expectRateHeaders(missing, 2, 1);
+    expect(missing.headers['cache-control']).toBe('no-store');
+    expect((await app.inject({ url: '/registry.json' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/no/such/route' })).statusCode).toBe(429);
+  });
+
+  it('puts the headers on 304 and HEAD answers too', async () => {
+    const { app, context } = await start(5);
+    const res = await app.inject({ url: '/registry.json', headers: { 'if-none-match': context.registry().etag } });
+    expect(res.statusCode).toBe(304);
+    expectRateHeaders(res, 5, 4);
+    const head = await app.inject({ method: 'HEAD', url: '/registry.json' });
+    expectRateHeaders(head, 5, 3);
+  });
+});
+
+describe('routeGroup', () => {
+  it('is upload for POST /templates only', async () => {
+    const app = Fastify();
+    const groups: string[] = [];
+    app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
+      groups.push(`${request.method} ${request.url} ${routeGroup(request)}`);
+      done();
+    });
+    app.post('/templates', () => ({}));
+    app.get('/templates', () => ({}));
+    app.get('/templates/:id', () => ({}));
+    await app.inject({ method: 'POST', url: '/templates' });
+    await app.inject({ method: 'POST', url: '/templates?x=1' });
+    await app.inject({ method: 'GET', url: '/templates' });
+    await app.inject({ method: 'GET', url: '/templates/x' });
+    await app.inject({ method: 'POST', url: '/templates/x' });
+    await app.inject({ method: 'DELETE', url: '/templates' });
+    await app.close();
+    expect(groups).toEqual([
+      'POST /templates upload',
+      'POST /templates?x=1 upload',
+      'GET /templates read',
+      'GET /templates/x read',
+      'POST /templates/x read',
+      'DELETE /templates read',
+    ]);
+  });
+});
