@@ -20,6 +20,8 @@ export interface ServerOptions {
   logger?: boolean;
   /** Trust X-Forwarded-For (behind a proxy) for the client address rate limits use. */
   trustProxy?: boolean;
+  /** On close, end every connection, not only idle ones (tests); default: idle ones only. */
+  forceCloseConnections?: boolean;
 }
 
 export interface RegistryServer {
@@ -71,6 +73,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     genReqId: newRequestId,
     trustProxy: options.trustProxy ?? false,
     bodyLimit: 1024 * 1024,
+    forceCloseConnections: options.forceCloseConnections ?? 'idle',
   });
   installEnvelope(app);
   await app.register(rateLimitPlugin, { context });

@@ -23,7 +23,7 @@ export async function startRegistryServer(options: Partial<ServerOptions> & { st
   const storeDir = options.storeDir ?? (await tempDir('tr-store-'));
   // The public URL goes into registry.json, so the port is chosen before the server starts.
   const port = await freePort();
-  const server = await createServer({ publicUrl: `http://127.0.0.1:${port}`, ...options, store: storeDir });
+  const server = await createServer({ publicUrl: `http://127.0.0.1:${port}`, forceCloseConnections: true, ...options, store: storeDir });
   running.push(server);
   const address = await server.app.listen({ host: '127.0.0.1', port });
   const { token } = server.store.createToken({ role: 'publisher' });
