@@ -9,3 +9,5 @@ export * from './registry/index.js';
 export * from './server/index.js';
 export * from './action/api.js';
 export { runCli } from './cli/index.js';
+export * from './migrate/index.js';
+export * from './compat/index.js';

@@ -40569,7 +40569,7 @@ import path14 from "node:path";
 var import_picomatch = __toESM(require_picomatch2(), 1);
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
-import { chmod as chmod2, copyFile as copyFile2, lstat as lstat2, mkdir as mkdir2, mkdtemp, readdir as readdir2, readFile as readFile2, realpath as realpath2, rename as rename2, rm as rm2, stat as stat3, writeFile as writeFile2 } from "node:fs/promises";
+import { chmod as chmod2, copyFile as copyFile2, lstat as lstat2, mkdir as mkdir2, mkdtemp, readdir as readdir3, readFile as readFile2, realpath as realpath2, rename as rename2, rm as rm2, stat as stat3, writeFile as writeFile2 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path8 from "node:path";
 import { Transform } from "node:stream";
@@ -44709,7 +44709,7 @@ async function resolveInsideRoot(root, relativePath) {
 }
 
 // src/template/validate.ts
-import { readFile, stat as stat2 } from "node:fs/promises";
+import { readdir as readdir2, readFile, stat as stat2 } from "node:fs/promises";
 import path7 from "node:path";
 
 // src/manifest/json-source.ts
@@ -44952,6 +44952,7 @@ function describeSchemaErrors(errors) {
 var MANIFEST_FILE = "template.json";
 var VARIABLES_FILE = "template.vars.json";
 var PROMPTS_FILE = "template.prompts.json";
+var MIGRATIONS_FOLDER = "migrations";
 var REQUIRED_FILES = [MANIFEST_FILE, "README.md", "CHANGELOG.md", VARIABLES_FILE, PROMPTS_FILE];
 function formatValidationError(error2) {
   return error2.pointer === "" ? `${error2.file}: ${error2.message}` : `${error2.file} ${error2.pointer}: ${error2.message}`;
@@ -45051,6 +45052,10 @@ async function validateTemplate(dir) {
   if (await resolveInsideRoot(root, promptsFile) !== void 0) {
     await checkJsonFile(root, path7.normalize(promptsFile), "template-prompts", errors);
   }
+  if (await kindOf(path7.join(root, MIGRATIONS_FOLDER)) === "directory") {
+    const stepFiles = (await readdir2(path7.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
+    for (const file of stepFiles) await checkJsonFile(root, `${MIGRATIONS_FOLDER}/${file}`, "migration-step", errors);
+  }
   return { valid: errors.length === 0, errors };
 }
 
@@ -45108,7 +45113,7 @@ function excludeTest(globs) {
   };
 }
 async function walk(context, absoluteDir, realDir, relativeDir, ancestors) {
-  const names = (await readdir2(absoluteDir)).sort(byteOrder);
+  const names = (await readdir3(absoluteDir)).sort(byteOrder);
   for (const name of names) {
     const relative2 = relativeDir === "" ? name : `${relativeDir}/${name}`;
     const absolute = path8.join(absoluteDir, name);
@@ -45620,7 +45625,7 @@ ${describeResponse(response, apiError)}`
 
 // src/template/lint.ts
 var import_safe_regex2 = __toESM(require_safe_regex2(), 1);
-import { readdir as readdir4, readFile as readFile6, stat as stat6 } from "node:fs/promises";
+import { readdir as readdir5, readFile as readFile6, stat as stat6 } from "node:fs/promises";
 import path11 from "node:path";
 
 // src/template/changelog.ts
@@ -45712,6 +45717,8 @@ function lower(value) {
 }
 var templateFilters = {
   package_name: packageName,
+  // `slug` is the name the issue tracker's examples use for the same rule.
+  slug: packageName,
   class_name: className,
   kebab_case: kebabCase,
   snake_case: snakeCase,
@@ -45956,7 +45963,7 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
 
 // src/template/render.ts
 var import_picomatch2 = __toESM(require_picomatch2(), 1);
-import { lstat as lstat3, readdir as readdir3, readFile as readFile5, realpath as realpath3, stat as stat5 } from "node:fs/promises";
+import { lstat as lstat3, readdir as readdir4, readFile as readFile5, realpath as realpath3, stat as stat5 } from "node:fs/promises";
 import path10 from "node:path";
 var RenderError = class extends Error {
   constructor(message, file) {
@@ -45974,7 +45981,7 @@ async function listContent(contentDir) {
   const realRoot = await realpath3(contentDir);
   const entries = [];
   const walk2 = async (relative2) => {
-    const names = (await readdir3(path10.join(contentDir, relative2))).sort();
+    const names = (await readdir4(path10.join(contentDir, relative2))).sort();
     for (const name of names) {
       const source = relative2 === "" ? name : `${relative2}/${name}`;
       const absolute = path10.join(contentDir, source);
@@ -46648,7 +46655,7 @@ async function readContent(root, folder) {
   const walk2 = async (relative2) => {
     let entries;
     try {
-      entries = await readdir4(path11.join(dir, relative2), { withFileTypes: true });
+      entries = await readdir5(path11.join(dir, relative2), { withFileTypes: true });
     } catch {
       return;
     }
@@ -46845,7 +46852,7 @@ function resolveAnswers(template, given = {}, options = {}) {
 
 // src/template/generate.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
-import { chmod as chmod3, mkdir as mkdir3, readdir as readdir5, rename as rename3, rm as rm3, rmdir as rmdir2, writeFile as writeFile3 } from "node:fs/promises";
+import { chmod as chmod3, mkdir as mkdir3, readdir as readdir6, rename as rename3, rm as rm3, rmdir as rmdir2, writeFile as writeFile3 } from "node:fs/promises";
 import path12 from "node:path";
 
 // src/template/lock.ts
@@ -46870,7 +46877,7 @@ var OutputNotEmptyError = class extends Error {
 };
 async function entriesOf(dir) {
   try {
-    return await readdir5(dir);
+    return await readdir6(dir);
   } catch (error2) {
     if (error2.code === "ENOENT") return void 0;
     throw error2;

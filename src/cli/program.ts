@@ -6,6 +6,7 @@ import { registerPack } from './commands/pack.js';
 import { registerPublish } from './commands/publish.js';
 import { registerServe, registerToken } from './commands/serve.js';
 import { registerBuildRegistry } from './commands/build-registry.js';
+import { registerConsumer } from './commands/consumer.js';
 import { RegistryStore, storeSource } from '../server/store.js';
 import { registerTest } from './commands/test.js';
 import { registerValidate } from './commands/validate.js';
@@ -30,6 +31,7 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
   registerPublish(program, io, setExit);
   registerServe(program, io, setExit);
   registerToken(program, io, setExit);
+  registerConsumer(program, io, setExit);
   registerBuildRegistry(program, io, setExit, {
     storeSource: async (storeDir, publicUrl) => storeSource(await RegistryStore.open(storeDir), publicUrl ?? process.env.REGISTRY_PUBLIC_URL ?? 'http://127.0.0.1:4873'),
   });

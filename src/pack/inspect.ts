@@ -31,6 +31,7 @@ export class ArchiveError extends Error {
 }
 
 const MAX_MANIFEST_BYTES = 1024 * 1024;
+const MAX_TRAILING_BYTES = 1024 * 1024;
 
 /** Paths an archive may hold: relative, no `..`, no NUL. */
 export function isSafeArchivePath(entryPath: string): boolean {
@@ -50,11 +51,19 @@ export async function inspectArchive(file: string, limits: Partial<ArchiveLimits
   let unpacked = 0;
   let problem: ArchiveError | undefined;
 
+  let ended = false;
+  let trailing = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       unpacked += chunk.length;
       if (unpacked > maxUnpackedBytes) callback(new ArchiveError(`archive unpacks to more than ${maxUnpackedBytes} bytes`));
-      else callback(null, chunk);
+      else if (ended) {
+        // tar's parser re-concatenates whatever follows the end-of-archive blocks (quadratic time),
+        // so trailing data is not passed on, and more than a little of it is refused.
+        trailing += chunk.length;
+        if (trailing > MAX_TRAILING_BYTES) callback(new ArchiveError(`archive has more than ${MAX_TRAILING_BYTES} bytes after its end`));
+        else callback();
+      } else callback(null, chunk);
     },
   });
   const parser = new Parser({
@@ -89,6 +98,9 @@ export async function inspectArchive(file: string, limits: Partial<ArchiveLimits
     },
   });
 
+  parser.on('eof', () => {
+    ended = true;
+  });
   try {
     await pipeline(createReadStream(file), createGunzip(), counter, parser);
   } catch (error) {

@@ -4,6 +4,7 @@ import { buildRegistry } from '../registry/build.js';
 import { DEFAULT_LIMITS, type CurrentRegistry, type ServerContext, type ServerLimits } from './context.js';
 import { installEnvelope, newRequestId } from './envelope.js';
 import { rateLimitPlugin } from './rate-limit.js';
+import { eventsRoute } from './routes/events.js';
 import { openapiRoute } from './routes/openapi.js';
 import { readRoutes } from './routes/read.js';
 import { RegistryStore, storeSource } from './store.js';
@@ -79,6 +80,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   await app.register(rateLimitPlugin, { context });
   await app.register(readRoutes, { context });
   await app.register(uploadRoute, { context });
+  await app.register(eventsRoute, { context });
   await app.register(openapiRoute, { context });
   app.addHook('onClose', () => store.close());
   return { app, context, store };

@@ -67,6 +67,8 @@ export function lower(value: unknown): string {
 /** The filters a template may use besides Liquid's standard ones, by the name templates use. */
 export const templateFilters: Readonly<Record<string, (value: unknown) => string>> = {
   package_name: packageName,
+  // `slug` is the name the issue tracker's examples use for the same rule.
+  slug: packageName,
   class_name: className,
   kebab_case: kebabCase,
   snake_case: snakeCase,

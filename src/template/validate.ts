@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 import { JsonSyntaxError, parseJsonWithPositions, type SourcePosition } from '../manifest/json-source.js';
@@ -9,6 +9,8 @@ import { resolveInsideRoot } from './paths.js';
 export const MANIFEST_FILE = 'template.json';
 export const VARIABLES_FILE = 'template.vars.json';
 export const PROMPTS_FILE = 'template.prompts.json';
+/** The folder of a template's declarative migration steps. */
+export const MIGRATIONS_FOLDER = 'migrations';
 export const REQUIRED_FILES = [MANIFEST_FILE, 'README.md', 'CHANGELOG.md', VARIABLES_FILE, PROMPTS_FILE] as const;
 
 export interface TemplateValidationError {
@@ -156,6 +158,12 @@ export async function validateTemplate(dir: string): Promise<TemplateValidationR
   }
   if ((await resolveInsideRoot(root, promptsFile)) !== undefined) {
     await checkJsonFile(root, path.normalize(promptsFile), 'template-prompts', errors);
+  }
+
+  // Declarative migration steps ship in migrations/, one JSON file per step.
+  if ((await kindOf(path.join(root, MIGRATIONS_FOLDER))) === 'directory') {
+    const stepFiles = (await readdir(path.join(root, MIGRATIONS_FOLDER))).filter((f) => f.endsWith('.json')).sort();
+    for (const file of stepFiles) await checkJsonFile(root, `${MIGRATIONS_FOLDER}/${file}`, 'migration-step', errors);
   }
 
   return { valid: errors.length === 0, errors };

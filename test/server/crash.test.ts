@@ -1,5 +1,6 @@
 import type { RegistryDocument } from '../../src/manifest/schema-types.js';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFile, readFile, stat } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
@@ -56,6 +57,39 @@ function stalledUpload(url: string, token: string, archive: Buffer, manifest: ob
   req.write(head);
   req.write(archive.subarray(0, Math.floor(archive.length / 2)));
 }
+
+describe('template-registry serve', () => {
+  it('serves an empty store; publish with the CLI; registry.json lists the entry whose archive matches its integrity', async () => {
+    const store = await tempDir('tr-serve-store-');
+    const setup = await RegistryStore.open(store);
+    const { token } = setup.createToken({ role: 'publisher' });
+    setup.close();
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    await serve(store, port);
+    const empty = (await (await fetch(`${url}/registry.json`)).json()) as RegistryDocument;
+    expect(empty.templates).toEqual([]);
+
+    const published = await new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn(process.execPath, [bin, 'publish', path.resolve('examples/templates/node-service'), '--registry', url], {
+        env: { ...process.env, TEMPLATE_REGISTRY_TOKEN: token },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+      child.on('close', (code) => resolve({ code, output }));
+    });
+    expect(published.code, published.output).toBe(0);
+    expect(published.output).not.toContain(token);
+
+    const registry = (await (await fetch(`${url}/registry.json`)).json()) as RegistryDocument;
+    const entry = registry.templates.find((e) => e.id === 'node-service');
+    expect(entry?.version).toBe('1.1.0');
+    const archive = Buffer.from(await (await fetch(entry?.downloadUrl ?? '')).arrayBuffer());
+    expect(`sha512-${createHash('sha512').update(archive).digest('base64')}`).toBe(entry?.integrity);
+  }, 60_000);
+});
 
 describe('crash safety', () => {
   it('a server killed with SIGKILL during uploads restarts with a registry.json that lists only complete uploads', async () => {

@@ -124,3 +124,25 @@ describe('validateTemplate', () => {
     expect(errors).toContainEqual(expect.objectContaining({ file: 'config/vars.json', pointer: '/variables/x/default', code: 'TYPE' }));
   });
 });
+
+describe('validateTemplate on migration steps', () => {
+  it('checks each migrations/*.json file against the migration step schema', async () => {
+    const good = {
+      id: 'add-file',
+      description: 'Adds a file',
+      fromVersion: '1.0.0',
+      toVersion: '1.1.0',
+      breaking: false,
+      automatic: true,
+      changes: [{ type: 'create', path: 'NEW.md', content: 'new' }],
+    };
+    const dir = await writeTemplate({
+      'migrations/1.0.0-to-1.1.0.json': good,
+      'migrations/bad.json': { ...good, toVersion: 'next', changes: [{ type: 'rename', path: 'a' }] },
+    });
+    const errors = (await validateTemplate(dir)).errors;
+    expect(errors.every((e) => e.file === 'migrations/bad.json')).toBe(true);
+    expect(errors).toContainEqual(expect.objectContaining({ file: 'migrations/bad.json', pointer: '/toVersion', code: 'PATTERN' }));
+    expect(errors.length).toBeGreaterThanOrEqual(2);
+  });
+});

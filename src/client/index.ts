@@ -1,0 +1,23 @@
+export {
+  RegistryClient,
+  RegistryUnavailableError,
+  DEFAULT_CACHE_TTL_MS,
+  DEFAULT_FAILURE_BACKOFF_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type RegistryClientOptions,
+  type RegistryStatus,
+  type TemplateFilters,
+} from './registry-client.js';
+export {
+  downloadTemplate,
+  checkArchive,
+  DownloadError,
+  IntegrityError,
+  UnsafeArchiveError,
+  DEFAULT_MAX_DOWNLOAD_BYTES,
+  type ArchivePlan,
+  type DownloadableEntry,
+  type DownloadLimits,
+  type DownloadOptions,
+  type DownloadResult,
+} from './download.js';

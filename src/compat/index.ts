@@ -1,0 +1,1 @@
+export { checkCompatibility, inRange, type CheckOptions, type DeclaredRange, type DeclaredPlatform } from './check.js';

@@ -1,0 +1,191 @@
+/**
+ * Declarative migration steps: one JSON file per step in the template's `migrations/` folder,
+ * checked against the `migration-step` schema. Contents and paths are Liquid templates rendered
+ * with the project's answers (lock answers and computed values).
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+
+import type { Liquid } from 'liquidjs';
+
+import { JsonSyntaxError, parseJsonWithPositions, type SourcePosition } from '../manifest/json-source.js';
+import { describeSchemaErrors } from '../manifest/messages.js';
+import type { FileChange, MigrationStep as DeclarativeStepData } from '../manifest/schema-types.js';
+import { schemaErrors } from '../manifest/schemas.js';
+import { compareVersions } from '../manifest/versions.js';
+import { createEngine, firstLine } from '../template/expression.js';
+import type { TemplateLock } from '../template/lock.js';
+import type { MigrationStep } from './run.js';
+
+/** The conventional name of the migrations folder inside a template. */
+export const MIGRATIONS_FOLDER = 'migrations';
+
+export interface DeclarativeStepOptions {
+  /** The Liquid scope: the project's answers and computed values (see `migrationScope`). */
+  answers: Record<string, unknown>;
+  /** Sets `templateId` on every step, so it applies only to that template. */
+  templateId?: string;
+  /** The engine to render with; a fresh `createEngine()` (safe for untrusted templates) unless given. */
+  engine?: Liquid;
+}
+
+/** One problem in a step file. */
+export interface StepFileProblem {
+  /** The file, as `dir` joined with its name. */
+  file: string;
+  /** JSON pointer of the field; empty for the whole file. */
+  pointer: string;
+  message: string;
+  /** Upper-case rule code: REQUIRED, PATTERN, INVALID_JSON, LIQUID, VERSION_ORDER, DUPLICATE_ID, ... */
+  code: string;
+  line?: number;
+  column?: number;
+}
+
+/** `migrations/1.1.0-to-1.2.0.json /fromVersion: must be MAJOR.MINOR.PATCH (got "1.2")`. */
+export function formatStepFileProblem(problem: StepFileProblem): string {
+  const where = problem.line === undefined ? '' : `:${problem.line}:${problem.column ?? 1}`;
+  return problem.pointer === '' ? `${problem.file}${where}: ${problem.message}` : `${problem.file}${where} ${problem.pointer}: ${problem.message}`;
+}
+
+/** One or more step files are invalid; `problems` lists every one (each naming its file and field). */
+export class MigrationStepFileError extends Error {
+  constructor(readonly problems: StepFileProblem[]) {
+    super(`invalid migration step file${problems.length === 1 ? '' : 's'}:\n${problems.map((p) => `  - ${formatStepFileProblem(p)}`).join('\n')}`);
+    this.name = 'MigrationStepFileError';
+  }
+}
+
+/** The Liquid scope of a project's declarative steps: its lock answers with the computed values. */
+export function migrationScope(lock: Pick<TemplateLock, 'answers' | 'computed'>): Record<string, unknown> {
+  return { ...lock.answers, ...lock.computed };
+}
+
+/** The position of a pointer, or of its closest existing parent. */
+function nearestPosition(positions: Map<string, SourcePosition>, pointer: string): SourcePosition | undefined {
+  for (let p = pointer; ; p = p.slice(0, p.lastIndexOf('/'))) {
+    const position = positions.get(p);
+    if (position) return position;
+    if (p === '') return undefined;
+  }
+}
+
+const RENDERED_FIELDS = ['path', 'newPath', 'content'] as const;
+
+interface LoadedFile {
+  file: string;
+  data: DeclarativeStepData;
+}
+
+/** Reads and checks one step file; pushes its problems and returns its data when it has none. */
+async function loadFile(file: string, engine: Liquid, problems: StepFileProblem[]): Promise<LoadedFile | undefined> {
+  const text = await readFile(file, 'utf8');
+  let parsed;
+  try {
+    parsed = parseJsonWithPositions(text);
+  } catch (error) {
+    if (!(error instanceof JsonSyntaxError)) throw error;
+    problems.push({ file, pointer: '', message: `invalid JSON: ${error.message}`, code: 'INVALID_JSON', ...error.position });
+    return undefined;
+  }
+  const at = (pointer: string): SourcePosition | undefined => nearestPosition(parsed.positions, pointer);
+  const violations = describeSchemaErrors(schemaErrors('migration-step', parsed.value));
+  for (const violation of violations) problems.push({ file, ...violation, ...at(violation.pointer) });
+  if (violations.length > 0) return undefined;
+
+  const data = parsed.value as DeclarativeStepData;
+  let valid = true;
+  if (compareVersions(data.toVersion, data.fromVersion) <= 0) {
+    problems.push({ file, pointer: '/toVersion', message: `must be greater than fromVersion (${data.fromVersion})`, code: 'VERSION_ORDER', ...at('/toVersion') });
+    valid = false;
+  }
+  // Liquid syntax is checked now, so a broken step fails at load time, not half-way through a run.
+  data.changes.forEach((change, index) => {
+    for (const field of RENDERED_FIELDS) {
+      const source = change[field];
+      if (source === undefined) continue;
+      try {
+        engine.parse(source);
+      } catch (error) {
+        const pointer = `/changes/${index}/${field}`;
+        problems.push({ file, pointer, message: `invalid Liquid: ${firstLine(error)}`, code: 'LIQUID', ...at(pointer) });
+        valid = false;
+      }
+    }
+  });
+  return valid ? { file, data } : undefined;
+}
+
+function toStep({ file, data }: LoadedFile, engine: Liquid, options: DeclarativeStepOptions): MigrationStep {
+  const scope = options.answers;
+  const render = async (source: string, pointer: string): Promise<string> => {
+    try {
+      return String(await engine.parseAndRender(source, scope));
+    } catch (error) {
+      throw new Error(`${file} ${pointer}: ${firstLine(error)}`, { cause: error });
+    }
+  };
+  return {
+    id: data.id,
+    description: data.description,
+    fromVersion: data.fromVersion,
+    toVersion: data.toVersion,
+    breaking: data.breaking,
+    automatic: data.automatic,
+    ...(options.templateId !== undefined ? { templateId: options.templateId } : {}),
+    async execute() {
+      const changes: FileChange[] = [];
+      for (const [index, change] of data.changes.entries()) {
+        const rendered: FileChange = { ...change };
+        for (const field of RENDERED_FIELDS) {
+          const source = change[field];
+          if (source !== undefined) rendered[field] = await render(source, `/changes/${index}/${field}`);
+        }
+        changes.push(rendered);
+      }
+      return { success: true, changes, warnings: [], errors: [] };
+    },
+  };
+}
+
+/**
+ * Loads the declarative steps of a template: every `*.json` file in `dir` (its `migrations/`
+ * folder), in name order. Each file is checked against the `migration-step` schema, its
+ * `toVersion` must be greater than its `fromVersion`, its ids unique and its Liquid parse;
+ * otherwise throws a MigrationStepFileError listing every problem of every file. A folder that
+ * does not exist gives no steps.
+ *
+ * A step's `execute` returns its `changes` with `path`, `newPath` and `content` rendered through
+ * Liquid, with `options.answers` as the scope.
+ */
+export async function loadDeclarativeSteps(dir: string, options: DeclarativeStepOptions): Promise<MigrationStep[]> {
+  try {
+    if (!(await stat(dir)).isDirectory()) throw new Error(`${dir} is not a folder`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  const entries = await readdir(dir, { withFileTypes: true });
+  const names = entries
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.json'))
+    .map((entry) => entry.name)
+    .sort();
+  const engine = options.engine ?? createEngine();
+  const problems: StepFileProblem[] = [];
+  const loaded: LoadedFile[] = [];
+  const ids = new Map<string, string>();
+  for (const name of names) {
+    const file = path.join(dir, name);
+    const result = await loadFile(file, engine, problems);
+    if (!result) continue;
+    const other = ids.get(result.data.id);
+    if (other !== undefined) {
+      problems.push({ file, pointer: '/id', message: `duplicates the id of ${other} (${JSON.stringify(result.data.id)})`, code: 'DUPLICATE_ID' });
+      continue;
+    }
+    ids.set(result.data.id, file);
+    loaded.push(result);
+  }
+  if (problems.length > 0) throw new MigrationStepFileError(problems);
+  return loaded.map((item) => toStep(item, engine, options));
+}

@@ -1,0 +1,38 @@
+/**
+ * Migrations: move a generated project from one template version to the next, with steps written
+ * in code or as JSON files in the template's `migrations/` folder. See docs/migrations.md.
+ */
+export {
+  runMigrations,
+  applicableSteps,
+  breakingWarning,
+  BACKUP_FOLDER,
+  type MigrationStep,
+  type MigrationContext,
+  type MigrationRunContext,
+  type MigrationResult,
+  type MigrationRunResult,
+  type RunMigrationsOptions,
+  type PlannedFile,
+  type ProjectFiles,
+  type FileChange,
+} from './run.js';
+export {
+  loadDeclarativeSteps,
+  migrationScope,
+  formatStepFileProblem,
+  MigrationStepFileError,
+  MIGRATIONS_FOLDER,
+  type DeclarativeStepOptions,
+  type StepFileProblem,
+} from './declarative.js';
+export {
+  applyOperations,
+  ApplyError,
+  nodeFileSystem,
+  type ApplyOperation,
+  type ApplyOptions,
+  type ApplyOutcome,
+  type ApplyFileSystem,
+} from './apply.js';
+export { unifiedDiff, diffLines, splitLines, type DiffLine, type UnifiedDiffOptions } from './diff.js';
