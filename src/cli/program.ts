@@ -1,3 +1,7 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
 import { Command, CommanderError } from 'commander';
 
 import { registerGenerate } from './commands/generate.js';
@@ -12,7 +16,20 @@ import { registerTest } from './commands/test.js';
 import { registerValidate } from './commands/validate.js';
 import { EXIT, UsageError, processIo, type CliIo } from './io.js';
 
-const VERSION = '0.1.0';
+/** This package's version, from the nearest package.json named template-registry above this file. */
+function packageVersion(): string {
+  for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'template-registry' && pkg.version) return pkg.version;
+    } catch {
+      // no package.json here; keep climbing
+    }
+    if (path.dirname(dir) === dir) return '0.0.0';
+  }
+}
+
+const VERSION = packageVersion();
 
 function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
   const program = new Command('template-registry')

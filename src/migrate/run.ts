@@ -7,7 +7,7 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 import { describeSchemaErrors } from '../manifest/messages.js';
-import type { FileChange } from '../manifest/schema-types.js';
+import type { FileChange, MigrationContext as MigrationContextShape } from '../manifest/schema-types.js';
 import { schemaErrors } from '../manifest/schemas.js';
 import { compareVersions } from '../manifest/versions.js';
 import { LOCK_FILE, readLock, serializeLock, sha256Hex, type TemplateLock } from '../template/lock.js';
@@ -32,19 +32,8 @@ export interface ProjectFiles {
   exists(path: string): Promise<boolean>;
 }
 
-/** What a step is given. */
-export interface MigrationContext {
-  /** The project folder. */
-  projectPath: string;
-  /** The template version the project is on (MAJOR.MINOR.PATCH). */
-  currentVersion: string;
-  /** The template version to move to. */
-  targetVersion: string;
-  templateId: string;
-  /** The project's configuration; any value. */
-  config?: unknown;
-  /** Only report what would change; write nothing. */
-  dryRun: boolean;
+/** What a step is given: the spec's migration context, plus backups and the planned project. */
+export interface MigrationContext extends MigrationContextShape {
   /** Keep every replaced or removed file in `.template-backups/<timestamp>/`. */
   backup?: boolean;
   /** The project as planned so far: a step sees the changes of the steps before it. */

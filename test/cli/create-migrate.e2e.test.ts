@@ -11,7 +11,7 @@ import { startRegistryServer, type TestServer } from '../helpers/registry-server
 const example = path.resolve('examples/templates/node-service');
 
 /** Version 1.2.0 of the example: a new file, and a migration step that brings it to 1.1.0 projects. */
-async function nextVersion(): Promise<string> {
+async function nextVersion(breaking = false): Promise<string> {
   const dir = await tempDir('tr-next-');
   await cp(example, dir, { recursive: true });
   await writeFile(path.join(dir, 'template', '.editorconfig'), 'root = true\n\n[*]\nindent_style = space\nindent_size = 2\n');
@@ -26,8 +26,8 @@ async function nextVersion(): Promise<string> {
         description: 'Add an .editorconfig and mention it in the README',
         fromVersion: '1.1.0',
         toVersion: '1.2.0',
-        breaking: false,
-        automatic: true,
+        breaking,
+        automatic: !breaking,
         changes: [
           { type: 'create', path: '.editorconfig', content: 'root = true\n\n[*]\nindent_style = space\nindent_size = 2\n' },
           { type: 'update', path: '.env.example', content: '# {{ projectName }} settings\nPORT=3000\n', backup: true },
@@ -114,6 +114,29 @@ describe('create and migrate against a served registry', () => {
     const old = await cli('check-compat', 'node-service@1.1.0', '--registry', registry, '--node-version', '18.0.0', '--json');
     expect(old.code).toBe(1);
     expect(JSON.parse(old.stdout).issues[0]).toMatch(/node version 18.0.0/);
+  }, 60_000);
+
+  it('refuses breaking steps without --yes when it cannot ask, and applies them with --yes', async () => {
+    const breakingServer = await startRegistryServer();
+    for (const [dir, version] of [[example, '1.1.0'], [await nextVersion(true), '1.2.0']] as const) {
+      const pack = await packTemplate(dir, { outDir: await tempDir(), version });
+      await publishTemplate({ registryUrl: breakingServer.url, token: breakingServer.token, archive: pack.file, manifest: pack.manifest });
+    }
+    const registry = `${breakingServer.url}/registry.json`;
+    const project = path.join(await tempDir(), 'svc');
+    process.env.DO_NOT_TRACK = '1';
+    expect((await cli('create', 'node-service@1.1.0', project, '--registry', registry, '--defaults')).code).toBe(0);
+    expect(breakingServer.store.countEvents('generation')).toBe(0);
+
+    const refused = await cli('migrate', '--project', project, '--registry', registry);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/1 breaking step\(s\).*--yes/);
+    expect(await readdir(project)).not.toContain('.editorconfig');
+
+    const accepted = await cli('migrate', '--project', project, '--registry', registry, '--yes');
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect(accepted.stderr).toMatch(/1 breaking migration step/);
+    expect(await readdir(project)).toContain('.editorconfig');
   }, 60_000);
 
   it('needs a registry', async () => {
