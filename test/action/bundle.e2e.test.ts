@@ -1,5 +1,5 @@
 import type { RegistryDocument } from '../../src/manifest/schema-types.js';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,28 +9,13 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeGitHub } from '../helpers/fake-github.js';
 import { startFakeRegistry } from '../helpers/fake-registry.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { runBundledAction, type ActionRun } from '../helpers/run-bundled-action.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
 
 const bundle = path.resolve('dist/action/index.js');
 const example = path.resolve('examples/templates/node-service');
 const REGISTRY_TOKEN = 'tr_e2e_registry_secret_123';
 const GITHUB_TOKEN = 'ghs_e2e_github_secret_456';
-
-interface ActionRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  outputs: Record<string, string>;
-  summary: string;
-}
-
-/** Parses the GITHUB_OUTPUT file format: `name<<DELIM\nvalue\nDELIM`. */
-function parseOutputs(text: string): Record<string, string> {
-  const outputs: Record<string, string> = {};
-  const pattern = /^([^\n<]+)<<(\S+)\n([\s\S]*?)\n\2$/gm;
-  for (const match of text.matchAll(pattern)) outputs[match[1] ?? ''] = match[3] ?? '';
-  return outputs;
-}
 
 /** A template repository as a user has it: the example plus VCS data, dependencies and workflows. */
 async function templateRepository(versions: string[]): Promise<string> {
@@ -49,46 +34,21 @@ async function templateRepository(versions: string[]): Promise<string> {
 }
 
 async function runAction(env: Record<string, string>): Promise<ActionRun> {
-  const work = await tempDir('tr-e2e-runner-');
-  const outputFile = path.join(work, 'output.txt');
-  const summaryFile = path.join(work, 'summary.md');
+  const work = await tempDir('tr-e2e-event-');
   const eventFile = path.join(work, 'event.json');
-  await writeFile(outputFile, '');
-  await writeFile(summaryFile, '');
   const ref = env.GITHUB_REF ?? 'refs/tags/v1.2.3';
   await writeFile(eventFile, JSON.stringify({ ref, created: true, deleted: false, repository: { full_name: 'acme/node-service' } }));
-  const child = spawn(process.execPath, [bundle], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? work,
-      GITHUB_ACTIONS: 'true',
-      GITHUB_REPOSITORY: 'acme/node-service',
-      GITHUB_EVENT_NAME: 'push',
-      GITHUB_EVENT_PATH: eventFile,
-      GITHUB_OUTPUT: outputFile,
-      GITHUB_STEP_SUMMARY: summaryFile,
-      GITHUB_WORKSPACE: path.dirname(env['INPUT_TEMPLATE-PATH'] ?? work),
-      RUNNER_TEMP: work,
-      GITHUB_REF: ref,
-      'INPUT_GITHUB-TOKEN': GITHUB_TOKEN,
-      'INPUT_CREATE-RELEASE': 'true',
-      'INPUT_DRY-RUN': 'false',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return runBundledAction(bundle, {
+    GITHUB_REPOSITORY: 'acme/node-service',
+    GITHUB_EVENT_NAME: 'push',
+    GITHUB_EVENT_PATH: eventFile,
+    GITHUB_WORKSPACE: path.dirname(env['INPUT_TEMPLATE-PATH'] ?? work),
+    GITHUB_REF: ref,
+    'INPUT_GITHUB-TOKEN': GITHUB_TOKEN,
+    'INPUT_CREATE-RELEASE': 'true',
+    'INPUT_DRY-RUN': 'false',
+    ...env,
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return {
-    code,
-    stdout,
-    stderr,
-    outputs: parseOutputs(await readFile(outputFile, 'utf8')),
-    summary: await readFile(summaryFile, 'utf8'),
-  };
 }
 
 const closers: (() => Promise<void>)[] = [];

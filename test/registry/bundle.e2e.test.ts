@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -8,58 +7,26 @@ import type { RegistryDocument } from '../../src/manifest/schema-types.js';
 import { schemaErrors } from '../../src/manifest/schemas.js';
 import { startFakeGitHubRepos, type FakeGitHubRepos } from '../helpers/fake-github-repos.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { runBundledAction, type ActionRun } from '../helpers/run-bundled-action.js';
 import { manifest } from './memory-source.js';
 
 const bundle = path.resolve('dist/registry-action/index.js');
 const GITHUB_TOKEN = 'ghs_registry_e2e_secret_789';
 
-interface ActionRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  outputs: Record<string, string>;
-  summary: string;
-}
-
-/** Parses the GITHUB_OUTPUT file format: `name<<DELIM\nvalue\nDELIM`. */
-function parseOutputs(text: string): Record<string, string> {
-  const outputs: Record<string, string> = {};
-  const pattern = /^([^\n<]+)<<(\S+)\n([\s\S]*?)\n\2$/gm;
-  for (const match of text.matchAll(pattern)) outputs[match[1] ?? ''] = match[3] ?? '';
-  return outputs;
-}
-
-async function runAction(workspace: string, env: Record<string, string>): Promise<ActionRun> {
-  const work = await tempDir('tr-registry-runner-');
-  const outputFile = path.join(work, 'output.txt');
-  const summaryFile = path.join(work, 'summary.md');
-  await writeFile(outputFile, '');
-  await writeFile(summaryFile, '');
-  const child = spawn(process.execPath, [bundle], {
-    cwd: workspace,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? work,
-      GITHUB_ACTIONS: 'true',
+function runAction(workspace: string, env: Record<string, string>): Promise<ActionRun> {
+  return runBundledAction(
+    bundle,
+    {
       GITHUB_REPOSITORY: 'acme/registry',
       GITHUB_EVENT_NAME: 'schedule',
-      GITHUB_OUTPUT: outputFile,
-      GITHUB_STEP_SUMMARY: summaryFile,
       GITHUB_WORKSPACE: workspace,
-      RUNNER_TEMP: work,
       INPUT_CONFIG: 'registry.config.json',
       'INPUT_OUT-DIR': 'public',
       'INPUT_GITHUB-TOKEN': GITHUB_TOKEN,
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, stdout, stderr, outputs: parseOutputs(await readFile(outputFile, 'utf8')), summary: await readFile(summaryFile, 'utf8') };
+    { cwd: workspace },
+  );
 }
 
 const closers: (() => Promise<void>)[] = [];
