@@ -11,3 +11,4 @@ export * from './action/api.js';
 export { runCli } from './cli/index.js';
 export * from './migrate/index.js';
 export * from './compat/index.js';
+export * from './client/index.js';
