@@ -7,6 +7,7 @@ import { rateLimitPlugin } from './rate-limit.js';
 import { eventsRoute } from './routes/events.js';
 import { openapiRoute } from './routes/openapi.js';
 import { readRoutes } from './routes/read.js';
+import { webhooksRoute } from './routes/webhooks.js';
 import { RegistryStore, storeSource } from './store.js';
 import { uploadRoute } from './upload.js';
 
@@ -81,6 +82,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   await app.register(readRoutes, { context });
   await app.register(uploadRoute, { context });
   await app.register(eventsRoute, { context });
+  await app.register(webhooksRoute, { context });
   await app.register(openapiRoute, { context });
   app.addHook('onClose', () => store.close());
   return { app, context, store };

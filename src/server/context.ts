@@ -1,5 +1,6 @@
 import type { RegistryDocument } from '../manifest/schema-types.js';
 import type { RegistryStore } from './store.js';
+import type { WebhookDispatcher } from './webhooks.js';
 
 export interface ServerLimits {
   /** Largest archive accepted, in bytes. */
@@ -39,4 +40,6 @@ export interface ServerContext {
   rebuild(): Promise<void>;
   /** REGISTRY_ADMIN_TOKEN, when set: a token with the admin role that is not in the store. */
   adminToken?: string;
+  /** Sends events to the registered webhooks in the background (set up by the webhook routes). */
+  webhooks?: WebhookDispatcher;
 }

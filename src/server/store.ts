@@ -370,6 +370,78 @@ export class RegistryStore {
       : this.db.prepare('SELECT COUNT(*) AS n FROM events').get()) as { n: number };
     return row.n;
   }
+
+  // ---- webhooks and their deliveries ----
+  // The signing secret is stored as given (it must be usable to sign deliveries, so it cannot be
+  // hashed like tokens): the store folder must be readable by the server's account only.
+
+  /** Registers a webhook; its id is new. */
+  createWebhook(options: { url: string; events: readonly string[]; secret: string; active: boolean; now?: Date }): StoredWebhook {
+    const webhook: StoredWebhook = {
+      id: `wh_${randomBytes(8).toString('hex')}`,
+      url: options.url,
+      events: [...options.events],
+      secret: options.secret,
+      active: options.active,
+      createdAt: (options.now ?? new Date()).toISOString(),
+    };
+    this.db
+      .prepare('INSERT INTO webhooks (id, url, events, secret, active, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(webhook.id, webhook.url, JSON.stringify(webhook.events), webhook.secret, webhook.active ? 1 : 0, webhook.createdAt);
+    return webhook;
+  }
+
+  getWebhook(id: string): StoredWebhook | undefined {
+    const row = this.db.prepare('SELECT * FROM webhooks WHERE id = ?').get(id) as WebhookRow | undefined;
+    return row ? toWebhook(row) : undefined;
+  }
+
+  /** Every webhook, oldest first (with their secrets: never send these to clients). */
+  listWebhooks(): StoredWebhook[] {
+    return (this.db.prepare('SELECT * FROM webhooks ORDER BY created_at, id').all() as WebhookRow[]).map(toWebhook);
+  }
+
+  /** Active webhooks subscribed to `event` (by name, `*`, or `<prefix>.*`). */
+  webhooksFor(event: string): StoredWebhook[] {
+    return this.listWebhooks().filter((w) => w.active && w.events.some((e) => eventMatches(e, event)));
+  }
+
+  /** Removes a webhook and its delivery log; false when there was none. */
+  deleteWebhook(id: string): boolean {
+    return this.db.transaction(() => {
+      const removed = this.db.prepare('DELETE FROM webhooks WHERE id = ?').run(id).changes > 0;
+      if (removed) this.db.prepare('DELETE FROM deliveries WHERE webhook_id = ?').run(id);
+      return removed;
+    })();
+  }
+
+  /** Records the start of a delivery attempt (status and error still null); returns its id. */
+  startDelivery(webhookId: string, event: string, attemptedAt: Date = new Date()): string {
+    const result = this.db
+      .prepare('INSERT INTO deliveries (webhook_id, event, status, attempted_at, error) VALUES (?, ?, NULL, ?, NULL)')
+      .run(webhookId, event, attemptedAt.toISOString());
+    return String(result.lastInsertRowid);
+  }
+
+  /** Records how an attempt ended: the HTTP status (null without a response) and an error text, if any. */
+  finishDelivery(id: string, status: number | null, error: string | null): void {
+    this.db.prepare('UPDATE deliveries SET status = ?, error = ? WHERE id = ?').run(status, error, Number(id));
+  }
+
+  /** A webhook's most recent attempts, newest first. */
+  listDeliveries(webhookId: string, limit = 20): DeliveryRecord[] {
+    const rows = this.db
+      .prepare('SELECT * FROM deliveries WHERE webhook_id = ? ORDER BY id DESC LIMIT ?')
+      .all(webhookId, limit) as DeliveryRow[];
+    return rows.map(toDelivery);
+  }
+
+  /** Keeps a webhook's `keep` most recent attempts and removes older ones. */
+  pruneDeliveries(webhookId: string, keep: number): void {
+    this.db
+      .prepare('DELETE FROM deliveries WHERE webhook_id = ? AND id NOT IN (SELECT id FROM deliveries WHERE webhook_id = ? ORDER BY id DESC LIMIT ?)')
+      .run(webhookId, webhookId, keep);
+  }
 }
 
 /** The store as a source of the registry generator; archive URLs are immutable per version. */
@@ -403,4 +475,69 @@ export function storeSource(store: RegistryStore, publicUrl: string): RegistrySo
       return result;
     },
   };
+}
+
+// ---- webhook records (used by the webhook block of RegistryStore) ----
+
+/** A registered webhook, secret included (see the webhook block of RegistryStore). */
+export interface StoredWebhook {
+  id: string;
+  url: string;
+  events: string[];
+  secret: string;
+  active: boolean;
+  createdAt: string;
+}
+
+/** One delivery attempt of an event to a webhook. */
+export interface DeliveryRecord {
+  id: string;
+  webhookId: string;
+  event: string;
+  /** HTTP status of the answer; null when there was none (network error, time-out, not sent). */
+  status: number | null;
+  attemptedAt: string;
+  error: string | null;
+}
+
+interface WebhookRow {
+  id: string;
+  url: string;
+  events: string;
+  secret: string;
+  active: number;
+  created_at: string;
+}
+
+interface DeliveryRow {
+  id: number;
+  webhook_id: string;
+  event: string;
+  status: number | null;
+  attempted_at: string;
+  error: string | null;
+}
+
+const toWebhook = (row: WebhookRow): StoredWebhook => ({
+  id: row.id,
+  url: row.url,
+  events: JSON.parse(row.events) as string[],
+  secret: row.secret,
+  active: row.active !== 0,
+  createdAt: row.created_at,
+});
+
+const toDelivery = (row: DeliveryRow): DeliveryRecord => ({
+  id: String(row.id),
+  webhookId: row.webhook_id,
+  event: row.event,
+  status: row.status,
+  attemptedAt: row.attempted_at,
+  error: row.error,
+});
+
+/** Whether a subscription (`template.published`, `template.*` or `*`) covers an event. */
+export function eventMatches(subscription: string, event: string): boolean {
+  if (subscription === '*' || subscription === event) return true;
+  return subscription.endsWith('.*') && event.startsWith(subscription.slice(0, -1));
 }

@@ -199,6 +199,7 @@ export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async
       }
       await context.rebuild();
       const entry = context.registry().document.templates.find((e) => e.id === manifest.name && e.version === manifest.version);
+      if (entry) void context.webhooks?.dispatch('template.published', entry);
       const location = `${context.publicUrl}/templates/${manifest.name}/versions/${manifest.version}`;
       return reply.code(201).header('Location', location).header('Cache-Control', 'no-store').send(envelope(request, entry));
     } finally {

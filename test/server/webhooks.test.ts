@@ -1,0 +1,439 @@
+/**
+ * Webhooks: registration by admins (POST/GET/DELETE /webhooks, deliveries), and signed deliveries
+ * of template.published to receivers on 127.0.0.1, with retries, in the background of the upload.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsImport from 'ajv-formats';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { isValidRange } from '../../src/manifest/schemas.js';
+import { packTemplate, publishTemplate } from '../../src/pack/index.js';
+import { signWebhookBody, verifyWebhookSignature, WebhookDispatcher, type DeliveryView, type WebhookDispatcherOptions } from '../../src/server/webhooks.js';
+import { tempDir } from '../helpers/fixtures.js';
+import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
+
+const example = path.resolve('examples/templates/node-service');
+const SECRET = 'shh-this-is-the-signing-secret';
+
+// ---- the OpenAPI document, to check the answers of the webhook routes against it
+
+const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
+const DOCUMENT_ID = 'urn:template-registry:openapi';
+const openapi = JSON.parse(readFileSync(path.resolve('openapi/openapi.json'), 'utf8'));
+const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true });
+addFormats(ajv);
+ajv.addFormat('semver-range', { type: 'string', validate: isValidRange });
+ajv.addSchema({ ...openapi, $id: DOCUMENT_ID });
+
+function expectDocumented(pathTemplate: string, method: string, status: number, body: unknown): void {
+  const pointer = `#/paths/${pathTemplate.replace(/~/g, '~0').replace(/\//g, '~1')}/${method}/responses/${status}`;
+  const response = openapi.paths[pathTemplate]?.[method]?.responses?.[String(status)];
+  expect(response, `${method} ${pathTemplate} ${status} is documented`).toBeDefined();
+  const target = typeof response.$ref === 'string' ? `${response.$ref}/content/application~1json/schema` : `${pointer}/content/application~1json/schema`;
+  const validate = ajv.compile({ $ref: `${DOCUMENT_ID}${target}` });
+  expect(validate(body) ? [] : validate.errors, `${method} ${pathTemplate} ${status}`).toEqual([]);
+}
+
+// ---- receivers
+
+interface Received {
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+interface Receiver {
+  url: string;
+  requests: Received[];
+  /** Resolves with the n-th request (1-based) once it has arrived. */
+  request(n: number): Promise<Received>;
+}
+
+const receivers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(
+    receivers.splice(0).map(
+      (server) =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    ),
+  );
+});
+
+/** An HTTP server on 127.0.0.1 answering the n-th request (1-based) with `status(n)`. */
+async function startReceiver(status: (n: number) => number | Promise<number> = () => 200): Promise<Receiver> {
+  const requests: Received[] = [];
+  const waiting: { n: number; resolve: (r: Received) => void }[] = [];
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const received = { url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
+      requests.push(received);
+      const n = requests.length;
+      for (const waiter of waiting.filter((w) => w.n === n)) waiter.resolve(received);
+      void Promise.resolve(status(n)).then((code) => {
+        if (!res.destroyed) res.writeHead(code, { 'content-type': 'text/plain' }).end('ok');
+      });
+    });
+  });
+  receivers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    requests,
+    request: (n) => {
+      const arrived = requests[n - 1];
+      return arrived ? Promise.resolve(arrived) : new Promise((resolve) => waiting.push({ n, resolve }));
+    },
+  };
+}
+
+function gate(): { wait: Promise<void>; open: () => void } {
+  let open = (): void => undefined;
+  const wait = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { wait, open };
+}
+
+// ---- the registry
+
+interface Registry {
+  server: TestServer;
+  admin: string;
+  dispatcher: WebhookDispatcher;
+}
+
+/** A registry server whose dispatcher retries quickly (20 ms, 40 ms) unless told otherwise. */
+async function startRegistry(options: Partial<WebhookDispatcherOptions> = {}): Promise<Registry> {
+  const server = await startRegistryServer();
+  const dispatcher = new WebhookDispatcher({
+    store: server.store,
+    publicUrl: server.context.publicUrl,
+    selfAddresses: () => server.app.addresses(),
+    retryDelaysMs: [20, 40],
+    ...options,
+  });
+  server.context.webhooks = dispatcher;
+  const { token } = server.store.createToken({ role: 'admin' });
+  return { server, admin: token, dispatcher };
+}
+
+function api(registry: Registry, method: string, route: string, body?: unknown, token: string | null = registry.admin): Promise<Response> {
+  return fetch(`${registry.server.url}${route}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+}
+
+async function register(registry: Registry, body: Record<string, unknown>): Promise<string> {
+  const response = await api(registry, 'POST', '/webhooks', { events: ['template.published'], secret: SECRET, active: true, ...body });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { data: { id: string } }).data.id;
+}
+
+async function publish(registry: Registry): Promise<unknown> {
+  const pack = await packTemplate(example, { outDir: await tempDir('tr-pack-') });
+  const result = await publishTemplate({ registryUrl: registry.server.url, token: registry.server.token, archive: pack.file, manifest: pack.manifest });
+  expect(result.status).toBe(201);
+  return result.entry;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- envelopes are read field by field
+type Json = any;
+const json = async (response: Response): Promise<Json> => (await response.json()) as Json;
+
+async function deliveries(registry: Registry, id: string): Promise<DeliveryView[]> {
+  const response = await api(registry, 'GET', `/webhooks/${id}/deliveries`);
+  expect(response.status).toBe(200);
+  const body = (await response.json()) as { data: DeliveryView[] };
+  expectDocumented('/webhooks/{id}/deliveries', 'get', 200, body);
+  return body.data;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('webhook registration', () => {
+  it('needs an admin token: 401 without a valid one, 403 with a publisher token', async () => {
+    const registry = await startRegistry();
+    const body = { url: 'http://127.0.0.1:9/hook', events: ['template.published'], secret: SECRET, active: true };
+    for (const token of [null, 'trg_not-a-token']) {
+      const response = await api(registry, 'POST', '/webhooks', body, token);
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('UNAUTHORIZED');
+    }
+    const forbidden = await api(registry, 'POST', '/webhooks', body, registry.server.token);
+    expect(forbidden.status).toBe(403);
+    expect(((await forbidden.json()) as { error: { code: string } }).error.code).toBe('FORBIDDEN');
+    for (const [method, route] of [['GET', '/webhooks'], ['DELETE', '/webhooks/wh_x'], ['GET', '/webhooks/wh_x/deliveries']] as const) {
+      expect((await api(registry, method, route, undefined, null)).status).toBe(401);
+      expect((await api(registry, method, route, undefined, registry.server.token)).status).toBe(403);
+    }
+    expect(registry.server.store.listWebhooks()).toEqual([]);
+  });
+
+  it('registers a webhook: 201, Location, the record without its secret', async () => {
+    const registry = await startRegistry();
+    const response = await api(registry, 'POST', '/webhooks', { url: 'https://hooks.example.com/registry', events: ['template.published'], secret: SECRET, active: true });
+    expect(response.status).toBe(201);
+    const body = await json(response);
+    expectDocumented('/webhooks', 'post', 201, body);
+    expect(body.data).toEqual({
+      id: expect.stringMatching(/^wh_/),
+      url: 'https://hooks.example.com/registry',
+      events: ['template.published'],
+      active: true,
+      createdAt: expect.any(String),
+    });
+    expect(JSON.stringify(body)).not.toContain(SECRET);
+    expect(response.headers.get('location')).toBe(`/webhooks/${body.data.id}`);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    // The secret is kept so deliveries can be signed.
+    expect(registry.server.store.getWebhook(body.data.id)?.secret).toBe(SECRET);
+
+    const one = await api(registry, 'GET', `/webhooks/${body.data.id}`);
+    expect(one.status).toBe(200);
+    const oneBody = await json(one);
+    expectDocumented('/webhooks/{id}', 'get', 200, oneBody);
+    expect(oneBody.data).toEqual(body.data);
+  });
+
+  it('refuses an invalid registration with 422 VALIDATION_ERROR and the fields', async () => {
+    const registry = await startRegistry();
+    const cases: Array<[unknown, { field: string; code: string }]> = [
+      [{ url: 'https://example.com/h', events: ['template.published'], active: true }, { field: 'secret', code: 'REQUIRED' }],
+      [{ url: 'not a url', events: ['template.published'], secret: 's', active: true }, { field: 'url', code: 'FORMAT' }],
+      [{ url: 'ftp://example.com/h', events: ['template.published'], secret: 's', active: true }, { field: 'url', code: 'UNSUPPORTED_SCHEME' }],
+      [{ url: 'https://example.com/h', events: ['published'], secret: 's', active: true }, { field: 'events.0', code: 'PATTERN' }],
+      [{ url: 'https://example.com/h', events: ['template.deleted'], secret: 's', active: true }, { field: 'events.0', code: 'UNKNOWN_EVENT' }],
+      [{ url: 'https://example.com/h', events: ['template.published'], secret: 's', active: 'yes' }, { field: 'active', code: 'TYPE' }],
+      [{ url: `${registry.server.url}/events`, events: ['template.published'], secret: 's', active: true }, { field: 'url', code: 'SELF_URL' }],
+    ];
+    for (const [body, detail] of cases) {
+      const response = await api(registry, 'POST', '/webhooks', body);
+      expect(response.status, JSON.stringify(body)).toBe(422);
+      const error = await json(response);
+      expectDocumented('/webhooks', 'post', 422, error);
+      expect(error.error.code).toBe('VALIDATION_ERROR');
+      expect(error.error.details, JSON.stringify(body)).toContainEqual({ ...detail, message: expect.any(String) });
+    }
+    expect((await api(registry, 'POST', '/webhooks', ['not', 'an', 'object'])).status).toBe(400);
+    expect(registry.server.store.listWebhooks()).toEqual([]);
+  });
+
+  it('lists webhooks without their secrets, and deletes them', async () => {
+    const registry = await startRegistry();
+    const first = await register(registry, { url: 'https://one.example.com/h' });
+    const second = await register(registry, { url: 'https://two.example.com/h', active: false });
+    const listed = await api(registry, 'GET', '/webhooks');
+    expect(listed.status).toBe(200);
+    const body = await json(listed);
+    expectDocumented('/webhooks', 'get', 200, body);
+    expect(body.data.map((w: { id: string; active: boolean }) => [w.id, w.active])).toEqual([
+      [first, true],
+      [second, false],
+    ]);
+    expect(JSON.stringify(body)).not.toContain(SECRET);
+    for (const webhook of body.data) expect(webhook).not.toHaveProperty('secret');
+
+    const removed = await api(registry, 'DELETE', `/webhooks/${first}`);
+    expect(removed.status).toBe(204);
+    expect(await removed.text()).toBe('');
+    expect((await api(registry, 'DELETE', `/webhooks/${first}`)).status).toBe(404);
+    expect((await api(registry, 'GET', `/webhooks/${first}`)).status).toBe(404);
+    expect((await api(registry, 'GET', `/webhooks/${first}/deliveries`)).status).toBe(404);
+    expect(registry.server.store.listWebhooks().map((w) => w.id)).toEqual([second]);
+    expect((await api(registry, 'GET', `/webhooks/${second}/deliveries?limit=0`)).status).toBe(400);
+  });
+});
+
+describe('webhook delivery', () => {
+  it('POSTs a signed template.published event with the new entry', async () => {
+    const registry = await startRegistry();
+    const receiver = await startReceiver();
+    const id = await register(registry, { url: receiver.url });
+    const entry = await publish(registry);
+    const received = await receiver.request(1);
+    await registry.dispatcher.settled();
+
+    expect(received.url).toBe('/hook');
+    expect(received.headers['content-type']).toBe('application/json');
+    expect(received.headers['user-agent']).toBe('template-registry');
+    expect(received.headers['x-webhook-event']).toBe('template.published');
+    const signature = String(received.headers['x-webhook-signature']);
+    expect(signature).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(verifyWebhookSignature(received.body, signature, SECRET)).toBe(true);
+    expect(verifyWebhookSignature(received.body.toString('utf8'), signature, SECRET)).toBe(true);
+    expect(verifyWebhookSignature(received.body, signature, 'another-secret')).toBe(false);
+    expect(verifyWebhookSignature(Buffer.concat([received.body, Buffer.from(' ')]), signature, SECRET)).toBe(false);
+
+    const payload = JSON.parse(received.body.toString('utf8'));
+    expect(payload).toEqual({ event: 'template.published', timestamp: expect.any(String), data: entry });
+    expect(payload.data).toMatchObject({ id: 'node-service', version: '1.1.0' });
+    expect(Number.isNaN(Date.parse(payload.timestamp))).toBe(false);
+
+    const log = await deliveries(registry, id);
+    expect(log).toEqual([{ id: received.headers['x-webhook-delivery'], event: 'template.published', status: 200, attemptedAt: expect.any(String), error: null }]);
+  });
+
+  it('retries after a 500 and records both attempts', async () => {
+    const registry = await startRegistry();
+    const receiver = await startReceiver((n) => (n === 1 ? 500 : 200));
+    const id = await register(registry, { url: receiver.url });
+    await publish(registry);
+    await receiver.request(2);
+    await registry.dispatcher.settled();
+
+    expect(receiver.requests).toHaveLength(2);
+    const [first, second] = receiver.requests;
+    expect(second!.body.equals(first!.body)).toBe(true);
+    expect(verifyWebhookSignature(second!.body, String(second!.headers['x-webhook-signature']), SECRET)).toBe(true);
+    expect(second!.headers['x-webhook-delivery']).not.toBe(first!.headers['x-webhook-delivery']);
+
+    const log = await deliveries(registry, id);
+    expect(log.map((d) => [d.status, d.error])).toEqual([
+      [200, null],
+      [500, 'HTTP 500'],
+    ]);
+    expect(log.map((d) => d.id)).toEqual([second!.headers['x-webhook-delivery'], first!.headers['x-webhook-delivery']]);
+  });
+
+  it('gives up after 3 attempts, and records a receiver that is down or too slow', async () => {
+    const registry = await startRegistry({ timeoutMs: 100 });
+    const failing = await startReceiver(() => 503);
+    const hanging = await startReceiver(() => new Promise<number>(() => undefined));
+    const failingId = await register(registry, { url: failing.url });
+    const hangingId = await register(registry, { url: hanging.url });
+    const downId = await register(registry, { url: 'http://127.0.0.1:9/nobody-listens' });
+    await publish(registry);
+    await registry.dispatcher.settled();
+
+    expect(failing.requests).toHaveLength(3);
+    expect((await deliveries(registry, failingId)).map((d) => d.status)).toEqual([503, 503, 503]);
+    const slow = await deliveries(registry, hangingId);
+    expect(slow).toHaveLength(3);
+    for (const attempt of slow) expect(attempt).toMatchObject({ status: null, error: 'timed out after 100 ms' });
+    const down = await deliveries(registry, downId);
+    expect(down).toHaveLength(3);
+    for (const attempt of down) expect(attempt).toMatchObject({ status: null, error: expect.stringMatching(/ECONNREFUSED/) });
+  });
+
+  it('sends nothing to an inactive webhook or one not subscribed to the event', async () => {
+    const registry = await startRegistry();
+    const subscribed = await startReceiver();
+    const inactive = await startReceiver();
+    const other = await startReceiver();
+    const inactiveId = await register(registry, { url: inactive.url, active: false });
+    // Not an event this registry sends yet, so it can only be in the store directly.
+    const otherId = registry.server.store.createWebhook({ url: other.url, events: ['template.deprecated'], secret: SECRET, active: true }).id;
+    await register(registry, { url: subscribed.url });
+    await publish(registry);
+    await subscribed.request(1);
+    await registry.dispatcher.settled();
+
+    expect(inactive.requests).toEqual([]);
+    expect(other.requests).toEqual([]);
+    expect(await deliveries(registry, inactiveId)).toEqual([]);
+    expect(await deliveries(registry, otherId)).toEqual([]);
+  });
+
+  it('answers the upload with 201 without waiting for a slow receiver', async () => {
+    const registry = await startRegistry();
+    const answer = gate();
+    const receiver = await startReceiver(async () => {
+      await answer.wait;
+      return 200;
+    });
+    const id = await register(registry, { url: receiver.url });
+    await publish(registry);
+    // The upload is done; the receiver has not answered (it waits for the gate).
+    await receiver.request(1);
+    expect(registry.dispatcher.pending).toBe(1);
+    expect(await deliveries(registry, id)).toMatchObject([{ status: null, error: null }]);
+    answer.open();
+    await registry.dispatcher.settled();
+    expect(await deliveries(registry, id)).toMatchObject([{ status: 200, error: null }]);
+  });
+
+  it('closing the server cancels a delivery in flight after a short grace period', async () => {
+    const registry = await startRegistry({ closeGraceMs: 50 });
+    const receiver = await startReceiver(() => new Promise<number>(() => undefined));
+    const id = await register(registry, { url: receiver.url });
+    await publish(registry);
+    await receiver.request(1);
+    const store = registry.server.store;
+    const log: unknown[] = [];
+    const listDeliveries = store.listDeliveries.bind(store);
+    // Read the delivery log as the server closes, before the store closes.
+    const finish = store.finishDelivery.bind(store);
+    store.finishDelivery = (deliveryId, status, error) => {
+      finish(deliveryId, status, error);
+      log.push(...listDeliveries(id));
+    };
+    const started = Date.now();
+    await registry.server.app.close();
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(registry.dispatcher.pending).toBe(0);
+    expect(log).toMatchObject([{ status: null, error: 'cancelled: the registry server is closing' }]);
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it("closing the server stops the built-in dispatcher's pending retries at once", async () => {
+    const server = await startRegistryServer();
+    const dispatcher = server.context.webhooks!;
+    expect(dispatcher).toBeInstanceOf(WebhookDispatcher);
+    const registry: Registry = { server, admin: server.store.createToken({ role: 'admin' }).token, dispatcher };
+    const receiver = await startReceiver(() => 500);
+    await register(registry, { url: receiver.url });
+    await publish(registry);
+    await receiver.request(1);
+    // The first attempt failed; the next one waits 1 s. Closing does not wait for it.
+    while (server.store.listDeliveries(server.store.listWebhooks()[0]!.id)[0]?.status !== 500) await new Promise((r) => setTimeout(r, 5));
+    const started = Date.now();
+    await server.app.close();
+    expect(Date.now() - started).toBeLessThan(900);
+    expect(dispatcher.pending).toBe(0);
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('never calls the registry server itself', async () => {
+    const registry = await startRegistry();
+    // Registered behind the API's back (the API refuses such URLs).
+    const self = registry.server.store.createWebhook({ url: `${registry.server.url}/events`, events: ['template.published'], secret: SECRET, active: true });
+    const viaLoopbackName = registry.server.store.createWebhook({
+      url: registry.server.url.replace('127.0.0.1', 'localhost'),
+      events: ['template.published'],
+      secret: SECRET,
+      active: true,
+    });
+    await publish(registry);
+    await registry.dispatcher.settled();
+    for (const webhook of [self, viaLoopbackName]) {
+      expect(await deliveries(registry, webhook.id)).toMatchObject([{ status: null, error: 'refused: the URL points at this registry server' }]);
+    }
+  });
+});
+
+describe('verifyWebhookSignature', () => {
+  it('accepts exactly the signature of the body with the secret', () => {
+    const body = JSON.stringify({ event: 'template.published', timestamp: new Date().toISOString(), data: { id: 'x' } });
+    const header = signWebhookBody(body, SECRET);
+    expect(verifyWebhookSignature(body, header, SECRET)).toBe(true);
+    expect(verifyWebhookSignature(Buffer.from(body), header.toUpperCase().replace('SHA256=', 'sha256='), SECRET)).toBe(true);
+    for (const bad of ['', 'sha256=', header.slice(0, -2), `${header}00`, header.replace('sha256=', 'sha1='), header.replace('sha256=', '')]) {
+      expect(verifyWebhookSignature(body, bad, SECRET), bad).toBe(false);
+    }
+    expect(verifyWebhookSignature(`${body} `, header, SECRET)).toBe(false);
+  });
+});
