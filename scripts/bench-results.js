@@ -30,7 +30,7 @@ for (const file of report.files) {
 lines.push('<!-- END GENERATED -->');
 
 const target = path.join('bench', 'RESULTS.md');
-let text = '';
+let text;
 try {
   text = readFileSync(target, 'utf8');
 } catch {
