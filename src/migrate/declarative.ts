@@ -15,6 +15,7 @@ import { schemaErrors } from '../manifest/schemas.js';
 import { compareVersions } from '../manifest/versions.js';
 import { createEngine, firstLine } from '../template/expression.js';
 import type { TemplateLock } from '../template/lock.js';
+import type { TemplateValidationError } from '../template/validate.js';
 import type { MigrationStep } from './run.js';
 
 /** The conventional name of the migrations folder inside a template. */
@@ -29,18 +30,11 @@ export interface DeclarativeStepOptions {
   engine?: Liquid;
 }
 
-/** One problem in a step file. */
-export interface StepFileProblem {
-  /** The file, as `dir` joined with its name. */
-  file: string;
-  /** JSON pointer of the field; empty for the whole file. */
-  pointer: string;
-  message: string;
-  /** Upper-case rule code: REQUIRED, PATTERN, INVALID_JSON, LIQUID, VERSION_ORDER, DUPLICATE_ID, ... */
-  code: string;
-  line?: number;
-  column?: number;
-}
+/**
+ * One problem in a step file, shaped like a template validation error (`file` is `dir` joined with
+ * the file name; codes add LIQUID, VERSION_ORDER, DUPLICATE_ID).
+ */
+export type StepFileProblem = TemplateValidationError;
 
 /** `migrations/1.1.0-to-1.2.0.json /fromVersion: must be MAJOR.MINOR.PATCH (got "1.2")`. */
 export function formatStepFileProblem(problem: StepFileProblem): string {

@@ -266,7 +266,8 @@ export function strongEtag(bytes: Buffer | string): string {
 // Files
 // ---------------------------------------------------------------------------------------------
 
-async function readIfExists(file: string): Promise<Buffer | undefined> {
+/** A file's bytes, or undefined when it does not exist (other read errors are thrown). */
+export async function readIfExists(file: string): Promise<Buffer | undefined> {
   try {
     return await readFile(file);
   } catch (error) {

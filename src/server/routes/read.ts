@@ -4,14 +4,14 @@
  * conventions, single templates and versions, archive downloads, categories and a health check.
  */
 import { createHash } from 'node:crypto';
-import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
+import { open, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
 import type { TemplateEntry } from '../../manifest/schema-types.js';
 import { compareVersions } from '../../manifest/versions.js';
-import { selectLatest } from '../../registry/build.js';
+import { readIfExists, selectLatest } from '../../registry/build.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
 import { MAX_LIMIT, parseListQuery, runListQuery } from '../query.js';
@@ -90,15 +90,6 @@ export function negotiateEncoding(header: string | undefined): ContentCoding[] {
 // ---------------------------------------------------------------------------------------------
 
 const SUFFIX: Record<ContentCoding, string> = { br: '.br', gzip: '.gz', identity: '' };
-
-async function readIfExists(file: string): Promise<Buffer | undefined> {
-  try {
-    return await readFile(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-}
 
 /** The first variant of `file` the client accepts and that exists (identity last). */
 async function pickVariant(file: string, accepted: readonly ContentCoding[]): Promise<{ coding: ContentCoding; bytes: Buffer } | undefined> {
