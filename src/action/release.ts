@@ -205,15 +205,7 @@ async function call<T>(what: string, owner: string, repo: string, run: () => Pro
   }
 }
 
-function toRelease(data: {
-  id: number;
-  tag_name: string;
-  name: string | null;
-  body?: string | null;
-  draft: boolean;
-  html_url: string;
-  upload_url: string;
-}): GitHubRelease {
+function toRelease(data: GitHubRelease): GitHubRelease {
   const { id, tag_name, name, body, draft, html_url, upload_url } = data;
   return { id, tag_name, name, body, draft, html_url, upload_url };
 }

@@ -7,7 +7,11 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 import { describeSchemaErrors } from '../manifest/messages.js';
-import type { FileChange, MigrationContext as MigrationContextShape } from '../manifest/schema-types.js';
+import type {
+  FileChange,
+  MigrationContext as MigrationContextShape,
+  MigrationStep as MigrationStepShape,
+} from '../manifest/schema-types.js';
 import { schemaErrors } from '../manifest/schemas.js';
 import { compareVersions } from '../manifest/versions.js';
 import { LOCK_FILE, readLock, serializeLock, sha256Hex, type TemplateLock } from '../template/lock.js';
@@ -52,15 +56,7 @@ export interface MigrationResult {
 }
 
 /** A migration step in code. Steps never write: they return the changes they want. */
-export interface MigrationStep {
-  id: string;
-  description: string;
-  fromVersion: string;
-  toVersion: string;
-  /** True when the step needs a manual review (a MAJOR version change). */
-  breaking: boolean;
-  /** True when the step runs without user action. */
-  automatic: boolean;
+export interface MigrationStep extends Omit<MigrationStepShape, 'changes'> {
   /** The template the step belongs to; a step without one applies to any template. */
   templateId?: string;
   execute(context: MigrationContext): Promise<MigrationResult> | MigrationResult;

@@ -17,7 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 
-import type { RegistryDocument, TemplateEntry } from '../manifest/schema-types.js';
+import type { CursorPagination, OffsetPagination, RegistryDocument, TemplateEntry } from '../manifest/schema-types.js';
 import templateEntrySchema from '../../schemas/template-entry.schema.json' with { type: 'json' };
 import { compareVersions } from '../manifest/versions.js';
 import { selectLatest, sortEntries } from '../registry/build.js';
@@ -105,21 +105,7 @@ export interface ListQuery {
   fingerprint: string;
 }
 
-export interface OffsetPagination {
-  page: number;
-  limit: number;
-  total: number;
-  totalPages: number;
-  hasNext: boolean;
-  hasPrevious: boolean;
-}
-
-export interface CursorPagination {
-  limit: number;
-  hasNext: boolean;
-  nextCursor: string | null;
-  prevCursor: string | null;
-}
+export type { CursorPagination, OffsetPagination };
 
 export interface ListResult {
   data: Partial<TemplateEntry>[];
