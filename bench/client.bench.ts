@@ -8,7 +8,7 @@ import { bench, describe } from 'vitest';
 
 import { RegistryClient } from '../src/client/index.js';
 import { buildIndex } from '../src/client/registry-client.js';
-import type { RegistryDocument, TemplateEntry } from '../src/manifest/schema-types.js';
+import type { RegistryDocument, TemplateEntry } from '../src/core/schema-types.js';
 
 const ENTRIES = 100_000;
 const VERSIONS_PER_TEMPLATE = 5;

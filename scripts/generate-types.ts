@@ -1,5 +1,5 @@
 /**
- * Generates `src/manifest/schema-types.ts` from the JSON Schemas in `schemas/`.
+ * Generates `src/core/schema-types.ts` from the JSON Schemas in `schemas/`.
  *
  * json-schema-to-typescript compiles one schema at a time and would fetch absolute `$ref`s over the
  * network. Instead, every schema is folded into one local document first: each schema (and each of
@@ -13,11 +13,11 @@
  */
 import { compile, type JSONSchema } from 'json-schema-to-typescript';
 
-import { SCHEMA_BASE, schemas, type SchemaName } from '../src/manifest/schemas.js';
+import { SCHEMA_BASE, schemas, type SchemaName } from '../src/core/schemas.js';
 
 type SchemaNode = Record<string, unknown>;
 
-export const SCHEMA_TYPES_PATH = 'src/manifest/schema-types.ts';
+export const SCHEMA_TYPES_PATH = 'src/core/schema-types.ts';
 
 const BANNER = `/**
  * Generated from schemas/*.schema.json by scripts/generate-types.ts. Do not edit by hand.
@@ -139,7 +139,7 @@ class SchemaFolder {
   }
 }
 
-/** The whole content of `src/manifest/schema-types.ts`. */
+/** The whole content of `src/core/schema-types.ts`. */
 export async function generateSchemaTypes(): Promise<string> {
   const folder = new SchemaFolder();
   const properties: Record<string, SchemaNode> = {};

@@ -1078,14 +1078,14 @@ var require_util = __commonJS({
         }
         const port = url.port != null ? url.port : url.protocol === "https:" ? 443 : 80;
         let origin = url.origin != null ? url.origin : `${url.protocol || ""}//${url.hostname || ""}:${port}`;
-        let path15 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
+        let path16 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path15 && path15[0] !== "/") {
-          path15 = `/${path15}`;
+        if (path16 && path16[0] !== "/") {
+          path16 = `/${path16}`;
         }
-        return new URL(`${origin}${path15}`);
+        return new URL(`${origin}${path16}`);
       }
       if (!isHttpOrHttpsPrefixed(url.origin || url.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1536,39 +1536,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path15, origin }
+          request: { method, path: path16, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path15);
+        debuglog("sending request to %s %s/%s", method, origin, path16);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path15, origin },
+          request: { method, path: path16, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path15,
+          path16,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path15, origin }
+          request: { method, path: path16, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path15);
+        debuglog("trailers received from %s %s/%s", method, origin, path16);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path15, origin },
+          request: { method, path: path16, origin },
           error: error2
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path15,
+          path16,
           error2.message
         );
       });
@@ -1617,9 +1617,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path15, origin }
+            request: { method, path: path16, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path15);
+          debuglog("sending request to %s %s/%s", method, origin, path16);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1682,7 +1682,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path15,
+        path: path16,
         method,
         body,
         headers,
@@ -1697,11 +1697,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path15 !== "string") {
+        if (typeof path16 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path15[0] !== "/" && !(path15.startsWith("http://") || path15.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path16[0] !== "/" && !(path16.startsWith("http://") || path16.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path15)) {
+        } else if (invalidPathRegex.test(path16)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1767,7 +1767,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path15, query) : path15;
+        this.path = query ? buildURL(path16, query) : path16;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -4080,7 +4080,7 @@ var require_webidl = __commonJS({
 var require_util2 = __commonJS({
   "node_modules/undici/lib/web/fetch/util.js"(exports, module) {
     "use strict";
-    var { Transform: Transform2 } = __require("node:stream");
+    var { Transform: Transform3 } = __require("node:stream");
     var zlib = __require("node:zlib");
     var { redirectStatusSet, referrerPolicySet: referrerPolicyTokens, badPortsSet } = require_constants3();
     var { getGlobalOrigin } = require_global();
@@ -4768,7 +4768,7 @@ var require_util2 = __commonJS({
       contentRange += isomorphicEncode(`${fullLength}`);
       return contentRange;
     }
-    var InflateStream = class extends Transform2 {
+    var InflateStream = class extends Transform3 {
       #zlibOptions;
       /** @param {zlib.ZlibOptions} [zlibOptions] */
       constructor(zlibOptions) {
@@ -6460,7 +6460,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path15, host, upgrade, blocking, reset } = request2;
+      const { method, path: path16, host, upgrade, blocking, reset } = request2;
       let { body, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6541,7 +6541,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path15} HTTP/1.1\r
+      let header = `${method} ${path16} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7070,7 +7070,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path15, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path16, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7167,7 +7167,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path15;
+      headers[HTTP2_HEADER_PATH] = path16;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7520,9 +7520,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path15 = search ? `${pathname}${search}` : pathname;
+        const path16 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path15;
+        this.opts.path = path16;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8761,10 +8761,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path15 = "/",
+          path: path16 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path15;
+        opts.path = origin + path16;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -10736,20 +10736,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path15) {
-      if (typeof path15 !== "string") {
-        return path15;
+    function safeUrl(path16) {
+      if (typeof path16 !== "string") {
+        return path16;
       }
-      const pathSegments = path15.split("?");
+      const pathSegments = path16.split("?");
       if (pathSegments.length !== 2) {
-        return path15;
+        return path16;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path15, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path15);
+    function matchKey(mockDispatch2, { path: path16, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path16);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10771,7 +10771,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path15 }) => matchValue(safeUrl(path15), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path16 }) => matchValue(safeUrl(path16), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10809,9 +10809,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path15, method, body, headers, query } = opts;
+      const { path: path16, method, body, headers, query } = opts;
       return {
-        path: path15,
+        path: path16,
         method,
         body,
         headers,
@@ -11254,13 +11254,13 @@ var require_pluralizer = __commonJS({
 var require_pending_interceptors_formatter = __commonJS({
   "node_modules/undici/lib/mock/pending-interceptors-formatter.js"(exports, module) {
     "use strict";
-    var { Transform: Transform2 } = __require("node:stream");
+    var { Transform: Transform3 } = __require("node:stream");
     var { Console } = __require("node:console");
     var PERSISTENT = process.versions.icu ? "\u2705" : "Y ";
     var NOT_PERSISTENT = process.versions.icu ? "\u274C" : "N ";
     module.exports = class PendingInterceptorsFormatter {
       constructor({ disableColors } = {}) {
-        this.transform = new Transform2({
+        this.transform = new Transform3({
           transform(chunk, _enc, cb) {
             cb(null, chunk);
           }
@@ -11274,10 +11274,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path15, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path16, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path15,
+            Path: path16,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16156,9 +16156,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path15) {
-      for (let i = 0; i < path15.length; ++i) {
-        const code = path15.charCodeAt(i);
+    function validateCookiePath(path16) {
+      for (let i = 0; i < path16.length; ++i) {
+        const code = path16.charCodeAt(i);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -18311,7 +18311,7 @@ var require_eventsource_stream = __commonJS({
   "node_modules/undici/lib/web/eventsource/eventsource-stream.js"(exports, module) {
     "use strict";
     var buffer = __require("node:buffer");
-    var { Transform: Transform2 } = __require("node:stream");
+    var { Transform: Transform3 } = __require("node:stream");
     var { isASCIINumber, isValidLastEventId } = require_util8();
     var BOM = [239, 187, 191];
     var LF = 10;
@@ -18361,7 +18361,7 @@ var require_eventsource_stream = __commonJS({
       error2.aborted = false;
       return error2;
     }
-    var EventSourceStream = class extends Transform2 {
+    var EventSourceStream = class extends Transform3 {
       /**
        * @type {eventSourceSettings}
        */
@@ -19078,11 +19078,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path15 = opts.path;
+          let path16 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path15 = `/${path15}`;
+            path16 = `/${path16}`;
           }
-          url = new URL(util.parseOrigin(url).origin + path15);
+          url = new URL(util.parseOrigin(url).origin + path16);
         } else {
           if (!opts) {
             opts = typeof url === "object" ? url : {};
@@ -19408,8 +19408,8 @@ var require_utils2 = __commonJS({
       }
       return output;
     };
-    exports.basename = (path15, { windows } = {}) => {
-      const segs = path15.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path16, { windows } = {}) => {
+      const segs = path16.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -20926,6 +20926,1378 @@ var require_picomatch2 = __commonJS({
     }
     Object.assign(picomatch3, pico);
     module.exports = picomatch3;
+  }
+});
+
+// node_modules/minipass/dist/commonjs/index.js
+var require_commonjs = __commonJS({
+  "node_modules/minipass/dist/commonjs/index.js"(exports) {
+    "use strict";
+    var __importDefault = exports && exports.__importDefault || function(mod) {
+      return mod && mod.__esModule ? mod : { "default": mod };
+    };
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.Minipass = exports.isWritable = exports.isReadable = exports.isStream = void 0;
+    var proc = typeof process === "object" && process ? process : {
+      stdout: null,
+      stderr: null
+    };
+    var node_events_1 = __require("node:events");
+    var node_stream_1 = __importDefault(__require("node:stream"));
+    var node_string_decoder_1 = __require("node:string_decoder");
+    var isStream = (s3) => !!s3 && typeof s3 === "object" && (s3 instanceof Minipass || s3 instanceof node_stream_1.default || (0, exports.isReadable)(s3) || (0, exports.isWritable)(s3));
+    exports.isStream = isStream;
+    var isReadable = (s3) => !!s3 && typeof s3 === "object" && s3 instanceof node_events_1.EventEmitter && typeof s3.pipe === "function" && // node core Writable streams have a pipe() method, but it throws
+    s3.pipe !== node_stream_1.default.Writable.prototype.pipe;
+    exports.isReadable = isReadable;
+    var isWritable = (s3) => !!s3 && typeof s3 === "object" && s3 instanceof node_events_1.EventEmitter && typeof s3.write === "function" && typeof s3.end === "function";
+    exports.isWritable = isWritable;
+    var EOF = /* @__PURE__ */ Symbol("EOF");
+    var MAYBE_EMIT_END = /* @__PURE__ */ Symbol("maybeEmitEnd");
+    var EMITTED_END = /* @__PURE__ */ Symbol("emittedEnd");
+    var EMITTING_END = /* @__PURE__ */ Symbol("emittingEnd");
+    var EMITTED_ERROR = /* @__PURE__ */ Symbol("emittedError");
+    var CLOSED = /* @__PURE__ */ Symbol("closed");
+    var READ = /* @__PURE__ */ Symbol("read");
+    var FLUSH = /* @__PURE__ */ Symbol("flush");
+    var FLUSHCHUNK = /* @__PURE__ */ Symbol("flushChunk");
+    var ENCODING = /* @__PURE__ */ Symbol("encoding");
+    var DECODER = /* @__PURE__ */ Symbol("decoder");
+    var FLOWING = /* @__PURE__ */ Symbol("flowing");
+    var PAUSED = /* @__PURE__ */ Symbol("paused");
+    var RESUME = /* @__PURE__ */ Symbol("resume");
+    var BUFFER = /* @__PURE__ */ Symbol("buffer");
+    var PIPES = /* @__PURE__ */ Symbol("pipes");
+    var BUFFERLENGTH = /* @__PURE__ */ Symbol("bufferLength");
+    var BUFFERPUSH = /* @__PURE__ */ Symbol("bufferPush");
+    var BUFFERSHIFT = /* @__PURE__ */ Symbol("bufferShift");
+    var OBJECTMODE = /* @__PURE__ */ Symbol("objectMode");
+    var DESTROYED = /* @__PURE__ */ Symbol("destroyed");
+    var ERROR = /* @__PURE__ */ Symbol("error");
+    var EMITDATA = /* @__PURE__ */ Symbol("emitData");
+    var EMITEND = /* @__PURE__ */ Symbol("emitEnd");
+    var EMITEND2 = /* @__PURE__ */ Symbol("emitEnd2");
+    var ASYNC = /* @__PURE__ */ Symbol("async");
+    var ABORT = /* @__PURE__ */ Symbol("abort");
+    var ABORTED = /* @__PURE__ */ Symbol("aborted");
+    var SIGNAL = /* @__PURE__ */ Symbol("signal");
+    var DATALISTENERS = /* @__PURE__ */ Symbol("dataListeners");
+    var DISCARDED = /* @__PURE__ */ Symbol("discarded");
+    var defer = (fn) => Promise.resolve().then(fn);
+    var nodefer = (fn) => fn();
+    var isEndish = (ev) => ev === "end" || ev === "finish" || ev === "prefinish";
+    var isArrayBufferLike = (b2) => b2 instanceof ArrayBuffer || !!b2 && typeof b2 === "object" && b2.constructor && b2.constructor.name === "ArrayBuffer" && b2.byteLength >= 0;
+    var isArrayBufferView = (b2) => !Buffer.isBuffer(b2) && ArrayBuffer.isView(b2);
+    var Pipe = class {
+      src;
+      dest;
+      opts;
+      ondrain;
+      constructor(src, dest, opts) {
+        this.src = src;
+        this.dest = dest;
+        this.opts = opts;
+        this.ondrain = () => src[RESUME]();
+        this.dest.on("drain", this.ondrain);
+      }
+      unpipe() {
+        this.dest.removeListener("drain", this.ondrain);
+      }
+      // only here for the prototype
+      /* c8 ignore start */
+      proxyErrors(_er) {
+      }
+      /* c8 ignore stop */
+      end() {
+        this.unpipe();
+        if (this.opts.end)
+          this.dest.end();
+      }
+    };
+    var PipeProxyErrors = class extends Pipe {
+      unpipe() {
+        this.src.removeListener("error", this.proxyErrors);
+        super.unpipe();
+      }
+      constructor(src, dest, opts) {
+        super(src, dest, opts);
+        this.proxyErrors = (er2) => this.dest.emit("error", er2);
+        src.on("error", this.proxyErrors);
+      }
+    };
+    var isObjectModeOptions = (o) => !!o.objectMode;
+    var isEncodingOptions = (o) => !o.objectMode && !!o.encoding && o.encoding !== "buffer";
+    var Minipass = class extends node_events_1.EventEmitter {
+      [FLOWING] = false;
+      [PAUSED] = false;
+      [PIPES] = [];
+      [BUFFER] = [];
+      [OBJECTMODE];
+      [ENCODING];
+      [ASYNC];
+      [DECODER];
+      [EOF] = false;
+      [EMITTED_END] = false;
+      [EMITTING_END] = false;
+      [CLOSED] = false;
+      [EMITTED_ERROR] = null;
+      [BUFFERLENGTH] = 0;
+      [DESTROYED] = false;
+      [SIGNAL];
+      [ABORTED] = false;
+      [DATALISTENERS] = 0;
+      [DISCARDED] = false;
+      /**
+       * true if the stream can be written
+       */
+      writable = true;
+      /**
+       * true if the stream can be read
+       */
+      readable = true;
+      /**
+       * If `RType` is Buffer, then options do not need to be provided.
+       * Otherwise, an options object must be provided to specify either
+       * {@link Minipass.SharedOptions.objectMode} or
+       * {@link Minipass.SharedOptions.encoding}, as appropriate.
+       */
+      constructor(...args) {
+        const options = args[0] || {};
+        super();
+        if (options.objectMode && typeof options.encoding === "string") {
+          throw new TypeError("Encoding and objectMode may not be used together");
+        }
+        if (isObjectModeOptions(options)) {
+          this[OBJECTMODE] = true;
+          this[ENCODING] = null;
+        } else if (isEncodingOptions(options)) {
+          this[ENCODING] = options.encoding;
+          this[OBJECTMODE] = false;
+        } else {
+          this[OBJECTMODE] = false;
+          this[ENCODING] = null;
+        }
+        this[ASYNC] = !!options.async;
+        this[DECODER] = this[ENCODING] ? new node_string_decoder_1.StringDecoder(this[ENCODING]) : null;
+        if (options && options.debugExposeBuffer === true) {
+          Object.defineProperty(this, "buffer", { get: () => this[BUFFER] });
+        }
+        if (options && options.debugExposePipes === true) {
+          Object.defineProperty(this, "pipes", { get: () => this[PIPES] });
+        }
+        const { signal } = options;
+        if (signal) {
+          this[SIGNAL] = signal;
+          if (signal.aborted) {
+            this[ABORT]();
+          } else {
+            signal.addEventListener("abort", () => this[ABORT]());
+          }
+        }
+      }
+      /**
+       * The amount of data stored in the buffer waiting to be read.
+       *
+       * For Buffer strings, this will be the total byte length.
+       * For string encoding streams, this will be the string character length,
+       * according to JavaScript's `string.length` logic.
+       * For objectMode streams, this is a count of the items waiting to be
+       * emitted.
+       */
+      get bufferLength() {
+        return this[BUFFERLENGTH];
+      }
+      /**
+       * The `BufferEncoding` currently in use, or `null`
+       */
+      get encoding() {
+        return this[ENCODING];
+      }
+      /**
+       * @deprecated - This is a read only property
+       */
+      set encoding(_enc) {
+        throw new Error("Encoding must be set at instantiation time");
+      }
+      /**
+       * @deprecated - Encoding may only be set at instantiation time
+       */
+      setEncoding(_enc) {
+        throw new Error("Encoding must be set at instantiation time");
+      }
+      /**
+       * True if this is an objectMode stream
+       */
+      get objectMode() {
+        return this[OBJECTMODE];
+      }
+      /**
+       * @deprecated - This is a read-only property
+       */
+      set objectMode(_om) {
+        throw new Error("objectMode must be set at instantiation time");
+      }
+      /**
+       * true if this is an async stream
+       */
+      get ["async"]() {
+        return this[ASYNC];
+      }
+      /**
+       * Set to true to make this stream async.
+       *
+       * Once set, it cannot be unset, as this would potentially cause incorrect
+       * behavior.  Ie, a sync stream can be made async, but an async stream
+       * cannot be safely made sync.
+       */
+      set ["async"](a) {
+        this[ASYNC] = this[ASYNC] || !!a;
+      }
+      // drop everything and get out of the flow completely
+      [ABORT]() {
+        this[ABORTED] = true;
+        this.emit("abort", this[SIGNAL]?.reason);
+        this.destroy(this[SIGNAL]?.reason);
+      }
+      /**
+       * True if the stream has been aborted.
+       */
+      get aborted() {
+        return this[ABORTED];
+      }
+      /**
+       * No-op setter. Stream aborted status is set via the AbortSignal provided
+       * in the constructor options.
+       */
+      set aborted(_2) {
+      }
+      write(chunk, encoding, cb) {
+        if (this[ABORTED])
+          return false;
+        if (this[EOF])
+          throw new Error("write after end");
+        if (this[DESTROYED]) {
+          this.emit("error", Object.assign(new Error("Cannot call write after a stream was destroyed"), { code: "ERR_STREAM_DESTROYED" }));
+          return true;
+        }
+        if (typeof encoding === "function") {
+          cb = encoding;
+          encoding = "utf8";
+        }
+        if (!encoding)
+          encoding = "utf8";
+        const fn = this[ASYNC] ? defer : nodefer;
+        if (!this[OBJECTMODE] && !Buffer.isBuffer(chunk)) {
+          if (isArrayBufferView(chunk)) {
+            chunk = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+          } else if (isArrayBufferLike(chunk)) {
+            chunk = Buffer.from(chunk);
+          } else if (typeof chunk !== "string") {
+            throw new Error("Non-contiguous data written to non-objectMode stream");
+          }
+        }
+        if (this[OBJECTMODE]) {
+          if (this[FLOWING] && this[BUFFERLENGTH] !== 0)
+            this[FLUSH](true);
+          if (this[FLOWING])
+            this.emit("data", chunk);
+          else
+            this[BUFFERPUSH](chunk);
+          if (this[BUFFERLENGTH] !== 0)
+            this.emit("readable");
+          if (cb)
+            fn(cb);
+          return this[FLOWING];
+        }
+        if (!chunk.length) {
+          if (this[BUFFERLENGTH] !== 0)
+            this.emit("readable");
+          if (cb)
+            fn(cb);
+          return this[FLOWING];
+        }
+        if (typeof chunk === "string" && // unless it is a string already ready for us to use
+        !(encoding === this[ENCODING] && !this[DECODER]?.lastNeed)) {
+          chunk = Buffer.from(chunk, encoding);
+        }
+        if (Buffer.isBuffer(chunk) && this[ENCODING]) {
+          chunk = this[DECODER].write(chunk);
+        }
+        if (this[FLOWING] && this[BUFFERLENGTH] !== 0)
+          this[FLUSH](true);
+        if (this[FLOWING])
+          this.emit("data", chunk);
+        else
+          this[BUFFERPUSH](chunk);
+        if (this[BUFFERLENGTH] !== 0)
+          this.emit("readable");
+        if (cb)
+          fn(cb);
+        return this[FLOWING];
+      }
+      /**
+       * Low-level explicit read method.
+       *
+       * In objectMode, the argument is ignored, and one item is returned if
+       * available.
+       *
+       * `n` is the number of bytes (or in the case of encoding streams,
+       * characters) to consume. If `n` is not provided, then the entire buffer
+       * is returned, or `null` is returned if no data is available.
+       *
+       * If `n` is greater that the amount of data in the internal buffer,
+       * then `null` is returned.
+       */
+      read(n) {
+        if (this[DESTROYED])
+          return null;
+        this[DISCARDED] = false;
+        if (this[BUFFERLENGTH] === 0 || n === 0 || n && n > this[BUFFERLENGTH]) {
+          this[MAYBE_EMIT_END]();
+          return null;
+        }
+        if (this[OBJECTMODE])
+          n = null;
+        if (this[BUFFER].length > 1 && !this[OBJECTMODE]) {
+          this[BUFFER] = [
+            this[ENCODING] ? this[BUFFER].join("") : Buffer.concat(this[BUFFER], this[BUFFERLENGTH])
+          ];
+        }
+        const ret = this[READ](n || null, this[BUFFER][0]);
+        this[MAYBE_EMIT_END]();
+        return ret;
+      }
+      [READ](n, chunk) {
+        if (this[OBJECTMODE])
+          this[BUFFERSHIFT]();
+        else {
+          const c = chunk;
+          if (n === c.length || n === null)
+            this[BUFFERSHIFT]();
+          else if (typeof c === "string") {
+            this[BUFFER][0] = c.slice(n);
+            chunk = c.slice(0, n);
+            this[BUFFERLENGTH] -= n;
+          } else {
+            this[BUFFER][0] = c.subarray(n);
+            chunk = c.subarray(0, n);
+            this[BUFFERLENGTH] -= n;
+          }
+        }
+        this.emit("data", chunk);
+        if (!this[BUFFER].length && !this[EOF])
+          this.emit("drain");
+        return chunk;
+      }
+      end(chunk, encoding, cb) {
+        if (typeof chunk === "function") {
+          cb = chunk;
+          chunk = void 0;
+        }
+        if (typeof encoding === "function") {
+          cb = encoding;
+          encoding = "utf8";
+        }
+        if (chunk !== void 0)
+          this.write(chunk, encoding);
+        if (cb)
+          this.once("end", cb);
+        this[EOF] = true;
+        this.writable = false;
+        if (this[FLOWING] || !this[PAUSED])
+          this[MAYBE_EMIT_END]();
+        return this;
+      }
+      // don't let the internal resume be overwritten
+      [RESUME]() {
+        if (this[DESTROYED])
+          return;
+        if (!this[DATALISTENERS] && !this[PIPES].length) {
+          this[DISCARDED] = true;
+        }
+        this[PAUSED] = false;
+        this[FLOWING] = true;
+        this.emit("resume");
+        if (this[BUFFER].length)
+          this[FLUSH]();
+        else if (this[EOF])
+          this[MAYBE_EMIT_END]();
+        else
+          this.emit("drain");
+      }
+      /**
+       * Resume the stream if it is currently in a paused state
+       *
+       * If called when there are no pipe destinations or `data` event listeners,
+       * this will place the stream in a "discarded" state, where all data will
+       * be thrown away. The discarded state is removed if a pipe destination or
+       * data handler is added, if pause() is called, or if any synchronous or
+       * asynchronous iteration is started.
+       */
+      resume() {
+        return this[RESUME]();
+      }
+      /**
+       * Pause the stream
+       */
+      pause() {
+        this[FLOWING] = false;
+        this[PAUSED] = true;
+        this[DISCARDED] = false;
+      }
+      /**
+       * true if the stream has been forcibly destroyed
+       */
+      get destroyed() {
+        return this[DESTROYED];
+      }
+      /**
+       * true if the stream is currently in a flowing state, meaning that
+       * any writes will be immediately emitted.
+       */
+      get flowing() {
+        return this[FLOWING];
+      }
+      /**
+       * true if the stream is currently in a paused state
+       */
+      get paused() {
+        return this[PAUSED];
+      }
+      [BUFFERPUSH](chunk) {
+        if (this[OBJECTMODE])
+          this[BUFFERLENGTH] += 1;
+        else
+          this[BUFFERLENGTH] += chunk.length;
+        this[BUFFER].push(chunk);
+      }
+      [BUFFERSHIFT]() {
+        if (this[OBJECTMODE])
+          this[BUFFERLENGTH] -= 1;
+        else
+          this[BUFFERLENGTH] -= this[BUFFER][0].length;
+        return this[BUFFER].shift();
+      }
+      [FLUSH](noDrain = false) {
+        do {
+        } while (this[FLUSHCHUNK](this[BUFFERSHIFT]()) && this[BUFFER].length);
+        if (!noDrain && !this[BUFFER].length && !this[EOF])
+          this.emit("drain");
+      }
+      [FLUSHCHUNK](chunk) {
+        this.emit("data", chunk);
+        return this[FLOWING];
+      }
+      /**
+       * Pipe all data emitted by this stream into the destination provided.
+       *
+       * Triggers the flow of data.
+       */
+      pipe(dest, opts) {
+        if (this[DESTROYED])
+          return dest;
+        this[DISCARDED] = false;
+        const ended = this[EMITTED_END];
+        opts = opts || {};
+        if (dest === proc.stdout || dest === proc.stderr)
+          opts.end = false;
+        else
+          opts.end = opts.end !== false;
+        opts.proxyErrors = !!opts.proxyErrors;
+        if (ended) {
+          if (opts.end)
+            dest.end();
+        } else {
+          this[PIPES].push(!opts.proxyErrors ? new Pipe(this, dest, opts) : new PipeProxyErrors(this, dest, opts));
+          if (this[ASYNC])
+            defer(() => this[RESUME]());
+          else
+            this[RESUME]();
+        }
+        return dest;
+      }
+      /**
+       * Fully unhook a piped destination stream.
+       *
+       * If the destination stream was the only consumer of this stream (ie,
+       * there are no other piped destinations or `'data'` event listeners)
+       * then the flow of data will stop until there is another consumer or
+       * {@link Minipass#resume} is explicitly called.
+       */
+      unpipe(dest) {
+        const p2 = this[PIPES].find((p3) => p3.dest === dest);
+        if (p2) {
+          if (this[PIPES].length === 1) {
+            if (this[FLOWING] && this[DATALISTENERS] === 0) {
+              this[FLOWING] = false;
+            }
+            this[PIPES] = [];
+          } else
+            this[PIPES].splice(this[PIPES].indexOf(p2), 1);
+          p2.unpipe();
+        }
+      }
+      /**
+       * Alias for {@link Minipass#on}
+       */
+      addListener(ev, handler2) {
+        return this.on(ev, handler2);
+      }
+      /**
+       * Mostly identical to `EventEmitter.on`, with the following
+       * behavior differences to prevent data loss and unnecessary hangs:
+       *
+       * - Adding a 'data' event handler will trigger the flow of data
+       *
+       * - Adding a 'readable' event handler when there is data waiting to be read
+       *   will cause 'readable' to be emitted immediately.
+       *
+       * - Adding an 'endish' event handler ('end', 'finish', etc.) which has
+       *   already passed will cause the event to be emitted immediately and all
+       *   handlers removed.
+       *
+       * - Adding an 'error' event handler after an error has been emitted will
+       *   cause the event to be re-emitted immediately with the error previously
+       *   raised.
+       */
+      on(ev, handler2) {
+        const ret = super.on(ev, handler2);
+        if (ev === "data") {
+          this[DISCARDED] = false;
+          this[DATALISTENERS]++;
+          if (!this[PIPES].length && !this[FLOWING]) {
+            this[RESUME]();
+          }
+        } else if (ev === "readable" && this[BUFFERLENGTH] !== 0) {
+          super.emit("readable");
+        } else if (isEndish(ev) && this[EMITTED_END]) {
+          super.emit(ev);
+          this.removeAllListeners(ev);
+        } else if (ev === "error" && this[EMITTED_ERROR]) {
+          const h = handler2;
+          if (this[ASYNC])
+            defer(() => h.call(this, this[EMITTED_ERROR]));
+          else
+            h.call(this, this[EMITTED_ERROR]);
+        }
+        return ret;
+      }
+      /**
+       * Alias for {@link Minipass#off}
+       */
+      removeListener(ev, handler2) {
+        return this.off(ev, handler2);
+      }
+      /**
+       * Mostly identical to `EventEmitter.off`
+       *
+       * If a 'data' event handler is removed, and it was the last consumer
+       * (ie, there are no pipe destinations or other 'data' event listeners),
+       * then the flow of data will stop until there is another consumer or
+       * {@link Minipass#resume} is explicitly called.
+       */
+      off(ev, handler2) {
+        const ret = super.off(ev, handler2);
+        if (ev === "data") {
+          this[DATALISTENERS] = this.listeners("data").length;
+          if (this[DATALISTENERS] === 0 && !this[DISCARDED] && !this[PIPES].length) {
+            this[FLOWING] = false;
+          }
+        }
+        return ret;
+      }
+      /**
+       * Mostly identical to `EventEmitter.removeAllListeners`
+       *
+       * If all 'data' event handlers are removed, and they were the last consumer
+       * (ie, there are no pipe destinations), then the flow of data will stop
+       * until there is another consumer or {@link Minipass#resume} is explicitly
+       * called.
+       */
+      removeAllListeners(ev) {
+        const ret = super.removeAllListeners(ev);
+        if (ev === "data" || ev === void 0) {
+          this[DATALISTENERS] = 0;
+          if (!this[DISCARDED] && !this[PIPES].length) {
+            this[FLOWING] = false;
+          }
+        }
+        return ret;
+      }
+      /**
+       * true if the 'end' event has been emitted
+       */
+      get emittedEnd() {
+        return this[EMITTED_END];
+      }
+      [MAYBE_EMIT_END]() {
+        if (!this[EMITTING_END] && !this[EMITTED_END] && !this[DESTROYED] && this[BUFFER].length === 0 && this[EOF]) {
+          this[EMITTING_END] = true;
+          this.emit("end");
+          this.emit("prefinish");
+          this.emit("finish");
+          if (this[CLOSED])
+            this.emit("close");
+          this[EMITTING_END] = false;
+        }
+      }
+      /**
+       * Mostly identical to `EventEmitter.emit`, with the following
+       * behavior differences to prevent data loss and unnecessary hangs:
+       *
+       * If the stream has been destroyed, and the event is something other
+       * than 'close' or 'error', then `false` is returned and no handlers
+       * are called.
+       *
+       * If the event is 'end', and has already been emitted, then the event
+       * is ignored. If the stream is in a paused or non-flowing state, then
+       * the event will be deferred until data flow resumes. If the stream is
+       * async, then handlers will be called on the next tick rather than
+       * immediately.
+       *
+       * If the event is 'close', and 'end' has not yet been emitted, then
+       * the event will be deferred until after 'end' is emitted.
+       *
+       * If the event is 'error', and an AbortSignal was provided for the stream,
+       * and there are no listeners, then the event is ignored, matching the
+       * behavior of node core streams in the presense of an AbortSignal.
+       *
+       * If the event is 'finish' or 'prefinish', then all listeners will be
+       * removed after emitting the event, to prevent double-firing.
+       */
+      emit(ev, ...args) {
+        const data = args[0];
+        if (ev !== "error" && ev !== "close" && ev !== DESTROYED && this[DESTROYED]) {
+          return false;
+        } else if (ev === "data") {
+          return !this[OBJECTMODE] && !data ? false : this[ASYNC] ? (defer(() => this[EMITDATA](data)), true) : this[EMITDATA](data);
+        } else if (ev === "end") {
+          return this[EMITEND]();
+        } else if (ev === "close") {
+          this[CLOSED] = true;
+          if (!this[EMITTED_END] && !this[DESTROYED])
+            return false;
+          const ret2 = super.emit("close");
+          this.removeAllListeners("close");
+          return ret2;
+        } else if (ev === "error") {
+          this[EMITTED_ERROR] = data;
+          super.emit(ERROR, data);
+          const ret2 = !this[SIGNAL] || this.listeners("error").length ? super.emit("error", data) : false;
+          this[MAYBE_EMIT_END]();
+          return ret2;
+        } else if (ev === "resume") {
+          const ret2 = super.emit("resume");
+          this[MAYBE_EMIT_END]();
+          return ret2;
+        } else if (ev === "finish" || ev === "prefinish") {
+          const ret2 = super.emit(ev);
+          this.removeAllListeners(ev);
+          return ret2;
+        }
+        const ret = super.emit(ev, ...args);
+        this[MAYBE_EMIT_END]();
+        return ret;
+      }
+      [EMITDATA](data) {
+        for (const p2 of this[PIPES]) {
+          if (p2.dest.write(data) === false)
+            this.pause();
+        }
+        const ret = this[DISCARDED] ? false : super.emit("data", data);
+        this[MAYBE_EMIT_END]();
+        return ret;
+      }
+      [EMITEND]() {
+        if (this[EMITTED_END])
+          return false;
+        this[EMITTED_END] = true;
+        this.readable = false;
+        return this[ASYNC] ? (defer(() => this[EMITEND2]()), true) : this[EMITEND2]();
+      }
+      [EMITEND2]() {
+        if (this[DECODER]) {
+          const data = this[DECODER].end();
+          if (data) {
+            for (const p2 of this[PIPES]) {
+              p2.dest.write(data);
+            }
+            if (!this[DISCARDED])
+              super.emit("data", data);
+          }
+        }
+        for (const p2 of this[PIPES]) {
+          p2.end();
+        }
+        const ret = super.emit("end");
+        this.removeAllListeners("end");
+        return ret;
+      }
+      /**
+       * Return a Promise that resolves to an array of all emitted data once
+       * the stream ends.
+       */
+      async collect() {
+        const buf = Object.assign([], {
+          dataLength: 0
+        });
+        if (!this[OBJECTMODE])
+          buf.dataLength = 0;
+        const p2 = this.promise();
+        this.on("data", (c) => {
+          buf.push(c);
+          if (!this[OBJECTMODE])
+            buf.dataLength += c.length;
+        });
+        await p2;
+        return buf;
+      }
+      /**
+       * Return a Promise that resolves to the concatenation of all emitted data
+       * once the stream ends.
+       *
+       * Not allowed on objectMode streams.
+       */
+      async concat() {
+        if (this[OBJECTMODE]) {
+          throw new Error("cannot concat in objectMode");
+        }
+        const buf = await this.collect();
+        return this[ENCODING] ? buf.join("") : Buffer.concat(buf, buf.dataLength);
+      }
+      /**
+       * Return a void Promise that resolves once the stream ends.
+       */
+      async promise() {
+        return new Promise((resolve2, reject) => {
+          this.on(DESTROYED, () => reject(new Error("stream destroyed")));
+          this.on("error", (er2) => reject(er2));
+          this.on("end", () => resolve2());
+        });
+      }
+      /**
+       * Asynchronous `for await of` iteration.
+       *
+       * This will continue emitting all chunks until the stream terminates.
+       */
+      [Symbol.asyncIterator]() {
+        this[DISCARDED] = false;
+        let stopped = false;
+        const stop = async () => {
+          this.pause();
+          stopped = true;
+          return { value: void 0, done: true };
+        };
+        const next = () => {
+          if (stopped)
+            return stop();
+          const res = this.read();
+          if (res !== null)
+            return Promise.resolve({ done: false, value: res });
+          if (this[EOF])
+            return stop();
+          let resolve2;
+          let reject;
+          const onerr = (er2) => {
+            this.off("data", ondata);
+            this.off("end", onend);
+            this.off(DESTROYED, ondestroy);
+            stop();
+            reject(er2);
+          };
+          const ondata = (value) => {
+            this.off("error", onerr);
+            this.off("end", onend);
+            this.off(DESTROYED, ondestroy);
+            this.pause();
+            resolve2({ value, done: !!this[EOF] });
+          };
+          const onend = () => {
+            this.off("error", onerr);
+            this.off("data", ondata);
+            this.off(DESTROYED, ondestroy);
+            stop();
+            resolve2({ done: true, value: void 0 });
+          };
+          const ondestroy = () => onerr(new Error("stream destroyed"));
+          return new Promise((res2, rej) => {
+            reject = rej;
+            resolve2 = res2;
+            this.once(DESTROYED, ondestroy);
+            this.once("error", onerr);
+            this.once("end", onend);
+            this.once("data", ondata);
+          });
+        };
+        return {
+          next,
+          throw: stop,
+          return: stop,
+          [Symbol.asyncIterator]() {
+            return this;
+          },
+          [Symbol.asyncDispose]: async () => {
+          }
+        };
+      }
+      /**
+       * Synchronous `for of` iteration.
+       *
+       * The iteration will terminate when the internal buffer runs out, even
+       * if the stream has not yet terminated.
+       */
+      [Symbol.iterator]() {
+        this[DISCARDED] = false;
+        let stopped = false;
+        const stop = () => {
+          this.pause();
+          this.off(ERROR, stop);
+          this.off(DESTROYED, stop);
+          this.off("end", stop);
+          stopped = true;
+          return { done: true, value: void 0 };
+        };
+        const next = () => {
+          if (stopped)
+            return stop();
+          const value = this.read();
+          return value === null ? stop() : { done: false, value };
+        };
+        this.once("end", stop);
+        this.once(ERROR, stop);
+        this.once(DESTROYED, stop);
+        return {
+          next,
+          throw: stop,
+          return: stop,
+          [Symbol.iterator]() {
+            return this;
+          },
+          [Symbol.dispose]: () => {
+          }
+        };
+      }
+      /**
+       * Destroy a stream, preventing it from being used for any further purpose.
+       *
+       * If the stream has a `close()` method, then it will be called on
+       * destruction.
+       *
+       * After destruction, any attempt to write data, read data, or emit most
+       * events will be ignored.
+       *
+       * If an error argument is provided, then it will be emitted in an
+       * 'error' event.
+       */
+      destroy(er2) {
+        if (this[DESTROYED]) {
+          if (er2)
+            this.emit("error", er2);
+          else
+            this.emit(DESTROYED);
+          return this;
+        }
+        this[DESTROYED] = true;
+        this[DISCARDED] = true;
+        this[BUFFER].length = 0;
+        this[BUFFERLENGTH] = 0;
+        const wc = this;
+        if (typeof wc.close === "function" && !this[CLOSED])
+          wc.close();
+        if (er2)
+          this.emit("error", er2);
+        else
+          this.emit(DESTROYED);
+        return this;
+      }
+      /**
+       * Alias for {@link isStream}
+       *
+       * Former export location, maintained for backwards compatibility.
+       *
+       * @deprecated
+       */
+      static get isStream() {
+        return exports.isStream;
+      }
+    };
+    exports.Minipass = Minipass;
+  }
+});
+
+// node_modules/ssri/lib/index.js
+var require_lib = __commonJS({
+  "node_modules/ssri/lib/index.js"(exports, module) {
+    "use strict";
+    var crypto2 = __require("crypto");
+    var { Minipass } = require_commonjs();
+    var SPEC_ALGORITHMS = ["sha512", "sha384", "sha256"];
+    var DEFAULT_ALGORITHMS = ["sha512"];
+    var NODE_HASHES = crypto2.getHashes();
+    var BASE64_REGEX = /^[a-z0-9+/]+(?:=?=?)$/i;
+    var SRI_REGEX = /^([a-z0-9]+)-([^?]+)(\?[?\S*]*)?$/;
+    var STRICT_SRI_REGEX = /^([a-z0-9]+)-([A-Za-z0-9+/=]{44,88})(\?[\x21-\x7E]*)?$/;
+    var VCHAR_REGEX = /^[\x21-\x7E]+$/;
+    var DEFAULT_PRIORITY = [
+      "md5",
+      "whirlpool",
+      "sha1",
+      "sha224",
+      "sha256",
+      "sha384",
+      "sha512",
+      // TODO - it's unclear _which_ of these Node will actually use as its name for the algorithm, so we guesswork it based on the OpenSSL names.
+      "sha3",
+      "sha3-256",
+      "sha3-384",
+      "sha3-512",
+      "sha3_256",
+      "sha3_384",
+      "sha3_512"
+    ].filter((algo) => NODE_HASHES.includes(algo));
+    var getOptString = (options) => options?.length ? `?${options.join("?")}` : "";
+    var IntegrityStream = class extends Minipass {
+      #emittedIntegrity;
+      #emittedSize;
+      #emittedVerified;
+      constructor(opts) {
+        super();
+        this.size = 0;
+        this.opts = opts;
+        this.#getOptions();
+        if (opts?.algorithms) {
+          this.algorithms = [...opts.algorithms];
+        } else {
+          this.algorithms = [...DEFAULT_ALGORITHMS];
+        }
+        if (this.algorithm !== null && !this.algorithms.includes(this.algorithm)) {
+          this.algorithms.push(this.algorithm);
+        }
+        this.hashes = this.algorithms.map(crypto2.createHash);
+      }
+      #getOptions() {
+        this.sri = this.opts?.integrity ? parse3(this.opts?.integrity, this.opts) : null;
+        this.expectedSize = this.opts?.size;
+        if (!this.sri) {
+          this.algorithm = null;
+        } else if (this.sri.isHash) {
+          this.goodSri = true;
+          this.algorithm = this.sri.algorithm;
+        } else {
+          this.goodSri = !this.sri.isEmpty();
+          this.algorithm = this.sri.pickAlgorithm(this.opts);
+        }
+        this.digests = this.goodSri ? this.sri[this.algorithm] : null;
+        this.optString = getOptString(this.opts?.options);
+      }
+      on(ev, handler2) {
+        if (ev === "size" && this.#emittedSize) {
+          return handler2(this.#emittedSize);
+        }
+        if (ev === "integrity" && this.#emittedIntegrity) {
+          return handler2(this.#emittedIntegrity);
+        }
+        if (ev === "verified" && this.#emittedVerified) {
+          return handler2(this.#emittedVerified);
+        }
+        return super.on(ev, handler2);
+      }
+      emit(ev, data) {
+        if (ev === "end") {
+          this.#onEnd();
+        }
+        return super.emit(ev, data);
+      }
+      write(data) {
+        this.size += data.length;
+        this.hashes.forEach((h) => h.update(data));
+        return super.write(data);
+      }
+      #onEnd() {
+        if (!this.goodSri) {
+          this.#getOptions();
+        }
+        const newSri = parse3(this.hashes.map((h, i) => {
+          return `${this.algorithms[i]}-${h.digest("base64")}${this.optString}`;
+        }).join(" "), this.opts);
+        const match = this.goodSri && newSri.match(this.sri, this.opts);
+        if (typeof this.expectedSize === "number" && this.size !== this.expectedSize) {
+          const err = new Error(`stream size mismatch when checking ${this.sri}.
+  Wanted: ${this.expectedSize}
+  Found: ${this.size}`);
+          err.code = "EBADSIZE";
+          err.found = this.size;
+          err.expected = this.expectedSize;
+          err.sri = this.sri;
+          this.emit("error", err);
+        } else if (this.sri && !match) {
+          const err = new Error(`${this.sri} integrity checksum failed when using ${this.algorithm}: wanted ${this.digests} but got ${newSri}. (${this.size} bytes)`);
+          err.code = "EINTEGRITY";
+          err.found = newSri;
+          err.expected = this.digests;
+          err.algorithm = this.algorithm;
+          err.sri = this.sri;
+          this.emit("error", err);
+        } else {
+          this.#emittedSize = this.size;
+          this.emit("size", this.size);
+          this.#emittedIntegrity = newSri;
+          this.emit("integrity", newSri);
+          if (match) {
+            this.#emittedVerified = match;
+            this.emit("verified", match);
+          }
+        }
+      }
+    };
+    var Hash = class {
+      get isHash() {
+        return true;
+      }
+      constructor(hash, opts) {
+        const strict = opts?.strict;
+        this.source = hash.trim();
+        this.digest = "";
+        this.algorithm = "";
+        this.options = [];
+        const match = this.source.match(
+          strict ? STRICT_SRI_REGEX : SRI_REGEX
+        );
+        if (!match) {
+          return;
+        }
+        if (strict && !SPEC_ALGORITHMS.includes(match[1])) {
+          return;
+        }
+        if (!NODE_HASHES.includes(match[1])) {
+          return;
+        }
+        this.algorithm = match[1];
+        this.digest = match[2];
+        const rawOpts = match[3];
+        if (rawOpts) {
+          this.options = rawOpts.slice(1).split("?");
+        }
+      }
+      hexDigest() {
+        return this.digest && Buffer.from(this.digest, "base64").toString("hex");
+      }
+      toJSON() {
+        return this.toString();
+      }
+      match(integrity, opts) {
+        const other = parse3(integrity, opts);
+        if (!other) {
+          return false;
+        }
+        if (other.isIntegrity) {
+          const algo = other.pickAlgorithm(opts, [this.algorithm]);
+          if (!algo) {
+            return false;
+          }
+          const foundHash = other[algo].find((hash) => hash.digest === this.digest);
+          if (foundHash) {
+            return foundHash;
+          }
+          return false;
+        }
+        return other.digest === this.digest ? other : false;
+      }
+      toString(opts) {
+        if (opts?.strict) {
+          if (!// The spec has very restricted productions for algorithms.
+          // https://www.w3.org/TR/CSP2/#source-list-syntax
+          (SPEC_ALGORITHMS.includes(this.algorithm) && // Usually, if someone insists on using a "different" base64, we leave it as-is, since there are multiple standards, and the specified is not a URL-safe variant.
+          // https://www.w3.org/TR/CSP2/#base64_value
+          this.digest.match(BASE64_REGEX) && // Option syntax is strictly visual chars.
+          // https://w3c.github.io/webappsec-subresource-integrity/#grammardef-option-expression
+          // https://tools.ietf.org/html/rfc5234#appendix-B.1
+          this.options.every((opt) => opt.match(VCHAR_REGEX)))) {
+            return "";
+          }
+        }
+        return `${this.algorithm}-${this.digest}${getOptString(this.options)}`;
+      }
+    };
+    function integrityHashToString(toString2, sep4, opts, hashes) {
+      const toStringIsNotEmpty = toString2 !== "";
+      let shouldAddFirstSep = false;
+      let complement = "";
+      const lastIndex = hashes.length - 1;
+      for (let i = 0; i < lastIndex; i++) {
+        const hashString = Hash.prototype.toString.call(hashes[i], opts);
+        if (hashString) {
+          shouldAddFirstSep = true;
+          complement += hashString;
+          complement += sep4;
+        }
+      }
+      const finalHashString = Hash.prototype.toString.call(hashes[lastIndex], opts);
+      if (finalHashString) {
+        shouldAddFirstSep = true;
+        complement += finalHashString;
+      }
+      if (toStringIsNotEmpty && shouldAddFirstSep) {
+        return toString2 + sep4 + complement;
+      }
+      return toString2 + complement;
+    }
+    var Integrity = class {
+      get isIntegrity() {
+        return true;
+      }
+      toJSON() {
+        return this.toString();
+      }
+      isEmpty() {
+        return Object.keys(this).length === 0;
+      }
+      toString(opts) {
+        let sep4 = opts?.sep || " ";
+        let toString2 = "";
+        if (opts?.strict) {
+          sep4 = sep4.replace(/\S+/g, " ");
+          for (const hash of SPEC_ALGORITHMS) {
+            if (this[hash]) {
+              toString2 = integrityHashToString(toString2, sep4, opts, this[hash]);
+            }
+          }
+        } else {
+          for (const hash of Object.keys(this)) {
+            toString2 = integrityHashToString(toString2, sep4, opts, this[hash]);
+          }
+        }
+        return toString2;
+      }
+      concat(integrity, opts) {
+        const other = typeof integrity === "string" ? integrity : stringify(integrity, opts);
+        return parse3(`${this.toString(opts)} ${other}`, opts);
+      }
+      hexDigest() {
+        return parse3(this, { single: true }).hexDigest();
+      }
+      // add additional hashes to an integrity value, but prevent *changing* an existing integrity hash.
+      merge(integrity, opts) {
+        const other = parse3(integrity, opts);
+        for (const algo in other) {
+          if (this[algo]) {
+            if (!this[algo].find((hash) => other[algo].find((otherhash) => hash.digest === otherhash.digest))) {
+              throw new Error("hashes do not match, cannot update integrity");
+            }
+          } else {
+            this[algo] = other[algo];
+          }
+        }
+      }
+      match(integrity, opts) {
+        const other = parse3(integrity, opts);
+        if (!other) {
+          return false;
+        }
+        const algo = other.pickAlgorithm(opts, Object.keys(this));
+        return !!algo && this[algo].find(
+          (hash) => other[algo].find(
+            (otherhash) => hash.digest === otherhash.digest
+          )
+        ) || false;
+      }
+      // Pick the highest priority algorithm present, optionally also limited to a set of hashes found in another integrity.
+      // When limiting it may return nothing.
+      pickAlgorithm(opts, hashes) {
+        const pickAlgorithm = opts?.pickAlgorithm || getPrioritizedHash;
+        let keys = Object.keys(this);
+        if (hashes?.length) {
+          keys = keys.filter((k2) => hashes.includes(k2));
+        }
+        if (keys.length) {
+          return keys.reduce((acc, algo) => pickAlgorithm(acc, algo) || acc);
+        }
+        return null;
+      }
+    };
+    module.exports.parse = parse3;
+    function parse3(sri, opts) {
+      if (!sri) {
+        return null;
+      }
+      if (typeof sri === "string") {
+        return _parse(sri, opts);
+      } else if (sri.algorithm && sri.digest) {
+        const fullSri = new Integrity();
+        fullSri[sri.algorithm] = [sri];
+        return _parse(stringify(fullSri, opts), opts);
+      } else {
+        return _parse(stringify(sri, opts), opts);
+      }
+    }
+    function _parse(integrity, opts) {
+      if (opts?.single) {
+        return new Hash(integrity, opts);
+      }
+      const hashes = integrity.trim().split(/\s+/).reduce((acc, string) => {
+        const hash = new Hash(string, opts);
+        if (hash.algorithm && hash.digest) {
+          const algo = hash.algorithm;
+          if (!Object.keys(acc).includes(algo)) {
+            acc[algo] = [];
+          }
+          acc[algo].push(hash);
+        }
+        return acc;
+      }, new Integrity());
+      return hashes.isEmpty() ? null : hashes;
+    }
+    module.exports.stringify = stringify;
+    function stringify(obj, opts) {
+      if (obj.algorithm && obj.digest) {
+        return Hash.prototype.toString.call(obj, opts);
+      } else if (typeof obj === "string") {
+        return stringify(parse3(obj, opts), opts);
+      } else {
+        return Integrity.prototype.toString.call(obj, opts);
+      }
+    }
+    module.exports.fromHex = fromHex;
+    function fromHex(hexDigest, algorithm, opts) {
+      const optString = getOptString(opts?.options);
+      return parse3(
+        `${algorithm}-${Buffer.from(hexDigest, "hex").toString("base64")}${optString}`,
+        opts
+      );
+    }
+    module.exports.fromData = fromData;
+    function fromData(data, opts) {
+      const algorithms = opts?.algorithms || [...DEFAULT_ALGORITHMS];
+      const optString = getOptString(opts?.options);
+      return algorithms.reduce((acc, algo) => {
+        const digest = crypto2.createHash(algo).update(data).digest("base64");
+        const hash = new Hash(
+          `${algo}-${digest}${optString}`,
+          opts
+        );
+        if (hash.algorithm && hash.digest) {
+          const hashAlgo = hash.algorithm;
+          if (!acc[hashAlgo]) {
+            acc[hashAlgo] = [];
+          }
+          acc[hashAlgo].push(hash);
+        }
+        return acc;
+      }, new Integrity());
+    }
+    module.exports.fromStream = fromStream;
+    function fromStream(stream, opts) {
+      const istream = integrityStream(opts);
+      return new Promise((resolve2, reject) => {
+        stream.pipe(istream);
+        stream.on("error", reject);
+        istream.on("error", reject);
+        let sri;
+        istream.on("integrity", (s3) => {
+          sri = s3;
+        });
+        istream.on("end", () => resolve2(sri));
+        istream.resume();
+      });
+    }
+    module.exports.checkData = checkData;
+    function checkData(data, sri, opts) {
+      sri = parse3(sri, opts);
+      if (!sri || !Object.keys(sri).length) {
+        if (opts?.error) {
+          throw Object.assign(
+            new Error("No valid integrity hashes to check against"),
+            {
+              code: "EINTEGRITY"
+            }
+          );
+        } else {
+          return false;
+        }
+      }
+      const algorithm = sri.pickAlgorithm(opts);
+      const digest = crypto2.createHash(algorithm).update(data).digest("base64");
+      const newSri = parse3({ algorithm, digest });
+      const match = newSri.match(sri, opts);
+      opts = opts || {};
+      if (match || !opts.error) {
+        return match;
+      } else if (typeof opts.size === "number" && data.length !== opts.size) {
+        const err = new Error(`data size mismatch when checking ${sri}.
+  Wanted: ${opts.size}
+  Found: ${data.length}`);
+        err.code = "EBADSIZE";
+        err.found = data.length;
+        err.expected = opts.size;
+        err.sri = sri;
+        throw err;
+      } else {
+        const err = new Error(`Integrity checksum failed when using ${algorithm}: Wanted ${sri}, but got ${newSri}. (${data.length} bytes)`);
+        err.code = "EINTEGRITY";
+        err.found = newSri;
+        err.expected = sri;
+        err.algorithm = algorithm;
+        err.sri = sri;
+        throw err;
+      }
+    }
+    module.exports.checkStream = checkStream;
+    function checkStream(stream, sri, opts) {
+      opts = opts || /* @__PURE__ */ Object.create(null);
+      opts.integrity = sri;
+      sri = parse3(sri, opts);
+      if (!sri || !Object.keys(sri).length) {
+        return Promise.reject(Object.assign(
+          new Error("No valid integrity hashes to check against"),
+          {
+            code: "EINTEGRITY"
+          }
+        ));
+      }
+      const checker = integrityStream(opts);
+      return new Promise((resolve2, reject) => {
+        stream.pipe(checker);
+        stream.on("error", reject);
+        checker.on("error", reject);
+        let verified;
+        checker.on("verified", (s3) => {
+          verified = s3;
+        });
+        checker.on("end", () => resolve2(verified));
+        checker.resume();
+      });
+    }
+    module.exports.integrityStream = integrityStream;
+    function integrityStream(opts = /* @__PURE__ */ Object.create(null)) {
+      return new IntegrityStream(opts);
+    }
+    module.exports.create = createIntegrity;
+    function createIntegrity(opts) {
+      const algorithms = opts?.algorithms || [...DEFAULT_ALGORITHMS];
+      const optString = getOptString(opts?.options);
+      const hashes = algorithms.map(crypto2.createHash);
+      return {
+        update: function(chunk, enc) {
+          hashes.forEach((h) => h.update(chunk, enc));
+          return this;
+        },
+        digest: function() {
+          const integrity = algorithms.reduce((acc, algo) => {
+            const digest = hashes.shift().digest("base64");
+            const hash = new Hash(`${algo}-${digest}${optString}`, opts);
+            if (!acc[hash.algorithm]) {
+              acc[hash.algorithm] = [];
+            }
+            acc[hash.algorithm].push(hash);
+            return acc;
+          }, new Integrity());
+          return integrity;
+        }
+      };
+    }
+    function getPrioritizedHash(algo1, algo2) {
+      return DEFAULT_PRIORITY.indexOf(algo1.toLowerCase()) >= DEFAULT_PRIORITY.indexOf(algo2.toLowerCase()) ? algo1 : algo2;
+    }
   }
 });
 
@@ -26371,8 +27743,8 @@ var require_utils3 = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path15) {
-      let input = path15;
+    function removeDotSegments(path16) {
+      let input = path16;
       const output = [];
       let nextSlash = -1;
       let len = 0;
@@ -26446,11 +27818,11 @@ var require_utils3 = __commonJS({
       }
       return output.join("");
     }
-    function removeDotSegmentsRelative(path15) {
-      if (path15 === "" || path15[0] === "/") {
-        return removeDotSegments(path15);
+    function removeDotSegmentsRelative(path16) {
+      if (path16 === "" || path16[0] === "/") {
+        return removeDotSegments(path16);
       }
-      const segments = path15.split("/");
+      const segments = path16.split("/");
       const last = segments.length - 1;
       const output = [];
       let trailingDirectory = false;
@@ -26813,8 +28185,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path15 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path15 && path15 !== "/" ? path15 : void 0;
+        const path16 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path16 && path16 !== "/" ? path16 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -32038,7 +33410,7 @@ var require_liquid_node = __commonJS({
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var stream = __require("stream");
-    var path15 = __require("path");
+    var path16 = __require("path");
     var fs$1 = __require("fs");
     var crypto2 = __require("crypto");
     var Token = class {
@@ -33515,9 +34887,9 @@ var require_liquid_node = __commonJS({
       return fs$1.readFileSync(filepath, "utf8");
     }
     function resolve2(root, file, ext) {
-      if (!path15.extname(file))
+      if (!path16.extname(file))
         file += ext;
-      return path15.resolve(root, file);
+      return path16.resolve(root, file);
     }
     function fallback(file) {
       try {
@@ -33526,14 +34898,14 @@ var require_liquid_node = __commonJS({
       }
     }
     function dirname3(filepath) {
-      return path15.dirname(filepath);
+      return path16.dirname(filepath);
     }
     var realpathAsync = promisify(fs$1.realpath);
     async function contains(root, file) {
       try {
         const realRoot = await realpathAsync(root);
         const realFile = await realpathAsync(file);
-        const prefix = realRoot.endsWith(path15.sep) ? realRoot : realRoot + path15.sep;
+        const prefix = realRoot.endsWith(path16.sep) ? realRoot : realRoot + path16.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -33543,7 +34915,7 @@ var require_liquid_node = __commonJS({
       try {
         const realRoot = fs$1.realpathSync(root);
         const realFile = fs$1.realpathSync(file);
-        const prefix = realRoot.endsWith(path15.sep) ? realRoot : realRoot + path15.sep;
+        const prefix = realRoot.endsWith(path16.sep) ? realRoot : realRoot + path16.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -33560,7 +34932,7 @@ var require_liquid_node = __commonJS({
       dirname: dirname3,
       contains,
       containsSync,
-      sep: path15.sep
+      sep: path16.sep
     });
     function chargeJsonReplacerValue(memoryLimit, val) {
       if (typeof val === "string") {
@@ -34798,10 +36170,10 @@ var require_liquid_node = __commonJS({
             yield filepath;
         }
       }
-      dirname(path16) {
+      dirname(path17) {
         const fs5 = this.options.fs;
         assert(fs5.dirname, "`fs.dirname` is required for relative reference");
-        return fs5.dirname(path16);
+        return fs5.dirname(path17);
       }
       lookupError(file, roots) {
         const err = new Error("ENOENT");
@@ -40563,16 +41935,15 @@ function getIDToken(aud) {
 // src/action/run.ts
 import { mkdtemp as mkdtemp3, readFile as readFile8, writeFile as writeFile4 } from "node:fs/promises";
 import { tmpdir as tmpdir3 } from "node:os";
-import path14 from "node:path";
+import path15 from "node:path";
 
 // src/pack/pack.ts
 var import_picomatch = __toESM(require_picomatch2(), 1);
-import { createHash, randomBytes } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
+import { createWriteStream } from "node:fs";
 import { chmod as chmod2, copyFile as copyFile2, lstat as lstat2, mkdir as mkdir2, mkdtemp, readdir as readdir3, readFile as readFile2, realpath as realpath2, rename as rename2, rm as rm2, stat as stat3, writeFile as writeFile2 } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import path8 from "node:path";
-import { Transform } from "node:stream";
+import path9 from "node:path";
+import { Transform as Transform2 } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 
@@ -43545,13 +44916,330 @@ var To = (s3) => {
   s3.mtimeCache || (s3.mtimeCache = /* @__PURE__ */ new Map()), s3.filter = t ? (e, i) => t(e, i) && !((s3.mtimeCache?.get(e) ?? i.mtime ?? 0) > (i.mtime ?? 0)) : (e, i) => !((s3.mtimeCache?.get(e) ?? i.mtime ?? 0) > (i.mtime ?? 0));
 };
 
-// src/manifest/versions.ts
-var import_semver2 = __toESM(require_semver2(), 1);
+// src/archive/integrity.ts
+var import_ssri = __toESM(require_lib(), 1);
+import { createReadStream } from "node:fs";
+import { Transform } from "node:stream";
+var ALGORITHMS = ["sha512", "sha384", "sha256"];
+var DigestStream = class extends Transform {
+  #hasher = import_ssri.default.create({ algorithms: ALGORITHMS });
+  #size = 0;
+  _transform(chunk, _encoding, callback) {
+    this.#hasher.update(chunk);
+    this.#size += chunk.length;
+    callback(null, chunk);
+  }
+  /** Every hash of the bytes seen (as an ssri Integrity) and their count. */
+  result() {
+    return { hashes: this.#hasher.digest(), size: this.#size };
+  }
+};
+function sha256Hex(hashes) {
+  return Buffer.from(hashes.sha256?.[0]?.digest ?? "", "base64").toString("hex");
+}
+function sha512Sri(hashes) {
+  return `sha512-${hashes.sha512?.[0]?.digest ?? ""}`;
+}
+function digestOf(result) {
+  return { sha256: sha256Hex(result.hashes), integrity: sha512Sri(result.hashes), size: result.size };
+}
+async function computeIntegrity(file) {
+  const hasher = import_ssri.default.create({ algorithms: ["sha512", "sha256"] });
+  let size = 0;
+  for await (const chunk of createReadStream(file)) {
+    hasher.update(chunk);
+    size += chunk.length;
+  }
+  const hashes = hasher.digest();
+  return { sha256: sha256Hex(hashes), integrity: sha512Sri(hashes), size };
+}
 
-// src/manifest/schemas.ts
+// src/core/files.ts
+import { randomBytes } from "node:crypto";
+import path6 from "node:path";
+function tempPathBeside(file) {
+  return path6.join(path6.dirname(file), `.${path6.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+}
+
+// src/core/versions.ts
+var import_semver = __toESM(require_semver2(), 1);
+var NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
+var VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
+function isValidRange(range) {
+  return range.trim() !== "" && import_semver.default.validRange(range) !== null;
+}
+
+// src/template/paths.ts
+import { realpath } from "node:fs/promises";
+import path7 from "node:path";
+function isInside(root, target) {
+  const relative2 = path7.relative(root, target);
+  return relative2 === "" || !relative2.startsWith("..") && !path7.isAbsolute(relative2);
+}
+async function resolveInsideRoot(root, relativePath) {
+  if (path7.isAbsolute(relativePath) || path7.win32.isAbsolute(relativePath)) return void 0;
+  const absoluteRoot = path7.resolve(root);
+  const target = path7.resolve(absoluteRoot, relativePath);
+  if (!isInside(absoluteRoot, target)) return void 0;
+  try {
+    const [realRoot, realTarget] = await Promise.all([realpath(absoluteRoot), realpath(target)]);
+    if (!isInside(realRoot, realTarget)) return void 0;
+  } catch {
+  }
+  return target;
+}
+
+// src/template/validate.ts
+import { readdir as readdir2, readFile, stat as stat2 } from "node:fs/promises";
+import path8 from "node:path";
+
+// src/core/json-source.ts
+var JsonSyntaxError = class extends Error {
+  constructor(message, position) {
+    super(message);
+    this.position = position;
+    this.name = "JsonSyntaxError";
+  }
+  position;
+};
+function escapePointerSegment(segment) {
+  return segment.replace(/~/g, "~0").replace(/\//g, "~1");
+}
+function nearestPosition(positions, pointer) {
+  if (!positions) return void 0;
+  for (let p2 = pointer; ; p2 = p2.slice(0, p2.lastIndexOf("/"))) {
+    const position = positions.get(p2);
+    if (position) return position;
+    if (p2 === "") return void 0;
+  }
+}
+function positionAt(text2, offset) {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset && i < text2.length; i++) {
+    if (text2.charCodeAt(i) === 10) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+function parseJsonWithPositions(text2) {
+  const positions = /* @__PURE__ */ new Map();
+  let offset = text2.charCodeAt(0) === 65279 ? 1 : 0;
+  let line = 1;
+  let lineStart = 0;
+  const fail = (what, at2 = offset) => {
+    const pos = positionAt(text2, at2);
+    throw new JsonSyntaxError(`${what} at line ${pos.line}, column ${pos.column}`, pos);
+  };
+  const here = () => ({ line, column: offset - lineStart + 1 });
+  const skipSpace = () => {
+    for (; ; ) {
+      const c = text2.charCodeAt(offset);
+      if (c === 10) {
+        line++;
+        offset++;
+        lineStart = offset;
+      } else if (c === 32 || c === 9 || c === 13) offset++;
+      else return;
+    }
+  };
+  const describe = () => offset >= text2.length ? "unexpected end of JSON" : `unexpected ${JSON.stringify(text2[offset])}`;
+  const parseString = () => {
+    const start = offset;
+    offset++;
+    for (; ; ) {
+      const c = text2.charCodeAt(offset);
+      if (Number.isNaN(c)) fail("unterminated string", start);
+      if (c === 34) break;
+      if (c === 92) offset += 2;
+      else if (c < 32) fail("control character in string");
+      else offset++;
+    }
+    offset++;
+    try {
+      return JSON.parse(text2.slice(start, offset));
+    } catch {
+      return fail("invalid escape in string", start);
+    }
+  };
+  const parseValue = (pointer, depth) => {
+    if (depth > 512) fail("nesting deeper than 512 levels");
+    skipSpace();
+    positions.set(pointer, here());
+    const c = text2[offset];
+    if (c === "{") {
+      offset++;
+      const result = {};
+      skipSpace();
+      if (text2[offset] === "}") {
+        offset++;
+        return result;
+      }
+      for (; ; ) {
+        skipSpace();
+        if (text2[offset] !== '"') fail(`expected a property name in double quotes, ${describe()}`);
+        const key = parseString();
+        skipSpace();
+        if (text2[offset] !== ":") fail(`expected ":" after property name, ${describe()}`);
+        offset++;
+        Object.defineProperty(result, key, {
+          value: parseValue(`${pointer}/${escapePointerSegment(key)}`, depth + 1),
+          enumerable: true,
+          writable: true,
+          configurable: true
+        });
+        skipSpace();
+        if (text2[offset] === ",") {
+          offset++;
+          continue;
+        }
+        if (text2[offset] === "}") {
+          offset++;
+          return result;
+        }
+        fail(`expected "," or "}" after property value, ${describe()}`);
+      }
+    }
+    if (c === "[") {
+      offset++;
+      const result = [];
+      skipSpace();
+      if (text2[offset] === "]") {
+        offset++;
+        return result;
+      }
+      for (; ; ) {
+        result.push(parseValue(`${pointer}/${result.length}`, depth + 1));
+        skipSpace();
+        if (text2[offset] === ",") {
+          offset++;
+          continue;
+        }
+        if (text2[offset] === "]") {
+          offset++;
+          return result;
+        }
+        fail(`expected "," or "]" after array element, ${describe()}`);
+      }
+    }
+    if (c === '"') return parseString();
+    const literal = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(text2.slice(offset, offset + 400));
+    if (!literal) return fail(`expected a value, ${describe()}`);
+    offset += literal[0].length;
+    return JSON.parse(literal[0]);
+  };
+  const value = parseValue("", 0);
+  skipSpace();
+  if (offset < text2.length) fail(`unexpected ${JSON.stringify(text2[offset])} after the end of the JSON value`);
+  return { value, positions };
+}
+
+// src/core/messages.ts
+var FORMAT_WORDS = {
+  email: { message: "must be an e-mail address", code: "FORMAT" },
+  "semver-range": { message: 'must be a valid version range such as ">=1.2.0 <2"', code: "INVALID_RANGE" },
+  regex: { message: "must be a valid regular expression", code: "INVALID_REGEX" },
+  "date-time": { message: "must be an ISO 8601 timestamp", code: "FORMAT" },
+  uri: { message: "must be an absolute URL", code: "FORMAT" }
+};
+function got(value) {
+  if (value === void 0) return "";
+  const text2 = JSON.stringify(value);
+  return ` (got ${text2.length > 60 ? `${text2.slice(0, 57)}...` : text2})`;
+}
+function typeOf(value) {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return `a ${typeof value}`;
+}
+function article(type) {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+function customMessage(error2) {
+  const parent = error2.parentSchema;
+  return parent?.["x-messages"]?.[error2.keyword];
+}
+function describeError(error2) {
+  const params = error2.params;
+  const value = error2.data;
+  const custom = customMessage(error2);
+  const at2 = error2.instancePath;
+  switch (error2.keyword) {
+    case "required":
+      return { pointer: `${at2}/${escapePointerSegment(String(params.missingProperty))}`, message: "is required", code: "REQUIRED" };
+    case "additionalProperties":
+      return {
+        pointer: `${at2}/${escapePointerSegment(String(params.additionalProperty))}`,
+        message: "is not a known field (check the spelling)",
+        code: "UNKNOWN_FIELD"
+      };
+    case "minLength":
+      return { pointer: at2, message: `${custom ?? `must be at least ${String(params.limit)} characters long`}${got(value)}`, code: "MIN_LENGTH" };
+    case "maxLength":
+      return { pointer: at2, message: `${custom ?? `must be at most ${String(params.limit)} characters long`}${got(value)}`, code: "MAX_LENGTH" };
+    case "pattern":
+      return { pointer: at2, message: `${custom ?? `must match the pattern ${String(params.pattern)}`}${got(value)}`, code: "PATTERN" };
+    case "enum": {
+      const allowed = params.allowedValues.map((v2) => JSON.stringify(v2)).join(", ");
+      return { pointer: at2, message: `${custom ?? `must be one of ${allowed}`}${got(value)}`, code: "ENUM" };
+    }
+    case "const":
+      return { pointer: at2, message: `${custom ?? `must be ${JSON.stringify(params.allowedValue)}`}${got(value)}`, code: "ENUM" };
+    case "type": {
+      const expected = String(params.type).split(",").map(article).join(" or ");
+      return { pointer: at2, message: `${custom ?? `must be ${expected}`} (got ${typeOf(value)})`, code: "TYPE" };
+    }
+    case "format": {
+      const words2 = FORMAT_WORDS[String(params.format)] ?? { message: `must be a valid ${String(params.format)}`, code: "FORMAT" };
+      return { pointer: at2, message: `${custom ?? words2.message}${got(value)}`, code: words2.code };
+    }
+    case "minItems":
+      return { pointer: at2, message: custom ?? `must have at least ${String(params.limit)} item(s)`, code: "MIN_ITEMS" };
+    case "maxItems":
+      return { pointer: at2, message: custom ?? `must have at most ${String(params.limit)} item(s)`, code: "MAX_ITEMS" };
+    case "uniqueItems":
+      return { pointer: at2, message: custom ?? `must not repeat items (items ${String(params.j)} and ${String(params.i)} are equal)`, code: "UNIQUE_ITEMS" };
+    case "minimum":
+    case "exclusiveMinimum":
+      return { pointer: at2, message: `${custom ?? `must be ${String(params.comparison)} ${String(params.limit)}`}${got(value)}`, code: "MINIMUM" };
+    case "maximum":
+    case "exclusiveMaximum":
+      return { pointer: at2, message: `${custom ?? `must be ${String(params.comparison)} ${String(params.limit)}`}${got(value)}`, code: "MAXIMUM" };
+    case "propertyNames":
+      return void 0;
+    // the nested error on the name itself says what is wrong
+    case "if":
+      return void 0;
+    // the nested `then` error says what is wrong
+    default:
+      return { pointer: at2, message: custom ?? error2.message ?? "is invalid", code: error2.keyword.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase() };
+  }
+}
+function describeSchemaErrors(errors) {
+  const seen = /* @__PURE__ */ new Set();
+  const result = [];
+  for (const error2 of errors) {
+    const params = error2.params;
+    const described = describeError(error2);
+    if (!described) continue;
+    if (typeof params.propertyName === "string") {
+      described.pointer = `${error2.instancePath}/${escapePointerSegment(params.propertyName)}`;
+      described.message = `name ${described.message}`;
+    }
+    const key = `${described.pointer}\0${described.code}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    result.push(described);
+  }
+  return result;
+}
+
+// src/core/schemas.ts
 var import__ = __toESM(require__(), 1);
 var import_ajv_formats = __toESM(require_dist(), 1);
-var import_semver = __toESM(require_semver2(), 1);
 
 // schemas/template-manifest.schema.json
 var template_manifest_schema_default = {
@@ -44622,7 +46310,7 @@ var webhook_registration_schema_default = {
   }
 };
 
-// src/manifest/schema-registry.ts
+// src/core/schema-registry.ts
 var extraSchemas = {
   "registry-document": registry_document_schema_default,
   "template-entry": template_entry_schema_default,
@@ -44646,7 +46334,7 @@ var extraSchemas = {
   "webhook-registration": webhook_registration_schema_default
 };
 
-// src/manifest/schemas.ts
+// src/core/schemas.ts
 var addFormats = import_ajv_formats.default;
 var allSchemas = {
   "template-manifest": template_manifest_schema_default,
@@ -44655,11 +46343,8 @@ var allSchemas = {
   ...extraSchemas
 };
 var schemas = allSchemas;
-function isValidRange(range) {
-  return range.trim() !== "" && import_semver.default.validRange(range) !== null;
-}
-function createAjv() {
-  const ajv = new import__.Ajv2020({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true });
+function createAjv(options = {}) {
+  const ajv = new import__.Ajv2020({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true, ...options });
   addFormats(ajv);
   ajv.addFormat("semver-range", { type: "string", validate: isValidRange });
   ajv.addKeyword({ keyword: "x-messages", schemaType: "object" });
@@ -44685,267 +46370,16 @@ function schemaErrors(name, data) {
   return validate(data) ? [] : [...validate.errors ?? []];
 }
 
-// src/manifest/versions.ts
-var VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
-
-// src/template/paths.ts
-import { realpath } from "node:fs/promises";
-import path6 from "node:path";
-function isInside(root, target) {
-  const relative2 = path6.relative(root, target);
-  return relative2 === "" || !relative2.startsWith("..") && !path6.isAbsolute(relative2);
+// src/core/validation.ts
+function formatProblem(problem, withPosition) {
+  const where = withPosition && problem.line !== void 0 ? `:${problem.line}:${problem.column ?? 1}` : "";
+  return problem.pointer === "" ? `${problem.file}${where}: ${problem.message}` : `${problem.file}${where} ${problem.pointer}: ${problem.message}`;
 }
-async function resolveInsideRoot(root, relativePath) {
-  if (path6.isAbsolute(relativePath) || path6.win32.isAbsolute(relativePath)) return void 0;
-  const absoluteRoot = path6.resolve(root);
-  const target = path6.resolve(absoluteRoot, relativePath);
-  if (!isInside(absoluteRoot, target)) return void 0;
-  try {
-    const [realRoot, realTarget] = await Promise.all([realpath(absoluteRoot), realpath(target)]);
-    if (!isInside(realRoot, realTarget)) return void 0;
-  } catch {
-  }
-  return target;
+function formatValidationError(problem) {
+  return formatProblem(problem, false);
 }
-
-// src/template/validate.ts
-import { readdir as readdir2, readFile, stat as stat2 } from "node:fs/promises";
-import path7 from "node:path";
-
-// src/manifest/json-source.ts
-var JsonSyntaxError = class extends Error {
-  constructor(message, position) {
-    super(message);
-    this.position = position;
-    this.name = "JsonSyntaxError";
-  }
-  position;
-};
-function escapePointerSegment(segment) {
-  return segment.replace(/~/g, "~0").replace(/\//g, "~1");
-}
-function positionAt(text2, offset) {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = 0; i < offset && i < text2.length; i++) {
-    if (text2.charCodeAt(i) === 10) {
-      line++;
-      lineStart = i + 1;
-    }
-  }
-  return { line, column: offset - lineStart + 1 };
-}
-function parseJsonWithPositions(text2) {
-  const positions = /* @__PURE__ */ new Map();
-  let offset = text2.charCodeAt(0) === 65279 ? 1 : 0;
-  let line = 1;
-  let lineStart = 0;
-  const fail = (what, at2 = offset) => {
-    const pos = positionAt(text2, at2);
-    throw new JsonSyntaxError(`${what} at line ${pos.line}, column ${pos.column}`, pos);
-  };
-  const here = () => ({ line, column: offset - lineStart + 1 });
-  const skipSpace = () => {
-    for (; ; ) {
-      const c = text2.charCodeAt(offset);
-      if (c === 10) {
-        line++;
-        offset++;
-        lineStart = offset;
-      } else if (c === 32 || c === 9 || c === 13) offset++;
-      else return;
-    }
-  };
-  const describe = () => offset >= text2.length ? "unexpected end of JSON" : `unexpected ${JSON.stringify(text2[offset])}`;
-  const parseString = () => {
-    const start = offset;
-    offset++;
-    for (; ; ) {
-      const c = text2.charCodeAt(offset);
-      if (Number.isNaN(c)) fail("unterminated string", start);
-      if (c === 34) break;
-      if (c === 92) offset += 2;
-      else if (c < 32) fail("control character in string");
-      else offset++;
-    }
-    offset++;
-    try {
-      return JSON.parse(text2.slice(start, offset));
-    } catch {
-      return fail("invalid escape in string", start);
-    }
-  };
-  const parseValue = (pointer, depth) => {
-    if (depth > 512) fail("nesting deeper than 512 levels");
-    skipSpace();
-    positions.set(pointer, here());
-    const c = text2[offset];
-    if (c === "{") {
-      offset++;
-      const result = {};
-      skipSpace();
-      if (text2[offset] === "}") {
-        offset++;
-        return result;
-      }
-      for (; ; ) {
-        skipSpace();
-        if (text2[offset] !== '"') fail(`expected a property name in double quotes, ${describe()}`);
-        const key = parseString();
-        skipSpace();
-        if (text2[offset] !== ":") fail(`expected ":" after property name, ${describe()}`);
-        offset++;
-        Object.defineProperty(result, key, {
-          value: parseValue(`${pointer}/${escapePointerSegment(key)}`, depth + 1),
-          enumerable: true,
-          writable: true,
-          configurable: true
-        });
-        skipSpace();
-        if (text2[offset] === ",") {
-          offset++;
-          continue;
-        }
-        if (text2[offset] === "}") {
-          offset++;
-          return result;
-        }
-        fail(`expected "," or "}" after property value, ${describe()}`);
-      }
-    }
-    if (c === "[") {
-      offset++;
-      const result = [];
-      skipSpace();
-      if (text2[offset] === "]") {
-        offset++;
-        return result;
-      }
-      for (; ; ) {
-        result.push(parseValue(`${pointer}/${result.length}`, depth + 1));
-        skipSpace();
-        if (text2[offset] === ",") {
-          offset++;
-          continue;
-        }
-        if (text2[offset] === "]") {
-          offset++;
-          return result;
-        }
-        fail(`expected "," or "]" after array element, ${describe()}`);
-      }
-    }
-    if (c === '"') return parseString();
-    const literal = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(text2.slice(offset, offset + 400));
-    if (!literal) return fail(`expected a value, ${describe()}`);
-    offset += literal[0].length;
-    return JSON.parse(literal[0]);
-  };
-  const value = parseValue("", 0);
-  skipSpace();
-  if (offset < text2.length) fail(`unexpected ${JSON.stringify(text2[offset])} after the end of the JSON value`);
-  return { value, positions };
-}
-
-// src/manifest/messages.ts
-var FORMAT_WORDS = {
-  email: { message: "must be an e-mail address", code: "FORMAT" },
-  "semver-range": { message: 'must be a valid version range such as ">=1.2.0 <2"', code: "INVALID_RANGE" },
-  regex: { message: "must be a valid regular expression", code: "INVALID_REGEX" },
-  "date-time": { message: "must be an ISO 8601 timestamp", code: "FORMAT" },
-  uri: { message: "must be an absolute URL", code: "FORMAT" }
-};
-function got(value) {
-  if (value === void 0) return "";
-  const text2 = JSON.stringify(value);
-  return ` (got ${text2.length > 60 ? `${text2.slice(0, 57)}...` : text2})`;
-}
-function typeOf(value) {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "object") return "an object";
-  return `a ${typeof value}`;
-}
-function article(type) {
-  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
-}
-function customMessage(error2) {
-  const parent = error2.parentSchema;
-  return parent?.["x-messages"]?.[error2.keyword];
-}
-function describeError(error2) {
-  const params = error2.params;
-  const value = error2.data;
-  const custom = customMessage(error2);
-  const at2 = error2.instancePath;
-  switch (error2.keyword) {
-    case "required":
-      return { pointer: `${at2}/${escapePointerSegment(String(params.missingProperty))}`, message: "is required", code: "REQUIRED" };
-    case "additionalProperties":
-      return {
-        pointer: `${at2}/${escapePointerSegment(String(params.additionalProperty))}`,
-        message: "is not a known field (check the spelling)",
-        code: "UNKNOWN_FIELD"
-      };
-    case "minLength":
-      return { pointer: at2, message: `${custom ?? `must be at least ${String(params.limit)} characters long`}${got(value)}`, code: "MIN_LENGTH" };
-    case "maxLength":
-      return { pointer: at2, message: `${custom ?? `must be at most ${String(params.limit)} characters long`}${got(value)}`, code: "MAX_LENGTH" };
-    case "pattern":
-      return { pointer: at2, message: `${custom ?? `must match the pattern ${String(params.pattern)}`}${got(value)}`, code: "PATTERN" };
-    case "enum": {
-      const allowed = params.allowedValues.map((v2) => JSON.stringify(v2)).join(", ");
-      return { pointer: at2, message: `${custom ?? `must be one of ${allowed}`}${got(value)}`, code: "ENUM" };
-    }
-    case "const":
-      return { pointer: at2, message: `${custom ?? `must be ${JSON.stringify(params.allowedValue)}`}${got(value)}`, code: "ENUM" };
-    case "type": {
-      const expected = String(params.type).split(",").map(article).join(" or ");
-      return { pointer: at2, message: `${custom ?? `must be ${expected}`} (got ${typeOf(value)})`, code: "TYPE" };
-    }
-    case "format": {
-      const words2 = FORMAT_WORDS[String(params.format)] ?? { message: `must be a valid ${String(params.format)}`, code: "FORMAT" };
-      return { pointer: at2, message: `${custom ?? words2.message}${got(value)}`, code: words2.code };
-    }
-    case "minItems":
-      return { pointer: at2, message: custom ?? `must have at least ${String(params.limit)} item(s)`, code: "MIN_ITEMS" };
-    case "maxItems":
-      return { pointer: at2, message: custom ?? `must have at most ${String(params.limit)} item(s)`, code: "MAX_ITEMS" };
-    case "uniqueItems":
-      return { pointer: at2, message: custom ?? `must not repeat items (items ${String(params.j)} and ${String(params.i)} are equal)`, code: "UNIQUE_ITEMS" };
-    case "minimum":
-    case "exclusiveMinimum":
-      return { pointer: at2, message: `${custom ?? `must be ${String(params.comparison)} ${String(params.limit)}`}${got(value)}`, code: "MINIMUM" };
-    case "maximum":
-    case "exclusiveMaximum":
-      return { pointer: at2, message: `${custom ?? `must be ${String(params.comparison)} ${String(params.limit)}`}${got(value)}`, code: "MAXIMUM" };
-    case "propertyNames":
-      return void 0;
-    // the nested error on the name itself says what is wrong
-    case "if":
-      return void 0;
-    // the nested `then` error says what is wrong
-    default:
-      return { pointer: at2, message: custom ?? error2.message ?? "is invalid", code: error2.keyword.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase() };
-  }
-}
-function describeSchemaErrors(errors) {
-  const seen = /* @__PURE__ */ new Set();
-  const result = [];
-  for (const error2 of errors) {
-    const params = error2.params;
-    const described = describeError(error2);
-    if (!described) continue;
-    if (typeof params.propertyName === "string") {
-      described.pointer = `${error2.instancePath}/${escapePointerSegment(params.propertyName)}`;
-      described.message = `name ${described.message}`;
-    }
-    const key = `${described.pointer}\0${described.code}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    result.push(described);
-  }
-  return result;
+function locateViolations(file, violations, positions) {
+  return violations.map((violation) => ({ file, ...violation, ...nearestPosition(positions, violation.pointer) }));
 }
 
 // src/template/validate.ts
@@ -44954,9 +46388,6 @@ var VARIABLES_FILE = "template.vars.json";
 var PROMPTS_FILE = "template.prompts.json";
 var MIGRATIONS_FOLDER = "migrations";
 var REQUIRED_FILES = [MANIFEST_FILE, "README.md", "CHANGELOG.md", VARIABLES_FILE, PROMPTS_FILE];
-function formatValidationError(error2) {
-  return error2.pointer === "" ? `${error2.file}: ${error2.message}` : `${error2.file} ${error2.pointer}: ${error2.message}`;
-}
 async function kindOf(file) {
   try {
     const info2 = await stat2(file);
@@ -44970,7 +46401,7 @@ async function kindOf(file) {
 async function checkJsonFile(root, file, schema, errors) {
   let text2;
   try {
-    text2 = await readFile(path7.join(root, file), "utf8");
+    text2 = await readFile(path8.join(root, file), "utf8");
   } catch {
     return void 0;
   }
@@ -44982,18 +46413,8 @@ async function checkJsonFile(root, file, schema, errors) {
     errors.push({ file, pointer: "", message: `invalid JSON: ${error2.message}`, code: "INVALID_JSON", ...error2.position });
     return void 0;
   }
-  for (const violation of describeSchemaErrors(schemaErrors(schema, parsed.value))) {
-    const position = nearestPosition(parsed.positions, violation.pointer);
-    errors.push({ file, ...violation, ...position });
-  }
+  errors.push(...locateViolations(file, describeSchemaErrors(schemaErrors(schema, parsed.value)), parsed.positions));
   return parsed.value;
-}
-function nearestPosition(positions, pointer) {
-  for (let p2 = pointer; ; p2 = p2.slice(0, p2.lastIndexOf("/"))) {
-    const position = positions.get(p2);
-    if (position) return position;
-    if (p2 === "") return void 0;
-  }
 }
 function namedPaths(manifest) {
   if (typeof manifest !== "object" || manifest === null) return [];
@@ -45009,7 +46430,7 @@ function namedPaths(manifest) {
   ];
 }
 async function validateTemplate(dir) {
-  const root = path7.resolve(dir);
+  const root = path8.resolve(dir);
   const errors = [];
   const rootKind = await kindOf(root);
   if (rootKind !== "directory") {
@@ -45017,7 +46438,7 @@ async function validateTemplate(dir) {
     return { valid: false, errors: [{ file: ".", pointer: "", message, code: "NOT_A_DIRECTORY" }] };
   }
   for (const file of REQUIRED_FILES) {
-    const kind = await kindOf(path7.join(root, file));
+    const kind = await kindOf(path8.join(root, file));
     if (kind !== "file") {
       const what = file === MANIFEST_FILE ? "the template manifest is missing" : "required file is missing";
       const message = kind === "missing" ? what : "must be a file";
@@ -45047,21 +46468,29 @@ async function validateTemplate(dir) {
     }
   }
   if (await resolveInsideRoot(root, variablesFile) !== void 0) {
-    await checkJsonFile(root, path7.normalize(variablesFile), "template-variables", errors);
+    await checkJsonFile(root, path8.normalize(variablesFile), "template-variables", errors);
   }
   if (await resolveInsideRoot(root, promptsFile) !== void 0) {
-    await checkJsonFile(root, path7.normalize(promptsFile), "template-prompts", errors);
+    await checkJsonFile(root, path8.normalize(promptsFile), "template-prompts", errors);
   }
-  if (await kindOf(path7.join(root, MIGRATIONS_FOLDER)) === "directory") {
-    const stepFiles = (await readdir2(path7.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
+  if (await kindOf(path8.join(root, MIGRATIONS_FOLDER)) === "directory") {
+    const stepFiles = (await readdir2(path8.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
     for (const file of stepFiles) await checkJsonFile(root, `${MIGRATIONS_FOLDER}/${file}`, "migration-step", errors);
   }
   return { valid: errors.length === 0, errors };
 }
 
+// src/core/errors.ts
+function errorMessage(error2) {
+  return error2 instanceof Error ? error2.message : String(error2);
+}
+function firstLine(error2) {
+  const message = errorMessage(error2);
+  return message.split("\n")[0] ?? message;
+}
+
 // src/pack/pack.ts
 var FIXED_MTIME = /* @__PURE__ */ new Date("1985-10-26T08:15:00.000Z");
-var NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 var PackError = class extends Error {
   name = "PackError";
 };
@@ -45071,21 +46500,21 @@ function byteOrder(a, b2) {
 }
 var normalisedMode = (mode) => mode & 73 ? 493 : 420;
 async function readManifest(root, dir) {
-  const file = path8.join(root, MANIFEST_FILE);
+  const file = path9.join(root, MANIFEST_FILE);
   let text2;
   try {
     text2 = await readFile2(file, "utf8");
   } catch (error2) {
     const code = error2.code;
     throw new PackError(
-      code === "ENOENT" || code === "ENOTDIR" ? `${MANIFEST_FILE} not found in ${dir}` : `cannot read ${MANIFEST_FILE} in ${dir}: ${error2 instanceof Error ? error2.message : String(error2)}`
+      code === "ENOENT" || code === "ENOTDIR" ? `${MANIFEST_FILE} not found in ${dir}` : `cannot read ${MANIFEST_FILE} in ${dir}: ${errorMessage(error2)}`
     );
   }
   let value;
   try {
     value = JSON.parse(text2);
   } catch (error2) {
-    throw new PackError(`${MANIFEST_FILE} in ${dir} is not valid JSON: ${error2 instanceof Error ? error2.message : String(error2)}`);
+    throw new PackError(`${MANIFEST_FILE} in ${dir} is not valid JSON: ${errorMessage(error2)}`);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new PackError(`${MANIFEST_FILE} in ${dir} must hold a JSON object`);
@@ -45116,8 +46545,8 @@ async function walk(context, absoluteDir, realDir, relativeDir, ancestors) {
   const names = (await readdir3(absoluteDir)).sort(byteOrder);
   for (const name of names) {
     const relative2 = relativeDir === "" ? name : `${relativeDir}/${name}`;
-    const absolute = path8.join(absoluteDir, name);
-    let real = path8.join(realDir, name);
+    const absolute = path9.join(absoluteDir, name);
+    let real = path9.join(realDir, name);
     if (real === context.outputReal) continue;
     let info2 = await lstat2(absolute);
     if (info2.isSymbolicLink()) {
@@ -45145,48 +46574,29 @@ async function walk(context, absoluteDir, realDir, relativeDir, ancestors) {
     }
   }
 }
-var GzipHeaderAndHash = class extends Transform {
-  sha256 = createHash("sha256");
-  sha512 = createHash("sha512");
-  size = 0;
+var PortableGzipHeader = class extends Transform2 {
+  seen = 0;
   _transform(chunk, _encoding, callback) {
-    for (let i = 0; this.size + i < 10 && i < chunk.length; i++) {
-      const offset = this.size + i;
+    for (let i = 0; this.seen + i < 10 && i < chunk.length; i++) {
+      const offset = this.seen + i;
       if (offset >= 4 && offset <= 7) chunk[i] = 0;
       if (offset === 9) chunk[i] = 3;
     }
-    this.size += chunk.length;
-    this.sha256.update(chunk);
-    this.sha512.update(chunk);
+    this.seen += chunk.length;
     callback(null, chunk);
   }
 };
-function sriOf(sha512) {
-  return `sha512-${sha512.digest("base64")}`;
-}
-async function computeIntegrity(file) {
-  const sha256 = createHash("sha256");
-  const sha512 = createHash("sha512");
-  let size = 0;
-  for await (const chunk of createReadStream(file)) {
-    const bytes = chunk;
-    size += bytes.length;
-    sha256.update(bytes);
-    sha512.update(bytes);
-  }
-  return { sha256: sha256.digest("hex"), integrity: sriOf(sha512), size };
-}
 async function stage(staging, files, manifestText) {
   for (const file of files) {
-    const target = path8.join(staging, ...file.path.split("/"));
-    await mkdir2(path8.dirname(target), { recursive: true });
+    const target = path9.join(staging, ...file.path.split("/"));
+    await mkdir2(path9.dirname(target), { recursive: true });
     if (file.path === MANIFEST_FILE) await writeFile2(target, manifestText);
     else await copyFile2(file.source, target);
     await chmod2(target, file.mode);
   }
 }
 async function packTemplate(dir, options = {}) {
-  const root = path8.resolve(dir);
+  const root = path9.resolve(dir);
   let rootInfo;
   try {
     rootInfo = await stat3(root);
@@ -45203,20 +46613,20 @@ async function packTemplate(dir, options = {}) {
   const manifestText = `${JSON.stringify(manifest, null, 2)}
 `;
   const excluded = excludeTest(options.exclude ?? []);
-  const outDir = path8.resolve(options.outDir ?? process.cwd());
+  const outDir = path9.resolve(options.outDir ?? process.cwd());
   await mkdir2(outDir, { recursive: true });
   const fileName = `${manifest.name}-${version}.tgz`;
-  const outFile = path8.join(outDir, fileName);
+  const outFile = path9.join(outDir, fileName);
   const realRoot = await realpath2(root);
-  const context = { realRoot, excluded, outputReal: path8.join(await realpath2(outDir), fileName), files: [] };
+  const context = { realRoot, excluded, outputReal: path9.join(await realpath2(outDir), fileName), files: [] };
   await walk(context, root, realRoot, "", /* @__PURE__ */ new Set([realRoot]));
   const files = context.files.sort((a, b2) => byteOrder(a.path, b2.path));
   if (!files.some((file) => file.path === MANIFEST_FILE)) {
     throw new PackError(`${MANIFEST_FILE} in ${dir} must be a regular file`);
   }
   const modes = new Map(files.map((file) => [file.path, file.mode]));
-  const staging = await mkdtemp(path8.join(tmpdir(), "template-pack-"));
-  const temporary = path8.join(outDir, `.${fileName}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const staging = await mkdtemp(path9.join(tmpdir(), "template-pack-"));
+  const temporary = tempPathBeside(outFile);
   try {
     await stage(staging, files, manifestText);
     const pack = new wt({
@@ -45233,14 +46643,15 @@ async function packTemplate(dir, options = {}) {
     });
     for (const file of files) pack.add(file.path);
     pack.end();
-    const hasher = new GzipHeaderAndHash();
-    await pipeline(pack, createGzip({ level: 9 }), hasher, createWriteStream(temporary, { flags: "wx" }));
+    const digest = new DigestStream();
+    await pipeline(pack, createGzip({ level: 9 }), new PortableGzipHeader(), digest, createWriteStream(temporary, { flags: "wx" }));
     await rename2(temporary, outFile);
+    const { size, sha256, integrity } = digestOf(digest.result());
     return {
       file: outFile,
-      size: hasher.size,
-      sha256: hasher.sha256.digest("hex"),
-      integrity: sriOf(hasher.sha512),
+      size,
+      sha256,
+      integrity,
       files: files.map((file) => file.path),
       manifest
     };
@@ -45250,7 +46661,7 @@ async function packTemplate(dir, options = {}) {
   }
 }
 
-// src/pack/publish.ts
+// src/publish/upload.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
 import { createReadStream as createReadStream2 } from "node:fs";
 import { readFile as readFile3, stat as stat4 } from "node:fs/promises";
@@ -45259,6 +46670,24 @@ import https2 from "node:https";
 import { Readable } from "node:stream";
 import { pipeline as pipeline2 } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
+
+// src/core/retry.ts
+function parseRetryAfter(value, now = Date.now()) {
+  if (value === void 0) return void 0;
+  const text2 = value.trim();
+  if (text2 === "") return void 0;
+  if (/^\d+(\.\d+)?$/.test(text2)) return Math.round(Number(text2) * 1e3);
+  const date = Date.parse(text2);
+  return Number.isNaN(date) ? void 0 : Math.max(0, date - now);
+}
+function retryDelay(retry2, limits, retryAfterMs, random = Math.random) {
+  const exponential = limits.minDelayMs * 2 ** Math.max(0, retry2 - 1);
+  let delay = Math.max(limits.minDelayMs, exponential * (0.75 + random() * 0.5));
+  if (retryAfterMs !== void 0) delay = Math.max(delay, retryAfterMs);
+  return Math.round(Math.min(limits.maxDelayMs, delay));
+}
+
+// src/publish/upload.ts
 var PublishError = class extends Error {
   name = "PublishError";
   /** HTTP status; absent for a network error or a bad input. */
@@ -45294,20 +46723,6 @@ var RETRYABLE_NETWORK_CODES = /* @__PURE__ */ new Set([
   "EAI_AGAIN",
   "ERR_STREAM_PREMATURE_CLOSE"
 ]);
-function parseRetryAfter(value, now = Date.now()) {
-  if (value === void 0) return void 0;
-  const text2 = value.trim();
-  if (text2 === "") return void 0;
-  if (/^\d+(\.\d+)?$/.test(text2)) return Math.round(Number(text2) * 1e3);
-  const date = Date.parse(text2);
-  return Number.isNaN(date) ? void 0 : Math.max(0, date - now);
-}
-function retryDelay(retry2, limits, retryAfterMs, random = Math.random) {
-  const exponential = limits.minDelayMs * 2 ** Math.max(0, retry2 - 1);
-  let delay = Math.max(limits.minDelayMs, exponential * (0.75 + random() * 0.5));
-  if (retryAfterMs !== void 0) delay = Math.max(delay, retryAfterMs);
-  return Math.round(Math.min(limits.maxDelayMs, delay));
-}
 function redactor(token) {
   return (text2) => {
     let out = text2.replace(/(Bearer\s+)\S+/gi, "$1***");
@@ -45626,7 +47041,7 @@ ${describeResponse(response, apiError)}`
 // src/template/lint.ts
 var import_safe_regex2 = __toESM(require_safe_regex2(), 1);
 import { readdir as readdir5, readFile as readFile6, stat as stat6 } from "node:fs/promises";
-import path11 from "node:path";
+import path12 from "node:path";
 
 // src/template/changelog.ts
 var stripV = (version) => version.trim().replace(/^v(?=\d)/i, "");
@@ -45818,14 +47233,10 @@ var ExpressionEvaluator = class {
     }
   }
 };
-function firstLine(error2) {
-  const message = error2 instanceof Error ? error2.message : String(error2);
-  return message.split("\n")[0] ?? message;
-}
 
 // src/template/load.ts
 import { readFile as readFile4 } from "node:fs/promises";
-import path9 from "node:path";
+import path10 from "node:path";
 var DEFAULT_CONTENT_FOLDER = "template";
 var TemplateLoadError = class extends Error {
   constructor(errors) {
@@ -45864,14 +47275,14 @@ function dependencyOrder(dependencies, onCycle) {
   return order;
 }
 async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
-  const root = path9.resolve(dir);
+  const root = path10.resolve(dir);
   const validation = await validateTemplate(root);
   if (!validation.valid) throw new TemplateLoadError(validation.errors);
-  const manifest = await readJson(path9.join(root, MANIFEST_FILE));
+  const manifest = await readJson(path10.join(root, MANIFEST_FILE));
   const variablesFile = manifest.customization?.variables ?? VARIABLES_FILE;
   const promptsFile = manifest.customization?.prompts ?? PROMPTS_FILE;
-  const variablesDoc = await readJson(path9.join(root, variablesFile));
-  const promptsDoc = await readJson(path9.join(root, promptsFile));
+  const variablesDoc = await readJson(path10.join(root, variablesFile));
+  const promptsDoc = await readJson(path10.join(root, promptsFile));
   const variables = variablesDoc.variables;
   const computed = variablesDoc.computed ?? {};
   const errors = [];
@@ -45954,7 +47365,7 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
     variables,
     computed,
     prompts: promptsDoc.prompts,
-    contentDir: path9.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
+    contentDir: path10.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
     files: { variables: variablesFile, prompts: promptsFile },
     variableOrder,
     computedOrder
@@ -45964,7 +47375,7 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
 // src/template/render.ts
 var import_picomatch2 = __toESM(require_picomatch2(), 1);
 import { lstat as lstat3, readdir as readdir4, readFile as readFile5, realpath as realpath3, stat as stat5 } from "node:fs/promises";
-import path10 from "node:path";
+import path11 from "node:path";
 var RenderError = class extends Error {
   constructor(message, file) {
     super(`${file}: ${message}`);
@@ -45981,10 +47392,10 @@ async function listContent(contentDir) {
   const realRoot = await realpath3(contentDir);
   const entries = [];
   const walk2 = async (relative2) => {
-    const names = (await readdir4(path10.join(contentDir, relative2))).sort();
+    const names = (await readdir4(path11.join(contentDir, relative2))).sort();
     for (const name of names) {
       const source = relative2 === "" ? name : `${relative2}/${name}`;
-      const absolute = path10.join(contentDir, source);
+      const absolute = path11.join(contentDir, source);
       let info2 = await lstat3(absolute);
       if (info2.isSymbolicLink()) {
         const target = await realpath3(absolute).catch(() => void 0);
@@ -46521,7 +47932,7 @@ var changelogMissingVersion = {
   id: "changelog-missing-version",
   severity: "error",
   check: ({ manifest, changelog }) => {
-    if (!manifest?.version || !changelog || !/^\d+\.\d+\.\d+$/.test(manifest.version)) return [];
+    if (!manifest?.version || !changelog || !VERSION_PATTERN.test(manifest.version)) return [];
     if (changelogHasVersion(changelog.text, manifest.version)) return [];
     return [
       {
@@ -46582,14 +47993,6 @@ var LINT_RULES = [
   changelogMissingVersion,
   variableUnused
 ];
-function nearestPosition2(positions, pointer) {
-  if (!positions) return void 0;
-  for (let p2 = pointer; ; p2 = p2.slice(0, p2.lastIndexOf("/"))) {
-    const position = positions.get(p2);
-    if (position) return position;
-    if (p2 === "") return void 0;
-  }
-}
 var compare = (a, b2) => a < b2 ? -1 : a > b2 ? 1 : 0;
 function runLintRules(model, rules = LINT_RULES) {
   const active = model.isFolder ? rules : rules.filter((rule) => rule.id === "schema");
@@ -46602,7 +48005,7 @@ function runLintRules(model, rules = LINT_RULES) {
       drafts = [{ file: ".", message: `rule ${rule.id} could not run: ${firstLine(error2)}` }];
     }
     for (const draft of drafts) {
-      const position = draft.line !== void 0 && draft.column !== void 0 ? { line: draft.line, column: draft.column } : (draft.pointer !== void 0 ? nearestPosition2(model.positions.get(draft.file), draft.pointer) : void 0) ?? {
+      const position = draft.line !== void 0 && draft.column !== void 0 ? { line: draft.line, column: draft.column } : (draft.pointer !== void 0 ? nearestPosition(model.positions.get(draft.file), draft.pointer) : void 0) ?? {
         line: 1,
         column: 1
       };
@@ -46655,7 +48058,7 @@ async function readContent(root, folder) {
   const walk2 = async (relative2) => {
     let entries;
     try {
-      entries = await readdir5(path11.join(dir, relative2), { withFileTypes: true });
+      entries = await readdir5(path12.join(dir, relative2), { withFileTypes: true });
     } catch {
       return;
     }
@@ -46665,7 +48068,7 @@ async function readContent(root, folder) {
       if (entry.isDirectory()) await walk2(source);
       else if (entry.isFile()) {
         try {
-          const bytes = await readFile6(path11.join(dir, source));
+          const bytes = await readFile6(path12.join(dir, source));
           if (!isBinary(bytes)) content.texts.push({ path: source, text: bytes.toString("utf8") });
         } catch {
         }
@@ -46676,7 +48079,7 @@ async function readContent(root, folder) {
   return content;
 }
 async function readTemplateSources(dir) {
-  const root = path11.resolve(dir);
+  const root = path12.resolve(dir);
   const validation = await validateTemplate(root);
   const readProblems = [];
   const documents = /* @__PURE__ */ new Map();
@@ -46687,8 +48090,8 @@ async function readTemplateSources(dir) {
   if (manifest) documents.set(MANIFEST_FILE, manifest);
   const m2 = isRecord2(manifest?.value) ? manifest.value : {};
   const customization = isRecord2(own(m2, "customization")) ? own(m2, "customization") : {};
-  const variablesFile = path11.normalize(nonEmpty(own(customization, "variables")) ?? VARIABLES_FILE);
-  const promptsFile = path11.normalize(nonEmpty(own(customization, "prompts")) ?? PROMPTS_FILE);
+  const variablesFile = path12.normalize(nonEmpty(own(customization, "variables")) ?? VARIABLES_FILE);
+  const promptsFile = path12.normalize(nonEmpty(own(customization, "prompts")) ?? PROMPTS_FILE);
   for (const file of /* @__PURE__ */ new Set([variablesFile, promptsFile])) {
     const doc = await readJsonDocument(root, file, readProblems);
     if (doc) documents.set(file, doc);
@@ -46699,7 +48102,7 @@ async function readTemplateSources(dir) {
   const changelogPath = await resolveInsideRoot(root, changelogFile);
   if (changelogPath) {
     const text2 = await readFile6(changelogPath, "utf8").catch(() => void 0);
-    if (text2 !== void 0) changelog = { file: path11.normalize(changelogFile), text: text2 };
+    if (text2 !== void 0) changelog = { file: path12.normalize(changelogFile), text: text2 };
   }
   const content = manifestModel ? await readContent(root, manifestModel.content) : void 0;
   return {
@@ -46720,7 +48123,7 @@ async function lintTemplate(dir) {
 import { spawn as spawn2 } from "node:child_process";
 import { mkdtemp as mkdtemp2, readFile as readFile7, rm as rm4 } from "node:fs/promises";
 import { tmpdir as tmpdir2 } from "node:os";
-import path13 from "node:path";
+import path14 from "node:path";
 
 // src/template/answers.ts
 var AnswersError = class extends Error {
@@ -46853,13 +48256,13 @@ function resolveAnswers(template, given = {}, options = {}) {
 // src/template/generate.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { chmod as chmod3, mkdir as mkdir3, readdir as readdir6, rename as rename3, rm as rm3, rmdir as rmdir2, writeFile as writeFile3 } from "node:fs/promises";
-import path12 from "node:path";
+import path13 from "node:path";
 
 // src/template/lock.ts
-import { createHash as createHash2 } from "node:crypto";
+import { createHash } from "node:crypto";
 var LOCK_FILE = ".template-lock.json";
-function sha256Hex(content) {
-  return createHash2("sha256").update(content).digest("hex");
+function sha256Hex2(content) {
+  return createHash("sha256").update(content).digest("hex");
 }
 function serializeLock(lock) {
   return `${JSON.stringify(lock, null, 2)}
@@ -46885,20 +48288,20 @@ async function entriesOf(dir) {
 }
 async function moveInto(from, to2, files) {
   for (const file of files) {
-    const target = path12.join(to2, file);
-    await mkdir3(path12.dirname(target), { recursive: true });
-    await rename3(path12.join(from, file), target);
+    const target = path13.join(to2, file);
+    await mkdir3(path13.dirname(target), { recursive: true });
+    await rename3(path13.join(from, file), target);
   }
 }
 async function generateProject(templateDir, outDir, answers = {}, options = {}) {
   const evaluator = options.evaluator ?? new ExpressionEvaluator();
   const template = typeof templateDir === "string" ? await loadTemplate(templateDir, evaluator) : templateDir;
-  const target = path12.resolve(outDir);
+  const target = path13.resolve(outDir);
   const existing = await entriesOf(target);
   if (existing && existing.length > 0 && !options.force) throw new OutputNotEmptyError(outDir);
   const resolved = resolveAnswers(template, answers, { evaluator });
   const rendered = await renderTemplate(template, resolved, { ...options, evaluator });
-  const files = rendered.map((file) => ({ path: file.path, sha256: sha256Hex(file.content), size: file.content.length }));
+  const files = rendered.map((file) => ({ path: file.path, sha256: sha256Hex2(file.content), size: file.content.length }));
   const lock = {
     lockfileVersion: 1,
     template: {
@@ -46911,17 +48314,17 @@ async function generateProject(templateDir, outDir, answers = {}, options = {}) 
     computed: resolved.computed,
     files: Object.fromEntries(files.map((f2) => [f2.path, { sha256: f2.sha256, size: f2.size }]))
   };
-  await mkdir3(path12.dirname(target), { recursive: true });
-  const staging = path12.join(path12.dirname(target), `.${path12.basename(target)}.tmp-${randomBytes3(6).toString("hex")}`);
+  await mkdir3(path13.dirname(target), { recursive: true });
+  const staging = path13.join(path13.dirname(target), `.${path13.basename(target)}.tmp-${randomBytes3(6).toString("hex")}`);
   try {
     await mkdir3(staging);
     for (const file of rendered) {
-      const destination = path12.join(staging, ...file.path.split("/"));
-      await mkdir3(path12.dirname(destination), { recursive: true });
+      const destination = path13.join(staging, ...file.path.split("/"));
+      await mkdir3(path13.dirname(destination), { recursive: true });
       await writeFile3(destination, file.content, { mode: file.mode });
       await chmod3(destination, file.mode);
     }
-    await writeFile3(path12.join(staging, LOCK_FILE), serializeLock(lock));
+    await writeFile3(path13.join(staging, LOCK_FILE), serializeLock(lock));
     if (existing === void 0) {
       await rename3(staging, target);
     } else if (existing.length === 0) {
@@ -46941,7 +48344,7 @@ async function generateProject(templateDir, outDir, answers = {}, options = {}) 
     answers: resolved.answers,
     computed: resolved.computed,
     files,
-    lockFile: path12.join(target, LOCK_FILE)
+    lockFile: path13.join(target, LOCK_FILE)
   };
 }
 
@@ -47047,7 +48450,7 @@ function checkGeneratedFile(relativePath, content) {
     try {
       JSON.parse(text2);
     } catch (error2) {
-      problems.push(`${relativePath}: not valid JSON (${error2 instanceof Error ? error2.message : String(error2)})`);
+      problems.push(`${relativePath}: not valid JSON (${errorMessage(error2)})`);
     }
   }
   return problems;
@@ -47084,11 +48487,11 @@ async function testTemplate(dir, options = {}) {
   const matrix = buildAnswerMatrix(template, evaluator);
   const command = options.command ?? template.manifest.test?.command;
   const timeoutMs = options.timeoutMs ?? (template.manifest.test?.timeoutSeconds ?? 300) * 1e3;
-  const workDir = await mkdtemp2(path13.join(tmpdir2(), `template-test-${template.manifest.name}-`));
+  const workDir = await mkdtemp2(path14.join(tmpdir2(), `template-test-${template.manifest.name}-`));
   const reports = [];
   try {
     for (const [index, set] of matrix.sets.entries()) {
-      const projectDir = path13.join(workDir, `set-${index + 1}`);
+      const projectDir = path14.join(workDir, `set-${index + 1}`);
       const report = { ...set, answers: {}, computed: {}, passed: false, problems: [], files: 0 };
       reports.push(report);
       try {
@@ -47097,7 +48500,7 @@ async function testTemplate(dir, options = {}) {
         report.computed = result.computed;
         report.files = result.files.length;
         for (const file of result.files) {
-          report.problems.push(...checkGeneratedFile(file.path, await readFile7(path13.join(projectDir, file.path))));
+          report.problems.push(...checkGeneratedFile(file.path, await readFile7(path14.join(projectDir, file.path))));
         }
         if (command) {
           report.command = await runCommand(command, projectDir, timeoutMs);
@@ -47107,7 +48510,7 @@ async function testTemplate(dir, options = {}) {
           }
         }
       } catch (error2) {
-        report.problems.push(error2 instanceof Error ? error2.message : String(error2));
+        report.problems.push(errorMessage(error2));
       }
       report.passed = report.problems.length === 0;
       if (options.keep) report.projectDir = projectDir;
@@ -47402,7 +48805,7 @@ var triggers_notification_paths_default = [
 ];
 function routeMatcher(paths) {
   const regexes = paths.map(
-    (path15) => path15.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
+    (path16) => path16.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
   );
   const regex2 = `^(?:${regexes.map((r) => `(?:${r})`).join("|")})[^/]*$`;
   return new RegExp(regex2, "i");
@@ -48994,17 +50397,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path15 = requestOptions.url.replace(options.baseUrl, "");
+    const path16 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path15} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path16} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       return response;
     }).catch((error2) => {
       const requestId = error2.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path15} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path16} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       throw error2;
     });
@@ -51648,7 +53051,7 @@ function gitHubMessage(error2) {
     const codes = errors.map((e) => e && typeof e === "object" ? [e.field, e.code].filter((x) => typeof x === "string").join(" ") : "").filter(Boolean);
     return codes.length > 0 ? `${data.message} (${codes.join(", ")})` : data.message;
   }
-  return error2 instanceof Error ? error2.message : String(error2);
+  return errorMessage(error2);
 }
 function hintFor2(status, owner, repo) {
   switch (status) {
@@ -51767,11 +53170,11 @@ function defaultReleaseApi(token, owner, repo, baseUrl) {
   return octokitReleaseApi(createGitHubClient({ token, ...baseUrl ? { baseUrl } : {} }), owner, repo);
 }
 function annotationFile(inputs, file) {
-  const absolute = path14.resolve(inputs.templatePath, file);
-  const workspace = path14.resolve(inputs.workspace);
-  const relative2 = path14.relative(workspace, absolute);
-  const shown = relative2.startsWith("..") || path14.isAbsolute(relative2) ? absolute : relative2;
-  return shown.split(path14.sep).join("/");
+  const absolute = path15.resolve(inputs.templatePath, file);
+  const workspace = path15.resolve(inputs.workspace);
+  const relative2 = path15.relative(workspace, absolute);
+  const shown = relative2.startsWith("..") || path15.isAbsolute(relative2) ? absolute : relative2;
+  return shown.split(path15.sep).join("/");
 }
 async function validateStep(inputs, core) {
   const result = await validateTemplate(inputs.templatePath);
@@ -51812,9 +53215,9 @@ async function lintStep(inputs, core) {
   return `${result.errorCount} error(s), ${result.warningCount} warning(s)`;
 }
 async function releaseNotes(inputs, core) {
-  const manifest = JSON.parse(await readFile8(path14.join(inputs.templatePath, MANIFEST_FILE), "utf8"));
+  const manifest = JSON.parse(await readFile8(path15.join(inputs.templatePath, MANIFEST_FILE), "utf8"));
   const changelogFile = manifest.changelog ?? "CHANGELOG.md";
-  const text2 = await readFile8(path14.join(inputs.templatePath, changelogFile), "utf8");
+  const text2 = await readFile8(path15.join(inputs.templatePath, changelogFile), "utf8");
   const section = extractChangelogSection(text2, inputs.version);
   if (!section) {
     core.error(`${changelogFile} has no section for ${inputs.version} (a heading such as "## [${inputs.version}] - YYYY-MM-DD")`, {
@@ -51843,7 +53246,7 @@ async function run(deps) {
       rows.push([title, describe(value)]);
       return value;
     } catch (error2) {
-      rows.push([title, `failed: ${error2 instanceof Error ? error2.message : String(error2)}`]);
+      rows.push([title, `failed: ${errorMessage(error2)}`]);
       throw error2;
     } finally {
       core.endGroup();
@@ -51858,11 +53261,11 @@ async function run(deps) {
     await step("Test generation", () => testStep(inputs, core), (r) => r);
     await step("Lint", () => lintStep(inputs, core), (r) => r);
     const notes = inputs.createRelease ? await step("Release notes", () => releaseNotes(inputs, core), () => "found in the changelog") : "";
-    const outDir = await mkdtemp3(path14.join(env.RUNNER_TEMP || tmpdir3(), "template-publish-"));
+    const outDir = await mkdtemp3(path15.join(env.RUNNER_TEMP || tmpdir3(), "template-publish-"));
     const packed = await step(
       "Pack",
       () => packTemplate(inputs.templatePath, { version: inputs.version, outDir, exclude: inputs.exclude }),
-      (p2) => `${path14.basename(p2.file)}: ${p2.size} bytes, ${p2.files.length} files, sha256 ${p2.sha256}`
+      (p2) => `${path15.basename(p2.file)}: ${p2.size} bytes, ${p2.files.length} files, sha256 ${p2.sha256}`
     );
     setOutput2("archive", packed.file);
     setOutput2("size", packed.size);
@@ -51890,7 +53293,7 @@ async function run(deps) {
       setOutput2("uploaded", published.uploaded);
       setOutput2("download-url", published.downloadUrl ?? defaultDownloadUrl(registryUrl, packed.manifest.name, inputs.version));
       if (inputs.createRelease && inputs.repository && inputs.githubToken) {
-        const manifestAsset = path14.join(outDir, MANIFEST_FILE);
+        const manifestAsset = path15.join(outDir, MANIFEST_FILE);
         await writeFile4(manifestAsset, `${JSON.stringify(packed.manifest, null, 2)}
 `);
         const api = (deps.releaseApi ?? defaultReleaseApi)(inputs.githubToken, inputs.repository.owner, inputs.repository.repo, env.GITHUB_API_URL);
@@ -51901,7 +53304,7 @@ async function run(deps) {
             name: `${packed.manifest.name} ${inputs.version}`,
             body: notes,
             assets: [
-              { name: path14.basename(packed.file), path: packed.file, contentType: "application/gzip" },
+              { name: path15.basename(packed.file), path: packed.file, contentType: "application/gzip" },
               { name: MANIFEST_FILE, path: manifestAsset, contentType: "application/json" }
             ]
           }),
@@ -51915,7 +53318,7 @@ async function run(deps) {
     }
     ok = true;
   } catch (error2) {
-    core.setFailed(error2 instanceof Error ? error2.message : String(error2));
+    core.setFailed(errorMessage(error2));
   }
   try {
     core.summary.addHeading("Template publish", 2);
@@ -51923,7 +53326,7 @@ async function run(deps) {
     if (outputs.integrity) core.summary.addRaw(`Integrity: \`${outputs.integrity}\``, true);
     await core.summary.write();
   } catch (error2) {
-    core.warning(`could not write the job summary: ${error2 instanceof Error ? error2.message : String(error2)}`);
+    core.warning(`could not write the job summary: ${errorMessage(error2)}`);
   }
   return { ok, outputs };
 }

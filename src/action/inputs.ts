@@ -1,4 +1,4 @@
-import { VERSION_PATTERN } from '../manifest/versions.js';
+import { VERSION_PATTERN } from '../core/versions.js';
 
 /** The publish action's inputs, parsed and checked. */
 export interface ActionInputs {

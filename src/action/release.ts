@@ -16,6 +16,7 @@ import { Readable } from 'node:stream';
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
+import { errorMessage } from '../core/errors.js';
 
 // ---------------------------------------------------------------------------------------------
 // Client
@@ -178,7 +179,7 @@ function gitHubMessage(error: unknown): string {
       .filter(Boolean);
     return codes.length > 0 ? `${data.message} (${codes.join(', ')})` : data.message;
   }
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 function hintFor(status: number | undefined, owner: string, repo: string): string {

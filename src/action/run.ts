@@ -5,13 +5,15 @@ import path from 'node:path';
 import type { AnnotationProperties } from '@actions/core';
 
 import { packTemplate, type PackResult } from '../pack/pack.js';
-import { publishTemplate, type PublishResult } from '../pack/publish.js';
+import { publishTemplate, type PublishResult } from '../publish/upload.js';
 import { lintTemplate } from '../template/lint.js';
 import { testTemplate } from '../template/test-template.js';
-import { formatValidationError, MANIFEST_FILE, validateTemplate } from '../template/validate.js';
+import { formatValidationError } from '../core/validation.js';
+import { MANIFEST_FILE, validateTemplate } from '../template/validate.js';
 import { extractChangelogSection } from '../template/changelog.js';
 import { parseInputs, type ActionInputs } from './inputs.js';
 import { createGitHubClient, octokitReleaseApi, publishRelease, type ReleaseApi } from './release.js';
+import { errorMessage } from '../core/errors.js';
 
 type SummaryCell = string | { data: string; header?: boolean };
 
@@ -141,7 +143,7 @@ export async function run(deps: ActionDependencies): Promise<ActionOutcome> {
       rows.push([title, describe(value)]);
       return value;
     } catch (error) {
-      rows.push([title, `failed: ${error instanceof Error ? error.message : String(error)}`]);
+      rows.push([title, `failed: ${errorMessage(error)}`]);
       throw error;
     } finally {
       core.endGroup();
@@ -219,7 +221,7 @@ export async function run(deps: ActionDependencies): Promise<ActionOutcome> {
     }
     ok = true;
   } catch (error) {
-    core.setFailed(error instanceof Error ? error.message : String(error));
+    core.setFailed(errorMessage(error));
   }
 
   try {
@@ -228,7 +230,7 @@ export async function run(deps: ActionDependencies): Promise<ActionOutcome> {
     if (outputs.integrity) core.summary.addRaw(`Integrity: \`${outputs.integrity}\``, true);
     await core.summary.write();
   } catch (error) {
-    core.warning(`could not write the job summary: ${error instanceof Error ? error.message : String(error)}`);
+    core.warning(`could not write the job summary: ${errorMessage(error)}`);
   }
   return { ok, outputs };
 }

@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
 
+import { isTemplateName, isTemplateVersion, NAME_PATTERN } from '../core/versions.js';
 import { UsageError } from './io.js';
 
 /** The user's cache folder for the registry client (TEMPLATE_REGISTRY_CACHE overrides it). */
@@ -35,8 +36,8 @@ export function parseTemplateSpec(spec: string): { id: string; version?: string 
   const at = spec.lastIndexOf('@');
   const id = at > 0 ? spec.slice(0, at) : spec;
   const version = at > 0 ? spec.slice(at + 1) : undefined;
-  if (!/^[a-z][a-z0-9-]*$/.test(id)) throw new UsageError(`template id must match ^[a-z][a-z0-9-]*$ (got ${JSON.stringify(id)})`);
-  if (version !== undefined && !/^\d+\.\d+\.\d+$/.test(version)) {
+  if (!isTemplateName(id)) throw new UsageError(`template id must match ${NAME_PATTERN.source} (got ${JSON.stringify(id)})`);
+  if (version !== undefined && !isTemplateVersion(version)) {
     throw new UsageError(`version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(version)})`);
   }
   return version ? { id, version } : { id };

@@ -15,6 +15,7 @@ import { RegistryStore, storeSource } from '../server/store.js';
 import { registerTest } from './commands/test.js';
 import { registerValidate } from './commands/validate.js';
 import { EXIT, UsageError, processIo, type CliIo } from './io.js';
+import { errorMessage } from '../core/errors.js';
 
 /** This package's version, from the nearest package.json named template-registry above this file. */
 function packageVersion(): string {
@@ -77,7 +78,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
       io.stderr(`error: ${error.message}\n`);
       return error.exitCode;
     }
-    io.stderr(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr(`error: ${errorMessage(error)}\n`);
     return EXIT.failure;
   }
 }

@@ -5,28 +5,31 @@
  *    passes `limits.maxBytes`.
  * 2. Its integrity (SRI, else the hex sha256, and the size when known) is checked before anything is
  *    read from it. An entry with neither hash is refused unless `allowUnverified`.
- * 3. A first pass reads every tar header without writing anything: unsafe paths, links leaving the
- *    destination, special files and archives over the entry or unpacked-size limits are refused
- *    (unpacked bytes are counted as they stream, so a gzip bomb stops at the limit).
+ * 3. The archive scanner (archive/scan.ts) reads every tar header without writing anything:
+ *    unsafe paths, links, special files, duplicates and archives over the entry or unpacked-size
+ *    limits are refused (unpacked bytes are counted as they stream, so a gzip bomb stops at the limit).
  * 4. Only then `tar.x` unpacks it, with tar's own path protections on, no owner changes, and modes
  *    normalised to 0644 / 0755. An archive whose entries all sit under one top folder
  *    (`package/...`) is unpacked with that folder stripped.
  * Any failure leaves `dest` as it was found: removed when this call created it, else emptied.
  */
-import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { createGunzip } from 'node:zlib';
 
-import { Parser, extract, type ReadEntry } from 'tar';
+import { extract, type ReadEntry } from 'tar';
 
-import type { TemplateEntry } from '../manifest/schema-types.js';
-import { DEFAULT_ARCHIVE_LIMITS, isSafeArchivePath } from '../pack/inspect.js';
+import { DigestStream, digestOf, IntegrityError, verifyIntegrity } from '../archive/integrity.js';
+import { scanArchive, UnsafeArchiveError, type ArchiveScan } from '../archive/scan.js';
+import { errorMessage } from '../core/errors.js';
+import type { TemplateEntry } from '../core/schema-types.js';
+
+export { IntegrityError } from '../archive/integrity.js';
+export { UnsafeArchiveError } from '../archive/scan.js';
 
 /** Default most bytes downloaded: 200 MiB. */
 export const DEFAULT_MAX_DOWNLOAD_BYTES = 200 * 1024 * 1024;
@@ -81,86 +84,12 @@ export class DownloadError extends Error {
   }
 }
 
-/** The archive is not the one the registry described (or could not be verified); nothing was unpacked. */
-export class IntegrityError extends Error {
-  override readonly name = 'IntegrityError';
-  readonly expected: string;
-  readonly actual: string;
-
-  constructor(message: string, expected: string, actual: string) {
-    super(message);
-    this.expected = expected;
-    this.actual = actual;
-  }
-}
-
-/** The archive was refused: an unsafe entry, a limit passed, or not a gzip tar. Nothing was left in `dest`. */
-export class UnsafeArchiveError extends Error {
-  override readonly name = 'UnsafeArchiveError';
-  /** The offending entry's path as stored in the archive, when one entry is to blame. */
-  readonly entry: string | undefined;
-
-  constructor(message: string, entry?: string) {
-    super(message);
-    this.entry = entry;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Integrity
-// ---------------------------------------------------------------------------------------------
-
-const SRI_ALGORITHMS = ['sha256', 'sha384', 'sha512'] as const;
-type SriAlgorithm = (typeof SRI_ALGORITHMS)[number];
-
-interface SriHash {
-  algorithm: SriAlgorithm;
-  digest: string;
-}
-
-/** The hashes of an SRI string (`sha512-<b64> sha256-<b64>?opt`) with a supported algorithm. */
-function parseSri(integrity: string): SriHash[] {
-  const hashes: SriHash[] = [];
-  for (const token of integrity.trim().split(/\s+/)) {
-    const match = /^(sha256|sha384|sha512)-([A-Za-z0-9+/]+={0,2})(?:\?.*)?$/.exec(token);
-    if (match) hashes.push({ algorithm: match[1] as SriAlgorithm, digest: match[2] as string });
-  }
-  return hashes;
-}
-
-/** Throws IntegrityError unless the digests match what the entry says. */
-function verify(entry: DownloadableEntry, digests: Record<SriAlgorithm, string>, size: number): void {
-  const label = `${entry.id}@${entry.version}`;
-  if (entry.size !== undefined && entry.size !== size) {
-    throw new IntegrityError(`size mismatch for ${label}: expected ${entry.size} bytes, got ${size}`, String(entry.size), String(size));
-  }
-  if (entry.integrity !== undefined) {
-    const hashes = parseSri(entry.integrity);
-    if (hashes.length === 0) throw new IntegrityError(`integrity of ${label} has no supported hash: ${entry.integrity}`, entry.integrity, '');
-    // SRI: only the strongest algorithm listed counts; any of its digests may match.
-    const strongest = SRI_ALGORITHMS.filter((a) => hashes.some((h) => h.algorithm === a)).pop() as SriAlgorithm;
-    const actual = `${strongest}-${Buffer.from(digests[strongest], 'hex').toString('base64')}`;
-    const wanted = hashes.filter((h) => h.algorithm === strongest);
-    if (!wanted.some((h) => `${h.algorithm}-${h.digest}` === actual)) {
-      const expected = wanted.map((h) => `${h.algorithm}-${h.digest}`).join(' ');
-      throw new IntegrityError(`integrity mismatch for ${label}: expected ${expected}, got ${actual}`, expected, actual);
-    }
-  }
-  if (entry.sha256 !== undefined && entry.sha256.toLowerCase() !== digests.sha256) {
-    throw new IntegrityError(`sha256 mismatch for ${label}: expected ${entry.sha256}, got ${digests.sha256}`, entry.sha256, digests.sha256);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Download
 // ---------------------------------------------------------------------------------------------
 
-class HashAndLimit extends Transform {
-  readonly hashes: Record<SriAlgorithm, Hash> = {
-    sha256: createHash('sha256'),
-    sha384: createHash('sha384'),
-    sha512: createHash('sha512'),
-  };
+/** Counts the bytes going through and stops past `maxBytes`. */
+class ByteLimit extends Transform {
   received = 0;
 
   constructor(
@@ -177,18 +106,12 @@ class HashAndLimit extends Transform {
       callback(this.tooLarge());
       return;
     }
-    for (const hash of Object.values(this.hashes)) hash.update(chunk);
     this.onChunk(this.received);
     callback(null, chunk);
   }
 }
 
-async function fetchToFile(
-  entry: DownloadableEntry,
-  file: string,
-  options: DownloadOptions,
-  maxBytes: number,
-): Promise<{ size: number; digests: Record<SriAlgorithm, string> }> {
+async function fetchToFile(entry: DownloadableEntry, file: string, options: DownloadOptions, maxBytes: number): Promise<DigestStream> {
   const url = entry.downloadUrl;
   const controller = new AbortController();
   const onAbort = (): void => controller.abort(options.signal?.reason);
@@ -201,7 +124,7 @@ async function fetchToFile(
         signal: controller.signal,
       });
     } catch (error) {
-      throw new DownloadError(url, error instanceof Error ? error.message : String(error), { cause: error });
+      throw new DownloadError(url, errorMessage(error), { cause: error });
     }
     if (!response.ok || !response.body) {
       await response.body?.cancel().catch(() => undefined);
@@ -213,7 +136,7 @@ async function fetchToFile(
       throw new DownloadError(url, `the archive is ${declared} bytes, more than the limit of ${maxBytes}`);
     }
     const total = entry.size ?? (Number.isFinite(declared) ? declared : undefined);
-    const counter = new HashAndLimit(
+    const limit = new ByteLimit(
       maxBytes,
       (received) => options.onProgress?.(received, total),
       () => {
@@ -221,213 +144,39 @@ async function fetchToFile(
         return new DownloadError(url, `the archive is larger than the limit of ${maxBytes} bytes`);
       },
     );
+    const digest = new DigestStream();
     try {
-      await pipeline(
-        Readable.fromWeb(response.body as WebReadableStream<Uint8Array>),
-        counter,
-        createWriteStream(file, { flags: 'wx', mode: 0o600 }),
-      );
+      await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), limit, digest, createWriteStream(file, { flags: 'wx', mode: 0o600 }));
     } catch (error) {
       if (error instanceof DownloadError) throw error;
-      throw new DownloadError(url, error instanceof Error ? error.message : String(error), { cause: error });
+      throw new DownloadError(url, errorMessage(error), { cause: error });
     }
-    const digests = {
-      sha256: counter.hashes.sha256.digest('hex'),
-      sha384: counter.hashes.sha384.digest('hex'),
-      sha512: counter.hashes.sha512.digest('hex'),
-    };
-    return { size: counter.received, digests };
+    return digest;
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Archive check (first pass: headers only, nothing written)
-// ---------------------------------------------------------------------------------------------
-
-interface PlannedEntry {
-  /** Path as stored (for messages). */
-  raw: string;
-  /** Normalised: no leading `./`, no trailing `/`. */
-  path: string;
-  kind: 'file' | 'dir' | 'symlink' | 'hardlink';
-  linkpath?: string;
-}
-
-export interface ArchivePlan {
-  /** 1 when every entry sits under one top folder, which is then stripped; else 0. */
-  strip: 0 | 1;
-  /** Files and links as they will be unpacked (stripped), `/`-separated, sorted. */
-  files: string[];
-}
-
-const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
-
-/** Bytes allowed after the end-of-archive blocks (tar pads archives to whole records, 10 KiB for GNU tar). */
-const MAX_TRAILING_BYTES = 1024 * 1024;
-
-function normalise(entryPath: string): string {
-  return entryPath.replace(/^(?:\.\/)+/, '').replace(/\/+$/, '');
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /**
- * Reads every header of the gzip tar `file` and decides whether it is safe to unpack: throws
- * UnsafeArchiveError for unsafe paths, links leaving the archive, special files, duplicates that
- * would replace a link, and archives over the limits. Writes nothing.
+ * Checks a downloaded archive before anything is unpacked: the archive scanner's rules with the
+ * download limits. Throws UnsafeArchiveError.
  */
 export async function checkArchive(file: string, limits: { maxEntries?: number; maxUnpackedBytes?: number } = {}): Promise<ArchivePlan> {
-  const maxEntries = limits.maxEntries ?? DEFAULT_ARCHIVE_LIMITS.maxEntries;
-  const maxUnpackedBytes = limits.maxUnpackedBytes ?? DEFAULT_ARCHIVE_LIMITS.maxUnpackedBytes;
-  const entries: PlannedEntry[] = [];
-  let declared = 0;
-  let unpacked = 0;
-  let trailing = 0;
-  let ended = false;
-  let problem: UnsafeArchiveError | undefined;
-
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      unpacked += chunk.length;
-      if (unpacked > maxUnpackedBytes) {
-        callback(new UnsafeArchiveError(`the archive unpacks to more than ${maxUnpackedBytes} bytes`));
-      } else if (ended) {
-        // tar's parser buffers (re-concatenating) whatever follows the end-of-archive blocks, so
-        // that data is not handed to it, and more than a little of it is refused: tar.x would
-        // spend quadratic time on it.
-        trailing += chunk.length;
-        if (trailing > MAX_TRAILING_BYTES) callback(new UnsafeArchiveError(`the archive has more than ${MAX_TRAILING_BYTES} bytes after its end`));
-        else callback();
-      } else {
-        callback(null, chunk);
-      }
-    },
+  const scan = await scanArchive(file, {
+    ...(limits.maxEntries === undefined ? {} : { maxEntries: limits.maxEntries }),
+    ...(limits.maxUnpackedBytes === undefined ? {} : { maxUnpackedBytes: limits.maxUnpackedBytes }),
   });
-  const refuse = (error: UnsafeArchiveError): void => {
-    problem ??= error;
-    // Stops reading at once: the rest of the archive is never decompressed.
-    counter.destroy(problem);
-  };
-
-  const parser = new Parser({
-    strict: true,
-    onReadEntry: (entry: ReadEntry) => {
-      entry.resume();
-      if (problem) return;
-      const raw = entry.path;
-      const quoted = JSON.stringify(raw);
-      if (entries.length + 1 > maxEntries) return refuse(new UnsafeArchiveError(`the archive has more than ${maxEntries} entries (at ${quoted})`, raw));
-      const normalised = normalise(raw);
-      if (normalised === '' && entry.type === 'Directory') return; // `./` itself
-      if (!isSafeArchivePath(raw) || !isSafeArchivePath(normalised)) {
-        return refuse(new UnsafeArchiveError(`archive entry ${quoted} has an unsafe path (absolute or with ..)`, raw));
-      }
-      declared += entry.size ?? 0;
-      if (declared > maxUnpackedBytes) return refuse(new UnsafeArchiveError(`the archive unpacks to more than ${maxUnpackedBytes} bytes (at ${quoted})`, raw));
-      let kind: PlannedEntry['kind'];
-      if (FILE_TYPES.has(entry.type)) kind = 'file';
-      else if (entry.type === 'Directory') kind = 'dir';
-      else if (entry.type === 'SymbolicLink') kind = 'symlink';
-      else if (entry.type === 'Link') kind = 'hardlink';
-      else return refuse(new UnsafeArchiveError(`archive entry ${quoted} is a ${entry.type}, not a file, folder or link`, raw));
-      const planned: PlannedEntry = { raw, path: normalised, kind };
-      if (kind === 'symlink' || kind === 'hardlink') planned.linkpath = entry.linkpath ?? '';
-      entries.push(planned);
-    },
-  });
-  parser.on('eof', () => {
-    ended = true;
-  });
-
-  try {
-    await pipeline(createReadStream(file), createGunzip(), counter, parser);
-  } catch (error) {
-    if (problem) throw problem;
-    if (error instanceof UnsafeArchiveError) throw error;
-    throw new UnsafeArchiveError(`not a gzip-compressed tar archive (${error instanceof Error ? error.message : String(error)})`);
-  }
-  if (problem) throw problem;
-  return planArchive(entries);
+  return { strip: scan.strip, files: scan.files };
 }
 
-/** Checks links and duplicates of the whole archive, and decides the strip. */
-function planArchive(entries: readonly PlannedEntry[]): ArchivePlan {
-  if (!entries.some((e) => e.kind !== 'dir')) throw new UnsafeArchiveError('the archive holds no files');
-
-  const tops = new Set(entries.map((e) => e.path.split('/')[0]));
-  const strip: 0 | 1 = tops.size === 1 && entries.every((e) => e.kind === 'dir' || e.path.includes('/')) ? 1 : 0;
-  const stripped = (p: string): string => (strip ? p.split('/').slice(1).join('/') : p);
-
-  const kinds = new Map<string, PlannedEntry['kind']>();
-  const symlinks = new Set<string>();
-  for (const entry of entries) {
-    const p = stripped(entry.path);
-    if (p === '') continue; // the stripped top folder
-    const seen = kinds.get(p);
-    if (seen !== undefined && (seen !== 'dir' || entry.kind !== 'dir')) {
-      throw new UnsafeArchiveError(`archive entry ${JSON.stringify(entry.raw)} appears more than once`, entry.raw);
-    }
-    kinds.set(p, entry.kind);
-    if (entry.kind === 'symlink') symlinks.add(p);
-  }
-
-  /** True when some proper prefix of `p` (a/b of a/b/c) is a symbolic link of the archive. */
-  const throughLink = (p: string): boolean => {
-    const parts = p.split('/');
-    for (let i = 1; i < parts.length; i++) if (symlinks.has(parts.slice(0, i).join('/'))) return true;
-    return false;
-  };
-
-  const files = new Set<string>();
-  for (const entry of entries) {
-    const p = stripped(entry.path);
-    if (p === '') continue;
-    const quoted = JSON.stringify(entry.raw);
-    if (throughLink(p)) throw new UnsafeArchiveError(`archive entry ${quoted} lies inside a symbolic link of the archive`, entry.raw);
-
-    if (entry.kind === 'symlink') {
-      const target = entry.linkpath ?? '';
-      if (target === '' || target.includes('\0') || target.startsWith('/') || target.startsWith('\\') || /^[A-Za-z]:/.test(target)) {
-        throw new UnsafeArchiveError(`symbolic link ${quoted} points outside the destination (${JSON.stringify(target)})`, entry.raw);
-      }
-      // Resolved lexically from the link's folder; each step must stay inside, and may not go
-      // through another link of the archive (whose own `..` would be resolved from elsewhere).
-      const stack = p.split('/').slice(0, -1);
-      const segments = target.split(/[\\/]+/).filter((s) => s !== '' && s !== '.');
-      segments.forEach((segment, i) => {
-        if (segment === '..') {
-          if (stack.length === 0) throw new UnsafeArchiveError(`symbolic link ${quoted} points outside the destination (${JSON.stringify(target)})`, entry.raw);
-          stack.pop();
-          return;
-        }
-        stack.push(segment);
-        if (i < segments.length - 1 && symlinks.has(stack.join('/'))) {
-          throw new UnsafeArchiveError(`symbolic link ${quoted} points through another link (${JSON.stringify(target)})`, entry.raw);
-        }
-      });
-      if (stack.length === 0) throw new UnsafeArchiveError(`symbolic link ${quoted} points at the destination folder itself`, entry.raw);
-    } else if (entry.kind === 'hardlink') {
-      const target = normalise(entry.linkpath ?? '');
-      const strippedTarget = stripped(target);
-      // tar resolves a hard link from the destination: it must name a file unpacked before it.
-      if (!isSafeArchivePath(entry.linkpath ?? '') || !isSafeArchivePath(target) || strippedTarget === '' || !files.has(strippedTarget)) {
-        throw new UnsafeArchiveError(`hard link ${quoted} points outside the destination or at no earlier file (${JSON.stringify(entry.linkpath)})`, entry.raw);
-      }
-    }
-    if (entry.kind === 'file') files.add(p);
-  }
-
-  const listed = entries.filter((e) => e.kind !== 'dir').map((e) => stripped(e.path));
-  return { strip, files: [...new Set(listed)].sort(compareText) };
-}
+/** What unpacking a checked archive does: the folder it strips and the files it writes. */
+export type ArchivePlan = Pick<ArchiveScan, 'strip' | 'files'>;
 
 // ---------------------------------------------------------------------------------------------
 // Unpack
 // ---------------------------------------------------------------------------------------------
+
+const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
 
 async function prepareDestination(dest: string): Promise<{ created: boolean }> {
   try {
@@ -460,12 +209,14 @@ async function unpack(file: string, dest: string, strip: 0 | 1): Promise<void> {
     preservePaths: false,
     preserveOwner: false,
     unlink: false,
-    // The first pass bounded the unpacked size absolutely; a legitimately repetitive file is fine.
+    // The scan bounded the unpacked size absolutely; a legitimately repetitive file is fine.
     maxDecompressionRatio: Number.POSITIVE_INFINITY,
     filter: (_path, entry) => {
       const read = entry as ReadEntry;
+      // The scan refused everything else; this keeps it so should the archive change under us.
       if (read.type === 'Directory') read.mode = 0o755;
       else if (FILE_TYPES.has(read.type)) read.mode = (read.mode ?? 0) & 0o111 ? 0o755 : 0o644;
+      else return false;
       return true;
     },
   });
@@ -491,8 +242,8 @@ export async function downloadTemplate(entry: DownloadableEntry, dest: string, o
   const temp = await mkdtemp(path.join(tmpdir(), 'tr-download-'));
   try {
     const archive = path.join(temp, 'archive.tgz');
-    const { size, digests } = await fetchToFile(entry, archive, options, maxBytes);
-    verify(entry, digests, size);
+    const digest = (await fetchToFile(entry, archive, options, maxBytes)).result();
+    verifyIntegrity(entry, digest, label);
     const plan = await checkArchive(archive, options.limits ?? {});
 
     await mkdir(dir, { recursive: true });
@@ -501,9 +252,10 @@ export async function downloadTemplate(entry: DownloadableEntry, dest: string, o
     } catch (error) {
       await emptyDestination(dir, created);
       if (error instanceof UnsafeArchiveError) throw error;
-      throw new UnsafeArchiveError(`unpacking ${label} failed: ${error instanceof Error ? error.message : String(error)}`);
+      throw new UnsafeArchiveError(`unpacking ${label} failed: ${errorMessage(error)}`);
     }
-    return { dir, files: plan.files, integrity: `sha512-${Buffer.from(digests.sha512, 'hex').toString('base64')}`, size };
+    const { integrity, size } = digestOf(digest);
+    return { dir, files: plan.files, integrity, size };
   } finally {
     await rm(temp, { recursive: true, force: true });
   }

@@ -21,10 +21,14 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
-import { describeSchemaErrors } from '../manifest/messages.js';
-import type { Category, RegistryDocument, TemplateEntry } from '../manifest/schema-types.js';
-import { schemaErrors } from '../manifest/schemas.js';
-import { selectLatest, sortEntries, writeFileAtomic } from '../registry/build.js';
+import { writeFileAtomic } from '../core/files.js';
+import { selectLatest, sortEntries } from '../core/listing.js';
+import { describeSchemaErrors } from '../core/messages.js';
+import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
+import { schemaErrors } from '../core/schemas.js';
+import { matchesFilters, matchesTerms, searchTerms, searchText, type TemplateFilters } from '../core/search.js';
+
+export type { TemplateFilters } from '../core/search.js';
 
 /** The spec's registry cache lifetime. */
 export const DEFAULT_CACHE_TTL_MS = 3_600_000;
@@ -47,19 +51,6 @@ export interface RegistryClientOptions {
   fetch?: typeof globalThis.fetch;
   /** Clock in milliseconds; default `Date.now`. */
   now?: () => number;
-}
-
-export interface TemplateFilters {
-  /** Exact category. */
-  category?: string;
-  /** Exact stability. */
-  stability?: string;
-  /** Every one of these tags must be present. */
-  tags?: readonly string[];
-  /** Every one of these features must be present. */
-  features?: readonly string[];
-  /** Exact match on `author.name`. */
-  author?: string;
 }
 
 export interface RegistryStatus {
@@ -136,14 +127,6 @@ function push<K>(map: Map<K, number[]>, key: K, position: number): void {
   if (list === undefined) map.set(key, [position]);
   // A tag listed twice on one entry must not put the entry twice in the list.
   else if (list[list.length - 1] !== position) list.push(position);
-}
-
-/**
- * The spec's search text of an entry, lower-cased: name, description, tags, features and category,
- * joined by '\n' so that a query term (it has no spaces) does not match across two fields.
- */
-export function searchText(entry: TemplateEntry): string {
-  return [entry.name, entry.description, ...(entry.tags ?? []), ...(entry.features ?? []), entry.category].join('\n').toLowerCase();
 }
 
 /** Builds the indexes of a (schema-valid) registry document. */
@@ -224,11 +207,22 @@ function intersect(small: Positions, large: Positions): number[] {
   return result;
 }
 
-/** The spec's list rule on an index: filters intersected, result in listing order. */
+/** Ascending positions of the entries holding any of `wanted` (one key, or a list of keys). */
+function positionsOf(map: ReadonlyMap<string, Positions>, wanted: string | readonly string[]): Positions {
+  if (typeof wanted === 'string') return map.get(wanted) ?? NONE;
+  const merged = new Set<number>();
+  for (const key of wanted) for (const position of map.get(key) ?? NONE) merged.add(position);
+  return [...merged].sort((a, b) => a - b);
+}
+
+/**
+ * The spec's list rule on an index, in listing order: the indexes narrow the entries down (an
+ * intersection of sorted lists), then `matchesFilters`, the rule itself, decides.
+ */
 export function listFromIndex(index: RegistryIndex, filters: TemplateFilters = {}): TemplateEntry[] {
   const lists: Positions[] = [];
-  if (filters.category !== undefined) lists.push(index.byCategory.get(filters.category) ?? NONE);
-  if (filters.stability !== undefined) lists.push(index.byStability.get(filters.stability) ?? NONE);
+  if (filters.category !== undefined) lists.push(positionsOf(index.byCategory, filters.category));
+  if (filters.stability !== undefined) lists.push(positionsOf(index.byStability, filters.stability));
   if (filters.author !== undefined) lists.push(index.byAuthor.get(filters.author) ?? NONE);
   for (const tag of filters.tags ?? []) lists.push(index.byTag.get(tag) ?? NONE);
   for (const feature of filters.features ?? []) lists.push(index.byFeature.get(feature) ?? NONE);
@@ -237,8 +231,11 @@ export function listFromIndex(index: RegistryIndex, filters: TemplateFilters = {
   lists.sort((a, b) => a.length - b.length);
   let positions: Positions = lists[0] as Positions;
   for (let k = 1; k < lists.length && positions.length > 0; k++) positions = intersect(positions, lists[k] as Positions);
-  const result = new Array<TemplateEntry>(positions.length);
-  for (let k = 0; k < positions.length; k++) result[k] = index.sorted[positions[k] as number] as TemplateEntry;
+  const result: TemplateEntry[] = [];
+  for (const position of positions) {
+    const entry = index.sorted[position] as TemplateEntry;
+    if (matchesFilters(entry, filters)) result.push(entry);
+  }
   return result;
 }
 
@@ -251,11 +248,6 @@ export function getFromIndex(index: RegistryIndex, id: string, version?: string)
   const latest = entries ? selectLatest(entries, id) : null;
   index.latest.set(id, latest);
   return latest;
-}
-
-/** The query's terms: lower-cased, split on spaces, empty terms dropped, duplicates dropped. */
-export function searchTerms(query: string): string[] {
-  return [...new Set(query.toLowerCase().split(' ').filter((term) => term !== ''))];
 }
 
 /** Index of the last element of `starts` (ascending) that is <= `value`, searching from `from`. */
@@ -282,22 +274,17 @@ export function searchIndex(index: RegistryIndex, query: string): TemplateEntry[
   const { corpus, starts, sorted } = index;
   const [driver, ...others] = terms as [string, ...string[]];
   // The corpus has no separator inside an entry's text: such a (strange) query is checked the slow way.
-  if (terms.some((term) => term.includes(SEPARATOR))) return sorted.filter((entry) => matchesAll(searchText(entry), terms));
+  if (terms.some((term) => term.includes(SEPARATOR))) return sorted.filter((entry) => matchesTerms(searchText(entry), terms));
   const result: TemplateEntry[] = [];
   let entry = 0;
   let at = corpus.indexOf(driver);
   while (at !== -1) {
     entry = entryAt(starts, at, entry);
     const end = starts[entry + 1] as number;
-    if (others.length === 0 || matchesAll(corpus.slice(starts[entry], end - 1), others)) result.push(sorted[entry] as TemplateEntry);
+    if (others.length === 0 || matchesTerms(corpus.slice(starts[entry], end - 1), others)) result.push(sorted[entry] as TemplateEntry);
     at = corpus.indexOf(driver, end);
   }
   return result;
-}
-
-function matchesAll(text: string, terms: readonly string[]): boolean {
-  for (const term of terms) if (!text.includes(term)) return false;
-  return true;
 }
 
 // ---------------------------------------------------------------------------------------------

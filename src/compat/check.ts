@@ -1,7 +1,7 @@
 import semver from 'semver';
 
-import type { CompatibilityEnvironment, CompatibilityResult, RegistryDocument, TemplateEntry } from '../manifest/schema-types.js';
-import { selectLatest } from '../registry/build.js';
+import type { CompatibilityEnvironment, CompatibilityResult, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
+import { selectLatest } from '../core/listing.js';
 
 /** A declared version range: a semver range string, or the matrix shape `{ min, max?, supported, notes? }`. */
 export type DeclaredRange = string | { min: string; max?: string; supported?: boolean; notes?: string };

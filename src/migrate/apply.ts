@@ -4,9 +4,11 @@
  * temp files are renamed over their targets. A failure before the renames changes nothing; a
  * failure during them is rolled back from the copies (best effort).
  */
-import { randomBytes } from 'node:crypto';
 import * as nodeFs from 'node:fs/promises';
 import path from 'node:path';
+
+import { tempPathBeside, writeNewFileDurably } from '../core/files.js';
+import { errorMessage } from '../core/errors.js';
 
 /** One change to one file, by `/`-separated path relative to the project root. */
 export type ApplyOperation =
@@ -31,19 +33,8 @@ export interface ApplyFileSystem {
   rmdir(dir: string): Promise<void>;
 }
 
-async function writeAndSync(file: string, data: string | Buffer): Promise<void> {
-  const handle = await nodeFs.open(file, 'wx');
-  try {
-    await handle.writeFile(data);
-    // On disk before the rename, so a crash leaves the old file or the whole new one.
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
 export const nodeFileSystem: ApplyFileSystem = {
-  writeFile: writeAndSync,
+  writeFile: writeNewFileDurably,
   copyFile: (from, to) => nodeFs.copyFile(from, to),
   rename: (from, to) => nodeFs.rename(from, to),
   rm: (file) => nodeFs.rm(file, { force: true }),
@@ -93,7 +84,7 @@ export class ApplyError extends Error {
 }
 
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 function toNative(relative: string): string {
@@ -158,7 +149,7 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
       if (operation.kind === 'delete') continue;
       const created = await fs.mkdir(path.dirname(target));
       if (created) createdDirs.push({ deepest: path.dirname(target), above: path.dirname(created) });
-      const temp = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+      const temp = tempPathBeside(target);
       item.temp = temp;
       if (operation.kind === 'write') {
         await fs.writeFile(temp, operation.data);

@@ -8,18 +8,18 @@ import path from 'node:path';
 
 import type { Liquid } from 'liquidjs';
 
-import { JsonSyntaxError, parseJsonWithPositions, type SourcePosition } from '../manifest/json-source.js';
-import { describeSchemaErrors } from '../manifest/messages.js';
-import type { FileChange, MigrationStep as DeclarativeStepData } from '../manifest/schema-types.js';
-import { schemaErrors } from '../manifest/schemas.js';
-import { compareVersions } from '../manifest/versions.js';
-import { createEngine, firstLine } from '../template/expression.js';
+import { JsonSyntaxError, nearestPosition, parseJsonWithPositions, type SourcePosition } from '../core/json-source.js';
+import { describeSchemaErrors } from '../core/messages.js';
+import type { FileChange, MigrationStep as DeclarativeStepData } from '../core/schema-types.js';
+import { schemaErrors } from '../core/schemas.js';
+import { formatValidationErrorAt, locateViolations, type ValidationProblem } from '../core/validation.js';
+import { compareVersions } from '../core/versions.js';
+import { firstLine } from '../core/errors.js';
+import { createEngine } from '../template/expression.js';
 import type { TemplateLock } from '../template/lock.js';
-import type { TemplateValidationError } from '../template/validate.js';
 import type { MigrationStep } from './run.js';
 
-/** The conventional name of the migrations folder inside a template. */
-export const MIGRATIONS_FOLDER = 'migrations';
+export { MIGRATIONS_FOLDER } from '../template/validate.js';
 
 export interface DeclarativeStepOptions {
   /** The Liquid scope: the project's answers and computed values (see `migrationScope`). */
@@ -34,12 +34,11 @@ export interface DeclarativeStepOptions {
  * One problem in a step file, shaped like a template validation error (`file` is `dir` joined with
  * the file name; codes add LIQUID, VERSION_ORDER, DUPLICATE_ID).
  */
-export type StepFileProblem = TemplateValidationError;
+export type StepFileProblem = ValidationProblem;
 
-/** `migrations/1.1.0-to-1.2.0.json /fromVersion: must be MAJOR.MINOR.PATCH (got "1.2")`. */
+/** `migrations/1.1.0-to-1.2.0.json:3:18 /fromVersion: must be MAJOR.MINOR.PATCH (got "1.2")`. */
 export function formatStepFileProblem(problem: StepFileProblem): string {
-  const where = problem.line === undefined ? '' : `:${problem.line}:${problem.column ?? 1}`;
-  return problem.pointer === '' ? `${problem.file}${where}: ${problem.message}` : `${problem.file}${where} ${problem.pointer}: ${problem.message}`;
+  return formatValidationErrorAt(problem);
 }
 
 /** One or more step files are invalid; `problems` lists every one (each naming its file and field). */
@@ -53,15 +52,6 @@ export class MigrationStepFileError extends Error {
 /** The Liquid scope of a project's declarative steps: its lock answers with the computed values. */
 export function migrationScope(lock: Pick<TemplateLock, 'answers' | 'computed'>): Record<string, unknown> {
   return { ...lock.answers, ...lock.computed };
-}
-
-/** The position of a pointer, or of its closest existing parent. */
-function nearestPosition(positions: Map<string, SourcePosition>, pointer: string): SourcePosition | undefined {
-  for (let p = pointer; ; p = p.slice(0, p.lastIndexOf('/'))) {
-    const position = positions.get(p);
-    if (position) return position;
-    if (p === '') return undefined;
-  }
 }
 
 const RENDERED_FIELDS = ['path', 'newPath', 'content'] as const;
@@ -84,7 +74,7 @@ async function loadFile(file: string, engine: Liquid, problems: StepFileProblem[
   }
   const at = (pointer: string): SourcePosition | undefined => nearestPosition(parsed.positions, pointer);
   const violations = describeSchemaErrors(schemaErrors('migration-step', parsed.value));
-  for (const violation of violations) problems.push({ file, ...violation, ...at(violation.pointer) });
+  problems.push(...locateViolations(file, violations, parsed.positions));
   if (violations.length > 0) return undefined;
 
   const data = parsed.value as DeclarativeStepData;

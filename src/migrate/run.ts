@@ -6,20 +6,21 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 
-import { describeSchemaErrors } from '../manifest/messages.js';
+import { describeSchemaErrors } from '../core/messages.js';
 import type {
   FileChange,
   MigrationContext as MigrationContextShape,
   MigrationStep as MigrationStepShape,
-} from '../manifest/schema-types.js';
-import { schemaErrors } from '../manifest/schemas.js';
-import { compareVersions } from '../manifest/versions.js';
+} from '../core/schema-types.js';
+import { schemaErrors } from '../core/schemas.js';
+import { compareVersions } from '../core/versions.js';
 import { LOCK_FILE, readLock, serializeLock, sha256Hex, type TemplateLock } from '../template/lock.js';
 import { isInside } from '../template/paths.js';
 import { ApplyError, applyOperations, type ApplyFileSystem, type ApplyOperation } from './apply.js';
 import { unifiedDiff } from './diff.js';
+import { errorMessage } from '../core/errors.js';
 
-export type { FileChange } from '../manifest/schema-types.js';
+export type { FileChange } from '../core/schema-types.js';
 
 /** Folder, inside the project, that holds the backups of a run: `<BACKUP_FOLDER>/<timestamp>/<path>`. */
 export const BACKUP_FOLDER = '.template-backups';
@@ -121,7 +122,7 @@ export function breakingWarning(count: number): string {
 }
 
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 /** A change the runner refuses: the message names the path. */

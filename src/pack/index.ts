@@ -1,2 +1,3 @@
-export * from './pack.js';
-export * from './publish.js';
+/** Deterministic template archives: what the publish action uploads. */
+export { packTemplate, PackError, FIXED_MTIME, type PackOptions, type PackResult } from './pack.js';
+export { computeIntegrity, type ArchiveDigest } from '../archive/integrity.js';

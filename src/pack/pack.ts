@@ -1,5 +1,4 @@
-import { createHash, randomBytes, type Hash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,16 +9,17 @@ import { createGzip } from 'node:zlib';
 import picomatch from 'picomatch';
 import { Pack, type WriteEntry } from 'tar';
 
-import type { TemplateManifest } from '../manifest/schema-types.js';
-import { VERSION_PATTERN } from '../manifest/versions.js';
+import { DigestStream, digestOf } from '../archive/integrity.js';
+import { tempPathBeside } from '../core/files.js';
+import type { TemplateManifest } from '../core/schema-types.js';
+import { NAME_PATTERN, VERSION_PATTERN } from '../core/versions.js';
 import { isInside } from '../template/paths.js';
 import { MANIFEST_FILE } from '../template/validate.js';
+import { errorMessage } from '../core/errors.js';
 
 /** The mtime of every archive entry (the one npm uses), so that the archive does not depend on when it was made. */
 export const FIXED_MTIME = new Date('1985-10-26T08:15:00.000Z');
 
-/** The manifest's `name` rule; the name becomes part of the archive's file name. */
-const NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 
 export interface PackOptions {
   /** The version to stamp into the packed `template.json`; default: the manifest's own. */
@@ -43,12 +43,6 @@ export interface PackResult {
   files: string[];
   /** The manifest as packed (with the stamped version). */
   manifest: TemplateManifest;
-}
-
-export interface IntegrityResult {
-  sha256: string;
-  integrity: string;
-  size: number;
 }
 
 /** A template that cannot be packed (bad manifest, bad version, a link out of the folder, ...). */
@@ -84,14 +78,14 @@ async function readManifest(root: string, dir: string): Promise<Record<string, u
     throw new PackError(
       code === 'ENOENT' || code === 'ENOTDIR'
         ? `${MANIFEST_FILE} not found in ${dir}`
-        : `cannot read ${MANIFEST_FILE} in ${dir}: ${error instanceof Error ? error.message : String(error)}`,
+        : `cannot read ${MANIFEST_FILE} in ${dir}: ${errorMessage(error)}`,
     );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new PackError(`${MANIFEST_FILE} in ${dir} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new PackError(`${MANIFEST_FILE} in ${dir} is not valid JSON: ${errorMessage(error)}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new PackError(`${MANIFEST_FILE} in ${dir} must hold a JSON object`);
@@ -178,44 +172,19 @@ async function walk(
   }
 }
 
-/**
- * Hashes (SHA-256 and SHA-512) and counts what passes through, and fixes the gzip header's mtime
- * (bytes 4-7) to 0 and its OS byte (byte 9) to 3 (Unix) whatever platform compressed it.
- */
-class GzipHeaderAndHash extends Transform {
-  readonly sha256: Hash = createHash('sha256');
-  readonly sha512: Hash = createHash('sha512');
-  size = 0;
+/** Fixes the gzip header's mtime (bytes 4-7) to 0 and its OS byte (byte 9) to 3 (Unix), whatever platform compressed it. */
+class PortableGzipHeader extends Transform {
+  private seen = 0;
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    for (let i = 0; this.size + i < 10 && i < chunk.length; i++) {
-      const offset = this.size + i;
+    for (let i = 0; this.seen + i < 10 && i < chunk.length; i++) {
+      const offset = this.seen + i;
       if (offset >= 4 && offset <= 7) chunk[i] = 0;
       if (offset === 9) chunk[i] = 0x03;
     }
-    this.size += chunk.length;
-    this.sha256.update(chunk);
-    this.sha512.update(chunk);
+    this.seen += chunk.length;
     callback(null, chunk);
   }
-}
-
-function sriOf(sha512: Hash): string {
-  return `sha512-${sha512.digest('base64')}`;
-}
-
-/** SHA-256 (hex), SRI integrity (`sha512-<base64>`) and size of a file, read as a stream. */
-export async function computeIntegrity(file: string): Promise<IntegrityResult> {
-  const sha256 = createHash('sha256');
-  const sha512 = createHash('sha512');
-  let size = 0;
-  for await (const chunk of createReadStream(file)) {
-    const bytes = chunk as Buffer;
-    size += bytes.length;
-    sha256.update(bytes);
-    sha512.update(bytes);
-  }
-  return { sha256: sha256.digest('hex'), integrity: sriOf(sha512), size };
 }
 
 /** Copies the files into `staging` with their archive paths, the stamped manifest and normalised modes. */
@@ -270,7 +239,7 @@ export async function packTemplate(dir: string, options: PackOptions = {}): Prom
   const modes = new Map(files.map((file) => [file.path, file.mode]));
 
   const staging = await mkdtemp(path.join(tmpdir(), 'template-pack-'));
-  const temporary = path.join(outDir, `.${fileName}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const temporary = tempPathBeside(outFile);
   try {
     await stage(staging, files, manifestText);
     const pack = new Pack({
@@ -288,14 +257,15 @@ export async function packTemplate(dir: string, options: PackOptions = {}): Prom
     // Pack.add takes every path literally (tar.create would read `@name` as an archive to append).
     for (const file of files) pack.add(file.path);
     pack.end();
-    const hasher = new GzipHeaderAndHash();
-    await pipeline(pack, createGzip({ level: 9 }), hasher, createWriteStream(temporary, { flags: 'wx' }));
+    const digest = new DigestStream();
+    await pipeline(pack, createGzip({ level: 9 }), new PortableGzipHeader(), digest, createWriteStream(temporary, { flags: 'wx' }));
     await rename(temporary, outFile);
+    const { size, sha256, integrity } = digestOf(digest.result());
     return {
       file: outFile,
-      size: hasher.size,
-      sha256: hasher.sha256.digest('hex'),
-      integrity: sriOf(hasher.sha512),
+      size,
+      sha256,
+      integrity,
       files: files.map((file) => file.path),
       manifest,
     };

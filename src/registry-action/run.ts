@@ -1,10 +1,12 @@
 import type { Octokit } from '@octokit/rest';
 
 import { createGitHubClient } from '../action/release.js';
-import { buildRegistry, latestEntries, type BuildResult } from '../registry/build.js';
+import { latestEntries } from '../core/listing.js';
+import { buildRegistry, type BuildResult } from '../registry/build.js';
 import { githubReleasesSource, loadGithubSourceConfig } from '../registry/github-source.js';
 import type { RegistrySource } from '../registry/source.js';
 import { parseRegistryInputs } from './inputs.js';
+import { errorMessage } from '../core/errors.js';
 
 type SummaryCell = string | { data: string; header?: boolean };
 
@@ -93,7 +95,7 @@ export async function run(deps: RegistryActionDependencies): Promise<RegistryAct
     );
     ok = true;
   } catch (error) {
-    core.setFailed(error instanceof Error ? error.message : String(error));
+    core.setFailed(errorMessage(error));
   }
 
   try {
@@ -121,7 +123,7 @@ export async function run(deps: RegistryActionDependencies): Promise<RegistryAct
     }
     await core.summary.write();
   } catch (error) {
-    core.warning(`could not write the job summary: ${error instanceof Error ? error.message : String(error)}`);
+    core.warning(`could not write the job summary: ${errorMessage(error)}`);
   }
   return { ok, outputs, ...(result ? { result } : {}) };
 }

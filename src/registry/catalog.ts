@@ -8,8 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 
-import type { Category, RegistryDocument, TemplateEntry } from '../manifest/schema-types.js';
-import { latestEntries, sortEntries } from './build.js';
+import { latestEntries, sortEntries } from '../core/listing.js';
+import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
+import { matchesTerms, searchTerms, searchText } from '../core/search.js';
 
 export interface CatalogOptions {
   /** Public base URL of the registry; the page links to `<publicUrl>/registry.json`. */
@@ -36,6 +37,14 @@ export function safeUrl(url: unknown): string | undefined {
   }
 }
 
+/**
+ * The source of a self-contained function (no outer references), for the page's script. Runs of
+ * white space are collapsed so the text does not depend on how the code was compiled.
+ */
+function embeddable(fn: (...args: never[]) => unknown): string {
+  return fn.toString().replace(/\s+/g, ' ');
+}
+
 const STYLE = `
 :root{color-scheme:light dark;--fg:#1f2328;--muted:#59636e;--bg:#fff;--card:#f6f8fa;--line:#d1d9e0;--accent:#0969da}
 @media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9198a1;--bg:#0d1117;--card:#151b23;--line:#3d444d;--accent:#4493f8}}
@@ -60,8 +69,14 @@ a{color:var(--accent)}
 .links{display:flex;gap:1rem;margin-top:auto}
 `;
 
+/**
+ * The page's filter script. Its search matches with the very functions the client and the server
+ * use (their source is embedded), over the search text the page stores on each card.
+ */
 const SCRIPT = `
 (function () {
+  ${embeddable(searchTerms)}
+  ${embeddable(matchesTerms)}
   var q = document.getElementById('q');
   var category = document.getElementById('category');
   var count = document.getElementById('count');
@@ -69,7 +84,7 @@ const SCRIPT = `
   var sections = document.querySelectorAll('section[data-category]');
   var total = document.querySelectorAll('[data-search]').length;
   function apply() {
-    var terms = q.value.toLowerCase().split(' ').filter(function (t) { return t !== ''; });
+    var terms = searchTerms(q.value);
     var wanted = category.value;
     var shown = 0;
     for (var i = 0; i < sections.length; i++) {
@@ -78,8 +93,7 @@ const SCRIPT = `
       var cards = section.querySelectorAll('[data-search]');
       var visible = 0;
       for (var j = 0; j < cards.length; j++) {
-        var text = cards[j].getAttribute('data-search') || '';
-        var match = inCategory && terms.every(function (t) { return text.indexOf(t) !== -1; });
+        var match = inCategory && matchesTerms(cards[j].getAttribute('data-search') || '', terms);
         cards[j].hidden = !match;
         if (match) visible++;
       }
@@ -98,11 +112,6 @@ const SCRIPT = `
 
 function cspHash(text: string): string {
   return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
-}
-
-/** The spec's search text: name, description, tags, features and category, lower-cased. */
-function searchText(entry: TemplateEntry): string {
-  return [entry.name, entry.description, ...(entry.tags ?? []), ...(entry.features ?? []), entry.category].join(' ').toLowerCase();
 }
 
 function link(url: unknown, label: string, attributes = ''): string {

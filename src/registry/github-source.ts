@@ -16,11 +16,12 @@ import { readFile } from 'node:fs/promises';
 
 import type { Octokit } from '@octokit/rest';
 
-import { describeSchemaErrors } from '../manifest/messages.js';
-import type { TemplateManifest } from '../manifest/schema-types.js';
-import { schemaErrors } from '../manifest/schemas.js';
-import { toEntry } from './build.js';
+import { describeSchemaErrors } from '../core/messages.js';
+import type { TemplateManifest } from '../core/schema-types.js';
+import { schemaErrors } from '../core/schemas.js';
+import { toEntry } from './document.js';
 import type { RegistrySource, SourceVersion } from './source.js';
+import { errorMessage } from '../core/errors.js';
 
 export const MANIFEST_ASSET = 'template.json';
 
@@ -132,7 +133,7 @@ export async function loadGithubSourceConfig(file: string): Promise<GithubSource
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new GithubSourceConfigError(`${file}: not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+    throw new GithubSourceConfigError(`${file}: not valid JSON (${errorMessage(error)})`);
   }
   return parseGithubSourceConfig(value, file);
 }

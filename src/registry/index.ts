@@ -2,25 +2,16 @@
  * The registry generator and its sources: `buildRegistry` writes the static files of a registry
  * from any `RegistrySource` (the server's store, or GitHub releases through `githubReleasesSource`).
  */
-export * from './source.js';
+export type { RegistrySource, SourceVersion, SourceStats } from './source.js';
 export {
   buildRegistry,
-  buildDocument,
-  toEntry,
-  selectLatest,
-  sortEntries,
-  latestEntries,
-  strongEtag,
-  writeFileAtomic,
-  RegistryBuildError,
-  DEFAULT_CATEGORIES,
-  STABILITY_ORDER,
   REGISTRY_FILE,
   CATALOG_FILE,
   TEMPLATES_DIR,
   type BuildOptions,
   type BuildResult,
 } from './build.js';
+export { buildDocument, toEntry, strongEtag, RegistryBuildError, DEFAULT_CATEGORIES } from './document.js';
 export { renderCatalog, escapeHtml, safeUrl, type CatalogOptions } from './catalog.js';
 export {
   githubReleasesSource,

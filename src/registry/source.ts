@@ -1,4 +1,4 @@
-import type { TemplateManifest } from '../manifest/schema-types.js';
+import type { TemplateManifest } from '../core/schema-types.js';
 
 /** Usage and repository numbers of one published version. */
 export interface SourceStats {

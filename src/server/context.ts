@@ -1,4 +1,4 @@
-import type { RegistryDocument } from '../manifest/schema-types.js';
+import type { RegistryDocument } from '../core/schema-types.js';
 import type { RegistryStore } from './store.js';
 import type { WebhookDispatcher } from './webhooks.js';
 

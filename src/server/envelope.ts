@@ -2,13 +2,11 @@ import { randomUUID } from 'node:crypto';
 
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
+import type { ErrorDetail } from '../core/validation.js';
+
 export const API_VERSION = '1.0';
 
-export interface ErrorDetail {
-  field: string;
-  message: string;
-  code: string;
-}
+export type { ErrorDetail } from '../core/validation.js';
 
 /** An error answered with the spec's error envelope. */
 export class ApiError extends Error {

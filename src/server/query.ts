@@ -17,23 +17,21 @@
  */
 import { createHash } from 'node:crypto';
 
-import type { CursorPagination, OffsetPagination, RegistryDocument, TemplateEntry } from '../manifest/schema-types.js';
 import templateEntrySchema from '../../schemas/template-entry.schema.json' with { type: 'json' };
-import { compareVersions } from '../manifest/versions.js';
-import { selectLatest, sortEntries } from '../registry/build.js';
-import type { ErrorDetail } from './envelope.js';
+import { canonicalJson } from '../core/canonical-json.js';
+import { compareText, latestEntries, sortEntries, STABILITY_ORDER, stabilityRank, type Stability } from '../core/listing.js';
+import type { CursorPagination, OffsetPagination, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
+import { matchesFilters as matchesListFilters, matchesSearch, SEARCH_FIELDS, searchTerms, type SearchField } from '../core/search.js';
+import type { ErrorDetail } from '../core/validation.js';
+import { compareVersions } from '../core/versions.js';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 
-export const STABILITIES = ['stable', 'beta', 'experimental', 'deprecated'] as const;
-export type Stability = (typeof STABILITIES)[number];
 
 export const SORT_FIELDS = ['name', 'version', 'downloads', 'createdAt', 'updatedAt', 'stability'] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
 
-export const SEARCH_FIELDS = ['name', 'description', 'tags', 'features', 'category'] as const;
-export type SearchField = (typeof SEARCH_FIELDS)[number];
 
 /** Top-level fields of a template entry `fields` may name. */
 export const ENTRY_FIELDS: readonly string[] = Object.keys(templateEntrySchema.properties);
@@ -218,14 +216,6 @@ function parseSort(raw: RawQuery, problems: Problems): { sort: SortKey[]; revers
   return { sort, reverseDefault: false };
 }
 
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
-}
-
 function fingerprintOf(filters: ListFilters, sort: SortKey[], reverseDefault: boolean): string {
   return createHash('sha256').update(canonicalJson({ filters, sort, reverseDefault })).digest('base64url').slice(0, 16);
 }
@@ -262,8 +252,8 @@ export function parseListQuery(raw: RawQuery): ParseResult {
 
   const stability = list(raw, 'stability', problems);
   if (stability) {
-    const unknown = stability.filter((s) => !(STABILITIES as readonly string[]).includes(s));
-    if (unknown.length > 0) problems.add('stability', `unknown stability ${unknown.map((s) => JSON.stringify(s)).join(', ')}; one of ${STABILITIES.join(', ')}`, 'ENUM');
+    const unknown = stability.filter((s) => !(STABILITY_ORDER as readonly string[]).includes(s));
+    if (unknown.length > 0) problems.add('stability', `unknown stability ${unknown.map((s) => JSON.stringify(s)).join(', ')}; one of ${STABILITY_ORDER.join(', ')}`, 'ENUM');
     else filters.stability = stability as Stability[];
   }
 
@@ -280,9 +270,8 @@ export function parseListQuery(raw: RawQuery): ParseResult {
 
   const q = single(raw, 'q', problems);
   const search = single(raw, 'search', problems);
-  const text = [q, search].filter((t): t is string => t !== undefined).join(' ');
-  const terms = text.toLowerCase().split(' ').filter((t) => t !== '');
-  if (terms.length > 0) filters.terms = [...new Set(terms)];
+  const terms = searchTerms([q, search].filter((t): t is string => t !== undefined).join(' '));
+  if (terms.length > 0) filters.terms = terms;
   const searchFields = list(raw, 'searchFields', problems);
   if (searchFields) {
     const unknown = searchFields.filter((f) => !(SEARCH_FIELDS as readonly string[]).includes(f));
@@ -345,34 +334,9 @@ export function parseListQuery(raw: RawQuery): ParseResult {
 // Applying
 // ---------------------------------------------------------------------------------------------
 
-/** One entry per template id: the one the spec's selection rule picks. */
-export function latestPerId(entries: readonly TemplateEntry[]): TemplateEntry[] {
-  const ids = [...new Set(entries.map((e) => e.id))];
-  return ids.map((id) => selectLatest(entries, id)).filter((e): e is TemplateEntry => e !== null);
-}
-
-function searchText(entry: TemplateEntry, fields: readonly SearchField[]): string {
-  const parts: string[] = [];
-  for (const field of fields) {
-    const value = entry[field];
-    if (Array.isArray(value)) parts.push(...value.map(String));
-    else if (typeof value === 'string') parts.push(value);
-  }
-  return parts.join(' ').toLowerCase();
-}
-
-/** The spec's search rule: every term occurs in the lower-cased text of the searched fields. */
-export function matchesSearch(entry: TemplateEntry, terms: readonly string[], fields: readonly SearchField[] = SEARCH_FIELDS): boolean {
-  const text = searchText(entry, fields);
-  return terms.every((term) => text.includes(term));
-}
-
+/** The spec's list filters, the search, and the download and date ranges of the API. */
 export function matchesFilters(entry: TemplateEntry, filters: ListFilters): boolean {
-  if (filters.category && !filters.category.includes(entry.category)) return false;
-  if (filters.stability && !filters.stability.includes(entry.stability)) return false;
-  if (filters.tags && !filters.tags.every((tag) => entry.tags?.includes(tag))) return false;
-  if (filters.features && !filters.features.every((feature) => entry.features?.includes(feature))) return false;
-  if (filters.author !== undefined && entry.author?.name !== filters.author) return false;
+  if (!matchesListFilters(entry, filters)) return false;
   if (filters.terms && !matchesSearch(entry, filters.terms, filters.searchFields)) return false;
   const downloads = entry.stats?.downloads ?? 0;
   if (filters.downloadsGte !== undefined && downloads < filters.downloadsGte) return false;
@@ -384,15 +348,6 @@ export function matchesFilters(entry: TemplateEntry, filters: ListFilters): bool
     if (filters.createdBefore !== undefined && created >= Date.parse(filters.createdBefore)) return false;
   }
   return true;
-}
-
-function stabilityRank(stability: string): number {
-  const index = (STABILITIES as readonly string[]).indexOf(stability);
-  return index === -1 ? STABILITIES.length : index;
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Missing timestamps sort after present ones, whatever the direction. */
@@ -446,7 +401,7 @@ export function pickFields(entry: TemplateEntry, fields: readonly string[] | und
 
 /** Applies a parsed query to a registry document's entries (all versions). */
 export function runListQuery(document: Pick<RegistryDocument, 'templates'>, query: ListQuery): ListResult {
-  const matching = latestPerId(document.templates).filter((entry) => matchesFilters(entry, query.filters));
+  const matching = latestEntries(document.templates).filter((entry) => matchesFilters(entry, query.filters));
   const ordered = orderEntries(matching, query.sort, query.reverseDefault);
   const total = ordered.length;
   const { paging } = query;

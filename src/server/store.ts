@@ -5,8 +5,9 @@ import path from 'node:path';
 
 import Database from 'better-sqlite3';
 
-import type { TemplateManifest } from '../manifest/schema-types.js';
-import { writeFileAtomic } from '../registry/build.js';
+import type { TemplateManifest } from '../core/schema-types.js';
+import { writeFileAtomic } from '../core/files.js';
+import { isTemplateName, isTemplateVersion, NAME_PATTERN } from '../core/versions.js';
 import type { RegistrySource, SourceVersion } from '../registry/source.js';
 
 export type TokenRole = 'publisher' | 'admin';
@@ -45,8 +46,6 @@ export interface StoredEvent {
   [field: string]: unknown;
 }
 
-const NAME = /^[a-z][a-z0-9-]*$/;
-const VERSION = /^\d+\.\d+\.\d+$/;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tokens (
@@ -194,12 +193,12 @@ export class RegistryStore {
   }
 
   archivePath(name: string, version: string): string {
-    if (!NAME.test(name) || !VERSION.test(version)) throw new Error(`not a template name and version: ${name}@${version}`);
+    if (!isTemplateName(name) || !isTemplateVersion(version)) throw new Error(`not a template name and version: ${name}@${version}`);
     return path.join(this.dir, 'archives', name, `${version}.tgz`);
   }
 
   manifestPath(name: string, version: string): string {
-    if (!NAME.test(name) || !VERSION.test(version)) throw new Error(`not a template name and version: ${name}@${version}`);
+    if (!isTemplateName(name) || !isTemplateVersion(version)) throw new Error(`not a template name and version: ${name}@${version}`);
     return path.join(this.dir, 'manifests', name, `${version}.json`);
   }
 
@@ -214,7 +213,7 @@ export class RegistryStore {
   createToken(options: { role: TokenRole; templates?: string[]; owner?: string; now?: Date }): { token: string; record: TokenRecord } {
     if (options.role !== 'publisher' && options.role !== 'admin') throw new Error(`role must be publisher or admin (got ${String(options.role)})`);
     for (const name of options.templates ?? []) {
-      if (!NAME.test(name)) throw new Error(`template name ${JSON.stringify(name)} must match ^[a-z][a-z0-9-]*$`);
+      if (!isTemplateName(name)) throw new Error(`template name ${JSON.stringify(name)} must match ${NAME_PATTERN.source}`);
     }
     const id = `tok_${randomBytes(6).toString('hex')}`;
     const token = `trg_${randomBytes(32).toString('base64url')}`;

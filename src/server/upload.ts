@@ -7,14 +7,16 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 
-import { describeSchemaErrors } from '../manifest/messages.js';
-import type { TemplateManifest } from '../manifest/schema-types.js';
-import { schemaErrors } from '../manifest/schemas.js';
-import { ArchiveError, inspectArchive } from '../pack/inspect.js';
+import { describeSchemaErrors } from '../core/messages.js';
+import type { TemplateManifest } from '../core/schema-types.js';
+import { schemaErrors } from '../core/schemas.js';
+import { errorDetails } from '../core/validation.js';
+import { scanArchive, UnsafeArchiveError } from '../archive/scan.js';
 import { REQUIRED_FILES } from '../template/validate.js';
 import type { ServerContext } from './context.js';
 import { ApiError, envelope, type ErrorDetail } from './envelope.js';
 import { secretsEqual, type TokenRecord } from './store.js';
+import { errorMessage } from '../core/errors.js';
 
 const ADMIN_FROM_ENVIRONMENT: TokenRecord = { id: 'env-admin', role: 'admin', owner: 'admin', createdAt: new Date(0).toISOString() };
 
@@ -34,17 +36,8 @@ export function authenticate(request: FastifyRequest, context: ServerContext): T
   return record;
 }
 
-/** A JSON pointer as a detail's field name: `/author/email` -> `author.email`. */
-function fieldOf(pointer: string): string {
-  return pointer.replace(/^\//, '').split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).join('.') || 'manifest';
-}
-
 function manifestDetails(manifest: unknown): ErrorDetail[] {
-  return describeSchemaErrors(schemaErrors('template-manifest', manifest)).map((v) => ({
-    field: fieldOf(v.pointer),
-    message: v.message,
-    code: v.code,
-  }));
+  return errorDetails(describeSchemaErrors(schemaErrors('template-manifest', manifest)), 'manifest');
 }
 
 interface ReceivedUpload {
@@ -108,7 +101,7 @@ function parseManifest(text: string): unknown {
     return JSON.parse(text) as unknown;
   } catch (error) {
     throw new ApiError(400, 'INVALID_JSON', 'the manifest part is not valid JSON', [
-      { field: 'manifest', code: 'INVALID_JSON', message: error instanceof Error ? error.message : String(error) },
+      { field: 'manifest', code: 'INVALID_JSON', message: errorMessage(error) },
     ]);
   }
 }
@@ -117,14 +110,14 @@ function parseManifest(text: string): unknown {
 async function checkArchive(file: string, manifest: TemplateManifest): Promise<void> {
   let summary;
   try {
-    summary = await inspectArchive(file);
+    summary = await scanArchive(file);
   } catch (error) {
-    const message = error instanceof ArchiveError ? error.message : String(error);
+    const message = error instanceof UnsafeArchiveError ? error.message : String(error);
     throw new ApiError(422, 'VALIDATION_ERROR', 'the template part is not a valid template archive', [
       { field: 'template', code: 'INVALID_ARCHIVE', message },
     ]);
   }
-  const present = new Set(summary.files.map((f) => f.slice(summary.root.length)));
+  const present = new Set(summary.files);
   const details: ErrorDetail[] = REQUIRED_FILES.filter((f) => !present.has(f)).map((f) => ({
     field: `template/${f}`,
     code: 'MISSING_FILE',

@@ -17,6 +17,7 @@ import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 import type { DeliveryRecord, RegistryStore, StoredWebhook } from './store.js';
+import { errorMessage } from '../core/errors.js';
 
 /** The events this registry sends. */
 export const WEBHOOK_EVENTS = ['template.published'] as const;
@@ -148,7 +149,7 @@ interface AttemptOutcome {
 
 function networkError(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return code && !message.includes(code) ? `${code}: ${message}` : message;
 }
 

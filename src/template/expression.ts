@@ -1,6 +1,7 @@
 import { Liquid, type FS } from 'liquidjs';
 
 import { templateFilters } from './filters.js';
+import { firstLine } from '../core/errors.js';
 
 /** Limits for rendering untrusted templates; every render goes through them. */
 export interface RenderLimits {
@@ -126,7 +127,3 @@ export class ExpressionEvaluator {
   }
 }
 
-export function firstLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n')[0] ?? message;
-}

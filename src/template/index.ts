@@ -1,6 +1,6 @@
+export { formatValidationError } from '../core/validation.js';
 export {
   validateTemplate,
-  formatValidationError,
   REQUIRED_FILES,
   MANIFEST_FILE,
   VARIABLES_FILE,

@@ -23,11 +23,14 @@ import safeRegex from 'safe-regex2';
 import {
   escapePointerSegment,
   JsonSyntaxError,
+  nearestPosition,
   parseJsonWithPositions,
   type SourcePosition,
-} from '../manifest/json-source.js';
+} from '../core/json-source.js';
+import { VERSION_PATTERN } from '../core/versions.js';
 import { findChangelogSection } from './changelog.js';
-import { ExpressionEvaluator, firstLine } from './expression.js';
+import { firstLine } from '../core/errors.js';
+import { ExpressionEvaluator } from './expression.js';
 import { DEFAULT_CONTENT_FOLDER, dependencyOrder } from './load.js';
 import { resolveInsideRoot } from './paths.js';
 import { isBinary } from './render.js';
@@ -749,7 +752,7 @@ const changelogMissingVersion: LintRule = {
   id: 'changelog-missing-version',
   severity: 'error',
   check: ({ manifest, changelog }) => {
-    if (!manifest?.version || !changelog || !/^\d+\.\d+\.\d+$/.test(manifest.version)) return [];
+    if (!manifest?.version || !changelog || !VERSION_PATTERN.test(manifest.version)) return [];
     if (changelogHasVersion(changelog.text, manifest.version)) return [];
     return [
       {
@@ -828,16 +831,6 @@ export const LINT_RULES: readonly LintRule[] = [
 // ---------------------------------------------------------------------------------------------
 // Running
 // ---------------------------------------------------------------------------------------------
-
-/** The position of a pointer, or of its closest existing parent. */
-function nearestPosition(positions: Map<string, SourcePosition> | undefined, pointer: string): SourcePosition | undefined {
-  if (!positions) return undefined;
-  for (let p = pointer; ; p = p.slice(0, p.lastIndexOf('/'))) {
-    const position = positions.get(p);
-    if (position) return position;
-    if (p === '') return undefined;
-  }
-}
 
 const compare = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
 

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
-import type { TemplateManifest, TemplatePrompts, TemplateVariables } from '../manifest/schema-types.js';
-import { escapePointerSegment } from '../manifest/json-source.js';
+import type { TemplateManifest, TemplatePrompts, TemplateVariables } from '../core/schema-types.js';
+import { escapePointerSegment } from '../core/json-source.js';
 import { ExpressionError, ExpressionEvaluator } from './expression.js';
 import {
   MANIFEST_FILE,

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { Answers } from './answers.js';
+import { errorMessage } from '../core/errors.js';
 
 export const LOCK_FILE = '.template-lock.json';
 
@@ -43,6 +44,6 @@ export async function readLock(projectDir: string): Promise<TemplateLock> {
   try {
     return JSON.parse(text) as TemplateLock;
   } catch (error) {
-    throw new Error(`${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`${file} is not valid JSON: ${errorMessage(error)}`, { cause: error });
   }
 }

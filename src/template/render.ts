@@ -3,7 +3,8 @@ import path from 'node:path';
 
 import picomatch from 'picomatch';
 
-import { createEngine, ExpressionEvaluator, firstLine, type RenderLimits } from './expression.js';
+import { firstLine } from '../core/errors.js';
+import { createEngine, ExpressionEvaluator, type RenderLimits } from './expression.js';
 import type { ResolvedAnswers } from './answers.js';
 import type { LoadedTemplate } from './load.js';
 import { isInside } from './paths.js';

@@ -8,6 +8,7 @@ import { ExpressionEvaluator } from './expression.js';
 import { generateProject } from './generate.js';
 import { loadTemplate, type LoadedTemplate, type VariableDefinition } from './load.js';
 import { isBinary } from './render.js';
+import { errorMessage } from '../core/errors.js';
 
 /** One answer set of the matrix and what it is there to exercise. */
 export interface AnswerSet {
@@ -178,7 +179,7 @@ export function checkGeneratedFile(relativePath: string, content: Buffer): strin
     try {
       JSON.parse(text);
     } catch (error) {
-      problems.push(`${relativePath}: not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+      problems.push(`${relativePath}: not valid JSON (${errorMessage(error)})`);
     }
   }
   return problems;
@@ -246,7 +247,7 @@ export async function testTemplate(dir: string | LoadedTemplate, options: TestTe
           }
         }
       } catch (error) {
-        report.problems.push(error instanceof Error ? error.message : String(error));
+        report.problems.push(errorMessage(error));
       }
       report.passed = report.problems.length === 0;
       if (options.keep) report.projectDir = projectDir;

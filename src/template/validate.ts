@@ -1,9 +1,10 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
-import { JsonSyntaxError, parseJsonWithPositions, type SourcePosition } from '../manifest/json-source.js';
-import { describeSchemaErrors } from '../manifest/messages.js';
-import { schemaErrors, type SchemaName } from '../manifest/schemas.js';
+import { JsonSyntaxError, parseJsonWithPositions } from '../core/json-source.js';
+import { describeSchemaErrors } from '../core/messages.js';
+import { schemaErrors, type SchemaName } from '../core/schemas.js';
+import { locateViolations, type ValidationProblem } from '../core/validation.js';
 import { resolveInsideRoot } from './paths.js';
 
 export const MANIFEST_FILE = 'template.json';
@@ -13,25 +14,12 @@ export const PROMPTS_FILE = 'template.prompts.json';
 export const MIGRATIONS_FOLDER = 'migrations';
 export const REQUIRED_FILES = [MANIFEST_FILE, 'README.md', 'CHANGELOG.md', VARIABLES_FILE, PROMPTS_FILE] as const;
 
-export interface TemplateValidationError {
-  /** The file, relative to the template folder (`.` for the folder itself). */
-  file: string;
-  /** JSON pointer inside that file; empty for the whole file. */
-  pointer: string;
-  message: string;
-  code: string;
-  line?: number;
-  column?: number;
-}
+/** A problem in a template file (see ValidationProblem: file, pointer, message, code, position). */
+export type TemplateValidationError = ValidationProblem;
 
 export interface TemplateValidationResult {
   valid: boolean;
   errors: TemplateValidationError[];
-}
-
-/** `template.json /version: must be MAJOR.MINOR.PATCH (got "1.0")`: one line per error. */
-export function formatValidationError(error: TemplateValidationError): string {
-  return error.pointer === '' ? `${error.file}: ${error.message}` : `${error.file} ${error.pointer}: ${error.message}`;
 }
 
 async function kindOf(file: string): Promise<'file' | 'directory' | 'other' | 'missing'> {
@@ -66,20 +54,8 @@ async function checkJsonFile(
     errors.push({ file, pointer: '', message: `invalid JSON: ${error.message}`, code: 'INVALID_JSON', ...error.position });
     return undefined;
   }
-  for (const violation of describeSchemaErrors(schemaErrors(schema, parsed.value))) {
-    const position = nearestPosition(parsed.positions, violation.pointer);
-    errors.push({ file, ...violation, ...position });
-  }
+  errors.push(...locateViolations(file, describeSchemaErrors(schemaErrors(schema, parsed.value)), parsed.positions));
   return parsed.value;
-}
-
-/** The position of a pointer, or of its closest existing parent (a missing field points at its object). */
-function nearestPosition(positions: Map<string, SourcePosition>, pointer: string): SourcePosition | undefined {
-  for (let p = pointer; ; p = p.slice(0, p.lastIndexOf('/'))) {
-    const position = positions.get(p);
-    if (position) return position;
-    if (p === '') return undefined;
-  }
 }
 
 interface NamedPath {

@@ -1,4 +1,4 @@
-import type { RegistryDocument } from '../../src/manifest/schema-types.js';
+import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';

@@ -2,7 +2,8 @@ import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { packTemplate, publishTemplate } from '../../src/pack/index.js';
+import { packTemplate } from '../../src/pack/index.js';
+import { publishTemplate } from '../../src/publish/index.js';
 import type { TemplateLock } from '../../src/template/index.js';
 import { cli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';

@@ -5,8 +5,9 @@ import { describe, expect, it } from 'vitest';
 
 import { RegistryClient, RegistryUnavailableError } from '../../src/client/index.js';
 import { cacheFileFor } from '../../src/client/registry-client.js';
-import type { RegistryDocument, TemplateEntry } from '../../src/manifest/schema-types.js';
-import { packTemplate, publishTemplate } from '../../src/pack/index.js';
+import type { RegistryDocument, TemplateEntry } from '../../src/core/schema-types.js';
+import { packTemplate } from '../../src/pack/index.js';
+import { publishTemplate } from '../../src/publish/index.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { checkCompatibility } from '../../src/compat/index.js';
-import type { TemplateEntry } from '../../src/manifest/schema-types.js';
+import type { TemplateEntry } from '../../src/core/schema-types.js';
 
 function entry(overrides: Omit<Partial<TemplateEntry>, 'compatibility'> & { compatibility?: Record<string, unknown> } = {}): TemplateEntry {
   return {

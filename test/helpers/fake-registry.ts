@@ -5,8 +5,8 @@ import { Transform, type TransformCallback } from 'node:stream';
 
 import busboy from 'busboy';
 
-import { describeSchemaErrors } from '../../src/manifest/messages.js';
-import { schemaErrors } from '../../src/manifest/schemas.js';
+import { describeSchemaErrors } from '../../src/core/messages.js';
+import { schemaErrors } from '../../src/core/schemas.js';
 
 /** What the fake answers one request with, instead of handling it. */
 export type FakeFailure =

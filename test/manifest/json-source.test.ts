@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { JsonSyntaxError, parseJsonWithPositions } from '../../src/manifest/index.js';
+import { JsonSyntaxError, parseJsonWithPositions } from '../../src/core/index.js';
 
 describe('parseJsonWithPositions', () => {
   it('parses what JSON.parse parses', () => {

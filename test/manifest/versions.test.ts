@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { compareVersions, isValidRange, satisfiesRange } from '../../src/manifest/index.js';
+import { compareVersions, isValidRange, satisfiesRange } from '../../src/core/index.js';
 
 describe('compareVersions', () => {
   it('compares segment by segment numerically, not as text', () => {

@@ -4,7 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { registerBuildRegistry, type BuildRegistryDependencies } from '../../src/cli/commands/build-registry.js';
-import type { RegistryDocument } from '../../src/manifest/schema-types.js';
+import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { startFakeGitHubRepos } from '../helpers/fake-github-repos.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { manifest, memorySource, version } from './memory-source.js';

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 
-import { schemaErrors } from '../../src/manifest/schemas.js';
-import type { RegistryDocument, TemplateEntry } from '../../src/manifest/schema-types.js';
+import { schemaErrors } from '../../src/core/schemas.js';
+import type { RegistryDocument, TemplateEntry } from '../../src/core/schema-types.js';
 import { buildRegistry, RegistryBuildError } from '../../src/registry/index.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { memorySource, version } from './memory-source.js';

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import type { RegistryDocument } from '../../src/manifest/schema-types.js';
-import { schemaErrors } from '../../src/manifest/schemas.js';
+import type { RegistryDocument } from '../../src/core/schema-types.js';
+import { schemaErrors } from '../../src/core/schemas.js';
 import { startFakeGitHubRepos, type FakeGitHubRepos } from '../helpers/fake-github-repos.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { runBundledAction, type ActionRun } from '../helpers/run-bundled-action.js';

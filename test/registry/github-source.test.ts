@@ -12,7 +12,7 @@ import {
   parseGithubSourceConfig,
   type GithubSourceConfig,
 } from '../../src/registry/index.js';
-import { schemaErrors } from '../../src/manifest/schemas.js';
+import { schemaErrors } from '../../src/core/schemas.js';
 import { startFakeGitHubRepos, type FakeGitHubRepos } from '../helpers/fake-github-repos.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { manifest } from './memory-source.js';

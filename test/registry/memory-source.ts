@@ -1,4 +1,4 @@
-import type { TemplateManifest } from '../../src/manifest/schema-types.js';
+import type { TemplateManifest } from '../../src/core/schema-types.js';
 import type { RegistrySource, SourceVersion } from '../../src/registry/source.js';
 
 /** A manifest of `name`@`version` with the required fields; `extra` overrides. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { createGitHubClient } from '../../src/action/release.js';
-import type { RegistryDocument } from '../../src/manifest/schema-types.js';
+import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { InputError, parseRegistryInputs } from '../../src/registry-action/inputs.js';
 import { run, type RegistryActionCore } from '../../src/registry-action/run.js';
 import { startFakeGitHubRepos } from '../helpers/fake-github-repos.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import type { TemplateEntry } from '../../src/manifest/schema-types.js';
-import { selectLatest, sortEntries } from '../../src/registry/index.js';
+import type { TemplateEntry } from '../../src/core/schema-types.js';
+import { selectLatest, sortEntries } from '../../src/core/index.js';
 
 type Stability = TemplateEntry['stability'];
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { schemaErrors } from '../../src/manifest/schemas.js';
+import { schemaErrors } from '../../src/core/schemas.js';
 import { clone, expectInvalid, expectValid, without } from './helpers.js';
 
 describe('success-envelope schema', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { schemaErrors } from '../../src/manifest/schemas.js';
+import { schemaErrors } from '../../src/core/schemas.js';
 import { expectInvalid, expectValid, without } from './helpers.js';
 
 const range = { min: '20.0.0', max: '22', supported: true, notes: 'LTS lines' };

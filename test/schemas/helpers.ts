@@ -1,7 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { expect } from 'vitest';
 
-import { schemaErrors, type SchemaName } from '../../src/manifest/schemas.js';
+import { schemaErrors, type SchemaName } from '../../src/core/schemas.js';
 
 /** The parts of an ajv error a test pins down. */
 export interface ExpectedError {

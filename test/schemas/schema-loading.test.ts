@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
-import { SCHEMA_BASE, getValidator, isValidRange, schemaErrors, schemas, type SchemaName } from '../../src/manifest/schemas.js';
+import { SCHEMA_BASE, getValidator, isValidRange, schemaErrors, schemas, type SchemaName } from '../../src/core/index.js';
 
 const schemaDir = fileURLToPath(new URL('../../schemas/', import.meta.url));
 const files = readdirSync(schemaDir)

@@ -7,7 +7,7 @@ import { SCHEMA_TYPES_PATH, generateSchemaTypes } from '../../scripts/generate-t
 
 const typesFile = fileURLToPath(new URL(`../../${SCHEMA_TYPES_PATH}`, import.meta.url));
 
-describe('src/manifest/schema-types.ts', () => {
+describe('src/core/schema-types.ts', () => {
   it('is exactly what scripts/generate-types.ts generates from the schemas', async () => {
     const generated = await generateSchemaTypes();
     if (process.env.UPDATE_SCHEMA_TYPES === '1') {

@@ -25,8 +25,8 @@ import type {
   TemplatePrompts,
   TemplateVariables,
   WebhookRegistration,
-} from '../../src/manifest/schema-types.js';
-import { schemaErrors, type SchemaName } from '../../src/manifest/schemas.js';
+} from '../../src/core/schema-types.js';
+import { schemaErrors, type SchemaName } from '../../src/core/schemas.js';
 
 const manifest: TemplateManifest = {
   name: 'react-app',

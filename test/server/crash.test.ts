@@ -1,4 +1,4 @@
-import type { RegistryDocument } from '../../src/manifest/schema-types.js';
+import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFile, readFile, stat } from 'node:fs/promises';
@@ -7,8 +7,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { schemaErrors } from '../../src/manifest/schemas.js';
-import { packTemplate, publishTemplate } from '../../src/pack/index.js';
+import { schemaErrors } from '../../src/core/schemas.js';
+import { packTemplate } from '../../src/pack/index.js';
+import { publishTemplate } from '../../src/publish/index.js';
 import { RegistryStore } from '../../src/server/index.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/registry-server.js';

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-import { packTemplate, publishTemplate } from '../../src/pack/index.js';
+import { packTemplate } from '../../src/pack/index.js';
+import { publishTemplate } from '../../src/publish/index.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
 

@@ -21,7 +21,7 @@ import addFormatsImport from 'ajv-formats';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { isValidRange } from '../../src/manifest/schemas.js';
+import { isValidRange } from '../../src/core/index.js';
 import { createServer, type RegistryServer } from '../../src/server/app.js';
 import { RegistryStore } from '../../src/server/store.js';
 import { tempDir } from '../helpers/fixtures.js';

@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
 
-import type { TemplateEntry } from '../../src/manifest/schema-types.js';
+import { latestEntries, matchesSearch, type TemplateEntry } from '../../src/core/index.js';
 import {
   decodeCursor,
   encodeCursor,
-  latestPerId,
-  matchesSearch,
   orderEntries,
   parseListQuery,
   pickFields,
@@ -132,7 +130,7 @@ describe('parseListQuery', () => {
 
 describe('runListQuery', () => {
   it('keeps one entry per id, chosen by the spec rule', () => {
-    const latest = latestPerId(ENTRIES);
+    const latest = latestEntries(ENTRIES);
     expect(latest.map((e) => `${e.id}@${e.version}`).sort()).toEqual(['alpha@1.2.0', 'beta-kit@0.10.0', 'mid@1.0.0', 'old@3.0.0', 'zeta@1.0.0']);
   });
 

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyRequest, type LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { schemaErrors } from '../../src/manifest/schemas.js';
+import { schemaErrors } from '../../src/core/schemas.js';
 import { createServer, type RegistryServer } from '../../src/server/app.js';
 import { routeGroup } from '../../src/server/rate-limit.js';
 import { tempDir } from '../helpers/fixtures.js';

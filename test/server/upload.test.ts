@@ -2,11 +2,12 @@ import { createHash } from 'node:crypto';
 import { open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { request as httpRequest } from 'node:http';
-import type { RegistryDocument } from '../../src/manifest/schema-types.js';
+import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { describe, expect, it } from 'vitest';
 
-import { schemaErrors } from '../../src/manifest/schemas.js';
-import { packTemplate, publishTemplate, PublishError } from '../../src/pack/index.js';
+import { schemaErrors } from '../../src/core/schemas.js';
+import { packTemplate } from '../../src/pack/index.js';
+import { publishTemplate, PublishError } from '../../src/publish/index.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
 

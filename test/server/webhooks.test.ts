@@ -11,8 +11,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { isValidRange } from '../../src/manifest/schemas.js';
-import { packTemplate, publishTemplate } from '../../src/pack/index.js';
+import { isValidRange } from '../../src/core/index.js';
+import { packTemplate } from '../../src/pack/index.js';
+import { publishTemplate } from '../../src/publish/index.js';
 import { signWebhookBody, verifyWebhookSignature, WebhookDispatcher, type DeliveryView, type WebhookDispatcherOptions } from '../../src/server/webhooks.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';

@@ -1,10 +1,12 @@
 import type { Command } from 'commander';
 
 import { createGitHubClient } from '../../action/release.js';
-import { buildRegistry, RegistryBuildError } from '../../registry/build.js';
+import { buildRegistry } from '../../registry/build.js';
+import { RegistryBuildError } from '../../registry/document.js';
 import { GithubSourceConfigError, githubReleasesSource, loadGithubSourceConfig, type GithubSourceConfig } from '../../registry/github-source.js';
 import type { RegistrySource } from '../../registry/source.js';
 import { EXIT, type CliIo } from '../io.js';
+import { errorMessage } from '../../core/errors.js';
 
 interface BuildRegistryFlags {
   out: string;
@@ -108,7 +110,7 @@ export function registerBuildRegistry(program: Command, io: CliIo, setExit: (cod
           setExit(EXIT.failure);
           return;
         }
-        io.stderr(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+        io.stderr(`error: ${errorMessage(error)}\n`);
         setExit(EXIT.failure);
       }
     });

@@ -9,15 +9,16 @@ import type { Command } from 'commander';
 import { RegistryClient } from '../../client/index.js';
 import { downloadTemplate } from '../../client/download.js';
 import { checkCompatibility } from '../../compat/index.js';
-import type { TemplateEntry } from '../../manifest/schema-types.js';
-import { compareVersions } from '../../manifest/versions.js';
+import type { TemplateEntry } from '../../core/schema-types.js';
+import { compareVersions, isTemplateVersion } from '../../core/versions.js';
 import { loadDeclarativeSteps, runMigrations } from '../../migrate/index.js';
-import { selectLatest, sortEntries } from '../../registry/build.js';
+import { latestEntries, sortEntries } from '../../core/listing.js';
 import { generateProject, loadTemplate, readLock, type Answers } from '../../template/index.js';
 import { promptForAnswers } from '../../template/prompts.js';
 import { eventsUrl, parseTemplateSpec, registryUrlFrom, userCacheDir } from '../consumer-env.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { givenAnswers, reportTemplateError } from './generate.js';
+import { errorMessage } from '../../core/errors.js';
 
 interface RegistryFlags {
   registry?: string;
@@ -31,8 +32,7 @@ function clientFor(flags: RegistryFlags): RegistryClient {
 }
 
 function latestPerTemplate(entries: readonly TemplateEntry[]): TemplateEntry[] {
-  const ids = [...new Set(entries.map((e) => e.id))];
-  return sortEntries(ids.map((id) => selectLatest(entries, id)).filter((e): e is TemplateEntry => e !== null));
+  return sortEntries(latestEntries(entries));
 }
 
 function table(entries: readonly TemplateEntry[]): string {
@@ -194,9 +194,9 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
       .option('--yes', 'apply breaking steps without asking')
       .option('--no-backup', 'do not keep the old files in .template-backups/'),
   ).action(async (flags: RegistryFlags & { to?: string; project: string; dryRun?: boolean; yes?: boolean; backup: boolean }) => {
-    if (flags.to !== undefined && !/^\d+\.\d+\.\d+$/.test(flags.to)) throw new UsageError(`--to must be MAJOR.MINOR.PATCH (got ${flags.to})`);
+    if (flags.to !== undefined && !isTemplateVersion(flags.to)) throw new UsageError(`--to must be MAJOR.MINOR.PATCH (got ${JSON.stringify(flags.to)})`);
     const lock = await readLock(flags.project).catch((error: unknown) => {
-      throw new UsageError(error instanceof Error ? error.message : String(error));
+      throw new UsageError(errorMessage(error));
     });
     const id = lock.template.name;
     const current = lock.template.version;

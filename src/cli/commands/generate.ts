@@ -13,6 +13,7 @@ import {
 } from '../../template/index.js';
 import { promptForAnswers, PromptCancelledError } from '../../template/prompts.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { errorMessage } from '../../core/errors.js';
 
 interface GenerateFlags {
   out?: string;
@@ -36,7 +37,7 @@ async function readAnswersFile(file: string): Promise<Answers> {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`--answers: ${file} is not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+    throw new UsageError(`--answers: ${file} is not valid JSON (${errorMessage(error)})`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new UsageError(`--answers: ${file} must hold a JSON object of answers`);

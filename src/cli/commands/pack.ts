@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 
-import { VERSION_PATTERN } from '../../manifest/versions.js';
+import { VERSION_PATTERN } from '../../core/versions.js';
 import { packTemplate, type PackResult } from '../../pack/index.js';
 import { EXIT, type CliIo } from '../io.js';
+import { errorMessage } from '../../core/errors.js';
 
 interface PackFlags {
   version?: string;
@@ -51,7 +52,7 @@ export function registerPack(program: Command, io: CliIo, setExit: (code: number
       try {
         result = await packTemplate(dir, { version: flags.version, outDir: flags.outDir, exclude: flags.exclude });
       } catch (error) {
-        io.stderr(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+        io.stderr(`error: ${errorMessage(error)}\n`);
         setExit(EXIT.failure);
         return;
       }

@@ -4,11 +4,12 @@ import path from 'node:path';
 
 import type { Command } from 'commander';
 
-import { VERSION_PATTERN } from '../../manifest/versions.js';
+import { VERSION_PATTERN } from '../../core/versions.js';
 import { packTemplate } from '../../pack/pack.js';
-import { publishTemplate } from '../../pack/publish.js';
+import { publishTemplate } from '../../publish/upload.js';
 import { formatValidationError, validateTemplate } from '../../template/index.js';
 import { EXIT, type CliIo } from '../io.js';
+import { errorMessage } from '../../core/errors.js';
 
 interface PublishFlags {
   registry?: string;
@@ -85,7 +86,7 @@ export function registerPublish(program: Command, io: CliIo, setExit: (code: num
         setExit(EXIT.ok);
       } catch (error) {
         // PublishError and PackError messages are written for users and never hold the token.
-        const message = error instanceof Error ? error.message : String(error);
+        const message = errorMessage(error);
         io.stderr(`error: ${message.split(token).join('***')}\n`);
         setExit(EXIT.failure);
       } finally {

@@ -6,6 +6,7 @@ import { createServer } from '../../server/app.js';
 import { DEFAULT_LIMITS } from '../../server/context.js';
 import { RegistryStore } from '../../server/store.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { errorMessage } from '../../core/errors.js';
 
 export const DEFAULT_STORE = path.join('.template-registry', 'store');
 
@@ -87,7 +88,7 @@ export function registerToken(program: Command, io: CliIo, setExit: (code: numbe
           io.stderr(`created ${created.record.role} token ${created.record.id}${templates ? ` for ${templates.join(', ')}` : ''}; it is shown only once\n`);
         }
       } catch (error) {
-        throw new UsageError(error instanceof Error ? error.message : String(error));
+        throw new UsageError(errorMessage(error));
       } finally {
         store.close();
       }

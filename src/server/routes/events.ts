@@ -1,7 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 
-import { describeSchemaErrors } from '../../manifest/messages.js';
-import { schemaErrors } from '../../manifest/schemas.js';
+import { describeSchemaErrors } from '../../core/messages.js';
+import { schemaErrors } from '../../core/schemas.js';
+import { errorDetails } from '../../core/validation.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
 
@@ -25,12 +26,7 @@ export const eventsRoute: FastifyPluginAsync<{ context: ServerContext }> = async
     }
     const violations = describeSchemaErrors(schemaErrors('analytics-event', request.body));
     if (violations.length > 0) {
-      throw new ApiError(
-        422,
-        'VALIDATION_ERROR',
-        'the event is invalid',
-        violations.map((v) => ({ field: v.pointer.replace(/^\//, '').replace(/\//g, '.') || 'event', message: v.message, code: v.code })),
-      );
+      throw new ApiError(422, 'VALIDATION_ERROR', 'the event is invalid', errorDetails(violations, 'event'));
     }
     const event = request.body as IncomingEvent;
     const known = context.registry().document.templates.some((e) => e.id === event.templateId && e.version === event.version);

@@ -9,9 +9,9 @@ import path from 'node:path';
 
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
-import type { TemplateEntry } from '../../manifest/schema-types.js';
-import { compareVersions } from '../../manifest/versions.js';
-import { readIfExists, selectLatest } from '../../registry/build.js';
+import { readIfExists } from '../../core/files.js';
+import { selectLatest, versionsOf } from '../../core/listing.js';
+import type { TemplateEntry } from '../../core/schema-types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
 import { MAX_LIMIT, parseListQuery, runListQuery } from '../query.js';
@@ -208,10 +208,6 @@ function rejectInvalid(request: FastifyRequest): void {
 
 function sendEnvelope(request: FastifyRequest, reply: FastifyReply, data: unknown, extra: Record<string, unknown> = {}): FastifyReply {
   return reply.header('Cache-Control', ENVELOPE_CACHE_CONTROL).send(envelope(request, data, extra));
-}
-
-function versionsOf(entries: readonly TemplateEntry[], id: string): TemplateEntry[] {
-  return entries.filter((e) => e.id === id).sort((a, b) => compareVersions(b.version, a.version));
 }
 
 function notFound(what: string): ApiError {

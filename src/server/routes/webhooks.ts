@@ -11,9 +11,10 @@ import type { AddressInfo } from 'node:net';
 
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 
-import { describeSchemaErrors } from '../../manifest/messages.js';
-import type { WebhookRegistration } from '../../manifest/schema-types.js';
-import { schemaErrors } from '../../manifest/schemas.js';
+import { describeSchemaErrors } from '../../core/messages.js';
+import type { WebhookRegistration } from '../../core/schema-types.js';
+import { schemaErrors } from '../../core/schemas.js';
+import { errorDetails } from '../../core/validation.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
 import type { StoredWebhook } from '../store.js';
@@ -30,18 +31,9 @@ function requireAdmin(request: FastifyRequest, context: ServerContext): void {
   if (token.role !== 'admin') throw new ApiError(403, 'FORBIDDEN', 'managing webhooks requires an admin token');
 }
 
-/** A JSON pointer as a detail's field name: `/events/0` -> `events.0`. */
-function fieldOf(pointer: string): string {
-  return pointer.replace(/^\//, '').split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).join('.') || 'body';
-}
-
 /** What is wrong with a registration: the schema's rules, then http(s) only, not this server, known events. */
 function registrationDetails(body: unknown, context: ServerContext, selfAddresses: () => readonly (AddressInfo | string)[]): ErrorDetail[] {
-  const details: ErrorDetail[] = describeSchemaErrors(schemaErrors('webhook-registration', body)).map((v) => ({
-    field: fieldOf(v.pointer),
-    message: v.message,
-    code: v.code,
-  }));
+  const details: ErrorDetail[] = errorDetails(describeSchemaErrors(schemaErrors('webhook-registration', body)), 'body');
   if (details.length > 0) return details;
   const registration = body as WebhookRegistration;
   let url: URL | undefined;

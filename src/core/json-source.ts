@@ -24,6 +24,28 @@ export function escapePointerSegment(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
+/**
+ * Where the value at `pointer` starts, or, when the file has no such value (a missing field),
+ * where its closest existing parent starts; undefined when not even the root is known.
+ */
+export function nearestPosition(positions: ReadonlyMap<string, SourcePosition> | undefined, pointer: string): SourcePosition | undefined {
+  if (!positions) return undefined;
+  for (let p = pointer; ; p = p.slice(0, p.lastIndexOf('/'))) {
+    const position = positions.get(p);
+    if (position) return position;
+    if (p === '') return undefined;
+  }
+}
+
+/** The segments of a JSON pointer, unescaped (`/a~1b/c` -> `['a/b', 'c']`). */
+export function pointerSegments(pointer: string): string[] {
+  if (pointer === '') return [];
+  return pointer
+    .replace(/^\//, '')
+    .split('/')
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
 function positionAt(text: string, offset: number): SourcePosition {
   let line = 1;
   let lineStart = 0;

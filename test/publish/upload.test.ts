@@ -5,15 +5,14 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type { TemplateManifest } from '../../src/manifest/schema-types.js';
+import type { TemplateManifest } from '../../src/core/schema-types.js';
+import { parseRetryAfter, retryDelay } from '../../src/core/index.js';
 import {
-  parseRetryAfter,
   publishTemplate,
   PublishError,
-  retryDelay,
   type PublishOptions,
   type PublishRetryInfo,
-} from '../../src/pack/publish.js';
+} from '../../src/publish/upload.js';
 import { startFakeRegistry, type FakeRegistry } from '../helpers/fake-registry.js';
 import { tempDir, validManifest } from '../helpers/fixtures.js';
 

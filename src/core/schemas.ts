@@ -1,12 +1,11 @@
 // Draft 2020-12 needs Ajv's 2020 build; the default `ajv` export only knows draft-07.
-import { Ajv2020, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2020, type AnySchema, type ErrorObject, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
-import semver from 'semver';
-
 import templateManifest from '../../schemas/template-manifest.schema.json' with { type: 'json' };
 import templateVariables from '../../schemas/template-variables.schema.json' with { type: 'json' };
 import templatePrompts from '../../schemas/template-prompts.schema.json' with { type: 'json' };
 import { extraSchemas } from './schema-registry.js';
+import { isValidRange } from './versions.js';
 
 // ajv-formats ships CommonJS typings whose default export does not line up with NodeNext's view of it.
 const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -26,13 +25,13 @@ export type SchemaName = keyof typeof allSchemas;
 /** Every schema in `schemas/`, by its short name (the file name without `.schema.json`). */
 export const schemas: Readonly<Record<SchemaName, AnySchema & { $id: string }>> = allSchemas;
 
-/** True when `range` is a version range `semver` understands (`>=1.0.0 <2`, `^20`, `1.x`, `*`). */
-export function isValidRange(range: string): boolean {
-  return range.trim() !== '' && semver.validRange(range) !== null;
-}
-
-function createAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true });
+/**
+ * An Ajv with this project's formats, keywords and every schema of `schemas/` added (by `$id`):
+ * the one validator of the project. `options` adds to the defaults (e.g. `coerceTypes` for query
+ * strings, which arrive as text).
+ */
+export function createAjv(options: Options = {}): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true, ...options });
   addFormats(ajv);
   ajv.addFormat('semver-range', { type: 'string', validate: isValidRange });
   // Human wording for a schema rule lives next to the rule, as `x-messages: { <keyword>: <text> }`.

@@ -7,8 +7,9 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import type { ApiErrorDetail, TemplateManifest } from '../manifest/schema-types.js';
-import { computeIntegrity } from './pack.js';
+import type { ApiErrorDetail, TemplateManifest } from '../core/schema-types.js';
+import { parseRetryAfter, retryDelay } from '../core/retry.js';
+import { computeIntegrity } from '../archive/integrity.js';
 
 export interface PublishRetryInfo {
   /** The attempt that just failed (1-based). */
@@ -111,35 +112,6 @@ const RETRYABLE_NETWORK_CODES = new Set([
   'EAI_AGAIN',
   'ERR_STREAM_PREMATURE_CLOSE',
 ]);
-
-/**
- * Milliseconds a `Retry-After` header asks for: delay-seconds or an HTTP date (in the past: 0).
- * Undefined when absent or unreadable.
- */
-export function parseRetryAfter(value: string | undefined, now: number = Date.now()): number | undefined {
-  if (value === undefined) return undefined;
-  const text = value.trim();
-  if (text === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-  const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
-/**
- * Wait before retry number `retry` (1-based): `min * 2^(retry-1)` with ±25% jitter, at least
- * `min`, at least `retryAfterMs` when the registry asked for it, and never above `max`.
- */
-export function retryDelay(
-  retry: number,
-  limits: { minDelayMs: number; maxDelayMs: number },
-  retryAfterMs?: number,
-  random: () => number = Math.random,
-): number {
-  const exponential = limits.minDelayMs * 2 ** Math.max(0, retry - 1);
-  let delay = Math.max(limits.minDelayMs, exponential * (0.75 + random() * 0.5));
-  if (retryAfterMs !== undefined) delay = Math.max(delay, retryAfterMs);
-  return Math.round(Math.min(limits.maxDelayMs, delay));
-}
 
 interface RawResponse {
   status: number;

@@ -1,9 +1,24 @@
+/**
+ * The spec's version rules: the manifest's name and version patterns, version comparison, and
+ * version ranges (semver).
+ */
 import semver from 'semver';
 
-export { isValidRange } from './schemas.js';
+/** The manifest's name rule (also every template id): lower-case letters, digits and hyphens, starting with a letter. */
+export const NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 
 /** The manifest's version rule: MAJOR.MINOR.PATCH, digits only. */
 export const VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
+
+/** True when `name` follows the manifest's name rule. */
+export function isTemplateName(name: unknown): name is string {
+  return typeof name === 'string' && NAME_PATTERN.test(name);
+}
+
+/** True when `version` follows the manifest's version rule. */
+export function isTemplateVersion(version: unknown): version is string {
+  return typeof version === 'string' && VERSION_PATTERN.test(version);
+}
 
 // A segment's value is its leading digits, so `0-beta` counts as 0 and a missing segment as 0.
 function segmentValue(segment: string | undefined): number {
@@ -27,6 +42,11 @@ export function compareVersions(a: string, b: string): -1 | 0 | 1 {
     if (x > y) return 1;
   }
   return 0;
+}
+
+/** True when `range` is a version range `semver` understands (`>=1.0.0 <2`, `^20`, `1.x`, `*`). */
+export function isValidRange(range: string): boolean {
+  return range.trim() !== '' && semver.validRange(range) !== null;
 }
 
 /** True when `version` lies inside the semver `range`; false for an invalid range or version. */

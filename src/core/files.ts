@@ -1,0 +1,52 @@
+/**
+ * File primitives every writer of the project uses: a durable write, an atomic replace, and a
+ * read that tells a missing file apart from an unreadable one.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+
+/** Temp files made by `tempPathBeside`: `.<name>.<pid>.<12 hex>.tmp`. */
+export const TEMP_FILE_PATTERN = /^\..+\.\d+\.[0-9a-f]{12}\.tmp$/;
+
+/** A fresh temp path in the folder of `file` (same file system, so it can be renamed over it). */
+export function tempPathBeside(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
+/**
+ * Writes a new file and flushes it to disk before returning, so a rename that follows publishes
+ * either nothing or the whole content. Fails when `file` already exists.
+ */
+export async function writeNewFileDurably(file: string, data: Buffer | string): Promise<void> {
+  const handle = await open(file, 'wx');
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes `file` atomically: a durable temp file in the same folder, then a rename over the target. */
+export async function writeFileAtomic(file: string, data: Buffer | string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const temp = tempPathBeside(file);
+  try {
+    await writeNewFileDurably(temp, data);
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/** A file's bytes, or undefined when it does not exist (other read errors are thrown). */
+export async function readIfExists(file: string): Promise<Buffer | undefined> {
+  try {
+    return await readFile(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}

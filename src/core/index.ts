@@ -1,0 +1,81 @@
+/**
+ * The spec's rules and the helpers every other folder shares: schemas and their plain-words
+ * messages, JSON with positions, versions and names, the listing order and selection rule, the
+ * search and filter rules, canonical JSON, atomic files, validation problems, backoff.
+ * It imports nothing else from src/.
+ */
+export {
+  NAME_PATTERN,
+  VERSION_PATTERN,
+  isTemplateName,
+  isTemplateVersion,
+  compareVersions,
+  satisfiesRange,
+  isValidRange,
+} from './versions.js';
+export { schemas, getValidator, schemaErrors, createAjv, SCHEMA_BASE, type SchemaName } from './schemas.js';
+export { describeSchemaErrors, type RuleViolation } from './messages.js';
+export {
+  parseJsonWithPositions,
+  nearestPosition,
+  escapePointerSegment,
+  pointerSegments,
+  JsonSyntaxError,
+  type ParsedJson,
+  type SourcePosition,
+} from './json-source.js';
+export {
+  STABILITY_ORDER,
+  compareText,
+  stabilityRank,
+  sortEntries,
+  selectLatest,
+  latestEntries,
+  versionsOf,
+  type Stability,
+} from './listing.js';
+export {
+  SEARCH_FIELDS,
+  searchText,
+  searchTerms,
+  matchesTerms,
+  matchesSearch,
+  matchesFilters,
+  type SearchField,
+  type TemplateFilters,
+} from './search.js';
+export { canonicalJson } from './canonical-json.js';
+export { writeFileAtomic, writeNewFileDurably, readIfExists, tempPathBeside, TEMP_FILE_PATTERN } from './files.js';
+export { errorMessage, firstLine } from './errors.js';
+export {
+  formatValidationError,
+  formatValidationErrorAt,
+  locateViolations,
+  fieldOfPointer,
+  errorDetails,
+  type ValidationProblem,
+  type ErrorDetail,
+} from './validation.js';
+export { retryDelay, parseRetryAfter, type BackoffLimits } from './retry.js';
+export type {
+  TemplateManifest,
+  TemplateVariables,
+  TemplatePrompts,
+  RegistryDocument,
+  TemplateEntry,
+  Category,
+  CompatibilityMatrix,
+  CompatibilityEnvironment,
+  CompatibilityResult,
+  FileChange,
+  DownloadEvent,
+  GenerationEvent,
+  FeedbackEvent,
+  AnalyticsEvent,
+  AnalyticsRecord,
+  SuccessEnvelope,
+  ErrorEnvelope,
+  OffsetPaginatedResponse,
+  CursorPaginatedResponse,
+  WebhookRegistration,
+} from './schema-types.js';

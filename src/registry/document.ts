@@ -1,0 +1,157 @@
+/**
+ * The registry document of a set of published versions: one entry per version (`toEntry`), the
+ * categories and tags they use, checked against the registry-document schema before anyone writes
+ * it. Pure: no I/O.
+ */
+import { createHash } from 'node:crypto';
+
+import { canonicalJson } from '../core/canonical-json.js';
+import { compareText } from '../core/listing.js';
+import { describeSchemaErrors, type RuleViolation } from '../core/messages.js';
+import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
+import { schemaErrors } from '../core/schemas.js';
+import { compareVersions, NAME_PATTERN } from '../core/versions.js';
+import type { SourceVersion } from './source.js';
+
+/** The five manifest categories, with a human name, a one-line description and an icon name. */
+export const DEFAULT_CATEGORIES: readonly Readonly<Category>[] = [
+  { id: 'frontend', name: 'Frontend', description: 'Web user interfaces: single-page apps, sites and component libraries.', icon: 'layout' },
+  { id: 'backend', name: 'Backend', description: 'Servers, APIs, workers and command-line services.', icon: 'server' },
+  { id: 'fullstack', name: 'Full stack', description: 'Applications with both a user interface and a server.', icon: 'layers' },
+  { id: 'mobile', name: 'Mobile', description: 'Apps for phones and tablets.', icon: 'smartphone' },
+  { id: 'desktop', name: 'Desktop', description: 'Apps for desktop operating systems.', icon: 'monitor' },
+];
+
+/** The registry could not be built: the document breaks the schema (nothing was written). */
+export class RegistryBuildError extends Error {
+  override readonly name = 'RegistryBuildError';
+  readonly violations: RuleViolation[];
+
+  constructor(violations: RuleViolation[]) {
+    super(
+      `the registry document is invalid, nothing was written:\n${violations.map((v) => `  ${v.pointer || '/'}: ${v.message}`).join('\n')}`,
+    );
+    this.violations = violations;
+  }
+}
+
+/** The template entry of one published version. */
+export function toEntry(version: SourceVersion): TemplateEntry {
+  const { manifest, stats } = version;
+  const methodology = manifest.methodologyVersion ?? '*';
+  const node = manifest.dependencies?.node;
+  const repositoryUrl = version.repositoryUrl ?? manifest.repository?.url ?? '';
+  return {
+    id: manifest.name,
+    name: manifest.name,
+    version: manifest.version,
+    description: manifest.description,
+    category: manifest.category,
+    stability: manifest.stability ?? 'stable',
+    downloadUrl: version.downloadUrl,
+    documentationUrl: version.documentationUrl ?? (repositoryUrl || ''),
+    repositoryUrl,
+    author: manifest.author ? { ...manifest.author } : { name: 'unknown' },
+    license: manifest.license ?? '',
+    tags: [...(manifest.keywords ?? [])],
+    features: [...(manifest.features ?? [])],
+    dependencies: { methodology, ...manifest.dependencies },
+    compatibility: {
+      methodologyVersions: [methodology],
+      nodeVersions: node ? [node] : [],
+      platforms: [],
+      breaking: manifest.compatibility?.breaking ?? false,
+      deprecated: [...(manifest.compatibility?.deprecated ?? [])],
+      removed: [...(manifest.compatibility?.removed ?? [])],
+    },
+    stats: {
+      downloads: stats.downloads,
+      stars: stats.stars,
+      forks: stats.forks,
+      issues: stats.issues,
+      ...(stats.lastDownload ? { lastDownload: stats.lastDownload } : {}),
+    },
+    createdAt: version.createdAt,
+    updatedAt: version.updatedAt ?? version.createdAt,
+    ...(version.integrity === undefined ? {} : { integrity: version.integrity }),
+    ...(version.sha256 === undefined ? {} : { sha256: version.sha256 }),
+    ...(version.size === undefined ? {} : { size: version.size }),
+  };
+}
+
+/** Entries in document order: id ascending, then version ascending (numerically). */
+function byIdThenVersion(a: TemplateEntry, b: TemplateEntry): number {
+  return compareText(a.id, b.id) || compareVersions(a.version, b.version);
+}
+
+function buildCategories(entries: readonly TemplateEntry[], definitions: readonly Readonly<Category>[]): Category[] {
+  const members = new Map<string, Set<string>>();
+  for (const entry of entries) {
+    let ids = members.get(entry.category);
+    if (!ids) members.set(entry.category, (ids = new Set()));
+    ids.add(entry.id);
+  }
+  const known = new Set(definitions.map((c) => c.id));
+  const extra = [...members.keys()].filter((id) => !known.has(id)).sort(compareText);
+  return [
+    ...definitions.map((c) => ({ ...c })),
+    ...extra.map((id): Category => ({ id, name: id, description: '', icon: 'folder' })),
+  ].map((category) => ({ ...category, templates: [...(members.get(category.id) ?? [])].sort(compareText) }));
+}
+
+/** What is not a schema rule but would break the files: ids unusable as file names, duplicates. */
+function structuralViolations(entries: readonly TemplateEntry[]): RuleViolation[] {
+  const violations: RuleViolation[] = [];
+  const seen = new Set<string>();
+  entries.forEach((entry, index) => {
+    if (!NAME_PATTERN.test(entry.id)) {
+      violations.push({ pointer: `/templates/${index}/id`, message: `must match the pattern ${NAME_PATTERN.source} (got ${JSON.stringify(entry.id)})`, code: 'PATTERN' });
+    }
+    const key = `${entry.id}@${entry.version}`;
+    if (seen.has(key)) violations.push({ pointer: `/templates/${index}`, message: `${key} appears more than once`, code: 'DUPLICATE' });
+    seen.add(key);
+  });
+  return violations;
+}
+
+/** Names the template behind a `/templates/N/...` pointer, so a message says which version is wrong. */
+function withEntryLabels(violations: RuleViolation[], entries: readonly TemplateEntry[]): RuleViolation[] {
+  return violations.map((violation) => {
+    const index = /^\/templates\/(\d+)(?:\/|$)/.exec(violation.pointer)?.[1];
+    const entry = index === undefined ? undefined : entries[Number(index)];
+    if (!entry) return violation;
+    return { ...violation, message: `${violation.message} [${String(entry.id)}@${String(entry.version)}]` };
+  });
+}
+
+/** The registry document of `versions` (lastUpdated as given); throws RegistryBuildError when invalid. */
+export function buildDocument(versions: readonly SourceVersion[], options: { lastUpdated: string; categories?: readonly Readonly<Category>[] }): RegistryDocument {
+  const templates = versions.map(toEntry).sort(byIdThenVersion);
+  const tags = [...new Set(templates.flatMap((t) => t.tags ?? []))].sort(compareText);
+  const document: RegistryDocument = {
+    templates,
+    categories: buildCategories(templates, options.categories ?? DEFAULT_CATEGORIES),
+    tags,
+    lastUpdated: options.lastUpdated,
+  };
+  const violations = [...describeSchemaErrors(schemaErrors('registry-document', document)), ...structuralViolations(templates)];
+  if (violations.length > 0) throw new RegistryBuildError(withEntryLabels(violations, templates));
+  return document;
+}
+
+/** The content of a registry document, whatever its key order, without its lastUpdated. */
+export function documentContent(document: unknown): string {
+  if (!document || typeof document !== 'object' || Array.isArray(document)) return '';
+  const { lastUpdated: _lastUpdated, ...rest } = document as Record<string, unknown>;
+  return canonicalJson(rest);
+}
+
+/** The text of a registry file: indented JSON with a final newline. */
+export function serialize(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** Strong ETag of some bytes: `"` + base64url sha256 + `"`. */
+export function strongEtag(bytes: Buffer | string): string {
+  return `"${createHash('sha256').update(bytes).digest('base64url')}"`;
+}
