@@ -1,6 +1,8 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+import { boundariesConfig } from './eslint.boundaries.js';
+
 export default tseslint.config(
   { ignores: ['build/**', 'dist/**', 'coverage/**', 'node_modules/**', 'examples/**', 'bin/**'] },
   js.configs.recommended,
@@ -16,6 +18,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  boundariesConfig,
   {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,

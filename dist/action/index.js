@@ -48526,7 +48526,7 @@ async function testTemplate(dir, options = {}) {
   };
 }
 
-// src/action/inputs.ts
+// src/github/inputs.ts
 var InputError = class extends Error {
   constructor(message) {
     super(message);
@@ -48546,6 +48546,19 @@ function readBooleanInput(env, name, fallback) {
 function readListInput(env, name) {
   return readInput(env, name).split(/[\n,]/).map((item) => item.trim()).filter((item) => item !== "");
 }
+function checkHttpUrlInput(name, value) {
+  let url;
+  try {
+    url = new URL(value);
+  } catch {
+    url = void 0;
+  }
+  if (!url || url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new InputError(`input ${name} must be an http(s) URL (got ${JSON.stringify(value)})`);
+  }
+}
+
+// src/action/inputs.ts
 function versionFrom(env) {
   const given = readInput(env, "version");
   const ref = env.GITHUB_REF ?? "";
@@ -48568,17 +48581,6 @@ function versionFrom(env) {
   }
   return { version, tag: given === "" && refTag ? refTag : `v${version}` };
 }
-function checkUrl(name, value) {
-  let url;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new InputError(`input ${name} must be an http(s) URL (got ${JSON.stringify(value)})`);
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") {
-    throw new InputError(`input ${name} must be an http(s) URL (got ${JSON.stringify(value)})`);
-  }
-}
 function parseInputs(env) {
   const dryRun = readBooleanInput(env, "dry-run", false);
   const createRelease = readBooleanInput(env, "create-release", true);
@@ -48588,7 +48590,7 @@ function parseInputs(env) {
   const githubToken = readInput(env, "github-token");
   const testCommand = readInput(env, "test-command");
   const [owner, repo, ...rest] = (env.GITHUB_REPOSITORY ?? "").split("/");
-  if (registryUrl !== "") checkUrl("registry-url", registryUrl);
+  if (registryUrl !== "") checkHttpUrlInput("registry-url", registryUrl);
   if (!dryRun) {
     if (registryUrl === "") throw new InputError("input registry-url is required (unless dry-run is true)");
     if (registryToken === "") throw new InputError("input registry-token is required (unless dry-run is true)");
@@ -48615,9 +48617,7 @@ function parseInputs(env) {
   };
 }
 
-// src/action/release.ts
-import { createReadStream as createReadStream3 } from "node:fs";
-import { stat as stat7 } from "node:fs/promises";
+// src/github/client.ts
 import { Readable as Readable2 } from "node:stream";
 
 // node_modules/@octokit/plugin-retry/dist-bundle/index.js
@@ -52976,7 +52976,7 @@ var Octokit2 = Octokit.plugin(requestLog, legacyRestEndpointMethods, paginateRes
   }
 );
 
-// src/action/release.ts
+// src/github/client.ts
 var RATE_LIMIT_RETRIES = 2;
 var OPEN_BODY = "openBody";
 function replayableBody(octokit) {
@@ -53031,6 +53031,10 @@ function createGitHubClient(options) {
     }
   });
 }
+
+// src/github/release.ts
+import { createReadStream as createReadStream3 } from "node:fs";
+import { stat as stat7 } from "node:fs/promises";
 var GitHubApiError = class extends Error {
   name = "GitHubApiError";
   /** The HTTP status; 500 for network errors (as Octokit reports them). */

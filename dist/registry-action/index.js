@@ -33004,7 +33004,7 @@ function getIDToken(aud) {
   });
 }
 
-// src/action/release.ts
+// src/github/client.ts
 import { Readable } from "node:stream";
 
 // node_modules/@octokit/plugin-retry/dist-bundle/index.js
@@ -37363,12 +37363,7 @@ var Octokit2 = Octokit.plugin(requestLog, legacyRestEndpointMethods, paginateRes
   }
 );
 
-// src/core/errors.ts
-function errorMessage(error2) {
-  return error2 instanceof Error ? error2.message : String(error2);
-}
-
-// src/action/release.ts
+// src/github/client.ts
 var RATE_LIMIT_RETRIES = 2;
 var OPEN_BODY = "openBody";
 function replayableBody(octokit) {
@@ -39202,6 +39197,13 @@ async function keptLastUpdated(file, candidate) {
 
 // src/registry/github-source.ts
 import { readFile as readFile2 } from "node:fs/promises";
+
+// src/core/errors.ts
+function errorMessage(error2) {
+  return error2 instanceof Error ? error2.message : String(error2);
+}
+
+// src/registry/github-source.ts
 var MANIFEST_ASSET = "template.json";
 var MAX_MANIFEST_BYTES = 1024 * 1024;
 var GithubSourceConfigError = class extends Error {
@@ -39412,7 +39414,7 @@ function githubReleasesSource(config, deps) {
 // src/registry-action/inputs.ts
 import path8 from "node:path";
 
-// src/action/inputs.ts
+// src/github/inputs.ts
 var InputError = class extends Error {
   constructor(message) {
     super(message);
@@ -39422,9 +39424,7 @@ var InputError = class extends Error {
 function readInput(env, name) {
   return (env[`INPUT_${name.replace(/ /g, "_").toUpperCase()}`] ?? "").trim();
 }
-
-// src/registry-action/inputs.ts
-function checkUrl(name, value) {
+function checkHttpUrlInput(name, value) {
   let url;
   try {
     url = new URL(value);
@@ -39435,6 +39435,8 @@ function checkUrl(name, value) {
     throw new InputError(`input ${name} must be an http(s) URL (got ${JSON.stringify(value)})`);
   }
 }
+
+// src/registry-action/inputs.ts
 function parseRegistryInputs(env, cwd = ".") {
   const workspace = path8.resolve(cwd, env.GITHUB_WORKSPACE || ".");
   const config = readInput(env, "config") || "registry.config.json";
@@ -39442,7 +39444,7 @@ function parseRegistryInputs(env, cwd = ".") {
   const githubToken = readInput(env, "github-token");
   const publicUrl = readInput(env, "public-url");
   if (githubToken === "") throw new InputError("input github-token is required (the default ${{ github.token }} reads public repositories)");
-  if (publicUrl !== "") checkUrl("public-url", publicUrl);
+  if (publicUrl !== "") checkHttpUrlInput("public-url", publicUrl);
   const apiUrl = (env.GITHUB_API_URL ?? "").trim();
   return {
     configPath: path8.resolve(workspace, config),

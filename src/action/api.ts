@@ -10,4 +10,4 @@ export {
   type ReleaseApi,
   type GitHubRelease,
   type GitHubReleaseAsset,
-} from './release.js';
+} from '../github/index.js';

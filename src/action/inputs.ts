@@ -1,4 +1,7 @@
 import { VERSION_PATTERN } from '../core/versions.js';
+import { checkHttpUrlInput, InputError, readBooleanInput, readInput, readListInput, type ActionEnv } from '../github/inputs.js';
+
+export { InputError } from '../github/inputs.js';
 
 /** The publish action's inputs, parsed and checked. */
 export interface ActionInputs {
@@ -20,36 +23,7 @@ export interface ActionInputs {
   repository?: { owner: string; repo: string };
 }
 
-export class InputError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'InputError';
-  }
-}
-
-/** Reads an input the way @actions/core does: `INPUT_<NAME>` upper-cased, spaces to `_`, hyphens kept. */
-export function readInput(env: Readonly<Record<string, string | undefined>>, name: string): string {
-  return (env[`INPUT_${name.replace(/ /g, '_').toUpperCase()}`] ?? '').trim();
-}
-
-/** A YAML 1.2 core-schema boolean, as core.getBooleanInput accepts; the default when empty. */
-export function readBooleanInput(env: Readonly<Record<string, string | undefined>>, name: string, fallback: boolean): boolean {
-  const value = readInput(env, name);
-  if (value === '') return fallback;
-  if (['true', 'True', 'TRUE'].includes(value)) return true;
-  if (['false', 'False', 'FALSE'].includes(value)) return false;
-  throw new InputError(`input ${name} must be true or false (got ${JSON.stringify(value)})`);
-}
-
-/** A list input: one item per line or comma-separated; blanks dropped. */
-export function readListInput(env: Readonly<Record<string, string | undefined>>, name: string): string[] {
-  return readInput(env, name)
-    .split(/[\n,]/)
-    .map((item) => item.trim())
-    .filter((item) => item !== '');
-}
-
-function versionFrom(env: Readonly<Record<string, string | undefined>>): { version: string; tag: string } {
+function versionFrom(env: ActionEnv): { version: string; tag: string } {
   const given = readInput(env, 'version');
   const ref = env.GITHUB_REF ?? '';
   const refTag = ref.startsWith('refs/tags/') ? ref.slice('refs/tags/'.length) : undefined;
@@ -72,23 +46,11 @@ function versionFrom(env: Readonly<Record<string, string | undefined>>): { versi
   return { version, tag: given === '' && refTag ? refTag : `v${version}` };
 }
 
-function checkUrl(name: string, value: string): void {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new InputError(`input ${name} must be an http(s) URL (got ${JSON.stringify(value)})`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new InputError(`input ${name} must be an http(s) URL (got ${JSON.stringify(value)})`);
-  }
-}
-
 /**
  * Parses the action's inputs from the environment the runner gives (a pure function of it).
  * Throws InputError naming the input and the rule it breaks.
  */
-export function parseInputs(env: Readonly<Record<string, string | undefined>>): ActionInputs {
+export function parseInputs(env: ActionEnv): ActionInputs {
   const dryRun = readBooleanInput(env, 'dry-run', false);
   const createRelease = readBooleanInput(env, 'create-release', true);
   const { version, tag } = versionFrom(env);
@@ -98,7 +60,7 @@ export function parseInputs(env: Readonly<Record<string, string | undefined>>): 
   const testCommand = readInput(env, 'test-command');
   const [owner, repo, ...rest] = (env.GITHUB_REPOSITORY ?? '').split('/');
 
-  if (registryUrl !== '') checkUrl('registry-url', registryUrl);
+  if (registryUrl !== '') checkHttpUrlInput('registry-url', registryUrl);
   if (!dryRun) {
     if (registryUrl === '') throw new InputError('input registry-url is required (unless dry-run is true)');
     if (registryToken === '') throw new InputError('input registry-token is required (unless dry-run is true)');

@@ -12,7 +12,8 @@ import { formatValidationError } from '../core/validation.js';
 import { MANIFEST_FILE, validateTemplate } from '../template/validate.js';
 import { extractChangelogSection } from '../template/changelog.js';
 import { parseInputs, type ActionInputs } from './inputs.js';
-import { createGitHubClient, octokitReleaseApi, publishRelease, type ReleaseApi } from './release.js';
+import { createGitHubClient } from '../github/client.js';
+import { octokitReleaseApi, publishRelease, type ReleaseApi } from '../github/release.js';
 import { errorMessage } from '../core/errors.js';
 
 type SummaryCell = string | { data: string; header?: boolean };

@@ -1,8 +1,8 @@
 import path from 'node:path';
 
-import { InputError, readInput } from '../action/inputs.js';
+import { checkHttpUrlInput, InputError, readInput, type ActionEnv } from '../github/inputs.js';
 
-export { InputError } from '../action/inputs.js';
+export { InputError } from '../github/inputs.js';
 
 /** The registry action's inputs, parsed and checked. */
 export interface RegistryActionInputs {
@@ -17,31 +17,19 @@ export interface RegistryActionInputs {
   apiUrl?: string;
 }
 
-function checkUrl(name: string, value: string): void {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-    throw new InputError(`input ${name} must be an http(s) URL (got ${JSON.stringify(value)})`);
-  }
-}
-
 /**
  * Parses the registry action's inputs from the environment the runner gives (a pure function of
  * it). Relative paths are resolved against GITHUB_WORKSPACE (default: the working directory).
  * Throws InputError naming the input and the rule it breaks.
  */
-export function parseRegistryInputs(env: Readonly<Record<string, string | undefined>>, cwd = '.'): RegistryActionInputs {
+export function parseRegistryInputs(env: ActionEnv, cwd = '.'): RegistryActionInputs {
   const workspace = path.resolve(cwd, env.GITHUB_WORKSPACE || '.');
   const config = readInput(env, 'config') || 'registry.config.json';
   const outDir = readInput(env, 'out-dir') || 'public';
   const githubToken = readInput(env, 'github-token');
   const publicUrl = readInput(env, 'public-url');
   if (githubToken === '') throw new InputError('input github-token is required (the default ${{ github.token }} reads public repositories)');
-  if (publicUrl !== '') checkUrl('public-url', publicUrl);
+  if (publicUrl !== '') checkHttpUrlInput('public-url', publicUrl);
   const apiUrl = (env.GITHUB_API_URL ?? '').trim();
   return {
     configPath: path.resolve(workspace, config),

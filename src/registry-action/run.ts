@@ -1,6 +1,6 @@
 import type { Octokit } from '@octokit/rest';
 
-import { createGitHubClient } from '../action/release.js';
+import { createGitHubClient } from '../github/client.js';
 import { latestEntries } from '../core/listing.js';
 import { buildRegistry, type BuildResult } from '../registry/build.js';
 import { githubReleasesSource, loadGithubSourceConfig } from '../registry/github-source.js';

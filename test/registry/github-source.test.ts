@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { createGitHubClient } from '../../src/action/release.js';
+import { createGitHubClient } from '../../src/github/index.js';
 import {
   buildRegistry,
   githubReleasesSource,

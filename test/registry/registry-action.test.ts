@@ -2,7 +2,7 @@ import { access, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { createGitHubClient } from '../../src/action/release.js';
+import { createGitHubClient } from '../../src/github/index.js';
 import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { InputError, parseRegistryInputs } from '../../src/registry-action/inputs.js';
 import { run, type RegistryActionCore } from '../../src/registry-action/run.js';

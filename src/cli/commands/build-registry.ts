@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 
-import { createGitHubClient } from '../../action/release.js';
+import { createGitHubClient } from '../../github/client.js';
 import { buildRegistry } from '../../registry/build.js';
 import { RegistryBuildError } from '../../registry/document.js';
 import { GithubSourceConfigError, githubReleasesSource, loadGithubSourceConfig, type GithubSourceConfig } from '../../registry/github-source.js';

@@ -15,7 +15,7 @@ import {
   type GitHubClientOptions,
   type ReleaseApi,
   type ReleaseAssetFile,
-} from '../../src/action/release.js';
+} from '../../src/github/index.js';
 import { startFakeGitHub, type FakeGitHub, type RecordedRequest } from '../helpers/fake-github.js';
 import { tempDir } from '../helpers/fixtures.js';
 
