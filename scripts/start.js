@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 // `npm start`: the main job end to end on the embedded default. It starts a registry server on a
-// local store, publishes the example template through the publish action's own pipeline
-// (validate, test-generate, lint, pack, upload), and prints where registry.json and the catalog are.
+// local store, publishes the example template through the publish pipeline (validate,
+// test-generate, lint, changelog section, pack, upload: what the action and `publish` run), and
+// prints where registry.json and the catalog are; then it serves until Ctrl-C.
 import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { consoleCore } from '../build/src/action/console-core.js';
-import { run } from '../build/src/action/run.js';
-import { createServer } from '../build/src/server/app.js';
+import { publishProgressPrinter, runPublishPipeline } from '../build/src/publish/index.js';
+import { createServer } from '../build/src/server/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const storeDir = process.env.REGISTRY_STORE ?? path.join(root, '.template-registry', 'store');
@@ -23,31 +24,23 @@ console.log(`registry server on ${publicUrl} (store ${path.relative(root, storeD
 
 const { token } = server.store.createToken({ role: 'publisher', templates: ['node-service'], owner: 'example' });
 const version = JSON.parse(readFileSync(path.join(example, 'template.json'), 'utf8')).version;
-const core = consoleCore();
-const outcome = await run({
-  core,
-  env: {
-    'INPUT_TEMPLATE-PATH': example,
-    'INPUT_REGISTRY-URL': publicUrl,
-    'INPUT_REGISTRY-TOKEN': token,
-    INPUT_VERSION: version,
-    'INPUT_CREATE-RELEASE': 'false',
-    'INPUT_DRY-RUN': 'false',
-    GITHUB_WORKSPACE: root,
-  },
-});
-if (!outcome.ok) {
+let result;
+try {
+  result = await runPublishPipeline({ templateDir: example, version, registryUrl: publicUrl, token }, publishProgressPrinter((line) => console.log(line)));
+} catch (error) {
+  console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
   await server.app.close();
   process.exit(1);
 }
+await rm(path.dirname(result.packed.file), { recursive: true, force: true });
 
-const files = server.store.publicDir;
+const files = path.join(storeDir, 'public');
 console.log(`
-published node-service@${version}: ${outcome.outputs.uploaded === 'true' ? 'uploaded' : 'already in the store with the same integrity'}
+published node-service@${version}: ${result.upload?.uploaded ? 'uploaded' : 'already in the store with the same integrity'}
   registry.json  ${publicUrl}/registry.json   (file ${path.relative(root, path.join(files, 'registry.json'))})
   catalog        ${publicUrl}/index.html      (file ${path.relative(root, path.join(files, 'index.html'))})
   one template   ${publicUrl}/templates/node-service
-  archive        ${outcome.outputs['download-url']}
+  archive        ${result.downloadUrl}
   API            ${publicUrl}/openapi.json
 
 Serving until Ctrl-C. Publish more with:

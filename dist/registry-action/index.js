@@ -39455,12 +39455,13 @@ function parseRegistryInputs(env, cwd = ".") {
   };
 }
 
-// src/registry-action/run.ts
+// src/registry-action/main.ts
 function defaultOctokit(token, baseUrl, log) {
   return createGitHubClient({ token, ...baseUrl ? { baseUrl } : {}, userAgent: "template-registry-registry-action", log });
 }
-async function run(deps) {
-  const { core, env } = deps;
+async function run(deps = {}) {
+  const env = deps.env ?? process.env;
+  const core = deps.core ?? core_exports;
   const outputs = {};
   const setOutput2 = (name, value) => {
     outputs[name] = String(value);
@@ -39531,4 +39532,4 @@ async function run(deps) {
 }
 
 // src/registry-action/index.ts
-await run({ env: process.env, core: core_exports });
+await run();

@@ -1,7 +1,6 @@
 // The publish action's library face (src/action/index.ts is the bundle's entry and only calls run()).
-export { run, type ActionCore, type ActionDependencies, type ActionOutcome } from './run.js';
+export { run, type ActionCore, type ActionDependencies, type ActionOutcome } from './main.js';
 export { parseInputs, InputError, type ActionInputs } from './inputs.js';
-export { consoleCore } from './console-core.js';
 export {
   createGitHubClient,
   octokitReleaseApi,

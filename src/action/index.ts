@@ -1,5 +1,3 @@
-import * as core from '@actions/core';
+import { run } from './main.js';
 
-import { run } from './run.js';
-
-await run({ env: process.env, core });
+await run();

@@ -1,3 +1,5 @@
+import path from 'node:path';
+
 import { VERSION_PATTERN } from '../core/versions.js';
 import { checkHttpUrlInput, InputError, readBooleanInput, readInput, readListInput, type ActionEnv } from '../github/inputs.js';
 
@@ -5,8 +7,9 @@ export { InputError } from '../github/inputs.js';
 
 /** The publish action's inputs, parsed and checked. */
 export interface ActionInputs {
+  /** The template folder, absolute: the template-path input resolved against the workspace. */
   templatePath: string;
-  /** GITHUB_WORKSPACE (default the working directory): annotation paths are relative to it. */
+  /** GITHUB_WORKSPACE resolved (default the working directory): annotation paths are relative to it. */
   workspace: string;
   registryUrl?: string;
   registryToken?: string;
@@ -47,10 +50,11 @@ function versionFrom(env: ActionEnv): { version: string; tag: string } {
 }
 
 /**
- * Parses the action's inputs from the environment the runner gives (a pure function of it).
- * Throws InputError naming the input and the rule it breaks.
+ * Parses the action's inputs from the environment the runner gives (a pure function of it and
+ * `cwd`). template-path is resolved against GITHUB_WORKSPACE, itself resolved against `cwd`, as the
+ * runner runs actions in the workspace. Throws InputError naming the input and the rule it breaks.
  */
-export function parseInputs(env: ActionEnv): ActionInputs {
+export function parseInputs(env: ActionEnv, cwd = '.'): ActionInputs {
   const dryRun = readBooleanInput(env, 'dry-run', false);
   const createRelease = readBooleanInput(env, 'create-release', true);
   const { version, tag } = versionFrom(env);
@@ -59,6 +63,7 @@ export function parseInputs(env: ActionEnv): ActionInputs {
   const githubToken = readInput(env, 'github-token');
   const testCommand = readInput(env, 'test-command');
   const [owner, repo, ...rest] = (env.GITHUB_REPOSITORY ?? '').split('/');
+  const workspace = path.resolve(cwd, env.GITHUB_WORKSPACE || '.');
 
   if (registryUrl !== '') checkHttpUrlInput('registry-url', registryUrl);
   if (!dryRun) {
@@ -73,8 +78,8 @@ export function parseInputs(env: ActionEnv): ActionInputs {
   }
 
   return {
-    templatePath: readInput(env, 'template-path') || '.',
-    workspace: env.GITHUB_WORKSPACE || '.',
+    templatePath: path.resolve(workspace, readInput(env, 'template-path') || '.'),
+    workspace,
     ...(registryUrl ? { registryUrl } : {}),
     ...(registryToken ? { registryToken } : {}),
     ...(githubToken ? { githubToken } : {}),

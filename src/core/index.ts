@@ -51,6 +51,8 @@ export {
   formatValidationError,
   formatValidationErrorAt,
   locateViolations,
+  checkJsonText,
+  type CheckedJson,
   fieldOfPointer,
   errorDetails,
   type ValidationProblem,

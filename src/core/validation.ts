@@ -3,9 +3,10 @@
  * (`template.json /version: must be MAJOR.MINOR.PATCH (got "1.0")`) and the `details` of the
  * spec's error envelope (`{ field: "version", message, code }`).
  */
-import { nearestPosition, pointerSegments, type SourcePosition } from './json-source.js';
-import type { RuleViolation } from './messages.js';
+import { JsonSyntaxError, nearestPosition, parseJsonWithPositions, pointerSegments, type SourcePosition } from './json-source.js';
+import { describeSchemaErrors, type RuleViolation } from './messages.js';
 import type { ApiErrorDetail } from './schema-types.js';
+import { schemaErrors, type SchemaName } from './schemas.js';
 
 /** One broken rule in one file: which file, where in it, and what. */
 export interface ValidationProblem {
@@ -50,4 +51,29 @@ export function fieldOfPointer(pointer: string, fallback: string): string {
 /** Violations as the envelope's `details`; `fallback` names the field of a violation at the root. */
 export function errorDetails(violations: readonly RuleViolation[], fallback: string): ErrorDetail[] {
   return violations.map((violation) => ({ field: fieldOfPointer(violation.pointer, fallback), message: violation.message, code: violation.code }));
+}
+
+/** A JSON document checked against its schema: its value and positions when it parses, and every problem. */
+export interface CheckedJson {
+  /** Undefined when the text is not JSON. */
+  value?: unknown;
+  positions?: ReadonlyMap<string, SourcePosition>;
+  /** Syntax error (with its position) or every schema violation (at its value's position). */
+  problems: ValidationProblem[];
+}
+
+/**
+ * Parses `text` (the content of `file`) and checks it against `schema`: a syntax error is one
+ * INVALID_JSON problem at its line and column, schema violations point at their values.
+ */
+export function checkJsonText(file: string, text: string, schema: SchemaName): CheckedJson {
+  let parsed;
+  try {
+    parsed = parseJsonWithPositions(text);
+  } catch (error) {
+    if (!(error instanceof JsonSyntaxError)) throw error;
+    return { problems: [{ file, pointer: '', message: `invalid JSON: ${error.message}`, code: 'INVALID_JSON', ...error.position }] };
+  }
+  const problems = locateViolations(file, describeSchemaErrors(schemaErrors(schema, parsed.value)), parsed.positions);
+  return { value: parsed.value, positions: parsed.positions, problems };
 }

@@ -1,4 +1,17 @@
-/** Publishing a template to a registry: the streamed upload client (operation 2 of the spec). */
+/** Publishing a template to a registry: the publish pipeline and the streamed upload client (operation 2 of the spec). */
+export {
+  runPublishPipeline,
+  PublishPipelineError,
+  PUBLISH_STEPS,
+  PUBLISH_STEP_TITLES,
+  DEFAULT_CHANGELOG_FILE,
+  type PublishStep,
+  type PublishFinding,
+  type PublishHooks,
+  type PublishPipelineOptions,
+  type PublishPipelineResult,
+} from './pipeline.js';
+export { publishProgressPrinter } from './progress.js';
 export {
   publishTemplate,
   PublishError,

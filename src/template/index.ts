@@ -51,6 +51,7 @@ export {
 } from './test-template.js';
 export {
   lintTemplate,
+  formatLintFinding,
   changelogHasVersion,
   LINT_RULES,
   type LintFinding,

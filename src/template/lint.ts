@@ -27,6 +27,7 @@ import {
   parseJsonWithPositions,
   type SourcePosition,
 } from '../core/json-source.js';
+import { compareText } from '../core/listing.js';
 import { VERSION_PATTERN } from '../core/versions.js';
 import { findChangelogSection } from './changelog.js';
 import { firstLine } from '../core/errors.js';
@@ -60,6 +61,11 @@ export interface LintFinding {
   message: string;
   /** JSON pointer inside `file`, when the finding concerns one value of a JSON document. */
   pointer?: string;
+}
+
+/** `template.prompts.json:12:15 error unknown-reference when of prompt "database" names unknown variable "feature"` */
+export function formatLintFinding(finding: LintFinding): string {
+  return `${finding.file}:${finding.line}:${finding.column} ${finding.severity} ${finding.rule} ${finding.message}`;
 }
 
 export interface LintResult {
@@ -832,8 +838,6 @@ export const LINT_RULES: readonly LintRule[] = [
 // Running
 // ---------------------------------------------------------------------------------------------
 
-const compare = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
-
 /** Runs rules over a model: positions from the JSON documents, sorted by file, line, column. */
 export function runLintRules(model: LintModel, rules: readonly LintRule[] = LINT_RULES): LintResult {
   const active = model.isFolder ? rules : rules.filter((rule) => rule.id === 'schema');
@@ -867,11 +871,11 @@ export function runLintRules(model: LintModel, rules: readonly LintRule[] = LINT
   }
   findings.sort(
     (a, b) =>
-      compare(a.file, b.file) ||
-      compare(a.line, b.line) ||
-      compare(a.column, b.column) ||
-      compare(a.rule, b.rule) ||
-      compare(a.message, b.message),
+      compareText(a.file, b.file) ||
+      a.line - b.line ||
+      a.column - b.column ||
+      compareText(a.rule, b.rule) ||
+      compareText(a.message, b.message),
   );
   return {
     findings,
@@ -918,7 +922,7 @@ async function readContent(root: string, folder: string): Promise<ContentModel> 
     } catch {
       return; // a missing content folder has no content; validateTemplate reports a named one
     }
-    for (const entry of entries.sort((a, b) => compare(a.name, b.name))) {
+    for (const entry of entries.sort((a, b) => compareText(a.name, b.name))) {
       const source = relative === '' ? entry.name : `${relative}/${entry.name}`;
       content.paths.push(source);
       // Symbolic links are not followed: their name counts, their target does not.

@@ -4,6 +4,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 
 import { firstLine } from '../core/errors.js';
+import { compareText } from '../core/listing.js';
 import { createEngine, ExpressionEvaluator, type RenderLimits } from './expression.js';
 import type { ResolvedAnswers } from './answers.js';
 import type { LoadedTemplate } from './load.js';
@@ -163,5 +164,5 @@ export async function renderTemplate(
     if (total > maxTotalBytes) throw new RenderError(`the project would be larger than ${maxTotalBytes} bytes`, entry.source);
     files.push({ path: target, content, mode: info.mode & 0o111 ? 0o755 : 0o644 });
   }
-  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return files.sort((a, b) => compareText(a.path, b.path));
 }

@@ -1,10 +1,8 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
-import { JsonSyntaxError, parseJsonWithPositions } from '../core/json-source.js';
-import { describeSchemaErrors } from '../core/messages.js';
-import { schemaErrors, type SchemaName } from '../core/schemas.js';
-import { locateViolations, type ValidationProblem } from '../core/validation.js';
+import type { SchemaName } from '../core/schemas.js';
+import { checkJsonText, type ValidationProblem } from '../core/validation.js';
 import { resolveInsideRoot } from './paths.js';
 
 export const MANIFEST_FILE = 'template.json';
@@ -46,16 +44,9 @@ async function checkJsonFile(
   } catch {
     return undefined; // reported as a missing file by the caller
   }
-  let parsed;
-  try {
-    parsed = parseJsonWithPositions(text);
-  } catch (error) {
-    if (!(error instanceof JsonSyntaxError)) throw error;
-    errors.push({ file, pointer: '', message: `invalid JSON: ${error.message}`, code: 'INVALID_JSON', ...error.position });
-    return undefined;
-  }
-  errors.push(...locateViolations(file, describeSchemaErrors(schemaErrors(schema, parsed.value)), parsed.positions));
-  return parsed.value;
+  const checked = checkJsonText(file, text, schema);
+  errors.push(...checked.problems);
+  return checked.value;
 }
 
 interface NamedPath {

@@ -4,15 +4,15 @@ import { createHash } from 'node:crypto';
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { startFakeGitHub } from '../helpers/fake-github.js';
 import { startFakeRegistry } from '../helpers/fake-registry.js';
 import { tempDir } from '../helpers/fixtures.js';
-import { runBundledAction, type ActionRun } from '../helpers/run-bundled-action.js';
+import { buildFreshBundle, runBundledAction, type ActionRun, type FreshBundle } from '../helpers/run-bundled-action.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
 
-const bundle = path.resolve('dist/action/index.js');
+let bundle: FreshBundle;
 const example = path.resolve('examples/templates/node-service');
 const REGISTRY_TOKEN = 'tr_e2e_registry_secret_123';
 const GITHUB_TOKEN = 'ghs_e2e_github_secret_456';
@@ -33,12 +33,12 @@ async function templateRepository(versions: string[]): Promise<string> {
   return repo;
 }
 
-async function runAction(env: Record<string, string>): Promise<ActionRun> {
+async function runAction(env: Record<string, string>, options: { cwd?: string } = {}): Promise<ActionRun> {
   const work = await tempDir('tr-e2e-event-');
   const eventFile = path.join(work, 'event.json');
   const ref = env.GITHUB_REF ?? 'refs/tags/v1.2.3';
   await writeFile(eventFile, JSON.stringify({ ref, created: true, deleted: false, repository: { full_name: 'acme/node-service' } }));
-  return runBundledAction(bundle, {
+  const runnerEnv = {
     GITHUB_REPOSITORY: 'acme/node-service',
     GITHUB_EVENT_NAME: 'push',
     GITHUB_EVENT_PATH: eventFile,
@@ -47,8 +47,8 @@ async function runAction(env: Record<string, string>): Promise<ActionRun> {
     'INPUT_GITHUB-TOKEN': GITHUB_TOKEN,
     'INPUT_CREATE-RELEASE': 'true',
     'INPUT_DRY-RUN': 'false',
-    ...env,
-  });
+  };
+  return runBundledAction(bundle.file, { ...runnerEnv, ...env }, options);
 }
 
 const closers: (() => Promise<void>)[] = [];
@@ -74,9 +74,10 @@ function inputs(repo: string, registryUrl: string, githubUrl: string): Record<st
 
 describe('the bundled publish action, run as the runner runs it', () => {
   beforeAll(async () => {
-    await readFile(bundle).catch(() => {
-      throw new Error(`${bundle} is missing: run npm run build:dist`);
-    });
+    bundle = await buildFreshBundle('action/index');
+  });
+  afterAll(async () => {
+    await bundle.remove();
   });
 
   it('validates, packs, uploads to the registry server and releases; a re-run changes nothing', async () => {
@@ -184,6 +185,18 @@ describe('the bundled publish action, run as the runner runs it', () => {
     expect(github.requests).toHaveLength(0);
     expect(result.summary).toMatch(/dry-run/);
   }, 120_000);
+
+  it('finds a relative template-path in GITHUB_WORKSPACE, wherever it is started, and names files relative to it', async () => {
+    const { registry, github } = await servers();
+    const repo = await templateRepository([]);
+    const env = { ...inputs(path.basename(repo), registry.url, github.url), GITHUB_WORKSPACE: path.dirname(repo), 'INPUT_DRY-RUN': 'true' };
+    const result = await runAction(env, { cwd: await tempDir('tr-e2e-elsewhere-') });
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toContain(`::error title=release notes,file=${path.basename(repo)}/CHANGELOG.md::CHANGELOG.md has no section for 1.2.3`);
+    expect(result.stdout).toMatch(/^::error::CHANGELOG\.md has no section for version 1\.2\.3: the release needs one$/m);
+    expect(result.outputs.archive).toBeUndefined();
+    expect(registry.requests).toBe(0);
+  }, 60_000);
 
   it('refuses a pre-release tag with a clear error before doing anything', async () => {
     const { registry, github } = await servers();

@@ -12,11 +12,12 @@ const base = {
 
 describe('parseInputs', () => {
   it('takes the version from the tag without its v', () => {
-    const inputs = parseInputs(base);
+    const inputs = parseInputs({ ...base, GITHUB_WORKSPACE: '/ws' });
     expect(inputs).toMatchObject({
       version: '1.2.3',
       tag: 'v1.2.3',
-      templatePath: '.',
+      templatePath: '/ws',
+      workspace: '/ws',
       createRelease: true,
       dryRun: false,
       repository: { owner: 'acme', repo: 'node-service' },
@@ -43,6 +44,7 @@ describe('parseInputs', () => {
   it('reads hyphenated input names, lists and booleans as the runner passes them', () => {
     const inputs = parseInputs({
       ...base,
+      GITHUB_WORKSPACE: '/ws',
       'INPUT_TEMPLATE-PATH': 'templates/api',
       INPUT_EXCLUDE: 'docs/**\n*.log, tmp/**',
       'INPUT_TEST-COMMAND': 'npm test',
@@ -50,12 +52,21 @@ describe('parseInputs', () => {
       'INPUT_DRY-RUN': 'TRUE',
     });
     expect(inputs).toMatchObject({
-      templatePath: 'templates/api',
+      templatePath: '/ws/templates/api',
       exclude: ['docs/**', '*.log', 'tmp/**'],
       testCommand: 'npm test',
       createRelease: false,
       dryRun: true,
     });
+  });
+
+  it('resolves template-path against GITHUB_WORKSPACE, itself against the working directory', () => {
+    expect(parseInputs({ ...base, GITHUB_WORKSPACE: 'repo', 'INPUT_TEMPLATE-PATH': 'templates/api' }, '/runner/work')).toMatchObject({
+      workspace: '/runner/work/repo',
+      templatePath: '/runner/work/repo/templates/api',
+    });
+    expect(parseInputs({ ...base, 'INPUT_TEMPLATE-PATH': 'api' }, '/runner/work')).toMatchObject({ workspace: '/runner/work', templatePath: '/runner/work/api' });
+    expect(parseInputs({ ...base, GITHUB_WORKSPACE: '/ws', 'INPUT_TEMPLATE-PATH': '/elsewhere/api' }).templatePath).toBe('/elsewhere/api');
   });
 
   it('rejects a boolean input that is not true or false', () => {

@@ -1,7 +1,11 @@
 import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
+import { build } from 'esbuild';
+
+import { distBuildOptions, DIST_ENTRY_POINTS } from '../../scripts/dist-bundles.js';
 import { tempDir } from './fixtures.js';
 
 export interface ActionRun {
@@ -10,6 +14,22 @@ export interface ActionRun {
   stderr: string;
   outputs: Record<string, string>;
   summary: string;
+}
+
+export interface FreshBundle {
+  /** The bundled action, e.g. `<temp>/action/index.js`. */
+  file: string;
+  remove: () => Promise<void>;
+}
+
+/**
+ * Bundles one action from src/ into a temp folder, exactly as `npm run build:dist` builds dist/
+ * (same esbuild options), so the end-to-end tests run the code as it is now, not the committed dist/.
+ */
+export async function buildFreshBundle(name: keyof typeof DIST_ENTRY_POINTS): Promise<FreshBundle> {
+  const outdir = await mkdtemp(path.join(tmpdir(), 'tr-bundle-'));
+  await build(distBuildOptions(outdir, { [name]: DIST_ENTRY_POINTS[name] }));
+  return { file: path.join(outdir, `${name}.js`), remove: () => rm(outdir, { recursive: true, force: true }) };
 }
 
 /** Parses the GITHUB_OUTPUT file format: `name<<DELIM\nvalue\nDELIM`. */

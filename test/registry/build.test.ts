@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -187,9 +187,12 @@ describe('buildRegistry', () => {
     expect(first.document.lastUpdated).toBe(T1.toISOString());
     const files = await listFiles(outDir);
     const bytes = await Promise.all(files.map((f) => readFile(path.join(outDir, f))));
+    // Every file dated back to a fixed moment: a rewrite, however quick, would date it now.
+    const past = new Date('2020-01-01T00:00:00.000Z');
+    await Promise.all(files.map((f) => utimes(path.join(outDir, f), past, past)));
     const mtimes = await Promise.all(files.map(async (f) => (await stat(path.join(outDir, f))).mtimeMs));
+    expect(new Set(mtimes)).toEqual(new Set([past.getTime()]));
 
-    await new Promise((resolve) => setTimeout(resolve, 20));
     const second = await buildRegistry(source, { outDir, now: () => T2 });
     expect(second.changed).toBe(false);
     expect(second.written).toEqual([]);

@@ -1,21 +1,21 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { schemaErrors } from '../../src/core/schemas.js';
 import { startFakeGitHubRepos, type FakeGitHubRepos } from '../helpers/fake-github-repos.js';
 import { tempDir } from '../helpers/fixtures.js';
-import { runBundledAction, type ActionRun } from '../helpers/run-bundled-action.js';
+import { buildFreshBundle, runBundledAction, type ActionRun, type FreshBundle } from '../helpers/run-bundled-action.js';
 import { manifest } from './memory-source.js';
 
-const bundle = path.resolve('dist/registry-action/index.js');
+let bundle: FreshBundle;
 const GITHUB_TOKEN = 'ghs_registry_e2e_secret_789';
 
 function runAction(workspace: string, env: Record<string, string>): Promise<ActionRun> {
   return runBundledAction(
-    bundle,
+    bundle.file,
     {
       GITHUB_REPOSITORY: 'acme/registry',
       GITHUB_EVENT_NAME: 'schedule',
@@ -47,9 +47,10 @@ function addTemplateRelease(github: FakeGitHubRepos, repo: string, name: string,
 
 describe('the bundled registry action, run as the runner runs it', () => {
   beforeAll(async () => {
-    await readFile(bundle).catch(() => {
-      throw new Error(`${bundle} is missing: run npm run build:dist`);
-    });
+    bundle = await buildFreshBundle('registry-action/index');
+  });
+  afterAll(async () => {
+    await bundle.remove();
   });
 
   it('builds the registry from GitHub releases; a re-run reports no change', async () => {

@@ -4,7 +4,9 @@ import path from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 
+import { RegistryClient } from '../../src/client/index.js';
 import { buildRegistry, escapeHtml, renderCatalog, safeUrl } from '../../src/registry/index.js';
+import { parseListQuery, runListQuery } from '../../src/server/query.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { memorySource, version } from './memory-source.js';
 
@@ -207,6 +209,34 @@ describe('the catalog page script', () => {
     page.pick('');
     expect(page.visible()).toHaveLength(3);
     expect(page.empty()).toBe(false);
+  });
+});
+
+describe('one search rule for the page, the client and the server', () => {
+  it('finds the same templates for the same query in the catalog page, RegistryClient and GET /templates', async () => {
+    const versions = [
+      version('node-api', '1.0.0', { keywords: ['node', 'rest'], features: ['auth'] }),
+      version('node-api', '2.0.0', { keywords: ['node', 'rest', 'graphql'], features: ['auth', 'api'] }),
+      version('node-worker', '1.0.0', { keywords: ['node', 'queue'], description: 'Background jobs for Node.js' }),
+      version('react-app', '1.0.0', { category: 'frontend', keywords: ['react'], description: 'A React single-page app' }),
+      version('mixed-case', '1.0.0', { keywords: ['GraphQL', 'Edge'], description: 'Tabs\tand  double  spaces' }),
+    ];
+    const outDir = await tempDir();
+    const { document } = await buildRegistry(memorySource(versions), { outDir, now: NOW });
+    const page = loadPage(await readFile(path.join(outDir, 'index.html'), 'utf8'));
+    const client = new RegistryClient({ registryUrl: 'https://registry.invalid/registry.json', fetch: () => Promise.resolve(new Response(JSON.stringify(document))) });
+    for (const query of ['node', 'NODE auth', 'graphql', 'single-page', 'edge  graphql', 'jobs node.js', 'double  spaces', 'tabs\tand', 'nothing-matches', '']) {
+      page.search(query);
+      const shown = page.visible().sort();
+      const fromClient = [...new Set((await client.search(query)).map((e) => e.id))].sort();
+      const parsed = parseListQuery({ q: query, limit: '100' });
+      if (!parsed.ok) throw new Error('query refused');
+      const fromServer = runListQuery(document, parsed.query).data.map((e) => e.id ?? '').sort();
+      // The page and the server list the latest version of each template, the client every version.
+      expect({ query, shown }).toEqual({ query, shown: fromServer });
+      expect({ query, fromClient }).toEqual({ query, fromClient: fromClient.filter((id) => fromServer.includes(id)) });
+      expect(fromClient, query).toEqual(expect.arrayContaining(fromServer));
+    }
   });
 });
 

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createGitHubClient } from '../../src/github/index.js';
 import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { InputError, parseRegistryInputs } from '../../src/registry-action/inputs.js';
-import { run, type RegistryActionCore } from '../../src/registry-action/run.js';
+import { run, type RegistryActionCore } from '../../src/registry-action/main.js';
 import { startFakeGitHubRepos } from '../helpers/fake-github-repos.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { manifest, memorySource, version } from './memory-source.js';
@@ -169,6 +169,23 @@ describe('the registry action run()', () => {
     expect(calls.failed).toEqual([`${path.join(workspace, 'registry.config.json')}: no such file`]);
     expect(calls.outputs).toEqual({});
     expect(calls.summary.join('\n')).toMatch(/not built/);
+  });
+
+  it('reads its inputs from process.env when no environment is given', async () => {
+    const workspace = await tempDir();
+    const saved = { ...process.env };
+    Object.assign(process.env, { GITHUB_WORKSPACE: workspace, 'INPUT_GITHUB-TOKEN': 'ghs_from_env', 'INPUT_OUT-DIR': 'env-site' });
+    try {
+      const { core, calls } = recordingCore();
+      const outcome = await run({ core, source: memorySource([version('a', '1.0.0')]) });
+      expect(calls.failed).toEqual([]);
+      expect(outcome.ok).toBe(true);
+      expect(calls.secrets).toEqual(['ghs_from_env']);
+      await expect(readFile(path.join(workspace, 'env-site', 'registry.json'))).resolves.toBeTruthy();
+    } finally {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+      Object.assign(process.env, saved);
+    }
   });
 
   it('fails on an invalid registry and names the version at fault', async () => {

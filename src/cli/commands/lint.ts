@@ -1,12 +1,7 @@
 import type { Command } from 'commander';
 
-import { lintTemplate, type LintFinding, type LintResult } from '../../template/lint.js';
+import { formatLintFinding, lintTemplate, type LintResult } from '../../template/lint.js';
 import { EXIT, type CliIo } from '../io.js';
-
-/** `template.prompts.json:12:15 error unknown-reference when of prompt "database" names unknown variable "feature"` */
-export function formatLintFinding(finding: LintFinding): string {
-  return `${finding.file}:${finding.line}:${finding.column} ${finding.severity} ${finding.rule} ${finding.message}`;
-}
 
 export function formatLintSummary(result: LintResult): string {
   return `${result.errorCount} error(s), ${result.warningCount} warning(s)`;

@@ -5,9 +5,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 
 import { VERSION_PATTERN } from '../../core/versions.js';
-import { packTemplate } from '../../pack/pack.js';
-import { publishTemplate } from '../../publish/upload.js';
-import { formatValidationError, validateTemplate } from '../../template/index.js';
+import { publishProgressPrinter } from '../../publish/progress.js';
+import { runPublishPipeline } from '../../publish/pipeline.js';
 import { EXIT, type CliIo } from '../io.js';
 import { errorMessage } from '../../core/errors.js';
 
@@ -16,6 +15,7 @@ interface PublishFlags {
   token?: string;
   version?: string;
   exclude: string[];
+  skipTest?: boolean;
   json?: boolean;
 }
 
@@ -29,12 +29,13 @@ export function registerPublish(program: Command, io: CliIo, setExit: (code: num
   // own `-V, --version` would take it (printing the CLI version) wherever it appears.
   program
     .command('publish')
-    .description('validate, pack and upload a template folder to a registry')
+    .description('validate, test-generate and lint a template folder, check its changelog, then pack and upload it to a registry')
     .argument('[dir]', 'template folder', '.')
     .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
     .option('--token <token>', `API token (default: $${TOKEN_ENV}; prefer the variable, flags show up in process lists)`)
     .option('--version <version>', 'release version to stamp into template.json (a leading "v" is dropped)')
     .option('--exclude <glob>', 'leave matching files out of the archive (repeatable)', collect, [])
+    .option('--skip-test', 'skip test generation (validation and lint always run)')
     .option('--json', 'print the result as JSON')
     .action(async (dir: string, flags: PublishFlags) => {
       const usage = (message: string): void => {
@@ -51,43 +52,38 @@ export function registerPublish(program: Command, io: CliIo, setExit: (code: num
         if (!VERSION_PATTERN.test(version)) return usage(`--version must be MAJOR.MINOR.PATCH (got "${flags.version}")`);
       }
 
-      const validation = await validateTemplate(dir);
-      if (!validation.valid) {
-        for (const error of validation.errors) io.stderr(`${formatValidationError(error)}\n`);
-        io.stderr(`${validation.errors.length} error(s) in ${dir}: nothing was published\n`);
-        setExit(EXIT.failure);
-        return;
-      }
-
+      // Progress and findings go to stderr, so that stdout holds only the result (`--json` stays parseable).
+      const redact = (text: string): string => text.split(token).join('***');
       const outDir = await mkdtemp(path.join(tmpdir(), 'template-registry-publish-'));
       try {
-        const packed = await packTemplate(dir, { ...(version === undefined ? {} : { version }), outDir, exclude: flags.exclude });
-        const label = `${packed.manifest.name}@${packed.manifest.version}`;
-        const result = await publishTemplate({
-          registryUrl,
-          token,
-          archive: packed.file,
-          manifest: packed.manifest,
-          integrity: packed.integrity,
-          onRetry: ({ attempt, delayMs, reason }) => {
-            io.stderr(`attempt ${attempt} failed (${reason}); retrying in ${(delayMs / 1000).toFixed(1)} s\n`);
+        const { packed, upload } = await runPublishPipeline(
+          {
+            templateDir: dir,
+            ...(version === undefined ? {} : { version }),
+            exclude: flags.exclude,
+            skipTest: flags.skipTest ?? false,
+            outDir,
+            registryUrl,
+            token,
           },
-        });
+          publishProgressPrinter((line) => io.stderr(`${redact(line)}\n`)),
+        );
+        const label = `${packed.manifest.name}@${packed.manifest.version}`;
         if (flags.json) {
-          const { entry: _entry, ...summary } = result;
+          const { entry: _entry, ...summary } = upload ?? {};
           io.stdout(
             `${JSON.stringify({ name: packed.manifest.name, version: packed.manifest.version, size: packed.size, sha256: packed.sha256, files: packed.files, ...summary }, null, 2)}\n`,
           );
-        } else if (result.uploaded) {
-          io.stdout(`published ${label} (${result.integrity})\n`);
+        } else if (upload?.uploaded) {
+          io.stdout(`published ${label} (${upload.integrity})\n`);
         } else {
           io.stdout(`already published ${label} with the same content\n`);
         }
         setExit(EXIT.ok);
       } catch (error) {
-        // PublishError and PackError messages are written for users and never hold the token.
-        const message = errorMessage(error);
-        io.stderr(`error: ${message.split(token).join('***')}\n`);
+        // The pipeline's messages (and the PublishError and PackError ones it passes on) are written
+        // for users and never hold the token; redacting is a second guard.
+        io.stderr(`error: ${redact(errorMessage(error))}\n`);
         setExit(EXIT.failure);
       } finally {
         await rm(outDir, { recursive: true, force: true });

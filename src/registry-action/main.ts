@@ -1,6 +1,14 @@
+/**
+ * The registry action, shaped like actions/typescript-action: `run()` takes its inputs from the
+ * process and reports through `@actions/core` (`index.ts` only calls it; so can
+ * `npx @github/local-action run . src/registry-action/main.ts <dotenv>`); tests pass their own
+ * environment, core, GitHub client or source.
+ */
+import * as actionsCore from '@actions/core';
 import type { Octokit } from '@octokit/rest';
 
 import { createGitHubClient } from '../github/client.js';
+import type { ActionEnv } from '../github/inputs.js';
 import { latestEntries } from '../core/listing.js';
 import { buildRegistry, type BuildResult } from '../registry/build.js';
 import { githubReleasesSource, loadGithubSourceConfig } from '../registry/github-source.js';
@@ -25,9 +33,12 @@ export interface RegistryActionCore {
   };
 }
 
+/** What `run()` takes from its surroundings; every field has the runner's default. */
 export interface RegistryActionDependencies {
-  env: Readonly<Record<string, string | undefined>>;
-  core: RegistryActionCore;
+  /** Default `process.env`. */
+  env?: ActionEnv;
+  /** Default `@actions/core`. */
+  core?: RegistryActionCore;
   /** Makes the GitHub client; default `createGitHubClient` (retries, rate-limit handling). */
   octokit?: (token: string, baseUrl: string | undefined, log: (message: string) => void) => Octokit;
   /** Replaces the GitHub releases source (tests). */
@@ -50,8 +61,9 @@ function defaultOctokit(token: string, baseUrl: string | undefined, log: (messag
  * build the static registry (registry.json, per-template files, catalog page, .gz/.br) in
  * out-dir. Outputs `changed`, `templates` (distinct ids), `versions` (entries) and `etag`.
  */
-export async function run(deps: RegistryActionDependencies): Promise<RegistryActionOutcome> {
-  const { core, env } = deps;
+export async function run(deps: RegistryActionDependencies = {}): Promise<RegistryActionOutcome> {
+  const env = deps.env ?? process.env;
+  const core = deps.core ?? actionsCore;
   const outputs: Record<string, string> = {};
   const setOutput = (name: string, value: string | number | boolean): void => {
     outputs[name] = String(value);

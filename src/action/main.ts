@@ -1,0 +1,195 @@
+/**
+ * The publish action, shaped like actions/typescript-action: `run()` takes its inputs from the
+ * process and reports through `@actions/core`, so the runner (through `index.ts`) and
+ * `npx @github/local-action run . src/action/main.ts <dotenv>` both call it without arguments;
+ * tests pass their own environment, core, upload and release API.
+ *
+ * The checks, the pack and the upload are the library's publish pipeline; the action turns its
+ * steps into log groups and summary rows, its findings into annotations, and then creates the
+ * GitHub release from the changelog section.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import * as actionsCore from '@actions/core';
+import type { AnnotationProperties } from '@actions/core';
+
+import { errorMessage } from '../core/errors.js';
+import { createGitHubClient } from '../github/client.js';
+import type { ActionEnv } from '../github/inputs.js';
+import { octokitReleaseApi, publishRelease, type ReleaseApi } from '../github/release.js';
+import { PUBLISH_STEP_TITLES, runPublishPipeline, type PublishFinding, type PublishPipelineOptions } from '../publish/pipeline.js';
+import { MANIFEST_FILE } from '../template/validate.js';
+import { parseInputs, type ActionInputs } from './inputs.js';
+
+type SummaryCell = string | { data: string; header?: boolean };
+
+/** The part of @actions/core the action uses; tests pass a recording fake. */
+export interface ActionCore {
+  setOutput(name: string, value: string): void;
+  setSecret(secret: string): void;
+  setFailed(message: string): void;
+  info(message: string): void;
+  warning(message: string, properties?: AnnotationProperties): void;
+  error(message: string, properties?: AnnotationProperties): void;
+  startGroup(name: string): void;
+  endGroup(): void;
+  summary: {
+    addHeading(text: string, level?: number): unknown;
+    addTable(rows: SummaryCell[][]): unknown;
+    addRaw(text: string, addEOL?: boolean): unknown;
+    write(): Promise<unknown>;
+  };
+}
+
+/** What `run()` takes from its surroundings; every field has the runner's default. */
+export interface ActionDependencies {
+  /** Default `process.env`. */
+  env?: ActionEnv;
+  /** Default `@actions/core`. */
+  core?: ActionCore;
+  /** Replaces the registry upload (`publishTemplate`). */
+  upload?: PublishPipelineOptions['upload'];
+  /** Makes the release API; default Octokit with retries and rate-limit handling. */
+  releaseApi?: (token: string, owner: string, repo: string, baseUrl?: string) => ReleaseApi;
+}
+
+export interface ActionOutcome {
+  ok: boolean;
+  outputs: Record<string, string>;
+}
+
+function defaultReleaseApi(token: string, owner: string, repo: string, baseUrl?: string): ReleaseApi {
+  return octokitReleaseApi(createGitHubClient({ token, ...(baseUrl ? { baseUrl } : {}) }), owner, repo);
+}
+
+/** Annotations name files relative to the workspace, as GitHub shows them on the diff. */
+function annotationFile(inputs: ActionInputs, file: string): string {
+  const absolute = path.resolve(inputs.templatePath, file);
+  const relative = path.relative(inputs.workspace, absolute);
+  const shown = relative.startsWith('..') || path.isAbsolute(relative) ? absolute : relative;
+  return shown.split(path.sep).join('/');
+}
+
+function annotate(core: ActionCore, inputs: ActionInputs, finding: PublishFinding): void {
+  const properties: AnnotationProperties = {
+    title: finding.title,
+    ...(finding.file ? { file: annotationFile(inputs, finding.file) } : {}),
+    ...(finding.line ? { startLine: finding.line } : {}),
+    ...(finding.column ? { startColumn: finding.column } : {}),
+  };
+  if (finding.severity === 'error') core.error(finding.message, properties);
+  else core.warning(finding.message, properties);
+}
+
+/**
+ * The publish action: the publish pipeline on the template at `template-path` (validate,
+ * test-generate, lint, changelog section, pack with the version from the tag, upload), then the
+ * GitHub release with the changelog section as its text. With dry-run, everything but the upload
+ * and the release. Failures end in `core.setFailed`; the job summary is written either way.
+ */
+export async function run(dependencies: ActionDependencies = {}): Promise<ActionOutcome> {
+  const env = dependencies.env ?? process.env;
+  const core = dependencies.core ?? actionsCore;
+  const outputs: Record<string, string> = {};
+  const setOutput = (name: string, value: string | number | boolean): void => {
+    outputs[name] = String(value);
+    core.setOutput(name, String(value));
+  };
+  const rows: SummaryCell[][] = [[{ data: 'Step', header: true }, { data: 'Result', header: true }]];
+
+  let ok = false;
+  try {
+    const inputs = parseInputs(env);
+    for (const secret of [inputs.registryToken, inputs.githubToken]) if (secret) core.setSecret(secret);
+    setOutput('version', inputs.version);
+
+    const outDir = await mkdtemp(path.join(env.RUNNER_TEMP || tmpdir(), 'template-publish-'));
+    const result = await runPublishPipeline(
+      {
+        templateDir: inputs.templatePath,
+        version: inputs.version,
+        exclude: inputs.exclude,
+        ...(inputs.testCommand ? { testCommand: inputs.testCommand } : {}),
+        outDir,
+        dryRun: inputs.dryRun,
+        ...(inputs.registryUrl ? { registryUrl: inputs.registryUrl } : {}),
+        ...(inputs.registryToken ? { token: inputs.registryToken } : {}),
+        ...(dependencies.upload ? { upload: dependencies.upload } : {}),
+      },
+      {
+        onStepStarted: (step) => core.startGroup(PUBLISH_STEP_TITLES[step]),
+        onStepFinished: (step, summary) => {
+          core.endGroup();
+          rows.push([PUBLISH_STEP_TITLES[step], summary]);
+        },
+        onStepFailed: (step, error) => {
+          core.endGroup();
+          rows.push([PUBLISH_STEP_TITLES[step], `failed: ${error.message}`]);
+        },
+        onStepSkipped: (step, reason) => rows.push([PUBLISH_STEP_TITLES[step], `skipped (${reason})`]),
+        onFinding: (finding) => annotate(core, inputs, finding),
+        onInfo: (_step, message) => core.info(message),
+        onPacked: (packed) => {
+          setOutput('archive', packed.file);
+          setOutput('size', packed.size);
+          setOutput('sha256', packed.sha256);
+          setOutput('integrity', packed.integrity);
+        },
+        onRetry: ({ attempt, delayMs, reason }) => core.warning(`upload attempt ${attempt} failed (${reason}); retrying in ${delayMs} ms`),
+      },
+    );
+    const { packed } = result;
+
+    if (!result.upload) {
+      setOutput('uploaded', false);
+      rows.push(['Release', 'skipped (dry-run)']);
+      core.info(`dry-run: packed ${packed.file}; nothing was uploaded or released`);
+    } else {
+      setOutput('uploaded', result.upload.uploaded);
+      if (result.downloadUrl) setOutput('download-url', result.downloadUrl);
+
+      if (inputs.createRelease && inputs.repository && inputs.githubToken) {
+        const manifestAsset = path.join(outDir, MANIFEST_FILE);
+        await writeFile(manifestAsset, `${JSON.stringify(packed.manifest, null, 2)}\n`);
+        const api = (dependencies.releaseApi ?? defaultReleaseApi)(inputs.githubToken, inputs.repository.owner, inputs.repository.repo, env.GITHUB_API_URL);
+        core.startGroup('Release');
+        try {
+          const release = await publishRelease(api, {
+            tag: inputs.tag,
+            name: `${packed.manifest.name} ${inputs.version}`,
+            body: result.releaseNotes,
+            assets: [
+              { name: path.basename(packed.file), path: packed.file, contentType: 'application/gzip' },
+              { name: MANIFEST_FILE, path: manifestAsset, contentType: 'application/json' },
+            ],
+          });
+          rows.push(['Release', `${release.created ? 'created' : 'updated'} ${release.url}`]);
+          setOutput('release-id', release.id);
+          setOutput('release-url', release.url);
+        } catch (error) {
+          rows.push(['Release', `failed: ${errorMessage(error)}`]);
+          throw error;
+        } finally {
+          core.endGroup();
+        }
+      } else {
+        rows.push(['Release', 'skipped (create-release is false)']);
+      }
+    }
+    ok = true;
+  } catch (error) {
+    core.setFailed(errorMessage(error));
+  }
+
+  try {
+    core.summary.addHeading('Template publish', 2);
+    core.summary.addTable(rows);
+    if (outputs.integrity) core.summary.addRaw(`Integrity: \`${outputs.integrity}\``, true);
+    await core.summary.write();
+  } catch (error) {
+    core.warning(`could not write the job summary: ${errorMessage(error)}`);
+  }
+  return { ok, outputs };
+}

@@ -1,0 +1,323 @@
+/**
+ * The publish pipeline: the spec's publishing steps, in the spec's order, for one template folder.
+ *
+ *   validate -> test generation -> lint -> changelog section -> stamp + pack -> upload
+ *
+ * The publish action, `template-registry publish` and `npm start` all call `runPublishPipeline`,
+ * so they accept and refuse the same templates with the same messages. The caller learns what
+ * happens through hooks (steps, findings with their file and position, upload retries) and prints
+ * or annotates as it likes; the pipeline itself writes nothing but the archive.
+ *
+ * A failing step throws `PublishPipelineError` naming the step, and nothing is uploaded: the
+ * upload is the last step.
+ */
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { errorMessage } from '../core/errors.js';
+import { formatValidationError } from '../core/validation.js';
+import { VERSION_PATTERN } from '../core/versions.js';
+import { packTemplate, type PackResult } from '../pack/pack.js';
+import { extractChangelogSection } from '../template/changelog.js';
+import { formatLintFinding, lintTemplate } from '../template/lint.js';
+import { resolveInsideRoot } from '../template/paths.js';
+import { testTemplate } from '../template/test-template.js';
+import { MANIFEST_FILE, validateTemplate } from '../template/validate.js';
+import { publishTemplate, type PublishOptions, type PublishResult, type PublishRetryInfo } from './upload.js';
+
+/** The steps, in the order they run. */
+export const PUBLISH_STEPS = ['validate', 'test', 'lint', 'changelog', 'pack', 'upload'] as const;
+
+export type PublishStep = (typeof PUBLISH_STEPS)[number];
+
+/** How each step is called in logs and summaries. */
+export const PUBLISH_STEP_TITLES: Readonly<Record<PublishStep, string>> = {
+  validate: 'Validate',
+  test: 'Test generation',
+  lint: 'Lint',
+  changelog: 'Release notes',
+  pack: 'Pack',
+  upload: 'Upload',
+};
+
+/** The change log file when the manifest names none. */
+export const DEFAULT_CHANGELOG_FILE = 'CHANGELOG.md';
+
+/** Something a step found in the template: an error fails the step, a warning does not. */
+export interface PublishFinding {
+  step: PublishStep;
+  severity: 'error' | 'warning';
+  /** The file, relative to the template folder; absent when the finding concerns no file of it (a generated project). */
+  file?: string;
+  /** 1-based, when known. */
+  line?: number;
+  column?: number;
+  /** What was broken: the validation error code, the lint rule id, `test-generation` or `changelog-section`. */
+  rule: string;
+  /** A title for an annotation, e.g. `lint: prompt-unknown-variable`. */
+  title: string;
+  /** The finding in words, without its place (an annotation shows the file and line beside it). */
+  message: string;
+  /**
+   * The finding as one line for a terminal, as `template-registry validate`, `lint` and `test`
+   * print it: `template.json /version: must be ...`, `file:line:col severity rule message`.
+   */
+  text: string;
+}
+
+export interface PublishHooks {
+  onStepStarted?(step: PublishStep): void;
+  /** The step passed; `result` says how in one line (`3 answer set(s) passed`). */
+  onStepFinished?(step: PublishStep, result: string): void;
+  /** The step did not run: `reason` is `dry-run` or the option that skipped it. */
+  onStepSkipped?(step: PublishStep, reason: string): void;
+  /** The step failed; the same error is thrown next. */
+  onStepFailed?(step: PublishStep, error: PublishPipelineError): void;
+  onFinding?(finding: PublishFinding): void;
+  /** Progress inside a step, e.g. `PASS defaults: 12 files`. */
+  onInfo?(step: PublishStep, message: string): void;
+  /** The archive is written (before the upload): outputs can name it even when the upload fails. */
+  onPacked?(packed: PackResult): void;
+  /** An upload attempt failed and will be retried after `delayMs`. */
+  onRetry?(info: PublishRetryInfo): void;
+}
+
+export interface PublishPipelineOptions {
+  /** The template folder (the one holding template.json). */
+  templateDir: string;
+  /** The version to publish, MAJOR.MINOR.PATCH; stamped into the packed template.json. Default: the manifest's. */
+  version?: string;
+  /** Extra globs left out of the archive. */
+  exclude?: string[];
+  /** Shell command run in each test-generated project; default the manifest's `test.command`. */
+  testCommand?: string;
+  /** Skip test generation. The only step that can be skipped: validation, lint and the changelog section always run. */
+  skipTest?: boolean;
+  /** Where the archive is written; default a new temporary folder (the archive is the caller's to remove). */
+  outDir?: string;
+  /** Every step but the upload. */
+  dryRun?: boolean;
+  /** The registry's base URL; required unless `dryRun`. */
+  registryUrl?: string;
+  /** The registry API token; required unless `dryRun`. */
+  token?: string;
+  /** Replaces `publishTemplate` (tests). */
+  upload?: (options: PublishOptions) => Promise<PublishResult>;
+}
+
+export interface PublishPipelineResult {
+  /** The version published (or that would be, in a dry run). */
+  version: string;
+  /** The archive, its digests and the manifest as packed (with the version stamped). */
+  packed: PackResult;
+  /** The change log file, relative to the template folder. */
+  changelogFile: string;
+  /** The change log section of the version: the release notes. */
+  releaseNotes: string;
+  /** What the registry answered; absent in a dry run. */
+  upload?: PublishResult;
+  /** Where the registry serves the archive; absent in a dry run. */
+  downloadUrl?: string;
+}
+
+/** A step of the pipeline failed (its findings were reported through `onFinding`); nothing was uploaded unless `step` is `upload`. */
+export class PublishPipelineError extends Error {
+  override readonly name = 'PublishPipelineError';
+  readonly step: PublishStep;
+
+  constructor(step: PublishStep, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.step = step;
+  }
+}
+
+/** The archive route of the spec, for registries that do not return `downloadUrl`. */
+function archiveUrl(registryUrl: string, name: string, version: string): string {
+  return `${registryUrl.replace(/\/+$/, '')}/templates/${encodeURIComponent(name)}/versions/${version}/archive`;
+}
+
+interface StepContext {
+  options: PublishPipelineOptions;
+  report: (finding: Omit<PublishFinding, 'step'>) => void;
+  info: (message: string) => void;
+}
+
+/** A step's own refusal: its message is the pipeline's failure message. */
+class StepRefusal extends Error {}
+
+async function validateStep({ options, report }: StepContext): Promise<string> {
+  const result = await validateTemplate(options.templateDir);
+  for (const problem of result.errors) {
+    const text = formatValidationError(problem);
+    report({
+      severity: 'error',
+      file: problem.file,
+      ...(problem.line ? { line: problem.line } : {}),
+      ...(problem.column ? { column: problem.column } : {}),
+      rule: problem.code,
+      title: `template validation: ${problem.code}`,
+      message: text,
+      text,
+    });
+  }
+  if (!result.valid) throw new StepRefusal(`template validation failed with ${result.errors.length} error(s)`);
+  return 'valid';
+}
+
+async function testStep({ options, report, info }: StepContext): Promise<string> {
+  const outcome = await testTemplate(options.templateDir, options.testCommand ? { command: options.testCommand } : {});
+  for (const set of outcome.sets) {
+    info(`${set.passed ? 'PASS' : 'FAIL'} ${set.name}: ${set.files} files`);
+    for (const problem of set.problems) {
+      const message = `${set.name}: ${problem}`;
+      report({ severity: 'error', rule: 'test-generation', title: 'test generation', message, text: message });
+    }
+    // The end of the command's output says why it failed.
+    if (!set.passed && set.command?.output) for (const line of set.command.output.trimEnd().split('\n')) info(`  | ${line}`);
+  }
+  if (outcome.uncovered.length > 0) {
+    const message = `not covered by any answer set: ${outcome.uncovered.join('; ')}`;
+    report({ severity: 'warning', rule: 'test-generation', title: 'test generation', message, text: message });
+  }
+  if (!outcome.passed) throw new StepRefusal('test generation failed');
+  return `${outcome.sets.length} answer set(s) passed`;
+}
+
+async function lintStep({ options, report }: StepContext): Promise<string> {
+  const result = await lintTemplate(options.templateDir);
+  for (const finding of result.findings) {
+    report({
+      severity: finding.severity,
+      file: finding.file,
+      line: finding.line,
+      column: finding.column,
+      rule: finding.rule,
+      title: `lint: ${finding.rule}`,
+      message: finding.message,
+      text: formatLintFinding(finding),
+    });
+  }
+  if (result.errorCount > 0) throw new StepRefusal(`lint found ${result.errorCount} error(s)`);
+  return `${result.errorCount} error(s), ${result.warningCount} warning(s)`;
+}
+
+async function changelogStep(
+  { options, report }: StepContext,
+  changelogFile: string,
+  version: string,
+): Promise<string> {
+  const where = { file: changelogFile, rule: 'changelog-section', title: 'release notes' } as const;
+  const file = await resolveInsideRoot(options.templateDir, changelogFile);
+  if (!file) {
+    const message = `the changelog ${JSON.stringify(changelogFile)} of ${MANIFEST_FILE} must be a path inside the template folder`;
+    report({ severity: 'error', ...where, message, text: message });
+    throw new StepRefusal(message);
+  }
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const message = `cannot read ${changelogFile}: ${errorMessage(error)}`;
+    report({ severity: 'error', ...where, message, text: message });
+    throw new StepRefusal(message);
+  }
+  const section = extractChangelogSection(text, version);
+  if (!section) {
+    const message = `${changelogFile} has no section for ${version} (a heading such as "## [${version}] - YYYY-MM-DD")`;
+    report({ severity: 'error', ...where, message, text: message });
+    throw new StepRefusal(`${changelogFile} has no section for version ${version}: the release needs one`);
+  }
+  return section;
+}
+
+/** The manifest fields the pipeline needs; read after validation, so it is a valid manifest. */
+async function readManifest(templateDir: string): Promise<{ version: string; changelog?: string }> {
+  return JSON.parse(await readFile(path.join(templateDir, MANIFEST_FILE), 'utf8')) as { version: string; changelog?: string };
+}
+
+function checkOptions(options: PublishPipelineOptions): void {
+  if (options.version !== undefined && !VERSION_PATTERN.test(options.version)) {
+    throw new TypeError(`version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(options.version)})`);
+  }
+  if (!options.dryRun && (!options.registryUrl || !options.token)) {
+    throw new TypeError('registryUrl and token are required to upload (unless dryRun is true)');
+  }
+}
+
+/**
+ * Runs the publish pipeline on a template folder: validate, test-generate (unless `skipTest`),
+ * lint, find the change log section of the version, pack with the version stamped, and upload
+ * (unless `dryRun`). Throws `PublishPipelineError` at the first step that fails, after reporting
+ * its findings; nothing is uploaded then. Throws TypeError for options that cannot work (a
+ * version that is not MAJOR.MINOR.PATCH, no registry or token without `dryRun`).
+ */
+export async function runPublishPipeline(options: PublishPipelineOptions, hooks: PublishHooks = {}): Promise<PublishPipelineResult> {
+  checkOptions(options);
+
+  const step = async <T>(name: PublishStep, work: (context: StepContext) => Promise<T>, describe: (value: T) => string): Promise<T> => {
+    const context: StepContext = {
+      options,
+      report: (finding) => hooks.onFinding?.({ step: name, ...finding }),
+      info: (message) => hooks.onInfo?.(name, message),
+    };
+    hooks.onStepStarted?.(name);
+    let value: T;
+    try {
+      value = await work(context);
+    } catch (error) {
+      // A step's own refusal is the message; anything else thrown (PackError, PublishError, ...) is kept as the cause.
+      const failure = new PublishPipelineError(name, errorMessage(error), error instanceof StepRefusal ? {} : { cause: error });
+      hooks.onStepFailed?.(name, failure);
+      throw failure;
+    }
+    hooks.onStepFinished?.(name, describe(value));
+    return value;
+  };
+
+  await step('validate', validateStep, (result) => result);
+  if (options.skipTest) hooks.onStepSkipped?.('test', 'skip-test');
+  else await step('test', testStep, (result) => result);
+  await step('lint', lintStep, (result) => result);
+
+  const manifest = await readManifest(options.templateDir);
+  const version = options.version ?? manifest.version;
+  const changelogFile = manifest.changelog ?? DEFAULT_CHANGELOG_FILE;
+  const releaseNotes = await step('changelog', (context) => changelogStep(context, changelogFile, version), () => `section for ${version} found in ${changelogFile}`);
+
+  const outDir = options.outDir ?? (await mkdtemp(path.join(tmpdir(), 'template-publish-')));
+  const packed = await step(
+    'pack',
+    () => packTemplate(options.templateDir, { version, outDir, exclude: options.exclude ?? [] }),
+    (p) => `${path.basename(p.file)}: ${p.size} bytes, ${p.files.length} files, sha256 ${p.sha256}`,
+  );
+  hooks.onPacked?.(packed);
+
+  if (options.dryRun) {
+    hooks.onStepSkipped?.('upload', 'dry-run');
+    return { version, packed, changelogFile, releaseNotes };
+  }
+
+  const registryUrl = options.registryUrl ?? '';
+  const upload = await step(
+    'upload',
+    () =>
+      (options.upload ?? publishTemplate)({
+        registryUrl,
+        token: options.token ?? '',
+        archive: packed.file,
+        manifest: packed.manifest,
+        integrity: packed.integrity,
+        onRetry: (info) => hooks.onRetry?.(info),
+      }),
+    (result) => (result.uploaded ? `uploaded to ${registryUrl}` : 'already published with the same integrity (re-run)'),
+  );
+  return {
+    version,
+    packed,
+    changelogFile,
+    releaseNotes,
+    upload,
+    downloadUrl: upload.downloadUrl ?? archiveUrl(registryUrl, packed.manifest.name, version),
+  };
+}
