@@ -25,12 +25,6 @@ export function registryUrlFrom(flag: string | undefined, env: Readonly<Record<s
   return value;
 }
 
-/** Where a registry server takes events: beside its document (`.../registry.json` -> `.../events`). */
-export function eventsUrl(registryUrl: string): string {
-  const base = registryUrl.replace(/\/registry\.json(\?.*)?$/, '').replace(/\/+$/, '');
-  return `${base}/events`;
-}
-
 /** `id@version` -> { id, version }; a bare id has no version. */
 export function parseTemplateSpec(spec: string): { id: string; version?: string } {
   const at = spec.lastIndexOf('@');

@@ -21,3 +21,11 @@ export {
   type DownloadOptions,
   type DownloadResult,
 } from './download.js';
+export {
+  sendAnalyticsEvent,
+  eventsUrl,
+  doNotTrackFrom,
+  DEFAULT_EVENT_TIMEOUT_MS,
+  type EventDelivery,
+  type SendEventOptions,
+} from './events.js';

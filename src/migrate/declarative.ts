@@ -8,11 +8,9 @@ import path from 'node:path';
 
 import type { Liquid } from 'liquidjs';
 
-import { JsonSyntaxError, nearestPosition, parseJsonWithPositions, type SourcePosition } from '../core/json-source.js';
-import { describeSchemaErrors } from '../core/messages.js';
+import { nearestPosition, type SourcePosition } from '../core/json-source.js';
 import type { FileChange, MigrationStep as DeclarativeStepData } from '../core/schema-types.js';
-import { schemaErrors } from '../core/schemas.js';
-import { formatValidationErrorAt, locateViolations, type ValidationProblem } from '../core/validation.js';
+import { checkJsonText, formatValidationErrorAt, type ValidationProblem } from '../core/validation.js';
 import { compareVersions } from '../core/versions.js';
 import { firstLine } from '../core/errors.js';
 import { createEngine } from '../template/expression.js';
@@ -63,21 +61,12 @@ interface LoadedFile {
 
 /** Reads and checks one step file; pushes its problems and returns its data when it has none. */
 async function loadFile(file: string, engine: Liquid, problems: StepFileProblem[]): Promise<LoadedFile | undefined> {
-  const text = await readFile(file, 'utf8');
-  let parsed;
-  try {
-    parsed = parseJsonWithPositions(text);
-  } catch (error) {
-    if (!(error instanceof JsonSyntaxError)) throw error;
-    problems.push({ file, pointer: '', message: `invalid JSON: ${error.message}`, code: 'INVALID_JSON', ...error.position });
-    return undefined;
-  }
-  const at = (pointer: string): SourcePosition | undefined => nearestPosition(parsed.positions, pointer);
-  const violations = describeSchemaErrors(schemaErrors('migration-step', parsed.value));
-  problems.push(...locateViolations(file, violations, parsed.positions));
-  if (violations.length > 0) return undefined;
+  const checked = checkJsonText(file, await readFile(file, 'utf8'), 'migration-step');
+  problems.push(...checked.problems);
+  if (checked.problems.length > 0) return undefined;
+  const at = (pointer: string): SourcePosition | undefined => nearestPosition(checked.positions, pointer);
 
-  const data = parsed.value as DeclarativeStepData;
+  const data = checked.value as DeclarativeStepData;
   let valid = true;
   if (compareVersions(data.toVersion, data.fromVersion) <= 0) {
     problems.push({ file, pointer: '/toVersion', message: `must be greater than fromVersion (${data.fromVersion})`, code: 'VERSION_ORDER', ...at('/toVersion') });

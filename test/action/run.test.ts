@@ -103,6 +103,8 @@ function dryRunEnv(dir: string, extra: Record<string, string> = {}): Record<stri
     INPUT_VERSION: '1.0.0',
     'INPUT_DRY-RUN': 'true',
     'INPUT_CREATE-RELEASE': 'false',
+    // The runner's temp folder: the archive goes there (the template's temp parent, removed after the test).
+    RUNNER_TEMP: path.dirname(dir),
     ...extra,
   };
 }

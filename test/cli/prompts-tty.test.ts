@@ -23,8 +23,6 @@ const KEY = { enter: '\r', down: '\x1b[B', space: ' ', backspace: '\x7f', ctrlC:
 const hasScript =
   process.platform === 'linux' && spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout.includes('util-linux');
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 async function newestMtime(dir: string): Promise<number> {
   let newest = 0;
   for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
@@ -44,7 +42,11 @@ async function buildIfStale(): Promise<void> {
   await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT, timeout: 180_000 });
 }
 
-/** One CLI run inside a pseudo-terminal: what it printed so far, keystrokes in, exit code out. */
+/**
+ * One CLI run inside a pseudo-terminal: what it printed so far, keystrokes in, exit code out.
+ * Keystrokes are sent only once the program has printed what shows it waits for them (a
+ * question, or the echo of what was typed): the test waits on output, never on the clock.
+ */
 class TerminalSession {
   private raw = '';
   private readonly child: ChildProcessWithoutNullStreams;
@@ -52,6 +54,8 @@ class TerminalSession {
   private done = false;
   /** Where in the screen text the last waitFor match ended. */
   private position = 0;
+  /** Called on every output chunk and at exit. */
+  private readonly listeners = new Set<() => void>();
 
   constructor(args: readonly string[]) {
     const command = ['stty cols 200 rows 50;', 'node', BIN, ...args.map((arg) => `'${arg.replaceAll("'", `'\\''`)}'`)].join(' ');
@@ -61,12 +65,17 @@ class TerminalSession {
       env: { ...process.env, TERM: 'xterm-256color', NO_COLOR: '1' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    this.child.stdout.on('data', (chunk: Buffer) => (this.raw += chunk.toString('utf8')));
-    this.child.stderr.on('data', (chunk: Buffer) => (this.raw += chunk.toString('utf8')));
+    const received = (chunk: Buffer): void => {
+      this.raw += chunk.toString('utf8');
+      for (const listener of this.listeners) listener();
+    };
+    this.child.stdout.on('data', received);
+    this.child.stderr.on('data', received);
     this.exited = new Promise((resolve, reject) => {
       this.child.on('error', reject);
       this.child.on('close', (code) => {
         this.done = true;
+        for (const listener of this.listeners) listener();
         resolve(code);
       });
     });
@@ -77,34 +86,40 @@ class TerminalSession {
     return stripVTControlCharacters(this.raw);
   }
 
-  /** Waits until `expected` is printed after the previous match. */
-  async waitFor(expected: string, timeoutMs = 20_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const index = this.text.indexOf(expected, this.position);
-      if (index >= 0) {
-        this.position = index + expected.length;
-        await sleep(50); // let the prompt finish drawing and start listening
-        return;
-      }
-      if (this.done || Date.now() > deadline) {
-        const why = this.done ? 'the command exited before printing' : 'timed out waiting for';
-        throw new Error(`${why} ${JSON.stringify(expected)}; the terminal shows:\n${this.text.slice(-2000)}`);
-      }
-      await sleep(25);
-    }
+  /** Resolves as soon as `expected` is printed after the previous match; rejects if the program exits first or after `timeoutMs`. */
+  waitFor(expected: string, timeoutMs = 20_000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const finish = (error?: Error): void => {
+        this.listeners.delete(check);
+        clearTimeout(deadline);
+        if (error) reject(error);
+        else resolve();
+      };
+      const fail = (why: string): void => finish(new Error(`${why} ${JSON.stringify(expected)}; the terminal shows:\n${this.text.slice(-2000)}`));
+      const check = (): void => {
+        const index = this.text.indexOf(expected, this.position);
+        if (index >= 0) {
+          this.position = index + expected.length;
+          finish();
+        } else if (this.done) {
+          fail('the command exited before printing');
+        }
+      };
+      const deadline = setTimeout(() => fail('timed out waiting for'), timeoutMs);
+      this.listeners.add(check);
+      check();
+    });
   }
 
-  /** Writes keystrokes one at a time, with a pause between them, as a typist would. */
-  async press(...keys: string[]): Promise<void> {
-    for (const key of keys) {
-      this.child.stdin.write(key);
-      await sleep(40);
-    }
+  /** Sends keystrokes (the terminal reads them one key at a time). */
+  press(...keys: string[]): void {
+    this.child.stdin.write(keys.join(''));
   }
 
+  /** Types `text` and waits until the prompt shows it. */
   async type(text: string): Promise<void> {
-    await this.press(...text);
+    this.press(text);
+    await this.waitFor(text);
   }
 
   async close(timeoutMs = 30_000): Promise<number | null> {
@@ -131,20 +146,20 @@ describe('generate asks the template questions in a terminal', () => {
 
       await session.waitFor('Project name');
       await session.type('Bad Name');
-      await session.press(KEY.enter);
+      session.press(KEY.enter);
       await session.waitFor(INVALID_NAME);
-      await session.press(...Array<string>('Bad Name'.length).fill(KEY.backspace));
+      session.press(...Array<string>('Bad Name'.length).fill(KEY.backspace));
       await session.type('orders-api');
-      await session.press(KEY.enter);
+      session.press(KEY.enter);
 
       await session.waitFor('Short description');
-      await session.press(KEY.enter); // keep the default
+      session.press(KEY.enter); // keep the default
 
       await session.waitFor('Which features do you want?');
-      await session.press(KEY.down, KEY.space, KEY.enter); // add "Database connection" to api + testing
+      session.press(KEY.down, KEY.space, KEY.enter); // add "Database connection" to api + testing
 
       await session.waitFor('Which database?');
-      await session.press(KEY.down, KEY.down, KEY.enter); // PostgreSQL -> MySQL -> SQLite
+      session.press(KEY.down, KEY.down, KEY.enter); // PostgreSQL -> MySQL -> SQLite
 
       const code = await session.close();
       expect(code, session.text).toBe(0);
@@ -170,7 +185,7 @@ describe('generate asks the template questions in a terminal', () => {
     const session = new TerminalSession(['generate', TEMPLATE, '--out', out]);
 
     await session.waitFor('Project name');
-    await session.press(KEY.ctrlC);
+    session.press(KEY.ctrlC);
 
     const code = await session.close();
     expect(code, session.text).not.toBe(0);

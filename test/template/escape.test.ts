@@ -2,7 +2,7 @@ import { readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-import { generateProject } from '../../src/template/index.js';
+import { createEngine, generateProject } from '../../src/template/index.js';
 import { tempDir, writeTemplate } from '../helpers/fixtures.js';
 
 /** Generates a one-file template and returns the rendered text, or the error. */
@@ -94,5 +94,43 @@ describe('rendering untrusted templates', () => {
 
   it('rejects filters that do not exist instead of ignoring them', async () => {
     await expect(render('{{ projectName | system }}')).rejects.toThrow(/undefined filter: system/);
+  });
+});
+
+describe('the Liquid engine without a root folder (expressions, migration steps)', () => {
+  /** A folder holding secret.txt, and the same tags naming it by absolute path and a file of the working folder by relative path. */
+  async function payloads(): Promise<{ dir: string; sources: string[] }> {
+    const dir = await tempDir();
+    await writeFile(path.join(dir, 'secret.txt'), 'TOP SECRET');
+    const secret = path.join(dir, 'secret.txt');
+    const sources = [secret, 'package.json'].flatMap((file) => [
+      `{% include '${file}' %}`,
+      `{% render '${file}' %}`,
+      `{% layout '${file}' %}body`,
+      `{% include "${file}" with projectName %}`,
+    ]);
+    return { dir, sources };
+  }
+
+  it('reads an include from its root when it has one (the payloads would work there)', async () => {
+    const { dir } = await payloads();
+    expect(await createEngine({ root: dir }).parseAndRender("{% include 'secret.txt' %}")).toBe('TOP SECRET');
+  });
+
+  it('refuses include, render and layout, by absolute or relative path, reading nothing from disk', async () => {
+    const { sources } = await payloads();
+    const engine = createEngine();
+    for (const source of sources) {
+      const rendered = await engine.parseAndRender(source, { projectName: 'x' }).then(
+        (text: unknown) => `rendered: ${String(text)}`,
+        (error: unknown) => `refused: ${String(error)}`,
+      );
+      expect(rendered, source).toMatch(/^refused: .*(Failed to lookup|not allowed)/);
+      expect(rendered, source).not.toContain('TOP SECRET');
+      expect(rendered, source).not.toContain('template-registry');
+      expect(() => {
+        engine.parseAndRenderSync(source, { projectName: 'x' });
+      }, source).toThrow(/Failed to lookup|not allowed/);
+    }
   });
 });

@@ -1,24 +1,16 @@
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-
 import { confirm } from '@inquirer/prompts';
 import type { Command } from 'commander';
 
-import { RegistryClient } from '../../client/index.js';
-import { downloadTemplate } from '../../client/download.js';
+import { doNotTrackFrom, RegistryClient } from '../../client/index.js';
 import { checkCompatibility } from '../../compat/index.js';
+import { latestEntries, sortEntries, versionsOf } from '../../core/listing.js';
 import type { TemplateEntry } from '../../core/schema-types.js';
-import { compareVersions, isTemplateVersion } from '../../core/versions.js';
-import { loadDeclarativeSteps, runMigrations } from '../../migrate/index.js';
-import { latestEntries, sortEntries } from '../../core/listing.js';
-import { generateProject, loadTemplate, readLock, type Answers } from '../../template/index.js';
+import { isTemplateVersion } from '../../core/versions.js';
+import { createProject, migrateProject, ProjectLockError, TemplateNotFoundError, type MigrateProjectOptions, type MigrateProjectResult, type MigrationPlan } from '../../project/index.js';
 import { promptForAnswers } from '../../template/prompts.js';
-import { eventsUrl, parseTemplateSpec, registryUrlFrom, userCacheDir } from '../consumer-env.js';
+import { parseTemplateSpec, registryUrlFrom, userCacheDir } from '../consumer-env.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
-import { givenAnswers, reportTemplateError } from './generate.js';
-import { errorMessage } from '../../core/errors.js';
+import { answerFlags, reportTemplateError } from './generate.js';
 
 interface RegistryFlags {
   registry?: string;
@@ -43,20 +35,6 @@ function table(entries: readonly TemplateEntry[]): string {
   return `${[line(['NAME', 'VERSION', 'STABILITY', 'DOWNLOADS', 'DESCRIPTION']), ...rows.map(line)].join('\n')}\n`;
 }
 
-async function sendGenerationEvent(registryUrl: string, event: Record<string, unknown>): Promise<void> {
-  if (process.env.DO_NOT_TRACK === '1') return;
-  try {
-    await fetch(eventsUrl(registryUrl), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(event),
-      signal: AbortSignal.timeout(3000),
-    });
-  } catch {
-    // Analytics never stop a user's work; a static registry has no events route at all.
-  }
-}
-
 function progress(io: CliIo): (received: number, total?: number) => void {
   if (!process.stderr.isTTY) return () => undefined;
   let last = -1;
@@ -67,6 +45,50 @@ function progress(io: CliIo): (received: number, total?: number) => void {
     io.stderr(`\rdownloading ${total ? `${percent}%` : `${received} bytes`}`);
     if (total && received >= total) io.stderr('\n');
   };
+}
+
+/** --yes applies breaking steps; on a terminal the user is asked; otherwise they are declined (they need --yes). */
+function confirmBreaking(yes: boolean, canAsk: boolean): Pick<MigrateProjectOptions, 'confirmBreaking'> {
+  if (yes) return { confirmBreaking: () => true };
+  if (!canAsk) return {};
+  return {
+    confirmBreaking: (steps) => confirm({ message: `${steps.length} breaking step(s) (${steps.map((s) => s.id).join(', ')}). Apply them?`, default: false }),
+  };
+}
+
+/** The plan of a migration: a summary, the diff of every file, then its warnings and errors. */
+function printPlan({ templateId, fromVersion, toVersion, result }: MigrationPlan, io: CliIo): void {
+  io.stdout(`migration plan ${templateId} ${fromVersion} -> ${toVersion}: ${result.applied.length} step(s), ${result.plan.length} file change(s)\n`);
+  for (const file of result.plan) io.stdout(`${file.diff}${file.diff.endsWith('\n') ? '' : '\n'}`);
+  for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`);
+  for (const error of result.errors) io.stderr(`error: ${error}\n`);
+}
+
+/** Prints how a migration ended (its plan is already printed) and gives the exit code. */
+function printMigration(outcome: MigrateProjectResult, flags: RegistryFlags, canAsk: boolean, io: CliIo): number {
+  switch (outcome.status) {
+    case 'up-to-date':
+      io.stdout(`${outcome.templateId} is at ${outcome.currentVersion}; nothing to migrate to (registry has ${outcome.registryVersion})\n`);
+      return EXIT.ok;
+    case 'plan-failed':
+      return EXIT.failure;
+    case 'planned':
+      if (flags.json) io.stdout(`${JSON.stringify(outcome.result, null, 2)}\n`);
+      return EXIT.ok;
+    case 'declined':
+      io.stderr(canAsk ? 'nothing was changed\n' : `${outcome.breaking.length} breaking step(s): review the migration guide, then run again with --yes\n`);
+      return EXIT.failure;
+    case 'applied': {
+      const { applied } = outcome;
+      for (const warning of applied.warnings) io.stderr(`warning: ${warning}\n`);
+      for (const error of applied.errors) io.stderr(`error: ${error}\n`);
+      if (flags.json) io.stdout(`${JSON.stringify(applied, null, 2)}\n`);
+      else if (applied.success) {
+        io.stdout(`migrated ${outcome.templateId} to ${outcome.toVersion}: ${applied.changes.length} change(s)${applied.backupDir ? `; old files kept in ${applied.backupDir}` : ''}\n`);
+      }
+      return applied.success ? EXIT.ok : EXIT.failure;
+    }
+  }
 }
 
 export function registerConsumer(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -114,10 +136,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
         setExit(EXIT.failure);
         return;
       }
-      const versions = (await client.listTemplates())
-        .filter((e) => e.id === id)
-        .map((e) => e.version)
-        .sort((a, b) => compareVersions(b, a));
+      const versions = versionsOf(await client.listTemplates(), id).map((e) => e.version);
       if (flags.json) io.stdout(`${JSON.stringify({ ...entry, versions }, null, 2)}\n`);
       else {
         io.stdout(
@@ -150,37 +169,31 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
       .option('--force', 'write into a folder that is not empty'),
   ).action(async (spec: string, dir: string | undefined, flags: RegistryFlags & { set: string[]; answers?: string; defaults?: boolean; force?: boolean }) => {
     const { id, version } = parseTemplateSpec(spec);
-    const registryUrl = registryUrlFrom(flags.registry);
-    const entry = await clientFor(flags).getTemplate(id, version);
-    if (!entry) {
-      io.stderr(`template ${spec} not found in the registry\n`);
-      setExit(EXIT.failure);
-      return;
-    }
-    const work = await mkdtemp(path.join(tmpdir(), 'template-create-'));
-    const started = Date.now();
-    let loaded = false;
     try {
-      const downloaded = await downloadTemplate(entry, path.join(work, 'template'), { onProgress: progress(io) });
-      const template = await loadTemplate(downloaded.dir);
-      loaded = true;
-      let answers: Answers = await givenAnswers(template, flags);
-      if (!flags.defaults && process.stdin.isTTY) answers = await promptForAnswers(template, answers);
-      const result = await generateProject(template, dir ?? id, answers, { force: flags.force ?? false, source: `${registryUrl}#${id}@${entry.version}` });
-      await sendGenerationEvent(registryUrl, { type: 'generation', templateId: id, version: entry.version, success: true, duration: Date.now() - started, timestamp: new Date().toISOString() });
+      const { entry, project } = await createProject({
+        client: clientFor(flags),
+        id,
+        ...(version ? { version } : {}),
+        ...(dir !== undefined ? { dir } : {}),
+        ...answerFlags(flags),
+        ...(!flags.defaults && process.stdin.isTTY ? { ask: promptForAnswers } : {}),
+        force: flags.force ?? false,
+        doNotTrack: doNotTrackFrom(process.env),
+        onProgress: progress(io),
+      });
       io.stdout(
         flags.json
-          ? `${JSON.stringify(result, null, 2)}\n`
-          : `created ${result.outDir} from ${id}@${entry.version} (${result.files.length} files, integrity verified)\n`,
+          ? `${JSON.stringify(project, null, 2)}\n`
+          : `created ${project.outDir} from ${id}@${entry.version} (${project.files.length} files, integrity verified)\n`,
       );
       setExit(EXIT.ok);
     } catch (error) {
-      if (loaded) {
-        await sendGenerationEvent(registryUrl, { type: 'generation', templateId: id, version: entry.version, success: false, duration: Date.now() - started, timestamp: new Date().toISOString() });
+      if (error instanceof TemplateNotFoundError) {
+        io.stderr(`template ${spec} not found in the registry\n`);
+        setExit(EXIT.failure);
+        return;
       }
       setExit(reportTemplateError(error, io));
-    } finally {
-      await rm(work, { recursive: true, force: true });
     }
   });
 
@@ -195,78 +208,29 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
       .option('--no-backup', 'do not keep the old files in .template-backups/'),
   ).action(async (flags: RegistryFlags & { to?: string; project: string; dryRun?: boolean; yes?: boolean; backup: boolean }) => {
     if (flags.to !== undefined && !isTemplateVersion(flags.to)) throw new UsageError(`--to must be MAJOR.MINOR.PATCH (got ${JSON.stringify(flags.to)})`);
-    const lock = await readLock(flags.project).catch((error: unknown) => {
-      throw new UsageError(errorMessage(error));
-    });
-    const id = lock.template.name;
-    const current = lock.template.version;
-    const target = await clientFor(flags).getTemplate(id, flags.to);
-    if (!target) {
-      io.stderr(`template ${id}${flags.to ? `@${flags.to}` : ''} not found in the registry\n`);
-      setExit(EXIT.failure);
-      return;
-    }
-    if (compareVersions(target.version, current) <= 0) {
-      io.stdout(`${id} is at ${current}; nothing to migrate to (registry has ${target.version})\n`);
-      setExit(EXIT.ok);
-      return;
-    }
-    const work = await mkdtemp(path.join(tmpdir(), 'template-migrate-'));
+    const canAsk = process.stdin.isTTY === true;
+    let outcome: MigrateProjectResult;
     try {
-      const downloaded = await downloadTemplate(target, path.join(work, 'template'), { onProgress: progress(io) });
-      const migrationsDir = path.join(downloaded.dir, 'migrations');
-      const steps = existsSync(migrationsDir)
-        ? (await loadDeclarativeSteps(migrationsDir, { answers: { ...lock.answers, ...lock.computed } })).filter(
-            (step) => compareVersions(step.toVersion, target.version) <= 0,
-          )
-        : [];
-      const context = {
-        projectPath: path.resolve(flags.project),
-        currentVersion: current,
-        targetVersion: target.version,
-        templateId: id,
-        config: lock.answers,
+      outcome = await migrateProject({
+        client: clientFor(flags),
+        projectDir: flags.project,
+        ...(flags.to !== undefined ? { to: flags.to } : {}),
+        dryRun: flags.dryRun ?? false,
         backup: flags.backup,
-      };
-      const plan = await runMigrations(steps, { ...context, dryRun: true });
-      io.stdout(`migration plan ${id} ${current} -> ${target.version}: ${plan.applied.length} step(s), ${plan.plan.length} file change(s)\n`);
-      for (const file of plan.plan) io.stdout(`${file.diff}${file.diff.endsWith('\n') ? '' : '\n'}`);
-      for (const warning of plan.warnings) io.stderr(`warning: ${warning}\n`);
-      for (const error of plan.errors) io.stderr(`error: ${error}\n`);
-      if (!plan.success) {
+        onPlan: (plan) => printPlan(plan, io),
+        onProgress: progress(io),
+        ...confirmBreaking(flags.yes ?? false, canAsk),
+      });
+    } catch (error) {
+      if (error instanceof ProjectLockError) throw new UsageError(error.message);
+      if (error instanceof TemplateNotFoundError) {
+        io.stderr(`${error.message}\n`);
         setExit(EXIT.failure);
         return;
       }
-      if (flags.dryRun) {
-        if (flags.json) io.stdout(`${JSON.stringify(plan, null, 2)}\n`);
-        setExit(EXIT.ok);
-        return;
-      }
-      const breaking = steps.filter((s) => s.breaking && plan.applied.includes(s.id));
-      if (breaking.length > 0 && !flags.yes) {
-        if (!process.stdin.isTTY) {
-          io.stderr(`${breaking.length} breaking step(s): review the migration guide, then run again with --yes\n`);
-          setExit(EXIT.failure);
-          return;
-        }
-        const go = await confirm({ message: `${breaking.length} breaking step(s) (${breaking.map((s) => s.id).join(', ')}). Apply them?`, default: false });
-        if (!go) {
-          io.stderr('nothing was changed\n');
-          setExit(EXIT.failure);
-          return;
-        }
-      }
-      const result = await runMigrations(steps, { ...context, dryRun: false });
-      for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`);
-      for (const error of result.errors) io.stderr(`error: ${error}\n`);
-      if (flags.json) io.stdout(`${JSON.stringify(result, null, 2)}\n`);
-      else if (result.success) {
-        io.stdout(`migrated ${id} to ${target.version}: ${result.changes.length} change(s)${result.backupDir ? `; old files kept in ${result.backupDir}` : ''}\n`);
-      }
-      setExit(result.success ? EXIT.ok : EXIT.failure);
-    } finally {
-      await rm(work, { recursive: true, force: true });
+      throw error;
     }
+    setExit(printMigration(outcome, flags, canAsk, io));
   });
 
   registryOption(

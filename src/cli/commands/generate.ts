@@ -1,19 +1,9 @@
-import { readFile } from 'node:fs/promises';
-
 import type { Command } from 'commander';
 
-import {
-  AnswersError,
-  generateProject,
-  loadTemplate,
-  parseSetArguments,
-  TemplateLoadError,
-  type Answers,
-  type LoadedTemplate,
-} from '../../template/index.js';
+import { AnswersFileError, givenAnswers } from '../../project/index.js';
+import { AnswersError, generateProject, loadTemplate, TemplateLoadError } from '../../template/index.js';
 import { promptForAnswers, PromptCancelledError } from '../../template/prompts.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
-import { errorMessage } from '../../core/errors.js';
 
 interface GenerateFlags {
   out?: string;
@@ -26,33 +16,17 @@ interface GenerateFlags {
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
-async function readAnswersFile(file: string): Promise<Answers> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    throw new UsageError(`--answers: cannot read ${file}`);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`--answers: ${file} is not valid JSON (${errorMessage(error)})`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new UsageError(`--answers: ${file} must hold a JSON object of answers`);
-  }
-  return value as Answers;
+/** The answer flags as the library takes them: `--answers FILE` then `--set k=v` (later ones win). */
+export function answerFlags(flags: { set: string[]; answers?: string }): { set: string[]; answersFile?: string } {
+  return flags.answers ? { set: flags.set, answersFile: flags.answers } : { set: flags.set };
 }
 
-/** Given answers from `--answers FILE` then `--set k=v` (later ones win), typed by the template's variables. */
-export async function givenAnswers(template: LoadedTemplate, flags: { set: string[]; answers?: string }): Promise<Answers> {
-  const fromFile = flags.answers ? await readAnswersFile(flags.answers) : {};
-  return parseSetArguments(flags.set, template.variables, fromFile);
-}
-
-/** Prints a library error the user can act on, and gives its exit code; rethrows anything else. */
+/**
+ * Prints a library error the user can act on, and gives its exit code; a bad `--answers` file
+ * becomes a usage error; rethrows anything else.
+ */
 export function reportTemplateError(error: unknown, io: CliIo): number {
+  if (error instanceof AnswersFileError) throw new UsageError(`--answers: ${error.message}`);
   if (error instanceof TemplateLoadError) {
     io.stderr(`${error.message}\n`);
     return EXIT.failure;
@@ -82,7 +56,7 @@ export function registerGenerate(program: Command, io: CliIo, setExit: (code: nu
     .action(async (dir: string, flags: GenerateFlags) => {
       try {
         const template = await loadTemplate(dir);
-        let answers = await givenAnswers(template, flags);
+        let answers = await givenAnswers(template, answerFlags(flags));
         if (!flags.defaults && process.stdin.isTTY) answers = await promptForAnswers(template, answers);
         const result = await generateProject(template, flags.out ?? '', answers, { force: flags.force ?? false });
         if (flags.json) {

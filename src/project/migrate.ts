@@ -1,0 +1,133 @@
+/**
+ * Migrates a generated project to a newer version of its template: read the lock file, choose
+ * the target version, download it, load its declarative steps, plan them (a dry run), report the
+ * plan, confirm the breaking steps, apply.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { downloadTemplate, type RegistryClient } from '../client/index.js';
+import { errorMessage } from '../core/errors.js';
+import type { TemplateEntry } from '../core/schema-types.js';
+import { compareVersions, isTemplateVersion } from '../core/versions.js';
+import {
+  loadDeclarativeSteps,
+  migrationScope,
+  MIGRATIONS_FOLDER,
+  runMigrations,
+  type MigrationRunContext,
+  type MigrationRunResult,
+  type MigrationStep,
+} from '../migrate/index.js';
+import { readLock, type TemplateLock } from '../template/index.js';
+import { ProjectLockError, TemplateNotFoundError } from './errors.js';
+
+export interface MigrateProjectOptions {
+  /** The registry to read. */
+  client: RegistryClient;
+  /** The project folder (holding `.template-lock.json`); the working folder unless given. */
+  projectDir?: string;
+  /** The target version; the one the registry selects (newest stable, else newest) unless given. */
+  to?: string;
+  /** Plan and report, change nothing. */
+  dryRun?: boolean;
+  /** Keep every replaced or removed file in `.template-backups/<timestamp>/`; true unless false. */
+  backup?: boolean;
+  /** Called with the plan (a dry run of every step) before anything is confirmed or applied. */
+  onPlan?: (plan: MigrationPlan) => void;
+  /**
+   * Asked before breaking steps are applied; true applies them. Without it, a migration with
+   * breaking steps is declined (a caller that cannot ask passes one only when told to go ahead).
+   */
+  confirmBreaking?: (steps: readonly MigrationStep[]) => boolean | Promise<boolean>;
+  /** Download progress; `total` is the archive's size when known. */
+  onProgress?: (received: number, total?: number) => void;
+  fetch?: typeof globalThis.fetch;
+}
+
+/** What the steps would do, as planned by a dry run. */
+export interface MigrationPlan {
+  templateId: string;
+  fromVersion: string;
+  toVersion: string;
+  /** The dry run: `applied` the steps that would run, `plan` the net change of every file with its diff. */
+  result: MigrationRunResult;
+}
+
+interface Planned extends MigrationPlan {
+  /** The registry entry of the target version. */
+  target: TemplateEntry;
+  /** The steps loaded from the target version's migrations/ folder that lead at most to it. */
+  steps: MigrationStep[];
+}
+
+export type MigrateProjectResult =
+  /** The registry has nothing newer than the project's version. */
+  | { status: 'up-to-date'; templateId: string; currentVersion: string; registryVersion: string }
+  /** The plan failed (a step failed or a change cannot be made): nothing was changed. */
+  | (Planned & { status: 'plan-failed' })
+  /** A dry run: the plan, nothing changed. */
+  | (Planned & { status: 'planned' })
+  /** Breaking steps were not confirmed: nothing was changed. */
+  | (Planned & { status: 'declined'; breaking: MigrationStep[] })
+  /** The steps ran; `applied.success` says whether the changes were made (else nothing was). */
+  | (Planned & { status: 'applied'; applied: MigrationRunResult });
+
+async function projectLock(projectDir: string): Promise<TemplateLock> {
+  try {
+    return await readLock(projectDir);
+  } catch (error) {
+    throw new ProjectLockError(errorMessage(error), { cause: error });
+  }
+}
+
+/**
+ * Migrates the project in `projectDir` to `to` (or the version the registry selects).
+ * Throws ProjectLockError, TemplateNotFoundError, the download's errors and
+ * MigrationStepFileError; a refused or failed migration is a result, not an error.
+ */
+export async function migrateProject(options: MigrateProjectOptions): Promise<MigrateProjectResult> {
+  if (options.to !== undefined && !isTemplateVersion(options.to)) throw new RangeError(`the target version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(options.to)})`);
+  const projectDir = options.projectDir ?? '.';
+  const lock = await projectLock(projectDir);
+  const templateId = lock.template.name;
+  const fromVersion = lock.template.version;
+  const target = await options.client.getTemplate(templateId, options.to);
+  if (!target) throw new TemplateNotFoundError(templateId, options.to);
+  if (compareVersions(target.version, fromVersion) <= 0) {
+    return { status: 'up-to-date', templateId, currentVersion: fromVersion, registryVersion: target.version };
+  }
+
+  const work = await mkdtemp(path.join(tmpdir(), 'template-migrate-'));
+  try {
+    const downloaded = await downloadTemplate(target, path.join(work, 'template'), {
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+    const steps = (await loadDeclarativeSteps(path.join(downloaded.dir, MIGRATIONS_FOLDER), { answers: migrationScope(lock) })).filter(
+      (step) => compareVersions(step.toVersion, target.version) <= 0,
+    );
+    const context: Omit<MigrationRunContext, 'dryRun'> = {
+      projectPath: path.resolve(projectDir),
+      currentVersion: fromVersion,
+      targetVersion: target.version,
+      templateId,
+      config: lock.answers,
+      backup: options.backup ?? true,
+    };
+    const plan = await runMigrations(steps, { ...context, dryRun: true });
+    const planned: Planned = { templateId, fromVersion, toVersion: target.version, result: plan, target, steps };
+    options.onPlan?.({ templateId, fromVersion, toVersion: target.version, result: plan });
+    if (!plan.success) return { ...planned, status: 'plan-failed' };
+    if (options.dryRun) return { ...planned, status: 'planned' };
+
+    const breaking = steps.filter((step) => step.breaking && plan.applied.includes(step.id));
+    if (breaking.length > 0 && !(await options.confirmBreaking?.(breaking))) return { ...planned, status: 'declined', breaking };
+
+    const applied = await runMigrations(steps, { ...context, dryRun: false });
+    return { ...planned, status: 'applied', applied };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
