@@ -4,16 +4,6 @@ import { fileURLToPath } from 'node:url';
 
 import { Command, CommanderError } from 'commander';
 
-import { registerGenerate } from './commands/generate.js';
-import { registerLint } from './commands/lint.js';
-import { registerPack } from './commands/pack.js';
-import { registerPublish } from './commands/publish.js';
-import { registerServe, registerToken } from './commands/serve.js';
-import { registerBuildRegistry } from './commands/build-registry.js';
-import { registerConsumer } from './commands/consumer.js';
-import { RegistryStore, storeSource } from '../server/store.js';
-import { registerTest } from './commands/test.js';
-import { registerValidate } from './commands/validate.js';
 import { EXIT, UsageError, processIo, type CliIo } from './io.js';
 import { errorMessage } from '../core/errors.js';
 
@@ -32,7 +22,50 @@ function packageVersion(): string {
 
 const VERSION = packageVersion();
 
-function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
+type SetExit = (code: number) => void;
+/** Adds a group of commands to the program. */
+type Register = (program: Command, io: CliIo, setExit: SetExit) => void;
+
+/**
+ * The command groups, in the order `--help` lists them, each loaded only when one of its commands
+ * runs (so `--version`, or `validate`, does not load the server, SQLite or the prompts).
+ */
+const GROUPS: readonly { commands: readonly string[]; load: () => Promise<Register> }[] = [
+  { commands: ['validate'], load: async () => (await import('./commands/validate.js')).registerValidate },
+  { commands: ['generate'], load: async () => (await import('./commands/generate.js')).registerGenerate },
+  { commands: ['test'], load: async () => (await import('./commands/test.js')).registerTest },
+  { commands: ['lint'], load: async () => (await import('./commands/lint.js')).registerLint },
+  { commands: ['pack'], load: async () => (await import('./commands/pack.js')).registerPack },
+  { commands: ['publish'], load: async () => (await import('./commands/publish.js')).registerPublish },
+  {
+    commands: ['serve', 'token'],
+    load: async () => {
+      const { registerServe, registerToken } = await import('./commands/serve.js');
+      return (program, io, setExit) => {
+        registerServe(program, io, setExit);
+        registerToken(program, io, setExit);
+      };
+    },
+  },
+  {
+    commands: ['list', 'search', 'info', 'create', 'migrate', 'check-compat'],
+    load: async () => (await import('./commands/consumer.js')).registerConsumer,
+  },
+  { commands: ['build-registry'], load: async () => (await import('./commands/build-registry.js')).registerBuildRegistry },
+];
+
+/**
+ * The groups `argv` needs: none for the CLI's own `--version`, the one holding the command named
+ * first, and all of them for help or anything else (commander then lists or suggests commands).
+ */
+export function groupsFor(argv: readonly string[]): typeof GROUPS {
+  const first = argv[0];
+  if (first === '-V' || first === '--version') return [];
+  const group = GROUPS.find((candidate) => first !== undefined && candidate.commands.includes(first));
+  return group ? [group] : GROUPS;
+}
+
+async function buildProgram(argv: readonly string[], io: CliIo, setExit: SetExit): Promise<Command> {
   const program = new Command('template-registry')
     .description('Publish, find, generate from and upgrade versioned project templates.')
     .version(VERSION)
@@ -41,18 +74,7 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
     .enablePositionalOptions()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError('(run with --help for usage)');
-  registerValidate(program, io, setExit);
-  registerGenerate(program, io, setExit);
-  registerTest(program, io, setExit);
-  registerLint(program, io, setExit);
-  registerPack(program, io, setExit);
-  registerPublish(program, io, setExit);
-  registerServe(program, io, setExit);
-  registerToken(program, io, setExit);
-  registerConsumer(program, io, setExit);
-  registerBuildRegistry(program, io, setExit, {
-    storeSource: async (storeDir, publicUrl) => storeSource(await RegistryStore.open(storeDir), publicUrl ?? process.env.REGISTRY_PUBLIC_URL ?? 'http://127.0.0.1:4873'),
-  });
+  for (const group of groupsFor(argv)) (await group.load())(program, io, setExit);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   return program;
 }
@@ -63,10 +85,10 @@ function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
  */
 export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
   let exitCode: number = EXIT.ok;
-  const program = buildProgram(io, (code) => {
-    exitCode = code;
-  });
   try {
+    const program = await buildProgram(argv, io, (code) => {
+      exitCode = code;
+    });
     await program.parseAsync([...argv], { from: 'user' });
     return exitCode;
   } catch (error) {

@@ -32,7 +32,18 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-export function registerBuildRegistry(program: Command, io: CliIo, setExit: (code: number) => void, deps: BuildRegistryDependencies = {}): void {
+/** The server's store as the source, opened only when `--store` is given (it loads SQLite). */
+async function openStoreSource(storeDir: string, publicUrl?: string): Promise<RegistrySource> {
+  const { RegistryStore, storeSource } = await import('../../server/store.js');
+  return storeSource(await RegistryStore.open(storeDir), publicUrl ?? process.env.REGISTRY_PUBLIC_URL ?? 'http://127.0.0.1:4873');
+}
+
+export function registerBuildRegistry(
+  program: Command,
+  io: CliIo,
+  setExit: (code: number) => void,
+  deps: BuildRegistryDependencies = { storeSource: openStoreSource },
+): void {
   program
     .command('build-registry')
     .description('build the static registry files (registry.json, per-template files, catalog page) from a store or GitHub releases')
