@@ -22,7 +22,7 @@ const server = await createServer({ store: storeDir, publicUrl });
 await server.app.listen({ host, port });
 console.log(`registry server on ${publicUrl} (store ${path.relative(root, storeDir)})`);
 
-const { token } = server.store.createToken({ role: 'publisher', templates: ['node-service'], owner: 'example' });
+const { token } = await server.store.tokens.createToken({ role: 'publisher', templates: ['node-service'], owner: 'example' });
 const version = JSON.parse(readFileSync(path.join(example, 'template.json'), 'utf8')).version;
 let result;
 try {

@@ -51668,6 +51668,9 @@ async function renderTemplate(template, resolved, options = {}) {
 }
 
 // src/template/lint.ts
+function formatLintFinding(finding) {
+  return `${finding.file}:${finding.line}:${finding.column} ${finding.severity} ${finding.rule} ${finding.message}`;
+}
 var isRecord = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 var own = (object, key) => Object.hasOwn(object, key) ? object[key] : void 0;
 var stringOf = (value) => typeof value === "string" ? value : void 0;
@@ -53156,7 +53159,7 @@ async function lintStep({ options, report }) {
       rule: finding.rule,
       title: `lint: ${finding.rule}`,
       message: finding.message,
-      text: `${finding.file}:${finding.line}:${finding.column} ${finding.severity} ${finding.rule} ${finding.message}`
+      text: formatLintFinding(finding)
     });
   }
   if (result.errorCount > 0) throw new StepRefusal(`lint found ${result.errorCount} error(s)`);

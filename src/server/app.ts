@@ -1,35 +1,45 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import Fastify, { type FastifyInstance, type FastifyLoggerOptions } from 'fastify';
 
+import { createAjv } from '../core/schemas.js';
 import { buildRegistry } from '../registry/build.js';
+import { openSqliteStorage } from '../store/sqlite/index.js';
+import { storeSource } from '../store/source.js';
+import type { RegistryStorage } from '../store/types.js';
+import { authPlugin } from './auth.js';
 import { DEFAULT_LIMITS, type CurrentRegistry, type ServerContext, type ServerLimits } from './context.js';
 import { installEnvelope, newRequestId } from './envelope.js';
 import { rateLimitPlugin } from './rate-limit.js';
 import { eventsRoute } from './routes/events.js';
 import { openapiRoute } from './routes/openapi.js';
 import { readRoutes } from './routes/read.js';
+import { uploadRoute } from './routes/upload.js';
 import { webhooksRoute } from './routes/webhooks.js';
-import { RegistryStore, storeSource } from './store.js';
-import { uploadRoute } from './upload.js';
+import { WebhookDispatcher, type WebhookDispatcherOptions } from './webhooks.js';
 
 export interface ServerOptions {
-  /** The store folder, or an open store. */
-  store: string | RegistryStore;
+  /** The store folder (the embedded SQLite + files store), or an opened storage. */
+  store: string | RegistryStorage;
   /** Base URL clients reach the server at; archive URLs in registry.json start with it. */
   publicUrl: string;
   limits?: Partial<ServerLimits>;
   /** A token with the admin role that is not in the store (REGISTRY_ADMIN_TOKEN). */
   adminToken?: string;
-  logger?: boolean;
+  /** Fastify's logger: `true` for JSON lines on stdout, or its options (level, destination stream). */
+  logger?: boolean | FastifyLoggerOptions;
   /** Trust X-Forwarded-For (behind a proxy) for the client address rate limits use. */
   trustProxy?: boolean;
   /** On close, end every connection, not only idle ones (tests); default: idle ones only. */
   forceCloseConnections?: boolean;
+  /** Settings of the webhook dispatcher (retry delays, time-outs), for tests and operators. */
+  webhooks?: Omit<WebhookDispatcherOptions, 'store' | 'publicUrl' | 'selfAddresses' | 'logger'>;
 }
 
 export interface RegistryServer {
   app: FastifyInstance;
   context: ServerContext;
-  store: RegistryStore;
+  /** The storage the server runs on (closed with the server). */
+  store: RegistryStorage;
 }
 
 /** Runs builds one after the other: a build started while one runs waits for it. */
@@ -43,31 +53,38 @@ function serialized(task: () => Promise<void>): () => Promise<void> {
 }
 
 /**
- * Builds the registry server: the upload route, the read routes, rate limits and the OpenAPI
- * document over one embedded store. The registry is rebuilt once at start-up (so a crash between
- * an upload and its build heals) and after every upload.
+ * Route schemas are compiled with the project's Ajv (its formats and every schema of schemas/, so
+ * a route may `$ref` them by `$id`); query strings and path parameters arrive as text and are coerced.
+ */
+function installValidators(app: FastifyInstance): void {
+  const bodies = createAjv();
+  const texts = createAjv({ coerceTypes: true, useDefaults: true });
+  const compiled = new WeakMap<object, ReturnType<Ajv2020['compile']>>();
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const key = schema as object;
+    let validate = compiled.get(key);
+    if (!validate) {
+      validate = (httpPart === 'body' ? bodies : texts).compile(schema);
+      compiled.set(key, validate);
+    }
+    return validate;
+  });
+}
+
+/**
+ * Builds the registry server: the upload route, the read routes, webhooks, events, rate limits and
+ * the OpenAPI document over one storage. The registry is rebuilt once at start-up (so a crash
+ * between an upload and its build heals) and after every upload.
  */
 export async function createServer(options: ServerOptions): Promise<RegistryServer> {
-  const store = typeof options.store === 'string' ? await RegistryStore.open(options.store) : options.store;
+  const storage = typeof options.store === 'string' ? await openSqliteStorage(options.store) : options.store;
   const publicUrl = options.publicUrl.replace(/\/+$/, '');
   let current: CurrentRegistry | undefined;
 
   const rebuild = serialized(async () => {
-    const result = await buildRegistry(storeSource(store, publicUrl), { outDir: store.publicDir, publicUrl });
+    const result = await buildRegistry(storeSource(storage, publicUrl), { outDir: storage.publicDir, publicUrl });
     current = { document: result.document, etag: result.etag, lastModified: new Date(result.document.lastUpdated) };
   });
-
-  const context: ServerContext = {
-    store,
-    publicUrl,
-    limits: { ...DEFAULT_LIMITS, ...options.limits },
-    registry: () => {
-      if (!current) throw new Error('the registry has not been built yet');
-      return current;
-    },
-    rebuild,
-    ...(options.adminToken ? { adminToken: options.adminToken } : {}),
-  };
   await rebuild();
 
   const app = Fastify({
@@ -77,13 +94,36 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     bodyLimit: 1024 * 1024,
     forceCloseConnections: options.forceCloseConnections ?? 'idle',
   });
+  const context: ServerContext = {
+    storage,
+    publicUrl,
+    limits: { ...DEFAULT_LIMITS, ...options.limits },
+    registry: () => {
+      if (!current) throw new Error('the registry has not been built yet');
+      return current;
+    },
+    rebuild,
+    webhooks: new WebhookDispatcher({
+      ...options.webhooks,
+      store: storage.webhooks,
+      publicUrl,
+      selfAddresses: () => app.addresses(),
+      logger: app.log,
+    }),
+    ...(options.adminToken ? { adminToken: options.adminToken } : {}),
+  };
+
   installEnvelope(app);
+  installValidators(app);
   await app.register(rateLimitPlugin, { context });
+  await app.register(authPlugin, { context });
   await app.register(readRoutes, { context });
   await app.register(uploadRoute, { context });
   await app.register(eventsRoute, { context });
   await app.register(webhooksRoute, { context });
   await app.register(openapiRoute, { context });
-  app.addHook('onClose', () => store.close());
-  return { app, context, store };
+  // Deliveries in flight finish (or are cancelled) before the storage closes.
+  app.addHook('preClose', () => context.webhooks.close());
+  app.addHook('onClose', () => storage.close());
+  return { app, context, store: storage };
 }

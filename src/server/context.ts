@@ -1,5 +1,5 @@
 import type { RegistryDocument } from '../core/schema-types.js';
-import type { RegistryStore } from './store.js';
+import type { RegistryStorage } from '../store/types.js';
 import type { WebhookDispatcher } from './webhooks.js';
 
 export interface ServerLimits {
@@ -28,18 +28,18 @@ export interface CurrentRegistry {
   lastModified: Date;
 }
 
-/** What route plugins get: the store, settings and the current registry. */
+/** What the route plugins are given (as their options): the storage, settings, the registry and the dispatcher. */
 export interface ServerContext {
-  store: RegistryStore;
+  storage: RegistryStorage;
   /** Base URL clients reach the server at (no trailing slash). */
   publicUrl: string;
   limits: ServerLimits;
   /** The document of the last build. */
   registry(): CurrentRegistry;
-  /** Rebuilds registry.json and the per-template files from the store; builds never overlap. */
+  /** Rebuilds registry.json and the per-template files from the storage; builds never overlap. */
   rebuild(): Promise<void>;
   /** REGISTRY_ADMIN_TOKEN, when set: a token with the admin role that is not in the store. */
   adminToken?: string;
-  /** Sends events to the registered webhooks in the background (set up by the webhook routes). */
-  webhooks?: WebhookDispatcher;
+  /** Sends events to the registered webhooks in the background. */
+  webhooks: WebhookDispatcher;
 }

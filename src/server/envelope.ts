@@ -1,8 +1,26 @@
 import { randomUUID } from 'node:crypto';
 
+import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-import type { ErrorDetail } from '../core/validation.js';
+import { describeSchemaErrors } from '../core/messages.js';
+import { errorDetails, type ErrorDetail } from '../core/validation.js';
+
+/** How a route names its JSON body in errors (route `config.body`). */
+export interface BodyDescription {
+  /** What the body must be, for a 400 when it is not even a JSON object: `a JSON analytics event`. */
+  shape: string;
+  /** The message of a 422 when it breaks its schema: `the event is invalid`. */
+  invalid: string;
+  /** The detail field of a problem with the whole body: `event`. */
+  root: string;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    body?: BodyDescription;
+  }
+}
 
 export const API_VERSION = '1.0';
 
@@ -75,14 +93,7 @@ export function installEnvelope(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) return sendError(request, reply, error);
     const status = error.statusCode ?? 500;
-    if (error.validation) {
-      const details = error.validation.map((v) => ({
-        field: `${error.validationContext ?? 'request'}${v.instancePath || (typeof v.params.missingProperty === 'string' ? `/${v.params.missingProperty}` : '')}`,
-        message: v.message ?? 'is invalid',
-        code: v.keyword === 'required' ? 'REQUIRED' : v.keyword.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase(),
-      }));
-      return sendError(request, reply, new ApiError(400, 'VALIDATION_ERROR', `invalid ${error.validationContext ?? 'request'}`, details));
-    }
+    if (error.validation) return sendError(request, reply, validationError(error, request));
     if (status >= 500) request.log.error(error);
     const code = STATUS_CODES[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'ERROR');
     const message = status >= 500 ? 'unexpected server error' : error.message;
@@ -91,3 +102,20 @@ export function installEnvelope(app: FastifyInstance): void {
 }
 
 export const newRequestId = (): string => randomUUID();
+
+/**
+ * The one formatter of schema errors (from the schemas declared on routes) into the error
+ * envelope: the query string or parameters -> 400 VALIDATION_ERROR; a body that is not a JSON
+ * object -> 400 BAD_REQUEST; a body that breaks its schema -> 422 VALIDATION_ERROR. Details name
+ * the field (`limit`, `events.0`) in the project's plain words.
+ */
+export function validationError(error: FastifyError, request: FastifyRequest): ApiError {
+  const context = error.validationContext ?? 'request';
+  const errors = (error.validation ?? []) as unknown as ErrorObject[];
+  if (context !== 'body') {
+    return new ApiError(400, 'VALIDATION_ERROR', `invalid ${context}`, errorDetails(describeSchemaErrors(errors), context));
+  }
+  const body = request.routeOptions.config.body ?? { shape: 'a JSON object', invalid: 'the body is invalid', root: 'body' };
+  if (errors.some((e) => e.instancePath === '' && e.keyword === 'type')) return new ApiError(400, 'BAD_REQUEST', `the body must be ${body.shape}`);
+  return new ApiError(422, 'VALIDATION_ERROR', body.invalid, errorDetails(describeSchemaErrors(errors), body.root));
+}

@@ -1,5 +1,14 @@
+/** The registry server (fastify) over a storage: upload, read, events and webhook routes, rate limits, OpenAPI. */
 export { createServer, type ServerOptions, type RegistryServer } from './app.js';
-export { RegistryStore, storeSource, secretsEqual, type TokenRecord, type TokenRole, type StoredVersion } from './store.js';
 export { DEFAULT_LIMITS, type ServerLimits, type ServerContext, type CurrentRegistry } from './context.js';
 export { ApiError, type ErrorDetail } from './envelope.js';
-export { verifyWebhookSignature, signWebhookBody, WebhookDispatcher, WEBHOOK_EVENTS, type WebhookPayload } from './webhooks.js';
+export { publishVersion, type ReceivedArchive, type PublishedVersion } from './upload-service.js';
+export {
+  verifyWebhookSignature,
+  signWebhookBody,
+  WebhookDispatcher,
+  WEBHOOK_EVENTS,
+  type WebhookPayload,
+  type WebhookDispatcherOptions,
+} from './webhooks.js';
+export { openSqliteStorage, storeSource, secretsEqual, type RegistryStorage, type TokenRecord, type TokenRole, type StoredVersion } from '../store/index.js';

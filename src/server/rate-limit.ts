@@ -9,6 +9,7 @@
  */
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
 
 import type { ServerContext } from './context.js';
 import { ApiError } from './envelope.js';
@@ -26,13 +27,13 @@ export function routeGroup(request: FastifyRequest): RouteGroup {
 }
 
 /** Requests allowed per window for a request's group. */
-export function groupLimit(context: ServerContext, request: FastifyRequest): number {
+export function groupLimit(context: Pick<ServerContext, 'limits'>, request: FastifyRequest): number {
   return routeGroup(request) === 'upload' ? context.limits.uploadPerMinute : context.limits.readPerMinute;
 }
 
 const resetConverted = new WeakSet<FastifyRequest>();
 
-const plugin: FastifyPluginAsync<{ context: ServerContext }> = async (app, { context }) => {
+const plugin: FastifyPluginAsync<{ context: Pick<ServerContext, 'limits'> }> = async (app, { context }) => {
   await app.register(rateLimit, {
     global: true,
     max: (request: FastifyRequest) => groupLimit(context, request),
@@ -71,7 +72,5 @@ const plugin: FastifyPluginAsync<{ context: ServerContext }> = async (app, { con
   });
 };
 
-// Not encapsulated (what fastify-plugin does): the hooks and the rate-limit plugin apply app-wide.
-Object.assign(plugin, { [Symbol.for('skip-override')]: true, [Symbol.for('fastify.display-name')]: 'template-registry-rate-limit' });
-
-export const rateLimitPlugin: FastifyPluginAsync<{ context: ServerContext }> = plugin;
+// Not encapsulated: the hooks and the rate-limit plugin apply app-wide.
+export const rateLimitPlugin = fastifyPlugin(plugin, { name: 'template-registry-rate-limit' });

@@ -8,16 +8,15 @@
  * Deliveries run in the background (the request that caused the event never waits for them), at
  * most `retryDelaysMs.length + 1` attempts each (default 3: at once, after 1 s, after 4 s more),
  * retried on network errors, time-outs (10 s per attempt) and non-2xx answers; redirects are not
- * followed (a 3xx counts as a failure). Every attempt is recorded in the store's `deliveries`.
+ * followed (a 3xx counts as a failure). Every attempt is recorded in the webhook store's log.
+ * Deliveries are sent with `fetch`, the project's one style of outgoing request.
  * Receivers check the signature with `verifyWebhookSignature`.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
-import type { DeliveryRecord, RegistryStore, StoredWebhook } from './store.js';
 import { errorMessage } from '../core/errors.js';
+import type { DeliveryRecord, StoredWebhook, WebhookStore } from '../store/types.js';
 
 /** The events this registry sends. */
 export const WEBHOOK_EVENTS = ['template.published'] as const;
@@ -148,55 +147,44 @@ interface AttemptOutcome {
 }
 
 function networkError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  const message = errorMessage(error);
+  const cause = (error as { cause?: unknown }).cause;
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? (error as NodeJS.ErrnoException).code;
+  const message = cause instanceof Error ? cause.message : errorMessage(error);
   return code && !message.includes(code) ? `${code}: ${message}` : message;
 }
 
-/** POSTs `body` once, without following redirects, within `timeoutMs`; `cancel` aborts it. */
-function post(url: URL, headers: Record<string, string>, body: Buffer, timeoutMs: number, cancel: AbortSignal): Promise<AttemptOutcome> {
-  return new Promise((resolve) => {
-    const controller = new AbortController();
-    let reason: string | undefined;
-    const stop = (why: string): void => {
-      reason ??= why;
-      controller.abort();
-    };
-    const onCancel = (): void => stop('cancelled: the registry server is closing');
-    const timer = setTimeout(() => stop(`timed out after ${timeoutMs} ms`), timeoutMs);
-    let settled = false;
-    const finish = (outcome: AttemptOutcome): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      cancel.removeEventListener('abort', onCancel);
-      resolve(outcome);
-    };
-    if (cancel.aborted) onCancel();
-    else cancel.addEventListener('abort', onCancel, { once: true });
-
-    const options: RequestOptions = { method: 'POST', headers, agent: false, signal: controller.signal };
-    let request: ClientRequest;
-    try {
-      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      request = send(url, options, (response: IncomingMessage) => {
-        const status = response.statusCode ?? 0;
-        let received = 0;
-        response.on('data', (chunk: Buffer) => {
-          received += chunk.length;
-          if (received > MAX_RESPONSE_BYTES) response.destroy();
-        });
-        response.on('end', () => finish({ status }));
-        response.on('close', () => finish({ status }));
-        response.on('error', () => finish({ status }));
-      });
-    } catch (error) {
-      finish({ error: networkError(error) });
-      return;
+/** Reads and drops an answer body, at most `MAX_RESPONSE_BYTES` of it. */
+async function discardBody(response: Response): Promise<void> {
+  if (!response.body) return;
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  let received = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      received += value.byteLength;
+      if (received > MAX_RESPONSE_BYTES) {
+        await reader.cancel();
+        return;
+      }
     }
-    request.on('error', (error) => finish({ error: reason ?? networkError(error) }));
-    request.end(body);
-  });
+  } catch {
+    // the status is what counts; a body cut short changes nothing
+  }
+}
+
+/** POSTs `body` once, without following redirects, within `timeoutMs`; `cancel` aborts it. */
+async function post(url: URL, headers: Record<string, string>, body: Buffer, timeoutMs: number, cancel: AbortSignal): Promise<AttemptOutcome> {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  try {
+    const response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.any([timeout, cancel]) });
+    await discardBody(response);
+    return { status: response.status };
+  } catch (error) {
+    if (cancel.aborted) return { error: 'cancelled: the registry server is closing' };
+    if (timeout.aborted) return { error: `timed out after ${timeoutMs} ms` };
+    return { error: networkError(error) };
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -208,7 +196,7 @@ export interface WebhookLogger {
 }
 
 export interface WebhookDispatcherOptions {
-  store: RegistryStore;
+  store: WebhookStore;
   /** The server's public URL: webhooks pointing at it are never called. */
   publicUrl: string;
   /** The addresses the server listens on (fastify's `app.addresses()`), for the same guard. */
@@ -229,7 +217,7 @@ export interface WebhookDispatcherOptions {
  * short grace period, then cancels them (each cancelled attempt is recorded).
  */
 export class WebhookDispatcher {
-  private readonly store: RegistryStore;
+  private readonly store: WebhookStore;
   private readonly publicUrl: string;
   private readonly selfAddresses: () => readonly (AddressInfo | string)[];
   private readonly retryDelaysMs: readonly number[];
@@ -255,7 +243,7 @@ export class WebhookDispatcher {
     this.now = options.now ?? (() => new Date());
   }
 
-  /** Deliveries (of any event) still running, retries included. */
+  /** Events whose deliveries are still running, retries included. */
   get pending(): number {
     return this.inFlight.size;
   }
@@ -265,20 +253,17 @@ export class WebhookDispatcher {
    * those deliveries are over (it never rejects); callers on a request path must not await it.
    */
   dispatch(event: WebhookEvent, data: unknown): Promise<void> {
-    try {
-      if (this.closing) {
-        this.logger?.warn({ event }, 'webhook event not delivered: the server is closing');
-        return Promise.resolve();
-      }
-      const targets = this.store.webhooksFor(event);
-      if (targets.length === 0) return Promise.resolve();
-      const payload: WebhookPayload = { event, timestamp: this.now().toISOString(), data };
-      const body = Buffer.from(JSON.stringify(payload), 'utf8');
-      return Promise.all(targets.map((webhook) => this.track(this.deliver(webhook.id, event, body)))).then(() => undefined);
-    } catch (error) {
-      this.logger?.warn({ event, err: error }, 'webhook event not delivered');
+    if (this.closing) {
+      this.logger?.warn({ event }, 'webhook event not delivered: the server is closing');
       return Promise.resolve();
     }
+    const payload: WebhookPayload = { event, timestamp: this.now().toISOString(), data };
+    return this.track(this.deliverAll(event, Buffer.from(JSON.stringify(payload), 'utf8')));
+  }
+
+  private async deliverAll(event: string, body: Buffer): Promise<void> {
+    const targets = await this.store.webhooksFor(event);
+    await Promise.all(targets.map((webhook) => this.deliver(webhook.id, event, body)));
   }
 
   /** Settles when every delivery running now (and any it retries) is over. */
@@ -335,7 +320,7 @@ export class WebhookDispatcher {
     for (let attempt = 1; attempt <= attempts; attempt += 1) {
       if (attempt > 1 && !(await this.sleep(this.retryDelaysMs[attempt - 2] ?? 0))) return;
       // Deleted or switched off in the meantime: stop.
-      const webhook = this.store.getWebhook(webhookId);
+      const webhook = await this.store.getWebhook(webhookId);
       if (!webhook?.active) return;
       if (await this.attempt(webhook, event, body)) return;
     }
@@ -343,7 +328,7 @@ export class WebhookDispatcher {
 
   /** One recorded attempt; true when it is final (delivered, refused or cancelled). */
   private async attempt(webhook: StoredWebhook, event: string, body: Buffer): Promise<boolean> {
-    const deliveryId = this.store.startDelivery(webhook.id, event, this.now());
+    const deliveryId = await this.store.startDelivery(webhook.id, event, this.now());
     let status: number | null = null;
     let error: string | null = null;
     let final: boolean;
@@ -363,7 +348,6 @@ export class WebhookDispatcher {
     } else {
       const headers: Record<string, string> = {
         'Content-Type': 'application/json',
-        'Content-Length': String(body.length),
         'User-Agent': WEBHOOK_USER_AGENT,
         'X-Webhook-Event': event,
         'X-Webhook-Delivery': deliveryId,
@@ -377,8 +361,8 @@ export class WebhookDispatcher {
       else if (!final) error = `HTTP ${String(status)}`;
       if (this.cancel.signal.aborted) final = true;
     }
-    this.store.finishDelivery(deliveryId, status, error);
-    this.store.pruneDeliveries(webhook.id, DELIVERIES_KEPT);
+    await this.store.finishDelivery(deliveryId, status, error);
+    await this.store.pruneDeliveries(webhook.id, DELIVERIES_KEPT);
     if (error !== null) this.logger?.warn({ webhook: webhook.id, delivery: deliveryId, event, status }, `webhook delivery attempt failed: ${error}`);
     return final;
   }

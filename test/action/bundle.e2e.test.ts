@@ -103,7 +103,7 @@ describe('the bundled publish action, run as the runner runs it', () => {
     expect(first.outputs['release-id']).toMatch(/^\d+$/);
     expect(first.outputs['release-url']).toBeTruthy();
 
-    expect(server.store.listVersions()).toMatchObject([{ name: 'node-service', version: '1.2.3', integrity: first.outputs.integrity }]);
+    expect(await server.store.versions.listVersions()).toMatchObject([{ name: 'node-service', version: '1.2.3', integrity: first.outputs.integrity }]);
     const registryDocument = (await (await fetch(`${server.url}/registry.json`)).json()) as RegistryDocument;
     expect(registryDocument.templates).toMatchObject([{ id: 'node-service', version: '1.2.3', downloadUrl: first.outputs['download-url'] }]);
     const served = Buffer.from(await (await fetch(first.outputs['download-url'] ?? '')).arrayBuffer());
@@ -140,7 +140,7 @@ describe('the bundled publish action, run as the runner runs it', () => {
     expect(second.code, second.stdout).toBe(0);
     expect(second.outputs.uploaded).toBe('false');
     expect(second.outputs.integrity).toBe(first.outputs.integrity);
-    expect(server.store.listVersions()).toHaveLength(1);
+    expect(await server.store.versions.listVersions()).toHaveLength(1);
     expect(github.releases.size).toBe(1);
     expect(second.outputs['release-id']).toBe(first.outputs['release-id']);
     const assets = [...github.releases.values()][0]?.assets ?? [];
@@ -170,7 +170,7 @@ describe('the bundled publish action, run as the runner runs it', () => {
     expect(result.code).not.toBe(0);
     expect(result.stdout).toMatch(/::error::.*(different|VERSION_EXISTS)/);
     expect(github.requests).toHaveLength(0);
-    expect(server.store.listVersions()).toHaveLength(1);
+    expect(await server.store.versions.listVersions()).toHaveLength(1);
   }, 120_000);
 
   it('does every check and packs on a dry run, and sends nothing', async () => {

@@ -71,7 +71,7 @@ describe('create and migrate against a served registry', () => {
     expect(created.code).toBe(0);
     const lockBefore = JSON.parse(await readFile(path.join(project, '.template-lock.json'), 'utf8')) as TemplateLock;
     expect(lockBefore.template).toMatchObject({ name: 'node-service', version: '1.1.0' });
-    expect(server.store.countEvents('generation')).toBe(1);
+    expect(await server.store.events.countEvents('generation')).toBe(1);
     const envBefore = await readFile(path.join(project, '.env.example'), 'utf8');
 
     const dryRun = await cli('migrate', '--project', project, '--registry', registry, '--dry-run');
@@ -127,7 +127,7 @@ describe('create and migrate against a served registry', () => {
     const project = path.join(await tempDir(), 'svc');
     process.env.DO_NOT_TRACK = '1';
     expect((await cli('create', 'node-service@1.1.0', project, '--registry', registry, '--defaults')).code).toBe(0);
-    expect(breakingServer.store.countEvents('generation')).toBe(0);
+    expect(await breakingServer.store.events.countEvents('generation')).toBe(0);
 
     const refused = await cli('migrate', '--project', project, '--registry', registry);
     expect(refused.code).toBe(1);

@@ -3,6 +3,7 @@ import { createServer as createNetServer } from 'node:net';
 import { afterEach } from 'vitest';
 
 import { createServer, type RegistryServer, type ServerOptions } from '../../src/server/index.js';
+import { openSqliteStorage, type SqliteStorage } from '../../src/store/index.js';
 import { tempDir } from './fixtures.js';
 
 const running: RegistryServer[] = [];
@@ -12,6 +13,8 @@ afterEach(async () => {
 });
 
 export interface TestServer extends RegistryServer {
+  /** The embedded store the server runs on. */
+  store: SqliteStorage;
   url: string;
   storeDir: string;
   /** A publisher token that may publish anything not yet claimed. */
@@ -23,11 +26,12 @@ export async function startRegistryServer(options: Partial<ServerOptions> & { st
   const storeDir = options.storeDir ?? (await tempDir('tr-store-'));
   // The public URL goes into registry.json, so the port is chosen before the server starts.
   const port = await freePort();
-  const server = await createServer({ publicUrl: `http://127.0.0.1:${port}`, forceCloseConnections: true, ...options, store: storeDir });
+  const store = await openSqliteStorage(storeDir);
+  const server = await createServer({ publicUrl: `http://127.0.0.1:${port}`, forceCloseConnections: true, ...options, store });
   running.push(server);
   const address = await server.app.listen({ host: '127.0.0.1', port });
-  const { token } = server.store.createToken({ role: 'publisher' });
-  return { ...server, url: address, storeDir, token };
+  const { token } = await server.store.tokens.createToken({ role: 'publisher' });
+  return { ...server, store, url: address, storeDir, token };
 }
 
 export function freePort(): Promise<number> {

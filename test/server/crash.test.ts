@@ -1,16 +1,16 @@
 import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFile, readFile, stat } from 'node:fs/promises';
+import { copyFile, readFile, readdir, stat } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { schemaErrors } from '../../src/core/schemas.js';
 import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate } from '../../src/publish/index.js';
-import { RegistryStore } from '../../src/server/index.js';
+import { openSqliteStorage } from '../../src/store/index.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/registry-server.js';
 
@@ -62,9 +62,9 @@ function stalledUpload(url: string, token: string, archive: Buffer, manifest: ob
 describe('template-registry serve', () => {
   it('serves an empty store; publish with the CLI; registry.json lists the entry whose archive matches its integrity', async () => {
     const store = await tempDir('tr-serve-store-');
-    const setup = await RegistryStore.open(store);
-    const { token } = setup.createToken({ role: 'publisher' });
-    setup.close();
+    const setup = await openSqliteStorage(store);
+    const { token } = await setup.tokens.createToken({ role: 'publisher' });
+    await setup.close();
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     await serve(store, port);
@@ -95,9 +95,9 @@ describe('template-registry serve', () => {
 describe('crash safety', () => {
   it('a server killed with SIGKILL during uploads restarts with a registry.json that lists only complete uploads', async () => {
     const store = await tempDir('tr-crash-store-');
-    const setup = await RegistryStore.open(store);
-    const { token } = setup.createToken({ role: 'admin' });
-    setup.close();
+    const setup = await openSqliteStorage(store);
+    const { token } = await setup.tokens.createToken({ role: 'admin' });
+    await setup.close();
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const first = await serve(store, port);
@@ -108,7 +108,8 @@ describe('crash safety', () => {
       const partial = await packTemplate(await writeTemplate({ 'template.json': { ...validManifest, name: `partial-${i}` } }), { outDir: await tempDir() });
       stalledUpload(url, token, await readFile(partial.file), partial.manifest);
     }
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Killed while the three uploads are being received: their temp files are in the store.
+    await vi.waitFor(async () => expect(await readdir(path.join(store, 'tmp'))).toHaveLength(3), { timeout: 10_000 });
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
 
@@ -122,26 +123,26 @@ describe('crash safety', () => {
 
   it('completes a reserved upload whose files are in place and drops one whose archive is missing', async () => {
     const dir = await tempDir('tr-recover-');
-    const store = await RegistryStore.open(dir);
-    const { record } = store.createToken({ role: 'admin' });
+    const store = await openSqliteStorage(dir);
+    const { record } = await store.tokens.createToken({ role: 'admin' });
     const a = await packTemplate(await writeTemplate({ 'template.json': { ...validManifest, name: 'kept' } }), { outDir: await tempDir() });
     const b = await packTemplate(await writeTemplate({ 'template.json': { ...validManifest, name: 'dropped' } }), { outDir: await tempDir() });
     for (const p of [a, b]) {
-      store.reserveVersion({ name: p.manifest.name, version: '1.0.0', integrity: p.integrity, sha256: p.sha256, size: p.size, owner: record.owner }, record);
+      await store.versions.reserveVersion({ name: p.manifest.name, version: '1.0.0', integrity: p.integrity, sha256: p.sha256, size: p.size, owner: record.owner }, record);
     }
     // "kept" crashed after its files were moved into place, "dropped" before.
-    const temp = store.tempPath('.tgz');
+    const temp = store.versions.uploadTempPath('.tgz');
     await copyFile(a.file, temp);
-    await store.commitVersion('kept', '1.0.0', temp, a.manifest);
-    store.close();
+    await store.versions.commitVersion('kept', '1.0.0', temp, a.manifest);
+    await store.close();
     const db = new Database(path.join(dir, 'registry.sqlite'));
     db.prepare("UPDATE versions SET state = 'pending' WHERE name = 'kept'").run();
     db.close();
 
-    const reopened = await RegistryStore.open(dir);
-    expect(reopened.listVersions().map((v) => v.name)).toEqual(['kept']);
-    expect(reopened.getVersion('dropped', '1.0.0')).toBeUndefined();
+    const reopened = await openSqliteStorage(dir);
+    expect((await reopened.versions.listVersions()).map((v) => v.name)).toEqual(['kept']);
+    expect(await reopened.versions.getVersion('dropped', '1.0.0')).toBeUndefined();
     await expect(stat(reopened.archivePath('dropped', '1.0.0'))).rejects.toThrow();
-    reopened.close();
+    await reopened.close();
   });
 });

@@ -31,7 +31,7 @@ describe('POST /events', () => {
     });
     expect(response.status).toBe(202);
     expect(((await response.json()) as { data: unknown }).data).toEqual({ accepted: true, type: 'generation' });
-    expect(server.store.countEvents('generation')).toBe(1);
+    expect(await server.store.events.countEvents('generation')).toBe(1);
   });
 
   it('refuses an event that breaks the schema, listing the fields', async () => {
@@ -40,7 +40,7 @@ describe('POST /events', () => {
     expect(response.status).toBe(422);
     const body = (await response.json()) as { error: { code: string; details: { field: string }[] } };
     expect(body.error.code).toBe('VALIDATION_ERROR');
-    expect(server.store.countEvents()).toBe(0);
+    expect(await server.store.events.countEvents()).toBe(0);
   });
 
   it('refuses an event of a version that is not published', async () => {

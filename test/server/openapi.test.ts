@@ -23,7 +23,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { isValidRange } from '../../src/core/index.js';
 import { createServer, type RegistryServer } from '../../src/server/app.js';
-import { RegistryStore } from '../../src/server/store.js';
+import { openSqliteStorage } from '../../src/store/index.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -161,17 +161,17 @@ afterEach(async () => {
 });
 
 async function start(readPerMinute = 1000): Promise<RegistryServer> {
-  const store = await RegistryStore.open(await tempDir('tr-openapi-'));
-  const { record } = store.createToken({ role: 'admin' });
+  const store = await openSqliteStorage(await tempDir('tr-openapi-'));
+  const { record } = await store.tokens.createToken({ role: 'admin' });
   for (const [name, version, stability] of [
     ['web-app', '1.0.0', 'stable'],
     ['web-app', '1.1.0', 'beta'],
     ['cli-tool', '0.1.0', 'experimental'],
   ] as const) {
     const bytes = gzipSync(Buffer.from(`${name}@${version}`));
-    const temp = store.tempPath('.tgz');
+    const temp = store.versions.uploadTempPath('.tgz');
     await writeFile(temp, bytes);
-    store.reserveVersion(
+    await store.versions.reserveVersion(
       {
         name,
         version,
@@ -182,7 +182,7 @@ async function start(readPerMinute = 1000): Promise<RegistryServer> {
       },
       record,
     );
-    await store.commitVersion(name, version, temp, {
+    await store.versions.commitVersion(name, version, temp, {
       name,
       version,
       description: `The ${name} template for the OpenAPI tests`,

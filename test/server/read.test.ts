@@ -6,7 +6,7 @@ import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { createServer, type RegistryServer } from '../../src/server/app.js';
-import { RegistryStore } from '../../src/server/store.js';
+import { openSqliteStorage, type SqliteStorage } from '../../src/store/index.js';
 import { ifNoneMatchMatches, negotiateEncoding, notModifiedSince } from '../../src/server/routes/read.js';
 import { tempDir } from '../helpers/fixtures.js';
 
@@ -43,14 +43,14 @@ function archiveBytes(seed: Pick<Seed, 'name' | 'version'>): Buffer {
   return gzipSync(Buffer.from(`archive of ${seed.name}@${seed.version}\n`));
 }
 
-async function seedStore(dir: string, seeds: Seed[]): Promise<RegistryStore> {
-  const store = await RegistryStore.open(dir);
-  const { record } = store.createToken({ role: 'admin' });
+async function seedStore(dir: string, seeds: Seed[]): Promise<SqliteStorage> {
+  const store = await openSqliteStorage(dir);
+  const { record } = await store.tokens.createToken({ role: 'admin' });
   for (const seed of seeds) {
     const bytes = archiveBytes(seed);
-    const temp = store.tempPath('.tgz');
+    const temp = store.versions.uploadTempPath('.tgz');
     await writeFile(temp, bytes);
-    const reserved = store.reserveVersion(
+    const reserved = await store.versions.reserveVersion(
       {
         name: seed.name,
         version: seed.version,
@@ -63,7 +63,7 @@ async function seedStore(dir: string, seeds: Seed[]): Promise<RegistryStore> {
       record,
     );
     expect(reserved).toEqual({ reserved: true });
-    await store.commitVersion(seed.name, seed.version, temp, {
+    await store.versions.commitVersion(seed.name, seed.version, temp, {
       name: seed.name,
       version: seed.version,
       description: seed.description ?? `The ${seed.name} template for tests`,
@@ -74,7 +74,7 @@ async function seedStore(dir: string, seeds: Seed[]): Promise<RegistryStore> {
       features: seed.features ?? [],
     });
     for (let i = 0; i < (seed.downloads ?? 0); i++) {
-      store.recordEvent({ type: 'download', templateId: seed.name, version: seed.version, timestamp: seed.createdAt, userAgent: 'seed', platform: 'test' });
+      await store.events.recordEvent({ type: 'download', templateId: seed.name, version: seed.version, timestamp: seed.createdAt, userAgent: 'seed', platform: 'test' });
     }
   }
   return store;
@@ -85,11 +85,11 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.app.close()));
 });
 
-async function start(seeds: Seed[] = SEEDS): Promise<RegistryServer> {
+async function start(seeds: Seed[] = SEEDS): Promise<RegistryServer & { store: SqliteStorage }> {
   const store = await seedStore(await tempDir('tr-read-'), seeds);
   const server = await createServer({ store, publicUrl: 'http://registry.test' });
   servers.push(server);
-  return server;
+  return { ...server, store };
 }
 
 const ids = (body: { data: Array<{ id: string }> }): string[] => body.data.map((e) => e.id);
@@ -375,7 +375,7 @@ describe('GET /templates/{id}/versions/{version}/archive', () => {
   it('streams the archive with download headers and records a download event', async () => {
     const { app, store, context } = await start();
     const entry = context.registry().document.templates.find((e) => e.id === 'go-worker')!;
-    const before = store.countEvents('download');
+    const before = await store.events.countEvents('download');
     const res = await app.inject({ url: '/templates/go-worker/versions/1.0.0/archive', headers: { 'user-agent': 'tests', 'x-platform': 'linux' } });
     expect(res.statusCode).toBe(200);
     expect(res.rawPayload.equals(archiveBytes({ name: 'go-worker', version: '1.0.0' }))).toBe(true);
@@ -384,14 +384,14 @@ describe('GET /templates/{id}/versions/{version}/archive', () => {
     expect(res.headers['content-disposition']).toBe('attachment; filename="go-worker-1.0.0.tgz"');
     expect(res.headers.etag).toBe(`"${entry.sha256}"`);
     expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
-    expect(store.countEvents('download')).toBe(before + 1);
-    expect(store.usage().get('go-worker@1.0.0')?.downloads).toBe(6);
+    expect(await store.events.countEvents('download')).toBe(before + 1);
+    expect((await store.events.usage()).get('go-worker@1.0.0')?.downloads).toBe(6);
   });
 
   it('records nothing for a 304 or a HEAD', async () => {
     const { app, store, context } = await start();
     const entry = context.registry().document.templates.find((e) => e.id === 'go-worker')!;
-    const before = store.countEvents('download');
+    const before = await store.events.countEvents('download');
     const notModified = await app.inject({ url: '/templates/go-worker/versions/1.0.0/archive', headers: { 'if-none-match': `"${entry.sha256}"` } });
     expect(notModified.statusCode).toBe(304);
     expect(notModified.payload).toBe('');
@@ -399,7 +399,7 @@ describe('GET /templates/{id}/versions/{version}/archive', () => {
     expect(head.statusCode).toBe(200);
     expect(head.headers['content-length']).toBe(String(archiveBytes({ name: 'go-worker', version: '1.0.0' }).length));
     expect(head.payload).toBe('');
-    expect(store.countEvents('download')).toBe(before);
+    expect(await store.events.countEvents('download')).toBe(before);
   });
 
   it('answers 404 when the version is unknown or its file is missing', async () => {

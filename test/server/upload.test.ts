@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { schemaErrors } from '../../src/core/schemas.js';
 import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate, PublishError } from '../../src/publish/index.js';
+import { openSqliteStorage } from '../../src/store/index.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
 
@@ -115,17 +116,17 @@ describe('POST /templates', () => {
   it('refuses with 403 a token limited to another name, and a name claimed by another publisher', async () => {
     const server = await startRegistryServer();
     const pack = await packed();
-    const limited = server.store.createToken({ role: 'publisher', templates: ['other-template'] }).token;
+    const limited = (await server.store.tokens.createToken({ role: 'publisher', templates: ['other-template'] })).token;
     const error = await publishTemplate({ registryUrl: server.url, token: limited, archive: pack.file, manifest: pack.manifest, retries: 0 }).catch((e: unknown) => e);
     expect((error as PublishError).status).toBe(403);
 
     await publishTemplate({ registryUrl: server.url, token: server.token, archive: pack.file, manifest: pack.manifest });
-    const stranger = server.store.createToken({ role: 'publisher' }).token;
+    const stranger = (await server.store.tokens.createToken({ role: 'publisher' })).token;
     const next = await packed(example, '1.2.0');
     const claimed = await publishTemplate({ registryUrl: server.url, token: stranger, archive: next.file, manifest: next.manifest, retries: 0 }).catch((e: unknown) => e);
     expect((claimed as PublishError).status).toBe(403);
     expect((claimed as PublishError).message).toMatch(/belongs to another publisher/);
-    const admin = server.store.createToken({ role: 'admin' }).token;
+    const admin = (await server.store.tokens.createToken({ role: 'admin' })).token;
     expect((await publishTemplate({ registryUrl: server.url, token: admin, archive: next.file, manifest: next.manifest })).uploaded).toBe(true);
   });
 
@@ -186,7 +187,7 @@ describe('POST /templates', () => {
     const lacking = await rawUpload(server.url, [{ name: 'template', filename: 'a.tgz', type: 'application/gzip', body: await readFile(incomplete.file) }, manifestPart], auth);
     expect(lacking.status).toBe(422);
     expect(lacking.body.error.details).toContainEqual(expect.objectContaining({ field: 'template/README.md', code: 'MISSING_FILE' }));
-    expect(server.store.listVersions()).toEqual([]);
+    expect(await server.store.versions.listVersions()).toEqual([]);
   });
 
   it('answers 413 for an archive over the size limit and stores nothing', async () => {
@@ -198,7 +199,7 @@ describe('POST /templates', () => {
     await handle.close();
     const error = await publishTemplate({ registryUrl: server.url, token: server.token, archive: big, manifest: pack.manifest, retries: 0 }).catch((e: unknown) => e);
     expect((error as PublishError).status).toBe(413);
-    expect(server.store.listVersions()).toEqual([]);
+    expect(await server.store.versions.listVersions()).toEqual([]);
   });
 
   it('lets exactly one of ten concurrent uploads of one version win', async () => {
@@ -219,7 +220,7 @@ describe('POST /templates', () => {
     );
     expect(results.filter((s) => s === 201)).toHaveLength(1);
     expect(results.filter((s) => s === 409)).toHaveLength(9);
-    expect(server.store.listVersions()).toHaveLength(1);
+    expect(await server.store.versions.listVersions()).toHaveLength(1);
   });
 
   it('answers If-None-Match with the current ETag by 304', async () => {
@@ -233,17 +234,16 @@ describe('POST /templates', () => {
 
   it('takes a token created while the server runs without a restart', async () => {
     const server = await startRegistryServer();
-    const { RegistryStore } = await import('../../src/server/index.js');
-    const other = await RegistryStore.open(server.storeDir);
-    const { token } = other.createToken({ role: 'publisher', templates: ['node-service'] });
-    other.close();
+    const other = await openSqliteStorage(server.storeDir);
+    const { token } = await other.tokens.createToken({ role: 'publisher', templates: ['node-service'] });
+    await other.close();
     const pack = await packed();
     expect((await publishTemplate({ registryUrl: server.url, token, archive: pack.file, manifest: pack.manifest })).uploaded).toBe(true);
   });
 
   it('stores tokens hashed, never in clear', async () => {
     const server = await startRegistryServer();
-    const { token } = server.store.createToken({ role: 'admin' });
+    const { token } = (await server.store.tokens.createToken({ role: 'admin' }));
     for (const file of ['registry.sqlite', 'registry.sqlite-wal']) {
       const bytes = await readFile(path.join(server.storeDir, file)).catch(() => Buffer.alloc(0));
       expect(bytes.includes(Buffer.from(token)), file).toBe(false);

@@ -34,8 +34,8 @@ function isHttpUrl(value: string): boolean {
 
 /** The server's store as the source, opened only when `--store` is given (it loads SQLite). */
 async function openStoreSource(storeDir: string, publicUrl?: string): Promise<RegistrySource> {
-  const { RegistryStore, storeSource } = await import('../../server/store.js');
-  return storeSource(await RegistryStore.open(storeDir), publicUrl ?? process.env.REGISTRY_PUBLIC_URL ?? 'http://127.0.0.1:4873');
+  const { openSqliteStorage, storeSource } = await import('../../store/index.js');
+  return storeSource(await openSqliteStorage(storeDir), publicUrl ?? process.env.REGISTRY_PUBLIC_URL ?? 'http://127.0.0.1:4873');
 }
 
 export function registerBuildRegistry(

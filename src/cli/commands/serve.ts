@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 
 import { createServer } from '../../server/app.js';
 import { DEFAULT_LIMITS } from '../../server/context.js';
-import { RegistryStore } from '../../server/store.js';
+import { openSqliteStorage } from '../../store/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { errorMessage } from '../../core/errors.js';
 
@@ -79,9 +79,9 @@ export function registerToken(program: Command, io: CliIo, setExit: (code: numbe
     .action(async (flags: { role: string; templates?: string; owner?: string; store?: string; json?: boolean }) => {
       if (flags.role !== 'publisher' && flags.role !== 'admin') throw new UsageError(`--role must be publisher or admin (got ${flags.role})`);
       const templates = flags.templates?.split(',').map((t) => t.trim()).filter(Boolean);
-      const store = await RegistryStore.open(flags.store ?? process.env.REGISTRY_STORE ?? DEFAULT_STORE);
+      const store = await openSqliteStorage(flags.store ?? process.env.REGISTRY_STORE ?? DEFAULT_STORE);
       try {
-        const created = store.createToken({ role: flags.role, ...(templates ? { templates } : {}), ...(flags.owner ? { owner: flags.owner } : {}) });
+        const created = await store.tokens.createToken({ role: flags.role, ...(templates ? { templates } : {}), ...(flags.owner ? { owner: flags.owner } : {}) });
         if (flags.json) io.stdout(`${JSON.stringify({ token: created.token, ...created.record }, null, 2)}\n`);
         else {
           io.stdout(`${created.token}\n`);
@@ -90,7 +90,7 @@ export function registerToken(program: Command, io: CliIo, setExit: (code: numbe
       } catch (error) {
         throw new UsageError(errorMessage(error));
       } finally {
-        store.close();
+        await store.close();
       }
       setExit(EXIT.ok);
     });

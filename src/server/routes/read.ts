@@ -4,16 +4,16 @@
  * conventions, single templates and versions, archive downloads, categories and a health check.
  */
 import { createHash } from 'node:crypto';
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
 import { readIfExists } from '../../core/files.js';
 import { selectLatest, versionsOf } from '../../core/listing.js';
 import type { TemplateEntry } from '../../core/schema-types.js';
 import type { ServerContext } from '../context.js';
-import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
+import { ApiError, envelope } from '../envelope.js';
 import { MAX_LIMIT, parseListQuery, runListQuery } from '../query.js';
 
 export const ENVELOPE_CACHE_CONTROL = 'public, max-age=60';
@@ -187,25 +187,6 @@ export const LIST_QUERY_SCHEMA = {
   },
 } as const;
 
-/** Schema errors of a request part as the error envelope's details, named by parameter. */
-function validationDetails(error: FastifyError): ErrorDetail[] {
-  return (error.validation ?? []).map((v) => {
-    const pointer = v.instancePath.replace(/^\//, '').replace(/~1/g, '/').replace(/~0/g, '~');
-    const missing = typeof v.params.missingProperty === 'string' ? v.params.missingProperty : '';
-    return {
-      field: pointer || missing || (error.validationContext ?? 'request'),
-      message: v.message ?? 'is invalid',
-      code: v.keyword === 'required' ? 'REQUIRED' : v.keyword.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase(),
-    };
-  });
-}
-
-function rejectInvalid(request: FastifyRequest): void {
-  const error = request.validationError as FastifyError | undefined;
-  if (!error) return;
-  throw new ApiError(400, 'VALIDATION_ERROR', `invalid ${error.validationContext ?? 'request'}`, validationDetails(error));
-}
-
 function sendEnvelope(request: FastifyRequest, reply: FastifyReply, data: unknown, extra: Record<string, unknown> = {}): FastifyReply {
   return reply.header('Cache-Control', ENVELOPE_CACHE_CONTROL).send(envelope(request, data, extra));
 }
@@ -234,7 +215,7 @@ export const readRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, 
   const registryDocument = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const current = context.registry();
     return sendStatic(request, reply, {
-      file: path.join(context.store.publicDir, 'registry.json'),
+      file: path.join(context.storage.publicDir, 'registry.json'),
       contentType: 'application/json; charset=utf-8',
       etag: quoteEtag(current.etag),
       lastModified: current.lastModified,
@@ -244,12 +225,11 @@ export const readRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, 
   app.get('/', registryDocument);
 
   const catalogPage = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> =>
-    sendStatic(request, reply, { file: path.join(context.store.publicDir, 'index.html'), contentType: 'text/html; charset=utf-8' });
+    sendStatic(request, reply, { file: path.join(context.storage.publicDir, 'index.html'), contentType: 'text/html; charset=utf-8' });
   app.get('/index.html', catalogPage);
   app.get('/catalog', catalogPage);
 
-  app.get('/templates', { schema: { querystring: LIST_QUERY_SCHEMA }, attachValidation: true }, async (request, reply) => {
-    rejectInvalid(request);
+  app.get('/templates', { schema: { querystring: LIST_QUERY_SCHEMA } }, async (request, reply) => {
     const parsed = parseListQuery(request.query as Record<string, unknown>);
     if (!parsed.ok) throw new ApiError(400, 'VALIDATION_ERROR', 'invalid query parameters', parsed.details);
     const result = runListQuery(context.registry().document, parsed.query);
@@ -278,33 +258,21 @@ export const readRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, 
     async (request, reply) => {
       const { id, version } = request.params;
       const entry = findVersion(context, id, version);
-      let file: string;
+      const archive = await context.storage.versions.openArchive(id, version);
+      if (!archive) throw notFound(`archive of ${id}@${version}`);
       try {
-        file = context.store.archivePath(id, version);
-      } catch {
-        throw notFound(`archive of ${id}@${version}`);
-      }
-      let handle: FileHandle;
-      try {
-        handle = await open(file, 'r');
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(`archive of ${id}@${version}`);
-        throw error;
-      }
-      try {
-        const { size } = await handle.stat();
         void reply.header('Cache-Control', ARCHIVE_CACHE_CONTROL);
         if (typeof entry.sha256 === 'string') {
           const etag = `"${entry.sha256}"`;
           void reply.header('ETag', etag);
           if (ifNoneMatchMatches(headerText(request.headers['if-none-match']), [etag])) {
-            await handle.close();
+            archive.stream.destroy();
             return reply.code(304).send();
           }
         }
         if (request.method !== 'HEAD') {
           const platform = headerText(request.headers['x-platform'])?.trim();
-          context.store.recordEvent({
+          await context.storage.events.recordEvent({
             type: 'download',
             templateId: id,
             version,
@@ -313,14 +281,13 @@ export const readRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, 
             platform: platform || 'unknown',
           });
         }
-        const stream = handle.createReadStream();
         return reply
           .type('application/gzip')
-          .header('Content-Length', String(size))
+          .header('Content-Length', String(archive.size))
           .header('Content-Disposition', `attachment; filename="${id}-${version}.tgz"`)
-          .send(stream);
+          .send(archive.stream);
       } catch (error) {
-        await handle.close().catch(() => undefined);
+        archive.stream.destroy();
         throw error;
       }
     },

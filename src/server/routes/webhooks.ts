@@ -3,39 +3,26 @@
  * registration record `{ url, events, secret, active }`, `GET /webhooks` and
  * `GET /webhooks/{id}` show them (never the secret), `DELETE /webhooks/{id}` removes one, and
  * `GET /webhooks/{id}/deliveries` lists its recent delivery attempts.
- *
- * The plugin also gives the server its WebhookDispatcher (`context.webhooks`, which the upload
- * route calls after a publish) and stops it when the server closes.
  */
 import type { AddressInfo } from 'node:net';
 
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 
-import { describeSchemaErrors } from '../../core/messages.js';
 import type { WebhookRegistration } from '../../core/schema-types.js';
-import { schemaErrors } from '../../core/schemas.js';
-import { errorDetails } from '../../core/validation.js';
+import { schemas } from '../../core/schemas.js';
+import type { StoredWebhook } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
-import type { StoredWebhook } from '../store.js';
-import { authenticate } from '../upload.js';
-import { pointsAtSelf, publicDelivery, publicWebhook, WEBHOOK_EVENTS, WebhookDispatcher } from '../webhooks.js';
+import { pointsAtSelf, publicDelivery, publicWebhook, WEBHOOK_EVENTS } from '../webhooks.js';
 
 const NO_STORE = 'no-store';
 const DEFAULT_DELIVERIES = 20;
 const MAX_DELIVERIES = 100;
+const ADMIN_ONLY = 'managing webhooks requires an admin token';
 
-/** The bearer token must be an admin's: 401 without a valid token, 403 with another role's. */
-function requireAdmin(request: FastifyRequest, context: ServerContext): void {
-  const token = authenticate(request, context);
-  if (token.role !== 'admin') throw new ApiError(403, 'FORBIDDEN', 'managing webhooks requires an admin token');
-}
-
-/** What is wrong with a registration: the schema's rules, then http(s) only, not this server, known events. */
-function registrationDetails(body: unknown, context: ServerContext, selfAddresses: () => readonly (AddressInfo | string)[]): ErrorDetail[] {
-  const details: ErrorDetail[] = errorDetails(describeSchemaErrors(schemaErrors('webhook-registration', body)), 'body');
-  if (details.length > 0) return details;
-  const registration = body as WebhookRegistration;
+/** What the schema cannot say of a registration: http(s) only, not this server, known events. */
+function registrationDetails(registration: WebhookRegistration, publicUrl: string, selfAddresses: readonly (AddressInfo | string)[]): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
   let url: URL | undefined;
   try {
     url = new URL(registration.url);
@@ -45,7 +32,7 @@ function registrationDetails(body: unknown, context: ServerContext, selfAddresse
   if (url) {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       details.push({ field: 'url', message: `must be an http or https URL (got ${url.protocol})`, code: 'UNSUPPORTED_SCHEME' });
-    } else if (pointsAtSelf(url, context.publicUrl, selfAddresses())) {
+    } else if (pointsAtSelf(url, publicUrl, selfAddresses)) {
       details.push({ field: 'url', message: 'must not point at this registry server', code: 'SELF_URL' });
     }
   }
@@ -61,74 +48,65 @@ function registrationDetails(body: unknown, context: ServerContext, selfAddresse
   return details;
 }
 
-function webhookOr404(context: ServerContext, id: string): StoredWebhook {
-  const webhook = context.store.getWebhook(id);
-  if (!webhook) throw new ApiError(404, 'NOT_FOUND', `webhook ${id} not found`);
-  return webhook;
-}
-
-function deliveryLimit(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_DELIVERIES;
-  const limit = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_DELIVERIES) {
-    throw new ApiError(400, 'VALIDATION_ERROR', 'invalid querystring', [
-      { field: 'limit', message: `must be an integer from 1 to ${MAX_DELIVERIES}`, code: 'RANGE' },
-    ]);
-  }
-  return limit;
-}
+const DELIVERIES_QUERY = {
+  type: 'object',
+  properties: { limit: { type: 'integer', minimum: 1, maximum: MAX_DELIVERIES, default: DEFAULT_DELIVERIES } },
+} as const;
 
 interface IdParams {
   Params: { id: string };
 }
 
 export const webhooksRoute: FastifyPluginAsync<{ context: ServerContext }> = (app, { context }) => {
-  const selfAddresses = (): (AddressInfo | string)[] => app.addresses();
-  context.webhooks ??= new WebhookDispatcher({ store: context.store, publicUrl: context.publicUrl, selfAddresses, logger: app.log });
-  // Before the store closes (an onClose hook of the app): finish or cancel deliveries in flight.
-  app.addHook('preClose', async () => {
-    await context.webhooks?.close();
+  const admin = app.requireToken('admin', ADMIN_ONLY);
+  const webhooks = context.storage.webhooks;
+  const webhookOr404 = async (id: string): Promise<StoredWebhook> => {
+    const webhook = await webhooks.getWebhook(id);
+    if (!webhook) throw new ApiError(404, 'NOT_FOUND', `webhook ${id} not found`);
+    return webhook;
+  };
+
+  app.post<{ Body: WebhookRegistration }>(
+    '/webhooks',
+    {
+      preValidation: admin,
+      schema: { body: { $ref: schemas['webhook-registration'].$id } },
+      config: { body: { shape: 'a JSON webhook registration: { url, events, secret, active }', invalid: 'the webhook registration is invalid', root: 'body' } },
+    },
+    async (request, reply) => {
+      const details = registrationDetails(request.body, context.publicUrl, app.addresses());
+      if (details.length > 0) throw new ApiError(422, 'VALIDATION_ERROR', 'the webhook registration is invalid', details);
+      const webhook = await webhooks.createWebhook(request.body);
+      return reply
+        .code(201)
+        .header('Location', `/webhooks/${webhook.id}`)
+        .header('Cache-Control', NO_STORE)
+        .send(envelope(request, publicWebhook(webhook)));
+    },
+  );
+
+  app.get('/webhooks', { preValidation: admin }, async (request, reply) => {
+    return reply.header('Cache-Control', NO_STORE).send(envelope(request, (await webhooks.listWebhooks()).map(publicWebhook)));
   });
 
-  app.post('/webhooks', async (request, reply) => {
-    requireAdmin(request, context);
-    if (typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) {
-      throw new ApiError(400, 'BAD_REQUEST', 'the body must be a JSON webhook registration: { url, events, secret, active }');
-    }
-    const details = registrationDetails(request.body, context, selfAddresses);
-    if (details.length > 0) throw new ApiError(422, 'VALIDATION_ERROR', 'the webhook registration is invalid', details);
-    const registration = request.body as WebhookRegistration;
-    const webhook = context.store.createWebhook(registration);
-    return reply
-      .code(201)
-      .header('Location', `/webhooks/${webhook.id}`)
-      .header('Cache-Control', NO_STORE)
-      .send(envelope(request, publicWebhook(webhook)));
+  app.get<IdParams>('/webhooks/:id', { preValidation: admin }, async (request, reply) => {
+    return reply.header('Cache-Control', NO_STORE).send(envelope(request, publicWebhook(await webhookOr404(request.params.id))));
   });
 
-  app.get('/webhooks', async (request, reply) => {
-    requireAdmin(request, context);
-    return reply.header('Cache-Control', NO_STORE).send(envelope(request, context.store.listWebhooks().map(publicWebhook)));
-  });
-
-  app.get<IdParams>('/webhooks/:id', async (request, reply) => {
-    requireAdmin(request, context);
-    return reply.header('Cache-Control', NO_STORE).send(envelope(request, publicWebhook(webhookOr404(context, request.params.id))));
-  });
-
-  app.delete<IdParams>('/webhooks/:id', async (request, reply) => {
-    requireAdmin(request, context);
-    if (!context.store.deleteWebhook(request.params.id)) throw new ApiError(404, 'NOT_FOUND', `webhook ${request.params.id} not found`);
+  app.delete<IdParams>('/webhooks/:id', { preValidation: admin }, async (request, reply) => {
+    if (!(await webhooks.deleteWebhook(request.params.id))) throw new ApiError(404, 'NOT_FOUND', `webhook ${request.params.id} not found`);
     return reply.code(204).header('Cache-Control', NO_STORE).send();
   });
 
-  app.get<IdParams & { Querystring: { limit?: string } }>('/webhooks/:id/deliveries', async (request, reply) => {
-    requireAdmin(request, context);
-    const webhook = webhookOr404(context, request.params.id);
-    const limit = deliveryLimit(request.query.limit);
-    const deliveries = context.store.listDeliveries(webhook.id, limit).map(publicDelivery);
-    return reply.header('Cache-Control', NO_STORE).send(envelope(request, deliveries));
-  });
+  app.get<IdParams & { Querystring: { limit: number } }>(
+    '/webhooks/:id/deliveries',
+    { preValidation: admin, schema: { querystring: DELIVERIES_QUERY } },
+    async (request, reply) => {
+      const webhook = await webhookOr404(request.params.id);
+      const deliveries = (await webhooks.listDeliveries(webhook.id, request.query.limit)).map(publicDelivery);
+      return reply.header('Cache-Control', NO_STORE).send(envelope(request, deliveries));
+    },
+  );
 
   return Promise.resolve();
 };

@@ -1,0 +1,114 @@
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+
+import type { TokenRecord } from '../../store/types.js';
+import type { ServerContext } from '../context.js';
+import { ApiError, envelope } from '../envelope.js';
+import { publishVersion, type ReceivedArchive } from '../upload-service.js';
+
+interface ReceivedUpload {
+  archive?: ReceivedArchive;
+  manifestText?: string;
+}
+
+async function receiveParts(request: FastifyRequest, context: ServerContext): Promise<ReceivedUpload> {
+  const received: ReceivedUpload = {};
+  const parts = request.parts({
+    limits: { fileSize: context.limits.maxArchiveBytes, files: 2, fields: 4, parts: 6, fieldSize: context.limits.maxManifestBytes },
+  });
+  for await (const part of parts) {
+    if (part.type === 'file' && part.fieldname === 'template') {
+      if (received.archive) throw new ApiError(400, 'BAD_REQUEST', 'the template part appears twice');
+      const temp = context.storage.versions.uploadTempPath('.tgz');
+      const sha256 = createHash('sha256');
+      const sha512 = createHash('sha512');
+      let size = 0;
+      const hasher = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          size += chunk.length;
+          sha256.update(chunk);
+          sha512.update(chunk);
+          callback(null, chunk);
+        },
+      });
+      received.archive = { path: temp, size: 0, sha256: '', integrity: '' };
+      await pipeline(part.file, hasher, createWriteStream(temp));
+      if (part.file.truncated) {
+        throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `the archive is larger than the limit of ${context.limits.maxArchiveBytes} bytes`);
+      }
+      received.archive = { path: temp, size, sha256: sha256.digest('hex'), integrity: `sha512-${sha512.digest('base64')}` };
+    } else if (part.fieldname === 'manifest') {
+      if (received.manifestText !== undefined) throw new ApiError(400, 'BAD_REQUEST', 'the manifest part appears twice');
+      if (part.type === 'file') {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        for await (const chunk of part.file as AsyncIterable<Buffer>) {
+          size += chunk.length;
+          if (size > context.limits.maxManifestBytes) {
+            throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `the manifest is larger than ${context.limits.maxManifestBytes} bytes`);
+          }
+          chunks.push(chunk);
+        }
+        received.manifestText = Buffer.concat(chunks).toString('utf8');
+      } else {
+        if (part.valueTruncated) throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `the manifest is larger than ${context.limits.maxManifestBytes} bytes`);
+        // A field sent as application/json arrives already parsed.
+        received.manifestText = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+      }
+    } else if (part.type === 'file') {
+      part.file.resume();
+    }
+  }
+  return received;
+}
+
+/** `POST /templates`: the spec's operation 2. */
+export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async (app, { context }) => {
+  await app.register(multipart, { throwFileSizeLimit: false });
+
+  app.post('/templates', { preValidation: app.requireToken() }, async (request, reply) => {
+    const token = request.token as TokenRecord;
+    if (!request.isMultipart()) {
+      throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'POST /templates takes multipart/form-data with the parts template and manifest');
+    }
+    let received: ReceivedUpload = {};
+    try {
+      received = await receiveParts(request, context).catch((error: unknown) => {
+        throw multipartError(error);
+      });
+      const missing = [
+        ...(received.archive ? [] : [{ field: 'template', code: 'REQUIRED', message: 'the template part (the gzip tar archive) is required' }]),
+        ...(received.manifestText === undefined ? [{ field: 'manifest', code: 'REQUIRED', message: 'the manifest part (template.json) is required' }] : []),
+      ];
+      if (missing.length > 0 || !received.archive || received.manifestText === undefined) {
+        throw new ApiError(400, 'VALIDATION_ERROR', 'missing parts', missing);
+      }
+      const { manifest, entry } = await publishVersion(context, token, received.archive, received.manifestText);
+      const location = `${context.publicUrl}/templates/${manifest.name}/versions/${manifest.version}`;
+      return reply.code(201).header('Location', location).header('Cache-Control', 'no-store').send(envelope(request, entry));
+    } finally {
+      if (received.archive) await rm(received.archive.path, { force: true });
+    }
+  });
+};
+
+/** @fastify/multipart's own errors, in the registry's terms. */
+function multipartError(error: unknown): unknown {
+  const code = (error as { code?: unknown }).code;
+  if (code === 'FST_INVALID_JSON_FIELD_ERROR') {
+    return new ApiError(400, 'INVALID_JSON', 'the manifest part is not valid JSON', [
+      { field: 'manifest', code: 'INVALID_JSON', message: 'the manifest part is not valid JSON' },
+    ]);
+  }
+  if (code === 'FST_PROTO_VIOLATION') return new ApiError(400, 'BAD_REQUEST', 'a part has a forbidden name');
+  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT') {
+    return new ApiError(413, 'PAYLOAD_TOO_LARGE', 'too many parts: send the parts template and manifest');
+  }
+  return error;
+}

@@ -1,0 +1,124 @@
+/**
+ * Publishing one version (the spec's operation 2, after the multipart parts were received): the
+ * manifest's rules, the token's permission, the duplicate check, the archive check, then the
+ * version is reserved, committed (or the reservation undone), the registry rebuilt and the
+ * webhooks told. Every refusal is an ApiError with the spec's envelope fields.
+ */
+import { errorMessage } from '../core/errors.js';
+import { describeSchemaErrors } from '../core/messages.js';
+import type { TemplateEntry, TemplateManifest } from '../core/schema-types.js';
+import { schemaErrors } from '../core/schemas.js';
+import { errorDetails, type ErrorDetail } from '../core/validation.js';
+import { scanArchive, UnsafeArchiveError } from '../archive/scan.js';
+import type { TokenRecord } from '../store/types.js';
+import { REQUIRED_FILES } from '../template/validate.js';
+import type { ServerContext } from './context.js';
+import { ApiError } from './envelope.js';
+
+/** An archive received to a local temp file, with its digests. */
+export interface ReceivedArchive {
+  path: string;
+  size: number;
+  sha256: string;
+  integrity: string;
+}
+
+export interface PublishedVersion {
+  manifest: TemplateManifest;
+  /** The version's registry entry after the rebuild. */
+  entry: TemplateEntry | undefined;
+}
+
+function parseManifest(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new ApiError(400, 'INVALID_JSON', 'the manifest part is not valid JSON', [
+      { field: 'manifest', code: 'INVALID_JSON', message: errorMessage(error) },
+    ]);
+  }
+}
+
+function versionExists(manifest: TemplateManifest, storedIntegrity: string): ApiError {
+  return new ApiError(409, 'VERSION_EXISTS', `${manifest.name}@${manifest.version} is already published; published versions are immutable`, [
+    { field: 'integrity', code: 'VERSION_EXISTS', message: storedIntegrity },
+  ]);
+}
+
+/** Checks the archive: a gzip tar holding the required files, whose template.json agrees with the manifest part. */
+async function checkArchive(file: string, manifest: TemplateManifest): Promise<void> {
+  let summary;
+  try {
+    summary = await scanArchive(file);
+  } catch (error) {
+    const message = error instanceof UnsafeArchiveError ? error.message : String(error);
+    throw new ApiError(422, 'VALIDATION_ERROR', 'the template part is not a valid template archive', [{ field: 'template', code: 'INVALID_ARCHIVE', message }]);
+  }
+  const present = new Set(summary.files);
+  const details: ErrorDetail[] = REQUIRED_FILES.filter((f) => !present.has(f)).map((f) => ({
+    field: `template/${f}`,
+    code: 'MISSING_FILE',
+    message: `the archive has no ${f}`,
+  }));
+  if (summary.manifestText !== undefined) {
+    let packed: Partial<TemplateManifest> = {};
+    try {
+      packed = JSON.parse(summary.manifestText) as Partial<TemplateManifest>;
+    } catch {
+      details.push({ field: 'template/template.json', code: 'INVALID_JSON', message: 'template.json in the archive is not valid JSON' });
+    }
+    for (const key of ['name', 'version'] as const) {
+      if (packed[key] !== undefined && packed[key] !== manifest[key]) {
+        details.push({
+          field: `template/template.json.${key}`,
+          code: 'MISMATCH',
+          message: `the archive's template.json has ${key} ${JSON.stringify(packed[key])}, the manifest part ${JSON.stringify(manifest[key])}`,
+        });
+      }
+    }
+  }
+  if (details.length > 0) throw new ApiError(422, 'VALIDATION_ERROR', 'the archive does not match the manifest', details);
+}
+
+/**
+ * Publishes `archive` with the manifest text as `token`. The archive file is moved into the
+ * storage on success; on any failure after the reservation, the reservation is undone.
+ */
+export async function publishVersion(
+  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks'>,
+  token: TokenRecord,
+  archive: ReceivedArchive,
+  manifestText: string,
+): Promise<PublishedVersion> {
+  const { tokens, versions } = context.storage;
+  const manifestValue = parseManifest(manifestText);
+  const details = errorDetails(describeSchemaErrors(schemaErrors('template-manifest', manifestValue)), 'manifest');
+  if (details.length > 0) throw new ApiError(422, 'VALIDATION_ERROR', 'the manifest is invalid', details);
+  const manifest = manifestValue as TemplateManifest;
+
+  const permission = await tokens.canPublish(token, manifest.name);
+  if (!permission.allowed) throw new ApiError(403, 'FORBIDDEN', permission.reason);
+  const existing = await versions.getVersion(manifest.name, manifest.version);
+  if (existing) throw versionExists(manifest, existing.integrity);
+
+  await checkArchive(archive.path, manifest);
+
+  const reservation = await versions.reserveVersion(
+    { name: manifest.name, version: manifest.version, integrity: archive.integrity, sha256: archive.sha256, size: archive.size, owner: token.owner },
+    token,
+  );
+  if (!reservation.reserved) {
+    if ('forbidden' in reservation) throw new ApiError(403, 'FORBIDDEN', reservation.forbidden);
+    throw versionExists(manifest, reservation.existing.integrity);
+  }
+  try {
+    await versions.commitVersion(manifest.name, manifest.version, archive.path, manifest);
+  } catch (error) {
+    await versions.abortVersion(manifest.name, manifest.version);
+    throw error;
+  }
+  await context.rebuild();
+  const entry = context.registry().document.templates.find((e) => e.id === manifest.name && e.version === manifest.version);
+  if (entry) void context.webhooks.dispatch('template.published', entry);
+  return { manifest, entry };
+}

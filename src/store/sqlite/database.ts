@@ -1,0 +1,98 @@
+/**
+ * The SQLite database of the embedded store, its schema versioned with `PRAGMA user_version`:
+ * `MIGRATIONS[n]` takes the schema from version n to n + 1, in one transaction. A store made before
+ * the schema was versioned (user_version 0, tables present) takes migration 1 as is: it only
+ * creates what is missing.
+ */
+import Database from 'better-sqlite3';
+
+const MIGRATIONS: readonly string[] = [
+  // 1: tokens, owners, versions, events, webhooks, deliveries.
+  `
+CREATE TABLE IF NOT EXISTS tokens (
+  id TEXT PRIMARY KEY,
+  hash BLOB NOT NULL UNIQUE,
+  role TEXT NOT NULL CHECK (role IN ('publisher', 'admin')),
+  templates TEXT,
+  owner TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS owners (
+  name TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  claimed_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS versions (
+  name TEXT NOT NULL,
+  version TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'complete')),
+  integrity TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  owner TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (name, version)
+);
+CREATE TABLE IF NOT EXISTS events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  type TEXT NOT NULL,
+  template_id TEXT NOT NULL,
+  version TEXT NOT NULL,
+  timestamp TEXT NOT NULL,
+  data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_template ON events (template_id, version, type);
+CREATE TABLE IF NOT EXISTS webhooks (
+  id TEXT PRIMARY KEY,
+  url TEXT NOT NULL,
+  events TEXT NOT NULL,
+  secret TEXT NOT NULL,
+  active INTEGER NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS deliveries (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  webhook_id TEXT NOT NULL,
+  event TEXT NOT NULL,
+  status INTEGER,
+  attempted_at TEXT NOT NULL,
+  error TEXT
+);
+`,
+];
+
+/** The schema version this release writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The store's schema is newer than this release knows (made by a later release). */
+export class StoreVersionError extends Error {
+  override readonly name = 'StoreVersionError';
+}
+
+/** Applies the migrations the database lacks; `file` names it in errors. */
+export function migrate(db: Database.Database, file: string): void {
+  // IMMEDIATE: of several processes opening one store at once, one migrates, the others wait and see it done.
+  db.transaction(() => {
+    const current = db.pragma('user_version', { simple: true }) as number;
+    if (current > MIGRATIONS.length) {
+      throw new StoreVersionError(`${file} has schema version ${current}; this release knows up to ${MIGRATIONS.length}: upgrade template-registry`);
+    }
+    for (let version = current; version < MIGRATIONS.length; version++) db.exec(MIGRATIONS[version] ?? '');
+    if (current !== MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
+  }).immediate();
+}
+
+/** Opens (creating) the database with WAL, full sync and a busy timeout, and migrates it. */
+export function openDatabase(file: string): Database.Database {
+  const db = new Database(file);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('busy_timeout = 5000');
+    migrate(db, file);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}

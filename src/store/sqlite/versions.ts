@@ -1,0 +1,188 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+
+import type Database from 'better-sqlite3';
+
+import { writeFileAtomic } from '../../core/files.js';
+import type { TemplateManifest } from '../../core/schema-types.js';
+import { isTemplateName, isTemplateVersion } from '../../core/versions.js';
+import type { ArchiveReader, NewVersion, Reservation, StoredVersion, TokenRecord, VersionStore } from '../types.js';
+import { ownerOfSync, permission } from './tokens.js';
+
+interface VersionRow {
+  name: string;
+  version: string;
+  state: 'pending' | 'complete';
+  integrity: string;
+  sha256: string;
+  size: number;
+  owner: string;
+  created_at: string;
+}
+
+const toVersion = (row: VersionRow): StoredVersion => ({
+  name: row.name,
+  version: row.version,
+  state: row.state,
+  integrity: row.integrity,
+  sha256: row.sha256,
+  size: row.size,
+  owner: row.owner,
+  createdAt: row.created_at,
+});
+
+async function fileSha256(file: string): Promise<string | undefined> {
+  try {
+    const hash = createHash('sha256');
+    for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+    return hash.digest('hex');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where the files of the embedded store live, below its folder. */
+export class StoreLayout {
+  readonly archives: string;
+  readonly manifests: string;
+  readonly tmp: string;
+
+  constructor(readonly dir: string) {
+    this.archives = path.join(dir, 'archives');
+    this.manifests = path.join(dir, 'manifests');
+    this.tmp = path.join(dir, 'tmp');
+  }
+
+  archive(name: string, version: string): string {
+    return path.join(this.archives, checkedName(name, version), `${version}.tgz`);
+  }
+
+  manifest(name: string, version: string): string {
+    return path.join(this.manifests, checkedName(name, version), `${version}.json`);
+  }
+}
+
+/** Names and versions become path segments: only ones following the manifest's rules do. */
+function checkedName(name: string, version: string): string {
+  if (!isTemplateName(name) || !isTemplateVersion(version)) throw new Error(`not a template name and version: ${name}@${version}`);
+  return name;
+}
+
+/** Versions in SQLite; archives and manifests as files, `archives/<name>/<version>.tgz`, `manifests/<name>/<version>.json`. */
+export class SqliteVersionStore implements VersionStore {
+  constructor(
+    private readonly db: Database.Database,
+    readonly layout: StoreLayout,
+  ) {}
+
+  private getSync(name: string, version: string): StoredVersion | undefined {
+    const row = this.db.prepare('SELECT * FROM versions WHERE name = ? AND version = ?').get(name, version) as VersionRow | undefined;
+    return row ? toVersion(row) : undefined;
+  }
+
+  getVersion(name: string, version: string): Promise<StoredVersion | undefined> {
+    return Promise.resolve(this.getSync(name, version));
+  }
+
+  listVersions(): Promise<StoredVersion[]> {
+    return Promise.resolve((this.db.prepare("SELECT * FROM versions WHERE state = 'complete' ORDER BY name, created_at").all() as VersionRow[]).map(toVersion));
+  }
+
+  reserveVersion(version: NewVersion, token: TokenRecord): Promise<Reservation> {
+    const createdAt = version.createdAt ?? new Date().toISOString();
+    const reservation = this.db
+      .transaction((): Reservation => {
+        const existing = this.getSync(version.name, version.version);
+        if (existing) return { reserved: false, existing };
+        const owner = ownerOfSync(this.db, version.name);
+        const allowed = permission(token, version.name, owner);
+        if (!allowed.allowed) return { reserved: false, forbidden: allowed.reason };
+        if (owner === undefined) this.db.prepare('INSERT INTO owners (name, owner, claimed_at) VALUES (?, ?, ?)').run(version.name, token.owner, createdAt);
+        this.db
+          .prepare("INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?)")
+          .run(version.name, version.version, version.integrity, version.sha256, version.size, token.owner, createdAt);
+        return { reserved: true };
+      })
+      .immediate();
+    return Promise.resolve(reservation);
+  }
+
+  async commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest): Promise<StoredVersion> {
+    const archive = this.layout.archive(name, version);
+    await writeFileAtomic(this.layout.manifest(name, version), `${JSON.stringify(manifest, null, 2)}\n`);
+    await mkdir(path.dirname(archive), { recursive: true });
+    await rename(archiveFile, archive);
+    this.db.prepare("UPDATE versions SET state = 'complete' WHERE name = ? AND version = ? AND state = 'pending'").run(name, version);
+    const stored = this.getSync(name, version);
+    if (!stored) throw new Error(`version ${name}@${version} vanished while it was committed`);
+    return stored;
+  }
+
+  async abortVersion(name: string, version: string): Promise<void> {
+    const removed = this.db.prepare("DELETE FROM versions WHERE name = ? AND version = ? AND state = 'pending'").run(name, version).changes > 0;
+    // Only a pending version's files are removed: a complete one (another upload's) stays whole.
+    if (removed) {
+      // Each removal on its own: a path that cannot even be reached (what made the commit fail) must not keep the other.
+      await Promise.allSettled([rm(this.layout.archive(name, version), { force: true }), rm(this.layout.manifest(name, version), { force: true })]);
+    }
+  }
+
+  async readManifest(name: string, version: string): Promise<TemplateManifest> {
+    return JSON.parse(await readFile(this.layout.manifest(name, version), 'utf8')) as TemplateManifest;
+  }
+
+  async openArchive(name: string, version: string): Promise<ArchiveReader | undefined> {
+    let file: string;
+    try {
+      file = this.layout.archive(name, version);
+    } catch {
+      return undefined;
+    }
+    let handle;
+    try {
+      handle = await open(file, 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    try {
+      const { size } = await handle.stat();
+      return { stream: handle.createReadStream(), size };
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  uploadTempPath(suffix = ''): string {
+    return path.join(this.layout.tmp, `${Date.now()}-${randomBytes(8).toString('hex')}${suffix}`);
+  }
+
+  /** Completes pending versions whose files are all in place, removes the others, and empties tmp/. */
+  async recover(): Promise<void> {
+    const pending = this.db.prepare("SELECT * FROM versions WHERE state = 'pending'").all() as VersionRow[];
+    for (const row of pending) {
+      const archive = this.layout.archive(row.name, row.version);
+      const manifestFile = this.layout.manifest(row.name, row.version);
+      let manifestOk: boolean;
+      try {
+        const manifest = JSON.parse(await readFile(manifestFile, 'utf8')) as TemplateManifest;
+        manifestOk = manifest.name === row.name && manifest.version === row.version;
+      } catch {
+        manifestOk = false;
+      }
+      if (manifestOk && (await fileSha256(archive)) === row.sha256) {
+        this.db.prepare("UPDATE versions SET state = 'complete' WHERE name = ? AND version = ?").run(row.name, row.version);
+      } else {
+        await rm(archive, { force: true });
+        await rm(manifestFile, { force: true });
+        this.db.prepare('DELETE FROM versions WHERE name = ? AND version = ?').run(row.name, row.version);
+      }
+    }
+    for (const entry of await readdir(this.layout.tmp).catch(() => [] as string[])) {
+      await rm(path.join(this.layout.tmp, entry), { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * The registry server's storage, by concern, as small async interfaces: tokens and ownership,
+ * versions and their archives, analytics events, webhooks and their delivery log. The embedded
+ * SQLite + files store (store/sqlite/) is one implementation; other backends implement the same
+ * interfaces and run the same shared test suite (test/store/storage-contract.ts).
+ */
+import type { Readable } from 'node:stream';
+
+import type { TemplateManifest } from '../core/schema-types.js';
+
+export type TokenRole = 'publisher' | 'admin';
+
+export interface TokenRecord {
+  id: string;
+  role: TokenRole;
+  /** Names this token may publish; undefined means any name its owner may publish. */
+  templates?: string[];
+  /** Who the token publishes for: the first publish of a name claims it for this owner. */
+  owner: string;
+  createdAt: string;
+}
+
+export interface NewToken {
+  role: TokenRole;
+  templates?: string[];
+  owner?: string;
+  now?: Date;
+}
+
+/** Whether a token may publish a name, and why not. */
+export type Permission = { allowed: true } | { allowed: false; reason: string };
+
+export interface TokenStore {
+  /** Creates a token; the token itself is returned once and only its hash is kept. */
+  createToken(options: NewToken): Promise<{ token: string; record: TokenRecord }>;
+  /** The record of a token (compared in constant time), or undefined for an unknown one. */
+  authenticate(token: string): Promise<TokenRecord | undefined>;
+  listTokens(): Promise<TokenRecord[]>;
+  /** The owner who claimed a template name, if any. */
+  ownerOf(name: string): Promise<string | undefined>;
+  canPublish(token: TokenRecord, name: string): Promise<Permission>;
+}
+
+export interface StoredVersion {
+  name: string;
+  version: string;
+  state: 'pending' | 'complete';
+  integrity: string;
+  sha256: string;
+  size: number;
+  owner: string;
+  createdAt: string;
+}
+
+export type NewVersion = Omit<StoredVersion, 'state' | 'createdAt'> & { createdAt?: string };
+
+/**
+ * The outcome of reserving a version: exactly one of concurrent reservations of one version gets
+ * `reserved`; the others see the version that is there (pending or complete) or why the token may not.
+ */
+export type Reservation = { reserved: true } | { reserved: false; existing: StoredVersion } | { reserved: false; forbidden: string };
+
+/** An archive to send: its bytes as a stream and their count. */
+export interface ArchiveReader {
+  stream: Readable;
+  size: number;
+}
+
+export interface VersionStore {
+  getVersion(name: string, version: string): Promise<StoredVersion | undefined>;
+  /** Complete versions, by name then publication. */
+  listVersions(): Promise<StoredVersion[]>;
+  /** Reserves name@version (pending) and claims an unowned name for the token's owner, atomically. */
+  reserveVersion(version: NewVersion, token: TokenRecord): Promise<Reservation>;
+  /** Stores the archive (a local file, moved or copied) and the manifest durably, then marks the version complete. */
+  commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest): Promise<StoredVersion>;
+  /** Gives up a reservation and whatever of it was stored. */
+  abortVersion(name: string, version: string): Promise<void>;
+  readManifest(name: string, version: string): Promise<TemplateManifest>;
+  /** The archive of a stored version; undefined when there is none. */
+  openArchive(name: string, version: string): Promise<ArchiveReader | undefined>;
+  /** A local path for an incoming upload, on which `commitVersion` can be called. */
+  uploadTempPath(suffix?: string): string;
+}
+
+/** An analytics event as stored: the spec's event, whatever its type. */
+export interface StoredEvent {
+  type: string;
+  templateId: string;
+  version: string;
+  timestamp: string;
+  [field: string]: unknown;
+}
+
+export interface VersionUsage {
+  downloads: number;
+  lastDownload?: string;
+}
+
+export interface EventStore {
+  recordEvent(event: StoredEvent): Promise<void>;
+  /** Download counts and last download, keyed by `name@version`. */
+  usage(): Promise<Map<string, VersionUsage>>;
+  countEvents(type?: string): Promise<number>;
+}
+
+/** A registered webhook, secret included: never send it to clients. */
+export interface StoredWebhook {
+  id: string;
+  url: string;
+  events: string[];
+  secret: string;
+  active: boolean;
+  createdAt: string;
+}
+
+export interface NewWebhook {
+  url: string;
+  events: readonly string[];
+  secret: string;
+  active: boolean;
+  now?: Date;
+}
+
+/** One delivery attempt of an event to a webhook. */
+export interface DeliveryRecord {
+  id: string;
+  webhookId: string;
+  event: string;
+  /** HTTP status of the answer; null when there was none (network error, time-out, not sent). */
+  status: number | null;
+  attemptedAt: string;
+  error: string | null;
+}
+
+export interface WebhookStore {
+  createWebhook(options: NewWebhook): Promise<StoredWebhook>;
+  getWebhook(id: string): Promise<StoredWebhook | undefined>;
+  /** Every webhook, oldest first. */
+  listWebhooks(): Promise<StoredWebhook[]>;
+  /** Active webhooks subscribed to `event` (by name, `*`, or `<prefix>.*`). */
+  webhooksFor(event: string): Promise<StoredWebhook[]>;
+  /** Removes a webhook and its delivery log; false when there was none. */
+  deleteWebhook(id: string): Promise<boolean>;
+  /** Records the start of an attempt (status and error null); returns its id. */
+  startDelivery(webhookId: string, event: string, attemptedAt?: Date): Promise<string>;
+  finishDelivery(id: string, status: number | null, error: string | null): Promise<void>;
+  /** A webhook's most recent attempts, newest first. */
+  listDeliveries(webhookId: string, limit?: number): Promise<DeliveryRecord[]>;
+  /** Keeps a webhook's `keep` most recent attempts. */
+  pruneDeliveries(webhookId: string, keep: number): Promise<void>;
+}
+
+/** Everything the registry server stores. */
+export interface RegistryStorage {
+  tokens: TokenStore;
+  versions: VersionStore;
+  events: EventStore;
+  webhooks: WebhookStore;
+  /** The local folder the static registry (registry.json, catalog, per-template files) is built into. */
+  publicDir: string;
+  close(): Promise<void>;
+}
+
+/** Whether a subscription (`template.published`, `template.*` or `*`) covers an event. */
+export function eventMatches(subscription: string, event: string): boolean {
+  if (subscription === '*' || subscription === event) return true;
+  return subscription.endsWith('.*') && event.startsWith(subscription.slice(0, -1));
+}

@@ -1,0 +1,168 @@
+/**
+ * The behaviour every RegistryStorage backend must have. A backend's test file calls
+ * `storageContract(name, open)` with a function that opens a fresh, empty storage.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { text } from 'node:stream/consumers';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import type { TemplateManifest } from '../../src/core/index.js';
+import type { RegistryStorage, TokenRecord } from '../../src/store/index.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+function manifest(name: string, version: string): TemplateManifest {
+  return { name, version, description: `The ${name} template for tests`, category: 'backend' };
+}
+
+export function storageContract(backend: string, open: () => Promise<RegistryStorage>): void {
+  describe(`${backend} storage`, () => {
+    const opened: RegistryStorage[] = [];
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((storage) => storage.close()));
+    });
+    const fresh = async (): Promise<RegistryStorage> => {
+      const storage = await open();
+      opened.push(storage);
+      return storage;
+    };
+
+    /** Reserves and commits name@version with an archive of `content`. */
+    async function publish(storage: RegistryStorage, token: TokenRecord, name: string, version: string, content = `${name}@${version}`): Promise<void> {
+      const file = path.join(await tempDir(), 'upload.tgz');
+      await writeFile(file, content);
+      const reservation = await storage.versions.reserveVersion(
+        { name, version, integrity: `sha512-${name}${version}`, sha256: 'a'.repeat(64), size: content.length, owner: token.owner },
+        token,
+      );
+      expect(reservation).toEqual({ reserved: true });
+      await storage.versions.commitVersion(name, version, file, manifest(name, version));
+    }
+
+    describe('tokens', () => {
+      it('authenticates a token it created, and no other string', async () => {
+        const { tokens } = await fresh();
+        const { token, record } = await tokens.createToken({ role: 'publisher', templates: ['web-app'], owner: 'acme' });
+        expect(await tokens.authenticate(token)).toEqual(record);
+        expect(record).toMatchObject({ role: 'publisher', templates: ['web-app'], owner: 'acme' });
+        expect(await tokens.authenticate(`${token}x`)).toBeUndefined();
+        expect(await tokens.authenticate('')).toBeUndefined();
+        expect(await tokens.listTokens()).toEqual([record]);
+      });
+
+      it('refuses a role or a template name that breaks the rules', async () => {
+        const { tokens } = await fresh();
+        await expect(async () => tokens.createToken({ role: 'root' as 'admin' })).rejects.toThrow(/role must be publisher or admin/);
+        await expect(async () => tokens.createToken({ role: 'publisher', templates: ['Bad Name'] })).rejects.toThrow(/must match/);
+      });
+
+      it('lets a publisher publish its listed names while unclaimed or its own, and an admin anything', async () => {
+        const storage = await fresh();
+        const acme = (await storage.tokens.createToken({ role: 'publisher', owner: 'acme' })).record;
+        const other = (await storage.tokens.createToken({ role: 'publisher', owner: 'other' })).record;
+        const limited = (await storage.tokens.createToken({ role: 'publisher', templates: ['only-this'], owner: 'acme' })).record;
+        const admin = (await storage.tokens.createToken({ role: 'admin' })).record;
+        await publish(storage, acme, 'web-app', '1.0.0');
+        expect(await storage.tokens.ownerOf('web-app')).toBe('acme');
+        expect(await storage.tokens.canPublish(acme, 'web-app')).toEqual({ allowed: true });
+        expect(await storage.tokens.canPublish(other, 'web-app')).toEqual({ allowed: false, reason: 'template web-app belongs to another publisher' });
+        expect(await storage.tokens.canPublish(limited, 'web-app')).toMatchObject({ allowed: false });
+        expect(await storage.tokens.canPublish(admin, 'web-app')).toEqual({ allowed: true });
+      });
+    });
+
+    describe('versions', () => {
+      it('keeps a committed version with its manifest and archive, and lists only complete versions', async () => {
+        const storage = await fresh();
+        const { record } = await storage.tokens.createToken({ role: 'admin' });
+        await publish(storage, record, 'web-app', '1.0.0', 'archive bytes');
+        const pending = await storage.versions.reserveVersion(
+          { name: 'web-app', version: '2.0.0', integrity: 'sha512-x', sha256: 'b'.repeat(64), size: 1, owner: record.owner },
+          record,
+        );
+        expect(pending).toEqual({ reserved: true });
+        expect((await storage.versions.listVersions()).map((v) => `${v.name}@${v.version}:${v.state}`)).toEqual(['web-app@1.0.0:complete']);
+        expect(await storage.versions.readManifest('web-app', '1.0.0')).toEqual(manifest('web-app', '1.0.0'));
+        const archive = await storage.versions.openArchive('web-app', '1.0.0');
+        expect(archive?.size).toBe('archive bytes'.length);
+        expect(await text(archive!.stream)).toBe('archive bytes');
+        expect(await storage.versions.openArchive('web-app', '9.9.9')).toBeUndefined();
+      });
+
+      it('reserves a version once: a second reservation sees the first, whatever its state', async () => {
+        const storage = await fresh();
+        const { record } = await storage.tokens.createToken({ role: 'admin' });
+        const version = { name: 'web-app', version: '1.0.0', integrity: 'sha512-first', sha256: 'c'.repeat(64), size: 3, owner: record.owner };
+        const results = await Promise.all([0, 1, 2, 3].map(() => storage.versions.reserveVersion(version, record)));
+        expect(results.filter((r) => r.reserved)).toHaveLength(1);
+        for (const other of results.filter((r) => !r.reserved)) expect(other).toMatchObject({ existing: { integrity: 'sha512-first', state: 'pending' } });
+      });
+
+      it('refuses a reservation the token may not make, and claims nothing then', async () => {
+        const storage = await fresh();
+        const acme = (await storage.tokens.createToken({ role: 'publisher', owner: 'acme' })).record;
+        const other = (await storage.tokens.createToken({ role: 'publisher', owner: 'other' })).record;
+        await publish(storage, acme, 'web-app', '1.0.0');
+        const refused = await storage.versions.reserveVersion(
+          { name: 'web-app', version: '2.0.0', integrity: 'sha512-y', sha256: 'd'.repeat(64), size: 1, owner: other.owner },
+          other,
+        );
+        expect(refused).toEqual({ reserved: false, forbidden: 'template web-app belongs to another publisher' });
+        expect(await storage.versions.getVersion('web-app', '2.0.0')).toBeUndefined();
+      });
+
+      it('undoes an aborted reservation completely, but never a complete version', async () => {
+        const storage = await fresh();
+        const { record } = await storage.tokens.createToken({ role: 'admin' });
+        await storage.versions.reserveVersion({ name: 'web-app', version: '1.0.0', integrity: 'sha512-z', sha256: 'e'.repeat(64), size: 1, owner: record.owner }, record);
+        await storage.versions.abortVersion('web-app', '1.0.0');
+        expect(await storage.versions.getVersion('web-app', '1.0.0')).toBeUndefined();
+        await publish(storage, record, 'web-app', '1.0.0');
+        await storage.versions.abortVersion('web-app', '1.0.0');
+        expect(await storage.versions.getVersion('web-app', '1.0.0')).toMatchObject({ state: 'complete' });
+        expect(await storage.versions.openArchive('web-app', '1.0.0')).toBeDefined();
+      });
+    });
+
+    describe('events', () => {
+      it('counts events by type and downloads per version', async () => {
+        const { events } = await fresh();
+        await events.recordEvent({ type: 'download', templateId: 'web-app', version: '1.0.0', timestamp: '2026-01-01T00:00:00.000Z', userAgent: 'a', platform: 'linux' });
+        await events.recordEvent({ type: 'download', templateId: 'web-app', version: '1.0.0', timestamp: '2026-01-02T00:00:00.000Z', userAgent: 'a', platform: 'linux' });
+        await events.recordEvent({ type: 'generation', templateId: 'web-app', version: '1.0.0', timestamp: '2026-01-03T00:00:00.000Z', success: true, duration: 5 });
+        expect(await events.countEvents()).toBe(3);
+        expect(await events.countEvents('download')).toBe(2);
+        expect((await events.usage()).get('web-app@1.0.0')).toEqual({ downloads: 2, lastDownload: '2026-01-02T00:00:00.000Z' });
+      });
+    });
+
+    describe('webhooks', () => {
+      it('keeps webhooks, finds the active subscribers of an event, and removes one with its log', async () => {
+        const { webhooks } = await fresh();
+        const at = (second: number): Date => new Date(Date.UTC(2026, 0, 1, 0, 0, second));
+        const all = await webhooks.createWebhook({ url: 'https://a.example/hook', events: ['*'], secret: 's1', active: true, now: at(0) });
+        const prefix = await webhooks.createWebhook({ url: 'https://b.example/hook', events: ['template.*'], secret: 's2', active: true, now: at(1) });
+        const off = await webhooks.createWebhook({ url: 'https://c.example/hook', events: ['template.published'], secret: 's3', active: false, now: at(2) });
+        const other = await webhooks.createWebhook({ url: 'https://d.example/hook', events: ['registry.updated'], secret: 's4', active: true, now: at(3) });
+        expect((await webhooks.webhooksFor('template.published')).map((w) => w.id)).toEqual([all.id, prefix.id]);
+        expect(await webhooks.getWebhook(off.id)).toEqual(off);
+        expect((await webhooks.listWebhooks()).map((w) => w.id)).toEqual([all.id, prefix.id, off.id, other.id]);
+
+        const first = await webhooks.startDelivery(all.id, 'template.published', new Date('2026-01-01T00:00:00.000Z'));
+        await webhooks.finishDelivery(first, 500, 'HTTP 500');
+        const second = await webhooks.startDelivery(all.id, 'template.published', new Date('2026-01-01T00:00:01.000Z'));
+        await webhooks.finishDelivery(second, 200, null);
+        expect((await webhooks.listDeliveries(all.id)).map((d) => [d.status, d.error])).toEqual([
+          [200, null],
+          [500, 'HTTP 500'],
+        ]);
+        await webhooks.pruneDeliveries(all.id, 1);
+        expect(await webhooks.listDeliveries(all.id)).toHaveLength(1);
+        expect(await webhooks.deleteWebhook(all.id)).toBe(true);
+        expect(await webhooks.deleteWebhook(all.id)).toBe(false);
+        expect(await webhooks.listDeliveries(all.id)).toEqual([]);
+      });
+    });
+  });
+}
