@@ -46501,6 +46501,14 @@ import { mkdtemp as mkdtemp3, readFile as readFile8 } from "node:fs/promises";
 import { tmpdir as tmpdir3 } from "node:os";
 import path15 from "node:path";
 
+// src/core/routes.ts
+function versionUrl(baseUrl, id, version) {
+  return `${baseUrl.replace(/\/+$/, "")}/templates/${encodeURIComponent(id)}/versions/${encodeURIComponent(version)}`;
+}
+function archiveUrl(baseUrl, id, version) {
+  return `${versionUrl(baseUrl, id, version)}/archive`;
+}
+
 // src/core/json-source.ts
 var JsonSyntaxError = class extends Error {
   constructor(message, position) {
@@ -53108,9 +53116,6 @@ var PublishPipelineError = class extends Error {
     this.step = step;
   }
 };
-function archiveUrl(registryUrl, name, version) {
-  return `${registryUrl.replace(/\/+$/, "")}/templates/${encodeURIComponent(name)}/versions/${version}/archive`;
-}
 var StepRefusal = class extends Error {
 };
 async function validateStep({ options, report }) {

@@ -59,6 +59,7 @@ export {
   type ErrorDetail,
 } from './validation.js';
 export { retryDelay, parseRetryAfter, type BackoffLimits } from './retry.js';
+export { versionUrl, archiveUrl } from './routes.js';
 export type {
   TemplateManifest,
   TemplateVariables,

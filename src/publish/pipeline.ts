@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { errorMessage } from '../core/errors.js';
+import { archiveUrl } from '../core/routes.js';
 import { formatValidationError } from '../core/validation.js';
 import { VERSION_PATTERN } from '../core/versions.js';
 import { packTemplate, type PackResult } from '../pack/pack.js';
@@ -130,11 +131,6 @@ export class PublishPipelineError extends Error {
     super(message, options);
     this.step = step;
   }
-}
-
-/** The archive route of the spec, for registries that do not return `downloadUrl`. */
-function archiveUrl(registryUrl: string, name: string, version: string): string {
-  return `${registryUrl.replace(/\/+$/, '')}/templates/${encodeURIComponent(name)}/versions/${version}/archive`;
 }
 
 interface StepContext {

@@ -1,9 +1,9 @@
+import { archiveUrl, versionUrl } from '../core/routes.js';
 import type { RegistrySource, SourceVersion } from '../registry/source.js';
 import type { RegistryStorage } from './types.js';
 
 /** The store as a source of the registry generator; archive URLs are immutable per version. */
 export function storeSource(storage: Pick<RegistryStorage, 'versions' | 'events'>, publicUrl: string): RegistrySource {
-  const base = publicUrl.replace(/\/+$/, '');
   return {
     async versions(): Promise<SourceVersion[]> {
       const usage = await storage.events.usage();
@@ -13,12 +13,12 @@ export function storeSource(storage: Pick<RegistryStorage, 'versions' | 'events'
         const used = usage.get(`${stored.name}@${stored.version}`);
         result.push({
           manifest,
-          downloadUrl: `${base}/templates/${stored.name}/versions/${stored.version}/archive`,
+          downloadUrl: archiveUrl(publicUrl, stored.name, stored.version),
           integrity: stored.integrity,
           sha256: stored.sha256,
           size: stored.size,
           createdAt: stored.createdAt,
-          documentationUrl: `${base}/templates/${stored.name}/versions/${stored.version}`,
+          documentationUrl: versionUrl(publicUrl, stored.name, stored.version),
           ...(manifest.repository?.url ? { repositoryUrl: manifest.repository.url } : {}),
           stats: {
             downloads: used?.downloads ?? 0,

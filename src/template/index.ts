@@ -1,3 +1,6 @@
+/**
+ * Template folders: validate, load, answer, render, generate, test-generate, lint; the lock file of a generated project.
+ */
 export { formatValidationError } from '../core/validation.js';
 export {
   validateTemplate,
@@ -8,7 +11,6 @@ export {
   type TemplateValidationError,
   type TemplateValidationResult,
 } from './validate.js';
-export { isInside, resolveInsideRoot } from './paths.js';
 export {
   loadTemplate,
   TemplateLoadError,
@@ -36,12 +38,10 @@ export {
 export { templateFilters, packageName, className, kebabCase, camelCase, pascalCase, snakeCase } from './filters.js';
 export { renderTemplate, RenderError, isBinary, type RenderedFile, type RenderOptions } from './render.js';
 export { generateProject, OutputNotEmptyError, type GenerateOptions, type GenerateResult } from './generate.js';
-export { LOCK_FILE, readLock, sha256Hex, type TemplateLock, type LockedFile } from './lock.js';
+export { LOCK_FILE, readLock, type TemplateLock, type LockedFile } from './lock.js';
 export {
   testTemplate,
   buildAnswerMatrix,
-  checkGeneratedFile,
-  runCommand,
   type AnswerSet,
   type AnswerMatrix,
   type AnswerSetReport,
@@ -59,3 +59,4 @@ export {
   type LintSeverity,
 } from './lint.js';
 export { promptForAnswers, defaultPrompter, PromptCancelledError, type Prompter } from './prompts.js';
+export { extractChangelogSection, requireChangelogSection, ChangelogSectionMissingError } from './changelog.js';

@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 
+import { versionUrl } from '../../core/routes.js';
 import type { TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
@@ -90,7 +91,7 @@ export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async
         throw new ApiError(400, 'VALIDATION_ERROR', 'missing parts', missing);
       }
       const { manifest, entry } = await publishVersion(context, token, received.archive, received.manifestText);
-      const location = `${context.publicUrl}/templates/${manifest.name}/versions/${manifest.version}`;
+      const location = versionUrl(context.publicUrl, manifest.name, manifest.version);
       return reply.code(201).header('Location', location).header('Cache-Control', 'no-store').send(envelope(request, entry));
     } finally {
       if (received.archive) await rm(received.archive.path, { force: true });
