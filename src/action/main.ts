@@ -17,30 +17,18 @@ import type { AnnotationProperties } from '@actions/core';
 
 import { errorMessage } from '../core/errors.js';
 import { createGitHubClient } from '../github/client.js';
-import type { ActionEnv } from '../github/inputs.js';
+import type { ActionCoreBase, ActionEnv, SummaryCell } from '../github/inputs.js';
 import { octokitReleaseApi, publishRelease, type ReleaseApi } from '../github/release.js';
 import { PUBLISH_STEP_TITLES, runPublishPipeline, type PublishFinding, type PublishPipelineOptions } from '../publish/pipeline.js';
 import { MANIFEST_FILE } from '../template/validate.js';
 import { parseInputs, type ActionInputs } from './inputs.js';
 
-type SummaryCell = string | { data: string; header?: boolean };
-
-/** The part of @actions/core the action uses; tests pass a recording fake. */
-export interface ActionCore {
-  setOutput(name: string, value: string): void;
-  setSecret(secret: string): void;
-  setFailed(message: string): void;
-  info(message: string): void;
+/** The part of @actions/core the publish action uses; tests pass a recording fake. */
+export interface ActionCore extends ActionCoreBase {
   warning(message: string, properties?: AnnotationProperties): void;
   error(message: string, properties?: AnnotationProperties): void;
   startGroup(name: string): void;
   endGroup(): void;
-  summary: {
-    addHeading(text: string, level?: number): unknown;
-    addTable(rows: SummaryCell[][]): unknown;
-    addRaw(text: string, addEOL?: boolean): unknown;
-    write(): Promise<unknown>;
-  };
 }
 
 /** What `run()` takes from its surroundings; every field has the runner's default. */

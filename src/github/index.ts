@@ -12,4 +12,4 @@ export {
   type PublishReleaseOptions,
   type PublishedRelease,
 } from './release.js';
-export { readInput, readBooleanInput, readListInput, checkHttpUrlInput, InputError, type ActionEnv } from './inputs.js';
+export { readInput, readBooleanInput, readListInput, checkHttpUrlInput, InputError, type ActionEnv, type ActionCoreBase, type SummaryCell } from './inputs.js';

@@ -3,6 +3,23 @@
  * does, as pure functions of that environment. Both actions parse their inputs with these.
  */
 
+/** A cell of a job summary table. */
+export type SummaryCell = string | { data: string; header?: boolean };
+
+/** The part of @actions/core both actions use; tests pass a recording fake. */
+export interface ActionCoreBase {
+  setOutput(name: string, value: string): void;
+  setSecret(secret: string): void;
+  setFailed(message: string): void;
+  info(message: string): void;
+  summary: {
+    addHeading(text: string, level?: number): unknown;
+    addTable(rows: SummaryCell[][]): unknown;
+    addRaw(text: string, addEOL?: boolean): unknown;
+    write(): Promise<unknown>;
+  };
+}
+
 /** The environment of an action run (`process.env`, or a test's own). */
 export type ActionEnv = Readonly<Record<string, string | undefined>>;
 

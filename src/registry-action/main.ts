@@ -8,7 +8,7 @@ import * as actionsCore from '@actions/core';
 import type { Octokit } from '@octokit/rest';
 
 import { createGitHubClient } from '../github/client.js';
-import type { ActionEnv } from '../github/inputs.js';
+import type { ActionCoreBase, ActionEnv, SummaryCell } from '../github/inputs.js';
 import { latestEntries } from '../core/listing.js';
 import { buildRegistry, type BuildResult } from '../registry/build.js';
 import { githubReleasesSource, loadGithubSourceConfig } from '../registry/github-source.js';
@@ -16,21 +16,9 @@ import type { RegistrySource } from '../registry/source.js';
 import { parseRegistryInputs } from './inputs.js';
 import { errorMessage } from '../core/errors.js';
 
-type SummaryCell = string | { data: string; header?: boolean };
-
 /** The part of @actions/core the registry action uses; tests pass a recording fake. */
-export interface RegistryActionCore {
-  setOutput(name: string, value: string): void;
-  setSecret(secret: string): void;
-  setFailed(message: string): void;
-  info(message: string): void;
+export interface RegistryActionCore extends ActionCoreBase {
   warning(message: string): void;
-  summary: {
-    addHeading(text: string, level?: number): unknown;
-    addTable(rows: SummaryCell[][]): unknown;
-    addRaw(text: string, addEOL?: boolean): unknown;
-    write(): Promise<unknown>;
-  };
 }
 
 /** What `run()` takes from its surroundings; every field has the runner's default. */
