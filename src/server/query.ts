@@ -21,7 +21,7 @@ import templateEntrySchema from '../../schemas/template-entry.schema.json' with 
 import { canonicalJson } from '../core/canonical-json.js';
 import { compareText, latestEntries, sortEntries, STABILITY_ORDER, stabilityRank, type Stability } from '../core/listing.js';
 import type { CursorPagination, OffsetPagination, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
-import { matchesFilters as matchesListFilters, matchesSearch, SEARCH_FIELDS, searchTerms, type SearchField } from '../core/search.js';
+import { matchesFilters, matchesSearch, SEARCH_FIELDS, searchTerms, type SearchField } from '../core/search.js';
 import type { ErrorDetail } from '../core/validation.js';
 import { compareVersions } from '../core/versions.js';
 
@@ -335,8 +335,8 @@ export function parseListQuery(raw: RawQuery): ParseResult {
 // ---------------------------------------------------------------------------------------------
 
 /** The spec's list filters, the search, and the download and date ranges of the API. */
-export function matchesFilters(entry: TemplateEntry, filters: ListFilters): boolean {
-  if (!matchesListFilters(entry, filters)) return false;
+export function matchesListFilters(entry: TemplateEntry, filters: ListFilters): boolean {
+  if (!matchesFilters(entry, filters)) return false;
   if (filters.terms && !matchesSearch(entry, filters.terms, filters.searchFields)) return false;
   const downloads = entry.stats?.downloads ?? 0;
   if (filters.downloadsGte !== undefined && downloads < filters.downloadsGte) return false;
@@ -401,7 +401,7 @@ export function pickFields(entry: TemplateEntry, fields: readonly string[] | und
 
 /** Applies a parsed query to a registry document's entries (all versions). */
 export function runListQuery(document: Pick<RegistryDocument, 'templates'>, query: ListQuery): ListResult {
-  const matching = latestEntries(document.templates).filter((entry) => matchesFilters(entry, query.filters));
+  const matching = latestEntries(document.templates).filter((entry) => matchesListFilters(entry, query.filters));
   const ordered = orderEntries(matching, query.sort, query.reverseDefault);
   const total = ordered.length;
   const { paging } = query;
