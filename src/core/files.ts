@@ -18,8 +18,8 @@ export function tempPathBeside(file: string): string {
  * Writes a new file and flushes it to disk before returning, so a rename that follows publishes
  * either nothing or the whole content. Fails when `file` already exists.
  */
-export async function writeNewFileDurably(file: string, data: Buffer | string): Promise<void> {
-  const handle = await open(file, 'wx');
+export async function writeNewFileDurably(file: string, data: Buffer | string, mode = 0o666): Promise<void> {
+  const handle = await open(file, 'wx', mode);
   try {
     await handle.writeFile(data);
     await handle.sync();
@@ -28,12 +28,42 @@ export async function writeNewFileDurably(file: string, data: Buffer | string): 
   }
 }
 
-/** Writes `file` atomically: a durable temp file in the same folder, then a rename over the target. */
-export async function writeFileAtomic(file: string, data: Buffer | string): Promise<void> {
+/** Flushes a file's bytes to disk. */
+export async function syncFile(file: string): Promise<void> {
+  const handle = await open(file, 'r+');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Flushes a folder's entries (names created or renamed in it) to disk; a no-op where folders cannot be opened. */
+export async function syncDirectory(dir: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(dir, 'r');
+  } catch {
+    return;
+  }
+  try {
+    await handle.sync();
+  } catch {
+    // some file systems refuse to sync a folder; the rename itself is still atomic
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Writes `file` atomically: a durable temp file in the same folder, then a rename over the target.
+ * `mode` is the new file's mode, less the umask (0o600 stays 0o600).
+ */
+export async function writeFileAtomic(file: string, data: Buffer | string, options: { mode?: number } = {}): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   const temp = tempPathBeside(file);
   try {
-    await writeNewFileDurably(temp, data);
+    await writeNewFileDurably(temp, data, options.mode);
     await rename(temp, file);
   } catch (error) {
     await rm(temp, { force: true });

@@ -45,7 +45,7 @@ export {
   type TemplateFilters,
 } from './search.js';
 export { canonicalJson } from './canonical-json.js';
-export { writeFileAtomic, writeNewFileDurably, readIfExists, tempPathBeside, TEMP_FILE_PATTERN } from './files.js';
+export { writeFileAtomic, writeNewFileDurably, syncFile, syncDirectory, readIfExists, tempPathBeside, TEMP_FILE_PATTERN } from './files.js';
 export { errorMessage, firstLine } from './errors.js';
 export {
   formatValidationError,

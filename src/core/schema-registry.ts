@@ -14,6 +14,7 @@ import analyticsDownloadEvent from '../../schemas/analytics-download-event.schem
 import analyticsGenerationEvent from '../../schemas/analytics-generation-event.schema.json' with { type: 'json' };
 import analyticsFeedbackEvent from '../../schemas/analytics-feedback-event.schema.json' with { type: 'json' };
 import analyticsEvent from '../../schemas/analytics-event.schema.json' with { type: 'json' };
+import analyticsEventSubmission from '../../schemas/analytics-event-submission.schema.json' with { type: 'json' };
 import analyticsRecord from '../../schemas/analytics-record.schema.json' with { type: 'json' };
 import successEnvelope from '../../schemas/success-envelope.schema.json' with { type: 'json' };
 import errorEnvelope from '../../schemas/error-envelope.schema.json' with { type: 'json' };
@@ -40,6 +41,7 @@ export const extraSchemas = {
   'analytics-generation-event': analyticsGenerationEvent,
   'analytics-feedback-event': analyticsFeedbackEvent,
   'analytics-event': analyticsEvent,
+  'analytics-event-submission': analyticsEventSubmission,
   'analytics-record': analyticsRecord,
   'success-envelope': successEnvelope,
   'error-envelope': errorEnvelope,

@@ -29,6 +29,7 @@ export interface SchemaTypes {
   'analytics-generation-event': GenerationEvent;
   'analytics-feedback-event': FeedbackEvent;
   'analytics-event': AnalyticsEvent;
+  'analytics-event-submission': AnalyticsEvent;
   'analytics-record': AnalyticsRecord;
   'success-envelope': SuccessEnvelope;
   'error-envelope': ErrorEnvelope;
@@ -53,6 +54,8 @@ export interface TemplateManifest {
   author?: {
     name: string;
     email?: string;
+    url?: string;
+    organization?: string;
     [k: string]: unknown;
   };
   repository?: {

@@ -469,7 +469,9 @@ export async function publishTemplate(options: PublishOptions): Promise<PublishR
 
     if (status === 409) {
       const stored = apiError?.details.find((detail) => detail.field === 'integrity')?.message;
-      if (stored === integrity) {
+      // Only a version the registry says is complete counts as published: a pending one may still fail.
+      const complete = apiError?.details.some((detail) => detail.field === 'state' && detail.message === 'complete') ?? false;
+      if (stored === integrity && complete) {
         return { uploaded: false, status, attempts: attempt, integrity };
       }
       const theirs = stored === undefined || stored === '' ? 'an integrity the registry did not report' : stored;

@@ -83,6 +83,9 @@ export async function run(deps: RegistryActionDependencies = {}): Promise<Regist
       ...(deps.now ? { now: deps.now } : {}),
       ...(inputs.publicUrl ? { publicUrl: inputs.publicUrl } : {}),
     });
+    for (const skipped of result.skipped) {
+      warn(`left out ${skipped.id}@${skipped.version}: its registry entry is invalid: ${skipped.violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; ')}`);
+    }
     const ids = new Set(result.document.templates.map((t) => t.id));
     setOutput('changed', result.changed);
     setOutput('templates', ids.size);

@@ -18,7 +18,7 @@ import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-t
 import { schemaErrors } from '../core/schemas.js';
 import { NAME_PATTERN } from '../core/versions.js';
 import { renderCatalog } from './catalog.js';
-import { buildDocument, documentContent, serialize, strongEtag } from './document.js';
+import { buildDocument, documentContent, RegistryBuildError, serialize, strongEtag, type SkippedVersion } from './document.js';
 import type { RegistrySource } from './source.js';
 
 const gzipAsync = promisify(gzip);
@@ -39,6 +39,11 @@ export interface BuildOptions {
   categories?: Category[];
   /** Public base URL of the registry, shown on the catalog page. */
   publicUrl?: string;
+  /**
+   * Refuse (RegistryBuildError, nothing written) a build that would drop every template from an
+   * existing registry.json that lists some; default true (`build-registry` sets it from --allow-empty).
+   */
+  allowEmpty?: boolean;
 }
 
 export interface BuildResult {
@@ -53,6 +58,8 @@ export interface BuildResult {
   written: string[];
   /** Files removed because their template is gone. */
   removed: string[];
+  /** Versions left out because their entry breaks the rules (each reported, none fails the build). */
+  skipped: SkippedVersion[];
 }
 
 interface PlannedFile {
@@ -148,7 +155,13 @@ export async function buildRegistry(source: RegistrySource, options: BuildOption
   const registryPath = path.join(outDir, REGISTRY_FILE);
 
   // Built and validated before anything is read or replaced: an invalid document changes no file.
-  const candidate = buildDocument(versions, { lastUpdated: now().toISOString(), ...(options.categories ? { categories: options.categories } : {}) });
+  const skipped: SkippedVersion[] = [];
+  const candidate = buildDocument(versions, {
+    lastUpdated: now().toISOString(),
+    ...(options.categories ? { categories: options.categories } : {}),
+    onSkipped: (version) => skipped.push(version),
+  });
+  if (options.allowEmpty === false && candidate.templates.length === 0) await refuseEmptying(registryPath);
 
   const previousLastUpdated = await keptLastUpdated(registryPath, candidate);
   const changed = previousLastUpdated === undefined;
@@ -176,7 +189,7 @@ export async function buildRegistry(source: RegistrySource, options: BuildOption
   const removed = await removeStale(outDir, new Set(byId.keys()));
   await removeLeftoverTemps(outDir);
   await removeLeftoverTemps(path.join(outDir, TEMPLATES_DIR));
-  return { document, changed, etag: strongEtag(registryText), files: planned.map((f) => f.name), written, removed };
+  return { document, changed, etag: strongEtag(registryText), files: planned.map((f) => f.name), written, removed, skipped };
 }
 
 /**
@@ -195,4 +208,25 @@ async function keptLastUpdated(file: string, candidate: RegistryDocument): Promi
   const lastUpdated = (previous as { lastUpdated?: unknown } | null)?.lastUpdated;
   if (typeof lastUpdated !== 'string' || documentContent(previous) !== documentContent(candidate)) return undefined;
   return schemaErrors('registry-document', { ...candidate, lastUpdated }).length === 0 ? lastUpdated : undefined;
+}
+
+/** Throws when the registry.json at `file` lists templates: an empty build would drop them all. */
+async function refuseEmptying(file: string): Promise<void> {
+  const listed = listedEntries(await readIfExists(file));
+  if (listed > 0) {
+    throw new RegistryBuildError([
+      { pointer: '/templates', message: `would drop all ${listed} entries of ${file}; nothing was written (allow it with --allow-empty)`, code: 'EMPTY_REGISTRY' },
+    ]);
+  }
+}
+
+/** How many entries a registry.json lists; 0 when there is none or it cannot be read. */
+function listedEntries(bytes: Buffer | undefined): number {
+  if (!bytes) return 0;
+  try {
+    const previous = JSON.parse(bytes.toString('utf8')) as { templates?: unknown } | null;
+    return Array.isArray(previous?.templates) ? previous.templates.length : 0;
+  } catch {
+    return 0; // an unreadable registry.json lists nothing worth keeping
+  }
 }

@@ -124,9 +124,48 @@ function withEntryLabels(violations: RuleViolation[], entries: readonly Template
   });
 }
 
+/** A version left out of a registry because its entry would break the rules. */
+export interface SkippedVersion {
+  id: string;
+  version: string;
+  violations: RuleViolation[];
+}
+
+/**
+ * What is wrong with the registry entry of one version: the template-entry schema's rules and an id
+ * usable as a file name. Empty when the entry is fine. Checked before an upload is accepted, and again
+ * for every version a registry is built from (a store written by an older release, a stranger's release).
+ */
+export function entryViolations(entry: TemplateEntry): RuleViolation[] {
+  const violations = describeSchemaErrors(schemaErrors('template-entry', entry));
+  if (!NAME_PATTERN.test(entry.id)) {
+    violations.push({ pointer: '/id', message: `must match the pattern ${NAME_PATTERN.source} (got ${JSON.stringify(entry.id)})`, code: 'PATTERN' });
+  }
+  return violations;
+}
+
+export interface DocumentOptions {
+  lastUpdated: string;
+  categories?: readonly Readonly<Category>[];
+  /**
+   * Called for each version whose entry breaks the rules; that version is left out. Without it, such
+   * a version makes the whole build fail (RegistryBuildError).
+   */
+  onSkipped?: (skipped: SkippedVersion) => void;
+}
+
 /** The registry document of `versions` (lastUpdated as given); throws RegistryBuildError when invalid. */
-export function buildDocument(versions: readonly SourceVersion[], options: { lastUpdated: string; categories?: readonly Readonly<Category>[] }): RegistryDocument {
-  const templates = versions.map(toEntry).sort(byIdThenVersion);
+export function buildDocument(versions: readonly SourceVersion[], options: DocumentOptions): RegistryDocument {
+  const entries = versions.map(toEntry);
+  const kept = options.onSkipped
+    ? entries.filter((entry) => {
+        const violations = entryViolations(entry);
+        if (violations.length === 0) return true;
+        options.onSkipped?.({ id: String(entry.id), version: String(entry.version), violations });
+        return false;
+      })
+    : entries;
+  const templates = kept.sort(byIdThenVersion);
   const tags = [...new Set(templates.flatMap((t) => t.tags ?? []))].sort(compareText);
   const document: RegistryDocument = {
     templates,

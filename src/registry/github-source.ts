@@ -19,7 +19,7 @@ import type { Octokit } from '@octokit/rest';
 import { describeSchemaErrors } from '../core/messages.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
-import { toEntry } from './document.js';
+import { entryViolations, toEntry } from './document.js';
 import type { RegistrySource, SourceVersion } from './source.js';
 import { errorMessage } from '../core/errors.js';
 
@@ -258,7 +258,7 @@ async function repositoryVersions(octokit: Octokit, config: GithubRepositoryConf
       },
     };
     // One stranger's release must never fail the whole build: check the entry it becomes, too.
-    const entryProblems = describeSchemaErrors(schemaErrors('template-entry', toEntry(version)));
+    const entryProblems = entryViolations(toEntry(version));
     if (entryProblems.length > 0) {
       skip(`its registry entry would be invalid: ${entryProblems.slice(0, 3).map((p) => `${p.pointer || '/'} ${p.message}`).join('; ')}`);
       continue;

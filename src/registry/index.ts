@@ -11,7 +11,7 @@ export {
   type BuildOptions,
   type BuildResult,
 } from './build.js';
-export { buildDocument, toEntry, strongEtag, RegistryBuildError, DEFAULT_CATEGORIES } from './document.js';
+export { buildDocument, toEntry, entryViolations, strongEtag, RegistryBuildError, DEFAULT_CATEGORIES, type SkippedVersion, type DocumentOptions } from './document.js';
 export { renderCatalog, escapeHtml, safeUrl, type CatalogOptions } from './catalog.js';
 export {
   githubReleasesSource,

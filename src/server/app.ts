@@ -27,8 +27,13 @@ export interface ServerOptions {
   adminToken?: string;
   /** Fastify's logger: `true` for JSON lines on stdout, or its options (level, destination stream). */
   logger?: boolean | FastifyLoggerOptions;
-  /** Trust X-Forwarded-For (behind a proxy) for the client address rate limits use. */
-  trustProxy?: boolean;
+  /**
+   * Behind proxies: the number of proxy hops, or the proxies' addresses (comma-separated, CIDR
+   * allowed), whose X-Forwarded-For is trusted for the client address (rate limits, download
+   * counting). The address used is the one the nearest untrusted hop had, never a value a client
+   * could simply prepend. `true` trusts every hop (the leftmost value): only for tests.
+   */
+  trustProxy?: boolean | number | string;
   /** On close, end every connection, not only idle ones (tests); default: idle ones only. */
   forceCloseConnections?: boolean;
   /** Settings of the webhook dispatcher (retry delays, time-outs), for tests and operators. */
@@ -40,6 +45,12 @@ export interface RegistryServer {
   context: ServerContext;
   /** The storage the server runs on (closed with the server). */
   store: RegistryStorage;
+}
+
+/** fastify's form of `trustProxy`: a number of hops becomes "trust the `n` nearest hops". */
+function trustedProxies(setting: boolean | number | string | undefined): boolean | string | ((address: string, hop: number) => boolean) {
+  if (typeof setting === 'number') return (_address, hop) => hop < setting;
+  return setting ?? false;
 }
 
 /** Runs builds one after the other: a build started while one runs waits for it. */
@@ -78,26 +89,31 @@ function installValidators(app: FastifyInstance): void {
  */
 export async function createServer(options: ServerOptions): Promise<RegistryServer> {
   const storage = typeof options.store === 'string' ? await openSqliteStorage(options.store) : options.store;
+  await storage.recover();
   const publicUrl = options.publicUrl.replace(/\/+$/, '');
   let current: CurrentRegistry | undefined;
 
-  const rebuild = serialized(async () => {
-    const result = await buildRegistry(storeSource(storage, publicUrl), { outDir: storage.publicDir, publicUrl });
-    current = { document: result.document, etag: result.etag, lastModified: new Date(result.document.lastUpdated) };
-  });
-  await rebuild();
-
+  const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const app = Fastify({
     logger: options.logger ?? false,
+    requestTimeout: limits.requestTimeoutMs,
     genReqId: newRequestId,
-    trustProxy: options.trustProxy ?? false,
+    trustProxy: trustedProxies(options.trustProxy),
     bodyLimit: 1024 * 1024,
     forceCloseConnections: options.forceCloseConnections ?? 'idle',
+  });
+  const rebuild = serialized(async () => {
+    const result = await buildRegistry(storeSource(storage, publicUrl), { outDir: storage.publicDir, publicUrl });
+    // A version stored by an older release whose entry is now invalid must not stop the registry.
+    for (const skipped of result.skipped) {
+      app.log.error({ template: `${skipped.id}@${skipped.version}`, violations: skipped.violations }, `${skipped.id}@${skipped.version} is left out of the registry: its entry is invalid`);
+    }
+    current = { document: result.document, etag: result.etag, lastModified: new Date(result.document.lastUpdated) };
   });
   const context: ServerContext = {
     storage,
     publicUrl,
-    limits: { ...DEFAULT_LIMITS, ...options.limits },
+    limits,
     registry: () => {
       if (!current) throw new Error('the registry has not been built yet');
       return current;
@@ -112,6 +128,8 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     }),
     ...(options.adminToken ? { adminToken: options.adminToken } : {}),
   };
+
+  await rebuild();
 
   installEnvelope(app);
   installValidators(app);

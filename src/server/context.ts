@@ -11,6 +11,8 @@ export interface ServerLimits {
   readPerMinute: number;
   /** Requests per minute per client on uploads. */
   uploadPerMinute: number;
+  /** A request (an upload's whole body included) must arrive within this many milliseconds. */
+  requestTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -18,6 +20,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxManifestBytes: 1024 * 1024,
   readPerMinute: 600,
   uploadPerMinute: 30,
+  requestTimeoutMs: 300_000,
 };
 
 /** The registry document being served, with what conditional requests need. */

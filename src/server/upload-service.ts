@@ -10,7 +10,8 @@ import type { TemplateEntry, TemplateManifest } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { errorDetails, type ErrorDetail } from '../core/validation.js';
 import { scanArchive, UnsafeArchiveError } from '../archive/scan.js';
-import type { TokenRecord } from '../store/types.js';
+import { entryViolations, toEntry } from '../registry/document.js';
+import type { StoredVersion, TokenRecord } from '../store/types.js';
 import { REQUIRED_FILES } from '../template/validate.js';
 import type { ServerContext } from './context.js';
 import { ApiError } from './envelope.js';
@@ -39,9 +40,15 @@ function parseManifest(text: string): unknown {
   }
 }
 
-function versionExists(manifest: TemplateManifest, storedIntegrity: string): ApiError {
-  return new ApiError(409, 'VERSION_EXISTS', `${manifest.name}@${manifest.version} is already published; published versions are immutable`, [
-    { field: 'integrity', code: 'VERSION_EXISTS', message: storedIntegrity },
+/** The answer to an upload of a version that is there: 409 when complete, 503 while another upload of it is under way. */
+function versionExists(manifest: TemplateManifest, existing: StoredVersion): ApiError {
+  const label = `${manifest.name}@${manifest.version}`;
+  if (existing.state !== 'complete') {
+    return new ApiError(503, 'VERSION_IN_PROGRESS', `${label} is being published by another upload; retry in a moment`, [], { 'Retry-After': '5' });
+  }
+  return new ApiError(409, 'VERSION_EXISTS', `${label} is already published; published versions are immutable`, [
+    { field: 'integrity', code: 'VERSION_EXISTS', message: existing.integrity },
+    { field: 'state', code: 'VERSION_EXISTS', message: 'complete' },
   ]);
 }
 
@@ -95,11 +102,16 @@ export async function publishVersion(
   const details = errorDetails(describeSchemaErrors(schemaErrors('template-manifest', manifestValue)), 'manifest');
   if (details.length > 0) throw new ApiError(422, 'VALIDATION_ERROR', 'the manifest is invalid', details);
   const manifest = manifestValue as TemplateManifest;
+  // The registry entry this version would become must be valid, or every later build would leave it out.
+  const entryProblems = entryViolations(
+    toEntry({ manifest, downloadUrl: 'https://registry.invalid/archive', createdAt: new Date().toISOString(), stats: { downloads: 0, stars: 0, forks: 0, issues: 0 } }),
+  );
+  if (entryProblems.length > 0) throw new ApiError(422, 'VALIDATION_ERROR', 'the manifest would make an invalid registry entry', errorDetails(entryProblems, 'manifest'));
 
   const permission = await tokens.canPublish(token, manifest.name);
   if (!permission.allowed) throw new ApiError(403, 'FORBIDDEN', permission.reason);
   const existing = await versions.getVersion(manifest.name, manifest.version);
-  if (existing) throw versionExists(manifest, existing.integrity);
+  if (existing) throw versionExists(manifest, existing);
 
   await checkArchive(archive.path, manifest);
 
@@ -109,7 +121,7 @@ export async function publishVersion(
   );
   if (!reservation.reserved) {
     if ('forbidden' in reservation) throw new ApiError(403, 'FORBIDDEN', reservation.forbidden);
-    throw versionExists(manifest, reservation.existing.integrity);
+    throw versionExists(manifest, reservation.existing);
   }
   try {
     await versions.commitVersion(manifest.name, manifest.version, archive.path, manifest);

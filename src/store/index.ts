@@ -14,12 +14,13 @@ export type {
   Reservation,
   ArchiveReader,
   StoredEvent,
+  EventOrigin,
   VersionUsage,
   StoredWebhook,
   NewWebhook,
   DeliveryRecord,
 } from './types.js';
 export { eventMatches } from './types.js';
-export { openSqliteStorage, SCHEMA_VERSION, StoreVersionError, type SqliteStorage } from './sqlite/index.js';
+export { openSqliteStorage, SCHEMA_VERSION, StoreVersionError, StoreNotFoundError, type SqliteStorage, type OpenStorageOptions } from './sqlite/index.js';
 export { storeSource } from './source.js';
 export { secretsEqual } from './secrets.js';

@@ -97,9 +97,21 @@ export interface VersionUsage {
   lastDownload?: string;
 }
 
+/** Where an event came from, as the server saw it. */
+export interface EventOrigin {
+  /** An opaque id of the client address (never the address itself). */
+  client?: string;
+  /** When the server received it; default now. */
+  receivedAt?: Date;
+}
+
 export interface EventStore {
-  recordEvent(event: StoredEvent): Promise<void>;
-  /** Download counts and last download, keyed by `name@version`. */
+  /** Stores an event (every event is kept, whatever it counts for). */
+  recordEvent(event: StoredEvent, origin?: EventOrigin): Promise<void>;
+  /**
+   * Downloads and last download, keyed by `name@version`. A client counts at most one download of
+   * a version per day (UTC, by when the server received it); events of unknown clients count one each.
+   */
   usage(): Promise<Map<string, VersionUsage>>;
   countEvents(type?: string): Promise<number>;
 }
@@ -159,6 +171,11 @@ export interface RegistryStorage {
   webhooks: WebhookStore;
   /** The local folder the static registry (registry.json, catalog, per-template files) is built into. */
   publicDir: string;
+  /**
+   * Finishes or undoes what a crashed server left (pending versions, temp files). Called once by a
+   * starting server; never by tools that open the storage beside a running server.
+   */
+  recover(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -49,7 +49,8 @@ export interface FakeRegistryOptions {
   /** The bearer token the fake accepts (default `test-token`). */
   token?: string;
   /** Versions already published: `{ name, version, integrity }`. */
-  existing?: Array<{ name: string; version: string; integrity: string }>;
+  /** Versions already there; `legacy409` ones answer a re-upload with an old-style 409 that does not say the version is complete. */
+  existing?: Array<{ name: string; version: string; integrity: string; legacy409?: boolean }>;
   /** Check the manifest part against the template manifest schema and answer 422 (default true). */
   validateManifest?: boolean;
 }
@@ -70,6 +71,7 @@ export interface FakeRegistry {
 interface StoredVersion {
   entry: Record<string, unknown>;
   integrity: string;
+  legacy409?: boolean;
 }
 
 class ByteCounter extends Transform {
@@ -131,6 +133,7 @@ export async function startFakeRegistry(options: FakeRegistryOptions = {}): Prom
   for (const seed of options.existing ?? []) {
     store.set(`${seed.name}@${seed.version}`, {
       integrity: seed.integrity,
+      ...(seed.legacy409 ? { legacy409: true } : {}),
       entry: { id: seed.name, name: seed.name, version: seed.version, integrity: seed.integrity },
     });
   }
@@ -282,7 +285,10 @@ export async function startFakeRegistry(options: FakeRegistryOptions = {}): Prom
     const existing = store.get(key);
     if (existing) {
       sendError(res, 409, 'VERSION_EXISTS', `${key} is already published`, {
-        details: [{ field: 'integrity', code: 'VERSION_EXISTS', message: existing.integrity }],
+        details: [
+          { field: 'integrity', code: 'VERSION_EXISTS', message: existing.integrity },
+          ...(existing.legacy409 ? [] : [{ field: 'state', code: 'VERSION_EXISTS', message: 'complete' }]),
+        ],
       });
       return;
     }

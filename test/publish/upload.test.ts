@@ -156,6 +156,14 @@ describe('publishTemplate', () => {
     expect(fake.uploads).toHaveLength(0);
   });
 
+  it('does not take a 409 that does not say the version is complete as published', async () => {
+    const { file, integrity } = await archive();
+    const fake = await registry({ existing: [{ name: 'demo-template', version: '1.0.0', integrity, legacy409: true }] });
+    const error = await rejection(publishTemplate(options(fake, file)));
+    expect(error.status).toBe(409);
+    expect(fake.uploads).toHaveLength(0);
+  });
+
   it('is idempotent across re-runs: the second publish of the same bytes does not upload', async () => {
     const fake = await registry();
     const { file } = await archive();

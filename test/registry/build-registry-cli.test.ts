@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -53,12 +53,6 @@ describe('template-registry build-registry', () => {
     expect(JSON.parse(second.stdout)).toMatchObject({ entries: 2, templates: 1, changed: false, written: [], warnings: [] });
   });
 
-  it('says --store is not available yet while the store source is missing', async () => {
-    const result = await buildRegistryCli(['--out', await tempDir(), '--store', '/var/store']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toBe('error: --store is not available yet\n');
-  });
-
   it('needs --out and exactly one source', async () => {
     expect((await buildRegistryCli(['--store', 'x'])).code).toBe(2);
     const neither = await buildRegistryCli(['--out', 'x']);
@@ -104,10 +98,32 @@ describe('template-registry build-registry', () => {
     expect(invalid.stderr).toContain(`error: ${configFile}: "repositories" must be a non-empty array`);
   });
 
-  it('exits 1 with the schema errors when the registry is invalid', async () => {
+  it('leaves out a version whose entry is invalid, with a warning, and builds the others', async () => {
     const out = await tempDir();
-    const result = await buildRegistryCli(['--out', out, '--store', 's'], { storeSource: () => Promise.resolve(memorySource([version('a', 'x')])) });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/the registry document is invalid, nothing was written:\n {2}\/templates\/0\/version: must be MAJOR\.MINOR\.PATCH/);
+    const result = await buildRegistryCli(['--out', out, '--store', 's'], { storeSource: () => Promise.resolve(memorySource([version('a', 'x'), version('b', '1.0.0')])) });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/warning: left out a@x: its registry entry is invalid: \/version must be MAJOR\.MINOR\.PATCH/);
+    expect(result.stdout).toMatch(/registry\.json: 1 entries/);
+  });
+
+  it('refuses to drop every template of the registry.json in --out unless --allow-empty', async () => {
+    const out = await tempDir();
+    expect((await buildRegistryCli(['--out', out, '--store', 's'], { storeSource: () => Promise.resolve(memorySource([version('a', '1.0.0')])) })).code).toBe(0);
+    const before = await readFile(path.join(out, 'registry.json'));
+    const refused = await buildRegistryCli(['--out', out, '--store', 's'], { storeSource: () => Promise.resolve(memorySource([])) });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/would drop all 1 entries .*--allow-empty/);
+    expect(await readFile(path.join(out, 'registry.json'))).toEqual(before);
+    expect((await buildRegistryCli(['--out', out, '--store', 's', '--allow-empty'], { storeSource: () => Promise.resolve(memorySource([])) })).code).toBe(0);
+  });
+
+  it('exits 2 and writes nothing when --store names a folder that holds no store', async () => {
+    const out = await tempDir();
+    const empty = await tempDir();
+    const result = await buildRegistryCli(['--out', out, '--store', empty]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--store: .* holds no registry store/);
+    expect(await readdir(out)).toEqual([]);
+    expect(await readdir(empty)).toEqual([]);
   });
 });

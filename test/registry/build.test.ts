@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 
 import { schemaErrors } from '../../src/core/schemas.js';
 import type { RegistryDocument, TemplateEntry } from '../../src/core/schema-types.js';
-import { buildRegistry, RegistryBuildError } from '../../src/registry/index.js';
+import { buildDocument, buildRegistry, RegistryBuildError } from '../../src/registry/index.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { memorySource, version } from './memory-source.js';
 
@@ -255,33 +255,51 @@ describe('buildRegistry', () => {
     expect((await listFiles(outDir)).some((f) => f.startsWith('index.html'))).toBe(false);
   });
 
-  it('refuses an invalid entry with a RegistryBuildError and leaves the previous files untouched', async () => {
+  it('leaves out a version whose entry is invalid, reports it, and publishes the others', async () => {
     const outDir = await tempDir();
-    const source = memorySource([version('a', '1.0.0')]);
-    await buildRegistry(source, { outDir, now: () => T1 });
-    const files = await listFiles(outDir);
-    const before = await Promise.all(files.map((f) => readFile(path.join(outDir, f))));
-
-    source.list = [version('a', '1.0.0'), version('b', '1.0', { description: 'changed' }), version('c', '1.0.0')];
-    const error = await buildRegistry(source, { outDir, now: () => T2 }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(RegistryBuildError);
-    const violations = (error as RegistryBuildError).violations;
-    expect(violations).toContainEqual(expect.objectContaining({ pointer: '/templates/1/version', code: 'PATTERN' }));
-    expect((error as Error).message).toMatch(/\/templates\/1\/version: must be MAJOR\.MINOR\.PATCH.*\[b@1\.0\]/);
-
-    expect(await listFiles(outDir)).toEqual(files);
-    expect(await Promise.all(files.map((f) => readFile(path.join(outDir, f))))).toEqual(before);
+    const source = memorySource([version('a', '1.0.0'), version('b', '1.0', { description: 'changed' }), version('c', '1.0.0')]);
+    const result = await buildRegistry(source, { outDir, now: () => T1 });
+    expect(result.document.templates.map((e) => `${e.id}@${e.version}`)).toEqual(['a@1.0.0', 'c@1.0.0']);
+    expect(result.skipped).toEqual([{ id: 'b', version: '1.0', violations: [expect.objectContaining({ pointer: '/version', code: 'PATTERN' })] }]);
+    const onDisk = JSON.parse(await readFile(path.join(outDir, 'registry.json'), 'utf8')) as { templates: { id: string }[] };
+    expect(onDisk.templates.map((e) => e.id)).toEqual(['a', 'c']);
   });
 
-  it('refuses ids that cannot be file names and duplicate versions', async () => {
+  it('buildDocument without onSkipped refuses an invalid entry with a RegistryBuildError naming the version', () => {
+    const error = (() => {
+      try {
+        return buildDocument([version('a', '1.0.0'), version('b', '1.0')], { lastUpdated: T1.toISOString() });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(RegistryBuildError);
+    expect((error as RegistryBuildError).violations).toContainEqual(expect.objectContaining({ pointer: '/templates/1/version', code: 'PATTERN' }));
+    expect((error as Error).message).toMatch(/\/templates\/1\/version: must be MAJOR\.MINOR\.PATCH.*\[b@1\.0\]/);
+  });
+
+  it('leaves out ids that cannot be file names, and refuses duplicate versions without writing anything', async () => {
     const outDir = await tempDir();
     const bad = version('x', '1.0.0');
     bad.manifest.name = '../escape';
-    await expect(buildRegistry(memorySource([bad]), { outDir, now: () => T1 })).rejects.toThrow(/\/templates\/0\/id: must match the pattern/);
-    await expect(buildRegistry(memorySource([version('a', '1.0.0'), version('a', '1.0.0')]), { outDir, now: () => T1 })).rejects.toThrow(
+    const result = await buildRegistry(memorySource([bad, version('a', '1.0.0')]), { outDir, now: () => T1 });
+    expect(result.skipped.map((s) => s.id)).toEqual(['../escape']);
+    expect(result.document.templates.map((e) => e.id)).toEqual(['a']);
+    const otherOut = await tempDir();
+    await expect(buildRegistry(memorySource([version('a', '1.0.0'), version('a', '1.0.0')]), { outDir: otherOut, now: () => T1 })).rejects.toThrow(
       /a@1\.0\.0 appears more than once/,
     );
-    expect(await listFiles(outDir)).toEqual([]);
+    expect(await listFiles(otherOut)).toEqual([]);
+  });
+
+  it('refuses to drop every template of an existing registry.json unless allowEmpty', async () => {
+    const outDir = await tempDir();
+    await buildRegistry(memorySource([version('a', '1.0.0')]), { outDir, now: () => T1 });
+    const before = await readFile(path.join(outDir, 'registry.json'));
+    await expect(buildRegistry(memorySource([]), { outDir, now: () => T2, allowEmpty: false })).rejects.toThrow(/would drop all 1 entries/);
+    expect(await readFile(path.join(outDir, 'registry.json'))).toEqual(before);
+    const emptied = await buildRegistry(memorySource([]), { outDir, now: () => T2, allowEmpty: true });
+    expect(emptied.document.templates).toEqual([]);
   });
 
   it('removes the files of templates that are gone, and only those', async () => {

@@ -188,11 +188,12 @@ describe('the registry action run()', () => {
     }
   });
 
-  it('fails on an invalid registry and names the version at fault', async () => {
+  it('leaves out a version whose entry is invalid, with a warning naming it, and publishes the others', async () => {
     const workspace = await tempDir();
     const { core, calls } = recordingCore();
-    const outcome = await run({ env: { GITHUB_WORKSPACE: workspace, 'INPUT_GITHUB-TOKEN': 'x' }, core, source: memorySource([version('a', '1.0')]) });
-    expect(outcome.ok).toBe(false);
-    expect(calls.failed[0]).toMatch(/\/templates\/0\/version: must be MAJOR\.MINOR\.PATCH.*\[a@1\.0\]/);
+    const outcome = await run({ env: { GITHUB_WORKSPACE: workspace, 'INPUT_GITHUB-TOKEN': 'x' }, core, source: memorySource([version('a', '1.0'), version('b', '1.0.0')]) });
+    expect(outcome.ok).toBe(true);
+    expect(outcome.outputs.versions).toBe('1');
+    expect(calls.warnings).toContainEqual(expect.stringMatching(/left out a@1\.0: .*\/version must be MAJOR\.MINOR\.PATCH/));
   });
 });

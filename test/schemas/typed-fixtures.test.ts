@@ -212,6 +212,7 @@ const fixtures: { [N in SchemaName]: SchemaTypes[N] } = {
   'analytics-generation-event': generation,
   'analytics-feedback-event': feedback,
   'analytics-event': event,
+  'analytics-event-submission': download,
   'analytics-record': record,
   'success-envelope': success,
   'error-envelope': failure,

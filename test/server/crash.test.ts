@@ -140,6 +140,7 @@ describe('crash safety', () => {
     db.close();
 
     const reopened = await openSqliteStorage(dir);
+    await reopened.recover();
     expect((await reopened.versions.listVersions()).map((v) => v.name)).toEqual(['kept']);
     expect(await reopened.versions.getVersion('dropped', '1.0.0')).toBeUndefined();
     await expect(stat(reopened.archivePath('dropped', '1.0.0'))).rejects.toThrow();

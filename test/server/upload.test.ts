@@ -92,7 +92,10 @@ describe('POST /templates', () => {
     const error = await publishTemplate({ registryUrl: server.url, token: server.token, archive: otherPack.file, manifest: otherPack.manifest, retries: 0 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PublishError);
     expect((error as PublishError).status).toBe(409);
-    expect((error as PublishError).details).toEqual([{ field: 'integrity', code: 'VERSION_EXISTS', message: pack.integrity }]);
+    expect((error as PublishError).details).toEqual([
+      { field: 'integrity', code: 'VERSION_EXISTS', message: pack.integrity },
+      { field: 'state', code: 'VERSION_EXISTS', message: 'complete' },
+    ]);
     const stored = await readFile(server.store.archivePath('node-service', '1.1.0'));
     expect(createHash('sha256').update(stored).digest('hex')).toBe(pack.sha256);
   });
@@ -202,7 +205,7 @@ describe('POST /templates', () => {
     expect(await server.store.versions.listVersions()).toEqual([]);
   });
 
-  it('lets exactly one of ten concurrent uploads of one version win', async () => {
+  it('lets exactly one of ten concurrent uploads of one version win; the others end with 409 once it is complete', async () => {
     const server = await startRegistryServer();
     const packs = await Promise.all(
       Array.from({ length: 10 }, async (_, i) => {
@@ -212,7 +215,8 @@ describe('POST /templates', () => {
     );
     const results = await Promise.all(
       packs.map((p) =>
-        publishTemplate({ registryUrl: server.url, token: server.token, archive: p.file, manifest: p.manifest, retries: 0 }).then(
+        // While the winner is being stored the others get 503 VERSION_IN_PROGRESS, and retry.
+        publishTemplate({ registryUrl: server.url, token: server.token, archive: p.file, manifest: p.manifest, retries: 20, minDelayMs: 5, maxDelayMs: 20 }).then(
           (r) => r.status,
           (e: PublishError) => e.status,
         ),

@@ -5,7 +5,7 @@ import { buildRegistry } from '../../registry/build.js';
 import { RegistryBuildError } from '../../registry/document.js';
 import { GithubSourceConfigError, githubReleasesSource, loadGithubSourceConfig, type GithubSourceConfig } from '../../registry/github-source.js';
 import type { RegistrySource } from '../../registry/source.js';
-import { EXIT, type CliIo } from '../io.js';
+import { EXIT, UsageError, type CliIo } from '../io.js';
 import { errorMessage } from '../../core/errors.js';
 
 interface BuildRegistryFlags {
@@ -13,11 +13,12 @@ interface BuildRegistryFlags {
   store?: string;
   githubConfig?: string;
   publicUrl?: string;
+  allowEmpty?: boolean;
   json?: boolean;
 }
 
 export interface BuildRegistryDependencies {
-  /** The server's store as a registry source; `--store` is refused while it is missing. */
+  /** The server's store as a registry source (default: the embedded store in the folder `--store` names). */
   storeSource?: (storeDir: string, publicUrl?: string) => Promise<RegistrySource>;
 }
 
@@ -34,15 +35,22 @@ function isHttpUrl(value: string): boolean {
 
 /** The server's store as the source, opened only when `--store` is given (it loads SQLite). */
 async function openStoreSource(storeDir: string, publicUrl?: string): Promise<RegistrySource> {
-  const { openSqliteStorage, storeSource } = await import('../../store/index.js');
-  return storeSource(await openSqliteStorage(storeDir), publicUrl ?? process.env.REGISTRY_PUBLIC_URL ?? 'http://127.0.0.1:4873');
+  const { openSqliteStorage, storeSource, StoreNotFoundError } = await import('../../store/index.js');
+  let storage;
+  try {
+    storage = await openSqliteStorage(storeDir, { create: false });
+  } catch (error) {
+    if (error instanceof StoreNotFoundError) throw new UsageError(`--store: ${error.message}`);
+    throw error;
+  }
+  return storeSource(storage, publicUrl ?? process.env.REGISTRY_PUBLIC_URL ?? 'http://127.0.0.1:4873');
 }
 
 export function registerBuildRegistry(
   program: Command,
   io: CliIo,
   setExit: (code: number) => void,
-  deps: BuildRegistryDependencies = { storeSource: openStoreSource },
+  deps: BuildRegistryDependencies = {},
 ): void {
   program
     .command('build-registry')
@@ -51,6 +59,7 @@ export function registerBuildRegistry(
     .option('--store <dir>', "read the versions from the registry server's store")
     .option('--github-config <file>', `read the versions from the GitHub releases of the repositories in this JSON file (token: $${GITHUB_TOKEN_ENV})`)
     .option('--public-url <url>', 'public base URL of the registry, shown on the catalog page')
+    .option('--allow-empty', 'write a registry with no template even over one that lists some (refused otherwise)')
     .option('--json', 'print the result as JSON')
     .action(async (flags: BuildRegistryFlags) => {
       const usage = (message: string): void => {
@@ -67,8 +76,12 @@ export function registerBuildRegistry(
       const warnings: string[] = [];
       let source: RegistrySource;
       if (flags.store !== undefined) {
-        if (!deps.storeSource) return usage('--store is not available yet');
-        source = await deps.storeSource(flags.store, flags.publicUrl);
+        try {
+          source = await (deps.storeSource ?? openStoreSource)(flags.store, flags.publicUrl);
+        } catch (error) {
+          if (error instanceof UsageError) return usage(error.message);
+          throw error;
+        }
       } else {
         const token = process.env[GITHUB_TOKEN_ENV] ?? '';
         if (token.trim() === '') return usage(`--github-config needs a GitHub token in $${GITHUB_TOKEN_ENV}`);
@@ -90,7 +103,16 @@ export function registerBuildRegistry(
       }
 
       try {
-        const result = await buildRegistry(source, { outDir: flags.out, ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}) });
+        const result = await buildRegistry(source, {
+          outDir: flags.out,
+          allowEmpty: flags.allowEmpty ?? false,
+          ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
+        });
+        for (const skipped of result.skipped) {
+          const message = `left out ${skipped.id}@${skipped.version}: its registry entry is invalid: ${skipped.violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; ')}`;
+          warnings.push(message);
+          if (!flags.json) io.stderr(`warning: ${message}\n`);
+        }
         const entries = result.document.templates.length;
         if (flags.json) {
           io.stdout(

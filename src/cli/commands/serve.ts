@@ -17,6 +17,26 @@ function positiveInteger(name: string, value: string | undefined, fallback: numb
   return number;
 }
 
+/**
+ * `--trust-proxy`: a number of proxy hops, or the proxies' addresses (comma-separated, CIDR
+ * allowed). Trusting "everything" (the leftmost X-Forwarded-For) is not offered: any client could
+ * name its own address.
+ */
+export function parseTrustProxy(value: string | undefined): number | string | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) {
+    const hops = Number(text);
+    if (hops < 1) throw new UsageError(`--trust-proxy must be a number of hops >= 1 or proxy addresses (got ${JSON.stringify(value)})`);
+    return hops;
+  }
+  const addresses = text.split(',').map((a) => a.trim());
+  if (addresses.some((a) => !/^[0-9a-fA-F:.]+(?:\/\d{1,3})?$/.test(a) && !['loopback', 'linklocal', 'uniquelocal'].includes(a))) {
+    throw new UsageError(`--trust-proxy must be a number of hops or proxy addresses such as 10.0.0.1,10.0.0.0/8 (got ${JSON.stringify(value)})`);
+  }
+  return addresses.join(',');
+}
+
 interface ServeFlags {
   store?: string;
   host: string;
@@ -25,6 +45,8 @@ interface ServeFlags {
   readLimit?: string;
   uploadLimit?: string;
   maxArchiveBytes?: string;
+  requestTimeout?: string;
+  trustProxy?: string;
 }
 
 export function registerServe(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -38,8 +60,11 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
     .option('--read-limit <n>', `read requests per minute per client (env REGISTRY_READ_LIMIT; default ${DEFAULT_LIMITS.readPerMinute})`)
     .option('--upload-limit <n>', `uploads per minute per client (env REGISTRY_UPLOAD_LIMIT; default ${DEFAULT_LIMITS.uploadPerMinute})`)
     .option('--max-archive-bytes <n>', `largest archive accepted (env REGISTRY_MAX_ARCHIVE_BYTES; default ${DEFAULT_LIMITS.maxArchiveBytes})`)
+    .option('--request-timeout <seconds>', `a request, an upload's body included, must arrive within this time (env REGISTRY_REQUEST_TIMEOUT; default ${DEFAULT_LIMITS.requestTimeoutMs / 1000})`)
+    .option('--trust-proxy <hops|addresses>', 'behind proxies: how many hops, or which proxy addresses, to trust for the client address (env REGISTRY_TRUST_PROXY)')
     .action(async (flags: ServeFlags) => {
       const env = process.env;
+      const trustProxy = parseTrustProxy(flags.trustProxy ?? env.REGISTRY_TRUST_PROXY);
       const port = positiveInteger('--port', flags.port, 4873);
       const store = flags.store ?? env.REGISTRY_STORE ?? DEFAULT_STORE;
       const publicUrl = flags.publicUrl ?? env.REGISTRY_PUBLIC_URL ?? `http://${flags.host}:${port}`;
@@ -50,7 +75,9 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
           readPerMinute: positiveInteger('--read-limit', flags.readLimit ?? env.REGISTRY_READ_LIMIT, DEFAULT_LIMITS.readPerMinute),
           uploadPerMinute: positiveInteger('--upload-limit', flags.uploadLimit ?? env.REGISTRY_UPLOAD_LIMIT, DEFAULT_LIMITS.uploadPerMinute),
           maxArchiveBytes: positiveInteger('--max-archive-bytes', flags.maxArchiveBytes ?? env.REGISTRY_MAX_ARCHIVE_BYTES, DEFAULT_LIMITS.maxArchiveBytes),
+          requestTimeoutMs: 1000 * positiveInteger('--request-timeout', flags.requestTimeout ?? env.REGISTRY_REQUEST_TIMEOUT, DEFAULT_LIMITS.requestTimeoutMs / 1000),
         },
+        ...(trustProxy === undefined ? {} : { trustProxy }),
         ...(env.REGISTRY_ADMIN_TOKEN ? { adminToken: env.REGISTRY_ADMIN_TOKEN } : {}),
       });
       const address = await server.app.listen({ host: flags.host, port });

@@ -12,6 +12,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { readIfExists } from '../../core/files.js';
 import { selectLatest, versionsOf } from '../../core/listing.js';
 import type { TemplateEntry } from '../../core/schema-types.js';
+import { clientId } from '../client-id.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
 import { MAX_LIMIT, parseListQuery, runListQuery } from '../query.js';
@@ -277,9 +278,9 @@ export const readRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, 
             templateId: id,
             version,
             timestamp: new Date().toISOString(),
-            userAgent: headerText(request.headers['user-agent']) ?? '',
-            platform: platform || 'unknown',
-          });
+            userAgent: (headerText(request.headers['user-agent']) ?? '').slice(0, 512),
+            platform: (platform || 'unknown').slice(0, 64),
+          }, { client: clientId(request) });
         }
         return reply
           .type('application/gzip')

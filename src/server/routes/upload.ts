@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 
 import { versionUrl } from '../../core/routes.js';
@@ -18,8 +18,11 @@ interface ReceivedUpload {
   manifestText?: string;
 }
 
-async function receiveParts(request: FastifyRequest, context: ServerContext): Promise<ReceivedUpload> {
-  const received: ReceivedUpload = {};
+/**
+ * Reads the parts into `received` (filled as they arrive, so that the caller can remove a temp file
+ * whatever makes the request fail half-way: a limit, a duplicate part, an aborted connection).
+ */
+async function receiveParts(request: FastifyRequest, context: ServerContext, received: ReceivedUpload): Promise<void> {
   const parts = request.parts({
     limits: { fileSize: context.limits.maxArchiveBytes, files: 2, fields: 4, parts: 6, fieldSize: context.limits.maxManifestBytes },
   });
@@ -39,7 +42,7 @@ async function receiveParts(request: FastifyRequest, context: ServerContext): Pr
         },
       });
       received.archive = { path: temp, size: 0, sha256: '', integrity: '' };
-      await pipeline(part.file, hasher, createWriteStream(temp));
+      await pipeline(part.file, hasher, createWriteStream(temp, { flags: 'wx', mode: 0o600 }));
       if (part.file.truncated) {
         throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `the archive is larger than the limit of ${context.limits.maxArchiveBytes} bytes`);
       }
@@ -66,23 +69,48 @@ async function receiveParts(request: FastifyRequest, context: ServerContext): Pr
       part.file.resume();
     }
   }
-  return received;
+}
+
+/** Multipart framing around the two parts: boundaries, part headers. */
+const MULTIPART_OVERHEAD = 64 * 1024;
+
+/** The same refusal, with the connection closed after it: the rest of the body is never read. */
+function closing(error: ApiError): ApiError {
+  return new ApiError(error.statusCode, error.code, error.message, error.details, { ...error.headers, Connection: 'close' }, error.extra);
 }
 
 /** `POST /templates`: the spec's operation 2. */
 export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async (app, { context }) => {
   await app.register(multipart, { throwFileSizeLimit: false });
+  const requireToken = app.requireToken();
+  const largest = context.limits.maxArchiveBytes + context.limits.maxManifestBytes + MULTIPART_OVERHEAD;
 
-  app.post('/templates', { preValidation: app.requireToken() }, async (request, reply) => {
+  // Before the body is read: a stranger or an oversized upload is answered at once, and not read.
+  const gate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    try {
+      await requireToken.call(app, request, reply);
+    } catch (error) {
+      throw error instanceof ApiError ? closing(error) : error;
+    }
+    const declared = Number(request.headers['content-length']);
+    if (Number.isFinite(declared) && declared > largest) {
+      throw closing(new ApiError(413, 'PAYLOAD_TOO_LARGE', `the upload is ${declared} bytes; at most ${largest} are accepted (archive limit ${context.limits.maxArchiveBytes} bytes)`));
+    }
+  };
+
+  app.post('/templates', { preParsing: gate }, async (request, reply) => {
     const token = request.token as TokenRecord;
     if (!request.isMultipart()) {
       throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'POST /templates takes multipart/form-data with the parts template and manifest');
     }
-    let received: ReceivedUpload = {};
+    const received: ReceivedUpload = {};
+    // A body trickling in slower than the limit allows is cut off; the finally below removes its temp file.
+    const timer = setTimeout(() => request.raw.destroy(new Error(`the upload took longer than ${context.limits.requestTimeoutMs} ms`)), context.limits.requestTimeoutMs);
     try {
-      received = await receiveParts(request, context).catch((error: unknown) => {
+      await receiveParts(request, context, received).catch((error: unknown) => {
         throw multipartError(error);
       });
+      clearTimeout(timer);
       const missing = [
         ...(received.archive ? [] : [{ field: 'template', code: 'REQUIRED', message: 'the template part (the gzip tar archive) is required' }]),
         ...(received.manifestText === undefined ? [{ field: 'manifest', code: 'REQUIRED', message: 'the manifest part (template.json) is required' }] : []),
@@ -94,6 +122,7 @@ export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async
       const location = versionUrl(context.publicUrl, manifest.name, manifest.version);
       return reply.code(201).header('Location', location).header('Cache-Control', 'no-store').send(envelope(request, entry));
     } finally {
+      clearTimeout(timer);
       if (received.archive) await rm(received.archive.path, { force: true });
     }
   });

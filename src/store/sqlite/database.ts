@@ -59,6 +59,12 @@ CREATE TABLE IF NOT EXISTS deliveries (
   error TEXT
 );
 `,
+  // 2: who sent each event (a hash of the client address) and when the server got it, so that a
+  // client counts one download per version per day.
+  `
+ALTER TABLE events ADD COLUMN client TEXT;
+ALTER TABLE events ADD COLUMN received_at TEXT;
+`,
 ];
 
 /** The schema version this release writes. */

@@ -4,14 +4,17 @@
  * in `public/`. Several processes may open it at once (the server and `token create`): SQLite's WAL
  * mode and busy timeout serialize their writes, so a token created by the CLI works at once.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+
+import { TEMP_FILE_PATTERN } from '../../core/files.js';
 
 import type { RegistryStorage } from '../types.js';
 import { openDatabase } from './database.js';
 import { SqliteEventStore } from './events.js';
 import { SqliteTokenStore } from './tokens.js';
-import { SqliteVersionStore, StoreLayout } from './versions.js';
+import { PRIVATE_FILE, PRIVATE_FOLDER, SqliteVersionStore, StoreLayout } from './versions.js';
 import { SqliteWebhookStore } from './webhooks.js';
 
 export { SCHEMA_VERSION, StoreVersionError } from './database.js';
@@ -23,19 +26,45 @@ export interface SqliteStorage extends RegistryStorage {
   archivePath(name: string, version: string): string;
 }
 
-/** Opens (creating if needed) the store in `dir` and finishes or undoes uploads a crash interrupted. */
-export async function openSqliteStorage(dir: string): Promise<SqliteStorage> {
-  const layout = new StoreLayout(path.resolve(dir));
-  const publicDir = path.join(layout.dir, 'public');
-  for (const folder of [layout.archives, layout.manifests, layout.tmp, publicDir]) mkdirSync(folder, { recursive: true });
-  const db = openDatabase(path.join(layout.dir, 'registry.sqlite'));
-  const versions = new SqliteVersionStore(db, layout);
-  try {
-    await versions.recover();
-  } catch (error) {
-    db.close();
-    throw error;
+/** `--store` names a folder that holds no store (and creating one was not asked for). */
+export class StoreNotFoundError extends Error {
+  override readonly name = 'StoreNotFoundError';
+}
+
+export interface OpenStorageOptions {
+  /** Create the store when the folder has none (default true); false: StoreNotFoundError. */
+  create?: boolean;
+}
+
+/** Removes the temp files of atomic writes a crashed process left below `dir`. */
+async function removeStrayTemps(dir: string): Promise<void> {
+  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) await removeStrayTemps(file);
+    else if (TEMP_FILE_PATTERN.test(entry.name)) await rm(file, { force: true });
   }
+}
+
+/**
+ * Opens the store in `dir` (creating it unless `create: false`). Folders are created 0700 and
+ * files 0600, whatever the umask: the store holds token hashes and webhook secrets.
+ */
+export async function openSqliteStorage(dir: string, options: OpenStorageOptions = {}): Promise<SqliteStorage> {
+  const layout = new StoreLayout(path.resolve(dir));
+  const databaseFile = path.join(layout.dir, 'registry.sqlite');
+  if (options.create === false && !existsSync(databaseFile)) {
+    throw new StoreNotFoundError(`${layout.dir} holds no registry store (no registry.sqlite): check the path, or start \`template-registry serve --store\` on it first`);
+  }
+  const publicDir = path.join(layout.dir, 'public');
+  for (const folder of [layout.dir, layout.archives, layout.manifests, layout.tmp, publicDir]) {
+    mkdirSync(folder, { recursive: true, mode: PRIVATE_FOLDER });
+    chmodSync(folder, PRIVATE_FOLDER);
+  }
+  const db = openDatabase(databaseFile);
+  for (const file of [databaseFile, `${databaseFile}-wal`, `${databaseFile}-shm`]) {
+    if (existsSync(file)) chmodSync(file, PRIVATE_FILE);
+  }
+  const versions = new SqliteVersionStore(db, layout);
   return {
     dir: layout.dir,
     publicDir,
@@ -44,6 +73,10 @@ export async function openSqliteStorage(dir: string): Promise<SqliteStorage> {
     events: new SqliteEventStore(db),
     webhooks: new SqliteWebhookStore(db),
     archivePath: (name, version) => layout.archive(name, version),
+    async recover() {
+      await versions.recover();
+      await removeStrayTemps(layout.dir);
+    },
     close: () => {
       if (db.open) db.close();
       return Promise.resolve();

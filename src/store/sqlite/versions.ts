@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { chmod, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 import type Database from 'better-sqlite3';
 
-import { writeFileAtomic } from '../../core/files.js';
+import { syncDirectory, syncFile, writeFileAtomic } from '../../core/files.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
 import { isTemplateName, isTemplateVersion } from '../../core/versions.js';
 import type { ArchiveReader, NewVersion, Reservation, StoredVersion, TokenRecord, VersionStore } from '../types.js';
@@ -41,6 +41,16 @@ async function fileSha256(file: string): Promise<string | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** The store holds token hashes and webhook secrets: its folders and files are its account's only. */
+export const PRIVATE_FOLDER = 0o700;
+export const PRIVATE_FILE = 0o600;
+
+/** Creates `dir` (and its missing parents) private, whatever the umask. */
+async function makePrivateFolder(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: PRIVATE_FOLDER });
+  await chmod(dir, PRIVATE_FOLDER);
 }
 
 /** Where the files of the embedded store live, below its folder. */
@@ -111,9 +121,16 @@ export class SqliteVersionStore implements VersionStore {
 
   async commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest): Promise<StoredVersion> {
     const archive = this.layout.archive(name, version);
-    await writeFileAtomic(this.layout.manifest(name, version), `${JSON.stringify(manifest, null, 2)}\n`);
-    await mkdir(path.dirname(archive), { recursive: true });
+    const manifestFile = this.layout.manifest(name, version);
+    await makePrivateFolder(path.dirname(manifestFile));
+    await writeFileAtomic(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`, { mode: PRIVATE_FILE });
+    await makePrivateFolder(path.dirname(archive));
+    // On disk, bytes and names, before the version is marked complete: 201 means stored.
+    await chmod(archiveFile, PRIVATE_FILE);
+    await syncFile(archiveFile);
     await rename(archiveFile, archive);
+    await syncDirectory(path.dirname(archive));
+    await syncDirectory(path.dirname(manifestFile));
     this.db.prepare("UPDATE versions SET state = 'complete' WHERE name = ? AND version = ? AND state = 'pending'").run(name, version);
     const stored = this.getSync(name, version);
     if (!stored) throw new Error(`version ${name}@${version} vanished while it was committed`);
