@@ -81,7 +81,7 @@ export {
 // The registry: generator, storage, server.
 export * from './registry/index.js';
 export * from './server/index.js';
-export { eventMatches, StoreVersionError, SCHEMA_VERSION, type SqliteStorage } from './store/index.js';
+export { eventMatches, StoreVersionError, StoreNotFoundError, SCHEMA_VERSION, type SqliteStorage } from './store/index.js';
 export type {
   TokenStore,
   VersionStore,

@@ -1,5 +1,6 @@
 /** Template archives as strangers send them: the one scanner, and integrity (SRI via ssri). */
-export { scanArchive, isSafeArchivePath, UnsafeArchiveError, DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits, type ArchiveScan } from './scan.js';
+export { extractArchive } from './extract.js';
+export { scanArchive, isSafeArchivePath, normaliseEntryPath, UnsafeArchiveError, DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits, type ArchiveScan } from './scan.js';
 export {
   computeIntegrity,
   verifyIntegrity,

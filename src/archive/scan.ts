@@ -64,7 +64,8 @@ export function isSafeArchivePath(entryPath: string): boolean {
   return !entryPath.split(/[\\/]+/).includes('..');
 }
 
-function normalise(entryPath: string): string {
+/** An entry path as unpacked: no leading `./`, no trailing `/`. */
+export function normaliseEntryPath(entryPath: string): string {
   return entryPath.replace(/^(?:\.\/)+/, '').replace(/\/+$/, '');
 }
 
@@ -129,7 +130,7 @@ export async function scanArchive(file: string, limits: Partial<ArchiveLimits> =
     onReadEntry: (entry: ReadEntry) => {
       const raw = entry.path;
       const quoted = JSON.stringify(raw);
-      const normalised = normalise(raw);
+      const normalised = normaliseEntryPath(raw);
       if (problem || (normalised === '' && entry.type === 'Directory')) {
         entry.resume();
         return;

@@ -36,3 +36,13 @@ export function parseTemplateSpec(spec: string): { id: string; version?: string 
   }
   return version ? { id, version } : { id };
 }
+
+/** TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES: the largest registry document the client reads (unset: the client's default). */
+export function maxDocumentBytesFrom(env: Readonly<Record<string, string | undefined>> = process.env): number | undefined {
+  const value = env.TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES;
+  if (value === undefined || value.trim() === '') return undefined;
+  if (!/^\d+$/.test(value.trim()) || Number(value) < 1) {
+    throw new UsageError(`TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES must be a positive number of bytes (got ${JSON.stringify(value)})`);
+  }
+  return Number(value);
+}

@@ -8,23 +8,22 @@
  * 3. The archive scanner (archive/scan.ts) reads every tar header without writing anything:
  *    unsafe paths, links, special files, duplicates and archives over the entry or unpacked-size
  *    limits are refused (unpacked bytes are counted as they stream, so a gzip bomb stops at the limit).
- * 4. Only then `tar.x` unpacks it, with tar's own path protections on, no owner changes, and modes
- *    normalised to 0644 / 0755. An archive whose entries all sit under one top folder
- *    (`package/...`) is unpacked with that folder stripped.
+ * 4. Only then archive/extract.ts writes the files and folders the scan listed, each created
+ *    exclusively inside `dest`, modes 0644 / 0755. An archive whose entries all sit under one top
+ *    folder (`package/...` or `./package/...`) is unpacked with that folder stripped.
  * Any failure leaves `dest` as it was found: removed when this call created it, else emptied.
  */
 import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 
-import { extract, type ReadEntry } from 'tar';
-
 import { DigestStream, digestOf, IntegrityError, verifyIntegrity } from '../archive/integrity.js';
-import { scanArchive, UnsafeArchiveError, type ArchiveScan } from '../archive/scan.js';
+import { extractArchive } from '../archive/extract.js';
+import { scanArchive, UnsafeArchiveError, type ArchiveLimits, type ArchiveScan } from '../archive/scan.js';
 import { errorMessage } from '../core/errors.js';
 import type { TemplateEntry } from '../core/schema-types.js';
 
@@ -52,6 +51,11 @@ export interface DownloadOptions {
   allowUnverified?: boolean;
   /** Aborts the download. */
   signal?: AbortSignal;
+  /**
+   * The URL of the registry document the entry came from: plain `http:` is accepted on its origin
+   * (as on loopback); anything else must be `https:`.
+   */
+  documentUrl?: string;
 }
 
 export type DownloadableEntry = Pick<TemplateEntry, 'id' | 'version' | 'downloadUrl'> & {
@@ -111,21 +115,73 @@ class ByteLimit extends Transform {
   }
 }
 
+/** Most redirects followed for one archive. */
+const MAX_REDIRECTS = 5;
+
+const isLoopback = (hostname: string): boolean =>
+  hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname);
+
+/**
+ * Where an archive may come from: `https:`, or `http:` on a loopback address or on the origin of
+ * the registry document that named it. `file:`, `data:`, `ftp:` and the rest are refused, for the
+ * URL a registry names as for every redirect. Throws DownloadError naming the URL and the rule.
+ */
+export function checkDownloadUrl(url: string, documentUrl?: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new DownloadError(url, 'it is not an absolute URL');
+  }
+  if (parsed.protocol === 'https:') return parsed;
+  if (parsed.protocol === 'http:') {
+    let documentOrigin: string | undefined;
+    try {
+      documentOrigin = documentUrl === undefined ? undefined : new URL(documentUrl).origin;
+    } catch {
+      documentOrigin = undefined;
+    }
+    if (isLoopback(parsed.hostname) || parsed.origin === documentOrigin) return parsed;
+    throw new DownloadError(url, 'plain http: is only accepted on loopback or on the registry document\'s own origin; use https:');
+  }
+  throw new DownloadError(url, `the ${parsed.protocol} scheme is not accepted: archives are fetched over https: (or http: on loopback or the registry's own origin)`);
+}
+
+/** GETs `url`, following redirects only where checkDownloadUrl allows. */
+async function fetchFollowingSafeRedirects(url: string, options: DownloadOptions, signal: AbortSignal): Promise<Response> {
+  let current = checkDownloadUrl(url, options.documentUrl).href;
+  for (let hop = 0; ; hop++) {
+    let response: Response;
+    try {
+      response = await (options.fetch ?? globalThis.fetch)(current, {
+        headers: { accept: 'application/gzip, application/octet-stream;q=0.9, */*;q=0.1' },
+        redirect: 'manual',
+        signal,
+      });
+    } catch (error) {
+      throw new DownloadError(current, errorMessage(error), { cause: error });
+    }
+    const location = response.headers.get('location');
+    if (response.status < 300 || response.status >= 400 || location === null) return response;
+    await response.body?.cancel().catch(() => undefined);
+    if (hop >= MAX_REDIRECTS) throw new DownloadError(url, `more than ${MAX_REDIRECTS} redirects`);
+    let next: string;
+    try {
+      next = new URL(location, current).href;
+    } catch {
+      throw new DownloadError(current, `it redirects to ${JSON.stringify(location)}, which is not a URL`);
+    }
+    current = checkDownloadUrl(next, options.documentUrl).href;
+  }
+}
+
 async function fetchToFile(entry: DownloadableEntry, file: string, options: DownloadOptions, maxBytes: number): Promise<DigestStream> {
   const url = entry.downloadUrl;
   const controller = new AbortController();
   const onAbort = (): void => controller.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    let response: Response;
-    try {
-      response = await (options.fetch ?? globalThis.fetch)(url, {
-        headers: { accept: 'application/gzip, application/octet-stream;q=0.9, */*;q=0.1' },
-        signal: controller.signal,
-      });
-    } catch (error) {
-      throw new DownloadError(url, errorMessage(error), { cause: error });
-    }
+    const response = await fetchFollowingSafeRedirects(url, options, controller.signal);
     if (!response.ok || !response.body) {
       await response.body?.cancel().catch(() => undefined);
       throw new DownloadError(url, `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`, { status: response.status });
@@ -162,11 +218,15 @@ async function fetchToFile(entry: DownloadableEntry, file: string, options: Down
  * download limits. Throws UnsafeArchiveError.
  */
 export async function checkArchive(file: string, limits: { maxEntries?: number; maxUnpackedBytes?: number } = {}): Promise<ArchivePlan> {
-  const scan = await scanArchive(file, {
+  const scan = await scanArchive(file, archiveLimits(limits));
+  return { strip: scan.strip, files: scan.files };
+}
+
+function archiveLimits(limits: { maxEntries?: number; maxUnpackedBytes?: number }): Partial<ArchiveLimits> {
+  return {
     ...(limits.maxEntries === undefined ? {} : { maxEntries: limits.maxEntries }),
     ...(limits.maxUnpackedBytes === undefined ? {} : { maxUnpackedBytes: limits.maxUnpackedBytes }),
-  });
-  return { strip: scan.strip, files: scan.files };
+  };
 }
 
 /** What unpacking a checked archive does: the folder it strips and the files it writes. */
@@ -175,8 +235,6 @@ export type ArchivePlan = Pick<ArchiveScan, 'strip' | 'files'>;
 // ---------------------------------------------------------------------------------------------
 // Unpack
 // ---------------------------------------------------------------------------------------------
-
-const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
 
 async function prepareDestination(dest: string): Promise<{ created: boolean }> {
   try {
@@ -197,29 +255,6 @@ async function emptyDestination(dest: string, created: boolean): Promise<void> {
   }
   const names = await readdir(dest).catch(() => [] as string[]);
   await Promise.all(names.map((name) => rm(path.join(dest, name), { recursive: true, force: true })));
-}
-
-/** Unpacks a checked archive into `dest` with tar's protections on and normalised modes. */
-async function unpack(file: string, dest: string, strip: 0 | 1): Promise<void> {
-  await extract({
-    file,
-    cwd: dest,
-    strip,
-    strict: true,
-    preservePaths: false,
-    preserveOwner: false,
-    unlink: false,
-    // The scan bounded the unpacked size absolutely; a legitimately repetitive file is fine.
-    maxDecompressionRatio: Number.POSITIVE_INFINITY,
-    filter: (_path, entry) => {
-      const read = entry as ReadEntry;
-      // The scan refused everything else; this keeps it so should the archive change under us.
-      if (read.type === 'Directory') read.mode = 0o755;
-      else if (FILE_TYPES.has(read.type)) read.mode = (read.mode ?? 0) & 0o111 ? 0o755 : 0o644;
-      else return false;
-      return true;
-    },
-  });
 }
 
 /**
@@ -244,11 +279,9 @@ export async function downloadTemplate(entry: DownloadableEntry, dest: string, o
     const archive = path.join(temp, 'archive.tgz');
     const digest = (await fetchToFile(entry, archive, options, maxBytes)).result();
     verifyIntegrity(entry, digest, label);
-    const plan = await checkArchive(archive, options.limits ?? {});
-
-    await mkdir(dir, { recursive: true });
+    let plan: ArchiveScan;
     try {
-      await unpack(archive, dir, plan.strip);
+      plan = await extractArchive(archive, dir, archiveLimits(options.limits ?? {}));
     } catch (error) {
       await emptyDestination(dir, created);
       if (error instanceof UnsafeArchiveError) throw error;

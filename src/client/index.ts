@@ -1,5 +1,6 @@
 export {
   RegistryClient,
+  DEFAULT_MAX_DOCUMENT_BYTES,
   RegistryUnavailableError,
   DEFAULT_CACHE_TTL_MS,
   DEFAULT_FAILURE_BACKOFF_MS,
@@ -11,6 +12,7 @@ export {
 export {
   downloadTemplate,
   checkArchive,
+  checkDownloadUrl,
   DownloadError,
   IntegrityError,
   UnsafeArchiveError,

@@ -18,7 +18,7 @@
  * - Concurrent callers share one in-flight request.
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 import { writeFileAtomic } from '../core/files.js';
@@ -51,6 +51,40 @@ export interface RegistryClientOptions {
   fetch?: typeof globalThis.fetch;
   /** Clock in milliseconds; default `Date.now`. */
   now?: () => number;
+  /**
+   * The largest registry document accepted, in bytes (default 256 MiB; the CLI reads
+   * TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES). A bigger one is refused before it is parsed, and is
+   * never read past the limit.
+   */
+  maxDocumentBytes?: number;
+}
+
+export const DEFAULT_MAX_DOCUMENT_BYTES = 256 * 1024 * 1024;
+
+/** The body of `response` as text, refused (FetchFailure) as soon as it passes `maxBytes`. */
+async function readCapped(response: Response, maxBytes: number, url: string): Promise<string> {
+  const tooLarge = (size: string): FetchFailure =>
+    new FetchFailure(`the registry document at ${url} is ${size}, more than the limit of ${maxBytes} bytes (maxDocumentBytes, TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES)`);
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge(`${declared} bytes`);
+  }
+  if (!response.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge('larger');
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 export interface RegistryStatus {
@@ -305,9 +339,11 @@ export function cacheFileFor(cacheDir: string, url: string): string {
 }
 
 /** The cache record in `file`, or undefined when it is missing, corrupt, for another URL or invalid. */
-async function readCacheFile(file: string, url: string): Promise<CacheRecord | undefined> {
+async function readCacheFile(file: string, url: string, maxBytes: number): Promise<CacheRecord | undefined> {
   let record: unknown;
   try {
+    // A cache file bigger than any document we would accept is not ours to read.
+    if ((await stat(file)).size > maxBytes + 1024 * 1024) return undefined;
     record = JSON.parse(await readFile(file, 'utf8'));
   } catch {
     return undefined;
@@ -360,6 +396,7 @@ export class RegistryClient {
   readonly #timeoutMs: number;
   readonly #fetch: typeof globalThis.fetch;
   readonly #now: () => number;
+  readonly #maxDocumentBytes: number;
 
   #snapshot: Snapshot | undefined;
   #lastError: string | undefined;
@@ -370,6 +407,8 @@ export class RegistryClient {
   constructor(options: RegistryClientOptions) {
     if (typeof options.registryUrl !== 'string' || options.registryUrl === '') throw new TypeError('registryUrl is required');
     this.registryUrl = options.registryUrl;
+    this.#maxDocumentBytes = options.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
+    if (!(this.#maxDocumentBytes > 0)) throw new TypeError('maxDocumentBytes must be a positive number of bytes');
     this.cacheTtlMs = options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
     this.cacheDir = options.cacheDir;
     this.#failureBackoffMs = options.failureBackoffMs ?? DEFAULT_FAILURE_BACKOFF_MS;
@@ -448,7 +487,7 @@ export class RegistryClient {
   #loadDisk(): Promise<void> {
     if (this.cacheDir === undefined) return Promise.resolve();
     this.#diskLoad ??= (async () => {
-      const record = await readCacheFile(cacheFileFor(this.cacheDir as string, this.registryUrl), this.registryUrl);
+      const record = await readCacheFile(cacheFileFor(this.cacheDir as string, this.registryUrl), this.registryUrl, this.#maxDocumentBytes);
       // A fetch that finished meanwhile is newer than the file.
       if (!record || this.#snapshot) return;
       this.#snapshot = {
@@ -509,7 +548,7 @@ export class RegistryClient {
       throw new FetchFailure(`HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`);
     }
 
-    const body = await response.text();
+    const body = await readCapped(response, this.#maxDocumentBytes, this.registryUrl);
     let document: unknown;
     try {
       document = JSON.parse(body);

@@ -81,6 +81,7 @@ export async function createProject(options: CreateProjectOptions): Promise<Crea
     const downloaded = await downloadTemplate(entry, path.join(work, 'template'), {
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      documentUrl: client.registryUrl,
     });
     const template = await loadTemplate(downloaded.dir);
     loaded = true;

@@ -104,6 +104,7 @@ export async function migrateProject(options: MigrateProjectOptions): Promise<Mi
     const downloaded = await downloadTemplate(target, path.join(work, 'template'), {
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      documentUrl: options.client.registryUrl,
     });
     const steps = (await loadDeclarativeSteps(path.join(downloaded.dir, MIGRATIONS_FOLDER), { answers: migrationScope(lock) })).filter(
       (step) => compareVersions(step.toVersion, target.version) <= 0,

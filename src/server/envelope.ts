@@ -82,6 +82,12 @@ const STATUS_CODES: Record<number, string> = {
   429: 'RATE_LIMIT_EXCEEDED',
 };
 
+/** A full disk or quota: the client may retry later, and must know that nothing was stored. */
+export function isStorageFull(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
+}
+
 /** Request ids, the X-Request-Id header, and the error envelope for every error and unknown route. */
 export function installEnvelope(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
@@ -95,6 +101,9 @@ export function installEnvelope(app: FastifyInstance): void {
     const status = error.statusCode ?? 500;
     if (error.validation) return sendError(request, reply, validationError(error, request));
     if (status >= 500) request.log.error(error);
+    if (isStorageFull(error)) {
+      return sendError(request, reply, new ApiError(507, 'INSUFFICIENT_STORAGE', "the registry's storage is full; nothing was stored, retry later", [], { 'Retry-After': '60' }));
+    }
     const code = STATUS_CODES[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'ERROR');
     const message = status >= 500 ? 'unexpected server error' : error.message;
     return sendError(request, reply, new ApiError(status, code, message));

@@ -8,12 +8,11 @@ import { errorMessage } from '../core/errors.js';
 import { describeSchemaErrors } from '../core/messages.js';
 import type { TemplateEntry, TemplateManifest } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
-import { errorDetails, type ErrorDetail } from '../core/validation.js';
-import { scanArchive, UnsafeArchiveError } from '../archive/scan.js';
+import { errorDetails } from '../core/validation.js';
 import { entryViolations, toEntry } from '../registry/document.js';
 import type { StoredVersion, TokenRecord } from '../store/types.js';
-import { REQUIRED_FILES } from '../template/validate.js';
 import type { ServerContext } from './context.js';
+import { checkUploadedArchive } from './archive-check.js';
 import { ApiError } from './envelope.js';
 
 /** An archive received to a local temp file, with its digests. */
@@ -52,41 +51,6 @@ function versionExists(manifest: TemplateManifest, existing: StoredVersion): Api
   ]);
 }
 
-/** Checks the archive: a gzip tar holding the required files, whose template.json agrees with the manifest part. */
-async function checkArchive(file: string, manifest: TemplateManifest): Promise<void> {
-  let summary;
-  try {
-    summary = await scanArchive(file);
-  } catch (error) {
-    const message = error instanceof UnsafeArchiveError ? error.message : String(error);
-    throw new ApiError(422, 'VALIDATION_ERROR', 'the template part is not a valid template archive', [{ field: 'template', code: 'INVALID_ARCHIVE', message }]);
-  }
-  const present = new Set(summary.files);
-  const details: ErrorDetail[] = REQUIRED_FILES.filter((f) => !present.has(f)).map((f) => ({
-    field: `template/${f}`,
-    code: 'MISSING_FILE',
-    message: `the archive has no ${f}`,
-  }));
-  if (summary.manifestText !== undefined) {
-    let packed: Partial<TemplateManifest> = {};
-    try {
-      packed = JSON.parse(summary.manifestText) as Partial<TemplateManifest>;
-    } catch {
-      details.push({ field: 'template/template.json', code: 'INVALID_JSON', message: 'template.json in the archive is not valid JSON' });
-    }
-    for (const key of ['name', 'version'] as const) {
-      if (packed[key] !== undefined && packed[key] !== manifest[key]) {
-        details.push({
-          field: `template/template.json.${key}`,
-          code: 'MISMATCH',
-          message: `the archive's template.json has ${key} ${JSON.stringify(packed[key])}, the manifest part ${JSON.stringify(manifest[key])}`,
-        });
-      }
-    }
-  }
-  if (details.length > 0) throw new ApiError(422, 'VALIDATION_ERROR', 'the archive does not match the manifest', details);
-}
-
 /**
  * Publishes `archive` with the manifest text as `token`. The archive file is moved into the
  * storage on success; on any failure after the reservation, the reservation is undone.
@@ -113,7 +77,7 @@ export async function publishVersion(
   const existing = await versions.getVersion(manifest.name, manifest.version);
   if (existing) throw versionExists(manifest, existing);
 
-  await checkArchive(archive.path, manifest);
+  await checkUploadedArchive(archive.path, manifest);
 
   const reservation = await versions.reserveVersion(
     { name: manifest.name, version: manifest.version, integrity: archive.integrity, sha256: archive.sha256, size: archive.size, owner: token.owner },

@@ -1,5 +1,6 @@
 import { ExpressionEvaluator } from './expression.js';
 import type { LoadedTemplate, VariableDefinition } from './load.js';
+import { matchPattern } from './patterns.js';
 
 export type Answers = Record<string, unknown>;
 
@@ -51,14 +52,6 @@ function typeMatches(type: VariableDefinition['type'], value: unknown): boolean 
   }
 }
 
-function compile(source: string): RegExp | undefined {
-  try {
-    return new RegExp(source);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The value of a variable before validation: the given answer, else the default; objects merge per property. */
 export function valueOf(definition: VariableDefinition, given: unknown): unknown {
   if (definition.type === 'object' || definition.properties) {
@@ -66,11 +59,11 @@ export function valueOf(definition: VariableDefinition, given: unknown): unknown
     if (given !== undefined && !isPlainObject(given)) return given;
     const merged: Record<string, unknown> = { ...structuredClone(base) };
     for (const [key, property] of Object.entries(definition.properties ?? {})) {
-      const value = valueOf(property, isPlainObject(given) ? given[key] : undefined);
+      const value = valueOf(property, isPlainObject(given) && Object.hasOwn(given, key) ? given[key] : undefined);
       if (value !== undefined) merged[key] = value;
     }
     for (const [key, value] of Object.entries(isPlainObject(given) ? given : {})) {
-      if (!(key in merged)) merged[key] = value;
+      if (!Object.hasOwn(merged, key)) merged[key] = value;
     }
     return Object.keys(merged).length === 0 && given === undefined && definition.default === undefined ? undefined : merged;
   }
@@ -129,12 +122,9 @@ function checkPattern(
     ...(extraPattern && extraPattern.source !== definition.validation ? [extraPattern] : []),
   ];
   for (const rule of rules) {
-    const pattern = compile(rule.source);
-    if (!pattern) {
-      problems.push({ name, message: `the template's validation pattern ${rule.source} is not a valid regular expression` });
-    } else if (!pattern.test(value)) {
-      problems.push({ name, message: `${rule.message ?? `must match ${rule.source}`} (got ${JSON.stringify(value)})` });
-    }
+    const outcome = matchPattern(rule.source, value);
+    if ('refused' in outcome) problems.push({ name, message: outcome.refused });
+    else if (!outcome.matches) problems.push({ name, message: `${rule.message ?? `must match ${rule.source}`} (got ${JSON.stringify(value)})` });
   }
 }
 
@@ -149,7 +139,7 @@ export function resolveAnswers(template: LoadedTemplate, given: Answers = {}, op
   const answers: Answers = {};
 
   for (const name of Object.keys(given)) {
-    if (name in template.computed) problems.push({ name, message: 'is a computed value and cannot be answered' });
+    if (Object.hasOwn(template.computed, name)) problems.push({ name, message: 'is a computed value and cannot be answered' });
     else if (!Object.hasOwn(template.variables, name)) {
       problems.push({ name, message: `is not a variable of this template (variables: ${Object.keys(template.variables).join(', ')})` });
     }

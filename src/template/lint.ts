@@ -18,7 +18,6 @@ import type { Dirent } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
-import safeRegex from 'safe-regex2';
 
 import {
   escapePointerSegment,
@@ -31,9 +30,10 @@ import { compareText } from '../core/listing.js';
 import { VERSION_PATTERN } from '../core/versions.js';
 import { findChangelogSection } from './changelog.js';
 import { firstLine } from '../core/errors.js';
-import { ExpressionEvaluator } from './expression.js';
+import { createEngine, ExpressionEvaluator } from './expression.js';
 import { DEFAULT_CONTENT_FOLDER, dependencyOrder } from './load.js';
 import { resolveInsideRoot } from './paths.js';
+import { unsafePatternReason } from './patterns.js';
 import { isBinary } from './render.js';
 import {
   MANIFEST_FILE,
@@ -586,16 +586,8 @@ const regexUnsafe: LintRule = {
   severity: 'error',
   check: (model) =>
     regexesOf(model).flatMap(({ file, pointer, source, label }) => {
-      if (!compileRegex(source)) return [];
-      let safe: boolean;
-      try {
-        safe = safeRegex(source);
-      } catch {
-        safe = true; // safe-regex2 could not read it; RegExp could, so leave it be
-      }
-      return safe
-        ? []
-        : [{ file, pointer, message: `${label} ${show(source)} is prone to catastrophic backtracking (nested or too many repetitions)` }];
+      const reason = unsafePatternReason(source);
+      return reason === undefined ? [] : [{ file, pointer, message: `${label} ${show(source)} is not safe: ${reason}` }];
     }),
 };
 
@@ -815,6 +807,47 @@ const variableUnused: LintRule = {
   },
 };
 
+/** Where liquidjs says a parse error is (`..., line:3, col:7`), or the start of the text. */
+function liquidErrorPosition(error: unknown): { line: number; column: number; message: string } {
+  const text = firstLine(error);
+  const match = /line:(\d+), col:(\d+)/.exec(text);
+  const message = text.replace(/,\s*line:\d+, col:\d+.*$/, '');
+  return match ? { line: Number(match[1]), column: Number(match[2]), message } : { line: 1, column: 1, message };
+}
+
+/** Content files and file names that are not valid Liquid: they would fail on every consumer's machine. */
+const liquidSyntax: LintRule = {
+  id: 'liquid-syntax',
+  severity: 'error',
+  check: ({ content }) => {
+    if (!content) return [];
+    const engine = createEngine();
+    const drafts: LintDraft[] = [];
+    const parse = (text: string): unknown => {
+      try {
+        engine.parse(text);
+        return undefined;
+      } catch (error) {
+        return error;
+      }
+    };
+    for (const { path: file, text } of content.texts) {
+      if (!text.includes('{{') && !text.includes('{%')) continue;
+      const error = parse(text);
+      if (error === undefined) continue;
+      const where = liquidErrorPosition(error);
+      drafts.push({ file: `${content.folder}/${file}`, line: where.line, column: where.column, message: `is not valid Liquid: ${where.message}` });
+    }
+    for (const file of content.paths) {
+      const name = file.split('/').pop() ?? file;
+      if (!name.includes('{{') && !name.includes('{%')) continue;
+      const error = parse(name);
+      if (error !== undefined) drafts.push({ file: `${content.folder}/${file}`, message: `its name is not valid Liquid: ${liquidErrorPosition(error).message}` });
+    }
+    return drafts;
+  },
+};
+
 /** Every rule, in the order they run (findings are sorted afterwards). */
 export const LINT_RULES: readonly LintRule[] = [
   schemaRule,
@@ -831,6 +864,7 @@ export const LINT_RULES: readonly LintRule[] = [
   duplicateName,
   featureNotDeclared,
   changelogMissingVersion,
+  liquidSyntax,
   variableUnused,
 ];
 

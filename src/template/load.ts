@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { TemplateManifest, TemplatePrompts, TemplateVariables } from '../core/schema-types.js';
 import { escapePointerSegment } from '../core/json-source.js';
 import { ExpressionError, ExpressionEvaluator } from './expression.js';
+import { unsafePatternReason } from './patterns.js';
 import {
   MANIFEST_FILE,
   PROMPTS_FILE,
@@ -175,7 +176,22 @@ export async function loadTemplate(dir: string, evaluator = new ExpressionEvalua
     }),
   );
 
+  // A pattern that can backtrack catastrophically would hang the first answer matched against it.
+  const checkPattern = (file: string, pointer: string, source: string | undefined, what: string): void => {
+    const reason = source === undefined ? undefined : unsafePatternReason(source);
+    if (reason) errors.push({ file, pointer, message: `${what} ${JSON.stringify(source)} is refused: ${reason}`, code: 'UNSAFE_PATTERN' });
+  };
+  const walkPatterns = (definitions: Record<string, VariableDefinition>, pointer: string, label: string): void => {
+    for (const [name, definition] of Object.entries(definitions)) {
+      const at = `${pointer}/${escapePointerSegment(name)}`;
+      checkPattern(variablesFile, `${at}/validation`, definition.validation, `validation of variable "${label}${name}"`);
+      if (definition.properties) walkPatterns(definition.properties as Record<string, VariableDefinition>, `${at}/properties`, `${label}${name}.`);
+    }
+  };
+  walkPatterns(variables, '/variables', '');
+
   promptsDoc.prompts.forEach((prompt, index) => {
+    checkPattern(promptsFile, `/prompts/${index}/validate`, prompt.validate, `validate of prompt "${prompt.name}"`);
     if (prompt.when) {
       referencesOf(promptsFile, `/prompts/${index}/when`, prompt.when, 'condition', allNames, `when of prompt "${prompt.name}"`);
     }

@@ -3,6 +3,7 @@ import { checkbox, input, select } from '@inquirer/prompts';
 import { checkValue, valueOf, type AnswerProblem, type Answers } from './answers.js';
 import { ExpressionEvaluator } from './expression.js';
 import type { LoadedTemplate, PromptDefinition, VariableDefinition } from './load.js';
+import { matchPattern } from './patterns.js';
 
 /** What a validate callback returns: true when the value is fine, else the message to show. */
 export type PromptValidation = boolean | string | Promise<boolean | string>;
@@ -158,14 +159,10 @@ function checkInput(prompt: PromptDefinition, definition: VariableDefinition | u
   const texts = typeof value === 'string' ? [value] : Array.isArray(value) ? value.filter((item) => typeof item === 'string') : [];
   if (texts.length > 0) {
     for (const rule of patternRules(prompt, definition)) {
-      let pattern: RegExp;
-      try {
-        pattern = new RegExp(rule.source);
-      } catch {
-        messages.push(`the template's validation pattern ${rule.source} is not a valid regular expression`);
-        continue;
-      }
-      if (texts.some((text) => !pattern.test(text))) messages.push(rule.message);
+      const outcomes = texts.map((text) => matchPattern(rule.source, text));
+      const refused = outcomes.find((outcome) => 'refused' in outcome);
+      if (refused && 'refused' in refused) messages.push(refused.refused);
+      else if (outcomes.some((outcome) => 'matches' in outcome && !outcome.matches)) messages.push(rule.message);
     }
   }
   if (definition && value !== undefined) {

@@ -2,7 +2,9 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { SchemaName } from '../core/schemas.js';
-import { checkJsonText, type ValidationProblem } from '../core/validation.js';
+import { escapePointerSegment } from '../core/json-source.js';
+import type { RuleViolation } from '../core/messages.js';
+import { checkJsonText, locateViolations, type CheckedJson, type ValidationProblem } from '../core/validation.js';
 import { resolveInsideRoot } from './paths.js';
 
 export const MANIFEST_FILE = 'template.json';
@@ -10,6 +12,8 @@ export const VARIABLES_FILE = 'template.vars.json';
 export const PROMPTS_FILE = 'template.prompts.json';
 /** The folder of a template's declarative migration steps. */
 export const MIGRATIONS_FOLDER = 'migrations';
+/** The largest JSON file of a template (as the server takes a manifest part). */
+export const MAX_JSON_FILE_BYTES = 1024 * 1024;
 export const REQUIRED_FILES = [MANIFEST_FILE, 'README.md', 'CHANGELOG.md', VARIABLES_FILE, PROMPTS_FILE] as const;
 
 /** A problem in a template file (see ValidationProblem: file, pointer, message, code, position). */
@@ -37,16 +41,62 @@ async function checkJsonFile(
   file: string,
   schema: SchemaName,
   errors: TemplateValidationError[],
-): Promise<unknown> {
+): Promise<CheckedJson | undefined> {
   let text: string;
   try {
+    const size = (await stat(path.join(root, file))).size;
+    if (size > MAX_JSON_FILE_BYTES) {
+      errors.push({ file, pointer: '', message: `is ${size} bytes; a template's JSON files are at most ${MAX_JSON_FILE_BYTES} bytes (1 MiB) each`, code: 'FILE_TOO_LARGE' });
+      return undefined;
+    }
     text = await readFile(path.join(root, file), 'utf8');
   } catch {
     return undefined; // reported as a missing file by the caller
   }
   const checked = checkJsonText(file, text, schema);
   errors.push(...checked.problems);
-  return checked.value;
+  return checked;
+}
+
+/**
+ * Names no variable, computed value or prompt may have: every JavaScript object already has a
+ * property by that name, so an answer under it could not be told from that property.
+ */
+export const RESERVED_VARIABLE_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Every variable, property, computed value and prompt of the two files named by a reserved name. */
+function reservedNames(variables: CheckedJson | undefined, variablesFile: string, prompts: CheckedJson | undefined, promptsFile: string): TemplateValidationError[] {
+  const found: RuleViolation[] = [];
+  const problem = (pointer: string, name: string, what: string): RuleViolation => ({
+    pointer,
+    code: 'RESERVED_NAME',
+    message: `${what} ${JSON.stringify(name)} has a reserved name (${[...RESERVED_VARIABLE_NAMES].join(', ')} name properties every object has): rename it`,
+  });
+  const walk = (properties: unknown, pointer: string, what: string): void => {
+    if (!isObject(properties)) return;
+    for (const [name, definition] of Object.entries(properties)) {
+      const at = `${pointer}/${escapePointerSegment(name)}`;
+      if (RESERVED_VARIABLE_NAMES.has(name)) found.push(problem(at, name, what));
+      if (isObject(definition)) walk(definition.properties, `${at}/properties`, 'property');
+    }
+  };
+  const problems: TemplateValidationError[] = [];
+  if (isObject(variables?.value)) {
+    walk(variables.value.variables, '/variables', 'variable');
+    for (const name of Object.keys(isObject(variables.value.computed) ? variables.value.computed : {})) {
+      if (RESERVED_VARIABLE_NAMES.has(name)) found.push(problem(`/computed/${escapePointerSegment(name)}`, name, 'computed value'));
+    }
+    problems.push(...locateViolations(variablesFile, found.splice(0), variables.positions));
+  }
+  if (isObject(prompts?.value) && Array.isArray(prompts.value.prompts)) {
+    prompts.value.prompts.forEach((prompt: unknown, index) => {
+      if (isObject(prompt) && typeof prompt.name === 'string' && RESERVED_VARIABLE_NAMES.has(prompt.name)) found.push(problem(`/prompts/${index}/name`, prompt.name, 'prompt'));
+    });
+    problems.push(...locateViolations(promptsFile, found, prompts.positions));
+  }
+  return problems;
 }
 
 interface NamedPath {
@@ -95,7 +145,7 @@ export async function validateTemplate(dir: string): Promise<TemplateValidationR
     }
   }
 
-  const manifest = await checkJsonFile(root, MANIFEST_FILE, 'template-manifest', errors);
+  const manifest = (await checkJsonFile(root, MANIFEST_FILE, 'template-manifest', errors))?.value;
   const customization = (manifest as { customization?: { variables?: unknown; prompts?: unknown } } | undefined)?.customization;
   const variablesFile = typeof customization?.variables === 'string' ? customization.variables : VARIABLES_FILE;
   const promptsFile = typeof customization?.prompts === 'string' ? customization.prompts : PROMPTS_FILE;
@@ -120,12 +170,9 @@ export async function validateTemplate(dir: string): Promise<TemplateValidationR
   }
 
   // A customized path outside the template was reported above; it is not read.
-  if ((await resolveInsideRoot(root, variablesFile)) !== undefined) {
-    await checkJsonFile(root, path.normalize(variablesFile), 'template-variables', errors);
-  }
-  if ((await resolveInsideRoot(root, promptsFile)) !== undefined) {
-    await checkJsonFile(root, path.normalize(promptsFile), 'template-prompts', errors);
-  }
+  const variables = (await resolveInsideRoot(root, variablesFile)) === undefined ? undefined : await checkJsonFile(root, path.normalize(variablesFile), 'template-variables', errors);
+  const prompts = (await resolveInsideRoot(root, promptsFile)) === undefined ? undefined : await checkJsonFile(root, path.normalize(promptsFile), 'template-prompts', errors);
+  errors.push(...reservedNames(variables, path.normalize(variablesFile), prompts, path.normalize(promptsFile)));
 
   // Declarative migration steps ship in migrations/, one JSON file per step.
   if ((await kindOf(path.join(root, MIGRATIONS_FOLDER))) === 'directory') {

@@ -23,7 +23,7 @@ export const validManifest = {
   category: 'backend',
   stability: 'stable',
   author: { name: 'Test Author', email: 'author@example.com' },
-  features: ['api'],
+  features: ['api', 'testing'],
   changelog: 'CHANGELOG.md',
 };
 
@@ -59,12 +59,15 @@ export type FileTree = Record<string, string | Buffer | object | null>;
  */
 export async function writeTemplate(files: FileTree = {}, dir?: string): Promise<string> {
   const root = dir ?? (await tempDir('tr-template-'));
+  // The change log names the manifest's version, as lint (and so an upload) requires.
+  const manifest = files['template.json'];
+  const version = typeof manifest === 'object' && manifest !== null && !Buffer.isBuffer(manifest) && typeof (manifest as { version?: unknown }).version === 'string' ? (manifest as { version: string }).version : '1.0.0';
   const tree: FileTree = {
     'template.json': validManifest,
     'template.vars.json': validVariables,
     'template.prompts.json': validPrompts,
     'README.md': '# Demo\n',
-    'CHANGELOG.md': '# Changelog\n\n## [1.0.0] - 2026-01-01\n\n- First release\n',
+    'CHANGELOG.md': `# Changelog\n\n## [${version}] - 2026-01-01\n\n- First release\n`,
     'template/README.md': '# {{ projectName }}\n',
     ...files,
   };

@@ -13,6 +13,7 @@ import { publishTemplate } from '../../src/publish/index.js';
 import { openSqliteStorage } from '../../src/store/index.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/registry-server.js';
+import { serveProcess } from '../helpers/serve-process.js';
 
 const bin = path.resolve('bin/template-registry.js');
 const children: ChildProcess[] = [];
@@ -21,21 +22,8 @@ afterEach(() => {
 });
 
 async function serve(store: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [bin, 'serve', '--store', store, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = await serveProcess(store, port);
   children.push(child);
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${output}`)), 20_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('serving')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('exit', (code) => reject(new Error(`server exited with ${String(code)}: ${output}`)));
-  });
   return child;
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { open, readFile } from 'node:fs/promises';
+import { cp, open, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { request as httpRequest } from 'node:http';
 import type { RegistryDocument } from '../../src/core/schema-types.js';
@@ -15,7 +15,13 @@ import { startRegistryServer } from '../helpers/registry-server.js';
 const example = path.resolve('examples/templates/node-service');
 
 async function packed(dir = example, version?: string) {
-  return packTemplate(dir, { outDir: await tempDir('tr-pack-'), ...(version ? { version } : {}) });
+  if (!version) return packTemplate(dir, { outDir: await tempDir('tr-pack-') });
+  // A copy whose change log has a section for the stamped version, as lint (and so the server) wants.
+  const copy = await tempDir('tr-copy-');
+  await cp(dir, copy, { recursive: true });
+  const changelog = path.join(copy, 'CHANGELOG.md');
+  await writeFile(changelog, (await readFile(changelog, 'utf8')).replace(/^## /m, `## [${version}] - 2026-01-01\n\n- Stamped by the test\n\n## `));
+  return packTemplate(copy, { outDir: await tempDir('tr-pack-'), version });
 }
 
 /** A raw multipart POST, for bodies the publish client would never send. */

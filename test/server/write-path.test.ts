@@ -3,10 +3,11 @@
  * no trace, slow and oversized requests are cut off, usage numbers cannot be forged cheaply, and the
  * store is private.
  */
-import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import path from 'node:path';
 
+import { create as createTar } from 'tar';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import type { TemplateManifest } from '../../src/core/index.js';
@@ -27,6 +28,14 @@ afterEach(async () => {
 async function packed(manifest: Partial<TemplateManifest> = {}) {
   const dir = await writeTemplate({ 'template.json': { ...validManifest, ...manifest } });
   return packTemplate(dir, { outDir: await tempDir() });
+}
+
+/** Packs a template folder as is, even when its manifest is invalid (the packer would refuse it). */
+async function rawPack(dir: string): Promise<{ pack: Awaited<ReturnType<typeof packed>>; manifest: TemplateManifest }> {
+  const manifest = JSON.parse(await readFile(path.join(dir, 'template.json'), 'utf8')) as TemplateManifest;
+  const file = path.join(await tempDir(), 'raw.tgz');
+  await createTar({ gzip: true, file, cwd: dir, portable: true }, await readdir(dir));
+  return { pack: { file, manifest } as Awaited<ReturnType<typeof packed>>, manifest };
 }
 
 /** Sends raw bytes to the server and resolves with what it answered, once it closes the connection. */
@@ -97,6 +106,44 @@ describe('no upload can freeze the registry', () => {
     expect(server.context.registry().document.templates).toEqual([]);
     expect(logs.join('')).toMatch(/poisoned@1\.0\.0 is left out of the registry: its entry is invalid/);
     expect((await server.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+  });
+});
+
+describe('the archive is what the manifest says', () => {
+  async function uploadWith(manifest: object, template: Awaited<ReturnType<typeof packed>>) {
+    const server = await startRegistryServer();
+    const error = await publishTemplate({ registryUrl: server.url, token: server.token, archive: template.file, manifest: manifest as TemplateManifest, retries: 0 }).catch((e: unknown) => e);
+    return { server, error: error as PublishError };
+  }
+
+  it('refuses an archive whose template.json differs from the manifest part in any field (422 MISMATCH)', async () => {
+    const pack = await packed();
+    const { server, error } = await uploadWith({ ...pack.manifest, description: 'A description the archive does not have' }, pack);
+    expect(error.status).toBe(422);
+    expect(error.details).toContainEqual(expect.objectContaining({ field: 'template/template.json', code: 'MISMATCH', message: expect.stringContaining('"description"') }));
+    expect(await server.store.versions.listVersions()).toEqual([]);
+  });
+
+  it("validates the archive's template.json with the full manifest rules", async () => {
+    const dir = await writeTemplate({ 'template.json': { ...validManifest, stability: 'rock-solid' } });
+    const { pack, manifest } = await rawPack(dir);
+    const { error } = await uploadWith({ ...manifest, stability: 'stable' }, pack);
+    expect(error.status).toBe(422);
+    expect(error.details).toContainEqual(expect.objectContaining({ field: expect.stringMatching(/^template\/template\.json.*stability/) }));
+  });
+
+  it('lists every problem of the template in the archive: validation, lint errors, unsafe regular expressions, Liquid syntax', async () => {
+    const dir = await writeTemplate({
+      'template.vars.json': { variables: { projectName: { type: 'string', default: 'my-app', validation: '^(a+)+$' }, features: { type: 'array', enum: ['api', 'testing'], default: ['api'] } } },
+      'template/broken.md': '{% if projectName %}never closed',
+    });
+    const pack = await packTemplate(dir, { outDir: await tempDir() });
+    const { server, error } = await uploadWith(pack.manifest, pack);
+    expect(error.status).toBe(422);
+    const rules = (error.details ?? []).map((d) => d.code);
+    expect(rules).toEqual(expect.arrayContaining(['REGEX_UNSAFE', 'LIQUID_SYNTAX']));
+    expect(error.details).toContainEqual(expect.objectContaining({ field: 'template/template/broken.md', message: expect.stringMatching(/^template\/broken\.md:1:\d+ error liquid-syntax/) }));
+    expect(await server.store.versions.listVersions()).toEqual([]);
   });
 });
 

@@ -135,6 +135,23 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await events.countEvents('download')).toBe(2);
         expect((await events.usage()).get('web-app@1.0.0')).toEqual({ downloads: 2, lastDownload: '2026-01-02T00:00:00.000Z' });
       });
+
+      it('counts one download per client, version and UTC day, and keeps every event', async () => {
+        const { events } = await fresh();
+        const download = (version: string) => ({ type: 'download' as const, templateId: 'web-app', version, timestamp: '2026-01-01T00:00:00.000Z', userAgent: 'a', platform: 'linux' });
+        const morning = new Date('2026-03-01T08:00:00Z');
+        const evening = new Date('2026-03-01T23:59:00Z');
+        const nextDay = new Date('2026-03-02T00:01:00Z');
+        await events.recordEvent(download('1.0.0'), { client: 'c1', receivedAt: morning });
+        await events.recordEvent(download('1.0.0'), { client: 'c1', receivedAt: evening });
+        await events.recordEvent(download('1.0.0'), { client: 'c1', receivedAt: nextDay });
+        await events.recordEvent(download('1.0.0'), { client: 'c2', receivedAt: evening });
+        await events.recordEvent(download('2.0.0'), { client: 'c1', receivedAt: evening });
+        expect(await events.countEvents('download')).toBe(5);
+        const usage = await events.usage();
+        expect(usage.get('web-app@1.0.0')?.downloads).toBe(3);
+        expect(usage.get('web-app@2.0.0')?.downloads).toBe(1);
+      });
     });
 
     describe('webhooks', () => {

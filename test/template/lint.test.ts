@@ -402,6 +402,25 @@ describe('lintTemplate', () => {
     });
   });
 
+  describe('liquid-syntax', () => {
+    it('reports a content file that is not valid Liquid, where liquidjs says, and an unknown filter', async () => {
+      const result = await lintWith({ 'template/src/app.js': 'const a = 1;\nconst b = "{{ projectName | upcase";\n', 'template/x.md': '{{ projectName | no_such_filter }}' });
+      expect(byRule(result, 'liquid-syntax')).toEqual([
+        expect.objectContaining({ file: 'template/src/app.js', line: 2, severity: 'error', message: expect.stringContaining('not valid Liquid') }),
+        expect.objectContaining({ file: 'template/x.md', message: expect.stringContaining('no_such_filter') }),
+      ]);
+    });
+
+    it('reports a file name that is not valid Liquid', async () => {
+      const result = await lintWith({ 'template/{{ projectName.md': 'x' });
+      expect(byRule(result, 'liquid-syntax')).toEqual([expect.objectContaining({ file: 'template/{{ projectName.md', message: expect.stringContaining('its name') })]);
+    });
+
+    it('passes valid Liquid', async () => {
+      expect(byRule(await lintWith({ 'template/{{ projectName }}.md': '{% if features contains "api" %}{{ projectName }}{% endif %}' }), 'liquid-syntax')).toEqual([]);
+    });
+  });
+
   describe('variable-unused', () => {
     it('warns for a variable and a computed value that nothing uses', async () => {
       const result = await lintWith({ 'template/README.md': '# {{ projectName }}\n' });

@@ -8,7 +8,7 @@ import type { TemplateEntry } from '../../core/schema-types.js';
 import { isTemplateVersion } from '../../core/versions.js';
 import { createProject, migrateProject, ProjectLockError, TemplateNotFoundError, type MigrateProjectOptions, type MigrateProjectResult, type MigrationPlan } from '../../project/index.js';
 import { promptForAnswers } from '../../template/prompts.js';
-import { parseTemplateSpec, registryUrlFrom, userCacheDir } from '../consumer-env.js';
+import { maxDocumentBytesFrom, parseTemplateSpec, registryUrlFrom, userCacheDir } from '../consumer-env.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { answerFlags, reportTemplateError } from './generate.js';
 
@@ -20,7 +20,8 @@ interface RegistryFlags {
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 function clientFor(flags: RegistryFlags): RegistryClient {
-  return new RegistryClient({ registryUrl: registryUrlFrom(flags.registry), cacheDir: userCacheDir() });
+  const maxDocumentBytes = maxDocumentBytesFrom();
+  return new RegistryClient({ registryUrl: registryUrlFrom(flags.registry), cacheDir: userCacheDir(), ...(maxDocumentBytes ? { maxDocumentBytes } : {}) });
 }
 
 function latestPerTemplate(entries: readonly TemplateEntry[]): TemplateEntry[] {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
 
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
@@ -19,6 +19,40 @@ interface ReceivedUpload {
 }
 
 /**
+ * Writes the archive part to `temp` with its digests. When writing fails (a full disk), the rest of
+ * the part is still read, and thrown away, so that the client gets the answer instead of a broken
+ * connection; then the write error is thrown.
+ */
+async function receiveArchive(source: AsyncIterable<Buffer>, temp: string): Promise<{ size: number; sha256: string; integrity: string }> {
+  const sha256 = createHash('sha256');
+  const sha512 = createHash('sha512');
+  let size = 0;
+  let failure: Error | undefined;
+  const out = createWriteStream(temp, { flags: 'wx', mode: 0o600 });
+  const failed = new Promise<void>((resolve) =>
+    out.on('error', (error) => {
+      failure ??= error;
+      resolve();
+    }),
+  );
+  for await (const chunk of source) {
+    size += chunk.length;
+    sha256.update(chunk);
+    sha512.update(chunk);
+    if (failure === undefined && !out.write(chunk)) await Promise.race([once(out, 'drain'), failed]);
+  }
+  if (failure === undefined) {
+    out.end();
+    await Promise.race([finished(out).catch(() => undefined), failed]);
+  }
+  if (failure !== undefined) {
+    out.destroy();
+    throw failure;
+  }
+  return { size, sha256: sha256.digest('hex'), integrity: `sha512-${sha512.digest('base64')}` };
+}
+
+/**
  * Reads the parts into `received` (filled as they arrive, so that the caller can remove a temp file
  * whatever makes the request fail half-way: a limit, a duplicate part, an aborted connection).
  */
@@ -30,23 +64,12 @@ async function receiveParts(request: FastifyRequest, context: ServerContext, rec
     if (part.type === 'file' && part.fieldname === 'template') {
       if (received.archive) throw new ApiError(400, 'BAD_REQUEST', 'the template part appears twice');
       const temp = context.storage.versions.uploadTempPath('.tgz');
-      const sha256 = createHash('sha256');
-      const sha512 = createHash('sha512');
-      let size = 0;
-      const hasher = new Transform({
-        transform(chunk: Buffer, _encoding, callback) {
-          size += chunk.length;
-          sha256.update(chunk);
-          sha512.update(chunk);
-          callback(null, chunk);
-        },
-      });
       received.archive = { path: temp, size: 0, sha256: '', integrity: '' };
-      await pipeline(part.file, hasher, createWriteStream(temp, { flags: 'wx', mode: 0o600 }));
+      const { size, sha256, integrity } = await receiveArchive(part.file, temp);
       if (part.file.truncated) {
         throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `the archive is larger than the limit of ${context.limits.maxArchiveBytes} bytes`);
       }
-      received.archive = { path: temp, size, sha256: sha256.digest('hex'), integrity: `sha512-${sha512.digest('base64')}` };
+      received.archive = { path: temp, size, sha256, integrity };
     } else if (part.fieldname === 'manifest') {
       if (received.manifestText !== undefined) throw new ApiError(400, 'BAD_REQUEST', 'the manifest part appears twice');
       if (part.type === 'file') {

@@ -4,8 +4,8 @@
  * in `public/`. Several processes may open it at once (the server and `token create`): SQLite's WAL
  * mode and busy timeout serialize their writes, so a token created by the CLI works at once.
  */
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 import { TEMP_FILE_PATTERN } from '../../core/files.js';
@@ -57,12 +57,12 @@ export async function openSqliteStorage(dir: string, options: OpenStorageOptions
   }
   const publicDir = path.join(layout.dir, 'public');
   for (const folder of [layout.dir, layout.archives, layout.manifests, layout.tmp, publicDir]) {
-    mkdirSync(folder, { recursive: true, mode: PRIVATE_FOLDER });
-    chmodSync(folder, PRIVATE_FOLDER);
+    await mkdir(folder, { recursive: true, mode: PRIVATE_FOLDER });
+    await chmod(folder, PRIVATE_FOLDER);
   }
   const db = openDatabase(databaseFile);
   for (const file of [databaseFile, `${databaseFile}-wal`, `${databaseFile}-shm`]) {
-    if (existsSync(file)) chmodSync(file, PRIVATE_FILE);
+    if (existsSync(file)) await chmod(file, PRIVATE_FILE);
   }
   const versions = new SqliteVersionStore(db, layout);
   return {

@@ -1,0 +1,91 @@
+/**
+ * What an uploaded archive must be before a version is reserved: a safe gzip tar whose own
+ * template.json follows the manifest rules and equals the manifest part, and a template that
+ * passes every check needing no execution (validation of all its files, the lint errors, Liquid
+ * parsing of its content). Checked on a private temp copy that is always removed.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { extractArchive, UnsafeArchiveError } from '../archive/index.js';
+import { canonicalJson } from '../core/canonical-json.js';
+import { errorMessage } from '../core/errors.js';
+import { describeSchemaErrors } from '../core/messages.js';
+import type { TemplateManifest } from '../core/schema-types.js';
+import { schemaErrors } from '../core/schemas.js';
+import { errorDetails, type ErrorDetail } from '../core/validation.js';
+import { formatLintFinding, lintTemplate, MANIFEST_FILE, REQUIRED_FILES } from '../template/index.js';
+import { ApiError } from './envelope.js';
+
+/** The field an archive problem is reported under: the `template` part, then the file. */
+const archiveField = (file: string): string => `template/${file}`;
+
+function refused(message: string, details: ErrorDetail[]): ApiError {
+  return new ApiError(422, 'VALIDATION_ERROR', message, details);
+}
+
+/** The archive's template.json against the manifest rules and against the manifest part. */
+function manifestProblems(text: string | undefined, manifest: TemplateManifest): ErrorDetail[] {
+  const field = archiveField(MANIFEST_FILE);
+  if (text === undefined) return []; // reported as a missing required file
+  let packed: unknown;
+  try {
+    packed = JSON.parse(text) as unknown;
+  } catch (error) {
+    return [{ field, code: 'INVALID_JSON', message: `the archive's ${MANIFEST_FILE} is not valid JSON: ${errorMessage(error)}` }];
+  }
+  const invalid = errorDetails(describeSchemaErrors(schemaErrors('template-manifest', packed)), field).map((detail) => ({
+    ...detail,
+    field: detail.field.startsWith(field) ? detail.field : `${field}.${detail.field}`,
+  }));
+  if (invalid.length > 0) return invalid;
+  if (canonicalJson(packed) !== canonicalJson(manifest)) {
+    const differing = Object.keys({ ...(packed as object), ...manifest }).filter(
+      (key) => canonicalJson((packed as Record<string, unknown>)[key]) !== canonicalJson((manifest as unknown as Record<string, unknown>)[key]),
+    );
+    return [
+      {
+        field,
+        code: 'MISMATCH',
+        message: `the archive's ${MANIFEST_FILE} differs from the manifest part in ${differing.map((key) => JSON.stringify(key)).join(', ')}; publish the manifest the archive holds`,
+      },
+    ];
+  }
+  return [];
+}
+
+/** Every lint error of the unpacked template, located as `file:line:col`. */
+async function templateProblems(dir: string): Promise<ErrorDetail[]> {
+  const { findings } = await lintTemplate(dir);
+  return findings
+    .filter((finding) => finding.severity === 'error')
+    .map((finding) => ({ field: archiveField(finding.file), code: finding.rule.toUpperCase().replace(/-/g, '_'), message: formatLintFinding(finding) }));
+}
+
+/**
+ * Refuses (422, every problem listed) an archive that is not what `manifest` says it is.
+ * `scratch` is the folder the temp copy is unpacked in (default: the system's temp folder).
+ */
+export async function checkUploadedArchive(file: string, manifest: TemplateManifest, scratch = tmpdir()): Promise<void> {
+  const dir = await mkdtemp(path.join(scratch, 'tr-check-'));
+  try {
+    let files: readonly string[];
+    try {
+      ({ files } = await extractArchive(file, dir));
+    } catch (error) {
+      // The archive's fault is the client's; a full disk or an I/O error is ours (5xx).
+      if (!(error instanceof UnsafeArchiveError)) throw error;
+      throw refused('the template part is not a valid template archive', [{ field: 'template', code: 'INVALID_ARCHIVE', message: error.message }]);
+    }
+    const present = new Set(files);
+    const missing = REQUIRED_FILES.filter((f) => !present.has(f)).map((f) => ({ field: archiveField(f), code: 'MISSING_FILE', message: `the archive has no ${f}` }));
+    const manifestText = present.has(MANIFEST_FILE) ? await readFile(path.join(dir, MANIFEST_FILE), 'utf8') : undefined;
+    const mismatch = manifestProblems(manifestText, manifest);
+    if (missing.length > 0 || mismatch.length > 0) throw refused('the archive does not match the manifest', [...missing, ...mismatch]);
+    const problems = await templateProblems(dir);
+    if (problems.length > 0) throw refused(`the template in the archive has ${problems.length} error(s)`, problems);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
