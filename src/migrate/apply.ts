@@ -3,12 +3,30 @@
  * written to a temp file beside its target first, then the old files are copied aside, then the
  * temp files are renamed over their targets. A failure before the renames changes nothing; a
  * failure during them is rolled back from the copies (best effort).
+ *
+ * A crash (SIGKILL, power loss) cannot roll anything back, so the apply keeps a journal in the
+ * project (`JOURNAL_FILE`), written durably before anything changes and removed once the apply
+ * is complete or rolled back: which files it touches and where their old copies are. The next run
+ * finds it and restores the project as it was before (`recoverInterruptedApply`).
  */
 import * as nodeFs from 'node:fs/promises';
 import path from 'node:path';
 
-import { tempPathBeside, writeNewFileDurably } from '../core/files.js';
+import { readIfExists, syncDirectory, syncFile, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic, writeNewFileDurably } from '../core/files.js';
 import { errorMessage } from '../core/errors.js';
+
+/** The journal of an apply in progress, at the project root. */
+export const JOURNAL_FILE = '.template-migration-journal.json';
+
+interface Journal {
+  journalVersion: 1;
+  /** `prepare`: nothing visible changed yet; `apply`: the renames may have started. */
+  phase: 'prepare' | 'apply';
+  /** The backup folder of this apply, relative to the project root. */
+  backupDir: string;
+  /** Every path the apply touches; `saved` when its old version was copied into backupDir (same relative path). */
+  files: { path: string; saved: boolean }[];
+}
 
 /** One change to one file, by `/`-separated path relative to the project root. */
 export type ApplyOperation =
@@ -83,6 +101,8 @@ export class ApplyError extends Error {
   }
 }
 
+const BACKUPS_HINT = 'the backup folder it names';
+
 function messageOf(error: unknown): string {
   return errorMessage(error);
 }
@@ -142,6 +162,23 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
     for (const dir of createdDirs.reverse()) await removeEmptyDirs(fs, dir.deepest, dir.above);
   };
 
+  const journal = (phase: Journal['phase']): Journal => ({
+    journalVersion: 1,
+    phase,
+    backupDir: path.relative(root, backupDir).split(path.sep).join('/'),
+    files: prepared.map((item) => ({ path: item.operation.path, saved: item.saved !== undefined })),
+  });
+  const journalFile = path.join(root, JOURNAL_FILE);
+  const dropJournal = async (): Promise<void> => {
+    await nodeFs.rm(journalFile, { force: true });
+    await syncDirectory(root).catch(() => undefined);
+  };
+  try {
+    await writeFileAtomic(journalFile, `${JSON.stringify(journal('prepare'), null, 2)}\n`);
+  } catch (error) {
+    throw new ApplyError(`could not write the migration journal, nothing was changed: ${messageOf(error)}`, true, undefined, { cause: error });
+  }
+
   // 1. New contents into temp files beside their targets; nothing visible changes yet.
   try {
     for (const item of prepared) {
@@ -163,6 +200,7 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
   } catch (error) {
     await cleanTemps();
     await cleanCreatedDirs();
+    await dropJournal();
     throw new ApplyError(`could not write the new files, nothing was changed: ${messageOf(error)}`, true, undefined, { cause: error });
   }
 
@@ -179,7 +217,19 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
     await cleanTemps();
     await cleanCreatedDirs();
     await pruneBackups(fs, backupDir, prepared, new Set(), root);
+    await dropJournal();
     throw new ApplyError(`could not back up the old files, nothing was changed: ${messageOf(error)}`, true, undefined, { cause: error });
+  }
+  try {
+    // The copies must be on disk before the journal says they can be restored from.
+    for (const item of prepared) if (item.saved) await syncFile(item.saved);
+    await writeFileAtomic(journalFile, `${JSON.stringify(journal('apply'), null, 2)}\n`);
+  } catch (error) {
+    await cleanTemps();
+    await cleanCreatedDirs();
+    await pruneBackups(fs, backupDir, prepared, new Set(), root);
+    await dropJournal();
+    throw new ApplyError(`could not write the migration journal, nothing was changed: ${messageOf(error)}`, true, undefined, { cause: error });
   }
 
   // 3. The renames (and removals); on a failure, undo the ones done, newest first.
@@ -208,6 +258,7 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
     if (failures.length === 0) {
       await cleanCreatedDirs();
       await pruneBackups(fs, backupDir, prepared, new Set(), root);
+      await dropJournal();
       throw new ApplyError(`could not apply the changes, rolled back: ${messageOf(error)}`, true, undefined, { cause: error });
     }
     throw new ApplyError(
@@ -218,9 +269,85 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
     );
   }
 
-  // 4. Keep only the backups asked for.
+  // 4. Done: the journal goes first (the project is complete), then the backups not asked for.
+  await Promise.all(prepared.map((item) => syncDirectory(path.dirname(item.target)).catch(() => undefined)));
+  await dropJournal();
   const keep = new Set(prepared.filter((item) => item.saved && item.operation.backup).map((item) => item.operation.path));
   await pruneBackups(fs, backupDir, prepared, keep, root);
   const backups = [...keep];
   return backups.length > 0 ? { backupDir, backups } : { backups };
+}
+
+export interface Recovery {
+  /** What the interrupted apply had reached: `prepare` (nothing had changed) or `apply`. */
+  phase: Journal['phase'];
+  /** Paths put back as they were before the interrupted apply. */
+  restored: string[];
+}
+
+/** Removes the temp files `tempPathBeside(file)` may have left beside `file`. */
+async function removeTempsBeside(file: string): Promise<void> {
+  const prefix = `.${path.basename(file)}.`;
+  const names = await nodeFs.readdir(path.dirname(file)).catch(() => [] as string[]);
+  for (const name of names) {
+    if (name.startsWith(prefix) && TEMP_FILE_PATTERN.test(name)) await nodeFs.rm(path.join(path.dirname(file), name), { force: true });
+  }
+}
+
+function parseJournal(text: string): Journal | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const journal = value as Partial<Journal> | null;
+  if (!journal || journal.journalVersion !== 1 || (journal.phase !== 'prepare' && journal.phase !== 'apply') || typeof journal.backupDir !== 'string' || !Array.isArray(journal.files)) return undefined;
+  if (!journal.files.every((f) => typeof f === 'object' && f !== null && typeof f.path === 'string' && typeof f.saved === 'boolean')) return undefined;
+  return journal as Journal;
+}
+
+/** `relative` below `root`, or undefined when it would leave it (a journal is read, not trusted). */
+function insideRoot(root: string, relative: string): string | undefined {
+  const target = path.resolve(root, toNative(relative));
+  const back = path.relative(root, target);
+  return back === '' || back.startsWith('..') || path.isAbsolute(back) ? undefined : target;
+}
+
+/**
+ * Finishes what a crashed apply left in `root`: when its journal is there, every file it touched
+ * is put back as it was before (from the copies in its backup folder; a file it created is
+ * removed), its temp files and backup folder are removed, and the journal last. Returns undefined
+ * when there was nothing to recover. Throws when the journal is unreadable (it is left for a person).
+ */
+export async function recoverInterruptedApply(root: string): Promise<Recovery | undefined> {
+  const journalFile = path.join(root, JOURNAL_FILE);
+  // A crash while the journal itself was written leaves its temp file (and no change yet).
+  await removeTempsBeside(journalFile);
+  const text = await readIfExists(journalFile);
+  if (text === undefined) return undefined;
+  const journal = parseJournal(text.toString('utf8'));
+  const backupDir = journal ? insideRoot(root, journal.backupDir) : undefined;
+  if (!journal || !backupDir) throw new ApplyError(`${journalFile} is not a migration journal this version can read; restore the project from ${BACKUPS_HINT} by hand and remove it`, false);
+  const restored: string[] = [];
+  for (const file of journal.files) {
+    const target = insideRoot(root, file.path);
+    if (!target) continue;
+    await removeTempsBeside(target);
+    if (journal.phase !== 'apply') continue;
+    if (file.saved) {
+      const saved = path.join(backupDir, toNative(file.path));
+      await writeFileAtomic(target, await nodeFs.readFile(saved));
+      const mode = await nodeFileSystem.modeOf(saved);
+      if (mode !== undefined) await nodeFs.chmod(target, mode);
+    } else {
+      await nodeFs.rm(target, { force: true });
+    }
+    restored.push(file.path);
+  }
+  await nodeFs.rm(backupDir, { recursive: true, force: true });
+  await removeEmptyDirs(nodeFileSystem, path.dirname(backupDir), root);
+  await nodeFs.rm(journalFile, { force: true });
+  await syncDirectory(root).catch(() => undefined);
+  return { phase: journal.phase, restored };
 }

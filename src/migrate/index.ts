@@ -28,11 +28,14 @@ export {
 } from './declarative.js';
 export {
   applyOperations,
+  recoverInterruptedApply,
+  JOURNAL_FILE,
   ApplyError,
   nodeFileSystem,
   type ApplyOperation,
   type ApplyOptions,
   type ApplyOutcome,
   type ApplyFileSystem,
+  type Recovery,
 } from './apply.js';
 export { unifiedDiff, diffLines, splitLines, type DiffLine, type UnifiedDiffOptions } from './diff.js';

@@ -16,7 +16,7 @@ import { schemaErrors } from '../core/schemas.js';
 import { compareVersions } from '../core/versions.js';
 import { LOCK_FILE, readLock, serializeLock, sha256Hex, type TemplateLock } from '../template/lock.js';
 import { isInside } from '../template/paths.js';
-import { ApplyError, applyOperations, type ApplyFileSystem, type ApplyOperation } from './apply.js';
+import { ApplyError, applyOperations, JOURNAL_FILE, recoverInterruptedApply, type ApplyFileSystem, type ApplyOperation, type Recovery } from './apply.js';
 import { unifiedDiff } from './diff.js';
 import { errorMessage } from '../core/errors.js';
 
@@ -90,6 +90,8 @@ export interface MigrationRunResult extends MigrationResult {
   plan: PlannedFile[];
   /** Absolute folder holding the backups of this run, when any were kept. */
   backupDir?: string;
+  /** An earlier apply interrupted by a crash, rolled back before this run. */
+  recovered?: Recovery;
 }
 
 export interface RunMigrationsOptions {
@@ -176,7 +178,7 @@ class PlannedProject implements ProjectFiles {
       break;
     }
     const key = path.relative(this.root, absolute).split(path.sep).join('/');
-    if (forChange && (key === LOCK_FILE || key === BACKUP_FOLDER || key.startsWith(`${BACKUP_FOLDER}/`))) {
+    if (forChange && (key === LOCK_FILE || key === JOURNAL_FILE || key === BACKUP_FOLDER || key.startsWith(`${BACKUP_FOLDER}/`))) {
       throw new ChangeError(`path ${shown} is managed by the migration runner and cannot be changed by a step`);
     }
     return key;
@@ -435,6 +437,16 @@ export async function runMigrations(
     realRoot = await realpath(root);
   } catch {
     return fail(`project folder ${context.projectPath} does not exist`);
+  }
+  if (context.dryRun) {
+    if (await pathExists(path.join(root, JOURNAL_FILE))) return fail(`an earlier migration of ${context.projectPath} was interrupted (${JOURNAL_FILE}); run without a dry run to roll it back first`);
+  } else {
+    try {
+      const recovered = await recoverInterruptedApply(root);
+      if (recovered) result.recovered = recovered;
+    } catch (error) {
+      return fail(errorMessage(error));
+    }
   }
 
   let lock: TemplateLock | undefined;

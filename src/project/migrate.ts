@@ -15,8 +15,10 @@ import {
   loadDeclarativeSteps,
   migrationScope,
   MIGRATIONS_FOLDER,
+  recoverInterruptedApply,
   runMigrations,
   type MigrationRunContext,
+  type Recovery,
   type MigrationRunResult,
   type MigrationStep,
 } from '../migrate/index.js';
@@ -44,6 +46,8 @@ export interface MigrateProjectOptions {
   /** Download progress; `total` is the archive's size when known. */
   onProgress?: (received: number, total?: number) => void;
   fetch?: typeof globalThis.fetch;
+  /** Told when an earlier migration, interrupted by a crash, was rolled back before this one. */
+  onRecovered?: (recovery: Recovery) => void;
 }
 
 /** What the steps would do, as planned by a dry run. */
@@ -90,6 +94,9 @@ async function projectLock(projectDir: string): Promise<TemplateLock> {
 export async function migrateProject(options: MigrateProjectOptions): Promise<MigrateProjectResult> {
   if (options.to !== undefined && !isTemplateVersion(options.to)) throw new RangeError(`the target version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(options.to)})`);
   const projectDir = options.projectDir ?? '.';
+  // A crash half-way through an earlier apply is undone first: the lock may be the new one.
+  const recovered = await recoverInterruptedApply(path.resolve(projectDir));
+  if (recovered) options.onRecovered?.(recovered);
   const lock = await projectLock(projectDir);
   const templateId = lock.template.name;
   const fromVersion = lock.template.version;

@@ -41,12 +41,35 @@ async function entriesOf(dir: string): Promise<string[] | undefined> {
   }
 }
 
-/** Moves every file of `from` into `to`, replacing files of the same name; each rename is atomic. */
+/**
+ * Moves every file of `from` into `to`, replacing files of the same name, all or nothing: a
+ * replaced file is first renamed aside (into `from`), and on any failure every move done is undone,
+ * so the folder is left as it was.
+ */
 async function moveInto(from: string, to: string, files: readonly string[]): Promise<void> {
-  for (const file of files) {
-    const target = path.join(to, file);
-    await mkdir(path.dirname(target), { recursive: true });
-    await rename(path.join(from, file), target);
+  const aside = path.join(from, `.replaced-${randomBytes(6).toString('hex')}`);
+  const done: { target: string; saved?: string }[] = [];
+  try {
+    for (const file of files) {
+      const target = path.join(to, file);
+      await mkdir(path.dirname(target), { recursive: true });
+      let saved: string | undefined = path.join(aside, file);
+      await mkdir(path.dirname(saved), { recursive: true });
+      try {
+        await rename(target, saved);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        saved = undefined;
+      }
+      done.push({ target, ...(saved ? { saved } : {}) });
+      await rename(path.join(from, file), target);
+    }
+  } catch (error) {
+    for (const { target, saved } of done.reverse()) {
+      if (saved) await rename(saved, target).catch(() => undefined);
+      else await rm(target, { force: true }).catch(() => undefined);
+    }
+    throw error;
   }
 }
 

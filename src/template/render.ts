@@ -5,7 +5,7 @@ import picomatch from 'picomatch';
 
 import { firstLine } from '../core/errors.js';
 import { compareText } from '../core/listing.js';
-import { createEngine, ExpressionEvaluator, type RenderLimits } from './expression.js';
+import { createEngine, DEFAULT_RENDER_LIMITS, ExpressionEvaluator, type RenderLimits } from './expression.js';
 import type { ResolvedAnswers } from './answers.js';
 import type { LoadedTemplate } from './load.js';
 import { isInside } from './paths.js';
@@ -22,8 +22,10 @@ export interface RenderOptions {
   limits?: Partial<RenderLimits>;
   /** Largest rendered file, in bytes (default 10 MiB). */
   maxFileBytes?: number;
-  /** Largest rendered project, in bytes (default 200 MiB). */
+  /** Largest rendered project, in bytes (default 256 MiB). */
   maxTotalBytes?: number;
+  /** Time budget of the whole rendering, in ms (default 60,000); each file also has `limits.renderLimit`. */
+  maxTotalMs?: number;
   /** Most files in a project (default 20,000). */
   maxFiles?: number;
   evaluator?: ExpressionEvaluator;
@@ -41,6 +43,10 @@ export class RenderError extends Error {
 }
 
 export const LIQUID_SUFFIX = '.liquid';
+
+/** The default budget of one generation: 60 s and 256 MiB of output in all. */
+export const DEFAULT_MAX_TOTAL_MS = 60_000;
+export const DEFAULT_MAX_TOTAL_BYTES = 256 * 1024 * 1024;
 
 /** A file is binary when its first 8 KiB hold a NUL byte, as git decides. */
 export function isBinary(content: Buffer): boolean {
@@ -104,17 +110,25 @@ export async function renderTemplate(
   options: RenderOptions = {},
 ): Promise<RenderedFile[]> {
   const maxFileBytes = options.maxFileBytes ?? 10 * 1024 * 1024;
-  const maxTotalBytes = options.maxTotalBytes ?? 200 * 1024 * 1024;
+  const maxTotalBytes = options.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES;
+  const maxTotalMs = options.maxTotalMs ?? DEFAULT_MAX_TOTAL_MS;
+  const perFileMs = options.limits?.renderLimit ?? DEFAULT_RENDER_LIMITS.renderLimit;
+  const deadline = performance.now() + maxTotalMs;
   const maxFiles = options.maxFiles ?? 20_000;
   const evaluator = options.evaluator ?? new ExpressionEvaluator();
   const engine = createEngine({ root: template.contentDir, ...(options.limits ? { limits: options.limits } : {}) });
   const scope = { ...resolved.answers, ...resolved.computed };
   const included = fileRules(template, scope, evaluator);
 
+  const overBudget = (source: string): RenderError =>
+    new RenderError(`generation passed its time budget of ${maxTotalMs} ms (maxTotalMs) while rendering this file`, source);
   const renderText = async (text: string, source: string, what: string): Promise<string> => {
+    const remaining = deadline - performance.now();
+    if (remaining <= 0) throw overBudget(source);
     try {
-      return String(await engine.parseAndRender(text, scope));
+      return String(await engine.parseAndRender(text, scope, { renderLimit: Math.min(perFileMs, remaining) }));
     } catch (error) {
+      if (performance.now() >= deadline) throw overBudget(source);
       throw new RenderError(`${what} cannot be rendered: ${firstLine(error)}`, source);
     }
   };
@@ -161,7 +175,7 @@ export async function renderTemplate(
       throw new RenderError(`renders to ${content.length} bytes, more than the limit of ${maxFileBytes}`, entry.source);
     }
     total += content.length;
-    if (total > maxTotalBytes) throw new RenderError(`the project would be larger than ${maxTotalBytes} bytes`, entry.source);
+    if (total > maxTotalBytes) throw new RenderError(`the project would be larger than its output budget of ${maxTotalBytes} bytes (maxTotalBytes)`, entry.source);
     files.push({ path: target, content, mode: info.mode & 0o111 ? 0o755 : 0o644 });
   }
   return files.sort((a, b) => compareText(a.path, b.path));

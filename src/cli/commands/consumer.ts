@@ -220,6 +220,8 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
         backup: flags.backup,
         onPlan: (plan) => printPlan(plan, io),
         onProgress: progress(io),
+        onRecovered: (recovery) =>
+          io.stderr(`an earlier migration was interrupted; the project was rolled back to how it was before it (${recovery.restored.length} file(s) restored)\n`),
         ...confirmBreaking(flags.yes ?? false, canAsk),
       });
     } catch (error) {
