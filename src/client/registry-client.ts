@@ -19,6 +19,8 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import path from 'node:path';
 
 import { writeFileAtomic } from '../core/files.js';
@@ -71,18 +73,16 @@ async function readCapped(response: Response, maxBytes: number, url: string): Pr
     throw tooLarge(`${declared} bytes`);
   }
   if (!response.body) return '';
-  const chunks: Uint8Array[] = [];
+  const chunks: Buffer[] = [];
   let size = 0;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
+  const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
     if (size > maxBytes) {
-      await reader.cancel().catch(() => undefined);
+      body.destroy();
       throw tooLarge('larger');
     }
-    chunks.push(value);
+    chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
 }

@@ -185,7 +185,7 @@ export async function loadTemplate(dir: string, evaluator = new ExpressionEvalua
     for (const [name, definition] of Object.entries(definitions)) {
       const at = `${pointer}/${escapePointerSegment(name)}`;
       checkPattern(variablesFile, `${at}/validation`, definition.validation, `validation of variable "${label}${name}"`);
-      if (definition.properties) walkPatterns(definition.properties as Record<string, VariableDefinition>, `${at}/properties`, `${label}${name}.`);
+      if (definition.properties) walkPatterns(definition.properties, `${at}/properties`, `${label}${name}.`);
     }
   };
   walkPatterns(variables, '/variables', '');

@@ -22,7 +22,7 @@ function endless(): ReadableStream<Uint8Array> {
 }
 
 const clientWith = (response: () => Response, maxDocumentBytes?: number) =>
-  new RegistryClient({ registryUrl: URL_, fetch: (async () => response()) as typeof fetch, ...(maxDocumentBytes ? { maxDocumentBytes } : {}) });
+  new RegistryClient({ registryUrl: URL_, fetch: () => Promise.resolve(response()), ...(maxDocumentBytes ? { maxDocumentBytes } : {}) });
 
 describe('the registry document size cap', () => {
   it('is 256 MiB by default', () => {

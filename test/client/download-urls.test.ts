@@ -23,11 +23,11 @@ beforeAll(async () => {
 /** A fetch that answers from a table of URL -> response, recording every URL asked for. */
 function fakeFetch(routes: Record<string, () => Response>): { fetch: typeof globalThis.fetch; asked: string[] } {
   const asked: string[] = [];
-  const fetch = (async (input: string | URL | Request) => {
-    const url = String(input);
+  const fetch = ((input: string | URL | Request) => {
+    const url = input instanceof Request ? input.url : input.toString();
     asked.push(url);
     const route = routes[url];
-    return route ? route() : new Response('missing', { status: 404 });
+    return Promise.resolve(route ? route() : new Response('missing', { status: 404 }));
   }) as typeof globalThis.fetch;
   return { fetch, asked };
 }
