@@ -14,7 +14,9 @@ import { tempPathBeside } from '../core/files.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 import { NAME_PATTERN, VERSION_PATTERN } from '../core/versions.js';
 import { isInside } from '../template/paths.js';
+import { DEFAULT_CONTENT_FOLDER } from '../template/load.js';
 import { MANIFEST_FILE } from '../template/validate.js';
+import { ALWAYS_LEFT_OUT_FOLDERS, GitignoreRules, isEnvFile, isOwnArchive } from './ignore-rules.js';
 import { errorMessage } from '../core/errors.js';
 
 /** The mtime of every archive entry (the one npm uses), so that the archive does not depend on when it was made. */
@@ -24,7 +26,7 @@ export const FIXED_MTIME = new Date('1985-10-26T08:15:00.000Z');
 export interface PackOptions {
   /** The version to stamp into the packed `template.json`; default: the manifest's own. */
   version?: string;
-  /** Where to write `<name>-<version>.tgz`; default: the current working directory. Created if needed. */
+  /** Where to write `<name>-<version>.tgz`; default: the current folder, or the template's parent when that is inside the template. Created if needed. */
   outDir?: string;
   /** Extra picomatch globs (`dot: true`) matched against `/`-separated paths relative to the template folder. */
   exclude?: string[];
@@ -104,22 +106,40 @@ function stampVersion(manifest: Record<string, unknown>, version: string): Templ
 
 type ExcludeTest = (relative: string, isDirectory: boolean) => boolean;
 
-function excludeTest(globs: readonly string[]): ExcludeTest {
+/** The `.env*` files the manifest names in its `files` rules (paths relative to the content folder): packed on purpose. */
+function namedEnvFiles(manifest: Record<string, unknown>): Set<string> {
+  const content = typeof manifest.content === 'string' ? manifest.content.replace(/^\.\/|\/+$/g, '') : DEFAULT_CONTENT_FOLDER;
+  const rules = Array.isArray(manifest.files) ? (manifest.files as unknown[]) : [];
+  const named = new Set<string>();
+  for (const rule of rules) {
+    const file = typeof rule === 'object' && rule !== null ? (rule as { path?: unknown }).path : undefined;
+    if (typeof file === 'string' && isEnvFile(file.slice(file.lastIndexOf('/') + 1))) named.add(`${content}/${file}`);
+  }
+  return named;
+}
+
+function excludeTest(globs: readonly string[], manifest: Record<string, unknown>, gitignore: GitignoreRules): ExcludeTest {
   for (const glob of globs) {
     if (typeof glob !== 'string' || glob.trim() === '') throw new PackError(`exclude globs must be non-empty strings (got ${quote(glob)})`);
   }
   const matches = globs.length > 0 ? picomatch([...globs], { dot: true }) : () => false;
+  const envFiles = namedEnvFiles(manifest);
+  const name = String(manifest.name);
   return (relative, isDirectory) => {
     if (relative === MANIFEST_FILE) return false; // always packed (stamped)
     const base = relative.slice(relative.lastIndexOf('/') + 1);
-    if (base === '.git' || base === 'node_modules') return true;
+    if (ALWAYS_LEFT_OUT_FOLDERS.has(base)) return true;
     if (relative === '.github/workflows' || relative.startsWith('.github/workflows/')) return true;
+    if (!isDirectory && isEnvFile(base) && !envFiles.has(relative)) return true;
+    if (!isDirectory && isOwnArchive(base, name)) return true;
+    if (gitignore.ignores(relative, isDirectory)) return true;
     return matches(relative) || (isDirectory && matches(`${relative}/`));
   };
 }
 
 interface WalkContext {
   realRoot: string;
+  gitignore: GitignoreRules;
   excluded: ExcludeTest;
   /** Real path of the archive being written, when it could lie inside the template. */
   outputReal: string;
@@ -138,6 +158,7 @@ async function walk(
   relativeDir: string,
   ancestors: ReadonlySet<string>,
 ): Promise<void> {
+  await context.gitignore.load(absoluteDir, relativeDir);
   const names = (await readdir(absoluteDir)).sort(byteOrder);
   for (const name of names) {
     const relative = relativeDir === '' ? name : `${relativeDir}/${name}`;
@@ -199,10 +220,21 @@ async function stage(staging: string, files: readonly SourceFile[], manifestText
 }
 
 /**
+ * Where the archive goes without `outDir`: the current folder, unless that is the template folder
+ * or inside it (an archive there would end up in the next pack): then the template's parent.
+ */
+export function defaultOutDir(templateRoot: string, cwd = process.cwd()): string {
+  const here = path.resolve(cwd);
+  return here === templateRoot || isInside(templateRoot, here) ? path.dirname(templateRoot) : here;
+}
+
+/**
  * Packs a template folder into `<name>-<version>.tgz`: a deterministic gzip tar of its regular
  * files at the archive root (sorted, fixed mtime, no owner, modes 0644/0755), without version
- * control data, installed dependencies, workflow files and the `exclude` globs, with `template.json`
- * carrying `version`. The folder itself is never modified.
+ * control data, installed dependencies and environments, workflow files, what the template's
+ * `.gitignore` files ignore, `.env` files (unless the manifest's `files` rules name them), its own
+ * earlier archives and the `exclude` globs, with `template.json` carrying `version`. The folder
+ * itself is never modified.
  */
 export async function packTemplate(dir: string, options: PackOptions = {}): Promise<PackResult> {
   const root = path.resolve(dir);
@@ -221,15 +253,16 @@ export async function packTemplate(dir: string, options: PackOptions = {}): Prom
   }
   const manifest = stampVersion(source, version);
   const manifestText = `${JSON.stringify(manifest, null, 2)}\n`;
-  const excluded = excludeTest(options.exclude ?? []);
+  const gitignore = new GitignoreRules();
+  const excluded = excludeTest(options.exclude ?? [], source, gitignore);
 
-  const outDir = path.resolve(options.outDir ?? process.cwd());
+  const outDir = path.resolve(options.outDir ?? defaultOutDir(root));
   await mkdir(outDir, { recursive: true });
   const fileName = `${manifest.name}-${version}.tgz`;
   const outFile = path.join(outDir, fileName);
 
   const realRoot = await realpath(root);
-  const context: WalkContext = { realRoot, excluded, outputReal: path.join(await realpath(outDir), fileName), files: [] };
+  const context: WalkContext = { realRoot, gitignore, excluded, outputReal: path.join(await realpath(outDir), fileName), files: [] };
   await walk(context, root, realRoot, '', new Set([realRoot]));
   const files = context.files.sort((a, b) => byteOrder(a.path, b.path));
   if (!files.some((file) => file.path === MANIFEST_FILE)) {

@@ -39,7 +39,7 @@ export function registerPack(program: Command, io: CliIo, setExit: (code: number
     .description('build the deterministic .tgz archive of a template folder, as publishing uploads it')
     .argument('[dir]', 'template folder', '.')
     .option('--version <version>', 'version to stamp into the packed template.json (default: the manifest version)')
-    .option('--out-dir <dir>', 'folder to write <name>-<version>.tgz into (default: the current folder)')
+    .option('--out-dir <dir>', 'folder to write <name>-<version>.tgz into (default: the current folder, or the template folder\'s parent when run inside it)')
     .option('--exclude <glob>', 'also leave out paths matching this glob (repeatable)', collect, [])
     .option('--json', 'print the result as JSON')
     .action(async (dir: string, flags: PackFlags) => {

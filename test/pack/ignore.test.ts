@@ -1,0 +1,89 @@
+/** `pack` packs what the author meant: .gitignore honoured, secrets and environments left out, never its own archives. */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { defaultOutDir, packTemplate } from '../../src/pack/index.js';
+import { parseGitignore } from '../../src/pack/ignore-rules.js';
+import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
+
+async function packedFiles(files: Record<string, string | object>): Promise<string[]> {
+  const dir = await writeTemplate(files);
+  return (await packTemplate(dir, { outDir: await tempDir() })).files;
+}
+
+describe('pack and .gitignore', () => {
+  it('honours the root and nested .gitignore files with git semantics', async () => {
+    const files = await packedFiles({
+      '.gitignore': '# build output\ndist/\n*.log\n!keep.log\n/top-only.txt\ntemplate/generated/**\n',
+      'template/sub/.gitignore': 'local.txt\n!../nothing\n',
+      'template/dist/bundle.js': 'x',
+      'template/app.log': 'x',
+      'template/keep.log': 'x',
+      'top-only.txt': 'x',
+      'template/top-only.txt': 'kept: the pattern is anchored at the root',
+      'template/generated/a/b.txt': 'x',
+      'template/sub/local.txt': 'x',
+      'template/local.txt': 'kept: the nested rule covers template/sub only',
+    });
+    expect(files).toEqual(expect.arrayContaining(['template/keep.log', 'template/top-only.txt', 'template/local.txt', '.gitignore', 'template/sub/.gitignore']));
+    for (const left of ['template/dist/bundle.js', 'template/app.log', 'top-only.txt', 'template/generated/a/b.txt', 'template/sub/local.txt']) expect(files).not.toContain(left);
+  });
+
+  it('lets a deeper .gitignore re-include what a shallower one ignored', async () => {
+    const files = await packedFiles({ '.gitignore': '*.txt\n', 'template/docs/.gitignore': '!*.txt\n', 'template/docs/guide.txt': 'x', 'template/notes.txt': 'x' });
+    expect(files).toContain('template/docs/guide.txt');
+    expect(files).not.toContain('template/notes.txt');
+  });
+
+  it('parses comments, escapes, negations and folder-only lines', () => {
+    const lines = parseGitignore('# c\n\n\\#hash\n!neg\nonly-dir/\n');
+    expect(lines.map((l) => ({ negate: l.negate, directoryOnly: l.directoryOnly }))).toEqual([
+      { negate: false, directoryOnly: false },
+      { negate: true, directoryOnly: false },
+      { negate: false, directoryOnly: true },
+    ]);
+    expect(lines[0]?.matches('a/#hash')).toBe(true);
+  });
+});
+
+describe('what pack always leaves out', () => {
+  it('leaves out .env files, .venv, __pycache__ and its own archives', async () => {
+    const files = await packedFiles({
+      '.env': 'SECRET=1',
+      'template/.env.local': 'SECRET=2',
+      '.venv/bin/python': 'x',
+      'template/__pycache__/m.cpython-312.pyc': 'x',
+      'demo-template-1.0.0.tgz': 'an earlier pack',
+      'template/demo-template-0.9.0-beta.1.tgz': 'another',
+      'template/other-1.0.0.tgz': 'kept: not this template\'s archive',
+    });
+    for (const left of ['.env', 'template/.env.local', '.venv/bin/python', 'template/__pycache__/m.cpython-312.pyc', 'demo-template-1.0.0.tgz', 'template/demo-template-0.9.0-beta.1.tgz']) {
+      expect(files).not.toContain(left);
+    }
+    expect(files).toContain('template/other-1.0.0.tgz');
+  });
+
+  it('packs a .env file the manifest names in its files rules', async () => {
+    const files = await packedFiles({
+      'template.json': { ...validManifest, files: [{ path: '.env.example', when: 'features contains "api"' }] },
+      'template/.env.example': 'PORT=3000',
+      'template/.env': 'SECRET=1',
+    });
+    expect(files).toContain('template/.env.example');
+    expect(files).not.toContain('template/.env');
+  });
+});
+
+describe('the default output folder', () => {
+  it('is outside the template folder', async () => {
+    const dir = await writeTemplate();
+    await mkdir(path.join(dir, 'template', 'deep'), { recursive: true });
+    expect(defaultOutDir(dir, dir)).toBe(path.dirname(dir));
+    expect(defaultOutDir(dir, path.join(dir, 'template', 'deep'))).toBe(path.dirname(dir));
+    const elsewhere = await tempDir();
+    expect(defaultOutDir(dir, elsewhere)).toBe(elsewhere);
+    await writeFile(path.join(elsewhere, 'x'), '');
+  });
+});
