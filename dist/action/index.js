@@ -1078,14 +1078,14 @@ var require_util = __commonJS({
         }
         const port = url.port != null ? url.port : url.protocol === "https:" ? 443 : 80;
         let origin = url.origin != null ? url.origin : `${url.protocol || ""}//${url.hostname || ""}:${port}`;
-        let path18 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
+        let path19 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path18 && path18[0] !== "/") {
-          path18 = `/${path18}`;
+        if (path19 && path19[0] !== "/") {
+          path19 = `/${path19}`;
         }
-        return new URL(`${origin}${path18}`);
+        return new URL(`${origin}${path19}`);
       }
       if (!isHttpOrHttpsPrefixed(url.origin || url.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1536,39 +1536,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path18, origin }
+          request: { method, path: path19, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path18);
+        debuglog("sending request to %s %s/%s", method, origin, path19);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path18, origin },
+          request: { method, path: path19, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path18,
+          path19,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path18, origin }
+          request: { method, path: path19, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path18);
+        debuglog("trailers received from %s %s/%s", method, origin, path19);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path18, origin },
+          request: { method, path: path19, origin },
           error: error2
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path18,
+          path19,
           error2.message
         );
       });
@@ -1617,9 +1617,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path18, origin }
+            request: { method, path: path19, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path18);
+          debuglog("sending request to %s %s/%s", method, origin, path19);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1682,7 +1682,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path18,
+        path: path19,
         method,
         body,
         headers,
@@ -1697,11 +1697,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path18 !== "string") {
+        if (typeof path19 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path18[0] !== "/" && !(path18.startsWith("http://") || path18.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path19[0] !== "/" && !(path19.startsWith("http://") || path19.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path18)) {
+        } else if (invalidPathRegex.test(path19)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1767,7 +1767,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path18, query) : path18;
+        this.path = query ? buildURL(path19, query) : path19;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -6460,7 +6460,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path18, host, upgrade, blocking, reset } = request2;
+      const { method, path: path19, host, upgrade, blocking, reset } = request2;
       let { body, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6541,7 +6541,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path18} HTTP/1.1\r
+      let header = `${method} ${path19} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7070,7 +7070,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path18, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path19, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7167,7 +7167,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path18;
+      headers[HTTP2_HEADER_PATH] = path19;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7520,9 +7520,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path18 = search ? `${pathname}${search}` : pathname;
+        const path19 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path18;
+        this.opts.path = path19;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8761,10 +8761,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path18 = "/",
+          path: path19 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path18;
+        opts.path = origin + path19;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -10736,20 +10736,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path18) {
-      if (typeof path18 !== "string") {
-        return path18;
+    function safeUrl(path19) {
+      if (typeof path19 !== "string") {
+        return path19;
       }
-      const pathSegments = path18.split("?");
+      const pathSegments = path19.split("?");
       if (pathSegments.length !== 2) {
-        return path18;
+        return path19;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path18, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path18);
+    function matchKey(mockDispatch2, { path: path19, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path19);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10771,7 +10771,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path18 }) => matchValue(safeUrl(path18), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path19 }) => matchValue(safeUrl(path19), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10809,9 +10809,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path18, method, body, headers, query } = opts;
+      const { path: path19, method, body, headers, query } = opts;
       return {
-        path: path18,
+        path: path19,
         method,
         body,
         headers,
@@ -11274,10 +11274,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path18, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path19, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path18,
+            Path: path19,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16156,9 +16156,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path18) {
-      for (let i = 0; i < path18.length; ++i) {
-        const code = path18.charCodeAt(i);
+    function validateCookiePath(path19) {
+      for (let i = 0; i < path19.length; ++i) {
+        const code = path19.charCodeAt(i);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -19078,11 +19078,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path18 = opts.path;
+          let path19 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path18 = `/${path18}`;
+            path19 = `/${path19}`;
           }
-          url = new URL(util.parseOrigin(url).origin + path18);
+          url = new URL(util.parseOrigin(url).origin + path19);
         } else {
           if (!opts) {
             opts = typeof url === "object" ? url : {};
@@ -23701,8 +23701,8 @@ var require_utils2 = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path18) {
-      let input = path18;
+    function removeDotSegments(path19) {
+      let input = path19;
       const output = [];
       let nextSlash = -1;
       let len = 0;
@@ -23776,11 +23776,11 @@ var require_utils2 = __commonJS({
       }
       return output.join("");
     }
-    function removeDotSegmentsRelative(path18) {
-      if (path18 === "" || path18[0] === "/") {
-        return removeDotSegments(path18);
+    function removeDotSegmentsRelative(path19) {
+      if (path19 === "" || path19[0] === "/") {
+        return removeDotSegments(path19);
       }
-      const segments = path18.split("/");
+      const segments = path19.split("/");
       const last = segments.length - 1;
       const output = [];
       let trailingDirectory = false;
@@ -24143,8 +24143,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path18 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path18 && path18 !== "/" ? path18 : void 0;
+        const path19 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path19 && path19 !== "/" ? path19 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -30986,8 +30986,8 @@ var require_utils3 = __commonJS({
       }
       return output;
     };
-    exports.basename = (path18, { windows } = {}) => {
-      const segs = path18.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path19, { windows } = {}) => {
+      const segs = path19.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -32358,10 +32358,10 @@ var require_picomatch = __commonJS({
     var parse3 = require_parse3();
     var utils = require_utils3();
     var constants3 = require_constants7();
-    var isObject = (val) => val && typeof val === "object" && !Array.isArray(val);
-    var picomatch3 = (glob, options, returnState = false) => {
+    var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
+    var picomatch4 = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
-        const fns = glob.map((input) => picomatch3(input, options, returnState));
+        const fns = glob.map((input) => picomatch4(input, options, returnState));
         const arrayMatcher = (str) => {
           for (const isMatch of fns) {
             const state2 = isMatch(str);
@@ -32371,22 +32371,22 @@ var require_picomatch = __commonJS({
         };
         return arrayMatcher;
       }
-      const isState = isObject(glob) && glob.tokens && glob.input;
+      const isState = isObject2(glob) && glob.tokens && glob.input;
       if (glob === "" || typeof glob !== "string" && !isState) {
         throw new TypeError("Expected pattern to be a non-empty string");
       }
       const opts = options || {};
       const posix = opts.windows;
-      const regex2 = isState ? picomatch3.compileRe(glob, options) : picomatch3.makeRe(glob, options, false, true);
+      const regex2 = isState ? picomatch4.compileRe(glob, options) : picomatch4.makeRe(glob, options, false, true);
       const state = regex2.state;
       delete regex2.state;
       let isIgnored = () => false;
       if (opts.ignore) {
         const ignoreOpts = { ...options, ignore: null, onMatch: null, onResult: null };
-        isIgnored = picomatch3(opts.ignore, ignoreOpts, returnState);
+        isIgnored = picomatch4(opts.ignore, ignoreOpts, returnState);
       }
       const matcher = (input, returnObject = false) => {
-        const { isMatch, match, output } = picomatch3.test(input, regex2, options, { glob, posix });
+        const { isMatch, match, output } = picomatch4.test(input, regex2, options, { glob, posix });
         const result = { glob, state, regex: regex2, posix, input, output, match, isMatch };
         if (typeof opts.onResult === "function") {
           opts.onResult(result);
@@ -32412,7 +32412,7 @@ var require_picomatch = __commonJS({
       }
       return matcher;
     };
-    picomatch3.test = (input, regex2, options, { glob, posix } = {}) => {
+    picomatch4.test = (input, regex2, options, { glob, posix } = {}) => {
       if (typeof input !== "string") {
         throw new TypeError("Expected input to be a string");
       }
@@ -32429,24 +32429,24 @@ var require_picomatch = __commonJS({
       }
       if (match === false || opts.capture === true) {
         if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch3.matchBase(input, regex2, options, posix);
+          match = picomatch4.matchBase(input, regex2, options, posix);
         } else {
           match = regex2.exec(output);
         }
       }
       return { isMatch: Boolean(match), match, output };
     };
-    picomatch3.matchBase = (input, glob, options, posix = options && options.windows) => {
-      const regex2 = glob instanceof RegExp ? glob : picomatch3.makeRe(glob, options);
+    picomatch4.matchBase = (input, glob, options, posix = options && options.windows) => {
+      const regex2 = glob instanceof RegExp ? glob : picomatch4.makeRe(glob, options);
       return regex2.test(utils.basename(input, { windows: posix }));
     };
-    picomatch3.isMatch = (str, patterns, options) => picomatch3(patterns, options)(str);
-    picomatch3.parse = (pattern, options) => {
-      if (Array.isArray(pattern)) return pattern.map((p2) => picomatch3.parse(p2, options));
+    picomatch4.isMatch = (str, patterns, options) => picomatch4(patterns, options)(str);
+    picomatch4.parse = (pattern, options) => {
+      if (Array.isArray(pattern)) return pattern.map((p2) => picomatch4.parse(p2, options));
       return parse3(pattern, { ...options, fastpaths: false });
     };
-    picomatch3.scan = (input, options) => scan(input, options);
-    picomatch3.compileRe = (state, options, returnOutput = false, returnState = false) => {
+    picomatch4.scan = (input, options) => scan(input, options);
+    picomatch4.compileRe = (state, options, returnOutput = false, returnState = false) => {
       if (returnOutput === true) {
         return state.output;
       }
@@ -32457,13 +32457,13 @@ var require_picomatch = __commonJS({
       if (state && state.negated === true) {
         source = `^(?!${source}).*$`;
       }
-      const regex2 = picomatch3.toRegex(source, options);
+      const regex2 = picomatch4.toRegex(source, options);
       if (returnState === true) {
         regex2.state = state;
       }
       return regex2;
     };
-    picomatch3.makeRe = (input, options = {}, returnOutput = false, returnState = false) => {
+    picomatch4.makeRe = (input, options = {}, returnOutput = false, returnState = false) => {
       if (!input || typeof input !== "string") {
         throw new TypeError("Expected a non-empty string");
       }
@@ -32474,9 +32474,9 @@ var require_picomatch = __commonJS({
       if (!parsed.output) {
         parsed = parse3(input, options);
       }
-      return picomatch3.compileRe(parsed, options, returnOutput, returnState);
+      return picomatch4.compileRe(parsed, options, returnOutput, returnState);
     };
-    picomatch3.toRegex = (source, options) => {
+    picomatch4.toRegex = (source, options) => {
       try {
         const opts = options || {};
         return new RegExp(source, opts.flags || (opts.nocase ? "i" : ""));
@@ -32485,8 +32485,8 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch3.constants = constants3;
-    module.exports = picomatch3;
+    picomatch4.constants = constants3;
+    module.exports = picomatch4;
   }
 });
 
@@ -32496,14 +32496,14 @@ var require_picomatch2 = __commonJS({
     "use strict";
     var pico = require_picomatch();
     var utils = require_utils3();
-    function picomatch3(glob, options, returnState = false) {
+    function picomatch4(glob, options, returnState = false) {
       if (options && (options.windows === null || options.windows === void 0)) {
         options = { ...options, windows: utils.isWindows() };
       }
       return pico(glob, options, returnState);
     }
-    Object.assign(picomatch3, pico);
-    module.exports = picomatch3;
+    Object.assign(picomatch4, pico);
+    module.exports = picomatch4;
   }
 });
 
@@ -33879,857 +33879,13 @@ var require_lib = __commonJS({
   }
 });
 
-// node_modules/ret/dist/types/tokens.js
-var require_tokens = __commonJS({
-  "node_modules/ret/dist/types/tokens.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-  }
-});
-
-// node_modules/ret/dist/types/types.js
-var require_types2 = __commonJS({
-  "node_modules/ret/dist/types/types.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.types = void 0;
-    var types;
-    (function(types2) {
-      types2[types2["ROOT"] = 0] = "ROOT";
-      types2[types2["GROUP"] = 1] = "GROUP";
-      types2[types2["POSITION"] = 2] = "POSITION";
-      types2[types2["SET"] = 3] = "SET";
-      types2[types2["RANGE"] = 4] = "RANGE";
-      types2[types2["REPETITION"] = 5] = "REPETITION";
-      types2[types2["REFERENCE"] = 6] = "REFERENCE";
-      types2[types2["CHAR"] = 7] = "CHAR";
-    })(types || (exports.types = types = {}));
-  }
-});
-
-// node_modules/ret/dist/types/set-lookup.js
-var require_set_lookup = __commonJS({
-  "node_modules/ret/dist/types/set-lookup.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-  }
-});
-
-// node_modules/ret/dist/types/index.js
-var require_types3 = __commonJS({
-  "node_modules/ret/dist/types/index.js"(exports) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __exportStar = exports && exports.__exportStar || function(m2, exports2) {
-      for (var p2 in m2) if (p2 !== "default" && !Object.prototype.hasOwnProperty.call(exports2, p2)) __createBinding(exports2, m2, p2);
-    };
-    Object.defineProperty(exports, "__esModule", { value: true });
-    __exportStar(require_tokens(), exports);
-    __exportStar(require_types2(), exports);
-    __exportStar(require_set_lookup(), exports);
-  }
-});
-
-// node_modules/ret/dist/sets.js
-var require_sets = __commonJS({
-  "node_modules/ret/dist/sets.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.anyChar = exports.notWhitespace = exports.whitespace = exports.notInts = exports.ints = exports.notWords = exports.words = void 0;
-    var types_1 = require_types3();
-    var INTS = () => [{ type: types_1.types.RANGE, from: 48, to: 57 }];
-    var WORDS = () => [
-      { type: types_1.types.CHAR, value: 95 },
-      { type: types_1.types.RANGE, from: 97, to: 122 },
-      { type: types_1.types.RANGE, from: 65, to: 90 },
-      { type: types_1.types.RANGE, from: 48, to: 57 }
-    ];
-    var WHITESPACE = () => [
-      { type: types_1.types.CHAR, value: 9 },
-      { type: types_1.types.CHAR, value: 10 },
-      { type: types_1.types.CHAR, value: 11 },
-      { type: types_1.types.CHAR, value: 12 },
-      { type: types_1.types.CHAR, value: 13 },
-      { type: types_1.types.CHAR, value: 32 },
-      { type: types_1.types.CHAR, value: 160 },
-      { type: types_1.types.CHAR, value: 5760 },
-      { type: types_1.types.RANGE, from: 8192, to: 8202 },
-      { type: types_1.types.CHAR, value: 8232 },
-      { type: types_1.types.CHAR, value: 8233 },
-      { type: types_1.types.CHAR, value: 8239 },
-      { type: types_1.types.CHAR, value: 8287 },
-      { type: types_1.types.CHAR, value: 12288 },
-      { type: types_1.types.CHAR, value: 65279 }
-    ];
-    var NOTANYCHAR = () => [
-      { type: types_1.types.CHAR, value: 10 },
-      { type: types_1.types.CHAR, value: 13 },
-      { type: types_1.types.CHAR, value: 8232 },
-      { type: types_1.types.CHAR, value: 8233 }
-    ];
-    var words2 = () => ({ type: types_1.types.SET, set: WORDS(), not: false });
-    exports.words = words2;
-    var notWords = () => ({ type: types_1.types.SET, set: WORDS(), not: true });
-    exports.notWords = notWords;
-    var ints = () => ({ type: types_1.types.SET, set: INTS(), not: false });
-    exports.ints = ints;
-    var notInts = () => ({ type: types_1.types.SET, set: INTS(), not: true });
-    exports.notInts = notInts;
-    var whitespace = () => ({ type: types_1.types.SET, set: WHITESPACE(), not: false });
-    exports.whitespace = whitespace;
-    var notWhitespace = () => ({ type: types_1.types.SET, set: WHITESPACE(), not: true });
-    exports.notWhitespace = notWhitespace;
-    var anyChar = () => ({ type: types_1.types.SET, set: NOTANYCHAR(), not: true });
-    exports.anyChar = anyChar;
-  }
-});
-
-// node_modules/ret/dist/util.js
-var require_util10 = __commonJS({
-  "node_modules/ret/dist/util.js"(exports) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
-      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
-    }) : function(o, v2) {
-      o["default"] = v2;
-    });
-    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
-      var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function(o2) {
-          var ar2 = [];
-          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
-          return ar2;
-        };
-        return ownKeys(o);
-      };
-      return function(mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) {
-          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
-        }
-        __setModuleDefault(result, mod);
-        return result;
-      };
-    })();
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.tokenizeClass = exports.strToChars = void 0;
-    var types_1 = require_types3();
-    var sets = __importStar(require_sets());
-    var CTRL = "@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^ ?";
-    var strToChars = (str) => {
-      const charsRegex = /(\[\\b\])|(\\)?\\(?:u([A-F0-9]{4})|x([A-F0-9]{2})|c([@A-Z[\\\]^?])|([0tnvfr]))/g;
-      return str.replace(charsRegex, (s3, b2, lbs, a16, b16, dctrl, eslsh) => {
-        if (lbs) {
-          return s3;
-        }
-        let code = b2 ? 8 : a16 ? parseInt(a16, 16) : b16 ? parseInt(b16, 16) : dctrl ? CTRL.indexOf(dctrl) : {
-          0: 0,
-          t: 9,
-          n: 10,
-          v: 11,
-          f: 12,
-          r: 13
-        }[eslsh];
-        let c = String.fromCharCode(code);
-        return /[[\]{}^$.|?*+()]/.test(c) ? `\\${c}` : c;
-      });
-    };
-    exports.strToChars = strToChars;
-    var tokenizeClass = (str, regexpStr = "") => {
-      var _a, _b, _c, _d, _e2, _f, _g;
-      let tokens = [], rs2, c;
-      const regexp = /\\(?:(w)|(d)|(s)|(W)|(D)|(S))|((?:(?:\\)(.)|([^\]\\]))-(((?:\\)])|(((?:\\)?([^\]])))))|(\])|(?:\\)?([^])/g;
-      while ((rs2 = regexp.exec(str)) !== null) {
-        const p2 = (_g = (_f = (_e2 = (_d = (_c = (_b = (_a = rs2[1] && sets.words()) !== null && _a !== void 0 ? _a : rs2[2] && sets.ints()) !== null && _b !== void 0 ? _b : rs2[3] && sets.whitespace()) !== null && _c !== void 0 ? _c : rs2[4] && sets.notWords()) !== null && _d !== void 0 ? _d : rs2[5] && sets.notInts()) !== null && _e2 !== void 0 ? _e2 : rs2[6] && sets.notWhitespace()) !== null && _f !== void 0 ? _f : rs2[7] && {
-          type: types_1.types.RANGE,
-          from: (rs2[8] || rs2[9]).charCodeAt(0),
-          to: (c = rs2[10]).charCodeAt(c.length - 1)
-        }) !== null && _g !== void 0 ? _g : (c = rs2[16]) && { type: types_1.types.CHAR, value: c.charCodeAt(0) };
-        if (p2) {
-          tokens.push(p2);
-        } else {
-          return [tokens, regexp.lastIndex];
-        }
-      }
-      throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unterminated character class`);
-    };
-    exports.tokenizeClass = tokenizeClass;
-  }
-});
-
-// node_modules/ret/dist/tokenizer.js
-var require_tokenizer = __commonJS({
-  "node_modules/ret/dist/tokenizer.js"(exports) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
-      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
-    }) : function(o, v2) {
-      o["default"] = v2;
-    });
-    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
-      var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function(o2) {
-          var ar2 = [];
-          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
-          return ar2;
-        };
-        return ownKeys(o);
-      };
-      return function(mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) {
-          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
-        }
-        __setModuleDefault(result, mod);
-        return result;
-      };
-    })();
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.tokenizer = void 0;
-    var util = __importStar(require_util10());
-    var types_1 = require_types3();
-    var sets = __importStar(require_sets());
-    var captureGroupFirstChar = /^[a-zA-Z_$]$/i;
-    var captureGroupChars = /^[a-zA-Z0-9_$]$/i;
-    var digit = /\d/;
-    var tokenizer = (regexpStr) => {
-      let i = 0, c;
-      let start = { type: types_1.types.ROOT, stack: [] };
-      let lastGroup = start;
-      let last = start.stack;
-      let groupStack = [];
-      let referenceQueue = [];
-      let groupCount = 0;
-      const repeatErr = (col) => {
-        throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Nothing to repeat at column ${col - 1}`);
-      };
-      let str = util.strToChars(regexpStr);
-      while (i < str.length) {
-        switch (c = str[i++]) {
-          // Handle escaped characters, inclues a few sets.
-          case "\\":
-            if (i === str.length) {
-              throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: \\ at end of pattern`);
-            }
-            switch (c = str[i++]) {
-              case "b":
-                last.push({ type: types_1.types.POSITION, value: "b" });
-                break;
-              case "B":
-                last.push({ type: types_1.types.POSITION, value: "B" });
-                break;
-              case "w":
-                last.push(sets.words());
-                break;
-              case "W":
-                last.push(sets.notWords());
-                break;
-              case "d":
-                last.push(sets.ints());
-                break;
-              case "D":
-                last.push(sets.notInts());
-                break;
-              case "s":
-                last.push(sets.whitespace());
-                break;
-              case "S":
-                last.push(sets.notWhitespace());
-                break;
-              default:
-                if (digit.test(c)) {
-                  let digits = c;
-                  while (i < str.length && digit.test(str[i])) {
-                    digits += str[i++];
-                  }
-                  let value = parseInt(digits, 10);
-                  const reference = { type: types_1.types.REFERENCE, value };
-                  last.push(reference);
-                  referenceQueue.push({ reference, stack: last, index: last.length - 1 });
-                } else {
-                  last.push({ type: types_1.types.CHAR, value: c.charCodeAt(0) });
-                }
-            }
-            break;
-          // Positionals.
-          case "^":
-            last.push({ type: types_1.types.POSITION, value: "^" });
-            break;
-          case "$":
-            last.push({ type: types_1.types.POSITION, value: "$" });
-            break;
-          // Handle custom sets.
-          case "[": {
-            let not;
-            if (str[i] === "^") {
-              not = true;
-              i++;
-            } else {
-              not = false;
-            }
-            let classTokens = util.tokenizeClass(str.slice(i), regexpStr);
-            i += classTokens[1];
-            last.push({
-              type: types_1.types.SET,
-              set: classTokens[0],
-              not
-            });
-            break;
-          }
-          // Class of any character except \n.
-          case ".":
-            last.push(sets.anyChar());
-            break;
-          // Push group onto stack.
-          case "(": {
-            let group2 = {
-              type: types_1.types.GROUP,
-              stack: [],
-              remember: true
-            };
-            if (str[i] === "?") {
-              c = str[i + 1];
-              i += 2;
-              if (c === "=") {
-                group2.followedBy = true;
-                group2.remember = false;
-              } else if (c === "!") {
-                group2.notFollowedBy = true;
-                group2.remember = false;
-              } else if (c === "<") {
-                let name = "";
-                if (captureGroupFirstChar.test(str[i])) {
-                  name += str[i];
-                  i++;
-                } else {
-                  throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Invalid capture group name, character '${str[i]}' after '<' at column ${i + 1}`);
-                }
-                while (i < str.length && captureGroupChars.test(str[i])) {
-                  name += str[i];
-                  i++;
-                }
-                if (str[i] !== ">") {
-                  throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unclosed capture group name, expected '>', found '${str[i]}' at column ${i + 1}`);
-                }
-                group2.name = name;
-                i++;
-              } else if (c === ":") {
-                group2.remember = false;
-              } else {
-                throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Invalid group, character '${c}' after '?' at column ${i - 1}`);
-              }
-            } else {
-              groupCount += 1;
-            }
-            last.push(group2);
-            groupStack.push(lastGroup);
-            lastGroup = group2;
-            last = group2.stack;
-            break;
-          }
-          // Pop group out of stack.
-          case ")":
-            if (groupStack.length === 0) {
-              throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unmatched ) at column ${i - 1}`);
-            }
-            lastGroup = groupStack.pop();
-            last = lastGroup.options ? lastGroup.options[lastGroup.options.length - 1] : lastGroup.stack;
-            break;
-          // Use pipe character to give more choices.
-          case "|": {
-            if (!lastGroup.options) {
-              lastGroup.options = [lastGroup.stack];
-              delete lastGroup.stack;
-            }
-            let stack = [];
-            lastGroup.options.push(stack);
-            last = stack;
-            break;
-          }
-          // Repetition.
-          // For every repetition, remove last element from last stack
-          // then insert back a RANGE object.
-          // This design is chosen because there could be more than
-          // one repetition symbols in a regex i.e. `a?+{2,3}`.
-          case "{": {
-            let rs2 = /^(\d+)(,(\d+)?)?\}/.exec(str.slice(i)), min, max;
-            if (rs2 !== null) {
-              if (last.length === 0) {
-                repeatErr(i);
-              }
-              min = parseInt(rs2[1], 10);
-              max = rs2[2] ? rs2[3] ? parseInt(rs2[3], 10) : Infinity : min;
-              i += rs2[0].length;
-              last.push({
-                type: types_1.types.REPETITION,
-                min,
-                max,
-                value: last.pop()
-              });
-            } else {
-              last.push({
-                type: types_1.types.CHAR,
-                value: 123
-              });
-            }
-            break;
-          }
-          case "?":
-            if (last.length === 0) {
-              repeatErr(i);
-            }
-            last.push({
-              type: types_1.types.REPETITION,
-              min: 0,
-              max: 1,
-              value: last.pop()
-            });
-            break;
-          case "+":
-            if (last.length === 0) {
-              repeatErr(i);
-            }
-            last.push({
-              type: types_1.types.REPETITION,
-              min: 1,
-              max: Infinity,
-              value: last.pop()
-            });
-            break;
-          case "*":
-            if (last.length === 0) {
-              repeatErr(i);
-            }
-            last.push({
-              type: types_1.types.REPETITION,
-              min: 0,
-              max: Infinity,
-              value: last.pop()
-            });
-            break;
-          // Default is a character that is not `\[](){}?+*^$`.
-          default:
-            last.push({
-              type: types_1.types.CHAR,
-              value: c.charCodeAt(0)
-            });
-        }
-      }
-      if (groupStack.length !== 0) {
-        throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unterminated group`);
-      }
-      updateReferences(referenceQueue, groupCount);
-      return start;
-    };
-    exports.tokenizer = tokenizer;
-    function updateReferences(referenceQueue, groupCount) {
-      for (const elem of referenceQueue.reverse()) {
-        if (groupCount < elem.reference.value) {
-          elem.reference.type = types_1.types.CHAR;
-          const valueString = elem.reference.value.toString();
-          elem.reference.value = parseInt(valueString, 8);
-          if (!/^[0-7]+$/.test(valueString)) {
-            let i = 0;
-            while (valueString[i] !== "8" && valueString[i] !== "9") {
-              i += 1;
-            }
-            if (i === 0) {
-              elem.reference.value = valueString.charCodeAt(0);
-              i += 1;
-            } else {
-              elem.reference.value = parseInt(valueString.slice(0, i), 8);
-            }
-            if (valueString.length > i) {
-              const tail = elem.stack.splice(elem.index + 1);
-              for (const char of valueString.slice(i)) {
-                elem.stack.push({
-                  type: types_1.types.CHAR,
-                  value: char.charCodeAt(0)
-                });
-              }
-              elem.stack.push(...tail);
-            }
-          }
-        }
-      }
-    }
-  }
-});
-
-// node_modules/ret/dist/sets-lookup.js
-var require_sets_lookup = __commonJS({
-  "node_modules/ret/dist/sets-lookup.js"(exports) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
-      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
-    }) : function(o, v2) {
-      o["default"] = v2;
-    });
-    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
-      var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function(o2) {
-          var ar2 = [];
-          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
-          return ar2;
-        };
-        return ownKeys(o);
-      };
-      return function(mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) {
-          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
-        }
-        __setModuleDefault(result, mod);
-        return result;
-      };
-    })();
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.NOTANYCHAR = exports.WHITESPACE = exports.WORDS = exports.INTS = void 0;
-    var Sets = __importStar(require_sets());
-    var types_1 = require_types3();
-    function setToLookup(tokens) {
-      let lookup = {};
-      let len = 0;
-      for (const token of tokens) {
-        if (token.type === types_1.types.CHAR) {
-          lookup[token.value] = true;
-        }
-        if (token.type === types_1.types.RANGE) {
-          lookup[`${token.from}-${token.to}`] = true;
-        }
-        len += 1;
-      }
-      return {
-        lookup: () => Object.assign({}, lookup),
-        len
-      };
-    }
-    exports.INTS = setToLookup(Sets.ints().set);
-    exports.WORDS = setToLookup(Sets.words().set);
-    exports.WHITESPACE = setToLookup(Sets.whitespace().set);
-    exports.NOTANYCHAR = setToLookup(Sets.anyChar().set);
-  }
-});
-
-// node_modules/ret/dist/write-set-tokens.js
-var require_write_set_tokens = __commonJS({
-  "node_modules/ret/dist/write-set-tokens.js"(exports) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
-      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
-    }) : function(o, v2) {
-      o["default"] = v2;
-    });
-    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
-      var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function(o2) {
-          var ar2 = [];
-          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
-          return ar2;
-        };
-        return ownKeys(o);
-      };
-      return function(mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) {
-          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
-        }
-        __setModuleDefault(result, mod);
-        return result;
-      };
-    })();
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.setChar = setChar;
-    exports.writeSetTokens = writeSetTokens;
-    var types_1 = require_types3();
-    var sets = __importStar(require_sets_lookup());
-    function setChar(charCode) {
-      return charCode === 94 ? "\\^" : charCode === 92 ? "\\\\" : charCode === 93 ? "\\]" : charCode === 45 ? "\\-" : String.fromCharCode(charCode);
-    }
-    function isSameSet(set, { lookup, len }) {
-      if (len !== set.length) {
-        return false;
-      }
-      const map = lookup();
-      for (const elem of set) {
-        if (elem.type === types_1.types.SET) {
-          return false;
-        }
-        const key = elem.type === types_1.types.CHAR ? elem.value : `${elem.from}-${elem.to}`;
-        if (map[key]) {
-          map[key] = false;
-        } else {
-          return false;
-        }
-      }
-      return true;
-    }
-    function writeSetTokens(set, isNested = false) {
-      if (isSameSet(set.set, sets.INTS)) {
-        return set.not ? "\\D" : "\\d";
-      }
-      if (isSameSet(set.set, sets.WORDS)) {
-        return set.not ? "\\W" : "\\w";
-      }
-      if (set.not && isSameSet(set.set, sets.NOTANYCHAR)) {
-        return ".";
-      }
-      if (isSameSet(set.set, sets.WHITESPACE)) {
-        return set.not ? "\\S" : "\\s";
-      }
-      let tokenString = "";
-      for (let i = 0; i < set.set.length; i++) {
-        const subset = set.set[i];
-        tokenString += writeSetToken(subset);
-      }
-      const contents = `${set.not ? "^" : ""}${tokenString}`;
-      return isNested ? contents : `[${contents}]`;
-    }
-    function writeSetToken(set) {
-      if (set.type === types_1.types.CHAR) {
-        return setChar(set.value);
-      } else if (set.type === types_1.types.RANGE) {
-        return `${setChar(set.from)}-${setChar(set.to)}`;
-      }
-      return writeSetTokens(set, true);
-    }
-  }
-});
-
-// node_modules/ret/dist/reconstruct.js
-var require_reconstruct = __commonJS({
-  "node_modules/ret/dist/reconstruct.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.reconstruct = void 0;
-    var types_1 = require_types3();
-    var write_set_tokens_1 = require_write_set_tokens();
-    var reduceStack = (stack) => stack.map(exports.reconstruct).join("");
-    var createAlternate = (token) => {
-      if ("options" in token) {
-        return token.options.map(reduceStack).join("|");
-      } else if ("stack" in token) {
-        return reduceStack(token.stack);
-      } else {
-        throw new Error(`options or stack must be Root or Group token`);
-      }
-    };
-    var reconstruct = (token) => {
-      switch (token.type) {
-        case types_1.types.ROOT:
-          return createAlternate(token);
-        case types_1.types.CHAR: {
-          const c = String.fromCharCode(token.value);
-          return (/[[\\{}$^.|?*+()]/.test(c) ? "\\" : "") + c;
-        }
-        case types_1.types.POSITION:
-          if (token.value === "^" || token.value === "$") {
-            return token.value;
-          } else {
-            return `\\${token.value}`;
-          }
-        case types_1.types.REFERENCE:
-          return `\\${token.value}`;
-        case types_1.types.SET:
-          return (0, write_set_tokens_1.writeSetTokens)(token);
-        case types_1.types.GROUP: {
-          const prefix = token.name ? `?<${token.name}>` : token.remember ? "" : token.followedBy ? "?=" : token.notFollowedBy ? "?!" : "?:";
-          return `(${prefix}${createAlternate(token)})`;
-        }
-        case types_1.types.REPETITION: {
-          const { min, max } = token;
-          let endWith;
-          if (min === 0 && max === 1) {
-            endWith = "?";
-          } else if (min === 1 && max === Infinity) {
-            endWith = "+";
-          } else if (min === 0 && max === Infinity) {
-            endWith = "*";
-          } else if (max === Infinity) {
-            endWith = `{${min},}`;
-          } else if (min === max) {
-            endWith = `{${min}}`;
-          } else {
-            endWith = `{${min},${max}}`;
-          }
-          return `${(0, exports.reconstruct)(token.value)}${endWith}`;
-        }
-        case types_1.types.RANGE:
-          return `${(0, write_set_tokens_1.setChar)(token.from)}-${(0, write_set_tokens_1.setChar)(token.to)}`;
-        default:
-          throw new Error(`Invalid token type ${token}`);
-      }
-    };
-    exports.reconstruct = reconstruct;
-  }
-});
-
-// node_modules/ret/dist/index.js
-var require_dist2 = __commonJS({
-  "node_modules/ret/dist/index.js"(exports, module) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __exportStar = exports && exports.__exportStar || function(m2, exports2) {
-      for (var p2 in m2) if (p2 !== "default" && !Object.prototype.hasOwnProperty.call(exports2, p2)) __createBinding(exports2, m2, p2);
-    };
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.types = void 0;
-    var types_1 = require_types3();
-    Object.defineProperty(exports, "types", { enumerable: true, get: function() {
-      return types_1.types;
-    } });
-    __exportStar(require_tokenizer(), exports);
-    __exportStar(require_reconstruct(), exports);
-    var tokenizer_1 = require_tokenizer();
-    var reconstruct_1 = require_reconstruct();
-    __exportStar(require_types3(), exports);
-    exports.default = tokenizer_1.tokenizer;
-    module.exports = tokenizer_1.tokenizer;
-    module.exports.types = types_1.types;
-    module.exports.reconstruct = reconstruct_1.reconstruct;
-  }
-});
-
-// node_modules/safe-regex2/index.js
-var require_safe_regex2 = __commonJS({
-  "node_modules/safe-regex2/index.js"(exports, module) {
-    "use strict";
-    var parse3 = require_dist2();
-    var { types } = require_dist2();
-    function walk2(node, opts, starHeight) {
-      let i;
-      let ok;
-      let len;
-      if (node.type === types.REPETITION) {
-        starHeight++;
-        opts.reps++;
-        if (starHeight > 1) return false;
-        if (opts.reps > opts.limit) return false;
-      }
-      const options = node.options || node.value?.options;
-      if (options) {
-        for (i = 0, len = options.length; i < len; i++) {
-          ok = walk2({ stack: options[i] }, opts, starHeight);
-          if (!ok) return false;
-        }
-      }
-      const stack = node.stack || node.value?.stack;
-      if (!stack) return true;
-      for (i = 0, len = stack.length; i < len; i++) {
-        ok = walk2(stack[i], opts, starHeight);
-        if (!ok) return false;
-      }
-      return true;
-    }
-    function safeRegex2(re2, options) {
-      const opts = {
-        reps: 0,
-        limit: options?.limit ?? 25
-      };
-      if (isRegExp(re2)) re2 = re2.source;
-      else if (typeof re2 !== "string") re2 = String(re2);
-      try {
-        return walk2(parse3(re2), opts, 0);
-      } catch {
-        return false;
-      }
-    }
-    function isRegExp(x) {
-      return Object.prototype.toString.call(x) === "[object RegExp]";
-    }
-    module.exports = safeRegex2;
-    module.exports.default = safeRegex2;
-    module.exports.safeRegex = safeRegex2;
-  }
-});
-
 // node_modules/liquidjs/dist/liquid.node.js
 var require_liquid_node = __commonJS({
   "node_modules/liquidjs/dist/liquid.node.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var stream = __require("stream");
-    var path18 = __require("path");
+    var path19 = __require("path");
     var fs$1 = __require("fs");
     var crypto2 = __require("crypto");
     var Token = class {
@@ -34824,7 +33980,7 @@ var require_liquid_node = __commonJS({
         return [val];
       if (isIterable(val))
         return Array.from(val);
-      if (isObject(val))
+      if (isObject2(val))
         return Object.keys(val).map((key) => [key, val[key]]);
       return [];
     }
@@ -34863,7 +34019,7 @@ var require_liquid_node = __commonJS({
       return value && isNumber(value.length);
     }
     function isIterable(value) {
-      return isObject(value) && Symbol.iterator in value;
+      return isObject2(value) && Symbol.iterator in value;
     }
     function forOwn(obj, iteratee) {
       obj = obj || {};
@@ -34875,7 +34031,7 @@ var require_liquid_node = __commonJS({
       }
       return obj;
     }
-    function isObject(value) {
+    function isObject2(value) {
       const type = typeof value;
       return value !== null && (type === "object" || type === "function");
     }
@@ -35112,7 +34268,7 @@ var require_liquid_node = __commonJS({
         value = yield toValue(value);
         if (isString(value) || isArray(value))
           return value.length === 0;
-        if (isObject(value))
+        if (isObject2(value))
           return Object.keys(value).length === 0;
         return false;
       }
@@ -36191,7 +35347,7 @@ var require_liquid_node = __commonJS({
         return false;
       }
     }
-    function readFile9(filepath) {
+    function readFile10(filepath) {
       return readFileAsync(filepath, "utf8");
     }
     function existsSync2(filepath) {
@@ -36206,9 +35362,9 @@ var require_liquid_node = __commonJS({
       return fs$1.readFileSync(filepath, "utf8");
     }
     function resolve2(root, file, ext) {
-      if (!path18.extname(file))
+      if (!path19.extname(file))
         file += ext;
-      return path18.resolve(root, file);
+      return path19.resolve(root, file);
     }
     function fallback(file) {
       try {
@@ -36217,14 +35373,14 @@ var require_liquid_node = __commonJS({
       }
     }
     function dirname3(filepath) {
-      return path18.dirname(filepath);
+      return path19.dirname(filepath);
     }
     var realpathAsync = promisify(fs$1.realpath);
     async function contains(root, file) {
       try {
         const realRoot = await realpathAsync(root);
         const realFile = await realpathAsync(file);
-        const prefix = realRoot.endsWith(path18.sep) ? realRoot : realRoot + path18.sep;
+        const prefix = realRoot.endsWith(path19.sep) ? realRoot : realRoot + path19.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -36234,7 +35390,7 @@ var require_liquid_node = __commonJS({
       try {
         const realRoot = fs$1.realpathSync(root);
         const realFile = fs$1.realpathSync(file);
-        const prefix = realRoot.endsWith(path18.sep) ? realRoot : realRoot + path18.sep;
+        const prefix = realRoot.endsWith(path19.sep) ? realRoot : realRoot + path19.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -36243,7 +35399,7 @@ var require_liquid_node = __commonJS({
     var fs4 = /* @__PURE__ */ Object.freeze({
       __proto__: null,
       exists: exists2,
-      readFile: readFile9,
+      readFile: readFile10,
       existsSync: existsSync2,
       readFileSync,
       resolve: resolve2,
@@ -36251,7 +35407,7 @@ var require_liquid_node = __commonJS({
       dirname: dirname3,
       contains,
       containsSync,
-      sep: path18.sep
+      sep: path19.sep
     });
     function chargeJsonReplacerValue(memoryLimit, val) {
       if (typeof val === "string") {
@@ -37489,10 +36645,10 @@ var require_liquid_node = __commonJS({
             yield filepath;
         }
       }
-      dirname(path19) {
+      dirname(path20) {
         const fs5 = this.options.fs;
         assert(fs5.dirname, "`fs.dirname` is required for relative reference");
-        return fs5.dirname(path19);
+        return fs5.dirname(path20);
       }
       lookupError(file, roots) {
         const err = new Error("ENOENT");
@@ -37679,7 +36835,7 @@ var require_liquid_node = __commonJS({
         this.sync = !!renderOptions.sync;
         this.opts = opts;
         this.globals = renderOptions.globals ?? opts.globals;
-        this.environments = isObject(env) ? env : Object(env);
+        this.environments = isObject2(env) ? env : Object(env);
         this.strictVariables = renderOptions.strictVariables ?? this.opts.strictVariables;
         this.ownPropertyOnly = renderOptions.ownPropertyOnly ?? opts.ownPropertyOnly;
         this.memoryLimit = memoryLimit ?? new Limiter("memory alloc", renderOptions.memoryLimit ?? opts.memoryLimit);
@@ -39659,10 +38815,854 @@ var require_liquid_node = __commonJS({
   }
 });
 
+// node_modules/ret/dist/types/tokens.js
+var require_tokens = __commonJS({
+  "node_modules/ret/dist/types/tokens.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+  }
+});
+
+// node_modules/ret/dist/types/types.js
+var require_types2 = __commonJS({
+  "node_modules/ret/dist/types/types.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.types = void 0;
+    var types;
+    (function(types2) {
+      types2[types2["ROOT"] = 0] = "ROOT";
+      types2[types2["GROUP"] = 1] = "GROUP";
+      types2[types2["POSITION"] = 2] = "POSITION";
+      types2[types2["SET"] = 3] = "SET";
+      types2[types2["RANGE"] = 4] = "RANGE";
+      types2[types2["REPETITION"] = 5] = "REPETITION";
+      types2[types2["REFERENCE"] = 6] = "REFERENCE";
+      types2[types2["CHAR"] = 7] = "CHAR";
+    })(types || (exports.types = types = {}));
+  }
+});
+
+// node_modules/ret/dist/types/set-lookup.js
+var require_set_lookup = __commonJS({
+  "node_modules/ret/dist/types/set-lookup.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+  }
+});
+
+// node_modules/ret/dist/types/index.js
+var require_types3 = __commonJS({
+  "node_modules/ret/dist/types/index.js"(exports) {
+    "use strict";
+    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      var desc = Object.getOwnPropertyDescriptor(m2, k2);
+      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
+        desc = { enumerable: true, get: function() {
+          return m2[k2];
+        } };
+      }
+      Object.defineProperty(o, k22, desc);
+    }) : (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      o[k22] = m2[k2];
+    }));
+    var __exportStar = exports && exports.__exportStar || function(m2, exports2) {
+      for (var p2 in m2) if (p2 !== "default" && !Object.prototype.hasOwnProperty.call(exports2, p2)) __createBinding(exports2, m2, p2);
+    };
+    Object.defineProperty(exports, "__esModule", { value: true });
+    __exportStar(require_tokens(), exports);
+    __exportStar(require_types2(), exports);
+    __exportStar(require_set_lookup(), exports);
+  }
+});
+
+// node_modules/ret/dist/sets.js
+var require_sets = __commonJS({
+  "node_modules/ret/dist/sets.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.anyChar = exports.notWhitespace = exports.whitespace = exports.notInts = exports.ints = exports.notWords = exports.words = void 0;
+    var types_1 = require_types3();
+    var INTS = () => [{ type: types_1.types.RANGE, from: 48, to: 57 }];
+    var WORDS = () => [
+      { type: types_1.types.CHAR, value: 95 },
+      { type: types_1.types.RANGE, from: 97, to: 122 },
+      { type: types_1.types.RANGE, from: 65, to: 90 },
+      { type: types_1.types.RANGE, from: 48, to: 57 }
+    ];
+    var WHITESPACE = () => [
+      { type: types_1.types.CHAR, value: 9 },
+      { type: types_1.types.CHAR, value: 10 },
+      { type: types_1.types.CHAR, value: 11 },
+      { type: types_1.types.CHAR, value: 12 },
+      { type: types_1.types.CHAR, value: 13 },
+      { type: types_1.types.CHAR, value: 32 },
+      { type: types_1.types.CHAR, value: 160 },
+      { type: types_1.types.CHAR, value: 5760 },
+      { type: types_1.types.RANGE, from: 8192, to: 8202 },
+      { type: types_1.types.CHAR, value: 8232 },
+      { type: types_1.types.CHAR, value: 8233 },
+      { type: types_1.types.CHAR, value: 8239 },
+      { type: types_1.types.CHAR, value: 8287 },
+      { type: types_1.types.CHAR, value: 12288 },
+      { type: types_1.types.CHAR, value: 65279 }
+    ];
+    var NOTANYCHAR = () => [
+      { type: types_1.types.CHAR, value: 10 },
+      { type: types_1.types.CHAR, value: 13 },
+      { type: types_1.types.CHAR, value: 8232 },
+      { type: types_1.types.CHAR, value: 8233 }
+    ];
+    var words2 = () => ({ type: types_1.types.SET, set: WORDS(), not: false });
+    exports.words = words2;
+    var notWords = () => ({ type: types_1.types.SET, set: WORDS(), not: true });
+    exports.notWords = notWords;
+    var ints = () => ({ type: types_1.types.SET, set: INTS(), not: false });
+    exports.ints = ints;
+    var notInts = () => ({ type: types_1.types.SET, set: INTS(), not: true });
+    exports.notInts = notInts;
+    var whitespace = () => ({ type: types_1.types.SET, set: WHITESPACE(), not: false });
+    exports.whitespace = whitespace;
+    var notWhitespace = () => ({ type: types_1.types.SET, set: WHITESPACE(), not: true });
+    exports.notWhitespace = notWhitespace;
+    var anyChar = () => ({ type: types_1.types.SET, set: NOTANYCHAR(), not: true });
+    exports.anyChar = anyChar;
+  }
+});
+
+// node_modules/ret/dist/util.js
+var require_util10 = __commonJS({
+  "node_modules/ret/dist/util.js"(exports) {
+    "use strict";
+    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      var desc = Object.getOwnPropertyDescriptor(m2, k2);
+      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
+        desc = { enumerable: true, get: function() {
+          return m2[k2];
+        } };
+      }
+      Object.defineProperty(o, k22, desc);
+    }) : (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      o[k22] = m2[k2];
+    }));
+    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
+      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
+    }) : function(o, v2) {
+      o["default"] = v2;
+    });
+    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
+      var ownKeys = function(o) {
+        ownKeys = Object.getOwnPropertyNames || function(o2) {
+          var ar2 = [];
+          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
+          return ar2;
+        };
+        return ownKeys(o);
+      };
+      return function(mod) {
+        if (mod && mod.__esModule) return mod;
+        var result = {};
+        if (mod != null) {
+          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
+        }
+        __setModuleDefault(result, mod);
+        return result;
+      };
+    })();
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.tokenizeClass = exports.strToChars = void 0;
+    var types_1 = require_types3();
+    var sets = __importStar(require_sets());
+    var CTRL = "@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^ ?";
+    var strToChars = (str) => {
+      const charsRegex = /(\[\\b\])|(\\)?\\(?:u([A-F0-9]{4})|x([A-F0-9]{2})|c([@A-Z[\\\]^?])|([0tnvfr]))/g;
+      return str.replace(charsRegex, (s3, b2, lbs, a16, b16, dctrl, eslsh) => {
+        if (lbs) {
+          return s3;
+        }
+        let code = b2 ? 8 : a16 ? parseInt(a16, 16) : b16 ? parseInt(b16, 16) : dctrl ? CTRL.indexOf(dctrl) : {
+          0: 0,
+          t: 9,
+          n: 10,
+          v: 11,
+          f: 12,
+          r: 13
+        }[eslsh];
+        let c = String.fromCharCode(code);
+        return /[[\]{}^$.|?*+()]/.test(c) ? `\\${c}` : c;
+      });
+    };
+    exports.strToChars = strToChars;
+    var tokenizeClass = (str, regexpStr = "") => {
+      var _a, _b, _c, _d, _e2, _f, _g;
+      let tokens = [], rs2, c;
+      const regexp = /\\(?:(w)|(d)|(s)|(W)|(D)|(S))|((?:(?:\\)(.)|([^\]\\]))-(((?:\\)])|(((?:\\)?([^\]])))))|(\])|(?:\\)?([^])/g;
+      while ((rs2 = regexp.exec(str)) !== null) {
+        const p2 = (_g = (_f = (_e2 = (_d = (_c = (_b = (_a = rs2[1] && sets.words()) !== null && _a !== void 0 ? _a : rs2[2] && sets.ints()) !== null && _b !== void 0 ? _b : rs2[3] && sets.whitespace()) !== null && _c !== void 0 ? _c : rs2[4] && sets.notWords()) !== null && _d !== void 0 ? _d : rs2[5] && sets.notInts()) !== null && _e2 !== void 0 ? _e2 : rs2[6] && sets.notWhitespace()) !== null && _f !== void 0 ? _f : rs2[7] && {
+          type: types_1.types.RANGE,
+          from: (rs2[8] || rs2[9]).charCodeAt(0),
+          to: (c = rs2[10]).charCodeAt(c.length - 1)
+        }) !== null && _g !== void 0 ? _g : (c = rs2[16]) && { type: types_1.types.CHAR, value: c.charCodeAt(0) };
+        if (p2) {
+          tokens.push(p2);
+        } else {
+          return [tokens, regexp.lastIndex];
+        }
+      }
+      throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unterminated character class`);
+    };
+    exports.tokenizeClass = tokenizeClass;
+  }
+});
+
+// node_modules/ret/dist/tokenizer.js
+var require_tokenizer = __commonJS({
+  "node_modules/ret/dist/tokenizer.js"(exports) {
+    "use strict";
+    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      var desc = Object.getOwnPropertyDescriptor(m2, k2);
+      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
+        desc = { enumerable: true, get: function() {
+          return m2[k2];
+        } };
+      }
+      Object.defineProperty(o, k22, desc);
+    }) : (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      o[k22] = m2[k2];
+    }));
+    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
+      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
+    }) : function(o, v2) {
+      o["default"] = v2;
+    });
+    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
+      var ownKeys = function(o) {
+        ownKeys = Object.getOwnPropertyNames || function(o2) {
+          var ar2 = [];
+          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
+          return ar2;
+        };
+        return ownKeys(o);
+      };
+      return function(mod) {
+        if (mod && mod.__esModule) return mod;
+        var result = {};
+        if (mod != null) {
+          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
+        }
+        __setModuleDefault(result, mod);
+        return result;
+      };
+    })();
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.tokenizer = void 0;
+    var util = __importStar(require_util10());
+    var types_1 = require_types3();
+    var sets = __importStar(require_sets());
+    var captureGroupFirstChar = /^[a-zA-Z_$]$/i;
+    var captureGroupChars = /^[a-zA-Z0-9_$]$/i;
+    var digit = /\d/;
+    var tokenizer = (regexpStr) => {
+      let i = 0, c;
+      let start = { type: types_1.types.ROOT, stack: [] };
+      let lastGroup = start;
+      let last = start.stack;
+      let groupStack = [];
+      let referenceQueue = [];
+      let groupCount = 0;
+      const repeatErr = (col) => {
+        throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Nothing to repeat at column ${col - 1}`);
+      };
+      let str = util.strToChars(regexpStr);
+      while (i < str.length) {
+        switch (c = str[i++]) {
+          // Handle escaped characters, inclues a few sets.
+          case "\\":
+            if (i === str.length) {
+              throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: \\ at end of pattern`);
+            }
+            switch (c = str[i++]) {
+              case "b":
+                last.push({ type: types_1.types.POSITION, value: "b" });
+                break;
+              case "B":
+                last.push({ type: types_1.types.POSITION, value: "B" });
+                break;
+              case "w":
+                last.push(sets.words());
+                break;
+              case "W":
+                last.push(sets.notWords());
+                break;
+              case "d":
+                last.push(sets.ints());
+                break;
+              case "D":
+                last.push(sets.notInts());
+                break;
+              case "s":
+                last.push(sets.whitespace());
+                break;
+              case "S":
+                last.push(sets.notWhitespace());
+                break;
+              default:
+                if (digit.test(c)) {
+                  let digits = c;
+                  while (i < str.length && digit.test(str[i])) {
+                    digits += str[i++];
+                  }
+                  let value = parseInt(digits, 10);
+                  const reference = { type: types_1.types.REFERENCE, value };
+                  last.push(reference);
+                  referenceQueue.push({ reference, stack: last, index: last.length - 1 });
+                } else {
+                  last.push({ type: types_1.types.CHAR, value: c.charCodeAt(0) });
+                }
+            }
+            break;
+          // Positionals.
+          case "^":
+            last.push({ type: types_1.types.POSITION, value: "^" });
+            break;
+          case "$":
+            last.push({ type: types_1.types.POSITION, value: "$" });
+            break;
+          // Handle custom sets.
+          case "[": {
+            let not;
+            if (str[i] === "^") {
+              not = true;
+              i++;
+            } else {
+              not = false;
+            }
+            let classTokens = util.tokenizeClass(str.slice(i), regexpStr);
+            i += classTokens[1];
+            last.push({
+              type: types_1.types.SET,
+              set: classTokens[0],
+              not
+            });
+            break;
+          }
+          // Class of any character except \n.
+          case ".":
+            last.push(sets.anyChar());
+            break;
+          // Push group onto stack.
+          case "(": {
+            let group2 = {
+              type: types_1.types.GROUP,
+              stack: [],
+              remember: true
+            };
+            if (str[i] === "?") {
+              c = str[i + 1];
+              i += 2;
+              if (c === "=") {
+                group2.followedBy = true;
+                group2.remember = false;
+              } else if (c === "!") {
+                group2.notFollowedBy = true;
+                group2.remember = false;
+              } else if (c === "<") {
+                let name = "";
+                if (captureGroupFirstChar.test(str[i])) {
+                  name += str[i];
+                  i++;
+                } else {
+                  throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Invalid capture group name, character '${str[i]}' after '<' at column ${i + 1}`);
+                }
+                while (i < str.length && captureGroupChars.test(str[i])) {
+                  name += str[i];
+                  i++;
+                }
+                if (str[i] !== ">") {
+                  throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unclosed capture group name, expected '>', found '${str[i]}' at column ${i + 1}`);
+                }
+                group2.name = name;
+                i++;
+              } else if (c === ":") {
+                group2.remember = false;
+              } else {
+                throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Invalid group, character '${c}' after '?' at column ${i - 1}`);
+              }
+            } else {
+              groupCount += 1;
+            }
+            last.push(group2);
+            groupStack.push(lastGroup);
+            lastGroup = group2;
+            last = group2.stack;
+            break;
+          }
+          // Pop group out of stack.
+          case ")":
+            if (groupStack.length === 0) {
+              throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unmatched ) at column ${i - 1}`);
+            }
+            lastGroup = groupStack.pop();
+            last = lastGroup.options ? lastGroup.options[lastGroup.options.length - 1] : lastGroup.stack;
+            break;
+          // Use pipe character to give more choices.
+          case "|": {
+            if (!lastGroup.options) {
+              lastGroup.options = [lastGroup.stack];
+              delete lastGroup.stack;
+            }
+            let stack = [];
+            lastGroup.options.push(stack);
+            last = stack;
+            break;
+          }
+          // Repetition.
+          // For every repetition, remove last element from last stack
+          // then insert back a RANGE object.
+          // This design is chosen because there could be more than
+          // one repetition symbols in a regex i.e. `a?+{2,3}`.
+          case "{": {
+            let rs2 = /^(\d+)(,(\d+)?)?\}/.exec(str.slice(i)), min, max;
+            if (rs2 !== null) {
+              if (last.length === 0) {
+                repeatErr(i);
+              }
+              min = parseInt(rs2[1], 10);
+              max = rs2[2] ? rs2[3] ? parseInt(rs2[3], 10) : Infinity : min;
+              i += rs2[0].length;
+              last.push({
+                type: types_1.types.REPETITION,
+                min,
+                max,
+                value: last.pop()
+              });
+            } else {
+              last.push({
+                type: types_1.types.CHAR,
+                value: 123
+              });
+            }
+            break;
+          }
+          case "?":
+            if (last.length === 0) {
+              repeatErr(i);
+            }
+            last.push({
+              type: types_1.types.REPETITION,
+              min: 0,
+              max: 1,
+              value: last.pop()
+            });
+            break;
+          case "+":
+            if (last.length === 0) {
+              repeatErr(i);
+            }
+            last.push({
+              type: types_1.types.REPETITION,
+              min: 1,
+              max: Infinity,
+              value: last.pop()
+            });
+            break;
+          case "*":
+            if (last.length === 0) {
+              repeatErr(i);
+            }
+            last.push({
+              type: types_1.types.REPETITION,
+              min: 0,
+              max: Infinity,
+              value: last.pop()
+            });
+            break;
+          // Default is a character that is not `\[](){}?+*^$`.
+          default:
+            last.push({
+              type: types_1.types.CHAR,
+              value: c.charCodeAt(0)
+            });
+        }
+      }
+      if (groupStack.length !== 0) {
+        throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unterminated group`);
+      }
+      updateReferences(referenceQueue, groupCount);
+      return start;
+    };
+    exports.tokenizer = tokenizer;
+    function updateReferences(referenceQueue, groupCount) {
+      for (const elem of referenceQueue.reverse()) {
+        if (groupCount < elem.reference.value) {
+          elem.reference.type = types_1.types.CHAR;
+          const valueString = elem.reference.value.toString();
+          elem.reference.value = parseInt(valueString, 8);
+          if (!/^[0-7]+$/.test(valueString)) {
+            let i = 0;
+            while (valueString[i] !== "8" && valueString[i] !== "9") {
+              i += 1;
+            }
+            if (i === 0) {
+              elem.reference.value = valueString.charCodeAt(0);
+              i += 1;
+            } else {
+              elem.reference.value = parseInt(valueString.slice(0, i), 8);
+            }
+            if (valueString.length > i) {
+              const tail = elem.stack.splice(elem.index + 1);
+              for (const char of valueString.slice(i)) {
+                elem.stack.push({
+                  type: types_1.types.CHAR,
+                  value: char.charCodeAt(0)
+                });
+              }
+              elem.stack.push(...tail);
+            }
+          }
+        }
+      }
+    }
+  }
+});
+
+// node_modules/ret/dist/sets-lookup.js
+var require_sets_lookup = __commonJS({
+  "node_modules/ret/dist/sets-lookup.js"(exports) {
+    "use strict";
+    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      var desc = Object.getOwnPropertyDescriptor(m2, k2);
+      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
+        desc = { enumerable: true, get: function() {
+          return m2[k2];
+        } };
+      }
+      Object.defineProperty(o, k22, desc);
+    }) : (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      o[k22] = m2[k2];
+    }));
+    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
+      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
+    }) : function(o, v2) {
+      o["default"] = v2;
+    });
+    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
+      var ownKeys = function(o) {
+        ownKeys = Object.getOwnPropertyNames || function(o2) {
+          var ar2 = [];
+          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
+          return ar2;
+        };
+        return ownKeys(o);
+      };
+      return function(mod) {
+        if (mod && mod.__esModule) return mod;
+        var result = {};
+        if (mod != null) {
+          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
+        }
+        __setModuleDefault(result, mod);
+        return result;
+      };
+    })();
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.NOTANYCHAR = exports.WHITESPACE = exports.WORDS = exports.INTS = void 0;
+    var Sets = __importStar(require_sets());
+    var types_1 = require_types3();
+    function setToLookup(tokens) {
+      let lookup = {};
+      let len = 0;
+      for (const token of tokens) {
+        if (token.type === types_1.types.CHAR) {
+          lookup[token.value] = true;
+        }
+        if (token.type === types_1.types.RANGE) {
+          lookup[`${token.from}-${token.to}`] = true;
+        }
+        len += 1;
+      }
+      return {
+        lookup: () => Object.assign({}, lookup),
+        len
+      };
+    }
+    exports.INTS = setToLookup(Sets.ints().set);
+    exports.WORDS = setToLookup(Sets.words().set);
+    exports.WHITESPACE = setToLookup(Sets.whitespace().set);
+    exports.NOTANYCHAR = setToLookup(Sets.anyChar().set);
+  }
+});
+
+// node_modules/ret/dist/write-set-tokens.js
+var require_write_set_tokens = __commonJS({
+  "node_modules/ret/dist/write-set-tokens.js"(exports) {
+    "use strict";
+    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      var desc = Object.getOwnPropertyDescriptor(m2, k2);
+      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
+        desc = { enumerable: true, get: function() {
+          return m2[k2];
+        } };
+      }
+      Object.defineProperty(o, k22, desc);
+    }) : (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      o[k22] = m2[k2];
+    }));
+    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
+      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
+    }) : function(o, v2) {
+      o["default"] = v2;
+    });
+    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
+      var ownKeys = function(o) {
+        ownKeys = Object.getOwnPropertyNames || function(o2) {
+          var ar2 = [];
+          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
+          return ar2;
+        };
+        return ownKeys(o);
+      };
+      return function(mod) {
+        if (mod && mod.__esModule) return mod;
+        var result = {};
+        if (mod != null) {
+          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
+        }
+        __setModuleDefault(result, mod);
+        return result;
+      };
+    })();
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.setChar = setChar;
+    exports.writeSetTokens = writeSetTokens;
+    var types_1 = require_types3();
+    var sets = __importStar(require_sets_lookup());
+    function setChar(charCode) {
+      return charCode === 94 ? "\\^" : charCode === 92 ? "\\\\" : charCode === 93 ? "\\]" : charCode === 45 ? "\\-" : String.fromCharCode(charCode);
+    }
+    function isSameSet(set, { lookup, len }) {
+      if (len !== set.length) {
+        return false;
+      }
+      const map = lookup();
+      for (const elem of set) {
+        if (elem.type === types_1.types.SET) {
+          return false;
+        }
+        const key = elem.type === types_1.types.CHAR ? elem.value : `${elem.from}-${elem.to}`;
+        if (map[key]) {
+          map[key] = false;
+        } else {
+          return false;
+        }
+      }
+      return true;
+    }
+    function writeSetTokens(set, isNested = false) {
+      if (isSameSet(set.set, sets.INTS)) {
+        return set.not ? "\\D" : "\\d";
+      }
+      if (isSameSet(set.set, sets.WORDS)) {
+        return set.not ? "\\W" : "\\w";
+      }
+      if (set.not && isSameSet(set.set, sets.NOTANYCHAR)) {
+        return ".";
+      }
+      if (isSameSet(set.set, sets.WHITESPACE)) {
+        return set.not ? "\\S" : "\\s";
+      }
+      let tokenString = "";
+      for (let i = 0; i < set.set.length; i++) {
+        const subset = set.set[i];
+        tokenString += writeSetToken(subset);
+      }
+      const contents = `${set.not ? "^" : ""}${tokenString}`;
+      return isNested ? contents : `[${contents}]`;
+    }
+    function writeSetToken(set) {
+      if (set.type === types_1.types.CHAR) {
+        return setChar(set.value);
+      } else if (set.type === types_1.types.RANGE) {
+        return `${setChar(set.from)}-${setChar(set.to)}`;
+      }
+      return writeSetTokens(set, true);
+    }
+  }
+});
+
+// node_modules/ret/dist/reconstruct.js
+var require_reconstruct = __commonJS({
+  "node_modules/ret/dist/reconstruct.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.reconstruct = void 0;
+    var types_1 = require_types3();
+    var write_set_tokens_1 = require_write_set_tokens();
+    var reduceStack = (stack) => stack.map(exports.reconstruct).join("");
+    var createAlternate = (token) => {
+      if ("options" in token) {
+        return token.options.map(reduceStack).join("|");
+      } else if ("stack" in token) {
+        return reduceStack(token.stack);
+      } else {
+        throw new Error(`options or stack must be Root or Group token`);
+      }
+    };
+    var reconstruct = (token) => {
+      switch (token.type) {
+        case types_1.types.ROOT:
+          return createAlternate(token);
+        case types_1.types.CHAR: {
+          const c = String.fromCharCode(token.value);
+          return (/[[\\{}$^.|?*+()]/.test(c) ? "\\" : "") + c;
+        }
+        case types_1.types.POSITION:
+          if (token.value === "^" || token.value === "$") {
+            return token.value;
+          } else {
+            return `\\${token.value}`;
+          }
+        case types_1.types.REFERENCE:
+          return `\\${token.value}`;
+        case types_1.types.SET:
+          return (0, write_set_tokens_1.writeSetTokens)(token);
+        case types_1.types.GROUP: {
+          const prefix = token.name ? `?<${token.name}>` : token.remember ? "" : token.followedBy ? "?=" : token.notFollowedBy ? "?!" : "?:";
+          return `(${prefix}${createAlternate(token)})`;
+        }
+        case types_1.types.REPETITION: {
+          const { min, max } = token;
+          let endWith;
+          if (min === 0 && max === 1) {
+            endWith = "?";
+          } else if (min === 1 && max === Infinity) {
+            endWith = "+";
+          } else if (min === 0 && max === Infinity) {
+            endWith = "*";
+          } else if (max === Infinity) {
+            endWith = `{${min},}`;
+          } else if (min === max) {
+            endWith = `{${min}}`;
+          } else {
+            endWith = `{${min},${max}}`;
+          }
+          return `${(0, exports.reconstruct)(token.value)}${endWith}`;
+        }
+        case types_1.types.RANGE:
+          return `${(0, write_set_tokens_1.setChar)(token.from)}-${(0, write_set_tokens_1.setChar)(token.to)}`;
+        default:
+          throw new Error(`Invalid token type ${token}`);
+      }
+    };
+    exports.reconstruct = reconstruct;
+  }
+});
+
+// node_modules/ret/dist/index.js
+var require_dist2 = __commonJS({
+  "node_modules/ret/dist/index.js"(exports, module) {
+    "use strict";
+    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      var desc = Object.getOwnPropertyDescriptor(m2, k2);
+      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
+        desc = { enumerable: true, get: function() {
+          return m2[k2];
+        } };
+      }
+      Object.defineProperty(o, k22, desc);
+    }) : (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      o[k22] = m2[k2];
+    }));
+    var __exportStar = exports && exports.__exportStar || function(m2, exports2) {
+      for (var p2 in m2) if (p2 !== "default" && !Object.prototype.hasOwnProperty.call(exports2, p2)) __createBinding(exports2, m2, p2);
+    };
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.types = void 0;
+    var types_1 = require_types3();
+    Object.defineProperty(exports, "types", { enumerable: true, get: function() {
+      return types_1.types;
+    } });
+    __exportStar(require_tokenizer(), exports);
+    __exportStar(require_reconstruct(), exports);
+    var tokenizer_1 = require_tokenizer();
+    var reconstruct_1 = require_reconstruct();
+    __exportStar(require_types3(), exports);
+    exports.default = tokenizer_1.tokenizer;
+    module.exports = tokenizer_1.tokenizer;
+    module.exports.types = types_1.types;
+    module.exports.reconstruct = reconstruct_1.reconstruct;
+  }
+});
+
+// node_modules/safe-regex2/index.js
+var require_safe_regex2 = __commonJS({
+  "node_modules/safe-regex2/index.js"(exports, module) {
+    "use strict";
+    var parse3 = require_dist2();
+    var { types } = require_dist2();
+    function walk2(node, opts, starHeight) {
+      let i;
+      let ok;
+      let len;
+      if (node.type === types.REPETITION) {
+        starHeight++;
+        opts.reps++;
+        if (starHeight > 1) return false;
+        if (opts.reps > opts.limit) return false;
+      }
+      const options = node.options || node.value?.options;
+      if (options) {
+        for (i = 0, len = options.length; i < len; i++) {
+          ok = walk2({ stack: options[i] }, opts, starHeight);
+          if (!ok) return false;
+        }
+      }
+      const stack = node.stack || node.value?.stack;
+      if (!stack) return true;
+      for (i = 0, len = stack.length; i < len; i++) {
+        ok = walk2(stack[i], opts, starHeight);
+        if (!ok) return false;
+      }
+      return true;
+    }
+    function safeRegex2(re2, options) {
+      const opts = {
+        reps: 0,
+        limit: options?.limit ?? 25
+      };
+      if (isRegExp(re2)) re2 = re2.source;
+      else if (typeof re2 !== "string") re2 = String(re2);
+      try {
+        return walk2(parse3(re2), opts, 0);
+      } catch {
+        return false;
+      }
+    }
+    function isRegExp(x) {
+      return Object.prototype.toString.call(x) === "[object RegExp]";
+    }
+    module.exports = safeRegex2;
+    module.exports.default = safeRegex2;
+    module.exports.safeRegex = safeRegex2;
+  }
+});
+
 // src/action/main.ts
 import { mkdtemp as mkdtemp4, writeFile as writeFile4 } from "node:fs/promises";
 import { tmpdir as tmpdir4 } from "node:os";
-import path17 from "node:path";
+import path18 from "node:path";
 
 // node_modules/@actions/core/lib/core.js
 var core_exports = {};
@@ -42134,7 +42134,7 @@ var triggers_notification_paths_default = [
 ];
 function routeMatcher(paths) {
   const regexes = paths.map(
-    (path18) => path18.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
+    (path19) => path19.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
   );
   const regex2 = `^(?:${regexes.map((r) => `(?:${r})`).join("|")})[^/]*$`;
   return new RegExp(regex2, "i");
@@ -42928,8 +42928,8 @@ var stringifyIteratively = (rootValue, replacer, spaceParam) => {
   const isFunctionReplacer = typeof replacer === "function";
   const propertyList = Array.isArray(replacer) ? new Set(replacer.map(String)) : null;
   const prepareVal = (parent, key, val) => {
-    const isObject = val !== null && typeof val === "object";
-    const hasToJSON = isObject && typeof val.toJSON === "function";
+    const isObject2 = val !== null && typeof val === "object";
+    const hasToJSON = isObject2 && typeof val.toJSON === "function";
     if (hasToJSON) {
       val = val.toJSON(key);
     }
@@ -43726,17 +43726,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path18 = requestOptions.url.replace(options.baseUrl, "");
+    const path19 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path18} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path19} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       return response;
     }).catch((error2) => {
       const requestId = error2.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path18} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path19} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       throw error2;
     });
@@ -46497,9 +46497,9 @@ async function publishRelease(api, options) {
 }
 
 // src/publish/pipeline.ts
-import { mkdtemp as mkdtemp3, readFile as readFile8 } from "node:fs/promises";
+import { mkdtemp as mkdtemp3, readFile as readFile9 } from "node:fs/promises";
 import { tmpdir as tmpdir3 } from "node:os";
-import path15 from "node:path";
+import path16 from "node:path";
 
 // src/core/routes.ts
 function versionUrl(baseUrl, id, version) {
@@ -46787,7 +46787,9 @@ var template_manifest_schema_default = {
       required: ["name"],
       properties: {
         name: { type: "string", minLength: 1 },
-        email: { type: "string", format: "email" }
+        email: { type: "string", format: "email" },
+        url: { type: "string" },
+        organization: { type: "string" }
       }
     },
     repository: {
@@ -47513,6 +47515,26 @@ var analytics_event_schema_default = {
   ]
 };
 
+// schemas/analytics-event-submission.schema.json
+var analytics_event_submission_schema_default = {
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  $id: "https://template-registry.dev/schemas/analytics-event-submission.schema.json",
+  title: "AnalyticsEventSubmission",
+  description: "An analytics event as the registry server takes it on POST /events: one of the spec's events, with no field the spec does not name and every string capped, so usage numbers cannot be padded with junk.",
+  type: "object",
+  $ref: "https://template-registry.dev/schemas/analytics-event.schema.json",
+  unevaluatedProperties: false,
+  properties: {
+    templateId: { type: "string", maxLength: 214 },
+    version: { type: "string", maxLength: 64 },
+    userId: { type: "string", maxLength: 256 },
+    timestamp: { type: "string", maxLength: 64 },
+    userAgent: { type: "string", maxLength: 512 },
+    platform: { type: "string", maxLength: 64 },
+    comment: { type: "string", maxLength: 4e3 }
+  }
+};
+
 // schemas/analytics-record.schema.json
 var analytics_record_schema_default = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
@@ -47842,6 +47864,7 @@ var extraSchemas = {
   "analytics-generation-event": analytics_generation_event_schema_default,
   "analytics-feedback-event": analytics_feedback_event_schema_default,
   "analytics-event": analytics_event_schema_default,
+  "analytics-event-submission": analytics_event_submission_schema_default,
   "analytics-record": analytics_record_schema_default,
   "success-envelope": success_envelope_schema_default,
   "error-envelope": error_envelope_schema_default,
@@ -47918,11 +47941,11 @@ function checkJsonText(file, text2, schema) {
 }
 
 // src/pack/pack.ts
-var import_picomatch = __toESM(require_picomatch2(), 1);
+var import_picomatch2 = __toESM(require_picomatch2(), 1);
 import { createWriteStream } from "node:fs";
-import { chmod as chmod2, copyFile as copyFile2, lstat as lstat2, mkdir as mkdir2, mkdtemp, readdir as readdir3, readFile as readFile2, realpath as realpath2, rename as rename2, rm as rm2, stat as stat4, writeFile as writeFile2 } from "node:fs/promises";
+import { chmod as chmod2, copyFile as copyFile2, lstat as lstat2, mkdir as mkdir2, mkdtemp, readdir as readdir3, readFile as readFile4, realpath as realpath2, rename as rename2, rm as rm2, stat as stat4, writeFile as writeFile2 } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import path9 from "node:path";
+import path11 from "node:path";
 import { Transform as Transform2 } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
@@ -50961,326 +50984,9 @@ async function resolveInsideRoot(root, relativePath) {
   return target;
 }
 
-// src/template/validate.ts
-import { readdir as readdir2, readFile, stat as stat3 } from "node:fs/promises";
-import path8 from "node:path";
-var MANIFEST_FILE = "template.json";
-var VARIABLES_FILE = "template.vars.json";
-var PROMPTS_FILE = "template.prompts.json";
-var MIGRATIONS_FOLDER = "migrations";
-var REQUIRED_FILES = [MANIFEST_FILE, "README.md", "CHANGELOG.md", VARIABLES_FILE, PROMPTS_FILE];
-async function kindOf(file) {
-  try {
-    const info2 = await stat3(file);
-    if (info2.isFile()) return "file";
-    if (info2.isDirectory()) return "directory";
-    return "other";
-  } catch {
-    return "missing";
-  }
-}
-async function checkJsonFile(root, file, schema, errors) {
-  let text2;
-  try {
-    text2 = await readFile(path8.join(root, file), "utf8");
-  } catch {
-    return void 0;
-  }
-  const checked = checkJsonText(file, text2, schema);
-  errors.push(...checked.problems);
-  return checked.value;
-}
-function namedPaths(manifest) {
-  if (typeof manifest !== "object" || manifest === null) return [];
-  const m2 = manifest;
-  const pick = (pointer, value, kind) => typeof value === "string" && value !== "" ? [{ pointer, value, kind }] : [];
-  const object = (value) => typeof value === "object" && value !== null ? value : {};
-  return [
-    ...pick("/changelog", m2.changelog, "file"),
-    ...pick("/customization/variables", object(m2.customization).variables, "file"),
-    ...pick("/customization/prompts", object(m2.customization).prompts, "file"),
-    ...pick("/migration/guide", object(m2.migration).guide, "file"),
-    ...pick("/content", m2.content, "directory")
-  ];
-}
-async function validateTemplate(dir) {
-  const root = path8.resolve(dir);
-  const errors = [];
-  const rootKind = await kindOf(root);
-  if (rootKind !== "directory") {
-    const message = rootKind === "missing" ? `template folder ${dir} does not exist` : `${dir} is not a folder`;
-    return { valid: false, errors: [{ file: ".", pointer: "", message, code: "NOT_A_DIRECTORY" }] };
-  }
-  for (const file of REQUIRED_FILES) {
-    const kind = await kindOf(path8.join(root, file));
-    if (kind !== "file") {
-      const what = file === MANIFEST_FILE ? "the template manifest is missing" : "required file is missing";
-      const message = kind === "missing" ? what : "must be a file";
-      errors.push({ file, pointer: "", message, code: "MISSING_FILE" });
-    }
-  }
-  const manifest = await checkJsonFile(root, MANIFEST_FILE, "template-manifest", errors);
-  const customization = manifest?.customization;
-  const variablesFile = typeof customization?.variables === "string" ? customization.variables : VARIABLES_FILE;
-  const promptsFile = typeof customization?.prompts === "string" ? customization.prompts : PROMPTS_FILE;
-  for (const named of namedPaths(manifest)) {
-    const target = await resolveInsideRoot(root, named.value);
-    if (!target) {
-      errors.push({
-        file: MANIFEST_FILE,
-        pointer: named.pointer,
-        message: `must be a relative path inside the template (got ${JSON.stringify(named.value)})`,
-        code: "PATH_OUTSIDE_TEMPLATE"
-      });
-    } else if (await kindOf(target) !== named.kind) {
-      errors.push({
-        file: MANIFEST_FILE,
-        pointer: named.pointer,
-        message: `names ${named.kind === "file" ? "a file" : "a folder"} that does not exist (got ${JSON.stringify(named.value)})`,
-        code: "FILE_NOT_FOUND"
-      });
-    }
-  }
-  if (await resolveInsideRoot(root, variablesFile) !== void 0) {
-    await checkJsonFile(root, path8.normalize(variablesFile), "template-variables", errors);
-  }
-  if (await resolveInsideRoot(root, promptsFile) !== void 0) {
-    await checkJsonFile(root, path8.normalize(promptsFile), "template-prompts", errors);
-  }
-  if (await kindOf(path8.join(root, MIGRATIONS_FOLDER)) === "directory") {
-    const stepFiles = (await readdir2(path8.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
-    for (const file of stepFiles) await checkJsonFile(root, `${MIGRATIONS_FOLDER}/${file}`, "migration-step", errors);
-  }
-  return { valid: errors.length === 0, errors };
-}
-
-// src/pack/pack.ts
-var FIXED_MTIME = /* @__PURE__ */ new Date("1985-10-26T08:15:00.000Z");
-var PackError = class extends Error {
-  name = "PackError";
-};
-var quote = (value) => JSON.stringify(value) ?? String(value);
-function byteOrder(a, b2) {
-  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b2, "utf8"));
-}
-var normalisedMode = (mode) => mode & 73 ? 493 : 420;
-async function readManifest(root, dir) {
-  const file = path9.join(root, MANIFEST_FILE);
-  let text2;
-  try {
-    text2 = await readFile2(file, "utf8");
-  } catch (error2) {
-    const code = error2.code;
-    throw new PackError(
-      code === "ENOENT" || code === "ENOTDIR" ? `${MANIFEST_FILE} not found in ${dir}` : `cannot read ${MANIFEST_FILE} in ${dir}: ${errorMessage(error2)}`
-    );
-  }
-  let value;
-  try {
-    value = JSON.parse(text2);
-  } catch (error2) {
-    throw new PackError(`${MANIFEST_FILE} in ${dir} is not valid JSON: ${errorMessage(error2)}`);
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new PackError(`${MANIFEST_FILE} in ${dir} must hold a JSON object`);
-  }
-  const manifest = value;
-  if (typeof manifest.name !== "string" || !NAME_PATTERN.test(manifest.name)) {
-    throw new PackError(`${MANIFEST_FILE} in ${dir}: name must match ${NAME_PATTERN.source} (got ${quote(manifest.name)})`);
-  }
-  return manifest;
-}
-function stampVersion(manifest, version) {
-  return { ...manifest, version };
-}
-function excludeTest(globs) {
-  for (const glob of globs) {
-    if (typeof glob !== "string" || glob.trim() === "") throw new PackError(`exclude globs must be non-empty strings (got ${quote(glob)})`);
-  }
-  const matches = globs.length > 0 ? (0, import_picomatch.default)([...globs], { dot: true }) : () => false;
-  return (relative2, isDirectory2) => {
-    if (relative2 === MANIFEST_FILE) return false;
-    const base = relative2.slice(relative2.lastIndexOf("/") + 1);
-    if (base === ".git" || base === "node_modules") return true;
-    if (relative2 === ".github/workflows" || relative2.startsWith(".github/workflows/")) return true;
-    return matches(relative2) || isDirectory2 && matches(`${relative2}/`);
-  };
-}
-async function walk(context, absoluteDir, realDir, relativeDir, ancestors) {
-  const names = (await readdir3(absoluteDir)).sort(byteOrder);
-  for (const name of names) {
-    const relative2 = relativeDir === "" ? name : `${relativeDir}/${name}`;
-    const absolute = path9.join(absoluteDir, name);
-    let real = path9.join(realDir, name);
-    if (real === context.outputReal) continue;
-    let info2 = await lstat2(absolute);
-    if (info2.isSymbolicLink()) {
-      if (context.excluded(relative2, false) && context.excluded(relative2, true)) continue;
-      try {
-        real = await realpath2(absolute);
-      } catch {
-        throw new PackError(`symbolic link ${relative2} points to a missing target`);
-      }
-      if (!isInside(context.realRoot, real)) {
-        throw new PackError(`symbolic link ${relative2} points outside the template folder (to ${real})`);
-      }
-      if (real === context.outputReal) continue;
-      info2 = await stat4(absolute);
-    }
-    if (info2.isDirectory()) {
-      if (context.excluded(relative2, true)) continue;
-      if (ancestors.has(real)) throw new PackError(`symbolic link ${relative2} leads back to a folder that contains it`);
-      await walk(context, absolute, real, relative2, /* @__PURE__ */ new Set([...ancestors, real]));
-    } else if (info2.isFile()) {
-      if (context.excluded(relative2, false)) continue;
-      context.files.push({ path: relative2, source: absolute, mode: normalisedMode(info2.mode) });
-    } else if (!context.excluded(relative2, false)) {
-      throw new PackError(`${relative2} is not a regular file, folder or symbolic link (sockets, fifos and devices cannot be packed)`);
-    }
-  }
-}
-var PortableGzipHeader = class extends Transform2 {
-  seen = 0;
-  _transform(chunk, _encoding, callback) {
-    for (let i = 0; this.seen + i < 10 && i < chunk.length; i++) {
-      const offset = this.seen + i;
-      if (offset >= 4 && offset <= 7) chunk[i] = 0;
-      if (offset === 9) chunk[i] = 3;
-    }
-    this.seen += chunk.length;
-    callback(null, chunk);
-  }
-};
-async function stage(staging, files, manifestText) {
-  for (const file of files) {
-    const target = path9.join(staging, ...file.path.split("/"));
-    await mkdir2(path9.dirname(target), { recursive: true });
-    if (file.path === MANIFEST_FILE) await writeFile2(target, manifestText);
-    else await copyFile2(file.source, target);
-    await chmod2(target, file.mode);
-  }
-}
-async function packTemplate(dir, options = {}) {
-  const root = path9.resolve(dir);
-  let rootInfo;
-  try {
-    rootInfo = await stat4(root);
-  } catch {
-    throw new PackError(`template folder ${dir} does not exist`);
-  }
-  if (!rootInfo.isDirectory()) throw new PackError(`${dir} is not a folder`);
-  const source = await readManifest(root, dir);
-  const version = options.version ?? source.version;
-  if (typeof version !== "string" || !VERSION_PATTERN.test(version)) {
-    throw new PackError(`version must be MAJOR.MINOR.PATCH (got ${quote(version)})`);
-  }
-  const manifest = stampVersion(source, version);
-  const manifestText = `${JSON.stringify(manifest, null, 2)}
-`;
-  const excluded = excludeTest(options.exclude ?? []);
-  const outDir = path9.resolve(options.outDir ?? process.cwd());
-  await mkdir2(outDir, { recursive: true });
-  const fileName = `${manifest.name}-${version}.tgz`;
-  const outFile = path9.join(outDir, fileName);
-  const realRoot = await realpath2(root);
-  const context = { realRoot, excluded, outputReal: path9.join(await realpath2(outDir), fileName), files: [] };
-  await walk(context, root, realRoot, "", /* @__PURE__ */ new Set([realRoot]));
-  const files = context.files.sort((a, b2) => byteOrder(a.path, b2.path));
-  if (!files.some((file) => file.path === MANIFEST_FILE)) {
-    throw new PackError(`${MANIFEST_FILE} in ${dir} must be a regular file`);
-  }
-  const modes = new Map(files.map((file) => [file.path, file.mode]));
-  const staging = await mkdtemp(path9.join(tmpdir(), "template-pack-"));
-  const temporary = tempPathBeside(outFile);
-  try {
-    await stage(staging, files, manifestText);
-    const pack = new wt({
-      cwd: staging,
-      portable: true,
-      mtime: FIXED_MTIME,
-      noDirRecurse: true,
-      strict: true,
-      // chmod does not set execute bits everywhere (Windows): the header gets the mode decided above.
-      onWriteEntry: (entry) => {
-        const mode = modes.get(entry.path);
-        if (entry.stat && mode !== void 0) entry.stat.mode = entry.stat.mode & ~4095 | mode;
-      }
-    });
-    for (const file of files) pack.add(file.path);
-    pack.end();
-    const digest = new DigestStream();
-    await pipeline(pack, createGzip({ level: 9 }), new PortableGzipHeader(), digest, createWriteStream(temporary, { flags: "wx" }));
-    await rename2(temporary, outFile);
-    const { size, sha256, integrity } = digestOf(digest.result());
-    return {
-      file: outFile,
-      size,
-      sha256,
-      integrity,
-      files: files.map((file) => file.path),
-      manifest
-    };
-  } finally {
-    await rm2(temporary, { force: true });
-    await rm2(staging, { recursive: true, force: true });
-  }
-}
-
-// src/template/changelog.ts
-var stripV = (version) => version.trim().replace(/^v(?=\d)/i, "");
-var escapeRegex = (text2) => text2.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-var FENCE = /^ {0,3}(`{3,}|~{3,})/;
-var SECTION_END = /^ {0,3}#{1,2}(?:[ \t]|$)/;
-var VERSION_LINK_DEFINITION = /^ {0,3}\[(?:unreleased|v?\d+\.\d+[^\]]*)\]:[ \t]*\S/i;
-function changelogHeadingPattern(version) {
-  const v2 = escapeRegex(stripV(version));
-  return new RegExp(`^ {0,3}##[ \\t]+(?:\\[[ \\t]*v?${v2}[ \\t]*\\]|v?${v2}(?=[ \\t]|$))`, "i");
-}
-function findChangelogSection(text2, version) {
-  const lines = text2.split(/\r\n|\r|\n/);
-  const heading = changelogHeadingPattern(version);
-  let fence;
-  let start = -1;
-  let end = lines.length;
-  for (const [index, line] of lines.entries()) {
-    const marker = FENCE.exec(line)?.[1];
-    if (fence !== void 0) {
-      if (marker && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = void 0;
-      continue;
-    }
-    if (marker) {
-      fence = marker;
-      continue;
-    }
-    if (start < 0) {
-      if (heading.test(line)) start = index;
-    } else if (SECTION_END.test(line)) {
-      end = index;
-      break;
-    }
-  }
-  if (start < 0) return void 0;
-  const body = lines.slice(start + 1, end);
-  while (body.length > 0) {
-    const last = body.at(-1) ?? "";
-    if (last.trim() === "" || VERSION_LINK_DEFINITION.test(last)) body.pop();
-    else break;
-  }
-  return { line: start + 1, heading: lines[start] ?? "", body: body.join("\n").trim() };
-}
-function extractChangelogSection(text2, version) {
-  return findChangelogSection(text2, version)?.body;
-}
-
-// src/template/lint.ts
-var import_safe_regex2 = __toESM(require_safe_regex2(), 1);
-import { readdir as readdir5, readFile as readFile5, stat as stat6 } from "node:fs/promises";
-import path12 from "node:path";
-
-// src/core/listing.ts
-function compareText(a, b2) {
-  return a < b2 ? -1 : a > b2 ? 1 : 0;
-}
+// src/template/load.ts
+import { readFile as readFile2 } from "node:fs/promises";
+import path9 from "node:path";
 
 // src/template/expression.ts
 var import_liquidjs = __toESM(require_liquid_node(), 1);
@@ -51427,9 +51133,166 @@ var ExpressionEvaluator = class {
   }
 };
 
+// src/template/patterns.ts
+var import_safe_regex2 = __toESM(require_safe_regex2(), 1);
+var MAX_PATTERN_INPUT_LENGTH = 1e4;
+function unsafePatternReason(source) {
+  try {
+    new RegExp(source);
+  } catch {
+    return void 0;
+  }
+  let safe;
+  try {
+    safe = (0, import_safe_regex2.default)(source);
+  } catch {
+    safe = true;
+  }
+  return safe ? void 0 : "it is prone to catastrophic backtracking (nested or too many repetitions)";
+}
+function matchPattern(source, text2) {
+  let regex2;
+  try {
+    regex2 = new RegExp(source);
+  } catch {
+    return { refused: `the template's validation pattern ${source} is not a valid regular expression` };
+  }
+  const unsafe = unsafePatternReason(source);
+  if (unsafe) return { refused: `the template's validation pattern ${source} is not run: ${unsafe}` };
+  if (text2.length > MAX_PATTERN_INPUT_LENGTH) return { refused: `is ${text2.length} characters long; at most ${MAX_PATTERN_INPUT_LENGTH} are matched against the template's pattern` };
+  return { matches: regex2.test(text2) };
+}
+
+// src/template/validate.ts
+import { readdir as readdir2, readFile, stat as stat3 } from "node:fs/promises";
+import path8 from "node:path";
+var MANIFEST_FILE = "template.json";
+var VARIABLES_FILE = "template.vars.json";
+var PROMPTS_FILE = "template.prompts.json";
+var MIGRATIONS_FOLDER = "migrations";
+var MAX_JSON_FILE_BYTES = 1024 * 1024;
+var REQUIRED_FILES = [MANIFEST_FILE, "README.md", "CHANGELOG.md", VARIABLES_FILE, PROMPTS_FILE];
+async function kindOf(file) {
+  try {
+    const info2 = await stat3(file);
+    if (info2.isFile()) return "file";
+    if (info2.isDirectory()) return "directory";
+    return "other";
+  } catch {
+    return "missing";
+  }
+}
+async function checkJsonFile(root, file, schema, errors) {
+  let text2;
+  try {
+    const size = (await stat3(path8.join(root, file))).size;
+    if (size > MAX_JSON_FILE_BYTES) {
+      errors.push({ file, pointer: "", message: `is ${size} bytes; a template's JSON files are at most ${MAX_JSON_FILE_BYTES} bytes (1 MiB) each`, code: "FILE_TOO_LARGE" });
+      return void 0;
+    }
+    text2 = await readFile(path8.join(root, file), "utf8");
+  } catch {
+    return void 0;
+  }
+  const checked = checkJsonText(file, text2, schema);
+  errors.push(...checked.problems);
+  return checked;
+}
+var RESERVED_VARIABLE_NAMES = /* @__PURE__ */ new Set(["__proto__", "constructor", "prototype"]);
+var isObject = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+function reservedNames(variables, variablesFile, prompts, promptsFile) {
+  const found = [];
+  const problem = (pointer, name, what) => ({
+    pointer,
+    code: "RESERVED_NAME",
+    message: `${what} ${JSON.stringify(name)} has a reserved name (${[...RESERVED_VARIABLE_NAMES].join(", ")} name properties every object has): rename it`
+  });
+  const walk2 = (properties, pointer, what) => {
+    if (!isObject(properties)) return;
+    for (const [name, definition] of Object.entries(properties)) {
+      const at2 = `${pointer}/${escapePointerSegment(name)}`;
+      if (RESERVED_VARIABLE_NAMES.has(name)) found.push(problem(at2, name, what));
+      if (isObject(definition)) walk2(definition.properties, `${at2}/properties`, "property");
+    }
+  };
+  const problems = [];
+  if (isObject(variables?.value)) {
+    walk2(variables.value.variables, "/variables", "variable");
+    for (const name of Object.keys(isObject(variables.value.computed) ? variables.value.computed : {})) {
+      if (RESERVED_VARIABLE_NAMES.has(name)) found.push(problem(`/computed/${escapePointerSegment(name)}`, name, "computed value"));
+    }
+    problems.push(...locateViolations(variablesFile, found.splice(0), variables.positions));
+  }
+  if (isObject(prompts?.value) && Array.isArray(prompts.value.prompts)) {
+    prompts.value.prompts.forEach((prompt, index) => {
+      if (isObject(prompt) && typeof prompt.name === "string" && RESERVED_VARIABLE_NAMES.has(prompt.name)) found.push(problem(`/prompts/${index}/name`, prompt.name, "prompt"));
+    });
+    problems.push(...locateViolations(promptsFile, found, prompts.positions));
+  }
+  return problems;
+}
+function namedPaths(manifest) {
+  if (typeof manifest !== "object" || manifest === null) return [];
+  const m2 = manifest;
+  const pick = (pointer, value, kind) => typeof value === "string" && value !== "" ? [{ pointer, value, kind }] : [];
+  const object = (value) => typeof value === "object" && value !== null ? value : {};
+  return [
+    ...pick("/changelog", m2.changelog, "file"),
+    ...pick("/customization/variables", object(m2.customization).variables, "file"),
+    ...pick("/customization/prompts", object(m2.customization).prompts, "file"),
+    ...pick("/migration/guide", object(m2.migration).guide, "file"),
+    ...pick("/content", m2.content, "directory")
+  ];
+}
+async function validateTemplate(dir) {
+  const root = path8.resolve(dir);
+  const errors = [];
+  const rootKind = await kindOf(root);
+  if (rootKind !== "directory") {
+    const message = rootKind === "missing" ? `template folder ${dir} does not exist` : `${dir} is not a folder`;
+    return { valid: false, errors: [{ file: ".", pointer: "", message, code: "NOT_A_DIRECTORY" }] };
+  }
+  for (const file of REQUIRED_FILES) {
+    const kind = await kindOf(path8.join(root, file));
+    if (kind !== "file") {
+      const what = file === MANIFEST_FILE ? "the template manifest is missing" : "required file is missing";
+      const message = kind === "missing" ? what : "must be a file";
+      errors.push({ file, pointer: "", message, code: "MISSING_FILE" });
+    }
+  }
+  const manifest = (await checkJsonFile(root, MANIFEST_FILE, "template-manifest", errors))?.value;
+  const customization = manifest?.customization;
+  const variablesFile = typeof customization?.variables === "string" ? customization.variables : VARIABLES_FILE;
+  const promptsFile = typeof customization?.prompts === "string" ? customization.prompts : PROMPTS_FILE;
+  for (const named of namedPaths(manifest)) {
+    const target = await resolveInsideRoot(root, named.value);
+    if (!target) {
+      errors.push({
+        file: MANIFEST_FILE,
+        pointer: named.pointer,
+        message: `must be a relative path inside the template (got ${JSON.stringify(named.value)})`,
+        code: "PATH_OUTSIDE_TEMPLATE"
+      });
+    } else if (await kindOf(target) !== named.kind) {
+      errors.push({
+        file: MANIFEST_FILE,
+        pointer: named.pointer,
+        message: `names ${named.kind === "file" ? "a file" : "a folder"} that does not exist (got ${JSON.stringify(named.value)})`,
+        code: "FILE_NOT_FOUND"
+      });
+    }
+  }
+  const variables = await resolveInsideRoot(root, variablesFile) === void 0 ? void 0 : await checkJsonFile(root, path8.normalize(variablesFile), "template-variables", errors);
+  const prompts = await resolveInsideRoot(root, promptsFile) === void 0 ? void 0 : await checkJsonFile(root, path8.normalize(promptsFile), "template-prompts", errors);
+  errors.push(...reservedNames(variables, path8.normalize(variablesFile), prompts, path8.normalize(promptsFile)));
+  if (await kindOf(path8.join(root, MIGRATIONS_FOLDER)) === "directory") {
+    const stepFiles = (await readdir2(path8.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
+    for (const file of stepFiles) await checkJsonFile(root, `${MIGRATIONS_FOLDER}/${file}`, "migration-step", errors);
+  }
+  return { valid: errors.length === 0, errors };
+}
+
 // src/template/load.ts
-import { readFile as readFile3 } from "node:fs/promises";
-import path10 from "node:path";
 var DEFAULT_CONTENT_FOLDER = "template";
 var TemplateLoadError = class extends Error {
   constructor(errors) {
@@ -51443,7 +51306,7 @@ ${errors.map((e) => `  ${e.file}${e.pointer ? ` ${e.pointer}` : ""}: ${e.message
   errors;
 };
 async function readJson(file) {
-  return JSON.parse(await readFile3(file, "utf8"));
+  return JSON.parse(await readFile2(file, "utf8"));
 }
 function dependencyOrder(dependencies, onCycle) {
   const order = [];
@@ -51468,14 +51331,14 @@ function dependencyOrder(dependencies, onCycle) {
   return order;
 }
 async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
-  const root = path10.resolve(dir);
+  const root = path9.resolve(dir);
   const validation = await validateTemplate(root);
   if (!validation.valid) throw new TemplateLoadError(validation.errors);
-  const manifest = await readJson(path10.join(root, MANIFEST_FILE));
+  const manifest = await readJson(path9.join(root, MANIFEST_FILE));
   const variablesFile = manifest.customization?.variables ?? VARIABLES_FILE;
   const promptsFile = manifest.customization?.prompts ?? PROMPTS_FILE;
-  const variablesDoc = await readJson(path10.join(root, variablesFile));
-  const promptsDoc = await readJson(path10.join(root, promptsFile));
+  const variablesDoc = await readJson(path9.join(root, variablesFile));
+  const promptsDoc = await readJson(path9.join(root, promptsFile));
   const variables = variablesDoc.variables;
   const computed = variablesDoc.computed ?? {};
   const errors = [];
@@ -51543,7 +51406,20 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
       code: "CYCLE"
     })
   );
+  const checkPattern2 = (file, pointer, source, what) => {
+    const reason = source === void 0 ? void 0 : unsafePatternReason(source);
+    if (reason) errors.push({ file, pointer, message: `${what} ${JSON.stringify(source)} is refused: ${reason}`, code: "UNSAFE_PATTERN" });
+  };
+  const walkPatterns = (definitions, pointer, label) => {
+    for (const [name, definition] of Object.entries(definitions)) {
+      const at2 = `${pointer}/${escapePointerSegment(name)}`;
+      checkPattern2(variablesFile, `${at2}/validation`, definition.validation, `validation of variable "${label}${name}"`);
+      if (definition.properties) walkPatterns(definition.properties, `${at2}/properties`, `${label}${name}.`);
+    }
+  };
+  walkPatterns(variables, "/variables", "");
   promptsDoc.prompts.forEach((prompt, index) => {
+    checkPattern2(promptsFile, `/prompts/${index}/validate`, prompt.validate, `validate of prompt "${prompt.name}"`);
     if (prompt.when) {
       referencesOf(promptsFile, `/prompts/${index}/when`, prompt.when, "condition", allNames, `when of prompt "${prompt.name}"`);
     }
@@ -51558,17 +51434,318 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
     variables,
     computed,
     prompts: promptsDoc.prompts,
-    contentDir: path10.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
+    contentDir: path9.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
     files: { variables: variablesFile, prompts: promptsFile },
     variableOrder,
     computedOrder
   };
 }
 
+// src/pack/ignore-rules.ts
+var import_picomatch = __toESM(require_picomatch2(), 1);
+import { readFile as readFile3 } from "node:fs/promises";
+import path10 from "node:path";
+function parseGitignore(text2) {
+  const lines = [];
+  for (const raw of text2.split(/\r?\n/)) {
+    let line = raw.replace(/(?<!\\)\s+$/, "");
+    if (line === "" || line.startsWith("#")) continue;
+    const negate = line.startsWith("!");
+    if (negate) line = line.slice(1);
+    line = line.replace(/^\\([#!])/, "$1");
+    const directoryOnly = line.endsWith("/");
+    if (directoryOnly) line = line.replace(/\/+$/, "");
+    if (line === "") continue;
+    const anchored = line.includes("/");
+    const glob = anchored ? line.replace(/^\//, "") : `**/${line}`;
+    const matcher = (0, import_picomatch.default)(glob, { dot: true });
+    lines.push({ negate, directoryOnly, matches: (relative2) => matcher(relative2) });
+  }
+  return lines;
+}
+var GitignoreRules = class {
+  #byFolder = /* @__PURE__ */ new Map();
+  /** Reads `<folder>/.gitignore` when there is one. */
+  async load(absoluteFolder, relativeFolder) {
+    const text2 = await readFile3(path10.join(absoluteFolder, ".gitignore"), "utf8").catch(() => void 0);
+    if (text2 !== void 0) this.#byFolder.set(relativeFolder, parseGitignore(text2));
+  }
+  /** True when the `.gitignore` files say `relative` (a path relative to the template) is ignored. */
+  ignores(relative2, isDirectory2) {
+    let ignored = false;
+    const parts = relative2.split("/");
+    for (let depth = 0; depth < parts.length; depth++) {
+      const folder = parts.slice(0, depth).join("/");
+      const lines = this.#byFolder.get(folder);
+      if (!lines) continue;
+      const below = parts.slice(depth).join("/");
+      for (const line of lines) {
+        if (line.directoryOnly && !isDirectory2) continue;
+        if (line.matches(below)) ignored = !line.negate;
+      }
+    }
+    return ignored;
+  }
+};
+var isEnvFile = (base) => base === ".env" || base.startsWith(".env.");
+var ALWAYS_LEFT_OUT_FOLDERS = /* @__PURE__ */ new Set([".git", "node_modules", ".venv", "__pycache__"]);
+function isOwnArchive(base, name) {
+  if (!base.startsWith(`${name}-`) || !base.endsWith(".tgz")) return false;
+  return /^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?$/.test(base.slice(name.length + 1, -".tgz".length));
+}
+
+// src/pack/pack.ts
+var FIXED_MTIME = /* @__PURE__ */ new Date("1985-10-26T08:15:00.000Z");
+var PackError = class extends Error {
+  name = "PackError";
+};
+var quote = (value) => JSON.stringify(value) ?? String(value);
+function byteOrder(a, b2) {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b2, "utf8"));
+}
+var normalisedMode = (mode) => mode & 73 ? 493 : 420;
+async function readManifest(root, dir) {
+  const file = path11.join(root, MANIFEST_FILE);
+  let text2;
+  try {
+    text2 = await readFile4(file, "utf8");
+  } catch (error2) {
+    const code = error2.code;
+    throw new PackError(
+      code === "ENOENT" || code === "ENOTDIR" ? `${MANIFEST_FILE} not found in ${dir}` : `cannot read ${MANIFEST_FILE} in ${dir}: ${errorMessage(error2)}`
+    );
+  }
+  let value;
+  try {
+    value = JSON.parse(text2);
+  } catch (error2) {
+    throw new PackError(`${MANIFEST_FILE} in ${dir} is not valid JSON: ${errorMessage(error2)}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new PackError(`${MANIFEST_FILE} in ${dir} must hold a JSON object`);
+  }
+  const manifest = value;
+  if (typeof manifest.name !== "string" || !NAME_PATTERN.test(manifest.name)) {
+    throw new PackError(`${MANIFEST_FILE} in ${dir}: name must match ${NAME_PATTERN.source} (got ${quote(manifest.name)})`);
+  }
+  return manifest;
+}
+function stampVersion(manifest, version) {
+  return { ...manifest, version };
+}
+function namedEnvFiles(manifest) {
+  const content = typeof manifest.content === "string" ? manifest.content.replace(/^\.\/|\/+$/g, "") : DEFAULT_CONTENT_FOLDER;
+  const rules = Array.isArray(manifest.files) ? manifest.files : [];
+  const named = /* @__PURE__ */ new Set();
+  for (const rule of rules) {
+    const file = typeof rule === "object" && rule !== null ? rule.path : void 0;
+    if (typeof file === "string" && isEnvFile(file.slice(file.lastIndexOf("/") + 1))) named.add(`${content}/${file}`);
+  }
+  return named;
+}
+function excludeTest(globs, manifest, gitignore) {
+  for (const glob of globs) {
+    if (typeof glob !== "string" || glob.trim() === "") throw new PackError(`exclude globs must be non-empty strings (got ${quote(glob)})`);
+  }
+  const matches = globs.length > 0 ? (0, import_picomatch2.default)([...globs], { dot: true }) : () => false;
+  const envFiles = namedEnvFiles(manifest);
+  const name = String(manifest.name);
+  return (relative2, isDirectory2) => {
+    if (relative2 === MANIFEST_FILE) return false;
+    const base = relative2.slice(relative2.lastIndexOf("/") + 1);
+    if (ALWAYS_LEFT_OUT_FOLDERS.has(base)) return true;
+    if (relative2 === ".github/workflows" || relative2.startsWith(".github/workflows/")) return true;
+    if (!isDirectory2 && isEnvFile(base) && !envFiles.has(relative2)) return true;
+    if (!isDirectory2 && isOwnArchive(base, name)) return true;
+    if (gitignore.ignores(relative2, isDirectory2)) return true;
+    return matches(relative2) || isDirectory2 && matches(`${relative2}/`);
+  };
+}
+async function walk(context, absoluteDir, realDir, relativeDir, ancestors) {
+  await context.gitignore.load(absoluteDir, relativeDir);
+  const names = (await readdir3(absoluteDir)).sort(byteOrder);
+  for (const name of names) {
+    const relative2 = relativeDir === "" ? name : `${relativeDir}/${name}`;
+    const absolute = path11.join(absoluteDir, name);
+    let real = path11.join(realDir, name);
+    if (real === context.outputReal) continue;
+    let info2 = await lstat2(absolute);
+    if (info2.isSymbolicLink()) {
+      if (context.excluded(relative2, false) && context.excluded(relative2, true)) continue;
+      try {
+        real = await realpath2(absolute);
+      } catch {
+        throw new PackError(`symbolic link ${relative2} points to a missing target`);
+      }
+      if (!isInside(context.realRoot, real)) {
+        throw new PackError(`symbolic link ${relative2} points outside the template folder (to ${real})`);
+      }
+      if (real === context.outputReal) continue;
+      info2 = await stat4(absolute);
+    }
+    if (info2.isDirectory()) {
+      if (context.excluded(relative2, true)) continue;
+      if (ancestors.has(real)) throw new PackError(`symbolic link ${relative2} leads back to a folder that contains it`);
+      await walk(context, absolute, real, relative2, /* @__PURE__ */ new Set([...ancestors, real]));
+    } else if (info2.isFile()) {
+      if (context.excluded(relative2, false)) continue;
+      context.files.push({ path: relative2, source: absolute, mode: normalisedMode(info2.mode) });
+    } else if (!context.excluded(relative2, false)) {
+      throw new PackError(`${relative2} is not a regular file, folder or symbolic link (sockets, fifos and devices cannot be packed)`);
+    }
+  }
+}
+var PortableGzipHeader = class extends Transform2 {
+  seen = 0;
+  _transform(chunk, _encoding, callback) {
+    for (let i = 0; this.seen + i < 10 && i < chunk.length; i++) {
+      const offset = this.seen + i;
+      if (offset >= 4 && offset <= 7) chunk[i] = 0;
+      if (offset === 9) chunk[i] = 3;
+    }
+    this.seen += chunk.length;
+    callback(null, chunk);
+  }
+};
+async function stage(staging, files, manifestText) {
+  for (const file of files) {
+    const target = path11.join(staging, ...file.path.split("/"));
+    await mkdir2(path11.dirname(target), { recursive: true });
+    if (file.path === MANIFEST_FILE) await writeFile2(target, manifestText);
+    else await copyFile2(file.source, target);
+    await chmod2(target, file.mode);
+  }
+}
+function defaultOutDir(templateRoot, cwd = process.cwd()) {
+  const here = path11.resolve(cwd);
+  return here === templateRoot || isInside(templateRoot, here) ? path11.dirname(templateRoot) : here;
+}
+async function packTemplate(dir, options = {}) {
+  const root = path11.resolve(dir);
+  let rootInfo;
+  try {
+    rootInfo = await stat4(root);
+  } catch {
+    throw new PackError(`template folder ${dir} does not exist`);
+  }
+  if (!rootInfo.isDirectory()) throw new PackError(`${dir} is not a folder`);
+  const source = await readManifest(root, dir);
+  const version = options.version ?? source.version;
+  if (typeof version !== "string" || !VERSION_PATTERN.test(version)) {
+    throw new PackError(`version must be MAJOR.MINOR.PATCH (got ${quote(version)})`);
+  }
+  const manifest = stampVersion(source, version);
+  const manifestText = `${JSON.stringify(manifest, null, 2)}
+`;
+  const gitignore = new GitignoreRules();
+  const excluded = excludeTest(options.exclude ?? [], source, gitignore);
+  const outDir = path11.resolve(options.outDir ?? defaultOutDir(root));
+  await mkdir2(outDir, { recursive: true });
+  const fileName = `${manifest.name}-${version}.tgz`;
+  const outFile = path11.join(outDir, fileName);
+  const realRoot = await realpath2(root);
+  const context = { realRoot, gitignore, excluded, outputReal: path11.join(await realpath2(outDir), fileName), files: [] };
+  await walk(context, root, realRoot, "", /* @__PURE__ */ new Set([realRoot]));
+  const files = context.files.sort((a, b2) => byteOrder(a.path, b2.path));
+  if (!files.some((file) => file.path === MANIFEST_FILE)) {
+    throw new PackError(`${MANIFEST_FILE} in ${dir} must be a regular file`);
+  }
+  const modes = new Map(files.map((file) => [file.path, file.mode]));
+  const staging = await mkdtemp(path11.join(tmpdir(), "template-pack-"));
+  const temporary = tempPathBeside(outFile);
+  try {
+    await stage(staging, files, manifestText);
+    const pack = new wt({
+      cwd: staging,
+      portable: true,
+      mtime: FIXED_MTIME,
+      noDirRecurse: true,
+      strict: true,
+      // chmod does not set execute bits everywhere (Windows): the header gets the mode decided above.
+      onWriteEntry: (entry) => {
+        const mode = modes.get(entry.path);
+        if (entry.stat && mode !== void 0) entry.stat.mode = entry.stat.mode & ~4095 | mode;
+      }
+    });
+    for (const file of files) pack.add(file.path);
+    pack.end();
+    const digest = new DigestStream();
+    await pipeline(pack, createGzip({ level: 9 }), new PortableGzipHeader(), digest, createWriteStream(temporary, { flags: "wx" }));
+    await rename2(temporary, outFile);
+    const { size, sha256, integrity } = digestOf(digest.result());
+    return {
+      file: outFile,
+      size,
+      sha256,
+      integrity,
+      files: files.map((file) => file.path),
+      manifest
+    };
+  } finally {
+    await rm2(temporary, { force: true });
+    await rm2(staging, { recursive: true, force: true });
+  }
+}
+
+// src/template/changelog.ts
+var stripV = (version) => version.trim().replace(/^v(?=\d)/i, "");
+var escapeRegex = (text2) => text2.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+var FENCE = /^ {0,3}(`{3,}|~{3,})/;
+var SECTION_END = /^ {0,3}#{1,2}(?:[ \t]|$)/;
+var VERSION_LINK_DEFINITION = /^ {0,3}\[(?:unreleased|v?\d+\.\d+[^\]]*)\]:[ \t]*\S/i;
+function changelogHeadingPattern(version) {
+  const v2 = escapeRegex(stripV(version));
+  return new RegExp(`^ {0,3}##[ \\t]+(?:\\[[ \\t]*v?${v2}[ \\t]*\\]|v?${v2}(?=[ \\t]|$))`, "i");
+}
+function findChangelogSection(text2, version) {
+  const lines = text2.split(/\r\n|\r|\n/);
+  const heading = changelogHeadingPattern(version);
+  let fence;
+  let start = -1;
+  let end = lines.length;
+  for (const [index, line] of lines.entries()) {
+    const marker = FENCE.exec(line)?.[1];
+    if (fence !== void 0) {
+      if (marker && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = void 0;
+      continue;
+    }
+    if (marker) {
+      fence = marker;
+      continue;
+    }
+    if (start < 0) {
+      if (heading.test(line)) start = index;
+    } else if (SECTION_END.test(line)) {
+      end = index;
+      break;
+    }
+  }
+  if (start < 0) return void 0;
+  const body = lines.slice(start + 1, end);
+  while (body.length > 0) {
+    const last = body.at(-1) ?? "";
+    if (last.trim() === "" || VERSION_LINK_DEFINITION.test(last)) body.pop();
+    else break;
+  }
+  return { line: start + 1, heading: lines[start] ?? "", body: body.join("\n").trim() };
+}
+function extractChangelogSection(text2, version) {
+  return findChangelogSection(text2, version)?.body;
+}
+
+// src/template/lint.ts
+import { readdir as readdir5, readFile as readFile6, stat as stat6 } from "node:fs/promises";
+import path13 from "node:path";
+
+// src/core/listing.ts
+function compareText(a, b2) {
+  return a < b2 ? -1 : a > b2 ? 1 : 0;
+}
+
 // src/template/render.ts
-var import_picomatch2 = __toESM(require_picomatch2(), 1);
-import { lstat as lstat3, readdir as readdir4, readFile as readFile4, realpath as realpath3, stat as stat5 } from "node:fs/promises";
-import path11 from "node:path";
+var import_picomatch3 = __toESM(require_picomatch2(), 1);
+import { lstat as lstat3, readdir as readdir4, readFile as readFile5, realpath as realpath3, stat as stat5 } from "node:fs/promises";
+import path12 from "node:path";
 var RenderError = class extends Error {
   constructor(message, file) {
     super(`${file}: ${message}`);
@@ -51578,6 +51755,8 @@ var RenderError = class extends Error {
   file;
 };
 var LIQUID_SUFFIX = ".liquid";
+var DEFAULT_MAX_TOTAL_MS = 6e4;
+var DEFAULT_MAX_TOTAL_BYTES = 256 * 1024 * 1024;
 function isBinary(content) {
   return content.subarray(0, 8192).includes(0);
 }
@@ -51585,10 +51764,10 @@ async function listContent(contentDir) {
   const realRoot = await realpath3(contentDir);
   const entries = [];
   const walk2 = async (relative2) => {
-    const names = (await readdir4(path11.join(contentDir, relative2))).sort();
+    const names = (await readdir4(path12.join(contentDir, relative2))).sort();
     for (const name of names) {
       const source = relative2 === "" ? name : `${relative2}/${name}`;
-      const absolute = path11.join(contentDir, source);
+      const absolute = path12.join(contentDir, source);
       let info2 = await lstat3(absolute);
       if (info2.isSymbolicLink()) {
         const target = await realpath3(absolute).catch(() => void 0);
@@ -51612,23 +51791,30 @@ async function listContent(contentDir) {
 }
 function fileRules(template, scope, evaluator) {
   const rules = (template.manifest.files ?? []).map((rule) => ({
-    matches: (0, import_picomatch2.default)(rule.path, { dot: true }),
+    matches: (0, import_picomatch3.default)(rule.path, { dot: true }),
     included: evaluator.condition(rule.when, scope)
   }));
   return (source) => rules.every((rule) => rule.included || !rule.matches(source));
 }
 async function renderTemplate(template, resolved, options = {}) {
   const maxFileBytes = options.maxFileBytes ?? 10 * 1024 * 1024;
-  const maxTotalBytes = options.maxTotalBytes ?? 200 * 1024 * 1024;
+  const maxTotalBytes = options.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES;
+  const maxTotalMs = options.maxTotalMs ?? DEFAULT_MAX_TOTAL_MS;
+  const perFileMs = options.limits?.renderLimit ?? DEFAULT_RENDER_LIMITS.renderLimit;
+  const deadline = performance.now() + maxTotalMs;
   const maxFiles = options.maxFiles ?? 2e4;
   const evaluator = options.evaluator ?? new ExpressionEvaluator();
   const engine = createEngine({ root: template.contentDir, ...options.limits ? { limits: options.limits } : {} });
   const scope = { ...resolved.answers, ...resolved.computed };
   const included = fileRules(template, scope, evaluator);
+  const overBudget = (source) => new RenderError(`generation passed its time budget of ${maxTotalMs} ms (maxTotalMs) while rendering this file`, source);
   const renderText = async (text2, source, what) => {
+    const remaining = deadline - performance.now();
+    if (remaining <= 0) throw overBudget(source);
     try {
-      return String(await engine.parseAndRender(text2, scope));
+      return String(await engine.parseAndRender(text2, scope, { renderLimit: Math.min(perFileMs, remaining) }));
     } catch (error2) {
+      if (performance.now() >= deadline) throw overBudget(source);
       throw new RenderError(`${what} cannot be rendered: ${firstLine(error2)}`, source);
     }
   };
@@ -51662,14 +51848,14 @@ async function renderTemplate(template, resolved, options = {}) {
     if (earlier !== void 0) throw new RenderError(`renders to ${target}, as ${earlier} does`, entry.source);
     seen.set(target, entry.source);
     if (files.length >= maxFiles) throw new RenderError(`the project would have more than ${maxFiles} files`, entry.source);
-    const bytes = await readFile4(entry.absolute);
+    const bytes = await readFile5(entry.absolute);
     const info2 = await stat5(entry.absolute);
     const content = isBinary(bytes) ? bytes : Buffer.from(await renderText(bytes.toString("utf8"), entry.source, "its content"), "utf8");
     if (content.length > maxFileBytes) {
       throw new RenderError(`renders to ${content.length} bytes, more than the limit of ${maxFileBytes}`, entry.source);
     }
     total += content.length;
-    if (total > maxTotalBytes) throw new RenderError(`the project would be larger than ${maxTotalBytes} bytes`, entry.source);
+    if (total > maxTotalBytes) throw new RenderError(`the project would be larger than its output budget of ${maxTotalBytes} bytes (maxTotalBytes)`, entry.source);
     files.push({ path: target, content, mode: info2.mode & 73 ? 493 : 420 });
   }
   return files.sort((a, b2) => compareText(a.path, b2.path));
@@ -51994,14 +52180,8 @@ var regexUnsafe = {
   id: "regex-unsafe",
   severity: "error",
   check: (model) => regexesOf(model).flatMap(({ file, pointer, source, label }) => {
-    if (!compileRegex(source)) return [];
-    let safe;
-    try {
-      safe = (0, import_safe_regex2.default)(source);
-    } catch {
-      safe = true;
-    }
-    return safe ? [] : [{ file, pointer, message: `${label} ${show(source)} is prone to catastrophic backtracking (nested or too many repetitions)` }];
+    const reason = unsafePatternReason(source);
+    return reason === void 0 ? [] : [{ file, pointer, message: `${label} ${show(source)} is not safe: ${reason}` }];
   })
 };
 function knownNames(model, expression) {
@@ -52172,6 +52352,43 @@ var variableUnused = {
     return drafts;
   }
 };
+function liquidErrorPosition(error2) {
+  const text2 = firstLine(error2);
+  const match = /line:(\d+), col:(\d+)/.exec(text2);
+  const message = text2.replace(/,\s*line:\d+, col:\d+.*$/, "");
+  return match ? { line: Number(match[1]), column: Number(match[2]), message } : { line: 1, column: 1, message };
+}
+var liquidSyntax = {
+  id: "liquid-syntax",
+  severity: "error",
+  check: ({ content }) => {
+    if (!content) return [];
+    const engine = createEngine();
+    const drafts = [];
+    const parse3 = (text2) => {
+      try {
+        engine.parse(text2);
+        return void 0;
+      } catch (error2) {
+        return error2;
+      }
+    };
+    for (const { path: file, text: text2 } of content.texts) {
+      if (!text2.includes("{{") && !text2.includes("{%")) continue;
+      const error2 = parse3(text2);
+      if (error2 === void 0) continue;
+      const where = liquidErrorPosition(error2);
+      drafts.push({ file: `${content.folder}/${file}`, line: where.line, column: where.column, message: `is not valid Liquid: ${where.message}` });
+    }
+    for (const file of content.paths) {
+      const name = file.split("/").pop() ?? file;
+      if (!name.includes("{{") && !name.includes("{%")) continue;
+      const error2 = parse3(name);
+      if (error2 !== void 0) drafts.push({ file: `${content.folder}/${file}`, message: `its name is not valid Liquid: ${liquidErrorPosition(error2).message}` });
+    }
+    return drafts;
+  }
+};
 var LINT_RULES = [
   schemaRule,
   promptUnknownVariable,
@@ -52187,6 +52404,7 @@ var LINT_RULES = [
   duplicateName,
   featureNotDeclared,
   changelogMissingVersion,
+  liquidSyntax,
   variableUnused
 ];
 function runLintRules(model, rules = LINT_RULES) {
@@ -52229,7 +52447,7 @@ async function readJsonDocument(root, file, problems) {
   if (!absolute) return void 0;
   let text2;
   try {
-    text2 = await readFile5(absolute, "utf8");
+    text2 = await readFile6(absolute, "utf8");
   } catch (error2) {
     problems.push({ file, message: `cannot be read: ${firstLine(error2)}` });
     return void 0;
@@ -52253,7 +52471,7 @@ async function readContent(root, folder) {
   const walk2 = async (relative2) => {
     let entries;
     try {
-      entries = await readdir5(path12.join(dir, relative2), { withFileTypes: true });
+      entries = await readdir5(path13.join(dir, relative2), { withFileTypes: true });
     } catch {
       return;
     }
@@ -52263,7 +52481,7 @@ async function readContent(root, folder) {
       if (entry.isDirectory()) await walk2(source);
       else if (entry.isFile()) {
         try {
-          const bytes = await readFile5(path12.join(dir, source));
+          const bytes = await readFile6(path13.join(dir, source));
           if (!isBinary(bytes)) content.texts.push({ path: source, text: bytes.toString("utf8") });
         } catch {
         }
@@ -52274,7 +52492,7 @@ async function readContent(root, folder) {
   return content;
 }
 async function readTemplateSources(dir) {
-  const root = path12.resolve(dir);
+  const root = path13.resolve(dir);
   const validation = await validateTemplate(root);
   const readProblems = [];
   const documents = /* @__PURE__ */ new Map();
@@ -52285,8 +52503,8 @@ async function readTemplateSources(dir) {
   if (manifest) documents.set(MANIFEST_FILE, manifest);
   const m2 = isRecord(manifest?.value) ? manifest.value : {};
   const customization = isRecord(own(m2, "customization")) ? own(m2, "customization") : {};
-  const variablesFile = path12.normalize(nonEmpty(own(customization, "variables")) ?? VARIABLES_FILE);
-  const promptsFile = path12.normalize(nonEmpty(own(customization, "prompts")) ?? PROMPTS_FILE);
+  const variablesFile = path13.normalize(nonEmpty(own(customization, "variables")) ?? VARIABLES_FILE);
+  const promptsFile = path13.normalize(nonEmpty(own(customization, "prompts")) ?? PROMPTS_FILE);
   for (const file of /* @__PURE__ */ new Set([variablesFile, promptsFile])) {
     const doc = await readJsonDocument(root, file, readProblems);
     if (doc) documents.set(file, doc);
@@ -52296,8 +52514,8 @@ async function readTemplateSources(dir) {
   const changelogFile = manifestModel?.changelog ?? "CHANGELOG.md";
   const changelogPath = await resolveInsideRoot(root, changelogFile);
   if (changelogPath) {
-    const text2 = await readFile5(changelogPath, "utf8").catch(() => void 0);
-    if (text2 !== void 0) changelog = { file: path12.normalize(changelogFile), text: text2 };
+    const text2 = await readFile6(changelogPath, "utf8").catch(() => void 0);
+    if (text2 !== void 0) changelog = { file: path13.normalize(changelogFile), text: text2 };
   }
   const content = manifestModel ? await readContent(root, manifestModel.content) : void 0;
   return {
@@ -52316,9 +52534,9 @@ async function lintTemplate(dir) {
 
 // src/template/test-template.ts
 import { spawn as spawn2 } from "node:child_process";
-import { mkdtemp as mkdtemp2, readFile as readFile6, rm as rm4 } from "node:fs/promises";
+import { mkdtemp as mkdtemp2, readFile as readFile7, rm as rm4 } from "node:fs/promises";
 import { tmpdir as tmpdir2 } from "node:os";
-import path14 from "node:path";
+import path15 from "node:path";
 
 // src/template/answers.ts
 var AnswersError = class extends Error {
@@ -52349,24 +52567,17 @@ function typeMatches(type, value) {
       return isPlainObject3(value);
   }
 }
-function compile(source) {
-  try {
-    return new RegExp(source);
-  } catch {
-    return void 0;
-  }
-}
 function valueOf(definition, given) {
   if (definition.type === "object" || definition.properties) {
     const base = isPlainObject3(definition.default) ? definition.default : {};
     if (given !== void 0 && !isPlainObject3(given)) return given;
     const merged = { ...structuredClone(base) };
     for (const [key, property] of Object.entries(definition.properties ?? {})) {
-      const value = valueOf(property, isPlainObject3(given) ? given[key] : void 0);
+      const value = valueOf(property, isPlainObject3(given) && Object.hasOwn(given, key) ? given[key] : void 0);
       if (value !== void 0) merged[key] = value;
     }
     for (const [key, value] of Object.entries(isPlainObject3(given) ? given : {})) {
-      if (!(key in merged)) merged[key] = value;
+      if (!Object.hasOwn(merged, key)) merged[key] = value;
     }
     return Object.keys(merged).length === 0 && given === void 0 && definition.default === void 0 ? void 0 : merged;
   }
@@ -52410,12 +52621,9 @@ function checkPattern(name, definition, value, problems, extraPattern) {
     ...extraPattern && extraPattern.source !== definition.validation ? [extraPattern] : []
   ];
   for (const rule of rules) {
-    const pattern = compile(rule.source);
-    if (!pattern) {
-      problems.push({ name, message: `the template's validation pattern ${rule.source} is not a valid regular expression` });
-    } else if (!pattern.test(value)) {
-      problems.push({ name, message: `${rule.message ?? `must match ${rule.source}`} (got ${JSON.stringify(value)})` });
-    }
+    const outcome = matchPattern(rule.source, value);
+    if ("refused" in outcome) problems.push({ name, message: outcome.refused });
+    else if (!outcome.matches) problems.push({ name, message: `${rule.message ?? `must match ${rule.source}`} (got ${JSON.stringify(value)})` });
   }
 }
 function resolveAnswers(template, given = {}, options = {}) {
@@ -52423,7 +52631,7 @@ function resolveAnswers(template, given = {}, options = {}) {
   const problems = [];
   const answers = {};
   for (const name of Object.keys(given)) {
-    if (name in template.computed) problems.push({ name, message: "is a computed value and cannot be answered" });
+    if (Object.hasOwn(template.computed, name)) problems.push({ name, message: "is a computed value and cannot be answered" });
     else if (!Object.hasOwn(template.variables, name)) {
       problems.push({ name, message: `is not a variable of this template (variables: ${Object.keys(template.variables).join(", ")})` });
     }
@@ -52451,7 +52659,7 @@ function resolveAnswers(template, given = {}, options = {}) {
 // src/template/generate.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
 import { chmod as chmod3, mkdir as mkdir3, readdir as readdir6, rename as rename3, rm as rm3, rmdir as rmdir2, writeFile as writeFile3 } from "node:fs/promises";
-import path13 from "node:path";
+import path14 from "node:path";
 
 // src/template/lock.ts
 import { createHash } from "node:crypto";
@@ -52482,16 +52690,35 @@ async function entriesOf(dir) {
   }
 }
 async function moveInto(from, to2, files) {
-  for (const file of files) {
-    const target = path13.join(to2, file);
-    await mkdir3(path13.dirname(target), { recursive: true });
-    await rename3(path13.join(from, file), target);
+  const aside = path14.join(from, `.replaced-${randomBytes2(6).toString("hex")}`);
+  const done = [];
+  try {
+    for (const file of files) {
+      const target = path14.join(to2, file);
+      await mkdir3(path14.dirname(target), { recursive: true });
+      let saved = path14.join(aside, file);
+      await mkdir3(path14.dirname(saved), { recursive: true });
+      try {
+        await rename3(target, saved);
+      } catch (error2) {
+        if (error2.code !== "ENOENT") throw error2;
+        saved = void 0;
+      }
+      done.push({ target, ...saved ? { saved } : {} });
+      await rename3(path14.join(from, file), target);
+    }
+  } catch (error2) {
+    for (const { target, saved } of done.reverse()) {
+      if (saved) await rename3(saved, target).catch(() => void 0);
+      else await rm3(target, { force: true }).catch(() => void 0);
+    }
+    throw error2;
   }
 }
 async function generateProject(templateDir, outDir, answers = {}, options = {}) {
   const evaluator = options.evaluator ?? new ExpressionEvaluator();
   const template = typeof templateDir === "string" ? await loadTemplate(templateDir, evaluator) : templateDir;
-  const target = path13.resolve(outDir);
+  const target = path14.resolve(outDir);
   const existing = await entriesOf(target);
   if (existing && existing.length > 0 && !options.force) throw new OutputNotEmptyError(outDir);
   const resolved = resolveAnswers(template, answers, { evaluator });
@@ -52509,17 +52736,17 @@ async function generateProject(templateDir, outDir, answers = {}, options = {}) 
     computed: resolved.computed,
     files: Object.fromEntries(files.map((f2) => [f2.path, { sha256: f2.sha256, size: f2.size }]))
   };
-  await mkdir3(path13.dirname(target), { recursive: true });
-  const staging = path13.join(path13.dirname(target), `.${path13.basename(target)}.tmp-${randomBytes2(6).toString("hex")}`);
+  await mkdir3(path14.dirname(target), { recursive: true });
+  const staging = path14.join(path14.dirname(target), `.${path14.basename(target)}.tmp-${randomBytes2(6).toString("hex")}`);
   try {
     await mkdir3(staging);
     for (const file of rendered) {
-      const destination = path13.join(staging, ...file.path.split("/"));
-      await mkdir3(path13.dirname(destination), { recursive: true });
+      const destination = path14.join(staging, ...file.path.split("/"));
+      await mkdir3(path14.dirname(destination), { recursive: true });
       await writeFile3(destination, file.content, { mode: file.mode });
       await chmod3(destination, file.mode);
     }
-    await writeFile3(path13.join(staging, LOCK_FILE), serializeLock(lock));
+    await writeFile3(path14.join(staging, LOCK_FILE), serializeLock(lock));
     if (existing === void 0) {
       await rename3(staging, target);
     } else if (existing.length === 0) {
@@ -52539,7 +52766,7 @@ async function generateProject(templateDir, outDir, answers = {}, options = {}) 
     answers: resolved.answers,
     computed: resolved.computed,
     files,
-    lockFile: path13.join(target, LOCK_FILE)
+    lockFile: path14.join(target, LOCK_FILE)
   };
 }
 
@@ -52682,11 +52909,11 @@ async function testTemplate(dir, options = {}) {
   const matrix = buildAnswerMatrix(template, evaluator);
   const command = options.command ?? template.manifest.test?.command;
   const timeoutMs = options.timeoutMs ?? (template.manifest.test?.timeoutSeconds ?? 300) * 1e3;
-  const workDir = await mkdtemp2(path14.join(tmpdir2(), `template-test-${template.manifest.name}-`));
+  const workDir = await mkdtemp2(path15.join(tmpdir2(), `template-test-${template.manifest.name}-`));
   const reports = [];
   try {
     for (const [index, set] of matrix.sets.entries()) {
-      const projectDir = path14.join(workDir, `set-${index + 1}`);
+      const projectDir = path15.join(workDir, `set-${index + 1}`);
       const report = { ...set, answers: {}, computed: {}, passed: false, problems: [], files: 0 };
       reports.push(report);
       try {
@@ -52695,7 +52922,7 @@ async function testTemplate(dir, options = {}) {
         report.computed = result.computed;
         report.files = result.files.length;
         for (const file of result.files) {
-          report.problems.push(...checkGeneratedFile(file.path, await readFile6(path14.join(projectDir, file.path))));
+          report.problems.push(...checkGeneratedFile(file.path, await readFile7(path15.join(projectDir, file.path))));
         }
         if (command) {
           report.command = await runCommand(command, projectDir, timeoutMs);
@@ -52724,7 +52951,7 @@ async function testTemplate(dir, options = {}) {
 // src/publish/upload.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { createReadStream as createReadStream3 } from "node:fs";
-import { readFile as readFile7, stat as stat7 } from "node:fs/promises";
+import { readFile as readFile8, stat as stat7 } from "node:fs/promises";
 import http2 from "node:http";
 import https2 from "node:https";
 import { Readable as Readable2 } from "node:stream";
@@ -52949,7 +53176,7 @@ async function loadManifest(manifest) {
   if (typeof manifest !== "string") return manifest;
   let text2;
   try {
-    text2 = await readFile7(manifest, "utf8");
+    text2 = await readFile8(manifest, "utf8");
   } catch (error2) {
     throw new PublishError(`cannot read the manifest ${manifest}: ${error2.message}`);
   }
@@ -53067,7 +53294,8 @@ async function publishTemplate(options) {
     }
     if (status === 409) {
       const stored = apiError?.details.find((detail) => detail.field === "integrity")?.message;
-      if (stored === integrity) {
+      const complete = apiError?.details.some((detail) => detail.field === "state" && detail.message === "complete") ?? false;
+      if (stored === integrity && complete) {
         return { uploaded: false, status, attempts: attempt, integrity };
       }
       const theirs = stored === void 0 || stored === "" ? "an integrity the registry did not report" : stored;
@@ -53180,7 +53408,7 @@ async function changelogStep({ options, report }, changelogFile, version) {
   }
   let text2;
   try {
-    text2 = await readFile8(file, "utf8");
+    text2 = await readFile9(file, "utf8");
   } catch (error2) {
     const message = `cannot read ${changelogFile}: ${errorMessage(error2)}`;
     report({ severity: "error", ...where, message, text: message });
@@ -53195,7 +53423,7 @@ async function changelogStep({ options, report }, changelogFile, version) {
   return section;
 }
 async function readManifest2(templateDir) {
-  return JSON.parse(await readFile8(path15.join(templateDir, MANIFEST_FILE), "utf8"));
+  return JSON.parse(await readFile9(path16.join(templateDir, MANIFEST_FILE), "utf8"));
 }
 function checkOptions(options) {
   if (options.version !== void 0 && !VERSION_PATTERN.test(options.version)) {
@@ -53233,11 +53461,11 @@ async function runPublishPipeline(options, hooks = {}) {
   const version = options.version ?? manifest.version;
   const changelogFile = manifest.changelog ?? DEFAULT_CHANGELOG_FILE;
   const releaseNotes = await step("changelog", (context) => changelogStep(context, changelogFile, version), () => `section for ${version} found in ${changelogFile}`);
-  const outDir = options.outDir ?? await mkdtemp3(path15.join(tmpdir3(), "template-publish-"));
+  const outDir = options.outDir ?? await mkdtemp3(path16.join(tmpdir3(), "template-publish-"));
   const packed = await step(
     "pack",
     () => packTemplate(options.templateDir, { version, outDir, exclude: options.exclude ?? [] }),
-    (p2) => `${path15.basename(p2.file)}: ${p2.size} bytes, ${p2.files.length} files, sha256 ${p2.sha256}`
+    (p2) => `${path16.basename(p2.file)}: ${p2.size} bytes, ${p2.files.length} files, sha256 ${p2.sha256}`
   );
   hooks.onPacked?.(packed);
   if (options.dryRun) {
@@ -53268,7 +53496,7 @@ async function runPublishPipeline(options, hooks = {}) {
 }
 
 // src/action/inputs.ts
-import path16 from "node:path";
+import path17 from "node:path";
 
 // src/github/inputs.ts
 var InputError = class extends Error {
@@ -53334,7 +53562,7 @@ function parseInputs(env, cwd = ".") {
   const githubToken = readInput(env, "github-token");
   const testCommand = readInput(env, "test-command");
   const [owner, repo, ...rest] = (env.GITHUB_REPOSITORY ?? "").split("/");
-  const workspace = path16.resolve(cwd, env.GITHUB_WORKSPACE || ".");
+  const workspace = path17.resolve(cwd, env.GITHUB_WORKSPACE || ".");
   if (registryUrl !== "") checkHttpUrlInput("registry-url", registryUrl);
   if (!dryRun) {
     if (registryUrl === "") throw new InputError("input registry-url is required (unless dry-run is true)");
@@ -53347,7 +53575,7 @@ function parseInputs(env, cwd = ".") {
     }
   }
   return {
-    templatePath: path16.resolve(workspace, readInput(env, "template-path") || "."),
+    templatePath: path17.resolve(workspace, readInput(env, "template-path") || "."),
     workspace,
     ...registryUrl ? { registryUrl } : {},
     ...registryToken ? { registryToken } : {},
@@ -53367,10 +53595,10 @@ function defaultReleaseApi(token, owner, repo, baseUrl) {
   return octokitReleaseApi(createGitHubClient({ token, ...baseUrl ? { baseUrl } : {} }), owner, repo);
 }
 function annotationFile(inputs, file) {
-  const absolute = path17.resolve(inputs.templatePath, file);
-  const relative2 = path17.relative(inputs.workspace, absolute);
-  const shown = relative2.startsWith("..") || path17.isAbsolute(relative2) ? absolute : relative2;
-  return shown.split(path17.sep).join("/");
+  const absolute = path18.resolve(inputs.templatePath, file);
+  const relative2 = path18.relative(inputs.workspace, absolute);
+  const shown = relative2.startsWith("..") || path18.isAbsolute(relative2) ? absolute : relative2;
+  return shown.split(path18.sep).join("/");
 }
 function annotate(core, inputs, finding) {
   const properties = {
@@ -53396,7 +53624,7 @@ async function run(dependencies = {}) {
     const inputs = parseInputs(env);
     for (const secret of [inputs.registryToken, inputs.githubToken]) if (secret) core.setSecret(secret);
     setOutput2("version", inputs.version);
-    const outDir = await mkdtemp4(path17.join(env.RUNNER_TEMP || tmpdir4(), "template-publish-"));
+    const outDir = await mkdtemp4(path18.join(env.RUNNER_TEMP || tmpdir4(), "template-publish-"));
     const result = await runPublishPipeline(
       {
         templateDir: inputs.templatePath,
@@ -53440,7 +53668,7 @@ async function run(dependencies = {}) {
       setOutput2("uploaded", result.upload.uploaded);
       if (result.downloadUrl) setOutput2("download-url", result.downloadUrl);
       if (inputs.createRelease && inputs.repository && inputs.githubToken) {
-        const manifestAsset = path17.join(outDir, MANIFEST_FILE);
+        const manifestAsset = path18.join(outDir, MANIFEST_FILE);
         await writeFile4(manifestAsset, `${JSON.stringify(packed.manifest, null, 2)}
 `);
         const api = (dependencies.releaseApi ?? defaultReleaseApi)(inputs.githubToken, inputs.repository.owner, inputs.repository.repo, env.GITHUB_API_URL);
@@ -53451,7 +53679,7 @@ async function run(dependencies = {}) {
             name: `${packed.manifest.name} ${inputs.version}`,
             body: result.releaseNotes,
             assets: [
-              { name: path17.basename(packed.file), path: packed.file, contentType: "application/gzip" },
+              { name: path18.basename(packed.file), path: packed.file, contentType: "application/gzip" },
               { name: MANIFEST_FILE, path: manifestAsset, contentType: "application/json" }
             ]
           });

@@ -37490,8 +37490,8 @@ var TEMP_FILE_PATTERN = /^\..+\.\d+\.[0-9a-f]{12}\.tmp$/;
 function tempPathBeside(file) {
   return path6.join(path6.dirname(file), `.${path6.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
 }
-async function writeNewFileDurably(file, data) {
-  const handle = await open2(file, "wx");
+async function writeNewFileDurably(file, data, mode = 438) {
+  const handle = await open2(file, "wx", mode);
   try {
     await handle.writeFile(data);
     await handle.sync();
@@ -37499,11 +37499,11 @@ async function writeNewFileDurably(file, data) {
     await handle.close();
   }
 }
-async function writeFileAtomic(file, data) {
+async function writeFileAtomic(file, data, options = {}) {
   await mkdir2(path6.dirname(file), { recursive: true });
   const temp = tempPathBeside(file);
   try {
-    await writeNewFileDurably(temp, data);
+    await writeNewFileDurably(temp, data, options.mode);
     await rename2(temp, file);
   } catch (error2) {
     await rm2(temp, { force: true });
@@ -37553,7 +37553,9 @@ var template_manifest_schema_default = {
       required: ["name"],
       properties: {
         name: { type: "string", minLength: 1 },
-        email: { type: "string", format: "email" }
+        email: { type: "string", format: "email" },
+        url: { type: "string" },
+        organization: { type: "string" }
       }
     },
     repository: {
@@ -38279,6 +38281,26 @@ var analytics_event_schema_default = {
   ]
 };
 
+// schemas/analytics-event-submission.schema.json
+var analytics_event_submission_schema_default = {
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  $id: "https://template-registry.dev/schemas/analytics-event-submission.schema.json",
+  title: "AnalyticsEventSubmission",
+  description: "An analytics event as the registry server takes it on POST /events: one of the spec's events, with no field the spec does not name and every string capped, so usage numbers cannot be padded with junk.",
+  type: "object",
+  $ref: "https://template-registry.dev/schemas/analytics-event.schema.json",
+  unevaluatedProperties: false,
+  properties: {
+    templateId: { type: "string", maxLength: 214 },
+    version: { type: "string", maxLength: 64 },
+    userId: { type: "string", maxLength: 256 },
+    timestamp: { type: "string", maxLength: 64 },
+    userAgent: { type: "string", maxLength: 512 },
+    platform: { type: "string", maxLength: 64 },
+    comment: { type: "string", maxLength: 4e3 }
+  }
+};
+
 // schemas/analytics-record.schema.json
 var analytics_record_schema_default = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
@@ -38608,6 +38630,7 @@ var extraSchemas = {
   "analytics-generation-event": analytics_generation_event_schema_default,
   "analytics-feedback-event": analytics_feedback_event_schema_default,
   "analytics-event": analytics_event_schema_default,
+  "analytics-event-submission": analytics_event_submission_schema_default,
   "analytics-record": analytics_record_schema_default,
   "success-envelope": success_envelope_schema_default,
   "error-envelope": error_envelope_schema_default,
@@ -39056,8 +39079,22 @@ function withEntryLabels(violations, entries) {
     return { ...violation, message: `${violation.message} [${String(entry.id)}@${String(entry.version)}]` };
   });
 }
+function entryViolations(entry) {
+  const violations = describeSchemaErrors(schemaErrors("template-entry", entry));
+  if (!NAME_PATTERN.test(entry.id)) {
+    violations.push({ pointer: "/id", message: `must match the pattern ${NAME_PATTERN.source} (got ${JSON.stringify(entry.id)})`, code: "PATTERN" });
+  }
+  return violations;
+}
 function buildDocument(versions, options) {
-  const templates = versions.map(toEntry).sort(byIdThenVersion);
+  const entries = versions.map(toEntry);
+  const kept = options.onSkipped ? entries.filter((entry) => {
+    const violations2 = entryViolations(entry);
+    if (violations2.length === 0) return true;
+    options.onSkipped?.({ id: String(entry.id), version: String(entry.version), violations: violations2 });
+    return false;
+  }) : entries;
+  const templates = kept.sort(byIdThenVersion);
   const tags = [...new Set(templates.flatMap((t) => t.tags ?? []))].sort(compareText);
   const document = {
     templates,
@@ -39155,7 +39192,13 @@ async function buildRegistry(source, options) {
   const { outDir, now = () => /* @__PURE__ */ new Date(), catalog = true } = options;
   const versions = await source.versions();
   const registryPath = path7.join(outDir, REGISTRY_FILE);
-  const candidate = buildDocument(versions, { lastUpdated: now().toISOString(), ...options.categories ? { categories: options.categories } : {} });
+  const skipped = [];
+  const candidate = buildDocument(versions, {
+    lastUpdated: now().toISOString(),
+    ...options.categories ? { categories: options.categories } : {},
+    onSkipped: (version) => skipped.push(version)
+  });
+  if (options.allowEmpty === false && candidate.templates.length === 0) await refuseEmptying(registryPath);
   const previousLastUpdated = await keptLastUpdated(registryPath, candidate);
   const changed = previousLastUpdated === void 0;
   const document = changed ? candidate : { ...candidate, lastUpdated: previousLastUpdated };
@@ -39179,7 +39222,7 @@ async function buildRegistry(source, options) {
   const removed = await removeStale(outDir, new Set(byId.keys()));
   await removeLeftoverTemps(outDir);
   await removeLeftoverTemps(path7.join(outDir, TEMPLATES_DIR));
-  return { document, changed, etag: strongEtag(registryText), files: planned.map((f) => f.name), written, removed };
+  return { document, changed, etag: strongEtag(registryText), files: planned.map((f) => f.name), written, removed, skipped };
 }
 async function keptLastUpdated(file, candidate) {
   const bytes = await readIfExists(file);
@@ -39193,6 +39236,23 @@ async function keptLastUpdated(file, candidate) {
   const lastUpdated = previous?.lastUpdated;
   if (typeof lastUpdated !== "string" || documentContent(previous) !== documentContent(candidate)) return void 0;
   return schemaErrors("registry-document", { ...candidate, lastUpdated }).length === 0 ? lastUpdated : void 0;
+}
+async function refuseEmptying(file) {
+  const listed = listedEntries(await readIfExists(file));
+  if (listed > 0) {
+    throw new RegistryBuildError([
+      { pointer: "/templates", message: `would drop all ${listed} entries of ${file}; nothing was written (allow it with --allow-empty)`, code: "EMPTY_REGISTRY" }
+    ]);
+  }
+}
+function listedEntries(bytes) {
+  if (!bytes) return 0;
+  try {
+    const previous = JSON.parse(bytes.toString("utf8"));
+    return Array.isArray(previous?.templates) ? previous.templates.length : 0;
+  } catch {
+    return 0;
+  }
 }
 
 // src/registry/github-source.ts
@@ -39364,7 +39424,7 @@ async function repositoryVersions(octokit, config, warn) {
         issues: repository.open_issues_count
       }
     };
-    const entryProblems = describeSchemaErrors(schemaErrors("template-entry", toEntry(version)));
+    const entryProblems = entryViolations(toEntry(version));
     if (entryProblems.length > 0) {
       skip(`its registry entry would be invalid: ${entryProblems.slice(0, 3).map((p) => `${p.pointer || "/"} ${p.message}`).join("; ")}`);
       continue;
@@ -39489,6 +39549,9 @@ async function run(deps = {}) {
       ...deps.now ? { now: deps.now } : {},
       ...inputs.publicUrl ? { publicUrl: inputs.publicUrl } : {}
     });
+    for (const skipped of result.skipped) {
+      warn(`left out ${skipped.id}@${skipped.version}: its registry entry is invalid: ${skipped.violations.map((v) => `${v.pointer || "/"} ${v.message}`).join("; ")}`);
+    }
     const ids = new Set(result.document.templates.map((t) => t.id));
     setOutput2("changed", result.changed);
     setOutput2("templates", ids.size);
