@@ -46836,6 +46836,12 @@ var template_manifest_schema_default = {
       minLength: 1,
       description: 'Extension: the folder, relative to the template root, whose files become the generated project. Default "template".'
     },
+    include: {
+      type: "array",
+      description: "Extension: globs, relative to the template folder, of files that pack packs although its rules would leave them out (.env files, what a .gitignore ignores).",
+      maxItems: 100,
+      items: { type: "string", minLength: 1, maxLength: 500 }
+    },
     files: {
       type: "array",
       description: "Extension: conditional files. A path of the content folder matching `path` (a glob) is generated only when `when` is true.",
@@ -51533,6 +51539,10 @@ async function readManifest(root, dir) {
 function stampVersion(manifest, version) {
   return { ...manifest, version };
 }
+function includedOnPurpose(manifest) {
+  const globs = Array.isArray(manifest.include) ? manifest.include.filter((glob) => typeof glob === "string" && glob !== "") : [];
+  return globs.length > 0 ? (0, import_picomatch2.default)(globs, { dot: true }) : () => false;
+}
 function namedEnvFiles(manifest) {
   const content = typeof manifest.content === "string" ? manifest.content.replace(/^\.\/|\/+$/g, "") : DEFAULT_CONTENT_FOLDER;
   const rules = Array.isArray(manifest.files) ? manifest.files : [];
@@ -51549,14 +51559,16 @@ function excludeTest(globs, manifest, gitignore) {
   }
   const matches = globs.length > 0 ? (0, import_picomatch2.default)([...globs], { dot: true }) : () => false;
   const envFiles = namedEnvFiles(manifest);
+  const included = includedOnPurpose(manifest);
   const name = String(manifest.name);
   return (relative2, isDirectory2) => {
     if (relative2 === MANIFEST_FILE) return false;
     const base = relative2.slice(relative2.lastIndexOf("/") + 1);
     if (ALWAYS_LEFT_OUT_FOLDERS.has(base)) return true;
     if (relative2 === ".github/workflows" || relative2.startsWith(".github/workflows/")) return true;
-    if (!isDirectory2 && isEnvFile(base) && !envFiles.has(relative2)) return true;
     if (!isDirectory2 && isOwnArchive(base, name)) return true;
+    if (!isDirectory2 && included(relative2)) return matches(relative2);
+    if (!isDirectory2 && isEnvFile(base) && !envFiles.has(relative2)) return true;
     if (gitignore.ignores(relative2, isDirectory2)) return true;
     return matches(relative2) || isDirectory2 && matches(`${relative2}/`);
   };

@@ -37602,6 +37602,12 @@ var template_manifest_schema_default = {
       minLength: 1,
       description: 'Extension: the folder, relative to the template root, whose files become the generated project. Default "template".'
     },
+    include: {
+      type: "array",
+      description: "Extension: globs, relative to the template folder, of files that pack packs although its rules would leave them out (.env files, what a .gitignore ignores).",
+      maxItems: 100,
+      items: { type: "string", minLength: 1, maxLength: 500 }
+    },
     files: {
       type: "array",
       description: "Extension: conditional files. A path of the content folder matching `path` (a glob) is generated only when `when` is true.",

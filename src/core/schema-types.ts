@@ -100,6 +100,12 @@ export interface TemplateManifest {
    */
   content?: string;
   /**
+   * Extension: globs, relative to the template folder, of files that pack packs although its rules would leave them out (.env files, what a .gitignore ignores).
+   *
+   * @maxItems 100
+   */
+  include?: string[];
+  /**
    * Extension: conditional files. A path of the content folder matching `path` (a glob) is generated only when `when` is true.
    */
   files?: {

@@ -106,6 +106,12 @@ function stampVersion(manifest: Record<string, unknown>, version: string): Templ
 
 type ExcludeTest = (relative: string, isDirectory: boolean) => boolean;
 
+/** The manifest's `include` globs: files packed although the rules below would leave them out. */
+function includedOnPurpose(manifest: Record<string, unknown>): (relative: string) => boolean {
+  const globs = Array.isArray(manifest.include) ? manifest.include.filter((glob): glob is string => typeof glob === 'string' && glob !== '') : [];
+  return globs.length > 0 ? picomatch(globs, { dot: true }) : () => false;
+}
+
 /** The `.env*` files the manifest names in its `files` rules (paths relative to the content folder): packed on purpose. */
 function namedEnvFiles(manifest: Record<string, unknown>): Set<string> {
   const content = typeof manifest.content === 'string' ? manifest.content.replace(/^\.\/|\/+$/g, '') : DEFAULT_CONTENT_FOLDER;
@@ -124,14 +130,16 @@ function excludeTest(globs: readonly string[], manifest: Record<string, unknown>
   }
   const matches = globs.length > 0 ? picomatch([...globs], { dot: true }) : () => false;
   const envFiles = namedEnvFiles(manifest);
+  const included = includedOnPurpose(manifest);
   const name = String(manifest.name);
   return (relative, isDirectory) => {
     if (relative === MANIFEST_FILE) return false; // always packed (stamped)
     const base = relative.slice(relative.lastIndexOf('/') + 1);
     if (ALWAYS_LEFT_OUT_FOLDERS.has(base)) return true;
     if (relative === '.github/workflows' || relative.startsWith('.github/workflows/')) return true;
-    if (!isDirectory && isEnvFile(base) && !envFiles.has(relative)) return true;
     if (!isDirectory && isOwnArchive(base, name)) return true;
+    if (!isDirectory && included(relative)) return matches(relative);
+    if (!isDirectory && isEnvFile(base) && !envFiles.has(relative)) return true;
     if (gitignore.ignores(relative, isDirectory)) return true;
     return matches(relative) || (isDirectory && matches(`${relative}/`));
   };

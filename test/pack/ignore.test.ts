@@ -76,6 +76,22 @@ describe('what pack always leaves out', () => {
   });
 });
 
+describe("the manifest's include globs", () => {
+  it('pack a .env or gitignored file on purpose, and nothing else', async () => {
+    const files = await packedFiles({
+      'template.json': { ...validManifest, include: ['template/.env.example', 'template/build/keep.txt'] },
+      '.gitignore': 'template/build/*\n',
+      'template/.env.example': 'PORT=3000',
+      'template/.env': 'SECRET=1',
+      'template/build/keep.txt': 'x',
+      'template/build/drop.txt': 'x',
+    });
+    expect(files).toEqual(expect.arrayContaining(['template/.env.example', 'template/build/keep.txt']));
+    expect(files).not.toContain('template/.env');
+    expect(files).not.toContain('template/build/drop.txt');
+  });
+});
+
 describe('the default output folder', () => {
   it('is outside the template folder', async () => {
     const dir = await writeTemplate();
