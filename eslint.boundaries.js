@@ -8,7 +8,7 @@ export const LAYERS = {
   archive: ['core'],
   template: ['core'],
   pack: ['core', 'archive', 'template'],
-  registry: ['core'],
+  registry: ['core', 'archive'],
   store: ['core', 'registry'],
   client: ['core', 'archive'],
   compat: ['core'],

@@ -129,9 +129,10 @@ const isLoopback = (hostname: string): boolean =>
 export function checkDownloadUrl(url: string, documentUrl?: string): URL {
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    // A static registry's URLs may be relative to the document they came from.
+    parsed = documentUrl === undefined ? new URL(url) : new URL(url, documentUrl);
   } catch {
-    throw new DownloadError(url, 'it is not an absolute URL');
+    throw new DownloadError(url, documentUrl === undefined ? 'it is not an absolute URL' : `it is not a URL, even relative to ${documentUrl}`);
   }
   if (parsed.protocol === 'https:') return parsed;
   if (parsed.protocol === 'http:') {

@@ -164,6 +164,42 @@ function push<K>(map: Map<K, number[]>, key: K, position: number): void {
 }
 
 /** Builds the indexes of a (schema-valid) registry document. */
+const ABSOLUTE_URL = /^[a-z][a-z0-9+.-]*:/i;
+
+/** `url` resolved against `base` when it is relative (a static registry's URLs are relative to registry.json). */
+function absolute(url: string | undefined, base: string): string | undefined {
+  if (url === undefined || url === '' || ABSOLUTE_URL.test(url)) return url;
+  try {
+    return new URL(url, base).href;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * The document with every relative `downloadUrl`, `documentationUrl` and `repositoryUrl` resolved
+ * against the URL the document came from, so that callers only ever see absolute URLs.
+ */
+export function withAbsoluteUrls(document: RegistryDocument, documentUrl: string): RegistryDocument {
+  const relative = (entry: TemplateEntry): boolean =>
+    [entry.downloadUrl, entry.documentationUrl, entry.repositoryUrl].some((url) => url !== undefined && url !== '' && !ABSOLUTE_URL.test(url));
+  if (!document.templates.some(relative)) return document;
+  return {
+    ...document,
+    templates: document.templates.map((entry) => {
+      if (!relative(entry)) return entry;
+      const documentationUrl = absolute(entry.documentationUrl, documentUrl);
+      const repositoryUrl = absolute(entry.repositoryUrl, documentUrl);
+      return {
+        ...entry,
+        downloadUrl: absolute(entry.downloadUrl, documentUrl) ?? entry.downloadUrl,
+        ...(documentationUrl === undefined ? {} : { documentationUrl }),
+        ...(repositoryUrl === undefined ? {} : { repositoryUrl }),
+      };
+    }),
+  };
+}
+
 export function buildIndex(document: RegistryDocument): RegistryIndex {
   const sorted = sortEntries(document.templates);
   const texts: string[] = new Array<string>(sorted.length);
@@ -491,7 +527,7 @@ export class RegistryClient {
       // A fetch that finished meanwhile is newer than the file.
       if (!record || this.#snapshot) return;
       this.#snapshot = {
-        index: buildIndex(record.document),
+        index: buildIndex(withAbsoluteUrls(record.document, this.registryUrl)),
         fetchedAt: record.fetchedAt,
         source: 'cache',
         ...(record.etag === undefined ? {} : { etag: record.etag }),
@@ -562,7 +598,7 @@ export class RegistryClient {
       throw new FetchFailure(`the registry document fails the registry-document schema: ${shown.join('; ')}${more}`);
     }
     return {
-      index: buildIndex(document as RegistryDocument),
+      index: buildIndex(withAbsoluteUrls(document as RegistryDocument, this.registryUrl)),
       fetchedAt,
       source: 'network',
       ...(etag === undefined ? {} : { etag }),

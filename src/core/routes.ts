@@ -12,3 +12,18 @@ export function versionUrl(baseUrl: string, id: string, version: string): string
 export function archiveUrl(baseUrl: string, id: string, version: string): string {
   return `${versionUrl(baseUrl, id, version)}/archive`;
 }
+
+/** Where a static registry keeps the archive of a version, relative to registry.json (immutable). */
+export function staticArchivePath(id: string, version: string): string {
+  return `archives/${encodeURIComponent(id)}/${encodeURIComponent(version)}.tgz`;
+}
+
+/** The catalog page's section of a template, relative to registry.json: what `documentationUrl` points a person at. */
+export function catalogPagePath(id: string): string {
+  return `index.html#t-${encodeURIComponent(id)}`;
+}
+
+/** `relative` under `baseUrl` when there is one; else as it is (relative to registry.json). */
+export function underBase(baseUrl: string | undefined, relative: string): string {
+  return baseUrl === undefined || baseUrl === '' ? relative : `${baseUrl.replace(/\/+$/, '')}/${relative}`;
+}

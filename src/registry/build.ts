@@ -7,19 +7,23 @@
  * validated before anything is touched, and registry.json is written last, so a reader never sees
  * a registry.json pointing at files that are not there yet.
  */
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
 
-import { readIfExists, TEMP_FILE_PATTERN, writeFileAtomic } from '../core/files.js';
+import { DigestStream, digestOf } from '../archive/index.js';
+import { readIfExists, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../core/files.js';
+import { staticArchivePath } from '../core/routes.js';
 import { compareText } from '../core/listing.js';
 import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { NAME_PATTERN } from '../core/versions.js';
 import { renderCatalog } from './catalog.js';
 import { buildDocument, documentContent, RegistryBuildError, serialize, strongEtag, type SkippedVersion } from './document.js';
-import type { RegistrySource } from './source.js';
+import type { RegistrySource, SourceVersion } from './source.js';
 
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
@@ -97,6 +101,39 @@ async function writeChanged(outDir: string, files: readonly PlannedFile[]): Prom
     await mkdir(path.dirname(target), { recursive: true });
     await writeFileAtomic(target, file.data);
     written.push(file.name);
+  }
+  return written;
+}
+
+/**
+ * Publishes the archives of `versions` that have one to open at their immutable static paths. An
+ * archive already there with the right size is left alone (published archives never change); a new
+ * one is streamed to a temp file, checked against the version's integrity and renamed into place.
+ */
+async function publishArchives(outDir: string, versions: readonly SourceVersion[]): Promise<string[]> {
+  const written: string[] = [];
+  for (const version of versions) {
+    if (!version.openArchive) continue;
+    const name = staticArchivePath(version.manifest.name, version.manifest.version);
+    const target = path.join(outDir, ...name.split('/'));
+    const present = await stat(target).catch(() => undefined);
+    if (present?.isFile() && (version.size === undefined || present.size === version.size)) continue;
+    const archive = await version.openArchive();
+    if (!archive) throw new RegistryBuildError([{ pointer: '', code: 'ARCHIVE_MISSING', message: `the archive of ${version.manifest.name}@${version.manifest.version} is missing from the store` }]);
+    await mkdir(path.dirname(target), { recursive: true });
+    const temp = tempPathBeside(target);
+    try {
+      const digest = new DigestStream();
+      await pipeline(archive.stream, digest, createWriteStream(temp, { flags: 'wx' }));
+      const { integrity } = digestOf(digest.result());
+      if (version.integrity !== undefined && integrity !== version.integrity) {
+        throw new RegistryBuildError([{ pointer: '', code: 'INTEGRITY', message: `the archive of ${version.manifest.name}@${version.manifest.version} in the store does not match its integrity` }]);
+      }
+      await rename(temp, target);
+    } finally {
+      await rm(temp, { force: true });
+    }
+    written.push(name);
   }
   return written;
 }
@@ -185,11 +222,15 @@ export async function buildRegistry(source: RegistrySource, options: BuildOption
   planned.push(...(await withCompressed(REGISTRY_FILE, registryText)));
 
   await mkdir(outDir, { recursive: true });
-  const written = await writeChanged(outDir, planned);
+  // Archives first: registry.json must never point at an archive that is not there yet.
+  const listed = new Set(document.templates.map((entry) => `${entry.id}@${entry.version}`));
+  const archives = await publishArchives(outDir, versions.filter((v) => listed.has(`${v.manifest.name}@${v.manifest.version}`)));
+  const written = [...archives, ...(await writeChanged(outDir, planned))];
   const removed = await removeStale(outDir, new Set(byId.keys()));
   await removeLeftoverTemps(outDir);
   await removeLeftoverTemps(path.join(outDir, TEMPLATES_DIR));
-  return { document, changed, etag: strongEtag(registryText), files: planned.map((f) => f.name), written, removed, skipped };
+  const archiveNames = versions.filter((v) => v.openArchive && listed.has(`${v.manifest.name}@${v.manifest.version}`)).map((v) => staticArchivePath(v.manifest.name, v.manifest.version));
+  return { document, changed, etag: strongEtag(registryText), files: [...archiveNames, ...planned.map((f) => f.name)], written, removed, skipped };
 }
 
 /**

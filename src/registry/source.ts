@@ -1,3 +1,5 @@
+import type { Readable } from 'node:stream';
+
 import type { TemplateManifest } from '../core/schema-types.js';
 
 /** Usage and repository numbers of one published version. */
@@ -24,6 +26,11 @@ export interface SourceVersion {
   documentationUrl?: string;
   repositoryUrl?: string;
   stats: SourceStats;
+  /**
+   * Opens the archive, when the build must publish it beside registry.json (at
+   * `staticArchivePath(id, version)`, where `downloadUrl` points); absent when it is served elsewhere.
+   */
+  openArchive?: () => Promise<{ stream: Readable; size: number } | undefined>;
 }
 
 /** What the registry generator reads: the server's store, or GitHub releases. */

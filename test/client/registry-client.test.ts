@@ -444,3 +444,19 @@ describe('RegistryClient against a real registry server', () => {
     expect(client.status()).toMatchObject({ stale: false, source: 'network', fetchedAt: time.now() });
   });
 });
+
+describe('relative URLs of a static registry', () => {
+  it('are resolved against the URL of the document, from the network and from the disk cache', async () => {
+    const relative = doc([entry({ id: 'alpha', downloadUrl: 'archives/alpha/1.0.0.tgz', documentationUrl: 'index.html#t-alpha' })]);
+    const registryUrl = 'https://cdn.example.test/mirrors/acme/registry.json';
+    const cacheDir = await tempDir('tr-rel-cache-');
+    const first = new RegistryClient({ registryUrl, cacheDir, fetch: () => Promise.resolve(new Response(JSON.stringify(relative))) });
+    expect(await first.getTemplate('alpha')).toMatchObject({
+      downloadUrl: 'https://cdn.example.test/mirrors/acme/archives/alpha/1.0.0.tgz',
+      documentationUrl: 'https://cdn.example.test/mirrors/acme/index.html#t-alpha',
+    });
+    await first.refresh();
+    const offline = new RegistryClient({ registryUrl, cacheDir, fetch: () => Promise.reject(new Error('offline')) });
+    expect((await offline.getTemplate('alpha'))?.downloadUrl).toBe('https://cdn.example.test/mirrors/acme/archives/alpha/1.0.0.tgz');
+  });
+});

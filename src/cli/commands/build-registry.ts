@@ -43,7 +43,9 @@ async function openStoreSource(storeDir: string, publicUrl?: string): Promise<Re
     if (error instanceof StoreNotFoundError) throw new UsageError(`--store: ${error.message}`);
     throw error;
   }
-  return storeSource(storage, publicUrl ?? process.env.REGISTRY_PUBLIC_URL ?? 'http://127.0.0.1:4873');
+  // The output is self-contained: the archives are published beside registry.json, and without
+  // --public-url every URL is relative to it, so the folder works from any host and path.
+  return storeSource(storage, publicUrl, { layout: 'static' });
 }
 
 export function registerBuildRegistry(
@@ -58,7 +60,7 @@ export function registerBuildRegistry(
     .requiredOption('--out <dir>', 'folder to write the registry into')
     .option('--store <dir>', "read the versions from the registry server's store")
     .option('--github-config <file>', `read the versions from the GitHub releases of the repositories in this JSON file (token: $${GITHUB_TOKEN_ENV})`)
-    .option('--public-url <url>', 'public base URL of the registry, shown on the catalog page')
+    .option('--public-url <url>', 'public base URL the registry is served from: every URL in the output is absolute under it (default: URLs relative to registry.json)')
     .option('--allow-empty', 'write a registry with no template even over one that lists some (refused otherwise)')
     .option('--json', 'print the result as JSON')
     .action(async (flags: BuildRegistryFlags) => {
