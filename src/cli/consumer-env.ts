@@ -46,3 +46,11 @@ export function maxDocumentBytesFrom(env: Readonly<Record<string, string | undef
   }
   return Number(value);
 }
+
+/** TEMPLATE_REGISTRY_MODE: full, sparse or auto (the default: sparse when the registry publishes an index). */
+export function registryModeFrom(env: Readonly<Record<string, string | undefined>> = process.env): 'full' | 'sparse' | 'auto' {
+  const value = env.TEMPLATE_REGISTRY_MODE?.trim();
+  if (value === undefined || value === '') return 'auto';
+  if (value === 'full' || value === 'sparse' || value === 'auto') return value;
+  throw new UsageError(`TEMPLATE_REGISTRY_MODE must be full, sparse or auto (got ${JSON.stringify(value)})`);
+}

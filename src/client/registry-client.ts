@@ -17,20 +17,16 @@
  *   registry every call tries (there is nothing to answer with).
  * - Concurrent callers share one in-flight request.
  */
-import { createHash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import path from 'node:path';
-
-import { writeFileAtomic } from '../core/files.js';
 import { selectLatest, sortEntries } from '../core/listing.js';
 import { describeSchemaErrors } from '../core/messages.js';
-import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
+import type { Category, RegistryDocument, SparseIndex, TemplateEntry } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { matchesFilters, matchesTerms, searchTerms, searchText, type TemplateFilters } from '../core/search.js';
 
+import { CachedJson, FetchFailure, type CachedJsonOptions } from './cached-json.js';
+
 export type { TemplateFilters } from '../core/search.js';
+export { RegistryUnavailableError, cacheFileFor } from './cached-json.js';
 
 /** The spec's registry cache lifetime. */
 export const DEFAULT_CACHE_TTL_MS = 3_600_000;
@@ -59,33 +55,16 @@ export interface RegistryClientOptions {
    * never read past the limit.
    */
   maxDocumentBytes?: number;
+  /**
+   * `full` (default): read the whole registry.json. `sparse`: read `index.json` and
+   * `templates/<id>.json` for one template (list and search still read registry.json). `auto`:
+   * sparse when the registry publishes an index (one probe of index.json), else full; a whole
+   * document still fresh in the cache is used as it is. The CLI uses `auto`.
+   */
+  mode?: RegistryMode;
 }
 
 export const DEFAULT_MAX_DOCUMENT_BYTES = 256 * 1024 * 1024;
-
-/** The body of `response` as text, refused (FetchFailure) as soon as it passes `maxBytes`. */
-async function readCapped(response: Response, maxBytes: number, url: string): Promise<string> {
-  const tooLarge = (size: string): FetchFailure =>
-    new FetchFailure(`the registry document at ${url} is ${size}, more than the limit of ${maxBytes} bytes (maxDocumentBytes, TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES)`);
-  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel().catch(() => undefined);
-    throw tooLarge(`${declared} bytes`);
-  }
-  if (!response.body) return '';
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      body.destroy();
-      throw tooLarge('larger');
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 export interface RegistryStatus {
   /** When the registry in hand was fetched or last confirmed (304), in `now()` milliseconds. */
@@ -101,19 +80,6 @@ export interface RegistryStatus {
    * `cache` (read from `cacheDir` and not confirmed since), `none` (no registry yet).
    */
   source: 'network' | 'cache' | 'none';
-}
-
-/** There is no registry to answer from: the first fetch failed and no cache could be used. */
-export class RegistryUnavailableError extends Error {
-  override readonly name = 'RegistryUnavailableError';
-  readonly url: string;
-  readonly reason: string;
-
-  constructor(url: string, reason: string) {
-    super(`cannot load the registry from ${url}: ${reason}`);
-    this.url = url;
-    this.reason = reason;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -358,124 +324,107 @@ export function searchIndex(index: RegistryIndex, query: string): TemplateEntry[
 }
 
 // ---------------------------------------------------------------------------------------------
-// Cache file
-// ---------------------------------------------------------------------------------------------
-
-interface CacheRecord {
-  url: string;
-  fetchedAt: number;
-  etag?: string;
-  lastModified?: string;
-  document: RegistryDocument;
-}
-
-/** The cache file of `url` in `cacheDir`: `registry-<sha256 of the URL, hex>.json`. */
-export function cacheFileFor(cacheDir: string, url: string): string {
-  return path.join(cacheDir, `registry-${createHash('sha256').update(url).digest('hex')}.json`);
-}
-
-/** The cache record in `file`, or undefined when it is missing, corrupt, for another URL or invalid. */
-async function readCacheFile(file: string, url: string, maxBytes: number): Promise<CacheRecord | undefined> {
-  let record: unknown;
-  try {
-    // A cache file bigger than any document we would accept is not ours to read.
-    if ((await stat(file)).size > maxBytes + 1024 * 1024) return undefined;
-    record = JSON.parse(await readFile(file, 'utf8'));
-  } catch {
-    return undefined;
-  }
-  if (!record || typeof record !== 'object') return undefined;
-  const { url: recordUrl, fetchedAt, etag, lastModified, document } = record as Record<string, unknown>;
-  if (recordUrl !== url || typeof fetchedAt !== 'number' || !Number.isFinite(fetchedAt)) return undefined;
-  if (etag !== undefined && typeof etag !== 'string') return undefined;
-  if (lastModified !== undefined && typeof lastModified !== 'string') return undefined;
-  if (schemaErrors('registry-document', document).length > 0) return undefined;
-  return {
-    url,
-    fetchedAt,
-    document: document as RegistryDocument,
-    ...(etag === undefined ? {} : { etag }),
-    ...(lastModified === undefined ? {} : { lastModified }),
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
 // Client
 // ---------------------------------------------------------------------------------------------
 
-interface Snapshot {
-  index: RegistryIndex;
-  fetchedAt: number;
-  etag?: string;
-  lastModified?: string;
-  source: 'network' | 'cache';
+/** How the client reads a registry: the whole document, or the sparse index and one file per template. */
+export type RegistryMode = 'full' | 'sparse' | 'auto';
+
+/** A template's file of a sparse registry (`templates/<id>.json`): all its versions. */
+interface TemplateFile {
+  id: string;
+  versions: TemplateEntry[];
 }
 
-function errorText(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: unknown }).cause;
-  if (cause instanceof Error) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    return `${error.message} (${code ? `${code}: ` : ''}${cause.message})`;
-  }
-  return error.message;
+function violationsText(what: string, schema: string, violations: readonly { pointer: string; message: string }[]): string {
+  const shown = violations.slice(0, 3).map((v) => `${v.pointer || '/'} ${v.message}`);
+  const more = violations.length > shown.length ? ` (and ${violations.length - shown.length} more)` : '';
+  return `the ${what} fails the ${schema} schema: ${shown.join('; ')}${more}`;
 }
-
-/** Why a response cannot be used; the message goes into `lastError`. */
-class FetchFailure extends Error {}
 
 export class RegistryClient {
   readonly registryUrl: string;
   readonly cacheTtlMs: number;
   readonly cacheDir: string | undefined;
-  readonly #failureBackoffMs: number;
-  readonly #timeoutMs: number;
-  readonly #fetch: typeof globalThis.fetch;
-  readonly #now: () => number;
-  readonly #maxDocumentBytes: number;
-
-  #snapshot: Snapshot | undefined;
-  #lastError: string | undefined;
-  #lastFailureAt: number | undefined;
-  #inFlight: Promise<void> | undefined;
-  #diskLoad: Promise<void> | undefined;
+  readonly mode: RegistryMode;
+  readonly #resource: Omit<CachedJsonOptions<unknown>, 'url' | 'what' | 'accept' | 'toJson'>;
+  readonly #document: CachedJson<RegistryIndex>;
+  #sparseIndex: CachedJson<SparseIndex> | undefined;
+  readonly #templateFiles = new Map<string, CachedJson<TemplateFile>>();
+  /** What `auto` found: undefined until it looked. */
+  #detected: 'full' | 'sparse' | undefined;
 
   constructor(options: RegistryClientOptions) {
     if (typeof options.registryUrl !== 'string' || options.registryUrl === '') throw new TypeError('registryUrl is required');
     this.registryUrl = options.registryUrl;
-    this.#maxDocumentBytes = options.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
-    if (!(this.#maxDocumentBytes > 0)) throw new TypeError('maxDocumentBytes must be a positive number of bytes');
+    const maxBytes = options.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
+    if (!(maxBytes > 0)) throw new TypeError('maxDocumentBytes must be a positive number of bytes');
     this.cacheTtlMs = options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
     this.cacheDir = options.cacheDir;
-    this.#failureBackoffMs = options.failureBackoffMs ?? DEFAULT_FAILURE_BACKOFF_MS;
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    this.#fetch = options.fetch ?? globalThis.fetch;
-    this.#now = options.now ?? Date.now;
+    this.mode = options.mode ?? 'full';
+    this.#resource = {
+      ttlMs: this.cacheTtlMs,
+      failureBackoffMs: options.failureBackoffMs ?? DEFAULT_FAILURE_BACKOFF_MS,
+      timeoutMs: options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      maxBytes,
+      fetch: options.fetch ?? globalThis.fetch,
+      now: options.now ?? Date.now,
+      ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
+    };
+    const registryUrl = this.registryUrl;
+    this.#document = new CachedJson<RegistryIndex>({
+      ...this.#resource,
+      url: registryUrl,
+      what: 'registry document',
+      accept: (json) => {
+        const violations = describeSchemaErrors(schemaErrors('registry-document', json));
+        if (violations.length > 0) throw new FetchFailure(violationsText('registry document', 'registry-document', violations));
+        return buildIndex(withAbsoluteUrls(json as RegistryDocument, registryUrl));
+      },
+      toJson: (index) => index.document,
+    });
   }
 
   /** The spec's list operation: filters (all optional) applied to every entry, in listing order. */
   async listTemplates(filters: TemplateFilters = {}): Promise<TemplateEntry[]> {
-    return listFromIndex(await this.#index(), filters);
+    return listFromIndex(await this.#document.get(), filters);
   }
 
-  /** With `version`: that exact entry or null. Without: the highest stable version, else the highest; null for an unknown id. */
+  /**
+   * With `version`: that exact entry or null. Without: the highest stable version, else the
+   * highest; null for an unknown id. In sparse mode only the index and that template's file are read.
+   */
   async getTemplate(id: string, version?: string): Promise<TemplateEntry | null> {
-    return getFromIndex(await this.#index(), id, version);
+    const whole = this.mode === 'auto' ? await this.#document.fresh() : undefined;
+    if (whole || !(await this.#useSparse())) return getFromIndex(whole ?? (await this.#document.get()), id, version);
+    const index = await this.#sparse().get();
+    if (!index.templates.some((line) => line.id === id)) return null;
+    const file = await this.#templateFile(id, index).get();
+    if (version !== undefined) return file.versions.find((entry) => entry.version === version) ?? null;
+    return selectLatest(file.versions, id);
   }
 
   /** The categories array of the registry document. */
   async listCategories(): Promise<Category[]> {
-    return [...(await this.#index()).document.categories];
+    return [...(await this.#document.get()).document.categories];
   }
 
   /** Entries whose name, description, tags, features and category contain every term of `query`. */
   async search(query: string): Promise<TemplateEntry[]> {
-    return searchIndex(await this.#index(), query);
+    return searchIndex(await this.#document.get(), query);
   }
 
   /** The whole registry document in hand (fetching it when needed). */
   async document(): Promise<RegistryDocument> {
-    return (await this.#index()).document;
+    return (await this.#document.get()).document;
+  }
+
+  /**
+   * The sparse index (`index.json` beside registry.json): one line per template with its latest
+   * version. Rejects when the registry publishes none.
+   */
+  async index(): Promise<SparseIndex> {
+    return this.#sparse().get();
   }
 
   /**
@@ -483,143 +432,73 @@ export class RegistryClient {
    * keeps the cached registry (see `status()`); rejects only when there is no registry at all.
    */
   async refresh(): Promise<RegistryStatus> {
-    await this.#loadDisk();
-    await this.#revalidate();
-    if (!this.#snapshot) throw new RegistryUnavailableError(this.registryUrl, this.#lastError ?? 'no registry');
+    await this.#document.refresh();
     return this.status();
   }
 
+  /** The state of the registry document (the sparse files have their own, with the same rules). */
   status(): RegistryStatus {
-    const snapshot = this.#snapshot;
-    const status: RegistryStatus = {
-      stale: snapshot !== undefined && (this.#lastError !== undefined || this.#expired(snapshot)),
-      source: snapshot?.source ?? 'none',
-    };
-    if (snapshot) status.fetchedAt = snapshot.fetchedAt;
-    if (this.#lastError !== undefined) status.lastError = this.#lastError;
-    if (snapshot?.etag !== undefined) status.etag = snapshot.etag;
-    if (snapshot?.lastModified !== undefined) status.lastModified = snapshot.lastModified;
+    const { lastStatus: _lastStatus, ...status } = this.#document.status();
     return status;
   }
 
-  #expired(snapshot: Snapshot): boolean {
-    const age = this.#now() - snapshot.fetchedAt;
-    // A fetch time in the future (clock moved back) is not trusted.
-    return age < 0 || age >= this.cacheTtlMs;
+  /** Whether one template is read through the sparse files: the option, or (auto) whether the registry has them. */
+  async #useSparse(): Promise<boolean> {
+    if (this.mode !== 'auto') return this.mode === 'sparse';
+    if (this.#detected === undefined) {
+      try {
+        await this.#sparse().get();
+        this.#detected = 'sparse';
+      } catch {
+        // No index (a registry server, an older build, another implementation): the whole document.
+        this.#detected = 'full';
+      }
+    }
+    return this.#detected === 'sparse';
   }
 
-  async #index(): Promise<RegistryIndex> {
-    await this.#loadDisk();
-    const snapshot = this.#snapshot;
-    if (snapshot && !this.#expired(snapshot)) return snapshot.index;
-    const inBackoff = this.#lastFailureAt !== undefined && this.#now() - this.#lastFailureAt < this.#failureBackoffMs;
-    if (snapshot && inBackoff && !this.#inFlight) return snapshot.index;
-    await this.#revalidate();
-    if (this.#snapshot) return this.#snapshot.index;
-    throw new RegistryUnavailableError(this.registryUrl, this.#lastError ?? 'no registry');
-  }
-
-  /** Reads the cache file once per client (a missing or corrupt file is ignored). */
-  #loadDisk(): Promise<void> {
-    if (this.cacheDir === undefined) return Promise.resolve();
-    this.#diskLoad ??= (async () => {
-      const record = await readCacheFile(cacheFileFor(this.cacheDir as string, this.registryUrl), this.registryUrl, this.#maxDocumentBytes);
-      // A fetch that finished meanwhile is newer than the file.
-      if (!record || this.#snapshot) return;
-      this.#snapshot = {
-        index: buildIndex(withAbsoluteUrls(record.document, this.registryUrl)),
-        fetchedAt: record.fetchedAt,
-        source: 'cache',
-        ...(record.etag === undefined ? {} : { etag: record.etag }),
-        ...(record.lastModified === undefined ? {} : { lastModified: record.lastModified }),
-      };
-    })();
-    return this.#diskLoad;
-  }
-
-  /** One request at a time: concurrent callers wait for the same one. Never rejects. */
-  #revalidate(): Promise<void> {
-    this.#inFlight ??= this.#fetchOnce().finally(() => {
-      this.#inFlight = undefined;
+  #sparse(): CachedJson<SparseIndex> {
+    this.#sparseIndex ??= new CachedJson<SparseIndex>({
+      ...this.#resource,
+      url: new URL(INDEX_FILE, this.registryUrl).href,
+      what: 'registry index',
+      accept: (json) => {
+        const violations = describeSchemaErrors(schemaErrors('registry-index', json));
+        if (violations.length > 0) throw new FetchFailure(violationsText('registry index', 'registry-index', violations));
+        return json as SparseIndex;
+      },
+      toJson: (index) => index,
     });
-    return this.#inFlight;
+    return this.#sparseIndex;
   }
 
-  async #fetchOnce(): Promise<void> {
-    const previous = this.#snapshot;
-    try {
-      const next = await this.#request(previous);
-      this.#snapshot = next;
-      this.#lastError = undefined;
-      this.#lastFailureAt = undefined;
-      await this.#persist(next);
-    } catch (error) {
-      this.#lastError = error instanceof FetchFailure ? error.message : `network error: ${errorText(error)}`;
-      this.#lastFailureAt = this.#now();
+  #templateFile(id: string, index: SparseIndex): CachedJson<TemplateFile> {
+    let file = this.#templateFiles.get(id);
+    if (!file) {
+      const indexUrl = this.#sparse().url;
+      const url = new URL((index.templatePath ?? DEFAULT_TEMPLATE_PATH).replace('{id}', encodeURIComponent(id)), indexUrl).href;
+      file = new CachedJson<TemplateFile>({
+        ...this.#resource,
+        url,
+        what: `file of template ${id}`,
+        accept: (json) => {
+          const versions = (json as { versions?: unknown } | null)?.versions;
+          if (!Array.isArray(versions)) throw new FetchFailure(`the file of template ${id} has no versions array`);
+          const problems = versions.flatMap((entry, n) => describeSchemaErrors(schemaErrors('template-entry', entry)).map((v) => ({ ...v, pointer: `/versions/${n}${v.pointer}` })));
+          if (problems.length > 0) throw new FetchFailure(violationsText(`file of template ${id}`, 'template-entry', problems));
+          const entries = (versions as TemplateEntry[]).filter((entry) => entry.id === id);
+          const document = withAbsoluteUrls({ templates: entries, categories: [], tags: [], lastUpdated: index.lastUpdated }, url);
+          return { id, versions: document.templates };
+        },
+        toJson: (value) => value,
+      });
+      this.#templateFiles.set(id, file);
     }
-  }
-
-  async #request(previous: Snapshot | undefined): Promise<Snapshot> {
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (previous?.etag !== undefined) headers['if-none-match'] = previous.etag;
-    if (previous?.lastModified !== undefined) headers['if-modified-since'] = previous.lastModified;
-    const response = await this.#fetch(this.registryUrl, { headers, signal: AbortSignal.timeout(this.#timeoutMs) });
-    const fetchedAt = this.#now();
-    const etag = response.headers.get('etag') ?? undefined;
-    const lastModified = response.headers.get('last-modified') ?? undefined;
-
-    if (response.status === 304) {
-      await response.body?.cancel();
-      if (!previous) throw new FetchFailure(`HTTP 304 Not Modified without a cached registry`);
-      return {
-        index: previous.index,
-        fetchedAt,
-        source: 'network',
-        ...((etag ?? previous.etag) === undefined ? {} : { etag: etag ?? previous.etag }),
-        ...((lastModified ?? previous.lastModified) === undefined ? {} : { lastModified: lastModified ?? previous.lastModified }),
-      };
-    }
-    if (!response.ok) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new FetchFailure(`HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`);
-    }
-
-    const body = await readCapped(response, this.#maxDocumentBytes, this.registryUrl);
-    let document: unknown;
-    try {
-      document = JSON.parse(body);
-    } catch (error) {
-      throw new FetchFailure(`invalid JSON: ${errorText(error)}`);
-    }
-    const violations = describeSchemaErrors(schemaErrors('registry-document', document));
-    if (violations.length > 0) {
-      const shown = violations.slice(0, 3).map((v) => `${v.pointer || '/'} ${v.message}`);
-      const more = violations.length > shown.length ? ` (and ${violations.length - shown.length} more)` : '';
-      throw new FetchFailure(`the registry document fails the registry-document schema: ${shown.join('; ')}${more}`);
-    }
-    return {
-      index: buildIndex(withAbsoluteUrls(document as RegistryDocument, this.registryUrl)),
-      fetchedAt,
-      source: 'network',
-      ...(etag === undefined ? {} : { etag }),
-      ...(lastModified === undefined ? {} : { lastModified }),
-    };
-  }
-
-  /** Writes the cache file (atomically); a write failure only costs the next process a request. */
-  async #persist(snapshot: Snapshot): Promise<void> {
-    if (this.cacheDir === undefined) return;
-    const record: CacheRecord = {
-      url: this.registryUrl,
-      fetchedAt: snapshot.fetchedAt,
-      ...(snapshot.etag === undefined ? {} : { etag: snapshot.etag }),
-      ...(snapshot.lastModified === undefined ? {} : { lastModified: snapshot.lastModified }),
-      document: snapshot.index.document,
-    };
-    try {
-      await writeFileAtomic(cacheFileFor(this.cacheDir, this.registryUrl), JSON.stringify(record));
-    } catch {
-      // ignored on purpose: the registry in memory is fine
-    }
+    return file;
   }
 }
+
+/** Where a template's file is when the index does not say: relative to index.json. */
+const DEFAULT_TEMPLATE_PATH = 'templates/{id}.json';
+/** The sparse index beside registry.json. */
+const INDEX_FILE = 'index.json';

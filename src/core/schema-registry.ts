@@ -2,6 +2,7 @@ import type { AnySchema } from 'ajv';
 
 import registryDocument from '../../schemas/registry-document.schema.json' with { type: 'json' };
 import templateEntry from '../../schemas/template-entry.schema.json' with { type: 'json' };
+import registryIndex from '../../schemas/registry-index.schema.json' with { type: 'json' };
 import category from '../../schemas/category.schema.json' with { type: 'json' };
 import compatibilityMatrix from '../../schemas/compatibility-matrix.schema.json' with { type: 'json' };
 import compatibilityEnvironment from '../../schemas/compatibility-environment.schema.json' with { type: 'json' };
@@ -29,6 +30,7 @@ import webhookRegistration from '../../schemas/webhook-registration.schema.json'
 export const extraSchemas = {
   'registry-document': registryDocument,
   'template-entry': templateEntry,
+  'registry-index': registryIndex,
   category,
   'compatibility-matrix': compatibilityMatrix,
   'compatibility-environment': compatibilityEnvironment,

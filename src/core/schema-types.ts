@@ -17,6 +17,7 @@ export interface SchemaTypes {
   'template-prompts': TemplatePrompts;
   'registry-document': RegistryDocument;
   'template-entry': TemplateEntry;
+  'registry-index': SparseIndex;
   category: Category;
   'compatibility-matrix': CompatibilityMatrix;
   'compatibility-environment': CompatibilityEnvironment;
@@ -289,6 +290,45 @@ export interface Category {
    * Ids of the templates in this category.
    */
   templates?: string[];
+  [k: string]: unknown;
+}
+/**
+ * Extension: the small index a static registry publishes beside registry.json (index.json): one line per template (its latest version, as the spec's get rule selects it), so that a client needing one template reads this file and templates/<id>.json instead of the whole document. Fields not listed here are accepted.
+ */
+export interface SparseIndex {
+  /**
+   * 1 for this layout; a client refuses a format it does not know and falls back to registry.json.
+   */
+  formatVersion: 1;
+  /**
+   * The lastUpdated of the registry.json built with it.
+   */
+  lastUpdated: string;
+  /**
+   * Where one template's file is, relative to index.json, with {id} for the template id. Default templates/{id}.json.
+   */
+  templatePath?: string;
+  templates: {
+    id: string;
+    /**
+     * The latest version: the highest stable one, else the highest.
+     */
+    version: string;
+    stability: string;
+    category: string;
+    description: string;
+    tags?: string[];
+    features?: string[];
+    /**
+     * Downloads of all its versions.
+     */
+    downloads?: number;
+    /**
+     * When its latest version was published or updated.
+     */
+    updatedAt?: string;
+    [k: string]: unknown;
+  }[];
   [k: string]: unknown;
 }
 /**

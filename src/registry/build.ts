@@ -22,7 +22,7 @@ import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-t
 import { schemaErrors } from '../core/schemas.js';
 import { NAME_PATTERN } from '../core/versions.js';
 import { renderCatalog } from './catalog.js';
-import { buildDocument, documentContent, RegistryBuildError, serialize, strongEtag, type SkippedVersion } from './document.js';
+import { buildDocument, buildSparseIndex, documentContent, INDEX_FILE, RegistryBuildError, serialize, strongEtag, type SkippedVersion } from './document.js';
 import type { RegistrySource, SourceVersion } from './source.js';
 
 const gzipAsync = promisify(gzip);
@@ -218,7 +218,9 @@ export async function buildRegistry(source: RegistrySource, options: BuildOption
   if (catalog) {
     planned.push(...(await withCompressed(CATALOG_FILE, renderCatalog(document, options.publicUrl ? { publicUrl: options.publicUrl } : {}))));
   }
-  // registry.json (then its variants) last: readers never see it point at files not yet written.
+  // The index after the template files it points at, registry.json (then its variants) last:
+  // readers never see either point at files not yet written.
+  planned.push(...(await withCompressed(INDEX_FILE, `${JSON.stringify(buildSparseIndex(document))}\n`)));
   planned.push(...(await withCompressed(REGISTRY_FILE, registryText)));
 
   await mkdir(outDir, { recursive: true });

@@ -6,9 +6,9 @@
 import { createHash } from 'node:crypto';
 
 import { canonicalJson } from '../core/canonical-json.js';
-import { compareText } from '../core/listing.js';
+import { compareText, selectLatest } from '../core/listing.js';
 import { describeSchemaErrors, type RuleViolation } from '../core/messages.js';
-import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
+import type { Category, RegistryDocument, SparseIndex, TemplateEntry } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { compareVersions, NAME_PATTERN } from '../core/versions.js';
 import type { SourceVersion } from './source.js';
@@ -193,4 +193,40 @@ export function serialize(value: unknown): string {
 /** Strong ETag of some bytes: `"` + base64url sha256 + `"`. */
 export function strongEtag(bytes: Buffer | string): string {
   return `"${createHash('sha256').update(bytes).digest('base64url')}"`;
+}
+
+/** Where a static registry keeps the index, and one template's file (relative to registry.json). */
+export const INDEX_FILE = 'index.json';
+export const TEMPLATE_FILE_PATTERN = 'templates/{id}.json';
+
+/**
+ * The small index of `document`: per template (sorted by id) its latest version as the spec's get
+ * rule selects it, and the numbers a list shows; downloads summed over its versions.
+ */
+export function buildSparseIndex(document: RegistryDocument): SparseIndex {
+  const byId = new Map<string, TemplateEntry[]>();
+  for (const entry of document.templates) {
+    let list = byId.get(entry.id);
+    if (!list) byId.set(entry.id, (list = []));
+    list.push(entry);
+  }
+  const templates: SparseIndex['templates'] = [];
+  for (const id of [...byId.keys()].sort(compareText)) {
+    const entries = byId.get(id) ?? [];
+    const latest = selectLatest(entries, id);
+    if (!latest) continue;
+    const updatedAt = latest.updatedAt ?? latest.createdAt;
+    templates.push({
+      id,
+      version: latest.version,
+      stability: latest.stability,
+      category: latest.category,
+      description: latest.description,
+      ...(latest.tags && latest.tags.length > 0 ? { tags: latest.tags } : {}),
+      ...(latest.features && latest.features.length > 0 ? { features: latest.features } : {}),
+      downloads: entries.reduce((sum, entry) => sum + (entry.stats?.downloads ?? 0), 0),
+      ...(updatedAt ? { updatedAt } : {}),
+    });
+  }
+  return { formatVersion: 1, lastUpdated: document.lastUpdated, templatePath: TEMPLATE_FILE_PATTERN, templates };
 }

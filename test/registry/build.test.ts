@@ -237,7 +237,7 @@ describe('buildRegistry', () => {
     const result = await buildRegistry(memorySource([fullVersion(), version('tiny', '0.1.0')]), { outDir, now: () => T1 });
     const files = await listFiles(outDir);
     const plain = files.filter((f) => f.endsWith('.json') || f.endsWith('.html'));
-    expect(plain.sort()).toEqual(['index.html', 'registry.json', 'templates/node-service.json', 'templates/tiny.json']);
+    expect(plain.sort()).toEqual(['index.html', 'index.json', 'registry.json', 'templates/node-service.json', 'templates/tiny.json']);
     expect(files).toEqual([...plain.flatMap((f) => [f, `${f}.br`, `${f}.gz`])].sort());
     expect([...result.files].sort()).toEqual(files);
     for (const file of plain) {

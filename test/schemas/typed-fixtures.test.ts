@@ -25,6 +25,7 @@ import type {
   TemplatePrompts,
   TemplateVariables,
   WebhookRegistration,
+  SparseIndex,
 } from '../../src/core/schema-types.js';
 import { schemaErrors, type SchemaName } from '../../src/core/schemas.js';
 
@@ -193,6 +194,12 @@ const webhook: WebhookRegistration = {
   active: true,
 };
 
+const sparseIndex: SparseIndex = {
+  formatVersion: 1,
+  lastUpdated: '2026-01-01T00:00:00.000Z',
+  templates: [{ id: 'node-service', version: '1.1.0', stability: 'stable', category: 'backend', description: 'A service', tags: ['node'], features: ['api'], downloads: 3, updatedAt: '2026-01-01T00:00:00.000Z' }],
+};
+
 /** One typed fixture per schema: the mapped type makes a missing or mistyped one a compile error. */
 const fixtures: { [N in SchemaName]: SchemaTypes[N] } = {
   'template-manifest': manifest,
@@ -213,6 +220,7 @@ const fixtures: { [N in SchemaName]: SchemaTypes[N] } = {
   'analytics-feedback-event': feedback,
   'analytics-event': event,
   'analytics-event-submission': download,
+  'registry-index': sparseIndex,
   'analytics-record': record,
   'success-envelope': success,
   'error-envelope': failure,

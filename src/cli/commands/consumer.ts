@@ -8,7 +8,7 @@ import type { TemplateEntry } from '../../core/schema-types.js';
 import { isTemplateVersion } from '../../core/versions.js';
 import { createProject, migrateProject, ProjectLockError, TemplateNotFoundError, type MigrateProjectOptions, type MigrateProjectResult, type MigrationPlan } from '../../project/index.js';
 import { promptForAnswers } from '../../template/prompts.js';
-import { maxDocumentBytesFrom, parseTemplateSpec, registryUrlFrom, userCacheDir } from '../consumer-env.js';
+import { maxDocumentBytesFrom, parseTemplateSpec, registryModeFrom, registryUrlFrom, userCacheDir } from '../consumer-env.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { answerFlags, reportTemplateError } from './generate.js';
 
@@ -21,7 +21,12 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
 
 function clientFor(flags: RegistryFlags): RegistryClient {
   const maxDocumentBytes = maxDocumentBytesFrom();
-  return new RegistryClient({ registryUrl: registryUrlFrom(flags.registry), cacheDir: userCacheDir(), ...(maxDocumentBytes ? { maxDocumentBytes } : {}) });
+  return new RegistryClient({
+    registryUrl: registryUrlFrom(flags.registry),
+    cacheDir: userCacheDir(),
+    mode: registryModeFrom(),
+    ...(maxDocumentBytes ? { maxDocumentBytes } : {}),
+  });
 }
 
 function latestPerTemplate(entries: readonly TemplateEntry[]): TemplateEntry[] {

@@ -1,0 +1,301 @@
+/**
+ * One JSON resource of a registry (the document, the sparse index, one template's file), fetched
+ * and cached under the client's rules: kept for a TTL, revalidated with `If-None-Match` /
+ * `If-Modified-Since`, read up to a size cap, persisted to a cache file that survives restarts,
+ * never replaced by a failed fetch (the stale value keeps answering, `status()` says why), retried
+ * only after a backoff, and fetched once for concurrent callers.
+ */
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+
+import { writeFileAtomic } from '../core/files.js';
+
+/** No registry could be read and none is cached: the only case in which the client rejects. */
+export class RegistryUnavailableError extends Error {
+  override readonly name = 'RegistryUnavailableError';
+  constructor(
+    readonly url: string,
+    readonly reason: string,
+  ) {
+    super(`cannot load the registry from ${url}: ${reason}`);
+  }
+}
+
+/** Why a response cannot be used; the message goes into `lastError`. */
+export class FetchFailure extends Error {
+  constructor(
+    message: string,
+    /** The HTTP status, when the server answered one. */
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+export function errorText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause instanceof Error) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    return `${error.message} (${code ? `${code}: ` : ''}${cause.message})`;
+  }
+  return error.message;
+}
+
+/** The cache file of `url` in `cacheDir`: `registry-<sha256 of the URL, hex>.json`. */
+export function cacheFileFor(cacheDir: string, url: string): string {
+  return path.join(cacheDir, `registry-${createHash('sha256').update(url).digest('hex')}.json`);
+}
+
+/** The body of `response` as text, refused (FetchFailure) as soon as it passes `maxBytes`. */
+async function readCapped(response: Response, maxBytes: number, url: string, what: string): Promise<string> {
+  const tooLarge = (size: string): FetchFailure =>
+    new FetchFailure(`the ${what} at ${url} is ${size}, more than the limit of ${maxBytes} bytes (maxDocumentBytes, TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES)`);
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge(`${declared} bytes`);
+  }
+  if (!response.body) return '';
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      body.destroy();
+      throw tooLarge('larger');
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export interface CachedJsonOptions<T> {
+  url: string;
+  /** What the resource is, in messages: `registry document`, `registry index`, ... */
+  what: string;
+  ttlMs: number;
+  failureBackoffMs: number;
+  timeoutMs: number;
+  maxBytes: number;
+  fetch: typeof globalThis.fetch;
+  now: () => number;
+  cacheDir?: string;
+  /** The value to keep for a parsed body; throws FetchFailure saying why the body cannot be used. */
+  accept: (json: unknown) => T;
+  /** The JSON to write to the cache file, from which `accept` restores the value. */
+  toJson: (value: T) => unknown;
+}
+
+interface Snapshot<T> {
+  value: T;
+  fetchedAt: number;
+  etag?: string;
+  lastModified?: string;
+  source: 'network' | 'cache';
+}
+
+export interface CachedJsonStatus {
+  fetchedAt?: number;
+  stale: boolean;
+  lastError?: string;
+  /** The HTTP status of the last failed fetch, when the server answered one. */
+  lastStatus?: number;
+  etag?: string;
+  lastModified?: string;
+  source: 'network' | 'cache' | 'none';
+}
+
+export class CachedJson<T> {
+  readonly #options: CachedJsonOptions<T>;
+  #snapshot: Snapshot<T> | undefined;
+  #lastError: string | undefined;
+  #lastStatus: number | undefined;
+  #lastFailureAt: number | undefined;
+  #inFlight: Promise<void> | undefined;
+  #diskLoad: Promise<void> | undefined;
+
+  constructor(options: CachedJsonOptions<T>) {
+    this.#options = options;
+  }
+
+  get url(): string {
+    return this.#options.url;
+  }
+
+  /** The value in hand, fetching or revalidating it when the cache rules say so. */
+  async get(): Promise<T> {
+    await this.#loadDisk();
+    const snapshot = this.#snapshot;
+    if (snapshot && !this.#expired(snapshot)) return snapshot.value;
+    const inBackoff = this.#lastFailureAt !== undefined && this.#options.now() - this.#lastFailureAt < this.#options.failureBackoffMs;
+    if (snapshot && inBackoff && !this.#inFlight) return snapshot.value;
+    await this.#revalidate();
+    if (this.#snapshot) return this.#snapshot.value;
+    throw new RegistryUnavailableError(this.#options.url, this.#lastError ?? `no ${this.#options.what}`);
+  }
+
+  /** The value in hand (or in the cache file) when it is younger than the TTL; never fetches. */
+  async fresh(): Promise<T | undefined> {
+    await this.#loadDisk();
+    const snapshot = this.#snapshot;
+    return snapshot && !this.#expired(snapshot) ? snapshot.value : undefined;
+  }
+
+  /** Fetches now (conditionally when cached); rejects only when there is no value at all. */
+  async refresh(): Promise<void> {
+    await this.#loadDisk();
+    await this.#revalidate();
+    if (!this.#snapshot) throw new RegistryUnavailableError(this.#options.url, this.#lastError ?? `no ${this.#options.what}`);
+  }
+
+  status(): CachedJsonStatus {
+    const snapshot = this.#snapshot;
+    const status: CachedJsonStatus = {
+      stale: snapshot !== undefined && (this.#lastError !== undefined || this.#expired(snapshot)),
+      source: snapshot?.source ?? 'none',
+    };
+    if (snapshot) status.fetchedAt = snapshot.fetchedAt;
+    if (this.#lastError !== undefined) status.lastError = this.#lastError;
+    if (this.#lastStatus !== undefined) status.lastStatus = this.#lastStatus;
+    if (snapshot?.etag !== undefined) status.etag = snapshot.etag;
+    if (snapshot?.lastModified !== undefined) status.lastModified = snapshot.lastModified;
+    return status;
+  }
+
+  #expired(snapshot: Snapshot<T>): boolean {
+    const age = this.#options.now() - snapshot.fetchedAt;
+    // A fetch time in the future (clock moved back) is not trusted.
+    return age < 0 || age >= this.#options.ttlMs;
+  }
+
+  /** Reads the cache file once (a missing, corrupt or unusable file is ignored). */
+  #loadDisk(): Promise<void> {
+    const { cacheDir } = this.#options;
+    if (cacheDir === undefined) return Promise.resolve();
+    this.#diskLoad ??= (async () => {
+      const record = await this.#readCacheFile(cacheFileFor(cacheDir, this.#options.url));
+      // A fetch that finished meanwhile is newer than the file.
+      if (!record || this.#snapshot) return;
+      this.#snapshot = record;
+    })();
+    return this.#diskLoad;
+  }
+
+  async #readCacheFile(file: string): Promise<Snapshot<T> | undefined> {
+    let record: unknown;
+    try {
+      // A cache file bigger than any body we would accept is not ours to read.
+      if ((await stat(file)).size > this.#options.maxBytes + 1024 * 1024) return undefined;
+      record = JSON.parse(await readFile(file, 'utf8'));
+    } catch {
+      return undefined;
+    }
+    if (!record || typeof record !== 'object') return undefined;
+    const { url, fetchedAt, etag, lastModified, document } = record as Record<string, unknown>;
+    if (url !== this.#options.url || typeof fetchedAt !== 'number' || !Number.isFinite(fetchedAt)) return undefined;
+    if (etag !== undefined && typeof etag !== 'string') return undefined;
+    if (lastModified !== undefined && typeof lastModified !== 'string') return undefined;
+    let value: T;
+    try {
+      value = this.#options.accept(document);
+    } catch {
+      return undefined;
+    }
+    return {
+      value,
+      fetchedAt,
+      source: 'cache',
+      ...(etag === undefined ? {} : { etag }),
+      ...(lastModified === undefined ? {} : { lastModified }),
+    };
+  }
+
+  /** One request at a time: concurrent callers wait for the same one. Never rejects. */
+  #revalidate(): Promise<void> {
+    this.#inFlight ??= this.#fetchOnce().finally(() => {
+      this.#inFlight = undefined;
+    });
+    return this.#inFlight;
+  }
+
+  async #fetchOnce(): Promise<void> {
+    const previous = this.#snapshot;
+    try {
+      const next = await this.#request(previous);
+      this.#snapshot = next;
+      this.#lastError = undefined;
+      this.#lastStatus = undefined;
+      this.#lastFailureAt = undefined;
+      await this.#persist(next);
+    } catch (error) {
+      this.#lastError = error instanceof FetchFailure ? error.message : `network error: ${errorText(error)}`;
+      this.#lastStatus = error instanceof FetchFailure ? error.status : undefined;
+      this.#lastFailureAt = this.#options.now();
+    }
+  }
+
+  async #request(previous: Snapshot<T> | undefined): Promise<Snapshot<T>> {
+    const { url, what, timeoutMs } = this.#options;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (previous?.etag !== undefined) headers['if-none-match'] = previous.etag;
+    if (previous?.lastModified !== undefined) headers['if-modified-since'] = previous.lastModified;
+    const response = await this.#options.fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
+    const fetchedAt = this.#options.now();
+    const etag = response.headers.get('etag') ?? undefined;
+    const lastModified = response.headers.get('last-modified') ?? undefined;
+
+    if (response.status === 304) {
+      await response.body?.cancel();
+      if (!previous) throw new FetchFailure(`HTTP 304 Not Modified without a cached ${what === 'registry document' ? 'registry' : what}`, 304);
+      return {
+        value: previous.value,
+        fetchedAt,
+        source: 'network',
+        ...((etag ?? previous.etag) === undefined ? {} : { etag: etag ?? previous.etag }),
+        ...((lastModified ?? previous.lastModified) === undefined ? {} : { lastModified: lastModified ?? previous.lastModified }),
+      };
+    }
+    if (!response.ok) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new FetchFailure(`HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`, response.status);
+    }
+
+    const body = await readCapped(response, this.#options.maxBytes, url, what);
+    let json: unknown;
+    try {
+      json = JSON.parse(body);
+    } catch (error) {
+      throw new FetchFailure(`invalid JSON: ${errorText(error)}`);
+    }
+    return {
+      value: this.#options.accept(json),
+      fetchedAt,
+      source: 'network',
+      ...(etag === undefined ? {} : { etag }),
+      ...(lastModified === undefined ? {} : { lastModified }),
+    };
+  }
+
+  /** Writes the cache file (atomically); a write failure only costs the next process a request. */
+  async #persist(snapshot: Snapshot<T>): Promise<void> {
+    const { cacheDir, url } = this.#options;
+    if (cacheDir === undefined) return;
+    const record = {
+      url,
+      fetchedAt: snapshot.fetchedAt,
+      ...(snapshot.etag === undefined ? {} : { etag: snapshot.etag }),
+      ...(snapshot.lastModified === undefined ? {} : { lastModified: snapshot.lastModified }),
+      document: this.#options.toJson(snapshot.value),
+    };
+    try {
+      await writeFileAtomic(cacheFileFor(cacheDir, url), JSON.stringify(record));
+    } catch {
+      // ignored on purpose: the value in memory is fine
+    }
+  }
+}
