@@ -17,7 +17,7 @@
  *   registry every call tries (there is nothing to answer with).
  * - Concurrent callers share one in-flight request.
  */
-import { selectLatest, sortEntries } from '../core/listing.js';
+import { selectLatest, sortEntries, versionsOf } from '../core/listing.js';
 import { describeSchemaErrors } from '../core/messages.js';
 import type { Category, RegistryDocument, SparseIndex, TemplateEntry } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
@@ -404,6 +404,15 @@ export class RegistryClient {
     return selectLatest(file.versions, id);
   }
 
+  /** Every version of template `id`, highest first; empty for an unknown id. In sparse mode only the index and its file are read. */
+  async listVersions(id: string): Promise<TemplateEntry[]> {
+    const whole = this.mode === 'auto' ? await this.#document.fresh() : undefined;
+    if (whole || !(await this.#useSparse())) return versionsOf((whole ?? (await this.#document.get())).byId.get(id) ?? [], id);
+    const index = await this.#sparse().get();
+    if (!index.templates.some((line) => line.id === id)) return [];
+    return versionsOf((await this.#templateFile(id, index).get()).versions, id);
+  }
+
   /** The categories array of the registry document. */
   async listCategories(): Promise<Category[]> {
     return [...(await this.#document.get()).document.categories];
@@ -487,7 +496,8 @@ export class RegistryClient {
           const problems = versions.flatMap((entry, n) => describeSchemaErrors(schemaErrors('template-entry', entry)).map((v) => ({ ...v, pointer: `/versions/${n}${v.pointer}` })));
           if (problems.length > 0) throw new FetchFailure(violationsText(`file of template ${id}`, 'template-entry', problems));
           const entries = (versions as TemplateEntry[]).filter((entry) => entry.id === id);
-          const document = withAbsoluteUrls({ templates: entries, categories: [], tags: [], lastUpdated: index.lastUpdated }, url);
+          // Entries are copied from registry.json: their relative URLs are relative to it.
+          const document = withAbsoluteUrls({ templates: entries, categories: [], tags: [], lastUpdated: index.lastUpdated }, this.registryUrl);
           return { id, versions: document.templates };
         },
         toJson: (value) => value,

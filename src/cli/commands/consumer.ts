@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 
 import { doNotTrackFrom, RegistryClient } from '../../client/index.js';
 import { checkCompatibility } from '../../compat/index.js';
-import { latestEntries, sortEntries, versionsOf } from '../../core/listing.js';
+import { latestEntries, sortEntries } from '../../core/listing.js';
 import type { TemplateEntry } from '../../core/schema-types.js';
 import { isTemplateVersion } from '../../core/versions.js';
 import { createProject, migrateProject, ProjectLockError, TemplateNotFoundError, type MigrateProjectOptions, type MigrateProjectResult, type MigrationPlan } from '../../project/index.js';
@@ -142,7 +142,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
         setExit(EXIT.failure);
         return;
       }
-      const versions = versionsOf(await client.listTemplates(), id).map((e) => e.version);
+      const versions = (await client.listVersions(id)).map((e) => e.version);
       if (flags.json) io.stdout(`${JSON.stringify({ ...entry, versions }, null, 2)}\n`);
       else {
         io.stdout(
