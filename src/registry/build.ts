@@ -8,14 +8,15 @@
  * a registry.json pointing at files that are not there yet.
  */
 import { createWriteStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
 
 import { DigestStream, digestOf } from '../archive/index.js';
-import { readIfExists, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../core/files.js';
+import { readIfExists, syncFile, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../core/files.js';
 import { staticArchivePath } from '../core/routes.js';
 import { compareText } from '../core/listing.js';
 import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
@@ -70,40 +71,87 @@ interface PlannedFile {
   /** Relative to outDir, `/`-separated. */
   name: string;
   data: Buffer;
+  /** Also write `.gz` and `.br` variants beside it. */
+  variants: boolean;
+  /** Flush it to disk on its own before the next file (the entry points: index and registry.json). */
+  durable?: boolean;
 }
 
-async function withCompressed(name: string, text: string): Promise<PlannedFile[]> {
-  const data = Buffer.from(text, 'utf8');
+/**
+ * Compression of the variants: gzip at level 6 and brotli at quality 5 compress a 10 MB registry
+ * in a fraction of a second, where quality 11 takes more than ten (the variants are for static
+ * hosts; a CDN that recompresses does better anyway). Small files get brotli quality 9.
+ */
+const GZIP_LEVEL = 6;
+const brotliQuality = (size: number): number => (size > 256 * 1024 ? 5 : 9);
+
+async function variantsOf(file: PlannedFile): Promise<{ name: string; data: Buffer }[]> {
   const [gz, br] = await Promise.all([
-    gzipAsync(data, { level: 9 }),
-    brotliAsync(data, {
+    gzipAsync(file.data, { level: GZIP_LEVEL }),
+    brotliAsync(file.data, {
       params: {
-        [zlibConstants.BROTLI_PARAM_QUALITY]: 11,
+        [zlibConstants.BROTLI_PARAM_QUALITY]: brotliQuality(file.data.length),
         [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
-        [zlibConstants.BROTLI_PARAM_SIZE_HINT]: data.length,
+        [zlibConstants.BROTLI_PARAM_SIZE_HINT]: file.data.length,
       },
     }),
   ]);
   return [
-    { name, data },
-    { name: `${name}.gz`, data: gz },
-    { name: `${name}.br`, data: br },
+    { name: `${file.name}.gz`, data: gz },
+    { name: `${file.name}.br`, data: br },
   ];
 }
 
-/** Writes the files whose bytes differ from what is on disk; returns the names written. */
-async function writeChanged(outDir: string, files: readonly PlannedFile[]): Promise<string[]> {
+const planFile = (name: string, text: string, durable = false): PlannedFile => ({ name, data: Buffer.from(text, 'utf8'), variants: true, ...(durable ? { durable } : {}) });
+
+/** Replaces `target` by `data` atomically (temp file + rename); `durable` flushes it first. */
+async function replaceFile(target: string, data: Buffer, durable: boolean): Promise<void> {
+  if (durable) return writeFileAtomic(target, data);
+  const temp = tempPathBeside(target);
+  try {
+    await writeFile(temp, data, { flag: 'wx' });
+    await rename(temp, target);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * Writes the files whose bytes differ from what is on disk, and their variants (compressed only
+ * then, or when one is missing); returns the names written. Files that are not `durable` are not
+ * flushed one by one: `flush` is called once before the first durable file, so that an entry point
+ * is never on disk before the files it names.
+ */
+async function writeChanged(outDir: string, files: readonly PlannedFile[], flush: () => Promise<void>): Promise<string[]> {
   const written: string[] = [];
+  let flushed = false;
   for (const file of files) {
+    if (file.durable && !flushed) {
+      await flush();
+      flushed = true;
+    }
     const target = path.join(outDir, ...file.name.split('/'));
     const current = await readIfExists(target);
-    if (current?.equals(file.data)) continue;
+    const same = current?.equals(file.data) ?? false;
+    const missingVariant = file.variants && (!(await exists(`${target}.gz`)) || !(await exists(`${target}.br`)));
+    if (same && !missingVariant) continue;
     await mkdir(path.dirname(target), { recursive: true });
-    await writeFileAtomic(target, file.data);
-    written.push(file.name);
+    if (file.variants) {
+      for (const variant of await variantsOf(file)) {
+        await replaceFile(path.join(outDir, ...variant.name.split('/')), variant.data, file.durable ?? false);
+        written.push(variant.name);
+      }
+    }
+    if (!same) {
+      await replaceFile(target, file.data, file.durable ?? false);
+      written.push(file.name);
+    }
   }
   return written;
 }
+
+const exists = (file: string): Promise<boolean> => stat(file).then(() => true, () => false);
 
 /**
  * Publishes the archives of `versions` that have one to open at their immutable static paths. An
@@ -136,6 +184,19 @@ async function publishArchives(outDir: string, versions: readonly SourceVersion[
     written.push(name);
   }
   return written;
+}
+
+/**
+ * Flushes what was written below `dir` to disk with one `sync -f` (syncfs), instead of one fsync
+ * per file; where that command is missing, files are flushed one by one.
+ */
+async function flushFileSystem(dir: string): Promise<void> {
+  const synced = await new Promise<boolean>((resolve) => execFile('sync', ['-f', dir], (error) => resolve(error === null)));
+  if (synced) return;
+  for (const name of await readdir(dir, { recursive: true })) {
+    const file = path.join(dir, name);
+    if ((await stat(file).catch(() => undefined))?.isFile()) await syncFile(file).catch(() => undefined);
+  }
 }
 
 /** A temp file older than this was left by a crashed build, not one in progress. */
@@ -212,27 +273,24 @@ export async function buildRegistry(source: RegistrySource, options: BuildOption
     if (!list) byId.set(entry.id, (list = []));
     list.push(entry);
   }
-  for (const [id, entries] of byId) {
-    planned.push(...(await withCompressed(`${TEMPLATES_DIR}/${id}.json`, serialize({ id, versions: entries }))));
-  }
-  if (catalog) {
-    planned.push(...(await withCompressed(CATALOG_FILE, renderCatalog(document, options.publicUrl ? { publicUrl: options.publicUrl } : {}))));
-  }
-  // The index after the template files it points at, registry.json (then its variants) last:
-  // readers never see either point at files not yet written.
-  planned.push(...(await withCompressed(INDEX_FILE, `${JSON.stringify(buildSparseIndex(document))}\n`)));
-  planned.push(...(await withCompressed(REGISTRY_FILE, registryText)));
+  for (const [id, entries] of byId) planned.push(planFile(`${TEMPLATES_DIR}/${id}.json`, serialize({ id, versions: entries })));
+  if (catalog) planned.push(planFile(CATALOG_FILE, renderCatalog(document, options.publicUrl ? { publicUrl: options.publicUrl } : {})));
+  // The index after the template files it points at, registry.json (its variants first) last:
+  // readers never see either point at files not yet written, and both are flushed on their own.
+  planned.push(planFile(INDEX_FILE, `${JSON.stringify(buildSparseIndex(document))}\n`, true));
+  planned.push(planFile(REGISTRY_FILE, registryText, true));
 
   await mkdir(outDir, { recursive: true });
   // Archives first: registry.json must never point at an archive that is not there yet.
   const listed = new Set(document.templates.map((entry) => `${entry.id}@${entry.version}`));
   const archives = await publishArchives(outDir, versions.filter((v) => listed.has(`${v.manifest.name}@${v.manifest.version}`)));
-  const written = [...archives, ...(await writeChanged(outDir, planned))];
+  const written = [...archives, ...(await writeChanged(outDir, planned, () => flushFileSystem(outDir)))];
   const removed = await removeStale(outDir, new Set(byId.keys()));
   await removeLeftoverTemps(outDir);
   await removeLeftoverTemps(path.join(outDir, TEMPLATES_DIR));
   const archiveNames = versions.filter((v) => v.openArchive && listed.has(`${v.manifest.name}@${v.manifest.version}`)).map((v) => staticArchivePath(v.manifest.name, v.manifest.version));
-  return { document, changed, etag: strongEtag(registryText), files: [...archiveNames, ...planned.map((f) => f.name)], written, removed, skipped };
+  const files = [...archiveNames, ...planned.flatMap((f) => (f.variants ? [f.name, `${f.name}.gz`, `${f.name}.br`] : [f.name]))];
+  return { document, changed, etag: strongEtag(registryText), files, written, removed, skipped };
 }
 
 /**

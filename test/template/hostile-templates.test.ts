@@ -71,8 +71,10 @@ describe('the generation budget', () => {
     const template = await loadTemplate(dir);
     const error = await renderTemplate(template, resolveAnswers(template), { maxTotalMs: 5 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RenderError);
-    expect((error as RenderError).message).toMatch(/^template\/|^(a|b|c)\.txt: generation passed its time budget of 5 ms/);
-    expect(['a.txt', 'b.txt', 'c.txt']).toContain((error as RenderError).file);
+    // Which file the 5 ms run out in depends on the machine's load; whichever it is, it is named.
+    const { file, message } = error as RenderError;
+    expect(await readdir(path.join(dir, 'template'), { recursive: true })).toContain(file);
+    expect(message).toBe(`${file}: generation passed its time budget of 5 ms (maxTotalMs) while rendering this file`);
   });
 
   it('stops a generation whose output passes its total size budget, naming the file', async () => {
