@@ -81,7 +81,7 @@ export {
 // The registry: generator, storage, server.
 export * from './registry/index.js';
 export * from './server/index.js';
-export { eventMatches, StoreVersionError, StoreNotFoundError, SCHEMA_VERSION, type SqliteStorage } from './store/index.js';
+export { eventMatches, StoreVersionError, StoreNotFoundError, SCHEMA_VERSION, tokenState, LAST_USED_PRECISION_MS, type SqliteStorage } from './store/index.js';
 export type {
   TokenStore,
   VersionStore,
@@ -92,6 +92,10 @@ export type {
   StoredEvent,
   Reservation,
   ArchiveReader,
+  PublishedVersion,
+  TokenState,
+  TokenCheck,
+  Revocation,
 } from './store/index.js';
 
 // Consumers: the registry client, compatibility, migrations, project workflows.

@@ -1,29 +1,40 @@
 /**
  * The registry generator: turns the versions a `RegistrySource` knows into the static files of a
- * registry (registry.json, one file per template, the catalog page, precompressed variants).
+ * registry, written to a `RegistryOutput` (a folder, or an S3-compatible bucket):
+ *
+ * - `archives/<id>/<version>.tgz` (store source): each archive at its immutable path, checked
+ *   against the version's integrity before it becomes visible;
+ * - `templates/<id>.json` (`{ id, versions }`), one small file per template;
+ * - `index.html`, the catalog page (unless `catalog: false`);
+ * - `index.json`, the small index of templates, then `registry.json`, the spec's document, each with
+ *   `.gz` and `.br` variants.
  *
  * The output is deterministic: the same versions give the same bytes, and `lastUpdated` only moves
- * when the content does. Every file is replaced atomically (temp file + rename), the document is
- * validated before anything is touched, and registry.json is written last, so a reader never sees
- * a registry.json pointing at files that are not there yet.
+ * when the content does. The document is validated before anything is written; only files whose
+ * bytes differ from what the output holds are written; the entry points (index.json, then
+ * registry.json, variants first) are written durably after everything they name, so a reader never
+ * sees one pointing at a file that is not there.
+ *
+ * A `RegistryBuilder` remembers the entries of the versions it has seen (a manifest of a published
+ * version never changes): the server keeps one, so a rebuild after an upload serializes only what
+ * changed.
  */
-import { createWriteStream } from 'node:fs';
-import { execFile } from 'node:child_process';
-import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
 
 import { DigestStream, digestOf } from '../archive/index.js';
-import { readIfExists, syncFile, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../core/files.js';
-import { staticArchivePath } from '../core/routes.js';
+import { mapLimit } from '../core/concurrency.js';
 import { compareText } from '../core/listing.js';
-import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
+import type { RuleViolation } from '../core/messages.js';
+import { describeSchemaErrors } from '../core/messages.js';
+import { staticArchivePath } from '../core/routes.js';
+import type { Category, RegistryDocument, TemplateEntry, TemplateManifest } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
-import { NAME_PATTERN } from '../core/versions.js';
+import { compareVersions } from '../core/versions.js';
 import { renderCatalog } from './catalog.js';
-import { buildDocument, buildSparseIndex, documentContent, INDEX_FILE, RegistryBuildError, serialize, strongEtag, type SkippedVersion } from './document.js';
+import { buildCategories, buildSparseIndex, DEFAULT_CATEGORIES, entryViolations, INDEX_FILE, RegistryBuildError, strongEtag, toEntry, type SkippedVersion } from './document.js';
+import { FolderOutput } from './folder-output.js';
+import { CACHE_CONTROL, contentTypeOf, fileMd5, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
 import type { RegistrySource, SourceVersion } from './source.js';
 
 const gzipAsync = promisify(gzip);
@@ -34,8 +45,10 @@ export const CATALOG_FILE = 'index.html';
 export const TEMPLATES_DIR = 'templates';
 
 export interface BuildOptions {
-  /** Folder the registry files are written into (created when missing). */
-  outDir: string;
+  /** Folder the registry files are written into (created when missing); ignored when `output` is given. */
+  outDir?: string;
+  /** Where the files go (a folder or a bucket); default a `FolderOutput` of `outDir`. */
+  output?: RegistryOutput;
   /** Clock for `lastUpdated`; default `new Date()`. */
   now?: () => Date;
   /** Write the catalog page `index.html` (default true). */
@@ -53,271 +66,120 @@ export interface BuildOptions {
 
 export interface BuildResult {
   document: RegistryDocument;
-  /** False when the content equals the registry.json already in outDir (its lastUpdated is kept). */
+  /** False when the content equals the registry.json the output already held (its lastUpdated is kept). */
   changed: boolean;
   /** Strong ETag of registry.json: `"` + base64url sha256 of its bytes + `"`. */
   etag: string;
-  /** Every file of the registry, relative to outDir (`/`-separated), in write order. */
+  /** Every file of the registry, relative to its root (`/`-separated), in write order. */
   files: string[];
   /** The files this build actually (re)wrote; empty when everything was up to date. */
   written: string[];
-  /** Files removed because their template is gone. */
+  /** Files removed because their template is gone (and variants older releases wrote). */
   removed: string[];
   /** Versions left out because their entry breaks the rules (each reported, none fails the build). */
   skipped: SkippedVersion[];
 }
 
-interface PlannedFile {
-  /** Relative to outDir, `/`-separated. */
-  name: string;
-  data: Buffer;
-  /** Also write `.gz` and `.br` variants beside it. */
-  variants: boolean;
-  /** Flush it to disk on its own before the next file (the entry points: index and registry.json). */
-  durable?: boolean;
+/** The entry of one version, and its bytes, as the last build made them. */
+interface KnownEntry {
+  manifest: TemplateManifest;
+  /** Everything but the manifest that the entry is made of. */
+  rest: string;
+  entry: TemplateEntry;
+  bytes: Buffer;
+  violations: RuleViolation[];
+}
+
+/** What, besides the manifest, a version's entry depends on. */
+function restOf(version: SourceVersion): string {
+  return JSON.stringify([
+    version.downloadUrl,
+    version.integrity,
+    version.sha256,
+    version.size,
+    version.createdAt,
+    version.updatedAt,
+    version.documentationUrl,
+    version.repositoryUrl,
+    version.stats,
+  ]);
 }
 
 /**
- * Compression of the variants: gzip at level 6 and brotli at quality 5 compress a 10 MB registry
- * in a fraction of a second, where quality 11 takes more than ten (the variants are for static
- * hosts; a CDN that recompresses does better anyway). Small files get brotli quality 9.
+ * Compression of the variants. The big files (registry.json) get levels that compress tens of
+ * megabytes in a fraction of a second (quality 11 takes over ten seconds for 12 MB, for a few
+ * percent); small files get brotli 9, which costs nothing at their size once the window is sized to
+ * the input. A CDN that recompresses does better anyway.
  */
-const GZIP_LEVEL = 6;
-const brotliQuality = (size: number): number => (size > 256 * 1024 ? 5 : 9);
+const LARGE = 1024 * 1024;
 
-async function variantsOf(file: PlannedFile): Promise<{ name: string; data: Buffer }[]> {
+async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
+  const size = file.data.length;
   const [gz, br] = await Promise.all([
-    gzipAsync(file.data, { level: GZIP_LEVEL }),
+    gzipAsync(file.data, { level: size > LARGE ? 4 : 9 }),
     brotliAsync(file.data, {
       params: {
-        [zlibConstants.BROTLI_PARAM_QUALITY]: brotliQuality(file.data.length),
+        [zlibConstants.BROTLI_PARAM_QUALITY]: size > LARGE ? 4 : 9,
         [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
-        [zlibConstants.BROTLI_PARAM_SIZE_HINT]: file.data.length,
+        [zlibConstants.BROTLI_PARAM_SIZE_HINT]: size,
+        // The window follows the input: a 24-bit window for a 4 KB file costs milliseconds to set up.
+        [zlibConstants.BROTLI_PARAM_LGWIN]: Math.max(16, Math.min(24, Math.ceil(Math.log2(size + 1)) + 1)),
       },
     }),
   ]);
   return [
-    { name: `${file.name}.gz`, data: gz },
-    { name: `${file.name}.br`, data: br },
+    { ...file, name: `${file.name}.gz`, data: gz, contentEncoding: 'gzip' },
+    { ...file, name: `${file.name}.br`, data: br, contentEncoding: 'br' },
   ];
 }
 
-const planFile = (name: string, text: string, durable = false): PlannedFile => ({ name, data: Buffer.from(text, 'utf8'), variants: true, ...(durable ? { durable } : {}) });
-
-/** Replaces `target` by `data` atomically (temp file + rename); `durable` flushes it first. */
-async function replaceFile(target: string, data: Buffer, durable: boolean): Promise<void> {
-  if (durable) return writeFileAtomic(target, data);
-  const temp = tempPathBeside(target);
-  try {
-    await writeFile(temp, data, { flag: 'wx' });
-    await rename(temp, target);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
-}
+const documentFile = (name: string, data: Buffer): OutputFile => ({ name, data, contentType: contentTypeOf(name), cacheControl: CACHE_CONTROL.document });
 
 /**
- * Writes the files whose bytes differ from what is on disk, and their variants (compressed only
- * then, or when one is missing); returns the names written. Files that are not `durable` are not
- * flushed one by one: `flush` is called once before the first durable file, so that an entry point
- * is never on disk before the files it names.
+ * Whether the output holds exactly `file`'s bytes: by MD5 where it knows it, else (a file it did not
+ * write, or one touched since) by reading it back when the size matches.
  */
-async function writeChanged(outDir: string, files: readonly PlannedFile[], flush: () => Promise<void>): Promise<string[]> {
-  const written: string[] = [];
-  let flushed = false;
-  for (const file of files) {
-    if (file.durable && !flushed) {
-      await flush();
-      flushed = true;
-    }
-    const target = path.join(outDir, ...file.name.split('/'));
-    const current = await readIfExists(target);
-    const same = current?.equals(file.data) ?? false;
-    const missingVariant = file.variants && (!(await exists(`${target}.gz`)) || !(await exists(`${target}.br`)));
-    if (same && !missingVariant) continue;
-    await mkdir(path.dirname(target), { recursive: true });
-    if (file.variants) {
-      for (const variant of await variantsOf(file)) {
-        await replaceFile(path.join(outDir, ...variant.name.split('/')), variant.data, file.durable ?? false);
-        written.push(variant.name);
-      }
-    }
-    if (!same) {
-      await replaceFile(target, file.data, file.durable ?? false);
-      written.push(file.name);
-    }
-  }
-  return written;
+async function holds(output: RegistryOutput, held: ReadonlyMap<string, HeldFile>, file: OutputFile): Promise<boolean> {
+  const current = held.get(file.name);
+  if (current === undefined || current.size !== file.data.length) return false;
+  if (current.md5 !== undefined) return current.md5 === fileMd5(file);
+  return (await output.read(file.name))?.equals(file.data) ?? false;
 }
 
-const exists = (file: string): Promise<boolean> => stat(file).then(() => true, () => false);
+const JSON_COMMA = Buffer.from(',');
+const NEWLINE = Buffer.from('\n');
 
-/**
- * Publishes the archives of `versions` that have one to open at their immutable static paths. An
- * archive already there with the right size is left alone (published archives never change); a new
- * one is streamed to a temp file, checked against the version's integrity and renamed into place.
- */
-async function publishArchives(outDir: string, versions: readonly SourceVersion[]): Promise<string[]> {
-  const written: string[] = [];
-  for (const version of versions) {
-    if (!version.openArchive) continue;
-    const name = staticArchivePath(version.manifest.name, version.manifest.version);
-    const target = path.join(outDir, ...name.split('/'));
-    const present = await stat(target).catch(() => undefined);
-    if (present?.isFile() && (version.size === undefined || present.size === version.size)) continue;
-    const archive = await version.openArchive();
-    if (!archive) throw new RegistryBuildError([{ pointer: '', code: 'ARCHIVE_MISSING', message: `the archive of ${version.manifest.name}@${version.manifest.version} is missing from the store` }]);
-    await mkdir(path.dirname(target), { recursive: true });
-    const temp = tempPathBeside(target);
-    try {
-      const digest = new DigestStream();
-      await pipeline(archive.stream, digest, createWriteStream(temp, { flags: 'wx' }));
-      const { integrity } = digestOf(digest.result());
-      if (version.integrity !== undefined && integrity !== version.integrity) {
-        throw new RegistryBuildError([{ pointer: '', code: 'INTEGRITY', message: `the archive of ${version.manifest.name}@${version.manifest.version} in the store does not match its integrity` }]);
-      }
-      await rename(temp, target);
-    } finally {
-      await rm(temp, { force: true });
-    }
-    written.push(name);
-  }
-  return written;
-}
-
-/**
- * Flushes what was written below `dir` to disk with one `sync -f` (syncfs), instead of one fsync
- * per file; where that command is missing, files are flushed one by one.
- */
-async function flushFileSystem(dir: string): Promise<void> {
-  const synced = await new Promise<boolean>((resolve) => execFile('sync', ['-f', dir], (error) => resolve(error === null)));
-  if (synced) return;
-  for (const name of await readdir(dir, { recursive: true })) {
-    const file = path.join(dir, name);
-    if ((await stat(file).catch(() => undefined))?.isFile()) await syncFile(file).catch(() => undefined);
-  }
-}
-
-/** A temp file older than this was left by a crashed build, not one in progress. */
-const LEFTOVER_AGE_MS = 10 * 60 * 1000;
-
-/** Removes temp files a crashed build left in `dir` (they would otherwise be deployed). */
-async function removeLeftoverTemps(dir: string): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
-  const cutoff = Date.now() - LEFTOVER_AGE_MS;
-  for (const name of names.filter((n) => TEMP_FILE_PATTERN.test(n))) {
-    const file = path.join(dir, name);
-    const info = await stat(file).catch(() => undefined);
-    if (info?.isFile() && info.mtimeMs < cutoff) await rm(file, { force: true });
-  }
-}
-
-/** Removes `templates/<id>.json` (and .gz/.br) of ids that are no longer in the registry. */
-async function removeStale(outDir: string, ids: ReadonlySet<string>): Promise<string[]> {
-  const dir = path.join(outDir, TEMPLATES_DIR);
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  const removed: string[] = [];
-  for (const name of names.sort(compareText)) {
-    const id = /^(.+)\.json(?:\.gz|\.br)?$/.exec(name)?.[1];
-    if (id === undefined || !NAME_PATTERN.test(id) || ids.has(id)) continue;
-    await rm(path.join(dir, name), { force: true });
-    removed.push(`${TEMPLATES_DIR}/${name}`);
-  }
-  return removed;
-}
-
-/**
- * Builds the registry of `source` into `options.outDir`.
- *
- * Writes `templates/<id>.json` (`{ id, versions }`), `index.html` (unless `catalog: false`) and
- * finally `registry.json`, each with `.gz` and `.br` beside it; removes the template files of ids
- * that are gone. Files whose bytes are already right are not rewritten, so a build with unchanged
- * content rewrites nothing. Throws RegistryBuildError (before touching any file) when the
- * document breaks the registry-document schema.
- */
-export async function buildRegistry(source: RegistrySource, options: BuildOptions): Promise<BuildResult> {
-  const { outDir, now = () => new Date(), catalog = true } = options;
-  const versions = await source.versions();
-  const registryPath = path.join(outDir, REGISTRY_FILE);
-
-  // Built and validated before anything is read or replaced: an invalid document changes no file.
-  const skipped: SkippedVersion[] = [];
-  const candidate = buildDocument(versions, {
-    lastUpdated: now().toISOString(),
-    ...(options.categories ? { categories: options.categories } : {}),
-    onSkipped: (version) => skipped.push(version),
+/** `{"id":...,"versions":[...]}` of one template, from its entries' bytes. */
+function templateFileBytes(id: string, entries: readonly Buffer[]): Buffer {
+  const parts: Buffer[] = [Buffer.from(`{"id":${JSON.stringify(id)},"versions":[`)];
+  entries.forEach((bytes, index) => {
+    if (index > 0) parts.push(JSON_COMMA);
+    parts.push(bytes);
   });
-  if (options.allowEmpty === false && candidate.templates.length === 0) await refuseEmptying(registryPath);
-
-  const previousLastUpdated = await keptLastUpdated(registryPath, candidate);
-  const changed = previousLastUpdated === undefined;
-  const document: RegistryDocument = changed ? candidate : { ...candidate, lastUpdated: previousLastUpdated };
-  const registryText = serialize(document);
-
-  const planned: PlannedFile[] = [];
-  const byId = new Map<string, TemplateEntry[]>();
-  for (const entry of document.templates) {
-    let list = byId.get(entry.id);
-    if (!list) byId.set(entry.id, (list = []));
-    list.push(entry);
-  }
-  for (const [id, entries] of byId) planned.push(planFile(`${TEMPLATES_DIR}/${id}.json`, serialize({ id, versions: entries })));
-  if (catalog) planned.push(planFile(CATALOG_FILE, renderCatalog(document, options.publicUrl ? { publicUrl: options.publicUrl } : {})));
-  // The index after the template files it points at, registry.json (its variants first) last:
-  // readers never see either point at files not yet written, and both are flushed on their own.
-  planned.push(planFile(INDEX_FILE, `${JSON.stringify(buildSparseIndex(document))}\n`, true));
-  planned.push(planFile(REGISTRY_FILE, registryText, true));
-
-  await mkdir(outDir, { recursive: true });
-  // Archives first: registry.json must never point at an archive that is not there yet.
-  const listed = new Set(document.templates.map((entry) => `${entry.id}@${entry.version}`));
-  const archives = await publishArchives(outDir, versions.filter((v) => listed.has(`${v.manifest.name}@${v.manifest.version}`)));
-  const written = [...archives, ...(await writeChanged(outDir, planned, () => flushFileSystem(outDir)))];
-  const removed = await removeStale(outDir, new Set(byId.keys()));
-  await removeLeftoverTemps(outDir);
-  await removeLeftoverTemps(path.join(outDir, TEMPLATES_DIR));
-  const archiveNames = versions.filter((v) => v.openArchive && listed.has(`${v.manifest.name}@${v.manifest.version}`)).map((v) => staticArchivePath(v.manifest.name, v.manifest.version));
-  const files = [...archiveNames, ...planned.flatMap((f) => (f.variants ? [f.name, `${f.name}.gz`, `${f.name}.br`] : [f.name]))];
-  return { document, changed, etag: strongEtag(registryText), files, written, removed, skipped };
+  parts.push(Buffer.from(']}\n'));
+  return Buffer.concat(parts);
 }
 
-/**
- * The lastUpdated of the registry.json at `file` when its content (all but lastUpdated) equals
- * `candidate`'s and its timestamp is valid; undefined otherwise (missing, unreadable, different).
- */
-async function keptLastUpdated(file: string, candidate: RegistryDocument): Promise<string | undefined> {
-  const bytes = await readIfExists(file);
+/** registry.json from its entries' bytes (in document order) and the rest of the document. */
+function registryBytes(entries: readonly Buffer[], rest: Omit<RegistryDocument, 'templates'>): Buffer {
+  const parts: Buffer[] = [Buffer.from('{"templates":[')];
+  entries.forEach((bytes, index) => {
+    if (index > 0) parts.push(JSON_COMMA);
+    parts.push(bytes);
+  });
+  parts.push(Buffer.from(`],"categories":${JSON.stringify(rest.categories)},"tags":${JSON.stringify(rest.tags)},"lastUpdated":${JSON.stringify(rest.lastUpdated)}}`), NEWLINE);
+  return Buffer.concat(parts);
+}
+
+/** The lastUpdated of an index.json or registry.json; undefined when unreadable. */
+function lastUpdatedOf(bytes: Buffer | undefined): string | undefined {
   if (!bytes) return undefined;
-  let previous: unknown;
   try {
-    previous = JSON.parse(bytes.toString('utf8'));
+    const index = JSON.parse(bytes.toString('utf8')) as { lastUpdated?: unknown } | null;
+    const value = index?.lastUpdated;
+    return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? value : undefined;
   } catch {
-    return undefined; // an unreadable registry.json is simply replaced
-  }
-  const lastUpdated = (previous as { lastUpdated?: unknown } | null)?.lastUpdated;
-  if (typeof lastUpdated !== 'string' || documentContent(previous) !== documentContent(candidate)) return undefined;
-  return schemaErrors('registry-document', { ...candidate, lastUpdated }).length === 0 ? lastUpdated : undefined;
-}
-
-/** Throws when the registry.json at `file` lists templates: an empty build would drop them all. */
-async function refuseEmptying(file: string): Promise<void> {
-  const listed = listedEntries(await readIfExists(file));
-  if (listed > 0) {
-    throw new RegistryBuildError([
-      { pointer: '/templates', message: `would drop all ${listed} entries of ${file}; nothing was written (allow it with --allow-empty)`, code: 'EMPTY_REGISTRY' },
-    ]);
+    return undefined;
   }
 }
 
@@ -330,4 +192,187 @@ function listedEntries(bytes: Buffer | undefined): number {
   } catch {
     return 0; // an unreadable registry.json lists nothing worth keeping
   }
+}
+
+const isLegacyVariant = (name: string): boolean => /^templates\/[^/]+\.json\.(gz|br)$/.test(name);
+const templateIdOf = (name: string): string | undefined => /^templates\/([^/]+)\.json$/.exec(name)?.[1];
+
+/** Files written at once: enough to keep the disk (or the network) busy, few enough to stay cheap. */
+const WRITE_CONCURRENCY = 8;
+
+export class RegistryBuilder {
+  readonly output: RegistryOutput;
+  #known = new Map<string, KnownEntry>();
+  #options: BuildOptions;
+
+  constructor(
+    private readonly source: RegistrySource,
+    options: BuildOptions,
+  ) {
+    this.#options = options;
+    if (options.output) this.output = options.output;
+    else if (options.outDir !== undefined) this.output = new FolderOutput(options.outDir);
+    else throw new Error('buildRegistry needs an outDir or an output');
+  }
+
+  /** The entry of `version`, from the last build when nothing it is made of changed. */
+  #entryOf(version: SourceVersion, key: string): KnownEntry {
+    const rest = restOf(version);
+    const known = this.#known.get(key);
+    if (known && known.manifest === version.manifest && known.rest === rest) return known;
+    const entry = toEntry(version);
+    const made: KnownEntry = { manifest: version.manifest, rest, entry, bytes: Buffer.from(JSON.stringify(entry)), violations: entryViolations(entry) };
+    this.#known.set(key, made);
+    return made;
+  }
+
+  async build(): Promise<BuildResult> {
+    const { now = () => new Date(), catalog = true } = this.#options;
+    const output = this.output;
+    const versions = await this.source.versions();
+
+    // Entries, grouped by id, checked one by one: a bad version is left out and reported.
+    const skipped: SkippedVersion[] = [];
+    const byId = new Map<string, { entry: KnownEntry; version: SourceVersion }[]>();
+    const seen = new Set<string>();
+    const duplicates: RuleViolation[] = [];
+    for (const version of versions) {
+      const key = `${String(version.manifest.name)}@${String(version.manifest.version)}`;
+      const known = this.#entryOf(version, key);
+      if (known.violations.length > 0) {
+        skipped.push({ id: String(known.entry.id), version: String(known.entry.version), violations: known.violations });
+        continue;
+      }
+      if (seen.has(key)) {
+        duplicates.push({ pointer: '/templates', message: `${key} appears more than once`, code: 'DUPLICATE' });
+        continue;
+      }
+      seen.add(key);
+      let group = byId.get(known.entry.id);
+      if (!group) byId.set(known.entry.id, (group = []));
+      group.push({ entry: known, version });
+    }
+    for (const key of this.#known.keys()) if (!seen.has(key)) this.#known.delete(key);
+    if (duplicates.length > 0) throw new RegistryBuildError(duplicates);
+
+    const ids = [...byId.keys()].sort(compareText);
+    const groups = ids.map((id) => (byId.get(id) ?? []).sort((a, b) => compareVersions(a.entry.entry.version, b.entry.entry.version)));
+    const templates = groups.flatMap((group) => group.map(({ entry }) => entry.entry));
+    const categories = buildCategories(templates, this.#options.categories ?? DEFAULT_CATEGORIES);
+    const tags = [...new Set(templates.flatMap((t) => t.tags ?? []))].sort(compareText);
+
+    const held = await output.inventory();
+    if (this.#options.allowEmpty === false && templates.length === 0 && held.has(REGISTRY_FILE)) {
+      const listed = listedEntries(await output.read(REGISTRY_FILE));
+      if (listed > 0) {
+        throw new RegistryBuildError([
+          { pointer: '/templates', message: `would drop all ${listed} entries of ${output.location}/${REGISTRY_FILE}; nothing was written (allow it with --allow-empty)`, code: 'EMPTY_REGISTRY' },
+        ]);
+      }
+    }
+
+    // lastUpdated stays when the bytes with the previous one are the bytes the output holds.
+    const entryBytes = groups.flatMap((group) => group.map(({ entry }) => entry.bytes));
+    // The index is small; a registry.json alone (restored from a deployment) is read whole.
+    const previous = held.has(REGISTRY_FILE) ? lastUpdatedOf(await output.read(held.has(INDEX_FILE) ? INDEX_FILE : REGISTRY_FILE)) : undefined;
+    let registry: Buffer | undefined;
+    let lastUpdated = now().toISOString();
+    if (previous !== undefined) {
+      const candidate = registryBytes(entryBytes, { categories, tags, lastUpdated: previous });
+      if (await holds(output, held, documentFile(REGISTRY_FILE, candidate))) {
+        registry = candidate;
+        lastUpdated = previous;
+      }
+    }
+    const changed = registry === undefined;
+    const document: RegistryDocument = { templates, categories, tags, lastUpdated };
+    // Entries were checked one by one; the rest of the document is checked before anything is written.
+    const violations = describeSchemaErrors(schemaErrors('registry-document', { ...document, templates: [] }));
+    if (violations.length > 0) throw new RegistryBuildError(violations);
+    registry ??= registryBytes(entryBytes, { categories, tags, lastUpdated });
+
+    const written: string[] = [];
+    const files: string[] = [];
+    const put = async (file: OutputFile, options: { durable?: boolean } = {}): Promise<void> => {
+      await output.put(file, options);
+      written.push(file.name);
+    };
+
+    // Archives first: nothing may name an archive that is not there yet.
+    const archives = groups.flatMap((group) => group.map(({ version }) => version)).filter((v) => v.openArchive);
+    await mapLimit(archives, WRITE_CONCURRENCY, async (version) => {
+      const name = staticArchivePath(version.manifest.name, version.manifest.version);
+      files.push(name);
+      const present = held.get(name);
+      if (present && (version.size === undefined || present.size === version.size)) return;
+      await this.#publishArchive(version, name);
+      written.push(name);
+    });
+
+    // The template files, and the catalog page.
+    const planned = ids.map((id, index) => documentFile(`${TEMPLATES_DIR}/${id}.json`, templateFileBytes(id, (groups[index] ?? []).map(({ entry }) => entry.bytes))));
+    files.push(...planned.map((f) => f.name));
+    await mapLimit(planned, WRITE_CONCURRENCY, async (file) => {
+      if (!(await holds(output, held, file))) await put(file);
+    });
+    if (catalog) {
+      const page = documentFile(CATALOG_FILE, Buffer.from(renderCatalog(document, this.#options.publicUrl ? { publicUrl: this.#options.publicUrl } : {}), 'utf8'));
+      await this.#putWithVariants(page, held, files, put, false);
+    }
+    await output.barrier();
+
+    // The entry points, each after what it names: index.json, then registry.json (variants first).
+    const index = documentFile(INDEX_FILE, Buffer.from(`${JSON.stringify(buildSparseIndex(document))}\n`, 'utf8'));
+    await this.#putWithVariants(index, held, files, put, true);
+    await this.#putWithVariants(documentFile(REGISTRY_FILE, registry), held, files, put, true);
+
+    // Template files of ids that are gone, and the template-file variants older releases wrote.
+    const stale = [...held.keys()].filter((name) => isLegacyVariant(name) || (templateIdOf(name) !== undefined && !byId.has(templateIdOf(name) as string))).sort(compareText);
+    await output.remove(stale);
+    await output.commit();
+    return { document, changed, etag: strongEtag(registry), files, written, removed: stale, skipped };
+  }
+
+  /** Writes `file` and its variants when its bytes (or a variant) are not what the output holds. */
+  async #putWithVariants(
+    file: OutputFile,
+    held: ReadonlyMap<string, HeldFile>,
+    files: string[],
+    put: (file: OutputFile, options?: { durable?: boolean }) => Promise<void>,
+    durable: boolean,
+  ): Promise<void> {
+    files.push(file.name, `${file.name}.gz`, `${file.name}.br`);
+    const same = await holds(this.output, held, file);
+    if (same && held.has(`${file.name}.gz`) && held.has(`${file.name}.br`)) return;
+    for (const variant of await variantsOf(file)) await put(variant, { durable });
+    if (!same) await put(file, { durable });
+  }
+
+  async #publishArchive(version: SourceVersion, name: string): Promise<void> {
+    const label = `${version.manifest.name}@${version.manifest.version}`;
+    const archive = await version.openArchive?.();
+    if (!archive) throw new RegistryBuildError([{ pointer: '', code: 'ARCHIVE_MISSING', message: `the archive of ${label} is missing from the store` }]);
+    const digest = new DigestStream();
+    archive.stream.once('error', (error) => digest.destroy(error));
+    await this.output.putArchive({
+      name,
+      size: archive.size,
+      stream: archive.stream.pipe(digest),
+      verify: () => {
+        const { integrity } = digestOf(digest.result());
+        if (version.integrity !== undefined && integrity !== version.integrity) {
+          throw new RegistryBuildError([{ pointer: '', code: 'INTEGRITY', message: `the archive of ${label} in the store does not match its integrity` }]);
+        }
+      },
+    });
+  }
+}
+
+/**
+ * Builds the registry of `source` into `options.output` (or the folder `options.outDir`): see the
+ * module comment. Throws RegistryBuildError (before touching any file) when the document breaks
+ * the registry-document schema.
+ */
+export function buildRegistry(source: RegistrySource, options: BuildOptions): Promise<BuildResult> {
+  return new RegistryBuilder(source, options).build();
 }

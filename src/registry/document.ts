@@ -84,7 +84,7 @@ function byIdThenVersion(a: TemplateEntry, b: TemplateEntry): number {
   return compareText(a.id, b.id) || compareVersions(a.version, b.version);
 }
 
-function buildCategories(entries: readonly TemplateEntry[], definitions: readonly Readonly<Category>[]): Category[] {
+export function buildCategories(entries: readonly TemplateEntry[], definitions: readonly Readonly<Category>[]): Category[] {
   const members = new Map<string, Set<string>>();
   for (const entry of entries) {
     let ids = members.get(entry.category);

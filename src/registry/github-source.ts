@@ -16,6 +16,7 @@ import { readFile } from 'node:fs/promises';
 
 import type { Octokit } from '@octokit/rest';
 
+import { mapLimit } from '../core/concurrency.js';
 import { describeSchemaErrors } from '../core/messages.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
@@ -177,19 +178,6 @@ function manifestFromBody(data: unknown): unknown {
   if (ArrayBuffer.isView(data)) return JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
   if (typeof data === 'string') return JSON.parse(data);
   return data;
-}
-
-async function mapLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  return results;
 }
 
 /** The template versions of one repository; throws when the repository or its releases cannot be read. */

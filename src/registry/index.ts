@@ -5,6 +5,7 @@
 export type { RegistrySource, SourceVersion, SourceStats } from './source.js';
 export {
   buildRegistry,
+  RegistryBuilder,
   REGISTRY_FILE,
   CATALOG_FILE,
   TEMPLATES_DIR,
@@ -12,6 +13,26 @@ export {
   type BuildResult,
 } from './build.js';
 export { buildDocument, toEntry, entryViolations, strongEtag, RegistryBuildError, DEFAULT_CATEGORIES, type SkippedVersion, type DocumentOptions } from './document.js';
+export { FolderOutput, BUILD_STATE_FILE } from './folder-output.js';
+export {
+  S3Output,
+  S3OutputError,
+  S3UrlError,
+  createS3Client,
+  s3ClientConfig,
+  parseS3Url,
+  parseOutputTarget,
+  isS3Url,
+  s3UrlOf,
+  md5OfEtag,
+  S3_ARCHIVE_LIMIT,
+  S3_READ_LIMIT,
+  type S3Location,
+  type S3OutputOptions,
+  type S3ClientSettings,
+  type OutputTarget,
+} from './s3-output.js';
+export { CACHE_CONTROL, contentTypeOf, md5Of, type RegistryOutput, type OutputFile, type OutputArchive, type HeldFile } from './output.js';
 export { renderCatalog, escapeHtml, safeUrl, type CatalogOptions } from './catalog.js';
 export {
   githubReleasesSource,

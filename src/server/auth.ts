@@ -1,8 +1,9 @@
 /**
  * Authentication as a route hook: a route that needs a token declares
  * `preValidation: app.requireToken()` (any valid token) or `app.requireToken('admin')`; the hook
- * answers 401 (with WWW-Authenticate) without a valid bearer token and 403 with another role's,
- * and leaves the token's record on `request.token`.
+ * answers 401 (with WWW-Authenticate) without a valid bearer token (unknown, expired or revoked:
+ * the storage is asked on every request, so a revocation by another process applies at once) and
+ * 403 with another role's, and leaves the token's record on `request.token`.
  *
  * It runs after the rate limit (an onRequest hook: refused requests count too) and before the
  * body is validated (a stranger learns nothing about the schema).
@@ -28,19 +29,36 @@ declare module 'fastify' {
 
 const ADMIN_FROM_ENVIRONMENT: TokenRecord = { id: 'env-admin', role: 'admin', owner: 'admin', createdAt: new Date(0).toISOString() };
 
-function unauthorized(message: string): ApiError {
-  return new ApiError(401, 'UNAUTHORIZED', message, [], { 'WWW-Authenticate': 'Bearer realm="template-registry"' });
+const CHALLENGE = 'Bearer realm="template-registry"';
+
+/**
+ * A 401. A presented token that is refused also gets RFC 6750's `error="invalid_token"` and one
+ * detail saying why (`TOKEN_INVALID`, `TOKEN_EXPIRED`, `TOKEN_REVOKED`); never the token, its hash
+ * or anything about other tokens.
+ */
+function unauthorized(message: string, refused?: { code: string; why: string }): ApiError {
+  if (!refused) return new ApiError(401, 'UNAUTHORIZED', message, [], { 'WWW-Authenticate': CHALLENGE });
+  return new ApiError(401, 'UNAUTHORIZED', message, [{ field: 'Authorization', code: refused.code, message: refused.why }], {
+    'WWW-Authenticate': `${CHALLENGE}, error="invalid_token", error_description="${refused.why}"`,
+  });
 }
 
-/** The token record behind the request's bearer token; 401 when missing or unknown. */
+/** The token record behind the request's bearer token; 401 when missing, unknown, expired or revoked. */
 async function authenticate(request: FastifyRequest, context: Pick<ServerContext, 'storage' | 'adminToken'>): Promise<TokenRecord> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
   if (!match?.[1]) throw unauthorized('a bearer token is required: Authorization: Bearer <token>');
   const token = match[1];
   if (context.adminToken && secretsEqual(token, context.adminToken)) return ADMIN_FROM_ENVIRONMENT;
-  const record = await context.storage.tokens.authenticate(token);
-  if (!record) throw unauthorized('the bearer token is not valid');
-  return record;
+  const check = await context.storage.tokens.checkToken(token);
+  if (check.valid) return check.record;
+  switch (check.reason) {
+    case 'expired':
+      throw unauthorized(`the bearer token expired at ${check.record.expiresAt ?? ''}: ask an admin for a new one`, { code: 'TOKEN_EXPIRED', why: 'the token expired' });
+    case 'revoked':
+      throw unauthorized(`the bearer token was revoked at ${check.record.revokedAt ?? ''}: ask an admin for a new one`, { code: 'TOKEN_REVOKED', why: 'the token was revoked' });
+    default:
+      throw unauthorized('the bearer token is not valid', { code: 'TOKEN_INVALID', why: 'the token is not valid' });
+  }
 }
 
 export const authPlugin = fastifyPlugin<{ context: Pick<ServerContext, 'storage' | 'adminToken'> }>(

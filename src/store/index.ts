@@ -8,8 +8,12 @@ export type {
   TokenRecord,
   TokenRole,
   NewToken,
+  TokenState,
+  TokenCheck,
+  Revocation,
   Permission,
   StoredVersion,
+  PublishedVersion,
   NewVersion,
   Reservation,
   ArchiveReader,
@@ -20,7 +24,7 @@ export type {
   NewWebhook,
   DeliveryRecord,
 } from './types.js';
-export { eventMatches } from './types.js';
+export { eventMatches, tokenState, LAST_USED_PRECISION_MS } from './types.js';
 export { openSqliteStorage, SCHEMA_VERSION, StoreVersionError, StoreNotFoundError, type SqliteStorage, type OpenStorageOptions } from './sqlite/index.js';
 export { storeSource } from './source.js';
 export { secretsEqual } from './secrets.js';

@@ -1,4 +1,5 @@
 import { archiveUrl, catalogPagePath, staticArchivePath, underBase } from '../core/routes.js';
+import type { TemplateManifest } from '../core/schema-types.js';
 import type { RegistrySource, SourceVersion } from '../registry/source.js';
 import type { RegistryStorage } from './types.js';
 
@@ -11,20 +12,31 @@ export interface StoreSourceOptions {
   layout?: 'server' | 'static';
 }
 
-/** The store as a source of the registry generator; archive URLs are immutable per version. */
+/**
+ * The store as a source of the registry generator; archive URLs are immutable per version. The
+ * source keeps the manifests it has read (a published version's manifest never changes), so each
+ * later build reads only the new ones: a server keeps one source for its whole life.
+ */
 export function storeSource(
   storage: Pick<RegistryStorage, 'versions' | 'events'>,
   publicUrl: string | undefined,
   options: StoreSourceOptions = {},
 ): RegistrySource {
   const layout = options.layout ?? 'server';
+  const manifests = new Map<string, TemplateManifest>();
   return {
     async versions(): Promise<SourceVersion[]> {
       const usage = await storage.events.usage();
+      const published = await storage.versions.listPublished(new Set(manifests.keys()));
+      const listed = new Set<string>();
       const result: SourceVersion[] = [];
-      for (const stored of await storage.versions.listVersions()) {
-        const manifest = await storage.versions.readManifest(stored.name, stored.version);
-        const used = usage.get(`${stored.name}@${stored.version}`);
+      for (const stored of published) {
+        const key = `${stored.name}@${stored.version}`;
+        listed.add(key);
+        const manifest = stored.manifest ?? manifests.get(key);
+        if (!manifest) throw new Error(`the store returned no manifest for ${key}`);
+        manifests.set(key, manifest);
+        const used = usage.get(key);
         const repositoryUrl = manifest.repository?.url;
         result.push({
           manifest,
@@ -49,6 +61,7 @@ export function storeSource(
           },
         });
       }
+      for (const key of manifests.keys()) if (!listed.has(key)) manifests.delete(key);
       return result;
     },
   };

@@ -18,14 +18,47 @@ export interface TokenRecord {
   /** Who the token publishes for: the first publish of a name claims it for this owner. */
   owner: string;
   createdAt: string;
+  /** From this instant on the token is refused; undefined: it never expires. */
+  expiresAt?: string;
+  /** When it was revoked (the record is kept, for the audit trail); undefined: it was not. */
+  revokedAt?: string;
+  /** When it last authenticated a request, to within `LAST_USED_PRECISION_MS`; undefined: never. */
+  lastUsedAt?: string;
 }
 
 export interface NewToken {
   role: TokenRole;
   templates?: string[];
   owner?: string;
+  /** When the token stops working; must be after `now`. Default: never. */
+  expiresAt?: Date;
   now?: Date;
 }
+
+/** Whether a token works: active, or refused because it expired or was revoked (revoked wins when both). */
+export type TokenState = 'active' | 'expired' | 'revoked';
+
+/** The state of a token record at `now`: the one rule `checkToken`, `token list` and the server share. */
+export function tokenState(record: Pick<TokenRecord, 'expiresAt' | 'revokedAt'>, now: Date = new Date()): TokenState {
+  if (record.revokedAt !== undefined) return 'revoked';
+  if (record.expiresAt !== undefined && now.getTime() >= Date.parse(record.expiresAt)) return 'expired';
+  return 'active';
+}
+
+/**
+ * How stale `lastUsedAt` may be: a use is written only when the stored one is at least this old,
+ * so a busy token costs one write a minute, not one per request.
+ */
+export const LAST_USED_PRECISION_MS = 60_000;
+
+/** What a presented token is: an active token's record, or why it is refused. */
+export type TokenCheck =
+  | { valid: true; record: TokenRecord }
+  | { valid: false; reason: 'unknown' }
+  | { valid: false; reason: 'expired' | 'revoked'; record: TokenRecord };
+
+/** The outcome of revoking a token by id. */
+export type Revocation = { found: false } | { found: true; alreadyRevoked: boolean; record: TokenRecord };
 
 /** Whether a token may publish a name, and why not. */
 export type Permission = { allowed: true } | { allowed: false; reason: string };
@@ -33,9 +66,18 @@ export type Permission = { allowed: true } | { allowed: false; reason: string };
 export interface TokenStore {
   /** Creates a token; the token itself is returned once and only its hash is kept. */
   createToken(options: NewToken): Promise<{ token: string; record: TokenRecord }>;
-  /** The record of a token (compared in constant time), or undefined for an unknown one. */
-  authenticate(token: string): Promise<TokenRecord | undefined>;
+  /**
+   * What a presented token is (compared through its hash in constant time), read from the storage
+   * on every call (never cached, so a revocation by another process applies at once). An active
+   * token's use is recorded in `lastUsedAt`, at most once per `LAST_USED_PRECISION_MS`.
+   */
+  checkToken(token: string, now?: Date): Promise<TokenCheck>;
+  /** The record of an active token (its use recorded as by `checkToken`); undefined for an unknown, expired or revoked one. */
+  authenticate(token: string, now?: Date): Promise<TokenRecord | undefined>;
+  /** Every token, expired and revoked ones included, oldest first. */
   listTokens(): Promise<TokenRecord[]>;
+  /** Marks a token revoked (its record is kept); revoking a revoked token changes nothing. */
+  revokeToken(id: string, now?: Date): Promise<Revocation>;
   /** The owner who claimed a template name, if any. */
   ownerOf(name: string): Promise<string | undefined>;
   canPublish(token: TokenRecord, name: string): Promise<Permission>;
@@ -50,6 +92,11 @@ export interface StoredVersion {
   size: number;
   owner: string;
   createdAt: string;
+}
+
+/** A complete version and (unless the caller knew it) its manifest. */
+export interface PublishedVersion extends StoredVersion {
+  manifest?: TemplateManifest;
 }
 
 export type NewVersion = Omit<StoredVersion, 'state' | 'createdAt'> & { createdAt?: string };
@@ -70,6 +117,12 @@ export interface VersionStore {
   getVersion(name: string, version: string): Promise<StoredVersion | undefined>;
   /** Complete versions, by name then publication. */
   listVersions(): Promise<StoredVersion[]>;
+  /**
+   * Complete versions with their manifests, in one pass and in no particular order (what a registry
+   * build reads); the manifest is left out for the `name@version` keys in `known` (a caller that kept
+   * them: they never change).
+   */
+  listPublished(known?: ReadonlySet<string>): Promise<PublishedVersion[]>;
   /** Reserves name@version (pending) and claims an unowned name for the token's owner, atomically. */
   reserveVersion(version: NewVersion, token: TokenRecord): Promise<Reservation>;
   /** Stores the archive (a local file, moved or copied) and the manifest durably, then marks the version complete. */

@@ -8,6 +8,7 @@ import { schemaErrors } from '../../src/core/schemas.js';
 import type { RegistryDocument, TemplateEntry } from '../../src/core/schema-types.js';
 import { buildDocument, buildRegistry, RegistryBuildError } from '../../src/registry/index.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { BUILD_STATE_FILE } from '../../src/registry/folder-output.js';
 import { memorySource, version } from './memory-source.js';
 
 const T1 = new Date('2026-05-01T10:00:00.000Z');
@@ -18,10 +19,11 @@ async function readJson<T>(file: string): Promise<T> {
 }
 
 /** Every file under `dir`, relative, sorted. */
+/** The registry's files (not the build's own state file, which records what it wrote). */
 async function listFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   return entries
-    .filter((e) => e.isFile())
+    .filter((e) => e.isFile() && e.name !== BUILD_STATE_FILE)
     .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/'))
     .sort();
 }
@@ -223,24 +225,26 @@ describe('buildRegistry', () => {
     expect(onDisk.templates[0]?.stats?.downloads).toBe(5);
   });
 
-  it('writes stable JSON and a strong etag of the registry.json bytes', async () => {
+  it('writes stable compact JSON and a strong etag of the registry.json bytes', async () => {
     const outDir = await tempDir();
     const result = await buildRegistry(memorySource([version('a', '1.0.0')]), { outDir, now: () => T1 });
     const bytes = await readFile(path.join(outDir, 'registry.json'));
-    expect(bytes.toString('utf8')).toBe(`${JSON.stringify(result.document, null, 2)}\n`);
+    expect(bytes.toString('utf8')).toBe(`${JSON.stringify(result.document)}\n`);
     expect(result.etag).toBe(`"${createHash('sha256').update(bytes).digest('base64url')}"`);
     expect(result.etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
   });
 
-  it('writes .gz and .br beside every .json and .html file, decompressing to the same bytes', async () => {
+  it('writes .gz and .br beside registry.json, index.json and index.html, decompressing to the same bytes', async () => {
     const outDir = await tempDir();
     const result = await buildRegistry(memorySource([fullVersion(), version('tiny', '0.1.0')]), { outDir, now: () => T1 });
     const files = await listFiles(outDir);
     const plain = files.filter((f) => f.endsWith('.json') || f.endsWith('.html'));
     expect(plain.sort()).toEqual(['index.html', 'index.json', 'registry.json', 'templates/node-service.json', 'templates/tiny.json']);
-    expect(files).toEqual([...plain.flatMap((f) => [f, `${f}.br`, `${f}.gz`])].sort());
+    // Template files are small: hosts and CDNs compress them on the fly.
+    const entryPoints = ['index.html', 'index.json', 'registry.json'];
+    expect(files).toEqual([...entryPoints.flatMap((f) => [f, `${f}.br`, `${f}.gz`]), 'templates/node-service.json', 'templates/tiny.json'].sort());
     expect([...result.files].sort()).toEqual(files);
-    for (const file of plain) {
+    for (const file of entryPoints) {
       const original = await readFile(path.join(outDir, file));
       expect(gunzipSync(await readFile(path.join(outDir, `${file}.gz`)))).toEqual(original);
       expect(brotliDecompressSync(await readFile(path.join(outDir, `${file}.br`)))).toEqual(original);
@@ -307,12 +311,15 @@ describe('buildRegistry', () => {
     const source = memorySource([version('keep', '1.0.0'), version('gone', '1.0.0')]);
     await buildRegistry(source, { outDir, now: () => T1 });
     await writeFile(path.join(outDir, 'templates', 'README.txt'), 'not ours\n');
-    expect(await listFiles(path.join(outDir, 'templates'))).toContain('gone.json.br');
+    // Variants of template files, as an older release wrote them: stale once the file changes.
+    await writeFile(path.join(outDir, 'templates', 'keep.json.gz'), 'old');
+    await writeFile(path.join(outDir, 'templates', 'keep.json.br'), 'old');
+    expect(await listFiles(path.join(outDir, 'templates'))).toContain('gone.json');
 
     source.list = [version('keep', '1.0.0')];
     const result = await buildRegistry(source, { outDir, now: () => T2 });
-    expect(result.removed.sort()).toEqual(['templates/gone.json', 'templates/gone.json.br', 'templates/gone.json.gz']);
-    expect(await listFiles(path.join(outDir, 'templates'))).toEqual(['README.txt', 'keep.json', 'keep.json.br', 'keep.json.gz']);
+    expect(result.removed.sort()).toEqual(['templates/gone.json', 'templates/keep.json.br', 'templates/keep.json.gz']);
+    expect(await listFiles(path.join(outDir, 'templates'))).toEqual(['README.txt', 'keep.json']);
   });
 
   it('recreates missing files of an unchanged registry without moving lastUpdated', async () => {

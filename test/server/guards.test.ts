@@ -61,6 +61,7 @@ describe('an unexpected failure', () => {
       versions: {
         getVersion: () => Promise.reject(new Error('disk on fire at /secret/path')),
         listVersions: () => storage.versions.listVersions(),
+        listPublished: (known) => storage.versions.listPublished(known),
         reserveVersion: (v, t) => storage.versions.reserveVersion(v, t),
         commitVersion: (n, v, f, m) => storage.versions.commitVersion(n, v, f, m),
         abortVersion: (n, v) => storage.versions.abortVersion(n, v),

@@ -9,7 +9,7 @@ import { text } from 'node:stream/consumers';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import type { TemplateManifest } from '../../src/core/index.js';
-import type { RegistryStorage, TokenRecord } from '../../src/store/index.js';
+import { LAST_USED_PRECISION_MS, tokenState, type RegistryStorage, type TokenRecord } from '../../src/store/index.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 function manifest(name: string, version: string): TemplateManifest {
@@ -44,11 +44,77 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
       it('authenticates a token it created, and no other string', async () => {
         const { tokens } = await fresh();
         const { token, record } = await tokens.createToken({ role: 'publisher', templates: ['web-app'], owner: 'acme' });
-        expect(await tokens.authenticate(token)).toEqual(record);
+        const used = new Date();
+        expect(await tokens.authenticate(token, used)).toEqual({ ...record, lastUsedAt: used.toISOString() });
         expect(record).toMatchObject({ role: 'publisher', templates: ['web-app'], owner: 'acme' });
+        expect(record).not.toHaveProperty('expiresAt');
         expect(await tokens.authenticate(`${token}x`)).toBeUndefined();
         expect(await tokens.authenticate('')).toBeUndefined();
-        expect(await tokens.listTokens()).toEqual([record]);
+        expect(await tokens.checkToken(`${token}x`)).toEqual({ valid: false, reason: 'unknown' });
+        expect(await tokens.listTokens()).toEqual([{ ...record, lastUsedAt: used.toISOString() }]);
+      });
+
+      it('accepts a token until its expiry and refuses it from then on, saying it expired', async () => {
+        const { tokens } = await fresh();
+        const created = new Date('2026-03-01T10:00:00.000Z');
+        const expiresAt = new Date('2026-03-08T10:00:00.000Z');
+        const { token, record } = await tokens.createToken({ role: 'publisher', owner: 'acme', expiresAt, now: created });
+        expect(record).toMatchObject({ createdAt: created.toISOString(), expiresAt: expiresAt.toISOString() });
+        expect(tokenState(record, new Date(expiresAt.getTime() - 1))).toBe('active');
+        expect(await tokens.checkToken(token, new Date(expiresAt.getTime() - 1))).toMatchObject({ valid: true, record: { id: record.id } });
+        expect(await tokens.checkToken(token, expiresAt)).toEqual({ valid: false, reason: 'expired', record: expect.objectContaining({ id: record.id }) });
+        expect(await tokens.authenticate(token, new Date('2027-01-01T00:00:00.000Z'))).toBeUndefined();
+        expect((await tokens.listTokens()).map((t) => [t.id, t.expiresAt])).toEqual([[record.id, expiresAt.toISOString()]]);
+      });
+
+      it('refuses an expiry that is not after the creation', async () => {
+        const { tokens } = await fresh();
+        const now = new Date('2026-03-01T10:00:00.000Z');
+        await expect(async () => tokens.createToken({ role: 'publisher', expiresAt: now, now })).rejects.toThrow(/expiresAt must be a date after/);
+        await expect(async () => tokens.createToken({ role: 'publisher', expiresAt: new Date(Number.NaN), now })).rejects.toThrow(/expiresAt/);
+        expect(await tokens.listTokens()).toEqual([]);
+      });
+
+      it('revokes a token by id: refused from then on, its record kept and listed revoked; revoking again changes nothing', async () => {
+        const { tokens } = await fresh();
+        const { token, record } = await tokens.createToken({ role: 'admin', now: new Date('2026-03-01T10:00:00.000Z') });
+        const kept = await tokens.createToken({ role: 'publisher', owner: 'acme', now: new Date('2026-03-02T10:00:00.000Z') });
+        const at = new Date('2030-01-01T00:00:00.000Z');
+        const first = await tokens.revokeToken(record.id, at);
+        expect(first).toEqual({ found: true, alreadyRevoked: false, record: { ...record, revokedAt: at.toISOString() } });
+        expect(await tokens.checkToken(token)).toEqual({ valid: false, reason: 'revoked', record: expect.objectContaining({ id: record.id, revokedAt: at.toISOString() }) });
+        expect(await tokens.authenticate(token)).toBeUndefined();
+        const again = await tokens.revokeToken(record.id, new Date('2031-01-01T00:00:00.000Z'));
+        expect(again).toEqual({ found: true, alreadyRevoked: true, record: expect.objectContaining({ revokedAt: at.toISOString() }) });
+        expect(await tokens.revokeToken('tok_unknown')).toEqual({ found: false });
+        expect((await tokens.listTokens()).map((t) => [t.id, tokenState(t)])).toEqual([[record.id, 'revoked'], [kept.record.id, 'active']]);
+        expect(await tokens.authenticate(kept.token)).toMatchObject({ id: kept.record.id });
+      });
+
+      it('says revoked, not expired, for a token that is both', async () => {
+        const { tokens } = await fresh();
+        const now = new Date('2026-03-01T10:00:00.000Z');
+        const { token, record } = await tokens.createToken({ role: 'publisher', expiresAt: new Date('2026-03-02T10:00:00.000Z'), now });
+        await tokens.revokeToken(record.id, now);
+        expect(await tokens.checkToken(token, new Date('2026-04-01T00:00:00.000Z'))).toMatchObject({ valid: false, reason: 'revoked' });
+      });
+
+      it('records the last use of a token at most once per precision window, and never for a refused token', async () => {
+        const { tokens } = await fresh();
+        const { token, record } = await tokens.createToken({ role: 'publisher', now: new Date('2026-03-01T10:00:00.000Z') });
+        const lastUsed = async (): Promise<string | undefined> => (await tokens.listTokens()).find((t) => t.id === record.id)?.lastUsedAt;
+        expect(await lastUsed()).toBeUndefined();
+        const first = new Date('2026-03-01T11:00:00.000Z');
+        await tokens.checkToken(token, first);
+        expect(await lastUsed()).toBe(first.toISOString());
+        await tokens.checkToken(token, new Date(first.getTime() + LAST_USED_PRECISION_MS - 1));
+        expect(await lastUsed()).toBe(first.toISOString());
+        const later = new Date(first.getTime() + LAST_USED_PRECISION_MS);
+        await tokens.checkToken(token, later);
+        expect(await lastUsed()).toBe(later.toISOString());
+        await tokens.revokeToken(record.id, later);
+        await tokens.checkToken(token, new Date(later.getTime() + 10 * LAST_USED_PRECISION_MS));
+        expect(await lastUsed()).toBe(later.toISOString());
       });
 
       it('refuses a role or a template name that breaks the rules', async () => {

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 
 import { createServer } from '../../server/app.js';
 import { DEFAULT_LIMITS } from '../../server/context.js';
-import { openSqliteStorage } from '../../store/index.js';
+import { openSqliteStorage, StoreNotFoundError, tokenState, type SqliteStorage, type TokenRecord, type TokenState } from '../../store/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { errorMessage } from '../../core/errors.js';
 
@@ -93,29 +93,156 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
     });
 }
 
+/** The longest `--expires-in`: 100 years keeps every expiry a valid date. */
+const MAX_EXPIRY_DAYS = 36_500;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** `--expires-in <days>`: a whole number of days from 1 to MAX_EXPIRY_DAYS. */
+export function parseExpiresIn(value: string): number {
+  const days = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!(days >= 1 && days <= MAX_EXPIRY_DAYS)) {
+    throw new UsageError(`--expires-in must be a whole number of days from 1 to ${MAX_EXPIRY_DAYS} (got ${JSON.stringify(value)})`);
+  }
+  return days;
+}
+
+/** What `token list` shows of a token: never its secret or hash (the record holds neither). */
+export interface TokenView {
+  id: string;
+  role: TokenRecord['role'];
+  owner: string;
+  /** The names it may publish, or "any" (an admin, or a publisher not limited to names). */
+  scope: string[] | 'any';
+  state: TokenState;
+  createdAt: string;
+  /** To within a minute; null: never used. */
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+export function tokenView(record: TokenRecord, now: Date): TokenView {
+  return {
+    id: record.id,
+    role: record.role,
+    owner: record.owner,
+    scope: record.role === 'publisher' && record.templates ? record.templates : 'any',
+    state: tokenState(record, now),
+    createdAt: record.createdAt,
+    lastUsedAt: record.lastUsedAt ?? null,
+    expiresAt: record.expiresAt ?? null,
+    revokedAt: record.revokedAt ?? null,
+  };
+}
+
+/** `2026-03-01 14:05Z`: to the minute, in UTC. */
+const shortTime = (iso: string | null, none: string): string => (iso === null ? none : `${iso.slice(0, 10)} ${iso.slice(11, 16)}Z`);
+
+export function formatTokenTable(views: readonly TokenView[]): string {
+  const header = ['ID', 'ROLE', 'OWNER', 'SCOPE', 'STATE', 'CREATED', 'LAST USED', 'EXPIRES'];
+  const rows = views.map((v) => [
+    v.id,
+    v.role,
+    v.owner,
+    v.scope === 'any' ? 'any' : v.scope.join(','),
+    v.state === 'revoked' ? `revoked ${shortTime(v.revokedAt, '')}` : v.state,
+    shortTime(v.createdAt, ''),
+    shortTime(v.lastUsedAt, 'never'),
+    shortTime(v.expiresAt, 'never'),
+  ]);
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
+}
+
+const storeFolder = (flag: string | undefined): string => flag ?? process.env.REGISTRY_STORE ?? DEFAULT_STORE;
+
+/** Opens an existing store for `token list`/`revoke` (they never create one). */
+async function openExistingStore(flag: string | undefined): Promise<SqliteStorage> {
+  try {
+    return await openSqliteStorage(storeFolder(flag), { create: false });
+  } catch (error) {
+    if (error instanceof StoreNotFoundError) throw new UsageError(`--store: ${error.message}`);
+    throw error;
+  }
+}
+
 export function registerToken(program: Command, io: CliIo, setExit: (code: number) => void): void {
   const token = program.command('token').description('manage publish tokens of a store');
+  const storeOption = `store folder (env REGISTRY_STORE; default ${DEFAULT_STORE})`;
   token
     .command('create')
     .description('create a token and print it (once: only its hash is kept)')
     .requiredOption('--role <role>', 'publisher or admin')
     .option('--templates <names>', 'comma-separated template names a publisher token may publish')
     .option('--owner <owner>', 'who the token publishes for (names it publishes first are claimed for this owner)')
-    .option('--store <dir>', `store folder (env REGISTRY_STORE; default ${DEFAULT_STORE})`)
+    .option('--expires-in <days>', `the token stops working after this many days (1 to ${MAX_EXPIRY_DAYS}; default never)`)
+    .option('--store <dir>', storeOption)
     .option('--json', 'print the token and its record as JSON')
-    .action(async (flags: { role: string; templates?: string; owner?: string; store?: string; json?: boolean }) => {
+    .action(async (flags: { role: string; templates?: string; owner?: string; expiresIn?: string; store?: string; json?: boolean }) => {
       if (flags.role !== 'publisher' && flags.role !== 'admin') throw new UsageError(`--role must be publisher or admin (got ${flags.role})`);
+      const days = flags.expiresIn === undefined ? undefined : parseExpiresIn(flags.expiresIn);
       const templates = flags.templates?.split(',').map((t) => t.trim()).filter(Boolean);
-      const store = await openSqliteStorage(flags.store ?? process.env.REGISTRY_STORE ?? DEFAULT_STORE);
+      const now = new Date();
+      const store = await openSqliteStorage(storeFolder(flags.store));
       try {
-        const created = await store.tokens.createToken({ role: flags.role, ...(templates ? { templates } : {}), ...(flags.owner ? { owner: flags.owner } : {}) });
+        const created = await store.tokens.createToken({
+          role: flags.role,
+          ...(templates ? { templates } : {}),
+          ...(flags.owner ? { owner: flags.owner } : {}),
+          ...(days ? { expiresAt: new Date(now.getTime() + days * DAY_MS) } : {}),
+          now,
+        });
         if (flags.json) io.stdout(`${JSON.stringify({ token: created.token, ...created.record }, null, 2)}\n`);
         else {
           io.stdout(`${created.token}\n`);
-          io.stderr(`created ${created.record.role} token ${created.record.id}${templates ? ` for ${templates.join(', ')}` : ''}; it is shown only once\n`);
+          const expiry = created.record.expiresAt ? `; it expires at ${created.record.expiresAt}` : '';
+          io.stderr(`created ${created.record.role} token ${created.record.id}${templates ? ` for ${templates.join(', ')}` : ''}${expiry}; it is shown only once\n`);
         }
       } catch (error) {
         throw new UsageError(errorMessage(error));
+      } finally {
+        await store.close();
+      }
+      setExit(EXIT.ok);
+    });
+  token
+    .command('list')
+    .description('list the tokens of a store (id, role, owner, scope, state, created, last used, expiry), never their secrets')
+    .option('--store <dir>', storeOption)
+    .option('--json', 'print the tokens as a JSON array')
+    .action(async (flags: { store?: string; json?: boolean }) => {
+      const store = await openExistingStore(flags.store);
+      try {
+        const now = new Date();
+        const views = (await store.tokens.listTokens()).map((record) => tokenView(record, now));
+        if (flags.json) io.stdout(`${JSON.stringify(views, null, 2)}\n`);
+        else if (views.length === 0) io.stdout(`no tokens in ${store.dir} (create one with: template-registry token create --role publisher)\n`);
+        else io.stdout(formatTokenTable(views));
+      } finally {
+        await store.close();
+      }
+      setExit(EXIT.ok);
+    });
+  token
+    .command('revoke')
+    .description('revoke a token: a running server refuses it (401) from the next request on; its record is kept')
+    .argument('<id>', 'the token id (tok_..., see token list)')
+    .option('--store <dir>', storeOption)
+    .option('--json', 'print the revoked token as JSON')
+    .action(async (id: string, flags: { store?: string; json?: boolean }) => {
+      const store = await openExistingStore(flags.store);
+      try {
+        const revocation = await store.tokens.revokeToken(id);
+        if (!revocation.found) {
+          io.stderr(`error: no token ${JSON.stringify(id)} in ${store.dir} (see template-registry token list)\n`);
+          setExit(EXIT.failure);
+          return;
+        }
+        const { record, alreadyRevoked } = revocation;
+        if (flags.json) io.stdout(`${JSON.stringify({ ...tokenView(record, new Date()), alreadyRevoked }, null, 2)}\n`);
+        else if (alreadyRevoked) io.stdout(`token ${record.id} was already revoked at ${record.revokedAt ?? ''}; nothing changed\n`);
+        else io.stdout(`revoked ${record.role} token ${record.id} (owner ${record.owner}); a running server refuses it from now on\n`);
       } finally {
         await store.close();
       }

@@ -65,6 +65,18 @@ CREATE TABLE IF NOT EXISTS deliveries (
 ALTER TABLE events ADD COLUMN client TEXT;
 ALTER TABLE events ADD COLUMN received_at TEXT;
 `,
+  // 3: token lifetimes: when a token expires, when it was revoked (the row stays, for the audit
+  // trail), when it was last used. Existing tokens get none of them: they keep working as before.
+  `
+ALTER TABLE tokens ADD COLUMN expires_at TEXT;
+ALTER TABLE tokens ADD COLUMN revoked_at TEXT;
+ALTER TABLE tokens ADD COLUMN last_used_at TEXT;
+`,
+  // 4: the manifest of each version beside its row, so a registry build reads every manifest in one
+  // query. Versions stored before have none until they are listed (read from their file then).
+  `
+ALTER TABLE versions ADD COLUMN manifest TEXT;
+`,
 ];
 
 /** The schema version this release writes. */

@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import { syncDirectory, syncFile, writeFileAtomic } from '../../core/files.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
 import { isTemplateName, isTemplateVersion } from '../../core/versions.js';
-import type { ArchiveReader, NewVersion, Reservation, StoredVersion, TokenRecord, VersionStore } from '../types.js';
+import type { ArchiveReader, NewVersion, PublishedVersion, Reservation, StoredVersion, TokenRecord, VersionStore } from '../types.js';
 import { ownerOfSync, permission } from './tokens.js';
 
 interface VersionRow {
@@ -21,6 +21,9 @@ interface VersionRow {
   owner: string;
   created_at: string;
 }
+
+/** Every column but the manifest, which only a registry build needs. */
+const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at';
 
 const toVersion = (row: VersionRow): StoredVersion => ({
   name: row.name,
@@ -88,7 +91,7 @@ export class SqliteVersionStore implements VersionStore {
   ) {}
 
   private getSync(name: string, version: string): StoredVersion | undefined {
-    const row = this.db.prepare('SELECT * FROM versions WHERE name = ? AND version = ?').get(name, version) as VersionRow | undefined;
+    const row = this.db.prepare(`SELECT ${VERSION_COLUMNS} FROM versions WHERE name = ? AND version = ?`).get(name, version) as VersionRow | undefined;
     return row ? toVersion(row) : undefined;
   }
 
@@ -97,7 +100,34 @@ export class SqliteVersionStore implements VersionStore {
   }
 
   listVersions(): Promise<StoredVersion[]> {
-    return Promise.resolve((this.db.prepare("SELECT * FROM versions WHERE state = 'complete' ORDER BY name, created_at").all() as VersionRow[]).map(toVersion));
+    return Promise.resolve((this.db.prepare(`SELECT ${VERSION_COLUMNS} FROM versions WHERE state = 'complete' ORDER BY name, created_at`).all() as VersionRow[]).map(toVersion));
+  }
+
+  async listPublished(known: ReadonlySet<string> = new Set()): Promise<PublishedVersion[]> {
+    // All manifests in the one query when none is known (a fresh build); else only the new ones.
+    // No order: the generator sorts what it builds.
+    const withManifests = known.size === 0;
+    const rows = this.db
+      .prepare(`SELECT ${VERSION_COLUMNS}${withManifests ? ', manifest' : ''} FROM versions WHERE state = 'complete'`)
+      .all() as (VersionRow & { manifest?: string | null })[];
+    const manifestOf = this.db.prepare('SELECT manifest FROM versions WHERE name = ? AND version = ?').pluck();
+    const backfill = this.db.prepare('UPDATE versions SET manifest = ? WHERE name = ? AND version = ? AND manifest IS NULL');
+    const result: PublishedVersion[] = [];
+    for (const row of rows) {
+      const version: PublishedVersion = toVersion(row);
+      if (!known.has(`${row.name}@${row.version}`)) {
+        const text = withManifests ? row.manifest : (manifestOf.get(row.name, row.version) as string | null);
+        if (typeof text === 'string') {
+          version.manifest = JSON.parse(text) as TemplateManifest;
+        } else {
+          // Stored by a release that kept manifests only as files: read it, and keep it in the row.
+          version.manifest = await this.readManifest(row.name, row.version);
+          backfill.run(JSON.stringify(version.manifest), row.name, row.version);
+        }
+      }
+      result.push(version);
+    }
+    return result;
   }
 
   reserveVersion(version: NewVersion, token: TokenRecord): Promise<Reservation> {
@@ -131,7 +161,7 @@ export class SqliteVersionStore implements VersionStore {
     await rename(archiveFile, archive);
     await syncDirectory(path.dirname(archive));
     await syncDirectory(path.dirname(manifestFile));
-    this.db.prepare("UPDATE versions SET state = 'complete' WHERE name = ? AND version = ? AND state = 'pending'").run(name, version);
+    this.db.prepare("UPDATE versions SET state = 'complete', manifest = ? WHERE name = ? AND version = ? AND state = 'pending'").run(JSON.stringify(manifest), name, version);
     const stored = this.getSync(name, version);
     if (!stored) throw new Error(`version ${name}@${version} vanished while it was committed`);
     return stored;

@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+// The registry generator against its floor: JSON.stringify + write of the same registry.json,
+// measured in the same run (bench/build-registry-worker.js, one process per measurement so that
+// each peak RSS is its own). Sizes: 1,000, 10,000 and 100,000 versions (10 per template), or
+// BENCH_QUICK=1 for 1,000 and 10,000. Prints one JSON document (see bench/README.md).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { createSyntheticStore } from './fixtures/synthetic-store.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const quick = process.env.BENCH_QUICK === '1';
+const SIZES = quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
+const RUNS = 3;
+
+function work(mode, storeDir, outDir) {
+  const run = spawnSync(process.execPath, [path.join(here, 'build-registry-worker.js'), mode, storeDir, outDir], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (run.status !== 0) throw new Error(`${mode} failed: ${run.stderr}`);
+  return JSON.parse(run.stdout.trim().split('\n').pop());
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const round = (value, digits = 0) => Number(value.toFixed(digits));
+
+const rows = [];
+const notes = [];
+const perVersion = new Map();
+const expectedRewrite = (added) => [`templates/${added}.json`, `archives/${added}/1.0.0.tgz`, 'index.json', 'index.json.gz', 'index.json.br', 'registry.json', 'registry.json.gz', 'registry.json.br', 'index.html', 'index.html.gz', 'index.html.br'];
+
+for (const versions of SIZES) {
+  const templates = versions / 10;
+  const root = mkdtempSync(path.join(tmpdir(), 'bench-build-'));
+  const storeDir = path.join(root, 'store');
+  await createSyntheticStore(storeDir, { templates, perTemplate: 10, archives: versions <= 10_000 });
+  const label = `${versions.toLocaleString('en')} versions`;
+
+  const fulls = [];
+  const floors = [];
+  const rss = [];
+  let registryBytes = 0;
+  for (let run = 0; run < RUNS; run++) {
+    const outDir = path.join(root, `out-${run}`);
+    const full = work('full-server', storeDir, outDir);
+    const floor = work('floor', storeDir, outDir);
+    fulls.push(full.ms);
+    floors.push(floor.ms);
+    rss.push(full.maxRssMb);
+    registryBytes = full.registryBytes;
+    rmSync(outDir, { recursive: true, force: true });
+  }
+  const floorMs = median(floors);
+  const fullMs = median(fulls);
+  const registryMb = registryBytes / 1024 / 1024;
+  perVersion.set(versions, fullMs / versions);
+  rows.push({ name: `full build, ${label} (documents; archives served by the server)`, value: round(fullMs), unit: 'ms', baseline: 'JSON.stringify + write of the same registry.json', baselineValue: round(floorMs), ratio: round(fullMs / floorMs, 2), target: '<= 4x floor', met: fullMs <= 4 * floorMs });
+  rows.push({ name: `peak RSS of that build, ${label}`, value: round(median(rss)), unit: 'MB', baseline: `size of registry.json (${round(registryMb, 1)} MB)`, baselineValue: round(registryMb, 1), ratio: round(median(rss) / registryMb, 2), target: '<= 4x registry.json', met: median(rss) <= 4 * registryMb });
+
+  if (versions <= 10_000) {
+    const outDir = path.join(root, 'out-static');
+    const full = work('full', storeDir, outDir);
+    rows.push({ name: `full build, ${label}, with every archive published (build-registry --store)`, value: round(full.ms), unit: 'ms', baseline: 'JSON.stringify + write of the same registry.json', baselineValue: round(floorMs), ratio: round(full.ms / floorMs, 2), target: null, met: null });
+    const cli = work('rebuild-cli', storeDir, outDir);
+    const unexpected = cli.written.filter((name) => !expectedRewrite(cli.added).includes(name));
+    rows.push({ name: `rebuild after one new version, ${label}, fresh process (build-registry --store)`, value: round(cli.ms), unit: 'ms', baseline: 'JSON.stringify + write of the same registry.json', baselineValue: round(floorMs), ratio: round(cli.ms / floorMs, 2), target: '<= 2x floor', met: cli.ms <= 2 * floorMs && unexpected.length === 0 });
+    if (unexpected.length > 0) notes.push(`${label}: the CLI rebuild rewrote files it should not have: ${unexpected.join(', ')}`);
+  }
+
+  const outDir = path.join(root, 'out-rebuild');
+  const rebuild = work('rebuild-server', storeDir, outDir);
+  const unexpected = rebuild.written.filter((name) => !expectedRewrite(rebuild.added).includes(name));
+  rows.push({ name: `rebuild after one new version, ${label}, the server's builder`, value: round(rebuild.ms), unit: 'ms', baseline: 'JSON.stringify + write of the same registry.json', baselineValue: round(floorMs), ratio: round(rebuild.ms / floorMs, 2), target: '<= 2x floor', met: rebuild.ms <= 2 * floorMs && unexpected.length === 0 });
+  if (unexpected.length > 0) notes.push(`${label}: the server's rebuild rewrote files it should not have: ${unexpected.join(', ')}`);
+  rows.push({ name: `files rewritten by that rebuild, ${label}`, value: rebuild.written.length, unit: 'files', baseline: null, baselineValue: null, ratio: null, target: 'the new template\'s file, index.json, registry.json (+ variants), catalog', met: unexpected.length === 0 });
+  rmSync(root, { recursive: true, force: true });
+}
+
+const smallest = SIZES[0];
+const largest = SIZES[SIZES.length - 1];
+const growth = perVersion.get(largest) / perVersion.get(smallest);
+rows.push({ name: `time per version at ${largest.toLocaleString('en')} vs at ${smallest.toLocaleString('en')} (linear growth)`, value: round(perVersion.get(largest) * 1000, 2), unit: 'µs', baseline: `time per version at ${smallest.toLocaleString('en')}`, baselineValue: round(perVersion.get(smallest) * 1000, 2), ratio: round(growth, 2), target: '<= 1.5x (linear)', met: growth <= 1.5 });
+
+console.log(
+  JSON.stringify({
+    title: 'Registry generator',
+    setup: `synthetic store (seeded), 10 versions per template, ${SIZES.map((s) => s.toLocaleString('en')).join(' / ')} versions; median of ${RUNS} full builds, each measurement in its own process; floor = JSON.stringify + write of the registry.json the build wrote`,
+    rows,
+    notes,
+  }),
+);

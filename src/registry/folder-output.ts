@@ -1,0 +1,257 @@
+/**
+ * A static registry in a folder of the local file system (served by any static file server, or
+ * uploaded as a GitHub Pages artifact).
+ *
+ * Every file is replaced atomically (a temp file beside it, then a rename). Files are not flushed
+ * one by one: `barrier()` flushes the whole file system once (`sync -f`, falling back to one fsync
+ * per file written), and the entry points are written `durable` after it, so after a crash
+ * registry.json never names a file that did not reach the disk.
+ *
+ * What the folder holds is remembered in `.template-registry-build.json` (size, modification time
+ * and MD5 of each file written): the next build stats the mutable files instead of reading them,
+ * and trusts archives it published itself (they never change). A file whose size or modification
+ * time moved is treated as unknown and rewritten; without the state file the folder is scanned.
+ */
+import { execFile } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { lstat, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+
+import { mapLimit } from '../core/concurrency.js';
+import { readIfExists, syncDirectory, syncFile, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../core/files.js';
+import { fileMd5, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
+
+export const BUILD_STATE_FILE = '.template-registry-build.json';
+
+/** A temp file older than this was left by a crashed build, not one in progress. */
+const LEFTOVER_AGE_MS = 10 * 60 * 1000;
+
+interface KnownFile extends HeldFile {
+  mtimeMs: number;
+}
+
+interface BuildState {
+  formatVersion: 1;
+  /** name -> [size, mtimeMs, md5] */
+  files: Record<string, [number, number, string]>;
+}
+
+function parseState(bytes: Buffer | undefined): BuildState | undefined {
+  if (!bytes) return undefined;
+  try {
+    const state = JSON.parse(bytes.toString('utf8')) as Partial<BuildState> | null;
+    if (state?.formatVersion !== 1 || typeof state.files !== 'object' || state.files === null) return undefined;
+    return state as BuildState;
+  } catch {
+    return undefined;
+  }
+}
+
+const isArchive = (name: string): boolean => name.startsWith('archives/');
+
+/** Flushes the whole file system `dir` is on; false where `sync -f` is not available. */
+function syncFileSystem(dir: string): Promise<boolean> {
+  return new Promise((resolve) => execFile('sync', ['-f', dir], (error) => resolve(error === null)));
+}
+
+export class FolderOutput implements RegistryOutput {
+  readonly location: string;
+  /** What the folder holds, as far as this process knows; loaded on the first `inventory()`. */
+  #known: Map<string, KnownFile> | undefined;
+  /** Written since the last barrier and not yet flushed. */
+  #unflushed = new Set<string>();
+  #folders = new Set<string>();
+  /** The state file as last read or written: an unchanged state is not rewritten. */
+  #savedState: string | undefined;
+
+  constructor(readonly dir: string) {
+    this.location = dir;
+  }
+
+  #path(name: string): string {
+    const segments = name.split('/');
+    if (name === '' || segments.some((s) => s === '' || s === '.' || s === '..') || path.isAbsolute(name)) {
+      throw new Error(`not a registry file name: ${JSON.stringify(name)}`);
+    }
+    return path.join(this.dir, ...segments);
+  }
+
+  async #folder(file: string): Promise<void> {
+    const dir = path.dirname(file);
+    if (this.#folders.has(dir)) return;
+    await mkdir(dir, { recursive: true });
+    this.#folders.add(dir);
+  }
+
+  async inventory(): Promise<Map<string, HeldFile>> {
+    this.#known ??= await this.#load();
+    return new Map(this.#known);
+  }
+
+  async #load(): Promise<Map<string, KnownFile>> {
+    const saved = await readIfExists(path.join(this.dir, BUILD_STATE_FILE));
+    this.#savedState = saved?.toString('utf8');
+    const state = parseState(saved);
+    if (!state) return this.#scan();
+    const known = new Map<string, KnownFile>();
+    const listed = Object.entries(state.files);
+    for (const [name, [size, mtimeMs, md5]] of listed) if (isArchive(name)) known.set(name, { size, mtimeMs, md5 });
+    await mapLimit(listed.filter(([name]) => !isArchive(name)), 16, async ([name, [size, mtimeMs, md5]]) => {
+      const info = await stat(this.#path(name)).catch(() => undefined);
+      if (!info?.isFile()) return;
+      known.set(name, info.size === size && info.mtimeMs === mtimeMs ? { size, mtimeMs, md5 } : { size: info.size, mtimeMs: info.mtimeMs });
+    });
+    // Files the state does not list (left by an older release, or by hand) are known by size only.
+    for (const name of ['registry.json', 'index.json', 'index.html'].flatMap((n) => [n, `${n}.gz`, `${n}.br`])) {
+      if (!known.has(name)) await this.#statInto(known, name);
+    }
+    for (const entry of await readdir(path.join(this.dir, 'templates')).catch(() => [] as string[])) {
+      if (!known.has(`templates/${entry}`) && !TEMP_FILE_PATTERN.test(entry)) await this.#statInto(known, `templates/${entry}`);
+    }
+    return known;
+  }
+
+  async #scan(): Promise<Map<string, KnownFile>> {
+    const known = new Map<string, KnownFile>();
+    let names: string[];
+    try {
+      names = await readdir(this.dir, { recursive: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return known;
+      throw error;
+    }
+    for (const name of names.map((n) => n.split(path.sep).join('/')).sort()) {
+      if (name === BUILD_STATE_FILE || TEMP_FILE_PATTERN.test(path.posix.basename(name))) continue;
+      await this.#statInto(known, name);
+    }
+    return known;
+  }
+
+  async #statInto(known: Map<string, KnownFile>, name: string): Promise<void> {
+    const info = await lstat(this.#path(name)).catch(() => undefined);
+    if (info?.isFile()) known.set(name, { size: info.size, mtimeMs: info.mtimeMs });
+  }
+
+  read(name: string): Promise<Buffer | undefined> {
+    return readIfExists(this.#path(name));
+  }
+
+  async put(file: OutputFile, options: { durable?: boolean } = {}): Promise<void> {
+    const target = this.#path(file.name);
+    await this.#folder(target);
+    if (options.durable) {
+      await writeFileAtomic(target, file.data);
+      const info = await stat(target);
+      this.#remember(file.name, { size: file.data.length, mtimeMs: info.mtimeMs, md5: fileMd5(file) });
+      return;
+    }
+    // A file the folder does not hold yet is named by no entry point: it is written in place (a
+    // torn one left by a crash is unknown to the next build, which compares and rewrites it).
+    const fresh = !this.#known?.has(file.name);
+    const temp = fresh ? target : tempPathBeside(target);
+    let handle;
+    try {
+      handle = await open(temp, 'wx');
+    } catch (error) {
+      if (!fresh || (error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      this.#known?.set(file.name, { size: -1, mtimeMs: 0 });
+      return this.put(file, options);
+    }
+    try {
+      let mtimeMs: number;
+      try {
+        await handle.writeFile(file.data);
+        mtimeMs = (await handle.stat()).mtimeMs;
+      } finally {
+        await handle.close();
+      }
+      if (!fresh) await rename(temp, target);
+      this.#remember(file.name, { size: file.data.length, mtimeMs, md5: fileMd5(file) });
+      this.#unflushed.add(target);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+  }
+
+  async putArchive(archive: OutputArchive): Promise<void> {
+    const target = this.#path(archive.name);
+    await this.#folder(target);
+    const temp = tempPathBeside(target);
+    try {
+      await pipeline(archive.stream, createWriteStream(temp, { flags: 'wx' }));
+      archive.verify();
+      await rename(temp, target);
+      const info = await stat(target);
+      this.#remember(archive.name, { size: info.size, mtimeMs: info.mtimeMs });
+      this.#unflushed.add(target);
+    } finally {
+      await rm(temp, { force: true });
+    }
+  }
+
+  #remember(name: string, file: KnownFile): void {
+    this.#known ??= new Map();
+    this.#known.set(name, file);
+  }
+
+  async barrier(): Promise<void> {
+    if (this.#unflushed.size === 0) return;
+    const written = [...this.#unflushed];
+    this.#unflushed.clear();
+    if (await syncFileSystem(this.dir)) return;
+    for (const file of written) await syncFile(file);
+    for (const folder of new Set(written.map((f) => path.dirname(f)))) await syncDirectory(folder);
+  }
+
+  async remove(names: readonly string[]): Promise<void> {
+    for (const name of names) {
+      await rm(this.#path(name), { force: true });
+      this.#known?.delete(name);
+    }
+  }
+
+  async commit(): Promise<void> {
+    const files: BuildState['files'] = {};
+    for (const [name, file] of [...(this.#known ?? new Map<string, KnownFile>())].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      // Only what this output wrote (or verified) is worth remembering; the rest is looked at again.
+      if (file.md5 !== undefined || isArchive(name)) files[name] = [file.size, file.mtimeMs, file.md5 ?? ''];
+    }
+    const text = `${JSON.stringify({ formatVersion: 1, files } satisfies BuildState)}\n`;
+    await removeLeftoverTemps(this.dir);
+    await removeLeftoverTemps(path.join(this.dir, 'templates'));
+    if (text === this.#savedState) return;
+    const target = path.join(this.dir, BUILD_STATE_FILE);
+    await this.#folder(target);
+    const temp = tempPathBeside(target);
+    try {
+      const handle = await open(temp, 'wx');
+      try {
+        await handle.writeFile(text);
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, target);
+      this.#savedState = text;
+    } finally {
+      await rm(temp, { force: true });
+    }
+  }
+}
+
+/** Removes temp files a crashed build left in `dir` (they would otherwise be deployed). */
+async function removeLeftoverTemps(dir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  const cutoff = Date.now() - LEFTOVER_AGE_MS;
+  for (const name of names.filter((n) => TEMP_FILE_PATTERN.test(n))) {
+    const file = path.join(dir, name);
+    const info = await stat(file).catch(() => undefined);
+    if (info?.isFile() && info.mtimeMs < cutoff) await rm(file, { force: true });
+  }
+}

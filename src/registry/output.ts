@@ -1,0 +1,97 @@
+/**
+ * Where a static registry is written: a folder (`folder-output.ts`) or an S3-compatible bucket
+ * (`s3-output.ts`). The generator plans the files and asks the output what it already holds, so a
+ * build rewrites only what changed; the output decides how a file is replaced atomically and how
+ * what was written is made durable before the entry points (index.json, registry.json) name it.
+ */
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+
+/** One file of the registry, with the HTTP metadata a static host should serve it with. */
+export interface OutputFile {
+  /** Relative to the registry's root, `/`-separated (`templates/api.json`). */
+  name: string;
+  data: Buffer;
+  contentType: string;
+  cacheControl: string;
+  /** Set on the precompressed variants (`registry.json.gz` is `gzip`). */
+  contentEncoding?: 'gzip' | 'br';
+  /** `md5Of(data)` when the caller has it already (it is not computed twice for 100 MB). */
+  md5?: string;
+}
+
+/** What an output knows of one file it holds. */
+export interface HeldFile {
+  size: number;
+  /** MD5 (hex) of the bytes when the output knows it surely and cheaply; undefined otherwise. */
+  md5?: string;
+}
+
+/** An archive to publish at its immutable path. */
+export interface OutputArchive {
+  name: string;
+  size: number;
+  stream: Readable;
+  /**
+   * Called once the whole stream was read and before the archive becomes visible; when it throws,
+   * nothing is published (the generator checks the archive's integrity there).
+   */
+  verify(): void;
+}
+
+export interface RegistryOutput {
+  /** A folder path or an `s3://bucket/prefix` URL, for messages. */
+  readonly location: string;
+  /** Every file the output holds now, by name. */
+  inventory(): Promise<Map<string, HeldFile>>;
+  /** The bytes of one file; undefined when there is none. */
+  read(name: string): Promise<Buffer | undefined>;
+  /**
+   * Replaces (or creates) one file so that a reader sees either the old or the new bytes. With
+   * `durable`, the file is on stable storage when the promise settles.
+   */
+  put(file: OutputFile, options?: { durable?: boolean }): Promise<void>;
+  /** Publishes an archive: written once, visible only after `archive.verify()` passed. */
+  putArchive(archive: OutputArchive): Promise<void>;
+  /** Makes every file put so far durable (the entry points are written after this). */
+  barrier(): Promise<void>;
+  /** Removes files; missing ones are fine. */
+  remove(names: readonly string[]): Promise<void>;
+  /** Saves what the output needs to know the next build (after the entry points are written). */
+  commit(): Promise<void>;
+}
+
+/** Cache lifetimes a static host (or a CDN in front of it) should serve the files with. */
+export const CACHE_CONTROL = {
+  /** Archives never change under their URL. */
+  immutable: 'public, max-age=31536000, immutable',
+  /** registry.json, the index, template files and the catalog: fresh within a minute, stale served while revalidating. */
+  document: 'public, max-age=60, stale-while-revalidate=600',
+} as const;
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.json': 'application/json; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.tgz': 'application/gzip',
+};
+
+/** The content type of a registry file by its name (variants take their base file's type). */
+export function contentTypeOf(name: string): string {
+  const base = name.replace(/\.(gz|br)$/, '');
+  const extension = /\.[a-z]+$/.exec(base)?.[0] ?? '';
+  return CONTENT_TYPES[extension] ?? 'application/octet-stream';
+}
+
+/**
+ * The fingerprint outputs compare bytes by: MD5 is what S3-compatible stores report as the ETag of a
+ * single-part object, so one digest serves every output. It detects changes; it is not a security check.
+ */
+export function md5Of(data: Buffer): string {
+  return createHash('md5').update(data).digest('hex');
+}
+
+/** The MD5 of a file's bytes, computed once and kept on the file. */
+export function fileMd5(file: OutputFile): string {
+  file.md5 ??= md5Of(file.data);
+  return file.md5;
+}
