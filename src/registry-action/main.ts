@@ -10,10 +10,11 @@ import type { Octokit } from '@octokit/rest';
 import { createGitHubClient } from '../github/client.js';
 import type { ActionCoreBase, ActionEnv, SummaryCell } from '../github/inputs.js';
 import { latestEntries } from '../core/listing.js';
-import { buildRegistry, type BuildResult } from '../registry/build.js';
+import { buildRegistry, type BuildOptions, type BuildResult } from '../registry/build.js';
 import { githubReleasesSource, loadGithubSourceConfig } from '../registry/github-source.js';
+import { createS3Client, S3Output } from '../registry/s3-output.js';
 import type { RegistrySource } from '../registry/source.js';
-import { parseRegistryInputs } from './inputs.js';
+import { parseRegistryInputs, type RegistryActionInputs } from './inputs.js';
 import { errorMessage } from '../core/errors.js';
 
 /** The part of @actions/core the registry action uses; tests pass a recording fake. */
@@ -38,6 +39,18 @@ export interface RegistryActionOutcome {
   ok: boolean;
   outputs: Record<string, string>;
   result?: BuildResult;
+}
+
+/**
+ * Where the build writes: the folder, or the bucket through an S3 client made from the inputs and
+ * the environment (credentials and region the AWS SDK way: aws-actions/configure-aws-credentials
+ * sets them). `close()` releases the client.
+ */
+async function openOutput(inputs: RegistryActionInputs, env: ActionEnv): Promise<{ options: Pick<BuildOptions, 'outDir' | 'output'>; close: () => void }> {
+  if (!inputs.s3) return { options: { outDir: inputs.outDir }, close: () => undefined };
+  const { bucket, prefix, endpoint, forcePathStyle } = inputs.s3;
+  const client = await createS3Client({ ...(endpoint !== undefined ? { endpoint } : {}), forcePathStyle }, env);
+  return { options: { output: new S3Output({ client, bucket, prefix }) }, close: () => client.destroy() };
 }
 
 function defaultOctokit(token: string, baseUrl: string | undefined, log: (message: string) => void): Octokit {
@@ -69,6 +82,7 @@ export async function run(deps: RegistryActionDependencies = {}): Promise<Regist
       core.warning(message);
     };
 
+    if (inputs.s3) core.info(`writing the registry to ${inputs.outDir}${inputs.s3.endpoint ? ` at ${inputs.s3.endpoint}` : ''}`);
     let source = deps.source;
     if (!source) {
       const config = await loadGithubSourceConfig(inputs.configPath);
@@ -78,11 +92,16 @@ export async function run(deps: RegistryActionDependencies = {}): Promise<Regist
       source = githubReleasesSource(config, { octokit, onWarning: warn });
     }
 
-    result = await buildRegistry(source, {
-      outDir: inputs.outDir,
-      ...(deps.now ? { now: deps.now } : {}),
-      ...(inputs.publicUrl ? { publicUrl: inputs.publicUrl } : {}),
-    });
+    const output = await openOutput(inputs, env);
+    try {
+      result = await buildRegistry(source, {
+        ...output.options,
+        ...(deps.now ? { now: deps.now } : {}),
+        ...(inputs.publicUrl ? { publicUrl: inputs.publicUrl } : {}),
+      });
+    } finally {
+      output.close();
+    }
     for (const skipped of result.skipped) {
       warn(`left out ${skipped.id}@${skipped.version}: its registry entry is invalid: ${skipped.violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; ')}`);
     }

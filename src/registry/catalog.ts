@@ -1,208 +1,109 @@
 /**
- * The catalog page: a static, self-contained `index.html` listing the latest version of every
- * template, grouped by category, with a category filter and a search box that work client-side.
+ * The catalog page `index.html`: a small, static shell whose script loads `index.json` beside it
+ * (and `templates/<id>.json` for one template's page) at run time, so the page costs the same to
+ * build for ten templates as for ten thousand, and only changes when the options or the category
+ * names do (an incremental rebuild leaves it alone). See catalog-script.ts for what the page does.
  *
- * Everything shown comes from manifests written by strangers: every string is HTML-escaped, and
- * links are only made from http(s) (or relative) URLs. The page loads nothing from elsewhere; its
- * Content-Security-Policy allows exactly its own inline style and script (by hash) and nothing else.
+ * Everything shown comes from manifests written by strangers: the script sets text only through
+ * textContent and makes links only from http(s) or relative URLs. The page loads nothing from
+ * elsewhere; its Content-Security-Policy allows exactly its own inline style and script (by hash)
+ * and fetches from its own origin, nothing else.
  */
 import { createHash } from 'node:crypto';
 
-import { latestEntries, sortEntries } from '../core/listing.js';
-import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
-import { matchesTerms, searchTerms, searchText } from '../core/search.js';
+import type { RegistryDocument } from '../core/schema-types.js';
+import { CATALOG_SCRIPT } from './catalog-script.js';
+import { CATALOG_STYLE } from './catalog-style.js';
+import { escapeHtml, safeUrl } from './catalog-text.js';
+
+export { escapeHtml, safeUrl } from './catalog-text.js';
 
 export interface CatalogOptions {
-  /** Public base URL of the registry; the page links to `<publicUrl>/registry.json`. */
+  /** Public base URL of the registry; the page links to `<publicUrl>/registry.json` and shows it in the CLI commands. */
   publicUrl?: string;
   /** Page title (default "Template registry"). */
   title?: string;
 }
 
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Escapes text for HTML content and (quoted) attribute values. */
-export function escapeHtml(text: string | number | null | undefined): string {
-  return String(text ?? '').replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
-}
-
-/** `url` when it is an http(s) URL or a relative one; undefined for anything else (javascript:, data:, ...). */
-export function safeUrl(url: unknown): string | undefined {
-  if (typeof url !== 'string' || url.trim() === '') return undefined;
-  try {
-    const parsed = new URL(url, 'https://relative.invalid/');
-    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? url : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The source of a self-contained function (no outer references), for the page's script. Runs of
- * white space are collapsed so the text does not depend on how the code was compiled.
- */
-function embeddable(fn: (...args: never[]) => unknown): string {
-  return fn.toString().replace(/\s+/g, ' ');
-}
-
-const STYLE = `
-:root{color-scheme:light dark;--fg:#1f2328;--muted:#59636e;--bg:#fff;--card:#f6f8fa;--line:#d1d9e0;--accent:#0969da}
-@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9198a1;--bg:#0d1117;--card:#151b23;--line:#3d444d;--accent:#4493f8}}
-*{box-sizing:border-box}
-[hidden]{display:none!important}
-body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);background:var(--bg)}
-header,main,footer{max-width:72rem;margin:0 auto;padding:1rem}
-h1{margin:.5rem 0}
-a{color:var(--accent)}
-.muted{color:var(--muted);font-size:.9em}
-.controls{display:flex;flex-wrap:wrap;gap:.5rem;margin:1rem 0}
-.controls input,.controls select{font:inherit;padding:.4rem .6rem;border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg)}
-.controls input{flex:1 1 20rem}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(20rem,1fr));gap:1rem;padding:0;list-style:none}
-.card{display:flex;flex-direction:column;gap:.4rem;padding:1rem;border:1px solid var(--line);border-radius:8px;background:var(--card)}
-.card h3{margin:0;font-size:1.1rem;overflow-wrap:anywhere}
-.card p{margin:0;overflow-wrap:anywhere}
-.badge{display:inline-block;padding:0 .45rem;border:1px solid var(--line);border-radius:999px;font-size:.8em;margin-left:.3rem}
-.stability-beta{border-color:#bf8700}.stability-experimental{border-color:#cf222e}.stability-deprecated{opacity:.7;text-decoration:line-through}
-.tags{display:flex;flex-wrap:wrap;gap:.3rem;padding:0;margin:0;list-style:none}
-.tags li{font-size:.8em;padding:0 .4rem;border-radius:4px;background:var(--bg);border:1px solid var(--line)}
-.links{display:flex;gap:1rem;margin-top:auto}
-`;
-
-/**
- * The page's filter script. Its search matches with the very functions the client and the server
- * use (their source is embedded), over the search text the page stores on each card.
- */
-const SCRIPT = `
-(function () {
-  ${embeddable(searchTerms)}
-  ${embeddable(matchesTerms)}
-  var q = document.getElementById('q');
-  var category = document.getElementById('category');
-  var count = document.getElementById('count');
-  var empty = document.getElementById('empty');
-  var sections = document.querySelectorAll('section[data-category]');
-  var total = document.querySelectorAll('[data-search]').length;
-  function apply() {
-    var terms = searchTerms(q.value);
-    var wanted = category.value;
-    var shown = 0;
-    for (var i = 0; i < sections.length; i++) {
-      var section = sections[i];
-      var inCategory = wanted === '' || section.getAttribute('data-category') === wanted;
-      var cards = section.querySelectorAll('[data-search]');
-      var visible = 0;
-      for (var j = 0; j < cards.length; j++) {
-        var match = inCategory && matchesTerms(cards[j].getAttribute('data-search') || '', terms);
-        cards[j].hidden = !match;
-        if (match) visible++;
-      }
-      section.hidden = visible === 0;
-      shown += visible;
-    }
-    var noun = total === 1 ? ' template' : ' templates';
-    count.textContent = shown === total ? total + noun : shown + ' of ' + total + noun;
-    empty.hidden = shown !== 0;
-  }
-  q.addEventListener('input', apply);
-  category.addEventListener('change', apply);
-  apply();
-})();
-`;
-
 function cspHash(text: string): string {
   return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 }
 
-function link(url: unknown, label: string, attributes = ''): string {
-  const href = safeUrl(url);
-  return href === undefined ? '' : `<a href="${escapeHtml(href)}"${attributes}>${escapeHtml(label)}</a>`;
-}
+const CSP = [
+  "default-src 'none'",
+  `style-src ${cspHash(CATALOG_STYLE)}`,
+  `script-src ${cspHash(CATALOG_SCRIPT)}`,
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join('; ');
 
-function card(entry: TemplateEntry): string {
-  const tags = entry.tags ?? [];
-  const meta = [
-    entry.author?.name ? `by ${escapeHtml(entry.author.name)}` : '',
-    entry.license ? escapeHtml(entry.license) : '',
-    `${escapeHtml(entry.stats?.downloads ?? 0)} downloads`,
-    entry.updatedAt ? `updated ${escapeHtml(entry.updatedAt.slice(0, 10))}` : '',
-  ].filter(Boolean);
-  const links = [
-    link(entry.downloadUrl, 'Download', ' rel="nofollow noopener"'),
-    link(entry.documentationUrl, 'Documentation', ' rel="nofollow noopener"'),
-    entry.repositoryUrl !== entry.documentationUrl ? link(entry.repositoryUrl, 'Repository', ' rel="nofollow noopener"') : '',
-  ].filter(Boolean);
-  return [
-    `<li class="card" id="t-${escapeHtml(entry.id)}" data-search="${escapeHtml(searchText(entry))}">`,
-    `<h3>${escapeHtml(entry.name)}<span class="badge">${escapeHtml(entry.version)}</span>`,
-    entry.stability === 'stable' ? '' : `<span class="badge stability-${escapeHtml(entry.stability)}">${escapeHtml(entry.stability)}</span>`,
-    `</h3>`,
-    `<p>${escapeHtml(entry.description)}</p>`,
-    tags.length > 0 ? `<ul class="tags">${tags.map((t) => `<li>${escapeHtml(t)}</li>`).join('')}</ul>` : '',
-    `<p class="muted">${meta.join(' · ')}</p>`,
-    links.length > 0 ? `<p class="links">${links.join('')}</p>` : '',
-    `</li>`,
-  ]
-    .filter(Boolean)
-    .join('\n');
-}
-
-function section(category: Category, entries: readonly TemplateEntry[]): string {
-  return [
-    `<section data-category="${escapeHtml(category.id)}" aria-labelledby="c-${escapeHtml(category.id)}">`,
-    `<h2 id="c-${escapeHtml(category.id)}">${escapeHtml(category.name)}</h2>`,
-    category.description ? `<p class="muted">${escapeHtml(category.description)}</p>` : '',
-    `<ul class="cards">`,
-    ...entries.map(card),
-    `</ul>`,
-    `</section>`,
-  ]
-    .filter(Boolean)
-    .join('\n');
+/** What the page's script reads from the page itself: where registry.json is, and the category names. */
+interface PageConfig {
+  registryUrl?: string;
+  categories: { id: string; name: string }[];
 }
 
 /**
- * The catalog page of `document`: per category (in the document's order, empty ones left out),
- * the latest version of each template (highest stable, else highest) in the spec's listing order.
- * Deterministic: the same document and options give the same bytes.
+ * The catalog page of a registry. It embeds no template: only the title, the registry's public URL
+ * and the names of `document`'s categories (for the category filter). Deterministic: the same
+ * categories and options give the same bytes.
  */
 export function renderCatalog(document: RegistryDocument, options: CatalogOptions = {}): string {
   const title = options.title ?? 'Template registry';
-  const latest = latestEntries(document.templates);
-  const groups = document.categories
-    .map((category) => ({ category, entries: sortEntries(latest.filter((e) => e.category === category.id)) }))
-    .filter((g) => g.entries.length > 0);
-  const registryUrl = options.publicUrl ? `${options.publicUrl.replace(/\/+$/, '')}/registry.json` : 'registry.json';
-  const csp = `default-src 'none'; style-src ${cspHash(STYLE)}; script-src ${cspHash(SCRIPT)}; base-uri 'none'; form-action 'none'`;
+  const publicUrl = options.publicUrl === undefined ? undefined : safeUrl(options.publicUrl);
+  const registryUrl = publicUrl ? `${publicUrl.replace(/\/+$/, '')}/registry.json` : 'registry.json';
+  const config: PageConfig = {
+    ...(publicUrl ? { registryUrl } : {}),
+    categories: document.categories.map((category) => ({ id: String(category.id), name: String(category.name) })),
+  };
+  const registryLink = `<a href="${escapeHtml(registryUrl)}">registry.json</a>`;
   return [
     '<!doctype html>',
     '<html lang="en">',
     '<head>',
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">`,
+    `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(CSP)}">`,
     '<meta name="referrer" content="no-referrer">',
     `<title>${escapeHtml(title)}</title>`,
-    `<style>${STYLE}</style>`,
+    `<style>${CATALOG_STYLE}</style>`,
+    // In <head>: the script asks for index.json before the body is parsed.
+    `<script>${CATALOG_SCRIPT}</script>`,
     '</head>',
     '<body>',
     '<header>',
     `<h1>${escapeHtml(title)}</h1>`,
-    `<p class="muted"><span id="count">${latest.length} template${latest.length === 1 ? '' : 's'}</span> · updated ${escapeHtml(document.lastUpdated)} · ${link(registryUrl, 'registry.json')}</p>`,
-    '<div class="controls" role="search">',
-    '<input id="q" type="search" placeholder="Search name, description, tags, features" aria-label="Search templates" autocomplete="off">',
-    '<select id="category" aria-label="Category">',
-    '<option value="">All categories</option>',
-    ...groups.map((g) => `<option value="${escapeHtml(g.category.id)}">${escapeHtml(g.category.name)} (${g.entries.length})</option>`),
-    '</select>',
-    '</div>',
+    `<p class="muted"><span id="summary">Template catalog</span> · ${registryLink}</p>`,
     '</header>',
-    '<main>',
-    ...groups.map((g) => section(g.category, g.entries)),
-    `<p id="empty" class="muted"${latest.length === 0 ? '' : ' hidden'}>No template matches.</p>`,
+    `<main id="catalog" aria-busy="true" data-config="${escapeHtml(JSON.stringify(config))}">`,
+    `<noscript><p>This catalog needs JavaScript to list the templates. The whole registry is in ${registryLink}.</p></noscript>`,
+    '<section id="list-view" aria-label="Templates">',
+    '<div class="controls" role="search">',
+    '<div class="field search"><label for="q">Search</label><input id="q" type="search" placeholder="Name, description, tags, features, category" autocomplete="off" spellcheck="false"></div>',
+    '<div class="field"><label for="category">Category</label><select id="category"><option value="">All categories</option></select></div>',
+    '<div class="field"><label for="stability">Stability</label><select id="stability"><option value="">Any stability</option></select></div>',
+    '<div class="field"><label for="tag">Tag</label><select id="tag"><option value="">Add a tag filter</option></select></div>',
+    '<div class="field"><label for="feature">Feature</label><select id="feature"><option value="">Add a feature filter</option></select></div>',
+    '</div>',
+    '<div class="bar">',
+    '<p id="count" role="status" aria-live="polite">Loading the templates…</p>',
+    '<ul id="chips" class="chips" aria-label="Tag and feature filters"></ul>',
+    '<button id="clear" type="button" class="link-button" hidden>Clear all filters</button>',
+    '<label class="sort" for="sort">Sort by</label><select id="sort"><option value="popular">Popular (stable first)</option><option value="name">Name</option><option value="updated">Recently updated</option><option value="downloads">Most downloads</option></select>',
+    '</div>',
+    '<ul id="results" class="cards" aria-label="Templates found"></ul>',
+    '<p id="empty" class="muted" hidden>No template matches. <button type="button" class="link-button">Clear all filters</button></p>',
+    '<button id="more" type="button" class="more" hidden>Show more</button>',
+    '<section class="panel" aria-labelledby="use-title">',
+    '<h2 id="use-title">Use this registry</h2>',
+    '<p>Point the <code>template-registry</code> CLI at it, then <code>list</code>, <code>search</code>, <code>info</code> or <code>create</code>:</p>',
+    '<div id="use-cli"></div>',
+    '</section>',
+    '</section>',
+    '<article id="detail-view" class="detail" hidden></article>',
     '</main>',
-    '<footer class="muted">Generated by template-registry from registry.json. Each template lists its latest stable version (else its highest).</footer>',
-    `<script>${SCRIPT}</script>`,
+    '<footer class="muted">Generated by template-registry. Each template shows its latest stable version (else its highest); its page lists every version.</footer>',
     '</body>',
     '</html>',
     '',

@@ -1,6 +1,7 @@
 /**
  * A plain static file server on 127.0.0.1, as an operator would put a built registry behind one:
- * `python3 -m http.server` when python3 is there, else a minimal node:http file server.
+ * `python3 -m http.server` when python3 is there, else a minimal node:http file server
+ * (`startStaticServer`); or a node:http one under a path prefix, with content types (`serveFolder`).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createReadStream } from 'node:fs';
@@ -56,4 +57,87 @@ async function nodeServer(root: string, port: number): Promise<StaticServer> {
 export async function startStaticServer(root: string): Promise<StaticServer> {
   const port = await freePort();
   return hasPython() ? pythonServer(root, port) : nodeServer(root, port);
+}
+
+/** The content types of the files a static registry holds (others are served as bytes). */
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.json': 'application/json',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
+  '.txt': 'text/plain; charset=utf-8',
+  '.tgz': 'application/gzip',
+  '.gz': 'application/gzip',
+};
+
+export interface FolderServer extends StaticServer {
+  /** The URL of the folder's root, under the prefix, ending with `/`. */
+  url: string;
+  /** `http://127.0.0.1:<port>`. */
+  origin: string;
+  /** Every path asked for (with its query), in order. */
+  requests: string[];
+}
+
+export interface ServeFolderOptions {
+  /** URL path the folder is served under, e.g. `/some/prefix/` (default `/`); anything outside it is a 404. */
+  prefix?: string;
+}
+
+/**
+ * Serves the files below `root` under `prefix` on 127.0.0.1 with node:http, as a static host (GitHub
+ * Pages, S3 + a CDN) would: a content type by extension, `index.html` for a folder, a redirect from a
+ * folder without its final `/`, 404 for anything missing or outside the prefix. GET and HEAD only.
+ */
+export async function serveFolder(root: string, options: ServeFolderOptions = {}): Promise<FolderServer> {
+  const prefix = `/${(options.prefix ?? '/').replace(/^\/+|\/+$/g, '')}/`.replace(/^\/\/$/, '/');
+  const base = path.resolve(root);
+  const requests: string[] = [];
+  const server: Server = createServer((req, res) => {
+    requests.push(req.url ?? '');
+    const notFound = () => void res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
+    if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405, { allow: 'GET, HEAD' }).end();
+    let pathname: string;
+    try {
+      pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    } catch {
+      return notFound();
+    }
+    if (`${pathname}/` === prefix) return void res.writeHead(301, { location: prefix }).end();
+    if (!pathname.startsWith(prefix) || pathname.includes('\0')) return notFound();
+    const file = path.resolve(base, `.${path.posix.normalize(`/${pathname.slice(prefix.length)}`)}`);
+    if (file !== base && !file.startsWith(`${base}${path.sep}`)) return notFound();
+    stat(file).then(
+      async (info) => {
+        if (info.isDirectory()) {
+          if (!pathname.endsWith('/')) return void res.writeHead(301, { location: `${pathname}/` }).end();
+          const index = path.join(file, 'index.html');
+          const indexInfo = await stat(index).catch(() => undefined);
+          return indexInfo?.isFile() ? send(index, indexInfo.size) : notFound();
+        }
+        return info.isFile() ? send(file, info.size) : notFound();
+      },
+      notFound,
+    );
+    function send(file: string, size: number): void {
+      res.writeHead(200, { 'content-type': CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream', 'content-length': size, 'cache-control': 'no-cache' });
+      if (req.method === 'HEAD') return void res.end();
+      createReadStream(file).pipe(res);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  return {
+    url: `${origin}${prefix}`,
+    origin,
+    requests,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

@@ -1,5 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Command, CommanderError } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
@@ -7,6 +9,7 @@ import { registerBuildRegistry, type BuildRegistryDependencies } from '../../src
 import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { startFakeGitHubRepos } from '../helpers/fake-github-repos.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { S3RVER_CREDENTIALS, startFakeS3 } from '../helpers/s3-server.js';
 import { manifest, memorySource, version } from './memory-source.js';
 
 /** Runs `build-registry` in a program of its own (program.ts registers it in the real CLI). */
@@ -125,5 +128,79 @@ describe('template-registry build-registry', () => {
     expect(result.stderr).toMatch(/--store: .* holds no registry store/);
     expect(await readdir(out)).toEqual([]);
     expect(await readdir(empty)).toEqual([]);
+  });
+
+  it.each([
+    [['--out', 's3://'], /^error: --out: must name a bucket: s3:\/\/bucket\/prefix/],
+    [['--out', 's3://Registry/x'], /^error: --out: bucket "Registry" must be 3 to 63 lowercase letters/],
+    [['--out', 's3://registry/x?region=eu'], /^error: --out: must not have a query string or a fragment/],
+    [['--out', 'gs://registry/x'], /^error: --out: must be a folder or an s3:\/\/bucket\/prefix URL/],
+    [['--out', 'public', '--s3-endpoint', 'http://127.0.0.1:9000'], /^error: --s3-endpoint needs --out s3:\/\/bucket\/prefix/],
+    [['--out', 'public', '--s3-force-path-style'], /^error: --s3-force-path-style needs --out s3:\/\/bucket\/prefix/],
+    [['--out', 's3://registry/x', '--s3-endpoint', 'minio:9000'], /^error: --s3-endpoint must be an http\(s\) URL/],
+  ])('exits 2 naming the flag for %j, before reading any source', async (argv, message) => {
+    let opened = false;
+    const storeSource = () => {
+      opened = true;
+      return Promise.resolve(memorySource([version('a', '1.0.0')]));
+    };
+    const result = await buildRegistryCli([...argv, '--store', 's'], { storeSource });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(opened).toBe(false);
+  });
+
+  it('exits 2 naming AWS_ENDPOINT_URL when it is not a URL', async () => {
+    vi.stubEnv('AWS_ENDPOINT_URL', 'minio:9000');
+    const result = await buildRegistryCli(['--out', 's3://registry/x', '--store', 's'], { storeSource: () => Promise.resolve(memorySource([version('a', '1.0.0')])) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^error: AWS_ENDPOINT_URL must be an http\(s\) URL/);
+  });
+
+  it('builds into s3://bucket/prefix with --s3-endpoint and --s3-force-path-style, credentials from the environment, and rewrites nothing the second time', async () => {
+    const s3 = await startFakeS3(['registry']);
+    closers.push(() => s3.close());
+    vi.stubEnv('AWS_ACCESS_KEY_ID', S3RVER_CREDENTIALS.accessKeyId);
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', S3RVER_CREDENTIALS.secretAccessKey);
+    const storeSource = () => Promise.resolve(memorySource([version('a', '1.0.0'), version('b', '2.0.0')]));
+    const argv = ['--out', 's3://registry/cli/site/', '--s3-endpoint', s3.endpoint, '--s3-force-path-style', '--store', 's', '--json'];
+
+    const first = await buildRegistryCli(argv, { storeSource });
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    const report = JSON.parse(first.stdout) as { outDir: string; changed: boolean; written: string[] };
+    expect(report).toMatchObject({ outDir: 's3://registry/cli/site/', changed: true });
+    expect(report.written.at(-1)).toBe('registry.json');
+
+    const inspector = new S3Client({ endpoint: s3.endpoint, forcePathStyle: true, region: 'us-east-1', credentials: S3RVER_CREDENTIALS });
+    closers.push(() => Promise.resolve(inspector.destroy()));
+    const object = await inspector.send(new GetObjectCommand({ Bucket: 'registry', Key: 'cli/site/registry.json' }));
+    expect(object.CacheControl).toBe('public, max-age=60, stale-while-revalidate=600');
+    const document = JSON.parse(await object.Body!.transformToString()) as RegistryDocument;
+    expect(document.templates.map((t) => t.id)).toEqual(['a', 'b']);
+
+    const second = await buildRegistryCli(argv, { storeSource });
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ changed: false, written: [], removed: [] });
+  });
+
+  it('loads the AWS SDK only for an s3:// --out: neither a folder build nor the registry module loads it', async () => {
+    // Runs against build/ (npm test builds first), in a fresh process: the SDK is CommonJS, so loading it leaves it in the require cache.
+    const dir = await tempDir();
+    const probe = `
+const { createRequire } = await import('node:module');
+const aws = () => Object.keys(createRequire(import.meta.url).cache).filter((f) => /node_modules\\/@(aws-sdk|smithy)\\//.test(f)).length;
+const { runCli } = await import('./build/src/cli/index.js');
+const code = await runCli(['build-registry', '--out', ${JSON.stringify(path.join(dir, 'out'))}, '--store', ${JSON.stringify(dir)}], { stdout: () => {}, stderr: () => {} });
+const registry = await import('template-registry/registry');
+const before = aws();
+await (await registry.createS3Client({ endpoint: 'http://127.0.0.1:9' })).destroy();
+console.log(JSON.stringify({ code, before, after: aws() }));`;
+    const run = spawnSync(process.execPath, ['--no-warnings', '--input-type=module', '-e', probe], { encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    const seen = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as { code: number; before: number; after: number };
+    expect(seen.code).toBe(2); // the folder holds no store: the command ran up to its source
+    expect(seen.before).toBe(0);
+    expect(seen.after).toBeGreaterThan(0); // the probe does see the SDK once it is loaded
   });
 });

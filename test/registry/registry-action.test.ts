@@ -1,6 +1,7 @@
 import { access, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { createGitHubClient } from '../../src/github/index.js';
 import type { RegistryDocument } from '../../src/core/schema-types.js';
@@ -8,6 +9,7 @@ import { InputError, parseRegistryInputs } from '../../src/registry-action/input
 import { run, type RegistryActionCore } from '../../src/registry-action/main.js';
 import { startFakeGitHubRepos } from '../helpers/fake-github-repos.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { S3RVER_CREDENTIALS, startFakeS3 } from '../helpers/s3-server.js';
 import { manifest, memorySource, version } from './memory-source.js';
 
 function recordingCore() {
@@ -72,6 +74,42 @@ describe('parseRegistryInputs', () => {
     expect(() => parseRegistryInputs({})).toThrow(/github-token is required/);
     expect(() => parseRegistryInputs({ 'INPUT_GITHUB-TOKEN': 'x', 'INPUT_PUBLIC-URL': 'ftp://x' })).toThrow(/public-url must be an http\(s\) URL/);
   });
+
+  it('takes an s3:// out-dir as a bucket and prefix, with the S3 inputs', () => {
+    expect(
+      parseRegistryInputs({
+        GITHUB_WORKSPACE: '/ws',
+        'INPUT_GITHUB-TOKEN': 'x',
+        'INPUT_OUT-DIR': 's3://registry-site/prod/',
+        'INPUT_S3-ENDPOINT': 'https://acct.r2.cloudflarestorage.com',
+        'INPUT_S3-FORCE-PATH-STYLE': 'true',
+      }),
+    ).toEqual({
+      configPath: '/ws/registry.config.json',
+      outDir: 's3://registry-site/prod/',
+      s3: { bucket: 'registry-site', prefix: 'prod/', endpoint: 'https://acct.r2.cloudflarestorage.com', forcePathStyle: true },
+      githubToken: 'x',
+    });
+    expect(parseRegistryInputs({ 'INPUT_GITHUB-TOKEN': 'x', 'INPUT_OUT-DIR': 's3://registry-site', 'INPUT_S3-FORCE-PATH-STYLE': 'false' }).s3).toEqual({
+      bucket: 'registry-site',
+      prefix: '',
+      forcePathStyle: false,
+    });
+  });
+
+  it.each([
+    [{ 'INPUT_OUT-DIR': 's3:///prod' }, /^input out-dir: must name a bucket/],
+    [{ 'INPUT_OUT-DIR': 's3://Registry/prod' }, /^input out-dir: bucket "Registry" must be/],
+    [{ 'INPUT_OUT-DIR': 's3://registry/prod?x=1' }, /^input out-dir: must not have a query string/],
+    [{ 'INPUT_OUT-DIR': 'gs://registry/prod' }, /^input out-dir: must be a folder or an s3:\/\/bucket\/prefix URL/],
+    [{ 'INPUT_OUT-DIR': 'public', 'INPUT_S3-ENDPOINT': 'https://minio.example' }, /^input s3-endpoint needs an out-dir of the form s3:\/\/bucket\/prefix/],
+    [{ 'INPUT_OUT-DIR': 'public', 'INPUT_S3-FORCE-PATH-STYLE': 'true' }, /^input s3-force-path-style needs an out-dir/],
+    [{ 'INPUT_OUT-DIR': 's3://registry/prod', 'INPUT_S3-ENDPOINT': 'minio:9000' }, /^input s3-endpoint must be an http\(s\) URL/],
+    [{ 'INPUT_OUT-DIR': 's3://registry/prod', 'INPUT_S3-FORCE-PATH-STYLE': 'yes' }, /^input s3-force-path-style must be true or false/],
+  ])('refuses %j naming the input', (inputs, message) => {
+    expect(() => parseRegistryInputs({ 'INPUT_GITHUB-TOKEN': 'x', ...inputs })).toThrow(InputError);
+    expect(() => parseRegistryInputs({ 'INPUT_GITHUB-TOKEN': 'x', ...inputs })).toThrow(message);
+  });
 });
 
 describe('registry/action.yml', () => {
@@ -81,11 +119,12 @@ describe('registry/action.yml', () => {
     expect(main).toBe('../dist/registry-action/index.js');
     await access(path.resolve('registry', main));
     expect(yml).toMatch(/^\s+using:\s*node24\s*$/m);
-    const section = (name: string) => (new RegExp(`^${name}:\\n([\\s\\S]*?)(?=^\\S)`, 'm').exec(yml)?.[1] ?? '').match(/^ {2}([a-z-]+):/gm)?.map((k) => k.trim().slice(0, -1));
-    expect(section('inputs')).toEqual(['config', 'out-dir', 'github-token', 'public-url']);
+    const section = (name: string) => (new RegExp(`^${name}:\\n([\\s\\S]*?)(?=^\\S)`, 'm').exec(yml)?.[1] ?? '').match(/^ {2}([a-z0-9-]+):/gm)?.map((k) => k.trim().slice(0, -1));
+    expect(section('inputs')).toEqual(['config', 'out-dir', 'github-token', 'public-url', 's3-endpoint', 's3-force-path-style']);
     expect(section('outputs')).toEqual(['changed', 'templates', 'versions', 'etag', 'last-updated']);
     expect(yml).toMatch(/config:[\s\S]*?default: registry\.config\.json/);
     expect(yml).toMatch(/out-dir:[\s\S]*?default: public/);
+    expect(yml).toMatch(/s3-force-path-style:[\s\S]*?default: 'false'/);
     expect(yml).toContain('default: ${{ github.token }}');
   });
 });
@@ -93,7 +132,42 @@ describe('registry/action.yml', () => {
 describe('the registry action run()', () => {
   const closers: (() => Promise<void>)[] = [];
   afterEach(async () => {
+    vi.unstubAllEnvs();
     await Promise.all(closers.splice(0).map((close) => close()));
+  });
+
+  it('builds into an s3:// out-dir with the s3 inputs and the AWS credentials of the environment', async () => {
+    const s3 = await startFakeS3(['registry-site']);
+    closers.push(() => s3.close());
+    // Credentials reach the SDK the way aws-actions/configure-aws-credentials leaves them: in the process environment.
+    vi.stubEnv('AWS_ACCESS_KEY_ID', S3RVER_CREDENTIALS.accessKeyId);
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', S3RVER_CREDENTIALS.secretAccessKey);
+    const env = {
+      GITHUB_WORKSPACE: await tempDir(),
+      'INPUT_GITHUB-TOKEN': 'ghs_secret',
+      'INPUT_OUT-DIR': 's3://registry-site/prod',
+      'INPUT_S3-ENDPOINT': s3.endpoint,
+      'INPUT_S3-FORCE-PATH-STYLE': 'true',
+    };
+    const source = memorySource([version('a', '1.0.0')]);
+    const { core, calls } = recordingCore();
+    const outcome = await run({ env, core, source });
+    expect(calls.failed).toEqual([]);
+    expect(outcome.ok).toBe(true);
+    expect(calls.outputs.changed).toBe('true');
+    expect(calls.info.join('\n')).toContain('in s3://registry-site/prod');
+    expect(calls.info.join('\n')).not.toContain(S3RVER_CREDENTIALS.secretAccessKey);
+
+    const inspector = new S3Client({ endpoint: s3.endpoint, forcePathStyle: true, region: 'us-east-1', credentials: S3RVER_CREDENTIALS });
+    closers.push(() => Promise.resolve(inspector.destroy()));
+    const object = await inspector.send(new GetObjectCommand({ Bucket: 'registry-site', Key: 'prod/registry.json' }));
+    expect(object.ContentType).toBe('application/json; charset=utf-8');
+    expect((JSON.parse(await object.Body!.transformToString()) as RegistryDocument).templates).toHaveLength(1);
+
+    const again = recordingCore();
+    const second = await run({ env, core: again.core, source });
+    expect(again.calls.outputs.changed).toBe('false');
+    expect(second.result?.written).toEqual([]);
   });
 
   it('builds the registry from an injected source into out-dir and sets the outputs', async () => {
@@ -117,7 +191,7 @@ describe('the registry action run()', () => {
       'last-updated': '2026-05-01T00:00:00.000Z',
     });
     expect(calls.outputs.etag).toMatch(/^"[\w-]{43}"$/);
-    for (const file of ['index.html', 'index.html.gz', 'templates/a.json', 'templates/b.json.br']) {
+    for (const file of ['index.html', 'index.html.gz', 'templates/a.json', 'templates/b.json']) {
       await expect(readFile(path.join(workspace, 'site', file))).resolves.toBeTruthy();
     }
     expect(calls.summaryWritten).toBe(true);

@@ -4,7 +4,9 @@ import { createGitHubClient } from '../../github/client.js';
 import { buildRegistry } from '../../registry/build.js';
 import { RegistryBuildError } from '../../registry/document.js';
 import { GithubSourceConfigError, githubReleasesSource, loadGithubSourceConfig, type GithubSourceConfig } from '../../registry/github-source.js';
+import type { RegistryOutput } from '../../registry/output.js';
 import type { RegistrySource } from '../../registry/source.js';
+import { createS3Client, parseOutputTarget, S3Output, S3UrlError, type OutputTarget } from '../../registry/s3-output.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { errorMessage } from '../../core/errors.js';
 
@@ -15,11 +17,45 @@ interface BuildRegistryFlags {
   publicUrl?: string;
   allowEmpty?: boolean;
   json?: boolean;
+  s3Endpoint?: string;
+  s3ForcePathStyle?: boolean;
 }
 
 export interface BuildRegistryDependencies {
   /** The server's store as a registry source (default: the embedded store in the folder `--store` names). */
   storeSource?: (storeDir: string, publicUrl?: string) => Promise<RegistrySource>;
+}
+
+/**
+ * The output `--out` names, checked before any source is read (a UsageError naming the flag).
+ * `s3-output.js` is light: it loads the AWS SDK only when a client is made, so a folder build never
+ * loads it.
+ */
+function checkOutput(flags: BuildRegistryFlags): OutputTarget {
+  let target: OutputTarget;
+  try {
+    target = parseOutputTarget(flags.out, '--out');
+  } catch (error) {
+    if (error instanceof S3UrlError) throw new UsageError(error.message);
+    throw error;
+  }
+  if (target.kind === 'folder') {
+    if (flags.s3Endpoint !== undefined) throw new UsageError('--s3-endpoint needs --out s3://bucket/prefix');
+    if (flags.s3ForcePathStyle) throw new UsageError('--s3-force-path-style needs --out s3://bucket/prefix');
+  } else if (flags.s3Endpoint !== undefined && !isHttpUrl(flags.s3Endpoint)) {
+    throw new UsageError(`--s3-endpoint must be an http(s) URL (got "${flags.s3Endpoint}")`);
+  }
+  return target;
+}
+
+/** The build's output; `close()` releases the S3 client (its keep-alive sockets would hold the process open a while). */
+async function openOutput(target: OutputTarget, flags: BuildRegistryFlags): Promise<{ options: { outDir: string } | { output: RegistryOutput }; close: () => void }> {
+  if (target.kind === 'folder') return { options: { outDir: target.dir }, close: () => undefined };
+  const settings = { ...(flags.s3Endpoint !== undefined ? { endpoint: flags.s3Endpoint } : {}), ...(flags.s3ForcePathStyle ? { forcePathStyle: true } : {}) };
+  const client = await createS3Client(settings).catch((error: unknown) => {
+    throw error instanceof S3UrlError ? new UsageError(error.message) : error; // a bad $AWS_ENDPOINT_URL
+  });
+  return { options: { output: new S3Output({ client, bucket: target.bucket, prefix: target.prefix }) }, close: () => client.destroy() };
 }
 
 export const GITHUB_TOKEN_ENV = 'GITHUB_TOKEN';
@@ -57,11 +93,13 @@ export function registerBuildRegistry(
   program
     .command('build-registry')
     .description('build the static registry files (registry.json, per-template files, catalog page) from a store or GitHub releases')
-    .requiredOption('--out <dir>', 'folder to write the registry into')
+    .requiredOption('--out <dir|s3-url>', 'folder to write the registry into, or an S3-compatible bucket: s3://bucket/prefix (credentials and region the AWS SDK way)')
     .option('--store <dir>', "read the versions from the registry server's store")
     .option('--github-config <file>', `read the versions from the GitHub releases of the repositories in this JSON file (token: $${GITHUB_TOKEN_ENV})`)
     .option('--public-url <url>', 'public base URL the registry is served from: every URL in the output is absolute under it (default: URLs relative to registry.json)')
     .option('--allow-empty', 'write a registry with no template even over one that lists some (refused otherwise)')
+    .option('--s3-endpoint <url>', 'endpoint of an S3-compatible store (R2, MinIO, ...); default $AWS_ENDPOINT_URL, else AWS S3')
+    .option('--s3-force-path-style', 'address the bucket as <endpoint>/<bucket> (MinIO and most self-hosted stores)')
     .option('--json', 'print the result as JSON')
     .action(async (flags: BuildRegistryFlags) => {
       const usage = (message: string): void => {
@@ -73,6 +111,14 @@ export function registerBuildRegistry(
       }
       if (flags.publicUrl !== undefined && !isHttpUrl(flags.publicUrl)) {
         return usage(`--public-url must be an http(s) URL (got "${flags.publicUrl}")`);
+      }
+
+      let target: OutputTarget;
+      try {
+        target = checkOutput(flags);
+      } catch (error) {
+        if (error instanceof UsageError) return usage(error.message);
+        throw error;
       }
 
       const warnings: string[] = [];
@@ -104,9 +150,16 @@ export function registerBuildRegistry(
         });
       }
 
+      let output: Awaited<ReturnType<typeof openOutput>>;
+      try {
+        output = await openOutput(target, flags);
+      } catch (error) {
+        if (error instanceof UsageError) return usage(error.message);
+        throw error;
+      }
       try {
         const result = await buildRegistry(source, {
-          outDir: flags.out,
+          ...output.options,
           allowEmpty: flags.allowEmpty ?? false,
           ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
         });
@@ -147,6 +200,8 @@ export function registerBuildRegistry(
         }
         io.stderr(`error: ${errorMessage(error)}\n`);
         setExit(EXIT.failure);
+      } finally {
+        output.close();
       }
     });
 }
