@@ -47,6 +47,40 @@ const startupLines = [
 ];
 for (const r of rows) console.log(`${r.name}: ${r.medianMs} ms (${r.ratio}x floor)`);
 
+// The figures with a floor or baseline of their own: one JSON document per script (bench/README.md).
+const JSON_BENCHES = [
+  ['build-registry', 'bench/build-registry.js'],
+  ['server-read', 'bench/server-read.js'],
+  ['client-speed', 'bench/client-speed.js'],
+  ['catalog', 'bench/catalog.js'],
+];
+const figure = (value, unit) => (value === null || value === undefined ? '' : `${value} ${unit ?? ''}`.trim());
+const sections = [];
+for (const [name, script] of JSON_BENCHES) {
+  console.log(`running ${script}`);
+  const bench = spawnSync(process.execPath, [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 1024 * 1024 });
+  if (bench.status !== 0) {
+    console.error(`${script} failed (exit ${bench.status})`);
+    process.exit(bench.status ?? 1);
+  }
+  const result = JSON.parse(bench.stdout.trim().split('\n').pop());
+  const block = [
+    `<!-- GENERATED ${name} by npm run bench: do not edit between these markers -->`,
+    `${result.setup} (${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, Node ${process.version}).`,
+    '',
+    '| figure | value | floor or baseline | ratio | target | met |',
+    '|---|---:|---|---:|---|---|',
+    ...result.rows.map(
+      (r) =>
+        `| ${r.name} | ${figure(r.value, r.unit)} | ${r.baseline ? `${r.baseline}${r.baselineValue === null || r.baselineValue === undefined ? '' : `: ${figure(r.baselineValue, r.unit)}`}` : ''} | ${r.ratio ?? ''} | ${r.target ?? ''} | ${r.met === null || r.met === undefined ? '' : r.met ? 'met' : '**NOT met**'} |`,
+    ),
+    ...(result.notes?.length ? ['', ...result.notes.map((note) => `- ${note}`)] : []),
+    `<!-- END GENERATED ${name} -->`,
+  ].join('\n');
+  sections.push([name, result.title, block]);
+  for (const r of result.rows) console.log(`${r.name}: ${figure(r.value, r.unit)}${r.ratio ? ` (${r.ratio}x)` : ''}${r.met === false ? ' NOT met' : ''}`);
+}
+
 const target = path.join('bench', 'RESULTS.md');
 let text;
 try {
@@ -62,5 +96,9 @@ const startupPattern = /<!-- GENERATED startup[\s\S]*?<!-- END GENERATED startup
 text = startupPattern.test(text)
   ? text.replace(startupPattern, startupBlock)
   : `${text.trimEnd()}\n\n## Start-up (\`bench/startup.js\`)\n\n${startupBlock}\n`;
+for (const [name, title, block] of sections) {
+  const sectionPattern = new RegExp(`<!-- GENERATED ${name} by[\\s\\S]*?<!-- END GENERATED ${name} -->`);
+  text = sectionPattern.test(text) ? text.replace(sectionPattern, block) : `${text.trimEnd()}\n\n## ${title}\n\n${block}\n`;
+}
 writeFileSync(target, text);
 console.log(`wrote ${target}`);

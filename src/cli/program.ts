@@ -31,6 +31,7 @@ type Register = (program: Command, io: CliIo, setExit: SetExit) => void;
  * runs (so `--version`, or `validate`, does not load the server, SQLite or the prompts).
  */
 const GROUPS: readonly { commands: readonly string[]; load: () => Promise<Register> }[] = [
+  { commands: ['init'], load: async () => (await import('./commands/init.js')).registerInit },
   { commands: ['validate'], load: async () => (await import('./commands/validate.js')).registerValidate },
   { commands: ['generate'], load: async () => (await import('./commands/generate.js')).registerGenerate },
   { commands: ['test'], load: async () => (await import('./commands/test.js')).registerTest },

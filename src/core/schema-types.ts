@@ -39,7 +39,7 @@ export interface SchemaTypes {
   'webhook-registration': WebhookRegistration;
 }
 /**
- * The template manifest, file template.json. Unknown top-level fields are rejected; $schema, content, files and test are this project's documented extension fields.
+ * The template manifest, file template.json. Unknown top-level fields are rejected; $schema, content, include, files, test and nextSteps are this project's documented extension fields.
  */
 export interface TemplateManifest {
   /**
@@ -120,19 +120,21 @@ export interface TemplateManifest {
     command: string;
     timeoutSeconds?: number;
   };
+  /**
+   * Extension: the message create and generate print after writing the project (e.g. its next steps). Liquid, rendered with the answers and computed values; it cannot include files.
+   */
+  nextSteps?: string;
 }
 /**
  * The variables file, template.vars.json: variables keyed by name and computed values (name to expression).
  */
 export interface TemplateVariables {
   $schema?: string;
+  /**
+   * Variables keyed by name, each with any type, enum and default. The spec's table (projectName, description, author, features, database) describes the standard variables of a web template, not a rule for every template; lint warns when a template gives a standard name another shape.
+   */
   variables: {
-    projectName?: TemplateVariable;
-    description?: TemplateVariable;
-    author?: TemplateVariable;
-    features?: TemplateVariable;
-    database?: TemplateVariable;
-    [k: string]: TemplateVariable | undefined;
+    [k: string]: TemplateVariable;
   };
   computed?: {
     [k: string]: string;

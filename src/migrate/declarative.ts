@@ -11,9 +11,9 @@ import type { Liquid } from 'liquidjs';
 import { nearestPosition, type SourcePosition } from '../core/json-source.js';
 import type { FileChange, MigrationStep as DeclarativeStepData } from '../core/schema-types.js';
 import { checkJsonText, formatValidationErrorAt, type ValidationProblem } from '../core/validation.js';
-import { compareVersions } from '../core/versions.js';
 import { firstLine } from '../core/errors.js';
 import { createEngine } from '../template/expression.js';
+import { checkMigrationStep, RENDERED_CHANGE_FIELDS } from '../template/migration-check.js';
 import type { TemplateLock } from '../template/lock.js';
 import type { MigrationStep } from './run.js';
 
@@ -30,7 +30,7 @@ export interface DeclarativeStepOptions {
 
 /**
  * One problem in a step file, shaped like a template validation error (`file` is `dir` joined with
- * the file name; codes add LIQUID, VERSION_ORDER, DUPLICATE_ID).
+ * the file name; codes add LIQUID, VERSION_ORDER, PATH_OUTSIDE_PROJECT, DUPLICATE_ID).
  */
 export type StepFileProblem = ValidationProblem;
 
@@ -52,7 +52,7 @@ export function migrationScope(lock: Pick<TemplateLock, 'answers' | 'computed'>)
   return { ...lock.answers, ...lock.computed };
 }
 
-const RENDERED_FIELDS = ['path', 'newPath', 'content'] as const;
+const RENDERED_FIELDS = RENDERED_CHANGE_FIELDS;
 
 interface LoadedFile {
   file: string;
@@ -67,26 +67,10 @@ async function loadFile(file: string, engine: Liquid, problems: StepFileProblem[
   const at = (pointer: string): SourcePosition | undefined => nearestPosition(checked.positions, pointer);
 
   const data = checked.value as DeclarativeStepData;
-  let valid = true;
-  if (compareVersions(data.toVersion, data.fromVersion) <= 0) {
-    problems.push({ file, pointer: '/toVersion', message: `must be greater than fromVersion (${data.fromVersion})`, code: 'VERSION_ORDER', ...at('/toVersion') });
-    valid = false;
-  }
-  // Liquid syntax is checked now, so a broken step fails at load time, not half-way through a run.
-  data.changes.forEach((change, index) => {
-    for (const field of RENDERED_FIELDS) {
-      const source = change[field];
-      if (source === undefined) continue;
-      try {
-        engine.parse(source);
-      } catch (error) {
-        const pointer = `/changes/${index}/${field}`;
-        problems.push({ file, pointer, message: `invalid Liquid: ${firstLine(error)}`, code: 'LIQUID', ...at(pointer) });
-        valid = false;
-      }
-    }
-  });
-  return valid ? { file, data } : undefined;
+  // Versions in order, Liquid that parses, paths inside the project: a broken step fails now, not half-way through a run.
+  const found = checkMigrationStep(data, engine).map((violation) => ({ file, ...violation, ...at(violation.pointer) }));
+  problems.push(...found);
+  return found.length === 0 ? { file, data } : undefined;
 }
 
 function toStep({ file, data }: LoadedFile, engine: Liquid, options: DeclarativeStepOptions): MigrationStep {
@@ -124,7 +108,8 @@ function toStep({ file, data }: LoadedFile, engine: Liquid, options: Declarative
 /**
  * Loads the declarative steps of a template: every `*.json` file in `dir` (its `migrations/`
  * folder), in name order. Each file is checked against the `migration-step` schema, its
- * `toVersion` must be greater than its `fromVersion`, its ids unique and its Liquid parse;
+ * `toVersion` must be greater than its `fromVersion`, its ids unique, its Liquid parse and its
+ * paths (as written) stay inside the project;
  * otherwise throws a MigrationStepFileError listing every problem of every file. A folder that
  * does not exist gives no steps.
  *

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { downloadTemplate, sendAnalyticsEvent, type EventDelivery, type RegistryClient } from '../client/index.js';
-import type { TemplateEntry } from '../core/schema-types.js';
+import type { TemplateEntry, TemplateManifest } from '../core/schema-types.js';
 import { generateProject, loadTemplate, type Answers, type GenerateResult, type LoadedTemplate } from '../template/index.js';
 import { givenAnswers, type GivenAnswers } from './answers.js';
 import { TemplateNotFoundError } from './errors.js';
@@ -44,6 +44,8 @@ export interface CreateProjectResult {
   entry: TemplateEntry;
   /** The generated project: folder, answers, files and lock file. */
   project: GenerateResult;
+  /** The template's manifest, as the archive held it (its `nextSteps`, for one, is for the person who created the project). */
+  manifest: TemplateManifest;
   /** What became of the generation event. */
   event: EventDelivery;
 }
@@ -91,7 +93,7 @@ export async function createProject(options: CreateProjectOptions): Promise<Crea
       force: options.force ?? false,
       source: `${client.registryUrl}#${id}@${entry.version}`,
     });
-    return { entry, project, event: await report(true, started) };
+    return { entry, project, manifest: template.manifest, event: await report(true, started) };
   } catch (error) {
     // Only a template that could be used counts as a generation; a failed download is not one.
     if (loaded) await report(false, started);

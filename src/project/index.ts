@@ -6,3 +6,4 @@ export { createProject, type CreateProjectOptions, type CreateProjectResult } fr
 export { migrateProject, type MigrateProjectOptions, type MigrateProjectResult, type MigrationPlan } from './migrate.js';
 export { givenAnswers, readAnswersFile, AnswersFileError, type GivenAnswers } from './answers.js';
 export { TemplateNotFoundError, ProjectLockError } from './errors.js';
+export { fetchTemplateQuestions, questionsOf, type TemplateQuestion, type TemplateQuestions, type UnaskedVariable, type FetchQuestionsOptions } from './questions.js';

@@ -174,7 +174,7 @@ async function testStep({ options, report, info }: StepContext): Promise<string>
   }
   if (outcome.uncovered.length > 0) {
     const message = `not covered by any answer set: ${outcome.uncovered.join('; ')}`;
-    report({ severity: 'warning', rule: 'test-generation', title: 'test generation', message, text: message });
+    report({ severity: 'error', rule: 'test-generation', title: 'test generation', message, text: message });
   }
   if (!outcome.passed) throw new StepRefusal('test generation failed');
   return `${outcome.sets.length} answer set(s) passed`;

@@ -1,7 +1,8 @@
-import { Liquid, type FS } from 'liquidjs';
+import { Liquid, Tokenizer, TokenKind, type FS, type Token } from 'liquidjs';
 
 import { templateFilters } from './filters.js';
 import { firstLine } from '../core/errors.js';
+import { didYouMean } from './suggest.js';
 
 /** Limits for rendering untrusted templates; every render goes through them. */
 export interface RenderLimits {
@@ -78,12 +79,113 @@ function checkExpression(expression: string): void {
   if (expression.trim() === '') throw new ExpressionError('expression is empty', expression);
 }
 
+const OPERATORS = '==, !=, <, >, <=, >=, contains, and, or';
+const quoted = (token: Token): string => JSON.stringify(token.getText());
+
+/**
+ * Why an expression is not well formed, or undefined when it is. Liquid itself is lenient: it
+ * reads `extras contains` or `a == ` or `a b` without complaint and evaluates them to something
+ * nobody meant. Here an expression must be values joined by operators (`not` may precede a
+ * value), optionally followed by filters, and nothing else.
+ */
+export function expressionGrammarProblem(expression: string, engine: Liquid): string | undefined {
+  const tokenizer = new Tokenizer(expression, engine.options.operators);
+  let tokens: Token[];
+  try {
+    tokens = [...tokenizer.readExpressionTokens()];
+  } catch (error) {
+    return firstLine(error).replace(/, line:\d+, col:\d+.*$/, '');
+  }
+  let expectValue = true;
+  let last: Token | undefined;
+  for (const token of tokens) {
+    const isOperator = token.kind === TokenKind.Operator;
+    if (expectValue) {
+      if (isOperator && token.getText() !== 'not') {
+        return last ? `expected a value after ${quoted(last)}, found ${quoted(token)}` : `starts with the operator ${quoted(token)}: put a value before it`;
+      }
+      if (!isOperator) expectValue = false;
+    } else if (!isOperator) {
+      return `expected an operator (${OPERATORS}) between ${quoted(last ?? token)} and ${quoted(token)}`;
+    } else if (token.getText() === 'not') {
+      return `"not" after ${quoted(last ?? token)}: "not" goes before a value`;
+    } else {
+      expectValue = true;
+    }
+    last = token;
+  }
+  if (last && expectValue) return `ends with ${quoted(last)}: put a value after it, or remove it`;
+  if (!last) return 'has no value';
+  tokenizer.skipBlank();
+  if (!tokenizer.end() && tokenizer.peek() !== '|') {
+    const rest = tokenizer.remaining().trim();
+    return rest.startsWith('=') ? `unexpected ${JSON.stringify(rest)}: compare with ==` : `unexpected ${JSON.stringify(rest)}`;
+  }
+  try {
+    tokenizer.readFilters();
+  } catch (error) {
+    return firstLine(error).replace(/, line:\d+, col:\d+.*$/, '');
+  }
+  tokenizer.skipBlank();
+  if (!tokenizer.end()) return `unexpected ${JSON.stringify(tokenizer.remaining().trim())}`;
+  if (/\|\s*$/.test(expression)) return 'ends with "|": name a filter after it, or remove it';
+  return undefined;
+}
+
+/** A comparison of a plain variable with a literal inside an expression: `database == "sqlite"`, `port > 1024`. */
+export interface Comparison {
+  name: string;
+  operator: string;
+  value: string | number | boolean;
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The literal a token stands for, when it is a string, number or boolean literal. */
+function literalOf(token: Token): string | number | boolean | undefined {
+  const content = (token as { content?: unknown }).content;
+  if (token.kind === TokenKind.Quoted || token.kind === TokenKind.Number || token.kind === TokenKind.Literal) {
+    return typeof content === 'string' || typeof content === 'number' || typeof content === 'boolean' ? content : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * The comparisons of plain variables with literals in an expression (either side), for picking
+ * answers that make a condition true or false. Read with Liquid's tokenizer; an expression it
+ * cannot read has none.
+ */
+export function comparisonsOf(expression: string, engine: Liquid): Comparison[] {
+  let tokens: Token[];
+  try {
+    tokens = [...new Tokenizer(expression, engine.options.operators).readExpressionTokens()];
+  } catch {
+    return [];
+  }
+  const found: Comparison[] = [];
+  for (let i = 1; i + 1 < tokens.length; i++) {
+    const [left, operator, right] = [tokens[i - 1], tokens[i], tokens[i + 1]];
+    if (!left || !operator || !right || operator.kind !== TokenKind.Operator) continue;
+    const op = operator.getText();
+    if (op === 'and' || op === 'or' || op === 'not') continue;
+    const leftName = left.kind === TokenKind.PropertyAccess && IDENTIFIER.test(left.getText()) ? left.getText() : undefined;
+    const rightName = right.kind === TokenKind.PropertyAccess && IDENTIFIER.test(right.getText()) ? right.getText() : undefined;
+    const leftValue = literalOf(left);
+    const rightValue = literalOf(right);
+    if (leftName !== undefined && rightValue !== undefined) found.push({ name: leftName, operator: op, value: rightValue });
+    // `"x" == name` reads the same as `name == "x"`; only == and != are symmetric enough to try.
+    else if (rightName !== undefined && leftValue !== undefined && (op === '==' || op === '!=')) found.push({ name: rightName, operator: op, value: leftValue });
+  }
+  return found;
+}
+
 const conditionSource = (expression: string): string => `{% if ${expression} %}true{% else %}false{% endif %}`;
 const valueSource = (expression: string): string => `{{ ${expression} }}`;
 
 /** A small evaluator of template expressions (conditions and computed values), sharing one engine. */
 export class ExpressionEvaluator {
-  private readonly engine: Liquid;
+  /** The engine expressions are parsed and evaluated with (the template filters registered). */
+  readonly engine: Liquid;
 
   constructor(engine: Liquid = createEngine()) {
     this.engine = engine;
@@ -95,8 +197,13 @@ export class ExpressionEvaluator {
     try {
       this.engine.parse(kind === 'condition' ? conditionSource(expression) : valueSource(expression));
     } catch (error) {
-      throw new ExpressionError(`cannot parse ${JSON.stringify(expression)}: ${firstLine(error)}`, expression);
+      const message = firstLine(error).replace(/, line:\d+, col:\d+.*$/, '');
+      const filter = /^undefined filter: (\S+)/.exec(message)?.[1];
+      const hint = filter === undefined ? '' : didYouMean(filter, Object.keys(this.engine.filters));
+      throw new ExpressionError(`cannot parse ${JSON.stringify(expression)}: ${message}${hint}`, expression);
     }
+    const problem = expressionGrammarProblem(expression, this.engine);
+    if (problem !== undefined) throw new ExpressionError(`cannot parse ${JSON.stringify(expression)}: ${problem}`, expression);
   }
 
   /** The top-level names an expression reads, e.g. `features` for `features contains "api"`. */

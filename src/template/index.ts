@@ -10,7 +10,9 @@ export {
   PROMPTS_FILE,
   type TemplateValidationError,
   type TemplateValidationResult,
+  type ValidateOptions,
 } from './validate.js';
+export { STANDARD_VARIABLES, STANDARD_COMPUTED, implicitComputed, type StandardShape } from './standard-variables.js';
 export {
   loadTemplate,
   TemplateLoadError,
@@ -60,3 +62,19 @@ export {
 } from './lint.js';
 export { promptForAnswers, defaultPrompter, PromptCancelledError, type Prompter } from './prompts.js';
 export { extractChangelogSection, requireChangelogSection, ChangelogSectionMissingError } from './changelog.js';
+export {
+  scaffoldTemplate,
+  scaffoldFiles,
+  scaffoldProblems,
+  scaffoldFieldProblem,
+  ScaffoldError,
+  ScaffoldTargetNotEmptyError,
+  TEMPLATE_CATEGORIES,
+  FIRST_VERSION,
+  PUBLISH_ACTION,
+  type ScaffoldValues,
+  type ScaffoldOptions,
+  type ScaffoldResult,
+  type ScaffoldProblem,
+} from './scaffold.js';
+export { renderNextSteps, cleanMessage, NextStepsError, NEXT_STEPS_MAX_CHARS, NEXT_STEPS_MAX_OUTPUT_CHARS, type GeneratedValues } from './next-steps.js';

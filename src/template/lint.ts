@@ -4,6 +4,11 @@
  * default that breaks its own validation, an unsafe regular expression, an expression that names
  * an unknown variable, a change log without the manifest's version, a variable nothing uses).
  *
+ * Every problem `validateTemplate` finds is a finding too, reported once: schema problems under
+ * `schema` (naming the field), the others under their own rule ids (`expression-invalid`,
+ * `unknown-reference`, `liquid-syntax`, `unknown-variable`, `regex-invalid`, `migration-step`);
+ * see RULE_OF_VALIDATION_CODE.
+ *
  * The design keeps I/O at the edges:
  *   1. `readTemplateSources(dir)` does all the reading (validation, JSON documents with their
  *      positions, the change log, the content folder's texts and path names);
@@ -30,11 +35,12 @@ import { compareText } from '../core/listing.js';
 import { VERSION_PATTERN } from '../core/versions.js';
 import { findChangelogSection } from './changelog.js';
 import { firstLine } from '../core/errors.js';
-import { createEngine, ExpressionEvaluator } from './expression.js';
+import { ExpressionEvaluator } from './expression.js';
 import { DEFAULT_CONTENT_FOLDER, dependencyOrder } from './load.js';
 import { resolveInsideRoot } from './paths.js';
 import { unsafePatternReason } from './patterns.js';
 import { isBinary } from './render.js';
+import { standardShapeMismatches } from './standard-variables.js';
 import {
   MANIFEST_FILE,
   PROMPTS_FILE,
@@ -78,6 +84,8 @@ export interface LintResult {
 export interface LintDraft {
   file: string;
   message: string;
+  /** The rule id to report under, when not the reporting rule's own (the schema rule reports validateTemplate's checks under their own ids). */
+  rule?: string;
   pointer?: string;
   line?: number;
   column?: number;
@@ -416,16 +424,44 @@ function hasEffectiveDefault(def: LintVariable): boolean {
   return def.hasDefault || (def.properties.size > 0 && [...def.properties.values()].every(hasEffectiveDefault));
 }
 
+/**
+ * validateTemplate's checks that have a lint rule id of their own; their findings come from
+ * validation (with its positions) and are reported once, under that id.
+ */
+const RULE_OF_VALIDATION_CODE: Readonly<Record<string, string>> = {
+  INVALID_EXPRESSION: 'expression-invalid',
+  UNKNOWN_VARIABLE: 'unknown-reference',
+  LIQUID_SYNTAX: 'liquid-syntax',
+  UNKNOWN_FILTER: 'liquid-syntax',
+  UNKNOWN_CONTENT_VARIABLE: 'unknown-variable',
+  INVALID_REGEX: 'regex-invalid',
+  LIQUID: 'migration-step',
+  VERSION_ORDER: 'migration-step',
+  PATH_OUTSIDE_PROJECT: 'migration-step',
+  MIGRATION_OVERLAP: 'migration-step',
+  MIGRATION_UNREACHABLE: 'migration-step',
+};
+
 const schemaRule: LintRule = {
   id: 'schema',
   severity: 'error',
   check: (model) => {
-    const drafts: LintDraft[] = model.validationErrors.map((error) => ({
-      file: error.file,
-      message: error.message,
-      ...(error.pointer !== '' ? { pointer: error.pointer } : {}),
-      ...(error.line !== undefined && error.column !== undefined ? { line: error.line, column: error.column } : {}),
-    }));
+    // regex-invalid says more about a pattern JavaScript cannot compile; the schema's finding would repeat it.
+    const compiledBadly = new Set(regexesOf(model).filter(({ source }) => !compileRegex(source)).map(({ file, pointer }) => `${file}\0${pointer}`));
+    const drafts: LintDraft[] = model.validationErrors
+      .filter((error) => !(error.code === 'INVALID_REGEX' && compiledBadly.has(`${error.file}\0${error.pointer}`)))
+      .map((error) => {
+        const rule = RULE_OF_VALIDATION_CODE[error.code];
+        // A schema message is about the value at the pointer ("is required"): name it, as validate does.
+        const message = rule === undefined && error.pointer !== '' ? `${error.pointer}: ${error.message}` : error.message;
+        return {
+          file: error.file,
+          message,
+          ...(rule !== undefined ? { rule } : {}),
+          ...(error.pointer !== '' ? { pointer: error.pointer } : {}),
+          ...(error.line !== undefined && error.column !== undefined ? { line: error.line, column: error.column } : {}),
+        };
+      });
     const reported = new Set(model.validationErrors.map((error) => error.file));
     for (const problem of model.readProblems) {
       if (!reported.has(problem.file)) drafts.push({ ...problem });
@@ -591,44 +627,6 @@ const regexUnsafe: LintRule = {
     }),
 };
 
-/** The names an expression may read: variables everywhere, computed values too except in conditions. */
-function knownNames(model: LintModel, expression: LintExpression): Set<string> {
-  const variables = [...(model.variables?.variables.keys() ?? [])];
-  return new Set(expression.owner.kind === 'condition' ? variables : [...variables, ...(model.variables?.computed.keys() ?? [])]);
-}
-
-const unknownReference: LintRule = {
-  id: 'unknown-reference',
-  severity: 'error',
-  check: (model) => {
-    if (!model.variables) return [];
-    const computed = model.variables.computed;
-    return model.expressions.flatMap((expression) => {
-      const known = knownNames(model, expression);
-      return (expression.references ?? [])
-        .filter((name) => !known.has(name))
-        .map((name) => ({
-          file: expression.file,
-          pointer: expression.pointer,
-          message: computed.has(name)
-            ? `${expression.label} names computed value "${name}"; a condition can only name variables`
-            : `${expression.label} names unknown variable "${name}"`,
-        }));
-    });
-  },
-};
-
-const expressionInvalid: LintRule = {
-  id: 'expression-invalid',
-  severity: 'error',
-  check: (model) =>
-    model.expressions.flatMap((expression) =>
-      expression.error === undefined
-        ? []
-        : [{ file: expression.file, pointer: expression.pointer, message: `${expression.label} does not parse: ${expression.error}` }],
-    ),
-};
-
 function cycles(
   model: LintModel,
   owner: 'computed' | 'condition',
@@ -702,6 +700,8 @@ const featureNotDeclared: LintRule = {
     const declared = new Set(manifest.features ?? []);
     const named: { file: string; pointer: string; value: string; where: string }[] = [];
     const features = variables?.variables.get(FEATURE_VARIABLE);
+    // A `features` of another shape is the template's own variable, not the list of its features.
+    if (features?.type !== undefined && features.type !== 'array') return [];
     if (variables && features) {
       const strings = (values: unknown, pointer: string, where: string): void => {
         if (typeof values === 'string') named.push({ file: variables.file, pointer, value: values, where });
@@ -807,44 +807,24 @@ const variableUnused: LintRule = {
   },
 };
 
-/** Where liquidjs says a parse error is (`..., line:3, col:7`), or the start of the text. */
-function liquidErrorPosition(error: unknown): { line: number; column: number; message: string } {
-  const text = firstLine(error);
-  const match = /line:(\d+), col:(\d+)/.exec(text);
-  const message = text.replace(/,\s*line:\d+, col:\d+.*$/, '');
-  return match ? { line: Number(match[1]), column: Number(match[2]), message } : { line: 1, column: 1, message };
-}
-
-/** Content files and file names that are not valid Liquid: they would fail on every consumer's machine. */
-const liquidSyntax: LintRule = {
-  id: 'liquid-syntax',
-  severity: 'error',
-  check: ({ content }) => {
-    if (!content) return [];
-    const engine = createEngine();
-    const drafts: LintDraft[] = [];
-    const parse = (text: string): unknown => {
-      try {
-        engine.parse(text);
-        return undefined;
-      } catch (error) {
-        return error;
-      }
-    };
-    for (const { path: file, text } of content.texts) {
-      if (!text.includes('{{') && !text.includes('{%')) continue;
-      const error = parse(text);
-      if (error === undefined) continue;
-      const where = liquidErrorPosition(error);
-      drafts.push({ file: `${content.folder}/${file}`, line: where.line, column: where.column, message: `is not valid Liquid: ${where.message}` });
-    }
-    for (const file of content.paths) {
-      const name = file.split('/').pop() ?? file;
-      if (!name.includes('{{') && !name.includes('{%')) continue;
-      const error = parse(name);
-      if (error !== undefined) drafts.push({ file: `${content.folder}/${file}`, message: `its name is not valid Liquid: ${liquidErrorPosition(error).message}` });
-    }
-    return drafts;
+/**
+ * A standard name (the spec's projectName, description, author, features, database) declared with
+ * another shape. Allowed (a template may declare any variables), but readers and tools that know
+ * the standard names would be misled, so it is a warning.
+ */
+const standardVariableShape: LintRule = {
+  id: 'standard-variable-shape',
+  severity: 'warning',
+  check: ({ variables }) => {
+    if (!variables) return [];
+    const shape = (def: LintVariable): Record<string, unknown> => ({
+      type: def.type,
+      ...(def.items ? { items: shape(def.items) } : {}),
+      properties: Object.fromEntries([...def.properties].map(([key, property]) => [key, shape(property)])),
+    });
+    return [...variables.variables].flatMap(([name, def]) =>
+      standardShapeMismatches(name, shape(def)).map((mismatch) => ({ file: variables.file, pointer: `${def.pointer}${mismatch.at}`, message: mismatch.message })),
+    );
   },
 };
 
@@ -857,14 +837,12 @@ export const LINT_RULES: readonly LintRule[] = [
   defaultInvalid,
   regexInvalid,
   regexUnsafe,
-  unknownReference,
-  expressionInvalid,
   computedCycle,
   conditionCycle,
   duplicateName,
   featureNotDeclared,
   changelogMissingVersion,
-  liquidSyntax,
+  standardVariableShape,
   variableUnused,
 ];
 
@@ -897,7 +875,7 @@ export function runLintRules(model: LintModel, rules: readonly LintRule[] = LINT
         line: position.line,
         column: position.column,
         severity: rule.severity,
-        rule: rule.id,
+        rule: draft.rule ?? rule.id,
         message: draft.message,
         ...(draft.pointer !== undefined && draft.pointer !== '' ? { pointer: draft.pointer } : {}),
       });

@@ -3,8 +3,10 @@ import path from 'node:path';
 
 import type { TemplateManifest, TemplatePrompts, TemplateVariables } from '../core/schema-types.js';
 import { escapePointerSegment } from '../core/json-source.js';
+import { formatValidationErrorAt } from '../core/validation.js';
 import { ExpressionError, ExpressionEvaluator } from './expression.js';
 import { unsafePatternReason } from './patterns.js';
+import { implicitComputed } from './standard-variables.js';
 import {
   MANIFEST_FILE,
   PROMPTS_FILE,
@@ -13,7 +15,7 @@ import {
   type TemplateValidationError,
 } from './validate.js';
 
-export type VariableDefinition = NonNullable<TemplateVariables['variables'][string]>;
+export type VariableDefinition = TemplateVariables['variables'][string];
 export type PromptDefinition = TemplatePrompts['prompts'][number];
 
 export const DEFAULT_CONTENT_FOLDER = 'template';
@@ -37,11 +39,7 @@ export interface LoadedTemplate {
 
 export class TemplateLoadError extends Error {
   constructor(readonly errors: TemplateValidationError[]) {
-    super(
-      `template is invalid:\n${errors
-        .map((e) => `  ${e.file}${e.pointer ? ` ${e.pointer}` : ''}: ${e.message}`)
-        .join('\n')}`,
-    );
+    super(`template is invalid:\n${errors.map((e) => `  ${formatValidationErrorAt(e)}`).join('\n')}`);
     this.name = 'TemplateLoadError';
   }
 }
@@ -81,13 +79,16 @@ export function dependencyOrder(
 }
 
 /**
- * Reads a template folder and checks it as a whole: validateTemplate's checks, then that every
- * condition, `when` and computed expression parses and names only known variables, and that no
- * computed value or condition depends on itself. Throws TemplateLoadError listing every problem.
+ * Reads a template folder and checks it as a whole: validateTemplate's checks (but the content
+ * folder's and the migration steps'), then that every condition, `when` and computed expression
+ * parses and names only known variables, and that no computed value or condition depends on
+ * itself. `computed` holds the declared computed values and the standard ones (`packageName`,
+ * `className`) a template with a `projectName` gets. Throws TemplateLoadError listing every problem.
  */
 export async function loadTemplate(dir: string, evaluator = new ExpressionEvaluator()): Promise<LoadedTemplate> {
   const root = path.resolve(dir);
-  const validation = await validateTemplate(root);
+  // The content folder and the migration steps are not read here: rendering reports a broken file itself.
+  const validation = await validateTemplate(root, { deep: false });
   if (!validation.valid) throw new TemplateLoadError(validation.errors);
 
   const manifest = await readJson<TemplateManifest>(path.join(root, MANIFEST_FILE));
@@ -95,9 +96,10 @@ export async function loadTemplate(dir: string, evaluator = new ExpressionEvalua
   const promptsFile = manifest.customization?.prompts ?? PROMPTS_FILE;
   const variablesDoc = await readJson<TemplateVariables>(path.join(root, variablesFile));
   const promptsDoc = await readJson<TemplatePrompts>(path.join(root, promptsFile));
-  // Every key of `variables` holds a definition; the generated type marks the well-known ones optional.
-  const variables = variablesDoc.variables as Record<string, VariableDefinition>;
-  const computed = variablesDoc.computed ?? {};
+  const variables = variablesDoc.variables;
+  const declaredComputed = variablesDoc.computed ?? {};
+  // packageName and className come with every projectName, declared or not.
+  const computed = { ...declaredComputed, ...implicitComputed(Object.keys(variables), Object.keys(declaredComputed)) };
   const errors: TemplateValidationError[] = [];
 
   const variableNames = new Set(Object.keys(variables));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { resolveAnswers, type Answers, type ResolvedAnswers } from './answers.js';
-import { ExpressionEvaluator } from './expression.js';
+import { comparisonsOf, ExpressionEvaluator } from './expression.js';
 import { generateProject } from './generate.js';
 import { loadTemplate, type LoadedTemplate, type VariableDefinition } from './load.js';
 import { isBinary } from './render.js';
@@ -21,7 +21,7 @@ export interface AnswerSet {
 
 export interface AnswerMatrix {
   sets: AnswerSet[];
-  /** Targets no valid answer set reaches. */
+  /** Targets no valid answer set reaches (the report then fails). */
   uncovered: string[];
 }
 
@@ -46,6 +46,7 @@ export interface AnswerSetReport extends AnswerSet {
 
 export interface TestTemplateReport {
   template: { name: string; version: string };
+  /** Every answer set passed and every coverage target was reached. */
   passed: boolean;
   sets: AnswerSetReport[];
   uncovered: string[];
@@ -111,7 +112,7 @@ function targetsOf(template: LoadedTemplate): Target[] {
 }
 
 /** Answer sets that try every value of every select-like variable with the most features on. */
-function candidateSets(template: LoadedTemplate): { name: string; given: Answers }[] {
+function candidateSets(template: LoadedTemplate, evaluator: ExpressionEvaluator): { name: string; given: Answers }[] {
   const everything: Answers = {};
   const nothing: Answers = {};
   const selects: { name: string; values: unknown[] }[] = [];
@@ -137,7 +138,53 @@ function candidateSets(template: LoadedTemplate): { name: string; given: Answers
     candidates.push({ name: `all options, choice ${round + 1}`, given });
   }
   candidates.push({ name: 'no options', given: nothing });
+  // A condition comparing a variable with a literal (`port > 1024`, `license == "MIT"`) is tried
+  // with answers on both sides of it, over the defaults and over all options.
+  for (const { name, value } of literalAnswers(template, evaluator)) {
+    const shown = Array.isArray(value) ? `[${value.map(String).join(',')}]` : JSON.stringify(value);
+    candidates.push({ name: `${name}=${shown}`, given: { [name]: value } });
+    candidates.push({ name: `all options, ${name}=${shown}`, given: { ...everything, [name]: value } });
+  }
   return candidates;
+}
+
+/** Every expression that decides something: variable conditions, prompt `when`s, `files` rules. */
+function conditionsOf(template: LoadedTemplate): string[] {
+  return [
+    ...Object.values(template.variables).flatMap((definition) => (definition.condition ? [definition.condition] : [])),
+    ...template.prompts.flatMap((prompt) => (prompt.when ? [prompt.when] : [])),
+    ...(template.manifest.files ?? []).map((rule) => rule.when),
+  ];
+}
+
+/** Answers taken from the literals the template's conditions compare variables with, typed like each variable. */
+function literalAnswers(template: LoadedTemplate, evaluator: ExpressionEvaluator): { name: string; value: unknown }[] {
+  const answers: { name: string; value: unknown }[] = [];
+  const seen = new Set<string>();
+  const add = (name: string, value: unknown): void => {
+    const key = `${name}\0${JSON.stringify(value)}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    answers.push({ name, value });
+  };
+  for (const expression of conditionsOf(template)) {
+    for (const { name, operator, value } of comparisonsOf(expression, evaluator.engine)) {
+      const definition = Object.hasOwn(template.variables, name) ? template.variables[name] : undefined;
+      if (!definition) continue;
+      const type = definition.type;
+      if (type === 'array') {
+        if (operator === 'contains') add(name, [value]);
+      } else if ((type === 'number' || type === 'integer') && typeof value === 'number') {
+        for (const near of [value - 1, value, value + 1]) add(name, near);
+      } else if (type === 'string' && typeof value === 'string') {
+        add(name, value);
+        if (operator === 'contains') add(name, '');
+      } else if (type === undefined || (type === 'boolean' && typeof value === 'boolean')) {
+        add(name, value);
+      }
+    }
+  }
+  return answers;
 }
 
 /**
@@ -149,7 +196,7 @@ export function buildAnswerMatrix(template: LoadedTemplate, evaluator = new Expr
   const targets = targetsOf(template);
   const covered = new Set<string>();
   const sets: AnswerSet[] = [];
-  for (const candidate of candidateSets(template)) {
+  for (const candidate of candidateSets(template, evaluator)) {
     let resolved: ResolvedAnswers;
     try {
       resolved = resolveAnswers(template, candidate.given, { evaluator });
@@ -257,7 +304,8 @@ export async function testTemplate(dir: string | LoadedTemplate, options: TestTe
   }
   return {
     template: { name: template.manifest.name, version: template.manifest.version },
-    passed: reports.length > 0 && reports.every((r) => r.passed),
+    // An outcome no valid answer set reaches is a condition that can never (or always) hold: a mistake.
+    passed: reports.length > 0 && reports.every((r) => r.passed) && matrix.uncovered.length === 0,
     sets: reports,
     uncovered: matrix.uncovered,
   };

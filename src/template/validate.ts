@@ -1,3 +1,4 @@
+import type { Dirent } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -5,6 +6,10 @@ import type { SchemaName } from '../core/schemas.js';
 import { escapePointerSegment } from '../core/json-source.js';
 import type { RuleViolation } from '../core/messages.js';
 import { checkJsonText, locateViolations, type CheckedJson, type ValidationProblem } from '../core/validation.js';
+import { checkContent, type ContentScope, type ContentText } from './content-check.js';
+import { createEngine, ExpressionEvaluator } from './expression.js';
+import { checkExpressions, scopeNames } from './expression-check.js';
+import { checkMigrationChain, checkMigrationStep, type StepVersions } from './migration-check.js';
 import { resolveInsideRoot } from './paths.js';
 
 export const MANIFEST_FILE = 'template.json';
@@ -23,6 +28,19 @@ export interface TemplateValidationResult {
   valid: boolean;
   errors: TemplateValidationError[];
 }
+
+export interface ValidateOptions {
+  /**
+   * Also read the content folder (Liquid syntax, unknown filters and unknown variables of every
+   * text file and path name) and check the migration steps beyond their schema (Liquid, paths,
+   * versions, overlapping and unreachable steps). Default true; loading a template to generate
+   * from it skips these (rendering reports a broken file on its own).
+   */
+  deep?: boolean;
+}
+
+/** The content folder when the manifest names none. */
+const DEFAULT_CONTENT = 'template';
 
 async function kindOf(file: string): Promise<'file' | 'directory' | 'other' | 'missing'> {
   try {
@@ -99,6 +117,67 @@ function reservedNames(variables: CheckedJson | undefined, variablesFile: string
   return problems;
 }
 
+/** What content files may name: every variable and computed value, and the properties of object variables. */
+function contentScope(variables: CheckedJson | undefined, variablesFile: string): ContentScope | undefined {
+  const document = variables?.value;
+  if (!isObject(document) || !isObject(document.variables)) return undefined;
+  const names = scopeNames(document);
+  const properties = new Map<string, ReadonlySet<string>>();
+  for (const [name, definition] of Object.entries(document.variables)) {
+    if (!isObject(definition) || !isObject(definition.properties) || Object.keys(definition.properties).length === 0) continue;
+    // An object's default may carry properties the definition does not list; they are there too.
+    properties.set(name, new Set([...Object.keys(definition.properties), ...Object.keys(isObject(definition.default) ? definition.default : {})]));
+  }
+  return { names: new Set([...names.variables, ...names.computed]), properties, variablesFile };
+}
+
+/** Every path under the content folder and the text of each text file; symbolic links are not followed. */
+async function readContent(dir: string): Promise<{ paths: string[]; texts: ContentText[] }> {
+  const paths: string[] = [];
+  const texts: ContentText[] = [];
+  const walk = async (relative: string): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(path.join(dir, relative), { withFileTypes: true });
+    } catch {
+      return; // a missing content folder is reported as such
+    }
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      const source = relative === '' ? entry.name : `${relative}/${entry.name}`;
+      paths.push(source);
+      if (entry.isDirectory()) await walk(source);
+      else if (entry.isFile()) {
+        const bytes = await readFile(path.join(dir, source)).catch(() => undefined);
+        // Binary files (a NUL byte in the first 8 KiB) are copied, never rendered.
+        if (bytes && !bytes.subarray(0, 8192).includes(0)) texts.push({ path: source, text: bytes.toString('utf8') });
+      }
+    }
+  };
+  await walk('');
+  return { paths, texts };
+}
+
+/** The migrations folder's step files: schema, content (Liquid, paths, versions) and the steps together. */
+async function checkMigrations(root: string, errors: TemplateValidationError[], deep: boolean): Promise<void> {
+  if ((await kindOf(path.join(root, MIGRATIONS_FOLDER))) !== 'directory') return;
+  const stepFiles = (await readdir(path.join(root, MIGRATIONS_FOLDER))).filter((f) => f.endsWith('.json')).sort();
+  const engine = createEngine();
+  const versions: StepVersions[] = [];
+  const positions = new Map<string, CheckedJson['positions']>();
+  for (const name of stepFiles) {
+    const file = `${MIGRATIONS_FOLDER}/${name}`;
+    const checked = await checkJsonFile(root, file, 'migration-step', errors);
+    if (!deep || !checked || !isObject(checked.value)) continue;
+    errors.push(...locateViolations(file, checkMigrationStep(checked.value, engine), checked.positions));
+    const { fromVersion, toVersion } = checked.value;
+    if (typeof fromVersion === 'string' && typeof toVersion === 'string') versions.push({ file, fromVersion, toVersion });
+    positions.set(file, checked.positions);
+  }
+  for (const { file, ...violation } of deep ? checkMigrationChain(versions) : []) {
+    errors.push(...locateViolations(file, [violation], positions.get(file)));
+  }
+}
+
 interface NamedPath {
   pointer: string;
   value: string;
@@ -123,11 +202,16 @@ function namedPaths(manifest: unknown): NamedPath[] {
 
 /**
  * Checks a template folder: the five required files, the manifest, variables and prompts files
- * against their schemas (every error, not just the first), and that the paths the manifest names
- * exist inside the template. Never throws for a bad template; only for an I/O failure it cannot
+ * against their schemas (every error, not just the first), that the paths the manifest names
+ * exist inside the template, reserved names, and that every condition, `when` and computed value
+ * is well formed and names only known variables. Unless `options.deep` is false, also every
+ * content file and path name (Liquid syntax, unknown filters, unknown variables) and the
+ * migration steps (Liquid, paths, versions, overlapping and unreachable steps). Problems carry
+ * their line and column. Never throws for a bad template; only for an I/O failure it cannot
  * explain.
  */
-export async function validateTemplate(dir: string): Promise<TemplateValidationResult> {
+export async function validateTemplate(dir: string, options: ValidateOptions = {}): Promise<TemplateValidationResult> {
+  const deep = options.deep ?? true;
   const root = path.resolve(dir);
   const errors: TemplateValidationError[] = [];
   const rootKind = await kindOf(root);
@@ -145,7 +229,8 @@ export async function validateTemplate(dir: string): Promise<TemplateValidationR
     }
   }
 
-  const manifest = (await checkJsonFile(root, MANIFEST_FILE, 'template-manifest', errors))?.value;
+  const manifestChecked = await checkJsonFile(root, MANIFEST_FILE, 'template-manifest', errors);
+  const manifest = manifestChecked?.value;
   const customization = (manifest as { customization?: { variables?: unknown; prompts?: unknown } } | undefined)?.customization;
   const variablesFile = typeof customization?.variables === 'string' ? customization.variables : VARIABLES_FILE;
   const promptsFile = typeof customization?.prompts === 'string' ? customization.prompts : PROMPTS_FILE;
@@ -153,19 +238,11 @@ export async function validateTemplate(dir: string): Promise<TemplateValidationR
   for (const named of namedPaths(manifest)) {
     const target = await resolveInsideRoot(root, named.value);
     if (!target) {
-      errors.push({
-        file: MANIFEST_FILE,
-        pointer: named.pointer,
-        message: `must be a relative path inside the template (got ${JSON.stringify(named.value)})`,
-        code: 'PATH_OUTSIDE_TEMPLATE',
-      });
+      const message = `must be a relative path inside the template (got ${JSON.stringify(named.value)})`;
+      errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: named.pointer, message, code: 'PATH_OUTSIDE_TEMPLATE' }], manifestChecked?.positions));
     } else if ((await kindOf(target)) !== named.kind) {
-      errors.push({
-        file: MANIFEST_FILE,
-        pointer: named.pointer,
-        message: `names ${named.kind === 'file' ? 'a file' : 'a folder'} that does not exist (got ${JSON.stringify(named.value)})`,
-        code: 'FILE_NOT_FOUND',
-      });
+      const message = `names ${named.kind === 'file' ? 'a file' : 'a folder'} that does not exist (got ${JSON.stringify(named.value)})`;
+      errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: named.pointer, message, code: 'FILE_NOT_FOUND' }], manifestChecked?.positions));
     }
   }
 
@@ -174,11 +251,33 @@ export async function validateTemplate(dir: string): Promise<TemplateValidationR
   const prompts = (await resolveInsideRoot(root, promptsFile)) === undefined ? undefined : await checkJsonFile(root, path.normalize(promptsFile), 'template-prompts', errors);
   errors.push(...reservedNames(variables, path.normalize(variablesFile), prompts, path.normalize(promptsFile)));
 
-  // Declarative migration steps ship in migrations/, one JSON file per step.
-  if ((await kindOf(path.join(root, MIGRATIONS_FOLDER))) === 'directory') {
-    const stepFiles = (await readdir(path.join(root, MIGRATIONS_FOLDER))).filter((f) => f.endsWith('.json')).sort();
-    for (const file of stepFiles) await checkJsonFile(root, `${MIGRATIONS_FOLDER}/${file}`, 'migration-step', errors);
+  // Every condition, when and computed value: well formed, naming only what it can see.
+  const evaluator = new ExpressionEvaluator();
+  const documents = {
+    ...(manifestChecked?.value !== undefined ? { manifest: { file: MANIFEST_FILE, value: manifestChecked.value } } : {}),
+    ...(variables?.value !== undefined ? { variables: { file: path.normalize(variablesFile), value: variables.value } } : {}),
+    ...(prompts?.value !== undefined ? { prompts: { file: path.normalize(promptsFile), value: prompts.value } } : {}),
+  };
+  const positionsOf = new Map([
+    [MANIFEST_FILE, manifestChecked?.positions],
+    [path.normalize(variablesFile), variables?.positions],
+    [path.normalize(promptsFile), prompts?.positions],
+  ]);
+  for (const { file, ...violation } of checkExpressions(documents, evaluator)) {
+    errors.push(...locateViolations(file, [violation], positionsOf.get(file)));
   }
+
+  if (deep && isObject(manifest)) {
+    const folder = typeof manifest.content === 'string' && manifest.content !== '' ? manifest.content : DEFAULT_CONTENT;
+    const contentDir = await resolveInsideRoot(root, folder);
+    if (contentDir && (await kindOf(contentDir)) === 'directory') {
+      const content = await readContent(contentDir);
+      errors.push(...checkContent(path.posix.normalize(folder.replace(/\\/g, '/')).replace(/\/$/, ''), content.texts, content.paths, contentScope(variables, path.normalize(variablesFile)), evaluator.engine));
+    }
+  }
+
+  // Declarative migration steps ship in migrations/, one JSON file per step.
+  await checkMigrations(root, errors, deep);
 
   return { valid: errors.length === 0, errors };
 }

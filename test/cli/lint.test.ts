@@ -49,7 +49,7 @@ describe('template-registry lint', () => {
     const result = await run(['lint', dir]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(
-      /^template\.prompts\.json:\d+:\d+ error unknown-reference when of prompt "description" names unknown variable "feature"$/m,
+      /^template\.prompts\.json:\d+:\d+ error unknown-reference when of prompt "description" names unknown variable "feature" \(did you mean "features"\?\); declare it in template\.vars\.json or fix the spelling$/m,
     );
     expect(result.stdout.endsWith('1 error(s), 0 warning(s)\n')).toBe(true);
   });

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { cli } from '../helpers/cli.js';
-import { writeTemplate } from '../helpers/fixtures.js';
+import { validPrompts, validVariables, writeTemplate } from '../helpers/fixtures.js';
 
 const example = path.resolve('examples/templates/node-service');
 
@@ -51,5 +51,57 @@ describe('template-registry test', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/data\.json: not valid JSON/);
     expect(result.stdout).toMatch(/notes\.txt:1: unrendered "\{\{"/);
+  });
+
+  it('exits 1 and names each condition outcome no valid answer set reaches', async () => {
+    const dir = await writeTemplate({
+      'template.json': { name: 'demo-template', version: '1.0.0', description: 'A demo template used by the tests', category: 'backend', files: [{ path: 'schema.graphql', when: 'features contains "graphql"' }] },
+      'template/schema.graphql': 'type Query { name: String }\n',
+    });
+    const result = await cli('test', dir);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('not covered by any valid answer set (1):\n     files rule schema.graphql: true\n');
+    expect(result.stdout).toMatch(/test generation failed\n$/);
+    const json = JSON.parse((await cli('test', dir, '--json')).stdout);
+    expect(json).toMatchObject({ passed: false, uncovered: ['files rule schema.graphql: true'] });
+    expect(json.sets.every((set: { passed: boolean }) => set.passed)).toBe(true);
+  });
+
+  it('covers conditions comparing a variable with a literal by trying answers on both sides', async () => {
+    const dir = await writeTemplate({
+      'template.json': {
+        name: 'demo-template',
+        version: '1.0.0',
+        description: 'A demo template used by the tests',
+        category: 'backend',
+        features: ['api', 'testing'],
+        files: [
+          { path: 'LICENSE', when: 'license == "MIT"' },
+          { path: 'privileged.txt', when: 'port < 1024' },
+          { path: 'web.txt', when: 'description contains "web"' },
+        ],
+      },
+      'template.vars.json': {
+        variables: {
+          ...validVariables.variables,
+          license: { type: 'string', default: 'Apache-2.0' },
+          port: { type: 'integer', default: 8080 },
+        },
+      },
+      'template.prompts.json': {
+        prompts: [...validPrompts.prompts, { name: 'license', message: 'Licence?', type: 'input' }, { name: 'port', message: 'Port?', type: 'input' }],
+      },
+      'template/LICENSE': '{{ license }}\n',
+      'template/privileged.txt': '{{ port }}\n',
+      'template/web.txt': '{{ description }}\n',
+    });
+    const result = await cli('test', dir, '--json');
+    const report = JSON.parse(result.stdout);
+    expect(report.uncovered).toEqual([]);
+    expect(result.code).toBe(0);
+    const given = report.sets.map((set: { given: Record<string, unknown> }) => set.given);
+    expect(given).toContainEqual(expect.objectContaining({ license: 'MIT' }));
+    expect(given).toContainEqual(expect.objectContaining({ port: 1023 }));
+    expect(given).toContainEqual(expect.objectContaining({ description: 'web' }));
   });
 });

@@ -96,6 +96,8 @@ describe('declarative steps', () => {
     ['toVersion not after fromVersion', { ...renameConfig, toVersion: '1.0.0' }, '/toVersion', 'VERSION_ORDER'],
     ['broken Liquid', { ...renameConfig, changes: [{ type: 'create', path: 'a', content: '{% if %}' }] }, '/changes/0/content', 'LIQUID'],
     ['an unknown filter', { ...renameConfig, changes: [{ type: 'create', path: '{{ projectName | nope }}' }] }, '/changes/0/path', 'LIQUID'],
+    ['a path climbing out of the project', { ...renameConfig, changes: [{ type: 'rename', path: 'config.js', newPath: '../{{ projectName }}.js' }] }, '/changes/0/newPath', 'PATH_OUTSIDE_PROJECT'],
+    ['an absolute path', { ...renameConfig, changes: [{ type: 'delete', path: '/etc/passwd' }] }, '/changes/0/path', 'PATH_OUTSIDE_PROJECT'],
   ])('reports %s with the file and field', async (_what, content, pointer, code) => {
     const dir = await migrationsFolder({ 'step.json': content });
     const error = (await loadDeclarativeSteps(dir, { answers }).catch((e: unknown) => e)) as MigrationStepFileError;

@@ -77,7 +77,9 @@ describe('loadTemplate reference checks', () => {
       'template.prompts.json': { prompts: [] },
     });
     await expect(loadTemplate(dir)).rejects.toThrow(TemplateLoadError);
-    await expect(loadTemplate(dir)).rejects.toThrow(/template\.vars\.json \/computed\/slug: computed "slug" names unknown variable "projectNme"/);
+    await expect(loadTemplate(dir)).rejects.toThrow(
+      /template\.vars\.json:\d+:\d+ \/computed\/slug: computed value "slug" names unknown variable "projectNme" \(did you mean "projectName"\?\)/,
+    );
   });
 
   it('reports a cycle among computed values', async () => {
@@ -92,14 +94,14 @@ describe('loadTemplate reference checks', () => {
     const dir = await writeTemplate({
       'template.prompts.json': { prompts: [{ name: 'projectName', message: 'Name?', type: 'input', when: 'feature contains "x"' }] },
     });
-    await expect(loadTemplate(dir)).rejects.toThrow(/template\.prompts\.json \/prompts\/0\/when: .*unknown variable "feature"/);
+    await expect(loadTemplate(dir)).rejects.toThrow(/template\.prompts\.json:\d+:\d+ \/prompts\/0\/when: .*unknown variable "feature"/);
   });
 
   it('reports a files rule whose when reads an unknown variable', async () => {
     const dir = await writeTemplate({
       'template.json': { ...validManifest, files: [{ path: 'Dockerfile', when: 'docker' }] },
     });
-    await expect(loadTemplate(dir)).rejects.toThrow(/template\.json \/files\/0\/when/);
+    await expect(loadTemplate(dir)).rejects.toThrow(/template\.json:\d+:\d+ \/files\/0\/when: when of files rule "Dockerfile" names unknown variable "docker"/);
   });
 });
 

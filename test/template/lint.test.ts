@@ -84,6 +84,14 @@ describe('lintTemplate', () => {
       expect(missingFolder.errorCount).toBe(1);
     });
 
+    it('names the missing field of a REQUIRED finding, as validate does', async () => {
+      const { name: _name, ...withoutName } = validManifest;
+      const result = await lintWith({ 'template.json': { ...withoutName, features: ['api', 'testing'] } });
+      expect(byRule(result, 'schema')).toEqual([
+        expect.objectContaining({ file: 'template.json', pointer: '/name', line: 1, column: 1, message: '/name: is required' }),
+      ]);
+    });
+
     it('survives documents of the wrong shape', async () => {
       const result = await lintWith({
         'template.json': [],
@@ -250,6 +258,8 @@ describe('lintTemplate', () => {
       expect(byRule(result, 'regex-invalid')).toEqual([
         expect.objectContaining({ pointer: '/variables/description/validation', message: expect.stringMatching(/^validation of variable "description" is not a valid regular expression: /) }),
       ]);
+      // Reported once: not also as the schema's "must be a valid regular expression".
+      expect(result.findings).toHaveLength(1);
     });
 
     it('fails for a validate pattern prone to catastrophic backtracking', async () => {
@@ -288,7 +298,7 @@ describe('lintTemplate', () => {
           ...positionOf(text, '"feature contains'),
           severity: 'error',
           rule: 'unknown-reference',
-          message: 'when of prompt "database" names unknown variable "feature"',
+          message: 'when of prompt "database" names unknown variable "feature" (did you mean "features"?); declare it in template.vars.json or fix the spelling',
         },
       ]);
     });
@@ -303,9 +313,13 @@ describe('lintTemplate', () => {
         'template/x.txt': '{{ database }} {{ title }}\n',
       });
       expect(byRule(result, 'unknown-reference').map((f) => [f.file, f.pointer, f.message])).toEqual([
-        ['template.json', '/files/0/when', 'when of files rule "docker/**" names unknown variable "docker"'],
-        ['template.vars.json', '/variables/database/condition', 'condition of variable "database" names computed value "packageName"; a condition can only name variables'],
-        ['template.vars.json', '/computed/title', 'computed value "title" names unknown variable "projectTitle"'],
+        ['template.json', '/files/0/when', 'when of files rule "docker/**" names unknown variable "docker"; declare it in template.vars.json or fix the spelling'],
+        [
+          'template.vars.json',
+          '/variables/database/condition',
+          'condition of variable "database" names computed value "packageName"; a condition of a variable can only name variables (they are resolved before computed values)',
+        ],
+        ['template.vars.json', '/computed/title', 'computed value "title" names unknown variable "projectTitle" (did you mean "projectName"?); declare it in template.vars.json or fix the spelling'],
       ]);
     });
 

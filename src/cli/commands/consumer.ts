@@ -1,3 +1,5 @@
+import { stripVTControlCharacters } from 'node:util';
+
 import { confirm } from '@inquirer/prompts';
 import type { Command } from 'commander';
 
@@ -6,11 +8,12 @@ import { checkCompatibility } from '../../compat/index.js';
 import { latestEntries, sortEntries } from '../../core/listing.js';
 import type { TemplateEntry } from '../../core/schema-types.js';
 import { isTemplateVersion } from '../../core/versions.js';
-import { createProject, migrateProject, ProjectLockError, TemplateNotFoundError, type MigrateProjectOptions, type MigrateProjectResult, type MigrationPlan } from '../../project/index.js';
+import { firstLine } from '../../core/errors.js';
+import { createProject, fetchTemplateQuestions, migrateProject, ProjectLockError, TemplateNotFoundError, type MigrateProjectOptions, type MigrateProjectResult, type MigrationPlan, type TemplateQuestions } from '../../project/index.js';
 import { promptForAnswers } from '../../template/prompts.js';
 import { maxDocumentBytesFrom, parseTemplateSpec, registryModeFrom, registryUrlFrom, userCacheDir } from '../consumer-env.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
-import { answerFlags, reportTemplateError } from './generate.js';
+import { answerFlags, defaultNextSteps, reportTemplateError, templateNextSteps } from './generate.js';
 
 interface RegistryFlags {
   registry?: string;
@@ -97,6 +100,51 @@ function printMigration(outcome: MigrateProjectResult, flags: RegistryFlags, can
   }
 }
 
+/** `info` reads a template's questions from its archive: a bounded download, as a template is small. */
+const INFO_DOWNLOAD_MS = 30_000;
+const INFO_MAX_ARCHIVE_BYTES = 50 * 1024 * 1024;
+
+// C0 and C1 controls: text from a registry or an archive must not drive the terminal.
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]+/g;
+
+/** Text from a stranger on one line of a terminal: escape sequences and controls gone. */
+function oneLine(text: string): string {
+  return stripVTControlCharacters(text).replace(CONTROLS, ' ').trim();
+}
+
+const shown = (value: unknown): string => (typeof value === 'string' ? JSON.stringify(value) : Array.isArray(value) ? value.map((item) => (typeof item === 'string' ? item : JSON.stringify(item))).join(', ') : JSON.stringify(value));
+
+/** The entry's `dependencies` (runtime to version range) on one line. */
+function dependencyList(dependencies: TemplateEntry['dependencies'] | undefined): string {
+  const pairs = Object.entries(dependencies ?? {}).filter((pair): pair is [string, string] => typeof pair[1] === 'string');
+  return pairs.length === 0 ? 'nothing declared' : oneLine(pairs.map(([name, range]) => `${name} ${range}`).join(', '));
+}
+
+/** The questions as `info` prints them: one line each, the variable's name first (what --set takes). */
+function questionLines({ questions, unasked }: TemplateQuestions): string[] {
+  if (questions.length === 0 && unasked.length === 0) return ['questions: none (the template has no variables)'];
+  const width = Math.max(...questions.map((q) => q.name.length), 0);
+  const lines = questions.map((question) => {
+    const details = [
+      question.choices ? `${question.type}: ${question.choices.map((choice) => choice.value).join(', ')}` : question.type,
+      ...(question.default !== undefined ? [`default ${shown(question.default)}`] : []),
+      ...(question.required ? ['required'] : []),
+      ...(question.pattern ? [`must match ${question.pattern}`] : []),
+      ...(question.when ? [`asked when ${question.when}`] : []),
+      ...(question.condition ? [`only when ${question.condition}`] : []),
+    ];
+    return `  ${question.name.padEnd(width)}  ${oneLine(`${question.message}  [${details.join('; ')}]`)}`;
+  });
+  return [
+    'questions (answer them with --set name=value or --answers FILE to skip them):',
+    ...lines,
+    ...(unasked.length > 0
+      ? [`not asked (set with --set): ${oneLine(unasked.map((v) => (v.default !== undefined ? `${v.name} (default ${shown(v.default)})` : v.name)).join(', '))}`]
+      : []),
+  ];
+}
+
 export function registerConsumer(program: Command, io: CliIo, setExit: (code: number) => void): void {
   const registryOption = (command: Command): Command =>
     command.option('--registry <url>', 'registry document URL (env TEMPLATE_REGISTRY_URL)').option('--json', 'print JSON');
@@ -132,36 +180,55 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
     },
   );
 
-  registryOption(program.command('info').description('show a template (and its versions)').argument('<template>', 'id or id@version')).action(
-    async (spec: string, flags: RegistryFlags) => {
-      const { id, version } = parseTemplateSpec(spec);
-      const client = clientFor(flags);
-      const entry = await client.getTemplate(id, version);
-      if (!entry) {
-        io.stderr(`template ${spec} not found in the registry\n`);
-        setExit(EXIT.failure);
-        return;
+  registryOption(
+    program
+      .command('info')
+      .description('show a template: its entry, versions, declared dependencies and the questions it asks')
+      .argument('<template>', 'id or id@version')
+      .option('--no-questions', 'do not download the archive to read the questions (entry only)'),
+  ).action(async (spec: string, flags: RegistryFlags & { questions: boolean }) => {
+    const { id, version } = parseTemplateSpec(spec);
+    const client = clientFor(flags);
+    const entry = await client.getTemplate(id, version);
+    if (!entry) {
+      io.stderr(`template ${spec} not found in the registry\n`);
+      setExit(EXIT.failure);
+      return;
+    }
+    const versions = (await client.listVersions(id)).map((e) => e.version);
+    let asked: TemplateQuestions | undefined;
+    let questionsError: string | undefined;
+    if (flags.questions) {
+      try {
+        asked = await fetchTemplateQuestions({ client, entry, signal: AbortSignal.timeout(INFO_DOWNLOAD_MS), limits: { maxBytes: INFO_MAX_ARCHIVE_BYTES } });
+      } catch (error) {
+        // The entry is still worth showing; the questions are what could not be had.
+        questionsError = firstLine(error);
+        io.stderr(`warning: the questions cannot be shown: ${questionsError}\n`);
       }
-      const versions = (await client.listVersions(id)).map((e) => e.version);
-      if (flags.json) io.stdout(`${JSON.stringify({ ...entry, versions }, null, 2)}\n`);
-      else {
-        io.stdout(
-          [
-            `${entry.id}@${entry.version} (${entry.stability}, ${entry.category})`,
-            entry.description,
-            `author:    ${entry.author?.name ?? 'unknown'}`,
-            `tags:      ${(entry.tags ?? []).join(', ')}`,
-            `features:  ${(entry.features ?? []).join(', ')}`,
-            `downloads: ${entry.stats?.downloads ?? 0}`,
-            `archive:   ${entry.downloadUrl}`,
-            ...(entry.integrity ? [`integrity: ${entry.integrity}`] : []),
-            `versions:  ${versions.join(', ')}`,
-          ].join('\n') + '\n',
-        );
-      }
-      setExit(EXIT.ok);
-    },
-  );
+    }
+    if (flags.json) {
+      const questions = asked ? { questions: asked.questions, unaskedVariables: asked.unasked } : questionsError ? { questionsError } : {};
+      io.stdout(`${JSON.stringify({ ...entry, versions, ...questions }, null, 2)}\n`);
+    } else {
+      io.stdout(
+        [
+          `${entry.id}@${entry.version} (${entry.stability}, ${entry.category})`,
+          entry.description,
+          `author:    ${entry.author?.name ?? 'unknown'}`,
+          `tags:      ${(entry.tags ?? []).join(', ')}`,
+          `features:  ${(entry.features ?? []).join(', ')}`,
+          `requires:  ${dependencyList(entry.dependencies)}`,
+          `downloads: ${entry.stats?.downloads ?? 0}`,
+          `archive:   ${entry.downloadUrl}`,
+          ...(entry.integrity ? [`integrity: ${entry.integrity}`] : []),
+          `versions:  ${versions.join(', ')}`,
+          ...(asked ? ['', ...questionLines(asked)] : []),
+        ].join('\n') + '\n',
+      );
+    }
+    setExit(EXIT.ok);
+  });
 
   registryOption(
     program
@@ -176,7 +243,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
   ).action(async (spec: string, dir: string | undefined, flags: RegistryFlags & { set: string[]; answers?: string; defaults?: boolean; force?: boolean }) => {
     const { id, version } = parseTemplateSpec(spec);
     try {
-      const { entry, project } = await createProject({
+      const { entry, project, manifest } = await createProject({
         client: clientFor(flags),
         id,
         ...(version ? { version } : {}),
@@ -187,10 +254,12 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
         doNotTrack: doNotTrackFrom(process.env),
         onProgress: progress(io),
       });
+      const nextSteps = await templateNextSteps(manifest, project, io);
       io.stdout(
         flags.json
-          ? `${JSON.stringify(project, null, 2)}\n`
-          : `created ${project.outDir} from ${id}@${entry.version} (${project.files.length} files, integrity verified)\n`,
+          ? `${JSON.stringify({ ...project, nextSteps: nextSteps ?? null }, null, 2)}\n`
+          : `created ${project.outDir} from ${id}@${entry.version} (${project.files.length} files, integrity verified)\n\n` +
+              `${nextSteps ?? defaultNextSteps(project.outDir, project.template, true)}\n`,
       );
       setExit(EXIT.ok);
     } catch (error) {

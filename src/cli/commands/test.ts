@@ -21,7 +21,13 @@ export function formatTestReport(report: TestTemplateReport): string {
     for (const problem of set.problems) lines.push(`     ${problem}`);
     if (!set.passed && set.command?.output) lines.push(...set.command.output.trimEnd().split('\n').map((l) => `     | ${l}`));
   }
-  if (report.uncovered.length > 0) lines.push(`not covered by any valid answer set: ${report.uncovered.join('; ')}`);
+  if (report.uncovered.length > 0) {
+    lines.push(`not covered by any valid answer set (${report.uncovered.length}):`);
+    for (const target of report.uncovered) lines.push(`     ${target}`);
+    lines.push(
+      '     a condition that no valid answers make true (or false) is always false (or true): check its expression against the variables\' enums, types and defaults',
+    );
+  }
   lines.push(report.passed ? 'all answer sets passed' : 'test generation failed');
   return `${lines.join('\n')}\n`;
 }

@@ -1,12 +1,20 @@
+import path from 'node:path';
+
 import type { Command } from 'commander';
 
-import { formatValidationError, validateTemplate } from '../../template/index.js';
+import { formatValidationErrorAt } from '../../core/validation.js';
+import { validateTemplate } from '../../template/index.js';
 import { EXIT, type CliIo } from '../io.js';
+
+/** The folder as the user will recognise it: as given, or the full path for `.`. */
+function folderName(dir: string): string {
+  return dir === '.' || dir === './' ? path.resolve(dir) : dir;
+}
 
 export function registerValidate(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
     .command('validate')
-    .description('check a template folder: required files, manifest, variables and prompts files')
+    .description('check a template folder: required files, manifest, variables and prompts files, expressions, Liquid and names in content files, migration steps')
     .argument('[dir]', 'template folder', '.')
     .option('--json', 'print the result object as JSON')
     .action(async (dir: string, options: { json?: boolean }) => {
@@ -14,10 +22,11 @@ export function registerValidate(program: Command, io: CliIo, setExit: (code: nu
       if (options.json) {
         io.stdout(`${JSON.stringify(result, null, 2)}\n`);
       } else if (result.valid) {
-        io.stdout(`${dir}: template is valid\n`);
+        io.stdout(`${folderName(dir)}: template is valid\n`);
       } else {
-        for (const error of result.errors) io.stderr(`${formatValidationError(error)}\n`);
-        io.stderr(`${result.errors.length} error(s) in ${dir}\n`);
+        // `file:line:col /pointer: message`, as lint prints its findings.
+        for (const error of result.errors) io.stderr(`${formatValidationErrorAt(error)}\n`);
+        io.stderr(`${result.errors.length} error(s) in ${folderName(dir)}\n`);
       }
       setExit(result.valid ? EXIT.ok : EXIT.failure);
     });

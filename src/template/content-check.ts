@@ -1,0 +1,242 @@
+/**
+ * Checks of a template's content folder that need no answers: every text file and every file or
+ * folder name must parse as Liquid with the template's filters, and may only name what will be in
+ * scope when it is rendered (the variables and computed values, loop variables, `assign` and
+ * `capture` locals, the names a `render`/`include` passes). Found from the parsed Liquid tree
+ * (liquidjs's static analysis); nothing is rendered or evaluated.
+ */
+import { toValueSync, type Liquid, type Template } from 'liquidjs';
+
+import { firstLine } from '../core/errors.js';
+import type { SourcePosition } from '../core/json-source.js';
+import type { ValidationProblem } from '../core/validation.js';
+import { createEngine } from './expression.js';
+import { didYouMean } from './suggest.js';
+
+/** What a content file may name: the scope every file is rendered with. */
+export interface ContentScope {
+  /** Variables and computed values (declared and implicit). */
+  names: ReadonlySet<string>;
+  /** Object variables whose properties are known: name to the properties it may have. */
+  properties: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Where a reader declares new names, for messages (`template.vars.json`). */
+  variablesFile: string;
+}
+
+export interface ContentText {
+  /** Path inside the content folder, `/`-separated. */
+  path: string;
+  text: string;
+}
+
+/** The most unknown-name problems listed for one template; the rest are counted. */
+export const MAX_UNKNOWN_NAME_PROBLEMS = 200;
+
+/** Names Liquid lets any value answer to, whatever its properties: `features.size`, `list.first`. */
+const BUILT_IN_PROPERTIES = new Set(['size', 'first', 'last']);
+
+const hasLiquid = (text: string): boolean => text.includes('{{') || text.includes('{%');
+
+interface ParseFailure {
+  message: string;
+  code: 'LIQUID_SYNTAX' | 'UNKNOWN_FILTER';
+  position: SourcePosition;
+}
+
+function positionAt(text: string, offset: number): SourcePosition {
+  const before = text.slice(0, Math.max(0, offset));
+  const line = before.split('\n').length;
+  return { line, column: offset - (before.lastIndexOf('\n') + 1) + 1 };
+}
+
+/** liquidjs's parse error as a message and position; an unknown filter is located at its name, with a suggestion. */
+function describeParseError(error: unknown, text: string, engine: Liquid): ParseFailure {
+  const raw = firstLine(error);
+  const message = raw.replace(/, line:\d+, col:\d+.*$/, '');
+  const at = /line:(\d+), col:(\d+)/.exec(raw);
+  let position: SourcePosition = at ? { line: Number(at[1]), column: Number(at[2]) } : { line: 1, column: 1 };
+  const filter = /^undefined filter: (\S+)/.exec(message)?.[1];
+  if (filter === undefined) return { message, code: 'LIQUID_SYNTAX', position };
+  const token = (error as { token?: { begin?: unknown; end?: unknown } }).token;
+  if (typeof token?.begin === 'number' && typeof token.end === 'number') {
+    const inside = text.slice(token.begin, token.end).search(new RegExp(`\\|\\s*${filter.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`));
+    if (inside >= 0) {
+      const offset = token.begin + inside + text.slice(token.begin + inside).indexOf(filter);
+      position = positionAt(text, offset);
+    }
+  }
+  const known = Object.keys(engine.filters);
+  return {
+    message: `unknown filter "${filter}"${didYouMean(filter, known)}: use one of Liquid's filters or the template filters (package_name, class_name, kebab_case, snake_case, camel_case, pascal_case, ...)`,
+    code: 'UNKNOWN_FILTER',
+    position,
+  };
+}
+
+function* allTemplates(templates: readonly Template[]): Generator<Template> {
+  for (const template of templates) {
+    yield template;
+    if (template.children) yield* allTemplates(toValueSync<Template[]>(template.children(false, true)));
+  }
+}
+
+interface ParsedFile {
+  path: string;
+  templates: Template[];
+}
+
+/**
+ * The names each partial (a content file `render`ed or `include`d by another) receives: what the
+ * tag passes, and for an `include`, which shares its caller's scope, the caller's locals too.
+ */
+function partialNames(files: readonly ParsedFile[], engine: Liquid): Map<string, Set<string>> {
+  const received = new Map<string, Set<string>>();
+  for (const file of files) {
+    let callerLocals: string[] | undefined;
+    for (const template of allTemplates(file.templates)) {
+      const partial = template.partialScope?.();
+      if (!partial) continue;
+      const names = received.get(partial.name) ?? new Set<string>();
+      received.set(partial.name, names);
+      for (const entry of partial.scope) names.add(typeof entry === 'string' ? entry : entry[0]);
+      if (!partial.isolated) {
+        callerLocals ??= Object.keys(engine.analyzeSync(file.templates, { partials: false }).locals);
+        for (const name of callerLocals) names.add(name);
+      }
+    }
+  }
+  return received;
+}
+
+/** The unknown names of one parsed text: each name once, at its first use, with how often it is used. */
+function unknownNames(
+  templates: Template[],
+  scope: ContentScope,
+  extra: ReadonlySet<string> | undefined,
+  engine: Liquid,
+): { name: string; message: string; position: SourcePosition }[] {
+  const analysis = engine.analyzeSync(templates, { partials: false });
+  const found: { name: string; message: string; position: SourcePosition }[] = [];
+  const known = [...scope.names, ...(extra ?? [])];
+  for (const [name, uses] of Object.entries(analysis.globals)) {
+    const first = uses[0];
+    if (!first) continue;
+    const position = { line: first.location.row, column: first.location.col };
+    const more = uses.length > 1 ? ` (used ${uses.length} times)` : '';
+    if (!scope.names.has(name) && !extra?.has(name)) {
+      found.push({
+        name,
+        position,
+        message: `names unknown variable "${name}"${didYouMean(name, known)}${more}; it would render empty. Declare it in ${scope.variablesFile}, fix the spelling, or keep literal braces with {% raw %}...{% endraw %}`,
+      });
+      continue;
+    }
+    const properties = scope.properties.get(name);
+    if (!properties) continue;
+    const reported = new Set<string>();
+    for (const use of uses) {
+      const property = use.segments[1];
+      if (typeof property !== 'string' || properties.has(property) || BUILT_IN_PROPERTIES.has(property) || reported.has(property)) continue;
+      reported.add(property);
+      found.push({
+        name: `${name}.${property}`,
+        position: { line: use.location.row, column: use.location.col },
+        message: `names unknown property "${property}" of variable "${name}"${didYouMean(property, properties)}; it would render empty. Declare it under "properties" of "${name}" in ${scope.variablesFile}, or fix the spelling`,
+      });
+    }
+  }
+  return found;
+}
+
+/**
+ * Checks the content folder's texts and path names. `folder` is the content folder as the
+ * manifest names it (problems name `<folder>/<path>`); without a `scope` (the variables file could
+ * not be read) only the Liquid syntax is checked. Binary files are the caller's to leave out.
+ */
+export function checkContent(
+  folder: string,
+  texts: readonly ContentText[],
+  paths: readonly string[],
+  scope: ContentScope | undefined,
+  engine: Liquid = createEngine(),
+): ValidationProblem[] {
+  const problems: ValidationProblem[] = [];
+  const fileOf = (relative: string): string => `${folder}/${relative}`;
+  const parse = (text: string): Template[] | ParseFailure => {
+    try {
+      return engine.parse(text);
+    } catch (error) {
+      return describeParseError(error, text, engine);
+    }
+  };
+
+  const parsed: ParsedFile[] = [];
+  for (const { path, text } of texts) {
+    if (!hasLiquid(text)) continue;
+    const result = parse(text);
+    if (Array.isArray(result)) parsed.push({ path, templates: result });
+    else {
+      problems.push({ file: fileOf(path), pointer: '', code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
+    }
+  }
+
+  // A template full of unknown names gets the first ones and a count, not a message per name.
+  let unknownReported = 0;
+  let unknownLeft = 0;
+  const reportUnknown = (problem: ValidationProblem): void => {
+    if (unknownReported < MAX_UNKNOWN_NAME_PROBLEMS) {
+      problems.push(problem);
+      unknownReported++;
+    } else unknownLeft++;
+  };
+
+  if (scope) {
+    let received: Map<string, Set<string>>;
+    try {
+      received = partialNames(parsed, engine);
+    } catch {
+      received = new Map();
+    }
+    for (const file of parsed) {
+      let unknown: ReturnType<typeof unknownNames>;
+      try {
+        unknown = unknownNames(file.templates, scope, received.get(file.path), engine);
+      } catch (error) {
+        problems.push({ file: fileOf(file.path), pointer: '', code: 'LIQUID_SYNTAX', message: `cannot be analysed: ${firstLine(error)}`, line: 1, column: 1 });
+        continue;
+      }
+      for (const name of unknown) {
+        reportUnknown({ file: fileOf(file.path), pointer: '', code: 'UNKNOWN_CONTENT_VARIABLE', message: name.message, ...name.position });
+      }
+    }
+  }
+
+  for (const relative of paths) {
+    const name = relative.slice(relative.lastIndexOf('/') + 1);
+    if (!hasLiquid(name)) continue;
+    const result = parse(name);
+    if (!Array.isArray(result)) {
+      problems.push({ file: fileOf(relative), pointer: '', code: result.code, message: `its name is not valid Liquid: ${result.message}`, line: 1, column: 1 });
+      continue;
+    }
+    if (!scope) continue;
+    try {
+      for (const unknown of unknownNames(result, scope, undefined, engine)) {
+        reportUnknown({ file: fileOf(relative), pointer: '', code: 'UNKNOWN_CONTENT_VARIABLE', message: `its name ${unknown.message}`, line: 1, column: 1 });
+      }
+    } catch (error) {
+      problems.push({ file: fileOf(relative), pointer: '', code: 'LIQUID_SYNTAX', message: `its name cannot be analysed: ${firstLine(error)}`, line: 1, column: 1 });
+    }
+  }
+  if (unknownLeft > 0) {
+    problems.push({
+      file: folder,
+      pointer: '',
+      code: 'UNKNOWN_CONTENT_VARIABLE',
+      message: `and ${unknownLeft} more unknown name(s) in the content folder, not listed; fix the ones above first`,
+      line: 1,
+      column: 1,
+    });
+  }
+  return problems;
+}

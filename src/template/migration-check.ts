@@ -1,0 +1,130 @@
+/**
+ * Checks of a template's declarative migration steps (`migrations/*.json`) beyond their schema:
+ * each step's Liquid parses, its paths stay inside the project, its `toVersion` is above its
+ * `fromVersion`; and across the steps, that no two make the same move and that every step runs
+ * for every project it should.
+ *
+ * A run applies every step whose `fromVersion` <= the project's version < its `toVersion`, once,
+ * in `toVersion` order (migrate/run.ts). So a project at 1.0.0 migrated to the latest version runs
+ * only the steps that start at or before 1.0.0: a step `1.1.0 -> 1.2.0` beside a step
+ * `1.0.0 -> 1.1.0` never runs for it, and the project ends up labelled 1.2.0 without that step's
+ * changes. Every step therefore starts at the oldest version it can migrate from (as
+ * docs/migrations.md says); a later start is reported as unreachable.
+ */
+import path from 'node:path';
+
+import type { Liquid } from 'liquidjs';
+
+import { firstLine } from '../core/errors.js';
+import type { RuleViolation } from '../core/messages.js';
+import { compareVersions, VERSION_PATTERN } from '../core/versions.js';
+import { didYouMean } from './suggest.js';
+
+/** The fields of a change rendered through Liquid. */
+export const RENDERED_CHANGE_FIELDS = ['path', 'newPath', 'content'] as const;
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Why a change's `path`/`newPath` (as written, before rendering) leaves the project, or undefined. */
+export function pathOutsideProject(source: string): string | undefined {
+  // What the Liquid renders is not known yet; its literal parts are.
+  const literal = source.replace(/\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g, 'x');
+  if (path.posix.isAbsolute(literal) || path.win32.isAbsolute(literal) || /^[A-Za-z]:/.test(literal)) {
+    return 'is absolute; write it relative to the project root, e.g. "src/app.ts"';
+  }
+  const normalized = path.posix.normalize(literal.replace(/\\/g, '/'));
+  if (normalized === '..' || normalized.startsWith('../')) return 'climbs out of the project with ".."; write it relative to the project root, without leading ".."';
+  if (normalized === '.' || normalized === './') return 'names the project folder itself; name a file inside it';
+  return undefined;
+}
+
+/**
+ * The problems of one step file's content (its schema aside): VERSION_ORDER, LIQUID (with the
+ * closest filter for an unknown one) and PATH_OUTSIDE_PROJECT, each at its field's pointer.
+ * `step` may be of any shape: fields of the wrong type are left to the schema.
+ */
+export function checkMigrationStep(step: unknown, engine: Liquid): RuleViolation[] {
+  if (!isRecord(step)) return [];
+  const problems: RuleViolation[] = [];
+  const { fromVersion, toVersion } = step;
+  if (typeof fromVersion === 'string' && typeof toVersion === 'string' && VERSION_PATTERN.test(fromVersion) && VERSION_PATTERN.test(toVersion)) {
+    if (compareVersions(toVersion, fromVersion) <= 0) {
+      problems.push({ pointer: '/toVersion', code: 'VERSION_ORDER', message: `must be greater than fromVersion (${fromVersion}); a step moves a project to a later version` });
+    }
+  }
+  const changes = Array.isArray(step.changes) ? step.changes : [];
+  changes.forEach((change: unknown, index) => {
+    if (!isRecord(change)) return;
+    for (const field of RENDERED_CHANGE_FIELDS) {
+      const source = change[field];
+      if (typeof source !== 'string') continue;
+      const pointer = `/changes/${index}/${field}`;
+      try {
+        engine.parse(source);
+      } catch (error) {
+        const reason = firstLine(error).replace(/, line:\d+, col:\d+.*$/, '');
+        const filter = /^undefined filter: (\S+)/.exec(reason)?.[1];
+        const hint = filter === undefined ? '' : didYouMean(filter, Object.keys(engine.filters));
+        problems.push({ pointer, code: 'LIQUID', message: `invalid Liquid: ${reason}${hint}` });
+      }
+      if (field !== 'content') {
+        const outside = pathOutsideProject(source);
+        if (outside) problems.push({ pointer, code: 'PATH_OUTSIDE_PROJECT', message: `${JSON.stringify(source)} ${outside}` });
+      }
+    }
+  });
+  return problems;
+}
+
+/** One step file as the chain check needs it. */
+export interface StepVersions {
+  file: string;
+  fromVersion: string;
+  toVersion: string;
+}
+
+/** A problem of one step file found by comparing it with the others. */
+export interface StepChainProblem extends RuleViolation {
+  file: string;
+}
+
+/**
+ * Problems across the steps (those with valid, ordered versions; in file-name order):
+ * MIGRATION_OVERLAP for two steps making the same move (both would run, each unaware of the
+ * other), MIGRATION_UNREACHABLE for a step starting after the oldest version the others migrate
+ * from (a project at that version never runs it).
+ */
+export function checkMigrationChain(steps: readonly StepVersions[]): StepChainProblem[] {
+  const problems: StepChainProblem[] = [];
+  const valid = steps.filter(
+    (step) => VERSION_PATTERN.test(step.fromVersion) && VERSION_PATTERN.test(step.toVersion) && compareVersions(step.toVersion, step.fromVersion) > 0,
+  );
+  const seen = new Map<string, StepVersions>();
+  for (const step of valid) {
+    const key = `${step.fromVersion}\0${step.toVersion}`;
+    const other = seen.get(key);
+    if (other) {
+      problems.push({
+        file: step.file,
+        pointer: '/toVersion',
+        code: 'MIGRATION_OVERLAP',
+        message: `migrates ${step.fromVersion} -> ${step.toVersion}, as ${other.file} does: both would run for the same projects; merge their changes into one step, or correct this step's versions`,
+      });
+    } else seen.set(key, step);
+  }
+  const oldest = valid.reduce<StepVersions | undefined>((found, step) => (!found || compareVersions(step.fromVersion, found.fromVersion) < 0 ? step : found), undefined);
+  if (!oldest) return problems;
+  for (const step of valid) {
+    if (compareVersions(step.fromVersion, oldest.fromVersion) <= 0) continue;
+    problems.push({
+      file: step.file,
+      pointer: '/fromVersion',
+      code: 'MIGRATION_UNREACHABLE',
+      message:
+        `is unreachable from ${oldest.fromVersion}: a project at ${oldest.fromVersion} migrated to ${step.toVersion} or later runs ${oldest.file} but never this step ` +
+        `(a run applies only the steps whose fromVersion is at or before the project's version), so it ends at ${step.toVersion} without this step's changes; ` +
+        `set fromVersion to ${oldest.fromVersion} and make the step work on projects from ${oldest.fromVersion} up`,
+    });
+  }
+  return problems;
+}
