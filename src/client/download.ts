@@ -25,6 +25,7 @@ import { DigestStream, digestOf, IntegrityError, verifyIntegrity } from '../arch
 import { extractArchive } from '../archive/extract.js';
 import { scanArchive, UnsafeArchiveError, type ArchiveLimits, type ArchiveScan } from '../archive/scan.js';
 import { errorMessage } from '../core/errors.js';
+import { DOWNLOAD_PURPOSE_HEADER } from '../core/routes.js';
 import type { TemplateEntry } from '../core/schema-types.js';
 
 export { IntegrityError } from '../archive/integrity.js';
@@ -56,6 +57,11 @@ export interface DownloadOptions {
    * (as on loopback); anything else must be `https:`.
    */
   documentUrl?: string;
+  /**
+   * `inspect` for a download that only reads the template (`info` showing its questions): sent as
+   * `X-Download-Purpose`, so a registry server does not count it as a use. Default `generate`.
+   */
+  purpose?: 'generate' | 'inspect';
 }
 
 export type DownloadableEntry = Pick<TemplateEntry, 'id' | 'version' | 'downloadUrl'> & {
@@ -155,7 +161,10 @@ async function fetchFollowingSafeRedirects(url: string, options: DownloadOptions
     let response: Response;
     try {
       response = await (options.fetch ?? globalThis.fetch)(current, {
-        headers: { accept: 'application/gzip, application/octet-stream;q=0.9, */*;q=0.1' },
+        headers: {
+          accept: 'application/gzip, application/octet-stream;q=0.9, */*;q=0.1',
+          ...(options.purpose === 'inspect' ? { [DOWNLOAD_PURPOSE_HEADER]: 'inspect' } : {}),
+        },
         redirect: 'manual',
         signal,
       });

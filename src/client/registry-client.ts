@@ -2,7 +2,7 @@
  * The registry reader: fetches one registry document (operation 1, `GET {registry_url}`), caches
  * it for `cacheTtlMs` (the spec's 3,600,000 ms), revalidates it with `If-None-Match` /
  * `If-Modified-Since`, and answers the spec's reader operations (list, get, categories, search)
- * from indexes built once per fetched document.
+ * from indexes of each fetched document, each built on first use.
  *
  * Failure policy (spec: "on failure the client keeps its cached registry and continues"):
  * - A failed fetch (network error, timeout, non-2xx status, invalid JSON, a document failing the
@@ -17,13 +17,15 @@
  *   registry every call tries (there is nothing to answer with).
  * - Concurrent callers share one in-flight request.
  */
-import { selectLatest, sortEntries, versionsOf } from '../core/listing.js';
+import { selectLatest, versionsOf } from '../core/listing.js';
 import { describeSchemaErrors } from '../core/messages.js';
 import type { Category, RegistryDocument, SparseIndex, TemplateEntry } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { matchesFilters, matchesTerms, searchTerms, searchText, type TemplateFilters } from '../core/search.js';
 
 import { CachedJson, FetchFailure, type CachedJsonOptions } from './cached-json.js';
+import { listingOrder, type ListingOrder } from './listing-order.js';
+import { buildSearchIndex, searchIndexed, type SearchIndex } from './search-index.js';
 
 export type { TemplateFilters } from '../core/search.js';
 export { RegistryUnavailableError, cacheFileFor } from './cached-json.js';
@@ -91,35 +93,139 @@ type Positions = readonly number[];
 
 const NONE: Positions = [];
 
-/** Ends each entry's text in `RegistryIndex.corpus`; replaced by a space inside the texts. */
-const SEPARATOR = '\u0000';
+/** The fields `listFromIndex` narrows entries down by, each with a list of positions per value. */
+const FILTER_FIELDS = ['category', 'stability', 'tags', 'features', 'author'] as const;
+type FilterField = (typeof FILTER_FIELDS)[number];
 
 /**
- * Lookup structures of one registry document, built once when the document arrives. Entries are
- * sorted once in the spec's listing order; every index holds ascending positions into that order,
- * so filtering is an intersection of sorted lists and needs no sort afterwards.
+ * Lookup structures of one registry document. Each is built on first use, not when the document
+ * arrives: a process that only asks for one template never sorts 100,000 entries or indexes their
+ * text, and one that only lists never builds the token index. Entries are sorted once in the
+ * spec's listing order; every position list is ascending into that order, so filtering is an
+ * intersection of sorted lists and needs no sort afterwards.
  */
-export interface RegistryIndex {
+export class RegistryIndex {
   readonly document: RegistryDocument;
-  /** Every entry, in listing order. */
-  readonly sorted: readonly TemplateEntry[];
-  /**
-   * The lower-cased search texts (name, description, tags, features, category) of every entry of
-   * `sorted`, in that order, each followed by SEPARATOR: one string that `indexOf` scans quickly.
-   */
-  readonly corpus: string;
-  /** `starts[i]`: where the text of `sorted[i]` begins in `corpus`; `starts[sorted.length]` is its length. */
-  readonly starts: Int32Array;
-  readonly byId: ReadonlyMap<string, readonly TemplateEntry[]>;
-  /** id, then exact version: the first entry of the document with that pair. */
-  readonly byVersion: ReadonlyMap<string, ReadonlyMap<string, TemplateEntry>>;
-  readonly byCategory: ReadonlyMap<string, Positions>;
-  readonly byStability: ReadonlyMap<string, Positions>;
-  readonly byTag: ReadonlyMap<string, Positions>;
-  readonly byFeature: ReadonlyMap<string, Positions>;
-  readonly byAuthor: ReadonlyMap<string, Positions>;
+  #listing: ListingOrder | undefined;
+  #sorted: readonly TemplateEntry[] | undefined;
+  #byId: ReadonlyMap<string, readonly TemplateEntry[]> | undefined;
+  readonly #byField = new Map<FilterField, ReadonlyMap<string, Positions>>();
+  #tokens: SearchIndex | undefined;
+  #searches = 0;
+  /** id, then exact version: the first entry of the document with that pair; filled per id on first use. */
+  readonly #byVersion = new Map<string, ReadonlyMap<string, TemplateEntry>>();
   /** `selectLatest` results, filled on first use per id. */
-  readonly latest: Map<string, TemplateEntry | null>;
+  readonly #latest = new Map<string, TemplateEntry | null>();
+
+  constructor(document: RegistryDocument) {
+    this.document = document;
+  }
+
+  /** The listing order of the document's entries (positions into `document.templates`). */
+  get listing(): ListingOrder {
+    return (this.#listing ??= listingOrder(this.document.templates));
+  }
+
+  /** Every entry, in listing order. */
+  get sorted(): readonly TemplateEntry[] {
+    if (this.#sorted === undefined) {
+      const { templates } = this.document;
+      const { order } = this.listing;
+      const sorted = new Array<TemplateEntry>(order.length);
+      for (let k = 0; k < order.length; k++) sorted[k] = templates[order[k] as number] as TemplateEntry;
+      this.#sorted = sorted;
+    }
+    return this.#sorted;
+  }
+
+  /** The entries of each id, in document order. */
+  get byId(): ReadonlyMap<string, readonly TemplateEntry[]> {
+    if (this.#byId === undefined) {
+      const byId = new Map<string, TemplateEntry[]>();
+      for (const entry of this.document.templates) {
+        const list = byId.get(entry.id);
+        if (list) list.push(entry);
+        else byId.set(entry.id, [entry]);
+      }
+      this.#byId = byId;
+    }
+    return this.#byId;
+  }
+
+  /** Ascending positions (into `sorted`) of the entries filed under each key of `field`. */
+  positionsBy(field: FilterField): ReadonlyMap<string, Positions> {
+    let map = this.#byField.get(field);
+    if (map === undefined) {
+      const built = new Map<string, number[]>();
+      const { sorted } = this;
+      for (let position = 0; position < sorted.length; position++) {
+        const entry = sorted[position] as TemplateEntry;
+        if (field === 'category') push(built, entry.category, position);
+        else if (field === 'stability') push(built, entry.stability, position);
+        else if (field === 'author') {
+          if (entry.author?.name !== undefined) push(built, entry.author.name, position);
+        } else for (const key of entry[field] ?? []) push(built, key, position);
+      }
+      this.#byField.set(field, (map = built));
+    }
+    return map;
+  }
+
+  /** The token index of the search texts, positions in listing order (into `sorted`). */
+  get tokens(): SearchIndex {
+    return (this.#tokens ??= buildSearchIndex(this.document.templates, this.listing.rank));
+  }
+
+  /**
+   * The spec's search rule, in listing order. The first search of a document reads every entry
+   * with the rule itself (`matchesTerms` on `searchText`), which costs far less than building the
+   * token index: a process that searches once (the CLI) never builds it. Later searches build it
+   * once and answer from it (see search-index.ts for why its answer is the rule's).
+   */
+  search(terms: readonly string[]): TemplateEntry[] {
+    if (terms.length === 0) return [...this.sorted];
+    if (this.#tokens === undefined && this.#searches++ === 0) return this.#scan(terms);
+    return searchIndexed(this.tokens, terms, this.sorted) ?? this.#scan(terms);
+  }
+
+  /** The search rule applied to every entry; only the matches are sorted when nothing is sorted yet. */
+  #scan(terms: readonly string[]): TemplateEntry[] {
+    const matches = (entry: TemplateEntry): boolean => matchesTerms(searchText(entry), terms);
+    if (this.#sorted !== undefined) return this.#sorted.filter(matches);
+    const found = this.document.templates.filter(matches);
+    return Array.from(listingOrder(found).order, (position) => found[position] as TemplateEntry);
+  }
+
+  /** The first entry of the document with this id and exact version. */
+  version(id: string, version: string): TemplateEntry | undefined {
+    let versions = this.#byVersion.get(id);
+    if (versions === undefined) {
+      const built = new Map<string, TemplateEntry>();
+      for (const entry of this.byId.get(id) ?? []) if (!built.has(entry.version)) built.set(entry.version, entry);
+      this.#byVersion.set(id, (versions = built));
+    }
+    return versions.get(version);
+  }
+
+  /** The spec's "get template" pick for `id` (`selectLatest`), null for an unknown id. */
+  latest(id: string): TemplateEntry | null {
+    let latest = this.#latest.get(id);
+    if (latest === undefined) {
+      const entries = this.byId.get(id);
+      latest = entries ? selectLatest(entries, id) : null;
+      this.#latest.set(id, latest);
+    }
+    return latest;
+  }
+
+  /** Builds every structure now (benchmarks and callers that want no cost on a later first use). */
+  buildAll(): this {
+    void this.sorted;
+    void this.byId;
+    for (const field of FILTER_FIELDS) this.positionsBy(field);
+    void this.tokens;
+    return this;
+  }
 }
 
 function push<K>(map: Map<K, number[]>, key: K, position: number): void {
@@ -129,7 +235,7 @@ function push<K>(map: Map<K, number[]>, key: K, position: number): void {
   else if (list[list.length - 1] !== position) list.push(position);
 }
 
-/** Builds the indexes of a (schema-valid) registry document. */
+/** A URL with a scheme; any other is relative. */
 const ABSOLUTE_URL = /^[a-z][a-z0-9+.-]*:/i;
 
 /** `url` resolved against `base` when it is relative (a static registry's URLs are relative to registry.json). */
@@ -147,8 +253,8 @@ function absolute(url: string | undefined, base: string): string | undefined {
  * against the URL the document came from, so that callers only ever see absolute URLs.
  */
 export function withAbsoluteUrls(document: RegistryDocument, documentUrl: string): RegistryDocument {
-  const relative = (entry: TemplateEntry): boolean =>
-    [entry.downloadUrl, entry.documentationUrl, entry.repositoryUrl].some((url) => url !== undefined && url !== '' && !ABSOLUTE_URL.test(url));
+  const isRelative = (url: string | undefined): boolean => url !== undefined && url !== '' && !ABSOLUTE_URL.test(url);
+  const relative = (entry: TemplateEntry): boolean => isRelative(entry.downloadUrl) || isRelative(entry.documentationUrl) || isRelative(entry.repositoryUrl);
   if (!document.templates.some(relative)) return document;
   return {
     ...document,
@@ -166,42 +272,9 @@ export function withAbsoluteUrls(document: RegistryDocument, documentUrl: string
   };
 }
 
+/** The (lazily built) indexes of a schema-valid registry document. */
 export function buildIndex(document: RegistryDocument): RegistryIndex {
-  const sorted = sortEntries(document.templates);
-  const texts: string[] = new Array<string>(sorted.length);
-  const starts = new Int32Array(sorted.length + 1);
-  let offset = 0;
-  const byCategory = new Map<string, number[]>();
-  const byStability = new Map<string, number[]>();
-  const byTag = new Map<string, number[]>();
-  const byFeature = new Map<string, number[]>();
-  const byAuthor = new Map<string, number[]>();
-  sorted.forEach((entry, position) => {
-    const tags = entry.tags ?? [];
-    const features = entry.features ?? [];
-    const text = searchText(entry).replaceAll(SEPARATOR, ' ');
-    texts[position] = text + SEPARATOR;
-    starts[position] = offset;
-    offset += text.length + 1;
-    push(byCategory, entry.category, position);
-    push(byStability, entry.stability, position);
-    for (const tag of tags) push(byTag, tag, position);
-    for (const feature of features) push(byFeature, feature, position);
-    if (entry.author?.name !== undefined) push(byAuthor, entry.author.name, position);
-  });
-
-  const byId = new Map<string, TemplateEntry[]>();
-  const byVersion = new Map<string, Map<string, TemplateEntry>>();
-  for (const entry of document.templates) {
-    const list = byId.get(entry.id);
-    if (list) list.push(entry);
-    else byId.set(entry.id, [entry]);
-    let versions = byVersion.get(entry.id);
-    if (!versions) byVersion.set(entry.id, (versions = new Map<string, TemplateEntry>()));
-    if (!versions.has(entry.version)) versions.set(entry.version, entry);
-  }
-  starts[sorted.length] = offset;
-  return { document, sorted, corpus: texts.join(''), starts, byId, byVersion, byCategory, byStability, byTag, byFeature, byAuthor, latest: new Map() };
+  return new RegistryIndex(document);
 }
 
 /** Index of the first element of `list` (ascending) that is >= `value`, searching from `from`. */
@@ -257,11 +330,11 @@ function positionsOf(map: ReadonlyMap<string, Positions>, wanted: string | reado
  */
 export function listFromIndex(index: RegistryIndex, filters: TemplateFilters = {}): TemplateEntry[] {
   const lists: Positions[] = [];
-  if (filters.category !== undefined) lists.push(positionsOf(index.byCategory, filters.category));
-  if (filters.stability !== undefined) lists.push(positionsOf(index.byStability, filters.stability));
-  if (filters.author !== undefined) lists.push(index.byAuthor.get(filters.author) ?? NONE);
-  for (const tag of filters.tags ?? []) lists.push(index.byTag.get(tag) ?? NONE);
-  for (const feature of filters.features ?? []) lists.push(index.byFeature.get(feature) ?? NONE);
+  if (filters.category !== undefined) lists.push(positionsOf(index.positionsBy('category'), filters.category));
+  if (filters.stability !== undefined) lists.push(positionsOf(index.positionsBy('stability'), filters.stability));
+  if (filters.author !== undefined) lists.push(index.positionsBy('author').get(filters.author) ?? NONE);
+  for (const tag of filters.tags ?? []) lists.push(index.positionsBy('tags').get(tag) ?? NONE);
+  for (const feature of filters.features ?? []) lists.push(index.positionsBy('features').get(feature) ?? NONE);
   if (lists.length === 0) return [...index.sorted];
 
   lists.sort((a, b) => a.length - b.length);
@@ -277,50 +350,12 @@ export function listFromIndex(index: RegistryIndex, filters: TemplateFilters = {
 
 /** The spec's get rule on an index. */
 export function getFromIndex(index: RegistryIndex, id: string, version?: string): TemplateEntry | null {
-  if (version !== undefined) return index.byVersion.get(id)?.get(version) ?? null;
-  const cached = index.latest.get(id);
-  if (cached !== undefined) return cached;
-  const entries = index.byId.get(id);
-  const latest = entries ? selectLatest(entries, id) : null;
-  index.latest.set(id, latest);
-  return latest;
+  return version === undefined ? index.latest(id) : (index.version(id, version) ?? null);
 }
 
-/** Index of the last element of `starts` (ascending) that is <= `value`, searching from `from`. */
-function entryAt(starts: Int32Array, value: number, from: number): number {
-  let low = from;
-  let high = starts.length - 1;
-  while (low < high) {
-    const mid = (low + high + 1) >>> 1;
-    if ((starts[mid] as number) <= value) low = mid;
-    else high = mid - 1;
-  }
-  return low;
-}
-
-/**
- * The spec's search rule on an index: entries whose search text contains every term, in listing
- * order. The longest term (usually the rarest) is looked for with `indexOf` over the whole corpus,
- * jumping to the next entry after each hit; only the entries it hits are checked for the other
- * terms. A query without terms matches every entry.
- */
+/** The spec's search rule on an index: entries whose search text contains every term, in listing order. */
 export function searchIndex(index: RegistryIndex, query: string): TemplateEntry[] {
-  const terms = searchTerms(query).sort((a, b) => b.length - a.length);
-  if (terms.length === 0) return [...index.sorted];
-  const { corpus, starts, sorted } = index;
-  const [driver, ...others] = terms as [string, ...string[]];
-  // The corpus has no separator inside an entry's text: such a (strange) query is checked the slow way.
-  if (terms.some((term) => term.includes(SEPARATOR))) return sorted.filter((entry) => matchesTerms(searchText(entry), terms));
-  const result: TemplateEntry[] = [];
-  let entry = 0;
-  let at = corpus.indexOf(driver);
-  while (at !== -1) {
-    entry = entryAt(starts, at, entry);
-    const end = starts[entry + 1] as number;
-    if (others.length === 0 || matchesTerms(corpus.slice(starts[entry], end - 1), others)) result.push(sorted[entry] as TemplateEntry);
-    at = corpus.indexOf(driver, end);
-  }
-  return result;
+  return index.search(searchTerms(query));
 }
 
 // ---------------------------------------------------------------------------------------------

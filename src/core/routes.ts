@@ -27,3 +27,6 @@ export function catalogPagePath(id: string): string {
 export function underBase(baseUrl: string | undefined, relative: string): string {
   return baseUrl === undefined || baseUrl === '' ? relative : `${baseUrl.replace(/\/+$/, '')}/${relative}`;
 }
+
+/** Request header a client sets to `inspect` on an archive download that is not a use (not counted). */
+export const DOWNLOAD_PURPOSE_HEADER = 'x-download-purpose';

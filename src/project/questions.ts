@@ -104,6 +104,8 @@ export async function fetchTemplateQuestions(options: FetchQuestionsOptions): Pr
   try {
     const downloaded = await downloadTemplate(options.entry, path.join(work, 'template'), {
       documentUrl: options.client.registryUrl,
+      // Reading the questions is not a use of the template: the server does not count it.
+      purpose: 'inspect',
       ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.limits ? { limits: options.limits } : {}),

@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 
 import { resolveAnswers, type Answers, type ResolvedAnswers } from './answers.js';
 import { ExpressionEvaluator } from './expression.js';
 import { loadTemplate, type LoadedTemplate } from './load.js';
+import { FolderNotEmptyError, writeFolderAtomically } from './write-folder.js';
 import { LOCK_FILE, serializeLock, sha256Hex, type TemplateLock } from './lock.js';
 import { renderTemplate, type RenderOptions } from './render.js';
 
@@ -37,38 +37,6 @@ async function entriesOf(dir: string): Promise<string[] | undefined> {
     return await readdir(dir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-}
-
-/**
- * Moves every file of `from` into `to`, replacing files of the same name, all or nothing: a
- * replaced file is first renamed aside (into `from`), and on any failure every move done is undone,
- * so the folder is left as it was.
- */
-async function moveInto(from: string, to: string, files: readonly string[]): Promise<void> {
-  const aside = path.join(from, `.replaced-${randomBytes(6).toString('hex')}`);
-  const done: { target: string; saved?: string }[] = [];
-  try {
-    for (const file of files) {
-      const target = path.join(to, file);
-      await mkdir(path.dirname(target), { recursive: true });
-      let saved: string | undefined = path.join(aside, file);
-      await mkdir(path.dirname(saved), { recursive: true });
-      try {
-        await rename(target, saved);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-        saved = undefined;
-      }
-      done.push({ target, ...(saved ? { saved } : {}) });
-      await rename(path.join(from, file), target);
-    }
-  } catch (error) {
-    for (const { target, saved } of done.reverse()) {
-      if (saved) await rename(saved, target).catch(() => undefined);
-      else await rm(target, { force: true }).catch(() => undefined);
-    }
     throw error;
   }
 }
@@ -107,29 +75,11 @@ export async function generateProject(
     files: Object.fromEntries(files.map((f) => [f.path, { sha256: f.sha256, size: f.size }])),
   };
 
-  await mkdir(path.dirname(target), { recursive: true });
-  const staging = path.join(path.dirname(target), `.${path.basename(target)}.tmp-${randomBytes(6).toString('hex')}`);
+  const output = [...rendered.map((file) => ({ path: file.path, content: file.content, mode: file.mode })), { path: LOCK_FILE, content: serializeLock(lock) }];
   try {
-    await mkdir(staging);
-    for (const file of rendered) {
-      const destination = path.join(staging, ...file.path.split('/'));
-      await mkdir(path.dirname(destination), { recursive: true });
-      await writeFile(destination, file.content, { mode: file.mode });
-      await chmod(destination, file.mode);
-    }
-    await writeFile(path.join(staging, LOCK_FILE), serializeLock(lock));
-
-    if (existing === undefined) {
-      await rename(staging, target);
-    } else if (existing.length === 0) {
-      await rmdir(target);
-      await rename(staging, target);
-    } else {
-      await moveInto(staging, target, [...rendered.map((f) => f.path), LOCK_FILE]);
-      await rm(staging, { recursive: true, force: true });
-    }
+    await writeFolderAtomically(target, output, { force: options.force ?? false });
   } catch (error) {
-    await rm(staging, { recursive: true, force: true });
+    if (error instanceof FolderNotEmptyError) throw new OutputNotEmptyError(outDir);
     throw error;
   }
 

@@ -78,3 +78,4 @@ export {
   type ScaffoldProblem,
 } from './scaffold.js';
 export { renderNextSteps, cleanMessage, NextStepsError, NEXT_STEPS_MAX_CHARS, NEXT_STEPS_MAX_OUTPUT_CHARS, type GeneratedValues } from './next-steps.js';
+export { writeFolderAtomically, FolderNotEmptyError, FolderConflictError, type FolderFile } from './write-folder.js';

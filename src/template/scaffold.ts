@@ -6,8 +6,7 @@
  * tag. It passes `validate`, `lint` and `test` as written, in any language: nothing in it assumes
  * Node, Python or a build step.
  */
-import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 
 import manifestSchema from '../../schemas/template-manifest.schema.json' with { type: 'json' };
@@ -15,6 +14,7 @@ import { describeSchemaErrors } from '../core/messages.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { MANIFEST_FILE, PROMPTS_FILE, VARIABLES_FILE } from './validate.js';
+import { FolderConflictError, FolderNotEmptyError, writeFolderAtomically } from './write-folder.js';
 
 /** The categories a manifest may name, in the manifest schema's order. */
 export const TEMPLATE_CATEGORIES: readonly string[] = manifestSchema.properties.category.enum;
@@ -317,60 +317,6 @@ async function entriesOf(dir: string): Promise<string[] | undefined> {
 }
 
 /**
- * Why `file` cannot be written into `root` by replacing what is there, or undefined when it can: a
- * folder (or anything but a file) of that name would be lost, and a folder on the way that is a
- * file or a link would fail the write or lead it outside `root`.
- */
-async function replaceProblem(root: string, file: string): Promise<string | undefined> {
-  const segments = file.split('/');
-  for (let index = 1; index <= segments.length; index++) {
-    const relative = segments.slice(0, index).join('/');
-    let info;
-    try {
-      info = await lstat(path.join(root, ...segments.slice(0, index)));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    }
-    const last = index === segments.length;
-    if (last && !info.isFile() && !info.isSymbolicLink()) return `${relative} exists and is not a file; move it away first`;
-    if (!last && !info.isDirectory()) return `${relative} exists and is not a folder; move it away first`;
-  }
-  return undefined;
-}
-
-/**
- * Moves the files of `from` into `to`, replacing files of the same name, all or nothing: on a
- * failure every move done is undone (replaced files come back), so `to` is left as it was.
- */
-async function moveInto(from: string, to: string, files: readonly string[]): Promise<void> {
-  const aside = path.join(from, `.replaced-${randomBytes(6).toString('hex')}`);
-  const done: { target: string; saved: string | undefined }[] = [];
-  try {
-    for (const file of files) {
-      const target = path.join(to, file);
-      await mkdir(path.dirname(target), { recursive: true });
-      let saved: string | undefined = path.join(aside, file);
-      await mkdir(path.dirname(saved), { recursive: true });
-      try {
-        await rename(target, saved);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-        saved = undefined;
-      }
-      done.push({ target, saved });
-      await rename(path.join(from, file), target);
-    }
-  } catch (error) {
-    for (const { target, saved } of done.reverse()) {
-      if (saved) await rename(saved, target).catch(() => undefined);
-      else await rm(target, { force: true }).catch(() => undefined);
-    }
-    throw error;
-  }
-}
-
-/**
  * Writes a new template into `dir` (created when missing). Refuses values the manifest schema
  * refuses (ScaffoldError naming the field) and a folder with files in it unless `force`
  * (ScaffoldTargetNotEmptyError). The files are written into a staging folder beside `dir` and
@@ -387,32 +333,11 @@ export async function scaffoldTemplate(dir: string, options: ScaffoldOptions): P
 
   const files = scaffoldFiles(values, options.now?.() ?? new Date());
   const paths = Object.keys(files).sort();
-  if (existing && existing.length > 0) {
-    for (const file of paths) {
-      const problem = await replaceProblem(target, file);
-      if (problem) throw new ScaffoldError('dir', `${dir}: ${problem}`);
-    }
-  }
-  await mkdir(path.dirname(target), { recursive: true });
-  const staging = path.join(path.dirname(target), `.${path.basename(target)}.tmp-${randomBytes(6).toString('hex')}`);
   try {
-    await mkdir(staging);
-    for (const file of paths) {
-      const destination = path.join(staging, ...file.split('/'));
-      await mkdir(path.dirname(destination), { recursive: true });
-      await writeFile(destination, files[file] ?? '', { mode: 0o644 });
-    }
-    if (existing === undefined) {
-      await rename(staging, target);
-    } else if (existing.length === 0) {
-      await rmdir(target);
-      await rename(staging, target);
-    } else {
-      await moveInto(staging, target, paths);
-      await rm(staging, { recursive: true, force: true });
-    }
+    await writeFolderAtomically(target, paths.map((file) => ({ path: file, content: files[file] ?? '' })), { force: options.force ?? false });
   } catch (error) {
-    await rm(staging, { recursive: true, force: true });
+    if (error instanceof FolderNotEmptyError) throw new ScaffoldTargetNotEmptyError(dir);
+    if (error instanceof FolderConflictError) throw new ScaffoldError('dir', `${dir}: ${error.problem}`);
     throw error;
   }
   return { dir: target, files: paths };

@@ -276,6 +276,13 @@ export async function validateTemplate(dir: string, options: ValidateOptions = {
     }
   }
 
+  // The message printed after generation is Liquid too, rendered with the same names.
+  if (isObject(manifest) && typeof manifest.nextSteps === 'string') {
+    const found = checkContent('', [{ path: 'nextSteps', text: manifest.nextSteps }], [], contentScope(variables, path.normalize(variablesFile)), evaluator.engine);
+    const violations = found.map((problem) => ({ pointer: '/nextSteps', code: problem.code, message: problem.message }));
+    errors.push(...locateViolations(MANIFEST_FILE, violations, manifestChecked?.positions));
+  }
+
   // Declarative migration steps ship in migrations/, one JSON file per step.
   await checkMigrations(root, errors, deep);
 

@@ -152,4 +152,15 @@ describe('generate --force into an existing folder', () => {
     expect((await readdir(out)).sort()).toEqual(['README.md', 'a.txt', 'sub']);
     expect(await readdir(parent)).toEqual(['project']);
   });
+
+  it('refuses, before writing anything, a folder where the template writes a file (its content is never lost)', async () => {
+    const dir = await writeTemplate({ 'template/a.txt': 'new a' });
+    const out = await tempDir('tr-force-dir-');
+    await mkdir(path.join(out, 'README.md'));
+    await writeFile(path.join(out, 'README.md', 'precious.txt'), 'keep me');
+    await writeFile(path.join(out, 'a.txt'), 'my own a');
+    await expect(generateProject(dir, out, {}, { force: true })).rejects.toThrow(/README\.md exists and is not a file; move it away first/);
+    expect(await readFile(path.join(out, 'README.md', 'precious.txt'), 'utf8')).toBe('keep me');
+    expect(await readFile(path.join(out, 'a.txt'), 'utf8')).toBe('my own a');
+  });
 });
