@@ -2,7 +2,7 @@ import type { Ajv2020 } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyLoggerOptions } from 'fastify';
 
 import { createAjv } from '../core/schemas.js';
-import { buildRegistry } from '../registry/build.js';
+import { RegistryBuilder } from '../registry/build.js';
 import { openSqliteStorage } from '../store/sqlite/index.js';
 import { storeSource } from '../store/source.js';
 import type { RegistryStorage } from '../store/types.js';
@@ -15,6 +15,8 @@ import { openapiRoute } from './routes/openapi.js';
 import { readRoutes } from './routes/read.js';
 import { uploadRoute } from './routes/upload.js';
 import { webhooksRoute } from './routes/webhooks.js';
+import { StaticFront } from './static-front.js';
+import { loadStaticFiles, REGISTRY_FILE } from './static-files.js';
 import { WebhookDispatcher, type WebhookDispatcherOptions } from './webhooks.js';
 
 export interface ServerOptions {
@@ -53,13 +55,30 @@ function trustedProxies(setting: boolean | number | string | undefined): boolean
   return setting ?? false;
 }
 
-/** Runs builds one after the other: a build started while one runs waits for it. */
-function serialized(task: () => Promise<void>): () => Promise<void> {
-  let last: Promise<void> = Promise.resolve();
+/**
+ * Shares builds between callers: a call while no build runs starts one; calls while one runs all
+ * wait for the single build that starts after it (it sees everything committed before they called).
+ * So a caller waits for at most the build in progress and one more, however many arrive at once.
+ */
+export function coalesced(task: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
+  const start = (): Promise<void> => {
+    const run = task().finally(() => {
+      if (running === run) running = undefined;
+    });
+    running = run;
+    return run;
+  };
   return () => {
-    const next = last.then(task, task);
-    last = next.catch(() => undefined);
-    return next;
+    if (!running) return start();
+    queued ??= running
+      .catch(() => undefined)
+      .then(() => {
+        queued = undefined;
+        return start();
+      });
+    return queued;
   };
 }
 
@@ -94,7 +113,10 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   let current: CurrentRegistry | undefined;
 
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  // Plain reads of the static files are answered before fastify (static-front.ts), from the same files and read budget.
+  const front = new StaticFront({ files: () => current?.files, readPerMinute: () => limits.readPerMinute, logger: options.logger, trustProxy: options.trustProxy });
   const app = Fastify({
+    serverFactory: front.serverFactory,
     logger: options.logger ?? false,
     requestTimeout: limits.requestTimeoutMs,
     genReqId: newRequestId,
@@ -102,13 +124,18 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     bodyLimit: 1024 * 1024,
     forceCloseConnections: options.forceCloseConnections ?? 'idle',
   });
-  const rebuild = serialized(async () => {
-    const result = await buildRegistry(storeSource(storage, publicUrl), { outDir: storage.publicDir, publicUrl });
+  // One builder for the server's life: it keeps every entry it made, so a rebuild serializes only what changed.
+  const builder = new RegistryBuilder(storeSource(storage, publicUrl), { outDir: storage.publicDir, publicUrl });
+  const rebuild = coalesced(async () => {
+    const result = await builder.build();
     // A version stored by an older release whose entry is now invalid must not stop the registry.
     for (const skipped of result.skipped) {
       app.log.error({ template: `${skipped.id}@${skipped.version}`, violations: skipped.violations }, `${skipped.id}@${skipped.version} is left out of the registry: its entry is invalid`);
     }
-    current = { document: result.document, etag: result.etag, lastModified: new Date(result.document.lastUpdated) };
+    const lastModified = new Date(result.document.lastUpdated);
+    // Loaded before the state is published, so that readers get the document and files of one build.
+    const files = await loadStaticFiles(storage.publicDir, result, { previous: current?.files, known: { [REGISTRY_FILE]: { etag: result.etag, lastModified } } });
+    current = { document: result.document, etag: result.etag, lastModified, files };
   });
   const context: ServerContext = {
     storage,
@@ -133,7 +160,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
 
   installEnvelope(app);
   installValidators(app);
-  await app.register(rateLimitPlugin, { context });
+  await app.register(rateLimitPlugin, { context, counter: front.counter });
   await app.register(authPlugin, { context });
   await app.register(readRoutes, { context });
   await app.register(uploadRoute, { context });
@@ -142,6 +169,11 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   await app.register(openapiRoute, { context });
   // Deliveries in flight finish (or are cancelled) before the storage closes.
   app.addHook('preClose', () => context.webhooks.close());
+  // A closing server answers 503 (fastify): the fast path steps aside.
+  app.addHook('preClose', (done) => {
+    front.close();
+    done();
+  });
   app.addHook('onClose', () => storage.close());
   return { app, context, store: storage };
 }

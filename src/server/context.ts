@@ -1,5 +1,6 @@
 import type { RegistryDocument } from '../core/schema-types.js';
 import type { RegistryStorage } from '../store/types.js';
+import type { StaticFiles } from './static-files.js';
 import type { WebhookDispatcher } from './webhooks.js';
 
 export interface ServerLimits {
@@ -29,6 +30,8 @@ export interface CurrentRegistry {
   /** Strong ETag of registry.json's bytes, computed once per build. */
   etag: string;
   lastModified: Date;
+  /** The files of the same build the read routes answer from memory (registry.json, index.json, templates/<id>.json, index.html). */
+  files: StaticFiles;
 }
 
 /** What the route plugins are given (as their options): the storage, settings, the registry and the dispatcher. */

@@ -307,6 +307,17 @@ describe('usage numbers cannot be forged cheaply', () => {
     await server.context.rebuild();
     expect(server.context.registry().document.templates[0]?.stats?.downloads).toBe(2);
   });
+
+  it('does not count (nor store) an archive download made to read the template (X-Download-Purpose: inspect, as info sends)', async () => {
+    const server = await withPublished();
+    const archiveUrl = `${server.url}/templates/node-service/versions/1.1.0/archive`;
+    const inspected = await fetch(archiveUrl, { headers: { 'X-Download-Purpose': 'inspect' } });
+    expect(inspected.status).toBe(200);
+    expect((await inspected.arrayBuffer()).byteLength).toBeGreaterThan(0);
+    expect(await server.store.events.countEvents('download')).toBe(0);
+    expect((await fetch(archiveUrl)).status).toBe(200);
+    expect(await server.store.events.countEvents('download')).toBe(1);
+  });
 });
 
 describe('a private store', () => {

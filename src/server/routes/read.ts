@@ -1,152 +1,55 @@
 /**
- * The read routes of the registry server: the static registry document and catalog page (with
- * conditional requests and precompressed variants), the template list with the spec's query
- * conventions, single templates and versions, archive downloads, categories and a health check.
+ * The read routes of the registry server: the files of the static registry (registry.json, the
+ * sparse index.json and templates/<id>.json, the catalog page), answered from the build's snapshot
+ * in memory with conditional requests and the precompressed variants; the template list with the
+ * spec's query conventions, single templates and versions, archive downloads, categories and a
+ * health check.
  */
-import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
-import path from 'node:path';
-
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
-import { readIfExists } from '../../core/files.js';
 import { selectLatest, versionsOf } from '../../core/listing.js';
+import { DOWNLOAD_PURPOSE_HEADER } from '../../core/routes.js';
+import { NAME_PATTERN } from '../../core/versions.js';
 import type { TemplateEntry } from '../../core/schema-types.js';
 import { clientId } from '../client-id.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
 import { MAX_LIMIT, parseListQuery, runListQuery } from '../query.js';
+import {
+  CATALOG_FILE,
+  chooseRepresentation,
+  DOCUMENT_CACHE_CONTROL,
+  ifNoneMatchMatches,
+  INDEX_FILE,
+  isNotModified,
+  REGISTRY_FILE,
+  templateFileName,
+  type ContentCoding,
+  type StaticFile,
+  type StaticFiles,
+} from '../static-files.js';
 
 export const ENVELOPE_CACHE_CONTROL = 'public, max-age=60';
-export const DOCUMENT_CACHE_CONTROL = 'public, max-age=300';
 export const ARCHIVE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export const HEALTH_CACHE_CONTROL = 'no-cache, no-store, must-revalidate';
 export const ERROR_CACHE_CONTROL = 'no-store';
 
-export type ContentCoding = 'br' | 'gzip' | 'identity';
+export { DOCUMENT_CACHE_CONTROL, type ContentCoding };
 
-// ---------------------------------------------------------------------------------------------
-// Conditional requests and content negotiation (exported for the tests)
-// ---------------------------------------------------------------------------------------------
+// Conditional requests and content negotiation live with the files they apply to (static-files.ts,
+// shared with the server's fast path); exported here too, where they always were.
+export { ifNoneMatchMatches, negotiateEncoding, notModifiedSince } from '../static-files.js';
 
-/** `"tag"` for a bare tag, the tag as is when already quoted (or weak). */
-export function quoteEtag(tag: string): string {
-  return tag.startsWith('"') || tag.startsWith('W/') ? tag : `"${tag}"`;
-}
-
-/** The opaque part of an entity tag, without `W/` and the quotes. */
-function opaque(tag: string): string {
-  const strong = tag.trim().replace(/^W\//, '');
-  return strong.startsWith('"') && strong.endsWith('"') && strong.length >= 2 ? strong.slice(1, -1) : strong;
-}
-
-/**
- * True when `If-None-Match` names one of `etags` (weak comparison, as RFC 9110 asks for
- * If-None-Match) or is `*`. A list may mix weak and strong tags.
- */
-export function ifNoneMatchMatches(header: string | undefined, etags: readonly string[]): boolean {
-  if (header === undefined) return false;
-  const wanted = new Set(etags.map(opaque));
-  // Entity tags may contain commas only inside quotes; split on commas outside them.
-  const candidates = header.match(/(?:W\/)?"[^"]*"|[^,\s]+/g) ?? [];
-  return candidates.some((candidate) => candidate.trim() === '*' || wanted.has(opaque(candidate)));
-}
-
-/** True when `If-Modified-Since` is a valid date at or after `lastModified` (HTTP dates have whole seconds). */
-export function notModifiedSince(header: string | undefined, lastModified: Date): boolean {
-  if (header === undefined) return false;
-  const since = Date.parse(header);
-  if (Number.isNaN(since)) return false;
-  return Math.floor(lastModified.getTime() / 1000) * 1000 <= since;
-}
-
-/**
- * The codings to try, best first, from `Accept-Encoding`: br and gzip by their q-values (br
- * first on a tie, `*` standing in for an unnamed one, `q=0` ruling one out), then identity.
- */
-export function negotiateEncoding(header: string | undefined): ContentCoding[] {
-  if (header === undefined || header.trim() === '') return ['identity'];
-  const q = new Map<string, number>();
-  for (const part of header.split(',')) {
-    const [token = '', ...params] = part.split(';').map((p) => p.trim().toLowerCase());
-    if (token === '') continue;
-    let value = 1;
-    for (const param of params) {
-      const match = /^q\s*=\s*([0-9.]+)$/.exec(param);
-      if (match) value = Math.min(1, Math.max(0, Number(match[1]) || 0));
-    }
-    const name = token === 'x-gzip' ? 'gzip' : token;
-    q.set(name, Math.max(value, q.get(name) ?? -1));
+function sendStaticFile(request: FastifyRequest, reply: FastifyReply, file: StaticFile): FastifyReply {
+  const representation = chooseRepresentation(file, request.headers['accept-encoding']);
+  if (isNotModified(file, representation, request.headers['if-none-match'], request.headers['if-modified-since'])) {
+    return reply.code(304).headers(representation.notModifiedHeaders).send();
   }
-  const star = q.get('*');
-  const weight = (coding: 'br' | 'gzip'): number => q.get(coding) ?? star ?? 0;
-  const compressed = (['br', 'gzip'] as const)
-    .filter((coding) => weight(coding) > 0)
-    .sort((a, b) => weight(b) - weight(a)); // stable: br stays first on a tie
-  return [...compressed, 'identity'];
+  return reply.headers(representation.headers).send(representation.bytes);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Static files
-// ---------------------------------------------------------------------------------------------
-
-const SUFFIX: Record<ContentCoding, string> = { br: '.br', gzip: '.gz', identity: '' };
-
-/** The first variant of `file` the client accepts and that exists (identity last). */
-async function pickVariant(file: string, accepted: readonly ContentCoding[]): Promise<{ coding: ContentCoding; bytes: Buffer } | undefined> {
-  for (const coding of accepted) {
-    const bytes = await readIfExists(file + SUFFIX[coding]);
-    if (bytes) return { coding, bytes };
-  }
-  return undefined;
-}
-
-/** A strong tag for one coding of a representation: compressed variants get their own (RFC 9110 8.8.3). */
-function variantEtag(base: string, coding: ContentCoding): string {
-  const tag = opaque(base);
-  return coding === 'identity' ? `"${tag}"` : `"${tag}-${coding}"`;
-}
-
-interface StaticFile {
-  file: string;
-  contentType: string;
-  /** The representation's tag (identity coding); undefined: the served bytes' sha256. */
-  etag?: string;
-  /** Default: the file's modification time. */
-  lastModified?: Date;
-}
-
-async function sendStatic(request: FastifyRequest, reply: FastifyReply, options: StaticFile): Promise<FastifyReply> {
-  const variant = await pickVariant(options.file, negotiateEncoding(request.headers['accept-encoding']));
-  if (!variant) throw new ApiError(503, 'SERVICE_UNAVAILABLE', `${path.basename(options.file)} has not been built yet`, [], { 'Retry-After': '5' });
-
-  let etag: string;
-  let allTags: string[];
-  if (options.etag !== undefined) {
-    etag = variantEtag(options.etag, variant.coding);
-    allTags = (['identity', 'br', 'gzip'] as const).map((coding) => variantEtag(options.etag as string, coding));
-  } else {
-    etag = `"${createHash('sha256').update(variant.bytes).digest('base64url')}"`;
-    allTags = [etag];
-  }
-  const lastModified = options.lastModified ?? (await stat(options.file + SUFFIX[variant.coding])).mtime;
-
-  void reply
-    .header('ETag', etag)
-    .header('Last-Modified', lastModified.toUTCString())
-    .header('Cache-Control', DOCUMENT_CACHE_CONTROL)
-    .header('Vary', 'Accept-Encoding');
-
-  const ifNoneMatch = request.headers['if-none-match'];
-  const notModified =
-    ifNoneMatch !== undefined ? ifNoneMatchMatches(ifNoneMatch, allTags) : notModifiedSince(request.headers['if-modified-since'], lastModified);
-  if (notModified) return reply.code(304).send();
-
-  if (variant.coding !== 'identity') void reply.header('Content-Encoding', variant.coding);
-  return reply
-    .type(options.contentType)
-    .header('Content-Length', String(variant.bytes.length))
-    .send(variant.bytes);
+function notBuiltYet(name: string): ApiError {
+  return new ApiError(503, 'SERVICE_UNAVAILABLE', `${name} has not been built yet`, [], { 'Retry-After': '5', 'Cache-Control': ERROR_CACHE_CONTROL });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -206,29 +109,62 @@ function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-export const readRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { context }) => {
-  // Errors of these routes (thrown before or after headers were set) are never cached.
-  app.addHook('onSend', async (_request, reply, payload) => {
-    if (reply.statusCode >= 400) void reply.header('Cache-Control', ERROR_CACHE_CONTROL);
-    return payload;
-  });
+/**
+ * The public static files, answered from memory. On a server that neither logs requests nor
+ * trusts proxies, plain reads of them are answered before fastify (static-front.ts); these routes
+ * answer the rest (query strings, clients past their budget, servers that log) and `inject`.
+ * Kept cheap: the route config skips the rate-limit plugin's (asynchronous) hook for the same check
+ * of the same counter done inline (`app.limitRead`), the handlers are synchronous, every header is
+ * computed once per build, and the API routes' onSend hook does not run for them (their errors
+ * carry `no-store` themselves).
+ */
+const STATIC_FILE_ROUTE = { config: { rateLimit: false } } as const;
 
-  const registryDocument = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-    const current = context.registry();
-    return sendStatic(request, reply, {
-      file: path.join(context.storage.publicDir, 'registry.json'),
-      contentType: 'application/json; charset=utf-8',
-      etag: quoteEtag(current.etag),
-      lastModified: current.lastModified,
-    });
+const staticFileRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { context }) => {
+  /** The files of the last build; none before the first build is loaded. */
+  const staticFiles = (): StaticFiles | undefined => {
+    try {
+      return context.registry().files;
+    } catch {
+      return undefined;
+    }
   };
-  app.get('/registry.json', registryDocument);
-  app.get('/', registryDocument);
+  /** A route answering the build's `name` (503 with Retry-After until it is built). */
+  const entryPoint = (name: string) => (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    app.limitRead(request, reply);
+    const file = staticFiles()?.get(name);
+    if (!file) throw notBuiltYet(name);
+    return sendStaticFile(request, reply, file);
+  };
+  const registryDocument = entryPoint(REGISTRY_FILE);
+  app.get('/registry.json', STATIC_FILE_ROUTE, registryDocument);
+  app.get('/', STATIC_FILE_ROUTE, registryDocument);
+  // The catalog page at both paths: relative URLs (index.json, templates/<id>.json, registry.json)
+  // resolve to the same files from /catalog as from /index.html.
+  const catalogPage = entryPoint(CATALOG_FILE);
+  app.get('/index.html', STATIC_FILE_ROUTE, catalogPage);
+  app.get('/catalog', STATIC_FILE_ROUTE, catalogPage);
+  app.get('/index.json', STATIC_FILE_ROUTE, entryPoint(INDEX_FILE));
+  // Template ids never contain a dot, so /templates/<id>.json never takes an id of /templates/:id.
+  app.get<{ Params: { id: string } }>('/templates/:id.json', STATIC_FILE_ROUTE, (request, reply) => {
+    app.limitRead(request, reply);
+    const files = staticFiles();
+    if (!files) throw notBuiltYet(INDEX_FILE);
+    const { id } = request.params;
+    // Looked up by name among the build's files, never opened by path: no id reaches the disk.
+    const file = NAME_PATTERN.test(id) ? files.get(templateFileName(id)) : undefined;
+    if (!file) throw new ApiError(404, 'NOT_FOUND', `${templateFileName(id)} not found`, [], { 'Cache-Control': ERROR_CACHE_CONTROL });
+    return sendStaticFile(request, reply, file);
+  });
+  return Promise.resolve();
+};
 
-  const catalogPage = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> =>
-    sendStatic(request, reply, { file: path.join(context.storage.publicDir, 'index.html'), contentType: 'text/html; charset=utf-8' });
-  app.get('/index.html', catalogPage);
-  app.get('/catalog', catalogPage);
+const apiReadRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { context }) => {
+  // Errors of these routes (thrown before or after headers were set) are never cached.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (reply.statusCode >= 400) void reply.header('Cache-Control', ERROR_CACHE_CONTROL);
+    done(null, payload);
+  });
 
   app.get('/templates', { schema: { querystring: LIST_QUERY_SCHEMA } }, async (request, reply) => {
     const parsed = parseListQuery(request.query as Record<string, unknown>);
@@ -271,7 +207,9 @@ export const readRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, 
             return reply.code(304).send();
           }
         }
-        if (request.method !== 'HEAD') {
+        // A client reading the template without using it (info showing its questions) is not a download.
+        const inspecting = headerText(request.headers[DOWNLOAD_PURPOSE_HEADER])?.trim().toLowerCase() === 'inspect';
+        if (request.method !== 'HEAD' && !inspecting) {
           const platform = headerText(request.headers['x-platform'])?.trim();
           await context.storage.events.recordEvent({
             type: 'download',
@@ -304,4 +242,10 @@ export const readRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, 
       .send(envelope(request, { status: 'ok', templates, lastUpdated: document.lastUpdated }));
   });
   return Promise.resolve();
+};
+
+/** The static files (in a scope of their own, without the API routes' onSend hook) and the API's read routes. */
+export const readRoutes: FastifyPluginAsync<{ context: ServerContext }> = async (app, { context }) => {
+  await app.register(staticFileRoutes, { context });
+  await app.register(apiReadRoutes, { context });
 };

@@ -1,0 +1,297 @@
+#!/usr/bin/env node
+// The embedded server's static reads against a bare `node:http` server answering the same bytes.
+//
+// GET /registry.json of a registry built by the server from a store of 1,000 versions (200 and
+// 304 on If-None-Match), each beside the floor measured in the same run: a bare node:http server
+// in its own process that answers the bytes the embedded server sent, with the same headers
+// (X-Request-Id and X-RateLimit-* included, as fixed strings), and 304 when If-None-Match equals
+// its ETag. Each server runs in its own child process; the load generator (autocannon) runs in
+// this process, so it never shares an event loop with a server. Cases are interleaved (a warm-up
+// second, then rounds of 3 s per case and server) so that a slow moment of this shared machine
+// hits all alike. Besides requests per second, each server's CPU time per request.
+//
+// The embedded server runs as `serve` runs it (no logger, no proxy trusted: plain reads of the
+// static files are answered by its fast path before fastify, src/server/static-front.ts), its read
+// limit raised so that the load is never refused (the check itself still runs on every request).
+// A second one trusts a proxy hop, so it answers through fastify: its rows are plain figures.
+//
+// Prints one JSON document (title, setup, rows, notes). Needs `npm run build` (imports build/).
+// About 2 minutes; BENCH_QUICK=1: 200 versions, 2 s per case, 2 rounds.
+import { Buffer } from 'node:buffer';
+import { fork } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const here = fileURLToPath(import.meta.url);
+const root = path.resolve(path.dirname(here), '..');
+const QUICK = process.env.BENCH_QUICK === '1';
+const VERSIONS = Number(process.env.SERVER_READ_VERSIONS ?? (QUICK ? 200 : 1000));
+const SECONDS = Number(process.env.SERVER_READ_SECONDS ?? (QUICK ? 2 : 3));
+const ROUNDS = Number(process.env.SERVER_READ_ROUNDS ?? (QUICK ? 2 : 4));
+const CONNECTIONS = 10;
+const TARGET = 0.7;
+const ACCEPT_ENCODING = 'br, gzip';
+
+/** Answers the message `cpu` with the CPU time (user + system, microseconds) the process used so far. */
+function reportCpuOnRequest() {
+  process.on('message', (message) => {
+    if (message === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      process.send({ cpu: user + system });
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child: the embedded server on a seeded store
+// ---------------------------------------------------------------------------------------------
+
+const CATEGORIES = ['frontend', 'backend', 'fullstack', 'mobile', 'desktop'];
+const WORDS = ['react', 'node', 'rust', 'service', 'static', 'graphql', 'rest', 'worker', 'cli', 'edge', 'queue', 'stream'];
+const FEATURES = ['auth', 'database', 'api', 'testing', 'docker'];
+
+/** Publishes `count` versions (5 per template) into `store` through its API, as uploads do. */
+async function seed(store, count) {
+  const { record } = await store.tokens.createToken({ role: 'admin' });
+  for (let i = 0; i < count; i++) {
+    const t = Math.floor(i / 5);
+    const name = `tpl-${t}-${WORDS[t % WORDS.length]}`;
+    const version = `1.${i % 5}.${t % 7}`;
+    const bytes = gzipSync(Buffer.from(`archive of ${name}@${version}\n`));
+    const temp = store.versions.uploadTempPath('.tgz');
+    await writeFile(temp, bytes);
+    const createdAt = new Date(Date.UTC(2024, 0, 1) + i * 3_600_000).toISOString();
+    const reserved = await store.versions.reserveVersion(
+      {
+        name,
+        version,
+        integrity: `sha512-${createHash('sha512').update(bytes).digest('base64')}`,
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+        size: bytes.length,
+        owner: record.owner,
+        createdAt,
+      },
+      record,
+    );
+    if (!reserved.reserved) throw new Error(`could not reserve ${name}@${version}`);
+    await store.versions.commitVersion(name, version, temp, {
+      name,
+      version,
+      description: `A ${WORDS[(t * 7) % WORDS.length]} ${CATEGORIES[t % 5]} template with ${FEATURES[t % 5]} for ${WORDS[(t * 3) % WORDS.length]} projects`,
+      category: CATEGORIES[t % 5],
+      stability: i % 5 === 4 ? 'beta' : 'stable',
+      author: { name: `author-${t % 40}` },
+      keywords: [WORDS[t % WORDS.length], WORDS[(t + 5) % WORDS.length], `tag-${t % 50}`],
+      features: [FEATURES[t % 5], FEATURES[(t + 2) % 5]],
+      repository: { type: 'git', url: `https://git.example.test/team/${name}` },
+    });
+  }
+}
+
+/** `fastify`: a server that trusts one proxy hop, which answers every request through fastify. */
+async function serveEmbedded(through) {
+  const { openSqliteStorage } = await import(path.join(root, 'build/src/store/index.js'));
+  const { createServer } = await import(path.join(root, 'build/src/server/index.js'));
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'tr-bench-read-'));
+  const store = await openSqliteStorage(dir);
+  await seed(store, VERSIONS);
+  const server = await createServer({
+    store,
+    publicUrl: 'http://127.0.0.1',
+    limits: { readPerMinute: 1_000_000_000 },
+    ...(through === 'fastify' ? { trustProxy: 1 } : {}),
+  });
+  await server.app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = server.app.server.address();
+  reportCpuOnRequest();
+  process.on('message', async (message) => {
+    if (message === 'stop') {
+      await server.app.close();
+      await rm(dir, { recursive: true, force: true });
+      process.exit(0);
+    }
+  });
+  process.send({ port, heldBytes: server.context.registry().files.bytes });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child: the bare node:http server (the floor)
+// ---------------------------------------------------------------------------------------------
+
+function serveBare() {
+  process.once('message', ({ body, headers }) => {
+    const bytes = Buffer.from(body, 'base64');
+    const etag = headers.etag;
+    const notModifiedHeaders = Object.fromEntries(
+      Object.entries(headers).filter(([name]) => !['content-length', 'content-encoding', 'content-type'].includes(name)),
+    );
+    const server = http.createServer((request, response) => {
+      if (request.headers['if-none-match'] === etag) {
+        response.writeHead(304, notModifiedHeaders);
+        response.end();
+        return;
+      }
+      response.writeHead(200, headers);
+      response.end(bytes);
+    });
+    server.keepAliveTimeout = 72_000; // fastify's default, so that neither server closes connections
+    server.listen(0, '127.0.0.1', () => {
+      reportCpuOnRequest();
+      process.on('message', (message) => {
+        if (message === 'stop') server.close(() => process.exit(0));
+      });
+      process.send({ port: server.address().port });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Orchestrator
+// ---------------------------------------------------------------------------------------------
+
+function startChild(role, first) {
+  const child = fork(here, [role], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const ready = new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`the ${role} server exited (${code}) before listening`)));
+  });
+  if (first) child.send(first);
+  return { child, ready };
+}
+
+function get(port, headers) {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path: '/registry.json', headers }, (response) => {
+        const chunks = [];
+        response.on('data', (chunk) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode, headers: response.headers, body: Buffer.concat(chunks) }));
+      })
+      .on('error', reject);
+  });
+}
+
+/** Headers a server sets itself on every response (not part of what the route answers). */
+const TRANSPORT_HEADERS = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
+
+function cpuOf(child) {
+  return new Promise((resolve) => {
+    const listener = (message) => {
+      if (message && typeof message.cpu === 'number') {
+        child.off('message', listener);
+        resolve(message.cpu);
+      }
+    };
+    child.on('message', listener);
+    child.send('cpu');
+  });
+}
+
+/** Requests per second, and the server's CPU microseconds per request, of one run of `seconds`. */
+async function load(autocannon, target, headers, seconds) {
+  const cpuBefore = await cpuOf(target.child);
+  const result = await autocannon({ url: `http://127.0.0.1:${target.port}/registry.json`, connections: CONNECTIONS, duration: seconds, headers });
+  const cpu = (await cpuOf(target.child)) - cpuBefore;
+  const expected = headers['if-none-match'] ? 304 : 200;
+  const answered = expected === 304 ? result['3xx'] : result['2xx'];
+  if (result.errors > 0 || result.timeouts > 0 || answered !== result.requests.total) {
+    const counts = { errors: result.errors, timeouts: result.timeouts, '2xx': result['2xx'], '3xx': result['3xx'], non2xx: result.non2xx, total: result.requests.total };
+    throw new Error(`expected only ${expected} answers from port ${target.port}: ${JSON.stringify(counts)}`);
+  }
+  return { rate: result.requests.total / seconds, cpuPerRequest: cpu / Math.max(1, result.requests.total) };
+}
+
+const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
+const round2 = (value) => Math.round(value * 100) / 100;
+
+async function orchestrate() {
+  const { default: autocannon } = await import('autocannon');
+  const embedded = startChild('embedded');
+  const throughFastify = startChild('embedded-fastify');
+  const { port: embeddedPort, heldBytes } = await embedded.ready;
+  const { port: fastifyPort } = await throughFastify.ready;
+
+  const first = await get(embeddedPort, { 'accept-encoding': ACCEPT_ENCODING });
+  if (first.status !== 200 || first.headers['content-encoding'] !== 'br') throw new Error(`GET /registry.json answered ${first.status} ${first.headers['content-encoding']}`);
+  const identity = await get(embeddedPort, {});
+  const viaFastify = await get(fastifyPort, { 'accept-encoding': ACCEPT_ENCODING });
+  if (viaFastify.body.length !== first.body.length) throw new Error('the two embedded servers do not answer documents of the same size');
+  // What the route answered, less what node:http adds to every answer itself.
+  const answered = Object.fromEntries(Object.entries(first.headers).filter(([name]) => !TRANSPORT_HEADERS.has(name)));
+  const bare = startChild('bare', { body: first.body.toString('base64'), headers: answered });
+  const { port: barePort } = await bare.ready;
+  const check = await get(barePort, { 'accept-encoding': ACCEPT_ENCODING });
+  if (!check.body.equals(first.body)) throw new Error('the bare server does not answer the same bytes');
+
+  const servers = {
+    embedded: { child: embedded.child, port: embeddedPort, etag: first.headers.etag },
+    fastify: { child: throughFastify.child, port: fastifyPort, etag: viaFastify.headers.etag },
+    bare: { child: bare.child, port: barePort, etag: first.headers.etag },
+  };
+  const headersOf = (pair, server) => ({ 'accept-encoding': ACCEPT_ENCODING, ...(pair.revalidate ? { 'if-none-match': server.etag } : {}) });
+  const pairs = [
+    { name: 'GET /registry.json 200 (br)', floor: 'bare node:http 200', revalidate: false },
+    { name: 'GET /registry.json 304 (If-None-Match)', floor: 'bare node:http 304', revalidate: true },
+  ];
+  const names = Object.keys(servers);
+  for (const pair of pairs) for (const server of Object.values(servers)) await load(autocannon, server, headersOf(pair, server), 1); // warm-up
+  // Each round runs the servers back to back (in a rotating order), so all meet the same moment of the machine.
+  const samples = pairs.map(() => Object.fromEntries(names.map((name) => [name, []])));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [k, pair] of pairs.entries()) {
+      const order = names.map((_, i) => names[(i + round) % names.length]);
+      for (const which of order) samples[k][which].push(await load(autocannon, servers[which], headersOf(pair, servers[which]), SECONDS));
+    }
+  }
+  for (const server of Object.values(servers)) server.child.send('stop');
+
+  const rows = [];
+  const notes = [];
+  const figure = (k, which, field) => mean(samples[k][which].map((s) => s[field]));
+  for (const [k, pair] of pairs.entries()) {
+    const ratio = round2(figure(k, 'embedded', 'rate') / figure(k, 'bare', 'rate'));
+    rows.push({ name: pair.name, value: Math.round(figure(k, 'embedded', 'rate')), unit: 'req/s', baseline: `${pair.floor} (same bytes and headers)`, baselineValue: Math.round(figure(k, 'bare', 'rate')), ratio, target: `>= ${TARGET}x floor`, met: ratio >= TARGET });
+    if (ratio < TARGET) notes.push(`${pair.name}: ${ratio}x the requests per second of the bare server, under the ${TARGET}x target.`);
+  }
+  for (const [k, pair] of pairs.entries()) {
+    const ratio = round2(figure(k, 'fastify', 'rate') / figure(k, 'bare', 'rate'));
+    rows.push({ name: `${pair.name}, through fastify (--trust-proxy)`, value: Math.round(figure(k, 'fastify', 'rate')), unit: 'req/s', baseline: pair.floor, baselineValue: Math.round(figure(k, 'bare', 'rate')), ratio, target: null, met: null });
+  }
+  for (const [k, pair] of pairs.entries()) {
+    for (const [which, label] of [['embedded', ''], ['fastify', ', through fastify']]) {
+      const ours = figure(k, which, 'cpuPerRequest');
+      const floor = figure(k, 'bare', 'cpuPerRequest');
+      rows.push({ name: `${pair.name}${label}: server CPU per request`, value: round2(ours), unit: 'us', baseline: pair.floor, baselineValue: round2(floor), ratio: round2(ours / floor), target: null, met: null });
+    }
+  }
+  const fastify304 = round2(figure(1, 'fastify', 'rate') / figure(1, 'bare', 'rate'));
+  notes.push(
+    'The embedded server answers plain GETs of its static files before fastify (src/server/static-front.ts: the same bytes and headers, ' +
+      'an X-Request-Id, the shared read budget). A server that logs requests or trusts proxies for the client address answers them ' +
+      `through fastify instead (the "through fastify" rows: a server started with trustProxy 1): ${fastify304}x the bare server on 304s ` +
+      "here, fastify's own pipeline (request and reply objects, routing, hooks) costing more per answer than a 304 itself.",
+    'Requests per second are what a client sees with autocannon sharing this 2-core machine with the servers (and other work); ' +
+      'the CPU-per-request rows (process.cpuUsage of each server process over its runs) show the cost of each answer regardless.',
+  );
+  const result = {
+    title: 'Embedded server: GET /registry.json against a bare node:http server',
+    setup:
+      `registry.json of ${VERSIONS} versions (${VERSIONS / 5} templates) built by the server from its store: ${identity.body.length} bytes, ` +
+      `${first.body.length} bytes br; the server holds ${heldBytes} bytes of static files (every file, every coding); autocannon ${CONNECTIONS} connections on 127.0.0.1, ${SECONDS} s per case x ${ROUNDS} rounds after 1 s warm-ups, ` +
+      `the servers back to back in each round (mean); each server in its own child process, autocannon in the parent; ${os.cpus().length} shared cores`,
+    rows,
+    notes,
+  };
+  console.log(JSON.stringify(result));
+}
+
+const role = process.argv[2];
+if (role === 'embedded') await serveEmbedded('front');
+else if (role === 'embedded-fastify') await serveEmbedded('fastify');
+else if (role === 'bare') serveBare();
+else await orchestrate();
