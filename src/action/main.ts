@@ -7,6 +7,11 @@
  * The checks, the pack and the upload are the library's publish pipeline; the action turns its
  * steps into log groups and summary rows, its findings into annotations, and then creates the
  * GitHub release from the changelog section.
+ *
+ * Each problem is annotated once, inside the group of the step that found it: a finding of the
+ * pipeline, or the failure of a step that found none (an upload refused, a release that could not
+ * be made). The run is then failed through the exit code alone, so that no second annotation
+ * repeats, outside the groups, what the groups already say.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,7 +24,8 @@ import { errorMessage } from '../core/errors.js';
 import { createGitHubClient } from '../github/client.js';
 import type { ActionCoreBase, ActionEnv, SummaryCell } from '../github/inputs.js';
 import { octokitReleaseApi, publishRelease, type ReleaseApi } from '../github/release.js';
-import { PUBLISH_STEP_TITLES, runPublishPipeline, type PublishFinding, type PublishPipelineOptions } from '../publish/pipeline.js';
+import { PUBLISH_STEP_TITLES, runPublishPipeline, type PublishFinding, type PublishPipelineError, type PublishPipelineOptions, type PublishStep } from '../publish/pipeline.js';
+import { PublishError } from '../publish/upload.js';
 import { MANIFEST_FILE } from '../template/validate.js';
 import { parseInputs, type ActionInputs } from './inputs.js';
 
@@ -41,6 +47,11 @@ export interface ActionDependencies {
   upload?: PublishPipelineOptions['upload'];
   /** Makes the release API; default Octokit with retries and rate-limit handling. */
   releaseApi?: (token: string, owner: string, repo: string, baseUrl?: string) => ReleaseApi;
+  /**
+   * Fails the run once its problems are annotated (default: `process.exitCode = code`, what
+   * core.setFailed does besides annotating).
+   */
+  setExitCode?: (code: number) => void;
 }
 
 export interface ActionOutcome {
@@ -67,8 +78,28 @@ function annotate(core: ActionCore, inputs: ActionInputs, finding: PublishFindin
     ...(finding.line ? { startLine: finding.line } : {}),
     ...(finding.column ? { startColumn: finding.column } : {}),
   };
+  // The annotation shows in the log too, but without its place: the line with the place comes first.
+  if (finding.text !== finding.message) core.info(finding.text);
   if (finding.severity === 'error') core.error(finding.message, properties);
   else core.warning(finding.message, properties);
+}
+
+/**
+ * The problems of a step that failed without findings, one annotation each: every detail of a
+ * registry's 400/422 refusal is a problem of its own; anything else is one.
+ */
+function annotateFailure(core: ActionCore, title: string, error: Error): void {
+  const cause = error.cause;
+  if (cause instanceof PublishError && (cause.status === 400 || cause.status === 422) && cause.details.length > 0) {
+    const heading = (cause.message.split('\n')[0] ?? cause.message).trim();
+    core.info(`${title} failed: ${heading}`);
+    for (const detail of cause.details) {
+      const where = [detail.field, detail.code].filter((part) => part !== '').join(' ');
+      core.error(`${where === '' ? '' : `${where}: `}${detail.message}`, { title: `${title.toLowerCase()}: ${cause.code ?? `HTTP ${cause.status}`}` });
+    }
+    return;
+  }
+  core.error(error.message, { title: `${title.toLowerCase()} failed` });
 }
 
 /**
@@ -80,12 +111,30 @@ function annotate(core: ActionCore, inputs: ActionInputs, finding: PublishFindin
 export async function run(dependencies: ActionDependencies = {}): Promise<ActionOutcome> {
   const env = dependencies.env ?? process.env;
   const core = dependencies.core ?? actionsCore;
+  const setExitCode =
+    dependencies.setExitCode ??
+    ((code: number) => {
+      process.exitCode = code;
+    });
   const outputs: Record<string, string> = {};
   const setOutput = (name: string, value: string | number | boolean): void => {
     outputs[name] = String(value);
     core.setOutput(name, String(value));
   };
   const rows: SummaryCell[][] = [[{ data: 'Step', header: true }, { data: 'Result', header: true }]];
+  /** Error findings of the running step: a step that reported some needs no annotation of its own when it fails. */
+  let stepErrors = 0;
+  /** The failure is annotated already, inside its group. */
+  let annotated = false;
+
+  const stepFailed = (step: PublishStep, error: PublishPipelineError): void => {
+    const title = PUBLISH_STEP_TITLES[step];
+    if (stepErrors === 0) annotateFailure(core, title, error);
+    else core.info(`${title} failed: ${error.message}`);
+    annotated = true;
+    core.endGroup();
+    rows.push([title, `failed: ${error.message}`]);
+  };
 
   let ok = false;
   try {
@@ -107,17 +156,21 @@ export async function run(dependencies: ActionDependencies = {}): Promise<Action
         ...(dependencies.upload ? { upload: dependencies.upload } : {}),
       },
       {
-        onStepStarted: (step) => core.startGroup(PUBLISH_STEP_TITLES[step]),
+        onStepStarted: (step) => {
+          stepErrors = 0;
+          core.startGroup(PUBLISH_STEP_TITLES[step]);
+        },
         onStepFinished: (step, summary) => {
+          core.info(`${PUBLISH_STEP_TITLES[step]}: ${summary}`);
           core.endGroup();
           rows.push([PUBLISH_STEP_TITLES[step], summary]);
         },
-        onStepFailed: (step, error) => {
-          core.endGroup();
-          rows.push([PUBLISH_STEP_TITLES[step], `failed: ${error.message}`]);
-        },
+        onStepFailed: stepFailed,
         onStepSkipped: (step, reason) => rows.push([PUBLISH_STEP_TITLES[step], `skipped (${reason})`]),
-        onFinding: (finding) => annotate(core, inputs, finding),
+        onFinding: (finding) => {
+          if (finding.severity === 'error') stepErrors++;
+          annotate(core, inputs, finding);
+        },
         onInfo: (_step, message) => core.info(message),
         onPacked: (packed) => {
           setOutput('archive', packed.file);
@@ -136,7 +189,10 @@ export async function run(dependencies: ActionDependencies = {}): Promise<Action
       core.info(`dry-run: packed ${packed.file}; nothing was uploaded or released`);
     } else {
       setOutput('uploaded', result.upload.uploaded);
-      if (result.downloadUrl) setOutput('download-url', result.downloadUrl);
+      if (result.downloadUrl) {
+        setOutput('download-url', result.downloadUrl);
+        core.info(`download URL: ${result.downloadUrl}`);
+      }
 
       if (inputs.createRelease && inputs.repository && inputs.githubToken) {
         const manifestAsset = path.join(outDir, MANIFEST_FILE);
@@ -153,10 +209,13 @@ export async function run(dependencies: ActionDependencies = {}): Promise<Action
               { name: MANIFEST_FILE, path: manifestAsset, contentType: 'application/json' },
             ],
           });
+          core.info(`Release: ${release.created ? 'created' : 'updated'} ${release.url}`);
           rows.push(['Release', `${release.created ? 'created' : 'updated'} ${release.url}`]);
           setOutput('release-id', release.id);
           setOutput('release-url', release.url);
         } catch (error) {
+          core.error(errorMessage(error), { title: 'release failed' });
+          annotated = true;
           rows.push(['Release', `failed: ${errorMessage(error)}`]);
           throw error;
         } finally {
@@ -168,7 +227,13 @@ export async function run(dependencies: ActionDependencies = {}): Promise<Action
     }
     ok = true;
   } catch (error) {
-    core.setFailed(errorMessage(error));
+    if (annotated) {
+      // Annotated in its group already: the log's last line says where it stopped, the exit code fails the job.
+      core.info(`publish failed: ${errorMessage(error)}`);
+      setExitCode(1);
+    } else {
+      core.setFailed(errorMessage(error));
+    }
   }
 
   try {

@@ -1,6 +1,11 @@
+import { execFile } from 'node:child_process';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
+import semver from 'semver';
+
+import { registryDocumentUrl, registryUrlProblem } from '../core/registry-url.js';
 import { isTemplateName, isTemplateVersion, NAME_PATTERN } from '../core/versions.js';
 import { UsageError } from './io.js';
 
@@ -12,17 +17,16 @@ export function userCacheDir(env: Readonly<Record<string, string | undefined>> =
   return path.join(env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'template-registry');
 }
 
-/** The registry document's URL from --registry or TEMPLATE_REGISTRY_URL. */
+/**
+ * The registry document's URL from --registry or TEMPLATE_REGISTRY_URL, given either as the
+ * registry's base URL or as its document's URL (core/registry-url.ts has the rule).
+ */
 export function registryUrlFrom(flag: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): string {
   const value = flag ?? env.TEMPLATE_REGISTRY_URL;
-  if (!value) throw new UsageError('no registry: pass --registry URL or set TEMPLATE_REGISTRY_URL');
-  try {
-    const url = new URL(value);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http(s)');
-  } catch {
-    throw new UsageError(`--registry must be an http(s) URL (got ${JSON.stringify(value)})`);
-  }
-  return value;
+  if (value === undefined || value.trim() === '') throw new UsageError('no registry: pass --registry URL or set TEMPLATE_REGISTRY_URL');
+  const problem = registryUrlProblem(value);
+  if (problem) throw new UsageError(`${flag !== undefined ? '--registry' : 'TEMPLATE_REGISTRY_URL'} ${problem}`);
+  return registryDocumentUrl(value);
 }
 
 /** `id@version` -> { id, version }; a bare id has no version. */
@@ -53,4 +57,42 @@ export function registryModeFrom(env: Readonly<Record<string, string | undefined
   if (value === undefined || value === '') return 'auto';
   if (value === 'full' || value === 'sparse' || value === 'auto') return value;
   throw new UsageError(`TEMPLATE_REGISTRY_MODE must be full, sparse or auto (got ${JSON.stringify(value)})`);
+}
+
+/**
+ * A version given on the command line for a runtime (`--node-version v20.11.1`): MAJOR.MINOR.PATCH,
+ * a leading `v` allowed; returned without it.
+ */
+export function runtimeVersionFrom(flag: string, value: string): string {
+  const version = semver.valid(value.trim().replace(/^v/, ''));
+  if (version === null) throw new UsageError(`${flag} must be a version MAJOR.MINOR.PATCH such as 20.11.1 (got ${JSON.stringify(value)})`);
+  return version;
+}
+
+/** How long `npm --version` may take before the npm version counts as unknown. */
+const NPM_VERSION_TIMEOUT_MS = 5_000;
+
+/**
+ * The npm version of this machine, undefined when it cannot be found. Run through npm (npm
+ * start, npx), npm names itself in `npm_config_user_agent` (`npm/10.8.2 node/v20...`), which
+ * costs nothing; otherwise `npm --version` is run, bounded in time. Only asked when a template
+ * declares an npm range.
+ */
+export async function localNpmVersion(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  runNpm: () => Promise<string> = npmVersionOutput,
+): Promise<string | undefined> {
+  const agent = /^npm\/(\S+)/.exec(env.npm_config_user_agent ?? '')?.[1];
+  if (agent !== undefined && semver.valid(agent)) return agent;
+  try {
+    return semver.valid((await runNpm()).trim()) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function npmVersionOutput(): Promise<string> {
+  // npm is npm.cmd on Windows, which only a shell runs; the command line is fixed, no input in it.
+  const { stdout } = await promisify(execFile)('npm', ['--version'], { timeout: NPM_VERSION_TIMEOUT_MS, shell: process.platform === 'win32', windowsHide: true });
+  return stdout;
 }

@@ -2,11 +2,20 @@
 export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
+  /** Whether each stream is a terminal (unset: not; tests pass a fake terminal here). */
+  isTTY?: { stdout?: boolean; stderr?: boolean };
+  /** The environment read for colour (`NO_COLOR`, `FORCE_COLOR`, `TERM`); default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Whether each stream may be coloured: set by `runCli` (see style.ts), read through `stdoutStyle`/`stderrStyle`. */
+  colour?: { stdout: boolean; stderr: boolean };
 }
 
 export const processIo: CliIo = {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
+  get isTTY() {
+    return { stdout: process.stdout.isTTY === true, stderr: process.stderr.isTTY === true };
+  },
 };
 
 /** Exit codes shared by every command. */
@@ -15,4 +24,13 @@ export const EXIT = { ok: 0, failure: 1, usage: 2, cancelled: 130 } as const;
 /** A failure the user caused (bad argument, missing file): printed without a stack trace. */
 export class UsageError extends Error {
   readonly exitCode: number = EXIT.usage;
+}
+
+/**
+ * `value` when it is one of `allowed`; else a usage error naming the flag and every allowed value
+ * (for values known only at run time: commander's `.choices()` covers those known up front).
+ */
+export function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new UsageError(`${flag} must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
 }

@@ -2,9 +2,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { stripVTControlCharacters } from 'node:util';
+
 import { Command, CommanderError } from 'commander';
 
 import { EXIT, UsageError, processIo, type CliIo } from './io.js';
+import { colourEnabled } from './style.js';
 import { errorMessage } from '../core/errors.js';
 
 /** This package's version, from the nearest package.json named template-registry above this file. */
@@ -70,6 +73,8 @@ async function buildProgram(argv: readonly string[], io: CliIo, setExit: SetExit
   const program = new Command('template-registry')
     .description('Publish, find, generate from and upgrade versioned project templates.')
     .version(VERSION)
+    // Taken out of argv by runCli wherever it stands; declared here for --help.
+    .option('--no-color', 'no colours (colours are used only on a terminal; NO_COLOR=1 and FORCE_COLOR=1 also work)')
     .exitOverride()
     // Root options only before the command, so `pack --version 1.2.3` is pack's, not the CLI's own --version.
     .enablePositionalOptions()
@@ -80,11 +85,69 @@ async function buildProgram(argv: readonly string[], io: CliIo, setExit: SetExit
   return program;
 }
 
+/** The arguments before `--` (after it everything is an operand). */
+function optionPart(argv: readonly string[]): readonly string[] {
+  const end = argv.indexOf('--');
+  return end === -1 ? argv : argv.slice(0, end);
+}
+
+/**
+ * `--no-color` is global: accepted before or after the command's name (commander would see it
+ * only before, as root options are positional), and taken out before commander parses.
+ */
+function withoutNoColor(argv: readonly string[]): { argv: string[]; noColor: boolean } {
+  const options = optionPart(argv);
+  const kept = options.filter((arg) => arg !== '--no-color');
+  return { argv: [...kept, ...argv.slice(options.length)], noColor: kept.length !== options.length };
+}
+
+/**
+ * What a failed `--json` run prints on stdout when the command printed nothing there: the error
+ * lines it wrote on stderr (warnings, progress and the usage hint left out), as one JSON document.
+ */
+function jsonError(exitCode: number, stderrText: string): string {
+  const lines = stripVTControlCharacters(stderrText)
+    .split('\n')
+    .map((line) => (line.split('\r').pop() ?? '').trim())
+    .filter((line) => line !== '' && !line.startsWith('warning:') && !line.startsWith('(run with --help'))
+    .map((line) => line.replace(/^error: /, ''));
+  return `${JSON.stringify({ error: { exitCode, message: lines.join('\n') || `exit code ${exitCode}` } }, null, 2)}\n`;
+}
+
 /**
  * Runs the CLI with `argv` (without `node` and the script) and resolves to the exit code:
  * 0 success, 1 the command's check failed, 2 a usage error.
+ *
+ * With `--json`, stdout holds exactly one JSON document: the command's result, or, when the
+ * command fails before it has one, `{ "error": { "exitCode", "message" } }` (the message is
+ * also on stderr, as without --json).
  */
 export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  const { argv: args, noColor } = withoutNoColor(argv);
+  const json = optionPart(args).includes('--json');
+  const env = io.env ?? process.env;
+  const tty = io.isTTY ?? {};
+  let wroteStdout = false;
+  let stderrText = '';
+  const runIo: CliIo = {
+    stdout: (text) => {
+      if (text !== '') wroteStdout = true;
+      io.stdout(text);
+    },
+    stderr: (text) => {
+      if (json) stderrText += text;
+      io.stderr(text);
+    },
+    isTTY: tty,
+    env,
+    colour: { stdout: colourEnabled(tty.stdout, env, noColor), stderr: colourEnabled(tty.stderr, env, noColor) },
+  };
+  const exitCode = await run(args, runIo);
+  if (json && exitCode !== EXIT.ok && !wroteStdout) io.stdout(jsonError(exitCode, stderrText));
+  return exitCode;
+}
+
+async function run(argv: readonly string[], io: CliIo): Promise<number> {
   let exitCode: number = EXIT.ok;
   try {
     const program = await buildProgram(argv, io, (code) => {

@@ -2,8 +2,9 @@
  * One JSON resource of a registry (the document, the sparse index, one template's file), fetched
  * and cached under the client's rules: kept for a TTL, revalidated with `If-None-Match` /
  * `If-Modified-Since`, read up to a size cap, persisted to a cache file that survives restarts,
- * never replaced by a failed fetch (the stale value keeps answering, `status()` says why), retried
- * only after a backoff, and fetched once for concurrent callers.
+ * never replaced by a failed fetch (the stale value keeps answering, `status()` says why, and
+ * `onStale` is told once), retried only after a backoff, and fetched once for concurrent callers.
+ * With `refresh`, the first use revalidates whatever the cache's age.
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
@@ -89,6 +90,25 @@ export interface CachedJsonOptions<T> {
   accept: (json: unknown) => T;
   /** The JSON to write to the cache file, from which `accept` restores the value. */
   toJson: (value: T) => unknown;
+  /** Revalidate on first use whatever the cache's age (the CLI's `--refresh`); the answer still renews the cache. */
+  refresh?: boolean;
+  /** Told (once until a fetch succeeds) when a failed fetch leaves a cached copy answering that is expired, or that `refresh` wanted replaced. */
+  onStale?: (notice: StaleNotice) => void;
+}
+
+/** A cached copy answering because fetching a fresh one failed. */
+export interface StaleNotice {
+  url: string;
+  /** What the resource is: `registry document`, `registry index`, ... */
+  what: string;
+  /** When the copy was fetched or last confirmed, in `now()` milliseconds. */
+  fetchedAt: number;
+  /** How old the copy is, in milliseconds. */
+  ageMs: number;
+  /** Whether the copy is older than the cache lifetime (else `refresh` asked for a newer one). */
+  expired: boolean;
+  /** Why no fresh copy could be had. */
+  reason: string;
 }
 
 interface Snapshot<T> {
@@ -118,6 +138,10 @@ export class CachedJson<T> {
   #lastFailureAt: number | undefined;
   #inFlight: Promise<void> | undefined;
   #diskLoad: Promise<void> | undefined;
+  /** Whether a fetch was attempted in this process (what `refresh` waits for). */
+  #attempted = false;
+  /** Whether `onStale` was told about the current failure. */
+  #staleTold = false;
 
   constructor(options: CachedJsonOptions<T>) {
     this.#options = options;
@@ -131,19 +155,19 @@ export class CachedJson<T> {
   async get(): Promise<T> {
     await this.#loadDisk();
     const snapshot = this.#snapshot;
-    if (snapshot && !this.#expired(snapshot)) return snapshot.value;
+    if (snapshot && this.#usable(snapshot)) return snapshot.value;
     const inBackoff = this.#lastFailureAt !== undefined && this.#options.now() - this.#lastFailureAt < this.#options.failureBackoffMs;
-    if (snapshot && inBackoff && !this.#inFlight) return snapshot.value;
+    if (snapshot && inBackoff && !this.#inFlight) return this.#staleValue(snapshot);
     await this.#revalidate();
-    if (this.#snapshot) return this.#snapshot.value;
+    if (this.#snapshot) return this.#staleValue(this.#snapshot);
     throw new RegistryUnavailableError(this.#options.url, this.#lastError ?? `no ${this.#options.what}`);
   }
 
-  /** The value in hand (or in the cache file) when it is younger than the TTL; never fetches. */
+  /** The value in hand (or in the cache file) when it is younger than the TTL (and, with `refresh`, revalidated); never fetches. */
   async fresh(): Promise<T | undefined> {
     await this.#loadDisk();
     const snapshot = this.#snapshot;
-    return snapshot && !this.#expired(snapshot) ? snapshot.value : undefined;
+    return snapshot && this.#usable(snapshot) ? snapshot.value : undefined;
   }
 
   /** Fetches now (conditionally when cached); rejects only when there is no value at all. */
@@ -151,6 +175,7 @@ export class CachedJson<T> {
     await this.#loadDisk();
     await this.#revalidate();
     if (!this.#snapshot) throw new RegistryUnavailableError(this.#options.url, this.#lastError ?? `no ${this.#options.what}`);
+    this.#staleValue(this.#snapshot);
   }
 
   status(): CachedJsonStatus {
@@ -165,6 +190,23 @@ export class CachedJson<T> {
     if (snapshot?.etag !== undefined) status.etag = snapshot.etag;
     if (snapshot?.lastModified !== undefined) status.lastModified = snapshot.lastModified;
     return status;
+  }
+
+  /** Whether the snapshot answers without a request: young enough, and revalidated once when `refresh` asks for it. */
+  #usable(snapshot: Snapshot<T>): boolean {
+    return !this.#expired(snapshot) && !(this.#options.refresh === true && !this.#attempted);
+  }
+
+  /** The snapshot's value; when the last fetch failed and the copy is expired (or `refresh` wanted a new one), `onStale` is told once. */
+  #staleValue(snapshot: Snapshot<T>): T {
+    const { onStale } = this.#options;
+    const expired = this.#expired(snapshot);
+    if (onStale && this.#lastError !== undefined && !this.#staleTold && (expired || this.#options.refresh === true)) {
+      this.#staleTold = true;
+      const { url, what } = this.#options;
+      onStale({ url, what, fetchedAt: snapshot.fetchedAt, ageMs: Math.max(0, this.#options.now() - snapshot.fetchedAt), expired, reason: this.#lastError });
+    }
+    return snapshot.value;
   }
 
   #expired(snapshot: Snapshot<T>): boolean {
@@ -225,9 +267,11 @@ export class CachedJson<T> {
 
   async #fetchOnce(): Promise<void> {
     const previous = this.#snapshot;
+    this.#attempted = true;
     try {
       const next = await this.#request(previous);
       this.#snapshot = next;
+      this.#staleTold = false;
       this.#lastError = undefined;
       this.#lastStatus = undefined;
       this.#lastFailureAt = undefined;

@@ -7,6 +7,7 @@ export {
   DEFAULT_REQUEST_TIMEOUT_MS,
   type RegistryClientOptions,
   type RegistryStatus,
+  type StaleNotice,
   type TemplateFilters,
 } from './registry-client.js';
 export {

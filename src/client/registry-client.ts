@@ -16,6 +16,11 @@
  *   the first call after that window tries again. `refresh()` always tries. Without any cached
  *   registry every call tries (there is nothing to answer with).
  * - Concurrent callers share one in-flight request.
+ * - `onStale` is told (once per resource until a fetch succeeds) when a failed fetch leaves a
+ *   cached copy answering that is older than the TTL, or that `refresh` wanted replaced: the CLI
+ *   prints it, a library caller may log it or read `status()`.
+ * - `refresh: true` revalidates every resource on its first use, whatever its age (the CLI's
+ *   `--refresh`); the answer renews the cache as any fetch does.
  */
 import { selectLatest, versionsOf } from '../core/listing.js';
 import { describeSchemaErrors } from '../core/messages.js';
@@ -23,12 +28,12 @@ import type { Category, RegistryDocument, SparseIndex, TemplateEntry } from '../
 import { schemaErrors } from '../core/schemas.js';
 import { matchesFilters, matchesTerms, searchTerms, searchText, type TemplateFilters } from '../core/search.js';
 
-import { CachedJson, FetchFailure, type CachedJsonOptions } from './cached-json.js';
+import { CachedJson, FetchFailure, type CachedJsonOptions, type StaleNotice } from './cached-json.js';
 import { listingOrder, type ListingOrder } from './listing-order.js';
 import { buildSearchIndex, searchIndexed, type SearchIndex } from './search-index.js';
 
 export type { TemplateFilters } from '../core/search.js';
-export { RegistryUnavailableError, cacheFileFor } from './cached-json.js';
+export { RegistryUnavailableError, cacheFileFor, type StaleNotice } from './cached-json.js';
 
 /** The spec's registry cache lifetime. */
 export const DEFAULT_CACHE_TTL_MS = 3_600_000;
@@ -64,6 +69,16 @@ export interface RegistryClientOptions {
    * document still fresh in the cache is used as it is. The CLI uses `auto`.
    */
   mode?: RegistryMode;
+  /**
+   * Revalidate the document (and the sparse files) on first use whatever the cache's age, as
+   * `refresh()` does (the CLI's `--refresh`). A 304 or a new document renews the cache.
+   */
+  refresh?: boolean;
+  /**
+   * Told when a failed fetch leaves a cached copy answering that is older than `cacheTtlMs` (or
+   * that `refresh` wanted replaced): once per resource until a fetch succeeds.
+   */
+  onStale?: (notice: StaleNotice) => void;
 }
 
 export const DEFAULT_MAX_DOCUMENT_BYTES = 256 * 1024 * 1024;
@@ -405,6 +420,8 @@ export class RegistryClient {
       fetch: options.fetch ?? globalThis.fetch,
       now: options.now ?? Date.now,
       ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
+      ...(options.refresh ? { refresh: true } : {}),
+      ...(options.onStale ? { onStale: options.onStale } : {}),
     };
     const registryUrl = this.registryUrl;
     this.#document = new CachedJson<RegistryIndex>({

@@ -41,28 +41,120 @@ export function inRange(version: string, range: DeclaredRange): boolean {
   return range.supported !== false && semver.satisfies(v, `>=${min} ${maxRange}`.trim());
 }
 
-function checkVersion(what: string, version: string | undefined, ranges: readonly DeclaredRange[] | undefined, issues: string[]): void {
-  if (!version || !ranges || ranges.length === 0) return;
-  if (!ranges.some((range) => inRange(version, range))) {
-    issues.push(`${what} ${version} is outside the supported ranges: ${ranges.map(describeRange).join(', ')}`);
+/** The runtimes whose version the check compares, with the environment field and the compatibility array of each. */
+const CHECKED_RUNTIMES = [
+  { runtime: 'methodology', label: 'methodology version', environment: 'methodologyVersion', declared: 'methodologyVersions' },
+  { runtime: 'node', label: 'node version', environment: 'nodeVersion', declared: 'nodeVersions' },
+  { runtime: 'npm', label: 'npm version', environment: 'npmVersion', declared: 'npmVersions' },
+] as const;
+
+export type CheckedRuntime = (typeof CHECKED_RUNTIMES)[number]['runtime'];
+
+interface EntryCompatibility {
+  methodologyVersions?: DeclaredRange[];
+  nodeVersions?: DeclaredRange[];
+  npmVersions?: DeclaredRange[];
+  platforms?: DeclaredPlatform[];
+  deprecated?: string[];
+}
+
+/** A range that lets every version through: nothing to check. */
+const anyVersion = (range: DeclaredRange): boolean => typeof range === 'string' && (range.trim() === '' || range.trim() === '*' || range.trim() === 'x');
+
+/**
+ * What an entry declares for one runtime: the ranges of its compatibility array, and the range of
+ * `dependencies.<runtime>` when that is not one of them already; ranges allowing anything left out.
+ */
+function declaredFor(entry: TemplateEntry, runtime: (typeof CHECKED_RUNTIMES)[number]): { ranges: DeclaredRange[]; dependency?: string } {
+  const compatibility = (entry.compatibility ?? {}) as EntryCompatibility;
+  const ranges = (compatibility[runtime.declared] ?? []).filter((range) => !anyVersion(range));
+  const dependency = (entry.dependencies as Record<string, unknown> | undefined)?.[runtime.runtime];
+  const extra = typeof dependency === 'string' && !anyVersion(dependency) && !ranges.includes(dependency) ? dependency : undefined;
+  return extra === undefined ? { ranges } : { ranges, dependency: extra };
+}
+
+/** Whether the entry declares a version range for `runtime` (so the environment's version of it is worth finding). */
+export function declaresRuntime(entry: TemplateEntry, runtime: CheckedRuntime): boolean {
+  const checked = CHECKED_RUNTIMES.find((candidate) => candidate.runtime === runtime);
+  if (!checked) return false;
+  const { ranges, dependency } = declaredFor(entry, checked);
+  return ranges.length > 0 || dependency !== undefined;
+}
+
+function checkRuntime(entry: TemplateEntry, runtime: (typeof CHECKED_RUNTIMES)[number], version: string | undefined, issues: string[], warnings: string[]): void {
+  const { ranges, dependency } = declaredFor(entry, runtime);
+  if (ranges.length === 0 && dependency === undefined) return;
+  if (!version) {
+    const declared = [...ranges.map(describeRange), ...(dependency === undefined ? [] : [dependency])].join(', ');
+    warnings.push(`not checked: ${runtime.runtime} ${declared} (no ${runtime.label} given)`);
+    return;
+  }
+  if (ranges.length > 0 && !ranges.some((range) => inRange(version, range))) {
+    issues.push(`${runtime.label} ${version} is outside the supported ranges: ${ranges.map(describeRange).join(', ')}`);
+  }
+  if (dependency !== undefined && !inRange(version, dependency)) {
+    issues.push(`${runtime.label} ${version} does not satisfy ${runtime.runtime} ${dependency} (dependencies.${runtime.runtime})`);
   }
 }
 
-function checkPlatform(platform: string | undefined, platforms: readonly DeclaredPlatform[] | undefined, issues: string[]): void {
-  if (!platform || !platforms || platforms.length === 0) return;
+/** Every declared dependency the check has no environment version for (python, go, docker, ...): a warning each, never "compatible" silently. */
+function uncheckedDependencies(entry: TemplateEntry, warnings: string[]): void {
+  const known: readonly string[] = CHECKED_RUNTIMES.map((runtime) => runtime.runtime);
+  for (const [name, range] of Object.entries((entry.dependencies ?? {}) as Record<string, unknown>)) {
+    if (known.includes(name) || range === undefined) continue;
+    const shown = typeof range === 'string' ? range : JSON.stringify(range);
+    warnings.push(`not checked: ${name} ${shown} (only ${known.slice(0, -1).join(', ')} and ${known.at(-1) ?? ''} versions are checked)`);
+  }
+}
+
+function checkPlatform(platform: string | undefined, platforms: readonly DeclaredPlatform[] | undefined, issues: string[], warnings: string[]): void {
+  if (!platforms || platforms.length === 0) return;
   const declared = platforms.map((p) => (typeof p === 'string' ? { name: p, supported: true } : { supported: true, ...p }));
+  const supported = declared.filter((p) => p.supported !== false).map((p) => p.name);
+  if (!platform) {
+    warnings.push(`not checked: platforms ${supported.join(', ') || 'none'} (no platform given)`);
+    return;
+  }
   const match = declared.find((p) => p.name.toLowerCase() === platform.toLowerCase());
   if (!match || match.supported === false) {
-    const supported = declared.filter((p) => p.supported !== false).map((p) => p.name);
     issues.push(`platform ${platform} is not supported (supported: ${supported.join(', ') || 'none'})`);
   }
 }
 
 /**
- * Checks a template of a registry document against an environment, as the spec says: an issue
- * for an unknown template, a methodology or node version outside the declared ranges, an
- * unsupported platform; a warning for each deprecated feature. `compatible` only without issues.
- * Reads both shapes the spec mentions: the entry's string arrays and the matrix objects.
+ * The platform names the environment's `platform` is one of: Node's `process.platform` values,
+ * the names a template declares its platforms by.
+ */
+export const KNOWN_PLATFORMS = ['aix', 'android', 'darwin', 'freebsd', 'haiku', 'linux', 'netbsd', 'openbsd', 'sunos', 'win32', 'cygwin'] as const;
+
+/** The entry `checkCompatibility` checks: the exact version asked for, else the one the spec's selection rule picks. */
+export function checkedEntry(registry: Pick<RegistryDocument, 'templates'>, templateId: string, options: CheckOptions = {}): TemplateEntry | undefined {
+  const entries = registry.templates.filter((e) => e.id === templateId);
+  return (options.version ? entries.find((e) => e.version === options.version) : selectLatest(entries, templateId)) ?? undefined;
+}
+
+/**
+ * Checks one entry against an environment, as the spec says: an issue for a methodology, node or
+ * npm version outside the declared ranges (the compatibility arrays, and `dependencies.<runtime>`),
+ * an unsupported platform; a warning for each deprecated feature. Besides the spec: a warning for
+ * each declared runtime that cannot be checked, either because the environment does not give its
+ * version or because the check has no version of it (python, go, docker, ...). `compatible`
+ * only without issues. Reads both shapes the spec mentions: string arrays and matrix objects.
+ */
+export function checkEntryCompatibility(entry: TemplateEntry, environment: Partial<CompatibilityEnvironment>): CompatibilityResult {
+  const issues: string[] = [];
+  const warnings: string[] = [];
+  for (const runtime of CHECKED_RUNTIMES) checkRuntime(entry, runtime, environment[runtime.environment], issues, warnings);
+  uncheckedDependencies(entry, warnings);
+  const compatibility = (entry.compatibility ?? {}) as EntryCompatibility;
+  checkPlatform(environment.platform, compatibility.platforms, issues, warnings);
+  warnings.push(...(compatibility.deprecated ?? []).map((feature) => `feature ${feature} is deprecated`));
+  return { compatible: issues.length === 0, issues, warnings };
+}
+
+/**
+ * Checks a template of a registry document against an environment (`checkEntryCompatibility`);
+ * an unknown template, or version, is an issue.
  */
 export function checkCompatibility(
   registry: Pick<RegistryDocument, 'templates'>,
@@ -70,26 +162,10 @@ export function checkCompatibility(
   environment: Partial<CompatibilityEnvironment>,
   options: CheckOptions = {},
 ): CompatibilityResult {
-  const entries = registry.templates.filter((e) => e.id === templateId);
-  const entry: TemplateEntry | null | undefined = options.version
-    ? entries.find((e) => e.version === options.version)
-    : selectLatest(entries, templateId);
+  const entry = checkedEntry(registry, templateId, options);
   if (!entry) {
     const what = options.version ? `${templateId}@${options.version}` : templateId;
     return { compatible: false, issues: [`template ${what} not found`], warnings: [] };
   }
-  const compatibility = (entry.compatibility ?? {}) as {
-    methodologyVersions?: DeclaredRange[];
-    nodeVersions?: DeclaredRange[];
-    npmVersions?: DeclaredRange[];
-    platforms?: DeclaredPlatform[];
-    deprecated?: string[];
-  };
-  const issues: string[] = [];
-  checkVersion('methodology version', environment.methodologyVersion, compatibility.methodologyVersions, issues);
-  checkVersion('node version', environment.nodeVersion, compatibility.nodeVersions, issues);
-  checkVersion('npm version', environment.npmVersion, compatibility.npmVersions, issues);
-  checkPlatform(environment.platform, compatibility.platforms, issues);
-  const warnings = (compatibility.deprecated ?? []).map((feature) => `feature ${feature} is deprecated`);
-  return { compatible: issues.length === 0, issues, warnings };
+  return checkEntryCompatibility(entry, environment);
 }

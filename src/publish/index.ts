@@ -11,7 +11,15 @@ export {
   type PublishPipelineOptions,
   type PublishPipelineResult,
 } from './pipeline.js';
-export { publishProgressPrinter } from './progress.js';
+export {
+  publishProgressPrinter,
+  uploadProgressLine,
+  uploadProgressText,
+  type ProgressStream,
+  type UploadProgressLine,
+  type UploadProgressOptions,
+  type PublishPrinterOptions,
+} from './progress.js';
 export {
   publishTemplate,
   PublishError,

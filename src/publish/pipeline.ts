@@ -82,6 +82,8 @@ export interface PublishHooks {
   onPacked?(packed: PackResult): void;
   /** An upload attempt failed and will be retried after `delayMs`. */
   onRetry?(info: PublishRetryInfo): void;
+  /** Bytes of the upload's body sent so far, of `total`; starts again at 0 when an attempt is retried. */
+  onUploadProgress?(sent: number, total: number): void;
 }
 
 export interface PublishPipelineOptions {
@@ -172,8 +174,9 @@ async function testStep({ options, report, info }: StepContext): Promise<string>
     // The end of the command's output says why it failed.
     if (!set.passed && set.command?.output) for (const line of set.command.output.trimEnd().split('\n')) info(`  | ${line}`);
   }
-  if (outcome.uncovered.length > 0) {
-    const message = `not covered by any answer set: ${outcome.uncovered.join('; ')}`;
+  // One finding per target: each is its own problem, with its own fix.
+  for (const target of outcome.uncovered) {
+    const message = `not covered by any valid answer set: ${target}`;
     report({ severity: 'error', rule: 'test-generation', title: 'test generation', message, text: message });
   }
   if (!outcome.passed) throw new StepRefusal('test generation failed');
@@ -305,6 +308,7 @@ export async function runPublishPipeline(options: PublishPipelineOptions, hooks:
         manifest: packed.manifest,
         integrity: packed.integrity,
         onRetry: (info) => hooks.onRetry?.(info),
+        onProgress: (sent, total) => hooks.onUploadProgress?.(sent, total),
       }),
     (result) => (result.uploaded ? `uploaded to ${registryUrl}` : 'already published with the same integrity (re-run)'),
   );

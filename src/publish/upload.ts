@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { ApiErrorDetail, TemplateManifest } from '../core/schema-types.js';
+import { registryBaseUrl } from '../core/registry-url.js';
 import { parseRetryAfter, retryDelay } from '../core/retry.js';
 import { computeIntegrity } from '../archive/integrity.js';
 
@@ -21,7 +22,10 @@ export interface PublishRetryInfo {
 }
 
 export interface PublishOptions {
-  /** Base URL of the registry; the archive is POSTed to `<registryUrl>/templates`. */
+  /**
+   * The registry's base URL or its registry.json URL (`core/registry-url.ts`); the archive is POSTed
+   * to `<base>/templates`.
+   */
   registryUrl: string;
   /** API token, sent as `Authorization: Bearer <token>`; never printed. */
   token: string;
@@ -45,6 +49,11 @@ export interface PublishOptions {
   userAgent?: string;
   /** Called before each wait between attempts. */
   onRetry?: (info: PublishRetryInfo) => void;
+  /**
+   * Called as the request body is handed to the connection: bytes sent so far and the body's
+   * total (multipart framing included). Starts again at 0 on each attempt.
+   */
+  onProgress?: (sent: number, total: number) => void;
 }
 
 export interface PublishResult {
@@ -132,6 +141,7 @@ interface Upload {
   manifestJson: string;
   userAgent: string;
   timeoutMs: number;
+  onProgress?: (sent: number, total: number) => void;
 }
 
 /** Removes the token (and any bearer credential) from text shown to a user. */
@@ -247,15 +257,27 @@ async function sendOnce(upload: Upload): Promise<Outcome> {
   const contentLength = head.length + upload.size + tail.length;
 
   let sourceError: NodeJS.ErrnoException | undefined;
+  let sent = 0;
+  // A chunk is counted once the connection asks for the next one, i.e. when the previous was taken.
+  const handedOver = (chunk: Buffer): void => {
+    sent += chunk.length;
+    upload.onProgress?.(sent, contentLength);
+  };
   async function* body(): AsyncGenerator<Buffer> {
+    upload.onProgress?.(0, contentLength);
     yield head;
+    handedOver(head);
     try {
-      for await (const chunk of createReadStream(upload.archive)) yield chunk as Buffer;
+      for await (const chunk of createReadStream(upload.archive)) {
+        yield chunk as Buffer;
+        handedOver(chunk as Buffer);
+      }
     } catch (error) {
       sourceError = error as NodeJS.ErrnoException;
       throw error;
     }
     yield tail;
+    handedOver(tail);
   }
 
   const transport = upload.url.protocol === 'https:' ? https : http;
@@ -317,7 +339,8 @@ async function sendOnce(upload: Upload): Promise<Outcome> {
       response.on('error', done);
     });
 
-    pipeline(Readable.from(body()), request).catch((error: unknown) => {
+    // Byte mode: the stream reads ahead by bytes, not by 16 chunks, so the progress stays close to the socket.
+    pipeline(Readable.from(body(), { objectMode: false }), request).catch((error: unknown) => {
       // After an answer the upload is cut short on purpose; before one, the request's 'error' reports it.
       if (!responded && !request.destroyed) request.destroy(error instanceof Error ? error : new Error(String(error)));
     });
@@ -358,7 +381,7 @@ function partFileName(name: string, version: string): string {
 export async function publishTemplate(options: PublishOptions): Promise<PublishResult> {
   let url: URL;
   try {
-    url = new URL(options.registryUrl);
+    url = new URL(registryBaseUrl(String(options.registryUrl)));
   } catch {
     throw new PublishError(`registry URL must be an http(s) URL (got ${JSON.stringify(redactor(options.token)(String(options.registryUrl)))})`);
   }
@@ -407,6 +430,7 @@ export async function publishTemplate(options: PublishOptions): Promise<PublishR
     manifestJson: JSON.stringify(manifest),
     userAgent: options.userAgent ?? DEFAULT_PUBLISH_USER_AGENT,
     timeoutMs,
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   };
 
   const attemptsLimit = retries + 1;

@@ -19,6 +19,7 @@
  * version never changes): the server keeps one, so a rebuild after an upload serializes only what
  * changed.
  */
+import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
 
@@ -32,7 +33,7 @@ import type { Category, RegistryDocument, TemplateEntry, TemplateManifest } from
 import { schemaErrors } from '../core/schemas.js';
 import { compareVersions } from '../core/versions.js';
 import { renderCatalog } from './catalog.js';
-import { buildCategories, buildSparseIndex, DEFAULT_CATEGORIES, entryViolations, INDEX_FILE, RegistryBuildError, strongEtag, toEntry, type SkippedVersion } from './document.js';
+import { buildCategories, buildSparseIndex, DEFAULT_CATEGORIES, entryViolations, INDEX_FILE, RegistryBuildError, toEntry, type SkippedVersion } from './document.js';
 import { FolderOutput } from './folder-output.js';
 import { CACHE_CONTROL, contentTypeOf, fileMd5, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
 import type { RegistrySource, SourceVersion } from './source.js';
@@ -160,15 +161,35 @@ function templateFileBytes(id: string, entries: readonly Buffer[]): Buffer {
   return Buffer.concat(parts);
 }
 
-/** registry.json from its entries' bytes (in document order) and the rest of the document. */
-function registryBytes(entries: readonly Buffer[], rest: Omit<RegistryDocument, 'templates'>): Buffer {
+/** registry.json from its entries' bytes (in document order) and the rest of the document, as parts. */
+function registryParts(entries: readonly Buffer[], rest: Omit<RegistryDocument, 'templates'>): Buffer[] {
   const parts: Buffer[] = [Buffer.from('{"templates":[')];
   entries.forEach((bytes, index) => {
     if (index > 0) parts.push(JSON_COMMA);
     parts.push(bytes);
   });
   parts.push(Buffer.from(`],"categories":${JSON.stringify(rest.categories)},"tags":${JSON.stringify(rest.tags)},"lastUpdated":${JSON.stringify(rest.lastUpdated)}}`), NEWLINE);
-  return Buffer.concat(parts);
+  return parts;
+}
+
+/** Whether the output holds the bytes of `parts` under `name`, without joining them when it knows their MD5. */
+async function holdsParts(output: RegistryOutput, held: ReadonlyMap<string, HeldFile>, name: string, parts: readonly Buffer[]): Promise<boolean> {
+  const current = held.get(name);
+  const size = parts.reduce((sum, part) => sum + part.length, 0);
+  if (current === undefined || current.size !== size) return false;
+  if (current.md5 !== undefined) {
+    const hash = createHash('md5');
+    for (const part of parts) hash.update(part);
+    return hash.digest('hex') === current.md5;
+  }
+  return (await output.read(name))?.equals(Buffer.concat(parts, size)) ?? false;
+}
+
+/** The strong ETag of the bytes of `parts`. */
+function etagOfParts(parts: readonly Buffer[]): string {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part);
+  return `"${hash.digest('base64url')}"`;
 }
 
 /** The lastUpdated of an index.json or registry.json; undefined when unreadable. */
@@ -203,6 +224,10 @@ const WRITE_CONCURRENCY = 8;
 export class RegistryBuilder {
   readonly output: RegistryOutput;
   #known = new Map<string, KnownEntry>();
+  /** Each template file as the last build made it, with the entries it was made of. */
+  #templateFiles = new Map<string, { entries: KnownEntry[]; file: OutputFile }>();
+  /** The lastUpdated of the registry.json this builder last wrote or kept. */
+  #lastUpdated: string | undefined;
   #options: BuildOptions;
 
   constructor(
@@ -256,6 +281,7 @@ export class RegistryBuilder {
     if (duplicates.length > 0) throw new RegistryBuildError(duplicates);
 
     const ids = [...byId.keys()].sort(compareText);
+    for (const id of this.#templateFiles.keys()) if (!byId.has(id)) this.#templateFiles.delete(id);
     const groups = ids.map((id) => (byId.get(id) ?? []).sort((a, b) => compareVersions(a.entry.entry.version, b.entry.entry.version)));
     const templates = groups.flatMap((group) => group.map(({ entry }) => entry.entry));
     const categories = buildCategories(templates, this.#options.categories ?? DEFAULT_CATEGORIES);
@@ -271,25 +297,22 @@ export class RegistryBuilder {
       }
     }
 
-    // lastUpdated stays when the bytes with the previous one are the bytes the output holds.
+    // lastUpdated stays when the bytes with the previous one are the bytes the output holds. The
+    // index is small; a registry.json alone (restored from a deployment) is read whole.
     const entryBytes = groups.flatMap((group) => group.map(({ entry }) => entry.bytes));
-    // The index is small; a registry.json alone (restored from a deployment) is read whole.
-    const previous = held.has(REGISTRY_FILE) ? lastUpdatedOf(await output.read(held.has(INDEX_FILE) ? INDEX_FILE : REGISTRY_FILE)) : undefined;
-    let registry: Buffer | undefined;
+    const previous =
+      this.#lastUpdated ?? (held.has(REGISTRY_FILE) ? lastUpdatedOf(await output.read(held.has(INDEX_FILE) ? INDEX_FILE : REGISTRY_FILE)) : undefined);
     let lastUpdated = now().toISOString();
-    if (previous !== undefined) {
-      const candidate = registryBytes(entryBytes, { categories, tags, lastUpdated: previous });
-      if (await holds(output, held, documentFile(REGISTRY_FILE, candidate))) {
-        registry = candidate;
-        lastUpdated = previous;
-      }
+    let changed = true;
+    if (previous !== undefined && (await holdsParts(output, held, REGISTRY_FILE, registryParts(entryBytes, { categories, tags, lastUpdated: previous })))) {
+      lastUpdated = previous;
+      changed = false;
     }
-    const changed = registry === undefined;
     const document: RegistryDocument = { templates, categories, tags, lastUpdated };
     // Entries were checked one by one; the rest of the document is checked before anything is written.
     const violations = describeSchemaErrors(schemaErrors('registry-document', { ...document, templates: [] }));
     if (violations.length > 0) throw new RegistryBuildError(violations);
-    registry ??= registryBytes(entryBytes, { categories, tags, lastUpdated });
+    const registryChunks = registryParts(entryBytes, { categories, tags, lastUpdated });
 
     const written: string[] = [];
     const files: string[] = [];
@@ -309,43 +332,57 @@ export class RegistryBuilder {
       written.push(name);
     });
 
-    // The template files, and the catalog page.
-    const planned = ids.map((id, index) => documentFile(`${TEMPLATES_DIR}/${id}.json`, templateFileBytes(id, (groups[index] ?? []).map(({ entry }) => entry.bytes))));
+    // The template files (made again only when one of their entries changed), and the catalog page.
+    const planned = ids.map((id, index) => this.#templateFile(id, (groups[index] ?? []).map(({ entry }) => entry)));
     files.push(...planned.map((f) => f.name));
     await mapLimit(planned, WRITE_CONCURRENCY, async (file) => {
       if (!(await holds(output, held, file))) await put(file);
     });
     if (catalog) {
       const page = documentFile(CATALOG_FILE, Buffer.from(renderCatalog(document, this.#options.publicUrl ? { publicUrl: this.#options.publicUrl } : {}), 'utf8'));
-      await this.#putWithVariants(page, held, files, put, false);
+      const [write] = await this.#withVariants([page], held, files);
+      for (const file of write ?? []) await put(file);
     }
     await output.barrier();
 
-    // The entry points, each after what it names: index.json, then registry.json (variants first).
+    // The entry points, each after what it names: index.json, then registry.json, variants first.
     const index = documentFile(INDEX_FILE, Buffer.from(`${JSON.stringify(buildSparseIndex(document))}\n`, 'utf8'));
-    await this.#putWithVariants(index, held, files, put, true);
-    await this.#putWithVariants(documentFile(REGISTRY_FILE, registry), held, files, put, true);
+    const registryFile = changed || !held.has(`${REGISTRY_FILE}.gz`) || !held.has(`${REGISTRY_FILE}.br`) ? documentFile(REGISTRY_FILE, Buffer.concat(registryChunks)) : undefined;
+    const entryPoints = (await this.#withVariants(registryFile ? [index, registryFile] : [index], held, files)).flat();
+    if (!registryFile) files.push(REGISTRY_FILE, `${REGISTRY_FILE}.gz`, `${REGISTRY_FILE}.br`);
+    await output.putInOrder(entryPoints);
+    written.push(...entryPoints.map((f) => f.name));
+    this.#lastUpdated = lastUpdated;
 
     // Template files of ids that are gone, and the template-file variants older releases wrote.
     const stale = [...held.keys()].filter((name) => isLegacyVariant(name) || (templateIdOf(name) !== undefined && !byId.has(templateIdOf(name) as string))).sort(compareText);
     await output.remove(stale);
     await output.commit();
-    return { document, changed, etag: strongEtag(registry), files, written, removed: stale, skipped };
+    return { document, changed, etag: etagOfParts(registryChunks), files, written, removed: stale, skipped };
   }
 
-  /** Writes `file` and its variants when its bytes (or a variant) are not what the output holds. */
-  async #putWithVariants(
-    file: OutputFile,
-    held: ReadonlyMap<string, HeldFile>,
-    files: string[],
-    put: (file: OutputFile, options?: { durable?: boolean }) => Promise<void>,
-    durable: boolean,
-  ): Promise<void> {
-    files.push(file.name, `${file.name}.gz`, `${file.name}.br`);
-    const same = await holds(this.output, held, file);
-    if (same && held.has(`${file.name}.gz`) && held.has(`${file.name}.br`)) return;
-    for (const variant of await variantsOf(file)) await put(variant, { durable });
-    if (!same) await put(file, { durable });
+  /** The file of template `id`: the last build's when it was made of the same entries. */
+  #templateFile(id: string, entries: KnownEntry[]): OutputFile {
+    const last = this.#templateFiles.get(id);
+    if (last && last.entries.length === entries.length && last.entries.every((entry, index) => entry === entries[index])) return last.file;
+    const file = documentFile(`${TEMPLATES_DIR}/${id}.json`, templateFileBytes(id, entries.map((entry) => entry.bytes)));
+    this.#templateFiles.set(id, { entries, file });
+    return file;
+  }
+
+  /**
+   * For each file, what must be written (its variants first, then the file) when its bytes or a
+   * variant are not what the output holds; the variants of all of them are compressed at once.
+   */
+  async #withVariants(planned: readonly OutputFile[], held: ReadonlyMap<string, HeldFile>, files: string[]): Promise<OutputFile[][]> {
+    return Promise.all(
+      planned.map(async (file) => {
+        files.push(file.name, `${file.name}.gz`, `${file.name}.br`);
+        const same = await holds(this.output, held, file);
+        if (same && held.has(`${file.name}.gz`) && held.has(`${file.name}.br`)) return [];
+        return [...(await variantsOf(file)), ...(same ? [] : [file])];
+      }),
+    );
   }
 
   async #publishArchive(version: SourceVersion, name: string): Promise<void> {

@@ -14,7 +14,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
@@ -172,6 +172,31 @@ export class FolderOutput implements RegistryOutput {
     } catch (error) {
       await rm(temp, { force: true });
       throw error;
+    }
+  }
+
+  async putInOrder(files: readonly OutputFile[]): Promise<void> {
+    if (files.length === 0) return;
+    // Every temp file written, one flush for all of them, then the renames in order: a few
+    // megabytes flushed once instead of one fsync per file.
+    const staged: { file: OutputFile; target: string; temp: string }[] = [];
+    try {
+      for (const file of files) {
+        const target = this.#path(file.name);
+        await this.#folder(target);
+        const temp = tempPathBeside(target);
+        staged.push({ file, target, temp });
+        await writeFile(temp, file.data, { flag: 'wx' });
+      }
+      if (!(await syncFileSystem(this.dir))) for (const { temp } of staged) await syncFile(temp);
+      for (const { file, target, temp } of staged) {
+        await rename(temp, target);
+        const info = await stat(target);
+        this.#remember(file.name, { size: file.data.length, mtimeMs: info.mtimeMs, md5: fileMd5(file) });
+      }
+      for (const folder of new Set(staged.map(({ target }) => path.dirname(target)))) await syncDirectory(folder);
+    } finally {
+      await Promise.all(staged.map(({ temp }) => rm(temp, { force: true })));
     }
   }
 

@@ -51,6 +51,11 @@ export interface RegistryOutput {
    * `durable`, the file is on stable storage when the promise settles.
    */
   put(file: OutputFile, options?: { durable?: boolean }): Promise<void>;
+  /**
+   * Writes the entry points: each file becomes visible only after the ones before it, and all of
+   * them are on stable storage when the promise settles (so none names a file a crash could lose).
+   */
+  putInOrder(files: readonly OutputFile[]): Promise<void>;
   /** Publishes an archive: written once, visible only after `archive.verify()` passed. */
   putArchive(archive: OutputArchive): Promise<void>;
   /** Makes every file put so far durable (the entry points are written after this). */

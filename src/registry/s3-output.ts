@@ -18,7 +18,7 @@ import type { Readable } from 'node:stream';
 
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 
-import { CACHE_CONTROL, contentTypeOf, md5Of, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
+import { CACHE_CONTROL, contentTypeOf, fileMd5, md5Of, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
 
 /** An `s3://` URL or an S3 endpoint breaks its rule; the message names the argument. */
 export class S3UrlError extends Error {
@@ -298,19 +298,24 @@ export class S3Output implements RegistryOutput {
     return this.#send('GetObject', key, () => readAtMost(body, S3_READ_LIMIT, tooLarge));
   }
 
+  /** A PUT is durable once answered: one after the other is the order readers see. */
+  async putInOrder(files: readonly OutputFile[]): Promise<void> {
+    for (const file of files) await this.put(file);
+  }
+
   async put(file: OutputFile): Promise<void> {
     await this.#upload(file.name, file.data, {
       ContentType: file.contentType,
       CacheControl: file.cacheControl,
       ...(file.contentEncoding !== undefined ? { ContentEncoding: file.contentEncoding } : {}),
-    });
+    }, fileMd5(file));
   }
 
-  async #upload(name: string, data: Buffer, metadata: { ContentType: string; CacheControl: string; ContentEncoding?: string }): Promise<void> {
+  async #upload(name: string, data: Buffer, metadata: { ContentType: string; CacheControl: string; ContentEncoding?: string }, md5 = md5Of(data)): Promise<void> {
     const { PutObjectCommand } = await loadSdk();
     const key = this.#key(name);
     // Content-MD5 makes the store refuse bytes damaged on the way (BadDigest) instead of storing them.
-    const contentMd5 = Buffer.from(md5Of(data), 'hex').toString('base64');
+    const contentMd5 = Buffer.from(md5, 'hex').toString('base64');
     await this.#send('PutObject', key, () => this.#client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: data, ContentMD5: contentMd5, ...metadata })));
   }
 

@@ -276,8 +276,9 @@ export async function validateTemplate(dir: string, options: ValidateOptions = {
     }
   }
 
-  // The message printed after generation is Liquid too, rendered with the same names.
-  if (isObject(manifest) && typeof manifest.nextSteps === 'string') {
+  // The message printed after generation is Liquid too, rendered with the same names (a content
+  // check: generation of a template published before it still prints the default instead).
+  if (deep && isObject(manifest) && typeof manifest.nextSteps === 'string') {
     const found = checkContent('', [{ path: 'nextSteps', text: manifest.nextSteps }], [], contentScope(variables, path.normalize(variablesFile)), evaluator.engine);
     const violations = found.map((problem) => ({ pointer: '/nextSteps', code: problem.code, message: problem.message }));
     errors.push(...locateViolations(MANIFEST_FILE, violations, manifestChecked?.positions));

@@ -51,6 +51,20 @@ async function runAction(env: Record<string, string>, options: { cwd?: string } 
   return runBundledAction(bundle.file, { ...runnerEnv, ...env }, options);
 }
 
+/** The `::error` workflow commands of a run: its error annotations. */
+const errorLines = (stdout: string): string[] => stdout.split('\n').filter((line) => line.startsWith('::error'));
+
+/** The log group (`::group::<name>` ... `::endgroup::`) a line of the log is in, or undefined outside every group. */
+function groupOf(stdout: string, line: string): string | undefined {
+  let current: string | undefined;
+  for (const text of stdout.split('\n')) {
+    if (text.startsWith('::group::')) current = text.slice('::group::'.length);
+    else if (text === '::endgroup::') current = undefined;
+    else if (text === line) return current;
+  }
+  return undefined;
+}
+
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()));
@@ -168,7 +182,9 @@ describe('the bundled publish action, run as the runner runs it', () => {
     await writeFile(path.join(repo, 'README.md'), '# changed after publishing\n');
     const result = await runAction(env);
     expect(result.code).not.toBe(0);
-    expect(result.stdout).toMatch(/::error::.*(different|VERSION_EXISTS)/);
+    // One problem, one annotation, inside the Upload group.
+    expect(errorLines(result.stdout)).toEqual([expect.stringMatching(/^::error title=upload failed::.*different content/)]);
+    expect(groupOf(result.stdout, errorLines(result.stdout)[0] ?? '')).toBe('Upload');
     expect(github.requests).toHaveLength(0);
     expect(await server.store.versions.listVersions()).toHaveLength(1);
   }, 120_000);
@@ -193,7 +209,9 @@ describe('the bundled publish action, run as the runner runs it', () => {
     const result = await runAction(env, { cwd: await tempDir('tr-e2e-elsewhere-') });
     expect(result.code).not.toBe(0);
     expect(result.stdout).toContain(`::error title=release notes,file=${path.basename(repo)}/CHANGELOG.md::CHANGELOG.md has no section for 1.2.3`);
-    expect(result.stdout).toMatch(/^::error::CHANGELOG\.md has no section for version 1\.2\.3: the release needs one$/m);
+    // The failure is not annotated a second time outside the groups; the log's last line says where it stopped.
+    expect(errorLines(result.stdout)).toHaveLength(1);
+    expect(result.stdout).toMatch(/^publish failed: CHANGELOG\.md has no section for version 1\.2\.3: the release needs one$/m);
     expect(result.outputs.archive).toBeUndefined();
     expect(registry.requests).toBe(0);
   }, 60_000);
@@ -216,6 +234,8 @@ describe('the bundled publish action, run as the runner runs it', () => {
     expect(result.code).not.toBe(0);
     const line = (await readFile(path.join(repo, 'template.json'), 'utf8')).split('\n').findIndex((l) => l.includes('"category"')) + 1;
     const annotation = result.stdout.split('\n').find((l) => l.startsWith('::error title=template validation%3A ENUM'));
+    expect(errorLines(result.stdout)).toEqual([annotation]);
+    expect(groupOf(result.stdout, annotation ?? '')).toBe('Validate');
     expect(annotation).toContain(`file=${path.relative(path.dirname(repo), path.join(repo, 'template.json'))},line=${line},col=`);
     expect(annotation).toMatch(/::template\.json \/category: must be one of/);
     expect(registry.requests).toBe(0);

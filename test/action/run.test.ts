@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { run, type ActionCore } from '../../src/action/main.js';
 import type { GitHubRelease, GitHubReleaseAsset, ReleaseApi } from '../../src/github/index.js';
-import type { PublishOptions, PublishResult } from '../../src/publish/index.js';
+import { PublishError, type PublishOptions, type PublishResult } from '../../src/publish/index.js';
 import { tempDir, validPrompts } from '../helpers/fixtures.js';
 import { publishableManifest, writePublishableTemplate } from '../publish/publishable-template.js';
 
@@ -21,6 +21,8 @@ function recordingCore() {
     outputs: {} as Record<string, string>,
     secrets: [] as string[],
     failed: [] as string[],
+    /** Exit codes the action set without an annotation (its problems were annotated in their groups). */
+    exitCodes: [] as number[],
     summaryRows: [] as string[][],
     summaryText: [] as string[],
     summaryWritten: false,
@@ -52,10 +54,32 @@ function recordingCore() {
       },
     },
   };
-  return { core, calls };
+  const setExitCode = (code: number): void => void calls.exitCodes.push(code);
+  return { core, calls, setExitCode };
 }
 
 const groups = (log: string[]): string[] => log.filter((l) => l.startsWith('group ')).map((l) => l.slice('group '.length));
+
+/** The log lines between `group <name>` and its `endgroup`. */
+function groupLines(log: string[], name: string): string[] {
+  const start = log.indexOf(`group ${name}`);
+  if (start < 0) return [];
+  const end = log.indexOf('endgroup', start);
+  return log.slice(start + 1, end < 0 ? undefined : end);
+}
+
+/** The log lines outside every group. */
+function outsideGroups(log: string[]): string[] {
+  let depth = 0;
+  return log.filter((line) => {
+    if (line.startsWith('group ')) depth++;
+    else if (line === 'endgroup') depth--;
+    else return depth === 0;
+    return false;
+  });
+}
+
+const annotationLines = (lines: string[]): string[] => lines.filter((l) => l.startsWith('error ') || l.startsWith('warning '));
 const row = (rows: string[][], step: string): string | undefined => rows.find((r) => r[0] === step)?.[1];
 
 /** An upload that records its calls and answers like a registry accepting the archive. */
@@ -112,15 +136,23 @@ function dryRunEnv(dir: string, extra: Record<string, string> = {}): Record<stri
 describe('the publish action run()', () => {
   it('runs every check in its own group and packs on a dry run, with the outputs and the summary', async () => {
     const dir = await writePublishableTemplate();
-    const { core, calls } = recordingCore();
+    const { core, calls, setExitCode } = recordingCore();
     const { upload, calls: uploads } = recordingUpload();
-    const outcome = await run({ env: dryRunEnv(dir, { RUNNER_TEMP: await tempDir() }), core, upload });
+    const outcome = await run({ env: dryRunEnv(dir, { RUNNER_TEMP: await tempDir() }), core, upload, setExitCode });
 
     expect(calls.failed).toEqual([]);
     expect(outcome.ok).toBe(true);
     expect(groups(calls.log)).toEqual(['Validate', 'Test generation', 'Lint', 'Release notes', 'Pack']);
     expect(calls.log.filter((l) => l === 'endgroup')).toHaveLength(5);
-    expect(calls.log).toContainEqual(expect.stringMatching(/^info PASS .*: \d+ files$/));
+    expect(groupLines(calls.log, 'Test generation')).toContainEqual(expect.stringMatching(/^info PASS .*: \d+ files$/));
+    expect(groupLines(calls.log, 'Validate')).toEqual(['info Validate: valid']);
+    // The lint warnings: each logged with its place and annotated, inside the Lint group, nowhere else.
+    const lintLines = groupLines(calls.log, 'Lint');
+    expect(lintLines).toContain('info template.vars.json:8:20 warning variable-unused variable "description" is not used by any content file, expression or computed value');
+    expect(annotationLines(lintLines)).toHaveLength(calls.annotations.length);
+    expect(calls.annotations.every((a) => a.level === 'warning' && a.properties?.title?.startsWith('lint: '))).toBe(true);
+    expect(annotationLines(outsideGroups(calls.log))).toEqual([]);
+    expect(calls.exitCodes).toEqual([]);
     expect(uploads).toHaveLength(0);
 
     const archive = calls.outputs.archive ?? '';
@@ -147,12 +179,14 @@ describe('the publish action run()', () => {
 
   it('annotates validation errors with the file relative to the workspace, its line and column, and stops', async () => {
     const dir = await writePublishableTemplate({ 'template.json': { ...publishableManifest, category: 'cli' } });
-    const { core, calls } = recordingCore();
+    const { core, calls, setExitCode } = recordingCore();
     const { upload, calls: uploads } = recordingUpload();
-    const outcome = await run({ env: dryRunEnv(dir, { 'INPUT_DRY-RUN': 'false', 'INPUT_REGISTRY-URL': 'https://registry.test', 'INPUT_REGISTRY-TOKEN': 'tr_secret' }), core, upload });
+    const outcome = await run({ env: dryRunEnv(dir, { 'INPUT_DRY-RUN': 'false', 'INPUT_REGISTRY-URL': 'https://registry.test', 'INPUT_REGISTRY-TOKEN': 'tr_secret' }), core, upload, setExitCode });
 
     expect(outcome.ok).toBe(false);
-    expect(calls.failed).toEqual(['template validation failed with 1 error(s)']);
+    // Failed by the exit code: the one problem is annotated once, in its group, and not again by setFailed.
+    expect(calls.failed).toEqual([]);
+    expect(calls.exitCodes).toEqual([1]);
     const line = (await readFile(path.join(dir, 'template.json'), 'utf8')).split('\n').findIndex((l) => l.includes('"category"')) + 1;
     expect(calls.annotations).toEqual([
       {
@@ -162,7 +196,13 @@ describe('the publish action run()', () => {
       },
     ]);
     expect(groups(calls.log)).toEqual(['Validate']);
-    expect(calls.log.at(-1)).toBe('endgroup');
+    expect(calls.log).toEqual([
+      'group Validate',
+      expect.stringMatching(/^error template\.json \/category: must be one of/),
+      'info Validate failed: template validation failed with 1 error(s)',
+      'endgroup',
+      'info publish failed: template validation failed with 1 error(s)',
+    ]);
     expect(row(calls.summaryRows, 'Validate')).toBe('failed: template validation failed with 1 error(s)');
     expect(calls.outputs).toEqual({ version: '1.0.0' });
     expect(calls.secrets).toEqual(['tr_secret']);
@@ -173,11 +213,12 @@ describe('the publish action run()', () => {
   it('fails on a lint error with an annotation at its place, before packing', async () => {
     const prompts = { prompts: [...validPrompts.prompts, { name: 'databse', message: 'Database?', type: 'input' }] };
     const dir = await writePublishableTemplate({ 'template.prompts.json': prompts });
-    const { core, calls } = recordingCore();
-    const outcome = await run({ env: dryRunEnv(dir), core });
+    const { core, calls, setExitCode } = recordingCore();
+    const outcome = await run({ env: dryRunEnv(dir), core, setExitCode });
 
     expect(outcome.ok).toBe(false);
-    expect(calls.failed).toEqual(['lint found 1 error(s)']);
+    expect(calls.failed).toEqual([]);
+    expect(calls.exitCodes).toEqual([1]);
     const lintError = calls.annotations.find((a) => a.properties?.title === 'lint: prompt-unknown-variable');
     expect(lintError).toMatchObject({
       level: 'error',
@@ -190,11 +231,12 @@ describe('the publish action run()', () => {
 
   it('fails when a generated project fails its test command', async () => {
     const dir = await writePublishableTemplate();
-    const { core, calls } = recordingCore();
-    const outcome = await run({ env: dryRunEnv(dir, { 'INPUT_TEST-COMMAND': 'exit 3' }), core });
+    const { core, calls, setExitCode } = recordingCore();
+    const outcome = await run({ env: dryRunEnv(dir, { 'INPUT_TEST-COMMAND': 'exit 3' }), core, setExitCode });
 
     expect(outcome.ok).toBe(false);
-    expect(calls.failed).toEqual(['test generation failed']);
+    expect(calls.failed).toEqual([]);
+    expect(calls.exitCodes).toEqual([1]);
     expect(calls.annotations).toContainEqual({ level: 'error', message: expect.stringMatching(/: command exited with 3: exit 3$/), properties: { title: 'test generation' } });
     expect(row(calls.summaryRows, 'Test generation')).toBe('failed: test generation failed');
     expect(row(calls.summaryRows, 'Lint')).toBeUndefined();
@@ -202,11 +244,13 @@ describe('the publish action run()', () => {
 
   it('needs the changelog section of the version even when no release is made', async () => {
     const dir = await writePublishableTemplate();
-    const { core, calls } = recordingCore();
-    const outcome = await run({ env: dryRunEnv(dir, { INPUT_VERSION: '1.1.0' }), core });
+    const { core, calls, setExitCode } = recordingCore();
+    const outcome = await run({ env: dryRunEnv(dir, { INPUT_VERSION: '1.1.0' }), core, setExitCode });
 
     expect(outcome.ok).toBe(false);
-    expect(calls.failed).toEqual(['CHANGELOG.md has no section for version 1.1.0: the release needs one']);
+    expect(calls.failed).toEqual([]);
+    expect(calls.exitCodes).toEqual([1]);
+    expect(calls.annotations.filter((a) => a.level === 'error')).toHaveLength(1);
     expect(calls.annotations).toContainEqual({
       level: 'error',
       message: 'CHANGELOG.md has no section for 1.1.0 (a heading such as "## [1.1.0] - YYYY-MM-DD")',
@@ -217,7 +261,7 @@ describe('the publish action run()', () => {
 
   it('uploads, reports retries as warnings and creates the release from the changelog section', async () => {
     const dir = await writePublishableTemplate({ 'CHANGELOG.md': '# Changelog\n\n## [1.2.0] - 2026-02-01\n\n- Second release\n\n## [1.0.0] - 2026-01-01\n\n- First release\n' });
-    const { core, calls } = recordingCore();
+    const { core, calls, setExitCode } = recordingCore();
     const { upload, calls: uploads } = recordingUpload();
     const { api, releases } = memoryReleaseApi();
     const tokens: string[] = [];
@@ -233,6 +277,7 @@ describe('the publish action run()', () => {
         'INPUT_GITHUB-TOKEN': 'ghs_secret',
       },
       core,
+      setExitCode,
       upload,
       releaseApi: (token, owner, repo) => {
         tokens.push(`${token} ${owner}/${repo}`);
@@ -265,11 +310,142 @@ describe('the publish action run()', () => {
     expect(row(calls.summaryRows, 'Release')).toBe('created https://github.test/r/v1.2.0');
   });
 
+  describe('one annotation per problem, inside the group of the step that found it', () => {
+    /** The inputs of a real run (upload and release) of `dir` at version 1.0.0. */
+    const releaseEnv = (dir: string): Record<string, string> =>
+      dryRunEnv(dir, {
+        'INPUT_DRY-RUN': 'false',
+        'INPUT_CREATE-RELEASE': 'true',
+        'INPUT_REGISTRY-URL': 'https://registry.test',
+        'INPUT_REGISTRY-TOKEN': 'tr_secret',
+        'INPUT_GITHUB-TOKEN': 'ghs_secret',
+        GITHUB_REPOSITORY: 'acme/demo',
+      });
+
+    it('validation: every error its own annotation, none outside the group, no setFailed on top', async () => {
+      const dir = await writePublishableTemplate({ 'template.json': { ...publishableManifest, version: '1.0', category: 'cli' } });
+      const { core, calls, setExitCode } = recordingCore();
+      const outcome = await run({ env: dryRunEnv(dir), core, setExitCode });
+
+      expect(outcome.ok).toBe(false);
+      expect(calls.annotations.map((a) => `${a.level} ${a.properties?.title ?? ''}`).sort()).toEqual(['error template validation: ENUM', 'error template validation: PATTERN']);
+      expect(calls.annotations.every((a) => a.properties?.startLine !== undefined && a.properties.startColumn !== undefined)).toBe(true);
+      expect(annotationLines(groupLines(calls.log, 'Validate'))).toHaveLength(2);
+      expect(annotationLines(outsideGroups(calls.log))).toEqual([]);
+      expect(calls.failed).toEqual([]);
+      expect(calls.exitCodes).toEqual([1]);
+    });
+
+    it('test generation: each condition no answer set reaches', async () => {
+      const dir = await writePublishableTemplate({
+        'template.json': {
+          ...publishableManifest,
+          files: [
+            { path: 'schema.graphql', when: 'features contains "graphql"' },
+            { path: 'grpc.proto', when: 'features contains "grpc"' },
+          ],
+        },
+        'template/schema.graphql': 'type Query { name: String }\n',
+        'template/grpc.proto': 'syntax = "proto3";\n',
+      });
+      const { core, calls, setExitCode } = recordingCore();
+      await run({ env: dryRunEnv(dir), core, setExitCode });
+      expect(annotationLines(groupLines(calls.log, 'Test generation'))).toEqual([
+        'error not covered by any valid answer set: files rule schema.graphql: true',
+        'error not covered by any valid answer set: files rule grpc.proto: true',
+      ]);
+      expect(calls.annotations).toHaveLength(2);
+      expect(calls.exitCodes).toEqual([1]);
+    });
+
+    it('lint: each error and each warning, with its line logged at its place beside it', async () => {
+      const prompts = {
+        prompts: [...validPrompts.prompts, { name: 'databse', message: 'Database?', type: 'input' }, { name: 'autor', message: 'Author?', type: 'input' }],
+      };
+      const dir = await writePublishableTemplate({ 'template.prompts.json': prompts });
+      const { core, calls, setExitCode } = recordingCore();
+      await run({ env: dryRunEnv(dir), core, setExitCode });
+
+      const lint = groupLines(calls.log, 'Lint');
+      const errors = calls.annotations.filter((a) => a.level === 'error');
+      expect(errors.map((a) => a.message)).toEqual(['prompt "databse" names unknown variable "databse"', 'prompt "autor" names unknown variable "autor"']);
+      expect(annotationLines(lint)).toHaveLength(calls.annotations.length);
+      expect(calls.annotations.filter((a) => a.level === 'warning').length).toBeGreaterThan(0);
+      for (const error of errors) {
+        const { file, startLine, startColumn } = error.properties ?? {};
+        expect(lint).toContain(`info ${path.basename(file ?? '')}:${startLine}:${startColumn} error prompt-unknown-variable ${error.message}`);
+      }
+      expect(lint.at(-1)).toBe('info Lint failed: lint found 2 error(s)');
+      expect(annotationLines(outsideGroups(calls.log))).toEqual([]);
+      expect(calls.exitCodes).toEqual([1]);
+    });
+
+    it('upload: each detail of a registry refusal, in the Upload group', async () => {
+      const dir = await writePublishableTemplate();
+      const { core, calls, setExitCode } = recordingCore();
+      const details = [
+        { field: 'template/template.json', code: 'MISMATCH', message: 'the archive differs from the manifest part' },
+        { field: 'template/template/app.js', code: 'LIQUID_SYNTAX', message: 'template/app.js:3:1 error liquid-syntax tag "endif" not expected' },
+      ];
+      const upload = (): Promise<PublishResult> =>
+        Promise.reject(new PublishError('HTTP 422 VALIDATION_ERROR: the template part is invalid\n  two details', { status: 422, code: 'VALIDATION_ERROR', details }));
+      const { api } = memoryReleaseApi();
+      const outcome = await run({ env: releaseEnv(dir), core, setExitCode, upload, releaseApi: () => api });
+
+      expect(outcome.ok).toBe(false);
+      expect(annotationLines(groupLines(calls.log, 'Upload'))).toEqual([
+        'error template/template.json MISMATCH: the archive differs from the manifest part',
+        'error template/template/app.js LIQUID_SYNTAX: template/app.js:3:1 error liquid-syntax tag "endif" not expected',
+      ]);
+      expect(calls.annotations.filter((a) => a.level === 'error').map((a) => a.properties?.title)).toEqual(['upload: VALIDATION_ERROR', 'upload: VALIDATION_ERROR']);
+      expect(groupLines(calls.log, 'Upload')).toContain('info Upload failed: HTTP 422 VALIDATION_ERROR: the template part is invalid');
+      expect(groups(calls.log)).not.toContain('Release');
+      expect(annotationLines(outsideGroups(calls.log))).toEqual([]);
+      expect(calls.failed).toEqual([]);
+      expect(calls.exitCodes).toEqual([1]);
+    });
+
+    it('upload: a refusal without details is one problem', async () => {
+      const dir = await writePublishableTemplate();
+      const { core, calls, setExitCode } = recordingCore();
+      const upload = (): Promise<PublishResult> =>
+        Promise.reject(new PublishError('demo-template@1.0.0 is already published with different content\nHTTP 409 VERSION_EXISTS: exists', { status: 409, code: 'VERSION_EXISTS' }));
+      await run({ env: releaseEnv(dir), core, setExitCode, upload, releaseApi: () => memoryReleaseApi().api });
+      expect(calls.annotations.filter((a) => a.level === 'error')).toEqual([
+        { level: 'error', message: 'demo-template@1.0.0 is already published with different content\nHTTP 409 VERSION_EXISTS: exists', properties: { title: 'upload failed' } },
+      ]);
+      expect(annotationLines(groupLines(calls.log, 'Upload'))).toHaveLength(1);
+      expect(calls.exitCodes).toEqual([1]);
+    });
+
+    it('release: its failure, in the Release group', async () => {
+      const dir = await writePublishableTemplate();
+      const { core, calls, setExitCode } = recordingCore();
+      const { upload } = recordingUpload();
+      const { api } = memoryReleaseApi();
+      api.createRelease = () => Promise.reject(new Error('GitHub answered 403: Resource not accessible by integration'));
+      const outcome = await run({ env: releaseEnv(dir), core, setExitCode, upload, releaseApi: () => api });
+
+      expect(outcome.ok).toBe(false);
+      expect(groups(calls.log)).toEqual(['Validate', 'Test generation', 'Lint', 'Release notes', 'Pack', 'Upload', 'Release']);
+      expect(calls.log.filter((l) => l === 'endgroup')).toHaveLength(7);
+      const errors = calls.annotations.filter((a) => a.level === 'error');
+      expect(errors).toEqual([{ level: 'error', message: 'GitHub answered 403: Resource not accessible by integration', properties: { title: 'release failed' } }]);
+      expect(annotationLines(groupLines(calls.log, 'Release'))).toEqual(['error GitHub answered 403: Resource not accessible by integration']);
+      expect(annotationLines(outsideGroups(calls.log))).toEqual([]);
+      expect(row(calls.summaryRows, 'Release')).toBe('failed: GitHub answered 403: Resource not accessible by integration');
+      expect(calls.exitCodes).toEqual([1]);
+      expect(calls.failed).toEqual([]);
+    });
+  });
+
   it('fails on a bad input before any step, and still writes the summary', async () => {
-    const { core, calls } = recordingCore();
-    const outcome = await run({ env: { GITHUB_REF: 'refs/heads/main', 'INPUT_DRY-RUN': 'true' }, core });
+    const { core, calls, setExitCode } = recordingCore();
+    const outcome = await run({ env: { GITHUB_REF: 'refs/heads/main', 'INPUT_DRY-RUN': 'true' }, core, setExitCode });
     expect(outcome.ok).toBe(false);
+    // No group ran: setFailed is its one annotation.
     expect(calls.failed).toEqual([expect.stringMatching(/^no version: this run is not on a tag/)]);
+    expect(calls.exitCodes).toEqual([]);
     expect(groups(calls.log)).toEqual([]);
     expect(calls.summaryRows).toEqual([['Step', 'Result']]);
     expect(calls.summaryWritten).toBe(true);
@@ -285,8 +461,8 @@ describe('the publish action run()', () => {
     it('reads its inputs from process.env', async () => {
       const dir = await writePublishableTemplate();
       Object.assign(process.env, dryRunEnv(dir, { INPUT_VERSION: 'v1.0.0' }));
-      const { core, calls } = recordingCore();
-      const outcome = await run({ core });
+      const { core, calls, setExitCode } = recordingCore();
+      const outcome = await run({ core, setExitCode });
       expect(calls.failed).toEqual([]);
       expect(outcome.outputs).toMatchObject({ version: '1.0.0', uploaded: 'false' });
     });

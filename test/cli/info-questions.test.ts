@@ -4,7 +4,7 @@
  */
 import { copyFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate } from '../../src/publish/index.js';
@@ -60,6 +60,8 @@ describe('template-registry info', () => {
     const dir = await writeTemplate({ 'template.json': { ...validManifest, dependencies: { python: '>=3.11', pip: '>=23' } } });
     await publish(server, dir);
     const registry = `${server.url}/registry.json`;
+    const fetches = vi.spyOn(globalThis, 'fetch');
+    const archiveRequests = () => fetches.mock.calls.filter(([url]) => String(url instanceof Request ? url.url : url).endsWith('/archive')).length;
 
     const json = await cli('info', 'demo-template', '--registry', registry, '--json');
     expect(json.code, json.stderr).toBe(0);
@@ -68,13 +70,16 @@ describe('template-registry info', () => {
     expect(parsed.questions.map((q) => [q.name, q.type])).toEqual(validPrompts.prompts.map((p) => [p.name, p.type]));
     expect(parsed.questions[1]?.choices).toEqual([{ name: 'API', value: 'api' }, { name: 'Tests', value: 'testing' }]);
     expect(parsed.unaskedVariables.map((v) => v.name)).toEqual(Object.keys(validVariables.variables).filter((name) => !validPrompts.prompts.some((p) => p.name === name)));
-    expect(await server.store.events.countEvents('download')).toBe(1);
+    expect(archiveRequests()).toBe(1);
+    // Reading the questions is not a use of the template: no download is counted.
+    expect(await server.store.events.countEvents('download')).toBe(0);
 
     const entryOnly = await cli('info', 'demo-template', '--registry', registry, '--no-questions');
     expect(entryOnly.code, entryOnly.stderr).toBe(0);
     expect(entryOnly.stdout).toContain('requires:  methodology *, python >=3.11, pip >=23');
     expect(entryOnly.stdout).not.toContain('questions');
-    expect(await server.store.events.countEvents('download')).toBe(1);
+    expect(archiveRequests()).toBe(1);
+    fetches.mockRestore();
   }, 60_000);
 
   it('still shows the entry, with a warning, when the archive does not match its integrity', async () => {

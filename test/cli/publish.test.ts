@@ -52,7 +52,11 @@ describe('template-registry publish', () => {
     const upload = fake.uploads[0]!;
     expect(upload).toMatchObject({ name: 'demo-template', version: '1.0.0', fileName: 'demo-template-1.0.0.tgz' });
     expect(upload.manifest).toMatchObject({ name: 'demo-template', version: '1.0.0' });
-    expect(result.stdout).toBe(`published demo-template@1.0.0 (${upload.integrity})\n`);
+    expect(result.stdout).toBe(
+      `published demo-template@1.0.0 (${upload.integrity})\n` +
+        `download: ${fake.url}/templates/demo-template/versions/1.0.0/archive\n` +
+        `create a project from it: npx template-registry create demo-template@1.0.0 my-app --registry ${fake.url}/registry.json\n`,
+    );
   });
 
   it('stamps --version (without a leading v) and reports a re-run as already published', async () => {
@@ -64,7 +68,10 @@ describe('template-registry publish', () => {
 
     const again = await run('publish', dir, '--registry', fake.url, '--token', TOKEN, '--version', '2.1.0');
     expect(again.code).toBe(0);
-    expect(again.stdout).toBe('already published demo-template@2.1.0 with the same content\n');
+    expect(again.stdout.split('\n').slice(0, 2)).toEqual([
+      'already published demo-template@2.1.0 with the same content',
+      `download: ${fake.url}/templates/demo-template/versions/2.1.0/archive`,
+    ]);
     expect(fake.uploads).toHaveLength(1);
   });
 

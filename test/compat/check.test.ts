@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { checkCompatibility } from '../../src/compat/index.js';
+import { checkCompatibility, declaresRuntime } from '../../src/compat/index.js';
 import type { TemplateEntry } from '../../src/core/schema-types.js';
 
 function entry(overrides: Omit<Partial<TemplateEntry>, 'compatibility'> & { compatibility?: Record<string, unknown> } = {}): TemplateEntry {
@@ -85,5 +85,57 @@ describe('checkCompatibility', () => {
   it('ignores what the environment does not say', () => {
     const e = entry({ compatibility: { methodologyVersions: ['^1'], platforms: ['linux'] } });
     expect(checkCompatibility(registry(e), 'api', {}).compatible).toBe(true);
+  });
+
+  it('checks the npm version against dependencies.npm and compatibility.npmVersions', () => {
+    const declared = entry({ dependencies: { methodology: '*', node: '>=20', npm: '>=10' }, compatibility: { nodeVersions: ['>=20'] } });
+    expect(checkCompatibility(registry(declared), 'api', { nodeVersion: '20.11.0', npmVersion: '10.2.4' })).toEqual({ compatible: true, issues: [], warnings: [] });
+    expect(checkCompatibility(registry(declared), 'api', { nodeVersion: '20.11.0', npmVersion: '9.8.1' })).toEqual({
+      compatible: false,
+      issues: ['npm version 9.8.1 does not satisfy npm >=10 (dependencies.npm)'],
+      warnings: [],
+    });
+    const matrix = entry({ compatibility: { npmVersions: [{ min: '9.0.0', max: '10' }] } });
+    expect(checkCompatibility(registry(matrix), 'api', { npmVersion: '11.0.0' }).issues).toEqual(['npm version 11.0.0 is outside the supported ranges: 9.0.0 - 10']);
+  });
+
+  it('checks a node range declared only in dependencies, and reports a range found in both places once', () => {
+    const onlyDependency = entry({ dependencies: { methodology: '*', node: '>=22' } });
+    expect(checkCompatibility(registry(onlyDependency), 'api', { nodeVersion: '20.0.0' }).issues).toEqual(['node version 20.0.0 does not satisfy node >=22 (dependencies.node)']);
+    const both = entry({ dependencies: { methodology: '>=1 <3', node: '>=22' }, compatibility: { methodologyVersions: ['>=1 <3'], nodeVersions: ['>=22'] } });
+    expect(checkCompatibility(registry(both), 'api', { methodologyVersion: '3.0.0', nodeVersion: '20.0.0' }).issues).toEqual([
+      'methodology version 3.0.0 is outside the supported ranges: >=1 <3',
+      'node version 20.0.0 is outside the supported ranges: >=22',
+    ]);
+  });
+
+  it('reports declared runtimes it cannot check as warnings, never silently as compatible', () => {
+    const python = entry({ dependencies: { methodology: '*', python: '>=3.11', pip: '>=23', docker: '>=24' } });
+    const result = checkCompatibility(registry(python), 'api', { nodeVersion: '20.0.0', npmVersion: '10.0.0', platform: 'linux' });
+    expect(result.compatible).toBe(true);
+    expect(result.issues).toEqual([]);
+    expect(result.warnings).toEqual([
+      'not checked: python >=3.11 (only methodology, node and npm versions are checked)',
+      'not checked: pip >=23 (only methodology, node and npm versions are checked)',
+      'not checked: docker >=24 (only methodology, node and npm versions are checked)',
+    ]);
+  });
+
+  it('warns for a declared range the environment gives no version for', () => {
+    const e = entry({ dependencies: { methodology: '>=1.0.0 <3.0.0', npm: '>=10' }, compatibility: { methodologyVersions: ['>=1.0.0 <3.0.0'], platforms: ['linux'] } });
+    expect(checkCompatibility(registry(e), 'api', {}).warnings).toEqual([
+      'not checked: methodology >=1.0.0 <3.0.0 (no methodology version given)',
+      'not checked: npm >=10 (no npm version given)',
+      'not checked: platforms linux (no platform given)',
+    ]);
+    // "*" declares nothing: no warning for it.
+    expect(checkCompatibility(registry(entry({ dependencies: { methodology: '*' }, compatibility: { methodologyVersions: ['*'] } })), 'api', {}).warnings).toEqual([]);
+  });
+
+  it('says whether a template declares an npm range (worth finding the local npm version for)', () => {
+    expect(declaresRuntime(entry({ dependencies: { methodology: '*', npm: '>=10' } }), 'npm')).toBe(true);
+    expect(declaresRuntime(entry({ compatibility: { npmVersions: ['>=10'] } }), 'npm')).toBe(true);
+    expect(declaresRuntime(entry({ dependencies: { methodology: '*', node: '>=20' } }), 'npm')).toBe(false);
+    expect(declaresRuntime(entry({ dependencies: { methodology: '*', npm: '*' } }), 'npm')).toBe(false);
   });
 });

@@ -139,6 +139,27 @@ describe('runPublishPipeline', () => {
     expect(skipping.events).toContain('skip test: skip-test');
   });
 
+  it('reports each condition no valid answer set reaches as a finding of its own', async () => {
+    const dir = await writePublishableTemplate({
+      'template.json': {
+        ...publishableManifest,
+        files: [
+          { path: 'schema.graphql', when: 'features contains "graphql"' },
+          { path: 'grpc.proto', when: 'features contains "grpc"' },
+        ],
+      },
+      'template/schema.graphql': 'type Query { name: String }\n',
+      'template/grpc.proto': 'syntax = "proto3";\n',
+    });
+    const { hooks, findings } = recordingHooks();
+    const error = await failure(runPublishPipeline(await options(dir, { dryRun: true }), hooks));
+    expect(error).toMatchObject({ step: 'test', message: 'test generation failed' });
+    expect(findings.filter((f) => f.step === 'test').map((f) => f.message)).toEqual([
+      'not covered by any valid answer set: files rule schema.graphql: true',
+      'not covered by any valid answer set: files rule grpc.proto: true',
+    ]);
+  });
+
   it('stops at a lint error, reporting the warnings as well', async () => {
     const prompts = { prompts: [...validPrompts.prompts, { name: 'databse', message: 'Database?', type: 'input' }] };
     const dir = await writePublishableTemplate({ 'template.prompts.json': prompts });
@@ -186,6 +207,17 @@ describe('runPublishPipeline', () => {
     expect(error).toMatchObject({ step: 'upload', message: 'HTTP 403 FORBIDDEN: may not publish', cause: refusal });
     expect(events.slice(-3)).toEqual(['start upload', 'retry 1 after 250 ms', 'fail upload: HTTP 403 FORBIDDEN: may not publish']);
     expect(events).toContain('packed demo-template-1.0.0.tgz');
+  });
+
+  it('passes the upload progress on, attempt by attempt', async () => {
+    const dir = await writePublishableTemplate();
+    const progress: string[] = [];
+    const { upload } = recordingUpload((o) => {
+      for (const sent of [0, 600, 1000, 0, 1000]) o.onProgress?.(sent, 1000);
+      return Promise.resolve({ uploaded: true, status: 201, attempts: 2, integrity: o.integrity ?? '' });
+    });
+    await runPublishPipeline(await options(dir, { skipTest: true, upload }), { onUploadProgress: (sent, total) => progress.push(`${sent}/${total}`) });
+    expect(progress).toEqual(['0/1000', '600/1000', '1000/1000', '0/1000', '1000/1000']);
   });
 
   it('refuses options that cannot work before any step', async () => {

@@ -82,6 +82,15 @@ describe('publishTemplate', () => {
     expect(Number(upload.headers['content-length'])).toBe(upload.bodyBytes);
   });
 
+  it('takes the registry document URL as well as the base (one TEMPLATE_REGISTRY_URL for every command)', async () => {
+    const fake = await registry();
+    const { file } = await archive();
+    const result = await publishTemplate(options(fake, file, { registryUrl: `${fake.url}/registry.json` }));
+    expect(result).toMatchObject({ uploaded: true, status: 201 });
+    expect(result.location).toBe(`${fake.url}/templates/demo-template/versions/1.0.0`);
+    expect(fake.uploads).toHaveLength(1);
+  });
+
   it('reads the manifest from a template.json path and uses a given integrity as is', async () => {
     const fake = await registry();
     const { file, integrity } = await archive();
@@ -105,6 +114,25 @@ describe('publishTemplate', () => {
     expect(retries).toHaveLength(1);
     expect(retries[0]).toMatchObject({ attempt: 1 });
     expect(retries[0]!.reason).toMatch(/^HTTP 500 INTERNAL_ERROR/);
+  });
+
+  it('reports the bytes of the body sent, up to its Content-Length, starting again on a retry', async () => {
+    const fake = await registry();
+    fake.fail(['500']);
+    const { file } = await archive(randomBytes(300 * 1024));
+    const progress: { sent: number; total: number }[] = [];
+    await publishTemplate(options(fake, file, { onProgress: (sent, total) => progress.push({ sent, total }) }));
+
+    const total = Number(fake.uploads[0]!.headers['content-length']);
+    expect(total).toBeGreaterThan(300 * 1024);
+    expect(progress.every((p) => p.total === total)).toBe(true);
+    // One run from 0 to the total per attempt, never going back within an attempt.
+    const attempts = progress.reduce<number[][]>((runs, p) => (p.sent === 0 ? [...runs, [0]] : (runs.at(-1)!.push(p.sent), runs)), []);
+    expect(attempts).toHaveLength(2);
+    for (const sent of attempts) expect(sent).toEqual([...sent].sort((a, b) => a - b));
+    // The archive streams in chunks: the accepted attempt moves several times before it reaches the total.
+    expect(attempts[1]!.length).toBeGreaterThan(3);
+    expect(attempts[1]!.at(-1)).toBe(total);
   });
 
   it('retries a dropped connection and re-sends the whole file', async () => {

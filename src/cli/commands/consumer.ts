@@ -1,51 +1,100 @@
 import { stripVTControlCharacters } from 'node:util';
 
 import { confirm } from '@inquirer/prompts';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 
-import { doNotTrackFrom, RegistryClient } from '../../client/index.js';
-import { checkCompatibility } from '../../compat/index.js';
-import { latestEntries, sortEntries } from '../../core/listing.js';
+import { DEFAULT_CACHE_TTL_MS, doNotTrackFrom, RegistryClient, type StaleNotice } from '../../client/index.js';
+import { checkCompatibility, checkedEntry, declaresRuntime, KNOWN_PLATFORMS } from '../../compat/index.js';
+import { latestEntries, sortEntries, STABILITY_ORDER } from '../../core/listing.js';
 import type { TemplateEntry } from '../../core/schema-types.js';
 import { isTemplateVersion } from '../../core/versions.js';
 import { firstLine } from '../../core/errors.js';
 import { createProject, fetchTemplateQuestions, migrateProject, ProjectLockError, TemplateNotFoundError, type MigrateProjectOptions, type MigrateProjectResult, type MigrationPlan, type TemplateQuestions } from '../../project/index.js';
+import { TEMPLATE_CATEGORIES } from '../../template/index.js';
 import { promptForAnswers } from '../../template/prompts.js';
-import { maxDocumentBytesFrom, parseTemplateSpec, registryModeFrom, registryUrlFrom, userCacheDir } from '../consumer-env.js';
-import { EXIT, UsageError, type CliIo } from '../io.js';
+import { localNpmVersion, maxDocumentBytesFrom, parseTemplateSpec, registryModeFrom, registryUrlFrom, runtimeVersionFrom, userCacheDir } from '../consumer-env.js';
+import { EXIT, oneOf, UsageError, type CliIo } from '../io.js';
+import { paintStability, stderrStyle, stdoutStyle, type Style } from '../style.js';
 import { answerFlags, defaultNextSteps, reportTemplateError, templateNextSteps } from './generate.js';
 
 interface RegistryFlags {
   registry?: string;
   json?: boolean;
+  refresh?: boolean;
 }
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
-function clientFor(flags: RegistryFlags): RegistryClient {
+/** `ms` in the largest unit that keeps it readable: `45 seconds`, `12 minutes`, `3 hours`, `2 days`. */
+export function formatAge(ms: number): string {
+  const units: [string, number][] = [
+    ['day', 86_400_000],
+    ['hour', 3_600_000],
+    ['minute', 60_000],
+  ];
+  for (const [unit, size] of units) {
+    const count = Math.floor(ms / size);
+    // `90 minutes` rather than `1 hour`; an exact `1 hour` stays one.
+    if (count >= 2 || (count === 1 && (unit === 'minute' || ms % size === 0))) return `${count} ${unit}${count === 1 ? '' : 's'}`;
+  }
+  const seconds = Math.floor(ms / 1000);
+  return `${seconds} second${seconds === 1 ? '' : 's'}`;
+}
+
+/** The one line a command prints when a cached copy answers because the registry could not be read. */
+export function staleNoticeLine(notice: StaleNotice, ttlMs: number = DEFAULT_CACHE_TTL_MS): string {
+  const age = `the copy cached ${formatAge(notice.ageMs)} ago`;
+  return `cannot fetch the ${notice.what} from ${notice.url} (${oneLine(notice.reason)}); using ${age}${notice.expired ? `, older than the cache lifetime of ${formatAge(ttlMs)}` : ''}`;
+}
+
+function clientFor(flags: RegistryFlags, io: CliIo): RegistryClient {
   const maxDocumentBytes = maxDocumentBytesFrom();
+  // One line per command, however many of the registry's files answered from the cache.
+  let told = false;
   return new RegistryClient({
     registryUrl: registryUrlFrom(flags.registry),
     cacheDir: userCacheDir(),
     mode: registryModeFrom(),
     ...(maxDocumentBytes ? { maxDocumentBytes } : {}),
+    ...(flags.refresh ? { refresh: true } : {}),
+    onStale: (notice) => {
+      if (told) return;
+      told = true;
+      io.stderr(`${stderrStyle(io).yellow('warning')}: ${staleNoticeLine(notice)}\n`);
+    },
   });
+}
+
+/** `--category`: the manifest's categories, or another one the registry has (a registry may define its own). */
+async function checkCategory(client: RegistryClient, category: string): Promise<void> {
+  if (TEMPLATE_CATEGORIES.includes(category)) return;
+  const document = await client.document();
+  const extra = [...new Set([...document.categories.map((c) => c.id), ...document.templates.map((e) => e.category)])]
+    .filter((id) => !TEMPLATE_CATEGORIES.includes(id))
+    .sort();
+  oneOf('--category', category, [...TEMPLATE_CATEGORIES, ...extra]);
 }
 
 function latestPerTemplate(entries: readonly TemplateEntry[]): TemplateEntry[] {
   return sortEntries(latestEntries(entries));
 }
 
-function table(entries: readonly TemplateEntry[]): string {
+function table(entries: readonly TemplateEntry[], paint: Style): string {
   if (entries.length === 0) return 'no templates\n';
-  const rows = entries.map((e) => [e.id, e.version, e.stability, String(e.stats?.downloads ?? 0), e.description]);
+  const rows = entries.map((e) => [oneLine(e.id), oneLine(e.version), oneLine(e.stability), String(e.stats?.downloads ?? 0), oneLine(e.description)]);
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => (r[i] ?? '').length), ['NAME', 'VERSION', 'STABILITY', 'DOWNLOADS'][i]?.length ?? 0));
-  const line = (cells: string[]): string => cells.map((c, i) => (i < 4 ? c.padEnd(widths[i] ?? 0) : c)).join('  ');
-  return `${[line(['NAME', 'VERSION', 'STABILITY', 'DOWNLOADS', 'DESCRIPTION']), ...rows.map(line)].join('\n')}\n`;
+  // Padded before painting: escape sequences take no room on the screen.
+  const pad = (cells: string[]): string[] => cells.map((c, i) => (i < 4 ? c.padEnd(widths[i] ?? 0) : c));
+  const header = paint.bold(pad(['NAME', 'VERSION', 'STABILITY', 'DOWNLOADS', 'DESCRIPTION']).join('  ').trimEnd());
+  const lines = rows.map((row, n) => {
+    const [name = '', version = '', stability = '', downloads = '', description = ''] = pad(row);
+    return [paint.bold(name), version, paintStability(paint, entries[n]?.stability ?? '', stability), downloads, description].join('  ');
+  });
+  return `${[header, ...lines].join('\n')}\n`;
 }
 
 function progress(io: CliIo): (received: number, total?: number) => void {
-  if (!process.stderr.isTTY) return () => undefined;
+  if (!io.isTTY?.stderr) return () => undefined;
   let last = -1;
   return (received, total) => {
     const percent = total ? Math.floor((received / total) * 100) : -1;
@@ -65,35 +114,69 @@ function confirmBreaking(yes: boolean, canAsk: boolean): Pick<MigrateProjectOpti
   };
 }
 
-/** The plan of a migration: a summary, the diff of every file, then its warnings and errors. */
-function printPlan({ templateId, fromVersion, toVersion, result }: MigrationPlan, io: CliIo): void {
-  io.stdout(`migration plan ${templateId} ${fromVersion} -> ${toVersion}: ${result.applied.length} step(s), ${result.plan.length} file change(s)\n`);
-  for (const file of result.plan) io.stdout(`${file.diff}${file.diff.endsWith('\n') ? '' : '\n'}`);
-  for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`);
-  for (const error of result.errors) io.stderr(`error: ${error}\n`);
+/** Warnings in yellow and errors in red, on stderr. */
+function printProblems(result: { warnings: readonly string[]; errors: readonly string[] }, io: CliIo): void {
+  const paint = stderrStyle(io);
+  for (const warning of result.warnings) io.stderr(`${paint.yellow('warning')}: ${warning}\n`);
+  for (const error of result.errors) io.stderr(`${paint.red('error')}: ${error}\n`);
+}
+
+/**
+ * The plan of a migration: a summary and the diff of every file (on stdout, unless --json, whose
+ * document holds them), then its warnings and errors (on stderr).
+ */
+function printPlan({ templateId, fromVersion, toVersion, result }: MigrationPlan, json: boolean, io: CliIo): void {
+  if (!json) {
+    const paint = stdoutStyle(io);
+    io.stdout(paint.bold(`migration plan ${templateId} ${fromVersion} -> ${toVersion}: ${result.applied.length} step(s), ${result.plan.length} file change(s)`) + '\n');
+    for (const file of result.plan) io.stdout(`${file.diff}${file.diff.endsWith('\n') ? '' : '\n'}`);
+  }
+  printProblems(result, io);
+}
+
+/**
+ * The `--json` document of a migration, whatever its outcome: the run result (the plan's, or the
+ * applied run's) with `status`, the template and both versions; `breaking` step ids when declined.
+ */
+export function migrationJson(outcome: MigrateProjectResult): Record<string, unknown> {
+  if (outcome.status === 'up-to-date') {
+    const { status, templateId, currentVersion, registryVersion } = outcome;
+    return { status, templateId, currentVersion, registryVersion };
+  }
+  const { status, templateId, fromVersion, toVersion } = outcome;
+  const run = outcome.status === 'applied' ? outcome.applied : outcome.result;
+  return {
+    status,
+    templateId,
+    fromVersion,
+    toVersion,
+    ...run,
+    ...(outcome.status === 'declined' ? { breaking: outcome.breaking.map((step) => step.id) } : {}),
+  };
 }
 
 /** Prints how a migration ended (its plan is already printed) and gives the exit code. */
 function printMigration(outcome: MigrateProjectResult, flags: RegistryFlags, canAsk: boolean, io: CliIo): number {
+  if (outcome.status === 'applied') printProblems(outcome.applied, io);
+  if (outcome.status === 'declined') {
+    io.stderr(canAsk ? 'nothing was changed\n' : `${outcome.breaking.length} breaking step(s): review the migration guide, then run again with --yes\n`);
+  }
+  if (flags.json) io.stdout(`${JSON.stringify(migrationJson(outcome), null, 2)}\n`);
   switch (outcome.status) {
     case 'up-to-date':
-      io.stdout(`${outcome.templateId} is at ${outcome.currentVersion}; nothing to migrate to (registry has ${outcome.registryVersion})\n`);
+      if (!flags.json) io.stdout(`${outcome.templateId} is at ${outcome.currentVersion}; nothing to migrate to (registry has ${outcome.registryVersion})\n`);
       return EXIT.ok;
     case 'plan-failed':
       return EXIT.failure;
     case 'planned':
-      if (flags.json) io.stdout(`${JSON.stringify(outcome.result, null, 2)}\n`);
       return EXIT.ok;
     case 'declined':
-      io.stderr(canAsk ? 'nothing was changed\n' : `${outcome.breaking.length} breaking step(s): review the migration guide, then run again with --yes\n`);
       return EXIT.failure;
     case 'applied': {
       const { applied } = outcome;
-      for (const warning of applied.warnings) io.stderr(`warning: ${warning}\n`);
-      for (const error of applied.errors) io.stderr(`error: ${error}\n`);
-      if (flags.json) io.stdout(`${JSON.stringify(applied, null, 2)}\n`);
-      else if (applied.success) {
-        io.stdout(`migrated ${outcome.templateId} to ${outcome.toVersion}: ${applied.changes.length} change(s)${applied.backupDir ? `; old files kept in ${applied.backupDir}` : ''}\n`);
+      if (!flags.json && applied.success) {
+        const paint = stdoutStyle(io);
+        io.stdout(`${paint.green('migrated')} ${outcome.templateId} to ${outcome.toVersion}: ${applied.changes.length} change(s)${applied.backupDir ? `; old files kept in ${applied.backupDir}` : ''}\n`);
       }
       return applied.success ? EXIT.ok : EXIT.failure;
     }
@@ -147,20 +230,25 @@ function questionLines({ questions, unasked }: TemplateQuestions): string[] {
 
 export function registerConsumer(program: Command, io: CliIo, setExit: (code: number) => void): void {
   const registryOption = (command: Command): Command =>
-    command.option('--registry <url>', 'registry document URL (env TEMPLATE_REGISTRY_URL)').option('--json', 'print JSON');
+    command
+      .option('--registry <url>', 'the registry: its base URL or its registry.json URL (env TEMPLATE_REGISTRY_URL)')
+      .option('--refresh', 'fetch the registry now instead of using a cached copy younger than an hour')
+      .option('--json', 'print JSON');
 
   registryOption(
     program
       .command('list')
       .description('list the templates of the registry (newest stable version of each)')
-      .option('--category <category>', 'only this category')
-      .option('--stability <stability>', 'only this stability')
+      .option('--category <category>', `only this category: ${TEMPLATE_CATEGORIES.join(', ')}, or another the registry defines`)
+      .addOption(new Option('--stability <stability>', 'only this stability').choices(STABILITY_ORDER))
       .option('--tag <tag>', 'only templates with this tag (repeatable: all must be present)', collect, [])
       .option('--feature <feature>', 'only templates with this feature (repeatable: all must be present)', collect, [])
       .option('--author <name>', 'only templates by this author')
       .option('--all-versions', 'list every version, not only the newest'),
   ).action(async (flags: RegistryFlags & { category?: string; stability?: string; tag: string[]; feature: string[]; author?: string; allVersions?: boolean }) => {
-    const entries = await clientFor(flags).listTemplates({
+    const client = clientFor(flags, io);
+    if (flags.category !== undefined) await checkCategory(client, flags.category);
+    const entries = await client.listTemplates({
       ...(flags.category ? { category: flags.category } : {}),
       ...(flags.stability ? { stability: flags.stability } : {}),
       ...(flags.tag.length > 0 ? { tags: flags.tag } : {}),
@@ -168,14 +256,14 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
       ...(flags.author ? { author: flags.author } : {}),
     });
     const shown = flags.allVersions ? entries : latestPerTemplate(entries);
-    io.stdout(flags.json ? `${JSON.stringify(shown, null, 2)}\n` : table(shown));
+    io.stdout(flags.json ? `${JSON.stringify(shown, null, 2)}\n` : table(shown, stdoutStyle(io)));
     setExit(EXIT.ok);
   });
 
   registryOption(program.command('search').description('search templates by name, description, tags, features and category').argument('<terms...>', 'search terms')).action(
     async (terms: string[], flags: RegistryFlags) => {
-      const shown = latestPerTemplate(await clientFor(flags).search(terms.join(' ')));
-      io.stdout(flags.json ? `${JSON.stringify(shown, null, 2)}\n` : table(shown));
+      const shown = latestPerTemplate(await clientFor(flags, io).search(terms.join(' ')));
+      io.stdout(flags.json ? `${JSON.stringify(shown, null, 2)}\n` : table(shown, stdoutStyle(io)));
       setExit(EXIT.ok);
     },
   );
@@ -188,7 +276,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
       .option('--no-questions', 'do not download the archive to read the questions (entry only)'),
   ).action(async (spec: string, flags: RegistryFlags & { questions: boolean }) => {
     const { id, version } = parseTemplateSpec(spec);
-    const client = clientFor(flags);
+    const client = clientFor(flags, io);
     const entry = await client.getTemplate(id, version);
     if (!entry) {
       io.stderr(`template ${spec} not found in the registry\n`);
@@ -204,16 +292,17 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
       } catch (error) {
         // The entry is still worth showing; the questions are what could not be had.
         questionsError = firstLine(error);
-        io.stderr(`warning: the questions cannot be shown: ${questionsError}\n`);
+        io.stderr(`${stderrStyle(io).yellow('warning')}: the questions cannot be shown: ${questionsError}\n`);
       }
     }
     if (flags.json) {
       const questions = asked ? { questions: asked.questions, unaskedVariables: asked.unasked } : questionsError ? { questionsError } : {};
       io.stdout(`${JSON.stringify({ ...entry, versions, ...questions }, null, 2)}\n`);
     } else {
+      const paint = stdoutStyle(io);
       io.stdout(
         [
-          `${entry.id}@${entry.version} (${entry.stability}, ${entry.category})`,
+          `${paint.bold(`${entry.id}@${entry.version}`)} (${paintStability(paint, entry.stability)}, ${entry.category})`,
           entry.description,
           `author:    ${entry.author?.name ?? 'unknown'}`,
           `tags:      ${(entry.tags ?? []).join(', ')}`,
@@ -244,7 +333,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
     const { id, version } = parseTemplateSpec(spec);
     try {
       const { entry, project, manifest } = await createProject({
-        client: clientFor(flags),
+        client: clientFor(flags, io),
         id,
         ...(version ? { version } : {}),
         ...(dir !== undefined ? { dir } : {}),
@@ -258,7 +347,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
       io.stdout(
         flags.json
           ? `${JSON.stringify({ ...project, nextSteps: nextSteps ?? null }, null, 2)}\n`
-          : `created ${project.outDir} from ${id}@${entry.version} (${project.files.length} files, integrity verified)\n\n` +
+          : `${stdoutStyle(io).green('created')} ${project.outDir} from ${id}@${entry.version} (${project.files.length} files, integrity verified)\n\n` +
               `${nextSteps ?? defaultNextSteps(project.outDir, project.template, true)}\n`,
       );
       setExit(EXIT.ok);
@@ -287,12 +376,12 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
     let outcome: MigrateProjectResult;
     try {
       outcome = await migrateProject({
-        client: clientFor(flags),
+        client: clientFor(flags, io),
         projectDir: flags.project,
         ...(flags.to !== undefined ? { to: flags.to } : {}),
         dryRun: flags.dryRun ?? false,
         backup: flags.backup,
-        onPlan: (plan) => printPlan(plan, io),
+        onPlan: (plan) => printPlan(plan, flags.json ?? false, io),
         onProgress: progress(io),
         onRecovered: (recovery) =>
           io.stderr(`an earlier migration was interrupted; the project was rolled back to how it was before it (${recovery.restored.length} file(s) restored)\n`),
@@ -313,26 +402,37 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
   registryOption(
     program
       .command('check-compat')
-      .description('check a template against an environment (exit 1 when incompatible)')
+      .description('check a template against an environment: methodology, node and npm versions, platform (exit 1 when incompatible)')
       .argument('<template>', 'id or id@version')
-      .option('--methodology-version <version>', 'methodology version to check')
+      .option('--methodology-version <version>', 'methodology version to check (MAJOR.MINOR.PATCH)')
       .option('--node-version <version>', 'node version to check (default: this one)', process.versions.node)
-      .option('--npm-version <version>', 'npm version to check')
-      .option('--platform <platform>', 'platform to check (default: this one)', process.platform),
+      .option('--npm-version <version>', "npm version to check (default: this machine's, when the template declares an npm range)")
+      .addOption(new Option('--platform <platform>', 'platform to check (default: this one)').choices(KNOWN_PLATFORMS).default(process.platform)),
   ).action(async (spec: string, flags: RegistryFlags & { methodologyVersion?: string; nodeVersion: string; npmVersion?: string; platform: string }) => {
     const { id, version } = parseTemplateSpec(spec);
-    const templates = await clientFor(flags).listTemplates();
-    const result = checkCompatibility({ templates }, id, {
-      ...(flags.methodologyVersion ? { methodologyVersion: flags.methodologyVersion } : {}),
-      nodeVersion: flags.nodeVersion,
-      ...(flags.npmVersion ? { npmVersion: flags.npmVersion } : {}),
-      platform: flags.platform,
-    }, version ? { version } : {});
+    const methodologyVersion = flags.methodologyVersion === undefined ? undefined : runtimeVersionFrom('--methodology-version', flags.methodologyVersion);
+    const nodeVersion = runtimeVersionFrom('--node-version', flags.nodeVersion);
+    let npmVersion = flags.npmVersion === undefined ? undefined : runtimeVersionFrom('--npm-version', flags.npmVersion);
+    const templates = await clientFor(flags, io).listTemplates();
+    const options = version ? { version } : {};
+    const entry = checkedEntry({ templates }, id, options);
+    // Finding npm's version may run npm: only when the template declares a range for it.
+    if (npmVersion === undefined && entry && declaresRuntime(entry, 'npm')) npmVersion = await localNpmVersion();
+    const result = checkCompatibility(
+      { templates },
+      id,
+      { ...(methodologyVersion ? { methodologyVersion } : {}), nodeVersion, ...(npmVersion ? { npmVersion } : {}), platform: flags.platform },
+      options,
+    );
     if (flags.json) io.stdout(`${JSON.stringify(result, null, 2)}\n`);
     else {
-      io.stdout(`${spec}: ${result.compatible ? 'compatible' : 'NOT compatible'}\n`);
-      for (const issue of result.issues) io.stdout(`  issue: ${issue}\n`);
-      for (const warning of result.warnings) io.stdout(`  warning: ${warning}\n`);
+      const paint = stdoutStyle(io);
+      const checked = entry ? `${entry.id}@${entry.version}` : spec;
+      const verdict = result.compatible ? paint.green('compatible') : paint.red('NOT compatible');
+      const count = result.warnings.length > 0 ? ` (${result.warnings.length} warning${result.warnings.length === 1 ? '' : 's'})` : '';
+      io.stdout(`${oneLine(checked)}: ${verdict}${count}\n`);
+      for (const issue of result.issues) io.stdout(`  ${paint.red('issue')}: ${oneLine(issue)}\n`);
+      for (const warning of result.warnings) io.stdout(`  ${paint.yellow('warning')}: ${oneLine(warning)}\n`);
     }
     setExit(result.compatible ? EXIT.ok : EXIT.failure);
   });

@@ -4,8 +4,9 @@ import path from 'node:path';
 
 import type { Command } from 'commander';
 
+import { registryBaseUrl, registryDocumentUrl } from '../../core/registry-url.js';
 import { VERSION_PATTERN } from '../../core/versions.js';
-import { publishProgressPrinter } from '../../publish/progress.js';
+import { publishProgressPrinter, uploadProgressLine } from '../../publish/progress.js';
 import { runPublishPipeline } from '../../publish/pipeline.js';
 import { EXIT, type CliIo } from '../io.js';
 import { errorMessage } from '../../core/errors.js';
@@ -36,13 +37,13 @@ export function registerPublish(program: Command, io: CliIo, setExit: (code: num
     .option('--version <version>', 'release version to stamp into template.json (a leading "v" is dropped)')
     .option('--exclude <glob>', 'leave matching files out of the archive (repeatable)', collect, [])
     .option('--skip-test', 'skip test generation (validation and lint always run)')
-    .option('--json', 'print the result as JSON')
+    .option('--json', 'print the result as one JSON document on stdout (steps and findings go to stderr)')
     .action(async (dir: string, flags: PublishFlags) => {
       const usage = (message: string): void => {
         io.stderr(`error: ${message}\n`);
         setExit(EXIT.usage);
       };
-      const registryUrl = (flags.registry ?? process.env[REGISTRY_ENV] ?? '').trim();
+      const registryUrl = registryBaseUrl((flags.registry ?? process.env[REGISTRY_ENV] ?? '').trim());
       if (registryUrl === '') return usage(`no registry: pass --registry <url> or set ${REGISTRY_ENV}`);
       const token = (flags.token ?? process.env[TOKEN_ENV] ?? '').trim();
       if (token === '') return usage(`no API token: set ${TOKEN_ENV} or pass --token <token>`);
@@ -53,10 +54,12 @@ export function registerPublish(program: Command, io: CliIo, setExit: (code: num
       }
 
       // Progress and findings go to stderr, so that stdout holds only the result (`--json` stays parseable).
+      // The upload progress line is for a person at a terminal: never in a pipe, a log or with --json.
       const redact = (text: string): string => text.split(token).join('***');
+      const progress = flags.json ? undefined : uploadProgressLine({ isTTY: io.isTTY?.stderr === true, write: io.stderr });
       const outDir = await mkdtemp(path.join(tmpdir(), 'template-registry-publish-'));
       try {
-        const { packed, upload } = await runPublishPipeline(
+        const { packed, upload, downloadUrl } = await runPublishPipeline(
           {
             templateDir: dir,
             ...(version === undefined ? {} : { version }),
@@ -66,21 +69,24 @@ export function registerPublish(program: Command, io: CliIo, setExit: (code: num
             registryUrl,
             token,
           },
-          publishProgressPrinter((line) => io.stderr(`${redact(line)}\n`)),
+          publishProgressPrinter((line) => io.stderr(`${redact(line)}\n`), progress ? { progress } : {}),
         );
-        const label = `${packed.manifest.name}@${packed.manifest.version}`;
+        progress?.clear();
+        const { name, version: published } = packed.manifest;
+        const label = `${name}@${published}`;
         if (flags.json) {
           const { entry: _entry, ...summary } = upload ?? {};
           io.stdout(
-            `${JSON.stringify({ name: packed.manifest.name, version: packed.manifest.version, size: packed.size, sha256: packed.sha256, files: packed.files, ...summary }, null, 2)}\n`,
+            `${JSON.stringify({ name, version: published, size: packed.size, sha256: packed.sha256, files: packed.files, ...summary, downloadUrl }, null, 2)}\n`,
           );
-        } else if (upload?.uploaded) {
-          io.stdout(`published ${label} (${upload.integrity})\n`);
         } else {
-          io.stdout(`already published ${label} with the same content\n`);
+          io.stdout(upload?.uploaded ? `published ${label} (${upload.integrity})\n` : `already published ${label} with the same content\n`);
+          io.stdout(`download: ${downloadUrl ?? ''}\n`);
+          io.stdout(redact(`create a project from it: npx template-registry create ${label} my-app --registry ${registryDocumentUrl(registryUrl)}\n`));
         }
         setExit(EXIT.ok);
       } catch (error) {
+        progress?.clear();
         // The pipeline's messages (and the PublishError and PackError ones it passes on) are written
         // for users and never hold the token; redacting is a second guard.
         io.stderr(`error: ${redact(errorMessage(error))}\n`);

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { text } from '../../template/filters.js';
 import { testTemplate, type AnswerSetReport, type TestTemplateReport } from '../../template/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { style, stdoutStyle, type Style } from '../style.js';
 import { reportTemplateError } from './generate.js';
 
 function describeAnswers(report: AnswerSetReport): string {
@@ -11,10 +12,10 @@ function describeAnswers(report: AnswerSetReport): string {
     .join(' ');
 }
 
-export function formatTestReport(report: TestTemplateReport): string {
+export function formatTestReport(report: TestTemplateReport, paint: Style = style(false)): string {
   const lines = [`test-generating ${report.template.name}@${report.template.version}: ${report.sets.length} answer set(s)`];
   for (const set of report.sets) {
-    lines.push(`${set.passed ? 'PASS' : 'FAIL'} ${set.name}: ${set.files} files; ${describeAnswers(set)}`);
+    lines.push(`${set.passed ? paint.green('PASS') : paint.red('FAIL')} ${set.name}: ${set.files} files; ${describeAnswers(set)}`);
     if (set.command) {
       lines.push(`     command ${JSON.stringify(set.command.command)} exited ${set.command.timedOut ? 'by timeout' : String(set.command.exitCode)}`);
     }
@@ -22,13 +23,13 @@ export function formatTestReport(report: TestTemplateReport): string {
     if (!set.passed && set.command?.output) lines.push(...set.command.output.trimEnd().split('\n').map((l) => `     | ${l}`));
   }
   if (report.uncovered.length > 0) {
-    lines.push(`not covered by any valid answer set (${report.uncovered.length}):`);
+    lines.push(`${paint.yellow('not covered')} by any valid answer set (${report.uncovered.length}):`);
     for (const target of report.uncovered) lines.push(`     ${target}`);
     lines.push(
       '     a condition that no valid answers make true (or false) is always false (or true): check its expression against the variables\' enums, types and defaults',
     );
   }
-  lines.push(report.passed ? 'all answer sets passed' : 'test generation failed');
+  lines.push(report.passed ? paint.green('all answer sets passed') : paint.red('test generation failed'));
   return `${lines.join('\n')}\n`;
 }
 
@@ -54,7 +55,7 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
           ...(timeoutMs ? { timeoutMs } : {}),
           keep: flags.keep ?? false,
         });
-        io.stdout(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatTestReport(report));
+        io.stdout(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatTestReport(report, stdoutStyle(io)));
         setExit(report.passed ? EXIT.ok : EXIT.failure);
       } catch (error) {
         setExit(reportTemplateError(error, io));

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { formatValidationErrorAt } from '../../core/validation.js';
 import { validateTemplate } from '../../template/index.js';
 import { EXIT, type CliIo } from '../io.js';
+import { stderrStyle, stdoutStyle } from '../style.js';
 
 /** The folder as the user will recognise it: as given, or the full path for `.`. */
 function folderName(dir: string): string {
@@ -22,11 +23,16 @@ export function registerValidate(program: Command, io: CliIo, setExit: (code: nu
       if (options.json) {
         io.stdout(`${JSON.stringify(result, null, 2)}\n`);
       } else if (result.valid) {
-        io.stdout(`${folderName(dir)}: template is valid\n`);
+        io.stdout(`${folderName(dir)}: ${stdoutStyle(io).green('template is valid')}\n`);
       } else {
-        // `file:line:col /pointer: message`, as lint prints its findings.
-        for (const error of result.errors) io.stderr(`${formatValidationErrorAt(error)}\n`);
-        io.stderr(`${result.errors.length} error(s) in ${folderName(dir)}\n`);
+        const paint = stderrStyle(io);
+        // `file:line:col /pointer: message`, as lint prints its findings (the location in bold).
+        for (const error of result.errors) {
+          const line = formatValidationErrorAt(error);
+          const location = error.line !== undefined ? `${error.file}:${error.line}:${error.column ?? 1}` : error.file;
+          io.stderr(`${line.startsWith(location) ? `${paint.bold(location)}${line.slice(location.length)}` : line}\n`);
+        }
+        io.stderr(`${paint.red(`${result.errors.length} error(s)`)} in ${folderName(dir)}\n`);
       }
       setExit(result.valid ? EXIT.ok : EXIT.failure);
     });
