@@ -1078,14 +1078,14 @@ var require_util = __commonJS({
         }
         const port = url.port != null ? url.port : url.protocol === "https:" ? 443 : 80;
         let origin = url.origin != null ? url.origin : `${url.protocol || ""}//${url.hostname || ""}:${port}`;
-        let path19 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
+        let path21 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path19 && path19[0] !== "/") {
-          path19 = `/${path19}`;
+        if (path21 && path21[0] !== "/") {
+          path21 = `/${path21}`;
         }
-        return new URL(`${origin}${path19}`);
+        return new URL(`${origin}${path21}`);
       }
       if (!isHttpOrHttpsPrefixed(url.origin || url.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1536,39 +1536,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path19, origin }
+          request: { method, path: path21, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path19);
+        debuglog("sending request to %s %s/%s", method, origin, path21);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path19, origin },
+          request: { method, path: path21, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path19,
+          path21,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path19, origin }
+          request: { method, path: path21, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path19);
+        debuglog("trailers received from %s %s/%s", method, origin, path21);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path19, origin },
+          request: { method, path: path21, origin },
           error: error2
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path19,
+          path21,
           error2.message
         );
       });
@@ -1617,9 +1617,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path19, origin }
+            request: { method, path: path21, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path19);
+          debuglog("sending request to %s %s/%s", method, origin, path21);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1682,7 +1682,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path19,
+        path: path21,
         method,
         body,
         headers,
@@ -1697,11 +1697,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path19 !== "string") {
+        if (typeof path21 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path19[0] !== "/" && !(path19.startsWith("http://") || path19.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path21[0] !== "/" && !(path21.startsWith("http://") || path21.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path19)) {
+        } else if (invalidPathRegex.test(path21)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1767,7 +1767,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path19, query) : path19;
+        this.path = query ? buildURL(path21, query) : path21;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -6460,7 +6460,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path19, host, upgrade, blocking, reset } = request2;
+      const { method, path: path21, host, upgrade, blocking, reset } = request2;
       let { body, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6541,7 +6541,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path19} HTTP/1.1\r
+      let header = `${method} ${path21} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7070,7 +7070,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path19, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path21, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7167,7 +7167,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path19;
+      headers[HTTP2_HEADER_PATH] = path21;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7520,9 +7520,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path19 = search ? `${pathname}${search}` : pathname;
+        const path21 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path19;
+        this.opts.path = path21;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8761,10 +8761,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path19 = "/",
+          path: path21 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path19;
+        opts.path = origin + path21;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -10736,20 +10736,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path19) {
-      if (typeof path19 !== "string") {
-        return path19;
+    function safeUrl(path21) {
+      if (typeof path21 !== "string") {
+        return path21;
       }
-      const pathSegments = path19.split("?");
+      const pathSegments = path21.split("?");
       if (pathSegments.length !== 2) {
-        return path19;
+        return path21;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path19, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path19);
+    function matchKey(mockDispatch2, { path: path21, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path21);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10771,7 +10771,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path19 }) => matchValue(safeUrl(path19), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path21 }) => matchValue(safeUrl(path21), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10809,9 +10809,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path19, method, body, headers, query } = opts;
+      const { path: path21, method, body, headers, query } = opts;
       return {
-        path: path19,
+        path: path21,
         method,
         body,
         headers,
@@ -11274,10 +11274,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path19, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path21, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path19,
+            Path: path21,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16156,9 +16156,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path19) {
-      for (let i = 0; i < path19.length; ++i) {
-        const code = path19.charCodeAt(i);
+    function validateCookiePath(path21) {
+      for (let i = 0; i < path21.length; ++i) {
+        const code = path21.charCodeAt(i);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -18345,12 +18345,12 @@ var require_eventsource_stream = __commonJS({
       }
       return true;
     }
-    function isFieldName(line, length, field) {
-      if (length !== field.length) {
+    function isFieldName(line, length, field2) {
+      if (length !== field2.length) {
         return false;
       }
       for (let i = 0; i < length; i++) {
-        if (line[i] !== field[i]) {
+        if (line[i] !== field2[i]) {
           return false;
         }
       }
@@ -18551,13 +18551,13 @@ ${value}`;
           }
         }
       }
-      setEventFieldSize(field, size) {
-        const eventSize = this.eventSize - this.eventFieldSizes[field] + size;
+      setEventFieldSize(field2, size) {
+        const eventSize = this.eventSize - this.eventFieldSizes[field2] + size;
         if (this.maxEventSize > 0 && eventSize > this.maxEventSize) {
           throw createMaxEventSizeExceededError();
         }
         this.eventSize = eventSize;
-        this.eventFieldSizes[field] = size;
+        this.eventFieldSizes[field2] = size;
       }
       /**
        * @param {EventSourceStreamEvent} event
@@ -19078,11 +19078,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path19 = opts.path;
+          let path21 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path19 = `/${path19}`;
+            path21 = `/${path21}`;
           }
-          url = new URL(util.parseOrigin(url).origin + path19);
+          url = new URL(util.parseOrigin(url).origin + path21);
         } else {
           if (!opts) {
             opts = typeof url === "object" ? url : {};
@@ -23701,8 +23701,8 @@ var require_utils2 = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path19) {
-      let input = path19;
+    function removeDotSegments(path21) {
+      let input = path21;
       const output = [];
       let nextSlash = -1;
       let len = 0;
@@ -23776,11 +23776,11 @@ var require_utils2 = __commonJS({
       }
       return output.join("");
     }
-    function removeDotSegmentsRelative(path19) {
-      if (path19 === "" || path19[0] === "/") {
-        return removeDotSegments(path19);
+    function removeDotSegmentsRelative(path21) {
+      if (path21 === "" || path21[0] === "/") {
+        return removeDotSegments(path21);
       }
-      const segments = path19.split("/");
+      const segments = path21.split("/");
       const last = segments.length - 1;
       const output = [];
       let trailingDirectory = false;
@@ -24143,8 +24143,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path19 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path19 && path19 !== "/" ? path19 : void 0;
+        const path21 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path21 && path21 !== "/" ? path21 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -25120,7 +25120,7 @@ var require_core = __commonJS({
       errorsText(errors = this.errors, { separator = ", ", dataVar = "data" } = {}) {
         if (!errors || errors.length === 0)
           return "No errors";
-        return errors.map((e) => `${dataVar}${e.instancePath} ${e.message}`).reduce((text2, msg) => text2 + separator + msg);
+        return errors.map((e) => `${dataVar}${e.instancePath} ${e.message}`).reduce((text3, msg) => text3 + separator + msg);
       }
       $dataMetaSchema(metaSchema, keywordsJsonPointers) {
         const rules = this.RULES.all;
@@ -30986,8 +30986,8 @@ var require_utils3 = __commonJS({
       }
       return output;
     };
-    exports.basename = (path19, { windows } = {}) => {
-      const segs = path19.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path21, { windows } = {}) => {
+      const segs = path21.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -33885,7 +33885,7 @@ var require_liquid_node = __commonJS({
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var stream = __require("stream");
-    var path19 = __require("path");
+    var path21 = __require("path");
     var fs$1 = __require("fs");
     var crypto2 = __require("crypto");
     var Token = class {
@@ -34203,11 +34203,11 @@ var require_liquid_node = __commonJS({
       const context = range(begin, end + 1).map((lineNumber) => {
         const rowIndicator = lineNumber === line ? ">> " : "   ";
         const num = padStart(String(lineNumber), String(end).length);
-        let text2 = `${rowIndicator}${num}| `;
-        const colIndicator = lineNumber === line ? "\n" + padStart("^", col + text2.length) : "";
-        text2 += lines[lineNumber - 1];
-        text2 += colIndicator;
-        return text2;
+        let text3 = `${rowIndicator}${num}| `;
+        const colIndicator = lineNumber === line ? "\n" + padStart("^", col + text3.length) : "";
+        text3 += lines[lineNumber - 1];
+        text3 += colIndicator;
+        return text3;
       }).join("\n");
       return context;
     }
@@ -34451,7 +34451,7 @@ var require_liquid_node = __commonJS({
       } while (!done);
       return value;
     }
-    function toValueSync(val) {
+    function toValueSync2(val) {
       if (!isIterator(val))
         return val;
       let value;
@@ -34464,7 +34464,7 @@ var require_liquid_node = __commonJS({
         next = "next";
         if (isIterator(value)) {
           try {
-            value = toValueSync(value);
+            value = toValueSync2(value);
           } catch (err) {
             next = "throw";
             value = err;
@@ -34814,7 +34814,7 @@ var require_liquid_node = __commonJS({
         const { trimTagLeft, trimTagRight, tagDelimiterLeft, tagDelimiterRight } = options;
         const [valueBegin, valueEnd] = [begin + tagDelimiterLeft.length, end - tagDelimiterRight.length];
         super(exports.TokenKind.Tag, [valueBegin, valueEnd], input, begin, end, trimTagLeft, trimTagRight, file);
-        this.tokenizer = new Tokenizer(input, options.operators, file, this.contentRange, options.groupedExpressions);
+        this.tokenizer = new Tokenizer2(input, options.operators, file, this.contentRange, options.groupedExpressions);
         this.name = this.tokenizer.readTagName();
         this.tokenizer.assert(this.name, `illegal tag syntax, tag name expected`);
         this.tokenizer.skipBlank();
@@ -35009,7 +35009,7 @@ var require_liquid_node = __commonJS({
     var LiquidTagToken = class extends DelimitedToken {
       constructor(input, begin, end, options, file) {
         super(exports.TokenKind.Tag, [begin, end], input, begin, end, false, false, file);
-        this.tokenizer = new Tokenizer(input, options.operators, file, this.contentRange, options.groupedExpressions);
+        this.tokenizer = new Tokenizer2(input, options.operators, file, this.contentRange, options.groupedExpressions);
         this.name = this.tokenizer.readTagName();
         this.tokenizer.assert(this.name, "illegal liquid tag syntax");
         this.tokenizer.skipBlank();
@@ -35362,9 +35362,9 @@ var require_liquid_node = __commonJS({
       return fs$1.readFileSync(filepath, "utf8");
     }
     function resolve2(root, file, ext) {
-      if (!path19.extname(file))
+      if (!path21.extname(file))
         file += ext;
-      return path19.resolve(root, file);
+      return path21.resolve(root, file);
     }
     function fallback(file) {
       try {
@@ -35373,14 +35373,14 @@ var require_liquid_node = __commonJS({
       }
     }
     function dirname3(filepath) {
-      return path19.dirname(filepath);
+      return path21.dirname(filepath);
     }
     var realpathAsync = promisify(fs$1.realpath);
     async function contains(root, file) {
       try {
         const realRoot = await realpathAsync(root);
         const realFile = await realpathAsync(file);
-        const prefix = realRoot.endsWith(path19.sep) ? realRoot : realRoot + path19.sep;
+        const prefix = realRoot.endsWith(path21.sep) ? realRoot : realRoot + path21.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -35390,7 +35390,7 @@ var require_liquid_node = __commonJS({
       try {
         const realRoot = fs$1.realpathSync(root);
         const realFile = fs$1.realpathSync(file);
-        const prefix = realRoot.endsWith(path19.sep) ? realRoot : realRoot + path19.sep;
+        const prefix = realRoot.endsWith(path21.sep) ? realRoot : realRoot + path21.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -35407,7 +35407,7 @@ var require_liquid_node = __commonJS({
       dirname: dirname3,
       contains,
       containsSync,
-      sep: path19.sep
+      sep: path21.sep
     });
     function chargeJsonReplacerValue(memoryLimit, val) {
       if (typeof val === "string") {
@@ -35704,7 +35704,7 @@ var require_liquid_node = __commonJS({
       if (token.input.charAt(token.begin + token.trimLeft) === "\n")
         token.trimLeft++;
     }
-    var Tokenizer = class {
+    var Tokenizer2 = class {
       constructor(input, operators = defaultOptions.operators, file, range2, groupedExpressions = false) {
         this.input = input;
         this.file = file;
@@ -36210,7 +36210,7 @@ var require_liquid_node = __commonJS({
     var Hash = class {
       constructor(input, jekyllStyle) {
         this.hash = {};
-        const tokenizer = input instanceof Tokenizer ? input : new Tokenizer(input, {});
+        const tokenizer = input instanceof Tokenizer2 ? input : new Tokenizer2(input, {});
         for (const hash of tokenizer.readHashes(jekyllStyle)) {
           this.hash[hash.name.content] = hash.value;
         }
@@ -36243,7 +36243,7 @@ var require_liquid_node = __commonJS({
        */
       constructor(input, liquid) {
         this.filters = [];
-        const token = typeof input === "string" ? new Tokenizer(input, liquid.options.operators, void 0, void 0, liquid.options.groupedExpressions).readFilteredValue() : input;
+        const token = typeof input === "string" ? new Tokenizer2(input, liquid.options.operators, void 0, void 0, liquid.options.groupedExpressions).readFilteredValue() : input;
         this.initial = token.initial;
         this.filters = token.filters.map((token2) => new Filter(token2, this.getFilter(liquid, token2.name), liquid));
       }
@@ -36264,7 +36264,7 @@ var require_liquid_node = __commonJS({
     var Output = class extends TemplateImpl {
       constructor(token, liquid) {
         super(token);
-        const tokenizer = new Tokenizer(token.input, liquid.options.operators, token.file, token.contentRange, liquid.options.groupedExpressions);
+        const tokenizer = new Tokenizer2(token.input, liquid.options.operators, token.file, token.contentRange, liquid.options.groupedExpressions);
         this.value = new Value(tokenizer.readFilteredValue(), liquid);
         const filters2 = this.value.filters;
         const outputEscape = liquid.options.outputEscape;
@@ -36436,7 +36436,7 @@ var require_liquid_node = __commonJS({
     }
     function analyzeSync(template, options = {}) {
       const opts = { ...defaultStaticAnalysisOptions, ...options };
-      return toValueSync(_analyze(template, opts.partials, true));
+      return toValueSync2(_analyze(template, opts.partials, true));
     }
     var DummyScope = class {
       constructor(globals) {
@@ -36645,10 +36645,10 @@ var require_liquid_node = __commonJS({
             yield filepath;
         }
       }
-      dirname(path20) {
+      dirname(path22) {
         const fs5 = this.options.fs;
         assert(fs5.dirname, "`fs.dirname` is required for relative reference");
-        return fs5.dirname(path20);
+        return fs5.dirname(path22);
       }
       lookupError(file, roots) {
         const err = new Error("ENOENT");
@@ -36672,7 +36672,7 @@ var require_liquid_node = __commonJS({
       parse(html, filepath) {
         html = String(html);
         this.parseLimit.use(html.length);
-        const tokenizer = new Tokenizer(html, this.liquid.options.operators, filepath, void 0, this.liquid.options.groupedExpressions);
+        const tokenizer = new Tokenizer2(html, this.liquid.options.operators, filepath, void 0, this.liquid.options.groupedExpressions);
         const tokens = tokenizer.readTopLevelTokens(this.liquid.options);
         return this.parseTokens(tokens);
       }
@@ -36735,22 +36735,22 @@ var require_liquid_node = __commonJS({
         return this.parse(yield this.readFile(!!sync, filepath), filepath);
       }
     };
-    (function(TokenKind) {
-      TokenKind[TokenKind["Number"] = 1] = "Number";
-      TokenKind[TokenKind["Literal"] = 2] = "Literal";
-      TokenKind[TokenKind["Tag"] = 4] = "Tag";
-      TokenKind[TokenKind["Output"] = 8] = "Output";
-      TokenKind[TokenKind["HTML"] = 16] = "HTML";
-      TokenKind[TokenKind["Filter"] = 32] = "Filter";
-      TokenKind[TokenKind["Hash"] = 64] = "Hash";
-      TokenKind[TokenKind["PropertyAccess"] = 128] = "PropertyAccess";
-      TokenKind[TokenKind["Word"] = 256] = "Word";
-      TokenKind[TokenKind["Range"] = 512] = "Range";
-      TokenKind[TokenKind["Quoted"] = 1024] = "Quoted";
-      TokenKind[TokenKind["Operator"] = 2048] = "Operator";
-      TokenKind[TokenKind["FilteredValue"] = 4096] = "FilteredValue";
-      TokenKind[TokenKind["GroupedExpression"] = 8192] = "GroupedExpression";
-      TokenKind[TokenKind["Delimited"] = 12] = "Delimited";
+    (function(TokenKind2) {
+      TokenKind2[TokenKind2["Number"] = 1] = "Number";
+      TokenKind2[TokenKind2["Literal"] = 2] = "Literal";
+      TokenKind2[TokenKind2["Tag"] = 4] = "Tag";
+      TokenKind2[TokenKind2["Output"] = 8] = "Output";
+      TokenKind2[TokenKind2["HTML"] = 16] = "HTML";
+      TokenKind2[TokenKind2["Filter"] = 32] = "Filter";
+      TokenKind2[TokenKind2["Hash"] = 64] = "Hash";
+      TokenKind2[TokenKind2["PropertyAccess"] = 128] = "PropertyAccess";
+      TokenKind2[TokenKind2["Word"] = 256] = "Word";
+      TokenKind2[TokenKind2["Range"] = 512] = "Range";
+      TokenKind2[TokenKind2["Quoted"] = 1024] = "Quoted";
+      TokenKind2[TokenKind2["Operator"] = 2048] = "Operator";
+      TokenKind2[TokenKind2["FilteredValue"] = 4096] = "FilteredValue";
+      TokenKind2[TokenKind2["GroupedExpression"] = 8192] = "GroupedExpression";
+      TokenKind2[TokenKind2["Delimited"] = 12] = "Delimited";
     })(exports.TokenKind || (exports.TokenKind = {}));
     function isDelimitedToken(val) {
       return !!(getKind(val) & exports.TokenKind.Delimited);
@@ -36864,7 +36864,7 @@ var require_liquid_node = __commonJS({
         return this.getSync(paths);
       }
       getSync(paths) {
-        return toValueSync(this._get(paths));
+        return toValueSync2(this._get(paths));
       }
       *_get(paths) {
         const scope = this.findScope(paths[0]);
@@ -36874,7 +36874,7 @@ var require_liquid_node = __commonJS({
        * @deprecated use `_get()` instead
        */
       getFromScope(scope, paths) {
-        return toValueSync(this._getFromScope(scope, paths));
+        return toValueSync2(this._getFromScope(scope, paths));
       }
       *_getFromScope(scope, paths, strictVariables = this.strictVariables) {
         if (isString(paths))
@@ -37160,7 +37160,7 @@ var require_liquid_node = __commonJS({
     function* filter(include, arr, property, expected) {
       arr = toArray(arr);
       this.context.memoryLimit.use(arr.length);
-      const token = new Tokenizer(stringify(property)).readScopeValue();
+      const token = new Tokenizer2(stringify(property)).readScopeValue();
       const result = [];
       for (const item of arr) {
         const value = yield evalToken(token, this.context.spawn(item));
@@ -37198,7 +37198,7 @@ var require_liquid_node = __commonJS({
     function* group_by(arr, property) {
       const map2 = /* @__PURE__ */ new Map();
       arr = toEnumerable(arr);
-      const token = new Tokenizer(stringify(property)).readScopeValue();
+      const token = new Tokenizer2(stringify(property)).readScopeValue();
       this.context.memoryLimit.use(arr.length);
       for (const item of arr) {
         const key = yield evalToken(token, this.context.spawn(item));
@@ -37224,7 +37224,7 @@ var require_liquid_node = __commonJS({
       return [...map2.entries()].map(([name, items]) => ({ name, items }));
     }
     function* search(arr, property, expected) {
-      const token = new Tokenizer(stringify(property)).readScopeValue();
+      const token = new Tokenizer2(stringify(property)).readScopeValue();
       const array = toArray(arr);
       for (let index = 0; index < array.length; index++) {
         const value = yield evalToken(token, this.context.spawn(array[index]));
@@ -38596,7 +38596,7 @@ var require_liquid_node = __commonJS({
         return toPromise(this._render(tpl, scope, { ...renderOptions, sync: false }));
       }
       renderSync(tpl, scope, renderOptions) {
-        return toValueSync(this._render(tpl, scope, { ...renderOptions, sync: true }));
+        return toValueSync2(this._render(tpl, scope, { ...renderOptions, sync: true }));
       }
       renderToNodeStream(tpl, scope, renderOptions = {}) {
         const ctx = new Context(scope, this.options, renderOptions, { liquid: this });
@@ -38610,7 +38610,7 @@ var require_liquid_node = __commonJS({
         return toPromise(this._parseAndRender(html, scope, { ...renderOptions, sync: false }));
       }
       parseAndRenderSync(html, scope, renderOptions) {
-        return toValueSync(this._parseAndRender(html, scope, { ...renderOptions, sync: true }));
+        return toValueSync2(this._parseAndRender(html, scope, { ...renderOptions, sync: true }));
       }
       _parsePartialFile(file, sync, currentFile) {
         return new Parser(this).parseFile(file, sync, exports.LookupType.Partials, currentFile);
@@ -38625,7 +38625,7 @@ var require_liquid_node = __commonJS({
         return toPromise(new Parser(this).parseFile(file, false, lookupType));
       }
       parseFileSync(file, lookupType) {
-        return toValueSync(new Parser(this).parseFile(file, true, lookupType));
+        return toValueSync2(new Parser(this).parseFile(file, true, lookupType));
       }
       *_renderFile(file, ctx, renderFileOptions) {
         const templates = yield this._parseFile(file, renderFileOptions.sync, renderFileOptions.lookupType);
@@ -38635,7 +38635,7 @@ var require_liquid_node = __commonJS({
         return toPromise(this._renderFile(file, ctx, { ...renderFileOptions, sync: false }));
       }
       renderFileSync(file, ctx, renderFileOptions) {
-        return toValueSync(this._renderFile(file, ctx, { ...renderFileOptions, sync: true }));
+        return toValueSync2(this._renderFile(file, ctx, { ...renderFileOptions, sync: true }));
       }
       async renderFileToNodeStream(file, scope, renderOptions) {
         const templates = await this.parseFile(file);
@@ -38650,7 +38650,7 @@ var require_liquid_node = __commonJS({
         return toPromise(this._evalValue(str, scope));
       }
       evalValueSync(str, scope) {
-        return toValueSync(this._evalValue(str, scope));
+        return toValueSync2(this._evalValue(str, scope));
       }
       registerFilter(name, filter2) {
         this.filters[name] = filter2;
@@ -38789,7 +38789,7 @@ var require_liquid_node = __commonJS({
     exports.TagToken = TagToken;
     exports.Token = Token;
     exports.TokenizationError = TokenizationError;
-    exports.Tokenizer = Tokenizer;
+    exports.Tokenizer = Tokenizer2;
     exports.TypeGuards = typeGuards;
     exports.UndefinedVariableError = UndefinedVariableError;
     exports.UnlessTag = UnlessTag;
@@ -38810,7 +38810,7 @@ var require_liquid_node = __commonJS({
     exports.tags = tags;
     exports.toPromise = toPromise;
     exports.toValue = toValue;
-    exports.toValueSync = toValueSync;
+    exports.toValueSync = toValueSync2;
     exports.version = version;
   }
 });
@@ -39662,7 +39662,7 @@ var require_safe_regex2 = __commonJS({
 // src/action/main.ts
 import { mkdtemp as mkdtemp4, writeFile as writeFile4 } from "node:fs/promises";
 import { tmpdir as tmpdir4 } from "node:os";
-import path18 from "node:path";
+import path20 from "node:path";
 
 // node_modules/@actions/core/lib/core.js
 var core_exports = {};
@@ -40784,8 +40784,8 @@ var Summary = class {
    *
    * @returns {Summary} summary instance
    */
-  addRaw(text2, addEOL = false) {
-    this._buffer += text2;
+  addRaw(text3, addEOL = false) {
+    this._buffer += text3;
     return addEOL ? this.addEOL() : this;
   }
   /**
@@ -40881,10 +40881,10 @@ var Summary = class {
    *
    * @returns {Summary} summary instance
    */
-  addHeading(text2, level) {
+  addHeading(text3, level) {
     const tag = `h${level}`;
     const allowedTag = ["h1", "h2", "h3", "h4", "h5", "h6"].includes(tag) ? tag : "h1";
-    const element = this.wrap(allowedTag, text2);
+    const element = this.wrap(allowedTag, text3);
     return this.addRaw(element).addEOL();
   }
   /**
@@ -40913,9 +40913,9 @@ var Summary = class {
    *
    * @returns {Summary} summary instance
    */
-  addQuote(text2, cite) {
+  addQuote(text3, cite) {
     const attrs = Object.assign({}, cite && { cite });
-    const element = this.wrap("blockquote", text2, attrs);
+    const element = this.wrap("blockquote", text3, attrs);
     return this.addRaw(element).addEOL();
   }
   /**
@@ -40926,8 +40926,8 @@ var Summary = class {
    *
    * @returns {Summary} summary instance
    */
-  addLink(text2, href) {
-    const element = this.wrap("a", text2, { href });
+  addLink(text3, href) {
+    const element = this.wrap("a", text3, { href });
     return this.addRaw(element).addEOL();
   }
 };
@@ -42134,7 +42134,7 @@ var triggers_notification_paths_default = [
 ];
 function routeMatcher(paths) {
   const regexes = paths.map(
-    (path19) => path19.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
+    (path21) => path21.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
   );
   const regex2 = `^(?:${regexes.map((r) => `(?:${r})`).join("|")})[^/]*$`;
   return new RegExp(regex2, "i");
@@ -43150,8 +43150,8 @@ var convertMarkedBigIntsReviver = (key, value, context, userReviver) => {
   if (!hasUserReviver) return value;
   return userReviver(key, value, context);
 };
-var JSONParseV2 = (text2, reviver) => {
-  return JSON.parse(text2, (key, value, context) => {
+var JSONParseV2 = (text3, reviver) => {
+  return JSON.parse(text3, (key, value, context) => {
     const isNumber = typeof value === "number";
     const isOutOfBounds = value > Number.MAX_SAFE_INTEGER || value < Number.MIN_SAFE_INTEGER;
     const isBigNumber = isNumber && isOutOfBounds;
@@ -43209,8 +43209,8 @@ var applyReviverIteratively = (parsed, userReviver) => {
   }
   return rootHolder[""];
 };
-var serializeBigInts = (text2) => {
-  return text2.replace(
+var serializeBigInts = (text3) => {
+  return text3.replace(
     stringsOrLargeNumbers,
     (match, digits, fractional, exponential) => {
       const isString = match[0] === '"';
@@ -43224,18 +43224,18 @@ var serializeBigInts = (text2) => {
     }
   );
 };
-var JSONParse = (text2, reviver) => {
-  if (!text2) return originalParse(text2, reviver);
+var JSONParse = (text3, reviver) => {
+  if (!text3) return originalParse(text3, reviver);
   try {
-    if (isContextSourceSupported()) return JSONParseV2(text2, reviver);
-    const serializedData = serializeBigInts(text2);
+    if (isContextSourceSupported()) return JSONParseV2(text3, reviver);
+    const serializedData = serializeBigInts(text3);
     return originalParse(
       serializedData,
       (key, value, context) => convertMarkedBigIntsReviver(key, value, context, reviver)
     );
   } catch (error2) {
     if (error2 instanceof RangeError) {
-      const serializedData = serializeBigInts(text2);
+      const serializedData = serializeBigInts(text3);
       const parsed = originalParse(serializedData);
       return applyReviverIteratively(parsed, reviver);
     }
@@ -43364,12 +43364,12 @@ async function getResponseData(response) {
   }
   const mimetype = parse2(contentType);
   if (isJSONResponse(mimetype)) {
-    let text2 = "";
+    let text3 = "";
     try {
-      text2 = await response.text();
-      return JSONParse(text2);
+      text3 = await response.text();
+      return JSONParse(text3);
     } catch (err) {
-      return text2;
+      return text3;
     }
   } else if (mimetype.type.startsWith("text/") || // `application/octet-stream` is the canonical "arbitrary binary" type
   // (RFC 2046) and must never be decoded as text, even when the response
@@ -43726,17 +43726,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path19 = requestOptions.url.replace(options.baseUrl, "");
+    const path21 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path19} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path21} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       return response;
     }).catch((error2) => {
       const requestId = error2.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path19} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path21} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       throw error2;
     });
@@ -46499,7 +46499,7 @@ async function publishRelease(api, options) {
 // src/publish/pipeline.ts
 import { mkdtemp as mkdtemp3, readFile as readFile9 } from "node:fs/promises";
 import { tmpdir as tmpdir3 } from "node:os";
-import path16 from "node:path";
+import path18 from "node:path";
 
 // src/core/routes.ts
 function versionUrl(baseUrl, id, version) {
@@ -46529,30 +46529,30 @@ function nearestPosition(positions, pointer) {
     if (p2 === "") return void 0;
   }
 }
-function positionAt(text2, offset) {
+function positionAt(text3, offset) {
   let line = 1;
   let lineStart = 0;
-  for (let i = 0; i < offset && i < text2.length; i++) {
-    if (text2.charCodeAt(i) === 10) {
+  for (let i = 0; i < offset && i < text3.length; i++) {
+    if (text3.charCodeAt(i) === 10) {
       line++;
       lineStart = i + 1;
     }
   }
   return { line, column: offset - lineStart + 1 };
 }
-function parseJsonWithPositions(text2) {
+function parseJsonWithPositions(text3) {
   const positions = /* @__PURE__ */ new Map();
-  let offset = text2.charCodeAt(0) === 65279 ? 1 : 0;
+  let offset = text3.charCodeAt(0) === 65279 ? 1 : 0;
   let line = 1;
   let lineStart = 0;
   const fail = (what, at2 = offset) => {
-    const pos = positionAt(text2, at2);
+    const pos = positionAt(text3, at2);
     throw new JsonSyntaxError(`${what} at line ${pos.line}, column ${pos.column}`, pos);
   };
   const here = () => ({ line, column: offset - lineStart + 1 });
   const skipSpace = () => {
     for (; ; ) {
-      const c = text2.charCodeAt(offset);
+      const c = text3.charCodeAt(offset);
       if (c === 10) {
         line++;
         offset++;
@@ -46561,12 +46561,12 @@ function parseJsonWithPositions(text2) {
       else return;
     }
   };
-  const describe = () => offset >= text2.length ? "unexpected end of JSON" : `unexpected ${JSON.stringify(text2[offset])}`;
+  const describe = () => offset >= text3.length ? "unexpected end of JSON" : `unexpected ${JSON.stringify(text3[offset])}`;
   const parseString = () => {
     const start = offset;
     offset++;
     for (; ; ) {
-      const c = text2.charCodeAt(offset);
+      const c = text3.charCodeAt(offset);
       if (Number.isNaN(c)) fail("unterminated string", start);
       if (c === 34) break;
       if (c === 92) offset += 2;
@@ -46575,7 +46575,7 @@ function parseJsonWithPositions(text2) {
     }
     offset++;
     try {
-      return JSON.parse(text2.slice(start, offset));
+      return JSON.parse(text3.slice(start, offset));
     } catch {
       return fail("invalid escape in string", start);
     }
@@ -46584,21 +46584,21 @@ function parseJsonWithPositions(text2) {
     if (depth > 512) fail("nesting deeper than 512 levels");
     skipSpace();
     positions.set(pointer, here());
-    const c = text2[offset];
+    const c = text3[offset];
     if (c === "{") {
       offset++;
       const result = {};
       skipSpace();
-      if (text2[offset] === "}") {
+      if (text3[offset] === "}") {
         offset++;
         return result;
       }
       for (; ; ) {
         skipSpace();
-        if (text2[offset] !== '"') fail(`expected a property name in double quotes, ${describe()}`);
+        if (text3[offset] !== '"') fail(`expected a property name in double quotes, ${describe()}`);
         const key = parseString();
         skipSpace();
-        if (text2[offset] !== ":") fail(`expected ":" after property name, ${describe()}`);
+        if (text3[offset] !== ":") fail(`expected ":" after property name, ${describe()}`);
         offset++;
         Object.defineProperty(result, key, {
           value: parseValue(`${pointer}/${escapePointerSegment(key)}`, depth + 1),
@@ -46607,11 +46607,11 @@ function parseJsonWithPositions(text2) {
           configurable: true
         });
         skipSpace();
-        if (text2[offset] === ",") {
+        if (text3[offset] === ",") {
           offset++;
           continue;
         }
-        if (text2[offset] === "}") {
+        if (text3[offset] === "}") {
           offset++;
           return result;
         }
@@ -46622,18 +46622,18 @@ function parseJsonWithPositions(text2) {
       offset++;
       const result = [];
       skipSpace();
-      if (text2[offset] === "]") {
+      if (text3[offset] === "]") {
         offset++;
         return result;
       }
       for (; ; ) {
         result.push(parseValue(`${pointer}/${result.length}`, depth + 1));
         skipSpace();
-        if (text2[offset] === ",") {
+        if (text3[offset] === ",") {
           offset++;
           continue;
         }
-        if (text2[offset] === "]") {
+        if (text3[offset] === "]") {
           offset++;
           return result;
         }
@@ -46641,14 +46641,14 @@ function parseJsonWithPositions(text2) {
       }
     }
     if (c === '"') return parseString();
-    const literal = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(text2.slice(offset, offset + 400));
+    const literal = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(text3.slice(offset, offset + 400));
     if (!literal) return fail(`expected a value, ${describe()}`);
     offset += literal[0].length;
     return JSON.parse(literal[0]);
   };
   const value = parseValue("", 0);
   skipSpace();
-  if (offset < text2.length) fail(`unexpected ${JSON.stringify(text2[offset])} after the end of the JSON value`);
+  if (offset < text3.length) fail(`unexpected ${JSON.stringify(text3[offset])} after the end of the JSON value`);
   return { value, positions };
 }
 
@@ -46662,8 +46662,8 @@ var FORMAT_WORDS = {
 };
 function got(value) {
   if (value === void 0) return "";
-  const text2 = JSON.stringify(value);
-  return ` (got ${text2.length > 60 ? `${text2.slice(0, 57)}...` : text2})`;
+  const text3 = JSON.stringify(value);
+  return ` (got ${text3.length > 60 ? `${text3.slice(0, 57)}...` : text3})`;
 }
 function typeOf(value) {
   if (value === null) return "null";
@@ -46762,7 +46762,7 @@ var template_manifest_schema_default = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   $id: "https://template-registry.dev/schemas/template-manifest.schema.json",
   title: "TemplateManifest",
-  description: "The template manifest, file template.json. Unknown top-level fields are rejected; $schema, content, files and test are this project's documented extension fields.",
+  description: "The template manifest, file template.json. Unknown top-level fields are rejected; $schema, content, include, files, test and nextSteps are this project's documented extension fields.",
   type: "object",
   required: ["name", "version", "description", "category"],
   additionalProperties: false,
@@ -46864,6 +46864,12 @@ var template_manifest_schema_default = {
         command: { type: "string", minLength: 1 },
         timeoutSeconds: { type: "integer", minimum: 1, maximum: 3600 }
       }
+    },
+    nextSteps: {
+      type: "string",
+      minLength: 1,
+      maxLength: 4096,
+      description: "Extension: the message create and generate print after writing the project (e.g. its next steps). Liquid, rendered with the answers and computed values; it cannot include files."
     }
   }
 };
@@ -46883,62 +46889,7 @@ var template_variables_schema_default = {
       type: "object",
       propertyNames: { pattern: "^[A-Za-z_][A-Za-z0-9_]*$", "x-messages": { pattern: "must be an identifier (letters, digits, _; not starting with a digit)" } },
       additionalProperties: { $ref: "#/$defs/variable" },
-      properties: {
-        projectName: {
-          $ref: "#/$defs/variable",
-          type: "object",
-          required: ["default"],
-          properties: {
-            type: { const: "string" },
-            default: { type: "string", pattern: "^[a-z][a-z0-9-]*$", "x-messages": { pattern: "must start with a lower-case letter and contain only a-z, 0-9 and -" } }
-          }
-        },
-        description: {
-          $ref: "#/$defs/variable",
-          type: "object",
-          required: ["default"],
-          properties: { type: { const: "string" }, default: { type: "string" } }
-        },
-        author: {
-          $ref: "#/$defs/variable",
-          type: "object",
-          properties: {
-            type: { const: "object" },
-            properties: {
-              type: "object",
-              properties: {
-                name: { type: "object", properties: { type: { const: "string" } } },
-                email: { type: "object", properties: { type: { const: "string" } } }
-              }
-            }
-          }
-        },
-        features: {
-          $ref: "#/$defs/variable",
-          type: "object",
-          properties: {
-            type: { const: "array" },
-            enum: { type: "array", items: { enum: ["auth", "database", "api", "testing", "docker"] } },
-            items: {
-              type: "object",
-              properties: {
-                type: { const: "string" },
-                enum: { type: "array", items: { enum: ["auth", "database", "api", "testing", "docker"] } }
-              }
-            },
-            default: { type: "array", items: { enum: ["auth", "database", "api", "testing", "docker"] } }
-          }
-        },
-        database: {
-          $ref: "#/$defs/variable",
-          type: "object",
-          properties: {
-            type: { const: "string" },
-            enum: { type: "array", items: { enum: ["postgresql", "mysql", "sqlite", "mongodb"] } },
-            default: { enum: ["postgresql", "mysql", "sqlite", "mongodb"] }
-          }
-        }
-      }
+      description: "Variables keyed by name, each with any type, enum and default. The spec's table (projectName, description, author, features, database) describes the standard variables of a web template, not a rule for every template; lint warns when a template gives a standard name another shape."
     },
     computed: {
       type: "object",
@@ -47160,6 +47111,39 @@ var template_entry_schema_default = {
         forks: { type: "number", minimum: 0 },
         issues: { type: "number", minimum: 0 },
         lastDownload: { type: "string" }
+      }
+    }
+  }
+};
+
+// schemas/registry-index.schema.json
+var registry_index_schema_default = {
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  $id: "https://template-registry.dev/schemas/registry-index.schema.json",
+  title: "SparseIndex",
+  description: "Extension: the small index a static registry publishes beside registry.json (index.json): one line per template (its latest version, as the spec's get rule selects it), so that a client needing one template reads this file and templates/<id>.json instead of the whole document. Fields not listed here are accepted.",
+  type: "object",
+  required: ["formatVersion", "lastUpdated", "templates"],
+  properties: {
+    formatVersion: { const: 1, description: "1 for this layout; a client refuses a format it does not know and falls back to registry.json." },
+    lastUpdated: { type: "string", format: "date-time", description: "The lastUpdated of the registry.json built with it." },
+    templatePath: { type: "string", description: "Where one template's file is, relative to index.json, with {id} for the template id. Default templates/{id}.json." },
+    templates: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["id", "version", "stability", "category", "description"],
+        properties: {
+          id: { type: "string", minLength: 1 },
+          version: { type: "string", minLength: 1, description: "The latest version: the highest stable one, else the highest." },
+          stability: { type: "string" },
+          category: { type: "string" },
+          description: { type: "string" },
+          tags: { type: "array", items: { type: "string" } },
+          features: { type: "array", items: { type: "string" } },
+          downloads: { type: "integer", minimum: 0, description: "Downloads of all its versions." },
+          updatedAt: { type: "string", description: "When its latest version was published or updated." }
+        }
       }
     }
   }
@@ -47858,6 +47842,7 @@ var webhook_registration_schema_default = {
 var extraSchemas = {
   "registry-document": registry_document_schema_default,
   "template-entry": template_entry_schema_default,
+  "registry-index": registry_index_schema_default,
   category: category_schema_default,
   "compatibility-matrix": compatibility_matrix_schema_default,
   "compatibility-environment": compatibility_environment_schema_default,
@@ -47883,6 +47868,22 @@ var extraSchemas = {
 var import_semver = __toESM(require_semver2(), 1);
 var NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 var VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
+function segmentValue(segment) {
+  const digits = /^\d+/.exec(segment ?? "");
+  return digits ? Number(digits[0]) : 0;
+}
+function compareVersions(a, b2) {
+  const left = a.split(".");
+  const right = b2.split(".");
+  const length = Math.max(left.length, right.length);
+  for (let i = 0; i < length; i++) {
+    const x = segmentValue(left[i]);
+    const y = segmentValue(right[i]);
+    if (x < y) return -1;
+    if (x > y) return 1;
+  }
+  return 0;
+}
 function isValidRange(range) {
   return range.trim() !== "" && import_semver.default.validRange(range) !== null;
 }
@@ -47931,13 +47932,16 @@ function formatProblem(problem, withPosition) {
 function formatValidationError(problem) {
   return formatProblem(problem, false);
 }
+function formatValidationErrorAt(problem) {
+  return formatProblem(problem, true);
+}
 function locateViolations(file, violations, positions) {
   return violations.map((violation) => ({ file, ...violation, ...nearestPosition(positions, violation.pointer) }));
 }
-function checkJsonText(file, text2, schema) {
+function checkJsonText(file, text3, schema) {
   let parsed;
   try {
-    parsed = parseJsonWithPositions(text2);
+    parsed = parseJsonWithPositions(text3);
   } catch (error2) {
     if (!(error2 instanceof JsonSyntaxError)) throw error2;
     return { problems: [{ file, pointer: "", message: `invalid JSON: ${error2.message}`, code: "INVALID_JSON", ...error2.position }] };
@@ -47951,7 +47955,7 @@ var import_picomatch2 = __toESM(require_picomatch2(), 1);
 import { createWriteStream } from "node:fs";
 import { chmod as chmod2, copyFile as copyFile2, lstat as lstat2, mkdir as mkdir2, mkdtemp, readdir as readdir3, readFile as readFile4, realpath as realpath2, rename as rename2, rm as rm2, stat as stat4, writeFile as writeFile2 } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import path11 from "node:path";
+import path12 from "node:path";
 import { Transform as Transform2 } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
@@ -50992,7 +50996,7 @@ async function resolveInsideRoot(root, relativePath) {
 
 // src/template/load.ts
 import { readFile as readFile2 } from "node:fs/promises";
-import path9 from "node:path";
+import path10 from "node:path";
 
 // src/template/expression.ts
 var import_liquidjs = __toESM(require_liquid_node(), 1);
@@ -51048,6 +51052,50 @@ var templateFilters = {
   lower
 };
 
+// src/template/suggest.ts
+function editDistance(a, b2, limit = Number.POSITIVE_INFINITY) {
+  if (Math.abs(a.length - b2.length) > limit) return limit + 1;
+  let beforePrevious = [];
+  let previous = Array.from({ length: b2.length + 1 }, (_2, j2) => j2);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let best = i;
+    for (let j2 = 1; j2 <= b2.length; j2++) {
+      const cost = a[i - 1] === b2[j2 - 1] ? 0 : 1;
+      let value = Math.min((previous[j2] ?? 0) + 1, (current[j2 - 1] ?? 0) + 1, (previous[j2 - 1] ?? 0) + cost);
+      if (i > 1 && j2 > 1 && a[i - 1] === b2[j2 - 2] && a[i - 2] === b2[j2 - 1]) value = Math.min(value, (beforePrevious[j2 - 2] ?? 0) + 1);
+      current.push(value);
+      best = Math.min(best, value);
+    }
+    if (best > limit) return limit + 1;
+    beforePrevious = previous;
+    previous = current;
+  }
+  return previous[b2.length] ?? 0;
+}
+var MAX_SUGGESTED_LENGTH = 64;
+var MAX_CANDIDATES = 5e3;
+function closestName(name, known) {
+  if (name.length > MAX_SUGGESTED_LENGTH) return void 0;
+  const candidates = new Set(known);
+  if (candidates.size > MAX_CANDIDATES) return void 0;
+  let best;
+  for (const candidate of candidates) {
+    if (candidate === name || candidate.length > MAX_SUGGESTED_LENGTH) continue;
+    const limit = Math.max(1, Math.floor(Math.max(name.length, candidate.length) / 3));
+    const exact = editDistance(name, candidate, limit);
+    const folded = editDistance(name.toLowerCase(), candidate.toLowerCase(), limit);
+    const distance = Math.min(exact, folded + 0.5);
+    if (distance > limit) continue;
+    if (!best || distance < best.distance || distance === best.distance && candidate < best.name) best = { name: candidate, distance };
+  }
+  return best?.name;
+}
+function didYouMean(name, known) {
+  const closest = closestName(name, known);
+  return closest === void 0 ? "" : ` (did you mean "${closest}"?)`;
+}
+
 // src/template/expression.ts
 var DEFAULT_RENDER_LIMITS = {
   parseLimit: 1e6,
@@ -51097,9 +51145,85 @@ function checkExpression(expression) {
   }
   if (expression.trim() === "") throw new ExpressionError("expression is empty", expression);
 }
+var OPERATORS = "==, !=, <, >, <=, >=, contains, and, or";
+var quoted = (token) => JSON.stringify(token.getText());
+function expressionGrammarProblem(expression, engine) {
+  const tokenizer = new import_liquidjs.Tokenizer(expression, engine.options.operators);
+  let tokens;
+  try {
+    tokens = [...tokenizer.readExpressionTokens()];
+  } catch (error2) {
+    return firstLine(error2).replace(/, line:\d+, col:\d+.*$/, "");
+  }
+  let expectValue = true;
+  let last;
+  for (const token of tokens) {
+    const isOperator = token.kind === import_liquidjs.TokenKind.Operator;
+    if (expectValue) {
+      if (isOperator && token.getText() !== "not") {
+        return last ? `expected a value after ${quoted(last)}, found ${quoted(token)}` : `starts with the operator ${quoted(token)}: put a value before it`;
+      }
+      if (!isOperator) expectValue = false;
+    } else if (!isOperator) {
+      return `expected an operator (${OPERATORS}) between ${quoted(last ?? token)} and ${quoted(token)}`;
+    } else if (token.getText() === "not") {
+      return `"not" after ${quoted(last ?? token)}: "not" goes before a value`;
+    } else {
+      expectValue = true;
+    }
+    last = token;
+  }
+  if (last && expectValue) return `ends with ${quoted(last)}: put a value after it, or remove it`;
+  if (!last) return "has no value";
+  tokenizer.skipBlank();
+  if (!tokenizer.end() && tokenizer.peek() !== "|") {
+    const rest = tokenizer.remaining().trim();
+    return rest.startsWith("=") ? `unexpected ${JSON.stringify(rest)}: compare with ==` : `unexpected ${JSON.stringify(rest)}`;
+  }
+  try {
+    tokenizer.readFilters();
+  } catch (error2) {
+    return firstLine(error2).replace(/, line:\d+, col:\d+.*$/, "");
+  }
+  tokenizer.skipBlank();
+  if (!tokenizer.end()) return `unexpected ${JSON.stringify(tokenizer.remaining().trim())}`;
+  if (/\|\s*$/.test(expression)) return 'ends with "|": name a filter after it, or remove it';
+  return void 0;
+}
+var IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+function literalOf(token) {
+  const content = token.content;
+  if (token.kind === import_liquidjs.TokenKind.Quoted || token.kind === import_liquidjs.TokenKind.Number || token.kind === import_liquidjs.TokenKind.Literal) {
+    return typeof content === "string" || typeof content === "number" || typeof content === "boolean" ? content : void 0;
+  }
+  return void 0;
+}
+function comparisonsOf(expression, engine) {
+  let tokens;
+  try {
+    tokens = [...new import_liquidjs.Tokenizer(expression, engine.options.operators).readExpressionTokens()];
+  } catch {
+    return [];
+  }
+  const found = [];
+  for (let i = 1; i + 1 < tokens.length; i++) {
+    const [left, operator, right] = [tokens[i - 1], tokens[i], tokens[i + 1]];
+    if (!left || !operator || !right || operator.kind !== import_liquidjs.TokenKind.Operator) continue;
+    const op = operator.getText();
+    if (op === "and" || op === "or" || op === "not") continue;
+    const leftName = left.kind === import_liquidjs.TokenKind.PropertyAccess && IDENTIFIER.test(left.getText()) ? left.getText() : void 0;
+    const rightName = right.kind === import_liquidjs.TokenKind.PropertyAccess && IDENTIFIER.test(right.getText()) ? right.getText() : void 0;
+    const leftValue = literalOf(left);
+    const rightValue = literalOf(right);
+    if (leftName !== void 0 && rightValue !== void 0) found.push({ name: leftName, operator: op, value: rightValue });
+    else if (rightName !== void 0 && leftValue !== void 0 && (op === "==" || op === "!=")) found.push({ name: rightName, operator: op, value: leftValue });
+  }
+  return found;
+}
 var conditionSource = (expression) => `{% if ${expression} %}true{% else %}false{% endif %}`;
 var valueSource = (expression) => `{{ ${expression} }}`;
 var ExpressionEvaluator = class {
+  /** The engine expressions are parsed and evaluated with (the template filters registered). */
   engine;
   constructor(engine = createEngine()) {
     this.engine = engine;
@@ -51110,8 +51234,13 @@ var ExpressionEvaluator = class {
     try {
       this.engine.parse(kind === "condition" ? conditionSource(expression) : valueSource(expression));
     } catch (error2) {
-      throw new ExpressionError(`cannot parse ${JSON.stringify(expression)}: ${firstLine(error2)}`, expression);
+      const message = firstLine(error2).replace(/, line:\d+, col:\d+.*$/, "");
+      const filter = /^undefined filter: (\S+)/.exec(message)?.[1];
+      const hint = filter === void 0 ? "" : didYouMean(filter, Object.keys(this.engine.filters));
+      throw new ExpressionError(`cannot parse ${JSON.stringify(expression)}: ${message}${hint}`, expression);
     }
+    const problem = expressionGrammarProblem(expression, this.engine);
+    if (problem !== void 0) throw new ExpressionError(`cannot parse ${JSON.stringify(expression)}: ${problem}`, expression);
   }
   /** The top-level names an expression reads, e.g. `features` for `features contains "api"`. */
   references(expression, kind) {
@@ -51156,7 +51285,7 @@ function unsafePatternReason(source) {
   }
   return safe ? void 0 : "it is prone to catastrophic backtracking (nested or too many repetitions)";
 }
-function matchPattern(source, text2) {
+function matchPattern(source, text3) {
   let regex2;
   try {
     regex2 = new RegExp(source);
@@ -51165,19 +51294,383 @@ function matchPattern(source, text2) {
   }
   const unsafe = unsafePatternReason(source);
   if (unsafe) return { refused: `the template's validation pattern ${source} is not run: ${unsafe}` };
-  if (text2.length > MAX_PATTERN_INPUT_LENGTH) return { refused: `is ${text2.length} characters long; at most ${MAX_PATTERN_INPUT_LENGTH} are matched against the template's pattern` };
-  return { matches: regex2.test(text2) };
+  if (text3.length > MAX_PATTERN_INPUT_LENGTH) return { refused: `is ${text3.length} characters long; at most ${MAX_PATTERN_INPUT_LENGTH} are matched against the template's pattern` };
+  return { matches: regex2.test(text3) };
+}
+
+// src/template/standard-variables.ts
+var STANDARD_VARIABLES = {
+  projectName: { type: "string", described: "a string (the project name)" },
+  description: { type: "string", described: "a string" },
+  author: { type: "object", properties: { name: "string", email: "string" }, described: "an object with string properties name and email" },
+  features: { type: "array", items: "string", described: "an array of strings (the features chosen)" },
+  database: { type: "string", described: "a string (the database chosen)" }
+};
+var PROJECT_NAME = "projectName";
+var STANDARD_COMPUTED = {
+  packageName: `${PROJECT_NAME} | package_name`,
+  className: `${PROJECT_NAME} | class_name`
+};
+function implicitComputed(variableNames, computedNames) {
+  const variables = new Set(variableNames);
+  const computed = new Set(computedNames);
+  if (!variables.has(PROJECT_NAME)) return {};
+  const implicit = {};
+  for (const [name, expression] of Object.entries(STANDARD_COMPUTED)) {
+    if (!variables.has(name) && !computed.has(name)) implicit[name] = expression;
+  }
+  return implicit;
+}
+var isRecord = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+function standardShapeMismatches(name, definition) {
+  const shape = Object.hasOwn(STANDARD_VARIABLES, name) ? STANDARD_VARIABLES[name] : void 0;
+  if (!shape || !isRecord(definition)) return [];
+  const standard = `the standard variable "${name}" is ${shape.described}`;
+  const type = definition.type;
+  if (typeof type === "string" && type !== shape.type) {
+    return [{ at: "/type", message: `variable "${name}" has type ${type}; ${standard}. Rename it if it means something else, so tools and readers that know the standard name are not misled` }];
+  }
+  const found = [];
+  const items = definition.items;
+  if (shape.items && isRecord(items) && typeof items.type === "string" && items.type !== shape.items) {
+    found.push({ at: "/items/type", message: `items of variable "${name}" have type ${items.type}; ${standard}` });
+  }
+  const properties = definition.properties;
+  for (const [key, expected] of Object.entries(shape.properties ?? {})) {
+    const property = isRecord(properties) && Object.hasOwn(properties, key) ? properties[key] : void 0;
+    if (isRecord(property) && typeof property.type === "string" && property.type !== expected) {
+      found.push({ at: `/properties/${key}/type`, message: `property "${key}" of variable "${name}" has type ${property.type}; ${standard}` });
+    }
+  }
+  return found;
 }
 
 // src/template/validate.ts
 import { readdir as readdir2, readFile, stat as stat3 } from "node:fs/promises";
+import path9 from "node:path";
+
+// src/template/content-check.ts
+var import_liquidjs2 = __toESM(require_liquid_node(), 1);
+var MAX_UNKNOWN_NAME_PROBLEMS = 200;
+var BUILT_IN_PROPERTIES = /* @__PURE__ */ new Set(["size", "first", "last"]);
+var hasLiquid = (text3) => text3.includes("{{") || text3.includes("{%");
+function positionAt2(text3, offset) {
+  const before = text3.slice(0, Math.max(0, offset));
+  const line = before.split("\n").length;
+  return { line, column: offset - (before.lastIndexOf("\n") + 1) + 1 };
+}
+function describeParseError(error2, text3, engine) {
+  const raw = firstLine(error2);
+  const message = raw.replace(/, line:\d+, col:\d+.*$/, "");
+  const at2 = /line:(\d+), col:(\d+)/.exec(raw);
+  let position = at2 ? { line: Number(at2[1]), column: Number(at2[2]) } : { line: 1, column: 1 };
+  const filter = /^undefined filter: (\S+)/.exec(message)?.[1];
+  if (filter === void 0) return { message, code: "LIQUID_SYNTAX", position };
+  const token = error2.token;
+  if (typeof token?.begin === "number" && typeof token.end === "number") {
+    const inside = text3.slice(token.begin, token.end).search(new RegExp(`\\|\\s*${filter.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`));
+    if (inside >= 0) {
+      const offset = token.begin + inside + text3.slice(token.begin + inside).indexOf(filter);
+      position = positionAt2(text3, offset);
+    }
+  }
+  const known = Object.keys(engine.filters);
+  return {
+    message: `unknown filter "${filter}"${didYouMean(filter, known)}: use one of Liquid's filters or the template filters (package_name, class_name, kebab_case, snake_case, camel_case, pascal_case, ...)`,
+    code: "UNKNOWN_FILTER",
+    position
+  };
+}
+function* allTemplates(templates) {
+  for (const template of templates) {
+    yield template;
+    if (template.children) yield* allTemplates((0, import_liquidjs2.toValueSync)(template.children(false, true)));
+  }
+}
+function partialNames(files, engine) {
+  const received = /* @__PURE__ */ new Map();
+  for (const file of files) {
+    let callerLocals;
+    for (const template of allTemplates(file.templates)) {
+      const partial = template.partialScope?.();
+      if (!partial) continue;
+      const names = received.get(partial.name) ?? /* @__PURE__ */ new Set();
+      received.set(partial.name, names);
+      for (const entry of partial.scope) names.add(typeof entry === "string" ? entry : entry[0]);
+      if (!partial.isolated) {
+        callerLocals ??= Object.keys(engine.analyzeSync(file.templates, { partials: false }).locals);
+        for (const name of callerLocals) names.add(name);
+      }
+    }
+  }
+  return received;
+}
+function unknownNames(templates, scope, extra, engine) {
+  const analysis = engine.analyzeSync(templates, { partials: false });
+  const found = [];
+  const known = [...scope.names, ...extra ?? []];
+  for (const [name, uses] of Object.entries(analysis.globals)) {
+    const first = uses[0];
+    if (!first) continue;
+    const position = { line: first.location.row, column: first.location.col };
+    const more = uses.length > 1 ? ` (used ${uses.length} times)` : "";
+    if (!scope.names.has(name) && !extra?.has(name)) {
+      found.push({
+        name,
+        position,
+        message: `names unknown variable "${name}"${didYouMean(name, known)}${more}; it would render empty. Declare it in ${scope.variablesFile}, fix the spelling, or keep literal braces with {% raw %}...{% endraw %}`
+      });
+      continue;
+    }
+    const properties = scope.properties.get(name);
+    if (!properties) continue;
+    const reported = /* @__PURE__ */ new Set();
+    for (const use of uses) {
+      const property = use.segments[1];
+      if (typeof property !== "string" || properties.has(property) || BUILT_IN_PROPERTIES.has(property) || reported.has(property)) continue;
+      reported.add(property);
+      found.push({
+        name: `${name}.${property}`,
+        position: { line: use.location.row, column: use.location.col },
+        message: `names unknown property "${property}" of variable "${name}"${didYouMean(property, properties)}; it would render empty. Declare it under "properties" of "${name}" in ${scope.variablesFile}, or fix the spelling`
+      });
+    }
+  }
+  return found;
+}
+function checkContent(folder, texts, paths, scope, engine = createEngine()) {
+  const problems = [];
+  const fileOf = (relative2) => `${folder}/${relative2}`;
+  const parse3 = (text3) => {
+    try {
+      return engine.parse(text3);
+    } catch (error2) {
+      return describeParseError(error2, text3, engine);
+    }
+  };
+  const parsed = [];
+  for (const { path: path21, text: text3 } of texts) {
+    if (!hasLiquid(text3)) continue;
+    const result = parse3(text3);
+    if (Array.isArray(result)) parsed.push({ path: path21, templates: result });
+    else {
+      problems.push({ file: fileOf(path21), pointer: "", code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
+    }
+  }
+  let unknownReported = 0;
+  let unknownLeft = 0;
+  const reportUnknown = (problem) => {
+    if (unknownReported < MAX_UNKNOWN_NAME_PROBLEMS) {
+      problems.push(problem);
+      unknownReported++;
+    } else unknownLeft++;
+  };
+  if (scope) {
+    let received;
+    try {
+      received = partialNames(parsed, engine);
+    } catch {
+      received = /* @__PURE__ */ new Map();
+    }
+    for (const file of parsed) {
+      let unknown;
+      try {
+        unknown = unknownNames(file.templates, scope, received.get(file.path), engine);
+      } catch (error2) {
+        problems.push({ file: fileOf(file.path), pointer: "", code: "LIQUID_SYNTAX", message: `cannot be analysed: ${firstLine(error2)}`, line: 1, column: 1 });
+        continue;
+      }
+      for (const name of unknown) {
+        reportUnknown({ file: fileOf(file.path), pointer: "", code: "UNKNOWN_CONTENT_VARIABLE", message: name.message, ...name.position });
+      }
+    }
+  }
+  for (const relative2 of paths) {
+    const name = relative2.slice(relative2.lastIndexOf("/") + 1);
+    if (!hasLiquid(name)) continue;
+    const result = parse3(name);
+    if (!Array.isArray(result)) {
+      problems.push({ file: fileOf(relative2), pointer: "", code: result.code, message: `its name is not valid Liquid: ${result.message}`, line: 1, column: 1 });
+      continue;
+    }
+    if (!scope) continue;
+    try {
+      for (const unknown of unknownNames(result, scope, void 0, engine)) {
+        reportUnknown({ file: fileOf(relative2), pointer: "", code: "UNKNOWN_CONTENT_VARIABLE", message: `its name ${unknown.message}`, line: 1, column: 1 });
+      }
+    } catch (error2) {
+      problems.push({ file: fileOf(relative2), pointer: "", code: "LIQUID_SYNTAX", message: `its name cannot be analysed: ${firstLine(error2)}`, line: 1, column: 1 });
+    }
+  }
+  if (unknownLeft > 0) {
+    problems.push({
+      file: folder,
+      pointer: "",
+      code: "UNKNOWN_CONTENT_VARIABLE",
+      message: `and ${unknownLeft} more unknown name(s) in the content folder, not listed; fix the ones above first`,
+      line: 1,
+      column: 1
+    });
+  }
+  return problems;
+}
+
+// src/template/expression-check.ts
+var isRecord2 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var entriesOf = (value) => isRecord2(value) ? Object.entries(value) : [];
+var field = (value, key) => isRecord2(value) && Object.hasOwn(value, key) ? value[key] : void 0;
+var text2 = (value) => typeof value === "string" && value !== "" ? value : void 0;
+function expressionSites(documents) {
+  const sites = [];
+  const { manifest, variables, prompts } = documents;
+  if (variables) {
+    for (const [name, definition] of entriesOf(field(variables.value, "variables"))) {
+      const condition = text2(field(definition, "condition"));
+      const pointer = `/variables/${escapePointerSegment(name)}/condition`;
+      if (condition) sites.push({ file: variables.file, pointer, text: condition, kind: "condition", names: "variables", label: `condition of variable "${name}"` });
+    }
+    for (const [name, expression] of entriesOf(field(variables.value, "computed"))) {
+      const value = text2(expression);
+      const pointer = `/computed/${escapePointerSegment(name)}`;
+      if (value) sites.push({ file: variables.file, pointer, text: value, kind: "value", names: "all", label: `computed value "${name}"` });
+    }
+  }
+  if (prompts) {
+    const list = field(prompts.value, "prompts");
+    (Array.isArray(list) ? list : []).forEach((prompt, index) => {
+      const when = text2(field(prompt, "when"));
+      const name = text2(field(prompt, "name")) ?? `#${index}`;
+      if (when) sites.push({ file: prompts.file, pointer: `/prompts/${index}/when`, text: when, kind: "condition", names: "all", label: `when of prompt "${name}"` });
+    });
+  }
+  if (manifest) {
+    const rules = field(manifest.value, "files");
+    (Array.isArray(rules) ? rules : []).forEach((rule, index) => {
+      const when = text2(field(rule, "when"));
+      const name = text2(field(rule, "path")) ?? `#${index}`;
+      if (when) sites.push({ file: manifest.file, pointer: `/files/${index}/when`, text: when, kind: "condition", names: "all", label: `when of files rule "${name}"` });
+    });
+  }
+  return sites;
+}
+function scopeNames(variablesDocument) {
+  const variables = entriesOf(field(variablesDocument, "variables")).map(([name]) => name);
+  const declared = entriesOf(field(variablesDocument, "computed")).map(([name]) => name);
+  return { variables, computed: [...declared, ...Object.keys(implicitComputed(variables, declared))] };
+}
+function checkExpressions(documents, evaluator = new ExpressionEvaluator()) {
+  const names = scopeNames(documents.variables?.value);
+  const variables = new Set(names.variables);
+  const all = /* @__PURE__ */ new Set([...names.variables, ...names.computed]);
+  const namesKnown = isRecord2(field(documents.variables?.value, "variables"));
+  const problems = [];
+  for (const site of expressionSites(documents)) {
+    let references;
+    try {
+      references = evaluator.references(site.text, site.kind);
+    } catch (error2) {
+      const reason = error2 instanceof ExpressionError ? error2.message : String(error2);
+      const how = site.kind === "condition" ? 'write it as values joined by operators, e.g. features contains "docker"' : "write it as a value with filters, e.g. projectName | package_name";
+      problems.push({ file: site.file, pointer: site.pointer, code: "INVALID_EXPRESSION", message: `${site.label} does not parse: ${reason.replace(/^cannot parse "(?:[^"\\]|\\.)*": /, "")}; ${how}` });
+      continue;
+    }
+    if (!namesKnown) continue;
+    const known = site.names === "variables" ? variables : all;
+    for (const name of references) {
+      if (known.has(name)) continue;
+      const message = all.has(name) ? `${site.label} names computed value "${name}"; a condition of a variable can only name variables (they are resolved before computed values)` : `${site.label} names unknown variable "${name}"${didYouMean(name, known)}; declare it in ${documents.variables?.file ?? "the variables file"} or fix the spelling`;
+      problems.push({ file: site.file, pointer: site.pointer, code: "UNKNOWN_VARIABLE", message });
+    }
+  }
+  return problems;
+}
+
+// src/template/migration-check.ts
 import path8 from "node:path";
+var RENDERED_CHANGE_FIELDS = ["path", "newPath", "content"];
+var isRecord3 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+function pathOutsideProject(source) {
+  const literal = source.replace(/\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g, "x");
+  if (path8.posix.isAbsolute(literal) || path8.win32.isAbsolute(literal) || /^[A-Za-z]:/.test(literal)) {
+    return 'is absolute; write it relative to the project root, e.g. "src/app.ts"';
+  }
+  const normalized = path8.posix.normalize(literal.replace(/\\/g, "/"));
+  if (normalized === ".." || normalized.startsWith("../")) return 'climbs out of the project with ".."; write it relative to the project root, without leading ".."';
+  if (normalized === "." || normalized === "./") return "names the project folder itself; name a file inside it";
+  return void 0;
+}
+function checkMigrationStep(step, engine) {
+  if (!isRecord3(step)) return [];
+  const problems = [];
+  const { fromVersion, toVersion } = step;
+  if (typeof fromVersion === "string" && typeof toVersion === "string" && VERSION_PATTERN.test(fromVersion) && VERSION_PATTERN.test(toVersion)) {
+    if (compareVersions(toVersion, fromVersion) <= 0) {
+      problems.push({ pointer: "/toVersion", code: "VERSION_ORDER", message: `must be greater than fromVersion (${fromVersion}); a step moves a project to a later version` });
+    }
+  }
+  const changes = Array.isArray(step.changes) ? step.changes : [];
+  changes.forEach((change, index) => {
+    if (!isRecord3(change)) return;
+    for (const field2 of RENDERED_CHANGE_FIELDS) {
+      const source = change[field2];
+      if (typeof source !== "string") continue;
+      const pointer = `/changes/${index}/${field2}`;
+      try {
+        engine.parse(source);
+      } catch (error2) {
+        const reason = firstLine(error2).replace(/, line:\d+, col:\d+.*$/, "");
+        const filter = /^undefined filter: (\S+)/.exec(reason)?.[1];
+        const hint = filter === void 0 ? "" : didYouMean(filter, Object.keys(engine.filters));
+        problems.push({ pointer, code: "LIQUID", message: `invalid Liquid: ${reason}${hint}` });
+      }
+      if (field2 !== "content") {
+        const outside = pathOutsideProject(source);
+        if (outside) problems.push({ pointer, code: "PATH_OUTSIDE_PROJECT", message: `${JSON.stringify(source)} ${outside}` });
+      }
+    }
+  });
+  return problems;
+}
+function checkMigrationChain(steps) {
+  const problems = [];
+  const valid = steps.filter(
+    (step) => VERSION_PATTERN.test(step.fromVersion) && VERSION_PATTERN.test(step.toVersion) && compareVersions(step.toVersion, step.fromVersion) > 0
+  );
+  const seen = /* @__PURE__ */ new Map();
+  for (const step of valid) {
+    const key = `${step.fromVersion}\0${step.toVersion}`;
+    const other = seen.get(key);
+    if (other) {
+      problems.push({
+        file: step.file,
+        pointer: "/toVersion",
+        code: "MIGRATION_OVERLAP",
+        message: `migrates ${step.fromVersion} -> ${step.toVersion}, as ${other.file} does: both would run for the same projects; merge their changes into one step, or correct this step's versions`
+      });
+    } else seen.set(key, step);
+  }
+  const oldest = valid.reduce((found, step) => !found || compareVersions(step.fromVersion, found.fromVersion) < 0 ? step : found, void 0);
+  if (!oldest) return problems;
+  for (const step of valid) {
+    if (compareVersions(step.fromVersion, oldest.fromVersion) <= 0) continue;
+    problems.push({
+      file: step.file,
+      pointer: "/fromVersion",
+      code: "MIGRATION_UNREACHABLE",
+      message: `is unreachable from ${oldest.fromVersion}: a project at ${oldest.fromVersion} migrated to ${step.toVersion} or later runs ${oldest.file} but never this step (a run applies only the steps whose fromVersion is at or before the project's version), so it ends at ${step.toVersion} without this step's changes; set fromVersion to ${oldest.fromVersion} and make the step work on projects from ${oldest.fromVersion} up`
+    });
+  }
+  return problems;
+}
+
+// src/template/validate.ts
 var MANIFEST_FILE = "template.json";
 var VARIABLES_FILE = "template.vars.json";
 var PROMPTS_FILE = "template.prompts.json";
 var MIGRATIONS_FOLDER = "migrations";
 var MAX_JSON_FILE_BYTES = 1024 * 1024;
 var REQUIRED_FILES = [MANIFEST_FILE, "README.md", "CHANGELOG.md", VARIABLES_FILE, PROMPTS_FILE];
+var DEFAULT_CONTENT = "template";
 async function kindOf(file) {
   try {
     const info2 = await stat3(file);
@@ -51189,18 +51682,18 @@ async function kindOf(file) {
   }
 }
 async function checkJsonFile(root, file, schema, errors) {
-  let text2;
+  let text3;
   try {
-    const size = (await stat3(path8.join(root, file))).size;
+    const size = (await stat3(path9.join(root, file))).size;
     if (size > MAX_JSON_FILE_BYTES) {
       errors.push({ file, pointer: "", message: `is ${size} bytes; a template's JSON files are at most ${MAX_JSON_FILE_BYTES} bytes (1 MiB) each`, code: "FILE_TOO_LARGE" });
       return void 0;
     }
-    text2 = await readFile(path8.join(root, file), "utf8");
+    text3 = await readFile(path9.join(root, file), "utf8");
   } catch {
     return void 0;
   }
-  const checked = checkJsonText(file, text2, schema);
+  const checked = checkJsonText(file, text3, schema);
   errors.push(...checked.problems);
   return checked;
 }
@@ -51237,6 +51730,59 @@ function reservedNames(variables, variablesFile, prompts, promptsFile) {
   }
   return problems;
 }
+function contentScope(variables, variablesFile) {
+  const document = variables?.value;
+  if (!isObject(document) || !isObject(document.variables)) return void 0;
+  const names = scopeNames(document);
+  const properties = /* @__PURE__ */ new Map();
+  for (const [name, definition] of Object.entries(document.variables)) {
+    if (!isObject(definition) || !isObject(definition.properties) || Object.keys(definition.properties).length === 0) continue;
+    properties.set(name, /* @__PURE__ */ new Set([...Object.keys(definition.properties), ...Object.keys(isObject(definition.default) ? definition.default : {})]));
+  }
+  return { names: /* @__PURE__ */ new Set([...names.variables, ...names.computed]), properties, variablesFile };
+}
+async function readContent(dir) {
+  const paths = [];
+  const texts = [];
+  const walk2 = async (relative2) => {
+    let entries;
+    try {
+      entries = await readdir2(path9.join(dir, relative2), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries.sort((a, b2) => a.name < b2.name ? -1 : a.name > b2.name ? 1 : 0)) {
+      const source = relative2 === "" ? entry.name : `${relative2}/${entry.name}`;
+      paths.push(source);
+      if (entry.isDirectory()) await walk2(source);
+      else if (entry.isFile()) {
+        const bytes = await readFile(path9.join(dir, source)).catch(() => void 0);
+        if (bytes && !bytes.subarray(0, 8192).includes(0)) texts.push({ path: source, text: bytes.toString("utf8") });
+      }
+    }
+  };
+  await walk2("");
+  return { paths, texts };
+}
+async function checkMigrations(root, errors, deep) {
+  if (await kindOf(path9.join(root, MIGRATIONS_FOLDER)) !== "directory") return;
+  const stepFiles = (await readdir2(path9.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
+  const engine = createEngine();
+  const versions = [];
+  const positions = /* @__PURE__ */ new Map();
+  for (const name of stepFiles) {
+    const file = `${MIGRATIONS_FOLDER}/${name}`;
+    const checked = await checkJsonFile(root, file, "migration-step", errors);
+    if (!deep || !checked || !isObject(checked.value)) continue;
+    errors.push(...locateViolations(file, checkMigrationStep(checked.value, engine), checked.positions));
+    const { fromVersion, toVersion } = checked.value;
+    if (typeof fromVersion === "string" && typeof toVersion === "string") versions.push({ file, fromVersion, toVersion });
+    positions.set(file, checked.positions);
+  }
+  for (const { file, ...violation } of deep ? checkMigrationChain(versions) : []) {
+    errors.push(...locateViolations(file, [violation], positions.get(file)));
+  }
+}
 function namedPaths(manifest) {
   if (typeof manifest !== "object" || manifest === null) return [];
   const m2 = manifest;
@@ -51250,8 +51796,9 @@ function namedPaths(manifest) {
     ...pick("/content", m2.content, "directory")
   ];
 }
-async function validateTemplate(dir) {
-  const root = path8.resolve(dir);
+async function validateTemplate(dir, options = {}) {
+  const deep = options.deep ?? true;
+  const root = path9.resolve(dir);
   const errors = [];
   const rootKind = await kindOf(root);
   if (rootKind !== "directory") {
@@ -51259,42 +51806,59 @@ async function validateTemplate(dir) {
     return { valid: false, errors: [{ file: ".", pointer: "", message, code: "NOT_A_DIRECTORY" }] };
   }
   for (const file of REQUIRED_FILES) {
-    const kind = await kindOf(path8.join(root, file));
+    const kind = await kindOf(path9.join(root, file));
     if (kind !== "file") {
       const what = file === MANIFEST_FILE ? "the template manifest is missing" : "required file is missing";
       const message = kind === "missing" ? what : "must be a file";
       errors.push({ file, pointer: "", message, code: "MISSING_FILE" });
     }
   }
-  const manifest = (await checkJsonFile(root, MANIFEST_FILE, "template-manifest", errors))?.value;
+  const manifestChecked = await checkJsonFile(root, MANIFEST_FILE, "template-manifest", errors);
+  const manifest = manifestChecked?.value;
   const customization = manifest?.customization;
   const variablesFile = typeof customization?.variables === "string" ? customization.variables : VARIABLES_FILE;
   const promptsFile = typeof customization?.prompts === "string" ? customization.prompts : PROMPTS_FILE;
   for (const named of namedPaths(manifest)) {
     const target = await resolveInsideRoot(root, named.value);
     if (!target) {
-      errors.push({
-        file: MANIFEST_FILE,
-        pointer: named.pointer,
-        message: `must be a relative path inside the template (got ${JSON.stringify(named.value)})`,
-        code: "PATH_OUTSIDE_TEMPLATE"
-      });
+      const message = `must be a relative path inside the template (got ${JSON.stringify(named.value)})`;
+      errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: named.pointer, message, code: "PATH_OUTSIDE_TEMPLATE" }], manifestChecked?.positions));
     } else if (await kindOf(target) !== named.kind) {
-      errors.push({
-        file: MANIFEST_FILE,
-        pointer: named.pointer,
-        message: `names ${named.kind === "file" ? "a file" : "a folder"} that does not exist (got ${JSON.stringify(named.value)})`,
-        code: "FILE_NOT_FOUND"
-      });
+      const message = `names ${named.kind === "file" ? "a file" : "a folder"} that does not exist (got ${JSON.stringify(named.value)})`;
+      errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: named.pointer, message, code: "FILE_NOT_FOUND" }], manifestChecked?.positions));
     }
   }
-  const variables = await resolveInsideRoot(root, variablesFile) === void 0 ? void 0 : await checkJsonFile(root, path8.normalize(variablesFile), "template-variables", errors);
-  const prompts = await resolveInsideRoot(root, promptsFile) === void 0 ? void 0 : await checkJsonFile(root, path8.normalize(promptsFile), "template-prompts", errors);
-  errors.push(...reservedNames(variables, path8.normalize(variablesFile), prompts, path8.normalize(promptsFile)));
-  if (await kindOf(path8.join(root, MIGRATIONS_FOLDER)) === "directory") {
-    const stepFiles = (await readdir2(path8.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
-    for (const file of stepFiles) await checkJsonFile(root, `${MIGRATIONS_FOLDER}/${file}`, "migration-step", errors);
+  const variables = await resolveInsideRoot(root, variablesFile) === void 0 ? void 0 : await checkJsonFile(root, path9.normalize(variablesFile), "template-variables", errors);
+  const prompts = await resolveInsideRoot(root, promptsFile) === void 0 ? void 0 : await checkJsonFile(root, path9.normalize(promptsFile), "template-prompts", errors);
+  errors.push(...reservedNames(variables, path9.normalize(variablesFile), prompts, path9.normalize(promptsFile)));
+  const evaluator = new ExpressionEvaluator();
+  const documents = {
+    ...manifestChecked?.value !== void 0 ? { manifest: { file: MANIFEST_FILE, value: manifestChecked.value } } : {},
+    ...variables?.value !== void 0 ? { variables: { file: path9.normalize(variablesFile), value: variables.value } } : {},
+    ...prompts?.value !== void 0 ? { prompts: { file: path9.normalize(promptsFile), value: prompts.value } } : {}
+  };
+  const positionsOf = /* @__PURE__ */ new Map([
+    [MANIFEST_FILE, manifestChecked?.positions],
+    [path9.normalize(variablesFile), variables?.positions],
+    [path9.normalize(promptsFile), prompts?.positions]
+  ]);
+  for (const { file, ...violation } of checkExpressions(documents, evaluator)) {
+    errors.push(...locateViolations(file, [violation], positionsOf.get(file)));
   }
+  if (deep && isObject(manifest)) {
+    const folder = typeof manifest.content === "string" && manifest.content !== "" ? manifest.content : DEFAULT_CONTENT;
+    const contentDir = await resolveInsideRoot(root, folder);
+    if (contentDir && await kindOf(contentDir) === "directory") {
+      const content = await readContent(contentDir);
+      errors.push(...checkContent(path9.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, ""), content.texts, content.paths, contentScope(variables, path9.normalize(variablesFile)), evaluator.engine));
+    }
+  }
+  if (deep && isObject(manifest) && typeof manifest.nextSteps === "string") {
+    const found = checkContent("", [{ path: "nextSteps", text: manifest.nextSteps }], [], contentScope(variables, path9.normalize(variablesFile)), evaluator.engine);
+    const violations = found.map((problem) => ({ pointer: "/nextSteps", code: problem.code, message: problem.message }));
+    errors.push(...locateViolations(MANIFEST_FILE, violations, manifestChecked?.positions));
+  }
+  await checkMigrations(root, errors, deep);
   return { valid: errors.length === 0, errors };
 }
 
@@ -51302,10 +51866,8 @@ async function validateTemplate(dir) {
 var DEFAULT_CONTENT_FOLDER = "template";
 var TemplateLoadError = class extends Error {
   constructor(errors) {
-    super(
-      `template is invalid:
-${errors.map((e) => `  ${e.file}${e.pointer ? ` ${e.pointer}` : ""}: ${e.message}`).join("\n")}`
-    );
+    super(`template is invalid:
+${errors.map((e) => `  ${formatValidationErrorAt(e)}`).join("\n")}`);
     this.errors = errors;
     this.name = "TemplateLoadError";
   }
@@ -51337,16 +51899,17 @@ function dependencyOrder(dependencies, onCycle) {
   return order;
 }
 async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
-  const root = path9.resolve(dir);
-  const validation = await validateTemplate(root);
+  const root = path10.resolve(dir);
+  const validation = await validateTemplate(root, { deep: false });
   if (!validation.valid) throw new TemplateLoadError(validation.errors);
-  const manifest = await readJson(path9.join(root, MANIFEST_FILE));
+  const manifest = await readJson(path10.join(root, MANIFEST_FILE));
   const variablesFile = manifest.customization?.variables ?? VARIABLES_FILE;
   const promptsFile = manifest.customization?.prompts ?? PROMPTS_FILE;
-  const variablesDoc = await readJson(path9.join(root, variablesFile));
-  const promptsDoc = await readJson(path9.join(root, promptsFile));
+  const variablesDoc = await readJson(path10.join(root, variablesFile));
+  const promptsDoc = await readJson(path10.join(root, promptsFile));
   const variables = variablesDoc.variables;
-  const computed = variablesDoc.computed ?? {};
+  const declaredComputed = variablesDoc.computed ?? {};
+  const computed = { ...declaredComputed, ...implicitComputed(Object.keys(variables), Object.keys(declaredComputed)) };
   const errors = [];
   const variableNames = new Set(Object.keys(variables));
   const allNames = /* @__PURE__ */ new Set([...variableNames, ...Object.keys(computed)]);
@@ -51440,7 +52003,7 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
     variables,
     computed,
     prompts: promptsDoc.prompts,
-    contentDir: path9.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
+    contentDir: path10.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
     files: { variables: variablesFile, prompts: promptsFile },
     variableOrder,
     computedOrder
@@ -51450,10 +52013,10 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
 // src/pack/ignore-rules.ts
 var import_picomatch = __toESM(require_picomatch2(), 1);
 import { readFile as readFile3 } from "node:fs/promises";
-import path10 from "node:path";
-function parseGitignore(text2) {
+import path11 from "node:path";
+function parseGitignore(text3) {
   const lines = [];
-  for (const raw of text2.split(/\r?\n/)) {
+  for (const raw of text3.split(/\r?\n/)) {
     let line = raw.replace(/(?<!\\)\s+$/, "");
     if (line === "" || line.startsWith("#")) continue;
     const negate = line.startsWith("!");
@@ -51473,8 +52036,8 @@ var GitignoreRules = class {
   #byFolder = /* @__PURE__ */ new Map();
   /** Reads `<folder>/.gitignore` when there is one. */
   async load(absoluteFolder, relativeFolder) {
-    const text2 = await readFile3(path10.join(absoluteFolder, ".gitignore"), "utf8").catch(() => void 0);
-    if (text2 !== void 0) this.#byFolder.set(relativeFolder, parseGitignore(text2));
+    const text3 = await readFile3(path11.join(absoluteFolder, ".gitignore"), "utf8").catch(() => void 0);
+    if (text3 !== void 0) this.#byFolder.set(relativeFolder, parseGitignore(text3));
   }
   /** True when the `.gitignore` files say `relative` (a path relative to the template) is ignored. */
   ignores(relative2, isDirectory2) {
@@ -51511,10 +52074,10 @@ function byteOrder(a, b2) {
 }
 var normalisedMode = (mode) => mode & 73 ? 493 : 420;
 async function readManifest(root, dir) {
-  const file = path11.join(root, MANIFEST_FILE);
-  let text2;
+  const file = path12.join(root, MANIFEST_FILE);
+  let text3;
   try {
-    text2 = await readFile4(file, "utf8");
+    text3 = await readFile4(file, "utf8");
   } catch (error2) {
     const code = error2.code;
     throw new PackError(
@@ -51523,7 +52086,7 @@ async function readManifest(root, dir) {
   }
   let value;
   try {
-    value = JSON.parse(text2);
+    value = JSON.parse(text3);
   } catch (error2) {
     throw new PackError(`${MANIFEST_FILE} in ${dir} is not valid JSON: ${errorMessage(error2)}`);
   }
@@ -51578,8 +52141,8 @@ async function walk(context, absoluteDir, realDir, relativeDir, ancestors) {
   const names = (await readdir3(absoluteDir)).sort(byteOrder);
   for (const name of names) {
     const relative2 = relativeDir === "" ? name : `${relativeDir}/${name}`;
-    const absolute = path11.join(absoluteDir, name);
-    let real = path11.join(realDir, name);
+    const absolute = path12.join(absoluteDir, name);
+    let real = path12.join(realDir, name);
     if (real === context.outputReal) continue;
     let info2 = await lstat2(absolute);
     if (info2.isSymbolicLink()) {
@@ -51621,19 +52184,19 @@ var PortableGzipHeader = class extends Transform2 {
 };
 async function stage(staging, files, manifestText) {
   for (const file of files) {
-    const target = path11.join(staging, ...file.path.split("/"));
-    await mkdir2(path11.dirname(target), { recursive: true });
+    const target = path12.join(staging, ...file.path.split("/"));
+    await mkdir2(path12.dirname(target), { recursive: true });
     if (file.path === MANIFEST_FILE) await writeFile2(target, manifestText);
     else await copyFile2(file.source, target);
     await chmod2(target, file.mode);
   }
 }
 function defaultOutDir(templateRoot, cwd = process.cwd()) {
-  const here = path11.resolve(cwd);
-  return here === templateRoot || isInside(templateRoot, here) ? path11.dirname(templateRoot) : here;
+  const here = path12.resolve(cwd);
+  return here === templateRoot || isInside(templateRoot, here) ? path12.dirname(templateRoot) : here;
 }
 async function packTemplate(dir, options = {}) {
-  const root = path11.resolve(dir);
+  const root = path12.resolve(dir);
   let rootInfo;
   try {
     rootInfo = await stat4(root);
@@ -51651,19 +52214,19 @@ async function packTemplate(dir, options = {}) {
 `;
   const gitignore = new GitignoreRules();
   const excluded = excludeTest(options.exclude ?? [], source, gitignore);
-  const outDir = path11.resolve(options.outDir ?? defaultOutDir(root));
+  const outDir = path12.resolve(options.outDir ?? defaultOutDir(root));
   await mkdir2(outDir, { recursive: true });
   const fileName = `${manifest.name}-${version}.tgz`;
-  const outFile = path11.join(outDir, fileName);
+  const outFile = path12.join(outDir, fileName);
   const realRoot = await realpath2(root);
-  const context = { realRoot, gitignore, excluded, outputReal: path11.join(await realpath2(outDir), fileName), files: [] };
+  const context = { realRoot, gitignore, excluded, outputReal: path12.join(await realpath2(outDir), fileName), files: [] };
   await walk(context, root, realRoot, "", /* @__PURE__ */ new Set([realRoot]));
   const files = context.files.sort((a, b2) => byteOrder(a.path, b2.path));
   if (!files.some((file) => file.path === MANIFEST_FILE)) {
     throw new PackError(`${MANIFEST_FILE} in ${dir} must be a regular file`);
   }
   const modes = new Map(files.map((file) => [file.path, file.mode]));
-  const staging = await mkdtemp(path11.join(tmpdir(), "template-pack-"));
+  const staging = await mkdtemp(path12.join(tmpdir(), "template-pack-"));
   const temporary = tempPathBeside(outFile);
   try {
     await stage(staging, files, manifestText);
@@ -51701,7 +52264,7 @@ async function packTemplate(dir, options = {}) {
 
 // src/template/changelog.ts
 var stripV = (version) => version.trim().replace(/^v(?=\d)/i, "");
-var escapeRegex = (text2) => text2.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+var escapeRegex = (text3) => text3.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 var FENCE = /^ {0,3}(`{3,}|~{3,})/;
 var SECTION_END = /^ {0,3}#{1,2}(?:[ \t]|$)/;
 var VERSION_LINK_DEFINITION = /^ {0,3}\[(?:unreleased|v?\d+\.\d+[^\]]*)\]:[ \t]*\S/i;
@@ -51709,8 +52272,8 @@ function changelogHeadingPattern(version) {
   const v2 = escapeRegex(stripV(version));
   return new RegExp(`^ {0,3}##[ \\t]+(?:\\[[ \\t]*v?${v2}[ \\t]*\\]|v?${v2}(?=[ \\t]|$))`, "i");
 }
-function findChangelogSection(text2, version) {
-  const lines = text2.split(/\r\n|\r|\n/);
+function findChangelogSection(text3, version) {
+  const lines = text3.split(/\r\n|\r|\n/);
   const heading = changelogHeadingPattern(version);
   let fence;
   let start = -1;
@@ -51741,13 +52304,13 @@ function findChangelogSection(text2, version) {
   }
   return { line: start + 1, heading: lines[start] ?? "", body: body.join("\n").trim() };
 }
-function extractChangelogSection(text2, version) {
-  return findChangelogSection(text2, version)?.body;
+function extractChangelogSection(text3, version) {
+  return findChangelogSection(text3, version)?.body;
 }
 
 // src/template/lint.ts
 import { readdir as readdir5, readFile as readFile6, stat as stat6 } from "node:fs/promises";
-import path13 from "node:path";
+import path14 from "node:path";
 
 // src/core/listing.ts
 function compareText(a, b2) {
@@ -51757,7 +52320,7 @@ function compareText(a, b2) {
 // src/template/render.ts
 var import_picomatch3 = __toESM(require_picomatch2(), 1);
 import { lstat as lstat3, readdir as readdir4, readFile as readFile5, realpath as realpath3, stat as stat5 } from "node:fs/promises";
-import path12 from "node:path";
+import path13 from "node:path";
 var RenderError = class extends Error {
   constructor(message, file) {
     super(`${file}: ${message}`);
@@ -51776,10 +52339,10 @@ async function listContent(contentDir) {
   const realRoot = await realpath3(contentDir);
   const entries = [];
   const walk2 = async (relative2) => {
-    const names = (await readdir4(path12.join(contentDir, relative2))).sort();
+    const names = (await readdir4(path13.join(contentDir, relative2))).sort();
     for (const name of names) {
       const source = relative2 === "" ? name : `${relative2}/${name}`;
-      const absolute = path12.join(contentDir, source);
+      const absolute = path13.join(contentDir, source);
       let info2 = await lstat3(absolute);
       if (info2.isSymbolicLink()) {
         const target = await realpath3(absolute).catch(() => void 0);
@@ -51820,11 +52383,11 @@ async function renderTemplate(template, resolved, options = {}) {
   const scope = { ...resolved.answers, ...resolved.computed };
   const included = fileRules(template, scope, evaluator);
   const overBudget = (source) => new RenderError(`generation passed its time budget of ${maxTotalMs} ms (maxTotalMs) while rendering this file`, source);
-  const renderText = async (text2, source, what) => {
+  const renderText = async (text3, source, what) => {
     const remaining = deadline - performance.now();
     if (remaining <= 0) throw overBudget(source);
     try {
-      return String(await engine.parseAndRender(text2, scope, { renderLimit: Math.min(perFileMs, remaining) }));
+      return String(await engine.parseAndRender(text3, scope, { renderLimit: Math.min(perFileMs, remaining) }));
     } catch (error2) {
       if (performance.now() >= deadline) throw overBudget(source);
       throw new RenderError(`${what} cannot be rendered: ${firstLine(error2)}`, source);
@@ -51877,14 +52440,14 @@ async function renderTemplate(template, resolved, options = {}) {
 function formatLintFinding(finding) {
   return `${finding.file}:${finding.line}:${finding.column} ${finding.severity} ${finding.rule} ${finding.message}`;
 }
-var isRecord = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var isRecord4 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 var own = (object, key) => Object.hasOwn(object, key) ? object[key] : void 0;
 var stringOf = (value) => typeof value === "string" ? value : void 0;
 var nonEmpty = (value) => typeof value === "string" && value !== "" ? value : void 0;
 var esc = escapePointerSegment;
 var show = (value) => JSON.stringify(value) ?? String(value);
 function toVariable(raw, pointer) {
-  const o = isRecord(raw) ? raw : {};
+  const o = isRecord4(raw) ? raw : {};
   const items = own(o, "items");
   const properties = own(o, "properties");
   const values = own(o, "enum");
@@ -51895,15 +52458,15 @@ function toVariable(raw, pointer) {
     default: own(o, "default"),
     validation: stringOf(own(o, "validation")),
     enum: Array.isArray(values) ? values : void 0,
-    items: isRecord(items) ? toVariable(items, `${pointer}/items`) : void 0,
+    items: isRecord4(items) ? toVariable(items, `${pointer}/items`) : void 0,
     properties: new Map(
-      isRecord(properties) ? Object.entries(properties).filter(([, value]) => isRecord(value)).map(([key, value]) => [key, toVariable(value, `${pointer}/properties/${esc(key)}`)]) : []
+      isRecord4(properties) ? Object.entries(properties).filter(([, value]) => isRecord4(value)).map(([key, value]) => [key, toVariable(value, `${pointer}/properties/${esc(key)}`)]) : []
     ),
     condition: stringOf(own(o, "condition"))
   };
 }
 function toManifest(file, value) {
-  const m2 = isRecord(value) ? value : {};
+  const m2 = isRecord4(value) ? value : {};
   const features = own(m2, "features");
   const files = own(m2, "files");
   return {
@@ -51913,16 +52476,16 @@ function toManifest(file, value) {
     changelog: nonEmpty(own(m2, "changelog")) ?? "CHANGELOG.md",
     content: nonEmpty(own(m2, "content")) ?? DEFAULT_CONTENT_FOLDER,
     files: Array.isArray(files) ? files.map((rule, index) => {
-      const r = isRecord(rule) ? rule : {};
+      const r = isRecord4(rule) ? rule : {};
       return { pointer: `/files/${index}`, path: stringOf(own(r, "path")), when: nonEmpty(own(r, "when")) };
     }) : []
   };
 }
 function toPrompts(value) {
-  const prompts = isRecord(value) ? own(value, "prompts") : void 0;
+  const prompts = isRecord4(value) ? own(value, "prompts") : void 0;
   if (!Array.isArray(prompts)) return [];
   return prompts.map((raw, index) => {
-    const p2 = isRecord(raw) ? raw : {};
+    const p2 = isRecord4(raw) ? raw : {};
     const pointer = `/prompts/${index}`;
     const choices = own(p2, "choices");
     return {
@@ -51934,7 +52497,7 @@ function toPrompts(value) {
       when: nonEmpty(own(p2, "when")),
       hasChoices: Array.isArray(choices),
       choices: Array.isArray(choices) ? choices.flatMap(
-        (choice, j2) => isRecord(choice) && Object.hasOwn(choice, "value") ? [{ value: choice.value, pointer: `${pointer}/choices/${j2}/value` }] : []
+        (choice, j2) => isRecord4(choice) && Object.hasOwn(choice, "value") ? [{ value: choice.value, pointer: `${pointer}/choices/${j2}/value` }] : []
       ) : []
     };
   });
@@ -51947,25 +52510,25 @@ function buildLintModel(sources, evaluator = new ExpressionEvaluator()) {
   const manifest = manifestDoc ? toManifest(sources.manifestFile, manifestDoc.value) : void 0;
   let variables;
   if (variablesDoc) {
-    const v2 = isRecord(variablesDoc.value) ? variablesDoc.value : {};
+    const v2 = isRecord4(variablesDoc.value) ? variablesDoc.value : {};
     const defs = own(v2, "variables");
     const computed = own(v2, "computed");
     variables = {
       file: sources.variablesFile,
       variables: new Map(
-        isRecord(defs) ? Object.entries(defs).map(([name, def]) => [name, toVariable(def, `/variables/${esc(name)}`)]) : []
+        isRecord4(defs) ? Object.entries(defs).map(([name, def]) => [name, toVariable(def, `/variables/${esc(name)}`)]) : []
       ),
       computed: new Map(
-        isRecord(computed) ? Object.entries(computed).filter((entry) => typeof entry[1] === "string" && entry[1] !== "").map(([name, text2]) => [name, { pointer: `/computed/${esc(name)}`, text: text2 }]) : []
+        isRecord4(computed) ? Object.entries(computed).filter((entry) => typeof entry[1] === "string" && entry[1] !== "").map(([name, text3]) => [name, { pointer: `/computed/${esc(name)}`, text: text3 }]) : []
       )
     };
   }
   const prompts = promptsDoc ? { file: sources.promptsFile, prompts: toPrompts(promptsDoc.value) } : void 0;
   const expressions = [];
-  const add = (file, pointer, text2, kind, owner, label) => {
-    const expression = { file, pointer, text: text2, kind, owner, label };
+  const add = (file, pointer, text3, kind, owner, label) => {
+    const expression = { file, pointer, text: text3, kind, owner, label };
     try {
-      expression.references = evaluator.references(text2, kind);
+      expression.references = evaluator.references(text3, kind);
     } catch (error2) {
       expression.error = firstLine(error2);
     }
@@ -51977,8 +52540,8 @@ function buildLintModel(sources, evaluator = new ExpressionEvaluator()) {
         add(variables.file, `${def.pointer}/condition`, def.condition, "condition", { kind: "condition", name }, `condition of variable "${name}"`);
       }
     }
-    for (const [name, { pointer, text: text2 }] of variables.computed) {
-      add(variables.file, pointer, text2, "value", { kind: "computed", name }, `computed value "${name}"`);
+    for (const [name, { pointer, text: text3 }] of variables.computed) {
+      add(variables.file, pointer, text3, "value", { kind: "computed", name }, `computed value "${name}"`);
     }
   }
   for (const prompt of prompts?.prompts ?? []) {
@@ -52045,16 +52608,35 @@ function regexesOf(model) {
 function hasEffectiveDefault(def) {
   return def.hasDefault || def.properties.size > 0 && [...def.properties.values()].every(hasEffectiveDefault);
 }
+var RULE_OF_VALIDATION_CODE = {
+  INVALID_EXPRESSION: "expression-invalid",
+  UNKNOWN_VARIABLE: "unknown-reference",
+  LIQUID_SYNTAX: "liquid-syntax",
+  UNKNOWN_FILTER: "liquid-syntax",
+  UNKNOWN_CONTENT_VARIABLE: "unknown-variable",
+  INVALID_REGEX: "regex-invalid",
+  LIQUID: "migration-step",
+  VERSION_ORDER: "migration-step",
+  PATH_OUTSIDE_PROJECT: "migration-step",
+  MIGRATION_OVERLAP: "migration-step",
+  MIGRATION_UNREACHABLE: "migration-step"
+};
 var schemaRule = {
   id: "schema",
   severity: "error",
   check: (model) => {
-    const drafts = model.validationErrors.map((error2) => ({
-      file: error2.file,
-      message: error2.message,
-      ...error2.pointer !== "" ? { pointer: error2.pointer } : {},
-      ...error2.line !== void 0 && error2.column !== void 0 ? { line: error2.line, column: error2.column } : {}
-    }));
+    const compiledBadly = new Set(regexesOf(model).filter(({ source }) => !compileRegex(source)).map(({ file, pointer }) => `${file}\0${pointer}`));
+    const drafts = model.validationErrors.filter((error2) => !(error2.code === "INVALID_REGEX" && compiledBadly.has(`${error2.file}\0${error2.pointer}`))).map((error2) => {
+      const rule = RULE_OF_VALIDATION_CODE[error2.code];
+      const message = rule === void 0 && error2.pointer !== "" ? `${error2.pointer}: ${error2.message}` : error2.message;
+      return {
+        file: error2.file,
+        message,
+        ...rule !== void 0 ? { rule } : {},
+        ...error2.pointer !== "" ? { pointer: error2.pointer } : {},
+        ...error2.line !== void 0 && error2.column !== void 0 ? { line: error2.line, column: error2.column } : {}
+      };
+    });
     const reported = new Set(model.validationErrors.map((error2) => error2.file));
     for (const problem of model.readProblems) {
       if (!reported.has(problem.file)) drafts.push({ ...problem });
@@ -52120,14 +52702,14 @@ var choicesMatchEnum = {
 };
 function checkDefault(def, value, pointer, label, promptPattern) {
   const problems = [];
-  const checkString = (text2, at2, subject) => {
+  const checkString = (text3, at2, subject) => {
     const rules = [
       ...def.validation !== void 0 ? [{ source: def.validation, how: "its validation" }] : [],
       ...promptPattern ? [{ source: promptPattern.source, how: `the validate pattern of prompt "${promptPattern.prompt}"` }] : []
     ];
     for (const rule of rules) {
       const regex2 = compileRegex(rule.source);
-      if (regex2 && !regex2.test(text2)) problems.push({ pointer: at2, message: `${subject} does not match ${rule.how} /${rule.source}/` });
+      if (regex2 && !regex2.test(text3)) problems.push({ pointer: at2, message: `${subject} does not match ${rule.how} /${rule.source}/` });
     }
   };
   const inEnum = (item) => !def.enum || def.enum.some((allowed) => allowed === item);
@@ -52140,7 +52722,7 @@ function checkDefault(def, value, pointer, label, promptPattern) {
       if (typeof item === "string") checkString(item, at2, subject);
       if (def.items) problems.push(...checkDefault(def.items, item, at2, `${label}[${index}]`, void 0));
     });
-  } else if (isRecord(value)) {
+  } else if (isRecord4(value)) {
     if (!inEnum(value)) problems.push({ pointer, message: notInEnum(`default of variable "${label}"`) });
     for (const [key, property] of def.properties) {
       if (Object.hasOwn(value, key)) {
@@ -52196,33 +52778,6 @@ var regexUnsafe = {
     return reason === void 0 ? [] : [{ file, pointer, message: `${label} ${show(source)} is not safe: ${reason}` }];
   })
 };
-function knownNames(model, expression) {
-  const variables = [...model.variables?.variables.keys() ?? []];
-  return new Set(expression.owner.kind === "condition" ? variables : [...variables, ...model.variables?.computed.keys() ?? []]);
-}
-var unknownReference = {
-  id: "unknown-reference",
-  severity: "error",
-  check: (model) => {
-    if (!model.variables) return [];
-    const computed = model.variables.computed;
-    return model.expressions.flatMap((expression) => {
-      const known = knownNames(model, expression);
-      return (expression.references ?? []).filter((name) => !known.has(name)).map((name) => ({
-        file: expression.file,
-        pointer: expression.pointer,
-        message: computed.has(name) ? `${expression.label} names computed value "${name}"; a condition can only name variables` : `${expression.label} names unknown variable "${name}"`
-      }));
-    });
-  }
-};
-var expressionInvalid = {
-  id: "expression-invalid",
-  severity: "error",
-  check: (model) => model.expressions.flatMap(
-    (expression) => expression.error === void 0 ? [] : [{ file: expression.file, pointer: expression.pointer, message: `${expression.label} does not parse: ${expression.error}` }]
-  )
-};
 function cycles(model, owner, pointerOf, describe) {
   const variables = model.variables;
   if (!variables) return [];
@@ -52277,6 +52832,7 @@ var featureNotDeclared = {
     const declared = new Set(manifest.features ?? []);
     const named = [];
     const features = variables?.variables.get(FEATURE_VARIABLE);
+    if (features?.type !== void 0 && features.type !== "array") return [];
     if (variables && features) {
       const strings = (values, pointer, where) => {
         if (typeof values === "string") named.push({ file: variables.file, pointer, value: values, where });
@@ -52312,9 +52868,9 @@ var featureNotDeclared = {
     });
   }
 };
-var escapeRegex2 = (text2) => text2.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-function changelogHasVersion(text2, version) {
-  return findChangelogSection(text2, version) !== void 0;
+var escapeRegex2 = (text3) => text3.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+function changelogHasVersion(text3, version) {
+  return findChangelogSection(text3, version) !== void 0;
 }
 var changelogMissingVersion = {
   id: "changelog-missing-version",
@@ -52338,8 +52894,8 @@ var variableUnused = {
     const { variables, content } = model;
     if (!variables || !model.manifest) return [];
     const words2 = /* @__PURE__ */ new Set();
-    for (const text2 of [...content?.paths ?? [], ...content?.texts.map((t) => t.text) ?? []]) {
-      for (const [word] of text2.matchAll(WORD)) words2.add(word);
+    for (const text3 of [...content?.paths ?? [], ...content?.texts.map((t) => t.text) ?? []]) {
+      for (const [word] of text3.matchAll(WORD)) words2.add(word);
     }
     const usedBy = (name) => {
       if (/^\w+$/.test(name) ? words2.has(name) : content?.texts.some((t) => new RegExp(`\\b${escapeRegex2(name)}\\b`).test(t.text))) {
@@ -52364,41 +52920,19 @@ var variableUnused = {
     return drafts;
   }
 };
-function liquidErrorPosition(error2) {
-  const text2 = firstLine(error2);
-  const match = /line:(\d+), col:(\d+)/.exec(text2);
-  const message = text2.replace(/,\s*line:\d+, col:\d+.*$/, "");
-  return match ? { line: Number(match[1]), column: Number(match[2]), message } : { line: 1, column: 1, message };
-}
-var liquidSyntax = {
-  id: "liquid-syntax",
-  severity: "error",
-  check: ({ content }) => {
-    if (!content) return [];
-    const engine = createEngine();
-    const drafts = [];
-    const parse3 = (text2) => {
-      try {
-        engine.parse(text2);
-        return void 0;
-      } catch (error2) {
-        return error2;
-      }
-    };
-    for (const { path: file, text: text2 } of content.texts) {
-      if (!text2.includes("{{") && !text2.includes("{%")) continue;
-      const error2 = parse3(text2);
-      if (error2 === void 0) continue;
-      const where = liquidErrorPosition(error2);
-      drafts.push({ file: `${content.folder}/${file}`, line: where.line, column: where.column, message: `is not valid Liquid: ${where.message}` });
-    }
-    for (const file of content.paths) {
-      const name = file.split("/").pop() ?? file;
-      if (!name.includes("{{") && !name.includes("{%")) continue;
-      const error2 = parse3(name);
-      if (error2 !== void 0) drafts.push({ file: `${content.folder}/${file}`, message: `its name is not valid Liquid: ${liquidErrorPosition(error2).message}` });
-    }
-    return drafts;
+var standardVariableShape = {
+  id: "standard-variable-shape",
+  severity: "warning",
+  check: ({ variables }) => {
+    if (!variables) return [];
+    const shape = (def) => ({
+      type: def.type,
+      ...def.items ? { items: shape(def.items) } : {},
+      properties: Object.fromEntries([...def.properties].map(([key, property]) => [key, shape(property)]))
+    });
+    return [...variables.variables].flatMap(
+      ([name, def]) => standardShapeMismatches(name, shape(def)).map((mismatch) => ({ file: variables.file, pointer: `${def.pointer}${mismatch.at}`, message: mismatch.message }))
+    );
   }
 };
 var LINT_RULES = [
@@ -52409,14 +52943,12 @@ var LINT_RULES = [
   defaultInvalid,
   regexInvalid,
   regexUnsafe,
-  unknownReference,
-  expressionInvalid,
   computedCycle,
   conditionCycle,
   duplicateName,
   featureNotDeclared,
   changelogMissingVersion,
-  liquidSyntax,
+  standardVariableShape,
   variableUnused
 ];
 function runLintRules(model, rules = LINT_RULES) {
@@ -52439,7 +52971,7 @@ function runLintRules(model, rules = LINT_RULES) {
         line: position.line,
         column: position.column,
         severity: rule.severity,
-        rule: rule.id,
+        rule: draft.rule ?? rule.id,
         message: draft.message,
         ...draft.pointer !== void 0 && draft.pointer !== "" ? { pointer: draft.pointer } : {}
       });
@@ -52457,15 +52989,15 @@ function runLintRules(model, rules = LINT_RULES) {
 async function readJsonDocument(root, file, problems) {
   const absolute = await resolveInsideRoot(root, file);
   if (!absolute) return void 0;
-  let text2;
+  let text3;
   try {
-    text2 = await readFile6(absolute, "utf8");
+    text3 = await readFile6(absolute, "utf8");
   } catch (error2) {
     problems.push({ file, message: `cannot be read: ${firstLine(error2)}` });
     return void 0;
   }
   try {
-    const parsed = parseJsonWithPositions(text2);
+    const parsed = parseJsonWithPositions(text3);
     return { file, value: parsed.value, positions: parsed.positions };
   } catch (error2) {
     problems.push({
@@ -52476,14 +53008,14 @@ async function readJsonDocument(root, file, problems) {
     return void 0;
   }
 }
-async function readContent(root, folder) {
+async function readContent2(root, folder) {
   const content = { folder, paths: [], texts: [] };
   const dir = await resolveInsideRoot(root, folder);
   if (!dir) return content;
   const walk2 = async (relative2) => {
     let entries;
     try {
-      entries = await readdir5(path13.join(dir, relative2), { withFileTypes: true });
+      entries = await readdir5(path14.join(dir, relative2), { withFileTypes: true });
     } catch {
       return;
     }
@@ -52493,7 +53025,7 @@ async function readContent(root, folder) {
       if (entry.isDirectory()) await walk2(source);
       else if (entry.isFile()) {
         try {
-          const bytes = await readFile6(path13.join(dir, source));
+          const bytes = await readFile6(path14.join(dir, source));
           if (!isBinary(bytes)) content.texts.push({ path: source, text: bytes.toString("utf8") });
         } catch {
         }
@@ -52504,7 +53036,7 @@ async function readContent(root, folder) {
   return content;
 }
 async function readTemplateSources(dir) {
-  const root = path13.resolve(dir);
+  const root = path14.resolve(dir);
   const validation = await validateTemplate(root);
   const readProblems = [];
   const documents = /* @__PURE__ */ new Map();
@@ -52513,10 +53045,10 @@ async function readTemplateSources(dir) {
   if (!isFolder) return { ...base, isFolder, variablesFile: VARIABLES_FILE, promptsFile: PROMPTS_FILE };
   const manifest = await readJsonDocument(root, MANIFEST_FILE, readProblems);
   if (manifest) documents.set(MANIFEST_FILE, manifest);
-  const m2 = isRecord(manifest?.value) ? manifest.value : {};
-  const customization = isRecord(own(m2, "customization")) ? own(m2, "customization") : {};
-  const variablesFile = path13.normalize(nonEmpty(own(customization, "variables")) ?? VARIABLES_FILE);
-  const promptsFile = path13.normalize(nonEmpty(own(customization, "prompts")) ?? PROMPTS_FILE);
+  const m2 = isRecord4(manifest?.value) ? manifest.value : {};
+  const customization = isRecord4(own(m2, "customization")) ? own(m2, "customization") : {};
+  const variablesFile = path14.normalize(nonEmpty(own(customization, "variables")) ?? VARIABLES_FILE);
+  const promptsFile = path14.normalize(nonEmpty(own(customization, "prompts")) ?? PROMPTS_FILE);
   for (const file of /* @__PURE__ */ new Set([variablesFile, promptsFile])) {
     const doc = await readJsonDocument(root, file, readProblems);
     if (doc) documents.set(file, doc);
@@ -52526,10 +53058,10 @@ async function readTemplateSources(dir) {
   const changelogFile = manifestModel?.changelog ?? "CHANGELOG.md";
   const changelogPath = await resolveInsideRoot(root, changelogFile);
   if (changelogPath) {
-    const text2 = await readFile6(changelogPath, "utf8").catch(() => void 0);
-    if (text2 !== void 0) changelog = { file: path13.normalize(changelogFile), text: text2 };
+    const text3 = await readFile6(changelogPath, "utf8").catch(() => void 0);
+    if (text3 !== void 0) changelog = { file: path14.normalize(changelogFile), text: text3 };
   }
-  const content = manifestModel ? await readContent(root, manifestModel.content) : void 0;
+  const content = manifestModel ? await readContent2(root, manifestModel.content) : void 0;
   return {
     ...base,
     isFolder,
@@ -52548,7 +53080,7 @@ async function lintTemplate(dir) {
 import { spawn as spawn2 } from "node:child_process";
 import { mkdtemp as mkdtemp2, readFile as readFile7, rm as rm4 } from "node:fs/promises";
 import { tmpdir as tmpdir2 } from "node:os";
-import path15 from "node:path";
+import path17 from "node:path";
 
 // src/template/answers.ts
 var AnswersError = class extends Error {
@@ -52669,9 +53201,118 @@ function resolveAnswers(template, given = {}, options = {}) {
 }
 
 // src/template/generate.ts
+import { readdir as readdir7 } from "node:fs/promises";
+import path16 from "node:path";
+
+// src/template/write-folder.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
-import { chmod as chmod3, mkdir as mkdir3, readdir as readdir6, rename as rename3, rm as rm3, rmdir as rmdir2, writeFile as writeFile3 } from "node:fs/promises";
-import path14 from "node:path";
+import { chmod as chmod3, lstat as lstat4, mkdir as mkdir3, readdir as readdir6, rename as rename3, rm as rm3, rmdir as rmdir2, writeFile as writeFile3 } from "node:fs/promises";
+import path15 from "node:path";
+var FolderNotEmptyError = class extends Error {
+  constructor(dir) {
+    super(`${dir} is not empty; use --force to write into it`);
+    this.dir = dir;
+  }
+  dir;
+  name = "FolderNotEmptyError";
+};
+var FolderConflictError = class extends Error {
+  constructor(dir, problem) {
+    super(`${dir}: ${problem}`);
+    this.dir = dir;
+    this.problem = problem;
+  }
+  dir;
+  problem;
+  name = "FolderConflictError";
+};
+async function entriesOf2(dir) {
+  try {
+    const info2 = await lstat4(dir);
+    if (!info2.isDirectory()) throw new FolderConflictError(dir, "exists and is not a folder");
+    return await readdir6(dir);
+  } catch (error2) {
+    if (error2.code === "ENOENT") return void 0;
+    throw error2;
+  }
+}
+async function replaceProblem(root, file) {
+  const segments = file.split("/");
+  for (let index = 1; index <= segments.length; index++) {
+    const relative2 = segments.slice(0, index).join("/");
+    let info2;
+    try {
+      info2 = await lstat4(path15.join(root, ...segments.slice(0, index)));
+    } catch (error2) {
+      if (error2.code === "ENOENT") return void 0;
+      throw error2;
+    }
+    const last = index === segments.length;
+    if (last && !info2.isFile() && !info2.isSymbolicLink()) return `${relative2} exists and is not a file; move it away first`;
+    if (!last && !info2.isDirectory()) return `${relative2} exists and is not a folder; move it away first`;
+  }
+  return void 0;
+}
+async function moveInto(from, to2, files) {
+  const aside = path15.join(from, `.replaced-${randomBytes2(6).toString("hex")}`);
+  const done = [];
+  try {
+    for (const file of files) {
+      const target = path15.join(to2, ...file.split("/"));
+      await mkdir3(path15.dirname(target), { recursive: true });
+      let saved = path15.join(aside, ...file.split("/"));
+      await mkdir3(path15.dirname(saved), { recursive: true });
+      try {
+        await rename3(target, saved);
+      } catch (error2) {
+        if (error2.code !== "ENOENT") throw error2;
+        saved = void 0;
+      }
+      done.push({ target, saved });
+      await rename3(path15.join(from, ...file.split("/")), target);
+    }
+  } catch (error2) {
+    for (const { target, saved } of done.reverse()) {
+      if (saved) await rename3(saved, target).catch(() => void 0);
+      else await rm3(target, { force: true }).catch(() => void 0);
+    }
+    throw error2;
+  }
+}
+async function writeFolderAtomically(dir, files, options = {}) {
+  const target = path15.resolve(dir);
+  const existing = await entriesOf2(target);
+  if (existing && existing.length > 0) {
+    if (!options.force) throw new FolderNotEmptyError(dir);
+    for (const file of files) {
+      const problem = await replaceProblem(target, file.path);
+      if (problem) throw new FolderConflictError(dir, problem);
+    }
+  }
+  await mkdir3(path15.dirname(target), { recursive: true });
+  const staging = path15.join(path15.dirname(target), `.${path15.basename(target)}.tmp-${randomBytes2(6).toString("hex")}`);
+  try {
+    await mkdir3(staging);
+    for (const file of files) {
+      const destination = path15.join(staging, ...file.path.split("/"));
+      await mkdir3(path15.dirname(destination), { recursive: true });
+      await writeFile3(destination, file.content, { mode: file.mode ?? 420 });
+      if (file.mode !== void 0) await chmod3(destination, file.mode);
+    }
+    if (existing === void 0) {
+      await rename3(staging, target);
+    } else if (existing.length === 0) {
+      await rmdir2(target);
+      await rename3(staging, target);
+    } else {
+      await moveInto(staging, target, files.map((f2) => f2.path));
+      await rm3(staging, { recursive: true, force: true });
+    }
+  } catch (error2) {
+    await rm3(staging, { recursive: true, force: true });
+    throw error2;
+  }
+}
 
 // src/template/lock.ts
 import { createHash } from "node:crypto";
@@ -52693,45 +53334,19 @@ var OutputNotEmptyError = class extends Error {
   }
   outDir;
 };
-async function entriesOf(dir) {
+async function entriesOf3(dir) {
   try {
-    return await readdir6(dir);
+    return await readdir7(dir);
   } catch (error2) {
     if (error2.code === "ENOENT") return void 0;
-    throw error2;
-  }
-}
-async function moveInto(from, to2, files) {
-  const aside = path14.join(from, `.replaced-${randomBytes2(6).toString("hex")}`);
-  const done = [];
-  try {
-    for (const file of files) {
-      const target = path14.join(to2, file);
-      await mkdir3(path14.dirname(target), { recursive: true });
-      let saved = path14.join(aside, file);
-      await mkdir3(path14.dirname(saved), { recursive: true });
-      try {
-        await rename3(target, saved);
-      } catch (error2) {
-        if (error2.code !== "ENOENT") throw error2;
-        saved = void 0;
-      }
-      done.push({ target, ...saved ? { saved } : {} });
-      await rename3(path14.join(from, file), target);
-    }
-  } catch (error2) {
-    for (const { target, saved } of done.reverse()) {
-      if (saved) await rename3(saved, target).catch(() => void 0);
-      else await rm3(target, { force: true }).catch(() => void 0);
-    }
     throw error2;
   }
 }
 async function generateProject(templateDir, outDir, answers = {}, options = {}) {
   const evaluator = options.evaluator ?? new ExpressionEvaluator();
   const template = typeof templateDir === "string" ? await loadTemplate(templateDir, evaluator) : templateDir;
-  const target = path14.resolve(outDir);
-  const existing = await entriesOf(target);
+  const target = path16.resolve(outDir);
+  const existing = await entriesOf3(target);
   if (existing && existing.length > 0 && !options.force) throw new OutputNotEmptyError(outDir);
   const resolved = resolveAnswers(template, answers, { evaluator });
   const rendered = await renderTemplate(template, resolved, { ...options, evaluator });
@@ -52748,28 +53363,11 @@ async function generateProject(templateDir, outDir, answers = {}, options = {}) 
     computed: resolved.computed,
     files: Object.fromEntries(files.map((f2) => [f2.path, { sha256: f2.sha256, size: f2.size }]))
   };
-  await mkdir3(path14.dirname(target), { recursive: true });
-  const staging = path14.join(path14.dirname(target), `.${path14.basename(target)}.tmp-${randomBytes2(6).toString("hex")}`);
+  const output = [...rendered.map((file) => ({ path: file.path, content: file.content, mode: file.mode })), { path: LOCK_FILE, content: serializeLock(lock) }];
   try {
-    await mkdir3(staging);
-    for (const file of rendered) {
-      const destination = path14.join(staging, ...file.path.split("/"));
-      await mkdir3(path14.dirname(destination), { recursive: true });
-      await writeFile3(destination, file.content, { mode: file.mode });
-      await chmod3(destination, file.mode);
-    }
-    await writeFile3(path14.join(staging, LOCK_FILE), serializeLock(lock));
-    if (existing === void 0) {
-      await rename3(staging, target);
-    } else if (existing.length === 0) {
-      await rmdir2(target);
-      await rename3(staging, target);
-    } else {
-      await moveInto(staging, target, [...rendered.map((f2) => f2.path), LOCK_FILE]);
-      await rm3(staging, { recursive: true, force: true });
-    }
+    await writeFolderAtomically(target, output, { force: options.force ?? false });
   } catch (error2) {
-    await rm3(staging, { recursive: true, force: true });
+    if (error2 instanceof FolderNotEmptyError) throw new OutputNotEmptyError(outDir);
     throw error2;
   }
   return {
@@ -52778,7 +53376,7 @@ async function generateProject(templateDir, outDir, answers = {}, options = {}) 
     answers: resolved.answers,
     computed: resolved.computed,
     files,
-    lockFile: path14.join(target, LOCK_FILE)
+    lockFile: path16.join(target, LOCK_FILE)
   };
 }
 
@@ -52824,7 +53422,7 @@ function targetsOf(template) {
   (template.manifest.files ?? []).forEach((rule) => conditionTargets(`files rule ${rule.path}`, rule.when, full));
   return targets;
 }
-function candidateSets(template) {
+function candidateSets(template, evaluator) {
   const everything = {};
   const nothing = {};
   const selects = [];
@@ -52850,13 +53448,53 @@ function candidateSets(template) {
     candidates.push({ name: `all options, choice ${round + 1}`, given });
   }
   candidates.push({ name: "no options", given: nothing });
+  for (const { name, value } of literalAnswers(template, evaluator)) {
+    const shown = Array.isArray(value) ? `[${value.map(String).join(",")}]` : JSON.stringify(value);
+    candidates.push({ name: `${name}=${shown}`, given: { [name]: value } });
+    candidates.push({ name: `all options, ${name}=${shown}`, given: { ...everything, [name]: value } });
+  }
   return candidates;
+}
+function conditionsOf(template) {
+  return [
+    ...Object.values(template.variables).flatMap((definition) => definition.condition ? [definition.condition] : []),
+    ...template.prompts.flatMap((prompt) => prompt.when ? [prompt.when] : []),
+    ...(template.manifest.files ?? []).map((rule) => rule.when)
+  ];
+}
+function literalAnswers(template, evaluator) {
+  const answers = [];
+  const seen = /* @__PURE__ */ new Set();
+  const add = (name, value) => {
+    const key = `${name}\0${JSON.stringify(value)}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    answers.push({ name, value });
+  };
+  for (const expression of conditionsOf(template)) {
+    for (const { name, operator, value } of comparisonsOf(expression, evaluator.engine)) {
+      const definition = Object.hasOwn(template.variables, name) ? template.variables[name] : void 0;
+      if (!definition) continue;
+      const type = definition.type;
+      if (type === "array") {
+        if (operator === "contains") add(name, [value]);
+      } else if ((type === "number" || type === "integer") && typeof value === "number") {
+        for (const near of [value - 1, value, value + 1]) add(name, near);
+      } else if (type === "string" && typeof value === "string") {
+        add(name, value);
+        if (operator === "contains") add(name, "");
+      } else if (type === void 0 || type === "boolean" && typeof value === "boolean") {
+        add(name, value);
+      }
+    }
+  }
+  return answers;
 }
 function buildAnswerMatrix(template, evaluator = new ExpressionEvaluator()) {
   const targets = targetsOf(template);
   const covered = /* @__PURE__ */ new Set();
   const sets = [];
-  for (const candidate of candidateSets(template)) {
+  for (const candidate of candidateSets(template, evaluator)) {
     let resolved;
     try {
       resolved = resolveAnswers(template, candidate.given, { evaluator });
@@ -52873,16 +53511,16 @@ function buildAnswerMatrix(template, evaluator = new ExpressionEvaluator()) {
 }
 function checkGeneratedFile(relativePath, content) {
   if (isBinary(content)) return [];
-  const text2 = content.toString("utf8");
+  const text3 = content.toString("utf8");
   const problems = [];
-  const leftover = /\{\{|\{%/.exec(text2);
+  const leftover = /\{\{|\{%/.exec(text3);
   if (leftover) {
-    const line = text2.slice(0, leftover.index).split("\n").length;
+    const line = text3.slice(0, leftover.index).split("\n").length;
     problems.push(`${relativePath}:${line}: unrendered "${leftover[0]}" left in the file`);
   }
   if (relativePath.endsWith(".json")) {
     try {
-      JSON.parse(text2);
+      JSON.parse(text3);
     } catch (error2) {
       problems.push(`${relativePath}: not valid JSON (${errorMessage(error2)})`);
     }
@@ -52921,11 +53559,11 @@ async function testTemplate(dir, options = {}) {
   const matrix = buildAnswerMatrix(template, evaluator);
   const command = options.command ?? template.manifest.test?.command;
   const timeoutMs = options.timeoutMs ?? (template.manifest.test?.timeoutSeconds ?? 300) * 1e3;
-  const workDir = await mkdtemp2(path15.join(tmpdir2(), `template-test-${template.manifest.name}-`));
+  const workDir = await mkdtemp2(path17.join(tmpdir2(), `template-test-${template.manifest.name}-`));
   const reports = [];
   try {
     for (const [index, set] of matrix.sets.entries()) {
-      const projectDir = path15.join(workDir, `set-${index + 1}`);
+      const projectDir = path17.join(workDir, `set-${index + 1}`);
       const report = { ...set, answers: {}, computed: {}, passed: false, problems: [], files: 0 };
       reports.push(report);
       try {
@@ -52934,7 +53572,7 @@ async function testTemplate(dir, options = {}) {
         report.computed = result.computed;
         report.files = result.files.length;
         for (const file of result.files) {
-          report.problems.push(...checkGeneratedFile(file.path, await readFile7(path15.join(projectDir, file.path))));
+          report.problems.push(...checkGeneratedFile(file.path, await readFile7(path17.join(projectDir, file.path))));
         }
         if (command) {
           report.command = await runCommand(command, projectDir, timeoutMs);
@@ -52954,7 +53592,8 @@ async function testTemplate(dir, options = {}) {
   }
   return {
     template: { name: template.manifest.name, version: template.manifest.version },
-    passed: reports.length > 0 && reports.every((r) => r.passed),
+    // An outcome no valid answer set reaches is a condition that can never (or always) hold: a mistake.
+    passed: reports.length > 0 && reports.every((r) => r.passed) && matrix.uncovered.length === 0,
     sets: reports,
     uncovered: matrix.uncovered
   };
@@ -52970,13 +53609,36 @@ import { Readable as Readable2 } from "node:stream";
 import { pipeline as pipeline2 } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 
+// src/core/registry-url.ts
+function httpUrl(value) {
+  try {
+    const url = new URL(value.trim());
+    return url.protocol === "http:" || url.protocol === "https:" ? url : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function lastSegment(url) {
+  return url.pathname.slice(url.pathname.lastIndexOf("/") + 1);
+}
+function registryBaseUrl(value) {
+  const url = httpUrl(value);
+  if (!url) return value;
+  url.hash = "";
+  const last = lastSegment(url);
+  if (last.endsWith(".json")) url.pathname = url.pathname.slice(0, -last.length);
+  url.pathname = url.pathname.replace(/\/+$/, "");
+  const withoutQuery = url.href.slice(0, url.href.length - url.search.length);
+  return `${withoutQuery.replace(/\/$/, "")}${url.search}`;
+}
+
 // src/core/retry.ts
 function parseRetryAfter(value, now = Date.now()) {
   if (value === void 0) return void 0;
-  const text2 = value.trim();
-  if (text2 === "") return void 0;
-  if (/^\d+(\.\d+)?$/.test(text2)) return Math.round(Number(text2) * 1e3);
-  const date = Date.parse(text2);
+  const text3 = value.trim();
+  if (text3 === "") return void 0;
+  if (/^\d+(\.\d+)?$/.test(text3)) return Math.round(Number(text3) * 1e3);
+  const date = Date.parse(text3);
   return Number.isNaN(date) ? void 0 : Math.max(0, date - now);
 }
 function retryDelay(retry2, limits, retryAfterMs, random = Math.random) {
@@ -53023,8 +53685,8 @@ var RETRYABLE_NETWORK_CODES = /* @__PURE__ */ new Set([
   "ERR_STREAM_PREMATURE_CLOSE"
 ]);
 function redactor(token) {
-  return (text2) => {
-    let out = text2.replace(/(Bearer\s+)\S+/gi, "$1***");
+  return (text3) => {
+    let out = text3.replace(/(Bearer\s+)\S+/gi, "$1***");
     if (token !== "") out = out.split(token).join("***");
     return out;
   };
@@ -53038,31 +53700,31 @@ function displayUrl(url) {
 function headerValue(value) {
   return Array.isArray(value) ? value[0] : value;
 }
-function isRecord2(value) {
+function isRecord5(value) {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
-function parseJson(text2) {
+function parseJson(text3) {
   try {
-    return JSON.parse(text2);
+    return JSON.parse(text3);
   } catch {
     return void 0;
   }
 }
 function parseErrorEnvelope(body) {
   const parsed = parseJson(body);
-  if (!isRecord2(parsed) || !isRecord2(parsed.error)) return void 0;
+  if (!isRecord5(parsed) || !isRecord5(parsed.error)) return void 0;
   const error2 = parsed.error;
-  const text2 = (value) => typeof value === "string" ? value : void 0;
-  const details = Array.isArray(error2.details) ? error2.details.filter(isRecord2).map((detail) => ({
-    field: text2(detail.field) ?? "",
-    message: text2(detail.message) ?? (detail.message === void 0 ? "" : JSON.stringify(detail.message)),
-    code: text2(detail.code) ?? ""
+  const text3 = (value) => typeof value === "string" ? value : void 0;
+  const details = Array.isArray(error2.details) ? error2.details.filter(isRecord5).map((detail) => ({
+    field: text3(detail.field) ?? "",
+    message: text3(detail.message) ?? (detail.message === void 0 ? "" : JSON.stringify(detail.message)),
+    code: text3(detail.code) ?? ""
   })) : [];
   return {
-    code: text2(error2.code),
-    message: text2(error2.message),
+    code: text3(error2.code),
+    message: text3(error2.message),
     details,
-    requestId: text2(error2.requestId),
+    requestId: text3(error2.requestId),
     retryAfter: typeof error2.retryAfter === "number" ? error2.retryAfter : void 0
   };
 }
@@ -53113,15 +53775,26 @@ async function sendOnce(upload) {
   const { head, tail } = multipartParts(boundary, upload.fileName, upload.manifestJson);
   const contentLength = head.length + upload.size + tail.length;
   let sourceError;
+  let sent = 0;
+  const handedOver = (chunk) => {
+    sent += chunk.length;
+    upload.onProgress?.(sent, contentLength);
+  };
   async function* body() {
+    upload.onProgress?.(0, contentLength);
     yield head;
+    handedOver(head);
     try {
-      for await (const chunk of createReadStream3(upload.archive)) yield chunk;
+      for await (const chunk of createReadStream3(upload.archive)) {
+        yield chunk;
+        handedOver(chunk);
+      }
     } catch (error2) {
       sourceError = error2;
       throw error2;
     }
     yield tail;
+    handedOver(tail);
   }
   const transport = upload.url.protocol === "https:" ? https2 : http2;
   return new Promise((resolve2) => {
@@ -53179,21 +53852,21 @@ async function sendOnce(upload) {
       response.on("close", done);
       response.on("error", done);
     });
-    pipeline2(Readable2.from(body()), request2).catch((error2) => {
+    pipeline2(Readable2.from(body(), { objectMode: false }), request2).catch((error2) => {
       if (!responded && !request2.destroyed) request2.destroy(error2 instanceof Error ? error2 : new Error(String(error2)));
     });
   });
 }
 async function loadManifest(manifest) {
   if (typeof manifest !== "string") return manifest;
-  let text2;
+  let text3;
   try {
-    text2 = await readFile8(manifest, "utf8");
+    text3 = await readFile8(manifest, "utf8");
   } catch (error2) {
     throw new PublishError(`cannot read the manifest ${manifest}: ${error2.message}`);
   }
-  const parsed = parseJson(text2);
-  if (!isRecord2(parsed)) throw new PublishError(`${manifest} does not hold a JSON object`);
+  const parsed = parseJson(text3);
+  if (!isRecord5(parsed)) throw new PublishError(`${manifest} does not hold a JSON object`);
   return parsed;
 }
 function checkNumber(name, value, min) {
@@ -53206,7 +53879,7 @@ function partFileName(name, version) {
 async function publishTemplate(options) {
   let url;
   try {
-    url = new URL(options.registryUrl);
+    url = new URL(registryBaseUrl(String(options.registryUrl)));
   } catch {
     throw new PublishError(`registry URL must be an http(s) URL (got ${JSON.stringify(redactor(options.token)(String(options.registryUrl)))})`);
   }
@@ -53249,7 +53922,8 @@ async function publishTemplate(options) {
     fileName: partFileName(name, version),
     manifestJson: JSON.stringify(manifest),
     userAgent: options.userAgent ?? DEFAULT_PUBLISH_USER_AGENT,
-    timeoutMs
+    timeoutMs,
+    ...options.onProgress ? { onProgress: options.onProgress } : {}
   };
   const attemptsLimit = retries + 1;
   for (let attempt = 1; ; attempt++) {
@@ -53283,8 +53957,8 @@ async function publishTemplate(options) {
     });
     if (status === 200 || status === 201) {
       const parsed = parseJson(response.body);
-      const entry = isRecord2(parsed) && "data" in parsed ? parsed.data : parsed;
-      const entryIntegrity = isRecord2(entry) && typeof entry.integrity === "string" ? entry.integrity : void 0;
+      const entry = isRecord5(parsed) && "data" in parsed ? parsed.data : parsed;
+      const entryIntegrity = isRecord5(entry) && typeof entry.integrity === "string" ? entry.integrity : void 0;
       if (entryIntegrity !== void 0 && entryIntegrity.startsWith("sha512-") && entryIntegrity !== integrity) {
         throw new PublishError(
           `the registry stored ${label} with integrity ${entryIntegrity}, but the archive sent has ${integrity}; the upload was corrupted, check the published version`,
@@ -53301,7 +53975,7 @@ async function publishTemplate(options) {
           result.location = locationHeader;
         }
       }
-      if (isRecord2(entry) && typeof entry.downloadUrl === "string") result.downloadUrl = entry.downloadUrl;
+      if (isRecord5(entry) && typeof entry.downloadUrl === "string") result.downloadUrl = entry.downloadUrl;
       return result;
     }
     if (status === 409) {
@@ -53361,7 +54035,7 @@ var StepRefusal = class extends Error {
 async function validateStep({ options, report }) {
   const result = await validateTemplate(options.templateDir);
   for (const problem of result.errors) {
-    const text2 = formatValidationError(problem);
+    const text3 = formatValidationError(problem);
     report({
       severity: "error",
       file: problem.file,
@@ -53369,8 +54043,8 @@ async function validateStep({ options, report }) {
       ...problem.column ? { column: problem.column } : {},
       rule: problem.code,
       title: `template validation: ${problem.code}`,
-      message: text2,
-      text: text2
+      message: text3,
+      text: text3
     });
   }
   if (!result.valid) throw new StepRefusal(`template validation failed with ${result.errors.length} error(s)`);
@@ -53386,9 +54060,9 @@ async function testStep({ options, report, info: info2 }) {
     }
     if (!set.passed && set.command?.output) for (const line of set.command.output.trimEnd().split("\n")) info2(`  | ${line}`);
   }
-  if (outcome.uncovered.length > 0) {
-    const message = `not covered by any answer set: ${outcome.uncovered.join("; ")}`;
-    report({ severity: "warning", rule: "test-generation", title: "test generation", message, text: message });
+  for (const target of outcome.uncovered) {
+    const message = `not covered by any valid answer set: ${target}`;
+    report({ severity: "error", rule: "test-generation", title: "test generation", message, text: message });
   }
   if (!outcome.passed) throw new StepRefusal("test generation failed");
   return `${outcome.sets.length} answer set(s) passed`;
@@ -53418,15 +54092,15 @@ async function changelogStep({ options, report }, changelogFile, version) {
     report({ severity: "error", ...where, message, text: message });
     throw new StepRefusal(message);
   }
-  let text2;
+  let text3;
   try {
-    text2 = await readFile9(file, "utf8");
+    text3 = await readFile9(file, "utf8");
   } catch (error2) {
     const message = `cannot read ${changelogFile}: ${errorMessage(error2)}`;
     report({ severity: "error", ...where, message, text: message });
     throw new StepRefusal(message);
   }
-  const section = extractChangelogSection(text2, version);
+  const section = extractChangelogSection(text3, version);
   if (!section) {
     const message = `${changelogFile} has no section for ${version} (a heading such as "## [${version}] - YYYY-MM-DD")`;
     report({ severity: "error", ...where, message, text: message });
@@ -53435,7 +54109,7 @@ async function changelogStep({ options, report }, changelogFile, version) {
   return section;
 }
 async function readManifest2(templateDir) {
-  return JSON.parse(await readFile9(path16.join(templateDir, MANIFEST_FILE), "utf8"));
+  return JSON.parse(await readFile9(path18.join(templateDir, MANIFEST_FILE), "utf8"));
 }
 function checkOptions(options) {
   if (options.version !== void 0 && !VERSION_PATTERN.test(options.version)) {
@@ -53473,11 +54147,11 @@ async function runPublishPipeline(options, hooks = {}) {
   const version = options.version ?? manifest.version;
   const changelogFile = manifest.changelog ?? DEFAULT_CHANGELOG_FILE;
   const releaseNotes = await step("changelog", (context) => changelogStep(context, changelogFile, version), () => `section for ${version} found in ${changelogFile}`);
-  const outDir = options.outDir ?? await mkdtemp3(path16.join(tmpdir3(), "template-publish-"));
+  const outDir = options.outDir ?? await mkdtemp3(path18.join(tmpdir3(), "template-publish-"));
   const packed = await step(
     "pack",
     () => packTemplate(options.templateDir, { version, outDir, exclude: options.exclude ?? [] }),
-    (p2) => `${path16.basename(p2.file)}: ${p2.size} bytes, ${p2.files.length} files, sha256 ${p2.sha256}`
+    (p2) => `${path18.basename(p2.file)}: ${p2.size} bytes, ${p2.files.length} files, sha256 ${p2.sha256}`
   );
   hooks.onPacked?.(packed);
   if (options.dryRun) {
@@ -53493,7 +54167,8 @@ async function runPublishPipeline(options, hooks = {}) {
       archive: packed.file,
       manifest: packed.manifest,
       integrity: packed.integrity,
-      onRetry: (info2) => hooks.onRetry?.(info2)
+      onRetry: (info2) => hooks.onRetry?.(info2),
+      onProgress: (sent, total) => hooks.onUploadProgress?.(sent, total)
     }),
     (result) => result.uploaded ? `uploaded to ${registryUrl}` : "already published with the same integrity (re-run)"
   );
@@ -53508,7 +54183,7 @@ async function runPublishPipeline(options, hooks = {}) {
 }
 
 // src/action/inputs.ts
-import path17 from "node:path";
+import path19 from "node:path";
 
 // src/github/inputs.ts
 var InputError = class extends Error {
@@ -53574,7 +54249,7 @@ function parseInputs(env, cwd = ".") {
   const githubToken = readInput(env, "github-token");
   const testCommand = readInput(env, "test-command");
   const [owner, repo, ...rest] = (env.GITHUB_REPOSITORY ?? "").split("/");
-  const workspace = path17.resolve(cwd, env.GITHUB_WORKSPACE || ".");
+  const workspace = path19.resolve(cwd, env.GITHUB_WORKSPACE || ".");
   if (registryUrl !== "") checkHttpUrlInput("registry-url", registryUrl);
   if (!dryRun) {
     if (registryUrl === "") throw new InputError("input registry-url is required (unless dry-run is true)");
@@ -53587,7 +54262,7 @@ function parseInputs(env, cwd = ".") {
     }
   }
   return {
-    templatePath: path17.resolve(workspace, readInput(env, "template-path") || "."),
+    templatePath: path19.resolve(workspace, readInput(env, "template-path") || "."),
     workspace,
     ...registryUrl ? { registryUrl } : {},
     ...registryToken ? { registryToken } : {},
@@ -53607,10 +54282,10 @@ function defaultReleaseApi(token, owner, repo, baseUrl) {
   return octokitReleaseApi(createGitHubClient({ token, ...baseUrl ? { baseUrl } : {} }), owner, repo);
 }
 function annotationFile(inputs, file) {
-  const absolute = path18.resolve(inputs.templatePath, file);
-  const relative2 = path18.relative(inputs.workspace, absolute);
-  const shown = relative2.startsWith("..") || path18.isAbsolute(relative2) ? absolute : relative2;
-  return shown.split(path18.sep).join("/");
+  const absolute = path20.resolve(inputs.templatePath, file);
+  const relative2 = path20.relative(inputs.workspace, absolute);
+  const shown = relative2.startsWith("..") || path20.isAbsolute(relative2) ? absolute : relative2;
+  return shown.split(path20.sep).join("/");
 }
 function annotate(core, inputs, finding) {
   const properties = {
@@ -53619,24 +54294,51 @@ function annotate(core, inputs, finding) {
     ...finding.line ? { startLine: finding.line } : {},
     ...finding.column ? { startColumn: finding.column } : {}
   };
+  if (finding.text !== finding.message) core.info(finding.text);
   if (finding.severity === "error") core.error(finding.message, properties);
   else core.warning(finding.message, properties);
+}
+function annotateFailure(core, title, error2) {
+  const cause = error2.cause;
+  if (cause instanceof PublishError && (cause.status === 400 || cause.status === 422) && cause.details.length > 0) {
+    const heading = (cause.message.split("\n")[0] ?? cause.message).trim();
+    core.info(`${title} failed: ${heading}`);
+    for (const detail of cause.details) {
+      const where = [detail.field, detail.code].filter((part) => part !== "").join(" ");
+      core.error(`${where === "" ? "" : `${where}: `}${detail.message}`, { title: `${title.toLowerCase()}: ${cause.code ?? `HTTP ${cause.status}`}` });
+    }
+    return;
+  }
+  core.error(error2.message, { title: `${title.toLowerCase()} failed` });
 }
 async function run(dependencies = {}) {
   const env = dependencies.env ?? process.env;
   const core = dependencies.core ?? core_exports;
+  const setExitCode = dependencies.setExitCode ?? ((code) => {
+    process.exitCode = code;
+  });
   const outputs = {};
   const setOutput2 = (name, value) => {
     outputs[name] = String(value);
     core.setOutput(name, String(value));
   };
   const rows = [[{ data: "Step", header: true }, { data: "Result", header: true }]];
+  let stepErrors = 0;
+  let annotated = false;
+  const stepFailed = (step, error2) => {
+    const title = PUBLISH_STEP_TITLES[step];
+    if (stepErrors === 0) annotateFailure(core, title, error2);
+    else core.info(`${title} failed: ${error2.message}`);
+    annotated = true;
+    core.endGroup();
+    rows.push([title, `failed: ${error2.message}`]);
+  };
   let ok = false;
   try {
     const inputs = parseInputs(env);
     for (const secret of [inputs.registryToken, inputs.githubToken]) if (secret) core.setSecret(secret);
     setOutput2("version", inputs.version);
-    const outDir = await mkdtemp4(path18.join(env.RUNNER_TEMP || tmpdir4(), "template-publish-"));
+    const outDir = await mkdtemp4(path20.join(env.RUNNER_TEMP || tmpdir4(), "template-publish-"));
     const result = await runPublishPipeline(
       {
         templateDir: inputs.templatePath,
@@ -53650,17 +54352,21 @@ async function run(dependencies = {}) {
         ...dependencies.upload ? { upload: dependencies.upload } : {}
       },
       {
-        onStepStarted: (step) => core.startGroup(PUBLISH_STEP_TITLES[step]),
+        onStepStarted: (step) => {
+          stepErrors = 0;
+          core.startGroup(PUBLISH_STEP_TITLES[step]);
+        },
         onStepFinished: (step, summary2) => {
+          core.info(`${PUBLISH_STEP_TITLES[step]}: ${summary2}`);
           core.endGroup();
           rows.push([PUBLISH_STEP_TITLES[step], summary2]);
         },
-        onStepFailed: (step, error2) => {
-          core.endGroup();
-          rows.push([PUBLISH_STEP_TITLES[step], `failed: ${error2.message}`]);
-        },
+        onStepFailed: stepFailed,
         onStepSkipped: (step, reason) => rows.push([PUBLISH_STEP_TITLES[step], `skipped (${reason})`]),
-        onFinding: (finding) => annotate(core, inputs, finding),
+        onFinding: (finding) => {
+          if (finding.severity === "error") stepErrors++;
+          annotate(core, inputs, finding);
+        },
         onInfo: (_step, message) => core.info(message),
         onPacked: (packed2) => {
           setOutput2("archive", packed2.file);
@@ -53678,9 +54384,12 @@ async function run(dependencies = {}) {
       core.info(`dry-run: packed ${packed.file}; nothing was uploaded or released`);
     } else {
       setOutput2("uploaded", result.upload.uploaded);
-      if (result.downloadUrl) setOutput2("download-url", result.downloadUrl);
+      if (result.downloadUrl) {
+        setOutput2("download-url", result.downloadUrl);
+        core.info(`download URL: ${result.downloadUrl}`);
+      }
       if (inputs.createRelease && inputs.repository && inputs.githubToken) {
-        const manifestAsset = path18.join(outDir, MANIFEST_FILE);
+        const manifestAsset = path20.join(outDir, MANIFEST_FILE);
         await writeFile4(manifestAsset, `${JSON.stringify(packed.manifest, null, 2)}
 `);
         const api = (dependencies.releaseApi ?? defaultReleaseApi)(inputs.githubToken, inputs.repository.owner, inputs.repository.repo, env.GITHUB_API_URL);
@@ -53691,14 +54400,17 @@ async function run(dependencies = {}) {
             name: `${packed.manifest.name} ${inputs.version}`,
             body: result.releaseNotes,
             assets: [
-              { name: path18.basename(packed.file), path: packed.file, contentType: "application/gzip" },
+              { name: path20.basename(packed.file), path: packed.file, contentType: "application/gzip" },
               { name: MANIFEST_FILE, path: manifestAsset, contentType: "application/json" }
             ]
           });
+          core.info(`Release: ${release.created ? "created" : "updated"} ${release.url}`);
           rows.push(["Release", `${release.created ? "created" : "updated"} ${release.url}`]);
           setOutput2("release-id", release.id);
           setOutput2("release-url", release.url);
         } catch (error2) {
+          core.error(errorMessage(error2), { title: "release failed" });
+          annotated = true;
           rows.push(["Release", `failed: ${errorMessage(error2)}`]);
           throw error2;
         } finally {
@@ -53710,7 +54422,12 @@ async function run(dependencies = {}) {
     }
     ok = true;
   } catch (error2) {
-    core.setFailed(errorMessage(error2));
+    if (annotated) {
+      core.info(`publish failed: ${errorMessage(error2)}`);
+      setExitCode(1);
+    } else {
+      core.setFailed(errorMessage(error2));
+    }
   }
   try {
     core.summary.addHeading("Template publish", 2);
