@@ -9,6 +9,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { gzipSync } from 'node:zlib';
 
 import { RegistryBuilder } from '../build/src/registry/build.js';
 import { openSqliteStorage, storeSource } from '../build/src/store/index.js';
@@ -54,6 +55,7 @@ if (mode === 'floor') {
     throw new Error(`unknown mode ${mode}`);
   }
   const registryBytes = (await readFile(path.join(outDir, 'registry.json'))).length;
-  console.log(JSON.stringify({ ms: result.ms, maxRssMb: maxRssMb(), written: result.value.written, registryBytes, added }));
+  const indexGzipBytes = gzipSync(await readFile(path.join(outDir, 'index.json')), { level: 9 }).length;
+  console.log(JSON.stringify({ ms: result.ms, maxRssMb: maxRssMb(), written: result.value.written, registryBytes, indexGzipBytes, added }));
   await storage.close();
 }

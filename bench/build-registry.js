@@ -41,6 +41,7 @@ for (const versions of SIZES) {
   const floors = [];
   const rss = [];
   let registryBytes = 0;
+  let indexGzipBytes = 0;
   for (let run = 0; run < RUNS; run++) {
     const outDir = path.join(root, `out-${run}`);
     const full = work('full-server', storeDir, outDir);
@@ -49,6 +50,7 @@ for (const versions of SIZES) {
     floors.push(floor.ms);
     rss.push(full.maxRssMb);
     registryBytes = full.registryBytes;
+    indexGzipBytes = full.indexGzipBytes;
     rmSync(outDir, { recursive: true, force: true });
   }
   const floorMs = median(floors);
@@ -57,6 +59,8 @@ for (const versions of SIZES) {
   perVersion.set(versions, fullMs / versions);
   rows.push({ name: `full build, ${label} (documents; archives served by the server)`, value: round(fullMs), unit: 'ms', baseline: 'JSON.stringify + write of the same registry.json', baselineValue: round(floorMs), ratio: round(fullMs / floorMs, 2), target: '<= 4x floor', met: fullMs <= 4 * floorMs });
   rows.push({ name: `peak RSS of that build, ${label}`, value: round(median(rss)), unit: 'MB', baseline: `size of registry.json (${round(registryMb, 1)} MB)`, baselineValue: round(registryMb, 1), ratio: round(median(rss) / registryMb, 2), target: '<= 4x registry.json', met: median(rss) <= 4 * registryMb });
+
+  rows.push({ name: `index.json, ${(templates).toLocaleString('en')} templates, gzip -9`, value: round(indexGzipBytes / 1e6, 3), unit: 'MB', baseline: null, baselineValue: null, ratio: null, target: templates === 10_000 ? '<= 0.3 MB at 10,000 templates' : null, met: templates === 10_000 ? indexGzipBytes <= 300_000 : null });
 
   if (versions <= 10_000) {
     const outDir = path.join(root, 'out-static');
