@@ -35,7 +35,7 @@ import { compareVersions } from '../core/versions.js';
 import { renderCatalog } from './catalog.js';
 import { buildCategories, buildSparseIndex, DEFAULT_CATEGORIES, entryViolations, INDEX_FILE, RegistryBuildError, toEntry, type SkippedVersion } from './document.js';
 import { FolderOutput } from './folder-output.js';
-import { CACHE_CONTROL, contentTypeOf, fileMd5, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
+import { CACHE_CONTROL, contentTypeOf, fileDigest, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
 import type { RegistrySource, SourceVersion } from './source.js';
 
 const gzipAsync = promisify(gzip);
@@ -83,6 +83,8 @@ export interface BuildResult {
 
 /** The entry of one version, and its bytes, as the last build made them. */
 interface KnownEntry {
+  /** The source's object it was made from (a source that keeps its objects gives the same one when nothing changed). */
+  source: SourceVersion;
   manifest: TemplateManifest;
   /** Everything but the manifest that the entry is made of. */
   rest: string;
@@ -107,20 +109,30 @@ function restOf(version: SourceVersion): string {
 }
 
 /**
- * Compression of the variants. The big files (registry.json) get levels that compress tens of
- * megabytes in a fraction of a second (quality 11 takes over ten seconds for 12 MB, for a few
- * percent); small files get brotli 9, which costs nothing at their size once the window is sized to
- * the input. A CDN that recompresses does better anyway.
+ * Compression of the variants, by size. Measured on a 108 MB registry.json: brotli quality 1 gives
+ * 17.6 MB in 0.3 s and gzip level 2 19.0 MB in 0.6 s, where gzip 6 takes 1.1 s for 17.4 MB and
+ * brotli 4 1.7 s for 16.5 MB (quality 11, the old choice, took seconds per megabyte); the two run at
+ * once on the thread pool. Files of a few megabytes (index.json of 10,000 templates) get gzip 6 and
+ * brotli 5, small ones 9 and 9 with a window sized to the file, which costs nothing at their size.
+ * A CDN that recompresses does better anyway.
  */
-const LARGE = 1024 * 1024;
+function compressionLevels(size: number): { gzip: number; brotli: number } {
+  if (size > 4 * 1024 * 1024) return { gzip: 2, brotli: 1 };
+  if (size > 256 * 1024) return { gzip: 6, brotli: 5 };
+  return { gzip: 9, brotli: 9 };
+}
 
 async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
   const size = file.data.length;
+  const levels = compressionLevels(size);
+  // Output in large pieces for a large input: 16 KiB pieces of 20 MB cost more to gather than to make.
+  const outputChunk = size > 4 * 1024 * 1024 ? 1024 * 1024 : 16 * 1024;
   const [gz, br] = await Promise.all([
-    gzipAsync(file.data, { level: size > LARGE ? 4 : 9 }),
+    gzipAsync(file.data, { level: levels.gzip, chunkSize: outputChunk }),
     brotliAsync(file.data, {
+      chunkSize: outputChunk,
       params: {
-        [zlibConstants.BROTLI_PARAM_QUALITY]: size > LARGE ? 4 : 9,
+        [zlibConstants.BROTLI_PARAM_QUALITY]: levels.brotli,
         [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
         [zlibConstants.BROTLI_PARAM_SIZE_HINT]: size,
         // The window follows the input: a 24-bit window for a 4 KB file costs milliseconds to set up.
@@ -128,9 +140,10 @@ async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
       },
     }),
   ]);
+  const { name, contentType, cacheControl } = file;
   return [
-    { ...file, name: `${file.name}.gz`, data: gz, contentEncoding: 'gzip' },
-    { ...file, name: `${file.name}.br`, data: br, contentEncoding: 'br' },
+    { name: `${name}.gz`, data: gz, contentType, cacheControl, contentEncoding: 'gzip' },
+    { name: `${name}.br`, data: br, contentType, cacheControl, contentEncoding: 'br' },
   ];
 }
 
@@ -143,28 +156,37 @@ const documentFile = (name: string, data: Buffer): OutputFile => ({ name, data, 
 async function holds(output: RegistryOutput, held: ReadonlyMap<string, HeldFile>, file: OutputFile): Promise<boolean> {
   const current = held.get(file.name);
   if (current === undefined || current.size !== file.data.length) return false;
-  if (current.md5 !== undefined) return current.md5 === fileMd5(file);
+  if (current.digest !== undefined) return current.digest === fileDigest(file, output.digest);
   return (await output.read(file.name))?.equals(file.data) ?? false;
 }
 
 const JSON_COMMA = Buffer.from(',');
 const NEWLINE = Buffer.from('\n');
 
-/** `{"id":...,"versions":[...]}` of one template, from its entries' bytes. */
-function templateFileBytes(id: string, entries: readonly Buffer[]): Buffer {
-  const parts: Buffer[] = [Buffer.from(`{"id":${JSON.stringify(id)},"versions":[`)];
+/**
+ * `{"id":...,"versions":[...]}` of one template, from its entries' bytes; `versions` is the view of
+ * its entries joined by commas, which registry.json reuses as one piece.
+ */
+function templateFileBytes(id: string, entries: readonly Buffer[]): { data: Buffer; versions: Buffer } {
+  const head = Buffer.from(`{"id":${JSON.stringify(id)},"versions":[`);
+  const parts: Buffer[] = [head];
   entries.forEach((bytes, index) => {
     if (index > 0) parts.push(JSON_COMMA);
     parts.push(bytes);
   });
   parts.push(Buffer.from(']}\n'));
-  return Buffer.concat(parts);
+  const data = Buffer.concat(parts);
+  return { data, versions: data.subarray(head.length, data.length - 3) };
 }
 
-/** registry.json from its entries' bytes (in document order) and the rest of the document, as parts. */
-function registryParts(entries: readonly Buffer[], rest: Omit<RegistryDocument, 'templates'>): Buffer[] {
+/**
+ * registry.json as parts: each template's entries (already joined, in document order) and the rest
+ * of the document. A few pieces per template, not one per version: 100,000 small copies cost more
+ * than the bytes.
+ */
+function registryParts(templates: readonly Buffer[], rest: Omit<RegistryDocument, 'templates'>): Buffer[] {
   const parts: Buffer[] = [Buffer.from('{"templates":[')];
-  entries.forEach((bytes, index) => {
+  templates.forEach((bytes, index) => {
     if (index > 0) parts.push(JSON_COMMA);
     parts.push(bytes);
   });
@@ -177,19 +199,28 @@ async function holdsParts(output: RegistryOutput, held: ReadonlyMap<string, Held
   const current = held.get(name);
   const size = parts.reduce((sum, part) => sum + part.length, 0);
   if (current === undefined || current.size !== size) return false;
-  if (current.md5 !== undefined) {
-    const hash = createHash('md5');
+  if (current.digest !== undefined) {
+    const hash = createHash(output.digest);
     for (const part of parts) hash.update(part);
-    return hash.digest('hex') === current.md5;
+    return hash.digest('hex') === current.digest;
   }
   return (await output.read(name))?.equals(Buffer.concat(parts, size)) ?? false;
 }
 
-/** The strong ETag of the bytes of `parts`. */
-function etagOfParts(parts: readonly Buffer[]): string {
-  const hash = createHash('sha256');
-  for (const part of parts) hash.update(part);
-  return `"${hash.digest('base64url')}"`;
+/** The strong ETag of registry.json: `"` + base64url SHA-256 of its bytes + `"`. */
+const etagOf = (file: OutputFile): string => `"${Buffer.from(fileDigest(file, 'sha256'), 'hex').toString('base64url')}"`;
+
+/**
+ * The bytes of `parts` in `arena` when it is large enough (a long-lived builder reuses the memory of
+ * its last registry.json: a fresh 100 MB costs more in page faults than the copy), else in a new
+ * buffer with room to grow. Returns the arena and the bytes (a view of it).
+ */
+function assemble(parts: readonly Buffer[], arena: Buffer | undefined): { arena: Buffer; bytes: Buffer } {
+  const size = parts.reduce((sum, part) => sum + part.length, 0);
+  const target = arena && arena.length >= size ? arena : Buffer.allocUnsafe(Math.ceil(size * 1.05) + 4096);
+  let offset = 0;
+  for (const part of parts) offset += part.copy(target, offset);
+  return { arena: target, bytes: target.subarray(0, size) };
 }
 
 /** The lastUpdated of an index.json or registry.json; undefined when unreadable. */
@@ -225,9 +256,11 @@ export class RegistryBuilder {
   readonly output: RegistryOutput;
   #known = new Map<string, KnownEntry>();
   /** Each template file as the last build made it, with the entries it was made of. */
-  #templateFiles = new Map<string, { entries: KnownEntry[]; file: OutputFile }>();
-  /** The lastUpdated of the registry.json this builder last wrote or kept. */
-  #lastUpdated: string | undefined;
+  #templateFiles = new Map<string, { entries: KnownEntry[]; file: OutputFile; versions: Buffer }>();
+  /** Memory for registry.json, reused from build to build (see `assemble`). */
+  #arena: Buffer | undefined;
+  /** The registry.json this builder last wrote or kept: its lastUpdated, entries, rest and ETag. */
+  #last: { lastUpdated: string; entries: readonly Buffer[]; rest: string; etag: string } | undefined;
   #options: BuildOptions;
 
   constructor(
@@ -240,13 +273,22 @@ export class RegistryBuilder {
     else throw new Error('buildRegistry needs an outDir or an output');
   }
 
+  /** Releases the output when the builder made it (an output passed in is its owner's to close). */
+  async close(): Promise<void> {
+    if (!this.#options.output) await this.output.close?.();
+  }
+
   /** The entry of `version`, from the last build when nothing it is made of changed. */
   #entryOf(version: SourceVersion, key: string): KnownEntry {
-    const rest = restOf(version);
     const known = this.#known.get(key);
-    if (known && known.manifest === version.manifest && known.rest === rest) return known;
+    if (known?.source === version) return known;
+    const rest = restOf(version);
+    if (known && known.manifest === version.manifest && known.rest === rest) {
+      known.source = version;
+      return known;
+    }
     const entry = toEntry(version);
-    const made: KnownEntry = { manifest: version.manifest, rest, entry, bytes: Buffer.from(JSON.stringify(entry)), violations: entryViolations(entry) };
+    const made: KnownEntry = { source: version, manifest: version.manifest, rest, entry, bytes: Buffer.from(JSON.stringify(entry)), violations: entryViolations(entry) };
     this.#known.set(key, made);
     return made;
   }
@@ -297,22 +339,33 @@ export class RegistryBuilder {
       }
     }
 
-    // lastUpdated stays when the bytes with the previous one are the bytes the output holds. The
-    // index is small; a registry.json alone (restored from a deployment) is read whole.
-    const entryBytes = groups.flatMap((group) => group.map(({ entry }) => entry.bytes));
-    const previous =
-      this.#lastUpdated ?? (held.has(REGISTRY_FILE) ? lastUpdatedOf(await output.read(held.has(INDEX_FILE) ? INDEX_FILE : REGISTRY_FILE)) : undefined);
+    // lastUpdated stays when the content is what the output holds: known at a glance when this builder
+    // made the last build (the same entry bytes, the same rest); else the bytes with the previous
+    // lastUpdated are compared with the output's (read from index.json, or from registry.json alone,
+    // as a Pages workflow restores it).
+    const templateFiles = ids.map((id, index) => this.#templateFile(id, (groups[index] ?? []).map(({ entry }) => entry)));
+    const templateBytes = templateFiles.map(({ versions }) => versions);
+    const rest = JSON.stringify([categories, tags]);
+    const last = this.#last;
     let lastUpdated = now().toISOString();
     let changed = true;
-    if (previous !== undefined && (await holdsParts(output, held, REGISTRY_FILE, registryParts(entryBytes, { categories, tags, lastUpdated: previous })))) {
-      lastUpdated = previous;
-      changed = false;
+    if (last) {
+      if (last.rest === rest && last.entries.length === templateBytes.length && last.entries.every((bytes, index) => bytes === templateBytes[index])) {
+        lastUpdated = last.lastUpdated;
+        changed = false;
+      }
+    } else {
+      const previous = held.has(REGISTRY_FILE) ? lastUpdatedOf(await output.read(held.has(INDEX_FILE) ? INDEX_FILE : REGISTRY_FILE)) : undefined;
+      if (previous !== undefined && (await holdsParts(output, held, REGISTRY_FILE, registryParts(templateBytes, { categories, tags, lastUpdated: previous })))) {
+        lastUpdated = previous;
+        changed = false;
+      }
     }
     const document: RegistryDocument = { templates, categories, tags, lastUpdated };
     // Entries were checked one by one; the rest of the document is checked before anything is written.
     const violations = describeSchemaErrors(schemaErrors('registry-document', { ...document, templates: [] }));
     if (violations.length > 0) throw new RegistryBuildError(violations);
-    const registryChunks = registryParts(entryBytes, { categories, tags, lastUpdated });
+    const registryChunks = registryParts(templateBytes, { categories, tags, lastUpdated });
 
     const written: string[] = [];
     const files: string[] = [];
@@ -333,7 +386,7 @@ export class RegistryBuilder {
     });
 
     // The template files (made again only when one of their entries changed), and the catalog page.
-    const planned = ids.map((id, index) => this.#templateFile(id, (groups[index] ?? []).map(({ entry }) => entry)));
+    const planned = templateFiles.map(({ file }) => file);
     files.push(...planned.map((f) => f.name));
     await mapLimit(planned, WRITE_CONCURRENCY, async (file) => {
       if (!(await holds(output, held, file))) await put(file);
@@ -347,27 +400,38 @@ export class RegistryBuilder {
 
     // The entry points, each after what it names: index.json, then registry.json, variants first.
     const index = documentFile(INDEX_FILE, Buffer.from(`${JSON.stringify(buildSparseIndex(document))}\n`, 'utf8'));
-    const registryFile = changed || !held.has(`${REGISTRY_FILE}.gz`) || !held.has(`${REGISTRY_FILE}.br`) ? documentFile(REGISTRY_FILE, Buffer.concat(registryChunks)) : undefined;
+    const registryHeld = held.has(REGISTRY_FILE) && held.has(`${REGISTRY_FILE}.gz`) && held.has(`${REGISTRY_FILE}.br`);
+    let registryFile: OutputFile | undefined;
+    if (changed || !registryHeld) {
+      const assembled = assemble(registryChunks, this.#arena);
+      this.#arena = assembled.arena;
+      registryFile = documentFile(REGISTRY_FILE, assembled.bytes);
+    }
     const entryPoints = (await this.#withVariants(registryFile ? [index, registryFile] : [index], held, files)).flat();
     if (!registryFile) files.push(REGISTRY_FILE, `${REGISTRY_FILE}.gz`, `${REGISTRY_FILE}.br`);
     await output.putInOrder(entryPoints);
     written.push(...entryPoints.map((f) => f.name));
-    this.#lastUpdated = lastUpdated;
+    const heldSha256 = output.digest === 'sha256' ? held.get(REGISTRY_FILE)?.digest : undefined;
+    const etag = registryFile
+      ? etagOf(registryFile)
+      : (last?.etag ?? (heldSha256 ? `"${Buffer.from(heldSha256, 'hex').toString('base64url')}"` : etagOf(documentFile(REGISTRY_FILE, Buffer.concat(registryChunks)))));
+    this.#last = { lastUpdated, entries: templateBytes, rest, etag };
 
     // Template files of ids that are gone, and the template-file variants older releases wrote.
     const stale = [...held.keys()].filter((name) => isLegacyVariant(name) || (templateIdOf(name) !== undefined && !byId.has(templateIdOf(name) as string))).sort(compareText);
     await output.remove(stale);
     await output.commit();
-    return { document, changed, etag: etagOfParts(registryChunks), files, written, removed: stale, skipped };
+    return { document, changed, etag, files, written, removed: stale, skipped };
   }
 
-  /** The file of template `id`: the last build's when it was made of the same entries. */
-  #templateFile(id: string, entries: KnownEntry[]): OutputFile {
+  /** The file of template `id` (and its joined entries): the last build's when it was made of the same entries. */
+  #templateFile(id: string, entries: KnownEntry[]): { file: OutputFile; versions: Buffer } {
     const last = this.#templateFiles.get(id);
-    if (last && last.entries.length === entries.length && last.entries.every((entry, index) => entry === entries[index])) return last.file;
-    const file = documentFile(`${TEMPLATES_DIR}/${id}.json`, templateFileBytes(id, entries.map((entry) => entry.bytes)));
-    this.#templateFiles.set(id, { entries, file });
-    return file;
+    if (last && last.entries.length === entries.length && last.entries.every((entry, index) => entry === entries[index])) return last;
+    const { data, versions } = templateFileBytes(id, entries.map((entry) => entry.bytes));
+    const made = { entries, file: documentFile(`${TEMPLATES_DIR}/${id}.json`, data), versions };
+    this.#templateFiles.set(id, made);
+    return made;
   }
 
   /**
@@ -410,6 +474,11 @@ export class RegistryBuilder {
  * module comment. Throws RegistryBuildError (before touching any file) when the document breaks
  * the registry-document schema.
  */
-export function buildRegistry(source: RegistrySource, options: BuildOptions): Promise<BuildResult> {
-  return new RegistryBuilder(source, options).build();
+export async function buildRegistry(source: RegistrySource, options: BuildOptions): Promise<BuildResult> {
+  const builder = new RegistryBuilder(source, options);
+  try {
+    return await builder.build();
+  } finally {
+    await builder.close();
+  }
 }

@@ -8,19 +8,19 @@
  * registry.json never names a file that did not reach the disk.
  *
  * What the folder holds is remembered in `.template-registry-build.json` (size, modification time
- * and MD5 of each file written): the next build stats the mutable files instead of reading them,
+ * and SHA-256 of each file written): the next build stats the mutable files instead of reading them,
  * and trusts archives it published itself (they never change). A file whose size or modification
  * time moved is treated as unknown and rewritten; without the state file the folder is scanned.
  */
-import { execFile } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
 import { mapLimit } from '../core/concurrency.js';
-import { readIfExists, syncDirectory, syncFile, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../core/files.js';
-import { fileMd5, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
+import { readIfExists, syncDirectory, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../core/files.js';
+import { FileSystemSync } from './file-system-sync.js';
+import { fileDigest, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
 
 export const BUILD_STATE_FILE = '.template-registry-build.json';
 
@@ -32,8 +32,8 @@ interface KnownFile extends HeldFile {
 }
 
 interface BuildState {
-  formatVersion: 1;
-  /** name -> [size, mtimeMs, md5] */
+  formatVersion: 2;
+  /** name -> [size, mtimeMs, digest] */
   files: Record<string, [number, number, string]>;
 }
 
@@ -41,7 +41,7 @@ function parseState(bytes: Buffer | undefined): BuildState | undefined {
   if (!bytes) return undefined;
   try {
     const state = JSON.parse(bytes.toString('utf8')) as Partial<BuildState> | null;
-    if (state?.formatVersion !== 1 || typeof state.files !== 'object' || state.files === null) return undefined;
+    if (state?.formatVersion !== 2 || typeof state.files !== 'object' || state.files === null) return undefined;
     return state as BuildState;
   } catch {
     return undefined;
@@ -50,13 +50,9 @@ function parseState(bytes: Buffer | undefined): BuildState | undefined {
 
 const isArchive = (name: string): boolean => name.startsWith('archives/');
 
-/** Flushes the whole file system `dir` is on; false where `sync -f` is not available. */
-function syncFileSystem(dir: string): Promise<boolean> {
-  return new Promise((resolve) => execFile('sync', ['-f', dir], (error) => resolve(error === null)));
-}
-
 export class FolderOutput implements RegistryOutput {
   readonly location: string;
+  readonly digest = 'sha256' as const;
   /** What the folder holds, as far as this process knows; loaded on the first `inventory()`. */
   #known: Map<string, KnownFile> | undefined;
   /** Written since the last barrier and not yet flushed. */
@@ -65,8 +61,11 @@ export class FolderOutput implements RegistryOutput {
   /** The state file as last read or written: an unchanged state is not rewritten. */
   #savedState: string | undefined;
 
+  readonly #sync: FileSystemSync;
+
   constructor(readonly dir: string) {
     this.location = dir;
+    this.#sync = new FileSystemSync(dir);
   }
 
   #path(name: string): string {
@@ -96,11 +95,11 @@ export class FolderOutput implements RegistryOutput {
     if (!state) return this.#scan();
     const known = new Map<string, KnownFile>();
     const listed = Object.entries(state.files);
-    for (const [name, [size, mtimeMs, md5]] of listed) if (isArchive(name)) known.set(name, { size, mtimeMs, md5 });
-    await mapLimit(listed.filter(([name]) => !isArchive(name)), 16, async ([name, [size, mtimeMs, md5]]) => {
+    for (const [name, [size, mtimeMs, digest]] of listed) if (isArchive(name)) known.set(name, { size, mtimeMs, digest });
+    await mapLimit(listed.filter(([name]) => !isArchive(name)), 16, async ([name, [size, mtimeMs, digest]]) => {
       const info = await stat(this.#path(name)).catch(() => undefined);
       if (!info?.isFile()) return;
-      known.set(name, info.size === size && info.mtimeMs === mtimeMs ? { size, mtimeMs, md5 } : { size: info.size, mtimeMs: info.mtimeMs });
+      known.set(name, info.size === size && info.mtimeMs === mtimeMs ? { size, mtimeMs, digest } : { size: info.size, mtimeMs: info.mtimeMs });
     });
     // Files the state does not list (left by an older release, or by hand) are known by size only.
     for (const name of ['registry.json', 'index.json', 'index.html'].flatMap((n) => [n, `${n}.gz`, `${n}.br`])) {
@@ -143,7 +142,7 @@ export class FolderOutput implements RegistryOutput {
     if (options.durable) {
       await writeFileAtomic(target, file.data);
       const info = await stat(target);
-      this.#remember(file.name, { size: file.data.length, mtimeMs: info.mtimeMs, md5: fileMd5(file) });
+      this.#remember(file.name, { size: file.data.length, mtimeMs: info.mtimeMs, digest: fileDigest(file, 'sha256') });
       return;
     }
     // A file the folder does not hold yet is named by no entry point: it is written in place (a
@@ -167,7 +166,7 @@ export class FolderOutput implements RegistryOutput {
         await handle.close();
       }
       if (!fresh) await rename(temp, target);
-      this.#remember(file.name, { size: file.data.length, mtimeMs, md5: fileMd5(file) });
+      this.#remember(file.name, { size: file.data.length, mtimeMs, digest: fileDigest(file, 'sha256') });
       this.#unflushed.add(target);
     } catch (error) {
       await rm(temp, { force: true });
@@ -188,11 +187,11 @@ export class FolderOutput implements RegistryOutput {
         staged.push({ file, target, temp });
         await writeFile(temp, file.data, { flag: 'wx' });
       }
-      if (!(await syncFileSystem(this.dir))) for (const { temp } of staged) await syncFile(temp);
+      await this.#sync.flush(staged.map(({ temp }) => temp));
       for (const { file, target, temp } of staged) {
         await rename(temp, target);
         const info = await stat(target);
-        this.#remember(file.name, { size: file.data.length, mtimeMs: info.mtimeMs, md5: fileMd5(file) });
+        this.#remember(file.name, { size: file.data.length, mtimeMs: info.mtimeMs, digest: fileDigest(file, 'sha256') });
       }
       for (const folder of new Set(staged.map(({ target }) => path.dirname(target)))) await syncDirectory(folder);
     } finally {
@@ -225,9 +224,12 @@ export class FolderOutput implements RegistryOutput {
     if (this.#unflushed.size === 0) return;
     const written = [...this.#unflushed];
     this.#unflushed.clear();
-    if (await syncFileSystem(this.dir)) return;
-    for (const file of written) await syncFile(file);
-    for (const folder of new Set(written.map((f) => path.dirname(f)))) await syncDirectory(folder);
+    await this.#sync.flush(written);
+  }
+
+  close(): Promise<void> {
+    this.#sync.close();
+    return Promise.resolve();
   }
 
   async remove(names: readonly string[]): Promise<void> {
@@ -241,9 +243,9 @@ export class FolderOutput implements RegistryOutput {
     const files: BuildState['files'] = {};
     for (const [name, file] of [...(this.#known ?? new Map<string, KnownFile>())].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       // Only what this output wrote (or verified) is worth remembering; the rest is looked at again.
-      if (file.md5 !== undefined || isArchive(name)) files[name] = [file.size, file.mtimeMs, file.md5 ?? ''];
+      if (file.digest !== undefined || isArchive(name)) files[name] = [file.size, file.mtimeMs, file.digest ?? ''];
     }
-    const text = `${JSON.stringify({ formatVersion: 1, files } satisfies BuildState)}\n`;
+    const text = `${JSON.stringify({ formatVersion: 2, files } satisfies BuildState)}\n`;
     await removeLeftoverTemps(this.dir);
     await removeLeftoverTemps(path.join(this.dir, 'templates'));
     if (text === this.#savedState) return;

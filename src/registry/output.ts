@@ -16,15 +16,18 @@ export interface OutputFile {
   cacheControl: string;
   /** Set on the precompressed variants (`registry.json.gz` is `gzip`). */
   contentEncoding?: 'gzip' | 'br';
-  /** `md5Of(data)` when the caller has it already (it is not computed twice for 100 MB). */
-  md5?: string;
+  /** Digests of `data` already computed (hex), kept on the file so 100 MB is not hashed twice. */
+  digests?: Partial<Record<DigestAlgorithm, string>>;
 }
+
+/** The digest an output compares files by: S3-compatible stores report MD5 ETags; a folder uses SHA-256 (faster, and it is registry.json's ETag too). */
+export type DigestAlgorithm = 'md5' | 'sha256';
 
 /** What an output knows of one file it holds. */
 export interface HeldFile {
   size: number;
-  /** MD5 (hex) of the bytes when the output knows it surely and cheaply; undefined otherwise. */
-  md5?: string;
+  /** The digest (hex, in the output's `digest` algorithm) when the output knows it surely and cheaply. */
+  digest?: string;
 }
 
 /** An archive to publish at its immutable path. */
@@ -42,6 +45,8 @@ export interface OutputArchive {
 export interface RegistryOutput {
   /** A folder path or an `s3://bucket/prefix` URL, for messages. */
   readonly location: string;
+  /** The algorithm of `HeldFile.digest`. */
+  readonly digest: DigestAlgorithm;
   /** Every file the output holds now, by name. */
   inventory(): Promise<Map<string, HeldFile>>;
   /** The bytes of one file; undefined when there is none. */
@@ -64,6 +69,8 @@ export interface RegistryOutput {
   remove(names: readonly string[]): Promise<void>;
   /** Saves what the output needs to know the next build (after the entry points are written). */
   commit(): Promise<void>;
+  /** Releases what the output holds open (a helper process, a client); it is not used after. */
+  close?(): Promise<void>;
 }
 
 /** Cache lifetimes a static host (or a CDN in front of it) should serve the files with. */
@@ -87,16 +94,14 @@ export function contentTypeOf(name: string): string {
   return CONTENT_TYPES[extension] ?? 'application/octet-stream';
 }
 
-/**
- * The fingerprint outputs compare bytes by: MD5 is what S3-compatible stores report as the ETag of a
- * single-part object, so one digest serves every output. It detects changes; it is not a security check.
- */
+/** The MD5 (hex) of some bytes: what S3-compatible stores give as the ETag of a single-part object. A change detector, not a security check. */
 export function md5Of(data: Buffer): string {
   return createHash('md5').update(data).digest('hex');
 }
 
-/** The MD5 of a file's bytes, computed once and kept on the file. */
-export function fileMd5(file: OutputFile): string {
-  file.md5 ??= md5Of(file.data);
-  return file.md5;
+/** A digest (hex) of a file's bytes, computed once and kept on the file. */
+export function fileDigest(file: OutputFile, algorithm: DigestAlgorithm): string {
+  file.digests ??= {};
+  file.digests[algorithm] ??= createHash(algorithm).update(file.data).digest('hex');
+  return file.digests[algorithm];
 }

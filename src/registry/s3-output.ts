@@ -18,7 +18,7 @@ import type { Readable } from 'node:stream';
 
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 
-import { CACHE_CONTROL, contentTypeOf, fileMd5, md5Of, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
+import { CACHE_CONTROL, contentTypeOf, fileDigest, md5Of, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
 
 /** An `s3://` URL or an S3 endpoint breaks its rule; the message names the argument. */
 export class S3UrlError extends Error {
@@ -214,6 +214,8 @@ export interface S3OutputOptions extends S3Location {
 
 export class S3Output implements RegistryOutput {
   readonly location: string;
+  /** S3-compatible stores give the MD5 of a single-part object as its ETag. */
+  readonly digest = 'md5' as const;
   readonly bucket: string;
   readonly prefix: string;
   readonly #client: S3Client;
@@ -269,7 +271,7 @@ export class S3Output implements RegistryOutput {
         // Folder markers and keys no registry file has are not the build's business.
         if (name === '' || name.split('/').some((s) => s === '' || s === '.' || s === '..')) continue;
         const md5 = md5OfEtag(object.ETag);
-        held.set(name, { size: object.Size ?? 0, ...(md5 !== undefined ? { md5 } : {}) });
+        held.set(name, { size: object.Size ?? 0, ...(md5 !== undefined ? { digest: md5 } : {}) });
       }
       if (page.IsTruncated && !page.NextContinuationToken) throw new S3OutputError(`${this.location}: ListObjectsV2 said the listing goes on but gave no continuation token`);
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
@@ -308,7 +310,7 @@ export class S3Output implements RegistryOutput {
       ContentType: file.contentType,
       CacheControl: file.cacheControl,
       ...(file.contentEncoding !== undefined ? { ContentEncoding: file.contentEncoding } : {}),
-    }, fileMd5(file));
+    }, fileDigest(file, 'md5'));
   }
 
   async #upload(name: string, data: Buffer, metadata: { ContentType: string; CacheControl: string; ContentEncoding?: string }, md5 = md5Of(data)): Promise<void> {

@@ -174,6 +174,9 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     front.close();
     done();
   });
-  app.addHook('onClose', () => storage.close());
+  app.addHook('onClose', async () => {
+    await builder.close();
+    await storage.close();
+  });
   return { app, context, store: storage };
 }

@@ -1,7 +1,7 @@
 import { archiveUrl, catalogPagePath, staticArchivePath, underBase } from '../core/routes.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 import type { RegistrySource, SourceVersion } from '../registry/source.js';
-import type { RegistryStorage } from './types.js';
+import type { RegistryStorage, StoredVersion, VersionUsage } from './types.js';
 
 export interface StoreSourceOptions {
   /**
@@ -14,8 +14,9 @@ export interface StoreSourceOptions {
 
 /**
  * The store as a source of the registry generator; archive URLs are immutable per version. The
- * source keeps the manifests it has read (a published version's manifest never changes), so each
- * later build reads only the new ones: a server keeps one source for its whole life.
+ * source keeps what it has read (a published version never changes, only its usage numbers do) and
+ * gives the very same object for a version whose numbers did not move, so a generator that keeps
+ * its entries (the server's) knows at a glance what changed: a server keeps one source for its life.
  */
 export function storeSource(
   storage: Pick<RegistryStorage, 'versions' | 'events'>,
@@ -23,45 +24,56 @@ export function storeSource(
   options: StoreSourceOptions = {},
 ): RegistrySource {
   const layout = options.layout ?? 'server';
-  const manifests = new Map<string, TemplateManifest>();
+  const kept = new Map<string, { stored: StoredVersion & { manifest: TemplateManifest }; usage: string; version: SourceVersion }>();
+
+  const toSource = (stored: StoredVersion & { manifest: TemplateManifest }, used: VersionUsage | undefined): SourceVersion => {
+    const { manifest } = stored;
+    const repositoryUrl = manifest.repository?.url;
+    return {
+      manifest,
+      downloadUrl:
+        layout === 'static' ? underBase(publicUrl, staticArchivePath(stored.name, stored.version)) : archiveUrl(publicUrl ?? '', stored.name, stored.version),
+      ...(layout === 'static' ? { openArchive: () => storage.versions.openArchive(stored.name, stored.version) } : {}),
+      integrity: stored.integrity,
+      sha256: stored.sha256,
+      size: stored.size,
+      createdAt: stored.createdAt,
+      // A page a person can read: the repository, else the template's page in the catalog.
+      documentationUrl: repositoryUrl ?? underBase(publicUrl, catalogPagePath(stored.name)),
+      ...(repositoryUrl ? { repositoryUrl } : {}),
+      stats: {
+        downloads: used?.downloads ?? 0,
+        stars: 0,
+        forks: 0,
+        issues: 0,
+        ...(used?.lastDownload ? { lastDownload: used.lastDownload } : {}),
+      },
+    };
+  };
+
   return {
     async versions(): Promise<SourceVersion[]> {
       const usage = await storage.events.usage();
-      const published = await storage.versions.listPublished(new Set(manifests.keys()));
+      const published = await storage.versions.listPublished(new Set(kept.keys()));
       const listed = new Set<string>();
       const result: SourceVersion[] = [];
-      for (const stored of published) {
-        const key = `${stored.name}@${stored.version}`;
+      for (const item of published) {
+        const key = `${item.name}@${item.version}`;
         listed.add(key);
-        const manifest = stored.manifest ?? manifests.get(key);
-        if (!manifest) throw new Error(`the store returned no manifest for ${key}`);
-        manifests.set(key, manifest);
+        const stored = 'known' in item ? kept.get(key)?.stored : item;
+        if (!stored) throw new Error(`the store returned no manifest for ${key}`);
         const used = usage.get(key);
-        const repositoryUrl = manifest.repository?.url;
-        result.push({
-          manifest,
-          downloadUrl:
-            layout === 'static'
-              ? underBase(publicUrl, staticArchivePath(stored.name, stored.version))
-              : archiveUrl(publicUrl ?? '', stored.name, stored.version),
-          ...(layout === 'static' ? { openArchive: () => storage.versions.openArchive(stored.name, stored.version) } : {}),
-          integrity: stored.integrity,
-          sha256: stored.sha256,
-          size: stored.size,
-          createdAt: stored.createdAt,
-          // A page a person can read: the repository, else the template's section of the catalog.
-          documentationUrl: repositoryUrl ?? underBase(publicUrl, catalogPagePath(stored.name)),
-          ...(repositoryUrl ? { repositoryUrl } : {}),
-          stats: {
-            downloads: used?.downloads ?? 0,
-            stars: 0,
-            forks: 0,
-            issues: 0,
-            ...(used?.lastDownload ? { lastDownload: used.lastDownload } : {}),
-          },
-        });
+        const usageKey = used ? `${used.downloads} ${used.lastDownload ?? ''}` : '';
+        const previous = kept.get(key);
+        if (previous && previous.usage === usageKey) {
+          result.push(previous.version);
+          continue;
+        }
+        const version = toSource(stored, used);
+        kept.set(key, { stored, usage: usageKey, version });
+        result.push(version);
       }
-      for (const key of manifests.keys()) if (!listed.has(key)) manifests.delete(key);
+      for (const key of kept.keys()) if (!listed.has(key)) kept.delete(key);
       return result;
     },
   };

@@ -94,10 +94,11 @@ export interface StoredVersion {
   createdAt: string;
 }
 
-/** A complete version and (unless the caller knew it) its manifest. */
-export interface PublishedVersion extends StoredVersion {
-  manifest?: TemplateManifest;
-}
+/**
+ * A complete version with its manifest; or, for a version the caller said it knows, its name and
+ * version only (a complete version never changes, so the caller has the rest).
+ */
+export type PublishedVersion = (StoredVersion & { manifest: TemplateManifest }) | { name: string; version: string; known: true };
 
 export type NewVersion = Omit<StoredVersion, 'state' | 'createdAt'> & { createdAt?: string };
 
@@ -119,8 +120,8 @@ export interface VersionStore {
   listVersions(): Promise<StoredVersion[]>;
   /**
    * Complete versions with their manifests, in one pass and in no particular order (what a registry
-   * build reads); the manifest is left out for the `name@version` keys in `known` (a caller that kept
-   * them: they never change).
+   * build reads); the versions whose `name@version` is in `known` (a caller that kept them: they never
+   * change) come as their key only.
    */
   listPublished(known?: ReadonlySet<string>): Promise<PublishedVersion[]>;
   /** Reserves name@version (pending) and claims an unowned name for the token's owner, atomically. */

@@ -251,7 +251,7 @@ describe('S3Output', () => {
 
     const held = await out.inventory();
     expect([...held.keys()].sort()).toEqual([...files].sort());
-    for (const name of files) expect(held.get(name)).toEqual({ size: `bytes of ${name}`.length, md5: createHash('md5').update(`bytes of ${name}`).digest('hex') });
+    for (const name of files) expect(held.get(name)).toEqual({ size: `bytes of ${name}`.length, digest: createHash('md5').update(`bytes of ${name}`).digest('hex') });
     expect((await out.read('templates/a.json'))?.toString()).toBe('bytes of templates/a.json');
     expect(await out.read('templates/nope.json')).toBeUndefined();
 
@@ -284,7 +284,7 @@ describe('S3Output', () => {
     ]);
     expect(held).toEqual(
       new Map([
-        ['registry.json', { size: 3, md5: '0123456789abcdef0123456789abcdef' }],
+        ['registry.json', { size: 3, digest: '0123456789abcdef0123456789abcdef' }],
         ['archives/a/1.0.0.tgz', { size: 9 }],
       ]),
     );

@@ -104,28 +104,31 @@ export class SqliteVersionStore implements VersionStore {
   }
 
   async listPublished(known: ReadonlySet<string> = new Set()): Promise<PublishedVersion[]> {
-    // All manifests in the one query when none is known (a fresh build); else only the new ones.
-    // No order: the generator sorts what it builds.
-    const withManifests = known.size === 0;
-    const rows = this.db
-      .prepare(`SELECT ${VERSION_COLUMNS}${withManifests ? ', manifest' : ''} FROM versions WHERE state = 'complete'`)
-      .all() as (VersionRow & { manifest?: string | null })[];
-    const manifestOf = this.db.prepare('SELECT manifest FROM versions WHERE name = ? AND version = ?').pluck();
+    // The keys of every complete version (no order: the generator sorts what it builds), then the
+    // whole row and manifest of the ones the caller does not know.
+    // A caller that knows nothing gets every row in one query.
+    type Row = VersionRow & { manifest: string | null };
+    const all = known.size === 0 ? (this.db.prepare(`SELECT ${VERSION_COLUMNS}, manifest FROM versions WHERE state = 'complete'`).all() as Row[]) : undefined;
+    const keys = all ? all.map((row): [string, string] => [row.name, row.version]) : (this.db.prepare("SELECT name, version FROM versions WHERE state = 'complete'").raw().all() as [string, string][]);
+    const rowOf = this.db.prepare(`SELECT ${VERSION_COLUMNS}, manifest FROM versions WHERE name = ? AND version = ?`);
     const backfill = this.db.prepare('UPDATE versions SET manifest = ? WHERE name = ? AND version = ? AND manifest IS NULL');
     const result: PublishedVersion[] = [];
-    for (const row of rows) {
-      const version: PublishedVersion = toVersion(row);
-      if (!known.has(`${row.name}@${row.version}`)) {
-        const text = withManifests ? row.manifest : (manifestOf.get(row.name, row.version) as string | null);
-        if (typeof text === 'string') {
-          version.manifest = JSON.parse(text) as TemplateManifest;
-        } else {
-          // Stored by a release that kept manifests only as files: read it, and keep it in the row.
-          version.manifest = await this.readManifest(row.name, row.version);
-          backfill.run(JSON.stringify(version.manifest), row.name, row.version);
-        }
+    for (const [index, [name, version]] of keys.entries()) {
+      if (known.has(`${name}@${version}`)) {
+        result.push({ name, version, known: true });
+        continue;
       }
-      result.push(version);
+      const row = all ? all[index] : (rowOf.get(name, version) as Row | undefined);
+      if (!row) continue; // gone since the keys were read: only a pending version can go
+      let manifest: TemplateManifest;
+      if (typeof row.manifest === 'string') {
+        manifest = JSON.parse(row.manifest) as TemplateManifest;
+      } else {
+        // Stored by a release that kept manifests only as files: read it, and keep it in the row.
+        manifest = await this.readManifest(name, version);
+        backfill.run(JSON.stringify(manifest), name, version);
+      }
+      result.push({ ...toVersion(row), manifest });
     }
     return result;
   }
