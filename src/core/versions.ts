@@ -44,9 +44,20 @@ export function compareVersions(a: string, b: string): -1 | 0 | 1 {
   return 0;
 }
 
+/** Answers of isValidRange: a registry repeats a handful of ranges over 100,000 entries. Bounded. */
+const rangeValidity = new Map<string, boolean>();
+const MAX_REMEMBERED_RANGES = 10_000;
+
 /** True when `range` is a version range `semver` understands (`>=1.0.0 <2`, `^20`, `1.x`, `*`). */
 export function isValidRange(range: string): boolean {
-  return range.trim() !== '' && semver.validRange(range) !== null;
+  const remembered = rangeValidity.get(range);
+  if (remembered !== undefined) return remembered;
+  const valid = range.trim() !== '' && semver.validRange(range) !== null;
+  if (range.length <= 256) {
+    if (rangeValidity.size >= MAX_REMEMBERED_RANGES) rangeValidity.clear();
+    rangeValidity.set(range, valid);
+  }
+  return valid;
 }
 
 /** True when `version` lies inside the semver `range`; false for an invalid range or version. */

@@ -81,15 +81,12 @@ export interface BuildResult {
   skipped: SkippedVersion[];
 }
 
-/** The entry of one version, and its bytes, as the last build made them. */
+/** The entry of one version as the last build made it. */
 interface KnownEntry {
   /** The source's object it was made from (a source that keeps its objects gives the same one when nothing changed). */
   source: SourceVersion;
   manifest: TemplateManifest;
-  /** Everything but the manifest that the entry is made of. */
-  rest: string;
   entry: TemplateEntry;
-  bytes: Buffer;
   violations: RuleViolation[];
 }
 
@@ -164,19 +161,14 @@ const JSON_COMMA = Buffer.from(',');
 const NEWLINE = Buffer.from('\n');
 
 /**
- * `{"id":...,"versions":[...]}` of one template, from its entries' bytes; `versions` is the view of
- * its entries joined by commas, which registry.json reuses as one piece.
+ * `{"id":...,"versions":[...]}` of one template, from its entries; `versions` is the view of its
+ * entries joined by commas, which registry.json reuses as one piece. One string, one buffer per
+ * template: a buffer per entry costs more in allocations and copies than the JSON itself.
  */
-function templateFileBytes(id: string, entries: readonly Buffer[]): { data: Buffer; versions: Buffer } {
-  const head = Buffer.from(`{"id":${JSON.stringify(id)},"versions":[`);
-  const parts: Buffer[] = [head];
-  entries.forEach((bytes, index) => {
-    if (index > 0) parts.push(JSON_COMMA);
-    parts.push(bytes);
-  });
-  parts.push(Buffer.from(']}\n'));
-  const data = Buffer.concat(parts);
-  return { data, versions: data.subarray(head.length, data.length - 3) };
+function templateFileBytes(id: string, entries: readonly TemplateEntry[]): { data: Buffer; versions: Buffer } {
+  const head = `{"id":${JSON.stringify(id)},"versions":[`;
+  const data = Buffer.from(`${head}${entries.map((entry) => JSON.stringify(entry)).join(',')}]}\n`, 'utf8');
+  return { data, versions: data.subarray(Buffer.byteLength(head), data.length - 3) };
 }
 
 /**
@@ -205,6 +197,13 @@ async function holdsParts(output: RegistryOutput, held: ReadonlyMap<string, Held
     return hash.digest('hex') === current.digest;
   }
   return (await output.read(name))?.equals(Buffer.concat(parts, size)) ?? false;
+}
+
+/** Computes a large file's SHA-256 on the thread pool (WebCrypto), so it runs beside the compression. */
+async function digestOffThread(file: OutputFile): Promise<void> {
+  if (file.digests?.sha256 !== undefined) return;
+  const digest = Buffer.from(await globalThis.crypto.subtle.digest('SHA-256', file.data)).toString('hex');
+  file.digests = { ...file.digests, sha256: digest };
 }
 
 /** The strong ETag of registry.json: `"` + base64url SHA-256 of its bytes + `"`. */
@@ -282,13 +281,13 @@ export class RegistryBuilder {
   #entryOf(version: SourceVersion, key: string): KnownEntry {
     const known = this.#known.get(key);
     if (known?.source === version) return known;
-    const rest = restOf(version);
-    if (known && known.manifest === version.manifest && known.rest === rest) {
+    // What an entry is made of besides the manifest is compared only when there is a last one.
+    if (known && known.manifest === version.manifest && restOf(known.source) === restOf(version)) {
       known.source = version;
       return known;
     }
     const entry = toEntry(version);
-    const made: KnownEntry = { source: version, manifest: version.manifest, rest, entry, bytes: Buffer.from(JSON.stringify(entry)), violations: entryViolations(entry) };
+    const made: KnownEntry = { source: version, manifest: version.manifest, entry, violations: entryViolations(entry) };
     this.#known.set(key, made);
     return made;
   }
@@ -393,12 +392,14 @@ export class RegistryBuilder {
     });
     if (catalog) {
       const page = documentFile(CATALOG_FILE, Buffer.from(renderCatalog(document, this.#options.publicUrl ? { publicUrl: this.#options.publicUrl } : {}), 'utf8'));
-      const [write] = await this.#withVariants([page], held, files);
+      files.push(CATALOG_FILE, `${CATALOG_FILE}.gz`, `${CATALOG_FILE}.br`);
+      const [write] = await this.#withVariants([page], held);
       for (const file of write ?? []) await put(file);
     }
     await output.barrier();
 
     // The entry points, each after what it names: index.json, then registry.json, variants first.
+    // (Compressing them while the template files are written gains nothing on two cores.)
     const index = documentFile(INDEX_FILE, Buffer.from(`${JSON.stringify(buildSparseIndex(document))}\n`, 'utf8'));
     const registryHeld = held.has(REGISTRY_FILE) && held.has(`${REGISTRY_FILE}.gz`) && held.has(`${REGISTRY_FILE}.br`);
     let registryFile: OutputFile | undefined;
@@ -407,10 +408,11 @@ export class RegistryBuilder {
       this.#arena = assembled.arena;
       registryFile = documentFile(REGISTRY_FILE, assembled.bytes);
     }
-    const entryPoints = (await this.#withVariants(registryFile ? [index, registryFile] : [index], held, files)).flat();
-    if (!registryFile) files.push(REGISTRY_FILE, `${REGISTRY_FILE}.gz`, `${REGISTRY_FILE}.br`);
-    await output.putInOrder(entryPoints);
-    written.push(...entryPoints.map((f) => f.name));
+    // registry.json's SHA-256 (its ETag) is computed on the thread pool beside its compression.
+    const [toWrite] = await Promise.all([this.#withVariants(registryFile ? [index, registryFile] : [index], held), registryFile ? digestOffThread(registryFile) : undefined]);
+    files.push(...[INDEX_FILE, REGISTRY_FILE].flatMap((name) => [name, `${name}.gz`, `${name}.br`]));
+    await output.putInOrder(toWrite.flat());
+    written.push(...toWrite.flat().map((f) => f.name));
     const heldSha256 = output.digest === 'sha256' ? held.get(REGISTRY_FILE)?.digest : undefined;
     const etag = registryFile
       ? etagOf(registryFile)
@@ -428,7 +430,7 @@ export class RegistryBuilder {
   #templateFile(id: string, entries: KnownEntry[]): { file: OutputFile; versions: Buffer } {
     const last = this.#templateFiles.get(id);
     if (last && last.entries.length === entries.length && last.entries.every((entry, index) => entry === entries[index])) return last;
-    const { data, versions } = templateFileBytes(id, entries.map((entry) => entry.bytes));
+    const { data, versions } = templateFileBytes(id, entries.map((known) => known.entry));
     const made = { entries, file: documentFile(`${TEMPLATES_DIR}/${id}.json`, data), versions };
     this.#templateFiles.set(id, made);
     return made;
@@ -438,10 +440,9 @@ export class RegistryBuilder {
    * For each file, what must be written (its variants first, then the file) when its bytes or a
    * variant are not what the output holds; the variants of all of them are compressed at once.
    */
-  async #withVariants(planned: readonly OutputFile[], held: ReadonlyMap<string, HeldFile>, files: string[]): Promise<OutputFile[][]> {
+  async #withVariants(planned: readonly OutputFile[], held: ReadonlyMap<string, HeldFile>): Promise<OutputFile[][]> {
     return Promise.all(
       planned.map(async (file) => {
-        files.push(file.name, `${file.name}.gz`, `${file.name}.br`);
         const same = await holds(this.output, held, file);
         if (same && held.has(`${file.name}.gz`) && held.has(`${file.name}.br`)) return [];
         return [...(await variantsOf(file)), ...(same ? [] : [file])];
