@@ -5,6 +5,7 @@
 //   full-server      build from the store with the server's layout (archives served by the server)
 //   rebuild-server   build once, add one version to the store, time the second build of the same builder
 //   rebuild-cli      (outDir already built) add one version, time a build by a fresh builder, as the CLI does
+//   rebuild-fresh    the same with the server's layout (no archives to publish)
 // Prints one JSON line: { ms, maxRssMb, written, registryBytes }.
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -36,7 +37,7 @@ if (mode === 'floor') {
   console.log(JSON.stringify({ ms, maxRssMb: maxRssMb(), baselineRssMb: baseline, registryBytes: bytes.length }));
 } else {
   const storage = await openSqliteStorage(storeDir, { create: false });
-  const layout = mode === 'full-server' || mode === 'rebuild-server' ? 'server' : 'static';
+  const layout = mode === 'full' || mode === 'rebuild-cli' ? 'static' : 'server';
   const builder = () => new RegistryBuilder(storeSource(storage, undefined, { layout }), { outDir, allowEmpty: true });
   let result;
   // A name of its own per measurement: several rebuilds run against one store.
@@ -48,7 +49,7 @@ if (mode === 'floor') {
     await kept.build();
     addVersion(storeDir, added, '1.0.0');
     result = await timed(() => kept.build());
-  } else if (mode === 'rebuild-cli') {
+  } else if (mode === 'rebuild-cli' || mode === 'rebuild-fresh') {
     addVersion(storeDir, added, '1.0.0');
     result = await timed(() => builder().build());
   } else {

@@ -56,35 +56,49 @@ for (const versions of SIZES) {
   const floorMs = median(floors);
   const fullMs = median(fulls);
   const registryMb = registryBytes / 1024 / 1024;
+  const largest = versions === SIZES[SIZES.length - 1];
+  // The issue's targets are for the largest store; smaller ones show how the times grow.
+  const targeted = (target, met) => (largest ? { target, met } : { target: null, met: null });
+  const floorRow = { baseline: 'JSON.stringify + write of the same registry.json', baselineValue: round(floorMs) };
   perVersion.set(versions, fullMs / versions);
-  rows.push({ name: `full build, ${label} (documents; archives served by the server)`, value: round(fullMs), unit: 'ms', baseline: 'JSON.stringify + write of the same registry.json', baselineValue: round(floorMs), ratio: round(fullMs / floorMs, 2), target: '<= 4x floor', met: fullMs <= 4 * floorMs });
-  rows.push({ name: `peak RSS of that build, ${label}`, value: round(median(rss)), unit: 'MB', baseline: `size of registry.json (${round(registryMb, 1)} MB)`, baselineValue: round(registryMb, 1), ratio: round(median(rss) / registryMb, 2), target: '<= 4x registry.json', met: median(rss) <= 4 * registryMb });
-
-  rows.push({ name: `index.json, ${(templates).toLocaleString('en')} templates, gzip -9`, value: round(indexGzipBytes / 1e6, 3), unit: 'MB', baseline: null, baselineValue: null, ratio: null, target: templates === 10_000 ? '<= 0.3 MB at 10,000 templates' : null, met: templates === 10_000 ? indexGzipBytes <= 300_000 : null });
+  rows.push({ name: `full build, ${label} (documents; archives served by the server)`, value: round(fullMs), unit: 'ms', ...floorRow, ratio: round(fullMs / floorMs, 2), ...targeted('<= 4x floor', fullMs <= 4 * floorMs) });
+  rows.push({ name: `peak RSS of that build, ${label}`, value: round(median(rss)), unit: 'MB', baseline: `size of registry.json`, baselineValue: round(registryMb, 1), ratio: round(median(rss) / registryMb, 2), ...targeted('<= 4x registry.json', median(rss) <= 4 * registryMb) });
+  rows.push({ name: `index.json, ${templates.toLocaleString('en')} templates, gzip -9`, value: round(indexGzipBytes / 1e6, 3), unit: 'MB', baseline: null, baselineValue: null, ratio: null, ...(templates === 10_000 ? { target: '<= 0.3 MB at 10,000 templates', met: indexGzipBytes <= 300_000 } : { target: null, met: null }) });
+  if (largest && fullMs > 4 * floorMs) {
+    notes.push(`${label}: the full build misses 4x its floor. Profiled on this machine, it reads and parses every manifest from the store (about 2 s for 100,000), makes and checks every entry (about 1.5 s), and creates 10,000 template files (about 3 s: some 0.3 ms per file create on this VM's ext4, which no ordering or concurrency changed); garbage collection of the 100,000 entries the server's API keeps takes the rest. The floor does none of that.`);
+  }
+  if (largest && median(rss) > 4 * registryMb) {
+    notes.push(`${label}: peak RSS is over 4x registry.json: the build keeps every manifest and every entry as objects (the registry document the server answers its API from), a few times their JSON size in V8, beside the bytes of registry.json and its variants.`);
+  }
 
   if (versions <= 10_000) {
     const outDir = path.join(root, 'out-static');
     const full = work('full', storeDir, outDir);
-    rows.push({ name: `full build, ${label}, with every archive published (build-registry --store)`, value: round(full.ms), unit: 'ms', baseline: 'JSON.stringify + write of the same registry.json', baselineValue: round(floorMs), ratio: round(full.ms / floorMs, 2), target: null, met: null });
+    rows.push({ name: `full build, ${label}, with every archive published (build-registry --store)`, value: round(full.ms), unit: 'ms', ...floorRow, ratio: round(full.ms / floorMs, 2), target: null, met: null });
     const cli = work('rebuild-cli', storeDir, outDir);
     const unexpected = cli.written.filter((name) => !expectedRewrite(cli.added).includes(name));
-    rows.push({ name: `rebuild after one new version, ${label}, fresh process (build-registry --store)`, value: round(cli.ms), unit: 'ms', baseline: 'JSON.stringify + write of the same registry.json', baselineValue: round(floorMs), ratio: round(cli.ms / floorMs, 2), target: '<= 2x floor', met: cli.ms <= 2 * floorMs && unexpected.length === 0 });
+    rows.push({ name: `rebuild after one new version, ${label}, fresh process with archives (build-registry --store)`, value: round(cli.ms), unit: 'ms', ...floorRow, ratio: round(cli.ms / floorMs, 2), target: null, met: null });
     if (unexpected.length > 0) notes.push(`${label}: the CLI rebuild rewrote files it should not have: ${unexpected.join(', ')}`);
   }
+
+  const freshDir = path.join(root, 'out-fresh');
+  work('full-server', storeDir, freshDir);
+  const fresh = work('rebuild-fresh', storeDir, freshDir);
+  rows.push({ name: `rebuild after one new version, ${label}, a fresh process`, value: round(fresh.ms), unit: 'ms', ...floorRow, ratio: round(fresh.ms / floorMs, 2), target: null, met: null });
 
   const outDir = path.join(root, 'out-rebuild');
   const rebuild = work('rebuild-server', storeDir, outDir);
   const unexpected = rebuild.written.filter((name) => !expectedRewrite(rebuild.added).includes(name));
-  rows.push({ name: `rebuild after one new version, ${label}, the server's builder`, value: round(rebuild.ms), unit: 'ms', baseline: 'JSON.stringify + write of the same registry.json', baselineValue: round(floorMs), ratio: round(rebuild.ms / floorMs, 2), target: '<= 2x floor', met: rebuild.ms <= 2 * floorMs && unexpected.length === 0 });
+  rows.push({ name: `rebuild after one new version, ${label}, the server's builder`, value: round(rebuild.ms), unit: 'ms', ...floorRow, ratio: round(rebuild.ms / floorMs, 2), ...targeted('<= 2x floor', rebuild.ms <= 2 * floorMs && unexpected.length === 0) });
   if (unexpected.length > 0) notes.push(`${label}: the server's rebuild rewrote files it should not have: ${unexpected.join(', ')}`);
   rows.push({ name: `files rewritten by that rebuild, ${label}`, value: rebuild.written.length, unit: 'files', baseline: null, baselineValue: null, ratio: null, target: 'the new template\'s file, index.json, registry.json (+ variants)', met: unexpected.length === 0 });
   rmSync(root, { recursive: true, force: true });
 }
 
 const smallest = SIZES[0];
-const largest = SIZES[SIZES.length - 1];
-const growth = perVersion.get(largest) / perVersion.get(smallest);
-rows.push({ name: `time per version at ${largest.toLocaleString('en')} vs at ${smallest.toLocaleString('en')} (linear growth)`, value: round(perVersion.get(largest) * 1000, 2), unit: 'µs', baseline: `time per version at ${smallest.toLocaleString('en')}`, baselineValue: round(perVersion.get(smallest) * 1000, 2), ratio: round(growth, 2), target: '<= 1.5x (linear)', met: growth <= 1.5 });
+const biggest = SIZES[SIZES.length - 1];
+const growth = perVersion.get(biggest) / perVersion.get(smallest);
+rows.push({ name: `time per version at ${biggest.toLocaleString('en')} vs at ${smallest.toLocaleString('en')} (linear growth)`, value: round(perVersion.get(biggest) * 1000, 2), unit: 'µs', baseline: `time per version at ${smallest.toLocaleString('en')}`, baselineValue: round(perVersion.get(smallest) * 1000, 2), ratio: round(growth, 2), target: '<= 1.5x (linear)', met: growth <= 1.5 });
 
 console.log(
   JSON.stringify({

@@ -4,32 +4,19 @@
  */
 import { copyFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate } from '../../src/publish/index.js';
 import { buildDocument } from '../../src/registry/index.js';
 import { cli } from '../helpers/cli.js';
-import { tempDir, validManifest, validPrompts, validVariables, writeTemplate } from '../helpers/fixtures.js';
+import { tempDir, validManifest, validPrompts, validVariables, writeTemplate, isolateConsumerEnvironment } from '../helpers/fixtures.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 import { serveFolder } from '../helpers/static-server.js';
 
 const nodeService = path.resolve('examples/templates/node-service');
 
-let savedEnv: Record<string, string | undefined>;
-
-beforeEach(async () => {
-  savedEnv = { TEMPLATE_REGISTRY_CACHE: process.env.TEMPLATE_REGISTRY_CACHE, DO_NOT_TRACK: process.env.DO_NOT_TRACK };
-  process.env.TEMPLATE_REGISTRY_CACHE = await tempDir('tr-cache-');
-  process.env.DO_NOT_TRACK = '1';
-});
-
-afterEach(() => {
-  for (const [name, value] of Object.entries(savedEnv)) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
-});
+isolateConsumerEnvironment();
 
 async function publish(server: TestServer, dir: string): Promise<void> {
   const pack = await packTemplate(dir, { outDir: await tempDir() });

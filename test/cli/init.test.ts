@@ -6,10 +6,10 @@
 import { screen } from '@inquirer/testing/vitest';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { cli, type CliRun } from '../helpers/cli.js';
-import { tempDir } from '../helpers/fixtures.js';
+import { tempDir, isolateConsumerEnvironment } from '../helpers/fixtures.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
 
 const DESCRIPTION = 'A starting point for small services.';
@@ -186,20 +186,7 @@ describe('template-registry init on a terminal', () => {
 });
 
 describe('a template started with init', () => {
-  let savedEnv: Record<string, string | undefined>;
-
-  beforeEach(async () => {
-    savedEnv = { TEMPLATE_REGISTRY_CACHE: process.env.TEMPLATE_REGISTRY_CACHE, DO_NOT_TRACK: process.env.DO_NOT_TRACK };
-    process.env.TEMPLATE_REGISTRY_CACHE = await tempDir('tr-cache-');
-    process.env.DO_NOT_TRACK = '1';
-  });
-
-  afterEach(() => {
-    for (const [name, value] of Object.entries(savedEnv)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  });
+  isolateConsumerEnvironment();
 
   it('becomes a Python template with its own features, then is checked, published and created with its message', async () => {
     const dir = path.join(await tempDir(), 'py-tool');

@@ -5,12 +5,12 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate } from '../../src/publish/index.js';
 import { cli } from '../helpers/cli.js';
-import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
+import { tempDir, validManifest, writeTemplate, isolateConsumerEnvironment } from '../helpers/fixtures.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
 
 const NEXT_STEPS = [
@@ -130,20 +130,7 @@ describe('a hostile nextSteps', () => {
 });
 
 describe('create prints what to do next', () => {
-  let savedEnv: Record<string, string | undefined>;
-
-  beforeEach(async () => {
-    savedEnv = { TEMPLATE_REGISTRY_CACHE: process.env.TEMPLATE_REGISTRY_CACHE, DO_NOT_TRACK: process.env.DO_NOT_TRACK };
-    process.env.TEMPLATE_REGISTRY_CACHE = await tempDir('tr-cache-');
-    process.env.DO_NOT_TRACK = '1';
-  });
-
-  afterEach(() => {
-    for (const [name, value] of Object.entries(savedEnv)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  });
+  isolateConsumerEnvironment();
 
   it("prints the template's message, or the default naming migrate, and the message as a JSON field", async () => {
     const server = await startRegistryServer();

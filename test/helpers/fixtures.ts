@@ -1,7 +1,7 @@
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach } from 'vitest';
+import { afterEach, beforeEach } from 'vitest';
 
 const created: string[] = [];
 
@@ -84,4 +84,25 @@ export async function writeTree(root: string, tree: FileTree): Promise<void> {
       typeof content === 'string' || Buffer.isBuffer(content) ? content : `${JSON.stringify(content, null, 2)}\n`;
     await writeFile(file, data);
   }
+}
+
+/**
+ * Gives each test of the calling file (or describe block) the environment of a consumer on a fresh
+ * machine: its own empty cache folder, no analytics, and `unset` names removed; restored after.
+ */
+export function isolateConsumerEnvironment(options: { unset?: readonly string[] } = {}): void {
+  const names = ['TEMPLATE_REGISTRY_CACHE', 'DO_NOT_TRACK', ...(options.unset ?? [])];
+  let saved: Record<string, string | undefined> = {};
+  beforeEach(async () => {
+    saved = Object.fromEntries(names.map((name) => [name, process.env[name]]));
+    process.env.TEMPLATE_REGISTRY_CACHE = await tempDir('tr-cache-');
+    process.env.DO_NOT_TRACK = '1';
+    for (const name of options.unset ?? []) delete process.env[name];
+  });
+  afterEach(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
 }
