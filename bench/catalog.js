@@ -12,9 +12,8 @@
 // Prints one JSON document (see bench/README.md). Needs `npm run build` (imports build/) and
 // /usr/bin/chromium. BENCH_QUICK=1: 1,000 templates x 2 versions, fewer runs.
 /* global window, performance -- the page functions run in the browser */
-import { createReadStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -22,6 +21,8 @@ import { chromium } from 'playwright-core';
 
 import { buildRegistry } from '../build/src/registry/index.js';
 import * as search from '../build/src/core/search.js';
+import { prng } from './fixtures/prng.js';
+import { serveFolder } from './fixtures/static-host.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const TEMPLATES = QUICK ? 1_000 : 10_000;
@@ -38,18 +39,6 @@ const started = performance.now();
 const progress = (what) => process.stderr.write(`[catalog ${((performance.now() - started) / 1000).toFixed(1)} s] ${what}\n`);
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const round = (value) => (value >= 100 ? Math.round(value) : Math.round(value * 10) / 10);
-
-/** Mulberry32: every run measures the same registry. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = 'api service node react vue svelte graphql rest grpc docker kubernetes lambda worker queue cli desktop mobile auth oauth postgres mysql sqlite redis kafka typescript python go rust testing lint monorepo static site blog shop dashboard admin chat realtime websocket cache search analytics payments email'.split(' ');
 const CATEGORIES = ['frontend', 'backend', 'fullstack', 'mobile', 'desktop'];
@@ -94,31 +83,6 @@ function syntheticVersions() {
     }
   }
   return versions;
-}
-
-const TYPES = { '.html': 'text/html; charset=utf-8', '.json': 'application/json' };
-
-/** A static host for `dir` under PREFIX: the .gz variant when the browser accepts gzip, as a CDN sends it. */
-async function serve(dir) {
-  const server = createServer(async (req, res) => {
-    const pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
-    if (!pathname.startsWith(PREFIX)) return void res.writeHead(404).end();
-    let file = path.resolve(dir, `.${path.posix.normalize(`/${pathname.slice(PREFIX.length)}`)}`);
-    if (!file.startsWith(dir)) return void res.writeHead(404).end();
-    if (pathname.endsWith('/')) file = path.join(file, 'index.html');
-    const gzip = /\bgzip\b/.test(req.headers['accept-encoding'] ?? '') && (await stat(`${file}.gz`).catch(() => undefined))?.isFile();
-    const info = await stat(gzip ? `${file}.gz` : file).catch(() => undefined);
-    if (!info?.isFile()) return void res.writeHead(404).end();
-    res.writeHead(200, {
-      'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
-      'content-length': info.size,
-      'cache-control': 'no-cache',
-      ...(gzip ? { 'content-encoding': 'gzip', vary: 'accept-encoding' } : {}),
-    });
-    createReadStream(gzip ? `${file}.gz` : file).pipe(res);
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${server.address().port}${PREFIX}`, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
 // Installed before the page's own script: records when the first results are painted, and the
@@ -181,7 +145,7 @@ try {
   const buildSeconds = (performance.now() - buildStarted) / 1000;
   const indexBytes = (await stat(path.join(dir, 'index.json'))).size;
   const indexGzipBytes = (await stat(path.join(dir, 'index.json.gz'))).size;
-  host = await serve(dir);
+  host = await serveFolder(dir, PREFIX, { gzipVariants: true });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
 
   await writeFile(path.join(dir, 'floor.html'), FLOOR_PAGE);

@@ -5,15 +5,14 @@
 // Needs `npm run build` first and /usr/bin/chromium (`apt-get install -y chromium`).
 // Usage: node scripts/catalog-screenshot.js [out.png] [--detail <id>]
 import { existsSync } from 'node:fs';
-import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { createServer } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
+import { serveFolder } from '../bench/fixtures/static-host.js';
 import { buildRegistry } from '../build/src/registry/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -75,31 +74,12 @@ function versions() {
   return list;
 }
 
-const TYPES = { '.html': 'text/html; charset=utf-8', '.json': 'application/json' };
-
-/** Serves `dir` under PREFIX on 127.0.0.1; resolves to its URL and a close function. */
-async function serve(dir) {
-  const server = createServer(async (req, res) => {
-    const pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
-    if (!pathname.startsWith(PREFIX)) return void res.writeHead(404).end();
-    let file = path.resolve(dir, `.${path.posix.normalize(`/${pathname.slice(PREFIX.length)}`)}`);
-    if (!file.startsWith(dir)) return void res.writeHead(404).end();
-    if (pathname.endsWith('/')) file = path.join(file, 'index.html');
-    const info = await stat(file).catch(() => undefined);
-    if (!info?.isFile()) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
-    createReadStream(file).pipe(res);
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${server.address().port}${PREFIX}`, close: () => new Promise((resolve) => server.close(resolve)) };
-}
-
 if (!existsSync(CHROMIUM)) {
   console.error(`${CHROMIUM} is missing: install it with \`apt-get install -y chromium\``);
   process.exit(1);
 }
 const dir = await mkdtemp(path.join(tmpdir(), 'catalog-shot-'));
-const host = await serve(dir);
+const host = await serveFolder(dir, PREFIX);
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
 try {
   await buildRegistry({ versions: async () => versions() }, { outDir: dir, now: () => NOW });

@@ -47884,8 +47884,17 @@ function compareVersions(a, b2) {
   }
   return 0;
 }
+var rangeValidity = /* @__PURE__ */ new Map();
+var MAX_REMEMBERED_RANGES = 1e4;
 function isValidRange(range) {
-  return range.trim() !== "" && import_semver.default.validRange(range) !== null;
+  const remembered = rangeValidity.get(range);
+  if (remembered !== void 0) return remembered;
+  const valid = range.trim() !== "" && import_semver.default.validRange(range) !== null;
+  if (range.length <= 256) {
+    if (rangeValidity.size >= MAX_REMEMBERED_RANGES) rangeValidity.clear();
+    rangeValidity.set(range, valid);
+  }
+  return valid;
 }
 
 // src/core/schemas.ts

@@ -1087,14 +1087,14 @@ var require_util = __commonJS({
         }
         const port = url.port != null ? url.port : url.protocol === "https:" ? 443 : 80;
         let origin = url.origin != null ? url.origin : `${url.protocol || ""}//${url.hostname || ""}:${port}`;
-        let path9 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
+        let path10 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path9 && path9[0] !== "/") {
-          path9 = `/${path9}`;
+        if (path10 && path10[0] !== "/") {
+          path10 = `/${path10}`;
         }
-        return new URL(`${origin}${path9}`);
+        return new URL(`${origin}${path10}`);
       }
       if (!isHttpOrHttpsPrefixed(url.origin || url.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1545,39 +1545,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path9, origin }
+          request: { method, path: path10, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path9);
+        debuglog("sending request to %s %s/%s", method, origin, path10);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path9, origin },
+          request: { method, path: path10, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path9,
+          path10,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path9, origin }
+          request: { method, path: path10, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path9);
+        debuglog("trailers received from %s %s/%s", method, origin, path10);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path9, origin },
+          request: { method, path: path10, origin },
           error: error3
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path9,
+          path10,
           error3.message
         );
       });
@@ -1626,9 +1626,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path9, origin }
+            request: { method, path: path10, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path9);
+          debuglog("sending request to %s %s/%s", method, origin, path10);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1691,7 +1691,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path9,
+        path: path10,
         method,
         body,
         headers,
@@ -1706,11 +1706,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path9 !== "string") {
+        if (typeof path10 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path9[0] !== "/" && !(path9.startsWith("http://") || path9.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path10[0] !== "/" && !(path10.startsWith("http://") || path10.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path9)) {
+        } else if (invalidPathRegex.test(path10)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1776,7 +1776,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path9, query) : path9;
+        this.path = query ? buildURL(path10, query) : path10;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -6469,7 +6469,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path9, host, upgrade, blocking, reset } = request2;
+      const { method, path: path10, host, upgrade, blocking, reset } = request2;
       let { body, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6550,7 +6550,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path9} HTTP/1.1\r
+      let header = `${method} ${path10} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7079,7 +7079,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path9, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path10, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7176,7 +7176,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path9;
+      headers[HTTP2_HEADER_PATH] = path10;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7529,9 +7529,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path9 = search ? `${pathname}${search}` : pathname;
+        const path10 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path9;
+        this.opts.path = path10;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8770,10 +8770,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path9 = "/",
+          path: path10 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path9;
+        opts.path = origin + path10;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -10745,20 +10745,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl2(path9) {
-      if (typeof path9 !== "string") {
-        return path9;
+    function safeUrl2(path10) {
+      if (typeof path10 !== "string") {
+        return path10;
       }
-      const pathSegments = path9.split("?");
+      const pathSegments = path10.split("?");
       if (pathSegments.length !== 2) {
-        return path9;
+        return path10;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path9, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path9);
+    function matchKey(mockDispatch2, { path: path10, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path10);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10780,7 +10780,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath2 = typeof basePath === "string" ? safeUrl2(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path9 }) => matchValue(safeUrl2(path9), resolvedPath2));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path10 }) => matchValue(safeUrl2(path10), resolvedPath2));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath2}'`);
       }
@@ -10818,9 +10818,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path9, method, body, headers, query } = opts;
+      const { path: path10, method, body, headers, query } = opts;
       return {
-        path: path9,
+        path: path10,
         method,
         body,
         headers,
@@ -11283,10 +11283,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path9, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path10, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path9,
+            Path: path10,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16165,9 +16165,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path9) {
-      for (let i5 = 0; i5 < path9.length; ++i5) {
-        const code = path9.charCodeAt(i5);
+    function validateCookiePath(path10) {
+      for (let i5 = 0; i5 < path10.length; ++i5) {
+        const code = path10.charCodeAt(i5);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -19087,11 +19087,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path9 = opts.path;
+          let path10 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path9 = `/${path9}`;
+            path10 = `/${path10}`;
           }
-          url = new URL(util.parseOrigin(url).origin + path9);
+          url = new URL(util.parseOrigin(url).origin + path10);
         } else {
           if (!opts) {
             opts = typeof url === "object" ? url : {};
@@ -27295,8 +27295,8 @@ var require_utils2 = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path9) {
-      let input = path9;
+    function removeDotSegments(path10) {
+      let input = path10;
       const output = [];
       let nextSlash = -1;
       let len = 0;
@@ -27370,11 +27370,11 @@ var require_utils2 = __commonJS({
       }
       return output.join("");
     }
-    function removeDotSegmentsRelative(path9) {
-      if (path9 === "" || path9[0] === "/") {
-        return removeDotSegments(path9);
+    function removeDotSegmentsRelative(path10) {
+      if (path10 === "" || path10[0] === "/") {
+        return removeDotSegments(path10);
       }
-      const segments = path9.split("/");
+      const segments = path10.split("/");
       const last = segments.length - 1;
       const output = [];
       let trailingDirectory = false;
@@ -27737,8 +27737,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path9 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path9 && path9 !== "/" ? path9 : void 0;
+        const path10 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path10 && path10 !== "/" ? path10 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -34045,14 +34045,14 @@ var init_readFile = __esm({
   "node_modules/@smithy/core/dist-es/submodules/config/shared-ini-file-loader/readFile.js"() {
     filePromises = {};
     fileIntercept = {};
-    readFile4 = (path9, options) => {
-      if (fileIntercept[path9] !== void 0) {
-        return fileIntercept[path9];
+    readFile4 = (path10, options) => {
+      if (fileIntercept[path10] !== void 0) {
+        return fileIntercept[path10];
       }
-      if (!filePromises[path9] || options?.ignoreCache) {
-        filePromises[path9] = fsReadFile(path9, "utf8");
+      if (!filePromises[path10] || options?.ignoreCache) {
+        filePromises[path10] = fsReadFile(path10, "utf8");
       }
-      return filePromises[path9];
+      return filePromises[path10];
     };
   }
 });
@@ -34164,8 +34164,8 @@ var init_externalDataInterceptor = __esm({
       getFileRecord() {
         return fileIntercept;
       },
-      interceptFile(path9, contents) {
-        fileIntercept[path9] = Promise.resolve(contents);
+      interceptFile(path10, contents) {
+        fileIntercept[path10] = Promise.resolve(contents);
       },
       getTokenRecord() {
         return tokenIntercept;
@@ -37187,8 +37187,8 @@ var init_createConfigValueProvider = __esm({
               return endpoint2.url.href;
             }
             if ("hostname" in endpoint2) {
-              const { protocol, hostname, port, path: path9 } = endpoint2;
-              return `${protocol}//${hostname}${port ? ":" + port : ""}${path9}`;
+              const { protocol, hostname, port, path: path10 } = endpoint2;
+              return `${protocol}//${hostname}${port ? ":" + port : ""}${path10}`;
             }
           }
           return endpoint2;
@@ -37564,18 +37564,18 @@ var getAttrPathList;
 var init_getAttrPathList = __esm({
   "node_modules/@smithy/core/dist-es/submodules/endpoints/util-endpoints/lib/getAttrPathList.js"() {
     init_types2();
-    getAttrPathList = (path9) => {
-      const parts = path9.split(".");
+    getAttrPathList = (path10) => {
+      const parts = path10.split(".");
       const pathList = [];
       for (const part of parts) {
         const squareBracketIndex = part.indexOf("[");
         if (squareBracketIndex !== -1) {
           if (part.indexOf("]") !== part.length - 1) {
-            throw new EndpointError(`Path: '${path9}' does not end with ']'`);
+            throw new EndpointError(`Path: '${path10}' does not end with ']'`);
           }
           const arrayIndex = part.slice(squareBracketIndex + 1, -1);
           if (Number.isNaN(parseInt(arrayIndex))) {
-            throw new EndpointError(`Invalid array index: '${arrayIndex}' in path: '${path9}'`);
+            throw new EndpointError(`Invalid array index: '${arrayIndex}' in path: '${path10}'`);
           }
           if (squareBracketIndex !== 0) {
             pathList.push(part.slice(0, squareBracketIndex));
@@ -37596,9 +37596,9 @@ var init_getAttr = __esm({
   "node_modules/@smithy/core/dist-es/submodules/endpoints/util-endpoints/lib/getAttr.js"() {
     init_types2();
     init_getAttrPathList();
-    getAttr = (value, path9) => getAttrPathList(path9).reduce((acc, index) => {
+    getAttr = (value, path10) => getAttrPathList(path10).reduce((acc, index) => {
       if (typeof acc !== "object") {
-        throw new EndpointError(`Index '${index}' in '${path9}' not found in '${JSON.stringify(value)}'`);
+        throw new EndpointError(`Index '${index}' in '${path10}' not found in '${JSON.stringify(value)}'`);
       } else if (Array.isArray(acc)) {
         const i5 = parseInt(index);
         return acc[i5 < 0 ? acc.length + i5 : i5];
@@ -37659,8 +37659,8 @@ var init_parseURL = __esm({
             return value;
           }
           if (typeof value === "object" && "hostname" in value) {
-            const { hostname: hostname2, port, protocol: protocol2 = "", path: path9 = "", query = {} } = value;
-            const url = new URL(`${protocol2}//${hostname2}${port ? `:${port}` : ""}${path9}`);
+            const { hostname: hostname2, port, protocol: protocol2 = "", path: path10 = "", query = {} } = value;
+            const url = new URL(`${protocol2}//${hostname2}${port ? `:${port}` : ""}${path10}`);
             url.search = Object.entries(query).map(([k6, v2]) => `${k6}=${v2}`).join("&");
             return url;
           }
@@ -39509,29 +39509,29 @@ var init_HttpBindingNormalizedSchema = __esm({
       response.syntheticBodySchema = createBodySchema(schema, bodyMemberNames, bodyMemberSchemas);
       return bindings;
     };
-    buildPathSegments = (path9) => {
+    buildPathSegments = (path10) => {
       const segments = [];
       let offset = 0;
-      for (const match of path9.matchAll(/\{([^{}+]+)(\+)?\}/g)) {
+      for (const match of path10.matchAll(/\{([^{}+]+)(\+)?\}/g)) {
         if (match.index > offset) {
-          segments.push([path9.slice(offset, match.index), 0]);
+          segments.push([path10.slice(offset, match.index), 0]);
         }
         segments.push([match[1], match[2] ? 2 : 1]);
         offset = match.index + match[0].length;
       }
-      if (segments.length && offset < path9.length) {
-        segments.push([path9.slice(offset), 0]);
+      if (segments.length && offset < path10.length) {
+        segments.push([path10.slice(offset), 0]);
       }
       return segments.length ? segments : void 0;
     };
     buildHttpOperationBindings = (schema) => {
       const { http: http2, endpoint: endpoint2 } = translateTraits(schema.traits ?? {});
-      const [path9, search] = http2?.[1].split("?") ?? [];
+      const [path10, search] = http2?.[1].split("?") ?? [];
       return [
         http2?.[0],
-        path9,
+        path10,
         search ? [...new URLSearchParams(search)] : [],
-        path9 ? buildPathSegments(path9) : void 0,
+        path10 ? buildPathSegments(path10) : void 0,
         endpoint2?.[0]
       ];
     };
@@ -41565,10 +41565,10 @@ var init_HttpBindingProtocol = __esm({
         if (endpoint2) {
           this.updateServiceEndpoint(request2, endpoint2);
           this.setHostPrefix(request2, operationSchema, input, operation2);
-          const [method, path9, staticQuery] = operation2;
+          const [method, path10, staticQuery] = operation2;
           if (method) {
             request2.method = method;
-            request2.path = request2.path === "/" ? path9 : request2.path + path9;
+            request2.path = request2.path === "/" ? path10 : request2.path + path10;
             for (const [key, value] of staticQuery) {
               query[key] = value;
             }
@@ -41710,10 +41710,10 @@ var init_HttpBindingProtocol = __esm({
         return this.serializer.flush();
       }
       serializePath(segments, labels, bindings) {
-        let path9 = "";
+        let path10 = "";
         for (const [value, kind] of segments) {
           if (kind === 0) {
-            path9 += value;
+            path10 += value;
             continue;
           }
           const replacement = labels?.[value];
@@ -41721,12 +41721,12 @@ var init_HttpBindingProtocol = __esm({
             if (hasOwn(bindings.byName, value) && bindings.byName[value][2] === 33) {
               throw new Error(`No value provided for input HTTP label: ${value}.`);
             }
-            path9 += `{${value}${kind === 2 ? "+" : ""}}`;
+            path10 += `{${value}${kind === 2 ? "+" : ""}}`;
           } else {
-            path9 += kind === 2 ? replacement.split("/").map(extendedEncodeURIComponent).join("/") : extendedEncodeURIComponent(replacement);
+            path10 += kind === 2 ? replacement.split("/").map(extendedEncodeURIComponent).join("/") : extendedEncodeURIComponent(replacement);
           }
         }
-        return path9;
+        return path10;
       }
       async deserializeResponse(operationSchema, context, response) {
         const deserializer = this.deserializer;
@@ -41962,11 +41962,11 @@ var init_AbstractRpcV2Protocol = __esm({
           this.applyEmptyBody(request2);
         }
         const { service, operation: operation2 } = getSmithyContext(context);
-        const path9 = `/service/${service}/operation/${operation2}`;
+        const path10 = `/service/${service}/operation/${operation2}`;
         if (request2.path.endsWith("/")) {
-          request2.path += path9.slice(1);
+          request2.path += path10.slice(1);
         } else {
-          request2.path += path9;
+          request2.path += path10;
         }
         return request2;
       }
@@ -42048,8 +42048,8 @@ var init_requestBuilder = __esm({
         return this;
       }
       p(memberName, labelValueProvider, uriLabel, isGreedyLabel) {
-        this.resolvePathStack.push((path9) => {
-          this.path = resolvedPath(path9, this.input, memberName, labelValueProvider, uriLabel, isGreedyLabel);
+        this.resolvePathStack.push((path10) => {
+          this.path = resolvedPath(path10, this.input, memberName, labelValueProvider, uriLabel, isGreedyLabel);
         });
         return this;
       }
@@ -44952,9 +44952,9 @@ var init_createPaginator = __esm({
       command5 = withCommand(command5) ?? command5;
       return await client.send(command5, ...args);
     };
-    get = (fromObject, path9) => {
+    get = (fromObject, path10) => {
       let cursor = fromObject;
-      const pathComponents = path9.split(".");
+      const pathComponents = path10.split(".");
       for (const step of pathComponents) {
         if (!cursor || typeof cursor !== "object") {
           return void 0;
@@ -50635,10 +50635,10 @@ ${longDate}
 ${credentialScope}
 ${toHex2(hashedRequest)}`;
       }
-      getCanonicalPath({ path: path9 }) {
+      getCanonicalPath({ path: path10 }) {
         if (this.uriEscapePath) {
           const normalizedPathSegments = [];
-          for (const pathSegment of path9.split("/")) {
+          for (const pathSegment of path10.split("/")) {
             if (pathSegment?.length === 0) {
               continue;
             }
@@ -50651,11 +50651,11 @@ ${toHex2(hashedRequest)}`;
               normalizedPathSegments.push(pathSegment);
             }
           }
-          const normalizedPath = `${path9?.startsWith("/") ? "/" : ""}${normalizedPathSegments.join("/")}${normalizedPathSegments.length > 0 && path9?.endsWith("/") ? "/" : ""}`;
+          const normalizedPath = `${path10?.startsWith("/") ? "/" : ""}${normalizedPathSegments.join("/")}${normalizedPathSegments.length > 0 && path10?.endsWith("/") ? "/" : ""}`;
           const doubleEncoded = escapeUri2(normalizedPath);
           return doubleEncoded.replace(/%2F/g, "/");
         }
-        return path9;
+        return path10;
       }
       validateResolvedCredentials(credentials) {
         if (typeof credentials !== "object" || typeof credentials.accessKeyId !== "string" || typeof credentials.secretAccessKey !== "string") {
@@ -54750,12 +54750,12 @@ or increase socketAcquisitionWarningTimeout=(millis) in the NodeHttpHandler conf
             const password = request2.password ?? "";
             auth2 = `${username}:${password}`;
           }
-          let path9 = request2.path;
+          let path10 = request2.path;
           if (queryString) {
-            path9 += `?${queryString}`;
+            path10 += `?${queryString}`;
           }
           if (request2.fragment) {
-            path9 += `#${request2.fragment}`;
+            path10 += `#${request2.fragment}`;
           }
           let hostname = request2.hostname ?? "";
           if (hostname[0] === "[" && hostname.endsWith("]")) {
@@ -54767,7 +54767,7 @@ or increase socketAcquisitionWarningTimeout=(millis) in the NodeHttpHandler conf
             headers: request2.headers,
             host: hostname,
             method: request2.method,
-            path: path9,
+            path: path10,
             port: request2.port,
             agent,
             auth: auth2
@@ -55189,16 +55189,16 @@ or increase socketAcquisitionWarningTimeout=(millis) in the NodeHttpHandler conf
             reject(err);
           };
           const queryString = query ? buildQueryString2(query) : "";
-          let path9 = request2.path;
+          let path10 = request2.path;
           if (queryString) {
-            path9 += `?${queryString}`;
+            path10 += `?${queryString}`;
           }
           if (request2.fragment) {
-            path9 += `#${request2.fragment}`;
+            path10 += `#${request2.fragment}`;
           }
           const clientHttp2Stream = session.request({
             ...request2.headers,
-            [constants3.HTTP2_HEADER_PATH]: path9,
+            [constants3.HTTP2_HEADER_PATH]: path10,
             [constants3.HTTP2_HEADER_METHOD]: method
           });
           if (effectiveRequestTimeout) {
@@ -73683,7 +73683,7 @@ var triggers_notification_paths_default = [
 ];
 function routeMatcher(paths) {
   const regexes = paths.map(
-    (path9) => path9.split("/").map((c5) => c5.startsWith("{") ? "(?:.+?)" : c5).join("/")
+    (path10) => path10.split("/").map((c5) => c5.startsWith("{") ? "(?:.+?)" : c5).join("/")
   );
   const regex2 = `^(?:${regexes.map((r5) => `(?:${r5})`).join("|")})[^/]*$`;
   return new RegExp(regex2, "i");
@@ -75275,17 +75275,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path9 = requestOptions.url.replace(options.baseUrl, "");
+    const path10 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path9} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path10} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       return response;
     }).catch((error3) => {
       const requestId = error3.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path9} - ${error3.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path10} - ${error3.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       throw error3;
     });
@@ -77929,8 +77929,17 @@ function compareVersions(a5, b6) {
   }
   return 0;
 }
+var rangeValidity = /* @__PURE__ */ new Map();
+var MAX_REMEMBERED_RANGES = 1e4;
 function isValidRange(range2) {
-  return range2.trim() !== "" && import_semver.default.validRange(range2) !== null;
+  const remembered = rangeValidity.get(range2);
+  if (remembered !== void 0) return remembered;
+  const valid = range2.trim() !== "" && import_semver.default.validRange(range2) !== null;
+  if (range2.length <= 256) {
+    if (rangeValidity.size >= MAX_REMEMBERED_RANGES) rangeValidity.clear();
+    rangeValidity.set(range2, valid);
+  }
+  return valid;
 }
 
 // src/core/listing.ts
@@ -83275,10 +83284,9 @@ function buildSparseIndex(document) {
 }
 
 // src/registry/folder-output.ts
-import { execFile } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { lstat as lstat2, mkdir as mkdir3, open as open3, readdir as readdir2, rename as rename3, rm as rm3, stat as stat2, writeFile as writeFile2 } from "node:fs/promises";
-import path7 from "node:path";
+import path8 from "node:path";
 import { pipeline } from "node:stream/promises";
 
 // src/core/files.ts
@@ -83340,6 +83348,76 @@ async function readIfExists(file) {
   }
 }
 
+// src/registry/file-system-sync.ts
+import { spawn as spawn2 } from "node:child_process";
+import path7 from "node:path";
+var ONE_BY_ONE = 32;
+var SYNCER_SCRIPT = 'while IFS= read -r _; do if sync -f "$1"; then echo ok; else echo fail; fi; done';
+var FileSystemSync = class {
+  constructor(dir) {
+    this.dir = dir;
+    if (process.platform !== "linux") return;
+    try {
+      const child2 = spawn2("sh", ["-c", SYNCER_SCRIPT, "sh", dir], { stdio: ["pipe", "pipe", "ignore"] });
+      child2.on("error", () => this.#fail());
+      child2.on("exit", () => this.#fail());
+      child2.stdin.on("error", () => this.#fail());
+      child2.stdout.setEncoding("utf8");
+      child2.stdout.on("data", (chunk) => {
+        this.#buffered += chunk;
+        let end;
+        while ((end = this.#buffered.indexOf("\n")) >= 0) {
+          const answer = this.#buffered.slice(0, end);
+          this.#buffered = this.#buffered.slice(end + 1);
+          this.#waiting.shift()?.(answer === "ok");
+          if (this.#waiting.length === 0) this.#hold(false);
+        }
+      });
+      this.#child = child2;
+      this.#hold(false);
+    } catch {
+      this.#child = void 0;
+    }
+  }
+  dir;
+  #child;
+  #waiting = [];
+  #buffered = "";
+  /** Keeps the process alive while an answer is awaited, and only then (an idle helper holds nothing). */
+  #hold(waiting) {
+    const child2 = this.#child;
+    if (!child2) return;
+    const handles = [child2, child2.stdin, child2.stdout];
+    for (const handle of handles) (waiting ? handle.ref : handle.unref)?.call(handle);
+  }
+  #fail() {
+    this.#child = void 0;
+    for (const waiter of this.#waiting.splice(0)) waiter(false);
+  }
+  /** Asks the helper to sync the file system; false when it cannot. */
+  #syncAll() {
+    const child2 = this.#child;
+    if (!child2) return Promise.resolve(false);
+    return new Promise((resolve2) => {
+      this.#waiting.push(resolve2);
+      this.#hold(true);
+      child2.stdin.write("\n");
+    });
+  }
+  /** Puts `files` (and the names of their folders) on stable storage. */
+  async flush(files) {
+    if (files.length === 0) return;
+    if (files.length > ONE_BY_ONE && await this.#syncAll()) return;
+    for (const file of files) await syncFile(file);
+    for (const folder of new Set(files.map((f6) => path7.dirname(f6)))) await syncDirectory(folder);
+  }
+  /** Ends the helper process. */
+  close() {
+    this.#child?.stdin.end();
+    this.#child = void 0;
+  }
+};
+
 // src/registry/output.ts
 import { createHash as createHash2 } from "node:crypto";
 var CACHE_CONTROL = {
@@ -83361,9 +83439,10 @@ function contentTypeOf(name) {
 function md5Of(data) {
   return createHash2("md5").update(data).digest("hex");
 }
-function fileMd5(file) {
-  file.md5 ??= md5Of(file.data);
-  return file.md5;
+function fileDigest(file, algorithm) {
+  file.digests ??= {};
+  file.digests[algorithm] ??= createHash2(algorithm).update(file.data).digest("hex");
+  return file.digests[algorithm];
 }
 
 // src/registry/folder-output.ts
@@ -83373,23 +83452,22 @@ function parseState(bytes) {
   if (!bytes) return void 0;
   try {
     const state2 = JSON.parse(bytes.toString("utf8"));
-    if (state2?.formatVersion !== 1 || typeof state2.files !== "object" || state2.files === null) return void 0;
+    if (state2?.formatVersion !== 2 || typeof state2.files !== "object" || state2.files === null) return void 0;
     return state2;
   } catch {
     return void 0;
   }
 }
 var isArchive = (name) => name.startsWith("archives/");
-function syncFileSystem(dir) {
-  return new Promise((resolve2) => execFile("sync", ["-f", dir], (error3) => resolve2(error3 === null)));
-}
 var FolderOutput = class {
   constructor(dir) {
     this.dir = dir;
     this.location = dir;
+    this.#sync = new FileSystemSync(dir);
   }
   dir;
   location;
+  digest = "sha256";
   /** What the folder holds, as far as this process knows; loaded on the first `inventory()`. */
   #known;
   /** Written since the last barrier and not yet flushed. */
@@ -83397,15 +83475,16 @@ var FolderOutput = class {
   #folders = /* @__PURE__ */ new Set();
   /** The state file as last read or written: an unchanged state is not rewritten. */
   #savedState;
+  #sync;
   #path(name) {
     const segments = name.split("/");
-    if (name === "" || segments.some((s4) => s4 === "" || s4 === "." || s4 === "..") || path7.isAbsolute(name)) {
+    if (name === "" || segments.some((s4) => s4 === "" || s4 === "." || s4 === "..") || path8.isAbsolute(name)) {
       throw new Error(`not a registry file name: ${JSON.stringify(name)}`);
     }
-    return path7.join(this.dir, ...segments);
+    return path8.join(this.dir, ...segments);
   }
   async #folder(file) {
-    const dir = path7.dirname(file);
+    const dir = path8.dirname(file);
     if (this.#folders.has(dir)) return;
     await mkdir3(dir, { recursive: true });
     this.#folders.add(dir);
@@ -83415,22 +83494,22 @@ var FolderOutput = class {
     return new Map(this.#known);
   }
   async #load() {
-    const saved = await readIfExists(path7.join(this.dir, BUILD_STATE_FILE));
+    const saved = await readIfExists(path8.join(this.dir, BUILD_STATE_FILE));
     this.#savedState = saved?.toString("utf8");
     const state2 = parseState(saved);
     if (!state2) return this.#scan();
     const known = /* @__PURE__ */ new Map();
     const listed = Object.entries(state2.files);
-    for (const [name, [size, mtimeMs, md5]] of listed) if (isArchive(name)) known.set(name, { size, mtimeMs, md5 });
-    await mapLimit(listed.filter(([name]) => !isArchive(name)), 16, async ([name, [size, mtimeMs, md5]]) => {
+    for (const [name, [size, mtimeMs, digest4]] of listed) if (isArchive(name)) known.set(name, { size, mtimeMs, digest: digest4 });
+    await mapLimit(listed.filter(([name]) => !isArchive(name)), 16, async ([name, [size, mtimeMs, digest4]]) => {
       const info2 = await stat2(this.#path(name)).catch(() => void 0);
       if (!info2?.isFile()) return;
-      known.set(name, info2.size === size && info2.mtimeMs === mtimeMs ? { size, mtimeMs, md5 } : { size: info2.size, mtimeMs: info2.mtimeMs });
+      known.set(name, info2.size === size && info2.mtimeMs === mtimeMs ? { size, mtimeMs, digest: digest4 } : { size: info2.size, mtimeMs: info2.mtimeMs });
     });
     for (const name of ["registry.json", "index.json", "index.html"].flatMap((n3) => [n3, `${n3}.gz`, `${n3}.br`])) {
       if (!known.has(name)) await this.#statInto(known, name);
     }
-    for (const entry of await readdir2(path7.join(this.dir, "templates")).catch(() => [])) {
+    for (const entry of await readdir2(path8.join(this.dir, "templates")).catch(() => [])) {
       if (!known.has(`templates/${entry}`) && !TEMP_FILE_PATTERN.test(entry)) await this.#statInto(known, `templates/${entry}`);
     }
     return known;
@@ -83444,8 +83523,8 @@ var FolderOutput = class {
       if (error3.code === "ENOENT") return known;
       throw error3;
     }
-    for (const name of names.map((n3) => n3.split(path7.sep).join("/")).sort()) {
-      if (name === BUILD_STATE_FILE || TEMP_FILE_PATTERN.test(path7.posix.basename(name))) continue;
+    for (const name of names.map((n3) => n3.split(path8.sep).join("/")).sort()) {
+      if (name === BUILD_STATE_FILE || TEMP_FILE_PATTERN.test(path8.posix.basename(name))) continue;
       await this.#statInto(known, name);
     }
     return known;
@@ -83463,7 +83542,7 @@ var FolderOutput = class {
     if (options.durable) {
       await writeFileAtomic(target, file.data);
       const info2 = await stat2(target);
-      this.#remember(file.name, { size: file.data.length, mtimeMs: info2.mtimeMs, md5: fileMd5(file) });
+      this.#remember(file.name, { size: file.data.length, mtimeMs: info2.mtimeMs, digest: fileDigest(file, "sha256") });
       return;
     }
     const fresh = !this.#known?.has(file.name);
@@ -83485,7 +83564,7 @@ var FolderOutput = class {
         await handle.close();
       }
       if (!fresh) await rename3(temp, target);
-      this.#remember(file.name, { size: file.data.length, mtimeMs, md5: fileMd5(file) });
+      this.#remember(file.name, { size: file.data.length, mtimeMs, digest: fileDigest(file, "sha256") });
       this.#unflushed.add(target);
     } catch (error3) {
       await rm3(temp, { force: true });
@@ -83503,13 +83582,13 @@ var FolderOutput = class {
         staged.push({ file, target, temp });
         await writeFile2(temp, file.data, { flag: "wx" });
       }
-      if (!await syncFileSystem(this.dir)) for (const { temp } of staged) await syncFile(temp);
+      await this.#sync.flush(staged.map(({ temp }) => temp));
       for (const { file, target, temp } of staged) {
         await rename3(temp, target);
         const info2 = await stat2(target);
-        this.#remember(file.name, { size: file.data.length, mtimeMs: info2.mtimeMs, md5: fileMd5(file) });
+        this.#remember(file.name, { size: file.data.length, mtimeMs: info2.mtimeMs, digest: fileDigest(file, "sha256") });
       }
-      for (const folder of new Set(staged.map(({ target }) => path7.dirname(target)))) await syncDirectory(folder);
+      for (const folder of new Set(staged.map(({ target }) => path8.dirname(target)))) await syncDirectory(folder);
     } finally {
       await Promise.all(staged.map(({ temp }) => rm3(temp, { force: true })));
     }
@@ -83537,9 +83616,11 @@ var FolderOutput = class {
     if (this.#unflushed.size === 0) return;
     const written = [...this.#unflushed];
     this.#unflushed.clear();
-    if (await syncFileSystem(this.dir)) return;
-    for (const file of written) await syncFile(file);
-    for (const folder of new Set(written.map((f6) => path7.dirname(f6)))) await syncDirectory(folder);
+    await this.#sync.flush(written);
+  }
+  close() {
+    this.#sync.close();
+    return Promise.resolve();
   }
   async remove(names) {
     for (const name of names) {
@@ -83550,14 +83631,14 @@ var FolderOutput = class {
   async commit() {
     const files = {};
     for (const [name, file] of [...this.#known ?? /* @__PURE__ */ new Map()].sort(([a5], [b6]) => a5 < b6 ? -1 : a5 > b6 ? 1 : 0)) {
-      if (file.md5 !== void 0 || isArchive(name)) files[name] = [file.size, file.mtimeMs, file.md5 ?? ""];
+      if (file.digest !== void 0 || isArchive(name)) files[name] = [file.size, file.mtimeMs, file.digest ?? ""];
     }
-    const text = `${JSON.stringify({ formatVersion: 1, files })}
+    const text = `${JSON.stringify({ formatVersion: 2, files })}
 `;
     await removeLeftoverTemps(this.dir);
-    await removeLeftoverTemps(path7.join(this.dir, "templates"));
+    await removeLeftoverTemps(path8.join(this.dir, "templates"));
     if (text === this.#savedState) return;
-    const target = path7.join(this.dir, BUILD_STATE_FILE);
+    const target = path8.join(this.dir, BUILD_STATE_FILE);
     await this.#folder(target);
     const temp = tempPathBeside(target);
     try {
@@ -83583,7 +83664,7 @@ async function removeLeftoverTemps(dir) {
   }
   const cutoff = Date.now() - LEFTOVER_AGE_MS;
   for (const name of names.filter((n3) => TEMP_FILE_PATTERN.test(n3))) {
-    const file = path7.join(dir, name);
+    const file = path8.join(dir, name);
     const info2 = await stat2(file).catch(() => void 0);
     if (info2?.isFile() && info2.mtimeMs < cutoff) await rm3(file, { force: true });
   }
@@ -83608,14 +83689,21 @@ function restOf(version) {
     version.stats
   ]);
 }
-var LARGE = 1024 * 1024;
+function compressionLevels(size) {
+  if (size > 4 * 1024 * 1024) return { gzip: 2, brotli: 1 };
+  if (size > 256 * 1024) return { gzip: 6, brotli: 5 };
+  return { gzip: 9, brotli: 9 };
+}
 async function variantsOf(file) {
   const size = file.data.length;
+  const levels = compressionLevels(size);
+  const outputChunk = size > 4 * 1024 * 1024 ? 1024 * 1024 : 16 * 1024;
   const [gz, br2] = await Promise.all([
-    gzipAsync(file.data, { level: size > LARGE ? 4 : 9 }),
+    gzipAsync(file.data, { level: levels.gzip, chunkSize: outputChunk }),
     brotliAsync(file.data, {
+      chunkSize: outputChunk,
       params: {
-        [zlibConstants.BROTLI_PARAM_QUALITY]: size > LARGE ? 4 : 9,
+        [zlibConstants.BROTLI_PARAM_QUALITY]: levels.brotli,
         [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
         [zlibConstants.BROTLI_PARAM_SIZE_HINT]: size,
         // The window follows the input: a 24-bit window for a 4 KB file costs milliseconds to set up.
@@ -83623,32 +83711,30 @@ async function variantsOf(file) {
       }
     })
   ]);
+  const { name, contentType, cacheControl } = file;
   return [
-    { ...file, name: `${file.name}.gz`, data: gz, contentEncoding: "gzip" },
-    { ...file, name: `${file.name}.br`, data: br2, contentEncoding: "br" }
+    { name: `${name}.gz`, data: gz, contentType, cacheControl, contentEncoding: "gzip" },
+    { name: `${name}.br`, data: br2, contentType, cacheControl, contentEncoding: "br" }
   ];
 }
 var documentFile = (name, data) => ({ name, data, contentType: contentTypeOf(name), cacheControl: CACHE_CONTROL.document });
 async function holds(output, held, file) {
   const current = held.get(file.name);
   if (current === void 0 || current.size !== file.data.length) return false;
-  if (current.md5 !== void 0) return current.md5 === fileMd5(file);
+  if (current.digest !== void 0) return current.digest === fileDigest(file, output.digest);
   return (await output.read(file.name))?.equals(file.data) ?? false;
 }
 var JSON_COMMA = Buffer.from(",");
 var NEWLINE = Buffer.from("\n");
 function templateFileBytes(id, entries) {
-  const parts = [Buffer.from(`{"id":${JSON.stringify(id)},"versions":[`)];
-  entries.forEach((bytes, index) => {
-    if (index > 0) parts.push(JSON_COMMA);
-    parts.push(bytes);
-  });
-  parts.push(Buffer.from("]}\n"));
-  return Buffer.concat(parts);
+  const head = `{"id":${JSON.stringify(id)},"versions":[`;
+  const data = Buffer.from(`${head}${entries.map((entry) => JSON.stringify(entry)).join(",")}]}
+`, "utf8");
+  return { data, versions: data.subarray(Buffer.byteLength(head), data.length - 3) };
 }
-function registryParts(entries, rest) {
+function registryParts(templates, rest) {
   const parts = [Buffer.from('{"templates":[')];
-  entries.forEach((bytes, index) => {
+  templates.forEach((bytes, index) => {
     if (index > 0) parts.push(JSON_COMMA);
     parts.push(bytes);
   });
@@ -83659,17 +83745,25 @@ async function holdsParts(output, held, name, parts) {
   const current = held.get(name);
   const size = parts.reduce((sum, part) => sum + part.length, 0);
   if (current === void 0 || current.size !== size) return false;
-  if (current.md5 !== void 0) {
-    const hash = createHash3("md5");
+  if (current.digest !== void 0) {
+    const hash = createHash3(output.digest);
     for (const part of parts) hash.update(part);
-    return hash.digest("hex") === current.md5;
+    return hash.digest("hex") === current.digest;
   }
   return (await output.read(name))?.equals(Buffer.concat(parts, size)) ?? false;
 }
-function etagOfParts(parts) {
-  const hash = createHash3("sha256");
-  for (const part of parts) hash.update(part);
-  return `"${hash.digest("base64url")}"`;
+async function digestOffThread(file) {
+  if (file.digests?.sha256 !== void 0) return;
+  const digest4 = Buffer.from(await globalThis.crypto.subtle.digest("SHA-256", file.data)).toString("hex");
+  file.digests = { ...file.digests, sha256: digest4 };
+}
+var etagOf = (file) => `"${Buffer.from(fileDigest(file, "sha256"), "hex").toString("base64url")}"`;
+function assemble(parts, arena) {
+  const size = parts.reduce((sum, part) => sum + part.length, 0);
+  const target = arena && arena.length >= size ? arena : Buffer.allocUnsafe(Math.ceil(size * 1.05) + 4096);
+  let offset = 0;
+  for (const part of parts) offset += part.copy(target, offset);
+  return { arena: target, bytes: target.subarray(0, size) };
 }
 function lastUpdatedOf(bytes) {
   if (!bytes) return void 0;
@@ -83706,16 +83800,25 @@ var RegistryBuilder = class {
   #known = /* @__PURE__ */ new Map();
   /** Each template file as the last build made it, with the entries it was made of. */
   #templateFiles = /* @__PURE__ */ new Map();
-  /** The lastUpdated of the registry.json this builder last wrote or kept. */
-  #lastUpdated;
+  /** Memory for registry.json, reused from build to build (see `assemble`). */
+  #arena;
+  /** The registry.json this builder last wrote or kept: its lastUpdated, entries, rest and ETag. */
+  #last;
   #options;
+  /** Releases the output when the builder made it (an output passed in is its owner's to close). */
+  async close() {
+    if (!this.#options.output) await this.output.close?.();
+  }
   /** The entry of `version`, from the last build when nothing it is made of changed. */
   #entryOf(version, key) {
-    const rest = restOf(version);
     const known = this.#known.get(key);
-    if (known && known.manifest === version.manifest && known.rest === rest) return known;
+    if (known?.source === version) return known;
+    if (known && known.manifest === version.manifest && restOf(known.source) === restOf(version)) {
+      known.source = version;
+      return known;
+    }
     const entry = toEntry(version);
-    const made = { manifest: version.manifest, rest, entry, bytes: Buffer.from(JSON.stringify(entry)), violations: entryViolations(entry) };
+    const made = { source: version, manifest: version.manifest, entry, violations: entryViolations(entry) };
     this.#known.set(key, made);
     return made;
   }
@@ -83760,18 +83863,28 @@ var RegistryBuilder = class {
         ]);
       }
     }
-    const entryBytes = groups2.flatMap((group5) => group5.map(({ entry }) => entry.bytes));
-    const previous = this.#lastUpdated ?? (held.has(REGISTRY_FILE) ? lastUpdatedOf(await output.read(held.has(INDEX_FILE) ? INDEX_FILE : REGISTRY_FILE)) : void 0);
+    const templateFiles = ids.map((id, index2) => this.#templateFile(id, (groups2[index2] ?? []).map(({ entry }) => entry)));
+    const templateBytes = templateFiles.map(({ versions: versions3 }) => versions3);
+    const rest = JSON.stringify([categories, tags]);
+    const last = this.#last;
     let lastUpdated = now().toISOString();
     let changed = true;
-    if (previous !== void 0 && await holdsParts(output, held, REGISTRY_FILE, registryParts(entryBytes, { categories, tags, lastUpdated: previous }))) {
-      lastUpdated = previous;
-      changed = false;
+    if (last) {
+      if (last.rest === rest && last.entries.length === templateBytes.length && last.entries.every((bytes, index2) => bytes === templateBytes[index2])) {
+        lastUpdated = last.lastUpdated;
+        changed = false;
+      }
+    } else {
+      const previous = held.has(REGISTRY_FILE) ? lastUpdatedOf(await output.read(held.has(INDEX_FILE) ? INDEX_FILE : REGISTRY_FILE)) : void 0;
+      if (previous !== void 0 && await holdsParts(output, held, REGISTRY_FILE, registryParts(templateBytes, { categories, tags, lastUpdated: previous }))) {
+        lastUpdated = previous;
+        changed = false;
+      }
     }
     const document = { templates, categories, tags, lastUpdated };
     const violations = describeSchemaErrors(schemaErrors("registry-document", { ...document, templates: [] }));
     if (violations.length > 0) throw new RegistryBuildError(violations);
-    const registryChunks = registryParts(entryBytes, { categories, tags, lastUpdated });
+    const registryChunks = registryParts(templateBytes, { categories, tags, lastUpdated });
     const written = [];
     const files = [];
     const put = async (file, options = {}) => {
@@ -83787,46 +83900,55 @@ var RegistryBuilder = class {
       await this.#publishArchive(version, name);
       written.push(name);
     });
-    const planned = ids.map((id, index2) => this.#templateFile(id, (groups2[index2] ?? []).map(({ entry }) => entry)));
+    const planned = templateFiles.map(({ file }) => file);
     files.push(...planned.map((f6) => f6.name));
     await mapLimit(planned, WRITE_CONCURRENCY, async (file) => {
       if (!await holds(output, held, file)) await put(file);
     });
     if (catalog) {
       const page = documentFile(CATALOG_FILE, Buffer.from(renderCatalog(document, this.#options.publicUrl ? { publicUrl: this.#options.publicUrl } : {}), "utf8"));
-      const [write] = await this.#withVariants([page], held, files);
+      files.push(CATALOG_FILE, `${CATALOG_FILE}.gz`, `${CATALOG_FILE}.br`);
+      const [write] = await this.#withVariants([page], held);
       for (const file of write ?? []) await put(file);
     }
     await output.barrier();
     const index = documentFile(INDEX_FILE, Buffer.from(`${JSON.stringify(buildSparseIndex(document))}
 `, "utf8"));
-    const registryFile = changed || !held.has(`${REGISTRY_FILE}.gz`) || !held.has(`${REGISTRY_FILE}.br`) ? documentFile(REGISTRY_FILE, Buffer.concat(registryChunks)) : void 0;
-    const entryPoints = (await this.#withVariants(registryFile ? [index, registryFile] : [index], held, files)).flat();
-    if (!registryFile) files.push(REGISTRY_FILE, `${REGISTRY_FILE}.gz`, `${REGISTRY_FILE}.br`);
-    await output.putInOrder(entryPoints);
-    written.push(...entryPoints.map((f6) => f6.name));
-    this.#lastUpdated = lastUpdated;
+    const registryHeld = held.has(REGISTRY_FILE) && held.has(`${REGISTRY_FILE}.gz`) && held.has(`${REGISTRY_FILE}.br`);
+    let registryFile;
+    if (changed || !registryHeld) {
+      const assembled = assemble(registryChunks, this.#arena);
+      this.#arena = assembled.arena;
+      registryFile = documentFile(REGISTRY_FILE, assembled.bytes);
+    }
+    const [toWrite] = await Promise.all([this.#withVariants(registryFile ? [index, registryFile] : [index], held), registryFile ? digestOffThread(registryFile) : void 0]);
+    files.push(...[INDEX_FILE, REGISTRY_FILE].flatMap((name) => [name, `${name}.gz`, `${name}.br`]));
+    await output.putInOrder(toWrite.flat());
+    written.push(...toWrite.flat().map((f6) => f6.name));
+    const heldSha256 = output.digest === "sha256" ? held.get(REGISTRY_FILE)?.digest : void 0;
+    const etag = registryFile ? etagOf(registryFile) : last?.etag ?? (heldSha256 ? `"${Buffer.from(heldSha256, "hex").toString("base64url")}"` : etagOf(documentFile(REGISTRY_FILE, Buffer.concat(registryChunks))));
+    this.#last = { lastUpdated, entries: templateBytes, rest, etag };
     const stale = [...held.keys()].filter((name) => isLegacyVariant(name) || templateIdOf(name) !== void 0 && !byId.has(templateIdOf(name))).sort(compareText);
     await output.remove(stale);
     await output.commit();
-    return { document, changed, etag: etagOfParts(registryChunks), files, written, removed: stale, skipped };
+    return { document, changed, etag, files, written, removed: stale, skipped };
   }
-  /** The file of template `id`: the last build's when it was made of the same entries. */
+  /** The file of template `id` (and its joined entries): the last build's when it was made of the same entries. */
   #templateFile(id, entries) {
     const last = this.#templateFiles.get(id);
-    if (last && last.entries.length === entries.length && last.entries.every((entry, index) => entry === entries[index])) return last.file;
-    const file = documentFile(`${TEMPLATES_DIR}/${id}.json`, templateFileBytes(id, entries.map((entry) => entry.bytes)));
-    this.#templateFiles.set(id, { entries, file });
-    return file;
+    if (last && last.entries.length === entries.length && last.entries.every((entry, index) => entry === entries[index])) return last;
+    const { data, versions: versions2 } = templateFileBytes(id, entries.map((known) => known.entry));
+    const made = { entries, file: documentFile(`${TEMPLATES_DIR}/${id}.json`, data), versions: versions2 };
+    this.#templateFiles.set(id, made);
+    return made;
   }
   /**
    * For each file, what must be written (its variants first, then the file) when its bytes or a
    * variant are not what the output holds; the variants of all of them are compressed at once.
    */
-  async #withVariants(planned, held, files) {
+  async #withVariants(planned, held) {
     return Promise.all(
       planned.map(async (file) => {
-        files.push(file.name, `${file.name}.gz`, `${file.name}.br`);
         const same = await holds(this.output, held, file);
         if (same && held.has(`${file.name}.gz`) && held.has(`${file.name}.br`)) return [];
         return [...await variantsOf(file), ...same ? [] : [file]];
@@ -83852,8 +83974,13 @@ var RegistryBuilder = class {
     });
   }
 };
-function buildRegistry(source, options) {
-  return new RegistryBuilder(source, options).build();
+async function buildRegistry(source, options) {
+  const builder = new RegistryBuilder(source, options);
+  try {
+    return await builder.build();
+  } finally {
+    await builder.close();
+  }
 }
 
 // src/registry/github-source.ts
@@ -84086,15 +84213,15 @@ function parseS3Url(value, argument = "the S3 URL") {
   if (!BUCKET_PATTERN.test(authority) || /^\d+\.\d+\.\d+\.\d+$/.test(authority) || authority.includes("..")) {
     fail(`bucket "${authority}" must be 3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit`);
   }
-  const path9 = slash === -1 ? "" : rest.slice(slash + 1).replace(/\/$/, "");
-  const segments = path9 === "" ? [] : path9.split("/");
+  const path10 = slash === -1 ? "" : rest.slice(slash + 1).replace(/\/$/, "");
+  const segments = path10 === "" ? [] : path10.split("/");
   for (const segment of segments) {
     if (segment === "") fail('must not have empty path segments ("//")');
     if (segment === "." || segment === "..") fail('must not have "." or ".." path segments');
     if (!SEGMENT_PATTERN.test(segment)) fail(`prefix segment "${segment}" may only hold letters, digits and ! _ . * ' ( ) -`);
   }
-  if (path9.length > MAX_PREFIX_LENGTH) fail(`prefix must be at most ${MAX_PREFIX_LENGTH} characters`);
-  return { bucket: authority, prefix: path9 === "" ? "" : `${path9}/` };
+  if (path10.length > MAX_PREFIX_LENGTH) fail(`prefix must be at most ${MAX_PREFIX_LENGTH} characters`);
+  return { bucket: authority, prefix: path10 === "" ? "" : `${path10}/` };
 }
 function s3UrlOf(location) {
   return `s3://${location.bucket}/${location.prefix.replace(/\/$/, "")}`.replace(/\/$/, "");
@@ -84173,6 +84300,8 @@ async function readAtMost(stream, limit, tooLarge) {
 }
 var S3Output = class {
   location;
+  /** S3-compatible stores give the MD5 of a single-part object as its ETag. */
+  digest = "md5";
   bucket;
   prefix;
   #client;
@@ -84223,7 +84352,7 @@ var S3Output = class {
         const name = key.slice(this.prefix.length);
         if (name === "" || name.split("/").some((s4) => s4 === "" || s4 === "." || s4 === "..")) continue;
         const md5 = md5OfEtag(object.ETag);
-        held.set(name, { size: object.Size ?? 0, ...md5 !== void 0 ? { md5 } : {} });
+        held.set(name, { size: object.Size ?? 0, ...md5 !== void 0 ? { digest: md5 } : {} });
       }
       if (page.IsTruncated && !page.NextContinuationToken) throw new S3OutputError(`${this.location}: ListObjectsV2 said the listing goes on but gave no continuation token`);
       token = page.IsTruncated ? page.NextContinuationToken : void 0;
@@ -84259,7 +84388,7 @@ var S3Output = class {
       ContentType: file.contentType,
       CacheControl: file.cacheControl,
       ...file.contentEncoding !== void 0 ? { ContentEncoding: file.contentEncoding } : {}
-    }, fileMd5(file));
+    }, fileDigest(file, "md5"));
   }
   async #upload(name, data, metadata, md5 = md5Of(data)) {
     const { PutObjectCommand } = await loadSdk();
@@ -84307,7 +84436,7 @@ var S3Output = class {
 };
 
 // src/registry-action/inputs.ts
-import path8 from "node:path";
+import path9 from "node:path";
 
 // src/github/inputs.ts
 var InputError = class extends Error {
@@ -84353,13 +84482,13 @@ function parseOutDir(env2, workspace) {
   if (target.kind === "folder") {
     if (endpoint2 !== "") throw new InputError("input s3-endpoint needs an out-dir of the form s3://bucket/prefix");
     if (forcePathStyle) throw new InputError("input s3-force-path-style needs an out-dir of the form s3://bucket/prefix");
-    return { outDir: path8.resolve(workspace, target.dir) };
+    return { outDir: path9.resolve(workspace, target.dir) };
   }
   if (endpoint2 !== "") checkHttpUrlInput("s3-endpoint", endpoint2);
   return { outDir, s3: { bucket: target.bucket, prefix: target.prefix, ...endpoint2 !== "" ? { endpoint: endpoint2 } : {}, forcePathStyle } };
 }
 function parseRegistryInputs(env2, cwd = ".") {
-  const workspace = path8.resolve(cwd, env2.GITHUB_WORKSPACE || ".");
+  const workspace = path9.resolve(cwd, env2.GITHUB_WORKSPACE || ".");
   const config = readInput(env2, "config") || "registry.config.json";
   const githubToken = readInput(env2, "github-token");
   const publicUrl = readInput(env2, "public-url");
@@ -84368,7 +84497,7 @@ function parseRegistryInputs(env2, cwd = ".") {
   const output = parseOutDir(env2, workspace);
   const apiUrl = (env2.GITHUB_API_URL ?? "").trim();
   return {
-    configPath: path8.resolve(workspace, config),
+    configPath: path9.resolve(workspace, config),
     ...output,
     githubToken,
     ...publicUrl ? { publicUrl } : {},
