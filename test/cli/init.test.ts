@@ -6,7 +6,7 @@
 import { screen } from '@inquirer/testing/vitest';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { cli, type CliRun } from '../helpers/cli.js';
 import { tempDir, isolateConsumerEnvironment } from '../helpers/fixtures.js';
