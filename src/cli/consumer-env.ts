@@ -18,14 +18,16 @@ export function userCacheDir(env: Readonly<Record<string, string | undefined>> =
 }
 
 /**
- * The registry document's URL from --registry or TEMPLATE_REGISTRY_URL, given either as the
- * registry's base URL or as its document's URL (core/registry-url.ts has the rule).
+ * The registry document's URL from --registry, TEMPLATE_REGISTRY_URL or else `fallback` (the
+ * registry a project's lock file names), given either as the registry's base URL or as its
+ * document's URL (core/registry-url.ts has the rule).
  */
-export function registryUrlFrom(flag: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): string {
-  const value = flag ?? env.TEMPLATE_REGISTRY_URL;
+export function registryUrlFrom(flag: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env, fallback?: string): string {
+  const fromEnv = env.TEMPLATE_REGISTRY_URL?.trim() ? env.TEMPLATE_REGISTRY_URL : undefined;
+  const value = flag ?? fromEnv ?? fallback;
   if (value === undefined || value.trim() === '') throw new UsageError('no registry: pass --registry URL or set TEMPLATE_REGISTRY_URL');
   const problem = registryUrlProblem(value);
-  if (problem) throw new UsageError(`${flag !== undefined ? '--registry' : 'TEMPLATE_REGISTRY_URL'} ${problem}`);
+  if (problem) throw new UsageError(`${flag !== undefined ? '--registry' : fromEnv !== undefined ? 'TEMPLATE_REGISTRY_URL' : 'the registry of the project\'s lock file'} ${problem}`);
   return registryDocumentUrl(value);
 }
 

@@ -55,6 +55,7 @@ const GROUPS: readonly { commands: readonly string[]; load: () => Promise<Regist
     commands: ['list', 'search', 'info', 'create', 'migrate', 'check-compat'],
     load: async () => (await import('./commands/consumer.js')).registerConsumer,
   },
+  { commands: ['update', 'check-update'], load: async () => (await import('./commands/update.js')).registerUpdate },
   { commands: ['build-registry'], load: async () => (await import('./commands/build-registry.js')).registerBuildRegistry },
 ];
 

@@ -31,7 +31,7 @@ interface Journal {
 /** One change to one file, by `/`-separated path relative to the project root. */
 export type ApplyOperation =
   /** Writes `data` to `path` (creating or replacing it). */
-  | { kind: 'write'; path: string; data: string | Buffer; backup?: boolean }
+  | { kind: 'write'; path: string; data: string | Buffer; backup?: boolean; mode?: number }
   /** Writes to `path` the bytes that the file `from` holds before the apply (a move, with a delete of `from`). */
   | { kind: 'copy'; path: string; from: string; backup?: boolean }
   /** Removes `path`. */
@@ -190,8 +190,8 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
       item.temp = temp;
       if (operation.kind === 'write') {
         await fs.writeFile(temp, operation.data);
-        // A replaced file keeps its permissions (an executable script stays executable).
-        const mode = await fs.modeOf(target);
+        // A replaced file keeps its permissions (an executable script stays executable); a new one takes the operation's.
+        const mode = (await fs.modeOf(target)) ?? operation.mode;
         if (mode !== undefined) await fs.chmod(temp, mode);
       } else {
         await fs.copyFile(path.join(root, toNative(operation.from)), temp);

@@ -5,6 +5,16 @@
 export {
   runMigrations,
   applicableSteps,
+  chainSteps,
+  planRun,
+  applyPlannedRun,
+  changedByUser,
+  changedFilesMessage,
+  PlannedProject,
+  type ChainedStep,
+  type PlannedRun,
+  type ApplyPlannedRunOptions,
+  type NetChange,
   breakingWarning,
   BACKUP_FOLDER,
   type MigrationStep,
@@ -39,3 +49,5 @@ export {
   type Recovery,
 } from './apply.js';
 export { unifiedDiff, diffLines, splitLines, type DiffLine, type UnifiedDiffOptions } from './diff.js';
+export { mergeThreeWay, type MergeLabels, type MergeResult } from './merge.js';
+export { mergeRenderings, REJECT_SUFFIX, type FileUpdate, type FileUpdateStatus, type MergeRenderingsInput, type RenderedContent } from './merge-files.js';

@@ -13,7 +13,7 @@ import type {
   MigrationStep as MigrationStepShape,
 } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
-import { compareVersions } from '../core/versions.js';
+import { applicableInOrder, chainInOrder } from '../core/step-order.js';
 import { LOCK_FILE, readLock, serializeLock, sha256Hex, type TemplateLock } from '../template/lock.js';
 import { isInside } from '../template/paths.js';
 import { ApplyError, applyOperations, JOURNAL_FILE, recoverInterruptedApply, type ApplyFileSystem, type ApplyOperation, type Recovery } from './apply.js';
@@ -92,6 +92,10 @@ export interface MigrationRunResult extends MigrationResult {
   backupDir?: string;
   /** An earlier apply interrupted by a crash, rolled back before this run. */
   recovered?: Recovery;
+  /** The version the chained steps lead to (present when at least one step applied). */
+  reachedVersion?: string;
+  /** Files the run refused to overwrite or remove because the project changed them (`protectChangedFiles`). */
+  changedFiles?: string[];
 }
 
 export interface RunMigrationsOptions {
@@ -99,6 +103,13 @@ export interface RunMigrationsOptions {
   now?: () => Date;
   /** File-system calls of the apply phase (to test failures half-way). */
   fs?: Partial<ApplyFileSystem>;
+  /**
+   * Refuse (fail, writing nothing) a run that would overwrite or remove a file the project changed
+   * since generation (its hash differs from the lock's); see `changedByUser`.
+   */
+  protectChangedFiles?: boolean;
+  /** The lock's `template.source` for the version reached; unchanged unless given. */
+  lockSource?: (version: string) => string;
 }
 
 /**
@@ -110,13 +121,11 @@ export function applicableSteps(
   steps: readonly MigrationStep[],
   context: Pick<MigrationRunContext, 'currentVersion' | 'templateId'>,
 ): MigrationStep[] {
-  return steps
-    .filter((step) => step.templateId === undefined || step.templateId === context.templateId)
-    .filter((step) => compareVersions(step.fromVersion, context.currentVersion) <= 0 && compareVersions(step.toVersion, context.currentVersion) > 0)
-    .map((step, index) => ({ step, index }))
-    .sort((x, y) => compareVersions(x.step.toVersion, y.step.toVersion) || x.index - y.index)
-    .map(({ step }) => step);
+  return applicableInOrder(forTemplate(steps, context.templateId), context.currentVersion);
 }
+
+const forTemplate = (steps: readonly MigrationStep[], templateId: string): MigrationStep[] =>
+  steps.filter((step) => step.templateId === undefined || step.templateId === templateId);
 
 /** The warning added before a non-dry run with breaking steps. */
 export function breakingWarning(count: number): string {
@@ -135,14 +144,14 @@ type DiskState = { kind: 'file'; data: Buffer } | { kind: 'folder' } | { kind: '
 /** What a path holds as planned: new text, the bytes another file held on disk (a move), or nothing. */
 type Planned =
   /** `movedFrom`: the file on disk this one was renamed from, if any (shown as a rename). */
-  | { kind: 'write'; content: string; movedFrom?: string }
+  | { kind: 'write'; content: string | Buffer; movedFrom?: string; mode?: number }
   | { kind: 'copy'; from: string }
   | { kind: 'delete' };
 
 const isBinaryData = (data: Buffer): boolean => data.subarray(0, 8192).includes(0);
 
 /** The project as the steps planned it: the disk with their changes laid over it. */
-class PlannedProject implements ProjectFiles {
+export class PlannedProject implements ProjectFiles {
   private readonly disk = new Map<string, DiskState>();
   /** Planned state by path; paths never touched are as on disk. */
   readonly overlay = new Map<string, Planned>();
@@ -205,7 +214,7 @@ class PlannedProject implements ProjectFiles {
   /** The bytes at `key` as planned; 'folder' for a folder on disk; undefined for nothing. */
   async planned(key: string): Promise<Buffer | 'folder' | undefined> {
     const entry = this.overlay.get(key);
-    if (entry?.kind === 'write') return Buffer.from(entry.content, 'utf8');
+    if (entry?.kind === 'write') return typeof entry.content === 'string' ? Buffer.from(entry.content, 'utf8') : entry.content;
     if (entry?.kind === 'delete') return undefined;
     const state = await this.onDisk(entry?.kind === 'copy' ? entry.from : key);
     return state.kind === 'file' ? state.data : state.kind === 'folder' ? 'folder' : undefined;
@@ -214,13 +223,54 @@ class PlannedProject implements ProjectFiles {
   async read(name: string): Promise<string | undefined> {
     const key = await this.key(name);
     const entry = this.overlay.get(key);
-    if (entry?.kind === 'write') return entry.content;
+    if (entry?.kind === 'write' && typeof entry.content === 'string') return entry.content;
     const data = await this.planned(key);
     return Buffer.isBuffer(data) ? data.toString('utf8') : undefined;
   }
 
   async exists(name: string): Promise<boolean> {
     return Buffer.isBuffer(await this.planned(await this.key(name)));
+  }
+
+  /** Lays `content` over `name`, creating or replacing it (update's merge, not a step's change). */
+  async put(name: string, content: string | Buffer, mode?: number): Promise<void> {
+    const key = await this.key(name, true);
+    if ((await this.planned(key)) === 'folder') throw new ChangeError(`cannot write ${JSON.stringify(name)}: it is a folder`);
+    const entry = this.overlay.get(key);
+    const movedFrom = entry?.kind === 'write' ? entry.movedFrom : entry?.kind === 'copy' ? entry.from : undefined;
+    this.overlay.set(key, { kind: 'write', content, ...(movedFrom !== undefined ? { movedFrom } : {}), ...(mode !== undefined ? { mode } : {}) });
+  }
+
+  /** Removes `name` from the plan (update's merge, not a step's change). */
+  async remove(name: string): Promise<void> {
+    const key = await this.key(name, true);
+    if (Buffer.isBuffer(await this.planned(key))) this.overlay.set(key, { kind: 'delete' });
+  }
+
+  /** Whether the steps (or the merge) planned `key` away: deleted, or renamed to another path. */
+  removedBySteps(key: string): boolean {
+    return this.overlay.get(key)?.kind === 'delete';
+  }
+
+  /** Why `name` cannot be changed (outside the project, the lock file, ...), or undefined when it can. */
+  async refusal(name: string): Promise<string | undefined> {
+    try {
+      await this.key(name, true);
+      return undefined;
+    } catch (error) {
+      if (error instanceof ChangeError) return error.message;
+      throw error;
+    }
+  }
+
+  /** Where the steps moved each file they renamed: old path to new path. */
+  moves(): Map<string, string> {
+    const moved = new Map<string, string>();
+    for (const [key, entry] of this.overlay) {
+      const from = entry.kind === 'copy' ? entry.from : entry.kind === 'write' ? entry.movedFrom : undefined;
+      if (from !== undefined && from !== key) moved.set(from, key);
+    }
+    return moved;
   }
 
   /** Lays one change over the plan; throws a ChangeError naming the path when it cannot be made. */
@@ -274,7 +324,7 @@ class PlannedProject implements ProjectFiles {
 }
 
 /** One file's net change: the plan entry and the operation that makes it. */
-interface NetChange {
+export interface NetChange {
   key: string;
   operation: ApplyOperation;
   /** The disk file this one was renamed from. */
@@ -297,7 +347,9 @@ async function netChanges(project: PlannedProject, backupAll: boolean): Promise<
     const after = await project.planned(key);
     if (!Buffer.isBuffer(after) || (before && before.equals(after))) continue;
     const operation: ApplyOperation =
-      entry.kind === 'write' ? { kind: 'write', path: key, data: entry.content, backup } : { kind: 'copy', path: key, from: entry.from, backup };
+      entry.kind === 'write'
+        ? { kind: 'write', path: key, data: entry.content, backup, ...(entry.mode !== undefined ? { mode: entry.mode } : {}) }
+        : { kind: 'copy', path: key, from: entry.from, backup };
     const movedFrom = entry.kind === 'copy' ? entry.from : entry.movedFrom;
     result.push({ key, operation, ...(movedFrom !== undefined ? { movedFrom } : {}), ...(before ? { before } : {}), after });
   }
@@ -391,8 +443,8 @@ async function freshBackupDir(root: string, date: Date): Promise<string> {
   }
 }
 
-/** The lock after a successful run: applied ids appended, version moved, file hashes updated. */
-function updatedLock(lock: TemplateLock, applied: string[], targetVersion: string, changes: NetChange[]): TemplateLock {
+/** The lock after a run: applied ids appended, version moved to the one reached, file hashes updated. */
+function updatedLock(lock: TemplateLock, applied: string[], reachedVersion: string, changes: readonly NetChange[], source?: string): TemplateLock {
   const files = { ...lock.files };
   for (const change of changes) {
     if (change.operation.kind === 'delete') {
@@ -403,32 +455,57 @@ function updatedLock(lock: TemplateLock, applied: string[], targetVersion: strin
   }
   return {
     ...lock,
-    template: { ...lock.template, version: targetVersion },
+    template: { ...lock.template, version: reachedVersion, ...(source !== undefined ? { source } : {}) },
     files,
     appliedMigrations: [...(lock.appliedMigrations ?? []), ...applied],
   };
 }
 
+/** One step of a chained run, with the version its hop starts from (the step's `currentVersion`). */
+export interface ChainedStep {
+  step: MigrationStep;
+  hopVersion: string;
+}
+
 /**
- * Runs the applicable `steps` (see `applicableSteps`) over the project at `context.projectPath`.
- *
- * Steps run one after the other; each sees, through `context.files`, the project as the steps
- * before it planned it. Nothing is written while they run. The results of all steps are
- * concatenated; the first step that fails (returns `success: false`, throws, or returns a change
- * that cannot be made or leaves the project) stops the run with `success: false`, and nothing is
- * written. When every step succeeded and `dryRun` is false, the planned changes are applied all
- * together (see `applyOperations`), with the lock file. With `dryRun`, nothing is written and
- * `plan` holds a unified diff per file.
+ * The steps of a run for the project's template, hop after hop (`chainInOrder`: the spec's rule,
+ * then again from the highest `toVersion` each hop reached, until no step applies).
  */
-export async function runMigrations(
+export function chainSteps(
   steps: readonly MigrationStep[],
-  context: MigrationRunContext,
-  options: RunMigrationsOptions = {},
-): Promise<MigrationRunResult> {
-  const candidates = applicableSteps(steps, context);
+  context: Pick<MigrationRunContext, 'currentVersion' | 'templateId'>,
+): { steps: ChainedStep[]; reachedVersion: string } {
+  return chainInOrder(forTemplate(steps, context.templateId), context.currentVersion);
+}
+
+/** The steps of a run planned over the project, nothing written: what `applyPlannedRun` finishes. */
+export interface PlannedRun {
+  /** The run so far (`plan` still empty); when `success` is false, nothing more can be done. */
+  result: MigrationRunResult;
+  /** The version the chained steps lead to. */
+  reachedVersion: string;
+  /** The project as the steps left it (absent when the run failed before the steps ran). */
+  project?: PlannedProject;
+  /** The project's lock file, when it has one. */
+  lock?: TemplateLock;
+}
+
+/**
+ * Plans the chained steps (`chainSteps`) over the project at `context.projectPath` without writing
+ * anything: each step sees the project as the steps before it left it. Not a dry run: an
+ * interrupted earlier apply is rolled back first. A step that fails, throws, or asks for a change
+ * that cannot be made ends the plan with `success: false`.
+ */
+export async function planRun(steps: readonly MigrationStep[], context: MigrationRunContext): Promise<PlannedRun> {
+  const chain = chainSteps(steps, context);
   const result: MigrationRunResult = { success: true, changes: [], warnings: [], errors: [], applied: [], skipped: [], plan: [] };
-  if (candidates.length === 0) return result;
-  const fail = (message: string): MigrationRunResult => ({ ...result, success: false, errors: [...result.errors, message], plan: [] });
+  if (chain.steps.length > 0) result.reachedVersion = chain.reachedVersion;
+  const planned = (extra: Partial<PlannedRun> = {}): PlannedRun => ({ result, reachedVersion: chain.reachedVersion, ...extra });
+  const fail = (message: string, extra: Partial<PlannedRun> = {}): PlannedRun => {
+    result.success = false;
+    result.errors.push(message);
+    return planned(extra);
+  };
 
   const root = path.resolve(context.projectPath);
   let realRoot: string;
@@ -458,64 +535,141 @@ export async function runMigrations(
     }
   }
   const alreadyApplied = new Set(Array.isArray(lock?.appliedMigrations) ? lock.appliedMigrations : []);
-  const toRun = candidates.filter((step) => !alreadyApplied.has(step.id));
-  result.skipped = candidates.filter((step) => alreadyApplied.has(step.id)).map((step) => step.id);
-  if (toRun.length === 0) return result;
+  const toRun = chain.steps.filter(({ step }) => !alreadyApplied.has(step.id));
+  result.skipped = chain.steps.filter(({ step }) => alreadyApplied.has(step.id)).map(({ step }) => step.id);
 
-  const breaking = toRun.filter((step) => step.breaking).length;
+  const breaking = toRun.filter(({ step }) => step.breaking).length;
   if (breaking > 0 && !context.dryRun) result.warnings.push(breakingWarning(breaking));
 
   const project = new PlannedProject(root, realRoot);
+  const withLock = lock ? { lock } : {};
   // Steps get a read-only face of the plan, not the planner itself.
   const files: ProjectFiles = Object.freeze({ read: (name: string) => project.read(name), exists: (name: string) => project.exists(name) });
-  for (const step of toRun) {
+  for (const { step, hopVersion } of toRun) {
     let outcome: unknown;
     try {
-      outcome = await step.execute({ ...context, files });
+      outcome = await step.execute({ ...context, currentVersion: hopVersion, files });
     } catch (error) {
-      return fail(`step ${step.id} failed: ${messageOf(error)}`);
+      return fail(`step ${step.id} failed: ${messageOf(error)}`, withLock);
     }
     const problem = resultProblem(outcome);
-    if (problem) return fail(`step ${step.id} returned an invalid result: ${problem}`);
+    if (problem) return fail(`step ${step.id} returned an invalid result: ${problem}`, withLock);
     const stepResult = outcome as MigrationResult;
     result.changes.push(...stepResult.changes);
     result.warnings.push(...stepResult.warnings);
     result.errors.push(...stepResult.errors);
     if (!stepResult.success) {
-      return stepResult.errors.length > 0 ? { ...result, success: false } : fail(`step ${step.id} failed`);
+      if (stepResult.errors.length > 0) {
+        result.success = false;
+        return planned(withLock);
+      }
+      return fail(`step ${step.id} failed`, withLock);
     }
     for (const [index, change] of stepResult.changes.entries()) {
       const violations = describeSchemaErrors(schemaErrors('file-change', change));
       if (violations.length > 0) {
         const text = violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; ');
-        return fail(`step ${step.id}: change ${index + 1} is not a valid file change: ${text}`);
+        return fail(`step ${step.id}: change ${index + 1} is not a valid file change: ${text}`, withLock);
       }
       try {
         await project.plan(change);
       } catch (error) {
-        return fail(`step ${step.id}: ${messageOf(error)}`);
+        return fail(`step ${step.id}: ${messageOf(error)}`, withLock);
       }
     }
     result.applied.push(step.id);
   }
+  return planned({ project, ...withLock });
+}
 
-  const changes = await netChanges(project, context.backup === true);
-  result.plan = toPlan(changes);
-  if (context.dryRun) return result;
+export interface ApplyPlannedRunOptions extends RunMigrationsOptions {
+  dryRun: boolean;
+  /** Keep every replaced or removed file in the backup folder. */
+  backup: boolean;
+  /** The lock file to write with the changes, given every file's net change; none when undefined. */
+  lockFor?: (changes: readonly NetChange[]) => TemplateLock | undefined;
+  /** Files whose change is refused because the project changed them: the run fails naming them (`changedFiles`), nothing is written. */
+  refuse?: (changes: readonly NetChange[]) => string[];
+}
+
+/**
+ * Finishes a planned run: the net change of every file with its diff into `result.plan`, then,
+ * unless a dry run, every change and the lock file applied all together (see `applyOperations`).
+ */
+export async function applyPlannedRun(planned: PlannedRun, options: ApplyPlannedRunOptions): Promise<MigrationRunResult> {
+  const { result, project } = planned;
+  if (!result.success || !project) return { ...result, plan: [] };
+  const changes = await netChanges(project, options.backup);
+  const refused = options.refuse?.(changes) ?? [];
+  if (refused.length > 0) return { ...result, success: false, errors: [...result.errors, changedFilesMessage(refused)], plan: [], changedFiles: refused };
+  const done: MigrationRunResult = { ...result, plan: toPlan(changes) };
+  if (options.dryRun) return done;
 
   const operations = changes.map((change) => change.operation);
-  if (lock) {
-    const data = serializeLock(updatedLock(lock, result.applied, context.targetVersion, changes));
-    operations.push({ kind: 'write', path: LOCK_FILE, data, backup: context.backup === true });
-  }
-  if (operations.length === 0) return result;
+  const lock = options.lockFor?.(changes);
+  if (lock) operations.push({ kind: 'write', path: LOCK_FILE, data: serializeLock(lock), backup: options.backup });
+  if (operations.length === 0) return done;
   try {
-    const backupDir = await freshBackupDir(root, (options.now ?? (() => new Date()))());
-    const outcome = await applyOperations(root, operations, { backupDir, ...(options.fs ? { fs: options.fs } : {}) });
-    if (outcome.backupDir) result.backupDir = outcome.backupDir;
+    const backupDir = await freshBackupDir(project.root, (options.now ?? (() => new Date()))());
+    const outcome = await applyOperations(project.root, operations, { backupDir, ...(options.fs ? { fs: options.fs } : {}) });
+    if (outcome.backupDir) done.backupDir = outcome.backupDir;
   } catch (error) {
     if (!(error instanceof ApplyError)) throw error;
-    return { ...fail(error.message), ...(error.backupDir ? { backupDir: error.backupDir } : {}) };
+    return { ...done, success: false, errors: [...done.errors, error.message], plan: [], ...(error.backupDir ? { backupDir: error.backupDir } : {}) };
   }
-  return result;
+  return done;
+}
+
+/**
+ * Files a run would replace or delete although the project changed them since they were
+ * generated (their content no longer matches the lock's hash, or the lock does not list them).
+ * A file only moved by a rename keeps its content and is not counted.
+ */
+export function changedByUser(changes: readonly NetChange[], lock: TemplateLock): string[] {
+  const movedAway = new Set(changes.map((change) => change.movedFrom).filter((from): from is string => from !== undefined));
+  const changed: string[] = [];
+  for (const change of changes) {
+    if (!change.before || change.operation.kind === 'copy') continue;
+    if (change.operation.kind === 'delete' && movedAway.has(change.key)) continue;
+    if (lock.files[change.key]?.sha256 !== sha256Hex(change.before)) changed.push(change.key);
+  }
+  return changed;
+}
+
+/**
+ * Runs the applicable `steps` over the project at `context.projectPath`, hop after hop (see
+ * `chainSteps`: the spec's rule, then again from the version each hop reached).
+ *
+ * Steps run one after the other; each sees, through `context.files`, the project as the steps
+ * before it planned it, and gets the version its hop starts from as `currentVersion`. Nothing is
+ * written while they run. The results of all steps are concatenated; the first step that fails
+ * (returns `success: false`, throws, or returns a change that cannot be made or leaves the
+ * project) stops the run with `success: false`, and nothing is written. When every step
+ * succeeded and `dryRun` is false, the planned changes are applied all together (see
+ * `applyOperations`), with the lock file moved to the version reached. With `dryRun`, nothing is
+ * written and `plan` holds a unified diff per file.
+ */
+export async function runMigrations(
+  steps: readonly MigrationStep[],
+  context: MigrationRunContext,
+  options: RunMigrationsOptions = {},
+): Promise<MigrationRunResult> {
+  if (chainSteps(steps, context).steps.length === 0) {
+    return { success: true, changes: [], warnings: [], errors: [], applied: [], skipped: [], plan: [] };
+  }
+  const planned = await planRun(steps, context);
+  const { result, lock, reachedVersion } = planned;
+  if (result.success && result.applied.length === 0) return result;
+  return applyPlannedRun(planned, {
+    ...options,
+    dryRun: context.dryRun,
+    backup: context.backup === true,
+    ...(lock ? { lockFor: (changes) => updatedLock(lock, result.applied, reachedVersion, changes, options.lockSource?.(reachedVersion)) } : {}),
+    ...(options.protectChangedFiles && lock?.files ? { refuse: (changes) => changedByUser(changes, lock) } : {}),
+  });
+}
+
+/** The error of a run refused because it would overwrite files the project changed. */
+export function changedFilesMessage(changed: readonly string[]): string {
+  return `the steps would overwrite or remove ${changed.length === 1 ? 'a file' : `${changed.length} files`} changed in the project since it was generated: ${changed.join(', ')}`;
 }

@@ -12,6 +12,7 @@ import { errorMessage } from '../core/errors.js';
 import type { TemplateEntry } from '../core/schema-types.js';
 import { compareVersions, isTemplateVersion } from '../core/versions.js';
 import {
+  chainSteps,
   loadDeclarativeSteps,
   migrationScope,
   MIGRATIONS_FOLDER,
@@ -43,6 +44,8 @@ export interface MigrateProjectOptions {
    * breaking steps is declined (a caller that cannot ask passes one only when told to go ahead).
    */
   confirmBreaking?: (steps: readonly MigrationStep[]) => boolean | Promise<boolean>;
+  /** Overwrite or remove files the project changed since generation (refused unless true). */
+  force?: boolean;
   /** Download progress; `total` is the archive's size when known. */
   onProgress?: (received: number, total?: number) => void;
   fetch?: typeof globalThis.fetch;
@@ -69,8 +72,12 @@ interface Planned extends MigrationPlan {
 export type MigrateProjectResult =
   /** The registry has nothing newer than the project's version. */
   | { status: 'up-to-date'; templateId: string; currentVersion: string; registryVersion: string }
+  /** The target version has no migration steps from the project's version: `update` brings its files. */
+  | { status: 'no-steps'; templateId: string; fromVersion: string; toVersion: string }
   /** The plan failed (a step failed or a change cannot be made): nothing was changed. */
   | (Planned & { status: 'plan-failed' })
+  /** The steps would overwrite or remove files the project changed (`changedFiles`); without `force`, nothing was changed. */
+  | (Planned & { status: 'changed-files'; changedFiles: string[] })
   /** A dry run: the plan, nothing changed. */
   | (Planned & { status: 'planned' })
   /** Breaking steps were not confirmed: nothing was changed. */
@@ -116,6 +123,12 @@ export async function migrateProject(options: MigrateProjectOptions): Promise<Mi
     const steps = (await loadDeclarativeSteps(path.join(downloaded.dir, MIGRATIONS_FOLDER), { answers: migrationScope(lock) })).filter(
       (step) => compareVersions(step.toVersion, target.version) <= 0,
     );
+    if (chainSteps(steps, { currentVersion: fromVersion, templateId }).steps.length === 0) {
+      return { status: 'no-steps', templateId, fromVersion, toVersion: target.version };
+    }
+    // The source follows the version the steps reach, in the form `create` records.
+    const registryUrl = options.client.registryUrl;
+    const runOptions = { protectChangedFiles: !options.force, lockSource: (version: string) => `${registryUrl}#${templateId}@${version}` };
     const context: Omit<MigrationRunContext, 'dryRun'> = {
       projectPath: path.resolve(projectDir),
       currentVersion: fromVersion,
@@ -124,8 +137,9 @@ export async function migrateProject(options: MigrateProjectOptions): Promise<Mi
       config: lock.answers,
       backup: options.backup ?? true,
     };
-    const plan = await runMigrations(steps, { ...context, dryRun: true });
+    const plan = await runMigrations(steps, { ...context, dryRun: true }, runOptions);
     const planned: Planned = { templateId, fromVersion, toVersion: target.version, result: plan, target, steps };
+    if (plan.changedFiles) return { ...planned, status: 'changed-files', changedFiles: plan.changedFiles };
     options.onPlan?.({ templateId, fromVersion, toVersion: target.version, result: plan });
     if (!plan.success) return { ...planned, status: 'plan-failed' };
     if (options.dryRun) return { ...planned, status: 'planned' };
@@ -133,7 +147,7 @@ export async function migrateProject(options: MigrateProjectOptions): Promise<Mi
     const breaking = steps.filter((step) => step.breaking && plan.applied.includes(step.id));
     if (breaking.length > 0 && !(await options.confirmBreaking?.(breaking))) return { ...planned, status: 'declined', breaking };
 
-    const applied = await runMigrations(steps, { ...context, dryRun: false });
+    const applied = await runMigrations(steps, { ...context, dryRun: false }, runOptions);
     return { ...planned, status: 'applied', applied };
   } finally {
     await rm(work, { recursive: true, force: true });

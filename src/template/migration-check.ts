@@ -4,12 +4,11 @@
  * `fromVersion`; and across the steps, that no two make the same move and that every step runs
  * for every project it should.
  *
- * A run applies every step whose `fromVersion` <= the project's version < its `toVersion`, once,
- * in `toVersion` order (migrate/run.ts). So a project at 1.0.0 migrated to the latest version runs
- * only the steps that start at or before 1.0.0: a step `1.1.0 -> 1.2.0` beside a step
- * `1.0.0 -> 1.1.0` never runs for it, and the project ends up labelled 1.2.0 without that step's
- * changes. Every step therefore starts at the oldest version it can migrate from (as
- * docs/migrations.md says); a later start is reported as unreachable.
+ * A run applies the steps whose `fromVersion` <= the project's version < their `toVersion`, in
+ * `toVersion` order, then again from the version that hop reached, until none applies
+ * (core/step-order.ts). A step is unreachable when a project at some step's `fromVersion` should
+ * run it (its `toVersion` is above the project's version) but the chain jumps past it: steps
+ * `1.0.0 -> 3.0.0` and `2.0.0 -> 3.0.0` leave a 1.0.0 project at 3.0.0 without the second one.
  */
 import path from 'node:path';
 
@@ -17,6 +16,7 @@ import type { Liquid } from 'liquidjs';
 
 import { firstLine } from '../core/errors.js';
 import type { RuleViolation } from '../core/messages.js';
+import { chainInOrder } from '../core/step-order.js';
 import { compareVersions, VERSION_PATTERN } from '../core/versions.js';
 import { didYouMean } from './suggest.js';
 
@@ -112,19 +112,29 @@ export function checkMigrationChain(steps: readonly StepVersions[]): StepChainPr
       });
     } else seen.set(key, step);
   }
-  const oldest = valid.reduce<StepVersions | undefined>((found, step) => (!found || compareVersions(step.fromVersion, found.fromVersion) < 0 ? step : found), undefined);
-  if (!oldest) return problems;
-  for (const step of valid) {
-    if (compareVersions(step.fromVersion, oldest.fromVersion) <= 0) continue;
-    problems.push({
-      file: step.file,
-      pointer: '/fromVersion',
-      code: 'MIGRATION_UNREACHABLE',
-      message:
-        `is unreachable from ${oldest.fromVersion}: a project at ${oldest.fromVersion} migrated to ${step.toVersion} or later runs ${oldest.file} but never this step ` +
-        `(a run applies only the steps whose fromVersion is at or before the project's version), so it ends at ${step.toVersion} without this step's changes; ` +
-        `set fromVersion to ${oldest.fromVersion} and make the step work on projects from ${oldest.fromVersion} up`,
-    });
+  // Where projects can be: at the start of any step. From each, the chain must run every step above it.
+  const starts = [...new Set(valid.map((step) => step.fromVersion))].sort(compareVersions);
+  const reported = new Set<StepVersions>();
+  for (const start of starts) {
+    const chain = chainInOrder(valid, start);
+    const ran = new Set(chain.steps.map(({ step }) => step));
+    for (const step of valid) {
+      if (reported.has(step) || ran.has(step) || compareVersions(step.toVersion, start) <= 0) continue;
+      reported.add(step);
+      const jump = chain.steps.find(({ step: other }) => compareVersions(other.toVersion, step.fromVersion) > 0 && compareVersions(other.fromVersion, step.fromVersion) < 0)?.step;
+      const past = jump ? `runs ${jump.file} up to ${jump.toVersion}, past this step's fromVersion,` : `stops at ${chain.reachedVersion}, before this step's fromVersion,`;
+      problems.push({
+        file: step.file,
+        pointer: '/fromVersion',
+        code: 'MIGRATION_UNREACHABLE',
+        message:
+          `is unreachable from ${start}: a project at ${start} migrated to ${step.toVersion} or later ${past} and never runs this step ` +
+          `(a run applies the steps whose fromVersion is at or before the version it has reached), so it ends at ${step.toVersion} without this step's changes; ` +
+          (jump
+            ? `end ${jump.file} at ${step.fromVersion} so the chain passes through this step, or start this step at ${start}`
+            : `start this step at ${chain.reachedVersion} so the chain reaches it`),
+      });
+    }
   }
   return problems;
 }

@@ -51,7 +51,7 @@ describe('the lock file', () => {
     const after = await snapshot(dir);
     const again = steps().map((s) => ({ ...s, execute: vi.fn((ctx: MigrationContext) => s.execute(ctx)) }));
     const result = await runMigrations(again, context(dir));
-    expect(result).toEqual({ success: true, changes: [], warnings: [], errors: [], applied: [], skipped: ['update-a', 'delete-b', 'move-c'], plan: [] });
+    expect(result).toEqual({ success: true, changes: [], warnings: [], errors: [], applied: [], skipped: ['update-a', 'delete-b', 'move-c'], plan: [], reachedVersion: '2.0.0' });
     for (const s of again) expect(s.execute).not.toHaveBeenCalled();
     expect(await snapshot(dir)).toEqual(after);
   });

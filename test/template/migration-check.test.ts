@@ -102,25 +102,29 @@ describe('validate: migration steps', () => {
     ]);
   });
 
-  it('reports a step a project at an older version would never run: a chain, a gap, an overlap', async () => {
-    const { errors, text } = await validateSteps({
+  it('passes a chain of steps, each starting where the one before ends: the runner runs them hop after hop', async () => {
+    const { errors } = await validateSteps({
       '1.0.0-to-1.1.0.json': step('first', '1.0.0', '1.1.0'),
       '1.1.0-to-1.2.0.json': step('chained', '1.1.0', '1.2.0'),
-      '1.3.0-to-1.4.0.json': step('after-a-gap', '1.3.0', '1.4.0'),
-      '1.0.5-to-1.5.0.json': step('overlapping', '1.0.5', '1.5.0'),
+      '1.1.0-to-1.3.0.json': step('shared-start', '1.1.0', '1.3.0'),
     });
-    expect(errors.map((e) => [e.file, e.pointer, e.code])).toEqual([
-      ['migrations/1.0.5-to-1.5.0.json', '/fromVersion', 'MIGRATION_UNREACHABLE'],
-      ['migrations/1.1.0-to-1.2.0.json', '/fromVersion', 'MIGRATION_UNREACHABLE'],
-      ['migrations/1.3.0-to-1.4.0.json', '/fromVersion', 'MIGRATION_UNREACHABLE'],
-    ]);
-    const chained = errors[1];
-    expect(chained).toMatchObject(positionOf(await text('migrations/1.1.0-to-1.2.0.json'), '"1.1.0"'));
-    expect(chained?.message).toBe(
-      'is unreachable from 1.0.0: a project at 1.0.0 migrated to 1.2.0 or later runs migrations/1.0.0-to-1.1.0.json but never this step ' +
-        "(a run applies only the steps whose fromVersion is at or before the project's version), so it ends at 1.2.0 without this step's changes; " +
-        'set fromVersion to 1.0.0 and make the step work on projects from 1.0.0 up',
+    expect(errors).toEqual([]);
+  });
+
+  it('reports a step the chain never reaches: after a gap, or jumped over by a longer step', async () => {
+    const gap = await validateSteps({ '1.0.0-to-1.1.0.json': step('first', '1.0.0', '1.1.0'), '1.3.0-to-1.4.0.json': step('after-a-gap', '1.3.0', '1.4.0') });
+    expect(gap.errors.map((e) => [e.file, e.pointer, e.code])).toEqual([['migrations/1.3.0-to-1.4.0.json', '/fromVersion', 'MIGRATION_UNREACHABLE']]);
+    expect(gap.errors[0]).toMatchObject(positionOf(await gap.text('migrations/1.3.0-to-1.4.0.json'), '"1.3.0"'));
+    expect(gap.errors[0]?.message).toBe(
+      'is unreachable from 1.0.0: a project at 1.0.0 migrated to 1.4.0 or later stops at 1.1.0, before this step\'s fromVersion, and never runs this step ' +
+        "(a run applies the steps whose fromVersion is at or before the version it has reached), so it ends at 1.4.0 without this step's changes; " +
+        'start this step at 1.1.0 so the chain reaches it',
     );
+
+    const jumped = await validateSteps({ 'long.json': step('long', '1.0.0', '3.0.0'), 'inside.json': step('inside', '2.0.0', '3.0.0') });
+    expect(jumped.errors.map((e) => [e.file, e.code])).toEqual([['migrations/inside.json', 'MIGRATION_UNREACHABLE']]);
+    expect(jumped.errors[0]?.message).toMatch(/runs migrations\/long\.json up to 3\.0\.0, past this step's fromVersion/);
+    expect(jumped.errors[0]?.message).toMatch(/end migrations\/long\.json at 2\.0\.0 so the chain passes through this step, or start this step at 1\.0\.0$/);
   });
 
   it('lint reports the migration problems under migration-step, with their positions', async () => {

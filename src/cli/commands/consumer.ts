@@ -17,7 +17,7 @@ import { EXIT, oneOf, UsageError, type CliIo } from '../io.js';
 import { paintStability, stderrStyle, stdoutStyle, type Style } from '../style.js';
 import { answerFlags, defaultNextSteps, reportTemplateError, templateNextSteps } from './generate.js';
 
-interface RegistryFlags {
+export interface RegistryFlags {
   registry?: string;
   json?: boolean;
   refresh?: boolean;
@@ -47,12 +47,12 @@ export function staleNoticeLine(notice: StaleNotice, ttlMs: number = DEFAULT_CAC
   return `cannot fetch the ${notice.what} from ${notice.url} (${oneLine(notice.reason)}); using ${age}${notice.expired ? `, older than the cache lifetime of ${formatAge(ttlMs)}` : ''}`;
 }
 
-function clientFor(flags: RegistryFlags, io: CliIo): RegistryClient {
+export function clientFor(flags: RegistryFlags, io: CliIo, fallbackRegistry?: string): RegistryClient {
   const maxDocumentBytes = maxDocumentBytesFrom();
   // One line per command, however many of the registry's files answered from the cache.
   let told = false;
   return new RegistryClient({
-    registryUrl: registryUrlFrom(flags.registry),
+    registryUrl: registryUrlFrom(flags.registry, process.env, fallbackRegistry),
     cacheDir: userCacheDir(),
     mode: registryModeFrom(),
     ...(maxDocumentBytes ? { maxDocumentBytes } : {}),
@@ -93,7 +93,7 @@ function table(entries: readonly TemplateEntry[], paint: Style): string {
   return `${[header, ...lines].join('\n')}\n`;
 }
 
-function progress(io: CliIo): (received: number, total?: number) => void {
+export function progress(io: CliIo): (received: number, total?: number) => void {
   if (!io.isTTY?.stderr) return () => undefined;
   let last = -1;
   return (received, total) => {
@@ -115,7 +115,7 @@ function confirmBreaking(yes: boolean, canAsk: boolean): Pick<MigrateProjectOpti
 }
 
 /** Warnings in yellow and errors in red, on stderr. */
-function printProblems(result: { warnings: readonly string[]; errors: readonly string[] }, io: CliIo): void {
+export function printProblems(result: { warnings: readonly string[]; errors: readonly string[] }, io: CliIo): void {
   const paint = stderrStyle(io);
   for (const warning of result.warnings) io.stderr(`${paint.yellow('warning')}: ${warning}\n`);
   for (const error of result.errors) io.stderr(`${paint.red('error')}: ${error}\n`);
@@ -144,6 +144,7 @@ export function migrationJson(outcome: MigrateProjectResult): Record<string, unk
     return { status, templateId, currentVersion, registryVersion };
   }
   const { status, templateId, fromVersion, toVersion } = outcome;
+  if (outcome.status === 'no-steps') return { status, templateId, fromVersion, toVersion, hint: noStepsHint(outcome) };
   const run = outcome.status === 'applied' ? outcome.applied : outcome.result;
   return {
     status,
@@ -152,7 +153,12 @@ export function migrationJson(outcome: MigrateProjectResult): Record<string, unk
     toVersion,
     ...run,
     ...(outcome.status === 'declined' ? { breaking: outcome.breaking.map((step) => step.id) } : {}),
+    ...(outcome.status === 'changed-files' ? { changedFiles: outcome.changedFiles } : {}),
   };
+}
+
+function noStepsHint(outcome: { templateId: string; fromVersion: string; toVersion: string }): string {
+  return `${outcome.templateId} has no migration steps from ${outcome.fromVersion} to ${outcome.toVersion}; run \`template-registry update\` to bring in the files of ${outcome.toVersion}`;
 }
 
 /** Prints how a migration ended (its plan is already printed) and gives the exit code. */
@@ -166,6 +172,15 @@ function printMigration(outcome: MigrateProjectResult, flags: RegistryFlags, can
     case 'up-to-date':
       if (!flags.json) io.stdout(`${outcome.templateId} is at ${outcome.currentVersion}; nothing to migrate to (registry has ${outcome.registryVersion})\n`);
       return EXIT.ok;
+    case 'no-steps':
+      io.stderr(`${noStepsHint(outcome)}\n`);
+      return EXIT.failure;
+    case 'changed-files':
+      io.stderr(
+        `migrate does not overwrite files changed in the project: ${outcome.changedFiles.join(', ')}\n` +
+          'run `template-registry update` to merge the template\'s changes with yours, or `migrate --force` to overwrite them (the old files are kept in .template-backups/)\n',
+      );
+      return EXIT.failure;
     case 'plan-failed':
       return EXIT.failure;
     case 'planned':
@@ -174,10 +189,12 @@ function printMigration(outcome: MigrateProjectResult, flags: RegistryFlags, can
       return EXIT.failure;
     case 'applied': {
       const { applied } = outcome;
+      const reached = applied.reachedVersion ?? outcome.toVersion;
       if (!flags.json && applied.success) {
         const paint = stdoutStyle(io);
-        io.stdout(`${paint.green('migrated')} ${outcome.templateId} to ${outcome.toVersion}: ${applied.changes.length} change(s)${applied.backupDir ? `; old files kept in ${applied.backupDir}` : ''}\n`);
+        io.stdout(`${paint.green('migrated')} ${outcome.templateId} to ${reached}: ${applied.changes.length} change(s)${applied.backupDir ? `; old files kept in ${applied.backupDir}` : ''}\n`);
       }
+      if (applied.success && reached !== outcome.toVersion) io.stderr(`${noStepsHint({ templateId: outcome.templateId, fromVersion: reached, toVersion: outcome.toVersion })}\n`);
       return applied.success ? EXIT.ok : EXIT.failure;
     }
   }
@@ -192,7 +209,7 @@ const INFO_MAX_ARCHIVE_BYTES = 50 * 1024 * 1024;
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f]+/g;
 
 /** Text from a stranger on one line of a terminal: escape sequences and controls gone. */
-function oneLine(text: string): string {
+export function oneLine(text: string): string {
   return stripVTControlCharacters(text).replace(CONTROLS, ' ').trim();
 }
 
@@ -228,12 +245,15 @@ function questionLines({ questions, unasked }: TemplateQuestions): string[] {
   ];
 }
 
+/** The flags of every command that reads a registry: --registry, --refresh, --json. */
+export function registryOption(command: Command): Command {
+  return command
+    .option('--registry <url>', 'the registry: its base URL or its registry.json URL (env TEMPLATE_REGISTRY_URL)')
+    .option('--refresh', 'fetch the registry now instead of using a cached copy younger than an hour')
+    .option('--json', 'print JSON');
+}
+
 export function registerConsumer(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  const registryOption = (command: Command): Command =>
-    command
-      .option('--registry <url>', 'the registry: its base URL or its registry.json URL (env TEMPLATE_REGISTRY_URL)')
-      .option('--refresh', 'fetch the registry now instead of using a cached copy younger than an hour')
-      .option('--json', 'print JSON');
 
   registryOption(
     program
@@ -369,8 +389,9 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
       .option('--project <dir>', 'project folder', '.')
       .option('--dry-run', 'show the plan and the diffs, change nothing')
       .option('--yes', 'apply breaking steps without asking')
-      .option('--no-backup', 'do not keep the old files in .template-backups/'),
-  ).action(async (flags: RegistryFlags & { to?: string; project: string; dryRun?: boolean; yes?: boolean; backup: boolean }) => {
+      .option('--no-backup', 'do not keep the old files in .template-backups/')
+      .option('--force', 'let the steps overwrite or remove files changed in the project'),
+  ).action(async (flags: RegistryFlags & { to?: string; project: string; dryRun?: boolean; yes?: boolean; backup: boolean; force?: boolean }) => {
     if (flags.to !== undefined && !isTemplateVersion(flags.to)) throw new UsageError(`--to must be MAJOR.MINOR.PATCH (got ${JSON.stringify(flags.to)})`);
     const canAsk = process.stdin.isTTY === true;
     let outcome: MigrateProjectResult;
@@ -381,6 +402,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
         ...(flags.to !== undefined ? { to: flags.to } : {}),
         dryRun: flags.dryRun ?? false,
         backup: flags.backup,
+        force: flags.force ?? false,
         onPlan: (plan) => printPlan(plan, flags.json ?? false, io),
         onProgress: progress(io),
         onRecovered: (recovery) =>

@@ -1,0 +1,165 @@
+/**
+ * The file-by-file half of `update`: the template's change (its rendering at the locked version,
+ * the base, against its rendering at the target version) laid over the project as the migration
+ * steps left it, the way copier and cruft do, but deciding per file from the lock's hashes
+ * whether the project changed it:
+ *
+ * - unchanged in the project -> the target's content;
+ * - changed on both sides -> a three-way merge; overlapping changes are conflicts, written inline
+ *   (markers) or as a `.rej` patch beside the untouched file;
+ * - new in the template -> created (a conflict when the project has a different file there);
+ * - removed by the template -> removed when unchanged, kept and reported otherwise;
+ * - deleted in the project -> stays deleted, reported;
+ * - binary -> replaced when unchanged, otherwise kept and reported as a conflict.
+ *
+ * A file a step renamed is merged at its new path (the base and the lock follow the rename).
+ */
+import { isBinary } from '../template/render.js';
+import { sha256Hex, type LockedFile } from '../template/lock.js';
+import { unifiedDiff } from './diff.js';
+import { mergeThreeWay } from './merge.js';
+import type { PlannedProject } from './run.js';
+
+/** One file of a template's rendering. */
+export interface RenderedContent {
+  content: Buffer;
+  /** Its mode, for a file the update creates (0o755 keeps a script executable). */
+  mode?: number;
+}
+
+export type FileUpdateStatus = 'created' | 'updated' | 'merged' | 'conflict' | 'kept' | 'removed';
+
+/** What the update does to one file of the project. */
+export interface FileUpdate {
+  path: string;
+  status: FileUpdateStatus;
+  /** Why, in a few words, for `kept` and `conflict`. */
+  reason?: string;
+  /** The change to the project file (for `--conflict rej`, the patch written to `rejectFile`). */
+  diff: string;
+  /** True when the file is binary: no line diff then. */
+  binary?: boolean;
+  /** The `.rej` file written beside the untouched project file (`--conflict rej`). */
+  rejectFile?: string;
+}
+
+export interface MergeRenderingsInput {
+  /** The project as the migration steps left it; the merge's changes are laid over it. */
+  project: PlannedProject;
+  /** The rendering of the locked version with the lock's answers, by project path. */
+  base: ReadonlyMap<string, RenderedContent>;
+  /** The rendering of the target version with the new answers. */
+  target: ReadonlyMap<string, RenderedContent>;
+  /** The lock's file hashes: a file whose content still has its hash was not changed in the project. */
+  lockedFiles: Readonly<Record<string, LockedFile>>;
+  /** The template side's label in conflict markers: `<id>@<version>`. */
+  label: string;
+  /** Conflicts as markers in the file (`inline`, the default) or as a `.rej` file beside it. */
+  conflictStyle?: 'inline' | 'rej';
+}
+
+/** The suffix of the patch written beside a file whose conflicts are left to a person. */
+export const REJECT_SUFFIX = '.rej';
+
+const text = (data: Buffer | undefined): string | undefined => data?.toString('utf8');
+
+function diffOf(path: string, before: Buffer | undefined, after: Buffer | undefined): string {
+  return unifiedDiff(text(before), text(after), { ...(before ? { oldPath: path } : {}), ...(after ? { newPath: path } : {}) });
+}
+
+/** Where the steps left each file of a rendering made for the project before them: renamed files at their new path, deleted ones gone. */
+function followSteps<T>(project: PlannedProject, files: Iterable<[string, T]>): Map<string, T> {
+  const moves = project.moves();
+  const followed = new Map<string, T>();
+  for (const [path, value] of files) {
+    const moved = moves.get(path);
+    if (moved !== undefined) followed.set(moved, value);
+    else if (!project.removedBySteps(path)) followed.set(path, value);
+  }
+  return followed;
+}
+
+/**
+ * Lays the template's change between `base` and `target` over the project, file by file (see the
+ * module comment), and returns what happens to every file that changes or needs attention, in
+ * path order. Files the template did not change are left alone and not listed.
+ */
+export async function mergeRenderings(input: MergeRenderingsInput): Promise<FileUpdate[]> {
+  const { project, target, label } = input;
+  const style = input.conflictStyle ?? 'inline';
+  const base = followSteps(project, input.base);
+  const locked = followSteps(project, Object.entries(input.lockedFiles));
+  const paths = [...new Set([...base.keys(), ...target.keys()])].sort();
+  const updates: FileUpdate[] = [];
+
+  for (const path of paths) {
+    const before = base.get(path)?.content;
+    const after = target.get(path);
+    const refusal = await project.refusal(path);
+    if (refusal !== undefined) {
+      updates.push({ path, status: 'conflict', reason: `not written: ${refusal}`, diff: '' });
+      continue;
+    }
+    const current = await project.planned(path);
+    if (current === 'folder') {
+      if (after) updates.push({ path, status: 'conflict', reason: 'a folder is in the project where the template has a file', diff: '' });
+      continue;
+    }
+    const lockedHash = locked.get(path)?.sha256;
+    const changedInProject = current !== undefined && (lockedHash !== undefined ? sha256Hex(current) !== lockedHash : !before?.equals(current));
+    const binary = [before, after?.content, current].some((data) => data !== undefined && isBinary(data));
+    const shown = binary ? { binary: true } : {};
+
+    if (!after) {
+      if (!before || current === undefined) continue;
+      if (changedInProject) {
+        updates.push({ path, status: 'kept', reason: 'removed from the template, but changed in the project', diff: '', ...shown });
+      } else {
+        await project.remove(path);
+        updates.push({ path, status: 'removed', diff: binary ? '' : diffOf(path, current, undefined), ...shown });
+      }
+      continue;
+    }
+    if (before?.equals(after.content)) continue; // the template did not change it
+    if (current?.equals(after.content)) continue; // the project already has the template's new content
+
+    if (current === undefined) {
+      if (before || lockedHash !== undefined) {
+        updates.push({ path, status: 'kept', reason: 'deleted in the project: stays deleted', diff: '', ...shown });
+      } else {
+        await project.put(path, after.content, after.mode);
+        updates.push({ path, status: 'created', diff: binary ? '' : diffOf(path, undefined, after.content), ...shown });
+      }
+      continue;
+    }
+    if (!changedInProject && before) {
+      await project.put(path, after.content);
+      updates.push({ path, status: 'updated', diff: binary ? '' : diffOf(path, current, after.content), ...shown });
+      continue;
+    }
+    if (binary) {
+      updates.push({ path, status: 'conflict', reason: 'a binary file changed in the project and in the template: kept as it is', diff: '', binary: true });
+      continue;
+    }
+    // Changed in the project and in the template, or a new template file where the project has another.
+    const merged = mergeThreeWay(text(before) ?? '', text(current) ?? '', text(after.content) ?? '', { ours: 'project', theirs: label });
+    if (merged.clean) {
+      await project.put(path, merged.text);
+      updates.push({ path, status: 'merged', diff: diffOf(path, current, Buffer.from(merged.text, 'utf8')) });
+      continue;
+    }
+    const reason = before
+      ? `${merged.conflicts} conflicting change${merged.conflicts === 1 ? '' : 's'} in the project and in the template`
+      : 'the template adds this file and the project has a different one';
+    if (style === 'rej') {
+      const rejectFile = `${path}${REJECT_SUFFIX}`;
+      const patch = unifiedDiff(text(before), text(after.content), { ...(before ? { oldPath: path } : {}), newPath: path });
+      await project.put(rejectFile, patch);
+      updates.push({ path, status: 'conflict', reason, diff: patch, rejectFile });
+    } else {
+      await project.put(path, merged.text);
+      updates.push({ path, status: 'conflict', reason, diff: diffOf(path, current, Buffer.from(merged.text, 'utf8')) });
+    }
+  }
+  return updates;
+}

@@ -1,0 +1,139 @@
+/**
+ * Whether a generated project's template has a newer version: the locked and latest versions,
+ * whether moving is breaking, and what changed in between (the change log sections of every
+ * version after the locked one, read from the latest version's archive).
+ */
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { downloadTemplate, type DownloadLimits, type RegistryClient } from '../client/index.js';
+import { errorMessage } from '../core/errors.js';
+import { compareVersions } from '../core/versions.js';
+import { chainSteps, loadDeclarativeSteps, migrationScope, MIGRATIONS_FOLDER } from '../migrate/index.js';
+import { findChangelogSection } from '../template/changelog.js';
+import { loadTemplate, readLock, type LoadedTemplate, type TemplateLock } from '../template/index.js';
+import { isInside } from '../template/paths.js';
+import { ProjectLockError, TemplateNotFoundError } from './errors.js';
+
+export interface CheckUpdateOptions {
+  client: RegistryClient;
+  /** The project folder (holding `.template-lock.json`); the working folder unless given. */
+  projectDir?: string;
+  fetch?: typeof globalThis.fetch;
+  signal?: AbortSignal;
+  limits?: DownloadLimits;
+}
+
+/** One version's section of the change log. */
+export interface ChangelogEntry {
+  version: string;
+  /** The section's text; '' when the change log has no section for the version. */
+  body: string;
+}
+
+export interface UpdateCheck {
+  templateId: string;
+  currentVersion: string;
+  /** The version `update` would move to (the one the registry selects). */
+  latestVersion: string;
+  updateAvailable: boolean;
+  /** True when MAJOR changes, a version in between declares `compatibility.breaking`, or a migration step in between is breaking. */
+  breaking: boolean;
+  /** Why the update is breaking, one reason per line. */
+  breakingReasons: string[];
+  /** The change log sections of every version after the current one up to the latest, newest first. */
+  changelog: ChangelogEntry[];
+  /** Why the change log and the steps could not be read (the archive could not be had); the versions are still right. */
+  changelogError?: string;
+}
+
+/** The MAJOR part of a version (the spec's comparison reads a missing segment as 0). */
+const majorOf = (version: string): number => Number(version.split('.')[0] ?? 0) || 0;
+
+/** Largest change log read. */
+const CHANGELOG_BYTES = 1024 * 1024;
+
+async function readHead(file: string, bytes: number): Promise<string> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(bytes);
+    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+async function changelogOf(template: LoadedTemplate, versions: readonly string[]): Promise<ChangelogEntry[]> {
+  const name = typeof template.manifest.changelog === 'string' && template.manifest.changelog !== '' ? template.manifest.changelog : 'CHANGELOG.md';
+  const file = path.resolve(template.root, name);
+  const text = isInside(template.root, file) ? await readHead(file, CHANGELOG_BYTES).catch(() => '') : '';
+  return versions.map((version) => ({ version, body: findChangelogSection(text, version)?.body ?? '' }));
+}
+
+async function projectLock(projectDir: string): Promise<TemplateLock> {
+  try {
+    return await readLock(projectDir);
+  } catch (error) {
+    throw new ProjectLockError(errorMessage(error), { cause: error });
+  }
+}
+
+/**
+ * Checks the project in `projectDir` against the registry. The latest version's archive is
+ * downloaded (verified, into a temp folder removed in the end) only when it is newer, for its
+ * change log and migration steps. Throws ProjectLockError and TemplateNotFoundError.
+ */
+export async function checkForUpdate(options: CheckUpdateOptions): Promise<UpdateCheck> {
+  const lock = await projectLock(options.projectDir ?? '.');
+  const templateId = lock.template.name;
+  const currentVersion = lock.template.version;
+  const latest = await options.client.getTemplate(templateId);
+  if (!latest) throw new TemplateNotFoundError(templateId);
+  const check: UpdateCheck = {
+    templateId,
+    currentVersion,
+    latestVersion: latest.version,
+    updateAvailable: compareVersions(latest.version, currentVersion) > 0,
+    breaking: false,
+    breakingReasons: [],
+    changelog: [],
+  };
+  if (!check.updateAvailable) return check;
+
+  const between = (await options.client.listVersions(templateId))
+    .filter((entry) => compareVersions(entry.version, currentVersion) > 0 && compareVersions(entry.version, latest.version) <= 0)
+    .sort((a, b) => compareVersions(b.version, a.version));
+  if (majorOf(latest.version) > majorOf(currentVersion)) {
+    check.breakingReasons.push(`MAJOR version changes (${currentVersion} -> ${latest.version})`);
+  }
+  for (const entry of between) {
+    if (entry.compatibility?.breaking === true) check.breakingReasons.push(`${entry.version} declares breaking changes`);
+  }
+
+  const work = await mkdtemp(path.join(tmpdir(), 'template-check-update-'));
+  try {
+    const downloaded = await downloadTemplate(latest, path.join(work, 'template'), {
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.limits ? { limits: options.limits } : {}),
+      documentUrl: options.client.registryUrl,
+    });
+    const template = await loadTemplate(downloaded.dir);
+    check.changelog = await changelogOf(template, between.map((entry) => entry.version));
+    const steps = (await loadDeclarativeSteps(path.join(template.root, MIGRATIONS_FOLDER), { answers: migrationScope(lock) })).filter(
+      (step) => compareVersions(step.toVersion, latest.version) <= 0,
+    );
+    for (const { step } of chainSteps(steps, { currentVersion, templateId }).steps) {
+      if (step.breaking) check.breakingReasons.push(`migration step ${step.id} is breaking (${step.fromVersion} -> ${step.toVersion})`);
+    }
+  } catch (error) {
+    check.changelogError = errorMessage(error);
+    check.changelog = between.map((entry) => ({ version: entry.version, body: '' }));
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  check.breaking = check.breakingReasons.length > 0;
+  return check;
+}

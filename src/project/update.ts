@@ -1,0 +1,268 @@
+/**
+ * Updates a generated project to a newer version of its template, keeping what the project
+ * changed: the migration steps between the two versions run first (chained), then the template's
+ * own change (its rendering at the locked version against its rendering at the target version,
+ * both with the project's answers) is merged into the project file by file
+ * (`migrate/merge-files.ts`). Everything is planned before anything is written; the apply is
+ * all-or-nothing with backups, and the lock records the new version, answers and file hashes.
+ */
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { downloadTemplate, type RegistryClient } from '../client/index.js';
+import { errorMessage } from '../core/errors.js';
+import type { TemplateEntry } from '../core/schema-types.js';
+import { compareVersions, isTemplateVersion } from '../core/versions.js';
+import {
+  applyPlannedRun,
+  loadDeclarativeSteps,
+  mergeRenderings,
+  migrationScope,
+  MIGRATIONS_FOLDER,
+  planRun,
+  recoverInterruptedApply,
+  type FileUpdate,
+  type MigrationRunResult,
+  type MigrationStep,
+  type Recovery,
+  type RenderedContent,
+} from '../migrate/index.js';
+import { isInside } from '../template/paths.js';
+import { loadTemplate, readLock, renderTemplate, resolveAnswers, type Answers, type LoadedTemplate, type TemplateLock } from '../template/index.js';
+import { sha256Hex } from '../template/lock.js';
+import { givenAnswers, type GivenAnswers } from './answers.js';
+import { ProjectLockError, TemplateNotFoundError } from './errors.js';
+
+export interface UpdateProjectOptions extends GivenAnswers {
+  /** The registry to read. */
+  client: RegistryClient;
+  /** The project folder (holding `.template-lock.json`); the working folder unless given. */
+  projectDir?: string;
+  /** The target version; the one the registry selects (newest stable, else newest) unless given. */
+  to?: string;
+  /** Plan and report, change nothing. */
+  dryRun?: boolean;
+  /** Conflicts as markers in the file (`inline`, the default) or as a `.rej` patch beside the untouched file. */
+  conflict?: 'inline' | 'rej';
+  /** Keep every replaced or removed file in `.template-backups/<timestamp>/`; true unless false. */
+  backup?: boolean;
+  /**
+   * Asks the questions the target version added, given the answers known so far (the lock's,
+   * then `answers`, `answersFile`, `set`); without it, new questions take their defaults.
+   */
+  ask?: (template: LoadedTemplate, given: Answers) => Promise<Answers>;
+  /** Called with the plan before anything is confirmed or applied. */
+  onPlan?: (plan: UpdatePlan) => void;
+  /**
+   * Asked before breaking steps are applied; true applies them. Without it, an update with
+   * breaking steps is declined (a caller that cannot ask passes one only when told to go ahead).
+   */
+  confirmBreaking?: (breaking: BreakingChanges) => boolean | Promise<boolean>;
+  /** Download progress; `total` is the archive's size when known. */
+  onProgress?: (received: number, total?: number) => void;
+  fetch?: typeof globalThis.fetch;
+  /** Told when an earlier migration or update, interrupted by a crash, was rolled back before this one. */
+  onRecovered?: (recovery: Recovery) => void;
+  /** The clock, for the backup folder's name. */
+  now?: () => Date;
+}
+
+/** The breaking steps of an update, with where the template's migration guide is. */
+export interface BreakingChanges {
+  steps: { id: string; description: string }[];
+  /** The guide the target version's manifest names (`migration.guide`), with its first lines. */
+  guide?: { path: string; firstLines: string[] };
+}
+
+/** What an update will do, planned before anything is written. */
+export interface UpdatePlan {
+  templateId: string;
+  fromVersion: string;
+  toVersion: string;
+  /** The migration steps: `applied` those that run (chained), with their changes, warnings and errors. */
+  steps: MigrationRunResult;
+  /** What happens to every file that changes or needs attention, in path order. */
+  files: FileUpdate[];
+  /** Paths with conflicts left to resolve. */
+  conflicts: string[];
+  /** Answers the target version's new questions got. */
+  newAnswers: Answers;
+  breaking: BreakingChanges;
+}
+
+export type UpdateProjectResult =
+  /** The registry has nothing newer than the project's version. */
+  | { status: 'up-to-date'; templateId: string; currentVersion: string; registryVersion: string }
+  /** The plan failed (a step failed, or a change cannot be made): nothing was changed. */
+  | (UpdatePlan & { status: 'plan-failed'; errors: string[] })
+  /** A dry run: the plan, nothing changed. */
+  | (UpdatePlan & { status: 'planned' })
+  /** Breaking steps were not confirmed: nothing was changed. */
+  | (UpdatePlan & { status: 'declined' })
+  /** Written; `conflicts` lists what is left to resolve. */
+  | (UpdatePlan & { status: 'updated'; backupDir?: string })
+  /** Writing failed and was rolled back (`errors` says what happened). */
+  | (UpdatePlan & { status: 'failed'; errors: string[]; backupDir?: string });
+
+/** The registry no longer has the version the project is locked at, so its rendering (the merge base) cannot be made. */
+export class BaseVersionNotFoundError extends Error {
+  constructor(
+    readonly templateId: string,
+    readonly version: string,
+  ) {
+    super(`template ${templateId}@${version}, the version the project is locked at, is not in the registry: the update needs it to tell the project's changes from the template's`);
+    this.name = 'BaseVersionNotFoundError';
+  }
+}
+
+/** Most lines of the migration guide shown with breaking steps, and most bytes read for them. */
+const GUIDE_LINES = 8;
+const GUIDE_BYTES = 16 * 1024;
+
+async function projectLock(projectDir: string): Promise<TemplateLock> {
+  try {
+    return await readLock(projectDir);
+  } catch (error) {
+    throw new ProjectLockError(errorMessage(error), { cause: error });
+  }
+}
+
+/** The first lines of the guide the manifest names, read inside the template only; undefined when there is none. */
+async function migrationGuide(template: LoadedTemplate): Promise<BreakingChanges['guide']> {
+  const guide = template.manifest.migration?.guide;
+  if (typeof guide !== 'string' || guide === '') return undefined;
+  const file = path.resolve(template.root, guide);
+  if (!isInside(template.root, file)) return undefined;
+  let head: string;
+  try {
+    const handle = await open(file, 'r');
+    try {
+      const buffer = Buffer.alloc(GUIDE_BYTES);
+      const { bytesRead } = await handle.read(buffer, 0, GUIDE_BYTES, 0);
+      head = buffer.subarray(0, bytesRead).toString('utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return { path: guide, firstLines: [] };
+  }
+  const firstLines = head.split(/\r?\n/).filter((line) => line.trim() !== '').slice(0, GUIDE_LINES);
+  return { path: guide, firstLines };
+}
+
+async function rendering(template: LoadedTemplate, answers: Answers): Promise<{ files: Map<string, RenderedContent>; resolved: ReturnType<typeof resolveAnswers> }> {
+  const resolved = resolveAnswers(template, answers);
+  const rendered = await renderTemplate(template, resolved);
+  return { files: new Map(rendered.map((file) => [file.path, { content: file.content, mode: file.mode }])), resolved };
+}
+
+/** The answers among `answers` that are variables of `template`. */
+function variablesOf(template: LoadedTemplate, answers: Answers): Answers {
+  return Object.fromEntries(Object.entries(answers).filter(([name]) => Object.hasOwn(template.variables, name)));
+}
+
+/** The lock after the update: the target version, its source, the new answers and the target rendering's hashes. */
+function updatedLock(lock: TemplateLock, entry: TemplateEntry, source: string, resolved: ReturnType<typeof resolveAnswers>, target: ReadonlyMap<string, RenderedContent>, applied: readonly string[]): TemplateLock {
+  const files = Object.fromEntries([...target].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([file, { content }]) => [file, { sha256: sha256Hex(content), size: content.length }]));
+  return {
+    ...lock,
+    template: { ...lock.template, version: entry.version, source },
+    answers: resolved.answers,
+    computed: resolved.computed,
+    files,
+    appliedMigrations: [...(lock.appliedMigrations ?? []), ...applied],
+  };
+}
+
+/**
+ * Updates the project in `projectDir` to `to` (or the version the registry selects).
+ * Throws ProjectLockError, TemplateNotFoundError, BaseVersionNotFoundError, the download's
+ * errors, TemplateLoadError, AnswersError, AnswersFileError, RenderError and
+ * MigrationStepFileError; a refused or failed update is a result, not an error.
+ */
+export async function updateProject(options: UpdateProjectOptions): Promise<UpdateProjectResult> {
+  if (options.to !== undefined && !isTemplateVersion(options.to)) throw new RangeError(`the target version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(options.to)})`);
+  const projectDir = path.resolve(options.projectDir ?? '.');
+  // A crash half-way through an earlier apply is undone first: the lock may be the new one.
+  const recovered = await recoverInterruptedApply(projectDir);
+  if (recovered) options.onRecovered?.(recovered);
+  const lock = await projectLock(projectDir);
+  const templateId = lock.template.name;
+  const fromVersion = lock.template.version;
+  const target = await options.client.getTemplate(templateId, options.to);
+  if (!target) throw new TemplateNotFoundError(templateId, options.to);
+  if (compareVersions(target.version, fromVersion) <= 0) {
+    return { status: 'up-to-date', templateId, currentVersion: fromVersion, registryVersion: target.version };
+  }
+  const baseEntry = await options.client.getTemplate(templateId, fromVersion);
+  if (!baseEntry) throw new BaseVersionNotFoundError(templateId, fromVersion);
+
+  const work = await mkdtemp(path.join(tmpdir(), 'template-update-'));
+  try {
+    const download = (entry: TemplateEntry, folder: string) =>
+      downloadTemplate(entry, path.join(work, folder), {
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+        documentUrl: options.client.registryUrl,
+      });
+    const baseTemplate = await loadTemplate((await download(baseEntry, 'base')).dir);
+    const targetTemplate = await loadTemplate((await download(target, 'target')).dir);
+
+    const base = await rendering(baseTemplate, variablesOf(baseTemplate, lock.answers));
+    let answers = await givenAnswers(targetTemplate, { ...options, answers: { ...variablesOf(targetTemplate, lock.answers), ...options.answers } });
+    const unanswered = Object.keys(targetTemplate.variables).filter((name) => !Object.hasOwn(answers, name));
+    if (options.ask && unanswered.length > 0) answers = await options.ask(targetTemplate, answers);
+    const next = await rendering(targetTemplate, answers);
+    const newAnswers = Object.fromEntries(Object.entries(next.resolved.answers).filter(([name]) => !Object.hasOwn(lock.answers, name)));
+
+    const steps: MigrationStep[] = (await loadDeclarativeSteps(path.join(targetTemplate.root, MIGRATIONS_FOLDER), { answers: migrationScope(lock) })).filter(
+      (step) => compareVersions(step.toVersion, target.version) <= 0,
+    );
+    const backup = options.backup ?? true;
+    const planned = await planRun(steps, {
+      projectPath: projectDir,
+      currentVersion: fromVersion,
+      targetVersion: target.version,
+      templateId,
+      config: lock.answers,
+      dryRun: options.dryRun ?? false,
+      backup,
+    });
+    const label = `${templateId}@${target.version}`;
+    const files = planned.result.success && planned.project
+      ? await mergeRenderings({ project: planned.project, base: base.files, target: next.files, lockedFiles: lock.files ?? {}, label, conflictStyle: options.conflict ?? 'inline' })
+      : [];
+    const breakingSteps = steps.filter((step) => step.breaking && planned.result.applied.includes(step.id));
+    const guide = breakingSteps.length > 0 ? await migrationGuide(targetTemplate) : undefined;
+    const plan: UpdatePlan = {
+      templateId,
+      fromVersion,
+      toVersion: target.version,
+      steps: planned.result,
+      files,
+      conflicts: files.filter((file) => file.status === 'conflict').map((file) => file.path),
+      newAnswers,
+      breaking: { steps: breakingSteps.map((step) => ({ id: step.id, description: step.description })), ...(guide ? { guide } : {}) },
+    };
+    options.onPlan?.(plan);
+    if (!planned.result.success) return { ...plan, status: 'plan-failed', errors: planned.result.errors };
+    if (options.dryRun) {
+      const dry = await applyPlannedRun(planned, { dryRun: true, backup });
+      return dry.success ? { ...plan, status: 'planned' } : { ...plan, status: 'plan-failed', errors: dry.errors };
+    }
+    if (breakingSteps.length > 0 && !(await options.confirmBreaking?.(plan.breaking))) return { ...plan, status: 'declined' };
+
+    const source = `${options.client.registryUrl}#${templateId}@${target.version}`;
+    const applied = await applyPlannedRun(planned, {
+      dryRun: false,
+      backup,
+      ...(options.now ? { now: options.now } : {}),
+      lockFor: () => updatedLock(lock, target, source, next.resolved, next.files, planned.result.applied),
+    });
+    const backupDir = applied.backupDir ? { backupDir: applied.backupDir } : {};
+    return applied.success ? { ...plan, status: 'updated', ...backupDir } : { ...plan, status: 'failed', errors: applied.errors, ...backupDir };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
