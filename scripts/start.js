@@ -92,7 +92,9 @@ Publish more with:
 Serving until Ctrl-C. Use it from another terminal (in this folder, or wherever template-registry is installed):
   export TEMPLATE_REGISTRY_URL=${publicUrl}/registry.json
   npx template-registry list
-  npx template-registry create ${manifest.name} my-app`);
+  npx template-registry create ${manifest.name} my-app
+  npx template-registry check-update --project my-app    # later: is there a newer version?
+  npx template-registry update --project my-app          # bring it in, keeping your changes`);
 
 const stop = () => server.app.close().then(() => process.exit(0));
 process.once('SIGINT', stop);

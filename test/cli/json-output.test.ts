@@ -97,6 +97,17 @@ describe('--json: one JSON document on stdout', () => {
     const created = await check('create', 'create', 'node-service@1.1.0', project, '--registry', registry, '--defaults', '--json');
     expect(created.run.code, created.run.stderr).toBe(0);
 
+    const other = path.join(await tempDir(), 'svc2');
+    expect((await cli('create', 'node-service@1.1.0', other, '--registry', registry, '--defaults')).code).toBe(0);
+    const available = await check('check-update', 'check-update', '--project', other, '--registry', registry, '--json');
+    expect(available.document).toMatchObject({ templateId: 'node-service', currentVersion: '1.1.0', latestVersion: '1.2.0', updateAvailable: true });
+    const updatePlan = await check('update', 'update', '--project', other, '--registry', registry, '--dry-run', '--json');
+    expect(updatePlan.run.code, updatePlan.run.stderr).toBe(0);
+    expect(updatePlan.document).toMatchObject({ status: 'planned', fromVersion: '1.1.0', toVersion: '1.2.0', conflicts: [] });
+    const updated = await check('update', 'update', '--project', other, '--registry', registry, '--json');
+    expect(updated.document).toMatchObject({ status: 'updated', toVersion: '1.2.0', steps: { applied: ['add-editorconfig'] } });
+    expect((await check('update', 'update', '--project', other, '--registry', registry, '--json')).document).toMatchObject({ status: 'up-to-date' });
+
     // The plan and its diffs are in the document, not printed before it.
     const planned = await check('migrate', 'migrate', '--project', project, '--registry', registry, '--dry-run', '--json');
     expect(planned.run.code, planned.run.stderr).toBe(0);

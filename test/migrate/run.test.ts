@@ -222,3 +222,42 @@ describe('what a step sees', () => {
     expect(result.errors[0]).toMatch(/^step peek failed: path "\.\.\/secret" is outside the project/);
   });
 });
+
+describe('chained hops', () => {
+  it('runs the steps of each hop from the version the hop before reached, until none applies', async () => {
+    const dir = await project();
+    const seen: [string, string][] = [];
+    const track = (id: string, from: string, to: string) =>
+      step(id, from, to, { execute: (ctx) => (seen.push([id, ctx.currentVersion]), { success: true, changes: [], warnings: [], errors: [] }) });
+    const steps = [track('two-to-three', '2.0.0', '3.0.0'), track('one-to-two', '1.0.0', '2.0.0'), track('one-to-one-five', '1.0.0', '1.5.0'), track('three-to-four', '3.0.0', '4.0.0')];
+    const result = await runMigrations(steps, context(dir, { targetVersion: '4.0.0' }));
+    expect(result.applied).toEqual(['one-to-one-five', 'one-to-two', 'two-to-three', 'three-to-four']);
+    expect(seen).toEqual([
+      ['one-to-one-five', '1.0.0'],
+      ['one-to-two', '1.0.0'],
+      ['two-to-three', '2.0.0'],
+      ['three-to-four', '3.0.0'],
+    ]);
+    expect(result.reachedVersion).toBe('4.0.0');
+  });
+
+  it('stops where the chain stops: a later step after a gap does not run', async () => {
+    const dir = await project();
+    const result = await runMigrations([step('one-to-two', '1.0.0', '2.0.0'), step('after-gap', '2.5.0', '3.0.0')], context(dir, { targetVersion: '3.0.0' }));
+    expect(result.applied).toEqual(['one-to-two']);
+    expect(result.reachedVersion).toBe('2.0.0');
+  });
+
+  it('gives each step the changes of the hops before it', async () => {
+    const dir = await project();
+    const steps = [
+      step('create', '1.0.0', '2.0.0', { changes: [{ type: 'create', path: 'notes.txt', content: 'one\n' }] }),
+      step('append', '2.0.0', '3.0.0', {
+        execute: async (ctx) => ({ success: true, changes: [{ type: 'update', path: 'notes.txt', content: `${(await ctx.files.read('notes.txt')) ?? ''}two\n` }], warnings: [], errors: [] }),
+      }),
+    ];
+    const result = await runMigrations(steps, context(dir, { targetVersion: '3.0.0' }));
+    expect(result.success).toBe(true);
+    expect(await read(dir, 'notes.txt')).toBe('one\ntwo\n');
+  });
+});

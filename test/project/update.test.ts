@@ -9,6 +9,7 @@ import { cli } from '../helpers/cli.js';
 import { isolateConsumerEnvironment, tempDir } from '../helpers/fixtures.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 import { snapshot } from '../migrate/helpers.js';
+import { validManifest } from '../helpers/fixtures.js';
 import { APP_V1, publishVersions, stepFile, TEMPLATE, type VersionSpec } from './versions.js';
 
 isolateConsumerEnvironment({ unset: ['TEMPLATE_REGISTRY_URL'] });
@@ -323,5 +324,38 @@ describe('check-update', () => {
     const current = await cli('check-update', '--project', dir, '--registry', registry, '--exit-code', '--json');
     expect(current.code).toBe(0);
     expect(JSON.parse(current.stdout)).toMatchObject({ updateAvailable: false, currentVersion: '2.0.0' });
+  });
+});
+
+describe('update: breaking steps', () => {
+  const V2: VersionSpec = {
+    version: '2.0.0',
+    files: {
+      ...V1.files,
+      'template.json': { ...validManifest, version: '2.0.0', migration: { from: ['1.x'], guide: 'docs/migration.md' } },
+      'docs/migration.md': '# Migrating to 2.0.0\n\nThe config moved to config/app.txt.\nRead this before you merge.\n',
+      'migrations/move.json': stepFile('move-config', '1.0.0', '2.0.0', [{ type: 'rename', path: 'app.txt', newPath: 'config/app.txt' }], true),
+      'template/config/app.txt.liquid': APP_V1,
+    },
+  };
+  delete V2.files['template/app.txt.liquid'];
+
+  it('announces them with the migration guide before asking, and declines without --yes when it cannot ask', async () => {
+    const { registry } = await registryWith([V1, V2]);
+    const dir = await createAt(registry, '1.0.0');
+    const before = await snapshot(dir);
+    const declined = await cli('update', '--project', dir, '--registry', registry);
+    expect(declined.code).toBe(1);
+    expect(declined.stderr).toMatch(/breaking changes.*1 breaking migration step/);
+    expect(declined.stderr).toContain('move-config');
+    expect(declined.stderr).toContain('migration guide: docs/migration.md');
+    expect(declined.stderr).toContain('| # Migrating to 2.0.0');
+    expect(declined.stderr).toMatch(/run again with --yes/);
+    expect(await snapshot(dir)).toEqual(before);
+
+    const applied = await cli('update', '--project', dir, '--registry', registry, '--yes');
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(await read(dir, 'config/app.txt')).toBe('# shop\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\n');
+    expect((await lockOf(dir)).template.version).toBe('2.0.0');
   });
 });

@@ -13,8 +13,8 @@ import { freePort } from '../helpers/registry-server.js';
 const root = path.resolve('.');
 const cliBin = path.join(root, 'bin', 'template-registry.js');
 
-/** The last line `npm start` prints before it serves: the consumer's create command. */
-const LAST_LINE = /^ {2}npx template-registry create \S+ my-app$/m;
+/** The last line `npm start` prints before it serves: the consumer's update command. */
+const LAST_LINE = /^ {2}npx template-registry update --project my-app .*$/m;
 
 describe('npm start', () => {
   it('serves a registry on the embedded store with the example template published through the publish pipeline, until Ctrl-C', async () => {
@@ -51,7 +51,8 @@ describe('npm start', () => {
 
     // It ends with the consumer side, and the lines work as printed.
     const lines = output.trimEnd().split('\n');
-    expect(lines.slice(-3)).toEqual([`  export TEMPLATE_REGISTRY_URL=http://127.0.0.1:${port}/registry.json`, '  npx template-registry list', '  npx template-registry create node-service my-app']);
+    expect(lines.slice(-5, -2)).toEqual([`  export TEMPLATE_REGISTRY_URL=http://127.0.0.1:${port}/registry.json`, '  npx template-registry list', '  npx template-registry create node-service my-app']);
+    expect(lines.slice(-2).map((line) => line.replace(/\s+#.*$/, ''))).toEqual(['  npx template-registry check-update --project my-app', '  npx template-registry update --project my-app']);
     const registryUrl = /export TEMPLATE_REGISTRY_URL=(\S+)/.exec(output)?.[1] ?? '';
     const consumerEnv = { ...process.env, TEMPLATE_REGISTRY_URL: registryUrl, TEMPLATE_REGISTRY_CACHE: await tempDir('tr-start-cache-'), DO_NOT_TRACK: '1' };
     const work = await tempDir('tr-start-consumer-');
@@ -59,6 +60,8 @@ describe('npm start', () => {
     expect(list.stdout).toMatch(/^node-service\s+\d+\.\d+\.\d+\s/m);
     await promisify(execFile)(process.execPath, [cliBin, 'create', 'node-service', 'my-app'], { env: consumerEnv, cwd: work });
     expect(await readFile(path.join(work, 'my-app', '.template-lock.json'), 'utf8')).toContain('node-service');
+    const check = await promisify(execFile)(process.execPath, [cliBin, 'check-update', '--project', 'my-app'], { env: consumerEnv, cwd: work });
+    expect(check.stdout).toMatch(/^node-service is up to date/);
 
     child.kill('SIGINT');
     expect(await exited).toBe(0);
