@@ -46,7 +46,11 @@ export interface FileUpdate {
 export interface MergeRenderingsInput {
   /** The project as the migration steps left it; the merge's changes are laid over it. */
   project: PlannedProject;
-  /** The rendering of the locked version with the lock's answers, by project path. */
+  /**
+   * The rendering of the locked version with the lock's answers, by project path; empty when that
+   * version is not to be had (then the lock alone says which files were generated, and a file
+   * changed on both sides is compared whole).
+   */
   base: ReadonlyMap<string, RenderedContent>;
   /** The rendering of the target version with the new answers. */
   target: ReadonlyMap<string, RenderedContent>;
@@ -89,7 +93,8 @@ export async function mergeRenderings(input: MergeRenderingsInput): Promise<File
   const style = input.conflictStyle ?? 'inline';
   const base = followSteps(project, input.base);
   const locked = followSteps(project, Object.entries(input.lockedFiles));
-  const paths = [...new Set([...base.keys(), ...target.keys()])].sort();
+  const baseKnown = input.base.size > 0;
+  const paths = [...new Set([...base.keys(), ...target.keys(), ...locked.keys()])].sort();
   const updates: FileUpdate[] = [];
 
   for (const path of paths) {
@@ -109,9 +114,12 @@ export async function mergeRenderings(input: MergeRenderingsInput): Promise<File
     const changedInProject = current !== undefined && (lockedHash !== undefined ? sha256Hex(current) !== lockedHash : !before?.equals(current));
     const binary = [before, after?.content, current].some((data) => data !== undefined && isBinary(data));
     const shown = binary ? { binary: true } : {};
+    // Generated at the locked version: in its rendering, or (when that is not to be had) in the lock.
+    const generated = before !== undefined || lockedHash !== undefined;
 
     if (!after) {
-      if (!before || current === undefined) continue;
+      // With the base at hand only its files are the template's to remove (the lock also lists files steps created).
+      if (!(baseKnown ? before !== undefined : generated) || current === undefined) continue;
       if (changedInProject) {
         updates.push({ path, status: 'kept', reason: 'removed from the template, but changed in the project', diff: '', ...shown });
       } else {
@@ -124,7 +132,7 @@ export async function mergeRenderings(input: MergeRenderingsInput): Promise<File
     if (current?.equals(after.content)) continue; // the project already has the template's new content
 
     if (current === undefined) {
-      if (before || lockedHash !== undefined) {
+      if (generated) {
         updates.push({ path, status: 'kept', reason: 'deleted in the project: stays deleted', diff: '', ...shown });
       } else {
         await project.put(path, after.content, after.mode);
@@ -132,7 +140,7 @@ export async function mergeRenderings(input: MergeRenderingsInput): Promise<File
       }
       continue;
     }
-    if (!changedInProject && before) {
+    if (!changedInProject && generated) {
       await project.put(path, after.content);
       updates.push({ path, status: 'updated', diff: binary ? '' : diffOf(path, current, after.content), ...shown });
       continue;
@@ -150,7 +158,9 @@ export async function mergeRenderings(input: MergeRenderingsInput): Promise<File
     }
     const reason = before
       ? `${merged.conflicts} conflicting change${merged.conflicts === 1 ? '' : 's'} in the project and in the template`
-      : 'the template adds this file and the project has a different one';
+      : generated
+        ? 'changed in the project, and the rendering it was generated from is not to be had: compare the whole file'
+        : 'the template adds this file and the project has a different one';
     if (style === 'rej') {
       const rejectFile = `${path}${REJECT_SUFFIX}`;
       const patch = unifiedDiff(text(before), text(after.content), { ...(before ? { oldPath: path } : {}), newPath: path });

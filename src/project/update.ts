@@ -105,15 +105,9 @@ export type UpdateProjectResult =
   /** Writing failed and was rolled back (`errors` says what happened). */
   | (UpdatePlan & { status: 'failed'; errors: string[]; backupDir?: string });
 
-/** The registry no longer has the version the project is locked at, so its rendering (the merge base) cannot be made. */
-export class BaseVersionNotFoundError extends Error {
-  constructor(
-    readonly templateId: string,
-    readonly version: string,
-  ) {
-    super(`template ${templateId}@${version}, the version the project is locked at, is not in the registry: the update needs it to tell the project's changes from the template's`);
-    this.name = 'BaseVersionNotFoundError';
-  }
+/** The plan's warning when the registry no longer has the version the project is locked at (the merge base). */
+export function missingBaseWarning(templateId: string, version: string): string {
+  return `template ${templateId}@${version}, the version the project is locked at, is not in the registry: the lock's hashes tell which files the project changed, but not which lines, so files changed on both sides are shown whole, as conflicts`;
 }
 
 /** Most lines of the migration guide shown with breaking steps, and most bytes read for them. */
@@ -177,7 +171,7 @@ function updatedLock(lock: TemplateLock, entry: TemplateEntry, source: string, r
 
 /**
  * Updates the project in `projectDir` to `to` (or the version the registry selects).
- * Throws ProjectLockError, TemplateNotFoundError, BaseVersionNotFoundError, the download's
+ * Throws ProjectLockError, TemplateNotFoundError, the download's
  * errors, TemplateLoadError, AnswersError, AnswersFileError, RenderError and
  * MigrationStepFileError; a refused or failed update is a result, not an error.
  */
@@ -196,7 +190,6 @@ export async function updateProject(options: UpdateProjectOptions): Promise<Upda
     return { status: 'up-to-date', templateId, currentVersion: fromVersion, registryVersion: target.version };
   }
   const baseEntry = await options.client.getTemplate(templateId, fromVersion);
-  if (!baseEntry) throw new BaseVersionNotFoundError(templateId, fromVersion);
 
   const work = await mkdtemp(path.join(tmpdir(), 'template-update-'));
   try {
@@ -206,10 +199,11 @@ export async function updateProject(options: UpdateProjectOptions): Promise<Upda
         ...(options.fetch ? { fetch: options.fetch } : {}),
         documentUrl: options.client.registryUrl,
       });
-    const baseTemplate = await loadTemplate((await download(baseEntry, 'base')).dir);
+    const baseTemplate = baseEntry ? await loadTemplate((await download(baseEntry, 'base')).dir) : undefined;
     const targetTemplate = await loadTemplate((await download(target, 'target')).dir);
 
-    const base = await rendering(baseTemplate, variablesOf(baseTemplate, lock.answers));
+    // Without the locked version (gone from the registry), the lock's hashes still tell untouched files from changed ones.
+    const base = baseTemplate ? await rendering(baseTemplate, variablesOf(baseTemplate, lock.answers)) : undefined;
     let answers = await givenAnswers(targetTemplate, { ...options, answers: { ...variablesOf(targetTemplate, lock.answers), ...options.answers } });
     const unanswered = Object.keys(targetTemplate.variables).filter((name) => !Object.hasOwn(answers, name));
     if (options.ask && unanswered.length > 0) answers = await options.ask(targetTemplate, answers);
@@ -231,10 +225,11 @@ export async function updateProject(options: UpdateProjectOptions): Promise<Upda
     });
     const label = `${templateId}@${target.version}`;
     const files = planned.result.success && planned.project
-      ? await mergeRenderings({ project: planned.project, base: base.files, target: next.files, lockedFiles: lock.files ?? {}, label, conflictStyle: options.conflict ?? 'inline' })
+      ? await mergeRenderings({ project: planned.project, base: base?.files ?? new Map(), target: next.files, lockedFiles: lock.files ?? {}, label, conflictStyle: options.conflict ?? 'inline' })
       : [];
     const breakingSteps = steps.filter((step) => step.breaking && planned.result.applied.includes(step.id));
     const guide = breakingSteps.length > 0 ? await migrationGuide(targetTemplate) : undefined;
+    if (!base) planned.result.warnings.push(missingBaseWarning(templateId, fromVersion));
     const plan: UpdatePlan = {
       templateId,
       fromVersion,

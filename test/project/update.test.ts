@@ -359,3 +359,26 @@ describe('update: breaking steps', () => {
     expect((await lockOf(dir)).template.version).toBe('2.0.0');
   });
 });
+
+describe('update: the locked version is gone from the registry', () => {
+  it('goes on with the lock alone: untouched files replaced or removed, changed ones shown whole as conflicts', async () => {
+    const { registry: first } = await registryWith([V1]);
+    const dir = await createAt(first, '1.0.0');
+    await edit(dir, 'kept-old.txt', 'kept', 'kept and edited');
+    const { registry: second } = await registryWith([V1_1]);
+
+    const run = await cli('update', '--project', dir, '--registry', second, '--json');
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/demo-template@1\.0\.0, the version the project is locked at, is not in the registry/);
+    expect(await read(dir, 'app.txt')).toBe('# shop\nline 2\nline 3\nline 4\nline 5\nline 6 from the template\nline 7\n');
+    expect(existsSync(path.join(dir, 'old.txt'))).toBe(false);
+    expect(await read(dir, 'kept-old.txt')).toBe('kept and edited\n');
+
+    await edit(dir, 'app.txt', 'line 2', 'line 2 mine');
+    const V1_2: VersionSpec = { version: '1.2.0', files: { ...V1_1.files, 'template/app.txt.liquid': APP_V1.replace('line 7', 'line 7, 1.2.0') } };
+    const { registry: third } = await registryWith([V1_2]);
+    const conflicted = await cli('update', '--project', dir, '--registry', third);
+    expect(conflicted.code).toBe(3);
+    expect(await read(dir, 'app.txt')).toMatch(/^<<<<<<< project\n# shop\nline 2 mine\n[\s\S]*=======\n# shop\nline 2\n[\s\S]*line 7, 1\.2\.0\n>>>>>>> demo-template@1\.2\.0\n$/);
+  });
+});

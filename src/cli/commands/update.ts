@@ -11,7 +11,6 @@ import { Option, type Command } from 'commander';
 import { isTemplateVersion } from '../../core/versions.js';
 import type { FileUpdate } from '../../migrate/index.js';
 import {
-  BaseVersionNotFoundError,
   checkForUpdate,
   ProjectLockError,
   TemplateNotFoundError,
@@ -165,7 +164,7 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
         });
       } catch (error) {
         if (error instanceof ProjectLockError) throw new UsageError(error.message);
-        if (error instanceof TemplateNotFoundError || error instanceof BaseVersionNotFoundError) {
+        if (error instanceof TemplateNotFoundError) {
           io.stderr(`${error.message}\n`);
           setExit(EXIT.failure);
           return;
