@@ -19,6 +19,7 @@ export const LAYERS = {
   server: ['core', 'archive', 'template', 'registry', 'store'],
   action: ['core', 'template', 'pack', 'publish', 'github'],
   'registry-action': ['core', 'registry', 'github'],
+  'sync-action': ['core', 'client', 'project', 'github', 'template'],
   cli: ['core', 'archive', 'template', 'pack', 'registry', 'store', 'client', 'compat', 'migrate', 'github', 'publish', 'project', 'server'],
   types: [],
 };

@@ -9,6 +9,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST_ENTRY_POINTS = {
   'action/index': path.join(root, 'src/action/index.ts'),
   'registry-action/index': path.join(root, 'src/registry-action/index.ts'),
+  'sync-action/index': path.join(root, 'src/sync-action/index.ts'),
 };
 
 /** esbuild options that bundle `entryPoints` (default every action) into `outdir`. */

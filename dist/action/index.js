@@ -51596,6 +51596,23 @@ function checkExpressions(documents, evaluator = new ExpressionEvaluator()) {
 
 // src/template/migration-check.ts
 import path8 from "node:path";
+
+// src/core/step-order.ts
+function applicableInOrder(steps, currentVersion) {
+  return steps.filter((step) => compareVersions(step.fromVersion, currentVersion) <= 0 && compareVersions(step.toVersion, currentVersion) > 0).map((step, index) => ({ step, index })).sort((x, y) => compareVersions(x.step.toVersion, y.step.toVersion) || x.index - y.index).map(({ step }) => step);
+}
+function chainInOrder(steps, currentVersion) {
+  const chained = [];
+  let current = currentVersion;
+  for (; ; ) {
+    const hop = applicableInOrder(steps, current);
+    if (hop.length === 0) return { steps: chained, reachedVersion: current };
+    for (const step of hop) chained.push({ step, hopVersion: current });
+    current = hop.reduce((highest, step) => compareVersions(step.toVersion, highest) > 0 ? step.toVersion : highest, current);
+  }
+}
+
+// src/template/migration-check.ts
 var RENDERED_CHANGE_FIELDS = ["path", "newPath", "content"];
 var isRecord3 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 function pathOutsideProject(source) {
@@ -51658,16 +51675,23 @@ function checkMigrationChain(steps) {
       });
     } else seen.set(key, step);
   }
-  const oldest = valid.reduce((found, step) => !found || compareVersions(step.fromVersion, found.fromVersion) < 0 ? step : found, void 0);
-  if (!oldest) return problems;
-  for (const step of valid) {
-    if (compareVersions(step.fromVersion, oldest.fromVersion) <= 0) continue;
-    problems.push({
-      file: step.file,
-      pointer: "/fromVersion",
-      code: "MIGRATION_UNREACHABLE",
-      message: `is unreachable from ${oldest.fromVersion}: a project at ${oldest.fromVersion} migrated to ${step.toVersion} or later runs ${oldest.file} but never this step (a run applies only the steps whose fromVersion is at or before the project's version), so it ends at ${step.toVersion} without this step's changes; set fromVersion to ${oldest.fromVersion} and make the step work on projects from ${oldest.fromVersion} up`
-    });
+  const starts = [...new Set(valid.map((step) => step.fromVersion))].sort(compareVersions);
+  const reported = /* @__PURE__ */ new Set();
+  for (const start of starts) {
+    const chain = chainInOrder(valid, start);
+    const ran = new Set(chain.steps.map(({ step }) => step));
+    for (const step of valid) {
+      if (reported.has(step) || ran.has(step) || compareVersions(step.toVersion, start) <= 0) continue;
+      reported.add(step);
+      const jump = chain.steps.find(({ step: other }) => compareVersions(other.toVersion, step.fromVersion) > 0 && compareVersions(other.fromVersion, step.fromVersion) < 0)?.step;
+      const past = jump ? `runs ${jump.file} up to ${jump.toVersion}, past this step's fromVersion,` : `stops at ${chain.reachedVersion}, before this step's fromVersion,`;
+      problems.push({
+        file: step.file,
+        pointer: "/fromVersion",
+        code: "MIGRATION_UNREACHABLE",
+        message: `is unreachable from ${start}: a project at ${start} migrated to ${step.toVersion} or later ${past} and never runs this step (a run applies the steps whose fromVersion is at or before the version it has reached), so it ends at ${step.toVersion} without this step's changes; ` + (jump ? `end ${jump.file} at ${step.fromVersion} so the chain passes through this step, or start this step at ${start}` : `start this step at ${chain.reachedVersion} so the chain reaches it`)
+      });
+    }
   }
   return problems;
 }

@@ -9,6 +9,7 @@ import path from 'node:path';
 
 import { downloadTemplate, sendAnalyticsEvent, type EventDelivery, type RegistryClient } from '../client/index.js';
 import type { TemplateEntry, TemplateManifest } from '../core/schema-types.js';
+import { registrySource } from '../template/lock.js';
 import { generateProject, loadTemplate, type Answers, type GenerateResult, type LoadedTemplate } from '../template/index.js';
 import { givenAnswers, type GivenAnswers } from './answers.js';
 import { TemplateNotFoundError } from './errors.js';
@@ -91,7 +92,7 @@ export async function createProject(options: CreateProjectOptions): Promise<Crea
     if (options.ask) answers = await options.ask(template, answers);
     const project = await generateProject(template, options.dir ?? id, answers, {
       force: options.force ?? false,
-      source: `${client.registryUrl}#${id}@${entry.version}`,
+      source: registrySource(client.registryUrl, id, entry.version),
     });
     return { entry, project, manifest: template.manifest, event: await report(true, started) };
   } catch (error) {

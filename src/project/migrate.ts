@@ -24,6 +24,7 @@ import {
   type MigrationStep,
 } from '../migrate/index.js';
 import { readLock, type TemplateLock } from '../template/index.js';
+import { registrySource } from '../template/lock.js';
 import { ProjectLockError, TemplateNotFoundError } from './errors.js';
 
 export interface MigrateProjectOptions {
@@ -128,7 +129,7 @@ export async function migrateProject(options: MigrateProjectOptions): Promise<Mi
     }
     // The source follows the version the steps reach, in the form `create` records.
     const registryUrl = options.client.registryUrl;
-    const runOptions = { protectChangedFiles: !options.force, lockSource: (version: string) => `${registryUrl}#${templateId}@${version}` };
+    const runOptions = { protectChangedFiles: !options.force, lockSource: (version: string) => registrySource(registryUrl, templateId, version) };
     const context: Omit<MigrationRunContext, 'dryRun'> = {
       projectPath: path.resolve(projectDir),
       currentVersion: fromVersion,

@@ -30,7 +30,7 @@ import {
 } from '../migrate/index.js';
 import { isInside } from '../template/paths.js';
 import { loadTemplate, readLock, renderTemplate, resolveAnswers, type Answers, type LoadedTemplate, type TemplateLock } from '../template/index.js';
-import { sha256Hex } from '../template/lock.js';
+import { registrySource, sha256Hex } from '../template/lock.js';
 import { givenAnswers, type GivenAnswers } from './answers.js';
 import { ProjectLockError, TemplateNotFoundError } from './errors.js';
 
@@ -248,7 +248,7 @@ export async function updateProject(options: UpdateProjectOptions): Promise<Upda
     }
     if (breakingSteps.length > 0 && !(await options.confirmBreaking?.(plan.breaking))) return { ...plan, status: 'declined' };
 
-    const source = `${options.client.registryUrl}#${templateId}@${target.version}`;
+    const source = registrySource(options.client.registryUrl, templateId, target.version);
     const applied = await applyPlannedRun(planned, {
       dryRun: false,
       backup,

@@ -25,6 +25,18 @@ export interface TemplateLock {
   appliedMigrations?: string[];
 }
 
+/** The lock's `template.source` of a version read from a registry: `<registry.json URL>#<id>@<version>`. */
+export function registrySource(registryUrl: string, templateId: string, version: string): string {
+  return `${registryUrl}#${templateId}@${version}`;
+}
+
+/** The registry a lock's `template.source` names (an http(s) URL before `#`), or undefined. */
+export function sourceRegistry(source: unknown): string | undefined {
+  if (typeof source !== 'string') return undefined;
+  const url = source.split('#')[0] ?? '';
+  return /^https?:\/\//i.test(url) ? url : undefined;
+}
+
 export function sha256Hex(content: Buffer | string): string {
   return createHash('sha256').update(content).digest('hex');
 }

@@ -2,9 +2,6 @@
  * `update` and `check-update`: keep a generated project in sync with its template. Both read the
  * registry from --registry, TEMPLATE_REGISTRY_URL, or else the one the project's lock file names.
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-
 import { confirm } from '@inquirer/prompts';
 import { Option, type Command } from 'commander';
 
@@ -19,7 +16,7 @@ import {
   type UpdatePlan,
   type UpdateProjectResult,
 } from '../../project/index.js';
-import { LOCK_FILE } from '../../template/index.js';
+import { readLock, sourceRegistry } from '../../template/index.js';
 import { promptForAnswers } from '../../template/prompts.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { stderrStyle, stdoutStyle } from '../style.js';
@@ -29,17 +26,9 @@ import { answerFlags, reportTemplateError } from './generate.js';
 /** Exit code of an update that left conflicts to resolve. */
 export const EXIT_CONFLICTS = 3;
 
-/** The registry the project's lock file names (`<registry.json URL>#<id>@<version>`), if any. */
+/** The registry the project's lock file names, if any (a lock that cannot be read is `update`'s to report). */
 async function lockRegistry(projectDir: string): Promise<string | undefined> {
-  try {
-    const lock = JSON.parse(await readFile(path.join(projectDir, LOCK_FILE), 'utf8')) as { template?: { source?: unknown } };
-    const source = lock.template?.source;
-    if (typeof source !== 'string') return undefined;
-    const url = source.split('#')[0] ?? '';
-    return /^https?:\/\//i.test(url) ? url : undefined;
-  } catch {
-    return undefined;
-  }
+  return readLock(projectDir).then((lock) => sourceRegistry(lock.template.source), () => undefined);
 }
 
 /** The breaking steps and the guide's first lines, on stderr, before the question. */

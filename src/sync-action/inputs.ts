@@ -1,0 +1,68 @@
+import path from 'node:path';
+
+import { registryDocumentUrl, registryUrlProblem } from '../core/registry-url.js';
+import { InputError, readInput, type ActionEnv } from '../github/inputs.js';
+import { isInside } from '../template/paths.js';
+
+export { InputError } from '../github/inputs.js';
+
+/** The sync action's inputs, parsed and checked. */
+export interface SyncInputs {
+  /** The registry document's URL (`registry-url` as a base or registry.json URL); absent: the one the lock file names. */
+  registryUrl?: string;
+  githubToken: string;
+  /** GITHUB_WORKSPACE resolved (default the working directory): the checkout git runs in. */
+  workspace: string;
+  /** The generated project (absolute, inside the workspace). */
+  projectDir: string;
+  /** Absent: the repository's default branch. */
+  baseBranch?: string;
+  repository: { owner: string; repo: string };
+  /** GITHUB_API_URL, default https://api.github.com. */
+  apiUrl: string;
+}
+
+/**
+ * A branch name git accepts (`git check-ref-format --branch`, the common rules): it goes into
+ * git's arguments, so it must not look like an option either.
+ */
+function checkBranchName(name: string): void {
+  const control = [...name].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f);
+  const bad = control || name.startsWith('-') || name.startsWith('/') || name.endsWith('/') || name.endsWith('.') || name.endsWith('.lock') || name.includes('..') || name.includes('//') || name.includes('@{') || /[\s~^:?*[\\]/.test(name);
+  if (bad) throw new InputError(`input base-branch is not a valid branch name (got ${JSON.stringify(name)})`);
+}
+
+/**
+ * Parses the sync action's inputs from the environment the runner gives (a pure function of it
+ * and `cwd`). project-path is resolved against GITHUB_WORKSPACE and must stay inside it. Throws
+ * InputError naming the input and the rule it breaks.
+ */
+export function parseSyncInputs(env: ActionEnv, cwd = '.'): SyncInputs {
+  const workspace = path.resolve(cwd, env.GITHUB_WORKSPACE || '.');
+  const githubToken = readInput(env, 'github-token');
+  if (githubToken === '') throw new InputError('input github-token is required (the default ${{ github.token }} needs the permissions contents: write and pull-requests: write)');
+
+  const registryUrl = readInput(env, 'registry-url');
+  const problem = registryUrl === '' ? undefined : registryUrlProblem(registryUrl);
+  if (problem) throw new InputError(`input registry-url ${problem}`);
+
+  const projectPath = readInput(env, 'project-path') || '.';
+  const projectDir = path.resolve(workspace, projectPath);
+  if (!isInside(workspace, projectDir)) throw new InputError(`input project-path must stay inside the workspace ${workspace} (got ${JSON.stringify(projectPath)})`);
+
+  const baseBranch = readInput(env, 'base-branch');
+  if (baseBranch !== '') checkBranchName(baseBranch);
+
+  const [owner, repo, ...rest] = (env.GITHUB_REPOSITORY ?? '').split('/');
+  if (!owner || !repo || rest.length > 0) throw new InputError(`GITHUB_REPOSITORY must be owner/repo (got ${JSON.stringify(env.GITHUB_REPOSITORY ?? '')})`);
+
+  return {
+    ...(registryUrl ? { registryUrl: registryDocumentUrl(registryUrl) } : {}),
+    githubToken,
+    workspace,
+    projectDir,
+    ...(baseBranch ? { baseBranch } : {}),
+    repository: { owner, repo },
+    apiUrl: (env.GITHUB_API_URL ?? '').trim() || 'https://api.github.com',
+  };
+}
