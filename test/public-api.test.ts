@@ -56,7 +56,9 @@ describe('the package root', () => {
     };
     await walk('src');
     expect(classes.size).toBeGreaterThan(20);
-    expect([...classes].filter((name) => typeof exported[name] !== 'function')).toEqual([]);
+    // Caught inside the client's cache (CachedJson) and turned into its load errors: never reaches a caller.
+    const internal = new Set(['FetchFailure']);
+    expect([...classes].filter((name) => !internal.has(name) && typeof exported[name] !== 'function')).toEqual([]);
   });
 
   it('keeps internal helpers private', () => {

@@ -26,7 +26,7 @@ export class RegistryUnavailableError extends Error {
 }
 
 /** Why a response cannot be used; the message goes into `lastError`. */
-class FetchFailure extends Error {
+export class FetchFailure extends Error {
   constructor(
     message: string,
     /** The HTTP status, when the server answered one. */
