@@ -1078,14 +1078,14 @@ var require_util = __commonJS({
         }
         const port = url.port != null ? url.port : url.protocol === "https:" ? 443 : 80;
         let origin = url.origin != null ? url.origin : `${url.protocol || ""}//${url.hostname || ""}:${port}`;
-        let path24 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
+        let path25 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path24 && path24[0] !== "/") {
-          path24 = `/${path24}`;
+        if (path25 && path25[0] !== "/") {
+          path25 = `/${path25}`;
         }
-        return new URL(`${origin}${path24}`);
+        return new URL(`${origin}${path25}`);
       }
       if (!isHttpOrHttpsPrefixed(url.origin || url.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1536,39 +1536,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path24, origin }
+          request: { method, path: path25, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path24);
+        debuglog("sending request to %s %s/%s", method, origin, path25);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path24, origin },
+          request: { method, path: path25, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path24,
+          path25,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path24, origin }
+          request: { method, path: path25, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path24);
+        debuglog("trailers received from %s %s/%s", method, origin, path25);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path24, origin },
+          request: { method, path: path25, origin },
           error: error2
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path24,
+          path25,
           error2.message
         );
       });
@@ -1617,9 +1617,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path24, origin }
+            request: { method, path: path25, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path24);
+          debuglog("sending request to %s %s/%s", method, origin, path25);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1682,7 +1682,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path24,
+        path: path25,
         method,
         body,
         headers,
@@ -1697,11 +1697,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path24 !== "string") {
+        if (typeof path25 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path24[0] !== "/" && !(path24.startsWith("http://") || path24.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path25[0] !== "/" && !(path25.startsWith("http://") || path25.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path24)) {
+        } else if (invalidPathRegex.test(path25)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1767,7 +1767,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path24, query) : path24;
+        this.path = query ? buildURL(path25, query) : path25;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -6460,7 +6460,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path24, host, upgrade, blocking, reset } = request2;
+      const { method, path: path25, host, upgrade, blocking, reset } = request2;
       let { body, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6541,7 +6541,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path24} HTTP/1.1\r
+      let header = `${method} ${path25} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7070,7 +7070,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path24, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path25, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7167,7 +7167,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path24;
+      headers[HTTP2_HEADER_PATH] = path25;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7520,9 +7520,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path24 = search ? `${pathname}${search}` : pathname;
+        const path25 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path24;
+        this.opts.path = path25;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8761,10 +8761,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path24 = "/",
+          path: path25 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path24;
+        opts.path = origin + path25;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -10736,20 +10736,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path24) {
-      if (typeof path24 !== "string") {
-        return path24;
+    function safeUrl(path25) {
+      if (typeof path25 !== "string") {
+        return path25;
       }
-      const pathSegments = path24.split("?");
+      const pathSegments = path25.split("?");
       if (pathSegments.length !== 2) {
-        return path24;
+        return path25;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path24, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path24);
+    function matchKey(mockDispatch2, { path: path25, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path25);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10771,7 +10771,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path24 }) => matchValue(safeUrl(path24), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path25 }) => matchValue(safeUrl(path25), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10809,9 +10809,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path24, method, body, headers, query } = opts;
+      const { path: path25, method, body, headers, query } = opts;
       return {
-        path: path24,
+        path: path25,
         method,
         body,
         headers,
@@ -11274,10 +11274,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path24, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path25, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path24,
+            Path: path25,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16156,9 +16156,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path24) {
-      for (let i = 0; i < path24.length; ++i) {
-        const code2 = path24.charCodeAt(i);
+    function validateCookiePath(path25) {
+      for (let i = 0; i < path25.length; ++i) {
+        const code2 = path25.charCodeAt(i);
         if (code2 < 32 || // exclude CTLs (0-31)
         code2 > 126 || // exclude DEL and non-ascii
         code2 === 59) {
@@ -19078,11 +19078,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path24 = opts.path;
+          let path25 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path24 = `/${path24}`;
+            path25 = `/${path25}`;
           }
-          url = new URL(util.parseOrigin(url).origin + path24);
+          url = new URL(util.parseOrigin(url).origin + path25);
         } else {
           if (!opts) {
             opts = typeof url === "object" ? url : {};
@@ -24595,8 +24595,8 @@ var require_utils2 = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path24) {
-      let input = path24;
+    function removeDotSegments(path25) {
+      let input = path25;
       const output = [];
       let nextSlash = -1;
       let len = 0;
@@ -24670,11 +24670,11 @@ var require_utils2 = __commonJS({
       }
       return output.join("");
     }
-    function removeDotSegmentsRelative(path24) {
-      if (path24 === "" || path24[0] === "/") {
-        return removeDotSegments(path24);
+    function removeDotSegmentsRelative(path25) {
+      if (path25 === "" || path25[0] === "/") {
+        return removeDotSegments(path25);
       }
-      const segments = path24.split("/");
+      const segments = path25.split("/");
       const last = segments.length - 1;
       const output = [];
       let trailingDirectory = false;
@@ -25037,8 +25037,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path24 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path24 && path24 !== "/" ? path24 : void 0;
+        const path25 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path25 && path25 !== "/" ? path25 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -32109,7 +32109,7 @@ var require_liquid_node = __commonJS({
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var stream = __require("stream");
-    var path24 = __require("path");
+    var path25 = __require("path");
     var fs$1 = __require("fs");
     var crypto2 = __require("crypto");
     var Token = class {
@@ -33586,9 +33586,9 @@ var require_liquid_node = __commonJS({
       return fs$1.readFileSync(filepath, "utf8");
     }
     function resolve2(root, file, ext) {
-      if (!path24.extname(file))
+      if (!path25.extname(file))
         file += ext;
-      return path24.resolve(root, file);
+      return path25.resolve(root, file);
     }
     function fallback(file) {
       try {
@@ -33597,14 +33597,14 @@ var require_liquid_node = __commonJS({
       }
     }
     function dirname3(filepath) {
-      return path24.dirname(filepath);
+      return path25.dirname(filepath);
     }
     var realpathAsync = promisify(fs$1.realpath);
     async function contains(root, file) {
       try {
         const realRoot = await realpathAsync(root);
         const realFile = await realpathAsync(file);
-        const prefix = realRoot.endsWith(path24.sep) ? realRoot : realRoot + path24.sep;
+        const prefix = realRoot.endsWith(path25.sep) ? realRoot : realRoot + path25.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -33614,7 +33614,7 @@ var require_liquid_node = __commonJS({
       try {
         const realRoot = fs$1.realpathSync(root);
         const realFile = fs$1.realpathSync(file);
-        const prefix = realRoot.endsWith(path24.sep) ? realRoot : realRoot + path24.sep;
+        const prefix = realRoot.endsWith(path25.sep) ? realRoot : realRoot + path25.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -33631,7 +33631,7 @@ var require_liquid_node = __commonJS({
       dirname: dirname3,
       contains,
       containsSync,
-      sep: path24.sep
+      sep: path25.sep
     });
     function chargeJsonReplacerValue(memoryLimit, val) {
       if (typeof val === "string") {
@@ -34869,10 +34869,10 @@ var require_liquid_node = __commonJS({
             yield filepath;
         }
       }
-      dirname(path25) {
+      dirname(path26) {
         const fs5 = this.options.fs;
         assert(fs5.dirname, "`fs.dirname` is required for relative reference");
-        return fs5.dirname(path25);
+        return fs5.dirname(path26);
       }
       lookupError(file, roots) {
         const err = new Error("ENOENT");
@@ -38138,8 +38138,8 @@ var require_utils3 = __commonJS({
       }
       return output;
     };
-    exports.basename = (path24, { windows } = {}) => {
-      const segs = path24.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path25, { windows } = {}) => {
+      const segs = path25.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -38884,16 +38884,16 @@ var require_parse3 = __commonJS({
         const analysis = analyzeRepeatedExtglob(body, opts);
         if ((token.type === "plus" || token.type === "star") && analysis.risky) {
           const safeOutput = analysis.safeOutput ? (token.output ? "" : ONE_CHAR) + (opts.capture ? `(${analysis.safeOutput})` : analysis.safeOutput) : void 0;
-          const open5 = tokens[token.tokensIndex];
-          open5.type = "text";
-          open5.value = literal;
-          open5.output = safeOutput || utils.escapeRegex(literal);
+          const open3 = tokens[token.tokensIndex];
+          open3.type = "text";
+          open3.value = literal;
+          open3.output = safeOutput || utils.escapeRegex(literal);
           for (let i = token.tokensIndex + 1; i < tokens.length; i++) {
             tokens[i].value = "";
             tokens[i].output = "";
             delete tokens[i].suffix;
           }
-          state.output = token.output + open5.output;
+          state.output = token.output + open3.output;
           state.backtrack = true;
           push2({ type: "paren", extglob: true, value, output: "" });
           decrement("parens");
@@ -39113,15 +39113,15 @@ var require_parse3 = __commonJS({
         }
         if (value === "{" && opts.nobrace !== true) {
           increment("braces");
-          const open5 = {
+          const open3 = {
             type: "brace",
             value,
             output: "(",
             outputIndex: state.output.length,
             tokensIndex: state.tokens.length
           };
-          braces.push(open5);
-          push2(open5);
+          braces.push(open3);
+          push2(open3);
           continue;
         }
         if (value === "}") {
@@ -39825,7 +39825,7 @@ var require_lib2 = __commonJS({
 });
 
 // src/sync-action/main.ts
-import path23 from "node:path";
+import path24 from "node:path";
 
 // node_modules/@actions/core/lib/core.js
 var core_exports = {};
@@ -43647,6 +43647,16 @@ async function readIfExists(file) {
   } catch (error2) {
     if (error2.code === "ENOENT") return void 0;
     throw error2;
+  }
+}
+async function readHead(file, maxBytes) {
+  const handle = await open2(file, "r");
+  try {
+    const buffer = Buffer.alloc(maxBytes);
+    const { bytesRead } = await handle.read(buffer, 0, maxBytes, 0);
+    return buffer.subarray(0, bytesRead).toString("utf8");
+  } finally {
+    await handle.close();
   }
 }
 
@@ -48145,7 +48155,7 @@ var triggers_notification_paths_default = [
 ];
 function routeMatcher(paths) {
   const regexes = paths.map(
-    (path24) => path24.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
+    (path25) => path25.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
   );
   const regex2 = `^(?:${regexes.map((r) => `(?:${r})`).join("|")})[^/]*$`;
   return new RegExp(regex2, "i");
@@ -49737,17 +49747,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path24 = requestOptions.url.replace(options.baseUrl, "");
+    const path25 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path24} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path25} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       return response;
     }).catch((error2) => {
       const requestId = error2.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path24} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path25} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       throw error2;
     });
@@ -52321,11 +52331,11 @@ var RATE_LIMIT_RETRIES = 2;
 var OPEN_BODY = "openBody";
 function replayableBody(octokit) {
   octokit.hook.wrap("request", (request2, options) => {
-    const open5 = options.request?.[OPEN_BODY];
-    if (typeof open5 === "function") {
+    const open3 = options.request?.[OPEN_BODY];
+    if (typeof open3 === "function") {
       const previous = options.data;
       if (previous instanceof Readable3) previous.destroy();
-      options.data = open5();
+      options.data = open3();
     }
     return request2(options);
   });
@@ -52776,12 +52786,12 @@ function checkContent(folder, texts, paths, scope, engine = createEngine()) {
     }
   };
   const parsed = [];
-  for (const { path: path24, text: text4 } of texts) {
+  for (const { path: path25, text: text4 } of texts) {
     if (!hasLiquid(text4)) continue;
     const result = parse3(text4);
-    if (Array.isArray(result)) parsed.push({ path: path24, templates: result });
+    if (Array.isArray(result)) parsed.push({ path: path25, templates: result });
     else {
-      problems.push({ file: fileOf(path24), pointer: "", code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
+      problems.push({ file: fileOf(path25), pointer: "", code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
     }
   }
   let unknownReported = 0;
@@ -56226,16 +56236,16 @@ var Diff = class {
       }
     }
   }
-  addToPath(path24, added, removed, oldPosInc, options) {
-    const last = path24.lastComponent;
+  addToPath(path25, added, removed, oldPosInc, options) {
+    const last = path25.lastComponent;
     if (last && !options.oneChangePerToken && last.added === added && last.removed === removed) {
       return {
-        oldPos: path24.oldPos + oldPosInc,
+        oldPos: path25.oldPos + oldPosInc,
         lastComponent: { count: last.count + 1, added, removed, previousComponent: last.previousComponent }
       };
     } else {
       return {
-        oldPos: path24.oldPos + oldPosInc,
+        oldPos: path25.oldPos + oldPosInc,
         lastComponent: { count: 1, added, removed, previousComponent: last }
       };
     }
@@ -57044,19 +57054,19 @@ async function loadDeclarativeSteps(dir, options) {
 function toHunks(script) {
   const hunks = [];
   let line = 0;
-  let open5;
+  let open3;
   for (const { op, text: text4 } of script) {
     if (op === " ") {
-      open5 = void 0;
+      open3 = void 0;
       line++;
       continue;
     }
-    if (open5 === void 0) {
-      open5 = { start: line, end: line, lines: [] };
-      hunks.push(open5);
+    if (open3 === void 0) {
+      open3 = { start: line, end: line, lines: [] };
+      hunks.push(open3);
     }
-    if (op === "-") open5.end = ++line;
-    else open5.lines.push(text4);
+    if (op === "-") open3.end = ++line;
+    else open3.lines.push(text4);
   }
   return hunks;
 }
@@ -57131,16 +57141,16 @@ function mergeThreeWay(base, ours, theirs, labels, options = {}) {
 // src/migrate/merge-files.ts
 var REJECT_SUFFIX = ".rej";
 var text3 = (data) => data?.toString("utf8");
-function diffOf(path24, before, after) {
-  return unifiedDiff(text3(before), text3(after), { ...before ? { oldPath: path24 } : {}, ...after ? { newPath: path24 } : {} });
+function diffOf(path25, before, after) {
+  return unifiedDiff(text3(before), text3(after), { ...before ? { oldPath: path25 } : {}, ...after ? { newPath: path25 } : {} });
 }
 function followSteps(project, files) {
   const moves = project.moves();
   const followed = /* @__PURE__ */ new Map();
-  for (const [path24, value] of files) {
-    const moved = moves.get(path24);
+  for (const [path25, value] of files) {
+    const moved = moves.get(path25);
     if (moved !== void 0) followed.set(moved, value);
-    else if (!project.removedBySteps(path24)) followed.set(path24, value);
+    else if (!project.removedBySteps(path25)) followed.set(path25, value);
   }
   return followed;
 }
@@ -57152,20 +57162,20 @@ async function mergeRenderings(input) {
   const baseKnown = input.base.size > 0;
   const paths = [.../* @__PURE__ */ new Set([...base.keys(), ...target.keys(), ...locked.keys()])].sort();
   const updates = [];
-  for (const path24 of paths) {
-    const before = base.get(path24)?.content;
-    const after = target.get(path24);
-    const refusal = await project.refusal(path24);
+  for (const path25 of paths) {
+    const before = base.get(path25)?.content;
+    const after = target.get(path25);
+    const refusal = await project.refusal(path25);
     if (refusal !== void 0) {
-      updates.push({ path: path24, status: "conflict", reason: `not written: ${refusal}`, diff: "" });
+      updates.push({ path: path25, status: "conflict", reason: `not written: ${refusal}`, diff: "" });
       continue;
     }
-    const current = await project.planned(path24);
+    const current = await project.planned(path25);
     if (current === "folder") {
-      if (after) updates.push({ path: path24, status: "conflict", reason: "a folder is in the project where the template has a file", diff: "" });
+      if (after) updates.push({ path: path25, status: "conflict", reason: "a folder is in the project where the template has a file", diff: "" });
       continue;
     }
-    const lockedHash = locked.get(path24)?.sha256;
+    const lockedHash = locked.get(path25)?.sha256;
     const changedInProject = current !== void 0 && (lockedHash !== void 0 ? sha256Hex2(current) !== lockedHash : !before?.equals(current));
     const binary = [before, after?.content, current].some((data) => data !== void 0 && isBinary(data));
     const shown = binary ? { binary: true } : {};
@@ -57173,10 +57183,10 @@ async function mergeRenderings(input) {
     if (!after) {
       if (!(baseKnown ? before !== void 0 : generated) || current === void 0) continue;
       if (changedInProject) {
-        updates.push({ path: path24, status: "kept", reason: "removed from the template, but changed in the project", diff: "", ...shown });
+        updates.push({ path: path25, status: "kept", reason: "removed from the template, but changed in the project", diff: "", ...shown });
       } else {
-        await project.remove(path24);
-        updates.push({ path: path24, status: "removed", diff: binary ? "" : diffOf(path24, current, void 0), ...shown });
+        await project.remove(path25);
+        updates.push({ path: path25, status: "removed", diff: binary ? "" : diffOf(path25, current, void 0), ...shown });
       }
       continue;
     }
@@ -57184,51 +57194,44 @@ async function mergeRenderings(input) {
     if (current?.equals(after.content)) continue;
     if (current === void 0) {
       if (generated) {
-        updates.push({ path: path24, status: "kept", reason: "deleted in the project: stays deleted", diff: "", ...shown });
+        updates.push({ path: path25, status: "kept", reason: "deleted in the project: stays deleted", diff: "", ...shown });
       } else {
-        await project.put(path24, after.content, after.mode);
-        updates.push({ path: path24, status: "created", diff: binary ? "" : diffOf(path24, void 0, after.content), ...shown });
+        await project.put(path25, after.content, after.mode);
+        updates.push({ path: path25, status: "created", diff: binary ? "" : diffOf(path25, void 0, after.content), ...shown });
       }
       continue;
     }
     if (!changedInProject && generated) {
-      await project.put(path24, after.content);
-      updates.push({ path: path24, status: "updated", diff: binary ? "" : diffOf(path24, current, after.content), ...shown });
+      await project.put(path25, after.content);
+      updates.push({ path: path25, status: "updated", diff: binary ? "" : diffOf(path25, current, after.content), ...shown });
       continue;
     }
     if (binary) {
-      updates.push({ path: path24, status: "conflict", reason: "a binary file changed in the project and in the template: kept as it is", diff: "", binary: true });
+      updates.push({ path: path25, status: "conflict", reason: "a binary file changed in the project and in the template: kept as it is", diff: "", binary: true });
       continue;
     }
     const merged = mergeThreeWay(text3(before) ?? "", text3(current) ?? "", text3(after.content) ?? "", { ours: "project", theirs: label });
     if (merged.clean) {
-      await project.put(path24, merged.text);
-      updates.push({ path: path24, status: "merged", diff: diffOf(path24, current, Buffer.from(merged.text, "utf8")) });
+      await project.put(path25, merged.text);
+      updates.push({ path: path25, status: "merged", diff: diffOf(path25, current, Buffer.from(merged.text, "utf8")) });
       continue;
     }
     const reason = before ? `${merged.conflicts} conflicting change${merged.conflicts === 1 ? "" : "s"} in the project and in the template` : generated ? "changed in the project, and the rendering it was generated from is not to be had: compare the whole file" : "the template adds this file and the project has a different one";
     if (style === "rej") {
-      const rejectFile = `${path24}${REJECT_SUFFIX}`;
-      const patch = unifiedDiff(text3(before), text3(after.content), { ...before ? { oldPath: path24 } : {}, newPath: path24 });
+      const rejectFile = `${path25}${REJECT_SUFFIX}`;
+      const patch = unifiedDiff(text3(before), text3(after.content), { ...before ? { oldPath: path25 } : {}, newPath: path25 });
       await project.put(rejectFile, patch);
-      updates.push({ path: path24, status: "conflict", reason, diff: patch, rejectFile });
+      updates.push({ path: path25, status: "conflict", reason, diff: patch, rejectFile });
     } else {
-      await project.put(path24, merged.text);
-      updates.push({ path: path24, status: "conflict", reason, diff: diffOf(path24, current, Buffer.from(merged.text, "utf8")) });
+      await project.put(path25, merged.text);
+      updates.push({ path: path25, status: "conflict", reason, diff: diffOf(path25, current, Buffer.from(merged.text, "utf8")) });
     }
   }
   return updates;
 }
 
-// src/project/update.ts
-import { mkdtemp as mkdtemp2, open as open3, rm as rm5 } from "node:fs/promises";
-import { tmpdir as tmpdir2 } from "node:os";
+// src/project/locked.ts
 import path20 from "node:path";
-function missingBaseWarning(templateId, version) {
-  return `template ${templateId}@${version}, the version the project is locked at, is not in the registry: the lock's hashes tell which files the project changed, but not which lines, so files changed on both sides are shown whole, as conflicts`;
-}
-var GUIDE_LINES = 8;
-var GUIDE_BYTES = 16 * 1024;
 async function projectLock(projectDir) {
   try {
     return await readLock(projectDir);
@@ -57236,21 +57239,36 @@ async function projectLock(projectDir) {
     throw new ProjectLockError(errorMessage(error2), { cause: error2 });
   }
 }
+async function lockedTarget(options) {
+  if (options.to !== void 0 && !isTemplateVersion(options.to)) throw new RangeError(`the target version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(options.to)})`);
+  const recovered = await recoverInterruptedApply(path20.resolve(options.projectDir));
+  if (recovered) options.onRecovered?.(recovered);
+  const lock = await projectLock(options.projectDir);
+  const templateId = lock.template.name;
+  const fromVersion = lock.template.version;
+  const target = await options.client.getTemplate(templateId, options.to);
+  if (!target) throw new TemplateNotFoundError(templateId, options.to);
+  if (compareVersions(target.version, fromVersion) <= 0) return { status: "up-to-date", templateId, currentVersion: fromVersion, registryVersion: target.version };
+  return { lock, templateId, fromVersion, target };
+}
+
+// src/project/update.ts
+import { mkdtemp as mkdtemp2, rm as rm5 } from "node:fs/promises";
+import { tmpdir as tmpdir2 } from "node:os";
+import path21 from "node:path";
+function missingBaseWarning(templateId, version) {
+  return `template ${templateId}@${version}, the version the project is locked at, is not in the registry: the lock's hashes tell which files the project changed, but not which lines, so files changed on both sides are shown whole, as conflicts`;
+}
+var GUIDE_LINES = 8;
+var GUIDE_BYTES = 16 * 1024;
 async function migrationGuide(template) {
   const guide = template.manifest.migration?.guide;
   if (typeof guide !== "string" || guide === "") return void 0;
-  const file = path20.resolve(template.root, guide);
+  const file = path21.resolve(template.root, guide);
   if (!isInside(template.root, file)) return void 0;
   let head;
   try {
-    const handle = await open3(file, "r");
-    try {
-      const buffer = Buffer.alloc(GUIDE_BYTES);
-      const { bytesRead } = await handle.read(buffer, 0, GUIDE_BYTES, 0);
-      head = buffer.subarray(0, bytesRead).toString("utf8");
-    } finally {
-      await handle.close();
-    }
+    head = await readHead(file, GUIDE_BYTES);
   } catch {
     return { path: guide, firstLines: [] };
   }
@@ -57277,22 +57295,14 @@ function updatedLock(lock, entry, source, resolved, target, applied) {
   };
 }
 async function updateProject(options) {
-  if (options.to !== void 0 && !isTemplateVersion(options.to)) throw new RangeError(`the target version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(options.to)})`);
-  const projectDir = path20.resolve(options.projectDir ?? ".");
-  const recovered = await recoverInterruptedApply(projectDir);
-  if (recovered) options.onRecovered?.(recovered);
-  const lock = await projectLock(projectDir);
-  const templateId = lock.template.name;
-  const fromVersion = lock.template.version;
-  const target = await options.client.getTemplate(templateId, options.to);
-  if (!target) throw new TemplateNotFoundError(templateId, options.to);
-  if (compareVersions(target.version, fromVersion) <= 0) {
-    return { status: "up-to-date", templateId, currentVersion: fromVersion, registryVersion: target.version };
-  }
+  const projectDir = path21.resolve(options.projectDir ?? ".");
+  const locked = await lockedTarget({ client: options.client, projectDir, ...options.to !== void 0 ? { to: options.to } : {}, ...options.onRecovered ? { onRecovered: options.onRecovered } : {} });
+  if (!("target" in locked)) return locked;
+  const { lock, templateId, fromVersion, target } = locked;
   const baseEntry = await options.client.getTemplate(templateId, fromVersion);
-  const work = await mkdtemp2(path20.join(tmpdir2(), "template-update-"));
+  const work = await mkdtemp2(path21.join(tmpdir2(), "template-update-"));
   try {
-    const download = (entry, folder) => downloadTemplate(entry, path20.join(work, folder), {
+    const download = (entry, folder) => downloadTemplate(entry, path21.join(work, folder), {
       ...options.onProgress ? { onProgress: options.onProgress } : {},
       ...options.fetch ? { fetch: options.fetch } : {},
       documentUrl: options.client.registryUrl
@@ -57305,7 +57315,7 @@ async function updateProject(options) {
     if (options.ask && unanswered.length > 0) answers = await options.ask(targetTemplate, answers);
     const next = await rendering(targetTemplate, answers);
     const newAnswers = Object.fromEntries(Object.entries(next.resolved.answers).filter(([name]) => !Object.hasOwn(lock.answers, name)));
-    const steps = (await loadDeclarativeSteps(path20.join(targetTemplate.root, MIGRATIONS_FOLDER), { answers: migrationScope(lock) })).filter(
+    const steps = (await loadDeclarativeSteps(path21.join(targetTemplate.root, MIGRATIONS_FOLDER), { answers: migrationScope(lock) })).filter(
       (step) => compareVersions(step.toVersion, target.version) <= 0
     );
     const backup = options.backup ?? true;
@@ -57355,36 +57365,19 @@ async function updateProject(options) {
 }
 
 // src/project/check-update.ts
-import { mkdtemp as mkdtemp3, open as open4, rm as rm6 } from "node:fs/promises";
+import { mkdtemp as mkdtemp3, rm as rm6 } from "node:fs/promises";
 import { tmpdir as tmpdir3 } from "node:os";
-import path21 from "node:path";
+import path22 from "node:path";
 var majorOf = (version) => Number(version.split(".")[0] ?? 0) || 0;
 var CHANGELOG_BYTES = 1024 * 1024;
-async function readHead(file, bytes) {
-  const handle = await open4(file, "r");
-  try {
-    const buffer = Buffer.alloc(bytes);
-    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
-    return buffer.subarray(0, bytesRead).toString("utf8");
-  } finally {
-    await handle.close();
-  }
-}
 async function changelogOf(template, versions) {
   const name = typeof template.manifest.changelog === "string" && template.manifest.changelog !== "" ? template.manifest.changelog : "CHANGELOG.md";
-  const file = path21.resolve(template.root, name);
+  const file = path22.resolve(template.root, name);
   const text4 = isInside(template.root, file) ? await readHead(file, CHANGELOG_BYTES).catch(() => "") : "";
   return versions.map((version) => ({ version, body: findChangelogSection(text4, version)?.body ?? "" }));
 }
-async function projectLock2(projectDir) {
-  try {
-    return await readLock(projectDir);
-  } catch (error2) {
-    throw new ProjectLockError(errorMessage(error2), { cause: error2 });
-  }
-}
 async function checkForUpdate(options) {
-  const lock = await projectLock2(options.projectDir ?? ".");
+  const lock = await projectLock(options.projectDir ?? ".");
   const templateId = lock.template.name;
   const currentVersion = lock.template.version;
   const latest = await options.client.getTemplate(templateId);
@@ -57406,9 +57399,9 @@ async function checkForUpdate(options) {
   for (const entry of between) {
     if (entry.compatibility?.breaking === true) check2.breakingReasons.push(`${entry.version} declares breaking changes`);
   }
-  const work = await mkdtemp3(path21.join(tmpdir3(), "template-check-update-"));
+  const work = await mkdtemp3(path22.join(tmpdir3(), "template-check-update-"));
   try {
-    const downloaded = await downloadTemplate(latest, path21.join(work, "template"), {
+    const downloaded = await downloadTemplate(latest, path22.join(work, "template"), {
       ...options.fetch ? { fetch: options.fetch } : {},
       ...options.signal ? { signal: options.signal } : {},
       ...options.limits ? { limits: options.limits } : {},
@@ -57416,7 +57409,7 @@ async function checkForUpdate(options) {
     });
     const template = await loadTemplate(downloaded.dir);
     check2.changelog = await changelogOf(template, between.map((entry) => entry.version));
-    const steps = (await loadDeclarativeSteps(path21.join(template.root, MIGRATIONS_FOLDER), { answers: migrationScope(lock) })).filter(
+    const steps = (await loadDeclarativeSteps(path22.join(template.root, MIGRATIONS_FOLDER), { answers: migrationScope(lock) })).filter(
       (step) => compareVersions(step.toVersion, latest.version) <= 0
     );
     for (const { step } of chainSteps(steps, { currentVersion, templateId }).steps) {
@@ -57496,7 +57489,7 @@ function pullRequestBody(input) {
       ""
     );
     for (const file of conflictFiles) lines.push(fileItem(prefix, file));
-    for (const path24 of input.conflicts.filter((p2) => !conflictFiles.some((f2) => f2.path === p2))) lines.push(`- conflict ${code(`${prefix}${path24}`)}`);
+    for (const path25 of input.conflicts.filter((p2) => !conflictFiles.some((f2) => f2.path === p2))) lines.push(`- conflict ${code(`${prefix}${path25}`)}`);
   }
   lines.push("", "### Changelog");
   for (const entry of input.changelog) lines.push("", `#### ${entry.version}`, "", entry.body.trim() || "(the change log has no section for this version)");
@@ -57547,7 +57540,7 @@ function commitArgs(message) {
 }
 
 // src/sync-action/inputs.ts
-import path22 from "node:path";
+import path23 from "node:path";
 
 // src/github/inputs.ts
 var InputError = class extends Error {
@@ -57567,14 +57560,14 @@ function checkBranchName(name) {
   if (bad) throw new InputError(`input base-branch is not a valid branch name (got ${JSON.stringify(name)})`);
 }
 function parseSyncInputs(env, cwd = ".") {
-  const workspace = path22.resolve(cwd, env.GITHUB_WORKSPACE || ".");
+  const workspace = path23.resolve(cwd, env.GITHUB_WORKSPACE || ".");
   const githubToken = readInput(env, "github-token");
   if (githubToken === "") throw new InputError("input github-token is required (the default ${{ github.token }} needs the permissions contents: write and pull-requests: write)");
   const registryUrl = readInput(env, "registry-url");
   const problem = registryUrl === "" ? void 0 : registryUrlProblem(registryUrl);
   if (problem) throw new InputError(`input registry-url ${problem}`);
   const projectPath = readInput(env, "project-path") || ".";
-  const projectDir = path22.resolve(workspace, projectPath);
+  const projectDir = path23.resolve(workspace, projectPath);
   if (!isInside(workspace, projectDir)) throw new InputError(`input project-path must stay inside the workspace ${workspace} (got ${JSON.stringify(projectPath)})`);
   const baseBranch = readInput(env, "base-branch");
   if (baseBranch !== "") checkBranchName(baseBranch);
@@ -57743,7 +57736,7 @@ From ${currentVersion}, by the template-registry sync action.${conflictNote}`));
       templateId,
       fromVersion: currentVersion,
       toVersion: latestVersion,
-      projectPath: path23.relative(options.workspace, projectDir).split(path23.sep).join("/"),
+      projectPath: path24.relative(options.workspace, projectDir).split(path24.sep).join("/"),
       branch,
       breaking: check2.breaking || result.breaking.steps.length > 0,
       breakingReasons: check2.breakingReasons,

@@ -80,3 +80,15 @@ export async function readIfExists(file: string): Promise<Buffer | undefined> {
     throw error;
   }
 }
+
+/** The first `maxBytes` of `file` as UTF-8 text (a file from a stranger is read bounded). */
+export async function readHead(file: string, maxBytes: number): Promise<string> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(maxBytes);
+    const { bytesRead } = await handle.read(buffer, 0, maxBytes, 0);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}

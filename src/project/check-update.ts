@@ -3,18 +3,20 @@
  * whether moving is breaking, and what changed in between (the change log sections of every
  * version after the locked one, read from the latest version's archive).
  */
-import { mkdtemp, open, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { downloadTemplate, type DownloadLimits, type RegistryClient } from '../client/index.js';
 import { errorMessage } from '../core/errors.js';
+import { readHead } from '../core/files.js';
 import { compareVersions } from '../core/versions.js';
 import { chainSteps, loadDeclarativeSteps, migrationScope, MIGRATIONS_FOLDER } from '../migrate/index.js';
 import { findChangelogSection } from '../template/changelog.js';
-import { loadTemplate, readLock, type LoadedTemplate, type TemplateLock } from '../template/index.js';
+import { loadTemplate, type LoadedTemplate } from '../template/index.js';
 import { isInside } from '../template/paths.js';
-import { ProjectLockError, TemplateNotFoundError } from './errors.js';
+import { TemplateNotFoundError } from './errors.js';
+import { projectLock } from './locked.js';
 
 export interface CheckUpdateOptions {
   client: RegistryClient;
@@ -54,30 +56,11 @@ const majorOf = (version: string): number => Number(version.split('.')[0] ?? 0) 
 /** Largest change log read. */
 const CHANGELOG_BYTES = 1024 * 1024;
 
-async function readHead(file: string, bytes: number): Promise<string> {
-  const handle = await open(file, 'r');
-  try {
-    const buffer = Buffer.alloc(bytes);
-    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
-    return buffer.subarray(0, bytesRead).toString('utf8');
-  } finally {
-    await handle.close();
-  }
-}
-
 async function changelogOf(template: LoadedTemplate, versions: readonly string[]): Promise<ChangelogEntry[]> {
   const name = typeof template.manifest.changelog === 'string' && template.manifest.changelog !== '' ? template.manifest.changelog : 'CHANGELOG.md';
   const file = path.resolve(template.root, name);
   const text = isInside(template.root, file) ? await readHead(file, CHANGELOG_BYTES).catch(() => '') : '';
   return versions.map((version) => ({ version, body: findChangelogSection(text, version)?.body ?? '' }));
-}
-
-async function projectLock(projectDir: string): Promise<TemplateLock> {
-  try {
-    return await readLock(projectDir);
-  } catch (error) {
-    throw new ProjectLockError(errorMessage(error), { cause: error });
-  }
 }
 
 /**

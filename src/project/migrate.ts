@@ -8,24 +8,21 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { downloadTemplate, type RegistryClient } from '../client/index.js';
-import { errorMessage } from '../core/errors.js';
 import type { TemplateEntry } from '../core/schema-types.js';
-import { compareVersions, isTemplateVersion } from '../core/versions.js';
+import { compareVersions } from '../core/versions.js';
 import {
   chainSteps,
   loadDeclarativeSteps,
   migrationScope,
   MIGRATIONS_FOLDER,
-  recoverInterruptedApply,
   runMigrations,
   type MigrationRunContext,
   type Recovery,
   type MigrationRunResult,
   type MigrationStep,
 } from '../migrate/index.js';
-import { readLock, type TemplateLock } from '../template/index.js';
 import { registrySource } from '../template/lock.js';
-import { ProjectLockError, TemplateNotFoundError } from './errors.js';
+import { lockedTarget, type UpToDate } from './locked.js';
 
 export interface MigrateProjectOptions {
   /** The registry to read. */
@@ -72,7 +69,7 @@ interface Planned extends MigrationPlan {
 
 export type MigrateProjectResult =
   /** The registry has nothing newer than the project's version. */
-  | { status: 'up-to-date'; templateId: string; currentVersion: string; registryVersion: string }
+  | UpToDate
   /** The target version has no migration steps from the project's version: `update` brings its files. */
   | { status: 'no-steps'; templateId: string; fromVersion: string; toVersion: string }
   /** The plan failed (a step failed or a change cannot be made): nothing was changed. */
@@ -86,33 +83,16 @@ export type MigrateProjectResult =
   /** The steps ran; `applied.success` says whether the changes were made (else nothing was). */
   | (Planned & { status: 'applied'; applied: MigrationRunResult });
 
-async function projectLock(projectDir: string): Promise<TemplateLock> {
-  try {
-    return await readLock(projectDir);
-  } catch (error) {
-    throw new ProjectLockError(errorMessage(error), { cause: error });
-  }
-}
-
 /**
  * Migrates the project in `projectDir` to `to` (or the version the registry selects).
  * Throws ProjectLockError, TemplateNotFoundError, the download's errors and
  * MigrationStepFileError; a refused or failed migration is a result, not an error.
  */
 export async function migrateProject(options: MigrateProjectOptions): Promise<MigrateProjectResult> {
-  if (options.to !== undefined && !isTemplateVersion(options.to)) throw new RangeError(`the target version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(options.to)})`);
   const projectDir = options.projectDir ?? '.';
-  // A crash half-way through an earlier apply is undone first: the lock may be the new one.
-  const recovered = await recoverInterruptedApply(path.resolve(projectDir));
-  if (recovered) options.onRecovered?.(recovered);
-  const lock = await projectLock(projectDir);
-  const templateId = lock.template.name;
-  const fromVersion = lock.template.version;
-  const target = await options.client.getTemplate(templateId, options.to);
-  if (!target) throw new TemplateNotFoundError(templateId, options.to);
-  if (compareVersions(target.version, fromVersion) <= 0) {
-    return { status: 'up-to-date', templateId, currentVersion: fromVersion, registryVersion: target.version };
-  }
+  const locked = await lockedTarget({ client: options.client, projectDir, ...(options.to !== undefined ? { to: options.to } : {}), ...(options.onRecovered ? { onRecovered: options.onRecovered } : {}) });
+  if (!('target' in locked)) return locked;
+  const { lock, templateId, fromVersion, target } = locked;
 
   const work = await mkdtemp(path.join(tmpdir(), 'template-migrate-'));
   try {

@@ -6,14 +6,14 @@
  * (`migrate/merge-files.ts`). Everything is planned before anything is written; the apply is
  * all-or-nothing with backups, and the lock records the new version, answers and file hashes.
  */
-import { mkdtemp, open, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { downloadTemplate, type RegistryClient } from '../client/index.js';
-import { errorMessage } from '../core/errors.js';
+import { readHead } from '../core/files.js';
 import type { TemplateEntry } from '../core/schema-types.js';
-import { compareVersions, isTemplateVersion } from '../core/versions.js';
+import { compareVersions } from '../core/versions.js';
 import {
   applyPlannedRun,
   loadDeclarativeSteps,
@@ -21,7 +21,6 @@ import {
   migrationScope,
   MIGRATIONS_FOLDER,
   planRun,
-  recoverInterruptedApply,
   type FileUpdate,
   type MigrationRunResult,
   type MigrationStep,
@@ -29,10 +28,10 @@ import {
   type RenderedContent,
 } from '../migrate/index.js';
 import { isInside } from '../template/paths.js';
-import { loadTemplate, readLock, renderTemplate, resolveAnswers, type Answers, type LoadedTemplate, type TemplateLock } from '../template/index.js';
+import { loadTemplate, renderTemplate, resolveAnswers, type Answers, type LoadedTemplate, type TemplateLock } from '../template/index.js';
 import { registrySource, sha256Hex } from '../template/lock.js';
 import { givenAnswers, type GivenAnswers } from './answers.js';
-import { ProjectLockError, TemplateNotFoundError } from './errors.js';
+import { lockedTarget, type UpToDate } from './locked.js';
 
 export interface UpdateProjectOptions extends GivenAnswers {
   /** The registry to read. */
@@ -93,7 +92,7 @@ export interface UpdatePlan {
 
 export type UpdateProjectResult =
   /** The registry has nothing newer than the project's version. */
-  | { status: 'up-to-date'; templateId: string; currentVersion: string; registryVersion: string }
+  | UpToDate
   /** The plan failed (a step failed, or a change cannot be made): nothing was changed. */
   | (UpdatePlan & { status: 'plan-failed'; errors: string[] })
   /** A dry run: the plan, nothing changed. */
@@ -114,14 +113,6 @@ export function missingBaseWarning(templateId: string, version: string): string 
 const GUIDE_LINES = 8;
 const GUIDE_BYTES = 16 * 1024;
 
-async function projectLock(projectDir: string): Promise<TemplateLock> {
-  try {
-    return await readLock(projectDir);
-  } catch (error) {
-    throw new ProjectLockError(errorMessage(error), { cause: error });
-  }
-}
-
 /** The first lines of the guide the manifest names, read inside the template only; undefined when there is none. */
 async function migrationGuide(template: LoadedTemplate): Promise<BreakingChanges['guide']> {
   const guide = template.manifest.migration?.guide;
@@ -130,14 +121,7 @@ async function migrationGuide(template: LoadedTemplate): Promise<BreakingChanges
   if (!isInside(template.root, file)) return undefined;
   let head: string;
   try {
-    const handle = await open(file, 'r');
-    try {
-      const buffer = Buffer.alloc(GUIDE_BYTES);
-      const { bytesRead } = await handle.read(buffer, 0, GUIDE_BYTES, 0);
-      head = buffer.subarray(0, bytesRead).toString('utf8');
-    } finally {
-      await handle.close();
-    }
+    head = await readHead(file, GUIDE_BYTES);
   } catch {
     return { path: guide, firstLines: [] };
   }
@@ -176,19 +160,10 @@ function updatedLock(lock: TemplateLock, entry: TemplateEntry, source: string, r
  * MigrationStepFileError; a refused or failed update is a result, not an error.
  */
 export async function updateProject(options: UpdateProjectOptions): Promise<UpdateProjectResult> {
-  if (options.to !== undefined && !isTemplateVersion(options.to)) throw new RangeError(`the target version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(options.to)})`);
   const projectDir = path.resolve(options.projectDir ?? '.');
-  // A crash half-way through an earlier apply is undone first: the lock may be the new one.
-  const recovered = await recoverInterruptedApply(projectDir);
-  if (recovered) options.onRecovered?.(recovered);
-  const lock = await projectLock(projectDir);
-  const templateId = lock.template.name;
-  const fromVersion = lock.template.version;
-  const target = await options.client.getTemplate(templateId, options.to);
-  if (!target) throw new TemplateNotFoundError(templateId, options.to);
-  if (compareVersions(target.version, fromVersion) <= 0) {
-    return { status: 'up-to-date', templateId, currentVersion: fromVersion, registryVersion: target.version };
-  }
+  const locked = await lockedTarget({ client: options.client, projectDir, ...(options.to !== undefined ? { to: options.to } : {}), ...(options.onRecovered ? { onRecovered: options.onRecovered } : {}) });
+  if (!('target' in locked)) return locked;
+  const { lock, templateId, fromVersion, target } = locked;
   const baseEntry = await options.client.getTemplate(templateId, fromVersion);
 
   const work = await mkdtemp(path.join(tmpdir(), 'template-update-'));

@@ -200,6 +200,20 @@ function printMigration(outcome: MigrateProjectResult, flags: RegistryFlags, can
   }
 }
 
+/**
+ * The exit code of an error of a workflow on a project (migrate, update, check-update): no lock
+ * file is a usage error, a template the registry lacks a failure (said on stderr); anything else
+ * is rethrown.
+ */
+export function reportProjectError(error: unknown, io: CliIo): number {
+  if (error instanceof ProjectLockError) throw new UsageError(error.message);
+  if (error instanceof TemplateNotFoundError) {
+    io.stderr(`${error.message}\n`);
+    return EXIT.failure;
+  }
+  throw error;
+}
+
 /** `info` reads a template's questions from its archive: a bounded download, as a template is small. */
 const INFO_DOWNLOAD_MS = 30_000;
 const INFO_MAX_ARCHIVE_BYTES = 50 * 1024 * 1024;
@@ -410,13 +424,8 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
         ...confirmBreaking(flags.yes ?? false, canAsk),
       });
     } catch (error) {
-      if (error instanceof ProjectLockError) throw new UsageError(error.message);
-      if (error instanceof TemplateNotFoundError) {
-        io.stderr(`${error.message}\n`);
-        setExit(EXIT.failure);
-        return;
-      }
-      throw error;
+      setExit(reportProjectError(error, io));
+      return;
     }
     setExit(printMigration(outcome, flags, canAsk, io));
   });

@@ -20,7 +20,7 @@ import { readLock, sourceRegistry } from '../../template/index.js';
 import { promptForAnswers } from '../../template/prompts.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { stderrStyle, stdoutStyle } from '../style.js';
-import { clientFor, oneLine, printProblems, progress, registryOption, type RegistryFlags } from './consumer.js';
+import { clientFor, oneLine, printProblems, progress, registryOption, reportProjectError, type RegistryFlags } from './consumer.js';
 import { answerFlags, reportTemplateError } from './generate.js';
 
 /** Exit code of an update that left conflicts to resolve. */
@@ -152,13 +152,7 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
           },
         });
       } catch (error) {
-        if (error instanceof ProjectLockError) throw new UsageError(error.message);
-        if (error instanceof TemplateNotFoundError) {
-          io.stderr(`${error.message}\n`);
-          setExit(EXIT.failure);
-          return;
-        }
-        setExit(reportTemplateError(error, io));
+        setExit(error instanceof ProjectLockError || error instanceof TemplateNotFoundError ? reportProjectError(error, io) : reportTemplateError(error, io));
         return;
       }
       setExit(printOutcome(outcome, flags, canAsk, io));
@@ -176,13 +170,8 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
     try {
       check = await checkForUpdate({ client: clientFor(flags, io, await lockRegistry(flags.project)), projectDir: flags.project, signal: AbortSignal.timeout(60_000) });
     } catch (error) {
-      if (error instanceof ProjectLockError) throw new UsageError(error.message);
-      if (error instanceof TemplateNotFoundError) {
-        io.stderr(`${error.message}\n`);
-        setExit(EXIT.failure);
-        return;
-      }
-      throw error;
+      setExit(reportProjectError(error, io));
+      return;
     }
     if (check.changelogError) io.stderr(`${stderrStyle(io).yellow('warning')}: the change log cannot be shown: ${oneLine(check.changelogError)}\n`);
     if (flags.json) io.stdout(`${JSON.stringify(check, null, 2)}\n`);
