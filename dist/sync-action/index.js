@@ -57251,6 +57251,30 @@ async function lockedTarget(options) {
   if (compareVersions(target.version, fromVersion) <= 0) return { status: "up-to-date", templateId, currentVersion: fromVersion, registryVersion: target.version };
   return { lock, templateId, fromVersion, target };
 }
+async function migrationStepsBetween(options) {
+  const { lock, target } = options;
+  const templateId = lock.template.name;
+  const scope = { answers: migrationScope(lock) };
+  const between = (await options.client.listVersions(templateId)).filter((entry) => compareVersions(entry.version, lock.template.version) > 0 && compareVersions(entry.version, target.version) < 0).sort((a, b2) => compareVersions(b2.version, a.version));
+  const ids = /* @__PURE__ */ new Set();
+  const moves = /* @__PURE__ */ new Set();
+  const steps = [];
+  const add = (found) => {
+    for (const step of found) {
+      const move = `${step.fromVersion}->${step.toVersion}`;
+      if (ids.has(step.id) || moves.has(move) || compareVersions(step.toVersion, target.version) > 0) continue;
+      ids.add(step.id);
+      moves.add(move);
+      steps.push(step);
+    }
+  };
+  add(await loadDeclarativeSteps(path20.join(options.targetRoot, MIGRATIONS_FOLDER), scope));
+  for (const entry of between) {
+    const root = await options.download(entry, `steps-${entry.version}`, "inspect");
+    add(await loadDeclarativeSteps(path20.join(root, MIGRATIONS_FOLDER), scope));
+  }
+  return steps;
+}
 
 // src/project/update.ts
 import { mkdtemp as mkdtemp2, rm as rm5 } from "node:fs/promises";
@@ -57302,22 +57326,21 @@ async function updateProject(options) {
   const baseEntry = await options.client.getTemplate(templateId, fromVersion);
   const work = await mkdtemp2(path21.join(tmpdir2(), "template-update-"));
   try {
-    const download = (entry, folder) => downloadTemplate(entry, path21.join(work, folder), {
+    const download = async (entry, folder, purpose) => (await downloadTemplate(entry, path21.join(work, folder), {
       ...options.onProgress ? { onProgress: options.onProgress } : {},
       ...options.fetch ? { fetch: options.fetch } : {},
-      documentUrl: options.client.registryUrl
-    });
-    const baseTemplate = baseEntry ? await loadTemplate((await download(baseEntry, "base")).dir) : void 0;
-    const targetTemplate = await loadTemplate((await download(target, "target")).dir);
+      documentUrl: options.client.registryUrl,
+      purpose
+    })).dir;
+    const baseTemplate = baseEntry ? await loadTemplate(await download(baseEntry, "base", "inspect")) : void 0;
+    const targetTemplate = await loadTemplate(await download(target, "target", "generate"));
     const base = baseTemplate ? await rendering(baseTemplate, variablesOf(baseTemplate, lock.answers)) : void 0;
     let answers = await givenAnswers(targetTemplate, { ...options, answers: { ...variablesOf(targetTemplate, lock.answers), ...options.answers } });
     const unanswered = Object.keys(targetTemplate.variables).filter((name) => !Object.hasOwn(answers, name));
     if (options.ask && unanswered.length > 0) answers = await options.ask(targetTemplate, answers);
     const next = await rendering(targetTemplate, answers);
     const newAnswers = Object.fromEntries(Object.entries(next.resolved.answers).filter(([name]) => !Object.hasOwn(lock.answers, name)));
-    const steps = (await loadDeclarativeSteps(path21.join(targetTemplate.root, MIGRATIONS_FOLDER), { answers: migrationScope(lock) })).filter(
-      (step) => compareVersions(step.toVersion, target.version) <= 0
-    );
+    const steps = await migrationStepsBetween({ client: options.client, lock, target, targetRoot: targetTemplate.root, download });
     const backup = options.backup ?? true;
     const planned = await planRun(steps, {
       projectPath: projectDir,
@@ -57401,17 +57424,16 @@ async function checkForUpdate(options) {
   }
   const work = await mkdtemp3(path22.join(tmpdir3(), "template-check-update-"));
   try {
-    const downloaded = await downloadTemplate(latest, path22.join(work, "template"), {
+    const download = async (entry, folder) => (await downloadTemplate(entry, path22.join(work, folder), {
       ...options.fetch ? { fetch: options.fetch } : {},
       ...options.signal ? { signal: options.signal } : {},
       ...options.limits ? { limits: options.limits } : {},
-      documentUrl: options.client.registryUrl
-    });
-    const template = await loadTemplate(downloaded.dir);
+      documentUrl: options.client.registryUrl,
+      purpose: "inspect"
+    })).dir;
+    const template = await loadTemplate(await download(latest, "template", "inspect"));
     check2.changelog = await changelogOf(template, between.map((entry) => entry.version));
-    const steps = (await loadDeclarativeSteps(path22.join(template.root, MIGRATIONS_FOLDER), { answers: migrationScope(lock) })).filter(
-      (step) => compareVersions(step.toVersion, latest.version) <= 0
-    );
+    const steps = await migrationStepsBetween({ client: options.client, lock, target: latest, targetRoot: template.root, download });
     for (const { step } of chainSteps(steps, { currentVersion, templateId }).steps) {
       if (step.breaking) check2.breakingReasons.push(`migration step ${step.id} is breaking (${step.fromVersion} -> ${step.toVersion})`);
     }

@@ -11,12 +11,12 @@ import { downloadTemplate, type DownloadLimits, type RegistryClient } from '../c
 import { errorMessage } from '../core/errors.js';
 import { readHead } from '../core/files.js';
 import { compareVersions } from '../core/versions.js';
-import { chainSteps, loadDeclarativeSteps, migrationScope, MIGRATIONS_FOLDER } from '../migrate/index.js';
+import { chainSteps } from '../migrate/index.js';
 import { findChangelogSection } from '../template/changelog.js';
 import { loadTemplate, type LoadedTemplate } from '../template/index.js';
 import { isInside } from '../template/paths.js';
 import { TemplateNotFoundError } from './errors.js';
-import { projectLock } from './locked.js';
+import { migrationStepsBetween, projectLock, type DownloadVersion } from './locked.js';
 
 export interface CheckUpdateOptions {
   client: RegistryClient;
@@ -97,17 +97,20 @@ export async function checkForUpdate(options: CheckUpdateOptions): Promise<Updat
 
   const work = await mkdtemp(path.join(tmpdir(), 'template-check-update-'));
   try {
-    const downloaded = await downloadTemplate(latest, path.join(work, 'template'), {
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.limits ? { limits: options.limits } : {}),
-      documentUrl: options.client.registryUrl,
-    });
-    const template = await loadTemplate(downloaded.dir);
+    // Reading a change log is not a use of the template.
+    const download: DownloadVersion = async (entry, folder) =>
+      (
+        await downloadTemplate(entry, path.join(work, folder), {
+          ...(options.fetch ? { fetch: options.fetch } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.limits ? { limits: options.limits } : {}),
+          documentUrl: options.client.registryUrl,
+          purpose: 'inspect',
+        })
+      ).dir;
+    const template = await loadTemplate(await download(latest, 'template', 'inspect'));
     check.changelog = await changelogOf(template, between.map((entry) => entry.version));
-    const steps = (await loadDeclarativeSteps(path.join(template.root, MIGRATIONS_FOLDER), { answers: migrationScope(lock) })).filter(
-      (step) => compareVersions(step.toVersion, latest.version) <= 0,
-    );
+    const steps = await migrationStepsBetween({ client: options.client, lock, target: latest, targetRoot: template.root, download });
     for (const { step } of chainSteps(steps, { currentVersion, templateId }).steps) {
       if (step.breaking) check.breakingReasons.push(`migration step ${step.id} is breaking (${step.fromVersion} -> ${step.toVersion})`);
     }

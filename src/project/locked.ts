@@ -1,6 +1,6 @@
 /**
- * What `migrate`, `update` and `check-update` start from: the project's lock file, and the
- * version of its template the registry offers.
+ * What `migrate`, `update` and `check-update` start from: the project's lock file, the version of
+ * its template the registry offers, and the migration steps between the two.
  */
 import path from 'node:path';
 
@@ -8,7 +8,7 @@ import type { RegistryClient } from '../client/index.js';
 import { errorMessage } from '../core/errors.js';
 import type { TemplateEntry } from '../core/schema-types.js';
 import { compareVersions, isTemplateVersion } from '../core/versions.js';
-import { recoverInterruptedApply, type Recovery } from '../migrate/index.js';
+import { loadDeclarativeSteps, migrationScope, MIGRATIONS_FOLDER, recoverInterruptedApply, type MigrationStep, type Recovery } from '../migrate/index.js';
 import { readLock, type TemplateLock } from '../template/index.js';
 import { ProjectLockError, TemplateNotFoundError } from './errors.js';
 
@@ -58,4 +58,48 @@ export async function lockedTarget(options: {
   if (!target) throw new TemplateNotFoundError(templateId, options.to);
   if (compareVersions(target.version, fromVersion) <= 0) return { status: 'up-to-date', templateId, currentVersion: fromVersion, registryVersion: target.version };
   return { lock, templateId, fromVersion, target };
+}
+
+/** Downloads a version's archive into `folder` (under the caller's temp folder) and gives the unpacked template's root. */
+export type DownloadVersion = (entry: TemplateEntry, folder: string, purpose: 'generate' | 'inspect') => Promise<string>;
+
+/**
+ * The declarative migration steps that lead from `fromVersion` up to `target`: those of the
+ * target's `migrations/` folder and of every version in between (a template may ship each step
+ * only in the version it was written for), each id and each `fromVersion -> toVersion` move taken
+ * once, from the newest archive that has it. The versions in between are downloaded as
+ * inspections (not counted as uses).
+ */
+export async function migrationStepsBetween(options: {
+  client: RegistryClient;
+  lock: TemplateLock;
+  target: TemplateEntry;
+  /** The target version's template folder, already downloaded. */
+  targetRoot: string;
+  download: DownloadVersion;
+}): Promise<MigrationStep[]> {
+  const { lock, target } = options;
+  const templateId = lock.template.name;
+  const scope = { answers: migrationScope(lock) };
+  const between = (await options.client.listVersions(templateId))
+    .filter((entry) => compareVersions(entry.version, lock.template.version) > 0 && compareVersions(entry.version, target.version) < 0)
+    .sort((a, b) => compareVersions(b.version, a.version));
+  const ids = new Set<string>();
+  const moves = new Set<string>();
+  const steps: MigrationStep[] = [];
+  const add = (found: readonly MigrationStep[]): void => {
+    for (const step of found) {
+      const move = `${step.fromVersion}->${step.toVersion}`;
+      if (ids.has(step.id) || moves.has(move) || compareVersions(step.toVersion, target.version) > 0) continue;
+      ids.add(step.id);
+      moves.add(move);
+      steps.push(step);
+    }
+  };
+  add(await loadDeclarativeSteps(path.join(options.targetRoot, MIGRATIONS_FOLDER), scope));
+  for (const entry of between) {
+    const root = await options.download(entry, `steps-${entry.version}`, 'inspect');
+    add(await loadDeclarativeSteps(path.join(root, MIGRATIONS_FOLDER), scope));
+  }
+  return steps;
 }

@@ -9,12 +9,8 @@ import path from 'node:path';
 
 import { downloadTemplate, type RegistryClient } from '../client/index.js';
 import type { TemplateEntry } from '../core/schema-types.js';
-import { compareVersions } from '../core/versions.js';
 import {
   chainSteps,
-  loadDeclarativeSteps,
-  migrationScope,
-  MIGRATIONS_FOLDER,
   runMigrations,
   type MigrationRunContext,
   type Recovery,
@@ -22,7 +18,7 @@ import {
   type MigrationStep,
 } from '../migrate/index.js';
 import { registrySource } from '../template/lock.js';
-import { lockedTarget, type UpToDate } from './locked.js';
+import { lockedTarget, migrationStepsBetween, type DownloadVersion, type UpToDate } from './locked.js';
 
 export interface MigrateProjectOptions {
   /** The registry to read. */
@@ -96,14 +92,17 @@ export async function migrateProject(options: MigrateProjectOptions): Promise<Mi
 
   const work = await mkdtemp(path.join(tmpdir(), 'template-migrate-'));
   try {
-    const downloaded = await downloadTemplate(target, path.join(work, 'template'), {
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-      documentUrl: options.client.registryUrl,
-    });
-    const steps = (await loadDeclarativeSteps(path.join(downloaded.dir, MIGRATIONS_FOLDER), { answers: migrationScope(lock) })).filter(
-      (step) => compareVersions(step.toVersion, target.version) <= 0,
-    );
+    const download: DownloadVersion = async (entry, folder, purpose) =>
+      (
+        await downloadTemplate(entry, path.join(work, folder), {
+          ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+          ...(options.fetch ? { fetch: options.fetch } : {}),
+          documentUrl: options.client.registryUrl,
+          purpose,
+        })
+      ).dir;
+    const targetRoot = await download(target, 'template', 'generate');
+    const steps = await migrationStepsBetween({ client: options.client, lock, target, targetRoot, download });
     if (chainSteps(steps, { currentVersion: fromVersion, templateId }).steps.length === 0) {
       return { status: 'no-steps', templateId, fromVersion, toVersion: target.version };
     }

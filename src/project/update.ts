@@ -13,17 +13,12 @@ import path from 'node:path';
 import { downloadTemplate, type RegistryClient } from '../client/index.js';
 import { readHead } from '../core/files.js';
 import type { TemplateEntry } from '../core/schema-types.js';
-import { compareVersions } from '../core/versions.js';
 import {
   applyPlannedRun,
-  loadDeclarativeSteps,
   mergeRenderings,
-  migrationScope,
-  MIGRATIONS_FOLDER,
   planRun,
   type FileUpdate,
   type MigrationRunResult,
-  type MigrationStep,
   type Recovery,
   type RenderedContent,
 } from '../migrate/index.js';
@@ -31,7 +26,7 @@ import { isInside } from '../template/paths.js';
 import { loadTemplate, renderTemplate, resolveAnswers, type Answers, type LoadedTemplate, type TemplateLock } from '../template/index.js';
 import { registrySource, sha256Hex } from '../template/lock.js';
 import { givenAnswers, type GivenAnswers } from './answers.js';
-import { lockedTarget, type UpToDate } from './locked.js';
+import { lockedTarget, migrationStepsBetween, type DownloadVersion, type UpToDate } from './locked.js';
 
 export interface UpdateProjectOptions extends GivenAnswers {
   /** The registry to read. */
@@ -168,14 +163,18 @@ export async function updateProject(options: UpdateProjectOptions): Promise<Upda
 
   const work = await mkdtemp(path.join(tmpdir(), 'template-update-'));
   try {
-    const download = (entry: TemplateEntry, folder: string) =>
-      downloadTemplate(entry, path.join(work, folder), {
-        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-        ...(options.fetch ? { fetch: options.fetch } : {}),
-        documentUrl: options.client.registryUrl,
-      });
-    const baseTemplate = baseEntry ? await loadTemplate((await download(baseEntry, 'base')).dir) : undefined;
-    const targetTemplate = await loadTemplate((await download(target, 'target')).dir);
+    const download: DownloadVersion = async (entry, folder, purpose) =>
+      (
+        await downloadTemplate(entry, path.join(work, folder), {
+          ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+          ...(options.fetch ? { fetch: options.fetch } : {}),
+          documentUrl: options.client.registryUrl,
+          purpose,
+        })
+      ).dir;
+    // The base is only rendered to compare with: not a use of that version.
+    const baseTemplate = baseEntry ? await loadTemplate(await download(baseEntry, 'base', 'inspect')) : undefined;
+    const targetTemplate = await loadTemplate(await download(target, 'target', 'generate'));
 
     // Without the locked version (gone from the registry), the lock's hashes still tell untouched files from changed ones.
     const base = baseTemplate ? await rendering(baseTemplate, variablesOf(baseTemplate, lock.answers)) : undefined;
@@ -185,9 +184,7 @@ export async function updateProject(options: UpdateProjectOptions): Promise<Upda
     const next = await rendering(targetTemplate, answers);
     const newAnswers = Object.fromEntries(Object.entries(next.resolved.answers).filter(([name]) => !Object.hasOwn(lock.answers, name)));
 
-    const steps: MigrationStep[] = (await loadDeclarativeSteps(path.join(targetTemplate.root, MIGRATIONS_FOLDER), { answers: migrationScope(lock) })).filter(
-      (step) => compareVersions(step.toVersion, target.version) <= 0,
-    );
+    const steps = await migrationStepsBetween({ client: options.client, lock, target, targetRoot: targetTemplate.root, download });
     const backup = options.backup ?? true;
     const planned = await planRun(steps, {
       projectPath: projectDir,

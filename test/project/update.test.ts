@@ -382,3 +382,31 @@ describe('update: the locked version is gone from the registry', () => {
     expect(await read(dir, 'app.txt')).toMatch(/^<<<<<<< project\n# shop\nline 2 mine\n[\s\S]*=======\n# shop\nline 2\n[\s\S]*line 7, 1\.2\.0\n>>>>>>> demo-template@1\.2\.0\n$/);
   });
 });
+
+describe('update and migrate: steps shipped only with the version they were written for', () => {
+  const oneToTwo = stepFile('one-to-two', '1.0.0', '2.0.0', [{ type: 'create', path: 'TWO.md', content: 'two\n' }]);
+  const twoToThree = stepFile('two-to-three', '2.0.0', '3.0.0', [{ type: 'create', path: 'THREE.md', content: 'three\n' }]);
+  const versions: VersionSpec[] = [
+    V1,
+    { version: '2.0.0', files: { ...V1.files, 'migrations/1-to-2.json': oneToTwo } },
+    { version: '3.0.0', files: { ...V1.files, 'migrations/2-to-3.json': twoToThree } },
+  ];
+
+  it('finds every step between the versions in their own archives and chains them', async () => {
+    const { server, registry } = await registryWith(versions);
+    const migrated = await createAt(registry, '1.0.0');
+    const run = await cli('migrate', '--project', migrated, '--registry', registry, '--json');
+    expect(run.code, run.stderr).toBe(0);
+    expect((JSON.parse(run.stdout) as { applied: string[] }).applied).toEqual(['one-to-two', 'two-to-three']);
+    expect(await read(migrated, 'THREE.md')).toBe('three\n');
+
+    const updated = await createAt(registry, '1.0.0');
+    const downloadsBefore = await server.store.events.countEvents('download');
+    const update = await cli('update', '--project', updated, '--registry', registry, '--json');
+    expect(update.code, update.stderr).toBe(0);
+    expect((JSON.parse(update.stdout) as { steps: { applied: string[] } }).steps.applied).toEqual(['one-to-two', 'two-to-three']);
+    expect((await lockOf(updated)).template.version).toBe('3.0.0');
+    // Only the target counts as a download: the base and the versions in between are read, not used.
+    expect((await server.store.events.countEvents('download')) - downloadsBefore).toBe(1);
+  });
+});
