@@ -1,7 +1,8 @@
 /**
  * Authentication as a route hook: a route that needs a token declares
  * `preValidation: app.requireToken()` (any valid token) or `app.requireToken('admin')`; the hook
- * answers 401 (with WWW-Authenticate) without a valid bearer token (unknown, expired or revoked:
+ * answers 401 (with WWW-Authenticate) without a valid token (a bearer token, or the same token as
+ * an API key: `Authorization: ApiKey <key>` or `X-API-Key: <key>`; unknown, expired or revoked:
  * the storage is asked on every request, so a revocation by another process applies at once) and
  * 403 with another role's, and leaves the token's record on `request.token`.
  *
@@ -43,11 +44,26 @@ function unauthorized(message: string, refused?: { code: string; why: string }):
   });
 }
 
-/** The token record behind the request's bearer token; 401 when missing, unknown, expired or revoked. */
+/**
+ * The token a request presents, in any of the seed's forms: `Authorization: Bearer <token>`,
+ * `Authorization: ApiKey <key>` or `X-API-Key: <key>` (an API key is a token). Two different
+ * tokens in one request are refused rather than one picked.
+ */
+export function presentedToken(headers: FastifyRequest['headers']): { token?: string; conflict?: boolean } {
+  const authorization = /^(?:Bearer|ApiKey)\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
+  const header = headers['x-api-key'];
+  const apiKey = (Array.isArray(header) ? header[0] : header)?.trim() || undefined;
+  if (authorization !== undefined && apiKey !== undefined && !secretsEqual(authorization, apiKey)) return { conflict: true };
+  const token = authorization ?? apiKey;
+  return token === undefined ? {} : { token };
+}
+
+/** The token record behind the request's token; 401 when missing, unknown, expired or revoked. */
 async function authenticate(request: FastifyRequest, context: Pick<ServerContext, 'storage' | 'adminToken'>): Promise<TokenRecord> {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-  if (!match?.[1]) throw unauthorized('a bearer token is required: Authorization: Bearer <token>');
-  const token = match[1];
+  const presented = presentedToken(request.headers);
+  if (presented.conflict) throw unauthorized('two different tokens were presented (Authorization and X-API-Key): send one', { code: 'TOKEN_INVALID', why: 'two different tokens' });
+  if (presented.token === undefined) throw unauthorized('a token is required: Authorization: Bearer <token> (or Authorization: ApiKey <key>, or X-API-Key: <key>)');
+  const token = presented.token;
   if (context.adminToken && secretsEqual(token, context.adminToken)) return ADMIN_FROM_ENVIRONMENT;
   const check = await context.storage.tokens.checkToken(token);
   if (check.valid) return check.record;
