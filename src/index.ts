@@ -90,6 +90,8 @@ export type {
   StoredWebhook,
   DeliveryRecord,
   StoredEvent,
+  RecordedEvent,
+  EventFilter,
   Reservation,
   ArchiveReader,
   PublishedVersion,

@@ -22,6 +22,7 @@ describe('the package root', () => {
       'runPublishPipeline',
       'buildRegistry',
       'buildDocument',
+      'aggregateAnalytics',
       'selectLatest',
       'sortEntries',
       'createServer',

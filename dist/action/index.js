@@ -47655,12 +47655,22 @@ var success_envelope_schema_default = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   $id: "https://template-registry.dev/schemas/success-envelope.schema.json",
   title: "SuccessEnvelope",
-  description: "Body of a successful response: the resource or list in data, and meta.",
+  description: "Body of a successful response: the resource or list in data, and meta. A page of a list also carries pagination (offset or cursor, as offset-pagination and cursor-pagination describe it).",
   type: "object",
   required: ["data", "meta"],
   additionalProperties: false,
   properties: {
     data: { description: "The resource, or a list of resources." },
+    meta: { $ref: "#/$defs/meta" },
+    pagination: {
+      description: "On a page of a list: offset pagination (page, limit) or cursor pagination (cursor).",
+      anyOf: [
+        { $ref: "https://template-registry.dev/schemas/offset-pagination.schema.json#/$defs/pagination" },
+        { $ref: "https://template-registry.dev/schemas/cursor-pagination.schema.json#/$defs/pagination" }
+      ]
+    }
+  },
+  $defs: {
     meta: {
       title: "ResponseMeta",
       type: "object",
@@ -47750,12 +47760,16 @@ var offset_pagination_schema_default = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   $id: "https://template-registry.dev/schemas/offset-pagination.schema.json",
   title: "OffsetPaginatedResponse",
-  description: "A page of a list, addressed by page number. hasPrevious is true exactly when page is above 1.",
+  description: "A page of a list, addressed by page number. hasPrevious is true exactly when page is above 1. The server's answers also carry the success envelope's meta.",
   type: "object",
   required: ["data", "pagination"],
   additionalProperties: false,
   properties: {
     data: { type: "array" },
+    meta: { $ref: "https://template-registry.dev/schemas/success-envelope.schema.json#/$defs/meta" },
+    pagination: { $ref: "#/$defs/pagination" }
+  },
+  $defs: {
     pagination: {
       title: "OffsetPagination",
       type: "object",
@@ -47785,12 +47799,16 @@ var cursor_pagination_schema_default = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   $id: "https://template-registry.dev/schemas/cursor-pagination.schema.json",
   title: "CursorPaginatedResponse",
-  description: "A page of a list, addressed by opaque cursors. When hasNext is true, nextCursor is a string.",
+  description: "A page of a list, addressed by opaque cursors. When hasNext is true, nextCursor is a string. The server's answers also carry the success envelope's meta.",
   type: "object",
   required: ["data", "pagination"],
   additionalProperties: false,
   properties: {
     data: { type: "array" },
+    meta: { $ref: "https://template-registry.dev/schemas/success-envelope.schema.json#/$defs/meta" },
+    pagination: { $ref: "#/$defs/pagination" }
+  },
+  $defs: {
     pagination: {
       title: "CursorPagination",
       type: "object",

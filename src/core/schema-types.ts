@@ -568,7 +568,7 @@ export interface Review {
   createdAt: string;
 }
 /**
- * Body of a successful response: the resource or list in data, and meta.
+ * Body of a successful response: the resource or list in data, and meta. A page of a list also carries pagination (offset or cursor, as offset-pagination and cursor-pagination describe it).
  */
 export interface SuccessEnvelope {
   /**
@@ -576,6 +576,10 @@ export interface SuccessEnvelope {
    */
   data: unknown;
   meta: ResponseMeta;
+  /**
+   * On a page of a list: offset pagination (page, limit) or cursor pagination (cursor).
+   */
+  pagination?: OffsetPagination | CursorPagination;
 }
 export interface ResponseMeta {
   timestamp: string;
@@ -584,6 +588,20 @@ export interface ResponseMeta {
    * Version of the interface that answered.
    */
   version: string;
+}
+export interface OffsetPagination {
+  page: number;
+  limit: number;
+  total: number;
+  totalPages: number;
+  hasNext: boolean;
+  hasPrevious: boolean;
+}
+export interface CursorPagination {
+  limit: number;
+  hasNext: boolean;
+  nextCursor: string | null;
+  prevCursor: string | null;
 }
 /**
  * Body of an error response. VALIDATION_ERROR lists the offending fields in details; RATE_LIMIT_EXCEEDED carries retryAfter (seconds), as the Retry-After header does.
@@ -614,32 +632,20 @@ export interface ApiErrorDetail {
   code: string;
 }
 /**
- * A page of a list, addressed by page number. hasPrevious is true exactly when page is above 1.
+ * A page of a list, addressed by page number. hasPrevious is true exactly when page is above 1. The server's answers also carry the success envelope's meta.
  */
 export interface OffsetPaginatedResponse {
   data: unknown[];
+  meta?: ResponseMeta;
   pagination: OffsetPagination;
 }
-export interface OffsetPagination {
-  page: number;
-  limit: number;
-  total: number;
-  totalPages: number;
-  hasNext: boolean;
-  hasPrevious: boolean;
-}
 /**
- * A page of a list, addressed by opaque cursors. When hasNext is true, nextCursor is a string.
+ * A page of a list, addressed by opaque cursors. When hasNext is true, nextCursor is a string. The server's answers also carry the success envelope's meta.
  */
 export interface CursorPaginatedResponse {
   data: unknown[];
+  meta?: ResponseMeta;
   pagination: CursorPagination;
-}
-export interface CursorPagination {
-  limit: number;
-  hasNext: boolean;
-  nextCursor: string | null;
-  prevCursor: string | null;
 }
 /**
  * Body of POST /webhooks: where to deliver, which events, the signing secret (deliveries carry X-Webhook-Signature: sha256=...) and whether deliveries are on.

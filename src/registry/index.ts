@@ -15,6 +15,16 @@ export {
 export { buildDocument, toEntry, entryViolations, strongEtag, RegistryBuildError, DEFAULT_CATEGORIES, type SkippedVersion, type DocumentOptions } from './document.js';
 export { FolderOutput, BUILD_STATE_FILE } from './folder-output.js';
 export {
+  aggregateAnalytics,
+  downloadUsage,
+  TREND_DEAD_BAND_PERCENT,
+  type AggregateOptions,
+  type AnalyticsInput,
+  type AnalyticsEventData,
+  type AnalyticsEventRecord,
+  type DownloadUsage,
+} from './analytics.js';
+export {
   S3Output,
   S3OutputError,
   S3UrlError,

@@ -6,16 +6,20 @@ import { RegistryBuilder } from '../registry/build.js';
 import { openSqliteStorage } from '../store/sqlite/index.js';
 import { storeSource } from '../store/source.js';
 import type { RegistryStorage } from '../store/types.js';
+import { apiVersionPlugin, rewriteVersionedUrl } from './api-version.js';
 import { authPlugin } from './auth.js';
+import { cachingPlugin, trackRouteMethods } from './caching.js';
 import { DEFAULT_LIMITS, type CurrentRegistry, type ServerContext, type ServerLimits } from './context.js';
 import { installEnvelope, newRequestId } from './envelope.js';
 import { rateLimitPlugin } from './rate-limit.js';
+import { analyticsRoute } from './routes/analytics.js';
 import { eventsRoute } from './routes/events.js';
 import { openapiRoute } from './routes/openapi.js';
 import { readRoutes } from './routes/read.js';
 import { uploadRoute } from './routes/upload.js';
 import { webhooksRoute } from './routes/webhooks.js';
 import { StaticFront } from './static-front.js';
+import { DEFAULT_STATS_REFRESH_MS, startStatsRefresh } from './stats-refresh.js';
 import { loadStaticFiles, REGISTRY_FILE } from './static-files.js';
 import { WebhookDispatcher, type WebhookDispatcherOptions } from './webhooks.js';
 
@@ -40,6 +44,8 @@ export interface ServerOptions {
   forceCloseConnections?: boolean;
   /** Settings of the webhook dispatcher (retry delays, time-outs), for tests and operators. */
   webhooks?: Omit<WebhookDispatcherOptions, 'store' | 'publicUrl' | 'selfAddresses' | 'logger'>;
+  /** How often the registry is rebuilt when download events arrived (its `stats`), in ms; default 5 minutes, 0: only on publish. */
+  statsRefreshMs?: number;
 }
 
 export interface RegistryServer {
@@ -120,6 +126,8 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     logger: options.logger ?? false,
     requestTimeout: limits.requestTimeoutMs,
     genReqId: newRequestId,
+    // /v1/... is answered by the routes of /... (api-version.ts).
+    rewriteUrl: rewriteVersionedUrl,
     trustProxy: trustedProxies(options.trustProxy),
     bodyLimit: 1024 * 1024,
     forceCloseConnections: options.forceCloseConnections ?? 'idle',
@@ -157,14 +165,26 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   };
 
   await rebuild();
+  const stats = await startStatsRefresh({
+    everyMs: options.statsRefreshMs ?? DEFAULT_STATS_REFRESH_MS,
+    count: () => storage.events.countEvents('download'),
+    rebuild,
+    onError: (error) => app.log.error({ err: error }, 'refreshing the download stats failed'),
+  });
+  app.addHook('preClose', () => stats.stop());
 
-  installEnvelope(app);
+  // Before any route: a method a known path does not answer is a 405 with Allow (caching.ts).
+  const allowedMethods = trackRouteMethods(app);
+  installEnvelope(app, { allowedMethods });
   installValidators(app);
   await app.register(rateLimitPlugin, { context, counter: front.counter });
+  await app.register(apiVersionPlugin);
+  await app.register(cachingPlugin, { context });
   await app.register(authPlugin, { context });
   await app.register(readRoutes, { context });
   await app.register(uploadRoute, { context });
   await app.register(eventsRoute, { context });
+  await app.register(analyticsRoute, { context });
   await app.register(webhooksRoute, { context });
   await app.register(openapiRoute, { context });
   // Deliveries in flight finish (or are cancelled) before the storage closes.

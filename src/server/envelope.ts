@@ -20,6 +20,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     body?: BodyDescription;
   }
+  interface FastifyRequest {
+    /** The interface version answering the request (`1.0`), set by the api-version hook (api-version.ts). */
+    apiVersion?: string;
+  }
 }
 
 export const API_VERSION = '1.0';
@@ -45,9 +49,9 @@ export function requestId(request: FastifyRequest): string {
   return String(request.id);
 }
 
-/** `{ data, meta: { timestamp, requestId, version } }` */
+/** `{ data, meta: { timestamp, requestId, version } }`; `version` is the interface version the request selected. */
 export function envelope<T>(request: FastifyRequest, data: T, extra: Record<string, unknown> = {}): { data: T; meta: Record<string, unknown> } & Record<string, unknown> {
-  return { data, meta: { timestamp: new Date().toISOString(), requestId: requestId(request), version: API_VERSION }, ...extra };
+  return { data, meta: { timestamp: new Date().toISOString(), requestId: requestId(request), version: request.apiVersion ?? API_VERSION }, ...extra };
 }
 
 export function errorBody(request: FastifyRequest, error: ApiError): { error: Record<string, unknown> } {
@@ -88,16 +92,30 @@ export function isStorageFull(error: unknown): boolean {
   return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
 }
 
-/** Request ids, the X-Request-Id header, and the error envelope for every error and unknown route. */
-export function installEnvelope(app: FastifyInstance): void {
+export interface EnvelopeOptions {
+  /**
+   * The methods the routes of a path (without its query) answer; none for a path no route has.
+   * A request of another method on a known path is then a 405 with `Allow`, not a 404.
+   */
+  allowedMethods?: (path: string) => readonly string[];
+}
+
+/** Request ids, the X-Request-Id header, and the error envelope for every error and unknown route (404, or 405 with Allow). */
+export function installEnvelope(app: FastifyInstance, options: EnvelopeOptions = {}): void {
   // Callback style: an async hook would cost every request a promise and a microtask turn.
   app.addHook('onRequest', (request, reply, done) => {
     void reply.header('X-Request-Id', requestId(request));
     done();
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, new ApiError(404, 'NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0] ?? ''}`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = options.allowedMethods?.(path) ?? [];
+    if (allowed.length > 0) {
+      const allow = allowed.join(', ');
+      return sendError(request, reply, new ApiError(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; allowed: ${allow}`, [], { Allow: allow }));
+    }
+    return sendError(request, reply, new ApiError(404, 'NOT_FOUND', `no route for ${request.method} ${path}`));
+  });
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) return sendError(request, reply, error);
     const status = error.statusCode ?? 500;

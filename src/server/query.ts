@@ -1,112 +1,288 @@
 /**
- * The list query of `GET /templates`, as pure functions: `parseListQuery` turns the raw query
- * string values into a checked `ListQuery` (or field-level errors), `runListQuery` applies it to
- * the entries of a registry document. No HTTP in here, so all of it is unit-tested directly.
+ * The query conventions of every list route (the spec's "Query conventions for list routes"), as
+ * pure functions: `parseList` turns the raw query string values into a checked `ListQuery` (or
+ * field-level errors naming each refused parameter), `runList` applies it to a list. No HTTP in
+ * here, so all of it is unit-tested directly. Each route describes its resource once (a
+ * `ListResource`: its fields, what may be filtered and sorted, its default order); the rules are
+ * the same for all of them.
  *
- * Conventions (the spec's "Query conventions for list routes" and reader rules):
- * - one entry per template id, chosen by the spec's selection rule (`selectLatest`);
- * - filters `category`, `stability` (comma list = any of), `tags`, `features` (comma list = all of),
- *   `author` (exact name), `q` / `search` (every lower-cased term in name, description, tags,
- *   features and category; `searchFields` narrows the fields), `stats.downloads[gte|lte]` (also
- *   `downloads[gte|lte]`), `createdAfter` (inclusive) / `createdBefore` (exclusive);
- * - `sort`: comma list of `name`, `version`, `downloads`, `createdAt`, `updatedAt`, `stability`,
- *   `-` prefix for descending, or `sort=<field>&order=asc|desc`; ties (and no `sort`) fall back to
- *   the spec's listing order;
- * - `page` / `limit` offset pagination, or `cursor` (opaque, tied to the query it came from);
- * - `fields`: sparse fieldsets over top-level entry fields, `id` always kept.
+ * Every list route: `page` / `limit` offset pagination, or `cursor` (opaque, tied to the query it
+ * came from); `sort` (comma list, `-` prefix for descending; or `sort=<field>&order=asc|desc`;
+ * ties, and no `sort`, keep the route's default order; `order=desc` alone reverses it); `fields`
+ * (sparse fieldsets over top-level fields, the key field always kept).
+ *
+ * `GET /templates` also (one entry per template id, chosen by the spec's selection rule):
+ * - `<field>=<value>` on every scalar field of an entry (`id`, `name`, `version`, `description`,
+ *   `category`, `stability`, `downloadUrl`, `license`, ..., `size`), `author` (the author's name)
+ *   and `stats.downloads` (also `downloads`), `stats.stars`, `stats.forks`, `stats.issues`: exact,
+ *   a comma list = any of; `tags` and `features`: a comma list = all of;
+ * - `<field>[gte]=` / `<field>[lte]=` (inclusive) on numbers, dates (ISO 8601, compared as
+ *   instants) and versions (compared numerically, segment by segment: 1.10.0 > 1.9.0);
+ * - `createdAfter` (inclusive) / `createdBefore` (exclusive);
+ * - `filter`: `field:value` terms joined with ` AND ` (`category:backend AND stability:stable`),
+ *   a term's value may be a comma list (any of), its field may carry an operator
+ *   (`version[gte]:1.2.0`);
+ * - `search` (or `q`): every lower-cased term in name, description, tags, features and category;
+ *   `searchFields` narrows those fields;
+ * - `include`: comma list of related resources; `versions` embeds each template's versions
+ *   (highest first) as `versions`.
+ *
+ * Anything else is refused: an unknown parameter, an unknown field (in `fields`, `sort`, `filter`,
+ * `searchFields`, `include`) or an unknown or unsupported operator is a detail of a 400
+ * VALIDATION_ERROR naming the parameter. One exception: `api-version`, the API version selector of
+ * the server (read before the route runs), is accepted on every route and ignored here.
  */
 import { createHash } from 'node:crypto';
 
 import templateEntrySchema from '../../schemas/template-entry.schema.json' with { type: 'json' };
 import { canonicalJson } from '../core/canonical-json.js';
-import { compareText, latestEntries, sortEntries, STABILITY_ORDER, stabilityRank, type Stability } from '../core/listing.js';
-import type { CursorPagination, OffsetPagination, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
-import { matchesFilters, matchesSearch, SEARCH_FIELDS, searchTerms, type SearchField } from '../core/search.js';
+import { compareText, latestEntries, sortEntries, STABILITY_ORDER, stabilityRank, versionsOf } from '../core/listing.js';
+import type { Category, CursorPagination, OffsetPagination, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
+import { matchesSearch, SEARCH_FIELDS, searchTerms, type SearchField } from '../core/search.js';
 import type { ErrorDetail } from '../core/validation.js';
 import { compareVersions } from '../core/versions.js';
+import type { DeliveryView, WebhookView } from './webhooks.js';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 
+/**
+ * The API version selector (see the server's versioning): accepted on every route, never a filter.
+ * The `version` field filter keeps its name because of it.
+ */
+export const API_VERSION_PARAMETER = 'api-version';
 
-export const SORT_FIELDS = ['name', 'version', 'downloads', 'createdAt', 'updatedAt', 'stability'] as const;
-export type SortField = (typeof SORT_FIELDS)[number];
+/** Parameters every list route understands. */
+export const PAGING_PARAMETERS = ['page', 'limit', 'cursor', 'sort', 'order', 'fields'] as const;
 
+/** Range operators, as `<field>[<operator>]`; both inclusive. */
+export const RANGE_OPERATORS = ['gte', 'lte'] as const;
+export type RangeOperator = (typeof RANGE_OPERATORS)[number];
+
+// ---------------------------------------------------------------------------------------------
+// Resources
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * How a field is compared: `text` and `enum` exactly; `number`, `version` (numerically, segment
+ * by segment) and `date` (as instants) are ordered and take `[gte]` / `[lte]`; `list` (an array
+ * of strings) holds all of the given values.
+ */
+export type FieldKind = 'text' | 'enum' | 'number' | 'version' | 'date' | 'boolean' | 'list';
+
+const ORDERED_KINDS: readonly FieldKind[] = ['number', 'version', 'date'];
+
+export interface ListField<T> {
+  kind: FieldKind;
+  get: (item: T) => unknown;
+  /** The values an `enum` field takes. */
+  values?: readonly string[];
+  /** An order other than the kind's (e.g. stability order); ascending. */
+  compare?: (a: T, b: T) => number;
+}
+
+export interface ListResource<T> {
+  /** What one item is, for messages: `template`, `webhook`. */
+  name: string;
+  /** Top-level fields `fields` may name. */
+  fields: readonly string[];
+  /** The field a sparse fieldset always keeps. */
+  key: string;
+  /** Fields `sort` (and, with `filters`, the field filters) may name, by name (dotted when nested). */
+  by: Readonly<Record<string, ListField<T>>>;
+  /** Other names of fields of `by`. */
+  aliases?: Readonly<Record<string, string>>;
+  /** `<field>=`, `<field>[gte|lte]=`, `filter` and, with `created`, `createdAfter` / `createdBefore`. */
+  filters?: boolean;
+  /** The date field `createdAfter` / `createdBefore` apply to. */
+  created?: string;
+  /** `search` / `q` and `searchFields`. */
+  search?: { fields: readonly string[]; matches: (item: T, terms: readonly string[], fields?: readonly string[]) => boolean };
+  /** Names `include` may give. */
+  include?: readonly string[];
+  /** The default order (ties of `sort` keep it). */
+  order: (items: readonly T[]) => T[];
+}
+
+function own<V>(record: Readonly<Record<string, V>> | undefined, name: string): V | undefined {
+  return record && Object.hasOwn(record, name) ? record[name] : undefined;
+}
+
+/** The field of a name (or an alias of it), and its canonical name. */
+function fieldOf<T>(resource: ListResource<T>, name: string): { name: string; field: ListField<T> } | undefined {
+  const canonical = own(resource.aliases, name) ?? name;
+  const field = own(resource.by, canonical);
+  return field ? { name: canonical, field } : undefined;
+}
+
+const sortable = <T>(resource: ListResource<T>): string[] => Object.keys(resource.by).filter((name) => resource.by[name]!.kind !== 'list');
 
 /** Top-level fields of a template entry `fields` may name. */
 export const ENTRY_FIELDS: readonly string[] = Object.keys(templateEntrySchema.properties);
 
-/** Query parameters `GET /templates` understands (others are ignored). */
-export const LIST_PARAMETERS = [
-  'page',
-  'limit',
-  'cursor',
-  'sort',
-  'order',
-  'fields',
-  'q',
-  'search',
-  'searchFields',
-  'category',
-  'stability',
-  'tags',
-  'features',
-  'author',
-  'stats.downloads[gte]',
-  'stats.downloads[lte]',
-  'downloads[gte]',
-  'downloads[lte]',
-  'createdAfter',
-  'createdBefore',
-] as const;
+type SchemaProperty = { type?: string; format?: string; enum?: readonly string[] };
+
+/** Every string, number or boolean top-level field of the entry schema, by its schema type. */
+function scalarEntryFields(): Record<string, ListField<TemplateEntry>> {
+  const fields: Record<string, ListField<TemplateEntry>> = {};
+  for (const [name, property] of Object.entries(templateEntrySchema.properties as Record<string, SchemaProperty>)) {
+    const get = (entry: TemplateEntry): unknown => (entry as unknown as Record<string, unknown>)[name];
+    if (property.type === 'string') {
+      if (name === 'version') fields[name] = { kind: 'version', get };
+      else if (property.format === 'date-time') fields[name] = { kind: 'date', get };
+      else if (property.enum) fields[name] = { kind: 'enum', get, values: property.enum };
+      else fields[name] = { kind: 'text', get };
+    } else if (property.type === 'number' || property.type === 'integer') {
+      fields[name] = { kind: 'number', get };
+    } else if (property.type === 'boolean') {
+      fields[name] = { kind: 'boolean', get };
+    }
+  }
+  return fields;
+}
+
+/** Fields of a template entry to filter and sort by. */
+export const TEMPLATE_FIELDS: Readonly<Record<string, ListField<TemplateEntry>>> = {
+  ...scalarEntryFields(),
+  stability: { kind: 'enum', get: (e) => e.stability, values: STABILITY_ORDER, compare: (a, b) => stabilityRank(a.stability) - stabilityRank(b.stability) },
+  author: { kind: 'text', get: (e) => e.author?.name },
+  'stats.downloads': { kind: 'number', get: (e) => e.stats?.downloads ?? 0 },
+  'stats.stars': { kind: 'number', get: (e) => e.stats?.stars },
+  'stats.forks': { kind: 'number', get: (e) => e.stats?.forks },
+  'stats.issues': { kind: 'number', get: (e) => e.stats?.issues },
+  tags: { kind: 'list', get: (e) => e.tags },
+  features: { kind: 'list', get: (e) => e.features },
+};
+
+const TEMPLATE_ALIASES = { downloads: 'stats.downloads' } as const;
+
+/** `GET /templates`: the latest entry of every template, in the spec's listing order. */
+export const TEMPLATE_LIST: ListResource<TemplateEntry> = {
+  name: 'template',
+  fields: ENTRY_FIELDS,
+  key: 'id',
+  by: TEMPLATE_FIELDS,
+  aliases: TEMPLATE_ALIASES,
+  filters: true,
+  created: 'createdAt',
+  search: { fields: SEARCH_FIELDS, matches: (entry, terms, fields) => matchesSearch(entry, terms, fields as SearchField[] | undefined) },
+  include: ['versions'],
+  order: sortEntries,
+};
+
+/** `GET /templates/{id}/versions`: every version of one template, highest first. */
+export const VERSION_LIST: ListResource<TemplateEntry> = {
+  name: 'version',
+  fields: ENTRY_FIELDS,
+  key: 'version',
+  by: TEMPLATE_FIELDS,
+  aliases: TEMPLATE_ALIASES,
+  order: (entries) => [...entries].sort((a, b) => compareVersions(b.version, a.version)),
+};
+
+/** `GET /categories`: the registry document's categories, in its order. */
+export const CATEGORY_LIST: ListResource<Category> = {
+  name: 'category',
+  fields: ['id', 'name', 'description', 'icon', 'templates'],
+  key: 'id',
+  by: {
+    id: { kind: 'text', get: (c) => c.id },
+    name: { kind: 'text', get: (c) => c.name },
+    description: { kind: 'text', get: (c) => c.description },
+    icon: { kind: 'text', get: (c) => c.icon },
+  },
+  order: (categories) => [...categories],
+};
+
+/** `GET /webhooks`: oldest first. */
+export const WEBHOOK_LIST: ListResource<WebhookView> = {
+  name: 'webhook',
+  fields: ['id', 'url', 'events', 'active', 'createdAt'],
+  key: 'id',
+  by: {
+    id: { kind: 'text', get: (w) => w.id },
+    url: { kind: 'text', get: (w) => w.url },
+    active: { kind: 'boolean', get: (w) => w.active },
+    createdAt: { kind: 'date', get: (w) => w.createdAt },
+  },
+  order: (webhooks) => [...webhooks],
+};
+
+/** `GET /webhooks/{id}/deliveries`: newest first. */
+export const DELIVERY_LIST: ListResource<DeliveryView> = {
+  name: 'delivery',
+  fields: ['id', 'event', 'status', 'attemptedAt', 'error'],
+  key: 'id',
+  by: {
+    id: { kind: 'text', get: (d) => d.id },
+    event: { kind: 'text', get: (d) => d.event },
+    status: { kind: 'number', get: (d) => d.status },
+    attemptedAt: { kind: 'date', get: (d) => d.attemptedAt },
+    error: { kind: 'text', get: (d) => d.error },
+  },
+  order: (deliveries) => [...deliveries],
+};
+
+/** The fixed parameters of a resource's list route (field filters come on top). */
+export function listParameters(resource: ListResource<unknown>): string[] {
+  return [
+    ...PAGING_PARAMETERS,
+    ...(resource.search ? ['search', 'q', 'searchFields'] : []),
+    ...(resource.include ? ['include'] : []),
+    ...(resource.filters ? ['filter'] : []),
+    ...(resource.filters && resource.created ? ['createdAfter', 'createdBefore'] : []),
+  ];
+}
+
+/** The fixed query parameters of `GET /templates`; every field of TEMPLATE_FIELDS is a filter too. */
+export const LIST_PARAMETERS: readonly string[] = listParameters(TEMPLATE_LIST as ListResource<unknown>);
+
+// ---------------------------------------------------------------------------------------------
+// The parsed query
+// ---------------------------------------------------------------------------------------------
 
 export interface SortKey {
-  field: SortField;
+  /** Canonical field name (`stats.downloads` for `downloads`). */
+  field: string;
   descending: boolean;
 }
 
-export interface ListFilters {
-  /** Any of. */
-  category?: string[];
-  /** Any of. */
-  stability?: Stability[];
-  /** All of. */
-  tags?: string[];
-  /** All of. */
-  features?: string[];
-  /** Exact author name. */
-  author?: string;
-  /** Lower-cased search terms; every one must occur. */
-  terms?: string[];
-  /** Fields the terms are looked for in (default all of SEARCH_FIELDS). */
-  searchFields?: SearchField[];
-  downloadsGte?: number;
-  downloadsLte?: number;
-  /** ISO timestamps (normalized); createdAt >= createdAfter. */
-  createdAfter?: string;
-  /** createdAt < createdBefore. */
-  createdBefore?: string;
+/**
+ * One condition on a field: `in` any of `values` (all of them for a `list` field), or a bound.
+ * Values are normalized (dates as ISO instants, numbers as their decimal text).
+ */
+export interface Condition {
+  field: string;
+  op: 'in' | 'gte' | 'lte' | 'lt';
+  values: string[];
 }
 
 export type Paging = { mode: 'offset'; page: number; limit: number } | { mode: 'cursor'; offset: number; limit: number };
 
 export interface ListQuery {
-  filters: ListFilters;
-  /** Empty: the spec's listing order. */
+  /** Every one must hold. */
+  conditions: Condition[];
+  /** Lower-cased search terms; every one must occur. */
+  terms?: string[];
+  /** Fields the terms are looked for in (default all the resource's search fields). */
+  searchFields?: string[];
+  /** Empty: the resource's default order. */
   sort: SortKey[];
-  /** `order=desc` without `sort`: the listing order reversed. */
+  /** `order=desc` without `sort`: the default order reversed. */
   reverseDefault: boolean;
   paging: Paging;
-  /** Top-level fields to keep (with `id`); undefined keeps whole entries. */
+  /** Top-level fields to keep (with the key field); undefined keeps whole items. */
   fields?: string[];
+  /** Related resources to embed. */
+  include?: string[];
   /** Hash of what decides the result's order and membership; cursors carry it. */
   fingerprint: string;
 }
 
 export type { CursorPagination, OffsetPagination };
 
-export interface ListResult {
-  data: Partial<TemplateEntry>[];
+export interface ListResult<T = Partial<TemplateEntry>> {
+  data: T[];
   pagination: OffsetPagination | CursorPagination;
 }
 
@@ -128,6 +304,8 @@ class Problems {
   }
 }
 
+const quoted = (values: readonly string[]): string => values.map((v) => JSON.stringify(v)).join(', ');
+
 /** One value: a repeated parameter is an error. Empty strings count as given. */
 function single(raw: RawQuery, name: string, problems: Problems): string | undefined {
   const value = raw[name];
@@ -138,18 +316,24 @@ function single(raw: RawQuery, name: string, problems: Problems): string | undef
   return value;
 }
 
-/** A comma list; a repeated parameter adds its values. Empty items are dropped. */
-function list(raw: RawQuery, name: string, problems: Problems): string[] | undefined {
-  const value = raw[name];
-  if (value === undefined || value === null) return undefined;
-  const parts = (Array.isArray(value) ? value : [value]).map((v) => (typeof v === 'string' || typeof v === 'number' ? String(v) : undefined));
-  if (parts.some((p) => p === undefined)) return problems.add(name, 'must be a string', 'TYPE');
-  const items = (parts as string[])
+/** Splits comma lists; empty items are dropped, repeated ones kept once. */
+function splitList(parts: readonly string[]): string[] {
+  const items = parts
     .flatMap((p) => p.split(','))
     .map((p) => p.trim())
     .filter((p) => p !== '');
-  if (items.length === 0) return problems.add(name, 'must name at least one value', 'MIN_LENGTH');
   return [...new Set(items)];
+}
+
+/** A comma list; a repeated parameter adds its values. */
+function list(raw: RawQuery, name: string, problems: Problems): string[] | undefined {
+  const value = raw[name];
+  if (value === undefined || value === null) return undefined;
+  const parts = (Array.isArray(value) ? value : [value]).map((v) => (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined));
+  if (parts.some((p) => p === undefined)) return problems.add(name, 'must be a string', 'TYPE');
+  const items = splitList(parts as string[]);
+  if (items.length === 0) return problems.add(name, 'must name at least one value', 'MIN_LENGTH');
+  return items;
 }
 
 function integer(raw: RawQuery, name: string, min: number, max: number | undefined, problems: Problems): number | undefined {
@@ -162,31 +346,109 @@ function integer(raw: RawQuery, name: string, min: number, max: number | undefin
   return value;
 }
 
-function nonNegative(raw: RawQuery, name: string, problems: Problems): number | undefined {
-  const text = single(raw, name, problems);
-  if (text === undefined) return undefined;
-  if (!/^\s*\d+(\.\d+)?\s*$/.test(text)) return problems.add(name, 'must be a non-negative number', 'TYPE');
-  return Number(text);
-}
-
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 
-function isoDate(raw: RawQuery, name: string, problems: Problems): string | undefined {
-  const text = single(raw, name, problems);
-  if (text === undefined) return undefined;
+/** An ISO 8601 date or date-time as an ISO instant (a date alone, or no offset: UTC); undefined when it is not one. */
+export function normalizeDate(text: string): string | undefined {
   const trimmed = text.trim();
-  // A date alone is midnight UTC; a date-time without an offset is read as UTC too.
-  const withZone = /^\d{4}-\d{2}-\d{2}$/.test(trimmed)
-    ? `${trimmed}T00:00:00Z`
-    : /(?:Z|[+-]\d{2}:?\d{2})$/i.test(trimmed)
-      ? trimmed
-      : `${trimmed}Z`;
-  const time = ISO_DATE.test(trimmed) ? Date.parse(withZone.replace(' ', 'T')) : Number.NaN;
-  if (Number.isNaN(time)) return problems.add(name, 'must be an ISO 8601 date or date-time (e.g. 2024-05-01 or 2024-05-01T12:00:00Z)', 'FORMAT');
-  return new Date(time).toISOString();
+  if (!ISO_DATE.test(trimmed)) return undefined;
+  const withZone = /^\d{4}-\d{2}-\d{2}$/.test(trimmed) ? `${trimmed}T00:00:00Z` : /(?:Z|[+-]\d{2}:?\d{2})$/i.test(trimmed) ? trimmed : `${trimmed}Z`;
+  const time = Date.parse(withZone.replace(' ', 'T'));
+  return Number.isNaN(time) ? undefined : new Date(time).toISOString();
 }
 
-function parseSort(raw: RawQuery, problems: Problems): { sort: SortKey[]; reverseDefault: boolean } {
+const DATE_MESSAGE = 'must be an ISO 8601 date or date-time (e.g. 2024-05-01 or 2024-05-01T12:00:00Z)';
+/** Every number field of the lists is a count or a size. */
+const NUMBER = /^\s*\d+(\.\d+)?\s*$/;
+const VERSION_VALUE = /^\d+(\.\d+)*$/;
+
+/** A value of a field's kind, normalized; or the message saying what it must be. */
+function fieldValue<T>(field: ListField<T>, value: string, bound: boolean): { value: string } | { error: string; code: string } {
+  switch (field.kind) {
+    case 'number':
+      return NUMBER.test(value) ? { value: String(Number(value)) } : { error: 'must be a non-negative number', code: 'TYPE' };
+    case 'date': {
+      const date = normalizeDate(value);
+      return date ? { value: date } : { error: DATE_MESSAGE, code: 'FORMAT' };
+    }
+    case 'version':
+      return !bound || VERSION_VALUE.test(value) ? { value } : { error: 'must be a version of numeric segments (e.g. 1.10.0)', code: 'FORMAT' };
+    case 'boolean':
+      return value === 'true' || value === 'false' ? { value } : { error: 'must be true or false', code: 'TYPE' };
+    case 'enum':
+      return field.values?.includes(value) ? { value } : { error: `unknown value ${JSON.stringify(value)}; one of ${(field.values ?? []).join(', ')}`, code: 'ENUM' };
+    default:
+      return { value };
+  }
+}
+
+/**
+ * A field filter, `<name>` or `<name>[<op>]` with its values, as a condition. `parameter` is what
+ * problems name (the query parameter, or `filter` for a term of the filter expression).
+ */
+function condition<T>(resource: ListResource<T>, key: string, values: readonly string[], parameter: string, problems: Problems): Condition | undefined {
+  const match = /^([^[\]]+)(?:\[([^[\]]*)\])?$/.exec(key);
+  const found = match ? fieldOf(resource, match[1]!) : undefined;
+  const where = parameter === key ? '' : ` in ${JSON.stringify(key)}`;
+  if (!match || !found) {
+    const known = Object.keys(resource.by).join(', ');
+    return parameter === key
+      ? problems.add(parameter, `unknown parameter ${JSON.stringify(key)}; known parameters are ${listParameters(resource as ListResource<unknown>).join(', ')} and the field filters ${known}`, 'UNKNOWN_PARAMETER')
+      : problems.add(parameter, `unknown field ${JSON.stringify(match?.[1] ?? key)}${where}; fields are ${known}`, 'UNKNOWN_FIELD');
+  }
+  const { name, field } = found;
+  const operator = match[2];
+  if (operator !== undefined) {
+    if (!(RANGE_OPERATORS as readonly string[]).includes(operator)) {
+      return problems.add(parameter, `unknown operator ${JSON.stringify(operator)}${where}; operators are ${RANGE_OPERATORS.join(', ')}`, 'UNKNOWN_OPERATOR');
+    }
+    if (!ORDERED_KINDS.includes(field.kind)) {
+      return problems.add(parameter, `operator ${operator}${where} applies to numbers, dates and versions; ${name} is not one`, 'UNSUPPORTED_OPERATOR');
+    }
+    if (values.length !== 1) return problems.add(parameter, `${key} takes one value`, 'DUPLICATE');
+  }
+  if (values.length === 0) return problems.add(parameter, `${key} must name at least one value`, 'MIN_LENGTH');
+  const normalized: string[] = [];
+  for (const value of values) {
+    const checked = fieldValue(field, value, operator !== undefined);
+    if ('error' in checked) return problems.add(parameter, `${where ? `${key} ` : ''}${checked.error} (got ${JSON.stringify(value)})`, checked.code);
+    normalized.push(checked.value);
+  }
+  return { field: name, op: (operator as RangeOperator | undefined) ?? 'in', values: normalized };
+}
+
+/** Query parameter `<field>` or `<field>[op]`. */
+function fieldParameter<T>(resource: ListResource<T>, raw: RawQuery, key: string, problems: Problems): Condition | undefined {
+  const value = raw[key];
+  const parts = (Array.isArray(value) ? value : [value]).map((v) => (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined));
+  if (parts.some((p) => p === undefined)) return problems.add(key, 'must be a string', 'TYPE');
+  if (/\[[^\]]*\]$/.test(key) && parts.length > 1) return problems.add(key, 'must be given once', 'DUPLICATE');
+  return condition(resource, key, splitList(parts as string[]), key, problems);
+}
+
+/** `field:value AND field[op]:value AND ...` */
+function filterExpression<T>(resource: ListResource<T>, raw: RawQuery, problems: Problems): Condition[] {
+  const expression = single(raw, 'filter', problems);
+  if (expression === undefined) return [];
+  if (expression.trim() === '') {
+    problems.add('filter', 'must hold at least one field:value term', 'MIN_LENGTH');
+    return [];
+  }
+  const terms = expression.trim().split(/\s+AND\s+/);
+  const conditions: Condition[] = [];
+  for (const term of terms) {
+    const colon = term.indexOf(':');
+    if (colon <= 0) {
+      problems.add('filter', `term ${JSON.stringify(term)} is not field:value (terms are joined with " AND ")`, 'FORMAT');
+      continue;
+    }
+    const found = condition(resource, term.slice(0, colon).trim(), splitList([term.slice(colon + 1)]), 'filter', problems);
+    if (found) conditions.push(found);
+  }
+  return conditions;
+}
+
+function parseSort<T>(resource: ListResource<T>, raw: RawQuery, problems: Problems): { sort: SortKey[]; reverseDefault: boolean } {
   const order = single(raw, 'order', problems);
   let orderDescending = false;
   if (order !== undefined) {
@@ -201,23 +463,33 @@ function parseSort(raw: RawQuery, problems: Problems): { sort: SortKey[]; revers
   for (const key of keys) {
     const prefixed = key.startsWith('-') || key.startsWith('+');
     const name = prefixed ? key.slice(1) : key;
-    const field = name === 'stats.downloads' ? 'downloads' : name;
-    if (!(SORT_FIELDS as readonly string[]).includes(field)) {
-      problems.add('sort', `unknown sort field ${JSON.stringify(name)}; one of ${SORT_FIELDS.join(', ')}`, 'ENUM');
+    const found = fieldOf(resource, name);
+    if (!found || found.field.kind === 'list') {
+      problems.add('sort', `unknown sort field ${JSON.stringify(name)}; one of ${sortable(resource).join(', ')}`, 'ENUM');
       continue;
     }
-    if (seen.has(field)) {
-      problems.add('sort', `sort field ${field} is given twice`, 'DUPLICATE');
+    if (seen.has(found.name)) {
+      problems.add('sort', `sort field ${found.name} is given twice`, 'DUPLICATE');
       continue;
     }
-    seen.add(field);
-    sort.push({ field: field as SortField, descending: key.startsWith('-') || (!prefixed && orderDescending) });
+    seen.add(found.name);
+    sort.push({ field: found.name, descending: key.startsWith('-') || (!prefixed && orderDescending) });
   }
   return { sort, reverseDefault: false };
 }
 
-function fingerprintOf(filters: ListFilters, sort: SortKey[], reverseDefault: boolean): string {
-  return createHash('sha256').update(canonicalJson({ filters, sort, reverseDefault })).digest('base64url').slice(0, 16);
+/** A comma list whose every item must be one of `known`. */
+function knownList(raw: RawQuery, name: string, known: readonly string[], what: string, problems: Problems): string[] | undefined {
+  const items = list(raw, name, problems);
+  if (!items) return undefined;
+  const unknown = items.filter((item) => !known.includes(item));
+  if (unknown.length > 0) return problems.add(name, `unknown ${what} ${quoted(unknown)}; one of ${known.join(', ')}`, name === 'fields' ? 'UNKNOWN_FIELD' : 'ENUM');
+  return items;
+}
+
+function fingerprintOf(conditions: Condition[], query: Pick<ListQuery, 'terms' | 'searchFields' | 'sort' | 'reverseDefault'>): string {
+  const ordered = [...conditions].sort((a, b) => compareText(canonicalJson(a), canonicalJson(b)));
+  return createHash('sha256').update(canonicalJson({ conditions: ordered, ...query })).digest('base64url').slice(0, 16);
 }
 
 /** An opaque cursor: base64url of the offset and the fingerprint of the query. */
@@ -242,75 +514,57 @@ export function decodeCursor(cursor: string, fingerprint: string): { offset: num
   return { offset: record.o as number };
 }
 
-/** Checks and normalizes the query string of `GET /templates`. */
-export function parseListQuery(raw: RawQuery): ParseResult {
+/** Checks and normalizes the query string of a list route of `resource`. */
+export function parseList<T>(resource: ListResource<T>, raw: RawQuery): ParseResult {
   const problems = new Problems();
-  const filters: ListFilters = {};
+  const fixed = new Set([...listParameters(resource as ListResource<unknown>), API_VERSION_PARAMETER]);
 
-  const category = list(raw, 'category', problems);
-  if (category) filters.category = category;
-
-  const stability = list(raw, 'stability', problems);
-  if (stability) {
-    const unknown = stability.filter((s) => !(STABILITY_ORDER as readonly string[]).includes(s));
-    if (unknown.length > 0) problems.add('stability', `unknown stability ${unknown.map((s) => JSON.stringify(s)).join(', ')}; one of ${STABILITY_ORDER.join(', ')}`, 'ENUM');
-    else filters.stability = stability as Stability[];
+  // Every other parameter is a field filter, or refused.
+  const conditions: Condition[] = [];
+  for (const key of Object.keys(raw)) {
+    if (fixed.has(key) || raw[key] === undefined) continue;
+    if (!resource.filters) {
+      problems.add(key, `unknown parameter ${JSON.stringify(key)}; this list takes ${[...fixed].filter((p) => p !== API_VERSION_PARAMETER).join(', ')}`, 'UNKNOWN_PARAMETER');
+      continue;
+    }
+    const found = fieldParameter(resource, raw, key, problems);
+    if (found) conditions.push(found);
+  }
+  if (resource.filters) {
+    conditions.push(...filterExpression(resource, raw, problems));
+    if (resource.created) {
+      for (const [name, op] of [['createdAfter', 'gte'], ['createdBefore', 'lt']] as const) {
+        const text = single(raw, name, problems);
+        if (text === undefined) continue;
+        const date = normalizeDate(text);
+        if (date === undefined) problems.add(name, DATE_MESSAGE, 'FORMAT');
+        else conditions.push({ field: resource.created, op, values: [date] });
+      }
+    }
   }
 
-  const tags = list(raw, 'tags', problems);
-  if (tags) filters.tags = tags;
-  const features = list(raw, 'features', problems);
-  if (features) filters.features = features;
-
-  const author = single(raw, 'author', problems);
-  if (author !== undefined) {
-    if (author.trim() === '') problems.add('author', 'must not be empty', 'MIN_LENGTH');
-    else filters.author = author;
+  let terms: string[] | undefined;
+  let searchFields: string[] | undefined;
+  if (resource.search) {
+    const q = single(raw, 'q', problems);
+    const search = single(raw, 'search', problems);
+    const found = searchTerms([q, search].filter((t): t is string => t !== undefined).join(' '));
+    if (found.length > 0) terms = found;
+    const fields = knownList(raw, 'searchFields', resource.search.fields, 'search field', problems);
+    if (fields && terms) searchFields = [...fields].sort();
   }
 
-  const q = single(raw, 'q', problems);
-  const search = single(raw, 'search', problems);
-  const terms = searchTerms([q, search].filter((t): t is string => t !== undefined).join(' '));
-  if (terms.length > 0) filters.terms = terms;
-  const searchFields = list(raw, 'searchFields', problems);
-  if (searchFields) {
-    const unknown = searchFields.filter((f) => !(SEARCH_FIELDS as readonly string[]).includes(f));
-    if (unknown.length > 0) problems.add('searchFields', `unknown search field ${unknown.map((f) => JSON.stringify(f)).join(', ')}; one of ${SEARCH_FIELDS.join(', ')}`, 'ENUM');
-    else if (filters.terms) filters.searchFields = [...(searchFields as SearchField[])].sort();
-  }
-
-  const bounds: Array<[string, 'downloadsGte' | 'downloadsLte']> = [
-    ['stats.downloads[gte]', 'downloadsGte'],
-    ['downloads[gte]', 'downloadsGte'],
-    ['stats.downloads[lte]', 'downloadsLte'],
-    ['downloads[lte]', 'downloadsLte'],
-  ];
-  for (const [name, key] of bounds) {
-    const value = nonNegative(raw, name, problems);
-    if (value === undefined) continue;
-    const previous = filters[key];
-    // Both spellings given: the narrower bound holds.
-    filters[key] = previous === undefined ? value : key === 'downloadsGte' ? Math.max(previous, value) : Math.min(previous, value);
-  }
-
-  const createdAfter = isoDate(raw, 'createdAfter', problems);
-  if (createdAfter) filters.createdAfter = createdAfter;
-  const createdBefore = isoDate(raw, 'createdBefore', problems);
-  if (createdBefore) filters.createdBefore = createdBefore;
-
-  const { sort, reverseDefault } = parseSort(raw, problems);
+  const { sort, reverseDefault } = parseSort(resource, raw, problems);
 
   let fields: string[] | undefined;
-  const requested = list(raw, 'fields', problems);
-  if (requested) {
-    const unknown = requested.filter((f) => !ENTRY_FIELDS.includes(f));
-    if (unknown.length > 0) problems.add('fields', `unknown field ${unknown.map((f) => JSON.stringify(f)).join(', ')}; top-level entry fields are ${ENTRY_FIELDS.join(', ')}`, 'ENUM');
-    else fields = requested.includes('id') ? requested : ['id', ...requested];
-  }
+  const requested = knownList(raw, 'fields', resource.fields, `field (top-level ${resource.name} fields are ${resource.fields.join(', ')})`, problems);
+  if (requested) fields = requested.includes(resource.key) ? requested : [resource.key, ...requested];
+
+  const include = resource.include ? knownList(raw, 'include', resource.include, 'related resource', problems) : undefined;
 
   const limit = integer(raw, 'limit', 1, MAX_LIMIT, problems) ?? DEFAULT_LIMIT;
   const page = integer(raw, 'page', 1, undefined, problems);
-  const fingerprint = fingerprintOf(filters, sort, reverseDefault);
+  const fingerprint = fingerprintOf(conditions, { ...(terms ? { terms } : {}), ...(searchFields ? { searchFields } : {}), sort, reverseDefault });
 
   let paging: Paging = { mode: 'offset', page: page ?? 1, limit };
   const cursor = single(raw, 'cursor', problems);
@@ -327,83 +581,151 @@ export function parseListQuery(raw: RawQuery): ParseResult {
   }
 
   if (problems.details.length > 0) return { ok: false, details: problems.details };
-  return { ok: true, query: { filters, sort, reverseDefault, paging, ...(fields ? { fields } : {}), fingerprint } };
+  return {
+    ok: true,
+    query: {
+      conditions,
+      ...(terms ? { terms } : {}),
+      ...(searchFields ? { searchFields } : {}),
+      sort,
+      reverseDefault,
+      paging,
+      ...(fields ? { fields } : {}),
+      ...(include ? { include } : {}),
+      fingerprint,
+    },
+  };
+}
+
+/** Checks and normalizes the query string of `GET /templates`. */
+export function parseListQuery(raw: RawQuery): ParseResult {
+  return parseList(TEMPLATE_LIST, raw);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Applying
 // ---------------------------------------------------------------------------------------------
 
-/** The spec's list filters, the search, and the download and date ranges of the API. */
-export function matchesListFilters(entry: TemplateEntry, filters: ListFilters): boolean {
-  if (!matchesFilters(entry, filters)) return false;
-  if (filters.terms && !matchesSearch(entry, filters.terms, filters.searchFields)) return false;
-  const downloads = entry.stats?.downloads ?? 0;
-  if (filters.downloadsGte !== undefined && downloads < filters.downloadsGte) return false;
-  if (filters.downloadsLte !== undefined && downloads > filters.downloadsLte) return false;
-  if (filters.createdAfter !== undefined || filters.createdBefore !== undefined) {
-    const created = entry.createdAt === undefined ? Number.NaN : Date.parse(entry.createdAt);
-    if (Number.isNaN(created)) return false;
-    if (filters.createdAfter !== undefined && created < Date.parse(filters.createdAfter)) return false;
-    if (filters.createdBefore !== undefined && created >= Date.parse(filters.createdBefore)) return false;
+/** A comparable form of a field value; undefined when it has none (missing, or not a date). */
+function comparable(kind: FieldKind, value: unknown): string | number | undefined {
+  if (value === undefined || value === null) return undefined;
+  switch (kind) {
+    case 'number':
+      return typeof value === 'number' ? value : Number.isFinite(Number(value)) ? Number(value) : undefined;
+    case 'date': {
+      const time = typeof value === 'string' ? Date.parse(value) : Number.NaN;
+      return Number.isNaN(time) ? undefined : time;
+    }
+    case 'boolean':
+      return value === true || value === 'true' ? 1 : 0;
+    default:
+      return typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
   }
+}
+
+function compareComparable(kind: FieldKind, x: string | number, y: string | number): number {
+  if (kind === 'version') return compareVersions(String(x), String(y));
+  if (typeof x === 'number' && typeof y === 'number') return x - y;
+  return compareText(String(x), String(y));
+}
+
+function holds<T>(field: ListField<T>, condition: Condition, item: T): boolean {
+  const value = field.get(item);
+  if (field.kind === 'list') return Array.isArray(value) && condition.values.every((wanted) => value.includes(wanted));
+  const actual = comparable(field.kind, value);
+  if (actual === undefined) return false;
+  if (condition.op === 'in') {
+    return condition.values.some((wanted) => {
+      const expected = comparable(field.kind, wanted);
+      // A version is matched exactly (its text), the others by their kind's value.
+      return field.kind === 'version' ? value === wanted : expected !== undefined && actual === expected;
+    });
+  }
+  const bound = comparable(field.kind, condition.values[0]);
+  if (bound === undefined) return false;
+  const order = compareComparable(field.kind, actual, bound);
+  return condition.op === 'gte' ? order >= 0 : condition.op === 'lte' ? order <= 0 : order < 0;
+}
+
+/** True when `item` meets every condition and the search of a parsed query. */
+export function matchesQuery<T>(resource: ListResource<T>, item: T, query: Pick<ListQuery, 'conditions' | 'terms' | 'searchFields'>): boolean {
+  for (const condition of query.conditions) {
+    const field = own(resource.by, condition.field);
+    if (!field || !holds(field, condition, item)) return false;
+  }
+  if (query.terms && resource.search && !resource.search.matches(item, query.terms, query.searchFields)) return false;
   return true;
 }
 
-/** Missing timestamps sort after present ones, whatever the direction. */
-function compareOptionalTime(a: string | undefined, b: string | undefined, descending: boolean): number {
-  const x = a === undefined ? Number.NaN : Date.parse(a);
-  const y = b === undefined ? Number.NaN : Date.parse(b);
-  if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) === Number.isNaN(y) ? 0 : Number.isNaN(x) ? 1 : -1;
-  return descending ? y - x : x - y;
-}
-
-function compareBy(key: SortKey, a: TemplateEntry, b: TemplateEntry): number {
+/** Missing values sort after present ones, whatever the direction. */
+function compareBy<T>(field: ListField<T>, key: SortKey, a: T, b: T): number {
   const sign = key.descending ? -1 : 1;
-  switch (key.field) {
-    case 'name':
-      return sign * compareText(a.name, b.name);
-    case 'version':
-      return sign * compareVersions(a.version, b.version);
-    case 'downloads':
-      return sign * ((a.stats?.downloads ?? 0) - (b.stats?.downloads ?? 0));
-    case 'stability':
-      return sign * (stabilityRank(a.stability) - stabilityRank(b.stability));
-    case 'createdAt':
-      return compareOptionalTime(a.createdAt, b.createdAt, key.descending);
-    case 'updatedAt':
-      return compareOptionalTime(a.updatedAt, b.updatedAt, key.descending);
-  }
+  if (field.compare) return sign * field.compare(a, b);
+  const x = comparable(field.kind, field.get(a));
+  const y = comparable(field.kind, field.get(b));
+  if (x === undefined || y === undefined) return x === y ? 0 : x === undefined ? 1 : -1;
+  return sign * compareComparable(field.kind, x, y);
 }
 
-/** Orders entries by `sort`; ties (and an empty `sort`) keep the spec's listing order. */
-export function orderEntries(entries: readonly TemplateEntry[], sort: readonly SortKey[], reverseDefault = false): TemplateEntry[] {
-  const listed = sortEntries(entries);
+/** Orders items by `sort`; ties (and an empty `sort`) keep the resource's default order. */
+export function orderItems<T>(resource: ListResource<T>, items: readonly T[], sort: readonly SortKey[], reverseDefault = false): T[] {
+  const listed = resource.order(items);
   if (reverseDefault) listed.reverse();
   if (sort.length === 0) return listed;
+  const keys = sort.flatMap((key) => {
+    const field = own(resource.by, key.field);
+    return field ? [{ key, field }] : [];
+  });
   return listed.sort((a, b) => {
-    for (const key of sort) {
-      const result = compareBy(key, a, b);
+    for (const { key, field } of keys) {
+      const result = compareBy(field, key, a, b);
       if (result !== 0) return result;
     }
     return 0;
   });
 }
 
-/** Keeps `fields` (and `id`) of an entry. */
-export function pickFields(entry: TemplateEntry, fields: readonly string[] | undefined): Partial<TemplateEntry> {
-  if (!fields) return entry;
-  const picked: Record<string, unknown> = {};
-  for (const field of fields) if (field in entry) picked[field] = entry[field];
-  picked.id = entry.id;
-  return picked;
+/** Template entries by `sort`; ties keep the spec's listing order. */
+export function orderEntries(entries: readonly TemplateEntry[], sort: readonly SortKey[], reverseDefault = false): TemplateEntry[] {
+  return orderItems(TEMPLATE_LIST, entries, sort, reverseDefault);
 }
 
-/** Applies a parsed query to a registry document's entries (all versions). */
-export function runListQuery(document: Pick<RegistryDocument, 'templates'>, query: ListQuery): ListResult {
-  const matching = latestEntries(document.templates).filter((entry) => matchesListFilters(entry, query.filters));
-  const ordered = orderEntries(matching, query.sort, query.reverseDefault);
+/** Keeps `fields` (and the key field) of an item. */
+export function pickItemFields<T extends object>(item: T, fields: readonly string[] | undefined, key: string): Partial<T> {
+  if (!fields) return item;
+  const source = item as Record<string, unknown>;
+  const picked: Record<string, unknown> = {};
+  for (const field of fields) if (Object.hasOwn(source, field)) picked[field] = source[field];
+  if (Object.hasOwn(source, key)) picked[key] = source[key];
+  return picked as Partial<T>;
+}
+
+/** Keeps `fields` (and `id`) of an entry. */
+export function pickFields(entry: TemplateEntry, fields: readonly string[] | undefined): Partial<TemplateEntry> {
+  return pickItemFields(entry, fields, 'id');
+}
+
+/** How to embed each related resource `include` may name. */
+export type Related<T> = Readonly<Record<string, (item: T) => unknown>>;
+
+/**
+ * Applies a parsed query to the items of a list: conditions and search, order, the page, sparse
+ * fieldsets and the included related resources.
+ */
+export function runList<T extends object>(resource: ListResource<T>, items: readonly T[], query: ListQuery, related: Related<T> = {}): ListResult<Partial<T> & Record<string, unknown>> {
+  const matching = items.filter((item) => matchesQuery(resource, item, query));
+  const ordered = orderItems(resource, matching, query.sort, query.reverseDefault);
   const total = ordered.length;
+  const present = (item: T): Partial<T> & Record<string, unknown> => {
+    const picked = pickItemFields(item, query.fields, resource.key) as Partial<T> & Record<string, unknown>;
+    if (!query.include || query.include.length === 0) return picked;
+    const embedded: Record<string, unknown> = { ...picked };
+    for (const name of query.include) {
+      const embed = own(related, name);
+      if (embed) embedded[name] = embed(item);
+    }
+    return embedded as Partial<T> & Record<string, unknown>;
+  };
   const { paging } = query;
 
   if (paging.mode === 'offset') {
@@ -411,7 +733,7 @@ export function runListQuery(document: Pick<RegistryDocument, 'templates'>, quer
     const start = (page - 1) * limit;
     const totalPages = Math.ceil(total / limit);
     return {
-      data: ordered.slice(start, start + limit).map((entry) => pickFields(entry, query.fields)),
+      data: ordered.slice(start, start + limit).map(present),
       pagination: { page, limit, total, totalPages, hasNext: page < totalPages, hasPrevious: page > 1 },
     };
   }
@@ -419,7 +741,7 @@ export function runListQuery(document: Pick<RegistryDocument, 'templates'>, quer
   const { offset, limit } = paging;
   const hasNext = offset + limit < total;
   return {
-    data: ordered.slice(offset, offset + limit).map((entry) => pickFields(entry, query.fields)),
+    data: ordered.slice(offset, offset + limit).map(present),
     pagination: {
       limit,
       hasNext,
@@ -427,4 +749,11 @@ export function runListQuery(document: Pick<RegistryDocument, 'templates'>, quer
       prevCursor: offset > 0 ? encodeCursor(Math.max(0, offset - limit), query.fingerprint) : null,
     },
   };
+}
+
+/** Applies a parsed query to a registry document: the latest entry of every template; `include=versions` embeds all of a template's versions. */
+export function runListQuery(document: Pick<RegistryDocument, 'templates'>, query: ListQuery): ListResult {
+  return runList(TEMPLATE_LIST, latestEntries(document.templates), query, {
+    versions: (entry) => versionsOf(document.templates, entry.id),
+  });
 }

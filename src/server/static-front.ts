@@ -11,17 +11,20 @@
  * What it keeps: the same bytes and headers as the fastify routes in routes/read.ts (the same
  * negotiation and conditional-request functions, the same precomputed headers, an X-Request-Id,
  * the X-RateLimit-* headers) and the same read budget (`countRead` on the counter the rate-limit
- * plugin uses as its store). What it leaves to fastify, which answers them as it always did:
- * any other method, path or query string, a request with a body, a client past its limit (fastify
- * counts it again and answers the 429 envelope), a file not built yet (503), a closing server
- * (503), and every request of a server that logs requests or trusts proxies for the client address
- * (fastify's logging and its X-Forwarded-For rules are not repeated here).
+ * plugin uses as its store); the same paths under `/v1` (api-version.ts). What it leaves to
+ * fastify, which answers them as it always did: any other method (405), path or query string, a
+ * request naming an API version the server does not have (400), a request with a body, a client
+ * past its limit (fastify counts it again and answers the 429 envelope), a file not built yet
+ * (503), a closing server (503), and every request of a server that logs requests or trusts
+ * proxies for the client address (fastify's logging and its X-Forwarded-For rules are not repeated
+ * here).
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 
 import type { FastifyServerFactory } from 'fastify';
 
 import { NAME_PATTERN } from '../core/versions.js';
+import { headersSelectSupportedVersion } from './api-version.js';
 import { newRequestId } from './envelope.js';
 import { countRead, RATE_LIMIT_WINDOW_MS, WindowCounter } from './rate-limit.js';
 import { CATALOG_FILE, chooseRepresentation, INDEX_FILE, isNotModified, REGISTRY_FILE, templateFileName, type StaticFiles } from './static-files.js';
@@ -37,9 +40,10 @@ const ENTRY_POINTS = new Map<string, string>([
 
 const TEMPLATE_PATH = /^\/templates\/([^/?]+)\.json$/;
 
-/** The file a request path names, when it is exactly one of the static files' paths. */
+/** The file a request path names, when it is exactly one of the static files' paths (also under `/v1`, api-version.ts). */
 export function staticFileOfPath(url: string | undefined): string | undefined {
   if (url === undefined) return undefined;
+  if (url.startsWith('/v1') && (url.length === 3 || url[3] === '/')) url = url.slice(3) || '/';
   const entryPoint = ENTRY_POINTS.get(url);
   if (entryPoint !== undefined) return entryPoint;
   const id = TEMPLATE_PATH.exec(url)?.[1];
@@ -99,6 +103,8 @@ export class StaticFront {
     if (method !== 'GET' && method !== 'HEAD') return false;
     const headers = request.headers;
     if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false;
+    // A version the server does not have is fastify's 400 (api-version.ts).
+    if (!headersSelectSupportedVersion(headers)) return false;
     const name = staticFileOfPath(request.url);
     if (name === undefined) return false;
     const file = this.#options.files()?.get(name);

@@ -19,6 +19,8 @@ export type {
   ArchiveReader,
   StoredEvent,
   EventOrigin,
+  RecordedEvent,
+  EventFilter,
   VersionUsage,
   StoredWebhook,
   NewWebhook,

@@ -1,5 +1,6 @@
 import { archiveUrl, catalogPagePath, staticArchivePath, underBase } from '../core/routes.js';
 import type { TemplateManifest } from '../core/schema-types.js';
+import { downloadUsage } from '../registry/analytics.js';
 import type { RegistrySource, SourceVersion } from '../registry/source.js';
 import type { RegistryStorage, StoredVersion, VersionUsage } from './types.js';
 
@@ -53,7 +54,8 @@ export function storeSource(
 
   return {
     async versions(): Promise<SourceVersion[]> {
-      const usage = await storage.events.usage();
+      // The rule of analytics records (registry/analytics.ts): `stats.downloads` is their `total`.
+      const usage = downloadUsage(await storage.events.listEvents({ type: 'download' }));
       const published = await storage.versions.listPublished(new Set(kept.keys()));
       const listed = new Set<string>();
       const result: SourceVersion[] = [];

@@ -159,6 +159,23 @@ export interface EventOrigin {
   receivedAt?: Date;
 }
 
+/** An event with where it came from, as `listEvents` gives it back. */
+export interface RecordedEvent {
+  /** The storage's id of the event (unique within the storage). */
+  id: string;
+  event: StoredEvent;
+  /** `EventOrigin.client`, when it was known. */
+  client?: string;
+  /** When the server received it (ISO 8601); undefined for events stored before it was kept. */
+  receivedAt?: string;
+}
+
+/** Which events `listEvents` gives: every one, or those of a template and/or of a type. */
+export interface EventFilter {
+  templateId?: string;
+  type?: string;
+}
+
 export interface EventStore {
   /** Stores an event (every event is kept, whatever it counts for). */
   recordEvent(event: StoredEvent, origin?: EventOrigin): Promise<void>;
@@ -168,6 +185,8 @@ export interface EventStore {
    */
   usage(): Promise<Map<string, VersionUsage>>;
   countEvents(type?: string): Promise<number>;
+  /** The events matching `filter`, in the order they were recorded, with their origin (what analytics records aggregate). */
+  listEvents(filter?: EventFilter): Promise<RecordedEvent[]>;
 }
 
 /** A registered webhook, secret included: never send it to clients. */

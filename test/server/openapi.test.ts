@@ -345,6 +345,10 @@ describe('openapi/openapi.json', () => {
       ['/templates/{id}/versions/{version}/archive', 'get', { url: '/templates/web-app/versions/1.0.0/archive', headers: { 'if-none-match': `"${sha256}"` } }, 304],
       ['/templates/{id}/versions/{version}/archive', 'get', { url: '/templates/web-app/versions/9.0.0/archive' }, 404],
       ['/categories', 'get', { url: '/categories' }, 200],
+      ['/templates/{id}/analytics', 'get', { url: '/templates/web-app/analytics' }, 200],
+      ['/templates/{id}/analytics', 'get', { url: '/templates/web-app/analytics?version=1.0.0' }, 200],
+      ['/templates/{id}/analytics', 'get', { url: '/templates/web-app/analytics?version=1.0' }, 400],
+      ['/templates/{id}/analytics', 'get', { url: '/templates/nope/analytics' }, 404],
       ['/healthz', 'get', { url: '/healthz' }, 200],
       ['/openapi.json', 'get', { url: '/openapi.json' }, 200],
     ];

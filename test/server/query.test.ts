@@ -2,12 +2,19 @@ import { describe, expect, it } from 'vitest';
 
 import { latestEntries, matchesSearch, type TemplateEntry } from '../../src/core/index.js';
 import {
+  CATEGORY_LIST,
   decodeCursor,
+  DELIVERY_LIST,
   encodeCursor,
+  LIST_PARAMETERS,
   orderEntries,
+  parseList,
   parseListQuery,
   pickFields,
+  runList,
   runListQuery,
+  VERSION_LIST,
+  WEBHOOK_LIST,
   type ListQuery,
 } from '../../src/server/query.js';
 
@@ -59,7 +66,8 @@ describe('parseListQuery', () => {
     const query = parsed({});
     expect(query.paging).toEqual({ mode: 'offset', page: 1, limit: 20 });
     expect(query.sort).toEqual([]);
-    expect(query.filters).toEqual({});
+    expect(query.conditions).toEqual([]);
+    expect(query.include).toBeUndefined();
     expect(query.fields).toBeUndefined();
   });
 
@@ -89,10 +97,14 @@ describe('parseListQuery', () => {
 
   it('parses sort keys, prefixes and order', () => {
     expect(parsed({ sort: '-downloads,name' }).sort).toEqual([
-      { field: 'downloads', descending: true },
+      { field: 'stats.downloads', descending: true },
       { field: 'name', descending: false },
     ]);
-    expect(parsed({ sort: 'stats.downloads' }).sort).toEqual([{ field: 'downloads', descending: false }]);
+    expect(parsed({ sort: 'stats.downloads' }).sort).toEqual([{ field: 'stats.downloads', descending: false }]);
+    expect(parsed({ sort: 'downloads,license' }).sort).toEqual([
+      { field: 'stats.downloads', descending: false },
+      { field: 'license', descending: false },
+    ]);
     expect(parsed({ sort: 'name', order: 'desc' }).sort).toEqual([{ field: 'name', descending: true }]);
     expect(parsed({ sort: '-name', order: 'asc' }).sort).toEqual([{ field: 'name', descending: true }]);
     expect(parsed({ order: 'desc' }).reverseDefault).toBe(true);
@@ -100,10 +112,12 @@ describe('parseListQuery', () => {
 
   it('normalizes dates, keeps id in fields, and lower-cases search terms', () => {
     const query = parsed({ createdAfter: '2024-03-01', createdBefore: '2024-03-02T12:00:00+02:00', fields: 'name', q: 'Web  NODE' });
-    expect(query.filters.createdAfter).toBe('2024-03-01T00:00:00.000Z');
-    expect(query.filters.createdBefore).toBe('2024-03-02T10:00:00.000Z');
+    expect(query.conditions).toEqual([
+      { field: 'createdAt', op: 'gte', values: ['2024-03-01T00:00:00.000Z'] },
+      { field: 'createdAt', op: 'lt', values: ['2024-03-02T10:00:00.000Z'] },
+    ]);
     expect(query.fields).toEqual(['id', 'name']);
-    expect(query.filters.terms).toEqual(['web', 'node']);
+    expect(query.terms).toEqual(['web', 'node']);
   });
 
   it('handles cursors: empty starts, foreign and garbage are refused, page conflicts', () => {
@@ -198,5 +212,84 @@ describe('runListQuery', () => {
     expect(list({ fields: 'version,stats', limit: '1' }).data).toEqual([{ id: 'mid', version: '1.0.0', stats: { downloads: 30 } }]);
     expect(pickFields(ENTRIES[0]!, ['id', 'license'])).toEqual({ id: 'alpha' });
     expect(pickFields(ENTRIES[0]!, undefined)).toBe(ENTRIES[0]);
+  });
+});
+
+describe('the list conventions beyond the spec reader filters', () => {
+  const VERSIONED: TemplateEntry[] = [
+    entry('kit', '1.2.0', { createdAt: '2024-01-01T00:00:00.000Z', license: 'MIT', size: 10 }),
+    entry('kit', '1.9.0', { createdAt: '2024-02-01T00:00:00.000Z', license: 'MIT', size: 20 }),
+    entry('kit', '1.10.0', { createdAt: '2024-03-01T00:00:00.000Z', license: 'MIT', size: 30 }),
+    entry('app', '0.9.0', { category: 'frontend', license: 'Apache-2.0', size: 5, stats: { downloads: 7 } }),
+  ];
+  const ids = (raw: Record<string, unknown>) => runListQuery({ templates: VERSIONED }, parsed(raw)).data.map((e) => `${e.id}@${e.version}`);
+
+  it('filters every scalar field, comma values any of', () => {
+    expect(ids({ license: 'MIT' })).toEqual(['kit@1.10.0']);
+    expect(ids({ license: 'Apache-2.0,GPL-3.0' })).toEqual(['app@0.9.0']);
+    expect(ids({ version: '0.9.0,1.10.0' })).toEqual(['app@0.9.0', 'kit@1.10.0']);
+    expect(ids({ size: '30' })).toEqual(['kit@1.10.0']);
+    expect(ids({ 'stats.downloads': '7' })).toEqual(['app@0.9.0']);
+    expect(ids({ downloads: '7' })).toEqual(['app@0.9.0']);
+    expect(ids({ author: 'Someone,Nobody' })).toHaveLength(2);
+  });
+
+  it('compares versions numerically, dates as instants, numbers as numbers', () => {
+    expect(ids({ 'version[gte]': '1.9.0' })).toEqual(['kit@1.10.0']);
+    expect(ids({ 'version[lte]': '1.9' })).toEqual(['app@0.9.0']);
+    expect(ids({ 'size[gte]': '6', 'size[lte]': '30' })).toEqual(['kit@1.10.0']);
+    expect(ids({ 'createdAt[gte]': '2024-03-01T01:00:00+01:00' })).toEqual(['kit@1.10.0']);
+    expect(ids({ 'createdAt[lte]': '2024-02-28' })).toEqual([]);
+    expect(ids({ sort: '-version' })).toEqual(['kit@1.10.0', 'app@0.9.0']);
+  });
+
+  it('reads the filter expression: field:value terms joined with AND', () => {
+    expect(parsed({ filter: 'category:backend AND version[gte]:1.0.0' }).conditions).toEqual([
+      { field: 'category', op: 'in', values: ['backend'] },
+      { field: 'version', op: 'gte', values: ['1.0.0'] },
+    ]);
+    expect(ids({ filter: 'license:MIT,Apache-2.0 AND category:frontend' })).toEqual(['app@0.9.0']);
+    expect(errors({ filter: 'categroy:backend' })[0]).toMatchObject({ field: 'filter', code: 'UNKNOWN_FIELD' });
+    expect(errors({ filter: 'category' })[0]).toMatchObject({ field: 'filter', code: 'FORMAT' });
+    expect(errors({ filter: ' ' })[0]).toMatchObject({ field: 'filter', code: 'MIN_LENGTH' });
+    expect(errors({ filter: 'stability:gold' })[0]).toMatchObject({ field: 'filter', code: 'ENUM' });
+  });
+
+  it('includes versions, highest first, next to the sparse fields', () => {
+    const result = runListQuery({ templates: VERSIONED }, parsed({ include: 'versions', fields: 'name' }));
+    expect(result.data[0]).toMatchObject({ id: 'app', name: 'app' });
+    expect((result.data[1] as { versions: TemplateEntry[] }).versions.map((e) => e.version)).toEqual(['1.10.0', '1.9.0', '1.2.0']);
+    expect(errors({ include: 'versions,owners' })[0]).toMatchObject({ field: 'include', code: 'ENUM' });
+  });
+
+  it('refuses unknown parameters and operators, naming them, and ignores api-version', () => {
+    expect(errors({ categroy: 'backend' })[0]).toMatchObject({ field: 'categroy', code: 'UNKNOWN_PARAMETER' });
+    expect(errors({ 'createdAt[foo]': '2024-01-01' })[0]).toMatchObject({ field: 'createdAt[foo]', code: 'UNKNOWN_OPERATOR' });
+    expect(errors({ 'license[gte]': 'MIT' })[0]).toMatchObject({ field: 'license[gte]', code: 'UNSUPPORTED_OPERATOR' });
+    expect(errors({ 'size[gte]': ['1', '2'] })[0]).toMatchObject({ field: 'size[gte]', code: 'DUPLICATE' });
+    expect(errors({ 'size[gte]': '-1' })[0]).toMatchObject({ field: 'size[gte]', code: 'TYPE' });
+    expect(errors(JSON.parse('{"__proto__":"x","constructor":"y"}') as Record<string, unknown>).map((d) => d.field)).toEqual(['__proto__', 'constructor']);
+    expect(parsed({ 'api-version': '1' }).conditions).toEqual([]);
+    expect(LIST_PARAMETERS).toEqual(expect.arrayContaining(['include', 'filter', 'search', 'searchFields', 'createdAfter', 'createdBefore']));
+  });
+
+  it('serves the other lists with their own fields', () => {
+    const versions = parseList(VERSION_LIST, { sort: 'version', fields: 'size', limit: '2' });
+    if (!versions.ok) throw new Error('unexpected errors');
+    const kit = VERSIONED.filter((e) => e.id === 'kit');
+    expect(runList(VERSION_LIST, kit, versions.query).data).toEqual([{ version: '1.2.0', size: 10 }, { version: '1.9.0', size: 20 }]);
+    expect(parseList(VERSION_LIST, { filter: 'version:1.2.0' })).toMatchObject({ ok: false, details: [{ field: 'filter', code: 'UNKNOWN_PARAMETER' }] });
+
+    const categories = [{ id: 'b', name: 'Backend' }, { id: 'a', name: 'Apps', icon: 'x' }];
+    const query = parseList(CATEGORY_LIST, { sort: 'id', fields: 'icon' });
+    if (!query.ok) throw new Error('unexpected errors');
+    expect(runList(CATEGORY_LIST, categories, query.query).data).toEqual([{ id: 'a', icon: 'x' }, { id: 'b' }]);
+
+    const webhooks = [true, false].map((active, i) => ({ id: `wh_${i}`, url: `https://h${i}.test/`, events: ['*'], active, createdAt: `2026-01-0${i + 1}T00:00:00.000Z` }));
+    const byActive = parseList(WEBHOOK_LIST, { sort: 'active', fields: 'active' });
+    if (!byActive.ok) throw new Error('unexpected errors');
+    expect(runList(WEBHOOK_LIST, webhooks, byActive.query).data).toEqual([{ id: 'wh_1', active: false }, { id: 'wh_0', active: true }]);
+    expect(parseList(WEBHOOK_LIST, { fields: 'secret' })).toMatchObject({ ok: false, details: [{ field: 'fields' }] });
+    expect(parseList(DELIVERY_LIST, { status: '200' })).toMatchObject({ ok: false, details: [{ field: 'status', code: 'UNKNOWN_PARAMETER' }] });
   });
 });

@@ -218,6 +218,28 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(usage.get('web-app@1.0.0')?.downloads).toBe(3);
         expect(usage.get('web-app@2.0.0')?.downloads).toBe(1);
       });
+
+      it('lists events with their origin, in recorded order, by template and type', async () => {
+        const { events } = await fresh();
+        const receivedAt = new Date('2026-03-01T08:00:00.000Z');
+        const feedback = { type: 'feedback', templateId: 'web-app', version: '1.0.0', timestamp: '2026-03-01T07:59:00.000Z', rating: 4, comment: 'Nice', userId: 'u1' };
+        const generation = { type: 'generation', templateId: 'api', version: '2.0.0', timestamp: '2026-03-01T08:00:00.000Z', success: true, duration: 12 };
+        const download = { type: 'download', templateId: 'web-app', version: '1.0.0', timestamp: '2026-03-01T08:01:00.000Z', userAgent: 'a', platform: 'linux' };
+        await events.recordEvent(feedback, { client: 'c1', receivedAt });
+        await events.recordEvent(generation, { receivedAt });
+        await events.recordEvent(download, { client: 'c2', receivedAt });
+        const all = await events.listEvents();
+        expect(all.map((e) => e.event)).toEqual([feedback, generation, download]);
+        expect(all.map((e) => [e.client, e.receivedAt])).toEqual([
+          ['c1', receivedAt.toISOString()],
+          [undefined, receivedAt.toISOString()],
+          ['c2', receivedAt.toISOString()],
+        ]);
+        expect(new Set(all.map((e) => e.id)).size).toBe(3);
+        expect((await events.listEvents({ templateId: 'web-app' })).map((e) => e.event.type)).toEqual(['feedback', 'download']);
+        expect((await events.listEvents({ type: 'download' })).map((e) => e.event.templateId)).toEqual(['web-app']);
+        expect(await events.listEvents({ templateId: 'api', type: 'download' })).toEqual([]);
+      });
     });
 
     describe('webhooks', () => {

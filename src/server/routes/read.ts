@@ -14,7 +14,8 @@ import type { TemplateEntry } from '../../core/schema-types.js';
 import { clientId } from '../client-id.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
-import { MAX_LIMIT, parseListQuery, runListQuery } from '../query.js';
+import { checkedListQuery } from '../list-route.js';
+import { CATEGORY_LIST, runList, runListQuery, TEMPLATE_LIST, VERSION_LIST } from '../query.js';
 import {
   CATALOG_FILE,
   chooseRepresentation,
@@ -66,29 +67,6 @@ const VERSION_PARAMS = {
   type: 'object',
   required: ['id', 'version'],
   properties: { id: { type: 'string', minLength: 1 }, version: { type: 'string', minLength: 1 } },
-} as const;
-
-/** Types of the list parameters a schema can check; the rest is checked by parseListQuery. */
-export const LIST_QUERY_SCHEMA = {
-  type: 'object',
-  properties: {
-    page: { type: 'integer', minimum: 1 },
-    limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT },
-    cursor: { type: 'string' },
-    sort: { type: 'string' },
-    order: { type: 'string', enum: ['asc', 'desc'] },
-    fields: { type: 'string' },
-    q: { type: 'string' },
-    search: { type: 'string' },
-    searchFields: { type: 'string' },
-    category: { type: 'string' },
-    stability: { type: 'string' },
-    tags: { type: 'string' },
-    features: { type: 'string' },
-    author: { type: 'string' },
-    createdAfter: { type: 'string' },
-    createdBefore: { type: 'string' },
-  },
 } as const;
 
 function sendEnvelope(request: FastifyRequest, reply: FastifyReply, data: unknown, extra: Record<string, unknown> = {}): FastifyReply {
@@ -166,10 +144,9 @@ const apiReadRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { co
     done(null, payload);
   });
 
-  app.get('/templates', { schema: { querystring: LIST_QUERY_SCHEMA } }, async (request, reply) => {
-    const parsed = parseListQuery(request.query as Record<string, unknown>);
-    if (!parsed.ok) throw new ApiError(400, 'VALIDATION_ERROR', 'invalid query parameters', parsed.details);
-    const result = runListQuery(context.registry().document, parsed.query);
+  // The list routes: every rule of their query strings is in query.ts (list conventions).
+  app.get('/templates', async (request, reply) => {
+    const result = runListQuery(context.registry().document, checkedListQuery(TEMPLATE_LIST, request.query));
     return sendEnvelope(request, reply, result.data, { pagination: result.pagination });
   });
 
@@ -180,9 +157,11 @@ const apiReadRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { co
   });
 
   app.get<{ Params: { id: string } }>('/templates/:id/versions', { schema: { params: TEMPLATE_PARAMS } }, async (request, reply) => {
+    const query = checkedListQuery(VERSION_LIST, request.query);
     const versions = versionsOf(context.registry().document.templates, request.params.id);
     if (versions.length === 0) throw notFound(`template ${request.params.id}`);
-    return sendEnvelope(request, reply, versions);
+    const result = runList(VERSION_LIST, versions, query);
+    return sendEnvelope(request, reply, result.data, { pagination: result.pagination });
   });
 
   app.get<{ Params: { id: string; version: string } }>('/templates/:id/versions/:version', { schema: { params: VERSION_PARAMS } }, async (request, reply) => {
@@ -232,7 +211,10 @@ const apiReadRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { co
     },
   );
 
-  app.get('/categories', async (request, reply) => sendEnvelope(request, reply, context.registry().document.categories));
+  app.get('/categories', async (request, reply) => {
+    const result = runList(CATEGORY_LIST, context.registry().document.categories, checkedListQuery(CATEGORY_LIST, request.query));
+    return sendEnvelope(request, reply, result.data, { pagination: result.pagination });
+  });
 
   app.get('/healthz', async (request, reply) => {
     const { document } = context.registry();

@@ -13,11 +13,11 @@ import { schemas } from '../../core/schemas.js';
 import type { StoredWebhook } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
-import { pointsAtSelf, publicDelivery, publicWebhook, WEBHOOK_EVENTS } from '../webhooks.js';
+import { checkedListQuery } from '../list-route.js';
+import { DELIVERY_LIST, runList, WEBHOOK_LIST } from '../query.js';
+import { DELIVERIES_KEPT, pointsAtSelf, publicDelivery, publicWebhook, WEBHOOK_EVENTS } from '../webhooks.js';
 
 const NO_STORE = 'no-store';
-const DEFAULT_DELIVERIES = 20;
-const MAX_DELIVERIES = 100;
 const ADMIN_ONLY = 'managing webhooks requires an admin token';
 
 /** What the schema cannot say of a registration: http(s) only, not this server, known events. */
@@ -47,11 +47,6 @@ function registrationDetails(registration: WebhookRegistration, publicUrl: strin
   });
   return details;
 }
-
-const DELIVERIES_QUERY = {
-  type: 'object',
-  properties: { limit: { type: 'integer', minimum: 1, maximum: MAX_DELIVERIES, default: DEFAULT_DELIVERIES } },
-} as const;
 
 interface IdParams {
   Params: { id: string };
@@ -85,8 +80,11 @@ export const webhooksRoute: FastifyPluginAsync<{ context: ServerContext }> = (ap
     },
   );
 
+  // The two list routes: the list conventions of query.ts (page/limit, cursor, sort, fields).
   app.get('/webhooks', { preValidation: admin }, async (request, reply) => {
-    return reply.header('Cache-Control', NO_STORE).send(envelope(request, (await webhooks.listWebhooks()).map(publicWebhook)));
+    const query = checkedListQuery(WEBHOOK_LIST, request.query);
+    const result = runList(WEBHOOK_LIST, (await webhooks.listWebhooks()).map(publicWebhook), query);
+    return reply.header('Cache-Control', NO_STORE).send(envelope(request, result.data, { pagination: result.pagination }));
   });
 
   app.get<IdParams>('/webhooks/:id', { preValidation: admin }, async (request, reply) => {
@@ -98,15 +96,14 @@ export const webhooksRoute: FastifyPluginAsync<{ context: ServerContext }> = (ap
     return reply.code(204).header('Cache-Control', NO_STORE).send();
   });
 
-  app.get<IdParams & { Querystring: { limit: number } }>(
-    '/webhooks/:id/deliveries',
-    { preValidation: admin, schema: { querystring: DELIVERIES_QUERY } },
-    async (request, reply) => {
-      const webhook = await webhookOr404(request.params.id);
-      const deliveries = (await webhooks.listDeliveries(webhook.id, request.query.limit)).map(publicDelivery);
-      return reply.header('Cache-Control', NO_STORE).send(envelope(request, deliveries));
-    },
-  );
+  app.get<IdParams>('/webhooks/:id/deliveries', { preValidation: admin }, async (request, reply) => {
+    const query = checkedListQuery(DELIVERY_LIST, request.query);
+    const webhook = await webhookOr404(request.params.id);
+    // Every attempt kept (newest first), then the page of them.
+    const deliveries = (await webhooks.listDeliveries(webhook.id, DELIVERIES_KEPT)).map(publicDelivery);
+    const result = runList(DELIVERY_LIST, deliveries, query);
+    return reply.header('Cache-Control', NO_STORE).send(envelope(request, result.data, { pagination: result.pagination }));
+  });
 
   return Promise.resolve();
 };

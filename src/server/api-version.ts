@@ -1,0 +1,165 @@
+/**
+ * Interface versions (the spec's "Interface versioning strategies"). The server has one version,
+ * `1` (`1.0`); a client may name it in any of four ways, all optional:
+ *
+ * - a path prefix: `/v1/templates` is `/templates`, `/v1` is `/` (fastify's `rewriteUrl`, so no
+ *   route is registered twice; the static fast path strips the prefix the same way);
+ * - `API-Version: 1.0` (or `1`);
+ * - `Accept: application/vnd.api+json;version=1` (a `version` parameter of any media range);
+ * - the query parameter `api-version=1` (not `version`, which is a field filter of the list
+ *   routes); it is taken out of the query string before routing, so no route's query validation
+ *   ever sees it.
+ *
+ * A version the server does not have, named in any of these ways (`/v2/...`, `API-Version: 2.0`,
+ * `version=2`, `api-version=3`), is a 400 VALIDATION_ERROR naming the supported versions. The
+ * version used is `request.apiVersion`, reported as `meta.version` of the success envelope.
+ */
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+
+import type { FastifyInstance } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+
+import { API_VERSION, ApiError, type ErrorDetail } from './envelope.js';
+import { API_VERSION_PARAMETER } from './query.js';
+
+export { API_VERSION_PARAMETER };
+
+/** The major versions the server answers; each one's full `major.minor` is API_VERSION for 1. */
+export const SUPPORTED_API_VERSIONS: readonly string[] = ['1'];
+
+/** The request header selecting the version. */
+export const API_VERSION_HEADER = 'api-version';
+
+type Source = 'path' | 'API-Version' | 'Accept' | typeof API_VERSION_PARAMETER;
+
+interface Selector {
+  source: Source;
+  value: string;
+}
+
+const SELECTORS = Symbol('api-version selectors');
+type TaggedRequest = IncomingMessage & { [SELECTORS]?: Selector[] };
+
+/** `/v<version>` at the start of a path, followed by `/`, `?` or nothing. */
+const PREFIX = /^\/v(\d+(?:\.\d+)?)(?=[/?]|$)/;
+
+/** True when `value` (`1`, `1.0`, `v1`) names a supported version. */
+export function isSupportedApiVersion(value: string): boolean {
+  const match = /^v?(\d+)(?:\.(\d+))?$/i.exec(value.trim());
+  if (!match) return false;
+  const [, major = '', minor] = match;
+  return SUPPORTED_API_VERSIONS.includes(String(Number(major))) && (minor === undefined || Number(minor) === 0);
+}
+
+function decode(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * fastify's `rewriteUrl`: takes a `/v<n>` prefix off the path and `api-version` parameters out
+ * of the query string (the other parameters are kept byte for byte), remembering both on the
+ * request for the hook to check. Any other URL is returned unchanged.
+ */
+export function rewriteVersionedUrl(request: IncomingMessage): string {
+  const url = request.url ?? '/';
+  if (!url.startsWith('/v') && !url.includes(API_VERSION_PARAMETER)) return url;
+  const mark = url.indexOf('?');
+  let path = mark === -1 ? url : url.slice(0, mark);
+  let query = mark === -1 ? undefined : url.slice(mark + 1);
+  const selectors: Selector[] = [];
+  const prefix = PREFIX.exec(path);
+  if (prefix) {
+    selectors.push({ source: 'path', value: prefix[1] ?? '' });
+    path = path.slice(prefix[0].length) || '/';
+  }
+  if (query !== undefined && query.includes(API_VERSION_PARAMETER)) {
+    const kept: string[] = [];
+    for (const part of query.split('&')) {
+      const equals = part.indexOf('=');
+      const name = decode(equals === -1 ? part : part.slice(0, equals));
+      if (name === API_VERSION_PARAMETER) selectors.push({ source: API_VERSION_PARAMETER, value: equals === -1 ? '' : decode(part.slice(equals + 1)) });
+      else kept.push(part);
+    }
+    query = kept.join('&');
+  }
+  if (selectors.length > 0) (request as TaggedRequest)[SELECTORS] = selectors;
+  return query === undefined || query === '' ? path : `${path}?${query}`;
+}
+
+/** The `version` parameters of the media ranges of `Accept`. */
+function acceptVersions(accept: string): string[] {
+  const versions: string[] = [];
+  for (const range of accept.split(',')) {
+    for (const parameter of range.split(';').slice(1)) {
+      const match = /^\s*version\s*=\s*"?([^"]*)"?\s*$/i.exec(parameter);
+      if (match) versions.push(match[1] ?? '');
+    }
+  }
+  return versions;
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The selectors of a request's headers. */
+function headerSelectors(headers: IncomingHttpHeaders): Selector[] {
+  const selectors: Selector[] = [];
+  const header = headerText(headers[API_VERSION_HEADER]);
+  if (header !== undefined) selectors.push({ source: 'API-Version', value: header });
+  const accept = headerText(headers.accept);
+  if (accept?.includes('version')) for (const value of acceptVersions(accept)) selectors.push({ source: 'Accept', value });
+  return selectors;
+}
+
+/** True when the headers name no version, or only supported ones (the static fast path asks). */
+export function headersSelectSupportedVersion(headers: IncomingHttpHeaders): boolean {
+  if (headers[API_VERSION_HEADER] === undefined && !headers.accept?.includes('version')) return true;
+  return headerSelectors(headers).every((selector) => isSupportedApiVersion(selector.value));
+}
+
+const SUPPORTED_TEXT = `supported: ${SUPPORTED_API_VERSIONS.join(', ')} (${API_VERSION})`;
+
+const SOURCE_TEXT: Record<Source, string> = {
+  path: 'the path prefix /v<version>',
+  'API-Version': 'the API-Version header',
+  Accept: 'the version parameter of Accept',
+  [API_VERSION_PARAMETER]: `the ${API_VERSION_PARAMETER} query parameter`,
+};
+
+/** The version a request selects (API_VERSION when it names none), or the 400 naming the supported versions. */
+export function selectApiVersion(raw: IncomingMessage, headers: IncomingHttpHeaders): { version: string } | { error: ApiError } {
+  const selectors = [...((raw as TaggedRequest)[SELECTORS] ?? []), ...headerSelectors(headers)];
+  const details: ErrorDetail[] = selectors
+    .filter((selector) => !isSupportedApiVersion(selector.value))
+    .map((selector) => ({
+      field: selector.source,
+      code: 'UNSUPPORTED_API_VERSION',
+      message: `names API version ${JSON.stringify(selector.value)} (from ${SOURCE_TEXT[selector.source]}); ${SUPPORTED_TEXT}`,
+    }));
+  if (details.length === 0) return { version: API_VERSION };
+  const named = [...new Set(selectors.filter((s) => !isSupportedApiVersion(s.value)).map((s) => JSON.stringify(s.value)))].join(', ');
+  return { error: new ApiError(400, 'VALIDATION_ERROR', `unsupported API version ${named}: this server supports version ${SUPPORTED_API_VERSIONS.join(', ')} (${API_VERSION})`, details) };
+}
+
+/** The hook that checks the selected version of every request and records it on `request.apiVersion`. */
+export const apiVersionPlugin = fastifyPlugin(
+  (app: FastifyInstance, _options: unknown, done: (error?: Error) => void) => {
+    app.decorateRequest('apiVersion', undefined);
+    app.addHook('onRequest', (request, _reply, next) => {
+      const selected = selectApiVersion(request.raw, request.headers);
+      if ('error' in selected) {
+        next(selected.error);
+        return;
+      }
+      request.apiVersion = selected.version;
+      next();
+    });
+    done();
+  },
+  { name: 'template-registry-api-version' },
+);

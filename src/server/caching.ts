@@ -1,0 +1,195 @@
+/**
+ * HTTP caching of every answer (the spec's caching rules), in one place:
+ *
+ * - validators on every GET and HEAD: an `ETag` (routes that have their own keep it: the static
+ *   files, archives, openapi.json; every other answer gets a weak tag (`W/"..."`) from the SHA-256 of its
+ *   body, leaving out the envelope's per-answer `meta.timestamp` and `meta.requestId`, so that
+ *   the same data has the same tag) and a `Last-Modified` (registry data: the registry's
+ *   `lastUpdated`; an archive: when its version was published; openapi.json: when the server
+ *   started; anything else: the time of the answer);
+ * - conditional requests: `If-None-Match` (weak comparison, `*`) answered 304; without it,
+ *   `If-Modified-Since` answered 304 when the answer has a stable Last-Modified (RFC 9110 13.2.2:
+ *   If-None-Match wins when both are present);
+ * - `Cache-Control` by class: archives `public, max-age=31536000, immutable` and the static files
+ *   `public, max-age=300` (their routes set them), registry data `public, max-age=60` (the default
+ *   of any GET that sets none), any GET answered to a token (webhooks, token-protected routes)
+ *   `no-cache, no-store, must-revalidate`, errors `no-store` (the answers of other methods keep
+ *   what their routes set: `no-store`);
+ * - 405 with `Allow` for a method a known path does not answer (`allowedMethods`, used by the
+ *   not-found handler of envelope.ts).
+ */
+import { createHash } from 'node:crypto';
+
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+
+import type { ServerContext } from './context.js';
+import { ARCHIVE_CACHE_CONTROL, ENVELOPE_CACHE_CONTROL, ERROR_CACHE_CONTROL } from './routes/read.js';
+import { ifNoneMatchMatches, notModifiedSince } from './static-files.js';
+
+/** Answers that needed a token (per-token and admin data). */
+export const PRIVATE_CACHE_CONTROL = 'no-cache, no-store, must-revalidate';
+/** Registry data (lists, entries, categories): public, short-lived. */
+export const REGISTRY_DATA_CACHE_CONTROL = ENVELOPE_CACHE_CONTROL;
+
+/** The routes whose answers are made of the registry document alone: Last-Modified is its lastUpdated. */
+const REGISTRY_DATA_ROUTES: ReadonlySet<string> = new Set(['/templates', '/templates/:id', '/templates/:id/versions', '/templates/:id/versions/:version', '/categories']);
+const ARCHIVE_ROUTE = '/templates/:id/versions/:version/archive';
+const OPENAPI_ROUTE = '/openapi.json';
+
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/** A route's path (`/templates/:id.json`, `/files/*`) as a regular expression over request paths. */
+function pathPattern(url: string): RegExp {
+  const source = url
+    .split(/(:[A-Za-z0-9_]+|\*)/)
+    .map((part) => (part === '*' ? '.*' : part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${source}$`);
+}
+
+/**
+ * Records every route as it is registered (an onRoute hook: call before registering routes) and
+ * returns the methods the routes of a request path answer (HEAD wherever GET is), none for a path
+ * no route has.
+ */
+export function trackRouteMethods(app: FastifyInstance): (path: string) => readonly string[] {
+  const routes: { pattern: RegExp; methods: readonly string[] }[] = [];
+  app.addHook('onRoute', (route) => {
+    routes.push({ pattern: pathPattern(route.url), methods: Array.isArray(route.method) ? route.method : [route.method] });
+  });
+  return (path) => {
+    const allowed = new Set<string>();
+    for (const route of routes) if (route.pattern.test(path)) for (const method of route.methods) allowed.add(method.toUpperCase());
+    if (allowed.has('GET')) allowed.add('HEAD');
+    return [...allowed].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  };
+}
+
+function rank(method: string): number {
+  const index = METHOD_ORDER.indexOf(method);
+  return index === -1 ? METHOD_ORDER.length : index;
+}
+
+const VOLATILE_META = /"meta":\{"timestamp":"[^"]*","requestId":"[^"]*",?/y;
+
+/** The weak tag of a body: SHA-256 (base64url) of it, without the envelope's per-answer timestamp and request id. */
+export function bodyEtag(body: string | Buffer): string {
+  let hashed: string | Buffer = body;
+  if (typeof body === 'string') {
+    const at = body.lastIndexOf('"meta":{"timestamp":"');
+    if (at !== -1) {
+      VOLATILE_META.lastIndex = at;
+      const match = VOLATILE_META.exec(body);
+      if (match) hashed = `${body.slice(0, at)}"meta":{${body.slice(at + match[0].length)}`;
+    }
+  }
+  // Weak: two answers with one tag hold the same data, but not the same bytes (their meta differs).
+  return `W/"${createHash('sha256').update(hashed).digest('base64url')}"`;
+}
+
+function headerText(value: string | string[] | number | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value.join(', ') : String(value);
+}
+
+interface ArchiveParams {
+  id?: string;
+  version?: string;
+}
+
+export const cachingPlugin = fastifyPlugin<{ context: ServerContext }>(
+  (app, { context }, done) => {
+    const startedAt = new Date();
+    const registryLastModified = (): Date | undefined => {
+      try {
+        return context.registry().lastModified;
+      } catch {
+        return undefined;
+      }
+    };
+    const archiveEntry = (request: FastifyRequest) => {
+      const { id, version } = request.params as ArchiveParams;
+      try {
+        return context.registry().document.templates.find((e) => e.id === id && e.version === version);
+      } catch {
+        return undefined;
+      }
+    };
+    /** The Last-Modified of a route's answer, and whether it is stable (If-Modified-Since is then evaluated). */
+    const lastModifiedOf = (request: FastifyRequest): { date: Date; stable: boolean } => {
+      const route = request.routeOptions.url ?? '';
+      if (REGISTRY_DATA_ROUTES.has(route)) {
+        const date = registryLastModified();
+        if (date) return { date, stable: true };
+      } else if (route === ARCHIVE_ROUTE) {
+        const published = archiveEntry(request)?.createdAt;
+        const date = published !== undefined && !Number.isNaN(Date.parse(published)) ? new Date(published) : registryLastModified();
+        if (date) return { date, stable: true };
+      } else if (route === OPENAPI_ROUTE) {
+        return { date: startedAt, stable: true };
+      }
+      return { date: new Date(), stable: false };
+    };
+
+    // An archive's validators are known before its handler runs: If-Modified-Since is answered
+    // here, so that a 304 neither opens the archive nor counts a download (If-None-Match is the route's).
+    app.addHook('preHandler', (request, reply, next) => {
+      if (request.routeOptions.url !== ARCHIVE_ROUTE || (request.method !== 'GET' && request.method !== 'HEAD')) return next();
+      const since = headerText(request.headers['if-modified-since']);
+      if (since === undefined || request.headers['if-none-match'] !== undefined) return next();
+      const entry = archiveEntry(request);
+      if (!entry) return next();
+      const { date } = lastModifiedOf(request);
+      if (!notModifiedSince(since, date)) return next();
+      void reply.code(304).header('Cache-Control', ARCHIVE_CACHE_CONTROL).header('Last-Modified', date.toUTCString());
+      if (typeof entry.sha256 === 'string') void reply.header('ETag', `"${entry.sha256}"`);
+      void reply.send();
+    });
+
+    app.addHook('onSend', (request, reply, payload, next) => {
+      const status = reply.statusCode;
+      if (status >= 400) {
+        // Errors are never cached.
+        if (!headerText(reply.getHeader('cache-control'))?.includes('no-store')) void reply.header('Cache-Control', ERROR_CACHE_CONTROL);
+        return next(null, payload);
+      }
+      if (request.method !== 'GET' && request.method !== 'HEAD') return next(null, payload);
+      if (request.token !== undefined) void reply.header('Cache-Control', PRIVATE_CACHE_CONTROL);
+      if (status !== 200 && status !== 304) return next(null, payload);
+      if (reply.getHeader('cache-control') === undefined) void reply.header('Cache-Control', REGISTRY_DATA_CACHE_CONTROL);
+      const lastModified = reply.getHeader('last-modified') === undefined ? lastModifiedOf(request) : undefined;
+      if (lastModified) void reply.header('Last-Modified', lastModified.date.toUTCString());
+      if (status !== 200) return next(null, payload);
+      const body = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : undefined;
+      let tagged = false;
+      if (reply.getHeader('etag') === undefined && body !== undefined) {
+        void reply.header('ETag', bodyEtag(body));
+        tagged = true;
+      }
+      if (body === undefined) return next(null, payload);
+      const ifNoneMatch = headerText(request.headers['if-none-match']);
+      const ifModifiedSince = headerText(request.headers['if-modified-since']);
+      let notModified = false;
+      if (ifNoneMatch !== undefined) {
+        // Tags a route set itself are compared by the route.
+        notModified = tagged && ifNoneMatchMatches(ifNoneMatch, [headerText(reply.getHeader('etag')) ?? '']);
+      } else if (ifModifiedSince !== undefined && lastModified?.stable) {
+        notModified = notModifiedSince(ifModifiedSince, lastModified.date);
+      }
+      if (!notModified) return next(null, payload);
+      notModifiedReply(reply);
+      return next(null, null);
+    });
+    done();
+  },
+  { name: 'template-registry-caching' },
+);
+
+/** Turns a reply into a 304: no body, no content headers. */
+function notModifiedReply(reply: FastifyReply): void {
+  void reply.code(304);
+  reply.removeHeader('content-type');
+  reply.removeHeader('content-length');
+  reply.removeHeader('content-encoding');
+}

@@ -1,0 +1,52 @@
+/**
+ * `GET /templates/{id}/analytics`: the analytics record of a template version (the latest one, as
+ * `GET /templates/{id}` selects it, or `?version=`), aggregated from the stored events as of the
+ * request (registry/analytics.ts; formulas in docs/analytics.md). The ranks compare every
+ * template's downloads, so the downloads of all templates are read with the template's events.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+
+import { selectLatest } from '../../core/listing.js';
+import { VERSION_PATTERN } from '../../core/versions.js';
+import { aggregateAnalytics } from '../../registry/analytics.js';
+import type { ServerContext } from '../context.js';
+import { ApiError, envelope } from '../envelope.js';
+import { ENVELOPE_CACHE_CONTROL, ERROR_CACHE_CONTROL } from './read.js';
+
+const PARAMS = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', minLength: 1 } },
+} as const;
+
+const QUERY = {
+  type: 'object',
+  properties: { version: { type: 'string', pattern: VERSION_PATTERN.source, 'x-messages': { pattern: 'must be MAJOR.MINOR.PATCH' } } },
+} as const;
+
+// eslint-disable-next-line @typescript-eslint/require-await -- fastify plugins are async functions
+export const analyticsRoute: FastifyPluginAsync<{ context: ServerContext }> = async (app, { context }) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (reply.statusCode >= 400) void reply.header('Cache-Control', ERROR_CACHE_CONTROL);
+    done(null, payload);
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { version?: string } }>(
+    '/templates/:id/analytics',
+    { schema: { params: PARAMS, querystring: QUERY } },
+    async (request, reply) => {
+      const { id } = request.params;
+      const { version } = request.query;
+      const { document } = context.registry();
+      const entry = version === undefined ? selectLatest(document.templates, id) : document.templates.find((e) => e.id === id && e.version === version);
+      if (!entry) throw new ApiError(404, 'NOT_FOUND', version === undefined ? `template ${id} not found` : `template ${id} version ${version} not found`);
+      const [own, downloads] = await Promise.all([
+        context.storage.events.listEvents({ templateId: id }),
+        context.storage.events.listEvents({ type: 'download' }),
+      ]);
+      const events = [...own, ...downloads.filter((e) => e.event.templateId !== id)];
+      const [record] = aggregateAnalytics(events, { now: new Date(), registry: document, templateId: id, version: entry.version });
+      return reply.header('Cache-Control', ENVELOPE_CACHE_CONTROL).send(envelope(request, record));
+    },
+  );
+};

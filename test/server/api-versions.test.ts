@@ -1,0 +1,157 @@
+/**
+ * Interface versions against a running server (src/server/api-version.ts): every route under
+ * /v1/, the API-Version header, the version parameter of Accept and the api-version query
+ * parameter select version 1; an unsupported version is a 400 naming the supported one;
+ * meta.version reports the version used.
+ */
+import { describe, expect, it } from 'vitest';
+
+import { headersSelectSupportedVersion, rewriteVersionedUrl } from '../../src/server/api-version.js';
+import { staticFileOfPath } from '../../src/server/static-front.js';
+import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
+import { publishVersions, TEMPLATE } from '../project/versions.js';
+
+async function published(): Promise<TestServer> {
+  const server = await startRegistryServer();
+  await publishVersions(server, [
+    { version: '1.0.0', files: { 'template/README.md': '# {{ projectName }}\n' } },
+    { version: '1.1.0', files: { 'template/README.md': '# {{ projectName }} 1.1\n' } },
+  ]);
+  return server;
+}
+
+function get(server: TestServer, path: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${server.url}${path}`, { headers });
+}
+
+interface Envelope {
+  data: unknown;
+  meta: { version: string };
+}
+
+interface ErrorEnvelope {
+  error: { code: string; message: string; details: { field: string; code: string; message: string }[] };
+}
+
+describe('/v1/ prefix', () => {
+  it('answers every route under /v1/ as without it', async () => {
+    const server = await published();
+    for (const path of ['/templates', `/templates/${TEMPLATE}`, `/templates/${TEMPLATE}/versions`, `/templates/${TEMPLATE}/versions/1.0.0`, '/categories', '/templates?limit=1&sort=-version']) {
+      const plain = await get(server, path);
+      const versioned = await get(server, `/v1${path}`);
+      expect(versioned.status, path).toBe(200);
+      const [a, b] = [(await plain.json()) as Envelope, (await versioned.json()) as Envelope];
+      expect(b.data, path).toEqual(a.data);
+      expect(b.meta.version).toBe('1.0');
+      expect(versioned.headers.get('etag'), path).toBe(plain.headers.get('etag'));
+    }
+    const archive = await get(server, `/v1/templates/${TEMPLATE}/versions/1.0.0/archive`);
+    expect(archive.status).toBe(200);
+    expect(Buffer.from(await archive.arrayBuffer())).toEqual(Buffer.from(await (await get(server, `/templates/${TEMPLATE}/versions/1.0.0/archive`)).arrayBuffer()));
+    expect((await get(server, '/v1/healthz')).status).toBe(200);
+    expect((await get(server, '/v1/openapi.json')).status).toBe(200);
+    expect((await get(server, '/v1/nowhere')).status).toBe(404);
+  });
+
+  it('serves the static files under /v1/ (fast path and fastify) with the same bytes and validators', async () => {
+    const server = await published();
+    for (const path of ['/registry.json', '/index.json', `/templates/${TEMPLATE}.json`, '/index.html', '/registry.json?x=1']) {
+      const plain = await get(server, path);
+      const versioned = await get(server, `/v1${path}`);
+      expect(versioned.status, path).toBe(200);
+      expect(await versioned.text(), path).toBe(await plain.text());
+      expect(versioned.headers.get('etag'), path).toBe(plain.headers.get('etag'));
+      expect((await get(server, `/v1${path}`, { 'if-none-match': plain.headers.get('etag')! })).status, path).toBe(304);
+    }
+    const root = await get(server, '/v1');
+    expect(root.status).toBe(200);
+    expect(await root.text()).toBe(await (await get(server, '/registry.json')).text());
+  });
+
+  it('the fast path answers /v1/ paths and steps aside for an unsupported version in the headers', () => {
+    expect(staticFileOfPath('/v1/registry.json')).toBe('registry.json');
+    expect(staticFileOfPath('/v1')).toBe('registry.json');
+    expect(staticFileOfPath('/v1/templates/web-app.json')).toBe('templates/web-app.json');
+    expect(staticFileOfPath('/v2/registry.json')).toBeUndefined();
+    expect(staticFileOfPath('/v1x/registry.json')).toBeUndefined();
+    expect(headersSelectSupportedVersion({})).toBe(true);
+    expect(headersSelectSupportedVersion({ 'api-version': '1.0', accept: 'application/vnd.api+json;version=1' })).toBe(true);
+    expect(headersSelectSupportedVersion({ 'api-version': '2' })).toBe(false);
+    expect(headersSelectSupportedVersion({ accept: 'application/vnd.api+json;version=2' })).toBe(false);
+  });
+});
+
+describe('selectors', () => {
+  it('API-Version, Accept version and api-version select version 1; meta.version reports it', async () => {
+    const server = await published();
+    const selections: Array<[string, Record<string, string>]> = [
+      ['/templates', {}],
+      ['/templates', { 'api-version': '1.0' }],
+      ['/templates', { 'api-version': '1' }],
+      ['/templates', { accept: 'application/vnd.api+json;version=1' }],
+      ['/templates', { accept: 'application/vnd.api+json; version="1.0", application/json;q=0.5' }],
+      ['/templates?api-version=1', {}],
+      ['/templates?api-version=1.0&limit=1', {}],
+      ['/v1/templates?api-version=1', { 'api-version': '1.0', accept: 'application/vnd.api+json;version=1' }],
+    ];
+    for (const [path, headers] of selections) {
+      const res = await get(server, path, headers);
+      expect(res.status, `${path} ${JSON.stringify(headers)}`).toBe(200);
+      expect(((await res.json()) as Envelope).meta.version).toBe('1.0');
+    }
+    for (const path of ['/registry.json', '/v1/registry.json']) {
+      expect((await get(server, path, { 'api-version': '1.0' })).status, path).toBe(200);
+      expect((await get(server, `${path}?api-version=1`)).status, path).toBe(200);
+    }
+  });
+
+  it('api-version is not the version field filter, and list validation never sees it', async () => {
+    const server = await published();
+    const filtered = (await (await get(server, '/templates?api-version=1&limit=1')).json()) as Envelope & { pagination: { limit: number } };
+    expect(filtered.pagination.limit).toBe(1);
+    const versions = (await (await get(server, `/templates/${TEMPLATE}/versions?api-version=1`)).json()) as { data: { version: string }[] };
+    expect(versions.data.map((e) => e.version).sort()).toEqual(['1.0.0', '1.1.0']);
+  });
+
+  it('an unsupported version, by path prefix, header, Accept or parameter, is a 400 naming version 1', async () => {
+    const server = await published();
+    const cases: Array<[string, Record<string, string>, string]> = [
+      ['/v2/templates', {}, 'path'],
+      ['/v2/registry.json', {}, 'path'],
+      ['/v2', {}, 'path'],
+      ['/templates', { 'api-version': '2.0' }, 'API-Version'],
+      ['/templates', { 'api-version': '1.1' }, 'API-Version'],
+      ['/registry.json', { 'api-version': '2.0' }, 'API-Version'],
+      ['/v1/registry.json', { accept: 'application/vnd.api+json;version=3' }, 'Accept'],
+      ['/templates', { accept: 'application/vnd.api+json;version=2' }, 'Accept'],
+      ['/templates?api-version=2', {}, 'api-version'],
+      ['/registry.json?api-version=abc', {}, 'api-version'],
+      ['/v1/templates?api-version=2', {}, 'api-version'],
+    ];
+    for (const [path, headers, field] of cases) {
+      const label = `${path} ${JSON.stringify(headers)}`;
+      const res = await get(server, path, headers);
+      expect(res.status, label).toBe(400);
+      expect(res.headers.get('cache-control'), label).toBe('no-store');
+      const body = (await res.json()) as ErrorEnvelope;
+      expect(body.error.code, label).toBe('VALIDATION_ERROR');
+      expect(body.error.message, label).toMatch(/supports version 1 \(1\.0\)/);
+      expect(body.error.details, label).toContainEqual(expect.objectContaining({ field, code: 'UNSUPPORTED_API_VERSION' }));
+      expect(body.error.details[0]?.message, label).toContain('supported: 1');
+    }
+  });
+});
+
+describe('rewriteVersionedUrl', () => {
+  const rewrite = (url: string): string => rewriteVersionedUrl({ url } as Parameters<typeof rewriteVersionedUrl>[0]);
+  it('takes off the prefix and the api-version parameter, and keeps everything else byte for byte', () => {
+    expect(rewrite('/templates?q=a%20b&api-version=1&tags=x,y')).toBe('/templates?q=a%20b&tags=x,y');
+    expect(rewrite('/v1/templates/x/versions/1.0.0')).toBe('/templates/x/versions/1.0.0');
+    expect(rewrite('/v1')).toBe('/');
+    expect(rewrite('/v1?api-version=1')).toBe('/');
+    expect(rewrite('/v1?x=1')).toBe('/?x=1');
+    expect(rewrite('/v10x/templates')).toBe('/v10x/templates');
+    expect(rewrite('/templates?version=1.0.0')).toBe('/templates?version=1.0.0');
+    expect(rewrite('/registry.json')).toBe('/registry.json');
+  });
+});
