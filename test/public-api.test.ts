@@ -37,6 +37,7 @@ describe('the package root', () => {
       'schemaErrors',
       'verifyWebhookSignature',
       'signWebhookBody',
+      'signWebhookPayload',
       'openSqliteStorage',
       'runCli',
     ];

@@ -47006,7 +47006,7 @@ var template_entry_schema_default = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   $id: "https://template-registry.dev/schemas/template-entry.schema.json",
   title: "TemplateEntry",
-  description: "One version of one template in the registry document; the same id appears once per version. Fields not listed here are accepted, so that a document from another registry following the spec validates. This project's additions, all optional: integrity, sha256 and size of the archive at downloadUrl.",
+  description: "One version of one template in the registry document; the same id appears once per version. Fields not listed here are accepted, so that a document from another registry following the spec validates. This project's additions, all optional: integrity, sha256 and size of the archive at downloadUrl; deprecationMessage and yanked (the version lifecycle).",
   type: "object",
   required: ["id", "name", "version", "description", "category", "stability", "downloadUrl"],
   properties: {
@@ -47052,6 +47052,15 @@ var template_entry_schema_default = {
       type: "integer",
       minimum: 0,
       description: "Extension: size of the archive at downloadUrl, in bytes."
+    },
+    deprecationMessage: {
+      type: "string",
+      maxLength: 1e3,
+      description: "Extension: why this version is deprecated and what to use instead; present only when stability is deprecated (set by PATCH /templates/{id}/versions/{version})."
+    },
+    yanked: {
+      type: "boolean",
+      description: "Extension: true when the version was yanked (DELETE /templates/{id}/versions/{version}): still downloadable by its exact version, never selected as the latest, left out of default listings."
     }
   },
   $defs: {
@@ -52098,10 +52107,10 @@ var GitignoreRules = class {
       const folder = parts.slice(0, depth).join("/");
       const lines = this.#byFolder.get(folder);
       if (!lines) continue;
-      const below = parts.slice(depth).join("/");
+      const below2 = parts.slice(depth).join("/");
       for (const line of lines) {
         if (line.directoryOnly && !isDirectory2) continue;
-        if (line.matches(below)) ignored = !line.negate;
+        if (line.matches(below2)) ignored = !line.negate;
       }
     }
     return ignored;
@@ -53700,6 +53709,7 @@ function retryDelay(retry2, limits, retryAfterMs, random = Math.random) {
 }
 
 // src/publish/upload.ts
+var DEFAULT_LARGE_UPLOAD_THRESHOLD = 8 * 1024 * 1024;
 var PublishError = class extends Error {
   name = "PublishError";
   /** HTTP status; absent for a network error or a bad input. */
@@ -53817,37 +53827,8 @@ ${manifestJson}\r
 `;
   return { head: Buffer.from(head, "utf8"), tail: Buffer.from(tail, "utf8") };
 }
-async function sendOnce(upload) {
-  const info2 = await stat7(upload.archive);
-  if (info2.size !== upload.size) {
-    throw new PublishError(`${upload.archive} changed while publishing (size ${upload.size} -> ${info2.size} bytes)`);
-  }
-  const boundary = `----template-registry-${randomBytes3(16).toString("hex")}`;
-  const { head, tail } = multipartParts(boundary, upload.fileName, upload.manifestJson);
-  const contentLength = head.length + upload.size + tail.length;
-  let sourceError;
-  let sent = 0;
-  const handedOver = (chunk) => {
-    sent += chunk.length;
-    upload.onProgress?.(sent, contentLength);
-  };
-  async function* body() {
-    upload.onProgress?.(0, contentLength);
-    yield head;
-    handedOver(head);
-    try {
-      for await (const chunk of createReadStream3(upload.archive)) {
-        yield chunk;
-        handedOver(chunk);
-      }
-    } catch (error2) {
-      sourceError = error2;
-      throw error2;
-    }
-    yield tail;
-    handedOver(tail);
-  }
-  const transport = upload.url.protocol === "https:" ? https2 : http2;
+function exchange(request2) {
+  const transport = request2.url.protocol === "https:" ? https2 : http2;
   return new Promise((resolve2) => {
     let settled = false;
     let responded = false;
@@ -53856,25 +53837,20 @@ async function sendOnce(upload) {
       settled = true;
       resolve2(outcome);
     };
-    const request2 = transport.request(upload.url, {
-      method: "POST",
+    const outgoing = transport.request(request2.url, {
+      method: request2.method,
       // A fresh connection per attempt: a retry never lands on a socket the registry already dropped.
       agent: false,
-      headers: {
-        Authorization: `Bearer ${upload.token}`,
-        Accept: "application/json",
-        "User-Agent": upload.userAgent,
-        "Content-Type": `multipart/form-data; boundary=${boundary}`,
-        "Content-Length": String(contentLength)
-      }
+      headers: { ...request2.headers, "Content-Length": String(request2.contentLength) }
     });
-    request2.setTimeout(upload.timeoutMs, () => {
-      const error2 = new Error(`no activity for ${upload.timeoutMs} ms`);
+    outgoing.setTimeout(request2.timeoutMs, () => {
+      const error2 = new Error(`no activity for ${request2.timeoutMs} ms`);
       error2.code = "ETIMEDOUT";
-      request2.destroy(error2);
+      outgoing.destroy(error2);
     });
-    request2.on("error", (error2) => {
+    outgoing.on("error", (error2) => {
       if (responded) return;
+      const sourceError = request2.sourceError?.();
       if (sourceError) {
         settle({ kind: "network", error: sourceError, retryable: false });
         return;
@@ -53883,7 +53859,7 @@ async function sendOnce(upload) {
       const retryable = RETRYABLE_NETWORK_CODES.has(code) || /socket hang up|ECONNRESET/i.test(error2.message);
       settle({ kind: "network", error: error2, retryable });
     });
-    request2.on("response", (response) => {
+    outgoing.on("response", (response) => {
       responded = true;
       const chunks = [];
       let kept = 0;
@@ -53897,16 +53873,140 @@ async function sendOnce(upload) {
           kind: "response",
           response: { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString("utf8") }
         });
-        request2.destroy();
+        outgoing.destroy();
       };
       response.on("end", done);
       response.on("close", done);
       response.on("error", done);
     });
-    pipeline2(Readable2.from(body(), { objectMode: false }), request2).catch((error2) => {
-      if (!responded && !request2.destroyed) request2.destroy(error2 instanceof Error ? error2 : new Error(String(error2)));
+    pipeline2(Readable2.from(request2.body(), { objectMode: false }), outgoing).catch((error2) => {
+      if (!responded && !outgoing.destroyed) outgoing.destroy(error2 instanceof Error ? error2 : new Error(String(error2)));
     });
   });
+}
+function archiveBody(upload, head, tail, failed) {
+  const contentLength = head.length + upload.size + tail.length;
+  let sent = 0;
+  const handedOver = (chunk) => {
+    sent += chunk.length;
+    upload.onProgress?.(sent, contentLength);
+  };
+  async function* body() {
+    upload.onProgress?.(0, contentLength);
+    if (head.length > 0) {
+      yield head;
+      handedOver(head);
+    }
+    try {
+      for await (const chunk of createReadStream3(upload.archive)) {
+        yield chunk;
+        handedOver(chunk);
+      }
+    } catch (error2) {
+      failed.error = error2;
+      throw error2;
+    }
+    if (tail.length > 0) {
+      yield tail;
+      handedOver(tail);
+    }
+  }
+  return { contentLength, body };
+}
+async function checkUnchanged(upload) {
+  const info2 = await stat7(upload.archive);
+  if (info2.size !== upload.size) {
+    throw new PublishError(`${upload.archive} changed while publishing (size ${upload.size} -> ${info2.size} bytes)`);
+  }
+}
+function baseHeaders(upload) {
+  return { Authorization: `Bearer ${upload.token}`, Accept: "application/json", "User-Agent": upload.userAgent };
+}
+async function sendOnce(upload) {
+  if (upload.large) return sendLarge(upload);
+  await checkUnchanged(upload);
+  const boundary = `----template-registry-${randomBytes3(16).toString("hex")}`;
+  const { head, tail } = multipartParts(boundary, upload.fileName, upload.manifestJson);
+  const failed = {};
+  const { contentLength, body } = archiveBody(upload, head, tail, failed);
+  return exchange({
+    url: upload.url,
+    method: "POST",
+    headers: { ...baseHeaders(upload), "Content-Type": `multipart/form-data; boundary=${boundary}` },
+    contentLength,
+    body,
+    timeoutMs: upload.timeoutMs,
+    sourceError: () => failed.error
+  });
+}
+function smallRequest(upload, url, method, contentType, text3) {
+  const bytes = Buffer.from(text3, "utf8");
+  return exchange({
+    url,
+    method,
+    headers: { ...baseHeaders(upload), "Content-Type": contentType },
+    contentLength: bytes.length,
+    // eslint-disable-next-line @typescript-eslint/require-await -- an async generator of one chunk
+    body: async function* () {
+      yield bytes;
+    },
+    timeoutMs: upload.timeoutMs
+  });
+}
+function below(base, route) {
+  const url = new URL(base.href);
+  url.pathname = `${url.pathname.replace(/\/+$/, "")}/${route}`;
+  return url;
+}
+var NoFilesRoute = class extends Error {
+};
+async function sendLarge(upload) {
+  await checkUnchanged(upload);
+  const created = await smallRequest(upload, below(upload.base, "files/upload-url"), "POST", "application/json", JSON.stringify({ filename: upload.fileName, contentType: "application/gzip" }));
+  if (created.kind !== "response") return created;
+  if (created.response.status === 404 || created.response.status === 405) throw new NoFilesRoute("the registry has no POST /files/upload-url");
+  if (created.response.status !== 201 && created.response.status !== 200) return created;
+  const parsed = parseJson(created.response.body);
+  const data = isRecord5(parsed) && isRecord5(parsed.data) ? parsed.data : void 0;
+  if (!data || typeof data.uploadUrl !== "string" || typeof data.fileId !== "string") {
+    throw new PublishError(`the registry's answer to POST ${displayUrl(below(upload.base, "files/upload-url"))} has no uploadUrl and fileId`);
+  }
+  const fileId = data.fileId;
+  let uploadUrl;
+  try {
+    uploadUrl = new URL(data.uploadUrl, upload.base);
+  } catch {
+    throw new PublishError(`the registry gave an upload URL that is not a URL`);
+  }
+  if (uploadUrl.protocol !== "http:" && uploadUrl.protocol !== "https:") throw new PublishError(`the registry gave an upload URL that is not http(s) (${uploadUrl.protocol})`);
+  const failed = {};
+  const { contentLength, body } = archiveBody(upload, Buffer.alloc(0), Buffer.alloc(0), failed);
+  const stored = await exchange({
+    url: uploadUrl,
+    method: "PUT",
+    headers: { Accept: "application/json", "User-Agent": upload.userAgent, "Content-Type": "application/gzip" },
+    contentLength,
+    body,
+    timeoutMs: upload.timeoutMs,
+    sourceError: () => failed.error
+  });
+  if (stored.kind !== "response" || stored.response.status < 200 || stored.response.status >= 300) return stored;
+  const confirmUrl = below(upload.base, `files/${encodeURIComponent(fileId)}/confirm`);
+  const confirmed = await smallRequest(upload, confirmUrl, "POST", "application/json", JSON.stringify({ size: upload.size, integrity: upload.integrity }));
+  if (confirmed.kind !== "response" || confirmed.response.status !== 200) return confirmed;
+  const boundary = `----template-registry-${randomBytes3(16).toString("hex")}`;
+  const form = `--${boundary}\r
+Content-Disposition: form-data; name="fileId"\r
+\r
+${fileId}\r
+--${boundary}\r
+Content-Disposition: form-data; name="manifest"; filename="template.json"\r
+Content-Type: application/json\r
+\r
+${upload.manifestJson}\r
+--${boundary}--\r
+`;
+  return smallRequest(upload, upload.url, "POST", `multipart/form-data; boundary=${boundary}`, form);
 }
 async function loadManifest(manifest) {
   if (typeof manifest !== "string") return manifest;
@@ -53964,9 +54064,14 @@ async function publishTemplate(options) {
   if (!/^sha512-[A-Za-z0-9+/]+={0,2}$/.test(integrity)) {
     throw new PublishError(`integrity must be "sha512-<base64>" (got ${JSON.stringify(integrity)})`);
   }
+  const threshold = checkNumber("largeUploadThreshold", options.largeUploadThreshold ?? DEFAULT_LARGE_UPLOAD_THRESHOLD, 0);
+  const base = new URL(url.href);
   url.pathname = `${url.pathname.replace(/\/+$/, "")}/templates`;
   const upload = {
     url,
+    base,
+    large: archiveInfo.size > threshold,
+    integrity,
     token,
     archive: options.archive,
     size: archiveInfo.size,
@@ -53977,11 +54082,19 @@ async function publishTemplate(options) {
     ...options.onProgress ? { onProgress: options.onProgress } : {}
   };
   const attemptsLimit = retries + 1;
+  let noFilesRoute = false;
   for (let attempt = 1; ; attempt++) {
     const outcome = await sendOnce(upload).catch((error2) => {
+      if (error2 instanceof NoFilesRoute) return { kind: "no-files" };
       if (error2 instanceof PublishError) throw error2;
       throw new PublishError(redact(`cannot send ${options.archive}: ${error2.message}`), { attempts: attempt });
     });
+    if (outcome.kind === "no-files") {
+      upload.large = false;
+      noFilesRoute = true;
+      attempt--;
+      continue;
+    }
     const exhausted = attempt >= attemptsLimit;
     const gaveUp = `gave up after ${attempt} attempt${attempt === 1 ? "" : "s"}: `;
     if (outcome.kind === "network") {
@@ -54046,7 +54159,7 @@ ${describeResponse(response, apiError)}`
     }
     const retryable = status === 429 || status >= 500;
     let message = describeResponse(response, apiError);
-    const hint = hintFor2(status, name);
+    const hint = status === 413 && noFilesRoute ? `hint: the archive (${upload.size} bytes) is above largeUploadThreshold, but the registry is too old for large uploads (it has no POST /files/upload-url) and refused the archive in one request; upgrade the registry server` : hintFor2(status, name);
     if (hint) message += `
   ${hint}`;
     if (!retryable || exhausted) throw new PublishError(redact(`${retryable ? gaveUp : ""}${message}`), errorInit());

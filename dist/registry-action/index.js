@@ -77947,24 +77947,28 @@ var STABILITY_ORDER = ["stable", "beta", "experimental", "deprecated"];
 function compareText(a5, b6) {
   return a5 < b6 ? -1 : a5 > b6 ? 1 : 0;
 }
-function selectLatest(entries, id) {
+function isYanked(entry) {
+  return entry.yanked === true;
+}
+function selectLatest(entries, id, options = {}) {
   let best = null;
   let bestStable = null;
   for (const entry of entries) {
     if (entry.id !== id) continue;
+    if (!options.includeYanked && isYanked(entry)) continue;
     if (best === null || compareVersions(entry.version, best.version) > 0) best = entry;
     if (entry.stability === "stable" && (bestStable === null || compareVersions(entry.version, bestStable.version) > 0)) bestStable = entry;
   }
   return bestStable ?? best;
 }
-function latestEntries(entries) {
+function latestEntries(entries, options = {}) {
   const byId = /* @__PURE__ */ new Map();
   for (const entry of entries) {
     const list2 = byId.get(entry.id);
     if (list2) list2.push(entry);
     else byId.set(entry.id, [entry]);
   }
-  return [...byId.keys()].sort(compareText).map((id) => selectLatest(byId.get(id) ?? [], id)).filter((entry) => entry !== null);
+  return [...byId.keys()].sort(compareText).map((id) => selectLatest(byId.get(id) ?? [], id, options)).filter((entry) => entry !== null);
 }
 
 // src/registry/build.ts
@@ -81356,7 +81360,7 @@ var template_entry_schema_default = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   $id: "https://template-registry.dev/schemas/template-entry.schema.json",
   title: "TemplateEntry",
-  description: "One version of one template in the registry document; the same id appears once per version. Fields not listed here are accepted, so that a document from another registry following the spec validates. This project's additions, all optional: integrity, sha256 and size of the archive at downloadUrl.",
+  description: "One version of one template in the registry document; the same id appears once per version. Fields not listed here are accepted, so that a document from another registry following the spec validates. This project's additions, all optional: integrity, sha256 and size of the archive at downloadUrl; deprecationMessage and yanked (the version lifecycle).",
   type: "object",
   required: ["id", "name", "version", "description", "category", "stability", "downloadUrl"],
   properties: {
@@ -81402,6 +81406,15 @@ var template_entry_schema_default = {
       type: "integer",
       minimum: 0,
       description: "Extension: size of the archive at downloadUrl, in bytes."
+    },
+    deprecationMessage: {
+      type: "string",
+      maxLength: 1e3,
+      description: "Extension: why this version is deprecated and what to use instead; present only when stability is deprecated (set by PATCH /templates/{id}/versions/{version})."
+    },
+    yanked: {
+      type: "boolean",
+      description: "Extension: true when the version was yanked (DELETE /templates/{id}/versions/{version}): still downloadable by its exact version, never selected as the latest, left out of default listings."
     }
   },
   $defs: {
@@ -82833,6 +82846,8 @@ function drawDetail(view, item, versions) {
   fact(facts, 'Tags', joined(item.tags.map(function (t) { return filterLink('tag', t); })));
   fact(facts, 'Features', joined(item.features.map(function (f) { return filterLink('feature', f); })));
   add(about, facts, el('h3', null, 'Compatibility of ' + text(latest.version)), compatibility(latest));
+  // The version lifecycle: a deprecated latest version says why (its deprecationMessage).
+  if (text(latest.stability) === 'deprecated') add(view, add(el('p', 'notice'), badge('deprecated', 'stability-deprecated'), ' ' + (text(latest.deprecationMessage) || 'This version is deprecated.')));
 
   var use = el('div');
   add(use, el('h3', null, 'Create a project'));
@@ -82858,7 +82873,11 @@ function drawDetail(view, item, versions) {
     var name = add(el('th'), v.version);
     name.scope = 'row';
     if (v.version === item.version) add(name, badge('latest'));
-    add(row, name, el('td', null, text(v.stability)), add(el('td'), timeEl(text(v.createdAt) || text(v.updatedAt))),
+    // Yanked versions stay listed here (still downloadable by exact version), marked.
+    if (v.yanked === true) add(name, badge('yanked', 'breaking'));
+    var stabilityCell = el('td', null, text(v.stability));
+    if (text(v.deprecationMessage)) add(stabilityCell, el('br'), el('small', 'muted', text(v.deprecationMessage)));
+    add(row, name, stabilityCell, add(el('td'), timeEl(text(v.createdAt) || text(v.updatedAt))),
       el('td', null, requirements(v)), add(el('td'), changes(v)), add(el('td'), link(v.downloadUrl, 'Download' + size(v.size)) || '—'));
     body.appendChild(row);
   });
@@ -83219,7 +83238,7 @@ function toEntry(version) {
     version: manifest.version,
     description: manifest.description,
     category: manifest.category,
-    stability: manifest.stability ?? "stable",
+    stability: version.stability ?? manifest.stability ?? "stable",
     downloadUrl: version.downloadUrl,
     documentationUrl: version.documentationUrl ?? (repositoryUrl || ""),
     repositoryUrl,
@@ -83247,7 +83266,9 @@ function toEntry(version) {
     updatedAt: version.updatedAt ?? version.createdAt,
     ...version.integrity === void 0 ? {} : { integrity: version.integrity },
     ...version.sha256 === void 0 ? {} : { sha256: version.sha256 },
-    ...version.size === void 0 ? {} : { size: version.size }
+    ...version.size === void 0 ? {} : { size: version.size },
+    ...version.deprecationMessage === void 0 ? {} : { deprecationMessage: version.deprecationMessage },
+    ...version.yanked ? { yanked: true } : {}
   };
 }
 function buildCategories(entries, definitions) {
@@ -83704,7 +83725,10 @@ function restOf(version) {
     version.updatedAt,
     version.documentationUrl,
     version.repositoryUrl,
-    version.stats
+    version.stats,
+    version.stability,
+    version.deprecationMessage,
+    version.yanked
   ]);
 }
 function compressionLevels(size) {

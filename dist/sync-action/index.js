@@ -42144,11 +42144,15 @@ function stabilityRank(stability) {
   const index = STABILITY_ORDER.indexOf(stability ?? "");
   return index === -1 ? STABILITY_ORDER.length : index;
 }
-function selectLatest(entries, id) {
+function isYanked(entry) {
+  return entry.yanked === true;
+}
+function selectLatest(entries, id, options = {}) {
   let best = null;
   let bestStable = null;
   for (const entry of entries) {
     if (entry.id !== id) continue;
+    if (!options.includeYanked && isYanked(entry)) continue;
     if (best === null || compareVersions(entry.version, best.version) > 0) best = entry;
     if (entry.stability === "stable" && (bestStable === null || compareVersions(entry.version, bestStable.version) > 0)) bestStable = entry;
   }
@@ -42655,7 +42659,7 @@ var template_entry_schema_default = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   $id: "https://template-registry.dev/schemas/template-entry.schema.json",
   title: "TemplateEntry",
-  description: "One version of one template in the registry document; the same id appears once per version. Fields not listed here are accepted, so that a document from another registry following the spec validates. This project's additions, all optional: integrity, sha256 and size of the archive at downloadUrl.",
+  description: "One version of one template in the registry document; the same id appears once per version. Fields not listed here are accepted, so that a document from another registry following the spec validates. This project's additions, all optional: integrity, sha256 and size of the archive at downloadUrl; deprecationMessage and yanked (the version lifecycle).",
   type: "object",
   required: ["id", "name", "version", "description", "category", "stability", "downloadUrl"],
   properties: {
@@ -42701,6 +42705,15 @@ var template_entry_schema_default = {
       type: "integer",
       minimum: 0,
       description: "Extension: size of the archive at downloadUrl, in bytes."
+    },
+    deprecationMessage: {
+      type: "string",
+      maxLength: 1e3,
+      description: "Extension: why this version is deprecated and what to use instead; present only when stability is deprecated (set by PATCH /templates/{id}/versions/{version})."
+    },
+    yanked: {
+      type: "boolean",
+      description: "Extension: true when the version was yanked (DELETE /templates/{id}/versions/{version}): still downloadable by its exact version, never selected as the latest, left out of default listings."
     }
   },
   $defs: {
@@ -44157,6 +44170,7 @@ var RegistryIndex = class {
   document;
   #listing;
   #sorted;
+  #listed;
   #byId;
   #byField = /* @__PURE__ */ new Map();
   #tokens;
@@ -44182,6 +44196,14 @@ var RegistryIndex = class {
       this.#sorted = sorted;
     }
     return this.#sorted;
+  }
+  /** Every entry but the yanked ones (what a list shows), in listing order; `sorted` itself when none is yanked. */
+  get listed() {
+    if (this.#listed === void 0) {
+      const sorted = this.sorted;
+      this.#listed = sorted.some(isYanked) ? sorted.filter((entry) => !isYanked(entry)) : sorted;
+    }
+    return this.#listed;
   }
   /** The entries of each id, in document order. */
   get byId() {
@@ -44349,14 +44371,14 @@ function listFromIndex(index, filters = {}) {
   if (filters.author !== void 0) lists.push(index.positionsBy("author").get(filters.author) ?? NONE);
   for (const tag of filters.tags ?? []) lists.push(index.positionsBy("tags").get(tag) ?? NONE);
   for (const feature of filters.features ?? []) lists.push(index.positionsBy("features").get(feature) ?? NONE);
-  if (lists.length === 0) return [...index.sorted];
+  if (lists.length === 0) return [...index.listed];
   lists.sort((a, b2) => a.length - b2.length);
   let positions = lists[0];
   for (let k2 = 1; k2 < lists.length && positions.length > 0; k2++) positions = intersect(positions, lists[k2]);
   const result = [];
   for (const position of positions) {
     const entry = index.sorted[position];
-    if (matchesFilters(entry, filters)) result.push(entry);
+    if (matchesFilters(entry, filters) && !isYanked(entry)) result.push(entry);
   }
   return result;
 }
@@ -44364,7 +44386,7 @@ function getFromIndex(index, id, version) {
   return version === void 0 ? index.latest(id) : index.version(id, version) ?? null;
 }
 function searchIndex(index, query) {
-  return index.search(searchTerms(query));
+  return index.search(searchTerms(query)).filter((entry) => !isYanked(entry));
 }
 function violationsText(what, schema, violations) {
   const shown = violations.slice(0, 3).map((v2) => `${v2.pointer || "/"} ${v2.message}`);

@@ -22,7 +22,7 @@
  * - `refresh: true` revalidates every resource on its first use, whatever its age (the CLI's
  *   `--refresh`); the answer renews the cache as any fetch does.
  */
-import { selectLatest, versionsOf } from '../core/listing.js';
+import { isYanked, selectLatest, versionsOf } from '../core/listing.js';
 import { describeSchemaErrors } from '../core/messages.js';
 import type { Category, RegistryDocument, SparseIndex, TemplateEntry } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
@@ -123,6 +123,7 @@ export class RegistryIndex {
   readonly document: RegistryDocument;
   #listing: ListingOrder | undefined;
   #sorted: readonly TemplateEntry[] | undefined;
+  #listed: readonly TemplateEntry[] | undefined;
   #byId: ReadonlyMap<string, readonly TemplateEntry[]> | undefined;
   readonly #byField = new Map<FilterField, ReadonlyMap<string, Positions>>();
   #tokens: SearchIndex | undefined;
@@ -151,6 +152,15 @@ export class RegistryIndex {
       this.#sorted = sorted;
     }
     return this.#sorted;
+  }
+
+  /** Every entry but the yanked ones (what a list shows), in listing order; `sorted` itself when none is yanked. */
+  get listed(): readonly TemplateEntry[] {
+    if (this.#listed === undefined) {
+      const sorted = this.sorted;
+      this.#listed = sorted.some(isYanked) ? sorted.filter((entry) => !isYanked(entry)) : sorted;
+    }
+    return this.#listed;
   }
 
   /** The entries of each id, in document order. */
@@ -350,7 +360,8 @@ export function listFromIndex(index: RegistryIndex, filters: TemplateFilters = {
   if (filters.author !== undefined) lists.push(index.positionsBy('author').get(filters.author) ?? NONE);
   for (const tag of filters.tags ?? []) lists.push(index.positionsBy('tags').get(tag) ?? NONE);
   for (const feature of filters.features ?? []) lists.push(index.positionsBy('features').get(feature) ?? NONE);
-  if (lists.length === 0) return [...index.sorted];
+  // Yanked versions are never listed (they are found by their exact version only).
+  if (lists.length === 0) return [...index.listed];
 
   lists.sort((a, b) => a.length - b.length);
   let positions: Positions = lists[0] as Positions;
@@ -358,7 +369,7 @@ export function listFromIndex(index: RegistryIndex, filters: TemplateFilters = {
   const result: TemplateEntry[] = [];
   for (const position of positions) {
     const entry = index.sorted[position] as TemplateEntry;
-    if (matchesFilters(entry, filters)) result.push(entry);
+    if (matchesFilters(entry, filters) && !isYanked(entry)) result.push(entry);
   }
   return result;
 }
@@ -370,7 +381,7 @@ export function getFromIndex(index: RegistryIndex, id: string, version?: string)
 
 /** The spec's search rule on an index: entries whose search text contains every term, in listing order. */
 export function searchIndex(index: RegistryIndex, query: string): TemplateEntry[] {
-  return index.search(searchTerms(query));
+  return index.search(searchTerms(query)).filter((entry) => !isYanked(entry));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -32,7 +32,9 @@ export {
   selectLatest,
   latestEntries,
   versionsOf,
+  isYanked,
   type Stability,
+  type SelectOptions,
 } from './listing.js';
 export {
   SEARCH_FIELDS,

@@ -34,15 +34,30 @@ export function sortEntries<T extends Pick<TemplateEntry, 'name' | 'stability' |
   );
 }
 
+/** What the selection rule reads of an entry: `yanked` is the version lifecycle's flag. */
+type Selectable = Pick<TemplateEntry, 'id' | 'version' | 'stability' | 'yanked'>;
+
+export interface SelectOptions {
+  /** Also consider yanked versions (`?include=yanked`); default: a yanked version is never selected. */
+  includeYanked?: boolean;
+}
+
+/** True for a version that was yanked: kept for its exact version, out of latest selection and default listings. */
+export function isYanked(entry: Pick<TemplateEntry, 'yanked'>): boolean {
+  return entry.yanked === true;
+}
+
 /**
  * The spec's "get template" rule without a version: the highest-version entry of `id` whose
  * stability is `stable`; if none is stable, the highest-version entry; null for an unknown id.
+ * Yanked versions are skipped (unless `includeYanked`): an id whose versions are all yanked gives null.
  */
-export function selectLatest<T extends Pick<TemplateEntry, 'id' | 'version' | 'stability'>>(entries: readonly T[], id: string): T | null {
+export function selectLatest<T extends Selectable>(entries: readonly T[], id: string, options: SelectOptions = {}): T | null {
   let best: T | null = null;
   let bestStable: T | null = null;
   for (const entry of entries) {
     if (entry.id !== id) continue;
+    if (!options.includeYanked && isYanked(entry)) continue;
     if (best === null || compareVersions(entry.version, best.version) > 0) best = entry;
     if (entry.stability === 'stable' && (bestStable === null || compareVersions(entry.version, bestStable.version) > 0)) bestStable = entry;
   }
@@ -50,7 +65,7 @@ export function selectLatest<T extends Pick<TemplateEntry, 'id' | 'version' | 's
 }
 
 /** One entry per id, the one `selectLatest` picks, in id order. */
-export function latestEntries<T extends Pick<TemplateEntry, 'id' | 'version' | 'stability'>>(entries: readonly T[]): T[] {
+export function latestEntries<T extends Selectable>(entries: readonly T[], options: SelectOptions = {}): T[] {
   const byId = new Map<string, T[]>();
   for (const entry of entries) {
     const list = byId.get(entry.id);
@@ -59,7 +74,7 @@ export function latestEntries<T extends Pick<TemplateEntry, 'id' | 'version' | '
   }
   return [...byId.keys()]
     .sort(compareText)
-    .map((id) => selectLatest(byId.get(id) ?? [], id))
+    .map((id) => selectLatest(byId.get(id) ?? [], id, options))
     .filter((entry): entry is T => entry !== null);
 }
 

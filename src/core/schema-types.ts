@@ -194,7 +194,7 @@ export interface RegistryDocument {
   [k: string]: unknown;
 }
 /**
- * One version of one template in the registry document; the same id appears once per version. Fields not listed here are accepted, so that a document from another registry following the spec validates. This project's additions, all optional: integrity, sha256 and size of the archive at downloadUrl.
+ * One version of one template in the registry document; the same id appears once per version. Fields not listed here are accepted, so that a document from another registry following the spec validates. This project's additions, all optional: integrity, sha256 and size of the archive at downloadUrl; deprecationMessage and yanked (the version lifecycle).
  */
 export interface TemplateEntry {
   /**
@@ -236,6 +236,14 @@ export interface TemplateEntry {
    * Extension: size of the archive at downloadUrl, in bytes.
    */
   size?: number;
+  /**
+   * Extension: why this version is deprecated and what to use instead; present only when stability is deprecated (set by PATCH /templates/{id}/versions/{version}).
+   */
+  deprecationMessage?: string;
+  /**
+   * Extension: true when the version was yanked (DELETE /templates/{id}/versions/{version}): still downloadable by its exact version, never selected as the latest, left out of default listings.
+   */
+  yanked?: boolean;
   [k: string]: unknown;
 }
 export interface TemplateEntryAuthor {

@@ -24,6 +24,7 @@ export {
   publishTemplate,
   PublishError,
   DEFAULT_PUBLISH_USER_AGENT,
+  DEFAULT_LARGE_UPLOAD_THRESHOLD,
   type PublishOptions,
   type PublishResult,
   type PublishRetryInfo,

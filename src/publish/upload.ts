@@ -54,7 +54,18 @@ export interface PublishOptions {
    * total (multipart framing included). Starts again at 0 on each attempt.
    */
   onProgress?: (sent: number, total: number) => void;
+  /**
+   * Archives larger than this many bytes go through the registry's large-upload routes
+   * (`POST /files/upload-url`, `PUT` of the raw bytes, `POST /files/{id}/confirm`, then
+   * `POST /templates` with `fileId`); smaller ones in one multipart POST. Default 8 MiB
+   * (`DEFAULT_LARGE_UPLOAD_THRESHOLD`). A registry without `/files` (older servers) gets the one
+   * multipart POST instead.
+   */
+  largeUploadThreshold?: number;
 }
+
+/** Above this archive size `publishTemplate` uses the large-upload routes (`/files`). */
+export const DEFAULT_LARGE_UPLOAD_THRESHOLD = 8 * 1024 * 1024;
 
 export interface PublishResult {
   /** False when the registry already had this exact version with these exact bytes. */
@@ -134,6 +145,11 @@ type Outcome =
 
 interface Upload {
   url: URL;
+  /** The registry's base URL (`/files` routes are below it). */
+  base: URL;
+  /** Whether this attempt goes through `/files` (set false when the registry has none). */
+  large: boolean;
+  integrity: string;
   token: string;
   archive: string;
   size: number;
@@ -246,41 +262,20 @@ function multipartParts(boundary: string, fileName: string, manifestJson: string
   return { head: Buffer.from(head, 'utf8'), tail: Buffer.from(tail, 'utf8') };
 }
 
-/** One POST: the multipart body is streamed from disk, with an exact Content-Length. */
-async function sendOnce(upload: Upload): Promise<Outcome> {
-  const info = await stat(upload.archive);
-  if (info.size !== upload.size) {
-    throw new PublishError(`${upload.archive} changed while publishing (size ${upload.size} -> ${info.size} bytes)`);
-  }
-  const boundary = `----template-registry-${randomBytes(16).toString('hex')}`;
-  const { head, tail } = multipartParts(boundary, upload.fileName, upload.manifestJson);
-  const contentLength = head.length + upload.size + tail.length;
+/** One HTTP request, its body streamed from `body` with an exact Content-Length, its answer read (up to MAX_RESPONSE_BYTES). */
+interface Exchange {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  contentLength: number;
+  body: () => AsyncGenerator<Buffer>;
+  timeoutMs: number;
+  /** Set when reading the body from its source failed (not the network): such an attempt is not retried. */
+  sourceError?: () => NodeJS.ErrnoException | undefined;
+}
 
-  let sourceError: NodeJS.ErrnoException | undefined;
-  let sent = 0;
-  // A chunk is counted once the connection asks for the next one, i.e. when the previous was taken.
-  const handedOver = (chunk: Buffer): void => {
-    sent += chunk.length;
-    upload.onProgress?.(sent, contentLength);
-  };
-  async function* body(): AsyncGenerator<Buffer> {
-    upload.onProgress?.(0, contentLength);
-    yield head;
-    handedOver(head);
-    try {
-      for await (const chunk of createReadStream(upload.archive)) {
-        yield chunk as Buffer;
-        handedOver(chunk as Buffer);
-      }
-    } catch (error) {
-      sourceError = error as NodeJS.ErrnoException;
-      throw error;
-    }
-    yield tail;
-    handedOver(tail);
-  }
-
-  const transport = upload.url.protocol === 'https:' ? https : http;
+function exchange(request: Exchange): Promise<Outcome> {
+  const transport = request.url.protocol === 'https:' ? https : http;
   return new Promise<Outcome>((resolve) => {
     let settled = false;
     let responded = false;
@@ -290,25 +285,20 @@ async function sendOnce(upload: Upload): Promise<Outcome> {
       resolve(outcome);
     };
 
-    const request = transport.request(upload.url, {
-      method: 'POST',
+    const outgoing = transport.request(request.url, {
+      method: request.method,
       // A fresh connection per attempt: a retry never lands on a socket the registry already dropped.
       agent: false,
-      headers: {
-        Authorization: `Bearer ${upload.token}`,
-        Accept: 'application/json',
-        'User-Agent': upload.userAgent,
-        'Content-Type': `multipart/form-data; boundary=${boundary}`,
-        'Content-Length': String(contentLength),
-      },
+      headers: { ...request.headers, 'Content-Length': String(request.contentLength) },
     });
-    request.setTimeout(upload.timeoutMs, () => {
-      const error: NodeJS.ErrnoException = new Error(`no activity for ${upload.timeoutMs} ms`);
+    outgoing.setTimeout(request.timeoutMs, () => {
+      const error: NodeJS.ErrnoException = new Error(`no activity for ${request.timeoutMs} ms`);
       error.code = 'ETIMEDOUT';
-      request.destroy(error);
+      outgoing.destroy(error);
     });
-    request.on('error', (error: NodeJS.ErrnoException) => {
+    outgoing.on('error', (error: NodeJS.ErrnoException) => {
       if (responded) return;
+      const sourceError = request.sourceError?.();
       if (sourceError) {
         settle({ kind: 'network', error: sourceError, retryable: false });
         return;
@@ -317,7 +307,7 @@ async function sendOnce(upload: Upload): Promise<Outcome> {
       const retryable = RETRYABLE_NETWORK_CODES.has(code) || /socket hang up|ECONNRESET/i.test(error.message);
       settle({ kind: 'network', error, retryable });
     });
-    request.on('response', (response) => {
+    outgoing.on('response', (response) => {
       responded = true;
       const chunks: Buffer[] = [];
       let kept = 0;
@@ -332,7 +322,7 @@ async function sendOnce(upload: Upload): Promise<Outcome> {
           response: { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') },
         });
         // The registry answered: stop sending whatever is left of the body.
-        request.destroy();
+        outgoing.destroy();
       };
       response.on('end', done);
       response.on('close', done);
@@ -340,11 +330,151 @@ async function sendOnce(upload: Upload): Promise<Outcome> {
     });
 
     // Byte mode: the stream reads ahead by bytes, not by 16 chunks, so the progress stays close to the socket.
-    pipeline(Readable.from(body(), { objectMode: false }), request).catch((error: unknown) => {
+    pipeline(Readable.from(request.body(), { objectMode: false }), outgoing).catch((error: unknown) => {
       // After an answer the upload is cut short on purpose; before one, the request's 'error' reports it.
-      if (!responded && !request.destroyed) request.destroy(error instanceof Error ? error : new Error(String(error)));
+      if (!responded && !outgoing.destroyed) outgoing.destroy(error instanceof Error ? error : new Error(String(error)));
     });
   });
+}
+
+/** The archive as a stream of chunks with `head` before and `tail` after, reporting progress; `failed` keeps a read error of the archive. */
+function archiveBody(upload: Upload, head: Buffer, tail: Buffer, failed: { error?: NodeJS.ErrnoException }): { contentLength: number; body: () => AsyncGenerator<Buffer> } {
+  const contentLength = head.length + upload.size + tail.length;
+  let sent = 0;
+  // A chunk is counted once the connection asks for the next one, i.e. when the previous was taken.
+  const handedOver = (chunk: Buffer): void => {
+    sent += chunk.length;
+    upload.onProgress?.(sent, contentLength);
+  };
+  async function* body(): AsyncGenerator<Buffer> {
+    upload.onProgress?.(0, contentLength);
+    if (head.length > 0) {
+      yield head;
+      handedOver(head);
+    }
+    try {
+      for await (const chunk of createReadStream(upload.archive)) {
+        yield chunk as Buffer;
+        handedOver(chunk as Buffer);
+      }
+    } catch (error) {
+      failed.error = error as NodeJS.ErrnoException;
+      throw error;
+    }
+    if (tail.length > 0) {
+      yield tail;
+      handedOver(tail);
+    }
+  }
+  return { contentLength, body };
+}
+
+async function checkUnchanged(upload: Upload): Promise<void> {
+  const info = await stat(upload.archive);
+  if (info.size !== upload.size) {
+    throw new PublishError(`${upload.archive} changed while publishing (size ${upload.size} -> ${info.size} bytes)`);
+  }
+}
+
+function baseHeaders(upload: Upload): Record<string, string> {
+  return { Authorization: `Bearer ${upload.token}`, Accept: 'application/json', 'User-Agent': upload.userAgent };
+}
+
+/** One POST: the multipart body is streamed from disk, with an exact Content-Length. */
+async function sendOnce(upload: Upload): Promise<Outcome> {
+  if (upload.large) return sendLarge(upload);
+  await checkUnchanged(upload);
+  const boundary = `----template-registry-${randomBytes(16).toString('hex')}`;
+  const { head, tail } = multipartParts(boundary, upload.fileName, upload.manifestJson);
+  const failed: { error?: NodeJS.ErrnoException } = {};
+  const { contentLength, body } = archiveBody(upload, head, tail, failed);
+  return exchange({
+    url: upload.url,
+    method: 'POST',
+    headers: { ...baseHeaders(upload), 'Content-Type': `multipart/form-data; boundary=${boundary}` },
+    contentLength,
+    body,
+    timeoutMs: upload.timeoutMs,
+    sourceError: () => failed.error,
+  });
+}
+
+/** A request with a small body held in memory (JSON, or a multipart of text parts). */
+function smallRequest(upload: Upload, url: URL, method: string, contentType: string, text: string): Promise<Outcome> {
+  const bytes = Buffer.from(text, 'utf8');
+  return exchange({
+    url,
+    method,
+    headers: { ...baseHeaders(upload), 'Content-Type': contentType },
+    contentLength: bytes.length,
+    // eslint-disable-next-line @typescript-eslint/require-await -- an async generator of one chunk
+    body: async function* () {
+      yield bytes;
+    },
+    timeoutMs: upload.timeoutMs,
+  });
+}
+
+/** `<base>/<route>`. */
+function below(base: URL, route: string): URL {
+  const url = new URL(base.href);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/${route}`;
+  return url;
+}
+
+/** The registry has no `/files`: this attempt and the next ones send the archive in one multipart POST. */
+class NoFilesRoute extends Error {}
+
+/**
+ * The large-upload flow: `POST /files/upload-url`, `PUT` the raw bytes (streamed from disk, to an
+ * opaque URL that needs no token), `POST /files/{id}/confirm` with size and integrity, then
+ * `POST /templates` with the parts `fileId` and `manifest`. The first answer that is not a success
+ * is the outcome (the caller retries the whole flow, or reports it).
+ */
+async function sendLarge(upload: Upload): Promise<Outcome> {
+  await checkUnchanged(upload);
+  const created = await smallRequest(upload, below(upload.base, 'files/upload-url'), 'POST', 'application/json', JSON.stringify({ filename: upload.fileName, contentType: 'application/gzip' }));
+  if (created.kind !== 'response') return created;
+  if (created.response.status === 404 || created.response.status === 405) throw new NoFilesRoute('the registry has no POST /files/upload-url');
+  if (created.response.status !== 201 && created.response.status !== 200) return created;
+  const parsed = parseJson(created.response.body);
+  const data = isRecord(parsed) && isRecord(parsed.data) ? parsed.data : undefined;
+  if (!data || typeof data.uploadUrl !== 'string' || typeof data.fileId !== 'string') {
+    throw new PublishError(`the registry's answer to POST ${displayUrl(below(upload.base, 'files/upload-url'))} has no uploadUrl and fileId`);
+  }
+  const fileId = data.fileId;
+  let uploadUrl: URL;
+  try {
+    uploadUrl = new URL(data.uploadUrl, upload.base);
+  } catch {
+    throw new PublishError(`the registry gave an upload URL that is not a URL`);
+  }
+  if (uploadUrl.protocol !== 'http:' && uploadUrl.protocol !== 'https:') throw new PublishError(`the registry gave an upload URL that is not http(s) (${uploadUrl.protocol})`);
+
+  const failed: { error?: NodeJS.ErrnoException } = {};
+  const { contentLength, body } = archiveBody(upload, Buffer.alloc(0), Buffer.alloc(0), failed);
+  // No Authorization header: the URL carries its own capability (and may point at another host, e.g. a bucket).
+  const stored = await exchange({
+    url: uploadUrl,
+    method: 'PUT',
+    headers: { Accept: 'application/json', 'User-Agent': upload.userAgent, 'Content-Type': 'application/gzip' },
+    contentLength,
+    body,
+    timeoutMs: upload.timeoutMs,
+    sourceError: () => failed.error,
+  });
+  if (stored.kind !== 'response' || stored.response.status < 200 || stored.response.status >= 300) return stored;
+
+  const confirmUrl = below(upload.base, `files/${encodeURIComponent(fileId)}/confirm`);
+  const confirmed = await smallRequest(upload, confirmUrl, 'POST', 'application/json', JSON.stringify({ size: upload.size, integrity: upload.integrity }));
+  if (confirmed.kind !== 'response' || confirmed.response.status !== 200) return confirmed;
+
+  const boundary = `----template-registry-${randomBytes(16).toString('hex')}`;
+  const form =
+    `--${boundary}\r\nContent-Disposition: form-data; name="fileId"\r\n\r\n${fileId}\r\n` +
+    `--${boundary}\r\nContent-Disposition: form-data; name="manifest"; filename="template.json"\r\nContent-Type: application/json\r\n\r\n${upload.manifestJson}\r\n` +
+    `--${boundary}--\r\n`;
+  return smallRequest(upload, upload.url, 'POST', `multipart/form-data; boundary=${boundary}`, form);
 }
 
 async function loadManifest(manifest: TemplateManifest | string): Promise<TemplateManifest> {
@@ -420,9 +550,14 @@ export async function publishTemplate(options: PublishOptions): Promise<PublishR
     throw new PublishError(`integrity must be "sha512-<base64>" (got ${JSON.stringify(integrity)})`);
   }
 
+  const threshold = checkNumber('largeUploadThreshold', options.largeUploadThreshold ?? DEFAULT_LARGE_UPLOAD_THRESHOLD, 0);
+  const base = new URL(url.href);
   url.pathname = `${url.pathname.replace(/\/+$/, '')}/templates`;
   const upload: Upload = {
     url,
+    base,
+    large: archiveInfo.size > threshold,
+    integrity,
     token,
     archive: options.archive,
     size: archiveInfo.size,
@@ -434,11 +569,20 @@ export async function publishTemplate(options: PublishOptions): Promise<PublishR
   };
 
   const attemptsLimit = retries + 1;
+  let noFilesRoute = false;
   for (let attempt = 1; ; attempt++) {
     const outcome = await sendOnce(upload).catch((error: unknown) => {
+      if (error instanceof NoFilesRoute) return { kind: 'no-files' } as const;
       if (error instanceof PublishError) throw error;
       throw new PublishError(redact(`cannot send ${options.archive}: ${(error as Error).message}`), { attempts: attempt });
     });
+    if (outcome.kind === 'no-files') {
+      // An older registry: no large uploads. The archive goes in one multipart POST, within its limit or refused (413, said below).
+      upload.large = false;
+      noFilesRoute = true;
+      attempt--;
+      continue;
+    }
     const exhausted = attempt >= attemptsLimit;
     // Only a retryable failure on the last attempt is "giving up"; other failures stop at once.
     const gaveUp = `gave up after ${attempt} attempt${attempt === 1 ? '' : 's'}: `;
@@ -510,7 +654,10 @@ export async function publishTemplate(options: PublishOptions): Promise<PublishR
 
     const retryable = status === 429 || status >= 500;
     let message = describeResponse(response, apiError);
-    const hint = hintFor(status, name);
+    const hint =
+      status === 413 && noFilesRoute
+        ? `hint: the archive (${upload.size} bytes) is above largeUploadThreshold, but the registry is too old for large uploads (it has no POST /files/upload-url) and refused the archive in one request; upgrade the registry server`
+        : hintFor(status, name);
     if (hint) message += `\n  ${hint}`;
     if (!retryable || exhausted) throw new PublishError(redact(`${retryable ? gaveUp : ''}${message}`), errorInit());
 

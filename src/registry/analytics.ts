@@ -291,7 +291,7 @@ export function aggregateAnalytics(events: Iterable<AnalyticsInput>, options: Ag
     templateTotals.set(id, (templateTotals.get(id) ?? 0) + counted.length);
   }
   const categories = new Map<string, string>();
-  for (const id of templateTotals.keys()) categories.set(id, selectLatest(entries, id)?.category ?? '');
+  for (const id of templateTotals.keys()) categories.set(id, selectLatest(entries, id, { includeYanked: true })?.category ?? '');
   const allTotals = [...templateTotals.values()];
 
   const selected = entries

@@ -102,6 +102,9 @@ function restOf(version: SourceVersion): string {
     version.documentationUrl,
     version.repositoryUrl,
     version.stats,
+    version.stability,
+    version.deprecationMessage,
+    version.yanked,
   ]);
 }
 

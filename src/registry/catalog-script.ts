@@ -536,6 +536,8 @@ function drawDetail(view, item, versions) {
   fact(facts, 'Tags', joined(item.tags.map(function (t) { return filterLink('tag', t); })));
   fact(facts, 'Features', joined(item.features.map(function (f) { return filterLink('feature', f); })));
   add(about, facts, el('h3', null, 'Compatibility of ' + text(latest.version)), compatibility(latest));
+  // The version lifecycle: a deprecated latest version says why (its deprecationMessage).
+  if (text(latest.stability) === 'deprecated') add(view, add(el('p', 'notice'), badge('deprecated', 'stability-deprecated'), ' ' + (text(latest.deprecationMessage) || 'This version is deprecated.')));
 
   var use = el('div');
   add(use, el('h3', null, 'Create a project'));
@@ -561,7 +563,11 @@ function drawDetail(view, item, versions) {
     var name = add(el('th'), v.version);
     name.scope = 'row';
     if (v.version === item.version) add(name, badge('latest'));
-    add(row, name, el('td', null, text(v.stability)), add(el('td'), timeEl(text(v.createdAt) || text(v.updatedAt))),
+    // Yanked versions stay listed here (still downloadable by exact version), marked.
+    if (v.yanked === true) add(name, badge('yanked', 'breaking'));
+    var stabilityCell = el('td', null, text(v.stability));
+    if (text(v.deprecationMessage)) add(stabilityCell, el('br'), el('small', 'muted', text(v.deprecationMessage)));
+    add(row, name, stabilityCell, add(el('td'), timeEl(text(v.createdAt) || text(v.updatedAt))),
       el('td', null, requirements(v)), add(el('td'), changes(v)), add(el('td'), link(v.downloadUrl, 'Download' + size(v.size)) || '—'));
     body.appendChild(row);
   });

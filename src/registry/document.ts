@@ -47,7 +47,7 @@ export function toEntry(version: SourceVersion): TemplateEntry {
     version: manifest.version,
     description: manifest.description,
     category: manifest.category,
-    stability: manifest.stability ?? 'stable',
+    stability: version.stability ?? manifest.stability ?? 'stable',
     downloadUrl: version.downloadUrl,
     documentationUrl: version.documentationUrl ?? (repositoryUrl || ''),
     repositoryUrl,
@@ -76,6 +76,8 @@ export function toEntry(version: SourceVersion): TemplateEntry {
     ...(version.integrity === undefined ? {} : { integrity: version.integrity }),
     ...(version.sha256 === undefined ? {} : { sha256: version.sha256 }),
     ...(version.size === undefined ? {} : { size: version.size }),
+    ...(version.deprecationMessage === undefined ? {} : { deprecationMessage: version.deprecationMessage }),
+    ...(version.yanked ? { yanked: true } : {}),
   };
 }
 

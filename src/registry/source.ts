@@ -26,6 +26,12 @@ export interface SourceVersion {
   documentationUrl?: string;
   repositoryUrl?: string;
   stats: SourceStats;
+  /** Lifecycle: the stability set after publication (overrides the manifest's). */
+  stability?: 'experimental' | 'beta' | 'stable' | 'deprecated';
+  /** Lifecycle: why the version is deprecated. */
+  deprecationMessage?: string;
+  /** Lifecycle: the version was yanked (its entry is kept, flagged). */
+  yanked?: boolean;
   /**
    * Opens the archive, when the build must publish it beside registry.json (at
    * `staticArchivePath(id, version)`, where `downloadUrl` points); absent when it is served elsewhere.

@@ -14,14 +14,16 @@ import { installEnvelope, newRequestId } from './envelope.js';
 import { rateLimitPlugin } from './rate-limit.js';
 import { analyticsRoute } from './routes/analytics.js';
 import { eventsRoute } from './routes/events.js';
+import { lifecycleRoutes } from './routes/lifecycle.js';
 import { openapiRoute } from './routes/openapi.js';
 import { readRoutes } from './routes/read.js';
+import { DEFAULT_FILE_SETTINGS, filesRoute, type FileSettings } from './routes/files.js';
 import { uploadRoute } from './routes/upload.js';
 import { webhooksRoute } from './routes/webhooks.js';
 import { StaticFront } from './static-front.js';
 import { DEFAULT_STATS_REFRESH_MS, startStatsRefresh } from './stats-refresh.js';
 import { loadStaticFiles, REGISTRY_FILE } from './static-files.js';
-import { WebhookDispatcher, type WebhookDispatcherOptions } from './webhooks.js';
+import { registryUpdatedData, WebhookDispatcher, type WebhookDispatcherOptions } from './webhooks.js';
 
 export interface ServerOptions {
   /** The store folder (the embedded SQLite + files store), or an opened storage. */
@@ -46,6 +48,8 @@ export interface ServerOptions {
   webhooks?: Omit<WebhookDispatcherOptions, 'store' | 'publicUrl' | 'selfAddresses' | 'logger'>;
   /** How often the registry is rebuilt when download events arrived (its `stats`), in ms; default 5 minutes, 0: only on publish. */
   statsRefreshMs?: number;
+  /** Large uploads (`/files`): how long staged files live and how often expired ones are removed (`DEFAULT_FILE_SETTINGS`). */
+  files?: Partial<FileSettings>;
 }
 
 export interface RegistryServer {
@@ -143,7 +147,10 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     const lastModified = new Date(result.document.lastUpdated);
     // Loaded before the state is published, so that readers get the document and files of one build.
     const files = await loadStaticFiles(storage.publicDir, result, { previous: current?.files, known: { [REGISTRY_FILE]: { etag: result.etag, lastModified } } });
+    const previousEtag = current?.etag;
     current = { document: result.document, etag: result.etag, lastModified, files };
+    // registry.updated when registry.json changed (not for the first build of a start).
+    if (previousEtag !== undefined && previousEtag !== result.etag) void context.webhooks.enqueue('registry.updated', registryUpdatedData(publicUrl, result.document, result.etag));
   });
   const context: ServerContext = {
     storage,
@@ -183,12 +190,16 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   await app.register(authPlugin, { context });
   await app.register(readRoutes, { context });
   await app.register(uploadRoute, { context });
+  await app.register(filesRoute, { context, settings: { ...DEFAULT_FILE_SETTINGS, ...options.files } });
+  await app.register(lifecycleRoutes, { context });
   await app.register(eventsRoute, { context });
   await app.register(analyticsRoute, { context });
   await app.register(webhooksRoute, { context });
   await app.register(openapiRoute, { context });
   // Deliveries in flight finish (or are cancelled) before the storage closes.
   app.addHook('preClose', () => context.webhooks.close());
+  // Deliveries the outbox holds (a previous run's included) are resumed.
+  context.webhooks.start();
   // A closing server answers 503 (fastify): the fast path steps aside.
   app.addHook('preClose', (done) => {
     front.close();

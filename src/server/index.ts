@@ -5,10 +5,13 @@ export { ApiError, type ErrorDetail } from './envelope.js';
 export { publishVersion, type ReceivedArchive, type PublishedVersion } from './upload-service.js';
 export {
   verifyWebhookSignature,
+  signWebhookPayload,
   signWebhookBody,
   WebhookDispatcher,
   WEBHOOK_EVENTS,
+  type WebhookEvent,
   type WebhookPayload,
   type WebhookDispatcherOptions,
+  type VerifyWebhookOptions,
 } from './webhooks.js';
 export { openSqliteStorage, storeSource, secretsEqual, type RegistryStorage, type TokenRecord, type TokenRole, type StoredVersion } from '../store/index.js';

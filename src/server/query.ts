@@ -25,7 +25,8 @@
  * - `search` (or `q`): every lower-cased term in name, description, tags, features and category;
  *   `searchFields` narrows those fields;
  * - `include`: comma list of related resources; `versions` embeds each template's versions
- *   (highest first) as `versions`.
+ *   (highest first) as `versions`; `yanked` (also on `/templates/{id}/versions`) shows yanked
+ *   versions, which are otherwise left out (and never chosen as a template's latest).
  *
  * Anything else is refused: an unknown parameter, an unknown field (in `fields`, `sort`, `filter`,
  * `searchFields`, `include`) or an unknown or unsupported operator is a detail of a 400
@@ -36,7 +37,7 @@ import { createHash } from 'node:crypto';
 
 import templateEntrySchema from '../../schemas/template-entry.schema.json' with { type: 'json' };
 import { canonicalJson } from '../core/canonical-json.js';
-import { compareText, latestEntries, sortEntries, STABILITY_ORDER, stabilityRank, versionsOf } from '../core/listing.js';
+import { compareText, isYanked, latestEntries, sortEntries, STABILITY_ORDER, stabilityRank, versionsOf } from '../core/listing.js';
 import type { Category, CursorPagination, OffsetPagination, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
 import { matchesSearch, SEARCH_FIELDS, searchTerms, type SearchField } from '../core/search.js';
 import type { ErrorDetail } from '../core/validation.js';
@@ -166,7 +167,7 @@ export const TEMPLATE_LIST: ListResource<TemplateEntry> = {
   filters: true,
   created: 'createdAt',
   search: { fields: SEARCH_FIELDS, matches: (entry, terms, fields) => matchesSearch(entry, terms, fields as SearchField[] | undefined) },
-  include: ['versions'],
+  include: ['versions', 'yanked'],
   order: sortEntries,
 };
 
@@ -177,6 +178,7 @@ export const VERSION_LIST: ListResource<TemplateEntry> = {
   key: 'version',
   by: TEMPLATE_FIELDS,
   aliases: TEMPLATE_ALIASES,
+  include: ['yanked'],
   order: (entries) => [...entries].sort((a, b) => compareVersions(b.version, a.version)),
 };
 
@@ -211,10 +213,11 @@ export const WEBHOOK_LIST: ListResource<WebhookView> = {
 /** `GET /webhooks/{id}/deliveries`: newest first. */
 export const DELIVERY_LIST: ListResource<DeliveryView> = {
   name: 'delivery',
-  fields: ['id', 'event', 'status', 'attemptedAt', 'error'],
+  fields: ['id', 'deliveryId', 'event', 'status', 'attemptedAt', 'error'],
   key: 'id',
   by: {
     id: { kind: 'text', get: (d) => d.id },
+    deliveryId: { kind: 'text', get: (d) => d.deliveryId },
     event: { kind: 'text', get: (d) => d.event },
     status: { kind: 'number', get: (d) => d.status },
     attemptedAt: { kind: 'date', get: (d) => d.attemptedAt },
@@ -751,9 +754,15 @@ export function runList<T extends object>(resource: ListResource<T>, items: read
   };
 }
 
+/** Whether a list shows yanked versions (`include=yanked`). */
+export function showsYanked(query: Pick<ListQuery, 'include'>): boolean {
+  return query.include?.includes('yanked') ?? false;
+}
+
 /** Applies a parsed query to a registry document: the latest entry of every template; `include=versions` embeds all of a template's versions. */
 export function runListQuery(document: Pick<RegistryDocument, 'templates'>, query: ListQuery): ListResult {
-  return runList(TEMPLATE_LIST, latestEntries(document.templates), query, {
-    versions: (entry) => versionsOf(document.templates, entry.id),
+  const includeYanked = showsYanked(query);
+  return runList(TEMPLATE_LIST, latestEntries(document.templates, { includeYanked }), query, {
+    versions: (entry) => versionsOf(document.templates, entry.id).filter((version) => includeYanked || !isYanked(version)),
   });
 }

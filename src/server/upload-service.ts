@@ -1,8 +1,8 @@
 /**
  * Publishing one version (the spec's operation 2, after the multipart parts were received): the
  * manifest's rules, the token's permission, the duplicate check, the archive check, then the
- * version is reserved, committed (or the reservation undone), the registry rebuilt and the
- * webhooks told. Every refusal is an ApiError with the spec's envelope fields.
+ * version is reserved, committed with its `template.published` webhook deliveries (or the
+ * reservation undone), the registry rebuilt and the webhook dispatcher woken. Every refusal is an ApiError with the spec's envelope fields.
  */
 import { errorMessage } from '../core/errors.js';
 import { describeSchemaErrors } from '../core/messages.js';
@@ -14,6 +14,8 @@ import type { StoredVersion, TokenRecord } from '../store/types.js';
 import type { ServerContext } from './context.js';
 import { checkUploadedArchive } from './archive-check.js';
 import { ApiError } from './envelope.js';
+import { publishedEntry } from './webhook-events.js';
+import { webhookEvent } from './webhooks.js';
 
 /** An archive received to a local temp file, with its digests. */
 export interface ReceivedArchive {
@@ -45,7 +47,8 @@ function versionExists(manifest: TemplateManifest, existing: StoredVersion): Api
   if (existing.state !== 'complete') {
     return new ApiError(503, 'VERSION_IN_PROGRESS', `${label} is being published by another upload; retry in a moment`, [], { 'Retry-After': '5' });
   }
-  return new ApiError(409, 'VERSION_EXISTS', `${label} is already published; published versions are immutable`, [
+  const why = existing.yankedAt ? `${label} was yanked; a yanked version is never reusable: publish a new version` : `${label} is already published; published versions are immutable`;
+  return new ApiError(409, 'VERSION_EXISTS', why, [
     { field: 'integrity', code: 'VERSION_EXISTS', message: existing.integrity },
     { field: 'state', code: 'VERSION_EXISTS', message: 'complete' },
   ]);
@@ -56,7 +59,7 @@ function versionExists(manifest: TemplateManifest, existing: StoredVersion): Api
  * storage on success; on any failure after the reservation, the reservation is undone.
  */
 export async function publishVersion(
-  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks'>,
+  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks' | 'publicUrl'>,
   token: TokenRecord,
   archive: ReceivedArchive,
   manifestText: string,
@@ -79,8 +82,9 @@ export async function publishVersion(
 
   await checkUploadedArchive(archive.path, manifest);
 
+  const createdAt = new Date().toISOString();
   const reservation = await versions.reserveVersion(
-    { name: manifest.name, version: manifest.version, integrity: archive.integrity, sha256: archive.sha256, size: archive.size, owner: token.owner },
+    { name: manifest.name, version: manifest.version, integrity: archive.integrity, sha256: archive.sha256, size: archive.size, owner: token.owner, createdAt },
     token,
   );
   if (!reservation.reserved) {
@@ -88,13 +92,16 @@ export async function publishVersion(
     throw versionExists(manifest, reservation.existing);
   }
   try {
-    await versions.commitVersion(manifest.name, manifest.version, archive.path, manifest);
+    // template.published goes to the webhook outbox in the commit's transaction: stored and told, or neither.
+    const published = webhookEvent('template.published', publishedEntry(manifest, { ...archive, createdAt }, context.publicUrl));
+    await versions.commitVersion(manifest.name, manifest.version, archive.path, manifest, [published]);
   } catch (error) {
     await versions.abortVersion(manifest.name, manifest.version);
     throw error;
   }
   await context.rebuild();
   const entry = context.registry().document.templates.find((e) => e.id === manifest.name && e.version === manifest.version);
-  if (entry) void context.webhooks.dispatch('template.published', entry);
+  // Delivered once the registry lists the version (a crash before: the outbox is resumed on start).
+  context.webhooks.kick();
   return { manifest, entry };
 }

@@ -1,36 +1,64 @@
 /**
- * Outgoing webhooks (the spec's "Webhook delivery pattern"): when a version is published, the
- * server POSTs `{ event, timestamp, data }` as JSON to every active webhook subscribed to the
- * event, signed with the webhook's secret:
+ * Outgoing webhooks (the spec's "Webhook delivery pattern"). Events (`WEBHOOK_EVENTS`) are written
+ * to a durable outbox in the storage, one delivery per active webhook subscribed to the event, in
+ * the transaction of the change that raised them (a version's commit for `template.published`); the
+ * dispatcher delivers due rows in the background and keeps their state in the outbox, so a
+ * delivery survives a receiver that is down and a server restart (on start it resumes due rows).
  *
+ * Each attempt POSTs the delivery's body `{ event, timestamp, data }` (the same bytes on every
+ * attempt) as JSON with:
+ *
+ *     X-Webhook-Id: <the delivery's external id, a UUID, the same on every attempt: deduplicate on it>
+ *     X-Webhook-Timestamp: <Unix seconds when this attempt was sent>
  *     X-Webhook-Signature: sha256=<hex HMAC-SHA256 of the exact body bytes, keyed by the secret>
+ *     X-Webhook-Event: <the event>      X-Webhook-Delivery: <the id of this attempt in the log>
  *
- * Deliveries run in the background (the request that caused the event never waits for them), at
- * most `retryDelaysMs.length + 1` attempts each (default 3: at once, after 1 s, after 4 s more),
- * retried on network errors, time-outs (10 s per attempt) and non-2xx answers; redirects are not
- * followed (a 3xx counts as a failure). Every attempt is recorded in the webhook store's log.
- * Deliveries are sent with `fetch`, the project's one style of outgoing request.
- * Receivers check the signature with `verifyWebhookSignature`.
+ * The signature covers the body only, not the timestamp header: it keeps GitHub's
+ * X-Hub-Signature-256 format (existing receivers and GitHub-compatible libraries verify it as it
+ * is); the body carries its own signed `timestamp` (when the event happened). The timestamp header
+ * lets a receiver refuse a late attempt (`verifyWebhookSignature`'s `toleranceSeconds`); since it is
+ * not signed, it is a freshness check, not a proof against a replay by someone who captured a
+ * delivery.
+ *
+ * Attempts: a 2xx answer delivers; a 410 Gone disables the webhook (active=false) and fails the
+ * delivery; anything else (network error, time-out of 10 s, 3xx since redirects are not followed,
+ * other statuses) is retried with exponential backoff and jitter (core/retry.ts, `Retry-After`
+ * honoured): by default 10 attempts, the first retry after about 10 s, doubling to at most 1 h
+ * between attempts (about 1.5 h in all), after which the delivery is marked failed. Every attempt is
+ * recorded in the webhook store's log. Deliveries are sent with `fetch`, the project's one style of
+ * outgoing request. Receivers check the signature with `verifyWebhookSignature`.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 
 import { errorMessage } from '../core/errors.js';
-import type { DeliveryRecord, StoredWebhook, WebhookStore } from '../store/types.js';
+import { parseRetryAfter, retryDelay } from '../core/retry.js';
+import type { DeliveryRecord, OutboxDelivery, OutboxState, StoredWebhook, WebhookEventRecord, WebhookStore } from '../store/types.js';
 
 /** The events this registry sends. */
-export const WEBHOOK_EVENTS = ['template.published'] as const;
+export const WEBHOOK_EVENTS = ['template.published', 'template.deprecated', 'template.yanked', 'registry.updated'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 export const WEBHOOK_USER_AGENT = 'template-registry';
-export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [1000, 4000];
+/** Attempts of one delivery before it is marked failed. */
+export const DEFAULT_MAX_ATTEMPTS = 10;
+/** The wait before the first retry (then doubled each time, ±25% jitter). */
+export const DEFAULT_MIN_RETRY_DELAY_MS = 10_000;
+/** No wait between two attempts is longer (a `Retry-After` included). */
+export const DEFAULT_MAX_RETRY_DELAY_MS = 3_600_000;
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** How long closing the server waits for attempts in flight before cancelling them. */
 export const DEFAULT_CLOSE_GRACE_MS = 2000;
+/** How often the outbox is looked at when nothing is due sooner (rows written by another process). */
+export const DEFAULT_POLL_INTERVAL_MS = 30_000;
 /** Attempts kept per webhook in the delivery log; older ones are removed. */
 export const DELIVERIES_KEPT = 200;
+/** The timestamp tolerance `verifyWebhookSignature` applies when given a timestamp without one. */
+export const DEFAULT_TIMESTAMP_TOLERANCE_SECONDS = 300;
 /** A receiver's answer body is read (and thrown away) up to this size. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
+/** Deliveries attempted at once, at most. */
+const BATCH = 32;
 
 /** The body of a delivery. */
 export interface WebhookPayload<T = unknown> {
@@ -51,6 +79,8 @@ export interface WebhookView {
 /** A delivery attempt as clients see it. */
 export interface DeliveryView {
   id: string;
+  /** The external id of the delivery the attempt belongs to (X-Webhook-Id); null for attempts logged before the outbox. */
+  deliveryId: string | null;
   event: string;
   status: number | null;
   attemptedAt: string;
@@ -62,30 +92,70 @@ export function publicWebhook(webhook: StoredWebhook): WebhookView {
 }
 
 export function publicDelivery(delivery: DeliveryRecord): DeliveryView {
-  return { id: delivery.id, event: delivery.event, status: delivery.status, attemptedAt: delivery.attemptedAt, error: delivery.error };
+  return {
+    id: delivery.id,
+    deliveryId: delivery.deliveryId,
+    event: delivery.event,
+    status: delivery.status,
+    attemptedAt: delivery.attemptedAt,
+    error: delivery.error,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Signatures
 // ---------------------------------------------------------------------------------------------
 
-/** `sha256=<hex HMAC-SHA256 of body with secret>`: the X-Webhook-Signature of a delivery. */
-export function signWebhookBody(body: string | Buffer, secret: string): string {
+/**
+ * `sha256=<hex HMAC-SHA256 of body, keyed by secret>`: the X-Webhook-Signature of a delivery (the
+ * format of GitHub's X-Hub-Signature-256). Pass the body's exact bytes (a string is taken as UTF-8).
+ */
+export function signWebhookPayload(secret: string, body: string | Buffer): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+}
+
+/** `signWebhookPayload` with the arguments the other way round (kept for existing callers). */
+export function signWebhookBody(body: string | Buffer, secret: string): string {
+  return signWebhookPayload(secret, body);
+}
+
+export interface VerifyWebhookOptions {
+  /** The X-Webhook-Timestamp header (Unix seconds, as text or a number): refused when missing, unreadable or stale. */
+  timestamp?: string | number | undefined;
+  /** How far (either way) the timestamp may be from `now`; default 300 s. Only with `timestamp`. */
+  toleranceSeconds?: number;
+  /** The receiver's clock; default the current time. */
+  now?: Date | number;
 }
 
 /**
  * For receivers: true when `header` (the X-Webhook-Signature value) is the signature of `body`
  * with `secret`. Pass the body exactly as received (the raw bytes, or their UTF-8 text), not a
  * re-serialized parse of it. The comparison takes the same time whatever the header holds.
+ *
+ * With `options` (`{ timestamp, toleranceSeconds, now }`), also false unless `timestamp` (the
+ * X-Webhook-Timestamp header, Unix seconds) is within `toleranceSeconds` (default 300) of `now`.
+ * The timestamp is not covered by the signature (see the top of this module): this refuses late or
+ * stale deliveries; deduplicate on X-Webhook-Id to process each delivery once.
  */
-export function verifyWebhookSignature(body: string | Buffer, header: string, secret: string): boolean {
+export function verifyWebhookSignature(body: string | Buffer, header: string, secret: string, options?: VerifyWebhookOptions): boolean {
   if (typeof header !== 'string' || typeof secret !== 'string') return false;
   const match = /^\s*sha256=([0-9a-fA-F]{64})\s*$/.exec(header);
   const presented = Buffer.from(match?.[1] ?? '0'.repeat(64), 'hex');
   const expected = createHmac('sha256', secret).update(body).digest();
   // Compare even for a malformed header, so its shape does not change the timing much.
-  return timingSafeEqual(presented, expected) && match !== null;
+  const signed = timingSafeEqual(presented, expected) && match !== null;
+  if (!signed || options === undefined) return signed;
+  return timestampFresh(options);
+}
+
+function timestampFresh(options: VerifyWebhookOptions): boolean {
+  const { timestamp } = options;
+  const text = typeof timestamp === 'number' ? String(timestamp) : (timestamp ?? '').trim();
+  if (!/^\d{1,15}$/.test(text)) return false;
+  const tolerance = options.toleranceSeconds ?? DEFAULT_TIMESTAMP_TOLERANCE_SECONDS;
+  const now = options.now === undefined ? Date.now() : typeof options.now === 'number' ? options.now : options.now.getTime();
+  return Math.abs(now / 1000 - Number(text)) <= tolerance;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -143,6 +213,8 @@ export function pointsAtSelf(target: URL, publicUrl: string, listening: readonly
 interface AttemptOutcome {
   /** HTTP status of the answer; undefined when there was none. */
   status?: number;
+  /** The answer's Retry-After, in ms. */
+  retryAfterMs?: number;
   error?: string;
 }
 
@@ -179,7 +251,8 @@ async function post(url: URL, headers: Record<string, string>, body: Buffer, tim
   try {
     const response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.any([timeout, cancel]) });
     await discardBody(response);
-    return { status: response.status };
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after') ?? undefined);
+    return { status: response.status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
   } catch (error) {
     if (cancel.aborted) return { error: 'cancelled: the registry server is closing' };
     if (timeout.aborted) return { error: `timed out after ${timeoutMs} ms` };
@@ -201,77 +274,154 @@ export interface WebhookDispatcherOptions {
   publicUrl: string;
   /** The addresses the server listens on (fastify's `app.addresses()`), for the same guard. */
   selfAddresses?: () => readonly (AddressInfo | string)[];
-  /** Waits before the second, third, ... attempt; default [1000, 4000] (3 attempts). */
+  /** Attempts of one delivery before it is marked failed; default 10. */
+  maxAttempts?: number;
+  /** The wait before the first retry, doubled for each next one (±25% jitter); default 10 000 ms. */
+  minRetryDelayMs?: number;
+  /** The longest wait between two attempts; default 1 h. */
+  maxRetryDelayMs?: number;
+  /**
+   * Exact waits before the second, third, ... attempt, in place of the backoff (and of
+   * `maxAttempts`: `retryDelaysMs.length + 1` attempts). For tests.
+   */
   retryDelaysMs?: readonly number[];
   /** Time limit of one attempt, in ms; default 10 000. */
   timeoutMs?: number;
   /** How long `close()` lets attempts in flight finish before cancelling them; default 2000 ms. */
   closeGraceMs?: number;
+  /** How often the outbox is read when nothing is due sooner; default 30 s. */
+  pollIntervalMs?: number;
   logger?: WebhookLogger;
   now?: () => Date;
+  /** The jitter's random source (tests). */
+  random?: () => number;
+}
+
+/** What one attempt came to. */
+interface AttemptResult {
+  status: number | null;
+  error: string | null;
+  retryAfterMs?: number;
+  /** delivered (2xx), refused (never to be sent), gone (410), cancelled (the server is closing), retry. */
+  kind: 'delivered' | 'refused' | 'gone' | 'cancelled' | 'retry';
 }
 
 /**
- * Sends events to the registered webhooks in the background. `dispatch` never throws and never
- * needs awaiting; `close` stops new deliveries and retries, lets attempts in flight finish for a
- * short grace period, then cancels them (each cancelled attempt is recorded).
+ * Delivers the webhook outbox in the background. `start()` resumes due deliveries (those a previous
+ * run left included) and keeps an eye on the outbox; `enqueue` writes an event to it and `kick`
+ * wakes the loop after deliveries were written elsewhere (in a store transaction). `close` stops new
+ * attempts and retries, lets attempts in flight finish for a short grace period, then cancels them
+ * (each cancelled attempt is recorded, and its delivery stays pending for the next start).
  */
 export class WebhookDispatcher {
   private readonly store: WebhookStore;
   private readonly publicUrl: string;
   private readonly selfAddresses: () => readonly (AddressInfo | string)[];
-  private readonly retryDelaysMs: readonly number[];
+  private readonly retryDelaysMs: readonly number[] | undefined;
+  private readonly maxAttempts: number;
+  private readonly minRetryDelayMs: number;
+  private readonly maxRetryDelayMs: number;
   private readonly timeoutMs: number;
   private readonly closeGraceMs: number;
+  private readonly pollIntervalMs: number;
   private readonly logger: WebhookLogger | undefined;
   private readonly now: () => Date;
+  private readonly random: () => number;
 
+  private started = false;
   private closing = false;
   private closed: Promise<void> | undefined;
-  private readonly inFlight = new Set<Promise<void>>();
-  private readonly sleepers = new Set<() => void>();
+  private timer: NodeJS.Timeout | undefined;
+  private passing: Promise<void> | undefined;
+  private again = false;
+  /** Attempts running, by delivery id. */
+  private readonly inFlight = new Map<string, Promise<void>>();
   private readonly cancel = new AbortController();
 
   constructor(options: WebhookDispatcherOptions) {
     this.store = options.store;
     this.publicUrl = options.publicUrl;
     this.selfAddresses = options.selfAddresses ?? (() => []);
-    this.retryDelaysMs = [...(options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS)];
+    this.retryDelaysMs = options.retryDelaysMs ? [...options.retryDelaysMs] : undefined;
+    this.maxAttempts = this.retryDelaysMs ? this.retryDelaysMs.length + 1 : Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
+    this.minRetryDelayMs = options.minRetryDelayMs ?? DEFAULT_MIN_RETRY_DELAY_MS;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.closeGraceMs = options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
+    this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     this.logger = options.logger;
     this.now = options.now ?? (() => new Date());
+    this.random = options.random ?? Math.random;
   }
 
-  /** Events whose deliveries are still running, retries included. */
+  /** Attempts running now. */
   get pending(): number {
     return this.inFlight.size;
   }
 
+  /** Starts delivering: the due deliveries of the outbox at once (a previous run's too), later ones when due. */
+  start(): void {
+    if (this.started || this.closing) return;
+    this.started = true;
+    this.kick();
+  }
+
   /**
-   * Starts delivering `event` to every active webhook subscribed to it. The promise settles when
-   * those deliveries are over (it never rejects); callers on a request path must not await it.
+   * Writes `event` with `data` to the outbox, one delivery per active webhook subscribed to it, and
+   * delivers them in the background. Never throws (a failure to write is logged); resolves with the
+   * deliveries written. The way to raise an event outside a store transaction (the lifecycle routes:
+   * `context.webhooks.enqueue('template.deprecated', entry)`). A change stored in a transaction writes
+   * its deliveries in it (`commitVersion`'s `webhookEvents`) and then calls `kick()`.
    */
-  dispatch(event: WebhookEvent, data: unknown): Promise<void> {
-    if (this.closing) {
-      this.logger?.warn({ event }, 'webhook event not delivered: the server is closing');
-      return Promise.resolve();
+  async enqueue(event: WebhookEvent, data: unknown): Promise<OutboxDelivery[]> {
+    try {
+      const now = this.now();
+      const written = await this.store.enqueueEvent({ event, data, timestamp: now.toISOString() }, now);
+      if (written.length > 0) this.kick();
+      return written;
+    } catch (error) {
+      this.logger?.warn({ err: error, event }, 'webhook event not written to the outbox');
+      return [];
     }
-    const payload: WebhookPayload = { event, timestamp: this.now().toISOString(), data };
-    return this.track(this.deliverAll(event, Buffer.from(JSON.stringify(payload), 'utf8')));
   }
 
-  private async deliverAll(event: string, body: Buffer): Promise<void> {
-    const targets = await this.store.webhooksFor(event);
-    await Promise.all(targets.map((webhook) => this.deliver(webhook.id, event, body)));
+  /** Looks at the outbox now: call after writing deliveries to it. */
+  kick(): void {
+    if (!this.started || this.closing) return;
+    if (this.passing) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.passing = this.pass()
+      .catch((error: unknown) => this.logger?.warn({ err: error }, 'reading the webhook outbox failed'))
+      .finally(() => {
+        this.passing = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
   }
 
-  /** Settles when every delivery running now (and any it retries) is over. */
+  /** Settles when no attempt runs and no delivery is pending (retries included), or the dispatcher is closing. */
   async settled(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    for (;;) {
+      if (this.inFlight.size > 0) {
+        await Promise.allSettled([...this.inFlight.values()]);
+        continue;
+      }
+      if (this.passing) {
+        await this.passing;
+        continue;
+      }
+      if (this.closing || !this.started || (await this.store.countPendingDeliveries()) === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
   }
 
-  /** Stops deliveries: no new ones or retries; attempts in flight get the grace period, then are cancelled. */
+  /** Stops deliveries: no new attempts or retries; attempts in flight get the grace period, then are cancelled. */
   close(): Promise<void> {
     this.closed ??= this.shutdown();
     return this.closed;
@@ -279,9 +429,11 @@ export class WebhookDispatcher {
 
   private async shutdown(): Promise<void> {
     this.closing = true;
-    for (const wake of [...this.sleepers]) wake();
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.passing) await this.passing;
     if (this.inFlight.size === 0) return;
-    const all = Promise.allSettled([...this.inFlight]);
+    const all = Promise.allSettled([...this.inFlight.values()]);
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, this.closeGraceMs);
@@ -292,46 +444,102 @@ export class WebhookDispatcher {
     await all;
   }
 
-  private track(task: Promise<void>): Promise<void> {
+  /** Claims the due deliveries (as many as may run), starts them, and sets the timer for the next due one. */
+  private async pass(): Promise<void> {
+    const room = BATCH - this.inFlight.size;
+    if (room > 0) {
+      const now = this.now();
+      const due = await this.store.claimDueDeliveries(now, room, this.timeoutMs + 30_000);
+      for (const delivery of due) {
+        if (this.inFlight.has(delivery.id)) continue;
+        if (this.closing) {
+          // Claimed as the server closes: due again at once, for the next start.
+          await this.store.updateOutboxDelivery(delivery.id, { state: 'pending', attempts: delivery.attempts, nextAttemptAt: now, status: delivery.lastStatus, error: delivery.lastError }, now);
+          continue;
+        }
+        this.track(delivery.id, this.deliver(delivery));
+      }
+    }
+    if (this.closing) return;
+    const next = await this.store.nextDueAt();
+    let wait = this.pollIntervalMs;
+    if (next && this.inFlight.size < BATCH) wait = Math.min(wait, Math.max(0, next.getTime() - this.now().getTime()));
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.kick(), wait);
+    this.timer.unref();
+  }
+
+  private track(id: string, task: Promise<void>): void {
     const tracked: Promise<void> = task
-      .catch((error: unknown) => this.logger?.warn({ err: error }, 'webhook delivery failed'))
-      .finally(() => this.inFlight.delete(tracked));
-    this.inFlight.add(tracked);
-    return tracked;
+      .catch((error: unknown) => this.logger?.warn({ err: error, delivery: id }, 'webhook delivery failed'))
+      .finally(() => {
+        this.inFlight.delete(id);
+        this.kick();
+      });
+    this.inFlight.set(id, tracked);
   }
 
-  /** Waits `ms`; false when `close()` cut the wait short. */
-  private sleep(ms: number): Promise<boolean> {
-    if (this.closing) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const wake = (completed: boolean): void => {
-        clearTimeout(timer);
-        this.sleepers.delete(interrupt);
-        resolve(completed);
-      };
-      const interrupt = (): void => wake(false);
-      const timer = setTimeout(() => wake(true), ms);
-      this.sleepers.add(interrupt);
-    });
+  /** The wait before retry number `retry` (1-based). */
+  private retryWait(retry: number, retryAfterMs: number | undefined): number {
+    if (this.retryDelaysMs) {
+      const fixed = this.retryDelaysMs[retry - 1] ?? this.retryDelaysMs.at(-1) ?? 0;
+      return retryAfterMs === undefined ? fixed : Math.min(this.maxRetryDelayMs, Math.max(fixed, retryAfterMs));
+    }
+    return retryDelay(retry, { minDelayMs: this.minRetryDelayMs, maxDelayMs: this.maxRetryDelayMs }, retryAfterMs, this.random);
   }
 
-  private async deliver(webhookId: string, event: string, body: Buffer): Promise<void> {
-    const attempts = this.retryDelaysMs.length + 1;
-    for (let attempt = 1; attempt <= attempts; attempt += 1) {
-      if (attempt > 1 && !(await this.sleep(this.retryDelaysMs[attempt - 2] ?? 0))) return;
-      // Deleted or switched off in the meantime: stop.
-      const webhook = await this.store.getWebhook(webhookId);
-      if (!webhook?.active) return;
-      if (await this.attempt(webhook, event, body)) return;
+  /** One attempt of a claimed delivery, and its new state in the outbox. */
+  private async deliver(delivery: OutboxDelivery): Promise<void> {
+    const webhook = await this.store.getWebhook(delivery.webhookId);
+    if (!webhook?.active) {
+      // Deleted or switched off since the event: never sent.
+      const error = webhook ? 'cancelled: the webhook is switched off' : 'cancelled: the webhook was removed';
+      await this.store.updateOutboxDelivery(delivery.id, { state: 'cancelled', attempts: delivery.attempts, status: null, error }, this.now());
+      return;
+    }
+    const attempts = delivery.attempts + 1;
+    const result = await this.attempt(webhook, delivery, attempts);
+    const now = this.now();
+    let state: OutboxState;
+    let nextAttemptAt: Date | undefined;
+    switch (result.kind) {
+      case 'delivered':
+        state = 'delivered';
+        break;
+      case 'refused':
+        state = 'failed';
+        break;
+      case 'gone':
+        state = 'failed';
+        await this.store.setWebhookActive(webhook.id, false);
+        this.logger?.warn({ webhook: webhook.id }, 'webhook switched off: its receiver answered 410 Gone');
+        break;
+      case 'cancelled':
+        // The server is closing: the next start sends it again.
+        state = 'pending';
+        nextAttemptAt = now;
+        break;
+      case 'retry':
+        if (attempts >= this.maxAttempts) {
+          state = 'failed';
+        } else {
+          state = 'pending';
+          nextAttemptAt = new Date(now.getTime() + this.retryWait(attempts, result.retryAfterMs));
+        }
+        break;
+    }
+    await this.store.updateOutboxDelivery(delivery.id, { state, attempts, status: result.status, error: result.error, ...(nextAttemptAt ? { nextAttemptAt } : {}) }, now);
+    if (state === 'failed' && result.kind === 'retry') {
+      this.logger?.warn({ webhook: webhook.id, delivery: delivery.id, event: delivery.event }, `webhook delivery failed after ${attempts} attempts`);
     }
   }
 
-  /** One recorded attempt; true when it is final (delivered, refused or cancelled). */
-  private async attempt(webhook: StoredWebhook, event: string, body: Buffer): Promise<boolean> {
-    const deliveryId = await this.store.startDelivery(webhook.id, event, this.now());
-    let status: number | null = null;
-    let error: string | null = null;
-    let final: boolean;
+  /** One recorded attempt. */
+  private async attempt(webhook: StoredWebhook, delivery: OutboxDelivery, attempt: number): Promise<AttemptResult> {
+    const now = this.now();
+    const attemptId = await this.store.startDelivery(webhook.id, delivery.event, now, delivery.id);
+    const body = Buffer.from(delivery.body, 'utf8');
+    let result: AttemptResult;
 
     let target: URL | undefined;
     try {
@@ -340,31 +548,42 @@ export class WebhookDispatcher {
       target = undefined;
     }
     if (!target || (target.protocol !== 'http:' && target.protocol !== 'https:')) {
-      error = 'refused: the URL is not an http or https URL';
-      final = true;
+      result = { kind: 'refused', status: null, error: 'refused: the URL is not an http or https URL' };
     } else if (pointsAtSelf(target, this.publicUrl, this.safeSelfAddresses())) {
-      error = 'refused: the URL points at this registry server';
-      final = true;
+      result = { kind: 'refused', status: null, error: 'refused: the URL points at this registry server' };
     } else {
       const headers: Record<string, string> = {
         'Content-Type': 'application/json',
         'User-Agent': WEBHOOK_USER_AGENT,
-        'X-Webhook-Event': event,
-        'X-Webhook-Delivery': deliveryId,
-        'X-Webhook-Signature': signWebhookBody(body, webhook.secret),
+        'X-Webhook-Event': delivery.event,
+        'X-Webhook-Id': delivery.id,
+        'X-Webhook-Timestamp': String(Math.floor(now.getTime() / 1000)),
+        'X-Webhook-Delivery': attemptId,
+        'X-Webhook-Signature': signWebhookPayload(webhook.secret, body),
       };
       const outcome = await post(target, headers, body, this.timeoutMs, this.cancel.signal);
-      status = outcome.status ?? null;
-      final = status !== null && status >= 200 && status < 300;
-      if (outcome.error !== undefined) error = outcome.error;
-      else if (status !== null && status >= 300 && status < 400) error = `HTTP ${status}: redirects are not followed`;
-      else if (!final) error = `HTTP ${String(status)}`;
-      if (this.cancel.signal.aborted) final = true;
+      const status = outcome.status ?? null;
+      const retryAfter = outcome.retryAfterMs === undefined ? {} : { retryAfterMs: outcome.retryAfterMs };
+      if (this.cancel.signal.aborted && status === null) {
+        result = { kind: 'cancelled', status, error: outcome.error ?? 'cancelled: the registry server is closing' };
+      } else if (outcome.error !== undefined) {
+        result = { kind: 'retry', status, error: outcome.error };
+      } else if (status !== null && status >= 200 && status < 300) {
+        result = { kind: 'delivered', status, error: null };
+      } else if (status === 410) {
+        result = { kind: 'gone', status, error: 'HTTP 410: the receiver is gone; the webhook was switched off' };
+      } else if (status !== null && status >= 300 && status < 400) {
+        result = { kind: 'retry', status, error: `HTTP ${status}: redirects are not followed`, ...retryAfter };
+      } else {
+        result = { kind: 'retry', status, error: `HTTP ${String(status)}`, ...retryAfter };
+      }
     }
-    await this.store.finishDelivery(deliveryId, status, error);
+    await this.store.finishDelivery(attemptId, result.status, result.error);
     await this.store.pruneDeliveries(webhook.id, DELIVERIES_KEPT);
-    if (error !== null) this.logger?.warn({ webhook: webhook.id, delivery: deliveryId, event, status }, `webhook delivery attempt failed: ${error}`);
-    return final;
+    if (result.error !== null) {
+      this.logger?.warn({ webhook: webhook.id, delivery: delivery.id, attempt, event: delivery.event, status: result.status }, `webhook delivery attempt failed: ${result.error}`);
+    }
+    return result;
   }
 
   private safeSelfAddresses(): readonly (AddressInfo | string)[] {
@@ -374,4 +593,14 @@ export class WebhookDispatcher {
       return [];
     }
   }
+}
+
+/** The data of `registry.updated`: where registry.json is, its ETag, when it was updated and how many entries it lists. */
+export function registryUpdatedData(publicUrl: string, document: { lastUpdated: string; templates: readonly unknown[] }, etag: string): Record<string, unknown> {
+  return { url: `${publicUrl}/registry.json`, etag, lastUpdated: document.lastUpdated, templates: document.templates.length };
+}
+
+/** A webhook event record for a store transaction (`commitVersion`'s `webhookEvents`), timestamped now. */
+export function webhookEvent(event: WebhookEvent, data: unknown, now: Date = new Date()): WebhookEventRecord {
+  return { event, data, timestamp: now.toISOString() };
 }

@@ -16,6 +16,9 @@ export type {
   PublishedVersion,
   NewVersion,
   Reservation,
+  VersionLifecycle,
+  LifecycleChange,
+  VersionStability,
   ArchiveReader,
   StoredEvent,
   EventOrigin,
@@ -25,6 +28,13 @@ export type {
   StoredWebhook,
   NewWebhook,
   DeliveryRecord,
+  WebhookEventRecord,
+  OutboxDelivery,
+  OutboxState,
+  OutboxUpdate,
+  FileStore,
+  StagedFile,
+  NewStagedFile,
 } from './types.js';
 export { eventMatches, tokenState, LAST_USED_PRECISION_MS } from './types.js';
 export { openSqliteStorage, SCHEMA_VERSION, StoreVersionError, StoreNotFoundError, type SqliteStorage, type OpenStorageOptions } from './sqlite/index.js';

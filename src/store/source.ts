@@ -2,7 +2,7 @@ import { archiveUrl, catalogPagePath, staticArchivePath, underBase } from '../co
 import type { TemplateManifest } from '../core/schema-types.js';
 import { downloadUsage } from '../registry/analytics.js';
 import type { RegistrySource, SourceVersion } from '../registry/source.js';
-import type { RegistryStorage, StoredVersion, VersionUsage } from './types.js';
+import type { RegistryStorage, StoredVersion, VersionLifecycle, VersionUsage } from './types.js';
 
 export interface StoreSourceOptions {
   /**
@@ -15,7 +15,7 @@ export interface StoreSourceOptions {
 
 /**
  * The store as a source of the registry generator; archive URLs are immutable per version. The
- * source keeps what it has read (a published version never changes, only its usage numbers do) and
+ * source keeps what it has read (a published version never changes, only its usage numbers and lifecycle do) and
  * gives the very same object for a version whose numbers did not move, so a generator that keeps
  * its entries (the server's) knows at a glance what changed: a server keeps one source for its life.
  */
@@ -27,7 +27,7 @@ export function storeSource(
   const layout = options.layout ?? 'server';
   const kept = new Map<string, { stored: StoredVersion & { manifest: TemplateManifest }; usage: string; version: SourceVersion }>();
 
-  const toSource = (stored: StoredVersion & { manifest: TemplateManifest }, used: VersionUsage | undefined): SourceVersion => {
+  const toSource = (stored: StoredVersion & { manifest: TemplateManifest }, used: VersionUsage | undefined, lifecycle: VersionLifecycle | undefined): SourceVersion => {
     const { manifest } = stored;
     const repositoryUrl = manifest.repository?.url;
     return {
@@ -49,6 +49,10 @@ export function storeSource(
         issues: 0,
         ...(used?.lastDownload ? { lastDownload: used.lastDownload } : {}),
       },
+      // The lifecycle lives in the store's rows, not in the (unchanging) manifest and archive.
+      ...(lifecycle?.stability ? { stability: lifecycle.stability } : {}),
+      ...(lifecycle?.deprecationMessage !== undefined ? { deprecationMessage: lifecycle.deprecationMessage } : {}),
+      ...(lifecycle?.yankedAt ? { yanked: true } : {}),
     };
   };
 
@@ -57,6 +61,7 @@ export function storeSource(
       // The rule of analytics records (registry/analytics.ts): `stats.downloads` is their `total`.
       const usage = downloadUsage(await storage.events.listEvents({ type: 'download' }));
       const published = await storage.versions.listPublished(new Set(kept.keys()));
+      const lifecycles = await storage.versions.listLifecycles();
       const listed = new Set<string>();
       const result: SourceVersion[] = [];
       for (const item of published) {
@@ -65,13 +70,14 @@ export function storeSource(
         const stored = 'known' in item ? kept.get(key)?.stored : item;
         if (!stored) throw new Error(`the store returned no manifest for ${key}`);
         const used = usage.get(key);
-        const usageKey = used ? `${used.downloads} ${used.lastDownload ?? ''}` : '';
+        const lifecycle = lifecycles.get(key);
+        const usageKey = `${used ? `${used.downloads} ${used.lastDownload ?? ''}` : ''} ${lifecycle ? JSON.stringify(lifecycle) : ''}`;
         const previous = kept.get(key);
         if (previous && previous.usage === usageKey) {
           result.push(previous.version);
           continue;
         }
-        const version = toSource(stored, used);
+        const version = toSource(stored, used, lifecycle);
         kept.set(key, { stored, usage: usageKey, version });
         result.push(version);
       }

@@ -92,6 +92,29 @@ export interface StoredVersion {
   size: number;
   owner: string;
   createdAt: string;
+  /** Lifecycle (the bytes never change): the stability set after publication, overriding the manifest's; undefined: the manifest's. */
+  stability?: VersionStability;
+  /** Why the version is deprecated; only with `stability: 'deprecated'`. */
+  deprecationMessage?: string;
+  /** When the version was yanked (kept and downloadable by exact version, never selected as latest, never reusable); undefined: it was not. */
+  yankedAt?: string;
+}
+
+export type VersionStability = 'experimental' | 'beta' | 'stable' | 'deprecated';
+
+/** The lifecycle state of a version, as a registry build reflects it. */
+export type VersionLifecycle = Pick<StoredVersion, 'stability' | 'deprecationMessage' | 'yankedAt'>;
+
+/**
+ * A change of a version's lifecycle. `stability` replaces the stored one; `deprecationMessage`
+ * (null: removed) is kept only while the stability is `deprecated` (another stability removes it);
+ * `yanked: true` yanks the version (a yank is never undone).
+ */
+export interface LifecycleChange {
+  stability?: VersionStability;
+  deprecationMessage?: string | null;
+  yanked?: true;
+  now?: Date;
 }
 
 /**
@@ -126,8 +149,11 @@ export interface VersionStore {
   listPublished(known?: ReadonlySet<string>): Promise<PublishedVersion[]>;
   /** Reserves name@version (pending) and claims an unowned name for the token's owner, atomically. */
   reserveVersion(version: NewVersion, token: TokenRecord): Promise<Reservation>;
-  /** Stores the archive (a local file, moved or copied) and the manifest durably, then marks the version complete. */
-  commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest): Promise<StoredVersion>;
+  /**
+   * Stores the archive (a local file, moved or copied) and the manifest durably, then marks the
+   * version complete; `webhookEvents` are written to the webhook outbox in that same transaction.
+   */
+  commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents?: readonly WebhookEventRecord[]): Promise<StoredVersion>;
   /** Gives up a reservation and whatever of it was stored. */
   abortVersion(name: string, version: string): Promise<void>;
   readManifest(name: string, version: string): Promise<TemplateManifest>;
@@ -135,6 +161,13 @@ export interface VersionStore {
   openArchive(name: string, version: string): Promise<ArchiveReader | undefined>;
   /** A local path for an incoming upload, on which `commitVersion` can be called. */
   uploadTempPath(suffix?: string): string;
+  /**
+   * Changes the lifecycle of a complete version (never its archive or manifest) and returns it with
+   * `changed` (false when it already was so); undefined when there is no complete version.
+   */
+  updateLifecycle(name: string, version: string, change: LifecycleChange): Promise<{ version: StoredVersion; changed: boolean } | undefined>;
+  /** The lifecycle of every complete version that has one (deprecated after publication, yanked), keyed by `name@version`. */
+  listLifecycles(): Promise<Map<string, VersionLifecycle>>;
 }
 
 /** An analytics event as stored: the spec's event, whatever its type. */
@@ -216,6 +249,45 @@ export interface DeliveryRecord {
   status: number | null;
   attemptedAt: string;
   error: string | null;
+  /** The external id of the delivery (outbox row) this attempt belongs to (X-Webhook-Id); null for attempts logged before the outbox. */
+  deliveryId: string | null;
+}
+
+/** An event to deliver: the outbox gets one delivery per active webhook subscribed to it. */
+export interface WebhookEventRecord {
+  event: string;
+  data: unknown;
+  /** When it happened (ISO 8601); default now. */
+  timestamp?: string;
+}
+
+/** pending: to be attempted at `nextAttemptAt`; the others are final. */
+export type OutboxState = 'pending' | 'delivered' | 'failed' | 'cancelled';
+
+/** One delivery of an event to one webhook, in the outbox: the body is fixed, attempts are retried until a final state. */
+export interface OutboxDelivery {
+  /** The external id (a UUID), sent as X-Webhook-Id on every attempt. */
+  id: string;
+  webhookId: string;
+  event: string;
+  /** The exact JSON body sent (and signed) on every attempt. */
+  body: string;
+  state: OutboxState;
+  attempts: number;
+  nextAttemptAt: string;
+  createdAt: string;
+  lastStatus: number | null;
+  lastError: string | null;
+}
+
+/** The outcome of an attempt, written back to the outbox. */
+export interface OutboxUpdate {
+  state: OutboxState;
+  attempts: number;
+  /** When a pending delivery is due again. */
+  nextAttemptAt?: Date;
+  status: number | null;
+  error: string | null;
 }
 
 export interface WebhookStore {
@@ -227,13 +299,76 @@ export interface WebhookStore {
   webhooksFor(event: string): Promise<StoredWebhook[]>;
   /** Removes a webhook and its delivery log; false when there was none. */
   deleteWebhook(id: string): Promise<boolean>;
-  /** Records the start of an attempt (status and error null); returns its id. */
-  startDelivery(webhookId: string, event: string, attemptedAt?: Date): Promise<string>;
+  /** Switches a webhook on or off (off: a 410 answer); false when there is none. */
+  setWebhookActive(id: string, active: boolean): Promise<boolean>;
+  /** Writes one outbox delivery per active webhook subscribed to the event (due at once), in one transaction. */
+  enqueueEvent(event: WebhookEventRecord, now?: Date): Promise<OutboxDelivery[]>;
+  /** Pending deliveries due at `now` (oldest first, at most `limit`), leased for `leaseMs` (their next attempt moved past it). */
+  claimDueDeliveries(now: Date, limit: number, leaseMs: number): Promise<OutboxDelivery[]>;
+  /** When the earliest pending delivery is due; undefined when none is pending. */
+  nextDueAt(): Promise<Date | undefined>;
+  countPendingDeliveries(): Promise<number>;
+  updateOutboxDelivery(id: string, update: OutboxUpdate, now?: Date): Promise<void>;
+  getOutboxDelivery(id: string): Promise<OutboxDelivery | undefined>;
+  /** A webhook's outbox deliveries, newest first. */
+  listOutboxDeliveries(webhookId: string): Promise<OutboxDelivery[]>;
+  /** Records the start of an attempt (status and error null) of outbox delivery `deliveryId`; returns the attempt's id. */
+  startDelivery(webhookId: string, event: string, attemptedAt?: Date, deliveryId?: string): Promise<string>;
   finishDelivery(id: string, status: number | null, error: string | null): Promise<void>;
   /** A webhook's most recent attempts, newest first. */
   listDeliveries(webhookId: string, limit?: number): Promise<DeliveryRecord[]>;
-  /** Keeps a webhook's `keep` most recent attempts. */
+  /** Keeps a webhook's `keep` most recent attempts (and `keep` most recent finished outbox deliveries). */
   pruneDeliveries(webhookId: string, keep: number): Promise<void>;
+}
+
+/**
+ * A file staged through `/files` (a large upload): created, its bytes uploaded, confirmed, then used
+ * once by a publish in place of the archive part. Unused files expire.
+ */
+export interface StagedFile {
+  id: string;
+  /** The token that created it: only that token may confirm or use it. */
+  tokenId: string;
+  filename: string;
+  contentType: string;
+  /** `pending`: no bytes yet; `uploaded`: bytes stored, not confirmed; `confirmed`: usable; `claimed`: a publish is using it. */
+  state: 'pending' | 'uploaded' | 'confirmed' | 'claimed';
+  /** Of the stored bytes, once uploaded. */
+  size?: number;
+  sha256?: string;
+  integrity?: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+export interface NewStagedFile {
+  tokenId: string;
+  filename: string;
+  contentType: string;
+  expiresAt: Date;
+  now?: Date;
+}
+
+export interface FileStore {
+  /** Stages a file with no bytes yet; `capability` (returned once, only its hash kept) lets its bytes be uploaded without a token. */
+  createFile(options: NewStagedFile): Promise<{ file: StagedFile; capability: string }>;
+  getFile(id: string): Promise<StagedFile | undefined>;
+  /** The file when `capability` is its own (compared in constant time) and it has not expired at `now`. */
+  checkCapability(id: string, capability: string, now?: Date): Promise<StagedFile | undefined>;
+  /** Moves a local file (e.g. from `VersionStore.uploadTempPath`) in as the bytes of a pending or uploaded file; undefined when the file is gone or past that. */
+  storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }): Promise<StagedFile | undefined>;
+  /** Marks an uploaded file confirmed, usable until `expiresAt`; undefined when it is not uploaded (or confirmed already). */
+  confirmFile(id: string, expiresAt: Date): Promise<StagedFile | undefined>;
+  /** Claims a confirmed file for one publish (atomically: of concurrent claims one wins); undefined when it is not confirmed. */
+  claimFile(id: string): Promise<StagedFile | undefined>;
+  /** Gives a claimed file back (the publish failed): confirmed again. */
+  releaseFile(id: string): Promise<void>;
+  /** The bytes of an uploaded file. */
+  openFile(id: string): Promise<ArchiveReader | undefined>;
+  /** Removes a file and its bytes (a used file is consumed); false when there was none. */
+  deleteFile(id: string): Promise<boolean>;
+  /** Removes the files expired at `now` (claimed ones excepted); returns how many. */
+  sweepFiles(now?: Date): Promise<number>;
 }
 
 /** Everything the registry server stores. */
@@ -242,6 +377,8 @@ export interface RegistryStorage {
   versions: VersionStore;
   events: EventStore;
   webhooks: WebhookStore;
+  /** Files staged by large uploads (`/files`). */
+  files: FileStore;
   /** The local folder the static registry (registry.json, catalog, per-template files) is built into. */
   publicDir: string;
   /**

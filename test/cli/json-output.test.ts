@@ -134,6 +134,12 @@ describe('--json: one JSON document on stdout', () => {
     const published = await check('publish', 'publish', dir, '--registry', server.url, '--token', server.token, '--json');
     expect(published.run.code, published.run.stderr).toBe(0);
     expect(published.document).toMatchObject({ name: 'json-publish', version: '1.0.0' });
+    const deprecated = await check('deprecate', 'deprecate', 'json-publish@1.x', '--message', 'use 2.x', '--registry', server.url, '--token', server.token, '--json');
+    expect(deprecated.run.code, deprecated.run.stderr).toBe(0);
+    expect(deprecated.document).toEqual({ id: 'json-publish', range: '1.x', changed: 1, versions: ['1.0.0'] });
+    const yanked = await check('yank', 'yank', 'json-publish@1.0.0', '--registry', server.url, '--token', server.token, '--json');
+    expect(yanked.run.code, yanked.run.stderr).toBe(0);
+    expect(yanked.document).toMatchObject({ id: 'json-publish', version: '1.0.0', yanked: true, deprecationMessage: 'use 2.x' });
 
     // Failing before a result: { error: { exitCode, message } }, the message on stderr too.
     const missing = await json('info', 'no-such-template', '--registry', registry, '--json');

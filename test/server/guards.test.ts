@@ -68,6 +68,8 @@ describe('an unexpected failure', () => {
         readManifest: (n, v) => storage.versions.readManifest(n, v),
         openArchive: (n, v) => storage.versions.openArchive(n, v),
         uploadTempPath: (suffix) => storage.versions.uploadTempPath(suffix),
+        updateLifecycle: (n, v, c) => storage.versions.updateLifecycle(n, v, c),
+        listLifecycles: () => storage.versions.listLifecycles(),
       },
     }));
     const { token } = await broken.store.tokens.createToken({ role: 'admin' });

@@ -15,7 +15,8 @@ import { isValidRange } from '../../src/core/index.js';
 import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate } from '../../src/publish/index.js';
 import type { ServerOptions } from '../../src/server/index.js';
-import { signWebhookBody, verifyWebhookSignature, WebhookDispatcher, type DeliveryView } from '../../src/server/webhooks.js';
+import * as root from '../../src/index.js';
+import { signWebhookBody, signWebhookPayload, verifyWebhookSignature, WEBHOOK_EVENTS, WebhookDispatcher, type DeliveryView } from '../../src/server/webhooks.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { freePort, startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 
@@ -69,8 +70,8 @@ afterEach(async () => {
   );
 });
 
-/** An HTTP server on 127.0.0.1 answering the n-th request (1-based) with `status(n)`. */
-async function startReceiver(status: (n: number) => number | Promise<number> = () => 200): Promise<Receiver> {
+/** An HTTP server on 127.0.0.1 (on `port`, default any) answering the n-th request (1-based) with `status(n)`. */
+async function startReceiver(status: (n: number) => number | Promise<number> = () => 200, port = 0): Promise<Receiver> {
   const requests: Received[] = [];
   const waiting: { n: number; resolve: (r: Received) => void }[] = [];
   const server = createHttpServer((req, res) => {
@@ -87,10 +88,10 @@ async function startReceiver(status: (n: number) => number | Promise<number> = (
     });
   });
   receivers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const bound = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `http://127.0.0.1:${bound}/hook`,
     requests,
     request: (n) => {
       const arrived = requests[n - 1];
@@ -279,7 +280,9 @@ describe('webhook delivery', () => {
     expect(Number.isNaN(Date.parse(payload.timestamp))).toBe(false);
 
     const log = await deliveries(registry, id);
-    expect(log).toEqual([{ id: received.headers['x-webhook-delivery'], event: 'template.published', status: 200, attemptedAt: expect.any(String), error: null }]);
+    expect(log).toEqual([
+      { id: received.headers['x-webhook-delivery'], deliveryId: received.headers['x-webhook-id'], event: 'template.published', status: 200, attemptedAt: expect.any(String), error: null },
+    ]);
   });
 
   it('retries after a 500 and records both attempts', async () => {
@@ -295,6 +298,8 @@ describe('webhook delivery', () => {
     expect(second!.body.equals(first!.body)).toBe(true);
     expect(verifyWebhookSignature(second!.body, String(second!.headers['x-webhook-signature']), SECRET)).toBe(true);
     expect(second!.headers['x-webhook-delivery']).not.toBe(first!.headers['x-webhook-delivery']);
+    // One delivery, two attempts: the same external id.
+    expect(second!.headers['x-webhook-id']).toBe(first!.headers['x-webhook-id']);
 
     const log = await deliveries(registry, id);
     expect(log.map((d) => [d.status, d.error])).toEqual([
@@ -316,6 +321,11 @@ describe('webhook delivery', () => {
 
     expect(failing.requests).toHaveLength(3);
     expect((await deliveries(registry, failingId)).map((d) => d.status)).toEqual([503, 503, 503]);
+    // Given up: the delivery is marked failed in the outbox, the webhook stays on.
+    for (const id of [failingId, hangingId, downId]) {
+      expect(await registry.server.store.webhooks.listOutboxDeliveries(id)).toMatchObject([{ state: 'failed', attempts: 3 }]);
+      expect((await registry.server.store.webhooks.getWebhook(id))?.active).toBe(true);
+    }
     const slow = await deliveries(registry, hangingId);
     expect(slow).toHaveLength(3);
     for (const attempt of slow) expect(attempt).toMatchObject({ status: null, error: 'timed out after 100 ms' });
@@ -330,7 +340,6 @@ describe('webhook delivery', () => {
     const inactive = await startReceiver();
     const other = await startReceiver();
     const inactiveId = await register(registry, { url: inactive.url, active: false });
-    // Not an event this registry sends yet, so it can only be in the store directly.
     const otherId = (await registry.server.store.webhooks.createWebhook({ url: other.url, events: ['template.deprecated'], secret: SECRET, active: true })).id;
     await register(registry, { url: subscribed.url });
     await publish(registry);
@@ -430,5 +439,187 @@ describe('verifyWebhookSignature', () => {
       expect(verifyWebhookSignature(body, bad, SECRET), bad).toBe(false);
     }
     expect(verifyWebhookSignature(`${body} `, header, SECRET)).toBe(false);
+  });
+});
+
+describe('signWebhookPayload', () => {
+  it("passes GitHub's published X-Hub-Signature-256 test vector, and is exported from the package root", () => {
+    const expected = 'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17';
+    expect(signWebhookPayload("It's a Secret to Everybody", 'Hello, World!')).toBe(expected);
+    expect(signWebhookPayload("It's a Secret to Everybody", Buffer.from('Hello, World!', 'utf8'))).toBe(expected);
+    expect(root.signWebhookPayload("It's a Secret to Everybody", 'Hello, World!')).toBe(expected);
+    expect(verifyWebhookSignature('Hello, World!', expected, "It's a Secret to Everybody")).toBe(true);
+    expect(root.verifyWebhookSignature).toBe(verifyWebhookSignature);
+    expect(signWebhookBody('Hello, World!', "It's a Secret to Everybody")).toBe(expected);
+  });
+
+  it('verifyWebhookSignature refuses a timestamp outside the tolerance (default 300 s), a missing or unreadable one', () => {
+    const body = '{"event":"registry.updated"}';
+    const header = signWebhookPayload(SECRET, body);
+    const now = Date.UTC(2026, 0, 1, 12, 0, 0);
+    const seconds = now / 1000;
+    const verify = (options: Parameters<typeof verifyWebhookSignature>[3]): boolean => verifyWebhookSignature(body, header, SECRET, options);
+    expect(verify({ timestamp: String(seconds), now })).toBe(true);
+    expect(verify({ timestamp: seconds - 300, now: new Date(now) })).toBe(true);
+    expect(verify({ timestamp: String(seconds - 301), now })).toBe(false);
+    expect(verify({ timestamp: String(seconds + 301), now })).toBe(false);
+    expect(verify({ timestamp: String(seconds - 1000), toleranceSeconds: 3600, now })).toBe(true);
+    expect(verify({ timestamp: String(seconds - 10), toleranceSeconds: 5, now })).toBe(false);
+    for (const bad of [undefined, '', 'soon', '1.5e9', '-1']) expect(verify({ timestamp: bad, now }), String(bad)).toBe(false);
+    // A fresh timestamp does not make a wrong signature right.
+    expect(verifyWebhookSignature(`${body} `, header, SECRET, { timestamp: String(seconds), now })).toBe(false);
+    // Without options, as before: no timestamp check.
+    expect(verifyWebhookSignature(body, header, SECRET)).toBe(true);
+  });
+});
+
+describe('webhook delivery headers and outbox', () => {
+  it('sends X-Webhook-Id (the delivery, as listed) and X-Webhook-Timestamp beside the signature', async () => {
+    const registry = await startRegistry();
+    const receiver = await startReceiver();
+    const id = await register(registry, { url: receiver.url });
+    const before = Math.floor(Date.now() / 1000);
+    await publish(registry);
+    const received = await receiver.request(1);
+    await registry.dispatcher.settled();
+    const after = Math.ceil(Date.now() / 1000);
+
+    const deliveryId = String(received.headers['x-webhook-id']);
+    expect(deliveryId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    const timestamp = String(received.headers['x-webhook-timestamp']);
+    expect(timestamp).toMatch(/^\d+$/);
+    expect(Number(timestamp)).toBeGreaterThanOrEqual(before);
+    expect(Number(timestamp)).toBeLessThanOrEqual(after);
+    const signature = String(received.headers['x-webhook-signature']);
+    expect(verifyWebhookSignature(received.body, signature, SECRET, { timestamp, toleranceSeconds: 60 })).toBe(true);
+    expect(verifyWebhookSignature(received.body, signature, SECRET, { timestamp, toleranceSeconds: 60, now: (Number(timestamp) + 600) * 1000 })).toBe(false);
+
+    const [attempt] = await deliveries(registry, id);
+    expect(attempt).toMatchObject({ id: received.headers['x-webhook-delivery'], deliveryId, status: 200 });
+    expect(await registry.server.store.webhooks.getOutboxDelivery(deliveryId)).toMatchObject({ webhookId: id, event: 'template.published', state: 'delivered', attempts: 1 });
+  });
+
+  it('delivers to a subscriber that was down during the upload once it is back', async () => {
+    const registry = await startRegistry({ retryDelaysMs: [50, 50, 50, 50, 50, 50, 50, 50, 50, 50] });
+    const port = await freePort();
+    const id = await register(registry, { url: `http://127.0.0.1:${port}/hook` });
+    const entry = await publish(registry);
+    // Down: the first attempts fail.
+    await vi.waitFor(async () => expect((await deliveries(registry, id)).filter((d) => d.error !== null).length).toBeGreaterThanOrEqual(2));
+    const receiver = await startReceiver(() => 200, port);
+    const received = await receiver.request(1);
+    await registry.dispatcher.settled();
+
+    expect(verifyWebhookSignature(received.body, String(received.headers['x-webhook-signature']), SECRET)).toBe(true);
+    expect(JSON.parse(received.body.toString('utf8'))).toEqual({ event: 'template.published', timestamp: expect.any(String), data: entry });
+    const log = await deliveries(registry, id);
+    expect(log[0]).toMatchObject({ status: 200, error: null, deliveryId: received.headers['x-webhook-id'] });
+    expect(log.slice(1).every((d) => d.status === null && /ECONNREFUSED/.test(String(d.error)))).toBe(true);
+    expect(new Set(log.map((d) => d.deliveryId))).toEqual(new Set([received.headers['x-webhook-id']]));
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('keeps a delivery across a server restart: the subscriber down during the upload gets it from the next server', async () => {
+    const first = await startRegistry({ retryDelaysMs: [400] });
+    const port = await freePort();
+    const id = await register(first, { url: `http://127.0.0.1:${port}/hook` });
+    const entry = await publish(first);
+    await vi.waitFor(async () => expect(await first.server.store.webhooks.listOutboxDeliveries(id)).toMatchObject([{ state: 'pending', attempts: 1 }]));
+    const [failed] = await deliveries(first, id);
+    expect(failed).toMatchObject({ status: null, error: expect.stringMatching(/ECONNREFUSED/) });
+    await first.server.app.close();
+
+    const receiver = await startReceiver(() => 200, port);
+    const server = await startRegistryServer({ storeDir: first.server.storeDir, webhooks: { retryDelaysMs: [20, 40] } });
+    const second: Registry = { server, admin: first.admin, dispatcher: server.context.webhooks };
+    const received = await receiver.request(1);
+    await second.dispatcher.settled();
+
+    expect(received.headers['x-webhook-id']).toBe(failed!.deliveryId);
+    expect(verifyWebhookSignature(received.body, String(received.headers['x-webhook-signature']), SECRET)).toBe(true);
+    expect(JSON.parse(received.body.toString('utf8'))).toMatchObject({ event: 'template.published', data: entry });
+    expect((await deliveries(second, id)).map((d) => [d.deliveryId, d.status])).toEqual([
+      [failed!.deliveryId, 200],
+      [failed!.deliveryId, null],
+    ]);
+    expect(await server.store.webhooks.listOutboxDeliveries(id)).toMatchObject([{ id: failed!.deliveryId, state: 'delivered', attempts: 2 }]);
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('switches a webhook off when its receiver answers 410 Gone, and sends it nothing more', async () => {
+    const registry = await startRegistry();
+    const receiver = await startReceiver(() => 410);
+    const id = await register(registry, { url: receiver.url, events: [...WEBHOOK_EVENTS] });
+    // Switched off while a second delivery waits (written behind the dispatcher's back, not yet due).
+    const waiting = await registry.server.store.webhooks.enqueueEvent({ event: 'template.yanked', data: {} }, new Date(Date.now() + 300));
+    const [gone] = await registry.dispatcher.enqueue('template.deprecated', { id: 'node-service', version: '1.0.0' });
+    await receiver.request(1);
+    await vi.waitFor(async () => expect((await registry.server.store.webhooks.getOutboxDelivery(waiting[0]!.id))?.state).toBe('cancelled'));
+    await registry.dispatcher.settled();
+
+    const webhook = await json(await api(registry, 'GET', `/webhooks/${id}`));
+    expect(webhook.data.active).toBe(false);
+    expect(await deliveries(registry, id)).toMatchObject([{ deliveryId: gone!.id, status: 410, error: expect.stringMatching(/^HTTP 410/) }]);
+    expect(await registry.server.store.webhooks.getOutboxDelivery(gone!.id)).toMatchObject({ state: 'failed', attempts: 1, lastStatus: 410 });
+    // Nothing more: a later event writes no delivery for it.
+    await publish(registry);
+    expect(await registry.server.store.webhooks.listOutboxDeliveries(id)).toHaveLength(2);
+    await registry.dispatcher.settled();
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('sends each webhook the events it chose; enqueue raises an event (the lifecycle routes use it)', async () => {
+    const registry = await startRegistry();
+    const published = await startReceiver();
+    const updated = await startReceiver();
+    const lifecycle = await startReceiver();
+    const everything = await startReceiver();
+    await register(registry, { url: published.url, events: ['template.published'] });
+    await register(registry, { url: updated.url, events: ['registry.updated'] });
+    await register(registry, { url: lifecycle.url, events: ['template.deprecated', 'template.yanked'] });
+    await register(registry, { url: everything.url, events: [...WEBHOOK_EVENTS] });
+    await publish(registry);
+    await registry.dispatcher.settled();
+
+    const events = (receiver: Receiver): string[] => receiver.requests.map((r) => JSON.parse(r.body.toString('utf8')).event as string).sort();
+    expect(events(published)).toEqual(['template.published']);
+    expect(events(updated)).toEqual(['registry.updated']);
+    expect(events(lifecycle)).toEqual([]);
+    expect(events(everything)).toEqual(['registry.updated', 'template.published']);
+
+    const written = await registry.dispatcher.enqueue('template.deprecated', { id: 'node-service', version: '1.1.0' });
+    expect(written).toHaveLength(2);
+    await registry.dispatcher.settled();
+    expect(events(lifecycle)).toEqual(['template.deprecated']);
+    expect(events(everything)).toEqual(['registry.updated', 'template.deprecated', 'template.published']);
+    expect(events(published)).toEqual(['template.published']);
+    const deprecated = lifecycle.requests[0]!;
+    expect(deprecated.headers['x-webhook-event']).toBe('template.deprecated');
+    expect(JSON.parse(deprecated.body.toString('utf8'))).toEqual({ event: 'template.deprecated', timestamp: expect.any(String), data: { id: 'node-service', version: '1.1.0' } });
+  });
+
+  it('sends registry.updated after a rebuild that changed registry.json, with its URL and ETag', async () => {
+    const registry = await startRegistry();
+    const receiver = await startReceiver();
+    await register(registry, { url: receiver.url, events: ['registry.updated'] });
+    // A rebuild that changes nothing sends nothing.
+    await registry.server.context.rebuild();
+    await registry.dispatcher.settled();
+    expect(receiver.requests).toEqual([]);
+
+    await publish(registry);
+    const received = await receiver.request(1);
+    await registry.dispatcher.settled();
+    const body = JSON.parse(received.body.toString('utf8'));
+    const served = await fetch(`${registry.server.url}/registry.json`, { headers: { 'accept-encoding': 'identity' } });
+    const document = (await served.json()) as { lastUpdated: string; templates: unknown[] };
+    expect(body).toEqual({
+      event: 'registry.updated',
+      timestamp: expect.any(String),
+      data: { url: `${registry.server.url}/registry.json`, etag: served.headers.get('etag'), lastUpdated: document.lastUpdated, templates: document.templates.length },
+    });
+    const validate = ajv.compile({ $ref: `${DOCUMENT_ID}#/components/schemas/RegistryUpdatedEvent` });
+    expect(validate(body) ? [] : validate.errors).toEqual([]);
+    expect(receiver.requests).toHaveLength(1);
   });
 });

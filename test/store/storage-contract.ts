@@ -189,6 +189,32 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await storage.versions.getVersion('web-app', '1.0.0')).toMatchObject({ state: 'complete' });
         expect(await storage.versions.openArchive('web-app', '1.0.0')).toBeDefined();
       });
+
+      it('changes the lifecycle of a complete version (deprecation, message, yank) without touching its manifest or archive', async () => {
+        const storage = await fresh();
+        const { record } = await storage.tokens.createToken({ role: 'admin' });
+        await publish(storage, record, 'web-app', '1.0.0', 'the bytes');
+        await publish(storage, record, 'web-app', '2.0.0');
+        expect(await storage.versions.listLifecycles()).toEqual(new Map());
+        expect(await storage.versions.updateLifecycle('web-app', '9.9.9', { stability: 'deprecated' })).toBeUndefined();
+
+        const deprecated = await storage.versions.updateLifecycle('web-app', '1.0.0', { stability: 'deprecated', deprecationMessage: 'use 2.x' });
+        expect(deprecated).toMatchObject({ changed: true, version: { stability: 'deprecated', deprecationMessage: 'use 2.x' } });
+        expect((await storage.versions.updateLifecycle('web-app', '1.0.0', { stability: 'deprecated', deprecationMessage: 'use 2.x' }))?.changed).toBe(false);
+        const yanked = await storage.versions.updateLifecycle('web-app', '1.0.0', { yanked: true, now: new Date('2026-02-01T00:00:00.000Z') });
+        expect(yanked?.version).toMatchObject({ stability: 'deprecated', deprecationMessage: 'use 2.x', yankedAt: '2026-02-01T00:00:00.000Z' });
+        expect(await storage.versions.listLifecycles()).toEqual(
+          new Map([['web-app@1.0.0', { stability: 'deprecated', deprecationMessage: 'use 2.x', yankedAt: '2026-02-01T00:00:00.000Z' }]]),
+        );
+        // Another stability removes the message; a yank is never undone.
+        const undone = await storage.versions.updateLifecycle('web-app', '1.0.0', { stability: 'stable' });
+        expect(undone?.version.deprecationMessage).toBeUndefined();
+        expect(undone?.version.yankedAt).toBe('2026-02-01T00:00:00.000Z');
+
+        expect(await storage.versions.readManifest('web-app', '1.0.0')).toEqual(manifest('web-app', '1.0.0'));
+        expect(await text((await storage.versions.openArchive('web-app', '1.0.0'))!.stream)).toBe('the bytes');
+        expect((await storage.versions.getVersion('web-app', '1.0.0'))?.state).toBe('complete');
+      });
     });
 
     describe('events', () => {
@@ -267,6 +293,146 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await webhooks.deleteWebhook(all.id)).toBe(true);
         expect(await webhooks.deleteWebhook(all.id)).toBe(false);
         expect(await webhooks.listDeliveries(all.id)).toEqual([]);
+      });
+
+      it('writes outbox deliveries for the active subscribers of an event, claims due ones, and keeps their state', async () => {
+        const { webhooks } = await fresh();
+        const t0 = new Date(Date.UTC(2026, 0, 1));
+        const later = (ms: number): Date => new Date(t0.getTime() + ms);
+        const sub = await webhooks.createWebhook({ url: 'https://a.example/hook', events: ['template.published', 'registry.updated'], secret: 's', active: true });
+        await webhooks.createWebhook({ url: 'https://b.example/hook', events: ['template.published'], secret: 's', active: false });
+        const other = await webhooks.createWebhook({ url: 'https://c.example/hook', events: ['template.yanked'], secret: 's', active: true });
+
+        const written = await webhooks.enqueueEvent({ event: 'template.published', data: { id: 'x' } }, t0);
+        expect(written).toEqual([
+          {
+            id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+            webhookId: sub.id,
+            event: 'template.published',
+            body: JSON.stringify({ event: 'template.published', timestamp: t0.toISOString(), data: { id: 'x' } }),
+            state: 'pending',
+            attempts: 0,
+            nextAttemptAt: t0.toISOString(),
+            createdAt: t0.toISOString(),
+            lastStatus: null,
+            lastError: null,
+          },
+        ]);
+        const delivery = written[0]!;
+        expect(await webhooks.countPendingDeliveries()).toBe(1);
+        expect(await webhooks.nextDueAt()).toEqual(t0);
+        expect(await webhooks.claimDueDeliveries(later(-1), 10, 1000)).toEqual([]);
+        // Claimed: leased, so not claimed again before the lease ends.
+        expect((await webhooks.claimDueDeliveries(t0, 10, 1000)).map((d) => d.id)).toEqual([delivery.id]);
+        expect(await webhooks.claimDueDeliveries(later(999), 10, 1000)).toEqual([]);
+        expect(await webhooks.nextDueAt()).toEqual(later(1000));
+
+        const attempt = await webhooks.startDelivery(sub.id, 'template.published', t0, delivery.id);
+        await webhooks.finishDelivery(attempt, 503, 'HTTP 503');
+        expect(await webhooks.listDeliveries(sub.id)).toMatchObject([{ id: attempt, deliveryId: delivery.id, status: 503 }]);
+        await webhooks.updateOutboxDelivery(delivery.id, { state: 'pending', attempts: 1, nextAttemptAt: later(5000), status: 503, error: 'HTTP 503' }, t0);
+        expect(await webhooks.getOutboxDelivery(delivery.id)).toMatchObject({ state: 'pending', attempts: 1, nextAttemptAt: later(5000).toISOString(), lastStatus: 503, lastError: 'HTTP 503' });
+        expect((await webhooks.claimDueDeliveries(later(5000), 10, 1000)).map((d) => d.attempts)).toEqual([1]);
+        await webhooks.updateOutboxDelivery(delivery.id, { state: 'delivered', attempts: 2, status: 200, error: null }, later(5000));
+        expect(await webhooks.countPendingDeliveries()).toBe(0);
+        expect(await webhooks.nextDueAt()).toBeUndefined();
+        expect(await webhooks.claimDueDeliveries(later(99_999), 10, 1000)).toEqual([]);
+
+        expect(await webhooks.enqueueEvent({ event: 'template.deprecated', data: {} }, t0)).toEqual([]);
+        expect(await webhooks.setWebhookActive(other.id, false)).toBe(true);
+        expect(await webhooks.setWebhookActive('wh_none', false)).toBe(false);
+        expect(await webhooks.enqueueEvent({ event: 'template.yanked', data: {} }, t0)).toEqual([]);
+        expect((await webhooks.getWebhook(other.id))?.active).toBe(false);
+
+        await webhooks.enqueueEvent({ event: 'registry.updated', data: {} }, later(1));
+        expect((await webhooks.listOutboxDeliveries(sub.id)).map((d) => [d.event, d.state])).toEqual([
+          ['registry.updated', 'pending'],
+          ['template.published', 'delivered'],
+        ]);
+        expect(await webhooks.deleteWebhook(sub.id)).toBe(true);
+        expect(await webhooks.listOutboxDeliveries(sub.id)).toEqual([]);
+        expect(await webhooks.countPendingDeliveries()).toBe(0);
+      });
+
+      it("writes a commit's webhook events to the outbox with the version, and none for a version that was not pending", async () => {
+        const storage = await fresh();
+        const { record } = await storage.tokens.createToken({ role: 'publisher' });
+        const hook = await storage.webhooks.createWebhook({ url: 'https://a.example/hook', events: ['template.published'], secret: 's', active: true });
+        const file = path.join(await tempDir(), 'upload.tgz');
+        await writeFile(file, 'bytes');
+        await storage.versions.reserveVersion({ name: 'web-app', version: '1.0.0', integrity: 'sha512-x', sha256: 'a'.repeat(64), size: 5, owner: record.owner }, record);
+        const event = { event: 'template.published', data: { id: 'web-app', version: '1.0.0' }, timestamp: '2026-01-01T00:00:00.000Z' };
+        await storage.versions.commitVersion('web-app', '1.0.0', file, manifest('web-app', '1.0.0'), [event]);
+        expect((await storage.versions.getVersion('web-app', '1.0.0'))?.state).toBe('complete');
+        expect(await storage.webhooks.listOutboxDeliveries(hook.id)).toMatchObject([{ event: 'template.published', state: 'pending', body: JSON.stringify({ event: event.event, timestamp: event.timestamp, data: event.data }) }]);
+
+        // Not reserved (so not pending): nothing is committed, nothing is told.
+        const again = path.join(await tempDir(), 'upload.tgz');
+        await writeFile(again, 'bytes');
+        await storage.versions.commitVersion('web-app', '1.0.0', again, manifest('web-app', '1.0.0'), [event]).catch(() => undefined);
+        expect(await storage.webhooks.listOutboxDeliveries(hook.id)).toHaveLength(1);
+      });
+    });
+
+    describe('staged files', () => {
+      async function upload(storage: RegistryStorage, id: string, content: string): Promise<void> {
+        const file = storage.versions.uploadTempPath('.upload');
+        await writeFile(file, content);
+        const stored = await storage.files.storeContent(id, file, { size: content.length, sha256: 'b'.repeat(64), integrity: `sha512-${content}` });
+        expect(stored).toMatchObject({ id, state: 'uploaded', size: content.length, integrity: `sha512-${content}` });
+      }
+
+      it('stages a file: capability, bytes, confirm, one claim at a time, release, delete', async () => {
+        const storage = await fresh();
+        const { files } = storage;
+        const now = new Date();
+        const expiresAt = new Date(now.getTime() + 60_000);
+        const { file, capability } = await files.createFile({ tokenId: 't1', filename: 'a.tgz', contentType: 'application/gzip', expiresAt, now });
+        expect(file).toMatchObject({ tokenId: 't1', filename: 'a.tgz', contentType: 'application/gzip', state: 'pending', expiresAt: expiresAt.toISOString() });
+        expect(await files.checkCapability(file.id, capability, now)).toEqual(file);
+        expect(await files.checkCapability(file.id, `${capability}x`, now)).toBeUndefined();
+        expect(await files.checkCapability(file.id, capability, new Date(expiresAt.getTime() + 1))).toBeUndefined();
+        expect(await files.confirmFile(file.id, expiresAt)).toBeUndefined();
+        expect(await files.claimFile(file.id)).toBeUndefined();
+
+        await upload(storage, file.id, 'first');
+        await upload(storage, file.id, 'second bytes');
+        const reader = await files.openFile(file.id);
+        if (!reader) throw new Error('the bytes were not stored');
+        expect(reader.size).toBe('second bytes'.length);
+        expect(await text(reader.stream)).toBe('second bytes');
+
+        const later = new Date(now.getTime() + 120_000);
+        expect(await files.confirmFile(file.id, later)).toMatchObject({ state: 'confirmed', expiresAt: later.toISOString() });
+        expect(await files.claimFile(file.id)).toMatchObject({ state: 'claimed' });
+        expect(await files.claimFile(file.id)).toBeUndefined();
+        await files.releaseFile(file.id);
+        expect((await files.getFile(file.id))?.state).toBe('confirmed');
+        expect(await files.deleteFile(file.id)).toBe(true);
+        expect(await files.deleteFile(file.id)).toBe(false);
+        expect(await files.getFile(file.id)).toBeUndefined();
+        expect(await files.openFile(file.id)).toBeUndefined();
+        expect(await files.getFile('not-an-id')).toBeUndefined();
+      });
+
+      it('sweeps expired files, claimed ones excepted', async () => {
+        const storage = await fresh();
+        const { files } = storage;
+        const now = new Date('2026-05-01T10:00:00.000Z');
+        const soon = new Date(now.getTime() + 1000);
+        const late = new Date(now.getTime() + 60_000);
+        const pending = (await files.createFile({ tokenId: 't', filename: 'a', contentType: 'x', expiresAt: soon, now })).file;
+        const kept = (await files.createFile({ tokenId: 't', filename: 'b', contentType: 'x', expiresAt: late, now })).file;
+        const claimed = (await files.createFile({ tokenId: 't', filename: 'c', contentType: 'x', expiresAt: now, now })).file;
+        await upload(storage, claimed.id, 'bytes');
+        await files.confirmFile(claimed.id, soon);
+        await files.claimFile(claimed.id);
+        expect(await files.sweepFiles(new Date(now.getTime() + 2000))).toBe(1);
+        expect(await files.getFile(pending.id)).toBeUndefined();
+        expect(await files.getFile(kept.id)).toBeDefined();
+        expect((await files.getFile(claimed.id))?.state).toBe('claimed');
+        expect(await files.sweepFiles(new Date(now.getTime() + 120_000))).toBe(1);
+        expect(await files.getFile(kept.id)).toBeUndefined();
       });
     });
   });

@@ -81,7 +81,13 @@ function latestPerTemplate(entries: readonly TemplateEntry[]): TemplateEntry[] {
 
 function table(entries: readonly TemplateEntry[], paint: Style): string {
   if (entries.length === 0) return 'no templates\n';
-  const rows = entries.map((e) => [oneLine(e.id), oneLine(e.version), oneLine(e.stability), String(e.stats?.downloads ?? 0), oneLine(e.description)]);
+  const rows = entries.map((e) => [
+    oneLine(e.id),
+    oneLine(e.version),
+    oneLine(e.yanked ? `${e.stability}, yanked` : e.stability),
+    String(e.stats?.downloads ?? 0),
+    oneLine(e.deprecationMessage ? `[deprecated: ${e.deprecationMessage}] ${e.description}` : e.description),
+  ]);
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => (r[i] ?? '').length), ['NAME', 'VERSION', 'STABILITY', 'DOWNLOADS'][i]?.length ?? 0));
   // Padded before painting: escape sequences take no room on the screen.
   const pad = (cells: string[]): string[] => cells.map((c, i) => (i < 4 ? c.padEnd(widths[i] ?? 0) : c));
@@ -317,7 +323,8 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
       setExit(EXIT.failure);
       return;
     }
-    const versions = (await client.listVersions(id)).map((e) => e.version);
+    const allVersions = await client.listVersions(id);
+    const versions = allVersions.map((e) => e.version);
     let asked: TemplateQuestions | undefined;
     let questionsError: string | undefined;
     if (flags.questions) {
@@ -338,6 +345,8 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
         [
           `${paint.bold(`${entry.id}@${entry.version}`)} (${paintStability(paint, entry.stability)}, ${entry.category})`,
           entry.description,
+          ...(entry.stability === 'deprecated' ? [`${paint.yellow('deprecated')}: ${oneLine(entry.deprecationMessage ?? 'this version is deprecated')}`] : []),
+          ...(entry.yanked ? [`${paint.red('yanked')}: this version was withdrawn; it is never chosen as the latest`] : []),
           `author:    ${entry.author?.name ?? 'unknown'}`,
           `tags:      ${(entry.tags ?? []).join(', ')}`,
           `features:  ${(entry.features ?? []).join(', ')}`,
@@ -345,7 +354,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
           `downloads: ${entry.stats?.downloads ?? 0}`,
           `archive:   ${entry.downloadUrl}`,
           ...(entry.integrity ? [`integrity: ${entry.integrity}`] : []),
-          `versions:  ${versions.join(', ')}`,
+          `versions:  ${allVersions.map((e) => (e.yanked ? `${e.version} (yanked)` : e.stability === 'deprecated' ? `${e.version} (deprecated)` : e.version)).join(', ')}`,
           ...(asked ? ['', ...questionLines(asked)] : []),
         ].join('\n') + '\n',
       );

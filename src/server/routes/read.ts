@@ -7,7 +7,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
-import { selectLatest, versionsOf } from '../../core/listing.js';
+import { isYanked, selectLatest, versionsOf } from '../../core/listing.js';
 import { DOWNLOAD_PURPOSE_HEADER } from '../../core/routes.js';
 import { NAME_PATTERN } from '../../core/versions.js';
 import type { TemplateEntry } from '../../core/schema-types.js';
@@ -15,7 +15,7 @@ import { clientId } from '../client-id.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
 import { checkedListQuery } from '../list-route.js';
-import { CATEGORY_LIST, runList, runListQuery, TEMPLATE_LIST, VERSION_LIST } from '../query.js';
+import { CATEGORY_LIST, runList, runListQuery, showsYanked, TEMPLATE_LIST, VERSION_LIST } from '../query.js';
 import {
   CATALOG_FILE,
   chooseRepresentation,
@@ -158,8 +158,10 @@ const apiReadRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { co
 
   app.get<{ Params: { id: string } }>('/templates/:id/versions', { schema: { params: TEMPLATE_PARAMS } }, async (request, reply) => {
     const query = checkedListQuery(VERSION_LIST, request.query);
-    const versions = versionsOf(context.registry().document.templates, request.params.id);
-    if (versions.length === 0) throw notFound(`template ${request.params.id}`);
+    const all = versionsOf(context.registry().document.templates, request.params.id);
+    if (all.length === 0) throw notFound(`template ${request.params.id}`);
+    // Yanked versions only with include=yanked (each is still served at its own URL).
+    const versions = showsYanked(query) ? all : all.filter((entry) => !isYanked(entry));
     const result = runList(VERSION_LIST, versions, query);
     return sendEnvelope(request, reply, result.data, { pagination: result.pagination });
   });

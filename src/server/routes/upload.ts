@@ -16,6 +16,8 @@ import { publishVersion, type ReceivedArchive } from '../upload-service.js';
 interface ReceivedUpload {
   archive?: ReceivedArchive;
   manifestText?: string;
+  /** A confirmed file staged through /files, in place of the template part. */
+  fileId?: string;
 }
 
 /**
@@ -23,7 +25,7 @@ interface ReceivedUpload {
  * the part is still read, and thrown away, so that the client gets the answer instead of a broken
  * connection; then the write error is thrown.
  */
-async function receiveArchive(source: AsyncIterable<Buffer>, temp: string): Promise<{ size: number; sha256: string; integrity: string }> {
+export async function receiveArchive(source: AsyncIterable<Buffer>, temp: string): Promise<{ size: number; sha256: string; integrity: string }> {
   const sha256 = createHash('sha256');
   const sha512 = createHash('sha512');
   let size = 0;
@@ -35,11 +37,17 @@ async function receiveArchive(source: AsyncIterable<Buffer>, temp: string): Prom
       resolve();
     }),
   );
-  for await (const chunk of source) {
-    size += chunk.length;
-    sha256.update(chunk);
-    sha512.update(chunk);
-    if (failure === undefined && !out.write(chunk)) await Promise.race([once(out, 'drain'), failed]);
+  try {
+    for await (const chunk of source) {
+      size += chunk.length;
+      sha256.update(chunk);
+      sha512.update(chunk);
+      if (failure === undefined && !out.write(chunk)) await Promise.race([once(out, 'drain'), failed]);
+    }
+  } catch (error) {
+    // The source failed (an aborted connection, a time-out): the caller removes the file.
+    out.destroy();
+    throw error;
   }
   if (failure === undefined) {
     out.end();
@@ -88,17 +96,48 @@ async function receiveParts(request: FastifyRequest, context: ServerContext, rec
         // A field sent as application/json arrives already parsed.
         received.manifestText = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
       }
+    } else if (part.fieldname === 'fileId' && part.type === 'field') {
+      if (received.fileId !== undefined) throw new ApiError(400, 'BAD_REQUEST', 'the fileId part appears twice');
+      if (typeof part.value !== 'string' || part.value === '') throw new ApiError(400, 'VALIDATION_ERROR', 'fileId must be the id of a confirmed file', [{ field: 'fileId', code: 'INVALID', message: 'fileId must be a non-empty string' }]);
+      received.fileId = part.value;
     } else if (part.type === 'file') {
       part.file.resume();
     }
   }
 }
 
+/**
+ * Claims the confirmed file `fileId` of `token` and copies its bytes to a temp file (digests
+ * computed again on the way), which `received.archive` then names. The caller deletes the file
+ * (consumed) when the publish succeeds, and releases it otherwise.
+ */
+async function takeStagedFile(context: ServerContext, token: TokenRecord, fileId: string, received: ReceivedUpload): Promise<void> {
+  const { files } = context.storage;
+  const file = await files.getFile(fileId);
+  if (!file) throw new ApiError(404, 'NOT_FOUND', `there is no file ${fileId} (files expire, and a used one is consumed)`);
+  if (Date.parse(file.expiresAt) <= Date.now()) throw new ApiError(404, 'NOT_FOUND', `the file ${fileId} expired`);
+  if (file.tokenId !== token.id) throw new ApiError(403, 'FORBIDDEN', `the file ${fileId} was uploaded with another token`);
+  if (file.state === 'pending' || file.state === 'uploaded') throw new ApiError(409, 'CONFLICT', `the file ${fileId} is not confirmed: POST /files/${fileId}/confirm first`);
+  if (!(await files.claimFile(fileId))) throw new ApiError(409, 'CONFLICT', `the file ${fileId} is being used by another publish`);
+  try {
+    const reader = await files.openFile(fileId);
+    if (!reader) throw new ApiError(404, 'NOT_FOUND', `the bytes of the file ${fileId} are gone`);
+    const temp = context.storage.versions.uploadTempPath('.tgz');
+    received.archive = { path: temp, size: 0, sha256: '', integrity: '' };
+    const digests = await receiveArchive(reader.stream as AsyncIterable<Buffer>, temp);
+    if (digests.integrity !== file.integrity) throw new Error(`the stored bytes of the file ${fileId} changed since they were uploaded`);
+    received.archive = { path: temp, ...digests };
+  } catch (error) {
+    await files.releaseFile(fileId);
+    throw error;
+  }
+}
+
 /** Multipart framing around the two parts: boundaries, part headers. */
-const MULTIPART_OVERHEAD = 64 * 1024;
+export const MULTIPART_OVERHEAD = 64 * 1024;
 
 /** The same refusal, with the connection closed after it: the rest of the body is never read. */
-function closing(error: ApiError): ApiError {
+export function closing(error: ApiError): ApiError {
   return new ApiError(error.statusCode, error.code, error.message, error.details, { ...error.headers, Connection: 'close' }, error.extra);
 }
 
@@ -124,9 +163,10 @@ export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async
   app.post('/templates', { preParsing: gate }, async (request, reply) => {
     const token = request.token as TokenRecord;
     if (!request.isMultipart()) {
-      throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'POST /templates takes multipart/form-data with the parts template and manifest');
+      throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'POST /templates takes multipart/form-data with the parts template (or fileId) and manifest');
     }
     const received: ReceivedUpload = {};
+    let fileId: string | undefined;
     // A body trickling in slower than the limit allows is cut off; the finally below removes its temp file.
     const timer = setTimeout(() => request.raw.destroy(new Error(`the upload took longer than ${context.limits.requestTimeoutMs} ms`)), context.limits.requestTimeoutMs);
     try {
@@ -134,14 +174,37 @@ export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async
         throw multipartError(error);
       });
       clearTimeout(timer);
+      if (received.fileId !== undefined && received.archive) {
+        throw new ApiError(400, 'VALIDATION_ERROR', 'send either the template part or fileId, not both', [
+          { field: 'fileId', code: 'CONFLICT', message: 'fileId replaces the template part: send one of them' },
+        ]);
+      }
+      if (received.fileId !== undefined && received.manifestText !== undefined) {
+        fileId = received.fileId;
+        await takeStagedFile(context, token, fileId, received);
+      }
       const missing = [
-        ...(received.archive ? [] : [{ field: 'template', code: 'REQUIRED', message: 'the template part (the gzip tar archive) is required' }]),
+        ...(received.archive || received.fileId !== undefined ? [] : [{ field: 'template', code: 'REQUIRED', message: 'the template part (the gzip tar archive) or a fileId is required' }]),
         ...(received.manifestText === undefined ? [{ field: 'manifest', code: 'REQUIRED', message: 'the manifest part (template.json) is required' }] : []),
       ];
       if (missing.length > 0 || !received.archive || received.manifestText === undefined) {
         throw new ApiError(400, 'VALIDATION_ERROR', 'missing parts', missing);
       }
-      const { manifest, entry } = await publishVersion(context, token, received.archive, received.manifestText);
+      const published = publishVersion(context, token, received.archive, received.manifestText);
+      const staged = fileId;
+      const { manifest, entry } =
+        staged === undefined
+          ? await published
+          : await published.then(
+              async (result) => {
+                await context.storage.files.deleteFile(staged);
+                return result;
+              },
+              async (error: unknown) => {
+                await context.storage.files.releaseFile(staged);
+                throw error;
+              },
+            );
       const location = versionUrl(context.publicUrl, manifest.name, manifest.version);
       return reply.code(201).header('Location', location).header('Cache-Control', 'no-store').send(envelope(request, entry));
     } finally {
@@ -152,7 +215,7 @@ export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async
 };
 
 /** @fastify/multipart's own errors, in the registry's terms. */
-function multipartError(error: unknown): unknown {
+export function multipartError(error: unknown): unknown {
   const code = (error as { code?: unknown }).code;
   if (code === 'FST_INVALID_JSON_FIELD_ERROR') {
     return new ApiError(400, 'INVALID_JSON', 'the manifest part is not valid JSON', [

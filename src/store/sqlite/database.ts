@@ -77,6 +77,51 @@ ALTER TABLE tokens ADD COLUMN last_used_at TEXT;
   `
 ALTER TABLE versions ADD COLUMN manifest TEXT;
 `,
+  // 5: large uploads: files staged through /files (their bytes in files/), used once by a publish.
+  `
+CREATE TABLE IF NOT EXISTS staged_files (
+  id TEXT PRIMARY KEY,
+  token_id TEXT NOT NULL,
+  filename TEXT NOT NULL,
+  content_type TEXT NOT NULL,
+  capability BLOB NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'uploaded', 'confirmed', 'claimed')),
+  size INTEGER,
+  sha256 TEXT,
+  integrity TEXT,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS staged_files_by_expiry ON staged_files (expires_at);
+`,
+  // 6: version lifecycle (the archive and manifest never change): the stability set after publication
+  // (null: the manifest's), the deprecation message, and when the version was yanked.
+  `
+ALTER TABLE versions ADD COLUMN stability TEXT;
+ALTER TABLE versions ADD COLUMN deprecation_message TEXT;
+ALTER TABLE versions ADD COLUMN yanked_at TEXT;
+`,
+  // 7: webhook outbox: one row per delivery of an event to a webhook, written in the transaction of the
+  // change that raised it, retried from here (also after a restart); each attempt in `deliveries`
+  // names its delivery.
+  `
+CREATE TABLE IF NOT EXISTS webhook_outbox (
+  id TEXT PRIMARY KEY,
+  webhook_id TEXT NOT NULL,
+  event TEXT NOT NULL,
+  body TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed', 'cancelled')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  last_status INTEGER,
+  last_error TEXT
+);
+CREATE INDEX IF NOT EXISTS webhook_outbox_due ON webhook_outbox (state, next_attempt_at);
+CREATE INDEX IF NOT EXISTS webhook_outbox_by_webhook ON webhook_outbox (webhook_id);
+ALTER TABLE deliveries ADD COLUMN delivery_id TEXT;
+`,
 ];
 
 /** The schema version this release writes. */

@@ -13,6 +13,7 @@ import { TEMP_FILE_PATTERN } from '../../core/files.js';
 import type { RegistryStorage } from '../types.js';
 import { openDatabase } from './database.js';
 import { SqliteEventStore } from './events.js';
+import { SqliteFileStore } from './files.js';
 import { SqliteTokenStore } from './tokens.js';
 import { PRIVATE_FILE, PRIVATE_FOLDER, SqliteVersionStore, StoreLayout } from './versions.js';
 import { SqliteWebhookStore } from './webhooks.js';
@@ -65,6 +66,7 @@ export async function openSqliteStorage(dir: string, options: OpenStorageOptions
     if (existsSync(file)) await chmod(file, PRIVATE_FILE);
   }
   const versions = new SqliteVersionStore(db, layout);
+  const files = new SqliteFileStore(db, path.join(layout.dir, 'files'));
   return {
     dir: layout.dir,
     publicDir,
@@ -72,9 +74,11 @@ export async function openSqliteStorage(dir: string, options: OpenStorageOptions
     versions,
     events: new SqliteEventStore(db),
     webhooks: new SqliteWebhookStore(db),
+    files,
     archivePath: (name, version) => layout.archive(name, version),
     async recover() {
       await versions.recover();
+      await files.recover();
       await removeStrayTemps(layout.dir);
     },
     close: () => {

@@ -8,8 +8,21 @@ import type Database from 'better-sqlite3';
 import { syncDirectory, syncFile, writeFileAtomic } from '../../core/files.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
 import { isTemplateName, isTemplateVersion } from '../../core/versions.js';
-import type { ArchiveReader, NewVersion, PublishedVersion, Reservation, StoredVersion, TokenRecord, VersionStore } from '../types.js';
+import type {
+  ArchiveReader,
+  LifecycleChange,
+  NewVersion,
+  PublishedVersion,
+  Reservation,
+  StoredVersion,
+  TokenRecord,
+  VersionLifecycle,
+  VersionStability,
+  VersionStore,
+  WebhookEventRecord,
+} from '../types.js';
 import { ownerOfSync, permission } from './tokens.js';
+import { insertOutboxEvents } from './webhooks.js';
 
 interface VersionRow {
   name: string;
@@ -20,10 +33,13 @@ interface VersionRow {
   size: number;
   owner: string;
   created_at: string;
+  stability: VersionStability | null;
+  deprecation_message: string | null;
+  yanked_at: string | null;
 }
 
 /** Every column but the manifest, which only a registry build needs. */
-const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at';
+const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at';
 
 const toVersion = (row: VersionRow): StoredVersion => ({
   name: row.name,
@@ -34,7 +50,17 @@ const toVersion = (row: VersionRow): StoredVersion => ({
   size: row.size,
   owner: row.owner,
   createdAt: row.created_at,
+  ...lifecycleOf(row),
 });
+
+/** The lifecycle columns of a row, as the optional fields of a version. */
+function lifecycleOf(row: Pick<VersionRow, 'stability' | 'deprecation_message' | 'yanked_at'>): VersionLifecycle {
+  return {
+    ...(row.stability ? { stability: row.stability } : {}),
+    ...(row.deprecation_message !== null ? { deprecationMessage: row.deprecation_message } : {}),
+    ...(row.yanked_at ? { yankedAt: row.yanked_at } : {}),
+  };
+}
 
 async function fileSha256(file: string): Promise<string | undefined> {
   try {
@@ -152,7 +178,7 @@ export class SqliteVersionStore implements VersionStore {
     return Promise.resolve(reservation);
   }
 
-  async commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest): Promise<StoredVersion> {
+  async commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents: readonly WebhookEventRecord[] = []): Promise<StoredVersion> {
     const archive = this.layout.archive(name, version);
     const manifestFile = this.layout.manifest(name, version);
     await makePrivateFolder(path.dirname(manifestFile));
@@ -164,7 +190,11 @@ export class SqliteVersionStore implements VersionStore {
     await rename(archiveFile, archive);
     await syncDirectory(path.dirname(archive));
     await syncDirectory(path.dirname(manifestFile));
-    this.db.prepare("UPDATE versions SET state = 'complete', manifest = ? WHERE name = ? AND version = ? AND state = 'pending'").run(JSON.stringify(manifest), name, version);
+    // The version and its webhook deliveries (the outbox) in one transaction: both or neither.
+    this.db.transaction(() => {
+      const completed = this.db.prepare("UPDATE versions SET state = 'complete', manifest = ? WHERE name = ? AND version = ? AND state = 'pending'").run(JSON.stringify(manifest), name, version);
+      if (completed.changes > 0) insertOutboxEvents(this.db, webhookEvents);
+    })();
     const stored = this.getSync(name, version);
     if (!stored) throw new Error(`version ${name}@${version} vanished while it was committed`);
     return stored;
@@ -204,6 +234,43 @@ export class SqliteVersionStore implements VersionStore {
       await handle.close();
       throw error;
     }
+  }
+
+  updateLifecycle(name: string, version: string, change: LifecycleChange): Promise<{ version: StoredVersion; changed: boolean } | undefined> {
+    const result = this.db
+      .transaction((): { version: StoredVersion; changed: boolean } | undefined => {
+        const row = this.db.prepare(`SELECT ${VERSION_COLUMNS}, manifest FROM versions WHERE name = ? AND version = ? AND state = 'complete'`).get(name, version) as
+          | (VersionRow & { manifest: string | null })
+          | undefined;
+        if (!row) return undefined;
+        const manifestStability = row.manifest ? (JSON.parse(row.manifest) as TemplateManifest).stability : undefined;
+        const effective = change.stability ?? row.stability ?? manifestStability ?? 'stable';
+        // Stored only when it differs from the manifest's: an undone deprecation leaves no trace.
+        const stability = effective === (manifestStability ?? 'stable') ? null : effective;
+        let message = change.deprecationMessage === undefined ? row.deprecation_message : change.deprecationMessage;
+        if (effective !== 'deprecated') message = null;
+        const yankedAt = row.yanked_at ?? (change.yanked ? (change.now ?? new Date()).toISOString() : null);
+        const changed = stability !== row.stability || message !== row.deprecation_message || yankedAt !== row.yanked_at;
+        if (changed) {
+          this.db
+            .prepare('UPDATE versions SET stability = ?, deprecation_message = ?, yanked_at = ? WHERE name = ? AND version = ?')
+            .run(stability, message, yankedAt, name, version);
+        }
+        const updated = this.getSync(name, version);
+        return updated ? { version: updated, changed } : undefined;
+      })
+      .immediate();
+    return Promise.resolve(result);
+  }
+
+  listLifecycles(): Promise<Map<string, VersionLifecycle>> {
+    type Row = Pick<VersionRow, 'name' | 'version' | 'stability' | 'deprecation_message' | 'yanked_at'>;
+    const rows = this.db
+      .prepare(
+        "SELECT name, version, stability, deprecation_message, yanked_at FROM versions WHERE state = 'complete' AND (stability IS NOT NULL OR deprecation_message IS NOT NULL OR yanked_at IS NOT NULL)",
+      )
+      .all() as Row[];
+    return Promise.resolve(new Map(rows.map((row) => [`${row.name}@${row.version}`, lifecycleOf(row)])));
   }
 
   uploadTempPath(suffix = ''): string {

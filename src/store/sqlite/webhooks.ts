@@ -1,8 +1,17 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 import type Database from 'better-sqlite3';
 
-import { eventMatches, type DeliveryRecord, type NewWebhook, type StoredWebhook, type WebhookStore } from '../types.js';
+import {
+  eventMatches,
+  type DeliveryRecord,
+  type NewWebhook,
+  type OutboxDelivery,
+  type OutboxUpdate,
+  type StoredWebhook,
+  type WebhookEventRecord,
+  type WebhookStore,
+} from '../types.js';
 
 // The signing secret is stored as given (deliveries are signed with it, so it cannot be hashed like
 // tokens): the store folder must be readable by the server's account only.
@@ -23,6 +32,21 @@ interface DeliveryRow {
   status: number | null;
   attempted_at: string;
   error: string | null;
+  delivery_id: string | null;
+}
+
+interface OutboxRow {
+  id: string;
+  webhook_id: string;
+  event: string;
+  body: string;
+  state: OutboxDelivery['state'];
+  attempts: number;
+  next_attempt_at: number;
+  created_at: string;
+  updated_at: string;
+  last_status: number | null;
+  last_error: string | null;
 }
 
 const toWebhook = (row: WebhookRow): StoredWebhook => ({
@@ -41,7 +65,62 @@ const toDelivery = (row: DeliveryRow): DeliveryRecord => ({
   status: row.status,
   attemptedAt: row.attempted_at,
   error: row.error,
+  deliveryId: row.delivery_id,
 });
+
+const toOutbox = (row: OutboxRow): OutboxDelivery => ({
+  id: row.id,
+  webhookId: row.webhook_id,
+  event: row.event,
+  body: row.body,
+  state: row.state,
+  attempts: row.attempts,
+  nextAttemptAt: new Date(row.next_attempt_at).toISOString(),
+  createdAt: row.created_at,
+  lastStatus: row.last_status,
+  lastError: row.last_error,
+});
+
+/** The body of every delivery of an event: `{ event, timestamp, data }` (the spec's delivery pattern). */
+export function webhookBody(record: WebhookEventRecord, now: Date): string {
+  return JSON.stringify({ event: record.event, timestamp: record.timestamp ?? now.toISOString(), data: record.data });
+}
+
+/**
+ * Writes one pending outbox delivery of `record` per active webhook subscribed to its event, due at
+ * `now`. Synchronous, so that a store method can call it inside its own transaction (the change and
+ * its deliveries are written together, or neither is): what `commitVersion` does with its events.
+ */
+export function insertOutboxEvents(db: Database.Database, records: readonly WebhookEventRecord[], now: Date = new Date()): OutboxDelivery[] {
+  if (records.length === 0) return [];
+  const webhooks = (db.prepare('SELECT * FROM webhooks WHERE active = 1 ORDER BY created_at, id').all() as WebhookRow[]).map(toWebhook);
+  const insert = db.prepare(
+    "INSERT INTO webhook_outbox (id, webhook_id, event, body, state, attempts, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)",
+  );
+  const created: OutboxDelivery[] = [];
+  for (const record of records) {
+    const body = webhookBody(record, now);
+    for (const webhook of webhooks) {
+      if (!webhook.events.some((e) => eventMatches(e, record.event))) continue;
+      const row: OutboxRow = {
+        id: randomUUID(),
+        webhook_id: webhook.id,
+        event: record.event,
+        body,
+        state: 'pending',
+        attempts: 0,
+        next_attempt_at: now.getTime(),
+        created_at: now.toISOString(),
+        updated_at: now.toISOString(),
+        last_status: null,
+        last_error: null,
+      };
+      insert.run(row.id, row.webhook_id, row.event, row.body, row.next_attempt_at, row.created_at, row.updated_at);
+      created.push(toOutbox(row));
+    }
+  }
+  return created;
+}
 
 /** Webhooks and their delivery log, in SQLite. */
 export class SqliteWebhookStore implements WebhookStore {
@@ -78,16 +157,68 @@ export class SqliteWebhookStore implements WebhookStore {
   deleteWebhook(id: string): Promise<boolean> {
     const removed = this.db.transaction(() => {
       const deleted = this.db.prepare('DELETE FROM webhooks WHERE id = ?').run(id).changes > 0;
-      if (deleted) this.db.prepare('DELETE FROM deliveries WHERE webhook_id = ?').run(id);
+      if (deleted) {
+        this.db.prepare('DELETE FROM deliveries WHERE webhook_id = ?').run(id);
+        this.db.prepare('DELETE FROM webhook_outbox WHERE webhook_id = ?').run(id);
+      }
       return deleted;
     })();
     return Promise.resolve(removed);
   }
 
-  startDelivery(webhookId: string, event: string, attemptedAt: Date = new Date()): Promise<string> {
+  setWebhookActive(id: string, active: boolean): Promise<boolean> {
+    return Promise.resolve(this.db.prepare('UPDATE webhooks SET active = ? WHERE id = ?').run(active ? 1 : 0, id).changes > 0);
+  }
+
+  enqueueEvent(event: WebhookEventRecord, now: Date = new Date()): Promise<OutboxDelivery[]> {
+    return Promise.resolve(this.db.transaction(() => insertOutboxEvents(this.db, [event], now)).immediate());
+  }
+
+  claimDueDeliveries(now: Date, limit: number, leaseMs: number): Promise<OutboxDelivery[]> {
+    const claimed = this.db
+      .transaction(() => {
+        const rows = this.db
+          .prepare("SELECT * FROM webhook_outbox WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, rowid LIMIT ?")
+          .all(now.getTime(), limit) as OutboxRow[];
+        const lease = this.db.prepare('UPDATE webhook_outbox SET next_attempt_at = ? WHERE id = ?');
+        for (const row of rows) lease.run(now.getTime() + leaseMs, row.id);
+        return rows.map(toOutbox);
+      })
+      .immediate();
+    return Promise.resolve(claimed);
+  }
+
+  nextDueAt(): Promise<Date | undefined> {
+    const row = this.db.prepare("SELECT MIN(next_attempt_at) AS due FROM webhook_outbox WHERE state = 'pending'").get() as { due: number | null };
+    return Promise.resolve(row.due === null ? undefined : new Date(row.due));
+  }
+
+  countPendingDeliveries(): Promise<number> {
+    const row = this.db.prepare("SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending'").get() as { n: number };
+    return Promise.resolve(row.n);
+  }
+
+  updateOutboxDelivery(id: string, update: OutboxUpdate, now: Date = new Date()): Promise<void> {
+    this.db
+      .prepare('UPDATE webhook_outbox SET state = ?, attempts = ?, next_attempt_at = ?, updated_at = ?, last_status = ?, last_error = ? WHERE id = ?')
+      .run(update.state, update.attempts, (update.nextAttemptAt ?? now).getTime(), now.toISOString(), update.status, update.error, id);
+    return Promise.resolve();
+  }
+
+  getOutboxDelivery(id: string): Promise<OutboxDelivery | undefined> {
+    const row = this.db.prepare('SELECT * FROM webhook_outbox WHERE id = ?').get(id) as OutboxRow | undefined;
+    return Promise.resolve(row ? toOutbox(row) : undefined);
+  }
+
+  listOutboxDeliveries(webhookId: string): Promise<OutboxDelivery[]> {
+    const rows = this.db.prepare('SELECT * FROM webhook_outbox WHERE webhook_id = ? ORDER BY rowid DESC').all(webhookId) as OutboxRow[];
+    return Promise.resolve(rows.map(toOutbox));
+  }
+
+  startDelivery(webhookId: string, event: string, attemptedAt: Date = new Date(), deliveryId?: string): Promise<string> {
     const result = this.db
-      .prepare('INSERT INTO deliveries (webhook_id, event, status, attempted_at, error) VALUES (?, ?, NULL, ?, NULL)')
-      .run(webhookId, event, attemptedAt.toISOString());
+      .prepare('INSERT INTO deliveries (webhook_id, event, status, attempted_at, error, delivery_id) VALUES (?, ?, NULL, ?, NULL, ?)')
+      .run(webhookId, event, attemptedAt.toISOString(), deliveryId ?? null);
     return Promise.resolve(String(result.lastInsertRowid));
   }
 
@@ -104,6 +235,11 @@ export class SqliteWebhookStore implements WebhookStore {
   pruneDeliveries(webhookId: string, keep: number): Promise<void> {
     this.db
       .prepare('DELETE FROM deliveries WHERE webhook_id = ? AND id NOT IN (SELECT id FROM deliveries WHERE webhook_id = ? ORDER BY id DESC LIMIT ?)')
+      .run(webhookId, webhookId, keep);
+    this.db
+      .prepare(
+        "DELETE FROM webhook_outbox WHERE webhook_id = ? AND state != 'pending' AND rowid NOT IN (SELECT rowid FROM webhook_outbox WHERE webhook_id = ? AND state != 'pending' ORDER BY rowid DESC LIMIT ?)",
+      )
       .run(webhookId, webhookId, keep);
     return Promise.resolve();
   }

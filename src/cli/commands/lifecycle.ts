@@ -1,0 +1,123 @@
+/**
+ * `template-registry deprecate <id>[@<range>]` and `template-registry yank <id>@<version>`: the
+ * version lifecycle on a registry server (published bytes never change). `deprecate` sends one
+ * `PATCH /templates/bulk` (every version of the id in the semver range); `yank` sends
+ * `DELETE /templates/{id}/versions/{version}`. Exit codes: 0 done, 1 the server refused or could
+ * not be reached, 2 a usage error.
+ */
+import type { Command } from 'commander';
+
+import { errorMessage } from '../../core/errors.js';
+import { registryBaseUrl } from '../../core/registry-url.js';
+import { isValidRange, NAME_PATTERN, VERSION_PATTERN } from '../../core/versions.js';
+import { EXIT, type CliIo } from '../io.js';
+
+const TOKEN_ENV = 'TEMPLATE_REGISTRY_TOKEN';
+const REGISTRY_ENV = 'TEMPLATE_REGISTRY_URL';
+
+interface ServerFlags {
+  registry?: string;
+  token?: string;
+  json?: boolean;
+}
+
+interface DeprecateFlags extends ServerFlags {
+  message?: string;
+}
+
+/** `id@spec` split at the first `@` (template names hold none); `spec` undefined without one. */
+function splitTarget(target: string): { id: string; spec: string | undefined } {
+  const at = target.indexOf('@');
+  return at === -1 ? { id: target, spec: undefined } : { id: target.slice(0, at), spec: target.slice(at + 1) };
+}
+
+/** The registry and token of the flags or the environment, or the usage error naming what is missing. */
+function serverOf(flags: ServerFlags): { registryUrl: string; token: string } | string {
+  const registryUrl = registryBaseUrl((flags.registry ?? process.env[REGISTRY_ENV] ?? '').trim());
+  if (registryUrl === '') return `no registry: pass --registry <url> or set ${REGISTRY_ENV}`;
+  const token = (flags.token ?? process.env[TOKEN_ENV] ?? '').trim();
+  if (token === '') return `no API token: set ${TOKEN_ENV} or pass --token <token>`;
+  return { registryUrl, token };
+}
+
+/** Sends a JSON request with the token; the `data` of the answer, or an Error with the server's message. */
+async function send(server: { registryUrl: string; token: string }, method: string, path: string, body?: unknown): Promise<unknown> {
+  const response = await fetch(`${server.registryUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${server.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  let json: { data?: unknown; error?: { message?: string } } | undefined;
+  try {
+    json = JSON.parse(text) as typeof json;
+  } catch {
+    json = undefined;
+  }
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${json?.error?.message ?? (text.slice(0, 200) || response.statusText)}`);
+  return json?.data;
+}
+
+export function registerLifecycle(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  const usage = (message: string): void => {
+    io.stderr(`error: ${message}\n`);
+    setExit(EXIT.usage);
+  };
+  /** Runs a request; prints its error and sets exit 1 when it fails. */
+  const attempt = async (server: { token: string }, work: () => Promise<void>): Promise<void> => {
+    try {
+      await work();
+      setExit(EXIT.ok);
+    } catch (error) {
+      io.stderr(`error: ${errorMessage(error).split(server.token).join('***')}\n`);
+      setExit(EXIT.failure);
+    }
+  };
+
+  program
+    .command('deprecate')
+    .description('mark versions of a template deprecated on a registry server (their archives stay as published)')
+    .argument('<target>', 'id@range: the template id and a semver range of its versions (e.g. web-app@<2.0.0, web-app@1.x); id alone: every version')
+    .option('--message <text>', 'why, and what to use instead (shown by clients and the catalog)')
+    .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
+    .option('--token <token>', `API token of the template's owner or an admin (default: $${TOKEN_ENV})`)
+    .option('--json', 'print the result as JSON')
+    .action(async (target: string, flags: DeprecateFlags) => {
+      const { id, spec } = splitTarget(target);
+      if (!NAME_PATTERN.test(id)) return usage(`${JSON.stringify(id)} is not a template id`);
+      if (spec !== undefined && !isValidRange(spec)) return usage(`${JSON.stringify(spec)} is not a version or a semver range`);
+      if (flags.message !== undefined && flags.message.trim() === '') return usage('--message must not be empty');
+      const server = serverOf(flags);
+      if (typeof server === 'string') return usage(server);
+      await attempt(server, async () => {
+        const update = { stability: 'deprecated', ...(flags.message === undefined ? {} : { deprecationMessage: flags.message }) };
+        const data = (await send(server, 'PATCH', '/templates/bulk', { filter: { id, ...(spec === undefined ? {} : { version: spec }) }, update })) as {
+          changed: number;
+          versions: string[];
+        };
+        if (flags.json) io.stdout(`${JSON.stringify({ id, range: spec ?? '*', ...data }, null, 2)}\n`);
+        else if (data.changed === 0) io.stdout(`no version of ${id} in ${spec ?? '*'} changed (already deprecated, or none matches)\n`);
+        else io.stdout(`deprecated ${data.changed} version${data.changed === 1 ? '' : 's'} of ${id}: ${data.versions.join(', ')}\n`);
+      });
+    });
+
+  program
+    .command('yank')
+    .description('yank a version on a registry server: still downloadable by its exact version, never chosen as the latest, never reusable')
+    .argument('<target>', 'id@version')
+    .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
+    .option('--token <token>', `API token of the template's owner or an admin (default: $${TOKEN_ENV})`)
+    .option('--json', 'print the yanked entry as JSON')
+    .action(async (target: string, flags: ServerFlags) => {
+      const { id, spec } = splitTarget(target);
+      if (!NAME_PATTERN.test(id)) return usage(`${JSON.stringify(id)} is not a template id`);
+      if (spec === undefined || !VERSION_PATTERN.test(spec)) return usage(`give the exact version to yank: ${id}@MAJOR.MINOR.PATCH`);
+      const server = serverOf(flags);
+      if (typeof server === 'string') return usage(server);
+      await attempt(server, async () => {
+        const entry = await send(server, 'DELETE', `/templates/${encodeURIComponent(id)}/versions/${encodeURIComponent(spec)}`);
+        if (flags.json) io.stdout(`${JSON.stringify(entry, null, 2)}\n`);
+        else io.stdout(`yanked ${id}@${spec}: still downloadable as ${id}@${spec}, no longer chosen as the latest\n`);
+      });
+    });
+}

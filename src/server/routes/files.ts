@@ -1,0 +1,331 @@
+/**
+ * Large uploads through `/files` (the spec's file upload routes):
+ *
+ * - `POST /files/upload-url` `{ filename, contentType }` (a token) stages a file and answers
+ *   `{ uploadUrl, fileId }`. The URL is opaque to clients: here it is this server's
+ *   `/files/{fileId}/content?sig=<capability>`, the capability a random secret the store keeps as
+ *   a hash (so the PUT needs no token, like a presigned S3 URL; another backend may answer one).
+ * - `PUT {uploadUrl}` takes the raw bytes, streamed to a temp file of the store (the archive size
+ *   limit and the request time-out of uploads; the temp file removed on any failure).
+ * - `POST /files/{fileId}/confirm` `{ size?, integrity? }` (the token that staged it) checks them
+ *   against the stored bytes (422 on a mismatch) and makes the file usable.
+ * - `POST /files` takes multipart `file` + `metadata` (JSON `{ filename, contentType }`) and
+ *   answers a confirmed file at once.
+ *
+ * `POST /templates` with a `fileId` part (routes/upload.ts) publishes a confirmed file of the same
+ * token; a successful publish consumes it. Unconfirmed files expire after `pendingTtlMs` (1 hour),
+ * confirmed unused ones after `confirmedTtlMs` (24 hours); a sweep removes them at start and every
+ * `sweepEveryMs` (10 minutes).
+ */
+import { rm } from 'node:fs/promises';
+
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+
+import type { StagedFile, TokenRecord } from '../../store/types.js';
+import type { ServerContext } from '../context.js';
+import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
+import { closing, MULTIPART_OVERHEAD, multipartError, receiveArchive } from './upload.js';
+
+export interface FileSettings {
+  /** How long a staged file may wait for its bytes and its confirmation, in ms (default 1 hour). */
+  pendingTtlMs: number;
+  /** How long a confirmed file waits to be used by a publish, in ms (default 24 hours). */
+  confirmedTtlMs: number;
+  /** How often expired files are removed, in ms (default 10 minutes; also once at start). */
+  sweepEveryMs: number;
+}
+
+export const DEFAULT_FILE_SETTINGS: FileSettings = {
+  pendingTtlMs: 60 * 60 * 1000,
+  confirmedTtlMs: 24 * 60 * 60 * 1000,
+  sweepEveryMs: 10 * 60 * 1000,
+};
+
+const NO_STORE = 'no-store';
+
+/** What clients see of a staged file (never the capability). */
+function publicFile(file: StagedFile): Record<string, unknown> {
+  return {
+    fileId: file.id,
+    filename: file.filename,
+    contentType: file.contentType,
+    state: file.state === 'claimed' ? 'confirmed' : file.state,
+    ...(file.size === undefined ? {} : { size: file.size }),
+    ...(file.integrity === undefined ? {} : { integrity: file.integrity }),
+    createdAt: file.createdAt,
+    expiresAt: file.expiresAt,
+  };
+}
+
+/** Whether an SRI string (`sha512-...`, several hashes allowed) names the stored bytes: one sha512 or sha256 entry must match, none may differ. */
+function integrityMatches(expected: string, file: StagedFile): boolean {
+  const stored: Record<string, string | undefined> = {
+    sha512: file.integrity?.replace(/^sha512-/, ''),
+    sha256: file.sha256 === undefined ? undefined : Buffer.from(file.sha256, 'hex').toString('base64'),
+  };
+  let matched = false;
+  for (const token of expected.trim().split(/\s+/)) {
+    const found = /^(sha256|sha512)-([A-Za-z0-9+/]+={0,2})(\?.*)?$/.exec(token);
+    if (!found) continue;
+    if (stored[found[1] as string] !== found[2]) return false;
+    matched = true;
+  }
+  return matched;
+}
+
+/** The problems of a client's `{ size, integrity }` against the stored bytes. */
+function checkDetails(expected: { size?: number; integrity?: string }, file: StagedFile): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  if (expected.size !== undefined && expected.size !== file.size) {
+    details.push({ field: 'size', code: 'SIZE_MISMATCH', message: `the stored file has ${String(file.size)} bytes, not ${expected.size}` });
+  }
+  if (expected.integrity !== undefined && !integrityMatches(expected.integrity, file)) {
+    details.push({ field: 'integrity', code: 'INTEGRITY_MISMATCH', message: `the stored file has integrity ${String(file.integrity)}` });
+  }
+  return details;
+}
+
+/** The file `id` of `token`: 404 when there is none, 403 when another token staged it. */
+async function ownFile(context: ServerContext, token: TokenRecord, id: string): Promise<StagedFile> {
+  const file = await context.storage.files.getFile(id);
+  if (!file || Date.parse(file.expiresAt) <= Date.now()) throw new ApiError(404, 'NOT_FOUND', `there is no file ${id} (files expire, and a used one is consumed)`);
+  if (file.tokenId !== token.id) throw new ApiError(403, 'FORBIDDEN', `the file ${id} was staged with another token`);
+  return file;
+}
+
+/** Reads `source` until `limit` bytes have passed; beyond that it stops and says so in `state.truncated`. */
+async function* limited(source: AsyncIterable<Buffer>, limit: number, state: { truncated: boolean }): AsyncGenerator<Buffer> {
+  let size = 0;
+  for await (const chunk of source) {
+    size += chunk.length;
+    if (size > limit) {
+      state.truncated = true;
+      return;
+    }
+    yield chunk;
+  }
+}
+
+const tooLarge = (limit: number): ApiError => closing(new ApiError(413, 'PAYLOAD_TOO_LARGE', `the file is larger than the limit of ${limit} bytes`));
+
+const nameSchema = { type: 'string', minLength: 1, maxLength: 255 } as const;
+const metadataSchema = {
+  type: 'object',
+  required: ['filename', 'contentType'],
+  properties: { filename: nameSchema, contentType: nameSchema },
+  additionalProperties: false,
+} as const;
+const confirmSchema = {
+  type: ['object', 'null'],
+  properties: { size: { type: 'integer', minimum: 0 }, integrity: { type: 'string', minLength: 1, maxLength: 1024 } },
+  additionalProperties: false,
+} as const;
+
+export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?: Partial<FileSettings> }> = async (app, { context, settings }) => {
+  const { files } = context.storage;
+  const { pendingTtlMs, confirmedTtlMs, sweepEveryMs } = { ...DEFAULT_FILE_SETTINGS, ...settings };
+  const maxBytes = context.limits.maxArchiveBytes;
+  const requireToken = app.requireToken();
+
+  const sweep = async (): Promise<void> => {
+    try {
+      const removed = await files.sweepFiles();
+      if (removed > 0) app.log.info({ removed }, 'expired staged files removed');
+    } catch (error) {
+      app.log.error({ err: error }, 'removing expired staged files failed');
+    }
+  };
+  await sweep();
+  const timer = setInterval(() => void sweep(), sweepEveryMs);
+  timer.unref();
+  app.addHook('preClose', (done) => {
+    clearInterval(timer);
+    done();
+  });
+
+  app.post<{ Body: { filename: string; contentType: string } }>(
+    '/files/upload-url',
+    { preValidation: requireToken, schema: { body: metadataSchema } },
+    async (request, reply) => {
+      const token = request.token as TokenRecord;
+      const now = new Date();
+      const { file, capability } = await files.createFile({
+        tokenId: token.id,
+        filename: request.body.filename,
+        contentType: request.body.contentType,
+        expiresAt: new Date(now.getTime() + pendingTtlMs),
+        now,
+      });
+      const uploadUrl = `${context.publicUrl}/files/${encodeURIComponent(file.id)}/content?sig=${encodeURIComponent(capability)}`;
+      return reply
+        .code(201)
+        .header('Cache-Control', NO_STORE)
+        .send(envelope(request, { uploadUrl, fileId: file.id, method: 'PUT', expiresAt: file.expiresAt }));
+    },
+  );
+
+  app.post<{ Params: { fileId: string }; Body: { size?: number; integrity?: string } | null | undefined }>(
+    '/files/:fileId/confirm',
+    { preValidation: requireToken, schema: { body: confirmSchema } },
+    async (request, reply) => {
+      const token = request.token as TokenRecord;
+      const file = await ownFile(context, token, request.params.fileId);
+      if (file.state === 'pending') throw new ApiError(409, 'CONFLICT', `the file ${file.id} has no bytes yet: PUT them to its uploadUrl first`);
+      const details = checkDetails(request.body ?? {}, file);
+      if (details.length > 0) throw new ApiError(422, 'VALIDATION_ERROR', 'the stored file does not match', details);
+      const confirmed = file.state === 'uploaded' ? await files.confirmFile(file.id, new Date(Date.now() + confirmedTtlMs)) : file;
+      if (!confirmed) throw new ApiError(409, 'CONFLICT', `the file ${file.id} changed while it was confirmed`);
+      return reply.header('Cache-Control', NO_STORE).send(envelope(request, publicFile(confirmed)));
+    },
+  );
+
+  // The PUT of the bytes: a capability in the URL instead of a token, and any content type, read as a stream.
+  await app.register((raw, _options, registered) => {
+    raw.removeAllContentTypeParsers();
+    raw.addContentTypeParser('*', (_request, _payload, done) => done(null));
+
+    const gate = async (request: FastifyRequest<{ Params: { fileId: string }; Querystring: { sig?: string } }>): Promise<void> => {
+      const { fileId } = request.params;
+      const sig = request.query.sig;
+      const file = typeof sig === 'string' && sig !== '' ? await files.checkCapability(fileId, sig) : undefined;
+      if (!file) {
+        const known = await files.getFile(fileId);
+        throw closing(
+          known
+            ? new ApiError(403, 'FORBIDDEN', 'the upload URL is not valid (wrong signature, or expired): ask POST /files/upload-url for a new one')
+            : new ApiError(404, 'NOT_FOUND', `there is no file ${fileId}`),
+        );
+      }
+      if (file.state !== 'pending' && file.state !== 'uploaded') throw closing(new ApiError(409, 'CONFLICT', `the file ${fileId} is confirmed: its bytes can no longer change`));
+      const declared = Number(request.headers['content-length']);
+      if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+    };
+
+    raw.put<{ Params: { fileId: string }; Querystring: { sig?: string } }>(
+      '/files/:fileId/content',
+      { preParsing: gate, schema: { querystring: { type: 'object', properties: { sig: { type: 'string' } }, additionalProperties: false } } },
+      async (request, reply) => {
+        const temp = context.storage.versions.uploadTempPath('.upload');
+        const timer = setTimeout(() => request.raw.destroy(new Error(`the upload took longer than ${context.limits.requestTimeoutMs} ms`)), context.limits.requestTimeoutMs);
+        try {
+          const state = { truncated: false };
+          const digests = await receiveArchive(limited(request.raw, maxBytes, state), temp);
+          if (state.truncated) throw tooLarge(maxBytes);
+          const stored = await files.storeContent(request.params.fileId, temp, digests);
+          if (!stored) throw new ApiError(409, 'CONFLICT', `the file ${request.params.fileId} expired or was confirmed during the upload`);
+          return await reply.header('Cache-Control', NO_STORE).send(envelope(request, publicFile(stored)));
+        } finally {
+          clearTimeout(timer);
+          await rm(temp, { force: true });
+        }
+      },
+    );
+    registered();
+  });
+
+  // POST /files: bytes and metadata in one multipart request, answered with a confirmed file.
+  await app.register(async (form) => {
+    await form.register(multipart, { throwFileSizeLimit: false });
+    const largest = maxBytes + context.limits.maxManifestBytes + MULTIPART_OVERHEAD;
+    const gate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      try {
+        await requireToken.call(app, request, reply);
+      } catch (error) {
+        throw error instanceof ApiError ? closing(error) : error;
+      }
+      const declared = Number(request.headers['content-length']);
+      if (Number.isFinite(declared) && declared > largest) throw tooLarge(maxBytes);
+    };
+
+    form.post('/files', { preParsing: gate }, async (request, reply) => {
+      const token = request.token as TokenRecord;
+      if (!request.isMultipart()) throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'POST /files takes multipart/form-data with the parts file and metadata');
+      let temp: string | undefined;
+      let received: { size: number; sha256: string; integrity: string; filename: string; mimetype: string } | undefined;
+      let metadataText: string | undefined;
+      const timer = setTimeout(() => request.raw.destroy(new Error(`the upload took longer than ${context.limits.requestTimeoutMs} ms`)), context.limits.requestTimeoutMs);
+      try {
+        try {
+          const parts = request.parts({ limits: { fileSize: maxBytes, files: 2, fields: 4, parts: 6, fieldSize: context.limits.maxManifestBytes } });
+          for await (const part of parts) {
+            if (part.type === 'file' && part.fieldname === 'file') {
+              if (temp !== undefined) throw new ApiError(400, 'BAD_REQUEST', 'the file part appears twice');
+              temp = context.storage.versions.uploadTempPath('.upload');
+              const digests = await receiveArchive(part.file, temp);
+              if (part.file.truncated) throw tooLarge(maxBytes);
+              received = { ...digests, filename: part.filename, mimetype: part.mimetype };
+            } else if (part.fieldname === 'metadata') {
+              if (metadataText !== undefined) throw new ApiError(400, 'BAD_REQUEST', 'the metadata part appears twice');
+              if (part.type === 'file') {
+                const chunks: Buffer[] = [];
+                for await (const chunk of part.file as AsyncIterable<Buffer>) chunks.push(chunk);
+                if (part.file.truncated) throw new ApiError(413, 'PAYLOAD_TOO_LARGE', 'the metadata part is too large');
+                metadataText = Buffer.concat(chunks).toString('utf8');
+              } else {
+                metadataText = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+              }
+            } else if (part.type === 'file') {
+              part.file.resume();
+            }
+          }
+        } catch (error) {
+          throw multipartError(error);
+        }
+        clearTimeout(timer);
+        if (!received || temp === undefined) {
+          throw new ApiError(400, 'VALIDATION_ERROR', 'missing parts', [{ field: 'file', code: 'REQUIRED', message: 'the file part is required' }]);
+        }
+        const metadata = parseMetadata(metadataText, received);
+        const now = new Date();
+        const { file } = await files.createFile({ tokenId: token.id, filename: metadata.filename, contentType: metadata.contentType, expiresAt: new Date(now.getTime() + pendingTtlMs), now });
+        const stored = await files.storeContent(file.id, temp, received);
+        if (!stored) throw new Error(`the staged file ${file.id} vanished`);
+        const details = checkDetails(metadata, stored);
+        if (details.length > 0) {
+          await files.deleteFile(file.id);
+          throw new ApiError(422, 'VALIDATION_ERROR', 'the uploaded file does not match its metadata', details);
+        }
+        const confirmed = await files.confirmFile(file.id, new Date(Date.now() + confirmedTtlMs));
+        if (!confirmed) throw new Error(`the staged file ${file.id} vanished`);
+        return await reply.code(201).header('Cache-Control', NO_STORE).send(envelope(request, publicFile(confirmed)));
+      } finally {
+        clearTimeout(timer);
+        if (temp !== undefined) await rm(temp, { force: true });
+      }
+    });
+  });
+};
+
+/** The metadata part: `{ filename, contentType, size?, integrity? }`, the file part's own name and type by default. */
+function parseMetadata(text: string | undefined, part: { filename: string; mimetype: string }): { filename: string; contentType: string; size?: number; integrity?: string } {
+  let value: unknown = {};
+  if (text !== undefined) {
+    try {
+      value = JSON.parse(text) as unknown;
+    } catch {
+      throw new ApiError(400, 'INVALID_JSON', 'the metadata part is not valid JSON', [{ field: 'metadata', code: 'INVALID_JSON', message: 'the metadata part is not valid JSON' }]);
+    }
+  }
+  const invalid = (field: string, message: string): ApiError => new ApiError(400, 'VALIDATION_ERROR', 'the metadata part is invalid', [{ field: `metadata.${field}`, code: 'INVALID', message }]);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('', 'must be a JSON object');
+  const record = value as Record<string, unknown>;
+  const text255 = (field: string, fallback: string): string => {
+    const given = record[field] ?? fallback;
+    if (typeof given !== 'string' || given === '' || given.length > 255) throw invalid(field, 'must be a string of 1 to 255 characters');
+    return given;
+  };
+  const result: { filename: string; contentType: string; size?: number; integrity?: string } = {
+    filename: text255('filename', part.filename),
+    contentType: text255('contentType', part.mimetype),
+  };
+  if (record.size !== undefined) {
+    if (typeof record.size !== 'number' || !Number.isInteger(record.size) || record.size < 0) throw invalid('size', 'must be a whole number of bytes');
+    result.size = record.size;
+  }
+  if (record.integrity !== undefined) {
+    if (typeof record.integrity !== 'string' || record.integrity === '') throw invalid('integrity', 'must be an SRI string (sha512-...)');
+    result.integrity = record.integrity;
+  }
+  return result;
+}

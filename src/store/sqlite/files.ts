@@ -1,0 +1,162 @@
+/**
+ * Files staged by large uploads (`/files`): a row each in `staged_files`, the bytes in `files/<id>`.
+ * The capability that lets the bytes be uploaded without a token is kept as its SHA-256 only.
+ */
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { chmod, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+
+import type Database from 'better-sqlite3';
+
+import type { ArchiveReader, FileStore, NewStagedFile, StagedFile } from '../types.js';
+
+interface FileRow {
+  id: string;
+  token_id: string;
+  filename: string;
+  content_type: string;
+  capability: Buffer;
+  state: StagedFile['state'];
+  size: number | null;
+  sha256: string | null;
+  integrity: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+const toFile = (row: FileRow): StagedFile => ({
+  id: row.id,
+  tokenId: row.token_id,
+  filename: row.filename,
+  contentType: row.content_type,
+  state: row.state,
+  ...(row.size === null ? {} : { size: row.size }),
+  ...(row.sha256 === null ? {} : { sha256: row.sha256 }),
+  ...(row.integrity === null ? {} : { integrity: row.integrity }),
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+});
+
+const digest = (capability: string): Buffer => createHash('sha256').update(capability, 'utf8').digest();
+
+/** File ids are UUIDs: only those become path segments. */
+const FILE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export class SqliteFileStore implements FileStore {
+  constructor(
+    private readonly db: Database.Database,
+    /** The folder holding the bytes (files/ of the store). */
+    readonly dir: string,
+  ) {}
+
+  private row(id: string): FileRow | undefined {
+    if (!FILE_ID.test(id)) return undefined;
+    return this.db.prepare('SELECT * FROM staged_files WHERE id = ?').get(id) as FileRow | undefined;
+  }
+
+  private bytesPath(id: string): string {
+    if (!FILE_ID.test(id)) throw new Error(`not a file id: ${id}`);
+    return path.join(this.dir, id);
+  }
+
+  createFile(options: NewStagedFile): Promise<{ file: StagedFile; capability: string }> {
+    const now = options.now ?? new Date();
+    const id = randomUUID();
+    const capability = randomBytes(32).toString('base64url');
+    this.db
+      .prepare("INSERT INTO staged_files (id, token_id, filename, content_type, capability, state, created_at, expires_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)")
+      .run(id, options.tokenId, options.filename, options.contentType, digest(capability), now.toISOString(), options.expiresAt.toISOString());
+    const row = this.row(id);
+    if (!row) throw new Error(`staged file ${id} vanished`);
+    return Promise.resolve({ file: toFile(row), capability });
+  }
+
+  getFile(id: string): Promise<StagedFile | undefined> {
+    const row = this.row(id);
+    return Promise.resolve(row ? toFile(row) : undefined);
+  }
+
+  checkCapability(id: string, capability: string, now: Date = new Date()): Promise<StagedFile | undefined> {
+    const row = this.row(id);
+    if (!row) return Promise.resolve(undefined);
+    const presented = digest(capability);
+    const matches = presented.length === row.capability.length && timingSafeEqual(presented, row.capability);
+    if (!matches || Date.parse(row.expires_at) <= now.getTime()) return Promise.resolve(undefined);
+    return Promise.resolve(toFile(row));
+  }
+
+  async storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }): Promise<StagedFile | undefined> {
+    const row = this.row(id);
+    if (!row || (row.state !== 'pending' && row.state !== 'uploaded')) return undefined;
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await chmod(localFile, 0o600);
+    await rename(localFile, this.bytesPath(id));
+    const changed = this.db
+      .prepare("UPDATE staged_files SET state = 'uploaded', size = ?, sha256 = ?, integrity = ? WHERE id = ? AND state IN ('pending', 'uploaded')")
+      .run(digests.size, digests.sha256, digests.integrity, id).changes;
+    if (changed === 0) {
+      // Swept or confirmed meanwhile: the bytes just moved in are not wanted.
+      if (!this.row(id)) await rm(this.bytesPath(id), { force: true });
+      return undefined;
+    }
+    return this.getFile(id);
+  }
+
+  confirmFile(id: string, expiresAt: Date): Promise<StagedFile | undefined> {
+    const changed = this.db.prepare("UPDATE staged_files SET state = 'confirmed', expires_at = ? WHERE id = ? AND state = 'uploaded'").run(expiresAt.toISOString(), id).changes;
+    return changed === 0 ? Promise.resolve(undefined) : this.getFile(id);
+  }
+
+  claimFile(id: string): Promise<StagedFile | undefined> {
+    const changed = this.db.prepare("UPDATE staged_files SET state = 'claimed' WHERE id = ? AND state = 'confirmed'").run(id).changes;
+    return changed === 0 ? Promise.resolve(undefined) : this.getFile(id);
+  }
+
+  releaseFile(id: string): Promise<void> {
+    this.db.prepare("UPDATE staged_files SET state = 'confirmed' WHERE id = ? AND state = 'claimed'").run(id);
+    return Promise.resolve();
+  }
+
+  async openFile(id: string): Promise<ArchiveReader | undefined> {
+    if (!this.row(id)) return undefined;
+    let handle;
+    try {
+      handle = await open(this.bytesPath(id), 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    try {
+      const { size } = await handle.stat();
+      return { stream: handle.createReadStream(), size };
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  async deleteFile(id: string): Promise<boolean> {
+    if (!FILE_ID.test(id)) return false;
+    const removed = this.db.prepare('DELETE FROM staged_files WHERE id = ?').run(id).changes > 0;
+    await rm(this.bytesPath(id), { force: true });
+    return removed;
+  }
+
+  async sweepFiles(now: Date = new Date()): Promise<number> {
+    const expired = this.db.prepare("SELECT id FROM staged_files WHERE expires_at <= ? AND state != 'claimed'").all(now.toISOString()) as { id: string }[];
+    let count = 0;
+    for (const { id } of expired) {
+      if (this.db.prepare("DELETE FROM staged_files WHERE id = ? AND state != 'claimed'").run(id).changes > 0) count++;
+      await rm(this.bytesPath(id), { force: true });
+    }
+    return count;
+  }
+
+  /** At start (no publish running): claims a crash left are given back, bytes without a row removed. */
+  async recover(): Promise<void> {
+    this.db.prepare("UPDATE staged_files SET state = 'confirmed' WHERE state = 'claimed'").run();
+    for (const entry of await readdir(this.dir).catch(() => [] as string[])) {
+      if (!this.row(entry)) await rm(path.join(this.dir, entry), { recursive: true, force: true });
+    }
+  }
+}
