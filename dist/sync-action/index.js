@@ -57315,6 +57315,16 @@ async function migrationStepsBetween(options) {
   }
   return steps;
 }
+function versionDownloader(work, options) {
+  return async (entry, folder, purpose) => (await downloadTemplate(entry, path20.join(work, folder), {
+    ...options.onProgress ? { onProgress: options.onProgress } : {},
+    ...options.fetch ? { fetch: options.fetch } : {},
+    ...options.signal ? { signal: options.signal } : {},
+    ...options.limits ? { limits: options.limits } : {},
+    documentUrl: options.client.registryUrl,
+    purpose
+  })).dir;
+}
 
 // src/project/update.ts
 import { mkdtemp as mkdtemp2, rm as rm5 } from "node:fs/promises";
@@ -57366,12 +57376,7 @@ async function updateProject(options) {
   const baseEntry = await options.client.getTemplate(templateId, fromVersion);
   const work = await mkdtemp2(path21.join(tmpdir2(), "template-update-"));
   try {
-    const download = async (entry, folder, purpose) => (await downloadTemplate(entry, path21.join(work, folder), {
-      ...options.onProgress ? { onProgress: options.onProgress } : {},
-      ...options.fetch ? { fetch: options.fetch } : {},
-      documentUrl: options.client.registryUrl,
-      purpose
-    })).dir;
+    const download = versionDownloader(work, options);
     const baseTemplate = baseEntry ? await loadTemplate(await download(baseEntry, "base", "inspect")) : void 0;
     const targetTemplate = await loadTemplate(await download(target, "target", "generate"));
     const base = baseTemplate ? await rendering(baseTemplate, variablesOf(baseTemplate, lock.answers)) : void 0;
@@ -57464,13 +57469,8 @@ async function checkForUpdate(options) {
   }
   const work = await mkdtemp3(path22.join(tmpdir3(), "template-check-update-"));
   try {
-    const download = async (entry, folder) => (await downloadTemplate(entry, path22.join(work, folder), {
-      ...options.fetch ? { fetch: options.fetch } : {},
-      ...options.signal ? { signal: options.signal } : {},
-      ...options.limits ? { limits: options.limits } : {},
-      documentUrl: options.client.registryUrl,
-      purpose: "inspect"
-    })).dir;
+    const inspect = versionDownloader(work, options);
+    const download = (entry, folder) => inspect(entry, folder, "inspect");
     const template = await loadTemplate(await download(latest, "template", "inspect"));
     check2.changelog = await changelogOf(template, between.map((entry) => entry.version));
     const steps = await migrationStepsBetween({ client: options.client, lock, target: latest, targetRoot: template.root, download });

@@ -3,6 +3,7 @@
  * read that tells a missing file apart from an unreadable one.
  */
 import { randomBytes } from 'node:crypto';
+import type { ReadStream } from 'node:fs';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -90,5 +91,23 @@ export async function readHead(file: string, maxBytes: number): Promise<string> 
     return buffer.subarray(0, bytesRead).toString('utf8');
   } finally {
     await handle.close();
+  }
+}
+
+/** A stream of `file` with its size, or undefined when there is no such file (the handle closes with the stream). */
+export async function openFileStream(file: string): Promise<{ stream: ReadStream; size: number } | undefined> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const { size } = await handle.stat();
+    return { stream: handle.createReadStream(), size };
+  } catch (error) {
+    await handle.close();
+    throw error;
   }
 }

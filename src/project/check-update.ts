@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { downloadTemplate, type DownloadLimits, type RegistryClient } from '../client/index.js';
+import type { DownloadLimits, RegistryClient } from '../client/index.js';
 import { errorMessage } from '../core/errors.js';
 import { readHead } from '../core/files.js';
 import { compareVersions } from '../core/versions.js';
@@ -16,7 +16,7 @@ import { findChangelogSection } from '../template/changelog.js';
 import { loadTemplate, type LoadedTemplate } from '../template/index.js';
 import { isInside } from '../template/paths.js';
 import { TemplateNotFoundError } from './errors.js';
-import { migrationStepsBetween, projectLock, type DownloadVersion } from './locked.js';
+import { migrationStepsBetween, projectLock, versionDownloader, type DownloadVersion } from './locked.js';
 
 export interface CheckUpdateOptions {
   client: RegistryClient;
@@ -98,16 +98,8 @@ export async function checkForUpdate(options: CheckUpdateOptions): Promise<Updat
   const work = await mkdtemp(path.join(tmpdir(), 'template-check-update-'));
   try {
     // Reading a change log is not a use of the template.
-    const download: DownloadVersion = async (entry, folder) =>
-      (
-        await downloadTemplate(entry, path.join(work, folder), {
-          ...(options.fetch ? { fetch: options.fetch } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-          ...(options.limits ? { limits: options.limits } : {}),
-          documentUrl: options.client.registryUrl,
-          purpose: 'inspect',
-        })
-      ).dir;
+    const inspect = versionDownloader(work, options);
+    const download: DownloadVersion = (entry, folder) => inspect(entry, folder, 'inspect');
     const template = await loadTemplate(await download(latest, 'template', 'inspect'));
     check.changelog = await changelogOf(template, between.map((entry) => entry.version));
     const steps = await migrationStepsBetween({ client: options.client, lock, target: latest, targetRoot: template.root, download });

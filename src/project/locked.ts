@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 
-import type { RegistryClient } from '../client/index.js';
+import { downloadTemplate, type DownloadLimits, type RegistryClient } from '../client/index.js';
 import { errorMessage } from '../core/errors.js';
 import type { TemplateEntry } from '../core/schema-types.js';
 import { compareVersions, isTemplateVersion } from '../core/versions.js';
@@ -102,4 +102,22 @@ export async function migrationStepsBetween(options: {
     add(await loadDeclarativeSteps(path.join(root, MIGRATIONS_FOLDER), scope));
   }
   return steps;
+}
+
+/** A `DownloadVersion` into folders of `work`, verified as `create` does, with the caller's progress, fetch and bounds. */
+export function versionDownloader(
+  work: string,
+  options: { client: RegistryClient; onProgress?: (received: number, total?: number) => void; fetch?: typeof globalThis.fetch; signal?: AbortSignal; limits?: DownloadLimits },
+): DownloadVersion {
+  return async (entry, folder, purpose) =>
+    (
+      await downloadTemplate(entry, path.join(work, folder), {
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.limits ? { limits: options.limits } : {}),
+        documentUrl: options.client.registryUrl,
+        purpose,
+      })
+    ).dir;
 }

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { downloadTemplate, type RegistryClient } from '../client/index.js';
+import type { RegistryClient } from '../client/index.js';
 import type { TemplateEntry } from '../core/schema-types.js';
 import {
   chainSteps,
@@ -18,7 +18,7 @@ import {
   type MigrationStep,
 } from '../migrate/index.js';
 import { registrySource } from '../template/lock.js';
-import { lockedTarget, migrationStepsBetween, type DownloadVersion, type UpToDate } from './locked.js';
+import { lockedTarget, migrationStepsBetween, versionDownloader, type UpToDate } from './locked.js';
 
 export interface MigrateProjectOptions {
   /** The registry to read. */
@@ -92,15 +92,7 @@ export async function migrateProject(options: MigrateProjectOptions): Promise<Mi
 
   const work = await mkdtemp(path.join(tmpdir(), 'template-migrate-'));
   try {
-    const download: DownloadVersion = async (entry, folder, purpose) =>
-      (
-        await downloadTemplate(entry, path.join(work, folder), {
-          ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-          ...(options.fetch ? { fetch: options.fetch } : {}),
-          documentUrl: options.client.registryUrl,
-          purpose,
-        })
-      ).dir;
+    const download = versionDownloader(work, options);
     const targetRoot = await download(target, 'template', 'generate');
     const steps = await migrationStepsBetween({ client: options.client, lock, target, targetRoot, download });
     if (chainSteps(steps, { currentVersion: fromVersion, templateId }).steps.length === 0) {

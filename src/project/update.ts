@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { downloadTemplate, type RegistryClient } from '../client/index.js';
+import type { RegistryClient } from '../client/index.js';
 import { readHead } from '../core/files.js';
 import type { TemplateEntry } from '../core/schema-types.js';
 import {
@@ -26,7 +26,7 @@ import { isInside } from '../template/paths.js';
 import { loadTemplate, renderTemplate, resolveAnswers, type Answers, type LoadedTemplate, type TemplateLock } from '../template/index.js';
 import { registrySource, sha256Hex } from '../template/lock.js';
 import { givenAnswers, type GivenAnswers } from './answers.js';
-import { lockedTarget, migrationStepsBetween, type DownloadVersion, type UpToDate } from './locked.js';
+import { lockedTarget, migrationStepsBetween, versionDownloader, type UpToDate } from './locked.js';
 
 export interface UpdateProjectOptions extends GivenAnswers {
   /** The registry to read. */
@@ -163,15 +163,7 @@ export async function updateProject(options: UpdateProjectOptions): Promise<Upda
 
   const work = await mkdtemp(path.join(tmpdir(), 'template-update-'));
   try {
-    const download: DownloadVersion = async (entry, folder, purpose) =>
-      (
-        await downloadTemplate(entry, path.join(work, folder), {
-          ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-          ...(options.fetch ? { fetch: options.fetch } : {}),
-          documentUrl: options.client.registryUrl,
-          purpose,
-        })
-      ).dir;
+    const download = versionDownloader(work, options);
     // The base is only rendered to compare with: not a use of that version.
     const baseTemplate = baseEntry ? await loadTemplate(await download(baseEntry, 'base', 'inspect')) : undefined;
     const targetTemplate = await loadTemplate(await download(target, 'target', 'generate'));

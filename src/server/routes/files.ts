@@ -19,13 +19,13 @@
  */
 import { rm } from 'node:fs/promises';
 
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 
 import type { StagedFile, TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
-import { closing, MULTIPART_OVERHEAD, multipartError, receiveArchive } from './upload.js';
+import { closing, MULTIPART_OVERHEAD, multipartError, receiveArchive, uploadGate } from './upload.js';
 
 export interface FileSettings {
   /** How long a staged file may wait for its bytes and its confirmation, in ms (default 1 hour). */
@@ -228,15 +228,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
   await app.register(async (form) => {
     await form.register(multipart, { throwFileSizeLimit: false });
     const largest = maxBytes + context.limits.maxManifestBytes + MULTIPART_OVERHEAD;
-    const gate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-      try {
-        await requireToken.call(app, request, reply);
-      } catch (error) {
-        throw error instanceof ApiError ? closing(error) : error;
-      }
-      const declared = Number(request.headers['content-length']);
-      if (Number.isFinite(declared) && declared > largest) throw tooLarge(maxBytes);
-    };
+    const gate = uploadGate(app, largest, () => tooLarge(maxBytes));
 
     form.post('/files', { preParsing: gate }, async (request, reply) => {
       const token = request.token as TokenRecord;

@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 
 import { versionUrl } from '../../core/routes.js';
@@ -141,24 +141,33 @@ export function closing(error: ApiError): ApiError {
   return new ApiError(error.statusCode, error.code, error.message, error.details, { ...error.headers, Connection: 'close' }, error.extra);
 }
 
-/** `POST /templates`: the spec's operation 2. */
-export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async (app, { context }) => {
-  await app.register(multipart, { throwFileSizeLimit: false });
+/**
+ * The hook an upload runs before its body is read: a stranger (no valid token) or a declared size
+ * over `largest` is answered at once, with the connection closed, and the body never read.
+ */
+export function uploadGate(app: FastifyInstance, largest: number, tooLarge: (declared: number) => ApiError): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const requireToken = app.requireToken();
-  const largest = context.limits.maxArchiveBytes + context.limits.maxManifestBytes + MULTIPART_OVERHEAD;
-
-  // Before the body is read: a stranger or an oversized upload is answered at once, and not read.
-  const gate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  return async (request, reply) => {
     try {
       await requireToken.call(app, request, reply);
     } catch (error) {
       throw error instanceof ApiError ? closing(error) : error;
     }
     const declared = Number(request.headers['content-length']);
-    if (Number.isFinite(declared) && declared > largest) {
-      throw closing(new ApiError(413, 'PAYLOAD_TOO_LARGE', `the upload is ${declared} bytes; at most ${largest} are accepted (archive limit ${context.limits.maxArchiveBytes} bytes)`));
-    }
+    if (Number.isFinite(declared) && declared > largest) throw closing(tooLarge(declared));
   };
+}
+
+/** `POST /templates`: the spec's operation 2. */
+export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async (app, { context }) => {
+  await app.register(multipart, { throwFileSizeLimit: false });
+  const largest = context.limits.maxArchiveBytes + context.limits.maxManifestBytes + MULTIPART_OVERHEAD;
+
+  const gate = uploadGate(
+    app,
+    largest,
+    (declared) => new ApiError(413, 'PAYLOAD_TOO_LARGE', `the upload is ${declared} bytes; at most ${largest} are accepted (archive limit ${context.limits.maxArchiveBytes} bytes)`),
+  );
 
   app.post('/templates', { preParsing: gate }, async (request, reply) => {
     const token = request.token as TokenRecord;

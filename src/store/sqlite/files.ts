@@ -3,11 +3,12 @@
  * The capability that lets the bytes be uploaded without a token is kept as its SHA-256 only.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { chmod, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 import type Database from 'better-sqlite3';
 
+import { openFileStream } from '../../core/files.js';
 import type { ArchiveReader, FileStore, NewStagedFile, StagedFile } from '../types.js';
 
 interface FileRow {
@@ -119,20 +120,7 @@ export class SqliteFileStore implements FileStore {
 
   async openFile(id: string): Promise<ArchiveReader | undefined> {
     if (!this.row(id)) return undefined;
-    let handle;
-    try {
-      handle = await open(this.bytesPath(id), 'r');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    }
-    try {
-      const { size } = await handle.stat();
-      return { stream: handle.createReadStream(), size };
-    } catch (error) {
-      await handle.close();
-      throw error;
-    }
+    return openFileStream(this.bytesPath(id));
   }
 
   async deleteFile(id: string): Promise<boolean> {

@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chmod, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 import type Database from 'better-sqlite3';
 
-import { syncDirectory, syncFile, writeFileAtomic } from '../../core/files.js';
+import { openFileStream, syncDirectory, syncFile, writeFileAtomic } from '../../core/files.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
 import { isTemplateName, isTemplateVersion } from '../../core/versions.js';
 import type {
@@ -220,20 +220,7 @@ export class SqliteVersionStore implements VersionStore {
     } catch {
       return undefined;
     }
-    let handle;
-    try {
-      handle = await open(file, 'r');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    }
-    try {
-      const { size } = await handle.stat();
-      return { stream: handle.createReadStream(), size };
-    } catch (error) {
-      await handle.close();
-      throw error;
-    }
+    return openFileStream(file);
   }
 
   updateLifecycle(name: string, version: string, change: LifecycleChange): Promise<{ version: StoredVersion; changed: boolean } | undefined> {
