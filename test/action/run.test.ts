@@ -8,7 +8,7 @@ import { run, type ActionCore } from '../../src/action/main.js';
 import type { GitHubRelease, GitHubReleaseAsset, ReleaseApi } from '../../src/github/index.js';
 import { PublishError, type PublishOptions, type PublishResult } from '../../src/publish/index.js';
 import { tempDir, validPrompts } from '../helpers/fixtures.js';
-import { publishableManifest, writePublishableTemplate } from '../publish/publishable-template.js';
+import { publishableManifest, writePublishableTemplate, writeUncoverableTemplate } from '../publish/publishable-template.js';
 
 type Cell = string | { data: string; header?: boolean };
 
@@ -337,17 +337,7 @@ describe('the publish action run()', () => {
     });
 
     it('test generation: each condition no answer set reaches', async () => {
-      const dir = await writePublishableTemplate({
-        'template.json': {
-          ...publishableManifest,
-          files: [
-            { path: 'schema.graphql', when: 'features contains "graphql"' },
-            { path: 'grpc.proto', when: 'features contains "grpc"' },
-          ],
-        },
-        'template/schema.graphql': 'type Query { name: String }\n',
-        'template/grpc.proto': 'syntax = "proto3";\n',
-      });
+      const dir = await writeUncoverableTemplate();
       const { core, calls, setExitCode } = recordingCore();
       await run({ env: dryRunEnv(dir), core, setExitCode });
       expect(annotationLines(groupLines(calls.log, 'Test generation'))).toEqual([

@@ -8,7 +8,7 @@ import { runCli } from '../../src/cli/index.js';
 import { formatBytes } from '../../src/publish/progress.js';
 import { cli, type CliRun } from '../helpers/cli.js';
 import { startFakeRegistry, type FakeRegistry } from '../helpers/fake-registry.js';
-import { tempDir } from '../helpers/fixtures.js';
+import { tempDir, withoutEnvironment } from '../helpers/fixtures.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
 import { writePublishableTemplate } from '../publish/publishable-template.js';
 
@@ -44,21 +44,13 @@ async function cliOn(stderr: 'terminal' | 'pipe', ...argv: string[]): Promise<Cl
 }
 
 let fake: FakeRegistry;
-const savedEnv: Record<string, string | undefined> = {};
+withoutEnvironment(ENV_NAMES);
 
 beforeEach(async () => {
-  for (const name of ENV_NAMES) {
-    savedEnv[name] = process.env[name];
-    delete process.env[name];
-  }
   fake = await startFakeRegistry({ token: TOKEN });
 });
 
 afterEach(async () => {
-  for (const name of ENV_NAMES) {
-    if (savedEnv[name] === undefined) delete process.env[name];
-    else process.env[name] = savedEnv[name];
-  }
   await fake.close();
 });
 

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { cli } from '../helpers/cli.js';
 import { startFakeRegistry, type FakeRegistry } from '../helpers/fake-registry.js';
-import { validManifest, validPrompts, writeTemplate } from '../helpers/fixtures.js';
+import { validManifest, validPrompts, withoutEnvironment, writeTemplate } from '../helpers/fixtures.js';
 import { publishableManifest, writePublishableTemplate } from '../publish/publishable-template.js';
 
 const TOKEN = 'cli_secret_token_fedcba9876543210';
@@ -15,21 +15,13 @@ async function run(...argv: string[]): Promise<{ code: number; stdout: string; s
 }
 
 let fake: FakeRegistry;
-const savedEnv: Record<string, string | undefined> = {};
+withoutEnvironment(ENV_NAMES);
 
 beforeEach(async () => {
-  for (const name of ENV_NAMES) {
-    savedEnv[name] = process.env[name];
-    delete process.env[name];
-  }
   fake = await startFakeRegistry({ token: TOKEN });
 });
 
 afterEach(async () => {
-  for (const name of ENV_NAMES) {
-    if (savedEnv[name] === undefined) delete process.env[name];
-    else process.env[name] = savedEnv[name];
-  }
   await fake.close();
 });
 

@@ -106,3 +106,18 @@ export function isolateConsumerEnvironment(options: { unset?: readonly string[] 
     }
   });
 }
+
+/** Removes `names` from the environment before each test of the calling file, and restores them after. */
+export function withoutEnvironment(names: readonly string[]): void {
+  let saved: Record<string, string | undefined> = {};
+  beforeEach(() => {
+    saved = Object.fromEntries(names.map((name) => [name, process.env[name]]));
+    for (const name of names) delete process.env[name];
+  });
+  afterEach(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+}

@@ -16,7 +16,7 @@ import {
   type PublishResult,
 } from '../../src/publish/index.js';
 import { tempDir, validPrompts } from '../helpers/fixtures.js';
-import { publishableManifest, writePublishableTemplate } from './publishable-template.js';
+import { publishableManifest, writePublishableTemplate, writeUncoverableTemplate } from './publishable-template.js';
 
 /** Hooks that record every call as one line, and the findings as they come. */
 function recordingHooks() {
@@ -140,17 +140,7 @@ describe('runPublishPipeline', () => {
   });
 
   it('reports each condition no valid answer set reaches as a finding of its own', async () => {
-    const dir = await writePublishableTemplate({
-      'template.json': {
-        ...publishableManifest,
-        files: [
-          { path: 'schema.graphql', when: 'features contains "graphql"' },
-          { path: 'grpc.proto', when: 'features contains "grpc"' },
-        ],
-      },
-      'template/schema.graphql': 'type Query { name: String }\n',
-      'template/grpc.proto': 'syntax = "proto3";\n',
-    });
+    const dir = await writeUncoverableTemplate();
     const { hooks, findings } = recordingHooks();
     const error = await failure(runPublishPipeline(await options(dir, { dryRun: true }), hooks));
     expect(error).toMatchObject({ step: 'test', message: 'test generation failed' });

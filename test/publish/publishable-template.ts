@@ -7,3 +7,18 @@ export const publishableManifest = { ...validManifest, features: ['api', 'testin
 export function writePublishableTemplate(files: FileTree = {}): Promise<string> {
   return writeTemplate({ 'template.json': publishableManifest, ...files });
 }
+
+/** A publishable template with two files whose conditions no valid answer set can meet (test generation refuses it). */
+export function writeUncoverableTemplate(): Promise<string> {
+  return writePublishableTemplate({
+    'template.json': {
+      ...publishableManifest,
+      files: [
+        { path: 'schema.graphql', when: 'features contains "graphql"' },
+        { path: 'grpc.proto', when: 'features contains "grpc"' },
+      ],
+    },
+    'template/schema.graphql': 'type Query { name: String }\n',
+    'template/grpc.proto': 'syntax = "proto3";\n',
+  });
+}
