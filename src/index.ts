@@ -82,6 +82,29 @@ export {
 export * from './registry/index.js';
 export * from './server/index.js';
 export { eventMatches, StoreVersionError, StoreNotFoundError, SCHEMA_VERSION, tokenState, LAST_USED_PRECISION_MS, type SqliteStorage } from './store/index.js';
+export {
+  openStorage,
+  openPostgresStorage,
+  migratePostgres,
+  copyStore,
+  openBlobStore,
+  FolderBlobStore,
+  S3BlobStore,
+  PostgresSchemaError,
+  BuildLockTimeoutError,
+  StorageLocationError,
+  StoreCopyError,
+  BlobKeyError,
+  S3BlobError,
+  type StorageLocation,
+  type OpenedStorage,
+  type PostgresStorage,
+  type PostgresStorageOptions,
+  type BlobStore,
+  type AccountStore,
+  type UserRecord,
+  type CopySummary,
+} from './store/index.js';
 export type {
   TokenStore,
   VersionStore,

@@ -82082,7 +82082,7 @@ var error_envelope_schema_default = {
         {
           if: { properties: { code: { const: "VALIDATION_ERROR" } }, required: ["code"] },
           then: {
-            properties: { details: { type: "array", minItems: 1 } },
+            properties: { details: { type: "array", minItems: 1, items: { $ref: "#/$defs/detail" } } },
             required: ["details"],
             "x-messages": { required: "a VALIDATION_ERROR lists the fields in details" }
           }
@@ -82128,7 +82128,7 @@ var offset_pagination_schema_default = {
   required: ["data", "pagination"],
   additionalProperties: false,
   properties: {
-    data: { type: "array" },
+    data: { type: "array", items: true },
     meta: { $ref: "https://template-registry.dev/schemas/success-envelope.schema.json#/$defs/meta" },
     pagination: { $ref: "#/$defs/pagination" }
   },
@@ -82167,7 +82167,7 @@ var cursor_pagination_schema_default = {
   required: ["data", "pagination"],
   additionalProperties: false,
   properties: {
-    data: { type: "array" },
+    data: { type: "array", items: true },
     meta: { $ref: "https://template-registry.dev/schemas/success-envelope.schema.json#/$defs/meta" },
     pagination: { $ref: "#/$defs/pagination" }
   },

@@ -8,6 +8,23 @@ export interface CliIo {
   env?: Readonly<Record<string, string | undefined>>;
   /** Whether each stream may be coloured: set by `runCli` (see style.ts), read through `stdoutStyle`/`stderrStyle`. */
   colour?: { stdout: boolean; stderr: boolean };
+  /** All of standard input as text (for `--password-stdin`); unset: none. */
+  readStdin?: () => Promise<string>;
+}
+
+/** Standard input is read whole only when a flag asks for it; bounded, as anything a command reads. */
+const MAX_STDIN_BYTES = 64 * 1024;
+
+async function readProcessStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    size += bytes.length;
+    if (size > MAX_STDIN_BYTES) throw new UsageError(`standard input is larger than ${MAX_STDIN_BYTES} bytes`);
+    chunks.push(bytes);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 export const processIo: CliIo = {
@@ -16,6 +33,7 @@ export const processIo: CliIo = {
   get isTTY() {
     return { stdout: process.stdout.isTTY === true, stderr: process.stderr.isTTY === true };
   },
+  readStdin: readProcessStdin,
 };
 
 /** Exit codes shared by every command. */

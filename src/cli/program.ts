@@ -56,8 +56,11 @@ const GROUPS: readonly { commands: readonly string[]; load: () => Promise<Regist
     commands: ['list', 'search', 'info', 'create', 'migrate', 'check-compat'],
     load: async () => (await import('./commands/consumer.js')).registerConsumer,
   },
+  { commands: ['user'], load: async () => (await import('./commands/user.js')).registerUser },
   { commands: ['update', 'check-update'], load: async () => (await import('./commands/update.js')).registerUpdate },
   { commands: ['build-registry'], load: async () => (await import('./commands/build-registry.js')).registerBuildRegistry },
+  { commands: ['store'], load: async () => (await import('./commands/store.js')).registerStore },
+  { commands: ['db'], load: async () => (await import('./commands/db.js')).registerDb },
 ];
 
 /**
@@ -143,6 +146,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     isTTY: tty,
     env,
     colour: { stdout: colourEnabled(tty.stdout, env, noColor), stderr: colourEnabled(tty.stderr, env, noColor) },
+    ...(io.readStdin ? { readStdin: io.readStdin } : {}),
   };
   const exitCode = await run(args, runIo);
   if (json && exitCode !== EXIT.ok && !wroteStdout) io.stdout(jsonError(exitCode, stderrText));

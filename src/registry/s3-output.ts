@@ -153,7 +153,8 @@ export function s3ClientConfig(settings: S3ClientSettings = {}, env: Readonly<Re
 
 type Sdk = typeof import('@aws-sdk/client-s3');
 let sdk: Promise<Sdk> | undefined;
-const loadSdk = (): Promise<Sdk> => (sdk ??= import('@aws-sdk/client-s3'));
+/** The AWS SDK, loaded on first use (shared with the store's S3BlobStore). */
+export const loadSdk = (): Promise<Sdk> => (sdk ??= import('@aws-sdk/client-s3'));
 
 /** An S3Client for `settings` (see `s3ClientConfig`); the SDK's default credential chain and standard retries. */
 export async function createS3Client(settings: S3ClientSettings = {}, env: Readonly<Record<string, string | undefined>> = process.env): Promise<S3Client> {
@@ -175,14 +176,15 @@ export function md5OfEtag(etag: string | undefined): string | undefined {
   return match?.[1]?.toLowerCase();
 }
 
-function isNotFound(error: unknown): boolean {
+/** A 404 of an object (a missing bucket is not one). */
+export function isNotFound(error: unknown): boolean {
   const e = error as { name?: string; Code?: string; $metadata?: { httpStatusCode?: number } } | null;
   if (e?.name === 'NoSuchBucket' || e?.Code === 'NoSuchBucket') return false; // a missing bucket is an error, not an empty one
   return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.Code === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
 }
 
 /** The store's own words for a failure: its error code and message (never the request's headers). */
-function describeFailure(error: unknown): string {
+export function describeFailure(error: unknown): string {
   const e = error as { name?: unknown; message?: unknown; $metadata?: { httpStatusCode?: number } } | null;
   const status = e?.$metadata?.httpStatusCode;
   const name = typeof e?.name === 'string' ? e.name : 'Error';

@@ -146,18 +146,20 @@ export function selectApiVersion(raw: IncomingMessage, headers: IncomingHttpHead
   return { error: new ApiError(400, 'VALIDATION_ERROR', `unsupported API version ${named}: this server supports version ${SUPPORTED_API_VERSIONS.join(', ')} (${API_VERSION})`, details) };
 }
 
-/** The hook that checks the selected version of every request and records it on `request.apiVersion`. */
+/** The hook that checks the selected version of every request (counted by the rate limit first) and records it on `request.apiVersion`. */
 export const apiVersionPlugin = fastifyPlugin(
   (app: FastifyInstance, _options: unknown, done: (error?: Error) => void) => {
     app.decorateRequest('apiVersion', undefined);
-    app.addHook('onRequest', (request, _reply, next) => {
+    // preParsing, not onRequest: after the rate limit (route-level onRequest hooks run after app-level
+    // ones), so that requests naming a bad version are counted like any other; before any body is read.
+    app.addHook('preParsing', (request, _reply, payload, next) => {
       const selected = selectApiVersion(request.raw, request.headers);
       if ('error' in selected) {
         next(selected.error);
         return;
       }
       request.apiVersion = selected.version;
-      next();
+      next(null, payload);
     });
     done();
   },

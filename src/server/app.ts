@@ -11,11 +11,14 @@ import { authPlugin } from './auth.js';
 import { cachingPlugin, trackRouteMethods } from './caching.js';
 import { DEFAULT_LIMITS, type CurrentRegistry, type ServerContext, type ServerLimits } from './context.js';
 import { installEnvelope, newRequestId } from './envelope.js';
+import { followPeers } from './instances.js';
 import { rateLimitPlugin } from './rate-limit.js';
+import { accountRoutes } from './routes/accounts.js';
 import { analyticsRoute } from './routes/analytics.js';
 import { eventsRoute } from './routes/events.js';
 import { lifecycleRoutes } from './routes/lifecycle.js';
 import { openapiRoute } from './routes/openapi.js';
+import { ownerRoutes } from './routes/owners.js';
 import { readRoutes } from './routes/read.js';
 import { DEFAULT_FILE_SETTINGS, filesRoute, type FileSettings } from './routes/files.js';
 import { uploadRoute } from './routes/upload.js';
@@ -138,8 +141,15 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   });
   // One builder for the server's life: it keeps every entry it made, so a rebuild serializes only what changed.
   const builder = new RegistryBuilder(storeSource(storage, publicUrl), { outDir: storage.publicDir, publicUrl });
-  const rebuild = coalesced(async () => {
-    const result = await builder.build();
+  // Whether the next build follows a change of this instance (an upload, a lifecycle change, new
+  // downloads): only those raise registry.updated, so that a change is announced once however many
+  // instances rebuild after it.
+  let announceNext = false;
+  const build = coalesced(async () => {
+    const announce = announceNext;
+    announceNext = false;
+    // Builds into output several instances may share are serialized across them (storage.withBuildLock).
+    const result = storage.withBuildLock ? await storage.withBuildLock(() => builder.build()) : await builder.build();
     // A version stored by an older release whose entry is now invalid must not stop the registry.
     for (const skipped of result.skipped) {
       app.log.error({ template: `${skipped.id}@${skipped.version}`, violations: skipped.violations }, `${skipped.id}@${skipped.version} is left out of the registry: its entry is invalid`);
@@ -149,9 +159,15 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     const files = await loadStaticFiles(storage.publicDir, result, { previous: current?.files, known: { [REGISTRY_FILE]: { etag: result.etag, lastModified } } });
     const previousEtag = current?.etag;
     current = { document: result.document, etag: result.etag, lastModified, files };
-    // registry.updated when registry.json changed (not for the first build of a start).
-    if (previousEtag !== undefined && previousEtag !== result.etag) void context.webhooks.enqueue('registry.updated', registryUpdatedData(publicUrl, result.document, result.etag));
+    // registry.updated when registry.json changed (not for the first build of a start, nor for another instance's change).
+    if (announce && previousEtag !== undefined && previousEtag !== result.etag) {
+      void context.webhooks.enqueue('registry.updated', registryUpdatedData(publicUrl, result.document, result.etag));
+    }
   });
+  const rebuild = (): Promise<void> => {
+    announceNext = true;
+    return build();
+  };
   const context: ServerContext = {
     storage,
     publicUrl,
@@ -171,7 +187,18 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     ...(options.adminToken ? { adminToken: options.adminToken } : {}),
   };
 
-  await rebuild();
+  // Another instance's changes rebuild this one's registry; subscribed before the first build, so no
+  // change committed between that build and the subscription is missed.
+  const peers = await followPeers({ storage, rebuild: build, onError: (error) => app.log.error({ err: error }, "rebuilding the registry after another instance's change failed") });
+  app.addHook('preClose', async () => {
+    await peers?.stop();
+  });
+  try {
+    await build();
+  } catch (error) {
+    await peers?.stop();
+    throw error;
+  }
   const stats = await startStatsRefresh({
     everyMs: options.statsRefreshMs ?? DEFAULT_STATS_REFRESH_MS,
     count: () => storage.events.countEvents('download'),
@@ -195,6 +222,8 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   await app.register(eventsRoute, { context });
   await app.register(analyticsRoute, { context });
   await app.register(webhooksRoute, { context });
+  await app.register(accountRoutes, { context });
+  await app.register(ownerRoutes, { context });
   await app.register(openapiRoute, { context });
   // Deliveries in flight finish (or are cancelled) before the storage closes.
   app.addHook('preClose', () => context.webhooks.close());

@@ -1,9 +1,10 @@
 /**
- * Authentication as a route hook: a route that needs a token declares
+ * Authentication as a route hook: a route that needs a credential declares
  * `preValidation: app.requireToken()` (any valid token) or `app.requireToken('admin')`; the hook
  * answers 401 (with WWW-Authenticate) without a valid token (a bearer token, or the same token as
  * an API key: `Authorization: ApiKey <key>` or `X-API-Key: <key>`; unknown, expired or revoked:
- * the storage is asked on every request, so a revocation by another process applies at once) and
+ * the storage is asked on every request, so a revocation by another process applies at once; or an
+ * access token from the login route, or a browser session cookie: see accounts.ts) and
  * 403 with another role's, and leaves the token's record on `request.token`.
  *
  * It runs after the rate limit (an onRequest hook: refused requests count too) and before the
@@ -13,7 +14,8 @@ import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } f
 import fastifyPlugin from 'fastify-plugin';
 
 import { secretsEqual } from '../store/secrets.js';
-import type { TokenRecord, TokenRole } from '../store/types.js';
+import type { AccountStore, TokenRecord, TokenRole, UserRecord } from '../store/types.js';
+import { accountCredential, looksLikeAccessToken, sessionCookieOf, verifyAccessToken } from './accounts.js';
 import type { ServerContext } from './context.js';
 import { ApiError } from './envelope.js';
 
@@ -23,8 +25,10 @@ declare module 'fastify' {
     requireToken(role?: TokenRole, forbidden?: string): preValidationAsyncHookHandler;
   }
   interface FastifyRequest {
-    /** The record of the request's bearer token, set by `requireToken`. */
+    /** What the request's credential acts as (a token's record, or an account's as one), set by `requireToken`. */
     token?: TokenRecord;
+    /** The account, when the credential was an access token or a session cookie. */
+    account?: UserRecord;
   }
 }
 
@@ -58,15 +62,38 @@ export function presentedToken(headers: FastifyRequest['headers']): { token?: st
   return token === undefined ? {} : { token };
 }
 
-/** The token record behind the request's token; 401 when missing, unknown, expired or revoked. */
-async function authenticate(request: FastifyRequest, context: Pick<ServerContext, 'storage' | 'adminToken'>): Promise<TokenRecord> {
+/** The record behind an access token (a JWT from the login route); 401 when it is expired, forged or its account is gone. */
+async function authenticateAccessToken(accounts: AccountStore, token: string): Promise<{ record: TokenRecord; account: UserRecord }> {
+  const verified = await verifyAccessToken(accounts, token);
+  if ('user' in verified) return { record: accountCredential(verified.user), account: verified.user };
+  if (verified.refused === 'expired') {
+    throw unauthorized('the access token expired: get a new one from POST /api/auth/refresh', { code: 'TOKEN_EXPIRED', why: 'the access token expired' });
+  }
+  throw unauthorized('the access token is not valid', { code: 'TOKEN_INVALID', why: 'the access token is not valid' });
+}
+
+/** The record behind a browser session cookie; 401 when the session is unknown, expired or ended. */
+async function authenticateSession(accounts: AccountStore, secret: string): Promise<{ record: TokenRecord; account: UserRecord }> {
+  const check = await accounts.checkSession(secret, 'cookie');
+  if (check.valid) return { record: accountCredential(check.user), account: check.user };
+  if (check.reason === 'expired') throw unauthorized('the session expired: log in again', { code: 'SESSION_EXPIRED', why: 'the session expired' });
+  throw unauthorized('the session is not valid: log in again', { code: 'SESSION_INVALID', why: 'the session is not valid' });
+}
+
+/** The credential of a request (a token, an access token or a session cookie); 401 when missing, unknown, expired or revoked. */
+async function authenticate(request: FastifyRequest, context: Pick<ServerContext, 'storage' | 'adminToken'>): Promise<{ record: TokenRecord; account?: UserRecord }> {
   const presented = presentedToken(request.headers);
   if (presented.conflict) throw unauthorized('two different tokens were presented (Authorization and X-API-Key): send one', { code: 'TOKEN_INVALID', why: 'two different tokens' });
-  if (presented.token === undefined) throw unauthorized('a token is required: Authorization: Bearer <token> (or Authorization: ApiKey <key>, or X-API-Key: <key>)');
+  if (presented.token === undefined) {
+    const session = sessionCookieOf(request.headers.cookie);
+    if (session !== undefined) return authenticateSession(context.storage.accounts, session);
+    throw unauthorized('a token is required: Authorization: Bearer <token> (or Authorization: ApiKey <key>, or X-API-Key: <key>, or a session cookie from POST /api/auth/session)');
+  }
   const token = presented.token;
-  if (context.adminToken && secretsEqual(token, context.adminToken)) return ADMIN_FROM_ENVIRONMENT;
+  if (context.adminToken && secretsEqual(token, context.adminToken)) return { record: ADMIN_FROM_ENVIRONMENT };
+  if (looksLikeAccessToken(token)) return authenticateAccessToken(context.storage.accounts, token);
   const check = await context.storage.tokens.checkToken(token);
-  if (check.valid) return check.record;
+  if (check.valid) return { record: check.record };
   switch (check.reason) {
     case 'expired':
       throw unauthorized(`the bearer token expired at ${check.record.expiresAt ?? ''}: ask an admin for a new one`, { code: 'TOKEN_EXPIRED', why: 'the token expired' });
@@ -80,11 +107,13 @@ async function authenticate(request: FastifyRequest, context: Pick<ServerContext
 export const authPlugin = fastifyPlugin<{ context: Pick<ServerContext, 'storage' | 'adminToken'> }>(
   (app: FastifyInstance, { context }, done) => {
     app.decorateRequest('token', undefined);
+    app.decorateRequest('account', undefined);
     app.decorate('requireToken', (role?: TokenRole, forbidden = `this route requires a token with the ${String(role)} role`): preValidationAsyncHookHandler =>
       async (request) => {
-        const token = await authenticate(request, context);
-        if (role !== undefined && token.role !== role && token.role !== 'admin') throw new ApiError(403, 'FORBIDDEN', forbidden);
-        request.token = token;
+        const { record, account } = await authenticate(request, context);
+        if (role !== undefined && record.role !== role && record.role !== 'admin') throw new ApiError(403, 'FORBIDDEN', forbidden);
+        request.token = record;
+        request.account = account;
       });
     done();
   },

@@ -14,6 +14,11 @@ export interface ServerLimits {
   uploadPerMinute: number;
   /** A request (an upload's whole body included) must arrive within this many milliseconds. */
   requestTimeoutMs: number;
+  /** Failed logins of one account allowed per `loginWindowMs`; past them its logins get 429 until the window ends. */
+  loginFailuresPerAccount: number;
+  /** Failed logins from one client address allowed per `loginWindowMs`. */
+  loginFailuresPerAddress: number;
+  loginWindowMs: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -22,6 +27,9 @@ export const DEFAULT_LIMITS: ServerLimits = {
   readPerMinute: 600,
   uploadPerMinute: 30,
   requestTimeoutMs: 300_000,
+  loginFailuresPerAccount: 5,
+  loginFailuresPerAddress: 20,
+  loginWindowMs: 15 * 60_000,
 };
 
 /** The registry document being served, with what conditional requests need. */

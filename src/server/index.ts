@@ -2,6 +2,22 @@
 export { createServer, type ServerOptions, type RegistryServer } from './app.js';
 export { DEFAULT_LIMITS, type ServerLimits, type ServerContext, type CurrentRegistry } from './context.js';
 export { ApiError, type ErrorDetail } from './envelope.js';
+export {
+  AccountInputError,
+  createAccount,
+  checkCredentials,
+  issueTokenPair,
+  refreshTokenPair,
+  verifyAccessToken,
+  ACCESS_TOKEN_SECONDS,
+  REFRESH_TOKEN_SECONDS,
+  SESSION_SECONDS,
+  SESSION_COOKIE,
+  MIN_PASSWORD_LENGTH,
+  type NewAccount,
+  type TokenPair,
+} from './accounts.js';
+export { hashPassword, verifyPassword } from './passwords.js';
 export { publishVersion, type ReceivedArchive, type PublishedVersion } from './upload-service.js';
 export {
   verifyWebhookSignature,

@@ -62,16 +62,31 @@ export class WindowCounter {
     window.current += 1;
     return { current: window.current, ttl: window.start + this.windowMs - now };
   }
+
+  /** The count of a key's current window without counting (0 when it has none). */
+  peek(key: string, now = Date.now()): WindowCount {
+    const window = this.#windows.get(key);
+    if (window === undefined || window.start + this.windowMs <= now) return { current: 0, ttl: 0 };
+    return { current: window.current, ttl: window.start + this.windowMs - now };
+  }
+
+  /** Forgets a key's window. */
+  reset(key: string): void {
+    this.#windows.delete(key);
+  }
 }
 
 export type RouteGroup = 'read' | 'upload';
 
-/** The group a request is counted in: `POST /templates` is an upload, everything else a read. */
+/** The routes that take an archive's bytes: counted as uploads. */
+const UPLOAD_ROUTES: ReadonlySet<string> = new Set(['POST /templates', 'POST /files', 'PUT /files/:fileId/content']);
+
+/** The group a request is counted in: what takes an archive's bytes (`POST /templates`, `POST /files`, the PUT of a staged file) is an upload, everything else a read. */
 export function routeGroup(request: FastifyRequest): RouteGroup {
-  if (request.method !== 'POST') return 'read';
+  if (request.method !== 'POST' && request.method !== 'PUT') return 'read';
   const route = request.routeOptions.url ?? request.url.split('?')[0] ?? '';
   const pathname = route.length > 1 ? route.replace(/\/+$/, '') : route;
-  return pathname === '/templates' ? 'upload' : 'read';
+  return UPLOAD_ROUTES.has(`${request.method} ${pathname}`) ? 'upload' : 'read';
 }
 
 /** Requests allowed per window for a request's group. */

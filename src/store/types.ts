@@ -8,6 +8,8 @@ import type { Readable } from 'node:stream';
 
 import type { TemplateManifest } from '../core/schema-types.js';
 
+import type { StoreDumper } from './dump-types.js';
+
 export type TokenRole = 'publisher' | 'admin';
 
 export interface TokenRecord {
@@ -80,7 +82,80 @@ export interface TokenStore {
   revokeToken(id: string, now?: Date): Promise<Revocation>;
   /** The owner who claimed a template name, if any. */
   ownerOf(name: string): Promise<string | undefined>;
+  /** Every owner of a template name (the claimer, then co-owners in the order they were added); empty when unclaimed. */
+  ownersOf(name: string): Promise<string[]>;
+  /** Adds a co-owner of a claimed name (`changed: false` when it already is one). */
+  addOwner(name: string, owner: string, now?: Date): Promise<OwnerChange>;
+  /** Removes an owner of a name; the last owner cannot be removed. */
+  removeOwner(name: string, owner: string): Promise<OwnerChange>;
+  /** The publishing rule: admins publish anything; a publisher its listed names, when unclaimed or one of its owners'. */
   canPublish(token: TokenRecord, name: string): Promise<Permission>;
+}
+
+/** The outcome of adding or removing an owner: the owners after it, or why nothing changed. */
+export type OwnerChange = { changed: boolean; owners: string[] } | { refused: 'unclaimed' | 'not-an-owner' | 'last-owner' };
+
+/** A publisher or admin account (people log in with its e-mail and password). */
+export interface UserRecord {
+  /** External id, `usr_<hex>`. */
+  id: string;
+  /** Lower-cased; unique. */
+  email: string;
+  role: TokenRole;
+  /** Who the account publishes for (as a token's `owner`). */
+  owner: string;
+  name?: string;
+  createdAt: string;
+}
+
+export interface NewUser {
+  email: string;
+  /** The password's hash (the server hashes; the store never sees a password). */
+  passwordHash: string;
+  role: TokenRole;
+  owner: string;
+  name?: string;
+  now?: Date;
+}
+
+export type UserCreation = { created: true; user: UserRecord } | { created: false; reason: 'email-exists' };
+
+/** `refresh`: a refresh token of the login route; `cookie`: a browser session. */
+export type SessionKind = 'refresh' | 'cookie';
+
+export interface NewSession {
+  userId: string;
+  kind: SessionKind;
+  expiresAt: Date;
+  now?: Date;
+}
+
+/** A session secret checked: its user, or why it is refused (`reused`: a rotated refresh token presented again; its whole family is revoked). */
+export type SessionCheck = { valid: true; user: UserRecord; expiresAt: string } | { valid: false; reason: 'unknown' | 'expired' | 'revoked' | 'reused' };
+
+export type SessionRotation = { rotated: true; user: UserRecord; secret: string; expiresAt: string } | { rotated: false; reason: 'unknown' | 'expired' | 'revoked' | 'reused' };
+
+/** Accounts, their sessions (refresh tokens and browser sessions: only their hashes kept) and the key access tokens are signed with. */
+export interface AccountStore {
+  createUser(user: NewUser): Promise<UserCreation>;
+  getUser(id: string): Promise<UserRecord | undefined>;
+  /** The account of an e-mail (compared lower-cased) with its password hash, for a login. */
+  findCredentials(email: string): Promise<{ user: UserRecord; passwordHash: string } | undefined>;
+  /** Every account, oldest first. */
+  listUsers(): Promise<UserRecord[]>;
+  /** Starts a session; its secret is returned once. */
+  createSession(session: NewSession): Promise<{ secret: string; expiresAt: string }>;
+  /** What a presented session secret of `kind` is, at `now` (compared through its hash). */
+  checkSession(secret: string, kind: SessionKind, now?: Date): Promise<SessionCheck>;
+  /**
+   * Replaces a refresh token by a new one of the same family, atomically: of concurrent rotations of
+   * one token one wins. A token already replaced, presented again, revokes its whole family (`reused`).
+   */
+  rotateSession(secret: string, expiresAt: Date, now?: Date): Promise<SessionRotation>;
+  /** Ends a session (and the rest of its family); false when there was none. */
+  revokeSession(secret: string, now?: Date): Promise<boolean>;
+  /** The key access tokens are signed with: made once, shared by every process on this storage. */
+  signingKey(): Promise<Uint8Array>;
 }
 
 export interface StoredVersion {
@@ -379,13 +454,34 @@ export interface RegistryStorage {
   webhooks: WebhookStore;
   /** Files staged by large uploads (`/files`). */
   files: FileStore;
+  /** Accounts (e-mail and password logins), their sessions and the access-token signing key. */
+  accounts: AccountStore;
   /** The local folder the static registry (registry.json, catalog, per-template files) is built into. */
   publicDir: string;
   /**
    * Finishes or undoes what a crashed server left (pending versions, temp files). Called once by a
-   * starting server; never by tools that open the storage beside a running server.
+   * starting server; never by tools that open the storage beside a running server. A storage several
+   * instances share (PostgreSQL) only takes over what is older than its grace period, so a starting
+   * instance never undoes the uploads another one is serving.
    */
   recover(): Promise<void>;
+  /**
+   * Tells `listener` whenever another process changed what the registry shows (a version committed,
+   * deprecated or yanked through another instance on the same storage), so that every instance
+   * rebuilds; resolves to a function that stops listening. Absent: the storage has one process.
+   */
+  watchChanges?(listener: () => void): Promise<() => Promise<void>>;
+  /**
+   * Runs `work` while no other process on this storage runs its own `work` through this method: what
+   * serializes registry builds into output several instances share (a bucket). Absent: one process.
+   */
+  withBuildLock?<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Every row as a backend-neutral dump, and the load of one into an empty store (`store copy`,
+   * `store/copy.ts`): what the interfaces above never give out (token and session hashes, raw rows).
+   * Set by each backend from its own database handle; absent: this storage cannot be copied.
+   */
+  dump?: StoreDumper;
   close(): Promise<void>;
 }
 
@@ -393,4 +489,26 @@ export interface RegistryStorage {
 export function eventMatches(subscription: string, event: string): boolean {
   if (subscription === '*' || subscription === event) return true;
   return subscription.endsWith('.*') && event.startsWith(subscription.slice(0, -1));
+}
+
+/**
+ * Where a backend keeps bytes (archives, manifests, staged files): a local folder or an S3-compatible
+ * bucket. Keys are `/`-separated relative paths made by the store (never by a client); a put is
+ * durable when it resolves; a reader never sees a half-written object.
+ */
+export interface BlobStore {
+  /** Where the bytes live, for messages (`/srv/store`, `s3://bucket/prefix`). */
+  readonly location: string;
+  /** Stores a local file's bytes at `key`, replacing any (the local file may be moved away). */
+  putFile(key: string, localFile: string, options?: { contentType?: string }): Promise<void>;
+  putBytes(key: string, bytes: Uint8Array | string, options?: { contentType?: string }): Promise<void>;
+  /** The bytes at `key` as a stream; undefined when there are none. */
+  open(key: string): Promise<ArchiveReader | undefined>;
+  readBytes(key: string): Promise<Buffer | undefined>;
+  /** The size of the bytes at `key`; undefined when there are none. */
+  stat(key: string): Promise<{ size: number } | undefined>;
+  /** Removes the bytes at `key` (nothing when there are none). */
+  delete(key: string): Promise<void>;
+  /** Every key below `prefix` (a folder-like prefix ending in `/`, or '' for all), in no promised order. */
+  list(prefix: string): AsyncIterable<{ key: string; size: number }>;
 }

@@ -129,6 +129,16 @@ describe('--json: one JSON document on stdout', () => {
     const token = (await check('token create', 'token', 'create', '--role', 'publisher', '--store', store, '--json')).document as { id: string };
     expect((await check('token list', 'token', 'list', '--store', store, '--json')).document).toHaveLength(1);
     expect((await check('token revoke', 'token', 'revoke', token.id, '--store', store, '--json')).document).toMatchObject({ id: token.id, state: 'revoked' });
+    const account = (await check('user create', 'user', 'create', '--email', 'json@example.com', '--store', store, '--json')).document as { email: string; password: string };
+    expect(account).toMatchObject({ email: 'json@example.com', password: expect.any(String) as string });
+    expect((await check('user list', 'user', 'list', '--store', store, '--json')).document).toEqual([expect.objectContaining({ email: 'json@example.com' })]);
+    // db migrate needs a PostgreSQL server (test/cli/backends.test.ts runs it on one); here its refusal of another URL.
+    const migrate = await check('db migrate', 'db', 'migrate', '--database', 'mysql://localhost/registry', '--json');
+    expect(migrate.run.code).toBe(2);
+    expect(migrate.document).toMatchObject({ error: { exitCode: 2, message: expect.stringMatching(/^--database: must be a postgres/) as string } });
+    const copied = await check('store copy', 'store', 'copy', '--from', store, '--to', path.join(await tempDir(), 'copied-store'), '--json');
+    expect(copied.run.code, copied.run.stderr).toBe(0);
+    expect(copied.document).toMatchObject({ tokens: 1, users: 1, versions: 0 });
 
     const dir = await writeTemplate({ 'template.json': { ...validManifest, name: 'json-publish' } });
     const published = await check('publish', 'publish', dir, '--registry', server.url, '--token', server.token, '--json');

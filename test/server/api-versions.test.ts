@@ -144,6 +144,13 @@ describe('selectors', () => {
 
 describe('rewriteVersionedUrl', () => {
   const rewrite = (url: string): string => rewriteVersionedUrl({ url } as Parameters<typeof rewriteVersionedUrl>[0]);
+  it('counts requests naming an unsupported version against the rate limit like any other', async () => {
+    const server = await startRegistryServer({ limits: { readPerMinute: 3 } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await get(server, '/templates', { 'api-version': '9' })).status);
+    expect(statuses).toEqual([400, 400, 400, 429]);
+  });
+
   it('takes off the prefix and the api-version parameter, and keeps everything else byte for byte', () => {
     expect(rewrite('/templates?q=a%20b&api-version=1&tags=x,y')).toBe('/templates?q=a%20b&tags=x,y');
     expect(rewrite('/v1/templates/x/versions/1.0.0')).toBe('/templates/x/versions/1.0.0');

@@ -95,7 +95,7 @@ describe('rate limits', () => {
 });
 
 describe('routeGroup', () => {
-  it('is upload for POST /templates only', async () => {
+  it('is upload for the routes that take archive bytes (POST /templates, POST /files, PUT of a staged file) only', async () => {
     const app = Fastify();
     const groups: string[] = [];
     app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
@@ -105,12 +105,18 @@ describe('routeGroup', () => {
     app.post('/templates', () => ({}));
     app.get('/templates', () => ({}));
     app.get('/templates/:id', () => ({}));
+    app.post('/files', () => ({}));
+    app.post('/files/upload-url', () => ({}));
+    app.put('/files/:fileId/content', () => ({}));
     await app.inject({ method: 'POST', url: '/templates' });
     await app.inject({ method: 'POST', url: '/templates?x=1' });
     await app.inject({ method: 'GET', url: '/templates' });
     await app.inject({ method: 'GET', url: '/templates/x' });
     await app.inject({ method: 'POST', url: '/templates/x' });
     await app.inject({ method: 'DELETE', url: '/templates' });
+    await app.inject({ method: 'POST', url: '/files' });
+    await app.inject({ method: 'POST', url: '/files/upload-url' });
+    await app.inject({ method: 'PUT', url: '/files/f_1/content?sig=x' });
     await app.close();
     expect(groups).toEqual([
       'POST /templates upload',
@@ -119,6 +125,9 @@ describe('routeGroup', () => {
       'GET /templates/x read',
       'POST /templates/x read',
       'DELETE /templates read',
+      'POST /files upload',
+      'POST /files/upload-url read',
+      'PUT /files/f_1/content?sig=x upload',
     ]);
   });
 });

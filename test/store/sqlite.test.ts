@@ -1,15 +1,249 @@
-import { createHash } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { buffer } from 'node:stream/consumers';
 
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { openSqliteStorage, SCHEMA_VERSION, StoreVersionError, tokenState } from '../../src/store/index.js';
+import type { TemplateManifest } from '../../src/core/index.js';
+import { openSqliteStorage, S3BlobStore, SCHEMA_VERSION, StoreVersionError, tokenState, type BlobStore, type SqliteStorage, type TokenRecord } from '../../src/store/index.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
 import { storageContract } from './storage-contract.js';
 
+const BUCKET = 'sqlite-blobs';
+let s3: FakeS3 | undefined;
+let prefixes = 0;
+
+beforeAll(async () => {
+  s3 = await startFakeS3([BUCKET]);
+});
+
+afterAll(async () => {
+  await s3?.close();
+});
+
+/** A blob store of its own below a fresh prefix of the shared bucket. */
+function bucketBlobs(): S3BlobStore {
+  if (!s3) throw new Error('s3rver is not running');
+  prefixes += 1;
+  return new S3BlobStore({ bucket: BUCKET, prefix: `store-${prefixes}`, endpoint: s3.endpoint, forcePathStyle: true, credentials: S3RVER_CREDENTIALS, timeoutMs: 5_000 });
+}
+
 storageContract('embedded SQLite + files', async () => openSqliteStorage(await tempDir('tr-store-')));
+storageContract('embedded SQLite + S3 blobs', async () => openSqliteStorage(await tempDir('tr-store-s3-'), { blobs: bucketBlobs() }));
+
+function manifestOf(name: string, version: string): TemplateManifest {
+  return { name, version, description: `The ${name} template for tests`, category: 'backend' };
+}
+
+const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
+const modeOf = async (file: string): Promise<number> => (await stat(file)).mode & 0o777;
+
+/** Reserves and commits name@version with `content` as its archive, through the store's own temp folder. */
+async function publish(storage: SqliteStorage, token: TokenRecord, name: string, version: string, content: string): Promise<void> {
+  expect(await reserve(storage, token, name, version, content)).toEqual({ reserved: true });
+  const temp = storage.versions.uploadTempPath('.tgz');
+  await writeFile(temp, content);
+  await storage.versions.commitVersion(name, version, temp, manifestOf(name, version));
+}
+
+function reserve(storage: SqliteStorage, token: TokenRecord, name: string, version: string, content: string): ReturnType<SqliteStorage['versions']['reserveVersion']> {
+  return storage.versions.reserveVersion({ name, version, integrity: `sha512-${name}${version}`, sha256: sha256(content), size: Buffer.byteLength(content), owner: token.owner }, token);
+}
+
+/** Stages a file whose bytes are `content`; returns its id. */
+async function stage(storage: SqliteStorage, content: string): Promise<string> {
+  const { file } = await storage.files.createFile({ tokenId: 't1', filename: 'big.tgz', contentType: 'application/gzip', expiresAt: new Date(Date.now() + 3_600_000) });
+  const temp = storage.versions.uploadTempPath('.upload');
+  await writeFile(temp, content);
+  expect(await storage.files.storeContent(file.id, temp, { size: content.length, sha256: sha256(content), integrity: `sha512-${content}` })).toMatchObject({ state: 'uploaded' });
+  return file.id;
+}
+
+async function archiveText(storage: SqliteStorage, name: string, version: string): Promise<string | undefined> {
+  const reader = await storage.versions.openArchive(name, version);
+  return reader && (await buffer(reader.stream)).toString('utf8');
+}
+
+async function stagedText(storage: SqliteStorage, id: string): Promise<string | undefined> {
+  const reader = await storage.files.openFile(id);
+  return reader && (await buffer(reader.stream)).toString('utf8');
+}
+
+async function keysOf(blobs: BlobStore, prefix = ''): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const { key } of blobs.list(prefix)) keys.push(key);
+  return keys.sort();
+}
+
+/** Every file and folder below `dir`, relative, with its mode. */
+async function tree(dir: string): Promise<Record<string, number>> {
+  const entries = await readdir(dir, { recursive: true });
+  const modes: Record<string, number> = {};
+  for (const entry of entries.sort()) modes[entry.split(path.sep).join('/')] = await modeOf(path.join(dir, entry));
+  return modes;
+}
+
+describe('the bytes of the embedded store', () => {
+  it('keeps them, by default, at the paths and with the modes stores always had, and reads them back after a restart', async () => {
+    const dir = await tempDir('tr-layout-');
+    const storage = await openSqliteStorage(dir);
+    const { record } = await storage.tokens.createToken({ role: 'admin' });
+    await reserve(storage, record, 'web-app', '1.0.0', 'the archive of web-app@1.0.0');
+    const upload = storage.versions.uploadTempPath('.tgz');
+    await writeFile(upload, 'the archive of web-app@1.0.0', { mode: 0o644 });
+    const uploaded = (await stat(upload)).ino;
+    await storage.versions.commitVersion('web-app', '1.0.0', upload, manifestOf('web-app', '1.0.0'));
+    // Moved in, not copied: an archive is never written twice on the store's disk.
+    expect((await stat(path.join(dir, 'archives', 'web-app', '1.0.0.tgz'))).ino).toBe(uploaded);
+    const fileId = await stage(storage, 'staged bytes');
+    await storage.close();
+
+    const { 'registry.sqlite': database, 'registry.sqlite-wal': wal, 'registry.sqlite-shm': shm, ...files } = await tree(dir);
+    expect([database, wal, shm].filter((mode) => mode !== undefined).every((mode) => mode === 0o600)).toBe(true);
+    expect(files).toEqual({
+      archives: 0o700,
+      'archives/web-app': 0o700,
+      'archives/web-app/1.0.0.tgz': 0o600,
+      files: 0o700,
+      [`files/${fileId}`]: 0o600,
+      manifests: 0o700,
+      'manifests/web-app': 0o700,
+      'manifests/web-app/1.0.0.json': 0o600,
+      public: 0o700,
+      tmp: 0o700,
+    });
+    expect(await readFile(path.join(dir, 'archives', 'web-app', '1.0.0.tgz'), 'utf8')).toBe('the archive of web-app@1.0.0');
+    expect(await readFile(path.join(dir, 'manifests', 'web-app', '1.0.0.json'), 'utf8')).toBe(`${JSON.stringify(manifestOf('web-app', '1.0.0'), null, 2)}\n`);
+    expect(await readFile(path.join(dir, 'files', fileId), 'utf8')).toBe('staged bytes');
+
+    const reopened = await openSqliteStorage(dir);
+    await reopened.recover();
+    expect(reopened.archivePath('web-app', '1.0.0')).toBe(path.join(dir, 'archives', 'web-app', '1.0.0.tgz'));
+    expect(await archiveText(reopened, 'web-app', '1.0.0')).toBe('the archive of web-app@1.0.0');
+    expect(await reopened.versions.readManifest('web-app', '1.0.0')).toEqual(manifestOf('web-app', '1.0.0'));
+    expect(await stagedText(reopened, fileId)).toBe('staged bytes');
+    await reopened.close();
+  });
+
+  it('reads a store whose files were written by hand in the layout of earlier releases (manifest not in the row)', async () => {
+    const dir = await tempDir('tr-old-layout-');
+    const setup = await openSqliteStorage(dir);
+    const { record } = await setup.tokens.createToken({ role: 'admin' });
+    const content = 'an archive written by an earlier release';
+    await reserve(setup, record, 'old-app', '2.0.0', content);
+    const { file } = await setup.files.createFile({ tokenId: 't1', filename: 'old.tgz', contentType: 'application/gzip', expiresAt: new Date(Date.now() + 3_600_000) });
+    await setup.close();
+    await mkdir(path.join(dir, 'archives', 'old-app'), { recursive: true, mode: 0o700 });
+    await writeFile(path.join(dir, 'archives', 'old-app', '2.0.0.tgz'), content, { mode: 0o600 });
+    await mkdir(path.join(dir, 'manifests', 'old-app'), { recursive: true, mode: 0o700 });
+    await writeFile(path.join(dir, 'manifests', 'old-app', '2.0.0.json'), `${JSON.stringify(manifestOf('old-app', '2.0.0'), null, 2)}\n`, { mode: 0o600 });
+    await mkdir(path.join(dir, 'files'), { mode: 0o700 });
+    await writeFile(path.join(dir, 'files', file.id), 'old staged bytes', { mode: 0o600 });
+    const orphan = randomUUID();
+    await writeFile(path.join(dir, 'files', orphan), 'bytes whose row is gone', { mode: 0o600 });
+    const db = new Database(path.join(dir, 'registry.sqlite'));
+    db.prepare("UPDATE versions SET state = 'complete', manifest = NULL WHERE name = 'old-app'").run();
+    db.prepare("UPDATE staged_files SET state = 'uploaded', size = 16, sha256 = ?, integrity = 'sha512-x' WHERE id = ?").run('c'.repeat(64), file.id);
+    db.close();
+
+    const storage = await openSqliteStorage(dir);
+    await storage.recover();
+    expect(await archiveText(storage, 'old-app', '2.0.0')).toBe(content);
+    expect(await storage.versions.readManifest('old-app', '2.0.0')).toEqual(manifestOf('old-app', '2.0.0'));
+    expect((await storage.versions.listPublished()).map((v) => 'manifest' in v && v.manifest)).toEqual([manifestOf('old-app', '2.0.0')]);
+    expect(await stagedText(storage, file.id)).toBe('old staged bytes');
+    expect(await readdir(path.join(dir, 'files'))).toEqual([file.id]);
+    await storage.close();
+  });
+
+  it('marks a version complete only once its bytes are stored: a failed put leaves it pending, and an abort removes it', async () => {
+    const dir = await tempDir('tr-failing-blobs-');
+    const inner = bucketBlobs();
+    const failing: BlobStore = {
+      location: inner.location,
+      putFile: () => Promise.reject(new Error('the bucket is unreachable')),
+      putBytes: (key, bytes) => inner.putBytes(key, bytes),
+      open: (key) => inner.open(key),
+      readBytes: (key) => inner.readBytes(key),
+      stat: (key) => inner.stat(key),
+      delete: (key) => inner.delete(key),
+      list: (prefix) => inner.list(prefix),
+    };
+    const storage = await openSqliteStorage(dir, { blobs: failing });
+    const { record } = await storage.tokens.createToken({ role: 'admin' });
+    await reserve(storage, record, 'web-app', '1.0.0', 'bytes');
+    const temp = storage.versions.uploadTempPath('.tgz');
+    await writeFile(temp, 'bytes');
+    await expect(storage.versions.commitVersion('web-app', '1.0.0', temp, manifestOf('web-app', '1.0.0'))).rejects.toThrow(/unreachable/);
+    expect(await storage.versions.getVersion('web-app', '1.0.0')).toMatchObject({ state: 'pending' });
+    expect(await storage.versions.listVersions()).toEqual([]);
+    expect(await keysOf(inner)).toEqual(['manifests/web-app/1.0.0.json']);
+    await storage.versions.abortVersion('web-app', '1.0.0');
+    expect(await storage.versions.getVersion('web-app', '1.0.0')).toBeUndefined();
+    expect(await keysOf(inner)).toEqual([]);
+    await storage.close();
+  });
+});
+
+describe('the embedded store with its bytes in a bucket', () => {
+  it('keeps archives, manifests and staged files in the bucket, and nothing of them in the store folder', async () => {
+    const dir = await tempDir('tr-s3-layout-');
+    const blobs = bucketBlobs();
+    const storage = await openSqliteStorage(dir, { blobs });
+    const { record } = await storage.tokens.createToken({ role: 'admin' });
+    await publish(storage, record, 'web-app', '1.0.0', 'in the bucket');
+    const fileId = await stage(storage, 'staged in the bucket');
+    expect(await keysOf(blobs)).toEqual(['archives/web-app/1.0.0.tgz', `files/${fileId}`, 'manifests/web-app/1.0.0.json']);
+    expect((await readdir(dir)).filter((entry) => !entry.startsWith('registry.sqlite')).sort()).toEqual(['public', 'tmp']);
+    expect(await readdir(path.join(dir, 'tmp'))).toEqual([]);
+    expect(() => storage.archivePath('web-app', '1.0.0')).toThrow(/s3:\/\//);
+    await storage.close();
+
+    const reopened = await openSqliteStorage(dir, { blobs });
+    await reopened.recover();
+    expect(await archiveText(reopened, 'web-app', '1.0.0')).toBe('in the bucket');
+    expect(await reopened.versions.readManifest('web-app', '1.0.0')).toEqual(manifestOf('web-app', '1.0.0'));
+    expect(await stagedText(reopened, fileId)).toBe('staged in the bucket');
+    await reopened.close();
+  });
+
+  it('after a crash, completes a pending version whose archive and manifest are in the bucket, and removes the others with their bytes', async () => {
+    const dir = await tempDir('tr-s3-recover-');
+    const blobs = bucketBlobs();
+    const storage = await openSqliteStorage(dir, { blobs });
+    const { record } = await storage.tokens.createToken({ role: 'admin' });
+    // Each crashed at another point of its commit: after both puts, with other bytes than reserved, before the manifest, before anything.
+    const cases = { complete: 'all stored', garbled: 'reserved bytes', 'no-manifest': 'no manifest', nothing: 'nothing stored' };
+    for (const [name, content] of Object.entries(cases)) expect(await reserve(storage, record, name, '1.0.0', content)).toEqual({ reserved: true });
+    await blobs.putBytes('archives/complete/1.0.0.tgz', cases.complete);
+    await blobs.putBytes('manifests/complete/1.0.0.json', JSON.stringify(manifestOf('complete', '1.0.0')));
+    await blobs.putBytes('archives/garbled/1.0.0.tgz', 'other bytes');
+    await blobs.putBytes('manifests/garbled/1.0.0.json', JSON.stringify(manifestOf('garbled', '1.0.0')));
+    await blobs.putBytes('archives/no-manifest/1.0.0.tgz', cases['no-manifest']);
+    // Staged bytes whose row is gone (deleted while the crash kept its bytes), beside a live file.
+    const kept = await stage(storage, 'a live staged file');
+    const orphan = randomUUID();
+    await blobs.putBytes(`files/${orphan}`, 'orphaned');
+    await writeFile(storage.versions.uploadTempPath('.tgz'), 'an upload cut short');
+    await storage.close();
+
+    const reopened = await openSqliteStorage(dir, { blobs });
+    await reopened.recover();
+    expect((await reopened.versions.listVersions()).map((v) => `${v.name}@${v.version}`)).toEqual(['complete@1.0.0']);
+    for (const name of ['garbled', 'no-manifest', 'nothing']) expect(await reopened.versions.getVersion(name, '1.0.0')).toBeUndefined();
+    expect((await reopened.versions.listPublished()).map((v) => 'manifest' in v && v.manifest)).toEqual([manifestOf('complete', '1.0.0')]);
+    expect(await archiveText(reopened, 'complete', '1.0.0')).toBe(cases.complete);
+    expect(await keysOf(blobs)).toEqual(['archives/complete/1.0.0.tgz', `files/${kept}`, 'manifests/complete/1.0.0.json']);
+    expect(await readdir(path.join(dir, 'tmp'))).toEqual([]);
+    // The removed versions can be published again.
+    await publish(reopened, record, 'garbled', '1.0.0', 'published again');
+    expect(await archiveText(reopened, 'garbled', '1.0.0')).toBe('published again');
+    await reopened.close();
+  });
+});
 
 /** The schema stores had before it was versioned (user_version 0). */
 const UNVERSIONED_SCHEMA = `

@@ -136,6 +136,95 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await storage.tokens.canPublish(limited, 'web-app')).toMatchObject({ allowed: false });
         expect(await storage.tokens.canPublish(admin, 'web-app')).toEqual({ allowed: true });
       });
+
+      it('adds and removes co-owners, who publish like the claimer, and never removes the last owner', async () => {
+        const storage = await fresh();
+        const { tokens } = storage;
+        const acme = (await tokens.createToken({ role: 'publisher', owner: 'acme' })).record;
+        const beta = (await tokens.createToken({ role: 'publisher', owner: 'beta' })).record;
+        expect(await tokens.ownersOf('web-app')).toEqual([]);
+        expect(await tokens.addOwner('web-app', 'beta')).toEqual({ refused: 'unclaimed' });
+        await publish(storage, acme, 'web-app', '1.0.0');
+        expect(await tokens.ownersOf('web-app')).toEqual(['acme']);
+        expect(await tokens.canPublish(beta, 'web-app')).toMatchObject({ allowed: false });
+        expect(await tokens.addOwner('web-app', 'beta')).toEqual({ changed: true, owners: ['acme', 'beta'] });
+        expect(await tokens.addOwner('web-app', 'beta')).toEqual({ changed: false, owners: ['acme', 'beta'] });
+        expect(await tokens.canPublish(beta, 'web-app')).toEqual({ allowed: true });
+        await publish(storage, beta, 'web-app', '1.1.0');
+        expect(await tokens.removeOwner('web-app', 'gamma')).toEqual({ refused: 'not-an-owner' });
+        expect(await tokens.removeOwner('web-app', 'acme')).toEqual({ changed: true, owners: ['beta'] });
+        expect(await tokens.ownerOf('web-app')).toBe('beta');
+        expect(await tokens.canPublish(acme, 'web-app')).toMatchObject({ allowed: false });
+        expect(await tokens.removeOwner('web-app', 'beta')).toEqual({ refused: 'last-owner' });
+        expect(await tokens.ownersOf('web-app')).toEqual(['beta']);
+      });
+    });
+
+    describe('accounts', () => {
+      it('creates an account once per e-mail (case aside) and finds its password hash for a login', async () => {
+        const { accounts } = await fresh();
+        const now = new Date('2026-04-01T09:00:00.000Z');
+        const created = await accounts.createUser({ email: 'Ada@Example.com', passwordHash: 'scrypt$hash', role: 'publisher', owner: 'ada', now });
+        expect(created).toEqual({ created: true, user: { id: expect.stringMatching(/^usr_/) as string, email: 'ada@example.com', role: 'publisher', owner: 'ada', createdAt: now.toISOString() } });
+        if (!created.created) throw new Error('not created');
+        expect(await accounts.createUser({ email: 'ada@example.COM', passwordHash: 'other', role: 'admin', owner: 'x' })).toEqual({ created: false, reason: 'email-exists' });
+        expect(await accounts.findCredentials(' ADA@example.com ')).toEqual({ user: created.user, passwordHash: 'scrypt$hash' });
+        expect(await accounts.findCredentials('bob@example.com')).toBeUndefined();
+        expect(await accounts.getUser(created.user.id)).toEqual(created.user);
+        expect(await accounts.getUser('usr_missing')).toBeUndefined();
+        expect(await accounts.listUsers()).toEqual([created.user]);
+      });
+
+      it('checks sessions by kind until they expire or are revoked', async () => {
+        const { accounts } = await fresh();
+        const now = new Date('2026-04-01T09:00:00.000Z');
+        const later = new Date('2026-04-02T09:00:00.000Z');
+        const created = await accounts.createUser({ email: 'ada@example.com', passwordHash: 'h', role: 'publisher', owner: 'ada', now });
+        if (!created.created) throw new Error('not created');
+        const cookie = await accounts.createSession({ userId: created.user.id, kind: 'cookie', expiresAt: later, now });
+        expect(cookie.expiresAt).toBe(later.toISOString());
+        expect(await accounts.checkSession(cookie.secret, 'cookie', now)).toEqual({ valid: true, user: created.user, expiresAt: later.toISOString() });
+        expect(await accounts.checkSession(cookie.secret, 'refresh', now)).toEqual({ valid: false, reason: 'unknown' });
+        expect(await accounts.checkSession(`${cookie.secret}x`, 'cookie', now)).toEqual({ valid: false, reason: 'unknown' });
+        expect(await accounts.checkSession('', 'cookie', now)).toEqual({ valid: false, reason: 'unknown' });
+        expect(await accounts.checkSession(cookie.secret, 'cookie', later)).toEqual({ valid: false, reason: 'expired' });
+        expect(await accounts.revokeSession(cookie.secret, now)).toBe(true);
+        expect(await accounts.checkSession(cookie.secret, 'cookie', now)).toEqual({ valid: false, reason: 'revoked' });
+        expect(await accounts.revokeSession('trs_unknown', now)).toBe(false);
+      });
+
+      it('rotates a refresh token once, and ends the family when a replaced token comes back', async () => {
+        const { accounts } = await fresh();
+        const now = new Date('2026-04-01T09:00:00.000Z');
+        const expiresAt = new Date('2026-05-01T09:00:00.000Z');
+        const created = await accounts.createUser({ email: 'ada@example.com', passwordHash: 'h', role: 'publisher', owner: 'ada', now });
+        if (!created.created) throw new Error('not created');
+        const first = await accounts.createSession({ userId: created.user.id, kind: 'refresh', expiresAt, now });
+        const second = await accounts.rotateSession(first.secret, expiresAt, now);
+        if (!second.rotated) throw new Error('no rotation');
+        expect(second.secret).not.toBe(first.secret);
+        expect(second.user).toEqual(created.user);
+        expect(await accounts.checkSession(second.secret, 'refresh', now)).toMatchObject({ valid: true });
+        // Two rotations of one token at once: one wins, the other is a replay of a replaced token.
+        const rotations = await Promise.all([accounts.rotateSession(second.secret, expiresAt, now), accounts.rotateSession(second.secret, expiresAt, now)]);
+        expect(rotations.filter((rotation) => rotation.rotated)).toHaveLength(1);
+        expect(rotations.filter((rotation) => !rotation.rotated)).toEqual([{ rotated: false, reason: 'reused' }]);
+        // A replay ends the whole family: the token the winner got is revoked too.
+        const third = rotations.find((rotation) => rotation.rotated);
+        if (!third?.rotated) throw new Error('no rotation');
+        expect(await accounts.rotateSession(third.secret, expiresAt, now)).toEqual({ rotated: false, reason: 'revoked' });
+        expect(await accounts.rotateSession(first.secret, expiresAt, now)).toEqual({ rotated: false, reason: 'revoked' });
+        expect(await accounts.rotateSession('trr_unknown', expiresAt, now)).toEqual({ rotated: false, reason: 'unknown' });
+        const expiring = await accounts.createSession({ userId: created.user.id, kind: 'refresh', expiresAt: now, now });
+        expect(await accounts.rotateSession(expiring.secret, expiresAt, now)).toEqual({ rotated: false, reason: 'expired' });
+      });
+
+      it('keeps one access-token signing key for every process on the storage', async () => {
+        const { accounts } = await fresh();
+        const key = await accounts.signingKey();
+        expect(key.byteLength).toBeGreaterThanOrEqual(32);
+        expect(Buffer.from(await accounts.signingKey())).toEqual(Buffer.from(key));
+      });
     });
 
     describe('versions', () => {

@@ -9,21 +9,25 @@ import type { RegistrySource } from '../../registry/source.js';
 import { createS3Client, parseOutputTarget, S3Output, S3UrlError, type OutputTarget } from '../../registry/s3-output.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { errorMessage } from '../../core/errors.js';
+import { addBackendOptions, isHttpUrl, S3_ENDPOINT_OPTION, S3_PATH_STYLE_OPTION, type BackendFlags } from './backends.js';
 
-interface BuildRegistryFlags {
+interface BuildRegistryFlags extends BackendFlags {
   out: string;
-  store?: string;
   githubConfig?: string;
   publicUrl?: string;
   allowEmpty?: boolean;
   json?: boolean;
-  s3Endpoint?: string;
-  s3ForcePathStyle?: boolean;
 }
 
+/** A store opened as a registry source; `close` releases it (a database's connections). */
+export type StoreRegistrySource = RegistrySource & { close?: () => Promise<void> };
+
 export interface BuildRegistryDependencies {
-  /** The server's store as a registry source (default: the embedded store in the folder `--store` names). */
-  storeSource?: (storeDir: string, publicUrl?: string) => Promise<RegistrySource>;
+  /**
+   * The server's store as a registry source (default: the store `--store`, `--database` and
+   * `--storage` name, opened as `serve` opens it). `storeDir` is `--store` ('' when only a database is named).
+   */
+  storeSource?: (storeDir: string, publicUrl: string | undefined, flags: BackendFlags) => Promise<StoreRegistrySource>;
 }
 
 /**
@@ -39,9 +43,10 @@ function checkOutput(flags: BuildRegistryFlags): OutputTarget {
     if (error instanceof S3UrlError) throw new UsageError(error.message);
     throw error;
   }
-  if (target.kind === 'folder') {
-    if (flags.s3Endpoint !== undefined) throw new UsageError('--s3-endpoint needs --out s3://bucket/prefix');
-    if (flags.s3ForcePathStyle) throw new UsageError('--s3-force-path-style needs --out s3://bucket/prefix');
+  const storage = flags.storage ?? process.env.REGISTRY_STORAGE ?? '';
+  if (target.kind === 'folder' && !/^s3:\/\//i.test(storage)) {
+    if (flags.s3Endpoint !== undefined) throw new UsageError('--s3-endpoint needs --out s3://bucket/prefix (or --storage s3://bucket/prefix)');
+    if (flags.s3ForcePathStyle) throw new UsageError('--s3-force-path-style needs --out s3://bucket/prefix (or --storage s3://bucket/prefix)');
   } else if (flags.s3Endpoint !== undefined && !isHttpUrl(flags.s3Endpoint)) {
     throw new UsageError(`--s3-endpoint must be an http(s) URL (got "${flags.s3Endpoint}")`);
   }
@@ -60,28 +65,14 @@ async function openOutput(target: OutputTarget, flags: BuildRegistryFlags): Prom
 
 export const GITHUB_TOKEN_ENV = 'GITHUB_TOKEN';
 
-function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
-
-/** The server's store as the source, opened only when `--store` is given (it loads SQLite). */
-async function openStoreSource(storeDir: string, publicUrl?: string): Promise<RegistrySource> {
-  const { openSqliteStorage, storeSource, StoreNotFoundError } = await import('../../store/index.js');
-  let storage;
-  try {
-    storage = await openSqliteStorage(storeDir, { create: false });
-  } catch (error) {
-    if (error instanceof StoreNotFoundError) throw new UsageError(`--store: ${error.message}`);
-    throw error;
-  }
+/** The server's store as the source, opened only when a store is named (it loads SQLite or pg). */
+async function openStoreSource(_storeDir: string, publicUrl: string | undefined, flags: BackendFlags): Promise<StoreRegistrySource> {
+  const [{ storeSource }, { openStoreForCommand }] = await Promise.all([import('../../store/index.js'), import('./backends.js')]);
+  // An embedded store must exist (create: false); the S3 flags were checked with --out's.
+  const storage = await openStoreForCommand(flags, { create: false, s3Elsewhere: true });
   // The output is self-contained: the archives are published beside registry.json, and without
   // --public-url every URL is relative to it, so the folder works from any host and path.
-  return storeSource(storage, publicUrl, { layout: 'static' });
+  return Object.assign(storeSource(storage, publicUrl, { layout: 'static' }), { close: () => storage.close() });
 }
 
 export function registerBuildRegistry(
@@ -90,24 +81,27 @@ export function registerBuildRegistry(
   setExit: (code: number) => void,
   deps: BuildRegistryDependencies = {},
 ): void {
-  program
+  const command = program
     .command('build-registry')
     .description('build the static registry files (registry.json, per-template files, catalog page) from a store or GitHub releases')
-    .requiredOption('--out <dir|s3-url>', 'folder to write the registry into, or an S3-compatible bucket: s3://bucket/prefix (credentials and region the AWS SDK way)')
-    .option('--store <dir>', "read the versions from the registry server's store")
+    .requiredOption('--out <dir|s3-url>', 'folder to write the registry into, or an S3-compatible bucket: s3://bucket/prefix (credentials and region the AWS SDK way)');
+  addBackendOptions(command, { store: "read the versions from the registry server's store in this folder (with --database: PostgreSQL's, its bytes in --storage)", s3: false })
     .option('--github-config <file>', `read the versions from the GitHub releases of the repositories in this JSON file (token: $${GITHUB_TOKEN_ENV})`)
     .option('--public-url <url>', 'public base URL the registry is served from: every URL in the output is absolute under it (default: URLs relative to registry.json)')
     .option('--allow-empty', 'write a registry with no template even over one that lists some (refused otherwise)')
-    .option('--s3-endpoint <url>', 'endpoint of an S3-compatible store (R2, MinIO, ...); default $AWS_ENDPOINT_URL, else AWS S3')
-    .option('--s3-force-path-style', 'address the bucket as <endpoint>/<bucket> (MinIO and most self-hosted stores)')
+    .option('--s3-endpoint <url>', `${S3_ENDPOINT_OPTION} (for --out and --storage)`)
+    .option('--s3-force-path-style', S3_PATH_STYLE_OPTION)
     .option('--json', 'print the result as JSON')
     .action(async (flags: BuildRegistryFlags) => {
       const usage = (message: string): void => {
         io.stderr(`error: ${message}\n`);
         setExit(EXIT.usage);
       };
-      if ((flags.store === undefined) === (flags.githubConfig === undefined)) {
-        return usage('pass exactly one of --store <dir> and --github-config <file>');
+      // A store is the source when one is named: --store, --database, or DATABASE_URL without --github-config.
+      const databaseUrl = flags.database ?? (flags.githubConfig === undefined ? process.env.DATABASE_URL : undefined);
+      const fromStore = flags.store !== undefined || (databaseUrl !== undefined && databaseUrl.trim() !== '');
+      if (fromStore === (flags.githubConfig !== undefined)) {
+        return usage('pass exactly one of --store <dir> and --github-config <file> (a store on PostgreSQL: --database <url>)');
       }
       if (flags.publicUrl !== undefined && !isHttpUrl(flags.publicUrl)) {
         return usage(`--public-url must be an http(s) URL (got "${flags.publicUrl}")`);
@@ -122,10 +116,10 @@ export function registerBuildRegistry(
       }
 
       const warnings: string[] = [];
-      let source: RegistrySource;
-      if (flags.store !== undefined) {
+      let source: StoreRegistrySource;
+      if (fromStore) {
         try {
-          source = await (deps.storeSource ?? openStoreSource)(flags.store, flags.publicUrl);
+          source = await (deps.storeSource ?? openStoreSource)(flags.store ?? '', flags.publicUrl, flags);
         } catch (error) {
           if (error instanceof UsageError) return usage(error.message);
           throw error;
@@ -154,6 +148,7 @@ export function registerBuildRegistry(
       try {
         output = await openOutput(target, flags);
       } catch (error) {
+        await source.close?.();
         if (error instanceof UsageError) return usage(error.message);
         throw error;
       }
@@ -202,6 +197,7 @@ export function registerBuildRegistry(
         setExit(EXIT.failure);
       } finally {
         output.close();
+        await source.close?.();
       }
     });
 }

@@ -4,11 +4,12 @@ import type { Command } from 'commander';
 
 import { createServer } from '../../server/app.js';
 import { DEFAULT_LIMITS } from '../../server/context.js';
-import { openSqliteStorage, StoreNotFoundError, tokenState, type SqliteStorage, type TokenRecord, type TokenState } from '../../store/index.js';
+import { tokenState, type TokenRecord, type TokenState } from '../../store/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { errorMessage } from '../../core/errors.js';
+import { addBackendOptions, DEFAULT_STORE, openStoreForCommand, type BackendFlags } from './backends.js';
 
-export const DEFAULT_STORE = path.join('.template-registry', 'store');
+export { DEFAULT_STORE, STORE_OPTION, openStoreForCommand, type CommandStorage } from './backends.js';
 
 function positiveInteger(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
@@ -37,8 +38,7 @@ export function parseTrustProxy(value: string | undefined): number | string | un
   return addresses.join(',');
 }
 
-interface ServeFlags {
-  store?: string;
+interface ServeFlags extends BackendFlags {
   host: string;
   port: string;
   publicUrl?: string;
@@ -50,10 +50,9 @@ interface ServeFlags {
 }
 
 export function registerServe(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  program
-    .command('serve')
-    .description('run the registry server on an embedded store')
-    .option('--store <dir>', `store folder (env REGISTRY_STORE; default ${DEFAULT_STORE})`)
+  const serve = program.command('serve').description('run the registry server on an embedded store, or on PostgreSQL (--database) and a bucket (--storage)');
+  addBackendOptions(serve, { store: `store folder: the embedded store, or with --database the built registry and upload temp files (env REGISTRY_STORE; default ${DEFAULT_STORE})` });
+  serve
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on', '4873')
     .option('--public-url <url>', 'base URL clients use (env REGISTRY_PUBLIC_URL; default http://<host>:<port>)')
@@ -66,22 +65,39 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       const env = process.env;
       const trustProxy = parseTrustProxy(flags.trustProxy ?? env.REGISTRY_TRUST_PROXY);
       const port = positiveInteger('--port', flags.port, 4873);
-      const store = flags.store ?? env.REGISTRY_STORE ?? DEFAULT_STORE;
       const publicUrl = flags.publicUrl ?? env.REGISTRY_PUBLIC_URL ?? `http://${flags.host}:${port}`;
-      const server = await createServer({
-        store,
-        publicUrl,
-        limits: {
-          readPerMinute: positiveInteger('--read-limit', flags.readLimit ?? env.REGISTRY_READ_LIMIT, DEFAULT_LIMITS.readPerMinute),
-          uploadPerMinute: positiveInteger('--upload-limit', flags.uploadLimit ?? env.REGISTRY_UPLOAD_LIMIT, DEFAULT_LIMITS.uploadPerMinute),
-          maxArchiveBytes: positiveInteger('--max-archive-bytes', flags.maxArchiveBytes ?? env.REGISTRY_MAX_ARCHIVE_BYTES, DEFAULT_LIMITS.maxArchiveBytes),
-          requestTimeoutMs: 1000 * positiveInteger('--request-timeout', flags.requestTimeout ?? env.REGISTRY_REQUEST_TIMEOUT, DEFAULT_LIMITS.requestTimeoutMs / 1000),
-        },
-        ...(trustProxy === undefined ? {} : { trustProxy }),
-        ...(env.REGISTRY_ADMIN_TOKEN ? { adminToken: env.REGISTRY_ADMIN_TOKEN } : {}),
-      });
-      const address = await server.app.listen({ host: flags.host, port });
-      io.stdout(`template-registry serving ${path.resolve(store)} at ${address}\n`);
+      const limits = {
+        readPerMinute: positiveInteger('--read-limit', flags.readLimit ?? env.REGISTRY_READ_LIMIT, DEFAULT_LIMITS.readPerMinute),
+        uploadPerMinute: positiveInteger('--upload-limit', flags.uploadLimit ?? env.REGISTRY_UPLOAD_LIMIT, DEFAULT_LIMITS.uploadPerMinute),
+        maxArchiveBytes: positiveInteger('--max-archive-bytes', flags.maxArchiveBytes ?? env.REGISTRY_MAX_ARCHIVE_BYTES, DEFAULT_LIMITS.maxArchiveBytes),
+        requestTimeoutMs: 1000 * positiveInteger('--request-timeout', flags.requestTimeout ?? env.REGISTRY_REQUEST_TIMEOUT, DEFAULT_LIMITS.requestTimeoutMs / 1000),
+      };
+      const storage = await openStoreForCommand(flags, { create: true });
+      const { description } = storage;
+      let server: Awaited<ReturnType<typeof createServer>>;
+      try {
+        server = await createServer({
+          store: storage,
+          publicUrl,
+          limits,
+          ...(trustProxy === undefined ? {} : { trustProxy }),
+          ...(env.REGISTRY_ADMIN_TOKEN ? { adminToken: env.REGISTRY_ADMIN_TOKEN } : {}),
+        });
+      } catch (error) {
+        await storage.close().catch(() => undefined);
+        throw error;
+      }
+      let address: string;
+      try {
+        address = await server.app.listen({ host: flags.host, port });
+      } catch (error) {
+        // Closes the storage too: a database's open connections would keep the process alive.
+        await server.app.close().catch(() => undefined);
+        throw error;
+      }
+      if (description.backend === 'embedded') io.stdout(`template-registry serving ${description.dir} at ${address}\n`);
+      else io.stdout(`template-registry serving at ${address}\n  database:      ${description.database ?? ''}\n`);
+      if (description.backend === 'postgres' || description.storage !== description.dir) io.stdout(`  storage:       ${description.storage}\n`);
       io.stdout(`  registry.json: ${publicUrl}/registry.json   (file: ${path.join(server.store.publicDir, 'registry.json')})\n`);
       io.stdout(`  catalog:       ${publicUrl}/index.html\n`);
       const stop = (): void => {
@@ -155,36 +171,24 @@ export function formatTokenTable(views: readonly TokenView[]): string {
   return `${[line(header), ...rows.map(line)].join('\n')}\n`;
 }
 
-const storeFolder = (flag: string | undefined): string => flag ?? process.env.REGISTRY_STORE ?? DEFAULT_STORE;
-
-/** Opens an existing store for `token list`/`revoke` (they never create one). */
-async function openExistingStore(flag: string | undefined): Promise<SqliteStorage> {
-  try {
-    return await openSqliteStorage(storeFolder(flag), { create: false });
-  } catch (error) {
-    if (error instanceof StoreNotFoundError) throw new UsageError(`--store: ${error.message}`);
-    throw error;
-  }
-}
-
 export function registerToken(program: Command, io: CliIo, setExit: (code: number) => void): void {
   const token = program.command('token').description('manage publish tokens of a store');
-  const storeOption = `store folder (env REGISTRY_STORE; default ${DEFAULT_STORE})`;
-  token
-    .command('create')
-    .description('create a token and print it (once: only its hash is kept)')
-    .requiredOption('--role <role>', 'publisher or admin')
-    .option('--templates <names>', 'comma-separated template names a publisher token may publish')
-    .option('--owner <owner>', 'who the token publishes for (names it publishes first are claimed for this owner)')
-    .option('--expires-in <days>', `the token stops working after this many days (1 to ${MAX_EXPIRY_DAYS}; default never)`)
-    .option('--store <dir>', storeOption)
+  addBackendOptions(
+    token
+      .command('create')
+      .description('create a token and print it (once: only its hash is kept)')
+      .requiredOption('--role <role>', 'publisher or admin')
+      .option('--templates <names>', 'comma-separated template names a publisher token may publish')
+      .option('--owner <owner>', 'who the token publishes for (names it publishes first are claimed for this owner)')
+      .option('--expires-in <days>', `the token stops working after this many days (1 to ${MAX_EXPIRY_DAYS}; default never)`),
+  )
     .option('--json', 'print the token and its record as JSON')
-    .action(async (flags: { role: string; templates?: string; owner?: string; expiresIn?: string; store?: string; json?: boolean }) => {
+    .action(async (flags: BackendFlags & { role: string; templates?: string; owner?: string; expiresIn?: string; json?: boolean }) => {
       if (flags.role !== 'publisher' && flags.role !== 'admin') throw new UsageError(`--role must be publisher or admin (got ${flags.role})`);
       const days = flags.expiresIn === undefined ? undefined : parseExpiresIn(flags.expiresIn);
       const templates = flags.templates?.split(',').map((t) => t.trim()).filter(Boolean);
       const now = new Date();
-      const store = await openSqliteStorage(storeFolder(flags.store));
+      const store = await openStoreForCommand(flags, { create: true });
       try {
         const created = await store.tokens.createToken({
           role: flags.role,
@@ -206,36 +210,34 @@ export function registerToken(program: Command, io: CliIo, setExit: (code: numbe
       }
       setExit(EXIT.ok);
     });
-  token
-    .command('list')
-    .description('list the tokens of a store (id, role, owner, scope, state, created, last used, expiry), never their secrets')
-    .option('--store <dir>', storeOption)
+  addBackendOptions(token.command('list').description('list the tokens of a store (id, role, owner, scope, state, created, last used, expiry), never their secrets'))
     .option('--json', 'print the tokens as a JSON array')
-    .action(async (flags: { store?: string; json?: boolean }) => {
-      const store = await openExistingStore(flags.store);
+    .action(async (flags: BackendFlags & { json?: boolean }) => {
+      const store = await openStoreForCommand(flags, { create: false });
       try {
         const now = new Date();
         const views = (await store.tokens.listTokens()).map((record) => tokenView(record, now));
         if (flags.json) io.stdout(`${JSON.stringify(views, null, 2)}\n`);
-        else if (views.length === 0) io.stdout(`no tokens in ${store.dir} (create one with: template-registry token create --role publisher)\n`);
+        else if (views.length === 0) io.stdout(`no tokens in ${store.where} (create one with: template-registry token create --role publisher)\n`);
         else io.stdout(formatTokenTable(views));
       } finally {
         await store.close();
       }
       setExit(EXIT.ok);
     });
-  token
-    .command('revoke')
-    .description('revoke a token: a running server refuses it (401) from the next request on; its record is kept')
-    .argument('<id>', 'the token id (tok_..., see token list)')
-    .option('--store <dir>', storeOption)
+  addBackendOptions(
+    token
+      .command('revoke')
+      .description('revoke a token: a running server refuses it (401) from the next request on; its record is kept')
+      .argument('<id>', 'the token id (tok_..., see token list)'),
+  )
     .option('--json', 'print the revoked token as JSON')
-    .action(async (id: string, flags: { store?: string; json?: boolean }) => {
-      const store = await openExistingStore(flags.store);
+    .action(async (id: string, flags: BackendFlags & { json?: boolean }) => {
+      const store = await openStoreForCommand(flags, { create: false });
       try {
         const revocation = await store.tokens.revokeToken(id);
         if (!revocation.found) {
-          io.stderr(`error: no token ${JSON.stringify(id)} in ${store.dir} (see template-registry token list)\n`);
+          io.stderr(`error: no token ${JSON.stringify(id)} in ${store.where} (see template-registry token list)\n`);
           setExit(EXIT.failure);
           return;
         }

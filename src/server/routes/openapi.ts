@@ -1,6 +1,6 @@
 /**
  * `GET /openapi.json`: the OpenAPI 3.1 document of the server (openapi/openapi.json in the
- * repository), with `servers` pointing at the server's public URL.
+ * repository), with `servers` pointing at the server's public URL (and its `/v1` prefix).
  */
 import { createHash } from 'node:crypto';
 
@@ -12,9 +12,15 @@ import { ifNoneMatchMatches } from './read.js';
 
 export const OPENAPI_CACHE_CONTROL = 'public, max-age=300';
 
-/** The document as served: the repository's, with `servers` set to `publicUrl`. */
+/** The document as served: the repository's, with `servers` set to `publicUrl` and `publicUrl/v1`. */
 export function servedOpenapi(publicUrl: string): Record<string, unknown> {
-  return { ...openapiDocument, servers: [{ url: publicUrl || '/', description: 'This registry server.' }] };
+  return {
+    ...openapiDocument,
+    servers: [
+      { url: publicUrl || '/', description: 'This registry server.' },
+      { url: `${publicUrl}/v1`, description: 'The same routes under the version prefix /v1 (interface version 1.0).' },
+    ],
+  };
 }
 
 export const openapiRoute: FastifyPluginAsync<{ context: ServerContext }> = (app, { context }) => {

@@ -122,6 +122,41 @@ CREATE INDEX IF NOT EXISTS webhook_outbox_due ON webhook_outbox (state, next_att
 CREATE INDEX IF NOT EXISTS webhook_outbox_by_webhook ON webhook_outbox (webhook_id);
 ALTER TABLE deliveries ADD COLUMN delivery_id TEXT;
 `,
+  // 8: accounts (e-mail and password hash), their sessions (refresh tokens and browser sessions, by
+  // hash, in families so a reused refresh token ends the family), settings (the access-token signing
+  // key), and co-owners of template names (the claimer stays in owners).
+  `
+CREATE TABLE IF NOT EXISTS users (
+  id TEXT PRIMARY KEY,
+  email TEXT NOT NULL UNIQUE,
+  password_hash TEXT NOT NULL,
+  role TEXT NOT NULL CHECK (role IN ('publisher', 'admin')),
+  owner TEXT NOT NULL,
+  name TEXT,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sessions (
+  hash BLOB PRIMARY KEY,
+  family TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('refresh', 'cookie')),
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  replaced_at TEXT,
+  revoked_at TEXT
+);
+CREATE INDEX IF NOT EXISTS sessions_by_family ON sessions (family);
+CREATE TABLE IF NOT EXISTS settings (
+  key TEXT PRIMARY KEY,
+  value BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS co_owners (
+  name TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  added_at TEXT NOT NULL,
+  PRIMARY KEY (name, owner)
+);
+`,
 ];
 
 /** The schema version this release writes. */

@@ -1,15 +1,14 @@
 /**
- * Files staged by large uploads (`/files`): a row each in `staged_files`, the bytes in `files/<id>`.
+ * Files staged by large uploads (`/files`): a row each in `staged_files`, the bytes in the blob
+ * store at `files/<id>` (by default the file `files/<id>` of the store folder).
  * The capability that lets the bytes be uploaded without a token is kept as its SHA-256 only.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { chmod, mkdir, readdir, rename, rm } from 'node:fs/promises';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 
 import type Database from 'better-sqlite3';
 
-import { openFileStream } from '../../core/files.js';
-import type { ArchiveReader, FileStore, NewStagedFile, StagedFile } from '../types.js';
+import type { ArchiveReader, BlobStore, FileStore, NewStagedFile, StagedFile } from '../types.js';
 
 interface FileRow {
   id: string;
@@ -40,24 +39,25 @@ const toFile = (row: FileRow): StagedFile => ({
 
 const digest = (capability: string): Buffer => createHash('sha256').update(capability, 'utf8').digest();
 
-/** File ids are UUIDs: only those become path segments. */
+/** File ids are UUIDs: only those become blob keys. */
 const FILE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const FILES_PREFIX = 'files/';
+
+function blobKey(id: string): string {
+  if (!FILE_ID.test(id)) throw new Error(`not a file id: ${id}`);
+  return `${FILES_PREFIX}${id}`;
+}
 
 export class SqliteFileStore implements FileStore {
   constructor(
     private readonly db: Database.Database,
-    /** The folder holding the bytes (files/ of the store). */
-    readonly dir: string,
+    private readonly blobs: BlobStore,
   ) {}
 
   private row(id: string): FileRow | undefined {
     if (!FILE_ID.test(id)) return undefined;
     return this.db.prepare('SELECT * FROM staged_files WHERE id = ?').get(id) as FileRow | undefined;
-  }
-
-  private bytesPath(id: string): string {
-    if (!FILE_ID.test(id)) throw new Error(`not a file id: ${id}`);
-    return path.join(this.dir, id);
   }
 
   createFile(options: NewStagedFile): Promise<{ file: StagedFile; capability: string }> {
@@ -89,15 +89,15 @@ export class SqliteFileStore implements FileStore {
   async storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }): Promise<StagedFile | undefined> {
     const row = this.row(id);
     if (!row || (row.state !== 'pending' && row.state !== 'uploaded')) return undefined;
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    await chmod(localFile, 0o600);
-    await rename(localFile, this.bytesPath(id));
+    await this.blobs.putFile(blobKey(id), localFile, { contentType: row.content_type });
+    // A folder store moved the file in; a bucket copied it, and the copy in tmp/ is no longer wanted.
+    await rm(localFile, { force: true });
     const changed = this.db
       .prepare("UPDATE staged_files SET state = 'uploaded', size = ?, sha256 = ?, integrity = ? WHERE id = ? AND state IN ('pending', 'uploaded')")
       .run(digests.size, digests.sha256, digests.integrity, id).changes;
     if (changed === 0) {
       // Swept or confirmed meanwhile: the bytes just moved in are not wanted.
-      if (!this.row(id)) await rm(this.bytesPath(id), { force: true });
+      if (!this.row(id)) await this.blobs.delete(blobKey(id));
       return undefined;
     }
     return this.getFile(id);
@@ -120,13 +120,13 @@ export class SqliteFileStore implements FileStore {
 
   async openFile(id: string): Promise<ArchiveReader | undefined> {
     if (!this.row(id)) return undefined;
-    return openFileStream(this.bytesPath(id));
+    return this.blobs.open(blobKey(id));
   }
 
   async deleteFile(id: string): Promise<boolean> {
     if (!FILE_ID.test(id)) return false;
     const removed = this.db.prepare('DELETE FROM staged_files WHERE id = ?').run(id).changes > 0;
-    await rm(this.bytesPath(id), { force: true });
+    await this.blobs.delete(blobKey(id));
     return removed;
   }
 
@@ -135,7 +135,7 @@ export class SqliteFileStore implements FileStore {
     let count = 0;
     for (const { id } of expired) {
       if (this.db.prepare("DELETE FROM staged_files WHERE id = ? AND state != 'claimed'").run(id).changes > 0) count++;
-      await rm(this.bytesPath(id), { force: true });
+      await this.blobs.delete(blobKey(id));
     }
     return count;
   }
@@ -143,8 +143,9 @@ export class SqliteFileStore implements FileStore {
   /** At start (no publish running): claims a crash left are given back, bytes without a row removed. */
   async recover(): Promise<void> {
     this.db.prepare("UPDATE staged_files SET state = 'confirmed' WHERE state = 'claimed'").run();
-    for (const entry of await readdir(this.dir).catch(() => [] as string[])) {
-      if (!this.row(entry)) await rm(path.join(this.dir, entry), { recursive: true, force: true });
+    // A row is always written before its bytes, so at start no bytes without a row are wanted.
+    for await (const { key } of this.blobs.list(FILES_PREFIX)) {
+      if (!this.row(key.slice(FILES_PREFIX.length))) await this.blobs.delete(key);
     }
   }
 }

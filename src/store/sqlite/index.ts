@@ -1,8 +1,9 @@
 /**
  * The embedded store: one folder holding a SQLite database (tokens, owners, versions, events,
- * webhooks, deliveries) beside the archives and manifests as files, and the built static registry
- * in `public/`. Several processes may open it at once (the server and `token create`): SQLite's WAL
- * mode and busy timeout serialize their writes, so a token created by the CLI works at once.
+ * webhooks, deliveries), by default beside the archives, manifests and staged files as files (else
+ * those are in another blob store, such as a bucket), and the built static registry in `public/`.
+ * Several processes may open it at once (the server and `token create`): SQLite's WAL mode and
+ * busy timeout serialize their writes, so a token created by the CLI works at once.
  */
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
@@ -10,12 +11,15 @@ import path from 'node:path';
 
 import { TEMP_FILE_PATTERN } from '../../core/files.js';
 
-import type { RegistryStorage } from '../types.js';
+import { FolderBlobStore } from '../blob/folder.js';
+import type { BlobStore, RegistryStorage } from '../types.js';
+import { SqliteAccountStore } from './accounts.js';
 import { openDatabase } from './database.js';
+import { sqliteDumper } from './dump.js';
 import { SqliteEventStore } from './events.js';
 import { SqliteFileStore } from './files.js';
 import { SqliteTokenStore } from './tokens.js';
-import { PRIVATE_FILE, PRIVATE_FOLDER, SqliteVersionStore, StoreLayout } from './versions.js';
+import { archiveKey, PRIVATE_FILE, PRIVATE_FOLDER, SqliteVersionStore, StoreLayout } from './versions.js';
 import { SqliteWebhookStore } from './webhooks.js';
 
 export { SCHEMA_VERSION, StoreVersionError } from './database.js';
@@ -23,7 +27,12 @@ export { SCHEMA_VERSION, StoreVersionError } from './database.js';
 export interface SqliteStorage extends RegistryStorage {
   /** The store folder (absolute). */
   dir: string;
-  /** Where an archive is kept (for tests and operators). */
+  /** Where the archives, manifests and staged files are kept. */
+  blobs: BlobStore;
+  /**
+   * The file an archive is kept in (for tests and operators): only meaningful when the blob store is
+   * a folder (the default: the store folder); throws for another (a bucket has no local path).
+   */
   archivePath(name: string, version: string): string;
 }
 
@@ -35,6 +44,12 @@ export class StoreNotFoundError extends Error {
 export interface OpenStorageOptions {
   /** Create the store when the folder has none (default true); false: StoreNotFoundError. */
   create?: boolean;
+  /**
+   * Where archives, manifests and staged files are kept (`archives/<name>/<version>.tgz`,
+   * `manifests/<name>/<version>.json`, `files/<id>`). Default: a FolderBlobStore on the store folder,
+   * the layout every store had before blob stores existed.
+   */
+  blobs?: BlobStore;
 }
 
 /** Removes the temp files of atomic writes a crashed process left below `dir`. */
@@ -57,7 +72,10 @@ export async function openSqliteStorage(dir: string, options: OpenStorageOptions
     throw new StoreNotFoundError(`${layout.dir} holds no registry store (no registry.sqlite): check the path, or start \`template-registry serve --store\` on it first`);
   }
   const publicDir = path.join(layout.dir, 'public');
-  for (const folder of [layout.dir, layout.archives, layout.manifests, layout.tmp, publicDir]) {
+  const blobs = options.blobs ?? new FolderBlobStore(layout.dir);
+  // The bytes' folders exist from the start in a store that keeps them itself, as they always did.
+  const byteFolders = options.blobs === undefined ? [layout.archives, layout.manifests] : [];
+  for (const folder of [layout.dir, ...byteFolders, layout.tmp, publicDir]) {
     await mkdir(folder, { recursive: true, mode: PRIVATE_FOLDER });
     await chmod(folder, PRIVATE_FOLDER);
   }
@@ -65,8 +83,8 @@ export async function openSqliteStorage(dir: string, options: OpenStorageOptions
   for (const file of [databaseFile, `${databaseFile}-wal`, `${databaseFile}-shm`]) {
     if (existsSync(file)) await chmod(file, PRIVATE_FILE);
   }
-  const versions = new SqliteVersionStore(db, layout);
-  const files = new SqliteFileStore(db, path.join(layout.dir, 'files'));
+  const versions = new SqliteVersionStore(db, blobs, layout.tmp);
+  const files = new SqliteFileStore(db, blobs);
   return {
     dir: layout.dir,
     publicDir,
@@ -75,7 +93,13 @@ export async function openSqliteStorage(dir: string, options: OpenStorageOptions
     events: new SqliteEventStore(db),
     webhooks: new SqliteWebhookStore(db),
     files,
-    archivePath: (name, version) => layout.archive(name, version),
+    accounts: new SqliteAccountStore(db),
+    blobs,
+    dump: sqliteDumper(db, blobs, layout.dir),
+    archivePath: (name, version) => {
+      if (!(blobs instanceof FolderBlobStore)) throw new Error(`the archives of this store are kept in ${blobs.location}, not in local files`);
+      return path.join(blobs.location, ...archiveKey(name, version).split('/'));
+    },
     async recover() {
       await versions.recover();
       await files.recover();

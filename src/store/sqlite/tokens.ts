@@ -1,10 +1,10 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 
 import type Database from 'better-sqlite3';
 
-import { isTemplateName, NAME_PATTERN } from '../../core/versions.js';
+import { newTokenRecord, permission } from '../records.js';
 import { secretDigest } from '../secrets.js';
-import { LAST_USED_PRECISION_MS, tokenState, type NewToken, type Permission, type Revocation, type TokenCheck, type TokenRecord, type TokenStore } from '../types.js';
+import { LAST_USED_PRECISION_MS, tokenState, type NewToken, type OwnerChange, type Permission, type Revocation, type TokenCheck, type TokenRecord, type TokenStore } from '../types.js';
 
 interface TokenRow {
   id: string;
@@ -40,14 +40,12 @@ export function ownerOfSync(db: Database.Database, name: string): string | undef
   return (db.prepare('SELECT owner FROM owners WHERE name = ?').get(name) as { owner: string } | undefined)?.owner;
 }
 
-/** The publishing rule: admins publish anything; a publisher its listed names, if unclaimed or its owner's. */
-export function permission(token: TokenRecord, name: string, owner: string | undefined): Permission {
-  if (token.role === 'admin') return { allowed: true };
-  if (token.templates && !token.templates.includes(name)) {
-    return { allowed: false, reason: `this token may publish only ${token.templates.join(', ')}` };
-  }
-  if (owner !== undefined && owner !== token.owner) return { allowed: false, reason: `template ${name} belongs to another publisher` };
-  return { allowed: true };
+/** Every owner of a claimed name, the claimer first (synchronous: reservations call it inside their transaction). */
+export function ownersOfSync(db: Database.Database, name: string): string[] {
+  const claimer = ownerOfSync(db, name);
+  if (claimer === undefined) return [];
+  const coOwners = db.prepare('SELECT owner FROM co_owners WHERE name = ? ORDER BY added_at, rowid').pluck().all(name) as string[];
+  return [claimer, ...coOwners];
 }
 
 /**
@@ -58,28 +56,10 @@ export class SqliteTokenStore implements TokenStore {
   constructor(private readonly db: Database.Database) {}
 
   createToken(options: NewToken): Promise<{ token: string; record: TokenRecord }> {
-    if (options.role !== 'publisher' && options.role !== 'admin') throw new Error(`role must be publisher or admin (got ${String(options.role)})`);
-    for (const name of options.templates ?? []) {
-      if (!isTemplateName(name)) throw new Error(`template name ${JSON.stringify(name)} must match ${NAME_PATTERN.source}`);
-    }
-    const now = options.now ?? new Date();
-    const expiresAt = options.expiresAt;
-    if (expiresAt !== undefined && !(expiresAt.getTime() > now.getTime())) {
-      throw new Error(`expiresAt must be a date after the token's creation (${now.toISOString()})`);
-    }
-    const id = `tok_${randomBytes(6).toString('hex')}`;
-    const token = `trg_${randomBytes(32).toString('base64url')}`;
-    const record: TokenRecord = {
-      id,
-      role: options.role,
-      ...(options.templates && options.templates.length > 0 ? { templates: [...options.templates] } : {}),
-      owner: options.owner ?? id,
-      createdAt: now.toISOString(),
-      ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}),
-    };
+    const { token, record } = newTokenRecord(options);
     this.db
       .prepare('INSERT INTO tokens (id, hash, role, templates, owner, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(id, secretDigest(token), record.role, record.templates ? JSON.stringify(record.templates) : null, record.owner, record.createdAt, record.expiresAt ?? null);
+      .run(record.id, secretDigest(token), record.role, record.templates ? JSON.stringify(record.templates) : null, record.owner, record.createdAt, record.expiresAt ?? null);
     return Promise.resolve({ token, record });
   }
 
@@ -134,7 +114,41 @@ export class SqliteTokenStore implements TokenStore {
     return Promise.resolve(ownerOfSync(this.db, name));
   }
 
+  ownersOf(name: string): Promise<string[]> {
+    return Promise.resolve(ownersOfSync(this.db, name));
+  }
+
+  addOwner(name: string, owner: string, now: Date = new Date()): Promise<OwnerChange> {
+    const add = this.db.transaction((): OwnerChange => {
+      const owners = ownersOfSync(this.db, name);
+      if (owners.length === 0) return { refused: 'unclaimed' };
+      if (owners.includes(owner)) return { changed: false, owners };
+      this.db.prepare('INSERT INTO co_owners (name, owner, added_at) VALUES (?, ?, ?)').run(name, owner, now.toISOString());
+      return { changed: true, owners: [...owners, owner] };
+    });
+    return Promise.resolve(add.immediate());
+  }
+
+  removeOwner(name: string, owner: string): Promise<OwnerChange> {
+    const remove = this.db.transaction((): OwnerChange => {
+      const owners = ownersOfSync(this.db, name);
+      if (owners.length === 0) return { refused: 'unclaimed' };
+      if (!owners.includes(owner)) return { refused: 'not-an-owner' };
+      if (owners.length === 1) return { refused: 'last-owner' };
+      if (owners[0] === owner) {
+        // The claimer leaves: the earliest co-owner becomes the claimer.
+        const [next] = owners.slice(1);
+        this.db.prepare('UPDATE owners SET owner = ? WHERE name = ?').run(next, name);
+        this.db.prepare('DELETE FROM co_owners WHERE name = ? AND owner = ?').run(name, next);
+      } else {
+        this.db.prepare('DELETE FROM co_owners WHERE name = ? AND owner = ?').run(name, owner);
+      }
+      return { changed: true, owners: owners.filter((candidate) => candidate !== owner) };
+    });
+    return Promise.resolve(remove.immediate());
+  }
+
   canPublish(token: TokenRecord, name: string): Promise<Permission> {
-    return Promise.resolve(permission(token, name, ownerOfSync(this.db, name)));
+    return Promise.resolve(permission(token, name, ownersOfSync(this.db, name)));
   }
 }

@@ -1,15 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { chmod, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 import type Database from 'better-sqlite3';
 
-import { openFileStream, syncDirectory, syncFile, writeFileAtomic } from '../../core/files.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
 import { isTemplateName, isTemplateVersion } from '../../core/versions.js';
 import type {
   ArchiveReader,
+  BlobStore,
   LifecycleChange,
   NewVersion,
   PublishedVersion,
@@ -21,7 +20,8 @@ import type {
   VersionStore,
   WebhookEventRecord,
 } from '../types.js';
-import { ownerOfSync, permission } from './tokens.js';
+import { permission } from '../records.js';
+import { ownersOfSync } from './tokens.js';
 import { insertOutboxEvents } from './webhooks.js';
 
 interface VersionRow {
@@ -62,27 +62,11 @@ function lifecycleOf(row: Pick<VersionRow, 'stability' | 'deprecation_message' |
   };
 }
 
-async function fileSha256(file: string): Promise<string | undefined> {
-  try {
-    const hash = createHash('sha256');
-    for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-    return hash.digest('hex');
-  } catch {
-    return undefined;
-  }
-}
-
 /** The store holds token hashes and webhook secrets: its folders and files are its account's only. */
 export const PRIVATE_FOLDER = 0o700;
 export const PRIVATE_FILE = 0o600;
 
-/** Creates `dir` (and its missing parents) private, whatever the umask. */
-async function makePrivateFolder(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: PRIVATE_FOLDER });
-  await chmod(dir, PRIVATE_FOLDER);
-}
-
-/** Where the files of the embedded store live, below its folder. */
+/** Where the local folders of the embedded store are, below its folder. */
 export class StoreLayout {
   readonly archives: string;
   readonly manifests: string;
@@ -93,27 +77,31 @@ export class StoreLayout {
     this.manifests = path.join(dir, 'manifests');
     this.tmp = path.join(dir, 'tmp');
   }
-
-  archive(name: string, version: string): string {
-    return path.join(this.archives, checkedName(name, version), `${version}.tgz`);
-  }
-
-  manifest(name: string, version: string): string {
-    return path.join(this.manifests, checkedName(name, version), `${version}.json`);
-  }
 }
 
-/** Names and versions become path segments: only ones following the manifest's rules do. */
+/** Names and versions become key segments: only ones following the manifest's rules do. */
 function checkedName(name: string, version: string): string {
   if (!isTemplateName(name) || !isTemplateVersion(version)) throw new Error(`not a template name and version: ${name}@${version}`);
   return name;
 }
 
-/** Versions in SQLite; archives and manifests as files, `archives/<name>/<version>.tgz`, `manifests/<name>/<version>.json`. */
+/** The blob keys are the paths the store kept its files at before blob stores, so a folder store on the store folder reads old stores as they are. */
+export const archiveKey = (name: string, version: string): string => `archives/${checkedName(name, version)}/${version}.tgz`;
+export const manifestKey = (name: string, version: string): string => `manifests/${checkedName(name, version)}/${version}.json`;
+
+const manifestText = (manifest: TemplateManifest): string => `${JSON.stringify(manifest, null, 2)}\n`;
+
+/**
+ * Versions in SQLite; archives and manifests in a blob store (`archives/<name>/<version>.tgz`,
+ * `manifests/<name>/<version>.json`: by default files below the store folder), the manifest also in
+ * the row so a registry build reads them all in one query.
+ */
 export class SqliteVersionStore implements VersionStore {
   constructor(
     private readonly db: Database.Database,
-    readonly layout: StoreLayout,
+    private readonly blobs: BlobStore,
+    /** The local folder uploads wait in (tmp/ of the store), whatever the blob store. */
+    private readonly tmpDir: string,
   ) {}
 
   private getSync(name: string, version: string): StoredVersion | undefined {
@@ -165,10 +153,10 @@ export class SqliteVersionStore implements VersionStore {
       .transaction((): Reservation => {
         const existing = this.getSync(version.name, version.version);
         if (existing) return { reserved: false, existing };
-        const owner = ownerOfSync(this.db, version.name);
-        const allowed = permission(token, version.name, owner);
+        const owners = ownersOfSync(this.db, version.name);
+        const allowed = permission(token, version.name, owners);
         if (!allowed.allowed) return { reserved: false, forbidden: allowed.reason };
-        if (owner === undefined) this.db.prepare('INSERT INTO owners (name, owner, claimed_at) VALUES (?, ?, ?)').run(version.name, token.owner, createdAt);
+        if (owners.length === 0) this.db.prepare('INSERT INTO owners (name, owner, claimed_at) VALUES (?, ?, ?)').run(version.name, token.owner, createdAt);
         this.db
           .prepare("INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?)")
           .run(version.name, version.version, version.integrity, version.sha256, version.size, token.owner, createdAt);
@@ -179,17 +167,12 @@ export class SqliteVersionStore implements VersionStore {
   }
 
   async commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents: readonly WebhookEventRecord[] = []): Promise<StoredVersion> {
-    const archive = this.layout.archive(name, version);
-    const manifestFile = this.layout.manifest(name, version);
-    await makePrivateFolder(path.dirname(manifestFile));
-    await writeFileAtomic(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`, { mode: PRIVATE_FILE });
-    await makePrivateFolder(path.dirname(archive));
-    // On disk, bytes and names, before the version is marked complete: 201 means stored.
-    await chmod(archiveFile, PRIVATE_FILE);
-    await syncFile(archiveFile);
-    await rename(archiveFile, archive);
-    await syncDirectory(path.dirname(archive));
-    await syncDirectory(path.dirname(manifestFile));
+    // Bytes first (a put resolves once they and their names are durable), then the row: 201 means
+    // stored, and no version is ever listed without its archive.
+    await this.blobs.putBytes(manifestKey(name, version), manifestText(manifest), { contentType: 'application/json' });
+    await this.blobs.putFile(archiveKey(name, version), archiveFile, { contentType: 'application/gzip' });
+    // A folder store moved the file in; a bucket copied it, and the copy in tmp/ is no longer wanted.
+    await rm(archiveFile, { force: true });
     // The version and its webhook deliveries (the outbox) in one transaction: both or neither.
     this.db.transaction(() => {
       const completed = this.db.prepare("UPDATE versions SET state = 'complete', manifest = ? WHERE name = ? AND version = ? AND state = 'pending'").run(JSON.stringify(manifest), name, version);
@@ -202,25 +185,30 @@ export class SqliteVersionStore implements VersionStore {
 
   async abortVersion(name: string, version: string): Promise<void> {
     const removed = this.db.prepare("DELETE FROM versions WHERE name = ? AND version = ? AND state = 'pending'").run(name, version).changes > 0;
-    // Only a pending version's files are removed: a complete one (another upload's) stays whole.
-    if (removed) {
-      // Each removal on its own: a path that cannot even be reached (what made the commit fail) must not keep the other.
-      await Promise.allSettled([rm(this.layout.archive(name, version), { force: true }), rm(this.layout.manifest(name, version), { force: true })]);
-    }
+    // Only a pending version's bytes are removed: a complete one (another upload's) stays whole.
+    if (removed) await this.deleteBlobs(name, version);
+  }
+
+  private async deleteBlobs(name: string, version: string): Promise<void> {
+    // Each removal on its own: one that fails (what made the commit fail) must not keep the other.
+    await Promise.allSettled([this.blobs.delete(archiveKey(name, version)), this.blobs.delete(manifestKey(name, version))]);
   }
 
   async readManifest(name: string, version: string): Promise<TemplateManifest> {
-    return JSON.parse(await readFile(this.layout.manifest(name, version), 'utf8')) as TemplateManifest;
+    const bytes = await this.blobs.readBytes(manifestKey(name, version));
+    // As a missing file did: callers tell "not there" from a failure by the code.
+    if (!bytes) throw Object.assign(new Error(`no manifest stored for ${name}@${version} in ${this.blobs.location}`), { code: 'ENOENT' });
+    return JSON.parse(bytes.toString('utf8')) as TemplateManifest;
   }
 
   async openArchive(name: string, version: string): Promise<ArchiveReader | undefined> {
-    let file: string;
+    let key: string;
     try {
-      file = this.layout.archive(name, version);
+      key = archiveKey(name, version);
     } catch {
       return undefined;
     }
-    return openFileStream(file);
+    return this.blobs.open(key);
   }
 
   updateLifecycle(name: string, version: string, change: LifecycleChange): Promise<{ version: StoredVersion; changed: boolean } | undefined> {
@@ -261,32 +249,52 @@ export class SqliteVersionStore implements VersionStore {
   }
 
   uploadTempPath(suffix = ''): string {
-    return path.join(this.layout.tmp, `${Date.now()}-${randomBytes(8).toString('hex')}${suffix}`);
+    return path.join(this.tmpDir, `${Date.now()}-${randomBytes(8).toString('hex')}${suffix}`);
   }
 
-  /** Completes pending versions whose files are all in place, removes the others, and empties tmp/. */
+  /**
+   * At start (one server per store, so nothing is in flight): completes a pending version whose
+   * commit stored both blobs and died before its transaction, removes the other pending versions
+   * and their blobs, and empties tmp/. A blob store that cannot be read fails the recovery rather
+   * than having a version taken for incomplete.
+   */
   async recover(): Promise<void> {
-    const pending = this.db.prepare("SELECT * FROM versions WHERE state = 'pending'").all() as VersionRow[];
+    const pending = this.db.prepare(`SELECT ${VERSION_COLUMNS} FROM versions WHERE state = 'pending'`).all() as VersionRow[];
     for (const row of pending) {
-      const archive = this.layout.archive(row.name, row.version);
-      const manifestFile = this.layout.manifest(row.name, row.version);
-      let manifestOk: boolean;
-      try {
-        const manifest = JSON.parse(await readFile(manifestFile, 'utf8')) as TemplateManifest;
-        manifestOk = manifest.name === row.name && manifest.version === row.version;
-      } catch {
-        manifestOk = false;
-      }
-      if (manifestOk && (await fileSha256(archive)) === row.sha256) {
-        this.db.prepare("UPDATE versions SET state = 'complete' WHERE name = ? AND version = ?").run(row.name, row.version);
+      const valid = isTemplateName(row.name) && isTemplateVersion(row.version);
+      const manifest = valid ? await this.storedManifest(row.name, row.version) : undefined;
+      if (manifest && (await this.archiveMatches(row))) {
+        this.db.prepare("UPDATE versions SET state = 'complete', manifest = ? WHERE name = ? AND version = ? AND state = 'pending'").run(JSON.stringify(manifest), row.name, row.version);
       } else {
-        await rm(archive, { force: true });
-        await rm(manifestFile, { force: true });
-        this.db.prepare('DELETE FROM versions WHERE name = ? AND version = ?').run(row.name, row.version);
+        // The blobs go before the row: a failed removal leaves the row to retry it at the next start.
+        if (valid) await Promise.all([this.blobs.delete(archiveKey(row.name, row.version)), this.blobs.delete(manifestKey(row.name, row.version))]);
+        this.db.prepare("DELETE FROM versions WHERE name = ? AND version = ? AND state = 'pending'").run(row.name, row.version);
       }
     }
-    for (const entry of await readdir(this.layout.tmp).catch(() => [] as string[])) {
-      await rm(path.join(this.layout.tmp, entry), { recursive: true, force: true });
+    for (const entry of await readdir(this.tmpDir).catch(() => [] as string[])) {
+      await rm(path.join(this.tmpDir, entry), { recursive: true, force: true });
     }
+  }
+
+  /** The stored manifest when it is there and is this version's; undefined else (garbled included). */
+  private async storedManifest(name: string, version: string): Promise<TemplateManifest | undefined> {
+    const bytes = await this.blobs.readBytes(manifestKey(name, version));
+    if (!bytes) return undefined;
+    let manifest: TemplateManifest | null;
+    try {
+      manifest = JSON.parse(bytes.toString('utf8')) as TemplateManifest | null;
+    } catch {
+      return undefined;
+    }
+    return manifest?.name === name && manifest.version === version ? manifest : undefined;
+  }
+
+  /** Whether the stored archive has the bytes the version was reserved with. */
+  private async archiveMatches(row: VersionRow): Promise<boolean> {
+    const reader = await this.blobs.open(archiveKey(row.name, row.version));
+    if (!reader) return false;
+    const hash = createHash('sha256');
+    for await (const chunk of reader.stream) hash.update(chunk as Buffer);
+    return hash.digest('hex') === row.sha256;
   }
 }

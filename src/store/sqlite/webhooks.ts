@@ -12,6 +12,7 @@ import {
   type WebhookEventRecord,
   type WebhookStore,
 } from '../types.js';
+import { webhookBody } from '../records.js';
 
 // The signing secret is stored as given (deliveries are signed with it, so it cannot be hashed like
 // tokens): the store folder must be readable by the server's account only.
@@ -80,11 +81,6 @@ const toOutbox = (row: OutboxRow): OutboxDelivery => ({
   lastStatus: row.last_status,
   lastError: row.last_error,
 });
-
-/** The body of every delivery of an event: `{ event, timestamp, data }` (the spec's delivery pattern). */
-export function webhookBody(record: WebhookEventRecord, now: Date): string {
-  return JSON.stringify({ event: record.event, timestamp: record.timestamp ?? now.toISOString(), data: record.data });
-}
 
 /**
  * Writes one pending outbox delivery of `record` per active webhook subscribed to its event, due at

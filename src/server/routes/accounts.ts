@@ -1,0 +1,190 @@
+/**
+ * Accounts and logins (the spec's authentication patterns):
+ *
+ * - `POST /users` (admin): makes a publisher or admin account `{ email, password, role?, owner?, name? }`;
+ *   409 EMAIL_EXISTS for a taken e-mail. `GET /users` (admin) lists them; `GET /users/me` says who
+ *   the credential is (any credential).
+ * - `POST /api/auth/login` `{ email, password }`: `data` is `{ accessToken, refreshToken, expiresIn, tokenType }`.
+ * - `POST /api/auth/refresh` `{ refreshToken }`: a new pair; the old refresh token stops working
+ *   (presented again, it ends every token of its login).
+ * - `POST /api/auth/session` `{ email, password }`: a browser login; 204 with the session cookie
+ *   (HttpOnly, SameSite=Strict, 24 h, Secure over https). `DELETE /api/auth/session` ends it.
+ *
+ * Failed logins (both login routes) are limited per account and per client address (login-throttle.ts).
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+
+import type { TokenRole, UserRecord } from '../../store/types.js';
+import {
+  AccountInputError,
+  checkCredentials,
+  clearedSessionCookie,
+  createAccount,
+  issueTokenPair,
+  MAX_PASSWORD_LENGTH,
+  refreshTokenPair,
+  SESSION_SECONDS,
+  sessionCookie,
+  sessionCookieOf,
+} from '../accounts.js';
+import type { ServerContext } from '../context.js';
+import { ApiError, envelope } from '../envelope.js';
+import { LoginThrottle } from '../login-throttle.js';
+
+const NO_STORE = 'no-store';
+const ADMIN_ONLY = 'managing accounts requires an admin credential';
+
+const USER_BODY = {
+  type: 'object',
+  required: ['email', 'password'],
+  additionalProperties: false,
+  properties: {
+    email: { type: 'string', minLength: 3, maxLength: 254 },
+    password: { type: 'string', minLength: 1, maxLength: MAX_PASSWORD_LENGTH },
+    role: { type: 'string', enum: ['publisher', 'admin'] },
+    owner: { type: 'string', minLength: 1, maxLength: 214 },
+    name: { type: 'string', minLength: 1, maxLength: 200 },
+  },
+} as const;
+
+const LOGIN_BODY = {
+  type: 'object',
+  required: ['email', 'password'],
+  additionalProperties: false,
+  properties: {
+    email: { type: 'string', minLength: 1, maxLength: 254 },
+    password: { type: 'string', minLength: 1, maxLength: MAX_PASSWORD_LENGTH },
+  },
+} as const;
+
+const REFRESH_BODY = {
+  type: 'object',
+  required: ['refreshToken'],
+  additionalProperties: false,
+  properties: { refreshToken: { type: 'string', minLength: 1, maxLength: 200 } },
+} as const;
+
+interface UserBody {
+  email: string;
+  password: string;
+  role?: TokenRole;
+  owner?: string;
+  name?: string;
+}
+
+interface LoginBody {
+  email: string;
+  password: string;
+}
+
+const CHALLENGE = 'Bearer realm="template-registry"';
+
+function badCredentials(): ApiError {
+  return new ApiError(401, 'UNAUTHORIZED', 'the e-mail or the password is wrong', [], { 'WWW-Authenticate': CHALLENGE });
+}
+
+function tooManyFailures(waitMs: number): ApiError {
+  const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
+  return new ApiError(429, 'RATE_LIMIT_EXCEEDED', `too many failed logins: retry in ${retryAfter} seconds`, [], { 'Retry-After': String(retryAfter) }, { retryAfter });
+}
+
+/** Whether the request reached the server over https (directly, or through a trusted proxy). */
+function overHttps(request: FastifyRequest, context: ServerContext): boolean {
+  return request.protocol === 'https' || context.publicUrl.startsWith('https:');
+}
+
+export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { context }) => {
+  const admin = app.requireToken('admin', ADMIN_ONLY);
+  const anyCredential = app.requireToken();
+  const accounts = context.storage.accounts;
+  const throttle = new LoginThrottle(context.limits);
+
+  /** The account of a login's credentials, with the failed-login limits applied; 401 or 429 otherwise. */
+  async function logIn(request: FastifyRequest<{ Body: LoginBody }>): Promise<UserRecord> {
+    const { email, password } = request.body;
+    const wait = throttle.blockedFor(email, request.ip);
+    if (wait > 0) throw tooManyFailures(wait);
+    const user = await checkCredentials(accounts, email, password);
+    if (!user) {
+      throttle.recordFailure(email, request.ip);
+      throw badCredentials();
+    }
+    throttle.recordSuccess(email);
+    return user;
+  }
+
+  const send = (request: FastifyRequest, reply: FastifyReply, data: unknown, status = 200): FastifyReply =>
+    reply.code(status).header('Cache-Control', NO_STORE).send(envelope(request, data));
+
+  app.post<{ Body: UserBody }>(
+    '/users',
+    {
+      preValidation: admin,
+      schema: { body: USER_BODY },
+      config: { body: { shape: 'a JSON object: { email, password, role?, owner?, name? }', invalid: 'the account is invalid', root: 'body' } },
+    },
+    async (request, reply) => {
+      let creation;
+      try {
+        creation = await createAccount(accounts, request.body);
+      } catch (error) {
+        if (error instanceof AccountInputError) throw new ApiError(422, 'VALIDATION_ERROR', 'the account is invalid', error.details);
+        throw error;
+      }
+      if (!creation.created) {
+        throw new ApiError(409, 'EMAIL_EXISTS', `an account with the e-mail ${request.body.email.trim().toLowerCase()} exists already`, [
+          { field: 'email', code: 'EMAIL_EXISTS', message: 'is already registered' },
+        ]);
+      }
+      void reply.header('Location', `/users/${creation.user.id}`);
+      return send(request, reply, creation.user, 201);
+    },
+  );
+
+  app.get('/users', { preValidation: admin }, async (request, reply) => send(request, reply, await accounts.listUsers()));
+
+  app.get('/users/me', { preValidation: anyCredential }, (request, reply) => {
+    const token = request.token;
+    if (!token) throw new ApiError(401, 'UNAUTHORIZED', 'a credential is required');
+    const account = request.account;
+    return send(request, reply, {
+      ...(account ? { id: account.id, email: account.email, ...(account.name !== undefined ? { name: account.name } : {}), kind: 'account' } : { id: token.id, kind: 'token' }),
+      role: token.role,
+      owner: token.owner,
+    });
+  });
+
+  app.post<{ Body: LoginBody }>(
+    '/api/auth/login',
+    { schema: { body: LOGIN_BODY }, config: { body: { shape: 'a JSON object: { email, password }', invalid: 'the login is invalid', root: 'body' } } },
+    async (request, reply) => send(request, reply, await issueTokenPair(accounts, await logIn(request))),
+  );
+
+  app.post<{ Body: { refreshToken: string } }>(
+    '/api/auth/refresh',
+    { schema: { body: REFRESH_BODY }, config: { body: { shape: 'a JSON object: { refreshToken }', invalid: 'the refresh is invalid', root: 'body' } } },
+    async (request, reply) => {
+      const pair = await refreshTokenPair(accounts, request.body.refreshToken);
+      if (!pair) throw new ApiError(401, 'UNAUTHORIZED', 'the refresh token is not valid (unknown, expired, used already or revoked): log in again', [], { 'WWW-Authenticate': CHALLENGE });
+      return send(request, reply, pair);
+    },
+  );
+
+  app.post<{ Body: LoginBody }>(
+    '/api/auth/session',
+    { schema: { body: LOGIN_BODY }, config: { body: { shape: 'a JSON object: { email, password }', invalid: 'the login is invalid', root: 'body' } } },
+    async (request, reply) => {
+      const user = await logIn(request);
+      const session = await accounts.createSession({ userId: user.id, kind: 'cookie', expiresAt: new Date(Date.now() + SESSION_SECONDS * 1000) });
+      return reply.code(204).header('Cache-Control', NO_STORE).header('Set-Cookie', sessionCookie(session.secret, overHttps(request, context))).send();
+    },
+  );
+
+  app.delete('/api/auth/session', async (request, reply) => {
+    const secret = sessionCookieOf(request.headers.cookie);
+    if (secret !== undefined) await accounts.revokeSession(secret);
+    return reply.code(204).header('Cache-Control', NO_STORE).header('Set-Cookie', clearedSessionCookie(overHttps(request, context))).send();
+  });
+
+  return Promise.resolve();
+};

@@ -1,0 +1,165 @@
+/**
+ * A BlobStore on a local folder: one file per key, below the folder, private to the account.
+ *
+ * Every put goes through a name in the target's own folder and a rename, so a reader sees the old
+ * or the new bytes, never a part; the bytes and the folder entry are flushed before the put
+ * resolves. Temp files left by a crash keep `tempPathBeside`'s shape, which no key may have, and
+ * are never listed.
+ */
+import type { Dirent } from 'node:fs';
+import { chmod, copyFile, lstat, mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+
+import { openFileStream, readIfExists, syncDirectory, syncFile, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../../core/files.js';
+import type { ArchiveReader, BlobStore } from '../types.js';
+
+import { checkBlobKey, checkBlobPrefix } from './keys.js';
+
+/** The store may hold token hashes' neighbours and unpublished archives: its account's only. */
+const PRIVATE_FOLDER = 0o700;
+const PRIVATE_FILE = 0o600;
+
+/** A key's path below a folder that does not exist as a file (a missing one, or one under a file). */
+const isMissing = (error: unknown): boolean => {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR';
+};
+
+export class FolderBlobStore implements BlobStore {
+  readonly location: string;
+
+  constructor(readonly folder: string) {
+    this.location = path.resolve(folder);
+  }
+
+  /** The file of a key; the key check is what keeps every path inside the folder. */
+  #path(key: string): string {
+    return path.join(this.location, ...checkBlobKey(key).split('/'));
+  }
+
+  /** Creates the folders of `file` private, and flushes the entries of those it created. */
+  async #prepareFolder(file: string): Promise<void> {
+    const dir = path.dirname(file);
+    const first = await mkdir(dir, { recursive: true, mode: PRIVATE_FOLDER });
+    if (first === undefined) return;
+    // A new folder is durable only once its parent's entry is: flush each parent, from the first one created down.
+    let current = path.dirname(first);
+    for (const name of path.relative(current, dir).split(path.sep)) {
+      await syncDirectory(current);
+      current = path.join(current, name);
+    }
+  }
+
+  async putBytes(key: string, bytes: Uint8Array | string): Promise<void> {
+    const file = this.#path(key);
+    await this.#prepareFolder(file);
+    await writeFileAtomic(file, typeof bytes === 'string' ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { mode: PRIVATE_FILE });
+    await syncDirectory(path.dirname(file));
+  }
+
+  /** Moves `localFile` in when it is on the folder's file system; copies it (and leaves it) otherwise. */
+  async putFile(key: string, localFile: string): Promise<void> {
+    const file = this.#path(key);
+    await this.#prepareFolder(file);
+    await chmod(localFile, PRIVATE_FILE);
+    await syncFile(localFile);
+    try {
+      await rename(localFile, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+      await copyInto(localFile, file);
+    }
+    await syncDirectory(path.dirname(file));
+  }
+
+  async open(key: string): Promise<ArchiveReader | undefined> {
+    const file = this.#path(key);
+    if (!(await this.stat(key))) return undefined;
+    try {
+      return await openFileStream(file);
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async readBytes(key: string): Promise<Buffer | undefined> {
+    try {
+      return await readIfExists(this.#path(key));
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async stat(key: string): Promise<{ size: number } | undefined> {
+    try {
+      const info = await stat(this.#path(key));
+      return info.isFile() ? { size: info.size } : undefined;
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    const file = this.#path(key);
+    try {
+      await unlink(file);
+    } catch (error) {
+      if (isMissing(error)) return;
+      throw error;
+    }
+    await syncDirectory(path.dirname(file));
+  }
+
+  async *list(prefix: string): AsyncIterable<{ key: string; size: number }> {
+    checkBlobPrefix(prefix);
+    yield* this.#walk(prefix);
+  }
+
+  async *#walk(prefix: string): AsyncGenerator<{ key: string; size: number }> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(path.join(this.location, ...prefix.split('/')), { withFileTypes: true });
+    } catch (error) {
+      if (isMissing(error)) return;
+      throw error;
+    }
+    for (const entry of entries) {
+      if (TEMP_FILE_PATTERN.test(entry.name)) continue;
+      const key = `${prefix}${entry.name}`;
+      if (entry.isDirectory()) {
+        yield* this.#walk(`${key}/`);
+      } else if (entry.isFile()) {
+        const size = await sizeIfFile(path.join(this.location, ...key.split('/')));
+        if (size !== undefined) yield { key, size };
+      }
+    }
+  }
+}
+
+/** Copies across file systems through a durable temp file beside the target, then renames it over. */
+async function copyInto(source: string, file: string): Promise<void> {
+  const temp = tempPathBeside(file);
+  try {
+    await copyFile(source, temp);
+    await chmod(temp, PRIVATE_FILE);
+    await syncFile(temp);
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/** A file's size, or undefined when it went away between the listing and now. */
+async function sizeIfFile(file: string): Promise<number | undefined> {
+  try {
+    const info = await lstat(file);
+    return info.isFile() ? info.size : undefined;
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  }
+}

@@ -1,0 +1,287 @@
+/**
+ * A BlobStore in an S3-compatible bucket, below a prefix: one object per key.
+ *
+ * A PUT replaces an object atomically and is durable once answered, which is all the interface
+ * asks. Conditional writes (If-None-Match) are never used: s3rver and several S3-compatible stores
+ * ignore them, so whoever needs one writer per key coordinates elsewhere (the database).
+ *
+ * Every request is bounded: a connection, the answer's headers and each silence while bytes flow
+ * have a timeout, and the SDK's attempts are capped. The SDK is loaded on first use, so importing
+ * the store's public face costs nothing to a folder-only server.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+
+import { describeFailure, isNotFound, loadSdk, md5OfEtag, parseS3Url, s3ClientConfig, s3UrlOf, type S3ClientSettings } from '../../registry/s3-output.js';
+import type { ArchiveReader, BlobStore } from '../types.js';
+
+import { checkBlobKey, checkBlobPrefix } from './keys.js';
+
+/** A request to the bucket failed or timed out (after the retries); the message names the object. */
+export class S3BlobError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'S3BlobError';
+  }
+}
+
+export interface S3BlobStoreOptions extends S3ClientSettings {
+  bucket: string;
+  /** `''` or `/`-separated segments (a trailing `/` is optional): every key lives below it. */
+  prefix: string;
+  /** Default the AWS SDK's chain (environment, profile, role). */
+  credentials?: S3ClientConfig['credentials'];
+  /** The most a connection, an answer's headers or a silence in a transfer may take, in ms (default 30,000). */
+  timeoutMs?: number;
+  /** Attempts per request, the first included (default 3). */
+  maxAttempts?: number;
+  /**
+   * Whether a single-part PUT's ETag must equal the MD5 of the bytes sent (default true): it catches
+   * damage on stores that ignore Content-MD5. Turn off for buckets encrypted with SSE-KMS or SSE-C,
+   * whose ETags are not MD5s.
+   */
+  checkEtag?: boolean;
+  /** Keys per ListObjectsV2 page (default the store's, 1,000 on S3). */
+  listPageSize?: number;
+}
+
+/** The S3 options besides the location, as `openBlobStore` takes them. */
+export type S3BlobSettings = Omit<S3BlobStoreOptions, 'bucket' | 'prefix'>;
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_ATTEMPTS = 3;
+/** A file upload gets its timeout plus one second per MiB before its answer is due. */
+const UPLOAD_BYTES_PER_MS = 1024 * 1024 / 1000;
+
+/** The SDK logs nothing of ours: no request, header or credential reaches a log through it. */
+const SILENT = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+const md5Base64 = (hex: string): string => Buffer.from(hex, 'hex').toString('base64');
+
+async function fileMd5(file: string): Promise<string> {
+  const hash = createHash('md5');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** Whether another attempt may succeed: a timeout, a dropped connection, throttling or a server error. */
+function isTransient(error: unknown): boolean {
+  const e = error as { name?: string; code?: string; $retryable?: unknown; $metadata?: { httpStatusCode?: number } } | null;
+  const status = e?.$metadata?.httpStatusCode;
+  if (status !== undefined) return status >= 500 || status === 429;
+  return e?.$retryable !== undefined || e?.name === 'TimeoutError' || /^(ECONNRESET|EPIPE|ETIMEDOUT|ECONNREFUSED|EAI_AGAIN)$/.test(e?.code ?? '');
+}
+
+/**
+ * The SDK's error without its `$response`, which holds the signed request (access key id and
+ * signature in its Authorization header): an S3BlobError may be logged whole.
+ */
+function plainCause(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const { name, message, stack } = error;
+  const { Code, code, $fault, $metadata, $retryable } = error as Error & Record<string, unknown>;
+  return Object.assign(new Error(message), { name, stack, Code, code, $fault, $metadata, $retryable });
+}
+
+export class S3BlobStore implements BlobStore {
+  readonly location: string;
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly #options: S3BlobStoreOptions;
+  readonly #timeoutMs: number;
+  readonly #maxAttempts: number;
+  #client: Promise<S3Client> | undefined;
+
+  constructor(options: S3BlobStoreOptions) {
+    const checked = parseS3Url(s3UrlOf({ bucket: options.bucket, prefix: options.prefix.replace(/\/?$/, '/') }), 'S3BlobStore');
+    this.bucket = checked.bucket;
+    this.prefix = checked.prefix;
+    this.location = s3UrlOf(checked);
+    this.#options = options;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_ATTEMPTS);
+  }
+
+  #makeClient(): Promise<S3Client> {
+    return (this.#client ??= loadSdk().then(({ S3Client }) => {
+      const { endpoint, forcePathStyle, region, credentials } = this.#options;
+      const timeout = this.#timeoutMs;
+      return new S3Client({
+        ...s3ClientConfig({ endpoint, forcePathStyle, region }),
+        ...(credentials !== undefined ? { credentials } : {}),
+        maxAttempts: this.#maxAttempts,
+        logger: SILENT,
+        requestHandler: { connectionTimeout: timeout, requestTimeout: timeout, throwOnRequestTimeout: true, socketTimeout: timeout },
+      });
+    }));
+  }
+
+  /** The store's own SDK client (its timeouts and attempts included), e.g. to instrument it in tests. */
+  sdkClient(): Promise<S3Client> {
+    return this.#makeClient();
+  }
+
+  #objectKey(key: string): string {
+    return `${this.prefix}${checkBlobKey(key)}`;
+  }
+
+  #failure(operation: string, objectKey: string, error: unknown): S3BlobError {
+    return new S3BlobError(`${operation} s3://${this.bucket}/${objectKey} failed: ${describeFailure(error)}`, { cause: plainCause(error) });
+  }
+
+  async #send<T>(operation: string, objectKey: string, request: (client: S3Client) => Promise<T>): Promise<T> {
+    const client = await this.sdkClient();
+    try {
+      return await request(client);
+    } catch (error) {
+      throw this.#failure(operation, objectKey, error);
+    }
+  }
+
+  /** The SDK never retries a streamed body; a file is reopened for each attempt instead. */
+  async #withAttempts<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let tries = 1; ; tries += 1) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (tries >= this.#maxAttempts || !(error instanceof S3BlobError) || !isTransient(error.cause)) throw error;
+      }
+    }
+  }
+
+  async putBytes(key: string, bytes: Uint8Array | string, options: { contentType?: string } = {}): Promise<void> {
+    const body = typeof bytes === 'string' ? Buffer.from(bytes) : bytes;
+    const md5 = createHash('md5').update(body).digest('hex');
+    await this.#put(this.#objectKey(key), () => body, body.byteLength, md5, options.contentType);
+  }
+
+  async putFile(key: string, localFile: string, options: { contentType?: string } = {}): Promise<void> {
+    const objectKey = this.#objectKey(key);
+    const { size } = await stat(localFile);
+    // Read once for the digest, then streamed: a file that changes meanwhile no longer matches it and is refused.
+    const md5 = await fileMd5(localFile);
+    await this.#withAttempts(() => this.#putStream(objectKey, localFile, size, md5, options.contentType));
+  }
+
+  /**
+   * The SDK pipes a streamed body without listening for its errors: a read error would be thrown
+   * out of the process and the request left waiting. It aborts the request instead, and is the failure.
+   */
+  async #putStream(objectKey: string, localFile: string, size: number, md5: string, contentType?: string): Promise<void> {
+    const stream = createReadStream(localFile);
+    const aborter = new AbortController();
+    let readError: unknown;
+    stream.once('error', (error) => {
+      readError = error;
+      aborter.abort(error);
+    });
+    try {
+      await this.#put(objectKey, () => stream, size, md5, contentType, aborter.signal);
+    } catch (error) {
+      if (readError === undefined) throw error;
+      throw new S3BlobError(`PutObject s3://${this.bucket}/${objectKey} failed: reading ${localFile}: ${describeFailure(readError)}`, { cause: readError });
+    } finally {
+      stream.destroy();
+    }
+  }
+
+  async #put(objectKey: string, body: () => Uint8Array | Readable, size: number, md5: string, contentType = 'application/octet-stream', abortSignal?: AbortSignal): Promise<void> {
+    const { PutObjectCommand } = await loadSdk();
+    const requestTimeout = this.#timeoutMs + Math.ceil(size / UPLOAD_BYTES_PER_MS);
+    const answer = await this.#send('PutObject', objectKey, (client) =>
+      client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: objectKey, Body: body(), ContentLength: size, ContentType: contentType, ContentMD5: md5Base64(md5) }),
+        { requestTimeout, ...(abortSignal !== undefined ? { abortSignal } : {}) },
+      ),
+    );
+    const stored = md5OfEtag(answer.ETag);
+    if (this.#options.checkEtag !== false && stored !== undefined && stored !== md5) {
+      throw new S3BlobError(`PutObject s3://${this.bucket}/${objectKey}: the store kept bytes whose MD5 is ${stored}, ${md5} was sent`);
+    }
+  }
+
+  async open(key: string): Promise<ArchiveReader | undefined> {
+    const { GetObjectCommand } = await loadSdk();
+    const objectKey = this.#objectKey(key);
+    const answer = await this.#ifFound('GetObject', objectKey, (client) => client.send(new GetObjectCommand({ Bucket: this.bucket, Key: objectKey })));
+    if (!answer) return undefined;
+    const stream = answer.Body as Readable | undefined;
+    if (!stream) throw new S3BlobError(`GetObject s3://${this.bucket}/${objectKey} answered without a body`);
+    return { stream, size: answer.ContentLength ?? 0 };
+  }
+
+  async readBytes(key: string): Promise<Buffer | undefined> {
+    const reader = await this.open(key);
+    if (!reader) return undefined;
+    const chunks: Buffer[] = [];
+    try {
+      for await (const chunk of reader.stream) chunks.push(chunk as Buffer);
+    } catch (error) {
+      throw this.#failure('GetObject', this.#objectKey(key), error);
+    }
+    return Buffer.concat(chunks);
+  }
+
+  async stat(key: string): Promise<{ size: number } | undefined> {
+    const { HeadObjectCommand } = await loadSdk();
+    const objectKey = this.#objectKey(key);
+    const answer = await this.#ifFound('HeadObject', objectKey, (client) => client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: objectKey })));
+    return answer ? { size: answer.ContentLength ?? 0 } : undefined;
+  }
+
+  /** A request's answer, or undefined on a 404 of the object. */
+  async #ifFound<T>(operation: string, objectKey: string, request: (client: S3Client) => Promise<T>): Promise<T | undefined> {
+    try {
+      return await this.#send(operation, objectKey, request);
+    } catch (error) {
+      if (error instanceof S3BlobError && isNotFound(error.cause)) return undefined;
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    const { DeleteObjectCommand } = await loadSdk();
+    const objectKey = this.#objectKey(key);
+    // S3 answers 204 for a missing key; a store that answers 404 means the same.
+    await this.#ifFound('DeleteObject', objectKey, (client) => client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: objectKey })));
+  }
+
+  async *list(prefix: string): AsyncIterable<{ key: string; size: number }> {
+    const { ListObjectsV2Command } = await loadSdk();
+    const listed = `${this.prefix}${checkBlobPrefix(prefix)}`;
+    let token: string | undefined;
+    do {
+      const page = await this.#send('ListObjectsV2', listed, (client) =>
+        client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            ...(listed !== '' ? { Prefix: listed } : {}),
+            ...(token !== undefined ? { ContinuationToken: token } : {}),
+            ...(this.#options.listPageSize !== undefined ? { MaxKeys: this.#options.listPageSize } : {}),
+          }),
+        ),
+      );
+      yield* this.#keysOf(page.Contents ?? []);
+      if (page.IsTruncated && !page.NextContinuationToken) throw new S3BlobError(`ListObjectsV2 s3://${this.bucket}/${listed}: the listing goes on but no continuation token was given`);
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token !== undefined);
+  }
+
+  /** The keys of a page; objects no key could name (folder markers, `a//b`) are not the store's. */
+  *#keysOf(objects: readonly { Key?: string; Size?: number }[]): Iterable<{ key: string; size: number }> {
+    for (const object of objects) {
+      if (object.Key === undefined || !object.Key.startsWith(this.prefix)) continue;
+      const key = object.Key.slice(this.prefix.length);
+      try {
+        checkBlobKey(key);
+      } catch {
+        continue;
+      }
+      yield { key, size: object.Size ?? 0 };
+    }
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * Every row of a store in one backend-neutral shape, what `store copy` moves from one backend to
+ * another: instants as ISO 8601 strings, hashes and keys as Buffers, JSON columns parsed. Secrets
+ * stay what the stores keep of them (token and session hashes, password hashes, webhook secrets):
+ * a dump is as sensitive as the store itself and is never printed.
+ *
+ * Arrays are in the order the store keeps them (ids, insertion order), so the target keeps every
+ * order the stores promise (co-owners, outbox deliveries, events, delivery attempts).
+ *
+ * Staged large uploads (`/files`, `FileStore`) are not part of a dump: they are short-lived (an
+ * unconfirmed or unused one expires) and are made again by retrying the upload.
+ */
+import type { BlobStore, OutboxState, SessionKind, TokenRole, VersionStability } from './types.js';
+
+export interface DumpToken {
+  id: string;
+  /** sha256 of the token (the token itself is never kept). */
+  hash: Buffer;
+  role: TokenRole;
+  templates: string[] | null;
+  owner: string;
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+export interface DumpOwner {
+  name: string;
+  owner: string;
+  claimedAt: string;
+}
+
+export interface DumpCoOwner {
+  name: string;
+  owner: string;
+  addedAt: string;
+}
+
+export interface DumpVersion {
+  name: string;
+  version: string;
+  state: 'pending' | 'complete';
+  integrity: string;
+  sha256: string;
+  size: number;
+  owner: string;
+  createdAt: string;
+  /** The manifest kept in the row (parsed); null when the row has none (an old store kept it only as a file). */
+  manifest: unknown;
+  stability: VersionStability | null;
+  deprecationMessage: string | null;
+  yankedAt: string | null;
+}
+
+export interface DumpEvent {
+  /** The store's id (kept: `RecordedEvent.id`). */
+  id: number;
+  type: string;
+  templateId: string;
+  version: string;
+  /** As the client sent it (not necessarily ISO). */
+  timestamp: string;
+  /** The other fields of the event. */
+  data: Record<string, unknown>;
+  client: string | null;
+  receivedAt: string | null;
+}
+
+export interface DumpWebhook {
+  id: string;
+  url: string;
+  events: string[];
+  secret: string;
+  active: boolean;
+  createdAt: string;
+}
+
+/** One attempt of a delivery (`deliveries`). */
+export interface DumpDeliveryAttempt {
+  id: number;
+  webhookId: string;
+  event: string;
+  status: number | null;
+  attemptedAt: string;
+  error: string | null;
+  deliveryId: string | null;
+}
+
+/** One outbox delivery (`webhook_outbox`). */
+export interface DumpOutboxDelivery {
+  id: string;
+  webhookId: string;
+  event: string;
+  body: string;
+  state: OutboxState;
+  attempts: number;
+  nextAttemptAt: string;
+  createdAt: string;
+  updatedAt: string;
+  lastStatus: number | null;
+  lastError: string | null;
+}
+
+export interface DumpUser {
+  id: string;
+  email: string;
+  passwordHash: string;
+  role: TokenRole;
+  owner: string;
+  name: string | null;
+  createdAt: string;
+}
+
+export interface DumpSession {
+  /** sha256 of the session secret. */
+  hash: Buffer;
+  family: string;
+  userId: string;
+  kind: SessionKind;
+  createdAt: string;
+  expiresAt: string;
+  replacedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** A settings row (`access-token-key`: the key access tokens are signed with). */
+export interface DumpSetting {
+  key: string;
+  value: Buffer;
+}
+
+export interface StoreDump {
+  tokens: DumpToken[];
+  owners: DumpOwner[];
+  coOwners: DumpCoOwner[];
+  versions: DumpVersion[];
+  events: DumpEvent[];
+  webhooks: DumpWebhook[];
+  outbox: DumpOutboxDelivery[];
+  deliveryAttempts: DumpDeliveryAttempt[];
+  users: DumpUser[];
+  sessions: DumpSession[];
+  settings: DumpSetting[];
+  /** Staged files the source held (not copied; see above). */
+  stagedFilesSkipped: number;
+}
+
+/** How many rows of each kind a store holds. */
+export type StoreCounts = { [K in Exclude<keyof StoreDump, 'stagedFilesSkipped'>]: number } & { stagedFiles: number };
+
+/**
+ * The backend-level access `store copy` needs, beside the store interfaces (which never give out
+ * hashes or raw rows): read every row, count them, write a dump into an empty store. Each backend
+ * makes one from its own database handle (`sqliteDumper`, `postgresDumper`) and exposes it as
+ * `RegistryStorage.dump`.
+ */
+export interface StoreDumper {
+  readonly backend: 'sqlite' | 'postgres';
+  /** Where the rows live, for messages (a folder, or a database URL without its password). */
+  readonly location: string;
+  /** Where the archives and manifests live (`archives/<name>/<version>.tgz`, `manifests/<name>/<version>.json`). */
+  readonly blobs: BlobStore;
+  /** Every row, read in one consistent snapshot. */
+  read(): Promise<StoreDump>;
+  counts(): Promise<StoreCounts>;
+  /**
+   * Writes every row of `dump` in one transaction (all or nothing). The settings rows replace any
+   * of the same key; every other table must be empty (the caller checks; a key clash fails the whole load).
+   */
+  load(dump: StoreDump): Promise<void>;
+}

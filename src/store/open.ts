@@ -1,0 +1,127 @@
+/**
+ * The storage a server or a command runs on, chosen at start from where things live: the embedded
+ * SQLite store in a folder (the default), or PostgreSQL for the rows; the bytes (archives, manifests,
+ * staged files) in the store folder or in a BlobStore (a folder or an S3-compatible bucket).
+ * The store folder always holds what stays local to one machine: the built static registry
+ * (`public/`) and the temp files of uploads in progress.
+ */
+import path from 'node:path';
+
+import { S3UrlError } from '../registry/s3-output.js';
+import { FolderBlobStore, openBlobStore, type S3BlobSettings } from './blob/index.js';
+import { openPostgresStorage } from './postgres/index.js';
+import { describeDatabase } from './postgres/migrations.js';
+
+export { describeDatabase };
+import { openSqliteStorage } from './sqlite/index.js';
+import type { BlobStore, RegistryStorage } from './types.js';
+
+/** The embedded store's folder when none is named (relative to the working directory). */
+export const DEFAULT_STORE_DIR = path.join('.template-registry', 'store');
+
+export interface StorageLocation {
+  /** The store folder: the embedded store, or with a database the local build output and upload temp files. Default DEFAULT_STORE_DIR. */
+  store?: string;
+  /** `postgres://` or `postgresql://` URL: the rows live in PostgreSQL. */
+  database?: string;
+  /** Where the bytes live: a folder or `s3://bucket/prefix`; default the store folder. */
+  storage?: string;
+  /** How the bucket of an `s3://` storage is reached (default endpoint: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS S3; credentials the AWS SDK way). */
+  s3?: S3BlobSettings;
+  /** The names the values were given by, for messages (default `--database`, `--storage`). */
+  names?: { database?: string; storage?: string };
+}
+
+export interface StorageOpening {
+  /** Create the embedded store when its folder has none (default true); false: StoreNotFoundError. A database's schema is always created or migrated. */
+  create?: boolean;
+}
+
+/** What a storage opened by `openStorage` runs on, for messages: never a password. */
+export interface StorageDescription {
+  backend: 'embedded' | 'postgres';
+  /** The store folder (absolute). */
+  dir: string;
+  /** The database URL without its password and parameters; undefined for the embedded store. */
+  database?: string;
+  /** Where the bytes live: a folder (absolute) or `s3://bucket/prefix/`. */
+  storage: string;
+}
+
+export interface OpenedStorage extends RegistryStorage {
+  readonly description: StorageDescription;
+}
+
+/** A location that names no usable database or storage; the message names the flag (or variable). */
+export class StorageLocationError extends Error {
+  override readonly name = 'StorageLocationError';
+  constructor(
+    readonly argument: string,
+    /** The whole message, starting with `argument`. */
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What a refused URL is, for messages: only its scheme (any other part may hold a secret). */
+function shown(value: string): string {
+  return URL.canParse(value) ? `a ${new URL(value).protocol} URL` : 'a value that is not a URL';
+}
+
+/** Checks a database URL: `postgres://` or `postgresql://` (a socket folder may be given as `?host=`). */
+export function checkDatabaseUrl(value: string, argument = '--database'): string {
+  if (!URL.canParse(value)) {
+    throw new StorageLocationError(argument, `${argument}: must be a postgres://user:password@host:port/database URL (got a value that is not a URL)`);
+  }
+  if (!/^postgres(?:ql)?:\/\//i.test(value)) {
+    throw new StorageLocationError(argument, `${argument}: must be a postgres:// or postgresql:// URL (got ${shown(value)})`);
+  }
+  return value;
+}
+
+/** The BlobStore a location names, or undefined when the bytes stay in the store folder. */
+function blobsOf(location: StorageLocation): BlobStore | undefined {
+  if (location.storage === undefined || location.storage === '') return undefined;
+  const argument = location.names?.storage ?? '--storage';
+  try {
+    return openBlobStore(location.storage, location.s3 ?? {}, argument);
+  } catch (error) {
+    // Its message names the argument already.
+    if (error instanceof S3UrlError) throw new StorageLocationError(argument, error.message);
+    throw error;
+  }
+}
+
+/**
+ * Opens the storage at `location`: without a database the embedded SQLite store in the store folder
+ * (its bytes in `storage` when given); with one, PostgreSQL, the bytes in `storage` or else in the
+ * store folder. A database URL that is not PostgreSQL's, or a storage that is neither a folder nor an
+ * `s3://` URL, is refused with StorageLocationError before anything is opened.
+ */
+export async function openStorage(location: StorageLocation, options: StorageOpening = {}): Promise<OpenedStorage> {
+  const dir = path.resolve(location.store ?? DEFAULT_STORE_DIR);
+  const database = location.database === undefined || location.database === '' ? undefined : checkDatabaseUrl(location.database, location.names?.database ?? '--database');
+  const blobs = blobsOf(location);
+  if (database === undefined) {
+    const storage = await openSqliteStorage(dir, { create: options.create ?? true, ...(blobs ? { blobs } : {}) });
+    return withDescription(storage, { backend: 'embedded', dir: storage.dir, storage: blobs?.location ?? storage.dir });
+  }
+  const bytes = blobs ?? new FolderBlobStore(dir);
+  const storage = await openPostgresStorage({ url: database, blobs: bytes, publicDir: path.join(dir, 'public'), tmpDir: path.join(dir, 'tmp') });
+  return withDescription(storage, { backend: 'postgres', dir, database: describeDatabase(database), storage: bytes.location });
+}
+
+/**
+ * The storage with its description. The storage's own methods are kept bound to it (a spread would
+ * lose nothing here: every implementation returns a plain object of closures and store instances).
+ */
+function withDescription<T extends RegistryStorage>(storage: T, description: StorageDescription): T & OpenedStorage {
+  return Object.assign(storage, { description });
+}
+
+/** Describes a location in one line for messages (`postgres://user@host/db + s3://bucket/prefix/`); never a password. */
+export function describeStorage(description: StorageDescription): string {
+  if (description.backend === 'embedded') return description.storage === description.dir ? description.dir : `${description.dir} + ${description.storage}`;
+  return `${description.database ?? 'PostgreSQL'} + ${description.storage}`;
+}

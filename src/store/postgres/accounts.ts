@@ -1,0 +1,161 @@
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+
+import type pg from 'pg';
+
+import { newSessionSecret, newUserRecord, sessionRefusal, type SessionState } from '../records.js';
+import { secretDigest } from '../secrets.js';
+import type { AccountStore, NewSession, NewUser, SessionCheck, SessionKind, SessionRotation, UserCreation, UserRecord } from '../types.js';
+import { iso, transaction, type Queryable } from './database.js';
+
+interface UserRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  role: UserRecord['role'];
+  owner: string;
+  name: string | null;
+  created_at: Date;
+}
+
+interface SessionRow {
+  hash: Buffer;
+  family: string;
+  user_id: string;
+  kind: SessionKind;
+  created_at: Date;
+  expires_at: Date;
+  replaced_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const toUser = (row: UserRow): UserRecord => ({
+  id: row.id,
+  email: row.email,
+  role: row.role,
+  owner: row.owner,
+  ...(row.name !== null ? { name: row.name } : {}),
+  createdAt: iso(row.created_at),
+});
+
+/** A session row's state, for the shared rule. */
+const stateOf = (row: SessionRow): SessionState => ({
+  expiresAt: row.expires_at,
+  ...(row.replaced_at !== null ? { replacedAt: row.replaced_at } : {}),
+  ...(row.revoked_at !== null ? { revokedAt: row.revoked_at } : {}),
+});
+
+const SIGNING_KEY = 'access-token-key';
+
+/** Accounts, sessions and the shared signing key in PostgreSQL. */
+export class PostgresAccountStore implements AccountStore {
+  #signingKey: Uint8Array | undefined;
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  async createUser(user: NewUser): Promise<UserCreation> {
+    const record = newUserRecord(user);
+    const inserted = await this.pool.query(
+      'INSERT INTO users (id, email, password_hash, role, owner, name, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (email) DO NOTHING',
+      [record.id, record.email, user.passwordHash, record.role, record.owner, record.name ?? null, record.createdAt],
+    );
+    return inserted.rowCount ? { created: true, user: record } : { created: false, reason: 'email-exists' };
+  }
+
+  async getUser(id: string): Promise<UserRecord | undefined> {
+    const row = (await this.pool.query<UserRow>('SELECT * FROM users WHERE id = $1', [id])).rows[0];
+    return row ? toUser(row) : undefined;
+  }
+
+  async findCredentials(email: string): Promise<{ user: UserRecord; passwordHash: string } | undefined> {
+    const row = (await this.pool.query<UserRow>('SELECT * FROM users WHERE email = $1', [email.trim().toLowerCase()])).rows[0];
+    return row ? { user: toUser(row), passwordHash: row.password_hash } : undefined;
+  }
+
+  async listUsers(): Promise<UserRecord[]> {
+    return (await this.pool.query<UserRow>('SELECT * FROM users ORDER BY created_at, id')).rows.map(toUser);
+  }
+
+  private async insertSession(db: Queryable, session: NewSession, family: string): Promise<{ secret: string; expiresAt: string }> {
+    const secret = newSessionSecret(session.kind);
+    const expiresAt = session.expiresAt.toISOString();
+    await db.query('INSERT INTO sessions (hash, family, user_id, kind, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+      secretDigest(secret),
+      family,
+      session.userId,
+      session.kind,
+      (session.now ?? new Date()).toISOString(),
+      expiresAt,
+    ]);
+    return { secret, expiresAt };
+  }
+
+  createSession(session: NewSession): Promise<{ secret: string; expiresAt: string }> {
+    return this.insertSession(this.pool, session, randomUUID());
+  }
+
+  /** The session of a secret, its row locked until the transaction ends (concurrent checks and rotations of one secret queue). */
+  private async lockedSession(client: pg.PoolClient, secret: string, kind: SessionKind): Promise<SessionRow | undefined> {
+    if (secret === '') return undefined;
+    const presented = secretDigest(secret);
+    const row = (await client.query<SessionRow>('SELECT * FROM sessions WHERE hash = $1 AND kind = $2 FOR UPDATE', [presented, kind])).rows[0];
+    return row && timingSafeEqual(row.hash, presented) ? row : undefined;
+  }
+
+  private async revokeFamily(db: Queryable, family: string, now: Date): Promise<void> {
+    await db.query('UPDATE sessions SET revoked_at = $1 WHERE family = $2 AND revoked_at IS NULL', [now.toISOString(), family]);
+  }
+
+  private async userRow(db: Queryable, id: string): Promise<UserRow | undefined> {
+    return (await db.query<UserRow>('SELECT * FROM users WHERE id = $1', [id])).rows[0];
+  }
+
+  checkSession(secret: string, kind: SessionKind, now: Date = new Date()): Promise<SessionCheck> {
+    return transaction(this.pool, async (client): Promise<SessionCheck> => {
+      const row = await this.lockedSession(client, secret, kind);
+      if (!row) return { valid: false, reason: 'unknown' };
+      const refusal = sessionRefusal(stateOf(row), now);
+      if (refusal === 'reused') await this.revokeFamily(client, row.family, now);
+      if (refusal) return { valid: false, reason: refusal };
+      const user = await this.userRow(client, row.user_id);
+      return user ? { valid: true, user: toUser(user), expiresAt: iso(row.expires_at) } : { valid: false, reason: 'unknown' };
+    });
+  }
+
+  rotateSession(secret: string, expiresAt: Date, now: Date = new Date()): Promise<SessionRotation> {
+    // The row lock makes concurrent rotations of one secret queue: the first replaces it, the next
+    // re-reads the row (replaced by then) and sees a reuse, which revokes the family.
+    return transaction(this.pool, async (client): Promise<SessionRotation> => {
+      const row = await this.lockedSession(client, secret, 'refresh');
+      if (!row) return { rotated: false, reason: 'unknown' };
+      const refusal = sessionRefusal(stateOf(row), now);
+      if (refusal === 'reused') await this.revokeFamily(client, row.family, now);
+      if (refusal) return { rotated: false, reason: refusal };
+      const user = await this.userRow(client, row.user_id);
+      if (!user) return { rotated: false, reason: 'unknown' };
+      await client.query('UPDATE sessions SET replaced_at = $1 WHERE hash = $2', [now.toISOString(), row.hash]);
+      const next = await this.insertSession(client, { userId: row.user_id, kind: 'refresh', expiresAt, now }, row.family);
+      return { rotated: true, user: toUser(user), ...next };
+    });
+  }
+
+  async revokeSession(secret: string, now: Date = new Date()): Promise<boolean> {
+    const presented = secretDigest(secret);
+    // No transaction needed: revoking a family is idempotent, and a session never changes family.
+    const found = await this.pool.query<{ family: string; hash: Buffer }>('SELECT family, hash FROM sessions WHERE hash = $1', [presented]);
+    const row = found.rows[0];
+    if (!row || !timingSafeEqual(row.hash, presented)) return false;
+    await this.revokeFamily(this.pool, row.family, now);
+    return true;
+  }
+
+  async signingKey(): Promise<Uint8Array> {
+    // Made once by whichever instance comes first; a key never changes, so each instance keeps it once read.
+    if (!this.#signingKey) {
+      await this.pool.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [SIGNING_KEY, randomBytes(32)]);
+      const { rows } = await this.pool.query<{ value: Buffer }>('SELECT value FROM settings WHERE key = $1', [SIGNING_KEY]);
+      if (!rows[0]) throw new Error('the access-token signing key vanished from settings');
+      this.#signingKey = new Uint8Array(rows[0].value);
+    }
+    return new Uint8Array(this.#signingKey);
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * The PostgreSQL schema, versioned: `MIGRATIONS[n]` takes it from version n to n + 1, each in its own
+ * transaction with its row in `schema_migrations`. Several instances may start at once on one
+ * database: a session-level advisory lock lets one migrate while the others wait, then see it done.
+ *
+ * Instants the store makes are `timestamptz` (read back as `toISOString()`); text keys are
+ * `COLLATE "C"` so listings sort by bytes as the embedded store's do, whatever the database's locale.
+ * Manifests and event data are `json`, not `jsonb`: their key order is kept as written.
+ */
+import pg from 'pg';
+
+const MIGRATIONS: readonly string[] = [
+  // 1: everything the embedded store has at its schema 8, plus `reserved_at` (when a pending version
+  // was reserved, by the database's clock, for recover()'s grace period) and `claimed_at` of staged files.
+  `
+CREATE TABLE tokens (
+  id text COLLATE "C" PRIMARY KEY,
+  hash bytea NOT NULL UNIQUE,
+  role text NOT NULL CHECK (role IN ('publisher', 'admin')),
+  templates json,
+  owner text NOT NULL,
+  created_at timestamptz NOT NULL,
+  expires_at timestamptz,
+  revoked_at timestamptz,
+  last_used_at timestamptz
+);
+CREATE TABLE owners (
+  name text COLLATE "C" PRIMARY KEY,
+  owner text NOT NULL,
+  claimed_at timestamptz NOT NULL
+);
+CREATE TABLE co_owners (
+  name text COLLATE "C" NOT NULL REFERENCES owners (name) ON DELETE CASCADE,
+  owner text NOT NULL,
+  added_at timestamptz NOT NULL,
+  seq bigint GENERATED ALWAYS AS IDENTITY,
+  PRIMARY KEY (name, owner)
+);
+CREATE TABLE versions (
+  name text COLLATE "C" NOT NULL,
+  version text COLLATE "C" NOT NULL,
+  state text NOT NULL CHECK (state IN ('pending', 'complete')),
+  integrity text NOT NULL,
+  sha256 text NOT NULL,
+  size bigint NOT NULL,
+  owner text NOT NULL,
+  created_at timestamptz NOT NULL,
+  reserved_at timestamptz NOT NULL DEFAULT now(),
+  manifest json,
+  stability text CHECK (stability IN ('experimental', 'beta', 'stable', 'deprecated')),
+  deprecation_message text,
+  yanked_at timestamptz,
+  PRIMARY KEY (name, version)
+);
+CREATE INDEX versions_pending ON versions (reserved_at) WHERE state = 'pending';
+CREATE TABLE events (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  type text NOT NULL,
+  template_id text NOT NULL,
+  version text NOT NULL,
+  timestamp text NOT NULL,
+  data json NOT NULL,
+  client text,
+  received_at timestamptz
+);
+CREATE INDEX events_by_template ON events (template_id, version, type);
+CREATE INDEX events_by_type ON events (type);
+CREATE TABLE webhooks (
+  id text COLLATE "C" PRIMARY KEY,
+  url text NOT NULL,
+  events json NOT NULL,
+  secret text NOT NULL,
+  active boolean NOT NULL,
+  created_at timestamptz NOT NULL
+);
+CREATE TABLE deliveries (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  webhook_id text NOT NULL,
+  event text NOT NULL,
+  status integer,
+  attempted_at timestamptz NOT NULL,
+  error text,
+  delivery_id text
+);
+CREATE INDEX deliveries_by_webhook ON deliveries (webhook_id, id);
+CREATE TABLE webhook_outbox (
+  id text PRIMARY KEY,
+  seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+  webhook_id text NOT NULL,
+  event text NOT NULL,
+  body text NOT NULL,
+  state text NOT NULL CHECK (state IN ('pending', 'delivered', 'failed', 'cancelled')),
+  attempts integer NOT NULL DEFAULT 0,
+  next_attempt_at timestamptz NOT NULL,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL,
+  last_status integer,
+  last_error text
+);
+CREATE INDEX webhook_outbox_due ON webhook_outbox (next_attempt_at, seq) WHERE state = 'pending';
+CREATE INDEX webhook_outbox_by_webhook ON webhook_outbox (webhook_id, seq);
+CREATE TABLE staged_files (
+  id text PRIMARY KEY,
+  token_id text NOT NULL,
+  filename text NOT NULL,
+  content_type text NOT NULL,
+  capability bytea NOT NULL,
+  state text NOT NULL CHECK (state IN ('pending', 'uploaded', 'confirmed', 'claimed')),
+  size bigint,
+  sha256 text,
+  integrity text,
+  created_at timestamptz NOT NULL,
+  expires_at timestamptz NOT NULL,
+  claimed_at timestamptz
+);
+CREATE INDEX staged_files_by_expiry ON staged_files (expires_at);
+CREATE TABLE users (
+  id text COLLATE "C" PRIMARY KEY,
+  email text NOT NULL UNIQUE,
+  password_hash text NOT NULL,
+  role text NOT NULL CHECK (role IN ('publisher', 'admin')),
+  owner text NOT NULL,
+  name text,
+  created_at timestamptz NOT NULL
+);
+CREATE TABLE sessions (
+  hash bytea PRIMARY KEY,
+  family text NOT NULL,
+  user_id text NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  kind text NOT NULL CHECK (kind IN ('refresh', 'cookie')),
+  created_at timestamptz NOT NULL,
+  expires_at timestamptz NOT NULL,
+  replaced_at timestamptz,
+  revoked_at timestamptz
+);
+CREATE INDEX sessions_by_family ON sessions (family);
+CREATE TABLE settings (
+  key text PRIMARY KEY,
+  value bytea NOT NULL
+);
+`,
+  // 2: who holds a pending version: `reservation` (one id per reservation: only its holder commits or
+  // aborts it) and `reserved_by` (the instance, whose liveness is a session advisory lock it holds:
+  // a retry of an upload whose instance died takes the reservation over at once).
+  `
+ALTER TABLE versions ADD COLUMN reservation text, ADD COLUMN reserved_by text;
+`,
+];
+
+/** The schema version this release writes. */
+export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Fixed key of the advisory lock held while migrating ("tr-migr" as a big-endian integer). */
+const MIGRATION_LOCK_KEY = '32776636733155186';
+
+/** The database's schema is newer than this release knows (migrated by a later release). */
+export class PostgresSchemaError extends Error {
+  override readonly name = 'PostgresSchemaError';
+}
+
+/** A database URL fit for messages: its password left out. */
+export function describeDatabase(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = '';
+    parsed.search = '';
+    return parsed.toString();
+  } catch {
+    return 'the PostgreSQL database';
+  }
+}
+
+export interface MigrationResult {
+  /** The schema version found. */
+  from: number;
+  /** The schema version left (this release's). */
+  to: number;
+}
+
+/** Applies the migrations `client`'s database lacks, under the migration lock. */
+export async function migrateWith(client: pg.ClientBase, where: string): Promise<MigrationResult> {
+  await client.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
+  try {
+    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+    const found = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations');
+    const current = found.rows[0]?.version ?? 0;
+    if (current > MIGRATIONS.length) {
+      throw new PostgresSchemaError(`${where} has schema version ${current}; this release knows up to ${MIGRATIONS.length}: upgrade template-registry`);
+    }
+    for (let version = current; version < MIGRATIONS.length; version++) {
+      await client.query('BEGIN');
+      try {
+        await client.query(MIGRATIONS[version] ?? '');
+        await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [version + 1]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    }
+    return { from: current, to: Math.max(current, MIGRATIONS.length) };
+  } finally {
+    await client.query(`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`).catch(() => undefined);
+  }
+}
+
+/** Creates or migrates the schema of the database at `url` (what `template-registry db migrate` runs). */
+export async function migratePostgres(url: string): Promise<MigrationResult> {
+  const client = new pg.Client({ connectionString: url });
+  // A connection dropped mid-migration rejects the pending query; the client must not also throw from an event.
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await migrateWith(client, describeDatabase(url));
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

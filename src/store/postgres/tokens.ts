@@ -1,0 +1,153 @@
+import { timingSafeEqual } from 'node:crypto';
+
+import type pg from 'pg';
+
+import { secretDigest } from '../secrets.js';
+// The publishing rule has one home (the embedded store's); that module only imports SQLite's types.
+import { newTokenRecord, permission } from '../records.js';
+import { LAST_USED_PRECISION_MS, tokenState, type NewToken, type OwnerChange, type Permission, type Revocation, type TokenCheck, type TokenRecord, type TokenStore } from '../types.js';
+import { iso, isDatabaseError, transaction, type Queryable } from './database.js';
+
+interface TokenRow {
+  id: string;
+  hash: Buffer;
+  role: TokenRecord['role'];
+  templates: string[] | null;
+  owner: string;
+  created_at: Date;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+}
+
+const toToken = (row: TokenRow): TokenRecord => ({
+  id: row.id,
+  role: row.role,
+  ...(row.templates ? { templates: row.templates } : {}),
+  owner: row.owner,
+  createdAt: iso(row.created_at),
+  ...(row.expires_at ? { expiresAt: iso(row.expires_at) } : {}),
+  ...(row.revoked_at ? { revokedAt: iso(row.revoked_at) } : {}),
+  ...(row.last_used_at ? { lastUsedAt: iso(row.last_used_at) } : {}),
+});
+
+/** Every owner of a name, the claimer first, then co-owners in the order they were added. */
+export async function ownersIn(db: Queryable, name: string): Promise<string[]> {
+  const { rows } = await db.query<{ owner: string }>(
+    `SELECT owner FROM (
+       SELECT owner, 0 AS rank, 0::bigint AS seq FROM owners WHERE name = $1
+       UNION ALL
+       SELECT c.owner, 1, c.seq FROM co_owners c WHERE c.name = $1
+     ) AS o ORDER BY rank, seq`,
+    [name],
+  );
+  return rows.map((row) => row.owner);
+}
+
+/** Tokens (only their sha256 is kept; expired and revoked ones stay) and the owners of template names, in PostgreSQL. */
+export class PostgresTokenStore implements TokenStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async createToken(options: NewToken): Promise<{ token: string; record: TokenRecord }> {
+    const { token, record } = newTokenRecord(options);
+    await this.pool.query('INSERT INTO tokens (id, hash, role, templates, owner, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+      record.id,
+      secretDigest(token),
+      record.role,
+      record.templates ? JSON.stringify(record.templates) : null,
+      record.owner,
+      record.createdAt,
+      record.expiresAt ?? null,
+    ]);
+    return { token, record };
+  }
+
+  async checkToken(token: string, now: Date = new Date()): Promise<TokenCheck> {
+    if (token === '') return { valid: false, reason: 'unknown' };
+    const presented = secretDigest(token);
+    // Read on every request, never cached: a revocation by another instance applies to the next request.
+    const { rows } = await this.pool.query<TokenRow>('SELECT * FROM tokens WHERE hash = $1', [presented]);
+    const row = rows[0];
+    if (!row || !timingSafeEqual(row.hash, presented)) return { valid: false, reason: 'unknown' };
+    const record = toToken(row);
+    const state = tokenState(record, now);
+    if (state !== 'active') return { valid: false, reason: state, record };
+    return { valid: true, record: await this.recordUse(record, now) };
+  }
+
+  async authenticate(token: string, now?: Date): Promise<TokenRecord | undefined> {
+    const check = await this.checkToken(token, now);
+    return check.valid ? check.record : undefined;
+  }
+
+  /** Writes `now` as the token's last use when the stored one is older than the precision (best effort). */
+  private async recordUse(record: TokenRecord, now: Date): Promise<TokenRecord> {
+    const last = record.lastUsedAt === undefined ? undefined : Date.parse(record.lastUsedAt);
+    if (last !== undefined && now.getTime() - last < LAST_USED_PRECISION_MS) return record;
+    const used = now.toISOString();
+    try {
+      // Never moves backwards when another instance wrote a later use meanwhile.
+      await this.pool.query('UPDATE tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $1)', [used, record.id]);
+    } catch (error) {
+      // A read-only standby or a lock time-out: recording a use is not worth failing a request for.
+      if (!isDatabaseError(error)) throw error;
+      return record;
+    }
+    return { ...record, lastUsedAt: used };
+  }
+
+  async listTokens(): Promise<TokenRecord[]> {
+    return (await this.pool.query<TokenRow>('SELECT * FROM tokens ORDER BY created_at, id')).rows.map(toToken);
+  }
+
+  async revokeToken(id: string, now: Date = new Date()): Promise<Revocation> {
+    // One statement: of concurrent revocations one sets the instant, the others see it set.
+    const revoked = await this.pool.query<TokenRow>('UPDATE tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING *', [id, now.toISOString()]);
+    if (revoked.rows[0]) return { found: true, alreadyRevoked: false, record: toToken(revoked.rows[0]) };
+    const { rows } = await this.pool.query<TokenRow>('SELECT * FROM tokens WHERE id = $1', [id]);
+    return rows[0] ? { found: true, alreadyRevoked: true, record: toToken(rows[0]) } : { found: false };
+  }
+
+  async ownerOf(name: string): Promise<string | undefined> {
+    return (await this.pool.query<{ owner: string }>('SELECT owner FROM owners WHERE name = $1', [name])).rows[0]?.owner;
+  }
+
+  ownersOf(name: string): Promise<string[]> {
+    return ownersIn(this.pool, name);
+  }
+
+  addOwner(name: string, owner: string, now: Date = new Date()): Promise<OwnerChange> {
+    return transaction(this.pool, async (client): Promise<OwnerChange> => {
+      // The claim row locked: a concurrent removal of the claimer cannot interleave.
+      const claim = await client.query('SELECT 1 FROM owners WHERE name = $1 FOR UPDATE', [name]);
+      if (claim.rowCount === 0) return { refused: 'unclaimed' };
+      const owners = await ownersIn(client, name);
+      if (owners.includes(owner)) return { changed: false, owners };
+      await client.query('INSERT INTO co_owners (name, owner, added_at) VALUES ($1, $2, $3)', [name, owner, now.toISOString()]);
+      return { changed: true, owners: [...owners, owner] };
+    });
+  }
+
+  removeOwner(name: string, owner: string): Promise<OwnerChange> {
+    return transaction(this.pool, async (client): Promise<OwnerChange> => {
+      const claim = await client.query('SELECT 1 FROM owners WHERE name = $1 FOR UPDATE', [name]);
+      if (claim.rowCount === 0) return { refused: 'unclaimed' };
+      const owners = await ownersIn(client, name);
+      if (!owners.includes(owner)) return { refused: 'not-an-owner' };
+      if (owners.length === 1) return { refused: 'last-owner' };
+      if (owners[0] === owner) {
+        // The claimer leaves: the earliest co-owner becomes the claimer (as the embedded store does).
+        const next = owners[1];
+        await client.query('UPDATE owners SET owner = $2 WHERE name = $1', [name, next]);
+        await client.query('DELETE FROM co_owners WHERE name = $1 AND owner = $2', [name, next]);
+      } else {
+        await client.query('DELETE FROM co_owners WHERE name = $1 AND owner = $2', [name, owner]);
+      }
+      return { changed: true, owners: owners.filter((candidate) => candidate !== owner) };
+    });
+  }
+
+  async canPublish(token: TokenRecord, name: string): Promise<Permission> {
+    return permission(token, name, await ownersIn(this.pool, name));
+  }
+}

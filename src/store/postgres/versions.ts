@@ -1,0 +1,426 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { readdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+
+import type pg from 'pg';
+
+import type { TemplateManifest } from '../../core/schema-types.js';
+import { isTemplateName, isTemplateVersion } from '../../core/versions.js';
+import { permission } from '../records.js';
+import type {
+  ArchiveReader,
+  BlobStore,
+  LifecycleChange,
+  NewVersion,
+  PublishedVersion,
+  Reservation,
+  StoredVersion,
+  TokenRecord,
+  VersionLifecycle,
+  VersionStability,
+  VersionStore,
+  WebhookEventRecord,
+} from '../types.js';
+import { notifyChange, RESERVER_DEAD_SQL, type Presence } from './coordination.js';
+import { int, iso, transaction, type Queryable } from './database.js';
+import { ownersIn } from './tokens.js';
+import { insertOutboxEvents } from './webhooks.js';
+
+interface VersionRow {
+  name: string;
+  version: string;
+  state: 'pending' | 'complete';
+  integrity: string;
+  sha256: string;
+  size: string;
+  owner: string;
+  created_at: Date;
+  stability: VersionStability | null;
+  deprecation_message: string | null;
+  yanked_at: Date | null;
+}
+
+/** A row with who holds it (pending versions) and whether it is abandoned. */
+interface HeldRow extends VersionRow {
+  reservation: string | null;
+  reserved_by: string | null;
+  /** Reserved longer ago than the grace period (the database's clock). */
+  expired: boolean;
+  /** Pending, and its instance holds no presence lock: it died. */
+  dead: boolean;
+}
+
+/** Every column but the manifest, which only a registry build needs. */
+const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at';
+
+const toVersion = (row: VersionRow): StoredVersion => ({
+  name: row.name,
+  version: row.version,
+  state: row.state,
+  integrity: row.integrity,
+  sha256: row.sha256,
+  size: int(row.size),
+  owner: row.owner,
+  createdAt: iso(row.created_at),
+  ...lifecycleOf(row),
+});
+
+function lifecycleOf(row: Pick<VersionRow, 'stability' | 'deprecation_message' | 'yanked_at'>): VersionLifecycle {
+  return {
+    ...(row.stability ? { stability: row.stability } : {}),
+    ...(row.deprecation_message !== null ? { deprecationMessage: row.deprecation_message } : {}),
+    ...(row.yanked_at ? { yankedAt: iso(row.yanked_at) } : {}),
+  };
+}
+
+/** Names and versions become key segments: only ones following the manifest's rules do. */
+function checkedName(name: string, version: string): string {
+  if (!isTemplateName(name) || !isTemplateVersion(version)) throw new Error(`not a template name and version: ${name}@${version}`);
+  return name;
+}
+
+export const archiveKey = (name: string, version: string): string => `archives/${checkedName(name, version)}/${version}.tgz`;
+export const manifestKey = (name: string, version: string): string => `manifests/${checkedName(name, version)}/${version}.json`;
+
+const manifestText = (manifest: TemplateManifest): string => `${JSON.stringify(manifest, null, 2)}\n`;
+
+/** How many times a reservation is retried when the version it lost to vanished before it could read it. */
+const RESERVE_ATTEMPTS = 3;
+
+/** The columns of a `HeldRow`; `$1` is the grace period in seconds. */
+const HELD_COLUMNS = `${VERSION_COLUMNS}, reservation, reserved_by,
+  (state = 'pending' AND reserved_at < now() - make_interval(secs => $1)) AS expired, ${RESERVER_DEAD_SQL} AS dead`;
+
+/** Whether a version reservation is for these very bytes. */
+const sameBytes = (row: Pick<VersionRow, 'integrity' | 'sha256' | 'size'>, version: Pick<NewVersion, 'integrity' | 'sha256' | 'size'>): boolean =>
+  row.sha256 === version.sha256 && row.integrity === version.integrity && int(row.size) === version.size;
+
+export interface VersionStoreSettings {
+  /** This instance's presence (a reservation holds it; a dead instance's pending versions can be taken over). */
+  presence: Presence;
+  /** How old a pending version must be to be taken for abandoned whoever holds it (`pendingGraceMs`). */
+  graceMs: number;
+}
+
+/**
+ * Versions in PostgreSQL; archives and manifests in the blob store (`archives/<name>/<version>.tgz`,
+ * `manifests/<name>/<version>.json`), the manifest also in the row so a registry build reads them all
+ * in one query.
+ */
+export class PostgresVersionStore implements VersionStore {
+  /** This instance's reservations in progress: `name@version` -> reservation id. */
+  private readonly held = new Map<string, string>();
+  private readonly presence: Presence;
+  private readonly graceMs: number;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly blobs: BlobStore,
+    private readonly tmpDir: string,
+    settings: VersionStoreSettings,
+  ) {
+    this.presence = settings.presence;
+    this.graceMs = settings.graceMs;
+  }
+
+  private async row(db: Queryable, name: string, version: string): Promise<StoredVersion | undefined> {
+    const row = (await db.query<VersionRow>(`SELECT ${VERSION_COLUMNS} FROM versions WHERE name = $1 AND version = $2`, [name, version])).rows[0];
+    return row ? toVersion(row) : undefined;
+  }
+
+  private async heldRow(db: Queryable, name: string, version: string): Promise<HeldRow | undefined> {
+    return (await db.query<HeldRow>(`SELECT ${HELD_COLUMNS} FROM versions WHERE name = $2 AND version = $3`, [this.graceMs / 1000, name, version])).rows[0];
+  }
+
+  /**
+   * The version; a pending one left by a dead instance (or older than the grace period) is no version
+   * any more: undefined, so that a retry of its upload goes ahead and takes it over (`reserveVersion`).
+   */
+  async getVersion(name: string, version: string): Promise<StoredVersion | undefined> {
+    const row = await this.heldRow(this.pool, name, version);
+    if (!row || (row.state === 'pending' && (row.dead || row.expired))) return undefined;
+    return toVersion(row);
+  }
+
+  async listVersions(): Promise<StoredVersion[]> {
+    return (await this.pool.query<VersionRow>(`SELECT ${VERSION_COLUMNS} FROM versions WHERE state = 'complete' ORDER BY name, created_at`)).rows.map(toVersion);
+  }
+
+  async listPublished(known: ReadonlySet<string> = new Set()): Promise<PublishedVersion[]> {
+    // One query: every complete version, the manifest left out of the ones the caller knows.
+    type Row = VersionRow & { manifest: TemplateManifest | null; known: boolean };
+    const { rows } = await this.pool.query<Row>(
+      `SELECT ${VERSION_COLUMNS}, (name || '@' || version) = ANY($1::text[]) AS known,
+              CASE WHEN (name || '@' || version) = ANY($1::text[]) THEN NULL ELSE manifest END AS manifest
+       FROM versions WHERE state = 'complete'`,
+      [[...known]],
+    );
+    const result: PublishedVersion[] = [];
+    for (const row of rows) {
+      if (row.known) {
+        result.push({ name: row.name, version: row.version, known: true });
+        continue;
+      }
+      let manifest = row.manifest;
+      if (manifest === null) {
+        // A row without its manifest (copied in from an older store): read it, and keep it in the row.
+        manifest = await this.readManifest(row.name, row.version);
+        await this.pool.query('UPDATE versions SET manifest = $1 WHERE name = $2 AND version = $3 AND manifest IS NULL', [JSON.stringify(manifest), row.name, row.version]);
+      }
+      result.push({ ...toVersion(row), manifest });
+    }
+    return result;
+  }
+
+  /**
+   * One transaction: the claim of an unowned name (INSERT ... ON CONFLICT: of concurrent first
+   * publishes one claims, the others then see its owner and are checked against it) and the pending
+   * row (the primary key (name, version): of concurrent reservations, from any instance, one inserts;
+   * the others wait for it to commit and see it).
+   */
+  async reserveVersion(version: NewVersion, token: TokenRecord): Promise<Reservation> {
+    const createdAt = version.createdAt ?? new Date().toISOString();
+    const key = `${version.name}@${version.version}`;
+    // Held before any reservation of this instance exists: while it lives, nobody takes one over.
+    await this.presence.ensure();
+    for (let attempt = 1; ; attempt++) {
+      const reservation = randomUUID();
+      const outcome = await transaction(this.pool, async (client): Promise<Reservation> => {
+        const found = await this.heldRow(client, version.name, version.version);
+        // A pending version is taken over when its instance died and these are its bytes (the retry of
+        // an upload a crash interrupted), or when it is older than the grace period (whatever the bytes).
+        const takeOver = found?.state === 'pending' && ((found.dead && sameBytes(found, version)) || found.expired);
+        if (found && !takeOver) return { reserved: false, existing: toVersion(found) };
+        let owners = await ownersIn(client, version.name);
+        if (owners.length === 0 && permission(token, version.name, owners).allowed) {
+          const claimed = await client.query('INSERT INTO owners (name, owner, claimed_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [version.name, token.owner, createdAt]);
+          // Claimed by another publish meanwhile (committed once our insert returned): its owners decide.
+          if (claimed.rowCount === 0) owners = await ownersIn(client, version.name);
+        }
+        const allowed = permission(token, version.name, owners);
+        if (!allowed.allowed) return { reserved: false, forbidden: allowed.reason };
+        const values = [version.name, version.version, version.integrity, version.sha256, version.size, token.owner, createdAt, reservation, this.presence.instance];
+        const inserted = found
+          ? // Conditional on the reservation read: of concurrent take-overs one updates, the others lose.
+            await client.query(
+              `UPDATE versions SET integrity = $3, sha256 = $4, size = $5, owner = $6, created_at = $7, reservation = $8, reserved_by = $9,
+                 reserved_at = now(), manifest = NULL
+               WHERE name = $1 AND version = $2 AND state = 'pending' AND reservation IS NOT DISTINCT FROM $10`,
+              [...values, found.reservation],
+            )
+          : await client.query(
+              `INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at, reservation, reserved_by)
+               VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (name, version) DO NOTHING`,
+              values,
+            );
+        if (inserted.rowCount === 1) return { reserved: true };
+        // Lost to a concurrent reservation, now committed: answer with it, our claim (if any) rolled back.
+        throw new LostReservation(await this.row(client, version.name, version.version));
+      }).catch((error: unknown) => {
+        if (!(error instanceof LostReservation)) throw error;
+        // No winner to show: it was aborted between its commit and our read; try again.
+        return error.existing ? { reserved: false as const, existing: error.existing } : undefined;
+      });
+      if (outcome?.reserved) this.held.set(key, reservation);
+      if (outcome) return outcome;
+      if (attempt >= RESERVE_ATTEMPTS) throw new Error(`the reservation of ${version.name}@${version.version} kept racing with others: try again`);
+    }
+  }
+
+  /**
+   * The archive and the manifest go to the blob store first; only then, in one transaction, is the
+   * version marked complete and are its webhook deliveries written: a version is never listed
+   * without its bytes, and 201 means stored.
+   */
+  async commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents: readonly WebhookEventRecord[] = []): Promise<StoredVersion> {
+    // The reservation this instance made (undefined: one made before this process, e.g. by a tool).
+    const mine = this.held.get(`${name}@${version}`);
+    const before = await this.heldRow(this.pool, name, version);
+    if (!before) throw new Error(`version ${name}@${version} is not reserved: nothing to commit`);
+    // A complete version never changes: its bytes are not overwritten, and nothing is told again.
+    if (before.state !== 'pending') throw new Error(`version ${name}@${version} is already complete`);
+    if (mine !== undefined && before.reservation !== mine) throw new Error(`the reservation of ${name}@${version} was taken over by another upload`);
+    await this.blobs.putFile(archiveKey(name, version), archiveFile, { contentType: 'application/gzip' });
+    await this.blobs.putBytes(manifestKey(name, version), manifestText(manifest), { contentType: 'application/json' });
+    const stored = await transaction(this.pool, async (client) => {
+      const completed = await client.query<VersionRow>(
+        `UPDATE versions SET state = 'complete', manifest = $1
+         WHERE name = $2 AND version = $3 AND state = 'pending' AND ($4::text IS NULL OR reservation = $4) RETURNING ${VERSION_COLUMNS}`,
+        [JSON.stringify(manifest), name, version, mine ?? null],
+      );
+      let stored = completed.rows[0] ? toVersion(completed.rows[0]) : undefined;
+      if (!stored) {
+        // Completed meanwhile by another instance's recover() (it found these very bytes in place,
+        // under this reservation): still this upload's, so its deliveries are written here, as they would have been.
+        const now = await this.heldRow(client, name, version);
+        if (now?.state !== 'complete' || now.sha256 !== before.sha256 || now.integrity !== before.integrity || now.reservation !== before.reservation) {
+          throw new Error(`version ${name}@${version} vanished or was taken over while it was committed`);
+        }
+        stored = toVersion(now);
+      }
+      await insertOutboxEvents(client, webhookEvents);
+      // Delivered to the other instances only if this commits.
+      await notifyChange(client, this.presence.instance, name, version, 'committed');
+      return stored;
+    });
+    this.held.delete(`${name}@${version}`);
+    return stored;
+  }
+
+  async abortVersion(name: string, version: string): Promise<void> {
+    const key = `${name}@${version}`;
+    const mine = this.held.get(key);
+    this.held.delete(key);
+    // Only this instance's own reservation (when it made one): one taken over is the other upload's.
+    const removed =
+      ((
+        await this.pool.query("DELETE FROM versions WHERE name = $1 AND version = $2 AND state = 'pending' AND ($3::text IS NULL OR reservation = $3)", [
+          name,
+          version,
+          mine ?? null,
+        ])
+      ).rowCount ?? 0) > 0;
+    // Only a pending version's bytes are removed: a complete one (another upload's) stays whole.
+    if (removed) await this.deleteBlobs(name, version);
+  }
+
+  private async deleteBlobs(name: string, version: string): Promise<void> {
+    // Each removal on its own: one that fails (what made the commit fail) must not keep the other.
+    await Promise.allSettled([this.blobs.delete(archiveKey(name, version)), this.blobs.delete(manifestKey(name, version))]);
+  }
+
+  async readManifest(name: string, version: string): Promise<TemplateManifest> {
+    const row = (await this.pool.query<{ manifest: TemplateManifest | null }>('SELECT manifest FROM versions WHERE name = $1 AND version = $2', [name, version])).rows[0];
+    if (row?.manifest) return row.manifest;
+    const bytes = await this.blobs.readBytes(manifestKey(name, version));
+    if (!bytes) throw Object.assign(new Error(`no manifest stored for ${name}@${version}`), { code: 'ENOENT' });
+    return JSON.parse(bytes.toString('utf8')) as TemplateManifest;
+  }
+
+  async openArchive(name: string, version: string): Promise<ArchiveReader | undefined> {
+    let key: string;
+    try {
+      key = archiveKey(name, version);
+    } catch {
+      return undefined;
+    }
+    return this.blobs.open(key);
+  }
+
+  updateLifecycle(name: string, version: string, change: LifecycleChange): Promise<{ version: StoredVersion; changed: boolean } | undefined> {
+    return transaction(this.pool, async (client) => {
+      const row = (
+        await client.query<VersionRow & { manifest: TemplateManifest | null }>(
+          `SELECT ${VERSION_COLUMNS}, manifest FROM versions WHERE name = $1 AND version = $2 AND state = 'complete' FOR UPDATE`,
+          [name, version],
+        )
+      ).rows[0];
+      if (!row) return undefined;
+      const manifestStability = row.manifest?.stability;
+      const effective = change.stability ?? row.stability ?? manifestStability ?? 'stable';
+      // Stored only when it differs from the manifest's: an undone deprecation leaves no trace.
+      const stability = effective === (manifestStability ?? 'stable') ? null : effective;
+      let message = change.deprecationMessage === undefined ? row.deprecation_message : change.deprecationMessage;
+      if (effective !== 'deprecated') message = null;
+      const storedYank = row.yanked_at ? iso(row.yanked_at) : null;
+      const yankedAt = storedYank ?? (change.yanked ? (change.now ?? new Date()).toISOString() : null);
+      const changed = stability !== row.stability || message !== row.deprecation_message || yankedAt !== storedYank;
+      if (!changed) return { version: toVersion(row), changed };
+      const updated = await client.query<VersionRow>(
+        `UPDATE versions SET stability = $1, deprecation_message = $2, yanked_at = $3 WHERE name = $4 AND version = $5 RETURNING ${VERSION_COLUMNS}`,
+        [stability, message, yankedAt, name, version],
+      );
+      if (!updated.rows[0]) return undefined;
+      await notifyChange(client, this.presence.instance, name, version, 'lifecycle');
+      return { version: toVersion(updated.rows[0]), changed };
+    });
+  }
+
+  async listLifecycles(): Promise<Map<string, VersionLifecycle>> {
+    type Row = Pick<VersionRow, 'name' | 'version' | 'stability' | 'deprecation_message' | 'yanked_at'>;
+    const { rows } = await this.pool.query<Row>(
+      "SELECT name, version, stability, deprecation_message, yanked_at FROM versions WHERE state = 'complete' AND (stability IS NOT NULL OR deprecation_message IS NOT NULL OR yanked_at IS NOT NULL)",
+    );
+    return new Map(rows.map((row) => [`${row.name}@${row.version}`, lifecycleOf(row)]));
+  }
+
+  uploadTempPath(suffix = ''): string {
+    return path.join(this.tmpDir, `${Date.now()}-${randomBytes(8).toString('hex')}${suffix}`);
+  }
+
+  /**
+   * Finishes what a crashed instance left, without harming live ones (several instances share the
+   * database, and each runs this at its start while the others keep serving):
+   * - a pending version whose archive (right size and sha256) and manifest are in the blob store is
+   *   completed: its commit stored the bytes, then died before its transaction (were the committer
+   *   alive, it sees the version complete with its digests and finishes normally);
+   * - a pending version whose instance is dead (its presence lock is free), or reserved more than
+   *   `graceMs` ago (the database's clock: no upload takes that long), and not complete is abandoned,
+   *   its row and any bytes removed;
+   * - one of a live instance, younger than that, is left alone: an upload in progress;
+   * - files in the local temp folder older than `graceMs` are removed (another instance on this
+   *   machine may share the folder, so younger ones may be its uploads in progress).
+   */
+  async recover(graceMs: number = this.graceMs): Promise<void> {
+    const { rows } = await this.pool.query<HeldRow>(`SELECT ${HELD_COLUMNS} FROM versions WHERE state = 'pending'`, [graceMs / 1000]);
+    for (const row of rows) {
+      const manifest = await this.storedManifest(row.name, row.version);
+      if (manifest && (await this.archiveMatches(row))) {
+        await transaction(this.pool, async (client) => {
+          const completed = await client.query("UPDATE versions SET state = 'complete', manifest = $1 WHERE name = $2 AND version = $3 AND state = 'pending'", [
+            JSON.stringify(manifest),
+            row.name,
+            row.version,
+          ]);
+          if ((completed.rowCount ?? 0) > 0) await notifyChange(client, this.presence.instance, row.name, row.version, 'recovered');
+        });
+      } else if (row.expired || row.dead) {
+        // Conditional on what was read: a row re-reserved (taken over) meanwhile is not this one.
+        const removed = await this.pool.query(
+          `DELETE FROM versions WHERE name = $2 AND version = $3 AND state = 'pending' AND reservation IS NOT DISTINCT FROM $4
+             AND (reserved_at < now() - make_interval(secs => $1) OR ${RESERVER_DEAD_SQL})`,
+          [graceMs / 1000, row.name, row.version, row.reservation],
+        );
+        if ((removed.rowCount ?? 0) > 0) await this.deleteBlobs(row.name, row.version);
+      }
+    }
+    const cutoff = Date.now() - graceMs;
+    for (const entry of await readdir(this.tmpDir).catch(() => [] as string[])) {
+      const file = path.join(this.tmpDir, entry);
+      const info = await stat(file).catch(() => undefined);
+      if (info && info.mtimeMs < cutoff) await rm(file, { recursive: true, force: true });
+    }
+  }
+
+  private async storedManifest(name: string, version: string): Promise<TemplateManifest | undefined> {
+    try {
+      const bytes = await this.blobs.readBytes(manifestKey(name, version));
+      const manifest = bytes ? (JSON.parse(bytes.toString('utf8')) as TemplateManifest) : undefined;
+      return manifest?.name === name && manifest.version === version ? manifest : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async archiveMatches(row: VersionRow): Promise<boolean> {
+    try {
+      const key = archiveKey(row.name, row.version);
+      const info = await this.blobs.stat(key);
+      if (info?.size !== int(row.size)) return false;
+      const reader = await this.blobs.open(key);
+      if (!reader) return false;
+      const hash = createHash('sha256');
+      for await (const chunk of reader.stream) hash.update(chunk as Buffer);
+      return hash.digest('hex') === row.sha256;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** Thrown out of a reservation's transaction to roll it back (and its claim) while answering with the winner. */
+class LostReservation extends Error {
+  constructor(readonly existing: StoredVersion | undefined) {
+    super('lost the reservation');
+  }
+}

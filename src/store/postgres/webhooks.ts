@@ -1,0 +1,257 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+
+import type pg from 'pg';
+
+// One body format for every backend; that module only imports SQLite's types.
+import { webhookBody } from '../records.js';
+import {
+  eventMatches,
+  type DeliveryRecord,
+  type NewWebhook,
+  type OutboxDelivery,
+  type OutboxUpdate,
+  type StoredWebhook,
+  type WebhookEventRecord,
+  type WebhookStore,
+} from '../types.js';
+import { iso, transaction, type Queryable } from './database.js';
+
+// The signing secret is stored as given (deliveries are signed with it, so it cannot be hashed like
+// tokens): the database must be readable by the registry's role only.
+
+interface WebhookRow {
+  id: string;
+  url: string;
+  events: string[];
+  secret: string;
+  active: boolean;
+  created_at: Date;
+}
+
+interface DeliveryRow {
+  id: string;
+  webhook_id: string;
+  event: string;
+  status: number | null;
+  attempted_at: Date;
+  error: string | null;
+  delivery_id: string | null;
+}
+
+interface OutboxRow {
+  id: string;
+  webhook_id: string;
+  event: string;
+  body: string;
+  state: OutboxDelivery['state'];
+  attempts: number;
+  next_attempt_at: Date;
+  created_at: Date;
+  last_status: number | null;
+  last_error: string | null;
+}
+
+const OUTBOX_COLUMNS = 'id, webhook_id, event, body, state, attempts, next_attempt_at, created_at, last_status, last_error';
+
+const toWebhook = (row: WebhookRow): StoredWebhook => ({
+  id: row.id,
+  url: row.url,
+  events: row.events,
+  secret: row.secret,
+  active: row.active,
+  createdAt: iso(row.created_at),
+});
+
+const toDelivery = (row: DeliveryRow): DeliveryRecord => ({
+  id: String(row.id),
+  webhookId: row.webhook_id,
+  event: row.event,
+  status: row.status,
+  attemptedAt: iso(row.attempted_at),
+  error: row.error,
+  deliveryId: row.delivery_id,
+});
+
+const toOutbox = (row: OutboxRow): OutboxDelivery => ({
+  id: row.id,
+  webhookId: row.webhook_id,
+  event: row.event,
+  body: row.body,
+  state: row.state,
+  attempts: row.attempts,
+  nextAttemptAt: iso(row.next_attempt_at),
+  createdAt: iso(row.created_at),
+  lastStatus: row.last_status,
+  lastError: row.last_error,
+});
+
+/**
+ * Writes one pending outbox delivery of each record per active webhook subscribed to its event, due
+ * at `now`, through `db` (a transaction's client: the change and its deliveries commit together).
+ */
+export async function insertOutboxEvents(db: Queryable, records: readonly WebhookEventRecord[], now: Date = new Date()): Promise<OutboxDelivery[]> {
+  if (records.length === 0) return [];
+  const webhooks = (await db.query<WebhookRow>('SELECT * FROM webhooks WHERE active ORDER BY created_at, id')).rows.map(toWebhook);
+  const created: OutboxDelivery[] = [];
+  for (const record of records) {
+    const body = webhookBody(record, now);
+    for (const webhook of webhooks) {
+      if (!webhook.events.some((e) => eventMatches(e, record.event))) continue;
+      created.push({
+        id: randomUUID(),
+        webhookId: webhook.id,
+        event: record.event,
+        body,
+        state: 'pending',
+        attempts: 0,
+        nextAttemptAt: now.toISOString(),
+        createdAt: now.toISOString(),
+        lastStatus: null,
+        lastError: null,
+      });
+    }
+  }
+  if (created.length === 0) return [];
+  // One statement for them all, in order (their seq follows the array).
+  await db.query(
+    `INSERT INTO webhook_outbox (id, webhook_id, event, body, state, attempts, next_attempt_at, created_at, updated_at)
+     SELECT id, webhook_id, event, body, 'pending', 0, $5, $5, $5
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS d (id, webhook_id, event, body, n) ORDER BY n`,
+    [created.map((d) => d.id), created.map((d) => d.webhookId), created.map((d) => d.event), created.map((d) => d.body), now.toISOString()],
+  );
+  return created;
+}
+
+/** Webhooks, the shared outbox and the delivery log in PostgreSQL. */
+export class PostgresWebhookStore implements WebhookStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async createWebhook(options: NewWebhook): Promise<StoredWebhook> {
+    const webhook: StoredWebhook = {
+      id: `wh_${randomBytes(8).toString('hex')}`,
+      url: options.url,
+      events: [...options.events],
+      secret: options.secret,
+      active: options.active,
+      createdAt: (options.now ?? new Date()).toISOString(),
+    };
+    await this.pool.query('INSERT INTO webhooks (id, url, events, secret, active, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+      webhook.id,
+      webhook.url,
+      JSON.stringify(webhook.events),
+      webhook.secret,
+      webhook.active,
+      webhook.createdAt,
+    ]);
+    return webhook;
+  }
+
+  async getWebhook(id: string): Promise<StoredWebhook | undefined> {
+    const row = (await this.pool.query<WebhookRow>('SELECT * FROM webhooks WHERE id = $1', [id])).rows[0];
+    return row ? toWebhook(row) : undefined;
+  }
+
+  async listWebhooks(): Promise<StoredWebhook[]> {
+    return (await this.pool.query<WebhookRow>('SELECT * FROM webhooks ORDER BY created_at, id')).rows.map(toWebhook);
+  }
+
+  async webhooksFor(event: string): Promise<StoredWebhook[]> {
+    return (await this.listWebhooks()).filter((w) => w.active && w.events.some((e) => eventMatches(e, event)));
+  }
+
+  deleteWebhook(id: string): Promise<boolean> {
+    return transaction(this.pool, async (client) => {
+      const deleted = ((await client.query('DELETE FROM webhooks WHERE id = $1', [id])).rowCount ?? 0) > 0;
+      if (deleted) {
+        await client.query('DELETE FROM deliveries WHERE webhook_id = $1', [id]);
+        await client.query('DELETE FROM webhook_outbox WHERE webhook_id = $1', [id]);
+      }
+      return deleted;
+    });
+  }
+
+  async setWebhookActive(id: string, active: boolean): Promise<boolean> {
+    return ((await this.pool.query('UPDATE webhooks SET active = $1 WHERE id = $2', [active, id])).rowCount ?? 0) > 0;
+  }
+
+  enqueueEvent(event: WebhookEventRecord, now: Date = new Date()): Promise<OutboxDelivery[]> {
+    return transaction(this.pool, (client) => insertOutboxEvents(client, [event], now));
+  }
+
+  async claimDueDeliveries(now: Date, limit: number, leaseMs: number): Promise<OutboxDelivery[]> {
+    // SKIP LOCKED: instances claiming at once take disjoint rows; a row another instance leased since
+    // this statement's snapshot is re-checked under its lock, found not due, and left out.
+    // The deliveries come back as they were due (before the lease), as the embedded store gives them.
+    const { rows } = await this.pool.query<OutboxRow & { due_at: Date; seq: string }>(
+      `WITH due AS (
+         SELECT id, next_attempt_at AS due_at FROM webhook_outbox
+         WHERE state = 'pending' AND next_attempt_at <= $1
+         ORDER BY next_attempt_at, seq LIMIT $2
+         FOR UPDATE SKIP LOCKED
+       )
+       UPDATE webhook_outbox o SET next_attempt_at = $3 FROM due WHERE o.id = due.id
+       RETURNING o.id, o.webhook_id, o.event, o.body, o.state, o.attempts, due.due_at, o.created_at, o.last_status, o.last_error, o.seq`,
+      [now.toISOString(), limit, new Date(now.getTime() + leaseMs).toISOString()],
+    );
+    return rows
+      .sort((a, b) => a.due_at.getTime() - b.due_at.getTime() || Number(a.seq) - Number(b.seq))
+      .map((row) => toOutbox({ ...row, next_attempt_at: row.due_at }));
+  }
+
+  async nextDueAt(): Promise<Date | undefined> {
+    const { rows } = await this.pool.query<{ due: Date | null }>("SELECT min(next_attempt_at) AS due FROM webhook_outbox WHERE state = 'pending'");
+    return rows[0]?.due ?? undefined;
+  }
+
+  async countPendingDeliveries(): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>("SELECT count(*)::integer AS n FROM webhook_outbox WHERE state = 'pending'");
+    return rows[0]?.n ?? 0;
+  }
+
+  async updateOutboxDelivery(id: string, update: OutboxUpdate, now: Date = new Date()): Promise<void> {
+    await this.pool.query('UPDATE webhook_outbox SET state = $1, attempts = $2, next_attempt_at = $3, updated_at = $4, last_status = $5, last_error = $6 WHERE id = $7', [
+      update.state,
+      update.attempts,
+      (update.nextAttemptAt ?? now).toISOString(),
+      now.toISOString(),
+      update.status,
+      update.error,
+      id,
+    ]);
+  }
+
+  async getOutboxDelivery(id: string): Promise<OutboxDelivery | undefined> {
+    const row = (await this.pool.query<OutboxRow>(`SELECT ${OUTBOX_COLUMNS} FROM webhook_outbox WHERE id = $1`, [id])).rows[0];
+    return row ? toOutbox(row) : undefined;
+  }
+
+  async listOutboxDeliveries(webhookId: string): Promise<OutboxDelivery[]> {
+    return (await this.pool.query<OutboxRow>(`SELECT ${OUTBOX_COLUMNS} FROM webhook_outbox WHERE webhook_id = $1 ORDER BY seq DESC`, [webhookId])).rows.map(toOutbox);
+  }
+
+  async startDelivery(webhookId: string, event: string, attemptedAt: Date = new Date(), deliveryId?: string): Promise<string> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      'INSERT INTO deliveries (webhook_id, event, status, attempted_at, error, delivery_id) VALUES ($1, $2, NULL, $3, NULL, $4) RETURNING id',
+      [webhookId, event, attemptedAt.toISOString(), deliveryId ?? null],
+    );
+    return String(rows[0]?.id);
+  }
+
+  async finishDelivery(id: string, status: number | null, error: string | null): Promise<void> {
+    // An id that is not a number names no attempt (the column is bigint).
+    if (!/^\d{1,18}$/.test(id)) return;
+    await this.pool.query('UPDATE deliveries SET status = $1, error = $2 WHERE id = $3', [status, error, id]);
+  }
+
+  async listDeliveries(webhookId: string, limit = 20): Promise<DeliveryRecord[]> {
+    return (await this.pool.query<DeliveryRow>('SELECT * FROM deliveries WHERE webhook_id = $1 ORDER BY id DESC LIMIT $2', [webhookId, limit])).rows.map(toDelivery);
+  }
+
+  async pruneDeliveries(webhookId: string, keep: number): Promise<void> {
+    await this.pool.query('DELETE FROM deliveries WHERE webhook_id = $1 AND id NOT IN (SELECT id FROM deliveries WHERE webhook_id = $1 ORDER BY id DESC LIMIT $2)', [webhookId, keep]);
+    await this.pool.query(
+      "DELETE FROM webhook_outbox WHERE webhook_id = $1 AND state != 'pending' AND seq NOT IN (SELECT seq FROM webhook_outbox WHERE webhook_id = $1 AND state != 'pending' ORDER BY seq DESC LIMIT $2)",
+      [webhookId, keep],
+    );
+  }
+}

@@ -1,0 +1,143 @@
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+
+import type Database from 'better-sqlite3';
+
+import { newSessionSecret, newUserRecord, sessionRefusal, type SessionState } from '../records.js';
+import { secretDigest } from '../secrets.js';
+import type { AccountStore, NewSession, NewUser, SessionCheck, SessionKind, SessionRotation, UserCreation, UserRecord } from '../types.js';
+
+interface UserRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  role: UserRecord['role'];
+  owner: string;
+  name: string | null;
+  created_at: string;
+}
+
+interface SessionRow {
+  hash: Buffer;
+  family: string;
+  user_id: string;
+  kind: SessionKind;
+  created_at: string;
+  expires_at: string;
+  replaced_at: string | null;
+  revoked_at: string | null;
+}
+
+const toUser = (row: UserRow): UserRecord => ({
+  id: row.id,
+  email: row.email,
+  role: row.role,
+  owner: row.owner,
+  ...(row.name !== null ? { name: row.name } : {}),
+  createdAt: row.created_at,
+});
+
+/** A session row's state, for the shared rule. */
+const stateOf = (row: SessionRow): SessionState => ({
+  expiresAt: new Date(row.expires_at),
+  ...(row.replaced_at !== null ? { replacedAt: new Date(row.replaced_at) } : {}),
+  ...(row.revoked_at !== null ? { revokedAt: new Date(row.revoked_at) } : {}),
+});
+
+/** Accounts, sessions and settings in SQLite. */
+export class SqliteAccountStore implements AccountStore {
+  constructor(private readonly db: Database.Database) {}
+
+  createUser(user: NewUser): Promise<UserCreation> {
+    const record = newUserRecord(user);
+    const inserted = this.db
+      .prepare('INSERT INTO users (id, email, password_hash, role, owner, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING')
+      .run(record.id, record.email, user.passwordHash, record.role, record.owner, record.name ?? null, record.createdAt);
+    return Promise.resolve(inserted.changes > 0 ? { created: true, user: record } : { created: false, reason: 'email-exists' });
+  }
+
+  getUser(id: string): Promise<UserRecord | undefined> {
+    const row = this.db.prepare('SELECT * FROM users WHERE id = ?').get(id) as UserRow | undefined;
+    return Promise.resolve(row ? toUser(row) : undefined);
+  }
+
+  findCredentials(email: string): Promise<{ user: UserRecord; passwordHash: string } | undefined> {
+    const row = this.db.prepare('SELECT * FROM users WHERE email = ?').get(email.trim().toLowerCase()) as UserRow | undefined;
+    return Promise.resolve(row ? { user: toUser(row), passwordHash: row.password_hash } : undefined);
+  }
+
+  listUsers(): Promise<UserRecord[]> {
+    return Promise.resolve((this.db.prepare('SELECT * FROM users ORDER BY created_at, id').all() as UserRow[]).map(toUser));
+  }
+
+  private insertSession(session: NewSession, family: string): { secret: string; expiresAt: string } {
+    const secret = newSessionSecret(session.kind);
+    const expiresAt = session.expiresAt.toISOString();
+    this.db
+      .prepare('INSERT INTO sessions (hash, family, user_id, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(secretDigest(secret), family, session.userId, session.kind, (session.now ?? new Date()).toISOString(), expiresAt);
+    return { secret, expiresAt };
+  }
+
+  createSession(session: NewSession): Promise<{ secret: string; expiresAt: string }> {
+    return Promise.resolve(this.insertSession(session, randomUUID()));
+  }
+
+  private sessionRow(secret: string, kind: SessionKind): SessionRow | undefined {
+    if (secret === '') return undefined;
+    const presented = secretDigest(secret);
+    const row = this.db.prepare('SELECT * FROM sessions WHERE hash = ? AND kind = ?').get(presented, kind) as SessionRow | undefined;
+    return row && timingSafeEqual(row.hash, presented) ? row : undefined;
+  }
+
+  private revokeFamily(family: string, now: Date): void {
+    this.db.prepare('UPDATE sessions SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL').run(now.toISOString(), family);
+  }
+
+  checkSession(secret: string, kind: SessionKind, now: Date = new Date()): Promise<SessionCheck> {
+    const check = this.db.transaction((): SessionCheck => {
+      const row = this.sessionRow(secret, kind);
+      if (!row) return { valid: false, reason: 'unknown' };
+      const refusal = sessionRefusal(stateOf(row), now);
+      if (refusal === 'reused') this.revokeFamily(row.family, now);
+      if (refusal) return { valid: false, reason: refusal };
+      const user = this.db.prepare('SELECT * FROM users WHERE id = ?').get(row.user_id) as UserRow | undefined;
+      return user ? { valid: true, user: toUser(user), expiresAt: row.expires_at } : { valid: false, reason: 'unknown' };
+    });
+    return Promise.resolve(check.immediate());
+  }
+
+  rotateSession(secret: string, expiresAt: Date, now: Date = new Date()): Promise<SessionRotation> {
+    const rotate = this.db.transaction((): SessionRotation => {
+      const row = this.sessionRow(secret, 'refresh');
+      if (!row) return { rotated: false, reason: 'unknown' };
+      const refusal = sessionRefusal(stateOf(row), now);
+      if (refusal === 'reused') this.revokeFamily(row.family, now);
+      if (refusal) return { rotated: false, reason: refusal };
+      const user = this.db.prepare('SELECT * FROM users WHERE id = ?').get(row.user_id) as UserRow | undefined;
+      if (!user) return { rotated: false, reason: 'unknown' };
+      this.db.prepare('UPDATE sessions SET replaced_at = ? WHERE hash = ?').run(now.toISOString(), row.hash);
+      const next = this.insertSession({ userId: row.user_id, kind: 'refresh', expiresAt, now }, row.family);
+      return { rotated: true, user: toUser(user), ...next };
+    });
+    return Promise.resolve(rotate.immediate());
+  }
+
+  revokeSession(secret: string, now: Date = new Date()): Promise<boolean> {
+    const revoke = this.db.transaction((): boolean => {
+      const presented = secretDigest(secret);
+      const row = this.db.prepare('SELECT * FROM sessions WHERE hash = ?').get(presented) as SessionRow | undefined;
+      if (!row) return false;
+      this.revokeFamily(row.family, now);
+      return true;
+    });
+    return Promise.resolve(revoke.immediate());
+  }
+
+  signingKey(): Promise<Uint8Array> {
+    const key = this.db.transaction((): Buffer => {
+      this.db.prepare("INSERT INTO settings (key, value) VALUES ('access-token-key', ?) ON CONFLICT (key) DO NOTHING").run(randomBytes(32));
+      return this.db.prepare("SELECT value FROM settings WHERE key = 'access-token-key'").pluck().get() as Buffer;
+    });
+    return Promise.resolve(new Uint8Array(key.immediate()));
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * Issue 15, item 5: the backend-independent behaviour of the registry server, through HTTP, run
+ * against every storage (the embedded store, PostgreSQL with a bucket or a folder) from this one
+ * suite: publish and its rules (duplicate 409, another owner 403), the read routes and archive
+ * bytes, registry.json, the lifecycle (deprecate, yank, latest selection), a signed webhook
+ * delivery, analytics from an event, and an account's access token publishing.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import type { RegistryDocument } from '../../src/core/schema-types.js';
+import { packTemplate } from '../../src/pack/index.js';
+import { publishTemplate, PublishError } from '../../src/publish/index.js';
+import { verifyWebhookSignature } from '../../src/server/webhooks.js';
+import type { RegistryStorage } from '../../src/store/index.js';
+import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
+import { startServerOn, type StorageTestServer } from '../helpers/registry-server.js';
+
+const SECRET = 'backend-suite-signing-secret';
+const PASSWORD = 'correct horse battery staple';
+
+interface Answer {
+  status: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- envelopes are read field by field
+  body: any;
+}
+
+async function call(server: StorageTestServer, method: string, route: string, options: { token?: string; body?: unknown } = {}): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(`${server.url}${route}`, { method, headers, ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }) });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as unknown) };
+}
+
+/** A packed template `name@version` (its change log has the version's section, as lint wants). */
+async function packed(name: string, version: string, readme = `# ${name} ${version}\n`) {
+  const dir = await writeTemplate({ 'template.json': { ...validManifest, name, version }, 'template/README.md': readme });
+  return packTemplate(dir, { outDir: await tempDir('tr-pack-') });
+}
+
+async function publish(server: StorageTestServer, pack: Awaited<ReturnType<typeof packed>>, token = server.token) {
+  return publishTemplate({ registryUrl: server.url, token, archive: pack.file, manifest: pack.manifest, retries: 0 });
+}
+
+async function registryDocument(server: StorageTestServer): Promise<RegistryDocument> {
+  const response = await fetch(`${server.url}/registry.json`);
+  expect(response.status).toBe(200);
+  return (await response.json()) as RegistryDocument;
+}
+
+// ---- a webhook receiver on 127.0.0.1
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+const receivers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(
+    receivers.splice(0).map(
+      (server) =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    ),
+  );
+});
+
+async function startReceiver(): Promise<{ url: string; first: Promise<Received> }> {
+  let arrived: (received: Received) => void = () => undefined;
+  const first = new Promise<Received>((resolve) => (arrived = resolve));
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      arrived({ headers: req.headers, body: Buffer.concat(chunks) });
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  receivers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, first };
+}
+
+/**
+ * The shared suite, as `describe(name)`. `openStorage` opens a fresh, empty storage for each test
+ * (the server closes it when the test ends).
+ */
+export function backendSuite(name: string, openStorage: () => Promise<RegistryStorage>): void {
+  describe(`registry server on ${name}`, () => {
+    const start = async (): Promise<StorageTestServer> => startServerOn(await openStorage(), { webhooks: { retryDelaysMs: [20, 40] } });
+
+    it('publishes, refuses a duplicate (409) and another owner (403), serves the read routes, the archive bytes, registry.json and analytics', async () => {
+      const server = await start();
+      const pack = await packed('suite-read', '1.0.0');
+      const result = await publish(server, pack);
+      expect(result).toMatchObject({ uploaded: true, status: 201 });
+
+      // The same version again: 409 (the first kept), by the same or another owner.
+      expect(await publish(server, pack)).toMatchObject({ uploaded: false, status: 409 });
+      const other = await packed('suite-read', '1.0.0', '# other bytes\n');
+      const duplicate = await publish(server, other).catch((error: unknown) => error);
+      expect(duplicate).toBeInstanceOf(PublishError);
+      expect((duplicate as PublishError).status).toBe(409);
+      const { token: stranger } = await server.store.tokens.createToken({ role: 'publisher', owner: 'someone-else' });
+      const forbidden = await publish(server, await packed('suite-read', '1.1.0'), stranger).catch((error: unknown) => error);
+      expect(forbidden).toBeInstanceOf(PublishError);
+      expect((forbidden as PublishError).status).toBe(403);
+
+      // Read routes.
+      const list = await call(server, 'GET', '/templates');
+      expect(list.status).toBe(200);
+      expect(list.body.data.map((item: { id: string }) => item.id)).toEqual(['suite-read']);
+      const template = await call(server, 'GET', '/templates/suite-read');
+      expect(template.body.data).toMatchObject({ id: 'suite-read', version: '1.0.0', integrity: pack.integrity });
+      const versions = await call(server, 'GET', '/templates/suite-read/versions');
+      expect(versions.body.data.map((entry: { version: string }) => entry.version)).toEqual(['1.0.0']);
+      expect((await call(server, 'GET', '/templates/suite-read/versions/1.0.0')).body.data).toMatchObject({ version: '1.0.0', sha256: pack.sha256, size: pack.size });
+      expect((await call(server, 'GET', '/templates/no-such-template')).status).toBe(404);
+
+      // registry.json lists the version with the archive's integrity.
+      const document = await registryDocument(server);
+      const entry = document.templates.find((e) => e.id === 'suite-read');
+      expect(entry).toMatchObject({ version: '1.0.0', integrity: pack.integrity, sha256: pack.sha256, size: pack.size });
+      expect(entry?.downloadUrl).toBe(`${server.url}/templates/suite-read/versions/1.0.0/archive`);
+
+      // Analytics: a download event is counted (before any archive download from this client, which would be the same client's same day).
+      const event = await call(server, 'POST', '/events', { body: { type: 'download', templateId: 'suite-read', version: '1.0.0', timestamp: new Date().toISOString(), userAgent: 'backend-suite', platform: 'linux' } });
+      expect(event.status).toBe(202);
+      const analytics = await call(server, 'GET', '/templates/suite-read/analytics');
+      expect(analytics.status).toBe(200);
+      expect(analytics.body.data).toMatchObject({ templateId: 'suite-read', version: '1.0.0', metrics: { downloads: { total: 1 } } });
+
+      // The archive: the published bytes, byte for byte.
+      const archive = await fetch(entry?.downloadUrl ?? '');
+      expect(archive.status).toBe(200);
+      const bytes = Buffer.from(await archive.arrayBuffer());
+      expect(bytes.equals(await readFile(pack.file))).toBe(true);
+      expect(`sha512-${createHash('sha512').update(bytes).digest('base64')}`).toBe(pack.integrity);
+    }, 30_000);
+
+    it('deprecates (PATCH) and yanks (DELETE) versions; the latest skips the yanked one; registry.json shows both', async () => {
+      const server = await start();
+      for (const version of ['1.0.0', '1.1.0']) expect((await publish(server, await packed('suite-life', version))).status).toBe(201);
+      const route = '/templates/suite-life/versions';
+      expect((await call(server, 'GET', '/templates/suite-life')).body.data.version).toBe('1.1.0');
+
+      const deprecated = await call(server, 'PATCH', `${route}/1.0.0`, { token: server.token, body: { stability: 'deprecated', deprecationMessage: 'use 1.1' } });
+      expect(deprecated.status).toBe(200);
+      expect(deprecated.body.data).toMatchObject({ version: '1.0.0', stability: 'deprecated', deprecationMessage: 'use 1.1' });
+      const { token: stranger } = await server.store.tokens.createToken({ role: 'publisher', owner: 'someone-else' });
+      expect((await call(server, 'DELETE', `${route}/1.1.0`, { token: stranger })).status).toBe(403);
+      const yanked = await call(server, 'DELETE', `${route}/1.1.0`, { token: server.token });
+      expect(yanked.status).toBe(200);
+      expect(yanked.body.data).toMatchObject({ version: '1.1.0', yanked: true });
+
+      expect((await call(server, 'GET', '/templates/suite-life')).body.data.version).toBe('1.0.0');
+      expect((await call(server, 'GET', route)).body.data.map((entry: { version: string }) => entry.version)).toEqual(['1.0.0']);
+      expect((await call(server, 'GET', `${route}?include=yanked`)).body.data.map((entry: { version: string }) => entry.version)).toEqual(['1.1.0', '1.0.0']);
+      // A yanked version stays downloadable by its exact version.
+      expect((await fetch(`${server.url}${route}/1.1.0/archive`)).status).toBe(200);
+      const document = await registryDocument(server);
+      expect(document.templates.find((e) => e.id === 'suite-life' && e.version === '1.0.0')).toMatchObject({ stability: 'deprecated', deprecationMessage: 'use 1.1' });
+      expect(document.templates.find((e) => e.id === 'suite-life' && e.version === '1.1.0')).toMatchObject({ yanked: true });
+    }, 30_000);
+
+    it('delivers a signed template.published to a registered webhook; an account logs in and its access token publishes', async () => {
+      const server = await start();
+      const { token: admin } = await server.store.tokens.createToken({ role: 'admin' });
+      const receiver = await startReceiver();
+      const registered = await call(server, 'POST', '/webhooks', { token: admin, body: { url: receiver.url, events: ['template.published'], secret: SECRET, active: true } });
+      expect(registered.status).toBe(201);
+
+      const created = await call(server, 'POST', '/users', { token: admin, body: { email: 'ada@example.com', password: PASSWORD, owner: 'ada' } });
+      expect(created.status).toBe(201);
+      const login = await call(server, 'POST', '/api/auth/login', { body: { email: 'ada@example.com', password: PASSWORD } });
+      expect(login.status).toBe(200);
+      const { accessToken } = login.body.data as { accessToken: string };
+
+      const pack = await packed('suite-account', '1.0.0');
+      expect(await publish(server, pack, accessToken)).toMatchObject({ uploaded: true, status: 201 });
+      expect(await server.store.tokens.ownerOf('suite-account')).toBe('ada');
+
+      const received = await receiver.first;
+      expect(received.headers['x-webhook-event']).toBe('template.published');
+      expect(verifyWebhookSignature(received.body, String(received.headers['x-webhook-signature']), SECRET)).toBe(true);
+      expect(JSON.parse(received.body.toString('utf8'))).toMatchObject({ event: 'template.published', data: { id: 'suite-account', version: '1.0.0' } });
+      await server.context.webhooks.settled();
+      const deliveries = await call(server, 'GET', `/webhooks/${registered.body.data.id as string}/deliveries`, { token: admin });
+      expect(deliveries.body.data).toEqual([expect.objectContaining({ event: 'template.published', status: 200 })]);
+    }, 30_000);
+  });
+}
