@@ -23,7 +23,7 @@ import { pipeline } from 'node:stream/promises';
 import ssri, { type Integrity } from 'ssri';
 
 import type { StoreCounts, StoreDump, StoreDumper, DumpVersion } from './dump-types.js';
-import { archiveKey, manifestKey } from './postgres/versions.js';
+import { archiveKey, manifestKey } from './blob-layout.js';
 import type { RegistryStorage } from './types.js';
 
 export type { StoreDump, StoreDumper, StoreCounts } from './dump-types.js';

@@ -7,10 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { packTemplate } from '../../src/pack/index.js';
@@ -19,6 +17,7 @@ import { verifyWebhookSignature } from '../../src/server/webhooks.js';
 import type { RegistryStorage } from '../../src/store/index.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { startServerOn, type StorageTestServer } from '../helpers/registry-server.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
 
 const SECRET = 'backend-suite-signing-secret';
 const PASSWORD = 'correct horse battery staple';
@@ -52,42 +51,6 @@ async function registryDocument(server: StorageTestServer): Promise<RegistryDocu
   const response = await fetch(`${server.url}/registry.json`);
   expect(response.status).toBe(200);
   return (await response.json()) as RegistryDocument;
-}
-
-// ---- a webhook receiver on 127.0.0.1
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
-const receivers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(
-    receivers.splice(0).map(
-      (server) =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    ),
-  );
-});
-
-async function startReceiver(): Promise<{ url: string; first: Promise<Received> }> {
-  let arrived: (received: Received) => void = () => undefined;
-  const first = new Promise<Received>((resolve) => (arrived = resolve));
-  const server = createHttpServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      arrived({ headers: req.headers, body: Buffer.concat(chunks) });
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-    });
-  });
-  receivers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, first };
 }
 
 /**
@@ -189,7 +152,7 @@ export function backendSuite(name: string, openStorage: () => Promise<RegistrySt
       expect(await publish(server, pack, accessToken)).toMatchObject({ uploaded: true, status: 201 });
       expect(await server.store.tokens.ownerOf('suite-account')).toBe('ada');
 
-      const received = await receiver.first;
+      const received = await receiver.request(1);
       expect(received.headers['x-webhook-event']).toBe('template.published');
       expect(verifyWebhookSignature(received.body, String(received.headers['x-webhook-signature']), SECRET)).toBe(true);
       expect(JSON.parse(received.body.toString('utf8'))).toMatchObject({ event: 'template.published', data: { id: 'suite-account', version: '1.0.0' } });

@@ -7,8 +7,6 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createServer as createHttpServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -21,6 +19,7 @@ import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { postgresSkipReason, usePostgres } from '../helpers/postgres.js';
 import { freePort } from '../helpers/registry-server.js';
 import { startFakeS3, S3RVER_CREDENTIALS, type FakeS3 } from '../helpers/s3-server.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
 
 const BUCKET = 'registry';
 
@@ -59,7 +58,6 @@ describe.skipIf(postgresSkipReason !== undefined)('several server instances on o
   let s3: FakeS3;
   let prefixes = 0;
   const running: Instance[] = [];
-  const receivers: Server[] = [];
 
   beforeAll(async () => {
     s3 = await startFakeS3([BUCKET]);
@@ -69,7 +67,6 @@ describe.skipIf(postgresSkipReason !== undefined)('several server instances on o
   });
   afterEach(async () => {
     await Promise.all(running.splice(0).map((instance) => instance.app.close()));
-    await Promise.all(receivers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
   });
 
   /** `count` servers on one fresh database and one bucket prefix; an admin token made through the first. */
@@ -152,17 +149,10 @@ describe.skipIf(postgresSkipReason !== undefined)('several server instances on o
   }, 60_000);
 
   it('delivers each webhook delivery exactly once with both dispatchers claiming from the shared outbox', async () => {
-    const received: { id: string; event: string; hook: string }[] = [];
-    const receiver = createHttpServer((request, response) => {
-      request.resume();
-      request.on('end', () => {
-        received.push({ id: String(request.headers['x-webhook-id']), event: String(request.headers['x-webhook-event']), hook: request.url ?? '' });
-        response.writeHead(204).end();
-      });
-    });
-    receivers.push(receiver);
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    const receiver = await startReceiver(() => 204);
+    const receiverUrl = receiver.url.replace(/\/hook$/, '');
+    const received = (): { id: string; event: string; hook: string }[] =>
+      receiver.requests.map((request) => ({ id: String(request.headers['x-webhook-id']), event: String(request.headers['x-webhook-event']), hook: request.url }));
     // Both dispatchers look at the outbox every 20 ms: they race for every delivery.
     const { instances, token } = await cluster(2, { webhooks: { pollIntervalMs: 20, retryDelaysMs: [50, 50] } });
     const [a, b] = instances as [Instance, Instance];
@@ -178,14 +168,14 @@ describe.skipIf(postgresSkipReason !== undefined)('several server instances on o
     for (let i = 0; i < published; i++) expect((await upload((i % 2 === 0 ? a : b).url, token, await pack(`hooked-${i}`))).status).toBe(201);
     // Each publish: template.published, and registry.updated from the instance that took it (not from the other one's rebuild).
     const expected = published * 2 * 2;
-    await vi.waitFor(() => expect(received.length).toBeGreaterThanOrEqual(expected), { timeout: 15_000, interval: 20 });
+    await vi.waitFor(() => expect(received().length).toBeGreaterThanOrEqual(expected), { timeout: 15_000, interval: 20 });
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(received).toHaveLength(expected);
+    expect(received()).toHaveLength(expected);
     const perDelivery = new Map<string, number>();
-    for (const r of received) perDelivery.set(`${r.hook} ${r.id}`, (perDelivery.get(`${r.hook} ${r.id}`) ?? 0) + 1);
+    for (const r of received()) perDelivery.set(`${r.hook} ${r.id}`, (perDelivery.get(`${r.hook} ${r.id}`) ?? 0) + 1);
     expect([...perDelivery.values()].every((n) => n === 1)).toBe(true);
-    expect(received.filter((r) => r.event === 'template.published')).toHaveLength(published * 2);
-    expect(received.filter((r) => r.event === 'registry.updated')).toHaveLength(published * 2);
+    expect(received().filter((r) => r.event === 'template.published')).toHaveLength(published * 2);
+    expect(received().filter((r) => r.event === 'registry.updated')).toHaveLength(published * 2);
     expect(await a.storage.webhooks.countPendingDeliveries()).toBe(0);
   }, 60_000);
 

@@ -3,13 +3,11 @@
  * of template.published to receivers on 127.0.0.1, with retries, in the background of the upload.
  */
 import { readFileSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import { isValidRange } from '../../src/core/index.js';
 import { packTemplate } from '../../src/pack/index.js';
@@ -19,6 +17,7 @@ import * as root from '../../src/index.js';
 import { signWebhookBody, signWebhookPayload, verifyWebhookSignature, WEBHOOK_EVENTS, WebhookDispatcher, type DeliveryView } from '../../src/server/webhooks.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { freePort, startRegistryServer, type TestServer } from '../helpers/registry-server.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 const example = path.resolve('examples/templates/node-service');
 const SECRET = 'shh-this-is-the-signing-secret';
@@ -40,64 +39,6 @@ function expectDocumented(pathTemplate: string, method: string, status: number, 
   const target = typeof response.$ref === 'string' ? `${response.$ref}/content/application~1json/schema` : `${pointer}/content/application~1json/schema`;
   const validate = ajv.compile({ $ref: `${DOCUMENT_ID}${target}` });
   expect(validate(body) ? [] : validate.errors, `${method} ${pathTemplate} ${status}`).toEqual([]);
-}
-
-// ---- receivers
-
-interface Received {
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
-interface Receiver {
-  url: string;
-  requests: Received[];
-  /** Resolves with the n-th request (1-based) once it has arrived. */
-  request(n: number): Promise<Received>;
-}
-
-const receivers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(
-    receivers.splice(0).map(
-      (server) =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    ),
-  );
-});
-
-/** An HTTP server on 127.0.0.1 (on `port`, default any) answering the n-th request (1-based) with `status(n)`. */
-async function startReceiver(status: (n: number) => number | Promise<number> = () => 200, port = 0): Promise<Receiver> {
-  const requests: Received[] = [];
-  const waiting: { n: number; resolve: (r: Received) => void }[] = [];
-  const server = createHttpServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const received = { url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
-      requests.push(received);
-      const n = requests.length;
-      for (const waiter of waiting.filter((w) => w.n === n)) waiter.resolve(received);
-      void Promise.resolve(status(n)).then((code) => {
-        if (!res.destroyed) res.writeHead(code, { 'content-type': 'text/plain' }).end('ok');
-      });
-    });
-  });
-  receivers.push(server);
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const bound = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${bound}/hook`,
-    requests,
-    request: (n) => {
-      const arrived = requests[n - 1];
-      return arrived ? Promise.resolve(arrived) : new Promise((resolve) => waiting.push({ n, resolve }));
-    },
-  };
 }
 
 function gate(): { wait: Promise<void>; open: () => void } {

@@ -7,6 +7,7 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 import type pg from 'pg';
 
+import { FILES_PREFIX, isStagedFileId, stagedFileKey } from '../blob-layout.js';
 import { secretDigest } from '../secrets.js';
 import type { ArchiveReader, BlobStore, FileStore, NewStagedFile, StagedFile } from '../types.js';
 import { int, iso } from './database.js';
@@ -38,15 +39,6 @@ const toFile = (row: FileRow): StagedFile => ({
   expiresAt: iso(row.expires_at),
 });
 
-/** File ids are UUIDs: only those become blob keys. */
-const FILE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-export const FILES_PREFIX = 'files/';
-
-function blobKey(id: string): string {
-  if (!FILE_ID.test(id)) throw new Error(`not a file id: ${id}`);
-  return `${FILES_PREFIX}${id}`;
-}
 
 export class PostgresFileStore implements FileStore {
   constructor(
@@ -55,7 +47,7 @@ export class PostgresFileStore implements FileStore {
   ) {}
 
   private async row(id: string): Promise<FileRow | undefined> {
-    if (!FILE_ID.test(id)) return undefined;
+    if (!isStagedFileId(id)) return undefined;
     return (await this.pool.query<FileRow>('SELECT * FROM staged_files WHERE id = $1', [id])).rows[0];
   }
 
@@ -89,21 +81,21 @@ export class PostgresFileStore implements FileStore {
     const row = await this.row(id);
     if (!row || (row.state !== 'pending' && row.state !== 'uploaded')) return undefined;
     // The bytes first, the row after: a row says `uploaded` only when its bytes are stored.
-    await this.blobs.putFile(blobKey(id), localFile, { contentType: row.content_type });
+    await this.blobs.putFile(stagedFileKey(id), localFile, { contentType: row.content_type });
     const { rows } = await this.pool.query<FileRow>(
       "UPDATE staged_files SET state = 'uploaded', size = $1, sha256 = $2, integrity = $3 WHERE id = $4 AND state IN ('pending', 'uploaded') RETURNING *",
       [digests.size, digests.sha256, digests.integrity, id],
     );
     if (!rows[0]) {
       // Swept or confirmed meanwhile: the bytes just stored are not wanted (unless the row still uses them).
-      if (!(await this.row(id))) await this.blobs.delete(blobKey(id));
+      if (!(await this.row(id))) await this.blobs.delete(stagedFileKey(id));
       return undefined;
     }
     return toFile(rows[0]);
   }
 
   async confirmFile(id: string, expiresAt: Date): Promise<StagedFile | undefined> {
-    if (!FILE_ID.test(id)) return undefined;
+    if (!isStagedFileId(id)) return undefined;
     const { rows } = await this.pool.query<FileRow>("UPDATE staged_files SET state = 'confirmed', expires_at = $1 WHERE id = $2 AND state = 'uploaded' RETURNING *", [
       expiresAt.toISOString(),
       id,
@@ -112,32 +104,32 @@ export class PostgresFileStore implements FileStore {
   }
 
   async claimFile(id: string): Promise<StagedFile | undefined> {
-    if (!FILE_ID.test(id)) return undefined;
+    if (!isStagedFileId(id)) return undefined;
     // One conditional update: of concurrent claims (from any instance) one finds it confirmed.
     const { rows } = await this.pool.query<FileRow>("UPDATE staged_files SET state = 'claimed', claimed_at = now() WHERE id = $1 AND state = 'confirmed' RETURNING *", [id]);
     return rows[0] ? toFile(rows[0]) : undefined;
   }
 
   async releaseFile(id: string): Promise<void> {
-    if (!FILE_ID.test(id)) return;
+    if (!isStagedFileId(id)) return;
     await this.pool.query("UPDATE staged_files SET state = 'confirmed', claimed_at = NULL WHERE id = $1 AND state = 'claimed'", [id]);
   }
 
   async openFile(id: string): Promise<ArchiveReader | undefined> {
     if (!(await this.row(id))) return undefined;
-    return this.blobs.open(blobKey(id));
+    return this.blobs.open(stagedFileKey(id));
   }
 
   async deleteFile(id: string): Promise<boolean> {
-    if (!FILE_ID.test(id)) return false;
+    if (!isStagedFileId(id)) return false;
     const removed = ((await this.pool.query('DELETE FROM staged_files WHERE id = $1', [id])).rowCount ?? 0) > 0;
-    await this.blobs.delete(blobKey(id));
+    await this.blobs.delete(stagedFileKey(id));
     return removed;
   }
 
   async sweepFiles(now: Date = new Date()): Promise<number> {
     const { rows } = await this.pool.query<{ id: string }>("DELETE FROM staged_files WHERE expires_at <= $1 AND state != 'claimed' RETURNING id", [now.toISOString()]);
-    for (const { id } of rows) await this.blobs.delete(blobKey(id));
+    for (const { id } of rows) await this.blobs.delete(stagedFileKey(id));
     return rows.length;
   }
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type pg from 'pg';
 
 import type { TemplateManifest } from '../../core/schema-types.js';
-import { isTemplateName, isTemplateVersion } from '../../core/versions.js';
+import { archiveKey, manifestKey, manifestText } from '../blob-layout.js';
 import { permission } from '../records.js';
 import type {
   ArchiveReader,
@@ -73,16 +73,6 @@ function lifecycleOf(row: Pick<VersionRow, 'stability' | 'deprecation_message' |
   };
 }
 
-/** Names and versions become key segments: only ones following the manifest's rules do. */
-function checkedName(name: string, version: string): string {
-  if (!isTemplateName(name) || !isTemplateVersion(version)) throw new Error(`not a template name and version: ${name}@${version}`);
-  return name;
-}
-
-export const archiveKey = (name: string, version: string): string => `archives/${checkedName(name, version)}/${version}.tgz`;
-export const manifestKey = (name: string, version: string): string => `manifests/${checkedName(name, version)}/${version}.json`;
-
-const manifestText = (manifest: TemplateManifest): string => `${JSON.stringify(manifest, null, 2)}\n`;
 
 /** How many times a reservation is retried when the version it lost to vanished before it could read it. */
 const RESERVE_ATTEMPTS = 3;

@@ -8,6 +8,7 @@ import { rm } from 'node:fs/promises';
 
 import type Database from 'better-sqlite3';
 
+import { FILES_PREFIX, isStagedFileId, stagedFileKey } from '../blob-layout.js';
 import type { ArchiveReader, BlobStore, FileStore, NewStagedFile, StagedFile } from '../types.js';
 
 interface FileRow {
@@ -39,15 +40,6 @@ const toFile = (row: FileRow): StagedFile => ({
 
 const digest = (capability: string): Buffer => createHash('sha256').update(capability, 'utf8').digest();
 
-/** File ids are UUIDs: only those become blob keys. */
-const FILE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-const FILES_PREFIX = 'files/';
-
-function blobKey(id: string): string {
-  if (!FILE_ID.test(id)) throw new Error(`not a file id: ${id}`);
-  return `${FILES_PREFIX}${id}`;
-}
 
 export class SqliteFileStore implements FileStore {
   constructor(
@@ -56,7 +48,7 @@ export class SqliteFileStore implements FileStore {
   ) {}
 
   private row(id: string): FileRow | undefined {
-    if (!FILE_ID.test(id)) return undefined;
+    if (!isStagedFileId(id)) return undefined;
     return this.db.prepare('SELECT * FROM staged_files WHERE id = ?').get(id) as FileRow | undefined;
   }
 
@@ -89,7 +81,7 @@ export class SqliteFileStore implements FileStore {
   async storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }): Promise<StagedFile | undefined> {
     const row = this.row(id);
     if (!row || (row.state !== 'pending' && row.state !== 'uploaded')) return undefined;
-    await this.blobs.putFile(blobKey(id), localFile, { contentType: row.content_type });
+    await this.blobs.putFile(stagedFileKey(id), localFile, { contentType: row.content_type });
     // A folder store moved the file in; a bucket copied it, and the copy in tmp/ is no longer wanted.
     await rm(localFile, { force: true });
     const changed = this.db
@@ -97,7 +89,7 @@ export class SqliteFileStore implements FileStore {
       .run(digests.size, digests.sha256, digests.integrity, id).changes;
     if (changed === 0) {
       // Swept or confirmed meanwhile: the bytes just moved in are not wanted.
-      if (!this.row(id)) await this.blobs.delete(blobKey(id));
+      if (!this.row(id)) await this.blobs.delete(stagedFileKey(id));
       return undefined;
     }
     return this.getFile(id);
@@ -120,13 +112,13 @@ export class SqliteFileStore implements FileStore {
 
   async openFile(id: string): Promise<ArchiveReader | undefined> {
     if (!this.row(id)) return undefined;
-    return this.blobs.open(blobKey(id));
+    return this.blobs.open(stagedFileKey(id));
   }
 
   async deleteFile(id: string): Promise<boolean> {
-    if (!FILE_ID.test(id)) return false;
+    if (!isStagedFileId(id)) return false;
     const removed = this.db.prepare('DELETE FROM staged_files WHERE id = ?').run(id).changes > 0;
-    await this.blobs.delete(blobKey(id));
+    await this.blobs.delete(stagedFileKey(id));
     return removed;
   }
 
@@ -135,7 +127,7 @@ export class SqliteFileStore implements FileStore {
     let count = 0;
     for (const { id } of expired) {
       if (this.db.prepare("DELETE FROM staged_files WHERE id = ? AND state != 'claimed'").run(id).changes > 0) count++;
-      await this.blobs.delete(blobKey(id));
+      await this.blobs.delete(stagedFileKey(id));
     }
     return count;
   }

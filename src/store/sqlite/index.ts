@@ -19,7 +19,8 @@ import { sqliteDumper } from './dump.js';
 import { SqliteEventStore } from './events.js';
 import { SqliteFileStore } from './files.js';
 import { SqliteTokenStore } from './tokens.js';
-import { archiveKey, PRIVATE_FILE, PRIVATE_FOLDER, SqliteVersionStore, StoreLayout } from './versions.js';
+import { archiveKey } from '../blob-layout.js';
+import { PRIVATE_FILE, PRIVATE_FOLDER, SqliteVersionStore, StoreLayout } from './versions.js';
 import { SqliteWebhookStore } from './webhooks.js';
 
 export { SCHEMA_VERSION, StoreVersionError } from './database.js';

@@ -20,6 +20,7 @@ import type {
   VersionStore,
   WebhookEventRecord,
 } from '../types.js';
+import { archiveKey, manifestKey, manifestText } from '../blob-layout.js';
 import { permission } from '../records.js';
 import { ownersOfSync } from './tokens.js';
 import { insertOutboxEvents } from './webhooks.js';
@@ -79,17 +80,6 @@ export class StoreLayout {
   }
 }
 
-/** Names and versions become key segments: only ones following the manifest's rules do. */
-function checkedName(name: string, version: string): string {
-  if (!isTemplateName(name) || !isTemplateVersion(version)) throw new Error(`not a template name and version: ${name}@${version}`);
-  return name;
-}
-
-/** The blob keys are the paths the store kept its files at before blob stores, so a folder store on the store folder reads old stores as they are. */
-export const archiveKey = (name: string, version: string): string => `archives/${checkedName(name, version)}/${version}.tgz`;
-export const manifestKey = (name: string, version: string): string => `manifests/${checkedName(name, version)}/${version}.json`;
-
-const manifestText = (manifest: TemplateManifest): string => `${JSON.stringify(manifest, null, 2)}\n`;
 
 /**
  * Versions in SQLite; archives and manifests in a blob store (`archives/<name>/<version>.tgz`,

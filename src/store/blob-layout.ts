@@ -1,0 +1,32 @@
+/**
+ * Where each backend keeps its bytes in its BlobStore: one layout for both, so a store's bytes can be
+ * copied (or a folder shared) as they are. The keys are the paths the embedded store kept its files
+ * at before blob stores, so a folder blob store on the store folder reads old stores unchanged.
+ */
+import type { TemplateManifest } from '../core/schema-types.js';
+import { isTemplateName, isTemplateVersion } from '../core/versions.js';
+
+/** Names and versions become key segments: only ones following the manifest's rules do. */
+function checkedName(name: string, version: string): string {
+  if (!isTemplateName(name) || !isTemplateVersion(version)) throw new Error(`not a template name and version: ${name}@${version}`);
+  return name;
+}
+
+export const archiveKey = (name: string, version: string): string => `archives/${checkedName(name, version)}/${version}.tgz`;
+export const manifestKey = (name: string, version: string): string => `manifests/${checkedName(name, version)}/${version}.json`;
+
+/** The bytes a manifest is stored as. */
+export const manifestText = (manifest: TemplateManifest): string => `${JSON.stringify(manifest, null, 2)}\n`;
+
+/** Staged files (`/files`) live below this prefix, one key per file id. */
+export const FILES_PREFIX = 'files/';
+
+/** File ids are UUIDs: only those become blob keys. */
+const FILE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export const isStagedFileId = (id: string): boolean => FILE_ID.test(id);
+
+export function stagedFileKey(id: string): string {
+  if (!isStagedFileId(id)) throw new Error(`not a file id: ${id}`);
+  return `${FILES_PREFIX}${id}`;
+}
