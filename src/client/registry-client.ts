@@ -27,8 +27,9 @@ import { describeSchemaErrors } from '../core/messages.js';
 import type { Category, RegistryDocument, SparseIndex, TemplateEntry } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { matchesFilters, matchesTerms, searchTerms, searchText, type TemplateFilters } from '../core/search.js';
+import { isTemplateName } from '../core/versions.js';
 
-import { CachedJson, FetchFailure, type CachedJsonOptions, type StaleNotice } from './cached-json.js';
+import { CachedJson, FetchFailure, RegistryUnavailableError, type CachedJsonOptions, type StaleNotice } from './cached-json.js';
 import { listingOrder, type ListingOrder } from './listing-order.js';
 import { buildSearchIndex, searchIndexed, type SearchIndex } from './search-index.js';
 
@@ -461,10 +462,26 @@ export class RegistryClient {
     const whole = this.mode === 'auto' ? await this.#document.fresh() : undefined;
     if (whole || !(await this.#useSparse())) return getFromIndex(whole ?? (await this.#document.get()), id, version);
     const index = await this.#sparse().get();
-    if (!index.templates.some((line) => line.id === id)) return null;
+    if (!index.templates.some((line) => line.id === id)) {
+      // The index lists templates by their latest version; one whose versions are all yanked has
+      // none, yet each stays downloadable by its exact version: its file tells.
+      return version === undefined ? null : this.#unlistedVersion(id, version, index);
+    }
     const file = await this.#templateFile(id, index).get();
     if (version !== undefined) return file.versions.find((entry) => entry.version === version) ?? null;
     return selectLatest(file.versions, id);
+  }
+
+  /** An exact version of a template the sparse index does not list; null when the registry has no file for it. */
+  async #unlistedVersion(id: string, version: string, index: SparseIndex): Promise<TemplateEntry | null> {
+    if (!isTemplateName(id)) return null;
+    const file = this.#templateFile(id, index);
+    try {
+      return (await file.get()).versions.find((entry) => entry.version === version) ?? null;
+    } catch (error) {
+      if (error instanceof RegistryUnavailableError && file.status().lastStatus === 404) return null;
+      throw error;
+    }
   }
 
   /** Every version of template `id`, highest first; empty for an unknown id. In sparse mode only the index and its file are read. */

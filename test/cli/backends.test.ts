@@ -85,6 +85,36 @@ describe('--database and DATABASE_URL refused when they are not PostgreSQL URLs'
   });
 });
 
+describe('--storage alone: the embedded store with its bytes in a bucket', () => {
+  let s3: FakeS3 | undefined;
+  beforeAll(async () => {
+    s3 = await startFakeS3([BUCKET]);
+  });
+  afterAll(async () => {
+    await s3?.close();
+  });
+
+  it('serve (a process) keeps the rows in the store folder and the archive in the bucket, and serves it back', async () => {
+    const backend = ['--storage', `s3://${BUCKET}/embedded`, '--s3-endpoint', s3?.endpoint ?? '', '--s3-force-path-style'];
+    const store = await tempDir('tr-store-');
+    const created = await cli('token', 'create', '--role', 'publisher', '--store', store, ...backend, '--json');
+    expect(created.code, created.stderr).toBe(0);
+    const { token } = JSON.parse(created.stdout) as { token: string };
+    const port = await freePort();
+    children.push(await serveProcess(store, port, backend, S3_ENV));
+    const url = `http://127.0.0.1:${port}`;
+    const pack = await packTemplate(await writeTemplate({ 'template.json': { ...validManifest, name: 'bucket-bytes' } }), { outDir: await tempDir('tr-pack-') });
+    expect(await publishTemplate({ registryUrl: url, token, archive: pack.file, manifest: pack.manifest, retries: 0 })).toMatchObject({ uploaded: true, status: 201 });
+    const archive = await fetch(`${url}/templates/bucket-bytes/versions/1.0.0/archive`);
+    expect(Buffer.from(await archive.arrayBuffer()).equals(await readFile(pack.file))).toBe(true);
+    // The rows are in the store folder's SQLite file; the archive is in the bucket, not in the folder.
+    await expect(readFile(path.join(store, 'archives', 'bucket-bytes', '1.0.0.tgz'))).rejects.toMatchObject({ code: 'ENOENT' });
+    const inBucket = await fetch(`${s3?.endpoint ?? ''}/${BUCKET}/embedded/archives/bucket-bytes/1.0.0.tgz`);
+    expect(inBucket.status).toBe(200);
+    expect(Buffer.from(await inBucket.arrayBuffer()).equals(await readFile(pack.file))).toBe(true);
+  }, 60_000);
+});
+
 describe.skipIf(postgresSkipReason)('on PostgreSQL and a bucket', () => {
   const postgres = usePostgres();
   let s3: FakeS3 | undefined;

@@ -144,6 +144,14 @@ describe('DELETE /templates/{id}/versions/{version} (yank)', () => {
     expect((await call(server, 'GET', `/templates/${TEMPLATE}`)).status).toBe(404);
     expect((await call(server, 'GET', '/templates')).body.data).toEqual([]);
     expect(versionsIn(await call(server, 'GET', '/templates?include=yanked'))).toEqual(['1.0.0']);
+    // Still downloadable by its exact version, in both ways of reading the registry.
+    for (const mode of ['full', 'sparse'] as const) {
+      const client = new RegistryClient({ registryUrl: `${server.url}/registry.json`, cacheDir: await tempDir(), mode });
+      expect(await client.getTemplate(TEMPLATE), mode).toBeNull();
+      expect(await client.getTemplate(TEMPLATE, '1.0.0'), mode).toMatchObject({ version: '1.0.0', yanked: true });
+      expect(await client.getTemplate(TEMPLATE, '9.9.9'), mode).toBeNull();
+      expect(await client.getTemplate('no-such-template', '1.0.0'), mode).toBeNull();
+    }
   });
 });
 
