@@ -42102,7 +42102,11 @@ function getIDToken(aud) {
 
 // src/core/versions.ts
 var import_semver = __toESM(require_semver2(), 1);
+var NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 var VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
+function isTemplateName(name) {
+  return typeof name === "string" && NAME_PATTERN.test(name);
+}
 function isTemplateVersion(version) {
   return typeof version === "string" && VERSION_PATTERN.test(version);
 }
@@ -44448,10 +44452,23 @@ var RegistryClient = class {
     const whole = this.mode === "auto" ? await this.#document.fresh() : void 0;
     if (whole || !await this.#useSparse()) return getFromIndex(whole ?? await this.#document.get(), id, version);
     const index = await this.#sparse().get();
-    if (!index.templates.some((line) => line.id === id)) return null;
+    if (!index.templates.some((line) => line.id === id)) {
+      return version === void 0 ? null : this.#unlistedVersion(id, version, index);
+    }
     const file = await this.#templateFile(id, index).get();
     if (version !== void 0) return file.versions.find((entry) => entry.version === version) ?? null;
     return selectLatest(file.versions, id);
+  }
+  /** An exact version of a template the sparse index does not list; null when the registry has no file for it. */
+  async #unlistedVersion(id, version, index) {
+    if (!isTemplateName(id)) return null;
+    const file = this.#templateFile(id, index);
+    try {
+      return (await file.get()).versions.find((entry) => entry.version === version) ?? null;
+    } catch (error2) {
+      if (error2 instanceof RegistryUnavailableError && file.status().lastStatus === 404) return null;
+      throw error2;
+    }
   }
   /** Every version of template `id`, highest first; empty for an unknown id. In sparse mode only the index and its file are read. */
   async listVersions(id) {

@@ -41,7 +41,7 @@ const GROUPS: readonly { commands: readonly string[]; load: () => Promise<Regist
   { commands: ['lint'], load: async () => (await import('./commands/lint.js')).registerLint },
   { commands: ['pack'], load: async () => (await import('./commands/pack.js')).registerPack },
   { commands: ['publish'], load: async () => (await import('./commands/publish.js')).registerPublish },
-  { commands: ['deprecate', 'yank'], load: async () => (await import('./commands/lifecycle.js')).registerLifecycle },
+  { commands: ['deprecate', 'yank', 'owner'], load: async () => (await import('./commands/lifecycle.js')).registerLifecycle },
   {
     commands: ['serve', 'token'],
     load: async () => {

@@ -150,6 +150,10 @@ describe('--json: one JSON document on stdout', () => {
     const yanked = await check('yank', 'yank', 'json-publish@1.0.0', '--registry', server.url, '--token', server.token, '--json');
     expect(yanked.run.code, yanked.run.stderr).toBe(0);
     expect(yanked.document).toMatchObject({ id: 'json-publish', version: '1.0.0', yanked: true, deprecationMessage: 'use 2.x' });
+    const ownerArgs = ['--registry', server.url, '--token', server.token, '--json'];
+    expect((await check('owner add', 'owner', 'add', 'json-publish', 'co-owner', ...ownerArgs)).document).toMatchObject({ id: 'json-publish', owners: [{ claimer: true }, { owner: 'co-owner' }] });
+    expect((await check('owner ls', 'owner', 'ls', 'json-publish', '--registry', server.url, '--json')).document).toMatchObject({ owners: [{ claimer: true }, { owner: 'co-owner' }] });
+    expect((await check('owner rm', 'owner', 'rm', 'json-publish', 'co-owner', ...ownerArgs)).document).toMatchObject({ owners: [{ claimer: true }] });
 
     // Failing before a result: { error: { exitCode, message } }, the message on stderr too.
     const missing = await json('info', 'no-such-template', '--registry', registry, '--json');

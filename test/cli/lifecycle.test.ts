@@ -77,3 +77,40 @@ describe('template-registry yank', () => {
     expect(missing.stderr).toMatch(/404/);
   });
 });
+
+describe('template-registry owner', () => {
+  it('lists, adds (by owner name or account e-mail) and removes owners; a stranger is refused with exit 1', async () => {
+    const server = await serverWithVersions();
+    const owners = async (): Promise<string[]> => {
+      const run = await cli('owner', 'ls', TEMPLATE, '--registry', server.url, '--json');
+      expect(run.code, run.stderr).toBe(0);
+      return (JSON.parse(run.stdout) as { owners: { owner: string }[] }).owners.map((entry) => entry.owner);
+    };
+    const [claimer] = await owners();
+    expect(claimer).toBeDefined();
+    const { token: admin } = await server.store.tokens.createToken({ role: 'admin' });
+    const account = await fetch(`${server.url}/users`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'ada@example.com', password: 'a long enough password', owner: 'ada-team' }),
+    });
+    expect(account.status).toBe(201);
+
+    const added = await cli('owner', 'add', TEMPLATE, 'ada@example.com', '--registry', server.url, '--token', server.token);
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toBe(`${claimer ?? ''} (first publisher)\nada-team\n`);
+    expect((await cli('owner', 'add', TEMPLATE, 'beta', '--registry', server.url, '--token', server.token)).code).toBe(0);
+    expect(await owners()).toEqual([claimer, 'ada-team', 'beta']);
+
+    const { token: stranger } = await server.store.tokens.createToken({ role: 'publisher', owner: 'stranger' });
+    const refused = await cli('owner', 'rm', TEMPLATE, 'beta', '--registry', server.url, '--token', stranger);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/403 only an owner of demo-template/);
+    expect(refused.stderr).not.toContain(stranger);
+
+    const removed = await cli('owner', 'rm', TEMPLATE, 'ada@example.com', '--registry', server.url, '--token', server.token, '--json');
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(await owners()).toEqual([claimer, 'beta']);
+    expect((await cli('owner', 'add', TEMPLATE, 'x', '--registry', server.url)).code).toBe(2);
+  });
+});

@@ -77,3 +77,22 @@ describe('template-registry user', () => {
     expect((await user(['list', '--store', storeDir])).stdout).toMatch(/no accounts/);
   });
 });
+
+describe('template-registry user create --password', () => {
+  it('takes the password from the flag, and refuses it together with --password-stdin', async () => {
+    const storeDir = await tempDir('tr-store-');
+    const created = await user(['create', '--email', 'eve@example.com', '--password', 'another long password', '--store', storeDir]);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout.trim()).toMatch(/^usr_/);
+    const server = await startRegistryServer({ storeDir });
+    const login = await fetch(`${server.url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'eve@example.com', password: 'another long password' }),
+    });
+    expect(login.status).toBe(200);
+    const both = await user(['create', '--email', 'fay@example.com', '--password', 'another long password', '--password-stdin', '--store', storeDir], 'x\n');
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/--password or --password-stdin/);
+  });
+});

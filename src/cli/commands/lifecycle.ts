@@ -2,8 +2,9 @@
  * `template-registry deprecate <id>[@<range>]` and `template-registry yank <id>@<version>`: the
  * version lifecycle on a registry server (published bytes never change). `deprecate` sends one
  * `PATCH /templates/bulk` (every version of the id in the semver range); `yank` sends
- * `DELETE /templates/{id}/versions/{version}`. Exit codes: 0 done, 1 the server refused or could
- * not be reached, 2 a usage error.
+ * `DELETE /templates/{id}/versions/{version}`. `owner ls|add|rm` manage who owns a template name
+ * (`/templates/{id}/owners`). Exit codes: 0 done, 1 the server refused or could not be reached, 2 a
+ * usage error.
  */
 import type { Command } from 'commander';
 
@@ -32,10 +33,11 @@ function splitTarget(target: string): { id: string; spec: string | undefined } {
 }
 
 /** The registry and token of the flags or the environment, or the usage error naming what is missing. */
-function serverOf(flags: ServerFlags): { registryUrl: string; token: string } | string {
+function serverOf(flags: ServerFlags, tokenNeeded = true): { registryUrl: string; token: string } | string {
   const registryUrl = registryBaseUrl((flags.registry ?? process.env[REGISTRY_ENV] ?? '').trim());
   if (registryUrl === '') return `no registry: pass --registry <url> or set ${REGISTRY_ENV}`;
   const token = (flags.token ?? process.env[TOKEN_ENV] ?? '').trim();
+  if (!tokenNeeded) return { registryUrl, token };
   if (token === '') return `no API token: set ${TOKEN_ENV} or pass --token <token>`;
   return { registryUrl, token };
 }
@@ -44,7 +46,7 @@ function serverOf(flags: ServerFlags): { registryUrl: string; token: string } | 
 async function send(server: { registryUrl: string; token: string }, method: string, path: string, body?: unknown): Promise<unknown> {
   const response = await fetch(`${server.registryUrl}${path}`, {
     method,
-    headers: { authorization: `Bearer ${server.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: { ...(server.token === '' ? {} : { authorization: `Bearer ${server.token}` }), accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();
@@ -69,7 +71,8 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
       await work();
       setExit(EXIT.ok);
     } catch (error) {
-      io.stderr(`error: ${errorMessage(error).split(server.token).join('***')}\n`);
+      const message = errorMessage(error);
+      io.stderr(`error: ${server.token === '' ? message : message.split(server.token).join('***')}\n`);
       setExit(EXIT.failure);
     }
   };
@@ -120,4 +123,57 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
         else io.stdout(`yanked ${id}@${spec}: still downloadable as ${id}@${spec}, no longer chosen as the latest\n`);
       });
     });
+
+  const owner = program.command('owner').description('manage the owners of a template name on a registry server (every owner publishes, deprecates and yanks it)');
+  const ownersPath = (id: string): string => `/templates/${encodeURIComponent(id)}/owners`;
+  const printOwners = (data: unknown, flags: ServerFlags): void => {
+    const { owners } = data as { owners: { owner: string; claimer: boolean }[] };
+    if (flags.json) io.stdout(`${JSON.stringify(data, null, 2)}\n`);
+    else io.stdout(`${owners.map((entry) => `${entry.owner}${entry.claimer ? ' (first publisher)' : ''}`).join('\n')}\n`);
+  };
+  owner
+    .command('ls')
+    .description('list the owners of a template name')
+    .argument('<id>', 'the template id')
+    .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
+    .option('--json', 'print the owners as JSON')
+    .action(async (id: string, flags: ServerFlags) => {
+      if (!NAME_PATTERN.test(id)) return usage(`${JSON.stringify(id)} is not a template id`);
+      const server = serverOf(flags, false);
+      if (typeof server === 'string') return usage(server);
+      await attempt(server, async () => printOwners(await send(server, 'GET', ownersPath(id)), flags));
+    });
+  owner
+    .command('add')
+    .description("add a co-owner of a template name (the caller must own it, or be an admin)")
+    .argument('<id>', 'the template id')
+    .argument('<owner>', "the owner to add: an owner name as tokens carry it, or an account's e-mail")
+    .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
+    .option('--token <token>', `API token of an owner of the template or an admin (default: $${TOKEN_ENV})`)
+    .option('--json', 'print the owners as JSON')
+    .action(async (id: string, name: string, flags: ServerFlags) => {
+      if (!NAME_PATTERN.test(id)) return usage(`${JSON.stringify(id)} is not a template id`);
+      if (name.trim() === '') return usage('the owner must not be empty');
+      const server = serverOf(flags);
+      if (typeof server === 'string') return usage(server);
+      await attempt(server, async () => printOwners(await send(server, 'POST', ownersPath(id), { owner: name.trim() }), flags));
+    });
+  owner
+    .command('rm')
+    .description('remove an owner of a template name (never the last one)')
+    .argument('<id>', 'the template id')
+    .argument('<owner>', 'the owner to remove')
+    .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
+    .option('--token <token>', `API token of an owner of the template or an admin (default: $${TOKEN_ENV})`)
+    .option('--json', 'print the owners left as JSON')
+    .action(async (id: string, name: string, flags: ServerFlags) => {
+      if (!NAME_PATTERN.test(id)) return usage(`${JSON.stringify(id)} is not a template id`);
+      const server = serverOf(flags);
+      if (typeof server === 'string') return usage(server);
+      await attempt(server, async () => {
+        await send(server, 'DELETE', `${ownersPath(id)}/${encodeURIComponent(name)}`);
+        printOwners(await send(server, 'GET', ownersPath(id)), flags);
+      });
+    });
+  for (const command of owner.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
 }

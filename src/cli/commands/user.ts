@@ -1,8 +1,8 @@
 /**
  * `template-registry user create|list`: accounts of a store, made by whoever runs the server (the
  * HTTP route `POST /users` does the same for an admin credential). The password comes from standard
- * input (`--password-stdin`, so it is never in the shell history or the process list) or is made
- * up and printed once.
+ * input (`--password-stdin`, so it is never in the shell history or the process list), from
+ * `--password`, or is made up and printed once.
  */
 import { randomBytes } from 'node:crypto';
 
@@ -33,15 +33,17 @@ export function registerUser(program: Command, io: CliIo, setExit: (code: number
       .description('create a publisher or admin account')
       .requiredOption('--email <email>', 'the e-mail the account logs in with (unique)')
       .option('--password-stdin', 'read the password from standard input (default: make one up and print it once)')
+    .option('--password <password>', 'the password (visible to other users of this machine in the process list: prefer --password-stdin)')
       .option('--role <role>', 'publisher or admin', 'publisher')
       .option('--owner <owner>', 'who the account publishes for (default: the e-mail)')
       .option('--name <name>', 'a display name'),
   )
     .option('--json', 'print the account as JSON')
-    .action(async (flags: BackendFlags & { email: string; passwordStdin?: boolean; role: string; owner?: string; name?: string; json?: boolean }) => {
+    .action(async (flags: BackendFlags & { email: string; passwordStdin?: boolean; password?: string; role: string; owner?: string; name?: string; json?: boolean }) => {
       const role = parseRole(flags.role);
-      const made = flags.passwordStdin ? undefined : randomBytes(18).toString('base64url');
-      const password = made ?? (await passwordFromStdin(io));
+      if (flags.password !== undefined && flags.passwordStdin) throw new UsageError('give the password one way: --password or --password-stdin');
+      const made = flags.passwordStdin || flags.password !== undefined ? undefined : randomBytes(18).toString('base64url');
+      const password = made ?? flags.password ?? (await passwordFromStdin(io));
       const store = await openStoreForCommand(flags, { create: true });
       try {
         const creation = await createAccount(store.accounts, {

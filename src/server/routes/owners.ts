@@ -3,6 +3,7 @@
  * npm's owners), `POST /templates/{id}/owners` `{ owner }` adds a co-owner and
  * `DELETE /templates/{id}/owners/{owner}` removes one, by an owner of the name or an admin. Every
  * owner publishes, deprecates and yanks like the first publisher; the last owner cannot be removed.
+ * An owner may be named by the e-mail of an account: it stands for that account's owner.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -35,6 +36,12 @@ const ownersData = (id: string, owners: readonly string[]): { id: string; owners
 export const ownerRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { context }) => {
   const credential = app.requireToken();
   const tokens = context.storage.tokens;
+
+  /** The owner a name given by the caller stands for: an account's owner for its e-mail, else the name itself. */
+  async function ownerNamed(value: string): Promise<string> {
+    if (!value.includes('@')) return value;
+    return (await context.storage.accounts.findCredentials(value))?.user.owner ?? value;
+  }
 
   async function ownersOr404(id: string): Promise<string[]> {
     const owners = await tokens.ownersOf(id);
@@ -69,7 +76,7 @@ export const ownerRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app,
     async (request, reply) => {
       const { id } = request.params;
       await checkOwner(request.token, id);
-      const change = await tokens.addOwner(id, request.body.owner);
+      const change = await tokens.addOwner(id, await ownerNamed(request.body.owner));
       return answer(request, reply, id, change, 'changed' in change && change.changed ? 201 : 200);
     },
   );
@@ -77,7 +84,7 @@ export const ownerRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app,
   app.delete<{ Params: { id: string; owner: string } }>('/templates/:id/owners/:owner', { preValidation: credential, schema: { params: OWNER_PARAMS } }, async (request, reply) => {
     const { id, owner } = request.params;
     await checkOwner(request.token, id);
-    const change = await tokens.removeOwner(id, owner);
+    const change = await tokens.removeOwner(id, await ownerNamed(owner));
     if ('refused' in change) return answer(request, reply, id, change, 200);
     return reply.code(204).header('Cache-Control', NO_STORE).send();
   });
