@@ -159,15 +159,41 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     const files = await loadStaticFiles(storage.publicDir, result, { previous: current?.files, known: { [REGISTRY_FILE]: { etag: result.etag, lastModified } } });
     const previousEtag = current?.etag;
     current = { document: result.document, etag: result.etag, lastModified, files };
-    // registry.updated when registry.json changed (not for the first build of a start, nor for another instance's change).
+    const mirrored = mirrorAfterBuild(previousEtag !== result.etag);
+    // registry.updated when registry.json changed (not for the first build of a start, nor for another
+    // instance's change); after the static copy in the bucket is written, so that a CDN purged on this
+    // event fetches the new files.
     if (announce && previousEtag !== undefined && previousEtag !== result.etag) {
-      void context.webhooks.enqueue('registry.updated', registryUpdatedData(publicUrl, result.document, result.etag));
+      const data = registryUpdatedData(publicUrl, result.document, result.etag);
+      void mirrored.then(() => context.webhooks.enqueue('registry.updated', data));
     }
   });
   const rebuild = (): Promise<void> => {
     announceNext = true;
     return build();
   };
+  // The static registry in the bucket (storage.staticOutput), for a CDN: a builder of its own (archives
+  // beside it, URLs relative to registry.json), run after each local build without holding up the
+  // answer that waited for it; builds serialized across instances. A failure is logged and healed by
+  // the next build.
+  const mirror = storage.staticOutput ? new RegistryBuilder(storeSource(storage, undefined, { layout: 'static' }), { output: storage.staticOutput }) : undefined;
+  const publishStatic = coalesced(async () => {
+    if (!mirror) return;
+    await (storage.withBuildLock ? storage.withBuildLock(() => mirror.build()) : mirror.build());
+  });
+  let publishing: Promise<void> = Promise.resolve();
+  let mirrorBehind = false;
+  /** Starts the copy to the bucket when needed; settles (never rejects) when that copy is done or failed. */
+  const mirrorAfterBuild = (changed: boolean): Promise<void> => {
+    if (!mirror || !(changed || mirrorBehind)) return Promise.resolve();
+    mirrorBehind = false;
+    publishing = publishStatic().catch((error: unknown) => {
+      mirrorBehind = true;
+      app.log.error({ err: error }, `publishing the static registry to ${storage.staticOutput?.location ?? ''} failed; the next build retries`);
+    });
+    return publishing;
+  };
+  app.addHook('preClose', () => publishing);
   const context: ServerContext = {
     storage,
     publicUrl,

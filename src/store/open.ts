@@ -7,8 +7,8 @@
  */
 import path from 'node:path';
 
-import { S3UrlError } from '../registry/s3-output.js';
-import { FolderBlobStore, openBlobStore, type S3BlobSettings } from './blob/index.js';
+import { parseS3Url, S3Output, S3UrlError } from '../registry/s3-output.js';
+import { FolderBlobStore, openBlobStore, S3BlobStore, type S3BlobSettings } from './blob/index.js';
 import { openPostgresStorage } from './postgres/index.js';
 import { describeDatabase } from './postgres/migrations.js';
 
@@ -104,12 +104,19 @@ export async function openStorage(location: StorageLocation, options: StorageOpe
   const database = location.database === undefined || location.database === '' ? undefined : checkDatabaseUrl(location.database, location.names?.database ?? '--database');
   const blobs = blobsOf(location);
   if (database === undefined) {
-    const storage = await openSqliteStorage(dir, { create: options.create ?? true, ...(blobs ? { blobs } : {}) });
+    const storage = await withStaticOutput(await openSqliteStorage(dir, { create: options.create ?? true, ...(blobs ? { blobs } : {}) }), blobs);
     return withDescription(storage, { backend: 'embedded', dir: storage.dir, storage: blobs?.location ?? storage.dir });
   }
   const bytes = blobs ?? new FolderBlobStore(dir);
   const storage = await openPostgresStorage({ url: database, blobs: bytes, publicDir: path.join(dir, 'public'), tmpDir: path.join(dir, 'tmp') });
-  return withDescription(storage, { backend: 'postgres', dir, database: describeDatabase(database), storage: bytes.location });
+  return withDescription(await withStaticOutput(storage, bytes), { backend: 'postgres', dir, database: describeDatabase(database), storage: bytes.location });
+}
+
+/** A bucket also holds the static registry, below `public/` of its prefix, for a CDN in front of it. */
+async function withStaticOutput<T extends RegistryStorage>(storage: T, blobs: BlobStore | undefined): Promise<T> {
+  if (!(blobs instanceof S3BlobStore)) return storage;
+  const site = parseS3Url(`s3://${blobs.bucket}/${blobs.prefix.replace(/^\/+/, '')}public/`, '--storage');
+  return Object.assign(storage, { staticOutput: new S3Output({ client: await blobs.sdkClient(), ...site }) });
 }
 
 /**

@@ -7,6 +7,7 @@
 import type { Readable } from 'node:stream';
 
 import type { TemplateManifest } from '../core/schema-types.js';
+import type { RegistryOutput } from '../registry/output.js';
 
 import type { StoreDumper } from './dump-types.js';
 
@@ -458,6 +459,12 @@ export interface RegistryStorage {
   accounts: AccountStore;
   /** The local folder the static registry (registry.json, catalog, per-template files) is built into. */
   publicDir: string;
+  /**
+   * Where the static registry is also published, self-contained (archives beside it, URLs relative to
+   * registry.json), for a CDN to serve: the `public/` folder of the bucket of `--storage s3://…`. A
+   * server mirrors its builds there (under `withBuildLock`). Absent: only `publicDir`.
+   */
+  staticOutput?: RegistryOutput;
   /**
    * Finishes or undoes what a crashed server left (pending versions, temp files). Called once by a
    * starting server; never by tools that open the storage beside a running server. A storage several

@@ -36,6 +36,34 @@ function expectNoPassword(...runs: (CliRun | string)[]): void {
   }
 }
 
+/**
+ * The static registry the server publishes below `public/` of its bucket, for a CDN: registry.json
+ * lists the version (soon after the 201: it is published after the answer) with a URL relative to
+ * it, the archive there has the published bytes, and `create` works from it.
+ */
+async function expectStaticRegistry(site: string, id: string, archiveFile: string): Promise<void> {
+  let document: { templates: { id: string; version: string; downloadUrl: string }[] } | undefined;
+  await vi.waitFor(
+    async () => {
+      const response = await fetch(`${site}registry.json`);
+      expect(response.status).toBe(200);
+      document = (await response.json()) as typeof document;
+      expect(document?.templates.map((entry) => entry.id)).toContain(id);
+    },
+    { timeout: 15_000, interval: 100 },
+  );
+  const entry = document?.templates.find((candidate) => candidate.id === id);
+  expect(entry?.downloadUrl).toBe(`archives/${id}/${entry?.version ?? ''}.tgz`);
+  const archive = await fetch(`${site}${entry?.downloadUrl ?? ''}`);
+  expect(Buffer.from(await archive.arrayBuffer()).equals(await readFile(archiveFile))).toBe(true);
+  expect((await fetch(`${site}index.html`)).status).toBe(200);
+  // A consumer creates a project from the bucket as from any static host.
+  const project = path.join(await tempDir('tr-from-bucket-'), 'app');
+  const created = await cli('create', id, project, '--registry', `${site}registry.json`, '--defaults', '--set', 'projectName=from-bucket');
+  expect(created.code, created.stderr).toBe(0);
+  expect(JSON.parse(await readFile(path.join(project, '.template-lock.json'), 'utf8'))).toMatchObject({ template: { name: id, version: entry?.version, source: `${site}registry.json#${id}@${entry?.version ?? ''}` } });
+}
+
 const children: ChildProcess[] = [];
 afterEach(async () => {
   vi.unstubAllEnvs();
@@ -112,6 +140,7 @@ describe('--storage alone: the embedded store with its bytes in a bucket', () =>
     const inBucket = await fetch(`${s3?.endpoint ?? ''}/${BUCKET}/embedded/archives/bucket-bytes/1.0.0.tgz`);
     expect(inBucket.status).toBe(200);
     expect(Buffer.from(await inBucket.arrayBuffer()).equals(await readFile(pack.file))).toBe(true);
+    await expectStaticRegistry(`${s3?.endpoint ?? ''}/${BUCKET}/embedded/public/`, 'bucket-bytes', pack.file);
   }, 60_000);
 });
 
@@ -176,8 +205,10 @@ describe.skipIf(postgresSkipReason)('on PostgreSQL and a bucket', () => {
     expect(published).toMatchObject({ uploaded: true, status: 201 });
     const archive = await fetch(`${url}/templates/cli-backends/versions/1.0.0/archive`);
     expect(Buffer.from(await archive.arrayBuffer()).equals(await readFile(pack.file))).toBe(true);
+    await expectStaticRegistry(`${endpoint}/${BUCKET}/registry/public/`, 'cli-backends', pack.file);
     const printed = serveOutput(server);
     expect(printed).toMatch(/^template-registry serving at http:\/\/127\.0\.0\.1:\d+\n {2}database: +postgres:\/\/postgres@127\.0\.0\.1:\d+\/test_\w+\n {2}storage: +s3:\/\/cli-backends\/registry\n/m);
+    expect(printed).toMatch(/^ {2}static copy: +s3:\/\/cli-backends\/registry\/public +\(self-contained, for a CDN\)$/m);
 
     // build-registry reads the archives from the bucket.
     for (const [key, value] of Object.entries(S3_ENV)) vi.stubEnv(key, value);

@@ -99,6 +99,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       else io.stdout(`template-registry serving at ${address}\n  database:      ${description.database ?? ''}\n`);
       if (description.backend === 'postgres' || description.storage !== description.dir) io.stdout(`  storage:       ${description.storage}\n`);
       io.stdout(`  registry.json: ${publicUrl}/registry.json   (file: ${path.join(server.store.publicDir, 'registry.json')})\n`);
+      if (server.store.staticOutput) io.stdout(`  static copy:   ${server.store.staticOutput.location}   (self-contained, for a CDN)\n`);
       io.stdout(`  catalog:       ${publicUrl}/index.html\n`);
       const stop = (): void => {
         void server.app.close().then(() => process.exit(0));

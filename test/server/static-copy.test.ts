@@ -1,0 +1,95 @@
+/**
+ * Issue 15, item 1: with `--storage s3://bucket/prefix` the server also keeps the static registry in
+ * the bucket (below `public/`), self-contained for a CDN: every change reaches it, and the
+ * `registry.updated` event, the one a CDN purge hangs on, is sent only once the bucket holds the
+ * new registry.json.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+import type { RegistryDocument } from '../../src/core/schema-types.js';
+import { packTemplate } from '../../src/pack/index.js';
+import { publishTemplate } from '../../src/publish/index.js';
+import { openStorage } from '../../src/store/index.js';
+import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
+import { startServerOn } from '../helpers/registry-server.js';
+import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
+
+const BUCKET = 'static-copy';
+
+describe('the static registry copy in the bucket of --storage', () => {
+  let s3: FakeS3 | undefined;
+  beforeAll(async () => {
+    s3 = await startFakeS3([BUCKET]);
+  });
+  afterAll(async () => {
+    await s3?.close();
+  });
+
+  const bucketDocument = async (prefix: string): Promise<RegistryDocument | undefined> => {
+    const response = await fetch(`${s3?.endpoint ?? ''}/${BUCKET}/${prefix}/public/registry.json`);
+    return response.status === 200 ? ((await response.json()) as RegistryDocument) : undefined;
+  };
+
+  it('follows publishes and yanks, and announces registry.updated only after the bucket has the new registry.json', async () => {
+    const prefix = 'announce';
+    const storage = await openStorage({
+      store: await tempDir('tr-store-'),
+      storage: `s3://${BUCKET}/${prefix}`,
+      s3: { endpoint: s3?.endpoint, forcePathStyle: true, credentials: S3RVER_CREDENTIALS, region: 'us-east-1' },
+    });
+    const server = await startServerOn(storage, { webhooks: { retryDelaysMs: [20, 40] } });
+    const { token: admin } = await server.store.tokens.createToken({ role: 'admin' });
+
+    // What the bucket's registry.json lists at the moment each registry.updated arrives.
+    const listedWhenAnnounced: string[][] = [];
+    const receiver = await startReceiver(async () => {
+      const document = await bucketDocument(prefix);
+      listedWhenAnnounced.push((document?.templates ?? []).map((entry) => `${entry.id}@${entry.version}${entry.yanked === true ? ' yanked' : ''}`));
+      return 200;
+    });
+    const registered = await fetch(`${server.url}/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url, events: ['registry.updated'], secret: 'static-copy-secret', active: true }),
+    });
+    expect(registered.status).toBe(201);
+
+    const dir = await writeTemplate({ 'template.json': { ...validManifest, name: 'copied', version: '1.0.0' } });
+    const pack = await packTemplate(dir, { outDir: await tempDir('tr-pack-') });
+    expect(await publishTemplate({ registryUrl: server.url, token: server.token, archive: pack.file, manifest: pack.manifest, retries: 0 })).toMatchObject({ status: 201 });
+    await vi.waitFor(() => expect(listedWhenAnnounced).toHaveLength(1), { timeout: 15_000, interval: 50 });
+    expect(listedWhenAnnounced[0]).toEqual(['copied@1.0.0']);
+
+    const yanked = await fetch(`${server.url}/templates/copied/versions/1.0.0`, { method: 'DELETE', headers: { authorization: `Bearer ${server.token}` } });
+    expect(yanked.status).toBe(200);
+    await vi.waitFor(() => expect(listedWhenAnnounced).toHaveLength(2), { timeout: 15_000, interval: 50 });
+    expect(listedWhenAnnounced[1]).toEqual(['copied@1.0.0 yanked']);
+
+    // The copy is self-contained: the archive beside it has the published bytes.
+    const document = await bucketDocument(prefix);
+    const archive = await fetch(`${s3?.endpoint ?? ''}/${BUCKET}/${prefix}/public/${document?.templates[0]?.downloadUrl ?? ''}`);
+    expect(archive.status).toBe(200);
+    expect(archive.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+  }, 60_000);
+
+  it('is written again at the next start when the bucket lost it', async () => {
+    const prefix = 'heal';
+    const open = async (store: string) =>
+      openStorage({ store, storage: `s3://${BUCKET}/${prefix}`, s3: { endpoint: s3?.endpoint, forcePathStyle: true, credentials: S3RVER_CREDENTIALS, region: 'us-east-1' } });
+    const store = await tempDir('tr-store-');
+    const first = await startServerOn(await open(store));
+    const dir = await writeTemplate({ 'template.json': { ...validManifest, name: 'healed', version: '1.0.0' } });
+    const pack = await packTemplate(dir, { outDir: await tempDir('tr-pack-') });
+    expect(await publishTemplate({ registryUrl: first.url, token: first.token, archive: pack.file, manifest: pack.manifest, retries: 0 })).toMatchObject({ status: 201 });
+    await vi.waitFor(async () => expect((await bucketDocument(prefix))?.templates.map((entry) => entry.id)).toEqual(['healed']), { timeout: 15_000, interval: 100 });
+    await first.app.close();
+
+    const deleted = await fetch(`${s3?.endpoint ?? ''}/${BUCKET}/${prefix}/public/registry.json`, { method: 'DELETE' });
+    expect(deleted.status).toBe(204);
+    expect(await bucketDocument(prefix)).toBeUndefined();
+
+    await startServerOn(await open(store));
+    await vi.waitFor(async () => expect((await bucketDocument(prefix))?.templates.map((entry) => entry.id)).toEqual(['healed']), { timeout: 15_000, interval: 100 });
+  }, 60_000);
+});
