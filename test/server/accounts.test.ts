@@ -224,4 +224,17 @@ describe('co-owners', () => {
     expect((await call(server, 'DELETE', `${path}/acme`, { token: acme })).status).toBe(403);
     expect((await call(server, 'GET', '/templates/no-such-template/owners')).status).toBe(404);
   });
+
+  it('refuses a token limited to other templates, even when its owner owns this one', async () => {
+    const server = await startRegistryServer();
+    const { token: acme } = await server.store.tokens.createToken({ role: 'publisher', owner: 'acme' });
+    const { token: scoped } = await server.store.tokens.createToken({ role: 'publisher', owner: 'acme', templates: ['other-template'] });
+    await publishVersions({ ...server, token: acme }, [{ version: '1.0.0', files: { 'template/README.md': '# one\n' } }]);
+    const path = `/templates/${TEMPLATE}/owners`;
+    const refused = await call(server, 'POST', path, { token: scoped, body: { owner: 'mallory' } });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error?.message).toMatch(/may publish only other-template/);
+    expect((await call(server, 'DELETE', `${path}/acme`, { token: scoped })).status).toBe(403);
+    expect((await call(server, 'GET', path)).body.data).toEqual({ id: TEMPLATE, owners: [{ owner: 'acme', claimer: true }] });
+  });
 });

@@ -230,4 +230,30 @@ describe('POST /templates/batch', () => {
     const forbidden = await call(server, 'POST', '/templates/batch', { token: other, body: { operations: [{ method: 'DELETE', path: `/templates/${TEMPLATE}/versions/2.0.0` }] } });
     expect((forbidden.body.data as { results: { status: number }[] }).results[0]?.status).toBe(403);
   });
+
+  it('refuses paths the router would decode or resolve into another route (escapes, dot segments, backslashes, fragments)', async () => {
+    const server = await serverWithVersions();
+    const archive = `/templates/${TEMPLATE}/versions/1.0.0`;
+    const hostile = [
+      { method: 'GET', path: `${archive}/%61rchive` },
+      { method: 'GET', path: `${archive}/archive#x` },
+      { method: 'GET', path: `${archive}\\archive` },
+      { method: 'DELETE', path: `/templates/${TEMPLATE}/versions/..\\owners\\someone` },
+      { method: 'DELETE', path: `/templates/x/versions/../../../api/auth/session` },
+      { method: 'GET', path: '/templates/../users' },
+      { method: 'GET', path: '/templates/%2e%2e/%2e%2e/users' },
+      { method: 'PATCH', path: `/templates/${TEMPLATE}/versions/1.0.0/` },
+    ];
+    for (const operation of hostile) {
+      const refused = await call(server, 'POST', '/templates/batch', { token: server.token, body: { operations: [operation] } });
+      expect(refused.status, operation.path).toBe(422);
+      expect(refused.body.error?.details).toEqual([expect.objectContaining({ field: 'operations.0', code: 'UNSUPPORTED_OPERATION' })]);
+    }
+    // Nothing ran: no download was counted, the owners are as they were.
+    const entry = (await call(server, 'GET', `/templates/${TEMPLATE}/versions/1.0.0`)).body.data as { stats: { downloads: number } };
+    expect(entry.stats.downloads).toBe(0);
+    // A query may still carry escapes: it selects no route.
+    const searched = await call(server, 'POST', '/templates/batch', { token: server.token, body: { operations: [{ method: 'GET', path: '/templates?search=%61' }] } });
+    expect((searched.body.data as { results: { status: number }[] }).results[0]?.status).toBe(200);
+  });
 });

@@ -93,15 +93,31 @@ interface BatchOperation {
 }
 
 /** The writes a batch may run: this item's routes (reads: any GET but the archives). */
-const VERSION_PATH = /^(?:\/v1)?\/templates\/[^/?#]+\/versions\/[^/?#]+(?:\?.*)?$/;
-const BULK_PATH = /^(?:\/v1)?\/templates\/bulk(?:\?.*)?$/;
+const VERSION_PATH = /^(?:\/v1)?\/templates\/[^/]+\/versions\/[^/]+$/;
+const BULK_PATH = /^(?:\/v1)?\/templates\/bulk$/;
+/**
+ * An operation's path as the router will see it, or a reason to refuse it. Only plain segments of
+ * unreserved characters, none starting with `.`: no `.`/`..` segment, percent-escape, backslash or fragment, which the
+ * router would resolve or decode after the checks below ran on the raw text. The query may hold
+ * percent-escapes (search text); it never selects a route.
+ */
+function batchPath(raw: string): { path: string } | { problem: string } {
+  const [path = '', ...query] = raw.split('?');
+  if (!/^(?:\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$/.test(path)) {
+    return { problem: `path ${JSON.stringify(raw.slice(0, 200))} must be a route of this server: /segments of letters, digits, '.', '_', '~' and '-' (no '..', '%', '\\' or '#')` };
+  }
+  if (/[#\\\s]/.test(query.join('?'))) return { problem: `the query of ${JSON.stringify(raw.slice(0, 200))} may not hold '#', '\\' or white space` };
+  return { path };
+}
 
 function batchProblem(operation: BatchOperation): string | undefined {
-  const path = operation.path.split('?')[0] ?? '';
+  const checked = batchPath(operation.path);
+  if ('problem' in checked) return checked.problem;
+  const { path } = checked;
   if (/\/templates\/batch$/.test(path)) return 'a batch cannot contain a batch';
   if (operation.method === 'GET') return /\/archive$/.test(path) ? 'archives are not read through a batch' : undefined;
-  if (operation.method === 'DELETE' && VERSION_PATH.test(operation.path)) return undefined;
-  if (operation.method === 'PATCH' && (VERSION_PATH.test(operation.path) || BULK_PATH.test(operation.path))) return undefined;
+  if (operation.method === 'DELETE' && VERSION_PATH.test(path)) return undefined;
+  if (operation.method === 'PATCH' && (VERSION_PATH.test(path) || BULK_PATH.test(path))) return undefined;
   return `${operation.method} ${path} cannot run in a batch (PATCH or DELETE /templates/{id}/versions/{version}, PATCH /templates/bulk, or a GET)`;
 }
 

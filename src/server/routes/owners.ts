@@ -51,9 +51,12 @@ export const ownerRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app,
 
   /** Owner-only: the caller must be an owner of `id`, or an admin. */
   async function checkOwner(token: TokenRecord | undefined, id: string): Promise<void> {
-    const owners = await ownersOr404(id);
+    await ownersOr404(id);
     if (!token) throw new ApiError(401, 'UNAUTHORIZED', 'a credential is required');
-    if (token.role !== 'admin' && !owners.includes(token.owner)) throw new ApiError(403, 'FORBIDDEN', `only an owner of ${id} (or an admin) may change its owners`);
+    // The rule that decides who may publish the name decides who may change its owners (a token
+    // limited to other names may not, even when its owner owns this one).
+    const allowed = await tokens.canPublish(token, id);
+    if (!allowed.allowed) throw new ApiError(403, 'FORBIDDEN', `only an owner of ${id} (or an admin) may change its owners: ${allowed.reason}`);
   }
 
   const answer = (request: FastifyRequest, reply: FastifyReply, id: string, change: OwnerChange, status: number): FastifyReply => {
