@@ -6,10 +6,11 @@
  *   body, leaving out the envelope's per-answer `meta.timestamp` and `meta.requestId`, so that
  *   the same data has the same tag) and a `Last-Modified` (registry data: the registry's
  *   `lastUpdated`; an archive: when its version was published; openapi.json: when the server
- *   started; anything else: the time of the answer);
+ *   started; anything else: when this server first gave that answer (its tag) to that URL and
+ *   credential, remembered for the last FIRST_SEEN_LIMIT of them);
  * - conditional requests: `If-None-Match` (weak comparison, `*`) answered 304; without it,
- *   `If-Modified-Since` answered 304 when the answer has a stable Last-Modified (RFC 9110 13.2.2:
- *   If-None-Match wins when both are present);
+ *   `If-Modified-Since` answered 304 when the answer is not newer (RFC 9110 13.2.2: If-None-Match
+ *   wins when both are present), on HEAD as on GET;
  * - `Cache-Control` by class: archives `public, max-age=31536000, immutable` and the static files
  *   `public, max-age=300` (their routes set them), registry data `public, max-age=60` (the default
  *   of any GET that sets none), any GET answered to a token (webhooks, token-protected routes)
@@ -19,6 +20,7 @@
  *   not-found handler of envelope.ts).
  */
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
@@ -93,6 +95,35 @@ function headerText(value: string | string[] | number | undefined): string | und
   return Array.isArray(value) ? value.join(', ') : String(value);
 }
 
+/** How many answers without a modification date of their own have their first-seen time remembered. */
+export const FIRST_SEEN_LIMIT = 10_000;
+
+/**
+ * The Last-Modified of answers that have no modification date of their own (per-token lists, analytics,
+ * health): when this server first gave the current tag at a key. A changed answer gets a later second
+ * than the one it replaces, so If-Modified-Since never matches an answer newer than the client's.
+ * The oldest keys are forgotten first (their next answer counts as new: a 200, never a wrong 304).
+ */
+export class FirstSeenDates {
+  private readonly seen = new Map<string, { tag: string; date: Date }>();
+
+  constructor(private readonly limit = FIRST_SEEN_LIMIT) {}
+
+  dateOf(key: string, tag: string, now: Date): Date {
+    const previous = this.seen.get(key);
+    this.seen.delete(key);
+    if (previous?.tag === tag) {
+      this.seen.set(key, previous);
+      return previous.date;
+    }
+    const after = previous ? Math.floor(previous.date.getTime() / 1000) * 1000 + 1000 : 0;
+    const date = new Date(Math.max(now.getTime(), after));
+    this.seen.set(key, { tag, date });
+    if (this.seen.size > this.limit) this.seen.delete(this.seen.keys().next().value as string);
+    return date;
+  }
+}
+
 interface ArchiveParams {
   id?: string;
   version?: string;
@@ -147,6 +178,8 @@ export const cachingPlugin = fastifyPlugin<{ context: ServerContext }>(
       void reply.send();
     });
 
+    const firstSeen = new FirstSeenDates();
+
     app.addHook('onSend', (request, reply, payload, next) => {
       const status = reply.statusCode;
       if (status >= 400) {
@@ -158,15 +191,20 @@ export const cachingPlugin = fastifyPlugin<{ context: ServerContext }>(
       if (request.token !== undefined) void reply.header('Cache-Control', PRIVATE_CACHE_CONTROL);
       if (status !== 200 && status !== 304) return next(null, payload);
       if (reply.getHeader('cache-control') === undefined) void reply.header('Cache-Control', REGISTRY_DATA_CACHE_CONTROL);
-      const lastModified = reply.getHeader('last-modified') === undefined ? lastModifiedOf(request) : undefined;
-      if (lastModified) void reply.header('Last-Modified', lastModified.date.toUTCString());
-      if (status !== 200) return next(null, payload);
-      const body = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : undefined;
+      const body = status === 200 && (typeof payload === 'string' || Buffer.isBuffer(payload)) ? payload : undefined;
       let tagged = false;
       if (reply.getHeader('etag') === undefined && body !== undefined) {
         void reply.header('ETag', bodyEtag(body));
         tagged = true;
       }
+      let lastModified = reply.getHeader('last-modified') === undefined ? lastModifiedOf(request) : undefined;
+      const tag = headerText(reply.getHeader('etag'));
+      if (lastModified && !lastModified.stable && body !== undefined && tag !== undefined) {
+        // HEAD answers what GET would: one key for both.
+        const key = `${request.url}\n${request.token?.id ?? ''}`;
+        lastModified = { date: firstSeen.dateOf(key, tag, new Date()), stable: true };
+      }
+      if (lastModified) void reply.header('Last-Modified', lastModified.date.toUTCString());
       if (body === undefined) return next(null, payload);
       const ifNoneMatch = headerText(request.headers['if-none-match']);
       const ifModifiedSince = headerText(request.headers['if-modified-since']);
@@ -179,7 +217,9 @@ export const cachingPlugin = fastifyPlugin<{ context: ServerContext }>(
       }
       if (!notModified) return next(null, payload);
       notModifiedReply(reply);
-      return next(null, null);
+      // fastify's own onSend of a HEAD route runs after this one and reads the payload: an empty
+      // stream, which it drains without adding a Content-Length.
+      return next(null, request.method === 'HEAD' ? Readable.from([]) : null);
     });
     done();
   },

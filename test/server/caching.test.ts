@@ -116,6 +116,50 @@ describe('validators and conditional requests', () => {
   });
 });
 
+describe('conditional HEAD and answers without a date of their own', () => {
+  it('HEAD with If-None-Match or If-Modified-Since: 304 on every JSON route, with no body and no Content-Length', async () => {
+    const server = await published();
+    const { token } = await server.store.tokens.createToken({ role: 'admin' });
+    const auth = { authorization: `Bearer ${token}` };
+    for (const path of ['/templates', `/templates/${TEMPLATE}`, `/templates/${TEMPLATE}/versions`, '/categories', '/webhooks', `/templates/${TEMPLATE}/analytics`, '/healthz']) {
+      const first = await get(server, path, auth);
+      expect(first.status, path).toBe(200);
+      const byTag = await get(server, path, { ...auth, 'if-none-match': first.headers.get('etag')! }, 'HEAD');
+      expect(byTag.status, path).toBe(304);
+      expect(byTag.headers.get('content-length'), path).toBeNull();
+      const byDate = await get(server, path, { ...auth, 'if-modified-since': first.headers.get('last-modified')! }, 'HEAD');
+      expect(byDate.status, path).toBe(304);
+    }
+  });
+
+  it('per-token lists, analytics and health keep their Last-Modified while unchanged: If-Modified-Since gets 304, then 200 once they change', async () => {
+    const server = await published();
+    const { token } = await server.store.tokens.createToken({ role: 'admin' });
+    const auth = { authorization: `Bearer ${token}` };
+    const paths = ['/webhooks', `/templates/${TEMPLATE}/analytics`, `/templates/${TEMPLATE}/owners`, '/healthz'];
+    const firstDates = new Map<string, string>();
+    for (const path of paths) firstDates.set(path, (await get(server, path, auth)).headers.get('last-modified')!);
+    // A later second: an answer dated by its time would move on.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    for (const path of paths) {
+      const lastModified = firstDates.get(path)!;
+      const again = await get(server, path, auth);
+      expect(again.headers.get('last-modified'), path).toBe(lastModified);
+      expect((await get(server, path, { ...auth, 'if-modified-since': lastModified })).status, path).toBe(304);
+    }
+    const before = await get(server, '/webhooks', auth);
+    const registered = await fetch(`${server.url}/webhooks`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'https://example.com/hook', events: ['template.published'], secret: 'a-signing-secret', active: true }),
+    });
+    expect(registered.status).toBe(201);
+    const changed = await get(server, '/webhooks', { ...auth, 'if-modified-since': before.headers.get('last-modified')! });
+    expect(changed.status).toBe(200);
+    expect(Date.parse(changed.headers.get('last-modified')!)).toBeGreaterThan(Date.parse(before.headers.get('last-modified')!));
+  });
+});
+
 describe('Cache-Control by class', () => {
   it('answers that needed a token are not stored; errors are not cached', async () => {
     const server = await startRegistryServer();
