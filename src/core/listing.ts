@@ -38,7 +38,7 @@ export function sortEntries<T extends Pick<TemplateEntry, 'name' | 'stability' |
 type Selectable = Pick<TemplateEntry, 'id' | 'version' | 'stability' | 'yanked'>;
 
 export interface SelectOptions {
-  /** Also consider yanked versions (`?include=yanked`); default: a yanked version is never selected. */
+  /** For an id whose versions are all yanked, select among them (`?include=yanked`); default: a yanked version is never selected. */
   includeYanked?: boolean;
 }
 
@@ -50,14 +50,21 @@ export function isYanked(entry: Pick<TemplateEntry, 'yanked'>): boolean {
 /**
  * The spec's "get template" rule without a version: the highest-version entry of `id` whose
  * stability is `stable`; if none is stable, the highest-version entry; null for an unknown id.
- * Yanked versions are skipped (unless `includeYanked`): an id whose versions are all yanked gives null.
+ * Yanked versions are skipped: an id whose versions are all yanked gives null, or with `includeYanked`
+ * its pick among the yanked ones.
  */
 export function selectLatest<T extends Selectable>(entries: readonly T[], id: string, options: SelectOptions = {}): T | null {
+  const unyanked = selectAmong(entries, id, (entry) => !isYanked(entry));
+  if (unyanked !== null || !options.includeYanked) return unyanked;
+  // A yanked version is shown only for an id that has nothing else: it never displaces one that is not.
+  return selectAmong(entries, id, () => true);
+}
+
+function selectAmong<T extends Selectable>(entries: readonly T[], id: string, eligible: (entry: T) => boolean): T | null {
   let best: T | null = null;
   let bestStable: T | null = null;
   for (const entry of entries) {
-    if (entry.id !== id) continue;
-    if (!options.includeYanked && isYanked(entry)) continue;
+    if (entry.id !== id || !eligible(entry)) continue;
     if (best === null || compareVersions(entry.version, best.version) > 0) best = entry;
     if (entry.stability === 'stable' && (bestStable === null || compareVersions(entry.version, bestStable.version) > 0)) bestStable = entry;
   }

@@ -103,6 +103,8 @@ export interface ListResource<T> {
   include?: readonly string[];
   /** The default order (ties of `sort` keep it). */
   order: (items: readonly T[]) => T[];
+  /** The default order runs from high to low (versions, newest first): `order=asc` alone reverses it, `order=desc` keeps it. */
+  descendingByDefault?: boolean;
 }
 
 function own<V>(record: Readonly<Record<string, V>> | undefined, name: string): V | undefined {
@@ -147,6 +149,12 @@ export const TEMPLATE_FIELDS: Readonly<Record<string, ListField<TemplateEntry>>>
   ...scalarEntryFields(),
   stability: { kind: 'enum', get: (e) => e.stability, values: STABILITY_ORDER, compare: (a, b) => stabilityRank(a.stability) - stabilityRank(b.stability) },
   author: { kind: 'text', get: (e) => e.author?.name },
+  'author.name': { kind: 'text', get: (e) => e.author?.name },
+  'author.email': { kind: 'text', get: (e) => e.author?.email },
+  'author.url': { kind: 'text', get: (e) => e.author?.url },
+  'author.organization': { kind: 'text', get: (e) => e.author?.organization },
+  'compatibility.breaking': { kind: 'boolean', get: (e) => e.compatibility?.breaking },
+  'stats.lastDownload': { kind: 'date', get: (e) => e.stats?.lastDownload },
   'stats.downloads': { kind: 'number', get: (e) => e.stats?.downloads ?? 0 },
   'stats.stars': { kind: 'number', get: (e) => e.stats?.stars },
   'stats.forks': { kind: 'number', get: (e) => e.stats?.forks },
@@ -180,6 +188,7 @@ export const VERSION_LIST: ListResource<TemplateEntry> = {
   aliases: TEMPLATE_ALIASES,
   include: ['yanked'],
   order: (entries) => [...entries].sort((a, b) => compareVersions(b.version, a.version)),
+  descendingByDefault: true,
 };
 
 /** `GET /categories`: the registry document's categories, in its order. */
@@ -224,6 +233,7 @@ export const DELIVERY_LIST: ListResource<DeliveryView> = {
     error: { kind: 'text', get: (d) => d.error },
   },
   order: (deliveries) => [...deliveries],
+  descendingByDefault: true,
 };
 
 /** The fixed parameters of a resource's list route (field filters come on top). */
@@ -345,16 +355,25 @@ function integer(raw: RawQuery, name: string, min: number, max: number | undefin
   if (!/^\s*-?\d+\s*$/.test(text)) return problems.add(name, 'must be an integer', 'TYPE');
   const value = Number(text);
   if (value < min) return problems.add(name, `must be >= ${min}`, 'MINIMUM');
+  if (!Number.isSafeInteger(value)) return problems.add(name, `must be <= ${max ?? Number.MAX_SAFE_INTEGER}`, 'MAXIMUM');
   if (max !== undefined && value > max) return problems.add(name, `must be <= ${max}`, 'MAXIMUM');
   return value;
 }
 
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):?(\d{2}))?)?$/i;
+
+/** Whether the fields of an ISO date-time name a real instant (no February 30th, no hour 24), which Date.parse would roll over. */
+function realCalendarDate(fields: readonly (string | undefined)[]): boolean {
+  const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, zoneHours = 0, zoneMinutes = 0] = fields.map((field) => (field === undefined ? undefined : Number(field)));
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && zoneHours <= 23 && zoneMinutes <= 59;
+}
 
 /** An ISO 8601 date or date-time as an ISO instant (a date alone, or no offset: UTC); undefined when it is not one. */
 export function normalizeDate(text: string): string | undefined {
   const trimmed = text.trim();
-  if (!ISO_DATE.test(trimmed)) return undefined;
+  const match = ISO_DATE.exec(trimmed);
+  if (!match || !realCalendarDate(match.slice(1))) return undefined;
   const withZone = /^\d{4}-\d{2}-\d{2}$/.test(trimmed) ? `${trimmed}T00:00:00Z` : /(?:Z|[+-]\d{2}:?\d{2})$/i.test(trimmed) ? trimmed : `${trimmed}Z`;
   const time = Date.parse(withZone.replace(' ', 'T'));
   return Number.isNaN(time) ? undefined : new Date(time).toISOString();
@@ -375,7 +394,7 @@ function fieldValue<T>(field: ListField<T>, value: string, bound: boolean): { va
       return date ? { value: date } : { error: DATE_MESSAGE, code: 'FORMAT' };
     }
     case 'version':
-      return !bound || VERSION_VALUE.test(value) ? { value } : { error: 'must be a version of numeric segments (e.g. 1.10.0)', code: 'FORMAT' };
+      return VERSION_VALUE.test(value) ? { value } : { error: `must be a version of numeric segments (e.g. 1.10.0${bound ? '' : '; bounds: version[gte]=1.0.0'})`, code: 'FORMAT' };
     case 'boolean':
       return value === 'true' || value === 'false' ? { value } : { error: 'must be true or false', code: 'TYPE' };
     case 'enum':
@@ -437,18 +456,41 @@ function filterExpression<T>(resource: ListResource<T>, raw: RawQuery, problems:
     problems.add('filter', 'must hold at least one field:value term', 'MIN_LENGTH');
     return [];
   }
-  const terms = expression.trim().split(/\s+AND\s+/);
+  const trimmed = expression.trim();
+  if (/^AND(?:\s|$)|\sAND$/.test(trimmed)) {
+    problems.add('filter', `${JSON.stringify(trimmed)} begins or ends with AND: AND joins two field:value terms`, 'FORMAT');
+    return [];
+  }
   const conditions: Condition[] = [];
-  for (const term of terms) {
+  for (const term of trimmed.split(/\s+AND\s+/)) {
     const colon = term.indexOf(':');
     if (colon <= 0) {
       problems.add('filter', `term ${JSON.stringify(term)} is not field:value (terms are joined with " AND ")`, 'FORMAT');
       continue;
     }
-    const found = condition(resource, term.slice(0, colon).trim(), splitList([term.slice(colon + 1)]), 'filter', problems);
+    const value = term.slice(colon + 1);
+    const problem = filterValueProblem(value);
+    if (problem) {
+      problems.add('filter', `term ${JSON.stringify(term)}: ${problem.message}`, problem.code);
+      continue;
+    }
+    const found = condition(resource, term.slice(0, colon).trim(), splitList([value]), 'filter', problems);
     if (found) conditions.push(found);
   }
   return conditions;
+}
+
+/**
+ * What the expression's grammar cannot mean in a term's value: another term after a connective
+ * other than AND (`backend OR stability:stable`, a lower-case `and`), or an operator written as
+ * `field:gte:value`. Plain values may hold spaces and colons (dates, "Smith and Sons").
+ */
+function filterValueProblem(value: string): { message: string; code: string } | undefined {
+  const connective = /\s(and|or|not)\s+[^\s:]+(?:\[[^\]]*\])?:/i.exec(value);
+  if (connective) return { message: `"${connective[1]}" does not join terms: join field:value terms with " AND " (upper case); OR and NOT are not supported`, code: 'FORMAT' };
+  const operator = /^(gte|lte|gt|lt|eq|ne|in):/i.exec(value.trim());
+  if (operator) return { message: `write a bound as field[gte]:value or field[lte]:value, not field:${operator[1]}:value`, code: 'UNKNOWN_OPERATOR' };
+  return undefined;
 }
 
 function parseSort<T>(resource: ListResource<T>, raw: RawQuery, problems: Problems): { sort: SortKey[]; reverseDefault: boolean } {
@@ -460,7 +502,7 @@ function parseSort<T>(resource: ListResource<T>, raw: RawQuery, problems: Proble
     orderDescending = normalized === 'desc';
   }
   const keys = list(raw, 'sort', problems);
-  if (!keys) return { sort: [], reverseDefault: raw.sort === undefined && orderDescending };
+  if (!keys) return { sort: [], reverseDefault: raw.sort === undefined && order !== undefined && orderDescending !== (resource.descendingByDefault ?? false) };
   const sort: SortKey[] = [];
   const seen = new Set<string>();
   for (const key of keys) {
@@ -490,9 +532,10 @@ function knownList(raw: RawQuery, name: string, known: readonly string[], what: 
   return items;
 }
 
-function fingerprintOf(conditions: Condition[], query: Pick<ListQuery, 'terms' | 'searchFields' | 'sort' | 'reverseDefault'>): string {
+/** What a cursor is bound to: the list (its resource and scope, e.g. the template of a versions list) and the query. */
+function fingerprintOf(list: { resource: string; scope: string }, conditions: Condition[], query: Pick<ListQuery, 'terms' | 'searchFields' | 'sort' | 'reverseDefault'>): string {
   const ordered = [...conditions].sort((a, b) => compareText(canonicalJson(a), canonicalJson(b)));
-  return createHash('sha256').update(canonicalJson({ conditions: ordered, ...query })).digest('base64url').slice(0, 16);
+  return createHash('sha256').update(canonicalJson({ ...list, conditions: ordered, ...query })).digest('base64url').slice(0, 16);
 }
 
 /** An opaque cursor: base64url of the offset and the fingerprint of the query. */
@@ -513,12 +556,15 @@ export function decodeCursor(cursor: string, fingerprint: string): { offset: num
   if (!record || typeof record !== 'object' || record.v !== 1 || !Number.isSafeInteger(record.o) || (record.o as number) < 0 || typeof record.q !== 'string') {
     return { error: 'is not a cursor this server issued' };
   }
-  if (record.q !== fingerprint) return { error: 'belongs to a different query (filters, search or sort changed); start again without a cursor' };
+  if (record.q !== fingerprint) return { error: 'belongs to another list or query (route, filters, search or sort changed); start again without a cursor' };
   return { offset: record.o as number };
 }
 
-/** Checks and normalizes the query string of a list route of `resource`. */
-export function parseList<T>(resource: ListResource<T>, raw: RawQuery): ParseResult {
+/**
+ * Checks and normalizes the query string of a list route of `resource`; `scope` names the parent of
+ * a nested list (the template of its versions), so that a cursor works only where it was issued.
+ */
+export function parseList<T>(resource: ListResource<T>, raw: RawQuery, scope = ''): ParseResult {
   const problems = new Problems();
   const fixed = new Set([...listParameters(resource as ListResource<unknown>), API_VERSION_PARAMETER]);
 
@@ -560,14 +606,15 @@ export function parseList<T>(resource: ListResource<T>, raw: RawQuery): ParseRes
   const { sort, reverseDefault } = parseSort(resource, raw, problems);
 
   let fields: string[] | undefined;
-  const requested = knownList(raw, 'fields', resource.fields, `field (top-level ${resource.name} fields are ${resource.fields.join(', ')})`, problems);
-  if (requested) fields = requested.includes(resource.key) ? requested : [resource.key, ...requested];
-
   const include = resource.include ? knownList(raw, 'include', resource.include, 'related resource', problems) : undefined;
+  // An included resource may be named in `fields` too (JSON:API style): it is embedded either way.
+  const fieldNames = [...resource.fields, ...(include ?? []).filter((name) => !resource.fields.includes(name))];
+  const requested = knownList(raw, 'fields', fieldNames, `field (top-level ${resource.name} fields are ${resource.fields.join(', ')})`, problems);
+  if (requested) fields = requested.includes(resource.key) ? requested : [resource.key, ...requested];
 
   const limit = integer(raw, 'limit', 1, MAX_LIMIT, problems) ?? DEFAULT_LIMIT;
   const page = integer(raw, 'page', 1, undefined, problems);
-  const fingerprint = fingerprintOf(conditions, { ...(terms ? { terms } : {}), ...(searchFields ? { searchFields } : {}), sort, reverseDefault });
+  const fingerprint = fingerprintOf({ resource: resource.name, scope }, conditions, { ...(terms ? { terms } : {}), ...(searchFields ? { searchFields } : {}), sort, reverseDefault });
 
   let paging: Paging = { mode: 'offset', page: page ?? 1, limit };
   const cursor = single(raw, 'cursor', problems);

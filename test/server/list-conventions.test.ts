@@ -184,6 +184,56 @@ describe('GET /templates list conventions', () => {
     const { body } = await get(server, '/templates', { categroy: 'x', include: 'nope', limit: '0' });
     expect(body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['categroy', 'include', 'limit']);
   });
+
+  it('refuses what a filter expression, a date, a page or a cursor cannot mean, instead of answering an empty or shifted list', async () => {
+    const { server } = await registry();
+    // Dangling AND, other connectives, an operator written as field:op:value, a version that is not one.
+    for (const filter of ['category:backend AND', 'AND category:backend', 'category:backend and stability:stable', 'category:backend OR stability:stable', 'version:gte:1.0.0', 'version:latest']) {
+      const detail = await refused(server, '/templates', { filter }, 'filter');
+      expect(['FORMAT', 'UNKNOWN_OPERATOR'], filter).toContain(detail.code);
+    }
+    // A value may still hold spaces and colons.
+    expect(ids(await page(server, '/templates', { filter: 'description:A React single page app AND stability:beta' }))).toEqual(['react-kit']);
+    expect(ids(await page(server, '/templates', { filter: `createdAt[gte]:2000-01-01T00:00:00Z AND author:Ada` }))).toEqual(['react-kit']);
+    // Impossible calendar dates, wherever a date is read.
+    for (const [name, value] of [['createdAfter', '2026-02-30'], ['createdBefore', '2026-02-31T00:00:00Z'], ['createdAt[gte]', '2025-02-29'], ['updatedAt', '2026-04-31'], ['createdAfter', '2026-01-01T24:00:00Z']] as const) {
+      expect((await refused(server, '/templates', { [name]: value }, name)).code, `${name}=${value}`).toBe('FORMAT');
+    }
+    expect(ids(await page(server, '/templates', { createdAfter: '2024-02-29' }))).toHaveLength(3);
+    // Pages beyond what a number holds exactly.
+    expect((await refused(server, '/templates', { page: '99999999999999999999' }, 'page')).code).toBe('MAXIMUM');
+    expect((await refused(server, '/templates', { page: '9007199254740993' }, 'page')).code).toBe('MAXIMUM');
+    // A cursor works only on the list that issued it.
+    const first = await page(server, '/templates', { cursor: '', limit: '1' });
+    const { token } = await server.store.tokens.createToken({ role: 'admin' });
+    await refused(server, '/webhooks', { cursor: first.pagination.nextCursor, limit: '1' }, 'cursor', token);
+    const versions = await page(server, `/templates/${TEMPLATE}/versions`, { cursor: '', limit: '1' });
+    await refused(server, '/templates/go-api/versions', { cursor: versions.pagination.nextCursor, limit: '1' }, 'cursor');
+  }, 60_000);
+
+  it('filters by nested scalar fields, accepts an included resource in fields, and lists a fully yanked template only with include=yanked', async () => {
+    const { server } = await registry();
+    await publishAs(server, { name: 'mailer', version: '1.0.0', description: 'A mailer service template', author: { name: 'Grace', email: 'grace@example.com' } });
+    expect(ids(await page(server, '/templates', { 'author.email': 'grace@example.com' }))).toEqual(['mailer']);
+    expect(ids(await page(server, '/templates', { 'author.name': 'Ada' }))).toEqual(['react-kit']);
+    expect(ids(await page(server, '/templates', { 'compatibility.breaking': 'true' }))).toEqual([]);
+    await refused(server, '/templates', { 'compatibility.breaking': 'maybe' }, 'compatibility.breaking');
+    expect(ids(await page(server, '/templates', { 'stats.lastDownload[gte]': '2000-01-01' }))).toEqual([]);
+
+    const withVersions = await page(server, '/templates', { fields: 'id,versions', include: 'versions', id: 'go-api' });
+    expect(withVersions.data).toEqual([{ id: 'go-api', versions: [expect.objectContaining({ version: '2.0.0' })] }]);
+
+    // demo-template's highest version yanked: the latest stays 1.9.0, with or without include=yanked.
+    const yank = async (id: string, version: string) =>
+      expect((await fetch(`${server.url}/templates/${id}/versions/${version}`, { method: 'DELETE', headers: { authorization: `Bearer ${server.token}` } })).status).toBe(200);
+    await yank(TEMPLATE, '1.10.0');
+    await yank('mailer', '1.0.0');
+    const listed = await page(server, '/templates', { fields: 'version' });
+    expect(listed.data.map((e: { id: string; version: string }) => `${e.id}@${e.version}`)).toEqual(['demo-template@1.9.0', 'go-api@2.0.0', 'react-kit@0.1.0']);
+    const withYanked = await page(server, '/templates', { fields: 'version,yanked', include: 'yanked' });
+    expect(withYanked.data.map((e: { id: string; version: string }) => `${e.id}@${e.version}`)).toEqual(['demo-template@1.9.0', 'go-api@2.0.0', 'mailer@1.0.0', 'react-kit@0.1.0']);
+    expect(withYanked.data.find((e: { id: string }) => e.id === 'mailer').yanked).toBe(true);
+  }, 60_000);
 });
 
 describe('the other list routes', () => {
@@ -213,6 +263,9 @@ describe('the other list routes', () => {
     expect(versions(back)).toEqual(['1.2.0', '1.9.0']);
 
     expect(versions(await page(server, route, { sort: 'version', order: 'desc' }))).toEqual(['1.10.0', '1.9.0', '1.2.0']);
+    // order alone turns the default order (highest first) around, or keeps it.
+    expect(versions(await page(server, route, { order: 'asc' }))).toEqual(['1.2.0', '1.9.0', '1.10.0']);
+    expect(versions(await page(server, route, { order: 'desc' }))).toEqual(['1.10.0', '1.9.0', '1.2.0']);
     expect((await page(server, route, { fields: 'stability', limit: '1' })).data).toEqual([{ version: '1.10.0', stability: 'stable' }]);
 
     // The /templates-only conventions are unknown parameters here.

@@ -157,7 +157,7 @@ const apiReadRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { co
   });
 
   app.get<{ Params: { id: string } }>('/templates/:id/versions', { schema: { params: TEMPLATE_PARAMS } }, async (request, reply) => {
-    const query = checkedListQuery(VERSION_LIST, request.query);
+    const query = checkedListQuery(VERSION_LIST, request.query, request.params.id);
     const all = versionsOf(context.registry().document.templates, request.params.id);
     if (all.length === 0) throw notFound(`template ${request.params.id}`);
     // Yanked versions only with include=yanked (each is still served at its own URL).
