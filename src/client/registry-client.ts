@@ -474,23 +474,34 @@ export class RegistryClient {
 
   /** An exact version of a template the sparse index does not list; null when the registry has no file for it. */
   async #unlistedVersion(id: string, version: string, index: SparseIndex): Promise<TemplateEntry | null> {
-    if (!isTemplateName(id)) return null;
+    return (await this.#unlistedVersions(id, index)).find((entry) => entry.version === version) ?? null;
+  }
+
+  /** The versions of a template the sparse index does not list (all yanked); none when the registry has no file for it. */
+  async #unlistedVersions(id: string, index: SparseIndex): Promise<readonly TemplateEntry[]> {
+    if (!isTemplateName(id)) return [];
     const file = this.#templateFile(id, index);
     try {
-      return (await file.get()).versions.find((entry) => entry.version === version) ?? null;
+      return (await file.get()).versions;
     } catch (error) {
-      if (error instanceof RegistryUnavailableError && file.status().lastStatus === 404) return null;
+      if (error instanceof RegistryUnavailableError && file.status().lastStatus === 404) return [];
       throw error;
     }
   }
 
-  /** Every version of template `id`, highest first; empty for an unknown id. In sparse mode only the index and its file are read. */
-  async listVersions(id: string): Promise<TemplateEntry[]> {
+  /**
+   * The versions of template `id`, highest first; empty for an unknown id. Yanked versions are left
+   * out, as from every listing, unless `includeYanked` (each keeps `yanked: true`). In sparse mode
+   * only the index and its file are read.
+   */
+  async listVersions(id: string, options: { includeYanked?: boolean } = {}): Promise<TemplateEntry[]> {
+    const shown = (versions: readonly TemplateEntry[]): TemplateEntry[] => versionsOf(versions, id).filter((entry) => options.includeYanked === true || !isYanked(entry));
     const whole = this.mode === 'auto' ? await this.#document.fresh() : undefined;
-    if (whole || !(await this.#useSparse())) return versionsOf((whole ?? (await this.#document.get())).byId.get(id) ?? [], id);
+    if (whole || !(await this.#useSparse())) return shown((whole ?? (await this.#document.get())).byId.get(id) ?? []);
     const index = await this.#sparse().get();
-    if (!index.templates.some((line) => line.id === id)) return [];
-    return versionsOf((await this.#templateFile(id, index).get()).versions, id);
+    if (index.templates.some((line) => line.id === id)) return shown((await this.#templateFile(id, index).get()).versions);
+    // The index lists templates by their latest version; one whose versions are all yanked has none.
+    return options.includeYanked === true ? shown(await this.#unlistedVersions(id, index)) : [];
   }
 
   /** The categories array of the registry document. */

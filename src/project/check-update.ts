@@ -85,7 +85,7 @@ export async function checkForUpdate(options: CheckUpdateOptions): Promise<Updat
   };
   if (!check.updateAvailable) return check;
 
-  const between = (await options.client.listVersions(templateId))
+  const between = (await options.client.listVersions(templateId, { includeYanked: true }))
     .filter((entry) => compareVersions(entry.version, currentVersion) > 0 && compareVersions(entry.version, latest.version) <= 0)
     .sort((a, b) => compareVersions(b.version, a.version));
   if (majorOf(latest.version) > majorOf(currentVersion)) {

@@ -81,7 +81,7 @@ export async function migrationStepsBetween(options: {
   const { lock, target } = options;
   const templateId = lock.template.name;
   const scope = { answers: migrationScope(lock) };
-  const between = (await options.client.listVersions(templateId))
+  const between = (await options.client.listVersions(templateId, { includeYanked: true }))
     .filter((entry) => compareVersions(entry.version, lock.template.version) > 0 && compareVersions(entry.version, target.version) < 0)
     .sort((a, b) => compareVersions(b.version, a.version));
   const ids = new Set<string>();

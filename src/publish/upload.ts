@@ -639,6 +639,11 @@ export async function publishTemplate(options: PublishOptions): Promise<PublishR
       const stored = apiError?.details.find((detail) => detail.field === 'integrity')?.message;
       // Only a version the registry says is complete counts as published: a pending one may still fail.
       const complete = apiError?.details.some((detail) => detail.field === 'state' && detail.message === 'complete') ?? false;
+      // A re-run of a publish counts as done, unless the version was yanked since: it stays unavailable.
+      const yanked = apiError?.details.some((detail) => detail.field === 'yanked') ?? false;
+      if (stored === integrity && complete && yanked) {
+        throw new PublishError(redact(`${label} was yanked: a yanked version is never published again, publish a new version instead\n${describeResponse(response, apiError)}`), errorInit());
+      }
       if (stored === integrity && complete) {
         return { uploaded: false, status, attempts: attempt, integrity };
       }

@@ -51,6 +51,7 @@ function versionExists(manifest: TemplateManifest, existing: StoredVersion): Api
   return new ApiError(409, 'VERSION_EXISTS', why, [
     { field: 'integrity', code: 'VERSION_EXISTS', message: existing.integrity },
     { field: 'state', code: 'VERSION_EXISTS', message: 'complete' },
+    ...(existing.yankedAt ? [{ field: 'yanked', code: 'VERSION_YANKED', message: existing.yankedAt }] : []),
   ]);
 }
 

@@ -124,6 +124,11 @@ describe('DELETE /templates/{id}/versions/{version} (yank)', () => {
     expect(await client.getTemplate(TEMPLATE, '2.0.0')).toMatchObject({ yanked: true });
     expect((await client.getTemplate(TEMPLATE))?.version).toBe('1.1.0');
     expect((await client.listTemplates()).map((e) => e.version)).not.toContain('2.0.0');
+    for (const mode of ['full', 'sparse'] as const) {
+      const reader = new RegistryClient({ registryUrl: `${server.url}/registry.json`, cacheDir: await tempDir(), mode });
+      expect((await reader.listVersions(TEMPLATE)).map((e) => e.version), mode).toEqual(['1.1.0', '1.0.0']);
+      expect((await reader.listVersions(TEMPLATE, { includeYanked: true })).map((e) => `${e.version}${e.yanked === true ? ' yanked' : ''}`), mode).toEqual(['2.0.0 yanked', '1.1.0', '1.0.0']);
+    }
 
     // Never reusable: a re-upload of the same version is a 409.
     const dir = await templateVersion({ version: '2.0.0', files: { 'template/README.md': '# other bytes\n' } }, ['1.0.0', '1.1.0']);
@@ -132,6 +137,13 @@ describe('DELETE /templates/{id}/versions/{version} (yank)', () => {
     expect(error).toBeInstanceOf(PublishError);
     expect((error as PublishError).status).toBe(409);
     expect((error as Error).message).toMatch(/yanked/);
+    // The same bytes again (a re-run of the release that published it) do not pass for a success either.
+    const sameDir = await templateVersion({ version: '2.0.0', files: { 'template/README.md': '# 2.0.0\n' } }, ['1.0.0', '1.1.0']);
+    const same = await packTemplate(sameDir, { outDir: await tempDir(), version: '2.0.0' });
+    expect(same.integrity).toBe(((await call(server, 'GET', path)).body.data as { integrity: string }).integrity);
+    const rerun = await publishTemplate({ registryUrl: server.url, token: server.token, archive: same.file, manifest: same.manifest, retries: 0 }).catch((e: unknown) => e);
+    expect(rerun).toBeInstanceOf(PublishError);
+    expect((rerun as Error).message).toMatch(/2\.0\.0 was yanked: a yanked version is never published again/);
 
     // Yanking again changes nothing and still answers the entry.
     expect((await call(server, 'DELETE', path, { token: server.token })).status).toBe(200);
@@ -151,6 +163,9 @@ describe('DELETE /templates/{id}/versions/{version} (yank)', () => {
       expect(await client.getTemplate(TEMPLATE, '1.0.0'), mode).toMatchObject({ version: '1.0.0', yanked: true });
       expect(await client.getTemplate(TEMPLATE, '9.9.9'), mode).toBeNull();
       expect(await client.getTemplate('no-such-template', '1.0.0'), mode).toBeNull();
+      expect(await client.listVersions(TEMPLATE), mode).toEqual([]);
+      expect((await client.listVersions(TEMPLATE, { includeYanked: true })).map((e) => e.version), mode).toEqual(['1.0.0']);
+      expect(await client.listVersions('no-such-template', { includeYanked: true }), mode).toEqual([]);
     }
   });
 });

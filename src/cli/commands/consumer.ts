@@ -323,7 +323,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
       setExit(EXIT.failure);
       return;
     }
-    const allVersions = await client.listVersions(id);
+    const allVersions = await client.listVersions(id, { includeYanked: true });
     const versions = allVersions.map((e) => e.version);
     let asked: TemplateQuestions | undefined;
     let questionsError: string | undefined;
