@@ -35,8 +35,8 @@ export interface AnalyticsEventRecord {
 export type AnalyticsInput = AnalyticsEventData | AnalyticsEventRecord;
 
 export interface AggregateOptions {
-  /** The instant the record describes; events after it are left out. */
-  now: Date;
+  /** The instant the record describes (a Date, an ISO 8601 text or epoch milliseconds); events after it are left out. */
+  now: Date | string | number;
   /** The registry document: a record is made for each of its entries; ranks are among its templates. */
   registry: Pick<RegistryDocument, 'templates'>;
   /** Only the records of this template (ranks still compare every template). */
@@ -97,12 +97,22 @@ function isRecord(input: AnalyticsInput): input is AnalyticsEventRecord {
 }
 
 /** The events in one form, in input order; those without a parseable time are left out. */
+/** `now` as epoch milliseconds; a value that names no instant is an error naming the option, not a record of zeros. */
+function instantOf(now: unknown): number {
+  const time = now instanceof Date ? now.getTime() : typeof now === 'string' ? Date.parse(now) : typeof now === 'number' ? now : Number.NaN;
+  if (!Number.isFinite(time)) throw new TypeError(`aggregateAnalytics: options.now must be a valid Date, ISO 8601 text or epoch milliseconds (got ${String(now)})`);
+  return time;
+}
+
 function normalize(events: Iterable<AnalyticsInput>): Normal[] {
   const result: Normal[] = [];
   let order = 0;
   for (const input of events) {
+    // Events come from strangers: anything that is not an event object is skipped, never thrown on.
+    if (typeof input !== 'object' || input === null) continue;
     const record: AnalyticsEventRecord = isRecord(input) ? input : { event: input };
     const data = record.event;
+    if (typeof data !== 'object' || data === null || typeof data.templateId !== 'string' || typeof data.version !== 'string') continue;
     const at = Date.parse(record.receivedAt ?? data.timestamp ?? '');
     if (Number.isNaN(at)) continue;
     const userId = nonEmpty(data.userId);
@@ -259,7 +269,7 @@ function feedbackOf(events: readonly Normal[], version: string): AnalyticsRecord
  * and so are events after `now`.
  */
 export function aggregateAnalytics(events: Iterable<AnalyticsInput>, options: AggregateOptions): AnalyticsRecord[] {
-  const now = options.now.getTime();
+  const now = instantOf(options.now);
   const today = dayOf(now);
   const monthStart = today - MONTH_DAYS + 1;
   const entries = options.registry.templates;

@@ -49,8 +49,14 @@ export interface ServerOptions {
   forceCloseConnections?: boolean;
   /** Settings of the webhook dispatcher (retry delays, time-outs), for tests and operators. */
   webhooks?: Omit<WebhookDispatcherOptions, 'store' | 'publicUrl' | 'selfAddresses' | 'logger'>;
-  /** How often the registry is rebuilt when download events arrived (its `stats`), in ms; default 5 minutes, 0: only on publish. */
+  /**
+   * The download numbers of the registry (its `stats`): how often it looks for download events in
+   * ms (default 1 minute; 0: only on publish), and, after a download this server recorded, how long
+   * it waits (default 2 s) and the least time between two such looks (default 30 s).
+   */
   statsRefreshMs?: number;
+  statsSettleMs?: number;
+  statsMinGapMs?: number;
   /** Large uploads (`/files`): how long staged files live and how often expired ones are removed (`DEFAULT_FILE_SETTINGS`). */
   files?: Partial<FileSettings>;
 }
@@ -227,11 +233,14 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   }
   const stats = await startStatsRefresh({
     everyMs: options.statsRefreshMs ?? DEFAULT_STATS_REFRESH_MS,
+    ...(options.statsSettleMs === undefined ? {} : { settleMs: options.statsSettleMs }),
+    ...(options.statsMinGapMs === undefined ? {} : { minGapMs: options.statsMinGapMs }),
     count: () => storage.events.countEvents('download'),
     rebuild,
     onError: (error) => app.log.error({ err: error }, 'refreshing the download stats failed'),
   });
   app.addHook('preClose', () => stats.stop());
+  context.downloadRecorded = () => stats.soon();
 
   // Before any route: a method a known path does not answer is a 405 with Allow (caching.ts).
   const allowedMethods = trackRouteMethods(app);

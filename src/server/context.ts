@@ -56,4 +56,6 @@ export interface ServerContext {
   adminToken?: string;
   /** Sends events to the registered webhooks in the background. */
   webhooks: WebhookDispatcher;
+  /** Tells the server a download was recorded, so that the registry's `stats` show it soon (server/stats-refresh.ts). */
+  downloadRecorded?: () => void;
 }

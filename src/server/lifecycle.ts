@@ -55,7 +55,7 @@ function toChange(update: LifecycleUpdate): LifecycleChange {
   }
   if (stability === undefined && deprecationMessage === undefined && !update.yanked) {
     throw new ApiError(422, 'VALIDATION_ERROR', 'nothing to change', [
-      { field: 'body', code: 'EMPTY_UPDATE', message: 'give at least one of stability, deprecationMessage' },
+      { field: 'body', code: 'EMPTY_UPDATE', message: 'give at least one of stability, deprecationMessage (in a bulk change also yanked: true)' },
     ]);
   }
   return {

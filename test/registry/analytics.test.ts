@@ -71,6 +71,17 @@ describe('aggregateAnalytics', () => {
     expect(aggregateAnalytics([], { now: NOW, registry, templateId: 'web-app', version: '1.0.0' }).map((r) => r.version)).toEqual(['1.0.0']);
   });
 
+  it('takes now as a Date, an ISO text or epoch milliseconds, refuses one that is no instant, and skips entries that are no events', () => {
+    const events = [download(ago(1)), download(ago(2), { client: 'c1' })];
+    const expected = aggregateAnalytics(events, { now: NOW, registry });
+    expect(aggregateAnalytics(events, { now: NOW.toISOString(), registry })).toEqual(expected);
+    expect(aggregateAnalytics(events, { now: NOW.getTime(), registry })).toEqual(expected);
+    expect(() => aggregateAnalytics(events, { now: new Date('not a date'), registry })).toThrow(/options\.now must be a valid Date/);
+    expect(() => aggregateAnalytics(events, { now: 'yesterday', registry })).toThrow(/options\.now/);
+    const hostile = [null, 42, 'download', { event: null }, { type: 'download' }, ...events] as unknown as AnalyticsInput[];
+    expect(aggregateAnalytics(hostile, { now: NOW, registry })).toEqual(expected);
+  });
+
   describe('downloads', () => {
     it('counts total, the last 7 and 30 UTC days and the daily series, oldest first', () => {
       const record = recordOf([

@@ -92,11 +92,20 @@ describe('GET /templates/{id}/analytics', () => {
     expect((await analytics(server, '?version=1.0.0')).body.data.metrics.downloads.total).toBe(2);
   });
 
-  it('leaves the stats alone until the refresh runs (default: every 5 minutes)', async () => {
+  it('with the defaults, shows a download in the registry stats a few seconds later, without a publish or a timer tick', async () => {
     const server = await published();
     await downloadArchive(server, '1.0.0', '10.0.0.1');
+    // Not at once: the server waits for more downloads to join the rebuild.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await statsDownloads(server, '1.0.0')).toBe(0);
     expect((await analytics(server, '?version=1.0.0')).body.data.metrics.downloads.total).toBe(1);
+    await expect.poll(() => statsDownloads(server, '1.0.0'), { timeout: 8000, interval: 100 }).toBe(1);
+  }, 30_000);
+
+  it('a download sent as an event brings the same refresh', async () => {
+    const server = await startRegistryServer({ statsSettleMs: 50, statsMinGapMs: 200 });
+    await publishVersions(server, [{ version: '1.0.0', files: {} }]);
+    await postEvent(server, { type: 'download', templateId: TEMPLATE, version: '1.0.0', timestamp: new Date().toISOString(), userAgent: 'test', platform: 'linux' });
+    await expect.poll(() => statsDownloads(server, '1.0.0'), { timeout: 5000, interval: 50 }).toBe(1);
   });
 });

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 
 import { createServer } from '../../server/app.js';
 import { DEFAULT_LIMITS } from '../../server/context.js';
+import { DEFAULT_STATS_REFRESH_MS } from '../../server/stats-refresh.js';
 import { tokenState, type TokenRecord, type TokenState } from '../../store/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { errorMessage } from '../../core/errors.js';
@@ -11,10 +12,10 @@ import { addBackendOptions, DEFAULT_STORE, openStoreForCommand, type BackendFlag
 
 export { DEFAULT_STORE, STORE_OPTION, openStoreForCommand, type CommandStorage } from './backends.js';
 
-function positiveInteger(name: string, value: string | undefined, fallback: number): number {
+function positiveInteger(name: string, value: string | undefined, fallback: number, least = 1): number {
   if (value === undefined || value === '') return fallback;
   const number = Number(value);
-  if (!Number.isInteger(number) || number <= 0) throw new UsageError(`${name} must be a positive whole number (got ${JSON.stringify(value)})`);
+  if (!Number.isInteger(number) || number < least) throw new UsageError(`${name} must be a ${least === 0 ? 'whole number, 0 or more' : 'positive whole number'} (got ${JSON.stringify(value)})`);
   return number;
 }
 
@@ -46,6 +47,7 @@ interface ServeFlags extends BackendFlags {
   uploadLimit?: string;
   maxArchiveBytes?: string;
   requestTimeout?: string;
+  statsRefresh?: string;
   trustProxy?: string;
 }
 
@@ -60,6 +62,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
     .option('--upload-limit <n>', `uploads per minute per client (env REGISTRY_UPLOAD_LIMIT; default ${DEFAULT_LIMITS.uploadPerMinute})`)
     .option('--max-archive-bytes <n>', `largest archive accepted (env REGISTRY_MAX_ARCHIVE_BYTES; default ${DEFAULT_LIMITS.maxArchiveBytes})`)
     .option('--request-timeout <seconds>', `a request, an upload's body included, must arrive within this time (env REGISTRY_REQUEST_TIMEOUT; default ${DEFAULT_LIMITS.requestTimeoutMs / 1000})`)
+    .option('--stats-refresh <seconds>', `how often the download numbers of the registry are refreshed for downloads other instances recorded; this server's own show a few seconds after them; 0: only on publish (env REGISTRY_STATS_REFRESH; default ${DEFAULT_STATS_REFRESH_MS / 1000})`)
     .option('--trust-proxy <hops|addresses>', 'behind proxies: how many hops, or which proxy addresses, to trust for the client address (env REGISTRY_TRUST_PROXY)')
     .action(async (flags: ServeFlags) => {
       const env = process.env;
@@ -72,6 +75,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
         maxArchiveBytes: positiveInteger('--max-archive-bytes', flags.maxArchiveBytes ?? env.REGISTRY_MAX_ARCHIVE_BYTES, DEFAULT_LIMITS.maxArchiveBytes),
         requestTimeoutMs: 1000 * positiveInteger('--request-timeout', flags.requestTimeout ?? env.REGISTRY_REQUEST_TIMEOUT, DEFAULT_LIMITS.requestTimeoutMs / 1000),
       };
+      const statsRefreshMs = 1000 * positiveInteger('--stats-refresh', flags.statsRefresh ?? env.REGISTRY_STATS_REFRESH, DEFAULT_STATS_REFRESH_MS / 1000, 0);
       const storage = await openStoreForCommand(flags, { create: true });
       const { description } = storage;
       let server: Awaited<ReturnType<typeof createServer>>;
@@ -80,6 +84,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
           store: storage,
           publicUrl,
           limits,
+          statsRefreshMs,
           ...(trustProxy === undefined ? {} : { trustProxy }),
           ...(env.REGISTRY_ADMIN_TOKEN ? { adminToken: env.REGISTRY_ADMIN_TOKEN } : {}),
         });

@@ -37,6 +37,7 @@ export const eventsRoute: FastifyPluginAsync<{ context: ServerContext }> = async
       if (!known) throw new ApiError(404, 'NOT_FOUND', `no published version ${event.templateId}@${event.version}`);
       const stored = { ...event, timestamp: event.timestamp ?? receivedAt.toISOString() } as StoredEvent;
       await context.storage.events.recordEvent(stored, { client: clientId(request), receivedAt });
+      if (stored.type === 'download') context.downloadRecorded?.();
       return reply.code(202).header('Cache-Control', 'no-store').send(envelope(request, { accepted: true, type: event.type }));
     },
   );

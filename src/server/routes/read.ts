@@ -200,6 +200,7 @@ const apiReadRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { co
             userAgent: (headerText(request.headers['user-agent']) ?? '').slice(0, 512),
             platform: (platform || 'unknown').slice(0, 64),
           }, { client: clientId(request) });
+          context.downloadRecorded?.();
         }
         return reply
           .type('application/gzip')
