@@ -54145,6 +54145,11 @@ async function publishTemplate(options) {
     if (status === 409) {
       const stored = apiError?.details.find((detail) => detail.field === "integrity")?.message;
       const complete = apiError?.details.some((detail) => detail.field === "state" && detail.message === "complete") ?? false;
+      const yanked = apiError?.details.some((detail) => detail.field === "yanked") ?? false;
+      if (stored === integrity && complete && yanked) {
+        throw new PublishError(redact(`${label} was yanked: a yanked version is never published again, publish a new version instead
+${describeResponse(response, apiError)}`), errorInit());
+      }
       if (stored === integrity && complete) {
         return { uploaded: false, status, attempts: attempt, integrity };
       }

@@ -77951,11 +77951,15 @@ function isYanked(entry) {
   return entry.yanked === true;
 }
 function selectLatest(entries, id, options = {}) {
+  const unyanked = selectAmong(entries, id, (entry) => !isYanked(entry));
+  if (unyanked !== null || !options.includeYanked) return unyanked;
+  return selectAmong(entries, id, () => true);
+}
+function selectAmong(entries, id, eligible) {
   let best = null;
   let bestStable = null;
   for (const entry of entries) {
-    if (entry.id !== id) continue;
-    if (!options.includeYanked && isYanked(entry)) continue;
+    if (entry.id !== id || !eligible(entry)) continue;
     if (best === null || compareVersions(entry.version, best.version) > 0) best = entry;
     if (entry.stability === "stable" && (bestStable === null || compareVersions(entry.version, bestStable.version) > 0)) bestStable = entry;
   }

@@ -42152,11 +42152,15 @@ function isYanked(entry) {
   return entry.yanked === true;
 }
 function selectLatest(entries, id, options = {}) {
+  const unyanked = selectAmong(entries, id, (entry) => !isYanked(entry));
+  if (unyanked !== null || !options.includeYanked) return unyanked;
+  return selectAmong(entries, id, () => true);
+}
+function selectAmong(entries, id, eligible) {
   let best = null;
   let bestStable = null;
   for (const entry of entries) {
-    if (entry.id !== id) continue;
-    if (!options.includeYanked && isYanked(entry)) continue;
+    if (entry.id !== id || !eligible(entry)) continue;
     if (best === null || compareVersions(entry.version, best.version) > 0) best = entry;
     if (entry.stability === "stable" && (bestStable === null || compareVersions(entry.version, bestStable.version) > 0)) bestStable = entry;
   }
@@ -44461,22 +44465,31 @@ var RegistryClient = class {
   }
   /** An exact version of a template the sparse index does not list; null when the registry has no file for it. */
   async #unlistedVersion(id, version, index) {
-    if (!isTemplateName(id)) return null;
+    return (await this.#unlistedVersions(id, index)).find((entry) => entry.version === version) ?? null;
+  }
+  /** The versions of a template the sparse index does not list (all yanked); none when the registry has no file for it. */
+  async #unlistedVersions(id, index) {
+    if (!isTemplateName(id)) return [];
     const file = this.#templateFile(id, index);
     try {
-      return (await file.get()).versions.find((entry) => entry.version === version) ?? null;
+      return (await file.get()).versions;
     } catch (error2) {
-      if (error2 instanceof RegistryUnavailableError && file.status().lastStatus === 404) return null;
+      if (error2 instanceof RegistryUnavailableError && file.status().lastStatus === 404) return [];
       throw error2;
     }
   }
-  /** Every version of template `id`, highest first; empty for an unknown id. In sparse mode only the index and its file are read. */
-  async listVersions(id) {
+  /**
+   * The versions of template `id`, highest first; empty for an unknown id. Yanked versions are left
+   * out, as from every listing, unless `includeYanked` (each keeps `yanked: true`). In sparse mode
+   * only the index and its file are read.
+   */
+  async listVersions(id, options = {}) {
+    const shown = (versions) => versionsOf(versions, id).filter((entry) => options.includeYanked === true || !isYanked(entry));
     const whole = this.mode === "auto" ? await this.#document.fresh() : void 0;
-    if (whole || !await this.#useSparse()) return versionsOf((whole ?? await this.#document.get()).byId.get(id) ?? [], id);
+    if (whole || !await this.#useSparse()) return shown((whole ?? await this.#document.get()).byId.get(id) ?? []);
     const index = await this.#sparse().get();
-    if (!index.templates.some((line) => line.id === id)) return [];
-    return versionsOf((await this.#templateFile(id, index).get()).versions, id);
+    if (index.templates.some((line) => line.id === id)) return shown((await this.#templateFile(id, index).get()).versions);
+    return options.includeYanked === true ? shown(await this.#unlistedVersions(id, index)) : [];
   }
   /** The categories array of the registry document. */
   async listCategories() {
@@ -57312,7 +57325,7 @@ async function migrationStepsBetween(options) {
   const { lock, target } = options;
   const templateId = lock.template.name;
   const scope = { answers: migrationScope(lock) };
-  const between = (await options.client.listVersions(templateId)).filter((entry) => compareVersions(entry.version, lock.template.version) > 0 && compareVersions(entry.version, target.version) < 0).sort((a, b2) => compareVersions(b2.version, a.version));
+  const between = (await options.client.listVersions(templateId, { includeYanked: true })).filter((entry) => compareVersions(entry.version, lock.template.version) > 0 && compareVersions(entry.version, target.version) < 0).sort((a, b2) => compareVersions(b2.version, a.version));
   const ids = /* @__PURE__ */ new Set();
   const moves = /* @__PURE__ */ new Set();
   const steps = [];
@@ -57477,7 +57490,7 @@ async function checkForUpdate(options) {
     changelog: []
   };
   if (!check2.updateAvailable) return check2;
-  const between = (await options.client.listVersions(templateId)).filter((entry) => compareVersions(entry.version, currentVersion) > 0 && compareVersions(entry.version, latest.version) <= 0).sort((a, b2) => compareVersions(b2.version, a.version));
+  const between = (await options.client.listVersions(templateId, { includeYanked: true })).filter((entry) => compareVersions(entry.version, currentVersion) > 0 && compareVersions(entry.version, latest.version) <= 0).sort((a, b2) => compareVersions(b2.version, a.version));
   if (majorOf(latest.version) > majorOf(currentVersion)) {
     check2.breakingReasons.push(`MAJOR version changes (${currentVersion} -> ${latest.version})`);
   }

@@ -48,16 +48,21 @@ export class AccountInputError extends Error {
   }
 }
 
-/** What is wrong with an account's fields (beyond their types, which the route's schema checks). */
-export function accountProblems(account: Pick<NewAccount, 'email' | 'password' | 'role'>): ErrorDetail[] {
+/**
+ * What is wrong with an account's fields (beyond their types). Each field given as a string is
+ * checked, whatever is wrong with the others, so that a route can answer every broken field at once;
+ * a missing or non-string field is left to the route's schema (`REQUIRED`, `TYPE`).
+ */
+export function accountProblems(account: { email?: unknown; password?: unknown; role?: unknown }): ErrorDetail[] {
   const details: ErrorDetail[] = [];
-  const email = account.email.trim();
-  if (email.length > MAX_EMAIL_LENGTH || !EMAIL_PATTERN.test(email)) {
+  const email = typeof account.email === 'string' ? account.email.trim() : undefined;
+  if (email !== undefined && (email.length > MAX_EMAIL_LENGTH || !EMAIL_PATTERN.test(email))) {
     details.push({ field: 'email', code: 'FORMAT', message: `must be an e-mail address like name@example.com (at most ${MAX_EMAIL_LENGTH} characters)` });
   }
-  if (account.password.length < MIN_PASSWORD_LENGTH) {
-    details.push({ field: 'password', code: 'MIN_LENGTH', message: `must be at least ${MIN_PASSWORD_LENGTH} characters long (got ${account.password.length})` });
-  } else if (account.password.length > MAX_PASSWORD_LENGTH) {
+  const length = typeof account.password === 'string' ? account.password.length : undefined;
+  if (length !== undefined && length < MIN_PASSWORD_LENGTH) {
+    details.push({ field: 'password', code: 'MIN_LENGTH', message: `must be at least ${MIN_PASSWORD_LENGTH} characters long (got ${length})` });
+  } else if (length !== undefined && length > MAX_PASSWORD_LENGTH) {
     details.push({ field: 'password', code: 'MAX_LENGTH', message: `must be at most ${MAX_PASSWORD_LENGTH} characters long` });
   }
   if (account.role !== undefined && account.role !== 'publisher' && account.role !== 'admin') {
@@ -108,9 +113,13 @@ function keyOf(accounts: AccountStore): Promise<Uint8Array> {
   return key;
 }
 
-export async function issueAccessToken(accounts: AccountStore, user: UserRecord, now: Date = new Date()): Promise<string> {
+/**
+ * An access token of `user`'s login `family` (its refresh tokens' family, carried as the `sid`
+ * claim): the auth hook refuses it as soon as that login ends, not only when it expires.
+ */
+export async function issueAccessToken(accounts: AccountStore, user: UserRecord, family: string, now: Date = new Date()): Promise<string> {
   const issuedAt = Math.floor(now.getTime() / 1000);
-  return new SignJWT({})
+  return new SignJWT({ sid: family })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(user.id)
     .setIssuer(ISSUER)
@@ -124,14 +133,14 @@ export async function issueAccessToken(accounts: AccountStore, user: UserRecord,
 /** An access token and a new refresh token for `user`. */
 export async function issueTokenPair(accounts: AccountStore, user: UserRecord, now: Date = new Date()): Promise<TokenPair> {
   const refresh = await accounts.createSession({ userId: user.id, kind: 'refresh', expiresAt: new Date(now.getTime() + REFRESH_TOKEN_SECONDS * 1000), now });
-  return { accessToken: await issueAccessToken(accounts, user, now), refreshToken: refresh.secret, expiresIn: ACCESS_TOKEN_SECONDS, tokenType: 'Bearer' };
+  return { accessToken: await issueAccessToken(accounts, user, refresh.family, now), refreshToken: refresh.secret, expiresIn: ACCESS_TOKEN_SECONDS, tokenType: 'Bearer' };
 }
 
 /** Exchanges a refresh token for a new pair (the old refresh token stops working); undefined when it is refused. */
 export async function refreshTokenPair(accounts: AccountStore, refreshToken: string, now: Date = new Date()): Promise<TokenPair | undefined> {
   const rotation = await accounts.rotateSession(refreshToken, new Date(now.getTime() + REFRESH_TOKEN_SECONDS * 1000), now);
   if (!rotation.rotated) return undefined;
-  return { accessToken: await issueAccessToken(accounts, rotation.user, now), refreshToken: rotation.secret, expiresIn: ACCESS_TOKEN_SECONDS, tokenType: 'Bearer' };
+  return { accessToken: await issueAccessToken(accounts, rotation.user, rotation.family, now), refreshToken: rotation.secret, expiresIn: ACCESS_TOKEN_SECONDS, tokenType: 'Bearer' };
 }
 
 /** A JWT's shape (three base64url parts): what tells an access token from an API token (`trg_...`). */
@@ -144,18 +153,24 @@ export function accountCredential(user: UserRecord): TokenRecord {
   return { id: user.id, role: user.role, owner: user.owner, createdAt: user.createdAt };
 }
 
-/** Why an access token is refused, or its account (read from the storage: a removed account ends its tokens). */
-export async function verifyAccessToken(accounts: AccountStore, token: string, now: Date = new Date()): Promise<{ user: UserRecord } | { refused: 'expired' | 'invalid' }> {
+/**
+ * Why an access token is refused, or its account. Its login and account are read from the storage
+ * on every use: a replayed refresh token or a removed account ends the token at once (`ended`).
+ * A token without a login (`sid`) is refused: only tokens issued before logins were checked lack
+ * one, and they would outlive a replay for up to 15 minutes.
+ */
+export async function verifyAccessToken(accounts: AccountStore, token: string, now: Date = new Date()): Promise<{ user: UserRecord } | { refused: 'expired' | 'invalid' | 'ended' }> {
   try {
     const { payload } = await jwtVerify(token, await keyOf(accounts), {
       algorithms: ['HS256'],
       issuer: ISSUER,
       audience: AUDIENCE,
       currentDate: now,
-      requiredClaims: ['sub', 'exp', 'iat'],
+      requiredClaims: ['sub', 'exp', 'iat', 'sid'],
     });
-    const user = payload.sub === undefined ? undefined : await accounts.getUser(payload.sub);
-    return user ? { user } : { refused: 'invalid' };
+    if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string') return { refused: 'invalid' };
+    const user = await accounts.loginUser(payload.sid, payload.sub);
+    return user ? { user } : { refused: 'ended' };
   } catch (error) {
     if (error instanceof joseErrors.JWTExpired) return { refused: 'expired' };
     if (error instanceof joseErrors.JOSEError) return { refused: 'invalid' };

@@ -4,7 +4,8 @@
  * answers 401 (with WWW-Authenticate) without a valid token (a bearer token, or the same token as
  * an API key: `Authorization: ApiKey <key>` or `X-API-Key: <key>`; unknown, expired or revoked:
  * the storage is asked on every request, so a revocation by another process applies at once; or an
- * access token from the login route, or a browser session cookie: see accounts.ts) and
+ * access token from the login route, refused too once its login ends, or a browser session cookie:
+ * see accounts.ts) and
  * 403 with another role's, and leaves the token's record on `request.token`.
  *
  * It runs after the rate limit (an onRequest hook: refused requests count too) and before the
@@ -15,7 +16,7 @@ import fastifyPlugin from 'fastify-plugin';
 
 import { secretsEqual } from '../store/secrets.js';
 import type { AccountStore, TokenRecord, TokenRole, UserRecord } from '../store/types.js';
-import { accountCredential, looksLikeAccessToken, sessionCookieOf, verifyAccessToken } from './accounts.js';
+import { accountCredential, looksLikeAccessToken, SESSION_COOKIE, sessionCookieOf, verifyAccessToken } from './accounts.js';
 import type { ServerContext } from './context.js';
 import { ApiError } from './envelope.js';
 
@@ -37,70 +38,103 @@ const ADMIN_FROM_ENVIRONMENT: TokenRecord = { id: 'env-admin', role: 'admin', ow
 const CHALLENGE = 'Bearer realm="template-registry"';
 
 /**
- * A 401. A presented token that is refused also gets RFC 6750's `error="invalid_token"` and one
- * detail saying why (`TOKEN_INVALID`, `TOKEN_EXPIRED`, `TOKEN_REVOKED`); never the token, its hash
- * or anything about other tokens.
+ * Where a credential came from, so that a refusal names what the client actually sent: the detail's
+ * `field` is the header, the message says which form (`the API key in X-API-Key is not valid`).
  */
-function unauthorized(message: string, refused?: { code: string; why: string }): ApiError {
+export interface CredentialSource {
+  /** The header carrying it: `Authorization`, `X-API-Key` or `Cookie`. */
+  field: 'Authorization' | 'X-API-Key' | 'Cookie';
+  /** `the bearer token`, `the API key in Authorization: ApiKey`, `the API key in X-API-Key`. */
+  token: string;
+  /** The same words for an access token (a JWT) sent that way. */
+  accessToken: string;
+}
+
+const BEARER: CredentialSource = { field: 'Authorization', token: 'the bearer token', accessToken: 'the access token' };
+const APIKEY_SCHEME: CredentialSource = { field: 'Authorization', token: 'the API key in Authorization: ApiKey', accessToken: 'the access token in Authorization: ApiKey' };
+const X_API_KEY: CredentialSource = { field: 'X-API-Key', token: 'the API key in X-API-Key', accessToken: 'the access token in X-API-Key' };
+const SESSION_FIELD = 'Cookie';
+
+/**
+ * A 401. A presented credential that is refused also gets RFC 6750's `error="invalid_token"` and
+ * one detail naming the header it came in and saying why (`TOKEN_INVALID`, `TOKEN_EXPIRED`,
+ * `TOKEN_REVOKED`, `SESSION_...`); never the token, its hash or anything about other tokens.
+ */
+function unauthorized(message: string, refused?: { field: string; code: string; why: string }): ApiError {
   if (!refused) return new ApiError(401, 'UNAUTHORIZED', message, [], { 'WWW-Authenticate': CHALLENGE });
-  return new ApiError(401, 'UNAUTHORIZED', message, [{ field: 'Authorization', code: refused.code, message: refused.why }], {
+  return new ApiError(401, 'UNAUTHORIZED', message, [{ field: refused.field, code: refused.code, message: refused.why }], {
     'WWW-Authenticate': `${CHALLENGE}, error="invalid_token", error_description="${refused.why}"`,
   });
 }
 
 /**
  * The token a request presents, in any of the seed's forms: `Authorization: Bearer <token>`,
- * `Authorization: ApiKey <key>` or `X-API-Key: <key>` (an API key is a token). Two different
- * tokens in one request are refused rather than one picked.
+ * `Authorization: ApiKey <key>` or `X-API-Key: <key>` (an API key is a token), with where it came
+ * from. Two different tokens in one request are refused rather than one picked.
  */
-export function presentedToken(headers: FastifyRequest['headers']): { token?: string; conflict?: boolean } {
-  const authorization = /^(?:Bearer|ApiKey)\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
+export function presentedToken(headers: FastifyRequest['headers']): { token?: string; source?: CredentialSource; conflict?: boolean } {
+  const authorization = /^(Bearer|ApiKey)\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
   const header = headers['x-api-key'];
   const apiKey = (Array.isArray(header) ? header[0] : header)?.trim() || undefined;
-  if (authorization !== undefined && apiKey !== undefined && !secretsEqual(authorization, apiKey)) return { conflict: true };
-  const token = authorization ?? apiKey;
-  return token === undefined ? {} : { token };
+  const fromAuthorization = authorization?.[2];
+  if (fromAuthorization !== undefined && apiKey !== undefined && !secretsEqual(fromAuthorization, apiKey)) return { conflict: true };
+  if (fromAuthorization !== undefined) return { token: fromAuthorization, source: authorization?.[1]?.toLowerCase() === 'bearer' ? BEARER : APIKEY_SCHEME };
+  return apiKey === undefined ? {} : { token: apiKey, source: X_API_KEY };
 }
 
-/** The record behind an access token (a JWT from the login route); 401 when it is expired, forged or its account is gone. */
-async function authenticateAccessToken(accounts: AccountStore, token: string): Promise<{ record: TokenRecord; account: UserRecord }> {
+/** The record behind an access token (a JWT from the login route); 401 when it is expired, forged, its login ended or its account is gone. */
+async function authenticateAccessToken(accounts: AccountStore, token: string, source: CredentialSource): Promise<{ record: TokenRecord; account: UserRecord }> {
   const verified = await verifyAccessToken(accounts, token);
   if ('user' in verified) return { record: accountCredential(verified.user), account: verified.user };
-  if (verified.refused === 'expired') {
-    throw unauthorized('the access token expired: get a new one from POST /api/auth/refresh', { code: 'TOKEN_EXPIRED', why: 'the access token expired' });
+  const field = source.field;
+  switch (verified.refused) {
+    case 'expired':
+      throw unauthorized(`${source.accessToken} expired: get a new one from POST /api/auth/refresh`, { field, code: 'TOKEN_EXPIRED', why: 'the access token expired' });
+    case 'ended':
+      throw unauthorized(`${source.accessToken} was revoked: its login ended (a logout, or a refresh token used twice) or its account was removed; log in again`, {
+        field,
+        code: 'TOKEN_REVOKED',
+        why: 'the login of the access token ended',
+      });
+    default:
+      throw unauthorized(`${source.accessToken} is not valid`, { field, code: 'TOKEN_INVALID', why: 'the access token is not valid' });
   }
-  throw unauthorized('the access token is not valid', { code: 'TOKEN_INVALID', why: 'the access token is not valid' });
 }
 
 /** The record behind a browser session cookie; 401 when the session is unknown, expired or ended. */
 async function authenticateSession(accounts: AccountStore, secret: string): Promise<{ record: TokenRecord; account: UserRecord }> {
   const check = await accounts.checkSession(secret, 'cookie');
   if (check.valid) return { record: accountCredential(check.user), account: check.user };
-  if (check.reason === 'expired') throw unauthorized('the session expired: log in again', { code: 'SESSION_EXPIRED', why: 'the session expired' });
-  throw unauthorized('the session is not valid: log in again', { code: 'SESSION_INVALID', why: 'the session is not valid' });
+  if (check.reason === 'expired') {
+    throw unauthorized(`the session cookie ${SESSION_COOKIE} expired: log in again`, { field: SESSION_FIELD, code: 'SESSION_EXPIRED', why: 'the session expired' });
+  }
+  throw unauthorized(`the session cookie ${SESSION_COOKIE} is not valid: log in again`, { field: SESSION_FIELD, code: 'SESSION_INVALID', why: 'the session is not valid' });
 }
 
 /** The credential of a request (a token, an access token or a session cookie); 401 when missing, unknown, expired or revoked. */
 async function authenticate(request: FastifyRequest, context: Pick<ServerContext, 'storage' | 'adminToken'>): Promise<{ record: TokenRecord; account?: UserRecord }> {
   const presented = presentedToken(request.headers);
-  if (presented.conflict) throw unauthorized('two different tokens were presented (Authorization and X-API-Key): send one', { code: 'TOKEN_INVALID', why: 'two different tokens' });
-  if (presented.token === undefined) {
+  if (presented.conflict) {
+    throw unauthorized('two different tokens were presented (Authorization and X-API-Key): send one', { field: 'Authorization', code: 'TOKEN_INVALID', why: 'two different tokens' });
+  }
+  if (presented.token === undefined || presented.source === undefined) {
     const session = sessionCookieOf(request.headers.cookie);
     if (session !== undefined) return authenticateSession(context.storage.accounts, session);
     throw unauthorized('a token is required: Authorization: Bearer <token> (or Authorization: ApiKey <key>, or X-API-Key: <key>, or a session cookie from POST /api/auth/session)');
   }
-  const token = presented.token;
+  const { token, source } = presented;
   if (context.adminToken && secretsEqual(token, context.adminToken)) return { record: ADMIN_FROM_ENVIRONMENT };
-  if (looksLikeAccessToken(token)) return authenticateAccessToken(context.storage.accounts, token);
+  if (looksLikeAccessToken(token)) return authenticateAccessToken(context.storage.accounts, token, source);
   const check = await context.storage.tokens.checkToken(token);
   if (check.valid) return { record: check.record };
+  const field = source.field;
   switch (check.reason) {
     case 'expired':
-      throw unauthorized(`the bearer token expired at ${check.record.expiresAt ?? ''}: ask an admin for a new one`, { code: 'TOKEN_EXPIRED', why: 'the token expired' });
+      throw unauthorized(`${source.token} expired at ${check.record.expiresAt ?? ''}: ask an admin for a new one`, { field, code: 'TOKEN_EXPIRED', why: 'the token expired' });
     case 'revoked':
-      throw unauthorized(`the bearer token was revoked at ${check.record.revokedAt ?? ''}: ask an admin for a new one`, { code: 'TOKEN_REVOKED', why: 'the token was revoked' });
+      throw unauthorized(`${source.token} was revoked at ${check.record.revokedAt ?? ''}: ask an admin for a new one`, { field, code: 'TOKEN_REVOKED', why: 'the token was revoked' });
     default:
-      throw unauthorized('the bearer token is not valid', { code: 'TOKEN_INVALID', why: 'the token is not valid' });
+      throw unauthorized(`${source.token} is not valid`, { field, code: 'TOKEN_INVALID', why: 'the token is not valid' });
   }
 }
 

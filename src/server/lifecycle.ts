@@ -7,9 +7,10 @@
  */
 import type { TemplateEntry } from '../core/schema-types.js';
 import { compareVersions, isValidRange, satisfiesRange } from '../core/versions.js';
-import type { LifecycleChange, StoredVersion, TokenRecord, VersionStability } from '../store/types.js';
+import type { LifecycleChange, LifecycleEvents, StoredVersion, TokenRecord, VersionStability } from '../store/types.js';
 import type { ServerContext } from './context.js';
 import { ApiError } from './envelope.js';
+import { lifecycleEntry } from './webhook-events.js';
 import { WEBHOOK_EVENTS, type WebhookEvent } from './webhooks.js';
 
 export const STABILITIES: readonly VersionStability[] = ['experimental', 'beta', 'stable', 'deprecated'];
@@ -74,16 +75,25 @@ function entryOf(context: Context, id: string, version: string): TemplateEntry |
   return context.registry().document.templates.find((e) => e.id === id && e.version === version);
 }
 
-/** Tells the webhooks, for the events this registry sends (template.deprecated, template.yanked). */
-function notify(context: Context, event: string, entry: TemplateEntry | undefined): void {
-  if (entry && (WEBHOOK_EVENTS as readonly string[]).includes(event)) void context.webhooks.enqueue(event as WebhookEvent, entry);
-}
-
-function eventsOf(before: StoredVersion, after: StoredVersion): string[] {
-  const events: string[] = [];
+function eventsOf(before: StoredVersion, after: StoredVersion): WebhookEvent[] {
+  const events: WebhookEvent[] = [];
   if (after.yankedAt && !before.yankedAt) events.push('template.yanked');
   if (after.stability === 'deprecated' && (before.stability !== 'deprecated' || before.deprecationMessage !== after.deprecationMessage)) events.push('template.deprecated');
-  return events;
+  return events.filter((event) => (WEBHOOK_EVENTS as readonly string[]).includes(event));
+}
+
+/**
+ * The webhook events of a lifecycle change of `id@version`, written by the store in the change's
+ * transaction (so they come before the `registry.updated` of the rebuild that follows, and a crash
+ * loses neither). Their data is the version's entry after the change.
+ */
+async function lifecycleEvents(context: Context, id: string, version: string): Promise<LifecycleEvents> {
+  // A version another instance published a moment ago may not be in this one's registry yet.
+  if (!entryOf(context, id, version)) await context.rebuild();
+  const current = entryOf(context, id, version);
+  const manifest = await context.storage.versions.readManifest(id, version);
+  const timestamp = new Date().toISOString();
+  return (before, after) => (current ? eventsOf(before, after).map((event) => ({ event, data: lifecycleEntry(current, manifest, after), timestamp })) : []);
 }
 
 /** The complete version id@version, or a 404. */
@@ -96,14 +106,16 @@ async function existingVersion(context: Context, id: string, version: string): P
 /** Changes one version's lifecycle as `token` (its owner, or an admin); answers its entry after the rebuild. */
 export async function changeLifecycle(context: Context, token: TokenRecord, id: string, version: string, update: LifecycleUpdate): Promise<{ entry: TemplateEntry; changed: boolean }> {
   const change = toChange(update);
-  const before = await existingVersion(context, id, version);
+  await existingVersion(context, id, version);
   await checkPermission(context, token, id);
-  const result = await context.storage.versions.updateLifecycle(id, version, change);
+  const result = await context.storage.versions.updateLifecycle(id, version, change, await lifecycleEvents(context, id, version));
   if (!result) throw new ApiError(404, 'NOT_FOUND', `template ${id} version ${version} not found`);
-  if (result.changed) await context.rebuild();
+  if (result.changed) {
+    context.webhooks.kick();
+    await context.rebuild();
+  }
   const entry = entryOf(context, id, version);
   if (!entry) throw new ApiError(404, 'NOT_FOUND', `template ${id} version ${version} is not in the registry`);
-  if (result.changed) for (const event of eventsOf(before, result.version)) notify(context, event, entry);
   return { entry, changed: result.changed };
 }
 
@@ -141,12 +153,14 @@ export async function changeLifecycleBulk(
   const matching = all.filter(
     (v) => inVersionFilter(v.version, filter.version) && (stabilities === undefined || stabilities.includes(current.get(v.version) ?? v.stability ?? 'stable')),
   );
-  const changed: { before: StoredVersion; after: StoredVersion }[] = [];
+  const changed: StoredVersion[] = [];
   for (const version of matching) {
-    const result = await context.storage.versions.updateLifecycle(version.name, version.version, change);
-    if (result?.changed) changed.push({ before: version, after: result.version });
+    const result = await context.storage.versions.updateLifecycle(version.name, version.version, change, await lifecycleEvents(context, version.name, version.version));
+    if (result?.changed) changed.push(result.version);
   }
-  if (changed.length > 0) await context.rebuild();
-  for (const { before, after } of changed) for (const event of eventsOf(before, after)) notify(context, event, entryOf(context, after.name, after.version));
-  return { changed: changed.length, versions: changed.map(({ after }) => after.version).sort(compareVersions) };
+  if (changed.length > 0) {
+    context.webhooks.kick();
+    await context.rebuild();
+  }
+  return { changed: changed.length, versions: changed.map((after) => after.version).sort(compareVersions) };
 }

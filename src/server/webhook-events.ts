@@ -5,6 +5,7 @@
 import { archiveUrl, catalogPagePath, underBase } from '../core/routes.js';
 import type { TemplateEntry, TemplateManifest } from '../core/schema-types.js';
 import { toEntry } from '../registry/document.js';
+import { lifecycleFields, type VersionLifecycle } from '../store/index.js';
 
 /** What a new version's entry is made of besides its manifest. */
 export interface NewVersionFacts {
@@ -32,4 +33,14 @@ export function publishedEntry(manifest: TemplateManifest, facts: NewVersionFact
     ...(repositoryUrl ? { repositoryUrl } : {}),
     stats: { downloads: 0, stars: 0, forks: 0, issues: 0 },
   });
+}
+
+/**
+ * The registry entry of a version after a lifecycle change (the data of `template.deprecated` and
+ * `template.yanked`): its entry before the change with the lifecycle of `after` in place of the old
+ * one, as the next build lists it (store/source.ts).
+ */
+export function lifecycleEntry(before: TemplateEntry, manifest: Pick<TemplateManifest, 'stability'>, after: VersionLifecycle): TemplateEntry {
+  const { deprecationMessage: _message, yanked: _yanked, ...unchanged } = before;
+  return { ...unchanged, stability: manifest.stability ?? 'stable', ...lifecycleFields(after) };
 }

@@ -11,7 +11,8 @@
  *     X-Webhook-Id: <the delivery's external id, a UUID, the same on every attempt: deduplicate on it>
  *     X-Webhook-Timestamp: <Unix seconds when this attempt was sent>
  *     X-Webhook-Signature: sha256=<hex HMAC-SHA256 of the exact body bytes, keyed by the secret>
- *     X-Webhook-Event: <the event>      X-Webhook-Delivery: <the id of this attempt in the log>
+ *     X-Webhook-Event: <the event>
+ *     X-Webhook-Delivery: <this attempt's external id in the log: a UUID version 7, time-ordered>
  *
  * The signature covers the body only, not the timestamp header: it keeps GitHub's
  * X-Hub-Signature-256 format (existing receivers and GitHub-compatible libraries verify it as it
@@ -25,15 +26,23 @@
  * other statuses) is retried with exponential backoff and jitter (core/retry.ts, `Retry-After`
  * honoured): by default 10 attempts, the first retry after about 10 s, doubling to at most 1 h
  * between attempts (about 1.5 h in all), after which the delivery is marked failed. Every attempt is
- * recorded in the webhook store's log. Deliveries are sent with `fetch`, the project's one style of
- * outgoing request. Receivers check the signature with `verifyWebhookSignature`.
+ * recorded in the webhook store's log: started before the request, and its outcome written together
+ * with the delivery's new state (`recordAttemptOutcome`, one transaction), so an attempt logged as
+ * delivered is never sent again. A process that dies during the request leaves the delivery leased:
+ * it is sent again when the lease ends (at least once). Deliveries are sent with `fetch`, the
+ * project's one style of outgoing request. Receivers check the signature with `verifyWebhookSignature`.
+ *
+ * Order: a webhook gets its deliveries one at a time, in the order their events were written to the
+ * outbox (the store only lets the oldest pending delivery of a webhook be claimed). A delivery being
+ * retried holds back the later ones of its webhook until it is delivered, failed or cancelled; other
+ * webhooks are not held back.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 
 import { errorMessage } from '../core/errors.js';
 import { parseRetryAfter, retryDelay } from '../core/retry.js';
-import type { DeliveryRecord, OutboxDelivery, OutboxState, StoredWebhook, WebhookEventRecord, WebhookStore } from '../store/types.js';
+import type { DeliveryRecord, OutboxDelivery, OutboxUpdate, StoredWebhook, WebhookEventRecord, WebhookStore } from '../store/types.js';
 
 /** The events this registry sends. */
 export const WEBHOOK_EVENTS = ['template.published', 'template.deprecated', 'template.yanked', 'registry.updated'] as const;
@@ -78,6 +87,7 @@ export interface WebhookView {
 
 /** A delivery attempt as clients see it. */
 export interface DeliveryView {
+  /** The attempt's external id (X-Webhook-Delivery): a UUID version 7, so its text sorts as the attempts were made. */
   id: string;
   /** The external id of the delivery the attempt belongs to (X-Webhook-Id); null for attempts logged before the outbox. */
   deliveryId: string | null;
@@ -307,6 +317,27 @@ interface AttemptResult {
 }
 
 /**
+ * The state of a delivery after its attempt number `attempts` came to `result` at `now`;
+ * `retryWait(n, retryAfterMs)` is the wait before retry n.
+ */
+function stateAfter(result: AttemptResult, attempts: number, maxAttempts: number, now: Date, retryWait: (retry: number, retryAfterMs: number | undefined) => number): OutboxUpdate {
+  const outcome = { attempts, status: result.status, error: result.error };
+  switch (result.kind) {
+    case 'delivered':
+      return { ...outcome, state: 'delivered' };
+    case 'refused':
+    case 'gone':
+      return { ...outcome, state: 'failed' };
+    case 'cancelled':
+      // The server is closing: the next start sends it again.
+      return { ...outcome, state: 'pending', nextAttemptAt: now };
+    case 'retry':
+      if (attempts >= maxAttempts) return { ...outcome, state: 'failed' };
+      return { ...outcome, state: 'pending', nextAttemptAt: new Date(now.getTime() + retryWait(attempts, result.retryAfterMs)) };
+  }
+}
+
+/**
  * Delivers the webhook outbox in the background. `start()` resumes due deliveries (those a previous
  * run left included) and keeps an eye on the outbox; `enqueue` writes an event to it and `kick`
  * wakes the loop after deliveries were written elsewhere (in a store transaction). `close` stops new
@@ -498,44 +529,20 @@ export class WebhookDispatcher {
       return;
     }
     const attempts = delivery.attempts + 1;
-    const result = await this.attempt(webhook, delivery, attempts);
+    const { attemptId, result } = await this.attempt(webhook, delivery);
     const now = this.now();
-    let state: OutboxState;
-    let nextAttemptAt: Date | undefined;
-    switch (result.kind) {
-      case 'delivered':
-        state = 'delivered';
-        break;
-      case 'refused':
-        state = 'failed';
-        break;
-      case 'gone':
-        state = 'failed';
-        await this.store.setWebhookActive(webhook.id, false);
-        this.logger?.warn({ webhook: webhook.id }, 'webhook switched off: its receiver answered 410 Gone');
-        break;
-      case 'cancelled':
-        // The server is closing: the next start sends it again.
-        state = 'pending';
-        nextAttemptAt = now;
-        break;
-      case 'retry':
-        if (attempts >= this.maxAttempts) {
-          state = 'failed';
-        } else {
-          state = 'pending';
-          nextAttemptAt = new Date(now.getTime() + this.retryWait(attempts, result.retryAfterMs));
-        }
-        break;
-    }
-    await this.store.updateOutboxDelivery(delivery.id, { state, attempts, status: result.status, error: result.error, ...(nextAttemptAt ? { nextAttemptAt } : {}) }, now);
-    if (state === 'failed' && result.kind === 'retry') {
-      this.logger?.warn({ webhook: webhook.id, delivery: delivery.id, event: delivery.event }, `webhook delivery failed after ${attempts} attempts`);
-    }
+    const update = stateAfter(result, attempts, this.maxAttempts, now, (retry, retryAfterMs) => this.retryWait(retry, retryAfterMs));
+    // The attempt's outcome and the delivery's state in one write: logged as delivered, never sent again.
+    await this.store.recordAttemptOutcome({ ...update, attemptId, deliveryId: delivery.id, disableWebhook: result.kind === 'gone' }, now);
+    await this.store.pruneDeliveries(webhook.id, DELIVERIES_KEPT);
+    const details = { webhook: webhook.id, delivery: delivery.id, attempt: attempts, event: delivery.event, status: result.status };
+    if (result.error !== null) this.logger?.warn(details, `webhook delivery attempt failed: ${result.error}`);
+    if (result.kind === 'gone') this.logger?.warn({ webhook: webhook.id }, 'webhook switched off: its receiver answered 410 Gone');
+    if (update.state === 'failed' && result.kind === 'retry') this.logger?.warn(details, `webhook delivery failed after ${attempts} attempts`);
   }
 
-  /** One recorded attempt. */
-  private async attempt(webhook: StoredWebhook, delivery: OutboxDelivery, attempt: number): Promise<AttemptResult> {
+  /** One attempt, its start recorded in the log (its outcome is recorded by `deliver`, with the delivery's state). */
+  private async attempt(webhook: StoredWebhook, delivery: OutboxDelivery): Promise<{ attemptId: string; result: AttemptResult }> {
     const now = this.now();
     const attemptId = await this.store.startDelivery(webhook.id, delivery.event, now, delivery.id);
     const body = Buffer.from(delivery.body, 'utf8');
@@ -578,12 +585,7 @@ export class WebhookDispatcher {
         result = { kind: 'retry', status, error: `HTTP ${String(status)}`, ...retryAfter };
       }
     }
-    await this.store.finishDelivery(attemptId, result.status, result.error);
-    await this.store.pruneDeliveries(webhook.id, DELIVERIES_KEPT);
-    if (result.error !== null) {
-      this.logger?.warn({ webhook: webhook.id, delivery: delivery.id, attempt, event: delivery.event, status: result.status }, `webhook delivery attempt failed: ${result.error}`);
-    }
-    return result;
+    return { attemptId, result };
   }
 
   private safeSelfAddresses(): readonly (AddressInfo | string)[] {

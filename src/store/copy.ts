@@ -6,6 +6,11 @@
  * password hashes, sessions, and the settings (the access-token signing key, so access tokens stay
  * valid). Staged large uploads are not copied (see `StoreDump`).
  *
+ * Only into an empty target: its rows and its blob store (no archive, manifest or staged file) are
+ * checked before anything is written; then the target is claimed for this copy (its rows by the
+ * backend: an advisory lock, a lock file; its bytes: store/blob/claim.ts) and checked again under
+ * the claims, so of two copies into one target one only writes, and the other is refused.
+ *
  * Order, so that nothing half-copied is ever listed: the source's rows are read in one snapshot;
  * every archive is read from the source, its size, sha256 and SRI integrity recomputed from the bytes
  * and checked against its version row, and written to the target's blob store with its manifest;
@@ -23,7 +28,8 @@ import { pipeline } from 'node:stream/promises';
 import ssri, { type Integrity } from 'ssri';
 
 import type { StoreCounts, StoreDump, StoreDumper, DumpVersion } from './dump-types.js';
-import { archiveKey, manifestKey } from './blob-layout.js';
+import { archiveKey, FILES_PREFIX, manifestKey } from './blob-layout.js';
+import { claimBlobStore, type Claimable, type CopyClaim } from './blob/claim.js';
 import type { RegistryStorage } from './types.js';
 
 export type { StoreDump, StoreDumper, StoreCounts } from './dump-types.js';
@@ -32,7 +38,7 @@ export type { StoreDump, StoreDumper, StoreCounts } from './dump-types.js';
 export class StoreCopyError extends Error {
   override readonly name = 'StoreCopyError';
   constructor(
-    readonly code: 'TARGET_NOT_EMPTY' | 'INTEGRITY_MISMATCH' | 'ARCHIVE_MISSING' | 'MANIFEST_MISSING' | 'NO_DUMP' | 'INCOMPLETE',
+    readonly code: 'TARGET_NOT_EMPTY' | 'INTEGRITY_MISMATCH' | 'ARCHIVE_MISSING' | 'MANIFEST_MISSING' | 'MANIFEST_INVALID' | 'NO_DUMP' | 'INCOMPLETE',
     message: string,
     readonly version?: string,
   ) {
@@ -76,6 +82,13 @@ export interface CopySummary {
 
 export interface CopyOptions {
   onProgress?: (progress: CopyProgress) => void;
+  /** How the user named the target, for messages: its rows (`--to`) and its bytes (`--storage-to`). Default: the locations alone. */
+  targetNames?: TargetNames;
+}
+
+export interface TargetNames {
+  rows?: string;
+  bytes?: string;
 }
 
 /** The dumper of an opened storage (its `dump` hook); StoreCopyError when its backend has none. */
@@ -99,11 +112,26 @@ const KIND_NAMES: Record<keyof StoreCounts, [string, string]> = {
   settings: ['setting', 'settings'],
 };
 
+const named = (location: string, name: string | undefined): string => (name === undefined ? location : `${location} (${name})`);
+
+/** The prefixes of a store's own bytes in its blob store; anything below them belongs to a store. */
+const STORE_PREFIXES = ['archives/', 'manifests/', FILES_PREFIX];
+
+/** The first key of a store's bytes in `blobs`, or undefined when it holds none. */
+async function firstStoreKey(blobs: StoreDumper['blobs']): Promise<string | undefined> {
+  for (const prefix of STORE_PREFIXES) {
+    for await (const { key } of blobs.list(prefix)) return key;
+  }
+  return undefined;
+}
+
 /**
  * Refuses a target holding anything but settings (a store opened once may have made its signing
- * key; the source's replaces it): a copy never merges into, nor overwrites, a store in use.
+ * key; the source's replaces it), or whose blob store holds archives, manifests or staged files (a
+ * store in use may keep its rows elsewhere, in another database, with its bytes there): a copy never
+ * merges into, nor overwrites, a store in use. Writes nothing.
  */
-export async function assertEmptyTarget(target: StoreDumper): Promise<void> {
+export async function assertEmptyTarget(target: StoreDumper, names: TargetNames = {}): Promise<void> {
   const counts = await target.counts();
   const held = (Object.keys(KIND_NAMES) as (keyof StoreCounts)[])
     .filter((kind) => kind !== 'settings' && counts[kind] > 0)
@@ -111,18 +139,64 @@ export async function assertEmptyTarget(target: StoreDumper): Promise<void> {
   if (held.length > 0) {
     throw new StoreCopyError(
       'TARGET_NOT_EMPTY',
-      `the target ${target.location} is not empty (it holds ${held.join(', ')}): store copy writes only into an empty store, so that it never merges into or overwrites one in use`,
+      `the target ${named(target.location, names.rows)} is not empty (it holds ${held.join(', ')}): store copy writes only into an empty store, so that it never merges into or overwrites one in use`,
     );
   }
+  const key = await firstStoreKey(target.blobs);
+  if (key !== undefined) {
+    throw new StoreCopyError(
+      'TARGET_NOT_EMPTY',
+      `the target's storage ${named(target.blobs.location, names.bytes)} is not empty (it holds ${key}, maybe of a store whose rows are elsewhere): store copy writes only into an empty folder or prefix, so that it never overwrites the archives of a store in use`,
+    );
+  }
+}
+
+/**
+ * Claims the target's rows (when its backend can) and its blob store for this copy, in that order;
+ * a target another copy holds is refused as not empty, saying so.
+ */
+async function claimTarget(target: StoreDumper & Partial<Claimable>, names: TargetNames): Promise<CopyClaim> {
+  const held: CopyClaim[] = [];
+  const release = async (): Promise<void> => {
+    // A claim left behind (a marker that could not be deleted) blocks a later copy, which says where it is: never worth failing a copy for.
+    for (const claim of held.splice(0).reverse()) await claim.release().catch(() => undefined);
+  };
+  try {
+    if (typeof target.claim === 'function') {
+      const rows = await target.claim();
+      if ('busy' in rows) throw new StoreCopyError('TARGET_NOT_EMPTY', `the target ${named(target.location, names.rows)} is taken: ${rows.busy}`);
+      held.push(rows.claimed);
+    }
+    const bytes = await claimBlobStore(target.blobs);
+    if ('busy' in bytes) throw new StoreCopyError('TARGET_NOT_EMPTY', `the target's storage ${named(target.blobs.location, names.bytes)} is taken: ${bytes.busy}`);
+    held.push(bytes.claimed);
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  return { release };
 }
 
 const manifestText = (manifest: unknown): string => `${JSON.stringify(manifest, null, 2)}\n`;
 
 /** Copies `source` into the empty `target`; see the file's comment for the order and the guarantees. */
-export async function copyStore(source: StoreDumper, target: StoreDumper, options: CopyOptions = {}): Promise<CopySummary> {
+export async function copyStore(source: StoreDumper, target: StoreDumper & Partial<Claimable>, options: CopyOptions = {}): Promise<CopySummary> {
   const started = Date.now();
+  const names = options.targetNames ?? {};
+  // Checked before the claims too: a store in use is refused without even a lock file written into it.
+  await assertEmptyTarget(target, names);
+  const claim = await claimTarget(target, names);
+  try {
+    // Again under the claims: a copy that finished between the first check and the claims is seen now.
+    await assertEmptyTarget(target, names);
+    return await copyClaimed(source, target, options, started);
+  } finally {
+    await claim.release();
+  }
+}
+
+async function copyClaimed(source: StoreDumper, target: StoreDumper, options: CopyOptions, started: number): Promise<CopySummary> {
   const report = options.onProgress ?? (() => undefined);
-  await assertEmptyTarget(target);
   const dump = await source.read();
   report({ step: 'read', counts: countsOf(dump) });
 
@@ -283,14 +357,15 @@ async function copyManifest(source: StoreDumper, target: StoreDumper, version: D
   const bytes = await source.blobs.readBytes(key);
   let text: string | Buffer;
   if (bytes) {
-    let parsed: { name?: unknown; version?: unknown };
+    let parsed: unknown;
     try {
-      parsed = JSON.parse(bytes.toString('utf8')) as { name?: unknown; version?: unknown };
+      parsed = JSON.parse(bytes.toString('utf8')) as unknown;
     } catch {
-      throw new StoreCopyError('MANIFEST_MISSING', `${label}: its manifest in the source (${key}) is not JSON`, label);
+      throw new StoreCopyError('MANIFEST_INVALID', `${label}: its manifest in the source (${key} in ${source.blobs.location}) is invalid: not JSON`, label);
     }
-    if (parsed.name !== version.name || parsed.version !== version.version) {
-      throw new StoreCopyError('MANIFEST_MISSING', `${label}: its manifest in the source (${key}) is another version's`, label);
+    const problem = manifestProblem(parsed, version);
+    if (problem !== undefined) {
+      throw new StoreCopyError('MANIFEST_INVALID', `${label}: its manifest in the source (${key} in ${source.blobs.location}) is invalid: ${problem}`, label);
     }
     version.manifest ??= parsed;
     text = bytes;
@@ -301,6 +376,15 @@ async function copyManifest(source: StoreDumper, target: StoreDumper, version: D
   }
   written.push(key);
   await target.blobs.putBytes(key, text, { contentType: 'application/json' });
+}
+
+/** Why parsed manifest bytes are not `version`'s manifest, or undefined when they are (its name and version; the rest was checked at upload). */
+function manifestProblem(parsed: unknown, version: DumpVersion): string | undefined {
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return `not a JSON object, so not ${version.name}@${version.version}'s`;
+  const { name, version: itsVersion } = parsed as { name?: unknown; version?: unknown };
+  const shown = (field: string, value: unknown): string => (value === undefined ? `no "${field}"` : `"${field}" ${JSON.stringify(value)}`);
+  if (name === version.name && itsVersion === version.version) return undefined;
+  return `it has ${shown('name', name)} and ${shown('version', itsVersion)}, not those of ${version.name}@${version.version}`;
 }
 
 async function removeKeys(target: StoreDumper, keys: string[], written: string[]): Promise<void> {

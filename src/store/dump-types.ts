@@ -78,7 +78,10 @@ export interface DumpWebhook {
 
 /** One attempt of a delivery (`deliveries`). */
 export interface DumpDeliveryAttempt {
+  /** The row number (the log's order). */
   id: number;
+  /** The attempt's external id (X-Webhook-Delivery). */
+  attemptId: string;
   webhookId: string;
   event: string;
   status: number | null;

@@ -18,6 +18,7 @@ export type {
   Reservation,
   VersionLifecycle,
   LifecycleChange,
+  LifecycleEvents,
   VersionStability,
   ArchiveReader,
   StoredEvent,
@@ -48,7 +49,7 @@ export type {
 } from './types.js';
 export { eventMatches, tokenState, LAST_USED_PRECISION_MS } from './types.js';
 export { openSqliteStorage, SCHEMA_VERSION, StoreVersionError, StoreNotFoundError, type SqliteStorage, type OpenStorageOptions } from './sqlite/index.js';
-export { storeSource } from './source.js';
+export { storeSource, lifecycleFields } from './source.js';
 export { secretsEqual } from './secrets.js';
 export { FolderBlobStore, S3BlobStore, S3BlobError, BlobKeyError, openBlobStore, type S3BlobStoreOptions, type S3BlobSettings } from './blob/index.js';
 export {

@@ -3,12 +3,13 @@
  * SQLite store in a folder (the default), or PostgreSQL for the rows; the bytes (archives, manifests,
  * staged files) in the store folder or in a BlobStore (a folder or an S3-compatible bucket).
  * The store folder always holds what stays local to one machine: the built static registry
- * (`public/`) and the temp files of uploads in progress.
+ * (`public/`) and the temp files of uploads in progress; with a database and no `storage`, the bytes
+ * too (then local to this machine: several instances need a shared `storage`).
  */
 import path from 'node:path';
 
 import { parseS3Url, S3Output, S3UrlError } from '../registry/s3-output.js';
-import { FolderBlobStore, openBlobStore, S3BlobStore, type S3BlobSettings } from './blob/index.js';
+import { FolderBlobStore, openBlobStore, S3BlobError, S3BlobStore, type S3BlobSettings } from './blob/index.js';
 import { openPostgresStorage } from './postgres/index.js';
 import { describeDatabase } from './postgres/migrations.js';
 
@@ -28,13 +29,19 @@ export interface StorageLocation {
   storage?: string;
   /** How the bucket of an `s3://` storage is reached (default endpoint: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS S3; credentials the AWS SDK way). */
   s3?: S3BlobSettings;
-  /** The names the values were given by, for messages (default `--database`, `--storage`). */
-  names?: { database?: string; storage?: string };
+  /** The names the values were given by, for messages (default `--database`, `--storage`, `--s3-endpoint`). */
+  names?: { database?: string; storage?: string; s3Endpoint?: string };
 }
 
 export interface StorageOpening {
   /** Create the embedded store when its folder has none (default true); false: StoreNotFoundError. A database's schema is always created or migrated. */
   create?: boolean;
+  /**
+   * With a database, when the store folder's `public/` and `tmp/` are made: `'open'` (the default)
+   * or `'recover'`, when `recover()` runs, which the server does at start: a command that only
+   * reads or writes rows (`token create`) then leaves no folder behind it.
+   */
+  localFolders?: 'open' | 'recover';
 }
 
 /** What a storage opened by `openStorage` runs on, for messages: never a password. */
@@ -52,15 +59,56 @@ export interface OpenedStorage extends RegistryStorage {
   readonly description: StorageDescription;
 }
 
-/** A location that names no usable database or storage; the message names the flag (or variable). */
+/**
+ * A location that names no usable database or storage: a URL of another kind, or (checked when the
+ * storage is opened) a bucket that is missing, refuses the credentials or cannot be reached. The
+ * message names the flag (or variable) and says why; it holds no credential.
+ */
 export class StorageLocationError extends Error {
   override readonly name = 'StorageLocationError';
   constructor(
     readonly argument: string,
-    /** The whole message, starting with `argument`. */
+    /** The whole message, naming `argument`. */
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
+  }
+}
+
+/**
+ * Which endpoint a bucket is reached at, named as the user gave it (the flag, the variable, or AWS's
+ * default). An endpoint holding a user name or password never gets this far (s3ClientConfig refuses it).
+ */
+function endpointName(location: StorageLocation, env: NodeJS.ProcessEnv = process.env): string {
+  const given = location.s3?.endpoint?.trim();
+  if (given) return `${location.names?.s3Endpoint ?? '--s3-endpoint'} ${given}`;
+  for (const variable of ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL']) {
+    const value = env[variable]?.trim();
+    if (value) return `${variable} ${value}`;
+  }
+  return 'AWS S3';
+}
+
+/**
+ * One request to the bucket of an `s3://` storage before anything is opened: a missing bucket, a
+ * refused key or an endpoint that does not answer fails here, naming the flag, rather than later
+ * (or never, for a command that reads no bytes, which would then succeed on a bucket that is not there).
+ */
+async function checkBucket(blobs: S3BlobStore, location: StorageLocation): Promise<void> {
+  try {
+    await blobs.checkBucket();
+  } catch (error) {
+    if (error instanceof S3UrlError) {
+      // A bad endpoint (no http(s) URL, credentials in it): its message names the variable, or says "the S3 endpoint" for the flag.
+      const given = location.s3?.endpoint?.trim();
+      const argument = given ? (location.names?.s3Endpoint ?? '--s3-endpoint') : 'AWS_ENDPOINT_URL';
+      throw new StorageLocationError(argument, given ? `${argument}: ${error.message.replace(/^the S3 endpoint /, '')}` : error.message);
+    }
+    if (!(error instanceof S3BlobError) || error.bucketProblem === undefined) throw error;
+    const argument = location.names?.storage ?? '--storage';
+    const why = error.bucketProblem === 'unreachable' ? `cannot reach ${endpointName(location)}: ${error.message}` : error.message;
+    throw new StorageLocationError(argument, `cannot open the storage (${argument} ${blobs.location}): ${why}`, { cause: error });
   }
 }
 
@@ -97,18 +145,26 @@ function blobsOf(location: StorageLocation): BlobStore | undefined {
  * Opens the storage at `location`: without a database the embedded SQLite store in the store folder
  * (its bytes in `storage` when given); with one, PostgreSQL, the bytes in `storage` or else in the
  * store folder. A database URL that is not PostgreSQL's, or a storage that is neither a folder nor an
- * `s3://` URL, is refused with StorageLocationError before anything is opened.
+ * `s3://` URL, or a bucket that cannot be used (missing, refusing the credentials, unreachable), is
+ * refused with StorageLocationError before anything is opened.
  */
 export async function openStorage(location: StorageLocation, options: StorageOpening = {}): Promise<OpenedStorage> {
   const dir = path.resolve(location.store ?? DEFAULT_STORE_DIR);
   const database = location.database === undefined || location.database === '' ? undefined : checkDatabaseUrl(location.database, location.names?.database ?? '--database');
   const blobs = blobsOf(location);
+  if (blobs instanceof S3BlobStore) await checkBucket(blobs, location);
   if (database === undefined) {
     const storage = await withStaticOutput(await openSqliteStorage(dir, { create: options.create ?? true, ...(blobs ? { blobs } : {}) }), blobs);
     return withDescription(storage, { backend: 'embedded', dir: storage.dir, storage: blobs?.location ?? storage.dir });
   }
   const bytes = blobs ?? new FolderBlobStore(dir);
-  const storage = await openPostgresStorage({ url: database, blobs: bytes, publicDir: path.join(dir, 'public'), tmpDir: path.join(dir, 'tmp') });
+  const storage = await openPostgresStorage({
+    url: database,
+    blobs: bytes,
+    publicDir: path.join(dir, 'public'),
+    tmpDir: path.join(dir, 'tmp'),
+    localFolders: options.localFolders ?? 'open',
+  });
   return withDescription(await withStaticOutput(storage, bytes), { backend: 'postgres', dir, database: describeDatabase(database), storage: bytes.location });
 }
 

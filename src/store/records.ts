@@ -62,11 +62,17 @@ export interface SessionState {
   expiresAt: Date;
   replacedAt?: Date;
   revokedAt?: Date;
+  /**
+   * Whether another session of its family (its login) was revoked. A family is revoked as a whole,
+   * but on PostgreSQL a rotation committing while a replay revokes the family can leave the new row
+   * unmarked (the revoking statement's snapshot did not see it): one revoked row ends the login.
+   */
+  familyRevoked?: boolean;
 }
 
 /** Why a session may not be used at `now` (revoked, then reused, then expired), or undefined when it may. */
 export function sessionRefusal(session: SessionState, now: Date): 'expired' | 'revoked' | 'reused' | undefined {
-  if (session.revokedAt !== undefined) return 'revoked';
+  if (session.revokedAt !== undefined || session.familyRevoked === true) return 'revoked';
   if (session.replacedAt !== undefined) return 'reused';
   if (now.getTime() >= session.expiresAt.getTime()) return 'expired';
   return undefined;

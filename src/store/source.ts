@@ -4,6 +4,18 @@ import { downloadUsage } from '../registry/analytics.js';
 import type { RegistrySource, SourceVersion } from '../registry/source.js';
 import type { RegistryStorage, StoredVersion, VersionLifecycle, VersionUsage } from './types.js';
 
+/**
+ * What a version's lifecycle sets on its registry entry. The lifecycle lives in the store's rows,
+ * not in the (unchanging) manifest and archive; without a stability of its own the manifest's holds.
+ */
+export function lifecycleFields(lifecycle: VersionLifecycle | undefined): Pick<SourceVersion, 'stability' | 'deprecationMessage' | 'yanked'> {
+  return {
+    ...(lifecycle?.stability ? { stability: lifecycle.stability } : {}),
+    ...(lifecycle?.deprecationMessage !== undefined ? { deprecationMessage: lifecycle.deprecationMessage } : {}),
+    ...(lifecycle?.yankedAt ? { yanked: true } : {}),
+  };
+}
+
 export interface StoreSourceOptions {
   /**
    * `server` (default): archives are served by the registry server at `publicUrl`.
@@ -49,10 +61,7 @@ export function storeSource(
         issues: 0,
         ...(used?.lastDownload ? { lastDownload: used.lastDownload } : {}),
       },
-      // The lifecycle lives in the store's rows, not in the (unchanging) manifest and archive.
-      ...(lifecycle?.stability ? { stability: lifecycle.stability } : {}),
-      ...(lifecycle?.deprecationMessage !== undefined ? { deprecationMessage: lifecycle.deprecationMessage } : {}),
-      ...(lifecycle?.yankedAt ? { yanked: true } : {}),
+      ...lifecycleFields(lifecycle),
     };
   };
 

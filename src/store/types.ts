@@ -134,7 +134,19 @@ export interface NewSession {
 /** A session secret checked: its user, or why it is refused (`reused`: a rotated refresh token presented again; its whole family is revoked). */
 export type SessionCheck = { valid: true; user: UserRecord; expiresAt: string } | { valid: false; reason: 'unknown' | 'expired' | 'revoked' | 'reused' };
 
-export type SessionRotation = { rotated: true; user: UserRecord; secret: string; expiresAt: string } | { rotated: false; reason: 'unknown' | 'expired' | 'revoked' | 'reused' };
+export type SessionRotation =
+  | { rotated: true; user: UserRecord; secret: string; expiresAt: string; family: string }
+  | { rotated: false; reason: 'unknown' | 'expired' | 'revoked' | 'reused' };
+
+/**
+ * A session just started; its secret is returned once. `family` names the login it belongs to:
+ * every refresh token a login rotates into shares it, and the login's access tokens carry it.
+ */
+export interface NewSessionSecret {
+  secret: string;
+  expiresAt: string;
+  family: string;
+}
 
 /** Accounts, their sessions (refresh tokens and browser sessions: only their hashes kept) and the key access tokens are signed with. */
 export interface AccountStore {
@@ -144,8 +156,8 @@ export interface AccountStore {
   findCredentials(email: string): Promise<{ user: UserRecord; passwordHash: string } | undefined>;
   /** Every account, oldest first. */
   listUsers(): Promise<UserRecord[]>;
-  /** Starts a session; its secret is returned once. */
-  createSession(session: NewSession): Promise<{ secret: string; expiresAt: string }>;
+  /** Starts a session (a new login, its own family); its secret is returned once. */
+  createSession(session: NewSession): Promise<NewSessionSecret>;
   /** What a presented session secret of `kind` is, at `now` (compared through its hash). */
   checkSession(secret: string, kind: SessionKind, now?: Date): Promise<SessionCheck>;
   /**
@@ -155,6 +167,12 @@ export interface AccountStore {
   rotateSession(secret: string, expiresAt: Date, now?: Date): Promise<SessionRotation>;
   /** Ends a session (and the rest of its family); false when there was none. */
   revokeSession(secret: string, now?: Date): Promise<boolean>;
+  /**
+   * The account `userId` of the login `family` while that login lasts, for its access tokens: one
+   * query, on every request. Undefined once any session of the family was revoked (a replayed
+   * refresh token, a logout), when the family is unknown or another account's, or the account is gone.
+   */
+  loginUser(family: string, userId: string): Promise<UserRecord | undefined>;
   /** The key access tokens are signed with: made once, shared by every process on this storage. */
   signingKey(): Promise<Uint8Array>;
 }
@@ -239,9 +257,11 @@ export interface VersionStore {
   uploadTempPath(suffix?: string): string;
   /**
    * Changes the lifecycle of a complete version (never its archive or manifest) and returns it with
-   * `changed` (false when it already was so); undefined when there is no complete version.
+   * `changed` (false when it already was so); undefined when there is no complete version. When it
+   * changed, the webhook events `webhookEvents` makes of the version before and after are written
+   * to the outbox in the same transaction (both or neither, as with `commitVersion`).
    */
-  updateLifecycle(name: string, version: string, change: LifecycleChange): Promise<{ version: StoredVersion; changed: boolean } | undefined>;
+  updateLifecycle(name: string, version: string, change: LifecycleChange, webhookEvents?: LifecycleEvents): Promise<{ version: StoredVersion; changed: boolean } | undefined>;
   /** The lifecycle of every complete version that has one (deprecated after publication, yanked), keyed by `name@version`. */
   listLifecycles(): Promise<Map<string, VersionLifecycle>>;
 }
@@ -318,6 +338,7 @@ export interface NewWebhook {
 
 /** One delivery attempt of an event to a webhook. */
 export interface DeliveryRecord {
+  /** The attempt's external id (X-Webhook-Delivery): a UUID version 7, in the order attempts were made; never the log's row number. */
   id: string;
   webhookId: string;
   event: string;
@@ -330,6 +351,9 @@ export interface DeliveryRecord {
 }
 
 /** An event to deliver: the outbox gets one delivery per active webhook subscribed to it. */
+/** The webhook events of a lifecycle change, from the version before and after it (a pure function: it runs inside the store's transaction). */
+export type LifecycleEvents = (before: StoredVersion, after: StoredVersion) => readonly WebhookEventRecord[];
+
 export interface WebhookEventRecord {
   event: string;
   data: unknown;
@@ -366,6 +390,21 @@ export interface OutboxUpdate {
   error: string | null;
 }
 
+/**
+ * What one attempt came to: its row in the log (status, error) and its delivery's new state in the
+ * outbox, written in one transaction (`recordAttemptOutcome`). Written apart, a process dying between
+ * the two would leave an attempt logged as answered 2xx beside a delivery still pending, which the
+ * next claim would send again.
+ */
+export interface AttemptOutcome extends OutboxUpdate {
+  /** The attempt, as `startDelivery` named it. */
+  attemptId: string;
+  /** Its delivery (the outbox row). */
+  deliveryId: string;
+  /** Switch the delivery's webhook off as well (its receiver answered 410 Gone). */
+  disableWebhook?: boolean;
+}
+
 export interface WebhookStore {
   createWebhook(options: NewWebhook): Promise<StoredWebhook>;
   getWebhook(id: string): Promise<StoredWebhook | undefined>;
@@ -379,18 +418,30 @@ export interface WebhookStore {
   setWebhookActive(id: string, active: boolean): Promise<boolean>;
   /** Writes one outbox delivery per active webhook subscribed to the event (due at once), in one transaction. */
   enqueueEvent(event: WebhookEventRecord, now?: Date): Promise<OutboxDelivery[]>;
-  /** Pending deliveries due at `now` (oldest first, at most `limit`), leased for `leaseMs` (their next attempt moved past it). */
+  /**
+   * Pending deliveries due at `now` (oldest first, at most `limit`), leased for `leaseMs` (their next
+   * attempt moved past it). At most one per webhook: its oldest pending delivery (in the order they
+   * were written), and only when that one is due; the later ones wait until it is delivered, failed
+   * or cancelled, so that a webhook receives its events in the order they were written.
+   */
   claimDueDeliveries(now: Date, limit: number, leaseMs: number): Promise<OutboxDelivery[]>;
-  /** When the earliest pending delivery is due; undefined when none is pending. */
+  /** When the earliest delivery `claimDueDeliveries` could give is due; undefined when none is pending. */
   nextDueAt(): Promise<Date | undefined>;
   countPendingDeliveries(): Promise<number>;
   updateOutboxDelivery(id: string, update: OutboxUpdate, now?: Date): Promise<void>;
   getOutboxDelivery(id: string): Promise<OutboxDelivery | undefined>;
   /** A webhook's outbox deliveries, newest first. */
   listOutboxDeliveries(webhookId: string): Promise<OutboxDelivery[]>;
-  /** Records the start of an attempt (status and error null) of outbox delivery `deliveryId`; returns the attempt's id. */
+  /** Records the start of an attempt (status and error null) of outbox delivery `deliveryId`; returns the attempt's external id. */
   startDelivery(webhookId: string, event: string, attemptedAt?: Date, deliveryId?: string): Promise<string>;
+  /** Records the status and error of attempt `id` (an attempt of no outbox delivery; the dispatcher uses `recordAttemptOutcome`). */
   finishDelivery(id: string, status: number | null, error: string | null): Promise<void>;
+  /**
+   * Records an attempt's status and error and its delivery's new state together (one transaction:
+   * both or neither). The delivery changes only while it is pending (a final state is never left,
+   * whatever a late attempt of another process came to); true when it changed.
+   */
+  recordAttemptOutcome(outcome: AttemptOutcome, now?: Date): Promise<boolean>;
   /** A webhook's most recent attempts, newest first. */
   listDeliveries(webhookId: string, limit?: number): Promise<DeliveryRecord[]>;
   /** Keeps a webhook's `keep` most recent attempts (and `keep` most recent finished outbox deliveries). */

@@ -2,16 +2,19 @@
  * Issue 15, item 1: the backends chosen at start, from the CLI. `token create` on PostgreSQL and a
  * bucket, then `serve` (the built CLI, as a process) on the same answers a publish made with that
  * token; `user create|list` and `build-registry` read the same store; `db migrate` creates and then
- * keeps the schema; a bad `--database` exits 2 naming the flag; and a database URL's password is
- * never printed, whatever the command.
+ * keeps the schema; a bad `--database` exits 2 naming the flag; a bucket that is missing or cannot be
+ * reached fails at once naming `--storage`; commands on a database make no local folder; and a
+ * database URL's password is never printed, whatever the command.
  */
 import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { packTemplate } from '../../src/pack/index.js';
+import { openStoreForCommand } from '../../src/cli/commands/backends.js';
 import { POSTGRES_SCHEMA_VERSION } from '../../src/store/index.js';
 import { publishTemplate } from '../../src/publish/index.js';
 import { cli, type CliRun } from '../helpers/cli.js';
@@ -118,6 +121,10 @@ describe('--storage alone: the embedded store with its bytes in a bucket', () =>
   beforeAll(async () => {
     s3 = await startFakeS3([BUCKET]);
   });
+  // Every command checks the bucket when it opens the store: all need its credentials.
+  beforeEach(() => {
+    for (const [key, value] of Object.entries(S3_ENV)) vi.stubEnv(key, value);
+  });
   afterAll(async () => {
     await s3?.close();
   });
@@ -142,6 +149,33 @@ describe('--storage alone: the embedded store with its bytes in a bucket', () =>
     expect(Buffer.from(await inBucket.arrayBuffer()).equals(await readFile(pack.file))).toBe(true);
     await expectStaticRegistry(`${s3?.endpoint ?? ''}/${BUCKET}/embedded/public/`, 'bucket-bytes', pack.file);
   }, 60_000);
+
+  it('a missing bucket fails every command at once as a bad --database does (exit 2), naming --storage (or REGISTRY_STORAGE), before the store folder is made', async () => {
+    const store = path.join(await tempDir('tr-store-'), 'never-made');
+    const endpoint = ['--s3-endpoint', s3?.endpoint ?? '', '--s3-force-path-style'];
+    for (const argv of [['token', 'list'], ['token', 'create', '--role', 'admin'], ['user', 'list'], ['serve', '--port', String(await freePort())]]) {
+      const run = await cli(...argv, '--store', store, '--storage', 's3://nobucket/p', ...endpoint);
+      expect(run.code, argv.join(' ')).toBe(2);
+      expect(run.stderr, argv.join(' ')).toBe('error: cannot open the storage (--storage s3://nobucket/p): the bucket nobucket does not exist\n');
+    }
+    vi.stubEnv('REGISTRY_STORAGE', 's3://nobucket/from-env');
+    const fromEnv = await cli('token', 'list', '--store', store, ...endpoint);
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toBe('error: cannot open the storage (REGISTRY_STORAGE s3://nobucket/from-env): the bucket nobucket does not exist\n');
+    expect(existsSync(store)).toBe(false);
+  });
+
+  it('an endpoint that cannot be reached is named with its flag; one holding credentials is refused without printing them', async () => {
+    const store = path.join(await tempDir('tr-store-'), 'never-made');
+    const refused = await cli('token', 'list', '--store', store, '--storage', `s3://${BUCKET}/p`, '--s3-endpoint', 'http://127.0.0.1:1', '--s3-force-path-style');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe(`error: cannot open the storage (--storage s3://${BUCKET}/p): cannot reach --s3-endpoint http://127.0.0.1:1: connection refused\n`);
+    const withSecret = await cli('token', 'list', '--store', store, '--storage', `s3://${BUCKET}/p`, '--s3-endpoint', `http://admin:${PASSWORD}@127.0.0.1:1`);
+    expect(withSecret.code).toBe(2);
+    expect(withSecret.stderr).toMatch(/^error: --s3-endpoint: must not hold credentials/);
+    expectNoPassword(withSecret);
+    expect(existsSync(store)).toBe(false);
+  });
 });
 
 describe.skipIf(postgresSkipReason)('on PostgreSQL and a bucket', () => {
@@ -149,6 +183,10 @@ describe.skipIf(postgresSkipReason)('on PostgreSQL and a bucket', () => {
   let s3: FakeS3 | undefined;
   beforeAll(async () => {
     s3 = await startFakeS3([BUCKET]);
+  });
+  // Every command checks the bucket when it opens the store: all need its credentials.
+  beforeEach(() => {
+    for (const [key, value] of Object.entries(S3_ENV)) vi.stubEnv(key, value);
   });
   afterAll(async () => {
     await s3?.close();
@@ -169,11 +207,58 @@ describe.skipIf(postgresSkipReason)('on PostgreSQL and a bucket', () => {
     // A database that cannot be reached: exit 1, the password left out.
     const unreachable = await cli('db', 'migrate', '--database', `postgres://postgres:${PASSWORD}@127.0.0.1:1/nowhere`);
     expect(unreachable.code).toBe(1);
-    expect(unreachable.stderr).toMatch(/^error: cannot migrate postgres:\/\/postgres@127\.0\.0\.1:1\/nowhere: /);
+    expect(unreachable.stderr).toMatch(/^error: cannot migrate postgres:\/\/postgres@127\.0\.0\.1:1\/nowhere \(--database\): .*ECONNREFUSED/);
+    // A database the server does not have, from the variable: named as such.
+    vi.stubEnv('DATABASE_URL', database.replace(/\/[^/]+$/, '/no_such_database'));
+    const missing = await cli('db', 'migrate');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^error: cannot migrate postgres:\/\/postgres@127\.0\.0\.1:\d+\/no_such_database \(DATABASE_URL\): database "no_such_database" does not exist/);
+    vi.unstubAllEnvs();
     const tokens = await cli('token', 'list', '--database', `postgres://postgres:${PASSWORD}@127.0.0.1:1/nowhere`, '--store', await tempDir());
     expect(tokens.code).toBe(1);
     expect(tokens.stderr).toMatch(/^error: cannot open the database \(--database\): /);
-    expectNoPassword(first, again, fromEnv, unreachable, tokens);
+    expectNoPassword(first, again, fromEnv, unreachable, missing, tokens);
+  });
+
+  it('commands on a database without --storage make no folder in the working directory; a server there is told its archives stay local', async () => {
+    const database = withPassword(await postgres.createDatabase());
+    const cwd = process.cwd();
+    const work = await tempDir('tr-cwd-');
+    process.chdir(work);
+    try {
+      const created = await cli('token', 'create', '--role', 'admin', '--database', database, '--json');
+      expect(created.code, created.stderr).toBe(0);
+      const { id } = JSON.parse(created.stdout) as { id: string };
+      expect((await cli('user', 'create', '--email', 'ops@example.com', '--password', 'a-long-enough-password', '--database', database)).code).toBe(0);
+      expect((await cli('token', 'revoke', id, '--database', database)).code).toBe(0);
+      expect(existsSync(path.join(work, '.template-registry'))).toBe(false);
+    } finally {
+      process.chdir(cwd);
+    }
+    // What serve prints on stderr for such a storage (its folders are made when it recovers the storage, at start).
+    const store = path.join(await tempDir('tr-store-'), 'local');
+    const storage = await openStoreForCommand({ database, store }, { create: true });
+    try {
+      expect(storage.warnings).toEqual([
+        `--database without --storage: archives and manifests are kept in the store folder ${store}, local to this instance; other instances on this database will not have them: give every instance one shared --storage (s3://bucket/prefix)`,
+      ]);
+      expect(existsSync(store)).toBe(false);
+      await storage.recover();
+      expect(existsSync(path.join(store, 'public'))).toBe(true);
+      expect(existsSync(path.join(store, 'tmp'))).toBe(true);
+    } finally {
+      await storage.close();
+    }
+    const server = await serveProcess(store, await freePort(), ['--database', database]);
+    children.push(server);
+    expect(serveOutput(server)).toContain('warning: --database without --storage: archives and manifests are kept in the store folder');
+    expectNoPassword(serveOutput(server));
+    const shared = await openStoreForCommand({ database, store, storage: `s3://${BUCKET}/shared`, s3Endpoint: s3?.endpoint ?? '', s3ForcePathStyle: true }, { create: true });
+    try {
+      expect(shared.warnings).toEqual([]);
+    } finally {
+      await shared.close();
+    }
   });
 
   it('token create, then serve (a process) on the same database and bucket answers a publish made with that token; user and build-registry read the same store', async () => {
@@ -211,7 +296,6 @@ describe.skipIf(postgresSkipReason)('on PostgreSQL and a bucket', () => {
     expect(printed).toMatch(/^ {2}static copy: +s3:\/\/cli-backends\/registry\/public +\(self-contained, for a CDN\)$/m);
 
     // build-registry reads the archives from the bucket.
-    for (const [key, value] of Object.entries(S3_ENV)) vi.stubEnv(key, value);
     const out = await tempDir('tr-out-');
     const built = await cli('build-registry', '--out', out, ...backend, '--json');
     expect(built.code, built.stderr).toBe(0);

@@ -6,6 +6,7 @@
  */
 import { createHmac } from 'node:crypto';
 
+import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 
 import { packTemplate } from '../../src/pack/index.js';
@@ -17,7 +18,7 @@ import { publishVersions, TEMPLATE, templateVersion } from '../project/versions.
 interface Answer {
   status: number;
   headers: Headers;
-  body: { data?: unknown; error?: { code: string; message: string; details?: { field: string; code: string }[]; retryAfter?: number } } & Record<string, unknown>;
+  body: { data?: unknown; error?: { code: string; message: string; details?: { field: string; code: string; message: string }[]; retryAfter?: number } } & Record<string, unknown>;
 }
 
 async function call(server: TestServer, method: string, path: string, options: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
@@ -52,6 +53,9 @@ async function login(server: TestServer, email = 'ada@example.com', password = P
 
 const pairOf = (answer: Answer): Pair => answer.body.data as Pair;
 
+/** `field CODE` of each detail of an error, sorted: what a user reads to fix the request. */
+const fieldCodes = (answer: Answer): string[] => (answer.body.error?.details ?? []).map((detail) => `${detail.field} ${detail.code}`).sort();
+
 function decodePart(part: string | undefined): Record<string, unknown> {
   return JSON.parse(Buffer.from(part ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
 }
@@ -84,6 +88,36 @@ describe('accounts', () => {
     const missing = await call(server, 'POST', '/users', { token: admin, body: { email: 'bob@example.com' } });
     expect(missing.status).toBe(422);
     expect(missing.body.error?.details).toEqual([expect.objectContaining({ field: 'password', code: 'REQUIRED' })]);
+  });
+
+  it('names every broken field in one answer, a missing field with a too-short password included', async () => {
+    const { server, admin } = await withAccount();
+    const onlyShort = await call(server, 'POST', '/users', { token: admin, body: { password: 'short' } });
+    expect(onlyShort.status).toBe(422);
+    expect(onlyShort.body.error?.code).toBe('VALIDATION_ERROR');
+    expect(fieldCodes(onlyShort)).toEqual(['email REQUIRED', 'password MIN_LENGTH']);
+    const mixed = await call(server, 'POST', '/users', { token: admin, body: { email: 42, password: 'short', role: 'owner', colour: 'red' } });
+    expect(mixed.status).toBe(422);
+    expect(fieldCodes(mixed)).toEqual(['colour UNKNOWN_FIELD', 'email TYPE', 'password MIN_LENGTH', 'role ENUM']);
+    for (const detail of mixed.body.error?.details ?? []) expect(detail.message).not.toBe('');
+    // A valid e-mail with another field wrong: the e-mail is not named.
+    const password = await call(server, 'POST', '/users', { token: admin, body: { email: 'bob@example.com', password: 'short', name: '' } });
+    expect(fieldCodes(password)).toEqual(['name MIN_LENGTH', 'password MIN_LENGTH']);
+    // Not a JSON object at all: still a 400, and nothing was made.
+    expect((await call(server, 'POST', '/users', { token: admin, body: ['bob@example.com'] })).status).toBe(400);
+    expect((await call(server, 'GET', '/users', { token: admin })).body.data).toHaveLength(1);
+  });
+
+  it('names every broken field of a login or a refresh body in one answer', async () => {
+    const { server } = await withAccount();
+    const empty = await call(server, 'POST', '/api/auth/login', { body: {} });
+    expect(empty.status).toBe(422);
+    expect(fieldCodes(empty)).toEqual(['email REQUIRED', 'password REQUIRED']);
+    const typed = await call(server, 'POST', '/api/auth/session', { body: { email: 7, password: '' } });
+    expect(fieldCodes(typed)).toEqual(['email TYPE', 'password MIN_LENGTH']);
+    const refresh = await call(server, 'POST', '/api/auth/refresh', { body: { refreshToken: '', accessToken: 'x' } });
+    expect(refresh.status).toBe(422);
+    expect(fieldCodes(refresh)).toEqual(['accessToken UNKNOWN_FIELD', 'refreshToken MIN_LENGTH']);
   });
 });
 
@@ -140,6 +174,54 @@ describe('login and refresh', () => {
     expect((await call(server, 'POST', '/api/auth/refresh', { body: { refreshToken: 'trr_made-up' } })).status).toBe(401);
   });
 
+  it('ends the access tokens of a login at once when a rotated refresh token is replayed, and only that login', async () => {
+    const { server } = await withAccount();
+    const first = pairOf(await login(server));
+    const elsewhere = pairOf(await login(server));
+    const second = pairOf(await call(server, 'POST', '/api/auth/refresh', { body: { refreshToken: first.refreshToken } }));
+    expect((await call(server, 'GET', '/users/me', { token: first.accessToken })).status).toBe(200);
+    expect((await call(server, 'GET', '/users/me', { token: second.accessToken })).status).toBe(200);
+    expect((await call(server, 'POST', '/api/auth/refresh', { body: { refreshToken: first.refreshToken } })).status).toBe(401);
+    for (const accessToken of [first.accessToken, second.accessToken]) {
+      const refused = await call(server, 'GET', '/users/me', { token: accessToken });
+      expect(refused.status).toBe(401);
+      expect(refused.body.error?.details).toEqual([expect.objectContaining({ field: 'Authorization', code: 'TOKEN_REVOKED' })]);
+      expect(refused.body.error?.message).toMatch(/log in again/);
+    }
+    // The same account's other login is another family: it goes on.
+    expect((await call(server, 'GET', '/users/me', { token: elsewhere.accessToken })).status).toBe(200);
+    expect((await call(server, 'POST', '/api/auth/refresh', { body: { refreshToken: elsewhere.refreshToken } })).status).toBe(200);
+  });
+
+  it('refuses a correctly signed access token that names no login (so no replay could end it)', async () => {
+    const { server } = await withAccount();
+    const user = (await server.store.accounts.findCredentials('ada@example.com'))?.user;
+    const now = Math.floor(Date.now() / 1000);
+    const loginless = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(user?.id ?? '')
+      .setIssuer('template-registry')
+      .setAudience('template-registry')
+      .setIssuedAt(now)
+      .setExpirationTime(now + 60)
+      .sign(await server.store.accounts.signingKey());
+    const refused = await call(server, 'GET', '/users/me', { token: loginless });
+    expect(refused.status).toBe(401);
+    expect(refused.body.error?.details).toEqual([expect.objectContaining({ code: 'TOKEN_INVALID' })]);
+    // The same token with a live login's id is accepted: the refusal is about the missing login.
+    const { accessToken } = pairOf(await login(server));
+    const sid = decodePart(accessToken.split('.')[1]).sid as string;
+    const withLogin = await new SignJWT({ sid })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(user?.id ?? '')
+      .setIssuer('template-registry')
+      .setAudience('template-registry')
+      .setIssuedAt(now)
+      .setExpirationTime(now + 60)
+      .sign(await server.store.accounts.signingKey());
+    expect((await call(server, 'GET', '/users/me', { token: withLogin })).status).toBe(200);
+  });
+
   it('publishes with an access token like with an API token, under the account owner', async () => {
     const { server } = await withAccount();
     const { accessToken } = pairOf(await login(server));
@@ -169,13 +251,32 @@ describe('session cookie', () => {
     const ended = await call(server, 'DELETE', '/api/auth/session', { headers: { cookie: sent } });
     expect(ended.status).toBe(204);
     expect(ended.headers.get('set-cookie')).toMatch(/^tr_session=; Path=\/; Max-Age=0/);
-    expect((await call(server, 'GET', '/users/me', { headers: { cookie: sent } })).status).toBe(401);
+    const after = await call(server, 'GET', '/users/me', { headers: { cookie: sent } });
+    expect(after.status).toBe(401);
+    // The refusal names the cookie, not a header the browser never sent.
+    expect(after.body.error?.details).toEqual([expect.objectContaining({ field: 'Cookie', code: 'SESSION_INVALID' })]);
+    expect(after.body.error?.message).toMatch(/session cookie tr_session/);
   });
 
   it('marks the cookie Secure when the registry is served over https', async () => {
     const { server } = await withAccount({ publicUrl: 'https://registry.example.com' });
     const session = await call(server, 'POST', '/api/auth/session', { body: { email: 'ada@example.com', password: PASSWORD } });
     expect(session.headers.get('set-cookie')).toMatch(/; Secure$/);
+  });
+
+  it("marks the cookie Secure when a trusted proxy says https in RFC 7239 Forwarded, and ignores an untrusted client's", async () => {
+    const body = { email: 'ada@example.com', password: PASSWORD };
+    const cookieWith = async (server: TestServer, forwarded: string): Promise<string> =>
+      (await call(server, 'POST', '/api/auth/session', { body, headers: { forwarded } })).headers.get('set-cookie') ?? '';
+    const behind = (await withAccount({ trustProxy: '127.0.0.1' })).server;
+    expect(await cookieWith(behind, 'for=192.0.2.60;proto=https;by=203.0.113.43')).toMatch(/; Secure$/);
+    expect(await cookieWith(behind, 'for="[2001:db8::1]:4711";Proto="HTTPS"')).toMatch(/; Secure$/);
+    // The nearest proxy's element (the last) decides: here it says http.
+    expect(await cookieWith(behind, 'for=192.0.2.60;proto=https, for=198.51.100.17;proto=http')).not.toMatch(/Secure/);
+    const untrusted = (await withAccount({ trustProxy: '10.0.0.1' })).server;
+    expect(await cookieWith(untrusted, 'for=192.0.2.60;proto=https')).not.toMatch(/Secure/);
+    const direct = (await withAccount()).server;
+    expect(await cookieWith(direct, 'proto=https')).not.toMatch(/Secure/);
   });
 });
 

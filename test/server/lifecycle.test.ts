@@ -11,6 +11,7 @@ import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate, PublishError } from '../../src/publish/index.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
 import { publishVersions, TEMPLATE, templateVersion } from '../project/versions.js';
 
 const VERSIONS = ['1.0.0', '1.1.0', '2.0.0'];
@@ -270,5 +271,29 @@ describe('POST /templates/batch', () => {
     // A query may still carry escapes: it selects no route.
     const searched = await call(server, 'POST', '/templates/batch', { token: server.token, body: { operations: [{ method: 'GET', path: '/templates?search=%61' }] } });
     expect((searched.body.data as { results: { status: number }[] }).results[0]?.status).toBe(200);
+  });
+});
+
+describe('lifecycle webhooks', () => {
+  it('sends template.deprecated and template.yanked with the entry after the change, each before the registry.updated of its rebuild', async () => {
+    const server = await startRegistryServer();
+    const { token: admin } = await server.store.tokens.createToken({ role: 'admin' });
+    const receiver = await startReceiver();
+    const registered = await call(server, 'POST', '/webhooks', {
+      token: admin,
+      body: { url: receiver.url, events: ['template.published', 'template.deprecated', 'template.yanked', 'registry.updated'], secret: 'lifecycle-secret', active: true },
+    });
+    expect(registered.status).toBe(201);
+    await publishVersions(server, [{ version: '1.0.0', files: {} }]);
+    const path = `/templates/${TEMPLATE}/versions/1.0.0`;
+    expect((await call(server, 'PATCH', path, { token: server.token, body: { deprecationMessage: 'use 2.x' } })).status).toBe(200);
+    expect((await call(server, 'DELETE', path, { token: server.token })).status).toBe(200);
+    const last = await receiver.request(6);
+    const bodies = receiver.requests.map((request) => JSON.parse(request.body.toString('utf8')) as { event: string; data: Record<string, unknown> });
+    expect(bodies.map((body) => body.event)).toEqual(['template.published', 'registry.updated', 'template.deprecated', 'registry.updated', 'template.yanked', 'registry.updated']);
+    expect(bodies[2]?.data).toMatchObject({ id: TEMPLATE, version: '1.0.0', stability: 'deprecated', deprecationMessage: 'use 2.x' });
+    expect(bodies[2]?.data).not.toHaveProperty('yanked');
+    expect(bodies[4]?.data).toMatchObject({ id: TEMPLATE, version: '1.0.0', stability: 'deprecated', deprecationMessage: 'use 2.x', yanked: true });
+    expect(last.headers['x-webhook-event']).toBe('registry.updated');
   });
 });

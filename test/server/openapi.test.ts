@@ -743,17 +743,6 @@ const CASES: LiveCase[] = [
   { operation: 'GET /users/me', status: 200, what: 'a token', request: (w) => ({ url: '/users/me', headers: bearer(w.publisher) }) },
   { operation: 'GET /users/me', status: 304, what: 'If-None-Match', request: (w) => revalidated(w, { url: '/users/me', headers: bearer(w.saved.accessToken ?? '') }) },
   { operation: 'GET /users/me', status: 401, what: 'no credential', request: { url: '/users/me' } },
-  {
-    operation: 'POST /api/auth/refresh',
-    status: 200,
-    what: 'a refresh token',
-    request: (w) => ({ method: 'POST', url: '/api/auth/refresh', ...json({ refreshToken: w.saved.refreshToken }) }),
-    then: (res, w) => {
-      w.saved.usedRefreshToken = w.saved.refreshToken ?? '';
-      w.saved.refreshToken = String(res.json().data.refreshToken);
-    },
-  },
-  { operation: 'POST /api/auth/refresh', status: 401, what: 'a used refresh token', request: (w) => ({ method: 'POST', url: '/api/auth/refresh', ...json({ refreshToken: w.saved.usedRefreshToken }) }) },
   { operation: 'POST /api/auth/refresh', status: 400, what: 'a body that is not an object', request: { method: 'POST', url: '/api/auth/refresh', ...json('"x"') } },
   { operation: 'POST /api/auth/refresh', status: 413, what: 'a body over 1 MiB', request: { method: 'POST', url: '/api/auth/refresh', ...hugeJson({}) } },
   { operation: 'POST /api/auth/refresh', status: 415, what: 'not JSON', request: { method: 'POST', url: '/api/auth/refresh', ...textBody({}) } },
@@ -801,6 +790,18 @@ const CASES: LiveCase[] = [
   { operation: 'DELETE /templates/{id}/owners/{owner}', status: 404, what: 'not one of its owners', request: (w) => ({ method: 'DELETE', url: '/templates/web-app/owners/nobody', headers: bearer(w.admin) }) },
   { operation: 'DELETE /templates/{id}/owners/{owner}', status: 204, what: 'the claimer leaves', request: (w) => ({ method: 'DELETE', url: `/templates/web-app/owners/${w.saved.claimer ?? ''}`, headers: bearer(w.saved.accessToken ?? '') }) },
   { operation: 'DELETE /templates/{id}/owners/{owner}', status: 409, what: 'the last owner', request: (w) => ({ method: 'DELETE', url: '/templates/web-app/owners/ada', headers: bearer(w.admin) }) },
+  // A replayed refresh token ends its login, access tokens included: after the steps that use them.
+  {
+    operation: 'POST /api/auth/refresh',
+    status: 200,
+    what: 'a refresh token',
+    request: (w) => ({ method: 'POST', url: '/api/auth/refresh', ...json({ refreshToken: w.saved.refreshToken }) }),
+    then: (res, w) => {
+      w.saved.usedRefreshToken = w.saved.refreshToken ?? '';
+      w.saved.refreshToken = String(res.json().data.refreshToken);
+    },
+  },
+  { operation: 'POST /api/auth/refresh', status: 401, what: 'a used refresh token', request: (w) => ({ method: 'POST', url: '/api/auth/refresh', ...json({ refreshToken: w.saved.usedRefreshToken }) }) },
 
   // -- the service
   { operation: 'GET /healthz', status: 200, what: 'the health check', request: { url: '/healthz' } },

@@ -21,6 +21,8 @@ import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 const example = path.resolve('examples/templates/node-service');
 const SECRET = 'shh-this-is-the-signing-secret';
+/** A UUID version 7 (RFC 9562): the shape of an attempt's id. */
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 // ---- the OpenAPI document, to check the answers of the webhook routes against it
 
@@ -224,6 +226,8 @@ describe('webhook delivery', () => {
     expect(log).toEqual([
       { id: received.headers['x-webhook-delivery'], deliveryId: received.headers['x-webhook-id'], event: 'template.published', status: 200, attemptedAt: expect.any(String), error: null },
     ]);
+    // The attempt's id is external, not the log's row number.
+    expect(received.headers['x-webhook-delivery']).toMatch(UUID_V7);
   });
 
   it('retries after a 500 and records both attempts', async () => {
@@ -320,10 +324,11 @@ describe('webhook delivery', () => {
     const store = registry.server.store.webhooks;
     const log: unknown[] = [];
     // Read the delivery log as the server closes, before the store closes.
-    const finish = store.finishDelivery.bind(store);
-    store.finishDelivery = async (deliveryId, status, error) => {
-      await finish(deliveryId, status, error);
+    const record = store.recordAttemptOutcome.bind(store);
+    store.recordAttemptOutcome = async (outcome, now) => {
+      const changed = await record(outcome, now);
       log.push(...(await store.listDeliveries(id)));
+      return changed;
     };
     // The receiver never answers: close() returns only because it cancels the attempt after the grace period.
     await registry.server.app.close();
@@ -491,9 +496,10 @@ describe('webhook delivery headers and outbox', () => {
     const registry = await startRegistry();
     const receiver = await startReceiver(() => 410);
     const id = await register(registry, { url: receiver.url, events: [...WEBHOOK_EVENTS] });
-    // Switched off while a second delivery waits (written behind the dispatcher's back, not yet due).
-    const waiting = await registry.server.store.webhooks.enqueueEvent({ event: 'template.yanked', data: {} }, new Date(Date.now() + 300));
-    const [gone] = await registry.dispatcher.enqueue('template.deprecated', { id: 'node-service', version: '1.0.0' });
+    // Switched off while a second delivery waits behind the first (both written behind the dispatcher's back).
+    const [gone] = await registry.server.store.webhooks.enqueueEvent({ event: 'template.deprecated', data: { id: 'node-service', version: '1.0.0' } });
+    const waiting = await registry.server.store.webhooks.enqueueEvent({ event: 'template.yanked', data: {} });
+    registry.dispatcher.kick();
     await receiver.request(1);
     await vi.waitFor(async () => expect((await registry.server.store.webhooks.getOutboxDelivery(waiting[0]!.id))?.state).toBe('cancelled'));
     await registry.dispatcher.settled();
@@ -562,5 +568,83 @@ describe('webhook delivery headers and outbox', () => {
     const validate = ajv.compile({ $ref: `${DOCUMENT_ID}#/components/schemas/RegistryUpdatedEvent` });
     expect(validate(body) ? [] : validate.errors).toEqual([]);
     expect(receiver.requests).toHaveLength(1);
+  });
+});
+
+describe('the order of deliveries and the ids of attempts', () => {
+  /** A receiver answering the n-th request with `status(n)` after `delayMs(n)`, counting the requests open at once. */
+  async function slowReceiver(status: (n: number) => number, delayMs: (n: number) => number): Promise<Receiver & { mostOpen: () => number }> {
+    let open = 0;
+    let most = 0;
+    const receiver = await startReceiver(async (n) => {
+      open++;
+      most = Math.max(most, open);
+      await new Promise((resolve) => setTimeout(resolve, delayMs(n)));
+      open--;
+      return status(n);
+    });
+    return { ...receiver, mostOpen: () => most };
+  }
+
+  const numberOf = (request: { body: Buffer }): number => (JSON.parse(request.body.toString('utf8')) as { data: { n: number } }).data.n;
+
+  it('sends a webhook its deliveries one at a time, in the order their events were written, a retry included', async () => {
+    const registry = await startRegistry();
+    // The first attempt is slow and fails: the later events wait for its retry.
+    const receiver = await slowReceiver((n) => (n === 1 ? 500 : 200), (n) => (n === 1 ? 150 : 0));
+    await register(registry, { url: receiver.url, events: [...WEBHOOK_EVENTS] });
+    const store = registry.server.store.webhooks;
+    for (const n of [1, 2, 3]) await store.enqueueEvent({ event: 'template.deprecated', data: { n } });
+    registry.dispatcher.kick();
+    await receiver.request(4);
+    await registry.dispatcher.settled();
+
+    expect(receiver.requests.map(numberOf)).toEqual([1, 1, 2, 3]);
+    expect(receiver.mostOpen()).toBe(1);
+  });
+
+  it('a publish reaches a subscriber of every event as template.published, then registry.updated', async () => {
+    const registry = await startRegistry();
+    const receiver = await slowReceiver(() => 200, (n) => (n === 1 ? 150 : 0));
+    await register(registry, { url: receiver.url, events: [...WEBHOOK_EVENTS] });
+    await publish(registry);
+    await receiver.request(2);
+    await registry.dispatcher.settled();
+
+    expect(receiver.requests.map((r) => r.headers['x-webhook-event'])).toEqual(['template.published', 'registry.updated']);
+    expect(receiver.mostOpen()).toBe(1);
+  });
+
+  it('lists attempts by ids that are UUIDs sorting as the attempts were made (sort=id, -id and a cursor), never row numbers', async () => {
+    const registry = await startRegistry();
+    const store = registry.server.store.webhooks;
+    const hook = await register(registry, { url: 'https://hooks.example.com/a' });
+    const other = await register(registry, { url: 'https://hooks.example.com/b' });
+    // 12 attempts (more than 9: row numbers sorted as text put 10 before 9), another webhook's between them.
+    const made: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      made.push(await store.startDelivery(hook, 'template.published', new Date(Date.UTC(2026, 0, 1, 0, 0, i))));
+      await store.startDelivery(other, 'template.published', new Date(Date.UTC(2026, 0, 1, 0, 0, i)));
+    }
+    const list = async (query: string): Promise<Json> => {
+      const response = await api(registry, 'GET', `/webhooks/${hook}/deliveries?${query}`);
+      expect(response.status, query).toBe(200);
+      return json(response);
+    };
+    const ids = (body: Json): string[] => (body.data as Array<{ id: string }>).map((d) => d.id);
+
+    for (const id of made) expect(id).toMatch(UUID_V7);
+    expect(ids(await list('limit=100'))).toEqual([...made].reverse());
+    expect(ids(await list('limit=100&sort=id'))).toEqual(made);
+    expect(ids(await list('limit=100&sort=-id'))).toEqual([...made].reverse());
+    const walked: string[] = [];
+    let cursor = '';
+    for (;;) {
+      const page = await list(`sort=id&limit=5&cursor=${encodeURIComponent(cursor)}`);
+      walked.push(...ids(page));
+      if (!page.pagination.hasNext) break;
+      cursor = page.pagination.nextCursor;
+    }
+    expect(walked).toEqual(made);
   });
 });

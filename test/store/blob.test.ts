@@ -1,6 +1,7 @@
 import crypto, { randomBytes } from 'node:crypto';
-import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 
@@ -8,6 +9,7 @@ import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { s3ClientConfig, S3UrlError } from '../../src/registry/s3-output.js';
+import { claimBlobStore, claimLockFile, type ClaimResult } from '../../src/store/blob/index.js';
 import { FolderBlobStore, openBlobStore, S3BlobError, S3BlobStore, type BlobStore, type S3BlobStoreOptions } from '../../src/store/index.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
@@ -251,5 +253,76 @@ describe('S3BlobStore', () => {
       await expect(listing()).rejects.toThrow(/ListObjectsV2 s3:\/\/blobs\/stalled\/a\/ failed/);
       expect(Date.now() - started).toBeLessThan(3_000);
     });
+  });
+});
+
+describe('S3BlobStore.checkBucket', () => {
+  const problem = (store: S3BlobStore): Promise<unknown> => store.checkBucket().then(() => undefined, (error: unknown) => error);
+
+  it('passes on a bucket that is there (an empty prefix of it too)', async () => {
+    await expect(s3Store().checkBucket()).resolves.toBeUndefined();
+    await expect(new S3BlobStore({ bucket: BUCKET, prefix: '', endpoint: s3.endpoint, forcePathStyle: true, credentials: S3RVER_CREDENTIALS }).checkBucket()).resolves.toBeUndefined();
+  });
+
+  it('says a missing bucket does not exist', async () => {
+    const error = await problem(s3Store({ bucket: 'nobucket' }));
+    expect(error).toBeInstanceOf(S3BlobError);
+    expect(error).toMatchObject({ bucketProblem: 'no-bucket', message: 'the bucket nobucket does not exist' });
+  });
+
+  it('says an endpoint that refuses connections cannot be reached, within the bound', async () => {
+    const started = Date.now();
+    const error = await problem(s3Store({ endpoint: 'http://127.0.0.1:1', maxAttempts: 1 }));
+    expect(error).toMatchObject({ bucketProblem: 'unreachable', message: 'connection refused' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('says refused credentials were refused, naming neither the key nor the secret', async () => {
+    const error = await problem(s3Store({ credentials: { accessKeyId: 'AKIA-NOT-A-KEY', secretAccessKey: 'not-the-secret-42' } }));
+    expect(error).toMatchObject({ bucketProblem: 'denied' });
+    expect((error as Error).message).toMatch(/^the bucket blobs refused these credentials \(InvalidAccessKeyId\)/);
+    expect((error as Error).message).not.toMatch(/AKIA-NOT-A-KEY|not-the-secret-42/);
+  });
+});
+
+describe('claims of a blob store for a copy', () => {
+  const claimed = (result: ClaimResult): { release(): Promise<void> } => {
+    if ('busy' in result) throw new Error(`expected a claim, got: ${result.busy}`);
+    return result.claimed;
+  };
+
+  it('a folder: one claim at a time (an exclusive copy.lock), free again once released', async () => {
+    const store = new FolderBlobStore(path.join(await tempDir('tr-claim-'), 'not-yet'));
+    const first = claimed(await claimBlobStore(store));
+    const lock = JSON.parse(await readFile(path.join(store.location, 'copy.lock'), 'utf8')) as { pid: number };
+    expect(lock.pid).toBe(process.pid);
+    const second = await claimBlobStore(store);
+    expect(second).toEqual({ busy: expect.stringMatching(new RegExp(`^another store copy is running into it \\(pid ${process.pid} on .*; if it is not running any more, remove .*copy\\.lock\\)$`)) as string });
+    await first.release();
+    await first.release();
+    await claimed(await claimBlobStore(store)).release();
+    expect(await readdir(store.location)).toEqual([]);
+  });
+
+  it('a lock file left by a process that is gone is not taken over: the refusal says the copy was interrupted', async () => {
+    const file = path.join(await tempDir('tr-claim-'), 'registry.sqlite.copy.lock');
+    // A pid no process has (beyond pid_max on Linux).
+    await writeFile(file, JSON.stringify({ pid: 2 ** 22 + 1, host: hostname(), startedAt: '2024-01-01T00:00:00.000Z' }));
+    const result = await claimLockFile(file);
+    expect(result).toEqual({ busy: expect.stringMatching(/is no longer running: it was interrupted, .*remove .*registry\.sqlite\.copy\.lock/) as string });
+  });
+
+  it('a bucket: a second claim gives way while the first holds its marker, and leaves no marker of its own', async () => {
+    const store = s3Store();
+    const first = claimed(await claimBlobStore(store));
+    const second = await claimBlobStore(store);
+    expect(second).toEqual({ busy: expect.stringMatching(/^another store copy is running into it \(pid \d+ on .*; if it is not running any more, remove s3:\/\/blobs\/test-\d+\/copy-claims\/[0-9a-f-]+\.json\)$/) as string });
+    const markers: string[] = [];
+    for await (const { key } of store.list('copy-claims/')) markers.push(key);
+    expect(markers).toHaveLength(1);
+    await first.release();
+    const third = claimed(await claimBlobStore(store));
+    await third.release();
+    for await (const { key } of store.list('')) throw new Error(`left behind: ${key}`);
   });
 });

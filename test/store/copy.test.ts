@@ -4,7 +4,8 @@
  * archive fails the copy naming its version and leaves nothing listed; a non-empty target is refused.
  * The dumpers are made here from the backends' handles (a second SQLite connection, a pg Pool).
  */
-import { writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { buffer } from 'node:stream/consumers';
 
@@ -144,10 +145,9 @@ describe.skipIf(postgresSkipReason !== undefined)('copyStore', () => {
     return sqliteDumper(db, new FolderBlobStore(dir), dir);
   }
 
-  /** A fresh PostgreSQL store on a bucket prefix: the storage and a dumper on its own pool. */
-  async function postgresSide(): Promise<{ storage: RegistryStorage; dumper: StoreDumper; blobs: S3BlobStore }> {
+  /** A fresh PostgreSQL store on a bucket prefix (a fresh one unless given): the storage and a dumper on its own pool. */
+  async function postgresSide(blobs: S3BlobStore = bucket()): Promise<{ storage: RegistryStorage; dumper: StoreDumper; blobs: S3BlobStore }> {
     const url = await postgres.createDatabase();
-    const blobs = bucket();
     const local = await tempDir('tr-copy-pg-');
     const storage = await openPostgresStorage({ url, blobs, publicDir: path.join(local, 'public'), tmpDir: path.join(local, 'tmp') });
     const pool = new pg.Pool({ connectionString: url, max: 2 });
@@ -254,5 +254,76 @@ describe.skipIf(postgresSkipReason !== undefined)('copyStore', () => {
     await copyStore(sqliteSide(source.dir), fresh.dumper);
     // (Read from the rows: a storage caches the key it read once.)
     expect((await fresh.dumper.read()).settings).toEqual([{ key: 'access-token-key', value: Buffer.from(await source.storage.accounts.signingKey()) }]);
+  }, 60_000);
+
+  it('refuses a target whose storage holds the archives of a store whose rows are elsewhere, writing nothing there', async () => {
+    const source = await populated();
+    cleanups.push(() => source.storage.close());
+    // A store in use: its rows in one database, its bytes below a prefix.
+    const live = await postgresSide();
+    const { record } = await live.storage.tokens.createToken({ role: 'admin', owner: 'live' });
+    await publish(live.storage, record, 'web-app', '1.0.0', 'the live store\'s own bytes\n');
+    const liveRow = await live.storage.versions.getVersion('web-app', '1.0.0');
+    // The copy's target: another, empty, database, but the same prefix.
+    const target = await postgresSide(live.blobs);
+    const failure = await copyStore(sqliteSide(source.dir), target.dumper, { targetNames: { rows: '--to', bytes: '--storage-to' } }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(StoreCopyError);
+    expect(failure).toMatchObject({ code: 'TARGET_NOT_EMPTY' });
+    expect((failure as Error).message).toMatch(/^the target's storage s3:\/\/store-copy\/copy-\d+ \(--storage-to\) is not empty \(it holds archives\/web-app\/1\.0\.0\.tgz,/);
+    // The live store still serves the bytes its row describes; the target got no row; no claim was left.
+    const reader = await live.storage.versions.openArchive('web-app', '1.0.0');
+    const bytes = reader ? await buffer(reader.stream) : Buffer.alloc(0);
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(liveRow?.sha256);
+    expect(bytes.toString()).toBe('the live store\'s own bytes\n');
+    expect(await target.storage.tokens.listTokens()).toEqual([]);
+    const keys: string[] = [];
+    for await (const { key } of live.blobs.list('')) keys.push(key);
+    expect(keys.sort()).toEqual(['archives/web-app/1.0.0.tgz', 'manifests/web-app/1.0.0.json']);
+  }, 60_000);
+
+  it('runs one of two copies into one empty store at once, refusing the other; the bytes kept are those the rows describe', async () => {
+    // Two sources with different bytes for the same version: had both written, the archive could be either's.
+    const sources = await Promise.all(
+      ['first', 'second'].map(async (which) => {
+        const dir = await tempDir(`tr-copy-${which}-`);
+        const storage = await openSqliteStorage(dir);
+        cleanups.push(() => storage.close());
+        const { record } = await storage.tokens.createToken({ role: 'admin', owner: which });
+        await publish(storage, record, 'web-app', '1.0.0', `the ${which} source's bytes\n`.repeat(20));
+        return dir;
+      }),
+    );
+    const dir = await tempDir('tr-copy-race-');
+    const target = await openSqliteStorage(dir);
+    cleanups.push(() => target.close());
+    const results = await Promise.allSettled(sources.map((from) => copyStore(sqliteSide(from), sqliteSide(dir))));
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+    const refused = results.find((result) => result.status === 'rejected');
+    expect(refused?.reason).toBeInstanceOf(StoreCopyError);
+    expect(refused?.reason).toMatchObject({ code: 'TARGET_NOT_EMPTY', message: expect.stringMatching(/is taken: another store copy is running into it|is not empty/) as string });
+    const row = await target.versions.getVersion('web-app', '1.0.0');
+    const reader = await target.versions.openArchive('web-app', '1.0.0');
+    expect(createHash('sha256').update(reader ? await buffer(reader.stream) : Buffer.alloc(0)).digest('hex')).toBe(row?.sha256);
+    expect((await target.tokens.listTokens()).map((token) => token.owner)).toHaveLength(1);
+    // The claims are gone with the copies.
+    expect((await readdir(dir)).filter((name) => name.includes('lock'))).toEqual([]);
+  }, 60_000);
+
+  it('fails on a source manifest that is not the version\'s, saying it is invalid, and leaves nothing in the target', async () => {
+    const source = await populated();
+    cleanups.push(() => source.storage.close());
+    await writeFile(path.join(source.dir, 'manifests', 'web-app', '1.1.0.json'), '{}');
+    const back = await tempDir('tr-copy-manifest-');
+    const backStorage = await openSqliteStorage(back);
+    cleanups.push(() => backStorage.close());
+    const failure = await copyStore(sqliteSide(source.dir), sqliteSide(back)).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: 'MANIFEST_INVALID', version: 'web-app@1.1.0' });
+    expect((failure as Error).message).toMatch(/^web-app@1\.1\.0: its manifest in the source \(manifests\/web-app\/1\.1\.0\.json in .*\) is invalid: it has no "name" and no "version", not those of web-app@1\.1\.0$/);
+    await writeFile(path.join(source.dir, 'manifests', 'web-app', '1.1.0.json'), JSON.stringify(manifest('web-app', '2.0.0')));
+    await expect(copyStore(sqliteSide(source.dir), sqliteSide(back))).rejects.toThrow(/is invalid: it has "name" "web-app" and "version" "2\.0\.0", not those of web-app@1\.1\.0$/);
+    expect(await backStorage.versions.listVersions()).toEqual([]);
+    const left: string[] = [];
+    for await (const { key } of new FolderBlobStore(back).list('archives/')) left.push(key);
+    expect(left).toEqual([]);
   }, 60_000);
 });

@@ -106,19 +106,68 @@ describe.skipIf(postgresSkipReason !== undefined)('PostgreSQL', () => {
       }
     });
 
-    it('never gives the same delivery to two instances claiming at once', async () => {
+    it('never gives the same delivery to two instances claiming at once, nor a webhook\'s next one while the first is held', async () => {
       const { all } = await instances(2);
       const [a, b] = all as [PostgresStorage, PostgresStorage];
-      await a.webhooks.createWebhook({ url: 'https://a.example/hook', events: ['*'], secret: 's', active: true });
-      await a.webhooks.createWebhook({ url: 'https://b.example/hook', events: ['*'], secret: 's', active: true });
+      for (let i = 0; i < 30; i++) await a.webhooks.createWebhook({ url: `https://h${i}.example/hook`, events: ['*'], secret: 's', active: true });
       const t0 = new Date('2026-01-01T00:00:00.000Z');
-      for (let i = 0; i < 30; i++) await a.webhooks.enqueueEvent({ event: 'registry.updated', data: { i } }, t0);
+      const first = await a.webhooks.enqueueEvent({ event: 'registry.updated', data: { n: 1 } }, t0);
+      const second = await a.webhooks.enqueueEvent({ event: 'registry.updated', data: { n: 2 } }, t0);
       const claims = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).webhooks.claimDueDeliveries(t0, 7, 60_000)));
       const ids = claims.flat().map((d) => d.id);
       expect(new Set(ids).size).toBe(ids.length);
-      expect(ids).toHaveLength(60);
+      // Each webhook's first delivery, once; none of the second ones while the first ones are leased.
+      expect(new Set(ids)).toEqual(new Set(first.map((d) => d.id)));
       expect(await b.webhooks.claimDueDeliveries(t0, 100, 60_000)).toEqual([]);
       expect(await a.webhooks.nextDueAt()).toEqual(new Date(t0.getTime() + 60_000));
+
+      // The first ones delivered through both instances at once: then the second ones, each once.
+      await Promise.all(
+        first.map(async (delivery, i) => {
+          const store = (i % 2 === 0 ? a : b).webhooks;
+          const attemptId = await store.startDelivery(delivery.webhookId, delivery.event, t0, delivery.id);
+          await store.recordAttemptOutcome({ attemptId, deliveryId: delivery.id, state: 'delivered', attempts: 1, status: 200, error: null }, t0);
+        }),
+      );
+      const next = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? b : a).webhooks.claimDueDeliveries(t0, 7, 60_000)));
+      const nextIds = next.flat().map((d) => d.id);
+      expect(nextIds).toHaveLength(30);
+      expect(new Set(nextIds)).toEqual(new Set(second.map((d) => d.id)));
+    });
+
+    it('migrates the delivery log of a database of schema 2: every attempt gets an external id, sorting as the attempts were made', async () => {
+      const url = await postgres.createDatabase();
+      await migratePostgres(url);
+      // Back to what the previous release left: attempts known by their row numbers only.
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query('ALTER TABLE deliveries DROP COLUMN attempt_id');
+        await client.query('DELETE FROM schema_migrations WHERE version >= 3');
+        await client.query("INSERT INTO webhooks (id, url, events, secret, active, created_at) VALUES ('wh_old', 'https://a.example/hook', '[\"*\"]', 's', true, '2025-01-01T00:00:00Z')");
+        for (let i = 0; i < 12; i++) {
+          // Two attempts in some milliseconds: row order decides between them.
+          await client.query("INSERT INTO deliveries (webhook_id, event, status, attempted_at, error, delivery_id) VALUES ('wh_old', 'registry.updated', $1, $2, NULL, NULL)", [
+            200 + i,
+            new Date(Date.UTC(2025, 0, 1, 0, 0, Math.floor(i / 2))).toISOString(),
+          ]);
+        }
+      } finally {
+        await client.end();
+      }
+      expect(await migratePostgres(url)).toEqual({ from: 2, to: POSTGRES_SCHEMA_VERSION });
+      const storage = await openPostgresStorage(await instanceOptions(url, await tempDir()));
+      opened.push(storage);
+      const log = await storage.webhooks.listDeliveries('wh_old', 100);
+      expect(log.map((d) => d.status)).toEqual(Array.from({ length: 12 }, (_, i) => 211 - i));
+      for (const d of log) expect(d.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(log.map((d) => d.id)).toEqual([...log.map((d) => d.id)].sort().reverse());
+      // An attempt made now sorts after them, and is finished by its id.
+      const now = await storage.webhooks.startDelivery('wh_old', 'registry.updated');
+      await storage.webhooks.finishDelivery(now, 204, null);
+      const [newest] = await storage.webhooks.listDeliveries('wh_old', 1);
+      expect(newest).toMatchObject({ id: now, status: 204 });
+      expect(now > log[0]!.id).toBe(true);
     });
 
     it('recover() completes a pending version whose bytes are all stored, and leaves a recent pending one of another instance alone', async () => {

@@ -326,6 +326,33 @@ describe('the SQLite schema version', () => {
     reopened.close();
   });
 
+  it('gives the attempts of a store of schema 8 external ids, sorting as they were made, in place of their row numbers', async () => {
+    const dir = await tempDir('tr-v8-store-');
+    await (await openSqliteStorage(dir)).close();
+    // Back to what the previous release left: attempts known by their row numbers only.
+    const db = new Database(path.join(dir, 'registry.sqlite'));
+    db.exec('DROP INDEX deliveries_by_attempt_id; ALTER TABLE deliveries DROP COLUMN attempt_id; PRAGMA user_version = 8;');
+    const insert = db.prepare("INSERT INTO deliveries (webhook_id, event, status, attempted_at, error, delivery_id) VALUES ('wh_old', 'registry.updated', ?, ?, NULL, NULL)");
+    // Two attempts in some milliseconds: row order decides between them.
+    for (let i = 0; i < 12; i++) insert.run(200 + i, new Date(Date.UTC(2025, 0, 1, 0, 0, Math.floor(i / 2))).toISOString());
+    db.close();
+
+    const storage = await openSqliteStorage(dir);
+    const log = await storage.webhooks.listDeliveries('wh_old', 100);
+    expect(log.map((d) => d.status)).toEqual(Array.from({ length: 12 }, (_, i) => 211 - i));
+    for (const d of log) expect(d.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(log.map((d) => d.id)).toEqual([...log.map((d) => d.id)].sort().reverse());
+    // An attempt made now sorts after them, and is finished by its id.
+    const now = await storage.webhooks.startDelivery('wh_old', 'registry.updated');
+    await storage.webhooks.finishDelivery(now, 204, null);
+    expect((await storage.webhooks.listDeliveries('wh_old', 1))[0]).toMatchObject({ id: now, status: 204 });
+    expect(now > log[0]!.id).toBe(true);
+    await storage.close();
+    const reopened = new Database(path.join(dir, 'registry.sqlite'));
+    expect(reopened.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    reopened.close();
+  });
+
   it('refuses a store whose schema is newer than this release, naming the file', async () => {
     const dir = await tempDir('tr-new-store-');
     const db = new Database(path.join(dir, 'registry.sqlite'));

@@ -9,7 +9,8 @@ import { text } from 'node:stream/consumers';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import type { TemplateManifest } from '../../src/core/index.js';
-import { LAST_USED_PRECISION_MS, tokenState, type RegistryStorage, type TokenRecord } from '../../src/store/index.js';
+import { LAST_USED_PRECISION_MS, tokenState, type OutboxState, type RegistryStorage, type TokenRecord } from '../../src/store/index.js';
+import type { AttemptOutcome } from '../../src/store/types.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 function manifest(name: string, version: string): TemplateManifest {
@@ -217,6 +218,33 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await accounts.rotateSession('trr_unknown', expiresAt, now)).toEqual({ rotated: false, reason: 'unknown' });
         const expiring = await accounts.createSession({ userId: created.user.id, kind: 'refresh', expiresAt: now, now });
         expect(await accounts.rotateSession(expiring.secret, expiresAt, now)).toEqual({ rotated: false, reason: 'expired' });
+      });
+
+      it('keeps a login (a session family) live for its access tokens until a session of it is revoked', async () => {
+        const { accounts } = await fresh();
+        const now = new Date('2026-04-01T09:00:00.000Z');
+        const expiresAt = new Date('2026-05-01T09:00:00.000Z');
+        const ada = await accounts.createUser({ email: 'ada@example.com', passwordHash: 'h', role: 'publisher', owner: 'ada', now });
+        const bob = await accounts.createUser({ email: 'bob@example.com', passwordHash: 'h', role: 'publisher', owner: 'bob', now });
+        if (!ada.created || !bob.created) throw new Error('not created');
+        const first = await accounts.createSession({ userId: ada.user.id, kind: 'refresh', expiresAt, now });
+        const other = await accounts.createSession({ userId: ada.user.id, kind: 'refresh', expiresAt, now });
+        expect(other.family).not.toBe(first.family);
+        expect(await accounts.loginUser(first.family, ada.user.id)).toEqual(ada.user);
+        // A family names one account's login: another account's id, or an unknown family, is no login.
+        expect(await accounts.loginUser(first.family, bob.user.id)).toBeUndefined();
+        expect(await accounts.loginUser('no-such-family', ada.user.id)).toBeUndefined();
+        const second = await accounts.rotateSession(first.secret, expiresAt, now);
+        if (!second.rotated) throw new Error('no rotation');
+        expect(second.family).toBe(first.family);
+        expect(await accounts.loginUser(first.family, ada.user.id)).toEqual(ada.user);
+        // The replay of the rotated token ends that login, and only that one.
+        expect(await accounts.rotateSession(first.secret, expiresAt, now)).toEqual({ rotated: false, reason: 'reused' });
+        expect(await accounts.loginUser(first.family, ada.user.id)).toBeUndefined();
+        expect(await accounts.loginUser(other.family, ada.user.id)).toEqual(ada.user);
+        // So does a logout (revoking any session of the family).
+        expect(await accounts.revokeSession(other.secret, now)).toBe(true);
+        expect(await accounts.loginUser(other.family, ada.user.id)).toBeUndefined();
       });
 
       it('keeps one access-token signing key for every process on the storage', async () => {
@@ -441,6 +469,96 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await webhooks.deleteWebhook(sub.id)).toBe(true);
         expect(await webhooks.listOutboxDeliveries(sub.id)).toEqual([]);
         expect(await webhooks.countPendingDeliveries()).toBe(0);
+      });
+
+      it('names each attempt by an external id: a UUID version 7 sorting as the attempts were made, whatever their webhook', async () => {
+        const { webhooks } = await fresh();
+        const a = await webhooks.createWebhook({ url: 'https://a.example/hook', events: ['*'], secret: 's', active: true });
+        const b = await webhooks.createWebhook({ url: 'https://b.example/hook', events: ['*'], secret: 's', active: true });
+        const made: string[] = [];
+        for (let i = 0; i < 12; i++) {
+          // Attempts in one millisecond too: their ids still sort as they were made.
+          made.push(await webhooks.startDelivery(a.id, 'registry.updated', new Date(Date.UTC(2026, 0, 1, 0, 0, Math.floor(i / 3)))));
+          await webhooks.startDelivery(b.id, 'registry.updated', new Date(Date.UTC(2026, 0, 1, 0, 0, Math.floor(i / 3))));
+        }
+        for (const id of made) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+        expect([...made].sort()).toEqual(made);
+        expect((await webhooks.listDeliveries(a.id)).map((d) => d.id)).toEqual([...made].reverse());
+        await webhooks.finishDelivery(made[4]!, 204, null);
+        expect((await webhooks.listDeliveries(a.id)).filter((d) => d.status !== null)).toMatchObject([{ id: made[4], status: 204 }]);
+      });
+
+      it('claims one delivery of a webhook at a time, in the order written: a later one waits until the earlier is final', async () => {
+        const { webhooks } = await fresh();
+        const t0 = new Date(Date.UTC(2026, 0, 1));
+        const later = (ms: number): Date => new Date(t0.getTime() + ms);
+        // Created in this order (deliveries of one event are written in the order of their webhooks).
+        const a = await webhooks.createWebhook({ url: 'https://a.example/hook', events: ['*'], secret: 's', active: true, now: later(-2) });
+        await webhooks.createWebhook({ url: 'https://b.example/hook', events: ['registry.updated'], secret: 's', active: true, now: later(-1) });
+        const [a1, b1] = await webhooks.enqueueEvent({ event: 'registry.updated', data: { n: 1 } }, t0);
+        const [a2] = await webhooks.enqueueEvent({ event: 'template.yanked', data: { n: 2 } }, t0);
+        const [a3] = await webhooks.enqueueEvent({ event: 'template.deprecated', data: { n: 3 } }, t0);
+        const claim = async (at: Date): Promise<string[]> => (await webhooks.claimDueDeliveries(at, 10, 1000)).map((d) => d.id);
+        const finish = async (id: string, update: Omit<AttemptOutcome, 'attemptId' | 'deliveryId'>, at: Date): Promise<void> => {
+          const attemptId = await webhooks.startDelivery(a.id, 'registry.updated', at, id);
+          await webhooks.recordAttemptOutcome({ ...update, attemptId, deliveryId: id }, at);
+        };
+
+        // One per webhook, its oldest; a webhook's next one is not due while the first is leased.
+        expect(await claim(t0)).toEqual([a1!.id, b1!.id]);
+        expect(await claim(t0)).toEqual([]);
+        expect(await webhooks.nextDueAt()).toEqual(later(1000));
+        // A retry holds the later deliveries back: a2 and a3 are due, yet not given before a1 is final.
+        await finish(a1!.id, { state: 'pending', attempts: 1, nextAttemptAt: later(5000), status: 500, error: 'HTTP 500' }, later(10));
+        expect(await claim(later(20))).toEqual([]);
+        expect(await webhooks.nextDueAt()).toEqual(later(1000));
+        await finish(b1!.id, { state: 'delivered', attempts: 1, status: 200, error: null }, later(30));
+        expect(await webhooks.nextDueAt()).toEqual(later(5000));
+        expect(await claim(later(5000))).toEqual([a1!.id]);
+        await finish(a1!.id, { state: 'delivered', attempts: 2, status: 200, error: null }, later(5010));
+        expect(await claim(later(5020))).toEqual([a2!.id]);
+        await finish(a2!.id, { state: 'failed', attempts: 1, status: null, error: 'refused' }, later(5030));
+        expect(await claim(later(5040))).toEqual([a3!.id]);
+      });
+
+      it("records an attempt's outcome and its delivery's new state in one transaction: a write that fails leaves neither", async () => {
+        const { webhooks } = await fresh();
+        const t0 = new Date(Date.UTC(2026, 0, 1));
+        const hook = await webhooks.createWebhook({ url: 'https://a.example/hook', events: ['*'], secret: 's', active: true });
+        const [delivery] = await webhooks.enqueueEvent({ event: 'registry.updated', data: {} }, t0);
+        await webhooks.claimDueDeliveries(t0, 10, 60_000);
+        const attemptId = await webhooks.startDelivery(hook.id, 'registry.updated', t0, delivery!.id);
+
+        // The attempt's row is written first; the delivery's update then fails (a state the outbox refuses).
+        const refused = { attemptId, deliveryId: delivery!.id, state: 'answered' as OutboxState, attempts: 1, status: 200, error: null };
+        await expect(webhooks.recordAttemptOutcome(refused, t0)).rejects.toThrow();
+        expect(await webhooks.listDeliveries(hook.id)).toMatchObject([{ id: attemptId, status: null, error: null }]);
+        expect(await webhooks.getOutboxDelivery(delivery!.id)).toMatchObject({ state: 'pending', attempts: 0, lastStatus: null });
+
+        expect(await webhooks.recordAttemptOutcome({ ...refused, state: 'delivered' }, t0)).toBe(true);
+        expect(await webhooks.listDeliveries(hook.id)).toMatchObject([{ id: attemptId, status: 200, error: null }]);
+        expect(await webhooks.getOutboxDelivery(delivery!.id)).toMatchObject({ state: 'delivered', attempts: 1, lastStatus: 200 });
+        expect(await webhooks.countPendingDeliveries()).toBe(0);
+      });
+
+      it('never moves a delivery out of a final state, and switches the webhook off with a 410 outcome', async () => {
+        const { webhooks } = await fresh();
+        const t0 = new Date(Date.UTC(2026, 0, 1));
+        const hook = await webhooks.createWebhook({ url: 'https://a.example/hook', events: ['*'], secret: 's', active: true });
+        const [delivery] = await webhooks.enqueueEvent({ event: 'registry.updated', data: {} }, t0);
+        const first = await webhooks.startDelivery(hook.id, 'registry.updated', t0, delivery!.id);
+        const second = await webhooks.startDelivery(hook.id, 'registry.updated', t0, delivery!.id);
+        expect(await webhooks.recordAttemptOutcome({ attemptId: first, deliveryId: delivery!.id, state: 'delivered', attempts: 1, status: 200, error: null }, t0)).toBe(true);
+        // A late attempt of another process (its lease had ended) fails: logged, and the delivery stays delivered.
+        const late = { attemptId: second, deliveryId: delivery!.id, state: 'pending' as const, attempts: 2, nextAttemptAt: t0, status: 410, error: 'HTTP 410', disableWebhook: true };
+        expect(await webhooks.recordAttemptOutcome(late, t0)).toBe(false);
+        expect(await webhooks.getOutboxDelivery(delivery!.id)).toMatchObject({ state: 'delivered', attempts: 1, lastStatus: 200 });
+        expect((await webhooks.listDeliveries(hook.id)).map((d) => [d.id, d.status])).toEqual([
+          [second, 410],
+          [first, 200],
+        ]);
+        expect(await webhooks.claimDueDeliveries(t0, 10, 1000)).toEqual([]);
+        expect((await webhooks.getWebhook(hook.id))?.active).toBe(false);
       });
 
       it("writes a commit's webhook events to the outbox with the version, and none for a version that was not pending", async () => {

@@ -77,6 +77,7 @@ export function backendLocation(flags: BackendFlags, env: NodeJS.ProcessEnv = pr
     names: {
       database: given(flags.database) !== undefined ? '--database' : 'DATABASE_URL',
       storage: given(flags.storage) !== undefined ? '--storage' : 'REGISTRY_STORAGE',
+      s3Endpoint: '--s3-endpoint',
     },
   };
 }
@@ -106,13 +107,27 @@ export type CommandStorage = OpenedStorage & {
   readonly dir: string;
   /** Where the store is, for messages: the folder, or the database (no password) and the storage. */
   readonly where: string;
+  /** What a server on this storage should warn about, one line each (printed by `serve`). */
+  readonly warnings: readonly string[];
 };
+
+/**
+ * With a database but no storage the archives go to the store folder, which is this machine's own:
+ * a second instance on the same database would list versions whose bytes it does not have.
+ */
+function warningsOf(location: StorageLocation, storage: OpenedStorage): string[] {
+  if (location.database === undefined || location.storage !== undefined) return [];
+  const database = location.names?.database ?? '--database';
+  return [
+    `${database} without --storage: archives and manifests are kept in the store folder ${storage.description.storage}, local to this instance; other instances on this database will not have them: give every instance one shared --storage (s3://bucket/prefix)`,
+  ];
+}
 
 /**
  * Opens the store a command names: its `--store` folder (the old form: the flag's value), or its
  * backend flags; `create: false` opens an existing embedded store only. A location that cannot be
- * (a bad URL, no store in the folder) is a UsageError naming the flag; any other failure is
- * rethrown with the database's password left out of its message.
+ * (a bad URL, a missing or unreachable bucket, no store in the folder) is a UsageError naming the
+ * flag; any other failure is rethrown with the database's password left out of its message.
  */
 export async function openStoreForCommand(flags: string | undefined | BackendFlags, options: { create: boolean; env?: NodeJS.ProcessEnv; s3Elsewhere?: boolean }): Promise<CommandStorage> {
   const location = backendLocation(typeof flags === 'object' ? flags : { ...(flags !== undefined ? { store: flags } : {}) }, options.env ?? process.env, options.s3Elsewhere ?? false);
@@ -120,12 +135,13 @@ export async function openStoreForCommand(flags: string | undefined | BackendFla
   const { describeStorage, openStorage, StorageLocationError, StoreNotFoundError } = await import('../../store/index.js');
   let storage: OpenedStorage;
   try {
-    storage = await openStorage(location, { create: options.create });
+    // A database's local folders (the built registry, upload temp files) are made when a server recovers the storage at start, not by commands that never use them.
+    storage = await openStorage(location, { create: options.create, localFolders: 'recover' });
   } catch (error) {
     if (error instanceof StorageLocationError) throw new UsageError(error.message);
     if (error instanceof StoreNotFoundError) throw new UsageError(`--store: ${error.message}`);
     if (location.database === undefined) throw error;
     throw new Error(`cannot open the database (${location.names?.database ?? '--database'}): ${withoutPassword(errorMessage(error), location.database)}`, { cause: error });
   }
-  return Object.assign(storage, { dir: storage.description.dir, where: describeStorage(storage.description) });
+  return Object.assign(storage, { dir: storage.description.dir, where: describeStorage(storage.description), warnings: warningsOf(location, storage) });
 }

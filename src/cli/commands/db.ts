@@ -31,7 +31,8 @@ export function registerDb(program: Command, io: CliIo, setExit: (code: number) 
       try {
         result = await migratePostgres(url);
       } catch (error) {
-        throw new Error(`cannot migrate ${database}: ${withoutPassword(errorMessage(error), url)}`, { cause: error });
+        // Named as every store command names it: the flag, or the variable it came from.
+        throw new Error(`cannot migrate ${database} (${argument}): ${withoutPassword(errorMessage(error), url)}`, { cause: error });
       }
       const { from, to } = result;
       if (flags.json) io.stdout(`${JSON.stringify({ database, from, to, migrated: from !== to }, null, 2)}\n`);

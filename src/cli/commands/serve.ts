@@ -7,6 +7,7 @@ import { DEFAULT_LIMITS } from '../../server/context.js';
 import { DEFAULT_STATS_REFRESH_MS } from '../../server/stats-refresh.js';
 import { tokenState, type TokenRecord, type TokenState } from '../../store/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { stderrStyle } from '../style.js';
 import { errorMessage } from '../../core/errors.js';
 import { addBackendOptions, DEFAULT_STORE, openStoreForCommand, type BackendFlags } from './backends.js';
 
@@ -78,6 +79,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       const statsRefreshMs = 1000 * positiveInteger('--stats-refresh', flags.statsRefresh ?? env.REGISTRY_STATS_REFRESH, DEFAULT_STATS_REFRESH_MS / 1000, 0);
       const storage = await openStoreForCommand(flags, { create: true });
       const { description } = storage;
+      for (const line of storage.warnings) io.stderr(`${stderrStyle(io).yellow('warning')}: ${line}\n`);
       let server: Awaited<ReturnType<typeof createServer>>;
       try {
         server = await createServer({

@@ -55,7 +55,7 @@ async function sideOf(role: Side['role'], value: string, storage: string | undef
   const flag = role === 'source' ? '--from' : '--to';
   const storageFlag = role === 'source' ? '--storage-from' : '--storage-to';
   if (value.trim() === '') throw new UsageError(`${flag} must name a store folder or a postgres:// URL`);
-  const names = { database: flag, storage: storageFlag };
+  const names = { database: flag, storage: storageFlag, s3Endpoint: '--s3-endpoint' };
   if (!isDatabaseUrl(value)) {
     return { role, flag, storageFlag, location: { store: value, ...(storage !== undefined ? { storage } : {}), s3, names } };
   }
@@ -65,10 +65,13 @@ async function sideOf(role: Side['role'], value: string, storage: string | undef
   return { role, flag, storageFlag, location: { store: scratch, database: value, storage, s3, names }, database: value, scratch };
 }
 
-/** Opens one side (the source must exist; the target is created, its schema migrated). */
+/**
+ * Opens one side (the source must exist; the target is created, its schema migrated). A database's
+ * local folders are never made: a copy uses none (`localFolders: 'recover'`, and it never recovers).
+ */
 async function open(side: Side): Promise<OpenedStorage> {
   try {
-    return await openStorage(side.location, { create: side.role === 'target' });
+    return await openStorage(side.location, { create: side.role === 'target', localFolders: 'recover' });
   } catch (error) {
     if (error instanceof StorageLocationError) throw new UsageError(error.message);
     if (error instanceof StoreNotFoundError) throw new UsageError(`${side.flag}: ${error.message}`);
@@ -152,6 +155,8 @@ export function registerStore(program: Command, io: CliIo, setExit: (code: numbe
         closers.push(() => target.close());
         io.stderr(`copying ${describeStorage(source.description)} -> ${describeStorage(target.description)}\n`);
         const summary = await copyStore(dumperFor(from, source), dumperFor(to, target), {
+          // The target's bytes are in --storage-to when given, else in its store folder (--to).
+          targetNames: { rows: to.flag, bytes: flags.storageTo !== undefined ? to.storageFlag : to.flag },
           onProgress: (progress) => {
             const line = progressLine(progress);
             if (line !== undefined) io.stderr(`${line}\n`);

@@ -12,11 +12,12 @@
  *
  * Failed logins (both login routes) are limited per account and per client address (login-throttle.ts).
  */
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
 import type { TokenRole, UserRecord } from '../../store/types.js';
 import {
   AccountInputError,
+  accountProblems,
   checkCredentials,
   clearedSessionCookie,
   createAccount,
@@ -28,7 +29,7 @@ import {
   sessionCookieOf,
 } from '../accounts.js';
 import type { ServerContext } from '../context.js';
-import { ApiError, envelope } from '../envelope.js';
+import { ApiError, envelope, validationError } from '../envelope.js';
 import { LoginThrottle } from '../login-throttle.js';
 
 const NO_STORE = 'no-store';
@@ -88,9 +89,61 @@ function tooManyFailures(waitMs: number): ApiError {
   return new ApiError(429, 'RATE_LIMIT_EXCEEDED', `too many failed logins: retry in ${retryAfter} seconds`, [], { 'Retry-After': String(retryAfter) }, { retryAfter });
 }
 
-/** Whether the request reached the server over https (directly, or through a trusted proxy). */
+/**
+ * The 422 of a new account's body, or undefined when it is right: the schema's problems (missing
+ * fields, types, unknown fields) and the account rules' (accountProblems: password length, e-mail
+ * form) together, so one answer names every field to fix. One detail per field, the schema's first:
+ * a 2 000-character password breaks both, and one message says it. A body that is not a JSON
+ * object stays a 400.
+ */
+function invalidAccount(request: FastifyRequest): ApiError | undefined {
+  const schemaError = request.validationError ? validationError(request.validationError as FastifyError, request) : undefined;
+  if (schemaError && schemaError.statusCode !== 422) return schemaError;
+  const details = [...(schemaError?.details ?? [])];
+  const named = new Set(details.map((detail) => detail.field));
+  for (const problem of accountProblems(request.body as Record<string, unknown>)) {
+    if (!named.has(problem.field)) details.push(problem);
+  }
+  return details.length > 0 ? new ApiError(422, 'VALIDATION_ERROR', 'the account is invalid', details) : undefined;
+}
+
+/** The `proto` of the last element of an RFC 7239 `Forwarded` header (the nearest proxy's), lower-cased; undefined without one. */
+function forwardedProto(header: string | undefined): string | undefined {
+  // Elements are split on `,` and pairs on `;` outside quoted strings (a quoted `for` may hold either).
+  const elements = (header ?? '').match(/(?:[^,"]|"(?:[^"\\]|\\.)*")+/g) ?? [];
+  for (const pair of elements.at(-1)?.match(/(?:[^;"]|"(?:[^"\\]|\\.)*")+/g) ?? []) {
+    const equals = pair.indexOf('=');
+    if (equals < 0 || pair.slice(0, equals).trim().toLowerCase() !== 'proto') continue;
+    const value = pair.slice(equals + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    return /^[a-z][a-z\d+.-]*$/.test(value) ? value : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Whether a trusted proxy said, in RFC 7239 `Forwarded: proto=https`, that the client came over
+ * https. fastify applies the server's `trustProxy` only to X-Forwarded-Proto, and that setting is not
+ * in the context: so the nearest proxy's `proto` is shown to fastify's own `request.protocol` as
+ * X-Forwarded-Proto for one synchronous read (then removed), and both headers pass the same trust
+ * decision; a client's own Forwarded, without a trusted proxy, changes nothing. When both headers
+ * are sent, X-Forwarded-Proto (already read by `request.protocol`) decides.
+ */
+function forwardedHttps(request: FastifyRequest): boolean {
+  const headers = request.raw.headers;
+  if (headers['x-forwarded-proto'] !== undefined) return false;
+  const proto = forwardedProto(headers.forwarded);
+  if (proto === undefined) return false;
+  headers['x-forwarded-proto'] = proto;
+  try {
+    return request.protocol === 'https';
+  } finally {
+    delete headers['x-forwarded-proto'];
+  }
+}
+
+/** Whether the request reached the server over https (directly, or through a trusted proxy's X-Forwarded-Proto or Forwarded). */
 function overHttps(request: FastifyRequest, context: ServerContext): boolean {
-  return request.protocol === 'https' || context.publicUrl.startsWith('https:');
+  return request.protocol === 'https' || context.publicUrl.startsWith('https:') || forwardedHttps(request);
 }
 
 export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { context }) => {
@@ -121,9 +174,13 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
     {
       preValidation: admin,
       schema: { body: USER_BODY },
+      // The handler answers schema problems itself, together with the account rules' (invalidAccount).
+      attachValidation: true,
       config: { body: { shape: 'a JSON object: { email, password, role?, owner?, name? }', invalid: 'the account is invalid', root: 'body' } },
     },
     async (request, reply) => {
+      const invalid = invalidAccount(request);
+      if (invalid) throw invalid;
       let creation;
       try {
         creation = await createAccount(accounts, request.body);

@@ -97,7 +97,7 @@ export const webhooksRoute: FastifyPluginAsync<{ context: ServerContext }> = (ap
   });
 
   app.get<IdParams>('/webhooks/:id/deliveries', { preValidation: admin }, async (request, reply) => {
-    const query = checkedListQuery(DELIVERY_LIST, request.query);
+    const query = checkedListQuery(DELIVERY_LIST, request.query, request.params.id);
     const webhook = await webhookOr404(request.params.id);
     // Every attempt kept (newest first), then the page of them.
     const deliveries = (await webhooks.listDeliveries(webhook.id, DELIVERIES_KEPT)).map(publicDelivery);

@@ -6,8 +6,9 @@ import { FolderBlobStore } from './folder.js';
 import { S3BlobStore, type S3BlobSettings } from './s3.js';
 
 export { FolderBlobStore } from './folder.js';
-export { S3BlobStore, S3BlobError, type S3BlobStoreOptions, type S3BlobSettings } from './s3.js';
+export { S3BlobStore, S3BlobError, type S3BucketProblem, type S3BlobStoreOptions, type S3BlobSettings } from './s3.js';
 export { BlobKeyError, checkBlobKey } from './keys.js';
+export { claimBlobStore, claimLockFile, type Claimable, type ClaimResult, type CopyClaim } from './claim.js';
 
 /**
  * The BlobStore at `location`: an `s3://bucket/prefix` URL (reached with `s3`), or else a local

@@ -16,18 +16,41 @@ import type { Readable } from 'node:stream';
 
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 
-import { describeFailure, isNotFound, loadSdk, md5OfEtag, parseS3Url, s3ClientConfig, s3UrlOf, type S3ClientSettings } from '../../registry/s3-output.js';
+import { describeFailure, isNotFound, loadSdk, md5OfEtag, parseS3Url, s3ClientConfig, S3UrlError, s3UrlOf, type S3ClientSettings } from '../../registry/s3-output.js';
 import type { ArchiveReader, BlobStore } from '../types.js';
 
 import { checkBlobKey, checkBlobPrefix } from './keys.js';
 
-/** A request to the bucket failed or timed out (after the retries); the message names the object. */
+/** Why `checkBucket` found a bucket unusable (its message says the rest, in words). */
+export type S3BucketProblem = 'no-bucket' | 'denied' | 'no-credentials' | 'unreachable' | 'failed';
+
+/**
+ * A request to the bucket failed or timed out (after the retries); the message names the object.
+ * From `checkBucket`, `bucketProblem` says which kind of failure it was.
+ */
 export class S3BlobError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  readonly bucketProblem: S3BucketProblem | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; bucketProblem?: S3BucketProblem }) {
     super(message, options);
     this.name = 'S3BlobError';
+    this.bucketProblem = options?.bucketProblem;
   }
 }
+
+/** Network failures in plain words (the endpoint is named by whoever knows which flag gave it). */
+const NETWORK_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  ECONNRESET: 'connection reset',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  CERT_HAS_EXPIRED: 'its TLS certificate has expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'its TLS certificate is self-signed',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'its TLS certificate cannot be verified',
+};
 
 export interface S3BlobStoreOptions extends S3ClientSettings {
   bucket: string;
@@ -248,6 +271,46 @@ export class S3BlobStore implements BlobStore {
     const objectKey = this.#objectKey(key);
     // S3 answers 204 for a missing key; a store that answers 404 means the same.
     await this.#ifFound('DeleteObject', objectKey, (client) => client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: objectKey })));
+  }
+
+  /**
+   * Checks once that the bucket is there and answers these credentials: a listing below the prefix
+   * (not HeadBucket, which a policy granting ListBucket on the prefix only refuses). It lists a name
+   * none of the stores' keys starts with (theirs start with archives/, manifests/, files/...), so
+   * the answer is empty, small and never paged, whatever the bucket holds. Opening a store calls it,
+   * so a missing bucket or a wrong endpoint fails at start, with the reason, instead of at the first
+   * upload (or never, for a command that reads no bytes).
+   */
+  async checkBucket(): Promise<void> {
+    const { ListObjectsV2Command } = await loadSdk();
+    const probe = `${this.prefix}.bucket-check`;
+    try {
+      await this.#send('ListObjectsV2', probe, (client) => client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: probe, MaxKeys: 1 })));
+    } catch (error) {
+      // A bad endpoint setting is the caller's to name (S3UrlError, before any request).
+      if (error instanceof S3UrlError) throw error;
+      // An S3BlobError's cause is the SDK's error already stripped of the signed request.
+      throw this.#bucketProblem(error instanceof S3BlobError ? error.cause : plainCause(error));
+    }
+  }
+
+  #bucketProblem(cause: unknown): S3BlobError {
+    const e = cause as { name?: string; Code?: string; code?: string; $metadata?: { httpStatusCode?: number } } | null;
+    const code = e?.Code ?? e?.name ?? '';
+    const status = e?.$metadata?.httpStatusCode;
+    const problem = (kind: S3BucketProblem, message: string): S3BlobError => new S3BlobError(message, { cause, bucketProblem: kind });
+    if (code === 'NoSuchBucket' || (status === 404 && code !== 'NoSuchKey')) return problem('no-bucket', `the bucket ${this.bucket} does not exist`);
+    if (e?.name === 'CredentialsProviderError') {
+      return problem('no-credentials', 'no credentials to sign requests with: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or an AWS profile or role');
+    }
+    if (status === 403 || status === 401) {
+      // The store's error code says which (AccessDenied, InvalidAccessKeyId, SignatureDoesNotMatch); never a credential.
+      return problem('denied', `the bucket ${this.bucket} refused these credentials (${code || `HTTP ${status}`}): check the access key and the bucket's policy`);
+    }
+    const network = e?.code !== undefined ? NETWORK_WORDS[e.code] : undefined;
+    if (network !== undefined) return problem('unreachable', network);
+    if (e?.name === 'TimeoutError') return problem('unreachable', `no answer within ${Math.round(this.#timeoutMs / 1000)} s`);
+    return problem('failed', `listing s3://${this.bucket}/${this.prefix} failed: ${describeFailure(cause)}`);
   }
 
   async *list(prefix: string): AsyncIterable<{ key: string; size: number }> {

@@ -4,7 +4,7 @@ import type pg from 'pg';
 
 import { newSessionSecret, newUserRecord, sessionRefusal, type SessionState } from '../records.js';
 import { secretDigest } from '../secrets.js';
-import type { AccountStore, NewSession, NewUser, SessionCheck, SessionKind, SessionRotation, UserCreation, UserRecord } from '../types.js';
+import type { AccountStore, NewSession, NewSessionSecret, NewUser, SessionCheck, SessionKind, SessionRotation, UserCreation, UserRecord } from '../types.js';
 import { iso, transaction, type Queryable } from './database.js';
 
 interface UserRow {
@@ -38,10 +38,11 @@ const toUser = (row: UserRow): UserRecord => ({
 });
 
 /** A session row's state, for the shared rule. */
-const stateOf = (row: SessionRow): SessionState => ({
+const stateOf = (row: SessionRow, familyRevoked: boolean): SessionState => ({
   expiresAt: row.expires_at,
   ...(row.replaced_at !== null ? { replacedAt: row.replaced_at } : {}),
   ...(row.revoked_at !== null ? { revokedAt: row.revoked_at } : {}),
+  familyRevoked,
 });
 
 const SIGNING_KEY = 'access-token-key';
@@ -75,7 +76,7 @@ export class PostgresAccountStore implements AccountStore {
     return (await this.pool.query<UserRow>('SELECT * FROM users ORDER BY created_at, id')).rows.map(toUser);
   }
 
-  private async insertSession(db: Queryable, session: NewSession, family: string): Promise<{ secret: string; expiresAt: string }> {
+  private async insertSession(db: Queryable, session: NewSession, family: string): Promise<NewSessionSecret> {
     const secret = newSessionSecret(session.kind);
     const expiresAt = session.expiresAt.toISOString();
     await db.query('INSERT INTO sessions (hash, family, user_id, kind, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)', [
@@ -86,10 +87,10 @@ export class PostgresAccountStore implements AccountStore {
       (session.now ?? new Date()).toISOString(),
       expiresAt,
     ]);
-    return { secret, expiresAt };
+    return { secret, expiresAt, family };
   }
 
-  createSession(session: NewSession): Promise<{ secret: string; expiresAt: string }> {
+  createSession(session: NewSession): Promise<NewSessionSecret> {
     return this.insertSession(this.pool, session, randomUUID());
   }
 
@@ -99,6 +100,15 @@ export class PostgresAccountStore implements AccountStore {
     const presented = secretDigest(secret);
     const row = (await client.query<SessionRow>('SELECT * FROM sessions WHERE hash = $1 AND kind = $2 FOR UPDATE', [presented, kind])).rows[0];
     return row && timingSafeEqual(row.hash, presented) ? row : undefined;
+  }
+
+  /**
+   * Whether a session of `family` was revoked. Asked in its own statement after the row lock: under
+   * READ COMMITTED it then sees a revocation committed while this transaction waited for the lock.
+   */
+  private async familyRevoked(db: Queryable, family: string): Promise<boolean> {
+    const { rows } = await db.query<{ revoked: boolean }>('SELECT EXISTS (SELECT 1 FROM sessions WHERE family = $1 AND revoked_at IS NOT NULL) AS revoked', [family]);
+    return rows[0]?.revoked === true;
   }
 
   private async revokeFamily(db: Queryable, family: string, now: Date): Promise<void> {
@@ -113,7 +123,7 @@ export class PostgresAccountStore implements AccountStore {
     return transaction(this.pool, async (client): Promise<SessionCheck> => {
       const row = await this.lockedSession(client, secret, kind);
       if (!row) return { valid: false, reason: 'unknown' };
-      const refusal = sessionRefusal(stateOf(row), now);
+      const refusal = sessionRefusal(stateOf(row, await this.familyRevoked(client, row.family)), now);
       if (refusal === 'reused') await this.revokeFamily(client, row.family, now);
       if (refusal) return { valid: false, reason: refusal };
       const user = await this.userRow(client, row.user_id);
@@ -127,7 +137,7 @@ export class PostgresAccountStore implements AccountStore {
     return transaction(this.pool, async (client): Promise<SessionRotation> => {
       const row = await this.lockedSession(client, secret, 'refresh');
       if (!row) return { rotated: false, reason: 'unknown' };
-      const refusal = sessionRefusal(stateOf(row), now);
+      const refusal = sessionRefusal(stateOf(row, await this.familyRevoked(client, row.family)), now);
       if (refusal === 'reused') await this.revokeFamily(client, row.family, now);
       if (refusal) return { rotated: false, reason: refusal };
       const user = await this.userRow(client, row.user_id);
@@ -146,6 +156,17 @@ export class PostgresAccountStore implements AccountStore {
     if (!row || !timingSafeEqual(row.hash, presented)) return false;
     await this.revokeFamily(this.pool, row.family, now);
     return true;
+  }
+
+  async loginUser(family: string, userId: string): Promise<UserRecord | undefined> {
+    // Both subqueries use the family index: the cost of an access token is this one statement.
+    const { rows } = await this.pool.query<UserRow>(
+      `SELECT * FROM users WHERE id = $2
+         AND EXISTS (SELECT 1 FROM sessions WHERE family = $1 AND user_id = $2)
+         AND NOT EXISTS (SELECT 1 FROM sessions WHERE family = $1 AND revoked_at IS NOT NULL)`,
+      [family, userId],
+    );
+    return rows[0] ? toUser(rows[0]) : undefined;
   }
 
   async signingKey(): Promise<Uint8Array> {

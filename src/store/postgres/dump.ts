@@ -22,6 +22,7 @@ import type {
   StoreDump,
   StoreDumper,
 } from '../dump-types.js';
+import type { Claimable, ClaimResult } from '../blob/claim.js';
 import type { BlobStore } from '../types.js';
 import { int, transaction } from './database.js';
 import { describeDatabase } from './migrations.js';
@@ -117,6 +118,7 @@ export async function readPostgresDump(pool: pg.Pool): Promise<StoreDump> {
       deliveryAttempts: (await all('SELECT * FROM deliveries ORDER BY id')).map(
         (row): DumpDeliveryAttempt => ({
           id: num(row.id),
+          attemptId: String(row.attempt_id),
           webhookId: String(row.webhook_id),
           event: String(row.event),
           status: maybeNum(row.status),
@@ -239,8 +241,8 @@ export async function loadPostgresDump(pool: pg.Pool, dump: StoreDump): Promise<
     await insertAll(
       client,
       'deliveries',
-      ['id', 'webhook_id', 'event', 'status', 'attempted_at', 'error', 'delivery_id'],
-      dump.deliveryAttempts.map((a) => [a.id, a.webhookId, a.event, a.status, a.attemptedAt, a.error, a.deliveryId]),
+      ['id', 'attempt_id', 'webhook_id', 'event', 'status', 'attempted_at', 'error', 'delivery_id'],
+      dump.deliveryAttempts.map((a) => [a.id, a.attemptId, a.webhookId, a.event, a.status, a.attemptedAt, a.error, a.deliveryId]),
       { overriding: true },
     );
     await insertAll(
@@ -263,8 +265,47 @@ export async function loadPostgresDump(pool: pg.Pool, dump: StoreDump): Promise<
   });
 }
 
-/** The dumper of a PostgreSQL store: its pool and its blob store. */
-export function postgresDumper(pool: pg.Pool, blobs: BlobStore, location = 'the PostgreSQL database'): StoreDumper {
+/** Fixed key of the advisory lock a `store copy` holds on its target ("tr-copy!" as a big-endian integer, like the build lock's). */
+const COPY_LOCK_KEY = '8390818960839309601';
+
+/**
+ * Claims the database for one copy: a session advisory lock, tried (never waited for), on a
+ * connection held until the claim is released. A copy that dies releases it with its connection.
+ */
+export async function claimPostgres(pool: pg.Pool): Promise<ClaimResult> {
+  const client = await pool.connect();
+  let claimed: boolean;
+  try {
+    const { rows } = await client.query<{ claimed: boolean }>(`SELECT pg_try_advisory_lock(${COPY_LOCK_KEY}) AS claimed`);
+    claimed = rows[0]?.claimed === true;
+  } catch (error) {
+    client.release(error as Error);
+    throw error;
+  }
+  if (!claimed) {
+    client.release();
+    return { busy: 'another store copy is running into it (it holds the copy lock of this database)' };
+  }
+  let released = false;
+  return {
+    claimed: {
+      release: async () => {
+        if (released) return;
+        released = true;
+        try {
+          await client.query(`SELECT pg_advisory_unlock(${COPY_LOCK_KEY})`);
+          client.release();
+        } catch (error) {
+          // A connection whose unlock failed is closed, not pooled: closing it frees the lock.
+          client.release(error as Error);
+        }
+      },
+    },
+  };
+}
+
+/** The dumper of a PostgreSQL store: its pool and its blob store; it claims the database for a copy (`claimPostgres`). */
+export function postgresDumper(pool: pg.Pool, blobs: BlobStore, location = 'the PostgreSQL database'): StoreDumper & Claimable {
   return {
     backend: 'postgres',
     location,
@@ -272,6 +313,7 @@ export function postgresDumper(pool: pg.Pool, blobs: BlobStore, location = 'the 
     read: () => readPostgresDump(pool),
     counts: () => countPostgres(pool),
     load: (dump) => loadPostgresDump(pool, dump),
+    claim: () => claimPostgres(pool),
   };
 }
 

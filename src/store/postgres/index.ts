@@ -47,6 +47,12 @@ export interface PostgresStorageOptions {
   watch?: WatchOptions;
   /** Connections this instance may hold; default 10. */
   maxConnections?: number;
+  /**
+   * When `publicDir` and `tmpDir` are made: at open (the default), or in `recover()`, which a server
+   * runs at start before it builds or takes an upload; a command that only works on rows
+   * (`token create`) then makes no local folder.
+   */
+  localFolders?: 'open' | 'recover';
 }
 
 export interface PostgresStorage extends RegistryStorage {
@@ -64,11 +70,17 @@ const DEFAULT_BUILD_LOCK_TIMEOUT_MS = 2 * 60 * 1000;
 export async function openPostgresStorage(options: PostgresStorageOptions): Promise<PostgresStorage> {
   const database = describeDatabase(options.url);
   const graceMs = options.pendingGraceMs ?? DEFAULT_GRACE_MS;
-  for (const folder of [options.publicDir, options.tmpDir]) {
-    await mkdir(folder, { recursive: true, mode: 0o700 });
-  }
-  // Uploads wait here before they reach the blob store: this instance's account only.
-  await chmod(options.tmpDir, 0o700);
+  let foldersMade = false;
+  const makeFolders = async (): Promise<void> => {
+    if (foldersMade) return;
+    for (const folder of [options.publicDir, options.tmpDir]) {
+      await mkdir(folder, { recursive: true, mode: 0o700 });
+    }
+    // Uploads wait here before they reach the blob store: this instance's account only.
+    await chmod(options.tmpDir, 0o700);
+    foldersMade = true;
+  };
+  if (options.localFolders !== 'recover') await makeFolders();
   const pool = new pg.Pool({ connectionString: options.url, max: options.maxConnections ?? 10 });
   // An idle connection the server drops (restart, failover) is replaced on the next query; without
   // a listener the pool's 'error' event would end the process.
@@ -103,6 +115,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     accounts: new PostgresAccountStore(pool),
     dump: postgresDumper(pool, options.blobs, database),
     async recover() {
+      await makeFolders();
       await versions.recover(graceMs);
       await files.recover(graceMs);
     },

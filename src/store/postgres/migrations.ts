@@ -9,7 +9,31 @@
  */
 import pg from 'pg';
 
-const MIGRATIONS: readonly string[] = [
+import { attemptIdGenerator } from '../attempt-ids.js';
+
+/** A step of the schema: SQL, or code when rows must be filled with what SQL cannot make. */
+type Migration = string | ((client: pg.ClientBase) => Promise<void>);
+
+/**
+ * Gives every delivery attempt its external id (`attempt_id`): the log's row number was its id until
+ * then, and clients saw it. Made from each attempt's time, in row order, so the ids of the older
+ * attempts sort as they did and before the ones made from now on. The column's default (a random
+ * UUID) is for an instance of the previous release still running during an upgrade: its attempts
+ * get an id too, though not a time-ordered one.
+ */
+async function addAttemptIds(client: pg.ClientBase): Promise<void> {
+  await client.query('ALTER TABLE deliveries ADD COLUMN attempt_id text COLLATE "C"');
+  const { rows } = await client.query<{ id: string; attempted_at: Date }>('SELECT id, attempted_at FROM deliveries ORDER BY id');
+  const next = attemptIdGenerator();
+  const ids = rows.map((row) => next(row.attempted_at));
+  await client.query('UPDATE deliveries d SET attempt_id = v.attempt_id FROM unnest($1::bigint[], $2::text[]) AS v (id, attempt_id) WHERE d.id = v.id', [
+    rows.map((row) => row.id),
+    ids,
+  ]);
+  await client.query('ALTER TABLE deliveries ALTER COLUMN attempt_id SET DEFAULT gen_random_uuid()::text, ALTER COLUMN attempt_id SET NOT NULL, ADD CONSTRAINT deliveries_attempt_id_key UNIQUE (attempt_id)');
+}
+
+const MIGRATIONS: readonly Migration[] = [
   // 1: everything the embedded store has at its schema 8, plus `reserved_at` (when a pending version
   // was reserved, by the database's clock, for recover()'s grace period) and `claimed_at` of staged files.
   `
@@ -145,6 +169,8 @@ CREATE TABLE settings (
   `
 ALTER TABLE versions ADD COLUMN reservation text, ADD COLUMN reserved_by text;
 `,
+  // 3: the external id of each delivery attempt (X-Webhook-Delivery), in place of its row number.
+  addAttemptIds,
 ];
 
 /** The schema version this release writes. */
@@ -190,7 +216,9 @@ export async function migrateWith(client: pg.ClientBase, where: string): Promise
     for (let version = current; version < MIGRATIONS.length; version++) {
       await client.query('BEGIN');
       try {
-        await client.query(MIGRATIONS[version] ?? '');
+        const migration = MIGRATIONS[version] ?? '';
+        if (typeof migration === 'string') await client.query(migration);
+        else await migration(client);
         await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [version + 1]);
         await client.query('COMMIT');
       } catch (error) {

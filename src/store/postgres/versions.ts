@@ -11,6 +11,7 @@ import type {
   ArchiveReader,
   BlobStore,
   LifecycleChange,
+  LifecycleEvents,
   NewVersion,
   PublishedVersion,
   Reservation,
@@ -297,7 +298,7 @@ export class PostgresVersionStore implements VersionStore {
     return this.blobs.open(key);
   }
 
-  updateLifecycle(name: string, version: string, change: LifecycleChange): Promise<{ version: StoredVersion; changed: boolean } | undefined> {
+  updateLifecycle(name: string, version: string, change: LifecycleChange, webhookEvents?: LifecycleEvents): Promise<{ version: StoredVersion; changed: boolean } | undefined> {
     return transaction(this.pool, async (client) => {
       const row = (
         await client.query<VersionRow & { manifest: TemplateManifest | null }>(
@@ -321,8 +322,11 @@ export class PostgresVersionStore implements VersionStore {
         [stability, message, yankedAt, name, version],
       );
       if (!updated.rows[0]) return undefined;
+      const after = toVersion(updated.rows[0]);
+      // The change and its webhook deliveries (the outbox) in one transaction: both or neither.
+      if (webhookEvents) await insertOutboxEvents(client, webhookEvents(toVersion(row), after));
       await notifyChange(client, this.presence.instance, name, version, 'lifecycle');
-      return { version: toVersion(updated.rows[0]), changed };
+      return { version: after, changed };
     });
   }
 

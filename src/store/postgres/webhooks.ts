@@ -2,10 +2,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 
 import type pg from 'pg';
 
+import { newAttemptId } from '../attempt-ids.js';
 // One body format for every backend; that module only imports SQLite's types.
 import { webhookBody } from '../records.js';
 import {
   eventMatches,
+  type AttemptOutcome,
   type DeliveryRecord,
   type NewWebhook,
   type OutboxDelivery,
@@ -29,7 +31,9 @@ interface WebhookRow {
 }
 
 interface DeliveryRow {
+  /** The row number: the log's order, never shown (`attempt_id` is the attempt's id). */
   id: string;
+  attempt_id: string;
   webhook_id: string;
   event: string;
   status: number | null;
@@ -63,7 +67,7 @@ const toWebhook = (row: WebhookRow): StoredWebhook => ({
 });
 
 const toDelivery = (row: DeliveryRow): DeliveryRecord => ({
-  id: String(row.id),
+  id: row.attempt_id,
   webhookId: row.webhook_id,
   event: row.event,
   status: row.status,
@@ -84,6 +88,12 @@ const toOutbox = (row: OutboxRow): OutboxDelivery => ({
   lastStatus: row.last_status,
   lastError: row.last_error,
 });
+
+/**
+ * The oldest pending delivery of its webhook (`seq` follows the order they were written): only that
+ * one may be claimed, so that a webhook gets its deliveries one at a time, in the order of their events.
+ */
+const HEAD_OF_WEBHOOK = "NOT EXISTS (SELECT 1 FROM webhook_outbox e WHERE e.webhook_id = o.webhook_id AND e.state = 'pending' AND e.seq < o.seq)";
 
 /**
  * Writes one pending outbox delivery of each record per active webhook subscribed to its event, due
@@ -180,14 +190,16 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async claimDueDeliveries(now: Date, limit: number, leaseMs: number): Promise<OutboxDelivery[]> {
     // SKIP LOCKED: instances claiming at once take disjoint rows; a row another instance leased since
-    // this statement's snapshot is re-checked under its lock, found not due, and left out.
+    // this statement's snapshot is re-checked under its lock, found not due, and left out. Only the
+    // head of each webhook: while one instance holds it (locked, then leased), the next delivery of
+    // that webhook is not a head in anyone's snapshot, so no instance sends it ahead.
     // The deliveries come back as they were due (before the lease), as the embedded store gives them.
     const { rows } = await this.pool.query<OutboxRow & { due_at: Date; seq: string }>(
       `WITH due AS (
-         SELECT id, next_attempt_at AS due_at FROM webhook_outbox
-         WHERE state = 'pending' AND next_attempt_at <= $1
-         ORDER BY next_attempt_at, seq LIMIT $2
-         FOR UPDATE SKIP LOCKED
+         SELECT o.id, o.next_attempt_at AS due_at FROM webhook_outbox o
+         WHERE o.state = 'pending' AND o.next_attempt_at <= $1 AND ${HEAD_OF_WEBHOOK}
+         ORDER BY o.next_attempt_at, o.seq LIMIT $2
+         FOR UPDATE OF o SKIP LOCKED
        )
        UPDATE webhook_outbox o SET next_attempt_at = $3 FROM due WHERE o.id = due.id
        RETURNING o.id, o.webhook_id, o.event, o.body, o.state, o.attempts, due.due_at, o.created_at, o.last_status, o.last_error, o.seq`,
@@ -199,7 +211,7 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async nextDueAt(): Promise<Date | undefined> {
-    const { rows } = await this.pool.query<{ due: Date | null }>("SELECT min(next_attempt_at) AS due FROM webhook_outbox WHERE state = 'pending'");
+    const { rows } = await this.pool.query<{ due: Date | null }>(`SELECT min(o.next_attempt_at) AS due FROM webhook_outbox o WHERE o.state = 'pending' AND ${HEAD_OF_WEBHOOK}`);
     return rows[0]?.due ?? undefined;
   }
 
@@ -230,17 +242,34 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async startDelivery(webhookId: string, event: string, attemptedAt: Date = new Date(), deliveryId?: string): Promise<string> {
-    const { rows } = await this.pool.query<{ id: string }>(
-      'INSERT INTO deliveries (webhook_id, event, status, attempted_at, error, delivery_id) VALUES ($1, $2, NULL, $3, NULL, $4) RETURNING id',
-      [webhookId, event, attemptedAt.toISOString(), deliveryId ?? null],
-    );
-    return String(rows[0]?.id);
+    const attemptId = newAttemptId(attemptedAt);
+    await this.pool.query('INSERT INTO deliveries (attempt_id, webhook_id, event, status, attempted_at, error, delivery_id) VALUES ($1, $2, $3, NULL, $4, NULL, $5)', [
+      attemptId,
+      webhookId,
+      event,
+      attemptedAt.toISOString(),
+      deliveryId ?? null,
+    ]);
+    return attemptId;
   }
 
   async finishDelivery(id: string, status: number | null, error: string | null): Promise<void> {
-    // An id that is not a number names no attempt (the column is bigint).
-    if (!/^\d{1,18}$/.test(id)) return;
-    await this.pool.query('UPDATE deliveries SET status = $1, error = $2 WHERE id = $3', [status, error, id]);
+    await this.pool.query('UPDATE deliveries SET status = $1, error = $2 WHERE attempt_id = $3', [status, error, id]);
+  }
+
+  recordAttemptOutcome(outcome: AttemptOutcome, now: Date = new Date()): Promise<boolean> {
+    return transaction(this.pool, async (client) => {
+      await client.query('UPDATE deliveries SET status = $1, error = $2 WHERE attempt_id = $3', [outcome.status, outcome.error, outcome.attemptId]);
+      // Only a pending delivery moves: a final state stays, whatever a late attempt came to.
+      const moved = await client.query(
+        "UPDATE webhook_outbox SET state = $1, attempts = $2, next_attempt_at = $3, updated_at = $4, last_status = $5, last_error = $6 WHERE id = $7 AND state = 'pending'",
+        [outcome.state, outcome.attempts, (outcome.nextAttemptAt ?? now).toISOString(), now.toISOString(), outcome.status, outcome.error, outcome.deliveryId],
+      );
+      if (outcome.disableWebhook) {
+        await client.query('UPDATE webhooks SET active = false WHERE id = (SELECT webhook_id FROM webhook_outbox WHERE id = $1)', [outcome.deliveryId]);
+      }
+      return (moved.rowCount ?? 0) > 0;
+    });
   }
 
   async listDeliveries(webhookId: string, limit = 20): Promise<DeliveryRecord[]> {

@@ -4,7 +4,7 @@ import type Database from 'better-sqlite3';
 
 import { newSessionSecret, newUserRecord, sessionRefusal, type SessionState } from '../records.js';
 import { secretDigest } from '../secrets.js';
-import type { AccountStore, NewSession, NewUser, SessionCheck, SessionKind, SessionRotation, UserCreation, UserRecord } from '../types.js';
+import type { AccountStore, NewSession, NewSessionSecret, NewUser, SessionCheck, SessionKind, SessionRotation, UserCreation, UserRecord } from '../types.js';
 
 interface UserRow {
   id: string;
@@ -25,6 +25,8 @@ interface SessionRow {
   expires_at: string;
   replaced_at: string | null;
   revoked_at: string | null;
+  /** 1 when a session of the same family was revoked (read with the row, not a column). */
+  family_revoked?: number;
 }
 
 const toUser = (row: UserRow): UserRecord => ({
@@ -41,6 +43,7 @@ const stateOf = (row: SessionRow): SessionState => ({
   expiresAt: new Date(row.expires_at),
   ...(row.replaced_at !== null ? { replacedAt: new Date(row.replaced_at) } : {}),
   ...(row.revoked_at !== null ? { revokedAt: new Date(row.revoked_at) } : {}),
+  familyRevoked: row.family_revoked === 1,
 });
 
 /** Accounts, sessions and settings in SQLite. */
@@ -69,23 +72,30 @@ export class SqliteAccountStore implements AccountStore {
     return Promise.resolve((this.db.prepare('SELECT * FROM users ORDER BY created_at, id').all() as UserRow[]).map(toUser));
   }
 
-  private insertSession(session: NewSession, family: string): { secret: string; expiresAt: string } {
+  private insertSession(session: NewSession, family: string): NewSessionSecret {
     const secret = newSessionSecret(session.kind);
     const expiresAt = session.expiresAt.toISOString();
     this.db
       .prepare('INSERT INTO sessions (hash, family, user_id, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)')
       .run(secretDigest(secret), family, session.userId, session.kind, (session.now ?? new Date()).toISOString(), expiresAt);
-    return { secret, expiresAt };
+    return { secret, expiresAt, family };
   }
 
-  createSession(session: NewSession): Promise<{ secret: string; expiresAt: string }> {
+  createSession(session: NewSession): Promise<NewSessionSecret> {
     return Promise.resolve(this.insertSession(session, randomUUID()));
   }
 
   private sessionRow(secret: string, kind: SessionKind): SessionRow | undefined {
     if (secret === '') return undefined;
     const presented = secretDigest(secret);
-    const row = this.db.prepare('SELECT * FROM sessions WHERE hash = ? AND kind = ?').get(presented, kind) as SessionRow | undefined;
+    // `family_revoked`: the shared rule (records.ts). Here a family is always revoked whole (SQLite
+    // serializes writers), so it only keeps both backends answering from the same state.
+    const row = this.db
+      .prepare(
+        `SELECT s.*, EXISTS (SELECT 1 FROM sessions f WHERE f.family = s.family AND f.revoked_at IS NOT NULL) AS family_revoked
+         FROM sessions s WHERE s.hash = ? AND s.kind = ?`,
+      )
+      .get(presented, kind) as SessionRow | undefined;
     return row && timingSafeEqual(row.hash, presented) ? row : undefined;
   }
 
@@ -131,6 +141,18 @@ export class SqliteAccountStore implements AccountStore {
       return true;
     });
     return Promise.resolve(revoke.immediate());
+  }
+
+  loginUser(family: string, userId: string): Promise<UserRecord | undefined> {
+    // Both subqueries use the family index: the cost of an access token is this one statement.
+    const row = this.db
+      .prepare(
+        `SELECT * FROM users WHERE id = @userId
+           AND EXISTS (SELECT 1 FROM sessions WHERE family = @family AND user_id = @userId)
+           AND NOT EXISTS (SELECT 1 FROM sessions WHERE family = @family AND revoked_at IS NOT NULL)`,
+      )
+      .get({ family, userId }) as UserRow | undefined;
+    return Promise.resolve(row ? toUser(row) : undefined);
   }
 
   signingKey(): Promise<Uint8Array> {

@@ -6,7 +6,26 @@
  */
 import Database from 'better-sqlite3';
 
-const MIGRATIONS: readonly string[] = [
+import { attemptIdGenerator } from '../attempt-ids.js';
+
+/** A step of the schema: SQL, or code when rows must be filled with what SQL cannot make. */
+type Migration = string | ((db: Database.Database) => void);
+
+/**
+ * Gives every delivery attempt its external id (`attempt_id`): the log's row number was its id
+ * until then, and clients saw it. Made from each attempt's time, in row order, so the ids of the
+ * older attempts sort as they did and before the ones made from now on.
+ */
+function addAttemptIds(db: Database.Database): void {
+  db.exec('ALTER TABLE deliveries ADD COLUMN attempt_id TEXT');
+  const rows = db.prepare('SELECT id, attempted_at FROM deliveries ORDER BY id').all() as { id: number; attempted_at: string }[];
+  const set = db.prepare('UPDATE deliveries SET attempt_id = ? WHERE id = ?');
+  const next = attemptIdGenerator();
+  for (const row of rows) set.run(next(new Date(row.attempted_at)), row.id);
+  db.exec('CREATE UNIQUE INDEX IF NOT EXISTS deliveries_by_attempt_id ON deliveries (attempt_id)');
+}
+
+const MIGRATIONS: readonly Migration[] = [
   // 1: tokens, owners, versions, events, webhooks, deliveries.
   `
 CREATE TABLE IF NOT EXISTS tokens (
@@ -157,6 +176,8 @@ CREATE TABLE IF NOT EXISTS co_owners (
   PRIMARY KEY (name, owner)
 );
 `,
+  // 9: the external id of each delivery attempt (X-Webhook-Delivery), in place of its row number.
+  addAttemptIds,
 ];
 
 /** The schema version this release writes. */
@@ -175,7 +196,11 @@ export function migrate(db: Database.Database, file: string): void {
     if (current > MIGRATIONS.length) {
       throw new StoreVersionError(`${file} has schema version ${current}; this release knows up to ${MIGRATIONS.length}: upgrade template-registry`);
     }
-    for (let version = current; version < MIGRATIONS.length; version++) db.exec(MIGRATIONS[version] ?? '');
+    for (let version = current; version < MIGRATIONS.length; version++) {
+      const migration = MIGRATIONS[version] ?? '';
+      if (typeof migration === 'string') db.exec(migration);
+      else migration(db);
+    }
     if (current !== MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
   }).immediate();
 }

@@ -20,6 +20,7 @@ import type {
   StoreDump,
   StoreDumper,
 } from '../dump-types.js';
+import { claimLockFile, type Claimable } from '../blob/claim.js';
 import type { BlobStore } from '../types.js';
 
 type Row = Record<string, unknown>;
@@ -109,6 +110,7 @@ export function readSqliteDump(db: Database.Database): StoreDump {
     deliveryAttempts: all('SELECT * FROM deliveries ORDER BY id').map(
       (row): DumpDeliveryAttempt => ({
         id: num(row.id),
+        attemptId: text(row.attempt_id),
         webhookId: text(row.webhook_id),
         event: text(row.event),
         status: maybeNum(row.status),
@@ -189,8 +191,8 @@ export function loadSqliteDump(db: Database.Database, dump: StoreDump): void {
     for (const d of dump.outbox) {
       outbox.run(d.id, d.webhookId, d.event, d.body, d.state, d.attempts, Date.parse(d.nextAttemptAt), d.createdAt, d.updatedAt, d.lastStatus, d.lastError);
     }
-    const attempt = db.prepare('INSERT INTO deliveries (id, webhook_id, event, status, attempted_at, error, delivery_id) VALUES (?, ?, ?, ?, ?, ?, ?)');
-    for (const a of dump.deliveryAttempts) attempt.run(a.id, a.webhookId, a.event, a.status, a.attemptedAt, a.error, a.deliveryId);
+    const attempt = db.prepare('INSERT INTO deliveries (id, attempt_id, webhook_id, event, status, attempted_at, error, delivery_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    for (const a of dump.deliveryAttempts) attempt.run(a.id, a.attemptId, a.webhookId, a.event, a.status, a.attemptedAt, a.error, a.deliveryId);
     const user = db.prepare('INSERT INTO users (id, email, password_hash, role, owner, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
     for (const u of dump.users) user.run(u.id, u.email, u.passwordHash, u.role, u.owner, u.name, u.createdAt);
     const session = db.prepare('INSERT INTO sessions (hash, family, user_id, kind, created_at, expires_at, replaced_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
@@ -202,9 +204,11 @@ export function loadSqliteDump(db: Database.Database, dump: StoreDump): void {
 
 /**
  * The dumper of an embedded store: its database handle (opened by `openSqliteStorage`, or by a
- * caller) and its folder as a BlobStore (archives and manifests lie at the blob keys' paths).
+ * caller) and its folder as a BlobStore (archives and manifests lie at the blob keys' paths). It
+ * claims the store for a copy with a lock file beside the database, `registry.sqlite.copy.lock`,
+ * created exclusively: a transaction held for the whole copy would stall a server on the same file.
  */
-export function sqliteDumper(db: Database.Database, blobs: BlobStore, location: string = blobs.location): StoreDumper {
+export function sqliteDumper(db: Database.Database, blobs: BlobStore, location: string = blobs.location): StoreDumper & Claimable {
   return {
     backend: 'sqlite',
     location,
@@ -212,5 +216,7 @@ export function sqliteDumper(db: Database.Database, blobs: BlobStore, location: 
     read: () => Promise.resolve(readSqliteDump(db)),
     counts: () => Promise.resolve(countSqlite(db)),
     load: (dump) => Promise.resolve(loadSqliteDump(db, dump)),
+    // An in-memory database is this process's alone: nobody else can copy into it.
+    claim: () => (db.memory ? Promise.resolve({ claimed: { release: () => Promise.resolve() } }) : claimLockFile(`${db.name}.copy.lock`)),
   };
 }

@@ -10,6 +10,7 @@ import type {
   ArchiveReader,
   BlobStore,
   LifecycleChange,
+  LifecycleEvents,
   NewVersion,
   PublishedVersion,
   Reservation,
@@ -201,7 +202,7 @@ export class SqliteVersionStore implements VersionStore {
     return this.blobs.open(key);
   }
 
-  updateLifecycle(name: string, version: string, change: LifecycleChange): Promise<{ version: StoredVersion; changed: boolean } | undefined> {
+  updateLifecycle(name: string, version: string, change: LifecycleChange, webhookEvents?: LifecycleEvents): Promise<{ version: StoredVersion; changed: boolean } | undefined> {
     const result = this.db
       .transaction((): { version: StoredVersion; changed: boolean } | undefined => {
         const row = this.db.prepare(`SELECT ${VERSION_COLUMNS}, manifest FROM versions WHERE name = ? AND version = ? AND state = 'complete'`).get(name, version) as
@@ -216,12 +217,15 @@ export class SqliteVersionStore implements VersionStore {
         if (effective !== 'deprecated') message = null;
         const yankedAt = row.yanked_at ?? (change.yanked ? (change.now ?? new Date()).toISOString() : null);
         const changed = stability !== row.stability || message !== row.deprecation_message || yankedAt !== row.yanked_at;
+        const before = changed && webhookEvents ? this.getSync(name, version) : undefined;
         if (changed) {
           this.db
             .prepare('UPDATE versions SET stability = ?, deprecation_message = ?, yanked_at = ? WHERE name = ? AND version = ?')
             .run(stability, message, yankedAt, name, version);
         }
         const updated = this.getSync(name, version);
+        // The change and its webhook deliveries (the outbox) in one transaction: both or neither.
+        if (before && updated && webhookEvents) insertOutboxEvents(this.db, webhookEvents(before, updated));
         return updated ? { version: updated, changed } : undefined;
       })
       .immediate();

@@ -2,8 +2,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 
 import type Database from 'better-sqlite3';
 
+import { newAttemptId } from '../attempt-ids.js';
 import {
   eventMatches,
+  type AttemptOutcome,
   type DeliveryRecord,
   type NewWebhook,
   type OutboxDelivery,
@@ -27,7 +29,9 @@ interface WebhookRow {
 }
 
 interface DeliveryRow {
+  /** The row number: the log's order, never shown (`attempt_id` is the attempt's id). */
   id: number;
+  attempt_id: string;
   webhook_id: string;
   event: string;
   status: number | null;
@@ -60,7 +64,7 @@ const toWebhook = (row: WebhookRow): StoredWebhook => ({
 });
 
 const toDelivery = (row: DeliveryRow): DeliveryRecord => ({
-  id: String(row.id),
+  id: row.attempt_id,
   webhookId: row.webhook_id,
   event: row.event,
   status: row.status,
@@ -81,6 +85,12 @@ const toOutbox = (row: OutboxRow): OutboxDelivery => ({
   lastStatus: row.last_status,
   lastError: row.last_error,
 });
+
+/**
+ * The oldest pending delivery of its webhook (rows are numbered as they were written): only that one
+ * may be claimed, so that a webhook gets its deliveries one at a time, in the order of their events.
+ */
+const HEAD_OF_WEBHOOK = "NOT EXISTS (SELECT 1 FROM webhook_outbox e WHERE e.webhook_id = o.webhook_id AND e.state = 'pending' AND e.rowid < o.rowid)";
 
 /**
  * Writes one pending outbox delivery of `record` per active webhook subscribed to its event, due at
@@ -174,7 +184,7 @@ export class SqliteWebhookStore implements WebhookStore {
     const claimed = this.db
       .transaction(() => {
         const rows = this.db
-          .prepare("SELECT * FROM webhook_outbox WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, rowid LIMIT ?")
+          .prepare(`SELECT o.* FROM webhook_outbox o WHERE o.state = 'pending' AND o.next_attempt_at <= ? AND ${HEAD_OF_WEBHOOK} ORDER BY o.next_attempt_at, o.rowid LIMIT ?`)
           .all(now.getTime(), limit) as OutboxRow[];
         const lease = this.db.prepare('UPDATE webhook_outbox SET next_attempt_at = ? WHERE id = ?');
         for (const row of rows) lease.run(now.getTime() + leaseMs, row.id);
@@ -185,7 +195,7 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   nextDueAt(): Promise<Date | undefined> {
-    const row = this.db.prepare("SELECT MIN(next_attempt_at) AS due FROM webhook_outbox WHERE state = 'pending'").get() as { due: number | null };
+    const row = this.db.prepare(`SELECT MIN(o.next_attempt_at) AS due FROM webhook_outbox o WHERE o.state = 'pending' AND ${HEAD_OF_WEBHOOK}`).get() as { due: number | null };
     return Promise.resolve(row.due === null ? undefined : new Date(row.due));
   }
 
@@ -212,15 +222,38 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   startDelivery(webhookId: string, event: string, attemptedAt: Date = new Date(), deliveryId?: string): Promise<string> {
-    const result = this.db
-      .prepare('INSERT INTO deliveries (webhook_id, event, status, attempted_at, error, delivery_id) VALUES (?, ?, NULL, ?, NULL, ?)')
-      .run(webhookId, event, attemptedAt.toISOString(), deliveryId ?? null);
-    return Promise.resolve(String(result.lastInsertRowid));
+    const attemptId = newAttemptId(attemptedAt);
+    this.db
+      .prepare('INSERT INTO deliveries (attempt_id, webhook_id, event, status, attempted_at, error, delivery_id) VALUES (?, ?, ?, NULL, ?, NULL, ?)')
+      .run(attemptId, webhookId, event, attemptedAt.toISOString(), deliveryId ?? null);
+    return Promise.resolve(attemptId);
   }
 
   finishDelivery(id: string, status: number | null, error: string | null): Promise<void> {
-    this.db.prepare('UPDATE deliveries SET status = ?, error = ? WHERE id = ?').run(status, error, Number(id));
+    this.db.prepare('UPDATE deliveries SET status = ?, error = ? WHERE attempt_id = ?').run(status, error, id);
     return Promise.resolve();
+  }
+
+  recordAttemptOutcome(outcome: AttemptOutcome, now: Date = new Date()): Promise<boolean> {
+    // A failed write rejects (as the PostgreSQL store's does), rather than throwing at the caller.
+    return new Promise((resolve) => resolve(this.writeAttemptOutcome(outcome, now)));
+  }
+
+  private writeAttemptOutcome(outcome: AttemptOutcome, now: Date): boolean {
+    return this.db
+      .transaction(() => {
+        this.db.prepare('UPDATE deliveries SET status = ?, error = ? WHERE attempt_id = ?').run(outcome.status, outcome.error, outcome.attemptId);
+        // Only a pending delivery moves: a final state stays, whatever a late attempt came to.
+        const moved =
+          this.db
+            .prepare("UPDATE webhook_outbox SET state = ?, attempts = ?, next_attempt_at = ?, updated_at = ?, last_status = ?, last_error = ? WHERE id = ? AND state = 'pending'")
+            .run(outcome.state, outcome.attempts, (outcome.nextAttemptAt ?? now).getTime(), now.toISOString(), outcome.status, outcome.error, outcome.deliveryId).changes > 0;
+        if (outcome.disableWebhook) {
+          this.db.prepare('UPDATE webhooks SET active = 0 WHERE id = (SELECT webhook_id FROM webhook_outbox WHERE id = ?)').run(outcome.deliveryId);
+        }
+        return moved;
+      })
+      .immediate();
   }
 
   listDeliveries(webhookId: string, limit = 20): Promise<DeliveryRecord[]> {
