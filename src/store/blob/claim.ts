@@ -87,14 +87,17 @@ export async function claimLockFile(file: string): Promise<ClaimResult> {
   } finally {
     await handle.close();
   }
+  return { claimed: releasedOnce(() => rm(file, { force: true })) };
+}
+
+/** A claim whose `release` runs `release` the first time only. */
+export function releasedOnce(release: () => Promise<void>): CopyClaim {
   let released = false;
   return {
-    claimed: {
-      release: async () => {
-        if (released) return;
-        released = true;
-        await rm(file, { force: true });
-      },
+    release: async () => {
+      if (released) return;
+      released = true;
+      await release();
     },
   };
 }
@@ -136,14 +139,5 @@ export async function claimBlobStore(blobs: BlobStore): Promise<ClaimResult> {
     const holder = parseHolder(await blobs.readBytes(other).catch(() => undefined));
     return { busy: busyText(holder, `${blobs.location.replace(/\/?$/, '/')}${other}`) };
   }
-  let released = false;
-  return {
-    claimed: {
-      release: async () => {
-        if (released) return;
-        released = true;
-        await blobs.delete(mine);
-      },
-    },
-  };
+  return { claimed: releasedOnce(() => blobs.delete(mine)) };
 }

@@ -22,7 +22,7 @@ import type {
   StoreDump,
   StoreDumper,
 } from '../dump-types.js';
-import type { Claimable, ClaimResult } from '../blob/claim.js';
+import { releasedOnce, type Claimable, type ClaimResult } from '../blob/claim.js';
 import type { BlobStore } from '../types.js';
 import { int, transaction } from './database.js';
 import { describeDatabase } from './migrations.js';
@@ -286,21 +286,16 @@ export async function claimPostgres(pool: pg.Pool): Promise<ClaimResult> {
     client.release();
     return { busy: 'another store copy is running into it (it holds the copy lock of this database)' };
   }
-  let released = false;
   return {
-    claimed: {
-      release: async () => {
-        if (released) return;
-        released = true;
-        try {
-          await client.query(`SELECT pg_advisory_unlock(${COPY_LOCK_KEY})`);
-          client.release();
-        } catch (error) {
-          // A connection whose unlock failed is closed, not pooled: closing it frees the lock.
-          client.release(error as Error);
-        }
-      },
-    },
+    claimed: releasedOnce(async () => {
+      try {
+        await client.query(`SELECT pg_advisory_unlock(${COPY_LOCK_KEY})`);
+        client.release();
+      } catch (error) {
+        // A connection whose unlock failed is closed, not pooled: closing it frees the lock.
+        client.release(error as Error);
+      }
+    }),
   };
 }
 
