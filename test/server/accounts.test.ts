@@ -196,29 +196,26 @@ describe('login and refresh', () => {
   it('refuses a correctly signed access token that names no login (so no replay could end it)', async () => {
     const { server } = await withAccount();
     const user = (await server.store.accounts.findCredentials('ada@example.com'))?.user;
-    const now = Math.floor(Date.now() / 1000);
-    const loginless = await new SignJWT({})
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setSubject(user?.id ?? '')
-      .setIssuer('template-registry')
-      .setAudience('template-registry')
-      .setIssuedAt(now)
-      .setExpirationTime(now + 60)
-      .sign(await server.store.accounts.signingKey());
-    const refused = await call(server, 'GET', '/users/me', { token: loginless });
+    const key = await server.store.accounts.signingKey();
+    /** An access token as the server signs them, with `claims` and the account as subject. */
+    const signed = (claims: Record<string, string>): Promise<string> => {
+      const now = Math.floor(Date.now() / 1000);
+      return new SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(user?.id ?? '')
+        .setIssuer('template-registry')
+        .setAudience('template-registry')
+        .setIssuedAt(now)
+        .setExpirationTime(now + 60)
+        .sign(key);
+    };
+    const refused = await call(server, 'GET', '/users/me', { token: await signed({}) });
     expect(refused.status).toBe(401);
     expect(refused.body.error?.details).toEqual([expect.objectContaining({ code: 'TOKEN_INVALID' })]);
     // The same token with a live login's id is accepted: the refusal is about the missing login.
     const { accessToken } = pairOf(await login(server));
     const sid = decodePart(accessToken.split('.')[1]).sid as string;
-    const withLogin = await new SignJWT({ sid })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setSubject(user?.id ?? '')
-      .setIssuer('template-registry')
-      .setAudience('template-registry')
-      .setIssuedAt(now)
-      .setExpirationTime(now + 60)
-      .sign(await server.store.accounts.signingKey());
+    const withLogin = await signed({ sid });
     expect((await call(server, 'GET', '/users/me', { token: withLogin })).status).toBe(200);
   });
 

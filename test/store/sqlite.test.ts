@@ -10,7 +10,7 @@ import type { TemplateManifest } from '../../src/core/index.js';
 import { openSqliteStorage, S3BlobStore, SCHEMA_VERSION, StoreVersionError, tokenState, type BlobStore, type SqliteStorage, type TokenRecord } from '../../src/store/index.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
-import { storageContract } from './storage-contract.js';
+import { expectMigratedAttemptIds, storageContract } from './storage-contract.js';
 
 const BUCKET = 'sqlite-blobs';
 let s3: FakeS3 | undefined;
@@ -338,15 +338,7 @@ describe('the SQLite schema version', () => {
     db.close();
 
     const storage = await openSqliteStorage(dir);
-    const log = await storage.webhooks.listDeliveries('wh_old', 100);
-    expect(log.map((d) => d.status)).toEqual(Array.from({ length: 12 }, (_, i) => 211 - i));
-    for (const d of log) expect(d.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(log.map((d) => d.id)).toEqual([...log.map((d) => d.id)].sort().reverse());
-    // An attempt made now sorts after them, and is finished by its id.
-    const now = await storage.webhooks.startDelivery('wh_old', 'registry.updated');
-    await storage.webhooks.finishDelivery(now, 204, null);
-    expect((await storage.webhooks.listDeliveries('wh_old', 1))[0]).toMatchObject({ id: now, status: 204 });
-    expect(now > log[0]!.id).toBe(true);
+    await expectMigratedAttemptIds(storage.webhooks);
     await storage.close();
     const reopened = new Database(path.join(dir, 'registry.sqlite'));
     expect(reopened.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);

@@ -9,12 +9,28 @@ import { text } from 'node:stream/consumers';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import type { TemplateManifest } from '../../src/core/index.js';
-import { LAST_USED_PRECISION_MS, tokenState, type OutboxState, type RegistryStorage, type TokenRecord } from '../../src/store/index.js';
+import { LAST_USED_PRECISION_MS, tokenState, type OutboxState, type RegistryStorage, type TokenRecord, type WebhookStore } from '../../src/store/index.js';
 import type { AttemptOutcome } from '../../src/store/types.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 function manifest(name: string, version: string): TemplateManifest {
   return { name, version, description: `The ${name} template for tests`, category: 'backend' };
+}
+
+/**
+ * What a store migrated from before attempt ids shows of 12 old attempts of `wh_old` (statuses 200
+ * to 211, in row order): each has a UUID v7 id whose text sorts as the attempts were made, and an
+ * attempt made now sorts after them and is finished by its id.
+ */
+export async function expectMigratedAttemptIds(webhooks: WebhookStore): Promise<void> {
+  const log = await webhooks.listDeliveries('wh_old', 100);
+  expect(log.map((d) => d.status)).toEqual(Array.from({ length: 12 }, (_, i) => 211 - i));
+  for (const d of log) expect(d.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  expect(log.map((d) => d.id)).toEqual([...log.map((d) => d.id)].sort().reverse());
+  const now = await webhooks.startDelivery('wh_old', 'registry.updated');
+  await webhooks.finishDelivery(now, 204, null);
+  expect((await webhooks.listDeliveries('wh_old', 1))[0]).toMatchObject({ id: now, status: 204 });
+  expect(now > log[0]!.id).toBe(true);
 }
 
 export function storageContract(backend: string, open: () => Promise<RegistryStorage>): void {
