@@ -7,6 +7,9 @@
 // The spec's shapes and rules.
 export {
   NAME_PATTERN,
+  MAX_NAME_LENGTH,
+  ReservedPathError,
+  reservedPathProblem,
   VERSION_PATTERN,
   compareVersions,
   satisfiesRange,

@@ -10740,13 +10740,13 @@ var require_mock_utils = __commonJS({
       if (typeof path21 !== "string") {
         return path21;
       }
-      const pathSegments = path21.split("?");
-      if (pathSegments.length !== 2) {
+      const pathSegments2 = path21.split("?");
+      if (pathSegments2.length !== 2) {
         return path21;
       }
-      const qp = new URLSearchParams(pathSegments.pop());
+      const qp = new URLSearchParams(pathSegments2.pop());
       qp.sort();
-      return [...pathSegments, qp.toString()].join("?");
+      return [...pathSegments2, qp.toString()].join("?");
     }
     function matchKey(mockDispatch2, { path: path21, method, body, headers }) {
       const pathMatch = matchValue(mockDispatch2.path, path21);
@@ -46771,7 +46771,8 @@ var template_manifest_schema_default = {
     name: {
       type: "string",
       pattern: "^[a-z][a-z0-9-]*$",
-      "x-messages": { pattern: "must start with a lower-case letter and contain only a-z, 0-9 and -" }
+      maxLength: 214,
+      "x-messages": { pattern: "must start with a lower-case letter and contain only a-z, 0-9 and -", maxLength: "must be at most 214 characters (npm's limit: a name becomes a file name in every registry)" }
     },
     version: {
       type: "string",
@@ -47010,8 +47011,8 @@ var template_entry_schema_default = {
   type: "object",
   required: ["id", "name", "version", "description", "category", "stability", "downloadUrl"],
   properties: {
-    id: { type: "string", minLength: 1, description: "Template id, shared by all versions of one template." },
-    name: { type: "string", minLength: 1 },
+    id: { type: "string", minLength: 1, maxLength: 214, description: "Template id, shared by all versions of one template; at most 214 characters (a name becomes a file name)." },
+    name: { type: "string", minLength: 1, maxLength: 214 },
     version: {
       type: "string",
       pattern: "^\\d+\\.\\d+\\.\\d+$",
@@ -47895,6 +47896,11 @@ var extraSchemas = {
 var import_semver = __toESM(require_semver2(), 1);
 var NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 var VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
+var MAX_NAME_LENGTH = 214;
+var NAME_RULE = `must match the pattern ${NAME_PATTERN.source} and be at most ${MAX_NAME_LENGTH} characters`;
+function isTemplateName(name) {
+  return typeof name === "string" && name.length <= MAX_NAME_LENGTH && NAME_PATTERN.test(name);
+}
 function segmentValue(segment) {
   const digits = /^\d+/.exec(segment ?? "");
   return digits ? Number(digits[0]) : 0;
@@ -51010,6 +51016,42 @@ function tempPathBeside(file) {
   return path6.join(path6.dirname(file), `.${path6.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
 }
 
+// src/core/reserved-paths.ts
+var VERSION_CONTROL_NAMES = [".git", ".hg", ".svn", ".bzr", "_darcs", "cvs", ".fossil", ".fslckout", "_fossil_", ".jj", ".pijul"];
+var SHORT_NAME = /^(?:git|hg|svn|bzr|darcs|jj|pijul|fossil)~\d+$/;
+var JUNK_NAMES = [".ds_store", "thumbs.db", "ehthumbs.db", "desktop.ini", ".spotlight-v100", ".trashes", ".fseventsd", ".apdisk"];
+var HFS_IGNORED = /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g;
+function comparableName(segment) {
+  return segment.normalize("NFC").replace(HFS_IGNORED, "").replace(/:.*$/s, "").replace(/(?<=[^. ])[. ]+$/, "").toLowerCase();
+}
+function isVersionControlName(segment) {
+  const name = comparableName(segment);
+  return VERSION_CONTROL_NAMES.includes(name) || SHORT_NAME.test(name);
+}
+function isJunkName(segment) {
+  const name = comparableName(segment);
+  return JUNK_NAMES.includes(name) || name.startsWith("._");
+}
+function pathSegments(relativePath) {
+  return relativePath.split(/[\\/]+/).filter((segment) => segment !== "" && segment !== ".");
+}
+function versionControlSegment(relativePath) {
+  return pathSegments(relativePath).find(isVersionControlName);
+}
+function reservedPathProblem(relativePath) {
+  const segment = versionControlSegment(relativePath);
+  if (segment === void 0) return void 0;
+  return `${JSON.stringify(relativePath)} is inside version-control data (${JSON.stringify(segment)}): a template may never hold or write such a path`;
+}
+var ReservedPathError = class extends Error {
+  constructor(path21, where) {
+    super(`${where}: ${reservedPathProblem(path21) ?? `${JSON.stringify(path21)} is reserved`}`);
+    this.path = path21;
+  }
+  path;
+  name = "ReservedPathError";
+};
+
 // src/template/paths.ts
 import { realpath } from "node:fs/promises";
 import path7 from "node:path";
@@ -51650,6 +51692,7 @@ function pathOutsideProject(source) {
   const normalized = path8.posix.normalize(literal.replace(/\\/g, "/"));
   if (normalized === ".." || normalized.startsWith("../")) return 'climbs out of the project with ".."; write it relative to the project root, without leading ".."';
   if (normalized === "." || normalized === "./") return "names the project folder itself; name a file inside it";
+  if (versionControlSegment(literal) !== void 0) return "is inside version-control data (.git and the like), which a migration may never change";
   return void 0;
 }
 function checkMigrationStep(step, engine) {
@@ -51910,6 +51953,10 @@ async function validateTemplate(dir, options = {}) {
     const contentDir = await resolveInsideRoot(root, folder);
     if (contentDir && await kindOf(contentDir) === "directory") {
       const content = await readContent(contentDir);
+      const contentFolder = path9.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, "");
+      for (const reserved of content.paths.filter((p2) => isVersionControlName(p2.slice(p2.lastIndexOf("/") + 1)))) {
+        errors.push({ file: `${contentFolder}/${reserved}`, pointer: "", code: "RESERVED_PATH", message: reservedPathProblem(reserved) ?? "is reserved" });
+      }
       errors.push(...checkContent(path9.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, ""), content.texts, content.paths, contentScope(variables, path9.normalize(variablesFile)), evaluator.engine));
     }
   }
@@ -52154,8 +52201,8 @@ async function readManifest(root, dir) {
     throw new PackError(`${MANIFEST_FILE} in ${dir} must hold a JSON object`);
   }
   const manifest = value;
-  if (typeof manifest.name !== "string" || !NAME_PATTERN.test(manifest.name)) {
-    throw new PackError(`${MANIFEST_FILE} in ${dir}: name must match ${NAME_PATTERN.source} (got ${quote(manifest.name)})`);
+  if (typeof manifest.name !== "string" || !isTemplateName(manifest.name)) {
+    throw new PackError(`${MANIFEST_FILE} in ${dir}: name ${NAME_RULE} (got ${quote(manifest.name)})`);
   }
   return manifest;
 }
@@ -52187,7 +52234,7 @@ function excludeTest(globs, manifest, gitignore) {
   return (relative2, isDirectory2) => {
     if (relative2 === MANIFEST_FILE) return false;
     const base = relative2.slice(relative2.lastIndexOf("/") + 1);
-    if (ALWAYS_LEFT_OUT_FOLDERS.has(base)) return true;
+    if (ALWAYS_LEFT_OUT_FOLDERS.has(base) || isVersionControlName(base) || isJunkName(base)) return true;
     if (relative2 === ".github/workflows" || relative2.startsWith(".github/workflows/")) return true;
     if (!isDirectory2 && isOwnArchive(base, name)) return true;
     if (!isDirectory2 && included(relative2)) return matches(relative2);
@@ -52477,6 +52524,12 @@ async function renderTemplate(template, resolved, options = {}) {
       name = name.slice(0, -LIQUID_SUFFIX.length);
     }
     const target = parent === "" ? name : `${targetOf.get(parent) ?? parent}/${name}`;
+    const reserved = reservedPathProblem(target);
+    if (reserved) throw new RenderError(`renders to ${reserved}`, entry.source);
+    if (isJunkName(name)) {
+      skipped.add(entry.source);
+      continue;
+    }
     targetOf.set(entry.source, target);
     if (entry.directory) continue;
     const earlier = seen.get(target);
@@ -53341,6 +53394,9 @@ async function moveInto(from, to2, files) {
 }
 async function writeFolderAtomically(dir, files, options = {}) {
   const target = path15.resolve(dir);
+  for (const file of files) {
+    if (reservedPathProblem(file.path)) throw new ReservedPathError(file.path, dir);
+  }
   const existing = await entriesOf2(target);
   if (existing && existing.length > 0) {
     if (!options.force) throw new FolderNotEmptyError(dir);

@@ -77913,6 +77913,11 @@ function createGitHubClient(options) {
 // src/core/versions.ts
 var import_semver = __toESM(require_semver2(), 1);
 var NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
+var MAX_NAME_LENGTH = 214;
+var NAME_RULE = `must match the pattern ${NAME_PATTERN.source} and be at most ${MAX_NAME_LENGTH} characters`;
+function isTemplateName(name) {
+  return typeof name === "string" && name.length <= MAX_NAME_LENGTH && NAME_PATTERN.test(name);
+}
 function segmentValue(segment) {
   const digits = /^\d+/.exec(segment ?? "");
   return digits ? Number(digits[0]) : 0;
@@ -81129,7 +81134,8 @@ var template_manifest_schema_default = {
     name: {
       type: "string",
       pattern: "^[a-z][a-z0-9-]*$",
-      "x-messages": { pattern: "must start with a lower-case letter and contain only a-z, 0-9 and -" }
+      maxLength: 214,
+      "x-messages": { pattern: "must start with a lower-case letter and contain only a-z, 0-9 and -", maxLength: "must be at most 214 characters (npm's limit: a name becomes a file name in every registry)" }
     },
     version: {
       type: "string",
@@ -81368,8 +81374,8 @@ var template_entry_schema_default = {
   type: "object",
   required: ["id", "name", "version", "description", "category", "stability", "downloadUrl"],
   properties: {
-    id: { type: "string", minLength: 1, description: "Template id, shared by all versions of one template." },
-    name: { type: "string", minLength: 1 },
+    id: { type: "string", minLength: 1, maxLength: 214, description: "Template id, shared by all versions of one template; at most 214 characters (a name becomes a file name)." },
+    name: { type: "string", minLength: 1, maxLength: 214 },
     version: {
       type: "string",
       pattern: "^\\d+\\.\\d+\\.\\d+$",
@@ -83291,8 +83297,8 @@ function buildCategories(entries, definitions) {
 }
 function entryViolations(entry) {
   const violations = describeSchemaErrors(schemaErrors("template-entry", entry));
-  if (!NAME_PATTERN.test(entry.id)) {
-    violations.push({ pointer: "/id", message: `must match the pattern ${NAME_PATTERN.source} (got ${JSON.stringify(entry.id)})`, code: "PATTERN" });
+  if (!isTemplateName(entry.id)) {
+    violations.push({ pointer: "/id", message: `${NAME_RULE} (got ${JSON.stringify(entry.id)})`, code: "PATTERN" });
   }
   return violations;
 }
@@ -83719,6 +83725,10 @@ var brotliAsync = promisify(brotliCompress);
 var REGISTRY_FILE = "registry.json";
 var CATALOG_FILE = "index.html";
 var TEMPLATES_DIR = "templates";
+function failedTemplateMessage(failure) {
+  const then = failure.kept ? "its previous files are kept and listed" : "it is left out (it had no previous files)";
+  return `template ${failure.id} could not be written (${failure.message}); ${then}; every other template was built, and the next build tries again`;
+}
 function restOf(version) {
   return JSON.stringify([
     version.downloadUrl,
@@ -83896,12 +83906,9 @@ var RegistryBuilder = class {
     if (duplicates.length > 0) throw new RegistryBuildError(duplicates);
     const ids = [...byId.keys()].sort(compareText);
     for (const id of this.#templateFiles.keys()) if (!byId.has(id)) this.#templateFiles.delete(id);
-    const groups2 = ids.map((id) => (byId.get(id) ?? []).sort((a5, b6) => compareVersions(a5.entry.entry.version, b6.entry.entry.version)));
-    const templates = groups2.flatMap((group5) => group5.map(({ entry }) => entry.entry));
-    const categories = buildCategories(templates, this.#options.categories ?? DEFAULT_CATEGORIES);
-    const tags = [...new Set(templates.flatMap((t) => t.tags ?? []))].sort(compareText);
+    const groups2 = new Map(ids.map((id) => [id, (byId.get(id) ?? []).sort((a5, b6) => compareVersions(a5.entry.entry.version, b6.entry.entry.version))]));
     const held = await output.inventory();
-    if (this.#options.allowEmpty === false && templates.length === 0 && held.has(REGISTRY_FILE)) {
+    if (this.#options.allowEmpty === false && groups2.size === 0 && held.has(REGISTRY_FILE)) {
       const listed = listedEntries(await output.read(REGISTRY_FILE));
       if (listed > 0) {
         throw new RegistryBuildError([
@@ -83909,14 +83916,67 @@ var RegistryBuilder = class {
         ]);
       }
     }
-    const templateFiles = ids.map((id, index2) => this.#templateFile(id, (groups2[index2] ?? []).map(({ entry }) => entry)));
-    const templateBytes = templateFiles.map(({ versions: versions3 }) => versions3);
+    const written = [];
+    const files = [];
+    const put = async (file, options = {}) => {
+      await output.put(file, options);
+      written.push(file.name);
+    };
+    const failures = /* @__PURE__ */ new Map();
+    const fail = (id, what, error3) => {
+      if (!failures.has(id)) failures.set(id, `${what}: ${errorMessage(error3)}`);
+    };
+    const archives = [...groups2.values()].flatMap((group5) => group5.map(({ version }) => version)).filter((v2) => v2.openArchive);
+    const archiveWritten = /* @__PURE__ */ new Set();
+    await mapLimit(archives, WRITE_CONCURRENCY, async (version) => {
+      const name = staticArchivePath(version.manifest.name, version.manifest.version);
+      const present = held.get(name);
+      if (present && (version.size === void 0 || present.size === version.size)) return void archiveWritten.add(name);
+      try {
+        await this.#publishArchive(version, name);
+        archiveWritten.add(name);
+        written.push(name);
+      } catch (error3) {
+        fail(version.manifest.name, `the archive of ${version.manifest.name}@${version.manifest.version}`, error3);
+      }
+    });
+    files.push(...archives.map((version) => staticArchivePath(version.manifest.name, version.manifest.version)).filter((name) => archiveWritten.has(name)));
+    const templateFiles = /* @__PURE__ */ new Map();
+    await mapLimit(
+      ids.filter((id) => !failures.has(id)),
+      WRITE_CONCURRENCY,
+      async (id) => {
+        const made = this.#templateFile(id, (groups2.get(id) ?? []).map(({ entry }) => entry));
+        try {
+          if (!await holds(output, held, made.file)) await put(made.file);
+          templateFiles.set(id, made);
+        } catch (error3) {
+          this.#templateFiles.delete(id);
+          fail(id, made.file.name, error3);
+        }
+      }
+    );
+    const failed = [];
+    for (const [id, message] of [...failures].sort(([a5], [b6]) => compareText(a5, b6))) {
+      this.#templateFiles.delete(id);
+      const previous = await this.#previousTemplateFile(id, held);
+      if (previous) templateFiles.set(id, previous);
+      failed.push({ id, message, kept: previous !== void 0 });
+    }
+    const listedIds = ids.filter((id) => templateFiles.has(id));
+    files.push(...listedIds.map((id) => `${TEMPLATES_DIR}/${id}.json`));
+    const templateBytes = listedIds.map((id) => templateFiles.get(id).versions);
+    const templates = listedIds.flatMap(
+      (id) => failures.has(id) ? JSON.parse(`[${templateFiles.get(id).versions.toString("utf8")}]`) : (groups2.get(id) ?? []).map(({ entry }) => entry.entry)
+    );
+    const categories = buildCategories(templates, this.#options.categories ?? DEFAULT_CATEGORIES);
+    const tags = [...new Set(templates.flatMap((t) => t.tags ?? []))].sort(compareText);
     const rest = JSON.stringify([categories, tags]);
     const last = this.#last;
     let lastUpdated = now().toISOString();
     let changed = true;
     if (last) {
-      if (last.rest === rest && last.entries.length === templateBytes.length && last.entries.every((bytes, index2) => bytes === templateBytes[index2])) {
+      if (last.rest === rest && last.entries.length === templateBytes.length && last.entries.every((bytes, index2) => bytes === templateBytes[index2] || bytes.equals(templateBytes[index2]))) {
         lastUpdated = last.lastUpdated;
         changed = false;
       }
@@ -83931,26 +83991,6 @@ var RegistryBuilder = class {
     const violations = describeSchemaErrors(schemaErrors("registry-document", { ...document, templates: [] }));
     if (violations.length > 0) throw new RegistryBuildError(violations);
     const registryChunks = registryParts(templateBytes, { categories, tags, lastUpdated });
-    const written = [];
-    const files = [];
-    const put = async (file, options = {}) => {
-      await output.put(file, options);
-      written.push(file.name);
-    };
-    const archives = groups2.flatMap((group5) => group5.map(({ version }) => version)).filter((v2) => v2.openArchive);
-    await mapLimit(archives, WRITE_CONCURRENCY, async (version) => {
-      const name = staticArchivePath(version.manifest.name, version.manifest.version);
-      files.push(name);
-      const present = held.get(name);
-      if (present && (version.size === void 0 || present.size === version.size)) return;
-      await this.#publishArchive(version, name);
-      written.push(name);
-    });
-    const planned = templateFiles.map(({ file }) => file);
-    files.push(...planned.map((f6) => f6.name));
-    await mapLimit(planned, WRITE_CONCURRENCY, async (file) => {
-      if (!await holds(output, held, file)) await put(file);
-    });
     if (catalog) {
       const page = documentFile(CATALOG_FILE, Buffer.from(renderCatalog(document, this.#options.publicUrl ? { publicUrl: this.#options.publicUrl } : {}), "utf8"));
       files.push(CATALOG_FILE, `${CATALOG_FILE}.gz`, `${CATALOG_FILE}.br`);
@@ -83977,7 +84017,27 @@ var RegistryBuilder = class {
     const stale = [...held.keys()].filter((name) => isLegacyVariant(name) || templateIdOf(name) !== void 0 && !byId.has(templateIdOf(name))).sort(compareText);
     await output.remove(stale);
     await output.commit();
-    return { document, changed, etag, files, written, removed: stale, skipped };
+    return { document, changed, etag, files, written, removed: stale, skipped, failed };
+  }
+  /**
+   * The template file of `id` as the output holds it (what a previous build wrote), when it is one
+   * this generator could have written: the same id, and every entry within the rules.
+   */
+  async #previousTemplateFile(id, held) {
+    const name = `${TEMPLATES_DIR}/${id}.json`;
+    if (!held.has(name)) return void 0;
+    try {
+      const data = await this.output.read(name);
+      if (!data) return void 0;
+      const parsed = JSON.parse(data.toString("utf8"));
+      if (parsed.id !== id || !Array.isArray(parsed.versions) || parsed.versions.length === 0) return void 0;
+      const entries = parsed.versions;
+      if (entries.some((entry) => entry?.id !== id || entryViolations(entry).length > 0)) return void 0;
+      const made = templateFileBytes(id, entries);
+      return { file: documentFile(name, made.data), versions: made.versions };
+    } catch {
+      return void 0;
+    }
   }
   /** The file of template `id` (and its joined entries): the last build's when it was made of the same entries. */
   #templateFile(id, entries) {
@@ -84600,6 +84660,7 @@ async function run(deps = {}) {
     for (const skipped of result.skipped) {
       warn(`left out ${skipped.id}@${skipped.version}: its registry entry is invalid: ${skipped.violations.map((v2) => `${v2.pointer || "/"} ${v2.message}`).join("; ")}`);
     }
+    for (const failure of result.failed) warn(failedTemplateMessage(failure));
     const ids = new Set(result.document.templates.map((t) => t.id));
     setOutput2("changed", result.changed);
     setOutput2("templates", ids.size);

@@ -10740,13 +10740,13 @@ var require_mock_utils = __commonJS({
       if (typeof path25 !== "string") {
         return path25;
       }
-      const pathSegments = path25.split("?");
-      if (pathSegments.length !== 2) {
+      const pathSegments2 = path25.split("?");
+      if (pathSegments2.length !== 2) {
         return path25;
       }
-      const qp = new URLSearchParams(pathSegments.pop());
+      const qp = new URLSearchParams(pathSegments2.pop());
       qp.sort();
-      return [...pathSegments, qp.toString()].join("?");
+      return [...pathSegments2, qp.toString()].join("?");
     }
     function matchKey(mockDispatch2, { path: path25, method, body, headers }) {
       const pathMatch = matchValue(mockDispatch2.path, path25);
@@ -42104,8 +42104,10 @@ function getIDToken(aud) {
 var import_semver = __toESM(require_semver2(), 1);
 var NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 var VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
+var MAX_NAME_LENGTH = 214;
+var NAME_RULE = `must match the pattern ${NAME_PATTERN.source} and be at most ${MAX_NAME_LENGTH} characters`;
 function isTemplateName(name) {
-  return typeof name === "string" && NAME_PATTERN.test(name);
+  return typeof name === "string" && name.length <= MAX_NAME_LENGTH && NAME_PATTERN.test(name);
 }
 function isTemplateVersion(version) {
   return typeof version === "string" && VERSION_PATTERN.test(version);
@@ -42432,7 +42434,8 @@ var template_manifest_schema_default = {
     name: {
       type: "string",
       pattern: "^[a-z][a-z0-9-]*$",
-      "x-messages": { pattern: "must start with a lower-case letter and contain only a-z, 0-9 and -" }
+      maxLength: 214,
+      "x-messages": { pattern: "must start with a lower-case letter and contain only a-z, 0-9 and -", maxLength: "must be at most 214 characters (npm's limit: a name becomes a file name in every registry)" }
     },
     version: {
       type: "string",
@@ -42671,8 +42674,8 @@ var template_entry_schema_default = {
   type: "object",
   required: ["id", "name", "version", "description", "category", "stability", "downloadUrl"],
   properties: {
-    id: { type: "string", minLength: 1, description: "Template id, shared by all versions of one template." },
-    name: { type: "string", minLength: 1 },
+    id: { type: "string", minLength: 1, maxLength: 214, description: "Template id, shared by all versions of one template; at most 214 characters (a name becomes a file name)." },
+    name: { type: "string", minLength: 1, maxLength: 214 },
     version: {
       type: "string",
       pattern: "^\\d+\\.\\d+\\.\\d+$",
@@ -47632,6 +47635,36 @@ import { createReadStream } from "node:fs";
 import { Transform as Transform2 } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
+
+// src/core/reserved-paths.ts
+var VERSION_CONTROL_NAMES = [".git", ".hg", ".svn", ".bzr", "_darcs", "cvs", ".fossil", ".fslckout", "_fossil_", ".jj", ".pijul"];
+var SHORT_NAME = /^(?:git|hg|svn|bzr|darcs|jj|pijul|fossil)~\d+$/;
+var JUNK_NAMES = [".ds_store", "thumbs.db", "ehthumbs.db", "desktop.ini", ".spotlight-v100", ".trashes", ".fseventsd", ".apdisk"];
+var HFS_IGNORED = /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g;
+function comparableName(segment) {
+  return segment.normalize("NFC").replace(HFS_IGNORED, "").replace(/:.*$/s, "").replace(/(?<=[^. ])[. ]+$/, "").toLowerCase();
+}
+function isVersionControlName(segment) {
+  const name = comparableName(segment);
+  return VERSION_CONTROL_NAMES.includes(name) || SHORT_NAME.test(name);
+}
+function isJunkName(segment) {
+  const name = comparableName(segment);
+  return JUNK_NAMES.includes(name) || name.startsWith("._");
+}
+function pathSegments(relativePath) {
+  return relativePath.split(/[\\/]+/).filter((segment) => segment !== "" && segment !== ".");
+}
+function versionControlSegment(relativePath) {
+  return pathSegments(relativePath).find(isVersionControlName);
+}
+function reservedPathProblem(relativePath) {
+  const segment = versionControlSegment(relativePath);
+  if (segment === void 0) return void 0;
+  return `${JSON.stringify(relativePath)} is inside version-control data (${JSON.stringify(segment)}): a template may never hold or write such a path`;
+}
+
+// src/archive/scan.ts
 var DEFAULT_ARCHIVE_LIMITS = { maxEntries: 2e4, maxUnpackedBytes: 512 * 1024 * 1024 };
 var MAX_MANIFEST_BYTES = 1024 * 1024;
 var MAX_TRAILING_BYTES = 1024 * 1024;
@@ -47707,6 +47740,8 @@ async function scanArchive(file, limits = {}) {
       if (!isSafeArchivePath(raw) || !isSafeArchivePath(normalised)) {
         return refuse(new UnsafeArchiveError(`archive entry ${quoted2} has an unsafe path (absolute or with ..)`, raw));
       }
+      const reserved = reservedPathProblem(normalised);
+      if (reserved) return refuse(new UnsafeArchiveError(`archive entry ${reserved}`, raw));
       declared += entry.size ?? 0;
       if (declared > maxUnpackedBytes) return refuse(new UnsafeArchiveError(`the archive unpacks to more than ${maxUnpackedBytes} bytes (at ${quoted2})`, raw));
       if (entry.type === "Directory") {
@@ -53038,6 +53073,7 @@ function pathOutsideProject(source) {
   const normalized = path11.posix.normalize(literal.replace(/\\/g, "/"));
   if (normalized === ".." || normalized.startsWith("../")) return 'climbs out of the project with ".."; write it relative to the project root, without leading ".."';
   if (normalized === "." || normalized === "./") return "names the project folder itself; name a file inside it";
+  if (versionControlSegment(literal) !== void 0) return "is inside version-control data (.git and the like), which a migration may never change";
   return void 0;
 }
 function checkMigrationStep(step, engine) {
@@ -53318,6 +53354,10 @@ async function validateTemplate(dir, options = {}) {
     const contentDir = await resolveInsideRoot(root, folder);
     if (contentDir && await kindOf(contentDir) === "directory") {
       const content = await readContent(contentDir);
+      const contentFolder = path13.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, "");
+      for (const reserved of content.paths.filter((p2) => isVersionControlName(p2.slice(p2.lastIndexOf("/") + 1)))) {
+        errors.push({ file: `${contentFolder}/${reserved}`, pointer: "", code: "RESERVED_PATH", message: reservedPathProblem(reserved) ?? "is reserved" });
+      }
       errors.push(...checkContent(path13.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, ""), content.texts, content.paths, contentScope(variables2, path13.normalize(variablesFile)), evaluator.engine));
     }
   }
@@ -53787,6 +53827,12 @@ async function renderTemplate(template, resolved, options = {}) {
       name = name.slice(0, -LIQUID_SUFFIX.length);
     }
     const target = parent === "" ? name : `${targetOf2.get(parent) ?? parent}/${name}`;
+    const reserved = reservedPathProblem(target);
+    if (reserved) throw new RenderError(`renders to ${reserved}`, entry.source);
+    if (isJunkName(name)) {
+      skipped.add(entry.source);
+      continue;
+    }
     targetOf2.set(entry.source, target);
     if (entry.directory) continue;
     const earlier = seen.get(target);
@@ -55855,7 +55901,7 @@ var FEATURES = [
   { value: "docs", label: "A docs/ folder", file: "docs/index.md", glob: "docs/**" },
   { value: "changelog", label: "A change log", file: "CHANGELOG.md", glob: "CHANGELOG.md" }
 ];
-var NAME_RULE = "^[a-z][a-z0-9-]*$";
+var NAME_RULE2 = "^[a-z][a-z0-9-]*$";
 var NAME_HINT = "Use lower-case letters, digits and hyphens, starting with a letter (for example my-project).";
 var variables = {
   variables: {
@@ -55863,7 +55909,7 @@ var variables = {
       type: "string",
       description: "Name of the project: lower-case letters, digits and hyphens, starting with a letter.",
       default: "my-project",
-      validation: NAME_RULE,
+      validation: NAME_RULE2,
       invalidMessage: NAME_HINT,
       required: true
     },
@@ -55883,7 +55929,7 @@ var variables = {
 };
 var prompts = {
   prompts: [
-    { name: "projectName", message: "Project name", type: "input", validate: NAME_RULE, invalidMessage: NAME_HINT },
+    { name: "projectName", message: "Project name", type: "input", validate: NAME_RULE2, invalidMessage: NAME_HINT },
     { name: "description", message: "Short description", type: "input" },
     {
       name: "features",
@@ -56699,6 +56745,8 @@ var PlannedProject = class {
       break;
     }
     const key = path18.relative(this.root, absolute2).split(path18.sep).join("/");
+    const reserved = reservedPathProblem(key);
+    if (reserved) throw new ChangeError(reserved);
     if (forChange && (key === LOCK_FILE || key === JOURNAL_FILE || key === BACKUP_FOLDER || key.startsWith(`${BACKUP_FOLDER}/`))) {
       throw new ChangeError(`path ${shown} is managed by the migration runner and cannot be changed by a step`);
     }
@@ -57608,11 +57656,12 @@ var GitError = class extends Error {
     this.name = "GitError";
   }
 };
+var SAFE_GIT_CONFIG = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"];
 function gitIn(cwd) {
   return (args, options = {}) => new Promise((resolve2, reject) => {
     execFile(
       "git",
-      [...args],
+      [...SAFE_GIT_CONFIG, ...args],
       {
         cwd,
         timeout: options.timeoutMs ?? GIT_TIMEOUT_MS,

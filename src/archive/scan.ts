@@ -15,6 +15,7 @@ import { Parser, type ReadEntry } from 'tar';
 
 import { compareText } from '../core/listing.js';
 import { errorMessage } from '../core/errors.js';
+import { reservedPathProblem } from '../core/reserved-paths.js';
 
 export interface ArchiveLimits {
   /** Most entries (files and folders) an archive may hold. */
@@ -139,6 +140,8 @@ export async function scanArchive(file: string, limits: Partial<ArchiveLimits> =
       if (!isSafeArchivePath(raw) || !isSafeArchivePath(normalised)) {
         return refuse(new UnsafeArchiveError(`archive entry ${quoted} has an unsafe path (absolute or with ..)`, raw));
       }
+      const reserved = reservedPathProblem(normalised);
+      if (reserved) return refuse(new UnsafeArchiveError(`archive entry ${reserved}`, raw));
       declared += entry.size ?? 0;
       if (declared > maxUnpackedBytes) return refuse(new UnsafeArchiveError(`the archive unpacks to more than ${maxUnpackedBytes} bytes (at ${quoted})`, raw));
       if (entry.type === 'Directory') {

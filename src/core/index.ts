@@ -6,6 +6,8 @@
  */
 export {
   NAME_PATTERN,
+  NAME_RULE,
+  MAX_NAME_LENGTH,
   VERSION_PATTERN,
   isTemplateName,
   isTemplateVersion,
@@ -84,3 +86,12 @@ export type {
   CursorPaginatedResponse,
   WebhookRegistration,
 } from './schema-types.js';
+export {
+  comparableName,
+  isVersionControlName,
+  isJunkName,
+  pathSegments,
+  versionControlSegment,
+  reservedPathProblem,
+  ReservedPathError,
+} from './reserved-paths.js';

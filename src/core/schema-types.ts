@@ -198,7 +198,7 @@ export interface RegistryDocument {
  */
 export interface TemplateEntry {
   /**
-   * Template id, shared by all versions of one template.
+   * Template id, shared by all versions of one template; at most 214 characters (a name becomes a file name).
    */
   id: string;
   name: string;

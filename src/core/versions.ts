@@ -10,9 +10,19 @@ export const NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 /** The manifest's version rule: MAJOR.MINOR.PATCH, digits only. */
 export const VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
 
+/**
+ * The longest name (and template id): npm's limit. A name becomes a file name in every registry
+ * (`templates/<name>.json`, temp files beside it), which a longer one would push past the 255
+ * bytes file systems allow.
+ */
+export const MAX_NAME_LENGTH = 214;
+
+/** The name rule in words, for messages. */
+export const NAME_RULE = `must match the pattern ${NAME_PATTERN.source} and be at most ${MAX_NAME_LENGTH} characters`;
+
 /** True when `name` follows the manifest's name rule. */
 export function isTemplateName(name: unknown): name is string {
-  return typeof name === 'string' && NAME_PATTERN.test(name);
+  return typeof name === 'string' && name.length <= MAX_NAME_LENGTH && NAME_PATTERN.test(name);
 }
 
 /** True when `version` follows the manifest's version rule. */

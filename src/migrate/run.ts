@@ -13,6 +13,7 @@ import type {
   MigrationStep as MigrationStepShape,
 } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
+import { reservedPathProblem } from '../core/reserved-paths.js';
 import { applicableInOrder, chainInOrder } from '../core/step-order.js';
 import { LOCK_FILE, readLock, serializeLock, sha256Hex, type TemplateLock } from '../template/lock.js';
 import { isInside } from '../template/paths.js';
@@ -187,6 +188,8 @@ export class PlannedProject implements ProjectFiles {
       break;
     }
     const key = path.relative(this.root, absolute).split(path.sep).join('/');
+    const reserved = reservedPathProblem(key);
+    if (reserved) throw new ChangeError(reserved);
     if (forChange && (key === LOCK_FILE || key === JOURNAL_FILE || key === BACKUP_FOLDER || key.startsWith(`${BACKUP_FOLDER}/`))) {
       throw new ChangeError(`path ${shown} is managed by the migration runner and cannot be changed by a step`);
     }

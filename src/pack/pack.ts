@@ -11,8 +11,9 @@ import { Pack, type WriteEntry } from 'tar';
 
 import { DigestStream, digestOf } from '../archive/integrity.js';
 import { tempPathBeside } from '../core/files.js';
+import { isJunkName, isVersionControlName } from '../core/reserved-paths.js';
 import type { TemplateManifest } from '../core/schema-types.js';
-import { NAME_PATTERN, VERSION_PATTERN } from '../core/versions.js';
+import { isTemplateName, NAME_RULE, VERSION_PATTERN } from '../core/versions.js';
 import { isInside } from '../template/paths.js';
 import { DEFAULT_CONTENT_FOLDER } from '../template/load.js';
 import { MANIFEST_FILE } from '../template/validate.js';
@@ -93,8 +94,8 @@ async function readManifest(root: string, dir: string): Promise<Record<string, u
     throw new PackError(`${MANIFEST_FILE} in ${dir} must hold a JSON object`);
   }
   const manifest = value as Record<string, unknown>;
-  if (typeof manifest.name !== 'string' || !NAME_PATTERN.test(manifest.name)) {
-    throw new PackError(`${MANIFEST_FILE} in ${dir}: name must match ${NAME_PATTERN.source} (got ${quote(manifest.name)})`);
+  if (typeof manifest.name !== 'string' || !isTemplateName(manifest.name)) {
+    throw new PackError(`${MANIFEST_FILE} in ${dir}: name ${NAME_RULE} (got ${quote(manifest.name)})`);
   }
   return manifest;
 }
@@ -135,7 +136,7 @@ function excludeTest(globs: readonly string[], manifest: Record<string, unknown>
   return (relative, isDirectory) => {
     if (relative === MANIFEST_FILE) return false; // always packed (stamped)
     const base = relative.slice(relative.lastIndexOf('/') + 1);
-    if (ALWAYS_LEFT_OUT_FOLDERS.has(base)) return true;
+    if (ALWAYS_LEFT_OUT_FOLDERS.has(base) || isVersionControlName(base) || isJunkName(base)) return true;
     if (relative === '.github/workflows' || relative.startsWith('.github/workflows/')) return true;
     if (!isDirectory && isOwnArchive(base, name)) return true;
     if (!isDirectory && included(relative)) return matches(relative);

@@ -10,7 +10,7 @@ import type { Octokit } from '@octokit/rest';
 import { createGitHubClient } from '../github/client.js';
 import type { ActionCoreBase, ActionEnv, SummaryCell } from '../github/inputs.js';
 import { latestEntries } from '../core/listing.js';
-import { buildRegistry, type BuildOptions, type BuildResult } from '../registry/build.js';
+import { buildRegistry, failedTemplateMessage, type BuildOptions, type BuildResult } from '../registry/build.js';
 import { githubReleasesSource, loadGithubSourceConfig } from '../registry/github-source.js';
 import { createS3Client, S3Output } from '../registry/s3-output.js';
 import type { RegistrySource } from '../registry/source.js';
@@ -105,6 +105,7 @@ export async function run(deps: RegistryActionDependencies = {}): Promise<Regist
     for (const skipped of result.skipped) {
       warn(`left out ${skipped.id}@${skipped.version}: its registry entry is invalid: ${skipped.violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; ')}`);
     }
+    for (const failure of result.failed) warn(failedTemplateMessage(failure));
     const ids = new Set(result.document.templates.map((t) => t.id));
     setOutput('changed', result.changed);
     setOutput('templates', ids.size);

@@ -25,6 +25,7 @@ import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
 
 import { DigestStream, digestOf } from '../archive/index.js';
 import { mapLimit } from '../core/concurrency.js';
+import { errorMessage } from '../core/errors.js';
 import { compareText } from '../core/listing.js';
 import type { RuleViolation } from '../core/messages.js';
 import { describeSchemaErrors } from '../core/messages.js';
@@ -79,6 +80,27 @@ export interface BuildResult {
   removed: string[];
   /** Versions left out because their entry breaks the rules (each reported, none fails the build). */
   skipped: SkippedVersion[];
+  /**
+   * Templates whose files could not be written this time (an archive, or their template file): the
+   * output keeps what the previous build wrote for them, and the documents list that; every other
+   * template is built. Each is reported by id; the next build tries again.
+   */
+  failed: FailedTemplate[];
+}
+
+/** What a build says of a template whose output it could not write. */
+export function failedTemplateMessage(failure: FailedTemplate): string {
+  const then = failure.kept ? 'its previous files are kept and listed' : 'it is left out (it had no previous files)';
+  return `template ${failure.id} could not be written (${failure.message}); ${then}; every other template was built, and the next build tries again`;
+}
+
+/** A template whose output could not be written by one build. */
+export interface FailedTemplate {
+  id: string;
+  /** What failed, naming the file or version. */
+  message: string;
+  /** True when the output still holds (and the documents list) the template as the previous build wrote it. */
+  kept: boolean;
 }
 
 /** The entry of one version as the last build made it. */
@@ -326,13 +348,10 @@ export class RegistryBuilder {
 
     const ids = [...byId.keys()].sort(compareText);
     for (const id of this.#templateFiles.keys()) if (!byId.has(id)) this.#templateFiles.delete(id);
-    const groups = ids.map((id) => (byId.get(id) ?? []).sort((a, b) => compareVersions(a.entry.entry.version, b.entry.entry.version)));
-    const templates = groups.flatMap((group) => group.map(({ entry }) => entry.entry));
-    const categories = buildCategories(templates, this.#options.categories ?? DEFAULT_CATEGORIES);
-    const tags = [...new Set(templates.flatMap((t) => t.tags ?? []))].sort(compareText);
+    const groups = new Map(ids.map((id) => [id, (byId.get(id) ?? []).sort((a, b) => compareVersions(a.entry.entry.version, b.entry.entry.version))]));
 
     const held = await output.inventory();
-    if (this.#options.allowEmpty === false && templates.length === 0 && held.has(REGISTRY_FILE)) {
+    if (this.#options.allowEmpty === false && groups.size === 0 && held.has(REGISTRY_FILE)) {
       const listed = listedEntries(await output.read(REGISTRY_FILE));
       if (listed > 0) {
         throw new RegistryBuildError([
@@ -341,18 +360,79 @@ export class RegistryBuilder {
       }
     }
 
+    const written: string[] = [];
+    const files: string[] = [];
+    const put = async (file: OutputFile, options: { durable?: boolean } = {}): Promise<void> => {
+      await output.put(file, options);
+      written.push(file.name);
+    };
+    // A template whose files cannot be written is the problem of that template alone: it keeps its
+    // previous output and every other template is built (so one upload can never stop the registry).
+    const failures = new Map<string, string>();
+    const fail = (id: string, what: string, error: unknown): void => {
+      if (!failures.has(id)) failures.set(id, `${what}: ${errorMessage(error)}`);
+    };
+
+    // Archives first: nothing may name an archive that is not there yet.
+    const archives = [...groups.values()].flatMap((group) => group.map(({ version }) => version)).filter((v) => v.openArchive);
+    const archiveWritten = new Set<string>();
+    await mapLimit(archives, WRITE_CONCURRENCY, async (version) => {
+      const name = staticArchivePath(version.manifest.name, version.manifest.version);
+      const present = held.get(name);
+      if (present && (version.size === undefined || present.size === version.size)) return void archiveWritten.add(name);
+      try {
+        await this.#publishArchive(version, name);
+        archiveWritten.add(name);
+        written.push(name);
+      } catch (error) {
+        fail(version.manifest.name, `the archive of ${version.manifest.name}@${version.manifest.version}`, error);
+      }
+    });
+    files.push(...archives.map((version) => staticArchivePath(version.manifest.name, version.manifest.version)).filter((name) => archiveWritten.has(name)));
+
+    // The template files (made again only when one of their entries changed).
+    const templateFiles = new Map<string, { file: OutputFile; versions: Buffer }>();
+    await mapLimit(
+      ids.filter((id) => !failures.has(id)),
+      WRITE_CONCURRENCY,
+      async (id) => {
+        const made = this.#templateFile(id, (groups.get(id) ?? []).map(({ entry }) => entry));
+        try {
+          if (!(await holds(output, held, made.file))) await put(made.file);
+          templateFiles.set(id, made);
+        } catch (error) {
+          this.#templateFiles.delete(id);
+          fail(id, made.file.name, error);
+        }
+      },
+    );
+    // A failed template is listed as the output still has it (its previous template file), or not at all.
+    const failed: FailedTemplate[] = [];
+    for (const [id, message] of [...failures].sort(([a], [b]) => compareText(a, b))) {
+      this.#templateFiles.delete(id);
+      const previous = await this.#previousTemplateFile(id, held);
+      if (previous) templateFiles.set(id, previous);
+      failed.push({ id, message, kept: previous !== undefined });
+    }
+    const listedIds = ids.filter((id) => templateFiles.has(id));
+    files.push(...listedIds.map((id) => `${TEMPLATES_DIR}/${id}.json`));
+    const templateBytes = listedIds.map((id) => (templateFiles.get(id) as { versions: Buffer }).versions);
+    const templates: TemplateEntry[] = listedIds.flatMap((id) =>
+      failures.has(id) ? (JSON.parse(`[${(templateFiles.get(id) as { versions: Buffer }).versions.toString('utf8')}]`) as TemplateEntry[]) : (groups.get(id) ?? []).map(({ entry }) => entry.entry),
+    );
+    const categories = buildCategories(templates, this.#options.categories ?? DEFAULT_CATEGORIES);
+    const tags = [...new Set(templates.flatMap((t) => t.tags ?? []))].sort(compareText);
+
     // lastUpdated stays when the content is what the output holds: known at a glance when this builder
     // made the last build (the same entry bytes, the same rest); else the bytes with the previous
     // lastUpdated are compared with the output's (read from index.json, or from registry.json alone,
     // as a Pages workflow restores it).
-    const templateFiles = ids.map((id, index) => this.#templateFile(id, (groups[index] ?? []).map(({ entry }) => entry)));
-    const templateBytes = templateFiles.map(({ versions }) => versions);
     const rest = JSON.stringify([categories, tags]);
     const last = this.#last;
     let lastUpdated = now().toISOString();
     let changed = true;
     if (last) {
-      if (last.rest === rest && last.entries.length === templateBytes.length && last.entries.every((bytes, index) => bytes === templateBytes[index])) {
+      if (last.rest === rest && last.entries.length === templateBytes.length && last.entries.every((bytes, index) => bytes === templateBytes[index] || bytes.equals(templateBytes[index] as Buffer))) {
         lastUpdated = last.lastUpdated;
         changed = false;
       }
@@ -364,35 +444,11 @@ export class RegistryBuilder {
       }
     }
     const document: RegistryDocument = { templates, categories, tags, lastUpdated };
-    // Entries were checked one by one; the rest of the document is checked before anything is written.
+    // Entries were checked one by one; the rest of the document is checked before it is written.
     const violations = describeSchemaErrors(schemaErrors('registry-document', { ...document, templates: [] }));
     if (violations.length > 0) throw new RegistryBuildError(violations);
     const registryChunks = registryParts(templateBytes, { categories, tags, lastUpdated });
 
-    const written: string[] = [];
-    const files: string[] = [];
-    const put = async (file: OutputFile, options: { durable?: boolean } = {}): Promise<void> => {
-      await output.put(file, options);
-      written.push(file.name);
-    };
-
-    // Archives first: nothing may name an archive that is not there yet.
-    const archives = groups.flatMap((group) => group.map(({ version }) => version)).filter((v) => v.openArchive);
-    await mapLimit(archives, WRITE_CONCURRENCY, async (version) => {
-      const name = staticArchivePath(version.manifest.name, version.manifest.version);
-      files.push(name);
-      const present = held.get(name);
-      if (present && (version.size === undefined || present.size === version.size)) return;
-      await this.#publishArchive(version, name);
-      written.push(name);
-    });
-
-    // The template files (made again only when one of their entries changed), and the catalog page.
-    const planned = templateFiles.map(({ file }) => file);
-    files.push(...planned.map((f) => f.name));
-    await mapLimit(planned, WRITE_CONCURRENCY, async (file) => {
-      if (!(await holds(output, held, file))) await put(file);
-    });
     if (catalog) {
       const page = documentFile(CATALOG_FILE, Buffer.from(renderCatalog(document, this.#options.publicUrl ? { publicUrl: this.#options.publicUrl } : {}), 'utf8'));
       files.push(CATALOG_FILE, `${CATALOG_FILE}.gz`, `${CATALOG_FILE}.br`);
@@ -426,7 +482,28 @@ export class RegistryBuilder {
     const stale = [...held.keys()].filter((name) => isLegacyVariant(name) || (templateIdOf(name) !== undefined && !byId.has(templateIdOf(name) as string))).sort(compareText);
     await output.remove(stale);
     await output.commit();
-    return { document, changed, etag, files, written, removed: stale, skipped };
+    return { document, changed, etag, files, written, removed: stale, skipped, failed };
+  }
+
+  /**
+   * The template file of `id` as the output holds it (what a previous build wrote), when it is one
+   * this generator could have written: the same id, and every entry within the rules.
+   */
+  async #previousTemplateFile(id: string, held: ReadonlyMap<string, HeldFile>): Promise<{ file: OutputFile; versions: Buffer } | undefined> {
+    const name = `${TEMPLATES_DIR}/${id}.json`;
+    if (!held.has(name)) return undefined;
+    try {
+      const data = await this.output.read(name);
+      if (!data) return undefined;
+      const parsed = JSON.parse(data.toString('utf8')) as { id?: unknown; versions?: unknown };
+      if (parsed.id !== id || !Array.isArray(parsed.versions) || parsed.versions.length === 0) return undefined;
+      const entries = parsed.versions as TemplateEntry[];
+      if (entries.some((entry) => entry?.id !== id || entryViolations(entry).length > 0)) return undefined;
+      const made = templateFileBytes(id, entries);
+      return { file: documentFile(name, made.data), versions: made.versions };
+    } catch {
+      return undefined;
+    }
   }
 
   /** The file of template `id` (and its joined entries): the last build's when it was made of the same entries. */

@@ -10,7 +10,7 @@ import { compareText, selectLatest } from '../core/listing.js';
 import { describeSchemaErrors, type RuleViolation } from '../core/messages.js';
 import type { Category, RegistryDocument, SparseIndex, TemplateEntry } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
-import { compareVersions, NAME_PATTERN } from '../core/versions.js';
+import { compareVersions, isTemplateName, NAME_RULE } from '../core/versions.js';
 import type { SourceVersion } from './source.js';
 
 /** The five manifest categories, with a human name, a one-line description and an icon name. */
@@ -106,8 +106,8 @@ function structuralViolations(entries: readonly TemplateEntry[]): RuleViolation[
   const violations: RuleViolation[] = [];
   const seen = new Set<string>();
   entries.forEach((entry, index) => {
-    if (!NAME_PATTERN.test(entry.id)) {
-      violations.push({ pointer: `/templates/${index}/id`, message: `must match the pattern ${NAME_PATTERN.source} (got ${JSON.stringify(entry.id)})`, code: 'PATTERN' });
+    if (!isTemplateName(entry.id)) {
+      violations.push({ pointer: `/templates/${index}/id`, message: `${NAME_RULE} (got ${JSON.stringify(entry.id)})`, code: 'PATTERN' });
     }
     const key = `${entry.id}@${entry.version}`;
     if (seen.has(key)) violations.push({ pointer: `/templates/${index}`, message: `${key} appears more than once`, code: 'DUPLICATE' });
@@ -140,8 +140,8 @@ export interface SkippedVersion {
  */
 export function entryViolations(entry: TemplateEntry): RuleViolation[] {
   const violations = describeSchemaErrors(schemaErrors('template-entry', entry));
-  if (!NAME_PATTERN.test(entry.id)) {
-    violations.push({ pointer: '/id', message: `must match the pattern ${NAME_PATTERN.source} (got ${JSON.stringify(entry.id)})`, code: 'PATTERN' });
+  if (!isTemplateName(entry.id)) {
+    violations.push({ pointer: '/id', message: `${NAME_RULE} (got ${JSON.stringify(entry.id)})`, code: 'PATTERN' });
   }
   return violations;
 }

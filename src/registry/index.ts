@@ -11,6 +11,8 @@ export {
   TEMPLATES_DIR,
   type BuildOptions,
   type BuildResult,
+  failedTemplateMessage,
+  type FailedTemplate,
 } from './build.js';
 export { buildDocument, toEntry, entryViolations, strongEtag, RegistryBuildError, DEFAULT_CATEGORIES, type SkippedVersion, type DocumentOptions } from './document.js';
 export { FolderOutput, BUILD_STATE_FILE } from './folder-output.js';

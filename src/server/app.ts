@@ -2,7 +2,7 @@ import type { Ajv2020 } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyLoggerOptions } from 'fastify';
 
 import { createAjv } from '../core/schemas.js';
-import { RegistryBuilder } from '../registry/build.js';
+import { failedTemplateMessage, RegistryBuilder } from '../registry/build.js';
 import { openSqliteStorage } from '../store/sqlite/index.js';
 import { storeSource } from '../store/source.js';
 import type { RegistryStorage } from '../store/types.js';
@@ -27,6 +27,7 @@ import { StaticFront } from './static-front.js';
 import { DEFAULT_STATS_REFRESH_MS, startStatsRefresh } from './stats-refresh.js';
 import { loadStaticFiles, REGISTRY_FILE } from './static-files.js';
 import { registryUpdatedData, WebhookDispatcher, type WebhookDispatcherOptions } from './webhooks.js';
+import { MAX_PARAM_LENGTH } from './params.js';
 
 export interface ServerOptions {
   /** The store folder (the embedded SQLite + files store), or an opened storage. */
@@ -143,6 +144,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     rewriteUrl: rewriteVersionedUrl,
     trustProxy: trustedProxies(options.trustProxy),
     bodyLimit: 1024 * 1024,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     forceCloseConnections: options.forceCloseConnections ?? 'idle',
   });
   // One builder for the server's life: it keeps every entry it made, so a rebuild serializes only what changed.
@@ -160,6 +162,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     for (const skipped of result.skipped) {
       app.log.error({ template: `${skipped.id}@${skipped.version}`, violations: skipped.violations }, `${skipped.id}@${skipped.version} is left out of the registry: its entry is invalid`);
     }
+    for (const failure of result.failed) app.log.error({ template: failure.id }, failedTemplateMessage(failure));
     const lastModified = new Date(result.document.lastUpdated);
     // Loaded before the state is published, so that readers get the document and files of one build.
     const files = await loadStaticFiles(storage.publicDir, result, { previous: current?.files, known: { [REGISTRY_FILE]: { etag: result.etag, lastModified } } });

@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
-import { NAME_PATTERN } from '../core/versions.js';
+import { isTemplateName } from '../core/versions.js';
 
 export type ContentCoding = 'br' | 'gzip' | 'identity';
 
@@ -38,7 +38,7 @@ const TEMPLATE_FILE = /^templates\/([^/]+)\.json$/;
 export function isServedFile(name: string): boolean {
   if (name === REGISTRY_FILE || name === INDEX_FILE || name === CATALOG_FILE) return true;
   const id = TEMPLATE_FILE.exec(name)?.[1];
-  return id !== undefined && NAME_PATTERN.test(id);
+  return id !== undefined && isTemplateName(id);
 }
 
 const CONTENT_TYPES: Record<string, string> = {

@@ -23,7 +23,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 
 import type { FastifyServerFactory } from 'fastify';
 
-import { NAME_PATTERN } from '../core/versions.js';
+import { isTemplateName } from '../core/versions.js';
 import { headersSelectSupportedVersion } from './api-version.js';
 import { newRequestId } from './envelope.js';
 import { countRead, RATE_LIMIT_WINDOW_MS, WindowCounter } from './rate-limit.js';
@@ -47,7 +47,7 @@ export function staticFileOfPath(url: string | undefined): string | undefined {
   const entryPoint = ENTRY_POINTS.get(url);
   if (entryPoint !== undefined) return entryPoint;
   const id = TEMPLATE_PATH.exec(url)?.[1];
-  return id !== undefined && NAME_PATTERN.test(id) ? templateFileName(id) : undefined;
+  return id !== undefined && isTemplateName(id) ? templateFileName(id) : undefined;
 }
 
 const WINDOW_SECONDS = String(RATE_LIMIT_WINDOW_MS / 1000);

@@ -22,13 +22,20 @@ export class GitError extends Error {
 
 export type Git = (args: readonly string[], options?: { timeoutMs?: number }) => Promise<string>;
 
+/**
+ * Settings of every git call: no hook runs and no fsmonitor command starts, whatever the checkout's
+ * config or a file in the project says (git runs hooks from `.git/hooks` or `core.hooksPath`, and
+ * `core.fsmonitor` names a command); so nothing a template or a checkout holds is ever executed.
+ */
+export const SAFE_GIT_CONFIG: readonly string[] = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false'];
+
 /** Runs git in `cwd`; resolves with its trimmed stdout, rejects with a GitError holding its stderr. */
 export function gitIn(cwd: string): Git {
   return (args, options = {}) =>
     new Promise((resolve, reject) => {
       execFile(
         'git',
-        [...args],
+        [...SAFE_GIT_CONFIG, ...args],
         {
           cwd,
           timeout: options.timeoutMs ?? GIT_TIMEOUT_MS,

@@ -17,6 +17,7 @@ import type { Liquid } from 'liquidjs';
 import { firstLine } from '../core/errors.js';
 import type { RuleViolation } from '../core/messages.js';
 import { chainInOrder } from '../core/step-order.js';
+import { versionControlSegment } from '../core/reserved-paths.js';
 import { compareVersions, VERSION_PATTERN } from '../core/versions.js';
 import { didYouMean } from './suggest.js';
 
@@ -35,6 +36,7 @@ export function pathOutsideProject(source: string): string | undefined {
   const normalized = path.posix.normalize(literal.replace(/\\/g, '/'));
   if (normalized === '..' || normalized.startsWith('../')) return 'climbs out of the project with ".."; write it relative to the project root, without leading ".."';
   if (normalized === '.' || normalized === './') return 'names the project folder itself; name a file inside it';
+  if (versionControlSegment(literal) !== undefined) return 'is inside version-control data (.git and the like), which a migration may never change';
   return undefined;
 }
 

@@ -5,6 +5,7 @@ import picomatch from 'picomatch';
 
 import { firstLine } from '../core/errors.js';
 import { compareText } from '../core/listing.js';
+import { isJunkName, reservedPathProblem } from '../core/reserved-paths.js';
 import { createEngine, DEFAULT_RENDER_LIMITS, ExpressionEvaluator, type RenderLimits } from './expression.js';
 import type { ResolvedAnswers } from './answers.js';
 import type { LoadedTemplate } from './load.js';
@@ -158,6 +159,12 @@ export async function renderTemplate(
       name = name.slice(0, -LIQUID_SUFFIX.length);
     }
     const target = parent === '' ? name : `${targetOf.get(parent) ?? parent}/${name}`;
+    const reserved = reservedPathProblem(target);
+    if (reserved) throw new RenderError(`renders to ${reserved}`, entry.source);
+    if (isJunkName(name)) {
+      skipped.add(entry.source);
+      continue;
+    }
     targetOf.set(entry.source, target);
     if (entry.directory) continue;
 

@@ -2,6 +2,7 @@ import type { Dirent } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
+import { isVersionControlName, reservedPathProblem } from '../core/reserved-paths.js';
 import type { SchemaName } from '../core/schemas.js';
 import { escapePointerSegment } from '../core/json-source.js';
 import type { RuleViolation } from '../core/messages.js';
@@ -272,6 +273,10 @@ export async function validateTemplate(dir: string, options: ValidateOptions = {
     const contentDir = await resolveInsideRoot(root, folder);
     if (contentDir && (await kindOf(contentDir)) === 'directory') {
       const content = await readContent(contentDir);
+      const contentFolder = path.posix.normalize(folder.replace(/\\/g, '/')).replace(/\/$/, '');
+      for (const reserved of content.paths.filter((p) => isVersionControlName(p.slice(p.lastIndexOf('/') + 1)))) {
+        errors.push({ file: `${contentFolder}/${reserved}`, pointer: '', code: 'RESERVED_PATH', message: reservedPathProblem(reserved) ?? 'is reserved' });
+      }
       errors.push(...checkContent(path.posix.normalize(folder.replace(/\\/g, '/')).replace(/\/$/, ''), content.texts, content.paths, contentScope(variables, path.normalize(variablesFile)), evaluator.engine));
     }
   }

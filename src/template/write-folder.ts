@@ -9,6 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
+import { ReservedPathError, reservedPathProblem } from '../core/reserved-paths.js';
+
 export interface FolderFile {
   /** Relative, `/`-separated. */
   path: string;
@@ -105,6 +107,9 @@ async function moveInto(from: string, to: string, files: readonly string[]): Pro
  */
 export async function writeFolderAtomically(dir: string, files: readonly FolderFile[], options: { force?: boolean } = {}): Promise<void> {
   const target = path.resolve(dir);
+  for (const file of files) {
+    if (reservedPathProblem(file.path)) throw new ReservedPathError(file.path, dir);
+  }
   const existing = await entriesOf(target);
   if (existing && existing.length > 0) {
     if (!options.force) throw new FolderNotEmptyError(dir);

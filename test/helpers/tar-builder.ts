@@ -132,5 +132,15 @@ export function hostileArchives(base: readonly TarEntry[]): HostileArchive[] {
     { name: 'truncated gzip', bytes: gz.subarray(0, Math.floor(gz.length * 0.6)) },
     { name: 'trailing data', bytes: Buffer.concat([gz, Buffer.from('not part of the archive'.repeat(100))]) },
     { name: 'not a gzip', bytes: Buffer.from('this is not an archive') },
+    { name: '.git hook', bytes: withEntries({ path: 'package/template/.git/hooks/post-commit', body: '#!/bin/sh\ntouch pwned\n' }) },
+    { name: '.git config (fsmonitor)', bytes: withEntries({ path: 'package/template/.git/config', body: '[core]\n\tfsmonitor = touch pwned\n' }) },
+    { name: '.GIT in upper case', bytes: withEntries({ path: 'package/template/.GIT/config', body: '[core]\n' }) },
+    { name: '.git with a trailing dot (NTFS)', bytes: withEntries({ path: 'package/template/.git./config', body: '[core]\n' }) },
+    { name: '.git 8.3 short name (NTFS)', bytes: withEntries({ path: 'package/template/GIT~1/config', body: '[core]\n' }) },
+    { name: '.git with an HFS+ ignorable code point', bytes: withEntries({ path: 'package/template/.g\u200Cit/config', body: '[core]\n' }) },
+    { name: '.git at the archive root', bytes: withEntries({ path: 'package/.git/config', body: '[core]\n' }) },
+    { name: '.git as a folder entry', bytes: withEntries({ path: 'package/template/sub/.git/', type: '5' }) },
+    { name: '.hg hgrc', bytes: withEntries({ path: 'package/template/.hg/hgrc', body: '[hooks]\n' }) },
+    { name: '.svn entries', bytes: withEntries({ path: 'package/template/.svn/entries', body: '12\n' }) },
   ];
 }

@@ -62,6 +62,7 @@ describe('template-manifest schema', () => {
       const [error] = schemaErrors(S, { ...manifest, name: 'Bad' });
       expect(error?.parentSchema?.['x-messages']).toEqual({
         pattern: 'must start with a lower-case letter and contain only a-z, 0-9 and -',
+        maxLength: "must be at most 214 characters (npm's limit: a name becomes a file name in every registry)",
       });
     });
   });

@@ -6,7 +6,8 @@
  * delivery, analytics from an event, and an account's access token publishing.
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
@@ -159,6 +160,28 @@ export function backendSuite(name: string, openStorage: () => Promise<RegistrySt
       await server.context.webhooks.settled();
       const deliveries = await call(server, 'GET', `/webhooks/${registered.body.data.id as string}/deliveries`, { token: admin });
       expect(deliveries.body.data).toEqual([expect.objectContaining({ event: 'template.published', status: 200 })]);
+    }, 30_000);
+
+    it('caps names at 214 characters (422 beyond), and one template whose files cannot be written leaves the rest built and uploads going', async () => {
+      const server = await start();
+      const longest = `t${'x'.repeat(213)}`;
+      expect(await publish(server, await packed(longest, '1.0.0'))).toMatchObject({ status: 201 });
+      expect((await fetch(`${server.url}/templates/${longest}/versions/1.0.0/archive`)).status).toBe(200);
+      const tooLong = await packed('suite-short', '1.0.0');
+      const refused = await publishTemplate({ registryUrl: server.url, token: server.token, archive: tooLong.file, manifest: { ...tooLong.manifest, name: `${longest}x` }, retries: 0 }).catch((error: unknown) => error);
+      expect((refused as PublishError).status).toBe(422);
+
+      expect(await publish(server, await packed('suite-beta', '1.0.0'))).toMatchObject({ status: 201 });
+      const blocked = path.join(server.store.publicDir, 'templates', 'suite-beta.json');
+      await rm(blocked, { force: true });
+      await mkdir(blocked, { recursive: true });
+      await writeFile(path.join(blocked, 'in-the-way'), 'x');
+      // Its next version is stored (201) though its files cannot be written; every other template is built.
+      expect(await publish(server, await packed('suite-beta', '1.1.0'))).toMatchObject({ status: 201 });
+      expect(await publish(server, await packed('suite-gamma', '1.0.0'))).toMatchObject({ status: 201 });
+      const ids = (await registryDocument(server)).templates.map((t) => `${t.id}@${t.version}`);
+      expect(ids).toEqual(expect.arrayContaining([`${longest}@1.0.0`, 'suite-gamma@1.0.0']));
+      expect(ids.filter((id) => id.startsWith('suite-beta'))).toEqual([]);
     }, 30_000);
   });
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 
 import { createGitHubClient } from '../../github/client.js';
-import { buildRegistry } from '../../registry/build.js';
+import { buildRegistry, failedTemplateMessage } from '../../registry/build.js';
 import { RegistryBuildError } from '../../registry/document.js';
 import { GithubSourceConfigError, githubReleasesSource, loadGithubSourceConfig, type GithubSourceConfig } from '../../registry/github-source.js';
 import type { RegistryOutput } from '../../registry/output.js';
@@ -160,6 +160,11 @@ export function registerBuildRegistry(
         });
         for (const skipped of result.skipped) {
           const message = `left out ${skipped.id}@${skipped.version}: its registry entry is invalid: ${skipped.violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; ')}`;
+          warnings.push(message);
+          if (!flags.json) io.stderr(`warning: ${message}\n`);
+        }
+        for (const failure of result.failed) {
+          const message = failedTemplateMessage(failure);
           warnings.push(message);
           if (!flags.json) io.stderr(`warning: ${message}\n`);
         }

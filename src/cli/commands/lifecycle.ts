@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 
 import { errorMessage } from '../../core/errors.js';
 import { registryBaseUrl } from '../../core/registry-url.js';
-import { isValidRange, NAME_PATTERN, VERSION_PATTERN } from '../../core/versions.js';
+import { isValidRange, isTemplateName, VERSION_PATTERN } from '../../core/versions.js';
 import { EXIT, type CliIo } from '../io.js';
 
 const TOKEN_ENV = 'TEMPLATE_REGISTRY_TOKEN';
@@ -87,7 +87,7 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
     .option('--json', 'print the result as JSON')
     .action(async (target: string, flags: DeprecateFlags) => {
       const { id, spec } = splitTarget(target);
-      if (!NAME_PATTERN.test(id)) return usage(`${JSON.stringify(id)} is not a template id`);
+      if (!isTemplateName(id)) return usage(`${JSON.stringify(id)} is not a template id`);
       if (spec !== undefined && !isValidRange(spec)) return usage(`${JSON.stringify(spec)} is not a version or a semver range`);
       if (flags.message !== undefined && flags.message.trim() === '') return usage('--message must not be empty');
       const server = serverOf(flags);
@@ -113,7 +113,7 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
     .option('--json', 'print the yanked entry as JSON')
     .action(async (target: string, flags: ServerFlags) => {
       const { id, spec } = splitTarget(target);
-      if (!NAME_PATTERN.test(id)) return usage(`${JSON.stringify(id)} is not a template id`);
+      if (!isTemplateName(id)) return usage(`${JSON.stringify(id)} is not a template id`);
       if (spec === undefined || !VERSION_PATTERN.test(spec)) return usage(`give the exact version to yank: ${id}@MAJOR.MINOR.PATCH`);
       const server = serverOf(flags);
       if (typeof server === 'string') return usage(server);
@@ -138,7 +138,7 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
     .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
     .option('--json', 'print the owners as JSON')
     .action(async (id: string, flags: ServerFlags) => {
-      if (!NAME_PATTERN.test(id)) return usage(`${JSON.stringify(id)} is not a template id`);
+      if (!isTemplateName(id)) return usage(`${JSON.stringify(id)} is not a template id`);
       const server = serverOf(flags, false);
       if (typeof server === 'string') return usage(server);
       await attempt(server, async () => printOwners(await send(server, 'GET', ownersPath(id)), flags));
@@ -152,7 +152,7 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
     .option('--token <token>', `API token of an owner of the template or an admin (default: $${TOKEN_ENV})`)
     .option('--json', 'print the owners as JSON')
     .action(async (id: string, name: string, flags: ServerFlags) => {
-      if (!NAME_PATTERN.test(id)) return usage(`${JSON.stringify(id)} is not a template id`);
+      if (!isTemplateName(id)) return usage(`${JSON.stringify(id)} is not a template id`);
       if (name.trim() === '') return usage('the owner must not be empty');
       const server = serverOf(flags);
       if (typeof server === 'string') return usage(server);
@@ -167,7 +167,7 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
     .option('--token <token>', `API token of an owner of the template or an admin (default: $${TOKEN_ENV})`)
     .option('--json', 'print the owners left as JSON')
     .action(async (id: string, name: string, flags: ServerFlags) => {
-      if (!NAME_PATTERN.test(id)) return usage(`${JSON.stringify(id)} is not a template id`);
+      if (!isTemplateName(id)) return usage(`${JSON.stringify(id)} is not a template id`);
       const server = serverOf(flags);
       if (typeof server === 'string') return usage(server);
       await attempt(server, async () => {

@@ -12,12 +12,9 @@ import { aggregateAnalytics } from '../../registry/analytics.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
 import { ENVELOPE_CACHE_CONTROL, ERROR_CACHE_CONTROL } from './read.js';
+import { TEMPLATE_PARAMS } from '../params.js';
 
-const PARAMS = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', minLength: 1 } },
-} as const;
+const PARAMS = TEMPLATE_PARAMS;
 
 const QUERY = {
   type: 'object',

@@ -16,15 +16,11 @@ import type { TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
 import { changeLifecycle, changeLifecycleBulk, MAX_DEPRECATION_MESSAGE, STABILITIES, type LifecycleFilter, type LifecycleUpdate } from '../lifecycle.js';
+import { VERSION_PARAMS } from '../params.js';
 
 const NO_STORE = 'no-store';
 export const MAX_BATCH_OPERATIONS = 50;
 
-const VERSION_PARAMS = {
-  type: 'object',
-  required: ['id', 'version'],
-  properties: { id: { type: 'string', minLength: 1 }, version: { type: 'string', minLength: 1 } },
-} as const;
 
 const STABILITY = { type: 'string', enum: STABILITIES } as const;
 const MESSAGE = { type: ['string', 'null'], minLength: 1, maxLength: MAX_DEPRECATION_MESSAGE } as const;

@@ -11,14 +11,15 @@ import { NAME_PATTERN } from '../../core/versions.js';
 import type { OwnerChange, TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
+import { TEMPLATE_ID_PARAM } from '../params.js';
 
 const NO_STORE = 'no-store';
 
-const ID_PARAMS = { type: 'object', required: ['id'], properties: { id: { type: 'string', pattern: NAME_PATTERN.source } } } as const;
+const ID_PARAMS = { type: 'object', required: ['id'], properties: { id: { ...TEMPLATE_ID_PARAM, pattern: NAME_PATTERN.source } } } as const;
 const OWNER_PARAMS = {
   type: 'object',
   required: ['id', 'owner'],
-  properties: { id: { type: 'string', pattern: NAME_PATTERN.source }, owner: { type: 'string', minLength: 1, maxLength: 254 } },
+  properties: { id: { ...TEMPLATE_ID_PARAM, pattern: NAME_PATTERN.source }, owner: { type: 'string', minLength: 1, maxLength: 254 } },
 } as const;
 const OWNER_BODY = {
   type: 'object',

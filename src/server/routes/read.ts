@@ -9,7 +9,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
 import { isYanked, selectLatest, versionsOf } from '../../core/listing.js';
 import { DOWNLOAD_PURPOSE_HEADER } from '../../core/routes.js';
-import { NAME_PATTERN } from '../../core/versions.js';
+import { isTemplateName } from '../../core/versions.js';
 import type { TemplateEntry } from '../../core/schema-types.js';
 import { clientId } from '../client-id.js';
 import type { ServerContext } from '../context.js';
@@ -29,6 +29,7 @@ import {
   type StaticFile,
   type StaticFiles,
 } from '../static-files.js';
+import { TEMPLATE_PARAMS, VERSION_PARAMS } from '../params.js';
 
 export const ENVELOPE_CACHE_CONTROL = 'public, max-age=60';
 export const ARCHIVE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
@@ -57,17 +58,6 @@ function notBuiltYet(name: string): ApiError {
 // Routes
 // ---------------------------------------------------------------------------------------------
 
-const TEMPLATE_PARAMS = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', minLength: 1 } },
-} as const;
-
-const VERSION_PARAMS = {
-  type: 'object',
-  required: ['id', 'version'],
-  properties: { id: { type: 'string', minLength: 1 }, version: { type: 'string', minLength: 1 } },
-} as const;
 
 function sendEnvelope(request: FastifyRequest, reply: FastifyReply, data: unknown, extra: Record<string, unknown> = {}): FastifyReply {
   return reply.header('Cache-Control', ENVELOPE_CACHE_CONTROL).send(envelope(request, data, extra));
@@ -130,7 +120,7 @@ const staticFileRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, {
     if (!files) throw notBuiltYet(INDEX_FILE);
     const { id } = request.params;
     // Looked up by name among the build's files, never opened by path: no id reaches the disk.
-    const file = NAME_PATTERN.test(id) ? files.get(templateFileName(id)) : undefined;
+    const file = isTemplateName(id) ? files.get(templateFileName(id)) : undefined;
     if (!file) throw new ApiError(404, 'NOT_FOUND', `${templateFileName(id)} not found`, [], { 'Cache-Control': ERROR_CACHE_CONTROL });
     return sendStaticFile(request, reply, file);
   });
