@@ -121,6 +121,20 @@ export interface TemplateManifest {
     timeoutSeconds?: number;
   };
   /**
+   * Extension: globs, relative to the content folder, of files copied byte for byte and never parsed as Liquid (their paths are still rendered).
+   *
+   * @maxItems 100
+   */
+  verbatim?: string[];
+  /**
+   * Extension: a folder, relative to the template root and outside the content folder, that {% render %} and {% include %} read from. Never part of the generated project. Default: none.
+   */
+  partials?: string;
+  /**
+   * Extension: how {%- -%} {{- -}} trim. "liquid" (default): as stock Liquid and Jinja, all whitespace up to the next text, line breaks included. "line": only the tag's own line (blanks before it; blanks and one line break after it).
+   */
+  whitespace?: 'liquid' | 'line';
+  /**
    * Extension: the message create and generate print after writing the project (e.g. its next steps). Liquid, rendered with the answers and computed values; it cannot include files.
    */
   nextSteps?: string;

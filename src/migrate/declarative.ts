@@ -12,9 +12,10 @@ import { nearestPosition, type SourcePosition } from '../core/json-source.js';
 import type { FileChange, MigrationStep as DeclarativeStepData } from '../core/schema-types.js';
 import { checkJsonText, formatValidationErrorAt, type ValidationProblem } from '../core/validation.js';
 import { firstLine } from '../core/errors.js';
-import { createEngine } from '../template/expression.js';
+import { createEngine, type WhitespaceMode } from '../template/expression.js';
 import { checkMigrationStep, RENDERED_CHANGE_FIELDS } from '../template/migration-check.js';
 import type { TemplateLock } from '../template/lock.js';
+import { MANIFEST_FILE } from '../template/validate.js';
 import type { MigrationStep } from './run.js';
 
 export { MIGRATIONS_FOLDER } from '../template/validate.js';
@@ -26,6 +27,19 @@ export interface DeclarativeStepOptions {
   templateId?: string;
   /** The engine to render with; a fresh `createEngine()` (safe for untrusted templates) unless given. */
   engine?: Liquid;
+}
+
+/**
+ * The whitespace control of the template whose `migrations/` folder `dir` is (its manifest's
+ * `whitespace`), so that steps render as its content files do; the default when it cannot be read.
+ */
+async function templateWhitespace(dir: string): Promise<WhitespaceMode | undefined> {
+  try {
+    const manifest = JSON.parse(await readFile(path.join(path.dirname(dir), MANIFEST_FILE), 'utf8')) as { whitespace?: unknown };
+    return manifest.whitespace === 'line' || manifest.whitespace === 'liquid' ? manifest.whitespace : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -128,7 +142,8 @@ export async function loadDeclarativeSteps(dir: string, options: DeclarativeStep
     .filter((entry) => entry.isFile() && entry.name.endsWith('.json'))
     .map((entry) => entry.name)
     .sort();
-  const engine = options.engine ?? createEngine();
+  const whitespace = options.engine ? undefined : await templateWhitespace(dir);
+  const engine = options.engine ?? createEngine(whitespace ? { whitespace } : {});
   const problems: StepFileProblem[] = [];
   const loaded: LoadedFile[] = [];
   const ids = new Map<string, string>();

@@ -14,7 +14,7 @@
  *
  * A file a step renamed is merged at its new path (the base and the lock follow the rename).
  */
-import { isBinary } from '../template/render.js';
+import { isOpaqueBytes } from '../template/text-files.js';
 import { sha256Hex, type LockedFile } from '../template/lock.js';
 import { unifiedDiff } from './diff.js';
 import { mergeThreeWay } from './merge.js';
@@ -112,7 +112,8 @@ export async function mergeRenderings(input: MergeRenderingsInput): Promise<File
     }
     const lockedHash = locked.get(path)?.sha256;
     const changedInProject = current !== undefined && (lockedHash !== undefined ? sha256Hex(current) !== lockedHash : !before?.equals(current));
-    const binary = [before, after?.content, current].some((data) => data !== undefined && isBinary(data));
+    // A file that is not UTF-8 is merged as a binary one: decoding it would replace its bytes with U+FFFD.
+    const binary = [before, after?.content, current].some((data) => data !== undefined && isOpaqueBytes(data));
     const shown = binary ? { binary: true } : {};
     // Generated at the locked version: in its rendering, or (when that is not to be had) in the lock.
     const generated = before !== undefined || lockedHash !== undefined;
@@ -146,7 +147,7 @@ export async function mergeRenderings(input: MergeRenderingsInput): Promise<File
       continue;
     }
     if (binary) {
-      updates.push({ path, status: 'conflict', reason: 'a binary file changed in the project and in the template: kept as it is', diff: '', binary: true });
+      updates.push({ path, status: 'conflict', reason: 'a binary file (or one not in UTF-8) changed in the project and in the template: kept as it is', diff: '', binary: true });
       continue;
     }
     // Changed in the project and in the template, or a new template file where the project has another.

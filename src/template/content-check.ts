@@ -148,10 +148,25 @@ function unknownNames(
   return found;
 }
 
+/** The manifest's `partials` folder as the manifest names it, and its text files (paths relative to it). */
+export interface PartialsText {
+  folder: string;
+  texts: readonly ContentText[];
+}
+
+/** Marks a partial's path apart from the content folder's paths (a NUL never is in a file name). */
+const PARTIAL = '\0partial:';
+
+/** The names a tag may give to reach a partial file: `header.liquid` is found as `header` too. */
+const partialNamesOf = (relative: string): string[] =>
+  relative.endsWith('.liquid') && relative.length > '.liquid'.length ? [relative, relative.slice(0, -'.liquid'.length)] : [relative];
+
 /**
  * Checks the content folder's texts and path names. `folder` is the content folder as the
  * manifest names it (problems name `<folder>/<path>`); without a `scope` (the variables file could
- * not be read) only the Liquid syntax is checked. Binary files are the caller's to leave out.
+ * not be read) only the Liquid syntax is checked. Binary files, files that are not UTF-8 and
+ * verbatim files are the caller's to leave out. The `partials` folder's files are checked as
+ * Liquid too, with the names the tags that `render` or `include` them pass.
  */
 export function checkContent(
   folder: string,
@@ -159,9 +174,11 @@ export function checkContent(
   paths: readonly string[],
   scope: ContentScope | undefined,
   engine: Liquid = createEngine(),
+  partials?: PartialsText,
 ): ValidationProblem[] {
   const problems: ValidationProblem[] = [];
-  const fileOf = (relative: string): string => `${folder}/${relative}`;
+  const fileOf = (relative: string): string =>
+    relative.startsWith(PARTIAL) ? `${partials?.folder ?? ''}/${relative.slice(PARTIAL.length)}` : `${folder}/${relative}`;
   const parse = (text: string): Template[] | ParseFailure => {
     try {
       return engine.parse(text);
@@ -171,7 +188,8 @@ export function checkContent(
   };
 
   const parsed: ParsedFile[] = [];
-  for (const { path, text } of texts) {
+  const allTexts = [...texts, ...(partials?.texts ?? []).map((file) => ({ path: `${PARTIAL}${file.path}`, text: file.text }))];
+  for (const { path, text } of allTexts) {
     if (!hasLiquid(text)) continue;
     const result = parse(text);
     if (Array.isArray(result)) parsed.push({ path, templates: result });
@@ -197,10 +215,16 @@ export function checkContent(
     } catch {
       received = new Map();
     }
+    // A tag names a partial as it is in the partials folder (`header` for header.liquid), else in the content folder.
+    const receivedBy = (relative: string): Set<string> | undefined => {
+      if (!relative.startsWith(PARTIAL)) return received.get(relative);
+      const names = partialNamesOf(relative.slice(PARTIAL.length)).flatMap((name) => [...(received.get(name) ?? [])]);
+      return names.length > 0 ? new Set(names) : undefined;
+    };
     for (const file of parsed) {
       let unknown: ReturnType<typeof unknownNames>;
       try {
-        unknown = unknownNames(file.templates, scope, received.get(file.path), engine);
+        unknown = unknownNames(file.templates, scope, receivedBy(file.path), engine);
       } catch (error) {
         problems.push({ file: fileOf(file.path), pointer: '', code: 'LIQUID_SYNTAX', message: `cannot be analysed: ${firstLine(error)}`, line: 1, column: 1 });
         continue;

@@ -1,3 +1,8 @@
+import { isUtf8 } from 'node:buffer';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { readFile, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+
 import { Liquid, Tokenizer, TokenKind, type FS, type Token } from 'liquidjs';
 
 import { templateFilters } from './filters.js';
@@ -20,10 +25,23 @@ export const DEFAULT_RENDER_LIMITS: RenderLimits = {
   memoryLimit: 32_000_000,
 };
 
+/**
+ * How `{%-`, `-%}`, `{{-` and `-}}` trim: `liquid` as stock Liquid and Jinja do (every blank up to
+ * the next text, line breaks included); `line` only on the tag's own line (the blanks before it;
+ * the blanks after it and the one line break that ends the line).
+ */
+export type WhitespaceMode = 'liquid' | 'line';
+
+export const DEFAULT_WHITESPACE: WhitespaceMode = 'liquid';
+
 export interface EngineOptions {
-  /** The only folder that `include`/`render` may read from; none means they cannot read files. */
+  /** The content folder: the only folder, with `partials`, that `include`/`render` may read from; none means they cannot read files. */
   root?: string;
+  /** The template's partials folder, read before `root`; a name without its `.liquid` suffix finds the file with it. */
+  partials?: string;
   limits?: Partial<RenderLimits>;
+  /** Default `liquid`, as stock liquidjs. */
+  whitespace?: WhitespaceMode;
 }
 
 // With no root, includes must fail instead of falling back to the process's working directory.
@@ -39,11 +57,69 @@ const noFileSystem: FS = {
   containsSync: () => false,
 };
 
+const isFileSync = (file: string): boolean => {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+};
+
+/** True when `file`, links resolved, is inside `root`, links resolved. */
+function containedIn(realRoot: string, realFile: string): boolean {
+  const prefix = realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep;
+  return realFile.startsWith(prefix);
+}
+
+/** A partial's text: Liquid is UTF-8, and decoding other bytes as UTF-8 would replace them with U+FFFD. */
+function liquidSource(file: string, bytes: Buffer): string {
+  if (!isUtf8(bytes)) throw new Error(`${path.basename(file)} is not valid UTF-8: save the partial as UTF-8`);
+  return bytes.toString('utf8');
+}
+
+/**
+ * The files `include`, `render` and `layout` read: only regular files inside the given folders
+ * (links resolved, so a link cannot lead out). In the partials folder, `{% render "header" %}`
+ * finds `header`, else `header.liquid`, as Shopify's snippets and Jekyll's includes are named.
+ */
+function folderFileSystem(partials: string | undefined): FS {
+  return {
+    exists: async (file) => stat(file).then((info) => info.isFile(), () => false),
+    existsSync: isFileSync,
+    readFile: async (file) => liquidSource(file, await readFile(file)),
+    readFileSync: (file) => liquidSource(file, readFileSync(file)),
+    resolve: (dir, file) => {
+      const exact = path.resolve(dir, file);
+      if (partials === undefined || dir !== partials || isFileSync(exact)) return exact;
+      return isFileSync(`${exact}.liquid`) ? `${exact}.liquid` : exact;
+    },
+    contains: async (root, file) => {
+      try {
+        return containedIn(await realpath(root), await realpath(file));
+      } catch {
+        return false;
+      }
+    },
+    containsSync: (root, file) => {
+      try {
+        return containedIn(realpathSync(root), realpathSync(file));
+      } catch {
+        return false;
+      }
+    },
+    sep: path.sep,
+    dirname: (file) => path.dirname(file),
+  };
+}
+
 /** A liquidjs engine configured for untrusted templates. */
 export function createEngine(options: EngineOptions = {}): Liquid {
   const limits = { ...DEFAULT_RENDER_LIMITS, ...options.limits };
+  const folders = [...(options.partials !== undefined ? [path.resolve(options.partials)] : []), ...(options.root !== undefined ? [path.resolve(options.root)] : [])];
   const engine = new Liquid({
-    ...(options.root ? { root: [options.root], partials: [options.root], layouts: [options.root] } : { fs: noFileSystem, root: [] }),
+    ...(folders.length > 0
+      ? { fs: folderFileSystem(options.partials === undefined ? undefined : path.resolve(options.partials)), root: folders, partials: folders, layouts: folders }
+      : { fs: noFileSystem, root: [] }),
     relativeReference: false,
     dynamicPartials: true,
     extname: '',
@@ -51,7 +127,8 @@ export function createEngine(options: EngineOptions = {}): Liquid {
     strictFilters: true,
     strictVariables: false,
     cache: false,
-    greedy: false,
+    // Stock liquidjs trims greedily; `line` is this project's former default, kept for templates written for it.
+    greedy: (options.whitespace ?? DEFAULT_WHITESPACE) === 'liquid',
     ...limits,
   });
   for (const [name, filter] of Object.entries(templateFilters)) engine.registerFilter(name, filter);

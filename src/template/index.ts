@@ -36,6 +36,7 @@ export {
   ExpressionError,
   DEFAULT_RENDER_LIMITS,
   type RenderLimits,
+  type WhitespaceMode,
 } from './expression.js';
 export { templateFilters, packageName, className, kebabCase, camelCase, pascalCase, snakeCase } from './filters.js';
 export { renderTemplate, RenderError, isBinary, type RenderedFile, type RenderOptions } from './render.js';

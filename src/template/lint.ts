@@ -37,9 +37,11 @@ import { findChangelogSection } from './changelog.js';
 import { firstLine } from '../core/errors.js';
 import { ExpressionEvaluator } from './expression.js';
 import { DEFAULT_CONTENT_FOLDER, dependencyOrder } from './load.js';
+import { HABIT_RULES } from './lint-habits.js';
 import { resolveInsideRoot } from './paths.js';
 import { unsafePatternReason } from './patterns.js';
 import { isBinary } from './render.js';
+import { holdsLiquidMarkers, liquidTextOf, verbatimRule } from './text-files.js';
 import { standardShapeMismatches } from './standard-variables.js';
 import {
   MANIFEST_FILE,
@@ -137,8 +139,12 @@ export interface ContentModel {
   folder: string;
   /** Every file and folder path under it, `/`-separated, relative to it. */
   paths: string[];
-  /** The text files (binary files are left out). */
+  /** The files rendered as Liquid (binary files, files that are not UTF-8 and `verbatim` files are left out). */
   texts: { path: string; text: string }[];
+  /** Files copied byte for byte because they are not valid UTF-8 (nor binary, nor `verbatim`) that hold `{{` or `{%`, with the line of the first. */
+  nonUtf8Liquid?: { path: string; line: number }[];
+  /** The manifest's `partials` folder (as it names it) and its Liquid texts, paths relative to it. */
+  partials?: { folder: string; texts: { path: string; text: string }[] };
 }
 
 /** A variable definition (or the `items`/`properties` definition inside one), fields of the wrong type left out. */
@@ -175,6 +181,9 @@ export interface LintManifest {
   changelog: string;
   content: string;
   files: { pointer: string; path?: string; when?: string }[];
+  /** The `verbatim` globs (strings only). */
+  verbatim: string[];
+  partials?: string;
 }
 
 export type ExpressionOwner =
@@ -247,6 +256,8 @@ function toManifest(file: string, value: unknown): LintManifest {
   const m = isRecord(value) ? value : {};
   const features = own(m, 'features');
   const files = own(m, 'files');
+  const verbatim = own(m, 'verbatim');
+  const partials = nonEmpty(own(m, 'partials'));
   return {
     file,
     version: stringOf(own(m, 'version')),
@@ -259,6 +270,8 @@ function toManifest(file: string, value: unknown): LintManifest {
           return { pointer: `/files/${index}`, path: stringOf(own(r, 'path')), when: nonEmpty(own(r, 'when')) };
         })
       : [],
+    verbatim: Array.isArray(verbatim) ? verbatim.filter((glob): glob is string => typeof glob === 'string' && glob !== '') : [],
+    ...(partials !== undefined ? { partials } : {}),
   };
 }
 
@@ -778,11 +791,13 @@ const variableUnused: LintRule = {
     const { variables, content } = model;
     if (!variables || !model.manifest) return [];
     const words = new Set<string>();
-    for (const text of [...(content?.paths ?? []), ...(content?.texts.map((t) => t.text) ?? [])]) {
+    // The partials are rendered into content files: what they read is used.
+    const texts = [...(content?.texts ?? []), ...(content?.partials?.texts ?? [])];
+    for (const text of [...(content?.paths ?? []), ...texts.map((t) => t.text)]) {
       for (const [word] of text.matchAll(WORD)) words.add(word);
     }
     const usedBy = (name: string): boolean => {
-      if (/^\w+$/.test(name) ? words.has(name) : content?.texts.some((t) => new RegExp(`\\b${escapeRegex(name)}\\b`).test(t.text))) {
+      if (/^\w+$/.test(name) ? words.has(name) : texts.some((t) => new RegExp(`\\b${escapeRegex(name)}\\b`).test(t.text))) {
         return true;
       }
       return model.expressions.some((expression) => {
@@ -844,6 +859,7 @@ export const LINT_RULES: readonly LintRule[] = [
   changelogMissingVersion,
   standardVariableShape,
   variableUnused,
+  ...HABIT_RULES,
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -923,8 +939,17 @@ async function readJsonDocument(root: string, file: string, problems: ReadProble
   }
 }
 
-async function readContent(root: string, folder: string): Promise<ContentModel> {
+/** The line of the first `{{` or `{%` in bytes that are not decoded (a line ends at byte 0x0A in every encoding lint meets). */
+function lineOfLiquidMarker(bytes: Buffer): number {
+  const first = Math.min(...[bytes.indexOf('{{'), bytes.indexOf('{%')].filter((index) => index >= 0));
+  let line = 1;
+  for (let i = bytes.indexOf(0x0a); i >= 0 && i < first; i = bytes.indexOf(0x0a, i + 1)) line++;
+  return line;
+}
+
+async function readContent(root: string, folder: string, verbatim: (source: string) => boolean = () => false): Promise<ContentModel> {
   const content: ContentModel = { folder, paths: [], texts: [] };
+  const nonUtf8Liquid: { path: string; line: number }[] = [];
   const dir = await resolveInsideRoot(root, folder);
   if (!dir) return content;
   const walk = async (relative: string): Promise<void> => {
@@ -939,10 +964,12 @@ async function readContent(root: string, folder: string): Promise<ContentModel> 
       content.paths.push(source);
       // Symbolic links are not followed: their name counts, their target does not.
       if (entry.isDirectory()) await walk(source);
-      else if (entry.isFile()) {
+      else if (entry.isFile() && !verbatim(source)) {
         try {
           const bytes = await readFile(path.join(dir, source));
-          if (!isBinary(bytes)) content.texts.push({ path: source, text: bytes.toString('utf8') });
+          const text = liquidTextOf(bytes);
+          if (text !== undefined) content.texts.push({ path: source, text });
+          else if (!isBinary(bytes) && holdsLiquidMarkers(bytes)) nonUtf8Liquid.push({ path: source, line: lineOfLiquidMarker(bytes) });
         } catch {
           // An unreadable file cannot use a variable.
         }
@@ -950,7 +977,7 @@ async function readContent(root: string, folder: string): Promise<ContentModel> 
     }
   };
   await walk('');
-  return content;
+  return nonUtf8Liquid.length > 0 ? { ...content, nonUtf8Liquid } : content;
 }
 
 /** All the reading lint does: validation, the JSON documents, the change log and the content folder. */
@@ -985,7 +1012,12 @@ export async function readTemplateSources(dir: string): Promise<TemplateSources>
     const text = await readFile(changelogPath, 'utf8').catch(() => undefined);
     if (text !== undefined) changelog = { file: path.normalize(changelogFile), text };
   }
-  const content = manifestModel ? await readContent(root, manifestModel.content) : undefined;
+  let content = manifestModel ? await readContent(root, manifestModel.content, verbatimRule(manifestModel.verbatim)) : undefined;
+  if (content && manifestModel?.partials !== undefined) {
+    // A partials folder that is missing or misplaced is validateTemplate's finding; its texts are read when there are any.
+    const partials = await readContent(root, manifestModel.partials);
+    content = { ...content, partials: { folder: path.posix.normalize(manifestModel.partials.replace(/\\/g, '/')).replace(/\/$/, ''), texts: partials.texts } };
+  }
 
   return {
     ...base,

@@ -29,6 +29,8 @@ export interface LoadedTemplate {
   prompts: PromptDefinition[];
   /** Absolute path of the folder whose files become the project. */
   contentDir: string;
+  /** Absolute path of the manifest's `partials` folder, which `render`/`include` read from; absent without one. */
+  partialsDir?: string;
   /** File names as the template names them, for messages. */
   files: { variables: string; prompts: string };
   /** Variable names in the order their conditions allow them to be resolved. */
@@ -211,6 +213,7 @@ export async function loadTemplate(dir: string, evaluator = new ExpressionEvalua
     computed,
     prompts: promptsDoc.prompts,
     contentDir: path.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
+    ...(manifest.partials !== undefined ? { partialsDir: path.join(root, manifest.partials) } : {}),
     files: { variables: variablesFile, prompts: promptsFile },
     variableOrder,
     computedOrder,

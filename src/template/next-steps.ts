@@ -54,7 +54,7 @@ export function cleanMessage(text: string): string {
  * to nothing. Throws NextStepsError naming the problem when it cannot be rendered.
  */
 export async function renderNextSteps(
-  manifest: Pick<TemplateManifest, 'nextSteps'>,
+  manifest: Pick<TemplateManifest, 'nextSteps' | 'whitespace'>,
   generated: GeneratedValues,
 ): Promise<string | undefined> {
   const source = manifest.nextSteps;
@@ -63,7 +63,7 @@ export async function renderNextSteps(
     throw new NextStepsError(`nextSteps is ${source.length} characters long, more than the limit of ${NEXT_STEPS_MAX_CHARS}`);
   }
   // No root: the engine's file system refuses every include, render and layout.
-  const engine = createEngine({ limits: NEXT_STEPS_LIMITS });
+  const engine = createEngine({ limits: NEXT_STEPS_LIMITS, ...(manifest.whitespace ? { whitespace: manifest.whitespace } : {}) });
   let rendered: string;
   try {
     rendered = String(await engine.parseAndRender(source, { ...generated.answers, ...generated.computed }));

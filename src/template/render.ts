@@ -10,6 +10,9 @@ import { createEngine, DEFAULT_RENDER_LIMITS, ExpressionEvaluator, type RenderLi
 import type { ResolvedAnswers } from './answers.js';
 import type { LoadedTemplate } from './load.js';
 import { isInside } from './paths.js';
+import { liquidTextOf, verbatimRule } from './text-files.js';
+
+export { isBinary } from './text-files.js';
 
 export interface RenderedFile {
   /** Path in the project, with `/` separators. */
@@ -34,13 +37,24 @@ export interface RenderOptions {
 
 export class RenderError extends Error {
   constructor(
-    message: string,
+    /** What went wrong, without the file's name. */
+    readonly reason: string,
     /** The template file (relative to the content folder) being rendered. */
     readonly file: string,
+    /** The line of `file` at fault, when Liquid names one in it. */
+    readonly line?: number,
   ) {
-    super(`${file}: ${message}`);
+    super(`${file}: ${reason}`);
     this.name = 'RenderError';
   }
+}
+
+/** The line of the rendered text that a liquidjs error points at; none when it points into another file (a partial). */
+function lineOfLiquidError(error: unknown): number | undefined {
+  const token = (error as { token?: { file?: unknown; getPosition?: () => number[] } } | null)?.token;
+  if (typeof token?.getPosition !== 'function' || (typeof token.file === 'string' && token.file !== '')) return undefined;
+  const [line] = token.getPosition();
+  return typeof line === 'number' && line > 0 ? line : undefined;
 }
 
 export const LIQUID_SUFFIX = '.liquid';
@@ -48,11 +62,6 @@ export const LIQUID_SUFFIX = '.liquid';
 /** The default budget of one generation: 60 s and 256 MiB of output in all. */
 export const DEFAULT_MAX_TOTAL_MS = 60_000;
 export const DEFAULT_MAX_TOTAL_BYTES = 256 * 1024 * 1024;
-
-/** A file is binary when its first 8 KiB hold a NUL byte, as git decides. */
-export function isBinary(content: Buffer): boolean {
-  return content.subarray(0, 8192).includes(0);
-}
 
 interface SourceEntry {
   /** Path inside the content folder as the template names it, `/`-separated. */
@@ -102,8 +111,11 @@ function fileRules(template: LoadedTemplate, scope: object, evaluator: Expressio
 
 /**
  * Renders the template's content folder with the resolved answers, in memory: file contents and
- * path segments through Liquid, binary files byte for byte. A path segment that renders empty, or
- * a path an active `files` rule leaves out, is not generated; a `.liquid` suffix is dropped.
+ * path segments through Liquid. Binary files, files that are not valid UTF-8 and the manifest's
+ * `verbatim` files are copied byte for byte (their names are still rendered). A path segment that
+ * renders empty, or a path an active `files` rule leaves out, is not generated; a `.liquid` suffix
+ * is dropped, but for a verbatim file, which is no template. `render`/`include` read the
+ * `partials` folder, then the content folder.
  */
 export async function renderTemplate(
   template: LoadedTemplate,
@@ -117,9 +129,15 @@ export async function renderTemplate(
   const deadline = performance.now() + maxTotalMs;
   const maxFiles = options.maxFiles ?? 20_000;
   const evaluator = options.evaluator ?? new ExpressionEvaluator();
-  const engine = createEngine({ root: template.contentDir, ...(options.limits ? { limits: options.limits } : {}) });
+  const engine = createEngine({
+    root: template.contentDir,
+    ...(template.partialsDir !== undefined ? { partials: template.partialsDir } : {}),
+    ...(template.manifest.whitespace !== undefined ? { whitespace: template.manifest.whitespace } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
+  });
   const scope = { ...resolved.answers, ...resolved.computed };
   const included = fileRules(template, scope, evaluator);
+  const verbatim = verbatimRule(template.manifest.verbatim);
 
   const overBudget = (source: string): RenderError =>
     new RenderError(`generation passed its time budget of ${maxTotalMs} ms (maxTotalMs) while rendering this file`, source);
@@ -130,7 +148,7 @@ export async function renderTemplate(
       return String(await engine.parseAndRender(text, scope, { renderLimit: Math.min(perFileMs, remaining) }));
     } catch (error) {
       if (performance.now() >= deadline) throw overBudget(source);
-      throw new RenderError(`${what} cannot be rendered: ${firstLine(error)}`, source);
+      throw new RenderError(`${what} cannot be rendered: ${firstLine(error)}`, source, what === 'its content' ? lineOfLiquidError(error) : undefined);
     }
   };
 
@@ -155,7 +173,8 @@ export async function renderTemplate(
     if (name.includes('/') || name.includes('\\') || name === '.' || name === '..' || name.includes('\0')) {
       throw new RenderError(`its name renders to ${JSON.stringify(name)}, which is not a single file name`, entry.source);
     }
-    if (!entry.directory && name.endsWith(LIQUID_SUFFIX) && name.length > LIQUID_SUFFIX.length) {
+    const copied = !entry.directory && verbatim(entry.source);
+    if (!entry.directory && !copied && name.endsWith(LIQUID_SUFFIX) && name.length > LIQUID_SUFFIX.length) {
       name = name.slice(0, -LIQUID_SUFFIX.length);
     }
     const target = parent === '' ? name : `${targetOf.get(parent) ?? parent}/${name}`;
@@ -175,9 +194,8 @@ export async function renderTemplate(
 
     const bytes = await readFile(entry.absolute);
     const info = await stat(entry.absolute);
-    const content = isBinary(bytes)
-      ? bytes
-      : Buffer.from(await renderText(bytes.toString('utf8'), entry.source, 'its content'), 'utf8');
+    const text = copied ? undefined : liquidTextOf(bytes);
+    const content = text === undefined ? bytes : Buffer.from(await renderText(text, entry.source, 'its content'), 'utf8');
     if (content.length > maxFileBytes) {
       throw new RenderError(`renders to ${content.length} bytes, more than the limit of ${maxFileBytes}`, entry.source);
     }

@@ -264,10 +264,10 @@ function contentFiles(values: Required<ScaffoldValues>): Record<string, string> 
 ## Getting started
 
 Write here how to install, run and test {{ projectName }}.
-{%- if features contains "docs" -%}
+{%- if features contains "docs" %}
 
 More documentation is in [docs/index.md](docs/index.md).
-{%- endif -%}
+{%- endif %}
 `,
     'template/.gitignore': `# Files the repository leaves out; add what your language and tools need.
 .env

@@ -7,7 +7,8 @@ import { resolveAnswers, type Answers, type ResolvedAnswers } from './answers.js
 import { comparisonsOf, ExpressionEvaluator } from './expression.js';
 import { generateProject } from './generate.js';
 import { loadTemplate, type LoadedTemplate, type VariableDefinition } from './load.js';
-import { isBinary } from './render.js';
+import { isJsonChecked, jsonProblems } from './json-files.js';
+import { isBinary, RenderError } from './render.js';
 import { errorMessage } from '../core/errors.js';
 
 /** One answer set of the matrix and what it is there to exercise. */
@@ -212,24 +213,15 @@ export function buildAnswerMatrix(template: LoadedTemplate, evaluator = new Expr
   return { sets, uncovered: targets.map((t) => t.key).filter((key) => !covered.has(key)) };
 }
 
-/** Problems a generated file shows: Liquid left unrendered, or a `.json` file that does not parse. */
+/**
+ * Problems a generated file shows: a JSON file that does not parse (comments and trailing commas
+ * allowed in JSONC files, see `isJsoncPath`), at its line. Braces in the output are whatever the
+ * template's Liquid produced (`{% raw %}`, a verbatim file, an answer): a Liquid mistake is an
+ * error of rendering or of `validate`, never a brace left in a file.
+ */
 export function checkGeneratedFile(relativePath: string, content: Buffer): string[] {
-  if (isBinary(content)) return [];
-  const text = content.toString('utf8');
-  const problems: string[] = [];
-  const leftover = /\{\{|\{%/.exec(text);
-  if (leftover) {
-    const line = text.slice(0, leftover.index).split('\n').length;
-    problems.push(`${relativePath}:${line}: unrendered "${leftover[0]}" left in the file`);
-  }
-  if (relativePath.endsWith('.json')) {
-    try {
-      JSON.parse(text);
-    } catch (error) {
-      problems.push(`${relativePath}: not valid JSON (${errorMessage(error)})`);
-    }
-  }
-  return problems;
+  if (!isJsonChecked(relativePath) || isBinary(content)) return [];
+  return jsonProblems(relativePath, content.toString('utf8'));
 }
 
 const OUTPUT_TAIL = 4096;
@@ -294,7 +286,8 @@ export async function testTemplate(dir: string | LoadedTemplate, options: TestTe
           }
         }
       } catch (error) {
-        report.problems.push(errorMessage(error));
+        // A file whose Liquid does not render is named with its line: `src/app.ts:12: its content cannot be rendered: ...`.
+        report.problems.push(error instanceof RenderError && error.line !== undefined ? `${error.file}:${error.line}: ${error.reason}` : errorMessage(error));
       }
       report.passed = report.problems.length === 0;
       if (options.keep) report.projectDir = projectDir;

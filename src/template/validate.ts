@@ -7,11 +7,12 @@ import type { SchemaName } from '../core/schemas.js';
 import { escapePointerSegment } from '../core/json-source.js';
 import type { RuleViolation } from '../core/messages.js';
 import { checkJsonText, locateViolations, type CheckedJson, type ValidationProblem } from '../core/validation.js';
-import { checkContent, type ContentScope, type ContentText } from './content-check.js';
+import { checkContent, type ContentScope, type ContentText, type PartialsText } from './content-check.js';
 import { createEngine, ExpressionEvaluator } from './expression.js';
 import { checkExpressions, scopeNames } from './expression-check.js';
 import { checkMigrationChain, checkMigrationStep, type StepVersions } from './migration-check.js';
-import { resolveInsideRoot } from './paths.js';
+import { isInside, resolveInsideRoot } from './paths.js';
+import { liquidTextOf, verbatimRule } from './text-files.js';
 
 export const MANIFEST_FILE = 'template.json';
 export const VARIABLES_FILE = 'template.vars.json';
@@ -132,8 +133,11 @@ function contentScope(variables: CheckedJson | undefined, variablesFile: string)
   return { names: new Set([...names.variables, ...names.computed]), properties, variablesFile };
 }
 
-/** Every path under the content folder and the text of each text file; symbolic links are not followed. */
-async function readContent(dir: string): Promise<{ paths: string[]; texts: ContentText[] }> {
+/**
+ * Every path under a folder and the text of each file rendered as Liquid (not binary, valid UTF-8,
+ * not `verbatim`); symbolic links are not followed.
+ */
+async function readContent(dir: string, verbatim: (source: string) => boolean = () => false): Promise<{ paths: string[]; texts: ContentText[] }> {
   const paths: string[] = [];
   const texts: ContentText[] = [];
   const walk = async (relative: string): Promise<void> => {
@@ -148,14 +152,39 @@ async function readContent(dir: string): Promise<{ paths: string[]; texts: Conte
       paths.push(source);
       if (entry.isDirectory()) await walk(source);
       else if (entry.isFile()) {
+        if (verbatim(source)) continue;
         const bytes = await readFile(path.join(dir, source)).catch(() => undefined);
-        // Binary files (a NUL byte in the first 8 KiB) are copied, never rendered.
-        if (bytes && !bytes.subarray(0, 8192).includes(0)) texts.push({ path: source, text: bytes.toString('utf8') });
+        // Binary files and files that are not UTF-8 are copied, never rendered.
+        const text = bytes && liquidTextOf(bytes);
+        if (text !== undefined) texts.push({ path: source, text });
       }
     }
   };
   await walk('');
   return { paths, texts };
+}
+
+/**
+ * The manifest's `partials` folder and its Liquid texts; undefined without one. A partials folder
+ * inside the content folder (or the content folder itself) would be generated too: an error.
+ */
+async function readPartials(
+  root: string,
+  folder: unknown,
+  contentDir: string,
+  positions: CheckedJson['positions'] | undefined,
+  errors: TemplateValidationError[],
+): Promise<PartialsText | undefined> {
+  if (typeof folder !== 'string' || folder === '') return undefined;
+  const dir = await resolveInsideRoot(root, folder);
+  if (!dir || (await kindOf(dir)) !== 'directory') return undefined; // reported with the manifest's other paths
+  if (isInside(contentDir, dir)) {
+    const message = `names a folder inside the content folder (got ${JSON.stringify(folder)}): its files would be generated too; move the partials out of the content folder`;
+    errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: '/partials', message, code: 'PARTIALS_IN_CONTENT' }], positions));
+    return undefined;
+  }
+  const { texts } = await readContent(dir);
+  return { folder: path.posix.normalize(folder.replace(/\\/g, '/')).replace(/\/$/, ''), texts };
 }
 
 /** The migrations folder's step files: schema, content (Liquid, paths, versions) and the steps together. */
@@ -198,6 +227,7 @@ function namedPaths(manifest: unknown): NamedPath[] {
     ...pick('/customization/prompts', object(m.customization).prompts, 'file'),
     ...pick('/migration/guide', object(m.migration).guide, 'file'),
     ...pick('/content', m.content, 'directory'),
+    ...pick('/partials', m.partials, 'directory'),
   ];
 }
 
@@ -272,12 +302,14 @@ export async function validateTemplate(dir: string, options: ValidateOptions = {
     const folder = typeof manifest.content === 'string' && manifest.content !== '' ? manifest.content : DEFAULT_CONTENT;
     const contentDir = await resolveInsideRoot(root, folder);
     if (contentDir && (await kindOf(contentDir)) === 'directory') {
-      const content = await readContent(contentDir);
+      const verbatim = verbatimRule(Array.isArray(manifest.verbatim) ? manifest.verbatim.filter((glob): glob is string => typeof glob === 'string' && glob !== '') : undefined);
+      const content = await readContent(contentDir, verbatim);
+      const partials = await readPartials(root, manifest.partials, contentDir, manifestChecked?.positions, errors);
       const contentFolder = path.posix.normalize(folder.replace(/\\/g, '/')).replace(/\/$/, '');
       for (const reserved of content.paths.filter((p) => isVersionControlName(p.slice(p.lastIndexOf('/') + 1)))) {
         errors.push({ file: `${contentFolder}/${reserved}`, pointer: '', code: 'RESERVED_PATH', message: reservedPathProblem(reserved) ?? 'is reserved' });
       }
-      errors.push(...checkContent(path.posix.normalize(folder.replace(/\\/g, '/')).replace(/\/$/, ''), content.texts, content.paths, contentScope(variables, path.normalize(variablesFile)), evaluator.engine));
+      errors.push(...checkContent(contentFolder, content.texts, content.paths, contentScope(variables, path.normalize(variablesFile)), evaluator.engine, partials));
     }
   }
 

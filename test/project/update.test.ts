@@ -410,3 +410,26 @@ describe('update and migrate: steps shipped only with the version they were writ
     expect((await server.store.events.countEvents('download')) - downloadsBefore).toBe(1);
   });
 });
+
+describe('update: a file that is not UTF-8', () => {
+  // "é" in Latin-1 is the single byte 0xE9; decoding it as UTF-8 would turn it into U+FFFD.
+  const latin1 = (text: string): Buffer => Buffer.from(text, 'latin1');
+  const V1_LATIN: VersionSpec = { version: '1.0.0', files: { 'template/legacy.txt': latin1('caf\xe9\nline 2\nline 3\n') } };
+  const V1_1_LATIN: VersionSpec = { version: '1.1.0', files: { 'template/legacy.txt': latin1('caf\xe9\nline 2\nline 3 from the template \xe9\n') } };
+
+  it('is replaced byte for byte when only the template changed it, and kept byte for byte when both did', async () => {
+    const { registry } = await registryWith([V1_LATIN, V1_1_LATIN]);
+    const untouched = await createAt(registry, '1.0.0');
+    expect(await readFile(path.join(untouched, 'legacy.txt'))).toEqual(latin1('caf\xe9\nline 2\nline 3\n'));
+    expect((await cli('update', '--project', untouched, '--registry', registry)).code).toBe(0);
+    expect(await readFile(path.join(untouched, 'legacy.txt'))).toEqual(latin1('caf\xe9\nline 2\nline 3 from the template \xe9\n'));
+
+    const edited = await createAt(registry, '1.0.0');
+    const mine = latin1('caf\xe9 \xe0 moi\nline 2\nline 3\n');
+    await writeFile(path.join(edited, 'legacy.txt'), mine);
+    const run = await cli('update', '--project', edited, '--registry', registry, '--json');
+    expect(run.code).toBe(3);
+    expect(await readFile(path.join(edited, 'legacy.txt'))).toEqual(mine);
+    expect((JSON.parse(run.stdout) as { conflicts: string[] }).conflicts).toEqual(['legacy.txt']);
+  });
+});

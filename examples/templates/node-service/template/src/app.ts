@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-{%- if features contains "auth" -%}
+{%- if features contains "auth" %}
 import { isAuthorized } from './auth.js';
-{%- endif -%}
+{%- endif %}
 import { HttpError, matchPath, sendJson, type Route } from './http.js';
-{%- if features contains "api" -%}
+{%- if features contains "api" %}
 import { apiRoutes } from './routes/api.js';
-{%- endif -%}
+{%- endif %}
 import { healthRoutes } from './routes/health.js';
 
 /** The {{ projectName }} application: routes requests to handlers and turns errors into JSON. */
@@ -43,12 +43,12 @@ export class {{ className | remove: "-" }} {
       if (!params) continue;
       pathMatched = true;
       if (route.method !== req.method) continue;
-      {%- if features contains "auth" -%}
+      {%- if features contains "auth" %}
       if (!route.public && !isAuthorized(req.headers.authorization)) {
         res.setHeader('WWW-Authenticate', 'Bearer');
         throw new HttpError(401, 'UNAUTHORIZED', 'Missing or invalid bearer token');
       }
-      {%- endif -%}
+      {%- endif %}
       await route.handler(req, res, params);
       return;
     }

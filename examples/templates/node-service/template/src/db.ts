@@ -1,5 +1,5 @@
-{%- case database -%}
-{%- when "postgresql" -%}
+{% case database -%}
+{% when "postgresql" -%}
 import pg from 'pg';
 
 let pool: pg.Pool | undefined;
@@ -89,7 +89,7 @@ export async function closeDatabase(): Promise<void> {
   const connected = await pending?.catch(() => undefined);
   await connected?.close();
 }
-{%- endcase -%}
+{%- endcase %}
 
 function databaseUrl(): string {
   const url = process.env.DATABASE_URL;

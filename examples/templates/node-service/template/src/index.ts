@@ -1,19 +1,19 @@
 import { existsSync } from 'node:fs';
 import { {{ className | remove: "-" }} } from './app.js';
-{%- if features contains "database" -%}
+{%- if features contains "database" %}
 import { closeDatabase } from './db.js';
-{%- endif -%}
+{%- endif %}
 
 if (existsSync('.env')) process.loadEnvFile('.env');
 
 const port = Number(process.env.PORT ?? 3000);
 const host = process.env.HOST ?? '0.0.0.0';
-{%- if features contains "auth" -%}
+{%- if features contains "auth" %}
 
 if (!process.env.API_TOKEN) {
   console.warn('API_TOKEN is not set: every protected route will answer 401.');
 }
-{%- endif -%}
+{%- endif %}
 
 const server = new {{ className | remove: "-" }}().createServer();
 
@@ -25,13 +25,13 @@ function shutdown(signal: NodeJS.Signals): void {
   console.log(`${signal} received, shutting down`);
   server.close((error) => {
     if (error) console.error(error);
-    {%- if features contains "database" -%}
+    {%- if features contains "database" %}
     closeDatabase()
       .catch((dbError: unknown) => console.error(dbError))
       .finally(() => process.exit(error ? 1 : 0));
-    {%- else -%}
+    {%- else %}
     process.exit(error ? 1 : 0);
-    {%- endif -%}
+    {%- endif %}
   });
   server.closeIdleConnections();
 }

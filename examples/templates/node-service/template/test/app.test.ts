@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { {{ className | remove: "-" }} } from '../src/app.js';
-{%- if features contains "auth" -%}
+{%- if features contains "auth" %}
 import { isAuthorized } from '../src/auth.js';
 
 process.env.API_TOKEN = 'test-token';
-{%- endif -%}
+{%- endif %}
 
 const server = new {{ className | remove: "-" }}().createServer();
 let baseUrl = '';
@@ -33,7 +33,7 @@ test('unknown routes answer 404', async () => {
   const res = await fetch(`${baseUrl}/does-not-exist`);
   assert.equal(res.status, 404);
 });
-{%- if features contains "auth" -%}
+{%- if features contains "auth" %}
 
 test('isAuthorized accepts only the configured bearer token', () => {
   assert.equal(isAuthorized('Bearer test-token'), true);
@@ -41,15 +41,15 @@ test('isAuthorized accepts only the configured bearer token', () => {
   assert.equal(isAuthorized('test-token'), false);
   assert.equal(isAuthorized(undefined), false);
 });
-{%- endif -%}
-{%- if features contains "api" -%}
-{%- if features contains "auth" -%}
+{%- endif %}
+{%- if features contains "api" %}
+{%- if features contains "auth" %}
 
 test('GET /api/items without a valid token answers 401', async () => {
   const res = await fetch(`${baseUrl}/api/items`, { headers: { Authorization: 'Bearer wrong-token' } });
   assert.equal(res.status, 401);
 });
-{%- endif -%}
+{%- endif %}
 
 test('POST /api/items creates an item that GET /api/items/:id returns', async () => {
   const headers = { 'Content-Type': 'application/json'{% if features contains "auth" %}, Authorization: 'Bearer test-token'{% endif %} };
@@ -65,4 +65,4 @@ test('POST /api/items creates an item that GET /api/items/:id returns', async ()
   const fetched = await fetch(`${baseUrl}/api/items/${data.id}`, { headers });
   assert.equal(fetched.status, 200);
 });
-{%- endif -%}
+{%- endif %}

@@ -1,6 +1,6 @@
-{%- if features contains "database" -%}
+{% if features contains "database" -%}
 import { checkDatabase } from '../db.js';
-{%- endif -%}
+{% endif -%}
 import { sendJson, type Route } from '../http.js';
 
 /** Liveness (/health) and readiness (/ready) probes; both are public. */
@@ -16,7 +16,7 @@ export function healthRoutes(): Route[] {
       method: 'GET',
       path: '/ready',
       public: true,
-      {%- if features contains "database" -%}
+      {%- if features contains "database" %}
       handler: async (_req, res) => {
         try {
           await checkDatabase();
@@ -26,9 +26,9 @@ export function healthRoutes(): Route[] {
           sendJson(res, 503, { status: 'unavailable', reason: 'database' });
         }
       },
-      {%- else -%}
+      {%- else %}
       handler: (_req, res) => sendJson(res, 200, { status: 'ready' }),
-      {%- endif -%}
+      {%- endif %}
     },
   ];
 }

@@ -1,0 +1,36 @@
+/**
+ * Which content files are rendered as Liquid: text that is valid UTF-8. Everything else (binary
+ * files, text in another encoding such as Latin-1 or Shift-JIS) is copied byte for byte, since
+ * decoding it as UTF-8 would replace every byte it cannot read with U+FFFD.
+ */
+import { isUtf8 } from 'node:buffer';
+
+import picomatch from 'picomatch';
+
+/** A file is binary when its first 8 KiB hold a NUL byte, as git decides. */
+export function isBinary(content: Buffer): boolean {
+  return content.subarray(0, 8192).includes(0);
+}
+
+/**
+ * The file's text when it is rendered as Liquid (not binary, valid UTF-8), else undefined. A
+ * byte-order mark is kept, so that the file keeps it too.
+ */
+export function liquidTextOf(content: Buffer): string | undefined {
+  return isOpaqueBytes(content) ? undefined : content.toString('utf8');
+}
+
+/** True for bytes that are copied, compared and merged only as bytes: binary, or not valid UTF-8. */
+export function isOpaqueBytes(content: Buffer): boolean {
+  return isBinary(content) || !isUtf8(content);
+}
+
+/** True when bytes that are not rendered hold Liquid markers (`{{` or `{%`), which then reach the project as they are. */
+export function holdsLiquidMarkers(content: Buffer): boolean {
+  return content.includes('{{') || content.includes('{%');
+}
+
+/** The manifest's `verbatim` globs as a function: true for a content path (as stored, `/`-separated) copied byte for byte, never parsed. */
+export function verbatimRule(globs: readonly string[] | undefined): (source: string) => boolean {
+  return globs && globs.length > 0 ? picomatch([...globs], { dot: true }) : () => false;
+}
