@@ -115,6 +115,8 @@ export interface GuardedRequestInit {
   headers?: Record<string, string>;
   body?: Buffer | string;
   signal?: AbortSignal;
+  /** Redirects are never followed: an answer is returned as it is (`manual` says so, as to fetch). */
+  redirect?: 'manual';
 }
 
 /** A request through the policy: what `fetch` does, without following redirects or pooling connections. */
