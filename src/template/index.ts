@@ -49,6 +49,7 @@ export {
   type AnswerSetReport,
   type TestTemplateReport,
   type TestTemplateOptions,
+  type PackedFiles,
   type CommandOutcome,
 } from './test-template.js';
 export {
