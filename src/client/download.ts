@@ -228,6 +228,8 @@ async function fetchFollowingSafeRedirects(url: string, options: DownloadOptions
       response = await send(current, {
         headers: {
           accept: 'application/gzip, application/octet-stream;q=0.9, */*;q=0.1',
+          // Some hosts refuse a request without one (fetch sends its own).
+          'user-agent': 'template-registry',
           ...(options.purpose === 'inspect' ? { [DOWNLOAD_PURPOSE_HEADER]: 'inspect' } : {}),
         },
         redirect: 'manual',
