@@ -125,6 +125,16 @@ export function sameTrustedPublisher(a: Pick<TrustedPublisher, 'issuer' | 'repos
 }
 
 /**
+ * Whether a stored trusted publisher counts as one `token` would save now: an ordinary one (the
+ * name's owners keep it together), or a pending one of the same saver. Several publishers may each
+ * save a pending one for one name and repository; none of them is granted while they disagree.
+ */
+export function sameSaver(record: Pick<TrustedPublisher, 'pendingOwner'>, token: TokenRecord, owners: readonly string[]): boolean {
+  if (owners.length > 0 || record.pendingOwner === undefined) return true;
+  return record.pendingOwner === token.owner;
+}
+
+/**
  * The record of a new trusted publisher saved by `token`; pending (the name unclaimed, `owners`
  * empty) it claims the name for the token's owner at the first publish through it.
  */

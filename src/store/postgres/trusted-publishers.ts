@@ -1,6 +1,6 @@
 import type pg from 'pg';
 
-import { backsRun, managementPermission, newTrustedPublisherRecord, repositoryKey, sameTrustedPublisher, selectsTrustedPublisher } from '../records.js';
+import { backsRun, sameSaver, managementPermission, newTrustedPublisherRecord, repositoryKey, sameTrustedPublisher, selectsTrustedPublisher } from '../records.js';
 import {
   MAX_TRUSTED_PUBLISHERS,
   type NewTrustedPublisher,
@@ -76,7 +76,7 @@ export class PostgresTrustedPublisherStore implements TrustedPublisherStore {
       const allowed = managementPermission(token, input.template, owners);
       if (!allowed.allowed) return { added: false, forbidden: allowed.reason };
       const current = await trustedPublishersIn(client, input.template);
-      const existing = current.find((record) => sameTrustedPublisher(record, input));
+      const existing = current.find((record) => sameTrustedPublisher(record, input) && sameSaver(record, token, owners));
       if (existing) return { added: false, existing };
       if (current.length >= MAX_TRUSTED_PUBLISHERS) return { added: false, full: current.length };
       const record = newTrustedPublisherRecord(input, token, owners);
