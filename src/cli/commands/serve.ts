@@ -5,6 +5,8 @@ import type { Command } from 'commander';
 import { createServer } from '../../server/app.js';
 import { DEFAULT_LIMITS } from '../../server/context.js';
 import { DEFAULT_STATS_REFRESH_MS } from '../../server/stats-refresh.js';
+import { DEFAULT_GITHUB_API_URL } from '../../server/github-accounts.js';
+import { GITHUB_ACTIONS_ISSUER, trustedIssuers } from '../../server/oidc.js';
 import { tokenState, type TokenRecord, type TokenState } from '../../store/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { stderrStyle } from '../style.js';
@@ -50,6 +52,18 @@ interface ServeFlags extends BackendFlags {
   requestTimeout?: string;
   statsRefresh?: string;
   trustProxy?: string;
+  oidcIssuer: string[];
+  githubApiUrl?: string;
+}
+
+/** `--oidc-issuer` (repeatable) and `REGISTRY_OIDC_ISSUERS` (comma-separated): issuers trusted beside GitHub Actions', checked. */
+export function parseOidcIssuers(flags: readonly string[], env: string | undefined): string[] {
+  const given = [...flags, ...(env ?? '').split(',')].map((issuer) => issuer.trim()).filter((issuer) => issuer !== '');
+  try {
+    return trustedIssuers(given).slice(1);
+  } catch (error) {
+    throw new UsageError(`--oidc-issuer / REGISTRY_OIDC_ISSUERS: ${errorMessage(error)}`);
+  }
 }
 
 export function registerServe(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -65,6 +79,13 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
     .option('--request-timeout <seconds>', `a request, an upload's body included, must arrive within this time (env REGISTRY_REQUEST_TIMEOUT; default ${DEFAULT_LIMITS.requestTimeoutMs / 1000})`)
     .option('--stats-refresh <seconds>', `how often the download numbers of the registry are refreshed for downloads other instances recorded; this server's own show a few seconds after them; 0: only on publish (env REGISTRY_STATS_REFRESH; default ${DEFAULT_STATS_REFRESH_MS / 1000})`)
     .option('--trust-proxy <hops|addresses>', 'behind proxies: how many hops, or which proxy addresses, to trust for the client address (env REGISTRY_TRUST_PROXY)')
+    .option(
+      '--oidc-issuer <url>',
+      `trusted publishing: also accept OIDC ID tokens of this issuer (GitHub Enterprise Server: https://<host>/_services/token); repeatable (env REGISTRY_OIDC_ISSUERS, comma-separated; ${GITHUB_ACTIONS_ISSUER} always)`,
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option('--github-api-url <url>', `the GitHub API asked for a repository owner's id when a trusted publisher is saved without one (env REGISTRY_GITHUB_API_URL; default ${DEFAULT_GITHUB_API_URL})`)
     .action(async (flags: ServeFlags) => {
       const env = process.env;
       const trustProxy = parseTrustProxy(flags.trustProxy ?? env.REGISTRY_TRUST_PROXY);
@@ -77,6 +98,9 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
         requestTimeoutMs: 1000 * positiveInteger('--request-timeout', flags.requestTimeout ?? env.REGISTRY_REQUEST_TIMEOUT, DEFAULT_LIMITS.requestTimeoutMs / 1000),
       };
       const statsRefreshMs = 1000 * positiveInteger('--stats-refresh', flags.statsRefresh ?? env.REGISTRY_STATS_REFRESH, DEFAULT_STATS_REFRESH_MS / 1000, 0);
+      const oidcIssuers = parseOidcIssuers(flags.oidcIssuer, env.REGISTRY_OIDC_ISSUERS);
+      const githubApiUrl = flags.githubApiUrl ?? env.REGISTRY_GITHUB_API_URL;
+      if (githubApiUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(githubApiUrl)) throw new UsageError(`--github-api-url must be an http(s) URL (got ${JSON.stringify(githubApiUrl)})`);
       const storage = await openStoreForCommand(flags, { create: true });
       const { description } = storage;
       for (const line of storage.warnings) io.stderr(`${stderrStyle(io).yellow('warning')}: ${line}\n`);
@@ -88,6 +112,8 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
           limits,
           statsRefreshMs,
           ...(trustProxy === undefined ? {} : { trustProxy }),
+          oidcIssuers,
+          ...(githubApiUrl === undefined ? {} : { githubApiUrl }),
           ...(env.REGISTRY_ADMIN_TOKEN ? { adminToken: env.REGISTRY_ADMIN_TOKEN } : {}),
         });
       } catch (error) {
