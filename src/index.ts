@@ -74,6 +74,8 @@ export {
   publishRelease,
   GitHubApiError,
   InputError,
+  requestIdToken,
+  IdTokenRequestError,
   type GitHubClient,
   type ReleaseApi,
   type GitHubRelease,

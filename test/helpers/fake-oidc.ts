@@ -73,8 +73,8 @@ export interface FakeOidc {
 
 const base64url = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 
-/** Starts a provider on a free port of 127.0.0.1. */
-export async function startFakeOidc(): Promise<FakeOidc> {
+/** Starts a provider on a free port of 127.0.0.1, closed after the test (`keep`: by the caller, e.g. in an afterAll). */
+export async function startFakeOidc(options: { keep?: boolean } = {}): Promise<FakeOidc> {
   const { publicKey, privateKey } = await generateKeyPair('RS256', { extractable: true });
   const kid = `kid-${randomUUID().slice(0, 8)}`;
   const jwk: JWK = { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' };
@@ -157,6 +157,6 @@ export async function startFakeOidc(): Promise<FakeOidc> {
   provider.issuer = `http://127.0.0.1:${port}`;
   // As the runner gives it: a URL with a query, to which the audience is appended.
   provider.runnerEnv.ACTIONS_ID_TOKEN_REQUEST_URL = `${provider.issuer}/id-token?api-version=2.0`;
-  running.push(provider);
+  if (!options.keep) running.push(provider);
   return provider;
 }
