@@ -332,9 +332,10 @@ describe('trusted publishing: the trusted publishers of a name', () => {
     expect((await call(w.server, 'GET', '/templates/web-app/trusted-publishers', { token: other })).status).toBe(403);
     expect((await trust(w, 'web-app', { workflow: 'mine.yml' }, other)).status).toBe(403);
     expect((await call(w.server, 'GET', '/templates/web-app/trusted-publishers')).status).toBe(401);
-    // The same one again changes nothing.
-    const again = await trust(w, 'web-app', { repository: 'ACME/Web-App' });
+    // The same one again changes nothing (the owner id given as a number, as GitHub's REST API gives it).
+    const again = await trust(w, 'web-app', { repository: 'ACME/Web-App', repositoryOwnerId: 4242 });
     expect(again.status).toBe(200);
+    expect(again.body.data.repositoryOwnerId).toBe('4242');
     // Removed by its repository and workflow (query or body), or by id.
     expect((await call(w.server, 'DELETE', '/templates/web-app/trusted-publishers?repository=acme/web-app&workflow=other.yml', { token: w.server.token })).status).toBe(404);
     expect((await call(w.server, 'DELETE', '/templates/web-app/trusted-publishers', { token: w.server.token, body: { repository: 'acme/web-app', workflow: 'publish.yml' } })).status).toBe(204);

@@ -49,7 +49,8 @@ const ADD_BODY = {
   properties: {
     issuer: ISSUER,
     repository: REPOSITORY,
-    repositoryOwnerId: { type: 'string', pattern: '^[1-9][0-9]{0,19}$' },
+    // GitHub's claim is text; a number is taken too (the REST API gives ids as numbers).
+    repositoryOwnerId: { anyOf: [{ type: 'string', pattern: '^[1-9][0-9]{0,19}$' }, { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }] },
     workflow: WORKFLOW,
     environment: ENVIRONMENT,
     ref: { type: 'string', maxLength: 255, pattern: REF_PATTERN.source },
@@ -63,7 +64,7 @@ const REMOVE_BODY = { type: ['object', 'null'], additionalProperties: false, pro
 interface AddBody {
   issuer?: string;
   repository: string;
-  repositoryOwnerId?: string;
+  repositoryOwnerId?: string | number;
   workflow: string;
   environment?: string;
   ref?: string;
@@ -107,7 +108,7 @@ export const trustedPublisherRoutes: FastifyPluginAsync<{ context: ServerContext
 
   /** The repository owner's id to pin: given, or read from GitHub (github.com's issuer only). */
   async function ownerIdOf(body: AddBody, issuer: string): Promise<string> {
-    if (body.repositoryOwnerId !== undefined) return body.repositoryOwnerId;
+    if (body.repositoryOwnerId !== undefined) return String(body.repositoryOwnerId);
     if (issuer !== GITHUB_ACTIONS_ISSUER) {
       throw new ApiError(422, 'VALIDATION_ERROR', 'the trusted publisher is invalid', [
         { field: 'repositoryOwnerId', code: 'REQUIRED', message: `give the numeric id of the repository's owner: it is read from GitHub only for ${GITHUB_ACTIONS_ISSUER}` },
