@@ -7,6 +7,7 @@
  * `downloadUrl`, hashed. A registry's own detail saying so is a shortcut taken before this.
  */
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 
 import { registryDocumentUrl } from '../core/registry-url.js';
 
@@ -58,16 +59,18 @@ async function readBounded(url: string, options: ConfirmOptions, limit: number):
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-    if (done || !value) break;
-    size += value.length;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      return undefined;
+  const stream = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) {
+        stream.destroy();
+        return undefined;
+      }
+      chunks.push(chunk);
     }
-    chunks.push(Buffer.from(value));
+  } catch {
+    return undefined;
   }
   return Buffer.concat(chunks);
 }
