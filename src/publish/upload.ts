@@ -11,6 +11,7 @@ import type { ApiErrorDetail, TemplateManifest } from '../core/schema-types.js';
 import { registryBaseUrl } from '../core/registry-url.js';
 import { parseRetryAfter, retryDelay } from '../core/retry.js';
 import { computeIntegrity } from '../archive/integrity.js';
+import { confirmPublished, type PublishedCheck } from './confirm.js';
 
 export interface PublishRetryInfo {
   /** The attempt that just failed (1-based). */
@@ -637,22 +638,24 @@ export async function publishTemplate(options: PublishOptions): Promise<PublishR
 
     if (status === 409) {
       const stored = apiError?.details.find((detail) => detail.field === 'integrity')?.message;
-      // Only a version the registry says is complete counts as published: a pending one may still fail.
+      // This registry's own details are a shortcut: a complete version's integrity (and whether it is yanked).
       const complete = apiError?.details.some((detail) => detail.field === 'state' && detail.message === 'complete') ?? false;
-      // A re-run of a publish counts as done, unless the version was yanked since: it stays unavailable.
-      const yanked = apiError?.details.some((detail) => detail.field === 'yanked') ?? false;
-      if (stored === integrity && complete && yanked) {
+      const yankedDetail = apiError?.details.some((detail) => detail.field === 'yanked') ?? false;
+      const check: PublishedCheck =
+        stored !== undefined && complete
+          ? stored !== integrity
+            ? { kind: 'different', reason: `the registry holds ${label} with integrity ${stored}, this archive has ${integrity}` }
+            : yankedDetail
+              ? { kind: 'yanked', source: 'its answer' }
+              : { kind: 'same', source: 'its answer' }
+          : // Any other registry that follows the specification: asked through its read side.
+            await confirmPublished({ base: upload.base.href.replace(/\/+$/, ''), registryUrl: String(options.registryUrl), name, version, integrity, size: upload.size, token, timeoutMs, userAgent: upload.userAgent });
+      if (check.kind === 'same') return { uploaded: false, status, attempts: attempt, integrity };
+      if (check.kind === 'yanked') {
         throw new PublishError(redact(`${label} was yanked: a yanked version is never published again, publish a new version instead\n${describeResponse(response, apiError)}`), errorInit());
       }
-      if (stored === integrity && complete) {
-        return { uploaded: false, status, attempts: attempt, integrity };
-      }
-      const theirs = stored === undefined || stored === '' ? 'an integrity the registry did not report' : stored;
       throw new PublishError(
-        redact(
-          `${label} is already published with different content (registry: ${theirs}, this archive: ${integrity}); ` +
-            `a published version is never overwritten, publish a new version instead\n${describeResponse(response, apiError)}`,
-        ),
+        redact(`${label} is already published with different content (${check.reason}); a published version is never overwritten, publish a new version instead\n${describeResponse(response, apiError)}`),
         errorInit(),
       );
     }
