@@ -109,6 +109,39 @@ describe('no upload can freeze the registry', () => {
   });
 });
 
+describe('no template pattern can freeze the registry', () => {
+  it.each(['^(a|a)*$', '^(b|b)*$', '^(a+)+$', '(x+x+)+y'])(
+    'refuses at upload (422, naming the variable) a template whose pattern %s can backtrack catastrophically, by judging the pattern, never by running it on its long default',
+    async (pattern) => {
+      const server = await startRegistryServer();
+      // A backtracking matcher would spend 2^5000 steps refusing this default; the judgement reads only the pattern.
+      const dir = await writeTemplate({
+        'template.vars.json': { variables: { projectName: { type: 'string', default: `${'a'.repeat(5_000)}!`, validation: pattern } } },
+        'template.prompts.json': { prompts: [] },
+      });
+      const pack = await packTemplate(dir, { outDir: await tempDir() });
+      const [upload, health] = await Promise.all([
+        publishTemplate({ registryUrl: server.url, token: server.token, archive: pack.file, manifest: pack.manifest, retries: 0 }).catch((e: unknown) => e),
+        fetch(`${server.url}/templates`),
+      ]);
+      expect(health.status).toBe(200);
+      const error = upload as PublishError;
+      expect(error).toBeInstanceOf(PublishError);
+      expect(error.status).toBe(422);
+      expect(error.details).toContainEqual(
+        expect.objectContaining({
+          field: 'template/template.vars.json',
+          code: 'REGEX_UNSAFE',
+          message: expect.stringContaining(`validation of variable "projectName" ${JSON.stringify(pattern)} is refused: it is prone to catastrophic backtracking`),
+        }),
+      );
+      // Judged, not run: the default was never matched against the pattern (no default-invalid finding).
+      expect((error.details ?? []).filter((d) => d.code === 'DEFAULT_INVALID')).toEqual([]);
+      expect(await server.store.versions.listVersions()).toEqual([]);
+    },
+  );
+});
+
 describe('the archive is what the manifest says', () => {
   async function uploadWith(manifest: object, template: Awaited<ReturnType<typeof packed>>) {
     const server = await startRegistryServer();
