@@ -11,6 +11,7 @@ export {
   ReservedPathError,
   reservedPathProblem,
   VERSION_PATTERN,
+  VERSION_RULE,
   compareVersions,
   satisfiesRange,
   isValidRange,

@@ -27,7 +27,7 @@ import { describeSchemaErrors } from '../core/messages.js';
 import type { Category, RegistryDocument, SparseIndex, TemplateEntry } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { matchesFilters, matchesTerms, searchTerms, searchText, type TemplateFilters } from '../core/search.js';
-import { isTemplateName } from '../core/versions.js';
+import { isLooseOnlyVersion, isTemplateName, VERSION_RULE } from '../core/versions.js';
 
 import { CachedJson, FetchFailure, RegistryUnavailableError, type CachedJsonOptions, type StaleNotice } from './cached-json.js';
 import { listingOrder, type ListingOrder } from './listing-order.js';
@@ -98,6 +98,31 @@ export interface RegistryStatus {
    * `cache` (read from `cacheDir` and not confirmed since), `none` (no registry yet).
    */
   source: 'network' | 'cache' | 'none';
+  /**
+   * Entries of the registry in hand (and of the template files read) left out because their
+   * version cannot be read: the spec's looser pattern lets another registry list `01.0.0`, which
+   * the version rule refuses. One line each, naming the entry.
+   */
+  skipped?: string[];
+}
+
+/**
+ * Sets aside the entries of `entries` whose version follows the spec's looser pattern but not the
+ * version rule, so that one such entry does not refuse the whole document; everything else is the
+ * schema's to judge. `where` names the list in the notes (`/templates`).
+ */
+export function setAsideUnreadable(entries: unknown, where: string): { readable: unknown; unreadable: unknown[]; notes: string[] } {
+  if (!Array.isArray(entries)) return { readable: entries, unreadable: [], notes: [] };
+  const unreadable: unknown[] = [];
+  const notes: string[] = [];
+  const readable = entries.filter((entry: unknown, index) => {
+    const { id, version } = (entry ?? {}) as { id?: unknown; version?: unknown };
+    if (!isLooseOnlyVersion(version)) return true;
+    unreadable.push(entry);
+    notes.push(`${where}/${index} (${typeof id === 'string' ? id : '?'}@${version}) is skipped: its version ${VERSION_RULE}`);
+    return false;
+  });
+  return { readable, unreadable, notes };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -122,6 +147,9 @@ type FilterField = (typeof FILTER_FIELDS)[number];
  */
 export class RegistryIndex {
   readonly document: RegistryDocument;
+  /** Entries left out of `document` (setAsideUnreadable), as they were, and why. */
+  readonly unreadable: readonly unknown[];
+  readonly skipped: readonly string[];
   #listing: ListingOrder | undefined;
   #sorted: readonly TemplateEntry[] | undefined;
   #listed: readonly TemplateEntry[] | undefined;
@@ -134,8 +162,10 @@ export class RegistryIndex {
   /** `selectLatest` results, filled on first use per id. */
   readonly #latest = new Map<string, TemplateEntry | null>();
 
-  constructor(document: RegistryDocument) {
+  constructor(document: RegistryDocument, setAside: { unreadable: readonly unknown[]; notes: readonly string[] } = { unreadable: [], notes: [] }) {
     this.document = document;
+    this.unreadable = setAside.unreadable;
+    this.skipped = setAside.notes;
   }
 
   /** The listing order of the document's entries (positions into `document.templates`). */
@@ -299,8 +329,8 @@ export function withAbsoluteUrls(document: RegistryDocument, documentUrl: string
 }
 
 /** The (lazily built) indexes of a schema-valid registry document. */
-export function buildIndex(document: RegistryDocument): RegistryIndex {
-  return new RegistryIndex(document);
+export function buildIndex(document: RegistryDocument, setAside?: { unreadable: readonly unknown[]; notes: readonly string[] }): RegistryIndex {
+  return new RegistryIndex(document, setAside);
 }
 
 /** Index of the first element of `list` (ascending) that is >= `value`, searching from `from`. */
@@ -396,6 +426,9 @@ export type RegistryMode = 'full' | 'sparse' | 'auto';
 interface TemplateFile {
   id: string;
   versions: TemplateEntry[];
+  /** Entries set aside (setAsideUnreadable), as they were, and why. */
+  unreadable?: unknown[];
+  skipped?: string[];
 }
 
 function violationsText(what: string, schema: string, violations: readonly { pointer: string; message: string }[]): string {
@@ -441,11 +474,15 @@ export class RegistryClient {
       url: registryUrl,
       what: 'registry document',
       accept: (json) => {
-        const violations = describeSchemaErrors(schemaErrors('registry-document', json));
+        const templates = (json as { templates?: unknown } | null)?.templates;
+        const setAside = setAsideUnreadable(templates, '/templates');
+        const readable = setAside.unreadable.length === 0 ? json : { ...(json as object), templates: setAside.readable };
+        const violations = describeSchemaErrors(schemaErrors('registry-document', readable));
         if (violations.length > 0) throw new FetchFailure(violationsText('registry document', 'registry-document', violations));
-        return buildIndex(withAbsoluteUrls(json as RegistryDocument, registryUrl));
+        return buildIndex(withAbsoluteUrls(readable as RegistryDocument, registryUrl), setAside);
       },
-      toJson: (index) => index.document,
+      // Cached as received, the skipped entries included: read back, they are skipped (and reported) again.
+      toJson: (index) => (index.unreadable.length === 0 ? index.document : { ...index.document, templates: [...index.document.templates, ...index.unreadable] }),
     });
   }
 
@@ -539,7 +576,8 @@ export class RegistryClient {
   /** The state of the registry document (the sparse files have their own, with the same rules). */
   status(): RegistryStatus {
     const { lastStatus: _lastStatus, ...status } = this.#document.status();
-    return status;
+    const skipped = [...(this.#document.peek()?.skipped ?? []), ...[...this.#templateFiles.values()].flatMap((file) => file.peek()?.skipped ?? [])];
+    return skipped.length > 0 ? { ...status, skipped } : status;
   }
 
   /** Whether one template is read through the sparse files: the option, or (auto) whether the registry has them. */
@@ -584,14 +622,17 @@ export class RegistryClient {
         accept: (json) => {
           const versions = (json as { versions?: unknown } | null)?.versions;
           if (!Array.isArray(versions)) throw new FetchFailure(`the file of template ${id} has no versions array`);
-          const problems = versions.flatMap((entry, n) => describeSchemaErrors(schemaErrors('template-entry', entry)).map((v) => ({ ...v, pointer: `/versions/${n}${v.pointer}` })));
+          const setAside = setAsideUnreadable(versions, `file of template ${id}: /versions`);
+          const readable = setAside.readable as unknown[];
+          const problems = readable.flatMap((entry, n) => describeSchemaErrors(schemaErrors('template-entry', entry)).map((v) => ({ ...v, pointer: `/versions/${n}${v.pointer}` })));
           if (problems.length > 0) throw new FetchFailure(violationsText(`file of template ${id}`, 'template-entry', problems));
-          const entries = (versions as TemplateEntry[]).filter((entry) => entry.id === id);
+          const entries = (readable as TemplateEntry[]).filter((entry) => entry.id === id);
           // Entries are copied from registry.json: their relative URLs are relative to it.
           const document = withAbsoluteUrls({ templates: entries, categories: [], tags: [], lastUpdated: index.lastUpdated }, this.registryUrl);
-          return { id, versions: document.templates };
+          return { id, versions: document.templates, ...(setAside.notes.length > 0 ? { unreadable: setAside.unreadable, skipped: setAside.notes } : {}) };
         },
-        toJson: (value) => value,
+        // Cached as received, the skipped entries included: read back, they are skipped (and reported) again.
+        toJson: ({ id: file, versions: entries, unreadable }) => ({ id: file, versions: [...entries, ...(unreadable ?? [])] }),
       });
       this.#templateFiles.set(id, file);
     }

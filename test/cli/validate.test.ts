@@ -35,7 +35,7 @@ describe('template-registry validate', () => {
     const result = await run(['validate', dir]);
     expect(result.code).toBe(1);
     const manifest = await readFile(path.join(dir, 'template.json'), 'utf8');
-    expect(result.stderr).toContain(`template.json:${where(manifest, '"1.0"')} /version: must be MAJOR.MINOR.PATCH (got "1.0")`);
+    expect(result.stderr).toContain(`template.json:${where(manifest, '"1.0"')} /version: must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits (got "1.0")`);
     expect(result.stderr).toContain(`template.json:${where(manifest, '"short"')} /description: must be at least 10 characters long`);
     expect(result.stderr).toContain('CHANGELOG.md: required file is missing');
     expect(result.stderr.endsWith(`4 error(s) in ${dir}\n`)).toBe(true);

@@ -142,6 +142,26 @@ describe('no template pattern can freeze the registry', () => {
   );
 });
 
+describe('a version an older release let in under a loose spelling', () => {
+  it('is left out of the registry with a logged error; the server still starts, and its routes refuse that spelling (400)', async () => {
+    const dir = await tempDir('tr-loose-');
+    const storage = await openSqliteStorage(dir);
+    const { record } = await storage.tokens.createToken({ role: 'admin' });
+    const archive = path.join(await tempDir(), 'a.tgz');
+    await writeFile(archive, 'bytes');
+    await storage.versions.reserveVersion({ name: 'loose', version: '01.0.0', integrity: 'sha512-AAAA', sha256: 'a'.repeat(64), size: 5, owner: record.owner }, record);
+    await storage.versions.commitVersion('loose', '01.0.0', archive, { ...validManifest, name: 'loose', version: '01.0.0' } as TemplateManifest);
+    await storage.close();
+
+    const logs: string[] = [];
+    const server = await createServer({ store: dir, publicUrl: 'http://registry.test', logger: { level: 'error', stream: { write: (line: string) => logs.push(line) } } });
+    servers.push(server);
+    expect(server.context.registry().document.templates).toEqual([]);
+    expect(logs.join('')).toMatch(/loose@01\.0\.0 is left out of the registry: its entry is invalid/);
+    expect((await server.app.inject({ url: '/templates/loose/versions/01.0.0' })).statusCode).toBe(400);
+  });
+});
+
 describe('the archive is what the manifest says', () => {
   async function uploadWith(manifest: object, template: Awaited<ReturnType<typeof packed>>) {
     const server = await startRegistryServer();

@@ -25,7 +25,7 @@ describe('validateTemplate', () => {
     const result = await validateTemplate(dir);
     expect(result.valid).toBe(false);
     const lines = result.errors.map(formatValidationError);
-    expect(lines).toContain('template.json /version: must be MAJOR.MINOR.PATCH (got "1.0")');
+    expect(lines).toContain('template.json /version: must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits (got "1.0")');
     expect(lines).toContain('template.json /description: must be at least 10 characters long (got "short")');
     expect(lines).toContain('CHANGELOG.md: required file is missing');
   });
