@@ -23,7 +23,7 @@ type RepeatNode = Extract<PatternNode, { kind: 'repeat' }>;
 
 /** Positions the counted repetitions may be expanded into before they are judged as loops. */
 export const MAX_EXPANDED_POSITIONS = 300;
-/** Steps of the product search before a pattern is refused as too complex to judge. */
+/** Steps of the product search before a pattern is refused as too complex to judge (about a tenth of a second). */
 export const MAX_ANALYSIS_STEPS = 250_000;
 /** A pattern with a text it can match in 2^this many ways (or more) is refused, loop or not. */
 export const MAX_AMBIGUITY_DOUBLINGS = 10;
@@ -181,7 +181,7 @@ function expandedPositions(node: PatternNode, limit: number): number {
  * (p, q), p != q, back to a pair (r, r)) on one path of it, k, means one text has at least 2^k ways
  * (the two paths' k detours combine freely), which counted repetitions make large (`(a|a){1,30}`).
  */
-function judge(automaton: PositionAutomaton): AmbiguityVerdict {
+function judge(automaton: PositionAutomaton, maxSteps: number, spent: { steps: number }): AmbiguityVerdict {
   const n = automaton.sets.length;
   const pairs = n * n;
   const targets = automaton.follow.map((transitions) => Int32Array.from(transitions.keys()));
@@ -243,7 +243,8 @@ function judge(automaton: PositionAutomaton): AmbiguityVerdict {
     nodeOf.push(start);
     enter(start);
     while (workOrder.length > 0) {
-      if (steps > MAX_ANALYSIS_STEPS) return { kind: 'too-complex' };
+      spent.steps = steps;
+      if (steps > maxSteps) return { kind: 'too-complex' };
       const top = workOrder.length - 1;
       const order = workOrder[top] as number;
       const at = workAt[top] as number;
@@ -360,10 +361,15 @@ function outermost(loops: RepeatNode[]): RepeatNode | undefined {
   return [...loops].sort((a, b) => b.end - b.start - (a.end - a.start))[0];
 }
 
-/** Judges a parsed pattern (see the module's comment). */
-export function judgeAmbiguity(pattern: PatternNode): AmbiguityVerdict {
+/**
+ * Judges a parsed pattern (see the module's comment) in at most `maxSteps` steps of the product
+ * search (beyond them: too complex); `steps` is how many it took.
+ */
+export function judgeAmbiguity(pattern: PatternNode, maxSteps = MAX_ANALYSIS_STEPS): { verdict: AmbiguityVerdict; steps: number } {
   const expand = expandedPositions(pattern, MAX_EXPANDED_POSITIONS) <= MAX_EXPANDED_POSITIONS;
   const automaton = new PositionAutomaton(expand);
   automaton.build(pattern);
-  return judge(automaton);
+  const spent = { steps: 0 };
+  const verdict = judge(automaton, Math.min(maxSteps, MAX_ANALYSIS_STEPS), spent);
+  return { verdict, steps: spent.steps };
 }

@@ -14,13 +14,25 @@
  */
 import { RE2JS } from 're2js';
 
-import { judgeAmbiguity } from './pattern-ambiguity.js';
+import { judgeAmbiguity, MAX_ANALYSIS_STEPS } from './pattern-ambiguity.js';
 import { PatternFeatureError, parsePattern, type CharSet, type PatternNode } from './pattern-syntax.js';
 
 /** The longest answer matched against a template's pattern. */
 export const MAX_PATTERN_INPUT_LENGTH = 10_000;
 /** The longest pattern a template may declare, in characters. */
 export const MAX_PATTERN_LENGTH = 1_000;
+/**
+ * Analysis steps the patterns of one template may take together (`validate` gives them one
+ * budget): one pattern takes at most MAX_ANALYSIS_STEPS, and many could otherwise add up.
+ */
+export const MAX_TEMPLATE_ANALYSIS_STEPS = 1_000_000;
+
+/** What is left of one template's analysis budget; a pattern judged before (remembered) costs nothing. */
+export interface AnalysisBudget {
+  remaining: number;
+}
+
+export const analysisBudget = (): AnalysisBudget => ({ remaining: MAX_TEMPLATE_ANALYSIS_STEPS });
 
 /** Why a pattern is not run: it does not compile, uses an unsupported construct, or is unsafe. */
 export type PatternRefusalCode = 'INVALID_REGEX' | 'UNSUPPORTED_PATTERN' | 'UNSAFE_PATTERN';
@@ -70,7 +82,10 @@ export function patternSyntaxError(source: string): string | undefined {
   }
 }
 
-function compile(source: string): Compiled {
+/** A pattern refused only because the budget ran out: judged again with a fresh one, never remembered. */
+const OVER_BUDGET = Symbol('over budget');
+
+function compile(source: string, budget: AnalysisBudget | undefined): Compiled | typeof OVER_BUDGET {
   const refuse = (code: PatternRefusalCode, reason: string): Compiled => ({ refused: { code, reason } });
   const syntaxError = patternSyntaxError(source);
   if (syntaxError !== undefined) return refuse('INVALID_REGEX', `it is not a valid regular expression: ${syntaxError}`);
@@ -82,7 +97,10 @@ function compile(source: string): Compiled {
     if (error instanceof PatternFeatureError) return refuse('UNSUPPORTED_PATTERN', error.message);
     throw error;
   }
-  const verdict = judgeAmbiguity(tree);
+  const limit = Math.min(budget ? budget.remaining : MAX_ANALYSIS_STEPS, MAX_ANALYSIS_STEPS);
+  const { verdict, steps } = judgeAmbiguity(tree, limit);
+  if (budget) budget.remaining = Math.max(0, budget.remaining - steps);
+  if (verdict.kind === 'too-complex' && limit < MAX_ANALYSIS_STEPS) return OVER_BUDGET;
   if (verdict.kind === 'too-complex') {
     return refuse('UNSAFE_PATTERN', 'it is too complex to be checked for catastrophic backtracking; simplify its repetitions');
   }
@@ -104,18 +122,25 @@ function compile(source: string): Compiled {
 const compiled = new Map<string, Compiled>();
 const MAX_REMEMBERED_PATTERNS = 1_000;
 
-function compiledPattern(source: string): Compiled {
+function compiledPattern(source: string, budget?: AnalysisBudget): Compiled {
   const remembered = compiled.get(source);
   if (remembered) return remembered;
-  const fresh = compile(source);
+  const fresh = compile(source, budget);
+  if (fresh === OVER_BUDGET) {
+    const reason = `it was not checked: the template's patterns together take more than ${MAX_TEMPLATE_ANALYSIS_STEPS} analysis steps; use fewer or simpler patterns`;
+    return { refused: { code: 'UNSAFE_PATTERN', reason } };
+  }
   if (compiled.size >= MAX_REMEMBERED_PATTERNS) compiled.clear();
   compiled.set(source, fresh);
   return fresh;
 }
 
-/** Whether a template's pattern may run, or why not (the reason reads after the pattern: "… is refused: <reason>"). */
-export function judgePattern(source: string): PatternJudgement {
-  const outcome = compiledPattern(source);
+/**
+ * Whether a template's pattern may run, or why not (the reason reads after the pattern: "… is
+ * refused: <reason>"). With `budget`, the analysis takes its steps from it (one per template).
+ */
+export function judgePattern(source: string, budget?: AnalysisBudget): PatternJudgement {
+  const outcome = compiledPattern(source, budget);
   return 'matcher' in outcome ? { runnable: true } : { runnable: false, ...outcome.refused };
 }
 

@@ -12,7 +12,7 @@ import { createEngine, ExpressionEvaluator } from './expression.js';
 import { checkExpressions, scopeNames } from './expression-check.js';
 import { checkMigrationChain, checkMigrationStep, type StepVersions } from './migration-check.js';
 import { resolveInsideRoot } from './paths.js';
-import { judgePattern } from './patterns.js';
+import { analysisBudget, judgePattern } from './patterns.js';
 
 export const MANIFEST_FILE = 'template.json';
 export const VARIABLES_FILE = 'template.vars.json';
@@ -124,9 +124,10 @@ function reservedNames(variables: CheckedJson | undefined, variablesFile: string
  * catastrophic backtracking. One that does not compile is the schema's finding (`format: regex`).
  */
 function refusedPatterns(variables: CheckedJson | undefined, variablesFile: string, prompts: CheckedJson | undefined, promptsFile: string): TemplateValidationError[] {
+  const budget = analysisBudget(); // bounds the time all of one template's patterns take to judge
   const check = (found: RuleViolation[], pointer: string, source: unknown, what: string): void => {
     if (typeof source !== 'string') return;
-    const judgement = judgePattern(source);
+    const judgement = judgePattern(source, budget);
     if (judgement.runnable || judgement.code === 'INVALID_REGEX') return;
     found.push({ pointer, code: judgement.code, message: `${what} ${JSON.stringify(source)} is refused: ${judgement.reason}` });
   };

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { judgePattern, matchPattern, MAX_PATTERN_INPUT_LENGTH, MAX_PATTERN_LENGTH } from '../../src/template/patterns.js';
+import { analysisBudget, judgePattern, matchPattern, MAX_PATTERN_INPUT_LENGTH, MAX_PATTERN_LENGTH, MAX_TEMPLATE_ANALYSIS_STEPS } from '../../src/template/patterns.js';
 
 /** Patterns a backtracking matcher runs in linear or polynomial time. */
 const SAFE = [
@@ -115,6 +115,27 @@ describe('judgePattern', () => {
         expect(judgePattern(`^(?:${left}|${right})${loop}$`)).toMatchObject({ runnable: false, code: 'UNSAFE_PATTERN' });
       }),
     );
+  });
+});
+
+describe('the analysis budget of one template', () => {
+  /** A pattern whose analysis runs to the limit of one pattern (nested counted repetitions of one class). */
+  const heavy = (tag: string): string => `^${tag}(?:[a-z]{0,48}){0,6}$`;
+
+  it('bounds what all its patterns take together: once spent, a pattern not judged before is refused unchecked, and that refusal is not remembered', () => {
+    const budget = analysisBudget();
+    const verdicts = Array.from({ length: 8 }, (_, n) => judgePattern(heavy(`q${n}`), budget));
+    expect(budget.remaining).toBe(0);
+    expect(verdicts.at(-1)).toEqual({
+      runnable: false,
+      code: 'UNSAFE_PATTERN',
+      reason: `it was not checked: the template's patterns together take more than ${MAX_TEMPLATE_ANALYSIS_STEPS} analysis steps; use fewer or simpler patterns`,
+    });
+    // Even a simple new pattern: the budget is what bounds the time.
+    expect(judgePattern('^budget-b[a-z]+$', budget)).toMatchObject({ runnable: false, reason: expect.stringContaining('together') });
+    // A pattern judged before costs nothing; one refused for the budget alone is judged afresh with another.
+    expect(judgePattern('^[a-z][a-z0-9-]*$', budget)).toEqual({ runnable: true });
+    expect(judgePattern('^budget-b[a-z]+$', analysisBudget())).toEqual({ runnable: true });
   });
 });
 
