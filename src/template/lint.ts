@@ -38,7 +38,7 @@ import { firstLine } from '../core/errors.js';
 import { ExpressionEvaluator } from './expression.js';
 import { DEFAULT_CONTENT_FOLDER, dependencyOrder } from './load.js';
 import { resolveInsideRoot } from './paths.js';
-import { judgePattern, matchPattern, patternSyntaxError } from './patterns.js';
+import { analysisBudget, judgePattern, matchPattern, patternSyntaxError, type AnalysisBudget } from './patterns.js';
 import { isBinary } from './render.js';
 import { standardShapeMismatches } from './standard-variables.js';
 import {
@@ -534,6 +534,7 @@ function checkDefault(
   pointer: string,
   label: string,
   promptPattern: { source: string; prompt: string } | undefined,
+  budget: AnalysisBudget,
 ): { pointer: string; message: string }[] {
   const problems: { pointer: string; message: string }[] = [];
   // `subject` names the value in messages: `default "x" of variable "a"`, `item "x" of the default of variable "a"`.
@@ -544,7 +545,7 @@ function checkDefault(
     ];
     for (const rule of rules) {
       // A pattern that may not run is regex-invalid's or regex-unsafe's business.
-      if (!judgePattern(rule.source).runnable) continue;
+      if (!judgePattern(rule.source, budget).runnable) continue;
       const outcome = matchPattern(rule.source, text);
       if ('refused' in outcome) problems.push({ pointer: at, message: `${subject} ${outcome.refused}` });
       else if (!outcome.matches) problems.push({ pointer: at, message: `${subject} does not match ${rule.how} /${rule.source}/` });
@@ -559,13 +560,13 @@ function checkDefault(
       const subject = `item ${show(item)} of the default of variable "${label}"`;
       if (!inEnum(item)) problems.push({ pointer: at, message: notInEnum(subject) });
       if (typeof item === 'string') checkString(item, at, subject);
-      if (def.items) problems.push(...checkDefault(def.items, item, at, `${label}[${index}]`, undefined));
+      if (def.items) problems.push(...checkDefault(def.items, item, at, `${label}[${index}]`, undefined, budget));
     });
   } else if (isRecord(value)) {
     if (!inEnum(value)) problems.push({ pointer, message: notInEnum(`default of variable "${label}"`) });
     for (const [key, property] of def.properties) {
       if (Object.hasOwn(value, key)) {
-        problems.push(...checkDefault(property, value[key], `${pointer}/${esc(key)}`, `${label}.${key}`, undefined));
+        problems.push(...checkDefault(property, value[key], `${pointer}/${esc(key)}`, `${label}.${key}`, undefined, budget));
       }
     }
   } else {
@@ -588,11 +589,13 @@ const defaultInvalid: LintRule = {
       }
     }
     const drafts: LintDraft[] = [];
+    // Patterns validate judged are remembered; one it could not judge within its budget is not run here either.
+    const budget = analysisBudget();
     for (const { label, top, def } of walkVariables(variables.variables)) {
       if (!def.hasDefault) continue;
       // The prompt's pattern applies to the variable it answers, not to definitions nested in it.
       const pattern = label === top ? patterns.get(top) : undefined;
-      for (const problem of checkDefault(def, def.default, `${def.pointer}/default`, label, pattern)) {
+      for (const problem of checkDefault(def, def.default, `${def.pointer}/default`, label, pattern, budget)) {
         drafts.push({ file: variables.file, ...problem });
       }
     }
