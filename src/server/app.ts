@@ -12,6 +12,7 @@ import { cachingPlugin, trackRouteMethods } from './caching.js';
 import { DEFAULT_LIMITS, type CurrentRegistry, type ServerContext, type ServerLimits } from './context.js';
 import { installEnvelope, newRequestId } from './envelope.js';
 import { followPeers } from './instances.js';
+import { installJsonInput } from './json-input.js';
 import { rateLimitPlugin } from './rate-limit.js';
 import { accountRoutes } from './routes/accounts.js';
 import { analyticsRoute } from './routes/analytics.js';
@@ -249,6 +250,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   const allowedMethods = trackRouteMethods(app);
   installEnvelope(app, { allowedMethods });
   installValidators(app);
+  installJsonInput(app);
   await app.register(rateLimitPlugin, { context, counter: front.counter });
   await app.register(apiVersionPlugin);
   await app.register(cachingPlugin, { context });

@@ -25,6 +25,7 @@ import multipart from '@fastify/multipart';
 import type { StagedFile, TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
+import { nulDetail, parseClientJson, partText } from '../json-input.js';
 import { closing, MULTIPART_OVERHEAD, multipartError, receiveArchive, uploadGate } from './upload.js';
 
 export interface FileSettings {
@@ -255,7 +256,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
                 if (part.file.truncated) throw new ApiError(413, 'PAYLOAD_TOO_LARGE', 'the metadata part is too large');
                 metadataText = Buffer.concat(chunks).toString('utf8');
               } else {
-                metadataText = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+                metadataText = partText(part.value, 'the metadata part', 'metadata');
               }
             } else if (part.type === 'file') {
               part.file.resume();
@@ -294,8 +295,9 @@ function parseMetadata(text: string | undefined, part: { filename: string; mimet
   let value: unknown = {};
   if (text !== undefined) {
     try {
-      value = JSON.parse(text) as unknown;
-    } catch {
+      value = parseClientJson(text, 'the metadata part', 'metadata');
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
       throw new ApiError(400, 'INVALID_JSON', 'the metadata part is not valid JSON', [{ field: 'metadata', code: 'INVALID_JSON', message: 'the metadata part is not valid JSON' }]);
     }
   }
@@ -305,6 +307,8 @@ function parseMetadata(text: string | undefined, part: { filename: string; mimet
   const text255 = (field: string, fallback: string): string => {
     const given = record[field] ?? fallback;
     if (typeof given !== 'string' || given === '' || given.length > 255) throw invalid(field, 'must be a string of 1 to 255 characters');
+    // The part's own file name too (busboy decodes filename*=UTF-8''a%00b).
+    if (given.includes('\u0000')) throw new ApiError(400, 'VALIDATION_ERROR', 'the metadata part is invalid', [nulDetail(`metadata.${field}`)]);
     return given;
   };
   const result: { filename: string; contentType: string; size?: number; integrity?: string } = {
