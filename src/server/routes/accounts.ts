@@ -28,6 +28,7 @@ import {
   sessionCookie,
   sessionCookieOf,
 } from '../accounts.js';
+import { crossOriginRefusal, crossOriginWrite } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, validationError } from '../envelope.js';
 import { LoginThrottle } from '../login-throttle.js';
@@ -239,6 +240,9 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
 
   app.delete('/api/auth/session', async (request, reply) => {
     const secret = sessionCookieOf(request.headers.cookie);
+    // A page of another origin cannot end the session either.
+    const refused = secret === undefined ? undefined : crossOriginWrite(request, context.publicUrl);
+    if (refused) throw crossOriginRefusal(refused);
     if (secret !== undefined) await accounts.revokeSession(secret);
     return reply.code(204).header('Cache-Control', NO_STORE).header('Set-Cookie', clearedSessionCookie(overHttps(request, context))).send();
   });
