@@ -11,8 +11,10 @@ import { authPlugin } from './auth.js';
 import { cachingPlugin, trackRouteMethods } from './caching.js';
 import { DEFAULT_LIMITS, type CurrentRegistry, type ServerContext, type ServerLimits } from './context.js';
 import { installEnvelope, newRequestId } from './envelope.js';
+import { HashQueue } from './hash-queue.js';
 import { followPeers } from './instances.js';
 import { installJsonInput } from './json-input.js';
+import { scryptHasher, type PasswordHasher } from './passwords.js';
 import { rateLimitPlugin } from './rate-limit.js';
 import { accountRoutes } from './routes/accounts.js';
 import { analyticsRoute } from './routes/analytics.js';
@@ -59,6 +61,8 @@ export interface ServerOptions {
   statsRefreshMs?: number;
   statsSettleMs?: number;
   statsMinGapMs?: number;
+  /** How passwords are hashed and checked (default scrypt), always through the hash queue (`limits.maxConcurrentHashes`, `hashQueueLength`): for tests. */
+  passwordHasher?: PasswordHasher;
   /** Large uploads (`/files`): how long staged files live and how often expired ones are removed (`DEFAULT_FILE_SETTINGS`). */
   files?: Partial<FileSettings>;
 }
@@ -213,6 +217,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
       return current;
     },
     rebuild,
+    passwords: new HashQueue(options.passwordHasher ?? scryptHasher, limits.maxConcurrentHashes, limits.hashQueueLength),
     webhooks: new WebhookDispatcher({
       ...options.webhooks,
       store: storage.webhooks,

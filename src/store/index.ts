@@ -45,6 +45,11 @@ export type {
   NewSession,
   SessionCheck,
   SessionRotation,
+  LoginAttempt,
+  LoginAdmission,
+  LoginOutcome,
+  LoginLimit,
+  LoginScope,
   BlobStore,
 } from './types.js';
 export { eventMatches, tokenState, LAST_USED_PRECISION_MS } from './types.js';

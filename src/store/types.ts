@@ -148,6 +148,29 @@ export interface NewSessionSecret {
   family: string;
 }
 
+/** At most `max` failed logins in any `windowMs`. */
+export interface LoginLimit {
+  max: number;
+  windowMs: number;
+}
+
+/** Which count a login limit keeps: one account from one address, one address (any account), one account (every address). */
+export type LoginScope = 'account-address' | 'address' | 'account';
+
+/** A login about to be checked: the account (its e-mail, lower-cased) and the client address, with the limits of each scope. */
+export interface LoginAttempt {
+  account: string;
+  address: string;
+  limits: Record<LoginScope, LoginLimit>;
+  now?: Date;
+}
+
+/** An attempt counted (its `id` settles it), or refused: the limit it would pass and how long until it may be tried. */
+export type LoginAdmission = { admitted: true; id: string } | { admitted: false; scope: LoginScope; retryAfterMs: number };
+
+/** What came of an admitted login: `failed` stays counted; `succeeded` clears the account's failures from that address; `unchecked` (never evaluated) is forgotten. */
+export type LoginOutcome = 'failed' | 'succeeded' | 'unchecked';
+
 /** Accounts, their sessions (refresh tokens and browser sessions: only their hashes kept) and the key access tokens are signed with. */
 export interface AccountStore {
   createUser(user: NewUser): Promise<UserCreation>;
@@ -175,6 +198,14 @@ export interface AccountStore {
   loginUser(family: string, userId: string): Promise<UserRecord | undefined>;
   /** The key access tokens are signed with: made once, shared by every process on this storage. */
   signingKey(): Promise<Uint8Array>;
+  /**
+   * Counts a login before its password is checked, or refuses it (`loginRefusal`): the counts and
+   * the new attempt in one transaction, so that of concurrent logins (from any instance) at most
+   * each limit's `max` are admitted. An admitted attempt counts as failed until it is settled.
+   */
+  admitLogin(attempt: LoginAttempt): Promise<LoginAdmission>;
+  /** Settles an admitted attempt (`LoginOutcome`). */
+  settleLogin(id: string, outcome: LoginOutcome): Promise<void>;
 }
 
 export interface StoredVersion {

@@ -15,10 +15,19 @@ export type OpenStorage = () => Promise<RegistryStorage>;
 
 const BUCKET = 'every-backend';
 
+/** Opens two storages on one fresh store, as two server instances (or processes) on it have them. */
+export type OpenStoragePair = () => Promise<[RegistryStorage, RegistryStorage]>;
+
 /** `suite` inside one `describe` per backend, each named `${title} on <backend>`. */
-export function describeOnEveryBackend(title: string, suite: (openStorage: OpenStorage) => void): void {
+export function describeOnEveryBackend(title: string, suite: (openStorage: OpenStorage, openPair: OpenStoragePair) => void): void {
   describe(`${title} on the embedded store`, () => {
-    suite(async () => openStorage({ store: await tempDir('tr-store-') }));
+    suite(
+      async () => openStorage({ store: await tempDir('tr-store-') }),
+      async () => {
+        const store = await tempDir('tr-store-');
+        return [await openStorage({ store }), await openStorage({ store })];
+      },
+    );
   });
   describe.skipIf(postgresSkipReason)(`${title} on PostgreSQL + S3 (s3rver)`, () => {
     const postgres = usePostgres();
@@ -30,13 +39,19 @@ export function describeOnEveryBackend(title: string, suite: (openStorage: OpenS
       await s3?.close();
     });
     let prefixes = 0;
-    suite(async () =>
+    const open = async (database: string, prefix: number): Promise<RegistryStorage> =>
       openStorage({
         store: await tempDir('tr-store-'),
-        database: await postgres.createDatabase(),
-        storage: `s3://${BUCKET}/run-${++prefixes}`,
+        database,
+        storage: `s3://${BUCKET}/run-${prefix}`,
         s3: { endpoint: s3?.endpoint, forcePathStyle: true, credentials: S3RVER_CREDENTIALS, region: 'us-east-1' },
-      }),
+      });
+    suite(
+      async () => open(await postgres.createDatabase(), ++prefixes),
+      async () => {
+        const [database, prefix] = [await postgres.createDatabase(), ++prefixes];
+        return [await open(database, prefix), await open(database, prefix)];
+      },
     );
   });
 }

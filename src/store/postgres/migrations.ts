@@ -171,6 +171,19 @@ ALTER TABLE versions ADD COLUMN reservation text, ADD COLUMN reserved_by text;
 `,
   // 3: the external id of each delivery attempt (X-Webhook-Delivery), in place of its row number.
   addAttemptIds,
+  // 4: logins counted before their password is checked (failed ones stay until their window ends),
+  // per account (the e-mail, lower-cased) and client address.
+  `
+CREATE TABLE login_attempts (
+  id text COLLATE "C" PRIMARY KEY,
+  account text NOT NULL,
+  address text NOT NULL,
+  at timestamptz NOT NULL
+);
+CREATE INDEX login_attempts_by_account ON login_attempts (account, at);
+CREATE INDEX login_attempts_by_address ON login_attempts (address, at);
+CREATE INDEX login_attempts_by_time ON login_attempts (at);
+`,
 ];
 
 /** The schema version this release writes. */
