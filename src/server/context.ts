@@ -27,6 +27,10 @@ export interface ServerLimits {
   maxConcurrentHashes: number;
   /** Logins waiting for a hash; past them a login is answered 503 with Retry-After at once. */
   hashQueueLength: number;
+  /** Files one token may have staged through `/files` (not yet used or expired); past it 429 QUOTA_EXCEEDED. */
+  maxStagedFilesPerToken: number;
+  /** Bytes one token's staged files may hold together; past it 413 QUOTA_EXCEEDED. */
+  maxStagedBytesPerToken: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -42,6 +46,8 @@ export const DEFAULT_LIMITS: ServerLimits = {
   loginAccountWindowMs: 60 * 60_000,
   maxConcurrentHashes: 2,
   hashQueueLength: 16,
+  maxStagedFilesPerToken: 10,
+  maxStagedBytesPerToken: 200 * 1024 * 1024,
 };
 
 /** The registry document being served, with what conditional requests need. */

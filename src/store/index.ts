@@ -36,6 +36,7 @@ export type {
   FileStore,
   StagedFile,
   NewStagedFile,
+  StagedUsage,
   OwnerChange,
   AccountStore,
   UserRecord,
@@ -52,7 +53,7 @@ export type {
   LoginScope,
   BlobStore,
 } from './types.js';
-export { eventMatches, tokenState, LAST_USED_PRECISION_MS } from './types.js';
+export { eventMatches, tokenState, LAST_USED_PRECISION_MS, StagedQuotaError } from './types.js';
 export { openSqliteStorage, SCHEMA_VERSION, StoreVersionError, StoreNotFoundError, type SqliteStorage, type OpenStorageOptions } from './sqlite/index.js';
 export { storeSource, lifecycleFields } from './source.js';
 export { secretsEqual } from './secrets.js';

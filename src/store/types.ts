@@ -505,16 +505,48 @@ export interface NewStagedFile {
   contentType: string;
   expiresAt: Date;
   now?: Date;
+  /** The most files the token may have staged (this one included); past it `createFile` throws StagedQuotaError. */
+  maxFiles?: number;
+}
+
+/** What a token has staged and not yet used: its files that have not expired, and their bytes. */
+export interface StagedUsage {
+  files: number;
+  bytes: number;
+  /** When the first of them expires (and frees its share); undefined when there are none. */
+  nextExpiry?: string;
+}
+
+/** A token's staged files would pass its quota: `files` of them, or `bytes` in all (`used` before this one). */
+export class StagedQuotaError extends Error {
+  override readonly name = 'StagedQuotaError';
+
+  constructor(
+    readonly kind: 'files' | 'bytes',
+    readonly limit: number,
+    readonly used: StagedUsage,
+  ) {
+    super(kind === 'files' ? `the token has ${used.files} staged files; at most ${limit} are kept` : `the token's staged files hold ${used.bytes} bytes; at most ${limit} are kept`);
+  }
 }
 
 export interface FileStore {
-  /** Stages a file with no bytes yet; `capability` (returned once, only its hash kept) lets its bytes be uploaded without a token. */
+  /**
+   * Stages a file with no bytes yet; `capability` (returned once, only its hash kept) lets its bytes be uploaded without a token.
+   * With `maxFiles`, throws StagedQuotaError when the token has that many files staged (counted in one transaction with the insert).
+   */
   createFile(options: NewStagedFile): Promise<{ file: StagedFile; capability: string }>;
   getFile(id: string): Promise<StagedFile | undefined>;
   /** The file when `capability` is its own (compared in constant time) and it has not expired at `now`. */
   checkCapability(id: string, capability: string, now?: Date): Promise<StagedFile | undefined>;
-  /** Moves a local file (e.g. from `VersionStore.uploadTempPath`) in as the bytes of a pending or uploaded file; undefined when the file is gone or past that. */
-  storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }): Promise<StagedFile | undefined>;
+  /**
+   * Moves a local file (e.g. from `VersionStore.uploadTempPath`) in as the bytes of a pending or uploaded file; undefined when the file is gone or past that.
+   * With `maxBytes`, throws StagedQuotaError (the file left pending, without bytes) when the token's staged bytes, these included, would pass it;
+   * checked in one transaction with the change, so concurrent uploads of one token cannot pass it together.
+   */
+  storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }, maxBytes?: number): Promise<StagedFile | undefined>;
+  /** What `tokenId` has staged at `now` (`StagedUsage`): every file not expired, in any state. */
+  usage(tokenId: string, now?: Date): Promise<StagedUsage>;
   /** Marks an uploaded file confirmed, usable until `expiresAt`; undefined when it is not uploaded (or confirmed already). */
   confirmFile(id: string, expiresAt: Date): Promise<StagedFile | undefined>;
   /** Claims a confirmed file for one publish (atomically: of concurrent claims one wins); undefined when it is not confirmed. */
