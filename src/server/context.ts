@@ -15,6 +15,10 @@ export interface ServerLimits {
   uploadPerMinute: number;
   /** A request (an upload's whole body included) must arrive within this many milliseconds. */
   requestTimeoutMs: number;
+  /** A request body (but an upload's archive bytes, bounded by `requestTimeoutMs`) must arrive within this many milliseconds of its headers; past it 408. */
+  bodyTimeoutMs: number;
+  /** Connections one client address may hold at once (0: no limit); past it 429 TOO_MANY_CONNECTIONS. Not applied behind trusted proxies. */
+  maxConnectionsPerAddress: number;
   /** Failed logins of one account from one client address allowed per `loginWindowMs`; past them that address's logins of the account get 429 until the window lets one go. */
   loginFailuresPerAccountAddress: number;
   /** Failed logins from one client address (any account) allowed per `loginWindowMs`. */
@@ -39,6 +43,8 @@ export const DEFAULT_LIMITS: ServerLimits = {
   readPerMinute: 600,
   uploadPerMinute: 30,
   requestTimeoutMs: 300_000,
+  bodyTimeoutMs: 60_000,
+  maxConnectionsPerAddress: 64,
   loginFailuresPerAccountAddress: 5,
   loginFailuresPerAddress: 20,
   loginWindowMs: 15 * 60_000,

@@ -6,8 +6,9 @@
  *   parsed. Code that walks a value (canonical JSON, a batch re-sending an operation's body) would
  *   otherwise exhaust the stack: a 500.
  * - No text (a string or key of a JSON body, a query parameter, a path parameter) holds U+0000: a
- *   NUL is a 4xx naming the field (`NUL_CHARACTER`), on every backend, because PostgreSQL cannot
- *   store it in text and would fail the request half-way (a 500).
+ *   NUL is a 4xx naming the field (`NUL_CHARACTER`; 422 in a body, 400 in the query, 404 in the
+ *   path), on every backend, because PostgreSQL cannot store it in text and would fail the request
+ *   half-way (a 500).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
@@ -95,15 +96,19 @@ export function partText(value: unknown, what: string, field: string): string {
   return JSON.stringify(value);
 }
 
-/** The 4xx of a request holding U+0000 in its path parameters or query (400) or its JSON body (422); undefined when none does. */
+/**
+ * The 4xx of a request holding U+0000 in a path parameter (404: nothing is named so), its query
+ * (400) or its JSON body (422); undefined when none does.
+ */
 export function nulInRequest(request: FastifyRequest): ApiError | undefined {
-  for (const [part, name] of [
-    [request.params, 'path parameter'],
-    [request.query, 'query parameter'],
-  ] as const) {
-    const at = nulPath(part);
-    if (at !== undefined) return new ApiError(400, 'VALIDATION_ERROR', `invalid ${name}`, [nulDetail(fieldOf(at, name))]);
+  const inPath = nulPath(request.params);
+  if (inPath !== undefined) {
+    return new ApiError(404, 'NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0] ?? ''}: nothing is named with a NUL character (U+0000)`, [
+      nulDetail(fieldOf(inPath, 'path parameter')),
+    ]);
   }
+  const inQuery = nulPath(request.query);
+  if (inQuery !== undefined) return new ApiError(400, 'VALIDATION_ERROR', 'invalid query parameter', [nulDetail(fieldOf(inQuery, 'query parameter'))]);
   const at = nulPath(request.body);
   if (at === undefined) return undefined;
   const body = request.routeOptions.config.body;
