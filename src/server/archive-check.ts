@@ -17,6 +17,7 @@ import { schemaErrors } from '../core/schemas.js';
 import { errorDetails, type ErrorDetail } from '../core/validation.js';
 import { formatLintFinding, lintTemplate, MANIFEST_FILE, REQUIRED_FILES } from '../template/index.js';
 import { ApiError } from './envelope.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-input.js';
 
 /** The field an archive problem is reported under: the `template` part, then the file. */
 const archiveField = (file: string): string => `template/${file}`;
@@ -29,6 +30,7 @@ function refused(message: string, details: ErrorDetail[]): ApiError {
 function manifestProblems(text: string | undefined, manifest: TemplateManifest): ErrorDetail[] {
   const field = archiveField(MANIFEST_FILE);
   if (text === undefined) return []; // reported as a missing required file
+  if (nestsDeeperThan(text)) return [{ field, code: 'MAX_DEPTH', message: `the archive's ${MANIFEST_FILE} nests arrays or objects deeper than ${MAX_JSON_DEPTH} levels` }];
   let packed: unknown;
   try {
     packed = JSON.parse(text) as unknown;
