@@ -21,6 +21,7 @@ export function formatTestReport(report: TestTemplateReport, paint: Style = styl
     }
     for (const problem of set.problems) lines.push(`     ${problem}`);
     if (!set.passed && set.command?.output) lines.push(...set.command.output.trimEnd().split('\n').map((l) => `     | ${l}`));
+    if (set.projectDir !== undefined) lines.push(`     kept in ${set.projectDir}`);
   }
   if (report.uncovered.length > 0) {
     lines.push(`${paint.yellow('not covered')} by any valid answer set (${report.uncovered.length}):`);
@@ -40,7 +41,7 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
     .argument('[dir]', 'template folder', '.')
     .option('--run <command>', 'shell command to run inside each generated project')
     .option('--timeout <seconds>', 'time limit of the command per answer set')
-    .option('--keep', 'keep the generated projects')
+    .option('--keep', 'keep the generated projects (each set\'s folder is printed, and is projectDir in --json)')
     .option('--json', 'print the report as JSON')
     .action(async (dir: string, flags: { run?: string; timeout?: string; keep?: boolean; json?: boolean }) => {
       let timeoutMs: number | undefined;
