@@ -60,6 +60,11 @@ export interface ServerOptions {
   statsMinGapMs?: number;
   /** Large uploads (`/files`): how long staged files live and how often expired ones are removed (`DEFAULT_FILE_SETTINGS`). */
   files?: Partial<FileSettings>;
+  /**
+   * Refuse (422) an archive whose change log has no section for its version. Off by default: the
+   * spec does not ask for one, so lint only warns (`--require-changelog-entry`, REGISTRY_REQUIRE_CHANGELOG_ENTRY).
+   */
+  requireChangelogEntry?: boolean;
 }
 
 export interface RegistryServer {
@@ -220,6 +225,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
       logger: app.log,
     }),
     ...(options.adminToken ? { adminToken: options.adminToken } : {}),
+    ...(options.requireChangelogEntry ? { requireChangelogEntry: true } : {}),
   };
 
   // Another instance's changes rebuild this one's registry; subscribed before the first build, so no

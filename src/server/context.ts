@@ -58,4 +58,6 @@ export interface ServerContext {
   webhooks: WebhookDispatcher;
   /** Tells the server a download was recorded, so that the registry's `stats` show it soon (server/stats-refresh.ts). */
   downloadRecorded?: () => void;
+  /** Refuse an upload whose change log has no section for its version (`--require-changelog-entry`); off by default. */
+  requireChangelogEntry?: boolean;
 }

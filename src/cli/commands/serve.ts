@@ -40,6 +40,14 @@ export function parseTrustProxy(value: string | undefined): number | string | un
   return addresses.join(',');
 }
 
+/** A yes/no environment variable: 1, true, yes or on; 0, false, no, off or empty; anything else is a usage error naming it. */
+export function booleanEnv(name: string, value: string | undefined): boolean {
+  const text = (value ?? '').trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(text)) return true;
+  if (['', '0', 'false', 'no', 'off'].includes(text)) return false;
+  throw new UsageError(`${name} must be 1, true, yes or on (or 0, false, no, off) (got ${JSON.stringify(value)})`);
+}
+
 interface ServeFlags extends BackendFlags {
   host: string;
   port: string;
@@ -50,6 +58,7 @@ interface ServeFlags extends BackendFlags {
   requestTimeout?: string;
   statsRefresh?: string;
   trustProxy?: string;
+  requireChangelogEntry?: boolean;
 }
 
 export function registerServe(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -65,8 +74,10 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
     .option('--request-timeout <seconds>', `a request, an upload's body included, must arrive within this time (env REGISTRY_REQUEST_TIMEOUT; default ${DEFAULT_LIMITS.requestTimeoutMs / 1000})`)
     .option('--stats-refresh <seconds>', `how often the download numbers of the registry are refreshed for downloads other instances recorded; this server's own show a few seconds after them; 0: only on publish (env REGISTRY_STATS_REFRESH; default ${DEFAULT_STATS_REFRESH_MS / 1000})`)
     .option('--trust-proxy <hops|addresses>', 'behind proxies: how many hops, or which proxy addresses, to trust for the client address (env REGISTRY_TRUST_PROXY)')
+    .option('--require-changelog-entry', 'refuse (422) an upload whose change log has no section for its version; by default that is only a lint warning (env REGISTRY_REQUIRE_CHANGELOG_ENTRY=1)')
     .action(async (flags: ServeFlags) => {
       const env = process.env;
+      const requireChangelogEntry = flags.requireChangelogEntry === true || booleanEnv('REGISTRY_REQUIRE_CHANGELOG_ENTRY', env.REGISTRY_REQUIRE_CHANGELOG_ENTRY);
       const trustProxy = parseTrustProxy(flags.trustProxy ?? env.REGISTRY_TRUST_PROXY);
       const port = positiveInteger('--port', flags.port, 4873);
       const publicUrl = flags.publicUrl ?? env.REGISTRY_PUBLIC_URL ?? `http://${flags.host}:${port}`;
@@ -87,6 +98,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
           publicUrl,
           limits,
           statsRefreshMs,
+          ...(requireChangelogEntry ? { requireChangelogEntry } : {}),
           ...(trustProxy === undefined ? {} : { trustProxy }),
           ...(env.REGISTRY_ADMIN_TOKEN ? { adminToken: env.REGISTRY_ADMIN_TOKEN } : {}),
         });
