@@ -327,6 +327,39 @@ describe('check-update', () => {
   });
 });
 
+describe('the registry cache across commands', () => {
+  it('update after `check-update --refresh` moves to the version it saw, not "nothing to update"', async () => {
+    const { server, registry } = await registryWith([V1]);
+    const dir = await createAt(registry, '1.0.0');
+    // registry.json is now cached for an hour.
+    expect((await cli('list', '--registry', registry)).stdout).toMatch(/demo-template\s+1\.0\.0/);
+    await publishVersions(server, [V1_1]);
+
+    const check = await cli('check-update', '--project', dir, '--registry', registry, '--refresh', '--json');
+    expect(JSON.parse(check.stdout)).toMatchObject({ updateAvailable: true, latestVersion: '1.1.0' });
+    const update = await cli('update', '--project', dir, '--registry', registry);
+    expect(update.code, update.stderr).toBe(0);
+    expect(update.stdout).toMatch(/updated demo-template 1\.0\.0 -> 1\.1\.0/);
+    expect((await cli('list', '--registry', registry)).stdout).toMatch(/demo-template\s+1\.1\.0/);
+  });
+
+  it('create id@version and update --to a version published after the cache was filled find it', async () => {
+    const { server, registry } = await registryWith([V1]);
+    const dir = await createAt(registry, '1.0.0');
+    await cli('list', '--registry', registry);
+    await publishVersions(server, [V1_1]);
+
+    const created = await cli('create', `${TEMPLATE}@1.1.0`, path.join(await tempDir(), 'other'), '--registry', registry, '--defaults');
+    expect(created.code, created.stderr).toBe(0);
+    const update = await cli('update', '--project', dir, '--registry', registry, '--to', '1.1.0');
+    expect(update.code, update.stderr).toBe(0);
+    expect((await lockOf(dir)).template.version).toBe('1.1.0');
+    const missing = await cli('update', '--project', dir, '--registry', registry, '--to', '9.9.9');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/9\.9\.9/);
+  });
+});
+
 describe('update: breaking steps', () => {
   const V2: VersionSpec = {
     version: '2.0.0',
