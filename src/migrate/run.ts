@@ -505,6 +505,8 @@ export interface PlannedRun {
   project?: PlannedProject;
   /** The project's lock file, when it has one. */
   lock?: TemplateLock;
+  /** The changes each step that ran asked for, in the order the steps ran. */
+  stepChanges: { id: string; changes: FileChange[] }[];
 }
 
 /**
@@ -517,7 +519,8 @@ export async function planRun(steps: readonly MigrationStep[], context: Migratio
   const chain = chainSteps(steps, context);
   const result: MigrationRunResult = { success: true, changes: [], warnings: [], errors: [], applied: [], skipped: [], plan: [] };
   if (chain.steps.length > 0) result.reachedVersion = chain.reachedVersion;
-  const planned = (extra: Partial<PlannedRun> = {}): PlannedRun => ({ result, reachedVersion: chain.reachedVersion, ...extra });
+  const stepChanges: PlannedRun['stepChanges'] = [];
+  const planned = (extra: Partial<PlannedRun> = {}): PlannedRun => ({ result, reachedVersion: chain.reachedVersion, stepChanges, ...extra });
   const fail = (message: string, extra: Partial<PlannedRun> = {}): PlannedRun => {
     result.success = false;
     result.errors.push(message);
@@ -595,6 +598,7 @@ export async function planRun(steps: readonly MigrationStep[], context: Migratio
       }
     }
     result.applied.push(step.id);
+    stepChanges.push({ id: step.id, changes: stepResult.changes });
   }
   return planned({ project, ...withLock });
 }
@@ -655,6 +659,15 @@ export function changedByUser(changes: readonly NetChange[], lock: TemplateLock)
     if (lock.files[change.key]?.sha256 !== sha256Hex(change.before)) changed.push(change.key);
   }
   return changed;
+}
+
+/**
+ * Files the planned run (as planned so far) would replace or remove although the project changed
+ * them since generation (`changedByUser`); none without a lock listing files.
+ */
+export async function plannedChangesToChangedFiles(planned: PlannedRun): Promise<string[]> {
+  if (!planned.project || !planned.lock?.files) return [];
+  return changedByUser(await netChanges(planned.project, false), planned.lock);
 }
 
 /**
