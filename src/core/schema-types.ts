@@ -131,7 +131,7 @@ export interface TemplateManifest {
    */
   updatePolicy?: {
     /**
-     * A glob (picomatch, dotfiles included) matched against the file's path in the generated project.
+     * A glob matched against the file's path in the generated project: `*` and `?` within a segment, `**` for any number of segments, `[...]` sets, `{a,b}` alternatives; dotfiles included.
      */
     path: string;
     policy: 'merge' | 'once' | 'replace';

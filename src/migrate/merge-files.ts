@@ -20,8 +20,8 @@
  *
  * A file a step renamed is merged at its new path (the base and the lock follow the rename).
  */
-import picomatch from 'picomatch';
-
+import { globMatcher } from '../core/glob.js';
+import { errorMessage } from '../core/errors.js';
 import { isBinary } from '../template/render.js';
 import { sha256Hex, type LockedFile } from '../template/lock.js';
 import { unifiedDiff } from './diff.js';
@@ -47,13 +47,21 @@ export interface FilePolicy {
 /**
  * The policy of each project path: the project's own `skip` globs first (each is `once`: the
  * project decides about its files), then the template's rules in order; the first match wins and
- * a path no rule matches is merged. Globs are picomatch globs (dotfiles included) on the
- * `/`-separated path in the project.
+ * a path no rule matches is merged. Globs (`core/glob.ts`: matched in linear time, as they come
+ * from the template) apply to the `/`-separated path in the project, dotfiles included. Throws
+ * naming the rule whose glob cannot be used.
  */
 export function updatePolicies(templateRules: readonly UpdatePolicyRule[] = [], skip: readonly string[] = []): (path: string) => FilePolicy {
+  const compile = (glob: string, where: string): ((path: string) => boolean) => {
+    try {
+      return globMatcher(glob);
+    } catch (error) {
+      throw new TypeError(`${where}: ${errorMessage(error)}`, { cause: error });
+    }
+  };
   const rules = [
-    ...skip.map((glob) => ({ matches: picomatch(glob, { dot: true }), found: { policy: 'once' as const, rule: `skipped by the project (update --skip ${glob})` } })),
-    ...templateRules.map(({ path, policy }) => ({ matches: picomatch(path, { dot: true }), found: { policy, rule: `updatePolicy "${policy}" of ${path}` } })),
+    ...skip.map((glob, n) => ({ matches: compile(glob, `skip[${n}] of the lock`), found: { policy: 'once' as const, rule: `skipped by the project (update --skip ${glob})` } })),
+    ...templateRules.map(({ path, policy }, n) => ({ matches: compile(path, `updatePolicy[${n}].path of the template`), found: { policy, rule: `updatePolicy "${policy}" of ${path}` } })),
   ];
   return (path) => rules.find((rule) => rule.matches(path))?.found ?? { policy: 'merge' };
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 
 import type { Answers } from './answers.js';
 import { errorMessage } from '../core/errors.js';
+import { globMatcher } from '../core/glob.js';
 
 export const LOCK_FILE = '.template-lock.json';
 
@@ -41,6 +42,11 @@ export function skipGlobProblem(glob: unknown): string | undefined {
   if (typeof glob !== 'string' || glob.trim() === '') return 'must be a non-empty glob';
   if (glob.length > MAX_SKIP_GLOB_LENGTH) return `must be at most ${MAX_SKIP_GLOB_LENGTH} characters`;
   if (glob.includes('\0')) return 'must not hold a NUL character';
+  try {
+    globMatcher(glob);
+  } catch (error) {
+    return errorMessage(error);
+  }
   return undefined;
 }
 
