@@ -14,7 +14,7 @@ import path from 'node:path';
 
 import type { RegistryClient } from '../client/index.js';
 import type { TemplateEntry } from '../core/schema-types.js';
-import { applyPlannedRun, type FileUpdate, type Recovery, type MigrationRunResult, type MigrationStep } from '../migrate/index.js';
+import { applyPlannedRun, changedFilesMessage, type FileUpdate, type Recovery, type MigrationRunResult, type MigrationStep } from '../migrate/index.js';
 import { lockedTarget, type UpToDate } from './locked.js';
 import { prepareUpdate } from './update.js';
 
@@ -123,7 +123,10 @@ export async function migrateProject(options: MigrateProjectOptions): Promise<Mi
     const shown = (result: MigrationRunResult): Planned => ({ templateId, fromVersion, toVersion: target.version, result, files: update.files, conflicts: update.conflicts, target, steps });
 
     const changedFiles = options.force ? [] : [...new Set([...stepsOverChangedFiles, ...update.conflicts])];
-    if (changedFiles.length > 0) return { ...shown({ ...planned.result, plan: [] }), status: 'changed-files', changedFiles };
+    if (changedFiles.length > 0) {
+      const refused = { ...planned.result, success: false, errors: [...planned.result.errors, changedFilesMessage(changedFiles)], plan: [], changedFiles };
+      return { ...shown(refused), status: 'changed-files', changedFiles };
+    }
     const dry = await applyPlannedRun(planned, { dryRun: true, backup });
     const planView = shown(dry);
     options.onPlan?.({ templateId, fromVersion, toVersion: target.version, result: dry, files: update.files, conflicts: update.conflicts });
