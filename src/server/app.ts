@@ -83,6 +83,11 @@ export interface ServerOptions {
   githubApiUrl?: string;
   /** The server's clock for token lifetimes and ID-token checks (tests); default the system's. */
   clock?: () => Date;
+  /**
+   * Refuse (422) an archive whose change log has no section for its version. Off by default: the
+   * spec does not ask for one, so lint only warns (`--require-changelog-entry`, REGISTRY_REQUIRE_CHANGELOG_ENTRY).
+   */
+  requireChangelogEntry?: boolean;
 }
 
 export interface RegistryServer {
@@ -249,6 +254,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     }),
     ...(options.adminToken ? { adminToken: options.adminToken } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.requireChangelogEntry ? { requireChangelogEntry: true } : {}),
   };
 
   // Another instance's changes rebuild this one's registry; subscribed before the first build, so no

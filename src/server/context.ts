@@ -86,4 +86,6 @@ export interface ServerContext {
   downloadRecorded?: () => void;
   /** The server's clock for token lifetimes (tests); default the system's. */
   clock?: () => Date;
+  /** Refuse an upload whose change log has no section for its version (`--require-changelog-entry`); off by default. */
+  requireChangelogEntry?: boolean;
 }

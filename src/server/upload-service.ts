@@ -67,7 +67,7 @@ function versionExists(manifest: TemplateManifest, existing: StoredVersion): Api
  * storage on success; on any failure after the reservation, the reservation is undone.
  */
 export async function publishVersion(
-  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks' | 'publicUrl'>,
+  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks' | 'publicUrl' | 'requireChangelogEntry'>,
   token: TokenRecord,
   archive: ReceivedArchive,
   manifestText: string,
@@ -88,7 +88,7 @@ export async function publishVersion(
   const existing = await versions.getVersion(manifest.name, manifest.version);
   if (existing) throw versionExists(manifest, existing);
 
-  await checkUploadedArchive(archive.path, manifest);
+  await checkUploadedArchive(archive.path, manifest, { requireChangelogEntry: context.requireChangelogEntry === true });
 
   const createdAt = new Date().toISOString();
   const reservation = await versions.reserveVersion(

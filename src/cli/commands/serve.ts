@@ -57,6 +57,14 @@ export function parseWebhookAllowPrivate(value: string | undefined): string[] {
   }
 }
 
+/** A yes/no environment variable: 1, true, yes or on; 0, false, no, off or empty; anything else is a usage error naming it. */
+export function booleanEnv(name: string, value: string | undefined): boolean {
+  const text = (value ?? '').trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(text)) return true;
+  if (['', '0', 'false', 'no', 'off'].includes(text)) return false;
+  throw new UsageError(`${name} must be 1, true, yes or on (or 0, false, no, off) (got ${JSON.stringify(value)})`);
+}
+
 /** The flags of `serve` that set the server's limits. */
 export interface LimitFlags {
   readLimit?: string;
@@ -78,6 +86,7 @@ interface ServeFlags extends BackendFlags, LimitFlags {
   webhookAllowPrivate?: string;
   oidcIssuer: string[];
   githubApiUrl?: string;
+  requireChangelogEntry?: boolean;
 }
 
 /** `--oidc-issuer` (repeatable) and `REGISTRY_OIDC_ISSUERS` (comma-separated): issuers trusted beside GitHub Actions', checked. */
@@ -141,8 +150,10 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       [] as string[],
     )
     .option('--github-api-url <url>', `the GitHub API asked for a repository owner's id when a trusted publisher is saved without one (env REGISTRY_GITHUB_API_URL; default ${DEFAULT_GITHUB_API_URL})`)
+    .option('--require-changelog-entry', 'refuse (422) an upload whose change log has no section for its version; by default that is only a lint warning (env REGISTRY_REQUIRE_CHANGELOG_ENTRY=1)')
     .action(async (flags: ServeFlags) => {
       const env = process.env;
+      const requireChangelogEntry = flags.requireChangelogEntry === true || booleanEnv('REGISTRY_REQUIRE_CHANGELOG_ENTRY', env.REGISTRY_REQUIRE_CHANGELOG_ENTRY);
       const trustProxy = parseTrustProxy(flags.trustProxy ?? env.REGISTRY_TRUST_PROXY);
       const webhookAllowPrivate = parseWebhookAllowPrivate(flags.webhookAllowPrivate ?? env[WEBHOOK_ALLOW_PRIVATE_ENV]);
       const port = positiveInteger('--port', flags.port, 4873);
@@ -162,6 +173,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
           publicUrl,
           limits,
           statsRefreshMs,
+          ...(requireChangelogEntry ? { requireChangelogEntry } : {}),
           ...(trustProxy === undefined ? {} : { trustProxy }),
           ...(webhookAllowPrivate.length > 0 ? { webhooks: { allowPrivate: webhookAllowPrivate } } : {}),
           oidcIssuers,
