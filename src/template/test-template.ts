@@ -8,6 +8,8 @@ import { comparisonsOf, ExpressionEvaluator } from './expression.js';
 import { generateProject } from './generate.js';
 import { loadTemplate, type LoadedTemplate, type VariableDefinition } from './load.js';
 import { isBinary } from './render.js';
+import { secretVariables } from './secrets.js';
+import { runTasks, type TaskOutcome } from './tasks.js';
 import { errorMessage } from '../core/errors.js';
 
 /** One answer set of the matrix and what it is there to exercise. */
@@ -40,6 +42,8 @@ export interface AnswerSetReport extends AnswerSet {
   problems: string[];
   files: number;
   command?: CommandOutcome;
+  /** The template's tasks that applied to this set, run in its project before the command. */
+  tasks?: TaskOutcome[];
   /** Where the project was generated, when kept. */
   projectDir?: string;
 }
@@ -59,7 +63,14 @@ export interface TestTemplateOptions {
   timeoutMs?: number;
   /** Keep the generated projects (their folders are in the report). */
   keep?: boolean;
+  /** Run the template's tasks in each project (default true); `taskTimeoutMs` bounds each (default 10 minutes). */
+  runTasks?: boolean;
+  taskTimeoutMs?: number;
 }
+
+/** Secrets without a default: test generation has no value to give them, so they render empty. */
+const untestedSecrets = (template: LoadedTemplate): Set<string> =>
+  new Set(secretVariables(template).filter((name) => template.variables[name]?.default === undefined));
 
 /** The values a variable can take that the matrix must try: its enum, its items' enum, else its prompt's choices. */
 function domainOf(template: LoadedTemplate, name: string, definition: VariableDefinition): unknown[] | undefined {
@@ -199,7 +210,7 @@ export function buildAnswerMatrix(template: LoadedTemplate, evaluator = new Expr
   for (const candidate of candidateSets(template, evaluator)) {
     let resolved: ResolvedAnswers;
     try {
-      resolved = resolveAnswers(template, candidate.given, { evaluator });
+      resolved = resolveAnswers(template, candidate.given, { evaluator, withhold: untestedSecrets(template) });
     } catch {
       continue;
     }
@@ -279,12 +290,18 @@ export async function testTemplate(dir: string | LoadedTemplate, options: TestTe
       const report: AnswerSetReport = { ...set, answers: {}, computed: {}, passed: false, problems: [], files: 0 };
       reports.push(report);
       try {
-        const result = await generateProject(template, projectDir, set.given, { evaluator });
+        const result = await generateProject(template, projectDir, set.given, { evaluator, withhold: untestedSecrets(template) });
         report.answers = result.answers;
         report.computed = result.computed;
         report.files = result.files.length;
         for (const file of result.files) {
           report.problems.push(...checkGeneratedFile(file.path, await readFile(path.join(projectDir, file.path))));
+        }
+        if (result.tasks.length > 0 && options.runTasks !== false) {
+          report.tasks = await runTasks(result.tasks, projectDir, options.taskTimeoutMs !== undefined ? { timeoutMs: options.taskTimeoutMs } : {});
+          for (const task of report.tasks.filter((t) => t.status === 'failed' || t.status === 'timed-out')) {
+            report.problems.push(`task "${task.description}" ${task.status === 'timed-out' ? 'timed out' : task.error ?? `exited with ${String(task.exitCode)}`}: ${task.run.join(' ')}`);
+          }
         }
         if (command) {
           report.command = await runCommand(command, projectDir, timeoutMs);

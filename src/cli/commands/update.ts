@@ -141,6 +141,7 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
           conflict: flags.conflict,
           backup: flags.backup,
           ...answerFlags(flags),
+          env: process.env,
           ...(!flags.defaults && canAsk ? { ask: promptForAnswers } : {}),
           onPlan: (plan) => printPlan(plan, flags, io),
           onProgress: progress(io),
