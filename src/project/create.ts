@@ -9,6 +9,7 @@ import path from 'node:path';
 
 import { downloadTemplate, sendAnalyticsEvent, type EventDelivery, type RegistryClient } from '../client/index.js';
 import type { TemplateEntry, TemplateManifest } from '../core/schema-types.js';
+import { checkOutputFolder } from '../template/generate.js';
 import { registrySource } from '../template/lock.js';
 import { AnswersError, generateProject, loadTemplate, type AnswerProblem, type Answers, type GenerateResult, type LoadedTemplate } from '../template/index.js';
 import { checkValue } from '../template/answers.js';
@@ -124,6 +125,8 @@ export async function createProject(options: CreateProjectOptions): Promise<Crea
     });
     const template = await loadTemplate(downloaded.dir);
     loaded = true;
+    // Before any question: a folder that cannot be written into is known now.
+    await checkOutputFolder(options.dir ?? id, options.force ?? false);
     let answers = await givenAnswers(template, options);
     if (options.dir !== undefined) {
       const fromFolder = projectNameFromFolder(template, answers, options.dir);

@@ -49,6 +49,12 @@ async function entriesOf(dir: string): Promise<string[] | undefined> {
   }
 }
 
+/** Throws OutputNotEmptyError when `outDir` has entries and `force` is not set (a missing folder is fine). */
+export async function checkOutputFolder(outDir: string, force: boolean): Promise<void> {
+  const existing = await entriesOf(path.resolve(outDir));
+  if (existing && existing.length > 0 && !force) throw new OutputNotEmptyError(outDir);
+}
+
 /**
  * Generates a project from a template: resolves the answers (defaults, conditions, computed
  * values, validation), renders every file in memory, writes them into a staging folder beside
@@ -64,8 +70,7 @@ export async function generateProject(
   const evaluator = options.evaluator ?? new ExpressionEvaluator();
   const template = typeof templateDir === 'string' ? await loadTemplate(templateDir, evaluator) : templateDir;
   const target = path.resolve(outDir);
-  const existing = await entriesOf(target);
-  if (existing && existing.length > 0 && !options.force) throw new OutputNotEmptyError(outDir);
+  await checkOutputFolder(outDir, options.force ?? false);
 
   const resolved: ResolvedAnswers = resolveAnswers(template, answers, { evaluator, ...(options.withhold ? { withhold: options.withhold } : {}) });
   const rendered = await renderTemplate(template, resolved, { ...options, evaluator });
