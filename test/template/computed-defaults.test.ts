@@ -34,7 +34,7 @@ const content = {
 };
 
 const templateWith = (files: Record<string, unknown> = {}): Promise<string> =>
-  writeTemplate({ 'template.vars.json': variables, 'template.prompts.json': prompts, ...content, ...files } as Parameters<typeof writeTemplate>[0]);
+  writeTemplate({ 'template.vars.json': variables, 'template.prompts.json': prompts, ...content, ...files });
 
 /** Answers inputs from a script and records the default each question offered. */
 function scriptedInputs(script: Record<string, string | undefined>): Prompter & { offered: Record<string, string | undefined> } {
