@@ -25,7 +25,7 @@ import {
 import { isInside } from '../template/paths.js';
 import { AnswersError, ExpressionEvaluator, loadTemplate, renderTemplate, resolveAnswers, type Answers, type LoadedTemplate, type RenderedFile, type TemplateLock } from '../template/index.js';
 import { registrySource, sha256Hex } from '../template/lock.js';
-import { secretVariables, withoutSecrets } from '../template/secrets.js';
+import { maskSecrets, secretValues, secretVariables, withoutSecrets } from '../template/secrets.js';
 import { givenAnswers, type GivenAnswers } from './answers.js';
 import { DECIDES_FILES, secretsAnUpdateNeeds } from './update-secrets.js';
 import { lockedTarget, migrationStepsBetween, versionDownloader, type UpToDate } from './locked.js';
@@ -262,9 +262,16 @@ export async function updateProject(options: UpdateProjectOptions): Promise<Upda
       backup,
     });
     const label = `${templateId}@${target.version}`;
-    const files = planned.result.success && planned.project
+    const merged = planned.result.success && planned.project
       ? await mergeRenderings({ project: planned.project, base: base?.files ?? new Map(), target: next.files, lockedFiles: lock.files ?? {}, label, conflictStyle: options.conflict ?? 'inline' })
       : [];
+    // The plan is printed, logged and put in --json: a diff never shows a secret.
+    const secrets = secretValues(targetTemplate, next.resolved, evaluator);
+    const files = merged.map((file) => {
+      if (secrets.length === 0 || file.diff === '') return file;
+      const diff = maskSecrets(file.diff, secrets);
+      return { ...file, diff: diff ?? '(diff not shown: it would show a secret)\n' };
+    });
     const breakingSteps = steps.filter((step) => step.breaking && planned.result.applied.includes(step.id));
     const guide = breakingSteps.length > 0 ? await migrationGuide(targetTemplate) : undefined;
     if (!base) planned.result.warnings.push(missingBaseWarning(templateId, fromVersion));

@@ -52,3 +52,37 @@ export function withoutSecrets(
   const keep = <T>(record: Record<string, T>): Record<string, T> => Object.fromEntries(Object.entries(record).filter(([name]) => !secret.has(name)));
   return { answers: keep(values.answers), computed: keep(values.computed) };
 }
+
+/** The secret values among resolved answers and computed values, as text (what could show up in a file or a diff). */
+export function secretValues(
+  template: Pick<LoadedTemplate, 'variables' | 'computed' | 'computedOrder'>,
+  values: { answers: Answers; computed: Record<string, string> },
+  evaluator = new ExpressionEvaluator(),
+): string[] {
+  const secret = secretNames(template, evaluator);
+  const texts = [...Object.entries(values.answers), ...Object.entries(values.computed)]
+    .filter(([name, value]) => secret.has(name) && value !== undefined && value !== null)
+    .map(([, value]) => (typeof value === 'string' ? value : JSON.stringify(value)));
+  // Longest first, so that a secret holding another is masked whole.
+  return [...new Set(texts.filter((text) => text !== ''))].sort((a, b) => b.length - a.length);
+}
+
+/** What a shown text holds instead of a secret. */
+export const SECRET_MASK = '********';
+
+/** Shorter secrets are not masked inside text (every such word would go); text holding one is withheld whole. */
+const MIN_MASKED_LENGTH = 4;
+
+/**
+ * `text` (a diff, a message) fit to be shown: every occurrence of a secret value masked; undefined
+ * when it holds a secret too short to mask safely.
+ */
+export function maskSecrets(text: string, secrets: readonly string[]): string | undefined {
+  let shown = text;
+  for (const secret of secrets) {
+    if (!shown.includes(secret)) continue;
+    if (secret.length < MIN_MASKED_LENGTH) return undefined;
+    shown = shown.split(secret).join(SECRET_MASK);
+  }
+  return shown;
+}
