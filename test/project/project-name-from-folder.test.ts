@@ -13,13 +13,13 @@ import { RegistryClient } from '../../src/client/index.js';
 import { createProject } from '../../src/project/index.js';
 import type { Answers, TemplateLock } from '../../src/template/index.js';
 import { cli } from '../helpers/cli.js';
-import { isolateConsumerEnvironment, tempDir, validPrompts, validVariables } from '../helpers/fixtures.js';
+import { isolateConsumerEnvironment, tempDir, validPrompts, validVariables, type FileTree } from '../helpers/fixtures.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
 import { publishVersions, TEMPLATE } from './versions.js';
 
 isolateConsumerEnvironment({ unset: ['TEMPLATE_REGISTRY_URL'] });
 
-async function registry(files: Record<string, unknown> = {}): Promise<{ url: string; client: RegistryClient }> {
+async function registry(files: FileTree = {}): Promise<{ url: string; client: RegistryClient }> {
   const server = await startRegistryServer();
   await publishVersions(server, [{ version: '1.0.0', files }]);
   const url = `${server.url}/registry.json`;
