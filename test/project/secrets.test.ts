@@ -9,11 +9,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { RegistryClient } from '../../src/client/index.js';
-import { createProject, updateProject, type UpdateProjectResult } from '../../src/project/index.js';
+import { createProject, questionsOf, updateProject, type UpdateProjectResult } from '../../src/project/index.js';
 import { pullRequestBody } from '../../src/sync-action/body.js';
-import type { Answers, LoadedTemplate, TemplateLock } from '../../src/template/index.js';
+import { loadTemplate, type Answers, type LoadedTemplate, type TemplateLock } from '../../src/template/index.js';
 import { cli } from '../helpers/cli.js';
-import { isolateConsumerEnvironment, tempDir } from '../helpers/fixtures.js';
+import { isolateConsumerEnvironment, tempDir, writeTemplate } from '../helpers/fixtures.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 import { SECRET_ENV, secretFiles, secretPrompts, secretVariablesFile } from '../helpers/secret-template.js';
 import { publishVersions, TEMPLATE, type VersionSpec } from './versions.js';
@@ -79,6 +79,14 @@ describe('create with a secret', () => {
     expect(json.stdout).not.toContain(TOKEN);
     expect(json.stderr).not.toContain(TOKEN);
     expect((JSON.parse(json.stdout) as { answers: Answers }).answers).toEqual({ projectName: 'other' });
+  });
+});
+
+describe('info about a secret question', () => {
+  it('says the answer is a secret and which environment variable can give it', async () => {
+    const { questions } = questionsOf(await loadTemplate(await writeTemplate(secretFiles)));
+    expect(questions.find((question) => question.name === 'apiToken')).toMatchObject({ type: 'input', secret: true, env: SECRET_ENV, required: true });
+    expect(questions.find((question) => question.name === 'projectName')).not.toHaveProperty('secret');
   });
 });
 
