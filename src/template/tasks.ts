@@ -72,7 +72,12 @@ export interface RunTasksOptions {
   onOutput?: (text: string) => void;
   /** The tasks' environment; the process's unless given. */
   env?: NodeJS.ProcessEnv;
+  /** Stops the running task (the CLI aborts it on Ctrl-C): its process group gets SIGINT, and the task fails as interrupted. */
+  signal?: AbortSignal;
 }
+
+/** The error of a task stopped through `signal`. */
+export const TASK_INTERRUPTED = 'interrupted';
 
 /** Runs one task in `cwd`: its program with its arguments, no shell; the whole process group is killed at the time limit. */
 export function runTask(task: PlannedTask, cwd: string, options: RunTasksOptions = {}): Promise<TaskOutcome> {
@@ -98,20 +103,31 @@ export function runTask(task: PlannedTask, cwd: string, options: RunTasksOptions
     };
     child.stdout.on('data', append);
     child.stderr.on('data', append);
+    // The task and whatever it started: it runs in a process group of its own.
+    const stop = (signal: NodeJS.Signals): void => {
+      try {
+        if (child.pid !== undefined && process.platform !== 'win32') process.kill(-child.pid, signal);
+        else child.kill(signal);
+      } catch {
+        child.kill(signal);
+      }
+    };
     const timer = setTimeout(() => {
       timedOut = true;
-      try {
-        if (child.pid !== undefined && process.platform !== 'win32') process.kill(-child.pid, 'SIGKILL');
-        else child.kill('SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
+      stop('SIGKILL');
     }, timeoutMs);
+    const interrupt = (): void => {
+      error = TASK_INTERRUPTED;
+      stop('SIGINT');
+    };
+    if (options.signal?.aborted) interrupt();
+    else options.signal?.addEventListener('abort', interrupt, { once: true });
     child.on('error', (cause) => {
       error = errorMessage(cause);
     });
     child.on('close', (exitCode) => {
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', interrupt);
       const status: TaskStatus = timedOut ? 'timed-out' : exitCode === 0 && error === undefined ? 'succeeded' : 'failed';
       resolve({
         description: task.description,

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { generateProject, loadTemplate, testTemplate, validateTemplate, type TemplateLock } from '../../src/template/index.js';
-import { DEFAULT_TASK_TIMEOUT_MS, plannedTasks, recordTasks, runTask, runTasks, taskCommandLine } from '../../src/template/tasks.js';
+import { DEFAULT_TASK_TIMEOUT_MS, plannedTasks, recordTasks, runTask, runTasks, TASK_INTERRUPTED, taskCommandLine } from '../../src/template/tasks.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 
 const NODE = process.execPath;
@@ -106,6 +106,28 @@ describe('running a task', () => {
       },
     );
     expect(outcomes.map((outcome) => outcome.status)).toEqual(['timed-out', 'skipped']);
+    expect(existsSync(path.join(dir, 'after.txt'))).toBe(false);
+  });
+
+  it('is interrupted through its signal (Ctrl-C in the CLI): the task gets SIGINT, the rest are skipped', async () => {
+    const dir = await tempDir();
+    const controller = new AbortController();
+    const outcomes = await runTasks(
+      [
+        {
+          description: 'Long',
+          run: [NODE, '-e', 'process.on("SIGINT", () => { require("node:fs").writeFileSync("got-sigint.txt", "yes"); process.exit(130); }); process.stdout.write("started"); setInterval(() => {}, 1000)'],
+        },
+        { description: 'After', run: writes('after.txt', 'x') },
+      ],
+      dir,
+      { signal: controller.signal, onOutput: (text) => text.includes('started') && controller.abort() },
+    );
+    expect(outcomes.map(({ status, error }) => [status, error])).toEqual([
+      ['failed', TASK_INTERRUPTED],
+      ['skipped', undefined],
+    ]);
+    expect(await readFile(path.join(dir, 'got-sigint.txt'), 'utf8')).toBe('yes');
     expect(existsSync(path.join(dir, 'after.txt'))).toBe(false);
   });
 

@@ -12,7 +12,7 @@ import { firstLine } from '../../core/errors.js';
 import { createProject, fetchTemplateQuestions, migrateProject, ProjectLockError, TemplateNotFoundError, type MigrateProjectOptions, type MigrateProjectResult, type MigrationPlan, type TemplateQuestions } from '../../project/index.js';
 import { TEMPLATE_CATEGORIES } from '../../template/index.js';
 import { promptForAnswers } from '../../template/prompts.js';
-import { DEFAULT_TASK_TIMEOUT_MS, taskCommandLine, type PlannedTask, type TaskOutcome } from '../../template/tasks.js';
+import { DEFAULT_TASK_TIMEOUT_MS, TASK_INTERRUPTED, taskCommandLine, type PlannedTask, type TaskOutcome } from '../../template/tasks.js';
 import { isCiFrom, localNpmVersion, maxDocumentBytesFrom, parseTemplateSpec, registryModeFrom, registryUrlFrom, runtimeVersionFrom, taskTimeoutFrom, userCacheDir } from '../consumer-env.js';
 import { EXIT, oneOf, UsageError, type CliIo } from '../io.js';
 import { paintStability, stderrStyle, stdoutStyle, type Style } from '../style.js';
@@ -252,7 +252,14 @@ function reportTasks(outcomes: readonly TaskOutcome[], asked: boolean, outDir: s
   }
   const failed = outcomes.find((outcome) => outcome.status === 'failed' || outcome.status === 'timed-out');
   if (!failed) return EXIT.ok;
-  const how = failed.status === 'timed-out' ? 'ran out of time and was stopped' : failed.error !== undefined ? `could not run (${oneLine(failed.error)})` : `exited with ${String(failed.exitCode)}`;
+  const how =
+    failed.status === 'timed-out'
+      ? 'ran out of time and was stopped'
+      : failed.error === TASK_INTERRUPTED
+        ? 'was interrupted'
+        : failed.error !== undefined
+          ? `could not run (${oneLine(failed.error)})`
+          : `exited with ${String(failed.exitCode)}`;
   const skipped = outcomes.filter((outcome) => outcome.status === 'skipped').length;
   io.stderr(
     `${paint.red('error')}: task ${JSON.stringify(oneLine(failed.description))} (${oneLine(taskCommandLine(failed))}) ${how}` +
@@ -422,6 +429,9 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
     const timeoutMs = taskTimeoutFrom(flags.taskTimeout);
     // Tasks run programs on the user's machine: asked on a terminal only, never in CI or with --json.
     const confirmTasks = flags.runTasks ? undefined : confirmTasksOnTerminal(process.stdin.isTTY === true && !isCiFrom(process.env) && !flags.json, io);
+    // A task runs in its own process group: Ctrl-C while one runs is passed on to it, then create stops.
+    const interrupt = new AbortController();
+    const onSigint = (): void => interrupt.abort();
     try {
       const { entry, project, manifest, tasks } = await createProject({
         client: clientFor(flags, io),
@@ -438,7 +448,11 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
         ...(confirmTasks ? { confirmTasks } : {}),
         tasks: {
           ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-          onStart: (task) => io.stderr(`${stderrStyle(io).bold('running')} ${oneLine(taskCommandLine(task))}\n`),
+          signal: interrupt.signal,
+          onStart: (task) => {
+            if (process.listeners('SIGINT').every((listener) => listener !== onSigint)) process.on('SIGINT', onSigint);
+            io.stderr(`${stderrStyle(io).bold('running')} ${oneLine(taskCommandLine(task))}\n`);
+          },
           // The tasks' own output goes to stderr: stdout is the command's result (--json).
           onOutput: (text) => io.stderr(text),
         },
@@ -450,7 +464,8 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
           : `${stdoutStyle(io).green('created')} ${project.outDir} from ${id}@${entry.version} (${project.files.length} files, integrity verified)\n\n` +
               `${nextSteps ?? defaultNextSteps(project.outDir, project.template, true)}\n`,
       );
-      setExit(reportTasks(tasks, confirmTasks !== undefined, project.outDir, io));
+      const code = reportTasks(tasks, confirmTasks !== undefined, project.outDir, io);
+      setExit(interrupt.signal.aborted ? EXIT.cancelled : code);
     } catch (error) {
       if (error instanceof TemplateNotFoundError) {
         io.stderr(`template ${spec} not found in the registry\n`);
@@ -458,6 +473,8 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
         return;
       }
       setExit(reportTemplateError(error, io));
+    } finally {
+      process.removeListener('SIGINT', onSigint);
     }
   });
 
