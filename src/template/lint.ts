@@ -155,6 +155,8 @@ export interface LintVariable {
   condition?: string;
   /** `"secret": true`. */
   secret: boolean;
+  /** The environment variable the answer can come from (`env`). */
+  env?: string;
 }
 
 export interface LintPrompt {
@@ -248,6 +250,7 @@ function toVariable(raw: unknown, pointer: string): LintVariable {
     ),
     condition: stringOf(own(o, 'condition')),
     secret: own(o, 'secret') === true,
+    env: nonEmpty(own(o, 'env')),
   };
 }
 
@@ -516,7 +519,8 @@ const variableWithoutPrompt: LintRule = {
     if (!variables || !prompts) return [];
     const prompted = new Set(prompts.prompts.map((p) => p.name));
     return [...variables.variables].flatMap(([name, def]) =>
-      hasEffectiveDefault(def) || prompted.has(name) || variables.computed.has(name)
+      // A variable read from the environment (a secret CI gives) has a source of its own.
+      hasEffectiveDefault(def) || prompted.has(name) || variables.computed.has(name) || def.env !== undefined
         ? []
         : [{ file: variables.file, pointer: def.pointer, message: `variable "${name}" has no default and no prompt` }],
     );

@@ -11,7 +11,7 @@ import { render } from '@inquirer/testing';
 import { describe, expect, it } from 'vitest';
 
 import { givenAnswers } from '../../src/project/index.js';
-import { generateProject, loadTemplate, resolveAnswers, testTemplate, validateTemplate, type TemplateLock } from '../../src/template/index.js';
+import { generateProject, lintTemplate, loadTemplate, resolveAnswers, testTemplate, validateTemplate, type TemplateLock } from '../../src/template/index.js';
 import { promptForAnswers, type Prompter } from '../../src/template/prompts.js';
 import { maskSecrets, secretValues, SECRET_MASK } from '../../src/template/secrets.js';
 import { cli } from '../helpers/cli.js';
@@ -145,6 +145,23 @@ describe('a generated project with a secret', () => {
     const report = await testTemplate(dir);
     expect(report.passed, JSON.stringify(report.sets.map((set) => set.problems))).toBe(true);
     expect(report.sets[0]?.answers).toEqual({ projectName: 'my-app' });
+  });
+});
+
+describe('lint of secrets', () => {
+  it('a secret without a prompt needs no default when an environment variable can give it', async () => {
+    const withoutPrompt = { prompts: [secretFiles['template.prompts.json'].prompts[0]] };
+    const clean = await lintTemplate(await writeTemplate({ ...secretFiles, 'template.prompts.json': withoutPrompt }));
+    expect(clean.findings.filter((finding) => finding.severity === 'error')).toEqual([]);
+    const { env: _env, ...noEnv } = secretFiles['template.vars.json'].variables.apiToken;
+    const unsourced = await lintTemplate(
+      await writeTemplate({
+        ...secretFiles,
+        'template.prompts.json': withoutPrompt,
+        'template.vars.json': { ...secretFiles['template.vars.json'], variables: { ...secretFiles['template.vars.json'].variables, apiToken: noEnv } },
+      }),
+    );
+    expect(unsourced.findings).toContainEqual(expect.objectContaining({ rule: 'variable-without-prompt', message: 'variable "apiToken" has no default and no prompt' }));
   });
 });
 
