@@ -216,7 +216,11 @@ export async function updateProject(options: UpdateProjectOptions): Promise<Upda
     const evaluator = new ExpressionEvaluator();
     let answers = await givenAnswers(targetTemplate, { ...options, answers: { ...variablesOf(targetTemplate, lock.answers), ...options.answers } });
 
-    // Secrets are in no lock: those not given are asked for only when a file that uses them must be rendered again.
+    // Secrets are in no lock: those not given are asked for only when a file that uses them must be
+    // rendered again. The other new questions first; then, knowing every other answer, the secrets needed.
+    const secrets = secretVariables(targetTemplate);
+    const unanswered = Object.keys(targetTemplate.variables).filter((name) => !Object.hasOwn(answers, name) && !secrets.includes(name));
+    if (options.ask && unanswered.length > 0) answers = await options.ask(targetTemplate, answers, { skip: new Set(missingSecrets(targetTemplate, answers)) });
     const missing = missingSecrets(targetTemplate, answers);
     let withhold = new Set<string>();
     let secretNeeds: Awaited<ReturnType<typeof secretsAnUpdateNeeds>> | undefined;
@@ -231,10 +235,12 @@ export async function updateProject(options: UpdateProjectOptions): Promise<Upda
         evaluator,
       });
       withhold = new Set(missing.filter((name) => !secretNeeds?.needed.has(name)));
+      const needed = missing.filter((name) => !withhold.has(name));
+      if (options.ask && needed.length > 0) {
+        const others = Object.keys(targetTemplate.variables).filter((name) => !needed.includes(name));
+        answers = await options.ask(targetTemplate, answers, { skip: new Set(others) });
+      }
     }
-    const unanswered = Object.keys(targetTemplate.variables).filter((name) => !Object.hasOwn(answers, name) && !withhold.has(name));
-    if (options.ask && unanswered.length > 0) answers = await options.ask(targetTemplate, answers, { skip: withhold });
-
     const stillMissing = [...(secretNeeds?.needed.keys() ?? [])].filter((name) => !Object.hasOwn(answers, name));
     const next = await rendering(targetTemplate, answers, new Set([...withhold, ...stillMissing]));
     // A needed secret whose condition is false is not needed after all.
@@ -266,10 +272,10 @@ export async function updateProject(options: UpdateProjectOptions): Promise<Upda
       ? await mergeRenderings({ project: planned.project, base: base?.files ?? new Map(), target: next.files, lockedFiles: lock.files ?? {}, label, conflictStyle: options.conflict ?? 'inline' })
       : [];
     // The plan is printed, logged and put in --json: a diff never shows a secret.
-    const secrets = secretValues(targetTemplate, next.resolved, evaluator);
+    const shownSecrets = secretValues(targetTemplate, next.resolved, evaluator);
     const files = merged.map((file) => {
-      if (secrets.length === 0 || file.diff === '') return file;
-      const diff = maskSecrets(file.diff, secrets);
+      if (shownSecrets.length === 0 || file.diff === '') return file;
+      const diff = maskSecrets(file.diff, shownSecrets);
       return { ...file, diff: diff ?? '(diff not shown: it would show a secret)\n' };
     });
     const breakingSteps = steps.filter((step) => step.breaking && planned.result.applied.includes(step.id));

@@ -132,12 +132,12 @@ describe('update of a project with a secret', () => {
     expect(await readLockText(project)).not.toContain(TOKEN);
   });
 
-  it('asks only for what the update needs: a new question, not the secret, when no file using it changes', async () => {
+  it('asks only for what the update needs: a new required question (asked before the secrets are weighed), not the secret, when no file using it changes', async () => {
     const withRegion: VersionSpec = {
       version: '1.1.0',
       files: {
         ...secretFiles,
-        'template.vars.json': { ...secretVariablesFile, variables: { ...secretVariablesFile.variables, region: { type: 'string', default: 'eu' } } },
+        'template.vars.json': { ...secretVariablesFile, variables: { ...secretVariablesFile.variables, region: { type: 'string', required: true } } },
         'template.prompts.json': { prompts: [...secretPrompts.prompts, { name: 'region', message: 'Region?', type: 'input' }] },
         'template/README.md': '# {{ projectName }} in {{ region }}\n',
       },
@@ -163,7 +163,8 @@ describe('update of a project with a secret', () => {
       return Promise.resolve({ ...given, apiToken: TOKEN });
     };
     const outcome: UpdateProjectResult = await updateProject({ client, projectDir: project, ask });
-    expect(skips).toEqual([[]]);
+    // Asked once, for the secret alone: every other answer is known.
+    expect(skips).toEqual([['projectName']]);
     expect(outcome.status).toBe('updated');
     if (outcome.status !== 'updated') return;
     expect(await readFile(path.join(project, 'config/api.txt'), 'utf8')).toContain('retries=3');
