@@ -10,6 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { RegistryClient } from '../../src/client/index.js';
+import { isCiFrom } from '../../src/cli/consumer-env.js';
 import { createProject } from '../../src/project/index.js';
 import type { TemplateLock } from '../../src/template/index.js';
 import type { PlannedTask } from '../../src/template/tasks.js';
@@ -108,5 +109,16 @@ describe('create and the template tasks', () => {
     const accepted = await createProject({ client, id: TEMPLATE, dir: path.join(await tempDir(), 'yes'), doNotTrack: true, confirmTasks: () => true });
     expect(accepted.tasks.map((task) => task.status)).toEqual(['succeeded']);
     expect(await readFile(path.join(accepted.project.outDir, 'marker.txt'), 'utf8')).toBe('done');
+  });
+});
+
+describe('where create may ask before running tasks', () => {
+  it('never in CI: CI set to anything but 0 or false', () => {
+    expect(isCiFrom({ CI: 'true' })).toBe(true);
+    expect(isCiFrom({ CI: '1' })).toBe(true);
+    expect(isCiFrom({ CI: 'false' })).toBe(false);
+    expect(isCiFrom({ CI: '0' })).toBe(false);
+    expect(isCiFrom({ CI: '' })).toBe(false);
+    expect(isCiFrom({})).toBe(false);
   });
 });
