@@ -20,6 +20,8 @@ export interface RenderedFile {
   content: Buffer;
   /** 0o755 when the template's file is executable, else 0o644. */
   mode: number;
+  /** The template's file it was rendered from: its path in the content folder, `/`-separated. */
+  source?: string;
 }
 
 export interface RenderOptions {
@@ -201,7 +203,7 @@ export async function renderTemplate(
     }
     total += content.length;
     if (total > maxTotalBytes) throw new RenderError(`the project would be larger than its output budget of ${maxTotalBytes} bytes (maxTotalBytes)`, entry.source);
-    files.push({ path: target, content, mode: info.mode & 0o111 ? 0o755 : 0o644 });
+    files.push({ path: target, content, mode: info.mode & 0o111 ? 0o755 : 0o644, source: entry.source });
   }
   return files.sort((a, b) => compareText(a.path, b.path));
 }
