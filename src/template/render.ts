@@ -1,8 +1,8 @@
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 
-import picomatch from 'picomatch';
 
+import { globMatcher } from '../core/glob.js';
 import { firstLine } from '../core/errors.js';
 import { compareText } from '../core/listing.js';
 import { isJunkName, reservedPathProblem } from '../core/reserved-paths.js';
@@ -105,7 +105,8 @@ async function listContent(contentDir: string): Promise<SourceEntry[]> {
 /** The `files` rules of the manifest as a function: false for a path an active rule leaves out. */
 function fileRules(template: LoadedTemplate, scope: object, evaluator: ExpressionEvaluator): (source: string) => boolean {
   const rules = (template.manifest.files ?? []).map((rule) => ({
-    matches: picomatch(rule.path, { dot: true }),
+    // A template's glob: matched in linear time (a backtracking matcher can be made to hang).
+    matches: globMatcher(rule.path),
     included: evaluator.condition(rule.when, scope),
   }));
   return (source) => rules.every((rule) => rule.included || !rule.matches(source));
