@@ -15,7 +15,11 @@
  *   `public, max-age=300` (their routes set them), registry data `public, max-age=60` (the default
  *   of any GET that sets none), any GET answered to a token (webhooks, token-protected routes)
  *   `no-cache, no-store, must-revalidate`, errors `no-store` (the answers of other methods keep
- *   what their routes set: `no-store`);
+ *   what their routes set: `no-store`, and `CREDENTIAL_CACHE_CONTROL` for every answer that
+ *   carries a credential or a capability URL: login, refresh, the session cookie, upload-url, a
+ *   minted token, a new account). Shared reads are `public` where the spec says "private, short
+ *   max-age" for changing data: they are the same for every client (no credential, no per-user
+ *   content), so a shared cache or CDN may hold them for their 60 s (docs/registry-hosting.md);
  * - 405 with `Allow` for a method a known path does not answer (`allowedMethods`, used by the
  *   not-found handler of envelope.ts).
  */
@@ -31,6 +35,12 @@ import { ifNoneMatchMatches, notModifiedSince } from './static-files.js';
 
 /** Answers that needed a token (per-token and admin data). */
 export const PRIVATE_CACHE_CONTROL = 'no-cache, no-store, must-revalidate';
+/**
+ * Answers that carry a credential or a capability URL (access and refresh tokens, the session
+ * cookie, an upload URL, a minted token, a new account): the spec's "sensitive data" class, never
+ * kept by any cache, never used without revalidation.
+ */
+export const CREDENTIAL_CACHE_CONTROL = 'no-cache, no-store, must-revalidate';
 /** Registry data (lists, entries, categories): public, short-lived. */
 export const REGISTRY_DATA_CACHE_CONTROL = ENVELOPE_CACHE_CONTROL;
 

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyRequest, type LightMyRequestResponse } from 'fastify';
+import Fastify, { type FastifyRequest, type InjectOptions, type LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { schemaErrors } from '../../src/core/schemas.js';
@@ -104,7 +104,7 @@ describe('X-RateLimit-Reset', () => {
     const server = await start(4, 2);
     vi.useFakeTimers({ toFake: ['Date'] });
     const resets: string[] = [];
-    const at = async (ms: number, request: Parameters<typeof server.app.inject>[0]): Promise<LightMyRequestResponse> => {
+    const at = async (ms: number, request: InjectOptions): Promise<LightMyRequestResponse> => {
       vi.setSystemTime(opened + ms);
       const res = await server.app.inject(request);
       resets.push(String(res.headers['x-ratelimit-reset']));

@@ -30,11 +30,11 @@ import {
   sessionCookieOf,
 } from '../accounts.js';
 import { crossOriginRefusal, crossOriginWrite } from '../auth.js';
+import { CREDENTIAL_CACHE_CONTROL } from '../caching.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, validationError } from '../envelope.js';
 import { LoginThrottle } from '../login-throttle.js';
 
-const NO_STORE = 'no-store';
 const ADMIN_ONLY = 'managing accounts requires an admin credential';
 
 const USER_BODY = {
@@ -170,7 +170,7 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
   }
 
   const send = (request: FastifyRequest, reply: FastifyReply, data: unknown, status = 200): FastifyReply =>
-    reply.code(status).header('Cache-Control', NO_STORE).send(envelope(request, data));
+    reply.code(status).header('Cache-Control', CREDENTIAL_CACHE_CONTROL).send(envelope(request, data));
 
   app.post<{ Body: UserBody }>(
     '/users',
@@ -236,7 +236,7 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
     async (request, reply) => {
       const user = await logIn(request);
       const session = await accounts.createSession({ userId: user.id, kind: 'cookie', expiresAt: new Date(Date.now() + SESSION_SECONDS * 1000) });
-      return reply.code(204).header('Cache-Control', NO_STORE).header('Set-Cookie', sessionCookie(session.secret, overHttps(request, context))).send();
+      return reply.code(204).header('Cache-Control', CREDENTIAL_CACHE_CONTROL).header('Set-Cookie', sessionCookie(session.secret, overHttps(request, context))).send();
     },
   );
 
@@ -246,7 +246,7 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
     const refused = secret === undefined ? undefined : crossOriginWrite(request, context.publicUrl);
     if (refused) throw crossOriginRefusal(refused);
     if (secret !== undefined) await accounts.revokeSession(secret);
-    return reply.code(204).header('Cache-Control', NO_STORE).header('Set-Cookie', clearedSessionCookie(overHttps(request, context))).send();
+    return reply.code(204).header('Cache-Control', CREDENTIAL_CACHE_CONTROL).header('Set-Cookie', clearedSessionCookie(overHttps(request, context))).send();
   });
 
   return Promise.resolve();

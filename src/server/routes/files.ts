@@ -26,6 +26,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 
 import { StagedQuotaError, type StagedFile, type StagedUsage, type TokenRecord } from '../../store/types.js';
+import { CREDENTIAL_CACHE_CONTROL } from '../caching.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
 import { nulDetail, parseClientJson, partText } from '../json-input.js';
@@ -193,7 +194,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
       const uploadUrl = `${context.publicUrl}/files/${encodeURIComponent(file.id)}/content?sig=${encodeURIComponent(capability)}`;
       return reply
         .code(201)
-        .header('Cache-Control', NO_STORE)
+        .header('Cache-Control', CREDENTIAL_CACHE_CONTROL)
         .send(envelope(request, { uploadUrl, fileId: file.id, method: 'PUT', expiresAt: file.expiresAt }));
     },
   );
