@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 
+import { canonicalJson } from '../core/canonical-json.js';
 import { compareText, selectLatest } from '../core/listing.js';
 import type { AnalyticsRecord, RegistryDocument, Review } from '../core/schema-types.js';
 import { compareVersions } from '../core/versions.js';
@@ -27,7 +28,7 @@ export interface AnalyticsEventRecord {
   client?: string;
   /** When the server received the event (ISO 8601); undefined: its `timestamp` stands for it. */
   receivedAt?: string;
-  /** The storage's id of the event (review ids derive from it). */
+  /** The storage's id of the event: internal, never in a record (review ids are a hash of the event). */
   id?: string;
 }
 
@@ -80,7 +81,6 @@ interface Normal {
   day: number;
   client: string | undefined;
   user: string | undefined;
-  id: string | undefined;
   order: number;
 }
 
@@ -125,7 +125,6 @@ function normalize(events: Iterable<AnalyticsInput>): Normal[] {
       day: dayOf(at),
       client,
       user: userId !== undefined ? `user:${userId}` : client !== undefined ? `client:${client}` : undefined,
-      id: record.id,
       order: order++,
     });
   }
@@ -217,10 +216,14 @@ function topics(comments: readonly { text: string; at: number }[]): string[] {
     .map((group) => group.text);
 }
 
+/**
+ * A review's external id: a hash of the event as it was recorded (what it says, who sent it, when it
+ * arrived), never the storage's row id (an internal database id, which a store copy renumbers too).
+ * The same event has the same id in every store and every build.
+ */
 function reviewId(event: Normal, userId: string): string {
-  if (event.id !== undefined) return `event-${event.id}`;
-  const digest = createHash('sha256').update(JSON.stringify([event.data.templateId, event.data.version, userId, event.at, event.data.timestamp ?? null]));
-  return `review-${digest.digest('hex').slice(0, 16)}`;
+  const digest = createHash('sha256').update(canonicalJson({ event: event.data, userId, at: event.at, client: event.client ?? null }));
+  return `review-${digest.digest('hex').slice(0, 32)}`;
 }
 
 function feedbackOf(events: readonly Normal[], version: string): AnalyticsRecord['feedback'] {

@@ -62,6 +62,10 @@ describe('GET /templates/{id}/analytics', () => {
     expect(record.trends).toMatchObject({ downloadTrend: 'increasing', popularityRank: 1, categoryRank: 1 });
     expect(record.feedback).toMatchObject({ averageRating: 4, totalRatings: 1, featureRequests: ['Please add Docker support'] });
     expect(record.feedback.reviews).toMatchObject([{ userId: 'u1', rating: 4, helpful: 0, version: '1.0.0' }]);
+    // An external id, not the events table's row id.
+    const [stored] = await server.store.events.listEvents({ type: 'feedback' });
+    expect(record.feedback.reviews[0]?.id).toMatch(/^review-[0-9a-f]{32}$/);
+    expect(record.feedback.reviews[0]?.id).not.toContain(`-${stored!.id!}`);
 
     // Without ?version=: the latest version, as GET /templates/{id} selects it.
     const latest = await analytics(server);
