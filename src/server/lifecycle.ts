@@ -9,7 +9,7 @@ import type { TemplateEntry } from '../core/schema-types.js';
 import { compareVersions, isValidRange, satisfiesRange } from '../core/versions.js';
 import type { LifecycleChange, LifecycleEvents, StoredVersion, TokenRecord, VersionStability } from '../store/types.js';
 import type { ServerContext } from './context.js';
-import { ApiError } from './envelope.js';
+import { ApiError, invalidInput } from './envelope.js';
 import { lifecycleEntry } from './webhook-events.js';
 import { WEBHOOK_EVENTS, type WebhookEvent } from './webhooks.js';
 
@@ -42,8 +42,8 @@ export interface LifecycleFilter {
 
 type Context = Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks'>;
 
-/** The change an update asks for, with the rules the schema cannot say. */
-function toChange(update: LifecycleUpdate): LifecycleChange {
+/** The change an update asks for, with the rules the schema cannot say; `at` prefixes the fields problems name (`update.` in a bulk change). */
+function toChange(update: LifecycleUpdate, at = ''): LifecycleChange {
   const { deprecationMessage } = update;
   let stability = update.stability;
   if (typeof deprecationMessage === 'string') {
@@ -55,8 +55,9 @@ function toChange(update: LifecycleUpdate): LifecycleChange {
     }
   }
   if (stability === undefined && deprecationMessage === undefined && !update.yanked) {
-    throw new ApiError(422, 'VALIDATION_ERROR', 'nothing to change', [
-      { field: 'body', code: 'EMPTY_UPDATE', message: 'give at least one of stability, deprecationMessage (in a bulk change also yanked: true)' },
+    // Missing fields: a 400, as every missing field is (validationStatus).
+    throw invalidInput('nothing to change', [
+      { field: `${at}stability`, code: 'REQUIRED', message: `give at least one of stability, deprecationMessage${at === '' ? '' : ', yanked: true'}` },
     ]);
   }
   return {
@@ -144,7 +145,7 @@ export async function changeLifecycleBulk(
   update: LifecycleUpdate,
 ): Promise<{ changed: number; versions: string[] }> {
   checkFilter(filter);
-  const change = toChange(update);
+  const change = toChange(update, 'update.');
   const all = (await context.storage.versions.listVersions()).filter((v) => v.name === filter.id);
   if (all.length === 0) throw new ApiError(404, 'NOT_FOUND', `template ${filter.id} not found`);
   await checkPermission(context, token, filter.id);

@@ -13,7 +13,7 @@ import { entryViolations, toEntry } from '../registry/document.js';
 import type { StoredVersion, TokenRecord } from '../store/types.js';
 import type { ServerContext } from './context.js';
 import { checkUploadedArchive } from './archive-check.js';
-import { ApiError } from './envelope.js';
+import { ApiError, invalidInput } from './envelope.js';
 import { nulDetail, nulPath, parseClientJson } from './json-input.js';
 import { publishedEntry } from './webhook-events.js';
 import { webhookEvent } from './webhooks.js';
@@ -75,13 +75,13 @@ export async function publishVersion(
   const { tokens, versions } = context.storage;
   const manifestValue = parseManifest(manifestText);
   const details = errorDetails(describeSchemaErrors(schemaErrors('template-manifest', manifestValue)), 'manifest');
-  if (details.length > 0) throw new ApiError(422, 'VALIDATION_ERROR', 'the manifest is invalid', details);
+  if (details.length > 0) throw invalidInput('the manifest is invalid', details);
   const manifest = manifestValue as TemplateManifest;
   // The registry entry this version would become must be valid, or every later build would leave it out.
   const entryProblems = entryViolations(
     toEntry({ manifest, downloadUrl: 'https://registry.invalid/archive', createdAt: new Date().toISOString(), stats: { downloads: 0, stars: 0, forks: 0, issues: 0 } }),
   );
-  if (entryProblems.length > 0) throw new ApiError(422, 'VALIDATION_ERROR', 'the manifest would make an invalid registry entry', errorDetails(entryProblems, 'manifest'));
+  if (entryProblems.length > 0) throw invalidInput('the manifest would make an invalid registry entry', errorDetails(entryProblems, 'manifest'));
 
   const permission = await tokens.canPublish(token, manifest.name);
   if (!permission.allowed) throw new ApiError(403, 'FORBIDDEN', permission.reason);

@@ -36,7 +36,7 @@ describe('POST /events', () => {
 
   it('refuses an event that breaks the schema, listing the fields', async () => {
     const server = await published();
-    const response = await post(server.url, { type: 'generation', templateId: 'node-service', version: '1.1.0', timestamp: 'yesterday' });
+    const response = await post(server.url, { type: 'generation', templateId: 'node-service', version: '1.1.0', success: true, duration: 1, timestamp: 'yesterday' });
     expect(response.status).toBe(422);
     const body = (await response.json()) as { error: { code: string; details: { field: string }[] } };
     expect(body.error.code).toBe('VALIDATION_ERROR');

@@ -157,10 +157,14 @@ describe('webhook registration', () => {
     expect(oneBody.data).toEqual(body.data);
   });
 
-  it('refuses an invalid registration with 422 VALIDATION_ERROR and the fields', async () => {
+  it('refuses an invalid registration with 422 VALIDATION_ERROR and the fields, a missing field with 400', async () => {
     const registry = await startRegistry();
+    const missing = await api(registry, 'POST', '/webhooks', { url: 'https://example.com/h', events: ['template.published'], active: true });
+    expect(missing.status).toBe(400);
+    const missingBody = await json(missing);
+    expectDocumented('/webhooks', 'post', 400, missingBody);
+    expect(missingBody.error.details).toContainEqual({ field: 'secret', code: 'REQUIRED', message: expect.any(String) });
     const cases: Array<[unknown, { field: string; code: string }]> = [
-      [{ url: 'https://example.com/h', events: ['template.published'], active: true }, { field: 'secret', code: 'REQUIRED' }],
       [{ url: 'not a url', events: ['template.published'], secret: 's', active: true }, { field: 'url', code: 'FORMAT' }],
       [{ url: 'ftp://example.com/h', events: ['template.published'], secret: 's', active: true }, { field: 'url', code: 'UNSUPPORTED_SCHEME' }],
       [{ url: 'https://example.com/h', events: ['published'], secret: 's', active: true }, { field: 'events.0', code: 'PATTERN' }],

@@ -32,7 +32,7 @@ import {
 import { crossOriginRefusal, crossOriginWrite } from '../auth.js';
 import { CREDENTIAL_CACHE_CONTROL } from '../caching.js';
 import type { ServerContext } from '../context.js';
-import { ApiError, envelope, validationError } from '../envelope.js';
+import { ApiError, envelope, invalidInput, validationError } from '../envelope.js';
 import { LoginThrottle } from '../login-throttle.js';
 
 const ADMIN_ONLY = 'managing accounts requires an admin credential';
@@ -87,21 +87,21 @@ function badCredentials(): ApiError {
 }
 
 /**
- * The 422 of a new account's body, or undefined when it is right: the schema's problems (missing
+ * The refusal of a new account's body, or undefined when it is right: the schema's problems (missing
  * fields, types, unknown fields) and the account rules' (accountProblems: password length, e-mail
- * form) together, so one answer names every field to fix. One detail per field, the schema's first:
- * a 2 000-character password breaks both, and one message says it. A body that is not a JSON
- * object stays a 400.
+ * form) together, so one answer names every field to fix: 400 when a field is missing, else 422
+ * (validationStatus). One detail per field, the schema's first: a 2 000-character password breaks
+ * both, and one message says it. A body that is not a JSON object stays a 400 BAD_REQUEST.
  */
 function invalidAccount(request: FastifyRequest): ApiError | undefined {
   const schemaError = request.validationError ? validationError(request.validationError as FastifyError, request) : undefined;
-  if (schemaError && schemaError.statusCode !== 422) return schemaError;
+  if (schemaError && schemaError.code !== 'VALIDATION_ERROR') return schemaError;
   const details = [...(schemaError?.details ?? [])];
   const named = new Set(details.map((detail) => detail.field));
   for (const problem of accountProblems(request.body as Record<string, unknown>)) {
     if (!named.has(problem.field)) details.push(problem);
   }
-  return details.length > 0 ? new ApiError(422, 'VALIDATION_ERROR', 'the account is invalid', details) : undefined;
+  return details.length > 0 ? invalidInput('the account is invalid', details) : undefined;
 }
 
 /** The `proto` of the last element of an RFC 7239 `Forwarded` header (the nearest proxy's), lower-cased; undefined without one. */
@@ -188,7 +188,7 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
       try {
         creation = await createAccount(accounts, request.body, context.passwords);
       } catch (error) {
-        if (error instanceof AccountInputError) throw new ApiError(422, 'VALIDATION_ERROR', 'the account is invalid', error.details);
+        if (error instanceof AccountInputError) throw invalidInput('the account is invalid', error.details);
         throw error;
       }
       if (!creation.created) {
