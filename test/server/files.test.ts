@@ -208,6 +208,24 @@ describe('large uploads through /files', () => {
     expect(await leftIn(path.join(server.storeDir, 'files'))).toEqual([]);
   });
 
+  it('answers the metadata part as a JSON body is answered: a missing part 400 REQUIRED, a broken value 422, not an object 400', async () => {
+    const server = await startRegistryServer();
+    const file = { name: 'file', filename: 'x.tgz', type: 'application/gzip', body: randomBytes(10) };
+    const missing = await multipart(`${server.url}/files`, server.token, [{ name: 'metadata', body: '{}' }]);
+    expect(missing.status).toBe(400);
+    expect(missing.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [expect.objectContaining({ field: 'file', code: 'REQUIRED' })] });
+    for (const metadata of [{ contentType: '' }, { filename: 'x'.repeat(256) }, { size: -1 }, { integrity: 7 }, { filename: 'a\u0000b' }]) {
+      const broken = await multipart(`${server.url}/files`, server.token, [{ name: 'metadata', body: JSON.stringify(metadata) }, file]);
+      expect(broken.status, JSON.stringify(metadata)).toBe(422);
+      expect(broken.body.error.code).toBe('VALIDATION_ERROR');
+      expect(broken.body.error.details[0].field).toMatch(/^metadata\./);
+    }
+    const notAnObject = await multipart(`${server.url}/files`, server.token, [{ name: 'metadata', body: '["x.tgz"]' }, file]);
+    expect(notAnObject.status).toBe(400);
+    expect(notAnObject.body.error.code).toBe('BAD_REQUEST');
+    expect(await leftIn(path.join(server.storeDir, 'files'))).toEqual([]);
+  });
+
   it('refuses a fileId together with a template part, and a fileId not yet confirmed', async () => {
     const server = await startRegistryServer();
     const pack = await packTemplate(example, { outDir: await tempDir('tr-pack-') });
