@@ -42,6 +42,7 @@ import type { Category, CursorPagination, OffsetPagination, RegistryDocument, Te
 import { matchesSearch, SEARCH_FIELDS, searchTerms, type SearchField } from '../core/search.js';
 import type { ErrorDetail } from '../core/validation.js';
 import { compareVersions } from '../core/versions.js';
+import type { UserRecord } from '../store/types.js';
 import type { DeliveryView, WebhookView } from './webhooks.js';
 
 export const DEFAULT_LIMIT = 20;
@@ -234,6 +235,22 @@ export const DELIVERY_LIST: ListResource<DeliveryView> = {
   },
   order: (deliveries) => [...deliveries],
   descendingByDefault: true,
+};
+
+/** `GET /users`: the accounts, oldest first. */
+export const USER_LIST: ListResource<UserRecord> = {
+  name: 'user',
+  fields: ['id', 'email', 'role', 'owner', 'name', 'createdAt'],
+  key: 'id',
+  by: {
+    id: { kind: 'text', get: (u) => u.id },
+    email: { kind: 'text', get: (u) => u.email },
+    role: { kind: 'enum', get: (u) => u.role, values: ['publisher', 'admin'] },
+    owner: { kind: 'text', get: (u) => u.owner },
+    name: { kind: 'text', get: (u) => u.name },
+    createdAt: { kind: 'date', get: (u) => u.createdAt },
+  },
+  order: (users) => [...users],
 };
 
 /** The fixed parameters of a resource's list route (field filters come on top). */

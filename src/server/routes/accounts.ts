@@ -2,7 +2,8 @@
  * Accounts and logins (the spec's authentication patterns):
  *
  * - `POST /users` (admin): makes a publisher or admin account `{ email, password, role?, owner?, name? }`;
- *   409 EMAIL_EXISTS for a taken e-mail. `GET /users` (admin) lists them; `GET /users/me` says who
+ *   409 EMAIL_EXISTS for a taken e-mail. `GET /users` (admin) lists them with the list conventions
+ *   (query.ts `USER_LIST`: `data` + `pagination`, page/limit, cursor, sort, fields); `GET /users/me` says who
  *   the credential is (any credential).
  * - `POST /api/auth/login` `{ email, password }`: `data` is `{ accessToken, refreshToken, expiresIn, tokenType }`.
  * - `POST /api/auth/refresh` `{ refreshToken }`: a new pair; the old refresh token stops working
@@ -33,7 +34,9 @@ import { crossOriginRefusal, crossOriginWrite } from '../auth.js';
 import { CREDENTIAL_CACHE_CONTROL } from '../caching.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, invalidInput, validationError } from '../envelope.js';
+import { checkedListQuery } from '../list-route.js';
 import { LoginThrottle } from '../login-throttle.js';
+import { runList, USER_LIST } from '../query.js';
 
 const ADMIN_ONLY = 'managing accounts requires an admin credential';
 
@@ -201,7 +204,12 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
     },
   );
 
-  app.get('/users', { preValidation: admin }, async (request, reply) => send(request, reply, await accounts.listUsers()));
+  // A list route: the list conventions of query.ts (page/limit, cursor, sort, fields; anything else a 400).
+  app.get('/users', { preValidation: admin }, async (request, reply) => {
+    const query = checkedListQuery(USER_LIST, request.query);
+    const result = runList(USER_LIST, await accounts.listUsers(), query);
+    return reply.header('Cache-Control', CREDENTIAL_CACHE_CONTROL).send(envelope(request, result.data, { pagination: result.pagination }));
+  });
 
   app.get('/users/me', { preValidation: anyCredential }, (request, reply) => {
     const token = request.token;
