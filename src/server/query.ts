@@ -30,8 +30,9 @@
  *
  * Anything else is refused: an unknown parameter, an unknown field (in `fields`, `sort`, `filter`,
  * `searchFields`, `include`) or an unknown or unsupported operator is a detail of a 400
- * VALIDATION_ERROR naming the parameter. One exception: `api-version`, the API version selector of
- * the server (read before the route runs), is accepted on every route and ignored here.
+ * VALIDATION_ERROR naming the parameter. One exception: the API version selectors of the server,
+ * `api-version` and `version=<major.minor>`, are taken out of the query before the route runs
+ * (api-version.ts); `version=MAJOR.MINOR.PATCH` stays the field filter of `/templates`.
  */
 import { createHash } from 'node:crypto';
 
@@ -50,7 +51,7 @@ export const MAX_LIMIT = 100;
 
 /**
  * The API version selector (see the server's versioning): accepted on every route, never a filter.
- * The `version` field filter keeps its name because of it.
+ * (The spec's `version=<major.minor>` is told apart from the `version` field filter by its shape: api-version.ts.)
  */
 export const API_VERSION_PARAMETER = 'api-version';
 
@@ -400,6 +401,8 @@ const DATE_MESSAGE = 'must be an ISO 8601 date or date-time (e.g. 2024-05-01 or 
 /** Every number field of the lists is a count or a size. */
 const NUMBER = /^\s*\d+(\.\d+)?\s*$/;
 const VERSION_VALUE = /^\d+(\.\d+)*$/;
+/** An exact version filter names a template version, which is always MAJOR.MINOR.PATCH: a shorter value could match nothing. */
+const EXACT_VERSION_VALUE = /^\d+\.\d+\.\d+$/;
 
 /** A value of a field's kind, normalized; or the message saying what it must be. */
 function fieldValue<T>(field: ListField<T>, value: string, bound: boolean): { value: string } | { error: string; code: string } {
@@ -411,7 +414,10 @@ function fieldValue<T>(field: ListField<T>, value: string, bound: boolean): { va
       return date ? { value: date } : { error: DATE_MESSAGE, code: 'FORMAT' };
     }
     case 'version':
-      return VERSION_VALUE.test(value) ? { value } : { error: `must be a version of numeric segments (e.g. 1.10.0${bound ? '' : '; bounds: version[gte]=1.0.0'})`, code: 'FORMAT' };
+      if (bound) return VERSION_VALUE.test(value) ? { value } : { error: 'must be a version of numeric segments (e.g. 1.10.0)', code: 'FORMAT' };
+      return EXACT_VERSION_VALUE.test(value)
+        ? { value }
+        : { error: 'must be a template version, MAJOR.MINOR.PATCH (e.g. 1.10.0; bounds: version[gte]=1.0; ?version=<major.minor> alone selects the API version)', code: 'FORMAT' };
     case 'boolean':
       return value === 'true' || value === 'false' ? { value } : { error: 'must be true or false', code: 'TYPE' };
     case 'enum':

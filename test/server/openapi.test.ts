@@ -1163,6 +1163,24 @@ describe('openapi/openapi.json', () => {
       }
     });
 
+    it("answers every operation with the documented 400 for the spec's ?version= selector naming a version the server does not have", async () => {
+      for (const [operation, template, method] of documentedOperations()) {
+        const op = (document.paths[template] as Json)[method.toLowerCase()] as Json;
+        const own = ((op.parameters ?? []) as Json[]).some((p) => p.in === 'query' && p.name === 'version');
+        // Every operation documents it: the selector, or (analytics, the /templates filter) its own version parameter.
+        expect(own || ((op.parameters ?? []) as Json[]).some((p) => p.$ref === '#/components/parameters/VersionQuery'), operation).toBe(true);
+        const res = await world.server.app.inject({ method: method as Method, url: `${sampleUrl(template)}?version=9.0` });
+        expect(res.statusCode, operation).toBe(400);
+        const detail = res.json().error.details[0] as Json;
+        if (template === '/templates/{id}/analytics') expect(detail, operation).toMatchObject({ field: 'version', code: 'PATTERN' });
+        else expect(detail, operation).toMatchObject({ field: 'version', code: 'UNSUPPORTED_API_VERSION' });
+        const staticFile = op.responses?.['400']?.$ref === '#/components/responses/StaticBadRequest';
+        expectDocumented(operation, res, { uncounted: staticFile });
+        const selected = await world.server.app.inject({ method: method as Method, url: `${sampleUrl(template)}?version=1.0` });
+        expect(selected.statusCode === 400 && selected.body.includes('UNSUPPORTED_API_VERSION'), `${operation}: ?version=1.0 is the supported version`).toBe(false);
+      }
+    });
+
     it('answers a method a path does not have with the documented 405, Allow naming the methods the document gives', async () => {
       const templates = Object.keys(document.paths as Json);
       for (const template of templates) {
