@@ -100,6 +100,9 @@ export interface DumpWebhook {
   secret: string;
   active: boolean;
   createdAt: string;
+  /** The secret a rotation replaced and when it stops signing (null: none). */
+  previousSecret: string | null;
+  previousSecretExpiresAt: string | null;
 }
 
 /** One attempt of a delivery (`deliveries`). */

@@ -481,6 +481,23 @@ export interface StoredWebhook {
   secret: string;
   active: boolean;
   createdAt: string;
+  /** The secret a rotation replaced: deliveries are signed with it too (X-Webhook-Signature-Previous) until `previousSecretExpiresAt`. */
+  previousSecret?: string;
+  /** When the previous secret stops signing (ISO 8601). */
+  previousSecretExpiresAt?: string;
+}
+
+/**
+ * A change of a registered webhook: `PUT /webhooks/{id}` gives all four fields, `PATCH` some of them.
+ * Its id, creation time and delivery log stay.
+ */
+export interface WebhookUpdate {
+  url?: string;
+  events?: readonly string[];
+  secret?: string;
+  active?: boolean;
+  /** A new `secret` (another than the current one) keeps the current one signing for this long, in ms; 0: not at all. */
+  secretOverlapMs: number;
 }
 
 export interface NewWebhook {
@@ -569,6 +586,12 @@ export interface WebhookStore {
   webhooksFor(event: string): Promise<StoredWebhook[]>;
   /** Removes a webhook and its delivery log; false when there was none. */
   deleteWebhook(id: string): Promise<boolean>;
+  /**
+   * Changes a webhook in one transaction (`updatedWebhook` of records.ts: a new secret keeps the one it
+   * replaces signing for the overlap); its id, creation time, outbox and delivery log stay. Undefined
+   * when there is none.
+   */
+  updateWebhook(id: string, update: WebhookUpdate, now?: Date): Promise<StoredWebhook | undefined>;
   /** Switches a webhook on or off (off: a 410 answer); false when there is none. */
   setWebhookActive(id: string, active: boolean): Promise<boolean>;
   /** Writes one outbox delivery per active webhook subscribed to the event (due at once), in one transaction. */

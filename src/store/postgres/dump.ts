@@ -103,6 +103,8 @@ export async function readPostgresDump(pool: pg.Pool): Promise<StoreDump> {
           secret: String(row.secret),
           active: row.active === true,
           createdAt: isoOf(row.created_at),
+          previousSecret: row.previous_secret === null || row.previous_secret === undefined ? null : String(row.previous_secret),
+          previousSecretExpiresAt: maybeIso(row.previous_secret_expires_at),
         }),
       ),
       outbox: (await all('SELECT * FROM webhook_outbox ORDER BY seq')).map(
@@ -268,8 +270,8 @@ export async function loadPostgresDump(pool: pg.Pool, dump: StoreDump): Promise<
     await insertAll(
       client,
       'webhooks',
-      ['id', 'url', 'events', 'secret', 'active', 'created_at'],
-      dump.webhooks.map((w) => [w.id, w.url, JSON.stringify(w.events), w.secret, w.active, w.createdAt]),
+      ['id', 'url', 'events', 'secret', 'active', 'created_at', 'previous_secret', 'previous_secret_expires_at'],
+      dump.webhooks.map((w) => [w.id, w.url, JSON.stringify(w.events), w.secret, w.active, w.createdAt, w.previousSecret ?? null, w.previousSecretExpiresAt ?? null]),
     );
     await insertAll(
       client,

@@ -217,6 +217,12 @@ CREATE INDEX login_attempts_by_account ON login_attempts (account, at);
 CREATE INDEX login_attempts_by_address ON login_attempts (address, at);
 CREATE INDEX login_attempts_by_time ON login_attempts (at);
 `,
+  // 6: webhook secret rotation: the secret a PUT or PATCH replaced keeps signing deliveries (beside
+  // the new one) until previous_secret_expires_at.
+  `
+ALTER TABLE webhooks ADD COLUMN IF NOT EXISTS previous_secret text;
+ALTER TABLE webhooks ADD COLUMN IF NOT EXISTS previous_secret_expires_at timestamptz;
+`,
 ];
 
 /** The schema version this release writes. */

@@ -232,6 +232,12 @@ CREATE INDEX IF NOT EXISTS login_attempts_by_account ON login_attempts (account,
 CREATE INDEX IF NOT EXISTS login_attempts_by_address ON login_attempts (address, at);
 CREATE INDEX IF NOT EXISTS login_attempts_by_time ON login_attempts (at);
 `,
+  // 12: webhook secret rotation: the secret a PUT or PATCH replaced keeps signing deliveries (beside
+  // the new one) until previous_secret_expires_at.
+  (db) => {
+    addColumn(db, 'webhooks', 'previous_secret', 'TEXT');
+    addColumn(db, 'webhooks', 'previous_secret_expires_at', 'TEXT');
+  },
 ];
 
 /** The schema version this release writes. */

@@ -95,6 +95,8 @@ export function readSqliteDump(db: Database.Database): StoreDump {
         secret: text(row.secret),
         active: num(row.active) !== 0,
         createdAt: text(row.created_at),
+        previousSecret: maybeText(row.previous_secret),
+        previousSecretExpiresAt: maybeText(row.previous_secret_expires_at),
       }),
     ),
     outbox: all('SELECT * FROM webhook_outbox ORDER BY rowid').map(
@@ -211,8 +213,8 @@ export function loadSqliteDump(db: Database.Database, dump: StoreDump): void {
     }
     const event = db.prepare('INSERT INTO events (id, type, template_id, version, timestamp, data, client, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
     for (const e of dump.events) event.run(e.id, e.type, e.templateId, e.version, e.timestamp, JSON.stringify(e.data), e.client, e.receivedAt);
-    const webhook = db.prepare('INSERT INTO webhooks (id, url, events, secret, active, created_at) VALUES (?, ?, ?, ?, ?, ?)');
-    for (const w of dump.webhooks) webhook.run(w.id, w.url, JSON.stringify(w.events), w.secret, w.active ? 1 : 0, w.createdAt);
+    const webhook = db.prepare('INSERT INTO webhooks (id, url, events, secret, active, created_at, previous_secret, previous_secret_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    for (const w of dump.webhooks) webhook.run(w.id, w.url, JSON.stringify(w.events), w.secret, w.active ? 1 : 0, w.createdAt, w.previousSecret ?? null, w.previousSecretExpiresAt ?? null);
     const outbox = db.prepare(
       'INSERT INTO webhook_outbox (id, webhook_id, event, body, state, attempts, next_attempt_at, created_at, updated_at, last_status, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
