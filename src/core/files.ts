@@ -2,17 +2,68 @@
  * File primitives every writer of the project uses: a durable write, an atomic replace, and a
  * read that tells a missing file apart from an unreadable one.
  */
-import { randomBytes } from 'node:crypto';
 import type { ReadStream } from 'node:fs';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 
-/** Temp files made by `tempPathBeside`: `.<name>.<pid>.<12 hex>.tmp`. */
-export const TEMP_FILE_PATTERN = /^\..+\.\d+\.[0-9a-f]{12}\.tmp$/;
+import { ownedTempTag, tempNameOwner } from './temp-owner.js';
 
-/** A fresh temp path in the folder of `file` (same file system, so it can be renamed over it). */
+/**
+ * Temp files made by `tempPathBeside`: `.<name>.<pid>.<28 hex>.tmp` (owner key and a random part,
+ * core/temp-owner.ts), or `.<name>.<pid>.<12 hex>.tmp` as releases before owner keys made them.
+ */
+export const TEMP_FILE_PATTERN = /^\..+\.\d+\.(?:[0-9a-f]{12}|[0-9a-f]{28})\.tmp$/;
+
+/** A fresh temp path in the folder of `file` (same file system, so it can be renamed over it), naming this process as its owner. */
 export function tempPathBeside(file: string): string {
-  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  return path.join(path.dirname(file), `.${path.basename(file)}.${ownedTempTag()}.tmp`);
+}
+
+/** A fresh name for a temp file or folder in a folder of temp files (`<pid>.<28 hex><suffix>`), naming this process as its owner. */
+export function ownedTempName(suffix = ''): string {
+  return `${ownedTempTag()}${suffix}`;
+}
+
+/** How old a temp file whose owner cannot be told (another machine, an older release) must be before a start removes it. */
+export const UNKNOWN_TEMP_AGE_MS = 60 * 60 * 1000;
+
+export interface LeftoverTempOptions {
+  /** Which entries are temp files: default `TEMP_FILE_PATTERN` (every entry of a folder of temp files: `() => true`). */
+  isTemp?: (name: string) => boolean;
+  /** Into sub-folders too (entries that are not temp files themselves). */
+  recursive?: boolean;
+  /** A temp file whose owner cannot be told (another machine, an older release) is removed once older than this. */
+  unknownAfterMs: number;
+  /** The clock (tests); default Date.now. */
+  now?: () => number;
+}
+
+/**
+ * Removes the temp files in `dir` whose owner is dead (at once, whatever their age) or cannot be
+ * told and is older than `unknownAfterMs`; never those of a process that runs (this one or
+ * another sharing the folder). A temp folder goes with everything in it. Returns the paths removed.
+ */
+export async function removeLeftoverTemps(dir: string, options: LeftoverTempOptions): Promise<string[]> {
+  const isTemp = options.isTemp ?? ((name: string) => TEMP_FILE_PATTERN.test(name));
+  const cutoff = (options.now ?? Date.now)() - options.unknownAfterMs;
+  const removed: string[] = [];
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    const file = path.join(dir, entry.name);
+    if (!isTemp(entry.name)) {
+      if (options.recursive && entry.isDirectory()) removed.push(...(await removeLeftoverTemps(file, options)));
+      continue;
+    }
+    const owner = tempNameOwner(entry.name);
+    if (owner === 'mine' || owner === 'live') continue;
+    if (owner === 'unknown') {
+      const info = await stat(file).catch(() => undefined);
+      if (!info || info.mtimeMs >= cutoff) continue;
+    }
+    await rm(file, { recursive: true, force: true });
+    removed.push(file);
+  }
+  return removed;
 }
 
 /**

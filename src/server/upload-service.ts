@@ -4,6 +4,8 @@
  * version is reserved, committed with its `template.published` webhook deliveries (or the
  * reservation undone), the registry rebuilt and the webhook dispatcher woken. Every refusal is an ApiError with the spec's envelope fields.
  */
+import path from 'node:path';
+
 import { errorMessage } from '../core/errors.js';
 import { describeSchemaErrors } from '../core/messages.js';
 import type { TemplateEntry, TemplateManifest } from '../core/schema-types.js';
@@ -81,7 +83,8 @@ export async function publishVersion(
   const existing = await versions.getVersion(manifest.name, manifest.version);
   if (existing) throw versionExists(manifest, existing);
 
-  await checkUploadedArchive(archive.path, manifest);
+  // Unpacked beside the upload, in the storage's temp folder: a kill leaves it where the next start cleans.
+  await checkUploadedArchive(archive.path, manifest, path.dirname(archive.path));
 
   const createdAt = new Date().toISOString();
   const reservation = await versions.reserveVersion(

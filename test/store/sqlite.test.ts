@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { TemplateManifest } from '../../src/core/index.js';
 import { openSqliteStorage, S3BlobStore, SCHEMA_VERSION, StoreVersionError, tokenState, type BlobStore, type SqliteStorage, type TokenRecord } from '../../src/store/index.js';
+import { asKilledProcess } from '../helpers/temp-names.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
 import { expectMigratedAttemptIds, storageContract } from './storage-contract.js';
@@ -227,7 +228,7 @@ describe('the embedded store with its bytes in a bucket', () => {
     const kept = await stage(storage, 'a live staged file');
     const orphan = randomUUID();
     await blobs.putBytes(`files/${orphan}`, 'orphaned');
-    await writeFile(storage.versions.uploadTempPath('.tgz'), 'an upload cut short');
+    await writeFile(asKilledProcess(storage.versions.uploadTempPath('.tgz')), 'an upload cut short');
     await storage.close();
 
     const reopened = await openSqliteStorage(dir, { blobs });

@@ -6,10 +6,10 @@
  * busy timeout serialize their writes, so a token created by the CLI works at once.
  */
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 
-import { TEMP_FILE_PATTERN } from '../../core/files.js';
+import { removeLeftoverTemps, UNKNOWN_TEMP_AGE_MS } from '../../core/files.js';
 
 import { FolderBlobStore } from '../blob/folder.js';
 import type { BlobStore, RegistryStorage } from '../types.js';
@@ -51,15 +51,6 @@ export interface OpenStorageOptions {
    * the layout every store had before blob stores existed.
    */
   blobs?: BlobStore;
-}
-
-/** Removes the temp files of atomic writes a crashed process left below `dir`. */
-async function removeStrayTemps(dir: string): Promise<void> {
-  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
-    const file = path.join(dir, entry.name);
-    if (entry.isDirectory()) await removeStrayTemps(file);
-    else if (TEMP_FILE_PATTERN.test(entry.name)) await rm(file, { force: true });
-  }
 }
 
 /**
@@ -104,7 +95,10 @@ export async function openSqliteStorage(dir: string, options: OpenStorageOptions
     async recover() {
       await versions.recover();
       await files.recover();
-      await removeStrayTemps(layout.dir);
+      // Temp files of atomic writes a killed process left: a dead one's at once, never a running one's.
+      await removeLeftoverTemps(layout.dir, { unknownAfterMs: UNKNOWN_TEMP_AGE_MS });
+      await removeLeftoverTemps(publicDir, { recursive: true, unknownAfterMs: UNKNOWN_TEMP_AGE_MS });
+      if (blobs instanceof FolderBlobStore) await blobs.removeLeftoverTemps(UNKNOWN_TEMP_AGE_MS);
     },
     close: () => {
       if (db.open) db.close();

@@ -1,9 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { readdir, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 
 import type Database from 'better-sqlite3';
 
+import { ownedTempName, removeLeftoverTemps, UNKNOWN_TEMP_AGE_MS } from '../../core/files.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
 import { isTemplateName, isTemplateVersion } from '../../core/versions.js';
 import type {
@@ -242,15 +243,18 @@ export class SqliteVersionStore implements VersionStore {
     return Promise.resolve(new Map(rows.map((row) => [`${row.name}@${row.version}`, lifecycleOf(row)])));
   }
 
+  /** A fresh path in tmp/ naming this process as its owner (core/temp-owner.ts). */
   uploadTempPath(suffix = ''): string {
-    return path.join(this.tmpDir, `${Date.now()}-${randomBytes(8).toString('hex')}${suffix}`);
+    return path.join(this.tmpDir, ownedTempName(suffix));
   }
 
   /**
-   * At start (one server per store, so nothing is in flight): completes a pending version whose
+   * At start (one server per store, so no upload is in flight): completes a pending version whose
    * commit stored both blobs and died before its transaction, removes the other pending versions
-   * and their blobs, and empties tmp/. A blob store that cannot be read fails the recovery rather
-   * than having a version taken for incomplete.
+   * and their blobs, and removes from tmp/ what a process that no longer runs left there (another
+   * process on the store, such as a second server, keeps its own; one of unknown owner goes once
+   * an hour old). A blob store that cannot be read fails the recovery rather than having a
+   * version taken for incomplete.
    */
   async recover(): Promise<void> {
     const pending = this.db.prepare(`SELECT ${VERSION_COLUMNS} FROM versions WHERE state = 'pending'`).all() as VersionRow[];
@@ -265,9 +269,7 @@ export class SqliteVersionStore implements VersionStore {
         this.db.prepare("DELETE FROM versions WHERE name = ? AND version = ? AND state = 'pending'").run(row.name, row.version);
       }
     }
-    for (const entry of await readdir(this.tmpDir).catch(() => [] as string[])) {
-      await rm(path.join(this.tmpDir, entry), { recursive: true, force: true });
-    }
+    await removeLeftoverTemps(this.tmpDir, { isTemp: () => true, unknownAfterMs: UNKNOWN_TEMP_AGE_MS });
   }
 
   /** The stored manifest when it is there and is this version's; undefined else (garbled included). */
