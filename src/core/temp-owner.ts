@@ -9,8 +9,10 @@
  * - `mine`: this process's;
  * - `live`: a process of the same machine and pid namespace with that pid and start time runs;
  * - `dead`: same machine and pid namespace, and no such process (gone, or its pid now another's);
- * - `unknown`: another machine or namespace (its processes cannot be seen from here), or a name
- *   made before owner keys existed: only its age can tell (the caller's grace period).
+ * - `foreign`: another machine or namespace (its processes cannot be seen from here): only its age
+ *   can tell (the caller's grace period);
+ * - `legacy`: a name without an owner key (made by a release before them, or not a temp name of
+ *   this project): as the caller treated such names before.
  *
  * Where processes cannot be inspected (no /proc), a pid that exists counts as live.
  */
@@ -24,7 +26,7 @@ const RANDOM_HEX = 12;
 /** The hex of a temp name: owner key (namespace, process), then a random part. */
 export const OWNED_TEMP_HEX = NAMESPACE_HEX + PROCESS_HEX + RANDOM_HEX;
 
-export type TempOwnerState = 'mine' | 'live' | 'dead' | 'unknown';
+export type TempOwnerState = 'mine' | 'live' | 'dead' | 'foreign' | 'legacy';
 
 const digest = (text: string, hex: number): string => createHash('sha256').update(text).digest('hex').slice(0, hex);
 
@@ -93,11 +95,11 @@ function pidExists(pid: number): boolean {
 
 /** The state of the process that made a temp name holding `pid` and `hex` (the hex after the pid). */
 export function tempOwnerState(pid: number, hex: string): TempOwnerState {
-  if (hex.length !== OWNED_TEMP_HEX || !Number.isSafeInteger(pid) || pid <= 0) return 'unknown';
+  if (hex.length !== OWNED_TEMP_HEX || !Number.isSafeInteger(pid) || pid <= 0) return 'legacy';
   const owner = selfOwner();
   const namespace = hex.slice(0, NAMESPACE_HEX);
   const key = hex.slice(NAMESPACE_HEX, NAMESPACE_HEX + PROCESS_HEX);
-  if (namespace !== owner.namespace) return 'unknown';
+  if (namespace !== owner.namespace) return 'foreign';
   if (pid === process.pid && key === owner.process) return 'mine';
   if (!owner.inspectable) return pidExists(pid) ? 'live' : 'dead';
   const start = startTimeOf(pid);
@@ -107,10 +109,10 @@ export function tempOwnerState(pid: number, hex: string): TempOwnerState {
 /** `<pid>.<hex>` anywhere in a temp name: the pid and the hex of the last such pair. */
 const TAG = /\.(\d+)\.([0-9a-f]+)(?:\.tmp)?$|^(\d+)\.([0-9a-f]+)(?:[.-]|$)/;
 
-/** The owner state of a temp name made by `tempPathBeside` or `ownedTempName`; `unknown` for any other name. */
+/** The owner state of a temp name made by `tempPathBeside` or `ownedTempName`; `legacy` for any other name. */
 export function tempNameOwner(name: string): TempOwnerState {
   const match = TAG.exec(name);
-  if (!match) return 'unknown';
+  if (!match) return 'legacy';
   const pid = Number(match[1] ?? match[3]);
   const hex = match[2] ?? match[4] ?? '';
   return tempOwnerState(pid, hex);

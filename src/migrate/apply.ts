@@ -15,7 +15,7 @@
 import * as nodeFs from 'node:fs/promises';
 import path from 'node:path';
 
-import { readIfExists, syncDirectory, syncFile, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic, writeNewFileDurably } from '../core/files.js';
+import { readIfExists, syncDirectory, syncFile, TEMP_FILE_PATTERN, tempNamePrefix, tempPathBeside, writeFileAtomic, writeNewFileDurably } from '../core/files.js';
 import { errorMessage } from '../core/errors.js';
 
 /** The journal of an apply in progress, at the project root. */
@@ -316,7 +316,7 @@ export interface Recovery {
 
 /** Removes the temp files `tempPathBeside(file)` may have left beside `file`. */
 async function removeTempsBeside(fs: ApplyFileSystem, file: string): Promise<void> {
-  const prefix = `.${path.basename(file)}.`;
+  const prefix = tempNamePrefix(file);
   const names = await fs.readdir(path.dirname(file)).catch(() => [] as string[]);
   for (const name of names) {
     if (name.startsWith(prefix) && TEMP_FILE_PATTERN.test(name)) await fs.rm(path.join(path.dirname(file), name));

@@ -247,7 +247,7 @@ export class FolderOutput implements RegistryOutput {
     }
     const text = `${JSON.stringify({ formatVersion: 2, files } satisfies BuildState)}\n`;
     // Temp files a killed build left (they would otherwise be deployed); never a running build's.
-    for (const dir of [this.dir, path.join(this.dir, 'templates')]) await removeLeftoverTemps(dir, { unknownAfterMs: LEFTOVER_AGE_MS });
+    for (const dir of [this.dir, path.join(this.dir, 'templates')]) await removeLeftoverTemps(dir, { foreignAfterMs: LEFTOVER_AGE_MS });
     if (text === this.#savedState) return;
     const target = path.join(this.dir, BUILD_STATE_FILE);
     await this.#folder(target);

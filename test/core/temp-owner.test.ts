@@ -36,9 +36,9 @@ describe('temp file owners', () => {
     const name = nameOf(tempPathBeside('/x/registry.json'));
     const other = withNamespace(name, withNamespace(name, 'ffffffff') === name ? 'eeeeeeee' : 'ffffffff');
     expect(other).not.toBe(name);
-    expect(tempNameOwner(other)).toBe('unknown');
-    expect(tempNameOwner(`.registry.json.${process.pid}.0123456789ab.tmp`)).toBe('unknown');
-    expect(tempNameOwner('1700000000000-0123456789abcdef.tgz')).toBe('unknown');
+    expect(tempNameOwner(other)).toBe('foreign');
+    expect(tempNameOwner(`.registry.json.${process.pid}.0123456789ab.tmp`)).toBe('legacy');
+    expect(tempNameOwner('1700000000000-0123456789abcdef.tgz')).toBe('legacy');
   });
 
   it("tells another process's names live while it runs and dead once it is killed (runs build/)", async () => {

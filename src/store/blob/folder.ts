@@ -35,12 +35,12 @@ export class FolderBlobStore implements BlobStore {
 
   /**
    * Removes the temp files a killed writer left below the key folders: a dead process's at once,
-   * one of unknown owner once older than `unknownAfterMs`, never a running one's (another instance
+   * one of an owner that cannot be seen (another machine, an older release) once older than `afterMs`, never a running one's (another instance
    * may share the folder). Returns the paths removed.
    */
-  async removeLeftoverTemps(unknownAfterMs: number): Promise<string[]> {
+  async removeLeftoverTemps(afterMs: { foreignAfterMs: number; legacyAfterMs?: number }): Promise<string[]> {
     const removed: string[] = [];
-    for (const folder of BLOB_TOP_FOLDERS) removed.push(...(await removeLeftoverTemps(path.join(this.location, folder), { recursive: true, unknownAfterMs })));
+    for (const folder of BLOB_TOP_FOLDERS) removed.push(...(await removeLeftoverTemps(path.join(this.location, folder), { recursive: true, ...afterMs })));
     return removed;
   }
 

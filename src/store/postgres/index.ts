@@ -121,8 +121,8 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       await versions.recover(graceMs);
       await files.recover(graceMs);
       // Temp files of atomic writes a killed process left: a dead one's at once, never a running one's.
-      await removeLeftoverTemps(path.resolve(options.publicDir), { recursive: true, unknownAfterMs: graceMs });
-      if (options.blobs instanceof FolderBlobStore) await options.blobs.removeLeftoverTemps(graceMs);
+      await removeLeftoverTemps(path.resolve(options.publicDir), { recursive: true, foreignAfterMs: graceMs });
+      if (options.blobs instanceof FolderBlobStore) await options.blobs.removeLeftoverTemps({ foreignAfterMs: graceMs });
     },
     /**
      * LISTEN on a connection of its own: `listener` is called for every version committed, recovered or

@@ -381,7 +381,7 @@ export class PostgresVersionStore implements VersionStore {
         if ((removed.rowCount ?? 0) > 0) await this.deleteBlobs(row.name, row.version);
       }
     }
-    await removeLeftoverTemps(this.tmpDir, { isTemp: () => true, unknownAfterMs: graceMs });
+    await removeLeftoverTemps(this.tmpDir, { isTemp: () => true, foreignAfterMs: graceMs });
   }
 
   private async storedManifest(name: string, version: string): Promise<TemplateManifest | undefined> {

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 
-import { removeLeftoverTemps, UNKNOWN_TEMP_AGE_MS } from '../../core/files.js';
+import { FOREIGN_TEMP_AGE_MS, removeLeftoverTemps } from '../../core/files.js';
 
 import { FolderBlobStore } from '../blob/folder.js';
 import type { BlobStore, RegistryStorage } from '../types.js';
@@ -18,6 +18,7 @@ import { openDatabase } from './database.js';
 import { sqliteDumper } from './dump.js';
 import { SqliteEventStore } from './events.js';
 import { SqliteFileStore } from './files.js';
+import { SPACE_RESERVE_FILE, SpaceReserve } from './space-reserve.js';
 import { SqliteTokenStore } from './tokens.js';
 import { archiveKey } from '../blob-layout.js';
 import { PRIVATE_FILE, PRIVATE_FOLDER, SqliteVersionStore, StoreLayout } from './versions.js';
@@ -75,7 +76,10 @@ export async function openSqliteStorage(dir: string, options: OpenStorageOptions
   for (const file of [databaseFile, `${databaseFile}-wal`, `${databaseFile}-shm`]) {
     if (existsSync(file)) await chmod(file, PRIVATE_FILE);
   }
-  const versions = new SqliteVersionStore(db, blobs, layout.tmp);
+  const reserve = new SpaceReserve(path.join(layout.dir, SPACE_RESERVE_FILE));
+  // Made now when there is room; else before the next reservation (which it refuses without it).
+  await reserve.ensure().catch(() => undefined);
+  const versions = new SqliteVersionStore(db, blobs, layout.tmp, reserve);
   const files = new SqliteFileStore(db, blobs);
   return {
     dir: layout.dir,
@@ -95,10 +99,12 @@ export async function openSqliteStorage(dir: string, options: OpenStorageOptions
     async recover() {
       await versions.recover();
       await files.recover();
-      // Temp files of atomic writes a killed process left: a dead one's at once, never a running one's.
-      await removeLeftoverTemps(layout.dir, { unknownAfterMs: UNKNOWN_TEMP_AGE_MS });
-      await removeLeftoverTemps(publicDir, { recursive: true, unknownAfterMs: UNKNOWN_TEMP_AGE_MS });
-      if (blobs instanceof FolderBlobStore) await blobs.removeLeftoverTemps(UNKNOWN_TEMP_AGE_MS);
+      // Temp files of atomic writes a killed process left: a dead one's at once, never a running
+      // one's; those of a release before owner keys at once too, as it always did (one server per store).
+      const ages = { foreignAfterMs: FOREIGN_TEMP_AGE_MS, legacyAfterMs: 0 };
+      await removeLeftoverTemps(layout.dir, ages);
+      await removeLeftoverTemps(publicDir, { recursive: true, ...ages });
+      if (blobs instanceof FolderBlobStore) await blobs.removeLeftoverTemps(ages);
     },
     close: () => {
       if (db.open) db.close();
