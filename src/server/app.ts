@@ -15,6 +15,7 @@ import { installEnvelope, newRequestId } from './envelope.js';
 import { followPeers } from './instances.js';
 import { rateLimitPlugin } from './rate-limit.js';
 import { rebuildRetry } from './rebuild-retry.js';
+import { DEFAULT_EVENT_RETENTION_DAYS, startEventRetention } from './event-retention.js';
 import { accountRoutes } from './routes/accounts.js';
 import { analyticsRoute } from './routes/analytics.js';
 import { eventsRoute } from './routes/events.js';
@@ -60,6 +61,11 @@ export interface ServerOptions {
   statsRefreshMs?: number;
   statsSettleMs?: number;
   statsMinGapMs?: number;
+  /**
+   * Days of raw analytics events kept (default `DEFAULT_EVENT_RETENTION_DAYS`, 400; 0 keeps them
+   * all): older ones are removed at start and hourly; the aggregates keep their counts (event-retention.ts).
+   */
+  eventRetentionDays?: number;
   /** Large uploads (`/files`): how long staged files live and how often expired ones are removed (`DEFAULT_FILE_SETTINGS`). */
   files?: Partial<FileSettings>;
   /** The backoff of retries of a failed registry build (`DEFAULT_REBUILD_RETRY`: 1 s doubling up to 5 minutes). */
@@ -278,12 +284,19 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     everyMs: options.statsRefreshMs ?? DEFAULT_STATS_REFRESH_MS,
     ...(options.statsSettleMs === undefined ? {} : { settleMs: options.statsSettleMs }),
     ...(options.statsMinGapMs === undefined ? {} : { minGapMs: options.statsMinGapMs }),
-    count: () => storage.events.countEvents('download'),
+    count: () => storage.events.downloadsRecorded(),
     rebuild,
     onError: (error) => app.log.error({ err: error }, 'refreshing the download stats failed'),
   });
   app.addHook('preClose', () => stats.stop());
   context.downloadRecorded = () => stats.soon();
+  const retention = startEventRetention({
+    days: options.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS,
+    prune: (before) => storage.events.pruneEvents(before),
+    onPruned: (removed, before) => app.log.info({ removed, before: before.toISOString() }, 'removed the analytics events older than the retention window (their counts stay in the aggregates)'),
+    onError: (error) => app.log.error({ err: error }, 'removing the analytics events older than the retention window failed; tried again in an hour'),
+  });
+  app.addHook('preClose', () => retention.stop());
 
   // Before any route: a method a known path does not answer is a 405 with Allow (caching.ts).
   const allowedMethods = trackRouteMethods(app);

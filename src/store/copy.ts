@@ -108,6 +108,7 @@ const KIND_NAMES: Record<keyof StoreCounts, [string, string]> = {
   outbox: ['outbox delivery', 'outbox deliveries'],
   deliveryAttempts: ['delivery attempt', 'delivery attempts'],
   events: ['event', 'events'],
+  analytics: ['version with analytics', 'versions with analytics'],
   stagedFiles: ['staged file', 'staged files'],
   settings: ['setting', 'settings'],
 };
@@ -276,6 +277,7 @@ function countsOf(dump: StoreDump): StoreCounts {
     coOwners: dump.coOwners.length,
     versions: dump.versions.length,
     events: dump.events.length,
+    analytics: dump.analytics.totals.length,
     webhooks: dump.webhooks.length,
     outbox: dump.outbox.length,
     deliveryAttempts: dump.deliveryAttempts.length,

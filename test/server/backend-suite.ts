@@ -68,7 +68,8 @@ async function registryDocument(server: StorageTestServer): Promise<RegistryDocu
 export function backendSuite(name: string, openStorage: () => Promise<RegistryStorage>): void {
   describe(`registry server on ${name}`, () => {
     const start = async (): Promise<StorageTestServer> =>
-      startServerOn(await openStorage(), { webhooks: { retryDelaysMs: [20, 40] }, rebuildRetry: { minDelayMs: 20, maxDelayMs: 100 } });
+      // No retention pass of its own: the tests record old events and prune them themselves.
+      startServerOn(await openStorage(), { webhooks: { retryDelaysMs: [20, 40] }, rebuildRetry: { minDelayMs: 20, maxDelayMs: 100 }, eventRetentionDays: 0 });
 
     it('publishes, refuses a duplicate (409) and another owner (403), serves the read routes, the archive bytes, registry.json and analytics', async () => {
       const server = await start();
@@ -221,6 +222,35 @@ export function backendSuite(name: string, openStorage: () => Promise<RegistrySt
       const { meta } = (await listed.json()) as { meta: { listed: boolean; warning?: string } };
       expect(meta.listed).toBe(true);
       expect(meta).not.toHaveProperty('warning');
+    }, 30_000);
+
+    it('answers analytics and download stats from the aggregates, never the events, and keeps them when the retention removes the events', async () => {
+      const server = await start();
+      const pack = await packed('suite-usage', '1.0.0');
+      expect(await publish(server, pack)).toMatchObject({ status: 201 });
+      const day = 24 * 60 * 60 * 1000;
+      const now = Date.now();
+      for (const back of [500, 450, 30, 3, 0]) {
+        const receivedAt = new Date(now - back * day);
+        const base = { templateId: 'suite-usage', version: '1.0.0', timestamp: receivedAt.toISOString() };
+        await server.store.events.recordEvent({ type: 'download', ...base, userAgent: 'suite', platform: 'linux' }, { client: `c${back}`, receivedAt });
+        await server.store.events.recordEvent({ type: 'feedback', ...base, rating: 5, comment: `good ${back}`, userId: `u${back}` }, { receivedAt });
+      }
+      const listEvents = vi.spyOn(server.store.events, 'listEvents');
+      const analytics = async () => (await call(server, 'GET', '/templates/suite-usage/analytics')).body.data as { metrics: { downloads: { total: number; lastMonth: number } }; feedback: { totalRatings: number } };
+      await server.context.rebuild();
+      const before = await analytics();
+      expect(before.metrics.downloads).toMatchObject({ total: 5, lastMonth: 2 });
+      expect(before.feedback.totalRatings).toBe(5);
+      expect((await registryDocument(server)).templates.find((t) => t.id === 'suite-usage')?.stats).toMatchObject({ downloads: 5 });
+      expect(listEvents).not.toHaveBeenCalled();
+      listEvents.mockRestore();
+
+      expect(await server.store.events.pruneEvents(new Date(now - 400 * day))).toBe(4);
+      expect(await server.store.events.countEvents()).toBe(6);
+      await server.context.rebuild();
+      expect(await analytics()).toEqual(before);
+      expect((await registryDocument(server)).templates.find((t) => t.id === 'suite-usage')?.stats).toMatchObject({ downloads: 5 });
     }, 30_000);
   });
 }

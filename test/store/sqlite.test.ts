@@ -11,7 +11,7 @@ import { openSqliteStorage, S3BlobStore, SCHEMA_VERSION, StoreVersionError, toke
 import { asKilledProcess } from '../helpers/temp-names.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
-import { expectMigratedAttemptIds, storageContract } from './storage-contract.js';
+import { AGGREGATE_TABLES, expectAggregatesOfEvents, expectMigratedAttemptIds, recordHistory, storageContract } from './storage-contract.js';
 
 const BUCKET = 'sqlite-blobs';
 let s3: FakeS3 | undefined;
@@ -346,6 +346,23 @@ describe('the SQLite schema version', () => {
     const reopened = new Database(path.join(dir, 'registry.sqlite'));
     expect(reopened.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     reopened.close();
+  });
+
+  it('fills the analytics aggregates of a store of schema 9 (events only) from its events, in the order they were recorded', async () => {
+    const dir = await tempDir('tr-v9-store-');
+    const storage = await openSqliteStorage(dir);
+    await recordHistory(storage.events, 91, 300);
+    await storage.close();
+    // Back to what the previous release left: the events, and no aggregates.
+    const db = new Database(path.join(dir, 'registry.sqlite'));
+    for (const table of AGGREGATE_TABLES) db.exec(`DROP TABLE ${table}`);
+    db.exec('DROP INDEX events_by_received_at; PRAGMA user_version = 9;');
+    db.close();
+
+    const reopened = await openSqliteStorage(dir);
+    expect(await reopened.events.countEvents()).toBeGreaterThan(200);
+    await expectAggregatesOfEvents(reopened.events);
+    await reopened.close();
   });
 
   it('refuses a store whose schema is newer than this release, naming the file', async () => {

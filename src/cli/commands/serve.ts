@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 
 import { createServer } from '../../server/app.js';
 import { DEFAULT_LIMITS } from '../../server/context.js';
+import { DEFAULT_EVENT_RETENTION_DAYS } from '../../server/event-retention.js';
 import { DEFAULT_STATS_REFRESH_MS } from '../../server/stats-refresh.js';
 import { tokenState, type TokenRecord, type TokenState } from '../../store/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
@@ -49,6 +50,7 @@ interface ServeFlags extends BackendFlags {
   maxArchiveBytes?: string;
   requestTimeout?: string;
   statsRefresh?: string;
+  eventRetentionDays?: string;
   trustProxy?: string;
 }
 
@@ -64,6 +66,10 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
     .option('--max-archive-bytes <n>', `largest archive accepted (env REGISTRY_MAX_ARCHIVE_BYTES; default ${DEFAULT_LIMITS.maxArchiveBytes})`)
     .option('--request-timeout <seconds>', `a request, an upload's body included, must arrive within this time (env REGISTRY_REQUEST_TIMEOUT; default ${DEFAULT_LIMITS.requestTimeoutMs / 1000})`)
     .option('--stats-refresh <seconds>', `how often the download numbers of the registry are refreshed for downloads other instances recorded; this server's own show a few seconds after them; 0: only on publish (env REGISTRY_STATS_REFRESH; default ${DEFAULT_STATS_REFRESH_MS / 1000})`)
+    .option(
+      '--event-retention-days <days>',
+      `days of raw analytics events kept; older ones are removed (their counts stay in the analytics and download numbers); 0: keep them all (env REGISTRY_EVENT_RETENTION_DAYS; default ${DEFAULT_EVENT_RETENTION_DAYS})`,
+    )
     .option('--trust-proxy <hops|addresses>', 'behind proxies: how many hops, or which proxy addresses, to trust for the client address (env REGISTRY_TRUST_PROXY)')
     .action(async (flags: ServeFlags) => {
       const env = process.env;
@@ -77,6 +83,8 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
         requestTimeoutMs: 1000 * positiveInteger('--request-timeout', flags.requestTimeout ?? env.REGISTRY_REQUEST_TIMEOUT, DEFAULT_LIMITS.requestTimeoutMs / 1000),
       };
       const statsRefreshMs = 1000 * positiveInteger('--stats-refresh', flags.statsRefresh ?? env.REGISTRY_STATS_REFRESH, DEFAULT_STATS_REFRESH_MS / 1000, 0);
+      const eventRetentionDays = positiveInteger('--event-retention-days', flags.eventRetentionDays ?? env.REGISTRY_EVENT_RETENTION_DAYS, DEFAULT_EVENT_RETENTION_DAYS, 0);
+      if (eventRetentionDays > MAX_EXPIRY_DAYS) throw new UsageError(`--event-retention-days must be at most ${MAX_EXPIRY_DAYS} (got ${eventRetentionDays}); 0 keeps every event`);
       const storage = await openStoreForCommand(flags, { create: true });
       const { description } = storage;
       for (const line of storage.warnings) io.stderr(`${stderrStyle(io).yellow('warning')}: ${line}\n`);
@@ -87,6 +95,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
           publicUrl,
           limits,
           statsRefreshMs,
+          eventRetentionDays,
           ...(trustProxy === undefined ? {} : { trustProxy }),
           ...(env.REGISTRY_ADMIN_TOKEN ? { adminToken: env.REGISTRY_ADMIN_TOKEN } : {}),
         });

@@ -10,6 +10,7 @@
 import pg from 'pg';
 
 import { attemptIdGenerator } from '../attempt-ids.js';
+import { ANALYTICS_TABLES_SQL, backfillAggregates } from './analytics.js';
 
 /** A step of the schema: SQL, or code when rows must be filled with what SQL cannot make. */
 type Migration = string | ((client: pg.ClientBase) => Promise<void>);
@@ -171,6 +172,12 @@ ALTER TABLE versions ADD COLUMN reservation text, ADD COLUMN reserved_by text;
 `,
   // 3: the external id of each delivery attempt (X-Webhook-Delivery), in place of its row number.
   addAttemptIds,
+  // 4: analytics aggregates, kept as events arrive (records and stats no longer read every event),
+  // filled from the events stored until then.
+  async (client) => {
+    await client.query(ANALYTICS_TABLES_SQL);
+    await backfillAggregates(client);
+  },
 ];
 
 /** The schema version this release writes. */

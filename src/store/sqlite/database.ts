@@ -7,6 +7,7 @@
 import Database from 'better-sqlite3';
 
 import { attemptIdGenerator } from '../attempt-ids.js';
+import { ANALYTICS_TABLES_SQL, backfillAggregates } from './analytics.js';
 
 /** A step of the schema: SQL, or code when rows must be filled with what SQL cannot make. */
 type Migration = string | ((db: Database.Database) => void);
@@ -178,6 +179,12 @@ CREATE TABLE IF NOT EXISTS co_owners (
 `,
   // 9: the external id of each delivery attempt (X-Webhook-Delivery), in place of its row number.
   addAttemptIds,
+  // 10: analytics aggregates, kept as events arrive (records and stats no longer read every event),
+  // filled from the events stored until then.
+  (db) => {
+    db.exec(ANALYTICS_TABLES_SQL);
+    backfillAggregates(db);
+  },
 ];
 
 /** The schema version this release writes. */

@@ -22,6 +22,7 @@ import type {
 } from '../dump-types.js';
 import { claimLockFile, type Claimable } from '../blob/claim.js';
 import type { BlobStore } from '../types.js';
+import { readAggregateRows, writeAggregateRows } from './analytics.js';
 
 type Row = Record<string, unknown>;
 
@@ -143,6 +144,7 @@ export function readSqliteDump(db: Database.Database): StoreDump {
       }),
     ),
     settings: all('SELECT * FROM settings ORDER BY key').map((row): DumpSetting => ({ key: text(row.key), value: buffer(row.value) })),
+    analytics: readAggregateRows(db),
     stagedFilesSkipped: num((db.prepare('SELECT COUNT(*) AS n FROM staged_files').get() as Row).n),
   }))();
 }
@@ -156,6 +158,7 @@ export function countSqlite(db: Database.Database): StoreCounts {
     coOwners: count('co_owners'),
     versions: count('versions'),
     events: count('events'),
+    analytics: count('analytics_totals'),
     webhooks: count('webhooks'),
     outbox: count('webhook_outbox'),
     deliveryAttempts: count('deliveries'),
@@ -183,6 +186,7 @@ export function loadSqliteDump(db: Database.Database, dump: StoreDump): void {
     }
     const event = db.prepare('INSERT INTO events (id, type, template_id, version, timestamp, data, client, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
     for (const e of dump.events) event.run(e.id, e.type, e.templateId, e.version, e.timestamp, JSON.stringify(e.data), e.client, e.receivedAt);
+    writeAggregateRows(db, dump.analytics);
     const webhook = db.prepare('INSERT INTO webhooks (id, url, events, secret, active, created_at) VALUES (?, ?, ?, ?, ?, ?)');
     for (const w of dump.webhooks) webhook.run(w.id, w.url, JSON.stringify(w.events), w.secret, w.active ? 1 : 0, w.createdAt);
     const outbox = db.prepare(
