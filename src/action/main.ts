@@ -230,6 +230,7 @@ export async function run(dependencies: ActionDependencies = {}): Promise<Action
       core.info(`dry-run: packed ${packed.file}; nothing was uploaded or released`);
     } else {
       setOutput('uploaded', result.upload.uploaded);
+      if (result.upload.warning) core.warning(result.upload.warning);
       if (result.downloadUrl) {
         setOutput('download-url', result.downloadUrl);
         core.info(`download URL: ${result.downloadUrl}`);

@@ -655,6 +655,14 @@ export interface ResponseMeta {
    * Version of the interface that answered.
    */
   version: string;
+  /**
+   * On the answer to an upload (201): whether registry.json lists the version. false: the version is stored, but the registry could not be rebuilt yet (a full disk); data is the entry it will have, and the server rebuilds until it lists it.
+   */
+  listed?: boolean;
+  /**
+   * With listed false: why the version is not listed yet, for the publisher.
+   */
+  warning?: string;
 }
 export interface OffsetPagination {
   page: number;

@@ -81,6 +81,11 @@ export interface PublishResult {
   location?: string;
   /** `entry.downloadUrl` when the registry gave one. */
   downloadUrl?: string;
+  /**
+   * Set when the registry stored the version but does not list it yet (`meta.listed: false`, e.g.
+   * its disk was full when it rebuilt): its reason. The registry lists it once a rebuild succeeds.
+   */
+  warning?: string;
 }
 
 export interface PublishErrorInit {
@@ -633,6 +638,8 @@ export async function publishTemplate(options: PublishOptions): Promise<PublishR
         }
       }
       if (isRecord(entry) && typeof entry.downloadUrl === 'string') result.downloadUrl = entry.downloadUrl;
+      const meta = isRecord(parsed) && isRecord(parsed.meta) ? parsed.meta : undefined;
+      if (meta?.listed === false) result.warning = typeof meta.warning === 'string' ? meta.warning : `${label} is stored, but the registry does not list it yet`;
       return result;
     }
 

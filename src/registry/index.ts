@@ -18,9 +18,15 @@ export { buildDocument, toEntry, entryViolations, strongEtag, RegistryBuildError
 export { FolderOutput, BUILD_STATE_FILE } from './folder-output.js';
 export {
   aggregateAnalytics,
+  analyticsRecords,
+  AnalyticsAccumulator,
+  recordWindow,
   downloadUsage,
   TREND_DEAD_BAND_PERCENT,
   type AggregateOptions,
+  type AnalyticsAggregates,
+  type AggregateRows,
+  type VersionAggregates,
   type AnalyticsInput,
   type AnalyticsEventData,
   type AnalyticsEventRecord,

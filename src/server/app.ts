@@ -1,6 +1,7 @@
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyLoggerOptions } from 'fastify';
 
+import type { BackoffLimits } from '../core/retry.js';
 import { createAjv } from '../core/schemas.js';
 import { failedTemplateMessage, RegistryBuilder } from '../registry/build.js';
 import { openSqliteStorage } from '../store/sqlite/index.js';
@@ -16,6 +17,8 @@ import { followPeers } from './instances.js';
 import { installJsonInput } from './json-input.js';
 import { scryptHasher, type PasswordHasher } from './passwords.js';
 import { rateLimitPlugin, routeGroup } from './rate-limit.js';
+import { rebuildRetry } from './rebuild-retry.js';
+import { DEFAULT_EVENT_RETENTION_DAYS, startEventRetention } from './event-retention.js';
 import { accountRoutes } from './routes/accounts.js';
 import { analyticsRoute } from './routes/analytics.js';
 import { eventsRoute } from './routes/events.js';
@@ -88,6 +91,13 @@ export interface ServerOptions {
    * spec does not ask for one, so lint only warns (`--require-changelog-entry`, REGISTRY_REQUIRE_CHANGELOG_ENTRY).
    */
   requireChangelogEntry?: boolean;
+  /**
+   * Days of raw analytics events kept (default `DEFAULT_EVENT_RETENTION_DAYS`, 400; 0 keeps them
+   * all): older ones are removed at start and hourly; the aggregates keep their counts (event-retention.ts).
+   */
+  eventRetentionDays?: number;
+  /** The backoff of retries of a failed registry build (`DEFAULT_REBUILD_RETRY`: 1 s doubling up to 5 minutes). */
+  rebuildRetry?: Partial<BackoffLimits>;
 }
 
 export interface RegistryServer {
@@ -185,16 +195,51 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   // downloads): only those raise registry.updated, so that a change is announced once however many
   // instances rebuild after it.
   let announceNext = false;
+  // A build that fails, or leaves a template out (its files could not be written), is tried again
+  // until one succeeds whole (rebuild-retry.ts): a version stored on a full disk gets listed.
+  const retry = rebuildRetry({
+    rebuild: () => rebuild(),
+    ...(options.rebuildRetry ? { limits: options.rebuildRetry } : {}),
+    onError: () => undefined, // logged by the build below
+  });
+  app.addHook('preClose', (done) => {
+    retry.stop();
+    done();
+  });
+  /** A build failed or left a template out since the last whole one. */
+  let behind = false;
+  /** The templates the last build could not write, with why. */
+  let lastFailed = new Map<string, string>();
   const build = coalesced(async () => {
     const announce = announceNext;
     announceNext = false;
     // Builds into output several instances may share are serialized across them (storage.withBuildLock).
-    const result = storage.withBuildLock ? await storage.withBuildLock(() => builder.build()) : await builder.build();
+    let result: Awaited<ReturnType<RegistryBuilder['build']>>;
+    try {
+      result = storage.withBuildLock ? await storage.withBuildLock(() => builder.build()) : await builder.build();
+    } catch (error) {
+      if (current) {
+        behind = true;
+        retry.failed();
+        app.log.error({ err: error }, `building the registry failed; tried again in ${Math.round((retry.plannedInMs() ?? 0) / 1000)} s`);
+      }
+      throw error;
+    }
+    lastFailed = new Map(result.failed.map((failure) => [failure.id, failure.message]));
+    if (result.failed.length > 0) {
+      behind = true;
+      retry.failed();
+    } else {
+      retry.succeeded();
+      // The versions stored meanwhile are listed now: their template.published deliveries may go.
+      if (behind) context.webhooks.kick();
+      behind = false;
+    }
     // A version stored by an older release whose entry is now invalid must not stop the registry.
     for (const skipped of result.skipped) {
       app.log.error({ template: `${skipped.id}@${skipped.version}`, violations: skipped.violations }, `${skipped.id}@${skipped.version} is left out of the registry: its entry is invalid`);
     }
-    for (const failure of result.failed) app.log.error({ template: failure.id }, failedTemplateMessage(failure));
+    for (const failure of result.failed) app.log.error({ template: failure.id }, `${failedTemplateMessage(failure)}; tried again in ${Math.round((retry.plannedInMs() ?? 0) / 1000)} s`);
     const lastModified = new Date(result.document.lastUpdated);
     // Loaded before the state is published, so that readers get the document and files of one build.
     const files = await loadStaticFiles(storage.publicDir, result, { previous: current?.files, known: { [REGISTRY_FILE]: { etag: result.etag, lastModified } } });
@@ -245,6 +290,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     },
     rebuild,
     passwords: new HashQueue(options.passwordHasher ?? scryptHasher, limits.maxConcurrentHashes, limits.hashQueueLength),
+    buildFailure: (id) => lastFailed.get(id),
     webhooks: new WebhookDispatcher({
       ...options.webhooks,
       store: storage.webhooks,
@@ -273,12 +319,19 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     everyMs: options.statsRefreshMs ?? DEFAULT_STATS_REFRESH_MS,
     ...(options.statsSettleMs === undefined ? {} : { settleMs: options.statsSettleMs }),
     ...(options.statsMinGapMs === undefined ? {} : { minGapMs: options.statsMinGapMs }),
-    count: () => storage.events.countEvents('download'),
+    count: () => storage.events.downloadsRecorded(),
     rebuild,
     onError: (error) => app.log.error({ err: error }, 'refreshing the download stats failed'),
   });
   app.addHook('preClose', () => stats.stop());
   context.downloadRecorded = () => stats.soon();
+  const retention = startEventRetention({
+    days: options.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS,
+    prune: (before) => storage.events.pruneEvents(before),
+    onPruned: (removed, before) => app.log.info({ removed, before: before.toISOString() }, 'removed the analytics events older than the retention window (their counts stay in the aggregates)'),
+    onError: (error) => app.log.error({ err: error }, 'removing the analytics events older than the retention window failed; tried again in an hour'),
+  });
+  app.addHook('preClose', () => retention.stop());
 
   // Before any route: a method a known path does not answer is a 405 with Allow (caching.ts).
   const allowedMethods = trackRouteMethods(app);

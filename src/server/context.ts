@@ -76,6 +76,8 @@ export interface ServerContext {
   registry(): CurrentRegistry;
   /** Rebuilds registry.json and the per-template files from the storage; builds never overlap. */
   rebuild(): Promise<void>;
+  /** Why the last build could not write the files of template `id` (it keeps its previous ones); undefined when it could. */
+  buildFailure?: (id: string) => string | undefined;
   /** REGISTRY_ADMIN_TOKEN, when set: a token with the admin role that is not in the store. */
   adminToken?: string;
   /** The password hasher of accounts and logins: bounded by the hash queue (hash-queue.ts). */

@@ -21,6 +21,9 @@ export const manifestKey = (name: string, version: string): string => `manifests
 /** The bytes a manifest is stored as. */
 export const manifestText = (manifest: TemplateManifest): string => `${JSON.stringify(manifest, null, 2)}\n`;
 
+/** The top folders of every key above: where a folder blob store's bytes (and a killed writer's temp files) are. */
+export const BLOB_TOP_FOLDERS = ['archives', 'manifests', 'files'] as const;
+
 /** Staged files (`/files`) live below this prefix, one key per file id. */
 export const FILES_PREFIX = 'files/';
 

@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 
 import type { TemplateManifest } from '../core/schema-types.js';
 import type { RegistryOutput } from '../registry/output.js';
+import type { AnalyticsAggregates } from '../registry/analytics.js';
 
 import type { StoreDumper } from './dump-types.js';
 
@@ -460,16 +461,36 @@ export interface EventFilter {
   type?: string;
 }
 
+/** What `EventStore.analyticsAggregates` reads: the versions whose records are made, and the days of those records. */
+export interface AnalyticsQuery {
+  versions: readonly { templateId: string; version: string }[];
+  fromDay: number;
+  toDay: number;
+}
+
 export interface EventStore {
-  /** Stores an event (every event is kept, whatever it counts for). */
+  /**
+   * Stores an event (kept until the retention prunes it), and adds what it counts for to the
+   * analytics aggregates (registry/analytics.ts) in the same transaction.
+   */
   recordEvent(event: StoredEvent, origin?: EventOrigin): Promise<void>;
   /**
-   * Downloads and last download, keyed by `name@version`. A client counts at most one download of
-   * a version per day (UTC, by when the server received it); events of unknown clients count one each.
+   * Downloads and last download, keyed by `name@version`, from the aggregates (not the events). A
+   * client counts at most one download of a version per day (UTC, by when the server received it);
+   * events of unknown clients count one each.
    */
   usage(): Promise<Map<string, VersionUsage>>;
+  /** How many download events were ever recorded (pruned ones included): it moves whenever `usage` may have. */
+  downloadsRecorded(): Promise<number>;
+  /** The aggregates analytics records are made from: every version's downloads, and the days and ratings of `query.versions`. */
+  analyticsAggregates(query: AnalyticsQuery): Promise<AnalyticsAggregates>;
+  /**
+   * Removes the raw events received before `before` (the retention), and the marks of which client
+   * downloaded what on those days; the aggregates keep every count. Resolves with how many events went.
+   */
+  pruneEvents(before: Date): Promise<number>;
   countEvents(type?: string): Promise<number>;
-  /** The events matching `filter`, in the order they were recorded, with their origin (what analytics records aggregate). */
+  /** The stored events matching `filter`, in the order they were recorded, with their origin. */
   listEvents(filter?: EventFilter): Promise<RecordedEvent[]>;
 }
 

@@ -91,6 +91,10 @@ async function populated(): Promise<Populated> {
   for (const client of ['c1', 'c2', undefined]) {
     await storage.events.recordEvent({ type: 'download', templateId: 'web-app', version: '2.0.0', timestamp: '2024-05-01T10:00:00Z', source: 'cli' }, { ...(client ? { client } : {}), receivedAt: new Date('2024-05-01T10:00:01.250Z') });
   }
+  // Events the retention removed: only the aggregates still count them, and a copy keeps those counts.
+  await storage.events.recordEvent({ type: 'download', templateId: 'web-app', version: '2.0.0', timestamp: '2023-01-01T10:00:00Z' }, { client: 'c9', receivedAt: new Date('2023-01-01T10:00:00Z') });
+  await storage.events.recordEvent({ type: 'feedback', templateId: 'web-app', version: '2.0.0', timestamp: '2023-01-02T10:00:00Z', rating: 2, comment: 'It crashes', userId: 'u9' }, { receivedAt: new Date('2023-01-02T10:00:00Z') });
+  await storage.events.pruneEvents(new Date('2024-01-01T00:00:00Z'));
   const user = await storage.accounts.createUser({ email: 'Ann@Example.com', passwordHash: 'scrypt$N=16384$c2FsdA$aGFzaA', role: 'admin', owner: 'root', name: 'Ann' });
   if (!user.created) throw new Error('no user');
   const session = await storage.accounts.createSession({ userId: user.user.id, kind: 'refresh', expiresAt: new Date(Date.now() + 3_600_000) });
@@ -118,6 +122,8 @@ async function snapshot(storage: RegistryStorage): Promise<Record<string, unknow
     archives,
     events: await storage.events.listEvents(),
     usage: [...(await storage.events.usage())],
+    downloadsRecorded: await storage.events.downloadsRecorded(),
+    aggregates: (await storage.events.analyticsAggregates({ versions: [{ templateId: 'web-app', version: '2.0.0' }], fromDay: 0, toDay: 100_000 })).version('web-app', '2.0.0'),
     webhooks,
     outbox: await Promise.all(webhooks.map((webhook) => storage.webhooks.listOutboxDeliveries(webhook.id))),
     attempts: await Promise.all(webhooks.map((webhook) => storage.webhooks.listDeliveries(webhook.id))),

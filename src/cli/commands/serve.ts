@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 
 import { createServer } from '../../server/app.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../../server/context.js';
+import { DEFAULT_EVENT_RETENTION_DAYS } from '../../server/event-retention.js';
 import { DEFAULT_STATS_REFRESH_MS } from '../../server/stats-refresh.js';
 import { WEBHOOK_ALLOW_PRIVATE_ENV } from '../../server/webhook-targets.js';
 import { parseAddressRanges } from '../../core/ip-addresses.js';
@@ -82,6 +83,7 @@ interface ServeFlags extends BackendFlags, LimitFlags {
   port: string;
   publicUrl?: string;
   statsRefresh?: string;
+  eventRetentionDays?: string;
   trustProxy?: string;
   webhookAllowPrivate?: string;
   oidcIssuer: string[];
@@ -138,6 +140,10 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
     .option('--max-staged-files <n>', `files one token may keep staged through /files, else 429 (env REGISTRY_MAX_STAGED_FILES; default ${DEFAULT_LIMITS.maxStagedFilesPerToken})`)
     .option('--max-staged-bytes <n>', `bytes one token's staged files may hold together, else 413 (env REGISTRY_MAX_STAGED_BYTES; default ${DEFAULT_LIMITS.maxStagedBytesPerToken})`)
     .option('--stats-refresh <seconds>', `how often the download numbers of the registry are refreshed for downloads other instances recorded; this server's own show a few seconds after them; 0: only on publish (env REGISTRY_STATS_REFRESH; default ${DEFAULT_STATS_REFRESH_MS / 1000})`)
+    .option(
+      '--event-retention-days <days>',
+      `days of raw analytics events kept; older ones are removed (their counts stay in the analytics and download numbers); 0: keep them all (env REGISTRY_EVENT_RETENTION_DAYS; default ${DEFAULT_EVENT_RETENTION_DAYS})`,
+    )
     .option('--trust-proxy <hops|addresses>', 'behind proxies: how many hops, or which proxy addresses, to trust for the client address (env REGISTRY_TRUST_PROXY)')
     .option(
       '--webhook-allow-private <addresses>',
@@ -163,6 +169,8 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       const oidcIssuers = parseOidcIssuers(flags.oidcIssuer, env.REGISTRY_OIDC_ISSUERS);
       const githubApiUrl = flags.githubApiUrl ?? env.REGISTRY_GITHUB_API_URL;
       if (githubApiUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(githubApiUrl)) throw new UsageError(`--github-api-url must be an http(s) URL (got ${JSON.stringify(githubApiUrl)})`);
+      const eventRetentionDays = positiveInteger('--event-retention-days', flags.eventRetentionDays ?? env.REGISTRY_EVENT_RETENTION_DAYS, DEFAULT_EVENT_RETENTION_DAYS, 0);
+      if (eventRetentionDays > MAX_EXPIRY_DAYS) throw new UsageError(`--event-retention-days must be at most ${MAX_EXPIRY_DAYS} (got ${eventRetentionDays}); 0 keeps every event`);
       const storage = await openStoreForCommand(flags, { create: true });
       const { description } = storage;
       for (const line of storage.warnings) io.stderr(`${stderrStyle(io).yellow('warning')}: ${line}\n`);
@@ -174,6 +182,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
           limits,
           statsRefreshMs,
           ...(requireChangelogEntry ? { requireChangelogEntry } : {}),
+          eventRetentionDays,
           ...(trustProxy === undefined ? {} : { trustProxy }),
           ...(webhookAllowPrivate.length > 0 ? { webhooks: { allowPrivate: webhookAllowPrivate } } : {}),
           oidcIssuers,

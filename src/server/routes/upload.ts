@@ -202,7 +202,7 @@ export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async
       }
       const published = publishVersion(context, token, received.archive, received.manifestText);
       const staged = fileId;
-      const { manifest, entry } =
+      const { manifest, entry, listed, warning } =
         staged === undefined
           ? await published
           : await published.then(
@@ -216,7 +216,11 @@ export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async
               },
             );
       const location = versionUrl(context.publicUrl, manifest.name, manifest.version);
-      return reply.code(201).header('Location', location).header('Cache-Control', 'no-store').send(envelope(request, entry));
+      const body = envelope(request, entry);
+      // Stored either way; `listed: false` (with the reason) when registry.json does not list it yet.
+      body.meta.listed = listed;
+      if (warning !== undefined) body.meta.warning = warning;
+      return reply.code(201).header('Location', location).header('Cache-Control', 'no-store').send(body);
     } finally {
       clearTimeout(timer);
       if (received.archive) await rm(received.archive.path, { force: true });

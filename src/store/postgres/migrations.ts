@@ -10,6 +10,7 @@
 import pg from 'pg';
 
 import { attemptIdGenerator } from '../attempt-ids.js';
+import { ANALYTICS_TABLES_SQL, backfillAggregates } from './analytics.js';
 
 /** A step of the schema: SQL, or code when rows must be filled with what SQL cannot make. */
 type Migration = string | ((client: pg.ClientBase) => Promise<void>);
@@ -217,6 +218,12 @@ CREATE INDEX login_attempts_by_account ON login_attempts (account, at);
 CREATE INDEX login_attempts_by_address ON login_attempts (address, at);
 CREATE INDEX login_attempts_by_time ON login_attempts (at);
 `,
+  // 6: analytics aggregates, kept as events arrive (records and stats no longer read every event),
+  // filled from the events stored until then.
+  async (client) => {
+    await client.query(ANALYTICS_TABLES_SQL);
+    await backfillAggregates(client);
+  },
 ];
 
 /** The schema version this release writes. */

@@ -1,9 +1,9 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { readdir, rm, stat } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
 
 import type pg from 'pg';
 
+import { ownedTempName, removeLeftoverTemps } from '../../core/files.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
 import { archiveKey, manifestKey, manifestText } from '../blob-layout.js';
 import { permission, versionOwner } from '../records.js';
@@ -349,8 +349,9 @@ export class PostgresVersionStore implements VersionStore {
     return new Map(rows.map((row) => [`${row.name}@${row.version}`, lifecycleOf(row)]));
   }
 
+  /** A fresh path in the temp folder naming this process as its owner (core/temp-owner.ts). */
   uploadTempPath(suffix = ''): string {
-    return path.join(this.tmpDir, `${Date.now()}-${randomBytes(8).toString('hex')}${suffix}`);
+    return path.join(this.tmpDir, ownedTempName(suffix));
   }
 
   /**
@@ -363,8 +364,10 @@ export class PostgresVersionStore implements VersionStore {
    *   `graceMs` ago (the database's clock: no upload takes that long), and not complete is abandoned,
    *   its row and any bytes removed;
    * - one of a live instance, younger than that, is left alone: an upload in progress;
-   * - files in the local temp folder older than `graceMs` are removed (another instance on this
-   *   machine may share the folder, so younger ones may be its uploads in progress).
+   * - what the local temp folder holds of a process that no longer runs is removed at once; what a
+   *   running one holds (another instance on this machine may share the folder) is left alone, and
+   *   what belongs to a process that cannot be seen from here (another machine, an older release)
+   *   once older than `graceMs`.
    */
   async recover(graceMs: number = this.graceMs): Promise<void> {
     const { rows } = await this.pool.query<HeldRow>(`SELECT ${HELD_COLUMNS} FROM versions WHERE state = 'pending'`, [graceMs / 1000]);
@@ -389,12 +392,7 @@ export class PostgresVersionStore implements VersionStore {
         if ((removed.rowCount ?? 0) > 0) await this.deleteBlobs(row.name, row.version);
       }
     }
-    const cutoff = Date.now() - graceMs;
-    for (const entry of await readdir(this.tmpDir).catch(() => [] as string[])) {
-      const file = path.join(this.tmpDir, entry);
-      const info = await stat(file).catch(() => undefined);
-      if (info && info.mtimeMs < cutoff) await rm(file, { recursive: true, force: true });
-    }
+    await removeLeftoverTemps(this.tmpDir, { isTemp: () => true, foreignAfterMs: graceMs });
   }
 
   private async storedManifest(name: string, version: string): Promise<TemplateManifest | undefined> {

@@ -7,6 +7,7 @@
 import Database from 'better-sqlite3';
 
 import { attemptIdGenerator } from '../attempt-ids.js';
+import { ANALYTICS_TABLES_SQL, backfillAggregates } from './analytics.js';
 
 /** A step of the schema: SQL, or code when rows must be filled with what SQL cannot make. */
 type Migration = string | ((db: Database.Database) => void);
@@ -232,6 +233,12 @@ CREATE INDEX IF NOT EXISTS login_attempts_by_account ON login_attempts (account,
 CREATE INDEX IF NOT EXISTS login_attempts_by_address ON login_attempts (address, at);
 CREATE INDEX IF NOT EXISTS login_attempts_by_time ON login_attempts (at);
 `,
+  // 12: analytics aggregates, kept as events arrive (records and stats no longer read every event),
+  // filled from the events stored until then.
+  (db) => {
+    db.exec(ANALYTICS_TABLES_SQL);
+    backfillAggregates(db);
+  },
 ];
 
 /** The schema version this release writes. */
