@@ -9,6 +9,7 @@ export {
   NAME_PATTERN,
   MAX_NAME_LENGTH,
   ReservedPathError,
+  GlobError,
   reservedPathProblem,
   EgressRefusedError,
   VERSION_PATTERN,
@@ -88,7 +89,7 @@ export {
 // The registry: generator, storage, server.
 export * from './registry/index.js';
 export * from './server/index.js';
-export { eventMatches, StoreVersionError, StoreNotFoundError, SCHEMA_VERSION, tokenState, LAST_USED_PRECISION_MS, type SqliteStorage } from './store/index.js';
+export { eventMatches, StagedQuotaError, StoreVersionError, StoreNotFoundError, SCHEMA_VERSION, tokenState, LAST_USED_PRECISION_MS, type SqliteStorage } from './store/index.js';
 export {
   openStorage,
   openPostgresStorage,

@@ -144,7 +144,7 @@ export function coalesced(task: () => Promise<void>): () => Promise<void> {
  * Route schemas are compiled with the project's Ajv (its formats and every schema of schemas/, so
  * a route may `$ref` them by `$id`); query strings and path parameters arrive as text and are coerced.
  */
-function installValidators(app: FastifyInstance): void {
+export function installValidators(app: FastifyInstance): void {
   const bodies = createAjv();
   const texts = createAjv({ coerceTypes: true, useDefaults: true });
   const compiled = new WeakMap<object, ReturnType<Ajv2020['compile']>>();

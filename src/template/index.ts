@@ -97,3 +97,4 @@ export {
   type TaskStatus,
   type RunTasksOptions,
 } from './tasks.js';
+export { PatternFeatureError } from './pattern-syntax.js';
