@@ -103,4 +103,90 @@ describe('real templates through validate, lint, test, pack, the publish action,
     expect(await read(dir, 'go.mod')).toMatch(/^module github\.com\/lacion\/mygolangproject\n\ngo 1\.13\n/);
     expect((await lockOf(dir)).template.version).toBe('1.1.0');
   }, CHAIN_TIMEOUT);
+
+  it('equinox-web-csharp (dotnet new): #if blocks, excludes, CRLF, BOM and executable bits as dotnet new writes them; 2.0.0 renames a file by a migration', async () => {
+    const port = 'dotnet-equinox-web-csharp';
+    const id = 'equinox-web-csharp';
+    const versions = ['1.0.0', '2.0.0'];
+    const workspace = await tempDir('tr-real-');
+    const server = await startRegistryServer();
+    const registry = `${server.url}/registry.json`;
+    const template = await stageVersion(port, versions, '1.0.0', workspace);
+    const source = (file: string): Promise<Buffer> => readFile(path.join(template, 'template', file));
+
+    expectPublished(await publishWithAction(server, template, '1.0.0', 'jet/dotnet-templates'), id, '1.0.0');
+
+    const defaults = await createFrom(registry, `${id}@1.0.0`, answersFile(port, 'defaults'));
+    expect(defaults.run.code, defaults.run.stderr).toBe(0);
+    const tree = await readTree(defaults.dir, ['.template-lock.json']);
+    // dotnet new's excludes: no README, Todo or controller without todos, one store context per store chosen.
+    expect([...tree.keys()].sort()).toEqual([
+      'Domain/Aggregate.cs',
+      'Domain/ClientId.cs',
+      'Domain/Domain.csproj',
+      'Domain/Infrastructure.cs',
+      'Web/EquinoxContext.cs',
+      'Web/MemoryStoreContext.cs',
+      'Web/Program.cs',
+      'Web/Properties/launchSettings.json',
+      'Web/Startup.cs',
+      'Web/Web.csproj',
+      'Web/appsettings.Development.json',
+      'Web/appsettings.json',
+      'equinox-web.sln',
+    ]);
+    // The files with CRLF line ends and a byte-order mark come out as they are in the template, executable bits too.
+    for (const file of ['Web/Properties/launchSettings.json', 'Web/appsettings.Development.json', 'equinox-web.sln', 'Domain/Domain.csproj']) {
+      expect(tree.get(file)!.bytes.equals(await source(file)), file).toBe(true);
+    }
+    expect(tree.get('Web/appsettings.Development.json')!.bytes.toString('utf8')).toBe('{\r\n  "Logging": {\r\n    "LogLevel": {\r\n      "Default": "Debug",\r\n      "System": "Information",\r\n      "Microsoft": "Information"\r\n    }\r\n  }\r\n}\r\n');
+    expect(tree.get('equinox-web.sln')!.bytes.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
+    expect(Object.fromEntries([...tree].map(([file, { executable }]) => [file, executable]))).toMatchObject({
+      'Domain/Aggregate.cs': true,
+      'Domain/Infrastructure.cs': false,
+      'Web/Program.cs': true,
+      'Web/EquinoxContext.cs': false,
+      'Web/Properties/launchSettings.json': true,
+    });
+    // #if lines disappear with their line; blank lines around them stay.
+    const startup = tree.get('Web/Startup.cs')!.bytes.toString('utf8');
+    expect(startup).not.toMatch(/\{%|#if|#endif/);
+    expect(startup).toContain('                .UseSerilogRequestLogging() // see https://nblumhardt.com/2019/10/serilog-in-aspnetcore-3/\n\n                .UseEndpoints(endpoints =>');
+    expect(startup).toContain('            services.AddSingleton(sp => sp.GetRequiredService<ServiceBuilder>().CreateAggregateService());\n        }\n');
+    expect(startup).toContain('        {\n            return new MemoryStoreContext(new Equinox.MemoryStore.VolatileStore<ReadOnlyMemory<byte>>());\n        }\n');
+    expect(startup).not.toMatch(/UseCors|CreateTodoService|cacheMb|EventStoreContext\(|CosmosContext\(/);
+    expect(tree.get('Web/Program.cs')!.bytes.toString('utf8')).toContain('namespace TodoBackendTemplate.Web\n');
+
+    const todos = await createFrom(registry, `${id}@1.0.0`, answersFile(port, 'todos-all-stores'));
+    expect(todos.run.code, todos.run.stderr).toBe(0);
+    const todoTree = await readTree(todos.dir, ['.template-lock.json']);
+    expect([...todoTree.keys()].filter((file) => !tree.has(file)).sort()).toEqual(['Domain/Todo.cs', 'README.md', 'Web/Controllers/TodosController.cs', 'Web/CosmosContext.cs', 'Web/EventStoreContext.cs']);
+    expect([...tree.keys()].filter((file) => !todoTree.has(file))).toEqual(['Domain/Aggregate.cs']);
+    const todoStartup = todoTree.get('Web/Startup.cs')!.bytes.toString('utf8');
+    expect(todoStartup).toContain('                .UseSerilogRequestLogging() // see https://nblumhardt.com/2019/10/serilog-in-aspnetcore-3/\n\n                // NB Jet does now own');
+    expect(todoStartup).toContain('            var cacheMb = 50;\n\n            // EVENTSTORE: see https://eventstore.org/\n');
+    expect(todoStartup).toContain('            return new CosmosContext(config);\n        }\n');
+    expect(todoStartup).not.toMatch(/CreateAggregateService|MemoryStoreContext\(/);
+    expect(todoTree.get('Web/Program.cs')!.bytes.toString('utf8')).toMatch(/namespace TodoApp\.Web\n[\s\S]*\.WriteTo\.Sink\(new Equinox\.CosmosStore\.Prometheus\.LogSink[\s\S]*private const string AppName = "TodoApp";/);
+    expect(todoTree.get('Domain/Todo.cs')!.bytes.toString('utf8')).toContain('namespace TodoApp\n');
+
+    // 2.0.0 renames Domain/Infrastructure.cs to Domain/Store.cs, by a declarative step.
+    expectPublished(await publishWithAction(server, await stageVersion(port, versions, '2.0.0', workspace), '2.0.0', 'jet/dotnet-templates'), id, '2.0.0');
+
+    const migrated = await cli('migrate', '--project', defaults.dir, '--registry', registry, '--refresh', '--yes');
+    expect(migrated.code, migrated.stderr).toBe(0);
+    const afterMigrate = await readTree(defaults.dir, ['.template-lock.json']);
+    expect(afterMigrate.has('Domain/Infrastructure.cs')).toBe(false);
+    expect(afterMigrate.get('Domain/Store.cs')!.bytes.equals(tree.get('Domain/Infrastructure.cs')!.bytes)).toBe(true);
+    expect(await lockOf(defaults.dir)).toMatchObject({ template: { version: '2.0.0' }, appliedMigrations: ['equinox-web-csharp-2.0.0-store'] });
+
+    // update runs the same step on a project that edited the file: the edit moves with it.
+    const infrastructure = path.join(todos.dir, 'Domain/Infrastructure.cs');
+    await writeFile(infrastructure, `// Our codec helpers.\n${await readFile(infrastructure, 'utf8')}`);
+    const report = await update(todos.dir, registry, '--yes');
+    expect(report).toMatchObject({ status: 'updated', fromVersion: '1.0.0', toVersion: '2.0.0', conflicts: [] });
+    expect(await read(todos.dir, 'Domain/Store.cs')).toMatch(/^\/\/ Our codec helpers\.\nusing System;\n\nnamespace TodoApp;\n/);
+    expect((await readTree(todos.dir)).has('Domain/Infrastructure.cs')).toBe(false);
+    expect(await lockOf(todos.dir)).toMatchObject({ template: { version: '2.0.0' }, appliedMigrations: ['equinox-web-csharp-2.0.0-store'] });
+  }, CHAIN_TIMEOUT);
 });
