@@ -10,6 +10,7 @@ export {
   MAX_NAME_LENGTH,
   ReservedPathError,
   reservedPathProblem,
+  EgressRefusedError,
   VERSION_PATTERN,
   compareVersions,
   satisfiesRange,
@@ -66,7 +67,7 @@ export * from './template/index.js';
 
 // Archives, packing and publishing.
 export { UnsafeArchiveError, IntegrityError, computeIntegrity, type ArchiveDigest } from './archive/index.js';
-export { packTemplate, PackError, FIXED_MTIME, type PackOptions, type PackResult } from './pack/index.js';
+export { packTemplate, selectPackFiles, PackError, FIXED_MTIME, type PackOptions, type PackResult, type PackSelection, type LeftOutFile } from './pack/index.js';
 export * from './publish/index.js';
 export {
   createGitHubClient,

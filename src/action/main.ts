@@ -25,6 +25,7 @@ import { createGitHubClient } from '../github/client.js';
 import type { ActionCoreBase, ActionEnv, SummaryCell } from '../github/inputs.js';
 import { octokitReleaseApi, publishRelease, type ReleaseApi } from '../github/release.js';
 import { PUBLISH_STEP_TITLES, runPublishPipeline, type PublishFinding, type PublishPipelineError, type PublishPipelineOptions, type PublishStep } from '../publish/pipeline.js';
+import type { LeftOutFile } from '../pack/index.js';
 import { PublishError } from '../publish/upload.js';
 import { MANIFEST_FILE } from '../template/validate.js';
 import { parseInputs, type ActionInputs } from './inputs.js';
@@ -57,6 +58,11 @@ export interface ActionDependencies {
 export interface ActionOutcome {
   ok: boolean;
   outputs: Record<string, string>;
+}
+
+/** Text for a job summary cell (written into HTML as it is): a file name cannot add markup. */
+function htmlText(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
 function defaultReleaseApi(token: string, owner: string, repo: string, baseUrl?: string): ReleaseApi {
@@ -126,6 +132,8 @@ export async function run(dependencies: ActionDependencies = {}): Promise<Action
   let stepErrors = 0;
   /** The failure is annotated already, inside its group. */
   let annotated = false;
+  /** What the archive left out, and why: listed in the job summary. */
+  let leftOut: readonly LeftOutFile[] = [];
 
   const stepFailed = (step: PublishStep, error: PublishPipelineError): void => {
     const title = PUBLISH_STEP_TITLES[step];
@@ -173,6 +181,7 @@ export async function run(dependencies: ActionDependencies = {}): Promise<Action
         },
         onInfo: (_step, message) => core.info(message),
         onPacked: (packed) => {
+          leftOut = packed.leftOut;
           setOutput('archive', packed.file);
           setOutput('size', packed.size);
           setOutput('sha256', packed.sha256);
@@ -240,6 +249,11 @@ export async function run(dependencies: ActionDependencies = {}): Promise<Action
     core.summary.addHeading('Template publish', 2);
     core.summary.addTable(rows);
     if (outputs.integrity) core.summary.addRaw(`Integrity: \`${outputs.integrity}\``, true);
+    if (leftOut.length > 0) {
+      // Nothing the template folder holds is left out of the archive silently.
+      core.summary.addHeading('Left out of the archive', 3);
+      core.summary.addTable([[{ data: 'Path', header: true }, { data: 'Why', header: true }], ...leftOut.map((file) => [htmlText(file.path), htmlText(file.reason)])]);
+    }
     await core.summary.write();
   } catch (error) {
     core.warning(`could not write the job summary: ${errorMessage(error)}`);

@@ -12,6 +12,16 @@
  *    exclusively inside `dest`, modes 0644 / 0755. An archive whose entries all sit under one top
  *    folder (`package/...` or `./package/...`) is unpacked with that folder stripped.
  * Any failure leaves `dest` as it was found: removed when this call created it, else emptied.
+ *
+ * Where an archive may come from (every redirect hop included): `https:`, or plain `http:` only
+ * when the registry itself is on loopback (`localhost`, 127.0.0.0/8, ::1). Its host must be, or
+ * resolve only to, public addresses, or addresses of a kind the registry's own host has (a registry
+ * on a private network may name private addresses; a registry on loopback may name anything): a
+ * remote registry cannot send a download to this machine, its network or a metadata service. The
+ * default transport resolves each host once, checks every address and connects to a checked one
+ * (core/egress.ts), so a name that changes its answer gets nowhere refused. With a caller's own
+ * `fetch`, host names are not resolved here (that fetch does the networking); literal addresses are
+ * still checked.
  */
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
@@ -24,7 +34,9 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { DigestStream, digestOf, IntegrityError, verifyIntegrity } from '../archive/integrity.js';
 import { extractArchive } from '../archive/extract.js';
 import { scanArchive, UnsafeArchiveError, type ArchiveLimits, type ArchiveScan } from '../archive/scan.js';
+import { allowedAddresses, EgressRefusedError, egressPolicy, guardedRequest, resolveWithSystem, type EgressPolicy, type ResolveHost } from '../core/egress.js';
 import { errorMessage } from '../core/errors.js';
+import { addressKind, bareAddress, isIpAddress, type AddressKind } from '../core/ip-addresses.js';
 import { DOWNLOAD_PURPOSE_HEADER } from '../core/routes.js';
 import type { TemplateEntry } from '../core/schema-types.js';
 
@@ -53,10 +65,14 @@ export interface DownloadOptions {
   /** Aborts the download. */
   signal?: AbortSignal;
   /**
-   * The URL of the registry document the entry came from: plain `http:` is accepted on its origin
-   * (as on loopback); anything else must be `https:`.
+   * The URL of the registry document the entry came from: where the registry is. Plain `http:` is
+   * accepted only when it is on loopback, and the archive's host may lead only to public addresses
+   * or addresses of the registry's own kind. Without it, the download URL itself stands for the
+   * registry.
    */
   documentUrl?: string;
+  /** Resolves host names for the default transport; default the system resolver (tests give a table). */
+  resolve?: ResolveHost;
   /**
    * `inspect` for a download that only reads the template (`info` showing its questions): sent as
    * `X-Download-Purpose`, so a registry server does not count it as a use. Default `generate`.
@@ -124,15 +140,38 @@ class ByteLimit extends Transform {
 /** Most redirects followed for one archive. */
 const MAX_REDIRECTS = 5;
 
-const isLoopback = (hostname: string): boolean =>
-  hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname);
+/** True when `hostname` (a URL's) is this machine: a loopback address, `localhost` or a `*.localhost` name. */
+function isLoopbackHost(hostname: string): boolean {
+  const host = bareAddress(hostname).toLowerCase().replace(/\.$/, '');
+  if (isIpAddress(host)) return addressKind(host) === 'loopback';
+  return host === 'localhost' || host.endsWith('.localhost');
+}
+
+/** Where the registry is: the document's URL, else the download URL itself (the caller chose it). */
+function registryLocation(url: string, documentUrl: string | undefined): URL | undefined {
+  for (const candidate of [documentUrl, url]) {
+    if (candidate === undefined) continue;
+    try {
+      return new URL(candidate);
+    } catch {
+      // the next one
+    }
+  }
+  return undefined;
+}
 
 /**
- * Where an archive may come from: `https:`, or `http:` on a loopback address or on the origin of
- * the registry document that named it. `file:`, `data:`, `ftp:` and the rest are refused, for the
- * URL a registry names as for every redirect. Throws DownloadError naming the URL and the rule.
+ * Where an archive may come from: `https:`, or plain `http:` only when the registry (the document
+ * `documentUrl` names, else the URL itself) is on loopback. `file:`, `data:`, `ftp:` and the rest
+ * are refused, for the URL a registry names as for every redirect. Throws DownloadError naming the
+ * URL and the rule. (The addresses a host leads to are checked when it is connected to.)
  */
 export function checkDownloadUrl(url: string, documentUrl?: string): URL {
+  return checkUrlOfRegistry(url, documentUrl, registryLocation(url, documentUrl));
+}
+
+/** `checkDownloadUrl` for a URL (a redirect's) of the registry at `registry`. */
+function checkUrlOfRegistry(url: string, documentUrl: string | undefined, registry: URL | undefined): URL {
   let parsed: URL;
   try {
     // A static registry's URLs may be relative to the document they came from.
@@ -142,33 +181,62 @@ export function checkDownloadUrl(url: string, documentUrl?: string): URL {
   }
   if (parsed.protocol === 'https:') return parsed;
   if (parsed.protocol === 'http:') {
-    let documentOrigin: string | undefined;
-    try {
-      documentOrigin = documentUrl === undefined ? undefined : new URL(documentUrl).origin;
-    } catch {
-      documentOrigin = undefined;
-    }
-    if (isLoopback(parsed.hostname) || parsed.origin === documentOrigin) return parsed;
-    throw new DownloadError(url, 'plain http: is only accepted on loopback or on the registry document\'s own origin; use https:');
+    if (registry && isLoopbackHost(registry.hostname)) return parsed;
+    throw new DownloadError(url, 'plain http: is only accepted from a registry on loopback (localhost, 127.0.0.1, ::1); use https:');
   }
-  throw new DownloadError(url, `the ${parsed.protocol} scheme is not accepted: archives are fetched over https: (or http: on loopback or the registry's own origin)`);
+  throw new DownloadError(url, `the ${parsed.protocol} scheme is not accepted: archives are fetched over https: (or http: from a registry on loopback)`);
 }
 
-/** GETs `url`, following redirects only where checkDownloadUrl allows. */
+const ADDRESS_KINDS: readonly AddressKind[] = ['public', 'loopback', 'private', 'link-local', 'special'];
+
+/** The kinds of address the registry's own host has (resolved with `resolve`; names unresolved without it). */
+async function registryKinds(registry: URL | undefined, resolve: ResolveHost | undefined): Promise<Set<AddressKind>> {
+  if (!registry) return new Set();
+  const host = bareAddress(registry.hostname);
+  if (isLoopbackHost(host)) return new Set(['loopback']);
+  if (isIpAddress(host)) return new Set([addressKind(host)]);
+  if (!resolve) return new Set();
+  try {
+    return new Set((await resolve(host)).map((entry) => addressKind(entry.address)));
+  } catch {
+    return new Set();
+  }
+}
+
+/** The addresses an archive of this registry may come from: anything from a registry on loopback; else public ones and those of the registry's own kind. */
+function downloadPolicy(kinds: ReadonlySet<AddressKind>): EgressPolicy {
+  if (kinds.has('loopback')) return egressPolicy({ allowKinds: ADDRESS_KINDS });
+  return egressPolicy({
+    allowKinds: ['public', ...[...kinds].filter((kind) => kind !== 'special')],
+    hint: 'a registry may send downloads only to public addresses, or to addresses of its own kind (a registry on loopback to any)',
+  });
+}
+
+/** GETs `url`, following redirects only where checkDownloadUrl allows, connecting only where the registry's policy allows. */
 async function fetchFollowingSafeRedirects(url: string, options: DownloadOptions, signal: AbortSignal): Promise<Response> {
-  let current = checkDownloadUrl(url, options.documentUrl).href;
+  const registry = registryLocation(url, options.documentUrl);
+  let current = checkUrlOfRegistry(url, options.documentUrl, registry).href;
+  const resolve = options.fetch ? undefined : (options.resolve ?? resolveWithSystem);
+  const policy = downloadPolicy(await registryKinds(registry, resolve));
+  const send = options.fetch ?? guardedRequest(policy, resolve ? { resolve } : {});
   for (let hop = 0; ; hop++) {
     let response: Response;
     try {
-      response = await (options.fetch ?? globalThis.fetch)(current, {
+      const host = new URL(current).hostname;
+      // A caller's fetch resolves names itself; a literal address is checked here whatever the transport.
+      if (isIpAddress(host)) await allowedAddresses(host, policy);
+      response = await send(current, {
         headers: {
           accept: 'application/gzip, application/octet-stream;q=0.9, */*;q=0.1',
+          // Some hosts refuse a request without one (fetch sends its own).
+          'user-agent': 'template-registry',
           ...(options.purpose === 'inspect' ? { [DOWNLOAD_PURPOSE_HEADER]: 'inspect' } : {}),
         },
         redirect: 'manual',
         signal,
       });
     } catch (error) {
+      if (error instanceof EgressRefusedError) throw new DownloadError(current, error.message, { cause: error });
       throw new DownloadError(current, errorMessage(error), { cause: error });
     }
     const location = response.headers.get('location');
@@ -181,7 +249,7 @@ async function fetchFollowingSafeRedirects(url: string, options: DownloadOptions
     } catch {
       throw new DownloadError(current, `it redirects to ${JSON.stringify(location)}, which is not a URL`);
     }
-    current = checkDownloadUrl(next, options.documentUrl).href;
+    current = checkUrlOfRegistry(next, options.documentUrl, registry).href;
   }
 }
 

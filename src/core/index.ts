@@ -95,3 +95,5 @@ export {
   reservedPathProblem,
   ReservedPathError,
 } from './reserved-paths.js';
+export { addressKind, clientPrefix, parseAddressRanges, type AddressKind, type AddressRange } from './ip-addresses.js';
+export { egressPolicy, guardedRequest, EgressRefusedError, type EgressPolicy, type GuardedRequest, type ResolveHost } from './egress.js';

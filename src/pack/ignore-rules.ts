@@ -1,9 +1,10 @@
 /**
- * What `pack` leaves out beyond its fixed rules: the template's `.gitignore` files (git's rules:
- * `#` comments, `!` negation, a trailing `/` for folders only, a `/` elsewhere anchoring the
- * pattern to the file's folder, `**`; the last matching line wins, a deeper file after a
- * shallower one), secrets and environments that must never ship (`.env`, `.env.*`, `.venv`,
- * `__pycache__`), and archives `pack` itself wrote.
+ * What `pack` leaves out beyond its fixed rules, and why (each file or folder left out is named
+ * with one of the reasons below): the template's `.gitignore` files (git's rules: `#` comments,
+ * `!` negation, a trailing `/` for folders only, a `/` elsewhere anchoring the pattern to the
+ * file's folder, `**`; the last matching line wins, a deeper file after a shallower one), secrets
+ * and environments that must never ship (`.env`, `.env.*`, credentials such as `.npmrc` or
+ * `id_rsa`, `.venv`, `__pycache__`), and archives `pack` itself wrote.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -46,9 +47,12 @@ export class GitignoreRules {
     if (text !== undefined) this.#byFolder.set(relativeFolder, parseGitignore(text));
   }
 
-  /** True when the `.gitignore` files say `relative` (a path relative to the template) is ignored. */
-  ignores(relative: string, isDirectory: boolean): boolean {
-    let ignored = false;
+  /**
+   * The `.gitignore` (its path relative to the template) that ignores `relative` (a path relative
+   * to the template), or undefined when the `.gitignore` files keep it.
+   */
+  ignoredBy(relative: string, isDirectory: boolean): string | undefined {
+    let by: string | undefined;
     const parts = relative.split('/');
     // Shallow files first, so that a deeper .gitignore has the last word.
     for (let depth = 0; depth < parts.length; depth++) {
@@ -58,18 +62,61 @@ export class GitignoreRules {
       const below = parts.slice(depth).join('/');
       for (const line of lines) {
         if (line.directoryOnly && !isDirectory) continue;
-        if (line.matches(below)) ignored = !line.negate;
+        if (line.matches(below)) by = line.negate ? undefined : folder === '' ? '.gitignore' : `${folder}/.gitignore`;
       }
     }
-    return ignored;
+    return by;
+  }
+
+  /** True when the `.gitignore` files say `relative` (a path relative to the template) is ignored. */
+  ignores(relative: string, isDirectory: boolean): boolean {
+    return this.ignoredBy(relative, isDirectory) !== undefined;
   }
 }
 
 /** `.env`, `.env.local`, ...: secrets that must not ship unless the manifest names them. */
 export const isEnvFile = (base: string): boolean => base === '.env' || base.startsWith('.env.');
 
-/** Folders of local environments and caches that never belong in a template archive. */
-export const ALWAYS_LEFT_OUT_FOLDERS: ReadonlySet<string> = new Set(['.git', 'node_modules', '.venv', '__pycache__']);
+/** Files that hold credentials more often than not: left out unless the manifest's `include` names them. */
+const SECRET_FILES: readonly string[] = ['.npmrc', '.pypirc', '.netrc', '_netrc'];
+/** Folders whose files are credentials: left out unless the manifest's `include` names them. */
+const SECRET_FOLDERS: readonly string[] = ['.aws', '.ssh'];
+
+/**
+ * True when `relative` (a file's path relative to the template) may hold credentials: `.npmrc`,
+ * `.pypirc`, `.netrc`, SSH keys (`id_rsa*`, `id_ed25519*`), `*.pem`, `*.key`, or anything inside
+ * an `.aws/` or `.ssh/` folder. Names are compared case-insensitively (as on Windows and macOS).
+ */
+export function isSecretFile(relative: string): boolean {
+  const parts = relative.toLowerCase().split('/');
+  const base = parts.at(-1) ?? '';
+  if (parts.slice(0, -1).some((folder) => SECRET_FOLDERS.includes(folder))) return true;
+  return SECRET_FILES.includes(base) || base.startsWith('id_rsa') || base.startsWith('id_ed25519') || base.endsWith('.pem') || base.endsWith('.key');
+}
+
+/** Why `pack` left a file or folder out: what `pack` and `publish` print beside its path. */
+export const LEFT_OUT_REASONS = {
+  versionControl: 'version-control data',
+  dependencies: 'installed dependencies',
+  environment: 'a local environment or cache',
+  junk: 'desktop junk',
+  workflows: 'workflow files',
+  ownArchive: 'an archive pack wrote',
+  secret: 'may hold credentials; list it in the manifest\'s "include" to pack it',
+  envFile: 'an .env file; packed only when the manifest\'s "files" rules or "include" name it',
+  gitignore: (file: string): string => `ignored by ${file}`,
+  exclude: (glob: string): string => `matches the exclude glob ${JSON.stringify(glob)}`,
+} as const;
+
+/**
+ * Installed dependencies, local environments and caches: never in a template archive, by name
+ * (version-control data is `core/reserved-paths.ts`'s `isVersionControlName`).
+ */
+export const ALWAYS_LEFT_OUT: ReadonlyMap<string, string> = new Map([
+  ['node_modules', LEFT_OUT_REASONS.dependencies],
+  ['.venv', LEFT_OUT_REASONS.environment],
+  ['__pycache__', LEFT_OUT_REASONS.environment],
+]);
 
 /** `<name>-<version>.tgz` for this template: an archive `pack` wrote earlier. */
 export function isOwnArchive(base: string, name: string): boolean {

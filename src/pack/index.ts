@@ -1,3 +1,14 @@
 /** Deterministic template archives: what the publish action uploads. */
-export { packTemplate, defaultOutDir, PackError, FIXED_MTIME, type PackOptions, type PackResult } from './pack.js';
+export {
+  packTemplate,
+  selectPackFiles,
+  defaultOutDir,
+  PackError,
+  FIXED_MTIME,
+  type PackOptions,
+  type PackResult,
+  type PackSelection,
+  type LeftOutFile,
+} from './pack.js';
+export { LEFT_OUT_REASONS } from './ignore-rules.js';
 export { computeIntegrity, type ArchiveDigest } from '../archive/integrity.js';

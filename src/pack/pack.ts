@@ -17,7 +17,7 @@ import { isTemplateName, NAME_RULE, VERSION_PATTERN } from '../core/versions.js'
 import { isInside } from '../template/paths.js';
 import { DEFAULT_CONTENT_FOLDER } from '../template/load.js';
 import { MANIFEST_FILE } from '../template/validate.js';
-import { ALWAYS_LEFT_OUT_FOLDERS, GitignoreRules, isEnvFile, isOwnArchive } from './ignore-rules.js';
+import { ALWAYS_LEFT_OUT, GitignoreRules, isEnvFile, isOwnArchive, isSecretFile, LEFT_OUT_REASONS } from './ignore-rules.js';
 import { errorMessage } from '../core/errors.js';
 
 /** The mtime of every archive entry (the one npm uses), so that the archive does not depend on when it was made. */
@@ -44,8 +44,27 @@ export interface PackResult {
   integrity: string;
   /** Archive entry paths, sorted by byte order. */
   files: string[];
+  /** What was left out and why, sorted by path (a folder left out whole once, its path ending in `/`). */
+  leftOut: LeftOutFile[];
   /** The manifest as packed (with the stamped version). */
   manifest: TemplateManifest;
+}
+
+/** A file or folder of the template that `pack` leaves out of the archive. */
+export interface LeftOutFile {
+  /** Relative to the template folder, `/`-separated; a folder's ends in `/` (left out with all it holds). */
+  path: string;
+  /** Why, in words (`ignored by .gitignore`, `may hold credentials; ...`). */
+  reason: string;
+}
+
+/** The files `pack` would put in the archive of a template folder, and those it would leave out. */
+export interface PackSelection {
+  /** The template folder, absolute. */
+  root: string;
+  /** Archive paths (relative to the template folder, `/`-separated), sorted by byte order; `template.json` among them. */
+  files: string[];
+  leftOut: LeftOutFile[];
 }
 
 /** A template that cannot be packed (bad manifest, bad version, a link out of the folder, ...). */
@@ -105,7 +124,8 @@ function stampVersion(manifest: Record<string, unknown>, version: string): Templ
   return { ...manifest, version } as unknown as TemplateManifest;
 }
 
-type ExcludeTest = (relative: string, isDirectory: boolean) => boolean;
+/** Why `relative` (a path relative to the template) is left out, or undefined when it is packed. */
+type LeaveOutTest = (relative: string, isDirectory: boolean) => string | undefined;
 
 /** The manifest's `include` globs: files packed although the rules below would leave them out. */
 function includedOnPurpose(manifest: Record<string, unknown>): (relative: string) => boolean {
@@ -125,40 +145,49 @@ function namedEnvFiles(manifest: Record<string, unknown>): Set<string> {
   return named;
 }
 
-function excludeTest(globs: readonly string[], manifest: Record<string, unknown>, gitignore: GitignoreRules): ExcludeTest {
+function leaveOutTest(globs: readonly string[], manifest: Record<string, unknown>, gitignore: GitignoreRules): LeaveOutTest {
   for (const glob of globs) {
     if (typeof glob !== 'string' || glob.trim() === '') throw new PackError(`exclude globs must be non-empty strings (got ${quote(glob)})`);
   }
-  const matches = globs.length > 0 ? picomatch([...globs], { dot: true }) : () => false;
+  const matchers = globs.map((glob) => ({ glob, matches: picomatch(glob, { dot: true }) }));
+  const excludedBy = (relative: string, isDirectory: boolean): string | undefined =>
+    matchers.find(({ matches }) => matches(relative) || (isDirectory && matches(`${relative}/`)))?.glob;
   const envFiles = namedEnvFiles(manifest);
   const included = includedOnPurpose(manifest);
   const name = String(manifest.name);
   return (relative, isDirectory) => {
-    if (relative === MANIFEST_FILE) return false; // always packed (stamped)
+    if (relative === MANIFEST_FILE) return undefined; // always packed (stamped)
     const base = relative.slice(relative.lastIndexOf('/') + 1);
-    if (ALWAYS_LEFT_OUT_FOLDERS.has(base) || isVersionControlName(base) || isJunkName(base)) return true;
-    if (relative === '.github/workflows' || relative.startsWith('.github/workflows/')) return true;
-    if (!isDirectory && isOwnArchive(base, name)) return true;
-    if (!isDirectory && included(relative)) return matches(relative);
-    if (!isDirectory && isEnvFile(base) && !envFiles.has(relative)) return true;
-    if (gitignore.ignores(relative, isDirectory)) return true;
-    return matches(relative) || (isDirectory && matches(`${relative}/`));
+    if (isVersionControlName(base)) return LEFT_OUT_REASONS.versionControl;
+    const always = ALWAYS_LEFT_OUT.get(base);
+    if (always !== undefined) return always;
+    if (isJunkName(base)) return LEFT_OUT_REASONS.junk;
+    if (relative === '.github/workflows' || relative.startsWith('.github/workflows/')) return LEFT_OUT_REASONS.workflows;
+    if (!isDirectory && isOwnArchive(base, name)) return LEFT_OUT_REASONS.ownArchive;
+    const glob = excludedBy(relative, isDirectory);
+    if (!isDirectory && included(relative)) return glob === undefined ? undefined : LEFT_OUT_REASONS.exclude(glob);
+    if (!isDirectory && isSecretFile(relative)) return LEFT_OUT_REASONS.secret;
+    if (!isDirectory && isEnvFile(base) && !envFiles.has(relative)) return LEFT_OUT_REASONS.envFile;
+    const ignoredBy = gitignore.ignoredBy(relative, isDirectory);
+    if (ignoredBy !== undefined) return LEFT_OUT_REASONS.gitignore(ignoredBy);
+    return glob === undefined ? undefined : LEFT_OUT_REASONS.exclude(glob);
   };
 }
 
 interface WalkContext {
   realRoot: string;
   gitignore: GitignoreRules;
-  excluded: ExcludeTest;
+  leaveOut: LeaveOutTest;
   /** Real path of the archive being written, when it could lie inside the template. */
-  outputReal: string;
+  outputReal: string | undefined;
   files: SourceFile[];
+  leftOut: LeftOutFile[];
 }
 
 /**
- * Collects the regular files below `absoluteDir`, following links that stay inside the template.
- * `realDir` is the real path of `absoluteDir`; `ancestors` the real paths of the folders being
- * walked (a link back to one of them would never end).
+ * Collects the regular files below `absoluteDir`, following links that stay inside the template,
+ * and what is left out with its reason. `realDir` is the real path of `absoluteDir`; `ancestors`
+ * the real paths of the folders being walked (a link back to one of them would never end).
  */
 async function walk(
   context: WalkContext,
@@ -169,15 +198,25 @@ async function walk(
 ): Promise<void> {
   await context.gitignore.load(absoluteDir, relativeDir);
   const names = (await readdir(absoluteDir)).sort(byteOrder);
+  const leaveOut = (relative: string, reason: string, isDirectory: boolean): void => {
+    context.leftOut.push({ path: isDirectory ? `${relative}/` : relative, reason });
+  };
   for (const name of names) {
     const relative = relativeDir === '' ? name : `${relativeDir}/${name}`;
     const absolute = path.join(absoluteDir, name);
     let real = path.join(realDir, name);
-    if (real === context.outputReal) continue;
+    if (real === context.outputReal) {
+      leaveOut(relative, LEFT_OUT_REASONS.ownArchive, false);
+      continue;
+    }
     let info = await lstat(absolute);
     if (info.isSymbolicLink()) {
       // An excluded name is skipped without looking where it leads.
-      if (context.excluded(relative, false) && context.excluded(relative, true)) continue;
+      const asFile = context.leaveOut(relative, false);
+      if (asFile !== undefined && context.leaveOut(relative, true) !== undefined) {
+        leaveOut(relative, asFile, false);
+        continue;
+      }
       try {
         real = await realpath(absolute);
       } catch {
@@ -186,20 +225,69 @@ async function walk(
       if (!isInside(context.realRoot, real)) {
         throw new PackError(`symbolic link ${relative} points outside the template folder (to ${real})`);
       }
-      if (real === context.outputReal) continue;
+      if (real === context.outputReal) {
+        leaveOut(relative, LEFT_OUT_REASONS.ownArchive, false);
+        continue;
+      }
       info = await stat(absolute);
     }
     if (info.isDirectory()) {
-      if (context.excluded(relative, true)) continue;
+      const reason = context.leaveOut(relative, true);
+      if (reason !== undefined) {
+        leaveOut(relative, reason, true);
+        continue;
+      }
       if (ancestors.has(real)) throw new PackError(`symbolic link ${relative} leads back to a folder that contains it`);
       await walk(context, absolute, real, relative, new Set([...ancestors, real]));
     } else if (info.isFile()) {
-      if (context.excluded(relative, false)) continue;
-      context.files.push({ path: relative, source: absolute, mode: normalisedMode(info.mode) });
-    } else if (!context.excluded(relative, false)) {
-      throw new PackError(`${relative} is not a regular file, folder or symbolic link (sockets, fifos and devices cannot be packed)`);
+      const reason = context.leaveOut(relative, false);
+      if (reason !== undefined) leaveOut(relative, reason, false);
+      else context.files.push({ path: relative, source: absolute, mode: normalisedMode(info.mode) });
+    } else {
+      const reason = context.leaveOut(relative, false);
+      if (reason === undefined) throw new PackError(`${relative} is not a regular file, folder or symbolic link (sockets, fifos and devices cannot be packed)`);
+      leaveOut(relative, reason, false);
     }
   }
+}
+
+/** The template folder and its manifest, as pack reads them; PackError for a missing folder or a bad manifest. */
+async function openTemplate(dir: string): Promise<{ root: string; source: Record<string, unknown> }> {
+  const root = path.resolve(dir);
+  let rootInfo;
+  try {
+    rootInfo = await stat(root);
+  } catch {
+    throw new PackError(`template folder ${dir} does not exist`);
+  }
+  if (!rootInfo.isDirectory()) throw new PackError(`${dir} is not a folder`);
+  return { root, source: await readManifest(root, dir) };
+}
+
+/** Walks the template folder: the files to pack (sorted) and what is left out (sorted), or PackError. */
+async function collect(dir: string, root: string, source: Record<string, unknown>, exclude: readonly string[], outputReal: string | undefined): Promise<{ files: SourceFile[]; leftOut: LeftOutFile[] }> {
+  const gitignore = new GitignoreRules();
+  const leaveOut = leaveOutTest(exclude, source, gitignore);
+  const realRoot = await realpath(root);
+  const context: WalkContext = { realRoot, gitignore, leaveOut, outputReal, files: [], leftOut: [] };
+  await walk(context, root, realRoot, '', new Set([realRoot]));
+  const files = context.files.sort((a, b) => byteOrder(a.path, b.path));
+  if (!files.some((file) => file.path === MANIFEST_FILE)) {
+    // template.json is read before, so it exists; it can only be missing here if it is not a regular file.
+    throw new PackError(`${MANIFEST_FILE} in ${dir} must be a regular file`);
+  }
+  return { files, leftOut: context.leftOut.sort((a, b) => byteOrder(a.path, b.path)) };
+}
+
+/**
+ * The files `packTemplate` would put in the archive of `dir` (with `exclude`), and those it would
+ * leave out with the reason: what `test` generates from, so that what is tested is what is
+ * published. Throws PackError as `packTemplate` does.
+ */
+export async function selectPackFiles(dir: string, options: Pick<PackOptions, 'exclude'> = {}): Promise<PackSelection> {
+  const { root, source } = await openTemplate(dir);
+  const { files, leftOut } = await collect(dir, root, source, options.exclude ?? [], undefined);
+  return { root, files: files.map((file) => file.path), leftOut };
 }
 
 /** Fixes the gzip header's mtime (bytes 4-7) to 0 and its OS byte (byte 9) to 3 (Unix), whatever platform compressed it. */
@@ -241,43 +329,26 @@ export function defaultOutDir(templateRoot: string, cwd = process.cwd()): string
  * Packs a template folder into `<name>-<version>.tgz`: a deterministic gzip tar of its regular
  * files at the archive root (sorted, fixed mtime, no owner, modes 0644/0755), without version
  * control data, installed dependencies and environments, workflow files, what the template's
- * `.gitignore` files ignore, `.env` files (unless the manifest's `files` rules name them), its own
- * earlier archives and the `exclude` globs, with `template.json` carrying `version`. The folder
- * itself is never modified.
+ * `.gitignore` files ignore, `.env` files (unless the manifest's `files` rules name them), files
+ * that may hold credentials (unless the manifest's `include` names them), its own earlier archives
+ * and the `exclude` globs, with `template.json` carrying `version`. Every file or folder left out is
+ * in `leftOut` with the reason. The folder itself is never modified.
  */
 export async function packTemplate(dir: string, options: PackOptions = {}): Promise<PackResult> {
-  const root = path.resolve(dir);
-  let rootInfo;
-  try {
-    rootInfo = await stat(root);
-  } catch {
-    throw new PackError(`template folder ${dir} does not exist`);
-  }
-  if (!rootInfo.isDirectory()) throw new PackError(`${dir} is not a folder`);
-
-  const source = await readManifest(root, dir);
+  const { root, source } = await openTemplate(dir);
   const version = options.version ?? source.version;
   if (typeof version !== 'string' || !VERSION_PATTERN.test(version)) {
     throw new PackError(`version must be MAJOR.MINOR.PATCH (got ${quote(version)})`);
   }
   const manifest = stampVersion(source, version);
   const manifestText = `${JSON.stringify(manifest, null, 2)}\n`;
-  const gitignore = new GitignoreRules();
-  const excluded = excludeTest(options.exclude ?? [], source, gitignore);
 
   const outDir = path.resolve(options.outDir ?? defaultOutDir(root));
   await mkdir(outDir, { recursive: true });
   const fileName = `${manifest.name}-${version}.tgz`;
   const outFile = path.join(outDir, fileName);
 
-  const realRoot = await realpath(root);
-  const context: WalkContext = { realRoot, gitignore, excluded, outputReal: path.join(await realpath(outDir), fileName), files: [] };
-  await walk(context, root, realRoot, '', new Set([realRoot]));
-  const files = context.files.sort((a, b) => byteOrder(a.path, b.path));
-  if (!files.some((file) => file.path === MANIFEST_FILE)) {
-    // template.json is read above, so it exists; it can only be missing here if it is not a regular file.
-    throw new PackError(`${MANIFEST_FILE} in ${dir} must be a regular file`);
-  }
+  const { files, leftOut } = await collect(dir, root, source, options.exclude ?? [], path.join(await realpath(outDir), fileName));
   const modes = new Map(files.map((file) => [file.path, file.mode]));
 
   const staging = await mkdtemp(path.join(tmpdir(), 'template-pack-'));
@@ -309,6 +380,7 @@ export async function packTemplate(dir: string, options: PackOptions = {}): Prom
       sha256,
       integrity,
       files: files.map((file) => file.path),
+      leftOut,
       manifest,
     };
   } finally {

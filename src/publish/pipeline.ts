@@ -19,7 +19,7 @@ import { errorMessage } from '../core/errors.js';
 import { archiveUrl } from '../core/routes.js';
 import { formatValidationError } from '../core/validation.js';
 import { VERSION_PATTERN } from '../core/versions.js';
-import { packTemplate, type PackResult } from '../pack/pack.js';
+import { packTemplate, selectPackFiles, type PackResult } from '../pack/pack.js';
 import { extractChangelogSection } from '../template/changelog.js';
 import { formatLintFinding, lintTemplate } from '../template/lint.js';
 import { resolveInsideRoot } from '../template/paths.js';
@@ -164,7 +164,9 @@ async function validateStep({ options, report }: StepContext): Promise<string> {
 }
 
 async function testStep({ options, report, info }: StepContext): Promise<string> {
-  const outcome = await testTemplate(options.templateDir, options.testCommand ? { command: options.testCommand } : {});
+  // Generated from exactly the files the archive will hold: what is tested is what is published.
+  const packedFiles = await selectPackFiles(options.templateDir, { exclude: options.exclude ?? [] });
+  const outcome = await testTemplate(options.templateDir, { packedFiles, ...(options.testCommand ? { command: options.testCommand } : {}) });
   for (const set of outcome.sets) {
     info(`${set.passed ? 'PASS' : 'FAIL'} ${set.name}: ${set.files} files`);
     for (const problem of set.problems) {
@@ -287,8 +289,13 @@ export async function runPublishPipeline(options: PublishPipelineOptions, hooks:
   const outDir = options.outDir ?? (await mkdtemp(path.join(tmpdir(), 'template-publish-')));
   const packed = await step(
     'pack',
-    () => packTemplate(options.templateDir, { version, outDir, exclude: options.exclude ?? [] }),
-    (p) => `${path.basename(p.file)}: ${p.size} bytes, ${p.files.length} files, sha256 ${p.sha256}`,
+    async ({ info }) => {
+      const result = await packTemplate(options.templateDir, { version, outDir, exclude: options.exclude ?? [] });
+      // Nothing is left out silently: each file or folder, and why.
+      for (const file of result.leftOut) info(`left out: ${file.path} (${file.reason})`);
+      return result;
+    },
+    (p) => `${path.basename(p.file)}: ${p.size} bytes, ${p.files.length} files${p.leftOut.length > 0 ? ` (${p.leftOut.length} left out)` : ''}, sha256 ${p.sha256}`,
   );
   hooks.onPacked?.(packed);
 

@@ -48,7 +48,11 @@ export interface ServerOptions {
   trustProxy?: boolean | number | string;
   /** On close, end every connection, not only idle ones (tests); default: idle ones only. */
   forceCloseConnections?: boolean;
-  /** Settings of the webhook dispatcher (retry delays, time-outs), for tests and operators. */
+  /**
+   * Settings of the webhook dispatcher (retry delays, time-outs), for tests and operators; among them
+   * `allowPrivate`, the addresses and CIDR ranges webhooks may reach although they are not public
+   * (`serve --webhook-allow-private`; default none: public addresses only).
+   */
   webhooks?: Omit<WebhookDispatcherOptions, 'store' | 'publicUrl' | 'selfAddresses' | 'logger'>;
   /**
    * The download numbers of the registry (its `stats`): how often it looks for download events in

@@ -29,8 +29,13 @@
  * recorded in the webhook store's log: started before the request, and its outcome written together
  * with the delivery's new state (`recordAttemptOutcome`, one transaction), so an attempt logged as
  * delivered is never sent again. A process that dies during the request leaves the delivery leased:
- * it is sent again when the lease ends (at least once). Deliveries are sent with `fetch`, the
- * project's one style of outgoing request. Receivers check the signature with `verifyWebhookSignature`.
+ * it is sent again when the lease ends (at least once). Receivers check the signature with
+ * `verifyWebhookSignature`.
+ *
+ * Where: a delivery goes only to addresses `webhook-targets.ts` allows (public ones, and the
+ * operator's allowlist), the host resolved and checked at every attempt and the connection made to
+ * a checked address. An attempt without an HTTP answer is logged with one error whatever happened
+ * (`noAnswerError`): the log never tells a closed port from an open one.
  *
  * Order: a webhook gets its deliveries one at a time, in the order their events were written to the
  * outbox (the store only lets the oldest pending delivery of a webhook be claimed). A delivery being
@@ -41,8 +46,10 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 
 import { errorMessage } from '../core/errors.js';
+import { EgressRefusedError, type GuardedRequest } from '../core/egress.js';
 import { parseRetryAfter, retryDelay } from '../core/retry.js';
 import type { DeliveryRecord, OutboxDelivery, OutboxUpdate, StoredWebhook, WebhookEventRecord, WebhookStore } from '../store/types.js';
+import { WebhookTargets, type WebhookTargetOptions } from './webhook-targets.js';
 
 /** The events this registry sends. */
 export const WEBHOOK_EVENTS = ['template.published', 'template.deprecated', 'template.yanked', 'registry.updated'] as const;
@@ -226,6 +233,10 @@ interface AttemptOutcome {
   /** The answer's Retry-After, in ms. */
   retryAfterMs?: number;
   error?: string;
+  /** The address rule refused the host: never sent, not retried. */
+  refused?: boolean;
+  /** What the network said, for the server's log only (the delivery log never tells a closed port from an open one). */
+  detail?: string;
 }
 
 function networkError(error: unknown): string {
@@ -233,6 +244,15 @@ function networkError(error: unknown): string {
   const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? (error as NodeJS.ErrnoException).code;
   const message = cause instanceof Error ? cause.message : errorMessage(error);
   return code && !message.includes(code) ? `${code}: ${message}` : message;
+}
+
+/**
+ * The delivery log's one error for an attempt that got no HTTP answer, whatever the reason: a
+ * refused connection, a reset, a name that does not resolve, a time-out. Telling them apart would
+ * let whoever registers webhooks map which ports of a network are open.
+ */
+export function noAnswerError(timeoutMs: number): string {
+  return `no HTTP answer: the receiver could not be reached or did not answer within ${timeoutMs} ms`;
 }
 
 /** Reads and drops an answer body, at most `MAX_RESPONSE_BYTES` of it. */
@@ -255,18 +275,18 @@ async function discardBody(response: Response): Promise<void> {
   }
 }
 
-/** POSTs `body` once, without following redirects, within `timeoutMs`; `cancel` aborts it. */
-async function post(url: URL, headers: Record<string, string>, body: Buffer, timeoutMs: number, cancel: AbortSignal): Promise<AttemptOutcome> {
+/** POSTs `body` once through `send` (which connects only to allowed addresses), without following redirects, within `timeoutMs`; `cancel` aborts it. */
+async function post(send: GuardedRequest, url: URL, headers: Record<string, string>, body: Buffer, timeoutMs: number, cancel: AbortSignal): Promise<AttemptOutcome> {
   const timeout = AbortSignal.timeout(timeoutMs);
   try {
-    const response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.any([timeout, cancel]) });
+    const response = await send(url, { method: 'POST', headers, body, signal: AbortSignal.any([timeout, cancel]) });
     await discardBody(response);
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after') ?? undefined);
     return { status: response.status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
   } catch (error) {
+    if (error instanceof EgressRefusedError) return { refused: true, error: `refused: ${error.message}` };
     if (cancel.aborted) return { error: 'cancelled: the registry server is closing' };
-    if (timeout.aborted) return { error: `timed out after ${timeoutMs} ms` };
-    return { error: networkError(error) };
+    return { error: noAnswerError(timeoutMs), detail: timeout.aborted ? `timed out after ${timeoutMs} ms` : networkError(error) };
   }
 }
 
@@ -278,7 +298,7 @@ export interface WebhookLogger {
   warn(details: object, message: string): void;
 }
 
-export interface WebhookDispatcherOptions {
+export interface WebhookDispatcherOptions extends WebhookTargetOptions {
   store: WebhookStore;
   /** The server's public URL: webhooks pointing at it are never called. */
   publicUrl: string;
@@ -358,6 +378,8 @@ export class WebhookDispatcher {
   private readonly logger: WebhookLogger | undefined;
   private readonly now: () => Date;
   private readonly random: () => number;
+  /** Where deliveries may go: the rule registration applies too (`POST /webhooks`). */
+  readonly targets: WebhookTargets;
 
   private started = false;
   private closing = false;
@@ -383,6 +405,10 @@ export class WebhookDispatcher {
     this.logger = options.logger;
     this.now = options.now ?? (() => new Date());
     this.random = options.random ?? Math.random;
+    this.targets = new WebhookTargets({
+      ...(options.allowPrivate ? { allowPrivate: options.allowPrivate } : {}),
+      ...(options.resolve ? { resolve: options.resolve } : {}),
+    });
   }
 
   /** Attempts running now. */
@@ -568,10 +594,13 @@ export class WebhookDispatcher {
         'X-Webhook-Delivery': attemptId,
         'X-Webhook-Signature': signWebhookPayload(webhook.secret, body),
       };
-      const outcome = await post(target, headers, body, this.timeoutMs, this.cancel.signal);
+      const outcome = await post(this.targets.request, target, headers, body, this.timeoutMs, this.cancel.signal);
       const status = outcome.status ?? null;
       const retryAfter = outcome.retryAfterMs === undefined ? {} : { retryAfterMs: outcome.retryAfterMs };
-      if (this.cancel.signal.aborted && status === null) {
+      if (outcome.detail !== undefined) this.logger?.warn({ webhook: webhook.id, delivery: delivery.id, detail: outcome.detail }, 'webhook receiver gave no HTTP answer');
+      if (outcome.refused) {
+        result = { kind: 'refused', status: null, error: outcome.error ?? 'refused' };
+      } else if (this.cancel.signal.aborted && status === null) {
         result = { kind: 'cancelled', status, error: outcome.error ?? 'cancelled: the registry server is closing' };
       } else if (outcome.error !== undefined) {
         result = { kind: 'retry', status, error: outcome.error };

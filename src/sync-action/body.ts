@@ -2,8 +2,12 @@
  * The title and body of the sync action's pull request. Both are a pure function of the update,
  * with nothing of the run in them (no time, no run id), so that a re-run with the same result
  * finds them equal and edits nothing.
+ *
+ * Everything the template wrote (its change log, its migration guide, the reasons and warnings of
+ * its steps) goes through `safeMarkdown`: no raw HTML, no @-mentions, no images, links as text.
  */
 import type { ChangelogEntry, UpdatePlan } from '../project/index.js';
+import { safeMarkdown, safeMarkdownLine } from './safe-markdown.js';
 
 type FileUpdate = UpdatePlan['files'][number];
 
@@ -46,7 +50,7 @@ function code(text: string): string {
 
 /** One line of a file list, its reason made single-line. */
 function fileItem(prefix: string, file: FileUpdate): string {
-  const reason = file.reason ? `: ${file.reason.replace(/\s+/g, ' ')}` : '';
+  const reason = file.reason ? `: ${safeMarkdownLine(file.reason.replace(/\s+/g, ' '))}` : '';
   return `- ${file.status} ${code(`${prefix}${file.path}`)}${reason}`;
 }
 
@@ -64,10 +68,10 @@ export function pullRequestBody(input: PullRequestBodyInput): string {
 
   if (input.breaking) {
     lines.push('**Breaking:** yes');
-    for (const reason of input.breakingReasons) lines.push(`- ${reason}`);
+    for (const reason of input.breakingReasons) lines.push(`- ${safeMarkdownLine(reason.replace(/\s+/g, ' '))}`);
     if (input.guide) {
       lines.push('', `Migration guide (${code(input.guide.path)} in the template):`, '');
-      for (const line of input.guide.firstLines) lines.push(`> ${line}`);
+      for (const line of safeMarkdown(input.guide.firstLines.join('\n')).split('\n')) lines.push(`> ${line}`);
     }
   } else {
     lines.push('**Breaking:** no');
@@ -83,7 +87,7 @@ export function pullRequestBody(input: PullRequestBodyInput): string {
 
   if (input.warnings.length > 0) {
     lines.push('', '### Warnings', '');
-    for (const warning of input.warnings) lines.push(`- ${warning.replace(/\s+/g, ' ')}`);
+    for (const warning of input.warnings) lines.push(`- ${safeMarkdownLine(warning.replace(/\s+/g, ' '))}`);
   }
 
   if (input.conflicts.length > 0) {
@@ -111,7 +115,7 @@ export function pullRequestBody(input: PullRequestBodyInput): string {
   }
 
   lines.push('', '### Changelog');
-  for (const entry of input.changelog) lines.push('', `#### ${entry.version}`, '', entry.body.trim() || '(the change log has no section for this version)');
+  for (const entry of input.changelog) lines.push('', `#### ${entry.version}`, '', safeMarkdown(entry.body.trim()) || '(the change log has no section for this version)');
 
   lines.push('', '---', '<sub>Opened by the template-registry sync action. Later runs update this pull request; a newer template version replaces it.</sub>');
   return cut(lines.join('\n'));

@@ -50,6 +50,7 @@ export {
   type AnswerSetReport,
   type TestTemplateReport,
   type TestTemplateOptions,
+  type PackedFiles,
   type CommandOutcome,
 } from './test-template.js';
 export {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -8,6 +8,7 @@ import { comparisonsOf, ExpressionEvaluator } from './expression.js';
 import { generateProject } from './generate.js';
 import { loadTemplate, type LoadedTemplate, type VariableDefinition } from './load.js';
 import { isJsonChecked, jsonProblems } from './json-files.js';
+import { isInside } from './paths.js';
 import { isBinary, RenderError } from './render.js';
 import { errorMessage } from '../core/errors.js';
 
@@ -51,6 +52,19 @@ export interface TestTemplateReport {
   passed: boolean;
   sets: AnswerSetReport[];
   uncovered: string[];
+  /** With `packedFiles`: what the archive leaves out (so the generated projects lack it too), and why. */
+  leftOut?: { path: string; reason: string }[];
+}
+
+/**
+ * The files a template's archive will hold: `selectPackFiles` of the pack layer gives them (this
+ * layer cannot call it), so that test generation runs on exactly what is published.
+ */
+export interface PackedFiles {
+  /** Paths relative to the template folder, `/`-separated, `template.json` among them. */
+  files: readonly string[];
+  /** What the archive leaves out and why (shown in the report). */
+  leftOut?: readonly { path: string; reason: string }[];
 }
 
 export interface TestTemplateOptions {
@@ -60,6 +74,12 @@ export interface TestTemplateOptions {
   timeoutMs?: number;
   /** Keep the generated projects (their folders are in the report). */
   keep?: boolean;
+  /**
+   * Generate from these files of the template folder only (copied apart first), as the archive
+   * will hold them; default every file of the folder. `template-registry test` and the publish
+   * pipeline pass what `pack` would pack.
+   */
+  packedFiles?: PackedFiles;
 }
 
 /** The values a variable can take that the matrix must try: its enum, its items' enum, else its prompt's choices. */
@@ -253,19 +273,39 @@ export function runCommand(command: string, cwd: string, timeoutMs: number): Pro
   });
 }
 
+/** Copies `files` (relative, `/`-separated) of `root` into `into`, with their modes: the template as its archive will hold it. */
+async function copyPackedFiles(root: string, into: string, files: readonly string[]): Promise<void> {
+  for (const file of files) {
+    const target = path.join(into, ...file.split('/'));
+    const source = path.join(root, ...file.split('/'));
+    if (!isInside(into, target) || !isInside(root, source)) throw new Error(`packed file ${JSON.stringify(file)} is not a path inside the template folder`);
+    await mkdir(path.dirname(target), { recursive: true });
+    await copyFile(source, target);
+    await chmod(target, (await stat(source)).mode & 0o777);
+  }
+}
+
 /**
  * Test-generates a template: renders it into temporary folders for each answer set of the
- * matrix, checks the files, and runs the test command (if any) inside each project.
+ * matrix, checks the files, and runs the test command (if any) inside each project. With
+ * `packedFiles`, from those files of the template only (what its archive will hold).
  */
 export async function testTemplate(dir: string | LoadedTemplate, options: TestTemplateOptions = {}): Promise<TestTemplateReport> {
   const evaluator = new ExpressionEvaluator();
-  const template = typeof dir === 'string' ? await loadTemplate(dir, evaluator) : dir;
-  const matrix = buildAnswerMatrix(template, evaluator);
-  const command = options.command ?? template.manifest.test?.command;
-  const timeoutMs = options.timeoutMs ?? (template.manifest.test?.timeoutSeconds ?? 300) * 1000;
-  const workDir = await mkdtemp(path.join(tmpdir(), `template-test-${template.manifest.name}-`));
+  const workDir = await mkdtemp(path.join(tmpdir(), 'template-test-'));
   const reports: AnswerSetReport[] = [];
   try {
+    let template: LoadedTemplate;
+    if (options.packedFiles) {
+      const staged = path.join(workDir, 'template');
+      await copyPackedFiles(typeof dir === 'string' ? path.resolve(dir) : dir.root, staged, options.packedFiles.files);
+      template = await loadTemplate(staged, evaluator);
+    } else {
+      template = typeof dir === 'string' ? await loadTemplate(dir, evaluator) : dir;
+    }
+    const matrix = buildAnswerMatrix(template, evaluator);
+    const command = options.command ?? template.manifest.test?.command;
+    const timeoutMs = options.timeoutMs ?? (template.manifest.test?.timeoutSeconds ?? 300) * 1000;
     for (const [index, set] of matrix.sets.entries()) {
       const projectDir = path.join(workDir, `set-${index + 1}`);
       const report: AnswerSetReport = { ...set, answers: {}, computed: {}, passed: false, problems: [], files: 0 };
@@ -292,14 +332,15 @@ export async function testTemplate(dir: string | LoadedTemplate, options: TestTe
       report.passed = report.problems.length === 0;
       if (options.keep) report.projectDir = projectDir;
     }
+    return {
+      template: { name: template.manifest.name, version: template.manifest.version },
+      // An outcome no valid answer set reaches is a condition that can never (or always) hold: a mistake.
+      passed: reports.length > 0 && reports.every((r) => r.passed) && matrix.uncovered.length === 0,
+      sets: reports,
+      uncovered: matrix.uncovered,
+      ...(options.packedFiles ? { leftOut: [...(options.packedFiles.leftOut ?? [])] } : {}),
+    };
   } finally {
     if (!options.keep) await rm(workDir, { recursive: true, force: true });
   }
-  return {
-    template: { name: template.manifest.name, version: template.manifest.version },
-    // An outcome no valid answer set reaches is a condition that can never (or always) hold: a mistake.
-    passed: reports.length > 0 && reports.every((r) => r.passed) && matrix.uncovered.length === 0,
-    sets: reports,
-    uncovered: matrix.uncovered,
-  };
 }

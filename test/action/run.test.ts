@@ -133,6 +133,31 @@ function dryRunEnv(dir: string, extra: Record<string, string> = {}): Record<stri
   };
 }
 
+describe('the publish action: what the archive leaves out', () => {
+  it('lists each file left out and why in the job summary, and in the Pack group of the log', async () => {
+    const dir = await writePublishableTemplate({ 'template/.env': 'SECRET=1', 'deploy.pem': 'a key', 'template/<b>.key': 'x' });
+    const { core, calls, setExitCode } = recordingCore();
+    const outcome = await run({ env: dryRunEnv(dir, { RUNNER_TEMP: await tempDir() }), core, upload: recordingUpload().upload, setExitCode });
+    expect(outcome.ok).toBe(true);
+    expect(calls.summaryText).toContain('Left out of the archive');
+    const table = calls.summaryRows.slice(calls.summaryRows.findIndex((r) => r[0] === 'Path'));
+    expect(table).toEqual([
+      ['Path', 'Why'],
+      // The cells are HTML: the text is escaped.
+      ['deploy.pem', 'may hold credentials; list it in the manifest\'s &quot;include&quot; to pack it'],
+      ['template/.env', expect.stringContaining('an .env file')],
+      ['template/&lt;b&gt;.key', expect.stringContaining('may hold credentials')],
+    ]);
+    expect(groupLines(calls.log, 'Pack')).toContain('info left out: template/.env (an .env file; packed only when the manifest\'s "files" rules or "include" name it)');
+  });
+
+  it('adds no such list when nothing is left out', async () => {
+    const { core, calls, setExitCode } = recordingCore();
+    await run({ env: dryRunEnv(await writePublishableTemplate(), { RUNNER_TEMP: await tempDir() }), core, upload: recordingUpload().upload, setExitCode });
+    expect(calls.summaryText).not.toContain('Left out of the archive');
+  });
+});
+
 describe('the publish action run()', () => {
   it('runs every check in its own group and packs on a dry run, with the outputs and the summary', async () => {
     const dir = await writePublishableTemplate();

@@ -4,7 +4,7 @@
  */
 import { copyFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate } from '../../src/publish/index.js';
@@ -43,12 +43,17 @@ describe('template-registry info', () => {
   }, 60_000);
 
   it('gives the questions and dependencies as JSON fields, and with --no-questions downloads nothing', async () => {
-    const server = await startRegistryServer();
+    // The server's request log says which requests reached it (downloads go through the client's own HTTP transport, not fetch).
+    const logged: string[] = [];
+    const server = await startRegistryServer({ logger: { level: 'info', stream: { write: (line: string) => void logged.push(line) } } });
     const dir = await writeTemplate({ 'template.json': { ...validManifest, dependencies: { python: '>=3.11', pip: '>=23' } } });
     await publish(server, dir);
     const registry = `${server.url}/registry.json`;
-    const fetches = vi.spyOn(globalThis, 'fetch');
-    const archiveRequests = () => fetches.mock.calls.filter(([url]) => String(url instanceof Request ? url.url : url).endsWith('/archive')).length;
+    const archiveRequests = () =>
+      logged.filter((line) => {
+        const entry = JSON.parse(line) as { msg?: string; req?: { url?: string } };
+        return entry.msg === 'incoming request' && entry.req?.url?.endsWith('/archive') === true;
+      }).length;
 
     const json = await cli('info', 'demo-template', '--registry', registry, '--json');
     expect(json.code, json.stderr).toBe(0);
@@ -66,7 +71,6 @@ describe('template-registry info', () => {
     expect(entryOnly.stdout).toContain('requires:  methodology *, python >=3.11, pip >=23');
     expect(entryOnly.stdout).not.toContain('questions');
     expect(archiveRequests()).toBe(1);
-    fetches.mockRestore();
   }, 60_000);
 
   it('still shows the entry, with a warning, when the archive does not match its integrity', async () => {

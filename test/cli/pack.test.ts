@@ -43,6 +43,25 @@ describe('template-registry pack', () => {
     expect(parsed.size).toBe((await readFile(parsed.file)).length);
   });
 
+  it('names every file it leaves out and why, on stderr and in --json', async () => {
+    const dir = await writeTemplate({ 'template/.env': 'SECRET=1', 'template/.npmrc': '//registry.npmjs.org/:_authToken=secret', '.gitignore': 'dist/\n', 'dist/app.js': 'x' });
+    const plain = await run('pack', dir, '--out-dir', await tempDir());
+    expect(plain.code).toBe(0);
+    expect(plain.stderr.split('\n').filter((line) => line !== '')).toEqual([
+      'left out: dist/ (ignored by .gitignore)',
+      'left out: template/.env (an .env file; packed only when the manifest\'s "files" rules or "include" name it)',
+      'left out: template/.npmrc (may hold credentials; list it in the manifest\'s "include" to pack it)',
+    ]);
+    const json = await run('pack', dir, '--out-dir', await tempDir(), '--json');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout).leftOut).toEqual([
+      { path: 'dist/', reason: 'ignored by .gitignore' },
+      { path: 'template/.env', reason: expect.stringContaining('.env file') },
+      { path: 'template/.npmrc', reason: expect.stringContaining('credentials') },
+    ]);
+    expect(json.stderr).toBe(plain.stderr);
+  });
+
   it('exits 1 with the message and no stack trace when the template cannot be packed', async () => {
     const dir = await writeTemplate({ 'template.json': { ...validManifest, version: '1.0' } });
     const result = await run('pack', dir, '--out-dir', await tempDir());

@@ -97,6 +97,20 @@ describe('template-registry publish output', () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ uploaded: false, downloadUrl: `${fake.url}/templates/demo-template/versions/1.0.0/archive` });
   });
 
+  it('names what the archive leaves out and why, on stderr and in --json', async () => {
+    const dir = await writePublishableTemplate({ 'template/.env': 'SECRET=1', 'id_rsa': 'a private key' });
+    const result = await cliOn('pipe', 'publish', dir, '--registry', fake.url, '--token', TOKEN, '--json');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain('left out: id_rsa (may hold credentials; list it in the manifest\'s "include" to pack it)\n');
+    expect(result.stderr).toContain('left out: template/.env (an .env file;');
+    expect((JSON.parse(result.stdout) as { leftOut: unknown }).leftOut).toEqual([
+      { path: 'id_rsa', reason: expect.stringContaining('credentials') },
+      { path: 'template/.env', reason: expect.stringContaining('.env file') },
+    ]);
+    const plain = await cliOn('pipe', 'publish', dir, '--registry', fake.url, '--token', TOKEN);
+    expect(plain.stderr).toContain('left out: id_rsa (may hold credentials;');
+  });
+
   describe('against a registry server', () => {
     const cwd = process.cwd();
     afterEach(() => process.chdir(cwd));

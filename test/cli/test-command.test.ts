@@ -1,3 +1,4 @@
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -103,5 +104,41 @@ describe('template-registry test', () => {
     expect(given).toContainEqual(expect.objectContaining({ license: 'MIT' }));
     expect(given).toContainEqual(expect.objectContaining({ port: 1023 }));
     expect(given).toContainEqual(expect.objectContaining({ description: 'web' }));
+  });
+
+  it('generates from exactly the files pack would pack: an .env it leaves out is not generated, and the report says so', async () => {
+    const dir = await writeTemplate({ 'template/.env': 'NAME={{ projectName }}\n', 'template/local.cfg': 'x', '.gitignore': 'template/local.cfg\n' });
+    const needsEnv = await cli('test', dir, '--run', 'test -f .env');
+    expect(needsEnv.code).toBe(1);
+    expect(needsEnv.stdout).toMatch(/command exited with 1: test -f \.env/);
+    expect(needsEnv.stdout).toContain('left out of the archive, so not generated (2):');
+    expect(needsEnv.stdout).toContain('template/.env (an .env file;');
+    expect(needsEnv.stdout).toContain('template/local.cfg (ignored by .gitignore)');
+
+    const json = await cli('test', dir, '--run', 'test ! -e .env && test ! -e local.cfg', '--json');
+    expect(json.code, json.stdout).toBe(0);
+    expect(JSON.parse(json.stdout).leftOut).toEqual([
+      { path: 'template/.env', reason: expect.stringContaining('.env file') },
+      { path: 'template/local.cfg', reason: 'ignored by .gitignore' },
+    ]);
+  });
+
+  it('generates an .env file the manifest names in its files rules (pack packs it), and honours --exclude as pack does', async () => {
+    const dir = await writeTemplate({
+      'template.json': { name: 'demo-template', version: '1.0.0', description: 'A demo template used by the tests', category: 'backend', files: [{ path: '.env', when: 'features contains "api"' }] },
+      'template/.env': 'NAME={{ projectName }}\n',
+      'template/notes.md': 'notes\n',
+    });
+    const named = await cli('test', dir, '--json', '--keep');
+    expect(named.code, named.stdout).toBe(0);
+    const report = JSON.parse(named.stdout) as { leftOut: unknown[]; sets: { answers: { features: string[] }; projectDir: string }[] };
+    expect(report.leftOut).toEqual([]);
+    const withApi = report.sets.find((set) => set.answers.features.includes('api'));
+    expect(await readFile(path.join(withApi!.projectDir, '.env'), 'utf8')).toMatch(/^NAME=/);
+    for (const set of report.sets) await rm(path.dirname(set.projectDir), { recursive: true, force: true });
+
+    const excluded = await cli('test', dir, '--exclude', 'template/notes.md', '--run', 'test ! -e notes.md', '--json');
+    expect(excluded.code, excluded.stdout).toBe(0);
+    expect(JSON.parse(excluded.stdout).leftOut).toEqual([{ path: 'template/notes.md', reason: 'matches the exclude glob "template/notes.md"' }]);
   });
 });

@@ -36,13 +36,24 @@ export interface StorageTestServer<S extends RegistryStorage = RegistryStorage> 
   token: string;
 }
 
+/** The addresses test servers let webhooks reach: the receivers of test/helpers/webhook-receiver.ts. */
+export const LOCAL_RECEIVERS: readonly string[] = ['127.0.0.1'];
+
 /** A registry server on an opened storage, listening on 127.0.0.1, closed (with the storage) after the test. */
 export async function startServerOn<S extends RegistryStorage>(store: S, options: Partial<ServerOptions> = {}): Promise<StorageTestServer<S>> {
   // The public URL goes into registry.json, so the port is chosen before the server starts.
   const port = await freePort();
   let server: RegistryServer;
   try {
-    server = await createServer({ publicUrl: `http://127.0.0.1:${port}`, forceCloseConnections: true, ...options, store });
+    server = await createServer({
+      publicUrl: `http://127.0.0.1:${port}`,
+      forceCloseConnections: true,
+      ...options,
+      // The tests' webhook receivers listen on 127.0.0.1: allowed here, as an operator would allow them
+      // (serve --webhook-allow-private). Tests of the address rule pass their own `allowPrivate`.
+      webhooks: { allowPrivate: LOCAL_RECEIVERS, ...options.webhooks },
+      store,
+    });
   } catch (error) {
     await store.close();
     throw error;

@@ -60,6 +60,33 @@ async function failure(run: Promise<unknown>): Promise<PublishPipelineError> {
 
 const started = (events: string[]): string[] => events.filter((e) => e.startsWith('start ')).map((e) => e.slice('start '.length));
 
+describe('runPublishPipeline: what is tested is what is published', () => {
+  it('test-generates from the files the archive will hold, and names what pack leaves out in the pack step', async () => {
+    const dir = await writePublishableTemplate({
+      'template.json': { ...publishableManifest, test: { command: 'test -f .env' } },
+      'template/.env': 'NAME={{ projectName }}\n',
+    });
+    const { hooks, events, findings } = recordingHooks();
+    const infos: string[] = [];
+    hooks.onInfo = (step, message) => void infos.push(`${step}: ${message}`);
+    // The template generates an .env file the archive would not hold: the test step fails on it.
+    const error = await failure(runPublishPipeline(await options(dir, { dryRun: true }), hooks));
+    expect(error.step).toBe('test');
+    expect(findings.some((f) => f.step === 'test' && /command exited with 1: test -f \.env/.test(f.message))).toBe(true);
+    expect(events).not.toContain('start pack');
+
+    // Without the command, the pack step names the .env file it leaves out.
+    const packedDir = await writePublishableTemplate({ 'template/.env': 'NAME={{ projectName }}\n' });
+    const packing = recordingHooks();
+    const packInfos: string[] = [];
+    packing.hooks.onInfo = (step, message) => void packInfos.push(`${step}: ${message}`);
+    const result = await runPublishPipeline(await options(packedDir, { dryRun: true }), packing.hooks);
+    expect(result.packed.leftOut).toEqual([{ path: 'template/.env', reason: expect.stringContaining('.env file') }]);
+    expect(packInfos).toContain(`pack: left out: template/.env (${result.packed.leftOut[0]!.reason})`);
+    expect(packing.events).toContainEqual(expect.stringMatching(/^finish pack: .*\(1 left out\)/));
+  });
+});
+
 describe('runPublishPipeline', () => {
   it('runs the steps in the spec order, then uploads the packed archive with its manifest and integrity', async () => {
     const dir = await writePublishableTemplate();

@@ -38,10 +38,10 @@ async function statsDownloads(server: TestServer, version: string): Promise<numb
 describe('GET /templates/{id}/analytics', () => {
   it('serves the record of a version, from downloads, generations and feedback', async () => {
     const server = await published();
-    await downloadArchive(server, '1.0.0', '10.0.0.1');
-    await downloadArchive(server, '1.0.0', '10.0.0.1'); // the same client the same day: counted once
-    await downloadArchive(server, '1.0.0', '10.0.0.2');
-    await downloadArchive(server, '1.1.0', '10.0.0.3');
+    await downloadArchive(server, '1.0.0', '10.0.1.1');
+    await downloadArchive(server, '1.0.0', '10.0.1.1'); // the same client the same day: counted once
+    await downloadArchive(server, '1.0.0', '10.0.2.1'); // another network (clients are counted by /24)
+    await downloadArchive(server, '1.1.0', '10.0.3.1');
     const now = new Date().toISOString();
     await postEvent(server, { type: 'generation', templateId: TEMPLATE, version: '1.0.0', success: true, duration: 120, timestamp: now, userId: 'u1' });
     await postEvent(server, { type: 'generation', templateId: TEMPLATE, version: '1.0.0', success: false, duration: 30, timestamp: now });
@@ -85,9 +85,9 @@ describe('GET /templates/{id}/analytics', () => {
   it('refreshes the registry stats from the same count on a timer, without a new publish', async () => {
     const server = await published(100);
     expect(await statsDownloads(server, '1.0.0')).toBe(0);
-    await downloadArchive(server, '1.0.0', '10.0.0.1');
-    await downloadArchive(server, '1.0.0', '10.0.0.1');
-    await downloadArchive(server, '1.0.0', '10.0.0.2');
+    await downloadArchive(server, '1.0.0', '10.0.1.1');
+    await downloadArchive(server, '1.0.0', '10.0.1.1');
+    await downloadArchive(server, '1.0.0', '10.0.2.1');
     await expect.poll(() => statsDownloads(server, '1.0.0'), { timeout: 5000, interval: 50 }).toBe(2);
     expect((await analytics(server, '?version=1.0.0')).body.data.metrics.downloads.total).toBe(2);
   });

@@ -17,7 +17,7 @@ import { createServer, type RegistryServer, type ServerOptions } from '../../src
 import { openPostgresStorage, S3BlobStore, type PostgresStorage } from '../../src/store/index.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { postgresSkipReason, usePostgres } from '../helpers/postgres.js';
-import { freePort } from '../helpers/registry-server.js';
+import { freePort, LOCAL_RECEIVERS } from '../helpers/registry-server.js';
 import { startFakeS3, S3RVER_CREDENTIALS, type FakeS3 } from '../helpers/s3-server.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
@@ -95,6 +95,7 @@ describe.skipIf(postgresSkipReason !== undefined)('several server instances on o
       statsRefreshMs: 0,
       limits: { uploadPerMinute: 1000, readPerMinute: 100_000 },
       ...options,
+      webhooks: { allowPrivate: LOCAL_RECEIVERS, ...options.webhooks },
     });
     const url = await server.app.listen({ host: '127.0.0.1', port });
     const instance = { ...server, url, storage };

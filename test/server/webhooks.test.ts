@@ -14,7 +14,16 @@ import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate } from '../../src/publish/index.js';
 import type { ServerOptions } from '../../src/server/index.js';
 import * as root from '../../src/index.js';
-import { signWebhookBody, signWebhookPayload, verifyWebhookSignature, WEBHOOK_EVENTS, WebhookDispatcher, type DeliveryView } from '../../src/server/webhooks.js';
+import {
+  DEFAULT_TIMEOUT_MS,
+  noAnswerError,
+  signWebhookBody,
+  signWebhookPayload,
+  verifyWebhookSignature,
+  WEBHOOK_EVENTS,
+  WebhookDispatcher,
+  type DeliveryView,
+} from '../../src/server/webhooks.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { freePort, startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
@@ -271,12 +280,15 @@ describe('webhook delivery', () => {
       expect(await registry.server.store.webhooks.listOutboxDeliveries(id)).toMatchObject([{ state: 'failed', attempts: 3 }]);
       expect((await registry.server.store.webhooks.getWebhook(id))?.active).toBe(true);
     }
+    // A receiver that never answers and a port nobody listens on look the same in the log: it must
+    // not tell whoever registers webhooks which ports of a network are open.
     const slow = await deliveries(registry, hangingId);
     expect(slow).toHaveLength(3);
-    for (const attempt of slow) expect(attempt).toMatchObject({ status: null, error: 'timed out after 100 ms' });
+    for (const attempt of slow) expect(attempt).toMatchObject({ status: null, error: noAnswerError(100) });
     const down = await deliveries(registry, downId);
     expect(down).toHaveLength(3);
-    for (const attempt of down) expect(attempt).toMatchObject({ status: null, error: expect.stringMatching(/ECONNREFUSED/) });
+    for (const attempt of down) expect(attempt).toMatchObject({ status: null, error: noAnswerError(100) });
+    expect(noAnswerError(100)).not.toMatch(/ECONNREFUSED|timed out|refused/i);
   });
 
   it('sends nothing to an inactive webhook or one not subscribed to the event', async () => {
@@ -460,7 +472,7 @@ describe('webhook delivery headers and outbox', () => {
     expect(JSON.parse(received.body.toString('utf8'))).toEqual({ event: 'template.published', timestamp: expect.any(String), data: entry });
     const log = await deliveries(registry, id);
     expect(log[0]).toMatchObject({ status: 200, error: null, deliveryId: received.headers['x-webhook-id'] });
-    expect(log.slice(1).every((d) => d.status === null && /ECONNREFUSED/.test(String(d.error)))).toBe(true);
+    expect(log.slice(1).every((d) => d.status === null && d.error === noAnswerError(DEFAULT_TIMEOUT_MS))).toBe(true);
     expect(new Set(log.map((d) => d.deliveryId))).toEqual(new Set([received.headers['x-webhook-id']]));
     expect(receiver.requests).toHaveLength(1);
   });
@@ -472,7 +484,7 @@ describe('webhook delivery headers and outbox', () => {
     const entry = await publish(first);
     await vi.waitFor(async () => expect(await first.server.store.webhooks.listOutboxDeliveries(id)).toMatchObject([{ state: 'pending', attempts: 1 }]));
     const [failed] = await deliveries(first, id);
-    expect(failed).toMatchObject({ status: null, error: expect.stringMatching(/ECONNREFUSED/) });
+    expect(failed).toMatchObject({ status: null, error: noAnswerError(DEFAULT_TIMEOUT_MS) });
     await first.server.app.close();
 
     const receiver = await startReceiver(() => 200, port);

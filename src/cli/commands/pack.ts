@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 
 import { VERSION_PATTERN } from '../../core/versions.js';
-import { packTemplate, type PackResult } from '../../pack/index.js';
+import { packTemplate, type LeftOutFile, type PackResult } from '../../pack/index.js';
 import { EXIT, type CliIo } from '../io.js';
 import { errorMessage } from '../../core/errors.js';
 
@@ -25,9 +25,15 @@ function summary(result: PackResult): string {
   ].join('\n');
 }
 
+/** The lines naming what was left out of the archive and why: `left out: .env (an .env file; ...)`. */
+export function leftOutLines(leftOut: readonly LeftOutFile[]): string {
+  return leftOut.map((file) => `left out: ${file.path} (${file.reason})\n`).join('');
+}
+
 /**
  * `template-registry pack [dir] [--version X] [--out-dir DIR] [--exclude GLOB]... [--json]`.
  * Exit 0 packed, 1 the template cannot be packed, 2 a usage error (bad `--version`, unknown flag).
+ * Every file or folder left out is named on stderr with the reason (and in `--json`'s `leftOut`).
  *
  * The root program's own `--version` flag (commander's `.version()`) would otherwise swallow
  * `pack --version 1.2.3`, so this makes program options positional: they are recognised only
@@ -56,6 +62,7 @@ export function registerPack(program: Command, io: CliIo, setExit: (code: number
         setExit(EXIT.failure);
         return;
       }
+      io.stderr(leftOutLines(result.leftOut));
       io.stdout(flags.json ? `${JSON.stringify(result, null, 2)}\n` : summary(result));
       setExit(EXIT.ok);
     });

@@ -77,7 +77,7 @@ export function registerPublish(program: Command, io: CliIo, setExit: (code: num
         if (flags.json) {
           const { entry: _entry, ...summary } = upload ?? {};
           io.stdout(
-            `${JSON.stringify({ name, version: published, size: packed.size, sha256: packed.sha256, files: packed.files, ...summary, downloadUrl }, null, 2)}\n`,
+            `${JSON.stringify({ name, version: published, size: packed.size, sha256: packed.sha256, files: packed.files, leftOut: packed.leftOut, ...summary, downloadUrl }, null, 2)}\n`,
           );
         } else {
           io.stdout(upload?.uploaded ? `published ${label} (${upload.integrity})\n` : `already published ${label} with the same content\n`);

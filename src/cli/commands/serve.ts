@@ -5,6 +5,8 @@ import type { Command } from 'commander';
 import { createServer } from '../../server/app.js';
 import { DEFAULT_LIMITS } from '../../server/context.js';
 import { DEFAULT_STATS_REFRESH_MS } from '../../server/stats-refresh.js';
+import { WEBHOOK_ALLOW_PRIVATE_ENV } from '../../server/webhook-targets.js';
+import { parseAddressRanges } from '../../core/ip-addresses.js';
 import { tokenState, type TokenRecord, type TokenState } from '../../store/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { stderrStyle } from '../style.js';
@@ -40,6 +42,19 @@ export function parseTrustProxy(value: string | undefined): number | string | un
   return addresses.join(',');
 }
 
+/**
+ * `--webhook-allow-private`: the addresses and CIDR ranges (comma-separated) webhooks may reach
+ * although they are not public (loopback, private networks, link-local).
+ */
+export function parseWebhookAllowPrivate(value: string | undefined): string[] {
+  if (value === undefined || value.trim() === '') return [];
+  try {
+    return parseAddressRanges(value).map((range) => range.text);
+  } catch (error) {
+    throw new UsageError(`--webhook-allow-private: ${errorMessage(error)}`);
+  }
+}
+
 interface ServeFlags extends BackendFlags {
   host: string;
   port: string;
@@ -50,6 +65,7 @@ interface ServeFlags extends BackendFlags {
   requestTimeout?: string;
   statsRefresh?: string;
   trustProxy?: string;
+  webhookAllowPrivate?: string;
 }
 
 export function registerServe(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -65,9 +81,14 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
     .option('--request-timeout <seconds>', `a request, an upload's body included, must arrive within this time (env REGISTRY_REQUEST_TIMEOUT; default ${DEFAULT_LIMITS.requestTimeoutMs / 1000})`)
     .option('--stats-refresh <seconds>', `how often the download numbers of the registry are refreshed for downloads other instances recorded; this server's own show a few seconds after them; 0: only on publish (env REGISTRY_STATS_REFRESH; default ${DEFAULT_STATS_REFRESH_MS / 1000})`)
     .option('--trust-proxy <hops|addresses>', 'behind proxies: how many hops, or which proxy addresses, to trust for the client address (env REGISTRY_TRUST_PROXY)')
+    .option(
+      '--webhook-allow-private <addresses>',
+      `addresses or CIDR ranges (comma-separated) webhooks may reach although they are loopback, private or link-local; by default webhooks reach public addresses only (env ${WEBHOOK_ALLOW_PRIVATE_ENV})`,
+    )
     .action(async (flags: ServeFlags) => {
       const env = process.env;
       const trustProxy = parseTrustProxy(flags.trustProxy ?? env.REGISTRY_TRUST_PROXY);
+      const webhookAllowPrivate = parseWebhookAllowPrivate(flags.webhookAllowPrivate ?? env[WEBHOOK_ALLOW_PRIVATE_ENV]);
       const port = positiveInteger('--port', flags.port, 4873);
       const publicUrl = flags.publicUrl ?? env.REGISTRY_PUBLIC_URL ?? `http://${flags.host}:${port}`;
       const limits = {
@@ -88,6 +109,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
           limits,
           statsRefreshMs,
           ...(trustProxy === undefined ? {} : { trustProxy }),
+          ...(webhookAllowPrivate.length > 0 ? { webhooks: { allowPrivate: webhookAllowPrivate } } : {}),
           ...(env.REGISTRY_ADMIN_TOKEN ? { adminToken: env.REGISTRY_ADMIN_TOKEN } : {}),
         });
       } catch (error) {

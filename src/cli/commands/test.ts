@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 
+import { PackError, selectPackFiles } from '../../pack/index.js';
 import { text } from '../../template/filters.js';
-import { testTemplate, type AnswerSetReport, type TestTemplateReport } from '../../template/index.js';
+import { loadTemplate, testTemplate, type AnswerSetReport, type TestTemplateReport } from '../../template/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { style, stdoutStyle, type Style } from '../style.js';
 import { reportTemplateError } from './generate.js';
@@ -29,6 +30,10 @@ export function formatTestReport(report: TestTemplateReport, paint: Style = styl
       '     a condition that no valid answers make true (or false) is always false (or true): check its expression against the variables\' enums, types and defaults',
     );
   }
+  if (report.leftOut && report.leftOut.length > 0) {
+    lines.push(`left out of the archive, so not generated (${report.leftOut.length}):`);
+    for (const file of report.leftOut) lines.push(`     ${file.path} (${file.reason})`);
+  }
   lines.push(report.passed ? paint.green('all answer sets passed') : paint.red('test generation failed'));
   return `${lines.join('\n')}\n`;
 }
@@ -41,8 +46,9 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
     .option('--run <command>', 'shell command to run inside each generated project')
     .option('--timeout <seconds>', 'time limit of the command per answer set')
     .option('--keep', 'keep the generated projects')
+    .option('--exclude <glob>', 'leave matching files out, as pack and publish --exclude do (repeatable)', (value: string, previous: string[]) => [...previous, value], [])
     .option('--json', 'print the report as JSON')
-    .action(async (dir: string, flags: { run?: string; timeout?: string; keep?: boolean; json?: boolean }) => {
+    .action(async (dir: string, flags: { run?: string; timeout?: string; keep?: boolean; json?: boolean; exclude: string[] }) => {
       let timeoutMs: number | undefined;
       if (flags.timeout !== undefined) {
         const seconds = Number(flags.timeout);
@@ -50,7 +56,17 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
         timeoutMs = seconds * 1000;
       }
       try {
+        // Generated from exactly the files pack would put in the archive: what is tested is what is published.
+        let packedFiles;
+        try {
+          packedFiles = await selectPackFiles(dir, { exclude: flags.exclude });
+        } catch (error) {
+          // A template's own problems (a bad manifest) are reported as loading reports them, with their places.
+          if (error instanceof PackError) await loadTemplate(dir);
+          throw error;
+        }
         const report = await testTemplate(dir, {
+          packedFiles,
           ...(flags.run ? { command: flags.run } : {}),
           ...(timeoutMs ? { timeoutMs } : {}),
           keep: flags.keep ?? false,

@@ -15,13 +15,19 @@ import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
 import { checkedListQuery } from '../list-route.js';
 import { DELIVERY_LIST, runList, WEBHOOK_LIST } from '../query.js';
+import type { WebhookTargets } from '../webhook-targets.js';
 import { DELIVERIES_KEPT, pointsAtSelf, publicDelivery, publicWebhook, WEBHOOK_EVENTS } from '../webhooks.js';
 
 const NO_STORE = 'no-store';
 const ADMIN_ONLY = 'managing webhooks requires an admin token';
 
-/** What the schema cannot say of a registration: http(s) only, not this server, known events. */
-function registrationDetails(registration: WebhookRegistration, publicUrl: string, selfAddresses: readonly (AddressInfo | string)[]): ErrorDetail[] {
+/** What the schema cannot say of a registration: http(s) only, not this server, an address webhooks may reach, known events. */
+async function registrationDetails(
+  registration: WebhookRegistration,
+  publicUrl: string,
+  selfAddresses: readonly (AddressInfo | string)[],
+  targets: WebhookTargets,
+): Promise<ErrorDetail[]> {
   const details: ErrorDetail[] = [];
   let url: URL | undefined;
   try {
@@ -34,6 +40,9 @@ function registrationDetails(registration: WebhookRegistration, publicUrl: strin
       details.push({ field: 'url', message: `must be an http or https URL (got ${url.protocol})`, code: 'UNSUPPORTED_SCHEME' });
     } else if (pointsAtSelf(url, publicUrl, selfAddresses)) {
       details.push({ field: 'url', message: 'must not point at this registry server', code: 'SELF_URL' });
+    } else {
+      const problem = await targets.registrationProblem(url);
+      if (problem !== undefined) details.push({ field: 'url', message: `must lead to an address webhooks may reach: ${problem}`, code: 'ADDRESS_NOT_ALLOWED' });
     }
   }
   registration.events.forEach((event, index) => {
@@ -69,7 +78,7 @@ export const webhooksRoute: FastifyPluginAsync<{ context: ServerContext }> = (ap
       config: { body: { shape: 'a JSON webhook registration: { url, events, secret, active }', invalid: 'the webhook registration is invalid', root: 'body' } },
     },
     async (request, reply) => {
-      const details = registrationDetails(request.body, context.publicUrl, app.addresses());
+      const details = await registrationDetails(request.body, context.publicUrl, app.addresses(), context.webhooks.targets);
       if (details.length > 0) throw new ApiError(422, 'VALIDATION_ERROR', 'the webhook registration is invalid', details);
       const webhook = await webhooks.createWebhook(request.body);
       return reply
