@@ -24,6 +24,8 @@ export function distBuildOptions(outdir, entryPoints = DIST_ENTRY_POINTS) {
     format: 'esm',
     banner: { js: 'import{createRequire}from"node:module";const require=createRequire(import.meta.url);' },
     legalComments: 'none',
+    // jsonc-parser's main build is UMD, whose require('./impl/...') calls a bundle cannot follow: its ES build instead.
+    alias: { 'jsonc-parser': path.join(root, 'node_modules/jsonc-parser/lib/esm/main.js') },
     logLevel: 'warning',
   };
 }

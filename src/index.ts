@@ -75,6 +75,8 @@ export {
   publishRelease,
   GitHubApiError,
   InputError,
+  requestIdToken,
+  IdTokenRequestError,
   type GitHubClient,
   type ReleaseApi,
   type GitHubRelease,

@@ -1078,14 +1078,14 @@ var require_util = __commonJS({
         }
         const port = url.port != null ? url.port : url.protocol === "https:" ? 443 : 80;
         let origin = url.origin != null ? url.origin : `${url.protocol || ""}//${url.hostname || ""}:${port}`;
-        let path21 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
+        let path22 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path21 && path21[0] !== "/") {
-          path21 = `/${path21}`;
+        if (path22 && path22[0] !== "/") {
+          path22 = `/${path22}`;
         }
-        return new URL(`${origin}${path21}`);
+        return new URL(`${origin}${path22}`);
       }
       if (!isHttpOrHttpsPrefixed(url.origin || url.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1536,39 +1536,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path21, origin }
+          request: { method, path: path22, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path21);
+        debuglog("sending request to %s %s/%s", method, origin, path22);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path21, origin },
+          request: { method, path: path22, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path21,
+          path22,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path21, origin }
+          request: { method, path: path22, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path21);
+        debuglog("trailers received from %s %s/%s", method, origin, path22);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path21, origin },
+          request: { method, path: path22, origin },
           error: error2
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path21,
+          path22,
           error2.message
         );
       });
@@ -1617,9 +1617,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path21, origin }
+            request: { method, path: path22, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path21);
+          debuglog("sending request to %s %s/%s", method, origin, path22);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1682,7 +1682,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path21,
+        path: path22,
         method,
         body,
         headers,
@@ -1697,11 +1697,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path21 !== "string") {
+        if (typeof path22 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path21[0] !== "/" && !(path21.startsWith("http://") || path21.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path22[0] !== "/" && !(path22.startsWith("http://") || path22.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path21)) {
+        } else if (invalidPathRegex.test(path22)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1767,7 +1767,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path21, query) : path21;
+        this.path = query ? buildURL(path22, query) : path22;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -6460,7 +6460,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path21, host, upgrade, blocking, reset } = request2;
+      const { method, path: path22, host, upgrade, blocking, reset } = request2;
       let { body, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6541,7 +6541,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path21} HTTP/1.1\r
+      let header = `${method} ${path22} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7070,7 +7070,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path21, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path22, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7167,7 +7167,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path21;
+      headers[HTTP2_HEADER_PATH] = path22;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7520,9 +7520,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path21 = search ? `${pathname}${search}` : pathname;
+        const path22 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path21;
+        this.opts.path = path22;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8761,10 +8761,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path21 = "/",
+          path: path22 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path21;
+        opts.path = origin + path22;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -10736,20 +10736,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path21) {
-      if (typeof path21 !== "string") {
-        return path21;
+    function safeUrl(path22) {
+      if (typeof path22 !== "string") {
+        return path22;
       }
-      const pathSegments2 = path21.split("?");
+      const pathSegments2 = path22.split("?");
       if (pathSegments2.length !== 2) {
-        return path21;
+        return path22;
       }
       const qp = new URLSearchParams(pathSegments2.pop());
       qp.sort();
       return [...pathSegments2, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path21, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path21);
+    function matchKey(mockDispatch2, { path: path22, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path22);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10771,7 +10771,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path21 }) => matchValue(safeUrl(path21), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path22 }) => matchValue(safeUrl(path22), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10809,9 +10809,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path21, method, body, headers, query } = opts;
+      const { path: path22, method, body, headers, query } = opts;
       return {
-        path: path21,
+        path: path22,
         method,
         body,
         headers,
@@ -11274,10 +11274,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path21, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path22, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path21,
+            Path: path22,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -13611,7 +13611,7 @@ var require_fetch = __commonJS({
     function handleFetchDone(response) {
       finalizeAndReportTiming(response, "fetch");
     }
-    function fetch(input, init = void 0) {
+    function fetch2(input, init = void 0) {
       webidl.argumentLengthCheck(arguments, 1, "globalThis.fetch");
       let p2 = createDeferredPromise();
       let requestObject;
@@ -14566,7 +14566,7 @@ var require_fetch = __commonJS({
       }
     }
     module.exports = {
-      fetch,
+      fetch: fetch2,
       Fetch,
       fetching,
       finalizeAndReportTiming
@@ -16156,9 +16156,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path21) {
-      for (let i = 0; i < path21.length; ++i) {
-        const code = path21.charCodeAt(i);
+    function validateCookiePath(path22) {
+      for (let i = 0; i < path22.length; ++i) {
+        const code = path22.charCodeAt(i);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -16915,7 +16915,7 @@ var require_util7 = __commonJS({
     var { kReadyState, kController, kResponse, kBinaryType, kWebSocketURL } = require_symbols5();
     var { states, opcodes } = require_constants5();
     var { ErrorEvent, createFastMessageEvent } = require_events();
-    var { isUtf8 } = __require("node:buffer");
+    var { isUtf8: isUtf83 } = __require("node:buffer");
     var { collectASequenceOfCodePointsFast, removeHTTPWhitespace } = require_data_url();
     function isConnecting(ws2) {
       return ws2[kReadyState] === states.CONNECTING;
@@ -17055,7 +17055,7 @@ var require_util7 = __commonJS({
     var hasIntl = typeof process.versions.icu === "string";
     var fatalDecoder = hasIntl ? new TextDecoder("utf-8", { fatal: true }) : void 0;
     var utf8Decode = hasIntl ? fatalDecoder.decode.bind(fatalDecoder) : function(buffer) {
-      if (isUtf8(buffer)) {
+      if (isUtf83(buffer)) {
         return buffer.toString("utf-8");
       }
       throw new TypeError("Invalid utf-8 received.");
@@ -19078,11 +19078,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path21 = opts.path;
+          let path22 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path21 = `/${path21}`;
+            path22 = `/${path22}`;
           }
-          url = new URL(util.parseOrigin(url).origin + path21);
+          url = new URL(util.parseOrigin(url).origin + path22);
         } else {
           if (!opts) {
             opts = typeof url === "object" ? url : {};
@@ -19104,7 +19104,7 @@ var require_undici = __commonJS({
     module.exports.setGlobalDispatcher = setGlobalDispatcher;
     module.exports.getGlobalDispatcher = getGlobalDispatcher;
     var fetchImpl = require_fetch().fetch;
-    module.exports.fetch = async function fetch(init, options = void 0) {
+    module.exports.fetch = async function fetch2(init, options = void 0) {
       try {
         return await fetchImpl(init, options);
       } catch (err) {
@@ -23701,8 +23701,8 @@ var require_utils2 = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path21) {
-      let input = path21;
+    function removeDotSegments(path22) {
+      let input = path22;
       const output = [];
       let nextSlash = -1;
       let len = 0;
@@ -23776,11 +23776,11 @@ var require_utils2 = __commonJS({
       }
       return output.join("");
     }
-    function removeDotSegmentsRelative(path21) {
-      if (path21 === "" || path21[0] === "/") {
-        return removeDotSegments(path21);
+    function removeDotSegmentsRelative(path22) {
+      if (path22 === "" || path22[0] === "/") {
+        return removeDotSegments(path22);
       }
-      const segments = path21.split("/");
+      const segments = path22.split("/");
       const last = segments.length - 1;
       const output = [];
       let trailingDirectory = false;
@@ -24143,8 +24143,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path21 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path21 && path21 !== "/" ? path21 : void 0;
+        const path22 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path22 && path22 !== "/" ? path22 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -24310,7 +24310,7 @@ var require_fast_uri = __commonJS({
         normalizeString(uri, options);
       } else if (typeof uri === "object") {
         uri = /** @type {T} */
-        parse3(serialize(uri, options), options);
+        parse5(serialize(uri, options), options);
       }
       return uri;
     }
@@ -24353,8 +24353,8 @@ var require_fast_uri = __commonJS({
     function resolveComponent(base, relative2, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
-        base = parse3(serialize(base, options), options);
-        relative2 = parse3(serialize(relative2, options), options);
+        base = parse5(serialize(base, options), options);
+        relative2 = parse5(serialize(relative2, options), options);
       }
       options = options || {};
       if (!options.tolerant && relative2.scheme) {
@@ -24672,7 +24672,7 @@ var require_fast_uri = __commonJS({
       }
       return { parsed, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme };
     }
-    function parse3(uri, opts) {
+    function parse5(uri, opts) {
       return parseWithStatus(uri, opts).parsed;
     }
     function normalizeString(uri, opts) {
@@ -24709,7 +24709,7 @@ var require_fast_uri = __commonJS({
       resolveComponent,
       equal,
       serialize,
-      parse: parse3
+      parse: parse5
     };
     module.exports = fastUri;
     module.exports.default = fastUri;
@@ -25111,10 +25111,10 @@ var require_core = __commonJS({
         return this;
       }
       // Add format
-      addFormat(name, format) {
-        if (typeof format == "string")
-          format = new RegExp(format);
-        this.formats[name] = format;
+      addFormat(name, format2) {
+        if (typeof format2 == "string")
+          format2 = new RegExp(format2);
+        this.formats[name] = format2;
         return this;
       }
       errorsText(errors = this.errors, { separator = ", ", dataVar = "data" } = {}) {
@@ -25232,9 +25232,9 @@ var require_core = __commonJS({
     }
     function addInitialFormats() {
       for (const name in this.opts.formats) {
-        const format = this.opts.formats[name];
-        if (format)
-          this.addFormat(name, format);
+        const format2 = this.opts.formats[name];
+        if (format2)
+          this.addFormat(name, format2);
       }
     }
     function addInitialKeywords(defs) {
@@ -27236,18 +27236,18 @@ var require_format = __commonJS({
           });
           const fDef = gen.const("fDef", (0, codegen_1._)`${fmts}[${schemaCode}]`);
           const fType = gen.let("fType");
-          const format = gen.let("format");
-          gen.if((0, codegen_1._)`typeof ${fDef} == "object" && !(${fDef} instanceof RegExp)`, () => gen.assign(fType, (0, codegen_1._)`${fDef}.type || "string"`).assign(format, (0, codegen_1._)`${fDef}.validate`), () => gen.assign(fType, (0, codegen_1._)`"string"`).assign(format, fDef));
+          const format2 = gen.let("format");
+          gen.if((0, codegen_1._)`typeof ${fDef} == "object" && !(${fDef} instanceof RegExp)`, () => gen.assign(fType, (0, codegen_1._)`${fDef}.type || "string"`).assign(format2, (0, codegen_1._)`${fDef}.validate`), () => gen.assign(fType, (0, codegen_1._)`"string"`).assign(format2, fDef));
           cxt.fail$data((0, codegen_1.or)(unknownFmt(), invalidFmt()));
           function unknownFmt() {
             if (opts.strictSchema === false)
               return codegen_1.nil;
-            return (0, codegen_1._)`${schemaCode} && !${format}`;
+            return (0, codegen_1._)`${schemaCode} && !${format2}`;
           }
           function invalidFmt() {
-            const callFormat = schemaEnv.$async ? (0, codegen_1._)`(${fDef}.async ? await ${format}(${data}) : ${format}(${data}))` : (0, codegen_1._)`${format}(${data})`;
-            const validData = (0, codegen_1._)`(typeof ${format} == "function" ? ${callFormat} : ${format}.test(${data}))`;
-            return (0, codegen_1._)`${format} && ${format} !== true && ${fType} === ${ruleType} && !${validData}`;
+            const callFormat = schemaEnv.$async ? (0, codegen_1._)`(${fDef}.async ? await ${format2}(${data}) : ${format2}(${data}))` : (0, codegen_1._)`${format2}(${data})`;
+            const validData = (0, codegen_1._)`(typeof ${format2} == "function" ? ${callFormat} : ${format2}.test(${data}))`;
+            return (0, codegen_1._)`${format2} && ${format2} !== true && ${fType} === ${ruleType} && !${validData}`;
           }
         }
         function validateFormat() {
@@ -27258,7 +27258,7 @@ var require_format = __commonJS({
           }
           if (formatDef === true)
             return;
-          const [fmtType, format, fmtRef] = getFormat(formatDef);
+          const [fmtType, format2, fmtRef] = getFormat(formatDef);
           if (fmtType === ruleType)
             cxt.pass(validCondition());
           function unknownFormat() {
@@ -27285,7 +27285,7 @@ var require_format = __commonJS({
                 throw new Error("async format in sync schema");
               return (0, codegen_1._)`await ${fmtRef}(${data})`;
             }
-            return typeof format == "function" ? (0, codegen_1._)`${fmtRef}(${data})` : (0, codegen_1._)`${fmtRef}.test(${data})`;
+            return typeof format2 == "function" ? (0, codegen_1._)`${fmtRef}(${data})` : (0, codegen_1._)`${fmtRef}.test(${data})`;
           }
         }
       }
@@ -27300,8 +27300,8 @@ var require_format2 = __commonJS({
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var format_1 = require_format();
-    var format = [format_1.default];
-    exports.default = format;
+    var format2 = [format_1.default];
+    exports.default = format2;
   }
 });
 
@@ -27850,7 +27850,7 @@ var require_json_schema_2020_12 = __commonJS({
     var unevaluated = require_unevaluated2();
     var content = require_content();
     var core = require_core3();
-    var format = require_format_annotation();
+    var format2 = require_format_annotation();
     var metadata = require_meta_data();
     var validation = require_validation2();
     var META_SUPPORT_DATA = ["/properties"];
@@ -27862,7 +27862,7 @@ var require_json_schema_2020_12 = __commonJS({
         unevaluated,
         content,
         core,
-        with$data(this, format),
+        with$data(this, format2),
         metadata,
         with$data(this, validation)
       ].forEach((sch) => this.addMetaSchema(sch, void 0, false));
@@ -28448,17 +28448,17 @@ var require_limit = __commonJS({
           cxt.fail$data((0, codegen_1.or)((0, codegen_1._)`typeof ${fmt} != "object"`, (0, codegen_1._)`${fmt} instanceof RegExp`, (0, codegen_1._)`typeof ${fmt}.compare != "function"`, compareCode(fmt)));
         }
         function validateFormat() {
-          const format = fCxt.schema;
-          const fmtDef = self2.formats[format];
+          const format2 = fCxt.schema;
+          const fmtDef = self2.formats[format2];
           if (!fmtDef || fmtDef === true)
             return;
           if (typeof fmtDef != "object" || fmtDef instanceof RegExp || typeof fmtDef.compare != "function") {
-            throw new Error(`"${keyword}": format "${format}" does not define "compare" function`);
+            throw new Error(`"${keyword}": format "${format2}" does not define "compare" function`);
           }
           const fmt = gen.scopeValue("formats", {
-            key: format,
+            key: format2,
             ref: fmtDef,
-            code: opts.code.formats ? (0, codegen_1._)`${opts.code.formats}${(0, codegen_1.getProperty)(format)}` : void 0
+            code: opts.code.formats ? (0, codegen_1._)`${opts.code.formats}${(0, codegen_1.getProperty)(format2)}` : void 0
           });
           cxt.fail$data(compareCode(fmt));
         }
@@ -29017,7 +29017,7 @@ var require_parse2 = __commonJS({
   "node_modules/semver/functions/parse.js"(exports, module) {
     "use strict";
     var SemVer = require_semver();
-    var parse3 = (version, options, throwErrors = false) => {
+    var parse5 = (version, options, throwErrors = false) => {
       if (version instanceof SemVer) {
         return version;
       }
@@ -29030,7 +29030,7 @@ var require_parse2 = __commonJS({
         throw er2;
       }
     };
-    module.exports = parse3;
+    module.exports = parse5;
   }
 });
 
@@ -29038,9 +29038,9 @@ var require_parse2 = __commonJS({
 var require_valid = __commonJS({
   "node_modules/semver/functions/valid.js"(exports, module) {
     "use strict";
-    var parse3 = require_parse2();
+    var parse5 = require_parse2();
     var valid = (version, options) => {
-      const v2 = parse3(version, options);
+      const v2 = parse5(version, options);
       return v2 ? v2.version : null;
     };
     module.exports = valid;
@@ -29051,9 +29051,9 @@ var require_valid = __commonJS({
 var require_clean = __commonJS({
   "node_modules/semver/functions/clean.js"(exports, module) {
     "use strict";
-    var parse3 = require_parse2();
+    var parse5 = require_parse2();
     var clean = (version, options) => {
-      const s3 = parse3(version.trim().replace(/^[=v]+/, ""), options);
+      const s3 = parse5(version.trim().replace(/^[=v]+/, ""), options);
       return s3 ? s3.version : null;
     };
     module.exports = clean;
@@ -29088,10 +29088,10 @@ var require_inc = __commonJS({
 var require_diff = __commonJS({
   "node_modules/semver/functions/diff.js"(exports, module) {
     "use strict";
-    var parse3 = require_parse2();
+    var parse5 = require_parse2();
     var diff = (version1, version2) => {
-      const v1 = parse3(version1, null, true);
-      const v2 = parse3(version2, null, true);
+      const v1 = parse5(version1, null, true);
+      const v2 = parse5(version2, null, true);
       const comparison = v1.compare(v2);
       if (comparison === 0) {
         return null;
@@ -29162,9 +29162,9 @@ var require_patch = __commonJS({
 var require_prerelease = __commonJS({
   "node_modules/semver/functions/prerelease.js"(exports, module) {
     "use strict";
-    var parse3 = require_parse2();
+    var parse5 = require_parse2();
     var prerelease = (version, options) => {
-      const parsed = parse3(version, options);
+      const parsed = parse5(version, options);
       return parsed && parsed.prerelease.length ? parsed.prerelease : null;
     };
     module.exports = prerelease;
@@ -29350,7 +29350,7 @@ var require_coerce = __commonJS({
   "node_modules/semver/functions/coerce.js"(exports, module) {
     "use strict";
     var SemVer = require_semver();
-    var parse3 = require_parse2();
+    var parse5 = require_parse2();
     var { safeRe: re2, t } = require_re();
     var coerce = (version, options) => {
       if (version instanceof SemVer) {
@@ -29385,7 +29385,7 @@ var require_coerce = __commonJS({
       const patch = match[4] || "0";
       const prerelease = options.includePrerelease && match[5] ? `-${match[5]}` : "";
       const build = options.includePrerelease && match[6] ? `+${match[6]}` : "";
-      return parse3(`${major}.${minor}.${patch}${prerelease}${build}`, options);
+      return parse5(`${major}.${minor}.${patch}${prerelease}${build}`, options);
     };
     module.exports = coerce;
   }
@@ -29395,7 +29395,7 @@ var require_coerce = __commonJS({
 var require_truncate = __commonJS({
   "node_modules/semver/functions/truncate.js"(exports, module) {
     "use strict";
-    var parse3 = require_parse2();
+    var parse5 = require_parse2();
     var constants3 = require_constants6();
     var SemVer = require_semver();
     var truncate = (version, truncation, options) => {
@@ -29407,7 +29407,7 @@ var require_truncate = __commonJS({
     };
     var cloneInputVersion = (version, options) => {
       const versionStringToParse = version instanceof SemVer ? version.version : version;
-      return parse3(versionStringToParse, options);
+      return parse5(versionStringToParse, options);
     };
     var doTruncation = (version, truncation) => {
       if (isPrerelease(truncation)) {
@@ -29485,12 +29485,12 @@ var require_trim_comparator_whitespace = __commonJS({
     }
     var isWhitespace = (char) => char !== void 0 && whitespace[char.charCodeAt(0)] === 1;
     var isVersionPrefix = (char) => char === "v" || char === "=" || isWhitespace(char);
-    var isDigit = (char) => char !== void 0 && char >= "0" && char <= "9";
+    var isDigit2 = (char) => char !== void 0 && char >= "0" && char <= "9";
     var isLetter = (char) => char !== void 0 && (char >= "a" && char <= "z" || char >= "A" && char <= "Z");
-    var isIdentifierCharacter = (char) => isDigit(char) || isLetter(char) || char === "-";
-    var isVersionStart = (char) => isDigit(char) || char === "x" || char === "X" || char === "*";
+    var isIdentifierCharacter = (char) => isDigit2(char) || isLetter(char) || char === "-";
+    var isVersionStart = (char) => isDigit2(char) || char === "x" || char === "X" || char === "*";
     var findDigitsEndIndex = (range, start, limit, digitRuns) => {
-      if (!isDigit(range[start])) {
+      if (!isDigit2(range[start])) {
         return start;
       }
       if (start >= digitRuns.start && start < digitRuns.end) {
@@ -29500,7 +29500,7 @@ var require_trim_comparator_whitespace = __commonJS({
         return Math.min(start + limit, digitRuns.previousEnd);
       }
       let end = start + 1;
-      while (isDigit(range[end])) {
+      while (isDigit2(range[end])) {
         end++;
       }
       digitRuns.previousStart = digitRuns.start;
@@ -29592,7 +29592,7 @@ var require_trim_comparator_whitespace = __commonJS({
       return findBuildEndIndex(range, prereleaseEnd);
     };
     var findPartialVersionComponentEndIndex = (range, start, digitRuns) => {
-      if (isDigit(range[start])) {
+      if (isDigit2(range[start])) {
         return findVersionNumberEndIndex(range, start, false, digitRuns);
       }
       return isVersionStart(range[start]) ? start + 1 : start;
@@ -30642,7 +30642,7 @@ var require_semver2 = __commonJS({
     var constants3 = require_constants6();
     var SemVer = require_semver();
     var identifiers = require_identifiers();
-    var parse3 = require_parse2();
+    var parse5 = require_parse2();
     var valid = require_valid();
     var clean = require_clean();
     var inc = require_inc();
@@ -30681,7 +30681,7 @@ var require_semver2 = __commonJS({
     var simplifyRange = require_simplify();
     var subset = require_subset();
     module.exports = {
-      parse: parse3,
+      parse: parse5,
       valid,
       clean,
       inc,
@@ -30986,8 +30986,8 @@ var require_utils3 = __commonJS({
       }
       return output;
     };
-    exports.basename = (path21, { windows } = {}) => {
-      const segs = path21.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path22, { windows } = {}) => {
+      const segs = path22.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -31588,7 +31588,7 @@ var require_parse3 = __commonJS({
       }
       return { risky: false };
     };
-    var parse3 = (input, options) => {
+    var parse5 = (input, options) => {
       if (typeof input !== "string") {
         throw new TypeError("Expected a string");
       }
@@ -31758,7 +31758,7 @@ var require_parse3 = __commonJS({
             output = token.close = `)$))${extglobStar}`;
           }
           if (token.inner.includes("*") && (rest = remaining()) && /^\.[^\\/.]+$/.test(rest)) {
-            const expression = parse3(rest, { ...options, fastpaths: false }).output;
+            const expression = parse5(rest, { ...options, fastpaths: false }).output;
             output = token.close = `)${expression})${extglobStar})`;
           }
           if (token.prev.type === "bos") {
@@ -32281,7 +32281,7 @@ var require_parse3 = __commonJS({
       }
       return state;
     };
-    parse3.fastpaths = (input, options) => {
+    parse5.fastpaths = (input, options) => {
       const opts = { ...options };
       const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
       const len = input.length;
@@ -32346,7 +32346,7 @@ var require_parse3 = __commonJS({
       }
       return source;
     };
-    module.exports = parse3;
+    module.exports = parse5;
   }
 });
 
@@ -32355,13 +32355,13 @@ var require_picomatch = __commonJS({
   "node_modules/picomatch/lib/picomatch.js"(exports, module) {
     "use strict";
     var scan = require_scan();
-    var parse3 = require_parse3();
+    var parse5 = require_parse3();
     var utils = require_utils3();
     var constants3 = require_constants7();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
-    var picomatch4 = (glob, options, returnState = false) => {
+    var picomatch5 = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
-        const fns = glob.map((input) => picomatch4(input, options, returnState));
+        const fns = glob.map((input) => picomatch5(input, options, returnState));
         const arrayMatcher = (str) => {
           for (const isMatch of fns) {
             const state2 = isMatch(str);
@@ -32377,16 +32377,16 @@ var require_picomatch = __commonJS({
       }
       const opts = options || {};
       const posix = opts.windows;
-      const regex2 = isState ? picomatch4.compileRe(glob, options) : picomatch4.makeRe(glob, options, false, true);
+      const regex2 = isState ? picomatch5.compileRe(glob, options) : picomatch5.makeRe(glob, options, false, true);
       const state = regex2.state;
       delete regex2.state;
       let isIgnored = () => false;
       if (opts.ignore) {
         const ignoreOpts = { ...options, ignore: null, onMatch: null, onResult: null };
-        isIgnored = picomatch4(opts.ignore, ignoreOpts, returnState);
+        isIgnored = picomatch5(opts.ignore, ignoreOpts, returnState);
       }
       const matcher = (input, returnObject = false) => {
-        const { isMatch, match, output } = picomatch4.test(input, regex2, options, { glob, posix });
+        const { isMatch, match, output } = picomatch5.test(input, regex2, options, { glob, posix });
         const result = { glob, state, regex: regex2, posix, input, output, match, isMatch };
         if (typeof opts.onResult === "function") {
           opts.onResult(result);
@@ -32412,7 +32412,7 @@ var require_picomatch = __commonJS({
       }
       return matcher;
     };
-    picomatch4.test = (input, regex2, options, { glob, posix } = {}) => {
+    picomatch5.test = (input, regex2, options, { glob, posix } = {}) => {
       if (typeof input !== "string") {
         throw new TypeError("Expected input to be a string");
       }
@@ -32420,33 +32420,33 @@ var require_picomatch = __commonJS({
         return { isMatch: false, output: "" };
       }
       const opts = options || {};
-      const format = opts.format || (posix ? utils.toPosixSlashes : null);
+      const format2 = opts.format || (posix ? utils.toPosixSlashes : null);
       let match = input === glob;
-      let output = match && format ? format(input) : input;
+      let output = match && format2 ? format2(input) : input;
       if (match === false) {
-        output = format ? format(input) : input;
+        output = format2 ? format2(input) : input;
         match = output === glob;
       }
       if (match === false || opts.capture === true) {
         if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch4.matchBase(input, regex2, options, posix);
+          match = picomatch5.matchBase(input, regex2, options, posix);
         } else {
           match = regex2.exec(output);
         }
       }
       return { isMatch: Boolean(match), match, output };
     };
-    picomatch4.matchBase = (input, glob, options, posix = options && options.windows) => {
-      const regex2 = glob instanceof RegExp ? glob : picomatch4.makeRe(glob, options);
+    picomatch5.matchBase = (input, glob, options, posix = options && options.windows) => {
+      const regex2 = glob instanceof RegExp ? glob : picomatch5.makeRe(glob, options);
       return regex2.test(utils.basename(input, { windows: posix }));
     };
-    picomatch4.isMatch = (str, patterns, options) => picomatch4(patterns, options)(str);
-    picomatch4.parse = (pattern, options) => {
-      if (Array.isArray(pattern)) return pattern.map((p2) => picomatch4.parse(p2, options));
-      return parse3(pattern, { ...options, fastpaths: false });
+    picomatch5.isMatch = (str, patterns, options) => picomatch5(patterns, options)(str);
+    picomatch5.parse = (pattern, options) => {
+      if (Array.isArray(pattern)) return pattern.map((p2) => picomatch5.parse(p2, options));
+      return parse5(pattern, { ...options, fastpaths: false });
     };
-    picomatch4.scan = (input, options) => scan(input, options);
-    picomatch4.compileRe = (state, options, returnOutput = false, returnState = false) => {
+    picomatch5.scan = (input, options) => scan(input, options);
+    picomatch5.compileRe = (state, options, returnOutput = false, returnState = false) => {
       if (returnOutput === true) {
         return state.output;
       }
@@ -32457,26 +32457,26 @@ var require_picomatch = __commonJS({
       if (state && state.negated === true) {
         source = `^(?!${source}).*$`;
       }
-      const regex2 = picomatch4.toRegex(source, options);
+      const regex2 = picomatch5.toRegex(source, options);
       if (returnState === true) {
         regex2.state = state;
       }
       return regex2;
     };
-    picomatch4.makeRe = (input, options = {}, returnOutput = false, returnState = false) => {
+    picomatch5.makeRe = (input, options = {}, returnOutput = false, returnState = false) => {
       if (!input || typeof input !== "string") {
         throw new TypeError("Expected a non-empty string");
       }
       let parsed = { negated: false, fastpaths: true };
       if (options.fastpaths !== false && (input[0] === "." || input[0] === "*")) {
-        parsed.output = parse3.fastpaths(input, options);
+        parsed.output = parse5.fastpaths(input, options);
       }
       if (!parsed.output) {
-        parsed = parse3(input, options);
+        parsed = parse5(input, options);
       }
-      return picomatch4.compileRe(parsed, options, returnOutput, returnState);
+      return picomatch5.compileRe(parsed, options, returnOutput, returnState);
     };
-    picomatch4.toRegex = (source, options) => {
+    picomatch5.toRegex = (source, options) => {
       try {
         const opts = options || {};
         return new RegExp(source, opts.flags || (opts.nocase ? "i" : ""));
@@ -32485,8 +32485,8 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch4.constants = constants3;
-    module.exports = picomatch4;
+    picomatch5.constants = constants3;
+    module.exports = picomatch5;
   }
 });
 
@@ -32496,14 +32496,14 @@ var require_picomatch2 = __commonJS({
     "use strict";
     var pico = require_picomatch();
     var utils = require_utils3();
-    function picomatch4(glob, options, returnState = false) {
+    function picomatch5(glob, options, returnState = false) {
       if (options && (options.windows === null || options.windows === void 0)) {
         options = { ...options, windows: utils.isWindows() };
       }
       return pico(glob, options, returnState);
     }
-    Object.assign(picomatch4, pico);
-    module.exports = picomatch4;
+    Object.assign(picomatch5, pico);
+    module.exports = picomatch5;
   }
 });
 
@@ -33454,7 +33454,7 @@ var require_lib = __commonJS({
         this.hashes = this.algorithms.map(crypto2.createHash);
       }
       #getOptions() {
-        this.sri = this.opts?.integrity ? parse3(this.opts?.integrity, this.opts) : null;
+        this.sri = this.opts?.integrity ? parse5(this.opts?.integrity, this.opts) : null;
         this.expectedSize = this.opts?.size;
         if (!this.sri) {
           this.algorithm = null;
@@ -33495,7 +33495,7 @@ var require_lib = __commonJS({
         if (!this.goodSri) {
           this.#getOptions();
         }
-        const newSri = parse3(this.hashes.map((h, i) => {
+        const newSri = parse5(this.hashes.map((h, i) => {
           return `${this.algorithms[i]}-${h.digest("base64")}${this.optString}`;
         }).join(" "), this.opts);
         const match = this.goodSri && newSri.match(this.sri, this.opts);
@@ -33564,7 +33564,7 @@ var require_lib = __commonJS({
         return this.toString();
       }
       match(integrity, opts) {
-        const other = parse3(integrity, opts);
+        const other = parse5(integrity, opts);
         if (!other) {
           return false;
         }
@@ -33649,14 +33649,14 @@ var require_lib = __commonJS({
       }
       concat(integrity, opts) {
         const other = typeof integrity === "string" ? integrity : stringify(integrity, opts);
-        return parse3(`${this.toString(opts)} ${other}`, opts);
+        return parse5(`${this.toString(opts)} ${other}`, opts);
       }
       hexDigest() {
-        return parse3(this, { single: true }).hexDigest();
+        return parse5(this, { single: true }).hexDigest();
       }
       // add additional hashes to an integrity value, but prevent *changing* an existing integrity hash.
       merge(integrity, opts) {
-        const other = parse3(integrity, opts);
+        const other = parse5(integrity, opts);
         for (const algo in other) {
           if (this[algo]) {
             if (!this[algo].find((hash) => other[algo].find((otherhash) => hash.digest === otherhash.digest))) {
@@ -33668,7 +33668,7 @@ var require_lib = __commonJS({
         }
       }
       match(integrity, opts) {
-        const other = parse3(integrity, opts);
+        const other = parse5(integrity, opts);
         if (!other) {
           return false;
         }
@@ -33693,8 +33693,8 @@ var require_lib = __commonJS({
         return null;
       }
     };
-    module.exports.parse = parse3;
-    function parse3(sri, opts) {
+    module.exports.parse = parse5;
+    function parse5(sri, opts) {
       if (!sri) {
         return null;
       }
@@ -33730,7 +33730,7 @@ var require_lib = __commonJS({
       if (obj.algorithm && obj.digest) {
         return Hash.prototype.toString.call(obj, opts);
       } else if (typeof obj === "string") {
-        return stringify(parse3(obj, opts), opts);
+        return stringify(parse5(obj, opts), opts);
       } else {
         return Integrity.prototype.toString.call(obj, opts);
       }
@@ -33738,7 +33738,7 @@ var require_lib = __commonJS({
     module.exports.fromHex = fromHex;
     function fromHex(hexDigest, algorithm, opts) {
       const optString = getOptString(opts?.options);
-      return parse3(
+      return parse5(
         `${algorithm}-${Buffer.from(hexDigest, "hex").toString("base64")}${optString}`,
         opts
       );
@@ -33780,7 +33780,7 @@ var require_lib = __commonJS({
     }
     module.exports.checkData = checkData;
     function checkData(data, sri, opts) {
-      sri = parse3(sri, opts);
+      sri = parse5(sri, opts);
       if (!sri || !Object.keys(sri).length) {
         if (opts?.error) {
           throw Object.assign(
@@ -33795,7 +33795,7 @@ var require_lib = __commonJS({
       }
       const algorithm = sri.pickAlgorithm(opts);
       const digest = crypto2.createHash(algorithm).update(data).digest("base64");
-      const newSri = parse3({ algorithm, digest });
+      const newSri = parse5({ algorithm, digest });
       const match = newSri.match(sri, opts);
       opts = opts || {};
       if (match || !opts.error) {
@@ -33823,7 +33823,7 @@ var require_lib = __commonJS({
     function checkStream(stream, sri, opts) {
       opts = opts || /* @__PURE__ */ Object.create(null);
       opts.integrity = sri;
-      sri = parse3(sri, opts);
+      sri = parse5(sri, opts);
       if (!sri || !Object.keys(sri).length) {
         return Promise.reject(Object.assign(
           new Error("No valid integrity hashes to check against"),
@@ -33885,7 +33885,7 @@ var require_liquid_node = __commonJS({
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var stream = __require("stream");
-    var path21 = __require("path");
+    var path22 = __require("path");
     var fs$1 = __require("fs");
     var crypto2 = __require("crypto");
     var Token = class {
@@ -34586,11 +34586,11 @@ var require_liquid_node = __commonJS({
       while (match = rFormat.exec(remaining)) {
         output += remaining.slice(0, match.index);
         remaining = remaining.slice(match.index + match[0].length);
-        output += format(d, match, memoryLimit);
+        output += format2(d, match, memoryLimit);
       }
       return output + remaining;
     }
-    function format(d, match, memoryLimit) {
+    function format2(d, match, memoryLimit) {
       const [input, flagStr = "", width, modifier, conversion] = match;
       const convert = formatCodes[conversion];
       if (!convert)
@@ -34814,7 +34814,7 @@ var require_liquid_node = __commonJS({
         const { trimTagLeft, trimTagRight, tagDelimiterLeft, tagDelimiterRight } = options;
         const [valueBegin, valueEnd] = [begin + tagDelimiterLeft.length, end - tagDelimiterRight.length];
         super(exports.TokenKind.Tag, [valueBegin, valueEnd], input, begin, end, trimTagLeft, trimTagRight, file);
-        this.tokenizer = new Tokenizer2(input, options.operators, file, this.contentRange, options.groupedExpressions);
+        this.tokenizer = new Tokenizer3(input, options.operators, file, this.contentRange, options.groupedExpressions);
         this.name = this.tokenizer.readTagName();
         this.tokenizer.assert(this.name, `illegal tag syntax, tag name expected`);
         this.tokenizer.skipBlank();
@@ -35009,7 +35009,7 @@ var require_liquid_node = __commonJS({
     var LiquidTagToken = class extends DelimitedToken {
       constructor(input, begin, end, options, file) {
         super(exports.TokenKind.Tag, [begin, end], input, begin, end, false, false, file);
-        this.tokenizer = new Tokenizer2(input, options.operators, file, this.contentRange, options.groupedExpressions);
+        this.tokenizer = new Tokenizer3(input, options.operators, file, this.contentRange, options.groupedExpressions);
         this.name = this.tokenizer.readTagName();
         this.tokenizer.assert(this.name, "illegal liquid tag syntax");
         this.tokenizer.skipBlank();
@@ -35199,7 +35199,7 @@ var require_liquid_node = __commonJS({
         return val === false || void 0 === val || val === null;
       }
     }
-    var defaultOperators = {
+    var defaultOperators2 = {
       "==": function* (l, r) {
         return yield equals(l, r);
       },
@@ -35347,7 +35347,7 @@ var require_liquid_node = __commonJS({
         return false;
       }
     }
-    function readFile10(filepath) {
+    function readFile11(filepath) {
       return readFileAsync(filepath, "utf8");
     }
     function existsSync2(filepath) {
@@ -35358,13 +35358,13 @@ var require_liquid_node = __commonJS({
         return false;
       }
     }
-    function readFileSync(filepath) {
+    function readFileSync2(filepath) {
       return fs$1.readFileSync(filepath, "utf8");
     }
     function resolve2(root, file, ext) {
-      if (!path21.extname(file))
+      if (!path22.extname(file))
         file += ext;
-      return path21.resolve(root, file);
+      return path22.resolve(root, file);
     }
     function fallback(file) {
       try {
@@ -35373,14 +35373,14 @@ var require_liquid_node = __commonJS({
       }
     }
     function dirname3(filepath) {
-      return path21.dirname(filepath);
+      return path22.dirname(filepath);
     }
     var realpathAsync = promisify(fs$1.realpath);
     async function contains(root, file) {
       try {
         const realRoot = await realpathAsync(root);
         const realFile = await realpathAsync(file);
-        const prefix = realRoot.endsWith(path21.sep) ? realRoot : realRoot + path21.sep;
+        const prefix = realRoot.endsWith(path22.sep) ? realRoot : realRoot + path22.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -35390,7 +35390,7 @@ var require_liquid_node = __commonJS({
       try {
         const realRoot = fs$1.realpathSync(root);
         const realFile = fs$1.realpathSync(file);
-        const prefix = realRoot.endsWith(path21.sep) ? realRoot : realRoot + path21.sep;
+        const prefix = realRoot.endsWith(path22.sep) ? realRoot : realRoot + path22.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -35399,15 +35399,15 @@ var require_liquid_node = __commonJS({
     var fs4 = /* @__PURE__ */ Object.freeze({
       __proto__: null,
       exists: exists2,
-      readFile: readFile10,
+      readFile: readFile11,
       existsSync: existsSync2,
-      readFileSync,
+      readFileSync: readFileSync2,
       resolve: resolve2,
       fallback,
       dirname: dirname3,
       contains,
       containsSync,
-      sep: path21.sep
+      sep: path22.sep
     });
     function chargeJsonReplacerValue(memoryLimit, val) {
       if (typeof val === "string") {
@@ -35610,7 +35610,7 @@ var require_liquid_node = __commonJS({
       lenientIf: false,
       globals: {},
       keepOutputType: false,
-      operators: defaultOperators,
+      operators: defaultOperators2,
       groupedExpressions: false,
       memoryLimit: Infinity,
       parseLimit: Infinity,
@@ -35704,7 +35704,7 @@ var require_liquid_node = __commonJS({
       if (token.input.charAt(token.begin + token.trimLeft) === "\n")
         token.trimLeft++;
     }
-    var Tokenizer2 = class {
+    var Tokenizer3 = class {
       constructor(input, operators = defaultOptions.operators, file, range2, groupedExpressions = false) {
         this.input = input;
         this.file = file;
@@ -36210,7 +36210,7 @@ var require_liquid_node = __commonJS({
     var Hash = class {
       constructor(input, jekyllStyle) {
         this.hash = {};
-        const tokenizer = input instanceof Tokenizer2 ? input : new Tokenizer2(input, {});
+        const tokenizer = input instanceof Tokenizer3 ? input : new Tokenizer3(input, {});
         for (const hash of tokenizer.readHashes(jekyllStyle)) {
           this.hash[hash.name.content] = hash.value;
         }
@@ -36243,7 +36243,7 @@ var require_liquid_node = __commonJS({
        */
       constructor(input, liquid) {
         this.filters = [];
-        const token = typeof input === "string" ? new Tokenizer2(input, liquid.options.operators, void 0, void 0, liquid.options.groupedExpressions).readFilteredValue() : input;
+        const token = typeof input === "string" ? new Tokenizer3(input, liquid.options.operators, void 0, void 0, liquid.options.groupedExpressions).readFilteredValue() : input;
         this.initial = token.initial;
         this.filters = token.filters.map((token2) => new Filter(token2, this.getFilter(liquid, token2.name), liquid));
       }
@@ -36264,7 +36264,7 @@ var require_liquid_node = __commonJS({
     var Output = class extends TemplateImpl {
       constructor(token, liquid) {
         super(token);
-        const tokenizer = new Tokenizer2(token.input, liquid.options.operators, token.file, token.contentRange, liquid.options.groupedExpressions);
+        const tokenizer = new Tokenizer3(token.input, liquid.options.operators, token.file, token.contentRange, liquid.options.groupedExpressions);
         this.value = new Value(tokenizer.readFilteredValue(), liquid);
         const filters2 = this.value.filters;
         const outputEscape = liquid.options.outputEscape;
@@ -36362,7 +36362,7 @@ var require_liquid_node = __commonJS({
           }
         }
       }
-      function* visit(template, scope) {
+      function* visit2(template, scope) {
         if (template.arguments) {
           for (const arg of template.arguments()) {
             for (const variable of extractVariables(arg)) {
@@ -36383,7 +36383,7 @@ var require_liquid_node = __commonJS({
             const partial = template.partialScope();
             if (partial === void 0) {
               for (const child2 of yield template.children(partials, sync)) {
-                yield visit(child2, scope);
+                yield visit2(child2, scope);
               }
               return;
             }
@@ -36404,7 +36404,7 @@ var require_liquid_node = __commonJS({
               }
             }
             for (const child2 of yield template.children(partials, sync)) {
-              yield visit(child2, partialScope);
+              yield visit2(child2, partialScope);
               seen.add(partial.name);
             }
             partialScope.pop();
@@ -36413,7 +36413,7 @@ var require_liquid_node = __commonJS({
               scope.push(new Set(template.blockScope()));
             }
             for (const child2 of yield template.children(partials, sync)) {
-              yield visit(child2, scope);
+              yield visit2(child2, scope);
             }
             if (template.blockScope) {
               scope.pop();
@@ -36422,7 +36422,7 @@ var require_liquid_node = __commonJS({
         }
       }
       for (const template of templates) {
-        yield visit(template, rootScope);
+        yield visit2(template, rootScope);
       }
       return {
         variables: variables.asObject(),
@@ -36645,10 +36645,10 @@ var require_liquid_node = __commonJS({
             yield filepath;
         }
       }
-      dirname(path22) {
+      dirname(path23) {
         const fs5 = this.options.fs;
         assert(fs5.dirname, "`fs.dirname` is required for relative reference");
-        return fs5.dirname(path22);
+        return fs5.dirname(path23);
       }
       lookupError(file, roots) {
         const err = new Error("ENOENT");
@@ -36672,7 +36672,7 @@ var require_liquid_node = __commonJS({
       parse(html, filepath) {
         html = String(html);
         this.parseLimit.use(html.length);
-        const tokenizer = new Tokenizer2(html, this.liquid.options.operators, filepath, void 0, this.liquid.options.groupedExpressions);
+        const tokenizer = new Tokenizer3(html, this.liquid.options.operators, filepath, void 0, this.liquid.options.groupedExpressions);
         const tokens = tokenizer.readTopLevelTokens(this.liquid.options);
         return this.parseTokens(tokens);
       }
@@ -36735,22 +36735,22 @@ var require_liquid_node = __commonJS({
         return this.parse(yield this.readFile(!!sync, filepath), filepath);
       }
     };
-    (function(TokenKind2) {
-      TokenKind2[TokenKind2["Number"] = 1] = "Number";
-      TokenKind2[TokenKind2["Literal"] = 2] = "Literal";
-      TokenKind2[TokenKind2["Tag"] = 4] = "Tag";
-      TokenKind2[TokenKind2["Output"] = 8] = "Output";
-      TokenKind2[TokenKind2["HTML"] = 16] = "HTML";
-      TokenKind2[TokenKind2["Filter"] = 32] = "Filter";
-      TokenKind2[TokenKind2["Hash"] = 64] = "Hash";
-      TokenKind2[TokenKind2["PropertyAccess"] = 128] = "PropertyAccess";
-      TokenKind2[TokenKind2["Word"] = 256] = "Word";
-      TokenKind2[TokenKind2["Range"] = 512] = "Range";
-      TokenKind2[TokenKind2["Quoted"] = 1024] = "Quoted";
-      TokenKind2[TokenKind2["Operator"] = 2048] = "Operator";
-      TokenKind2[TokenKind2["FilteredValue"] = 4096] = "FilteredValue";
-      TokenKind2[TokenKind2["GroupedExpression"] = 8192] = "GroupedExpression";
-      TokenKind2[TokenKind2["Delimited"] = 12] = "Delimited";
+    (function(TokenKind3) {
+      TokenKind3[TokenKind3["Number"] = 1] = "Number";
+      TokenKind3[TokenKind3["Literal"] = 2] = "Literal";
+      TokenKind3[TokenKind3["Tag"] = 4] = "Tag";
+      TokenKind3[TokenKind3["Output"] = 8] = "Output";
+      TokenKind3[TokenKind3["HTML"] = 16] = "HTML";
+      TokenKind3[TokenKind3["Filter"] = 32] = "Filter";
+      TokenKind3[TokenKind3["Hash"] = 64] = "Hash";
+      TokenKind3[TokenKind3["PropertyAccess"] = 128] = "PropertyAccess";
+      TokenKind3[TokenKind3["Word"] = 256] = "Word";
+      TokenKind3[TokenKind3["Range"] = 512] = "Range";
+      TokenKind3[TokenKind3["Quoted"] = 1024] = "Quoted";
+      TokenKind3[TokenKind3["Operator"] = 2048] = "Operator";
+      TokenKind3[TokenKind3["FilteredValue"] = 4096] = "FilteredValue";
+      TokenKind3[TokenKind3["GroupedExpression"] = 8192] = "GroupedExpression";
+      TokenKind3[TokenKind3["Delimited"] = 12] = "Delimited";
     })(exports.TokenKind || (exports.TokenKind = {}));
     function isDelimitedToken(val) {
       return !!(getKind(val) & exports.TokenKind.Delimited);
@@ -37160,7 +37160,7 @@ var require_liquid_node = __commonJS({
     function* filter(include, arr, property, expected) {
       arr = toArray(arr);
       this.context.memoryLimit.use(arr.length);
-      const token = new Tokenizer2(stringify(property)).readScopeValue();
+      const token = new Tokenizer3(stringify(property)).readScopeValue();
       const result = [];
       for (const item of arr) {
         const value = yield evalToken(token, this.context.spawn(item));
@@ -37198,7 +37198,7 @@ var require_liquid_node = __commonJS({
     function* group_by(arr, property) {
       const map2 = /* @__PURE__ */ new Map();
       arr = toEnumerable(arr);
-      const token = new Tokenizer2(stringify(property)).readScopeValue();
+      const token = new Tokenizer3(stringify(property)).readScopeValue();
       this.context.memoryLimit.use(arr.length);
       for (const item of arr) {
         const key = yield evalToken(token, this.context.spawn(item));
@@ -37224,7 +37224,7 @@ var require_liquid_node = __commonJS({
       return [...map2.entries()].map(([name, items]) => ({ name, items }));
     }
     function* search(arr, property, expected) {
-      const token = new Tokenizer2(stringify(property)).readScopeValue();
+      const token = new Tokenizer3(stringify(property)).readScopeValue();
       const array = toArray(arr);
       for (let index = 0; index < array.length; index++) {
         const value = yield evalToken(token, this.context.spawn(array[index]));
@@ -37317,16 +37317,16 @@ var require_liquid_node = __commonJS({
       uniq,
       sample
     });
-    function date(v2, format2, timezoneOffset) {
+    function date(v2, format3, timezoneOffset) {
       const size2 = (v2?.length ?? 0) + (timezoneOffset?.length ?? 0);
       this.context.memoryLimit.use(size2);
       const date2 = parseDate(v2, this.context.opts, timezoneOffset);
       if (!date2)
         return v2;
-      format2 = toValue(format2);
-      format2 = isNil(format2) ? this.context.opts.dateFormat : stringify(format2);
-      this.context.memoryLimit.use(format2.length);
-      return strftime(date2, format2, this.context.memoryLimit);
+      format3 = toValue(format3);
+      format3 = isNil(format3) ? this.context.opts.dateFormat : stringify(format3);
+      this.context.memoryLimit.use(format3.length);
+      return strftime(date2, format3, this.context.memoryLimit);
     }
     function date_to_xmlschema(v2) {
       return date.call(this, v2, "%Y-%m-%dT%H:%M:%S%:z");
@@ -38789,7 +38789,7 @@ var require_liquid_node = __commonJS({
     exports.TagToken = TagToken;
     exports.Token = Token;
     exports.TokenizationError = TokenizationError;
-    exports.Tokenizer = Tokenizer2;
+    exports.Tokenizer = Tokenizer3;
     exports.TypeGuards = typeGuards;
     exports.UndefinedVariableError = UndefinedVariableError;
     exports.UnlessTag = UnlessTag;
@@ -38799,7 +38799,7 @@ var require_liquid_node = __commonJS({
     exports.analyzeSync = analyzeSync;
     exports.assert = assert;
     exports.createTrie = createTrie;
-    exports.defaultOperators = defaultOperators;
+    exports.defaultOperators = defaultOperators2;
     exports.defaultOptions = defaultOptions;
     exports.evalQuotedToken = evalQuotedToken;
     exports.evalToken = evalToken;
@@ -39610,7 +39610,7 @@ var require_dist2 = __commonJS({
 var require_safe_regex2 = __commonJS({
   "node_modules/safe-regex2/index.js"(exports, module) {
     "use strict";
-    var parse3 = require_dist2();
+    var parse5 = require_dist2();
     var { types } = require_dist2();
     function walk2(node, opts, starHeight) {
       let i;
@@ -39645,7 +39645,7 @@ var require_safe_regex2 = __commonJS({
       if (isRegExp(re2)) re2 = re2.source;
       else if (typeof re2 !== "string") re2 = String(re2);
       try {
-        return walk2(parse3(re2), opts, 0);
+        return walk2(parse5(re2), opts, 0);
       } catch {
         return false;
       }
@@ -39662,7 +39662,7 @@ var require_safe_regex2 = __commonJS({
 // src/action/main.ts
 import { mkdtemp as mkdtemp4, writeFile as writeFile4 } from "node:fs/promises";
 import { tmpdir as tmpdir4 } from "node:os";
-import path20 from "node:path";
+import path21 from "node:path";
 
 // node_modules/@actions/core/lib/core.js
 var core_exports = {};
@@ -42134,7 +42134,7 @@ var triggers_notification_paths_default = [
 ];
 function routeMatcher(paths) {
   const regexes = paths.map(
-    (path21) => path21.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
+    (path22) => path22.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
   );
   const regex2 = `^(?:${regexes.map((r) => `(?:${r})`).join("|")})[^/]*$`;
   return new RegExp(regex2, "i");
@@ -42670,7 +42670,7 @@ function parse(options) {
   if (!isBinaryRequest) {
     if (options.mediaType.format) {
       headers.accept = headers.accept.split(/,/).map(
-        (format) => format.replace(
+        (format2) => format2.replace(
           /application\/vnd(\.\w+)(\.v3)?(\.\w+)?(\+json)?$/,
           `application/vnd$1$2.${options.mediaType.format}`
         )
@@ -42680,8 +42680,8 @@ function parse(options) {
       if (options.mediaType.previews?.length) {
         const previewsFromAcceptHeader = headers.accept.match(/(?<![\w-])[\w-]+(?=-preview)/g) || [];
         headers.accept = previewsFromAcceptHeader.concat(options.mediaType.previews).map((preview) => {
-          const format = options.mediaType.format ? `.${options.mediaType.format}` : "+json";
-          return `application/vnd.github.${preview}-preview${format}`;
+          const format2 = options.mediaType.format ? `.${options.mediaType.format}` : "+json";
+          return `application/vnd.github.${preview}-preview${format2}`;
         }).join(",");
       }
     }
@@ -43260,8 +43260,8 @@ function isPlainObject2(value) {
 }
 var noop2 = () => "";
 async function fetchWrapper(requestOptions) {
-  const fetch = requestOptions.request?.fetch || globalThis.fetch;
-  if (!fetch) {
+  const fetch2 = requestOptions.request?.fetch || globalThis.fetch;
+  if (!fetch2) {
     throw new Error(
       "fetch is not set. Please pass a fetch implementation as new Octokit({ request: { fetch }}). Learn more at https://github.com/octokit/octokit.js/#fetch-missing"
     );
@@ -43277,7 +43277,7 @@ async function fetchWrapper(requestOptions) {
   );
   let fetchResponse;
   try {
-    fetchResponse = await fetch(requestOptions.url, {
+    fetchResponse = await fetch2(requestOptions.url, {
       method: requestOptions.method,
       body,
       redirect: requestOptions.request?.redirect,
@@ -43726,17 +43726,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path21 = requestOptions.url.replace(options.baseUrl, "");
+    const path22 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path21} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path22} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       return response;
     }).catch((error2) => {
       const requestId = error2.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path21} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path22} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       throw error2;
     });
@@ -46361,6 +46361,49 @@ function createGitHubClient(options) {
   });
 }
 
+// src/github/oidc.ts
+var ID_TOKEN_REQUEST_URL = "ACTIONS_ID_TOKEN_REQUEST_URL";
+var ID_TOKEN_REQUEST_TOKEN = "ACTIONS_ID_TOKEN_REQUEST_TOKEN";
+var ID_TOKEN_TIMEOUT_MS = 3e4;
+var MAX_ID_TOKEN_ANSWER_BYTES = 64 * 1024;
+var IdTokenRequestError = class extends Error {
+  name = "IdTokenRequestError";
+};
+function canRequestIdToken(env) {
+  return (env[ID_TOKEN_REQUEST_URL] ?? "") !== "" && (env[ID_TOKEN_REQUEST_TOKEN] ?? "") !== "";
+}
+async function requestIdToken(env, audience) {
+  const base = env[ID_TOKEN_REQUEST_URL] ?? "";
+  const bearer = env[ID_TOKEN_REQUEST_TOKEN] ?? "";
+  if (base === "" || bearer === "") {
+    throw new IdTokenRequestError(`${ID_TOKEN_REQUEST_URL} and ${ID_TOKEN_REQUEST_TOKEN} are not set: give the job \`permissions: id-token: write\``);
+  }
+  let url;
+  try {
+    url = new URL(base);
+  } catch {
+    throw new IdTokenRequestError(`${ID_TOKEN_REQUEST_URL} is not a URL`);
+  }
+  url.searchParams.set("audience", audience);
+  let response;
+  try {
+    response = await fetch(url, { headers: { authorization: `Bearer ${bearer}`, accept: "application/json; api-version=2.0" }, signal: AbortSignal.timeout(ID_TOKEN_TIMEOUT_MS) });
+  } catch (error2) {
+    throw new IdTokenRequestError(`could not ask for an OIDC ID token: ${error2.message}`);
+  }
+  const text3 = await response.text();
+  if (text3.length > MAX_ID_TOKEN_ANSWER_BYTES) throw new IdTokenRequestError("the OIDC ID token answer is too large");
+  if (!response.ok) throw new IdTokenRequestError(`the runner refused the OIDC ID token request: HTTP ${response.status}`);
+  let value;
+  try {
+    value = JSON.parse(text3)?.value;
+  } catch {
+    value = void 0;
+  }
+  if (typeof value !== "string" || value === "") throw new IdTokenRequestError("the runner answered the OIDC ID token request without a token");
+  return value;
+}
+
 // src/github/release.ts
 import { createReadStream } from "node:fs";
 import { stat as stat2 } from "node:fs/promises";
@@ -46497,9 +46540,9 @@ async function publishRelease(api, options) {
 }
 
 // src/publish/pipeline.ts
-import { mkdtemp as mkdtemp3, readFile as readFile9 } from "node:fs/promises";
+import { mkdtemp as mkdtemp3, readFile as readFile10 } from "node:fs/promises";
 import { tmpdir as tmpdir3 } from "node:os";
-import path18 from "node:path";
+import path19 from "node:path";
 
 // src/core/routes.ts
 function versionUrl(baseUrl, id, version) {
@@ -46865,6 +46908,22 @@ var template_manifest_schema_default = {
         command: { type: "string", minLength: 1 },
         timeoutSeconds: { type: "integer", minimum: 1, maximum: 3600 }
       }
+    },
+    verbatim: {
+      type: "array",
+      description: "Extension: globs, relative to the content folder, of files copied byte for byte and never parsed as Liquid (their paths are still rendered).",
+      maxItems: 100,
+      items: { type: "string", minLength: 1, maxLength: 500 }
+    },
+    partials: {
+      type: "string",
+      minLength: 1,
+      description: "Extension: a folder, relative to the template root and outside the content folder, that {% render %} and {% include %} read from. Never part of the generated project. Default: none."
+    },
+    whitespace: {
+      type: "string",
+      enum: ["liquid", "line"],
+      description: `Extension: how {%- -%} {{- -}} trim. "liquid" (default): as stock Liquid and Jinja, all whitespace up to the next text, line breaks included. "line": only the tag's own line (blanks before it; blanks and one line break after it).`
     },
     nextSteps: {
       type: "string",
@@ -47993,11 +48052,11 @@ function checkJsonText(file, text3, schema) {
 }
 
 // src/pack/pack.ts
-var import_picomatch2 = __toESM(require_picomatch2(), 1);
+var import_picomatch3 = __toESM(require_picomatch2(), 1);
 import { createWriteStream } from "node:fs";
-import { chmod as chmod2, copyFile as copyFile2, lstat as lstat2, mkdir as mkdir2, mkdtemp, readdir as readdir3, readFile as readFile4, realpath as realpath2, rename as rename2, rm as rm2, stat as stat4, writeFile as writeFile2 } from "node:fs/promises";
+import { chmod as chmod2, copyFile as copyFile2, lstat as lstat2, mkdir as mkdir2, mkdtemp, readdir as readdir3, readFile as readFile5, realpath as realpath3, rename as rename2, rm as rm2, stat as stat5, writeFile as writeFile2 } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import path12 from "node:path";
+import path13 from "node:path";
 import { Transform as Transform2 } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
@@ -51044,9 +51103,9 @@ function reservedPathProblem(relativePath) {
   return `${JSON.stringify(relativePath)} is inside version-control data (${JSON.stringify(segment)}): a template may never hold or write such a path`;
 }
 var ReservedPathError = class extends Error {
-  constructor(path21, where) {
-    super(`${where}: ${reservedPathProblem(path21) ?? `${JSON.stringify(path21)} is reserved`}`);
-    this.path = path21;
+  constructor(path22, where) {
+    super(`${where}: ${reservedPathProblem(path22) ?? `${JSON.stringify(path22)} is reserved`}`);
+    this.path = path22;
   }
   path;
   name = "ReservedPathError";
@@ -51073,11 +51132,15 @@ async function resolveInsideRoot(root, relativePath) {
 }
 
 // src/template/load.ts
-import { readFile as readFile2 } from "node:fs/promises";
-import path10 from "node:path";
+import { readFile as readFile3 } from "node:fs/promises";
+import path11 from "node:path";
 
 // src/template/expression.ts
 var import_liquidjs = __toESM(require_liquid_node(), 1);
+import { isUtf8 } from "node:buffer";
+import { readFileSync, realpathSync, statSync } from "node:fs";
+import { readFile, realpath as realpath2, stat as stat3 } from "node:fs/promises";
+import path8 from "node:path";
 
 // src/template/filters.ts
 function text(value) {
@@ -51180,6 +51243,7 @@ var DEFAULT_RENDER_LIMITS = {
   renderLimit: 2e3,
   memoryLimit: 32e6
 };
+var DEFAULT_WHITESPACE = "liquid";
 var noFileSystem = {
   exists: () => Promise.resolve(false),
   existsSync: () => false,
@@ -51191,10 +51255,55 @@ var noFileSystem = {
   contains: () => Promise.resolve(false),
   containsSync: () => false
 };
+var isFileSync = (file) => {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+};
+function containedIn(realRoot, realFile) {
+  const prefix = realRoot.endsWith(path8.sep) ? realRoot : realRoot + path8.sep;
+  return realFile.startsWith(prefix);
+}
+function liquidSource(file, bytes) {
+  if (!isUtf8(bytes)) throw new Error(`${path8.basename(file)} is not valid UTF-8: save the partial as UTF-8`);
+  return bytes.toString("utf8");
+}
+function folderFileSystem(partials) {
+  return {
+    exists: async (file) => stat3(file).then((info2) => info2.isFile(), () => false),
+    existsSync: isFileSync,
+    readFile: async (file) => liquidSource(file, await readFile(file)),
+    readFileSync: (file) => liquidSource(file, readFileSync(file)),
+    resolve: (dir, file) => {
+      const exact = path8.resolve(dir, file);
+      if (partials === void 0 || dir !== partials || isFileSync(exact)) return exact;
+      return isFileSync(`${exact}.liquid`) ? `${exact}.liquid` : exact;
+    },
+    contains: async (root, file) => {
+      try {
+        return containedIn(await realpath2(root), await realpath2(file));
+      } catch {
+        return false;
+      }
+    },
+    containsSync: (root, file) => {
+      try {
+        return containedIn(realpathSync(root), realpathSync(file));
+      } catch {
+        return false;
+      }
+    },
+    sep: path8.sep,
+    dirname: (file) => path8.dirname(file)
+  };
+}
 function createEngine(options = {}) {
   const limits = { ...DEFAULT_RENDER_LIMITS, ...options.limits };
+  const folders = [...options.partials !== void 0 ? [path8.resolve(options.partials)] : [], ...options.root !== void 0 ? [path8.resolve(options.root)] : []];
   const engine = new import_liquidjs.Liquid({
-    ...options.root ? { root: [options.root], partials: [options.root], layouts: [options.root] } : { fs: noFileSystem, root: [] },
+    ...folders.length > 0 ? { fs: folderFileSystem(options.partials === void 0 ? void 0 : path8.resolve(options.partials)), root: folders, partials: folders, layouts: folders } : { fs: noFileSystem, root: [] },
     relativeReference: false,
     dynamicPartials: true,
     extname: "",
@@ -51202,7 +51311,8 @@ function createEngine(options = {}) {
     strictFilters: true,
     strictVariables: false,
     cache: false,
-    greedy: false,
+    // Stock liquidjs trims greedily; `line` is this project's former default, kept for templates written for it.
+    greedy: (options.whitespace ?? DEFAULT_WHITESPACE) === "liquid",
     ...limits
   });
   for (const [name, filter] of Object.entries(templateFilters)) engine.registerFilter(name, filter);
@@ -51424,8 +51534,8 @@ function standardShapeMismatches(name, definition) {
 }
 
 // src/template/validate.ts
-import { readdir as readdir2, readFile, stat as stat3 } from "node:fs/promises";
-import path9 from "node:path";
+import { readdir as readdir2, readFile as readFile2, stat as stat4 } from "node:fs/promises";
+import path10 from "node:path";
 
 // src/template/content-check.ts
 var import_liquidjs2 = __toESM(require_liquid_node(), 1);
@@ -51516,10 +51626,12 @@ function unknownNames(templates, scope, extra, engine) {
   }
   return found;
 }
-function checkContent(folder, texts, paths, scope, engine = createEngine()) {
+var PARTIAL = "\0partial:";
+var partialNamesOf = (relative2) => relative2.endsWith(".liquid") && relative2.length > ".liquid".length ? [relative2, relative2.slice(0, -".liquid".length)] : [relative2];
+function checkContent(folder, texts, paths, scope, engine = createEngine(), partials) {
   const problems = [];
-  const fileOf = (relative2) => `${folder}/${relative2}`;
-  const parse3 = (text3) => {
+  const fileOf = (relative2) => relative2.startsWith(PARTIAL) ? `${partials?.folder ?? ""}/${relative2.slice(PARTIAL.length)}` : `${folder}/${relative2}`;
+  const parse5 = (text3) => {
     try {
       return engine.parse(text3);
     } catch (error2) {
@@ -51527,12 +51639,13 @@ function checkContent(folder, texts, paths, scope, engine = createEngine()) {
     }
   };
   const parsed = [];
-  for (const { path: path21, text: text3 } of texts) {
+  const allTexts = [...texts, ...(partials?.texts ?? []).map((file) => ({ path: `${PARTIAL}${file.path}`, text: file.text }))];
+  for (const { path: path22, text: text3 } of allTexts) {
     if (!hasLiquid(text3)) continue;
-    const result = parse3(text3);
-    if (Array.isArray(result)) parsed.push({ path: path21, templates: result });
+    const result = parse5(text3);
+    if (Array.isArray(result)) parsed.push({ path: path22, templates: result });
     else {
-      problems.push({ file: fileOf(path21), pointer: "", code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
+      problems.push({ file: fileOf(path22), pointer: "", code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
     }
   }
   let unknownReported = 0;
@@ -51550,10 +51663,15 @@ function checkContent(folder, texts, paths, scope, engine = createEngine()) {
     } catch {
       received = /* @__PURE__ */ new Map();
     }
+    const receivedBy = (relative2) => {
+      if (!relative2.startsWith(PARTIAL)) return received.get(relative2);
+      const names = partialNamesOf(relative2.slice(PARTIAL.length)).flatMap((name) => [...received.get(name) ?? []]);
+      return names.length > 0 ? new Set(names) : void 0;
+    };
     for (const file of parsed) {
       let unknown;
       try {
-        unknown = unknownNames(file.templates, scope, received.get(file.path), engine);
+        unknown = unknownNames(file.templates, scope, receivedBy(file.path), engine);
       } catch (error2) {
         problems.push({ file: fileOf(file.path), pointer: "", code: "LIQUID_SYNTAX", message: `cannot be analysed: ${firstLine(error2)}`, line: 1, column: 1 });
         continue;
@@ -51566,7 +51684,7 @@ function checkContent(folder, texts, paths, scope, engine = createEngine()) {
   for (const relative2 of paths) {
     const name = relative2.slice(relative2.lastIndexOf("/") + 1);
     if (!hasLiquid(name)) continue;
-    const result = parse3(name);
+    const result = parse5(name);
     if (!Array.isArray(result)) {
       problems.push({ file: fileOf(relative2), pointer: "", code: result.code, message: `its name is not valid Liquid: ${result.message}`, line: 1, column: 1 });
       continue;
@@ -51664,7 +51782,7 @@ function checkExpressions(documents, evaluator = new ExpressionEvaluator()) {
 }
 
 // src/template/migration-check.ts
-import path8 from "node:path";
+import path9 from "node:path";
 
 // src/core/step-order.ts
 function applicableInOrder(steps, currentVersion) {
@@ -51686,10 +51804,10 @@ var RENDERED_CHANGE_FIELDS = ["path", "newPath", "content"];
 var isRecord3 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 function pathOutsideProject(source) {
   const literal = source.replace(/\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g, "x");
-  if (path8.posix.isAbsolute(literal) || path8.win32.isAbsolute(literal) || /^[A-Za-z]:/.test(literal)) {
+  if (path9.posix.isAbsolute(literal) || path9.win32.isAbsolute(literal) || /^[A-Za-z]:/.test(literal)) {
     return 'is absolute; write it relative to the project root, e.g. "src/app.ts"';
   }
-  const normalized = path8.posix.normalize(literal.replace(/\\/g, "/"));
+  const normalized = path9.posix.normalize(literal.replace(/\\/g, "/"));
   if (normalized === ".." || normalized.startsWith("../")) return 'climbs out of the project with ".."; write it relative to the project root, without leading ".."';
   if (normalized === "." || normalized === "./") return "names the project folder itself; name a file inside it";
   if (versionControlSegment(literal) !== void 0) return "is inside version-control data (.git and the like), which a migration may never change";
@@ -51766,6 +51884,25 @@ function checkMigrationChain(steps) {
   return problems;
 }
 
+// src/template/text-files.ts
+var import_picomatch = __toESM(require_picomatch2(), 1);
+import { isUtf8 as isUtf82 } from "node:buffer";
+function isBinary(content) {
+  return content.subarray(0, 8192).includes(0);
+}
+function liquidTextOf(content) {
+  return isOpaqueBytes(content) ? void 0 : content.toString("utf8");
+}
+function isOpaqueBytes(content) {
+  return isBinary(content) || !isUtf82(content);
+}
+function holdsLiquidMarkers(content) {
+  return content.includes("{{") || content.includes("{%");
+}
+function verbatimRule(globs) {
+  return globs && globs.length > 0 ? (0, import_picomatch.default)([...globs], { dot: true }) : () => false;
+}
+
 // src/template/validate.ts
 var MANIFEST_FILE = "template.json";
 var VARIABLES_FILE = "template.vars.json";
@@ -51776,7 +51913,7 @@ var REQUIRED_FILES = [MANIFEST_FILE, "README.md", "CHANGELOG.md", VARIABLES_FILE
 var DEFAULT_CONTENT = "template";
 async function kindOf(file) {
   try {
-    const info2 = await stat3(file);
+    const info2 = await stat4(file);
     if (info2.isFile()) return "file";
     if (info2.isDirectory()) return "directory";
     return "other";
@@ -51787,12 +51924,12 @@ async function kindOf(file) {
 async function checkJsonFile(root, file, schema, errors) {
   let text3;
   try {
-    const size = (await stat3(path9.join(root, file))).size;
+    const size = (await stat4(path10.join(root, file))).size;
     if (size > MAX_JSON_FILE_BYTES) {
       errors.push({ file, pointer: "", message: `is ${size} bytes; a template's JSON files are at most ${MAX_JSON_FILE_BYTES} bytes (1 MiB) each`, code: "FILE_TOO_LARGE" });
       return void 0;
     }
-    text3 = await readFile(path9.join(root, file), "utf8");
+    text3 = await readFile2(path10.join(root, file), "utf8");
   } catch {
     return void 0;
   }
@@ -51844,13 +51981,13 @@ function contentScope(variables, variablesFile) {
   }
   return { names: /* @__PURE__ */ new Set([...names.variables, ...names.computed]), properties, variablesFile };
 }
-async function readContent(dir) {
+async function readContent(dir, verbatim = () => false) {
   const paths = [];
   const texts = [];
   const walk2 = async (relative2) => {
     let entries;
     try {
-      entries = await readdir2(path9.join(dir, relative2), { withFileTypes: true });
+      entries = await readdir2(path10.join(dir, relative2), { withFileTypes: true });
     } catch {
       return;
     }
@@ -51859,17 +51996,31 @@ async function readContent(dir) {
       paths.push(source);
       if (entry.isDirectory()) await walk2(source);
       else if (entry.isFile()) {
-        const bytes = await readFile(path9.join(dir, source)).catch(() => void 0);
-        if (bytes && !bytes.subarray(0, 8192).includes(0)) texts.push({ path: source, text: bytes.toString("utf8") });
+        if (verbatim(source)) continue;
+        const bytes = await readFile2(path10.join(dir, source)).catch(() => void 0);
+        const text3 = bytes && liquidTextOf(bytes);
+        if (text3 !== void 0) texts.push({ path: source, text: text3 });
       }
     }
   };
   await walk2("");
   return { paths, texts };
 }
+async function readPartials(root, folder, contentDir, positions, errors) {
+  if (typeof folder !== "string" || folder === "") return void 0;
+  const dir = await resolveInsideRoot(root, folder);
+  if (!dir || await kindOf(dir) !== "directory") return void 0;
+  if (isInside(contentDir, dir)) {
+    const message = `names a folder inside the content folder (got ${JSON.stringify(folder)}): its files would be generated too; move the partials out of the content folder`;
+    errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: "/partials", message, code: "PARTIALS_IN_CONTENT" }], positions));
+    return void 0;
+  }
+  const { texts } = await readContent(dir);
+  return { folder: path10.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, ""), texts };
+}
 async function checkMigrations(root, errors, deep) {
-  if (await kindOf(path9.join(root, MIGRATIONS_FOLDER)) !== "directory") return;
-  const stepFiles = (await readdir2(path9.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
+  if (await kindOf(path10.join(root, MIGRATIONS_FOLDER)) !== "directory") return;
+  const stepFiles = (await readdir2(path10.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
   const engine = createEngine();
   const versions = [];
   const positions = /* @__PURE__ */ new Map();
@@ -51896,12 +52047,13 @@ function namedPaths(manifest) {
     ...pick("/customization/variables", object(m2.customization).variables, "file"),
     ...pick("/customization/prompts", object(m2.customization).prompts, "file"),
     ...pick("/migration/guide", object(m2.migration).guide, "file"),
-    ...pick("/content", m2.content, "directory")
+    ...pick("/content", m2.content, "directory"),
+    ...pick("/partials", m2.partials, "directory")
   ];
 }
 async function validateTemplate(dir, options = {}) {
   const deep = options.deep ?? true;
-  const root = path9.resolve(dir);
+  const root = path10.resolve(dir);
   const errors = [];
   const rootKind = await kindOf(root);
   if (rootKind !== "directory") {
@@ -51909,7 +52061,7 @@ async function validateTemplate(dir, options = {}) {
     return { valid: false, errors: [{ file: ".", pointer: "", message, code: "NOT_A_DIRECTORY" }] };
   }
   for (const file of REQUIRED_FILES) {
-    const kind = await kindOf(path9.join(root, file));
+    const kind = await kindOf(path10.join(root, file));
     if (kind !== "file") {
       const what = file === MANIFEST_FILE ? "the template manifest is missing" : "required file is missing";
       const message = kind === "missing" ? what : "must be a file";
@@ -51931,19 +52083,19 @@ async function validateTemplate(dir, options = {}) {
       errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: named.pointer, message, code: "FILE_NOT_FOUND" }], manifestChecked?.positions));
     }
   }
-  const variables = await resolveInsideRoot(root, variablesFile) === void 0 ? void 0 : await checkJsonFile(root, path9.normalize(variablesFile), "template-variables", errors);
-  const prompts = await resolveInsideRoot(root, promptsFile) === void 0 ? void 0 : await checkJsonFile(root, path9.normalize(promptsFile), "template-prompts", errors);
-  errors.push(...reservedNames(variables, path9.normalize(variablesFile), prompts, path9.normalize(promptsFile)));
+  const variables = await resolveInsideRoot(root, variablesFile) === void 0 ? void 0 : await checkJsonFile(root, path10.normalize(variablesFile), "template-variables", errors);
+  const prompts = await resolveInsideRoot(root, promptsFile) === void 0 ? void 0 : await checkJsonFile(root, path10.normalize(promptsFile), "template-prompts", errors);
+  errors.push(...reservedNames(variables, path10.normalize(variablesFile), prompts, path10.normalize(promptsFile)));
   const evaluator = new ExpressionEvaluator();
   const documents = {
     ...manifestChecked?.value !== void 0 ? { manifest: { file: MANIFEST_FILE, value: manifestChecked.value } } : {},
-    ...variables?.value !== void 0 ? { variables: { file: path9.normalize(variablesFile), value: variables.value } } : {},
-    ...prompts?.value !== void 0 ? { prompts: { file: path9.normalize(promptsFile), value: prompts.value } } : {}
+    ...variables?.value !== void 0 ? { variables: { file: path10.normalize(variablesFile), value: variables.value } } : {},
+    ...prompts?.value !== void 0 ? { prompts: { file: path10.normalize(promptsFile), value: prompts.value } } : {}
   };
   const positionsOf = /* @__PURE__ */ new Map([
     [MANIFEST_FILE, manifestChecked?.positions],
-    [path9.normalize(variablesFile), variables?.positions],
-    [path9.normalize(promptsFile), prompts?.positions]
+    [path10.normalize(variablesFile), variables?.positions],
+    [path10.normalize(promptsFile), prompts?.positions]
   ]);
   for (const { file, ...violation } of checkExpressions(documents, evaluator)) {
     errors.push(...locateViolations(file, [violation], positionsOf.get(file)));
@@ -51952,16 +52104,18 @@ async function validateTemplate(dir, options = {}) {
     const folder = typeof manifest.content === "string" && manifest.content !== "" ? manifest.content : DEFAULT_CONTENT;
     const contentDir = await resolveInsideRoot(root, folder);
     if (contentDir && await kindOf(contentDir) === "directory") {
-      const content = await readContent(contentDir);
-      const contentFolder = path9.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, "");
+      const verbatim = verbatimRule(Array.isArray(manifest.verbatim) ? manifest.verbatim.filter((glob) => typeof glob === "string" && glob !== "") : void 0);
+      const content = await readContent(contentDir, verbatim);
+      const partials = await readPartials(root, manifest.partials, contentDir, manifestChecked?.positions, errors);
+      const contentFolder = path10.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, "");
       for (const reserved of content.paths.filter((p2) => isVersionControlName(p2.slice(p2.lastIndexOf("/") + 1)))) {
         errors.push({ file: `${contentFolder}/${reserved}`, pointer: "", code: "RESERVED_PATH", message: reservedPathProblem(reserved) ?? "is reserved" });
       }
-      errors.push(...checkContent(path9.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, ""), content.texts, content.paths, contentScope(variables, path9.normalize(variablesFile)), evaluator.engine));
+      errors.push(...checkContent(contentFolder, content.texts, content.paths, contentScope(variables, path10.normalize(variablesFile)), evaluator.engine, partials));
     }
   }
   if (deep && isObject(manifest) && typeof manifest.nextSteps === "string") {
-    const found = checkContent("", [{ path: "nextSteps", text: manifest.nextSteps }], [], contentScope(variables, path9.normalize(variablesFile)), evaluator.engine);
+    const found = checkContent("", [{ path: "nextSteps", text: manifest.nextSteps }], [], contentScope(variables, path10.normalize(variablesFile)), evaluator.engine);
     const violations = found.map((problem) => ({ pointer: "/nextSteps", code: problem.code, message: problem.message }));
     errors.push(...locateViolations(MANIFEST_FILE, violations, manifestChecked?.positions));
   }
@@ -51981,12 +52135,12 @@ ${errors.map((e) => `  ${formatValidationErrorAt(e)}`).join("\n")}`);
   errors;
 };
 async function readJson(file) {
-  return JSON.parse(await readFile2(file, "utf8"));
+  return JSON.parse(await readFile3(file, "utf8"));
 }
 function dependencyOrder(dependencies, onCycle) {
   const order = [];
   const state = /* @__PURE__ */ new Map();
-  const visit = (name, trail) => {
+  const visit2 = (name, trail) => {
     const seen = state.get(name);
     if (seen === "done") return true;
     if (seen === "visiting") {
@@ -51996,24 +52150,24 @@ function dependencyOrder(dependencies, onCycle) {
     state.set(name, "visiting");
     let ok = true;
     for (const dependency of dependencies.get(name) ?? []) {
-      if (dependencies.has(dependency)) ok = visit(dependency, [...trail, name]) && ok;
+      if (dependencies.has(dependency)) ok = visit2(dependency, [...trail, name]) && ok;
     }
     state.set(name, "done");
     if (ok) order.push(name);
     return ok;
   };
-  for (const name of dependencies.keys()) visit(name, []);
+  for (const name of dependencies.keys()) visit2(name, []);
   return order;
 }
 async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
-  const root = path10.resolve(dir);
+  const root = path11.resolve(dir);
   const validation = await validateTemplate(root, { deep: false });
   if (!validation.valid) throw new TemplateLoadError(validation.errors);
-  const manifest = await readJson(path10.join(root, MANIFEST_FILE));
+  const manifest = await readJson(path11.join(root, MANIFEST_FILE));
   const variablesFile = manifest.customization?.variables ?? VARIABLES_FILE;
   const promptsFile = manifest.customization?.prompts ?? PROMPTS_FILE;
-  const variablesDoc = await readJson(path10.join(root, variablesFile));
-  const promptsDoc = await readJson(path10.join(root, promptsFile));
+  const variablesDoc = await readJson(path11.join(root, variablesFile));
+  const promptsDoc = await readJson(path11.join(root, promptsFile));
   const variables = variablesDoc.variables;
   const declaredComputed = variablesDoc.computed ?? {};
   const computed = { ...declaredComputed, ...implicitComputed(Object.keys(variables), Object.keys(declaredComputed)) };
@@ -52110,7 +52264,8 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
     variables,
     computed,
     prompts: promptsDoc.prompts,
-    contentDir: path10.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
+    contentDir: path11.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
+    ...manifest.partials !== void 0 ? { partialsDir: path11.join(root, manifest.partials) } : {},
     files: { variables: variablesFile, prompts: promptsFile },
     variableOrder,
     computedOrder
@@ -52118,9 +52273,9 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
 }
 
 // src/pack/ignore-rules.ts
-var import_picomatch = __toESM(require_picomatch2(), 1);
-import { readFile as readFile3 } from "node:fs/promises";
-import path11 from "node:path";
+var import_picomatch2 = __toESM(require_picomatch2(), 1);
+import { readFile as readFile4 } from "node:fs/promises";
+import path12 from "node:path";
 function parseGitignore(text3) {
   const lines = [];
   for (const raw of text3.split(/\r?\n/)) {
@@ -52134,7 +52289,7 @@ function parseGitignore(text3) {
     if (line === "") continue;
     const anchored = line.includes("/");
     const glob = anchored ? line.replace(/^\//, "") : `**/${line}`;
-    const matcher = (0, import_picomatch.default)(glob, { dot: true });
+    const matcher = (0, import_picomatch2.default)(glob, { dot: true });
     lines.push({ negate, directoryOnly, matches: (relative2) => matcher(relative2) });
   }
   return lines;
@@ -52143,12 +52298,15 @@ var GitignoreRules = class {
   #byFolder = /* @__PURE__ */ new Map();
   /** Reads `<folder>/.gitignore` when there is one. */
   async load(absoluteFolder, relativeFolder) {
-    const text3 = await readFile3(path11.join(absoluteFolder, ".gitignore"), "utf8").catch(() => void 0);
+    const text3 = await readFile4(path12.join(absoluteFolder, ".gitignore"), "utf8").catch(() => void 0);
     if (text3 !== void 0) this.#byFolder.set(relativeFolder, parseGitignore(text3));
   }
-  /** True when the `.gitignore` files say `relative` (a path relative to the template) is ignored. */
-  ignores(relative2, isDirectory2) {
-    let ignored = false;
+  /**
+   * The `.gitignore` (its path relative to the template) that ignores `relative` (a path relative
+   * to the template), or undefined when the `.gitignore` files keep it.
+   */
+  ignoredBy(relative2, isDirectory2) {
+    let by;
     const parts = relative2.split("/");
     for (let depth = 0; depth < parts.length; depth++) {
       const folder = parts.slice(0, depth).join("/");
@@ -52157,14 +52315,42 @@ var GitignoreRules = class {
       const below2 = parts.slice(depth).join("/");
       for (const line of lines) {
         if (line.directoryOnly && !isDirectory2) continue;
-        if (line.matches(below2)) ignored = !line.negate;
+        if (line.matches(below2)) by = line.negate ? void 0 : folder === "" ? ".gitignore" : `${folder}/.gitignore`;
       }
     }
-    return ignored;
+    return by;
+  }
+  /** True when the `.gitignore` files say `relative` (a path relative to the template) is ignored. */
+  ignores(relative2, isDirectory2) {
+    return this.ignoredBy(relative2, isDirectory2) !== void 0;
   }
 };
 var isEnvFile = (base) => base === ".env" || base.startsWith(".env.");
-var ALWAYS_LEFT_OUT_FOLDERS = /* @__PURE__ */ new Set([".git", "node_modules", ".venv", "__pycache__"]);
+var SECRET_FILES = [".npmrc", ".pypirc", ".netrc", "_netrc"];
+var SECRET_FOLDERS = [".aws", ".ssh"];
+function isSecretFile(relative2) {
+  const parts = relative2.toLowerCase().split("/");
+  const base = parts.at(-1) ?? "";
+  if (parts.slice(0, -1).some((folder) => SECRET_FOLDERS.includes(folder))) return true;
+  return SECRET_FILES.includes(base) || base.startsWith("id_rsa") || base.startsWith("id_ed25519") || base.endsWith(".pem") || base.endsWith(".key");
+}
+var LEFT_OUT_REASONS = {
+  versionControl: "version-control data",
+  dependencies: "installed dependencies",
+  environment: "a local environment or cache",
+  junk: "desktop junk",
+  workflows: "workflow files",
+  ownArchive: "an archive pack wrote",
+  secret: `may hold credentials; list it in the manifest's "include" to pack it`,
+  envFile: `an .env file; packed only when the manifest's "files" rules or "include" name it`,
+  gitignore: (file) => `ignored by ${file}`,
+  exclude: (glob) => `matches the exclude glob ${JSON.stringify(glob)}`
+};
+var ALWAYS_LEFT_OUT = /* @__PURE__ */ new Map([
+  ["node_modules", LEFT_OUT_REASONS.dependencies],
+  [".venv", LEFT_OUT_REASONS.environment],
+  ["__pycache__", LEFT_OUT_REASONS.environment]
+]);
 function isOwnArchive(base, name) {
   if (!base.startsWith(`${name}-`) || !base.endsWith(".tgz")) return false;
   return /^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?$/.test(base.slice(name.length + 1, -".tgz".length));
@@ -52181,10 +52367,10 @@ function byteOrder(a, b2) {
 }
 var normalisedMode = (mode) => mode & 73 ? 493 : 420;
 async function readManifest(root, dir) {
-  const file = path12.join(root, MANIFEST_FILE);
+  const file = path13.join(root, MANIFEST_FILE);
   let text3;
   try {
-    text3 = await readFile4(file, "utf8");
+    text3 = await readFile5(file, "utf8");
   } catch (error2) {
     const code = error2.code;
     throw new PackError(
@@ -52211,7 +52397,7 @@ function stampVersion(manifest, version) {
 }
 function includedOnPurpose(manifest) {
   const globs = Array.isArray(manifest.include) ? manifest.include.filter((glob) => typeof glob === "string" && glob !== "") : [];
-  return globs.length > 0 ? (0, import_picomatch2.default)(globs, { dot: true }) : () => false;
+  return globs.length > 0 ? (0, import_picomatch3.default)(globs, { dot: true }) : () => false;
 }
 function namedEnvFiles(manifest) {
   const content = typeof manifest.content === "string" ? manifest.content.replace(/^\.\/|\/+$/g, "") : DEFAULT_CONTENT_FOLDER;
@@ -52223,59 +52409,114 @@ function namedEnvFiles(manifest) {
   }
   return named;
 }
-function excludeTest(globs, manifest, gitignore) {
+function leaveOutTest(globs, manifest, gitignore) {
   for (const glob of globs) {
     if (typeof glob !== "string" || glob.trim() === "") throw new PackError(`exclude globs must be non-empty strings (got ${quote(glob)})`);
   }
-  const matches = globs.length > 0 ? (0, import_picomatch2.default)([...globs], { dot: true }) : () => false;
+  const matchers = globs.map((glob) => ({ glob, matches: (0, import_picomatch3.default)(glob, { dot: true }) }));
+  const excludedBy = (relative2, isDirectory2) => matchers.find(({ matches }) => matches(relative2) || isDirectory2 && matches(`${relative2}/`))?.glob;
   const envFiles = namedEnvFiles(manifest);
   const included = includedOnPurpose(manifest);
   const name = String(manifest.name);
   return (relative2, isDirectory2) => {
-    if (relative2 === MANIFEST_FILE) return false;
+    if (relative2 === MANIFEST_FILE) return void 0;
     const base = relative2.slice(relative2.lastIndexOf("/") + 1);
-    if (ALWAYS_LEFT_OUT_FOLDERS.has(base) || isVersionControlName(base) || isJunkName(base)) return true;
-    if (relative2 === ".github/workflows" || relative2.startsWith(".github/workflows/")) return true;
-    if (!isDirectory2 && isOwnArchive(base, name)) return true;
-    if (!isDirectory2 && included(relative2)) return matches(relative2);
-    if (!isDirectory2 && isEnvFile(base) && !envFiles.has(relative2)) return true;
-    if (gitignore.ignores(relative2, isDirectory2)) return true;
-    return matches(relative2) || isDirectory2 && matches(`${relative2}/`);
+    if (isVersionControlName(base)) return LEFT_OUT_REASONS.versionControl;
+    const always = ALWAYS_LEFT_OUT.get(base);
+    if (always !== void 0) return always;
+    if (isJunkName(base)) return LEFT_OUT_REASONS.junk;
+    if (relative2 === ".github/workflows" || relative2.startsWith(".github/workflows/")) return LEFT_OUT_REASONS.workflows;
+    if (!isDirectory2 && isOwnArchive(base, name)) return LEFT_OUT_REASONS.ownArchive;
+    const glob = excludedBy(relative2, isDirectory2);
+    if (!isDirectory2 && included(relative2)) return glob === void 0 ? void 0 : LEFT_OUT_REASONS.exclude(glob);
+    if (!isDirectory2 && isSecretFile(relative2)) return LEFT_OUT_REASONS.secret;
+    if (!isDirectory2 && isEnvFile(base) && !envFiles.has(relative2)) return LEFT_OUT_REASONS.envFile;
+    const ignoredBy = gitignore.ignoredBy(relative2, isDirectory2);
+    if (ignoredBy !== void 0) return LEFT_OUT_REASONS.gitignore(ignoredBy);
+    return glob === void 0 ? void 0 : LEFT_OUT_REASONS.exclude(glob);
   };
 }
 async function walk(context, absoluteDir, realDir, relativeDir, ancestors) {
   await context.gitignore.load(absoluteDir, relativeDir);
   const names = (await readdir3(absoluteDir)).sort(byteOrder);
+  const leaveOut = (relative2, reason, isDirectory2) => {
+    context.leftOut.push({ path: isDirectory2 ? `${relative2}/` : relative2, reason });
+  };
   for (const name of names) {
     const relative2 = relativeDir === "" ? name : `${relativeDir}/${name}`;
-    const absolute = path12.join(absoluteDir, name);
-    let real = path12.join(realDir, name);
-    if (real === context.outputReal) continue;
+    const absolute = path13.join(absoluteDir, name);
+    let real = path13.join(realDir, name);
+    if (real === context.outputReal) {
+      leaveOut(relative2, LEFT_OUT_REASONS.ownArchive, false);
+      continue;
+    }
     let info2 = await lstat2(absolute);
     if (info2.isSymbolicLink()) {
-      if (context.excluded(relative2, false) && context.excluded(relative2, true)) continue;
+      const asFile = context.leaveOut(relative2, false);
+      if (asFile !== void 0 && context.leaveOut(relative2, true) !== void 0) {
+        leaveOut(relative2, asFile, false);
+        continue;
+      }
       try {
-        real = await realpath2(absolute);
+        real = await realpath3(absolute);
       } catch {
         throw new PackError(`symbolic link ${relative2} points to a missing target`);
       }
       if (!isInside(context.realRoot, real)) {
         throw new PackError(`symbolic link ${relative2} points outside the template folder (to ${real})`);
       }
-      if (real === context.outputReal) continue;
-      info2 = await stat4(absolute);
+      if (real === context.outputReal) {
+        leaveOut(relative2, LEFT_OUT_REASONS.ownArchive, false);
+        continue;
+      }
+      info2 = await stat5(absolute);
     }
     if (info2.isDirectory()) {
-      if (context.excluded(relative2, true)) continue;
+      const reason = context.leaveOut(relative2, true);
+      if (reason !== void 0) {
+        leaveOut(relative2, reason, true);
+        continue;
+      }
       if (ancestors.has(real)) throw new PackError(`symbolic link ${relative2} leads back to a folder that contains it`);
       await walk(context, absolute, real, relative2, /* @__PURE__ */ new Set([...ancestors, real]));
     } else if (info2.isFile()) {
-      if (context.excluded(relative2, false)) continue;
-      context.files.push({ path: relative2, source: absolute, mode: normalisedMode(info2.mode) });
-    } else if (!context.excluded(relative2, false)) {
-      throw new PackError(`${relative2} is not a regular file, folder or symbolic link (sockets, fifos and devices cannot be packed)`);
+      const reason = context.leaveOut(relative2, false);
+      if (reason !== void 0) leaveOut(relative2, reason, false);
+      else context.files.push({ path: relative2, source: absolute, mode: normalisedMode(info2.mode) });
+    } else {
+      const reason = context.leaveOut(relative2, false);
+      if (reason === void 0) throw new PackError(`${relative2} is not a regular file, folder or symbolic link (sockets, fifos and devices cannot be packed)`);
+      leaveOut(relative2, reason, false);
     }
   }
+}
+async function openTemplate(dir) {
+  const root = path13.resolve(dir);
+  let rootInfo;
+  try {
+    rootInfo = await stat5(root);
+  } catch {
+    throw new PackError(`template folder ${dir} does not exist`);
+  }
+  if (!rootInfo.isDirectory()) throw new PackError(`${dir} is not a folder`);
+  return { root, source: await readManifest(root, dir) };
+}
+async function collect(dir, root, source, exclude, outputReal) {
+  const gitignore = new GitignoreRules();
+  const leaveOut = leaveOutTest(exclude, source, gitignore);
+  const realRoot = await realpath3(root);
+  const context = { realRoot, gitignore, leaveOut, outputReal, files: [], leftOut: [] };
+  await walk(context, root, realRoot, "", /* @__PURE__ */ new Set([realRoot]));
+  const files = context.files.sort((a, b2) => byteOrder(a.path, b2.path));
+  if (!files.some((file) => file.path === MANIFEST_FILE)) {
+    throw new PackError(`${MANIFEST_FILE} in ${dir} must be a regular file`);
+  }
+  return { files, leftOut: context.leftOut.sort((a, b2) => byteOrder(a.path, b2.path)) };
+}
+async function selectPackFiles(dir, options = {}) {
+  const { root, source } = await openTemplate(dir);
+  const { files, leftOut } = await collect(dir, root, source, options.exclude ?? [], void 0);
+  return { root, files: files.map((file) => file.path), leftOut };
 }
 var PortableGzipHeader = class extends Transform2 {
   seen = 0;
@@ -52291,27 +52532,19 @@ var PortableGzipHeader = class extends Transform2 {
 };
 async function stage(staging, files, manifestText) {
   for (const file of files) {
-    const target = path12.join(staging, ...file.path.split("/"));
-    await mkdir2(path12.dirname(target), { recursive: true });
+    const target = path13.join(staging, ...file.path.split("/"));
+    await mkdir2(path13.dirname(target), { recursive: true });
     if (file.path === MANIFEST_FILE) await writeFile2(target, manifestText);
     else await copyFile2(file.source, target);
     await chmod2(target, file.mode);
   }
 }
 function defaultOutDir(templateRoot, cwd = process.cwd()) {
-  const here = path12.resolve(cwd);
-  return here === templateRoot || isInside(templateRoot, here) ? path12.dirname(templateRoot) : here;
+  const here = path13.resolve(cwd);
+  return here === templateRoot || isInside(templateRoot, here) ? path13.dirname(templateRoot) : here;
 }
 async function packTemplate(dir, options = {}) {
-  const root = path12.resolve(dir);
-  let rootInfo;
-  try {
-    rootInfo = await stat4(root);
-  } catch {
-    throw new PackError(`template folder ${dir} does not exist`);
-  }
-  if (!rootInfo.isDirectory()) throw new PackError(`${dir} is not a folder`);
-  const source = await readManifest(root, dir);
+  const { root, source } = await openTemplate(dir);
   const version = options.version ?? source.version;
   if (typeof version !== "string" || !VERSION_PATTERN.test(version)) {
     throw new PackError(`version must be MAJOR.MINOR.PATCH (got ${quote(version)})`);
@@ -52319,21 +52552,13 @@ async function packTemplate(dir, options = {}) {
   const manifest = stampVersion(source, version);
   const manifestText = `${JSON.stringify(manifest, null, 2)}
 `;
-  const gitignore = new GitignoreRules();
-  const excluded = excludeTest(options.exclude ?? [], source, gitignore);
-  const outDir = path12.resolve(options.outDir ?? defaultOutDir(root));
+  const outDir = path13.resolve(options.outDir ?? defaultOutDir(root));
   await mkdir2(outDir, { recursive: true });
   const fileName = `${manifest.name}-${version}.tgz`;
-  const outFile = path12.join(outDir, fileName);
-  const realRoot = await realpath2(root);
-  const context = { realRoot, gitignore, excluded, outputReal: path12.join(await realpath2(outDir), fileName), files: [] };
-  await walk(context, root, realRoot, "", /* @__PURE__ */ new Set([realRoot]));
-  const files = context.files.sort((a, b2) => byteOrder(a.path, b2.path));
-  if (!files.some((file) => file.path === MANIFEST_FILE)) {
-    throw new PackError(`${MANIFEST_FILE} in ${dir} must be a regular file`);
-  }
+  const outFile = path13.join(outDir, fileName);
+  const { files, leftOut } = await collect(dir, root, source, options.exclude ?? [], path13.join(await realpath3(outDir), fileName));
   const modes = new Map(files.map((file) => [file.path, file.mode]));
-  const staging = await mkdtemp(path12.join(tmpdir(), "template-pack-"));
+  const staging = await mkdtemp(path13.join(tmpdir(), "template-pack-"));
   const temporary = tempPathBeside(outFile);
   try {
     await stage(staging, files, manifestText);
@@ -52361,6 +52586,7 @@ async function packTemplate(dir, options = {}) {
       sha256,
       integrity,
       files: files.map((file) => file.path),
+      leftOut,
       manifest
     };
   } finally {
@@ -52416,47 +52642,273 @@ function extractChangelogSection(text3, version) {
 }
 
 // src/template/lint.ts
-import { readdir as readdir5, readFile as readFile6, stat as stat6 } from "node:fs/promises";
-import path14 from "node:path";
+import { readdir as readdir5, readFile as readFile7, stat as stat7 } from "node:fs/promises";
+import path15 from "node:path";
 
 // src/core/listing.ts
 function compareText(a, b2) {
   return a < b2 ? -1 : a > b2 ? 1 : 0;
 }
 
+// src/template/lint-habits.ts
+var import_liquidjs3 = __toESM(require_liquid_node(), 1);
+function liquidTexts(model) {
+  const content = model.content;
+  if (!content) return [];
+  return [
+    ...content.texts.map(({ path: path22, text: text3 }) => ({ file: `${content.folder}/${path22}`, text: text3 })),
+    ...(content.partials?.texts ?? []).map(({ path: path22, text: text3 }) => ({ file: `${content.partials?.folder ?? ""}/${path22}`, text: text3 }))
+  ];
+}
+function positionAt3(text3, offset) {
+  const before = text3.slice(0, offset);
+  const lineStart = before.lastIndexOf("\n") + 1;
+  return { line: before.split("\n").length, column: offset - lineStart + 1 };
+}
+function liquidPieces(text3) {
+  let tokens;
+  try {
+    tokens = new import_liquidjs3.Tokenizer(text3, import_liquidjs3.defaultOperators).readTopLevelTokens();
+  } catch {
+    return [];
+  }
+  const pieces = [];
+  let inRaw = false;
+  let commentDepth = 0;
+  for (const token of tokens) {
+    if (token.kind === import_liquidjs3.TokenKind.Tag) {
+      const name = token.name;
+      if (inRaw) {
+        if (name === "endraw") inRaw = false;
+        continue;
+      }
+      if (name === "comment") commentDepth++;
+      else if (name === "endcomment") commentDepth = Math.max(0, commentDepth - 1);
+      else if (commentDepth === 0) {
+        if (name === "raw") inRaw = true;
+        else pieces.push({ token, kind: "tag" });
+      }
+    } else if (!inRaw && commentDepth === 0) {
+      pieces.push({ token, kind: token.kind === import_liquidjs3.TokenKind.Output ? "output" : "text" });
+    }
+  }
+  return pieces;
+}
+var withoutStrings = (markup) => markup.replace(/"[^"]*"|'[^']*'/g, (literal) => " ".repeat(literal.length));
+var markupOf = (piece) => piece.token.content;
+var JINJA_COMMENT = /\{#[\s\S]*?#\}/g;
+var jinjaComment = {
+  id: "jinja-comment",
+  severity: "warning",
+  check: (model) => liquidTexts(model).flatMap(
+    ({ file, text: text3 }) => liquidPieces(text3).filter((piece) => piece.kind === "text").flatMap(
+      ({ token }) => [...text3.slice(token.begin, token.end).matchAll(JINJA_COMMENT)].map((match) => ({
+        file,
+        ...positionAt3(text3, token.begin + (match.index ?? 0)),
+        message: `${JSON.stringify(abbreviate(match[0]))} is a Jinja comment, which Liquid copies into the project: write {% comment %}...{% endcomment %} (or {% # ... %} on one line)`
+      }))
+    )
+  )
+};
+var abbreviate = (text3) => text3.length > 40 ? `${text3.slice(0, 37)}...` : text3;
+var IDENTIFIER2 = /^[A-Za-z_][\w-]*$/;
+function truthinessTests(expression) {
+  let tokens;
+  try {
+    tokens = [...new import_liquidjs3.Tokenizer(expression, import_liquidjs3.defaultOperators).readExpressionTokens()];
+  } catch {
+    return [];
+  }
+  const names = [];
+  let operand = [];
+  const close = () => {
+    const [only, ...rest] = operand;
+    if (only && rest.length === 0 && only.kind === import_liquidjs3.TokenKind.PropertyAccess && IDENTIFIER2.test(only.getText())) names.push(only.getText());
+    operand = [];
+  };
+  for (const token of tokens) {
+    const text3 = token.kind === import_liquidjs3.TokenKind.Operator ? token.getText() : void 0;
+    if (text3 === "and" || text3 === "or") close();
+    else if (text3 !== "not") operand.push(token);
+  }
+  close();
+  return names;
+}
+function alwaysStrings(model) {
+  const names = /* @__PURE__ */ new Set();
+  for (const [name, def] of model.variables?.variables ?? []) {
+    if (def.type === "string" && def.condition === void 0) names.add(name);
+  }
+  for (const name of model.variables?.computed.keys() ?? []) names.add(name);
+  return names;
+}
+var truthinessMessage = (how, name) => `${how} is true for every string, the empty one too (Liquid is not Jinja: only false and nil are false): write ${name} != "" (or ${name} != blank to treat spaces as empty)`;
+var CONDITION_TAGS = /* @__PURE__ */ new Set(["if", "elsif", "unless"]);
+var stringTruthiness = {
+  id: "string-truthiness",
+  severity: "warning",
+  check: (model) => {
+    const strings = alwaysStrings(model);
+    if (strings.size === 0) return [];
+    const drafts = [];
+    for (const { file, text: text3 } of liquidTexts(model)) {
+      for (const piece of liquidPieces(text3)) {
+        const tag = piece.token;
+        if (piece.kind !== "tag" || !CONDITION_TAGS.has(tag.name)) continue;
+        for (const name of truthinessTests(tag.args)) {
+          if (strings.has(name)) drafts.push({ file, ...positionAt3(text3, tag.begin), message: truthinessMessage(`{% ${tag.name} ${name} %}`, name) });
+        }
+      }
+    }
+    for (const expression of model.expressions) {
+      if (expression.kind !== "condition" || expression.error !== void 0) continue;
+      for (const name of truthinessTests(expression.text)) {
+        if (strings.has(name)) drafts.push({ file: expression.file, pointer: expression.pointer, message: truthinessMessage(`${expression.label} (${JSON.stringify(expression.text)})`, name) });
+      }
+    }
+    return drafts;
+  }
+};
+function variablesRead(model, references) {
+  const computed = new Map(model.expressions.filter((e) => e.owner.kind === "computed").map((e) => [e.owner.name, e.references ?? []]));
+  const found = /* @__PURE__ */ new Set();
+  const seen = /* @__PURE__ */ new Set();
+  const visit2 = (name) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    const through = computed.get(name);
+    if (through) through.forEach(visit2);
+    else found.add(name);
+  };
+  references.forEach(visit2);
+  return found;
+}
+var promptOrder = {
+  id: "prompt-order",
+  severity: "warning",
+  check: (model) => {
+    const prompts = model.prompts;
+    if (!prompts) return [];
+    const askedAt = /* @__PURE__ */ new Map();
+    for (const prompt of prompts.prompts) if (prompt.name !== void 0 && !askedAt.has(prompt.name)) askedAt.set(prompt.name, prompt.index);
+    const drafts = [];
+    for (const prompt of prompts.prompts) {
+      const when = model.expressions.find((e) => e.owner.kind === "prompt" && e.file === prompts.file && e.pointer === `${prompt.pointer}/when`);
+      if (!when?.references) continue;
+      for (const name of variablesRead(model, when.references)) {
+        const later = askedAt.get(name);
+        if (later === void 0 || later <= prompt.index) continue;
+        const asked = prompt.name ?? `#${prompt.index}`;
+        drafts.push({
+          file: prompts.file,
+          pointer: when.pointer,
+          message: `when of prompt "${asked}" reads "${name}", which is asked later (prompt ${later + 1}): when "${asked}" is asked, "${name}" still holds its default. Move the prompt for "${name}" before "${asked}"`
+        });
+      }
+    }
+    return drafts;
+  }
+};
+var FILTER_OF_METHOD = {
+  replace: 'replace: "a", "b"',
+  lower: "downcase",
+  upper: "upcase",
+  strip: "strip",
+  lstrip: "lstrip",
+  rstrip: "rstrip",
+  split: 'split: ","',
+  join: 'join: ","',
+  capitalize: "capitalize",
+  title: "capitalize",
+  startswith: "slice: 0, n",
+  format: "append: ..."
+};
+var TAG_OF_JINJA_TAG = { elif: "elsif", set: "assign", endset: "endcapture" };
+var TAGS_WITH_IN = /* @__PURE__ */ new Set(["for", "tablerow", "liquid", "#"]);
+function jinjaSyntaxIn(piece) {
+  const messages = [];
+  const tag = piece.kind === "tag" ? piece.token : void 0;
+  if (tag) {
+    const liquidName = Object.hasOwn(TAG_OF_JINJA_TAG, tag.name) ? TAG_OF_JINJA_TAG[tag.name] : void 0;
+    if (liquidName) messages.push(`{% ${tag.name} %} is Jinja: Liquid writes {% ${liquidName} %}`);
+    if (TAGS_WITH_IN.has(tag.name)) return messages;
+  }
+  const markup = withoutStrings(tag ? tag.args : markupOf(piece));
+  if (piece.kind === "output" && /\bif\b/.test(markup) && /\belse\b/.test(markup)) {
+    messages.push(`"a if c else b" is Jinja, and Liquid renders only a: write {% if c %}a{% else %}b{% endif %}`);
+  }
+  if (/\bin\b/.test(markup)) messages.push(`"in" is not a Liquid operator (Liquid ignores what follows the first value): write list contains "a" (for a string: text contains "a")`);
+  if (/\bis\s+(?:not\s+)?defined\b/.test(markup)) messages.push(`"is defined" is Jinja: in Liquid a missing variable is nil, so write {% if name %} or {% if name == nil %}`);
+  for (const match of markup.matchAll(/\.\s*([A-Za-z_]\w*)\s*\(/g)) {
+    const method = match[1] ?? "";
+    const filter = Object.hasOwn(FILTER_OF_METHOD, method) ? FILTER_OF_METHOD[method] : void 0;
+    messages.push(`".${method}(...)" calls a Python method, which Liquid cannot: use a filter, {{ value | ${filter ?? "filter_name: arguments"} }}`);
+  }
+  for (const match of markup.matchAll(/\|\s*([A-Za-z_]\w*)\s*\(/g)) {
+    messages.push(`"| ${match[1] ?? ""}(...)" passes filter arguments in parentheses, as Jinja does: Liquid writes | ${match[1] ?? ""}: argument, argument`);
+  }
+  if (piece.kind === "output" && /~/.test(markup)) messages.push(`"~" joins strings in Jinja, not in Liquid: write {{ a | append: b }}`);
+  return messages;
+}
+var jinjaSyntax = {
+  id: "jinja-syntax",
+  severity: "warning",
+  check: (model) => liquidTexts(model).flatMap(
+    ({ file, text: text3 }) => liquidPieces(text3).filter((piece) => piece.kind !== "text").flatMap((piece) => jinjaSyntaxIn(piece).map((message) => ({ file, ...positionAt3(text3, piece.token.begin), message })))
+  )
+};
+var nonUtf8Liquid = {
+  id: "non-utf8-liquid",
+  severity: "warning",
+  check: ({ content }) => (content?.nonUtf8Liquid ?? []).map(({ path: path22, line }) => ({
+    file: `${content?.folder ?? ""}/${path22}`,
+    line,
+    column: 1,
+    message: `holds {{ or {% but is not valid UTF-8, so it is copied byte for byte and never rendered: save it as UTF-8 to render it, or list it in the manifest's "verbatim" to copy it on purpose`
+  }))
+};
+var HABIT_RULES = [jinjaComment, stringTruthiness, promptOrder, jinjaSyntax, nonUtf8Liquid];
+
 // src/template/render.ts
-var import_picomatch3 = __toESM(require_picomatch2(), 1);
-import { lstat as lstat3, readdir as readdir4, readFile as readFile5, realpath as realpath3, stat as stat5 } from "node:fs/promises";
-import path13 from "node:path";
+var import_picomatch4 = __toESM(require_picomatch2(), 1);
+import { lstat as lstat3, readdir as readdir4, readFile as readFile6, realpath as realpath4, stat as stat6 } from "node:fs/promises";
+import path14 from "node:path";
 var RenderError = class extends Error {
-  constructor(message, file) {
-    super(`${file}: ${message}`);
+  constructor(reason, file, line) {
+    super(`${file}: ${reason}`);
+    this.reason = reason;
     this.file = file;
+    this.line = line;
     this.name = "RenderError";
   }
+  reason;
   file;
+  line;
 };
+function lineOfLiquidError(error2) {
+  const token = error2?.token;
+  if (typeof token?.getPosition !== "function" || typeof token.file === "string" && token.file !== "") return void 0;
+  const [line] = token.getPosition();
+  return typeof line === "number" && line > 0 ? line : void 0;
+}
 var LIQUID_SUFFIX = ".liquid";
 var DEFAULT_MAX_TOTAL_MS = 6e4;
 var DEFAULT_MAX_TOTAL_BYTES = 256 * 1024 * 1024;
-function isBinary(content) {
-  return content.subarray(0, 8192).includes(0);
-}
 async function listContent(contentDir) {
-  const realRoot = await realpath3(contentDir);
+  const realRoot = await realpath4(contentDir);
   const entries = [];
   const walk2 = async (relative2) => {
-    const names = (await readdir4(path13.join(contentDir, relative2))).sort();
+    const names = (await readdir4(path14.join(contentDir, relative2))).sort();
     for (const name of names) {
       const source = relative2 === "" ? name : `${relative2}/${name}`;
-      const absolute = path13.join(contentDir, source);
+      const absolute = path14.join(contentDir, source);
       let info2 = await lstat3(absolute);
       if (info2.isSymbolicLink()) {
-        const target = await realpath3(absolute).catch(() => void 0);
+        const target = await realpath4(absolute).catch(() => void 0);
         if (!target || !isInside(realRoot, target)) {
           throw new RenderError("is a symbolic link that points outside the template", source);
         }
-        info2 = await stat5(absolute);
+        info2 = await stat6(absolute);
       }
       if (info2.isDirectory()) {
         entries.push({ source, absolute, directory: true });
@@ -52473,7 +52925,7 @@ async function listContent(contentDir) {
 }
 function fileRules(template, scope, evaluator) {
   const rules = (template.manifest.files ?? []).map((rule) => ({
-    matches: (0, import_picomatch3.default)(rule.path, { dot: true }),
+    matches: (0, import_picomatch4.default)(rule.path, { dot: true }),
     included: evaluator.condition(rule.when, scope)
   }));
   return (source) => rules.every((rule) => rule.included || !rule.matches(source));
@@ -52486,9 +52938,15 @@ async function renderTemplate(template, resolved, options = {}) {
   const deadline = performance.now() + maxTotalMs;
   const maxFiles = options.maxFiles ?? 2e4;
   const evaluator = options.evaluator ?? new ExpressionEvaluator();
-  const engine = createEngine({ root: template.contentDir, ...options.limits ? { limits: options.limits } : {} });
+  const engine = createEngine({
+    root: template.contentDir,
+    ...template.partialsDir !== void 0 ? { partials: template.partialsDir } : {},
+    ...template.manifest.whitespace !== void 0 ? { whitespace: template.manifest.whitespace } : {},
+    ...options.limits ? { limits: options.limits } : {}
+  });
   const scope = { ...resolved.answers, ...resolved.computed };
   const included = fileRules(template, scope, evaluator);
+  const verbatim = verbatimRule(template.manifest.verbatim);
   const overBudget = (source) => new RenderError(`generation passed its time budget of ${maxTotalMs} ms (maxTotalMs) while rendering this file`, source);
   const renderText = async (text3, source, what) => {
     const remaining = deadline - performance.now();
@@ -52497,7 +52955,7 @@ async function renderTemplate(template, resolved, options = {}) {
       return String(await engine.parseAndRender(text3, scope, { renderLimit: Math.min(perFileMs, remaining) }));
     } catch (error2) {
       if (performance.now() >= deadline) throw overBudget(source);
-      throw new RenderError(`${what} cannot be rendered: ${firstLine(error2)}`, source);
+      throw new RenderError(`${what} cannot be rendered: ${firstLine(error2)}`, source, what === "its content" ? lineOfLiquidError(error2) : void 0);
     }
   };
   const skipped = /* @__PURE__ */ new Set();
@@ -52520,7 +52978,8 @@ async function renderTemplate(template, resolved, options = {}) {
     if (name.includes("/") || name.includes("\\") || name === "." || name === ".." || name.includes("\0")) {
       throw new RenderError(`its name renders to ${JSON.stringify(name)}, which is not a single file name`, entry.source);
     }
-    if (!entry.directory && name.endsWith(LIQUID_SUFFIX) && name.length > LIQUID_SUFFIX.length) {
+    const copied = !entry.directory && verbatim(entry.source);
+    if (!entry.directory && !copied && name.endsWith(LIQUID_SUFFIX) && name.length > LIQUID_SUFFIX.length) {
       name = name.slice(0, -LIQUID_SUFFIX.length);
     }
     const target = parent === "" ? name : `${targetOf.get(parent) ?? parent}/${name}`;
@@ -52536,9 +52995,10 @@ async function renderTemplate(template, resolved, options = {}) {
     if (earlier !== void 0) throw new RenderError(`renders to ${target}, as ${earlier} does`, entry.source);
     seen.set(target, entry.source);
     if (files.length >= maxFiles) throw new RenderError(`the project would have more than ${maxFiles} files`, entry.source);
-    const bytes = await readFile5(entry.absolute);
-    const info2 = await stat5(entry.absolute);
-    const content = isBinary(bytes) ? bytes : Buffer.from(await renderText(bytes.toString("utf8"), entry.source, "its content"), "utf8");
+    const bytes = await readFile6(entry.absolute);
+    const info2 = await stat6(entry.absolute);
+    const text3 = copied ? void 0 : liquidTextOf(bytes);
+    const content = text3 === void 0 ? bytes : Buffer.from(await renderText(text3, entry.source, "its content"), "utf8");
     if (content.length > maxFileBytes) {
       throw new RenderError(`renders to ${content.length} bytes, more than the limit of ${maxFileBytes}`, entry.source);
     }
@@ -52582,6 +53042,8 @@ function toManifest(file, value) {
   const m2 = isRecord4(value) ? value : {};
   const features = own(m2, "features");
   const files = own(m2, "files");
+  const verbatim = own(m2, "verbatim");
+  const partials = nonEmpty(own(m2, "partials"));
   return {
     file,
     version: stringOf(own(m2, "version")),
@@ -52591,7 +53053,9 @@ function toManifest(file, value) {
     files: Array.isArray(files) ? files.map((rule, index) => {
       const r = isRecord4(rule) ? rule : {};
       return { pointer: `/files/${index}`, path: stringOf(own(r, "path")), when: nonEmpty(own(r, "when")) };
-    }) : []
+    }) : [],
+    verbatim: Array.isArray(verbatim) ? verbatim.filter((glob) => typeof glob === "string" && glob !== "") : [],
+    ...partials !== void 0 ? { partials } : {}
   };
 }
 function toPrompts(value) {
@@ -52683,12 +53147,12 @@ function buildLintModel(sources, evaluator = new ExpressionEvaluator()) {
   };
 }
 function* walkVariables(variables) {
-  const visit = function* (label, top, def) {
+  const visit2 = function* (label, top, def) {
     yield { label, top, def };
-    if (def.items) yield* visit(`${label}[]`, top, def.items);
-    for (const [key, property] of def.properties) yield* visit(`${label}.${key}`, top, property);
+    if (def.items) yield* visit2(`${label}[]`, top, def.items);
+    for (const [key, property] of def.properties) yield* visit2(`${label}.${key}`, top, property);
   };
-  for (const [name, def] of variables) yield* visit(name, name, def);
+  for (const [name, def] of variables) yield* visit2(name, name, def);
 }
 function compileRegex(source) {
   try {
@@ -53007,11 +53471,12 @@ var variableUnused = {
     const { variables, content } = model;
     if (!variables || !model.manifest) return [];
     const words2 = /* @__PURE__ */ new Set();
-    for (const text3 of [...content?.paths ?? [], ...content?.texts.map((t) => t.text) ?? []]) {
+    const texts = [...content?.texts ?? [], ...content?.partials?.texts ?? []];
+    for (const text3 of [...content?.paths ?? [], ...texts.map((t) => t.text)]) {
       for (const [word] of text3.matchAll(WORD)) words2.add(word);
     }
     const usedBy = (name) => {
-      if (/^\w+$/.test(name) ? words2.has(name) : content?.texts.some((t) => new RegExp(`\\b${escapeRegex2(name)}\\b`).test(t.text))) {
+      if (/^\w+$/.test(name) ? words2.has(name) : texts.some((t) => new RegExp(`\\b${escapeRegex2(name)}\\b`).test(t.text))) {
         return true;
       }
       return model.expressions.some((expression) => {
@@ -53062,7 +53527,8 @@ var LINT_RULES = [
   featureNotDeclared,
   changelogMissingVersion,
   standardVariableShape,
-  variableUnused
+  variableUnused,
+  ...HABIT_RULES
 ];
 function runLintRules(model, rules = LINT_RULES) {
   const active = model.isFolder ? rules : rules.filter((rule) => rule.id === "schema");
@@ -53104,7 +53570,7 @@ async function readJsonDocument(root, file, problems) {
   if (!absolute) return void 0;
   let text3;
   try {
-    text3 = await readFile6(absolute, "utf8");
+    text3 = await readFile7(absolute, "utf8");
   } catch (error2) {
     problems.push({ file, message: `cannot be read: ${firstLine(error2)}` });
     return void 0;
@@ -53121,14 +53587,21 @@ async function readJsonDocument(root, file, problems) {
     return void 0;
   }
 }
-async function readContent2(root, folder) {
+function lineOfLiquidMarker(bytes) {
+  const first = Math.min(...[bytes.indexOf("{{"), bytes.indexOf("{%")].filter((index) => index >= 0));
+  let line = 1;
+  for (let i = bytes.indexOf(10); i >= 0 && i < first; i = bytes.indexOf(10, i + 1)) line++;
+  return line;
+}
+async function readContent2(root, folder, verbatim = () => false) {
   const content = { folder, paths: [], texts: [] };
+  const nonUtf8Liquid2 = [];
   const dir = await resolveInsideRoot(root, folder);
   if (!dir) return content;
   const walk2 = async (relative2) => {
     let entries;
     try {
-      entries = await readdir5(path14.join(dir, relative2), { withFileTypes: true });
+      entries = await readdir5(path15.join(dir, relative2), { withFileTypes: true });
     } catch {
       return;
     }
@@ -53136,32 +53609,34 @@ async function readContent2(root, folder) {
       const source = relative2 === "" ? entry.name : `${relative2}/${entry.name}`;
       content.paths.push(source);
       if (entry.isDirectory()) await walk2(source);
-      else if (entry.isFile()) {
+      else if (entry.isFile() && !verbatim(source)) {
         try {
-          const bytes = await readFile6(path14.join(dir, source));
-          if (!isBinary(bytes)) content.texts.push({ path: source, text: bytes.toString("utf8") });
+          const bytes = await readFile7(path15.join(dir, source));
+          const text3 = liquidTextOf(bytes);
+          if (text3 !== void 0) content.texts.push({ path: source, text: text3 });
+          else if (!isBinary(bytes) && holdsLiquidMarkers(bytes)) nonUtf8Liquid2.push({ path: source, line: lineOfLiquidMarker(bytes) });
         } catch {
         }
       }
     }
   };
   await walk2("");
-  return content;
+  return nonUtf8Liquid2.length > 0 ? { ...content, nonUtf8Liquid: nonUtf8Liquid2 } : content;
 }
 async function readTemplateSources(dir) {
-  const root = path14.resolve(dir);
+  const root = path15.resolve(dir);
   const validation = await validateTemplate(root);
   const readProblems = [];
   const documents = /* @__PURE__ */ new Map();
   const base = { validationErrors: validation.errors, readProblems, documents, manifestFile: MANIFEST_FILE };
-  const isFolder = await stat6(root).then((info2) => info2.isDirectory(), () => false);
+  const isFolder = await stat7(root).then((info2) => info2.isDirectory(), () => false);
   if (!isFolder) return { ...base, isFolder, variablesFile: VARIABLES_FILE, promptsFile: PROMPTS_FILE };
   const manifest = await readJsonDocument(root, MANIFEST_FILE, readProblems);
   if (manifest) documents.set(MANIFEST_FILE, manifest);
   const m2 = isRecord4(manifest?.value) ? manifest.value : {};
   const customization = isRecord4(own(m2, "customization")) ? own(m2, "customization") : {};
-  const variablesFile = path14.normalize(nonEmpty(own(customization, "variables")) ?? VARIABLES_FILE);
-  const promptsFile = path14.normalize(nonEmpty(own(customization, "prompts")) ?? PROMPTS_FILE);
+  const variablesFile = path15.normalize(nonEmpty(own(customization, "variables")) ?? VARIABLES_FILE);
+  const promptsFile = path15.normalize(nonEmpty(own(customization, "prompts")) ?? PROMPTS_FILE);
   for (const file of /* @__PURE__ */ new Set([variablesFile, promptsFile])) {
     const doc = await readJsonDocument(root, file, readProblems);
     if (doc) documents.set(file, doc);
@@ -53171,10 +53646,14 @@ async function readTemplateSources(dir) {
   const changelogFile = manifestModel?.changelog ?? "CHANGELOG.md";
   const changelogPath = await resolveInsideRoot(root, changelogFile);
   if (changelogPath) {
-    const text3 = await readFile6(changelogPath, "utf8").catch(() => void 0);
-    if (text3 !== void 0) changelog = { file: path14.normalize(changelogFile), text: text3 };
+    const text3 = await readFile7(changelogPath, "utf8").catch(() => void 0);
+    if (text3 !== void 0) changelog = { file: path15.normalize(changelogFile), text: text3 };
   }
-  const content = manifestModel ? await readContent2(root, manifestModel.content) : void 0;
+  let content = manifestModel ? await readContent2(root, manifestModel.content, verbatimRule(manifestModel.verbatim)) : void 0;
+  if (content && manifestModel?.partials !== void 0) {
+    const partials = await readContent2(root, manifestModel.partials);
+    content = { ...content, partials: { folder: path15.posix.normalize(manifestModel.partials.replace(/\\/g, "/")).replace(/\/$/, ""), texts: partials.texts } };
+  }
   return {
     ...base,
     isFolder,
@@ -53191,9 +53670,9 @@ async function lintTemplate(dir) {
 
 // src/template/test-template.ts
 import { spawn as spawn2 } from "node:child_process";
-import { mkdtemp as mkdtemp2, readFile as readFile7, rm as rm4 } from "node:fs/promises";
+import { chmod as chmod4, copyFile as copyFile3, mkdir as mkdir4, mkdtemp as mkdtemp2, readFile as readFile8, rm as rm4, stat as stat8 } from "node:fs/promises";
 import { tmpdir as tmpdir2 } from "node:os";
-import path17 from "node:path";
+import path18 from "node:path";
 
 // src/template/answers.ts
 var AnswersError = class extends Error {
@@ -53315,12 +53794,12 @@ function resolveAnswers(template, given = {}, options = {}) {
 
 // src/template/generate.ts
 import { readdir as readdir7 } from "node:fs/promises";
-import path16 from "node:path";
+import path17 from "node:path";
 
 // src/template/write-folder.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
 import { chmod as chmod3, lstat as lstat4, mkdir as mkdir3, readdir as readdir6, rename as rename3, rm as rm3, rmdir as rmdir2, writeFile as writeFile3 } from "node:fs/promises";
-import path15 from "node:path";
+import path16 from "node:path";
 var FolderNotEmptyError = class extends Error {
   constructor(dir) {
     super(`${dir} is not empty; use --force to write into it`);
@@ -53355,7 +53834,7 @@ async function replaceProblem(root, file) {
     const relative2 = segments.slice(0, index).join("/");
     let info2;
     try {
-      info2 = await lstat4(path15.join(root, ...segments.slice(0, index)));
+      info2 = await lstat4(path16.join(root, ...segments.slice(0, index)));
     } catch (error2) {
       if (error2.code === "ENOENT") return void 0;
       throw error2;
@@ -53367,14 +53846,14 @@ async function replaceProblem(root, file) {
   return void 0;
 }
 async function moveInto(from, to2, files) {
-  const aside = path15.join(from, `.replaced-${randomBytes2(6).toString("hex")}`);
+  const aside = path16.join(from, `.replaced-${randomBytes2(6).toString("hex")}`);
   const done = [];
   try {
     for (const file of files) {
-      const target = path15.join(to2, ...file.split("/"));
-      await mkdir3(path15.dirname(target), { recursive: true });
-      let saved = path15.join(aside, ...file.split("/"));
-      await mkdir3(path15.dirname(saved), { recursive: true });
+      const target = path16.join(to2, ...file.split("/"));
+      await mkdir3(path16.dirname(target), { recursive: true });
+      let saved = path16.join(aside, ...file.split("/"));
+      await mkdir3(path16.dirname(saved), { recursive: true });
       try {
         await rename3(target, saved);
       } catch (error2) {
@@ -53382,7 +53861,7 @@ async function moveInto(from, to2, files) {
         saved = void 0;
       }
       done.push({ target, saved });
-      await rename3(path15.join(from, ...file.split("/")), target);
+      await rename3(path16.join(from, ...file.split("/")), target);
     }
   } catch (error2) {
     for (const { target, saved } of done.reverse()) {
@@ -53393,7 +53872,7 @@ async function moveInto(from, to2, files) {
   }
 }
 async function writeFolderAtomically(dir, files, options = {}) {
-  const target = path15.resolve(dir);
+  const target = path16.resolve(dir);
   for (const file of files) {
     if (reservedPathProblem(file.path)) throw new ReservedPathError(file.path, dir);
   }
@@ -53405,13 +53884,13 @@ async function writeFolderAtomically(dir, files, options = {}) {
       if (problem) throw new FolderConflictError(dir, problem);
     }
   }
-  await mkdir3(path15.dirname(target), { recursive: true });
-  const staging = path15.join(path15.dirname(target), `.${path15.basename(target)}.tmp-${randomBytes2(6).toString("hex")}`);
+  await mkdir3(path16.dirname(target), { recursive: true });
+  const staging = path16.join(path16.dirname(target), `.${path16.basename(target)}.tmp-${randomBytes2(6).toString("hex")}`);
   try {
     await mkdir3(staging);
     for (const file of files) {
-      const destination = path15.join(staging, ...file.path.split("/"));
-      await mkdir3(path15.dirname(destination), { recursive: true });
+      const destination = path16.join(staging, ...file.path.split("/"));
+      await mkdir3(path16.dirname(destination), { recursive: true });
       await writeFile3(destination, file.content, { mode: file.mode ?? 420 });
       if (file.mode !== void 0) await chmod3(destination, file.mode);
     }
@@ -53461,7 +53940,7 @@ async function entriesOf3(dir) {
 async function generateProject(templateDir, outDir, answers = {}, options = {}) {
   const evaluator = options.evaluator ?? new ExpressionEvaluator();
   const template = typeof templateDir === "string" ? await loadTemplate(templateDir, evaluator) : templateDir;
-  const target = path16.resolve(outDir);
+  const target = path17.resolve(outDir);
   const existing = await entriesOf3(target);
   if (existing && existing.length > 0 && !options.force) throw new OutputNotEmptyError(outDir);
   const resolved = resolveAnswers(template, answers, { evaluator });
@@ -53492,8 +53971,941 @@ async function generateProject(templateDir, outDir, answers = {}, options = {}) 
     answers: resolved.answers,
     computed: resolved.computed,
     files,
-    lockFile: path16.join(target, LOCK_FILE)
+    lockFile: path17.join(target, LOCK_FILE)
   };
+}
+
+// node_modules/jsonc-parser/lib/esm/impl/scanner.js
+function createScanner(text3, ignoreTrivia = false) {
+  const len = text3.length;
+  let pos = 0, value = "", tokenOffset = 0, token = 16, lineNumber = 0, lineStartOffset = 0, tokenLineStartOffset = 0, prevTokenLineStartOffset = 0, scanError = 0;
+  function scanHexDigits(count, exact) {
+    let digits = 0;
+    let value2 = 0;
+    while (digits < count || !exact) {
+      let ch = text3.charCodeAt(pos);
+      if (ch >= 48 && ch <= 57) {
+        value2 = value2 * 16 + ch - 48;
+      } else if (ch >= 65 && ch <= 70) {
+        value2 = value2 * 16 + ch - 65 + 10;
+      } else if (ch >= 97 && ch <= 102) {
+        value2 = value2 * 16 + ch - 97 + 10;
+      } else {
+        break;
+      }
+      pos++;
+      digits++;
+    }
+    if (digits < count) {
+      value2 = -1;
+    }
+    return value2;
+  }
+  function setPosition(newPosition) {
+    pos = newPosition;
+    value = "";
+    tokenOffset = 0;
+    token = 16;
+    scanError = 0;
+  }
+  function scanNumber() {
+    let start = pos;
+    if (text3.charCodeAt(pos) === 48) {
+      pos++;
+    } else {
+      pos++;
+      while (pos < text3.length && isDigit(text3.charCodeAt(pos))) {
+        pos++;
+      }
+    }
+    if (pos < text3.length && text3.charCodeAt(pos) === 46) {
+      pos++;
+      if (pos < text3.length && isDigit(text3.charCodeAt(pos))) {
+        pos++;
+        while (pos < text3.length && isDigit(text3.charCodeAt(pos))) {
+          pos++;
+        }
+      } else {
+        scanError = 3;
+        return text3.substring(start, pos);
+      }
+    }
+    let end = pos;
+    if (pos < text3.length && (text3.charCodeAt(pos) === 69 || text3.charCodeAt(pos) === 101)) {
+      pos++;
+      if (pos < text3.length && text3.charCodeAt(pos) === 43 || text3.charCodeAt(pos) === 45) {
+        pos++;
+      }
+      if (pos < text3.length && isDigit(text3.charCodeAt(pos))) {
+        pos++;
+        while (pos < text3.length && isDigit(text3.charCodeAt(pos))) {
+          pos++;
+        }
+        end = pos;
+      } else {
+        scanError = 3;
+      }
+    }
+    return text3.substring(start, end);
+  }
+  function scanString() {
+    let result = "", start = pos;
+    while (true) {
+      if (pos >= len) {
+        result += text3.substring(start, pos);
+        scanError = 2;
+        break;
+      }
+      const ch = text3.charCodeAt(pos);
+      if (ch === 34) {
+        result += text3.substring(start, pos);
+        pos++;
+        break;
+      }
+      if (ch === 92) {
+        result += text3.substring(start, pos);
+        pos++;
+        if (pos >= len) {
+          scanError = 2;
+          break;
+        }
+        const ch2 = text3.charCodeAt(pos++);
+        switch (ch2) {
+          case 34:
+            result += '"';
+            break;
+          case 92:
+            result += "\\";
+            break;
+          case 47:
+            result += "/";
+            break;
+          case 98:
+            result += "\b";
+            break;
+          case 102:
+            result += "\f";
+            break;
+          case 110:
+            result += "\n";
+            break;
+          case 114:
+            result += "\r";
+            break;
+          case 116:
+            result += "	";
+            break;
+          case 117:
+            const ch3 = scanHexDigits(4, true);
+            if (ch3 >= 0) {
+              result += String.fromCharCode(ch3);
+            } else {
+              scanError = 4;
+            }
+            break;
+          default:
+            scanError = 5;
+        }
+        start = pos;
+        continue;
+      }
+      if (ch >= 0 && ch <= 31) {
+        if (isLineBreak(ch)) {
+          result += text3.substring(start, pos);
+          scanError = 2;
+          break;
+        } else {
+          scanError = 6;
+        }
+      }
+      pos++;
+    }
+    return result;
+  }
+  function scanNext() {
+    value = "";
+    scanError = 0;
+    tokenOffset = pos;
+    lineStartOffset = lineNumber;
+    prevTokenLineStartOffset = tokenLineStartOffset;
+    if (pos >= len) {
+      tokenOffset = len;
+      return token = 17;
+    }
+    let code = text3.charCodeAt(pos);
+    if (isWhiteSpace(code)) {
+      do {
+        pos++;
+        value += String.fromCharCode(code);
+        code = text3.charCodeAt(pos);
+      } while (isWhiteSpace(code));
+      return token = 15;
+    }
+    if (isLineBreak(code)) {
+      pos++;
+      value += String.fromCharCode(code);
+      if (code === 13 && text3.charCodeAt(pos) === 10) {
+        pos++;
+        value += "\n";
+      }
+      lineNumber++;
+      tokenLineStartOffset = pos;
+      return token = 14;
+    }
+    switch (code) {
+      // tokens: []{}:,
+      case 123:
+        pos++;
+        return token = 1;
+      case 125:
+        pos++;
+        return token = 2;
+      case 91:
+        pos++;
+        return token = 3;
+      case 93:
+        pos++;
+        return token = 4;
+      case 58:
+        pos++;
+        return token = 6;
+      case 44:
+        pos++;
+        return token = 5;
+      // strings
+      case 34:
+        pos++;
+        value = scanString();
+        return token = 10;
+      // comments
+      case 47:
+        const start = pos - 1;
+        if (text3.charCodeAt(pos + 1) === 47) {
+          pos += 2;
+          while (pos < len) {
+            if (isLineBreak(text3.charCodeAt(pos))) {
+              break;
+            }
+            pos++;
+          }
+          value = text3.substring(start, pos);
+          return token = 12;
+        }
+        if (text3.charCodeAt(pos + 1) === 42) {
+          pos += 2;
+          const safeLength = len - 1;
+          let commentClosed = false;
+          while (pos < safeLength) {
+            const ch = text3.charCodeAt(pos);
+            if (ch === 42 && text3.charCodeAt(pos + 1) === 47) {
+              pos += 2;
+              commentClosed = true;
+              break;
+            }
+            pos++;
+            if (isLineBreak(ch)) {
+              if (ch === 13 && text3.charCodeAt(pos) === 10) {
+                pos++;
+              }
+              lineNumber++;
+              tokenLineStartOffset = pos;
+            }
+          }
+          if (!commentClosed) {
+            pos++;
+            scanError = 1;
+          }
+          value = text3.substring(start, pos);
+          return token = 13;
+        }
+        value += String.fromCharCode(code);
+        pos++;
+        return token = 16;
+      // numbers
+      case 45:
+        value += String.fromCharCode(code);
+        pos++;
+        if (pos === len || !isDigit(text3.charCodeAt(pos))) {
+          return token = 16;
+        }
+      // found a minus, followed by a number so
+      // we fall through to proceed with scanning
+      // numbers
+      case 48:
+      case 49:
+      case 50:
+      case 51:
+      case 52:
+      case 53:
+      case 54:
+      case 55:
+      case 56:
+      case 57:
+        value += scanNumber();
+        return token = 11;
+      // literals and unknown symbols
+      default:
+        while (pos < len && isUnknownContentCharacter(code)) {
+          pos++;
+          code = text3.charCodeAt(pos);
+        }
+        if (tokenOffset !== pos) {
+          value = text3.substring(tokenOffset, pos);
+          switch (value) {
+            case "true":
+              return token = 8;
+            case "false":
+              return token = 9;
+            case "null":
+              return token = 7;
+          }
+          return token = 16;
+        }
+        value += String.fromCharCode(code);
+        pos++;
+        return token = 16;
+    }
+  }
+  function isUnknownContentCharacter(code) {
+    if (isWhiteSpace(code) || isLineBreak(code)) {
+      return false;
+    }
+    switch (code) {
+      case 125:
+      case 93:
+      case 123:
+      case 91:
+      case 34:
+      case 58:
+      case 44:
+      case 47:
+        return false;
+    }
+    return true;
+  }
+  function scanNextNonTrivia() {
+    let result;
+    do {
+      result = scanNext();
+    } while (result >= 12 && result <= 15);
+    return result;
+  }
+  return {
+    setPosition,
+    getPosition: () => pos,
+    scan: ignoreTrivia ? scanNextNonTrivia : scanNext,
+    getToken: () => token,
+    getTokenValue: () => value,
+    getTokenOffset: () => tokenOffset,
+    getTokenLength: () => pos - tokenOffset,
+    getTokenStartLine: () => lineStartOffset,
+    getTokenStartCharacter: () => tokenOffset - prevTokenLineStartOffset,
+    getTokenError: () => scanError
+  };
+}
+function isWhiteSpace(ch) {
+  return ch === 32 || ch === 9;
+}
+function isLineBreak(ch) {
+  return ch === 10 || ch === 13;
+}
+function isDigit(ch) {
+  return ch >= 48 && ch <= 57;
+}
+var CharacterCodes;
+(function(CharacterCodes2) {
+  CharacterCodes2[CharacterCodes2["lineFeed"] = 10] = "lineFeed";
+  CharacterCodes2[CharacterCodes2["carriageReturn"] = 13] = "carriageReturn";
+  CharacterCodes2[CharacterCodes2["space"] = 32] = "space";
+  CharacterCodes2[CharacterCodes2["_0"] = 48] = "_0";
+  CharacterCodes2[CharacterCodes2["_1"] = 49] = "_1";
+  CharacterCodes2[CharacterCodes2["_2"] = 50] = "_2";
+  CharacterCodes2[CharacterCodes2["_3"] = 51] = "_3";
+  CharacterCodes2[CharacterCodes2["_4"] = 52] = "_4";
+  CharacterCodes2[CharacterCodes2["_5"] = 53] = "_5";
+  CharacterCodes2[CharacterCodes2["_6"] = 54] = "_6";
+  CharacterCodes2[CharacterCodes2["_7"] = 55] = "_7";
+  CharacterCodes2[CharacterCodes2["_8"] = 56] = "_8";
+  CharacterCodes2[CharacterCodes2["_9"] = 57] = "_9";
+  CharacterCodes2[CharacterCodes2["a"] = 97] = "a";
+  CharacterCodes2[CharacterCodes2["b"] = 98] = "b";
+  CharacterCodes2[CharacterCodes2["c"] = 99] = "c";
+  CharacterCodes2[CharacterCodes2["d"] = 100] = "d";
+  CharacterCodes2[CharacterCodes2["e"] = 101] = "e";
+  CharacterCodes2[CharacterCodes2["f"] = 102] = "f";
+  CharacterCodes2[CharacterCodes2["g"] = 103] = "g";
+  CharacterCodes2[CharacterCodes2["h"] = 104] = "h";
+  CharacterCodes2[CharacterCodes2["i"] = 105] = "i";
+  CharacterCodes2[CharacterCodes2["j"] = 106] = "j";
+  CharacterCodes2[CharacterCodes2["k"] = 107] = "k";
+  CharacterCodes2[CharacterCodes2["l"] = 108] = "l";
+  CharacterCodes2[CharacterCodes2["m"] = 109] = "m";
+  CharacterCodes2[CharacterCodes2["n"] = 110] = "n";
+  CharacterCodes2[CharacterCodes2["o"] = 111] = "o";
+  CharacterCodes2[CharacterCodes2["p"] = 112] = "p";
+  CharacterCodes2[CharacterCodes2["q"] = 113] = "q";
+  CharacterCodes2[CharacterCodes2["r"] = 114] = "r";
+  CharacterCodes2[CharacterCodes2["s"] = 115] = "s";
+  CharacterCodes2[CharacterCodes2["t"] = 116] = "t";
+  CharacterCodes2[CharacterCodes2["u"] = 117] = "u";
+  CharacterCodes2[CharacterCodes2["v"] = 118] = "v";
+  CharacterCodes2[CharacterCodes2["w"] = 119] = "w";
+  CharacterCodes2[CharacterCodes2["x"] = 120] = "x";
+  CharacterCodes2[CharacterCodes2["y"] = 121] = "y";
+  CharacterCodes2[CharacterCodes2["z"] = 122] = "z";
+  CharacterCodes2[CharacterCodes2["A"] = 65] = "A";
+  CharacterCodes2[CharacterCodes2["B"] = 66] = "B";
+  CharacterCodes2[CharacterCodes2["C"] = 67] = "C";
+  CharacterCodes2[CharacterCodes2["D"] = 68] = "D";
+  CharacterCodes2[CharacterCodes2["E"] = 69] = "E";
+  CharacterCodes2[CharacterCodes2["F"] = 70] = "F";
+  CharacterCodes2[CharacterCodes2["G"] = 71] = "G";
+  CharacterCodes2[CharacterCodes2["H"] = 72] = "H";
+  CharacterCodes2[CharacterCodes2["I"] = 73] = "I";
+  CharacterCodes2[CharacterCodes2["J"] = 74] = "J";
+  CharacterCodes2[CharacterCodes2["K"] = 75] = "K";
+  CharacterCodes2[CharacterCodes2["L"] = 76] = "L";
+  CharacterCodes2[CharacterCodes2["M"] = 77] = "M";
+  CharacterCodes2[CharacterCodes2["N"] = 78] = "N";
+  CharacterCodes2[CharacterCodes2["O"] = 79] = "O";
+  CharacterCodes2[CharacterCodes2["P"] = 80] = "P";
+  CharacterCodes2[CharacterCodes2["Q"] = 81] = "Q";
+  CharacterCodes2[CharacterCodes2["R"] = 82] = "R";
+  CharacterCodes2[CharacterCodes2["S"] = 83] = "S";
+  CharacterCodes2[CharacterCodes2["T"] = 84] = "T";
+  CharacterCodes2[CharacterCodes2["U"] = 85] = "U";
+  CharacterCodes2[CharacterCodes2["V"] = 86] = "V";
+  CharacterCodes2[CharacterCodes2["W"] = 87] = "W";
+  CharacterCodes2[CharacterCodes2["X"] = 88] = "X";
+  CharacterCodes2[CharacterCodes2["Y"] = 89] = "Y";
+  CharacterCodes2[CharacterCodes2["Z"] = 90] = "Z";
+  CharacterCodes2[CharacterCodes2["asterisk"] = 42] = "asterisk";
+  CharacterCodes2[CharacterCodes2["backslash"] = 92] = "backslash";
+  CharacterCodes2[CharacterCodes2["closeBrace"] = 125] = "closeBrace";
+  CharacterCodes2[CharacterCodes2["closeBracket"] = 93] = "closeBracket";
+  CharacterCodes2[CharacterCodes2["colon"] = 58] = "colon";
+  CharacterCodes2[CharacterCodes2["comma"] = 44] = "comma";
+  CharacterCodes2[CharacterCodes2["dot"] = 46] = "dot";
+  CharacterCodes2[CharacterCodes2["doubleQuote"] = 34] = "doubleQuote";
+  CharacterCodes2[CharacterCodes2["minus"] = 45] = "minus";
+  CharacterCodes2[CharacterCodes2["openBrace"] = 123] = "openBrace";
+  CharacterCodes2[CharacterCodes2["openBracket"] = 91] = "openBracket";
+  CharacterCodes2[CharacterCodes2["plus"] = 43] = "plus";
+  CharacterCodes2[CharacterCodes2["slash"] = 47] = "slash";
+  CharacterCodes2[CharacterCodes2["formFeed"] = 12] = "formFeed";
+  CharacterCodes2[CharacterCodes2["tab"] = 9] = "tab";
+})(CharacterCodes || (CharacterCodes = {}));
+
+// node_modules/jsonc-parser/lib/esm/impl/string-intern.js
+var cachedSpaces = new Array(20).fill(0).map((_2, index) => {
+  return " ".repeat(index);
+});
+var maxCachedValues = 200;
+var cachedBreakLinesWithSpaces = {
+  " ": {
+    "\n": new Array(maxCachedValues).fill(0).map((_2, index) => {
+      return "\n" + " ".repeat(index);
+    }),
+    "\r": new Array(maxCachedValues).fill(0).map((_2, index) => {
+      return "\r" + " ".repeat(index);
+    }),
+    "\r\n": new Array(maxCachedValues).fill(0).map((_2, index) => {
+      return "\r\n" + " ".repeat(index);
+    })
+  },
+  "	": {
+    "\n": new Array(maxCachedValues).fill(0).map((_2, index) => {
+      return "\n" + "	".repeat(index);
+    }),
+    "\r": new Array(maxCachedValues).fill(0).map((_2, index) => {
+      return "\r" + "	".repeat(index);
+    }),
+    "\r\n": new Array(maxCachedValues).fill(0).map((_2, index) => {
+      return "\r\n" + "	".repeat(index);
+    })
+  }
+};
+
+// node_modules/jsonc-parser/lib/esm/impl/parser.js
+var ParseOptions;
+(function(ParseOptions2) {
+  ParseOptions2.DEFAULT = {
+    allowTrailingComma: false
+  };
+})(ParseOptions || (ParseOptions = {}));
+function parse3(text3, errors = [], options = ParseOptions.DEFAULT) {
+  let currentProperty = null;
+  let currentParent = [];
+  const previousParents = [];
+  function onValue(value) {
+    if (Array.isArray(currentParent)) {
+      currentParent.push(value);
+    } else if (currentProperty !== null) {
+      currentParent[currentProperty] = value;
+    }
+  }
+  const visitor = {
+    onObjectBegin: () => {
+      const object = {};
+      onValue(object);
+      previousParents.push(currentParent);
+      currentParent = object;
+      currentProperty = null;
+    },
+    onObjectProperty: (name) => {
+      currentProperty = name;
+    },
+    onObjectEnd: () => {
+      currentParent = previousParents.pop();
+    },
+    onArrayBegin: () => {
+      const array = [];
+      onValue(array);
+      previousParents.push(currentParent);
+      currentParent = array;
+      currentProperty = null;
+    },
+    onArrayEnd: () => {
+      currentParent = previousParents.pop();
+    },
+    onLiteralValue: onValue,
+    onError: (error2, offset, length) => {
+      errors.push({ error: error2, offset, length });
+    }
+  };
+  visit(text3, visitor, options);
+  return currentParent[0];
+}
+function visit(text3, visitor, options = ParseOptions.DEFAULT) {
+  const _scanner = createScanner(text3, false);
+  const _jsonPath = [];
+  let suppressedCallbacks = 0;
+  function toNoArgVisit(visitFunction) {
+    return visitFunction ? () => suppressedCallbacks === 0 && visitFunction(_scanner.getTokenOffset(), _scanner.getTokenLength(), _scanner.getTokenStartLine(), _scanner.getTokenStartCharacter()) : () => true;
+  }
+  function toOneArgVisit(visitFunction) {
+    return visitFunction ? (arg) => suppressedCallbacks === 0 && visitFunction(arg, _scanner.getTokenOffset(), _scanner.getTokenLength(), _scanner.getTokenStartLine(), _scanner.getTokenStartCharacter()) : () => true;
+  }
+  function toOneArgVisitWithPath(visitFunction) {
+    return visitFunction ? (arg) => suppressedCallbacks === 0 && visitFunction(arg, _scanner.getTokenOffset(), _scanner.getTokenLength(), _scanner.getTokenStartLine(), _scanner.getTokenStartCharacter(), () => _jsonPath.slice()) : () => true;
+  }
+  function toBeginVisit(visitFunction) {
+    return visitFunction ? () => {
+      if (suppressedCallbacks > 0) {
+        suppressedCallbacks++;
+      } else {
+        let cbReturn = visitFunction(_scanner.getTokenOffset(), _scanner.getTokenLength(), _scanner.getTokenStartLine(), _scanner.getTokenStartCharacter(), () => _jsonPath.slice());
+        if (cbReturn === false) {
+          suppressedCallbacks = 1;
+        }
+      }
+    } : () => true;
+  }
+  function toEndVisit(visitFunction) {
+    return visitFunction ? () => {
+      if (suppressedCallbacks > 0) {
+        suppressedCallbacks--;
+      }
+      if (suppressedCallbacks === 0) {
+        visitFunction(_scanner.getTokenOffset(), _scanner.getTokenLength(), _scanner.getTokenStartLine(), _scanner.getTokenStartCharacter());
+      }
+    } : () => true;
+  }
+  const onObjectBegin = toBeginVisit(visitor.onObjectBegin), onObjectProperty = toOneArgVisitWithPath(visitor.onObjectProperty), onObjectEnd = toEndVisit(visitor.onObjectEnd), onArrayBegin = toBeginVisit(visitor.onArrayBegin), onArrayEnd = toEndVisit(visitor.onArrayEnd), onLiteralValue = toOneArgVisitWithPath(visitor.onLiteralValue), onSeparator = toOneArgVisit(visitor.onSeparator), onComment = toNoArgVisit(visitor.onComment), onError = toOneArgVisit(visitor.onError);
+  const disallowComments = options && options.disallowComments;
+  const allowTrailingComma = options && options.allowTrailingComma;
+  function scanNext() {
+    while (true) {
+      const token = _scanner.scan();
+      switch (_scanner.getTokenError()) {
+        case 4:
+          handleError(
+            14
+            /* ParseErrorCode.InvalidUnicode */
+          );
+          break;
+        case 5:
+          handleError(
+            15
+            /* ParseErrorCode.InvalidEscapeCharacter */
+          );
+          break;
+        case 3:
+          handleError(
+            13
+            /* ParseErrorCode.UnexpectedEndOfNumber */
+          );
+          break;
+        case 1:
+          if (!disallowComments) {
+            handleError(
+              11
+              /* ParseErrorCode.UnexpectedEndOfComment */
+            );
+          }
+          break;
+        case 2:
+          handleError(
+            12
+            /* ParseErrorCode.UnexpectedEndOfString */
+          );
+          break;
+        case 6:
+          handleError(
+            16
+            /* ParseErrorCode.InvalidCharacter */
+          );
+          break;
+      }
+      switch (token) {
+        case 12:
+        case 13:
+          if (disallowComments) {
+            handleError(
+              10
+              /* ParseErrorCode.InvalidCommentToken */
+            );
+          } else {
+            onComment();
+          }
+          break;
+        case 16:
+          handleError(
+            1
+            /* ParseErrorCode.InvalidSymbol */
+          );
+          break;
+        case 15:
+        case 14:
+          break;
+        default:
+          return token;
+      }
+    }
+  }
+  function handleError(error2, skipUntilAfter = [], skipUntil = []) {
+    onError(error2);
+    if (skipUntilAfter.length + skipUntil.length > 0) {
+      let token = _scanner.getToken();
+      while (token !== 17) {
+        if (skipUntilAfter.indexOf(token) !== -1) {
+          scanNext();
+          break;
+        } else if (skipUntil.indexOf(token) !== -1) {
+          break;
+        }
+        token = scanNext();
+      }
+    }
+  }
+  function parseString(isValue) {
+    const value = _scanner.getTokenValue();
+    if (isValue) {
+      onLiteralValue(value);
+    } else {
+      onObjectProperty(value);
+      _jsonPath.push(value);
+    }
+    scanNext();
+    return true;
+  }
+  function parseLiteral() {
+    switch (_scanner.getToken()) {
+      case 11:
+        const tokenValue = _scanner.getTokenValue();
+        let value = Number(tokenValue);
+        if (isNaN(value)) {
+          handleError(
+            2
+            /* ParseErrorCode.InvalidNumberFormat */
+          );
+          value = 0;
+        }
+        onLiteralValue(value);
+        break;
+      case 7:
+        onLiteralValue(null);
+        break;
+      case 8:
+        onLiteralValue(true);
+        break;
+      case 9:
+        onLiteralValue(false);
+        break;
+      default:
+        return false;
+    }
+    scanNext();
+    return true;
+  }
+  function parseProperty() {
+    if (_scanner.getToken() !== 10) {
+      handleError(3, [], [
+        2,
+        5
+        /* SyntaxKind.CommaToken */
+      ]);
+      return false;
+    }
+    parseString(false);
+    if (_scanner.getToken() === 6) {
+      onSeparator(":");
+      scanNext();
+      if (!parseValue()) {
+        handleError(4, [], [
+          2,
+          5
+          /* SyntaxKind.CommaToken */
+        ]);
+      }
+    } else {
+      handleError(5, [], [
+        2,
+        5
+        /* SyntaxKind.CommaToken */
+      ]);
+    }
+    _jsonPath.pop();
+    return true;
+  }
+  function parseObject() {
+    onObjectBegin();
+    scanNext();
+    let needsComma = false;
+    while (_scanner.getToken() !== 2 && _scanner.getToken() !== 17) {
+      if (_scanner.getToken() === 5) {
+        if (!needsComma) {
+          handleError(4, [], []);
+        }
+        onSeparator(",");
+        scanNext();
+        if (_scanner.getToken() === 2 && allowTrailingComma) {
+          break;
+        }
+      } else if (needsComma) {
+        handleError(6, [], []);
+      }
+      if (!parseProperty()) {
+        handleError(4, [], [
+          2,
+          5
+          /* SyntaxKind.CommaToken */
+        ]);
+      }
+      needsComma = true;
+    }
+    onObjectEnd();
+    if (_scanner.getToken() !== 2) {
+      handleError(7, [
+        2
+        /* SyntaxKind.CloseBraceToken */
+      ], []);
+    } else {
+      scanNext();
+    }
+    return true;
+  }
+  function parseArray() {
+    onArrayBegin();
+    scanNext();
+    let isFirstElement = true;
+    let needsComma = false;
+    while (_scanner.getToken() !== 4 && _scanner.getToken() !== 17) {
+      if (_scanner.getToken() === 5) {
+        if (!needsComma) {
+          handleError(4, [], []);
+        }
+        onSeparator(",");
+        scanNext();
+        if (_scanner.getToken() === 4 && allowTrailingComma) {
+          break;
+        }
+      } else if (needsComma) {
+        handleError(6, [], []);
+      }
+      if (isFirstElement) {
+        _jsonPath.push(0);
+        isFirstElement = false;
+      } else {
+        _jsonPath[_jsonPath.length - 1]++;
+      }
+      if (!parseValue()) {
+        handleError(4, [], [
+          4,
+          5
+          /* SyntaxKind.CommaToken */
+        ]);
+      }
+      needsComma = true;
+    }
+    onArrayEnd();
+    if (!isFirstElement) {
+      _jsonPath.pop();
+    }
+    if (_scanner.getToken() !== 4) {
+      handleError(8, [
+        4
+        /* SyntaxKind.CloseBracketToken */
+      ], []);
+    } else {
+      scanNext();
+    }
+    return true;
+  }
+  function parseValue() {
+    switch (_scanner.getToken()) {
+      case 3:
+        return parseArray();
+      case 1:
+        return parseObject();
+      case 10:
+        return parseString(true);
+      default:
+        return parseLiteral();
+    }
+  }
+  scanNext();
+  if (_scanner.getToken() === 17) {
+    if (options.allowEmptyContent) {
+      return true;
+    }
+    handleError(4, [], []);
+    return false;
+  }
+  if (!parseValue()) {
+    handleError(4, [], []);
+    return false;
+  }
+  if (_scanner.getToken() !== 17) {
+    handleError(9, [], []);
+  }
+  return true;
+}
+
+// node_modules/jsonc-parser/lib/esm/main.js
+var ScanError;
+(function(ScanError2) {
+  ScanError2[ScanError2["None"] = 0] = "None";
+  ScanError2[ScanError2["UnexpectedEndOfComment"] = 1] = "UnexpectedEndOfComment";
+  ScanError2[ScanError2["UnexpectedEndOfString"] = 2] = "UnexpectedEndOfString";
+  ScanError2[ScanError2["UnexpectedEndOfNumber"] = 3] = "UnexpectedEndOfNumber";
+  ScanError2[ScanError2["InvalidUnicode"] = 4] = "InvalidUnicode";
+  ScanError2[ScanError2["InvalidEscapeCharacter"] = 5] = "InvalidEscapeCharacter";
+  ScanError2[ScanError2["InvalidCharacter"] = 6] = "InvalidCharacter";
+})(ScanError || (ScanError = {}));
+var SyntaxKind;
+(function(SyntaxKind2) {
+  SyntaxKind2[SyntaxKind2["OpenBraceToken"] = 1] = "OpenBraceToken";
+  SyntaxKind2[SyntaxKind2["CloseBraceToken"] = 2] = "CloseBraceToken";
+  SyntaxKind2[SyntaxKind2["OpenBracketToken"] = 3] = "OpenBracketToken";
+  SyntaxKind2[SyntaxKind2["CloseBracketToken"] = 4] = "CloseBracketToken";
+  SyntaxKind2[SyntaxKind2["CommaToken"] = 5] = "CommaToken";
+  SyntaxKind2[SyntaxKind2["ColonToken"] = 6] = "ColonToken";
+  SyntaxKind2[SyntaxKind2["NullKeyword"] = 7] = "NullKeyword";
+  SyntaxKind2[SyntaxKind2["TrueKeyword"] = 8] = "TrueKeyword";
+  SyntaxKind2[SyntaxKind2["FalseKeyword"] = 9] = "FalseKeyword";
+  SyntaxKind2[SyntaxKind2["StringLiteral"] = 10] = "StringLiteral";
+  SyntaxKind2[SyntaxKind2["NumericLiteral"] = 11] = "NumericLiteral";
+  SyntaxKind2[SyntaxKind2["LineCommentTrivia"] = 12] = "LineCommentTrivia";
+  SyntaxKind2[SyntaxKind2["BlockCommentTrivia"] = 13] = "BlockCommentTrivia";
+  SyntaxKind2[SyntaxKind2["LineBreakTrivia"] = 14] = "LineBreakTrivia";
+  SyntaxKind2[SyntaxKind2["Trivia"] = 15] = "Trivia";
+  SyntaxKind2[SyntaxKind2["Unknown"] = 16] = "Unknown";
+  SyntaxKind2[SyntaxKind2["EOF"] = 17] = "EOF";
+})(SyntaxKind || (SyntaxKind = {}));
+var parse4 = parse3;
+var ParseErrorCode;
+(function(ParseErrorCode2) {
+  ParseErrorCode2[ParseErrorCode2["InvalidSymbol"] = 1] = "InvalidSymbol";
+  ParseErrorCode2[ParseErrorCode2["InvalidNumberFormat"] = 2] = "InvalidNumberFormat";
+  ParseErrorCode2[ParseErrorCode2["PropertyNameExpected"] = 3] = "PropertyNameExpected";
+  ParseErrorCode2[ParseErrorCode2["ValueExpected"] = 4] = "ValueExpected";
+  ParseErrorCode2[ParseErrorCode2["ColonExpected"] = 5] = "ColonExpected";
+  ParseErrorCode2[ParseErrorCode2["CommaExpected"] = 6] = "CommaExpected";
+  ParseErrorCode2[ParseErrorCode2["CloseBraceExpected"] = 7] = "CloseBraceExpected";
+  ParseErrorCode2[ParseErrorCode2["CloseBracketExpected"] = 8] = "CloseBracketExpected";
+  ParseErrorCode2[ParseErrorCode2["EndOfFileExpected"] = 9] = "EndOfFileExpected";
+  ParseErrorCode2[ParseErrorCode2["InvalidCommentToken"] = 10] = "InvalidCommentToken";
+  ParseErrorCode2[ParseErrorCode2["UnexpectedEndOfComment"] = 11] = "UnexpectedEndOfComment";
+  ParseErrorCode2[ParseErrorCode2["UnexpectedEndOfString"] = 12] = "UnexpectedEndOfString";
+  ParseErrorCode2[ParseErrorCode2["UnexpectedEndOfNumber"] = 13] = "UnexpectedEndOfNumber";
+  ParseErrorCode2[ParseErrorCode2["InvalidUnicode"] = 14] = "InvalidUnicode";
+  ParseErrorCode2[ParseErrorCode2["InvalidEscapeCharacter"] = 15] = "InvalidEscapeCharacter";
+  ParseErrorCode2[ParseErrorCode2["InvalidCharacter"] = 16] = "InvalidCharacter";
+})(ParseErrorCode || (ParseErrorCode = {}));
+function printParseErrorCode(code) {
+  switch (code) {
+    case 1:
+      return "InvalidSymbol";
+    case 2:
+      return "InvalidNumberFormat";
+    case 3:
+      return "PropertyNameExpected";
+    case 4:
+      return "ValueExpected";
+    case 5:
+      return "ColonExpected";
+    case 6:
+      return "CommaExpected";
+    case 7:
+      return "CloseBraceExpected";
+    case 8:
+      return "CloseBracketExpected";
+    case 9:
+      return "EndOfFileExpected";
+    case 10:
+      return "InvalidCommentToken";
+    case 11:
+      return "UnexpectedEndOfComment";
+    case 12:
+      return "UnexpectedEndOfString";
+    case 13:
+      return "UnexpectedEndOfNumber";
+    case 14:
+      return "InvalidUnicode";
+    case 15:
+      return "InvalidEscapeCharacter";
+    case 16:
+      return "InvalidCharacter";
+  }
+  return "<unknown ParseErrorCode>";
+}
+
+// src/template/json-files.ts
+function isJsoncPath(relativePath) {
+  const segments = relativePath.split("/");
+  const base = segments.at(-1) ?? "";
+  const parent = segments.at(-2);
+  if (base.endsWith(".jsonc")) return true;
+  if (!base.endsWith(".json")) return false;
+  return base.startsWith("tsconfig") || base.startsWith("jsconfig") || base === "devcontainer.json" || base === ".devcontainer.json" || parent === ".vscode" || parent === ".devcontainer";
+}
+function isJsonChecked(relativePath) {
+  return relativePath.endsWith(".json") || isJsoncPath(relativePath);
+}
+var lineAt = (text3, offset) => text3.slice(0, Math.max(0, offset)).split("\n").length;
+function firstError(text3, options) {
+  const errors = [];
+  parse4(text3, errors, { ...options, allowEmptyContent: false });
+  return errors[0];
+}
+function jsonProblems(relativePath, text3) {
+  const body = text3.charCodeAt(0) === 65279 ? text3.slice(1) : text3;
+  const offsetOfBody = text3.length - body.length;
+  if (isJsoncPath(relativePath)) {
+    const error2 = firstError(body, { disallowComments: false, allowTrailingComma: true });
+    if (!error2) return [];
+    return [`${relativePath}:${lineAt(text3, error2.offset + offsetOfBody)}: not valid JSONC (${printParseErrorCode(error2.error)})`];
+  }
+  try {
+    JSON.parse(body);
+    return [];
+  } catch (parseError) {
+    const error2 = firstError(body, { disallowComments: true, allowTrailingComma: false });
+    const line = error2 ? lineAt(text3, error2.offset + offsetOfBody) : 1;
+    const reason = error2 ? printParseErrorCode(error2.error) : parseError instanceof Error ? parseError.message : String(parseError);
+    return [`${relativePath}:${line}: not valid JSON (${reason})`];
+  }
 }
 
 // src/template/test-template.ts
@@ -53626,22 +55038,8 @@ function buildAnswerMatrix(template, evaluator = new ExpressionEvaluator()) {
   return { sets, uncovered: targets.map((t) => t.key).filter((key) => !covered.has(key)) };
 }
 function checkGeneratedFile(relativePath, content) {
-  if (isBinary(content)) return [];
-  const text3 = content.toString("utf8");
-  const problems = [];
-  const leftover = /\{\{|\{%/.exec(text3);
-  if (leftover) {
-    const line = text3.slice(0, leftover.index).split("\n").length;
-    problems.push(`${relativePath}:${line}: unrendered "${leftover[0]}" left in the file`);
-  }
-  if (relativePath.endsWith(".json")) {
-    try {
-      JSON.parse(text3);
-    } catch (error2) {
-      problems.push(`${relativePath}: not valid JSON (${errorMessage(error2)})`);
-    }
-  }
-  return problems;
+  if (!isJsonChecked(relativePath) || isBinary(content)) return [];
+  return jsonProblems(relativePath, content.toString("utf8"));
 }
 var OUTPUT_TAIL = 4096;
 function runCommand(command, cwd, timeoutMs) {
@@ -53669,17 +55067,34 @@ function runCommand(command, cwd, timeoutMs) {
     });
   });
 }
+async function copyPackedFiles(root, into, files) {
+  for (const file of files) {
+    const target = path18.join(into, ...file.split("/"));
+    const source = path18.join(root, ...file.split("/"));
+    if (!isInside(into, target) || !isInside(root, source)) throw new Error(`packed file ${JSON.stringify(file)} is not a path inside the template folder`);
+    await mkdir4(path18.dirname(target), { recursive: true });
+    await copyFile3(source, target);
+    await chmod4(target, (await stat8(source)).mode & 511);
+  }
+}
 async function testTemplate(dir, options = {}) {
   const evaluator = new ExpressionEvaluator();
-  const template = typeof dir === "string" ? await loadTemplate(dir, evaluator) : dir;
-  const matrix = buildAnswerMatrix(template, evaluator);
-  const command = options.command ?? template.manifest.test?.command;
-  const timeoutMs = options.timeoutMs ?? (template.manifest.test?.timeoutSeconds ?? 300) * 1e3;
-  const workDir = await mkdtemp2(path17.join(tmpdir2(), `template-test-${template.manifest.name}-`));
+  const workDir = await mkdtemp2(path18.join(tmpdir2(), "template-test-"));
   const reports = [];
   try {
+    let template;
+    if (options.packedFiles) {
+      const staged = path18.join(workDir, "template");
+      await copyPackedFiles(typeof dir === "string" ? path18.resolve(dir) : dir.root, staged, options.packedFiles.files);
+      template = await loadTemplate(staged, evaluator);
+    } else {
+      template = typeof dir === "string" ? await loadTemplate(dir, evaluator) : dir;
+    }
+    const matrix = buildAnswerMatrix(template, evaluator);
+    const command = options.command ?? template.manifest.test?.command;
+    const timeoutMs = options.timeoutMs ?? (template.manifest.test?.timeoutSeconds ?? 300) * 1e3;
     for (const [index, set] of matrix.sets.entries()) {
-      const projectDir = path17.join(workDir, `set-${index + 1}`);
+      const projectDir = path18.join(workDir, `set-${index + 1}`);
       const report = { ...set, answers: {}, computed: {}, passed: false, problems: [], files: 0 };
       reports.push(report);
       try {
@@ -53688,7 +55103,7 @@ async function testTemplate(dir, options = {}) {
         report.computed = result.computed;
         report.files = result.files.length;
         for (const file of result.files) {
-          report.problems.push(...checkGeneratedFile(file.path, await readFile7(path17.join(projectDir, file.path))));
+          report.problems.push(...checkGeneratedFile(file.path, await readFile8(path18.join(projectDir, file.path))));
         }
         if (command) {
           report.command = await runCommand(command, projectDir, timeoutMs);
@@ -53698,27 +55113,28 @@ async function testTemplate(dir, options = {}) {
           }
         }
       } catch (error2) {
-        report.problems.push(errorMessage(error2));
+        report.problems.push(error2 instanceof RenderError && error2.line !== void 0 ? `${error2.file}:${error2.line}: ${error2.reason}` : errorMessage(error2));
       }
       report.passed = report.problems.length === 0;
       if (options.keep) report.projectDir = projectDir;
     }
+    return {
+      template: { name: template.manifest.name, version: template.manifest.version },
+      // An outcome no valid answer set reaches is a condition that can never (or always) hold: a mistake.
+      passed: reports.length > 0 && reports.every((r) => r.passed) && matrix.uncovered.length === 0,
+      sets: reports,
+      uncovered: matrix.uncovered,
+      ...options.packedFiles ? { leftOut: [...options.packedFiles.leftOut ?? []] } : {}
+    };
   } finally {
     if (!options.keep) await rm4(workDir, { recursive: true, force: true });
   }
-  return {
-    template: { name: template.manifest.name, version: template.manifest.version },
-    // An outcome no valid answer set reaches is a condition that can never (or always) hold: a mistake.
-    passed: reports.length > 0 && reports.every((r) => r.passed) && matrix.uncovered.length === 0,
-    sets: reports,
-    uncovered: matrix.uncovered
-  };
 }
 
 // src/publish/upload.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { createReadStream as createReadStream3 } from "node:fs";
-import { readFile as readFile8, stat as stat7 } from "node:fs/promises";
+import { readFile as readFile9, stat as stat9 } from "node:fs/promises";
 import http2 from "node:http";
 import https2 from "node:https";
 import { Readable as Readable2 } from "node:stream";
@@ -53970,7 +55386,7 @@ function archiveBody(upload, head, tail, failed) {
   return { contentLength, body };
 }
 async function checkUnchanged(upload) {
-  const info2 = await stat7(upload.archive);
+  const info2 = await stat9(upload.archive);
   if (info2.size !== upload.size) {
     throw new PublishError(`${upload.archive} changed while publishing (size ${upload.size} -> ${info2.size} bytes)`);
   }
@@ -54068,7 +55484,7 @@ async function loadManifest(manifest) {
   if (typeof manifest !== "string") return manifest;
   let text3;
   try {
-    text3 = await readFile8(manifest, "utf8");
+    text3 = await readFile9(manifest, "utf8");
   } catch (error2) {
     throw new PublishError(`cannot read the manifest ${manifest}: ${error2.message}`);
   }
@@ -54101,7 +55517,7 @@ async function publishTemplate(options) {
   const redact = redactor(token);
   let archiveInfo;
   try {
-    archiveInfo = await stat7(options.archive);
+    archiveInfo = await stat9(options.archive);
   } catch {
     throw new PublishError(`archive not found: ${options.archive}`);
   }
@@ -54236,6 +55652,75 @@ ${describeResponse(response, apiError)}`
     await sleep(delayMs);
   }
 }
+var TOKEN_REQUEST_TIMEOUT_MS = 3e4;
+function registryAudienceOf(registryUrl) {
+  return `template-registry:${new URL(registryBaseUrl(registryUrl)).host}`;
+}
+function oidcTokenUrl(registryUrl) {
+  let base;
+  try {
+    base = new URL(registryBaseUrl(String(registryUrl)));
+  } catch {
+    throw new PublishError(`registry URL must be an http(s) URL (got ${JSON.stringify(String(registryUrl))})`);
+  }
+  if (base.protocol !== "http:" && base.protocol !== "https:") throw new PublishError(`registry URL must be an http(s) URL (got ${base.protocol} in ${displayUrl(base)})`);
+  return below(base, "api/oidc/token");
+}
+function tokenRequest(url, method, headers, body, userAgent2) {
+  const bytes = Buffer.from(body, "utf8");
+  return exchange({
+    url,
+    method,
+    headers: { Accept: "application/json", "User-Agent": userAgent2, ...bytes.length > 0 ? { "Content-Type": "application/json" } : {}, ...headers },
+    contentLength: bytes.length,
+    // eslint-disable-next-line @typescript-eslint/require-await -- an async generator of at most one chunk
+    body: async function* () {
+      if (bytes.length > 0) yield bytes;
+    },
+    timeoutMs: TOKEN_REQUEST_TIMEOUT_MS
+  });
+}
+async function exchangeIdToken(options) {
+  const url = oidcTokenUrl(options.registryUrl);
+  const redact = redactor(options.idToken);
+  const outcome = await tokenRequest(url, "POST", {}, JSON.stringify({ token: options.idToken }), options.userAgent ?? DEFAULT_PUBLISH_USER_AGENT);
+  if (outcome.kind === "network") {
+    const code = outcome.error.code ?? "NETWORK_ERROR";
+    throw new PublishError(redact(`cannot reach ${displayUrl(url)}: ${code}: ${outcome.error.message}`), { code, attempts: 1 });
+  }
+  const { response } = outcome;
+  const apiError = parseErrorEnvelope(response.body);
+  if (response.status !== 201 && response.status !== 200) {
+    throw new PublishError(redact(`the registry refused the OIDC ID token: ${describeResponse(response, apiError)}`), {
+      status: response.status,
+      code: apiError?.code,
+      details: apiError?.details ?? [],
+      requestId: apiError?.requestId,
+      attempts: 1
+    });
+  }
+  const parsed = parseJson(response.body);
+  const data = isRecord5(parsed) && isRecord5(parsed.data) ? parsed.data : void 0;
+  if (!data || typeof data.token !== "string" || data.token === "") throw new PublishError(`the registry's answer to POST ${displayUrl(url)} has no token`);
+  return {
+    token: data.token,
+    expiresAt: typeof data.expiresAt === "string" ? data.expiresAt : "",
+    templates: Array.isArray(data.templates) ? data.templates.filter((name) => typeof name === "string") : []
+  };
+}
+async function revokeExchangedToken(options) {
+  const url = oidcTokenUrl(options.registryUrl);
+  const redact = redactor(options.token);
+  const outcome = await tokenRequest(url, "DELETE", { Authorization: `Bearer ${options.token}` }, "", options.userAgent ?? DEFAULT_PUBLISH_USER_AGENT);
+  if (outcome.kind === "network") {
+    throw new PublishError(redact(`cannot reach ${displayUrl(url)}: ${outcome.error.code ?? "NETWORK_ERROR"}: ${outcome.error.message}`), { code: outcome.error.code, attempts: 1 });
+  }
+  const { response } = outcome;
+  if (response.status === 204 || response.status === 200) return true;
+  if (response.status === 401) return false;
+  const apiError = parseErrorEnvelope(response.body);
+  throw new PublishError(redact(`the registry did not revoke the token: ${describeResponse(response, apiError)}`), { status: response.status, code: apiError?.code, attempts: 1 });
+}
 
 // src/publish/pipeline.ts
 var PUBLISH_STEP_TITLES = {
@@ -54276,7 +55761,8 @@ async function validateStep({ options, report }) {
   return "valid";
 }
 async function testStep({ options, report, info: info2 }) {
-  const outcome = await testTemplate(options.templateDir, options.testCommand ? { command: options.testCommand } : {});
+  const packedFiles = await selectPackFiles(options.templateDir, { exclude: options.exclude ?? [] });
+  const outcome = await testTemplate(options.templateDir, { packedFiles, ...options.testCommand ? { command: options.testCommand } : {} });
   for (const set of outcome.sets) {
     info2(`${set.passed ? "PASS" : "FAIL"} ${set.name}: ${set.files} files`);
     for (const problem of set.problems) {
@@ -54319,7 +55805,7 @@ async function changelogStep({ options, report }, changelogFile, version) {
   }
   let text3;
   try {
-    text3 = await readFile9(file, "utf8");
+    text3 = await readFile10(file, "utf8");
   } catch (error2) {
     const message = `cannot read ${changelogFile}: ${errorMessage(error2)}`;
     report({ severity: "error", ...where, message, text: message });
@@ -54334,7 +55820,7 @@ async function changelogStep({ options, report }, changelogFile, version) {
   return section;
 }
 async function readManifest2(templateDir) {
-  return JSON.parse(await readFile9(path18.join(templateDir, MANIFEST_FILE), "utf8"));
+  return JSON.parse(await readFile10(path19.join(templateDir, MANIFEST_FILE), "utf8"));
 }
 function checkOptions(options) {
   if (options.version !== void 0 && !VERSION_PATTERN.test(options.version)) {
@@ -54372,11 +55858,15 @@ async function runPublishPipeline(options, hooks = {}) {
   const version = options.version ?? manifest.version;
   const changelogFile = manifest.changelog ?? DEFAULT_CHANGELOG_FILE;
   const releaseNotes = await step("changelog", (context) => changelogStep(context, changelogFile, version), () => `section for ${version} found in ${changelogFile}`);
-  const outDir = options.outDir ?? await mkdtemp3(path18.join(tmpdir3(), "template-publish-"));
+  const outDir = options.outDir ?? await mkdtemp3(path19.join(tmpdir3(), "template-publish-"));
   const packed = await step(
     "pack",
-    () => packTemplate(options.templateDir, { version, outDir, exclude: options.exclude ?? [] }),
-    (p2) => `${path18.basename(p2.file)}: ${p2.size} bytes, ${p2.files.length} files, sha256 ${p2.sha256}`
+    async ({ info: info2 }) => {
+      const result = await packTemplate(options.templateDir, { version, outDir, exclude: options.exclude ?? [] });
+      for (const file of result.leftOut) info2(`left out: ${file.path} (${file.reason})`);
+      return result;
+    },
+    (p2) => `${path19.basename(p2.file)}: ${p2.size} bytes, ${p2.files.length} files${p2.leftOut.length > 0 ? ` (${p2.leftOut.length} left out)` : ""}, sha256 ${p2.sha256}`
   );
   hooks.onPacked?.(packed);
   if (options.dryRun) {
@@ -54386,9 +55876,9 @@ async function runPublishPipeline(options, hooks = {}) {
   const registryUrl = options.registryUrl ?? "";
   const upload = await step(
     "upload",
-    () => (options.upload ?? publishTemplate)({
+    async () => (options.upload ?? publishTemplate)({
       registryUrl,
-      token: options.token ?? "",
+      token: typeof options.token === "function" ? await options.token() : options.token ?? "",
       archive: packed.file,
       manifest: packed.manifest,
       integrity: packed.integrity,
@@ -54408,7 +55898,7 @@ async function runPublishPipeline(options, hooks = {}) {
 }
 
 // src/action/inputs.ts
-import path19 from "node:path";
+import path20 from "node:path";
 
 // src/github/inputs.ts
 var InputError = class extends Error {
@@ -54474,11 +55964,15 @@ function parseInputs(env, cwd = ".") {
   const githubToken = readInput(env, "github-token");
   const testCommand = readInput(env, "test-command");
   const [owner, repo, ...rest] = (env.GITHUB_REPOSITORY ?? "").split("/");
-  const workspace = path19.resolve(cwd, env.GITHUB_WORKSPACE || ".");
+  const workspace = path20.resolve(cwd, env.GITHUB_WORKSPACE || ".");
   if (registryUrl !== "") checkHttpUrlInput("registry-url", registryUrl);
   if (!dryRun) {
     if (registryUrl === "") throw new InputError("input registry-url is required (unless dry-run is true)");
-    if (registryToken === "") throw new InputError("input registry-token is required (unless dry-run is true)");
+    if (registryToken === "" && !canRequestIdToken(env)) {
+      throw new InputError(
+        "input registry-token is empty and the job cannot ask for an OIDC ID token (ACTIONS_ID_TOKEN_REQUEST_URL is not set): give the job `permissions: id-token: write` to publish through a trusted publisher, or set registry-token"
+      );
+    }
     if (createRelease) {
       if (githubToken === "") throw new InputError("input github-token is required to create the release");
       if (!owner || !repo || rest.length > 0) {
@@ -54487,10 +55981,11 @@ function parseInputs(env, cwd = ".") {
     }
   }
   return {
-    templatePath: path19.resolve(workspace, readInput(env, "template-path") || "."),
+    templatePath: path20.resolve(workspace, readInput(env, "template-path") || "."),
     workspace,
     ...registryUrl ? { registryUrl } : {},
     ...registryToken ? { registryToken } : {},
+    trustedPublishing: !dryRun && registryToken === "",
     ...githubToken ? { githubToken } : {},
     version,
     tag,
@@ -54503,14 +55998,17 @@ function parseInputs(env, cwd = ".") {
 }
 
 // src/action/main.ts
+function htmlText(text3) {
+  return text3.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
 function defaultReleaseApi(token, owner, repo, baseUrl) {
   return octokitReleaseApi(createGitHubClient({ token, ...baseUrl ? { baseUrl } : {} }), owner, repo);
 }
 function annotationFile(inputs, file) {
-  const absolute = path20.resolve(inputs.templatePath, file);
-  const relative2 = path20.relative(inputs.workspace, absolute);
-  const shown = relative2.startsWith("..") || path20.isAbsolute(relative2) ? absolute : relative2;
-  return shown.split(path20.sep).join("/");
+  const absolute = path21.resolve(inputs.templatePath, file);
+  const relative2 = path21.relative(inputs.workspace, absolute);
+  const shown = relative2.startsWith("..") || path21.isAbsolute(relative2) ? absolute : relative2;
+  return shown.split(path21.sep).join("/");
 }
 function annotate(core, inputs, finding) {
   const properties = {
@@ -54550,6 +56048,7 @@ async function run(dependencies = {}) {
   const rows = [[{ data: "Step", header: true }, { data: "Result", header: true }]];
   let stepErrors = 0;
   let annotated = false;
+  let leftOut = [];
   const stepFailed = (step, error2) => {
     const title = PUBLISH_STEP_TITLES[step];
     if (stepErrors === 0) annotateFailure(core, title, error2);
@@ -54559,11 +56058,24 @@ async function run(dependencies = {}) {
     rows.push([title, `failed: ${error2.message}`]);
   };
   let ok = false;
+  let exchanged;
   try {
     const inputs = parseInputs(env);
     for (const secret of [inputs.registryToken, inputs.githubToken]) if (secret) core.setSecret(secret);
     setOutput2("version", inputs.version);
-    const outDir = await mkdtemp4(path20.join(env.RUNNER_TEMP || tmpdir4(), "template-publish-"));
+    const exchangeForUpload = async () => {
+      const registryUrl = inputs.registryUrl ?? "";
+      const audience = registryAudienceOf(registryUrl);
+      core.info(`trusted publishing: asking for an OIDC ID token for ${audience}`);
+      const idToken = await (dependencies.getIdToken ?? ((wanted) => requestIdToken(env, wanted)))(audience);
+      core.setSecret(idToken);
+      const minted = await (dependencies.exchangeToken ?? exchangeIdToken)({ registryUrl, idToken });
+      core.setSecret(minted.token);
+      exchanged = { registryUrl, token: minted.token };
+      core.info(`trusted publishing: exchanged it for a registry token limited to ${minted.templates.join(", ")}, valid until ${minted.expiresAt}`);
+      return minted.token;
+    };
+    const outDir = await mkdtemp4(path21.join(env.RUNNER_TEMP || tmpdir4(), "template-publish-"));
     const result = await runPublishPipeline(
       {
         templateDir: inputs.templatePath,
@@ -54573,7 +56085,7 @@ async function run(dependencies = {}) {
         outDir,
         dryRun: inputs.dryRun,
         ...inputs.registryUrl ? { registryUrl: inputs.registryUrl } : {},
-        ...inputs.registryToken ? { token: inputs.registryToken } : {},
+        ...inputs.registryToken ? { token: inputs.registryToken } : inputs.trustedPublishing ? { token: exchangeForUpload } : {},
         ...dependencies.upload ? { upload: dependencies.upload } : {}
       },
       {
@@ -54594,6 +56106,7 @@ async function run(dependencies = {}) {
         },
         onInfo: (_step, message) => core.info(message),
         onPacked: (packed2) => {
+          leftOut = packed2.leftOut;
           setOutput2("archive", packed2.file);
           setOutput2("size", packed2.size);
           setOutput2("sha256", packed2.sha256);
@@ -54614,7 +56127,7 @@ async function run(dependencies = {}) {
         core.info(`download URL: ${result.downloadUrl}`);
       }
       if (inputs.createRelease && inputs.repository && inputs.githubToken) {
-        const manifestAsset = path20.join(outDir, MANIFEST_FILE);
+        const manifestAsset = path21.join(outDir, MANIFEST_FILE);
         await writeFile4(manifestAsset, `${JSON.stringify(packed.manifest, null, 2)}
 `);
         const api = (dependencies.releaseApi ?? defaultReleaseApi)(inputs.githubToken, inputs.repository.owner, inputs.repository.repo, env.GITHUB_API_URL);
@@ -54625,7 +56138,7 @@ async function run(dependencies = {}) {
             name: `${packed.manifest.name} ${inputs.version}`,
             body: result.releaseNotes,
             assets: [
-              { name: path20.basename(packed.file), path: packed.file, contentType: "application/gzip" },
+              { name: path21.basename(packed.file), path: packed.file, contentType: "application/gzip" },
               { name: MANIFEST_FILE, path: manifestAsset, contentType: "application/json" }
             ]
           });
@@ -54653,11 +56166,24 @@ async function run(dependencies = {}) {
     } else {
       core.setFailed(errorMessage(error2));
     }
+  } finally {
+    if (exchanged) {
+      try {
+        const revoked = await (dependencies.revokeToken ?? revokeExchangedToken)(exchanged);
+        core.info(revoked ? "trusted publishing: the registry token was revoked" : "trusted publishing: the registry token had already expired");
+      } catch (error2) {
+        core.warning(`could not revoke the registry token (it expires by itself within 15 minutes): ${errorMessage(error2)}`);
+      }
+    }
   }
   try {
     core.summary.addHeading("Template publish", 2);
     core.summary.addTable(rows);
     if (outputs.integrity) core.summary.addRaw(`Integrity: \`${outputs.integrity}\``, true);
+    if (leftOut.length > 0) {
+      core.summary.addHeading("Left out of the archive", 3);
+      core.summary.addTable([[{ data: "Path", header: true }, { data: "Why", header: true }], ...leftOut.map((file) => [htmlText(file.path), htmlText(file.reason)])]);
+    }
     await core.summary.write();
   } catch (error2) {
     core.warning(`could not write the job summary: ${errorMessage(error2)}`);

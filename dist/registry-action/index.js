@@ -81229,6 +81229,22 @@ var template_manifest_schema_default = {
         timeoutSeconds: { type: "integer", minimum: 1, maximum: 3600 }
       }
     },
+    verbatim: {
+      type: "array",
+      description: "Extension: globs, relative to the content folder, of files copied byte for byte and never parsed as Liquid (their paths are still rendered).",
+      maxItems: 100,
+      items: { type: "string", minLength: 1, maxLength: 500 }
+    },
+    partials: {
+      type: "string",
+      minLength: 1,
+      description: "Extension: a folder, relative to the template root and outside the content folder, that {% render %} and {% include %} read from. Never part of the generated project. Default: none."
+    },
+    whitespace: {
+      type: "string",
+      enum: ["liquid", "line"],
+      description: `Extension: how {%- -%} {{- -}} trim. "liquid" (default): as stock Liquid and Jinja, all whitespace up to the next text, line breaks included. "line": only the tag's own line (blanks before it; blanks and one line break after it).`
+    },
     nextSteps: {
       type: "string",
       minLength: 1,

@@ -1078,14 +1078,14 @@ var require_util = __commonJS({
         }
         const port = url.port != null ? url.port : url.protocol === "https:" ? 443 : 80;
         let origin = url.origin != null ? url.origin : `${url.protocol || ""}//${url.hostname || ""}:${port}`;
-        let path25 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
+        let path26 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path25 && path25[0] !== "/") {
-          path25 = `/${path25}`;
+        if (path26 && path26[0] !== "/") {
+          path26 = `/${path26}`;
         }
-        return new URL(`${origin}${path25}`);
+        return new URL(`${origin}${path26}`);
       }
       if (!isHttpOrHttpsPrefixed(url.origin || url.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1536,39 +1536,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path25, origin }
+          request: { method, path: path26, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path25);
+        debuglog("sending request to %s %s/%s", method, origin, path26);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path25, origin },
+          request: { method, path: path26, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path25,
+          path26,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path25, origin }
+          request: { method, path: path26, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path25);
+        debuglog("trailers received from %s %s/%s", method, origin, path26);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path25, origin },
+          request: { method, path: path26, origin },
           error: error2
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path25,
+          path26,
           error2.message
         );
       });
@@ -1617,9 +1617,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path25, origin }
+            request: { method, path: path26, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path25);
+          debuglog("sending request to %s %s/%s", method, origin, path26);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1682,7 +1682,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path25,
+        path: path26,
         method,
         body,
         headers,
@@ -1697,11 +1697,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path25 !== "string") {
+        if (typeof path26 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path25[0] !== "/" && !(path25.startsWith("http://") || path25.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path26[0] !== "/" && !(path26.startsWith("http://") || path26.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path25)) {
+        } else if (invalidPathRegex.test(path26)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1767,7 +1767,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path25, query) : path25;
+        this.path = query ? buildURL(path26, query) : path26;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -4186,10 +4186,10 @@ var require_util2 = __commonJS({
     function TAOCheck() {
       return "success";
     }
-    function appendFetchMetadata(httpRequest) {
+    function appendFetchMetadata(httpRequest2) {
       let header = null;
-      header = httpRequest.mode;
-      httpRequest.headersList.set("sec-fetch-mode", header, true);
+      header = httpRequest2.mode;
+      httpRequest2.headersList.set("sec-fetch-mode", header, true);
     }
     function appendRequestOriginHeader(request2) {
       let serializedOrigin = request2.origin;
@@ -6460,7 +6460,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path25, host, upgrade, blocking, reset } = request2;
+      const { method, path: path26, host, upgrade, blocking, reset } = request2;
       let { body, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6541,7 +6541,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path25} HTTP/1.1\r
+      let header = `${method} ${path26} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7070,7 +7070,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path25, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path26, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7167,7 +7167,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path25;
+      headers[HTTP2_HEADER_PATH] = path26;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7520,9 +7520,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path25 = search ? `${pathname}${search}` : pathname;
+        const path26 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path25;
+        this.opts.path = path26;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8761,10 +8761,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path25 = "/",
+          path: path26 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path25;
+        opts.path = origin + path26;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -9449,7 +9449,7 @@ var require_readable = __commonJS({
   "node_modules/undici/lib/api/readable.js"(exports, module) {
     "use strict";
     var assert = __require("node:assert");
-    var { Readable: Readable4 } = __require("node:stream");
+    var { Readable: Readable5 } = __require("node:stream");
     var { RequestAbortedError, NotSupportedError, InvalidArgumentError, AbortError } = require_errors();
     var util = require_util();
     var { ReadableStreamFrom } = require_util();
@@ -9461,7 +9461,7 @@ var require_readable = __commonJS({
     var kContentLength = /* @__PURE__ */ Symbol("kContentLength");
     var noop4 = () => {
     };
-    var BodyReadable = class extends Readable4 {
+    var BodyReadable = class extends Readable5 {
       constructor({
         resume,
         abort,
@@ -9803,7 +9803,7 @@ var require_api_request = __commonJS({
   "node_modules/undici/lib/api/api-request.js"(exports, module) {
     "use strict";
     var assert = __require("node:assert");
-    var { Readable: Readable4 } = require_readable();
+    var { Readable: Readable5 } = require_readable();
     var { InvalidArgumentError, RequestAbortedError } = require_errors();
     var util = require_util();
     var { getResolveErrorBodyCallback } = require_util3();
@@ -9898,7 +9898,7 @@ var require_api_request = __commonJS({
         const parsedHeaders = responseHeaders === "raw" ? util.parseHeaders(rawHeaders) : headers;
         const contentType = parsedHeaders["content-type"];
         const contentLength = parsedHeaders["content-length"];
-        const res = new Readable4({
+        const res = new Readable5({
           resume,
           abort,
           contentType,
@@ -10213,7 +10213,7 @@ var require_api_pipeline = __commonJS({
   "node_modules/undici/lib/api/api-pipeline.js"(exports, module) {
     "use strict";
     var {
-      Readable: Readable4,
+      Readable: Readable5,
       Duplex,
       PassThrough
     } = __require("node:stream");
@@ -10227,7 +10227,7 @@ var require_api_pipeline = __commonJS({
     var { addSignal, removeSignal } = require_abort_signal();
     var assert = __require("node:assert");
     var kResume = /* @__PURE__ */ Symbol("resume");
-    var PipelineRequest = class extends Readable4 {
+    var PipelineRequest = class extends Readable5 {
       constructor() {
         super({ autoDestroy: true });
         this[kResume] = null;
@@ -10244,7 +10244,7 @@ var require_api_pipeline = __commonJS({
         callback(err);
       }
     };
-    var PipelineResponse = class extends Readable4 {
+    var PipelineResponse = class extends Readable5 {
       constructor(resume) {
         super({ autoDestroy: true });
         this[kResume] = resume;
@@ -10736,20 +10736,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path25) {
-      if (typeof path25 !== "string") {
-        return path25;
+    function safeUrl(path26) {
+      if (typeof path26 !== "string") {
+        return path26;
       }
-      const pathSegments2 = path25.split("?");
+      const pathSegments2 = path26.split("?");
       if (pathSegments2.length !== 2) {
-        return path25;
+        return path26;
       }
       const qp = new URLSearchParams(pathSegments2.pop());
       qp.sort();
       return [...pathSegments2, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path25, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path25);
+    function matchKey(mockDispatch2, { path: path26, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path26);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10771,7 +10771,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path25 }) => matchValue(safeUrl(path25), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path26 }) => matchValue(safeUrl(path26), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10809,9 +10809,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path25, method, body, headers, query } = opts;
+      const { path: path26, method, body, headers, query } = opts;
       return {
-        path: path25,
+        path: path26,
         method,
         body,
         headers,
@@ -11274,10 +11274,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path25, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path26, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path25,
+            Path: path26,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -12168,7 +12168,7 @@ var require_headers = __commonJS({
         }
       }
     };
-    var Headers2 = class _Headers {
+    var Headers3 = class _Headers {
       #guard;
       #headersList;
       constructor(init = void 0) {
@@ -12318,13 +12318,13 @@ var require_headers = __commonJS({
         o.#headersList = list;
       }
     };
-    var { getHeadersGuard, setHeadersGuard, getHeadersList, setHeadersList } = Headers2;
-    Reflect.deleteProperty(Headers2, "getHeadersGuard");
-    Reflect.deleteProperty(Headers2, "setHeadersGuard");
-    Reflect.deleteProperty(Headers2, "getHeadersList");
-    Reflect.deleteProperty(Headers2, "setHeadersList");
-    iteratorMixin("Headers", Headers2, kHeadersSortedMap, 0, 1);
-    Object.defineProperties(Headers2.prototype, {
+    var { getHeadersGuard, setHeadersGuard, getHeadersList, setHeadersList } = Headers3;
+    Reflect.deleteProperty(Headers3, "getHeadersGuard");
+    Reflect.deleteProperty(Headers3, "setHeadersGuard");
+    Reflect.deleteProperty(Headers3, "getHeadersList");
+    Reflect.deleteProperty(Headers3, "setHeadersList");
+    iteratorMixin("Headers", Headers3, kHeadersSortedMap, 0, 1);
+    Object.defineProperties(Headers3.prototype, {
       append: kEnumerableProperty,
       delete: kEnumerableProperty,
       get: kEnumerableProperty,
@@ -12342,7 +12342,7 @@ var require_headers = __commonJS({
     webidl.converters.HeadersInit = function(V2, prefix, argument) {
       if (webidl.util.Type(V2) === "Object") {
         const iterator2 = Reflect.get(V2, Symbol.iterator);
-        if (!util.types.isProxy(V2) && iterator2 === Headers2.prototype.entries) {
+        if (!util.types.isProxy(V2) && iterator2 === Headers3.prototype.entries) {
           try {
             return getHeadersList(V2).entriesList;
           } catch {
@@ -12363,7 +12363,7 @@ var require_headers = __commonJS({
       fill,
       // for test.
       compareHeaderName,
-      Headers: Headers2,
+      Headers: Headers3,
       HeadersList,
       getHeadersGuard,
       setHeadersGuard,
@@ -12377,7 +12377,7 @@ var require_headers = __commonJS({
 var require_response = __commonJS({
   "node_modules/undici/lib/web/fetch/response.js"(exports, module) {
     "use strict";
-    var { Headers: Headers2, HeadersList, fill, getHeadersGuard, setHeadersGuard, setHeadersList } = require_headers();
+    var { Headers: Headers3, HeadersList, fill, getHeadersGuard, setHeadersGuard, setHeadersList } = require_headers();
     var { extractBody, cloneBody, mixinBody, hasFinalizationRegistry, streamRegistry, bodyUnusable } = require_body();
     var util = require_util();
     var nodeUtil = __require("node:util");
@@ -12404,7 +12404,7 @@ var require_response = __commonJS({
     var assert = __require("node:assert");
     var { types } = __require("node:util");
     var textEncoder = new TextEncoder("utf-8");
-    var Response = class _Response {
+    var Response2 = class _Response {
       // Creates network error Response.
       static error() {
         const responseObject = fromInnerResponse(makeNetworkError(), "immutable");
@@ -12455,7 +12455,7 @@ var require_response = __commonJS({
         }
         init = webidl.converters.ResponseInit(init);
         this[kState] = makeResponse({});
-        this[kHeaders] = new Headers2(kConstruct);
+        this[kHeaders] = new Headers3(kConstruct);
         setHeadersGuard(this[kHeaders], "response");
         setHeadersList(this[kHeaders], this[kState].headersList);
         let bodyWithType = null;
@@ -12547,8 +12547,8 @@ var require_response = __commonJS({
         return `Response ${nodeUtil.formatWithOptions(options, properties)}`;
       }
     };
-    mixinBody(Response);
-    Object.defineProperties(Response.prototype, {
+    mixinBody(Response2);
+    Object.defineProperties(Response2.prototype, {
       type: kEnumerableProperty,
       url: kEnumerableProperty,
       status: kEnumerableProperty,
@@ -12564,7 +12564,7 @@ var require_response = __commonJS({
         configurable: true
       }
     });
-    Object.defineProperties(Response, {
+    Object.defineProperties(Response2, {
       json: kEnumerableProperty,
       redirect: kEnumerableProperty,
       error: kEnumerableProperty
@@ -12697,9 +12697,9 @@ var require_response = __commonJS({
       }
     }
     function fromInnerResponse(innerResponse, guard) {
-      const response = new Response(kConstruct);
+      const response = new Response2(kConstruct);
       response[kState] = innerResponse;
-      response[kHeaders] = new Headers2(kConstruct);
+      response[kHeaders] = new Headers3(kConstruct);
       setHeadersList(response[kHeaders], innerResponse.headersList);
       setHeadersGuard(response[kHeaders], guard);
       if (hasFinalizationRegistry && innerResponse.body?.stream) {
@@ -12765,7 +12765,7 @@ var require_response = __commonJS({
       makeResponse,
       makeAppropriateNetworkError,
       filterResponse,
-      Response,
+      Response: Response2,
       cloneResponse,
       fromInnerResponse
     };
@@ -12819,7 +12819,7 @@ var require_request2 = __commonJS({
   "node_modules/undici/lib/web/fetch/request.js"(exports, module) {
     "use strict";
     var { extractBody, mixinBody, cloneBody, bodyUnusable } = require_body();
-    var { Headers: Headers2, fill: fillHeaders, HeadersList, setHeadersGuard, getHeadersGuard, setHeadersList, getHeadersList } = require_headers();
+    var { Headers: Headers3, fill: fillHeaders, HeadersList, setHeadersGuard, getHeadersGuard, setHeadersList, getHeadersList } = require_headers();
     var { FinalizationRegistry: FinalizationRegistry2 } = require_dispatcher_weakref()();
     var util = require_util();
     var nodeUtil = __require("node:util");
@@ -13087,7 +13087,7 @@ var require_request2 = __commonJS({
             requestFinalizer.register(ac, { signal, abort }, abort);
           }
         }
-        this[kHeaders] = new Headers2(kConstruct);
+        this[kHeaders] = new Headers3(kConstruct);
         setHeadersList(this[kHeaders], request2.headersList);
         setHeadersGuard(this[kHeaders], "request");
         if (mode === "no-cors") {
@@ -13376,7 +13376,7 @@ var require_request2 = __commonJS({
       const request2 = new Request(kConstruct);
       request2[kState] = innerRequest;
       request2[kSignal] = signal;
-      request2[kHeaders] = new Headers2(kConstruct);
+      request2[kHeaders] = new Headers3(kConstruct);
       setHeadersList(request2[kHeaders], innerRequest.headersList);
       setHeadersGuard(request2[kHeaders], guard);
       return request2;
@@ -13569,7 +13569,7 @@ var require_fetch = __commonJS({
       subresourceSet
     } = require_constants3();
     var EE = __require("node:events");
-    var { Readable: Readable4, pipeline: pipeline4, finished: finished2 } = __require("node:stream");
+    var { Readable: Readable5, pipeline: pipeline4, finished: finished2 } = __require("node:stream");
     var { addAbortListener, isErrored, isReadable, bufferToLowerCasedHeaderName } = require_util();
     var { dataURLProcessor, serializeAMimeType, minimizeSupportedMimeType } = require_data_url();
     var { getGlobalDispatcher } = require_global2();
@@ -14148,74 +14148,74 @@ var require_fetch = __commonJS({
     async function httpNetworkOrCacheFetch(fetchParams, isAuthenticationFetch = false, isNewConnectionFetch = false) {
       const request2 = fetchParams.request;
       let httpFetchParams = null;
-      let httpRequest = null;
+      let httpRequest2 = null;
       let response = null;
       const httpCache = null;
       const revalidatingFlag = false;
       if (request2.window === "no-window" && request2.redirect === "error") {
         httpFetchParams = fetchParams;
-        httpRequest = request2;
+        httpRequest2 = request2;
       } else {
-        httpRequest = cloneRequest(request2);
+        httpRequest2 = cloneRequest(request2);
         httpFetchParams = { ...fetchParams };
-        httpFetchParams.request = httpRequest;
+        httpFetchParams.request = httpRequest2;
       }
       const includeCredentials = request2.credentials === "include" || request2.credentials === "same-origin" && request2.responseTainting === "basic";
-      const contentLength = httpRequest.body ? httpRequest.body.length : null;
+      const contentLength = httpRequest2.body ? httpRequest2.body.length : null;
       let contentLengthHeaderValue = null;
-      if (httpRequest.body == null && ["POST", "PUT"].includes(httpRequest.method)) {
+      if (httpRequest2.body == null && ["POST", "PUT"].includes(httpRequest2.method)) {
         contentLengthHeaderValue = "0";
       }
       if (contentLength != null) {
         contentLengthHeaderValue = isomorphicEncode(`${contentLength}`);
       }
       if (contentLengthHeaderValue != null) {
-        httpRequest.headersList.append("content-length", contentLengthHeaderValue, true);
+        httpRequest2.headersList.append("content-length", contentLengthHeaderValue, true);
       }
-      if (contentLength != null && httpRequest.keepalive) {
+      if (contentLength != null && httpRequest2.keepalive) {
       }
-      if (httpRequest.referrer instanceof URL) {
-        httpRequest.headersList.append("referer", isomorphicEncode(httpRequest.referrer.href), true);
+      if (httpRequest2.referrer instanceof URL) {
+        httpRequest2.headersList.append("referer", isomorphicEncode(httpRequest2.referrer.href), true);
       }
-      appendRequestOriginHeader(httpRequest);
-      appendFetchMetadata(httpRequest);
-      if (!httpRequest.headersList.contains("user-agent", true)) {
-        httpRequest.headersList.append("user-agent", defaultUserAgent);
+      appendRequestOriginHeader(httpRequest2);
+      appendFetchMetadata(httpRequest2);
+      if (!httpRequest2.headersList.contains("user-agent", true)) {
+        httpRequest2.headersList.append("user-agent", defaultUserAgent);
       }
-      if (httpRequest.cache === "default" && (httpRequest.headersList.contains("if-modified-since", true) || httpRequest.headersList.contains("if-none-match", true) || httpRequest.headersList.contains("if-unmodified-since", true) || httpRequest.headersList.contains("if-match", true) || httpRequest.headersList.contains("if-range", true))) {
-        httpRequest.cache = "no-store";
+      if (httpRequest2.cache === "default" && (httpRequest2.headersList.contains("if-modified-since", true) || httpRequest2.headersList.contains("if-none-match", true) || httpRequest2.headersList.contains("if-unmodified-since", true) || httpRequest2.headersList.contains("if-match", true) || httpRequest2.headersList.contains("if-range", true))) {
+        httpRequest2.cache = "no-store";
       }
-      if (httpRequest.cache === "no-cache" && !httpRequest.preventNoCacheCacheControlHeaderModification && !httpRequest.headersList.contains("cache-control", true)) {
-        httpRequest.headersList.append("cache-control", "max-age=0", true);
+      if (httpRequest2.cache === "no-cache" && !httpRequest2.preventNoCacheCacheControlHeaderModification && !httpRequest2.headersList.contains("cache-control", true)) {
+        httpRequest2.headersList.append("cache-control", "max-age=0", true);
       }
-      if (httpRequest.cache === "no-store" || httpRequest.cache === "reload") {
-        if (!httpRequest.headersList.contains("pragma", true)) {
-          httpRequest.headersList.append("pragma", "no-cache", true);
+      if (httpRequest2.cache === "no-store" || httpRequest2.cache === "reload") {
+        if (!httpRequest2.headersList.contains("pragma", true)) {
+          httpRequest2.headersList.append("pragma", "no-cache", true);
         }
-        if (!httpRequest.headersList.contains("cache-control", true)) {
-          httpRequest.headersList.append("cache-control", "no-cache", true);
+        if (!httpRequest2.headersList.contains("cache-control", true)) {
+          httpRequest2.headersList.append("cache-control", "no-cache", true);
         }
       }
-      if (httpRequest.headersList.contains("range", true)) {
-        httpRequest.headersList.append("accept-encoding", "identity", true);
+      if (httpRequest2.headersList.contains("range", true)) {
+        httpRequest2.headersList.append("accept-encoding", "identity", true);
       }
-      if (!httpRequest.headersList.contains("accept-encoding", true)) {
-        if (urlHasHttpsScheme(requestCurrentURL(httpRequest))) {
-          httpRequest.headersList.append("accept-encoding", "br, gzip, deflate", true);
+      if (!httpRequest2.headersList.contains("accept-encoding", true)) {
+        if (urlHasHttpsScheme(requestCurrentURL(httpRequest2))) {
+          httpRequest2.headersList.append("accept-encoding", "br, gzip, deflate", true);
         } else {
-          httpRequest.headersList.append("accept-encoding", "gzip, deflate", true);
+          httpRequest2.headersList.append("accept-encoding", "gzip, deflate", true);
         }
       }
-      httpRequest.headersList.delete("host", true);
+      httpRequest2.headersList.delete("host", true);
       if (includeCredentials) {
       }
       if (httpCache == null) {
-        httpRequest.cache = "no-store";
+        httpRequest2.cache = "no-store";
       }
-      if (httpRequest.cache !== "no-store" && httpRequest.cache !== "reload") {
+      if (httpRequest2.cache !== "no-store" && httpRequest2.cache !== "reload") {
       }
       if (response == null) {
-        if (httpRequest.cache === "only-if-cached") {
+        if (httpRequest2.cache === "only-if-cached") {
           return makeNetworkError("only if cached");
         }
         const forwardResponse = await httpNetworkFetch(
@@ -14223,7 +14223,7 @@ var require_fetch = __commonJS({
           includeCredentials,
           isNewConnectionFetch
         );
-        if (!safeMethodsSet.has(httpRequest.method) && forwardResponse.status >= 200 && forwardResponse.status <= 399) {
+        if (!safeMethodsSet.has(httpRequest2.method) && forwardResponse.status >= 200 && forwardResponse.status <= 399) {
         }
         if (revalidatingFlag && forwardResponse.status === 304) {
         }
@@ -14231,8 +14231,8 @@ var require_fetch = __commonJS({
           response = forwardResponse;
         }
       }
-      response.urlList = [...httpRequest.urlList];
-      if (httpRequest.headersList.contains("range", true)) {
+      response.urlList = [...httpRequest2.urlList];
+      if (httpRequest2.headersList.contains("range", true)) {
         response.rangeRequested = true;
       }
       response.requestIncludesCredentials = includeCredentials;
@@ -14508,7 +14508,7 @@ var require_fetch = __commonJS({
                   }
                 }
               }
-              this.body = new Readable4({ read: resume });
+              this.body = new Readable5({ read: resume });
               const onError = this.onError.bind(this);
               resolve2({
                 status,
@@ -15435,7 +15435,7 @@ var require_cache = __commonJS({
     var { urlEquals, getFieldValues } = require_util5();
     var { kEnumerableProperty, isDisturbed } = require_util();
     var { webidl } = require_webidl();
-    var { Response, cloneResponse, fromInnerResponse } = require_response();
+    var { Response: Response2, cloneResponse, fromInnerResponse } = require_response();
     var { Request, fromInnerRequest } = require_request2();
     var { kState } = require_symbols2();
     var { fetching } = require_fetch();
@@ -15962,7 +15962,7 @@ var require_cache = __commonJS({
         converter: webidl.converters.DOMString
       }
     ]);
-    webidl.converters.Response = webidl.interfaceConverter(Response);
+    webidl.converters.Response = webidl.interfaceConverter(Response2);
     webidl.converters["sequence<RequestInfo>"] = webidl.sequenceConverter(
       webidl.converters.RequestInfo
     );
@@ -16156,9 +16156,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path25) {
-      for (let i = 0; i < path25.length; ++i) {
-        const code2 = path25.charCodeAt(i);
+    function validateCookiePath(path26) {
+      for (let i = 0; i < path26.length; ++i) {
+        const code2 = path26.charCodeAt(i);
         if (code2 < 32 || // exclude CTLs (0-31)
         code2 > 126 || // exclude DEL and non-ascii
         code2 === 59) {
@@ -16446,10 +16446,10 @@ var require_cookies = __commonJS({
     var { parseSetCookie } = require_parse();
     var { stringify } = require_util6();
     var { webidl } = require_webidl();
-    var { Headers: Headers2 } = require_headers();
+    var { Headers: Headers3 } = require_headers();
     function getCookies(headers) {
       webidl.argumentLengthCheck(arguments, 1, "getCookies");
-      webidl.brandCheck(headers, Headers2, { strict: false });
+      webidl.brandCheck(headers, Headers3, { strict: false });
       const cookie = headers.get("cookie");
       const out = {};
       if (!cookie) {
@@ -16462,7 +16462,7 @@ var require_cookies = __commonJS({
       return out;
     }
     function deleteCookie(headers, name, attributes) {
-      webidl.brandCheck(headers, Headers2, { strict: false });
+      webidl.brandCheck(headers, Headers3, { strict: false });
       const prefix = "deleteCookie";
       webidl.argumentLengthCheck(arguments, 2, prefix);
       name = webidl.converters.DOMString(name, prefix, "name");
@@ -16476,7 +16476,7 @@ var require_cookies = __commonJS({
     }
     function getSetCookies(headers) {
       webidl.argumentLengthCheck(arguments, 1, "getSetCookies");
-      webidl.brandCheck(headers, Headers2, { strict: false });
+      webidl.brandCheck(headers, Headers3, { strict: false });
       const cookies = headers.getSetCookie();
       if (!cookies) {
         return [];
@@ -16485,7 +16485,7 @@ var require_cookies = __commonJS({
     }
     function setCookie(headers, cookie) {
       webidl.argumentLengthCheck(arguments, 2, "setCookie");
-      webidl.brandCheck(headers, Headers2, { strict: false });
+      webidl.brandCheck(headers, Headers3, { strict: false });
       cookie = webidl.converters.Cookie(cookie);
       const str = stringify(cookie);
       if (str) {
@@ -16915,7 +16915,7 @@ var require_util7 = __commonJS({
     var { kReadyState, kController, kResponse, kBinaryType, kWebSocketURL } = require_symbols5();
     var { states, opcodes } = require_constants5();
     var { ErrorEvent, createFastMessageEvent } = require_events();
-    var { isUtf8 } = __require("node:buffer");
+    var { isUtf8: isUtf83 } = __require("node:buffer");
     var { collectASequenceOfCodePointsFast, removeHTTPWhitespace } = require_data_url();
     function isConnecting(ws2) {
       return ws2[kReadyState] === states.CONNECTING;
@@ -17055,7 +17055,7 @@ var require_util7 = __commonJS({
     var hasIntl = typeof process.versions.icu === "string";
     var fatalDecoder = hasIntl ? new TextDecoder("utf-8", { fatal: true }) : void 0;
     var utf8Decode = hasIntl ? fatalDecoder.decode.bind(fatalDecoder) : function(buffer) {
-      if (isUtf8(buffer)) {
+      if (isUtf83(buffer)) {
         return buffer.toString("utf-8");
       }
       throw new TypeError("Invalid utf-8 received.");
@@ -17175,7 +17175,7 @@ var require_connection = __commonJS({
     var { CloseEvent } = require_events();
     var { makeRequest } = require_request2();
     var { fetching } = require_fetch();
-    var { Headers: Headers2, getHeadersList } = require_headers();
+    var { Headers: Headers3, getHeadersList } = require_headers();
     var { getDecodeSplit } = require_util2();
     var { WebsocketFrameSend } = require_frame();
     var crypto2;
@@ -17197,7 +17197,7 @@ var require_connection = __commonJS({
         redirect: "error"
       });
       if (options.headers) {
-        const headersList = getHeadersList(new Headers2(options.headers));
+        const headersList = getHeadersList(new Headers3(options.headers));
         request2.headersList = headersList;
       }
       const keyValue = crypto2.randomBytes(16).toString("base64");
@@ -19078,11 +19078,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path25 = opts.path;
+          let path26 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path25 = `/${path25}`;
+            path26 = `/${path26}`;
           }
-          url = new URL(util.parseOrigin(url).origin + path25);
+          url = new URL(util.parseOrigin(url).origin + path26);
         } else {
           if (!opts) {
             opts = typeof url === "object" ? url : {};
@@ -19652,7 +19652,7 @@ var require_parse2 = __commonJS({
   "node_modules/semver/functions/parse.js"(exports, module) {
     "use strict";
     var SemVer = require_semver();
-    var parse3 = (version, options, throwErrors = false) => {
+    var parse5 = (version, options, throwErrors = false) => {
       if (version instanceof SemVer) {
         return version;
       }
@@ -19665,7 +19665,7 @@ var require_parse2 = __commonJS({
         throw er2;
       }
     };
-    module.exports = parse3;
+    module.exports = parse5;
   }
 });
 
@@ -19673,9 +19673,9 @@ var require_parse2 = __commonJS({
 var require_valid = __commonJS({
   "node_modules/semver/functions/valid.js"(exports, module) {
     "use strict";
-    var parse3 = require_parse2();
+    var parse5 = require_parse2();
     var valid = (version, options) => {
-      const v2 = parse3(version, options);
+      const v2 = parse5(version, options);
       return v2 ? v2.version : null;
     };
     module.exports = valid;
@@ -19686,9 +19686,9 @@ var require_valid = __commonJS({
 var require_clean = __commonJS({
   "node_modules/semver/functions/clean.js"(exports, module) {
     "use strict";
-    var parse3 = require_parse2();
+    var parse5 = require_parse2();
     var clean = (version, options) => {
-      const s3 = parse3(version.trim().replace(/^[=v]+/, ""), options);
+      const s3 = parse5(version.trim().replace(/^[=v]+/, ""), options);
       return s3 ? s3.version : null;
     };
     module.exports = clean;
@@ -19723,10 +19723,10 @@ var require_inc = __commonJS({
 var require_diff = __commonJS({
   "node_modules/semver/functions/diff.js"(exports, module) {
     "use strict";
-    var parse3 = require_parse2();
+    var parse5 = require_parse2();
     var diff = (version1, version2) => {
-      const v1 = parse3(version1, null, true);
-      const v2 = parse3(version2, null, true);
+      const v1 = parse5(version1, null, true);
+      const v2 = parse5(version2, null, true);
       const comparison = v1.compare(v2);
       if (comparison === 0) {
         return null;
@@ -19797,9 +19797,9 @@ var require_patch = __commonJS({
 var require_prerelease = __commonJS({
   "node_modules/semver/functions/prerelease.js"(exports, module) {
     "use strict";
-    var parse3 = require_parse2();
+    var parse5 = require_parse2();
     var prerelease = (version, options) => {
-      const parsed = parse3(version, options);
+      const parsed = parse5(version, options);
       return parsed && parsed.prerelease.length ? parsed.prerelease : null;
     };
     module.exports = prerelease;
@@ -19985,7 +19985,7 @@ var require_coerce = __commonJS({
   "node_modules/semver/functions/coerce.js"(exports, module) {
     "use strict";
     var SemVer = require_semver();
-    var parse3 = require_parse2();
+    var parse5 = require_parse2();
     var { safeRe: re2, t } = require_re();
     var coerce2 = (version, options) => {
       if (version instanceof SemVer) {
@@ -20020,7 +20020,7 @@ var require_coerce = __commonJS({
       const patch = match[4] || "0";
       const prerelease = options.includePrerelease && match[5] ? `-${match[5]}` : "";
       const build = options.includePrerelease && match[6] ? `+${match[6]}` : "";
-      return parse3(`${major}.${minor}.${patch}${prerelease}${build}`, options);
+      return parse5(`${major}.${minor}.${patch}${prerelease}${build}`, options);
     };
     module.exports = coerce2;
   }
@@ -20030,7 +20030,7 @@ var require_coerce = __commonJS({
 var require_truncate = __commonJS({
   "node_modules/semver/functions/truncate.js"(exports, module) {
     "use strict";
-    var parse3 = require_parse2();
+    var parse5 = require_parse2();
     var constants3 = require_constants6();
     var SemVer = require_semver();
     var truncate = (version, truncation, options) => {
@@ -20042,7 +20042,7 @@ var require_truncate = __commonJS({
     };
     var cloneInputVersion = (version, options) => {
       const versionStringToParse = version instanceof SemVer ? version.version : version;
-      return parse3(versionStringToParse, options);
+      return parse5(versionStringToParse, options);
     };
     var doTruncation = (version, truncation) => {
       if (isPrerelease(truncation)) {
@@ -21277,7 +21277,7 @@ var require_semver2 = __commonJS({
     var constants3 = require_constants6();
     var SemVer = require_semver();
     var identifiers = require_identifiers();
-    var parse3 = require_parse2();
+    var parse5 = require_parse2();
     var valid = require_valid();
     var clean = require_clean();
     var inc = require_inc();
@@ -21316,7 +21316,7 @@ var require_semver2 = __commonJS({
     var simplifyRange = require_simplify();
     var subset = require_subset();
     module.exports = {
-      parse: parse3,
+      parse: parse5,
       valid,
       clean,
       inc,
@@ -24441,7 +24441,7 @@ var require_utils2 = __commonJS({
   "node_modules/fast-uri/lib/utils.js"(exports, module) {
     "use strict";
     var isUUID = RegExp.prototype.test.bind(/^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/iu);
-    var isIPv4 = RegExp.prototype.test.bind(/^(?:(?:25[0-5]|2[0-4]\d|1\d{2}|[1-9]\d|\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d{2}|[1-9]\d|\d)$/u);
+    var isIPv42 = RegExp.prototype.test.bind(/^(?:(?:25[0-5]|2[0-4]\d|1\d{2}|[1-9]\d|\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d{2}|[1-9]\d|\d)$/u);
     var isPort = RegExp.prototype.test.bind(/^\d*$/u);
     var isHexPair = RegExp.prototype.test.bind(/^[\da-f]{2}$/iu);
     var isUnreserved = RegExp.prototype.test.bind(/^[\da-z\-._~]$/iu);
@@ -24542,7 +24542,7 @@ var require_utils2 = __commonJS({
         const part = parts[i];
         if (part === "") return void 0;
         if (part.indexOf(".") !== -1) {
-          if (i !== parts.length - 1 || compression !== -1 && right.length === 0 || !isIPv4(part)) return void 0;
+          if (i !== parts.length - 1 || compression !== -1 && right.length === 0 || !isIPv42(part)) return void 0;
           hextetCount += 2;
           continue;
         }
@@ -24595,8 +24595,8 @@ var require_utils2 = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path25) {
-      let input = path25;
+    function removeDotSegments(path26) {
+      let input = path26;
       const output = [];
       let nextSlash = -1;
       let len = 0;
@@ -24670,11 +24670,11 @@ var require_utils2 = __commonJS({
       }
       return output.join("");
     }
-    function removeDotSegmentsRelative(path25) {
-      if (path25 === "" || path25[0] === "/") {
-        return removeDotSegments(path25);
+    function removeDotSegmentsRelative(path26) {
+      if (path26 === "" || path26[0] === "/") {
+        return removeDotSegments(path26);
       }
-      const segments = path25.split("/");
+      const segments = path26.split("/");
       const last = segments.length - 1;
       const output = [];
       let trailingDirectory = false;
@@ -24924,7 +24924,7 @@ var require_utils2 = __commonJS({
       }
       if (component.host !== void 0) {
         let host = component.host;
-        if (!isIPv4(host)) {
+        if (!isIPv42(host)) {
           let ipV6res = normalizeIPv6(host);
           if (ipV6res.isIPV6 !== true && ipV6res.isIPVFuture !== true) {
             host = normalizePercentEncoding(host, true);
@@ -24962,7 +24962,7 @@ var require_utils2 = __commonJS({
       escapePreservingEscapes,
       removeDotSegments,
       removeDotSegmentsRelative,
-      isIPv4,
+      isIPv4: isIPv42,
       isUUID,
       normalizeIPv6,
       stringArrayToHexStripped
@@ -25037,8 +25037,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path25 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path25 && path25 !== "/" ? path25 : void 0;
+        const path26 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path26 && path26 !== "/" ? path26 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -25185,7 +25185,7 @@ var require_schemes = __commonJS({
 var require_fast_uri = __commonJS({
   "node_modules/fast-uri/index.js"(exports, module) {
     "use strict";
-    var { normalizeIPv6, removeDotSegments, removeDotSegmentsRelative, recomposeAuthority, normalizePercentEncoding, normalizePathEncoding, serializePathEncoding, normalizeQueryFragmentEncoding, encodeQuery, encodeFragment, reescapeHostDelimiters, isIPv4, nonSimpleDomain } = require_utils2();
+    var { normalizeIPv6, removeDotSegments, removeDotSegmentsRelative, recomposeAuthority, normalizePercentEncoding, normalizePathEncoding, serializePathEncoding, normalizeQueryFragmentEncoding, encodeQuery, encodeFragment, reescapeHostDelimiters, isIPv4: isIPv42, nonSimpleDomain } = require_utils2();
     var { SCHEMES, getSchemeHandler } = require_schemes();
     var VALID_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*$/u;
     var MALFORMED_SCHEME_ERROR = "URI scheme is malformed.";
@@ -25204,7 +25204,7 @@ var require_fast_uri = __commonJS({
         normalizeString(uri, options);
       } else if (typeof uri === "object") {
         uri = /** @type {T} */
-        parse3(serialize(uri, options), options);
+        parse5(serialize(uri, options), options);
       }
       return uri;
     }
@@ -25232,7 +25232,7 @@ var require_fast_uri = __commonJS({
       const resolved = resolveComponent(baseParsed, relativeParsed, schemelessOptions, true);
       const resolvedSchemeHandler = getSchemeHandler(options && options.scheme || resolved.scheme);
       const resolvedHost = resolved.host;
-      const resolvedHostIsIP = resolvedHost !== void 0 && resolvedHost !== "" && (isIPv4(resolvedHost) || normalizeIPv6(resolvedHost).isIPV6);
+      const resolvedHostIsIP = resolvedHost !== void 0 && resolvedHost !== "" && (isIPv42(resolvedHost) || normalizeIPv6(resolvedHost).isIPV6);
       if (hasForbiddenDomainHost(resolved, options || {}, resolvedSchemeHandler, resolvedHostIsIP)) {
         throw new Error(MALFORMED_HOST_ERROR);
       }
@@ -25247,8 +25247,8 @@ var require_fast_uri = __commonJS({
     function resolveComponent(base, relative2, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
-        base = parse3(serialize(base, options), options);
-        relative2 = parse3(serialize(relative2, options), options);
+        base = parse5(serialize(base, options), options);
+        relative2 = parse5(serialize(relative2, options), options);
       }
       options = options || {};
       if (!options.tolerant && relative2.scheme) {
@@ -25505,7 +25505,7 @@ var require_fast_uri = __commonJS({
           malformedAuthorityOrPort = true;
         }
         if (parsed.host) {
-          const ipv4result = isIPv4(parsed.host);
+          const ipv4result = isIPv42(parsed.host);
           if (ipv4result === false) {
             const bracketedIPLiteral = isIPLiteral(parsed.host);
             const hasIPLiteralBracket = parsed.host.indexOf("[") !== -1 || parsed.host.indexOf("]") !== -1;
@@ -25566,7 +25566,7 @@ var require_fast_uri = __commonJS({
       }
       return { parsed, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme };
     }
-    function parse3(uri, opts) {
+    function parse5(uri, opts) {
       return parseWithStatus(uri, opts).parsed;
     }
     function normalizeString(uri, opts) {
@@ -25603,7 +25603,7 @@ var require_fast_uri = __commonJS({
       resolveComponent,
       equal,
       serialize,
-      parse: parse3
+      parse: parse5
     };
     module.exports = fastUri;
     module.exports.default = fastUri;
@@ -26005,10 +26005,10 @@ var require_core = __commonJS({
         return this;
       }
       // Add format
-      addFormat(name, format) {
-        if (typeof format == "string")
-          format = new RegExp(format);
-        this.formats[name] = format;
+      addFormat(name, format2) {
+        if (typeof format2 == "string")
+          format2 = new RegExp(format2);
+        this.formats[name] = format2;
         return this;
       }
       errorsText(errors = this.errors, { separator = ", ", dataVar = "data" } = {}) {
@@ -26126,9 +26126,9 @@ var require_core = __commonJS({
     }
     function addInitialFormats() {
       for (const name in this.opts.formats) {
-        const format = this.opts.formats[name];
-        if (format)
-          this.addFormat(name, format);
+        const format2 = this.opts.formats[name];
+        if (format2)
+          this.addFormat(name, format2);
       }
     }
     function addInitialKeywords(defs) {
@@ -28130,18 +28130,18 @@ var require_format = __commonJS({
           });
           const fDef = gen.const("fDef", (0, codegen_1._)`${fmts}[${schemaCode}]`);
           const fType = gen.let("fType");
-          const format = gen.let("format");
-          gen.if((0, codegen_1._)`typeof ${fDef} == "object" && !(${fDef} instanceof RegExp)`, () => gen.assign(fType, (0, codegen_1._)`${fDef}.type || "string"`).assign(format, (0, codegen_1._)`${fDef}.validate`), () => gen.assign(fType, (0, codegen_1._)`"string"`).assign(format, fDef));
+          const format2 = gen.let("format");
+          gen.if((0, codegen_1._)`typeof ${fDef} == "object" && !(${fDef} instanceof RegExp)`, () => gen.assign(fType, (0, codegen_1._)`${fDef}.type || "string"`).assign(format2, (0, codegen_1._)`${fDef}.validate`), () => gen.assign(fType, (0, codegen_1._)`"string"`).assign(format2, fDef));
           cxt.fail$data((0, codegen_1.or)(unknownFmt(), invalidFmt()));
           function unknownFmt() {
             if (opts.strictSchema === false)
               return codegen_1.nil;
-            return (0, codegen_1._)`${schemaCode} && !${format}`;
+            return (0, codegen_1._)`${schemaCode} && !${format2}`;
           }
           function invalidFmt() {
-            const callFormat = schemaEnv.$async ? (0, codegen_1._)`(${fDef}.async ? await ${format}(${data}) : ${format}(${data}))` : (0, codegen_1._)`${format}(${data})`;
-            const validData = (0, codegen_1._)`(typeof ${format} == "function" ? ${callFormat} : ${format}.test(${data}))`;
-            return (0, codegen_1._)`${format} && ${format} !== true && ${fType} === ${ruleType} && !${validData}`;
+            const callFormat = schemaEnv.$async ? (0, codegen_1._)`(${fDef}.async ? await ${format2}(${data}) : ${format2}(${data}))` : (0, codegen_1._)`${format2}(${data})`;
+            const validData = (0, codegen_1._)`(typeof ${format2} == "function" ? ${callFormat} : ${format2}.test(${data}))`;
+            return (0, codegen_1._)`${format2} && ${format2} !== true && ${fType} === ${ruleType} && !${validData}`;
           }
         }
         function validateFormat() {
@@ -28152,7 +28152,7 @@ var require_format = __commonJS({
           }
           if (formatDef === true)
             return;
-          const [fmtType, format, fmtRef] = getFormat(formatDef);
+          const [fmtType, format2, fmtRef] = getFormat(formatDef);
           if (fmtType === ruleType)
             cxt.pass(validCondition());
           function unknownFormat() {
@@ -28179,7 +28179,7 @@ var require_format = __commonJS({
                 throw new Error("async format in sync schema");
               return (0, codegen_1._)`await ${fmtRef}(${data})`;
             }
-            return typeof format == "function" ? (0, codegen_1._)`${fmtRef}(${data})` : (0, codegen_1._)`${fmtRef}.test(${data})`;
+            return typeof format2 == "function" ? (0, codegen_1._)`${fmtRef}(${data})` : (0, codegen_1._)`${fmtRef}.test(${data})`;
           }
         }
       }
@@ -28194,8 +28194,8 @@ var require_format2 = __commonJS({
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var format_1 = require_format();
-    var format = [format_1.default];
-    exports.default = format;
+    var format2 = [format_1.default];
+    exports.default = format2;
   }
 });
 
@@ -28744,7 +28744,7 @@ var require_json_schema_2020_12 = __commonJS({
     var unevaluated = require_unevaluated2();
     var content = require_content();
     var core = require_core3();
-    var format = require_format_annotation();
+    var format2 = require_format_annotation();
     var metadata = require_meta_data();
     var validation = require_validation2();
     var META_SUPPORT_DATA = ["/properties"];
@@ -28756,7 +28756,7 @@ var require_json_schema_2020_12 = __commonJS({
         unevaluated,
         content,
         core,
-        with$data(this, format),
+        with$data(this, format2),
         metadata,
         with$data(this, validation)
       ].forEach((sch) => this.addMetaSchema(sch, void 0, false));
@@ -29342,17 +29342,17 @@ var require_limit = __commonJS({
           cxt.fail$data((0, codegen_1.or)((0, codegen_1._)`typeof ${fmt} != "object"`, (0, codegen_1._)`${fmt} instanceof RegExp`, (0, codegen_1._)`typeof ${fmt}.compare != "function"`, compareCode(fmt)));
         }
         function validateFormat() {
-          const format = fCxt.schema;
-          const fmtDef = self2.formats[format];
+          const format2 = fCxt.schema;
+          const fmtDef = self2.formats[format2];
           if (!fmtDef || fmtDef === true)
             return;
           if (typeof fmtDef != "object" || fmtDef instanceof RegExp || typeof fmtDef.compare != "function") {
-            throw new Error(`"${keyword}": format "${format}" does not define "compare" function`);
+            throw new Error(`"${keyword}": format "${format2}" does not define "compare" function`);
           }
           const fmt = gen.scopeValue("formats", {
-            key: format,
+            key: format2,
             ref: fmtDef,
-            code: opts.code.formats ? (0, codegen_1._)`${opts.code.formats}${(0, codegen_1.getProperty)(format)}` : void 0
+            code: opts.code.formats ? (0, codegen_1._)`${opts.code.formats}${(0, codegen_1.getProperty)(format2)}` : void 0
           });
           cxt.fail$data(compareCode(fmt));
         }
@@ -30359,7 +30359,7 @@ var require_lib = __commonJS({
         this.hashes = this.algorithms.map(crypto2.createHash);
       }
       #getOptions() {
-        this.sri = this.opts?.integrity ? parse3(this.opts?.integrity, this.opts) : null;
+        this.sri = this.opts?.integrity ? parse5(this.opts?.integrity, this.opts) : null;
         this.expectedSize = this.opts?.size;
         if (!this.sri) {
           this.algorithm = null;
@@ -30400,7 +30400,7 @@ var require_lib = __commonJS({
         if (!this.goodSri) {
           this.#getOptions();
         }
-        const newSri = parse3(this.hashes.map((h, i) => {
+        const newSri = parse5(this.hashes.map((h, i) => {
           return `${this.algorithms[i]}-${h.digest("base64")}${this.optString}`;
         }).join(" "), this.opts);
         const match = this.goodSri && newSri.match(this.sri, this.opts);
@@ -30469,7 +30469,7 @@ var require_lib = __commonJS({
         return this.toString();
       }
       match(integrity, opts) {
-        const other = parse3(integrity, opts);
+        const other = parse5(integrity, opts);
         if (!other) {
           return false;
         }
@@ -30554,14 +30554,14 @@ var require_lib = __commonJS({
       }
       concat(integrity, opts) {
         const other = typeof integrity === "string" ? integrity : stringify(integrity, opts);
-        return parse3(`${this.toString(opts)} ${other}`, opts);
+        return parse5(`${this.toString(opts)} ${other}`, opts);
       }
       hexDigest() {
-        return parse3(this, { single: true }).hexDigest();
+        return parse5(this, { single: true }).hexDigest();
       }
       // add additional hashes to an integrity value, but prevent *changing* an existing integrity hash.
       merge(integrity, opts) {
-        const other = parse3(integrity, opts);
+        const other = parse5(integrity, opts);
         for (const algo in other) {
           if (this[algo]) {
             if (!this[algo].find((hash) => other[algo].find((otherhash) => hash.digest === otherhash.digest))) {
@@ -30573,7 +30573,7 @@ var require_lib = __commonJS({
         }
       }
       match(integrity, opts) {
-        const other = parse3(integrity, opts);
+        const other = parse5(integrity, opts);
         if (!other) {
           return false;
         }
@@ -30598,8 +30598,8 @@ var require_lib = __commonJS({
         return null;
       }
     };
-    module.exports.parse = parse3;
-    function parse3(sri, opts) {
+    module.exports.parse = parse5;
+    function parse5(sri, opts) {
       if (!sri) {
         return null;
       }
@@ -30635,7 +30635,7 @@ var require_lib = __commonJS({
       if (obj.algorithm && obj.digest) {
         return Hash.prototype.toString.call(obj, opts);
       } else if (typeof obj === "string") {
-        return stringify(parse3(obj, opts), opts);
+        return stringify(parse5(obj, opts), opts);
       } else {
         return Integrity.prototype.toString.call(obj, opts);
       }
@@ -30643,7 +30643,7 @@ var require_lib = __commonJS({
     module.exports.fromHex = fromHex;
     function fromHex(hexDigest, algorithm, opts) {
       const optString = getOptString(opts?.options);
-      return parse3(
+      return parse5(
         `${algorithm}-${Buffer.from(hexDigest, "hex").toString("base64")}${optString}`,
         opts
       );
@@ -30685,7 +30685,7 @@ var require_lib = __commonJS({
     }
     module.exports.checkData = checkData;
     function checkData(data, sri, opts) {
-      sri = parse3(sri, opts);
+      sri = parse5(sri, opts);
       if (!sri || !Object.keys(sri).length) {
         if (opts?.error) {
           throw Object.assign(
@@ -30700,7 +30700,7 @@ var require_lib = __commonJS({
       }
       const algorithm = sri.pickAlgorithm(opts);
       const digest = crypto2.createHash(algorithm).update(data).digest("base64");
-      const newSri = parse3({ algorithm, digest });
+      const newSri = parse5({ algorithm, digest });
       const match = newSri.match(sri, opts);
       opts = opts || {};
       if (match || !opts.error) {
@@ -30728,7 +30728,7 @@ var require_lib = __commonJS({
     function checkStream(stream, sri, opts) {
       opts = opts || /* @__PURE__ */ Object.create(null);
       opts.integrity = sri;
-      sri = parse3(sri, opts);
+      sri = parse5(sri, opts);
       if (!sri || !Object.keys(sri).length) {
         return Promise.reject(Object.assign(
           new Error("No valid integrity hashes to check against"),
@@ -32109,7 +32109,7 @@ var require_liquid_node = __commonJS({
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var stream = __require("stream");
-    var path25 = __require("path");
+    var path26 = __require("path");
     var fs$1 = __require("fs");
     var crypto2 = __require("crypto");
     var Token = class {
@@ -32443,7 +32443,7 @@ var require_liquid_node = __commonJS({
       return msg;
     }
     var TYPES = [0, 0, 0, 0, 0, 0, 0, 0, 0, 20, 4, 4, 4, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 20, 2, 8, 0, 0, 0, 0, 8, 0, 0, 0, 64, 0, 65, 0, 0, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 0, 0, 2, 2, 2, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0];
-    var WORD = 1;
+    var WORD2 = 1;
     var BLANK = 4;
     var QUOTE = 8;
     var INLINE_BLANK = 16;
@@ -32452,7 +32452,7 @@ var require_liquid_node = __commonJS({
     var PUNCTUATION = 128;
     function isWord(char) {
       const code2 = char.charCodeAt(0);
-      return code2 >= 128 ? !TYPES[code2] : !!(TYPES[code2] & WORD);
+      return code2 >= 128 ? !TYPES[code2] : !!(TYPES[code2] & WORD2);
     }
     TYPES[160] = TYPES[5760] = TYPES[6158] = TYPES[8192] = TYPES[8193] = TYPES[8194] = TYPES[8195] = TYPES[8196] = TYPES[8197] = TYPES[8198] = TYPES[8199] = TYPES[8200] = TYPES[8201] = TYPES[8202] = TYPES[8232] = TYPES[8233] = TYPES[8239] = TYPES[8287] = TYPES[12288] = BLANK;
     TYPES[8220] = TYPES[8221] = PUNCTUATION;
@@ -32810,11 +32810,11 @@ var require_liquid_node = __commonJS({
       while (match = rFormat.exec(remaining)) {
         output += remaining.slice(0, match.index);
         remaining = remaining.slice(match.index + match[0].length);
-        output += format(d, match, memoryLimit);
+        output += format2(d, match, memoryLimit);
       }
       return output + remaining;
     }
-    function format(d, match, memoryLimit) {
+    function format2(d, match, memoryLimit) {
       const [input, flagStr = "", width, modifier, conversion] = match;
       const convert = formatCodes[conversion];
       if (!convert)
@@ -33038,7 +33038,7 @@ var require_liquid_node = __commonJS({
         const { trimTagLeft, trimTagRight, tagDelimiterLeft, tagDelimiterRight } = options;
         const [valueBegin, valueEnd] = [begin + tagDelimiterLeft.length, end - tagDelimiterRight.length];
         super(exports.TokenKind.Tag, [valueBegin, valueEnd], input, begin, end, trimTagLeft, trimTagRight, file);
-        this.tokenizer = new Tokenizer2(input, options.operators, file, this.contentRange, options.groupedExpressions);
+        this.tokenizer = new Tokenizer3(input, options.operators, file, this.contentRange, options.groupedExpressions);
         this.name = this.tokenizer.readTagName();
         this.tokenizer.assert(this.name, `illegal tag syntax, tag name expected`);
         this.tokenizer.skipBlank();
@@ -33233,7 +33233,7 @@ var require_liquid_node = __commonJS({
     var LiquidTagToken = class extends DelimitedToken {
       constructor(input, begin, end, options, file) {
         super(exports.TokenKind.Tag, [begin, end], input, begin, end, false, false, file);
-        this.tokenizer = new Tokenizer2(input, options.operators, file, this.contentRange, options.groupedExpressions);
+        this.tokenizer = new Tokenizer3(input, options.operators, file, this.contentRange, options.groupedExpressions);
         this.name = this.tokenizer.readTagName();
         this.tokenizer.assert(this.name, "illegal liquid tag syntax");
         this.tokenizer.skipBlank();
@@ -33423,7 +33423,7 @@ var require_liquid_node = __commonJS({
         return val === false || void 0 === val || val === null;
       }
     }
-    var defaultOperators = {
+    var defaultOperators2 = {
       "==": function* (l, r) {
         return yield equals(l, r);
       },
@@ -33571,7 +33571,7 @@ var require_liquid_node = __commonJS({
         return false;
       }
     }
-    function readFile11(filepath) {
+    function readFile12(filepath) {
       return readFileAsync(filepath, "utf8");
     }
     function existsSync2(filepath) {
@@ -33582,13 +33582,13 @@ var require_liquid_node = __commonJS({
         return false;
       }
     }
-    function readFileSync(filepath) {
+    function readFileSync2(filepath) {
       return fs$1.readFileSync(filepath, "utf8");
     }
     function resolve2(root, file, ext) {
-      if (!path25.extname(file))
+      if (!path26.extname(file))
         file += ext;
-      return path25.resolve(root, file);
+      return path26.resolve(root, file);
     }
     function fallback(file) {
       try {
@@ -33597,14 +33597,14 @@ var require_liquid_node = __commonJS({
       }
     }
     function dirname3(filepath) {
-      return path25.dirname(filepath);
+      return path26.dirname(filepath);
     }
     var realpathAsync = promisify(fs$1.realpath);
     async function contains(root, file) {
       try {
         const realRoot = await realpathAsync(root);
         const realFile = await realpathAsync(file);
-        const prefix = realRoot.endsWith(path25.sep) ? realRoot : realRoot + path25.sep;
+        const prefix = realRoot.endsWith(path26.sep) ? realRoot : realRoot + path26.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -33614,7 +33614,7 @@ var require_liquid_node = __commonJS({
       try {
         const realRoot = fs$1.realpathSync(root);
         const realFile = fs$1.realpathSync(file);
-        const prefix = realRoot.endsWith(path25.sep) ? realRoot : realRoot + path25.sep;
+        const prefix = realRoot.endsWith(path26.sep) ? realRoot : realRoot + path26.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -33623,15 +33623,15 @@ var require_liquid_node = __commonJS({
     var fs4 = /* @__PURE__ */ Object.freeze({
       __proto__: null,
       exists: exists2,
-      readFile: readFile11,
+      readFile: readFile12,
       existsSync: existsSync2,
-      readFileSync,
+      readFileSync: readFileSync2,
       resolve: resolve2,
       fallback,
       dirname: dirname3,
       contains,
       containsSync,
-      sep: path25.sep
+      sep: path26.sep
     });
     function chargeJsonReplacerValue(memoryLimit, val) {
       if (typeof val === "string") {
@@ -33834,7 +33834,7 @@ var require_liquid_node = __commonJS({
       lenientIf: false,
       globals: {},
       keepOutputType: false,
-      operators: defaultOperators,
+      operators: defaultOperators2,
       groupedExpressions: false,
       memoryLimit: Infinity,
       parseLimit: Infinity,
@@ -33928,7 +33928,7 @@ var require_liquid_node = __commonJS({
       if (token.input.charAt(token.begin + token.trimLeft) === "\n")
         token.trimLeft++;
     }
-    var Tokenizer2 = class {
+    var Tokenizer3 = class {
       constructor(input, operators = defaultOptions.operators, file, range3, groupedExpressions = false) {
         this.input = input;
         this.file = file;
@@ -34434,7 +34434,7 @@ var require_liquid_node = __commonJS({
     var Hash = class {
       constructor(input, jekyllStyle) {
         this.hash = {};
-        const tokenizer = input instanceof Tokenizer2 ? input : new Tokenizer2(input, {});
+        const tokenizer = input instanceof Tokenizer3 ? input : new Tokenizer3(input, {});
         for (const hash of tokenizer.readHashes(jekyllStyle)) {
           this.hash[hash.name.content] = hash.value;
         }
@@ -34467,7 +34467,7 @@ var require_liquid_node = __commonJS({
        */
       constructor(input, liquid) {
         this.filters = [];
-        const token = typeof input === "string" ? new Tokenizer2(input, liquid.options.operators, void 0, void 0, liquid.options.groupedExpressions).readFilteredValue() : input;
+        const token = typeof input === "string" ? new Tokenizer3(input, liquid.options.operators, void 0, void 0, liquid.options.groupedExpressions).readFilteredValue() : input;
         this.initial = token.initial;
         this.filters = token.filters.map((token2) => new Filter(token2, this.getFilter(liquid, token2.name), liquid));
       }
@@ -34488,7 +34488,7 @@ var require_liquid_node = __commonJS({
     var Output = class extends TemplateImpl {
       constructor(token, liquid) {
         super(token);
-        const tokenizer = new Tokenizer2(token.input, liquid.options.operators, token.file, token.contentRange, liquid.options.groupedExpressions);
+        const tokenizer = new Tokenizer3(token.input, liquid.options.operators, token.file, token.contentRange, liquid.options.groupedExpressions);
         this.value = new Value(tokenizer.readFilteredValue(), liquid);
         const filters2 = this.value.filters;
         const outputEscape = liquid.options.outputEscape;
@@ -34586,7 +34586,7 @@ var require_liquid_node = __commonJS({
           }
         }
       }
-      function* visit(template, scope) {
+      function* visit2(template, scope) {
         if (template.arguments) {
           for (const arg of template.arguments()) {
             for (const variable of extractVariables(arg)) {
@@ -34607,7 +34607,7 @@ var require_liquid_node = __commonJS({
             const partial = template.partialScope();
             if (partial === void 0) {
               for (const child2 of yield template.children(partials, sync)) {
-                yield visit(child2, scope);
+                yield visit2(child2, scope);
               }
               return;
             }
@@ -34628,7 +34628,7 @@ var require_liquid_node = __commonJS({
               }
             }
             for (const child2 of yield template.children(partials, sync)) {
-              yield visit(child2, partialScope);
+              yield visit2(child2, partialScope);
               seen.add(partial.name);
             }
             partialScope.pop();
@@ -34637,7 +34637,7 @@ var require_liquid_node = __commonJS({
               scope.push(new Set(template.blockScope()));
             }
             for (const child2 of yield template.children(partials, sync)) {
-              yield visit(child2, scope);
+              yield visit2(child2, scope);
             }
             if (template.blockScope) {
               scope.pop();
@@ -34646,7 +34646,7 @@ var require_liquid_node = __commonJS({
         }
       }
       for (const template of templates) {
-        yield visit(template, rootScope);
+        yield visit2(template, rootScope);
       }
       return {
         variables: variables2.asObject(),
@@ -34869,10 +34869,10 @@ var require_liquid_node = __commonJS({
             yield filepath;
         }
       }
-      dirname(path26) {
+      dirname(path27) {
         const fs5 = this.options.fs;
         assert(fs5.dirname, "`fs.dirname` is required for relative reference");
-        return fs5.dirname(path26);
+        return fs5.dirname(path27);
       }
       lookupError(file, roots) {
         const err = new Error("ENOENT");
@@ -34896,7 +34896,7 @@ var require_liquid_node = __commonJS({
       parse(html, filepath) {
         html = String(html);
         this.parseLimit.use(html.length);
-        const tokenizer = new Tokenizer2(html, this.liquid.options.operators, filepath, void 0, this.liquid.options.groupedExpressions);
+        const tokenizer = new Tokenizer3(html, this.liquid.options.operators, filepath, void 0, this.liquid.options.groupedExpressions);
         const tokens = tokenizer.readTopLevelTokens(this.liquid.options);
         return this.parseTokens(tokens);
       }
@@ -34959,22 +34959,22 @@ var require_liquid_node = __commonJS({
         return this.parse(yield this.readFile(!!sync, filepath), filepath);
       }
     };
-    (function(TokenKind2) {
-      TokenKind2[TokenKind2["Number"] = 1] = "Number";
-      TokenKind2[TokenKind2["Literal"] = 2] = "Literal";
-      TokenKind2[TokenKind2["Tag"] = 4] = "Tag";
-      TokenKind2[TokenKind2["Output"] = 8] = "Output";
-      TokenKind2[TokenKind2["HTML"] = 16] = "HTML";
-      TokenKind2[TokenKind2["Filter"] = 32] = "Filter";
-      TokenKind2[TokenKind2["Hash"] = 64] = "Hash";
-      TokenKind2[TokenKind2["PropertyAccess"] = 128] = "PropertyAccess";
-      TokenKind2[TokenKind2["Word"] = 256] = "Word";
-      TokenKind2[TokenKind2["Range"] = 512] = "Range";
-      TokenKind2[TokenKind2["Quoted"] = 1024] = "Quoted";
-      TokenKind2[TokenKind2["Operator"] = 2048] = "Operator";
-      TokenKind2[TokenKind2["FilteredValue"] = 4096] = "FilteredValue";
-      TokenKind2[TokenKind2["GroupedExpression"] = 8192] = "GroupedExpression";
-      TokenKind2[TokenKind2["Delimited"] = 12] = "Delimited";
+    (function(TokenKind3) {
+      TokenKind3[TokenKind3["Number"] = 1] = "Number";
+      TokenKind3[TokenKind3["Literal"] = 2] = "Literal";
+      TokenKind3[TokenKind3["Tag"] = 4] = "Tag";
+      TokenKind3[TokenKind3["Output"] = 8] = "Output";
+      TokenKind3[TokenKind3["HTML"] = 16] = "HTML";
+      TokenKind3[TokenKind3["Filter"] = 32] = "Filter";
+      TokenKind3[TokenKind3["Hash"] = 64] = "Hash";
+      TokenKind3[TokenKind3["PropertyAccess"] = 128] = "PropertyAccess";
+      TokenKind3[TokenKind3["Word"] = 256] = "Word";
+      TokenKind3[TokenKind3["Range"] = 512] = "Range";
+      TokenKind3[TokenKind3["Quoted"] = 1024] = "Quoted";
+      TokenKind3[TokenKind3["Operator"] = 2048] = "Operator";
+      TokenKind3[TokenKind3["FilteredValue"] = 4096] = "FilteredValue";
+      TokenKind3[TokenKind3["GroupedExpression"] = 8192] = "GroupedExpression";
+      TokenKind3[TokenKind3["Delimited"] = 12] = "Delimited";
     })(exports.TokenKind || (exports.TokenKind = {}));
     function isDelimitedToken(val) {
       return !!(getKind(val) & exports.TokenKind.Delimited);
@@ -35384,7 +35384,7 @@ var require_liquid_node = __commonJS({
     function* filter(include, arr, property, expected) {
       arr = toArray(arr);
       this.context.memoryLimit.use(arr.length);
-      const token = new Tokenizer2(stringify(property)).readScopeValue();
+      const token = new Tokenizer3(stringify(property)).readScopeValue();
       const result = [];
       for (const item of arr) {
         const value = yield evalToken(token, this.context.spawn(item));
@@ -35422,7 +35422,7 @@ var require_liquid_node = __commonJS({
     function* group_by(arr, property) {
       const map2 = /* @__PURE__ */ new Map();
       arr = toEnumerable(arr);
-      const token = new Tokenizer2(stringify(property)).readScopeValue();
+      const token = new Tokenizer3(stringify(property)).readScopeValue();
       this.context.memoryLimit.use(arr.length);
       for (const item of arr) {
         const key = yield evalToken(token, this.context.spawn(item));
@@ -35448,7 +35448,7 @@ var require_liquid_node = __commonJS({
       return [...map2.entries()].map(([name, items]) => ({ name, items }));
     }
     function* search(arr, property, expected) {
-      const token = new Tokenizer2(stringify(property)).readScopeValue();
+      const token = new Tokenizer3(stringify(property)).readScopeValue();
       const array = toArray(arr);
       for (let index = 0; index < array.length; index++) {
         const value = yield evalToken(token, this.context.spawn(array[index]));
@@ -35541,16 +35541,16 @@ var require_liquid_node = __commonJS({
       uniq,
       sample
     });
-    function date(v2, format2, timezoneOffset) {
+    function date(v2, format3, timezoneOffset) {
       const size2 = (v2?.length ?? 0) + (timezoneOffset?.length ?? 0);
       this.context.memoryLimit.use(size2);
       const date2 = parseDate(v2, this.context.opts, timezoneOffset);
       if (!date2)
         return v2;
-      format2 = toValue(format2);
-      format2 = isNil(format2) ? this.context.opts.dateFormat : stringify(format2);
-      this.context.memoryLimit.use(format2.length);
-      return strftime(date2, format2, this.context.memoryLimit);
+      format3 = toValue(format3);
+      format3 = isNil(format3) ? this.context.opts.dateFormat : stringify(format3);
+      this.context.memoryLimit.use(format3.length);
+      return strftime(date2, format3, this.context.memoryLimit);
     }
     function date_to_xmlschema(v2) {
       return date.call(this, v2, "%Y-%m-%dT%H:%M:%S%:z");
@@ -37013,7 +37013,7 @@ var require_liquid_node = __commonJS({
     exports.TagToken = TagToken;
     exports.Token = Token;
     exports.TokenizationError = TokenizationError;
-    exports.Tokenizer = Tokenizer2;
+    exports.Tokenizer = Tokenizer3;
     exports.TypeGuards = typeGuards;
     exports.UndefinedVariableError = UndefinedVariableError;
     exports.UnlessTag = UnlessTag;
@@ -37023,7 +37023,7 @@ var require_liquid_node = __commonJS({
     exports.analyzeSync = analyzeSync;
     exports.assert = assert;
     exports.createTrie = createTrie;
-    exports.defaultOperators = defaultOperators;
+    exports.defaultOperators = defaultOperators2;
     exports.defaultOptions = defaultOptions;
     exports.evalQuotedToken = evalQuotedToken;
     exports.evalToken = evalToken;
@@ -37036,6 +37036,1782 @@ var require_liquid_node = __commonJS({
     exports.toValue = toValue;
     exports.toValueSync = toValueSync2;
     exports.version = version;
+  }
+});
+
+// node_modules/picomatch/lib/constants.js
+var require_constants7 = __commonJS({
+  "node_modules/picomatch/lib/constants.js"(exports, module) {
+    "use strict";
+    var WIN_SLASH = "\\\\/";
+    var WIN_NO_SLASH = `[^${WIN_SLASH}]`;
+    var DEFAULT_MAX_EXTGLOB_RECURSION = 0;
+    var DOT_LITERAL = "\\.";
+    var PLUS_LITERAL = "\\+";
+    var QMARK_LITERAL = "\\?";
+    var SLASH_LITERAL = "\\/";
+    var ONE_CHAR = "(?=.)";
+    var QMARK = "[^/]";
+    var END_ANCHOR = `(?:${SLASH_LITERAL}|$)`;
+    var START_ANCHOR = `(?:^|${SLASH_LITERAL})`;
+    var DOTS_SLASH = `${DOT_LITERAL}{1,2}${END_ANCHOR}`;
+    var NO_DOT = `(?!${DOT_LITERAL})`;
+    var NO_DOTS = `(?!${START_ANCHOR}${DOTS_SLASH})`;
+    var NO_DOT_SLASH = `(?!${DOT_LITERAL}{0,1}${END_ANCHOR})`;
+    var NO_DOTS_SLASH = `(?!${DOTS_SLASH})`;
+    var QMARK_NO_DOT = `[^.${SLASH_LITERAL}]`;
+    var STAR = `${QMARK}*?`;
+    var SEP = "/";
+    var POSIX_CHARS = {
+      DOT_LITERAL,
+      PLUS_LITERAL,
+      QMARK_LITERAL,
+      SLASH_LITERAL,
+      ONE_CHAR,
+      QMARK,
+      END_ANCHOR,
+      DOTS_SLASH,
+      NO_DOT,
+      NO_DOTS,
+      NO_DOT_SLASH,
+      NO_DOTS_SLASH,
+      QMARK_NO_DOT,
+      STAR,
+      START_ANCHOR,
+      SEP
+    };
+    var WINDOWS_CHARS = {
+      ...POSIX_CHARS,
+      SLASH_LITERAL: `[${WIN_SLASH}]`,
+      QMARK: WIN_NO_SLASH,
+      STAR: `${WIN_NO_SLASH}*?`,
+      DOTS_SLASH: `${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$)`,
+      NO_DOT: `(?!${DOT_LITERAL})`,
+      NO_DOTS: `(?!(?:^|[${WIN_SLASH}])${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
+      NO_DOT_SLASH: `(?!${DOT_LITERAL}{0,1}(?:[${WIN_SLASH}]|$))`,
+      NO_DOTS_SLASH: `(?!${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
+      QMARK_NO_DOT: `[^.${WIN_SLASH}]`,
+      START_ANCHOR: `(?:^|[${WIN_SLASH}])`,
+      END_ANCHOR: `(?:[${WIN_SLASH}]|$)`,
+      SEP: "\\"
+    };
+    var POSIX_REGEX_SOURCE = {
+      __proto__: null,
+      alnum: "a-zA-Z0-9",
+      alpha: "a-zA-Z",
+      ascii: "\\x00-\\x7F",
+      blank: " \\t",
+      cntrl: "\\x00-\\x1F\\x7F",
+      digit: "0-9",
+      graph: "\\x21-\\x7E",
+      lower: "a-z",
+      print: "\\x20-\\x7E ",
+      punct: "\\-!\"#$%&'()\\*+,./:;<=>?@[\\]^_`{|}~",
+      space: " \\t\\r\\n\\v\\f",
+      upper: "A-Z",
+      word: "A-Za-z0-9_",
+      xdigit: "A-Fa-f0-9"
+    };
+    module.exports = {
+      DEFAULT_MAX_EXTGLOB_RECURSION,
+      MAX_LENGTH: 1024 * 64,
+      POSIX_REGEX_SOURCE,
+      // regular expressions
+      REGEX_BACKSLASH: /\\(?![*+?^${}(|)[\]])/g,
+      REGEX_NON_SPECIAL_CHARS: /^[^@![\].,$*+?^{}()|\\/]+/,
+      REGEX_SPECIAL_CHARS: /[-*+?.^${}(|)[\]]/,
+      REGEX_SPECIAL_CHARS_BACKREF: /(\\?)((\W)(\3*))/g,
+      REGEX_SPECIAL_CHARS_GLOBAL: /([-*+?.^${}(|)[\]])/g,
+      REGEX_REMOVE_BACKSLASH: /(?:\[.*?[^\\]\]|\\(?=.))/g,
+      // Replace globs with equivalent patterns to reduce parsing time.
+      REPLACEMENTS: {
+        __proto__: null,
+        "***": "*",
+        "**/**": "**",
+        "**/**/**": "**"
+      },
+      // Digits
+      CHAR_0: 48,
+      /* 0 */
+      CHAR_9: 57,
+      /* 9 */
+      // Alphabet chars.
+      CHAR_UPPERCASE_A: 65,
+      /* A */
+      CHAR_LOWERCASE_A: 97,
+      /* a */
+      CHAR_UPPERCASE_Z: 90,
+      /* Z */
+      CHAR_LOWERCASE_Z: 122,
+      /* z */
+      CHAR_LEFT_PARENTHESES: 40,
+      /* ( */
+      CHAR_RIGHT_PARENTHESES: 41,
+      /* ) */
+      CHAR_ASTERISK: 42,
+      /* * */
+      // Non-alphabetic chars.
+      CHAR_AMPERSAND: 38,
+      /* & */
+      CHAR_AT: 64,
+      /* @ */
+      CHAR_BACKWARD_SLASH: 92,
+      /* \ */
+      CHAR_CARRIAGE_RETURN: 13,
+      /* \r */
+      CHAR_CIRCUMFLEX_ACCENT: 94,
+      /* ^ */
+      CHAR_COLON: 58,
+      /* : */
+      CHAR_COMMA: 44,
+      /* , */
+      CHAR_DOT: 46,
+      /* . */
+      CHAR_DOUBLE_QUOTE: 34,
+      /* " */
+      CHAR_EQUAL: 61,
+      /* = */
+      CHAR_EXCLAMATION_MARK: 33,
+      /* ! */
+      CHAR_FORM_FEED: 12,
+      /* \f */
+      CHAR_FORWARD_SLASH: 47,
+      /* / */
+      CHAR_GRAVE_ACCENT: 96,
+      /* ` */
+      CHAR_HASH: 35,
+      /* # */
+      CHAR_HYPHEN_MINUS: 45,
+      /* - */
+      CHAR_LEFT_ANGLE_BRACKET: 60,
+      /* < */
+      CHAR_LEFT_CURLY_BRACE: 123,
+      /* { */
+      CHAR_LEFT_SQUARE_BRACKET: 91,
+      /* [ */
+      CHAR_LINE_FEED: 10,
+      /* \n */
+      CHAR_NO_BREAK_SPACE: 160,
+      /* \u00A0 */
+      CHAR_PERCENT: 37,
+      /* % */
+      CHAR_PLUS: 43,
+      /* + */
+      CHAR_QUESTION_MARK: 63,
+      /* ? */
+      CHAR_RIGHT_ANGLE_BRACKET: 62,
+      /* > */
+      CHAR_RIGHT_CURLY_BRACE: 125,
+      /* } */
+      CHAR_RIGHT_SQUARE_BRACKET: 93,
+      /* ] */
+      CHAR_SEMICOLON: 59,
+      /* ; */
+      CHAR_SINGLE_QUOTE: 39,
+      /* ' */
+      CHAR_SPACE: 32,
+      /*   */
+      CHAR_TAB: 9,
+      /* \t */
+      CHAR_UNDERSCORE: 95,
+      /* _ */
+      CHAR_VERTICAL_LINE: 124,
+      /* | */
+      CHAR_ZERO_WIDTH_NOBREAK_SPACE: 65279,
+      /* \uFEFF */
+      /**
+       * Create EXTGLOB_CHARS
+       */
+      extglobChars(chars) {
+        return {
+          "!": { type: "negate", open: "(?:(?!(?:", close: `))${chars.STAR})` },
+          "?": { type: "qmark", open: "(?:", close: ")?" },
+          "+": { type: "plus", open: "(?:", close: ")+" },
+          "*": { type: "star", open: "(?:", close: ")*" },
+          "@": { type: "at", open: "(?:", close: ")" }
+        };
+      },
+      /**
+       * Create GLOB_CHARS
+       */
+      globChars(win32) {
+        return win32 === true ? WINDOWS_CHARS : POSIX_CHARS;
+      }
+    };
+  }
+});
+
+// node_modules/picomatch/lib/utils.js
+var require_utils3 = __commonJS({
+  "node_modules/picomatch/lib/utils.js"(exports) {
+    "use strict";
+    var {
+      REGEX_BACKSLASH,
+      REGEX_REMOVE_BACKSLASH,
+      REGEX_SPECIAL_CHARS,
+      REGEX_SPECIAL_CHARS_GLOBAL
+    } = require_constants7();
+    exports.isObject = (val) => val !== null && typeof val === "object" && !Array.isArray(val);
+    exports.hasRegexChars = (str) => REGEX_SPECIAL_CHARS.test(str);
+    exports.isRegexChar = (str) => str.length === 1 && exports.hasRegexChars(str);
+    exports.escapeRegex = (str) => str.replace(REGEX_SPECIAL_CHARS_GLOBAL, "\\$1");
+    exports.toPosixSlashes = (str) => str.replace(REGEX_BACKSLASH, "/");
+    exports.isWindows = () => {
+      if (typeof navigator !== "undefined" && navigator.platform) {
+        const platform2 = navigator.platform.toLowerCase();
+        return platform2 === "win32" || platform2 === "windows";
+      }
+      if (typeof process !== "undefined" && process.platform) {
+        return process.platform === "win32";
+      }
+      return false;
+    };
+    exports.removeBackslashes = (str) => {
+      return str.replace(REGEX_REMOVE_BACKSLASH, (match) => {
+        return match === "\\" ? "" : match;
+      });
+    };
+    exports.escapeLast = (input, char, lastIdx) => {
+      const idx = input.lastIndexOf(char, lastIdx);
+      if (idx === -1) return input;
+      if (input[idx - 1] === "\\") return exports.escapeLast(input, char, idx - 1);
+      return `${input.slice(0, idx)}\\${input.slice(idx)}`;
+    };
+    exports.removePrefix = (input, state = {}) => {
+      let output = input;
+      if (output.startsWith("./")) {
+        output = output.slice(2);
+        state.prefix = "./";
+      }
+      return output;
+    };
+    exports.wrapOutput = (input, state = {}, options = {}) => {
+      const prepend = options.contains ? "" : "^";
+      const append2 = options.contains ? "" : "$";
+      let output = `${prepend}(?:${input})${append2}`;
+      if (state.negated === true) {
+        output = `(?:^(?!${output}).*$)`;
+      }
+      return output;
+    };
+    exports.basename = (path26, { windows } = {}) => {
+      const segs = path26.split(windows ? /[\\/]/ : "/");
+      const last = segs[segs.length - 1];
+      if (last === "") {
+        return segs[segs.length - 2];
+      }
+      return last;
+    };
+  }
+});
+
+// node_modules/picomatch/lib/scan.js
+var require_scan = __commonJS({
+  "node_modules/picomatch/lib/scan.js"(exports, module) {
+    "use strict";
+    var utils = require_utils3();
+    var {
+      CHAR_ASTERISK,
+      /* * */
+      CHAR_AT,
+      /* @ */
+      CHAR_BACKWARD_SLASH,
+      /* \ */
+      CHAR_COMMA,
+      /* , */
+      CHAR_DOT,
+      /* . */
+      CHAR_EXCLAMATION_MARK,
+      /* ! */
+      CHAR_FORWARD_SLASH,
+      /* / */
+      CHAR_LEFT_CURLY_BRACE,
+      /* { */
+      CHAR_LEFT_PARENTHESES,
+      /* ( */
+      CHAR_LEFT_SQUARE_BRACKET,
+      /* [ */
+      CHAR_PLUS,
+      /* + */
+      CHAR_QUESTION_MARK,
+      /* ? */
+      CHAR_RIGHT_CURLY_BRACE,
+      /* } */
+      CHAR_RIGHT_PARENTHESES,
+      /* ) */
+      CHAR_RIGHT_SQUARE_BRACKET
+      /* ] */
+    } = require_constants7();
+    var isPathSeparator = (code2) => {
+      return code2 === CHAR_FORWARD_SLASH || code2 === CHAR_BACKWARD_SLASH;
+    };
+    var depth = (token) => {
+      if (token.isPrefix !== true) {
+        token.depth = token.isGlobstar ? Infinity : 1;
+      }
+    };
+    var scan = (input, options) => {
+      const opts = options || {};
+      const length = input.length - 1;
+      const scanToEnd = opts.parts === true || opts.tokens === true || opts.scanToEnd === true;
+      const slashes = [];
+      const tokens = [];
+      const parts = [];
+      let str = input;
+      let index = -1;
+      let start = 0;
+      let lastIndex = 0;
+      let isBrace = false;
+      let isBracket = false;
+      let isGlob = false;
+      let isExtglob = false;
+      let isGlobstar = false;
+      let braceEscaped = false;
+      let backslashes = false;
+      let negated = false;
+      let negatedExtglob = false;
+      let finished2 = false;
+      let braces = 0;
+      let prev;
+      let code2;
+      let token = { value: "", depth: 0, isGlob: false };
+      const eos = () => index >= length;
+      const peek = () => str.charCodeAt(index + 1);
+      const advance = () => {
+        prev = code2;
+        return str.charCodeAt(++index);
+      };
+      while (index < length) {
+        code2 = advance();
+        let next;
+        if (code2 === CHAR_BACKWARD_SLASH) {
+          backslashes = token.backslashes = true;
+          code2 = advance();
+          if (code2 === CHAR_LEFT_CURLY_BRACE) {
+            braceEscaped = true;
+          }
+          continue;
+        }
+        if (braceEscaped === true || code2 === CHAR_LEFT_CURLY_BRACE) {
+          braces++;
+          while (eos() !== true && (code2 = advance())) {
+            if (code2 === CHAR_BACKWARD_SLASH) {
+              backslashes = token.backslashes = true;
+              advance();
+              continue;
+            }
+            if (code2 === CHAR_LEFT_CURLY_BRACE) {
+              braces++;
+              continue;
+            }
+            if (braceEscaped !== true && code2 === CHAR_DOT && (code2 = advance()) === CHAR_DOT) {
+              isBrace = token.isBrace = true;
+              isGlob = token.isGlob = true;
+              finished2 = true;
+              if (scanToEnd === true) {
+                continue;
+              }
+              break;
+            }
+            if (braceEscaped !== true && code2 === CHAR_COMMA) {
+              isBrace = token.isBrace = true;
+              isGlob = token.isGlob = true;
+              finished2 = true;
+              if (scanToEnd === true) {
+                continue;
+              }
+              break;
+            }
+            if (code2 === CHAR_RIGHT_CURLY_BRACE) {
+              braces--;
+              if (braces === 0) {
+                braceEscaped = false;
+                isBrace = token.isBrace = true;
+                finished2 = true;
+                break;
+              }
+            }
+          }
+          if (scanToEnd === true) {
+            continue;
+          }
+          break;
+        }
+        if (code2 === CHAR_FORWARD_SLASH) {
+          slashes.push(index);
+          tokens.push(token);
+          token = { value: "", depth: 0, isGlob: false };
+          if (finished2 === true) continue;
+          if (prev === CHAR_DOT && index === start + 1) {
+            start += 2;
+            continue;
+          }
+          lastIndex = index + 1;
+          continue;
+        }
+        if (opts.noext !== true) {
+          const isExtglobChar = code2 === CHAR_PLUS || code2 === CHAR_AT || code2 === CHAR_ASTERISK || code2 === CHAR_QUESTION_MARK || code2 === CHAR_EXCLAMATION_MARK;
+          if (isExtglobChar === true && peek() === CHAR_LEFT_PARENTHESES) {
+            isGlob = token.isGlob = true;
+            isExtglob = token.isExtglob = true;
+            finished2 = true;
+            if (code2 === CHAR_EXCLAMATION_MARK && index === start) {
+              negatedExtglob = true;
+            }
+            if (scanToEnd === true) {
+              let parens = 0;
+              while (eos() !== true && (code2 = advance())) {
+                if (code2 === CHAR_BACKWARD_SLASH) {
+                  backslashes = token.backslashes = true;
+                  advance();
+                  continue;
+                }
+                if (code2 === CHAR_LEFT_PARENTHESES) {
+                  parens++;
+                  continue;
+                }
+                if (code2 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
+                  finished2 = true;
+                  break;
+                }
+              }
+              continue;
+            }
+            break;
+          }
+        }
+        if (code2 === CHAR_ASTERISK) {
+          if (prev === CHAR_ASTERISK) isGlobstar = token.isGlobstar = true;
+          isGlob = token.isGlob = true;
+          finished2 = true;
+          if (scanToEnd === true) {
+            continue;
+          }
+          break;
+        }
+        if (code2 === CHAR_QUESTION_MARK) {
+          isGlob = token.isGlob = true;
+          finished2 = true;
+          if (scanToEnd === true) {
+            continue;
+          }
+          break;
+        }
+        if (code2 === CHAR_LEFT_SQUARE_BRACKET) {
+          while (eos() !== true && (next = advance())) {
+            if (next === CHAR_BACKWARD_SLASH) {
+              backslashes = token.backslashes = true;
+              advance();
+              continue;
+            }
+            if (next === CHAR_RIGHT_SQUARE_BRACKET) {
+              isBracket = token.isBracket = true;
+              isGlob = token.isGlob = true;
+              finished2 = true;
+              break;
+            }
+          }
+          if (scanToEnd === true) {
+            continue;
+          }
+          break;
+        }
+        if (opts.nonegate !== true && code2 === CHAR_EXCLAMATION_MARK && index === start) {
+          negated = token.negated = true;
+          start++;
+          continue;
+        }
+        if (opts.noparen !== true && code2 === CHAR_LEFT_PARENTHESES) {
+          isGlob = token.isGlob = true;
+          if (scanToEnd === true) {
+            let parens = 1;
+            while (eos() !== true && (code2 = advance())) {
+              if (code2 === CHAR_BACKWARD_SLASH) {
+                backslashes = token.backslashes = true;
+                advance();
+                continue;
+              }
+              if (code2 === CHAR_LEFT_PARENTHESES) {
+                parens++;
+                continue;
+              }
+              if (code2 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
+                finished2 = true;
+                break;
+              }
+            }
+            continue;
+          }
+          break;
+        }
+        if (isGlob === true) {
+          finished2 = true;
+          if (scanToEnd === true) {
+            continue;
+          }
+          break;
+        }
+      }
+      if (opts.noext === true) {
+        isExtglob = false;
+        isGlob = false;
+      }
+      let base = str;
+      let prefix = "";
+      let glob = "";
+      if (start > 0) {
+        prefix = str.slice(0, start);
+        str = str.slice(start);
+        lastIndex -= start;
+      }
+      if (base && isGlob === true && lastIndex > 0) {
+        base = str.slice(0, lastIndex);
+        glob = str.slice(lastIndex);
+      } else if (isGlob === true) {
+        base = "";
+        glob = str;
+      } else {
+        base = str;
+      }
+      if (base && base !== "" && base !== "/" && base !== str) {
+        if (isPathSeparator(base.charCodeAt(base.length - 1))) {
+          base = base.slice(0, -1);
+        }
+      }
+      if (opts.unescape === true) {
+        if (glob) glob = utils.removeBackslashes(glob);
+        if (base && backslashes === true) {
+          base = utils.removeBackslashes(base);
+        }
+      }
+      const state = {
+        prefix,
+        input,
+        start,
+        base,
+        glob,
+        isBrace,
+        isBracket,
+        isGlob,
+        isExtglob,
+        isGlobstar,
+        negated,
+        negatedExtglob
+      };
+      if (opts.tokens === true) {
+        state.maxDepth = 0;
+        if (!isPathSeparator(code2)) {
+          tokens.push(token);
+        }
+        state.tokens = tokens;
+      }
+      if (opts.parts === true || opts.tokens === true) {
+        let prevIndex;
+        for (let idx = 0; idx < slashes.length; idx++) {
+          const n2 = prevIndex !== void 0 ? prevIndex + 1 : start;
+          const i = slashes[idx];
+          const value2 = input.slice(n2, i);
+          if (opts.tokens) {
+            if (idx === 0 && start !== 0) {
+              tokens[idx].isPrefix = true;
+              tokens[idx].value = prefix;
+            } else {
+              tokens[idx].value = value2;
+            }
+            depth(tokens[idx]);
+            state.maxDepth += tokens[idx].depth;
+          }
+          if (i >= start) {
+            parts.push(value2);
+            prevIndex = i;
+          }
+        }
+        const n = prevIndex !== void 0 ? prevIndex + 1 : start;
+        const value = input.slice(n);
+        parts.push(value);
+        if (opts.tokens && prevIndex && prevIndex + 1 < input.length) {
+          tokens[tokens.length - 1].value = value;
+          depth(tokens[tokens.length - 1]);
+          state.maxDepth += tokens[tokens.length - 1].depth;
+        }
+        state.slashes = slashes;
+        state.parts = parts;
+      }
+      return state;
+    };
+    module.exports = scan;
+  }
+});
+
+// node_modules/picomatch/lib/parse.js
+var require_parse3 = __commonJS({
+  "node_modules/picomatch/lib/parse.js"(exports, module) {
+    "use strict";
+    var constants3 = require_constants7();
+    var utils = require_utils3();
+    var {
+      MAX_LENGTH,
+      POSIX_REGEX_SOURCE,
+      REGEX_NON_SPECIAL_CHARS,
+      REGEX_SPECIAL_CHARS_BACKREF,
+      REPLACEMENTS
+    } = constants3;
+    var expandRange = (args, options) => {
+      if (typeof options.expandRange === "function") {
+        return options.expandRange(...args, options);
+      }
+      args.sort();
+      const value = `[${args.join("-")}]`;
+      try {
+        new RegExp(value);
+      } catch (ex) {
+        return args.map((v2) => utils.escapeRegex(v2)).join("..");
+      }
+      return value;
+    };
+    var syntaxError = (type, char) => {
+      return `Missing ${type}: "${char}" - use "\\\\${char}" to match literal characters`;
+    };
+    var splitTopLevel = (input) => {
+      const parts = [];
+      let bracket = 0;
+      let paren = 0;
+      let quote = 0;
+      let value = "";
+      let escaped = false;
+      for (const ch of input) {
+        if (escaped === true) {
+          value += ch;
+          escaped = false;
+          continue;
+        }
+        if (ch === "\\") {
+          value += ch;
+          escaped = true;
+          continue;
+        }
+        if (ch === '"') {
+          quote = quote === 1 ? 0 : 1;
+          value += ch;
+          continue;
+        }
+        if (quote === 0) {
+          if (ch === "[") {
+            bracket++;
+          } else if (ch === "]" && bracket > 0) {
+            bracket--;
+          } else if (bracket === 0) {
+            if (ch === "(") {
+              paren++;
+            } else if (ch === ")" && paren > 0) {
+              paren--;
+            } else if (ch === "|" && paren === 0) {
+              parts.push(value);
+              value = "";
+              continue;
+            }
+          }
+        }
+        value += ch;
+      }
+      parts.push(value);
+      return parts;
+    };
+    var isPlainBranch = (branch) => {
+      let escaped = false;
+      for (const ch of branch) {
+        if (escaped === true) {
+          escaped = false;
+          continue;
+        }
+        if (ch === "\\") {
+          escaped = true;
+          continue;
+        }
+        if (/[?*+@!()[\]{}]/.test(ch)) {
+          return false;
+        }
+      }
+      return true;
+    };
+    var normalizeSimpleBranch = (branch) => {
+      let value = branch.trim();
+      let changed = true;
+      while (changed === true) {
+        changed = false;
+        if (/^@\([^\\()[\]{}|]+\)$/.test(value)) {
+          value = value.slice(2, -1);
+          changed = true;
+        }
+      }
+      if (!isPlainBranch(value)) {
+        return;
+      }
+      return value.replace(/\\(.)/g, "$1");
+    };
+    var hasRepeatedCharPrefixOverlap = (branches) => {
+      const values = branches.map(normalizeSimpleBranch).filter(Boolean);
+      for (let i = 0; i < values.length; i++) {
+        for (let j2 = i + 1; j2 < values.length; j2++) {
+          const a = values[i];
+          const b2 = values[j2];
+          const char = a[0];
+          if (!char || a !== char.repeat(a.length) || b2 !== char.repeat(b2.length)) {
+            continue;
+          }
+          if (a === b2 || a.startsWith(b2) || b2.startsWith(a)) {
+            return true;
+          }
+        }
+      }
+      return false;
+    };
+    var parseRepeatedExtglob = (pattern, requireEnd = true) => {
+      if (pattern[0] !== "+" && pattern[0] !== "*" || pattern[1] !== "(") {
+        return;
+      }
+      let bracket = 0;
+      let paren = 0;
+      let quote = 0;
+      let escaped = false;
+      for (let i = 1; i < pattern.length; i++) {
+        const ch = pattern[i];
+        if (escaped === true) {
+          escaped = false;
+          continue;
+        }
+        if (ch === "\\") {
+          escaped = true;
+          continue;
+        }
+        if (ch === '"') {
+          quote = quote === 1 ? 0 : 1;
+          continue;
+        }
+        if (quote === 1) {
+          continue;
+        }
+        if (ch === "[") {
+          bracket++;
+          continue;
+        }
+        if (ch === "]" && bracket > 0) {
+          bracket--;
+          continue;
+        }
+        if (bracket > 0) {
+          continue;
+        }
+        if (ch === "(") {
+          paren++;
+          continue;
+        }
+        if (ch === ")") {
+          paren--;
+          if (paren === 0) {
+            if (requireEnd === true && i !== pattern.length - 1) {
+              return;
+            }
+            return {
+              type: pattern[0],
+              body: pattern.slice(2, i),
+              end: i
+            };
+          }
+        }
+      }
+    };
+    var buildCharClassStar = (chars) => {
+      const source = chars.length === 1 ? utils.escapeRegex(chars[0]) : `[${chars.map((ch) => utils.escapeRegex(ch)).join("")}]`;
+      return `${source}*`;
+    };
+    var getStarExtglobSequenceChars = (pattern) => {
+      let index = 0;
+      const chars = [];
+      while (index < pattern.length) {
+        const match = parseRepeatedExtglob(pattern.slice(index), false);
+        if (!match || match.type !== "*") {
+          return;
+        }
+        const branches = splitTopLevel(match.body).map((branch2) => branch2.trim());
+        if (branches.length !== 1) {
+          return;
+        }
+        const branch = normalizeSimpleBranch(branches[0]);
+        if (!branch || branch.length !== 1) {
+          return;
+        }
+        chars.push(branch);
+        index += match.end + 1;
+      }
+      if (chars.length < 1) {
+        return;
+      }
+      return chars;
+    };
+    var repeatedExtglobRecursion = (pattern) => {
+      let depth = 0;
+      let value = pattern.trim();
+      let match = parseRepeatedExtglob(value);
+      while (match) {
+        depth++;
+        value = match.body.trim();
+        match = parseRepeatedExtglob(value);
+      }
+      return depth;
+    };
+    var analyzeRepeatedExtglob = (body, options) => {
+      if (options.maxExtglobRecursion === false) {
+        return { risky: false };
+      }
+      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants3.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const branches = splitTopLevel(body).map((branch) => branch.trim());
+      if (branches.length > 1) {
+        if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
+          return { risky: true };
+        }
+      }
+      const safeChars = [];
+      let sawStarSequence = false;
+      let combinable = true;
+      for (const branch of branches) {
+        const chars = getStarExtglobSequenceChars(branch);
+        if (chars) {
+          sawStarSequence = true;
+          safeChars.push(...chars);
+          continue;
+        }
+        const literal = normalizeSimpleBranch(branch);
+        if (literal && literal.length === 1) {
+          safeChars.push(literal);
+          continue;
+        }
+        combinable = false;
+        if (repeatedExtglobRecursion(branch) > max) {
+          return { risky: true };
+        }
+      }
+      if (sawStarSequence) {
+        return combinable ? { risky: true, safeOutput: buildCharClassStar([...new Set(safeChars)]) } : { risky: true };
+      }
+      return { risky: false };
+    };
+    var parse5 = (input, options) => {
+      if (typeof input !== "string") {
+        throw new TypeError("Expected a string");
+      }
+      input = REPLACEMENTS[input] || input;
+      const opts = { ...options };
+      const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
+      let len = input.length;
+      if (len > max) {
+        throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
+      }
+      const bos = { type: "bos", value: "", output: opts.prepend || "" };
+      const tokens = [bos];
+      const capture = opts.capture ? "" : "?:";
+      const PLATFORM_CHARS = constants3.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants3.extglobChars(PLATFORM_CHARS);
+      const {
+        DOT_LITERAL,
+        PLUS_LITERAL,
+        SLASH_LITERAL,
+        ONE_CHAR,
+        DOTS_SLASH,
+        NO_DOT,
+        NO_DOT_SLASH,
+        NO_DOTS_SLASH,
+        QMARK,
+        QMARK_NO_DOT,
+        STAR,
+        START_ANCHOR
+      } = PLATFORM_CHARS;
+      const globstar = (opts2) => {
+        return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
+      };
+      const nodot = opts.dot ? "" : NO_DOT;
+      const qmarkNoDot = opts.dot ? QMARK : QMARK_NO_DOT;
+      let star = opts.bash === true ? globstar(opts) : STAR;
+      if (opts.capture) {
+        star = `(${star})`;
+      }
+      if (typeof opts.noext === "boolean") {
+        opts.noextglob = opts.noext;
+      }
+      const state = {
+        input,
+        index: -1,
+        start: 0,
+        dot: opts.dot === true,
+        consumed: "",
+        output: "",
+        prefix: "",
+        backtrack: false,
+        negated: false,
+        brackets: 0,
+        braces: 0,
+        parens: 0,
+        quotes: 0,
+        globstar: false,
+        tokens
+      };
+      input = utils.removePrefix(input, state);
+      len = input.length;
+      const extglobs = [];
+      const braces = [];
+      const stack = [];
+      let prev = bos;
+      let value;
+      const eos = () => state.index === len - 1;
+      const peek = state.peek = (n = 1) => input[state.index + n];
+      const advance = state.advance = () => input[++state.index] || "";
+      const remaining = () => input.slice(state.index + 1);
+      const consume = (value2 = "", num = 0) => {
+        state.consumed += value2;
+        state.index += num;
+      };
+      const append2 = (token) => {
+        state.output += token.output != null ? token.output : token.value;
+        consume(token.value);
+      };
+      const negate = () => {
+        let count = 1;
+        while (peek() === "!" && (peek(2) !== "(" || peek(3) === "?")) {
+          advance();
+          state.start++;
+          count++;
+        }
+        if (count % 2 === 0) {
+          return false;
+        }
+        state.negated = true;
+        state.start++;
+        return true;
+      };
+      const increment = (type) => {
+        state[type]++;
+        stack.push(type);
+      };
+      const decrement = (type) => {
+        state[type]--;
+        stack.pop();
+      };
+      const push2 = (tok) => {
+        if (prev.type === "globstar") {
+          const isBrace = state.braces > 0 && (tok.type === "comma" || tok.type === "brace");
+          const isExtglob = tok.extglob === true || extglobs.length && (tok.type === "pipe" || tok.type === "paren");
+          if (tok.type !== "slash" && tok.type !== "paren" && !isBrace && !isExtglob) {
+            state.output = state.output.slice(0, -prev.output.length);
+            prev.type = "star";
+            prev.value = "*";
+            prev.output = star;
+            state.output += prev.output;
+          }
+        }
+        if (extglobs.length && tok.type !== "paren") {
+          extglobs[extglobs.length - 1].inner += tok.value;
+        }
+        if (tok.value || tok.output) append2(tok);
+        if (prev && prev.type === "text" && tok.type === "text") {
+          prev.output = (prev.output || prev.value) + tok.value;
+          prev.value += tok.value;
+          return;
+        }
+        tok.prev = prev;
+        tokens.push(tok);
+        prev = tok;
+      };
+      const extglobOpen = (type, value2) => {
+        const token = { ...EXTGLOB_CHARS[value2], conditions: 1, inner: "" };
+        token.prev = prev;
+        token.parens = state.parens;
+        token.output = state.output;
+        token.startIndex = state.index;
+        token.tokensIndex = tokens.length;
+        const output = (opts.capture ? "(" : "") + token.open;
+        increment("parens");
+        push2({ type, value: value2, output: state.output ? "" : ONE_CHAR });
+        push2({ type: "paren", extglob: true, value: advance(), output });
+        extglobs.push(token);
+      };
+      const extglobClose = (token) => {
+        const literal = input.slice(token.startIndex, state.index + 1);
+        const body = input.slice(token.startIndex + 2, state.index);
+        const analysis = analyzeRepeatedExtglob(body, opts);
+        if ((token.type === "plus" || token.type === "star") && analysis.risky) {
+          const safeOutput = analysis.safeOutput ? (token.output ? "" : ONE_CHAR) + (opts.capture ? `(${analysis.safeOutput})` : analysis.safeOutput) : void 0;
+          const open3 = tokens[token.tokensIndex];
+          open3.type = "text";
+          open3.value = literal;
+          open3.output = safeOutput || utils.escapeRegex(literal);
+          for (let i = token.tokensIndex + 1; i < tokens.length; i++) {
+            tokens[i].value = "";
+            tokens[i].output = "";
+            delete tokens[i].suffix;
+          }
+          state.output = token.output + open3.output;
+          state.backtrack = true;
+          push2({ type: "paren", extglob: true, value, output: "" });
+          decrement("parens");
+          return;
+        }
+        let output = token.close + (opts.capture ? ")" : "");
+        let rest;
+        if (token.type === "negate") {
+          let extglobStar = star;
+          if (token.inner && token.inner.length > 1 && token.inner.includes("/")) {
+            extglobStar = globstar(opts);
+          }
+          if (extglobStar !== star || eos() || /^\)+$/.test(remaining())) {
+            output = token.close = `)$))${extglobStar}`;
+          }
+          if (token.inner.includes("*") && (rest = remaining()) && /^\.[^\\/.]+$/.test(rest)) {
+            const expression = parse5(rest, { ...options, fastpaths: false }).output;
+            output = token.close = `)${expression})${extglobStar})`;
+          }
+          if (token.prev.type === "bos") {
+            state.negatedExtglob = true;
+          }
+        }
+        push2({ type: "paren", extglob: true, value, output });
+        decrement("parens");
+      };
+      if (opts.fastpaths !== false && !/(^[*!]|[/()[\]{}"])/.test(input)) {
+        let backslashes = false;
+        let output = input.replace(REGEX_SPECIAL_CHARS_BACKREF, (m2, esc2, chars, first, rest, index) => {
+          if (first === "\\") {
+            backslashes = true;
+            return m2;
+          }
+          if (first === "?") {
+            if (esc2) {
+              return esc2 + first + (rest ? QMARK.repeat(rest.length) : "");
+            }
+            if (index === 0) {
+              return qmarkNoDot + (rest ? QMARK.repeat(rest.length) : "");
+            }
+            return QMARK.repeat(chars.length);
+          }
+          if (first === ".") {
+            return DOT_LITERAL.repeat(chars.length);
+          }
+          if (first === "*") {
+            if (esc2) {
+              return esc2 + first + (rest ? star : "");
+            }
+            return star;
+          }
+          return esc2 ? m2 : `\\${m2}`;
+        });
+        if (backslashes === true) {
+          if (opts.unescape === true) {
+            output = output.replace(/\\/g, "");
+          } else {
+            output = output.replace(/\\+/g, (m2) => {
+              return m2.length % 2 === 0 ? "\\\\" : m2 ? "\\" : "";
+            });
+          }
+        }
+        if (output === input && opts.contains === true) {
+          state.output = input;
+          return state;
+        }
+        state.output = utils.wrapOutput(output, state, options);
+        return state;
+      }
+      while (!eos()) {
+        value = advance();
+        if (value === "\0") {
+          continue;
+        }
+        if (value === "\\") {
+          const next = peek();
+          if (next === "/" && opts.bash !== true) {
+            continue;
+          }
+          if (next === "." || next === ";") {
+            continue;
+          }
+          if (!next) {
+            value += "\\";
+            push2({ type: "text", value });
+            continue;
+          }
+          const match = /^\\+/.exec(remaining());
+          let slashes = 0;
+          if (match && match[0].length > 2) {
+            slashes = match[0].length;
+            state.index += slashes;
+            if (slashes % 2 !== 0) {
+              value += "\\";
+            }
+          }
+          if (opts.unescape === true) {
+            value = advance();
+          } else {
+            value += advance();
+          }
+          if (state.brackets === 0) {
+            push2({ type: "text", value });
+            continue;
+          }
+        }
+        if (state.brackets > 0 && (value !== "]" || prev.value === "[" || prev.value === "[^")) {
+          if (opts.posix !== false && value === ":") {
+            const inner = prev.value.slice(1);
+            if (inner.includes("[")) {
+              prev.posix = true;
+              if (inner.includes(":")) {
+                const idx = prev.value.lastIndexOf("[");
+                const pre = prev.value.slice(0, idx);
+                const rest2 = prev.value.slice(idx + 2);
+                const posix = POSIX_REGEX_SOURCE[rest2];
+                if (posix) {
+                  prev.value = pre + posix;
+                  state.backtrack = true;
+                  advance();
+                  if (!bos.output && tokens.indexOf(prev) === 1) {
+                    bos.output = ONE_CHAR;
+                  }
+                  continue;
+                }
+              }
+            }
+          }
+          if (value === "[" && peek() !== ":" || value === "-" && peek() === "]") {
+            value = `\\${value}`;
+          }
+          if (value === "]" && (prev.value === "[" || prev.value === "[^")) {
+            value = `\\${value}`;
+          }
+          if (opts.posix === true && value === "!" && prev.value === "[") {
+            value = "^";
+          }
+          prev.value += value;
+          append2({ value });
+          continue;
+        }
+        if (state.quotes === 1 && value !== '"') {
+          value = utils.escapeRegex(value);
+          prev.value += value;
+          append2({ value });
+          continue;
+        }
+        if (value === '"') {
+          state.quotes = state.quotes === 1 ? 0 : 1;
+          if (opts.keepQuotes === true) {
+            push2({ type: "text", value });
+          }
+          continue;
+        }
+        if (value === "(") {
+          increment("parens");
+          push2({ type: "paren", value });
+          continue;
+        }
+        if (value === ")") {
+          if (state.parens === 0 && opts.strictBrackets === true) {
+            throw new SyntaxError(syntaxError("opening", "("));
+          }
+          const extglob = extglobs[extglobs.length - 1];
+          if (extglob && state.parens === extglob.parens + 1) {
+            extglobClose(extglobs.pop());
+            continue;
+          }
+          push2({ type: "paren", value, output: state.parens ? ")" : "\\)" });
+          decrement("parens");
+          continue;
+        }
+        if (value === "[") {
+          if (opts.nobracket === true || !remaining().includes("]")) {
+            if (opts.nobracket !== true && opts.strictBrackets === true) {
+              throw new SyntaxError(syntaxError("closing", "]"));
+            }
+            value = `\\${value}`;
+          } else {
+            increment("brackets");
+          }
+          push2({ type: "bracket", value });
+          continue;
+        }
+        if (value === "]") {
+          if (opts.nobracket === true || prev && prev.type === "bracket" && prev.value.length === 1) {
+            push2({ type: "text", value, output: `\\${value}` });
+            continue;
+          }
+          if (state.brackets === 0) {
+            if (opts.strictBrackets === true) {
+              throw new SyntaxError(syntaxError("opening", "["));
+            }
+            push2({ type: "text", value, output: `\\${value}` });
+            continue;
+          }
+          decrement("brackets");
+          const prevValue = prev.value.slice(1);
+          if (prev.posix !== true && prevValue[0] === "^" && !prevValue.includes("/")) {
+            value = `/${value}`;
+          }
+          prev.value += value;
+          append2({ value });
+          if (opts.literalBrackets === false || utils.hasRegexChars(prevValue)) {
+            continue;
+          }
+          const escaped = utils.escapeRegex(prev.value);
+          state.output = state.output.slice(0, -prev.value.length);
+          if (opts.literalBrackets === true) {
+            state.output += escaped;
+            prev.value = escaped;
+            continue;
+          }
+          prev.value = `(${capture}${escaped}|${prev.value})`;
+          state.output += prev.value;
+          continue;
+        }
+        if (value === "{" && opts.nobrace !== true) {
+          increment("braces");
+          const open3 = {
+            type: "brace",
+            value,
+            output: "(",
+            outputIndex: state.output.length,
+            tokensIndex: state.tokens.length
+          };
+          braces.push(open3);
+          push2(open3);
+          continue;
+        }
+        if (value === "}") {
+          const brace = braces[braces.length - 1];
+          if (opts.nobrace === true || !brace) {
+            push2({ type: "text", value, output: value });
+            continue;
+          }
+          let output = ")";
+          if (brace.dots === true) {
+            const arr = tokens.slice();
+            const range2 = [];
+            for (let i = arr.length - 1; i >= 0; i--) {
+              tokens.pop();
+              if (arr[i].type === "brace") {
+                break;
+              }
+              if (arr[i].type !== "dots") {
+                range2.unshift(arr[i].value);
+              }
+            }
+            output = expandRange(range2, opts);
+            state.backtrack = true;
+          }
+          if (brace.comma !== true && brace.dots !== true) {
+            const out = state.output.slice(0, brace.outputIndex);
+            const toks = state.tokens.slice(brace.tokensIndex);
+            brace.value = brace.output = "\\{";
+            value = output = "\\}";
+            state.output = out;
+            for (const t of toks) {
+              state.output += t.output || t.value;
+            }
+          }
+          push2({ type: "brace", value, output });
+          decrement("braces");
+          braces.pop();
+          continue;
+        }
+        if (value === "|") {
+          if (extglobs.length > 0) {
+            extglobs[extglobs.length - 1].conditions++;
+          }
+          push2({ type: "text", value });
+          continue;
+        }
+        if (value === ",") {
+          let output = value;
+          const brace = braces[braces.length - 1];
+          if (brace && stack[stack.length - 1] === "braces") {
+            brace.comma = true;
+            output = "|";
+          }
+          push2({ type: "comma", value, output });
+          continue;
+        }
+        if (value === "/") {
+          if (prev.type === "dot" && state.index === state.start + 1) {
+            state.start = state.index + 1;
+            state.consumed = "";
+            state.output = "";
+            tokens.pop();
+            prev = bos;
+            continue;
+          }
+          push2({ type: "slash", value, output: SLASH_LITERAL });
+          continue;
+        }
+        if (value === ".") {
+          if (state.braces > 0 && prev.type === "dot") {
+            if (prev.value === ".") prev.output = DOT_LITERAL;
+            const brace = braces[braces.length - 1];
+            prev.type = "dots";
+            prev.output += value;
+            prev.value += value;
+            brace.dots = true;
+            continue;
+          }
+          if (state.braces + state.parens === 0 && prev.type !== "bos" && prev.type !== "slash") {
+            push2({ type: "text", value, output: DOT_LITERAL });
+            continue;
+          }
+          push2({ type: "dot", value, output: DOT_LITERAL });
+          continue;
+        }
+        if (value === "?") {
+          const isGroup = prev && prev.value === "(";
+          if (!isGroup && opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
+            extglobOpen("qmark", value);
+            continue;
+          }
+          if (prev && prev.type === "paren") {
+            const next = peek();
+            let output = value;
+            if (prev.value === "(" && !/[!=<:]/.test(next) || next === "<" && !/<([!=]|\w+>)/.test(remaining())) {
+              output = `\\${value}`;
+            }
+            push2({ type: "text", value, output });
+            continue;
+          }
+          if (opts.dot !== true && (prev.type === "slash" || prev.type === "bos")) {
+            push2({ type: "qmark", value, output: QMARK_NO_DOT });
+            continue;
+          }
+          push2({ type: "qmark", value, output: QMARK });
+          continue;
+        }
+        if (value === "!") {
+          if (opts.noextglob !== true && peek() === "(") {
+            if (peek(2) !== "?" || !/[!=<:]/.test(peek(3))) {
+              extglobOpen("negate", value);
+              continue;
+            }
+          }
+          if (opts.nonegate !== true && state.index === 0) {
+            negate();
+            continue;
+          }
+        }
+        if (value === "+") {
+          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
+            extglobOpen("plus", value);
+            continue;
+          }
+          if (prev && prev.value === "(" || opts.regex === false) {
+            push2({ type: "plus", value, output: PLUS_LITERAL });
+            continue;
+          }
+          if (prev && (prev.type === "bracket" || prev.type === "paren" || prev.type === "brace") || state.parens > 0) {
+            push2({ type: "plus", value });
+            continue;
+          }
+          push2({ type: "plus", value: PLUS_LITERAL });
+          continue;
+        }
+        if (value === "@") {
+          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
+            push2({ type: "at", extglob: true, value, output: "" });
+            continue;
+          }
+          push2({ type: "text", value });
+          continue;
+        }
+        if (value !== "*") {
+          if (value === "$" || value === "^") {
+            value = `\\${value}`;
+          }
+          const match = REGEX_NON_SPECIAL_CHARS.exec(remaining());
+          if (match) {
+            value += match[0];
+            state.index += match[0].length;
+          }
+          push2({ type: "text", value });
+          continue;
+        }
+        if (prev && (prev.type === "globstar" || prev.star === true)) {
+          prev.type = "star";
+          prev.star = true;
+          prev.value += value;
+          prev.output = star;
+          state.backtrack = true;
+          state.globstar = true;
+          consume(value);
+          continue;
+        }
+        let rest = remaining();
+        if (opts.noextglob !== true && /^\([^?]/.test(rest)) {
+          extglobOpen("star", value);
+          continue;
+        }
+        if (prev.type === "star") {
+          if (opts.noglobstar === true) {
+            consume(value);
+            continue;
+          }
+          const prior = prev.prev;
+          const before = prior.prev;
+          const isStart = prior.type === "slash" || prior.type === "bos";
+          const afterStar = before && (before.type === "star" || before.type === "globstar");
+          if (opts.bash === true && (!isStart || rest[0] && rest[0] !== "/")) {
+            push2({ type: "star", value, output: "" });
+            continue;
+          }
+          const isBrace = state.braces > 0 && (prior.type === "comma" || prior.type === "brace");
+          const isExtglob = extglobs.length && (prior.type === "pipe" || prior.type === "paren");
+          if (!isStart && prior.type !== "paren" && !isBrace && !isExtglob) {
+            push2({ type: "star", value, output: "" });
+            continue;
+          }
+          while (rest.slice(0, 3) === "/**") {
+            const after = input[state.index + 4];
+            if (after && after !== "/") {
+              break;
+            }
+            rest = rest.slice(3);
+            consume("/**", 3);
+          }
+          const isEnd = eos() || state.parens > 0 && rest === ")".repeat(state.parens) && !extglobs.some((extglob) => extglob.type === "negate");
+          if (prior.type === "bos" && eos()) {
+            prev.type = "globstar";
+            prev.value += value;
+            prev.output = globstar(opts);
+            state.output = prev.output;
+            state.globstar = true;
+            consume(value);
+            continue;
+          }
+          if (prior.type === "slash" && prior.prev.type !== "bos" && !afterStar && isEnd) {
+            state.output = state.output.slice(0, -(prior.output + prev.output).length);
+            prior.output = `(?:${prior.output}`;
+            prev.type = "globstar";
+            prev.output = globstar(opts) + (opts.strictSlashes ? ")" : "|$)");
+            prev.value += value;
+            state.globstar = true;
+            state.output += prior.output + prev.output;
+            consume(value);
+            continue;
+          }
+          if (prior.type === "slash" && prior.prev.type !== "bos" && rest[0] === "/") {
+            const end = rest[1] !== void 0 ? "|$" : "";
+            state.output = state.output.slice(0, -(prior.output + prev.output).length);
+            prior.output = `(?:${prior.output}`;
+            prev.type = "globstar";
+            prev.output = `${globstar(opts)}${SLASH_LITERAL}|${SLASH_LITERAL}${end})`;
+            prev.value += value;
+            state.output += prior.output + prev.output;
+            state.globstar = true;
+            consume(value + advance());
+            push2({ type: "slash", value: "/", output: "" });
+            continue;
+          }
+          if (prior.type === "bos" && rest[0] === "/") {
+            prev.type = "globstar";
+            prev.value += value;
+            prev.output = `(?:^|${SLASH_LITERAL}|${globstar(opts)}${SLASH_LITERAL})`;
+            state.output = prev.output;
+            state.globstar = true;
+            consume(value + advance());
+            push2({ type: "slash", value: "/", output: "" });
+            continue;
+          }
+          state.output = state.output.slice(0, -prev.output.length);
+          prev.type = "globstar";
+          prev.output = globstar(opts);
+          prev.value += value;
+          state.output += prev.output;
+          state.globstar = true;
+          consume(value);
+          continue;
+        }
+        const token = { type: "star", value, output: star };
+        if (opts.bash === true) {
+          token.output = ".*?";
+          if (prev.type === "bos" || prev.type === "slash") {
+            token.output = nodot + token.output;
+          }
+          push2(token);
+          continue;
+        }
+        if (prev && (prev.type === "bracket" || prev.type === "paren") && opts.regex === true) {
+          token.output = value;
+          push2(token);
+          continue;
+        }
+        if (state.index === state.start || prev.type === "slash" || prev.type === "dot") {
+          if (prev.type === "dot") {
+            state.output += NO_DOT_SLASH;
+            prev.output += NO_DOT_SLASH;
+          } else if (opts.dot === true) {
+            state.output += NO_DOTS_SLASH;
+            prev.output += NO_DOTS_SLASH;
+          } else {
+            state.output += nodot;
+            prev.output += nodot;
+          }
+          if (peek() !== "*") {
+            state.output += ONE_CHAR;
+            prev.output += ONE_CHAR;
+          }
+        }
+        push2(token);
+      }
+      while (state.brackets > 0) {
+        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", "]"));
+        state.output = utils.escapeLast(state.output, "[");
+        decrement("brackets");
+      }
+      while (state.parens > 0) {
+        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", ")"));
+        state.output = utils.escapeLast(state.output, "(");
+        decrement("parens");
+      }
+      while (state.braces > 0) {
+        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", "}"));
+        state.output = utils.escapeLast(state.output, "{");
+        decrement("braces");
+      }
+      if (opts.strictSlashes !== true && (prev.type === "star" || prev.type === "bracket")) {
+        push2({ type: "maybe_slash", value: "", output: `${SLASH_LITERAL}?` });
+      }
+      if (state.backtrack === true) {
+        state.output = "";
+        for (const token of state.tokens) {
+          state.output += token.output != null ? token.output : token.value;
+          if (token.suffix) {
+            state.output += token.suffix;
+          }
+        }
+      }
+      return state;
+    };
+    parse5.fastpaths = (input, options) => {
+      const opts = { ...options };
+      const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
+      const len = input.length;
+      if (len > max) {
+        throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
+      }
+      input = REPLACEMENTS[input] || input;
+      const {
+        DOT_LITERAL,
+        SLASH_LITERAL,
+        ONE_CHAR,
+        DOTS_SLASH,
+        NO_DOT,
+        NO_DOTS,
+        NO_DOTS_SLASH,
+        STAR,
+        START_ANCHOR
+      } = constants3.globChars(opts.windows);
+      const nodot = opts.dot ? NO_DOTS : NO_DOT;
+      const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
+      const capture = opts.capture ? "" : "?:";
+      const state = { negated: false, prefix: "" };
+      let star = opts.bash === true ? ".*?" : STAR;
+      if (opts.capture) {
+        star = `(${star})`;
+      }
+      const globstar = (opts2) => {
+        if (opts2.noglobstar === true) return star;
+        return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
+      };
+      const create = (str) => {
+        switch (str) {
+          case "*":
+            return `${nodot}${ONE_CHAR}${star}`;
+          case ".*":
+            return `${DOT_LITERAL}${ONE_CHAR}${star}`;
+          case "*.*":
+            return `${nodot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
+          case "*/*":
+            return `${nodot}${star}${SLASH_LITERAL}${ONE_CHAR}${slashDot}${star}`;
+          case "**":
+            return nodot + globstar(opts);
+          case "**/*":
+            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${ONE_CHAR}${star}`;
+          case "**/*.*":
+            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
+          case "**/.*":
+            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${DOT_LITERAL}${ONE_CHAR}${star}`;
+          default: {
+            const match = /^(.*?)\.(\w+)$/.exec(str);
+            if (!match) return;
+            const source2 = create(match[1]);
+            if (!source2) return;
+            return source2 + DOT_LITERAL + match[2];
+          }
+        }
+      };
+      const output = utils.removePrefix(input, state);
+      let source = create(output);
+      if (source && opts.strictSlashes !== true) {
+        source += `${SLASH_LITERAL}?`;
+      }
+      return source;
+    };
+    module.exports = parse5;
+  }
+});
+
+// node_modules/picomatch/lib/picomatch.js
+var require_picomatch = __commonJS({
+  "node_modules/picomatch/lib/picomatch.js"(exports, module) {
+    "use strict";
+    var scan = require_scan();
+    var parse5 = require_parse3();
+    var utils = require_utils3();
+    var constants3 = require_constants7();
+    var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
+    var picomatch3 = (glob, options, returnState = false) => {
+      if (Array.isArray(glob)) {
+        const fns = glob.map((input) => picomatch3(input, options, returnState));
+        const arrayMatcher = (str) => {
+          for (const isMatch of fns) {
+            const state2 = isMatch(str);
+            if (state2) return state2;
+          }
+          return false;
+        };
+        return arrayMatcher;
+      }
+      const isState = isObject2(glob) && glob.tokens && glob.input;
+      if (glob === "" || typeof glob !== "string" && !isState) {
+        throw new TypeError("Expected pattern to be a non-empty string");
+      }
+      const opts = options || {};
+      const posix = opts.windows;
+      const regex2 = isState ? picomatch3.compileRe(glob, options) : picomatch3.makeRe(glob, options, false, true);
+      const state = regex2.state;
+      delete regex2.state;
+      let isIgnored = () => false;
+      if (opts.ignore) {
+        const ignoreOpts = { ...options, ignore: null, onMatch: null, onResult: null };
+        isIgnored = picomatch3(opts.ignore, ignoreOpts, returnState);
+      }
+      const matcher = (input, returnObject = false) => {
+        const { isMatch, match, output } = picomatch3.test(input, regex2, options, { glob, posix });
+        const result = { glob, state, regex: regex2, posix, input, output, match, isMatch };
+        if (typeof opts.onResult === "function") {
+          opts.onResult(result);
+        }
+        if (isMatch === false) {
+          result.isMatch = false;
+          return returnObject ? result : false;
+        }
+        if (isIgnored(input)) {
+          if (typeof opts.onIgnore === "function") {
+            opts.onIgnore(result);
+          }
+          result.isMatch = false;
+          return returnObject ? result : false;
+        }
+        if (typeof opts.onMatch === "function") {
+          opts.onMatch(result);
+        }
+        return returnObject ? result : true;
+      };
+      if (returnState) {
+        matcher.state = state;
+      }
+      return matcher;
+    };
+    picomatch3.test = (input, regex2, options, { glob, posix } = {}) => {
+      if (typeof input !== "string") {
+        throw new TypeError("Expected input to be a string");
+      }
+      if (input === "") {
+        return { isMatch: false, output: "" };
+      }
+      const opts = options || {};
+      const format2 = opts.format || (posix ? utils.toPosixSlashes : null);
+      let match = input === glob;
+      let output = match && format2 ? format2(input) : input;
+      if (match === false) {
+        output = format2 ? format2(input) : input;
+        match = output === glob;
+      }
+      if (match === false || opts.capture === true) {
+        if (opts.matchBase === true || opts.basename === true) {
+          match = picomatch3.matchBase(input, regex2, options, posix);
+        } else {
+          match = regex2.exec(output);
+        }
+      }
+      return { isMatch: Boolean(match), match, output };
+    };
+    picomatch3.matchBase = (input, glob, options, posix = options && options.windows) => {
+      const regex2 = glob instanceof RegExp ? glob : picomatch3.makeRe(glob, options);
+      return regex2.test(utils.basename(input, { windows: posix }));
+    };
+    picomatch3.isMatch = (str, patterns, options) => picomatch3(patterns, options)(str);
+    picomatch3.parse = (pattern, options) => {
+      if (Array.isArray(pattern)) return pattern.map((p2) => picomatch3.parse(p2, options));
+      return parse5(pattern, { ...options, fastpaths: false });
+    };
+    picomatch3.scan = (input, options) => scan(input, options);
+    picomatch3.compileRe = (state, options, returnOutput = false, returnState = false) => {
+      if (returnOutput === true) {
+        return state.output;
+      }
+      const opts = options || {};
+      const prepend = opts.contains ? "" : "^";
+      const append2 = opts.contains ? "" : "$";
+      let source = `${prepend}(?:${state.output})${append2}`;
+      if (state && state.negated === true) {
+        source = `^(?!${source}).*$`;
+      }
+      const regex2 = picomatch3.toRegex(source, options);
+      if (returnState === true) {
+        regex2.state = state;
+      }
+      return regex2;
+    };
+    picomatch3.makeRe = (input, options = {}, returnOutput = false, returnState = false) => {
+      if (!input || typeof input !== "string") {
+        throw new TypeError("Expected a non-empty string");
+      }
+      let parsed = { negated: false, fastpaths: true };
+      if (options.fastpaths !== false && (input[0] === "." || input[0] === "*")) {
+        parsed.output = parse5.fastpaths(input, options);
+      }
+      if (!parsed.output) {
+        parsed = parse5(input, options);
+      }
+      return picomatch3.compileRe(parsed, options, returnOutput, returnState);
+    };
+    picomatch3.toRegex = (source, options) => {
+      try {
+        const opts = options || {};
+        return new RegExp(source, opts.flags || (opts.nocase ? "i" : ""));
+      } catch (err) {
+        if (options && options.debug === true) throw err;
+        return /$^/;
+      }
+    };
+    picomatch3.constants = constants3;
+    module.exports = picomatch3;
+  }
+});
+
+// node_modules/picomatch/index.js
+var require_picomatch2 = __commonJS({
+  "node_modules/picomatch/index.js"(exports, module) {
+    "use strict";
+    var pico = require_picomatch();
+    var utils = require_utils3();
+    function picomatch3(glob, options, returnState = false) {
+      if (options && (options.windows === null || options.windows === void 0)) {
+        options = { ...options, windows: utils.isWindows() };
+      }
+      return pico(glob, options, returnState);
+    }
+    Object.assign(picomatch3, pico);
+    module.exports = picomatch3;
   }
 });
 
@@ -37834,7 +39610,7 @@ var require_dist2 = __commonJS({
 var require_safe_regex2 = __commonJS({
   "node_modules/safe-regex2/index.js"(exports, module) {
     "use strict";
-    var parse3 = require_dist2();
+    var parse5 = require_dist2();
     var { types } = require_dist2();
     function walk(node, opts, starHeight) {
       let i;
@@ -37869,7 +39645,7 @@ var require_safe_regex2 = __commonJS({
       if (isRegExp(re2)) re2 = re2.source;
       else if (typeof re2 !== "string") re2 = String(re2);
       try {
-        return walk(parse3(re2), opts, 0);
+        return walk(parse5(re2), opts, 0);
       } catch {
         return false;
       }
@@ -37880,1782 +39656,6 @@ var require_safe_regex2 = __commonJS({
     module.exports = safeRegex2;
     module.exports.default = safeRegex2;
     module.exports.safeRegex = safeRegex2;
-  }
-});
-
-// node_modules/picomatch/lib/constants.js
-var require_constants7 = __commonJS({
-  "node_modules/picomatch/lib/constants.js"(exports, module) {
-    "use strict";
-    var WIN_SLASH = "\\\\/";
-    var WIN_NO_SLASH = `[^${WIN_SLASH}]`;
-    var DEFAULT_MAX_EXTGLOB_RECURSION = 0;
-    var DOT_LITERAL = "\\.";
-    var PLUS_LITERAL = "\\+";
-    var QMARK_LITERAL = "\\?";
-    var SLASH_LITERAL = "\\/";
-    var ONE_CHAR = "(?=.)";
-    var QMARK = "[^/]";
-    var END_ANCHOR = `(?:${SLASH_LITERAL}|$)`;
-    var START_ANCHOR = `(?:^|${SLASH_LITERAL})`;
-    var DOTS_SLASH = `${DOT_LITERAL}{1,2}${END_ANCHOR}`;
-    var NO_DOT = `(?!${DOT_LITERAL})`;
-    var NO_DOTS = `(?!${START_ANCHOR}${DOTS_SLASH})`;
-    var NO_DOT_SLASH = `(?!${DOT_LITERAL}{0,1}${END_ANCHOR})`;
-    var NO_DOTS_SLASH = `(?!${DOTS_SLASH})`;
-    var QMARK_NO_DOT = `[^.${SLASH_LITERAL}]`;
-    var STAR = `${QMARK}*?`;
-    var SEP = "/";
-    var POSIX_CHARS = {
-      DOT_LITERAL,
-      PLUS_LITERAL,
-      QMARK_LITERAL,
-      SLASH_LITERAL,
-      ONE_CHAR,
-      QMARK,
-      END_ANCHOR,
-      DOTS_SLASH,
-      NO_DOT,
-      NO_DOTS,
-      NO_DOT_SLASH,
-      NO_DOTS_SLASH,
-      QMARK_NO_DOT,
-      STAR,
-      START_ANCHOR,
-      SEP
-    };
-    var WINDOWS_CHARS = {
-      ...POSIX_CHARS,
-      SLASH_LITERAL: `[${WIN_SLASH}]`,
-      QMARK: WIN_NO_SLASH,
-      STAR: `${WIN_NO_SLASH}*?`,
-      DOTS_SLASH: `${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$)`,
-      NO_DOT: `(?!${DOT_LITERAL})`,
-      NO_DOTS: `(?!(?:^|[${WIN_SLASH}])${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
-      NO_DOT_SLASH: `(?!${DOT_LITERAL}{0,1}(?:[${WIN_SLASH}]|$))`,
-      NO_DOTS_SLASH: `(?!${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
-      QMARK_NO_DOT: `[^.${WIN_SLASH}]`,
-      START_ANCHOR: `(?:^|[${WIN_SLASH}])`,
-      END_ANCHOR: `(?:[${WIN_SLASH}]|$)`,
-      SEP: "\\"
-    };
-    var POSIX_REGEX_SOURCE = {
-      __proto__: null,
-      alnum: "a-zA-Z0-9",
-      alpha: "a-zA-Z",
-      ascii: "\\x00-\\x7F",
-      blank: " \\t",
-      cntrl: "\\x00-\\x1F\\x7F",
-      digit: "0-9",
-      graph: "\\x21-\\x7E",
-      lower: "a-z",
-      print: "\\x20-\\x7E ",
-      punct: "\\-!\"#$%&'()\\*+,./:;<=>?@[\\]^_`{|}~",
-      space: " \\t\\r\\n\\v\\f",
-      upper: "A-Z",
-      word: "A-Za-z0-9_",
-      xdigit: "A-Fa-f0-9"
-    };
-    module.exports = {
-      DEFAULT_MAX_EXTGLOB_RECURSION,
-      MAX_LENGTH: 1024 * 64,
-      POSIX_REGEX_SOURCE,
-      // regular expressions
-      REGEX_BACKSLASH: /\\(?![*+?^${}(|)[\]])/g,
-      REGEX_NON_SPECIAL_CHARS: /^[^@![\].,$*+?^{}()|\\/]+/,
-      REGEX_SPECIAL_CHARS: /[-*+?.^${}(|)[\]]/,
-      REGEX_SPECIAL_CHARS_BACKREF: /(\\?)((\W)(\3*))/g,
-      REGEX_SPECIAL_CHARS_GLOBAL: /([-*+?.^${}(|)[\]])/g,
-      REGEX_REMOVE_BACKSLASH: /(?:\[.*?[^\\]\]|\\(?=.))/g,
-      // Replace globs with equivalent patterns to reduce parsing time.
-      REPLACEMENTS: {
-        __proto__: null,
-        "***": "*",
-        "**/**": "**",
-        "**/**/**": "**"
-      },
-      // Digits
-      CHAR_0: 48,
-      /* 0 */
-      CHAR_9: 57,
-      /* 9 */
-      // Alphabet chars.
-      CHAR_UPPERCASE_A: 65,
-      /* A */
-      CHAR_LOWERCASE_A: 97,
-      /* a */
-      CHAR_UPPERCASE_Z: 90,
-      /* Z */
-      CHAR_LOWERCASE_Z: 122,
-      /* z */
-      CHAR_LEFT_PARENTHESES: 40,
-      /* ( */
-      CHAR_RIGHT_PARENTHESES: 41,
-      /* ) */
-      CHAR_ASTERISK: 42,
-      /* * */
-      // Non-alphabetic chars.
-      CHAR_AMPERSAND: 38,
-      /* & */
-      CHAR_AT: 64,
-      /* @ */
-      CHAR_BACKWARD_SLASH: 92,
-      /* \ */
-      CHAR_CARRIAGE_RETURN: 13,
-      /* \r */
-      CHAR_CIRCUMFLEX_ACCENT: 94,
-      /* ^ */
-      CHAR_COLON: 58,
-      /* : */
-      CHAR_COMMA: 44,
-      /* , */
-      CHAR_DOT: 46,
-      /* . */
-      CHAR_DOUBLE_QUOTE: 34,
-      /* " */
-      CHAR_EQUAL: 61,
-      /* = */
-      CHAR_EXCLAMATION_MARK: 33,
-      /* ! */
-      CHAR_FORM_FEED: 12,
-      /* \f */
-      CHAR_FORWARD_SLASH: 47,
-      /* / */
-      CHAR_GRAVE_ACCENT: 96,
-      /* ` */
-      CHAR_HASH: 35,
-      /* # */
-      CHAR_HYPHEN_MINUS: 45,
-      /* - */
-      CHAR_LEFT_ANGLE_BRACKET: 60,
-      /* < */
-      CHAR_LEFT_CURLY_BRACE: 123,
-      /* { */
-      CHAR_LEFT_SQUARE_BRACKET: 91,
-      /* [ */
-      CHAR_LINE_FEED: 10,
-      /* \n */
-      CHAR_NO_BREAK_SPACE: 160,
-      /* \u00A0 */
-      CHAR_PERCENT: 37,
-      /* % */
-      CHAR_PLUS: 43,
-      /* + */
-      CHAR_QUESTION_MARK: 63,
-      /* ? */
-      CHAR_RIGHT_ANGLE_BRACKET: 62,
-      /* > */
-      CHAR_RIGHT_CURLY_BRACE: 125,
-      /* } */
-      CHAR_RIGHT_SQUARE_BRACKET: 93,
-      /* ] */
-      CHAR_SEMICOLON: 59,
-      /* ; */
-      CHAR_SINGLE_QUOTE: 39,
-      /* ' */
-      CHAR_SPACE: 32,
-      /*   */
-      CHAR_TAB: 9,
-      /* \t */
-      CHAR_UNDERSCORE: 95,
-      /* _ */
-      CHAR_VERTICAL_LINE: 124,
-      /* | */
-      CHAR_ZERO_WIDTH_NOBREAK_SPACE: 65279,
-      /* \uFEFF */
-      /**
-       * Create EXTGLOB_CHARS
-       */
-      extglobChars(chars) {
-        return {
-          "!": { type: "negate", open: "(?:(?!(?:", close: `))${chars.STAR})` },
-          "?": { type: "qmark", open: "(?:", close: ")?" },
-          "+": { type: "plus", open: "(?:", close: ")+" },
-          "*": { type: "star", open: "(?:", close: ")*" },
-          "@": { type: "at", open: "(?:", close: ")" }
-        };
-      },
-      /**
-       * Create GLOB_CHARS
-       */
-      globChars(win32) {
-        return win32 === true ? WINDOWS_CHARS : POSIX_CHARS;
-      }
-    };
-  }
-});
-
-// node_modules/picomatch/lib/utils.js
-var require_utils3 = __commonJS({
-  "node_modules/picomatch/lib/utils.js"(exports) {
-    "use strict";
-    var {
-      REGEX_BACKSLASH,
-      REGEX_REMOVE_BACKSLASH,
-      REGEX_SPECIAL_CHARS,
-      REGEX_SPECIAL_CHARS_GLOBAL
-    } = require_constants7();
-    exports.isObject = (val) => val !== null && typeof val === "object" && !Array.isArray(val);
-    exports.hasRegexChars = (str) => REGEX_SPECIAL_CHARS.test(str);
-    exports.isRegexChar = (str) => str.length === 1 && exports.hasRegexChars(str);
-    exports.escapeRegex = (str) => str.replace(REGEX_SPECIAL_CHARS_GLOBAL, "\\$1");
-    exports.toPosixSlashes = (str) => str.replace(REGEX_BACKSLASH, "/");
-    exports.isWindows = () => {
-      if (typeof navigator !== "undefined" && navigator.platform) {
-        const platform2 = navigator.platform.toLowerCase();
-        return platform2 === "win32" || platform2 === "windows";
-      }
-      if (typeof process !== "undefined" && process.platform) {
-        return process.platform === "win32";
-      }
-      return false;
-    };
-    exports.removeBackslashes = (str) => {
-      return str.replace(REGEX_REMOVE_BACKSLASH, (match) => {
-        return match === "\\" ? "" : match;
-      });
-    };
-    exports.escapeLast = (input, char, lastIdx) => {
-      const idx = input.lastIndexOf(char, lastIdx);
-      if (idx === -1) return input;
-      if (input[idx - 1] === "\\") return exports.escapeLast(input, char, idx - 1);
-      return `${input.slice(0, idx)}\\${input.slice(idx)}`;
-    };
-    exports.removePrefix = (input, state = {}) => {
-      let output = input;
-      if (output.startsWith("./")) {
-        output = output.slice(2);
-        state.prefix = "./";
-      }
-      return output;
-    };
-    exports.wrapOutput = (input, state = {}, options = {}) => {
-      const prepend = options.contains ? "" : "^";
-      const append2 = options.contains ? "" : "$";
-      let output = `${prepend}(?:${input})${append2}`;
-      if (state.negated === true) {
-        output = `(?:^(?!${output}).*$)`;
-      }
-      return output;
-    };
-    exports.basename = (path25, { windows } = {}) => {
-      const segs = path25.split(windows ? /[\\/]/ : "/");
-      const last = segs[segs.length - 1];
-      if (last === "") {
-        return segs[segs.length - 2];
-      }
-      return last;
-    };
-  }
-});
-
-// node_modules/picomatch/lib/scan.js
-var require_scan = __commonJS({
-  "node_modules/picomatch/lib/scan.js"(exports, module) {
-    "use strict";
-    var utils = require_utils3();
-    var {
-      CHAR_ASTERISK,
-      /* * */
-      CHAR_AT,
-      /* @ */
-      CHAR_BACKWARD_SLASH,
-      /* \ */
-      CHAR_COMMA,
-      /* , */
-      CHAR_DOT,
-      /* . */
-      CHAR_EXCLAMATION_MARK,
-      /* ! */
-      CHAR_FORWARD_SLASH,
-      /* / */
-      CHAR_LEFT_CURLY_BRACE,
-      /* { */
-      CHAR_LEFT_PARENTHESES,
-      /* ( */
-      CHAR_LEFT_SQUARE_BRACKET,
-      /* [ */
-      CHAR_PLUS,
-      /* + */
-      CHAR_QUESTION_MARK,
-      /* ? */
-      CHAR_RIGHT_CURLY_BRACE,
-      /* } */
-      CHAR_RIGHT_PARENTHESES,
-      /* ) */
-      CHAR_RIGHT_SQUARE_BRACKET
-      /* ] */
-    } = require_constants7();
-    var isPathSeparator = (code2) => {
-      return code2 === CHAR_FORWARD_SLASH || code2 === CHAR_BACKWARD_SLASH;
-    };
-    var depth = (token) => {
-      if (token.isPrefix !== true) {
-        token.depth = token.isGlobstar ? Infinity : 1;
-      }
-    };
-    var scan = (input, options) => {
-      const opts = options || {};
-      const length = input.length - 1;
-      const scanToEnd = opts.parts === true || opts.tokens === true || opts.scanToEnd === true;
-      const slashes = [];
-      const tokens = [];
-      const parts = [];
-      let str = input;
-      let index = -1;
-      let start = 0;
-      let lastIndex = 0;
-      let isBrace = false;
-      let isBracket = false;
-      let isGlob = false;
-      let isExtglob = false;
-      let isGlobstar = false;
-      let braceEscaped = false;
-      let backslashes = false;
-      let negated = false;
-      let negatedExtglob = false;
-      let finished2 = false;
-      let braces = 0;
-      let prev;
-      let code2;
-      let token = { value: "", depth: 0, isGlob: false };
-      const eos = () => index >= length;
-      const peek = () => str.charCodeAt(index + 1);
-      const advance = () => {
-        prev = code2;
-        return str.charCodeAt(++index);
-      };
-      while (index < length) {
-        code2 = advance();
-        let next;
-        if (code2 === CHAR_BACKWARD_SLASH) {
-          backslashes = token.backslashes = true;
-          code2 = advance();
-          if (code2 === CHAR_LEFT_CURLY_BRACE) {
-            braceEscaped = true;
-          }
-          continue;
-        }
-        if (braceEscaped === true || code2 === CHAR_LEFT_CURLY_BRACE) {
-          braces++;
-          while (eos() !== true && (code2 = advance())) {
-            if (code2 === CHAR_BACKWARD_SLASH) {
-              backslashes = token.backslashes = true;
-              advance();
-              continue;
-            }
-            if (code2 === CHAR_LEFT_CURLY_BRACE) {
-              braces++;
-              continue;
-            }
-            if (braceEscaped !== true && code2 === CHAR_DOT && (code2 = advance()) === CHAR_DOT) {
-              isBrace = token.isBrace = true;
-              isGlob = token.isGlob = true;
-              finished2 = true;
-              if (scanToEnd === true) {
-                continue;
-              }
-              break;
-            }
-            if (braceEscaped !== true && code2 === CHAR_COMMA) {
-              isBrace = token.isBrace = true;
-              isGlob = token.isGlob = true;
-              finished2 = true;
-              if (scanToEnd === true) {
-                continue;
-              }
-              break;
-            }
-            if (code2 === CHAR_RIGHT_CURLY_BRACE) {
-              braces--;
-              if (braces === 0) {
-                braceEscaped = false;
-                isBrace = token.isBrace = true;
-                finished2 = true;
-                break;
-              }
-            }
-          }
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (code2 === CHAR_FORWARD_SLASH) {
-          slashes.push(index);
-          tokens.push(token);
-          token = { value: "", depth: 0, isGlob: false };
-          if (finished2 === true) continue;
-          if (prev === CHAR_DOT && index === start + 1) {
-            start += 2;
-            continue;
-          }
-          lastIndex = index + 1;
-          continue;
-        }
-        if (opts.noext !== true) {
-          const isExtglobChar = code2 === CHAR_PLUS || code2 === CHAR_AT || code2 === CHAR_ASTERISK || code2 === CHAR_QUESTION_MARK || code2 === CHAR_EXCLAMATION_MARK;
-          if (isExtglobChar === true && peek() === CHAR_LEFT_PARENTHESES) {
-            isGlob = token.isGlob = true;
-            isExtglob = token.isExtglob = true;
-            finished2 = true;
-            if (code2 === CHAR_EXCLAMATION_MARK && index === start) {
-              negatedExtglob = true;
-            }
-            if (scanToEnd === true) {
-              let parens = 0;
-              while (eos() !== true && (code2 = advance())) {
-                if (code2 === CHAR_BACKWARD_SLASH) {
-                  backslashes = token.backslashes = true;
-                  advance();
-                  continue;
-                }
-                if (code2 === CHAR_LEFT_PARENTHESES) {
-                  parens++;
-                  continue;
-                }
-                if (code2 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
-                  finished2 = true;
-                  break;
-                }
-              }
-              continue;
-            }
-            break;
-          }
-        }
-        if (code2 === CHAR_ASTERISK) {
-          if (prev === CHAR_ASTERISK) isGlobstar = token.isGlobstar = true;
-          isGlob = token.isGlob = true;
-          finished2 = true;
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (code2 === CHAR_QUESTION_MARK) {
-          isGlob = token.isGlob = true;
-          finished2 = true;
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (code2 === CHAR_LEFT_SQUARE_BRACKET) {
-          while (eos() !== true && (next = advance())) {
-            if (next === CHAR_BACKWARD_SLASH) {
-              backslashes = token.backslashes = true;
-              advance();
-              continue;
-            }
-            if (next === CHAR_RIGHT_SQUARE_BRACKET) {
-              isBracket = token.isBracket = true;
-              isGlob = token.isGlob = true;
-              finished2 = true;
-              break;
-            }
-          }
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (opts.nonegate !== true && code2 === CHAR_EXCLAMATION_MARK && index === start) {
-          negated = token.negated = true;
-          start++;
-          continue;
-        }
-        if (opts.noparen !== true && code2 === CHAR_LEFT_PARENTHESES) {
-          isGlob = token.isGlob = true;
-          if (scanToEnd === true) {
-            let parens = 1;
-            while (eos() !== true && (code2 = advance())) {
-              if (code2 === CHAR_BACKWARD_SLASH) {
-                backslashes = token.backslashes = true;
-                advance();
-                continue;
-              }
-              if (code2 === CHAR_LEFT_PARENTHESES) {
-                parens++;
-                continue;
-              }
-              if (code2 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
-                finished2 = true;
-                break;
-              }
-            }
-            continue;
-          }
-          break;
-        }
-        if (isGlob === true) {
-          finished2 = true;
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-      }
-      if (opts.noext === true) {
-        isExtglob = false;
-        isGlob = false;
-      }
-      let base = str;
-      let prefix = "";
-      let glob = "";
-      if (start > 0) {
-        prefix = str.slice(0, start);
-        str = str.slice(start);
-        lastIndex -= start;
-      }
-      if (base && isGlob === true && lastIndex > 0) {
-        base = str.slice(0, lastIndex);
-        glob = str.slice(lastIndex);
-      } else if (isGlob === true) {
-        base = "";
-        glob = str;
-      } else {
-        base = str;
-      }
-      if (base && base !== "" && base !== "/" && base !== str) {
-        if (isPathSeparator(base.charCodeAt(base.length - 1))) {
-          base = base.slice(0, -1);
-        }
-      }
-      if (opts.unescape === true) {
-        if (glob) glob = utils.removeBackslashes(glob);
-        if (base && backslashes === true) {
-          base = utils.removeBackslashes(base);
-        }
-      }
-      const state = {
-        prefix,
-        input,
-        start,
-        base,
-        glob,
-        isBrace,
-        isBracket,
-        isGlob,
-        isExtglob,
-        isGlobstar,
-        negated,
-        negatedExtglob
-      };
-      if (opts.tokens === true) {
-        state.maxDepth = 0;
-        if (!isPathSeparator(code2)) {
-          tokens.push(token);
-        }
-        state.tokens = tokens;
-      }
-      if (opts.parts === true || opts.tokens === true) {
-        let prevIndex;
-        for (let idx = 0; idx < slashes.length; idx++) {
-          const n2 = prevIndex !== void 0 ? prevIndex + 1 : start;
-          const i = slashes[idx];
-          const value2 = input.slice(n2, i);
-          if (opts.tokens) {
-            if (idx === 0 && start !== 0) {
-              tokens[idx].isPrefix = true;
-              tokens[idx].value = prefix;
-            } else {
-              tokens[idx].value = value2;
-            }
-            depth(tokens[idx]);
-            state.maxDepth += tokens[idx].depth;
-          }
-          if (i >= start) {
-            parts.push(value2);
-            prevIndex = i;
-          }
-        }
-        const n = prevIndex !== void 0 ? prevIndex + 1 : start;
-        const value = input.slice(n);
-        parts.push(value);
-        if (opts.tokens && prevIndex && prevIndex + 1 < input.length) {
-          tokens[tokens.length - 1].value = value;
-          depth(tokens[tokens.length - 1]);
-          state.maxDepth += tokens[tokens.length - 1].depth;
-        }
-        state.slashes = slashes;
-        state.parts = parts;
-      }
-      return state;
-    };
-    module.exports = scan;
-  }
-});
-
-// node_modules/picomatch/lib/parse.js
-var require_parse3 = __commonJS({
-  "node_modules/picomatch/lib/parse.js"(exports, module) {
-    "use strict";
-    var constants3 = require_constants7();
-    var utils = require_utils3();
-    var {
-      MAX_LENGTH,
-      POSIX_REGEX_SOURCE,
-      REGEX_NON_SPECIAL_CHARS,
-      REGEX_SPECIAL_CHARS_BACKREF,
-      REPLACEMENTS
-    } = constants3;
-    var expandRange = (args, options) => {
-      if (typeof options.expandRange === "function") {
-        return options.expandRange(...args, options);
-      }
-      args.sort();
-      const value = `[${args.join("-")}]`;
-      try {
-        new RegExp(value);
-      } catch (ex) {
-        return args.map((v2) => utils.escapeRegex(v2)).join("..");
-      }
-      return value;
-    };
-    var syntaxError = (type, char) => {
-      return `Missing ${type}: "${char}" - use "\\\\${char}" to match literal characters`;
-    };
-    var splitTopLevel = (input) => {
-      const parts = [];
-      let bracket = 0;
-      let paren = 0;
-      let quote = 0;
-      let value = "";
-      let escaped = false;
-      for (const ch of input) {
-        if (escaped === true) {
-          value += ch;
-          escaped = false;
-          continue;
-        }
-        if (ch === "\\") {
-          value += ch;
-          escaped = true;
-          continue;
-        }
-        if (ch === '"') {
-          quote = quote === 1 ? 0 : 1;
-          value += ch;
-          continue;
-        }
-        if (quote === 0) {
-          if (ch === "[") {
-            bracket++;
-          } else if (ch === "]" && bracket > 0) {
-            bracket--;
-          } else if (bracket === 0) {
-            if (ch === "(") {
-              paren++;
-            } else if (ch === ")" && paren > 0) {
-              paren--;
-            } else if (ch === "|" && paren === 0) {
-              parts.push(value);
-              value = "";
-              continue;
-            }
-          }
-        }
-        value += ch;
-      }
-      parts.push(value);
-      return parts;
-    };
-    var isPlainBranch = (branch) => {
-      let escaped = false;
-      for (const ch of branch) {
-        if (escaped === true) {
-          escaped = false;
-          continue;
-        }
-        if (ch === "\\") {
-          escaped = true;
-          continue;
-        }
-        if (/[?*+@!()[\]{}]/.test(ch)) {
-          return false;
-        }
-      }
-      return true;
-    };
-    var normalizeSimpleBranch = (branch) => {
-      let value = branch.trim();
-      let changed = true;
-      while (changed === true) {
-        changed = false;
-        if (/^@\([^\\()[\]{}|]+\)$/.test(value)) {
-          value = value.slice(2, -1);
-          changed = true;
-        }
-      }
-      if (!isPlainBranch(value)) {
-        return;
-      }
-      return value.replace(/\\(.)/g, "$1");
-    };
-    var hasRepeatedCharPrefixOverlap = (branches) => {
-      const values = branches.map(normalizeSimpleBranch).filter(Boolean);
-      for (let i = 0; i < values.length; i++) {
-        for (let j2 = i + 1; j2 < values.length; j2++) {
-          const a = values[i];
-          const b2 = values[j2];
-          const char = a[0];
-          if (!char || a !== char.repeat(a.length) || b2 !== char.repeat(b2.length)) {
-            continue;
-          }
-          if (a === b2 || a.startsWith(b2) || b2.startsWith(a)) {
-            return true;
-          }
-        }
-      }
-      return false;
-    };
-    var parseRepeatedExtglob = (pattern, requireEnd = true) => {
-      if (pattern[0] !== "+" && pattern[0] !== "*" || pattern[1] !== "(") {
-        return;
-      }
-      let bracket = 0;
-      let paren = 0;
-      let quote = 0;
-      let escaped = false;
-      for (let i = 1; i < pattern.length; i++) {
-        const ch = pattern[i];
-        if (escaped === true) {
-          escaped = false;
-          continue;
-        }
-        if (ch === "\\") {
-          escaped = true;
-          continue;
-        }
-        if (ch === '"') {
-          quote = quote === 1 ? 0 : 1;
-          continue;
-        }
-        if (quote === 1) {
-          continue;
-        }
-        if (ch === "[") {
-          bracket++;
-          continue;
-        }
-        if (ch === "]" && bracket > 0) {
-          bracket--;
-          continue;
-        }
-        if (bracket > 0) {
-          continue;
-        }
-        if (ch === "(") {
-          paren++;
-          continue;
-        }
-        if (ch === ")") {
-          paren--;
-          if (paren === 0) {
-            if (requireEnd === true && i !== pattern.length - 1) {
-              return;
-            }
-            return {
-              type: pattern[0],
-              body: pattern.slice(2, i),
-              end: i
-            };
-          }
-        }
-      }
-    };
-    var buildCharClassStar = (chars) => {
-      const source = chars.length === 1 ? utils.escapeRegex(chars[0]) : `[${chars.map((ch) => utils.escapeRegex(ch)).join("")}]`;
-      return `${source}*`;
-    };
-    var getStarExtglobSequenceChars = (pattern) => {
-      let index = 0;
-      const chars = [];
-      while (index < pattern.length) {
-        const match = parseRepeatedExtglob(pattern.slice(index), false);
-        if (!match || match.type !== "*") {
-          return;
-        }
-        const branches = splitTopLevel(match.body).map((branch2) => branch2.trim());
-        if (branches.length !== 1) {
-          return;
-        }
-        const branch = normalizeSimpleBranch(branches[0]);
-        if (!branch || branch.length !== 1) {
-          return;
-        }
-        chars.push(branch);
-        index += match.end + 1;
-      }
-      if (chars.length < 1) {
-        return;
-      }
-      return chars;
-    };
-    var repeatedExtglobRecursion = (pattern) => {
-      let depth = 0;
-      let value = pattern.trim();
-      let match = parseRepeatedExtglob(value);
-      while (match) {
-        depth++;
-        value = match.body.trim();
-        match = parseRepeatedExtglob(value);
-      }
-      return depth;
-    };
-    var analyzeRepeatedExtglob = (body, options) => {
-      if (options.maxExtglobRecursion === false) {
-        return { risky: false };
-      }
-      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants3.DEFAULT_MAX_EXTGLOB_RECURSION;
-      const branches = splitTopLevel(body).map((branch) => branch.trim());
-      if (branches.length > 1) {
-        if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
-          return { risky: true };
-        }
-      }
-      const safeChars = [];
-      let sawStarSequence = false;
-      let combinable = true;
-      for (const branch of branches) {
-        const chars = getStarExtglobSequenceChars(branch);
-        if (chars) {
-          sawStarSequence = true;
-          safeChars.push(...chars);
-          continue;
-        }
-        const literal = normalizeSimpleBranch(branch);
-        if (literal && literal.length === 1) {
-          safeChars.push(literal);
-          continue;
-        }
-        combinable = false;
-        if (repeatedExtglobRecursion(branch) > max) {
-          return { risky: true };
-        }
-      }
-      if (sawStarSequence) {
-        return combinable ? { risky: true, safeOutput: buildCharClassStar([...new Set(safeChars)]) } : { risky: true };
-      }
-      return { risky: false };
-    };
-    var parse3 = (input, options) => {
-      if (typeof input !== "string") {
-        throw new TypeError("Expected a string");
-      }
-      input = REPLACEMENTS[input] || input;
-      const opts = { ...options };
-      const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
-      let len = input.length;
-      if (len > max) {
-        throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
-      }
-      const bos = { type: "bos", value: "", output: opts.prepend || "" };
-      const tokens = [bos];
-      const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants3.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants3.extglobChars(PLATFORM_CHARS);
-      const {
-        DOT_LITERAL,
-        PLUS_LITERAL,
-        SLASH_LITERAL,
-        ONE_CHAR,
-        DOTS_SLASH,
-        NO_DOT,
-        NO_DOT_SLASH,
-        NO_DOTS_SLASH,
-        QMARK,
-        QMARK_NO_DOT,
-        STAR,
-        START_ANCHOR
-      } = PLATFORM_CHARS;
-      const globstar = (opts2) => {
-        return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
-      };
-      const nodot = opts.dot ? "" : NO_DOT;
-      const qmarkNoDot = opts.dot ? QMARK : QMARK_NO_DOT;
-      let star = opts.bash === true ? globstar(opts) : STAR;
-      if (opts.capture) {
-        star = `(${star})`;
-      }
-      if (typeof opts.noext === "boolean") {
-        opts.noextglob = opts.noext;
-      }
-      const state = {
-        input,
-        index: -1,
-        start: 0,
-        dot: opts.dot === true,
-        consumed: "",
-        output: "",
-        prefix: "",
-        backtrack: false,
-        negated: false,
-        brackets: 0,
-        braces: 0,
-        parens: 0,
-        quotes: 0,
-        globstar: false,
-        tokens
-      };
-      input = utils.removePrefix(input, state);
-      len = input.length;
-      const extglobs = [];
-      const braces = [];
-      const stack = [];
-      let prev = bos;
-      let value;
-      const eos = () => state.index === len - 1;
-      const peek = state.peek = (n = 1) => input[state.index + n];
-      const advance = state.advance = () => input[++state.index] || "";
-      const remaining = () => input.slice(state.index + 1);
-      const consume = (value2 = "", num = 0) => {
-        state.consumed += value2;
-        state.index += num;
-      };
-      const append2 = (token) => {
-        state.output += token.output != null ? token.output : token.value;
-        consume(token.value);
-      };
-      const negate = () => {
-        let count = 1;
-        while (peek() === "!" && (peek(2) !== "(" || peek(3) === "?")) {
-          advance();
-          state.start++;
-          count++;
-        }
-        if (count % 2 === 0) {
-          return false;
-        }
-        state.negated = true;
-        state.start++;
-        return true;
-      };
-      const increment = (type) => {
-        state[type]++;
-        stack.push(type);
-      };
-      const decrement = (type) => {
-        state[type]--;
-        stack.pop();
-      };
-      const push2 = (tok) => {
-        if (prev.type === "globstar") {
-          const isBrace = state.braces > 0 && (tok.type === "comma" || tok.type === "brace");
-          const isExtglob = tok.extglob === true || extglobs.length && (tok.type === "pipe" || tok.type === "paren");
-          if (tok.type !== "slash" && tok.type !== "paren" && !isBrace && !isExtglob) {
-            state.output = state.output.slice(0, -prev.output.length);
-            prev.type = "star";
-            prev.value = "*";
-            prev.output = star;
-            state.output += prev.output;
-          }
-        }
-        if (extglobs.length && tok.type !== "paren") {
-          extglobs[extglobs.length - 1].inner += tok.value;
-        }
-        if (tok.value || tok.output) append2(tok);
-        if (prev && prev.type === "text" && tok.type === "text") {
-          prev.output = (prev.output || prev.value) + tok.value;
-          prev.value += tok.value;
-          return;
-        }
-        tok.prev = prev;
-        tokens.push(tok);
-        prev = tok;
-      };
-      const extglobOpen = (type, value2) => {
-        const token = { ...EXTGLOB_CHARS[value2], conditions: 1, inner: "" };
-        token.prev = prev;
-        token.parens = state.parens;
-        token.output = state.output;
-        token.startIndex = state.index;
-        token.tokensIndex = tokens.length;
-        const output = (opts.capture ? "(" : "") + token.open;
-        increment("parens");
-        push2({ type, value: value2, output: state.output ? "" : ONE_CHAR });
-        push2({ type: "paren", extglob: true, value: advance(), output });
-        extglobs.push(token);
-      };
-      const extglobClose = (token) => {
-        const literal = input.slice(token.startIndex, state.index + 1);
-        const body = input.slice(token.startIndex + 2, state.index);
-        const analysis = analyzeRepeatedExtglob(body, opts);
-        if ((token.type === "plus" || token.type === "star") && analysis.risky) {
-          const safeOutput = analysis.safeOutput ? (token.output ? "" : ONE_CHAR) + (opts.capture ? `(${analysis.safeOutput})` : analysis.safeOutput) : void 0;
-          const open3 = tokens[token.tokensIndex];
-          open3.type = "text";
-          open3.value = literal;
-          open3.output = safeOutput || utils.escapeRegex(literal);
-          for (let i = token.tokensIndex + 1; i < tokens.length; i++) {
-            tokens[i].value = "";
-            tokens[i].output = "";
-            delete tokens[i].suffix;
-          }
-          state.output = token.output + open3.output;
-          state.backtrack = true;
-          push2({ type: "paren", extglob: true, value, output: "" });
-          decrement("parens");
-          return;
-        }
-        let output = token.close + (opts.capture ? ")" : "");
-        let rest;
-        if (token.type === "negate") {
-          let extglobStar = star;
-          if (token.inner && token.inner.length > 1 && token.inner.includes("/")) {
-            extglobStar = globstar(opts);
-          }
-          if (extglobStar !== star || eos() || /^\)+$/.test(remaining())) {
-            output = token.close = `)$))${extglobStar}`;
-          }
-          if (token.inner.includes("*") && (rest = remaining()) && /^\.[^\\/.]+$/.test(rest)) {
-            const expression = parse3(rest, { ...options, fastpaths: false }).output;
-            output = token.close = `)${expression})${extglobStar})`;
-          }
-          if (token.prev.type === "bos") {
-            state.negatedExtglob = true;
-          }
-        }
-        push2({ type: "paren", extglob: true, value, output });
-        decrement("parens");
-      };
-      if (opts.fastpaths !== false && !/(^[*!]|[/()[\]{}"])/.test(input)) {
-        let backslashes = false;
-        let output = input.replace(REGEX_SPECIAL_CHARS_BACKREF, (m2, esc, chars, first, rest, index) => {
-          if (first === "\\") {
-            backslashes = true;
-            return m2;
-          }
-          if (first === "?") {
-            if (esc) {
-              return esc + first + (rest ? QMARK.repeat(rest.length) : "");
-            }
-            if (index === 0) {
-              return qmarkNoDot + (rest ? QMARK.repeat(rest.length) : "");
-            }
-            return QMARK.repeat(chars.length);
-          }
-          if (first === ".") {
-            return DOT_LITERAL.repeat(chars.length);
-          }
-          if (first === "*") {
-            if (esc) {
-              return esc + first + (rest ? star : "");
-            }
-            return star;
-          }
-          return esc ? m2 : `\\${m2}`;
-        });
-        if (backslashes === true) {
-          if (opts.unescape === true) {
-            output = output.replace(/\\/g, "");
-          } else {
-            output = output.replace(/\\+/g, (m2) => {
-              return m2.length % 2 === 0 ? "\\\\" : m2 ? "\\" : "";
-            });
-          }
-        }
-        if (output === input && opts.contains === true) {
-          state.output = input;
-          return state;
-        }
-        state.output = utils.wrapOutput(output, state, options);
-        return state;
-      }
-      while (!eos()) {
-        value = advance();
-        if (value === "\0") {
-          continue;
-        }
-        if (value === "\\") {
-          const next = peek();
-          if (next === "/" && opts.bash !== true) {
-            continue;
-          }
-          if (next === "." || next === ";") {
-            continue;
-          }
-          if (!next) {
-            value += "\\";
-            push2({ type: "text", value });
-            continue;
-          }
-          const match = /^\\+/.exec(remaining());
-          let slashes = 0;
-          if (match && match[0].length > 2) {
-            slashes = match[0].length;
-            state.index += slashes;
-            if (slashes % 2 !== 0) {
-              value += "\\";
-            }
-          }
-          if (opts.unescape === true) {
-            value = advance();
-          } else {
-            value += advance();
-          }
-          if (state.brackets === 0) {
-            push2({ type: "text", value });
-            continue;
-          }
-        }
-        if (state.brackets > 0 && (value !== "]" || prev.value === "[" || prev.value === "[^")) {
-          if (opts.posix !== false && value === ":") {
-            const inner = prev.value.slice(1);
-            if (inner.includes("[")) {
-              prev.posix = true;
-              if (inner.includes(":")) {
-                const idx = prev.value.lastIndexOf("[");
-                const pre = prev.value.slice(0, idx);
-                const rest2 = prev.value.slice(idx + 2);
-                const posix = POSIX_REGEX_SOURCE[rest2];
-                if (posix) {
-                  prev.value = pre + posix;
-                  state.backtrack = true;
-                  advance();
-                  if (!bos.output && tokens.indexOf(prev) === 1) {
-                    bos.output = ONE_CHAR;
-                  }
-                  continue;
-                }
-              }
-            }
-          }
-          if (value === "[" && peek() !== ":" || value === "-" && peek() === "]") {
-            value = `\\${value}`;
-          }
-          if (value === "]" && (prev.value === "[" || prev.value === "[^")) {
-            value = `\\${value}`;
-          }
-          if (opts.posix === true && value === "!" && prev.value === "[") {
-            value = "^";
-          }
-          prev.value += value;
-          append2({ value });
-          continue;
-        }
-        if (state.quotes === 1 && value !== '"') {
-          value = utils.escapeRegex(value);
-          prev.value += value;
-          append2({ value });
-          continue;
-        }
-        if (value === '"') {
-          state.quotes = state.quotes === 1 ? 0 : 1;
-          if (opts.keepQuotes === true) {
-            push2({ type: "text", value });
-          }
-          continue;
-        }
-        if (value === "(") {
-          increment("parens");
-          push2({ type: "paren", value });
-          continue;
-        }
-        if (value === ")") {
-          if (state.parens === 0 && opts.strictBrackets === true) {
-            throw new SyntaxError(syntaxError("opening", "("));
-          }
-          const extglob = extglobs[extglobs.length - 1];
-          if (extglob && state.parens === extglob.parens + 1) {
-            extglobClose(extglobs.pop());
-            continue;
-          }
-          push2({ type: "paren", value, output: state.parens ? ")" : "\\)" });
-          decrement("parens");
-          continue;
-        }
-        if (value === "[") {
-          if (opts.nobracket === true || !remaining().includes("]")) {
-            if (opts.nobracket !== true && opts.strictBrackets === true) {
-              throw new SyntaxError(syntaxError("closing", "]"));
-            }
-            value = `\\${value}`;
-          } else {
-            increment("brackets");
-          }
-          push2({ type: "bracket", value });
-          continue;
-        }
-        if (value === "]") {
-          if (opts.nobracket === true || prev && prev.type === "bracket" && prev.value.length === 1) {
-            push2({ type: "text", value, output: `\\${value}` });
-            continue;
-          }
-          if (state.brackets === 0) {
-            if (opts.strictBrackets === true) {
-              throw new SyntaxError(syntaxError("opening", "["));
-            }
-            push2({ type: "text", value, output: `\\${value}` });
-            continue;
-          }
-          decrement("brackets");
-          const prevValue = prev.value.slice(1);
-          if (prev.posix !== true && prevValue[0] === "^" && !prevValue.includes("/")) {
-            value = `/${value}`;
-          }
-          prev.value += value;
-          append2({ value });
-          if (opts.literalBrackets === false || utils.hasRegexChars(prevValue)) {
-            continue;
-          }
-          const escaped = utils.escapeRegex(prev.value);
-          state.output = state.output.slice(0, -prev.value.length);
-          if (opts.literalBrackets === true) {
-            state.output += escaped;
-            prev.value = escaped;
-            continue;
-          }
-          prev.value = `(${capture}${escaped}|${prev.value})`;
-          state.output += prev.value;
-          continue;
-        }
-        if (value === "{" && opts.nobrace !== true) {
-          increment("braces");
-          const open3 = {
-            type: "brace",
-            value,
-            output: "(",
-            outputIndex: state.output.length,
-            tokensIndex: state.tokens.length
-          };
-          braces.push(open3);
-          push2(open3);
-          continue;
-        }
-        if (value === "}") {
-          const brace = braces[braces.length - 1];
-          if (opts.nobrace === true || !brace) {
-            push2({ type: "text", value, output: value });
-            continue;
-          }
-          let output = ")";
-          if (brace.dots === true) {
-            const arr = tokens.slice();
-            const range2 = [];
-            for (let i = arr.length - 1; i >= 0; i--) {
-              tokens.pop();
-              if (arr[i].type === "brace") {
-                break;
-              }
-              if (arr[i].type !== "dots") {
-                range2.unshift(arr[i].value);
-              }
-            }
-            output = expandRange(range2, opts);
-            state.backtrack = true;
-          }
-          if (brace.comma !== true && brace.dots !== true) {
-            const out = state.output.slice(0, brace.outputIndex);
-            const toks = state.tokens.slice(brace.tokensIndex);
-            brace.value = brace.output = "\\{";
-            value = output = "\\}";
-            state.output = out;
-            for (const t of toks) {
-              state.output += t.output || t.value;
-            }
-          }
-          push2({ type: "brace", value, output });
-          decrement("braces");
-          braces.pop();
-          continue;
-        }
-        if (value === "|") {
-          if (extglobs.length > 0) {
-            extglobs[extglobs.length - 1].conditions++;
-          }
-          push2({ type: "text", value });
-          continue;
-        }
-        if (value === ",") {
-          let output = value;
-          const brace = braces[braces.length - 1];
-          if (brace && stack[stack.length - 1] === "braces") {
-            brace.comma = true;
-            output = "|";
-          }
-          push2({ type: "comma", value, output });
-          continue;
-        }
-        if (value === "/") {
-          if (prev.type === "dot" && state.index === state.start + 1) {
-            state.start = state.index + 1;
-            state.consumed = "";
-            state.output = "";
-            tokens.pop();
-            prev = bos;
-            continue;
-          }
-          push2({ type: "slash", value, output: SLASH_LITERAL });
-          continue;
-        }
-        if (value === ".") {
-          if (state.braces > 0 && prev.type === "dot") {
-            if (prev.value === ".") prev.output = DOT_LITERAL;
-            const brace = braces[braces.length - 1];
-            prev.type = "dots";
-            prev.output += value;
-            prev.value += value;
-            brace.dots = true;
-            continue;
-          }
-          if (state.braces + state.parens === 0 && prev.type !== "bos" && prev.type !== "slash") {
-            push2({ type: "text", value, output: DOT_LITERAL });
-            continue;
-          }
-          push2({ type: "dot", value, output: DOT_LITERAL });
-          continue;
-        }
-        if (value === "?") {
-          const isGroup = prev && prev.value === "(";
-          if (!isGroup && opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
-            extglobOpen("qmark", value);
-            continue;
-          }
-          if (prev && prev.type === "paren") {
-            const next = peek();
-            let output = value;
-            if (prev.value === "(" && !/[!=<:]/.test(next) || next === "<" && !/<([!=]|\w+>)/.test(remaining())) {
-              output = `\\${value}`;
-            }
-            push2({ type: "text", value, output });
-            continue;
-          }
-          if (opts.dot !== true && (prev.type === "slash" || prev.type === "bos")) {
-            push2({ type: "qmark", value, output: QMARK_NO_DOT });
-            continue;
-          }
-          push2({ type: "qmark", value, output: QMARK });
-          continue;
-        }
-        if (value === "!") {
-          if (opts.noextglob !== true && peek() === "(") {
-            if (peek(2) !== "?" || !/[!=<:]/.test(peek(3))) {
-              extglobOpen("negate", value);
-              continue;
-            }
-          }
-          if (opts.nonegate !== true && state.index === 0) {
-            negate();
-            continue;
-          }
-        }
-        if (value === "+") {
-          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
-            extglobOpen("plus", value);
-            continue;
-          }
-          if (prev && prev.value === "(" || opts.regex === false) {
-            push2({ type: "plus", value, output: PLUS_LITERAL });
-            continue;
-          }
-          if (prev && (prev.type === "bracket" || prev.type === "paren" || prev.type === "brace") || state.parens > 0) {
-            push2({ type: "plus", value });
-            continue;
-          }
-          push2({ type: "plus", value: PLUS_LITERAL });
-          continue;
-        }
-        if (value === "@") {
-          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
-            push2({ type: "at", extglob: true, value, output: "" });
-            continue;
-          }
-          push2({ type: "text", value });
-          continue;
-        }
-        if (value !== "*") {
-          if (value === "$" || value === "^") {
-            value = `\\${value}`;
-          }
-          const match = REGEX_NON_SPECIAL_CHARS.exec(remaining());
-          if (match) {
-            value += match[0];
-            state.index += match[0].length;
-          }
-          push2({ type: "text", value });
-          continue;
-        }
-        if (prev && (prev.type === "globstar" || prev.star === true)) {
-          prev.type = "star";
-          prev.star = true;
-          prev.value += value;
-          prev.output = star;
-          state.backtrack = true;
-          state.globstar = true;
-          consume(value);
-          continue;
-        }
-        let rest = remaining();
-        if (opts.noextglob !== true && /^\([^?]/.test(rest)) {
-          extglobOpen("star", value);
-          continue;
-        }
-        if (prev.type === "star") {
-          if (opts.noglobstar === true) {
-            consume(value);
-            continue;
-          }
-          const prior = prev.prev;
-          const before = prior.prev;
-          const isStart = prior.type === "slash" || prior.type === "bos";
-          const afterStar = before && (before.type === "star" || before.type === "globstar");
-          if (opts.bash === true && (!isStart || rest[0] && rest[0] !== "/")) {
-            push2({ type: "star", value, output: "" });
-            continue;
-          }
-          const isBrace = state.braces > 0 && (prior.type === "comma" || prior.type === "brace");
-          const isExtglob = extglobs.length && (prior.type === "pipe" || prior.type === "paren");
-          if (!isStart && prior.type !== "paren" && !isBrace && !isExtglob) {
-            push2({ type: "star", value, output: "" });
-            continue;
-          }
-          while (rest.slice(0, 3) === "/**") {
-            const after = input[state.index + 4];
-            if (after && after !== "/") {
-              break;
-            }
-            rest = rest.slice(3);
-            consume("/**", 3);
-          }
-          const isEnd = eos() || state.parens > 0 && rest === ")".repeat(state.parens) && !extglobs.some((extglob) => extglob.type === "negate");
-          if (prior.type === "bos" && eos()) {
-            prev.type = "globstar";
-            prev.value += value;
-            prev.output = globstar(opts);
-            state.output = prev.output;
-            state.globstar = true;
-            consume(value);
-            continue;
-          }
-          if (prior.type === "slash" && prior.prev.type !== "bos" && !afterStar && isEnd) {
-            state.output = state.output.slice(0, -(prior.output + prev.output).length);
-            prior.output = `(?:${prior.output}`;
-            prev.type = "globstar";
-            prev.output = globstar(opts) + (opts.strictSlashes ? ")" : "|$)");
-            prev.value += value;
-            state.globstar = true;
-            state.output += prior.output + prev.output;
-            consume(value);
-            continue;
-          }
-          if (prior.type === "slash" && prior.prev.type !== "bos" && rest[0] === "/") {
-            const end = rest[1] !== void 0 ? "|$" : "";
-            state.output = state.output.slice(0, -(prior.output + prev.output).length);
-            prior.output = `(?:${prior.output}`;
-            prev.type = "globstar";
-            prev.output = `${globstar(opts)}${SLASH_LITERAL}|${SLASH_LITERAL}${end})`;
-            prev.value += value;
-            state.output += prior.output + prev.output;
-            state.globstar = true;
-            consume(value + advance());
-            push2({ type: "slash", value: "/", output: "" });
-            continue;
-          }
-          if (prior.type === "bos" && rest[0] === "/") {
-            prev.type = "globstar";
-            prev.value += value;
-            prev.output = `(?:^|${SLASH_LITERAL}|${globstar(opts)}${SLASH_LITERAL})`;
-            state.output = prev.output;
-            state.globstar = true;
-            consume(value + advance());
-            push2({ type: "slash", value: "/", output: "" });
-            continue;
-          }
-          state.output = state.output.slice(0, -prev.output.length);
-          prev.type = "globstar";
-          prev.output = globstar(opts);
-          prev.value += value;
-          state.output += prev.output;
-          state.globstar = true;
-          consume(value);
-          continue;
-        }
-        const token = { type: "star", value, output: star };
-        if (opts.bash === true) {
-          token.output = ".*?";
-          if (prev.type === "bos" || prev.type === "slash") {
-            token.output = nodot + token.output;
-          }
-          push2(token);
-          continue;
-        }
-        if (prev && (prev.type === "bracket" || prev.type === "paren") && opts.regex === true) {
-          token.output = value;
-          push2(token);
-          continue;
-        }
-        if (state.index === state.start || prev.type === "slash" || prev.type === "dot") {
-          if (prev.type === "dot") {
-            state.output += NO_DOT_SLASH;
-            prev.output += NO_DOT_SLASH;
-          } else if (opts.dot === true) {
-            state.output += NO_DOTS_SLASH;
-            prev.output += NO_DOTS_SLASH;
-          } else {
-            state.output += nodot;
-            prev.output += nodot;
-          }
-          if (peek() !== "*") {
-            state.output += ONE_CHAR;
-            prev.output += ONE_CHAR;
-          }
-        }
-        push2(token);
-      }
-      while (state.brackets > 0) {
-        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", "]"));
-        state.output = utils.escapeLast(state.output, "[");
-        decrement("brackets");
-      }
-      while (state.parens > 0) {
-        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", ")"));
-        state.output = utils.escapeLast(state.output, "(");
-        decrement("parens");
-      }
-      while (state.braces > 0) {
-        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", "}"));
-        state.output = utils.escapeLast(state.output, "{");
-        decrement("braces");
-      }
-      if (opts.strictSlashes !== true && (prev.type === "star" || prev.type === "bracket")) {
-        push2({ type: "maybe_slash", value: "", output: `${SLASH_LITERAL}?` });
-      }
-      if (state.backtrack === true) {
-        state.output = "";
-        for (const token of state.tokens) {
-          state.output += token.output != null ? token.output : token.value;
-          if (token.suffix) {
-            state.output += token.suffix;
-          }
-        }
-      }
-      return state;
-    };
-    parse3.fastpaths = (input, options) => {
-      const opts = { ...options };
-      const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
-      const len = input.length;
-      if (len > max) {
-        throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
-      }
-      input = REPLACEMENTS[input] || input;
-      const {
-        DOT_LITERAL,
-        SLASH_LITERAL,
-        ONE_CHAR,
-        DOTS_SLASH,
-        NO_DOT,
-        NO_DOTS,
-        NO_DOTS_SLASH,
-        STAR,
-        START_ANCHOR
-      } = constants3.globChars(opts.windows);
-      const nodot = opts.dot ? NO_DOTS : NO_DOT;
-      const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
-      const capture = opts.capture ? "" : "?:";
-      const state = { negated: false, prefix: "" };
-      let star = opts.bash === true ? ".*?" : STAR;
-      if (opts.capture) {
-        star = `(${star})`;
-      }
-      const globstar = (opts2) => {
-        if (opts2.noglobstar === true) return star;
-        return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
-      };
-      const create = (str) => {
-        switch (str) {
-          case "*":
-            return `${nodot}${ONE_CHAR}${star}`;
-          case ".*":
-            return `${DOT_LITERAL}${ONE_CHAR}${star}`;
-          case "*.*":
-            return `${nodot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
-          case "*/*":
-            return `${nodot}${star}${SLASH_LITERAL}${ONE_CHAR}${slashDot}${star}`;
-          case "**":
-            return nodot + globstar(opts);
-          case "**/*":
-            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${ONE_CHAR}${star}`;
-          case "**/*.*":
-            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
-          case "**/.*":
-            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${DOT_LITERAL}${ONE_CHAR}${star}`;
-          default: {
-            const match = /^(.*?)\.(\w+)$/.exec(str);
-            if (!match) return;
-            const source2 = create(match[1]);
-            if (!source2) return;
-            return source2 + DOT_LITERAL + match[2];
-          }
-        }
-      };
-      const output = utils.removePrefix(input, state);
-      let source = create(output);
-      if (source && opts.strictSlashes !== true) {
-        source += `${SLASH_LITERAL}?`;
-      }
-      return source;
-    };
-    module.exports = parse3;
-  }
-});
-
-// node_modules/picomatch/lib/picomatch.js
-var require_picomatch = __commonJS({
-  "node_modules/picomatch/lib/picomatch.js"(exports, module) {
-    "use strict";
-    var scan = require_scan();
-    var parse3 = require_parse3();
-    var utils = require_utils3();
-    var constants3 = require_constants7();
-    var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
-    var picomatch2 = (glob, options, returnState = false) => {
-      if (Array.isArray(glob)) {
-        const fns = glob.map((input) => picomatch2(input, options, returnState));
-        const arrayMatcher = (str) => {
-          for (const isMatch of fns) {
-            const state2 = isMatch(str);
-            if (state2) return state2;
-          }
-          return false;
-        };
-        return arrayMatcher;
-      }
-      const isState = isObject2(glob) && glob.tokens && glob.input;
-      if (glob === "" || typeof glob !== "string" && !isState) {
-        throw new TypeError("Expected pattern to be a non-empty string");
-      }
-      const opts = options || {};
-      const posix = opts.windows;
-      const regex2 = isState ? picomatch2.compileRe(glob, options) : picomatch2.makeRe(glob, options, false, true);
-      const state = regex2.state;
-      delete regex2.state;
-      let isIgnored = () => false;
-      if (opts.ignore) {
-        const ignoreOpts = { ...options, ignore: null, onMatch: null, onResult: null };
-        isIgnored = picomatch2(opts.ignore, ignoreOpts, returnState);
-      }
-      const matcher = (input, returnObject = false) => {
-        const { isMatch, match, output } = picomatch2.test(input, regex2, options, { glob, posix });
-        const result = { glob, state, regex: regex2, posix, input, output, match, isMatch };
-        if (typeof opts.onResult === "function") {
-          opts.onResult(result);
-        }
-        if (isMatch === false) {
-          result.isMatch = false;
-          return returnObject ? result : false;
-        }
-        if (isIgnored(input)) {
-          if (typeof opts.onIgnore === "function") {
-            opts.onIgnore(result);
-          }
-          result.isMatch = false;
-          return returnObject ? result : false;
-        }
-        if (typeof opts.onMatch === "function") {
-          opts.onMatch(result);
-        }
-        return returnObject ? result : true;
-      };
-      if (returnState) {
-        matcher.state = state;
-      }
-      return matcher;
-    };
-    picomatch2.test = (input, regex2, options, { glob, posix } = {}) => {
-      if (typeof input !== "string") {
-        throw new TypeError("Expected input to be a string");
-      }
-      if (input === "") {
-        return { isMatch: false, output: "" };
-      }
-      const opts = options || {};
-      const format = opts.format || (posix ? utils.toPosixSlashes : null);
-      let match = input === glob;
-      let output = match && format ? format(input) : input;
-      if (match === false) {
-        output = format ? format(input) : input;
-        match = output === glob;
-      }
-      if (match === false || opts.capture === true) {
-        if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch2.matchBase(input, regex2, options, posix);
-        } else {
-          match = regex2.exec(output);
-        }
-      }
-      return { isMatch: Boolean(match), match, output };
-    };
-    picomatch2.matchBase = (input, glob, options, posix = options && options.windows) => {
-      const regex2 = glob instanceof RegExp ? glob : picomatch2.makeRe(glob, options);
-      return regex2.test(utils.basename(input, { windows: posix }));
-    };
-    picomatch2.isMatch = (str, patterns, options) => picomatch2(patterns, options)(str);
-    picomatch2.parse = (pattern, options) => {
-      if (Array.isArray(pattern)) return pattern.map((p2) => picomatch2.parse(p2, options));
-      return parse3(pattern, { ...options, fastpaths: false });
-    };
-    picomatch2.scan = (input, options) => scan(input, options);
-    picomatch2.compileRe = (state, options, returnOutput = false, returnState = false) => {
-      if (returnOutput === true) {
-        return state.output;
-      }
-      const opts = options || {};
-      const prepend = opts.contains ? "" : "^";
-      const append2 = opts.contains ? "" : "$";
-      let source = `${prepend}(?:${state.output})${append2}`;
-      if (state && state.negated === true) {
-        source = `^(?!${source}).*$`;
-      }
-      const regex2 = picomatch2.toRegex(source, options);
-      if (returnState === true) {
-        regex2.state = state;
-      }
-      return regex2;
-    };
-    picomatch2.makeRe = (input, options = {}, returnOutput = false, returnState = false) => {
-      if (!input || typeof input !== "string") {
-        throw new TypeError("Expected a non-empty string");
-      }
-      let parsed = { negated: false, fastpaths: true };
-      if (options.fastpaths !== false && (input[0] === "." || input[0] === "*")) {
-        parsed.output = parse3.fastpaths(input, options);
-      }
-      if (!parsed.output) {
-        parsed = parse3(input, options);
-      }
-      return picomatch2.compileRe(parsed, options, returnOutput, returnState);
-    };
-    picomatch2.toRegex = (source, options) => {
-      try {
-        const opts = options || {};
-        return new RegExp(source, opts.flags || (opts.nocase ? "i" : ""));
-      } catch (err) {
-        if (options && options.debug === true) throw err;
-        return /$^/;
-      }
-    };
-    picomatch2.constants = constants3;
-    module.exports = picomatch2;
-  }
-});
-
-// node_modules/picomatch/index.js
-var require_picomatch2 = __commonJS({
-  "node_modules/picomatch/index.js"(exports, module) {
-    "use strict";
-    var pico = require_picomatch();
-    var utils = require_utils3();
-    function picomatch2(glob, options, returnState = false) {
-      if (options && (options.windows === null || options.windows === void 0)) {
-        options = { ...options, windows: utils.isWindows() };
-      }
-      return pico(glob, options, returnState);
-    }
-    Object.assign(picomatch2, pico);
-    module.exports = picomatch2;
   }
 });
 
@@ -39825,7 +39825,7 @@ var require_lib2 = __commonJS({
 });
 
 // src/sync-action/main.ts
-import path24 from "node:path";
+import path25 from "node:path";
 
 // node_modules/@actions/core/lib/core.js
 var core_exports = {};
@@ -40103,11 +40103,11 @@ var HttpCodes;
   HttpCodes2[HttpCodes2["ServiceUnavailable"] = 503] = "ServiceUnavailable";
   HttpCodes2[HttpCodes2["GatewayTimeout"] = 504] = "GatewayTimeout";
 })(HttpCodes || (HttpCodes = {}));
-var Headers;
-(function(Headers2) {
-  Headers2["Accept"] = "accept";
-  Headers2["ContentType"] = "content-type";
-})(Headers || (Headers = {}));
+var Headers2;
+(function(Headers3) {
+  Headers3["Accept"] = "accept";
+  Headers3["ContentType"] = "content-type";
+})(Headers2 || (Headers2 = {}));
 var MediaTypes;
 (function(MediaTypes2) {
   MediaTypes2["ApplicationJson"] = "application/json";
@@ -40250,7 +40250,7 @@ var HttpClient = class {
    */
   getJson(requestUrl_1) {
     return __awaiter(this, arguments, void 0, function* (requestUrl, additionalHeaders = {}) {
-      additionalHeaders[Headers.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers.Accept, MediaTypes.ApplicationJson);
+      additionalHeaders[Headers2.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers2.Accept, MediaTypes.ApplicationJson);
       const res = yield this.get(requestUrl, additionalHeaders);
       return this._processResponse(res, this.requestOptions);
     });
@@ -40258,8 +40258,8 @@ var HttpClient = class {
   postJson(requestUrl_1, obj_1) {
     return __awaiter(this, arguments, void 0, function* (requestUrl, obj, additionalHeaders = {}) {
       const data = JSON.stringify(obj, null, 2);
-      additionalHeaders[Headers.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers.Accept, MediaTypes.ApplicationJson);
-      additionalHeaders[Headers.ContentType] = this._getExistingOrDefaultContentTypeHeader(additionalHeaders, MediaTypes.ApplicationJson);
+      additionalHeaders[Headers2.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers2.Accept, MediaTypes.ApplicationJson);
+      additionalHeaders[Headers2.ContentType] = this._getExistingOrDefaultContentTypeHeader(additionalHeaders, MediaTypes.ApplicationJson);
       const res = yield this.post(requestUrl, data, additionalHeaders);
       return this._processResponse(res, this.requestOptions);
     });
@@ -40267,8 +40267,8 @@ var HttpClient = class {
   putJson(requestUrl_1, obj_1) {
     return __awaiter(this, arguments, void 0, function* (requestUrl, obj, additionalHeaders = {}) {
       const data = JSON.stringify(obj, null, 2);
-      additionalHeaders[Headers.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers.Accept, MediaTypes.ApplicationJson);
-      additionalHeaders[Headers.ContentType] = this._getExistingOrDefaultContentTypeHeader(additionalHeaders, MediaTypes.ApplicationJson);
+      additionalHeaders[Headers2.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers2.Accept, MediaTypes.ApplicationJson);
+      additionalHeaders[Headers2.ContentType] = this._getExistingOrDefaultContentTypeHeader(additionalHeaders, MediaTypes.ApplicationJson);
       const res = yield this.put(requestUrl, data, additionalHeaders);
       return this._processResponse(res, this.requestOptions);
     });
@@ -40276,8 +40276,8 @@ var HttpClient = class {
   patchJson(requestUrl_1, obj_1) {
     return __awaiter(this, arguments, void 0, function* (requestUrl, obj, additionalHeaders = {}) {
       const data = JSON.stringify(obj, null, 2);
-      additionalHeaders[Headers.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers.Accept, MediaTypes.ApplicationJson);
-      additionalHeaders[Headers.ContentType] = this._getExistingOrDefaultContentTypeHeader(additionalHeaders, MediaTypes.ApplicationJson);
+      additionalHeaders[Headers2.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers2.Accept, MediaTypes.ApplicationJson);
+      additionalHeaders[Headers2.ContentType] = this._getExistingOrDefaultContentTypeHeader(additionalHeaders, MediaTypes.ApplicationJson);
       const res = yield this.patch(requestUrl, data, additionalHeaders);
       return this._processResponse(res, this.requestOptions);
     });
@@ -40507,7 +40507,7 @@ var HttpClient = class {
   _getExistingOrDefaultContentTypeHeader(additionalHeaders, _default) {
     let clientHeader;
     if (this.requestOptions && this.requestOptions.headers) {
-      const headerValue = lowercaseKeys(this.requestOptions.headers)[Headers.ContentType];
+      const headerValue = lowercaseKeys(this.requestOptions.headers)[Headers2.ContentType];
       if (headerValue) {
         if (typeof headerValue === "number") {
           clientHeader = String(headerValue);
@@ -40518,7 +40518,7 @@ var HttpClient = class {
         }
       }
     }
-    const additionalValue = additionalHeaders[Headers.ContentType];
+    const additionalValue = additionalHeaders[Headers2.ContentType];
     if (additionalValue !== void 0) {
       if (typeof additionalValue === "number") {
         return String(additionalValue);
@@ -42528,6 +42528,22 @@ var template_manifest_schema_default = {
         command: { type: "string", minLength: 1 },
         timeoutSeconds: { type: "integer", minimum: 1, maximum: 3600 }
       }
+    },
+    verbatim: {
+      type: "array",
+      description: "Extension: globs, relative to the content folder, of files copied byte for byte and never parsed as Liquid (their paths are still rendered).",
+      maxItems: 100,
+      items: { type: "string", minLength: 1, maxLength: 500 }
+    },
+    partials: {
+      type: "string",
+      minLength: 1,
+      description: "Extension: a folder, relative to the template root and outside the content folder, that {% render %} and {% include %} read from. Never part of the generated project. Default: none."
+    },
+    whitespace: {
+      type: "string",
+      enum: ["liquid", "line"],
+      description: `Extension: how {%- -%} {{- -}} trim. "liquid" (default): as stock Liquid and Jinja, all whitespace up to the next text, line breaks included. "line": only the tag's own line (blanks before it; blanks and one line break after it).`
     },
     nextSteps: {
       type: "string",
@@ -44586,7 +44602,7 @@ import { createWriteStream as createWriteStream2 } from "node:fs";
 import { mkdtemp, readdir as readdir2, rm as rm3, stat as stat3 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path9 from "node:path";
-import { Readable as Readable2, Transform as Transform4 } from "node:stream";
+import { Readable as Readable3, Transform as Transform4 } from "node:stream";
 import { pipeline as pipeline3 } from "node:stream/promises";
 
 // src/archive/integrity.ts
@@ -47865,6 +47881,224 @@ async function extractArchive(file, dest, limits = {}) {
   return scan;
 }
 
+// src/core/egress.ts
+import { lookup as dnsLookup } from "node:dns";
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { Readable as Readable2 } from "node:stream";
+
+// src/core/ip-addresses.ts
+import { isIPv4, isIPv6 } from "node:net";
+function bareAddress(address) {
+  return address.replace(/^\[|\]$/g, "").replace(/%.*$/s, "");
+}
+function isIpAddress(host) {
+  const bare = bareAddress(host);
+  return isIPv4(bare) || isIPv6(bare);
+}
+function ipv4Bytes(address) {
+  return address.split(".").map(Number);
+}
+function ipv6Bytes(address) {
+  const text4 = address.toLowerCase().replace(
+    /(\d+)\.(\d+)\.(\d+)\.(\d+)$/,
+    (_all, a, b2, c, d) => `${(Number(a) << 8 | Number(b2)).toString(16)}:${(Number(c) << 8 | Number(d)).toString(16)}`
+  );
+  const [head = "", rest] = text4.split("::");
+  const groups2 = (part) => part === "" ? [] : part.split(":").map((group2) => parseInt(group2, 16));
+  const front = groups2(head);
+  const back = groups2(rest ?? "");
+  const middle = rest === void 0 ? [] : new Array(8 - front.length - back.length).fill(0);
+  return [...front, ...middle, ...back].flatMap((word) => [word >> 8, word & 255]);
+}
+function bytesOf(address) {
+  const bare = bareAddress(address);
+  if (isIPv4(bare)) return ipv4Bytes(bare);
+  if (isIPv6(bare)) return ipv6Bytes(bare);
+  return void 0;
+}
+function startsWith(bytes, prefix, bits) {
+  for (let bit = 0; bit < bits; bit++) {
+    const byte = bit >> 3;
+    const mask = 128 >> (bit & 7);
+    if (((bytes[byte] ?? 0) & mask) !== ((prefix[byte] ?? 0) & mask)) return false;
+  }
+  return true;
+}
+var IPV4_MAPPED = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255];
+function mappedIpv4(bytes) {
+  return bytes.length === 16 && startsWith(bytes, IPV4_MAPPED, 96) ? bytes.slice(12) : void 0;
+}
+function carriedIpv4(bytes) {
+  if (bytes.length !== 16) return void 0;
+  const mapped = mappedIpv4(bytes);
+  if (mapped) return mapped;
+  if (startsWith(bytes, [0, 100, 255, 155], 96)) return bytes.slice(12);
+  if (startsWith(bytes, [32, 2], 16)) return bytes.slice(2, 6);
+  return void 0;
+}
+var V4_RANGES = [
+  [[0, 0, 0, 0], 8, "special"],
+  [[10, 0, 0, 0], 8, "private"],
+  [[100, 64, 0, 0], 10, "private"],
+  [[127, 0, 0, 0], 8, "loopback"],
+  [[169, 254, 0, 0], 16, "link-local"],
+  [[172, 16, 0, 0], 12, "private"],
+  [[192, 0, 0, 0], 24, "special"],
+  [[192, 0, 2, 0], 24, "special"],
+  [[192, 88, 99, 0], 24, "special"],
+  [[192, 168, 0, 0], 16, "private"],
+  [[198, 18, 0, 0], 15, "special"],
+  [[198, 51, 100, 0], 24, "special"],
+  [[203, 0, 113, 0], 24, "special"],
+  [[224, 0, 0, 0], 4, "special"],
+  [[240, 0, 0, 0], 4, "special"]
+];
+var V6_RANGES = [
+  [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], 128, "loopback"],
+  [[], 96, "special"],
+  // ::/128, and the deprecated IPv4-compatible ::a.b.c.d
+  [[0, 100, 255, 155, 0, 1], 48, "private"],
+  // local-use NAT64
+  [[1, 0], 64, "special"],
+  // discard-only
+  [[32, 1, 0, 0], 32, "special"],
+  // Teredo: hides where it leads
+  [[32, 1, 13, 184], 32, "special"],
+  // documentation
+  [[252], 7, "private"],
+  [[254, 128], 10, "link-local"],
+  [[254, 192], 10, "private"],
+  // deprecated site-local
+  [[255], 8, "special"]
+  // multicast
+];
+function kindOfBytes(bytes) {
+  const carried = carriedIpv4(bytes);
+  if (carried) return kindOfBytes(carried);
+  for (const [prefix, bits, kind] of bytes.length === 4 ? V4_RANGES : V6_RANGES) if (startsWith(bytes, prefix, bits)) return kind;
+  return "public";
+}
+function addressKind(address) {
+  const bytes = bytesOf(address);
+  if (!bytes) throw new TypeError(`${JSON.stringify(address)} is not an IP address`);
+  return kindOfBytes(bytes);
+}
+var ADDRESS_KIND_TEXT = {
+  public: "a public address",
+  loopback: "a loopback address",
+  private: "a private-network address",
+  "link-local": "a link-local address",
+  special: "a reserved or special-purpose address"
+};
+function inAddressRange(address, range2) {
+  const bytes = bytesOf(address);
+  if (!bytes) return false;
+  const candidates = [bytes, mappedIpv4(bytes)].filter((candidate) => candidate !== void 0);
+  return candidates.some((candidate) => candidate.length === range2.bytes.length && startsWith(candidate, range2.bytes, range2.bits));
+}
+
+// src/core/egress.ts
+var resolveWithSystem = (hostname) => new Promise((resolve2, reject) => {
+  dnsLookup(hostname, { all: true, verbatim: true }, (error2, addresses) => error2 ? reject(error2) : resolve2(addresses));
+});
+function egressPolicy(options = {}) {
+  const kinds = new Set(options.allowKinds ?? ["public"]);
+  const ranges = options.allowRanges ?? [];
+  return {
+    refusal(address) {
+      const bare = bareAddress(address);
+      let kind;
+      try {
+        kind = addressKind(bare);
+      } catch {
+        return "not an IP address";
+      }
+      if (kinds.has(kind) || ranges.some((range2) => inAddressRange(bare, range2))) return void 0;
+      return `${ADDRESS_KIND_TEXT[kind]}${options.hint ? `: ${options.hint}` : ""}`;
+    }
+  };
+}
+var EgressRefusedError = class extends Error {
+  constructor(host, address, reason) {
+    super(isIpAddress(host) ? `${address} is ${reason}` : `${host} resolves to ${address}, ${reason}`);
+    this.host = host;
+    this.address = address;
+    this.reason = reason;
+  }
+  host;
+  address;
+  reason;
+  name = "EgressRefusedError";
+  code = "EGRESS_REFUSED";
+};
+async function allowedAddresses(host, policy, resolve2 = resolveWithSystem) {
+  const bare = bareAddress(host);
+  const addresses = isIpAddress(bare) ? [{ address: bare, family: bare.includes(":") ? 6 : 4 }] : await resolve2(bare);
+  if (addresses.length === 0) throw Object.assign(new Error(`${host} does not resolve to any address`), { code: "ENOTFOUND" });
+  for (const { address } of addresses) {
+    const reason = policy.refusal(address);
+    if (reason !== void 0) throw new EgressRefusedError(bare, address, reason);
+  }
+  return addresses;
+}
+function guardedLookup(policy, resolve2 = resolveWithSystem) {
+  return (hostname, options, callback) => {
+    allowedAddresses(hostname, policy, resolve2).then(
+      (addresses) => {
+        const family = typeof options.family === "number" ? options.family : options.family === "IPv6" ? 6 : options.family === "IPv4" ? 4 : 0;
+        const usable = family === 0 ? addresses : addresses.filter((entry) => entry.family === family);
+        const first = usable[0];
+        if (!first) {
+          callback(Object.assign(new Error(`${hostname} has no IPv${family} address`), { code: "ENOTFOUND" }), "", 0);
+          return;
+        }
+        if (options.all) callback(null, usable);
+        else callback(null, first.address, first.family);
+      },
+      (error2) => callback(error2, "", 0)
+    );
+  };
+}
+function answerOf(message, method) {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(message.headers)) {
+    if (value === void 0) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  const status = message.statusCode ?? 0;
+  const bodiless = method === "HEAD" || status === 204 || status === 205 || status === 304;
+  if (bodiless) message.resume();
+  const body = bodiless ? null : Readable2.toWeb(message);
+  return new Response(body, { status, statusText: message.statusMessage ?? "", headers });
+}
+function guardedRequest(policy, options = {}) {
+  const lookup = guardedLookup(policy, options.resolve);
+  return async (input, init = {}) => {
+    const url = typeof input === "string" ? new URL(input) : input;
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`${url.protocol} URLs cannot be requested`);
+    if (isIpAddress(url.hostname)) await allowedAddresses(url.hostname, policy);
+    const method = (init.method ?? "GET").toUpperCase();
+    const headers = { ...init.headers };
+    if (init.body !== void 0 && !Object.keys(headers).some((name) => name.toLowerCase() === "content-length")) {
+      headers["Content-Length"] = String(Buffer.byteLength(init.body));
+    }
+    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    return new Promise((resolve2, reject) => {
+      const request2 = send(url, { method, headers, agent: false, lookup, ...init.signal ? { signal: init.signal } : {} }, (message) => {
+        try {
+          resolve2(answerOf(message, method));
+        } catch (error2) {
+          message.destroy();
+          reject(error2 instanceof Error ? error2 : new Error(String(error2)));
+        }
+      });
+      request2.on("error", reject);
+      request2.end(init.body);
+    });
+  };
+}
+
 // src/core/routes.ts
 var DOWNLOAD_PURPOSE_HEADER = "x-download-purpose";
 
@@ -47902,8 +48136,22 @@ var ByteLimit = class extends Transform4 {
   }
 };
 var MAX_REDIRECTS = 5;
-var isLoopback = (hostname) => hostname === "localhost" || hostname === "[::1]" || /^127(?:\.\d{1,3}){3}$/.test(hostname);
-function checkDownloadUrl(url, documentUrl) {
+function isLoopbackHost(hostname) {
+  const host = bareAddress(hostname).toLowerCase().replace(/\.$/, "");
+  if (isIpAddress(host)) return addressKind(host) === "loopback";
+  return host === "localhost" || host.endsWith(".localhost");
+}
+function registryLocation(url, documentUrl) {
+  for (const candidate of [documentUrl, url]) {
+    if (candidate === void 0) continue;
+    try {
+      return new URL(candidate);
+    } catch {
+    }
+  }
+  return void 0;
+}
+function checkUrlOfRegistry(url, documentUrl, registry) {
   let parsed;
   try {
     parsed = documentUrl === void 0 ? new URL(url) : new URL(url, documentUrl);
@@ -47912,31 +48160,54 @@ function checkDownloadUrl(url, documentUrl) {
   }
   if (parsed.protocol === "https:") return parsed;
   if (parsed.protocol === "http:") {
-    let documentOrigin;
-    try {
-      documentOrigin = documentUrl === void 0 ? void 0 : new URL(documentUrl).origin;
-    } catch {
-      documentOrigin = void 0;
-    }
-    if (isLoopback(parsed.hostname) || parsed.origin === documentOrigin) return parsed;
-    throw new DownloadError(url, "plain http: is only accepted on loopback or on the registry document's own origin; use https:");
+    if (registry && isLoopbackHost(registry.hostname)) return parsed;
+    throw new DownloadError(url, "plain http: is only accepted from a registry on loopback (localhost, 127.0.0.1, ::1); use https:");
   }
-  throw new DownloadError(url, `the ${parsed.protocol} scheme is not accepted: archives are fetched over https: (or http: on loopback or the registry's own origin)`);
+  throw new DownloadError(url, `the ${parsed.protocol} scheme is not accepted: archives are fetched over https: (or http: from a registry on loopback)`);
+}
+var ADDRESS_KINDS = ["public", "loopback", "private", "link-local", "special"];
+async function registryKinds(registry, resolve2) {
+  if (!registry) return /* @__PURE__ */ new Set();
+  const host = bareAddress(registry.hostname);
+  if (isLoopbackHost(host)) return /* @__PURE__ */ new Set(["loopback"]);
+  if (isIpAddress(host)) return /* @__PURE__ */ new Set([addressKind(host)]);
+  if (!resolve2) return /* @__PURE__ */ new Set();
+  try {
+    return new Set((await resolve2(host)).map((entry) => addressKind(entry.address)));
+  } catch {
+    return /* @__PURE__ */ new Set();
+  }
+}
+function downloadPolicy(kinds) {
+  if (kinds.has("loopback")) return egressPolicy({ allowKinds: ADDRESS_KINDS });
+  return egressPolicy({
+    allowKinds: ["public", ...[...kinds].filter((kind) => kind !== "special")],
+    hint: "a registry may send downloads only to public addresses, or to addresses of its own kind (a registry on loopback to any)"
+  });
 }
 async function fetchFollowingSafeRedirects(url, options, signal) {
-  let current = checkDownloadUrl(url, options.documentUrl).href;
+  const registry = registryLocation(url, options.documentUrl);
+  let current = checkUrlOfRegistry(url, options.documentUrl, registry).href;
+  const resolve2 = options.fetch ? void 0 : options.resolve ?? resolveWithSystem;
+  const policy = downloadPolicy(await registryKinds(registry, resolve2));
+  const send = options.fetch ?? guardedRequest(policy, resolve2 ? { resolve: resolve2 } : {});
   for (let hop = 0; ; hop++) {
     let response;
     try {
-      response = await (options.fetch ?? globalThis.fetch)(current, {
+      const host = new URL(current).hostname;
+      if (isIpAddress(host)) await allowedAddresses(host, policy);
+      response = await send(current, {
         headers: {
           accept: "application/gzip, application/octet-stream;q=0.9, */*;q=0.1",
+          // Some hosts refuse a request without one (fetch sends its own).
+          "user-agent": "template-registry",
           ...options.purpose === "inspect" ? { [DOWNLOAD_PURPOSE_HEADER]: "inspect" } : {}
         },
         redirect: "manual",
         signal
       });
     } catch (error2) {
+      if (error2 instanceof EgressRefusedError) throw new DownloadError(current, error2.message, { cause: error2 });
       throw new DownloadError(current, errorMessage(error2), { cause: error2 });
     }
     const location = response.headers.get("location");
@@ -47949,7 +48220,7 @@ async function fetchFollowingSafeRedirects(url, options, signal) {
     } catch {
       throw new DownloadError(current, `it redirects to ${JSON.stringify(location)}, which is not a URL`);
     }
-    current = checkDownloadUrl(next, options.documentUrl).href;
+    current = checkUrlOfRegistry(next, options.documentUrl, registry).href;
   }
 }
 async function fetchToFile(entry, file, options, maxBytes) {
@@ -47979,7 +48250,7 @@ async function fetchToFile(entry, file, options, maxBytes) {
     );
     const digest = new DigestStream();
     try {
-      await pipeline3(Readable2.fromWeb(response.body), limit, digest, createWriteStream2(file, { flags: "wx", mode: 384 }));
+      await pipeline3(Readable3.fromWeb(response.body), limit, digest, createWriteStream2(file, { flags: "wx", mode: 384 }));
     } catch (error2) {
       if (error2 instanceof DownloadError) throw error2;
       throw new DownloadError(url, errorMessage(error2), { cause: error2 });
@@ -48073,7 +48344,7 @@ function registryDocumentUrl(value) {
 }
 
 // src/github/client.ts
-import { Readable as Readable3 } from "node:stream";
+import { Readable as Readable4 } from "node:stream";
 
 // node_modules/@octokit/plugin-retry/dist-bundle/index.js
 var import_light = __toESM(require_light(), 1);
@@ -48260,7 +48531,7 @@ var triggers_notification_paths_default = [
 ];
 function routeMatcher(paths) {
   const regexes = paths.map(
-    (path25) => path25.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
+    (path26) => path26.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
   );
   const regex2 = `^(?:${regexes.map((r) => `(?:${r})`).join("|")})[^/]*$`;
   return new RegExp(regex2, "i");
@@ -48796,7 +49067,7 @@ function parse(options) {
   if (!isBinaryRequest) {
     if (options.mediaType.format) {
       headers.accept = headers.accept.split(/,/).map(
-        (format) => format.replace(
+        (format2) => format2.replace(
           /application\/vnd(\.\w+)(\.v3)?(\.\w+)?(\+json)?$/,
           `application/vnd$1$2.${options.mediaType.format}`
         )
@@ -48806,8 +49077,8 @@ function parse(options) {
       if (options.mediaType.previews?.length) {
         const previewsFromAcceptHeader = headers.accept.match(/(?<![\w-])[\w-]+(?=-preview)/g) || [];
         headers.accept = previewsFromAcceptHeader.concat(options.mediaType.previews).map((preview) => {
-          const format = options.mediaType.format ? `.${options.mediaType.format}` : "+json";
-          return `application/vnd.github.${preview}-preview${format}`;
+          const format2 = options.mediaType.format ? `.${options.mediaType.format}` : "+json";
+          return `application/vnd.github.${preview}-preview${format2}`;
         }).join(",");
       }
     }
@@ -49852,17 +50123,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path25 = requestOptions.url.replace(options.baseUrl, "");
+    const path26 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path25} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path26} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       return response;
     }).catch((error2) => {
       const requestId = error2.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path25} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path26} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       throw error2;
     });
@@ -52439,7 +52710,7 @@ function replayableBody(octokit) {
     const open3 = options.request?.[OPEN_BODY];
     if (typeof open3 === "function") {
       const previous = options.data;
-      if (previous instanceof Readable3) previous.destroy();
+      if (previous instanceof Readable4) previous.destroy();
       options.data = open3();
     }
     return request2(options);
@@ -52546,14 +52817,18 @@ function checkJsonText(file, text4, schema) {
 }
 
 // src/template/validate.ts
-import { readdir as readdir3, readFile as readFile4, stat as stat4 } from "node:fs/promises";
-import path13 from "node:path";
+import { readdir as readdir3, readFile as readFile5, stat as stat5 } from "node:fs/promises";
+import path14 from "node:path";
 
 // src/template/content-check.ts
 var import_liquidjs2 = __toESM(require_liquid_node(), 1);
 
 // src/template/expression.ts
 var import_liquidjs = __toESM(require_liquid_node(), 1);
+import { isUtf8 } from "node:buffer";
+import { readFileSync, realpathSync, statSync } from "node:fs";
+import { readFile as readFile4, realpath, stat as stat4 } from "node:fs/promises";
+import path11 from "node:path";
 
 // src/template/filters.ts
 function text(value) {
@@ -52656,6 +52931,7 @@ var DEFAULT_RENDER_LIMITS = {
   renderLimit: 2e3,
   memoryLimit: 32e6
 };
+var DEFAULT_WHITESPACE = "liquid";
 var noFileSystem = {
   exists: () => Promise.resolve(false),
   existsSync: () => false,
@@ -52667,10 +52943,55 @@ var noFileSystem = {
   contains: () => Promise.resolve(false),
   containsSync: () => false
 };
+var isFileSync = (file) => {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+};
+function containedIn(realRoot, realFile) {
+  const prefix = realRoot.endsWith(path11.sep) ? realRoot : realRoot + path11.sep;
+  return realFile.startsWith(prefix);
+}
+function liquidSource(file, bytes) {
+  if (!isUtf8(bytes)) throw new Error(`${path11.basename(file)} is not valid UTF-8: save the partial as UTF-8`);
+  return bytes.toString("utf8");
+}
+function folderFileSystem(partials) {
+  return {
+    exists: async (file) => stat4(file).then((info2) => info2.isFile(), () => false),
+    existsSync: isFileSync,
+    readFile: async (file) => liquidSource(file, await readFile4(file)),
+    readFileSync: (file) => liquidSource(file, readFileSync(file)),
+    resolve: (dir, file) => {
+      const exact = path11.resolve(dir, file);
+      if (partials === void 0 || dir !== partials || isFileSync(exact)) return exact;
+      return isFileSync(`${exact}.liquid`) ? `${exact}.liquid` : exact;
+    },
+    contains: async (root, file) => {
+      try {
+        return containedIn(await realpath(root), await realpath(file));
+      } catch {
+        return false;
+      }
+    },
+    containsSync: (root, file) => {
+      try {
+        return containedIn(realpathSync(root), realpathSync(file));
+      } catch {
+        return false;
+      }
+    },
+    sep: path11.sep,
+    dirname: (file) => path11.dirname(file)
+  };
+}
 function createEngine(options = {}) {
   const limits = { ...DEFAULT_RENDER_LIMITS, ...options.limits };
+  const folders = [...options.partials !== void 0 ? [path11.resolve(options.partials)] : [], ...options.root !== void 0 ? [path11.resolve(options.root)] : []];
   const engine = new import_liquidjs.Liquid({
-    ...options.root ? { root: [options.root], partials: [options.root], layouts: [options.root] } : { fs: noFileSystem, root: [] },
+    ...folders.length > 0 ? { fs: folderFileSystem(options.partials === void 0 ? void 0 : path11.resolve(options.partials)), root: folders, partials: folders, layouts: folders } : { fs: noFileSystem, root: [] },
     relativeReference: false,
     dynamicPartials: true,
     extname: "",
@@ -52678,7 +52999,8 @@ function createEngine(options = {}) {
     strictFilters: true,
     strictVariables: false,
     cache: false,
-    greedy: false,
+    // Stock liquidjs trims greedily; `line` is this project's former default, kept for templates written for it.
+    greedy: (options.whitespace ?? DEFAULT_WHITESPACE) === "liquid",
     ...limits
   });
   for (const [name, filter] of Object.entries(templateFilters)) engine.registerFilter(name, filter);
@@ -52880,10 +53202,12 @@ function unknownNames(templates, scope, extra, engine) {
   }
   return found;
 }
-function checkContent(folder, texts, paths, scope, engine = createEngine()) {
+var PARTIAL = "\0partial:";
+var partialNamesOf = (relative2) => relative2.endsWith(".liquid") && relative2.length > ".liquid".length ? [relative2, relative2.slice(0, -".liquid".length)] : [relative2];
+function checkContent(folder, texts, paths, scope, engine = createEngine(), partials) {
   const problems = [];
-  const fileOf = (relative2) => `${folder}/${relative2}`;
-  const parse3 = (text4) => {
+  const fileOf = (relative2) => relative2.startsWith(PARTIAL) ? `${partials?.folder ?? ""}/${relative2.slice(PARTIAL.length)}` : `${folder}/${relative2}`;
+  const parse5 = (text4) => {
     try {
       return engine.parse(text4);
     } catch (error2) {
@@ -52891,12 +53215,13 @@ function checkContent(folder, texts, paths, scope, engine = createEngine()) {
     }
   };
   const parsed = [];
-  for (const { path: path25, text: text4 } of texts) {
+  const allTexts = [...texts, ...(partials?.texts ?? []).map((file) => ({ path: `${PARTIAL}${file.path}`, text: file.text }))];
+  for (const { path: path26, text: text4 } of allTexts) {
     if (!hasLiquid(text4)) continue;
-    const result = parse3(text4);
-    if (Array.isArray(result)) parsed.push({ path: path25, templates: result });
+    const result = parse5(text4);
+    if (Array.isArray(result)) parsed.push({ path: path26, templates: result });
     else {
-      problems.push({ file: fileOf(path25), pointer: "", code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
+      problems.push({ file: fileOf(path26), pointer: "", code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
     }
   }
   let unknownReported = 0;
@@ -52914,10 +53239,15 @@ function checkContent(folder, texts, paths, scope, engine = createEngine()) {
     } catch {
       received = /* @__PURE__ */ new Map();
     }
+    const receivedBy = (relative2) => {
+      if (!relative2.startsWith(PARTIAL)) return received.get(relative2);
+      const names = partialNamesOf(relative2.slice(PARTIAL.length)).flatMap((name) => [...received.get(name) ?? []]);
+      return names.length > 0 ? new Set(names) : void 0;
+    };
     for (const file of parsed) {
       let unknown;
       try {
-        unknown = unknownNames(file.templates, scope, received.get(file.path), engine);
+        unknown = unknownNames(file.templates, scope, receivedBy(file.path), engine);
       } catch (error2) {
         problems.push({ file: fileOf(file.path), pointer: "", code: "LIQUID_SYNTAX", message: `cannot be analysed: ${firstLine(error2)}`, line: 1, column: 1 });
         continue;
@@ -52930,7 +53260,7 @@ function checkContent(folder, texts, paths, scope, engine = createEngine()) {
   for (const relative2 of paths) {
     const name = relative2.slice(relative2.lastIndexOf("/") + 1);
     if (!hasLiquid(name)) continue;
-    const result = parse3(name);
+    const result = parse5(name);
     if (!Array.isArray(result)) {
       problems.push({ file: fileOf(relative2), pointer: "", code: result.code, message: `its name is not valid Liquid: ${result.message}`, line: 1, column: 1 });
       continue;
@@ -52958,6 +53288,13 @@ function checkContent(folder, texts, paths, scope, engine = createEngine()) {
 }
 
 // src/template/standard-variables.ts
+var STANDARD_VARIABLES = {
+  projectName: { type: "string", described: "a string (the project name)" },
+  description: { type: "string", described: "a string" },
+  author: { type: "object", properties: { name: "string", email: "string" }, described: "an object with string properties name and email" },
+  features: { type: "array", items: "string", described: "an array of strings (the features chosen)" },
+  database: { type: "string", described: "a string (the database chosen)" }
+};
 var PROJECT_NAME = "projectName";
 var STANDARD_COMPUTED = {
   packageName: `${PROJECT_NAME} | package_name`,
@@ -52973,11 +53310,34 @@ function implicitComputed(variableNames, computedNames) {
   }
   return implicit;
 }
+var isRecord = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+function standardShapeMismatches(name, definition) {
+  const shape = Object.hasOwn(STANDARD_VARIABLES, name) ? STANDARD_VARIABLES[name] : void 0;
+  if (!shape || !isRecord(definition)) return [];
+  const standard = `the standard variable "${name}" is ${shape.described}`;
+  const type = definition.type;
+  if (typeof type === "string" && type !== shape.type) {
+    return [{ at: "/type", message: `variable "${name}" has type ${type}; ${standard}. Rename it if it means something else, so tools and readers that know the standard name are not misled` }];
+  }
+  const found = [];
+  const items = definition.items;
+  if (shape.items && isRecord(items) && typeof items.type === "string" && items.type !== shape.items) {
+    found.push({ at: "/items/type", message: `items of variable "${name}" have type ${items.type}; ${standard}` });
+  }
+  const properties = definition.properties;
+  for (const [key, expected] of Object.entries(shape.properties ?? {})) {
+    const property = isRecord(properties) && Object.hasOwn(properties, key) ? properties[key] : void 0;
+    if (isRecord(property) && typeof property.type === "string" && property.type !== expected) {
+      found.push({ at: `/properties/${key}/type`, message: `property "${key}" of variable "${name}" has type ${property.type}; ${standard}` });
+    }
+  }
+  return found;
+}
 
 // src/template/expression-check.ts
-var isRecord = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
-var entriesOf = (value) => isRecord(value) ? Object.entries(value) : [];
-var field = (value, key) => isRecord(value) && Object.hasOwn(value, key) ? value[key] : void 0;
+var isRecord2 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var entriesOf = (value) => isRecord2(value) ? Object.entries(value) : [];
+var field = (value, key) => isRecord2(value) && Object.hasOwn(value, key) ? value[key] : void 0;
 var text2 = (value) => typeof value === "string" && value !== "" ? value : void 0;
 function expressionSites(documents) {
   const sites = [];
@@ -53021,7 +53381,7 @@ function checkExpressions(documents, evaluator = new ExpressionEvaluator()) {
   const names = scopeNames(documents.variables?.value);
   const variables2 = new Set(names.variables);
   const all = /* @__PURE__ */ new Set([...names.variables, ...names.computed]);
-  const namesKnown = isRecord(field(documents.variables?.value, "variables"));
+  const namesKnown = isRecord2(field(documents.variables?.value, "variables"));
   const problems = [];
   for (const site of expressionSites(documents)) {
     let references;
@@ -53045,7 +53405,7 @@ function checkExpressions(documents, evaluator = new ExpressionEvaluator()) {
 }
 
 // src/template/migration-check.ts
-import path11 from "node:path";
+import path12 from "node:path";
 
 // src/core/step-order.ts
 function applicableInOrder(steps, currentVersion) {
@@ -53064,20 +53424,20 @@ function chainInOrder(steps, currentVersion) {
 
 // src/template/migration-check.ts
 var RENDERED_CHANGE_FIELDS = ["path", "newPath", "content"];
-var isRecord2 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var isRecord3 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 function pathOutsideProject(source) {
   const literal = source.replace(/\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g, "x");
-  if (path11.posix.isAbsolute(literal) || path11.win32.isAbsolute(literal) || /^[A-Za-z]:/.test(literal)) {
+  if (path12.posix.isAbsolute(literal) || path12.win32.isAbsolute(literal) || /^[A-Za-z]:/.test(literal)) {
     return 'is absolute; write it relative to the project root, e.g. "src/app.ts"';
   }
-  const normalized = path11.posix.normalize(literal.replace(/\\/g, "/"));
+  const normalized = path12.posix.normalize(literal.replace(/\\/g, "/"));
   if (normalized === ".." || normalized.startsWith("../")) return 'climbs out of the project with ".."; write it relative to the project root, without leading ".."';
   if (normalized === "." || normalized === "./") return "names the project folder itself; name a file inside it";
   if (versionControlSegment(literal) !== void 0) return "is inside version-control data (.git and the like), which a migration may never change";
   return void 0;
 }
 function checkMigrationStep(step, engine) {
-  if (!isRecord2(step)) return [];
+  if (!isRecord3(step)) return [];
   const problems = [];
   const { fromVersion, toVersion } = step;
   if (typeof fromVersion === "string" && typeof toVersion === "string" && VERSION_PATTERN.test(fromVersion) && VERSION_PATTERN.test(toVersion)) {
@@ -53087,7 +53447,7 @@ function checkMigrationStep(step, engine) {
   }
   const changes = Array.isArray(step.changes) ? step.changes : [];
   changes.forEach((change, index) => {
-    if (!isRecord2(change)) return;
+    if (!isRecord3(change)) return;
     for (const field2 of RENDERED_CHANGE_FIELDS) {
       const source = change[field2];
       if (typeof source !== "string") continue;
@@ -53148,23 +53508,39 @@ function checkMigrationChain(steps) {
 }
 
 // src/template/paths.ts
-import { realpath } from "node:fs/promises";
-import path12 from "node:path";
+import { realpath as realpath2 } from "node:fs/promises";
+import path13 from "node:path";
 function isInside(root, target) {
-  const relative2 = path12.relative(root, target);
-  return relative2 === "" || !relative2.startsWith("..") && !path12.isAbsolute(relative2);
+  const relative2 = path13.relative(root, target);
+  return relative2 === "" || !relative2.startsWith("..") && !path13.isAbsolute(relative2);
 }
 async function resolveInsideRoot(root, relativePath) {
-  if (path12.isAbsolute(relativePath) || path12.win32.isAbsolute(relativePath)) return void 0;
-  const absoluteRoot = path12.resolve(root);
-  const target = path12.resolve(absoluteRoot, relativePath);
+  if (path13.isAbsolute(relativePath) || path13.win32.isAbsolute(relativePath)) return void 0;
+  const absoluteRoot = path13.resolve(root);
+  const target = path13.resolve(absoluteRoot, relativePath);
   if (!isInside(absoluteRoot, target)) return void 0;
   try {
-    const [realRoot, realTarget] = await Promise.all([realpath(absoluteRoot), realpath(target)]);
+    const [realRoot, realTarget] = await Promise.all([realpath2(absoluteRoot), realpath2(target)]);
     if (!isInside(realRoot, realTarget)) return void 0;
   } catch {
   }
   return target;
+}
+
+// src/template/text-files.ts
+var import_picomatch = __toESM(require_picomatch2(), 1);
+import { isUtf8 as isUtf82 } from "node:buffer";
+function isBinary(content) {
+  return content.subarray(0, 8192).includes(0);
+}
+function liquidTextOf(content) {
+  return isOpaqueBytes(content) ? void 0 : content.toString("utf8");
+}
+function isOpaqueBytes(content) {
+  return isBinary(content) || !isUtf82(content);
+}
+function verbatimRule(globs) {
+  return globs && globs.length > 0 ? (0, import_picomatch.default)([...globs], { dot: true }) : () => false;
 }
 
 // src/template/validate.ts
@@ -53177,7 +53553,7 @@ var REQUIRED_FILES = [MANIFEST_FILE, "README.md", "CHANGELOG.md", VARIABLES_FILE
 var DEFAULT_CONTENT = "template";
 async function kindOf(file) {
   try {
-    const info2 = await stat4(file);
+    const info2 = await stat5(file);
     if (info2.isFile()) return "file";
     if (info2.isDirectory()) return "directory";
     return "other";
@@ -53188,12 +53564,12 @@ async function kindOf(file) {
 async function checkJsonFile(root, file, schema, errors) {
   let text4;
   try {
-    const size = (await stat4(path13.join(root, file))).size;
+    const size = (await stat5(path14.join(root, file))).size;
     if (size > MAX_JSON_FILE_BYTES) {
       errors.push({ file, pointer: "", message: `is ${size} bytes; a template's JSON files are at most ${MAX_JSON_FILE_BYTES} bytes (1 MiB) each`, code: "FILE_TOO_LARGE" });
       return void 0;
     }
-    text4 = await readFile4(path13.join(root, file), "utf8");
+    text4 = await readFile5(path14.join(root, file), "utf8");
   } catch {
     return void 0;
   }
@@ -53245,13 +53621,13 @@ function contentScope(variables2, variablesFile) {
   }
   return { names: /* @__PURE__ */ new Set([...names.variables, ...names.computed]), properties, variablesFile };
 }
-async function readContent(dir) {
+async function readContent(dir, verbatim = () => false) {
   const paths = [];
   const texts = [];
   const walk = async (relative2) => {
     let entries;
     try {
-      entries = await readdir3(path13.join(dir, relative2), { withFileTypes: true });
+      entries = await readdir3(path14.join(dir, relative2), { withFileTypes: true });
     } catch {
       return;
     }
@@ -53260,17 +53636,31 @@ async function readContent(dir) {
       paths.push(source);
       if (entry.isDirectory()) await walk(source);
       else if (entry.isFile()) {
-        const bytes = await readFile4(path13.join(dir, source)).catch(() => void 0);
-        if (bytes && !bytes.subarray(0, 8192).includes(0)) texts.push({ path: source, text: bytes.toString("utf8") });
+        if (verbatim(source)) continue;
+        const bytes = await readFile5(path14.join(dir, source)).catch(() => void 0);
+        const text4 = bytes && liquidTextOf(bytes);
+        if (text4 !== void 0) texts.push({ path: source, text: text4 });
       }
     }
   };
   await walk("");
   return { paths, texts };
 }
+async function readPartials(root, folder, contentDir, positions, errors) {
+  if (typeof folder !== "string" || folder === "") return void 0;
+  const dir = await resolveInsideRoot(root, folder);
+  if (!dir || await kindOf(dir) !== "directory") return void 0;
+  if (isInside(contentDir, dir)) {
+    const message = `names a folder inside the content folder (got ${JSON.stringify(folder)}): its files would be generated too; move the partials out of the content folder`;
+    errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: "/partials", message, code: "PARTIALS_IN_CONTENT" }], positions));
+    return void 0;
+  }
+  const { texts } = await readContent(dir);
+  return { folder: path14.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, ""), texts };
+}
 async function checkMigrations(root, errors, deep) {
-  if (await kindOf(path13.join(root, MIGRATIONS_FOLDER)) !== "directory") return;
-  const stepFiles = (await readdir3(path13.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
+  if (await kindOf(path14.join(root, MIGRATIONS_FOLDER)) !== "directory") return;
+  const stepFiles = (await readdir3(path14.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
   const engine = createEngine();
   const versions = [];
   const positions = /* @__PURE__ */ new Map();
@@ -53297,12 +53687,13 @@ function namedPaths(manifest) {
     ...pick("/customization/variables", object(m2.customization).variables, "file"),
     ...pick("/customization/prompts", object(m2.customization).prompts, "file"),
     ...pick("/migration/guide", object(m2.migration).guide, "file"),
-    ...pick("/content", m2.content, "directory")
+    ...pick("/content", m2.content, "directory"),
+    ...pick("/partials", m2.partials, "directory")
   ];
 }
 async function validateTemplate(dir, options = {}) {
   const deep = options.deep ?? true;
-  const root = path13.resolve(dir);
+  const root = path14.resolve(dir);
   const errors = [];
   const rootKind = await kindOf(root);
   if (rootKind !== "directory") {
@@ -53310,7 +53701,7 @@ async function validateTemplate(dir, options = {}) {
     return { valid: false, errors: [{ file: ".", pointer: "", message, code: "NOT_A_DIRECTORY" }] };
   }
   for (const file of REQUIRED_FILES) {
-    const kind = await kindOf(path13.join(root, file));
+    const kind = await kindOf(path14.join(root, file));
     if (kind !== "file") {
       const what = file === MANIFEST_FILE ? "the template manifest is missing" : "required file is missing";
       const message = kind === "missing" ? what : "must be a file";
@@ -53332,19 +53723,19 @@ async function validateTemplate(dir, options = {}) {
       errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: named.pointer, message, code: "FILE_NOT_FOUND" }], manifestChecked?.positions));
     }
   }
-  const variables2 = await resolveInsideRoot(root, variablesFile) === void 0 ? void 0 : await checkJsonFile(root, path13.normalize(variablesFile), "template-variables", errors);
-  const prompts2 = await resolveInsideRoot(root, promptsFile) === void 0 ? void 0 : await checkJsonFile(root, path13.normalize(promptsFile), "template-prompts", errors);
-  errors.push(...reservedNames(variables2, path13.normalize(variablesFile), prompts2, path13.normalize(promptsFile)));
+  const variables2 = await resolveInsideRoot(root, variablesFile) === void 0 ? void 0 : await checkJsonFile(root, path14.normalize(variablesFile), "template-variables", errors);
+  const prompts2 = await resolveInsideRoot(root, promptsFile) === void 0 ? void 0 : await checkJsonFile(root, path14.normalize(promptsFile), "template-prompts", errors);
+  errors.push(...reservedNames(variables2, path14.normalize(variablesFile), prompts2, path14.normalize(promptsFile)));
   const evaluator = new ExpressionEvaluator();
   const documents = {
     ...manifestChecked?.value !== void 0 ? { manifest: { file: MANIFEST_FILE, value: manifestChecked.value } } : {},
-    ...variables2?.value !== void 0 ? { variables: { file: path13.normalize(variablesFile), value: variables2.value } } : {},
-    ...prompts2?.value !== void 0 ? { prompts: { file: path13.normalize(promptsFile), value: prompts2.value } } : {}
+    ...variables2?.value !== void 0 ? { variables: { file: path14.normalize(variablesFile), value: variables2.value } } : {},
+    ...prompts2?.value !== void 0 ? { prompts: { file: path14.normalize(promptsFile), value: prompts2.value } } : {}
   };
   const positionsOf2 = /* @__PURE__ */ new Map([
     [MANIFEST_FILE, manifestChecked?.positions],
-    [path13.normalize(variablesFile), variables2?.positions],
-    [path13.normalize(promptsFile), prompts2?.positions]
+    [path14.normalize(variablesFile), variables2?.positions],
+    [path14.normalize(promptsFile), prompts2?.positions]
   ]);
   for (const { file, ...violation } of checkExpressions(documents, evaluator)) {
     errors.push(...locateViolations(file, [violation], positionsOf2.get(file)));
@@ -53353,16 +53744,18 @@ async function validateTemplate(dir, options = {}) {
     const folder = typeof manifest.content === "string" && manifest.content !== "" ? manifest.content : DEFAULT_CONTENT;
     const contentDir = await resolveInsideRoot(root, folder);
     if (contentDir && await kindOf(contentDir) === "directory") {
-      const content = await readContent(contentDir);
-      const contentFolder = path13.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, "");
+      const verbatim = verbatimRule(Array.isArray(manifest.verbatim) ? manifest.verbatim.filter((glob) => typeof glob === "string" && glob !== "") : void 0);
+      const content = await readContent(contentDir, verbatim);
+      const partials = await readPartials(root, manifest.partials, contentDir, manifestChecked?.positions, errors);
+      const contentFolder = path14.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, "");
       for (const reserved of content.paths.filter((p2) => isVersionControlName(p2.slice(p2.lastIndexOf("/") + 1)))) {
         errors.push({ file: `${contentFolder}/${reserved}`, pointer: "", code: "RESERVED_PATH", message: reservedPathProblem(reserved) ?? "is reserved" });
       }
-      errors.push(...checkContent(path13.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, ""), content.texts, content.paths, contentScope(variables2, path13.normalize(variablesFile)), evaluator.engine));
+      errors.push(...checkContent(contentFolder, content.texts, content.paths, contentScope(variables2, path14.normalize(variablesFile)), evaluator.engine, partials));
     }
   }
   if (deep && isObject(manifest) && typeof manifest.nextSteps === "string") {
-    const found = checkContent("", [{ path: "nextSteps", text: manifest.nextSteps }], [], contentScope(variables2, path13.normalize(variablesFile)), evaluator.engine);
+    const found = checkContent("", [{ path: "nextSteps", text: manifest.nextSteps }], [], contentScope(variables2, path14.normalize(variablesFile)), evaluator.engine);
     const violations = found.map((problem) => ({ pointer: "/nextSteps", code: problem.code, message: problem.message }));
     errors.push(...locateViolations(MANIFEST_FILE, violations, manifestChecked?.positions));
   }
@@ -53371,8 +53764,8 @@ async function validateTemplate(dir, options = {}) {
 }
 
 // src/template/load.ts
-import { readFile as readFile5 } from "node:fs/promises";
-import path14 from "node:path";
+import { readFile as readFile6 } from "node:fs/promises";
+import path15 from "node:path";
 
 // src/template/patterns.ts
 var import_safe_regex2 = __toESM(require_safe_regex2(), 1);
@@ -53416,12 +53809,12 @@ ${errors.map((e) => `  ${formatValidationErrorAt(e)}`).join("\n")}`);
   errors;
 };
 async function readJson(file) {
-  return JSON.parse(await readFile5(file, "utf8"));
+  return JSON.parse(await readFile6(file, "utf8"));
 }
 function dependencyOrder(dependencies, onCycle) {
   const order = [];
   const state = /* @__PURE__ */ new Map();
-  const visit = (name, trail) => {
+  const visit2 = (name, trail) => {
     const seen = state.get(name);
     if (seen === "done") return true;
     if (seen === "visiting") {
@@ -53431,24 +53824,24 @@ function dependencyOrder(dependencies, onCycle) {
     state.set(name, "visiting");
     let ok = true;
     for (const dependency of dependencies.get(name) ?? []) {
-      if (dependencies.has(dependency)) ok = visit(dependency, [...trail, name]) && ok;
+      if (dependencies.has(dependency)) ok = visit2(dependency, [...trail, name]) && ok;
     }
     state.set(name, "done");
     if (ok) order.push(name);
     return ok;
   };
-  for (const name of dependencies.keys()) visit(name, []);
+  for (const name of dependencies.keys()) visit2(name, []);
   return order;
 }
 async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
-  const root = path14.resolve(dir);
+  const root = path15.resolve(dir);
   const validation = await validateTemplate(root, { deep: false });
   if (!validation.valid) throw new TemplateLoadError(validation.errors);
-  const manifest = await readJson(path14.join(root, MANIFEST_FILE));
+  const manifest = await readJson(path15.join(root, MANIFEST_FILE));
   const variablesFile = manifest.customization?.variables ?? VARIABLES_FILE;
   const promptsFile = manifest.customization?.prompts ?? PROMPTS_FILE;
-  const variablesDoc = await readJson(path14.join(root, variablesFile));
-  const promptsDoc = await readJson(path14.join(root, promptsFile));
+  const variablesDoc = await readJson(path15.join(root, variablesFile));
+  const promptsDoc = await readJson(path15.join(root, promptsFile));
   const variables2 = variablesDoc.variables;
   const declaredComputed = variablesDoc.computed ?? {};
   const computed = { ...declaredComputed, ...implicitComputed(Object.keys(variables2), Object.keys(declaredComputed)) };
@@ -53545,7 +53938,8 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
     variables: variables2,
     computed,
     prompts: promptsDoc.prompts,
-    contentDir: path14.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
+    contentDir: path15.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
+    ...manifest.partials !== void 0 ? { partialsDir: path15.join(root, manifest.partials) } : {},
     files: { variables: variablesFile, prompts: promptsFile },
     variableOrder,
     computedOrder
@@ -53728,38 +54122,45 @@ function parseSetArguments(pairs, variables2, into = {}) {
 }
 
 // src/template/render.ts
-var import_picomatch = __toESM(require_picomatch2(), 1);
-import { lstat as lstat2, readdir as readdir4, readFile as readFile6, realpath as realpath2, stat as stat5 } from "node:fs/promises";
-import path15 from "node:path";
+var import_picomatch2 = __toESM(require_picomatch2(), 1);
+import { lstat as lstat2, readdir as readdir4, readFile as readFile7, realpath as realpath3, stat as stat6 } from "node:fs/promises";
+import path16 from "node:path";
 var RenderError = class extends Error {
-  constructor(message, file) {
-    super(`${file}: ${message}`);
+  constructor(reason, file, line) {
+    super(`${file}: ${reason}`);
+    this.reason = reason;
     this.file = file;
+    this.line = line;
     this.name = "RenderError";
   }
+  reason;
   file;
+  line;
 };
+function lineOfLiquidError(error2) {
+  const token = error2?.token;
+  if (typeof token?.getPosition !== "function" || typeof token.file === "string" && token.file !== "") return void 0;
+  const [line] = token.getPosition();
+  return typeof line === "number" && line > 0 ? line : void 0;
+}
 var LIQUID_SUFFIX = ".liquid";
 var DEFAULT_MAX_TOTAL_MS = 6e4;
 var DEFAULT_MAX_TOTAL_BYTES = 256 * 1024 * 1024;
-function isBinary(content) {
-  return content.subarray(0, 8192).includes(0);
-}
 async function listContent(contentDir) {
-  const realRoot = await realpath2(contentDir);
+  const realRoot = await realpath3(contentDir);
   const entries = [];
   const walk = async (relative2) => {
-    const names = (await readdir4(path15.join(contentDir, relative2))).sort();
+    const names = (await readdir4(path16.join(contentDir, relative2))).sort();
     for (const name of names) {
       const source = relative2 === "" ? name : `${relative2}/${name}`;
-      const absolute2 = path15.join(contentDir, source);
+      const absolute2 = path16.join(contentDir, source);
       let info2 = await lstat2(absolute2);
       if (info2.isSymbolicLink()) {
-        const target = await realpath2(absolute2).catch(() => void 0);
+        const target = await realpath3(absolute2).catch(() => void 0);
         if (!target || !isInside(realRoot, target)) {
           throw new RenderError("is a symbolic link that points outside the template", source);
         }
-        info2 = await stat5(absolute2);
+        info2 = await stat6(absolute2);
       }
       if (info2.isDirectory()) {
         entries.push({ source, absolute: absolute2, directory: true });
@@ -53776,7 +54177,7 @@ async function listContent(contentDir) {
 }
 function fileRules(template, scope, evaluator) {
   const rules = (template.manifest.files ?? []).map((rule) => ({
-    matches: (0, import_picomatch.default)(rule.path, { dot: true }),
+    matches: (0, import_picomatch2.default)(rule.path, { dot: true }),
     included: evaluator.condition(rule.when, scope)
   }));
   return (source) => rules.every((rule) => rule.included || !rule.matches(source));
@@ -53789,9 +54190,15 @@ async function renderTemplate(template, resolved, options = {}) {
   const deadline = performance.now() + maxTotalMs;
   const maxFiles = options.maxFiles ?? 2e4;
   const evaluator = options.evaluator ?? new ExpressionEvaluator();
-  const engine = createEngine({ root: template.contentDir, ...options.limits ? { limits: options.limits } : {} });
+  const engine = createEngine({
+    root: template.contentDir,
+    ...template.partialsDir !== void 0 ? { partials: template.partialsDir } : {},
+    ...template.manifest.whitespace !== void 0 ? { whitespace: template.manifest.whitespace } : {},
+    ...options.limits ? { limits: options.limits } : {}
+  });
   const scope = { ...resolved.answers, ...resolved.computed };
   const included = fileRules(template, scope, evaluator);
+  const verbatim = verbatimRule(template.manifest.verbatim);
   const overBudget = (source) => new RenderError(`generation passed its time budget of ${maxTotalMs} ms (maxTotalMs) while rendering this file`, source);
   const renderText = async (text4, source, what) => {
     const remaining = deadline - performance.now();
@@ -53800,7 +54207,7 @@ async function renderTemplate(template, resolved, options = {}) {
       return String(await engine.parseAndRender(text4, scope, { renderLimit: Math.min(perFileMs, remaining) }));
     } catch (error2) {
       if (performance.now() >= deadline) throw overBudget(source);
-      throw new RenderError(`${what} cannot be rendered: ${firstLine(error2)}`, source);
+      throw new RenderError(`${what} cannot be rendered: ${firstLine(error2)}`, source, what === "its content" ? lineOfLiquidError(error2) : void 0);
     }
   };
   const skipped = /* @__PURE__ */ new Set();
@@ -53823,7 +54230,8 @@ async function renderTemplate(template, resolved, options = {}) {
     if (name.includes("/") || name.includes("\\") || name === "." || name === ".." || name.includes("\0")) {
       throw new RenderError(`its name renders to ${JSON.stringify(name)}, which is not a single file name`, entry.source);
     }
-    if (!entry.directory && name.endsWith(LIQUID_SUFFIX) && name.length > LIQUID_SUFFIX.length) {
+    const copied = !entry.directory && verbatim(entry.source);
+    if (!entry.directory && !copied && name.endsWith(LIQUID_SUFFIX) && name.length > LIQUID_SUFFIX.length) {
       name = name.slice(0, -LIQUID_SUFFIX.length);
     }
     const target = parent === "" ? name : `${targetOf2.get(parent) ?? parent}/${name}`;
@@ -53839,9 +54247,10 @@ async function renderTemplate(template, resolved, options = {}) {
     if (earlier !== void 0) throw new RenderError(`renders to ${target}, as ${earlier} does`, entry.source);
     seen.set(target, entry.source);
     if (files.length >= maxFiles) throw new RenderError(`the project would have more than ${maxFiles} files`, entry.source);
-    const bytes = await readFile6(entry.absolute);
-    const info2 = await stat5(entry.absolute);
-    const content = isBinary(bytes) ? bytes : Buffer.from(await renderText(bytes.toString("utf8"), entry.source, "its content"), "utf8");
+    const bytes = await readFile7(entry.absolute);
+    const info2 = await stat6(entry.absolute);
+    const text4 = copied ? void 0 : liquidTextOf(bytes);
+    const content = text4 === void 0 ? bytes : Buffer.from(await renderText(text4, entry.source, "its content"), "utf8");
     if (content.length > maxFileBytes) {
       throw new RenderError(`renders to ${content.length} bytes, more than the limit of ${maxFileBytes}`, entry.source);
     }
@@ -53851,6 +54260,180 @@ async function renderTemplate(template, resolved, options = {}) {
   }
   return files.sort((a, b2) => compareText(a.path, b2.path));
 }
+
+// node_modules/jsonc-parser/lib/esm/impl/scanner.js
+var CharacterCodes;
+(function(CharacterCodes2) {
+  CharacterCodes2[CharacterCodes2["lineFeed"] = 10] = "lineFeed";
+  CharacterCodes2[CharacterCodes2["carriageReturn"] = 13] = "carriageReturn";
+  CharacterCodes2[CharacterCodes2["space"] = 32] = "space";
+  CharacterCodes2[CharacterCodes2["_0"] = 48] = "_0";
+  CharacterCodes2[CharacterCodes2["_1"] = 49] = "_1";
+  CharacterCodes2[CharacterCodes2["_2"] = 50] = "_2";
+  CharacterCodes2[CharacterCodes2["_3"] = 51] = "_3";
+  CharacterCodes2[CharacterCodes2["_4"] = 52] = "_4";
+  CharacterCodes2[CharacterCodes2["_5"] = 53] = "_5";
+  CharacterCodes2[CharacterCodes2["_6"] = 54] = "_6";
+  CharacterCodes2[CharacterCodes2["_7"] = 55] = "_7";
+  CharacterCodes2[CharacterCodes2["_8"] = 56] = "_8";
+  CharacterCodes2[CharacterCodes2["_9"] = 57] = "_9";
+  CharacterCodes2[CharacterCodes2["a"] = 97] = "a";
+  CharacterCodes2[CharacterCodes2["b"] = 98] = "b";
+  CharacterCodes2[CharacterCodes2["c"] = 99] = "c";
+  CharacterCodes2[CharacterCodes2["d"] = 100] = "d";
+  CharacterCodes2[CharacterCodes2["e"] = 101] = "e";
+  CharacterCodes2[CharacterCodes2["f"] = 102] = "f";
+  CharacterCodes2[CharacterCodes2["g"] = 103] = "g";
+  CharacterCodes2[CharacterCodes2["h"] = 104] = "h";
+  CharacterCodes2[CharacterCodes2["i"] = 105] = "i";
+  CharacterCodes2[CharacterCodes2["j"] = 106] = "j";
+  CharacterCodes2[CharacterCodes2["k"] = 107] = "k";
+  CharacterCodes2[CharacterCodes2["l"] = 108] = "l";
+  CharacterCodes2[CharacterCodes2["m"] = 109] = "m";
+  CharacterCodes2[CharacterCodes2["n"] = 110] = "n";
+  CharacterCodes2[CharacterCodes2["o"] = 111] = "o";
+  CharacterCodes2[CharacterCodes2["p"] = 112] = "p";
+  CharacterCodes2[CharacterCodes2["q"] = 113] = "q";
+  CharacterCodes2[CharacterCodes2["r"] = 114] = "r";
+  CharacterCodes2[CharacterCodes2["s"] = 115] = "s";
+  CharacterCodes2[CharacterCodes2["t"] = 116] = "t";
+  CharacterCodes2[CharacterCodes2["u"] = 117] = "u";
+  CharacterCodes2[CharacterCodes2["v"] = 118] = "v";
+  CharacterCodes2[CharacterCodes2["w"] = 119] = "w";
+  CharacterCodes2[CharacterCodes2["x"] = 120] = "x";
+  CharacterCodes2[CharacterCodes2["y"] = 121] = "y";
+  CharacterCodes2[CharacterCodes2["z"] = 122] = "z";
+  CharacterCodes2[CharacterCodes2["A"] = 65] = "A";
+  CharacterCodes2[CharacterCodes2["B"] = 66] = "B";
+  CharacterCodes2[CharacterCodes2["C"] = 67] = "C";
+  CharacterCodes2[CharacterCodes2["D"] = 68] = "D";
+  CharacterCodes2[CharacterCodes2["E"] = 69] = "E";
+  CharacterCodes2[CharacterCodes2["F"] = 70] = "F";
+  CharacterCodes2[CharacterCodes2["G"] = 71] = "G";
+  CharacterCodes2[CharacterCodes2["H"] = 72] = "H";
+  CharacterCodes2[CharacterCodes2["I"] = 73] = "I";
+  CharacterCodes2[CharacterCodes2["J"] = 74] = "J";
+  CharacterCodes2[CharacterCodes2["K"] = 75] = "K";
+  CharacterCodes2[CharacterCodes2["L"] = 76] = "L";
+  CharacterCodes2[CharacterCodes2["M"] = 77] = "M";
+  CharacterCodes2[CharacterCodes2["N"] = 78] = "N";
+  CharacterCodes2[CharacterCodes2["O"] = 79] = "O";
+  CharacterCodes2[CharacterCodes2["P"] = 80] = "P";
+  CharacterCodes2[CharacterCodes2["Q"] = 81] = "Q";
+  CharacterCodes2[CharacterCodes2["R"] = 82] = "R";
+  CharacterCodes2[CharacterCodes2["S"] = 83] = "S";
+  CharacterCodes2[CharacterCodes2["T"] = 84] = "T";
+  CharacterCodes2[CharacterCodes2["U"] = 85] = "U";
+  CharacterCodes2[CharacterCodes2["V"] = 86] = "V";
+  CharacterCodes2[CharacterCodes2["W"] = 87] = "W";
+  CharacterCodes2[CharacterCodes2["X"] = 88] = "X";
+  CharacterCodes2[CharacterCodes2["Y"] = 89] = "Y";
+  CharacterCodes2[CharacterCodes2["Z"] = 90] = "Z";
+  CharacterCodes2[CharacterCodes2["asterisk"] = 42] = "asterisk";
+  CharacterCodes2[CharacterCodes2["backslash"] = 92] = "backslash";
+  CharacterCodes2[CharacterCodes2["closeBrace"] = 125] = "closeBrace";
+  CharacterCodes2[CharacterCodes2["closeBracket"] = 93] = "closeBracket";
+  CharacterCodes2[CharacterCodes2["colon"] = 58] = "colon";
+  CharacterCodes2[CharacterCodes2["comma"] = 44] = "comma";
+  CharacterCodes2[CharacterCodes2["dot"] = 46] = "dot";
+  CharacterCodes2[CharacterCodes2["doubleQuote"] = 34] = "doubleQuote";
+  CharacterCodes2[CharacterCodes2["minus"] = 45] = "minus";
+  CharacterCodes2[CharacterCodes2["openBrace"] = 123] = "openBrace";
+  CharacterCodes2[CharacterCodes2["openBracket"] = 91] = "openBracket";
+  CharacterCodes2[CharacterCodes2["plus"] = 43] = "plus";
+  CharacterCodes2[CharacterCodes2["slash"] = 47] = "slash";
+  CharacterCodes2[CharacterCodes2["formFeed"] = 12] = "formFeed";
+  CharacterCodes2[CharacterCodes2["tab"] = 9] = "tab";
+})(CharacterCodes || (CharacterCodes = {}));
+
+// node_modules/jsonc-parser/lib/esm/impl/string-intern.js
+var cachedSpaces = new Array(20).fill(0).map((_2, index) => {
+  return " ".repeat(index);
+});
+var maxCachedValues = 200;
+var cachedBreakLinesWithSpaces = {
+  " ": {
+    "\n": new Array(maxCachedValues).fill(0).map((_2, index) => {
+      return "\n" + " ".repeat(index);
+    }),
+    "\r": new Array(maxCachedValues).fill(0).map((_2, index) => {
+      return "\r" + " ".repeat(index);
+    }),
+    "\r\n": new Array(maxCachedValues).fill(0).map((_2, index) => {
+      return "\r\n" + " ".repeat(index);
+    })
+  },
+  "	": {
+    "\n": new Array(maxCachedValues).fill(0).map((_2, index) => {
+      return "\n" + "	".repeat(index);
+    }),
+    "\r": new Array(maxCachedValues).fill(0).map((_2, index) => {
+      return "\r" + "	".repeat(index);
+    }),
+    "\r\n": new Array(maxCachedValues).fill(0).map((_2, index) => {
+      return "\r\n" + "	".repeat(index);
+    })
+  }
+};
+
+// node_modules/jsonc-parser/lib/esm/impl/parser.js
+var ParseOptions;
+(function(ParseOptions2) {
+  ParseOptions2.DEFAULT = {
+    allowTrailingComma: false
+  };
+})(ParseOptions || (ParseOptions = {}));
+
+// node_modules/jsonc-parser/lib/esm/main.js
+var ScanError;
+(function(ScanError2) {
+  ScanError2[ScanError2["None"] = 0] = "None";
+  ScanError2[ScanError2["UnexpectedEndOfComment"] = 1] = "UnexpectedEndOfComment";
+  ScanError2[ScanError2["UnexpectedEndOfString"] = 2] = "UnexpectedEndOfString";
+  ScanError2[ScanError2["UnexpectedEndOfNumber"] = 3] = "UnexpectedEndOfNumber";
+  ScanError2[ScanError2["InvalidUnicode"] = 4] = "InvalidUnicode";
+  ScanError2[ScanError2["InvalidEscapeCharacter"] = 5] = "InvalidEscapeCharacter";
+  ScanError2[ScanError2["InvalidCharacter"] = 6] = "InvalidCharacter";
+})(ScanError || (ScanError = {}));
+var SyntaxKind;
+(function(SyntaxKind2) {
+  SyntaxKind2[SyntaxKind2["OpenBraceToken"] = 1] = "OpenBraceToken";
+  SyntaxKind2[SyntaxKind2["CloseBraceToken"] = 2] = "CloseBraceToken";
+  SyntaxKind2[SyntaxKind2["OpenBracketToken"] = 3] = "OpenBracketToken";
+  SyntaxKind2[SyntaxKind2["CloseBracketToken"] = 4] = "CloseBracketToken";
+  SyntaxKind2[SyntaxKind2["CommaToken"] = 5] = "CommaToken";
+  SyntaxKind2[SyntaxKind2["ColonToken"] = 6] = "ColonToken";
+  SyntaxKind2[SyntaxKind2["NullKeyword"] = 7] = "NullKeyword";
+  SyntaxKind2[SyntaxKind2["TrueKeyword"] = 8] = "TrueKeyword";
+  SyntaxKind2[SyntaxKind2["FalseKeyword"] = 9] = "FalseKeyword";
+  SyntaxKind2[SyntaxKind2["StringLiteral"] = 10] = "StringLiteral";
+  SyntaxKind2[SyntaxKind2["NumericLiteral"] = 11] = "NumericLiteral";
+  SyntaxKind2[SyntaxKind2["LineCommentTrivia"] = 12] = "LineCommentTrivia";
+  SyntaxKind2[SyntaxKind2["BlockCommentTrivia"] = 13] = "BlockCommentTrivia";
+  SyntaxKind2[SyntaxKind2["LineBreakTrivia"] = 14] = "LineBreakTrivia";
+  SyntaxKind2[SyntaxKind2["Trivia"] = 15] = "Trivia";
+  SyntaxKind2[SyntaxKind2["Unknown"] = 16] = "Unknown";
+  SyntaxKind2[SyntaxKind2["EOF"] = 17] = "EOF";
+})(SyntaxKind || (SyntaxKind = {}));
+var ParseErrorCode;
+(function(ParseErrorCode2) {
+  ParseErrorCode2[ParseErrorCode2["InvalidSymbol"] = 1] = "InvalidSymbol";
+  ParseErrorCode2[ParseErrorCode2["InvalidNumberFormat"] = 2] = "InvalidNumberFormat";
+  ParseErrorCode2[ParseErrorCode2["PropertyNameExpected"] = 3] = "PropertyNameExpected";
+  ParseErrorCode2[ParseErrorCode2["ValueExpected"] = 4] = "ValueExpected";
+  ParseErrorCode2[ParseErrorCode2["ColonExpected"] = 5] = "ColonExpected";
+  ParseErrorCode2[ParseErrorCode2["CommaExpected"] = 6] = "CommaExpected";
+  ParseErrorCode2[ParseErrorCode2["CloseBraceExpected"] = 7] = "CloseBraceExpected";
+  ParseErrorCode2[ParseErrorCode2["CloseBracketExpected"] = 8] = "CloseBracketExpected";
+  ParseErrorCode2[ParseErrorCode2["EndOfFileExpected"] = 9] = "EndOfFileExpected";
+  ParseErrorCode2[ParseErrorCode2["InvalidCommentToken"] = 10] = "InvalidCommentToken";
+  ParseErrorCode2[ParseErrorCode2["UnexpectedEndOfComment"] = 11] = "UnexpectedEndOfComment";
+  ParseErrorCode2[ParseErrorCode2["UnexpectedEndOfString"] = 12] = "UnexpectedEndOfString";
+  ParseErrorCode2[ParseErrorCode2["UnexpectedEndOfNumber"] = 13] = "UnexpectedEndOfNumber";
+  ParseErrorCode2[ParseErrorCode2["InvalidUnicode"] = 14] = "InvalidUnicode";
+  ParseErrorCode2[ParseErrorCode2["InvalidEscapeCharacter"] = 15] = "InvalidEscapeCharacter";
+  ParseErrorCode2[ParseErrorCode2["InvalidCharacter"] = 16] = "InvalidCharacter";
+})(ParseErrorCode || (ParseErrorCode = {}));
 
 // src/template/changelog.ts
 var stripV = (version) => version.trim().replace(/^v(?=\d)/i, "");
@@ -53894,6 +54477,614 @@ function findChangelogSection(text4, version) {
   }
   return { line: start + 1, heading: lines[start] ?? "", body: body.join("\n").trim() };
 }
+
+// src/template/lint-habits.ts
+var import_liquidjs3 = __toESM(require_liquid_node(), 1);
+function liquidTexts(model) {
+  const content = model.content;
+  if (!content) return [];
+  return [
+    ...content.texts.map(({ path: path26, text: text4 }) => ({ file: `${content.folder}/${path26}`, text: text4 })),
+    ...(content.partials?.texts ?? []).map(({ path: path26, text: text4 }) => ({ file: `${content.partials?.folder ?? ""}/${path26}`, text: text4 }))
+  ];
+}
+function positionAt3(text4, offset) {
+  const before = text4.slice(0, offset);
+  const lineStart = before.lastIndexOf("\n") + 1;
+  return { line: before.split("\n").length, column: offset - lineStart + 1 };
+}
+function liquidPieces(text4) {
+  let tokens;
+  try {
+    tokens = new import_liquidjs3.Tokenizer(text4, import_liquidjs3.defaultOperators).readTopLevelTokens();
+  } catch {
+    return [];
+  }
+  const pieces = [];
+  let inRaw = false;
+  let commentDepth = 0;
+  for (const token of tokens) {
+    if (token.kind === import_liquidjs3.TokenKind.Tag) {
+      const name = token.name;
+      if (inRaw) {
+        if (name === "endraw") inRaw = false;
+        continue;
+      }
+      if (name === "comment") commentDepth++;
+      else if (name === "endcomment") commentDepth = Math.max(0, commentDepth - 1);
+      else if (commentDepth === 0) {
+        if (name === "raw") inRaw = true;
+        else pieces.push({ token, kind: "tag" });
+      }
+    } else if (!inRaw && commentDepth === 0) {
+      pieces.push({ token, kind: token.kind === import_liquidjs3.TokenKind.Output ? "output" : "text" });
+    }
+  }
+  return pieces;
+}
+var withoutStrings = (markup) => markup.replace(/"[^"]*"|'[^']*'/g, (literal) => " ".repeat(literal.length));
+var markupOf = (piece) => piece.token.content;
+var JINJA_COMMENT = /\{#[\s\S]*?#\}/g;
+var jinjaComment = {
+  id: "jinja-comment",
+  severity: "warning",
+  check: (model) => liquidTexts(model).flatMap(
+    ({ file, text: text4 }) => liquidPieces(text4).filter((piece) => piece.kind === "text").flatMap(
+      ({ token }) => [...text4.slice(token.begin, token.end).matchAll(JINJA_COMMENT)].map((match) => ({
+        file,
+        ...positionAt3(text4, token.begin + (match.index ?? 0)),
+        message: `${JSON.stringify(abbreviate(match[0]))} is a Jinja comment, which Liquid copies into the project: write {% comment %}...{% endcomment %} (or {% # ... %} on one line)`
+      }))
+    )
+  )
+};
+var abbreviate = (text4) => text4.length > 40 ? `${text4.slice(0, 37)}...` : text4;
+var IDENTIFIER = /^[A-Za-z_][\w-]*$/;
+function truthinessTests(expression) {
+  let tokens;
+  try {
+    tokens = [...new import_liquidjs3.Tokenizer(expression, import_liquidjs3.defaultOperators).readExpressionTokens()];
+  } catch {
+    return [];
+  }
+  const names = [];
+  let operand = [];
+  const close = () => {
+    const [only, ...rest] = operand;
+    if (only && rest.length === 0 && only.kind === import_liquidjs3.TokenKind.PropertyAccess && IDENTIFIER.test(only.getText())) names.push(only.getText());
+    operand = [];
+  };
+  for (const token of tokens) {
+    const text4 = token.kind === import_liquidjs3.TokenKind.Operator ? token.getText() : void 0;
+    if (text4 === "and" || text4 === "or") close();
+    else if (text4 !== "not") operand.push(token);
+  }
+  close();
+  return names;
+}
+function alwaysStrings(model) {
+  const names = /* @__PURE__ */ new Set();
+  for (const [name, def] of model.variables?.variables ?? []) {
+    if (def.type === "string" && def.condition === void 0) names.add(name);
+  }
+  for (const name of model.variables?.computed.keys() ?? []) names.add(name);
+  return names;
+}
+var truthinessMessage = (how, name) => `${how} is true for every string, the empty one too (Liquid is not Jinja: only false and nil are false): write ${name} != "" (or ${name} != blank to treat spaces as empty)`;
+var CONDITION_TAGS = /* @__PURE__ */ new Set(["if", "elsif", "unless"]);
+var stringTruthiness = {
+  id: "string-truthiness",
+  severity: "warning",
+  check: (model) => {
+    const strings = alwaysStrings(model);
+    if (strings.size === 0) return [];
+    const drafts = [];
+    for (const { file, text: text4 } of liquidTexts(model)) {
+      for (const piece of liquidPieces(text4)) {
+        const tag = piece.token;
+        if (piece.kind !== "tag" || !CONDITION_TAGS.has(tag.name)) continue;
+        for (const name of truthinessTests(tag.args)) {
+          if (strings.has(name)) drafts.push({ file, ...positionAt3(text4, tag.begin), message: truthinessMessage(`{% ${tag.name} ${name} %}`, name) });
+        }
+      }
+    }
+    for (const expression of model.expressions) {
+      if (expression.kind !== "condition" || expression.error !== void 0) continue;
+      for (const name of truthinessTests(expression.text)) {
+        if (strings.has(name)) drafts.push({ file: expression.file, pointer: expression.pointer, message: truthinessMessage(`${expression.label} (${JSON.stringify(expression.text)})`, name) });
+      }
+    }
+    return drafts;
+  }
+};
+function variablesRead(model, references) {
+  const computed = new Map(model.expressions.filter((e) => e.owner.kind === "computed").map((e) => [e.owner.name, e.references ?? []]));
+  const found = /* @__PURE__ */ new Set();
+  const seen = /* @__PURE__ */ new Set();
+  const visit2 = (name) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    const through = computed.get(name);
+    if (through) through.forEach(visit2);
+    else found.add(name);
+  };
+  references.forEach(visit2);
+  return found;
+}
+var promptOrder = {
+  id: "prompt-order",
+  severity: "warning",
+  check: (model) => {
+    const prompts2 = model.prompts;
+    if (!prompts2) return [];
+    const askedAt = /* @__PURE__ */ new Map();
+    for (const prompt of prompts2.prompts) if (prompt.name !== void 0 && !askedAt.has(prompt.name)) askedAt.set(prompt.name, prompt.index);
+    const drafts = [];
+    for (const prompt of prompts2.prompts) {
+      const when = model.expressions.find((e) => e.owner.kind === "prompt" && e.file === prompts2.file && e.pointer === `${prompt.pointer}/when`);
+      if (!when?.references) continue;
+      for (const name of variablesRead(model, when.references)) {
+        const later = askedAt.get(name);
+        if (later === void 0 || later <= prompt.index) continue;
+        const asked = prompt.name ?? `#${prompt.index}`;
+        drafts.push({
+          file: prompts2.file,
+          pointer: when.pointer,
+          message: `when of prompt "${asked}" reads "${name}", which is asked later (prompt ${later + 1}): when "${asked}" is asked, "${name}" still holds its default. Move the prompt for "${name}" before "${asked}"`
+        });
+      }
+    }
+    return drafts;
+  }
+};
+var FILTER_OF_METHOD = {
+  replace: 'replace: "a", "b"',
+  lower: "downcase",
+  upper: "upcase",
+  strip: "strip",
+  lstrip: "lstrip",
+  rstrip: "rstrip",
+  split: 'split: ","',
+  join: 'join: ","',
+  capitalize: "capitalize",
+  title: "capitalize",
+  startswith: "slice: 0, n",
+  format: "append: ..."
+};
+var TAG_OF_JINJA_TAG = { elif: "elsif", set: "assign", endset: "endcapture" };
+var TAGS_WITH_IN = /* @__PURE__ */ new Set(["for", "tablerow", "liquid", "#"]);
+function jinjaSyntaxIn(piece) {
+  const messages = [];
+  const tag = piece.kind === "tag" ? piece.token : void 0;
+  if (tag) {
+    const liquidName = Object.hasOwn(TAG_OF_JINJA_TAG, tag.name) ? TAG_OF_JINJA_TAG[tag.name] : void 0;
+    if (liquidName) messages.push(`{% ${tag.name} %} is Jinja: Liquid writes {% ${liquidName} %}`);
+    if (TAGS_WITH_IN.has(tag.name)) return messages;
+  }
+  const markup = withoutStrings(tag ? tag.args : markupOf(piece));
+  if (piece.kind === "output" && /\bif\b/.test(markup) && /\belse\b/.test(markup)) {
+    messages.push(`"a if c else b" is Jinja, and Liquid renders only a: write {% if c %}a{% else %}b{% endif %}`);
+  }
+  if (/\bin\b/.test(markup)) messages.push(`"in" is not a Liquid operator (Liquid ignores what follows the first value): write list contains "a" (for a string: text contains "a")`);
+  if (/\bis\s+(?:not\s+)?defined\b/.test(markup)) messages.push(`"is defined" is Jinja: in Liquid a missing variable is nil, so write {% if name %} or {% if name == nil %}`);
+  for (const match of markup.matchAll(/\.\s*([A-Za-z_]\w*)\s*\(/g)) {
+    const method = match[1] ?? "";
+    const filter = Object.hasOwn(FILTER_OF_METHOD, method) ? FILTER_OF_METHOD[method] : void 0;
+    messages.push(`".${method}(...)" calls a Python method, which Liquid cannot: use a filter, {{ value | ${filter ?? "filter_name: arguments"} }}`);
+  }
+  for (const match of markup.matchAll(/\|\s*([A-Za-z_]\w*)\s*\(/g)) {
+    messages.push(`"| ${match[1] ?? ""}(...)" passes filter arguments in parentheses, as Jinja does: Liquid writes | ${match[1] ?? ""}: argument, argument`);
+  }
+  if (piece.kind === "output" && /~/.test(markup)) messages.push(`"~" joins strings in Jinja, not in Liquid: write {{ a | append: b }}`);
+  return messages;
+}
+var jinjaSyntax = {
+  id: "jinja-syntax",
+  severity: "warning",
+  check: (model) => liquidTexts(model).flatMap(
+    ({ file, text: text4 }) => liquidPieces(text4).filter((piece) => piece.kind !== "text").flatMap((piece) => jinjaSyntaxIn(piece).map((message) => ({ file, ...positionAt3(text4, piece.token.begin), message })))
+  )
+};
+var nonUtf8Liquid = {
+  id: "non-utf8-liquid",
+  severity: "warning",
+  check: ({ content }) => (content?.nonUtf8Liquid ?? []).map(({ path: path26, line }) => ({
+    file: `${content?.folder ?? ""}/${path26}`,
+    line,
+    column: 1,
+    message: `holds {{ or {% but is not valid UTF-8, so it is copied byte for byte and never rendered: save it as UTF-8 to render it, or list it in the manifest's "verbatim" to copy it on purpose`
+  }))
+};
+var HABIT_RULES = [jinjaComment, stringTruthiness, promptOrder, jinjaSyntax, nonUtf8Liquid];
+
+// src/template/lint.ts
+var isRecord4 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var esc = escapePointerSegment;
+var show = (value) => JSON.stringify(value) ?? String(value);
+function* walkVariables(variables2) {
+  const visit2 = function* (label, top, def) {
+    yield { label, top, def };
+    if (def.items) yield* visit2(`${label}[]`, top, def.items);
+    for (const [key, property] of def.properties) yield* visit2(`${label}.${key}`, top, property);
+  };
+  for (const [name, def] of variables2) yield* visit2(name, name, def);
+}
+function compileRegex(source) {
+  try {
+    return new RegExp(source);
+  } catch {
+    return void 0;
+  }
+}
+function regexesOf(model) {
+  const found = [];
+  if (model.variables) {
+    for (const { label, def } of walkVariables(model.variables.variables)) {
+      if (def.validation !== void 0) {
+        found.push({ file: model.variables.file, pointer: `${def.pointer}/validation`, source: def.validation, label: `validation of variable "${label}"` });
+      }
+    }
+  }
+  for (const prompt of model.prompts?.prompts ?? []) {
+    if (prompt.validate !== void 0) {
+      found.push({
+        file: model.prompts?.file ?? PROMPTS_FILE,
+        pointer: `${prompt.pointer}/validate`,
+        source: prompt.validate,
+        label: `validate of prompt "${prompt.name ?? `#${prompt.index}`}"`
+      });
+    }
+  }
+  return found;
+}
+function hasEffectiveDefault(def) {
+  return def.hasDefault || def.properties.size > 0 && [...def.properties.values()].every(hasEffectiveDefault);
+}
+var RULE_OF_VALIDATION_CODE = {
+  INVALID_EXPRESSION: "expression-invalid",
+  UNKNOWN_VARIABLE: "unknown-reference",
+  LIQUID_SYNTAX: "liquid-syntax",
+  UNKNOWN_FILTER: "liquid-syntax",
+  UNKNOWN_CONTENT_VARIABLE: "unknown-variable",
+  INVALID_REGEX: "regex-invalid",
+  LIQUID: "migration-step",
+  VERSION_ORDER: "migration-step",
+  PATH_OUTSIDE_PROJECT: "migration-step",
+  MIGRATION_OVERLAP: "migration-step",
+  MIGRATION_UNREACHABLE: "migration-step"
+};
+var schemaRule = {
+  id: "schema",
+  severity: "error",
+  check: (model) => {
+    const compiledBadly = new Set(regexesOf(model).filter(({ source }) => !compileRegex(source)).map(({ file, pointer }) => `${file}\0${pointer}`));
+    const drafts = model.validationErrors.filter((error2) => !(error2.code === "INVALID_REGEX" && compiledBadly.has(`${error2.file}\0${error2.pointer}`))).map((error2) => {
+      const rule = RULE_OF_VALIDATION_CODE[error2.code];
+      const message = rule === void 0 && error2.pointer !== "" ? `${error2.pointer}: ${error2.message}` : error2.message;
+      return {
+        file: error2.file,
+        message,
+        ...rule !== void 0 ? { rule } : {},
+        ...error2.pointer !== "" ? { pointer: error2.pointer } : {},
+        ...error2.line !== void 0 && error2.column !== void 0 ? { line: error2.line, column: error2.column } : {}
+      };
+    });
+    const reported = new Set(model.validationErrors.map((error2) => error2.file));
+    for (const problem of model.readProblems) {
+      if (!reported.has(problem.file)) drafts.push({ ...problem });
+    }
+    return drafts;
+  }
+};
+var promptUnknownVariable = {
+  id: "prompt-unknown-variable",
+  severity: "error",
+  check: ({ variables: variables2, prompts: prompts2 }) => {
+    if (!variables2 || !prompts2) return [];
+    return prompts2.prompts.flatMap((prompt) => {
+      if (prompt.name === void 0 || variables2.variables.has(prompt.name)) return [];
+      const message = variables2.computed.has(prompt.name) ? `prompt "${prompt.name}" names computed value "${prompt.name}"; only variables can be asked for` : `prompt "${prompt.name}" names unknown variable "${prompt.name}"`;
+      return [{ file: prompts2.file, pointer: `${prompt.pointer}/name`, message }];
+    });
+  }
+};
+var variableWithoutPrompt = {
+  id: "variable-without-prompt",
+  severity: "error",
+  check: ({ variables: variables2, prompts: prompts2 }) => {
+    if (!variables2 || !prompts2) return [];
+    const prompted = new Set(prompts2.prompts.map((p2) => p2.name));
+    return [...variables2.variables].flatMap(
+      ([name, def]) => hasEffectiveDefault(def) || prompted.has(name) || variables2.computed.has(name) ? [] : [{ file: variables2.file, pointer: def.pointer, message: `variable "${name}" has no default and no prompt` }]
+    );
+  }
+};
+var choicesMatchEnum = {
+  id: "choices-match-enum",
+  severity: "error",
+  check: ({ variables: variables2, prompts: prompts2 }) => {
+    if (!variables2 || !prompts2) return [];
+    const drafts = [];
+    for (const prompt of prompts2.prompts) {
+      if (prompt.type !== "select" && prompt.type !== "multiselect") continue;
+      const variable = prompt.name === void 0 ? void 0 : variables2.variables.get(prompt.name);
+      const allowed = variable?.enum ?? variable?.items?.enum;
+      if (!variable || !allowed || !prompt.hasChoices) continue;
+      for (const choice of prompt.choices) {
+        if (!allowed.some((value) => value === choice.value)) {
+          drafts.push({
+            file: prompts2.file,
+            pointer: choice.pointer,
+            message: `choice ${show(choice.value)} is not in the enum of variable "${prompt.name}"`
+          });
+        }
+      }
+      for (const value of allowed) {
+        if (!prompt.choices.some((choice) => choice.value === value)) {
+          drafts.push({
+            file: prompts2.file,
+            pointer: `${prompt.pointer}/choices`,
+            message: `enum value ${show(value)} has no choice in prompt "${prompt.name}"`
+          });
+        }
+      }
+    }
+    return drafts;
+  }
+};
+function checkDefault(def, value, pointer, label, promptPattern) {
+  const problems = [];
+  const checkString = (text4, at2, subject) => {
+    const rules = [
+      ...def.validation !== void 0 ? [{ source: def.validation, how: "its validation" }] : [],
+      ...promptPattern ? [{ source: promptPattern.source, how: `the validate pattern of prompt "${promptPattern.prompt}"` }] : []
+    ];
+    for (const rule of rules) {
+      const regex2 = compileRegex(rule.source);
+      if (regex2 && !regex2.test(text4)) problems.push({ pointer: at2, message: `${subject} does not match ${rule.how} /${rule.source}/` });
+    }
+  };
+  const inEnum = (item) => !def.enum || def.enum.some((allowed) => allowed === item);
+  const notInEnum = (subject) => `${subject} is not in its enum (${(def.enum ?? []).map(show).join(", ")})`;
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => {
+      const at2 = `${pointer}/${index}`;
+      const subject = `item ${show(item)} of the default of variable "${label}"`;
+      if (!inEnum(item)) problems.push({ pointer: at2, message: notInEnum(subject) });
+      if (typeof item === "string") checkString(item, at2, subject);
+      if (def.items) problems.push(...checkDefault(def.items, item, at2, `${label}[${index}]`, void 0));
+    });
+  } else if (isRecord4(value)) {
+    if (!inEnum(value)) problems.push({ pointer, message: notInEnum(`default of variable "${label}"`) });
+    for (const [key, property] of def.properties) {
+      if (Object.hasOwn(value, key)) {
+        problems.push(...checkDefault(property, value[key], `${pointer}/${esc(key)}`, `${label}.${key}`, void 0));
+      }
+    }
+  } else {
+    const subject = `default ${show(value)} of variable "${label}"`;
+    if (!inEnum(value)) problems.push({ pointer, message: notInEnum(subject) });
+    if (typeof value === "string") checkString(value, pointer, subject);
+  }
+  return problems;
+}
+var defaultInvalid = {
+  id: "default-invalid",
+  severity: "error",
+  check: ({ variables: variables2, prompts: prompts2 }) => {
+    if (!variables2) return [];
+    const patterns = /* @__PURE__ */ new Map();
+    for (const prompt of prompts2?.prompts ?? []) {
+      if (prompt.name !== void 0 && prompt.validate !== void 0 && !patterns.has(prompt.name)) {
+        patterns.set(prompt.name, { source: prompt.validate, prompt: prompt.name });
+      }
+    }
+    const drafts = [];
+    for (const { label, top, def } of walkVariables(variables2.variables)) {
+      if (!def.hasDefault) continue;
+      const pattern = label === top ? patterns.get(top) : void 0;
+      for (const problem of checkDefault(def, def.default, `${def.pointer}/default`, label, pattern)) {
+        drafts.push({ file: variables2.file, ...problem });
+      }
+    }
+    return drafts;
+  }
+};
+var regexInvalid = {
+  id: "regex-invalid",
+  severity: "error",
+  check: (model) => regexesOf(model).flatMap(({ file, pointer, source, label }) => {
+    try {
+      new RegExp(source);
+      return [];
+    } catch (error2) {
+      return [{ file, pointer, message: `${label} is not a valid regular expression: ${firstLine(error2)}` }];
+    }
+  })
+};
+var regexUnsafe = {
+  id: "regex-unsafe",
+  severity: "error",
+  check: (model) => regexesOf(model).flatMap(({ file, pointer, source, label }) => {
+    const reason = unsafePatternReason(source);
+    return reason === void 0 ? [] : [{ file, pointer, message: `${label} ${show(source)} is not safe: ${reason}` }];
+  })
+};
+function cycles(model, owner, pointerOf, describe2) {
+  const variables2 = model.variables;
+  if (!variables2) return [];
+  const dependencies = /* @__PURE__ */ new Map();
+  const names = owner === "computed" ? [...variables2.computed.keys()] : [...variables2.variables.keys()];
+  for (const name of names) dependencies.set(name, []);
+  for (const expression of model.expressions) {
+    if (expression.owner.kind === owner) dependencies.set(expression.owner.name, expression.references ?? []);
+  }
+  const drafts = [];
+  dependencyOrder(
+    dependencies,
+    (cycle) => drafts.push({ file: variables2.file, pointer: pointerOf(cycle[0] ?? ""), message: describe2(cycle) })
+  );
+  return drafts;
+}
+var computedCycle = {
+  id: "computed-cycle",
+  severity: "error",
+  check: (model) => cycles(
+    model,
+    "computed",
+    (name) => `/computed/${esc(name)}`,
+    (cycle) => `computed values depend on each other in a cycle: ${cycle.join(" -> ")}`
+  )
+};
+var conditionCycle = {
+  id: "condition-cycle",
+  severity: "error",
+  check: (model) => cycles(
+    model,
+    "condition",
+    (name) => `/variables/${esc(name)}/condition`,
+    (cycle) => `conditions depend on each other in a cycle: ${cycle.join(" -> ")}`
+  )
+};
+var duplicateName = {
+  id: "duplicate-name",
+  severity: "error",
+  check: ({ variables: variables2 }) => variables2 ? [...variables2.computed].flatMap(
+    ([name, { pointer }]) => variables2.variables.has(name) ? [{ file: variables2.file, pointer, message: `computed value "${name}" has the name of a variable` }] : []
+  ) : []
+};
+var FEATURE_VARIABLE = "features";
+var CONTAINS_FEATURE = /\bfeatures\s+contains\s+(?:"([^"]*)"|'([^']*)')/g;
+var featureNotDeclared = {
+  id: "feature-not-declared",
+  severity: "error",
+  check: (model) => {
+    const { manifest, variables: variables2, prompts: prompts2 } = model;
+    if (!manifest) return [];
+    const declared = new Set(manifest.features ?? []);
+    const named = [];
+    const features = variables2?.variables.get(FEATURE_VARIABLE);
+    if (features?.type !== void 0 && features.type !== "array") return [];
+    if (variables2 && features) {
+      const strings = (values, pointer, where) => {
+        if (typeof values === "string") named.push({ file: variables2.file, pointer, value: values, where });
+        if (!Array.isArray(values)) return;
+        values.forEach((value, index) => {
+          if (typeof value === "string") named.push({ file: variables2.file, pointer: `${pointer}/${index}`, value, where });
+        });
+      };
+      strings(features.enum, `${features.pointer}/enum`, `the enum of variable "${FEATURE_VARIABLE}"`);
+      strings(features.items?.enum, `${features.pointer}/items/enum`, `the items enum of variable "${FEATURE_VARIABLE}"`);
+      strings(features.default, `${features.pointer}/default`, `the default of variable "${FEATURE_VARIABLE}"`);
+      for (const prompt of prompts2?.prompts ?? []) {
+        if (prompt.name !== FEATURE_VARIABLE) continue;
+        for (const choice of prompt.choices) {
+          if (typeof choice.value === "string") {
+            named.push({ file: prompts2?.file ?? PROMPTS_FILE, pointer: choice.pointer, value: choice.value, where: `a choice of prompt "${FEATURE_VARIABLE}"` });
+          }
+        }
+      }
+    }
+    for (const expression of model.expressions) {
+      for (const match of expression.text.matchAll(CONTAINS_FEATURE)) {
+        const value = match[1] ?? match[2] ?? "";
+        named.push({ file: expression.file, pointer: expression.pointer, value, where: expression.label });
+      }
+    }
+    const seen = /* @__PURE__ */ new Set();
+    return named.flatMap(({ file, pointer, value, where }) => {
+      const key = `${file}\0${pointer}\0${value}`;
+      if (declared.has(value) || seen.has(key)) return [];
+      seen.add(key);
+      return [{ file, pointer, message: `feature ${show(value)} named in ${where} is not declared in the manifest features` }];
+    });
+  }
+};
+var escapeRegex2 = (text4) => text4.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+function changelogHasVersion(text4, version) {
+  return findChangelogSection(text4, version) !== void 0;
+}
+var changelogMissingVersion = {
+  id: "changelog-missing-version",
+  severity: "error",
+  check: ({ manifest, changelog }) => {
+    if (!manifest?.version || !changelog || !VERSION_PATTERN.test(manifest.version)) return [];
+    if (changelogHasVersion(changelog.text, manifest.version)) return [];
+    return [
+      {
+        file: changelog.file,
+        message: `has no section for version ${manifest.version} of the manifest (add a heading such as "## [${manifest.version}] - YYYY-MM-DD")`
+      }
+    ];
+  }
+};
+var WORD = /\w+/g;
+var variableUnused = {
+  id: "variable-unused",
+  severity: "warning",
+  check: (model) => {
+    const { variables: variables2, content } = model;
+    if (!variables2 || !model.manifest) return [];
+    const words2 = /* @__PURE__ */ new Set();
+    const texts = [...content?.texts ?? [], ...content?.partials?.texts ?? []];
+    for (const text4 of [...content?.paths ?? [], ...texts.map((t) => t.text)]) {
+      for (const [word] of text4.matchAll(WORD)) words2.add(word);
+    }
+    const usedBy = (name) => {
+      if (/^\w+$/.test(name) ? words2.has(name) : texts.some((t) => new RegExp(`\\b${escapeRegex2(name)}\\b`).test(t.text))) {
+        return true;
+      }
+      return model.expressions.some((expression) => {
+        if (expression.owner.name === name && expression.owner.kind !== "files") return false;
+        return expression.references ? expression.references.includes(name) : new RegExp(`\\b${escapeRegex2(name)}\\b`).test(expression.text);
+      });
+    };
+    const drafts = [];
+    for (const [name, def] of variables2.variables) {
+      if (!usedBy(name)) {
+        drafts.push({ file: variables2.file, pointer: def.pointer, message: `variable "${name}" is not used by any content file, expression or computed value` });
+      }
+    }
+    for (const [name, { pointer }] of variables2.computed) {
+      if (!usedBy(name)) {
+        drafts.push({ file: variables2.file, pointer, message: `computed value "${name}" is not used by any content file, expression or other computed value` });
+      }
+    }
+    return drafts;
+  }
+};
+var standardVariableShape = {
+  id: "standard-variable-shape",
+  severity: "warning",
+  check: ({ variables: variables2 }) => {
+    if (!variables2) return [];
+    const shape = (def) => ({
+      type: def.type,
+      ...def.items ? { items: shape(def.items) } : {},
+      properties: Object.fromEntries([...def.properties].map(([key, property]) => [key, shape(property)]))
+    });
+    return [...variables2.variables].flatMap(
+      ([name, def]) => standardShapeMismatches(name, shape(def)).map((mismatch) => ({ file: variables2.file, pointer: `${def.pointer}${mismatch.at}`, message: mismatch.message }))
+    );
+  }
+};
+var LINT_RULES = [
+  schemaRule,
+  promptUnknownVariable,
+  variableWithoutPrompt,
+  choicesMatchEnum,
+  defaultInvalid,
+  regexInvalid,
+  regexUnsafe,
+  computedCycle,
+  conditionCycle,
+  duplicateName,
+  featureNotDeclared,
+  changelogMissingVersion,
+  standardVariableShape,
+  variableUnused,
+  ...HABIT_RULES
+];
 
 // node_modules/@inquirer/core/dist/lib/key.js
 var keybindings = ["emacs", "vim"];
@@ -55299,7 +56490,7 @@ var ScreenManager = class {
 };
 
 // node_modules/@inquirer/core/dist/lib/create-prompt.js
-import path16 from "node:path";
+import path17 from "node:path";
 var nativeSetImmediate = globalThis.setImmediate;
 var nativeClearImmediate = globalThis.clearImmediate;
 function listenTo(target, event, listener) {
@@ -55387,7 +56578,7 @@ function createPrompt(view) {
             if (nextView === void 0) {
               let callerFilename = callSites[1]?.getFileName();
               if (callerFilename && !callerFilename.startsWith("file://")) {
-                callerFilename = path16.resolve(callerFilename);
+                callerFilename = path17.resolve(callerFilename);
               }
               throw new Error(`Prompt functions must return a string.
     at ${callerFilename}`);
@@ -55967,7 +57158,7 @@ jobs:
 `;
 
 // src/project/answers.ts
-import { readFile as readFile7 } from "node:fs/promises";
+import { readFile as readFile8 } from "node:fs/promises";
 var AnswersFileError = class extends Error {
   constructor(message, file, options) {
     super(message, options);
@@ -55979,7 +57170,7 @@ var AnswersFileError = class extends Error {
 async function readAnswersFile(file) {
   let text4;
   try {
-    text4 = await readFile7(file, "utf8");
+    text4 = await readFile8(file, "utf8");
   } catch (error2) {
     throw new AnswersFileError(`cannot read ${file}`, file, { cause: error2 });
   }
@@ -56018,12 +57209,12 @@ var ProjectLockError = class extends Error {
 };
 
 // src/migrate/run.ts
-import { readFile as readFile9, realpath as realpath3, stat as stat7 } from "node:fs/promises";
-import path18 from "node:path";
+import { readFile as readFile10, realpath as realpath4, stat as stat8 } from "node:fs/promises";
+import path19 from "node:path";
 
 // src/migrate/apply.ts
 import * as nodeFs from "node:fs/promises";
-import path17 from "node:path";
+import path18 from "node:path";
 var JOURNAL_FILE = ".template-migration-journal.json";
 var nodeFileSystem = {
   writeFile: writeNewFileDurably,
@@ -56058,11 +57249,11 @@ function messageOf(error2) {
   return errorMessage(error2);
 }
 function toNative(relative2) {
-  return relative2.split("/").join(path17.sep);
+  return relative2.split("/").join(path18.sep);
 }
 async function removeEmptyDirs(fs4, dir, stop) {
-  const prefix = stop.endsWith(path17.sep) ? stop : stop + path17.sep;
-  for (let current = dir; current !== stop && current.startsWith(prefix); current = path17.dirname(current)) {
+  const prefix = stop.endsWith(path18.sep) ? stop : stop + path18.sep;
+  for (let current = dir; current !== stop && current.startsWith(prefix); current = path18.dirname(current)) {
     try {
       if ((await fs4.readdir(current)).length > 0) return;
       await fs4.rmdir(current);
@@ -56075,14 +57266,14 @@ async function pruneBackups(fs4, dir, saved, keep, root) {
   for (const item of saved) {
     if (!item.saved || keep.has(item.operation.path)) continue;
     await fs4.rm(item.saved).catch(() => void 0);
-    await removeEmptyDirs(fs4, path17.dirname(item.saved), root);
+    await removeEmptyDirs(fs4, path18.dirname(item.saved), root);
   }
   await removeEmptyDirs(fs4, dir, root);
 }
 async function applyOperations(root, operations, options) {
   const fs4 = { ...nodeFileSystem, ...options.fs };
   const backupDir = options.backupDir;
-  const prepared = operations.map((operation) => ({ operation, target: path17.join(root, toNative(operation.path)) }));
+  const prepared = operations.map((operation) => ({ operation, target: path18.join(root, toNative(operation.path)) }));
   const createdDirs = [];
   const cleanTemps = async () => {
     for (const item of prepared) if (item.temp) await fs4.rm(item.temp).catch(() => void 0);
@@ -56093,10 +57284,10 @@ async function applyOperations(root, operations, options) {
   const journal = (phase) => ({
     journalVersion: 1,
     phase,
-    backupDir: path17.relative(root, backupDir).split(path17.sep).join("/"),
+    backupDir: path18.relative(root, backupDir).split(path18.sep).join("/"),
     files: prepared.map((item) => ({ path: item.operation.path, saved: item.saved !== void 0 }))
   });
-  const journalFile = path17.join(root, JOURNAL_FILE);
+  const journalFile = path18.join(root, JOURNAL_FILE);
   const dropJournal = async () => {
     await nodeFs.rm(journalFile, { force: true });
     await syncDirectory(root).catch(() => void 0);
@@ -56111,8 +57302,8 @@ async function applyOperations(root, operations, options) {
     for (const item of prepared) {
       const { operation, target } = item;
       if (operation.kind === "delete") continue;
-      const created = await fs4.mkdir(path17.dirname(target));
-      if (created) createdDirs.push({ deepest: path17.dirname(target), above: path17.dirname(created) });
+      const created = await fs4.mkdir(path18.dirname(target));
+      if (created) createdDirs.push({ deepest: path18.dirname(target), above: path18.dirname(created) });
       const temp = tempPathBeside(target);
       item.temp = temp;
       if (operation.kind === "write") {
@@ -56120,7 +57311,7 @@ async function applyOperations(root, operations, options) {
         const mode = await fs4.modeOf(target) ?? operation.mode;
         if (mode !== void 0) await fs4.chmod(temp, mode);
       } else {
-        await fs4.copyFile(path17.join(root, toNative(operation.from)), temp);
+        await fs4.copyFile(path18.join(root, toNative(operation.from)), temp);
       }
     }
   } catch (error2) {
@@ -56132,8 +57323,8 @@ async function applyOperations(root, operations, options) {
   try {
     for (const item of prepared) {
       if (await fs4.modeOf(item.target) === void 0) continue;
-      const saved = path17.join(backupDir, toNative(item.operation.path));
-      await fs4.mkdir(path17.dirname(saved));
+      const saved = path18.join(backupDir, toNative(item.operation.path));
+      await fs4.mkdir(path18.dirname(saved));
       await fs4.copyFile(item.target, saved);
       item.saved = saved;
     }
@@ -56167,7 +57358,7 @@ async function applyOperations(root, operations, options) {
     for (const item of done.reverse()) {
       try {
         if (item.saved) {
-          await fs4.mkdir(path17.dirname(item.target));
+          await fs4.mkdir(path18.dirname(item.target));
           await fs4.copyFile(item.saved, item.target);
         } else {
           await fs4.rm(item.target);
@@ -56190,7 +57381,7 @@ async function applyOperations(root, operations, options) {
       { cause: error2 }
     );
   }
-  await Promise.all(prepared.map((item) => syncDirectory(path17.dirname(item.target)).catch(() => void 0)));
+  await Promise.all(prepared.map((item) => syncDirectory(path18.dirname(item.target)).catch(() => void 0)));
   await dropJournal();
   const keep = new Set(prepared.filter((item) => item.saved && item.operation.backup).map((item) => item.operation.path));
   await pruneBackups(fs4, backupDir, prepared, keep, root);
@@ -56198,10 +57389,10 @@ async function applyOperations(root, operations, options) {
   return backups.length > 0 ? { backupDir, backups } : { backups };
 }
 async function removeTempsBeside(file) {
-  const prefix = `.${path17.basename(file)}.`;
-  const names = await nodeFs.readdir(path17.dirname(file)).catch(() => []);
+  const prefix = `.${path18.basename(file)}.`;
+  const names = await nodeFs.readdir(path18.dirname(file)).catch(() => []);
   for (const name of names) {
-    if (name.startsWith(prefix) && TEMP_FILE_PATTERN.test(name)) await nodeFs.rm(path17.join(path17.dirname(file), name), { force: true });
+    if (name.startsWith(prefix) && TEMP_FILE_PATTERN.test(name)) await nodeFs.rm(path18.join(path18.dirname(file), name), { force: true });
   }
 }
 function parseJournal(text4) {
@@ -56217,12 +57408,12 @@ function parseJournal(text4) {
   return journal;
 }
 function insideRoot(root, relative2) {
-  const target = path17.resolve(root, toNative(relative2));
-  const back = path17.relative(root, target);
-  return back === "" || back.startsWith("..") || path17.isAbsolute(back) ? void 0 : target;
+  const target = path18.resolve(root, toNative(relative2));
+  const back = path18.relative(root, target);
+  return back === "" || back.startsWith("..") || path18.isAbsolute(back) ? void 0 : target;
 }
 async function recoverInterruptedApply(root) {
-  const journalFile = path17.join(root, JOURNAL_FILE);
+  const journalFile = path18.join(root, JOURNAL_FILE);
   await removeTempsBeside(journalFile);
   const text4 = await readIfExists(journalFile);
   if (text4 === void 0) return void 0;
@@ -56236,7 +57427,7 @@ async function recoverInterruptedApply(root) {
     await removeTempsBeside(target);
     if (journal.phase !== "apply") continue;
     if (file.saved) {
-      const saved = path17.join(backupDir, toNative(file.path));
+      const saved = path18.join(backupDir, toNative(file.path));
       await writeFileAtomic(target, await nodeFs.readFile(saved));
       const mode = await nodeFileSystem.modeOf(saved);
       if (mode !== void 0) await nodeFs.chmod(target, mode);
@@ -56246,7 +57437,7 @@ async function recoverInterruptedApply(root) {
     restored.push(file.path);
   }
   await nodeFs.rm(backupDir, { recursive: true, force: true });
-  await removeEmptyDirs(nodeFileSystem, path17.dirname(backupDir), root);
+  await removeEmptyDirs(nodeFileSystem, path18.dirname(backupDir), root);
   await nodeFs.rm(journalFile, { force: true });
   await syncDirectory(root).catch(() => void 0);
   return { phase: journal.phase, restored };
@@ -56352,16 +57543,16 @@ var Diff = class {
       }
     }
   }
-  addToPath(path25, added, removed, oldPosInc, options) {
-    const last = path25.lastComponent;
+  addToPath(path26, added, removed, oldPosInc, options) {
+    const last = path26.lastComponent;
     if (last && !options.oneChangePerToken && last.added === added && last.removed === removed) {
       return {
-        oldPos: path25.oldPos + oldPosInc,
+        oldPos: path26.oldPos + oldPosInc,
         lastComponent: { count: last.count + 1, added, removed, previousComponent: last.previousComponent }
       };
     } else {
       return {
-        oldPos: path25.oldPos + oldPosInc,
+        oldPos: path26.oldPos + oldPosInc,
         lastComponent: { count: 1, added, removed, previousComponent: last }
       };
     }
@@ -56730,13 +57921,13 @@ var PlannedProject = class {
     if (typeof name !== "string" || name === "") throw new ChangeError("a path must be a non-empty string");
     const shown = JSON.stringify(name);
     if (name.includes("\0")) throw new ChangeError(`path ${shown} is not valid`);
-    if (path18.isAbsolute(name) || path18.win32.isAbsolute(name)) throw new ChangeError(`path ${shown} is outside the project (absolute)`);
-    const absolute2 = path18.resolve(this.root, name);
+    if (path19.isAbsolute(name) || path19.win32.isAbsolute(name)) throw new ChangeError(`path ${shown} is outside the project (absolute)`);
+    const absolute2 = path19.resolve(this.root, name);
     if (!isInside(this.root, absolute2) || absolute2 === this.root) throw new ChangeError(`path ${shown} is outside the project`);
-    for (let current = absolute2; isInside(this.root, current); current = path18.dirname(current)) {
+    for (let current = absolute2; isInside(this.root, current); current = path19.dirname(current)) {
       let real;
       try {
-        real = await realpath3(current);
+        real = await realpath4(current);
       } catch {
         if (current === this.root) break;
         continue;
@@ -56744,7 +57935,7 @@ var PlannedProject = class {
       if (!isInside(this.realRoot, real)) throw new ChangeError(`path ${shown} is outside the project (through a symbolic link)`);
       break;
     }
-    const key = path18.relative(this.root, absolute2).split(path18.sep).join("/");
+    const key = path19.relative(this.root, absolute2).split(path19.sep).join("/");
     const reserved = reservedPathProblem(key);
     if (reserved) throw new ChangeError(reserved);
     if (forChange && (key === LOCK_FILE || key === JOURNAL_FILE || key === BACKUP_FOLDER || key.startsWith(`${BACKUP_FOLDER}/`))) {
@@ -56756,9 +57947,9 @@ var PlannedProject = class {
   async onDisk(key) {
     let state = this.disk.get(key);
     if (!state) {
-      const file = path18.join(this.root, ...key.split("/"));
+      const file = path19.join(this.root, ...key.split("/"));
       try {
-        state = { kind: "file", data: await readFile9(file) };
+        state = { kind: "file", data: await readFile10(file) };
       } catch (error2) {
         const code2 = error2.code;
         if (code2 === "EISDIR") state = { kind: "folder" };
@@ -56957,14 +58148,14 @@ function timestamp(date) {
 }
 async function pathExists(file) {
   try {
-    await stat7(file);
+    await stat8(file);
     return true;
   } catch {
     return false;
   }
 }
 async function freshBackupDir(root, date) {
-  const base = path18.join(root, BACKUP_FOLDER, timestamp(date));
+  const base = path19.join(root, BACKUP_FOLDER, timestamp(date));
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? base : `${base}-${n}`;
     if (!await pathExists(candidate)) return candidate;
@@ -56983,16 +58174,16 @@ async function planRun(steps, context) {
     result.errors.push(message);
     return planned(extra);
   };
-  const root = path18.resolve(context.projectPath);
+  const root = path19.resolve(context.projectPath);
   let realRoot;
   try {
-    if (!(await stat7(root)).isDirectory()) return fail(`project folder ${context.projectPath} is not a folder`);
-    realRoot = await realpath3(root);
+    if (!(await stat8(root)).isDirectory()) return fail(`project folder ${context.projectPath} is not a folder`);
+    realRoot = await realpath4(root);
   } catch {
     return fail(`project folder ${context.projectPath} does not exist`);
   }
   if (context.dryRun) {
-    if (await pathExists(path18.join(root, JOURNAL_FILE))) return fail(`an earlier migration of ${context.projectPath} was interrupted (${JOURNAL_FILE}); run without a dry run to roll it back first`);
+    if (await pathExists(path19.join(root, JOURNAL_FILE))) return fail(`an earlier migration of ${context.projectPath} was interrupted (${JOURNAL_FILE}); run without a dry run to roll it back first`);
   } else {
     try {
       const recovered = await recoverInterruptedApply(root);
@@ -57002,7 +58193,7 @@ async function planRun(steps, context) {
     }
   }
   let lock;
-  if (await pathExists(path18.join(root, LOCK_FILE))) {
+  if (await pathExists(path19.join(root, LOCK_FILE))) {
     try {
       lock = await readLock(root);
     } catch (error2) {
@@ -57080,8 +58271,16 @@ function changedFilesMessage(changed) {
 }
 
 // src/migrate/declarative.ts
-import { readdir as readdir6, readFile as readFile10, stat as stat8 } from "node:fs/promises";
-import path19 from "node:path";
+import { readdir as readdir6, readFile as readFile11, stat as stat9 } from "node:fs/promises";
+import path20 from "node:path";
+async function templateWhitespace(dir) {
+  try {
+    const manifest = JSON.parse(await readFile11(path20.join(path20.dirname(dir), MANIFEST_FILE), "utf8"));
+    return manifest.whitespace === "line" || manifest.whitespace === "liquid" ? manifest.whitespace : void 0;
+  } catch {
+    return void 0;
+  }
+}
 function formatStepFileProblem(problem) {
   return formatValidationErrorAt(problem);
 }
@@ -57099,7 +58298,7 @@ function migrationScope(lock) {
 }
 var RENDERED_FIELDS = RENDERED_CHANGE_FIELDS;
 async function loadFile(file, engine, problems) {
-  const checked = checkJsonText(file, await readFile10(file, "utf8"), "migration-step");
+  const checked = checkJsonText(file, await readFile11(file, "utf8"), "migration-step");
   problems.push(...checked.problems);
   if (checked.problems.length > 0) return void 0;
   const at2 = (pointer) => nearestPosition(checked.positions, pointer);
@@ -57141,19 +58340,20 @@ function toStep({ file, data }, engine, options) {
 }
 async function loadDeclarativeSteps(dir, options) {
   try {
-    if (!(await stat8(dir)).isDirectory()) throw new Error(`${dir} is not a folder`);
+    if (!(await stat9(dir)).isDirectory()) throw new Error(`${dir} is not a folder`);
   } catch (error2) {
     if (error2.code === "ENOENT") return [];
     throw error2;
   }
   const entries = await readdir6(dir, { withFileTypes: true });
   const names = entries.filter((entry) => entry.isFile() && entry.name.endsWith(".json")).map((entry) => entry.name).sort();
-  const engine = options.engine ?? createEngine();
+  const whitespace = options.engine ? void 0 : await templateWhitespace(dir);
+  const engine = options.engine ?? createEngine(whitespace ? { whitespace } : {});
   const problems = [];
   const loaded = [];
   const ids = /* @__PURE__ */ new Map();
   for (const name of names) {
-    const file = path19.join(dir, name);
+    const file = path20.join(dir, name);
     const result = await loadFile(file, engine, problems);
     if (!result) continue;
     const other = ids.get(result.data.id);
@@ -57259,16 +58459,16 @@ function mergeThreeWay(base, ours, theirs, labels, options = {}) {
 // src/migrate/merge-files.ts
 var REJECT_SUFFIX = ".rej";
 var text3 = (data) => data?.toString("utf8");
-function diffOf(path25, before, after) {
-  return unifiedDiff(text3(before), text3(after), { ...before ? { oldPath: path25 } : {}, ...after ? { newPath: path25 } : {} });
+function diffOf(path26, before, after) {
+  return unifiedDiff(text3(before), text3(after), { ...before ? { oldPath: path26 } : {}, ...after ? { newPath: path26 } : {} });
 }
 function followSteps(project, files) {
   const moves = project.moves();
   const followed = /* @__PURE__ */ new Map();
-  for (const [path25, value] of files) {
-    const moved = moves.get(path25);
+  for (const [path26, value] of files) {
+    const moved = moves.get(path26);
     if (moved !== void 0) followed.set(moved, value);
-    else if (!project.removedBySteps(path25)) followed.set(path25, value);
+    else if (!project.removedBySteps(path26)) followed.set(path26, value);
   }
   return followed;
 }
@@ -57280,31 +58480,31 @@ async function mergeRenderings(input) {
   const baseKnown = input.base.size > 0;
   const paths = [.../* @__PURE__ */ new Set([...base.keys(), ...target.keys(), ...locked.keys()])].sort();
   const updates = [];
-  for (const path25 of paths) {
-    const before = base.get(path25)?.content;
-    const after = target.get(path25);
-    const refusal = await project.refusal(path25);
+  for (const path26 of paths) {
+    const before = base.get(path26)?.content;
+    const after = target.get(path26);
+    const refusal = await project.refusal(path26);
     if (refusal !== void 0) {
-      updates.push({ path: path25, status: "conflict", reason: `not written: ${refusal}`, diff: "" });
+      updates.push({ path: path26, status: "conflict", reason: `not written: ${refusal}`, diff: "" });
       continue;
     }
-    const current = await project.planned(path25);
+    const current = await project.planned(path26);
     if (current === "folder") {
-      if (after) updates.push({ path: path25, status: "conflict", reason: "a folder is in the project where the template has a file", diff: "" });
+      if (after) updates.push({ path: path26, status: "conflict", reason: "a folder is in the project where the template has a file", diff: "" });
       continue;
     }
-    const lockedHash = locked.get(path25)?.sha256;
+    const lockedHash = locked.get(path26)?.sha256;
     const changedInProject = current !== void 0 && (lockedHash !== void 0 ? sha256Hex2(current) !== lockedHash : !before?.equals(current));
-    const binary = [before, after?.content, current].some((data) => data !== void 0 && isBinary(data));
+    const binary = [before, after?.content, current].some((data) => data !== void 0 && isOpaqueBytes(data));
     const shown = binary ? { binary: true } : {};
     const generated = before !== void 0 || lockedHash !== void 0;
     if (!after) {
       if (!(baseKnown ? before !== void 0 : generated) || current === void 0) continue;
       if (changedInProject) {
-        updates.push({ path: path25, status: "kept", reason: "removed from the template, but changed in the project", diff: "", ...shown });
+        updates.push({ path: path26, status: "kept", reason: "removed from the template, but changed in the project", diff: "", ...shown });
       } else {
-        await project.remove(path25);
-        updates.push({ path: path25, status: "removed", diff: binary ? "" : diffOf(path25, current, void 0), ...shown });
+        await project.remove(path26);
+        updates.push({ path: path26, status: "removed", diff: binary ? "" : diffOf(path26, current, void 0), ...shown });
       }
       continue;
     }
@@ -57312,44 +58512,44 @@ async function mergeRenderings(input) {
     if (current?.equals(after.content)) continue;
     if (current === void 0) {
       if (generated) {
-        updates.push({ path: path25, status: "kept", reason: "deleted in the project: stays deleted", diff: "", ...shown });
+        updates.push({ path: path26, status: "kept", reason: "deleted in the project: stays deleted", diff: "", ...shown });
       } else {
-        await project.put(path25, after.content, after.mode);
-        updates.push({ path: path25, status: "created", diff: binary ? "" : diffOf(path25, void 0, after.content), ...shown });
+        await project.put(path26, after.content, after.mode);
+        updates.push({ path: path26, status: "created", diff: binary ? "" : diffOf(path26, void 0, after.content), ...shown });
       }
       continue;
     }
     if (!changedInProject && generated) {
-      await project.put(path25, after.content);
-      updates.push({ path: path25, status: "updated", diff: binary ? "" : diffOf(path25, current, after.content), ...shown });
+      await project.put(path26, after.content);
+      updates.push({ path: path26, status: "updated", diff: binary ? "" : diffOf(path26, current, after.content), ...shown });
       continue;
     }
     if (binary) {
-      updates.push({ path: path25, status: "conflict", reason: "a binary file changed in the project and in the template: kept as it is", diff: "", binary: true });
+      updates.push({ path: path26, status: "conflict", reason: "a binary file (or one not in UTF-8) changed in the project and in the template: kept as it is", diff: "", binary: true });
       continue;
     }
     const merged = mergeThreeWay(text3(before) ?? "", text3(current) ?? "", text3(after.content) ?? "", { ours: "project", theirs: label });
     if (merged.clean) {
-      await project.put(path25, merged.text);
-      updates.push({ path: path25, status: "merged", diff: diffOf(path25, current, Buffer.from(merged.text, "utf8")) });
+      await project.put(path26, merged.text);
+      updates.push({ path: path26, status: "merged", diff: diffOf(path26, current, Buffer.from(merged.text, "utf8")) });
       continue;
     }
     const reason = before ? `${merged.conflicts} conflicting change${merged.conflicts === 1 ? "" : "s"} in the project and in the template` : generated ? "changed in the project, and the rendering it was generated from is not to be had: compare the whole file" : "the template adds this file and the project has a different one";
     if (style === "rej") {
-      const rejectFile = `${path25}${REJECT_SUFFIX}`;
-      const patch = unifiedDiff(text3(before), text3(after.content), { ...before ? { oldPath: path25 } : {}, newPath: path25 });
+      const rejectFile = `${path26}${REJECT_SUFFIX}`;
+      const patch = unifiedDiff(text3(before), text3(after.content), { ...before ? { oldPath: path26 } : {}, newPath: path26 });
       await project.put(rejectFile, patch);
-      updates.push({ path: path25, status: "conflict", reason, diff: patch, rejectFile });
+      updates.push({ path: path26, status: "conflict", reason, diff: patch, rejectFile });
     } else {
-      await project.put(path25, merged.text);
-      updates.push({ path: path25, status: "conflict", reason, diff: diffOf(path25, current, Buffer.from(merged.text, "utf8")) });
+      await project.put(path26, merged.text);
+      updates.push({ path: path26, status: "conflict", reason, diff: diffOf(path26, current, Buffer.from(merged.text, "utf8")) });
     }
   }
   return updates;
 }
 
 // src/project/locked.ts
-import path20 from "node:path";
+import path21 from "node:path";
 async function projectLock(projectDir) {
   try {
     return await readLock(projectDir);
@@ -57359,7 +58559,7 @@ async function projectLock(projectDir) {
 }
 async function lockedTarget(options) {
   if (options.to !== void 0 && !isTemplateVersion(options.to)) throw new RangeError(`the target version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(options.to)})`);
-  const recovered = await recoverInterruptedApply(path20.resolve(options.projectDir));
+  const recovered = await recoverInterruptedApply(path21.resolve(options.projectDir));
   if (recovered) options.onRecovered?.(recovered);
   const lock = await projectLock(options.projectDir);
   const templateId = lock.template.name;
@@ -57386,15 +58586,15 @@ async function migrationStepsBetween(options) {
       steps.push(step);
     }
   };
-  add(await loadDeclarativeSteps(path20.join(options.targetRoot, MIGRATIONS_FOLDER), scope));
+  add(await loadDeclarativeSteps(path21.join(options.targetRoot, MIGRATIONS_FOLDER), scope));
   for (const entry of between) {
     const root = await options.download(entry, `steps-${entry.version}`, "inspect");
-    add(await loadDeclarativeSteps(path20.join(root, MIGRATIONS_FOLDER), scope));
+    add(await loadDeclarativeSteps(path21.join(root, MIGRATIONS_FOLDER), scope));
   }
   return steps;
 }
 function versionDownloader(work, options) {
-  return async (entry, folder, purpose) => (await downloadTemplate(entry, path20.join(work, folder), {
+  return async (entry, folder, purpose) => (await downloadTemplate(entry, path21.join(work, folder), {
     ...options.onProgress ? { onProgress: options.onProgress } : {},
     ...options.fetch ? { fetch: options.fetch } : {},
     ...options.signal ? { signal: options.signal } : {},
@@ -57407,7 +58607,7 @@ function versionDownloader(work, options) {
 // src/project/update.ts
 import { mkdtemp as mkdtemp2, rm as rm5 } from "node:fs/promises";
 import { tmpdir as tmpdir2 } from "node:os";
-import path21 from "node:path";
+import path22 from "node:path";
 function missingBaseWarning(templateId, version) {
   return `template ${templateId}@${version}, the version the project is locked at, is not in the registry: the lock's hashes tell which files the project changed, but not which lines, so files changed on both sides are shown whole, as conflicts`;
 }
@@ -57416,7 +58616,7 @@ var GUIDE_BYTES = 16 * 1024;
 async function migrationGuide(template) {
   const guide = template.manifest.migration?.guide;
   if (typeof guide !== "string" || guide === "") return void 0;
-  const file = path21.resolve(template.root, guide);
+  const file = path22.resolve(template.root, guide);
   if (!isInside(template.root, file)) return void 0;
   let head;
   try {
@@ -57447,12 +58647,12 @@ function updatedLock(lock, entry, source, resolved, target, applied) {
   };
 }
 async function updateProject(options) {
-  const projectDir = path21.resolve(options.projectDir ?? ".");
+  const projectDir = path22.resolve(options.projectDir ?? ".");
   const locked = await lockedTarget({ client: options.client, projectDir, ...options.to !== void 0 ? { to: options.to } : {}, ...options.onRecovered ? { onRecovered: options.onRecovered } : {} });
   if (!("target" in locked)) return locked;
   const { lock, templateId, fromVersion, target } = locked;
   const baseEntry = await options.client.getTemplate(templateId, fromVersion);
-  const work = await mkdtemp2(path21.join(tmpdir2(), "template-update-"));
+  const work = await mkdtemp2(path22.join(tmpdir2(), "template-update-"));
   try {
     const download = versionDownloader(work, options);
     const baseTemplate = baseEntry ? await loadTemplate(await download(baseEntry, "base", "inspect")) : void 0;
@@ -57513,12 +58713,12 @@ async function updateProject(options) {
 // src/project/check-update.ts
 import { mkdtemp as mkdtemp3, rm as rm6 } from "node:fs/promises";
 import { tmpdir as tmpdir3 } from "node:os";
-import path22 from "node:path";
+import path23 from "node:path";
 var majorOf = (version) => Number(version.split(".")[0] ?? 0) || 0;
 var CHANGELOG_BYTES = 1024 * 1024;
 async function changelogOf(template, versions) {
   const name = typeof template.manifest.changelog === "string" && template.manifest.changelog !== "" ? template.manifest.changelog : "CHANGELOG.md";
-  const file = path22.resolve(template.root, name);
+  const file = path23.resolve(template.root, name);
   const text4 = isInside(template.root, file) ? await readHead(file, CHANGELOG_BYTES).catch(() => "") : "";
   return versions.map((version) => ({ version, body: findChangelogSection(text4, version)?.body ?? "" }));
 }
@@ -57545,7 +58745,7 @@ async function checkForUpdate(options) {
   for (const entry of between) {
     if (entry.compatibility?.breaking === true) check2.breakingReasons.push(`${entry.version} declares breaking changes`);
   }
-  const work = await mkdtemp3(path22.join(tmpdir3(), "template-check-update-"));
+  const work = await mkdtemp3(path23.join(tmpdir3(), "template-check-update-"));
   try {
     const inspect = versionDownloader(work, options);
     const download = (entry, folder) => inspect(entry, folder, "inspect");
@@ -57565,6 +58765,52 @@ async function checkForUpdate(options) {
   return check2;
 }
 
+// src/sync-action/safe-markdown.ts
+var ZERO_WIDTH_SPACE = "&#8203;";
+function escapeText(text4) {
+  return text4.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/!\[([^\]\n]*)\]\(\s*([^)\s]*)(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)/g, (_all, alt, url) => `${alt} (${url})`).replace(/\[([^\]\n]*)\]\(\s*([^)\s]*)(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)/g, (_all, label, url) => `${label} (${url})`).replace(/[[\]]/g, "\\$&").replace(/@(?=[A-Za-z0-9_-])/g, `@${ZERO_WIDTH_SPACE}`);
+}
+function safeMarkdownLine(line) {
+  let result = "";
+  let from = 0;
+  while (from < line.length) {
+    const open3 = line.indexOf("`", from);
+    if (open3 < 0) break;
+    const run2 = /^`+/.exec(line.slice(open3))?.[0] ?? "`";
+    const closing = new RegExp(`(?<!\`)\`{${run2.length}}(?!\`)`, "g");
+    closing.lastIndex = open3 + run2.length;
+    const close = closing.exec(line);
+    if (!close) {
+      result += escapeText(line.slice(from, open3 + run2.length));
+      from = open3 + run2.length;
+      continue;
+    }
+    result += escapeText(line.slice(from, open3)) + line.slice(open3, close.index + run2.length);
+    from = close.index + run2.length;
+  }
+  return result + escapeText(line.slice(from));
+}
+function safeMarkdown(text4) {
+  const lines = [];
+  let fence;
+  for (const line of text4.split("\n")) {
+    const marker = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
+    if (fence) {
+      lines.push(line);
+      if (marker?.[1]?.startsWith(fence.char) && marker[1].length >= fence.length && (marker[2] ?? "").trim() === "") fence = void 0;
+      continue;
+    }
+    if (marker?.[1] && !(marker[1].startsWith("`") && (marker[2] ?? "").includes("`"))) {
+      fence = { char: marker[1].charAt(0), length: marker[1].length };
+      lines.push(line);
+      continue;
+    }
+    lines.push(safeMarkdownLine(line));
+  }
+  if (fence) lines.push(fence.char.repeat(fence.length));
+  return lines.join("\n");
+}
+
 // src/sync-action/body.ts
 var NEEDS_ATTENTION_LABEL = "template-update: needs attention";
 var MAX_BODY = 6e4;
@@ -57577,7 +58823,7 @@ function code(text4) {
   return longest > 0 ? `${fence} ${text4} ${fence}` : `${fence}${text4}${fence}`;
 }
 function fileItem(prefix, file) {
-  const reason = file.reason ? `: ${file.reason.replace(/\s+/g, " ")}` : "";
+  const reason = file.reason ? `: ${safeMarkdownLine(file.reason.replace(/\s+/g, " "))}` : "";
   return `- ${file.status} ${code(`${prefix}${file.path}`)}${reason}`;
 }
 function pullRequestBody(input) {
@@ -57592,10 +58838,10 @@ function pullRequestBody(input) {
   lines.push(`Updates ${where} from template **${input.templateId}** ${code(input.fromVersion)} to ${code(input.toVersion)}.`, "");
   if (input.breaking) {
     lines.push("**Breaking:** yes");
-    for (const reason of input.breakingReasons) lines.push(`- ${reason}`);
+    for (const reason of input.breakingReasons) lines.push(`- ${safeMarkdownLine(reason.replace(/\s+/g, " "))}`);
     if (input.guide) {
       lines.push("", `Migration guide (${code(input.guide.path)} in the template):`, "");
-      for (const line of input.guide.firstLines) lines.push(`> ${line}`);
+      for (const line of safeMarkdown(input.guide.firstLines.join("\n")).split("\n")) lines.push(`> ${line}`);
     }
   } else {
     lines.push("**Breaking:** no");
@@ -57608,7 +58854,7 @@ function pullRequestBody(input) {
   for (const id of input.stepsApplied) lines.push(`- ${code(id)}`);
   if (input.warnings.length > 0) {
     lines.push("", "### Warnings", "");
-    for (const warning2 of input.warnings) lines.push(`- ${warning2.replace(/\s+/g, " ")}`);
+    for (const warning2 of input.warnings) lines.push(`- ${safeMarkdownLine(warning2.replace(/\s+/g, " "))}`);
   }
   if (input.conflicts.length > 0) {
     lines.push(
@@ -57629,10 +58875,10 @@ function pullRequestBody(input) {
       ""
     );
     for (const file of conflictFiles) lines.push(fileItem(prefix, file));
-    for (const path25 of input.conflicts.filter((p2) => !conflictFiles.some((f2) => f2.path === p2))) lines.push(`- conflict ${code(`${prefix}${path25}`)}`);
+    for (const path26 of input.conflicts.filter((p2) => !conflictFiles.some((f2) => f2.path === p2))) lines.push(`- conflict ${code(`${prefix}${path26}`)}`);
   }
   lines.push("", "### Changelog");
-  for (const entry of input.changelog) lines.push("", `#### ${entry.version}`, "", entry.body.trim() || "(the change log has no section for this version)");
+  for (const entry of input.changelog) lines.push("", `#### ${entry.version}`, "", safeMarkdown(entry.body.trim()) || "(the change log has no section for this version)");
   lines.push("", "---", "<sub>Opened by the template-registry sync action. Later runs update this pull request; a newer template version replaces it.</sub>");
   return cut(lines.join("\n"));
 }
@@ -57681,7 +58927,7 @@ function commitArgs(message) {
 }
 
 // src/sync-action/inputs.ts
-import path23 from "node:path";
+import path24 from "node:path";
 
 // src/github/inputs.ts
 var InputError = class extends Error {
@@ -57701,14 +58947,14 @@ function checkBranchName(name) {
   if (bad) throw new InputError(`input base-branch is not a valid branch name (got ${JSON.stringify(name)})`);
 }
 function parseSyncInputs(env, cwd = ".") {
-  const workspace = path23.resolve(cwd, env.GITHUB_WORKSPACE || ".");
+  const workspace = path24.resolve(cwd, env.GITHUB_WORKSPACE || ".");
   const githubToken = readInput(env, "github-token");
   if (githubToken === "") throw new InputError("input github-token is required (the default ${{ github.token }} needs the permissions contents: write and pull-requests: write)");
   const registryUrl = readInput(env, "registry-url");
   const problem = registryUrl === "" ? void 0 : registryUrlProblem(registryUrl);
   if (problem) throw new InputError(`input registry-url ${problem}`);
   const projectPath = readInput(env, "project-path") || ".";
-  const projectDir = path23.resolve(workspace, projectPath);
+  const projectDir = path24.resolve(workspace, projectPath);
   if (!isInside(workspace, projectDir)) throw new InputError(`input project-path must stay inside the workspace ${workspace} (got ${JSON.stringify(projectPath)})`);
   const baseBranch = readInput(env, "base-branch");
   if (baseBranch !== "") checkBranchName(baseBranch);
@@ -57877,7 +59123,7 @@ From ${currentVersion}, by the template-registry sync action.${conflictNote}`));
       templateId,
       fromVersion: currentVersion,
       toVersion: latestVersion,
-      projectPath: path24.relative(options.workspace, projectDir).split(path24.sep).join("/"),
+      projectPath: path25.relative(options.workspace, projectDir).split(path25.sep).join("/"),
       branch,
       breaking: check2.breaking || result.breaking.steps.length > 0,
       breakingReasons: check2.breakingReasons,

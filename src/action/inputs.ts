@@ -2,6 +2,7 @@ import path from 'node:path';
 
 import { VERSION_PATTERN } from '../core/versions.js';
 import { checkHttpUrlInput, InputError, readBooleanInput, readInput, readListInput, type ActionEnv } from '../github/inputs.js';
+import { canRequestIdToken } from '../github/oidc.js';
 
 export { InputError } from '../github/inputs.js';
 
@@ -12,7 +13,10 @@ export interface ActionInputs {
   /** GITHUB_WORKSPACE resolved (default the working directory): annotation paths are relative to it. */
   workspace: string;
   registryUrl?: string;
+  /** The stored registry token; absent: trusted publishing (an OIDC ID token exchanged right before the upload). */
   registryToken?: string;
+  /** No registry-token and not a dry run: the upload's token comes from the job's OIDC ID token. */
+  trustedPublishing: boolean;
   githubToken?: string;
   /** MAJOR.MINOR.PATCH, without `v`. */
   version: string;
@@ -68,7 +72,11 @@ export function parseInputs(env: ActionEnv, cwd = '.'): ActionInputs {
   if (registryUrl !== '') checkHttpUrlInput('registry-url', registryUrl);
   if (!dryRun) {
     if (registryUrl === '') throw new InputError('input registry-url is required (unless dry-run is true)');
-    if (registryToken === '') throw new InputError('input registry-token is required (unless dry-run is true)');
+    if (registryToken === '' && !canRequestIdToken(env)) {
+      throw new InputError(
+        'input registry-token is empty and the job cannot ask for an OIDC ID token (ACTIONS_ID_TOKEN_REQUEST_URL is not set): give the job `permissions: id-token: write` to publish through a trusted publisher, or set registry-token',
+      );
+    }
     if (createRelease) {
       if (githubToken === '') throw new InputError('input github-token is required to create the release');
       if (!owner || !repo || rest.length > 0) {
@@ -82,6 +90,7 @@ export function parseInputs(env: ActionEnv, cwd = '.'): ActionInputs {
     workspace,
     ...(registryUrl ? { registryUrl } : {}),
     ...(registryToken ? { registryToken } : {}),
+    trustedPublishing: !dryRun && registryToken === '',
     ...(githubToken ? { githubToken } : {}),
     version,
     tag,

@@ -22,11 +22,12 @@ import type { AnnotationProperties } from '@actions/core';
 
 import { errorMessage } from '../core/errors.js';
 import { createGitHubClient } from '../github/client.js';
+import { requestIdToken } from '../github/oidc.js';
 import type { ActionCoreBase, ActionEnv, SummaryCell } from '../github/inputs.js';
 import { octokitReleaseApi, publishRelease, type ReleaseApi } from '../github/release.js';
 import { PUBLISH_STEP_TITLES, runPublishPipeline, type PublishFinding, type PublishPipelineError, type PublishPipelineOptions, type PublishStep } from '../publish/pipeline.js';
 import type { LeftOutFile } from '../pack/index.js';
-import { PublishError } from '../publish/upload.js';
+import { exchangeIdToken, PublishError, registryAudienceOf, revokeExchangedToken, type ExchangedToken, type IdTokenExchangeOptions } from '../publish/upload.js';
 import { MANIFEST_FILE } from '../template/validate.js';
 import { parseInputs, type ActionInputs } from './inputs.js';
 
@@ -46,6 +47,16 @@ export interface ActionDependencies {
   core?: ActionCore;
   /** Replaces the registry upload (`publishTemplate`). */
   upload?: PublishPipelineOptions['upload'];
+  /**
+   * Trusted publishing: asks for the job's OIDC ID token for an audience. Default: the runner's
+   * endpoint named by `ACTIONS_ID_TOKEN_REQUEST_URL` / `ACTIONS_ID_TOKEN_REQUEST_TOKEN` of `env`, as
+   * @actions/core's getIDToken asks it.
+   */
+  getIdToken?: (audience: string) => Promise<string>;
+  /** Exchanges the ID token for a registry token (default `exchangeIdToken`: `POST /api/oidc/token`). */
+  exchangeToken?: (options: IdTokenExchangeOptions) => Promise<ExchangedToken>;
+  /** Revokes the exchanged token at the end of the run (default `revokeExchangedToken`: `DELETE /api/oidc/token`). */
+  revokeToken?: (options: { registryUrl: string; token: string }) => Promise<boolean>;
   /** Makes the release API; default Octokit with retries and rate-limit handling. */
   releaseApi?: (token: string, owner: string, repo: string, baseUrl?: string) => ReleaseApi;
   /**
@@ -112,7 +123,9 @@ function annotateFailure(core: ActionCore, title: string, error: Error): void {
  * The publish action: the publish pipeline on the template at `template-path` (validate,
  * test-generate, lint, changelog section, pack with the version from the tag, upload), then the
  * GitHub release with the changelog section as its text. With dry-run, everything but the upload
- * and the release. Failures end in `core.setFailed`; the job summary is written either way.
+ * and the release. Without registry-token (trusted publishing), the upload step first asks for the
+ * job's OIDC ID token and exchanges it once for a short-lived registry token, revoked at the end
+ * whatever happened. Failures end in `core.setFailed`; the job summary is written either way.
  */
 export async function run(dependencies: ActionDependencies = {}): Promise<ActionOutcome> {
   const env = dependencies.env ?? process.env;
@@ -145,10 +158,29 @@ export async function run(dependencies: ActionDependencies = {}): Promise<Action
   };
 
   let ok = false;
+  /** The registry token exchanged for the job's ID token (trusted publishing), revoked at the end. */
+  let exchanged: { registryUrl: string; token: string } | undefined;
   try {
     const inputs = parseInputs(env);
     for (const secret of [inputs.registryToken, inputs.githubToken]) if (secret) core.setSecret(secret);
     setOutput('version', inputs.version);
+
+    /**
+     * Trusted publishing: called by the upload step once every check passed, so that the short-lived
+     * token exists only for the upload. The ID token is asked for and exchanged once.
+     */
+    const exchangeForUpload = async (): Promise<string> => {
+      const registryUrl = inputs.registryUrl ?? '';
+      const audience = registryAudienceOf(registryUrl);
+      core.info(`trusted publishing: asking for an OIDC ID token for ${audience}`);
+      const idToken = await (dependencies.getIdToken ?? ((wanted: string) => requestIdToken(env, wanted)))(audience);
+      core.setSecret(idToken);
+      const minted = await (dependencies.exchangeToken ?? exchangeIdToken)({ registryUrl, idToken });
+      core.setSecret(minted.token);
+      exchanged = { registryUrl, token: minted.token };
+      core.info(`trusted publishing: exchanged it for a registry token limited to ${minted.templates.join(', ')}, valid until ${minted.expiresAt}`);
+      return minted.token;
+    };
 
     const outDir = await mkdtemp(path.join(env.RUNNER_TEMP || tmpdir(), 'template-publish-'));
     const result = await runPublishPipeline(
@@ -160,7 +192,7 @@ export async function run(dependencies: ActionDependencies = {}): Promise<Action
         outDir,
         dryRun: inputs.dryRun,
         ...(inputs.registryUrl ? { registryUrl: inputs.registryUrl } : {}),
-        ...(inputs.registryToken ? { token: inputs.registryToken } : {}),
+        ...(inputs.registryToken ? { token: inputs.registryToken } : inputs.trustedPublishing ? { token: exchangeForUpload } : {}),
         ...(dependencies.upload ? { upload: dependencies.upload } : {}),
       },
       {
@@ -242,6 +274,16 @@ export async function run(dependencies: ActionDependencies = {}): Promise<Action
       setExitCode(1);
     } else {
       core.setFailed(errorMessage(error));
+    }
+  } finally {
+    // The exchanged token is of no more use: revoked rather than left valid for its 15 minutes.
+    if (exchanged) {
+      try {
+        const revoked = await (dependencies.revokeToken ?? revokeExchangedToken)(exchanged);
+        core.info(revoked ? 'trusted publishing: the registry token was revoked' : 'trusted publishing: the registry token had already expired');
+      } catch (error) {
+        core.warning(`could not revoke the registry token (it expires by itself within 15 minutes): ${errorMessage(error)}`);
+      }
     }
   }
 

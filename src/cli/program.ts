@@ -42,6 +42,7 @@ const GROUPS: readonly { commands: readonly string[]; load: () => Promise<Regist
   { commands: ['pack'], load: async () => (await import('./commands/pack.js')).registerPack },
   { commands: ['publish'], load: async () => (await import('./commands/publish.js')).registerPublish },
   { commands: ['deprecate', 'yank', 'owner'], load: async () => (await import('./commands/lifecycle.js')).registerLifecycle },
+  { commands: ['trust'], load: async () => (await import('./commands/trust.js')).registerTrust },
   {
     commands: ['serve', 'token'],
     load: async () => {

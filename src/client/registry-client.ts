@@ -29,6 +29,9 @@ import { schemaErrors } from '../core/schemas.js';
 import { matchesFilters, matchesTerms, searchTerms, searchText, type TemplateFilters } from '../core/search.js';
 import { isTemplateName } from '../core/versions.js';
 
+import { registryBaseUrl } from '../core/registry-url.js';
+import { RoutesSource } from './routes-source.js';
+import { readEntries, readRegistryDocument, skippedEntriesLine, type SkippedEntry } from './entry-reader.js';
 import { CachedJson, FetchFailure, RegistryUnavailableError, type CachedJsonOptions, type StaleNotice } from './cached-json.js';
 import { listingOrder, type ListingOrder } from './listing-order.js';
 import { buildSearchIndex, searchIndexed, type SearchIndex } from './search-index.js';
@@ -80,6 +83,20 @@ export interface RegistryClientOptions {
    * that `refresh` wanted replaced): once per resource until a fetch succeeds.
    */
   onStale?: (notice: StaleNotice) => void;
+  /**
+   * Told, once per document or file, of the entries that cannot be read (no id, version or
+   * download URL, an unusable integrity) and were left out; every other entry is read.
+   */
+  onSkipped?: (notice: SkippedNotice) => void;
+}
+
+/** Entries of one fetched document (or template file) that the client left out. */
+export interface SkippedNotice {
+  what: string;
+  url: string;
+  skipped: readonly SkippedEntry[];
+  /** One line saying so. */
+  message: string;
 }
 
 export const DEFAULT_MAX_DOCUMENT_BYTES = 256 * 1024 * 1024;
@@ -415,6 +432,11 @@ export class RegistryClient {
   readonly #templateFiles = new Map<string, CachedJson<TemplateFile>>();
   /** What `auto` found: undefined until it looked. */
   #detected: 'full' | 'sparse' | undefined;
+  readonly #onSkipped: ((notice: SkippedNotice) => void) | undefined;
+  readonly #skippedReported = new Set<string>();
+  /** The routes of a registry that publishes no document (undefined: not known yet; null: it is not one). */
+  #routes: RoutesSource | null | undefined;
+  #routesIndex: Promise<RegistryIndex> | undefined;
 
   constructor(options: RegistryClientOptions) {
     if (typeof options.registryUrl !== 'string' || options.registryUrl === '') throw new TypeError('registryUrl is required');
@@ -424,6 +446,7 @@ export class RegistryClient {
     this.cacheTtlMs = options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
     this.cacheDir = options.cacheDir;
     this.mode = options.mode ?? 'full';
+    this.#onSkipped = options.onSkipped;
     this.#resource = {
       ttlMs: this.cacheTtlMs,
       failureBackoffMs: options.failureBackoffMs ?? DEFAULT_FAILURE_BACKOFF_MS,
@@ -441,17 +464,49 @@ export class RegistryClient {
       url: registryUrl,
       what: 'registry document',
       accept: (json) => {
-        const violations = describeSchemaErrors(schemaErrors('registry-document', json));
-        if (violations.length > 0) throw new FetchFailure(violationsText('registry document', 'registry-document', violations));
-        return buildIndex(withAbsoluteUrls(json as RegistryDocument, registryUrl));
+        const read = readRegistryDocument(json);
+        if ('problem' in read) throw new FetchFailure(read.problem);
+        this.#reportSkipped('registry document', registryUrl, read.skipped);
+        return buildIndex(withAbsoluteUrls(read.document, registryUrl));
       },
       toJson: (index) => index.document,
     });
   }
 
+  /**
+   * The whole document; or, for a registry that publishes none (its document answers 404) but
+   * answers the `/templates` routes, those routes. Known after the first answer, for the client's life.
+   */
+  async #whole(): Promise<{ index: RegistryIndex } | { routes: RoutesSource }> {
+    if (this.#routes) return { routes: this.#routes };
+    try {
+      return { index: await this.#document.get() };
+    } catch (error) {
+      if (this.#routes === undefined && error instanceof RegistryUnavailableError && this.#document.status().lastStatus === 404) {
+        const base = registryBaseUrl(this.registryUrl);
+        const probe = { base, fetch: this.#resource.fetch, timeoutMs: this.#resource.timeoutMs };
+        if (await RoutesSource.detect(probe).catch(() => false)) {
+          this.#routes = new RoutesSource({ ...probe, onSkipped: (what, url, skipped) => this.#reportSkipped(what, url, skipped) });
+          return { routes: this.#routes };
+        }
+        this.#routes = null;
+      }
+      throw error;
+    }
+  }
+
+  /** The index of the whole document, or of the latest entries a routes-only registry lists. */
+  async #wholeIndex(): Promise<RegistryIndex> {
+    const whole = await this.#whole();
+    if ('index' in whole) return whole.index;
+    const routes = whole.routes;
+    this.#routesIndex ??= routes.document().then((document) => buildIndex(withAbsoluteUrls(document, `${registryBaseUrl(this.registryUrl)}/`)));
+    return this.#routesIndex;
+  }
+
   /** The spec's list operation: filters (all optional) applied to every entry, in listing order. */
   async listTemplates(filters: TemplateFilters = {}): Promise<TemplateEntry[]> {
-    return listFromIndex(await this.#document.get(), filters);
+    return listFromIndex(await this.#wholeIndex(), filters);
   }
 
   /**
@@ -460,7 +515,13 @@ export class RegistryClient {
    */
   async getTemplate(id: string, version?: string): Promise<TemplateEntry | null> {
     const whole = this.mode === 'auto' ? await this.#document.fresh() : undefined;
-    if (whole || !(await this.#useSparse())) return getFromIndex(whole ?? (await this.#document.get()), id, version);
+    if (whole) return getFromIndex(whole, id, version);
+    if (!(await this.#useSparse())) {
+      const source = await this.#whole();
+      if ('index' in source) return getFromIndex(source.index, id, version);
+      const entry = await source.routes.get(id, version);
+      return entry ? (withAbsoluteUrls({ templates: [entry], categories: [], tags: [], lastUpdated: '' }, `${registryBaseUrl(this.registryUrl)}/`).templates[0] ?? null) : null;
+    }
     const index = await this.#sparse().get();
     if (!index.templates.some((line) => line.id === id)) {
       // The index lists templates by their latest version; one whose versions are all yanked has
@@ -497,7 +558,13 @@ export class RegistryClient {
   async listVersions(id: string, options: { includeYanked?: boolean } = {}): Promise<TemplateEntry[]> {
     const shown = (versions: readonly TemplateEntry[]): TemplateEntry[] => versionsOf(versions, id).filter((entry) => options.includeYanked === true || !isYanked(entry));
     const whole = this.mode === 'auto' ? await this.#document.fresh() : undefined;
-    if (whole || !(await this.#useSparse())) return shown((whole ?? (await this.#document.get())).byId.get(id) ?? []);
+    if (whole) return shown(whole.byId.get(id) ?? []);
+    if (!(await this.#useSparse())) {
+      const source = await this.#whole();
+      if ('index' in source) return shown(source.index.byId.get(id) ?? []);
+      const versions = await source.routes.versions(id, options.includeYanked === true);
+      return shown(withAbsoluteUrls({ templates: versions, categories: [], tags: [], lastUpdated: '' }, `${registryBaseUrl(this.registryUrl)}/`).templates);
+    }
     const index = await this.#sparse().get();
     if (index.templates.some((line) => line.id === id)) return shown((await this.#templateFile(id, index).get()).versions);
     // The index lists templates by their latest version; one whose versions are all yanked has none.
@@ -506,17 +573,17 @@ export class RegistryClient {
 
   /** The categories array of the registry document. */
   async listCategories(): Promise<Category[]> {
-    return [...(await this.#document.get()).document.categories];
+    return [...(await this.#wholeIndex()).document.categories];
   }
 
   /** Entries whose name, description, tags, features and category contain every term of `query`. */
   async search(query: string): Promise<TemplateEntry[]> {
-    return searchIndex(await this.#document.get(), query);
+    return searchIndex(await this.#wholeIndex(), query);
   }
 
   /** The whole registry document in hand (fetching it when needed). */
   async document(): Promise<RegistryDocument> {
-    return (await this.#document.get()).document;
+    return (await this.#wholeIndex()).document;
   }
 
   /**
@@ -537,6 +604,13 @@ export class RegistryClient {
   }
 
   /** The state of the registry document (the sparse files have their own, with the same rules). */
+  /** Tells `onSkipped` of the entries a document left out, once per URL. */
+  #reportSkipped(what: string, url: string, skipped: readonly SkippedEntry[]): void {
+    if (skipped.length === 0 || this.#skippedReported.has(url)) return;
+    this.#skippedReported.add(url);
+    this.#onSkipped?.({ what, url, skipped, message: skippedEntriesLine(`the ${what} at ${url}`, skipped) });
+  }
+
   status(): RegistryStatus {
     const { lastStatus: _lastStatus, ...status } = this.#document.status();
     return status;
@@ -584,9 +658,9 @@ export class RegistryClient {
         accept: (json) => {
           const versions = (json as { versions?: unknown } | null)?.versions;
           if (!Array.isArray(versions)) throw new FetchFailure(`the file of template ${id} has no versions array`);
-          const problems = versions.flatMap((entry, n) => describeSchemaErrors(schemaErrors('template-entry', entry)).map((v) => ({ ...v, pointer: `/versions/${n}${v.pointer}` })));
-          if (problems.length > 0) throw new FetchFailure(violationsText(`file of template ${id}`, 'template-entry', problems));
-          const entries = (versions as TemplateEntry[]).filter((entry) => entry.id === id);
+          const read = readEntries(versions);
+          this.#reportSkipped(`file of template ${id}`, url, read.skipped);
+          const entries = read.entries.filter((entry) => entry.id === id);
           // Entries are copied from registry.json: their relative URLs are relative to it.
           const document = withAbsoluteUrls({ templates: entries, categories: [], tags: [], lastUpdated: index.lastUpdated }, this.registryUrl);
           return { id, versions: document.templates };

@@ -85,6 +85,8 @@ export async function createProject(options: CreateProjectOptions): Promise<Crea
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
       documentUrl: client.registryUrl,
+      // A registry that follows the specification alone gives no integrity: its archive is used as served (the CLI says so).
+      allowUnverified: true,
     });
     const template = await loadTemplate(downloaded.dir);
     loaded = true;

@@ -106,6 +106,7 @@ export async function fetchTemplateQuestions(options: FetchQuestionsOptions): Pr
       documentUrl: options.client.registryUrl,
       // Reading the questions is not a use of the template: the server does not count it.
       purpose: 'inspect',
+      allowUnverified: true,
       ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.limits ? { limits: options.limits } : {}),

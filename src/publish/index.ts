@@ -22,6 +22,9 @@ export {
 } from './progress.js';
 export {
   publishTemplate,
+  exchangeIdToken,
+  revokeExchangedToken,
+  registryAudienceOf,
   PublishError,
   DEFAULT_PUBLISH_USER_AGENT,
   DEFAULT_LARGE_UPLOAD_THRESHOLD,
@@ -29,4 +32,6 @@ export {
   type PublishResult,
   type PublishRetryInfo,
   type PublishErrorInit,
+  type IdTokenExchangeOptions,
+  type ExchangedToken,
 } from './upload.js';

@@ -103,8 +103,12 @@ export interface PublishPipelineOptions {
   dryRun?: boolean;
   /** The registry's base URL; required unless `dryRun`. */
   registryUrl?: string;
-  /** The registry API token; required unless `dryRun`. */
-  token?: string;
+  /**
+   * The registry API token; required unless `dryRun`. Or a function giving it, called once right
+   * before the upload (trusted publishing: an OIDC ID token exchanged for a short-lived token, only
+   * once every check passed); its failure fails the upload step.
+   */
+  token?: string | (() => Promise<string>);
   /** Replaces `publishTemplate` (tests). */
   upload?: (options: PublishOptions) => Promise<PublishResult>;
 }
@@ -307,10 +311,10 @@ export async function runPublishPipeline(options: PublishPipelineOptions, hooks:
   const registryUrl = options.registryUrl ?? '';
   const upload = await step(
     'upload',
-    () =>
+    async () =>
       (options.upload ?? publishTemplate)({
         registryUrl,
-        token: options.token ?? '',
+        token: typeof options.token === 'function' ? await options.token() : (options.token ?? ''),
         archive: packed.file,
         manifest: packed.manifest,
         integrity: packed.integrity,

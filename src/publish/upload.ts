@@ -11,6 +11,7 @@ import type { ApiErrorDetail, TemplateManifest } from '../core/schema-types.js';
 import { registryBaseUrl } from '../core/registry-url.js';
 import { parseRetryAfter, retryDelay } from '../core/retry.js';
 import { computeIntegrity } from '../archive/integrity.js';
+import { confirmPublished, type PublishedCheck } from './confirm.js';
 
 export interface PublishRetryInfo {
   /** The attempt that just failed (1-based). */
@@ -637,22 +638,24 @@ export async function publishTemplate(options: PublishOptions): Promise<PublishR
 
     if (status === 409) {
       const stored = apiError?.details.find((detail) => detail.field === 'integrity')?.message;
-      // Only a version the registry says is complete counts as published: a pending one may still fail.
+      // This registry's own details are a shortcut: a complete version's integrity (and whether it is yanked).
       const complete = apiError?.details.some((detail) => detail.field === 'state' && detail.message === 'complete') ?? false;
-      // A re-run of a publish counts as done, unless the version was yanked since: it stays unavailable.
-      const yanked = apiError?.details.some((detail) => detail.field === 'yanked') ?? false;
-      if (stored === integrity && complete && yanked) {
+      const yankedDetail = apiError?.details.some((detail) => detail.field === 'yanked') ?? false;
+      const check: PublishedCheck =
+        stored !== undefined && complete
+          ? stored !== integrity
+            ? { kind: 'different', reason: `the registry holds ${label} with integrity ${stored}, this archive has ${integrity}` }
+            : yankedDetail
+              ? { kind: 'yanked', source: 'its answer' }
+              : { kind: 'same', source: 'its answer' }
+          : // Any other registry that follows the specification: asked through its read side.
+            await confirmPublished({ base: upload.base.href.replace(/\/+$/, ''), registryUrl: String(options.registryUrl), name, version, integrity, size: upload.size, token, timeoutMs, userAgent: upload.userAgent });
+      if (check.kind === 'same') return { uploaded: false, status, attempts: attempt, integrity };
+      if (check.kind === 'yanked') {
         throw new PublishError(redact(`${label} was yanked: a yanked version is never published again, publish a new version instead\n${describeResponse(response, apiError)}`), errorInit());
       }
-      if (stored === integrity && complete) {
-        return { uploaded: false, status, attempts: attempt, integrity };
-      }
-      const theirs = stored === undefined || stored === '' ? 'an integrity the registry did not report' : stored;
       throw new PublishError(
-        redact(
-          `${label} is already published with different content (registry: ${theirs}, this archive: ${integrity}); ` +
-            `a published version is never overwritten, publish a new version instead\n${describeResponse(response, apiError)}`,
-        ),
+        redact(`${label} is already published with different content (${check.reason}); a published version is never overwritten, publish a new version instead\n${describeResponse(response, apiError)}`),
         errorInit(),
       );
     }
@@ -677,4 +680,107 @@ export async function publishTemplate(options: PublishOptions): Promise<PublishR
     options.onRetry?.({ attempt, delayMs, reason });
     await sleep(delayMs);
   }
+}
+
+/** How long the exchange and the revocation of a trusted-publishing token may take (one request each). */
+const TOKEN_REQUEST_TIMEOUT_MS = 30_000;
+
+/** The audience a registry's trusted publishing takes ID tokens for: `template-registry:<host of its URL>`. */
+export function registryAudienceOf(registryUrl: string): string {
+  return `template-registry:${new URL(registryBaseUrl(registryUrl)).host}`;
+}
+
+export interface IdTokenExchangeOptions {
+  /** The registry's base URL (or its registry.json URL). */
+  registryUrl: string;
+  /** The CI run's OIDC ID token (for `registryAudienceOf(registryUrl)`); never printed. */
+  idToken: string;
+  userAgent?: string;
+}
+
+/** A token minted for trusted publishing: limited to `templates`, until `expiresAt`. */
+export interface ExchangedToken {
+  token: string;
+  expiresAt: string;
+  templates: string[];
+}
+
+/** The registry's `/api/oidc/token`, its URL checked. */
+function oidcTokenUrl(registryUrl: string): URL {
+  let base: URL;
+  try {
+    base = new URL(registryBaseUrl(String(registryUrl)));
+  } catch {
+    throw new PublishError(`registry URL must be an http(s) URL (got ${JSON.stringify(String(registryUrl))})`);
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new PublishError(`registry URL must be an http(s) URL (got ${base.protocol} in ${displayUrl(base)})`);
+  return below(base, 'api/oidc/token');
+}
+
+/** One request with a small JSON body (or none), answered in memory. */
+function tokenRequest(url: URL, method: string, headers: Record<string, string>, body: string, userAgent: string): Promise<Outcome> {
+  const bytes = Buffer.from(body, 'utf8');
+  return exchange({
+    url,
+    method,
+    headers: { Accept: 'application/json', 'User-Agent': userAgent, ...(bytes.length > 0 ? { 'Content-Type': 'application/json' } : {}), ...headers },
+    contentLength: bytes.length,
+    // eslint-disable-next-line @typescript-eslint/require-await -- an async generator of at most one chunk
+    body: async function* () {
+      if (bytes.length > 0) yield bytes;
+    },
+    timeoutMs: TOKEN_REQUEST_TIMEOUT_MS,
+  });
+}
+
+/**
+ * Trusted publishing: exchanges a CI run's OIDC ID token for a registry token (`POST /api/oidc/token`),
+ * once (an ID token is taken once: it is never retried). A refusal is a PublishError whose details
+ * name the claim that did not match. Neither token ever appears in a message.
+ */
+export async function exchangeIdToken(options: IdTokenExchangeOptions): Promise<ExchangedToken> {
+  const url = oidcTokenUrl(options.registryUrl);
+  const redact = redactor(options.idToken);
+  const outcome = await tokenRequest(url, 'POST', {}, JSON.stringify({ token: options.idToken }), options.userAgent ?? DEFAULT_PUBLISH_USER_AGENT);
+  if (outcome.kind === 'network') {
+    const code = outcome.error.code ?? 'NETWORK_ERROR';
+    throw new PublishError(redact(`cannot reach ${displayUrl(url)}: ${code}: ${outcome.error.message}`), { code, attempts: 1 });
+  }
+  const { response } = outcome;
+  const apiError = parseErrorEnvelope(response.body);
+  if (response.status !== 201 && response.status !== 200) {
+    throw new PublishError(redact(`the registry refused the OIDC ID token: ${describeResponse(response, apiError)}`), {
+      status: response.status,
+      code: apiError?.code,
+      details: apiError?.details ?? [],
+      requestId: apiError?.requestId,
+      attempts: 1,
+    });
+  }
+  const parsed = parseJson(response.body);
+  const data = isRecord(parsed) && isRecord(parsed.data) ? parsed.data : undefined;
+  if (!data || typeof data.token !== 'string' || data.token === '') throw new PublishError(`the registry's answer to POST ${displayUrl(url)} has no token`);
+  return {
+    token: data.token,
+    expiresAt: typeof data.expiresAt === 'string' ? data.expiresAt : '',
+    templates: Array.isArray(data.templates) ? data.templates.filter((name): name is string => typeof name === 'string') : [],
+  };
+}
+
+/**
+ * Revokes a token minted for trusted publishing (`DELETE /api/oidc/token`): true when the registry
+ * revoked it; false when it was refused already (expired or revoked). Other failures throw.
+ */
+export async function revokeExchangedToken(options: { registryUrl: string; token: string; userAgent?: string }): Promise<boolean> {
+  const url = oidcTokenUrl(options.registryUrl);
+  const redact = redactor(options.token);
+  const outcome = await tokenRequest(url, 'DELETE', { Authorization: `Bearer ${options.token}` }, '', options.userAgent ?? DEFAULT_PUBLISH_USER_AGENT);
+  if (outcome.kind === 'network') {
+    throw new PublishError(redact(`cannot reach ${displayUrl(url)}: ${outcome.error.code ?? 'NETWORK_ERROR'}: ${outcome.error.message}`), { code: outcome.error.code, attempts: 1 });
+  }
+  const { response } = outcome;
+  if (response.status === 204 || response.status === 200) return true;
+  if (response.status === 401) return false;
+  const apiError = parseErrorEnvelope(response.body);
+  throw new PublishError(redact(`the registry did not revoke the token: ${describeResponse(response, apiError)}`), { status: response.status, code: apiError?.code, attempts: 1 });
 }

@@ -19,6 +19,10 @@ import { eventsRoute } from './routes/events.js';
 import { lifecycleRoutes } from './routes/lifecycle.js';
 import { openapiRoute } from './routes/openapi.js';
 import { ownerRoutes } from './routes/owners.js';
+import { oidcRoutes } from './routes/oidc.js';
+import { trustedPublisherRoutes } from './routes/trusted-publishers.js';
+import { DEFAULT_GITHUB_API_URL } from './github-accounts.js';
+import { IdTokenVerifier, registryAudience, trustedIssuers } from './oidc.js';
 import { readRoutes } from './routes/read.js';
 import { DEFAULT_FILE_SETTINGS, filesRoute, type FileSettings } from './routes/files.js';
 import { uploadRoute } from './routes/upload.js';
@@ -64,6 +68,15 @@ export interface ServerOptions {
   statsMinGapMs?: number;
   /** Large uploads (`/files`): how long staged files live and how often expired ones are removed (`DEFAULT_FILE_SETTINGS`). */
   files?: Partial<FileSettings>;
+  /**
+   * Trusted publishing: issuers of OIDC ID tokens trusted beside GitHub Actions' (GitHub Enterprise
+   * Server: `https://<host>/_services/token`); https, or http on a loopback address (tests).
+   */
+  oidcIssuers?: readonly string[];
+  /** The GitHub REST API asked for a repository owner's id when a trusted publisher is saved without one (default https://api.github.com). */
+  githubApiUrl?: string;
+  /** The server's clock for token lifetimes and ID-token checks (tests); default the system's. */
+  clock?: () => Date;
 }
 
 export interface RegistryServer {
@@ -131,6 +144,8 @@ function installValidators(app: FastifyInstance): void {
  * between an upload and its build heals) and after every upload.
  */
 export async function createServer(options: ServerOptions): Promise<RegistryServer> {
+  // Checked before the storage is opened: a bad issuer is a configuration error, not a running server.
+  const issuers = trustedIssuers(options.oidcIssuers);
   const storage = typeof options.store === 'string' ? await openSqliteStorage(options.store) : options.store;
   await storage.recover();
   const publicUrl = options.publicUrl.replace(/\/+$/, '');
@@ -224,6 +239,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
       logger: app.log,
     }),
     ...(options.adminToken ? { adminToken: options.adminToken } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   };
 
   // Another instance's changes rebuild this one's registry; subscribed before the first build, so no
@@ -266,6 +282,8 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   await app.register(webhooksRoute, { context });
   await app.register(accountRoutes, { context });
   await app.register(ownerRoutes, { context });
+  await app.register(trustedPublisherRoutes, { context, settings: { issuers, githubApiUrl: options.githubApiUrl ?? DEFAULT_GITHUB_API_URL } });
+  await app.register(oidcRoutes, { context, verifier: new IdTokenVerifier({ issuers, audience: registryAudience(publicUrl), ...(options.clock ? { now: options.clock } : {}) }) });
   await app.register(openapiRoute, { context });
   // Deliveries in flight finish (or are cancelled) before the storage closes.
   app.addHook('preClose', () => context.webhooks.close());

@@ -112,7 +112,7 @@ async function authenticateSession(accounts: AccountStore, secret: string): Prom
 }
 
 /** The credential of a request (a token, an access token or a session cookie); 401 when missing, unknown, expired or revoked. */
-async function authenticate(request: FastifyRequest, context: Pick<ServerContext, 'storage' | 'adminToken'>): Promise<{ record: TokenRecord; account?: UserRecord }> {
+async function authenticate(request: FastifyRequest, context: Pick<ServerContext, 'storage' | 'adminToken' | 'clock'>): Promise<{ record: TokenRecord; account?: UserRecord }> {
   const presented = presentedToken(request.headers);
   if (presented.conflict) {
     throw unauthorized('two different tokens were presented (Authorization and X-API-Key): send one', { field: 'Authorization', code: 'TOKEN_INVALID', why: 'two different tokens' });
@@ -125,7 +125,7 @@ async function authenticate(request: FastifyRequest, context: Pick<ServerContext
   const { token, source } = presented;
   if (context.adminToken && secretsEqual(token, context.adminToken)) return { record: ADMIN_FROM_ENVIRONMENT };
   if (looksLikeAccessToken(token)) return authenticateAccessToken(context.storage.accounts, token, source);
-  const check = await context.storage.tokens.checkToken(token);
+  const check = await context.storage.tokens.checkToken(token, context.clock?.());
   if (check.valid) return { record: check.record };
   const field = source.field;
   switch (check.reason) {
@@ -138,7 +138,7 @@ async function authenticate(request: FastifyRequest, context: Pick<ServerContext
   }
 }
 
-export const authPlugin = fastifyPlugin<{ context: Pick<ServerContext, 'storage' | 'adminToken'> }>(
+export const authPlugin = fastifyPlugin<{ context: Pick<ServerContext, 'storage' | 'adminToken' | 'clock'> }>(
   (app: FastifyInstance, { context }, done) => {
     app.decorateRequest('token', undefined);
     app.decorateRequest('account', undefined);

@@ -58,4 +58,6 @@ export interface ServerContext {
   webhooks: WebhookDispatcher;
   /** Tells the server a download was recorded, so that the registry's `stats` show it soon (server/stats-refresh.ts). */
   downloadRecorded?: () => void;
+  /** The server's clock for token lifetimes (tests); default the system's. */
+  clock?: () => Date;
 }

@@ -30,4 +30,16 @@ export {
   type WebhookDispatcherOptions,
   type VerifyWebhookOptions,
 } from './webhooks.js';
+export {
+  IdTokenVerifier,
+  IdTokenRefusal,
+  IssuerUnavailable,
+  trustedIssuers,
+  registryAudience,
+  GITHUB_ACTIONS_ISSUER,
+  type VerifiedIdToken,
+  type IdTokenVerifierOptions,
+} from './oidc.js';
+export { grantOf, workflowOf, refMatches, EXCHANGED_TOKEN_LIFETIME_MS, type Grant, type Mismatch } from './trusted-publishing.js';
+export { githubAccountId, OwnerLookupError, DEFAULT_GITHUB_API_URL } from './github-accounts.js';
 export { openSqliteStorage, storeSource, secretsEqual, type RegistryStorage, type TokenRecord, type TokenRole, type StoredVersion } from '../store/index.js';

@@ -67,7 +67,7 @@ function toChange(update: LifecycleUpdate): LifecycleChange {
 }
 
 async function checkPermission(context: Context, token: TokenRecord, id: string): Promise<void> {
-  const permission = await context.storage.tokens.canPublish(token, id);
+  const permission = await context.storage.tokens.canManage(token, id);
   if (!permission.allowed) throw new ApiError(403, 'FORBIDDEN', permission.reason);
 }
 

@@ -3,8 +3,8 @@
  * SQLite + files, PostgreSQL + a folder or a bucket): tokens as their hashes (they keep working),
  * owners and co-owners, versions with their lifecycle and manifests, archives, events with their
  * origin, webhooks with their secrets, the outbox and its delivery attempts, accounts with their
- * password hashes, sessions, and the settings (the access-token signing key, so access tokens stay
- * valid). Staged large uploads are not copied (see `StoreDump`).
+ * password hashes, sessions, the settings (the access-token signing key, so access tokens stay
+ * valid), trusted publishers and the ID tokens already exchanged. Staged large uploads are not copied (see `StoreDump`).
  *
  * Only into an empty target: its rows and its blob store (no archive, manifest or staged file) are
  * checked before anything is written; then the target is claimed for this copy (its rows by the
@@ -75,6 +75,10 @@ export interface CopySummary {
   users: number;
   sessions: number;
   settings: number;
+  /** Trusted publishers of template names (pending ones included). */
+  trustedPublishers: number;
+  /** ID tokens already exchanged, kept until they expire: still refused as replays by the target. */
+  usedIdTokens: number;
   /** Staged large uploads of the source, not copied (short-lived: an upload is retried). */
   stagedFilesSkipped: number;
   durationMs: number;
@@ -110,6 +114,8 @@ const KIND_NAMES: Record<keyof StoreCounts, [string, string]> = {
   events: ['event', 'events'],
   stagedFiles: ['staged file', 'staged files'],
   settings: ['setting', 'settings'],
+  trustedPublishers: ['trusted publisher', 'trusted publishers'],
+  usedIdTokens: ['exchanged ID token', 'exchanged ID tokens'],
 };
 
 const named = (location: string, name: string | undefined): string => (name === undefined ? location : `${location} (${name})`);
@@ -264,6 +270,8 @@ async function copyClaimed(source: StoreDumper, target: StoreDumper, options: Co
     users: dump.users.length,
     sessions: dump.sessions.length,
     settings: dump.settings.length,
+    trustedPublishers: dump.trustedPublishers.length,
+    usedIdTokens: dump.usedIdTokens.length,
     stagedFilesSkipped: dump.stagedFilesSkipped,
     durationMs: Date.now() - started,
   };
@@ -282,6 +290,8 @@ function countsOf(dump: StoreDump): StoreCounts {
     users: dump.users.length,
     sessions: dump.sessions.length,
     settings: dump.settings.length,
+    trustedPublishers: dump.trustedPublishers.length,
+    usedIdTokens: dump.usedIdTokens.length,
     stagedFiles: 0,
   };
 }

@@ -23,6 +23,8 @@ export interface DumpToken {
   expiresAt: string | null;
   revokedAt: string | null;
   lastUsedAt: string | null;
+  /** The CI run of a token minted for trusted publishing (parsed); null for any other token. */
+  publisher: unknown;
 }
 
 export interface DumpOwner {
@@ -51,6 +53,30 @@ export interface DumpVersion {
   stability: VersionStability | null;
   deprecationMessage: string | null;
   yankedAt: string | null;
+  /** The CI run that published it through trusted publishing (parsed); null otherwise. */
+  publisher: unknown;
+}
+
+/** A trusted publisher of a template name (`trusted_publishers`). */
+export interface DumpTrustedPublisher {
+  id: string;
+  template: string;
+  issuer: string;
+  repository: string;
+  repositoryOwnerId: string;
+  workflow: string;
+  environment: string | null;
+  ref: string | null;
+  pendingOwner: string | null;
+  createdBy: string;
+  createdAt: string;
+}
+
+/** An ID token already exchanged (`oidc_id_tokens`): kept until it expires, so that it is used once, also after a copy. */
+export interface DumpUsedIdToken {
+  issuer: string;
+  jti: string;
+  expiresAt: string;
 }
 
 export interface DumpEvent {
@@ -145,6 +171,8 @@ export interface StoreDump {
   users: DumpUser[];
   sessions: DumpSession[];
   settings: DumpSetting[];
+  trustedPublishers: DumpTrustedPublisher[];
+  usedIdTokens: DumpUsedIdToken[];
   /** Staged files the source held (not copied; see above). */
   stagedFilesSkipped: number;
 }

@@ -46,8 +46,14 @@ export type {
   SessionCheck,
   SessionRotation,
   BlobStore,
+  PublisherRun,
+  TrustedPublisher,
+  NewTrustedPublisher,
+  TrustedPublisherStore,
+  TrustedPublisherAddition,
+  TrustedPublisherSelector,
 } from './types.js';
-export { eventMatches, tokenState, LAST_USED_PRECISION_MS } from './types.js';
+export { eventMatches, tokenState, LAST_USED_PRECISION_MS, MAX_TRUSTED_PUBLISHERS } from './types.js';
 export { openSqliteStorage, SCHEMA_VERSION, StoreVersionError, StoreNotFoundError, type SqliteStorage, type OpenStorageOptions } from './sqlite/index.js';
 export { storeSource, lifecycleFields } from './source.js';
 export { secretsEqual } from './secrets.js';

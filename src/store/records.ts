@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { isTemplateName, NAME_PATTERN } from '../core/versions.js';
-import type { NewToken, NewUser, Permission, SessionKind, TokenRecord, UserRecord, WebhookEventRecord } from './types.js';
+import type { NewToken, NewTrustedPublisher, NewUser, Permission, SessionKind, TokenRecord, TrustedPublisher, UserRecord, WebhookEventRecord } from './types.js';
 
 /** A new token (returned once; only its hash is stored) and its record; throws on a role, name or expiry that breaks the rules. */
 export function newTokenRecord(options: NewToken): { token: string; record: TokenRecord } {
@@ -28,6 +28,7 @@ export function newTokenRecord(options: NewToken): { token: string; record: Toke
     owner: options.owner ?? id,
     createdAt: now.toISOString(),
     ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}),
+    ...(options.publisher ? { publisher: { ...options.publisher } } : {}),
   };
   return { token, record };
 }
@@ -44,14 +45,124 @@ export function newUserRecord(user: NewUser): UserRecord {
   };
 }
 
-/** The publishing rule: admins publish anything; a publisher its listed names, if unclaimed or one of its owners'. */
-export function permission(token: TokenRecord, name: string, owners: readonly string[]): Permission {
+/**
+ * The publishing rule: admins publish anything; a publisher its listed names, if unclaimed or one of
+ * its owners'. A token minted for trusted publishing (`publisher` set) publishes its listed names
+ * while a trusted publisher of the name still backs its run (`trusted`, see `backsRun`), whoever
+ * owns the name: removing the trusted publisher, or the claim of a pending one's name by someone
+ * else, stops it at once, not when the token expires.
+ */
+export function permission(token: TokenRecord, name: string, owners: readonly string[], trusted = false): Permission {
   if (token.role === 'admin') return { allowed: true };
   if (token.templates && !token.templates.includes(name)) {
     return { allowed: false, reason: `this token may publish only ${token.templates.join(', ')}` };
   }
+  if (token.publisher) {
+    if (trusted) return { allowed: true };
+    return { allowed: false, reason: `no trusted publisher of ${name} matches this token's run any more (it was removed, or the name was claimed by another publisher)` };
+  }
   if (owners.length > 0 && !owners.includes(token.owner)) return { allowed: false, reason: `template ${name} belongs to another publisher` };
   return { allowed: true };
+}
+
+/**
+ * The owner a reserved version is recorded with: the token's, except for a token minted for trusted
+ * publishing on a claimed name, which publishes for the name's claimer.
+ */
+export function versionOwner(token: TokenRecord, owners: readonly string[]): string {
+  return token.publisher && owners.length > 0 ? (owners[0] ?? token.owner) : token.owner;
+}
+
+/** Who may manage a name (owners, trusted publishers, lifecycle): whoever may publish it, except a token minted for trusted publishing. */
+export function managementPermission(token: TokenRecord, name: string, owners: readonly string[]): Permission {
+  if (token.publisher) return { allowed: false, reason: 'a token minted for trusted publishing may only publish' };
+  return permission(token, name, owners);
+}
+
+/** A repository as trusted publishers are looked up by: GitHub's names ignore case. */
+export const repositoryKey = (repository: string): string => repository.toLowerCase();
+
+/** An environment as compared: GitHub's environment names ignore case. */
+export const environmentKey = (environment: string | undefined): string => (environment ?? '').toLowerCase();
+
+/**
+ * Whether a stored trusted publisher still backs the run of a token minted for trusted publishing:
+ * the same issuer, repository (any case), pinned owner id and workflow; a pending one only for the
+ * owner it would claim the name for, and only while the name is unclaimed or that owner's (a claim
+ * by anyone else voids it, even one racing with its save).
+ */
+export function backsRun(record: TrustedPublisher, token: TokenRecord, owners: readonly string[]): boolean {
+  const run = token.publisher;
+  if (!run) return false;
+  return (
+    record.issuer === run.issuer &&
+    repositoryKey(record.repository) === repositoryKey(run.repository) &&
+    record.repositoryOwnerId === run.repositoryOwnerId &&
+    record.workflow === run.workflow &&
+    pendingHolds(record, owners, token.owner)
+  );
+}
+
+/**
+ * Whether a trusted publisher may act for `owner` on a name whose owners are `owners`: an ordinary
+ * one always; a pending one for the owner it claims for, while the name is unclaimed or that owner's.
+ */
+export function pendingHolds(record: Pick<TrustedPublisher, 'pendingOwner'>, owners: readonly string[], owner?: string): boolean {
+  if (record.pendingOwner === undefined) return true;
+  if (owner !== undefined && record.pendingOwner !== owner) return false;
+  return owners.length === 0 || owners.includes(record.pendingOwner);
+}
+
+/** Whether two trusted publishers of one template are the same (a second save of it changes nothing). */
+export function sameTrustedPublisher(a: Pick<TrustedPublisher, 'issuer' | 'repository' | 'workflow' | 'environment' | 'ref'>, b: Pick<NewTrustedPublisher, 'issuer' | 'repository' | 'workflow' | 'environment' | 'ref'>): boolean {
+  return (
+    a.issuer === b.issuer &&
+    repositoryKey(a.repository) === repositoryKey(b.repository) &&
+    a.workflow === b.workflow &&
+    environmentKey(a.environment) === environmentKey(b.environment) &&
+    (a.ref ?? '') === (b.ref ?? '')
+  );
+}
+
+/**
+ * Whether a stored trusted publisher counts as one `token` would save now: an ordinary one (the
+ * name's owners keep it together), or a pending one of the same saver. Several publishers may each
+ * save a pending one for one name and repository; none of them is granted while they disagree.
+ */
+export function sameSaver(record: Pick<TrustedPublisher, 'pendingOwner'>, token: TokenRecord, owners: readonly string[]): boolean {
+  if (owners.length > 0 || record.pendingOwner === undefined) return true;
+  return record.pendingOwner === token.owner;
+}
+
+/**
+ * The record of a new trusted publisher saved by `token`; pending (the name unclaimed, `owners`
+ * empty) it claims the name for the token's owner at the first publish through it.
+ */
+export function newTrustedPublisherRecord(input: NewTrustedPublisher, token: TokenRecord, owners: readonly string[]): TrustedPublisher {
+  return {
+    id: `tp_${randomBytes(6).toString('hex')}`,
+    template: input.template,
+    issuer: input.issuer,
+    repository: input.repository,
+    repositoryOwnerId: input.repositoryOwnerId,
+    workflow: input.workflow,
+    ...(input.environment !== undefined ? { environment: input.environment } : {}),
+    ...(input.ref !== undefined ? { ref: input.ref } : {}),
+    ...(owners.length === 0 ? { pendingOwner: token.owner } : {}),
+    createdBy: token.owner,
+    createdAt: (input.now ?? new Date()).toISOString(),
+  };
+}
+
+/** Whether a selector of `removeTrustedPublishers` takes a record. */
+export function selectsTrustedPublisher(record: TrustedPublisher, selector: { id: string } | { issuer?: string; repository: string; workflow: string; environment?: string }): boolean {
+  if ('id' in selector) return record.id === selector.id;
+  return (
+    (selector.issuer === undefined || record.issuer === selector.issuer) &&
+    repositoryKey(record.repository) === repositoryKey(selector.repository) &&
+    record.workflow === selector.workflow &&
+    (selector.environment === undefined || environmentKey(record.environment) === environmentKey(selector.environment))
+  );
 }
 
 /** A session secret: what the client keeps (only its sha256 is stored). */

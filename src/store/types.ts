@@ -27,6 +27,35 @@ export interface TokenRecord {
   revokedAt?: string;
   /** When it last authenticated a request, to within `LAST_USED_PRECISION_MS`; undefined: never. */
   lastUsedAt?: string;
+  /**
+   * Set on a token minted for a CI run's OIDC ID token (trusted publishing, `POST /api/oidc/token`):
+   * the run it was minted for, kept for the audit trail and stored with every version it publishes.
+   * Such a token only publishes (never manages owners, trusted publishers or the lifecycle).
+   */
+  publisher?: PublisherRun;
+}
+
+/**
+ * The CI run a trusted publisher's token was minted for, from the claims of its ID token: what a
+ * version published with it shows (`publisher` of `GET /templates/{id}/versions/{version}`).
+ */
+export interface PublisherRun {
+  /** The ID token's issuer (`https://token.actions.githubusercontent.com`). */
+  issuer: string;
+  /** `owner/name`, as the token spelled it. */
+  repository: string;
+  /** GitHub's numeric id of the repository's owner (text, as the claim gives it). */
+  repositoryOwnerId: string;
+  /** The workflow file, below `.github/workflows/` (`publish.yml`), from `job_workflow_ref`. */
+  workflow: string;
+  /** The git ref the run is for (`refs/tags/v1.0.0`). */
+  ref: string;
+  /** The commit the run is for. */
+  sha: string;
+  runId: string;
+  runAttempt?: string;
+  /** The deployment environment of the job, when it had one. */
+  environment?: string;
 }
 
 export interface NewToken {
@@ -36,6 +65,8 @@ export interface NewToken {
   /** When the token stops working; must be after `now`. Default: never. */
   expiresAt?: Date;
   now?: Date;
+  /** The CI run of a token minted for trusted publishing (see `TokenRecord.publisher`). */
+  publisher?: PublisherRun;
 }
 
 /** Whether a token works: active, or refused because it expired or was revoked (revoked wins when both). */
@@ -89,9 +120,100 @@ export interface TokenStore {
   addOwner(name: string, owner: string, now?: Date): Promise<OwnerChange>;
   /** Removes an owner of a name; the last owner cannot be removed. */
   removeOwner(name: string, owner: string): Promise<OwnerChange>;
-  /** The publishing rule: admins publish anything; a publisher its listed names, when unclaimed or one of its owners'. */
+  /**
+   * The publishing rule: admins publish anything; a publisher its listed names, when unclaimed or one
+   * of its owners'; a token minted for trusted publishing its listed names while a trusted publisher
+   * of the name still matches its run.
+   */
   canPublish(token: TokenRecord, name: string): Promise<Permission>;
+  /**
+   * Who may manage a name (its owners, trusted publishers and lifecycle): the publishing rule, but
+   * never a token minted for trusted publishing (it only publishes).
+   */
+  canManage(token: TokenRecord, name: string): Promise<Permission>;
 }
+
+/**
+ * A CI workflow trusted to publish a template (trusted publishing): an ID token of its issuer whose
+ * claims match every field here is exchanged for a short-lived token limited to the template.
+ */
+export interface TrustedPublisher {
+  /** External id, `tp_<hex>`. */
+  id: string;
+  /** The template name it may publish. */
+  template: string;
+  /** The ID tokens' issuer (`https://token.actions.githubusercontent.com`). */
+  issuer: string;
+  /** `owner/name` (compared without regard to case, as GitHub does). */
+  repository: string;
+  /**
+   * The numeric id of the repository's owner, pinned when the record was saved: an account that
+   * takes over a deleted owner's name has another id, and is refused.
+   */
+  repositoryOwnerId: string;
+  /** The workflow file below `.github/workflows/` (`publish.yml`). */
+  workflow: string;
+  /** The deployment environment the job must run in (compared without regard to case); undefined: any, or none. */
+  environment?: string;
+  /** A pattern the run's git ref must match, `*` standing for any characters (`refs/tags/v*`); undefined: any ref. */
+  ref?: string;
+  /**
+   * Set while the name is unclaimed (a pending publisher): the owner the first publish through it
+   * claims the name for. When the name is claimed, the claimer's pending records become ordinary
+   * ones and the others are removed.
+   */
+  pendingOwner?: string;
+  /** The owner (a token's or an account's) who saved it. */
+  createdBy: string;
+  createdAt: string;
+}
+
+export interface NewTrustedPublisher {
+  template: string;
+  issuer: string;
+  repository: string;
+  repositoryOwnerId: string;
+  workflow: string;
+  environment?: string;
+  ref?: string;
+  now?: Date;
+}
+
+/** The outcome of saving a trusted publisher: saved, the same one already there, or why the token may not. */
+export type TrustedPublisherAddition =
+  | { added: true; publisher: TrustedPublisher }
+  | { added: false; existing: TrustedPublisher }
+  | { added: false; forbidden: string }
+  | { added: false; full: number };
+
+/** Which trusted publishers of a template a removal takes: one by id, or those of a repository's workflow. */
+export type TrustedPublisherSelector = { id: string } | { issuer?: string; repository: string; workflow: string; environment?: string };
+
+/** Trusted publishers of template names, and the ID tokens already exchanged (each is used once). */
+export interface TrustedPublisherStore {
+  /**
+   * Saves a trusted publisher of `template` for `token`, checked in the same transaction: on a claimed
+   * name only an owner (or an admin) may; an unclaimed name gets a pending one (`pendingOwner`: the
+   * token's owner). The same repository, workflow, environment and ref again: `existing`. At most
+   * `MAX_TRUSTED_PUBLISHERS` per template (`full`).
+   */
+  addTrustedPublisher(record: NewTrustedPublisher, token: TokenRecord): Promise<TrustedPublisherAddition>;
+  /** A template's trusted publishers, oldest first. */
+  listTrustedPublishers(template: string): Promise<TrustedPublisher[]>;
+  /** Removes the trusted publishers of `template` the selector names; returns them (empty: none matched). */
+  removeTrustedPublishers(template: string, selector: TrustedPublisherSelector): Promise<TrustedPublisher[]>;
+  /** Every trusted publisher of a repository (compared without regard to case) at an issuer, by template: the candidates of an exchange. */
+  trustedPublishersOf(issuer: string, repository: string): Promise<TrustedPublisher[]>;
+  /**
+   * Records that the ID token `jti` of `issuer` was exchanged, until `expiresAt` (it could not be
+   * used after that anyway); false when it was already recorded and has not expired: a replay. Of
+   * concurrent uses of one jti, on any instance of the storage, exactly one gets true.
+   */
+  useIdToken(issuer: string, jti: string, expiresAt: Date, now?: Date): Promise<boolean>;
+}
+
+/** The most trusted publishers one template may have (pending ones included). */
+export const MAX_TRUSTED_PUBLISHERS = 20;
 
 /** The outcome of adding or removing an owner: the owners after it, or why nothing changed. */
 export type OwnerChange = { changed: boolean; owners: string[] } | { refused: 'unclaimed' | 'not-an-owner' | 'last-owner' };
@@ -192,6 +314,8 @@ export interface StoredVersion {
   deprecationMessage?: string;
   /** When the version was yanked (kept and downloadable by exact version, never selected as latest, never reusable); undefined: it was not. */
   yankedAt?: string;
+  /** The CI run that published it through trusted publishing (its token's `publisher`); undefined: published with another credential. */
+  publisher?: PublisherRun;
 }
 
 export type VersionStability = 'experimental' | 'beta' | 'stable' | 'deprecated';
@@ -217,7 +341,7 @@ export interface LifecycleChange {
  */
 export type PublishedVersion = (StoredVersion & { manifest: TemplateManifest }) | { name: string; version: string; known: true };
 
-export type NewVersion = Omit<StoredVersion, 'state' | 'createdAt'> & { createdAt?: string };
+export type NewVersion = Omit<StoredVersion, 'state' | 'createdAt' | 'publisher'> & { createdAt?: string };
 
 /**
  * The outcome of reserving a version: exactly one of concurrent reservations of one version gets
@@ -508,6 +632,8 @@ export interface RegistryStorage {
   files: FileStore;
   /** Accounts (e-mail and password logins), their sessions and the access-token signing key. */
   accounts: AccountStore;
+  /** Trusted publishers of template names (OIDC trusted publishing) and the ID tokens already exchanged. */
+  trustedPublishers: TrustedPublisherStore;
   /** The local folder the static registry (registry.json, catalog, per-template files) is built into. */
   publicDir: string;
   /**

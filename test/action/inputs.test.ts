@@ -74,10 +74,22 @@ describe('parseInputs', () => {
   });
 
   it('needs the registry and its token unless it is a dry run', () => {
-    expect(() => parseInputs({ ...base, 'INPUT_REGISTRY-TOKEN': '' })).toThrow(/registry-token is required/);
+    expect(() => parseInputs({ ...base, 'INPUT_REGISTRY-TOKEN': '' })).toThrow(/registry-token is empty and the job cannot ask for an OIDC ID token .*permissions: id-token: write/);
     expect(() => parseInputs({ ...base, 'INPUT_REGISTRY-URL': '' })).toThrow(/registry-url is required/);
     expect(() => parseInputs({ ...base, 'INPUT_REGISTRY-URL': 'ftp://x' })).toThrow(/must be an http\(s\) URL/);
     expect(parseInputs({ GITHUB_REF: 'refs/tags/v1.0.0', 'INPUT_DRY-RUN': 'true' }).dryRun).toBe(true);
+  });
+
+  it('publishes through a trusted publisher without registry-token when the job may ask for an OIDC ID token', () => {
+    const oidc = { ACTIONS_ID_TOKEN_REQUEST_URL: 'https://runner.example/token?api-version=2.0', ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'req' };
+    const inputs = parseInputs({ ...base, 'INPUT_REGISTRY-TOKEN': '', ...oidc });
+    expect(inputs.trustedPublishing).toBe(true);
+    expect(inputs).not.toHaveProperty('registryToken');
+    // A stored token still wins; a dry run needs neither.
+    expect(parseInputs({ ...base, ...oidc }).trustedPublishing).toBe(false);
+    expect(parseInputs({ ...base, 'INPUT_REGISTRY-TOKEN': '', 'INPUT_DRY-RUN': 'true' }).trustedPublishing).toBe(false);
+    // Half of what the runner gives is not enough.
+    expect(() => parseInputs({ ...base, 'INPUT_REGISTRY-TOKEN': '', ACTIONS_ID_TOKEN_REQUEST_URL: oidc.ACTIONS_ID_TOKEN_REQUEST_URL })).toThrow(/id-token: write/);
   });
 
   it('needs the GitHub token and repository to create the release', () => {

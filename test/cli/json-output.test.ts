@@ -154,6 +154,10 @@ describe('--json: one JSON document on stdout', () => {
     expect((await check('owner add', 'owner', 'add', 'json-publish', 'co-owner', ...ownerArgs)).document).toMatchObject({ id: 'json-publish', owners: [{ claimer: true }, { owner: 'co-owner' }] });
     expect((await check('owner ls', 'owner', 'ls', 'json-publish', '--registry', server.url, '--json')).document).toMatchObject({ owners: [{ claimer: true }, { owner: 'co-owner' }] });
     expect((await check('owner rm', 'owner', 'rm', 'json-publish', 'co-owner', ...ownerArgs)).document).toMatchObject({ owners: [{ claimer: true }] });
+    const trusted = (await check('trust add', 'trust', 'add', 'json-publish', '--repo', 'acme/json-publish', '--workflow', 'publish.yml', '--owner-id', '42', ...ownerArgs)).document;
+    expect(trusted).toMatchObject({ template: 'json-publish', repository: 'acme/json-publish', workflow: 'publish.yml', pending: false });
+    expect((await check('trust list', 'trust', 'list', 'json-publish', ...ownerArgs)).document).toEqual([trusted]);
+    expect((await check('trust remove', 'trust', 'remove', 'json-publish', '--repo', 'acme/json-publish', '--workflow', 'publish.yml', ...ownerArgs)).document).toEqual([]);
 
     // Failing before a result: { error: { exitCode, message } }, the message on stderr too.
     const missing = await json('info', 'no-such-template', '--registry', registry, '--json');

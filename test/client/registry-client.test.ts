@@ -177,22 +177,24 @@ describe('RegistryClient cache', () => {
     expect(client.status().lastError).toMatch(/^invalid JSON/);
   });
 
-  it('rejects a document with one schema-invalid entry as a whole, keeping the old registry', async () => {
+  it('reads the rest of a document with one unreadable entry, and says which one was left out', async () => {
     const bad = doc([entry({ id: 'alpha', version: '2.0.0' }), entry({ id: 'gamma', version: 'not-a-version' }), entry({ id: 'delta' })]);
     const fake = fakeFetch(ok(first), ok(bad));
     const time = clock();
-    const client = new RegistryClient({ registryUrl: URL_, fetch: fake.fetch, now: time.now });
+    const skipped: string[] = [];
+    const client = new RegistryClient({ registryUrl: URL_, fetch: fake.fetch, now: time.now, onSkipped: (notice) => skipped.push(notice.message) });
     await client.listTemplates();
     time.advance(TTL);
-    expect(ids(await client.listTemplates())).toEqual(['alpha@1.0.0']);
-    expect(await client.getTemplate('delta')).toBeNull();
-    expect(client.status().lastError).toMatch(/registry-document schema: \/templates\/1\/version/);
+    expect(ids(await client.listTemplates())).toEqual(['alpha@2.0.0', 'delta@1.0.0']);
+    expect(await client.getTemplate('gamma')).toBeNull();
+    expect(client.status().lastError).toBeUndefined();
+    expect(skipped).toEqual([expect.stringMatching(/#1 gamma@not-a-version \(has a version that is not a version/)]);
   });
 
   it('rejects a document that is not a registry document at all', async () => {
     const fake = fakeFetch(ok({ hello: 'world' }));
     const client = new RegistryClient({ registryUrl: URL_, fetch: fake.fetch });
-    await expect(client.listTemplates()).rejects.toThrow(/registry-document schema/);
+    await expect(client.listTemplates()).rejects.toThrow(/has no "templates" list/);
   });
 
   it('rejects, naming the URL and the cause, when the first fetch fails; the next call tries again', async () => {

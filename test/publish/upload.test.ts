@@ -184,12 +184,20 @@ describe('publishTemplate', () => {
     expect(fake.uploads).toHaveLength(0);
   });
 
-  it('does not take a 409 that does not say the version is complete as published', async () => {
+  it('confirms a 409 that does not say the version is complete from the version route, as with any registry', async () => {
     const { file, integrity } = await archive();
     const fake = await registry({ existing: [{ name: 'demo-template', version: '1.0.0', integrity, legacy409: true }] });
+    const result = await publishTemplate(options(fake, file));
+    expect(result).toMatchObject({ uploaded: false, status: 409 });
+    expect(fake.uploads).toHaveLength(0);
+  });
+
+  it('does not take a 409 whose version the read side does not list with the same integrity', async () => {
+    const { file } = await archive();
+    const fake = await registry({ existing: [{ name: 'demo-template', version: '1.0.0', integrity: sri(Buffer.from('another archive')), legacy409: true }] });
     const error = await rejection(publishTemplate(options(fake, file)));
     expect(error.status).toBe(409);
-    expect(fake.uploads).toHaveLength(0);
+    expect(error.message).toMatch(/its version route gives demo-template@1\.0\.0 the integrity sha512-/);
   });
 
   it('is idempotent across re-runs: the second publish of the same bytes does not upload', async () => {

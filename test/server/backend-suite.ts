@@ -17,6 +17,7 @@ import { publishTemplate, PublishError } from '../../src/publish/index.js';
 import { verifyWebhookSignature } from '../../src/server/webhooks.js';
 import type { RegistryStorage } from '../../src/store/index.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
+import { startFakeOidc } from '../helpers/fake-oidc.js';
 import { startServerOn, type StorageTestServer } from '../helpers/registry-server.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
@@ -182,6 +183,27 @@ export function backendSuite(name: string, openStorage: () => Promise<RegistrySt
       const ids = (await registryDocument(server)).templates.map((t) => `${t.id}@${t.version}`);
       expect(ids).toEqual(expect.arrayContaining([`${longest}@1.0.0`, 'suite-gamma@1.0.0']));
       expect(ids.filter((id) => id.startsWith('suite-beta'))).toEqual([]);
+    }, 30_000);
+
+    it('trusted publishing: a pending trusted publisher, an ID token exchanged once for a token that publishes and claims the name, the run shown on the version', async () => {
+      const oidc = await startFakeOidc();
+      const server = await startServerOn(await openStorage(), { oidcIssuers: [oidc.issuer] });
+      const saved = await call(server, 'POST', '/templates/suite-trusted/trusted-publishers', {
+        token: server.token,
+        body: { issuer: oidc.issuer, repository: 'acme/web-app', repositoryOwnerId: '4242', workflow: 'publish.yml' },
+      });
+      expect(saved.status).toBe(201);
+      const idToken = await oidc.sign(oidc.claims(`template-registry:${new URL(server.url).host}`, Math.floor(Date.now() / 1000)));
+      const exchanged = await call(server, 'POST', '/api/oidc/token', { body: { token: idToken } });
+      expect(exchanged.status).toBe(201);
+      expect((await call(server, 'POST', '/api/oidc/token', { body: { token: idToken } })).body.error.details[0].field).toBe('jti');
+      const token = exchanged.body.data.token as string;
+      expect(await publish(server, await packed('suite-trusted', '1.0.0'), token)).toMatchObject({ uploaded: true, status: 201 });
+      expect(await server.store.tokens.ownerOf('suite-trusted')).toBe((await server.store.tokens.listTokens())[0]!.owner);
+      const version = await call(server, 'GET', '/templates/suite-trusted/versions/1.0.0');
+      expect(version.body.data.publisher).toMatchObject({ repository: 'acme/web-app', workflow: 'publish.yml', runId: '8123456789' });
+      expect((await call(server, 'DELETE', '/api/oidc/token', { token })).status).toBe(204);
+      expect((await call(server, 'DELETE', '/api/oidc/token', { token })).status).toBe(401);
     }, 30_000);
   });
 }

@@ -31,6 +31,7 @@ import { packTemplate } from '../../src/pack/index.js';
 import { createServer, type RegistryServer } from '../../src/server/app.js';
 import type { ServerLimits } from '../../src/server/context.js';
 import { openSqliteStorage, type RegistryStorage, type TokenRecord } from '../../src/store/index.js';
+import { startFakeOidc, type FakeOidc } from '../helpers/fake-oidc.js';
 import { templateVersion } from '../project/versions.js';
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -254,7 +255,14 @@ async function freshDir(prefix: string): Promise<string> {
   return dir;
 }
 
+/** The OIDC issuer the live server trusts (trusted publishing), started once. */
+let oidcProvider: Promise<FakeOidc> | undefined;
+const oidc = (): Promise<FakeOidc> => (oidcProvider ??= startFakeOidc({ keep: true }));
+/** An issuer (and a GitHub API) the server is configured with that nobody answers: its discovery fails (503), the owner lookup too (502). */
+const NOBODY = 'http://127.0.0.1:9';
+
 afterAll(async () => {
+  await (await oidcProvider)?.close();
   await Promise.all(servers.splice(0).map((s) => s.app.close()));
   await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
@@ -294,7 +302,7 @@ async function start(limits: Partial<ServerLimits> = LIMITS): Promise<{ server: 
     });
   }
   // The registrations below name 127.0.0.1 (nobody listens on port 9): allowed as an operator would allow it.
-  const server = await createServer({ store, publicUrl: 'http://registry.test', limits, webhooks: { allowPrivate: ['127.0.0.1'] } });
+  const server = await createServer({ store, publicUrl: 'http://registry.test', limits, webhooks: { allowPrivate: ['127.0.0.1'] }, oidcIssuers: [(await oidc()).issuer, NOBODY], githubApiUrl: NOBODY });
   servers.push(server);
   return { server, admin, store };
 }
@@ -791,6 +799,114 @@ const CASES: LiveCase[] = [
   { operation: 'DELETE /templates/{id}/owners/{owner}', status: 404, what: 'not one of its owners', request: (w) => ({ method: 'DELETE', url: '/templates/web-app/owners/nobody', headers: bearer(w.admin) }) },
   { operation: 'DELETE /templates/{id}/owners/{owner}', status: 204, what: 'the claimer leaves', request: (w) => ({ method: 'DELETE', url: `/templates/web-app/owners/${w.saved.claimer ?? ''}`, headers: bearer(w.saved.accessToken ?? '') }) },
   { operation: 'DELETE /templates/{id}/owners/{owner}', status: 409, what: 'the last owner', request: (w) => ({ method: 'DELETE', url: '/templates/web-app/owners/ada', headers: bearer(w.admin) }) },
+  // -- trusted publishing: the trusted publishers of cli-tool (the admin's), the exchange of ID tokens
+  { operation: 'GET /templates/{id}/trusted-publishers', status: 401, what: 'no credential', request: { url: '/templates/cli-tool/trusted-publishers' } },
+  { operation: 'GET /templates/{id}/trusted-publishers', status: 403, what: 'not an owner', request: (w) => ({ url: '/templates/cli-tool/trusted-publishers', headers: bearer(w.other) }) },
+  { operation: 'POST /templates/{id}/trusted-publishers', status: 401, what: 'no credential', request: { method: 'POST', url: '/templates/cli-tool/trusted-publishers', ...json({ repository: 'acme/cli-tool', workflow: 'publish.yml' }) } },
+  {
+    operation: 'POST /templates/{id}/trusted-publishers',
+    status: 403,
+    what: 'not an owner',
+    request: (w) => ({ method: 'POST', url: '/templates/cli-tool/trusted-publishers', ...json({ repository: 'acme/cli-tool', workflow: 'publish.yml', repositoryOwnerId: '1' }, bearer(w.other)) }),
+  },
+  {
+    operation: 'POST /templates/{id}/trusted-publishers',
+    status: 201,
+    what: 'a trusted publisher',
+    request: async (w) => ({
+      method: 'POST',
+      url: '/templates/cli-tool/trusted-publishers',
+      ...json({ issuer: (await oidc()).issuer, repository: 'acme/cli-tool', repositoryOwnerId: '4242', workflow: 'publish.yml', ref: 'refs/tags/v*' }, bearer(w.admin)),
+    }),
+    then: (res, w) => {
+      w.saved.trustedPublisher = String(res.json().data.id);
+    },
+  },
+  {
+    operation: 'POST /templates/{id}/trusted-publishers',
+    status: 200,
+    what: 'the same one again',
+    request: async (w) => ({
+      method: 'POST',
+      url: '/templates/cli-tool/trusted-publishers',
+      ...json({ issuer: (await oidc()).issuer, repository: 'ACME/cli-tool', repositoryOwnerId: '4242', workflow: 'publish.yml', ref: 'refs/tags/v*' }, bearer(w.admin)),
+    }),
+  },
+  { operation: 'POST /templates/{id}/trusted-publishers', status: 400, what: 'a body that is not an object', request: (w) => ({ method: 'POST', url: '/templates/cli-tool/trusted-publishers', ...json('"x"', bearer(w.admin)) }) },
+  { operation: 'POST /templates/{id}/trusted-publishers', status: 413, what: 'a body over 1 MiB', request: (w) => ({ method: 'POST', url: '/templates/cli-tool/trusted-publishers', ...hugeJson(bearer(w.admin)) }) },
+  { operation: 'POST /templates/{id}/trusted-publishers', status: 415, what: 'not JSON', request: (w) => ({ method: 'POST', url: '/templates/cli-tool/trusted-publishers', ...textBody(bearer(w.admin)) }) },
+  {
+    operation: 'POST /templates/{id}/trusted-publishers',
+    status: 422,
+    what: 'a workflow path, not a file of .github/workflows',
+    request: (w) => ({ method: 'POST', url: '/templates/cli-tool/trusted-publishers', ...json({ repository: 'acme/cli-tool', workflow: '.github/workflows/publish.yml' }, bearer(w.admin)) }),
+  },
+  {
+    operation: 'POST /templates/{id}/trusted-publishers',
+    status: 502,
+    what: 'no owner id, and GitHub cannot be asked for it',
+    request: (w) => ({ method: 'POST', url: '/templates/cli-tool/trusted-publishers', ...json({ repository: 'acme/cli-tool', workflow: 'other.yml' }, bearer(w.admin)) }),
+  },
+  {
+    operation: 'POST /templates/{id}/trusted-publishers',
+    status: 409,
+    what: 'one more than the 20 a template may have',
+    request: async (w) => {
+      const admin = (await w.server.store.tokens.listTokens()).find((token) => token.role === 'admin')!;
+      for (let i = 1; i < 20; i++) {
+        await w.server.store.trustedPublishers.addTrustedPublisher({ template: 'cli-tool', issuer: (await oidc()).issuer, repository: 'acme/cli-tool', repositoryOwnerId: '4242', workflow: `w${i}.yml` }, admin);
+      }
+      return { method: 'POST', url: '/templates/cli-tool/trusted-publishers', ...json({ issuer: (await oidc()).issuer, repository: 'acme/cli-tool', repositoryOwnerId: '4242', workflow: 'w20.yml' }, bearer(w.admin)) };
+    },
+  },
+  { operation: 'GET /templates/{id}/trusted-publishers', status: 200, what: 'the trusted publishers', request: (w) => ({ url: '/templates/cli-tool/trusted-publishers', headers: bearer(w.admin) }), then: (res) => expect(res.json().data.trustedPublishers).toHaveLength(20) },
+  { operation: 'GET /templates/{id}/trusted-publishers', status: 304, what: 'If-None-Match', request: (w) => revalidated(w, { url: '/templates/cli-tool/trusted-publishers', headers: bearer(w.admin) }) },
+  {
+    operation: 'POST /api/oidc/token',
+    status: 201,
+    what: 'an ID token of a trusted workflow',
+    request: async (w) => {
+      const provider = await oidc();
+      w.saved.idToken = await provider.sign(provider.claims('template-registry:registry.test', Math.floor(Date.now() / 1000), { repository: 'acme/cli-tool' }));
+      return { method: 'POST', url: '/api/oidc/token', ...json({ token: w.saved.idToken }) };
+    },
+    then: (res, w) => {
+      expect(res.json().data.templates).toEqual(['cli-tool']);
+      w.saved.exchanged = String(res.json().data.token);
+    },
+  },
+  { operation: 'POST /api/oidc/token', status: 400, what: 'the same ID token again', request: (w) => ({ method: 'POST', url: '/api/oidc/token', ...json({ token: w.saved.idToken }) }), then: (res) => expect(res.json().error.details[0].field).toBe('jti') },
+  { operation: 'POST /api/oidc/token', status: 413, what: 'a body over 1 MiB', request: { method: 'POST', url: '/api/oidc/token', ...hugeJson({}) } },
+  { operation: 'POST /api/oidc/token', status: 415, what: 'not JSON', request: { method: 'POST', url: '/api/oidc/token', ...textBody({}) } },
+  { operation: 'POST /api/oidc/token', status: 422, what: 'no token', request: { method: 'POST', url: '/api/oidc/token', ...json({}) } },
+  {
+    operation: 'POST /api/oidc/token',
+    status: 503,
+    what: 'an issuer whose keys cannot be read',
+    request: async () => {
+      const provider = await oidc();
+      const token = await provider.sign({ ...provider.claims('template-registry:registry.test', Math.floor(Date.now() / 1000)), iss: NOBODY });
+      return { method: 'POST', url: '/api/oidc/token', ...json({ token }) };
+    },
+  },
+  { operation: 'DELETE /api/oidc/token', status: 401, what: 'no credential', request: { method: 'DELETE', url: '/api/oidc/token' } },
+  { operation: 'DELETE /api/oidc/token', status: 403, what: 'a stored token', request: (w) => ({ method: 'DELETE', url: '/api/oidc/token', headers: bearer(w.publisher) }) },
+  { operation: 'DELETE /api/oidc/token', status: 204, what: 'the token minted', request: (w) => ({ method: 'DELETE', url: '/api/oidc/token', headers: bearer(w.saved.exchanged ?? '') }) },
+  { operation: 'DELETE /templates/{id}/trusted-publishers', status: 401, what: 'no credential', request: { method: 'DELETE', url: '/templates/cli-tool/trusted-publishers?repository=acme/cli-tool&workflow=w1.yml' } },
+  { operation: 'DELETE /templates/{id}/trusted-publishers', status: 403, what: 'not an owner', request: (w) => ({ method: 'DELETE', url: '/templates/cli-tool/trusted-publishers?repository=acme/cli-tool&workflow=w1.yml', headers: bearer(w.other) }) },
+  { operation: 'DELETE /templates/{id}/trusted-publishers', status: 400, what: 'no workflow', request: (w) => ({ method: 'DELETE', url: '/templates/cli-tool/trusted-publishers?repository=acme/cli-tool', headers: bearer(w.admin) }) },
+  { operation: 'DELETE /templates/{id}/trusted-publishers', status: 422, what: 'an unknown field in the body', request: (w) => ({ method: 'DELETE', url: '/templates/cli-tool/trusted-publishers', ...json({ repo: 'acme/cli-tool' }, bearer(w.admin)) }) },
+  { operation: 'DELETE /templates/{id}/trusted-publishers', status: 404, what: 'none matches', request: (w) => ({ method: 'DELETE', url: '/templates/cli-tool/trusted-publishers?repository=acme/cli-tool&workflow=nope.yml', headers: bearer(w.admin) }) },
+  {
+    operation: 'DELETE /templates/{id}/trusted-publishers',
+    status: 204,
+    what: "a repository's workflow, named in the body",
+    request: (w) => ({ method: 'DELETE', url: '/templates/cli-tool/trusted-publishers', ...json({ repository: 'acme/cli-tool', workflow: 'w1.yml' }, bearer(w.admin)) }),
+  },
+  { operation: 'DELETE /templates/{id}/trusted-publishers/{publisherId}', status: 401, what: 'no credential', request: (w) => ({ method: 'DELETE', url: `/templates/cli-tool/trusted-publishers/${w.saved.trustedPublisher ?? ''}` }) },
+  { operation: 'DELETE /templates/{id}/trusted-publishers/{publisherId}', status: 403, what: 'not an owner', request: (w) => ({ method: 'DELETE', url: `/templates/cli-tool/trusted-publishers/${w.saved.trustedPublisher ?? ''}`, headers: bearer(w.other) }) },
+  { operation: 'DELETE /templates/{id}/trusted-publishers/{publisherId}', status: 404, what: 'an unknown id', request: (w) => ({ method: 'DELETE', url: '/templates/cli-tool/trusted-publishers/tp_000000000000', headers: bearer(w.admin) }) },
+  { operation: 'DELETE /templates/{id}/trusted-publishers/{publisherId}', status: 204, what: 'one by its id', request: (w) => ({ method: 'DELETE', url: `/templates/cli-tool/trusted-publishers/${w.saved.trustedPublisher ?? ''}`, headers: bearer(w.admin) }) },
   // A replayed refresh token ends its login, access tokens included: after the steps that use them.
   {
     operation: 'POST /api/auth/refresh',

@@ -34,6 +34,7 @@ import { postgresSkipReason, usePostgres } from '../helpers/postgres.js';
 import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
 
 const BUCKET = 'store-copy';
+const TRUSTED_ISSUER = 'https://token.actions.githubusercontent.com';
 const manifest = (name: string, version: string): TemplateManifest => ({ name, version, description: `The ${name} template for tests`, category: 'backend' });
 
 /** Reserves and commits name@version with an archive of `content` and its true digests. */
@@ -73,6 +74,14 @@ async function populated(): Promise<Populated> {
   await storage.versions.updateLifecycle('web-app', '1.1.0', { stability: 'deprecated', deprecationMessage: 'use 2.x' });
   await storage.tokens.addOwner('web-app', 'zeta');
   await storage.tokens.addOwner('web-app', 'beta');
+  // Trusted publishing: an ordinary trusted publisher, a pending one, a version published with a minted token, an exchanged ID token.
+  const trust = { issuer: TRUSTED_ISSUER, repository: 'acme/web-app', repositoryOwnerId: '4242', workflow: 'publish.yml' };
+  await storage.trustedPublishers.addTrustedPublisher({ template: 'web-app', ...trust, environment: 'release', ref: 'refs/tags/v*' }, expiring.record);
+  await storage.trustedPublishers.addTrustedPublisher({ template: 'fresh-name', ...trust }, expiring.record);
+  const run = { ...trust, ref: 'refs/tags/v2.1.0', sha: 'c'.repeat(40), runId: '77', runAttempt: '1', environment: 'release' };
+  const minted = await storage.tokens.createToken({ role: 'publisher', templates: ['web-app'], owner: 'ci', expiresAt: new Date(Date.now() + 900_000), publisher: run });
+  await publish(storage, minted.record, 'web-app', '2.1.0');
+  await storage.trustedPublishers.useIdToken(TRUSTED_ISSUER, 'jti-copied', new Date(Date.now() + 600_000));
   const [delivery] = await storage.webhooks.enqueueEvent({ event: 'template.deprecated', data: { name: 'web-app' } });
   if (delivery) {
     const attempt = await storage.webhooks.startDelivery(delivery.webhookId, delivery.event, new Date(), delivery.id);
@@ -116,6 +125,7 @@ async function snapshot(storage: RegistryStorage): Promise<Record<string, unknow
     users: await storage.accounts.listUsers(),
     credentials: await storage.accounts.findCredentials('ann@example.com'),
     signingKey: Buffer.from(await storage.accounts.signingKey()).toString('base64'),
+    trustedPublishers: await Promise.all(['web-app', 'fresh-name'].map((name) => storage.trustedPublishers.listTrustedPublishers(name))),
   };
 }
 
@@ -167,24 +177,28 @@ describe.skipIf(postgresSkipReason !== undefined)('copyStore', () => {
     const progress: CopyProgress[] = [];
     const summary = await copyStore(sqliteSide(source.dir), middle.dumper, { onProgress: (event) => progress.push(event) });
     expect(summary).toMatchObject({
-      tokens: 4,
+      tokens: 5,
       owners: 2,
       coOwners: 2,
-      versions: 5,
-      completeVersions: 4,
+      versions: 6,
+      completeVersions: 5,
       pendingVersions: 1,
-      archives: 4,
-      manifests: 4,
+      archives: 5,
+      manifests: 5,
       events: 3,
       webhooks: 2,
-      outboxDeliveries: 5,
+      outboxDeliveries: 6,
       deliveryAttempts: 1,
       users: 1,
       sessions: 1,
       settings: 1,
+      trustedPublishers: 2,
+      usedIdTokens: 1,
       stagedFilesSkipped: 0,
     });
-    expect(progress.filter((event) => event.step === 'archive')).toHaveLength(4);
+    expect(progress.filter((event) => event.step === 'archive')).toHaveLength(5);
+    expect((before.trustedPublishers as unknown[][]).map((list) => list.length)).toEqual([1, 1]);
+    expect((await source.storage.versions.getVersion('web-app', '2.1.0'))?.publisher).toMatchObject({ runId: '77', workflow: 'publish.yml' });
     expect(progress).toContainEqual(expect.objectContaining({ step: 'pending-skipped', name: 'api-kit', version: '0.2.0' }));
     expect(await snapshot(middle.storage)).toEqual(before);
 
@@ -201,6 +215,8 @@ describe.skipIf(postgresSkipReason !== undefined)('copyStore', () => {
       expect(await target.tokens.checkToken('trk_not-a-token')).toEqual({ valid: false, reason: 'unknown' });
       expect(await target.accounts.checkSession(source.session, 'refresh')).toMatchObject({ valid: true, user: { email: 'ann@example.com' } });
       expect(await target.tokens.canPublish((await target.tokens.listTokens())[1] as TokenRecord, 'web-app')).toEqual({ allowed: true });
+      // An ID token exchanged before the copy is still a replay after it.
+      expect(await target.trustedPublishers.useIdToken(TRUSTED_ISSUER, 'jti-copied', new Date(Date.now() + 600_000))).toBe(false);
     }
     // New rows after a copy get fresh ids (the sequences moved past the copied ones).
     await middle.storage.events.recordEvent({ type: 'download', templateId: 'api-kit', version: '0.1.0', timestamp: '2024-05-02T00:00:00Z' });
@@ -245,9 +261,9 @@ describe.skipIf(postgresSkipReason !== undefined)('copyStore', () => {
     cleanups.push(() => other.storage.close());
     const failure = await copyStore(sqliteSide(source.dir), sqliteSide(other.dir)).catch((error: unknown) => error);
     expect(failure).toMatchObject({ code: 'TARGET_NOT_EMPTY' });
-    expect((failure as Error).message).toMatch(/holds 5 versions, 4 tokens/);
+    expect((failure as Error).message).toMatch(/holds 6 versions, 5 tokens/);
     // The refused target is as it was.
-    expect(await other.storage.versions.listVersions()).toHaveLength(4);
+    expect(await other.storage.versions.listVersions()).toHaveLength(5);
     // A store that only made its signing key is empty: the source's key replaces it.
     const fresh = await postgresSide();
     await fresh.storage.accounts.signingKey();

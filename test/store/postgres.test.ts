@@ -260,6 +260,10 @@ describe.skipIf(postgresSkipReason !== undefined)('PostgreSQL', () => {
       const [keyA, keyB] = await Promise.all([a.accounts.signingKey(), b.accounts.signingKey()]);
       expect(keyA).toHaveLength(32);
       expect(Buffer.from(keyA).equals(Buffer.from(keyB))).toBe(true);
+      // An ID token exchanged on both instances at once is taken by one of them only.
+      const expiresAt = new Date(Date.now() + 300_000);
+      const uses = await Promise.all([a, b, a, b].map((instance) => instance.trustedPublishers.useIdToken('https://token.actions.githubusercontent.com', 'jti-shared', expiresAt)));
+      expect(uses.filter(Boolean)).toHaveLength(1);
     });
   });
 

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import type { TemplateManifest } from '../../src/core/index.js';
 import { LAST_USED_PRECISION_MS, tokenState, type OutboxState, type RegistryStorage, type TokenRecord, type WebhookStore } from '../../src/store/index.js';
-import type { AttemptOutcome } from '../../src/store/types.js';
+import { MAX_TRUSTED_PUBLISHERS, type AttemptOutcome, type NewTrustedPublisher, type PublisherRun } from '../../src/store/types.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 function manifest(name: string, version: string): TemplateManifest {
@@ -594,6 +594,133 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         await writeFile(again, 'bytes');
         await storage.versions.commitVersion('web-app', '1.0.0', again, manifest('web-app', '1.0.0'), [event]).catch(() => undefined);
         expect(await storage.webhooks.listOutboxDeliveries(hook.id)).toHaveLength(1);
+      });
+    });
+
+    describe('trusted publishers', () => {
+      const ISSUER = 'https://token.actions.githubusercontent.com';
+      const trust = (template: string, extra: Partial<NewTrustedPublisher> = {}): NewTrustedPublisher => ({
+        template,
+        issuer: ISSUER,
+        repository: 'acme/web-app',
+        repositoryOwnerId: '4242',
+        workflow: 'publish.yml',
+        ...extra,
+      });
+      const run: PublisherRun = {
+        issuer: ISSUER,
+        repository: 'Acme/Web-App',
+        repositoryOwnerId: '4242',
+        workflow: 'publish.yml',
+        ref: 'refs/tags/v1.0.0',
+        sha: 'f'.repeat(40),
+        runId: '1001',
+        runAttempt: '1',
+      };
+      /** A token as the exchange mints it: limited to `templates`, for `owner`, carrying the run. */
+      const minted = async (storage: RegistryStorage, templates: string[], owner: string): Promise<TokenRecord> =>
+        (await storage.tokens.createToken({ role: 'publisher', templates, owner, expiresAt: new Date(Date.now() + 900_000), publisher: run })).record;
+      const reserve = (storage: RegistryStorage, token: TokenRecord, name: string, version: string) =>
+        storage.versions.reserveVersion({ name, version, integrity: `sha512-${version}`, sha256: 'a'.repeat(64), size: 1, owner: token.owner }, token);
+
+      it('keeps the run of a minted token with its record', async () => {
+        const { tokens } = await fresh();
+        const { token, record } = await tokens.createToken({ role: 'publisher', templates: ['web-app'], owner: 'acme', publisher: run });
+        expect(record.publisher).toEqual(run);
+        expect((await tokens.authenticate(token))?.publisher).toEqual(run);
+        expect((await tokens.listTokens())[0]?.publisher).toEqual(run);
+      });
+
+      it('saves a pending publisher on an unclaimed name; its first publish claims the name for the saver and the version keeps the run', async () => {
+        const storage = await fresh();
+        const acme = (await storage.tokens.createToken({ role: 'publisher', owner: 'acme' })).record;
+        const saved = await storage.trustedPublishers.addTrustedPublisher(trust('web-app', { environment: 'release', ref: 'refs/tags/v*' }), acme);
+        expect(saved).toMatchObject({ added: true, publisher: { template: 'web-app', repository: 'acme/web-app', environment: 'release', ref: 'refs/tags/v*', pendingOwner: 'acme', createdBy: 'acme' } });
+        expect(await storage.trustedPublishers.addTrustedPublisher(trust('web-app', { repository: 'ACME/web-app', environment: 'Release', ref: 'refs/tags/v*' }), acme)).toMatchObject({
+          added: false,
+          existing: { id: (saved as { publisher: { id: string } }).publisher.id },
+        });
+        expect((await storage.trustedPublishers.trustedPublishersOf(ISSUER, 'ACME/WEB-APP')).map((p) => p.template)).toEqual(['web-app']);
+        expect(await storage.trustedPublishers.trustedPublishersOf('https://other.example', 'acme/web-app')).toEqual([]);
+
+        const token = await minted(storage, ['web-app'], 'acme');
+        expect(await storage.tokens.canPublish(token, 'web-app')).toEqual({ allowed: true });
+        expect(await reserve(storage, token, 'web-app', '1.0.0')).toEqual({ reserved: true });
+        expect(await storage.tokens.ownersOf('web-app')).toEqual(['acme']);
+        expect(await storage.versions.getVersion('web-app', '1.0.0')).toMatchObject({ owner: 'acme', publisher: run });
+        // Claimed by its saver: an ordinary trusted publisher now.
+        expect((await storage.trustedPublishers.listTrustedPublishers('web-app'))[0]).not.toHaveProperty('pendingOwner');
+        // A version published with another credential has no run.
+        await publish(storage, acme, 'web-app', '2.0.0');
+        expect(await storage.versions.getVersion('web-app', '2.0.0')).not.toHaveProperty('publisher');
+      });
+
+      it("drops other savers' pending publishers when a name is claimed, so their tokens publish nothing", async () => {
+        const storage = await fresh();
+        const squatter = (await storage.tokens.createToken({ role: 'publisher', owner: 'squatter' })).record;
+        const acme = (await storage.tokens.createToken({ role: 'publisher', owner: 'acme' })).record;
+        expect(await storage.trustedPublishers.addTrustedPublisher(trust('web-app'), squatter)).toMatchObject({ added: true, publisher: { pendingOwner: 'squatter' } });
+        const token = await minted(storage, ['web-app'], 'squatter');
+        await publish(storage, acme, 'web-app', '1.0.0');
+        expect(await storage.trustedPublishers.listTrustedPublishers('web-app')).toEqual([]);
+        expect(await storage.tokens.canPublish(token, 'web-app')).toMatchObject({ allowed: false, reason: expect.stringMatching(/no trusted publisher of web-app matches/) });
+        expect(await reserve(storage, token, 'web-app', '2.0.0')).toMatchObject({ reserved: false, forbidden: expect.stringMatching(/no trusted publisher/) });
+      });
+
+      it("lets a minted token publish a claimed name while one of its owners' trusted publishers matches, as the claimer, and stops it when that is removed", async () => {
+        const storage = await fresh();
+        const acme = (await storage.tokens.createToken({ role: 'publisher', owner: 'acme' })).record;
+        const other = (await storage.tokens.createToken({ role: 'publisher', owner: 'other' })).record;
+        await publish(storage, acme, 'web-app', '1.0.0');
+        expect(await storage.trustedPublishers.addTrustedPublisher(trust('web-app'), other)).toEqual({ added: false, forbidden: 'template web-app belongs to another publisher' });
+        const added = await storage.trustedPublishers.addTrustedPublisher(trust('web-app'), acme);
+        expect(added).toMatchObject({ added: true });
+        expect((added as { publisher: object }).publisher).not.toHaveProperty('pendingOwner');
+
+        const token = await minted(storage, ['web-app'], 'tp-run');
+        expect(await storage.tokens.canPublish(token, 'other-name')).toMatchObject({ allowed: false });
+        expect(await storage.tokens.canManage(token, 'web-app')).toEqual({ allowed: false, reason: 'a token minted for trusted publishing may only publish' });
+        expect(await storage.trustedPublishers.addTrustedPublisher(trust('web-app', { workflow: 'other.yml' }), token)).toMatchObject({ added: false, forbidden: expect.any(String) });
+        expect(await reserve(storage, token, 'web-app', '1.1.0')).toEqual({ reserved: true });
+        expect(await storage.versions.getVersion('web-app', '1.1.0')).toMatchObject({ owner: 'acme', publisher: run });
+
+        // Another owner id (the account was deleted and its name taken), or another workflow, is no match.
+        for (const changed of [{ repositoryOwnerId: '9999' }, { workflow: 'other.yml' }]) {
+          const stranger = (await storage.tokens.createToken({ role: 'publisher', templates: ['web-app'], owner: 'x', publisher: { ...run, ...changed } })).record;
+          expect(await storage.tokens.canPublish(stranger, 'web-app')).toMatchObject({ allowed: false });
+        }
+        expect(await storage.trustedPublishers.removeTrustedPublishers('web-app', { repository: 'Acme/Web-App', workflow: 'other.yml' })).toEqual([]);
+        const removed = await storage.trustedPublishers.removeTrustedPublishers('web-app', { repository: 'Acme/Web-App', workflow: 'publish.yml' });
+        expect(removed.map((p) => p.workflow)).toEqual(['publish.yml']);
+        expect(await storage.tokens.canPublish(token, 'web-app')).toMatchObject({ allowed: false });
+        expect(await reserve(storage, token, 'web-app', '1.2.0')).toMatchObject({ reserved: false });
+      });
+
+      it('removes one trusted publisher by id, and keeps at most MAX_TRUSTED_PUBLISHERS per name', async () => {
+        const storage = await fresh();
+        const acme = (await storage.tokens.createToken({ role: 'publisher', owner: 'acme' })).record;
+        const ids: string[] = [];
+        for (let i = 0; i < MAX_TRUSTED_PUBLISHERS; i++) {
+          const added = await storage.trustedPublishers.addTrustedPublisher(trust('web-app', { workflow: `w${i}.yml` }), acme);
+          ids.push((added as { publisher: { id: string } }).publisher.id);
+        }
+        expect(await storage.trustedPublishers.addTrustedPublisher(trust('web-app', { workflow: 'one-more.yml' }), acme)).toEqual({ added: false, full: MAX_TRUSTED_PUBLISHERS });
+        expect((await storage.trustedPublishers.listTrustedPublishers('web-app')).map((p) => p.id)).toEqual(ids);
+        expect((await storage.trustedPublishers.removeTrustedPublishers('web-app', { id: ids[3]! })).map((p) => p.id)).toEqual([ids[3]]);
+        expect(await storage.trustedPublishers.removeTrustedPublishers('web-app', { id: ids[3]! })).toEqual([]);
+        expect(await storage.trustedPublishers.listTrustedPublishers('web-app')).toHaveLength(MAX_TRUSTED_PUBLISHERS - 1);
+      });
+
+      it('takes an ID token once until it expires, whatever the number of concurrent uses', async () => {
+        const { trustedPublishers } = await fresh();
+        const now = new Date('2026-04-01T10:00:00.000Z');
+        const expiresAt = new Date(now.getTime() + 5 * 60_000);
+        const uses = await Promise.all([0, 1, 2, 3].map(() => trustedPublishers.useIdToken(ISSUER, 'jti-1', expiresAt, now)));
+        expect(uses.filter(Boolean)).toHaveLength(1);
+        expect(await trustedPublishers.useIdToken(ISSUER, 'jti-1', expiresAt, new Date(expiresAt.getTime() - 1))).toBe(false);
+        expect(await trustedPublishers.useIdToken('https://ghes.example/_services/token', 'jti-1', expiresAt, now)).toBe(true);
+        // Forgotten once expired (such a token is refused before it gets here anyway).
+        expect(await trustedPublishers.useIdToken(ISSUER, 'jti-1', new Date(expiresAt.getTime() + 60_000), expiresAt)).toBe(true);
       });
     });
 

@@ -62,6 +62,7 @@ export function clientFor(flags: RegistryFlags, io: CliIo, fallbackRegistry?: st
       told = true;
       io.stderr(`${stderrStyle(io).yellow('warning')}: ${staleNoticeLine(notice)}\n`);
     },
+    onSkipped: (notice) => io.stderr(`${stderrStyle(io).yellow('warning')}: ${notice.message}\n`),
   });
 }
 
@@ -387,10 +388,12 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
         onProgress: progress(io),
       });
       const nextSteps = await templateNextSteps(manifest, project, io);
+      const verified = entry.integrity !== undefined || entry.sha256 !== undefined;
+      if (!verified) io.stderr(`${stderrStyle(io).yellow('warning')}: the registry gives no integrity for ${id}@${entry.version}: its archive was used as served, unverified\n`);
       io.stdout(
         flags.json
           ? `${JSON.stringify({ ...project, nextSteps: nextSteps ?? null }, null, 2)}\n`
-          : `${stdoutStyle(io).green('created')} ${project.outDir} from ${id}@${entry.version} (${project.files.length} files, integrity verified)\n\n` +
+          : `${stdoutStyle(io).green('created')} ${project.outDir} from ${id}@${entry.version} (${project.files.length} files${verified ? ', integrity verified' : ''})\n\n` +
               `${nextSteps ?? defaultNextSteps(project.outDir, project.template, true)}\n`,
       );
       setExit(EXIT.ok);

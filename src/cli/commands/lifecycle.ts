@@ -16,7 +16,7 @@ import { EXIT, type CliIo } from '../io.js';
 const TOKEN_ENV = 'TEMPLATE_REGISTRY_TOKEN';
 const REGISTRY_ENV = 'TEMPLATE_REGISTRY_URL';
 
-interface ServerFlags {
+export interface ServerFlags {
   registry?: string;
   token?: string;
   json?: boolean;
@@ -33,7 +33,7 @@ function splitTarget(target: string): { id: string; spec: string | undefined } {
 }
 
 /** The registry and token of the flags or the environment, or the usage error naming what is missing. */
-function serverOf(flags: ServerFlags, tokenNeeded = true): { registryUrl: string; token: string } | string {
+export function serverOf(flags: ServerFlags, tokenNeeded = true): { registryUrl: string; token: string } | string {
   const registryUrl = registryBaseUrl((flags.registry ?? process.env[REGISTRY_ENV] ?? '').trim());
   if (registryUrl === '') return `no registry: pass --registry <url> or set ${REGISTRY_ENV}`;
   const token = (flags.token ?? process.env[TOKEN_ENV] ?? '').trim();

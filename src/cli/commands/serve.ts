@@ -7,6 +7,8 @@ import { DEFAULT_LIMITS } from '../../server/context.js';
 import { DEFAULT_STATS_REFRESH_MS } from '../../server/stats-refresh.js';
 import { WEBHOOK_ALLOW_PRIVATE_ENV } from '../../server/webhook-targets.js';
 import { parseAddressRanges } from '../../core/ip-addresses.js';
+import { DEFAULT_GITHUB_API_URL } from '../../server/github-accounts.js';
+import { GITHUB_ACTIONS_ISSUER, trustedIssuers } from '../../server/oidc.js';
 import { tokenState, type TokenRecord, type TokenState } from '../../store/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { stderrStyle } from '../style.js';
@@ -66,6 +68,18 @@ interface ServeFlags extends BackendFlags {
   statsRefresh?: string;
   trustProxy?: string;
   webhookAllowPrivate?: string;
+  oidcIssuer: string[];
+  githubApiUrl?: string;
+}
+
+/** `--oidc-issuer` (repeatable) and `REGISTRY_OIDC_ISSUERS` (comma-separated): issuers trusted beside GitHub Actions', checked. */
+export function parseOidcIssuers(flags: readonly string[], env: string | undefined): string[] {
+  const given = [...flags, ...(env ?? '').split(',')].map((issuer) => issuer.trim()).filter((issuer) => issuer !== '');
+  try {
+    return trustedIssuers(given).slice(1);
+  } catch (error) {
+    throw new UsageError(`--oidc-issuer / REGISTRY_OIDC_ISSUERS: ${errorMessage(error)}`);
+  }
 }
 
 export function registerServe(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -85,6 +99,13 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       '--webhook-allow-private <addresses>',
       `addresses or CIDR ranges (comma-separated) webhooks may reach although they are loopback, private or link-local; by default webhooks reach public addresses only (env ${WEBHOOK_ALLOW_PRIVATE_ENV})`,
     )
+    .option(
+      '--oidc-issuer <url>',
+      `trusted publishing: also accept OIDC ID tokens of this issuer (GitHub Enterprise Server: https://<host>/_services/token); repeatable (env REGISTRY_OIDC_ISSUERS, comma-separated; ${GITHUB_ACTIONS_ISSUER} always)`,
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option('--github-api-url <url>', `the GitHub API asked for a repository owner's id when a trusted publisher is saved without one (env REGISTRY_GITHUB_API_URL; default ${DEFAULT_GITHUB_API_URL})`)
     .action(async (flags: ServeFlags) => {
       const env = process.env;
       const trustProxy = parseTrustProxy(flags.trustProxy ?? env.REGISTRY_TRUST_PROXY);
@@ -98,6 +119,9 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
         requestTimeoutMs: 1000 * positiveInteger('--request-timeout', flags.requestTimeout ?? env.REGISTRY_REQUEST_TIMEOUT, DEFAULT_LIMITS.requestTimeoutMs / 1000),
       };
       const statsRefreshMs = 1000 * positiveInteger('--stats-refresh', flags.statsRefresh ?? env.REGISTRY_STATS_REFRESH, DEFAULT_STATS_REFRESH_MS / 1000, 0);
+      const oidcIssuers = parseOidcIssuers(flags.oidcIssuer, env.REGISTRY_OIDC_ISSUERS);
+      const githubApiUrl = flags.githubApiUrl ?? env.REGISTRY_GITHUB_API_URL;
+      if (githubApiUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(githubApiUrl)) throw new UsageError(`--github-api-url must be an http(s) URL (got ${JSON.stringify(githubApiUrl)})`);
       const storage = await openStoreForCommand(flags, { create: true });
       const { description } = storage;
       for (const line of storage.warnings) io.stderr(`${stderrStyle(io).yellow('warning')}: ${line}\n`);
@@ -110,6 +134,8 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
           statsRefreshMs,
           ...(trustProxy === undefined ? {} : { trustProxy }),
           ...(webhookAllowPrivate.length > 0 ? { webhooks: { allowPrivate: webhookAllowPrivate } } : {}),
+          oidcIssuers,
+          ...(githubApiUrl === undefined ? {} : { githubApiUrl }),
           ...(env.REGISTRY_ADMIN_TOKEN ? { adminToken: env.REGISTRY_ADMIN_TOKEN } : {}),
         });
       } catch (error) {

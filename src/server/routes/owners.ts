@@ -55,8 +55,9 @@ export const ownerRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app,
     await ownersOr404(id);
     if (!token) throw new ApiError(401, 'UNAUTHORIZED', 'a credential is required');
     // The rule that decides who may publish the name decides who may change its owners (a token
-    // limited to other names may not, even when its owner owns this one).
-    const allowed = await tokens.canPublish(token, id);
+    // limited to other names may not, even when its owner owns this one; one minted for trusted
+    // publishing never).
+    const allowed = await tokens.canManage(token, id);
     if (!allowed.allowed) throw new ApiError(403, 'FORBIDDEN', `only an owner of ${id} (or an admin) may change its owners: ${allowed.reason}`);
   }
 

@@ -157,7 +157,11 @@ const apiReadRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { co
   });
 
   app.get<{ Params: { id: string; version: string } }>('/templates/:id/versions/:version', { schema: { params: VERSION_PARAMS } }, async (request, reply) => {
-    return sendEnvelope(request, reply, findVersion(context, request.params.id, request.params.version));
+    const { id, version } = request.params;
+    const entry = findVersion(context, id, version);
+    // The CI run that published it through trusted publishing (never changes once published).
+    const publisher = (await context.storage.versions.getVersion(id, version))?.publisher;
+    return sendEnvelope(request, reply, publisher ? { ...entry, publisher } : entry);
   });
 
   app.get<{ Params: { id: string; version: string } }>(

@@ -15,6 +15,8 @@ import type {
   DumpSession,
   DumpSetting,
   DumpToken,
+  DumpTrustedPublisher,
+  DumpUsedIdToken,
   DumpUser,
   DumpVersion,
   DumpWebhook,
@@ -23,6 +25,7 @@ import type {
   StoreDumper,
 } from '../dump-types.js';
 import { releasedOnce, type Claimable, type ClaimResult } from '../blob/claim.js';
+import { repositoryKey } from '../records.js';
 import type { BlobStore } from '../types.js';
 import { int, transaction } from './database.js';
 import { describeDatabase } from './migrations.js';
@@ -58,6 +61,7 @@ export async function readPostgresDump(pool: pg.Pool): Promise<StoreDump> {
           expiresAt: maybeIso(row.expires_at),
           revokedAt: maybeIso(row.revoked_at),
           lastUsedAt: maybeIso(row.last_used_at),
+          publisher: row.publisher ?? null,
         }),
       ),
       owners: (await all('SELECT * FROM owners ORDER BY name')).map((row): DumpOwner => ({ name: String(row.name), owner: String(row.owner), claimedAt: isoOf(row.claimed_at) })),
@@ -76,6 +80,7 @@ export async function readPostgresDump(pool: pg.Pool): Promise<StoreDump> {
           stability: maybeText(row.stability) as DumpVersion['stability'],
           deprecationMessage: maybeText(row.deprecation_message),
           yankedAt: maybeIso(row.yanked_at),
+          publisher: row.publisher ?? null,
         }),
       ),
       events: (await all('SELECT * FROM events ORDER BY id')).map(
@@ -151,6 +156,24 @@ export async function readPostgresDump(pool: pg.Pool): Promise<StoreDump> {
         }),
       ),
       settings: (await all('SELECT * FROM settings ORDER BY key')).map((row): DumpSetting => ({ key: String(row.key), value: row.value as Buffer })),
+      trustedPublishers: (await all('SELECT * FROM trusted_publishers ORDER BY seq')).map(
+        (row): DumpTrustedPublisher => ({
+          id: String(row.id),
+          template: String(row.template),
+          issuer: String(row.issuer),
+          repository: String(row.repository),
+          repositoryOwnerId: String(row.repository_owner_id),
+          workflow: String(row.workflow),
+          environment: maybeText(row.environment),
+          ref: maybeText(row.ref),
+          pendingOwner: maybeText(row.pending_owner),
+          createdBy: String(row.created_by),
+          createdAt: isoOf(row.created_at),
+        }),
+      ),
+      usedIdTokens: (await all('SELECT * FROM oidc_id_tokens ORDER BY expires_at, issuer, jti')).map(
+        (row): DumpUsedIdToken => ({ issuer: String(row.issuer), jti: String(row.jti), expiresAt: isoOf(row.expires_at) }),
+      ),
       stagedFilesSkipped: num((await all('SELECT count(*) AS n FROM staged_files'))[0]?.n ?? 0),
     };
     await client.query('COMMIT');
@@ -175,6 +198,8 @@ const TABLES: Record<keyof StoreCounts, string> = {
   users: 'users',
   sessions: 'sessions',
   settings: 'settings',
+  trustedPublishers: 'trusted_publishers',
+  usedIdTokens: 'oidc_id_tokens',
   stagedFiles: 'staged_files',
 };
 
@@ -207,8 +232,8 @@ export async function loadPostgresDump(pool: pg.Pool, dump: StoreDump): Promise<
     await insertAll(
       client,
       'tokens',
-      ['id', 'hash', 'role', 'templates', 'owner', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'],
-      dump.tokens.map((t) => [t.id, t.hash, t.role, jsonText(t.templates), t.owner, t.createdAt, t.expiresAt, t.revokedAt, t.lastUsedAt]),
+      ['id', 'hash', 'role', 'templates', 'owner', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'publisher'],
+      dump.tokens.map((t) => [t.id, t.hash, t.role, jsonText(t.templates), t.owner, t.createdAt, t.expiresAt, t.revokedAt, t.lastUsedAt, jsonText(t.publisher)]),
     );
     await insertAll(client, 'owners', ['name', 'owner', 'claimed_at'], dump.owners.map((o) => [o.name, o.owner, o.claimedAt]));
     // Rows are inserted in the dump's order: `seq` (the co-owners' order) follows it.
@@ -216,8 +241,22 @@ export async function loadPostgresDump(pool: pg.Pool, dump: StoreDump): Promise<
     await insertAll(
       client,
       'versions',
-      ['name', 'version', 'state', 'integrity', 'sha256', 'size', 'owner', 'created_at', 'manifest', 'stability', 'deprecation_message', 'yanked_at'],
-      dump.versions.map((v) => [v.name, v.version, v.state, v.integrity, v.sha256, v.size, v.owner, v.createdAt, jsonText(v.manifest), v.stability, v.deprecationMessage, v.yankedAt]),
+      ['name', 'version', 'state', 'integrity', 'sha256', 'size', 'owner', 'created_at', 'manifest', 'stability', 'deprecation_message', 'yanked_at', 'publisher'],
+      dump.versions.map((v) => [
+        v.name,
+        v.version,
+        v.state,
+        v.integrity,
+        v.sha256,
+        v.size,
+        v.owner,
+        v.createdAt,
+        jsonText(v.manifest),
+        v.stability,
+        v.deprecationMessage,
+        v.yankedAt,
+        jsonText(v.publisher),
+      ]),
     );
     await insertAll(
       client,
@@ -258,6 +297,14 @@ export async function loadPostgresDump(pool: pg.Pool, dump: StoreDump): Promise<
       dump.sessions.map((s) => [s.hash, s.family, s.userId, s.kind, s.createdAt, s.expiresAt, s.replacedAt, s.revokedAt]),
     );
     await insertAll(client, 'settings', ['key', 'value'], dump.settings.map((s) => [s.key, s.value]), { suffix: 'ON CONFLICT (key) DO UPDATE SET value = excluded.value' });
+    // In the dump's order: `seq` (each template's order of trusted publishers) follows it.
+    await insertAll(
+      client,
+      'trusted_publishers',
+      ['id', 'template', 'issuer', 'repository', 'repository_key', 'repository_owner_id', 'workflow', 'environment', 'ref', 'pending_owner', 'created_by', 'created_at'],
+      dump.trustedPublishers.map((t) => [t.id, t.template, t.issuer, t.repository, repositoryKey(t.repository), t.repositoryOwnerId, t.workflow, t.environment, t.ref, t.pendingOwner, t.createdBy, t.createdAt]),
+    );
+    await insertAll(client, 'oidc_id_tokens', ['issuer', 'jti', 'expires_at'], dump.usedIdTokens.map((u) => [u.issuer, u.jti, u.expiresAt]));
     // Ids given explicitly leave the identity sequences behind: the next ones follow the largest.
     for (const table of ['events', 'deliveries']) {
       await client.query(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), max(id)) FROM ${table} HAVING max(id) IS NOT NULL`);

@@ -19,6 +19,7 @@ import { PostgresEventStore } from './events.js';
 import { PostgresFileStore } from './files.js';
 import { describeDatabase, migrateWith } from './migrations.js';
 import { PostgresTokenStore } from './tokens.js';
+import { PostgresTrustedPublisherStore } from './trusted-publishers.js';
 import { PostgresVersionStore } from './versions.js';
 import { PostgresWebhookStore } from './webhooks.js';
 
@@ -113,6 +114,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     webhooks: new PostgresWebhookStore(pool),
     files,
     accounts: new PostgresAccountStore(pool),
+    trustedPublishers: new PostgresTrustedPublisherStore(pool),
     dump: postgresDumper(pool, options.blobs, database),
     async recover() {
       await makeFolders();

@@ -171,6 +171,39 @@ ALTER TABLE versions ADD COLUMN reservation text, ADD COLUMN reserved_by text;
 `,
   // 3: the external id of each delivery attempt (X-Webhook-Delivery), in place of its row number.
   addAttemptIds,
+  // 4: trusted publishing: the CI workflows trusted to publish each name (pending ones, for an
+  // unclaimed name, carry the owner the first publish claims it for), the ID tokens already
+  // exchanged (each once, on every instance: the primary key; kept until it expires), and the CI
+  // run of a token minted for one and of each version published with such a token. Written to run
+  // again harmlessly (IF NOT EXISTS): a database set back to an older schema number keeps them.
+  `
+ALTER TABLE tokens ADD COLUMN IF NOT EXISTS publisher json;
+ALTER TABLE versions ADD COLUMN IF NOT EXISTS publisher json;
+CREATE TABLE IF NOT EXISTS trusted_publishers (
+  id text COLLATE "C" PRIMARY KEY,
+  seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+  template text COLLATE "C" NOT NULL,
+  issuer text COLLATE "C" NOT NULL,
+  repository text NOT NULL,
+  repository_key text COLLATE "C" NOT NULL,
+  repository_owner_id text NOT NULL,
+  workflow text NOT NULL,
+  environment text,
+  ref text,
+  pending_owner text,
+  created_by text NOT NULL,
+  created_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS trusted_publishers_by_template ON trusted_publishers (template, seq);
+CREATE INDEX IF NOT EXISTS trusted_publishers_by_repository ON trusted_publishers (issuer, repository_key);
+CREATE TABLE IF NOT EXISTS oidc_id_tokens (
+  issuer text COLLATE "C" NOT NULL,
+  jti text COLLATE "C" NOT NULL,
+  expires_at timestamptz NOT NULL,
+  PRIMARY KEY (issuer, jti)
+);
+CREATE INDEX IF NOT EXISTS oidc_id_tokens_by_expiry ON oidc_id_tokens (expires_at);
+`,
 ];
 
 /** The schema version this release writes. */

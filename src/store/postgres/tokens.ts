@@ -4,9 +4,10 @@ import type pg from 'pg';
 
 import { secretDigest } from '../secrets.js';
 // The publishing rule has one home (the embedded store's); that module only imports SQLite's types.
-import { newTokenRecord, permission } from '../records.js';
-import { LAST_USED_PRECISION_MS, tokenState, type NewToken, type OwnerChange, type Permission, type Revocation, type TokenCheck, type TokenRecord, type TokenStore } from '../types.js';
+import { managementPermission, newTokenRecord, permission } from '../records.js';
+import { LAST_USED_PRECISION_MS, tokenState, type NewToken, type OwnerChange, type Permission, type PublisherRun, type Revocation, type TokenCheck, type TokenRecord, type TokenStore } from '../types.js';
 import { iso, isDatabaseError, transaction, type Queryable } from './database.js';
+import { trustedIn } from './trusted-publishers.js';
 
 interface TokenRow {
   id: string;
@@ -18,6 +19,7 @@ interface TokenRow {
   expires_at: Date | null;
   revoked_at: Date | null;
   last_used_at: Date | null;
+  publisher: PublisherRun | null;
 }
 
 const toToken = (row: TokenRow): TokenRecord => ({
@@ -29,6 +31,7 @@ const toToken = (row: TokenRow): TokenRecord => ({
   ...(row.expires_at ? { expiresAt: iso(row.expires_at) } : {}),
   ...(row.revoked_at ? { revokedAt: iso(row.revoked_at) } : {}),
   ...(row.last_used_at ? { lastUsedAt: iso(row.last_used_at) } : {}),
+  ...(row.publisher ? { publisher: row.publisher } : {}),
 });
 
 /** Every owner of a name, the claimer first, then co-owners in the order they were added. */
@@ -50,7 +53,7 @@ export class PostgresTokenStore implements TokenStore {
 
   async createToken(options: NewToken): Promise<{ token: string; record: TokenRecord }> {
     const { token, record } = newTokenRecord(options);
-    await this.pool.query('INSERT INTO tokens (id, hash, role, templates, owner, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+    await this.pool.query('INSERT INTO tokens (id, hash, role, templates, owner, created_at, expires_at, publisher) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
       record.id,
       secretDigest(token),
       record.role,
@@ -58,6 +61,7 @@ export class PostgresTokenStore implements TokenStore {
       record.owner,
       record.createdAt,
       record.expiresAt ?? null,
+      record.publisher ? JSON.stringify(record.publisher) : null,
     ]);
     return { token, record };
   }
@@ -148,6 +152,10 @@ export class PostgresTokenStore implements TokenStore {
   }
 
   async canPublish(token: TokenRecord, name: string): Promise<Permission> {
-    return permission(token, name, await ownersIn(this.pool, name));
+    return permission(token, name, await ownersIn(this.pool, name), await trustedIn(this.pool, token, name));
+  }
+
+  async canManage(token: TokenRecord, name: string): Promise<Permission> {
+    return managementPermission(token, name, await ownersIn(this.pool, name));
   }
 }

@@ -6,7 +6,7 @@ import type pg from 'pg';
 
 import type { TemplateManifest } from '../../core/schema-types.js';
 import { archiveKey, manifestKey, manifestText } from '../blob-layout.js';
-import { permission } from '../records.js';
+import { permission, versionOwner } from '../records.js';
 import type {
   ArchiveReader,
   BlobStore,
@@ -14,6 +14,7 @@ import type {
   LifecycleEvents,
   NewVersion,
   PublishedVersion,
+  PublisherRun,
   Reservation,
   StoredVersion,
   TokenRecord,
@@ -25,6 +26,7 @@ import type {
 import { notifyChange, RESERVER_DEAD_SQL, type Presence } from './coordination.js';
 import { int, iso, transaction, type Queryable } from './database.js';
 import { ownersIn } from './tokens.js';
+import { settlePendingPublishers, trustedIn } from './trusted-publishers.js';
 import { insertOutboxEvents } from './webhooks.js';
 
 interface VersionRow {
@@ -39,6 +41,7 @@ interface VersionRow {
   stability: VersionStability | null;
   deprecation_message: string | null;
   yanked_at: Date | null;
+  publisher: PublisherRun | null;
 }
 
 /** A row with who holds it (pending versions) and whether it is abandoned. */
@@ -52,7 +55,7 @@ interface HeldRow extends VersionRow {
 }
 
 /** Every column but the manifest, which only a registry build needs. */
-const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at';
+const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher';
 
 const toVersion = (row: VersionRow): StoredVersion => ({
   name: row.name,
@@ -64,6 +67,7 @@ const toVersion = (row: VersionRow): StoredVersion => ({
   owner: row.owner,
   createdAt: iso(row.created_at),
   ...lifecycleOf(row),
+  ...(row.publisher ? { publisher: row.publisher } : {}),
 });
 
 function lifecycleOf(row: Pick<VersionRow, 'stability' | 'deprecation_message' | 'yanked_at'>): VersionLifecycle {
@@ -183,25 +187,32 @@ export class PostgresVersionStore implements VersionStore {
         const takeOver = found?.state === 'pending' && ((found.dead && sameBytes(found, version)) || found.expired);
         if (found && !takeOver) return { reserved: false, existing: toVersion(found) };
         let owners = await ownersIn(client, version.name);
-        if (owners.length === 0 && permission(token, version.name, owners).allowed) {
+        let trusted = await trustedIn(client, token, version.name);
+        if (owners.length === 0 && permission(token, version.name, owners, trusted).allowed) {
           const claimed = await client.query('INSERT INTO owners (name, owner, claimed_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [version.name, token.owner, createdAt]);
-          // Claimed by another publish meanwhile (committed once our insert returned): its owners decide.
-          if (claimed.rowCount === 0) owners = await ownersIn(client, version.name);
+          if (claimed.rowCount === 0) {
+            // Claimed by another publish meanwhile (committed once our insert returned): its owners decide.
+            owners = await ownersIn(client, version.name);
+            trusted = await trustedIn(client, token, version.name);
+          } else {
+            await settlePendingPublishers(client, version.name, token.owner);
+          }
         }
-        const allowed = permission(token, version.name, owners);
+        const allowed = permission(token, version.name, owners, trusted);
         if (!allowed.allowed) return { reserved: false, forbidden: allowed.reason };
-        const values = [version.name, version.version, version.integrity, version.sha256, version.size, token.owner, createdAt, reservation, this.presence.instance];
+        const publisher = token.publisher ? JSON.stringify(token.publisher) : null;
+        const values = [version.name, version.version, version.integrity, version.sha256, version.size, versionOwner(token, owners), createdAt, reservation, this.presence.instance, publisher];
         const inserted = found
           ? // Conditional on the reservation read: of concurrent take-overs one updates, the others lose.
             await client.query(
               `UPDATE versions SET integrity = $3, sha256 = $4, size = $5, owner = $6, created_at = $7, reservation = $8, reserved_by = $9,
-                 reserved_at = now(), manifest = NULL
-               WHERE name = $1 AND version = $2 AND state = 'pending' AND reservation IS NOT DISTINCT FROM $10`,
+                 reserved_at = now(), manifest = NULL, publisher = $10
+               WHERE name = $1 AND version = $2 AND state = 'pending' AND reservation IS NOT DISTINCT FROM $11`,
               [...values, found.reservation],
             )
           : await client.query(
-              `INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at, reservation, reserved_by)
-               VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (name, version) DO NOTHING`,
+              `INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at, reservation, reserved_by, publisher)
+               VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (name, version) DO NOTHING`,
               values,
             );
         if (inserted.rowCount === 1) return { reserved: true };

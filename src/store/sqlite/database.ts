@@ -25,6 +25,42 @@ function addAttemptIds(db: Database.Database): void {
   db.exec('CREATE UNIQUE INDEX IF NOT EXISTS deliveries_by_attempt_id ON deliveries (attempt_id)');
 }
 
+/** Adds a column unless the table has it (a store rolled back to an older schema number may keep later columns). */
+function addColumn(db: Database.Database, table: string, column: string, type: string): void {
+  const columns = db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(table) as string[];
+  if (!columns.includes(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+}
+
+function addTrustedPublishing(db: Database.Database): void {
+  addColumn(db, 'tokens', 'publisher', 'TEXT');
+  addColumn(db, 'versions', 'publisher', 'TEXT');
+  db.exec(`
+CREATE TABLE IF NOT EXISTS trusted_publishers (
+  id TEXT PRIMARY KEY,
+  template TEXT NOT NULL,
+  issuer TEXT NOT NULL,
+  repository TEXT NOT NULL,
+  repository_key TEXT NOT NULL,
+  repository_owner_id TEXT NOT NULL,
+  workflow TEXT NOT NULL,
+  environment TEXT,
+  ref TEXT,
+  pending_owner TEXT,
+  created_by TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS trusted_publishers_by_template ON trusted_publishers (template);
+CREATE INDEX IF NOT EXISTS trusted_publishers_by_repository ON trusted_publishers (issuer, repository_key);
+CREATE TABLE IF NOT EXISTS oidc_id_tokens (
+  issuer TEXT NOT NULL,
+  jti TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  PRIMARY KEY (issuer, jti)
+);
+CREATE INDEX IF NOT EXISTS oidc_id_tokens_by_expiry ON oidc_id_tokens (expires_at);
+`);
+}
+
 const MIGRATIONS: readonly Migration[] = [
   // 1: tokens, owners, versions, events, webhooks, deliveries.
   `
@@ -178,6 +214,11 @@ CREATE TABLE IF NOT EXISTS co_owners (
 `,
   // 9: the external id of each delivery attempt (X-Webhook-Delivery), in place of its row number.
   addAttemptIds,
+  // 10: trusted publishing: the CI workflows trusted to publish each name (pending ones, for an
+  // unclaimed name, carry the owner the first publish claims it for), the ID tokens already
+  // exchanged (each once, kept until it expires), and the CI run of a token minted for one and of
+  // each version published with such a token.
+  addTrustedPublishing,
 ];
 
 /** The schema version this release writes. */

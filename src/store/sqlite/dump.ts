@@ -13,6 +13,8 @@ import type {
   DumpSession,
   DumpSetting,
   DumpToken,
+  DumpTrustedPublisher,
+  DumpUsedIdToken,
   DumpUser,
   DumpVersion,
   DumpWebhook,
@@ -21,6 +23,7 @@ import type {
   StoreDumper,
 } from '../dump-types.js';
 import { claimLockFile, type Claimable } from '../blob/claim.js';
+import { repositoryKey } from '../records.js';
 import type { BlobStore } from '../types.js';
 
 type Row = Record<string, unknown>;
@@ -50,6 +53,7 @@ export function readSqliteDump(db: Database.Database): StoreDump {
         expiresAt: maybeText(row.expires_at),
         revokedAt: maybeText(row.revoked_at),
         lastUsedAt: maybeText(row.last_used_at),
+        publisher: json(row.publisher),
       }),
     ),
     owners: all('SELECT * FROM owners ORDER BY name').map((row): DumpOwner => ({ name: text(row.name), owner: text(row.owner), claimedAt: text(row.claimed_at) })),
@@ -68,6 +72,7 @@ export function readSqliteDump(db: Database.Database): StoreDump {
         stability: maybeText(row.stability) as DumpVersion['stability'],
         deprecationMessage: maybeText(row.deprecation_message),
         yankedAt: maybeText(row.yanked_at),
+        publisher: json(row.publisher),
       }),
     ),
     events: all('SELECT * FROM events ORDER BY id').map(
@@ -143,6 +148,24 @@ export function readSqliteDump(db: Database.Database): StoreDump {
       }),
     ),
     settings: all('SELECT * FROM settings ORDER BY key').map((row): DumpSetting => ({ key: text(row.key), value: buffer(row.value) })),
+    trustedPublishers: all('SELECT * FROM trusted_publishers ORDER BY created_at, rowid').map(
+      (row): DumpTrustedPublisher => ({
+        id: text(row.id),
+        template: text(row.template),
+        issuer: text(row.issuer),
+        repository: text(row.repository),
+        repositoryOwnerId: text(row.repository_owner_id),
+        workflow: text(row.workflow),
+        environment: maybeText(row.environment),
+        ref: maybeText(row.ref),
+        pendingOwner: maybeText(row.pending_owner),
+        createdBy: text(row.created_by),
+        createdAt: text(row.created_at),
+      }),
+    ),
+    usedIdTokens: all('SELECT * FROM oidc_id_tokens ORDER BY expires_at, issuer, jti').map(
+      (row): DumpUsedIdToken => ({ issuer: text(row.issuer), jti: text(row.jti), expiresAt: text(row.expires_at) }),
+    ),
     stagedFilesSkipped: num((db.prepare('SELECT COUNT(*) AS n FROM staged_files').get() as Row).n),
   }))();
 }
@@ -162,6 +185,8 @@ export function countSqlite(db: Database.Database): StoreCounts {
     users: count('users'),
     sessions: count('sessions'),
     settings: count('settings'),
+    trustedPublishers: count('trusted_publishers'),
+    usedIdTokens: count('oidc_id_tokens'),
     stagedFiles: count('staged_files'),
   };
 }
@@ -169,17 +194,20 @@ export function countSqlite(db: Database.Database): StoreCounts {
 /** Writes a dump into the database in one transaction: every row or none. */
 export function loadSqliteDump(db: Database.Database, dump: StoreDump): void {
   db.transaction(() => {
-    const token = db.prepare('INSERT INTO tokens (id, hash, role, templates, owner, created_at, expires_at, revoked_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
-    for (const t of dump.tokens) token.run(t.id, t.hash, t.role, t.templates === null ? null : JSON.stringify(t.templates), t.owner, t.createdAt, t.expiresAt, t.revokedAt, t.lastUsedAt);
+    const token = db.prepare('INSERT INTO tokens (id, hash, role, templates, owner, created_at, expires_at, revoked_at, last_used_at, publisher) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    for (const t of dump.tokens) {
+      token.run(t.id, t.hash, t.role, t.templates === null ? null : JSON.stringify(t.templates), t.owner, t.createdAt, t.expiresAt, t.revokedAt, t.lastUsedAt, t.publisher === null ? null : JSON.stringify(t.publisher));
+    }
     const owner = db.prepare('INSERT INTO owners (name, owner, claimed_at) VALUES (?, ?, ?)');
     for (const o of dump.owners) owner.run(o.name, o.owner, o.claimedAt);
     const coOwner = db.prepare('INSERT INTO co_owners (name, owner, added_at) VALUES (?, ?, ?)');
     for (const c of dump.coOwners) coOwner.run(c.name, c.owner, c.addedAt);
     const version = db.prepare(
-      'INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at, manifest, stability, deprecation_message, yanked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at, manifest, stability, deprecation_message, yanked_at, publisher) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     for (const v of dump.versions) {
-      version.run(v.name, v.version, v.state, v.integrity, v.sha256, v.size, v.owner, v.createdAt, v.manifest === null ? null : JSON.stringify(v.manifest), v.stability, v.deprecationMessage, v.yankedAt);
+      const publisher = v.publisher === null ? null : JSON.stringify(v.publisher);
+      version.run(v.name, v.version, v.state, v.integrity, v.sha256, v.size, v.owner, v.createdAt, v.manifest === null ? null : JSON.stringify(v.manifest), v.stability, v.deprecationMessage, v.yankedAt, publisher);
     }
     const event = db.prepare('INSERT INTO events (id, type, template_id, version, timestamp, data, client, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
     for (const e of dump.events) event.run(e.id, e.type, e.templateId, e.version, e.timestamp, JSON.stringify(e.data), e.client, e.receivedAt);
@@ -199,6 +227,15 @@ export function loadSqliteDump(db: Database.Database, dump: StoreDump): void {
     for (const s of dump.sessions) session.run(s.hash, s.family, s.userId, s.kind, s.createdAt, s.expiresAt, s.replacedAt, s.revokedAt);
     const setting = db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
     for (const s of dump.settings) setting.run(s.key, s.value);
+    const trusted = db.prepare(
+      `INSERT INTO trusted_publishers (id, template, issuer, repository, repository_key, repository_owner_id, workflow, environment, ref, pending_owner, created_by, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    for (const t of dump.trustedPublishers) {
+      trusted.run(t.id, t.template, t.issuer, t.repository, repositoryKey(t.repository), t.repositoryOwnerId, t.workflow, t.environment, t.ref, t.pendingOwner, t.createdBy, t.createdAt);
+    }
+    const used = db.prepare('INSERT INTO oidc_id_tokens (issuer, jti, expires_at) VALUES (?, ?, ?)');
+    for (const u of dump.usedIdTokens) used.run(u.issuer, u.jti, u.expiresAt);
   }).immediate();
 }
 

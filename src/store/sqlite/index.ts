@@ -19,6 +19,7 @@ import { sqliteDumper } from './dump.js';
 import { SqliteEventStore } from './events.js';
 import { SqliteFileStore } from './files.js';
 import { SqliteTokenStore } from './tokens.js';
+import { SqliteTrustedPublisherStore } from './trusted-publishers.js';
 import { archiveKey } from '../blob-layout.js';
 import { PRIVATE_FILE, PRIVATE_FOLDER, SqliteVersionStore, StoreLayout } from './versions.js';
 import { SqliteWebhookStore } from './webhooks.js';
@@ -95,6 +96,7 @@ export async function openSqliteStorage(dir: string, options: OpenStorageOptions
     webhooks: new SqliteWebhookStore(db),
     files,
     accounts: new SqliteAccountStore(db),
+    trustedPublishers: new SqliteTrustedPublisherStore(db),
     blobs,
     dump: sqliteDumper(db, blobs, layout.dir),
     archivePath: (name, version) => {

@@ -2,9 +2,10 @@ import { timingSafeEqual } from 'node:crypto';
 
 import type Database from 'better-sqlite3';
 
-import { newTokenRecord, permission } from '../records.js';
+import { managementPermission, newTokenRecord, permission } from '../records.js';
 import { secretDigest } from '../secrets.js';
-import { LAST_USED_PRECISION_MS, tokenState, type NewToken, type OwnerChange, type Permission, type Revocation, type TokenCheck, type TokenRecord, type TokenStore } from '../types.js';
+import { LAST_USED_PRECISION_MS, tokenState, type NewToken, type OwnerChange, type Permission, type PublisherRun, type Revocation, type TokenCheck, type TokenRecord, type TokenStore } from '../types.js';
+import { trustedSync } from './trusted-publishers.js';
 
 interface TokenRow {
   id: string;
@@ -16,6 +17,7 @@ interface TokenRow {
   expires_at: string | null;
   revoked_at: string | null;
   last_used_at: string | null;
+  publisher: string | null;
 }
 
 const toToken = (row: TokenRow): TokenRecord => ({
@@ -27,6 +29,7 @@ const toToken = (row: TokenRow): TokenRecord => ({
   ...(row.expires_at ? { expiresAt: row.expires_at } : {}),
   ...(row.revoked_at ? { revokedAt: row.revoked_at } : {}),
   ...(row.last_used_at ? { lastUsedAt: row.last_used_at } : {}),
+  ...(row.publisher ? { publisher: JSON.parse(row.publisher) as PublisherRun } : {}),
 });
 
 /** SQLite could not write (busy past its timeout, read-only, full): recording a use is not worth failing a request for. */
@@ -58,8 +61,17 @@ export class SqliteTokenStore implements TokenStore {
   createToken(options: NewToken): Promise<{ token: string; record: TokenRecord }> {
     const { token, record } = newTokenRecord(options);
     this.db
-      .prepare('INSERT INTO tokens (id, hash, role, templates, owner, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(record.id, secretDigest(token), record.role, record.templates ? JSON.stringify(record.templates) : null, record.owner, record.createdAt, record.expiresAt ?? null);
+      .prepare('INSERT INTO tokens (id, hash, role, templates, owner, created_at, expires_at, publisher) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(
+        record.id,
+        secretDigest(token),
+        record.role,
+        record.templates ? JSON.stringify(record.templates) : null,
+        record.owner,
+        record.createdAt,
+        record.expiresAt ?? null,
+        record.publisher ? JSON.stringify(record.publisher) : null,
+      );
     return Promise.resolve({ token, record });
   }
 
@@ -149,6 +161,10 @@ export class SqliteTokenStore implements TokenStore {
   }
 
   canPublish(token: TokenRecord, name: string): Promise<Permission> {
-    return Promise.resolve(permission(token, name, ownersOfSync(this.db, name)));
+    return Promise.resolve(permission(token, name, ownersOfSync(this.db, name), trustedSync(this.db, token, name)));
+  }
+
+  canManage(token: TokenRecord, name: string): Promise<Permission> {
+    return Promise.resolve(managementPermission(token, name, ownersOfSync(this.db, name)));
   }
 }

@@ -13,6 +13,7 @@ import type {
   LifecycleEvents,
   NewVersion,
   PublishedVersion,
+  PublisherRun,
   Reservation,
   StoredVersion,
   TokenRecord,
@@ -22,8 +23,9 @@ import type {
   WebhookEventRecord,
 } from '../types.js';
 import { archiveKey, manifestKey, manifestText } from '../blob-layout.js';
-import { permission } from '../records.js';
+import { permission, versionOwner } from '../records.js';
 import { ownersOfSync } from './tokens.js';
+import { settlePendingPublishersSync, trustedSync } from './trusted-publishers.js';
 import { insertOutboxEvents } from './webhooks.js';
 
 interface VersionRow {
@@ -38,10 +40,11 @@ interface VersionRow {
   stability: VersionStability | null;
   deprecation_message: string | null;
   yanked_at: string | null;
+  publisher: string | null;
 }
 
 /** Every column but the manifest, which only a registry build needs. */
-const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at';
+const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher';
 
 const toVersion = (row: VersionRow): StoredVersion => ({
   name: row.name,
@@ -53,6 +56,7 @@ const toVersion = (row: VersionRow): StoredVersion => ({
   owner: row.owner,
   createdAt: row.created_at,
   ...lifecycleOf(row),
+  ...(row.publisher ? { publisher: JSON.parse(row.publisher) as PublisherRun } : {}),
 });
 
 /** The lifecycle columns of a row, as the optional fields of a version. */
@@ -145,12 +149,24 @@ export class SqliteVersionStore implements VersionStore {
         const existing = this.getSync(version.name, version.version);
         if (existing) return { reserved: false, existing };
         const owners = ownersOfSync(this.db, version.name);
-        const allowed = permission(token, version.name, owners);
+        const allowed = permission(token, version.name, owners, trustedSync(this.db, token, version.name));
         if (!allowed.allowed) return { reserved: false, forbidden: allowed.reason };
-        if (owners.length === 0) this.db.prepare('INSERT INTO owners (name, owner, claimed_at) VALUES (?, ?, ?)').run(version.name, token.owner, createdAt);
+        if (owners.length === 0) {
+          this.db.prepare('INSERT INTO owners (name, owner, claimed_at) VALUES (?, ?, ?)').run(version.name, token.owner, createdAt);
+          settlePendingPublishersSync(this.db, version.name, token.owner);
+        }
         this.db
-          .prepare("INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?)")
-          .run(version.name, version.version, version.integrity, version.sha256, version.size, token.owner, createdAt);
+          .prepare("INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at, publisher) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?)")
+          .run(
+            version.name,
+            version.version,
+            version.integrity,
+            version.sha256,
+            version.size,
+            versionOwner(token, owners),
+            createdAt,
+            token.publisher ? JSON.stringify(token.publisher) : null,
+          );
         return { reserved: true };
       })
       .immediate();

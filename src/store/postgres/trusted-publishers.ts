@@ -1,0 +1,137 @@
+import type pg from 'pg';
+
+import { backsRun, sameSaver, managementPermission, newTrustedPublisherRecord, repositoryKey, sameTrustedPublisher, selectsTrustedPublisher } from '../records.js';
+import {
+  MAX_TRUSTED_PUBLISHERS,
+  type NewTrustedPublisher,
+  type TokenRecord,
+  type TrustedPublisher,
+  type TrustedPublisherAddition,
+  type TrustedPublisherSelector,
+  type TrustedPublisherStore,
+} from '../types.js';
+import { iso, transaction, type Queryable } from './database.js';
+import { ownersIn } from './tokens.js';
+
+interface TrustedPublisherRow {
+  id: string;
+  template: string;
+  issuer: string;
+  repository: string;
+  repository_owner_id: string;
+  workflow: string;
+  environment: string | null;
+  ref: string | null;
+  pending_owner: string | null;
+  created_by: string;
+  created_at: Date;
+}
+
+const toTrustedPublisher = (row: TrustedPublisherRow): TrustedPublisher => ({
+  id: row.id,
+  template: row.template,
+  issuer: row.issuer,
+  repository: row.repository,
+  repositoryOwnerId: row.repository_owner_id,
+  workflow: row.workflow,
+  ...(row.environment !== null ? { environment: row.environment } : {}),
+  ...(row.ref !== null ? { ref: row.ref } : {}),
+  ...(row.pending_owner !== null ? { pendingOwner: row.pending_owner } : {}),
+  createdBy: row.created_by,
+  createdAt: iso(row.created_at),
+});
+
+/** A template's trusted publishers, oldest first. */
+export async function trustedPublishersIn(db: Queryable, template: string): Promise<TrustedPublisher[]> {
+  return (await db.query<TrustedPublisherRow>('SELECT * FROM trusted_publishers WHERE template = $1 ORDER BY seq', [template])).rows.map(toTrustedPublisher);
+}
+
+/** Whether a trusted publisher of `name` still backs the run of `token` (minted for trusted publishing). */
+export async function trustedIn(db: Queryable, token: TokenRecord, name: string): Promise<boolean> {
+  if (token.publisher === undefined) return false;
+  const owners = await ownersIn(db, name);
+  return (await trustedPublishersIn(db, name)).some((record) => backsRun(record, token, owners));
+}
+
+/**
+ * What claiming `name` for `claimer` does to its pending publishers (inside the claim's transaction):
+ * the claimer's become ordinary ones, the others go.
+ */
+export async function settlePendingPublishers(client: pg.PoolClient, name: string, claimer: string): Promise<void> {
+  await client.query('DELETE FROM trusted_publishers WHERE template = $1 AND pending_owner IS NOT NULL AND pending_owner <> $2', [name, claimer]);
+  await client.query('UPDATE trusted_publishers SET pending_owner = NULL WHERE template = $1 AND pending_owner = $2', [name, claimer]);
+}
+
+/** The transaction-scoped advisory lock that serializes the changes of one template's trusted publishers across instances. */
+const lockTemplate = (client: pg.PoolClient, template: string): Promise<unknown> => client.query("SELECT pg_advisory_xact_lock(hashtext('trusted-publishers:' || $1))", [template]);
+
+/** Trusted publishers and the exchanged ID tokens, in PostgreSQL. */
+export class PostgresTrustedPublisherStore implements TrustedPublisherStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  addTrustedPublisher(input: NewTrustedPublisher, token: TokenRecord): Promise<TrustedPublisherAddition> {
+    return transaction(this.pool, async (client): Promise<TrustedPublisherAddition> => {
+      await lockTemplate(client, input.template);
+      const owners = await ownersIn(client, input.template);
+      const allowed = managementPermission(token, input.template, owners);
+      if (!allowed.allowed) return { added: false, forbidden: allowed.reason };
+      const current = await trustedPublishersIn(client, input.template);
+      const existing = current.find((record) => sameTrustedPublisher(record, input) && sameSaver(record, token, owners));
+      if (existing) return { added: false, existing };
+      if (current.length >= MAX_TRUSTED_PUBLISHERS) return { added: false, full: current.length };
+      const record = newTrustedPublisherRecord(input, token, owners);
+      await client.query(
+        `INSERT INTO trusted_publishers (id, template, issuer, repository, repository_key, repository_owner_id, workflow, environment, ref, pending_owner, created_by, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        [
+          record.id,
+          record.template,
+          record.issuer,
+          record.repository,
+          repositoryKey(record.repository),
+          record.repositoryOwnerId,
+          record.workflow,
+          record.environment ?? null,
+          record.ref ?? null,
+          record.pendingOwner ?? null,
+          record.createdBy,
+          record.createdAt,
+        ],
+      );
+      return { added: true, publisher: record };
+    });
+  }
+
+  listTrustedPublishers(template: string): Promise<TrustedPublisher[]> {
+    return trustedPublishersIn(this.pool, template);
+  }
+
+  removeTrustedPublishers(template: string, selector: TrustedPublisherSelector): Promise<TrustedPublisher[]> {
+    return transaction(this.pool, async (client) => {
+      await lockTemplate(client, template);
+      const removed = (await trustedPublishersIn(client, template)).filter((record) => selectsTrustedPublisher(record, selector));
+      if (removed.length > 0) await client.query('DELETE FROM trusted_publishers WHERE id = ANY($1::text[])', [removed.map((record) => record.id)]);
+      return removed;
+    });
+  }
+
+  async trustedPublishersOf(issuer: string, repository: string): Promise<TrustedPublisher[]> {
+    const { rows } = await this.pool.query<TrustedPublisherRow>('SELECT * FROM trusted_publishers WHERE issuer = $1 AND repository_key = $2 ORDER BY template, seq', [
+      issuer,
+      repositoryKey(repository),
+    ]);
+    return rows.map(toTrustedPublisher);
+  }
+
+  async useIdToken(issuer: string, jti: string, expiresAt: Date, now: Date = new Date()): Promise<boolean> {
+    // Expired ones go first: their tokens cannot be presented any more, so the table stays small.
+    await this.pool.query('DELETE FROM oidc_id_tokens WHERE expires_at <= $1', [now.toISOString()]);
+    // The primary key decides: of concurrent uses of one jti, from any instance, one inserts.
+    const inserted = await this.pool.query('INSERT INTO oidc_id_tokens (issuer, jti, expires_at) VALUES ($1, $2, $3) ON CONFLICT (issuer, jti) DO NOTHING', [
+      issuer,
+      jti,
+      expiresAt.toISOString(),
+    ]);
+    return (inserted.rowCount ?? 0) > 0;
+  }
+}

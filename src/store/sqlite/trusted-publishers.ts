@@ -1,0 +1,132 @@
+import type Database from 'better-sqlite3';
+
+import { backsRun, sameSaver, newTrustedPublisherRecord, managementPermission, repositoryKey, sameTrustedPublisher, selectsTrustedPublisher } from '../records.js';
+import {
+  MAX_TRUSTED_PUBLISHERS,
+  type NewTrustedPublisher,
+  type TokenRecord,
+  type TrustedPublisher,
+  type TrustedPublisherAddition,
+  type TrustedPublisherSelector,
+  type TrustedPublisherStore,
+} from '../types.js';
+import { ownersOfSync } from './tokens.js';
+
+export interface TrustedPublisherRow {
+  id: string;
+  template: string;
+  issuer: string;
+  repository: string;
+  repository_key: string;
+  repository_owner_id: string;
+  workflow: string;
+  environment: string | null;
+  ref: string | null;
+  pending_owner: string | null;
+  created_by: string;
+  created_at: string;
+}
+
+export const toTrustedPublisher = (row: TrustedPublisherRow): TrustedPublisher => ({
+  id: row.id,
+  template: row.template,
+  issuer: row.issuer,
+  repository: row.repository,
+  repositoryOwnerId: row.repository_owner_id,
+  workflow: row.workflow,
+  ...(row.environment !== null ? { environment: row.environment } : {}),
+  ...(row.ref !== null ? { ref: row.ref } : {}),
+  ...(row.pending_owner !== null ? { pendingOwner: row.pending_owner } : {}),
+  createdBy: row.created_by,
+  createdAt: row.created_at,
+});
+
+/** A template's trusted publishers, oldest first (synchronous: reservations call it inside their transaction). */
+export function trustedPublishersOfSync(db: Database.Database, template: string): TrustedPublisher[] {
+  return (db.prepare('SELECT * FROM trusted_publishers WHERE template = ? ORDER BY created_at, rowid').all(template) as TrustedPublisherRow[]).map(toTrustedPublisher);
+}
+
+/** Whether a trusted publisher of `name` still backs the run of `token` (minted for trusted publishing). */
+export function trustedSync(db: Database.Database, token: TokenRecord, name: string): boolean {
+  if (token.publisher === undefined) return false;
+  const owners = ownersOfSync(db, name);
+  return trustedPublishersOfSync(db, name).some((record) => backsRun(record, token, owners));
+}
+
+/**
+ * What claiming `name` for `claimer` does to its pending publishers (inside the claim's transaction):
+ * the claimer's become ordinary ones, the others go (they were saved by someone who does not own it).
+ */
+export function settlePendingPublishersSync(db: Database.Database, name: string, claimer: string): void {
+  db.prepare('DELETE FROM trusted_publishers WHERE template = ? AND pending_owner IS NOT NULL AND pending_owner <> ?').run(name, claimer);
+  db.prepare('UPDATE trusted_publishers SET pending_owner = NULL WHERE template = ? AND pending_owner = ?').run(name, claimer);
+}
+
+/** Trusted publishers and the exchanged ID tokens, in SQLite. */
+export class SqliteTrustedPublisherStore implements TrustedPublisherStore {
+  constructor(private readonly db: Database.Database) {}
+
+  addTrustedPublisher(input: NewTrustedPublisher, token: TokenRecord): Promise<TrustedPublisherAddition> {
+    const add = this.db.transaction((): TrustedPublisherAddition => {
+      const owners = ownersOfSync(this.db, input.template);
+      const allowed = managementPermission(token, input.template, owners);
+      if (!allowed.allowed) return { added: false, forbidden: allowed.reason };
+      const current = trustedPublishersOfSync(this.db, input.template);
+      const existing = current.find((record) => sameTrustedPublisher(record, input) && sameSaver(record, token, owners));
+      if (existing) return { added: false, existing };
+      if (current.length >= MAX_TRUSTED_PUBLISHERS) return { added: false, full: current.length };
+      const record = newTrustedPublisherRecord(input, token, owners);
+      this.db
+        .prepare(
+          `INSERT INTO trusted_publishers (id, template, issuer, repository, repository_key, repository_owner_id, workflow, environment, ref, pending_owner, created_by, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          record.id,
+          record.template,
+          record.issuer,
+          record.repository,
+          repositoryKey(record.repository),
+          record.repositoryOwnerId,
+          record.workflow,
+          record.environment ?? null,
+          record.ref ?? null,
+          record.pendingOwner ?? null,
+          record.createdBy,
+          record.createdAt,
+        );
+      return { added: true, publisher: record };
+    });
+    return Promise.resolve(add.immediate());
+  }
+
+  listTrustedPublishers(template: string): Promise<TrustedPublisher[]> {
+    return Promise.resolve(trustedPublishersOfSync(this.db, template));
+  }
+
+  removeTrustedPublishers(template: string, selector: TrustedPublisherSelector): Promise<TrustedPublisher[]> {
+    const remove = this.db.transaction((): TrustedPublisher[] => {
+      const removed = trustedPublishersOfSync(this.db, template).filter((record) => selectsTrustedPublisher(record, selector));
+      const statement = this.db.prepare('DELETE FROM trusted_publishers WHERE id = ?');
+      for (const record of removed) statement.run(record.id);
+      return removed;
+    });
+    return Promise.resolve(remove.immediate());
+  }
+
+  trustedPublishersOf(issuer: string, repository: string): Promise<TrustedPublisher[]> {
+    const rows = this.db
+      .prepare('SELECT * FROM trusted_publishers WHERE issuer = ? AND repository_key = ? ORDER BY template, created_at, rowid')
+      .all(issuer, repositoryKey(repository)) as TrustedPublisherRow[];
+    return Promise.resolve(rows.map(toTrustedPublisher));
+  }
+
+  useIdToken(issuer: string, jti: string, expiresAt: Date, now: Date = new Date()): Promise<boolean> {
+    const use = this.db.transaction((): boolean => {
+      // Expired ones go first: their tokens cannot be presented any more, so the table stays small.
+      this.db.prepare('DELETE FROM oidc_id_tokens WHERE expires_at <= ?').run(now.toISOString());
+      return this.db.prepare('INSERT INTO oidc_id_tokens (issuer, jti, expires_at) VALUES (?, ?, ?) ON CONFLICT (issuer, jti) DO NOTHING').run(issuer, jti, expiresAt.toISOString()).changes > 0;
+    });
+    return Promise.resolve(use.immediate());
+  }
+}
