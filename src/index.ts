@@ -12,6 +12,7 @@ export {
   reservedPathProblem,
   EgressRefusedError,
   VERSION_PATTERN,
+  VERSION_RULE,
   compareVersions,
   satisfiesRange,
   isValidRange,

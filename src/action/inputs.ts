@@ -1,6 +1,6 @@
 import path from 'node:path';
 
-import { VERSION_PATTERN } from '../core/versions.js';
+import { VERSION_PATTERN, VERSION_RULE } from '../core/versions.js';
 import { checkHttpUrlInput, InputError, readBooleanInput, readInput, readListInput, type ActionEnv } from '../github/inputs.js';
 import { canRequestIdToken } from '../github/oidc.js';
 
@@ -48,7 +48,7 @@ function versionFrom(env: ActionEnv): { version: string; tag: string } {
   }
   if (!VERSION_PATTERN.test(version)) {
     const source = given !== '' ? 'the version input' : `tag ${JSON.stringify(refTag)}`;
-    throw new InputError(`version must be MAJOR.MINOR.PATCH, as template.json requires (got ${JSON.stringify(version)} from ${source})`);
+    throw new InputError(`version ${VERSION_RULE}, as template.json requires (got ${JSON.stringify(version)} from ${source})`);
   }
   return { version, tag: given === '' && refTag ? refTag : `v${version}` };
 }

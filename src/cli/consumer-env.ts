@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import semver from 'semver';
 
 import { registryDocumentUrl, registryUrlProblem } from '../core/registry-url.js';
-import { isTemplateName, isTemplateVersion, NAME_PATTERN } from '../core/versions.js';
+import { isTemplateName, isTemplateVersion, NAME_PATTERN, VERSION_RULE } from '../core/versions.js';
 import { UsageError } from './io.js';
 
 /** The user's cache folder for the registry client (TEMPLATE_REGISTRY_CACHE overrides it). */
@@ -38,7 +38,7 @@ export function parseTemplateSpec(spec: string): { id: string; version?: string 
   const version = at > 0 ? spec.slice(at + 1) : undefined;
   if (!isTemplateName(id)) throw new UsageError(`template id must match ${NAME_PATTERN.source} (got ${JSON.stringify(id)})`);
   if (version !== undefined && !isTemplateVersion(version)) {
-    throw new UsageError(`version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(version)})`);
+    throw new UsageError(`version ${VERSION_RULE} (got ${JSON.stringify(version)})`);
   }
   return version ? { id, version } : { id };
 }

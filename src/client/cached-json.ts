@@ -178,6 +178,11 @@ export class CachedJson<T> {
     this.#staleValue(this.#snapshot);
   }
 
+  /** The value in hand, if any, without fetching or reading the cache file. */
+  peek(): T | undefined {
+    return this.#snapshot?.value;
+  }
+
   status(): CachedJsonStatus {
     const snapshot = this.#snapshot;
     const status: CachedJsonStatus = {

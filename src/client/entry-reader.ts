@@ -8,6 +8,7 @@
 import semver from 'semver';
 
 import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
+import { isLooseOnlyVersion, isTemplateVersion, VERSION_RULE } from '../core/versions.js';
 
 /** An entry the client left out, and why. */
 export interface SkippedEntry {
@@ -31,8 +32,13 @@ export function readEntry(raw: unknown): { entry: TemplateEntry } | { reason: st
   const id = nonEmpty(raw.id) ? raw.id : nonEmpty(raw.name) ? raw.name : undefined;
   if (id === undefined) return { reason: 'has no id' };
   if (!nonEmpty(raw.version)) return { reason: 'has no version' };
-  // Any SemVer version (a prerelease too): the selection rule compares them.
-  if (semver.valid(raw.version.trim()) === null) return { reason: `has a version that is not a version (${JSON.stringify(raw.version)})` };
+  // A release version by the version rule, optionally with a SemVer prerelease or build suffix
+  // (the specification's entry does not restrict it): the selection rule compares them.
+  const version = raw.version.trim();
+  const release = version.split(/[-+]/, 1)[0] ?? '';
+  if (!isTemplateVersion(release) || semver.valid(version) === null) {
+    return { reason: isLooseOnlyVersion(version) ? `its version ${VERSION_RULE}` : `its version ${JSON.stringify(raw.version)} is not a version (MAJOR.MINOR.PATCH, a prerelease or build suffix allowed)` };
+  }
   // Ids and versions become cache keys and folder names on the consumer's side.
   if (/[/\\\0]/.test(id) || /[/\\\0]/.test(raw.version)) return { reason: 'has an id or version with a path separator' };
   if (!nonEmpty(raw.downloadUrl)) return { reason: 'has no downloadUrl' };

@@ -115,11 +115,24 @@ export interface RegistryStatus {
    * `cache` (read from `cacheDir` and not confirmed since), `none` (no registry yet).
    */
   source: 'network' | 'cache' | 'none';
+  /**
+   * Entries of the registry in hand (and of the template files read) left out because they cannot
+   * be used (client/entry-reader.ts): one line each, naming the entry and why.
+   */
+  skipped?: string[];
 }
 
 // ---------------------------------------------------------------------------------------------
 // Indexes
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * The raw entries a reader left out (kept with the cached copy, so that reading it back leaves them
+ * out and reports them again) and one line for each.
+ */
+function setAside(raw: readonly unknown[], skipped: readonly SkippedEntry[], where: string): { unreadable: unknown[]; notes: string[] } {
+  return { unreadable: skipped.map((s) => raw[s.index]), notes: skipped.map((s) => `${where}/${s.index} (${s.label}) is skipped: ${s.reason}`) };
+}
 
 /** Positions into `RegistryIndex.sorted`, ascending (so a subset of them is in listing order). */
 type Positions = readonly number[];
@@ -139,6 +152,9 @@ type FilterField = (typeof FILTER_FIELDS)[number];
  */
 export class RegistryIndex {
   readonly document: RegistryDocument;
+  /** Entries left out of `document` (client/entry-reader.ts), as they were, and why. */
+  readonly unreadable: readonly unknown[];
+  readonly skipped: readonly string[];
   #listing: ListingOrder | undefined;
   #sorted: readonly TemplateEntry[] | undefined;
   #listed: readonly TemplateEntry[] | undefined;
@@ -151,8 +167,10 @@ export class RegistryIndex {
   /** `selectLatest` results, filled on first use per id. */
   readonly #latest = new Map<string, TemplateEntry | null>();
 
-  constructor(document: RegistryDocument) {
+  constructor(document: RegistryDocument, setAside: { unreadable: readonly unknown[]; notes: readonly string[] } = { unreadable: [], notes: [] }) {
     this.document = document;
+    this.unreadable = setAside.unreadable;
+    this.skipped = setAside.notes;
   }
 
   /** The listing order of the document's entries (positions into `document.templates`). */
@@ -316,8 +334,8 @@ export function withAbsoluteUrls(document: RegistryDocument, documentUrl: string
 }
 
 /** The (lazily built) indexes of a schema-valid registry document. */
-export function buildIndex(document: RegistryDocument): RegistryIndex {
-  return new RegistryIndex(document);
+export function buildIndex(document: RegistryDocument, setAside?: { unreadable: readonly unknown[]; notes: readonly string[] }): RegistryIndex {
+  return new RegistryIndex(document, setAside);
 }
 
 /** Index of the first element of `list` (ascending) that is >= `value`, searching from `from`. */
@@ -413,6 +431,9 @@ export type RegistryMode = 'full' | 'sparse' | 'auto';
 interface TemplateFile {
   id: string;
   versions: TemplateEntry[];
+  /** Entries left out (client/entry-reader.ts), as they were, and why. */
+  unreadable?: unknown[];
+  skipped?: string[];
 }
 
 function violationsText(what: string, schema: string, violations: readonly { pointer: string; message: string }[]): string {
@@ -467,9 +488,11 @@ export class RegistryClient {
         const read = readRegistryDocument(json);
         if ('problem' in read) throw new FetchFailure(read.problem);
         this.#reportSkipped('registry document', registryUrl, read.skipped);
-        return buildIndex(withAbsoluteUrls(read.document, registryUrl));
+        const templates = (json as { templates: unknown[] }).templates;
+        return buildIndex(withAbsoluteUrls(read.document, registryUrl), setAside(templates, read.skipped, '/templates'));
       },
-      toJson: (index) => index.document,
+      // Cached as received, the skipped entries included: read back, they are skipped (and reported) again.
+      toJson: (index) => (index.unreadable.length === 0 ? index.document : { ...index.document, templates: [...index.document.templates, ...index.unreadable] }),
     });
   }
 
@@ -613,7 +636,8 @@ export class RegistryClient {
 
   status(): RegistryStatus {
     const { lastStatus: _lastStatus, ...status } = this.#document.status();
-    return status;
+    const skipped = [...(this.#document.peek()?.skipped ?? []), ...[...this.#templateFiles.values()].flatMap((file) => file.peek()?.skipped ?? [])];
+    return skipped.length > 0 ? { ...status, skipped } : status;
   }
 
   /** Whether one template is read through the sparse files: the option, or (auto) whether the registry has them. */
@@ -663,9 +687,11 @@ export class RegistryClient {
           const entries = read.entries.filter((entry) => entry.id === id);
           // Entries are copied from registry.json: their relative URLs are relative to it.
           const document = withAbsoluteUrls({ templates: entries, categories: [], tags: [], lastUpdated: index.lastUpdated }, this.registryUrl);
-          return { id, versions: document.templates };
+          const aside = setAside(versions, read.skipped, `file of template ${id}: /versions`);
+          return { id, versions: document.templates, ...(aside.notes.length > 0 ? { unreadable: aside.unreadable, skipped: aside.notes } : {}) };
         },
-        toJson: (value) => value,
+        // Cached as received, the skipped entries included: read back, they are skipped (and reported) again.
+        toJson: ({ id: file, versions: entries, unreadable }) => ({ id: file, versions: [...entries, ...(unreadable ?? [])] }),
       });
       this.#templateFiles.set(id, file);
     }

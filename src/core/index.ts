@@ -9,6 +9,8 @@ export {
   NAME_RULE,
   MAX_NAME_LENGTH,
   VERSION_PATTERN,
+  VERSION_RULE,
+  MAX_VERSION_DIGITS,
   isTemplateName,
   isTemplateVersion,
   compareVersions,

@@ -7,8 +7,24 @@ import semver from 'semver';
 /** The manifest's name rule (also every template id): lower-case letters, digits and hyphens, starting with a letter. */
 export const NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 
-/** The manifest's version rule: MAJOR.MINOR.PATCH, digits only. */
-export const VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
+/**
+ * The version rule: MAJOR.MINOR.PATCH, strict SemVer numbers (no leading zero, so each version has
+ * one spelling and a yanked one cannot come back as `01.0.0`), each at most MAX_VERSION_DIGITS
+ * digits (below Number.MAX_SAFE_INTEGER, so every number compares exactly).
+ */
+export const VERSION_PATTERN = /^(?:0|[1-9]\d{0,14})\.(?:0|[1-9]\d{0,14})\.(?:0|[1-9]\d{0,14})$/;
+
+/** The most digits of each number of a version (999999999999999 at most). */
+export const MAX_VERSION_DIGITS = 15;
+
+/** The version rule in words, for messages. */
+export const VERSION_RULE = `must be MAJOR.MINOR.PATCH without leading zeros, each number at most ${MAX_VERSION_DIGITS} digits`;
+
+/**
+ * The spec's looser version pattern, which registry documents and stores written before strict
+ * versions may hold (`01.0.0`): such a version is read past (skipped and reported), never written.
+ */
+export const LOOSE_VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
 
 /**
  * The longest name (and template id): npm's limit. A name becomes a file name in every registry
@@ -28,6 +44,16 @@ export function isTemplateName(name: unknown): name is string {
 /** True when `version` follows the manifest's version rule. */
 export function isTemplateVersion(version: unknown): version is string {
   return typeof version === 'string' && VERSION_PATTERN.test(version);
+}
+
+/** True when `version` follows the spec's looser pattern (every version does; so may `01.0.0`): safe as a file or key name. */
+export function isLooseVersion(version: unknown): version is string {
+  return typeof version === 'string' && LOOSE_VERSION_PATTERN.test(version);
+}
+
+/** True when `version` follows the spec's looser pattern but not the version rule (`01.0.0`, 16 digits). */
+export function isLooseOnlyVersion(version: unknown): version is string {
+  return isLooseVersion(version) && !VERSION_PATTERN.test(version);
 }
 
 // A segment's value is its leading digits, so `0-beta` counts as 0 and a missing segment as 0.

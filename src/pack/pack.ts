@@ -13,7 +13,7 @@ import { DigestStream, digestOf } from '../archive/integrity.js';
 import { tempPathBeside } from '../core/files.js';
 import { isJunkName, isVersionControlName } from '../core/reserved-paths.js';
 import type { TemplateManifest } from '../core/schema-types.js';
-import { isTemplateName, NAME_RULE, VERSION_PATTERN } from '../core/versions.js';
+import { isTemplateName, NAME_RULE, VERSION_PATTERN, VERSION_RULE } from '../core/versions.js';
 import { isInside } from '../template/paths.js';
 import { DEFAULT_CONTENT_FOLDER } from '../template/load.js';
 import { MANIFEST_FILE } from '../template/validate.js';
@@ -338,7 +338,7 @@ export async function packTemplate(dir: string, options: PackOptions = {}): Prom
   const { root, source } = await openTemplate(dir);
   const version = options.version ?? source.version;
   if (typeof version !== 'string' || !VERSION_PATTERN.test(version)) {
-    throw new PackError(`version must be MAJOR.MINOR.PATCH (got ${quote(version)})`);
+    throw new PackError(`version ${VERSION_RULE} (got ${quote(version)})`);
   }
   const manifest = stampVersion(source, version);
   const manifestText = `${JSON.stringify(manifest, null, 2)}\n`;

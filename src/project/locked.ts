@@ -7,7 +7,7 @@ import path from 'node:path';
 import { downloadTemplate, type DownloadLimits, type RegistryClient } from '../client/index.js';
 import { errorMessage } from '../core/errors.js';
 import type { TemplateEntry } from '../core/schema-types.js';
-import { compareVersions, isTemplateVersion } from '../core/versions.js';
+import { compareVersions, isTemplateVersion, VERSION_RULE } from '../core/versions.js';
 import { loadDeclarativeSteps, migrationScope, MIGRATIONS_FOLDER, recoverInterruptedApply, type MigrationStep, type Recovery } from '../migrate/index.js';
 import { readLock, type TemplateLock } from '../template/index.js';
 import { ProjectLockError, TemplateNotFoundError } from './errors.js';
@@ -48,7 +48,7 @@ export async function lockedTarget(options: {
   to?: string;
   onRecovered?: (recovery: Recovery) => void;
 }): Promise<LockedTarget | UpToDate> {
-  if (options.to !== undefined && !isTemplateVersion(options.to)) throw new RangeError(`the target version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(options.to)})`);
+  if (options.to !== undefined && !isTemplateVersion(options.to)) throw new RangeError(`the target version ${VERSION_RULE} (got ${JSON.stringify(options.to)})`);
   const recovered = await recoverInterruptedApply(path.resolve(options.projectDir));
   if (recovered) options.onRecovered?.(recovered);
   const lock = await projectLock(options.projectDir);

@@ -18,7 +18,7 @@ import path from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import { archiveUrl } from '../core/routes.js';
 import { formatValidationError } from '../core/validation.js';
-import { VERSION_PATTERN } from '../core/versions.js';
+import { VERSION_PATTERN, VERSION_RULE } from '../core/versions.js';
 import { packTemplate, selectPackFiles, type PackResult } from '../pack/pack.js';
 import { extractChangelogSection } from '../template/changelog.js';
 import { formatLintFinding, lintTemplate } from '../template/lint.js';
@@ -243,7 +243,7 @@ async function readManifest(templateDir: string): Promise<{ version: string; cha
 
 function checkOptions(options: PublishPipelineOptions): void {
   if (options.version !== undefined && !VERSION_PATTERN.test(options.version)) {
-    throw new TypeError(`version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(options.version)})`);
+    throw new TypeError(`version ${VERSION_RULE} (got ${JSON.stringify(options.version)})`);
   }
   if (!options.dryRun && (!options.registryUrl || !options.token)) {
     throw new TypeError('registryUrl and token are required to upload (unless dryRun is true)');

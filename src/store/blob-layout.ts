@@ -4,11 +4,14 @@
  * at before blob stores, so a folder blob store on the store folder reads old stores unchanged.
  */
 import type { TemplateManifest } from '../core/schema-types.js';
-import { isTemplateName, isTemplateVersion } from '../core/versions.js';
+import { isLooseVersion, isTemplateName } from '../core/versions.js';
 
-/** Names and versions become key segments: only ones following the manifest's rules do. */
+/**
+ * Names and versions become key segments: only ones following the manifest's rules do (versions by
+ * the spec's looser pattern, so that bytes a store kept before strict versions stay readable).
+ */
 function checkedName(name: string, version: string): string {
-  if (!isTemplateName(name) || !isTemplateVersion(version)) throw new Error(`not a template name and version: ${name}@${version}`);
+  if (!isTemplateName(name) || !isLooseVersion(version)) throw new Error(`not a template name and version: ${name}@${version}`);
   return name;
 }
 

@@ -6,7 +6,7 @@
  *
  * Every problem `validateTemplate` finds is a finding too, reported once: schema problems under
  * `schema` (naming the field), the others under their own rule ids (`expression-invalid`,
- * `unknown-reference`, `liquid-syntax`, `unknown-variable`, `regex-invalid`, `migration-step`);
+ * `unknown-reference`, `liquid-syntax`, `unknown-variable`, `regex-invalid`, `regex-unsafe`, `migration-step`);
  * see RULE_OF_VALIDATION_CODE.
  *
  * The design keeps I/O at the edges:
@@ -39,7 +39,7 @@ import { ExpressionEvaluator } from './expression.js';
 import { DEFAULT_CONTENT_FOLDER, dependencyOrder } from './load.js';
 import { HABIT_RULES } from './lint-habits.js';
 import { resolveInsideRoot } from './paths.js';
-import { unsafePatternReason } from './patterns.js';
+import { analysisBudget, judgePattern, matchPattern, patternSyntaxError, type AnalysisBudget } from './patterns.js';
 import { isBinary } from './render.js';
 import { holdsLiquidMarkers, liquidTextOf, verbatimRule } from './text-files.js';
 import { standardShapeMismatches } from './standard-variables.js';
@@ -401,14 +401,6 @@ function* walkVariables(variables: Map<string, LintVariable>): Generator<{ label
   for (const [name, def] of variables) yield* visit(name, name, def);
 }
 
-function compileRegex(source: string): RegExp | undefined {
-  try {
-    return new RegExp(source);
-  } catch {
-    return undefined;
-  }
-}
-
 /** Every regular expression the template declares: variable `validation`s and prompt `validate`s. */
 function regexesOf(model: LintModel): { file: string; pointer: string; source: string; label: string }[] {
   const found: { file: string; pointer: string; source: string; label: string }[] = [];
@@ -448,6 +440,8 @@ const RULE_OF_VALIDATION_CODE: Readonly<Record<string, string>> = {
   UNKNOWN_FILTER: 'liquid-syntax',
   UNKNOWN_CONTENT_VARIABLE: 'unknown-variable',
   INVALID_REGEX: 'regex-invalid',
+  UNSAFE_PATTERN: 'regex-unsafe',
+  UNSUPPORTED_PATTERN: 'regex-unsafe',
   LIQUID: 'migration-step',
   VERSION_ORDER: 'migration-step',
   PATH_OUTSIDE_PROJECT: 'migration-step',
@@ -460,7 +454,7 @@ const schemaRule: LintRule = {
   severity: 'error',
   check: (model) => {
     // regex-invalid says more about a pattern JavaScript cannot compile; the schema's finding would repeat it.
-    const compiledBadly = new Set(regexesOf(model).filter(({ source }) => !compileRegex(source)).map(({ file, pointer }) => `${file}\0${pointer}`));
+    const compiledBadly = new Set(regexesOf(model).filter(({ source }) => patternSyntaxError(source) !== undefined).map(({ file, pointer }) => `${file}\0${pointer}`));
     const drafts: LintDraft[] = model.validationErrors
       .filter((error) => !(error.code === 'INVALID_REGEX' && compiledBadly.has(`${error.file}\0${error.pointer}`)))
       .map((error) => {
@@ -553,6 +547,7 @@ function checkDefault(
   pointer: string,
   label: string,
   promptPattern: { source: string; prompt: string } | undefined,
+  budget: AnalysisBudget,
 ): { pointer: string; message: string }[] {
   const problems: { pointer: string; message: string }[] = [];
   // `subject` names the value in messages: `default "x" of variable "a"`, `item "x" of the default of variable "a"`.
@@ -562,8 +557,11 @@ function checkDefault(
       ...(promptPattern ? [{ source: promptPattern.source, how: `the validate pattern of prompt "${promptPattern.prompt}"` }] : []),
     ];
     for (const rule of rules) {
-      const regex = compileRegex(rule.source); // an invalid one is regex-invalid's business
-      if (regex && !regex.test(text)) problems.push({ pointer: at, message: `${subject} does not match ${rule.how} /${rule.source}/` });
+      // A pattern that may not run is regex-invalid's or regex-unsafe's business.
+      if (!judgePattern(rule.source, budget).runnable) continue;
+      const outcome = matchPattern(rule.source, text);
+      if ('refused' in outcome) problems.push({ pointer: at, message: `${subject} ${outcome.refused}` });
+      else if (!outcome.matches) problems.push({ pointer: at, message: `${subject} does not match ${rule.how} /${rule.source}/` });
     }
   };
   const inEnum = (item: unknown): boolean => !def.enum || def.enum.some((allowed) => allowed === item);
@@ -575,13 +573,13 @@ function checkDefault(
       const subject = `item ${show(item)} of the default of variable "${label}"`;
       if (!inEnum(item)) problems.push({ pointer: at, message: notInEnum(subject) });
       if (typeof item === 'string') checkString(item, at, subject);
-      if (def.items) problems.push(...checkDefault(def.items, item, at, `${label}[${index}]`, undefined));
+      if (def.items) problems.push(...checkDefault(def.items, item, at, `${label}[${index}]`, undefined, budget));
     });
   } else if (isRecord(value)) {
     if (!inEnum(value)) problems.push({ pointer, message: notInEnum(`default of variable "${label}"`) });
     for (const [key, property] of def.properties) {
       if (Object.hasOwn(value, key)) {
-        problems.push(...checkDefault(property, value[key], `${pointer}/${esc(key)}`, `${label}.${key}`, undefined));
+        problems.push(...checkDefault(property, value[key], `${pointer}/${esc(key)}`, `${label}.${key}`, undefined, budget));
       }
     }
   } else {
@@ -604,11 +602,13 @@ const defaultInvalid: LintRule = {
       }
     }
     const drafts: LintDraft[] = [];
+    // Patterns validate judged are remembered; one it could not judge within its budget is not run here either.
+    const budget = analysisBudget();
     for (const { label, top, def } of walkVariables(variables.variables)) {
       if (!def.hasDefault) continue;
       // The prompt's pattern applies to the variable it answers, not to definitions nested in it.
       const pattern = label === top ? patterns.get(top) : undefined;
-      for (const problem of checkDefault(def, def.default, `${def.pointer}/default`, label, pattern)) {
+      for (const problem of checkDefault(def, def.default, `${def.pointer}/default`, label, pattern, budget)) {
         drafts.push({ file: variables.file, ...problem });
       }
     }
@@ -621,22 +621,8 @@ const regexInvalid: LintRule = {
   severity: 'error',
   check: (model) =>
     regexesOf(model).flatMap(({ file, pointer, source, label }) => {
-      try {
-        new RegExp(source);
-        return [];
-      } catch (error) {
-        return [{ file, pointer, message: `${label} is not a valid regular expression: ${firstLine(error)}` }];
-      }
-    }),
-};
-
-const regexUnsafe: LintRule = {
-  id: 'regex-unsafe',
-  severity: 'error',
-  check: (model) =>
-    regexesOf(model).flatMap(({ file, pointer, source, label }) => {
-      const reason = unsafePatternReason(source);
-      return reason === undefined ? [] : [{ file, pointer, message: `${label} ${show(source)} is not safe: ${reason}` }];
+      const error = patternSyntaxError(source);
+      return error === undefined ? [] : [{ file, pointer, message: `${label} is not a valid regular expression: ${error}` }];
     }),
 };
 
@@ -851,7 +837,6 @@ export const LINT_RULES: readonly LintRule[] = [
   choicesMatchEnum,
   defaultInvalid,
   regexInvalid,
-  regexUnsafe,
   computedCycle,
   conditionCycle,
   duplicateName,

@@ -5,7 +5,6 @@ import type { TemplateManifest, TemplatePrompts, TemplateVariables } from '../co
 import { escapePointerSegment } from '../core/json-source.js';
 import { formatValidationErrorAt } from '../core/validation.js';
 import { ExpressionError, ExpressionEvaluator } from './expression.js';
-import { unsafePatternReason } from './patterns.js';
 import { implicitComputed } from './standard-variables.js';
 import {
   MANIFEST_FILE,
@@ -180,22 +179,7 @@ export async function loadTemplate(dir: string, evaluator = new ExpressionEvalua
     }),
   );
 
-  // A pattern that can backtrack catastrophically would hang the first answer matched against it.
-  const checkPattern = (file: string, pointer: string, source: string | undefined, what: string): void => {
-    const reason = source === undefined ? undefined : unsafePatternReason(source);
-    if (reason) errors.push({ file, pointer, message: `${what} ${JSON.stringify(source)} is refused: ${reason}`, code: 'UNSAFE_PATTERN' });
-  };
-  const walkPatterns = (definitions: Record<string, VariableDefinition>, pointer: string, label: string): void => {
-    for (const [name, definition] of Object.entries(definitions)) {
-      const at = `${pointer}/${escapePointerSegment(name)}`;
-      checkPattern(variablesFile, `${at}/validation`, definition.validation, `validation of variable "${label}${name}"`);
-      if (definition.properties) walkPatterns(definition.properties, `${at}/properties`, `${label}${name}.`);
-    }
-  };
-  walkPatterns(variables, '/variables', '');
-
   promptsDoc.prompts.forEach((prompt, index) => {
-    checkPattern(promptsFile, `/prompts/${index}/validate`, prompt.validate, `validate of prompt "${prompt.name}"`);
     if (prompt.when) {
       referencesOf(promptsFile, `/prompts/${index}/when`, prompt.when, 'condition', allNames, `when of prompt "${prompt.name}"`);
     }

@@ -12,6 +12,7 @@ import { createEngine, ExpressionEvaluator } from './expression.js';
 import { checkExpressions, scopeNames } from './expression-check.js';
 import { checkMigrationChain, checkMigrationStep, type StepVersions } from './migration-check.js';
 import { isInside, resolveInsideRoot } from './paths.js';
+import { analysisBudget, judgePattern } from './patterns.js';
 import { liquidTextOf, verbatimRule } from './text-files.js';
 
 export const MANIFEST_FILE = 'template.json';
@@ -113,6 +114,46 @@ function reservedNames(variables: CheckedJson | undefined, variablesFile: string
   if (isObject(prompts?.value) && Array.isArray(prompts.value.prompts)) {
     prompts.value.prompts.forEach((prompt: unknown, index) => {
       if (isObject(prompt) && typeof prompt.name === 'string' && RESERVED_VARIABLE_NAMES.has(prompt.name)) found.push(problem(`/prompts/${index}/name`, prompt.name, 'prompt'));
+    });
+    problems.push(...locateViolations(promptsFile, found, prompts.positions));
+  }
+  return problems;
+}
+
+/**
+ * Every validation pattern of the two files that may not run (patterns.ts): unsupported or prone to
+ * catastrophic backtracking. One that does not compile is the schema's finding (`format: regex`).
+ */
+function refusedPatterns(variables: CheckedJson | undefined, variablesFile: string, prompts: CheckedJson | undefined, promptsFile: string): TemplateValidationError[] {
+  const budget = analysisBudget(); // bounds the time all of one template's patterns take to judge
+  const check = (found: RuleViolation[], pointer: string, source: unknown, what: string): void => {
+    if (typeof source !== 'string') return;
+    const judgement = judgePattern(source, budget);
+    if (judgement.runnable || judgement.code === 'INVALID_REGEX') return;
+    found.push({ pointer, code: judgement.code, message: `${what} ${JSON.stringify(source)} is refused: ${judgement.reason}` });
+  };
+  const problems: TemplateValidationError[] = [];
+  if (isObject(variables?.value)) {
+    const found: RuleViolation[] = [];
+    const walk = (definition: unknown, pointer: string, label: string): void => {
+      if (!isObject(definition)) return;
+      check(found, `${pointer}/validation`, definition.validation, `validation of variable "${label}"`);
+      walk(definition.items, `${pointer}/items`, `${label}[]`);
+      if (isObject(definition.properties)) {
+        for (const [key, property] of Object.entries(definition.properties)) walk(property, `${pointer}/properties/${escapePointerSegment(key)}`, `${label}.${key}`);
+      }
+    };
+    for (const [name, definition] of Object.entries(isObject(variables.value.variables) ? variables.value.variables : {})) {
+      walk(definition, `/variables/${escapePointerSegment(name)}`, name);
+    }
+    problems.push(...locateViolations(variablesFile, found, variables.positions));
+  }
+  if (isObject(prompts?.value) && Array.isArray(prompts.value.prompts)) {
+    const found: RuleViolation[] = [];
+    prompts.value.prompts.forEach((prompt: unknown, index) => {
+      if (!isObject(prompt)) return;
+      const name = typeof prompt.name === 'string' ? prompt.name : `#${index}`;
+      check(found, `/prompts/${index}/validate`, prompt.validate, `validate of prompt "${name}"`);
     });
     problems.push(...locateViolations(promptsFile, found, prompts.positions));
   }
@@ -281,6 +322,7 @@ export async function validateTemplate(dir: string, options: ValidateOptions = {
   const variables = (await resolveInsideRoot(root, variablesFile)) === undefined ? undefined : await checkJsonFile(root, path.normalize(variablesFile), 'template-variables', errors);
   const prompts = (await resolveInsideRoot(root, promptsFile)) === undefined ? undefined : await checkJsonFile(root, path.normalize(promptsFile), 'template-prompts', errors);
   errors.push(...reservedNames(variables, path.normalize(variablesFile), prompts, path.normalize(promptsFile)));
+  errors.push(...refusedPatterns(variables, path.normalize(variablesFile), prompts, path.normalize(promptsFile)));
 
   // Every condition, when and computed value: well formed, naming only what it can see.
   const evaluator = new ExpressionEvaluator();

@@ -164,7 +164,7 @@ describe('flags with fixed values', () => {
       expect(run.code, `${flag} ${value}`).toBe(2);
       expect(run.stderr).toContain(`${flag} must be a version MAJOR.MINOR.PATCH such as 20.11.1 (got "${value}")`);
     }
-    expect((await cli('info', 'alpha@1.0', '--registry', 'http://127.0.0.1:9')).stderr).toMatch(/version must be MAJOR\.MINOR\.PATCH \(got "1\.0"\)/);
+    expect((await cli('info', 'alpha@1.0', '--registry', 'http://127.0.0.1:9')).stderr).toMatch(/version must be MAJOR\.MINOR\.PATCH without leading zeros, each number at most 15 digits \(got "1\.0"\)/);
     expect((await cli('migrate', '--to', 'latest', '--registry', 'http://127.0.0.1:9')).stderr).toMatch(/--to must be MAJOR\.MINOR\.PATCH/);
   });
 });

@@ -72,6 +72,7 @@ describe('template-registry yank', () => {
     const server = await serverWithVersions();
     expect((await cli('yank', `${TEMPLATE}@1.x`, '--registry', server.url, '--token', server.token)).code).toBe(2);
     expect((await cli('yank', TEMPLATE, '--registry', server.url, '--token', server.token)).code).toBe(2);
+    expect((await cli('yank', `${TEMPLATE}@02.0.0`, '--registry', server.url, '--token', server.token)).code).toBe(2);
     const missing = await cli('yank', `${TEMPLATE}@9.9.9`, '--registry', server.url, '--token', server.token);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/404/);

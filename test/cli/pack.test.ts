@@ -66,7 +66,7 @@ describe('template-registry pack', () => {
     const dir = await writeTemplate({ 'template.json': { ...validManifest, version: '1.0' } });
     const result = await run('pack', dir, '--out-dir', await tempDir());
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe('error: version must be MAJOR.MINOR.PATCH (got "1.0")\n');
+    expect(result.stderr).toBe('error: version must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits (got "1.0")\n');
 
     const missing = await run('pack', path.join(await tempDir(), 'nope'));
     expect(missing.code).toBe(1);
@@ -77,7 +77,10 @@ describe('template-registry pack', () => {
     const dir = await writeTemplate();
     const badVersion = await run('pack', dir, '--version', '1.2', '--out-dir', await tempDir());
     expect(badVersion.code).toBe(2);
-    expect(badVersion.stderr).toContain('--version must be MAJOR.MINOR.PATCH (got "1.2")');
+    expect(badVersion.stderr).toContain('--version must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits (got "1.2")');
+    const leadingZero = await run('pack', dir, '--version', '1.02.0', '--out-dir', await tempDir());
+    expect(leadingZero.code).toBe(2);
+    expect(leadingZero.stderr).toContain('--version must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits (got "1.02.0")');
     expect((await run('pack', dir, '--no-such-flag')).code).toBe(2);
     expect((await run('pack', dir, '--version')).code).toBe(2);
   });

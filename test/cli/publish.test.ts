@@ -104,6 +104,9 @@ describe('template-registry publish', () => {
     expect(noToken.stderr).toMatch(/no API token: set TEMPLATE_REGISTRY_TOKEN/);
     const badVersion = await run('publish', dir, '--registry', fake.url, '--token', TOKEN, '--version', '1.0');
     expect(badVersion.code).toBe(2);
+    const leadingZero = await run('publish', dir, '--registry', fake.url, '--token', TOKEN, '--version', 'v01.0.0');
+    expect(leadingZero.code).toBe(2);
+    expect(leadingZero.stderr).toContain('--version must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits (got "v01.0.0")');
     expect(fake.requests).toBe(0);
   });
 

@@ -35,10 +35,23 @@ describe('template-registry validate', () => {
     const result = await run(['validate', dir]);
     expect(result.code).toBe(1);
     const manifest = await readFile(path.join(dir, 'template.json'), 'utf8');
-    expect(result.stderr).toContain(`template.json:${where(manifest, '"1.0"')} /version: must be MAJOR.MINOR.PATCH (got "1.0")`);
+    expect(result.stderr).toContain(`template.json:${where(manifest, '"1.0"')} /version: must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits (got "1.0")`);
     expect(result.stderr).toContain(`template.json:${where(manifest, '"short"')} /description: must be at least 10 characters long`);
     expect(result.stderr).toContain('CHANGELOG.md: required file is missing');
     expect(result.stderr.endsWith(`4 error(s) in ${dir}\n`)).toBe(true);
+  });
+
+  it('exits 1 for a validation pattern that can backtrack catastrophically, naming file, line, variable and pattern', async () => {
+    const dir = await writeTemplate({
+      'template.vars.json': { variables: { projectName: { type: 'string', default: 'my-app', validation: '^(a|a)*$' } } },
+      'template.prompts.json': { prompts: [] },
+    });
+    const result = await run(['validate', dir]);
+    expect(result.code).toBe(1);
+    const variables = await readFile(path.join(dir, 'template.vars.json'), 'utf8');
+    expect(result.stderr).toContain(
+      `template.vars.json:${where(variables, '"^(a|a)*$"')} /variables/projectName/validation: validation of variable "projectName" "^(a|a)*$" is refused: it is prone to catastrophic backtracking: (a|a)* can match the same text in more than one way`,
+    );
   });
 
   it('names the folder it checked, also when it is the current folder', async () => {

@@ -188,7 +188,7 @@ describe('RegistryClient cache', () => {
     expect(ids(await client.listTemplates())).toEqual(['alpha@2.0.0', 'delta@1.0.0']);
     expect(await client.getTemplate('gamma')).toBeNull();
     expect(client.status().lastError).toBeUndefined();
-    expect(skipped).toEqual([expect.stringMatching(/#1 gamma@not-a-version \(has a version that is not a version/)]);
+    expect(skipped).toEqual([expect.stringMatching(/#1 gamma@not-a-version \(its version "not-a-version" is not a version/)]);
   });
 
   it('rejects a document that is not a registry document at all', async () => {

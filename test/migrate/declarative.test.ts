@@ -85,7 +85,7 @@ describe('declarative steps', () => {
     ]);
     const message = (error as Error).message;
     expect(message).toContain(`${path.join(dir, 'broken.json')}:`);
-    expect(message).toMatch(/broken\.json:\d+:\d+ \/fromVersion: must be MAJOR\.MINOR\.PATCH \(got "1\.2"\)/);
+    expect(message).toMatch(/broken\.json:\d+:\d+ \/fromVersion: must be MAJOR\.MINOR\.PATCH without leading zeros, each number at most 15 digits \(got "1\.2"\)/);
     expect(message).toMatch(/broken\.json:\d+:\d+ \/automatic: is required/);
   });
 

@@ -210,9 +210,14 @@ describe('packTemplate', () => {
   it('refuses a bad version', async () => {
     const dir = await writeTemplate();
     await expect(packTemplate(dir, { version: '1.2', outDir: await tempDir() })).rejects.toThrow(
-      'version must be MAJOR.MINOR.PATCH (got "1.2")',
+      'version must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits (got "1.2")',
     );
     await expect(packTemplate(dir, { version: 'v1.2.3', outDir: await tempDir() })).rejects.toThrow(/MAJOR\.MINOR\.PATCH/);
+    // Strict SemVer: one spelling per version, numbers JavaScript holds exactly.
+    for (const version of ['01.2.3', '1.02.3', '1.2.03', '1.2.1234567890123456']) {
+      await expect(packTemplate(dir, { version, outDir: await tempDir() })).rejects.toThrow(`version must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits (got "${version}")`);
+    }
+    await expect(packTemplate(await writeTemplate({ 'template.json': { ...validManifest, version: '01.0.0' } }), { outDir: await tempDir() })).rejects.toThrow('(got "01.0.0")');
     const badManifest = await writeTemplate({ 'template.json': { ...validManifest, version: '1.0' } });
     await expect(packTemplate(badManifest, { outDir: await tempDir() })).rejects.toThrow('(got "1.0")');
   });

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 
 import { IntegrityError } from '../../src/client/index.js';
 import { AnswersFileError, createProject, TemplateNotFoundError, type CreateProjectResult } from '../../src/project/index.js';
-import { AnswersError, OutputNotEmptyError, PromptCancelledError, type TemplateLock } from '../../src/template/index.js';
-import { tempDir } from '../helpers/fixtures.js';
+import { AnswersError, OutputNotEmptyError, PromptCancelledError, TemplateLoadError, type TemplateLock } from '../../src/template/index.js';
+import { tempDir, validVariables } from '../helpers/fixtures.js';
 import { memoryRegistry, REGISTRY_URL, TEMPLATE_ID } from './registry.js';
 
 /** A clock that moves 250 ms each time it is read. */
@@ -118,6 +118,18 @@ describe('createProject', () => {
     expect(error).toBeInstanceOf(type);
     expect((error as Error).message).toMatch(message);
     expect(registry.events).toEqual([expect.objectContaining({ success: false })]);
+  });
+
+  it.each(['^(a|a)*$', '^(b|b)*$', '^(a+)+$'])('refuses a template from the registry whose validation pattern %s can backtrack catastrophically, before any answer is matched', async (pattern) => {
+    // Packed and listed as any registry would (nothing upstream checked it); the consumer is the last line.
+    const evil = { ...validVariables, variables: { ...validVariables.variables, projectName: { type: 'string', default: `${'a'.repeat(40)}!`, validation: pattern } } };
+    const registry = await memoryRegistry({ files: { 'template.vars.json': evil } });
+    const dir = path.join(await tempDir(), 'app');
+    const error = await createProject({ client: registry.client, id: TEMPLATE_ID, dir, fetch: registry.fetch }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TemplateLoadError);
+    expect((error as Error).message).toContain(`template.vars.json:`);
+    expect((error as Error).message).toContain(`validation of variable "projectName" ${JSON.stringify(pattern)} is refused: it is prone to catastrophic backtracking`);
+    expect(existsSync(dir)).toBe(false);
   });
 
   it('refuses a folder that is not empty unless forced', async () => {

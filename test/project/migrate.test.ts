@@ -155,6 +155,7 @@ describe('migrateProject', () => {
     const missing = await migrateProject({ client: registry.client, projectDir: dir, to: '2.0.0', fetch: registry.fetch }).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(TemplateNotFoundError);
     expect((missing as Error).message).toBe(`template ${TEMPLATE_ID}@2.0.0 not found in the registry`);
-    await expect(migrateProject({ client: registry.client, projectDir: dir, to: '2.0', fetch: registry.fetch })).rejects.toThrow(/MAJOR\.MINOR\.PATCH \(got "2\.0"\)/);
+    await expect(migrateProject({ client: registry.client, projectDir: dir, to: '2.0', fetch: registry.fetch })).rejects.toThrow(/MAJOR\.MINOR\.PATCH without leading zeros, each number at most 15 digits \(got "2\.0"\)/);
+    await expect(migrateProject({ client: registry.client, projectDir: dir, to: '01.1.0', fetch: registry.fetch })).rejects.toThrow(/without leading zeros.*\(got "01\.1\.0"\)/);
   });
 });

@@ -9,7 +9,7 @@ import { RegistryClient } from '../../src/client/index.js';
 import type { MigrationStep as MigrationStepFile } from '../../src/core/schema-types.js';
 import { packTemplate } from '../../src/pack/index.js';
 import { buildDocument, type SourceVersion } from '../../src/registry/index.js';
-import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
+import { tempDir, validManifest, writeTemplate, type FileTree } from '../helpers/fixtures.js';
 
 export const REGISTRY_URL = 'https://registry.test/registry.json';
 
@@ -40,8 +40,9 @@ export function migrationStep(breaking: boolean): MigrationStepFile {
   };
 }
 
-async function version(version: string, breaking: boolean): Promise<{ source: SourceVersion; bytes: Buffer }> {
+async function version(version: string, breaking: boolean, files: FileTree = {}): Promise<{ source: SourceVersion; bytes: Buffer }> {
   const dir = await writeTemplate({
+    ...files,
     'CHANGELOG.md': '# Changelog\n\n## [1.1.0] - 2026-02-01\n\n- NOTES.md\n\n## [1.0.0] - 2026-01-01\n\n- First release\n',
     ...(version === '1.1.0' ? { 'template/NOTES.md': 'notes for {{ projectName }}\n', 'migrations/1.0.0-to-1.1.0.json': migrationStep(breaking) } : {}),
   });
@@ -59,9 +60,9 @@ async function version(version: string, breaking: boolean): Promise<{ source: So
   };
 }
 
-/** The registry of `demo-template` 1.0.0 and 1.1.0 (whose step is `breaking` or not). */
-export async function memoryRegistry(options: { breaking?: boolean; acceptsEvents?: boolean } = {}): Promise<MemoryRegistry> {
-  const versions = [await version('1.0.0', false), await version('1.1.0', options.breaking ?? false)];
+/** The registry of `demo-template` 1.0.0 and 1.1.0 (whose step is `breaking` or not; `files` replace the fixture's in both). */
+export async function memoryRegistry(options: { breaking?: boolean; acceptsEvents?: boolean; files?: FileTree } = {}): Promise<MemoryRegistry> {
+  const versions = [await version('1.0.0', false, options.files), await version('1.1.0', options.breaking ?? false, options.files)];
   const document = JSON.stringify(buildDocument(versions.map((v) => v.source), { lastUpdated: '2026-02-01T00:00:00.000Z' }));
   const archives = new Map(versions.map((v) => [v.source.downloadUrl, v.bytes]));
   const registry: MemoryRegistry = {

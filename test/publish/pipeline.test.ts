@@ -239,7 +239,7 @@ describe('runPublishPipeline', () => {
 
   it('refuses options that cannot work before any step', async () => {
     const { hooks, events } = recordingHooks();
-    await expect(runPublishPipeline({ templateDir: '.', version: '1.0' }, hooks)).rejects.toThrow(/version must be MAJOR\.MINOR\.PATCH \(got "1\.0"\)/);
+    await expect(runPublishPipeline({ templateDir: '.', version: '1.0' }, hooks)).rejects.toThrow(/version must be MAJOR\.MINOR\.PATCH without leading zeros, each number at most 15 digits \(got "1\.0"\)/);
     await expect(runPublishPipeline({ templateDir: '.' }, hooks)).rejects.toThrow(/registryUrl and token are required/);
     expect(events).toEqual([]);
   });

@@ -137,6 +137,31 @@ export function backendSuite(name: string, openStorage: () => Promise<RegistrySt
       expect(document.templates.find((e) => e.id === 'suite-life' && e.version === '1.1.0')).toMatchObject({ yanked: true });
     }, 30_000);
 
+    it('keeps one spelling per version: a yanked 1.0.0 never comes back, 01.0.0 is refused as invalid (422) and as a route parameter (400)', async () => {
+      const server = await start();
+      const pack = await packed('suite-spelling', '1.0.0');
+      expect((await publish(server, pack)).status).toBe(201);
+      expect((await call(server, 'DELETE', '/templates/suite-spelling/versions/1.0.0', { token: server.token })).status).toBe(200);
+
+      const again = await publish(server, await packed('suite-spelling', '1.0.0', '# new bytes\n')).catch((error: unknown) => error);
+      expect(again).toBeInstanceOf(PublishError);
+      expect((again as PublishError).status).toBe(409);
+      expect((again as PublishError).message).toMatch(/was yanked/);
+
+      // The same version under another spelling: not a new version, not a version at all.
+      for (const spelling of ['01.0.0', '1.00.0', '1.0.00']) {
+        const respelled = await publish(server, { ...pack, manifest: { ...pack.manifest, version: spelling } }).catch((error: unknown) => error);
+        expect(respelled).toBeInstanceOf(PublishError);
+        expect((respelled as PublishError).status).toBe(422);
+        expect((respelled as PublishError).details).toContainEqual(
+          expect.objectContaining({ field: 'version', message: `must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits (got "${spelling}")` }),
+        );
+        expect((await call(server, 'GET', `/templates/suite-spelling/versions/${spelling}`)).status).toBe(400);
+      }
+      expect((await server.store.versions.listVersions()).map((v) => v.version)).toEqual(['1.0.0']);
+      expect((await registryDocument(server)).templates.filter((e) => e.id === 'suite-spelling')).toEqual([expect.objectContaining({ version: '1.0.0', yanked: true })]);
+    }, 30_000);
+
     it('delivers a signed template.published to a registered webhook; an account logs in and its access token publishes', async () => {
       const server = await start();
       const { token: admin } = await server.store.tokens.createToken({ role: 'admin' });

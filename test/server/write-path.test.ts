@@ -109,6 +109,59 @@ describe('no upload can freeze the registry', () => {
   });
 });
 
+describe('no template pattern can freeze the registry', () => {
+  it.each(['^(a|a)*$', '^(b|b)*$', '^(a+)+$', '(x+x+)+y'])(
+    'refuses at upload (422, naming the variable) a template whose pattern %s can backtrack catastrophically, by judging the pattern, never by running it on its long default',
+    async (pattern) => {
+      const server = await startRegistryServer();
+      // A backtracking matcher would spend 2^5000 steps refusing this default; the judgement reads only the pattern.
+      const dir = await writeTemplate({
+        'template.vars.json': { variables: { projectName: { type: 'string', default: `${'a'.repeat(5_000)}!`, validation: pattern } } },
+        'template.prompts.json': { prompts: [] },
+      });
+      const pack = await packTemplate(dir, { outDir: await tempDir() });
+      const [upload, health] = await Promise.all([
+        publishTemplate({ registryUrl: server.url, token: server.token, archive: pack.file, manifest: pack.manifest, retries: 0 }).catch((e: unknown) => e),
+        fetch(`${server.url}/templates`),
+      ]);
+      expect(health.status).toBe(200);
+      const error = upload as PublishError;
+      expect(error).toBeInstanceOf(PublishError);
+      expect(error.status).toBe(422);
+      expect(error.details).toContainEqual(
+        expect.objectContaining({
+          field: 'template/template.vars.json',
+          code: 'REGEX_UNSAFE',
+          message: expect.stringContaining(`validation of variable "projectName" ${JSON.stringify(pattern)} is refused: it is prone to catastrophic backtracking`),
+        }),
+      );
+      // Judged, not run: the default was never matched against the pattern (no default-invalid finding).
+      expect((error.details ?? []).filter((d) => d.code === 'DEFAULT_INVALID')).toEqual([]);
+      expect(await server.store.versions.listVersions()).toEqual([]);
+    },
+  );
+});
+
+describe('a version an older release let in under a loose spelling', () => {
+  it('is left out of the registry with a logged error; the server still starts, and its routes refuse that spelling (400)', async () => {
+    const dir = await tempDir('tr-loose-');
+    const storage = await openSqliteStorage(dir);
+    const { record } = await storage.tokens.createToken({ role: 'admin' });
+    const archive = path.join(await tempDir(), 'a.tgz');
+    await writeFile(archive, 'bytes');
+    await storage.versions.reserveVersion({ name: 'loose', version: '01.0.0', integrity: 'sha512-AAAA', sha256: 'a'.repeat(64), size: 5, owner: record.owner }, record);
+    await storage.versions.commitVersion('loose', '01.0.0', archive, { ...validManifest, name: 'loose', version: '01.0.0' } as TemplateManifest);
+    await storage.close();
+
+    const logs: string[] = [];
+    const server = await createServer({ store: dir, publicUrl: 'http://registry.test', logger: { level: 'error', stream: { write: (line: string) => logs.push(line) } } });
+    servers.push(server);
+    expect(server.context.registry().document.templates).toEqual([]);
+    expect(logs.join('')).toMatch(/loose@01\.0\.0 is left out of the registry: its entry is invalid/);
+    expect((await server.app.inject({ url: '/templates/loose/versions/01.0.0' })).statusCode).toBe(400);
+  });
+});
+
 describe('the archive is what the manifest says', () => {
   async function uploadWith(manifest: object, template: Awaited<ReturnType<typeof packed>>) {
     const server = await startRegistryServer();

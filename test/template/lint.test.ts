@@ -272,6 +272,44 @@ describe('lintTemplate', () => {
       expect(byRule(result, 'regex-invalid')).toEqual([]);
     });
 
+    it.each([
+      ['^([a-z][a-z0-9]+)?$', 'app'],
+      ['^([a-z][a-z0-9]+)?$', ''],
+      ['^(?:[a-z][a-z0-9-]*)?$', 'my-app'],
+      ['^[^@]+@[^@]+\\.[^@]+$', 'you@example.com'],
+    ])('passes for the linear pattern %s (an optional group of a linear body) and its default %j', async (pattern, fallback) => {
+      const result = await lintWith({
+        'template.vars.json': variables({ description: { type: 'string', default: fallback, validation: pattern } }),
+      });
+      expect([...byRule(result, 'regex-invalid'), ...byRule(result, 'regex-unsafe'), ...byRule(result, 'default-invalid')]).toEqual([]);
+    });
+
+    it.each(['^(a|a)*$', '^(b|b)*$', '^(a+)+$'])('fails for %s once, and never runs it on the default', async (pattern) => {
+      // With a backtracking matcher this default alone would take 2^50 steps to refuse.
+      const result = await lintWith({
+        'template.vars.json': variables({ description: { type: 'string', default: `${'a'.repeat(50)}!`, validation: pattern } }),
+      });
+      expect(byRule(result, 'regex-unsafe')).toEqual([
+        expect.objectContaining({
+          file: 'template.vars.json',
+          pointer: '/variables/description/validation',
+          severity: 'error',
+          message: expect.stringMatching(/^validation of variable "description" .* is refused: it is prone to catastrophic backtracking/),
+        }),
+      ]);
+      expect(byRule(result, 'default-invalid')).toEqual([]);
+      expect(result.findings.filter((f) => f.rule === 'schema')).toEqual([]);
+    });
+
+    it('fails for a default longer than the matcher takes, instead of matching it', async () => {
+      const result = await lintWith({
+        'template.vars.json': variables({ description: { type: 'string', default: 'a'.repeat(20_000), validation: '^a*$' } }),
+      });
+      expect(byRule(result, 'default-invalid')).toEqual([
+        expect.objectContaining({ pointer: '/variables/description/default', message: expect.stringContaining('is 20000 characters long; at most 10000 are matched') }),
+      ]);
+    });
+
     it('passes for safe, valid patterns', async () => {
       const result = await lintWith();
       expect([...byRule(result, 'regex-invalid'), ...byRule(result, 'regex-unsafe')]).toEqual([]);

@@ -25,7 +25,7 @@ describe('validateTemplate', () => {
     const result = await validateTemplate(dir);
     expect(result.valid).toBe(false);
     const lines = result.errors.map(formatValidationError);
-    expect(lines).toContain('template.json /version: must be MAJOR.MINOR.PATCH (got "1.0")');
+    expect(lines).toContain('template.json /version: must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits (got "1.0")');
     expect(lines).toContain('template.json /description: must be at least 10 characters long (got "short")');
     expect(lines).toContain('CHANGELOG.md: required file is missing');
   });
@@ -122,6 +122,68 @@ describe('validateTemplate', () => {
     });
     const errors = (await validateTemplate(dir)).errors;
     expect(errors).toContainEqual(expect.objectContaining({ file: 'config/vars.json', pointer: '/variables/x/default', code: 'TYPE' }));
+  });
+});
+
+describe('validateTemplate on validation patterns', () => {
+  const withPattern = (pattern: string) => ({
+    variables: { ...validVariables.variables, projectName: { type: 'string', default: 'my-app', validation: pattern } },
+    computed: validVariables.computed,
+  });
+
+  it.each(['^(a+)+$', '^(a|a)*$', '^(b|b)*$', '(x+x+)+y'])('refuses %s, which can backtrack catastrophically, naming the file, the variable and the repetition', async (pattern) => {
+    const dir = await writeTemplate({ 'template.vars.json': withPattern(pattern) });
+    const result = await validateTemplate(dir);
+    expect(result.valid).toBe(false);
+    expect(result.errors).toEqual([
+      expect.objectContaining({
+        file: 'template.vars.json',
+        pointer: '/variables/projectName/validation',
+        code: 'UNSAFE_PATTERN',
+        line: expect.any(Number),
+        message: expect.stringMatching(new RegExp(`^validation of variable "projectName" ${JSON.stringify(pattern).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is refused: it is prone to catastrophic backtracking: .+ can match the same text in more than one way`)),
+      }),
+    ]);
+  });
+
+  it('accepts linear patterns, an optional group of a linear body included', async () => {
+    for (const pattern of ['^([a-z][a-z0-9]+)?$', '^[a-z][a-z0-9-]*$', '^[^@]+@[^@]+\\.[^@]+$']) {
+      expect(await validateTemplate(await writeTemplate({ 'template.vars.json': withPattern(pattern) }))).toEqual({ valid: true, errors: [] });
+    }
+  });
+
+  it("checks a prompt's validate, and the patterns of object properties and array items", async () => {
+    const dir = await writeTemplate({
+      'template.vars.json': {
+        variables: {
+          ...validVariables.variables,
+          owner: { type: 'object', properties: { handle: { type: 'string', default: 'me', validation: '^(\\w+\\s?)*$' } } },
+          tags: { type: 'array', default: [], items: { type: 'string', validation: '^(a|aa)+$' } },
+        },
+        computed: validVariables.computed,
+      },
+      'template.prompts.json': { prompts: [{ name: 'projectName', message: 'Name?', type: 'input', validate: '^([a-z]+)+$' }] },
+    });
+    const found = (await validateTemplate(dir)).errors.map((e) => [e.file, e.pointer, e.code, e.message.slice(0, e.message.indexOf(' is refused'))]);
+    expect(found).toEqual(
+      expect.arrayContaining([
+        ['template.vars.json', '/variables/owner/properties/handle/validation', 'UNSAFE_PATTERN', `validation of variable "owner.handle" ${JSON.stringify('^(\\w+\\s?)*$')}`],
+        ['template.vars.json', '/variables/tags/items/validation', 'UNSAFE_PATTERN', 'validation of variable "tags[]" "^(a|aa)+$"'],
+        ['template.prompts.json', '/prompts/0/validate', 'UNSAFE_PATTERN', 'validate of prompt "projectName" "^([a-z]+)+$"'],
+      ]),
+    );
+  });
+
+  it('refuses a pattern no linear-time engine runs, naming the construct', async () => {
+    const dir = await writeTemplate({ 'template.prompts.json': { prompts: [{ name: 'projectName', message: 'Name?', type: 'input', validate: '^(a)\\1$' }] } });
+    expect((await validateTemplate(dir)).errors).toEqual([
+      expect.objectContaining({
+        file: 'template.prompts.json',
+        pointer: '/prompts/0/validate',
+        code: 'UNSUPPORTED_PATTERN',
+        message: 'validate of prompt "projectName" "^(a)\\\\1$" is refused: it uses a backreference or octal escape (\\1), which validation patterns do not support',
+      }),
+    ]);
   });
 });
 

@@ -7,7 +7,7 @@ import { DEFAULT_CACHE_TTL_MS, doNotTrackFrom, RegistryClient, type StaleNotice 
 import { checkCompatibility, checkedEntry, declaresRuntime, KNOWN_PLATFORMS } from '../../compat/index.js';
 import { latestEntries, sortEntries, STABILITY_ORDER } from '../../core/listing.js';
 import type { TemplateEntry } from '../../core/schema-types.js';
-import { isTemplateVersion } from '../../core/versions.js';
+import { isTemplateVersion, VERSION_RULE } from '../../core/versions.js';
 import { firstLine } from '../../core/errors.js';
 import { createProject, fetchTemplateQuestions, migrateProject, ProjectLockError, TemplateNotFoundError, type MigrateProjectOptions, type MigrateProjectResult, type MigrationPlan, type TemplateQuestions } from '../../project/index.js';
 import { TEMPLATE_CATEGORIES } from '../../template/index.js';
@@ -418,7 +418,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
       .option('--no-backup', 'do not keep the old files in .template-backups/')
       .option('--force', 'let the steps overwrite or remove files changed in the project'),
   ).action(async (flags: RegistryFlags & { to?: string; project: string; dryRun?: boolean; yes?: boolean; backup: boolean; force?: boolean }) => {
-    if (flags.to !== undefined && !isTemplateVersion(flags.to)) throw new UsageError(`--to must be MAJOR.MINOR.PATCH (got ${JSON.stringify(flags.to)})`);
+    if (flags.to !== undefined && !isTemplateVersion(flags.to)) throw new UsageError(`--to ${VERSION_RULE} (got ${JSON.stringify(flags.to)})`);
     const canAsk = process.stdin.isTTY === true;
     let outcome: MigrateProjectResult;
     try {

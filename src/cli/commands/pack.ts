@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 
-import { VERSION_PATTERN } from '../../core/versions.js';
+import { VERSION_PATTERN, VERSION_RULE } from '../../core/versions.js';
 import { packTemplate, type LeftOutFile, type PackResult } from '../../pack/index.js';
 import { EXIT, type CliIo } from '../io.js';
 import { errorMessage } from '../../core/errors.js';
@@ -50,7 +50,7 @@ export function registerPack(program: Command, io: CliIo, setExit: (code: number
     .option('--json', 'print the result as JSON')
     .action(async (dir: string, flags: PackFlags) => {
       if (flags.version !== undefined && !VERSION_PATTERN.test(flags.version)) {
-        io.stderr(`error: --version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(flags.version)})\n`);
+        io.stderr(`error: --version ${VERSION_RULE} (got ${JSON.stringify(flags.version)})\n`);
         setExit(EXIT.usage);
         return;
       }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 
 import { registryBaseUrl, registryDocumentUrl } from '../../core/registry-url.js';
-import { VERSION_PATTERN } from '../../core/versions.js';
+import { VERSION_PATTERN, VERSION_RULE } from '../../core/versions.js';
 import { publishProgressPrinter, uploadProgressLine } from '../../publish/progress.js';
 import { runPublishPipeline } from '../../publish/pipeline.js';
 import { EXIT, type CliIo } from '../io.js';
@@ -50,7 +50,7 @@ export function registerPublish(program: Command, io: CliIo, setExit: (code: num
       let version: string | undefined;
       if (flags.version !== undefined) {
         version = flags.version.replace(/^v/, '');
-        if (!VERSION_PATTERN.test(version)) return usage(`--version must be MAJOR.MINOR.PATCH (got "${flags.version}")`);
+        if (!VERSION_PATTERN.test(version)) return usage(`--version ${VERSION_RULE} (got "${flags.version}")`);
       }
 
       // Progress and findings go to stderr, so that stdout holds only the result (`--json` stays parseable).

@@ -5,7 +5,7 @@
 import { confirm } from '@inquirer/prompts';
 import { Option, type Command } from 'commander';
 
-import { isTemplateVersion } from '../../core/versions.js';
+import { isTemplateVersion, VERSION_RULE } from '../../core/versions.js';
 import type { FileUpdate } from '../../migrate/index.js';
 import {
   checkForUpdate,
@@ -129,7 +129,7 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
     async (
       flags: RegistryFlags & { to?: string; project: string; dryRun?: boolean; yes?: boolean; conflict: 'inline' | 'rej'; set: string[]; answers?: string; defaults?: boolean; backup: boolean },
     ) => {
-      if (flags.to !== undefined && !isTemplateVersion(flags.to)) throw new UsageError(`--to must be MAJOR.MINOR.PATCH (got ${JSON.stringify(flags.to)})`);
+      if (flags.to !== undefined && !isTemplateVersion(flags.to)) throw new UsageError(`--to ${VERSION_RULE} (got ${JSON.stringify(flags.to)})`);
       const canAsk = process.stdin.isTTY === true;
       let outcome: UpdateProjectResult;
       try {

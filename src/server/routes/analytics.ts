@@ -7,7 +7,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 
 import { selectLatest } from '../../core/listing.js';
-import { VERSION_PATTERN } from '../../core/versions.js';
+import { VERSION_PATTERN, VERSION_RULE } from '../../core/versions.js';
 import { aggregateAnalytics } from '../../registry/analytics.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
@@ -18,7 +18,7 @@ const PARAMS = TEMPLATE_PARAMS;
 
 const QUERY = {
   type: 'object',
-  properties: { version: { type: 'string', pattern: VERSION_PATTERN.source, 'x-messages': { pattern: 'must be MAJOR.MINOR.PATCH' } } },
+  properties: { version: { type: 'string', pattern: VERSION_PATTERN.source, 'x-messages': { pattern: VERSION_RULE } } },
 } as const;
 
 // eslint-disable-next-line @typescript-eslint/require-await -- fastify plugins are async functions

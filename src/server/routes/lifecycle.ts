@@ -12,6 +12,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
+import { VERSION_PATTERN, VERSION_RULE } from '../../core/versions.js';
 import type { TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
@@ -31,7 +32,7 @@ const PATCH_BODY = {
   properties: { stability: STABILITY, deprecationMessage: MESSAGE },
 } as const;
 
-const BOUND = { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' } as const;
+const BOUND = { type: 'string', pattern: VERSION_PATTERN.source, 'x-messages': { pattern: VERSION_RULE } } as const;
 
 const BULK_BODY = {
   type: 'object',

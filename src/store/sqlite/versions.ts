@@ -5,7 +5,7 @@ import path from 'node:path';
 import type Database from 'better-sqlite3';
 
 import type { TemplateManifest } from '../../core/schema-types.js';
-import { isTemplateName, isTemplateVersion } from '../../core/versions.js';
+import { isLooseVersion, isTemplateName } from '../../core/versions.js';
 import type {
   ArchiveReader,
   BlobStore,
@@ -271,7 +271,7 @@ export class SqliteVersionStore implements VersionStore {
   async recover(): Promise<void> {
     const pending = this.db.prepare(`SELECT ${VERSION_COLUMNS} FROM versions WHERE state = 'pending'`).all() as VersionRow[];
     for (const row of pending) {
-      const valid = isTemplateName(row.name) && isTemplateVersion(row.version);
+      const valid = isTemplateName(row.name) && isLooseVersion(row.version);
       const manifest = valid ? await this.storedManifest(row.name, row.version) : undefined;
       if (manifest && (await this.archiveMatches(row))) {
         this.db.prepare("UPDATE versions SET state = 'complete', manifest = ? WHERE name = ? AND version = ? AND state = 'pending'").run(JSON.stringify(manifest), row.name, row.version);
