@@ -23,6 +23,9 @@ export function distBuildOptions(outdir, entryPoints = DIST_ENTRY_POINTS) {
     target: 'node20',
     format: 'esm',
     banner: { js: 'import{createRequire}from"node:module";const require=createRequire(import.meta.url);' },
+    // jsonc-parser's `main` is a UMD build whose requires esbuild cannot follow (they go through the
+    // factory's own `require` parameter): bundle its ES module build instead.
+    alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
     legalComments: 'none',
     // jsonc-parser's main build is UMD, whose require('./impl/...') calls a bundle cannot follow: its ES build instead.
     alias: { 'jsonc-parser': path.join(root, 'node_modules/jsonc-parser/lib/esm/main.js') },

@@ -27,9 +27,34 @@ async function readProcessStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The standard streams whose reader went away (EPIPE): what is written to them after that is dropped. */
+const closedStreams = new Set<'stdout' | 'stderr'>();
+
+/** Writes `text` to a standard stream, unless its reader closed it. */
+function writeStandard(name: 'stdout' | 'stderr', text: string): void {
+  if (!closedStreams.has(name)) process[name].write(text);
+}
+
+/**
+ * Makes a reader that closes early (`template-registry lint | head -1`) end the command quietly, as
+ * it ends `cat` or `git log`: the broken pipe (EPIPE) is not an error with a stack trace, what the
+ * command still writes there is dropped, and the exit status is 0. The command itself runs to its
+ * end (an update is not cut off half-way through its writes). Returns whether a reader went away.
+ */
+export function quietOnClosedPipes(): () => boolean {
+  for (const name of ['stdout', 'stderr'] as const) {
+    process[name].on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+      closedStreams.add(name);
+      process.exitCode = EXIT.ok;
+    });
+  }
+  return () => closedStreams.size > 0;
+}
+
 export const processIo: CliIo = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
+  stdout: (text) => writeStandard('stdout', text),
+  stderr: (text) => writeStandard('stderr', text),
   get isTTY() {
     return { stdout: process.stdout.isTTY === true, stderr: process.stderr.isTTY === true };
   },

@@ -4,7 +4,9 @@
  * `If-Modified-Since`, read up to a size cap, persisted to a cache file that survives restarts,
  * never replaced by a failed fetch (the stale value keeps answering, `status()` says why, and
  * `onStale` is told once), retried only after a backoff, and fetched once for concurrent callers.
- * With `refresh`, the first use revalidates whatever the cache's age.
+ * With `refresh`, the first use revalidates whatever the cache's age, and the refresh is marked
+ * (`RefreshMark`) so that any other resource of the registry cached before it is revalidated on its
+ * next use, in this process or a later one.
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
@@ -51,6 +53,68 @@ export function cacheFileFor(cacheDir: string, url: string): string {
   return path.join(cacheDir, `registry-${createHash('sha256').update(url).digest('hex')}.json`);
 }
 
+/** The refresh mark of the registry whose document is at `registryUrl`: `registry-<sha256 of the URL>.refreshed.json`. */
+export function refreshMarkFileFor(cacheDir: string, registryUrl: string): string {
+  return cacheFileFor(cacheDir, registryUrl).replace(/\.json$/, '.refreshed.json');
+}
+
+/**
+ * When the registry was last refreshed (`--refresh`, `RegistryClient.refresh()`), shared by every
+ * resource of one registry and kept beside their cache files. A cached copy fetched before the mark
+ * is not used as it is: it is revalidated (a conditional request) on its next use. So after a
+ * refresh that read `index.json` and a template's file, a later command reading `registry.json` does
+ * not answer from an older copy of it for up to an hour: every command sees what the refresh saw.
+ */
+export class RefreshMark {
+  readonly #file: string | undefined;
+  readonly #url: string;
+  #at: number | undefined;
+  #load: Promise<void> | undefined;
+  /** Whether this process marked a refresh already (its later fetches are part of the same refresh). */
+  #marked = false;
+
+  constructor(registryUrl: string, cacheDir?: string) {
+    this.#url = registryUrl;
+    this.#file = cacheDir === undefined ? undefined : refreshMarkFileFor(cacheDir, registryUrl);
+  }
+
+  /** The time of the last refresh, in the clock's milliseconds; undefined when none is known. */
+  get at(): number | undefined {
+    return this.#at;
+  }
+
+  /** Reads the mark file once (a missing or unreadable one is no mark). */
+  load(): Promise<void> {
+    const file = this.#file;
+    if (file === undefined) return Promise.resolve();
+    this.#load ??= (async () => {
+      try {
+        if ((await stat(file)).size > 4096) return;
+        const { url, refreshedAt } = JSON.parse(await readFile(file, 'utf8')) as { url?: unknown; refreshedAt?: unknown };
+        if (url === this.#url && typeof refreshedAt === 'number' && Number.isFinite(refreshedAt) && (this.#at === undefined || refreshedAt > this.#at)) this.#at = refreshedAt;
+      } catch {
+        // no mark
+      }
+    })();
+    return this.#load;
+  }
+
+  /** Marks a refresh made at `at`: the first one of this process only, the others being the same refresh. */
+  async mark(at: number): Promise<void> {
+    if (this.#marked) return;
+    this.#marked = true;
+    await this.load();
+    if (this.#at !== undefined && this.#at >= at) return;
+    this.#at = at;
+    if (this.#file === undefined) return;
+    try {
+      await writeFileAtomic(this.#file, JSON.stringify({ url: this.#url, refreshedAt: at }));
+    } catch {
+      // ignored on purpose: only a later process misses the mark
+    }
+  }
+}
+
 /** The body of `response` as text, refused (FetchFailure) as soon as it passes `maxBytes`. */
 async function readCapped(response: Response, maxBytes: number, url: string, what: string): Promise<string> {
   const tooLarge = (size: string): FetchFailure =>
@@ -92,6 +156,8 @@ export interface CachedJsonOptions<T> {
   toJson: (value: T) => unknown;
   /** Revalidate on first use whatever the cache's age (the CLI's `--refresh`); the answer still renews the cache. */
   refresh?: boolean;
+  /** The registry's refresh mark: a copy fetched before it is revalidated; a refresh marks it. */
+  refreshMark?: RefreshMark;
   /** Told (once until a fetch succeeds) when a failed fetch leaves a cached copy answering that is expired, or that `refresh` wanted replaced. */
   onStale?: (notice: StaleNotice) => void;
 }
@@ -142,6 +208,8 @@ export class CachedJson<T> {
   #attempted = false;
   /** Whether `onStale` was told about the current failure. */
   #staleTold = false;
+  /** Whether the next successful fetch is a refresh (`refresh()` was called). */
+  #refreshing = false;
 
   constructor(options: CachedJsonOptions<T>) {
     this.#options = options;
@@ -170,9 +238,21 @@ export class CachedJson<T> {
     return snapshot && this.#usable(snapshot) ? snapshot.value : undefined;
   }
 
-  /** Fetches now (conditionally when cached); rejects only when there is no value at all. */
+  /**
+   * Fetches once more (conditionally) unless this process fetched it already, for a caller that did
+   * not find what it looked for in a cached copy. Resolves to whether it fetched.
+   */
+  async recheck(): Promise<boolean> {
+    await this.#loadDisk();
+    if (this.#attempted) return false;
+    await this.#revalidate();
+    return true;
+  }
+
+  /** Fetches now (conditionally when cached), and marks the refresh; rejects only when there is no value at all. */
   async refresh(): Promise<void> {
     await this.#loadDisk();
+    this.#refreshing = true;
     await this.#revalidate();
     if (!this.#snapshot) throw new RegistryUnavailableError(this.#options.url, this.#lastError ?? `no ${this.#options.what}`);
     this.#staleValue(this.#snapshot);
@@ -197,8 +277,13 @@ export class CachedJson<T> {
     return status;
   }
 
-  /** Whether the snapshot answers without a request: young enough, and revalidated once when `refresh` asks for it. */
+  /**
+   * Whether the snapshot answers without a request: young enough, not older than the registry's last
+   * refresh, and revalidated once when `refresh` asks for it.
+   */
   #usable(snapshot: Snapshot<T>): boolean {
+    const refreshedAt = this.#options.refreshMark?.at;
+    if (refreshedAt !== undefined && snapshot.fetchedAt < refreshedAt) return false;
     return !this.#expired(snapshot) && !(this.#options.refresh === true && !this.#attempted);
   }
 
@@ -220,11 +305,12 @@ export class CachedJson<T> {
     return age < 0 || age >= this.#options.ttlMs;
   }
 
-  /** Reads the cache file once (a missing, corrupt or unusable file is ignored). */
+  /** Reads the cache file (and the refresh mark) once (a missing, corrupt or unusable file is ignored). */
   #loadDisk(): Promise<void> {
     const { cacheDir } = this.#options;
-    if (cacheDir === undefined) return Promise.resolve();
+    if (cacheDir === undefined) return this.#options.refreshMark?.load() ?? Promise.resolve();
     this.#diskLoad ??= (async () => {
+      await this.#options.refreshMark?.load();
       const record = await this.#readCacheFile(cacheFileFor(cacheDir, this.#options.url));
       // A fetch that finished meanwhile is newer than the file.
       if (!record || this.#snapshot) return;
@@ -281,6 +367,8 @@ export class CachedJson<T> {
       this.#lastStatus = undefined;
       this.#lastFailureAt = undefined;
       await this.#persist(next);
+      if (this.#options.refresh === true || this.#refreshing) await this.#options.refreshMark?.mark(next.fetchedAt);
+      this.#refreshing = false;
     } catch (error) {
       this.#lastError = error instanceof FetchFailure ? error.message : `network error: ${errorText(error)}`;
       this.#lastStatus = error instanceof FetchFailure ? error.status : undefined;

@@ -20,7 +20,12 @@
  *   cached copy answering that is older than the TTL, or that `refresh` wanted replaced: the CLI
  *   prints it, a library caller may log it or read `status()`.
  * - `refresh: true` revalidates every resource on its first use, whatever its age (the CLI's
- *   `--refresh`); the answer renews the cache as any fetch does.
+ *   `--refresh`); the answer renews the cache as any fetch does. A refresh (this option, or
+ *   `refresh()`) is marked in the cache folder: every resource cached before it (registry.json after
+ *   a refresh that read index.json, another template's file) is revalidated on its next use, so
+ *   every later command sees what the refresh saw.
+ * - A template or an exact version the cached copy does not have is asked for once more (a
+ *   conditional request) before the answer is "not found": it may have been published since.
  */
 import { isYanked, selectLatest, versionsOf } from '../core/listing.js';
 import { describeSchemaErrors } from '../core/messages.js';
@@ -32,12 +37,12 @@ import { isTemplateName } from '../core/versions.js';
 import { registryBaseUrl } from '../core/registry-url.js';
 import { RoutesSource } from './routes-source.js';
 import { readEntries, readRegistryDocument, skippedEntriesLine, type SkippedEntry } from './entry-reader.js';
-import { CachedJson, FetchFailure, RegistryUnavailableError, type CachedJsonOptions, type StaleNotice } from './cached-json.js';
+import { CachedJson, FetchFailure, RefreshMark, RegistryUnavailableError, type CachedJsonOptions, type StaleNotice } from './cached-json.js';
 import { listingOrder, type ListingOrder } from './listing-order.js';
 import { buildSearchIndex, searchIndexed, type SearchIndex } from './search-index.js';
 
 export type { TemplateFilters } from '../core/search.js';
-export { RegistryUnavailableError, cacheFileFor, type StaleNotice } from './cached-json.js';
+export { RegistryUnavailableError, cacheFileFor, refreshMarkFileFor, type StaleNotice } from './cached-json.js';
 
 /** The spec's registry cache lifetime. */
 export const DEFAULT_CACHE_TTL_MS = 3_600_000;
@@ -478,6 +483,7 @@ export class RegistryClient {
       ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
       ...(options.refresh ? { refresh: true } : {}),
       ...(options.onStale ? { onStale: options.onStale } : {}),
+      refreshMark: new RefreshMark(options.registryUrl, options.cacheDir),
     };
     const registryUrl = this.registryUrl;
     this.#document = new CachedJson<RegistryIndex>({
@@ -535,30 +541,59 @@ export class RegistryClient {
   /**
    * With `version`: that exact entry or null. Without: the highest stable version, else the
    * highest; null for an unknown id. In sparse mode only the index and that template's file are read.
+   * An id or version the cached copy lacks is asked for once more before the answer is null.
    */
   async getTemplate(id: string, version?: string): Promise<TemplateEntry | null> {
     const whole = this.mode === 'auto' ? await this.#document.fresh() : undefined;
-    if (whole) return getFromIndex(whole, id, version);
+    if (whole) {
+      const found = getFromIndex(whole, id, version);
+      // Not in the whole document cached: the sparse files, cheaper to ask again than the document.
+      if (found) return found;
+    }
     if (!(await this.#useSparse())) {
       const source = await this.#whole();
-      if ('index' in source) return getFromIndex(source.index, id, version);
-      const entry = await source.routes.get(id, version);
-      return entry ? (withAbsoluteUrls({ templates: [entry], categories: [], tags: [], lastUpdated: '' }, `${registryBaseUrl(this.registryUrl)}/`).templates[0] ?? null) : null;
+      if ('routes' in source) {
+        const entry = await source.routes.get(id, version);
+        return entry ? (withAbsoluteUrls({ templates: [entry], categories: [], tags: [], lastUpdated: '' }, `${registryBaseUrl(this.registryUrl)}/`).templates[0] ?? null) : null;
+      }
+      const found = getFromIndex(source.index, id, version);
+      if (found || !(await this.#document.recheck())) return found;
+      return getFromIndex(await this.#document.get(), id, version);
     }
-    const index = await this.#sparse().get();
+    let index = await this.#sparse().get();
     if (!index.templates.some((line) => line.id === id)) {
       // The index lists templates by their latest version; one whose versions are all yanked has
       // none, yet each stays downloadable by its exact version: its file tells.
-      return version === undefined ? null : this.#unlistedVersion(id, version, index);
+      if (version !== undefined) return this.#unlistedVersion(id, version, index);
+      if (!(await this.#sparse().recheck())) return null;
+      index = await this.#sparse().get();
+      if (!index.templates.some((line) => line.id === id)) return null;
     }
-    const file = await this.#templateFile(id, index).get();
-    if (version !== undefined) return file.versions.find((entry) => entry.version === version) ?? null;
-    return selectLatest(file.versions, id);
+    const pick = (versions: readonly TemplateEntry[]): TemplateEntry | null =>
+      version !== undefined ? (versions.find((entry) => entry.version === version) ?? null) : selectLatest(versions, id);
+    const file = this.#templateFile(id, index);
+    const found = pick(await this.#versionsOf(id, index, file));
+    if (found || !(await file.recheck())) return found;
+    return pick((await file.get()).versions);
+  }
+
+  /**
+   * The versions in the file of a template the index lists. A file cached before the index learnt of
+   * the template's latest version (the index names a version the file lacks) is asked for once more.
+   */
+  async #versionsOf(id: string, index: SparseIndex, file: CachedJson<TemplateFile>): Promise<readonly TemplateEntry[]> {
+    const { versions } = await file.get();
+    const latest = index.templates.find((line) => line.id === id)?.version;
+    if (latest === undefined || versions.some((entry) => entry.version === latest)) return versions;
+    return (await file.recheck()) ? (await file.get()).versions : versions;
   }
 
   /** An exact version of a template the sparse index does not list; null when the registry has no file for it. */
   async #unlistedVersion(id: string, version: string, index: SparseIndex): Promise<TemplateEntry | null> {
-    return (await this.#unlistedVersions(id, index)).find((entry) => entry.version === version) ?? null;
+    const find = (versions: readonly TemplateEntry[]): TemplateEntry | null => versions.find((entry) => entry.version === version) ?? null;
+    const found = find(await this.#unlistedVersions(id, index));
+    if (found || !isTemplateName(id) || !(await this.#templateFile(id, index).recheck())) return found;
+    return find(await this.#unlistedVersions(id, index));
   }
 
   /** The versions of a template the sparse index does not list (all yanked); none when the registry has no file for it. */
@@ -589,7 +624,7 @@ export class RegistryClient {
       return shown(withAbsoluteUrls({ templates: versions, categories: [], tags: [], lastUpdated: '' }, `${registryBaseUrl(this.registryUrl)}/`).templates);
     }
     const index = await this.#sparse().get();
-    if (index.templates.some((line) => line.id === id)) return shown((await this.#templateFile(id, index).get()).versions);
+    if (index.templates.some((line) => line.id === id)) return shown(await this.#versionsOf(id, index, this.#templateFile(id, index)));
     // The index lists templates by their latest version; one whose versions are all yanked has none.
     return options.includeYanked === true ? shown(await this.#unlistedVersions(id, index)) : [];
   }

@@ -138,6 +138,18 @@ export interface TemplateManifest {
    * Extension: the message create and generate print after writing the project (e.g. its next steps). Liquid, rendered with the answers and computed values; it cannot include files.
    */
   nextSteps?: string;
+  /**
+   * Extension: what `update` (and `migrate`) does to the generated files matching each glob `path` (a path in the generated project; the first matching rule wins, a file no rule matches is merged). `merge`: the template's change is merged into the project's file (three-way); `once`: written when the project is created, never written, created or removed by an update (README, source files the project owns); `replace`: always the template's bytes (generated code, vendored files). A project's own `update --skip` globs come first.
+   *
+   * @maxItems 200
+   */
+  updatePolicy?: {
+    /**
+     * A glob matched against the file's path in the generated project: `*` and `?` within a segment, `**` for any number of segments, `[...]` sets, `{a,b}` alternatives; dotfiles included.
+     */
+    path: string;
+    policy: 'merge' | 'once' | 'replace';
+  }[];
 }
 /**
  * The variables file, template.vars.json: variables keyed by name and computed values (name to expression).

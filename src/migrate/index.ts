@@ -9,6 +9,7 @@ export {
   planRun,
   applyPlannedRun,
   changedByUser,
+  plannedChangesToChangedFiles,
   changedFilesMessage,
   PlannedProject,
   type ChainedStep,
@@ -50,4 +51,16 @@ export {
 } from './apply.js';
 export { unifiedDiff, diffLines, splitLines, type DiffLine, type UnifiedDiffOptions } from './diff.js';
 export { mergeThreeWay, type MergeLabels, type MergeResult } from './merge.js';
-export { mergeRenderings, REJECT_SUFFIX, type FileUpdate, type FileUpdateStatus, type MergeRenderingsInput, type RenderedContent } from './merge-files.js';
+export {
+  mergeRenderings,
+  updatePolicies,
+  REJECT_SUFFIX,
+  type FilePolicy,
+  type FileUpdate,
+  type FileUpdateStatus,
+  type MergeRenderingsInput,
+  type RenderedContent,
+  type UpdatePolicy,
+  type UpdatePolicyRule,
+} from './merge-files.js';
+export { mergeJsonByKey } from './json-merge.js';

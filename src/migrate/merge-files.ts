@@ -10,15 +10,64 @@
  * - new in the template -> created (a conflict when the project has a different file there);
  * - removed by the template -> removed when unchanged, kept and reported otherwise;
  * - deleted in the project -> stays deleted, reported;
- * - binary -> replaced when unchanged, otherwise kept and reported as a conflict.
+ * - binary -> replaced when unchanged, otherwise kept and reported as a conflict;
+ * - a `.json` file whose line merge conflicts -> merged by key (`json-merge.ts`) when no property
+ *   changed on both sides, else the conflict markers.
+ *
+ * The template's `updatePolicy` (and the project's own `skip` globs) change that per file: `once`
+ * files are never written, created or removed by an update (the project owns them), `replace`
+ * files are always the template's bytes (generated or vendored code), `merge` is the above.
  *
  * A file a step renamed is merged at its new path (the base and the lock follow the rename).
  */
+import { globMatcher } from '../core/glob.js';
+import { errorMessage } from '../core/errors.js';
 import { isOpaqueBytes } from '../template/text-files.js';
 import { sha256Hex, type LockedFile } from '../template/lock.js';
 import { unifiedDiff } from './diff.js';
+import { mergeJsonByKey } from './json-merge.js';
 import { mergeThreeWay } from './merge.js';
 import type { PlannedProject } from './run.js';
+
+/** What `update` does to a file: merge the template's change (the default), leave it alone (`once`), or write the template's bytes (`replace`). */
+export type UpdatePolicy = 'merge' | 'once' | 'replace';
+
+/** A rule of the manifest's `updatePolicy`: the files matching the glob `path` (a project path) get `policy`. */
+export interface UpdatePolicyRule {
+  path: string;
+  policy: UpdatePolicy;
+}
+
+/** The policy of one project path, and the rule that gave it (for the report), none for the default `merge`. */
+export interface FilePolicy {
+  policy: UpdatePolicy;
+  rule?: string;
+}
+
+/**
+ * The policy of each project path: the project's own `skip` globs first (each is `once`: the
+ * project decides about its files), then the template's rules in order; the first match wins and
+ * a path no rule matches is merged. Globs (`core/glob.ts`: matched in linear time, as they come
+ * from the template) apply to the `/`-separated path in the project, dotfiles included. Throws
+ * naming the rule whose glob cannot be used.
+ */
+export function updatePolicies(templateRules: readonly UpdatePolicyRule[] = [], skip: readonly string[] = []): (path: string) => FilePolicy {
+  const compile = (glob: string, where: string): ((path: string) => boolean) => {
+    try {
+      return globMatcher(glob);
+    } catch (error) {
+      throw new TypeError(`${where}: ${errorMessage(error)}`, { cause: error });
+    }
+  };
+  const rules = [
+    ...skip.map((glob, n) => ({ matches: compile(glob, `skip[${n}] of the lock`), found: { policy: 'once' as const, rule: `skipped by the project (update --skip ${glob})` } })),
+    ...templateRules.map(({ path, policy }, n) => ({ matches: compile(path, `updatePolicy[${n}].path of the template`), found: { policy, rule: `updatePolicy "${policy}" of ${path}` } })),
+  ];
+  return (path) => rules.find((rule) => rule.matches(path))?.found ?? { policy: 'merge' };
+}
+
+/** Files merged by key when their line merge conflicts. */
+const JSON_FILE = /\.json$/i;
 
 /** One file of a template's rendering. */
 export interface RenderedContent {
@@ -60,6 +109,8 @@ export interface MergeRenderingsInput {
   label: string;
   /** Conflicts as markers in the file (`inline`, the default) or as a `.rej` file beside it. */
   conflictStyle?: 'inline' | 'rej';
+  /** The policy of each project path (`updatePolicies`); every file is merged unless given. */
+  policyOf?: (path: string) => FilePolicy;
 }
 
 /** The suffix of the patch written beside a file whose conflicts are left to a person. */
@@ -100,6 +151,14 @@ export async function mergeRenderings(input: MergeRenderingsInput): Promise<File
   for (const path of paths) {
     const before = base.get(path)?.content;
     const after = target.get(path);
+    const { policy, rule } = input.policyOf?.(path) ?? { policy: 'merge' as const };
+    if (policy === 'once') {
+      // Never written by an update; said when the template changed it, so the project knows what it did not get.
+      if (!(before !== undefined && after !== undefined && before.equals(after.content)) && (before !== undefined || after !== undefined)) {
+        updates.push({ path, status: 'kept', reason: `${rule ?? 'updatePolicy "once"'}: update leaves it as it is`, diff: '' });
+      }
+      continue;
+    }
     const refusal = await project.refusal(path);
     if (refusal !== undefined) {
       updates.push({ path, status: 'conflict', reason: `not written: ${refusal}`, diff: '' });
@@ -117,6 +176,20 @@ export async function mergeRenderings(input: MergeRenderingsInput): Promise<File
     const shown = binary ? { binary: true } : {};
     // Generated at the locked version: in its rendering, or (when that is not to be had) in the lock.
     const generated = before !== undefined || lockedHash !== undefined;
+
+    if (policy === 'replace') {
+      const reason = `${rule ?? 'updatePolicy "replace"'}: the template's bytes`;
+      if (after) {
+        if (current?.equals(after.content)) continue;
+        await project.put(path, after.content, after.mode);
+        updates.push({ path, status: current === undefined ? 'created' : 'updated', reason, diff: binary ? '' : diffOf(path, current, after.content), ...shown });
+      } else if (current !== undefined && (baseKnown ? before !== undefined : generated)) {
+        // Only what the template generated is the template's to remove; a file the project added stays.
+        await project.remove(path);
+        updates.push({ path, status: 'removed', reason, diff: binary ? '' : diffOf(path, current, undefined), ...shown });
+      }
+      continue;
+    }
 
     if (!after) {
       // With the base at hand only its files are the template's to remove (the lock also lists files steps created).
@@ -155,6 +228,13 @@ export async function mergeRenderings(input: MergeRenderingsInput): Promise<File
     if (merged.clean) {
       await project.put(path, merged.text);
       updates.push({ path, status: 'merged', diff: diffOf(path, current, Buffer.from(merged.text, 'utf8')) });
+      continue;
+    }
+    // Lines in conflict in a JSON file are often different keys side by side: merged by key when no key changed on both sides.
+    const byKey = before && JSON_FILE.test(path) ? mergeJsonByKey(text(before) ?? '', text(current) ?? '', text(after.content) ?? '') : undefined;
+    if (byKey !== undefined) {
+      await project.put(path, byKey);
+      updates.push({ path, status: 'merged', reason: 'merged by key: the line merge conflicted, no key changed on both sides', diff: diffOf(path, current, Buffer.from(byKey, 'utf8')) });
       continue;
     }
     const reason = before

@@ -3,7 +3,7 @@
  * them in order against a planned view of the project, and applies the planned file changes all
  * together (or, in a dry run, only reports them with a diff per file).
  */
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { readFile, realpath, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import { describeSchemaErrors } from '../core/messages.js';
@@ -23,8 +23,22 @@ import { errorMessage } from '../core/errors.js';
 
 export type { FileChange } from '../core/schema-types.js';
 
-/** Folder, inside the project, that holds the backups of a run: `<BACKUP_FOLDER>/<timestamp>/<path>`. */
+/**
+ * Folder, inside the project, that holds the backups of a run: `<BACKUP_FOLDER>/<timestamp>/<path>`.
+ * It ignores itself (its own `.gitignore` holds `*`, as a Python venv's does), so the project's
+ * version control never picks up a backup and the project's `.gitignore` is left alone.
+ */
 export const BACKUP_FOLDER = '.template-backups';
+
+/** The `.gitignore` of the backup folder: everything in it, itself included. */
+const BACKUP_GITIGNORE = '# backups of template-registry migrate and update: never committed\n*\n';
+
+/** Gives the backup folder of `root` its own `.gitignore` when it has none (one written by hand is kept). */
+async function ignoreBackups(root: string): Promise<void> {
+  await writeFile(path.join(root, BACKUP_FOLDER, '.gitignore'), BACKUP_GITIGNORE, { flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error;
+  });
+}
 
 /**
  * A read-only view of the project as planned so far: the files on disk with the changes of the
@@ -491,6 +505,8 @@ export interface PlannedRun {
   project?: PlannedProject;
   /** The project's lock file, when it has one. */
   lock?: TemplateLock;
+  /** The changes each step that ran asked for, in the order the steps ran. */
+  stepChanges: { id: string; changes: FileChange[] }[];
 }
 
 /**
@@ -503,7 +519,8 @@ export async function planRun(steps: readonly MigrationStep[], context: Migratio
   const chain = chainSteps(steps, context);
   const result: MigrationRunResult = { success: true, changes: [], warnings: [], errors: [], applied: [], skipped: [], plan: [] };
   if (chain.steps.length > 0) result.reachedVersion = chain.reachedVersion;
-  const planned = (extra: Partial<PlannedRun> = {}): PlannedRun => ({ result, reachedVersion: chain.reachedVersion, ...extra });
+  const stepChanges: PlannedRun['stepChanges'] = [];
+  const planned = (extra: Partial<PlannedRun> = {}): PlannedRun => ({ result, reachedVersion: chain.reachedVersion, stepChanges, ...extra });
   const fail = (message: string, extra: Partial<PlannedRun> = {}): PlannedRun => {
     result.success = false;
     result.errors.push(message);
@@ -581,6 +598,7 @@ export async function planRun(steps: readonly MigrationStep[], context: Migratio
       }
     }
     result.applied.push(step.id);
+    stepChanges.push({ id: step.id, changes: stepResult.changes });
   }
   return planned({ project, ...withLock });
 }
@@ -615,7 +633,11 @@ export async function applyPlannedRun(planned: PlannedRun, options: ApplyPlanned
   try {
     const backupDir = await freshBackupDir(project.root, (options.now ?? (() => new Date()))());
     const outcome = await applyOperations(project.root, operations, { backupDir, ...(options.fs ? { fs: options.fs } : {}) });
-    if (outcome.backupDir) done.backupDir = outcome.backupDir;
+    if (outcome.backupDir) {
+      done.backupDir = outcome.backupDir;
+      // The changes are made: a backup folder that cannot ignore itself costs a line in `git status`, not the run.
+      await ignoreBackups(project.root).catch(() => undefined);
+    }
   } catch (error) {
     if (!(error instanceof ApplyError)) throw error;
     return { ...done, success: false, errors: [...done.errors, error.message], plan: [], ...(error.backupDir ? { backupDir: error.backupDir } : {}) };
@@ -637,6 +659,15 @@ export function changedByUser(changes: readonly NetChange[], lock: TemplateLock)
     if (lock.files[change.key]?.sha256 !== sha256Hex(change.before)) changed.push(change.key);
   }
   return changed;
+}
+
+/**
+ * Files the planned run (as planned so far) would replace or remove although the project changed
+ * them since generation (`changedByUser`); none without a lock listing files.
+ */
+export async function plannedChangesToChangedFiles(planned: PlannedRun): Promise<string[]> {
+  if (!planned.project || !planned.lock?.files) return [];
+  return changedByUser(await netChanges(planned.project, false), planned.lock);
 }
 
 /**

@@ -7,5 +7,5 @@ export { migrateProject, type MigrateProjectOptions, type MigrateProjectResult, 
 export { givenAnswers, readAnswersFile, AnswersFileError, type GivenAnswers } from './answers.js';
 export { TemplateNotFoundError, ProjectLockError } from './errors.js';
 export { fetchTemplateQuestions, questionsOf, type TemplateQuestion, type TemplateQuestions, type UnaskedVariable, type FetchQuestionsOptions } from './questions.js';
-export { updateProject, missingBaseWarning, type UpdateProjectOptions, type UpdateProjectResult, type UpdatePlan, type BreakingChanges } from './update.js';
+export { updateProject, missingBaseWarning, type UpdateProjectOptions, type UpdateProjectResult, type UpdatePlan, type PlannedStep, type BreakingChanges } from './update.js';
 export { checkForUpdate, type CheckUpdateOptions, type UpdateCheck, type ChangelogEntry } from './check-update.js';

@@ -11,22 +11,30 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import type { RegistryClient } from '../client/index.js';
-import { readHead } from '../core/files.js';
+import { errorMessage } from '../core/errors.js';
+import { readHead, writeFileAtomic } from '../core/files.js';
 import type { TemplateEntry } from '../core/schema-types.js';
 import {
   applyPlannedRun,
+  chainSteps,
   mergeRenderings,
+  plannedChangesToChangedFiles,
   planRun,
+  updatePolicies,
+  type FileChange,
   type FileUpdate,
   type MigrationRunResult,
+  type MigrationStep,
+  type PlannedRun,
   type Recovery,
   type RenderedContent,
 } from '../migrate/index.js';
 import { isInside } from '../template/paths.js';
 import { loadTemplate, renderTemplate, resolveAnswers, type Answers, type LoadedTemplate, type TemplateLock } from '../template/index.js';
-import { registrySource, sha256Hex } from '../template/lock.js';
+import { LOCK_FILE, lockSkipGlobs, registrySource, serializeLock, sha256Hex, skipGlobProblem } from '../template/lock.js';
 import { givenAnswers, type GivenAnswers } from './answers.js';
-import { lockedTarget, migrationStepsBetween, versionDownloader, type UpToDate } from './locked.js';
+import { ProjectLockError } from './errors.js';
+import { lockedTarget, migrationStepsBetween, projectLock, versionDownloader, type LockedTarget, type UpToDate } from './locked.js';
 
 export interface UpdateProjectOptions extends GivenAnswers {
   /** The registry to read. */
@@ -41,6 +49,12 @@ export interface UpdateProjectOptions extends GivenAnswers {
   conflict?: 'inline' | 'rej';
   /** Keep every replaced or removed file in `.template-backups/<timestamp>/`; true unless false. */
   backup?: boolean;
+  /**
+   * Globs of project paths the update must never write, create or remove (the project's own rules,
+   * as a template's `updatePolicy` `once`); recorded in the lock's `skip` so every later update
+   * honours them too (also when the project is already current), unless a dry run.
+   */
+  skip?: string[];
   /**
    * Asks the questions the target version added, given the answers known so far (the lock's,
    * then `answers`, `answersFile`, `set`); without it, new questions take their defaults.
@@ -76,6 +90,10 @@ export interface UpdatePlan {
   toVersion: string;
   /** The migration steps: `applied` those that run (chained), with their changes, warnings and errors. */
   steps: MigrationRunResult;
+  /** Each step that runs, in order: id, description, breaking, versions, and the file changes it asks for. */
+  migrations: PlannedStep[];
+  /** The migration guide the target version's manifest names (`migration.guide`), when steps run. */
+  guide?: string;
   /** What happens to every file that changes or needs attention, in path order. */
   files: FileUpdate[];
   /** Paths with conflicts left to resolve. */
@@ -148,6 +166,148 @@ function updatedLock(lock: TemplateLock, entry: TemplateEntry, source: string, r
   };
 }
 
+/** One migration step of the plan, as the plan shows it: what it is and what it changes (without contents). */
+export interface PlannedStep {
+  id: string;
+  description: string;
+  breaking: boolean;
+  fromVersion: string;
+  toVersion: string;
+  /** Each file change the step asks for: its type, path and, for a rename, the new path. */
+  changes: { type: FileChange['type']; path: string; newPath?: string }[];
+}
+
+/** The steps that ran in the plan, in order, with their changes. */
+function plannedSteps(steps: readonly MigrationStep[], planned: PlannedRun): PlannedStep[] {
+  const byId = new Map(steps.map((step) => [step.id, step]));
+  return planned.stepChanges.flatMap(({ id, changes }) => {
+    const step = byId.get(id);
+    if (!step) return [];
+    return [
+      {
+        id,
+        description: step.description,
+        breaking: step.breaking,
+        fromVersion: step.fromVersion,
+        toVersion: step.toVersion,
+        changes: changes.map((change) => ({ type: change.type, path: change.path, ...(change.type === 'rename' ? { newPath: change.newPath } : {}) })),
+      },
+    ];
+  });
+}
+
+/** The project's own `skip` globs (the lock's and those given now); a damaged list is the lock's fault. */
+function skipGlobs(lock: TemplateLock, added: readonly string[]): string[] {
+  for (const glob of added) {
+    const problem = skipGlobProblem(glob);
+    if (problem) throw new TypeError(`skip: ${JSON.stringify(glob)} ${problem}`);
+  }
+  try {
+    return [...new Set([...lockSkipGlobs(lock), ...added])];
+  } catch (error) {
+    throw new ProjectLockError(errorMessage(error), { cause: error });
+  }
+}
+
+/** An update planned over the project, nothing written yet: what `update` and `migrate` finish. */
+export interface PreparedUpdate {
+  plan: UpdatePlan;
+  /** The steps and the merge laid over the project. */
+  planned: PlannedRun;
+  /** The steps between the versions (loaded from the archives). */
+  steps: MigrationStep[];
+  /** Files the steps alone would replace or remove although the project changed them (for `migrate`). */
+  stepsOverChangedFiles: string[];
+  /** The lock to write with the changes. */
+  lockFor: () => TemplateLock;
+}
+
+/** What `prepareUpdate` reads of the update's options. */
+export type PrepareOptions = Omit<UpdateProjectOptions, 'to' | 'onPlan' | 'confirmBreaking' | 'onRecovered'>;
+
+/**
+ * Plans the update from the locked version to `locked.target` in `work`: downloads both versions,
+ * renders them with the project's answers (and the new questions' answers), plans the chained steps
+ * over the project and lays the file-by-file merge over them (with the target's `updatePolicy` and
+ * the project's `skip` globs). With `requireSteps`, stops (`no-steps`) when no step leads anywhere,
+ * before anything is rendered.
+ */
+export function prepareUpdate(options: PrepareOptions, locked: LockedTarget, work: string): Promise<PreparedUpdate>;
+export function prepareUpdate(options: PrepareOptions, locked: LockedTarget, work: string, how: { requireSteps: true }): Promise<PreparedUpdate | { status: 'no-steps' }>;
+export async function prepareUpdate(options: PrepareOptions, locked: LockedTarget, work: string, how: { requireSteps?: boolean } = {}): Promise<PreparedUpdate | { status: 'no-steps' }> {
+  const projectDir = path.resolve(options.projectDir ?? '.');
+  const { lock, templateId, fromVersion, target } = locked;
+  const skip = skipGlobs(lock, options.skip ?? []);
+  const download = versionDownloader(work, options);
+  const targetTemplate = await loadTemplate(await download(target, 'target', 'generate'));
+  const steps = await migrationStepsBetween({ client: options.client, lock, target, targetRoot: targetTemplate.root, download });
+  if (how.requireSteps && chainSteps(steps, { currentVersion: fromVersion, templateId }).steps.length === 0) return { status: 'no-steps' };
+
+  const baseEntry = await options.client.getTemplate(templateId, fromVersion);
+  // The base is only rendered to compare with: not a use of that version.
+  const baseTemplate = baseEntry ? await loadTemplate(await download(baseEntry, 'base', 'inspect')) : undefined;
+  // Without the locked version (gone from the registry), the lock's hashes still tell untouched files from changed ones.
+  const base = baseTemplate ? await rendering(baseTemplate, variablesOf(baseTemplate, lock.answers)) : undefined;
+  let answers = await givenAnswers(targetTemplate, { ...options, answers: { ...variablesOf(targetTemplate, lock.answers), ...options.answers } });
+  const unanswered = Object.keys(targetTemplate.variables).filter((name) => !Object.hasOwn(answers, name));
+  if (options.ask && unanswered.length > 0) answers = await options.ask(targetTemplate, answers);
+  const next = await rendering(targetTemplate, answers);
+  const newAnswers = Object.fromEntries(Object.entries(next.resolved.answers).filter(([name]) => !Object.hasOwn(lock.answers, name)));
+
+  const planned = await planRun(steps, {
+    projectPath: projectDir,
+    currentVersion: fromVersion,
+    targetVersion: target.version,
+    templateId,
+    config: lock.answers,
+    dryRun: options.dryRun ?? false,
+    backup: options.backup ?? true,
+  });
+  const stepsOverChangedFiles = planned.result.success ? await plannedChangesToChangedFiles(planned) : [];
+  const label = `${templateId}@${target.version}`;
+  const files =
+    planned.result.success && planned.project
+      ? await mergeRenderings({
+          project: planned.project,
+          base: base?.files ?? new Map(),
+          target: next.files,
+          lockedFiles: lock.files ?? {},
+          label,
+          conflictStyle: options.conflict ?? 'inline',
+          policyOf: updatePolicies(targetTemplate.manifest.updatePolicy ?? [], skip),
+        })
+      : [];
+  const breakingSteps = steps.filter((step) => step.breaking && planned.result.applied.includes(step.id));
+  const guide = await migrationGuide(targetTemplate);
+  if (!base) planned.result.warnings.push(missingBaseWarning(templateId, fromVersion));
+  const plan: UpdatePlan = {
+    templateId,
+    fromVersion,
+    toVersion: target.version,
+    steps: planned.result,
+    migrations: plannedSteps(steps, planned),
+    ...(guide && planned.result.applied.length > 0 ? { guide: guide.path } : {}),
+    files,
+    conflicts: files.filter((file) => file.status === 'conflict').map((file) => file.path),
+    newAnswers,
+    breaking: { steps: breakingSteps.map((step) => ({ id: step.id, description: step.description })), ...(guide && breakingSteps.length > 0 ? { guide } : {}) },
+  };
+  const source = registrySource(options.client.registryUrl, templateId, target.version);
+  const lockFor = (): TemplateLock => {
+    const updated = updatedLock(lock, target, source, next.resolved, next.files, planned.result.applied);
+    return skip.length > 0 ? { ...updated, skip } : updated;
+  };
+  return { plan, planned, steps, stepsOverChangedFiles, lockFor };
+}
+
+/** Writes `skip` into the lock of a project that is not updated now (already current), so the next update honours it. */
+async function rememberSkip(projectDir: string, added: readonly string[]): Promise<void> {
+  const lock = await projectLock(projectDir);
+  const skip = skipGlobs(lock, added);
+  if (skip.length === lockSkipGlobs(lock).length) return;
+  await writeFileAtomic(path.join(projectDir, LOCK_FILE), serializeLock({ ...lock, skip }));
+}
+
 /**
  * Updates the project in `projectDir` to `to` (or the version the registry selects).
  * Throws ProjectLockError, TemplateNotFoundError, the download's
@@ -157,68 +317,25 @@ function updatedLock(lock: TemplateLock, entry: TemplateEntry, source: string, r
 export async function updateProject(options: UpdateProjectOptions): Promise<UpdateProjectResult> {
   const projectDir = path.resolve(options.projectDir ?? '.');
   const locked = await lockedTarget({ client: options.client, projectDir, ...(options.to !== undefined ? { to: options.to } : {}), ...(options.onRecovered ? { onRecovered: options.onRecovered } : {}) });
-  if (!('target' in locked)) return locked;
-  const { lock, templateId, fromVersion, target } = locked;
-  const baseEntry = await options.client.getTemplate(templateId, fromVersion);
+  if (!('target' in locked)) {
+    if ((options.skip ?? []).length > 0 && !options.dryRun) await rememberSkip(projectDir, options.skip ?? []);
+    return locked;
+  }
 
   const work = await mkdtemp(path.join(tmpdir(), 'template-update-'));
   try {
-    const download = versionDownloader(work, options);
-    // The base is only rendered to compare with: not a use of that version.
-    const baseTemplate = baseEntry ? await loadTemplate(await download(baseEntry, 'base', 'inspect')) : undefined;
-    const targetTemplate = await loadTemplate(await download(target, 'target', 'generate'));
-
-    // Without the locked version (gone from the registry), the lock's hashes still tell untouched files from changed ones.
-    const base = baseTemplate ? await rendering(baseTemplate, variablesOf(baseTemplate, lock.answers)) : undefined;
-    let answers = await givenAnswers(targetTemplate, { ...options, answers: { ...variablesOf(targetTemplate, lock.answers), ...options.answers } });
-    const unanswered = Object.keys(targetTemplate.variables).filter((name) => !Object.hasOwn(answers, name));
-    if (options.ask && unanswered.length > 0) answers = await options.ask(targetTemplate, answers);
-    const next = await rendering(targetTemplate, answers);
-    const newAnswers = Object.fromEntries(Object.entries(next.resolved.answers).filter(([name]) => !Object.hasOwn(lock.answers, name)));
-
-    const steps = await migrationStepsBetween({ client: options.client, lock, target, targetRoot: targetTemplate.root, download });
+    const { plan, planned, steps, lockFor } = await prepareUpdate({ ...options, projectDir }, locked, work);
     const backup = options.backup ?? true;
-    const planned = await planRun(steps, {
-      projectPath: projectDir,
-      currentVersion: fromVersion,
-      targetVersion: target.version,
-      templateId,
-      config: lock.answers,
-      dryRun: options.dryRun ?? false,
-      backup,
-    });
-    const label = `${templateId}@${target.version}`;
-    const files = planned.result.success && planned.project
-      ? await mergeRenderings({ project: planned.project, base: base?.files ?? new Map(), target: next.files, lockedFiles: lock.files ?? {}, label, conflictStyle: options.conflict ?? 'inline' })
-      : [];
-    const breakingSteps = steps.filter((step) => step.breaking && planned.result.applied.includes(step.id));
-    const guide = breakingSteps.length > 0 ? await migrationGuide(targetTemplate) : undefined;
-    if (!base) planned.result.warnings.push(missingBaseWarning(templateId, fromVersion));
-    const plan: UpdatePlan = {
-      templateId,
-      fromVersion,
-      toVersion: target.version,
-      steps: planned.result,
-      files,
-      conflicts: files.filter((file) => file.status === 'conflict').map((file) => file.path),
-      newAnswers,
-      breaking: { steps: breakingSteps.map((step) => ({ id: step.id, description: step.description })), ...(guide ? { guide } : {}) },
-    };
     options.onPlan?.(plan);
     if (!planned.result.success) return { ...plan, status: 'plan-failed', errors: planned.result.errors };
     if (options.dryRun) {
       const dry = await applyPlannedRun(planned, { dryRun: true, backup });
       return dry.success ? { ...plan, status: 'planned' } : { ...plan, status: 'plan-failed', errors: dry.errors };
     }
+    const breakingSteps = steps.filter((step) => step.breaking && planned.result.applied.includes(step.id));
     if (breakingSteps.length > 0 && !(await options.confirmBreaking?.(plan.breaking))) return { ...plan, status: 'declined' };
 
-    const source = registrySource(options.client.registryUrl, templateId, target.version);
-    const applied = await applyPlannedRun(planned, {
-      dryRun: false,
-      backup,
-      ...(options.now ? { now: options.now } : {}),
-      lockFor: () => updatedLock(lock, target, source, next.resolved, next.files, planned.result.applied),
-    });
+    const applied = await applyPlannedRun(planned, { dryRun: false, backup, ...(options.now ? { now: options.now } : {}), lockFor });
     const backupDir = applied.backupDir ? { backupDir: applied.backupDir } : {};
     return applied.success ? { ...plan, status: 'updated', ...backupDir } : { ...plan, status: 'failed', errors: applied.errors, ...backupDir };
   } finally {

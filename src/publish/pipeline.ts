@@ -20,7 +20,7 @@ import { archiveUrl } from '../core/routes.js';
 import { formatValidationError } from '../core/validation.js';
 import { VERSION_PATTERN, VERSION_RULE } from '../core/versions.js';
 import { packTemplate, selectPackFiles, type PackResult } from '../pack/pack.js';
-import { extractChangelogSection } from '../template/changelog.js';
+import { extractChangelogSection, missingEntryNotes } from '../template/changelog.js';
 import { formatLintFinding, lintTemplate } from '../template/lint.js';
 import { resolveInsideRoot } from '../template/paths.js';
 import { testTemplate } from '../template/test-template.js';
@@ -120,8 +120,13 @@ export interface PublishPipelineResult {
   packed: PackResult;
   /** The change log file, relative to the template folder. */
   changelogFile: string;
-  /** The change log section of the version: the release notes. */
+  /**
+   * The release notes: the change log section of the version, or, when the change log has none (or
+   * an empty one), a line saying so (`missingEntryNotes`); the pipeline warns and goes on then.
+   */
   releaseNotes: string;
+  /** Whether the change log has a section (with text) for the version. */
+  changelogEntry: boolean;
   /** What the registry answered; absent in a dry run. */
   upload?: PublishResult;
   /** Where the registry serves the archive; absent in a dry run. */
@@ -207,11 +212,22 @@ async function lintStep({ options, report }: StepContext): Promise<string> {
   return `${result.errorCount} error(s), ${result.warningCount} warning(s)`;
 }
 
+/** The release notes of a version, and whether the change log had an entry for it. */
+interface ReleaseNotes {
+  notes: string;
+  entry: boolean;
+}
+
+/**
+ * The change log section of the version, as the release notes. A missing or empty section is a
+ * warning, not a refusal (the spec does not ask for one): the notes then say the change log has no
+ * entry for the version. A change log that cannot be read at all still fails the step.
+ */
 async function changelogStep(
   { options, report }: StepContext,
   changelogFile: string,
   version: string,
-): Promise<string> {
+): Promise<ReleaseNotes> {
   const where = { file: changelogFile, rule: 'changelog-section', title: 'release notes' } as const;
   const file = await resolveInsideRoot(options.templateDir, changelogFile);
   if (!file) {
@@ -229,11 +245,13 @@ async function changelogStep(
   }
   const section = extractChangelogSection(text, version);
   if (!section) {
-    const message = `${changelogFile} has no section for ${version} (a heading such as "## [${version}] - YYYY-MM-DD")`;
-    report({ severity: 'error', ...where, message, text: message });
-    throw new StepRefusal(`${changelogFile} has no section for version ${version}: the release needs one`);
+    const missing =
+      section === '' ? `the section of ${changelogFile} for ${version} is empty` : `${changelogFile} has no section for ${version} (a heading such as "## [${version}] - YYYY-MM-DD")`;
+    const message = `${missing}; the release notes will say the change log has no entry for ${version}`;
+    report({ severity: 'warning', ...where, message, text: `warning: ${message}` });
+    return { notes: missingEntryNotes(version, changelogFile), entry: false };
   }
-  return section;
+  return { notes: section, entry: true };
 }
 
 /** The manifest fields the pipeline needs; read after validation, so it is a valid manifest. */
@@ -288,7 +306,11 @@ export async function runPublishPipeline(options: PublishPipelineOptions, hooks:
   const manifest = await readManifest(options.templateDir);
   const version = options.version ?? manifest.version;
   const changelogFile = manifest.changelog ?? DEFAULT_CHANGELOG_FILE;
-  const releaseNotes = await step('changelog', (context) => changelogStep(context, changelogFile, version), () => `section for ${version} found in ${changelogFile}`);
+  const { notes: releaseNotes, entry: changelogEntry } = await step(
+    'changelog',
+    (context) => changelogStep(context, changelogFile, version),
+    (found) => (found.entry ? `section for ${version} found in ${changelogFile}` : `no entry for ${version} in ${changelogFile}: the release notes say so`),
+  );
 
   const outDir = options.outDir ?? (await mkdtemp(path.join(tmpdir(), 'template-publish-')));
   const packed = await step(
@@ -305,7 +327,7 @@ export async function runPublishPipeline(options: PublishPipelineOptions, hooks:
 
   if (options.dryRun) {
     hooks.onStepSkipped?.('upload', 'dry-run');
-    return { version, packed, changelogFile, releaseNotes };
+    return { version, packed, changelogFile, releaseNotes, changelogEntry };
   }
 
   const registryUrl = options.registryUrl ?? '';
@@ -328,6 +350,7 @@ export async function runPublishPipeline(options: PublishPipelineOptions, hooks:
     packed,
     changelogFile,
     releaseNotes,
+    changelogEntry,
     upload,
     downloadUrl: upload.downloadUrl ?? archiveUrl(registryUrl, packed.manifest.name, version),
   };

@@ -11,7 +11,7 @@ import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 
 import type { ErrorDetail } from '../core/validation.js';
 import type { AccountStore, TokenRecord, TokenRole, UserCreation, UserRecord } from '../store/types.js';
-import { hashPassword, verifyPassword } from './passwords.js';
+import { scryptHasher, type PasswordHasher } from './passwords.js';
 
 /** Access tokens live 15 minutes: a stolen one is short-lived, and refresh tokens renew them. */
 export const ACCESS_TOKEN_SECONDS = 15 * 60;
@@ -71,14 +71,14 @@ export function accountProblems(account: { email?: unknown; password?: unknown; 
   return details;
 }
 
-/** Makes an account (the password hashed with scrypt); `email-exists` when the e-mail has one. */
-export async function createAccount(accounts: AccountStore, account: NewAccount): Promise<UserCreation> {
+/** Makes an account (the password hashed with scrypt, or `hasher`: the server's hash queue); `email-exists` when the e-mail has one. */
+export async function createAccount(accounts: AccountStore, account: NewAccount, hasher: PasswordHasher = scryptHasher): Promise<UserCreation> {
   const details = accountProblems(account);
   if (details.length > 0) throw new AccountInputError(details);
   const email = account.email.trim().toLowerCase();
   return accounts.createUser({
     email,
-    passwordHash: await hashPassword(account.password),
+    passwordHash: await hasher.hash(account.password),
     role: account.role ?? 'publisher',
     owner: account.owner ?? email,
     ...(account.name !== undefined ? { name: account.name } : {}),
@@ -87,10 +87,10 @@ export async function createAccount(accounts: AccountStore, account: NewAccount)
 }
 
 /** The account of an e-mail and password; undefined when either is wrong (same work either way). */
-export async function checkCredentials(accounts: AccountStore, email: string, password: string): Promise<UserRecord | undefined> {
+export async function checkCredentials(accounts: AccountStore, email: string, password: string, hasher: PasswordHasher = scryptHasher): Promise<UserRecord | undefined> {
   if (password.length > MAX_PASSWORD_LENGTH) return undefined;
   const found = await accounts.findCredentials(email);
-  const matches = await verifyPassword(password, found?.passwordHash);
+  const matches = await hasher.verify(password, found?.passwordHash);
   return matches ? found?.user : undefined;
 }
 

@@ -2,7 +2,9 @@
  * What an uploaded archive must be before a version is reserved: a safe gzip tar whose own
  * template.json follows the manifest rules and equals the manifest part, and a template that
  * passes every check needing no execution (validation of all its files, the lint errors, Liquid
- * parsing of its content). Checked on a private temp copy that is always removed.
+ * parsing of its content). A change log without a section for the version is only a lint warning
+ * (the spec does not ask for one) unless the operator requires it (`requireChangelogEntry`).
+ * Checked on a private temp copy that is always removed.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,6 +19,7 @@ import { schemaErrors } from '../core/schemas.js';
 import { errorDetails, type ErrorDetail } from '../core/validation.js';
 import { formatLintFinding, lintTemplate, MANIFEST_FILE, REQUIRED_FILES } from '../template/index.js';
 import { ApiError } from './envelope.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-input.js';
 
 /** The field an archive problem is reported under: the `template` part, then the file. */
 const archiveField = (file: string): string => `template/${file}`;
@@ -29,6 +32,7 @@ function refused(message: string, details: ErrorDetail[]): ApiError {
 function manifestProblems(text: string | undefined, manifest: TemplateManifest): ErrorDetail[] {
   const field = archiveField(MANIFEST_FILE);
   if (text === undefined) return []; // reported as a missing required file
+  if (nestsDeeperThan(text)) return [{ field, code: 'MAX_DEPTH', message: `the archive's ${MANIFEST_FILE} nests arrays or objects deeper than ${MAX_JSON_DEPTH} levels` }];
   let packed: unknown;
   try {
     packed = JSON.parse(text) as unknown;
@@ -55,11 +59,20 @@ function manifestProblems(text: string | undefined, manifest: TemplateManifest):
   return [];
 }
 
-/** Every lint error of the unpacked template, located as `file:line:col`. */
-async function templateProblems(dir: string): Promise<ErrorDetail[]> {
+/** The lint rule an operator may turn into a refusal (`requireChangelogEntry`). */
+const CHANGELOG_RULE = 'changelog-missing-version';
+
+/** What the server asks of an archive beyond the spec. */
+export interface ArchiveRequirements {
+  /** Refuse an archive whose change log has no section for its version (off by default: the spec does not ask for one). */
+  requireChangelogEntry?: boolean;
+}
+
+/** Every lint error of the unpacked template (and the change log warning when it is required), located as `file:line:col`. */
+async function templateProblems(dir: string, requirements: ArchiveRequirements): Promise<ErrorDetail[]> {
   const { findings } = await lintTemplate(dir);
   return findings
-    .filter((finding) => finding.severity === 'error')
+    .filter((finding) => finding.severity === 'error' || (requirements.requireChangelogEntry === true && finding.rule === CHANGELOG_RULE))
     .map((finding) => ({ field: archiveField(finding.file), code: finding.rule.toUpperCase().replace(/-/g, '_'), message: formatLintFinding(finding) }));
 }
 
@@ -67,7 +80,7 @@ async function templateProblems(dir: string): Promise<ErrorDetail[]> {
  * Refuses (422, every problem listed) an archive that is not what `manifest` says it is.
  * `scratch` is the folder the temp copy is unpacked in (default: the system's temp folder).
  */
-export async function checkUploadedArchive(file: string, manifest: TemplateManifest, scratch = tmpdir()): Promise<void> {
+export async function checkUploadedArchive(file: string, manifest: TemplateManifest, requirements: ArchiveRequirements = {}, scratch = tmpdir()): Promise<void> {
   const dir = await mkdtemp(path.join(scratch, 'tr-check-'));
   try {
     let files: readonly string[];
@@ -83,7 +96,7 @@ export async function checkUploadedArchive(file: string, manifest: TemplateManif
     const manifestText = present.has(MANIFEST_FILE) ? await readFile(path.join(dir, MANIFEST_FILE), 'utf8') : undefined;
     const mismatch = manifestProblems(manifestText, manifest);
     if (missing.length > 0 || mismatch.length > 0) throw refused('the archive does not match the manifest', [...missing, ...mismatch]);
-    const problems = await templateProblems(dir);
+    const problems = await templateProblems(dir, requirements);
     if (problems.length > 0) throw refused(`the template in the archive has ${problems.length} error(s)`, problems);
   } finally {
     await rm(dir, { recursive: true, force: true });

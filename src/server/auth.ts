@@ -6,7 +6,8 @@
  * the storage is asked on every request, so a revocation by another process applies at once; or an
  * access token from the login route, refused too once its login ends, or a browser session cookie:
  * see accounts.ts) and
- * 403 with another role's, and leaves the token's record on `request.token`.
+ * 403 with another role's, or for a write carried by the session cookie from another origin
+ * (`crossOriginWrite`), and leaves the token's record on `request.token`.
  *
  * It runs after the rate limit (an onRequest hook: refused requests count too) and before the
  * body is validated (a stranger learns nothing about the schema).
@@ -111,15 +112,58 @@ async function authenticateSession(accounts: AccountStore, secret: string): Prom
   throw unauthorized(`the session cookie ${SESSION_COOKIE} is not valid: log in again`, { field: SESSION_FIELD, code: 'SESSION_INVALID', why: 'the session is not valid' });
 }
 
-/** The credential of a request (a token, an access token or a session cookie); 401 when missing, unknown, expired or revoked. */
-async function authenticate(request: FastifyRequest, context: Pick<ServerContext, 'storage' | 'adminToken' | 'clock'>): Promise<{ record: TokenRecord; account?: UserRecord }> {
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The origin (`scheme://host[:port]`) of a URL, lower-cased; undefined when it has none. */
+function originOf(url: string): string | undefined {
+  try {
+    const origin = new URL(url).origin;
+    return origin === 'null' ? undefined : origin.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Why a write carried by the session cookie is refused as coming from another origin, or undefined
+ * when it may go on. A browser says where a request comes from: `Sec-Fetch-Site` (which a page
+ * cannot set) must be `same-origin` (or `none`: the user's own action); without it, `Origin` must
+ * be this server's (its public URL's, or the one the request was sent to). A page of another site,
+ * or of another port of this host (same-site, so SameSite=Strict still sends the cookie), or a
+ * sandboxed one (`Origin: null`) is refused, multipart forms included. A client sending neither
+ * header is not a browser: no other page can make it send the cookie.
+ */
+export function crossOriginWrite(request: FastifyRequest, publicUrl: string): { field: string; why: string } | undefined {
+  if (SAFE_METHODS.has(request.method)) return undefined;
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined) return site === 'same-origin' || site === 'none' ? undefined : { field: 'Sec-Fetch-Site', why: `the request came from another origin (Sec-Fetch-Site: ${site})` };
+  const origin = request.headers.origin;
+  if (origin === undefined) return undefined;
+  const own = [originOf(publicUrl), originOf(`${request.protocol}://${request.host}`)];
+  const from = originOf(origin);
+  return from !== undefined && own.includes(from) ? undefined : { field: 'Origin', why: `the request came from another origin (Origin: ${origin.slice(0, 200)})` };
+}
+
+/** The 403 of a cookie-authenticated write from another origin (crossOriginWrite). */
+export function crossOriginRefusal(refused: { field: string; why: string }): ApiError {
+  return new ApiError(403, 'FORBIDDEN', `${refused.why}: a write authenticated by the session cookie ${SESSION_COOKIE} must come from this registry's own pages; other clients send a token`, [
+    { field: refused.field, code: 'CROSS_ORIGIN', message: refused.why },
+  ]);
+}
+
+/** The credential of a request (a token, an access token or a session cookie); 401 when missing, unknown, expired or revoked, 403 for a cookie's write from another origin. */
+async function authenticate(request: FastifyRequest, context: Pick<ServerContext, 'storage' | 'adminToken' | 'publicUrl' | 'clock'>): Promise<{ record: TokenRecord; account?: UserRecord }> {
   const presented = presentedToken(request.headers);
   if (presented.conflict) {
     throw unauthorized('two different tokens were presented (Authorization and X-API-Key): send one', { field: 'Authorization', code: 'TOKEN_INVALID', why: 'two different tokens' });
   }
   if (presented.token === undefined || presented.source === undefined) {
     const session = sessionCookieOf(request.headers.cookie);
-    if (session !== undefined) return authenticateSession(context.storage.accounts, session);
+    if (session !== undefined) {
+      const refused = crossOriginWrite(request, context.publicUrl);
+      if (refused) throw crossOriginRefusal(refused);
+      return authenticateSession(context.storage.accounts, session);
+    }
     throw unauthorized('a token is required: Authorization: Bearer <token> (or Authorization: ApiKey <key>, or X-API-Key: <key>, or a session cookie from POST /api/auth/session)');
   }
   const { token, source } = presented;
@@ -138,7 +182,7 @@ async function authenticate(request: FastifyRequest, context: Pick<ServerContext
   }
 }
 
-export const authPlugin = fastifyPlugin<{ context: Pick<ServerContext, 'storage' | 'adminToken' | 'clock'> }>(
+export const authPlugin = fastifyPlugin<{ context: Pick<ServerContext, 'storage' | 'adminToken' | 'publicUrl' | 'clock'> }>(
   (app: FastifyInstance, { context }, done) => {
     app.decorateRequest('token', undefined);
     app.decorateRequest('account', undefined);

@@ -1,5 +1,6 @@
 import type { RegistryDocument } from '../core/schema-types.js';
 import type { RegistryStorage } from '../store/types.js';
+import type { PasswordHasher } from './passwords.js';
 import type { StaticFiles } from './static-files.js';
 import type { WebhookDispatcher } from './webhooks.js';
 
@@ -14,11 +15,26 @@ export interface ServerLimits {
   uploadPerMinute: number;
   /** A request (an upload's whole body included) must arrive within this many milliseconds. */
   requestTimeoutMs: number;
-  /** Failed logins of one account allowed per `loginWindowMs`; past them its logins get 429 until the window ends. */
-  loginFailuresPerAccount: number;
-  /** Failed logins from one client address allowed per `loginWindowMs`. */
+  /** A request body (but an upload's archive bytes, bounded by `requestTimeoutMs`) must arrive within this many milliseconds of its headers; past it 408. */
+  bodyTimeoutMs: number;
+  /** Connections one client address may hold at once (0: no limit); past it 429 TOO_MANY_CONNECTIONS. Not applied behind trusted proxies. */
+  maxConnectionsPerAddress: number;
+  /** Failed logins of one account from one client address allowed per `loginWindowMs`; past them that address's logins of the account get 429 until the window lets one go. */
+  loginFailuresPerAccountAddress: number;
+  /** Failed logins from one client address (any account) allowed per `loginWindowMs`. */
   loginFailuresPerAddress: number;
   loginWindowMs: number;
+  /** Failed logins of one account from every address together allowed per `loginAccountWindowMs`: the slower limit of guesses spread over many addresses. */
+  loginFailuresPerAccount: number;
+  loginAccountWindowMs: number;
+  /** Password hashes (scrypt, on libuv's threadpool) computed at once; the others wait in the queue. */
+  maxConcurrentHashes: number;
+  /** Logins waiting for a hash; past them a login is answered 503 with Retry-After at once. */
+  hashQueueLength: number;
+  /** Files one token may have staged through `/files` (not yet used or expired); past it 429 QUOTA_EXCEEDED. */
+  maxStagedFilesPerToken: number;
+  /** Bytes one token's staged files may hold together; past it 413 QUOTA_EXCEEDED. */
+  maxStagedBytesPerToken: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -27,9 +43,17 @@ export const DEFAULT_LIMITS: ServerLimits = {
   readPerMinute: 600,
   uploadPerMinute: 30,
   requestTimeoutMs: 300_000,
-  loginFailuresPerAccount: 5,
+  bodyTimeoutMs: 60_000,
+  maxConnectionsPerAddress: 64,
+  loginFailuresPerAccountAddress: 5,
   loginFailuresPerAddress: 20,
   loginWindowMs: 15 * 60_000,
+  loginFailuresPerAccount: 50,
+  loginAccountWindowMs: 60 * 60_000,
+  maxConcurrentHashes: 2,
+  hashQueueLength: 16,
+  maxStagedFilesPerToken: 10,
+  maxStagedBytesPerToken: 200 * 1024 * 1024,
 };
 
 /** The registry document being served, with what conditional requests need. */
@@ -54,10 +78,14 @@ export interface ServerContext {
   rebuild(): Promise<void>;
   /** REGISTRY_ADMIN_TOKEN, when set: a token with the admin role that is not in the store. */
   adminToken?: string;
+  /** The password hasher of accounts and logins: bounded by the hash queue (hash-queue.ts). */
+  passwords: PasswordHasher;
   /** Sends events to the registered webhooks in the background. */
   webhooks: WebhookDispatcher;
   /** Tells the server a download was recorded, so that the registry's `stats` show it soon (server/stats-refresh.ts). */
   downloadRecorded?: () => void;
   /** The server's clock for token lifetimes (tests); default the system's. */
   clock?: () => Date;
+  /** Refuse an upload whose change log has no section for its version (`--require-changelog-entry`); off by default. */
+  requireChangelogEntry?: boolean;
 }

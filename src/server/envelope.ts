@@ -92,6 +92,12 @@ export function isStorageFull(error: unknown): boolean {
   return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
 }
 
+/** PostgreSQL's refusal of text it cannot store (a NUL in text or json: SQLSTATE 22021, 22P05). */
+export function isUnstorableText(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '22021' || code === '22P05';
+}
+
 export interface EnvelopeOptions {
   /**
    * The methods the routes of a path (without its query) answer; none for a path no route has.
@@ -121,6 +127,10 @@ export function installEnvelope(app: FastifyInstance, options: EnvelopeOptions =
     const status = error.statusCode ?? 500;
     if (error.validation) return sendError(request, reply, validationError(error, request));
     if (status >= 500) request.log.error(error);
+    if (isUnstorableText(error)) {
+      // The edge refuses NUL in every field (json-input.ts); this answers one that slipped past as the client's, not a 500.
+      return sendError(request, reply, new ApiError(400, 'BAD_REQUEST', 'the request holds a character the database cannot store (NUL, U+0000)'));
+    }
     if (isStorageFull(error)) {
       return sendError(request, reply, new ApiError(507, 'INSUFFICIENT_STORAGE', "the registry's storage is full; nothing was stored, retry later", [], { 'Retry-After': '60' }));
     }

@@ -17,7 +17,7 @@ export {
   type NewAccount,
   type TokenPair,
 } from './accounts.js';
-export { hashPassword, verifyPassword } from './passwords.js';
+export { hashPassword, verifyPassword, scryptHasher, type PasswordHasher } from './passwords.js';
 export { publishVersion, type ReceivedArchive, type PublishedVersion } from './upload-service.js';
 export {
   verifyWebhookSignature,

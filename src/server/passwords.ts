@@ -47,3 +47,12 @@ export async function verifyPassword(password: string, hash: string | undefined)
   const key = await scrypt(password, parsed.salt, parsed.options);
   return timingSafeEqual(key, parsed.key) && hash !== undefined;
 }
+
+/** What hashes and checks passwords: scrypt (`scryptHasher`), or a test's stand-in. */
+export interface PasswordHasher {
+  hash(password: string): Promise<string>;
+  /** Whether `password` is the one `hash` was made from; with no hash, the same work answering false. */
+  verify(password: string, hash: string | undefined): Promise<boolean>;
+}
+
+export const scryptHasher: PasswordHasher = { hash: hashPassword, verify: verifyPassword };

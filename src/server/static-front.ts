@@ -61,6 +61,8 @@ export interface StaticFrontOptions {
   logger?: unknown;
   /** The server trusts proxies for the client address: every request then goes through fastify. */
   trustProxy?: unknown;
+  /** Answers a request before anything else when it returns true (a connection past its address's limit). */
+  gate?: (request: IncomingMessage, response: ServerResponse) => boolean;
 }
 
 export class StaticFront {
@@ -81,7 +83,9 @@ export class StaticFront {
    */
   readonly serverFactory: FastifyServerFactory = (handler, options) => {
     const settings = options as { http?: http.ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
+    const gate = this.#options.gate;
     const server = http.createServer(settings.http ?? {}, (request, response) => {
+      if (gate?.(request, response)) return;
       if (!this.answer(request, response)) handler(request, response);
     });
     server.keepAliveTimeout = settings.keepAliveTimeout;

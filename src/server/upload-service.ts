@@ -14,6 +14,7 @@ import type { StoredVersion, TokenRecord } from '../store/types.js';
 import type { ServerContext } from './context.js';
 import { checkUploadedArchive } from './archive-check.js';
 import { ApiError } from './envelope.js';
+import { nulDetail, nulPath, parseClientJson } from './json-input.js';
 import { publishedEntry } from './webhook-events.js';
 import { webhookEvent } from './webhooks.js';
 
@@ -31,14 +32,20 @@ export interface PublishedVersion {
   entry: TemplateEntry | undefined;
 }
 
+/** The manifest part, parsed: 400 when it is not JSON or nests too deep, 422 when a text holds U+0000. */
 function parseManifest(text: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = parseClientJson(text, 'the manifest part', 'manifest');
   } catch (error) {
+    if (error instanceof ApiError) throw error;
     throw new ApiError(400, 'INVALID_JSON', 'the manifest part is not valid JSON', [
       { field: 'manifest', code: 'INVALID_JSON', message: errorMessage(error) },
     ]);
   }
+  const nul = nulPath(value);
+  if (nul !== undefined) throw new ApiError(422, 'VALIDATION_ERROR', 'the manifest is invalid', [nulDetail(nul.length === 0 ? 'manifest' : nul.join('.'))]);
+  return value;
 }
 
 /** The answer to an upload of a version that is there: 409 when complete, 503 while another upload of it is under way. */
@@ -60,7 +67,7 @@ function versionExists(manifest: TemplateManifest, existing: StoredVersion): Api
  * storage on success; on any failure after the reservation, the reservation is undone.
  */
 export async function publishVersion(
-  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks' | 'publicUrl'>,
+  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks' | 'publicUrl' | 'requireChangelogEntry'>,
   token: TokenRecord,
   archive: ReceivedArchive,
   manifestText: string,
@@ -81,7 +88,7 @@ export async function publishVersion(
   const existing = await versions.getVersion(manifest.name, manifest.version);
   if (existing) throw versionExists(manifest, existing);
 
-  await checkUploadedArchive(archive.path, manifest);
+  await checkUploadedArchive(archive.path, manifest, { requireChangelogEntry: context.requireChangelogEntry === true });
 
   const createdAt = new Date().toISOString();
   const reservation = await versions.reserveVersion(

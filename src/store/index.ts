@@ -36,6 +36,7 @@ export type {
   FileStore,
   StagedFile,
   NewStagedFile,
+  StagedUsage,
   OwnerChange,
   AccountStore,
   UserRecord,
@@ -45,6 +46,11 @@ export type {
   NewSession,
   SessionCheck,
   SessionRotation,
+  LoginAttempt,
+  LoginAdmission,
+  LoginOutcome,
+  LoginLimit,
+  LoginScope,
   BlobStore,
   PublisherRun,
   TrustedPublisher,
@@ -53,7 +59,7 @@ export type {
   TrustedPublisherAddition,
   TrustedPublisherSelector,
 } from './types.js';
-export { eventMatches, tokenState, LAST_USED_PRECISION_MS, MAX_TRUSTED_PUBLISHERS } from './types.js';
+export { eventMatches, tokenState, LAST_USED_PRECISION_MS, MAX_TRUSTED_PUBLISHERS, StagedQuotaError } from './types.js';
 export { openSqliteStorage, SCHEMA_VERSION, StoreVersionError, StoreNotFoundError, type SqliteStorage, type OpenStorageOptions } from './sqlite/index.js';
 export { storeSource, lifecycleFields } from './source.js';
 export { secretsEqual } from './secrets.js';

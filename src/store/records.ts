@@ -1,12 +1,12 @@
 /**
  * The storage rules every backend shares (the SQLite and PostgreSQL stores both call these): how a
- * token and an account record are made, who may publish a name, what a session's state is, and the
- * exact body a webhook delivery sends.
+ * token and an account record are made, who may publish a name, what a session's state is, the
+ * exact body a webhook delivery sends, and when a login is refused for too many failures.
  */
 import { randomBytes } from 'node:crypto';
 
 import { isTemplateName, NAME_PATTERN } from '../core/versions.js';
-import type { NewToken, NewTrustedPublisher, NewUser, Permission, SessionKind, TokenRecord, TrustedPublisher, UserRecord, WebhookEventRecord } from './types.js';
+import type { LoginLimit, LoginScope, NewToken, NewTrustedPublisher, NewUser, Permission, SessionKind, TokenRecord, TrustedPublisher, UserRecord, WebhookEventRecord } from './types.js';
 
 /** A new token (returned once; only its hash is stored) and its record; throws on a role, name or expiry that breaks the rules. */
 export function newTokenRecord(options: NewToken): { token: string; record: TokenRecord } {
@@ -193,3 +193,30 @@ export function sessionRefusal(session: SessionState, now: Date): 'expired' | 'r
 export function webhookBody(record: WebhookEventRecord, now: Date): string {
   return JSON.stringify({ event: record.event, timestamp: record.timestamp ?? now.toISOString(), data: record.data });
 }
+
+/** The order the login limits are checked in, and where they are reported. */
+export const LOGIN_SCOPES: readonly LoginScope[] = ['account-address', 'address', 'account'];
+
+/**
+ * The login rule: a login is refused while any of its scopes holds `max` attempts in its window
+ * (failed ones, and ones being checked). `maxthNewest[scope]` is the time of the `max`-th newest
+ * attempt of that scope inside its window (undefined: fewer than `max`); the wait is until that one
+ * leaves the window. Undefined: admitted.
+ */
+export function loginRefusal(
+  limits: Record<LoginScope, LoginLimit>,
+  maxthNewest: Partial<Record<LoginScope, Date>>,
+  now: Date,
+): { admitted: false; scope: LoginScope; retryAfterMs: number } | undefined {
+  let refusal: { admitted: false; scope: LoginScope; retryAfterMs: number } | undefined;
+  for (const scope of LOGIN_SCOPES) {
+    const at = maxthNewest[scope];
+    if (at === undefined) continue;
+    const retryAfterMs = Math.max(1, at.getTime() + limits[scope].windowMs - now.getTime());
+    if (!refusal || retryAfterMs > refusal.retryAfterMs) refusal = { admitted: false, scope, retryAfterMs };
+  }
+  return refusal;
+}
+
+/** The longest window of the login limits: attempts older than it count for nothing and may be removed. */
+export const longestLoginWindow = (limits: Record<LoginScope, LoginLimit>): number => Math.max(...LOGIN_SCOPES.map((scope) => limits[scope].windowMs));

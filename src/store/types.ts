@@ -270,6 +270,29 @@ export interface NewSessionSecret {
   family: string;
 }
 
+/** At most `max` failed logins in any `windowMs`. */
+export interface LoginLimit {
+  max: number;
+  windowMs: number;
+}
+
+/** Which count a login limit keeps: one account from one address, one address (any account), one account (every address). */
+export type LoginScope = 'account-address' | 'address' | 'account';
+
+/** A login about to be checked: the account (its e-mail, lower-cased) and the client address, with the limits of each scope. */
+export interface LoginAttempt {
+  account: string;
+  address: string;
+  limits: Record<LoginScope, LoginLimit>;
+  now?: Date;
+}
+
+/** An attempt counted (its `id` settles it), or refused: the limit it would pass and how long until it may be tried. */
+export type LoginAdmission = { admitted: true; id: string } | { admitted: false; scope: LoginScope; retryAfterMs: number };
+
+/** What came of an admitted login: `failed` stays counted; `succeeded` clears the account's failures from that address; `unchecked` (never evaluated) is forgotten. */
+export type LoginOutcome = 'failed' | 'succeeded' | 'unchecked';
+
 /** Accounts, their sessions (refresh tokens and browser sessions: only their hashes kept) and the key access tokens are signed with. */
 export interface AccountStore {
   createUser(user: NewUser): Promise<UserCreation>;
@@ -297,6 +320,14 @@ export interface AccountStore {
   loginUser(family: string, userId: string): Promise<UserRecord | undefined>;
   /** The key access tokens are signed with: made once, shared by every process on this storage. */
   signingKey(): Promise<Uint8Array>;
+  /**
+   * Counts a login before its password is checked, or refuses it (`loginRefusal`): the counts and
+   * the new attempt in one transaction, so that of concurrent logins (from any instance) at most
+   * each limit's `max` are admitted. An admitted attempt counts as failed until it is settled.
+   */
+  admitLogin(attempt: LoginAttempt): Promise<LoginAdmission>;
+  /** Settles an admitted attempt (`LoginOutcome`). */
+  settleLogin(id: string, outcome: LoginOutcome): Promise<void>;
 }
 
 export interface StoredVersion {
@@ -598,16 +629,48 @@ export interface NewStagedFile {
   contentType: string;
   expiresAt: Date;
   now?: Date;
+  /** The most files the token may have staged (this one included); past it `createFile` throws StagedQuotaError. */
+  maxFiles?: number;
+}
+
+/** What a token has staged and not yet used: its files that have not expired, and their bytes. */
+export interface StagedUsage {
+  files: number;
+  bytes: number;
+  /** When the first of them expires (and frees its share); undefined when there are none. */
+  nextExpiry?: string;
+}
+
+/** A token's staged files would pass its quota: `files` of them, or `bytes` in all (`used` before this one). */
+export class StagedQuotaError extends Error {
+  override readonly name = 'StagedQuotaError';
+
+  constructor(
+    readonly kind: 'files' | 'bytes',
+    readonly limit: number,
+    readonly used: StagedUsage,
+  ) {
+    super(kind === 'files' ? `the token has ${used.files} staged files; at most ${limit} are kept` : `the token's staged files hold ${used.bytes} bytes; at most ${limit} are kept`);
+  }
 }
 
 export interface FileStore {
-  /** Stages a file with no bytes yet; `capability` (returned once, only its hash kept) lets its bytes be uploaded without a token. */
+  /**
+   * Stages a file with no bytes yet; `capability` (returned once, only its hash kept) lets its bytes be uploaded without a token.
+   * With `maxFiles`, throws StagedQuotaError when the token has that many files staged (counted in one transaction with the insert).
+   */
   createFile(options: NewStagedFile): Promise<{ file: StagedFile; capability: string }>;
   getFile(id: string): Promise<StagedFile | undefined>;
   /** The file when `capability` is its own (compared in constant time) and it has not expired at `now`. */
   checkCapability(id: string, capability: string, now?: Date): Promise<StagedFile | undefined>;
-  /** Moves a local file (e.g. from `VersionStore.uploadTempPath`) in as the bytes of a pending or uploaded file; undefined when the file is gone or past that. */
-  storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }): Promise<StagedFile | undefined>;
+  /**
+   * Moves a local file (e.g. from `VersionStore.uploadTempPath`) in as the bytes of a pending or uploaded file; undefined when the file is gone or past that.
+   * With `maxBytes`, throws StagedQuotaError (the file left pending, without bytes) when the token's staged bytes, these included, would pass it;
+   * checked in one transaction with the change, so concurrent uploads of one token cannot pass it together.
+   */
+  storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }, maxBytes?: number): Promise<StagedFile | undefined>;
+  /** What `tokenId` has staged at `now` (`StagedUsage`): every file not expired, in any state. */
+  usage(tokenId: string, now?: Date): Promise<StagedUsage>;
   /** Marks an uploaded file confirmed, usable until `expiresAt`; undefined when it is not uploaded (or confirmed already). */
   confirmFile(id: string, expiresAt: Date): Promise<StagedFile | undefined>;
   /** Claims a confirmed file for one publish (atomically: of concurrent claims one wins); undefined when it is not confirmed. */

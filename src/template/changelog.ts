@@ -107,6 +107,15 @@ export function extractChangelogSection(text: string, version: string): string |
   return findChangelogSection(text, version)?.body;
 }
 
+/**
+ * The release notes of a version whose change log has no entry for it (no section, or an empty
+ * one): a version is published without one (the spec does not ask for it), and its notes say so
+ * rather than being blank.
+ */
+export function missingEntryNotes(version: string, file = 'CHANGELOG.md'): string {
+  return `The change log (${file}) has no entry for version ${stripV(version)}.`;
+}
+
 /** Like `extractChangelogSection`, but throws `ChangelogSectionMissingError` for a missing or empty section. */
 export function requireChangelogSection(text: string, version: string, file?: string): string {
   const body = extractChangelogSection(text, version);

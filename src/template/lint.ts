@@ -745,9 +745,14 @@ export function changelogHasVersion(text: string, version: string): boolean {
   return findChangelogSection(text, version) !== undefined;
 }
 
+/**
+ * A warning, not an error: the spec asks for no change log entry, so a version without one is
+ * published (its release notes say so); a registry server may still require one
+ * (`--require-changelog-entry`).
+ */
 const changelogMissingVersion: LintRule = {
   id: 'changelog-missing-version',
-  severity: 'error',
+  severity: 'warning',
   check: ({ manifest, changelog }) => {
     if (!manifest?.version || !changelog || !VERSION_PATTERN.test(manifest.version)) return [];
     if (changelogHasVersion(changelog.text, manifest.version)) return [];

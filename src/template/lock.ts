@@ -4,6 +4,7 @@ import path from 'node:path';
 
 import type { Answers } from './answers.js';
 import { errorMessage } from '../core/errors.js';
+import { globMatcher } from '../core/glob.js';
 
 export const LOCK_FILE = '.template-lock.json';
 
@@ -23,6 +24,42 @@ export interface TemplateLock {
   files: Record<string, LockedFile>;
   /** Ids of the migration steps applied since generation, in order. */
   appliedMigrations?: string[];
+  /**
+   * The project's own update rules: globs of project paths `update` never writes, creates or removes
+   * (as a template's `updatePolicy` `once`), added by `update --skip <glob>`; they win over the
+   * template's rules.
+   */
+  skip?: string[];
+}
+
+/** The longest glob `update --skip` (and the lock's `skip`) takes. */
+export const MAX_SKIP_GLOB_LENGTH = 1024;
+/** Most globs a lock's `skip` holds. */
+export const MAX_SKIP_GLOBS = 200;
+
+/** Why `glob` cannot be a `skip` glob, or undefined when it can. */
+export function skipGlobProblem(glob: unknown): string | undefined {
+  if (typeof glob !== 'string' || glob.trim() === '') return 'must be a non-empty glob';
+  if (glob.length > MAX_SKIP_GLOB_LENGTH) return `must be at most ${MAX_SKIP_GLOB_LENGTH} characters`;
+  if (glob.includes('\0')) return 'must not hold a NUL character';
+  try {
+    globMatcher(glob);
+  } catch (error) {
+    return errorMessage(error);
+  }
+  return undefined;
+}
+
+/** The lock's `skip` globs (none when absent); throws naming the field when it is not a list of globs. */
+export function lockSkipGlobs(lock: TemplateLock): string[] {
+  const { skip } = lock as { skip?: unknown };
+  if (skip === undefined) return [];
+  if (!Array.isArray(skip) || skip.length > MAX_SKIP_GLOBS) throw new Error(`${LOCK_FILE}: skip must be a list of at most ${MAX_SKIP_GLOBS} globs`);
+  return skip.map((glob: unknown, index) => {
+    const problem = skipGlobProblem(glob);
+    if (problem) throw new Error(`${LOCK_FILE}: skip[${index}] ${problem}`);
+    return glob as string;
+  });
 }
 
 /** The lock's `template.source` of a version read from a registry: `<registry.json URL>#<id>@<version>`. */

@@ -267,21 +267,40 @@ describe('the publish action run()', () => {
     expect(row(calls.summaryRows, 'Lint')).toBeUndefined();
   });
 
-  it('needs the changelog section of the version even when no release is made', async () => {
+  it('warns about a change log without a section for the version and releases with notes that say so', async () => {
     const dir = await writePublishableTemplate();
     const { core, calls, setExitCode } = recordingCore();
-    const outcome = await run({ env: dryRunEnv(dir, { INPUT_VERSION: '1.1.0' }), core, setExitCode });
+    const { upload, calls: uploads } = recordingUpload();
+    const { api, releases } = memoryReleaseApi();
+    const outcome = await run({
+      env: {
+        GITHUB_WORKSPACE: path.dirname(dir),
+        GITHUB_REPOSITORY: 'acme/demo',
+        GITHUB_REF: 'refs/tags/v1.1.0',
+        RUNNER_TEMP: await tempDir(),
+        'INPUT_TEMPLATE-PATH': path.basename(dir),
+        'INPUT_REGISTRY-URL': 'https://registry.test/',
+        'INPUT_REGISTRY-TOKEN': 'tr_secret',
+        'INPUT_GITHUB-TOKEN': 'ghs_secret',
+      },
+      core,
+      setExitCode,
+      upload,
+      releaseApi: () => api,
+    });
 
-    expect(outcome.ok).toBe(false);
     expect(calls.failed).toEqual([]);
-    expect(calls.exitCodes).toEqual([1]);
-    expect(calls.annotations.filter((a) => a.level === 'error')).toHaveLength(1);
+    expect(outcome.ok).toBe(true);
+    expect(calls.annotations.filter((a) => a.level === 'error')).toEqual([]);
     expect(calls.annotations).toContainEqual({
-      level: 'error',
-      message: 'CHANGELOG.md has no section for 1.1.0 (a heading such as "## [1.1.0] - YYYY-MM-DD")',
+      level: 'warning',
+      message: 'CHANGELOG.md has no section for 1.1.0 (a heading such as "## [1.1.0] - YYYY-MM-DD"); the release notes will say the change log has no entry for 1.1.0',
       properties: { title: 'release notes', file: `${path.basename(dir)}/CHANGELOG.md` },
     });
-    expect(calls.outputs.archive).toBeUndefined();
+    expect(uploads).toHaveLength(1);
+    expect(releases).toHaveLength(1);
+    expect(releases[0]).toMatchObject({ tag_name: 'v1.1.0', body: 'The change log (CHANGELOG.md) has no entry for version 1.1.0.' });
+    expect(row(calls.summaryRows, 'Release notes')).toBe('no entry for 1.1.0 in CHANGELOG.md: the release notes say so');
   });
 
   it('uploads, reports retries as warnings and creates the release from the changelog section', async () => {

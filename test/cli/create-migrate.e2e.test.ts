@@ -58,7 +58,8 @@ describe('create and migrate against a served registry', () => {
     expect(lock.template.version).toBe('1.2.0');
     expect(lock.appliedMigrations).toEqual(['add-editorconfig']);
     const backups = path.join(project, '.template-backups');
-    const [stamp] = await readdir(backups);
+    // The folder holds its own .gitignore beside the run's folder.
+    const [stamp] = (await readdir(backups)).filter((name) => name !== '.gitignore');
     expect(await readFile(path.join(backups, stamp ?? '', '.env.example'), 'utf8')).toBe(envBefore);
 
     const again = await cli('migrate', '--project', project, '--registry', registry);

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -140,5 +141,23 @@ describe('template-registry test', () => {
     const excluded = await cli('test', dir, '--exclude', 'template/notes.md', '--run', 'test ! -e notes.md', '--json');
     expect(excluded.code, excluded.stdout).toBe(0);
     expect(JSON.parse(excluded.stdout).leftOut).toEqual([{ path: 'template/notes.md', reason: 'matches the exclude glob "template/notes.md"' }]);
+  });
+});
+
+describe('template-registry test --keep', () => {
+  it('prints where it kept each generated project, and the folders are there', async () => {
+    const dir = await writeTemplate();
+    const result = await cli('test', dir, '--keep');
+    expect(result.code, result.stdout).toBe(0);
+    const kept = [...result.stdout.matchAll(/^ {5}kept in (.+)$/gm)].map((match) => match[1] as string);
+    const json = JSON.parse((await cli('test', dir, '--keep', '--json')).stdout) as { sets: { projectDir?: string }[] };
+    expect(kept).toHaveLength(json.sets.length);
+    for (const folder of kept) expect(existsSync(path.join(folder, 'README.md'))).toBe(true);
+    for (const folder of [...kept, ...json.sets.map((set) => set.projectDir as string)]) await rm(path.dirname(folder), { recursive: true, force: true });
+  });
+
+  it('prints no folder without --keep', async () => {
+    const result = await cli('test', await writeTemplate());
+    expect(result.stdout).not.toMatch(/kept in/);
   });
 });

@@ -115,7 +115,7 @@ export async function startSpecRegistry(options: SpecRegistryOptions = {}): Prom
       license: manifest.license ?? 'UNLICENSED',
       tags: manifest.keywords ?? [],
       features: manifest.features ?? [],
-      dependencies: { methodology: String(manifest.methodologyVersion ?? '*') },
+      dependencies: { methodology: typeof manifest.methodologyVersion === 'string' ? manifest.methodologyVersion : '*' },
       compatibility: { methodologyVersions: [], nodeVersions: [], platforms: [], breaking: false, deprecated: [], removed: [] },
       stats: { downloads: 0, stars: 0, forks: 0, issues: 0 },
       createdAt: now,

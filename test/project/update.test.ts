@@ -263,7 +263,110 @@ describe('update and migrate: steps chained across versions', () => {
     expect(report.reachedVersion).toBe('3.0.0');
     const lock = await lockOf(dir);
     expect(lock.template).toMatchObject({ version: '3.0.0', source: `${registry}#${TEMPLATE}@3.0.0` });
-    expect(await read(dir, 'lib/app.txt')).toContain('line 6\n');
+    // Not only the steps: the files of 3.0.0 too (its change of line 6), at the path the step moved the file to.
+    expect(await read(dir, 'lib/app.txt')).toBe('# shop\nline 2\nline 3\nline 4\nline 5\nline 6 in 3.0.0\nline 7\n');
+  });
+});
+
+describe('update --dry-run: the text plan shows what --json shows', () => {
+  const stepped: VersionSpec[] = [
+    V1,
+    {
+      version: '2.0.0',
+      files: {
+        'template.json': { ...validManifest, version: '2.0.0', migration: { guide: 'docs/MIGRATING.md' } },
+        'docs/MIGRATING.md': '# Moving to 2.0.0\n\napp.txt moved to lib/.\n',
+        'template/lib/app.txt.liquid': APP_V1,
+        'template/TWO.md': 'two\n',
+        'migrations/1-to-2.json': stepFile('move-app', '1.0.0', '2.0.0', [{ type: 'rename', path: 'app.txt', newPath: 'lib/app.txt' }, { type: 'create', path: 'TWO.md', content: 'two\n' }], true),
+      },
+    },
+  ];
+
+  it('lists each step (id, versions, breaking, description), its renames and file changes, and the guide', async () => {
+    const { registry } = await registryWith(stepped);
+    const dir = await createAt(registry, '1.0.0');
+    const text = await cli('update', '--project', dir, '--registry', registry, '--dry-run', '--no-color');
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(
+      [
+        'migration steps:',
+        '  move-app (1.0.0 -> 2.0.0, breaking): step move-app',
+        '    rename  app.txt -> lib/app.txt',
+        '    create  TWO.md',
+        'migration guide: docs/MIGRATING.md (in the template)',
+        'files:',
+      ].join('\n'),
+    );
+
+    const json = JSON.parse((await cli('update', '--project', dir, '--registry', registry, '--dry-run', '--json')).stdout) as Record<string, unknown>;
+    expect(json.migrations).toEqual([
+      {
+        id: 'move-app',
+        description: 'step move-app',
+        breaking: true,
+        fromVersion: '1.0.0',
+        toVersion: '2.0.0',
+        changes: [
+          { type: 'rename', path: 'app.txt', newPath: 'lib/app.txt' },
+          { type: 'create', path: 'TWO.md' },
+        ],
+      },
+    ]);
+    expect(json.guide).toBe('docs/MIGRATING.md');
+  });
+});
+
+describe('migrate: the project has the files of the version its lock names', () => {
+  /** 1.1.0: a step adds NOTES.md; the template itself also changes line 6 of app.txt and adds NEW.md (no step for those). */
+  const withStep: VersionSpec = {
+    version: '1.1.0',
+    files: {
+      ...V1_1.files,
+      'template/NOTES.md': 'notes\n',
+      'migrations/notes.json': stepFile('add-notes', '1.0.0', '1.1.0', [{ type: 'create', path: 'NOTES.md', content: 'notes\n' }]),
+    },
+  };
+
+  it('brings the files the steps do not, so that update has nothing left to do and the lock hashes match', async () => {
+    const { registry } = await registryWith([V1, withStep]);
+    const dir = await createAt(registry, '1.0.0');
+    await edit(dir, 'app.txt', 'line 2', 'line 2 mine');
+
+    const run = await cli('migrate', '--project', dir, '--registry', registry);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/migrated demo-template 1\.0\.0 -> 1\.1\.0/);
+    expect(await read(dir, 'NOTES.md')).toBe('notes\n');
+    expect(await read(dir, 'NEW.md')).toBe('new in 1.1.0 for shop\n');
+    expect(await read(dir, 'app.txt')).toBe('# shop\nline 2 mine\nline 3\nline 4\nline 5\nline 6 from the template\nline 7\n');
+    expect(existsSync(path.join(dir, 'old.txt'))).toBe(false);
+
+    const lock = await lockOf(dir);
+    expect(lock.template.version).toBe('1.1.0');
+    expect(lock.appliedMigrations).toEqual(['add-notes']);
+    for (const file of ['NOTES.md', 'NEW.md', 'logo.bin']) expect(lock.files[file]?.sha256, file).toBe(sha256Hex(await readFile(path.join(dir, file))));
+    expect(lock.files['old.txt']).toBeUndefined();
+
+    const update = await cli('update', '--project', dir, '--registry', registry);
+    expect(update.stdout).toMatch(/nothing to update/);
+  });
+
+  it('refuses, changing nothing, where the template\'s change conflicts with the project\'s, and writes markers with --force', async () => {
+    const { registry } = await registryWith([V1, withStep]);
+    const dir = await createAt(registry, '1.0.0');
+    await edit(dir, 'app.txt', 'line 6', 'line 6 mine');
+    const before = await snapshot(dir);
+
+    const refused = await cli('migrate', '--project', dir, '--registry', registry, '--json');
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ status: 'changed-files', changedFiles: ['app.txt'] });
+    expect(await snapshot(dir)).toEqual(before);
+
+    const forced = await cli('migrate', '--project', dir, '--registry', registry, '--force');
+    expect(forced.code).toBe(3);
+    expect(forced.stderr).toMatch(/1 file\(s\) with conflicts to resolve.*app\.txt/);
+    expect(await read(dir, 'app.txt')).toContain('<<<<<<< project\nline 6 mine\n=======\nline 6 from the template\n>>>>>>> demo-template@1.1.0\n');
+    expect((await lockOf(dir)).template.version).toBe('1.1.0');
   });
 });
 
@@ -324,6 +427,39 @@ describe('check-update', () => {
     const current = await cli('check-update', '--project', dir, '--registry', registry, '--exit-code', '--json');
     expect(current.code).toBe(0);
     expect(JSON.parse(current.stdout)).toMatchObject({ updateAvailable: false, currentVersion: '2.0.0' });
+  });
+});
+
+describe('the registry cache across commands', () => {
+  it('update after `check-update --refresh` moves to the version it saw, not "nothing to update"', async () => {
+    const { server, registry } = await registryWith([V1]);
+    const dir = await createAt(registry, '1.0.0');
+    // registry.json is now cached for an hour.
+    expect((await cli('list', '--registry', registry)).stdout).toMatch(/demo-template\s+1\.0\.0/);
+    await publishVersions(server, [V1_1]);
+
+    const check = await cli('check-update', '--project', dir, '--registry', registry, '--refresh', '--json');
+    expect(JSON.parse(check.stdout)).toMatchObject({ updateAvailable: true, latestVersion: '1.1.0' });
+    const update = await cli('update', '--project', dir, '--registry', registry);
+    expect(update.code, update.stderr).toBe(0);
+    expect(update.stdout).toMatch(/updated demo-template 1\.0\.0 -> 1\.1\.0/);
+    expect((await cli('list', '--registry', registry)).stdout).toMatch(/demo-template\s+1\.1\.0/);
+  });
+
+  it('create id@version and update --to a version published after the cache was filled find it', async () => {
+    const { server, registry } = await registryWith([V1]);
+    const dir = await createAt(registry, '1.0.0');
+    await cli('list', '--registry', registry);
+    await publishVersions(server, [V1_1]);
+
+    const created = await cli('create', `${TEMPLATE}@1.1.0`, path.join(await tempDir(), 'other'), '--registry', registry, '--defaults');
+    expect(created.code, created.stderr).toBe(0);
+    const update = await cli('update', '--project', dir, '--registry', registry, '--to', '1.1.0');
+    expect(update.code, update.stderr).toBe(0);
+    expect((await lockOf(dir)).template.version).toBe('1.1.0');
+    const missing = await cli('update', '--project', dir, '--registry', registry, '--to', '9.9.9');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/9\.9\.9/);
   });
 });
 

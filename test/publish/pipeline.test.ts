@@ -189,16 +189,24 @@ describe('runPublishPipeline', () => {
     expect(findings.some((f) => f.severity === 'warning' && f.rule === 'variable-unused')).toBe(true);
   });
 
-  it('needs a changelog section for the version, even on a dry run', async () => {
+  it('warns when the change log has no section for the version, goes on, and writes release notes that say so', async () => {
     const dir = await writePublishableTemplate({ 'CHANGELOG.md': '# Changelog\n\n## [1.0.0] - 2026-01-01\n\n- First\n\n## [1.1.0]\n' });
-    const { hooks, findings } = recordingHooks();
-    const missing = await failure(runPublishPipeline(await options(dir, { version: '1.2.3', dryRun: true }), hooks));
-    expect(missing).toMatchObject({ step: 'changelog', message: 'CHANGELOG.md has no section for version 1.2.3: the release needs one' });
+    const { hooks, findings, events } = recordingHooks();
+    const missing = await runPublishPipeline(await options(dir, { version: '1.2.3', dryRun: true }), hooks);
+    expect(missing).toMatchObject({ version: '1.2.3', changelogEntry: false, releaseNotes: 'The change log (CHANGELOG.md) has no entry for version 1.2.3.' });
     expect(findings.filter((f) => f.step === 'changelog')).toEqual([
-      expect.objectContaining({ step: 'changelog', file: 'CHANGELOG.md', message: 'CHANGELOG.md has no section for 1.2.3 (a heading such as "## [1.2.3] - YYYY-MM-DD")' }),
+      expect.objectContaining({
+        step: 'changelog',
+        severity: 'warning',
+        file: 'CHANGELOG.md',
+        message: 'CHANGELOG.md has no section for 1.2.3 (a heading such as "## [1.2.3] - YYYY-MM-DD"); the release notes will say the change log has no entry for 1.2.3',
+      }),
     ]);
-    const empty = await failure(runPublishPipeline(await options(dir, { version: '1.1.0', dryRun: true })));
-    expect(empty.message).toBe('CHANGELOG.md has no section for version 1.1.0: the release needs one');
+    expect(findings.filter((f) => f.severity === 'error')).toEqual([]);
+    expect(events).toContain('finish changelog: no entry for 1.2.3 in CHANGELOG.md: the release notes say so');
+    expect(events).toContain('packed demo-template-1.2.3.tgz');
+    const empty = await runPublishPipeline(await options(dir, { version: '1.1.0', dryRun: true }));
+    expect(empty).toMatchObject({ changelogEntry: false, releaseNotes: 'The change log (CHANGELOG.md) has no entry for version 1.1.0.' });
   });
 
   it('never reads a changelog that leads out of the template folder', async () => {

@@ -19,16 +19,17 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { isValidRange } from '../../src/core/index.js';
 import { packTemplate } from '../../src/pack/index.js';
-import { createServer, type RegistryServer } from '../../src/server/app.js';
+import { createServer, type RegistryServer, type ServerOptions } from '../../src/server/app.js';
 import type { ServerLimits } from '../../src/server/context.js';
 import { openSqliteStorage, type RegistryStorage, type TokenRecord } from '../../src/store/index.js';
 import { startFakeOidc, type FakeOidc } from '../helpers/fake-oidc.js';
@@ -268,7 +269,7 @@ afterAll(async () => {
 });
 
 /** A server on a temp store holding web-app 1.0.0 and 1.1.0 and cli-tool 0.1.0 (stored directly, owned by the admin token). */
-async function start(limits: Partial<ServerLimits> = LIMITS): Promise<{ server: RegistryServer; admin: string; store: RegistryStorage }> {
+async function start(limits: Partial<ServerLimits> = LIMITS, options: Pick<ServerOptions, 'passwordHasher'> = {}): Promise<{ server: RegistryServer; admin: string; store: RegistryStorage }> {
   const store = await openSqliteStorage(await freshDir('tr-openapi-'));
   const { token: admin, record } = await store.tokens.createToken({ role: 'admin' });
   for (const [name, version, stability] of [
@@ -302,7 +303,7 @@ async function start(limits: Partial<ServerLimits> = LIMITS): Promise<{ server: 
     });
   }
   // The registrations below name 127.0.0.1 (nobody listens on port 9): allowed as an operator would allow it.
-  const server = await createServer({ store, publicUrl: 'http://registry.test', limits, webhooks: { allowPrivate: ['127.0.0.1'] }, oidcIssuers: [(await oidc()).issuer, NOBODY], githubApiUrl: NOBODY });
+  const server = await createServer({ store, publicUrl: 'http://registry.test', limits, webhooks: { allowPrivate: ['127.0.0.1'] }, oidcIssuers: [(await oidc()).issuer, NOBODY], githubApiUrl: NOBODY, ...options });
   servers.push(server);
   return { server, admin, store };
 }
@@ -772,6 +773,31 @@ const CASES: LiveCase[] = [
   { operation: 'POST /api/auth/session', status: 415, what: 'not JSON', request: { method: 'POST', url: '/api/auth/session', ...textBody({}) } },
   { operation: 'POST /api/auth/session', status: 422, what: 'no password', request: { method: 'POST', url: '/api/auth/session', ...json({ email: 'ada@example.com' }) } },
   { operation: 'GET /users/me', status: 200, what: 'a session cookie', request: (w) => ({ url: '/users/me', headers: { cookie: w.saved.cookie ?? '' } }) },
+  // Writes the session cookie carries from another origin (another site, another port of the host).
+  {
+    operation: 'POST /templates/batch',
+    status: 403,
+    what: 'the cookie from another origin',
+    request: (w) => ({ method: 'POST', url: '/templates/batch', ...json({ operations: [{ method: 'GET', path: '/templates' }] }, { cookie: w.saved.cookie ?? '', 'sec-fetch-site': 'cross-site' }) }),
+  },
+  {
+    operation: 'POST /files/upload-url',
+    status: 403,
+    what: 'the cookie from another origin',
+    request: (w) => ({ method: 'POST', url: '/files/upload-url', ...json({ filename: 'a.tgz', contentType: 'application/gzip' }, { cookie: w.saved.cookie ?? '', origin: 'http://registry.test:8080' }) }),
+  },
+  {
+    operation: 'POST /files',
+    status: 403,
+    what: 'the cookie from another origin',
+    request: (w) => ({ method: 'POST', url: '/files', ...multipart([{ name: 'file', filename: 'a.tgz', body: w.packs['1.0.0'].archive }], { cookie: w.saved.cookie ?? '', 'sec-fetch-site': 'same-site' }) }),
+  },
+  {
+    operation: 'DELETE /api/auth/session',
+    status: 403,
+    what: 'the cookie from another origin',
+    request: (w) => ({ method: 'DELETE', url: '/api/auth/session', headers: { cookie: w.saved.cookie ?? '', origin: 'https://elsewhere.example' } }),
+  },
   { operation: 'DELETE /api/auth/session', status: 204, what: 'a browser logout', request: (w) => ({ method: 'DELETE', url: '/api/auth/session', headers: { cookie: w.saved.cookie ?? '' } }) },
   { operation: 'GET /users/me', status: 401, what: 'an ended session', request: (w) => ({ url: '/users/me', headers: { cookie: w.saved.cookie ?? '' } }) },
   {
@@ -1127,6 +1153,69 @@ describe('openapi/openapi.json', () => {
         expectDocumented(operation, res);
         exercised.add(`${operation} 429`);
       }
+    });
+
+    it('answers every operation that takes a JSON body with the documented 408 when the body does not arrive in time', async () => {
+      const { server } = await start({ ...LIMITS, bodyTimeoutMs: 50 });
+      const timed = documentedStatuses().filter((entry) => entry.endsWith(' 408'));
+      expect(timed.length).toBeGreaterThanOrEqual(12);
+      for (const entry of timed) {
+        const operation = entry.slice(0, -' 408'.length);
+        const [method, template] = operation.split(' ') as [Method, string];
+        const body = new PassThrough();
+        body.write('{"a":');
+        const res = await server.app.inject({ method, url: sampleUrl(template), headers: { 'content-type': 'application/json', 'content-length': '100' }, payload: body });
+        expect(res.statusCode, operation).toBe(408);
+        expect(res.json().error.code, operation).toBe('REQUEST_TIMEOUT');
+        expectDocumented(operation, res);
+        exercised.add(entry);
+      }
+    });
+
+    it('answers the logins and a new account with the documented 503 while the hash queue is full', async () => {
+      let release = (): void => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const hasher = { hash: async (password: string) => (await held, password), verify: async () => (await held, false) };
+      const { server, admin } = await start({ ...LIMITS, maxConcurrentHashes: 1, hashQueueLength: 0 }, { passwordHasher: hasher });
+      const busy = server.app.inject({ method: 'POST', url: '/api/auth/login', ...json({ email: 'someone@example.com', password: 'a long enough password' }) });
+      await vi.waitFor(() => expect((server.context.passwords as { running?: number }).running).toBe(1));
+      const requests: [string, LiveRequest][] = [
+        ['POST /api/auth/login', { method: 'POST', url: '/api/auth/login', ...json({ email: 'ada@example.com', password: 'a long enough password' }) }],
+        ['POST /api/auth/session', { method: 'POST', url: '/api/auth/session', ...json({ email: 'ada@example.com', password: 'a long enough password' }) }],
+        ['POST /users', { method: 'POST', url: '/users', ...json({ email: 'bob@example.com', password: 'a long enough password' }, bearer(admin)) }],
+      ];
+      for (const [operation, request] of requests) {
+        const res = await server.app.inject({ method: request.method ?? 'GET', url: request.url, ...(request.headers ? { headers: request.headers } : {}), payload: request.payload });
+        expect(res.statusCode, operation).toBe(503);
+        expect(res.json().error, operation).toMatchObject({ code: 'SERVICE_UNAVAILABLE', retryAfter: 1 });
+        expectDocumented(operation, res);
+        exercised.add(`${operation} 503`);
+      }
+      release();
+      expect((await busy).statusCode).toBe(401);
+    });
+
+    it("answers a token past its /files quota with the documented 429 (files) and 413 (bytes)", async () => {
+      const { server, store } = await start({ ...LIMITS, maxStagedFilesPerToken: 1, maxStagedBytesPerToken: 10 });
+      const { token } = await store.tokens.createToken({ role: 'publisher' });
+      const staged = await server.app.inject({ method: 'POST', url: '/files/upload-url', ...json({ filename: 'a.tgz', contentType: 'application/gzip' }, bearer(token)) });
+      expect(staged.statusCode).toBe(201);
+      const answers: [string, number, LiveRequest][] = [
+        ['POST /files/upload-url', 429, { method: 'POST', url: '/files/upload-url', ...json({ filename: 'b.tgz', contentType: 'application/gzip' }, bearer(token)) }],
+        ['POST /files', 429, { method: 'POST', url: '/files', ...multipart([{ name: 'file', filename: 'b.tgz', body: 'xx' }], bearer(token)) }],
+        ['PUT /files/{fileId}/content', 413, { method: 'PUT', url: localPart(String(staged.json().data.uploadUrl)), headers: { 'content-type': 'application/gzip' }, payload: Buffer.alloc(11) }],
+      ];
+      for (const [operation, status, request] of answers) {
+        const res = await server.app.inject({ method: request.method ?? 'GET', url: request.url, ...(request.headers ? { headers: request.headers } : {}), payload: request.payload });
+        expect(res.statusCode, operation).toBe(status);
+        expect(res.json().error.code, operation).toBe('QUOTA_EXCEEDED');
+        expectDocumented(operation, res);
+      }
+      const { token: other } = await store.tokens.createToken({ role: 'publisher' });
+      const tooMuch = await server.app.inject({ method: 'POST', url: '/files', ...multipart([{ name: 'file', filename: 'c.tgz', body: Buffer.alloc(11) }], bearer(other)) });
+      expect(tooMuch.statusCode).toBe(413);
+      expect(tooMuch.json().error.code).toBe('QUOTA_EXCEEDED');
+      expectDocumented('POST /files', tooMuch);
     });
 
     it('has every (path, method, status) of the document answered by a request above, or in NOT_PROVOKED', () => {

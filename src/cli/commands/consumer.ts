@@ -159,6 +159,8 @@ export function migrationJson(outcome: MigrateProjectResult): Record<string, unk
     fromVersion,
     toVersion,
     ...run,
+    files: outcome.files,
+    conflicts: outcome.conflicts,
     ...(outcome.status === 'declined' ? { breaking: outcome.breaking.map((step) => step.id) } : {}),
     ...(outcome.status === 'changed-files' ? { changedFiles: outcome.changedFiles } : {}),
   };
@@ -184,7 +186,7 @@ function printMigration(outcome: MigrateProjectResult, flags: RegistryFlags, can
       return EXIT.failure;
     case 'changed-files':
       io.stderr(
-        `migrate does not overwrite files changed in the project: ${outcome.changedFiles.join(', ')}\n` +
+        `migrate does not overwrite files changed in the project (or whose changes conflict with the template's): ${outcome.changedFiles.join(', ')}\n` +
           'run `template-registry update` to merge the template\'s changes with yours, or `migrate --force` to overwrite them (the old files are kept in .template-backups/)\n',
       );
       return EXIT.failure;
@@ -195,17 +197,24 @@ function printMigration(outcome: MigrateProjectResult, flags: RegistryFlags, can
     case 'declined':
       return EXIT.failure;
     case 'applied': {
+      // The steps, then the target version's own files: the project is at toVersion, whatever version the steps reached.
       const { applied } = outcome;
-      const reached = applied.reachedVersion ?? outcome.toVersion;
       if (!flags.json && applied.success) {
         const paint = stdoutStyle(io);
-        io.stdout(`${paint.green('migrated')} ${outcome.templateId} to ${reached}: ${applied.changes.length} change(s)${applied.backupDir ? `; old files kept in ${applied.backupDir}` : ''}\n`);
+        io.stdout(
+          `${paint.green('migrated')} ${outcome.templateId} ${outcome.fromVersion} -> ${outcome.toVersion}: ${applied.applied.length} step(s), ${applied.plan.length} file change(s)${applied.backupDir ? `; old files kept in ${applied.backupDir}` : ''}\n`,
+        );
       }
-      if (applied.success && reached !== outcome.toVersion) io.stderr(`${noStepsHint({ templateId: outcome.templateId, fromVersion: reached, toVersion: outcome.toVersion })}\n`);
-      return applied.success ? EXIT.ok : EXIT.failure;
+      if (!applied.success) return EXIT.failure;
+      if (outcome.conflicts.length === 0) return EXIT.ok;
+      io.stderr(`${stderrStyle(io).red(`${outcome.conflicts.length} file(s) with conflicts to resolve`)}: ${outcome.conflicts.join(', ')}\n`);
+      return EXIT_CONFLICTS;
     }
   }
 }
+
+/** Exit code of an update or a forced migration that left conflicts to resolve. */
+export const EXIT_CONFLICTS = 3;
 
 /**
  * The exit code of an error of a workflow on a project (migrate, update, check-update): no lock
@@ -410,13 +419,13 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
   registryOption(
     program
       .command('migrate')
-      .description('migrate the project in this folder (or --project) to a newer template version')
+      .description("migrate the project in this folder (or --project) to a newer template version: its migration steps, then the version's own files as update merges them")
       .option('--to <version>', 'target version (default: the newest the registry selects)')
       .option('--project <dir>', 'project folder', '.')
       .option('--dry-run', 'show the plan and the diffs, change nothing')
       .option('--yes', 'apply breaking steps without asking')
       .option('--no-backup', 'do not keep the old files in .template-backups/')
-      .option('--force', 'let the steps overwrite or remove files changed in the project'),
+      .option('--force', 'let the steps overwrite or remove files changed in the project, and write conflict markers where the template\'s change conflicts with yours (exit 3)'),
   ).action(async (flags: RegistryFlags & { to?: string; project: string; dryRun?: boolean; yes?: boolean; backup: boolean; force?: boolean }) => {
     if (flags.to !== undefined && !isTemplateVersion(flags.to)) throw new UsageError(`--to ${VERSION_RULE} (got ${JSON.stringify(flags.to)})`);
     const canAsk = process.stdin.isTTY === true;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 
 import { createServer } from '../../server/app.js';
-import { DEFAULT_LIMITS } from '../../server/context.js';
+import { DEFAULT_LIMITS, type ServerLimits } from '../../server/context.js';
 import { DEFAULT_STATS_REFRESH_MS } from '../../server/stats-refresh.js';
 import { WEBHOOK_ALLOW_PRIVATE_ENV } from '../../server/webhook-targets.js';
 import { parseAddressRanges } from '../../core/ip-addresses.js';
@@ -57,19 +57,36 @@ export function parseWebhookAllowPrivate(value: string | undefined): string[] {
   }
 }
 
-interface ServeFlags extends BackendFlags {
-  host: string;
-  port: string;
-  publicUrl?: string;
+/** A yes/no environment variable: 1, true, yes or on; 0, false, no, off or empty; anything else is a usage error naming it. */
+export function booleanEnv(name: string, value: string | undefined): boolean {
+  const text = (value ?? '').trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(text)) return true;
+  if (['', '0', 'false', 'no', 'off'].includes(text)) return false;
+  throw new UsageError(`${name} must be 1, true, yes or on (or 0, false, no, off) (got ${JSON.stringify(value)})`);
+}
+
+/** The flags of `serve` that set the server's limits. */
+export interface LimitFlags {
   readLimit?: string;
   uploadLimit?: string;
   maxArchiveBytes?: string;
   requestTimeout?: string;
+  bodyTimeout?: string;
+  maxConnectionsPerAddress?: string;
+  maxStagedFiles?: string;
+  maxStagedBytes?: string;
+}
+
+interface ServeFlags extends BackendFlags, LimitFlags {
+  host: string;
+  port: string;
+  publicUrl?: string;
   statsRefresh?: string;
   trustProxy?: string;
   webhookAllowPrivate?: string;
   oidcIssuer: string[];
   githubApiUrl?: string;
+  requireChangelogEntry?: boolean;
 }
 
 /** `--oidc-issuer` (repeatable) and `REGISTRY_OIDC_ISSUERS` (comma-separated): issuers trusted beside GitHub Actions', checked. */
@@ -80,6 +97,26 @@ export function parseOidcIssuers(flags: readonly string[], env: string | undefin
   } catch (error) {
     throw new UsageError(`--oidc-issuer / REGISTRY_OIDC_ISSUERS: ${errorMessage(error)}`);
   }
+}
+
+/** The server's limits from `serve`'s flags, each flag before its environment variable, then the default; a UsageError names a bad one. */
+export function serveLimits(flags: LimitFlags, env: NodeJS.ProcessEnv = process.env): Partial<ServerLimits> {
+  const seconds = (name: string, value: string | undefined, fallbackMs: number): number => 1000 * positiveInteger(name, value, fallbackMs / 1000);
+  return {
+    readPerMinute: positiveInteger('--read-limit', flags.readLimit ?? env.REGISTRY_READ_LIMIT, DEFAULT_LIMITS.readPerMinute),
+    uploadPerMinute: positiveInteger('--upload-limit', flags.uploadLimit ?? env.REGISTRY_UPLOAD_LIMIT, DEFAULT_LIMITS.uploadPerMinute),
+    maxArchiveBytes: positiveInteger('--max-archive-bytes', flags.maxArchiveBytes ?? env.REGISTRY_MAX_ARCHIVE_BYTES, DEFAULT_LIMITS.maxArchiveBytes),
+    requestTimeoutMs: seconds('--request-timeout', flags.requestTimeout ?? env.REGISTRY_REQUEST_TIMEOUT, DEFAULT_LIMITS.requestTimeoutMs),
+    bodyTimeoutMs: seconds('--body-timeout', flags.bodyTimeout ?? env.REGISTRY_BODY_TIMEOUT, DEFAULT_LIMITS.bodyTimeoutMs),
+    maxConnectionsPerAddress: positiveInteger(
+      '--max-connections-per-address',
+      flags.maxConnectionsPerAddress ?? env.REGISTRY_MAX_CONNECTIONS_PER_ADDRESS,
+      DEFAULT_LIMITS.maxConnectionsPerAddress,
+      0,
+    ),
+    maxStagedFilesPerToken: positiveInteger('--max-staged-files', flags.maxStagedFiles ?? env.REGISTRY_MAX_STAGED_FILES, DEFAULT_LIMITS.maxStagedFilesPerToken),
+    maxStagedBytesPerToken: positiveInteger('--max-staged-bytes', flags.maxStagedBytes ?? env.REGISTRY_MAX_STAGED_BYTES, DEFAULT_LIMITS.maxStagedBytesPerToken),
+  };
 }
 
 export function registerServe(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -93,6 +130,13 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
     .option('--upload-limit <n>', `uploads per minute per client (env REGISTRY_UPLOAD_LIMIT; default ${DEFAULT_LIMITS.uploadPerMinute})`)
     .option('--max-archive-bytes <n>', `largest archive accepted (env REGISTRY_MAX_ARCHIVE_BYTES; default ${DEFAULT_LIMITS.maxArchiveBytes})`)
     .option('--request-timeout <seconds>', `a request, an upload's body included, must arrive within this time (env REGISTRY_REQUEST_TIMEOUT; default ${DEFAULT_LIMITS.requestTimeoutMs / 1000})`)
+    .option('--body-timeout <seconds>', `a request body (but an upload's archive, see --request-timeout) must arrive within this time of its headers, else 408 (env REGISTRY_BODY_TIMEOUT; default ${DEFAULT_LIMITS.bodyTimeoutMs / 1000})`)
+    .option(
+      '--max-connections-per-address <n>',
+      `connections one client address may hold at once, else 429; 0: no limit; not applied with --trust-proxy (env REGISTRY_MAX_CONNECTIONS_PER_ADDRESS; default ${DEFAULT_LIMITS.maxConnectionsPerAddress})`,
+    )
+    .option('--max-staged-files <n>', `files one token may keep staged through /files, else 429 (env REGISTRY_MAX_STAGED_FILES; default ${DEFAULT_LIMITS.maxStagedFilesPerToken})`)
+    .option('--max-staged-bytes <n>', `bytes one token's staged files may hold together, else 413 (env REGISTRY_MAX_STAGED_BYTES; default ${DEFAULT_LIMITS.maxStagedBytesPerToken})`)
     .option('--stats-refresh <seconds>', `how often the download numbers of the registry are refreshed for downloads other instances recorded; this server's own show a few seconds after them; 0: only on publish (env REGISTRY_STATS_REFRESH; default ${DEFAULT_STATS_REFRESH_MS / 1000})`)
     .option('--trust-proxy <hops|addresses>', 'behind proxies: how many hops, or which proxy addresses, to trust for the client address (env REGISTRY_TRUST_PROXY)')
     .option(
@@ -106,18 +150,15 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       [] as string[],
     )
     .option('--github-api-url <url>', `the GitHub API asked for a repository owner's id when a trusted publisher is saved without one (env REGISTRY_GITHUB_API_URL; default ${DEFAULT_GITHUB_API_URL})`)
+    .option('--require-changelog-entry', 'refuse (422) an upload whose change log has no section for its version; by default that is only a lint warning (env REGISTRY_REQUIRE_CHANGELOG_ENTRY=1)')
     .action(async (flags: ServeFlags) => {
       const env = process.env;
+      const requireChangelogEntry = flags.requireChangelogEntry === true || booleanEnv('REGISTRY_REQUIRE_CHANGELOG_ENTRY', env.REGISTRY_REQUIRE_CHANGELOG_ENTRY);
       const trustProxy = parseTrustProxy(flags.trustProxy ?? env.REGISTRY_TRUST_PROXY);
       const webhookAllowPrivate = parseWebhookAllowPrivate(flags.webhookAllowPrivate ?? env[WEBHOOK_ALLOW_PRIVATE_ENV]);
       const port = positiveInteger('--port', flags.port, 4873);
       const publicUrl = flags.publicUrl ?? env.REGISTRY_PUBLIC_URL ?? `http://${flags.host}:${port}`;
-      const limits = {
-        readPerMinute: positiveInteger('--read-limit', flags.readLimit ?? env.REGISTRY_READ_LIMIT, DEFAULT_LIMITS.readPerMinute),
-        uploadPerMinute: positiveInteger('--upload-limit', flags.uploadLimit ?? env.REGISTRY_UPLOAD_LIMIT, DEFAULT_LIMITS.uploadPerMinute),
-        maxArchiveBytes: positiveInteger('--max-archive-bytes', flags.maxArchiveBytes ?? env.REGISTRY_MAX_ARCHIVE_BYTES, DEFAULT_LIMITS.maxArchiveBytes),
-        requestTimeoutMs: 1000 * positiveInteger('--request-timeout', flags.requestTimeout ?? env.REGISTRY_REQUEST_TIMEOUT, DEFAULT_LIMITS.requestTimeoutMs / 1000),
-      };
+      const limits = serveLimits(flags, env);
       const statsRefreshMs = 1000 * positiveInteger('--stats-refresh', flags.statsRefresh ?? env.REGISTRY_STATS_REFRESH, DEFAULT_STATS_REFRESH_MS / 1000, 0);
       const oidcIssuers = parseOidcIssuers(flags.oidcIssuer, env.REGISTRY_OIDC_ISSUERS);
       const githubApiUrl = flags.githubApiUrl ?? env.REGISTRY_GITHUB_API_URL;
@@ -132,6 +173,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
           publicUrl,
           limits,
           statsRefreshMs,
+          ...(requireChangelogEntry ? { requireChangelogEntry } : {}),
           ...(trustProxy === undefined ? {} : { trustProxy }),
           ...(webhookAllowPrivate.length > 0 ? { webhooks: { allowPrivate: webhookAllowPrivate } } : {}),
           oidcIssuers,

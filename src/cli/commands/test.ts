@@ -22,6 +22,7 @@ export function formatTestReport(report: TestTemplateReport, paint: Style = styl
     }
     for (const problem of set.problems) lines.push(`     ${problem}`);
     if (!set.passed && set.command?.output) lines.push(...set.command.output.trimEnd().split('\n').map((l) => `     | ${l}`));
+    if (set.projectDir !== undefined) lines.push(`     kept in ${set.projectDir}`);
   }
   if (report.uncovered.length > 0) {
     lines.push(`${paint.yellow('not covered')} by any valid answer set (${report.uncovered.length}):`);
@@ -45,7 +46,7 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
     .argument('[dir]', 'template folder', '.')
     .option('--run <command>', 'shell command to run inside each generated project')
     .option('--timeout <seconds>', 'time limit of the command per answer set')
-    .option('--keep', 'keep the generated projects')
+    .option('--keep', 'keep the generated projects (each set\'s folder is printed, and is projectDir in --json)')
     .option('--exclude <glob>', 'leave matching files out, as pack and publish --exclude do (repeatable)', (value: string, previous: string[]) => [...previous, value], [])
     .option('--json', 'print the report as JSON')
     .action(async (dir: string, flags: { run?: string; timeout?: string; keep?: boolean; json?: boolean; exclude: string[] }) => {

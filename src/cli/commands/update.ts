@@ -17,14 +17,14 @@ import {
   type UpdateProjectResult,
 } from '../../project/index.js';
 import { readLock, sourceRegistry } from '../../template/index.js';
+import { skipGlobProblem } from '../../template/lock.js';
 import { promptForAnswers } from '../../template/prompts.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
-import { stderrStyle, stdoutStyle } from '../style.js';
-import { clientFor, oneLine, printProblems, progress, registryOption, reportProjectError, type RegistryFlags } from './consumer.js';
+import { stderrStyle, stdoutStyle, type Style } from '../style.js';
+import { clientFor, EXIT_CONFLICTS, oneLine, printProblems, progress, registryOption, reportProjectError, type RegistryFlags } from './consumer.js';
 import { answerFlags, reportTemplateError } from './generate.js';
 
-/** Exit code of an update that left conflicts to resolve. */
-export const EXIT_CONFLICTS = 3;
+export { EXIT_CONFLICTS } from './consumer.js';
 
 /** The registry the project's lock file names, if any (a lock that cannot be read is `update`'s to report). */
 async function lockRegistry(projectDir: string): Promise<string | undefined> {
@@ -49,11 +49,31 @@ function fileLine(file: FileUpdate): string {
   return `  ${file.status.padEnd(STATUS_WIDTH)}  ${oneLine(file.path)}${details.length > 0 ? `  (${oneLine(details.join('; '))})` : ''}\n`;
 }
 
-/** The plan: a summary, a line per file, and with --dry-run the diffs; the steps' problems on stderr. */
+/** The migration steps of a plan as text: each step's id, versions, whether it is breaking, its description, then its file changes. */
+export function stepLines(plan: Pick<UpdatePlan, 'migrations' | 'steps' | 'guide'>, paint: Style): string[] {
+  const lines: string[] = [];
+  if (plan.migrations.length > 0) lines.push('migration steps:');
+  for (const step of plan.migrations) {
+    const breaking = step.breaking ? `, ${paint.red('breaking')}` : '';
+    lines.push(`  ${oneLine(step.id)} (${step.fromVersion} -> ${step.toVersion}${breaking}): ${oneLine(step.description)}`);
+    for (const change of step.changes) lines.push(`    ${change.type.padEnd('rename'.length)}  ${oneLine(change.path)}${change.newPath !== undefined ? ` -> ${oneLine(change.newPath)}` : ''}`);
+    if (step.changes.length === 0) lines.push('    (no file changes)');
+  }
+  if (plan.steps.skipped.length > 0) lines.push(`already applied, skipped: ${plan.steps.skipped.map(oneLine).join(', ')}`);
+  if (plan.guide !== undefined) lines.push(`migration guide: ${oneLine(plan.guide)} (in the template)`);
+  return lines;
+}
+
+/**
+ * The plan: a summary, the migration steps (each with its file changes) and the guide, a line per
+ * file, and with --dry-run the diffs (what --json holds, as text); the steps' problems on stderr.
+ */
 function printPlan(plan: UpdatePlan, flags: { json?: boolean; dryRun?: boolean }, io: CliIo): void {
   if (!flags.json) {
     const paint = stdoutStyle(io);
     io.stdout(paint.bold(`update plan ${plan.templateId} ${plan.fromVersion} -> ${plan.toVersion}: ${plan.steps.applied.length} migration step(s), ${plan.files.length} file(s)`) + '\n');
+    for (const line of stepLines(plan, paint)) io.stdout(`${line}\n`);
+    if (plan.files.length > 0 && plan.migrations.length > 0) io.stdout('files:\n');
     for (const file of plan.files) io.stdout(fileLine(file));
     if (flags.dryRun) for (const file of plan.files) if (file.diff !== '') io.stdout(`${file.diff}${file.diff.endsWith('\n') ? '' : '\n'}`);
   }
@@ -124,12 +144,28 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
       .option('--set <key=value>', 'answer a variable, new or changed (repeatable)', collect, [])
       .option('--answers <file>', 'JSON file of answers')
       .option('--defaults', 'do not ask the new questions: use their defaults')
-      .option('--no-backup', 'do not keep the old files in .template-backups/'),
+      .option('--no-backup', 'do not keep the old files in .template-backups/')
+      .option('--skip <glob>', 'never write, create or remove the project files matching this glob (repeatable); remembered in .template-lock.json for every later update', collect, []),
   ).action(
     async (
-      flags: RegistryFlags & { to?: string; project: string; dryRun?: boolean; yes?: boolean; conflict: 'inline' | 'rej'; set: string[]; answers?: string; defaults?: boolean; backup: boolean },
+      flags: RegistryFlags & {
+        to?: string;
+        project: string;
+        dryRun?: boolean;
+        yes?: boolean;
+        conflict: 'inline' | 'rej';
+        set: string[];
+        answers?: string;
+        defaults?: boolean;
+        backup: boolean;
+        skip: string[];
+      },
     ) => {
       if (flags.to !== undefined && !isTemplateVersion(flags.to)) throw new UsageError(`--to ${VERSION_RULE} (got ${JSON.stringify(flags.to)})`);
+      for (const glob of flags.skip) {
+        const problem = skipGlobProblem(glob);
+        if (problem) throw new UsageError(`--skip ${problem} (got ${JSON.stringify(glob)})`);
+      }
       const canAsk = process.stdin.isTTY === true;
       let outcome: UpdateProjectResult;
       try {
@@ -140,6 +176,7 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
           dryRun: flags.dryRun ?? false,
           conflict: flags.conflict,
           backup: flags.backup,
+          ...(flags.skip.length > 0 ? { skip: flags.skip } : {}),
           ...answerFlags(flags),
           ...(!flags.defaults && canAsk ? { ask: promptForAnswers } : {}),
           onPlan: (plan) => printPlan(plan, flags, io),

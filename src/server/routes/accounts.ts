@@ -10,7 +10,8 @@
  * - `POST /api/auth/session` `{ email, password }`: a browser login; 204 with the session cookie
  *   (HttpOnly, SameSite=Strict, 24 h, Secure over https). `DELETE /api/auth/session` ends it.
  *
- * Failed logins (both login routes) are limited per account and per client address (login-throttle.ts).
+ * Failed logins (both login routes) are limited per account and address, per address and per account
+ * (login-throttle.ts); password hashes wait their turn in the hash queue (hash-queue.ts: 503 when full).
  */
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -28,6 +29,7 @@ import {
   sessionCookie,
   sessionCookieOf,
 } from '../accounts.js';
+import { crossOriginRefusal, crossOriginWrite } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, validationError } from '../envelope.js';
 import { LoginThrottle } from '../login-throttle.js';
@@ -82,11 +84,6 @@ const CHALLENGE = 'Bearer realm="template-registry"';
 
 function badCredentials(): ApiError {
   return new ApiError(401, 'UNAUTHORIZED', 'the e-mail or the password is wrong', [], { 'WWW-Authenticate': CHALLENGE });
-}
-
-function tooManyFailures(waitMs: number): ApiError {
-  const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
-  return new ApiError(429, 'RATE_LIMIT_EXCEEDED', `too many failed logins: retry in ${retryAfter} seconds`, [], { 'Retry-After': String(retryAfter) }, { retryAfter });
 }
 
 /**
@@ -150,19 +147,25 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
   const admin = app.requireToken('admin', ADMIN_ONLY);
   const anyCredential = app.requireToken();
   const accounts = context.storage.accounts;
-  const throttle = new LoginThrottle(context.limits);
+  const throttle = new LoginThrottle(accounts, context.limits);
 
-  /** The account of a login's credentials, with the failed-login limits applied; 401 or 429 otherwise. */
+  /**
+   * The account of a login's credentials, with the failed-login limits applied (counted before the
+   * password is checked: login-throttle.ts) and its hash in the hash queue's turn; 401, 429 or 503 otherwise.
+   */
   async function logIn(request: FastifyRequest<{ Body: LoginBody }>): Promise<UserRecord> {
     const { email, password } = request.body;
-    const wait = throttle.blockedFor(email, request.ip);
-    if (wait > 0) throw tooManyFailures(wait);
-    const user = await checkCredentials(accounts, email, password);
-    if (!user) {
-      throttle.recordFailure(email, request.ip);
-      throw badCredentials();
+    const attempt = await throttle.admit(email, request.ip);
+    let user: UserRecord | undefined;
+    try {
+      user = await checkCredentials(accounts, email, password, context.passwords);
+    } catch (error) {
+      // Not evaluated (the hash queue was full, the storage failed): it does not count as a failure.
+      await throttle.settle(attempt, 'unchecked');
+      throw error;
     }
-    throttle.recordSuccess(email);
+    await throttle.settle(attempt, user ? 'succeeded' : 'failed');
+    if (!user) throw badCredentials();
     return user;
   }
 
@@ -183,7 +186,7 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
       if (invalid) throw invalid;
       let creation;
       try {
-        creation = await createAccount(accounts, request.body);
+        creation = await createAccount(accounts, request.body, context.passwords);
       } catch (error) {
         if (error instanceof AccountInputError) throw new ApiError(422, 'VALIDATION_ERROR', 'the account is invalid', error.details);
         throw error;
@@ -239,6 +242,9 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
 
   app.delete('/api/auth/session', async (request, reply) => {
     const secret = sessionCookieOf(request.headers.cookie);
+    // A page of another origin cannot end the session either.
+    const refused = secret === undefined ? undefined : crossOriginWrite(request, context.publicUrl);
+    if (refused) throw crossOriginRefusal(refused);
     if (secret !== undefined) await accounts.revokeSession(secret);
     return reply.code(204).header('Cache-Control', NO_STORE).header('Set-Cookie', clearedSessionCookie(overHttps(request, context))).send();
   });

@@ -13,7 +13,10 @@
  *   answers a confirmed file at once.
  *
  * `POST /templates` with a `fileId` part (routes/upload.ts) publishes a confirmed file of the same
- * token; a successful publish consumes it. Unconfirmed files expire after `pendingTtlMs` (1 hour),
+ * token; a successful publish consumes it. A token keeps at most `maxStagedFilesPerToken` files (10;
+ * past it 429 QUOTA_EXCEEDED, Retry-After until the first expires) holding at most
+ * `maxStagedBytesPerToken` bytes together (200 MiB; past it 413 QUOTA_EXCEEDED), counted by the store
+ * in one transaction with each change. Unconfirmed files expire after `pendingTtlMs` (1 hour),
  * confirmed unused ones after `confirmedTtlMs` (24 hours); a sweep removes them at start and every
  * `sweepEveryMs` (10 minutes).
  */
@@ -22,9 +25,10 @@ import { rm } from 'node:fs/promises';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 
-import type { StagedFile, TokenRecord } from '../../store/types.js';
+import { StagedQuotaError, type StagedFile, type StagedUsage, type TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
+import { nulDetail, parseClientJson, partText } from '../json-input.js';
 import { closing, MULTIPART_OVERHEAD, multipartError, receiveArchive, uploadGate } from './upload.js';
 
 export interface FileSettings {
@@ -109,6 +113,30 @@ async function* limited(source: AsyncIterable<Buffer>, limit: number, state: { t
 
 const tooLarge = (limit: number): ApiError => closing(new ApiError(413, 'PAYLOAD_TOO_LARGE', `the file is larger than the limit of ${limit} bytes`));
 
+/**
+ * The answer to a token past its staging quota: too many files is a 429 (Retry-After: until the
+ * first of them expires and frees its place), too many bytes a 413; both QUOTA_EXCEEDED, the
+ * connection closed (the rest of the body is never read).
+ */
+function quotaExceeded(kind: 'files' | 'bytes', limit: number, used: StagedUsage, now = Date.now()): ApiError {
+  if (kind === 'files') {
+    const retryAfter = used.nextExpiry === undefined ? 60 : Math.max(1, Math.ceil((Date.parse(used.nextExpiry) - now) / 1000));
+    const message = `the token has ${used.files} staged files, the most it may keep (${limit}): publish them, or wait until they expire (the first in ${retryAfter} seconds)`;
+    return closing(new ApiError(429, 'QUOTA_EXCEEDED', message, [{ field: 'file', code: 'QUOTA_EXCEEDED', message: `at most ${limit} staged files per token` }], { 'Retry-After': String(retryAfter) }, { retryAfter }));
+  }
+  const message = `the token's staged files would hold more than ${limit} bytes (${used.bytes} staged already): publish them, or wait until they expire`;
+  return closing(new ApiError(413, 'QUOTA_EXCEEDED', message, [{ field: 'file', code: 'QUOTA_EXCEEDED', message: `at most ${limit} staged bytes per token` }]));
+}
+
+/** A store's StagedQuotaError as its answer; anything else unchanged. */
+const quotaAnswer = (error: unknown): unknown => (error instanceof StagedQuotaError ? quotaExceeded(error.kind, error.limit, error.used) : error);
+
+/** How many more bytes `tokenId` may stage, the bytes of `replacing` (being uploaded again) set free. */
+async function bytesLeft(context: ServerContext, tokenId: string, replacing?: StagedFile): Promise<{ left: number; used: StagedUsage }> {
+  const used = await context.storage.files.usage(tokenId);
+  return { left: context.limits.maxStagedBytesPerToken - used.bytes + (replacing?.size ?? 0), used };
+}
+
 const nameSchema = { type: 'string', minLength: 1, maxLength: 255 } as const;
 const metadataSchema = {
   type: 'object',
@@ -150,13 +178,18 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
     async (request, reply) => {
       const token = request.token as TokenRecord;
       const now = new Date();
-      const { file, capability } = await files.createFile({
-        tokenId: token.id,
-        filename: request.body.filename,
-        contentType: request.body.contentType,
-        expiresAt: new Date(now.getTime() + pendingTtlMs),
-        now,
-      });
+      const { file, capability } = await files
+        .createFile({
+          tokenId: token.id,
+          filename: request.body.filename,
+          contentType: request.body.contentType,
+          expiresAt: new Date(now.getTime() + pendingTtlMs),
+          now,
+          maxFiles: context.limits.maxStagedFilesPerToken,
+        })
+        .catch((error: unknown) => {
+          throw quotaAnswer(error);
+        });
       const uploadUrl = `${context.publicUrl}/files/${encodeURIComponent(file.id)}/content?sig=${encodeURIComponent(capability)}`;
       return reply
         .code(201)
@@ -200,6 +233,8 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
       if (file.state !== 'pending' && file.state !== 'uploaded') throw closing(new ApiError(409, 'CONFLICT', `the file ${fileId} is confirmed: its bytes can no longer change`));
       const declared = Number(request.headers['content-length']);
       if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+      const quota = await bytesLeft(context, file.tokenId, file);
+      if (Number.isFinite(declared) && declared > quota.left) throw quotaExceeded('bytes', context.limits.maxStagedBytesPerToken, quota.used);
     };
 
     raw.put<{ Params: { fileId: string }; Querystring: { sig?: string } }>(
@@ -209,10 +244,16 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
         const temp = context.storage.versions.uploadTempPath('.upload');
         const timer = setTimeout(() => request.raw.destroy(new Error(`the upload took longer than ${context.limits.requestTimeoutMs} ms`)), context.limits.requestTimeoutMs);
         try {
+          const file = await files.getFile(request.params.fileId);
+          const quota = await bytesLeft(context, file?.tokenId ?? '', file);
+          // The archive limit, or the token's quota when it leaves less.
+          const limit = Math.min(maxBytes, Math.max(0, quota.left));
           const state = { truncated: false };
-          const digests = await receiveArchive(limited(request.raw, maxBytes, state), temp);
-          if (state.truncated) throw tooLarge(maxBytes);
-          const stored = await files.storeContent(request.params.fileId, temp, digests);
+          const digests = await receiveArchive(limited(request.raw, limit, state), temp);
+          if (state.truncated) throw limit < maxBytes ? quotaExceeded('bytes', context.limits.maxStagedBytesPerToken, quota.used) : tooLarge(maxBytes);
+          const stored = await files.storeContent(request.params.fileId, temp, digests, context.limits.maxStagedBytesPerToken).catch((error: unknown) => {
+            throw quotaAnswer(error);
+          });
           if (!stored) throw new ApiError(409, 'CONFLICT', `the file ${request.params.fileId} expired or was confirmed during the upload`);
           return await reply.header('Cache-Control', NO_STORE).send(envelope(request, publicFile(stored)));
         } finally {
@@ -236,16 +277,21 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
       let temp: string | undefined;
       let received: { size: number; sha256: string; integrity: string; filename: string; mimetype: string } | undefined;
       let metadataText: string | undefined;
+      // The token's quota before a byte is read: its count of files, and the bytes it has left.
+      const quota = await bytesLeft(context, token.id);
+      if (quota.used.files >= context.limits.maxStagedFilesPerToken) throw quotaExceeded('files', context.limits.maxStagedFilesPerToken, quota.used);
+      if (quota.left <= 0) throw quotaExceeded('bytes', context.limits.maxStagedBytesPerToken, quota.used);
+      const fileLimit = Math.min(maxBytes, quota.left);
       const timer = setTimeout(() => request.raw.destroy(new Error(`the upload took longer than ${context.limits.requestTimeoutMs} ms`)), context.limits.requestTimeoutMs);
       try {
         try {
-          const parts = request.parts({ limits: { fileSize: maxBytes, files: 2, fields: 4, parts: 6, fieldSize: context.limits.maxManifestBytes } });
+          const parts = request.parts({ limits: { fileSize: fileLimit, files: 2, fields: 4, parts: 6, fieldSize: context.limits.maxManifestBytes } });
           for await (const part of parts) {
             if (part.type === 'file' && part.fieldname === 'file') {
               if (temp !== undefined) throw new ApiError(400, 'BAD_REQUEST', 'the file part appears twice');
               temp = context.storage.versions.uploadTempPath('.upload');
               const digests = await receiveArchive(part.file, temp);
-              if (part.file.truncated) throw tooLarge(maxBytes);
+              if (part.file.truncated) throw fileLimit < maxBytes ? quotaExceeded('bytes', context.limits.maxStagedBytesPerToken, quota.used) : tooLarge(maxBytes);
               received = { ...digests, filename: part.filename, mimetype: part.mimetype };
             } else if (part.fieldname === 'metadata') {
               if (metadataText !== undefined) throw new ApiError(400, 'BAD_REQUEST', 'the metadata part appears twice');
@@ -255,7 +301,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
                 if (part.file.truncated) throw new ApiError(413, 'PAYLOAD_TOO_LARGE', 'the metadata part is too large');
                 metadataText = Buffer.concat(chunks).toString('utf8');
               } else {
-                metadataText = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+                metadataText = partText(part.value, 'the metadata part', 'metadata');
               }
             } else if (part.type === 'file') {
               part.file.resume();
@@ -270,8 +316,22 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
         }
         const metadata = parseMetadata(metadataText, received);
         const now = new Date();
-        const { file } = await files.createFile({ tokenId: token.id, filename: metadata.filename, contentType: metadata.contentType, expiresAt: new Date(now.getTime() + pendingTtlMs), now });
-        const stored = await files.storeContent(file.id, temp, received);
+        const { file } = await files
+          .createFile({
+            tokenId: token.id,
+            filename: metadata.filename,
+            contentType: metadata.contentType,
+            expiresAt: new Date(now.getTime() + pendingTtlMs),
+            now,
+            maxFiles: context.limits.maxStagedFilesPerToken,
+          })
+          .catch((error: unknown) => {
+            throw quotaAnswer(error);
+          });
+        const stored = await files.storeContent(file.id, temp, received, context.limits.maxStagedBytesPerToken).catch(async (error: unknown) => {
+          if (error instanceof StagedQuotaError) await files.deleteFile(file.id);
+          throw quotaAnswer(error);
+        });
         if (!stored) throw new Error(`the staged file ${file.id} vanished`);
         const details = checkDetails(metadata, stored);
         if (details.length > 0) {
@@ -294,8 +354,9 @@ function parseMetadata(text: string | undefined, part: { filename: string; mimet
   let value: unknown = {};
   if (text !== undefined) {
     try {
-      value = JSON.parse(text) as unknown;
-    } catch {
+      value = parseClientJson(text, 'the metadata part', 'metadata');
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
       throw new ApiError(400, 'INVALID_JSON', 'the metadata part is not valid JSON', [{ field: 'metadata', code: 'INVALID_JSON', message: 'the metadata part is not valid JSON' }]);
     }
   }
@@ -305,6 +366,8 @@ function parseMetadata(text: string | undefined, part: { filename: string; mimet
   const text255 = (field: string, fallback: string): string => {
     const given = record[field] ?? fallback;
     if (typeof given !== 'string' || given === '' || given.length > 255) throw invalid(field, 'must be a string of 1 to 255 characters');
+    // The part's own file name too (busboy decodes filename*=UTF-8''a%00b).
+    if (given.includes('\u0000')) throw new ApiError(400, 'VALIDATION_ERROR', 'the metadata part is invalid', [nulDetail(`metadata.${field}`)]);
     return given;
   };
   const result: { filename: string; contentType: string; size?: number; integrity?: string } = {

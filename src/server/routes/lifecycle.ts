@@ -8,7 +8,8 @@
  *   `{ changed, versions }`;
  * - `POST /templates/batch` `{ operations: [{ method, path, body? }] }` (at most 50) runs each
  *   operation in order through the server's own routes with the caller's credentials; answers
- *   `{ results: [{ method, path, status, body }] }`.
+ *   `{ results: [{ method, path, status, body }] }`. Each operation is a request of the caller's
+ *   address: it counts against the caller's rate limit (and is refused with its 429 past it).
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -193,6 +194,8 @@ export const lifecycleRoutes: FastifyPluginAsync<{ context: ServerContext }> = (
         const response = await app.inject({
           method: operation.method,
           url: operation.path,
+          // From the caller's address: each operation counts against the caller's own rate limit (not 127.0.0.1's, shared by every batch).
+          remoteAddress: request.ip,
           headers: operation.body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
           ...(operation.body === undefined ? {} : { payload: JSON.stringify(operation.body) }),
         });

@@ -11,6 +11,7 @@ import { versionUrl } from '../../core/routes.js';
 import type { TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
+import { partText } from '../json-input.js';
 import { publishVersion, type ReceivedArchive } from '../upload-service.js';
 
 interface ReceivedUpload {
@@ -94,7 +95,7 @@ async function receiveParts(request: FastifyRequest, context: ServerContext, rec
       } else {
         if (part.valueTruncated) throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `the manifest is larger than ${context.limits.maxManifestBytes} bytes`);
         // A field sent as application/json arrives already parsed.
-        received.manifestText = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+        received.manifestText = partText(part.value, 'the manifest part', 'manifest');
       }
     } else if (part.fieldname === 'fileId' && part.type === 'field') {
       if (received.fileId !== undefined) throw new ApiError(400, 'BAD_REQUEST', 'the fileId part appears twice');

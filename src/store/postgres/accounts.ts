@@ -2,9 +2,23 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 import type pg from 'pg';
 
-import { newSessionSecret, newUserRecord, sessionRefusal, type SessionState } from '../records.js';
+import { longestLoginWindow, loginRefusal, newSessionSecret, newUserRecord, sessionRefusal, type SessionState } from '../records.js';
 import { secretDigest } from '../secrets.js';
-import type { AccountStore, NewSession, NewSessionSecret, NewUser, SessionCheck, SessionKind, SessionRotation, UserCreation, UserRecord } from '../types.js';
+import type {
+  AccountStore,
+  LoginAdmission,
+  LoginAttempt,
+  LoginOutcome,
+  LoginScope,
+  NewSession,
+  NewSessionSecret,
+  NewUser,
+  SessionCheck,
+  SessionKind,
+  SessionRotation,
+  UserCreation,
+  UserRecord,
+} from '../types.js';
 import { iso, transaction, type Queryable } from './database.js';
 
 interface UserRow {
@@ -167,6 +181,46 @@ export class PostgresAccountStore implements AccountStore {
       [family, userId],
     );
     return rows[0] ? toUser(rows[0]) : undefined;
+  }
+
+  admitLogin(attempt: LoginAttempt): Promise<LoginAdmission> {
+    const now = attempt.now ?? new Date();
+    return transaction(this.pool, async (client): Promise<LoginAdmission> => {
+      // Concurrent logins of one account or from one address (on any instance) queue here, until this
+      // transaction ends: each one counts what the ones before it admitted. Locked in one order: no deadlock.
+      for (const key of [`login-account:${attempt.account}`, `login-address:${attempt.address}`].sort()) {
+        await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+      }
+      await client.query('DELETE FROM login_attempts WHERE at <= $1', [new Date(now.getTime() - longestLoginWindow(attempt.limits)).toISOString()]);
+      const maxthNewest = async (scope: LoginScope, where: string, params: string[]): Promise<Date | undefined> => {
+        const { max, windowMs } = attempt.limits[scope];
+        const { rows } = await client.query<{ at: Date }>(
+          `SELECT at FROM login_attempts WHERE ${where} AND at > $${params.length + 1} ORDER BY at DESC LIMIT 1 OFFSET $${params.length + 2}`,
+          [...params, new Date(now.getTime() - windowMs).toISOString(), max - 1],
+        );
+        return rows[0]?.at;
+      };
+      const refusal = loginRefusal(
+        attempt.limits,
+        {
+          'account-address': await maxthNewest('account-address', 'account = $1 AND address = $2', [attempt.account, attempt.address]),
+          address: await maxthNewest('address', 'address = $1', [attempt.address]),
+          account: await maxthNewest('account', 'account = $1', [attempt.account]),
+        },
+        now,
+      );
+      if (refusal) return refusal;
+      const id = randomUUID();
+      await client.query('INSERT INTO login_attempts (id, account, address, at) VALUES ($1, $2, $3, $4)', [id, attempt.account, attempt.address, now.toISOString()]);
+      return { admitted: true, id };
+    });
+  }
+
+  async settleLogin(id: string, outcome: LoginOutcome): Promise<void> {
+    if (outcome === 'failed') return;
+    const { rows } = await this.pool.query<{ account: string; address: string }>('DELETE FROM login_attempts WHERE id = $1 RETURNING account, address', [id]);
+    const row = rows[0];
+    if (row && outcome === 'succeeded') await this.pool.query('DELETE FROM login_attempts WHERE account = $1 AND address = $2', [row.account, row.address]);
   }
 
   async signingKey(): Promise<Uint8Array> {

@@ -9,8 +9,8 @@ import type pg from 'pg';
 
 import { FILES_PREFIX, isStagedFileId, stagedFileKey } from '../blob-layout.js';
 import { secretDigest } from '../secrets.js';
-import type { ArchiveReader, BlobStore, FileStore, NewStagedFile, StagedFile } from '../types.js';
-import { int, iso } from './database.js';
+import { StagedQuotaError, type ArchiveReader, type BlobStore, type FileStore, type NewStagedFile, type StagedFile, type StagedUsage } from '../types.js';
+import { int, iso, transaction, type Queryable } from './database.js';
 
 interface FileRow {
   id: string;
@@ -51,16 +51,50 @@ export class PostgresFileStore implements FileStore {
     return (await this.pool.query<FileRow>('SELECT * FROM staged_files WHERE id = $1', [id])).rows[0];
   }
 
+  /** What a token has staged at `now`, leaving out the file `except`. */
+  private async usageOf(db: Queryable, tokenId: string, now: Date, except = ''): Promise<StagedUsage> {
+    const { rows } = await db.query<{ files: string; bytes: string; next: Date | null }>(
+      'SELECT count(*) AS files, COALESCE(sum(size), 0) AS bytes, min(expires_at) AS next FROM staged_files WHERE token_id = $1 AND expires_at > $2 AND id != $3',
+      [tokenId, now.toISOString(), except],
+    );
+    const row = rows[0];
+    return { files: int(row?.files ?? 0), bytes: int(row?.bytes ?? 0), ...(row?.next ? { nextExpiry: iso(row.next) } : {}) };
+  }
+
+  usage(tokenId: string, now: Date = new Date()): Promise<StagedUsage> {
+    return this.usageOf(this.pool, tokenId, now);
+  }
+
+  /** Runs `work` in a transaction that holds the token's staging lock: the quota checks of one token (on any instance) queue. */
+  private withTokenLock<T>(tokenId: string, work: (client: Queryable) => Promise<T>): Promise<T> {
+    return transaction(this.pool, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`staged-files:${tokenId}`]);
+      return work(client);
+    });
+  }
+
   async createFile(options: NewStagedFile): Promise<{ file: StagedFile; capability: string }> {
     const now = options.now ?? new Date();
     const id = randomUUID();
     const capability = randomBytes(32).toString('base64url');
-    const { rows } = await this.pool.query<FileRow>(
-      "INSERT INTO staged_files (id, token_id, filename, content_type, capability, state, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7) RETURNING *",
-      [id, options.tokenId, options.filename, options.contentType, secretDigest(capability), now.toISOString(), options.expiresAt.toISOString()],
-    );
+    const rows = await this.withTokenLock(options.tokenId, async (client) => {
+      const used = await this.usageOf(client, options.tokenId, now);
+      if (options.maxFiles !== undefined && used.files >= options.maxFiles) throw new StagedQuotaError('files', options.maxFiles, used);
+      const inserted = await client.query<FileRow>(
+        "INSERT INTO staged_files (id, token_id, filename, content_type, capability, state, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7) RETURNING *",
+        [id, options.tokenId, options.filename, options.contentType, secretDigest(capability), now.toISOString(), options.expiresAt.toISOString()],
+      );
+      return inserted.rows;
+    });
     if (!rows[0]) throw new Error(`staged file ${id} vanished`);
     return { file: toFile(rows[0]), capability };
+  }
+
+  /** The token's staged bytes with `size` more in place of the file `row`'s: a StagedQuotaError past `maxBytes`. */
+  private async checkBytes(db: Queryable, row: FileRow, size: number, maxBytes: number | undefined): Promise<void> {
+    if (maxBytes === undefined) return;
+    const used = await this.usageOf(db, row.token_id, new Date(), row.id);
+    if (used.bytes + size > maxBytes) throw new StagedQuotaError('bytes', maxBytes, used);
   }
 
   async getFile(id: string): Promise<StagedFile | undefined> {
@@ -77,15 +111,30 @@ export class PostgresFileStore implements FileStore {
     return toFile(row);
   }
 
-  async storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }): Promise<StagedFile | undefined> {
+  async storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }, maxBytes?: number): Promise<StagedFile | undefined> {
     const row = await this.row(id);
     if (!row || (row.state !== 'pending' && row.state !== 'uploaded')) return undefined;
+    await this.checkBytes(this.pool, row, digests.size, maxBytes);
     // The bytes first, the row after: a row says `uploaded` only when its bytes are stored.
     await this.blobs.putFile(stagedFileKey(id), localFile, { contentType: row.content_type });
-    const { rows } = await this.pool.query<FileRow>(
-      "UPDATE staged_files SET state = 'uploaded', size = $1, sha256 = $2, integrity = $3 WHERE id = $4 AND state IN ('pending', 'uploaded') RETURNING *",
-      [digests.size, digests.sha256, digests.integrity, id],
-    );
+    let rows: FileRow[];
+    try {
+      // Checked again with the change, under the token's lock: another upload of the token may have been stored meanwhile.
+      rows = await this.withTokenLock(row.token_id, async (client) => {
+        await this.checkBytes(client, row, digests.size, maxBytes);
+        const updated = await client.query<FileRow>(
+          "UPDATE staged_files SET state = 'uploaded', size = $1, sha256 = $2, integrity = $3 WHERE id = $4 AND state IN ('pending', 'uploaded') RETURNING *",
+          [digests.size, digests.sha256, digests.integrity, id],
+        );
+        return updated.rows;
+      });
+    } catch (error) {
+      if (!(error instanceof StagedQuotaError)) throw error;
+      // The bytes just stored replaced any earlier ones: the file has none now.
+      await this.pool.query("UPDATE staged_files SET state = 'pending', size = NULL, sha256 = NULL, integrity = NULL WHERE id = $1 AND state IN ('pending', 'uploaded')", [id]);
+      await this.blobs.delete(stagedFileKey(id));
+      throw error;
+    }
     if (!rows[0]) {
       // Swept or confirmed meanwhile: the bytes just stored are not wanted (unless the row still uses them).
       if (!(await this.row(id))) await this.blobs.delete(stagedFileKey(id));

@@ -204,6 +204,19 @@ CREATE TABLE IF NOT EXISTS oidc_id_tokens (
 );
 CREATE INDEX IF NOT EXISTS oidc_id_tokens_by_expiry ON oidc_id_tokens (expires_at);
 `,
+  // 5: logins counted before their password is checked (failed ones stay until their window ends),
+  // per account (the e-mail, lower-cased) and client address.
+  `
+CREATE TABLE login_attempts (
+  id text COLLATE "C" PRIMARY KEY,
+  account text NOT NULL,
+  address text NOT NULL,
+  at timestamptz NOT NULL
+);
+CREATE INDEX login_attempts_by_account ON login_attempts (account, at);
+CREATE INDEX login_attempts_by_address ON login_attempts (address, at);
+CREATE INDEX login_attempts_by_time ON login_attempts (at);
+`,
 ];
 
 /** The schema version this release writes. */

@@ -2,9 +2,23 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 import type Database from 'better-sqlite3';
 
-import { newSessionSecret, newUserRecord, sessionRefusal, type SessionState } from '../records.js';
+import { longestLoginWindow, loginRefusal, newSessionSecret, newUserRecord, sessionRefusal, type SessionState } from '../records.js';
 import { secretDigest } from '../secrets.js';
-import type { AccountStore, NewSession, NewSessionSecret, NewUser, SessionCheck, SessionKind, SessionRotation, UserCreation, UserRecord } from '../types.js';
+import type {
+  AccountStore,
+  LoginAdmission,
+  LoginAttempt,
+  LoginOutcome,
+  LoginScope,
+  NewSession,
+  NewSessionSecret,
+  NewUser,
+  SessionCheck,
+  SessionKind,
+  SessionRotation,
+  UserCreation,
+  UserRecord,
+} from '../types.js';
 
 interface UserRow {
   id: string;
@@ -153,6 +167,46 @@ export class SqliteAccountStore implements AccountStore {
       )
       .get({ family, userId }) as UserRow | undefined;
     return Promise.resolve(row ? toUser(row) : undefined);
+  }
+
+  admitLogin(attempt: LoginAttempt): Promise<LoginAdmission> {
+    const now = attempt.now ?? new Date();
+    const t = now.getTime();
+    // The attempt of each scope that is the limit's max-th newest inside its window, if there is one.
+    const maxthNewest = (scope: LoginScope, where: string, params: string[]): Date | undefined => {
+      const { max, windowMs } = attempt.limits[scope];
+      const at = this.db.prepare(`SELECT at FROM login_attempts WHERE ${where} AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?`).pluck().get(...params, t - windowMs, max - 1) as number | undefined;
+      return at === undefined ? undefined : new Date(at);
+    };
+    // IMMEDIATE: the counts and the new attempt in one write transaction, whatever other process shares the store.
+    const admit = this.db.transaction((): LoginAdmission => {
+      this.db.prepare('DELETE FROM login_attempts WHERE at <= ?').run(t - longestLoginWindow(attempt.limits));
+      const refusal = loginRefusal(
+        attempt.limits,
+        {
+          'account-address': maxthNewest('account-address', 'account = ? AND address = ?', [attempt.account, attempt.address]),
+          address: maxthNewest('address', 'address = ?', [attempt.address]),
+          account: maxthNewest('account', 'account = ?', [attempt.account]),
+        },
+        now,
+      );
+      if (refusal) return refusal;
+      const id = randomUUID();
+      this.db.prepare('INSERT INTO login_attempts (id, account, address, at) VALUES (?, ?, ?, ?)').run(id, attempt.account, attempt.address, t);
+      return { admitted: true, id };
+    });
+    return Promise.resolve(admit.immediate());
+  }
+
+  settleLogin(id: string, outcome: LoginOutcome): Promise<void> {
+    if (outcome === 'failed') return Promise.resolve();
+    const settle = this.db.transaction((): void => {
+      const row = this.db.prepare('SELECT account, address FROM login_attempts WHERE id = ?').get(id) as { account: string; address: string } | undefined;
+      this.db.prepare('DELETE FROM login_attempts WHERE id = ?').run(id);
+      if (row && outcome === 'succeeded') this.db.prepare('DELETE FROM login_attempts WHERE account = ? AND address = ?').run(row.account, row.address);
+    });
+    settle.immediate();
+    return Promise.resolve();
   }
 
   signingKey(): Promise<Uint8Array> {

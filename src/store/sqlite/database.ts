@@ -219,6 +219,19 @@ CREATE TABLE IF NOT EXISTS co_owners (
   // exchanged (each once, kept until it expires), and the CI run of a token minted for one and of
   // each version published with such a token.
   addTrustedPublishing,
+  // 11: logins counted before their password is checked (failed ones stay until their window ends),
+  // per account (the e-mail, lower-cased) and client address; \`at\` in ms since the epoch.
+  `
+CREATE TABLE IF NOT EXISTS login_attempts (
+  id TEXT PRIMARY KEY,
+  account TEXT NOT NULL,
+  address TEXT NOT NULL,
+  at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS login_attempts_by_account ON login_attempts (account, at);
+CREATE INDEX IF NOT EXISTS login_attempts_by_address ON login_attempts (address, at);
+CREATE INDEX IF NOT EXISTS login_attempts_by_time ON login_attempts (at);
+`,
 ];
 
 /** The schema version this release writes. */

@@ -9,7 +9,7 @@ import { rm } from 'node:fs/promises';
 import type Database from 'better-sqlite3';
 
 import { FILES_PREFIX, isStagedFileId, stagedFileKey } from '../blob-layout.js';
-import type { ArchiveReader, BlobStore, FileStore, NewStagedFile, StagedFile } from '../types.js';
+import { StagedQuotaError, type ArchiveReader, type BlobStore, type FileStore, type NewStagedFile, type StagedFile, type StagedUsage } from '../types.js';
 
 interface FileRow {
   id: string;
@@ -52,16 +52,39 @@ export class SqliteFileStore implements FileStore {
     return this.db.prepare('SELECT * FROM staged_files WHERE id = ?').get(id) as FileRow | undefined;
   }
 
+  /** What a token has staged at `now`, leaving out the file `except`. */
+  private usageOf(tokenId: string, now: Date, except = ''): StagedUsage {
+    const row = this.db
+      .prepare('SELECT COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes, MIN(expires_at) AS next FROM staged_files WHERE token_id = ? AND expires_at > ? AND id != ?')
+      .get(tokenId, now.toISOString(), except) as { files: number; bytes: number; next: string | null };
+    return { files: row.files, bytes: row.bytes, ...(row.next === null ? {} : { nextExpiry: row.next }) };
+  }
+
+  usage(tokenId: string, now: Date = new Date()): Promise<StagedUsage> {
+    return Promise.resolve(this.usageOf(tokenId, now));
+  }
+
   createFile(options: NewStagedFile): Promise<{ file: StagedFile; capability: string }> {
     const now = options.now ?? new Date();
     const id = randomUUID();
     const capability = randomBytes(32).toString('base64url');
-    this.db
-      .prepare("INSERT INTO staged_files (id, token_id, filename, content_type, capability, state, created_at, expires_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)")
-      .run(id, options.tokenId, options.filename, options.contentType, digest(capability), now.toISOString(), options.expiresAt.toISOString());
-    const row = this.row(id);
-    if (!row) throw new Error(`staged file ${id} vanished`);
-    return Promise.resolve({ file: toFile(row), capability });
+    // IMMEDIATE: the count and the insert in one write transaction, whatever other process shares the store.
+    const create = this.db.transaction((): FileRow | undefined => {
+      const used = this.usageOf(options.tokenId, now);
+      if (options.maxFiles !== undefined && used.files >= options.maxFiles) throw new StagedQuotaError('files', options.maxFiles, used);
+      this.db
+        .prepare("INSERT INTO staged_files (id, token_id, filename, content_type, capability, state, created_at, expires_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)")
+        .run(id, options.tokenId, options.filename, options.contentType, digest(capability), now.toISOString(), options.expiresAt.toISOString());
+      return this.row(id);
+    });
+    // A refusal is a rejected promise, as on every backend, never a throw.
+    try {
+      const row = create.immediate();
+      if (!row) throw new Error(`staged file ${id} vanished`);
+      return Promise.resolve({ file: toFile(row), capability });
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
   }
 
   getFile(id: string): Promise<StagedFile | undefined> {
@@ -78,15 +101,38 @@ export class SqliteFileStore implements FileStore {
     return Promise.resolve(toFile(row));
   }
 
-  async storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }): Promise<StagedFile | undefined> {
+  /** The token's staged bytes with `size` more in place of the file `id`'s: a StagedQuotaError past `maxBytes`. */
+  private checkBytes(row: FileRow, size: number, maxBytes: number | undefined): void {
+    if (maxBytes === undefined) return;
+    const used = this.usageOf(row.token_id, new Date(), row.id);
+    if (used.bytes + size > maxBytes) throw new StagedQuotaError('bytes', maxBytes, used);
+  }
+
+  async storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }, maxBytes?: number): Promise<StagedFile | undefined> {
     const row = this.row(id);
     if (!row || (row.state !== 'pending' && row.state !== 'uploaded')) return undefined;
+    this.checkBytes(row, digests.size, maxBytes);
     await this.blobs.putFile(stagedFileKey(id), localFile, { contentType: row.content_type });
     // A folder store moved the file in; a bucket copied it, and the copy in tmp/ is no longer wanted.
     await rm(localFile, { force: true });
-    const changed = this.db
-      .prepare("UPDATE staged_files SET state = 'uploaded', size = ?, sha256 = ?, integrity = ? WHERE id = ? AND state IN ('pending', 'uploaded')")
-      .run(digests.size, digests.sha256, digests.integrity, id).changes;
+    let changed: number;
+    try {
+      // Checked again with the change (IMMEDIATE): another upload of the token may have been stored meanwhile.
+      changed = this.db
+        .transaction((): number => {
+          this.checkBytes(row, digests.size, maxBytes);
+          return this.db
+            .prepare("UPDATE staged_files SET state = 'uploaded', size = ?, sha256 = ?, integrity = ? WHERE id = ? AND state IN ('pending', 'uploaded')")
+            .run(digests.size, digests.sha256, digests.integrity, id).changes;
+        })
+        .immediate();
+    } catch (error) {
+      if (!(error instanceof StagedQuotaError)) throw error;
+      // The bytes just stored replaced any earlier ones: the file has none now.
+      this.db.prepare("UPDATE staged_files SET state = 'pending', size = NULL, sha256 = NULL, integrity = NULL WHERE id = ? AND state IN ('pending', 'uploaded')").run(id);
+      await this.blobs.delete(stagedFileKey(id));
+      throw error;
+    }
     if (changed === 0) {
       // Swept or confirmed meanwhile: the bytes just moved in are not wanted.
       if (!this.row(id)) await this.blobs.delete(stagedFileKey(id));
