@@ -77913,6 +77913,8 @@ function createGitHubClient(options) {
 // src/core/versions.ts
 var import_semver = __toESM(require_semver2(), 1);
 var NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
+var MAX_VERSION_DIGITS = 15;
+var VERSION_RULE = `must be MAJOR.MINOR.PATCH without leading zeros, each number at most ${MAX_VERSION_DIGITS} digits`;
 var MAX_NAME_LENGTH = 214;
 var NAME_RULE = `must match the pattern ${NAME_PATTERN.source} and be at most ${MAX_NAME_LENGTH} characters`;
 function isTemplateName(name) {
@@ -81125,74 +81127,172 @@ var template_manifest_schema_default = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   $id: "https://template-registry.dev/schemas/template-manifest.schema.json",
   title: "TemplateManifest",
-  description: "The template manifest, file template.json. Unknown top-level fields are rejected; $schema, content, include, files, test and nextSteps are this project's documented extension fields.",
+  description: "The template manifest, file template.json. Unknown top-level fields are rejected; $schema, content, include, files, test, nextSteps and tasks are this project's documented extension fields.",
   type: "object",
-  required: ["name", "version", "description", "category"],
+  required: [
+    "name",
+    "version",
+    "description",
+    "category"
+  ],
   additionalProperties: false,
   properties: {
-    $schema: { type: "string", description: "Extension: the JSON Schema this file follows, for editors." },
+    $schema: {
+      type: "string",
+      description: "Extension: the JSON Schema this file follows, for editors."
+    },
     name: {
       type: "string",
       pattern: "^[a-z][a-z0-9-]*$",
       maxLength: 214,
-      "x-messages": { pattern: "must start with a lower-case letter and contain only a-z, 0-9 and -", maxLength: "must be at most 214 characters (npm's limit: a name becomes a file name in every registry)" }
+      "x-messages": {
+        pattern: "must start with a lower-case letter and contain only a-z, 0-9 and -",
+        maxLength: "must be at most 214 characters (npm's limit: a name becomes a file name in every registry)"
+      }
     },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": {
+        pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits"
+      }
     },
-    description: { type: "string", minLength: 10 },
-    category: { type: "string", enum: ["frontend", "backend", "fullstack", "mobile", "desktop"] },
-    stability: { type: "string", enum: ["experimental", "beta", "stable", "deprecated"] },
-    methodologyVersion: { type: "string", format: "semver-range" },
+    description: {
+      type: "string",
+      minLength: 10
+    },
+    category: {
+      type: "string",
+      enum: [
+        "frontend",
+        "backend",
+        "fullstack",
+        "mobile",
+        "desktop"
+      ]
+    },
+    stability: {
+      type: "string",
+      enum: [
+        "experimental",
+        "beta",
+        "stable",
+        "deprecated"
+      ]
+    },
+    methodologyVersion: {
+      type: "string",
+      format: "semver-range"
+    },
     author: {
       type: "object",
-      required: ["name"],
+      required: [
+        "name"
+      ],
       properties: {
-        name: { type: "string", minLength: 1 },
-        email: { type: "string", format: "email" },
-        url: { type: "string" },
-        organization: { type: "string" }
+        name: {
+          type: "string",
+          minLength: 1
+        },
+        email: {
+          type: "string",
+          format: "email"
+        },
+        url: {
+          type: "string"
+        },
+        organization: {
+          type: "string"
+        }
       }
     },
     repository: {
       type: "object",
       properties: {
-        type: { type: "string" },
-        url: { type: "string" }
+        type: {
+          type: "string"
+        },
+        url: {
+          type: "string"
+        }
       }
     },
-    license: { type: "string" },
-    keywords: { type: "array", items: { type: "string" } },
+    license: {
+      type: "string"
+    },
+    keywords: {
+      type: "array",
+      items: {
+        type: "string"
+      }
+    },
     dependencies: {
       type: "object",
       description: 'Runtime name to version range, e.g. {"node": ">=20"}.',
-      additionalProperties: { type: "string", format: "semver-range" }
+      additionalProperties: {
+        type: "string",
+        format: "semver-range"
+      }
     },
-    features: { type: "array", items: { type: "string" } },
-    changelog: { type: "string", minLength: 1, description: "Path of the change log file, inside the template." },
+    features: {
+      type: "array",
+      items: {
+        type: "string"
+      }
+    },
+    changelog: {
+      type: "string",
+      minLength: 1,
+      description: "Path of the change log file, inside the template."
+    },
     migration: {
       type: "object",
       description: "The spec's migration field: versions a project can be migrated from, and the guide.",
       properties: {
-        from: { type: "array", items: { type: "string", format: "semver-range" } },
-        guide: { type: "string", minLength: 1 }
+        from: {
+          type: "array",
+          items: {
+            type: "string",
+            format: "semver-range"
+          }
+        },
+        guide: {
+          type: "string",
+          minLength: 1
+        }
       }
     },
     compatibility: {
       type: "object",
       properties: {
-        breaking: { type: "boolean" },
-        deprecated: { type: "array", items: { type: "string" } },
-        removed: { type: "array", items: { type: "string" } }
+        breaking: {
+          type: "boolean"
+        },
+        deprecated: {
+          type: "array",
+          items: {
+            type: "string"
+          }
+        },
+        removed: {
+          type: "array",
+          items: {
+            type: "string"
+          }
+        }
       }
     },
     customization: {
       type: "object",
       properties: {
-        variables: { type: "string", minLength: 1 },
-        prompts: { type: "string", minLength: 1 }
+        variables: {
+          type: "string",
+          minLength: 1
+        },
+        prompts: {
+          type: "string",
+          minLength: 1
+        }
       }
     },
     content: {
@@ -81204,36 +81304,62 @@ var template_manifest_schema_default = {
       type: "array",
       description: "Extension: globs, relative to the template folder, of files that pack packs although its rules would leave them out (.env files, what a .gitignore ignores).",
       maxItems: 100,
-      items: { type: "string", minLength: 1, maxLength: 500 }
+      items: {
+        type: "string",
+        minLength: 1,
+        maxLength: 500
+      }
     },
     files: {
       type: "array",
       description: "Extension: conditional files. A path of the content folder matching `path` (a glob) is generated only when `when` is true.",
       items: {
         type: "object",
-        required: ["path", "when"],
+        required: [
+          "path",
+          "when"
+        ],
         additionalProperties: false,
         properties: {
-          path: { type: "string", minLength: 1 },
-          when: { type: "string", minLength: 1 }
+          path: {
+            type: "string",
+            minLength: 1
+          },
+          when: {
+            type: "string",
+            minLength: 1
+          }
         }
       }
     },
     test: {
       type: "object",
       description: "Extension: a command run inside each test-generated project.",
-      required: ["command"],
+      required: [
+        "command"
+      ],
       additionalProperties: false,
       properties: {
-        command: { type: "string", minLength: 1 },
-        timeoutSeconds: { type: "integer", minimum: 1, maximum: 3600 }
+        command: {
+          type: "string",
+          minLength: 1
+        },
+        timeoutSeconds: {
+          type: "integer",
+          minimum: 1,
+          maximum: 3600
+        }
       }
     },
     verbatim: {
       type: "array",
       description: "Extension: globs, relative to the content folder, of files copied byte for byte and never parsed as Liquid (their paths are still rendered).",
       maxItems: 100,
-      items: { type: "string", minLength: 1, maxLength: 500 }
+      items: {
+        type: "string",
+        minLength: 1,
+        maxLength: 500
+      }
     },
     partials: {
       type: "string",
@@ -81242,7 +81368,10 @@ var template_manifest_schema_default = {
     },
     whitespace: {
       type: "string",
-      enum: ["liquid", "line"],
+      enum: [
+        "liquid",
+        "line"
+      ],
       description: `Extension: how {%- -%} {{- -}} trim. "liquid" (default): as stock Liquid and Jinja, all whitespace up to the next text, line breaks included. "line": only the tag's own line (blanks before it; blanks and one line break after it).`
     },
     nextSteps: {
@@ -81250,6 +81379,70 @@ var template_manifest_schema_default = {
       minLength: 1,
       maxLength: 4096,
       description: "Extension: the message create and generate print after writing the project (e.g. its next steps). Liquid, rendered with the answers and computed values; it cannot include files."
+    },
+    updatePolicy: {
+      type: "array",
+      maxItems: 200,
+      description: "Extension: what `update` (and `migrate`) does to the generated files matching each glob `path` (a path in the generated project; the first matching rule wins, a file no rule matches is merged). `merge`: the template's change is merged into the project's file (three-way); `once`: written when the project is created, never written, created or removed by an update (README, source files the project owns); `replace`: always the template's bytes (generated code, vendored files). A project's own `update --skip` globs come first.",
+      items: {
+        type: "object",
+        required: [
+          "path",
+          "policy"
+        ],
+        additionalProperties: false,
+        properties: {
+          path: {
+            type: "string",
+            minLength: 1,
+            maxLength: 1024,
+            description: "A glob matched against the file's path in the generated project: `*` and `?` within a segment, `**` for any number of segments, `[...]` sets, `{a,b}` alternatives; dotfiles included."
+          },
+          policy: {
+            enum: [
+              "merge",
+              "once",
+              "replace"
+            ]
+          }
+        }
+      }
+    },
+    tasks: {
+      type: "array",
+      description: "Extension: commands run in the new project after create (git init, npm install), each a program and its arguments, never through a shell, and only with the user's consent (asked on a terminal, or --run-tasks).",
+      maxItems: 50,
+      items: {
+        type: "object",
+        required: [
+          "run",
+          "description"
+        ],
+        additionalProperties: false,
+        properties: {
+          run: {
+            type: "array",
+            description: 'The program and its arguments, e.g. ["git", "init"]; taken literally (not rendered, no shell).',
+            minItems: 1,
+            maxItems: 100,
+            items: {
+              type: "string",
+              minLength: 1,
+              maxLength: 4096
+            }
+          },
+          description: {
+            type: "string",
+            minLength: 1,
+            maxLength: 200
+          },
+          when: {
+            type: "string",
+            minLength: 1,
+            description: "An expression; the task runs only when it is true."
+          }
+        }
+      }
     }
   }
 };
@@ -81278,6 +81471,11 @@ var template_variables_schema_default = {
     }
   },
   $defs: {
+    computedDefault: {
+      type: "string",
+      pattern: "\\{\\{",
+      description: 'A computed default: text with {{ expression }} placeholders, e.g. "{{ projectName | snake_case }}".'
+    },
     variable: {
       title: "TemplateVariable",
       type: "object",
@@ -81285,20 +81483,28 @@ var template_variables_schema_default = {
       properties: {
         type: { type: "string", enum: ["string", "number", "integer", "boolean", "array", "object"] },
         description: { type: "string" },
-        default: {},
+        default: { description: "The value when the variable is not answered. A string holding {{ }} is a computed default: rendered with the answers of the variables before it (for string, number, integer and boolean variables)." },
         validation: { type: "string", format: "regex" },
         invalidMessage: { type: "string" },
         enum: { type: "array", minItems: 1 },
         items: { $ref: "#/$defs/variable" },
         properties: { type: "object", additionalProperties: { $ref: "#/$defs/variable" } },
         required: { type: "boolean" },
-        condition: { type: "string", minLength: 1 }
+        condition: { type: "string", minLength: 1 },
+        secret: { type: "boolean", description: "Extension: the answer is a secret (a token, a password): asked without echo, never written to the lock file, the command's output or analytics; update asks for it again only when a file that uses it must be rendered again." },
+        env: {
+          type: "string",
+          pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
+          maxLength: 128,
+          description: 'Extension: the environment variable create and update read the answer from when --set and --answers do not give it (e.g. "MY_TOKEN"); meant for secrets.',
+          "x-messages": { pattern: "must be an environment variable name (letters, digits, _; not starting with a digit)" }
+        }
       },
       allOf: [
         { if: { required: ["type", "default"], properties: { type: { const: "string" }, default: true } }, then: { properties: { default: { type: "string" } } } },
-        { if: { required: ["type", "default"], properties: { type: { const: "number" }, default: true } }, then: { properties: { default: { type: "number" } } } },
-        { if: { required: ["type", "default"], properties: { type: { const: "integer" }, default: true } }, then: { properties: { default: { type: "integer" } } } },
-        { if: { required: ["type", "default"], properties: { type: { const: "boolean" }, default: true } }, then: { properties: { default: { type: "boolean" } } } },
+        { if: { required: ["type", "default"], properties: { type: { const: "number" }, default: true } }, then: { properties: { default: { anyOf: [{ type: "number" }, { $ref: "#/$defs/computedDefault" }] } } } },
+        { if: { required: ["type", "default"], properties: { type: { const: "integer" }, default: true } }, then: { properties: { default: { anyOf: [{ type: "integer" }, { $ref: "#/$defs/computedDefault" }] } } } },
+        { if: { required: ["type", "default"], properties: { type: { const: "boolean" }, default: true } }, then: { properties: { default: { anyOf: [{ type: "boolean" }, { $ref: "#/$defs/computedDefault" }] } } } },
         { if: { required: ["type", "default"], properties: { type: { const: "array" }, default: true } }, then: { properties: { default: { type: "array" } } } },
         { if: { required: ["type", "default"], properties: { type: { const: "object" }, default: true } }, then: { properties: { default: { type: "object" } } } }
       ]
@@ -81333,7 +81539,7 @@ var template_prompts_schema_default = {
           "x-messages": { pattern: "must be a variable name (letters, digits, _; not starting with a digit)" }
         },
         message: { type: "string", minLength: 1 },
-        type: { type: "string", enum: ["input", "select", "multiselect"] },
+        type: { type: "string", enum: ["input", "select", "multiselect", "confirm"], description: "input (text), select (one choice), multiselect (any number of choices), confirm (yes or no, for a boolean variable)." },
         validate: { type: "string", format: "regex" },
         invalidMessage: { type: "string" },
         choices: { type: "array", minItems: 1, items: { $ref: "#/$defs/choice" } },
@@ -81394,8 +81600,8 @@ var template_entry_schema_default = {
     name: { type: "string", minLength: 1, maxLength: 214 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     description: { type: "string" },
     category: { type: "string", minLength: 1, description: "Id of a category of the registry document." },
@@ -81705,13 +81911,13 @@ var migration_step_schema_default = {
     description: { type: "string", minLength: 1 },
     fromVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     toVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     breaking: {
       type: "boolean",
@@ -81738,13 +81944,13 @@ var migration_context_schema_default = {
     projectPath: { type: "string", minLength: 1 },
     currentVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     targetVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     templateId: { type: "string", minLength: 1 },
     config: { description: "The project's configuration; any JSON value." },
@@ -81820,8 +82026,8 @@ var analytics_download_event_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     userId: { type: "string", minLength: 1 },
     timestamp: { type: "string", format: "date-time" },
@@ -81844,8 +82050,8 @@ var analytics_generation_event_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     success: { type: "boolean" },
     duration: {
@@ -81871,8 +82077,8 @@ var analytics_feedback_event_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     rating: { type: "number", minimum: 1, maximum: 5 },
     comment: { type: "string" },
@@ -81927,8 +82133,8 @@ var analytics_record_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     metrics: { $ref: "#/$defs/metrics" },
     trends: { $ref: "#/$defs/trends" },
@@ -82030,8 +82236,8 @@ var analytics_record_schema_default = {
         helpful: { $ref: "#/$defs/count", description: "How many users found the review helpful." },
         version: {
           type: "string",
-          pattern: "^\\d+\\.\\d+\\.\\d+$",
-          "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+          pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+          "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
         },
         createdAt: { type: "string", format: "date-time" }
       }

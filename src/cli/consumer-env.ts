@@ -31,6 +31,22 @@ export function registryUrlFrom(flag: string | undefined, env: Readonly<Record<s
   return registryDocumentUrl(value);
 }
 
+/** Whether the environment is a CI run (`CI` set to anything but `0` or `false`, as GitHub Actions and most CI services set it): nothing is asked there. */
+export function isCiFrom(env: Readonly<Record<string, string | undefined>> = process.env): boolean {
+  const value = env.CI?.trim().toLowerCase();
+  return value !== undefined && value !== '' && value !== '0' && value !== 'false';
+}
+
+/** `--task-timeout <seconds>`: the time limit of each post-generation task, in ms; undefined when not given. */
+export function taskTimeoutFrom(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const seconds = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(seconds) || seconds <= 0) {
+    throw new UsageError(`--task-timeout must be a positive number of seconds (got ${JSON.stringify(value)})`);
+  }
+  return seconds * 1000;
+}
+
 /** `id@version` -> { id, version }; a bare id has no version. */
 export function parseTemplateSpec(spec: string): { id: string; version?: string } {
   const at = spec.lastIndexOf('@');

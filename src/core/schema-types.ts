@@ -39,7 +39,7 @@ export interface SchemaTypes {
   'webhook-registration': WebhookRegistration;
 }
 /**
- * The template manifest, file template.json. Unknown top-level fields are rejected; $schema, content, include, files, test and nextSteps are this project's documented extension fields.
+ * The template manifest, file template.json. Unknown top-level fields are rejected; $schema, content, include, files, test, nextSteps and tasks are this project's documented extension fields.
  */
 export interface TemplateManifest {
   /**
@@ -150,6 +150,25 @@ export interface TemplateManifest {
     path: string;
     policy: 'merge' | 'once' | 'replace';
   }[];
+  /**
+   * Extension: commands run in the new project after create (git init, npm install), each a program and its arguments, never through a shell, and only with the user's consent (asked on a terminal, or --run-tasks).
+   *
+   * @maxItems 50
+   */
+  tasks?: {
+    /**
+     * The program and its arguments, e.g. ["git", "init"]; taken literally (not rendered, no shell).
+     *
+     * @minItems 1
+     * @maxItems 100
+     */
+    run: string[];
+    description: string;
+    /**
+     * An expression; the task runs only when it is true.
+     */
+    when?: string;
+  }[];
 }
 /**
  * The variables file, template.vars.json: variables keyed by name and computed values (name to expression).
@@ -169,6 +188,9 @@ export interface TemplateVariables {
 export interface TemplateVariable {
   type?: 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'object';
   description?: string;
+  /**
+   * The value when the variable is not answered. A string holding {{ }} is a computed default: rendered with the answers of the variables before it (for string, number, integer and boolean variables).
+   */
   default?: unknown;
   validation?: string;
   invalidMessage?: string;
@@ -182,6 +204,14 @@ export interface TemplateVariable {
   };
   required?: boolean;
   condition?: string;
+  /**
+   * Extension: the answer is a secret (a token, a password): asked without echo, never written to the lock file, the command's output or analytics; update asks for it again only when a file that uses it must be rendered again.
+   */
+  secret?: boolean;
+  /**
+   * Extension: the environment variable create and update read the answer from when --set and --answers do not give it (e.g. "MY_TOKEN"); meant for secrets.
+   */
+  env?: string;
 }
 /**
  * The prompts file, template.prompts.json: the questions asked when a project is generated.
@@ -196,7 +226,10 @@ export interface TemplatePrompt {
    */
   name: string;
   message: string;
-  type: 'input' | 'select' | 'multiselect';
+  /**
+   * input (text), select (one choice), multiselect (any number of choices), confirm (yes or no, for a boolean variable).
+   */
+  type: 'input' | 'select' | 'multiselect' | 'confirm';
   validate?: string;
   invalidMessage?: string;
   /**

@@ -46,10 +46,24 @@ export interface GivenAnswers {
   answersFile?: string;
   /** `key=value` pairs (`--set`), typed by the template's variables; they override the others. */
   set?: readonly string[];
+  /**
+   * The environment a variable's `env` names is read from, for a variable none of the above
+   * answers (the CLI passes its process's environment); unset, no environment is read.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
-/** The answers given up front, merged in that order and typed by the template's variables. */
+/**
+ * The answers given up front, merged in that order and typed by the template's variables; then,
+ * for a variable still unanswered whose definition names an environment variable (`"env":
+ * "MY_TOKEN"`, meant for secrets), that variable's value when it is set and not empty.
+ */
 export async function givenAnswers(template: LoadedTemplate, given: GivenAnswers): Promise<Answers> {
   const fromFile = given.answersFile === undefined ? {} : await readAnswersFile(given.answersFile);
-  return parseSetArguments(given.set ?? [], template.variables, { ...given.answers, ...fromFile });
+  const answers = parseSetArguments(given.set ?? [], template.variables, { ...given.answers, ...fromFile });
+  const fromEnv = Object.entries(template.variables).flatMap(([name, definition]) => {
+    const value = definition.env === undefined ? undefined : given.env?.[definition.env];
+    return value === undefined || value === '' || Object.hasOwn(answers, name) ? [] : [`${name}=${value}`];
+  });
+  return fromEnv.length === 0 ? answers : parseSetArguments(fromEnv, template.variables, answers);
 }

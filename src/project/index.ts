@@ -2,7 +2,7 @@
  * Workflows on a generated project: create one from a registry template, migrate one to a newer
  * version. The CLI's `create` and `migrate` only parse their flags, call these and print.
  */
-export { createProject, type CreateProjectOptions, type CreateProjectResult } from './create.js';
+export { createProject, projectNameFromFolder, type CreateProjectOptions, type CreateProjectResult } from './create.js';
 export { migrateProject, type MigrateProjectOptions, type MigrateProjectResult, type MigrationPlan } from './migrate.js';
 export { givenAnswers, readAnswersFile, AnswersFileError, type GivenAnswers } from './answers.js';
 export { TemplateNotFoundError, ProjectLockError } from './errors.js';

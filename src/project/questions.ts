@@ -18,7 +18,7 @@ export interface TemplateQuestion {
   /** The variable it answers (the name `--set name=value` takes). */
   name: string;
   message: string;
-  type: 'input' | 'select' | 'multiselect';
+  type: 'input' | 'select' | 'multiselect' | 'confirm';
   /** For select and multiselect: the label shown and the value it gives. */
   choices?: { name: string; value: string }[];
   /** The answer when none is given. */
@@ -32,6 +32,10 @@ export interface TemplateQuestion {
   /** A regular expression the answer must match (the prompt's `validate`, else the variable's `validation`). */
   pattern?: string;
   required?: boolean;
+  /** The answer is a secret: typed without echo, written nowhere. */
+  secret?: boolean;
+  /** The environment variable the answer can also come from. */
+  env?: string;
 }
 
 /** A variable no question asks: it takes its default unless `--set` or `--answers` gives it. */
@@ -70,6 +74,8 @@ export function questionsOf(template: LoadedTemplate): TemplateQuestions {
       ...(variable?.condition ? { condition: variable.condition } : {}),
       ...(pattern ? { pattern } : {}),
       ...(variable?.required ? { required: true } : {}),
+      ...(variable?.secret ? { secret: true } : {}),
+      ...(variable?.env ? { env: variable.env } : {}),
     };
   });
   const unasked = Object.entries(template.variables)

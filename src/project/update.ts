@@ -30,9 +30,11 @@ import {
   type RenderedContent,
 } from '../migrate/index.js';
 import { isInside } from '../template/paths.js';
-import { loadTemplate, renderTemplate, resolveAnswers, type Answers, type LoadedTemplate, type TemplateLock } from '../template/index.js';
+import { AnswersError, ExpressionEvaluator, loadTemplate, renderTemplate, resolveAnswers, type Answers, type LoadedTemplate, type RenderedFile, type TemplateLock } from '../template/index.js';
 import { LOCK_FILE, lockSkipGlobs, registrySource, serializeLock, sha256Hex, skipGlobProblem } from '../template/lock.js';
+import { maskSecrets, secretValues, secretVariables, withoutSecrets } from '../template/secrets.js';
 import { givenAnswers, type GivenAnswers } from './answers.js';
+import { DECIDES_FILES, secretsAnUpdateNeeds } from './update-secrets.js';
 import { ProjectLockError } from './errors.js';
 import { lockedTarget, migrationStepsBetween, projectLock, versionDownloader, type LockedTarget, type UpToDate } from './locked.js';
 
@@ -57,9 +59,10 @@ export interface UpdateProjectOptions extends GivenAnswers {
   skip?: string[];
   /**
    * Asks the questions the target version added, given the answers known so far (the lock's,
-   * then `answers`, `answersFile`, `set`); without it, new questions take their defaults.
+   * then `answers`, `answersFile`, `set`, the environment); without it, new questions take their
+   * defaults. `skip` names the secrets not to ask for: no file the update renders needs them.
    */
-  ask?: (template: LoadedTemplate, given: Answers) => Promise<Answers>;
+  ask?: (template: LoadedTemplate, given: Answers, options?: { skip?: ReadonlySet<string> }) => Promise<Answers>;
   /** Called with the plan before anything is confirmed or applied. */
   onPlan?: (plan: UpdatePlan) => void;
   /**
@@ -142,10 +145,36 @@ async function migrationGuide(template: LoadedTemplate): Promise<BreakingChanges
   return { path: guide, firstLines };
 }
 
-async function rendering(template: LoadedTemplate, answers: Answers): Promise<{ files: Map<string, RenderedContent>; resolved: ReturnType<typeof resolveAnswers> }> {
-  const resolved = resolveAnswers(template, answers);
+interface Rendering {
+  files: Map<string, RenderedContent>;
+  rendered: RenderedFile[];
+  resolved: ReturnType<typeof resolveAnswers>;
+}
+
+/** A version rendered with `answers`; the secrets of `withhold` not among them are left out (unknown, not needed). */
+async function rendering(template: LoadedTemplate, answers: Answers, withhold: ReadonlySet<string> = new Set()): Promise<Rendering> {
+  const resolved = resolveAnswers(template, answers, { withhold });
   const rendered = await renderTemplate(template, resolved);
-  return { files: new Map(rendered.map((file) => [file.path, { content: file.content, mode: file.mode }])), resolved };
+  return { files: new Map(rendered.map((file) => [file.path, { content: file.content, mode: file.mode }])), rendered, resolved };
+}
+
+const scopeOf = (r: Rendering): Record<string, unknown> => ({ ...r.resolved.answers, ...r.resolved.computed });
+
+/** The secrets of `template` that `answers` does not give. */
+const missingSecrets = (template: LoadedTemplate, answers: Answers): string[] => secretVariables(template).filter((name) => !Object.hasOwn(answers, name));
+
+/** The answers a version is rendered with: the lock's (which hold no secret), and the secrets given for this update. */
+function answersFor(template: LoadedTemplate, lock: TemplateLock, answers: Answers): Answers {
+  const secrets = Object.fromEntries(secretVariables(template).filter((name) => Object.hasOwn(answers, name)).map((name) => [name, answers[name]]));
+  return variablesOf(template, { ...lock.answers, ...secrets });
+}
+
+/** How a secret can be given, for the message of an update that needs it. */
+function secretNeededMessage(template: LoadedTemplate, name: string, needs: readonly string[], canAsk: boolean): string {
+  const env = template.variables[name]?.env;
+  const what = needs.map((item) => (item === DECIDES_FILES ? item : JSON.stringify(item))).join(', ');
+  const ways = [`--set ${name}=...`, ...(env ? [`the environment variable ${env}`] : []), ...(canAsk ? [] : ['running update on a terminal to be asked'])];
+  return `is a secret (kept in no file) that this update needs to render ${what} again: give it with ${ways.join(' or ')}`;
 }
 
 /** The answers among `answers` that are variables of `template`. */
@@ -153,14 +182,30 @@ function variablesOf(template: LoadedTemplate, answers: Answers): Answers {
   return Object.fromEntries(Object.entries(answers).filter(([name]) => Object.hasOwn(template.variables, name)));
 }
 
-/** The lock after the update: the target version, its source, the new answers and the target rendering's hashes. */
-function updatedLock(lock: TemplateLock, entry: TemplateEntry, source: string, resolved: ReturnType<typeof resolveAnswers>, target: ReadonlyMap<string, RenderedContent>, applied: readonly string[]): TemplateLock {
-  const files = Object.fromEntries([...target].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([file, { content }]) => [file, { sha256: sha256Hex(content), size: content.length }]));
+/**
+ * The lock after the update: the target version, its source, the new answers (no secret) and the
+ * target rendering's hashes; a file rendered without a secret it uses (not rendered again: the
+ * project keeps it) keeps the hash the lock had.
+ */
+function updatedLock(
+  lock: TemplateLock,
+  entry: TemplateEntry,
+  source: string,
+  values: { answers: Answers; computed: Record<string, string> },
+  target: ReadonlyMap<string, RenderedContent>,
+  applied: readonly string[],
+  keptWithoutSecret: ReadonlySet<string>,
+): TemplateLock {
+  const files = Object.fromEntries(
+    [...target]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([file, { content }]) => [file, (keptWithoutSecret.has(file) ? lock.files[file] : undefined) ?? { sha256: sha256Hex(content), size: content.length }]),
+  );
   return {
     ...lock,
     template: { ...lock.template, version: entry.version, source },
-    answers: resolved.answers,
-    computed: resolved.computed,
+    answers: values.answers,
+    computed: values.computed,
     files,
     appliedMigrations: [...(lock.appliedMigrations ?? []), ...applied],
   };
@@ -246,13 +291,48 @@ export async function prepareUpdate(options: PrepareOptions, locked: LockedTarge
   const baseEntry = await options.client.getTemplate(templateId, fromVersion);
   // The base is only rendered to compare with: not a use of that version.
   const baseTemplate = baseEntry ? await loadTemplate(await download(baseEntry, 'base', 'inspect')) : undefined;
-  // Without the locked version (gone from the registry), the lock's hashes still tell untouched files from changed ones.
-  const base = baseTemplate ? await rendering(baseTemplate, variablesOf(baseTemplate, lock.answers)) : undefined;
+  const evaluator = new ExpressionEvaluator();
   let answers = await givenAnswers(targetTemplate, { ...options, answers: { ...variablesOf(targetTemplate, lock.answers), ...options.answers } });
-  const unanswered = Object.keys(targetTemplate.variables).filter((name) => !Object.hasOwn(answers, name));
-  if (options.ask && unanswered.length > 0) answers = await options.ask(targetTemplate, answers);
-  const next = await rendering(targetTemplate, answers);
-  const newAnswers = Object.fromEntries(Object.entries(next.resolved.answers).filter(([name]) => !Object.hasOwn(lock.answers, name)));
+
+  // Secrets are in no lock: those not given are asked for only when a file that uses them must be
+  // rendered again. The other new questions first; then, knowing every other answer, the secrets needed.
+  const secrets = secretVariables(targetTemplate);
+  const unanswered = Object.keys(targetTemplate.variables).filter((name) => !Object.hasOwn(answers, name) && !secrets.includes(name));
+  if (options.ask && unanswered.length > 0) answers = await options.ask(targetTemplate, answers, { skip: new Set(missingSecrets(targetTemplate, answers)) });
+  const missing = missingSecrets(targetTemplate, answers);
+  let withhold = new Set<string>();
+  let secretNeeds: Awaited<ReturnType<typeof secretsAnUpdateNeeds>> | undefined;
+  if (missing.length > 0) {
+    const probe = await rendering(targetTemplate, answers, new Set(missing));
+    const baseAnswers = baseTemplate ? answersFor(baseTemplate, lock, answers) : {};
+    const baseProbe = baseTemplate ? await rendering(baseTemplate, baseAnswers, new Set(missingSecrets(baseTemplate, baseAnswers))) : undefined;
+    secretNeeds = await secretsAnUpdateNeeds({
+      target: { template: targetTemplate, files: probe.rendered, scope: scopeOf(probe) },
+      ...(baseTemplate && baseProbe ? { base: { template: baseTemplate, files: baseProbe.rendered, scope: scopeOf(baseProbe) } } : {}),
+      missing,
+      evaluator,
+    });
+    withhold = new Set(missing.filter((name) => !secretNeeds?.needed.has(name)));
+    const needed = missing.filter((name) => !withhold.has(name));
+    if (options.ask && needed.length > 0) {
+      const others = Object.keys(targetTemplate.variables).filter((name) => !needed.includes(name));
+      answers = await options.ask(targetTemplate, answers, { skip: new Set(others) });
+    }
+  }
+  const stillMissing = [...(secretNeeds?.needed.keys() ?? [])].filter((name) => !Object.hasOwn(answers, name));
+  const next = await rendering(targetTemplate, answers, new Set([...withhold, ...stillMissing]));
+  // A needed secret whose condition is false is not needed after all.
+  const lacking = (next.resolved.withheld ?? []).filter((name) => stillMissing.includes(name));
+  if (lacking.length > 0) {
+    throw new AnswersError(lacking.map((name) => ({ name, message: secretNeededMessage(targetTemplate, name, secretNeeds?.needed.get(name) ?? [], options.ask !== undefined) })));
+  }
+  // Without the locked version (gone from the registry), the lock's hashes still tell untouched files from changed ones.
+  const baseAnswers = baseTemplate ? answersFor(baseTemplate, lock, answers) : {};
+  const base = baseTemplate ? await rendering(baseTemplate, baseAnswers, new Set(missingSecrets(baseTemplate, baseAnswers))) : undefined;
+  const shown = withoutSecrets(targetTemplate, next.resolved, evaluator);
+  const newAnswers = Object.fromEntries(Object.entries(shown.answers).filter(([name]) => !Object.hasOwn(lock.answers, name)));
+  // Files that use a secret this update did without: the project keeps them, and the lock their hash.
+  const keptWithoutSecret = new Set([...(secretNeeds?.usedBy ?? [])].filter(([, used]) => [...used].some((name) => withhold.has(name))).map(([file]) => file));
 
   const planned = await planRun(steps, {
     projectPath: projectDir,
@@ -265,7 +345,7 @@ export async function prepareUpdate(options: PrepareOptions, locked: LockedTarge
   });
   const stepsOverChangedFiles = planned.result.success ? await plannedChangesToChangedFiles(planned) : [];
   const label = `${templateId}@${target.version}`;
-  const files =
+  const merged =
     planned.result.success && planned.project
       ? await mergeRenderings({
           project: planned.project,
@@ -277,6 +357,13 @@ export async function prepareUpdate(options: PrepareOptions, locked: LockedTarge
           policyOf: updatePolicies(targetTemplate.manifest.updatePolicy ?? [], skip),
         })
       : [];
+  // The plan is printed, logged and put in --json: a diff never shows a secret.
+  const shownSecrets = secretValues(targetTemplate, next.resolved, evaluator);
+  const files = merged.map((file) => {
+    if (shownSecrets.length === 0 || file.diff === '') return file;
+    const diff = maskSecrets(file.diff, shownSecrets);
+    return { ...file, diff: diff ?? '(diff not shown: it would show a secret)\n' };
+  });
   const breakingSteps = steps.filter((step) => step.breaking && planned.result.applied.includes(step.id));
   const guide = await migrationGuide(targetTemplate);
   if (!base) planned.result.warnings.push(missingBaseWarning(templateId, fromVersion));
@@ -294,7 +381,7 @@ export async function prepareUpdate(options: PrepareOptions, locked: LockedTarge
   };
   const source = registrySource(options.client.registryUrl, templateId, target.version);
   const lockFor = (): TemplateLock => {
-    const updated = updatedLock(lock, target, source, next.resolved, next.files, planned.result.applied);
+    const updated = updatedLock(lock, target, source, shown, next.files, planned.result.applied, keptWithoutSecret);
     return skip.length > 0 ? { ...updated, skip } : updated;
   };
   return { plan, planned, steps, stepsOverChangedFiles, lockFor };

@@ -57,6 +57,8 @@ export interface SyncProjectOptions {
   api: PullRequestApi;
   log?: SyncLog;
   fetch?: typeof globalThis.fetch;
+  /** Where a secret the update needs is read from (the variable's `env`, e.g. a repository secret mapped into the job); none unless given. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface SyncResult {
@@ -163,7 +165,7 @@ export async function syncProject(options: SyncProjectOptions): Promise<SyncResu
   const branch = updateBranch(templateId, latestVersion);
   const result = await inGroup(log, `Update ${templateId} ${currentVersion} -> ${latestVersion}`, async () => {
     await git(['checkout', '--quiet', '--force', '-B', branch]);
-    const updated = await updateProject({ client, projectDir, to: latestVersion, conflict: 'inline', backup: false, confirmBreaking: () => true, ...fetchOption });
+    const updated = await updateProject({ client, projectDir, to: latestVersion, conflict: 'inline', backup: false, confirmBreaking: () => true, ...fetchOption, ...(options.env ? { env: options.env } : {}) });
     if (updated.status === 'up-to-date') return undefined;
     if (updated.status !== 'updated') {
       const errors = updated.status === 'plan-failed' || updated.status === 'failed' ? updated.errors : [];
@@ -300,6 +302,7 @@ export async function run(deps: SyncActionDependencies = {}): Promise<SyncAction
       api,
       log: core,
       ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      env,
     });
     Object.assign(outputs, {
       updated: String(result.status === 'updated'),

@@ -1,4 +1,5 @@
-import { ExpressionEvaluator } from './expression.js';
+import { ExpressionEvaluator, isComputedDefault } from './expression.js';
+import { firstLine } from '../core/errors.js';
 import type { LoadedTemplate, VariableDefinition } from './load.js';
 import { matchPattern } from './patterns.js';
 
@@ -21,6 +22,12 @@ export class AnswersError extends Error {
 export interface ResolveOptions {
   /** Share one evaluator between calls. */
   evaluator?: ExpressionEvaluator;
+  /**
+   * Secret variables whose value is not known and not needed (`update` rendering files that do
+   * not use them): unless given, they take no default, are not checked and stay out of the
+   * answers; those whose condition holds are listed in the result's `withheld`.
+   */
+  withhold?: ReadonlySet<string>;
 }
 
 export interface ResolvedAnswers {
@@ -28,6 +35,8 @@ export interface ResolvedAnswers {
   answers: Answers;
   /** Computed values, by name, in dependency order. */
   computed: Record<string, string>;
+  /** The variables of `withhold` that apply (their condition holds) and were left out of `answers`. */
+  withheld?: string[];
 }
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -70,6 +79,11 @@ export function valueOf(definition: VariableDefinition, given: unknown): unknown
   return given !== undefined ? given : structuredClone(definition.default);
 }
 
+/** ` (got "...")` for a message about a value; nothing for a secret, whose value is never shown. */
+function got(definition: VariableDefinition, value: unknown): string {
+  return definition.secret ? '' : ` (got ${JSON.stringify(value)})`;
+}
+
 /** Checks one value against its definition; pushes a problem per broken rule. */
 export function checkValue(
   name: string,
@@ -79,11 +93,11 @@ export function checkValue(
   extraPattern?: { source: string; message?: string },
 ): void {
   if (value === undefined || value === null) {
-    if (definition.required) problems.push({ name, message: 'is required' });
+    if (definition.required) problems.push({ name, message: `is required${definition.env ? ` (give it with --set or the environment variable ${definition.env})` : ''}` });
     return;
   }
   if (!typeMatches(definition.type, value)) {
-    problems.push({ name, message: `must be ${definition.type === 'array' || definition.type === 'object' || definition.type === 'integer' ? 'an' : 'a'} ${definition.type} (got ${JSON.stringify(value)})` });
+    problems.push({ name, message: `must be ${definition.type === 'array' || definition.type === 'object' || definition.type === 'integer' ? 'an' : 'a'} ${definition.type}${got(definition, value)}` });
     return;
   }
   if (definition.required && (value === '' || (Array.isArray(value) && value.length === 0))) {
@@ -94,13 +108,13 @@ export function checkValue(
     value.forEach((item, index) => {
       const itemName = `${name}[${index}]`;
       if (allowed && !allowed.some((choice) => choice === item)) {
-        problems.push({ name: itemName, message: `must be one of ${allowed.map((c) => JSON.stringify(c)).join(', ')} (got ${JSON.stringify(item)})` });
+        problems.push({ name: itemName, message: `must be one of ${allowed.map((c) => JSON.stringify(c)).join(', ')}${got(definition, item)}` });
       }
       if (definition.items) checkValue(itemName, definition.items, item, problems);
       if (typeof item === 'string') checkPattern(itemName, definition, item, problems, extraPattern);
     });
   } else if (allowed && !allowed.some((choice) => choice === value)) {
-    problems.push({ name, message: `must be one of ${allowed.map((c) => JSON.stringify(c)).join(', ')} (got ${JSON.stringify(value)})` });
+    problems.push({ name, message: `must be one of ${allowed.map((c) => JSON.stringify(c)).join(', ')}${got(definition, value)}` });
   }
   if (typeof value === 'string') checkPattern(name, definition, value, problems, extraPattern);
   if (isPlainObject(value)) {
@@ -124,8 +138,23 @@ function checkPattern(
   for (const rule of rules) {
     const outcome = matchPattern(rule.source, value);
     if ('refused' in outcome) problems.push({ name, message: outcome.refused });
-    else if (!outcome.matches) problems.push({ name, message: `${rule.message ?? `must match ${rule.source}`} (got ${JSON.stringify(value)})` });
+    else if (!outcome.matches) problems.push({ name, message: `${rule.message ?? `must match ${rule.source}`}${got(definition, value)}` });
   }
+}
+
+/**
+ * The value of a top-level variable before validation, as `valueOf`, but a computed default
+ * (`"{{ projectName | snake_case }}"`) is worked out in `scope` (the answers before it) and typed
+ * like the variable (`"true"` for a boolean is true). Throws ExpressionError when it cannot be
+ * worked out.
+ */
+export function answerOrDefault(definition: VariableDefinition, given: unknown, scope: object, evaluator: ExpressionEvaluator): unknown {
+  if (given !== undefined || !isComputedDefault(definition.default)) return valueOf(definition, given);
+  const text = evaluator.interpolate(definition.default, scope);
+  const type = definition.type;
+  if (type === undefined || type === 'string') return text;
+  // A placeholder that renders nothing (a variable left out by its condition) gives no default.
+  return text.trim() === '' ? undefined : coerce(definition, text.trim(), '');
 }
 
 /**
@@ -137,6 +166,7 @@ export function resolveAnswers(template: LoadedTemplate, given: Answers = {}, op
   const evaluator = options.evaluator ?? new ExpressionEvaluator();
   const problems: AnswerProblem[] = [];
   const answers: Answers = {};
+  const withheld: string[] = [];
 
   for (const name of Object.keys(given)) {
     if (Object.hasOwn(template.computed, name)) problems.push({ name, message: 'is a computed value and cannot be answered' });
@@ -153,7 +183,19 @@ export function resolveAnswers(template: LoadedTemplate, given: Answers = {}, op
     const definition = template.variables[name];
     if (!definition) continue;
     if (definition.condition && !evaluator.condition(definition.condition, answers)) continue;
-    const value = valueOf(definition, Object.hasOwn(given, name) ? given[name] : undefined);
+    const answer = Object.hasOwn(given, name) ? given[name] : undefined;
+    if (answer === undefined && options.withhold?.has(name)) {
+      withheld.push(name);
+      continue;
+    }
+    let value: unknown;
+    try {
+      // Variables come in an order where those a default reads are resolved before it.
+      value = answerOrDefault(definition, answer, answers, evaluator);
+    } catch (error) {
+      problems.push({ name, message: `its default ${JSON.stringify(definition.default)} cannot be worked out: ${firstLine(error)}` });
+      continue;
+    }
     checkValue(name, definition, value, problems, promptPatterns.get(name));
     if (value !== undefined) answers[name] = value;
   }
@@ -164,13 +206,13 @@ export function resolveAnswers(template: LoadedTemplate, given: Answers = {}, op
     const expression = template.computed[name];
     if (expression !== undefined) computed[name] = evaluator.value(expression, { ...answers, ...computed });
   }
-  return { answers, computed };
+  return { answers, computed, ...(options.withhold ? { withheld } : {}) };
 }
 
 function coerce(definition: VariableDefinition | undefined, raw: string, name: string): unknown {
   const type = definition?.type;
   if (type === 'array') {
-    if (raw.trim().startsWith('[')) return parseJson(raw, name);
+    if (raw.trim().startsWith('[')) return parseJson(raw, name, definition);
     return raw.split(',').map((item) => item.trim()).filter((item) => item !== '');
   }
   if (type === 'boolean') {
@@ -182,15 +224,15 @@ function coerce(definition: VariableDefinition | undefined, raw: string, name: s
     const number = Number(raw);
     return raw.trim() !== '' && Number.isFinite(number) ? number : raw;
   }
-  if (type === 'object') return parseJson(raw, name);
+  if (type === 'object') return parseJson(raw, name, definition);
   return raw;
 }
 
-function parseJson(raw: string, name: string): unknown {
+function parseJson(raw: string, name: string, definition: VariableDefinition | undefined): unknown {
   try {
     return JSON.parse(raw) as unknown;
   } catch {
-    throw new AnswersError([{ name, message: `must be JSON (got ${JSON.stringify(raw)})` }]);
+    throw new AnswersError([{ name, message: `must be JSON${definition ? got(definition, raw) : ` (got ${JSON.stringify(raw)})`}` }]);
   }
 }
 

@@ -73,6 +73,25 @@ function describeParseError(error: unknown, text: string, engine: Liquid): Parse
   };
 }
 
+// A partial named by a variable (`{% include name %}`): which file it reads is known only when rendering.
+const DYNAMIC_PARTIAL = /\{%-?\s*(?:include|render|layout)\s+(?!["'])/;
+
+/**
+ * The top-level names a text reads when it is rendered with `engine` (whose root is the content
+ * folder): its own and those of the files it includes or renders, from the parsed Liquid.
+ * Undefined when that cannot be known (invalid Liquid, a missing partial, a partial named by a
+ * variable): a caller then assumes the text may read anything.
+ */
+export async function namesRead(text: string, engine: Liquid): Promise<Set<string> | undefined> {
+  if (!hasLiquid(text)) return new Set();
+  if (DYNAMIC_PARTIAL.test(text)) return undefined;
+  try {
+    return new Set(await engine.globalVariables(text, { partials: true }));
+  } catch {
+    return undefined;
+  }
+}
+
 function* allTemplates(templates: readonly Template[]): Generator<Template> {
   for (const template of templates) {
     yield template;

@@ -1,6 +1,6 @@
 /**
- * Checks every expression of a template as written in its JSON files: variable `condition`s,
- * `computed` values, prompt `when`s and the manifest's `files[].when`. Each must be well formed
+ * Checks every expression of a template as written in its JSON files: variable `condition`s and
+ * computed defaults, `computed` values, prompt `when`s, the manifest's `files[].when` and `tasks[].when`. Each must be well formed
  * (see ExpressionEvaluator.check) and name only what it can see: conditions name variables;
  * the others variables and computed values (declared, or the standard ones computed from
  * `projectName`). Works on documents of any shape (a field of the wrong type is skipped; the
@@ -8,7 +8,7 @@
  */
 import { escapePointerSegment } from '../core/json-source.js';
 import type { RuleViolation } from '../core/messages.js';
-import { ExpressionError, ExpressionEvaluator } from './expression.js';
+import { ExpressionError, ExpressionEvaluator, isComputedDefault, type ExpressionKind } from './expression.js';
 import { implicitComputed } from './standard-variables.js';
 import { didYouMean } from './suggest.js';
 
@@ -23,8 +23,8 @@ export interface ExpressionSite {
   file: string;
   pointer: string;
   text: string;
-  kind: 'condition' | 'value';
-  /** Conditions of variables are worked out before any computed value, so they may name variables only. */
+  kind: ExpressionKind;
+  /** Conditions and computed defaults of variables are worked out before any computed value, so they may name variables only. */
   names: 'variables' | 'all';
   /** How messages name it: `when of prompt "database"`. */
   label: string;
@@ -44,6 +44,10 @@ export function expressionSites(documents: ExpressionDocuments): ExpressionSite[
       const condition = text(field(definition, 'condition'));
       const pointer = `/variables/${escapePointerSegment(name)}/condition`;
       if (condition) sites.push({ file: variables.file, pointer, text: condition, kind: 'condition', names: 'variables', label: `condition of variable "${name}"` });
+      const fallback = field(definition, 'default');
+      if (isComputedDefault(fallback)) {
+        sites.push({ file: variables.file, pointer: `/variables/${escapePointerSegment(name)}/default`, text: fallback, kind: 'default', names: 'variables', label: `default of variable "${name}"` });
+      }
     }
     for (const [name, expression] of entriesOf(field(variables.value, 'computed'))) {
       const value = text(expression);
@@ -65,6 +69,12 @@ export function expressionSites(documents: ExpressionDocuments): ExpressionSite[
       const when = text(field(rule, 'when'));
       const name = text(field(rule, 'path')) ?? `#${index}`;
       if (when) sites.push({ file: manifest.file, pointer: `/files/${index}/when`, text: when, kind: 'condition', names: 'all', label: `when of files rule "${name}"` });
+    });
+    const tasks = field(manifest.value, 'tasks');
+    (Array.isArray(tasks) ? tasks : []).forEach((task: unknown, index) => {
+      const when = text(field(task, 'when'));
+      const name = text(field(task, 'description')) ?? `#${index}`;
+      if (when) sites.push({ file: manifest.file, pointer: `/tasks/${index}/when`, text: when, kind: 'condition', names: 'all', label: `when of task "${name}"` });
     });
   }
   return sites;
@@ -99,7 +109,12 @@ export function checkExpressions(documents: ExpressionDocuments, evaluator = new
       references = evaluator.references(site.text, site.kind);
     } catch (error) {
       const reason = error instanceof ExpressionError ? error.message : String(error);
-      const how = site.kind === 'condition' ? 'write it as values joined by operators, e.g. features contains "docker"' : 'write it as a value with filters, e.g. projectName | package_name';
+      const how =
+        site.kind === 'condition'
+          ? 'write it as values joined by operators, e.g. features contains "docker"'
+          : site.kind === 'default'
+            ? 'write it as text with {{ value }} placeholders, e.g. {{ projectName | snake_case }}'
+            : 'write it as a value with filters, e.g. projectName | package_name';
       problems.push({ file: site.file, pointer: site.pointer, code: 'INVALID_EXPRESSION', message: `${site.label} does not parse: ${reason.replace(/^cannot parse "(?:[^"\\]|\\.)*": /, '')}; ${how}` });
       continue;
     }
@@ -109,7 +124,7 @@ export function checkExpressions(documents: ExpressionDocuments, evaluator = new
     for (const name of references) {
       if (known.has(name)) continue;
       const message = all.has(name)
-        ? `${site.label} names computed value "${name}"; a condition of a variable can only name variables (they are resolved before computed values)`
+        ? `${site.label} names computed value "${name}"; a ${site.kind === 'default' ? 'default' : 'condition'} of a variable can only name variables (they are resolved before computed values)`
         : `${site.label} names unknown variable "${name}"${didYouMean(name, known)}; declare it in ${documents.variables?.file ?? 'the variables file'} or fix the spelling`;
       problems.push({ file: site.file, pointer: site.pointer, code: 'UNKNOWN_VARIABLE', message });
     }

@@ -3,7 +3,7 @@ import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 
-import { Liquid, Tokenizer, TokenKind, type FS, type Token } from 'liquidjs';
+import { Liquid, Tokenizer, TokenKind, TypeGuards, type FS, type Token } from 'liquidjs';
 
 import { templateFilters } from './filters.js';
 import { firstLine } from '../core/errors.js';
@@ -256,6 +256,20 @@ export function comparisonsOf(expression: string, engine: Liquid): Comparison[] 
   return found;
 }
 
+/**
+ * A computed default of a variable: text holding `{{ expression }}` placeholders, such as
+ * `"{{ projectName | snake_case }}"` or `"{{ projectName }}-api"`, worked out from the answers
+ * before it.
+ */
+export const isComputedDefault = (value: unknown): value is string => typeof value === 'string' && value.includes('{{');
+
+/** What an expression is: a condition (`when`), a value (`computed`), or a computed default's text with placeholders. */
+export type ExpressionKind = 'condition' | 'value' | 'default';
+
+type DefaultPart = { text: string } | { expression: string };
+
+const withoutPosition = (message: string): string => message.replace(/, line:\d+, col:\d+.*$/, '');
+
 const conditionSource = (expression: string): string => `{% if ${expression} %}true{% else %}false{% endif %}`;
 const valueSource = (expression: string): string => `{{ ${expression} }}`;
 
@@ -268,8 +282,34 @@ export class ExpressionEvaluator {
     this.engine = engine;
   }
 
+  /**
+   * The literal text and the placeholders of a computed default. Only `{{ value }}` placeholders
+   * are allowed, each a well-formed value expression: a tag (`{% include %}`, a loop) would make a
+   * default a program. Throws ExpressionError naming the problem.
+   */
+  private defaultParts(text: string): DefaultPart[] {
+    let tokens: ReturnType<Tokenizer['readTopLevelTokens']>;
+    try {
+      tokens = new Tokenizer(text, this.engine.options.operators).readTopLevelTokens(this.engine.options);
+    } catch (error) {
+      throw new ExpressionError(`cannot parse ${JSON.stringify(text)}: ${withoutPosition(firstLine(error))}`, text);
+    }
+    return tokens.map((token): DefaultPart => {
+      if (TypeGuards.isOutputToken(token)) {
+        this.check(token.content, 'value');
+        return { expression: token.content };
+      }
+      if (TypeGuards.isHTMLToken(token)) return { text: token.getContent() };
+      throw new ExpressionError(`cannot parse ${JSON.stringify(text)}: a default holds {{ value }} placeholders only, not tags such as ${JSON.stringify((token as Token).getText())}`, text);
+    });
+  }
+
   /** Checks that the expression parses; throws ExpressionError naming the problem. */
-  check(expression: string, kind: 'condition' | 'value'): void {
+  check(expression: string, kind: ExpressionKind): void {
+    if (kind === 'default') {
+      this.defaultParts(expression);
+      return;
+    }
     checkExpression(expression);
     try {
       this.engine.parse(kind === 'condition' ? conditionSource(expression) : valueSource(expression));
@@ -284,7 +324,11 @@ export class ExpressionEvaluator {
   }
 
   /** The top-level names an expression reads, e.g. `features` for `features contains "api"`. */
-  references(expression: string, kind: 'condition' | 'value'): string[] {
+  references(expression: string, kind: ExpressionKind): string[] {
+    if (kind === 'default') {
+      const parts = this.defaultParts(expression);
+      return [...new Set(parts.flatMap((part) => ('expression' in part ? this.references(part.expression, 'value') : [])))];
+    }
     this.check(expression, kind);
     const source = kind === 'condition' ? conditionSource(expression) : valueSource(expression);
     return [...new Set(this.engine.globalVariablesSync(source))];
@@ -298,6 +342,13 @@ export class ExpressionEvaluator {
     } catch (error) {
       throw new ExpressionError(`cannot evaluate ${JSON.stringify(expression)}: ${firstLine(error)}`, expression);
     }
+  }
+
+  /** Works out a computed default: its text with every placeholder replaced by its value in `scope`. */
+  interpolate(text: string, scope: object): string {
+    return this.defaultParts(text)
+      .map((part) => ('expression' in part ? this.value(part.expression, scope) : part.text))
+      .join('');
   }
 
   /** Evaluates a value expression (filters allowed) to its rendered text. */

@@ -7,22 +7,30 @@ import { loadTemplate, type LoadedTemplate } from './load.js';
 import { FolderNotEmptyError, writeFolderAtomically } from './write-folder.js';
 import { LOCK_FILE, serializeLock, sha256Hex, type TemplateLock } from './lock.js';
 import { renderTemplate, type RenderOptions } from './render.js';
+import { withoutSecrets } from './secrets.js';
+import { plannedTasks, type PlannedTask } from './tasks.js';
 
 export interface GenerateOptions extends RenderOptions {
   /** Write into a folder that already has files (same-named files are replaced). */
   force?: boolean;
   /** Where the template came from (a registry id@version), recorded in the lock file. */
   source?: string;
+  /** Secret variables generated without a value when not answered (`test` has no secret to give); see ResolveOptions. */
+  withhold?: ReadonlySet<string>;
   now?: () => Date;
 }
 
 export interface GenerateResult {
   outDir: string;
   template: { name: string; version: string };
+  /** The answers, without secret ones (they are in the files, and nowhere else). */
   answers: Answers;
+  /** The computed values, without those that read a secret. */
   computed: Record<string, string>;
   files: { path: string; sha256: string; size: number }[];
   lockFile: string;
+  /** The template's tasks whose `when` holds for these answers, in order; generating runs none. */
+  tasks: PlannedTask[];
 }
 
 export class OutputNotEmptyError extends Error {
@@ -41,6 +49,12 @@ async function entriesOf(dir: string): Promise<string[] | undefined> {
   }
 }
 
+/** Throws OutputNotEmptyError when `outDir` has entries and `force` is not set (a missing folder is fine). */
+export async function checkOutputFolder(outDir: string, force: boolean): Promise<void> {
+  const existing = await entriesOf(path.resolve(outDir));
+  if (existing && existing.length > 0 && !force) throw new OutputNotEmptyError(outDir);
+}
+
 /**
  * Generates a project from a template: resolves the answers (defaults, conditions, computed
  * values, validation), renders every file in memory, writes them into a staging folder beside
@@ -56,12 +70,14 @@ export async function generateProject(
   const evaluator = options.evaluator ?? new ExpressionEvaluator();
   const template = typeof templateDir === 'string' ? await loadTemplate(templateDir, evaluator) : templateDir;
   const target = path.resolve(outDir);
-  const existing = await entriesOf(target);
-  if (existing && existing.length > 0 && !options.force) throw new OutputNotEmptyError(outDir);
+  await checkOutputFolder(outDir, options.force ?? false);
 
-  const resolved: ResolvedAnswers = resolveAnswers(template, answers, { evaluator });
+  const resolved: ResolvedAnswers = resolveAnswers(template, answers, { evaluator, ...(options.withhold ? { withhold: options.withhold } : {}) });
   const rendered = await renderTemplate(template, resolved, { ...options, evaluator });
   const files = rendered.map((file) => ({ path: file.path, sha256: sha256Hex(file.content), size: file.content.length }));
+  const tasks = plannedTasks(template.manifest, { ...resolved.answers, ...resolved.computed }, evaluator);
+  // Secrets are rendered into the files above; what is written or returned holds none of them.
+  const shown = withoutSecrets(template, resolved, evaluator);
   const lock: TemplateLock = {
     lockfileVersion: 1,
     template: {
@@ -70,8 +86,8 @@ export async function generateProject(
       ...(options.source ? { source: options.source } : {}),
     },
     generatedAt: (options.now?.() ?? new Date()).toISOString(),
-    answers: resolved.answers,
-    computed: resolved.computed,
+    answers: shown.answers,
+    computed: shown.computed,
     files: Object.fromEntries(files.map((f) => [f.path, { sha256: f.sha256, size: f.size }])),
   };
 
@@ -86,9 +102,10 @@ export async function generateProject(
   return {
     outDir: target,
     template: { name: template.manifest.name, version: template.manifest.version },
-    answers: resolved.answers,
-    computed: resolved.computed,
+    answers: shown.answers,
+    computed: shown.computed,
     files,
     lockFile: path.join(target, LOCK_FILE),
+    tasks,
   };
 }

@@ -81,3 +81,19 @@ export {
 } from './scaffold.js';
 export { renderNextSteps, cleanMessage, NextStepsError, NEXT_STEPS_MAX_CHARS, NEXT_STEPS_MAX_OUTPUT_CHARS, type GeneratedValues } from './next-steps.js';
 export { writeFolderAtomically, FolderNotEmptyError, FolderConflictError, type FolderFile } from './write-folder.js';
+export { secretVariables, secretNames, withoutSecrets, secretValues, maskSecrets, SECRET_MASK } from './secrets.js';
+export {
+  plannedTasks,
+  runTask,
+  runTasks,
+  skippedTasks,
+  recordTasks,
+  taskCommandLine,
+  DEFAULT_TASK_TIMEOUT_MS,
+  TASK_INTERRUPTED,
+  type TemplateTask,
+  type PlannedTask,
+  type TaskOutcome,
+  type TaskStatus,
+  type RunTasksOptions,
+} from './tasks.js';

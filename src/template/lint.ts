@@ -35,7 +35,7 @@ import { compareText } from '../core/listing.js';
 import { VERSION_PATTERN } from '../core/versions.js';
 import { findChangelogSection } from './changelog.js';
 import { firstLine } from '../core/errors.js';
-import { ExpressionEvaluator } from './expression.js';
+import { ExpressionEvaluator, isComputedDefault, type ExpressionKind } from './expression.js';
 import { DEFAULT_CONTENT_FOLDER, dependencyOrder } from './load.js';
 import { HABIT_RULES } from './lint-habits.js';
 import { resolveInsideRoot } from './paths.js';
@@ -159,6 +159,10 @@ export interface LintVariable {
   items?: LintVariable;
   properties: Map<string, LintVariable>;
   condition?: string;
+  /** `"secret": true`. */
+  secret: boolean;
+  /** The environment variable the answer can come from (`env`). */
+  env?: string;
 }
 
 export interface LintPrompt {
@@ -184,20 +188,25 @@ export interface LintManifest {
   /** The `verbatim` globs (strings only). */
   verbatim: string[];
   partials?: string;
+  /** The post-generation tasks: where each is and its `when`. */
+  tasks: { pointer: string; description?: string; when?: string }[];
 }
 
 export type ExpressionOwner =
   | { kind: 'prompt'; name: string }
   | { kind: 'condition'; name: string }
   | { kind: 'computed'; name: string }
-  | { kind: 'files'; name: string };
+  | { kind: 'files'; name: string }
+  /** The computed default of a variable. */
+  | { kind: 'default'; name: string }
+  | { kind: 'task'; name: string };
 
 /** One expression of the template, parsed once. */
 export interface LintExpression {
   file: string;
   pointer: string;
   text: string;
-  kind: 'condition' | 'value';
+  kind: ExpressionKind;
   owner: ExpressionOwner;
   /** How messages name it: `when of prompt "database"`. */
   label: string;
@@ -249,6 +258,8 @@ function toVariable(raw: unknown, pointer: string): LintVariable {
         : [],
     ),
     condition: stringOf(own(o, 'condition')),
+    secret: own(o, 'secret') === true,
+    env: nonEmpty(own(o, 'env')),
   };
 }
 
@@ -258,6 +269,7 @@ function toManifest(file: string, value: unknown): LintManifest {
   const files = own(m, 'files');
   const verbatim = own(m, 'verbatim');
   const partials = nonEmpty(own(m, 'partials'));
+  const tasks = own(m, 'tasks');
   return {
     file,
     version: stringOf(own(m, 'version')),
@@ -272,6 +284,12 @@ function toManifest(file: string, value: unknown): LintManifest {
       : [],
     verbatim: Array.isArray(verbatim) ? verbatim.filter((glob): glob is string => typeof glob === 'string' && glob !== '') : [],
     ...(partials !== undefined ? { partials } : {}),
+    tasks: Array.isArray(tasks)
+      ? tasks.map((task, index) => {
+          const t = isRecord(task) ? task : {};
+          return { pointer: `/tasks/${index}`, description: nonEmpty(own(t, 'description')), when: nonEmpty(own(t, 'when')) };
+        })
+      : [],
   };
 }
 
@@ -338,7 +356,7 @@ export function buildLintModel(sources: TemplateSources, evaluator = new Express
     file: string,
     pointer: string,
     text: string,
-    kind: 'condition' | 'value',
+    kind: ExpressionKind,
     owner: ExpressionOwner,
     label: string,
   ): void => {
@@ -355,6 +373,9 @@ export function buildLintModel(sources: TemplateSources, evaluator = new Express
       if (def.condition) {
         add(variables.file, `${def.pointer}/condition`, def.condition, 'condition', { kind: 'condition', name }, `condition of variable "${name}"`);
       }
+      if (isComputedDefault(def.default)) {
+        add(variables.file, `${def.pointer}/default`, def.default, 'default', { kind: 'default', name }, `default of variable "${name}"`);
+      }
     }
     for (const [name, { pointer, text }] of variables.computed) {
       add(variables.file, pointer, text, 'value', { kind: 'computed', name }, `computed value "${name}"`);
@@ -370,6 +391,12 @@ export function buildLintModel(sources: TemplateSources, evaluator = new Express
     if (rule.when) {
       const name = rule.path ?? rule.pointer;
       add(manifest?.file ?? MANIFEST_FILE, `${rule.pointer}/when`, rule.when, 'condition', { kind: 'files', name }, `when of files rule "${name}"`);
+    }
+  }
+  for (const task of manifest?.tasks ?? []) {
+    if (task.when) {
+      const name = task.description ?? task.pointer;
+      add(manifest?.file ?? MANIFEST_FILE, `${task.pointer}/when`, task.when, 'condition', { kind: 'task', name }, `when of task "${name}"`);
     }
   }
 
@@ -499,7 +526,8 @@ const variableWithoutPrompt: LintRule = {
     if (!variables || !prompts) return [];
     const prompted = new Set(prompts.prompts.map((p) => p.name));
     return [...variables.variables].flatMap(([name, def]) =>
-      hasEffectiveDefault(def) || prompted.has(name) || variables.computed.has(name)
+      // A variable read from the environment (a secret CI gives) has a source of its own.
+      hasEffectiveDefault(def) || prompted.has(name) || variables.computed.has(name) || def.env !== undefined
         ? []
         : [{ file: variables.file, pointer: def.pointer, message: `variable "${name}" has no default and no prompt` }],
     );
@@ -605,7 +633,8 @@ const defaultInvalid: LintRule = {
     // Patterns validate judged are remembered; one it could not judge within its budget is not run here either.
     const budget = analysisBudget();
     for (const { label, top, def } of walkVariables(variables.variables)) {
-      if (!def.hasDefault) continue;
+      // A computed default is checked as an expression; its value is known only from the answers.
+      if (!def.hasDefault || (label === top && isComputedDefault(def.default))) continue;
       // The prompt's pattern applies to the variable it answers, not to definitions nested in it.
       const pattern = label === top ? patterns.get(top) : undefined;
       for (const problem of checkDefault(def, def.default, `${def.pointer}/default`, label, pattern, budget)) {
@@ -638,7 +667,9 @@ function cycles(
   const names = owner === 'computed' ? [...variables.computed.keys()] : [...variables.variables.keys()];
   for (const name of names) dependencies.set(name, []);
   for (const expression of model.expressions) {
-    if (expression.owner.kind === owner) dependencies.set(expression.owner.name, expression.references ?? []);
+    // A variable waits for what its condition and its computed default read.
+    const kind = expression.owner.kind === 'default' && owner === 'condition' ? 'condition' : expression.owner.kind;
+    if (kind === owner) dependencies.set(expression.owner.name, [...(dependencies.get(expression.owner.name) ?? []), ...(expression.references ?? [])]);
   }
   const drafts: LintDraft[] = [];
   dependencyOrder(dependencies, (cycle) =>
@@ -667,8 +698,9 @@ const conditionCycle: LintRule = {
     cycles(
       model,
       'condition',
-      (name) => `/variables/${esc(name)}/condition`,
-      (cycle) => `conditions depend on each other in a cycle: ${cycle.join(' -> ')}`,
+      (name) => `/variables/${esc(name)}/${model.expressions.some((e) => e.owner.kind === 'default' && e.owner.name === name) ? 'default' : 'condition'}`,
+      (cycle) =>
+        `${cycle.some((name) => model.expressions.some((e) => e.owner.kind === 'default' && e.owner.name === name)) ? 'conditions and computed defaults' : 'conditions'} depend on each other in a cycle: ${cycle.join(' -> ')}`,
     ),
 };
 
@@ -792,7 +824,7 @@ const variableUnused: LintRule = {
         return true;
       }
       return model.expressions.some((expression) => {
-        if (expression.owner.name === name && expression.owner.kind !== 'files') return false;
+        if (expression.owner.name === name && expression.owner.kind !== 'files' && expression.owner.kind !== 'task') return false;
         return expression.references
           ? expression.references.includes(name)
           : new RegExp(`\\b${escapeRegex(name)}\\b`).test(expression.text);
@@ -834,6 +866,71 @@ const standardVariableShape: LintRule = {
   },
 };
 
+/** A `confirm` prompt answers yes or no: its variable must be a boolean. */
+const confirmNotBoolean: LintRule = {
+  id: 'confirm-not-boolean',
+  severity: 'error',
+  check: ({ variables, prompts }) => {
+    if (!variables || !prompts) return [];
+    return prompts.prompts.flatMap((prompt) => {
+      const variable = prompt.name === undefined ? undefined : variables.variables.get(prompt.name);
+      if (prompt.type !== 'confirm' || !variable || variable.type === 'boolean') return [];
+      return [{ file: prompts.file, pointer: `${prompt.pointer}/type`, message: `prompt "${prompt.name}" is a confirm (yes or no), but variable "${prompt.name}" is ${variable.type === undefined ? 'untyped' : `a ${variable.type}`}; declare it "type": "boolean"` }];
+    });
+  },
+};
+
+/**
+ * A computed default is worked out from the answers before it: one that reads a variable asked
+ * later would be shown with that variable's default, not with what the user is about to answer.
+ */
+const defaultOrder: LintRule = {
+  id: 'default-order',
+  severity: 'error',
+  check: ({ variables, prompts, expressions }) => {
+    if (!variables || !prompts) return [];
+    const askedAt = new Map<string, number>();
+    prompts.prompts.forEach((prompt, index) => {
+      if (prompt.name !== undefined && !askedAt.has(prompt.name)) askedAt.set(prompt.name, index);
+    });
+    const drafts: LintDraft[] = [];
+    for (const expression of expressions) {
+      if (expression.owner.kind !== 'default') continue;
+      const reader = expression.owner.name;
+      for (const name of expression.references ?? []) {
+        const readerAt = askedAt.get(reader);
+        const readAt = askedAt.get(name);
+        if (readerAt === undefined || readAt === undefined || readAt < readerAt) continue;
+        drafts.push({
+          file: expression.file,
+          pointer: expression.pointer,
+          message: `${expression.label} reads "${name}", which is asked after it (prompt ${readAt + 1}, "${reader}" is prompt ${readerAt + 1}); ask "${name}" first`,
+        });
+      }
+    }
+    return drafts;
+  },
+};
+
+/** A secret is written nowhere: a default computed from one would carry it into the lock file. */
+const secretInDefault: LintRule = {
+  id: 'secret-in-default',
+  severity: 'error',
+  check: ({ variables, expressions }) => {
+    if (!variables) return [];
+    const secrets = new Set([...variables.variables].filter(([, def]) => def.secret).map(([name]) => name));
+    return expressions.flatMap((expression) => {
+      if (expression.owner.kind !== 'default' || variables.variables.get(expression.owner.name)?.secret) return [];
+      const read = (expression.references ?? []).filter((name) => secrets.has(name));
+      return read.map((name) => ({
+        file: expression.file,
+        pointer: expression.pointer,
+        message: `${expression.label} reads secret "${name}": the value would be written to the lock file; make "${expression.owner.name}" a secret too, or compute it another way`,
+      }));
+    });
+  },
+};
+
 /** Every rule, in the order they run (findings are sorted afterwards). */
 export const LINT_RULES: readonly LintRule[] = [
   schemaRule,
@@ -850,6 +947,9 @@ export const LINT_RULES: readonly LintRule[] = [
   standardVariableShape,
   variableUnused,
   ...HABIT_RULES,
+  confirmNotBoolean,
+  defaultOrder,
+  secretInDefault,
 ];
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { TemplateManifest, TemplatePrompts, TemplateVariables } from '../core/schema-types.js';
 import { escapePointerSegment } from '../core/json-source.js';
 import { formatValidationErrorAt } from '../core/validation.js';
-import { ExpressionError, ExpressionEvaluator } from './expression.js';
+import { ExpressionError, ExpressionEvaluator, isComputedDefault, type ExpressionKind } from './expression.js';
 import { implicitComputed } from './standard-variables.js';
 import {
   MANIFEST_FILE,
@@ -32,7 +32,7 @@ export interface LoadedTemplate {
   partialsDir?: string;
   /** File names as the template names them, for messages. */
   files: { variables: string; prompts: string };
-  /** Variable names in the order their conditions allow them to be resolved. */
+  /** Variable names in the order their conditions and computed defaults allow them to be resolved. */
   variableOrder: string[];
   /** Computed names in dependency order. */
   computedOrder: string[];
@@ -110,7 +110,7 @@ export async function loadTemplate(dir: string, evaluator = new ExpressionEvalua
     file: string,
     pointer: string,
     expression: string,
-    kind: 'condition' | 'value',
+    kind: ExpressionKind,
     known: ReadonlySet<string>,
     what: string,
   ): string[] => {
@@ -146,21 +146,25 @@ export async function loadTemplate(dir: string, evaluator = new ExpressionEvalua
     }
   }
 
+  // A variable is resolved after those its condition and its computed default read.
   const conditionDependencies = new Map<string, string[]>();
+  const defaultReaders = new Set<string>();
   for (const [name, definition] of Object.entries(variables)) {
-    const pointer = `/variables/${escapePointerSegment(name)}/condition`;
-    conditionDependencies.set(
-      name,
-      definition.condition
-        ? referencesOf(variablesFile, pointer, definition.condition, 'condition', variableNames, `condition of "${name}"`)
-        : [],
-    );
+    const at = `/variables/${escapePointerSegment(name)}`;
+    const fromCondition = definition.condition
+      ? referencesOf(variablesFile, `${at}/condition`, definition.condition, 'condition', variableNames, `condition of "${name}"`)
+      : [];
+    const fromDefault = isComputedDefault(definition.default)
+      ? referencesOf(variablesFile, `${at}/default`, definition.default, 'default', variableNames, `default of "${name}"`)
+      : [];
+    if (fromDefault.length > 0) defaultReaders.add(name);
+    conditionDependencies.set(name, [...new Set([...fromCondition, ...fromDefault])]);
   }
   const variableOrder = dependencyOrder(conditionDependencies, (cycle) =>
     errors.push({
       file: variablesFile,
-      pointer: `/variables/${escapePointerSegment(cycle[0] ?? '')}/condition`,
-      message: `conditions depend on each other in a cycle: ${cycle.join(' -> ')}`,
+      pointer: `/variables/${escapePointerSegment(cycle[0] ?? '')}/${defaultReaders.has(cycle[0] ?? '') ? 'default' : 'condition'}`,
+      message: `${cycle.some((name) => defaultReaders.has(name)) ? 'conditions and computed defaults' : 'conditions'} depend on each other in a cycle: ${cycle.join(' -> ')}`,
       code: 'CYCLE',
     }),
   );
@@ -186,6 +190,9 @@ export async function loadTemplate(dir: string, evaluator = new ExpressionEvalua
   });
   (manifest.files ?? []).forEach((rule, index) => {
     referencesOf(MANIFEST_FILE, `/files/${index}/when`, rule.when, 'condition', allNames, `when of files rule "${rule.path}"`);
+  });
+  (manifest.tasks ?? []).forEach((task, index) => {
+    if (task.when) referencesOf(MANIFEST_FILE, `/tasks/${index}/when`, task.when, 'condition', allNames, `when of task "${task.description}"`);
   });
 
   if (errors.length > 0) throw new TemplateLoadError(errors);

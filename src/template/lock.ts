@@ -18,7 +18,9 @@ export interface TemplateLock {
   lockfileVersion: 1;
   template: { name: string; version: string; source?: string };
   generatedAt: string;
+  /** The answers, without secret ones (never written). */
   answers: Answers;
+  /** The computed values, without those that read a secret. */
   computed: Record<string, string>;
   /** Every generated file (the lock file itself excepted), by project path. */
   files: Record<string, LockedFile>;
@@ -30,6 +32,11 @@ export interface TemplateLock {
    * template's rules.
    */
   skip?: string[];
+  /**
+   * The template's tasks that applied to the project and what became of them (`succeeded`,
+   * `failed`, `timed-out`, `skipped`), written after create ran or skipped them.
+   */
+  tasks?: { description: string; run: string[]; status: 'succeeded' | 'failed' | 'timed-out' | 'skipped'; exitCode?: number | null }[];
 }
 
 /** The longest glob `update --skip` (and the lock's `skip`) takes. */

@@ -1,6 +1,6 @@
-import { checkbox, input, select } from '@inquirer/prompts';
+import { checkbox, confirm, input, password, select } from '@inquirer/prompts';
 
-import { checkValue, valueOf, type AnswerProblem, type Answers } from './answers.js';
+import { answerOrDefault, checkValue, type AnswerProblem, type Answers } from './answers.js';
 import { ExpressionEvaluator } from './expression.js';
 import type { LoadedTemplate, PromptDefinition, VariableDefinition } from './load.js';
 import { matchPattern } from './patterns.js';
@@ -32,11 +32,26 @@ export interface CheckboxPromptOptions {
   required?: boolean;
 }
 
+export interface ConfirmPromptOptions {
+  message: string;
+  /** The answer Enter gives: shown as (Y/n) when true, (y/N) when false. */
+  default: boolean;
+}
+
+export interface PasswordPromptOptions {
+  message: string;
+  validate?: (value: string) => PromptValidation;
+}
+
 /** The subset of @inquirer/prompts that promptForAnswers uses; tests pass their own. */
 export interface Prompter {
   input(options: InputPromptOptions): Promise<string>;
   select(options: SelectPromptOptions): Promise<string>;
   checkbox(options: CheckboxPromptOptions): Promise<string[]>;
+  /** A yes/no question (a `confirm` prompt); without it, an input taking yes or no. */
+  confirm?(options: ConfirmPromptOptions): Promise<boolean>;
+  /** Text typed without echo (the question of a secret variable); without it, a secret cannot be asked. */
+  password?(options: PasswordPromptOptions): Promise<string>;
 }
 
 /** Where inquirer reads keys and draws (defaults to the process's stdin and stdout). */
@@ -48,6 +63,9 @@ export function inquirerPrompter(context?: PromptContext): Prompter {
     input: (options) => input(options, context),
     select: (options) => select({ ...options, choices: [...options.choices] }, context),
     checkbox: (options) => checkbox({ ...options, choices: [...options.choices] }, context),
+    confirm: (options) => confirm(options, context),
+    // No mask: not even the length of a secret is shown.
+    password: (options) => password(options, context),
   };
 }
 
@@ -64,9 +82,14 @@ export class PromptCancelledError extends Error {
 export interface PromptOptions {
   prompter?: Prompter;
   evaluator?: ExpressionEvaluator;
+  /** Variables not to ask for (`update` leaves out the secrets no file it renders needs). */
+  skip?: ReadonlySet<string>;
 }
 
 type Conversion = { value: unknown } | { error: string };
+
+/** ` (got "...")` in a message about what was typed; nothing for a secret, which is never shown. */
+const typed = (definition: VariableDefinition | undefined, text: string): string => (definition?.secret ? '' : ` (got ${JSON.stringify(text)})`);
 
 /** Turns the text typed into an input prompt into a value of the variable's type. */
 function fromText(definition: VariableDefinition | undefined, text: string): Conversion {
@@ -80,14 +103,14 @@ function fromText(definition: VariableDefinition | undefined, text: string): Con
     case 'number':
     case 'integer': {
       const number = Number(trimmed);
-      if (!Number.isFinite(number)) return { error: `must be a number (got ${JSON.stringify(text)})` };
-      if (type === 'integer' && !Number.isInteger(number)) return { error: `must be an integer (got ${JSON.stringify(text)})` };
+      if (!Number.isFinite(number)) return { error: `must be a number${typed(definition, text)}` };
+      if (type === 'integer' && !Number.isInteger(number)) return { error: `must be an integer${typed(definition, text)}` };
       return { value: number };
     }
     case 'boolean':
       if (/^(y|yes|true)$/i.test(trimmed)) return { value: true };
       if (/^(n|no|false)$/i.test(trimmed)) return { value: false };
-      return { error: `answer yes or no (got ${JSON.stringify(text)})` };
+      return { error: `answer yes or no${typed(definition, text)}` };
     case 'array':
       if (trimmed.startsWith('[')) return fromJson(trimmed, 'a JSON array');
       return { value: trimmed.split(',').map((item) => item.trim()).filter((item) => item !== '') };
@@ -193,7 +216,12 @@ function currentScope(
       inapplicable.add(name);
       continue;
     }
-    const value = valueOf(definition, Object.hasOwn(answers, name) ? answers[name] : undefined);
+    let value: unknown;
+    try {
+      value = answerOrDefault(definition, Object.hasOwn(answers, name) ? answers[name] : undefined, scope, evaluator);
+    } catch {
+      // A default that cannot be worked out yet; resolveAnswers reports it.
+    }
     if (value !== undefined) scope[name] = value;
   }
   for (const [name, value] of Object.entries(answers)) {
@@ -223,6 +251,15 @@ async function ask(
 ): Promise<{ value: unknown } | undefined> {
   const choices: PromptChoice[] = (prompt.choices ?? []).map((choice) => ({ name: choice.name, value: choice.value }));
   switch (prompt.type) {
+    case 'confirm': {
+      if (prompter.confirm) return { value: await prompter.confirm({ message: prompt.message, default: current === true }) };
+      const text = await prompter.input({
+        message: `${prompt.message} (yes/no)`,
+        default: current === true ? 'yes' : 'no',
+        validate: (typed) => /^(y|yes|true|n|no|false)$/i.test(typed.trim()) || 'answer yes or no',
+      });
+      return { value: /^(y|yes|true)$/i.test(text.trim()) };
+    }
     case 'select': {
       const defaultChoice = choices.find((choice) => current !== undefined && fromChoice(definition, choice.value) === current);
       const answer = await prompter.select({
@@ -242,6 +279,7 @@ async function ask(
       return { value: answer.map((item) => fromChoice(definition?.items, item)) };
     }
     case 'input': {
+      if (definition?.secret) return askSecret(prompter, prompt, definition, current);
       const defaultText = toText(definition, current);
       const text = await prompter.input({
         message: prompt.message,
@@ -262,10 +300,41 @@ async function ask(
 }
 
 /**
+ * Asks for a secret without echo. Nothing typed keeps the variable's default, when it has one (the
+ * default itself is never shown).
+ */
+async function askSecret(
+  prompter: Prompter,
+  prompt: PromptDefinition,
+  definition: VariableDefinition,
+  current: unknown,
+): Promise<{ value: unknown } | undefined> {
+  if (!prompter.password) {
+    throw new Error(`this prompter cannot ask for the secret "${prompt.name}" without echo; give it with --set${definition.env ? ` or the environment variable ${definition.env}` : ''}`);
+  }
+  const keepsDefault = (typed: string): boolean => typed === '' && current !== undefined;
+  const text = await prompter.password({
+    message: prompt.message,
+    validate: (typed) => {
+      if (keepsDefault(typed)) return true;
+      const checked = checkInput(prompt, definition, typed);
+      return 'error' in checked ? checked.error : true;
+    },
+  });
+  if (keepsDefault(text)) return undefined;
+  const checked = checkInput(prompt, definition, text);
+  if ('value' in checked) return checked.value === undefined ? undefined : { value: checked.value };
+  const conversion = fromText(definition, text);
+  return { value: 'value' in conversion ? conversion.value : text };
+}
+
+/**
  * Asks the template's prompts in file order and returns `given` plus the answers. A prompt is
  * skipped when its variable is already given, when its `when` is false (evaluated against the
  * answers so far merged over the defaults) or when its variable's condition is false. Each prompt
- * offers the variable's current value as its default. Throws PromptCancelledError on Ctrl-C.
+ * offers the variable's current value as its default (a computed default worked out from the
+ * answers so far). A `confirm` prompt asks yes or no; the `input` of a secret variable is typed
+ * without echo. Throws PromptCancelledError on Ctrl-C.
  * The result still goes through resolveAnswers, which adds defaults and computed values.
  */
 export async function promptForAnswers(
@@ -278,13 +347,14 @@ export async function promptForAnswers(
   const answers: Answers = { ...given };
 
   for (const prompt of template.prompts) {
-    if (Object.hasOwn(answers, prompt.name)) continue;
+    if (Object.hasOwn(answers, prompt.name) || options.skip?.has(prompt.name)) continue;
     const definition = Object.hasOwn(template.variables, prompt.name) ? template.variables[prompt.name] : undefined;
     const { scope, inapplicable } = currentScope(template, answers, evaluator);
     // A variable whose condition is false is dropped by resolveAnswers: asking would be wasted.
     if (inapplicable.has(prompt.name)) continue;
     if (prompt.when && !evaluator.condition(prompt.when, scope)) continue;
-    const current = definition ? valueOf(definition, undefined) : undefined;
+    // The default offered: the variable's, a computed one worked out from the answers so far.
+    const current = scope[prompt.name];
 
     let answer: { value: unknown } | undefined;
     try {

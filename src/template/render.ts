@@ -1,8 +1,8 @@
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 
-import picomatch from 'picomatch';
 
+import { globMatcher } from '../core/glob.js';
 import { firstLine } from '../core/errors.js';
 import { compareText } from '../core/listing.js';
 import { isJunkName, reservedPathProblem } from '../core/reserved-paths.js';
@@ -20,6 +20,8 @@ export interface RenderedFile {
   content: Buffer;
   /** 0o755 when the template's file is executable, else 0o644. */
   mode: number;
+  /** The template's file it was rendered from: its path in the content folder, `/`-separated. */
+  source?: string;
 }
 
 export interface RenderOptions {
@@ -103,7 +105,8 @@ async function listContent(contentDir: string): Promise<SourceEntry[]> {
 /** The `files` rules of the manifest as a function: false for a path an active rule leaves out. */
 function fileRules(template: LoadedTemplate, scope: object, evaluator: ExpressionEvaluator): (source: string) => boolean {
   const rules = (template.manifest.files ?? []).map((rule) => ({
-    matches: picomatch(rule.path, { dot: true }),
+    // A template's glob: matched in linear time (a backtracking matcher can be made to hang).
+    matches: globMatcher(rule.path),
     included: evaluator.condition(rule.when, scope),
   }));
   return (source) => rules.every((rule) => rule.included || !rule.matches(source));
@@ -201,7 +204,7 @@ export async function renderTemplate(
     }
     total += content.length;
     if (total > maxTotalBytes) throw new RenderError(`the project would be larger than its output budget of ${maxTotalBytes} bytes (maxTotalBytes)`, entry.source);
-    files.push({ path: target, content, mode: info.mode & 0o111 ? 0o755 : 0o644 });
+    files.push({ path: target, content, mode: info.mode & 0o111 ? 0o755 : 0o644, source: entry.source });
   }
   return files.sort((a, b) => compareText(a.path, b.path));
 }

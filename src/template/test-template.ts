@@ -10,6 +10,8 @@ import { loadTemplate, type LoadedTemplate, type VariableDefinition } from './lo
 import { isJsonChecked, jsonProblems } from './json-files.js';
 import { isInside } from './paths.js';
 import { isBinary, RenderError } from './render.js';
+import { secretVariables } from './secrets.js';
+import { runTasks, type TaskOutcome } from './tasks.js';
 import { errorMessage } from '../core/errors.js';
 
 /** One answer set of the matrix and what it is there to exercise. */
@@ -42,6 +44,8 @@ export interface AnswerSetReport extends AnswerSet {
   problems: string[];
   files: number;
   command?: CommandOutcome;
+  /** The template's tasks that applied to this set, run in its project before the command. */
+  tasks?: TaskOutcome[];
   /** Where the project was generated, when kept. */
   projectDir?: string;
 }
@@ -80,7 +84,14 @@ export interface TestTemplateOptions {
    * pipeline pass what `pack` would pack.
    */
   packedFiles?: PackedFiles;
+  /** Run the template's tasks in each project (default true); `taskTimeoutMs` bounds each (default 10 minutes). */
+  runTasks?: boolean;
+  taskTimeoutMs?: number;
 }
+
+/** Secrets without a default: test generation has no value to give them, so they render empty. */
+const untestedSecrets = (template: LoadedTemplate): Set<string> =>
+  new Set(secretVariables(template).filter((name) => template.variables[name]?.default === undefined));
 
 /** The values a variable can take that the matrix must try: its enum, its items' enum, else its prompt's choices. */
 function domainOf(template: LoadedTemplate, name: string, definition: VariableDefinition): unknown[] | undefined {
@@ -220,7 +231,7 @@ export function buildAnswerMatrix(template: LoadedTemplate, evaluator = new Expr
   for (const candidate of candidateSets(template, evaluator)) {
     let resolved: ResolvedAnswers;
     try {
-      resolved = resolveAnswers(template, candidate.given, { evaluator });
+      resolved = resolveAnswers(template, candidate.given, { evaluator, withhold: untestedSecrets(template) });
     } catch {
       continue;
     }
@@ -311,12 +322,18 @@ export async function testTemplate(dir: string | LoadedTemplate, options: TestTe
       const report: AnswerSetReport = { ...set, answers: {}, computed: {}, passed: false, problems: [], files: 0 };
       reports.push(report);
       try {
-        const result = await generateProject(template, projectDir, set.given, { evaluator });
+        const result = await generateProject(template, projectDir, set.given, { evaluator, withhold: untestedSecrets(template) });
         report.answers = result.answers;
         report.computed = result.computed;
         report.files = result.files.length;
         for (const file of result.files) {
           report.problems.push(...checkGeneratedFile(file.path, await readFile(path.join(projectDir, file.path))));
+        }
+        if (result.tasks.length > 0 && options.runTasks !== false) {
+          report.tasks = await runTasks(result.tasks, projectDir, options.taskTimeoutMs !== undefined ? { timeoutMs: options.taskTimeoutMs } : {});
+          for (const task of report.tasks.filter((t) => t.status === 'failed' || t.status === 'timed-out')) {
+            report.problems.push(`task "${task.description}" ${task.status === 'timed-out' ? 'timed out' : task.error ?? `exited with ${String(task.exitCode)}`}: ${task.run.join(' ')}`);
+          }
         }
         if (command) {
           report.command = await runCommand(command, projectDir, timeoutMs);

@@ -5,7 +5,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 
-import picomatch from 'picomatch';
+import { globMatcher } from '../core/glob.js';
 
 /** A file is binary when its first 8 KiB hold a NUL byte, as git decides. */
 export function isBinary(content: Buffer): boolean {
@@ -32,5 +32,7 @@ export function holdsLiquidMarkers(content: Buffer): boolean {
 
 /** The manifest's `verbatim` globs as a function: true for a content path (as stored, `/`-separated) copied byte for byte, never parsed. */
 export function verbatimRule(globs: readonly string[] | undefined): (source: string) => boolean {
-  return globs && globs.length > 0 ? picomatch([...globs], { dot: true }) : () => false;
+  // A template's globs: matched in linear time (a backtracking matcher can be made to hang).
+  const matchers = (globs ?? []).map(globMatcher);
+  return matchers.length > 0 ? (source) => matchers.some((matches) => matches(source)) : () => false;
 }

@@ -9,7 +9,9 @@ import path from 'node:path';
 import { promisify, stripVTControlCharacters } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { tempDir } from '../helpers/fixtures.js';
+import { tempDir, validManifest, validPrompts, validVariables, writeTemplate } from '../helpers/fixtures.js';
+import { startRegistryServer } from '../helpers/registry-server.js';
+import { publishVersions, TEMPLATE as DEMO } from '../project/versions.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = 'bin/template-registry.js';
@@ -192,4 +194,74 @@ describe('generate asks the template questions in a terminal', () => {
     expect(session.text).toContain('cancelled');
     expect(existsSync(out)).toBe(false);
   }, 60_000);
+});
+
+/** A session started outside CI (where nothing is asked), with its own registry cache and no analytics. */
+async function terminalOutsideCi(args: readonly string[]): Promise<TerminalSession> {
+  const saved = { CI: process.env.CI, TEMPLATE_REGISTRY_CACHE: process.env.TEMPLATE_REGISTRY_CACHE, DO_NOT_TRACK: process.env.DO_NOT_TRACK };
+  delete process.env.CI;
+  process.env.TEMPLATE_REGISTRY_CACHE = await tempDir('tr-cache-');
+  process.env.DO_NOT_TRACK = '1';
+  try {
+    return new TerminalSession(args);
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}
+
+describe('boolean and secret questions, and tasks, in a terminal', () => {
+  beforeAll(async () => {
+    if (hasScript) await buildIfStale();
+  }, 240_000);
+
+  it.skipIf(!hasScript)('a confirm question shows y/N; a secret is typed without echo (needs util-linux `script`)', async () => {
+    const secret = 'tok_typed_unseen_42';
+    const template = await writeTemplate({
+      'template.vars.json': {
+        variables: { ...validVariables.variables, useDocker: { type: 'boolean', default: false }, apiToken: { type: 'string', secret: true, required: true } },
+      },
+      'template.prompts.json': {
+        prompts: [...validPrompts.prompts, { name: 'useDocker', message: 'Add a Dockerfile?', type: 'confirm' }, { name: 'apiToken', message: 'API token?', type: 'input' }],
+      },
+      'template.json': { ...validManifest, files: [{ path: 'Dockerfile', when: 'useDocker' }] },
+      'template/Dockerfile': 'FROM node\n',
+      'template/token.txt': '{{ apiToken }}\n',
+    });
+    const out = path.join(await tempDir('tr-tty-'), 'proj');
+    const session = await terminalOutsideCi(['generate', template, '--out', out, '--set', 'projectName=tty-app', '--set', 'features=api']);
+    await session.waitFor('Add a Dockerfile? (y/N)');
+    session.press('y', KEY.enter);
+    await session.waitFor('API token?');
+    session.press(secret, KEY.enter);
+    const code = await session.close();
+    expect(code, session.text).toBe(0);
+    expect(session.text).not.toContain(secret);
+    expect(await readFile(path.join(out, 'token.txt'), 'utf8')).toBe(`${secret}\n`);
+    expect(existsSync(path.join(out, 'Dockerfile'))).toBe(true);
+    expect(await readFile(path.join(out, '.template-lock.json'), 'utf8')).not.toContain(secret);
+  }, 90_000);
+
+  it.skipIf(!hasScript)('create lists the tasks and runs them when the user says yes; the folder name answers projectName (needs util-linux `script`)', async () => {
+    const server = await startRegistryServer();
+    const task = [process.execPath, '-e', 'require("node:fs").writeFileSync("marker.txt", "done")'];
+    await publishVersions(server, [{ version: '1.0.0', files: { 'template.json': { ...validManifest, tasks: [{ description: 'Write a marker', run: task }] } } }]);
+    const project = path.join(await tempDir('tr-tty-'), 'orders-api');
+    const session = await terminalOutsideCi(['create', DEMO, project, '--registry', `${server.url}/registry.json`]);
+    await session.waitFor('Features?');
+    session.press(KEY.enter);
+    await session.waitFor('the template has 1 task(s) to run in the new project:');
+    await session.waitFor('Write a marker');
+    await session.waitFor('Run them now? (y/N)');
+    session.press('y', KEY.enter);
+    const code = await session.close();
+    expect(code, session.text).toBe(0);
+    expect(session.text).not.toContain('Project name?');
+    expect(await readFile(path.join(project, 'marker.txt'), 'utf8')).toBe('done');
+    const lock = JSON.parse(await readFile(path.join(project, '.template-lock.json'), 'utf8')) as { answers: Record<string, unknown>; tasks: unknown[] };
+    expect(lock.answers.projectName).toBe('orders-api');
+    expect(lock.tasks).toEqual([{ description: 'Write a marker', run: task, status: 'succeeded', exitCode: 0 }]);
+  }, 90_000);
 });

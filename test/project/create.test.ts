@@ -137,7 +137,8 @@ describe('createProject', () => {
     const dir = await tempDir();
     await writeFile(path.join(dir, 'mine.txt'), 'mine');
     await expect(createProject({ client: registry.client, id: TEMPLATE_ID, dir, fetch: registry.fetch })).rejects.toBeInstanceOf(OutputNotEmptyError);
-    const forced = await createProject({ client: registry.client, id: TEMPLATE_ID, dir, force: true, fetch: registry.fetch });
+    // The temp folder's name is no valid projectName: it is given instead.
+    const forced = await createProject({ client: registry.client, id: TEMPLATE_ID, dir, force: true, set: ['projectName=app'], fetch: registry.fetch });
     expect(forced.project.outDir).toBe(dir);
     expect(await readFile(path.join(dir, 'mine.txt'), 'utf8')).toBe('mine');
   });

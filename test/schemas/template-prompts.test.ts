@@ -86,8 +86,12 @@ describe('template-prompts schema', () => {
       expectValid(S, withPrompt({ ...databasePrompt, type }));
     });
 
-    it('rejects a type other than input, select, multiselect', () => {
-      expectInvalid(S, withPrompt({ ...projectNamePrompt, type: 'confirm' }), { keyword: 'enum', instancePath: '/prompts/0/type' });
+    it('accepts type confirm (a yes/no question) without choices', () => {
+      expectValid(S, withPrompt({ name: 'useDocker', message: 'Add a Dockerfile?', type: 'confirm' }));
+    });
+
+    it('rejects a type other than input, select, multiselect, confirm', () => {
+      expectInvalid(S, withPrompt({ ...projectNamePrompt, type: 'password' }), { keyword: 'enum', instancePath: '/prompts/0/type' });
     });
 
     it('rejects a validate that is not a regular expression', () => {

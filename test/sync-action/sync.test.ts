@@ -5,12 +5,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { createGitHubClient } from '../../src/github/client.js';
 import { InputError, parseSyncInputs } from '../../src/sync-action/inputs.js';
-import { NEEDS_ATTENTION_LABEL, octokitPullRequestApi, run, syncProject, SyncError, type SyncActionCore, type SyncResult } from '../../src/sync-action/main.js';
+import { NEEDS_ATTENTION_LABEL, octokitPullRequestApi, run, syncProject, SyncError, type SyncActionCore, type SyncProjectOptions, type SyncResult } from '../../src/sync-action/main.js';
 import type { TemplateLock } from '../../src/template/index.js';
 import { cli } from '../helpers/cli.js';
 import { isolateConsumerEnvironment, tempDir } from '../helpers/fixtures.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 import { buildFreshBundle, runBundledAction, type FreshBundle } from '../helpers/run-bundled-action.js';
+import { SECRET_ENV, secretFiles } from '../helpers/secret-template.js';
 import { APP_V1, publishVersions, stepFile, TEMPLATE, type VersionSpec } from '../project/versions.js';
 import { startFakePulls, type FakePulls } from './fake-pulls.js';
 
@@ -50,7 +51,7 @@ interface Setup {
   bare: string;
   workspace: string;
   project: string;
-  sync: () => Promise<SyncResult>;
+  sync: (extra?: Partial<SyncProjectOptions>) => Promise<SyncResult>;
 }
 
 const closers: (() => Promise<void>)[] = [];
@@ -85,7 +86,7 @@ async function setup(first: VersionSpec[], later: VersionSpec[], edit?: (project
   closers.push(() => github.close());
   // The real Octokit implementation, without the write spacing of plugin-throttling (1 s per write).
   const api = octokitPullRequestApi(createGitHubClient({ token: TOKEN, baseUrl: github.url, retries: 0, throttle: { enabled: false }, log: () => undefined }), OWNER, REPO);
-  const sync = () => syncProject({ workspace, projectDir: project, owner: OWNER, api });
+  const sync = (extra: Partial<SyncProjectOptions> = {}) => syncProject({ workspace, projectDir: project, owner: OWNER, api, ...extra });
   return { server, github, bare, workspace, project, sync };
 }
 
@@ -293,5 +294,33 @@ describe('parseSyncInputs', () => {
     expect(() => parseSyncInputs({ ...env, 'INPUT_BASE-BRANCH': '--force' })).toThrow(/input base-branch is not a valid branch name/);
     expect(() => parseSyncInputs({ ...env, 'INPUT_BASE-BRANCH': 'a..b' })).toThrow(/input base-branch/);
     expect(() => parseSyncInputs({ 'INPUT_GITHUB-TOKEN': TOKEN })).toThrow(/GITHUB_REPOSITORY must be owner\/repo/);
+  });
+});
+
+describe('the sync action and a secret answer', () => {
+  const secret = 'tok_sync7c6b5a4f3e';
+  const S1: VersionSpec = { version: '1.0.0', files: secretFiles };
+  /** 1.1.0 changes the file that holds the secret: the update needs it. */
+  const S1_1: VersionSpec = { version: '1.1.0', files: { ...secretFiles, 'template/config/api.txt': 'token={{ apiToken }}\nretries=3\n' } };
+
+  it('reads the secret from the environment it is given; without it the update stops naming the variable; no pull request or lock holds it', async () => {
+    process.env[SECRET_ENV] = secret;
+    let context: Setup;
+    try {
+      context = await setup([S1], [S1_1]);
+    } finally {
+      delete process.env[SECRET_ENV];
+    }
+    const { github, bare, sync } = context;
+    await expect(sync()).rejects.toThrow(`apiToken: is a secret (kept in no file) that this update needs to render "config/api.txt" again: give it with --set apiToken=... or the environment variable ${SECRET_ENV}`);
+    expect(github.pulls).toHaveLength(0);
+
+    const result = await sync({ env: { [SECRET_ENV]: secret } });
+    expect(result).toMatchObject({ status: 'updated', version: '1.1.0', pushed: true });
+    const head = remoteRef(bare, `refs/heads/${BRANCH}`);
+    expect(show(bare, head, 'config/api.txt')).toBe(`token=${secret}\nretries=3\n`);
+    expect(show(bare, head, '.template-lock.json')).not.toContain(secret);
+    expect(github.pulls[0]?.body).toContain('config/api.txt');
+    expect(github.pulls[0]?.body).not.toContain(secret);
   });
 });

@@ -21,12 +21,12 @@ describe('test: braces in the generated files', () => {
     expect(report.passed).toBe(true);
   });
 
-  it('passes an answer that holds braces', async () => {
+  it('passes an answer that holds braces (an enum value: a default with braces is a computed default)', async () => {
     const dir = await writeTemplate({ 'template/about.txt': '{{ description }}\n' });
     const report = await testTemplate(dir);
     expect(report.passed).toBe(true);
     const withBraces = await writeTemplate({
-      'template.vars.json': { variables: { projectName: { type: 'string', default: 'my-app' }, description: { type: 'string', default: 'Uses {{ mustache }} and {% tags %}' }, features: { type: 'array', enum: ['api', 'testing'], default: ['api'] } }, computed: { packageName: 'projectName | package_name' } },
+      'template.vars.json': { variables: { projectName: { type: 'string', default: 'my-app' }, description: { type: 'string', enum: ['plain', 'Uses {{ mustache }} and {% tags %}'], default: 'plain' }, features: { type: 'array', enum: ['api', 'testing'], default: ['api'] } }, computed: { packageName: 'projectName | package_name' } },
       'template/about.txt': '{{ description }}\n',
     });
     expect(problemsOf(await testTemplate(withBraces))).toEqual([]);

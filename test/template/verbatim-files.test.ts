@@ -53,3 +53,15 @@ describe('verbatim files', () => {
     expect((await validateTemplate(dir)).errors).toContainEqual(expect.objectContaining({ file: 'template.json', pointer: '/verbatim/1' }));
   });
 });
+
+describe('globs from a template are matched in linear time', () => {
+  it('does not hang on a glob built to make a backtracking matcher run for years', async () => {
+    const { globMatcher } = await import('../../src/core/glob.js');
+    const evil = `${'*a'.repeat(40)}b`;
+    const name = 'a'.repeat(5000);
+    // A step count, not a clock: the linear matcher answers; a backtracking one would not return.
+    expect(globMatcher(evil)(name)).toBe(false);
+    const { verbatimRule } = await import('../../src/template/text-files.js');
+    expect(verbatimRule([evil])(name)).toBe(false);
+  });
+});

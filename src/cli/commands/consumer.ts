@@ -12,7 +12,8 @@ import { firstLine } from '../../core/errors.js';
 import { createProject, fetchTemplateQuestions, migrateProject, ProjectLockError, TemplateNotFoundError, type MigrateProjectOptions, type MigrateProjectResult, type MigrationPlan, type TemplateQuestions } from '../../project/index.js';
 import { TEMPLATE_CATEGORIES } from '../../template/index.js';
 import { promptForAnswers } from '../../template/prompts.js';
-import { localNpmVersion, maxDocumentBytesFrom, parseTemplateSpec, registryModeFrom, registryUrlFrom, runtimeVersionFrom, userCacheDir } from '../consumer-env.js';
+import { DEFAULT_TASK_TIMEOUT_MS, TASK_INTERRUPTED, taskCommandLine, type PlannedTask, type TaskOutcome } from '../../template/tasks.js';
+import { isCiFrom, localNpmVersion, maxDocumentBytesFrom, parseTemplateSpec, registryModeFrom, registryUrlFrom, runtimeVersionFrom, taskTimeoutFrom, userCacheDir } from '../consumer-env.js';
 import { EXIT, oneOf, UsageError, type CliIo } from '../io.js';
 import { paintStability, stderrStyle, stdoutStyle, type Style } from '../style.js';
 import { answerFlags, defaultNextSteps, reportTemplateError, templateNextSteps } from './generate.js';
@@ -230,6 +231,53 @@ export function reportProjectError(error: unknown, io: CliIo): number {
   throw error;
 }
 
+/** The tasks, one line each, as they are listed before the user is asked (or told they did not run). */
+function taskLines(tasks: readonly PlannedTask[]): string {
+  return tasks.map((task) => `  ${oneLine(task.description)}: ${oneLine(taskCommandLine(task))}\n`).join('');
+}
+
+/**
+ * On a terminal (not CI, not --json) the user is shown the template's tasks and asked whether to
+ * run them; anywhere else they are not asked (the tasks need --run-tasks).
+ */
+function confirmTasksOnTerminal(canAsk: boolean, io: CliIo): ((tasks: readonly PlannedTask[]) => Promise<boolean>) | undefined {
+  if (!canAsk) return undefined;
+  return (tasks) => {
+    io.stderr(`the template has ${tasks.length} task(s) to run in the new project:\n${taskLines(tasks)}`);
+    return confirm({ message: 'Run them now?', default: false });
+  };
+}
+
+/** What create says about the tasks after the project is written; gives the exit code. */
+function reportTasks(outcomes: readonly TaskOutcome[], asked: boolean, outDir: string, io: CliIo): number {
+  const paint = stderrStyle(io);
+  if (outcomes.length === 0) return EXIT.ok;
+  if (outcomes.every((outcome) => outcome.status === 'skipped')) {
+    io.stderr(
+      asked
+        ? `the template's ${outcomes.length} task(s) were not run\n`
+        : `${paint.yellow('note')}: the template's ${outcomes.length} task(s) were not run (run create with --run-tasks to run them):\n${taskLines(outcomes)}`,
+    );
+    return EXIT.ok;
+  }
+  const failed = outcomes.find((outcome) => outcome.status === 'failed' || outcome.status === 'timed-out');
+  if (!failed) return EXIT.ok;
+  const how =
+    failed.status === 'timed-out'
+      ? 'ran out of time and was stopped'
+      : failed.error === TASK_INTERRUPTED
+        ? 'was interrupted'
+        : failed.error !== undefined
+          ? `could not run (${oneLine(failed.error)})`
+          : `exited with ${String(failed.exitCode)}`;
+  const skipped = outcomes.filter((outcome) => outcome.status === 'skipped').length;
+  io.stderr(
+    `${paint.red('error')}: task ${JSON.stringify(oneLine(failed.description))} (${oneLine(taskCommandLine(failed))}) ${how}` +
+      `${skipped > 0 ? `; the ${skipped} task(s) after it were not run` : ''}. The project's files are generated in ${outDir}; run the rest yourself\n`,
+  );
+  return EXIT.failure;
+}
+
 /** `info` reads a template's questions from its archive: a bounded download, as a template is small. */
 const INFO_DOWNLOAD_MS = 30_000;
 const INFO_MAX_ARCHIVE_BYTES = 50 * 1024 * 1024;
@@ -260,6 +308,8 @@ function questionLines({ questions, unasked }: TemplateQuestions): string[] {
       question.choices ? `${question.type}: ${question.choices.map((choice) => choice.value).join(', ')}` : question.type,
       ...(question.default !== undefined ? [`default ${shown(question.default)}`] : []),
       ...(question.required ? ['required'] : []),
+      ...(question.secret ? ['secret'] : []),
+      ...(question.env ? [`or env ${question.env}`] : []),
       ...(question.pattern ? [`must match ${question.pattern}`] : []),
       ...(question.when ? [`asked when ${question.when}`] : []),
       ...(question.condition ? [`only when ${question.condition}`] : []),
@@ -381,31 +431,53 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
       .option('--set <key=value>', 'answer a variable (repeatable)', collect, [])
       .option('--answers <file>', 'JSON file of answers')
       .option('--defaults', 'do not ask: use the defaults')
-      .option('--force', 'write into a folder that is not empty'),
-  ).action(async (spec: string, dir: string | undefined, flags: RegistryFlags & { set: string[]; answers?: string; defaults?: boolean; force?: boolean }) => {
+      .option('--force', 'write into a folder that is not empty')
+      .option('--run-tasks', "run the template's tasks (git init, npm install, ...) in the new project without asking")
+      .option('--task-timeout <seconds>', `time limit of each task (default ${DEFAULT_TASK_TIMEOUT_MS / 1000})`),
+  ).action(async (spec: string, dir: string | undefined, flags: RegistryFlags & { set: string[]; answers?: string; defaults?: boolean; force?: boolean; runTasks?: boolean; taskTimeout?: string }) => {
     const { id, version } = parseTemplateSpec(spec);
+    const timeoutMs = taskTimeoutFrom(flags.taskTimeout);
+    // Tasks run programs on the user's machine: asked on a terminal only, never in CI or with --json.
+    const confirmTasks = flags.runTasks ? undefined : confirmTasksOnTerminal(process.stdin.isTTY === true && !isCiFrom(process.env) && !flags.json, io);
+    // A task runs in its own process group: Ctrl-C while one runs is passed on to it, then create stops.
+    const interrupt = new AbortController();
+    const onSigint = (): void => interrupt.abort();
     try {
-      const { entry, project, manifest } = await createProject({
+      const { entry, project, manifest, tasks } = await createProject({
         client: clientFor(flags, io),
         id,
         ...(version ? { version } : {}),
         ...(dir !== undefined ? { dir } : {}),
         ...answerFlags(flags),
+        env: process.env,
         ...(!flags.defaults && process.stdin.isTTY ? { ask: promptForAnswers } : {}),
         force: flags.force ?? false,
         doNotTrack: doNotTrackFrom(process.env),
         onProgress: progress(io),
+        runTasks: flags.runTasks ?? false,
+        ...(confirmTasks ? { confirmTasks } : {}),
+        tasks: {
+          ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+          signal: interrupt.signal,
+          onStart: (task) => {
+            if (process.listeners('SIGINT').every((listener) => listener !== onSigint)) process.on('SIGINT', onSigint);
+            io.stderr(`${stderrStyle(io).bold('running')} ${oneLine(taskCommandLine(task))}\n`);
+          },
+          // The tasks' own output goes to stderr: stdout is the command's result (--json).
+          onOutput: (text) => io.stderr(text),
+        },
       });
       const nextSteps = await templateNextSteps(manifest, project, io);
       const verified = entry.integrity !== undefined || entry.sha256 !== undefined;
       if (!verified) io.stderr(`${stderrStyle(io).yellow('warning')}: the registry gives no integrity for ${id}@${entry.version}: its archive was used as served, unverified\n`);
       io.stdout(
         flags.json
-          ? `${JSON.stringify({ ...project, nextSteps: nextSteps ?? null }, null, 2)}\n`
+          ? `${JSON.stringify({ ...project, tasks: tasks.map(({ output: _output, ...outcome }) => outcome), nextSteps: nextSteps ?? null }, null, 2)}\n`
           : `${stdoutStyle(io).green('created')} ${project.outDir} from ${id}@${entry.version} (${project.files.length} files${verified ? ', integrity verified' : ''})\n\n` +
               `${nextSteps ?? defaultNextSteps(project.outDir, project.template, true)}\n`,
       );
-      setExit(EXIT.ok);
+      const code = reportTasks(tasks, confirmTasks !== undefined, project.outDir, io);
+      setExit(interrupt.signal.aborted ? EXIT.cancelled : code);
     } catch (error) {
       if (error instanceof TemplateNotFoundError) {
         io.stderr(`template ${spec} not found in the registry\n`);
@@ -413,6 +485,8 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
         return;
       }
       setExit(reportTemplateError(error, io));
+    } finally {
+      process.removeListener('SIGINT', onSigint);
     }
   });
 

@@ -97,7 +97,7 @@ export function registerGenerate(program: Command, io: CliIo, setExit: (code: nu
     .action(async (dir: string, flags: GenerateFlags) => {
       try {
         const template = await loadTemplate(dir);
-        let answers = await givenAnswers(template, answerFlags(flags));
+        let answers = await givenAnswers(template, { ...answerFlags(flags), env: process.env });
         if (!flags.defaults && process.stdin.isTTY) answers = await promptForAnswers(template, answers);
         const result = await generateProject(template, flags.out ?? '', answers, { force: flags.force ?? false });
         const nextSteps = await templateNextSteps(template.manifest, result, io);

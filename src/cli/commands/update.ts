@@ -178,6 +178,7 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
           backup: flags.backup,
           ...(flags.skip.length > 0 ? { skip: flags.skip } : {}),
           ...answerFlags(flags),
+          env: process.env,
           ...(!flags.defaults && canAsk ? { ask: promptForAnswers } : {}),
           onPlan: (plan) => printPlan(plan, flags, io),
           onProgress: progress(io),
