@@ -7,7 +7,7 @@ import { AnswersError, resolveAnswers, type Answers, type ResolvedAnswers } from
 import { comparisonsOf, ExpressionEvaluator } from './expression.js';
 import { generateProject } from './generate.js';
 import { loadTemplate, type LoadedTemplate, type VariableDefinition } from './load.js';
-import { isJsonChecked, jsonProblems } from './json-files.js';
+import { isJsonChecked, jsoncRule, jsonProblems } from './json-files.js';
 import { isInside } from './paths.js';
 import { isBinary, RenderError } from './render.js';
 import { secretVariables } from './secrets.js';
@@ -304,13 +304,14 @@ export function buildAnswerMatrix(template: LoadedTemplate, evaluator = new Expr
 
 /**
  * Problems a generated file shows: a JSON file that does not parse (comments and trailing commas
- * allowed in JSONC files, see `isJsoncPath`), at its line. Braces in the output are whatever the
- * template's Liquid produced (`{% raw %}`, a verbatim file, an answer): a Liquid mistake is an
- * error of rendering or of `validate`, never a brace left in a file.
+ * allowed in JSONC files: see `isJsoncPath`, and `isJsonc` for a template's `jsonc` globs), at its
+ * line. Braces in the output are whatever the template's Liquid produced (`{% raw %}`, a verbatim
+ * file, an answer): a Liquid mistake is an error of rendering or of `validate`, never a brace left
+ * in a file.
  */
-export function checkGeneratedFile(relativePath: string, content: Buffer): string[] {
+export function checkGeneratedFile(relativePath: string, content: Buffer, isJsonc?: (relativePath: string) => boolean): string[] {
   if (!isJsonChecked(relativePath) || isBinary(content)) return [];
-  return jsonProblems(relativePath, content.toString('utf8'));
+  return jsonProblems(relativePath, content.toString('utf8'), isJsonc);
 }
 
 const OUTPUT_TAIL = 4096;
@@ -373,6 +374,7 @@ export async function testTemplate(dir: string | LoadedTemplate, options: TestTe
       template = typeof dir === 'string' ? await loadTemplate(dir, evaluator) : dir;
     }
     const matrix = buildAnswerMatrix(template, evaluator);
+    const isJsonc = jsoncRule(template.manifest.jsonc);
     const command = options.command ?? template.manifest.test?.command;
     const timeoutMs = options.timeoutMs ?? (template.manifest.test?.timeoutSeconds ?? 300) * 1000;
     for (const [index, set] of matrix.sets.entries()) {
@@ -385,7 +387,7 @@ export async function testTemplate(dir: string | LoadedTemplate, options: TestTe
         report.computed = result.computed;
         report.files = result.files.length;
         for (const file of result.files) {
-          report.problems.push(...checkGeneratedFile(file.path, await readFile(path.join(projectDir, file.path))));
+          report.problems.push(...checkGeneratedFile(file.path, await readFile(path.join(projectDir, file.path)), isJsonc));
         }
         if (result.tasks.length > 0 && options.runTasks !== false) {
           report.tasks = await runTasks(result.tasks, projectDir, options.taskTimeoutMs !== undefined ? { timeoutMs: options.taskTimeoutMs } : {});
