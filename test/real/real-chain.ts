@@ -11,7 +11,7 @@ import { expect } from 'vitest';
 
 import { run, type ActionCore } from '../../src/action/main.js';
 import type { GitHubRelease, GitHubReleaseAsset, ReleaseApi } from '../../src/github/index.js';
-import type { TemplateLock } from '../../src/template/index.js';
+import { extractChangelogSection, type TemplateLock } from '../../src/template/index.js';
 import { cli, type CliRun } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
 import type { TestServer } from '../helpers/registry-server.js';
@@ -94,6 +94,8 @@ export interface ActionRun {
   lintFindings: string[];
   outputs: Record<string, string>;
   release: (GitHubRelease & { assets: GitHubReleaseAsset[] }) | undefined;
+  /** The section of the template's CHANGELOG.md for the version published. */
+  changelogSection: string | undefined;
 }
 
 /** The log lines inside the group `name`. */
@@ -135,6 +137,7 @@ export async function publishWithAction(server: TestServer, dir: string, version
     lintFindings: annotations.filter((a) => a.title?.startsWith('lint: ')).map((a) => `${a.title!.slice('lint: '.length)} ${a.message}`),
     outputs,
     release: releases[0],
+    changelogSection: extractChangelogSection(await readFile(path.join(dir, 'CHANGELOG.md'), 'utf8'), version),
   };
 }
 
