@@ -127,6 +127,12 @@ export interface TemplateManifest {
    */
   verbatim?: string[];
   /**
+   * Extension: globs, matched against paths in the generated project, of .json files that test's JSON check reads as JSON with comments and trailing commas, as the tools reading them do (editor settings kept outside .vscode, Zed's settings). tsconfig*, jsconfig*, .vscode/*.json, dev container files and *.jsonc are JSONC without being listed.
+   *
+   * @maxItems 100
+   */
+  jsonc?: string[];
+  /**
    * Extension: a folder, relative to the template root and outside the content folder, that {% render %} and {% include %} read from. Never part of the generated project. Default: none.
    */
   partials?: string;
