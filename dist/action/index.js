@@ -79,44 +79,44 @@ var require_tunnel = __commonJS({
       return agent;
     }
     function TunnelingAgent(options) {
-      var self2 = this;
-      self2.options = options || {};
-      self2.proxyOptions = self2.options.proxy || {};
-      self2.maxSockets = self2.options.maxSockets || http3.Agent.defaultMaxSockets;
-      self2.requests = [];
-      self2.sockets = [];
-      self2.on("free", function onFree(socket, host, port, localAddress) {
+      var self3 = this;
+      self3.options = options || {};
+      self3.proxyOptions = self3.options.proxy || {};
+      self3.maxSockets = self3.options.maxSockets || http3.Agent.defaultMaxSockets;
+      self3.requests = [];
+      self3.sockets = [];
+      self3.on("free", function onFree(socket, host, port, localAddress) {
         var options2 = toOptions(host, port, localAddress);
-        for (var i = 0, len = self2.requests.length; i < len; ++i) {
-          var pending = self2.requests[i];
+        for (var i = 0, len = self3.requests.length; i < len; ++i) {
+          var pending = self3.requests[i];
           if (pending.host === options2.host && pending.port === options2.port) {
-            self2.requests.splice(i, 1);
+            self3.requests.splice(i, 1);
             pending.request.onSocket(socket);
             return;
           }
         }
         socket.destroy();
-        self2.removeSocket(socket);
+        self3.removeSocket(socket);
       });
     }
     util.inherits(TunnelingAgent, events2.EventEmitter);
     TunnelingAgent.prototype.addRequest = function addRequest(req, host, port, localAddress) {
-      var self2 = this;
-      var options = mergeOptions({ request: req }, self2.options, toOptions(host, port, localAddress));
-      if (self2.sockets.length >= this.maxSockets) {
-        self2.requests.push(options);
+      var self3 = this;
+      var options = mergeOptions({ request: req }, self3.options, toOptions(host, port, localAddress));
+      if (self3.sockets.length >= this.maxSockets) {
+        self3.requests.push(options);
         return;
       }
-      self2.createSocket(options, function(socket) {
+      self3.createSocket(options, function(socket) {
         socket.on("free", onFree);
         socket.on("close", onCloseOrRemove);
         socket.on("agentRemove", onCloseOrRemove);
         req.onSocket(socket);
         function onFree() {
-          self2.emit("free", socket, options);
+          self3.emit("free", socket, options);
         }
         function onCloseOrRemove(err) {
-          self2.removeSocket(socket);
+          self3.removeSocket(socket);
           socket.removeListener("free", onFree);
           socket.removeListener("close", onCloseOrRemove);
           socket.removeListener("agentRemove", onCloseOrRemove);
@@ -124,10 +124,10 @@ var require_tunnel = __commonJS({
       });
     };
     TunnelingAgent.prototype.createSocket = function createSocket(options, cb) {
-      var self2 = this;
+      var self3 = this;
       var placeholder = {};
-      self2.sockets.push(placeholder);
-      var connectOptions = mergeOptions({}, self2.proxyOptions, {
+      self3.sockets.push(placeholder);
+      var connectOptions = mergeOptions({}, self3.proxyOptions, {
         method: "CONNECT",
         path: options.host + ":" + options.port,
         agent: false,
@@ -143,7 +143,7 @@ var require_tunnel = __commonJS({
         connectOptions.headers["Proxy-Authorization"] = "Basic " + new Buffer(connectOptions.proxyAuth).toString("base64");
       }
       debug2("making CONNECT request");
-      var connectReq = self2.request(connectOptions);
+      var connectReq = self3.request(connectOptions);
       connectReq.useChunkedEncodingByDefault = false;
       connectReq.once("response", onResponse);
       connectReq.once("upgrade", onUpgrade);
@@ -170,7 +170,7 @@ var require_tunnel = __commonJS({
           var error2 = new Error("tunneling socket could not be established, statusCode=" + res.statusCode);
           error2.code = "ECONNRESET";
           options.request.emit("error", error2);
-          self2.removeSocket(placeholder);
+          self3.removeSocket(placeholder);
           return;
         }
         if (head.length > 0) {
@@ -179,11 +179,11 @@ var require_tunnel = __commonJS({
           var error2 = new Error("got illegal response body from proxy");
           error2.code = "ECONNRESET";
           options.request.emit("error", error2);
-          self2.removeSocket(placeholder);
+          self3.removeSocket(placeholder);
           return;
         }
         debug2("tunneling connection has established");
-        self2.sockets[self2.sockets.indexOf(placeholder)] = socket;
+        self3.sockets[self3.sockets.indexOf(placeholder)] = socket;
         return cb(socket);
       }
       function onError(cause) {
@@ -196,7 +196,7 @@ var require_tunnel = __commonJS({
         var error2 = new Error("tunneling socket could not be established, cause=" + cause.message);
         error2.code = "ECONNRESET";
         options.request.emit("error", error2);
-        self2.removeSocket(placeholder);
+        self3.removeSocket(placeholder);
       }
     };
     TunnelingAgent.prototype.removeSocket = function removeSocket(socket) {
@@ -213,15 +213,15 @@ var require_tunnel = __commonJS({
       }
     };
     function createSecureSocket(options, cb) {
-      var self2 = this;
-      TunnelingAgent.prototype.createSocket.call(self2, options, function(socket) {
+      var self3 = this;
+      TunnelingAgent.prototype.createSocket.call(self3, options, function(socket) {
         var hostHeader = options.request.getHeader("host");
-        var tlsOptions = mergeOptions({}, self2.options, {
+        var tlsOptions = mergeOptions({}, self3.options, {
           socket,
           servername: hostHeader ? hostHeader.replace(/:.*$/, "") : options.host
         });
         var secureSocket = tls.connect(0, tlsOptions);
-        self2.sockets[self2.sockets.indexOf(socket)] = secureSocket;
+        self3.sockets[self3.sockets.indexOf(socket)] = secureSocket;
         cb(secureSocket);
       });
     }
@@ -2581,14 +2581,14 @@ var require_connect = __commonJS({
       const sessionCache = new SessionCache(maxCachedSessions == null ? 100 : maxCachedSessions);
       timeout = timeout == null ? 1e4 : timeout;
       allowH2 = allowH2 != null ? allowH2 : false;
-      return function connect({ hostname, host, protocol, port, servername, localAddress, httpSocket }, callback) {
+      return function connect({ hostname: hostname2, host, protocol, port, servername, localAddress, httpSocket }, callback) {
         let socket;
         if (protocol === "https:") {
           if (!tls) {
             tls = __require("node:tls");
           }
           servername = servername || options.servername || util.getServerName(host) || null;
-          const sessionKey = servername || hostname;
+          const sessionKey = servername || hostname2;
           assert(sessionKey);
           const session = customSession || sessionCache.get(sessionKey) || null;
           port = port || 443;
@@ -2604,7 +2604,7 @@ var require_connect = __commonJS({
             socket: httpSocket,
             // upgrade socket connection
             port,
-            host: hostname
+            host: hostname2
           });
           socket.on("session", function(session2) {
             sessionCache.set(sessionKey, session2);
@@ -2618,14 +2618,14 @@ var require_connect = __commonJS({
             ...options,
             localAddress,
             port,
-            host: hostname
+            host: hostname2
           });
         }
         if (options.keepAlive == null || options.keepAlive) {
           const keepAliveInitialDelay = options.keepAliveInitialDelay === void 0 ? 6e4 : options.keepAliveInitialDelay;
           socket.setKeepAlive(true, keepAliveInitialDelay);
         }
-        const clearConnectTimeout = setupConnectTimeout(new WeakRef(socket), { timeout, hostname, port });
+        const clearConnectTimeout = setupConnectTimeout(new WeakRef(socket), { timeout, hostname: hostname2, port });
         socket.setNoDelay(true).once(protocol === "https:" ? "secureConnect" : "connect", function() {
           queueMicrotask(clearConnectTimeout);
           if (callback) {
@@ -7093,8 +7093,8 @@ var require_client_h2 = __commonJS({
         }
       }
       let stream;
-      const { hostname, port } = client[kUrl];
-      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname}${port ? `:${port}` : ""}`;
+      const { hostname: hostname2, port } = client[kUrl];
+      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname2}${port ? `:${port}` : ""}`;
       headers[HTTP2_HEADER_METHOD] = method;
       const abort = (error2) => {
         if (request2.aborted) {
@@ -7934,20 +7934,20 @@ var require_client = __commonJS({
     async function connect(client) {
       assert(!client[kConnecting]);
       assert(!client[kHTTPContext]);
-      let { host, hostname, protocol, port } = client[kUrl];
-      if (hostname[0] === "[") {
-        const idx = hostname.indexOf("]");
+      let { host, hostname: hostname2, protocol, port } = client[kUrl];
+      if (hostname2[0] === "[") {
+        const idx = hostname2.indexOf("]");
         assert(idx !== -1);
-        const ip = hostname.substring(1, idx);
+        const ip = hostname2.substring(1, idx);
         assert(net.isIP(ip));
-        hostname = ip;
+        hostname2 = ip;
       }
       client[kConnecting] = true;
       if (channels.beforeConnect.hasSubscribers) {
         channels.beforeConnect.publish({
           connectParams: {
             host,
-            hostname,
+            hostname: hostname2,
             protocol,
             port,
             version: client[kHTTPContext]?.version,
@@ -7961,7 +7961,7 @@ var require_client = __commonJS({
         const socket = await new Promise((resolve2, reject) => {
           client[kConnector]({
             host,
-            hostname,
+            hostname: hostname2,
             protocol,
             port,
             servername: client[kServerName],
@@ -7994,7 +7994,7 @@ var require_client = __commonJS({
           channels.connected.publish({
             connectParams: {
               host,
-              hostname,
+              hostname: hostname2,
               protocol,
               port,
               version: client[kHTTPContext]?.version,
@@ -8015,7 +8015,7 @@ var require_client = __commonJS({
           channels.connectError.publish({
             connectParams: {
               host,
-              hostname,
+              hostname: hostname2,
               protocol,
               port,
               version: client[kHTTPContext]?.version,
@@ -8990,10 +8990,10 @@ var require_env_http_proxy_agent = __commonJS({
         }
       }
       #getProxyAgentForUrl(url) {
-        let { protocol, host: hostname, port } = url;
-        hostname = hostname.replace(/:\d*$/, "").toLowerCase();
+        let { protocol, host: hostname2, port } = url;
+        hostname2 = hostname2.replace(/:\d*$/, "").toLowerCase();
         port = Number.parseInt(port, 10) || DEFAULT_PORTS[protocol] || 0;
-        if (!this.#shouldProxy(hostname, port)) {
+        if (!this.#shouldProxy(hostname2, port)) {
           return this[kNoProxyAgent];
         }
         if (protocol === "https:") {
@@ -9001,7 +9001,7 @@ var require_env_http_proxy_agent = __commonJS({
         }
         return this[kHttpProxyAgent];
       }
-      #shouldProxy(hostname, port) {
+      #shouldProxy(hostname2, port) {
         if (this.#noProxyChanged) {
           this.#parseNoProxy();
         }
@@ -9017,11 +9017,11 @@ var require_env_http_proxy_agent = __commonJS({
             continue;
           }
           if (!/^[.*]/.test(entry.hostname)) {
-            if (hostname === entry.hostname) {
+            if (hostname2 === entry.hostname) {
               return false;
             }
           } else {
-            if (hostname.endsWith(entry.hostname.replace(/^\*/, ""))) {
+            if (hostname2.endsWith(entry.hostname.replace(/^\*/, ""))) {
               return false;
             }
           }
@@ -9600,11 +9600,11 @@ var require_readable = __commonJS({
         });
       }
     };
-    function isLocked(self2) {
-      return self2[kBody] && self2[kBody].locked === true || self2[kConsume];
+    function isLocked(self3) {
+      return self3[kBody] && self3[kBody].locked === true || self3[kConsume];
     }
-    function isUnusable(self2) {
-      return util.isDisturbed(self2) || isLocked(self2);
+    function isUnusable(self3) {
+      return util.isDisturbed(self3) || isLocked(self3);
     }
     async function consume(stream, type) {
       assert(!stream[kConsume]);
@@ -9991,42 +9991,42 @@ var require_abort_signal = __commonJS({
     var { RequestAbortedError } = require_errors();
     var kListener = /* @__PURE__ */ Symbol("kListener");
     var kSignal = /* @__PURE__ */ Symbol("kSignal");
-    function abort(self2) {
-      if (self2.abort) {
-        self2.abort(self2[kSignal]?.reason);
+    function abort(self3) {
+      if (self3.abort) {
+        self3.abort(self3[kSignal]?.reason);
       } else {
-        self2.reason = self2[kSignal]?.reason ?? new RequestAbortedError();
+        self3.reason = self3[kSignal]?.reason ?? new RequestAbortedError();
       }
-      removeSignal(self2);
+      removeSignal(self3);
     }
-    function addSignal(self2, signal) {
-      self2.reason = null;
-      self2[kSignal] = null;
-      self2[kListener] = null;
+    function addSignal(self3, signal) {
+      self3.reason = null;
+      self3[kSignal] = null;
+      self3[kListener] = null;
       if (!signal) {
         return;
       }
       if (signal.aborted) {
-        abort(self2);
+        abort(self3);
         return;
       }
-      self2[kSignal] = signal;
-      self2[kListener] = () => {
-        abort(self2);
+      self3[kSignal] = signal;
+      self3[kListener] = () => {
+        abort(self3);
       };
-      addAbortListener(self2[kSignal], self2[kListener]);
+      addAbortListener(self3[kSignal], self3[kListener]);
     }
-    function removeSignal(self2) {
-      if (!self2[kSignal]) {
+    function removeSignal(self3) {
+      if (!self3[kSignal]) {
         return;
       }
-      if ("removeEventListener" in self2[kSignal]) {
-        self2[kSignal].removeEventListener("abort", self2[kListener]);
+      if ("removeEventListener" in self3[kSignal]) {
+        self3[kSignal].removeEventListener("abort", self3[kListener]);
       } else {
-        self2[kSignal].removeListener("abort", self2[kListener]);
+        self3[kSignal].removeListener("abort", self3[kListener]);
       }
-      self2[kSignal] = null;
-      self2[kListener] = null;
+      self3[kSignal] = null;
+      self3[kListener] = null;
     }
     module.exports = {
       addSignal,
@@ -17230,8 +17230,8 @@ var require_connection = __commonJS({
             return;
           }
           const secWSAccept = response.headersList.get("Sec-WebSocket-Accept");
-          const digest = crypto2.createHash("sha1").update(keyValue + uid).digest("base64");
-          if (secWSAccept !== digest) {
+          const digest2 = crypto2.createHash("sha1").update(keyValue + uid).digest("base64");
+          if (secWSAccept !== digest2) {
             failWebsocketConnection(ws2, "Incorrect hash received in Sec-WebSocket-Accept header.");
             return;
           }
@@ -21516,12 +21516,12 @@ var require_util9 = __commonJS({
     }
     exports.alwaysValidSchema = alwaysValidSchema;
     function checkUnknownRules(it2, schema = it2.schema) {
-      const { opts, self: self2 } = it2;
+      const { opts, self: self3 } = it2;
       if (!opts.strictSchema)
         return;
       if (typeof schema === "boolean")
         return;
-      const rules = self2.RULES.keywords;
+      const rules = self3.RULES.keywords;
       for (const key in schema) {
         if (!rules[key])
           checkStrictMode(it2, `unknown keyword: "${key}"`);
@@ -21907,8 +21907,8 @@ var require_applicability = __commonJS({
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.shouldUseRule = exports.shouldUseGroup = exports.schemaHasRulesForType = void 0;
-    function schemaHasRulesForType({ schema, self: self2 }, type) {
-      const group2 = self2.RULES.types[type];
+    function schemaHasRulesForType({ schema, self: self3 }, type) {
+      const group2 = self3.RULES.types[type];
       return group2 && group2 !== true && shouldUseGroup(schema, group2);
     }
     exports.schemaHasRulesForType = schemaHasRulesForType;
@@ -22373,7 +22373,7 @@ var require_keyword = __commonJS({
       return !schemaType.length || schemaType.some((st2) => st2 === "array" ? Array.isArray(schema) : st2 === "object" ? schema && typeof schema == "object" && !Array.isArray(schema) : typeof schema == st2 || allowUndefined && typeof schema == "undefined");
     }
     exports.validSchemaType = validSchemaType;
-    function validateKeywordUsage({ schema, opts, self: self2, errSchemaPath }, def, keyword) {
+    function validateKeywordUsage({ schema, opts, self: self3, errSchemaPath }, def, keyword) {
       if (Array.isArray(def.keyword) ? !def.keyword.includes(keyword) : def.keyword !== keyword) {
         throw new Error("ajv implementation error");
       }
@@ -22384,9 +22384,9 @@ var require_keyword = __commonJS({
       if (def.validateSchema) {
         const valid = def.validateSchema(schema[keyword]);
         if (!valid) {
-          const msg = `keyword "${keyword}" value is invalid at path "${errSchemaPath}": ` + self2.errorsText(def.validateSchema.errors);
+          const msg = `keyword "${keyword}" value is invalid at path "${errSchemaPath}": ` + self3.errorsText(def.validateSchema.errors);
           if (opts.validateSchema === "log")
-            self2.logger.error(msg);
+            self3.logger.error(msg);
           else
             throw new Error(msg);
         }
@@ -22853,11 +22853,11 @@ var require_validate = __commonJS({
       }
       (0, boolSchema_1.boolOrEmptySchema)(it2, valid);
     }
-    function schemaCxtHasRules({ schema, self: self2 }) {
+    function schemaCxtHasRules({ schema, self: self3 }) {
       if (typeof schema == "boolean")
         return !schema;
       for (const key in schema)
-        if (self2.RULES.all[key])
+        if (self3.RULES.all[key])
           return true;
       return false;
     }
@@ -22886,9 +22886,9 @@ var require_validate = __commonJS({
       schemaKeywords(it2, types, !checkedTypes, errsCount);
     }
     function checkRefsAndKeywords(it2) {
-      const { schema, errSchemaPath, opts, self: self2 } = it2;
-      if (schema.$ref && opts.ignoreKeywordsWithRef && (0, util_1.schemaHasRulesButRef)(schema, self2.RULES)) {
-        self2.logger.warn(`$ref: keywords ignored in schema at path "${errSchemaPath}"`);
+      const { schema, errSchemaPath, opts, self: self3 } = it2;
+      if (schema.$ref && opts.ignoreKeywordsWithRef && (0, util_1.schemaHasRulesButRef)(schema, self3.RULES)) {
+        self3.logger.warn(`$ref: keywords ignored in schema at path "${errSchemaPath}"`);
       }
     }
     function checkNoDefault(it2) {
@@ -22934,8 +22934,8 @@ var require_validate = __commonJS({
         gen.assign((0, codegen_1._)`${evaluated}.items`, items);
     }
     function schemaKeywords(it2, types, typeErrors, errsCount) {
-      const { gen, schema, data, allErrors, opts, self: self2 } = it2;
-      const { RULES } = self2;
+      const { gen, schema, data, allErrors, opts, self: self3 } = it2;
+      const { RULES } = self3;
       if (schema.$ref && (opts.ignoreKeywordsWithRef || !(0, util_1.schemaHasRulesButRef)(schema, RULES))) {
         gen.block(() => keywordCode(it2, "$ref", RULES.all.$ref.definition));
         return;
@@ -25371,11 +25371,11 @@ var require_ref = __commonJS({
       schemaType: "string",
       code(cxt) {
         const { gen, schema: $ref, it: it2 } = cxt;
-        const { baseId, schemaEnv: env, validateName, opts, self: self2 } = it2;
+        const { baseId, schemaEnv: env, validateName, opts, self: self3 } = it2;
         const { root } = env;
         if (($ref === "#" || $ref === "#/") && baseId === root.baseId)
           return callRootRef();
-        const schOrEnv = compile_1.resolveRef.call(self2, root, baseId, $ref);
+        const schOrEnv = compile_1.resolveRef.call(self3, root, baseId, $ref);
         if (schOrEnv === void 0)
           throw new ref_error_1.default(it2.opts.uriResolver, baseId, $ref);
         if (schOrEnv instanceof compile_1.SchemaEnv)
@@ -26909,11 +26909,11 @@ var require_dynamicAnchor = __commonJS({
     }
     exports.dynamicAnchor = dynamicAnchor;
     function _getValidate(cxt) {
-      const { schemaEnv, schema, self: self2 } = cxt.it;
+      const { schemaEnv, schema, self: self3 } = cxt.it;
       const { root, baseId, localRefs, meta } = schemaEnv.root;
-      const { schemaId } = self2.opts;
+      const { schemaId } = self3.opts;
       const sch = new compile_1.SchemaEnv({ schema, schemaId, root, baseId, localRefs, meta });
-      compile_1.compileSchema.call(self2, sch);
+      compile_1.compileSchema.call(self3, sch);
       return (0, ref_1.getValidate)(cxt, sch);
     }
     exports.default = def;
@@ -27222,7 +27222,7 @@ var require_format = __commonJS({
       error: error2,
       code(cxt, ruleType) {
         const { gen, data, $data, schema, schemaCode, it: it2 } = cxt;
-        const { opts, errSchemaPath, schemaEnv, self: self2 } = it2;
+        const { opts, errSchemaPath, schemaEnv, self: self3 } = it2;
         if (!opts.validateFormats)
           return;
         if ($data)
@@ -27231,7 +27231,7 @@ var require_format = __commonJS({
           validateFormat();
         function validate$DataFormat() {
           const fmts = gen.scopeValue("formats", {
-            ref: self2.formats,
+            ref: self3.formats,
             code: opts.code.formats
           });
           const fDef = gen.const("fDef", (0, codegen_1._)`${fmts}[${schemaCode}]`);
@@ -27251,7 +27251,7 @@ var require_format = __commonJS({
           }
         }
         function validateFormat() {
-          const formatDef = self2.formats[schema];
+          const formatDef = self3.formats[schema];
           if (!formatDef) {
             unknownFormat();
             return;
@@ -27263,7 +27263,7 @@ var require_format = __commonJS({
             cxt.pass(validCondition());
           function unknownFormat() {
             if (opts.strictSchema === false) {
-              self2.logger.warn(unknownMsg());
+              self3.logger.warn(unknownMsg());
               return;
             }
             throw new Error(unknownMsg());
@@ -28431,17 +28431,17 @@ var require_limit = __commonJS({
       error: error2,
       code(cxt) {
         const { gen, data, schemaCode, keyword, it: it2 } = cxt;
-        const { opts, self: self2 } = it2;
+        const { opts, self: self3 } = it2;
         if (!opts.validateFormats)
           return;
-        const fCxt = new ajv_1.KeywordCxt(it2, self2.RULES.all.format.definition, "format");
+        const fCxt = new ajv_1.KeywordCxt(it2, self3.RULES.all.format.definition, "format");
         if (fCxt.$data)
           validate$DataFormat();
         else
           validateFormat();
         function validate$DataFormat() {
           const fmts = gen.scopeValue("formats", {
-            ref: self2.formats,
+            ref: self3.formats,
             code: opts.code.formats
           });
           const fmt = gen.const("fmt", (0, codegen_1._)`${fmts}[${fCxt.schemaCode}]`);
@@ -28449,7 +28449,7 @@ var require_limit = __commonJS({
         }
         function validateFormat() {
           const format2 = fCxt.schema;
-          const fmtDef = self2.formats[format2];
+          const fmtDef = self3.formats[format2];
           if (!fmtDef || fmtDef === true)
             return;
           if (typeof fmtDef != "object" || fmtDef instanceof RegExp || typeof fmtDef.compare != "function") {
@@ -33748,9 +33748,9 @@ var require_lib = __commonJS({
       const algorithms = opts?.algorithms || [...DEFAULT_ALGORITHMS];
       const optString = getOptString(opts?.options);
       return algorithms.reduce((acc, algo) => {
-        const digest = crypto2.createHash(algo).update(data).digest("base64");
+        const digest2 = crypto2.createHash(algo).update(data).digest("base64");
         const hash = new Hash(
-          `${algo}-${digest}${optString}`,
+          `${algo}-${digest2}${optString}`,
           opts
         );
         if (hash.algorithm && hash.digest) {
@@ -33794,8 +33794,8 @@ var require_lib = __commonJS({
         }
       }
       const algorithm = sri.pickAlgorithm(opts);
-      const digest = crypto2.createHash(algorithm).update(data).digest("base64");
-      const newSri = parse6({ algorithm, digest });
+      const digest2 = crypto2.createHash(algorithm).update(data).digest("base64");
+      const newSri = parse6({ algorithm, digest: digest2 });
       const match = newSri.match(sri, opts);
       opts = opts || {};
       if (match || !opts.error) {
@@ -33861,8 +33861,8 @@ var require_lib = __commonJS({
         },
         digest: function() {
           const integrity = algorithms.reduce((acc, algo) => {
-            const digest = hashes.shift().digest("base64");
-            const hash = new Hash(`${algo}-${digest}${optString}`, opts);
+            const digest2 = hashes.shift().digest("base64");
+            const hash = new Hash(`${algo}-${digest2}${optString}`, opts);
             if (!acc[hash.algorithm]) {
               acc[hash.algorithm] = [];
             }
@@ -35358,7 +35358,7 @@ var require_liquid_node = __commonJS({
         return false;
       }
     }
-    function readFileSync2(filepath) {
+    function readFileSync3(filepath) {
       return fs$1.readFileSync(filepath, "utf8");
     }
     function resolve2(root, file, ext) {
@@ -35401,7 +35401,7 @@ var require_liquid_node = __commonJS({
       exists: exists2,
       readFile: readFile11,
       existsSync: existsSync2,
-      readFileSync: readFileSync2,
+      readFileSync: readFileSync3,
       resolve: resolve2,
       fallback,
       dirname: dirname3,
@@ -38317,14 +38317,14 @@ var require_liquid_node = __commonJS({
         }
       }
       getBlockRender(ctx) {
-        const self2 = this;
+        const self3 = this;
         const { liquid, templates } = this;
         const renderChild = ctx.getRegister("blocks", {})[this.block];
         const renderCurrent = function* (superBlock, emitter) {
           const stack = ctx.getRegister("blockStack", []);
-          if (stack.includes(self2))
+          if (stack.includes(self3))
             throw new Error("block tag cannot be nested");
-          stack.push(self2);
+          stack.push(self3);
           ctx.push(createScope({ block: superBlock }));
           yield liquid.renderer.renderTemplates(templates, ctx, emitter);
           ctx.pop();
@@ -38665,17 +38665,17 @@ var require_liquid_node = __commonJS({
         return plugin.call(this, _Liquid);
       }
       express() {
-        const self2 = this;
+        const self3 = this;
         let firstCall = true;
         return function(filePath, ctx, callback) {
           if (firstCall) {
             firstCall = false;
             const dirs = normalizeDirectoryList(this.root);
-            self2.options.root.unshift(...dirs);
-            self2.options.layouts.unshift(...dirs);
-            self2.options.partials.unshift(...dirs);
+            self3.options.root.unshift(...dirs);
+            self3.options.layouts.unshift(...dirs);
+            self3.options.partials.unshift(...dirs);
           }
-          self2.renderFile(filePath, ctx).then((html) => callback(null, html), callback);
+          self3.renderFile(filePath, ctx).then((html) => callback(null, html), callback);
         };
       }
       async analyze(template, options = {}) {
@@ -46195,6 +46195,16 @@ var template_manifest_schema_default = {
         maxLength: 500
       }
     },
+    jsonc: {
+      type: "array",
+      description: "Extension: globs, matched against paths in the generated project, of .json files that test's JSON check reads as JSON with comments and trailing commas, as the tools reading them do (editor settings kept outside .vscode, Zed's settings). tsconfig*, jsconfig*, .vscode/*.json, dev container files and *.jsonc are JSONC without being listed.",
+      maxItems: 100,
+      items: {
+        type: "string",
+        minLength: 1,
+        maxLength: 500
+      }
+    },
     partials: {
       type: "string",
       minLength: 1,
@@ -47108,7 +47118,9 @@ var success_envelope_schema_default = {
       properties: {
         timestamp: { type: "string", format: "date-time" },
         requestId: { type: "string", minLength: 1 },
-        version: { type: "string", minLength: 1, description: "Version of the interface that answered." }
+        version: { type: "string", minLength: 1, description: "Version of the interface that answered." },
+        listed: { type: "boolean", description: "On the answer to an upload (201): whether registry.json lists the version. false: the version is stored, but the registry could not be rebuilt yet (a full disk); data is the entry it will have, and the server rebuilds until it lists it." },
+        warning: { type: "string", minLength: 1, description: "With listed false: why the version is not listed yet, for the publisher." }
       }
     }
   }
@@ -50431,11 +50443,70 @@ async function computeIntegrity(file) {
 }
 
 // src/core/files.ts
-import { randomBytes } from "node:crypto";
 import path6 from "node:path";
-function tempPathBeside(file) {
-  return path6.join(path6.dirname(file), `.${path6.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+
+// src/core/temp-owner.ts
+import { createHash, randomBytes } from "node:crypto";
+import { readFileSync, readlinkSync } from "node:fs";
+import { hostname } from "node:os";
+var NAMESPACE_HEX = 8;
+var PROCESS_HEX = 8;
+var RANDOM_HEX = 12;
+var OWNED_TEMP_HEX = NAMESPACE_HEX + PROCESS_HEX + RANDOM_HEX;
+var digest = (text3, hex2) => createHash("sha256").update(text3).digest("hex").slice(0, hex2);
+function readText(file) {
+  try {
+    return readFileSync(file, "utf8").trim();
+  } catch {
+    return void 0;
+  }
 }
+function startTimeOf(pid) {
+  const stat10 = readText(`/proc/${pid}/stat`);
+  if (stat10 === void 0) return void 0;
+  const fields = stat10.slice(stat10.lastIndexOf(")") + 2).split(" ");
+  return fields[19];
+}
+var self2;
+function processKey(namespace, pid, start) {
+  return digest(`${namespace}
+${pid}
+${start}`, PROCESS_HEX);
+}
+function selfOwner() {
+  if (self2) return self2;
+  const start = startTimeOf(process.pid);
+  let pidNamespace = "";
+  try {
+    pidNamespace = readlinkSync("/proc/self/ns/pid");
+  } catch {
+  }
+  const bootId = readText("/proc/sys/kernel/random/boot_id") ?? "";
+  const namespace = digest(`${bootId}
+${pidNamespace}
+${hostname()}
+${start === void 0 ? "no-proc" : "proc"}`, NAMESPACE_HEX);
+  const processStart = start ?? String(Math.round(Date.now() - process.uptime() * 1e3));
+  self2 = { namespace, process: processKey(namespace, process.pid, processStart), inspectable: start !== void 0 };
+  return self2;
+}
+function ownedTempTag() {
+  const owner = selfOwner();
+  return `${process.pid}.${owner.namespace}${owner.process}${randomBytes(RANDOM_HEX / 2).toString("hex")}`;
+}
+
+// src/core/files.ts
+var MAX_NAME_BYTES = 255;
+var TEMP_NAME_EXTRA = 1 + 1 + 7 + 1 + 28 + 4;
+function tempNamePrefix(file) {
+  let base = path6.basename(file);
+  while (Buffer.byteLength(base) > MAX_NAME_BYTES - TEMP_NAME_EXTRA) base = base.slice(0, -1);
+  return `.${base}.`;
+}
+function tempPathBeside(file) {
+  return path6.join(path6.dirname(file), `${tempNamePrefix(file)}${ownedTempTag()}.tmp`);
+}
+var FOREIGN_TEMP_AGE_MS = 60 * 60 * 1e3;
 
 // src/core/reserved-paths.ts
 var VERSION_CONTROL_NAMES = [".git", ".hg", ".svn", ".bzr", "_darcs", "cvs", ".fossil", ".fslckout", "_fossil_", ".jj", ".pijul"];
@@ -50500,7 +50571,7 @@ import path11 from "node:path";
 // src/template/expression.ts
 var import_liquidjs = __toESM(require_liquid_node(), 1);
 import { isUtf8 } from "node:buffer";
-import { readFileSync, realpathSync, statSync } from "node:fs";
+import { readFileSync as readFileSync2, realpathSync, statSync } from "node:fs";
 import { readFile, realpath as realpath2, stat as stat3 } from "node:fs/promises";
 import path8 from "node:path";
 
@@ -50637,7 +50708,7 @@ function folderFileSystem(partials) {
     exists: async (file) => stat3(file).then((info2) => info2.isFile(), () => false),
     existsSync: isFileSync,
     readFile: async (file) => liquidSource(file, await readFile(file)),
-    readFileSync: (file) => liquidSource(file, readFileSync(file)),
+    readFileSync: (file) => liquidSource(file, readFileSync2(file)),
     resolve: (dir, file) => {
       const exact = path8.resolve(dir, file);
       if (partials === void 0 || dir !== partials || isFileSync(exact)) return exact;
@@ -50908,6 +50979,7 @@ import path10 from "node:path";
 var import_liquidjs2 = __toESM(require_liquid_node(), 1);
 var MAX_UNKNOWN_NAME_PROBLEMS = 200;
 var BUILT_IN_PROPERTIES = /* @__PURE__ */ new Set(["size", "first", "last"]);
+var PARSE_LIMIT_MESSAGE = "parse length limit exceeded";
 var hasLiquid = (text3) => text3.includes("{{") || text3.includes("{%");
 function positionAt2(text3, offset) {
   const before = text3.slice(0, Math.max(0, offset));
@@ -51011,7 +51083,9 @@ function checkContent(folder, texts, paths, scope, engine = createEngine(), part
     if (!hasLiquid(text3)) continue;
     const result = parse6(text3);
     if (Array.isArray(result)) parsed.push({ path: path22, templates: result });
-    else {
+    else if (result.message.startsWith(PARSE_LIMIT_MESSAGE)) {
+      continue;
+    } else {
       problems.push({ file: fileOf(path22), pointer: "", code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
     }
   }
@@ -51052,6 +51126,7 @@ function checkContent(folder, texts, paths, scope, engine = createEngine(), part
     const name = relative2.slice(relative2.lastIndexOf("/") + 1);
     if (!hasLiquid(name)) continue;
     const result = parse6(name);
+    if (!Array.isArray(result) && result.message.startsWith(PARSE_LIMIT_MESSAGE)) continue;
     if (!Array.isArray(result)) {
       problems.push({ file: fileOf(relative2), pointer: "", code: result.code, message: `its name is not valid Liquid: ${result.message}`, line: 1, column: 1 });
       continue;
@@ -51075,6 +51150,32 @@ function checkContent(folder, texts, paths, scope, engine = createEngine(), part
       column: 1
     });
   }
+  return problems;
+}
+function checkParseLimit(folder, texts, paths, parseLimit = DEFAULT_RENDER_LIMITS.parseLimit) {
+  const engine = createEngine({ limits: { parseLimit } });
+  const overLimit = (source) => {
+    try {
+      engine.parse(source);
+      return false;
+    } catch (error2) {
+      return firstLine(error2).startsWith(PARSE_LIMIT_MESSAGE);
+    }
+  };
+  const problem = (relative2, what, length) => ({
+    file: `${folder}/${relative2}`,
+    pointer: "",
+    code: "PARSE_LIMIT",
+    message: `${what} is ${length} characters, more than Liquid's parse limit of ${parseLimit}: \`create\` parses every text file and name of the content folder and could not generate it; split the file, or make it binary if it is data to copy as is`,
+    line: 1,
+    column: 1
+  });
+  const problems = [];
+  for (const relative2 of paths) {
+    const name = relative2.slice(relative2.lastIndexOf("/") + 1);
+    if (overLimit(name)) problems.push(problem(relative2, "its name", name.length));
+  }
+  for (const { path: path22, text: text3 } of texts) if (overLimit(text3)) problems.push(problem(path22, "its content", text3.length));
   return problems;
 }
 
@@ -58395,7 +58496,7 @@ function judge(automaton, maxSteps, spent) {
       const parent = workOrder[workOrder.length - 1];
       if (parent !== void 0) lowlink[parent] = Math.min(lowlink[parent], lowlink[order]);
       if (lowlink[order] === order) {
-        const self2 = nodeOf[order];
+        const self3 = nodeOf[order];
         componentStart.push(members.length);
         let member;
         do {
@@ -58403,7 +58504,7 @@ function judge(automaton, maxSteps, spent) {
           onStack[member] = 0;
           componentOf[member] = componentStart.length - 1;
           members.push(member);
-        } while (member !== self2);
+        } while (member !== self3);
       }
     }
   }
@@ -59044,6 +59145,7 @@ async function validateTemplate(dir, options = {}) {
         errors.push({ file: `${contentFolder}/${reserved}`, pointer: "", code: "RESERVED_PATH", message: reservedPathProblem(reserved) ?? "is reserved" });
       }
       errors.push(...checkContent(contentFolder, content.texts, content.paths, contentScope(variables, path10.normalize(variablesFile)), evaluator.engine, partials));
+      errors.push(...checkParseLimit(contentFolder, content.texts, content.paths));
     }
   }
   if (deep && isObject(manifest) && typeof manifest.nextSteps === "string") {
@@ -59499,10 +59601,10 @@ async function packTemplate(dir, options = {}) {
     });
     for (const file of files) pack.add(file.path);
     pack.end();
-    const digest = new DigestStream();
-    await pipeline(pack, createGzip({ level: 9 }), new PortableGzipHeader(), digest, createWriteStream(temporary, { flags: "wx" }));
+    const digest2 = new DigestStream();
+    await pipeline(pack, createGzip({ level: 9 }), new PortableGzipHeader(), digest2, createWriteStream(temporary, { flags: "wx" }));
     await rename2(temporary, outFile);
-    const { size, sha256, integrity } = digestOf(digest.result());
+    const { size, sha256, integrity } = digestOf(digest2.result());
     return {
       file: outFile,
       size,
@@ -60947,10 +61049,10 @@ async function writeFolderAtomically(dir, files, options = {}) {
 }
 
 // src/template/lock.ts
-import { createHash } from "node:crypto";
+import { createHash as createHash2 } from "node:crypto";
 var LOCK_FILE = ".template-lock.json";
 function sha256Hex2(content) {
-  return createHash("sha256").update(content).digest("hex");
+  return createHash2("sha256").update(content).digest("hex");
 }
 function serializeLock(lock) {
   return `${JSON.stringify(lock, null, 2)}
@@ -62038,10 +62140,14 @@ function firstError(text3, options) {
   parse4(text3, errors, { ...options, allowEmptyContent: false });
   return errors[0];
 }
-function jsonProblems(relativePath, text3) {
+function jsoncRule(globs = []) {
+  const listed = globs.map((glob) => globMatcher(glob));
+  return (relativePath) => isJsoncPath(relativePath) || relativePath.endsWith(".json") && listed.some((matches) => matches(relativePath));
+}
+function jsonProblems(relativePath, text3, isJsonc = isJsoncPath) {
   const body = text3.charCodeAt(0) === 65279 ? text3.slice(1) : text3;
   const offsetOfBody = text3.length - body.length;
-  if (isJsoncPath(relativePath)) {
+  if (isJsonc(relativePath)) {
     const error2 = firstError(body, { disallowComments: false, allowTrailingComma: true });
     if (!error2) return [];
     return [`${relativePath}:${lineAt(text3, error2.offset + offsetOfBody)}: not valid JSONC (${printParseErrorCode(error2.error)})`];
@@ -62100,7 +62206,47 @@ function targetsOf(template) {
   (template.manifest.files ?? []).forEach((rule) => conditionTargets(`files rule ${rule.path}`, rule.when, full));
   return targets;
 }
+function sampleValues(template, name, definition) {
+  const domain = domainOf(template, name, definition);
+  if (definition.type === "array") return domain ? [[domain[0]], []] : [[], [name]];
+  if (domain) return domain;
+  switch (definition.type) {
+    case "boolean":
+      return [false, true];
+    case "number":
+    case "integer":
+      return [0, 1];
+    case "object":
+      return [{}];
+    default:
+      return [name, "example", "x", "0"];
+  }
+}
+function answerAccepted(template, given, name, evaluator) {
+  try {
+    resolveAnswers(template, given, { evaluator, withhold: untestedSecrets(template) });
+    return true;
+  } catch (error2) {
+    if (!(error2 instanceof AnswersError)) return false;
+    return !error2.problems.some((problem) => problem.name === name || problem.name.startsWith(`${name}.`) || problem.name.startsWith(`${name}[`));
+  }
+}
+function sampleAnswers(template, evaluator) {
+  const samples = {};
+  const withheld = untestedSecrets(template);
+  for (const name of template.variableOrder) {
+    const definition = template.variables[name];
+    if (!definition || definition.default !== void 0 || withheld.has(name)) continue;
+    const value = sampleValues(template, name, definition).find((candidate) => answerAccepted(template, { ...samples, [name]: candidate }, name, evaluator));
+    if (value !== void 0) samples[name] = value;
+  }
+  return samples;
+}
 function candidateSets(template, evaluator) {
+  const samples = sampleAnswers(template, evaluator);
+  return candidatesOverDefaults(template, evaluator).map((candidate) => ({ name: candidate.name, given: { ...samples, ...candidate.given } }));
+}
+function candidatesOverDefaults(template, evaluator) {
   const everything = {};
   const nothing = {};
   const selects = [];
@@ -62161,6 +62307,10 @@ function literalAnswers(template, evaluator) {
       } else if (type === "string" && typeof value === "string") {
         add(name, value);
         if (operator === "contains") add(name, "");
+        if (operator === "==" || operator === "!=") {
+          add(name, "");
+          add(name, value === "other" ? "another" : "other");
+        }
       } else if (type === void 0 || type === "boolean" && typeof value === "boolean") {
         add(name, value);
       }
@@ -62187,9 +62337,9 @@ function buildAnswerMatrix(template, evaluator = new ExpressionEvaluator()) {
   }
   return { sets, uncovered: targets.map((t) => t.key).filter((key) => !covered.has(key)) };
 }
-function checkGeneratedFile(relativePath, content) {
+function checkGeneratedFile(relativePath, content, isJsonc) {
   if (!isJsonChecked(relativePath) || isBinary(content)) return [];
-  return jsonProblems(relativePath, content.toString("utf8"));
+  return jsonProblems(relativePath, content.toString("utf8"), isJsonc);
 }
 var OUTPUT_TAIL2 = 4096;
 function runCommand(command, cwd, timeoutMs) {
@@ -62241,6 +62391,7 @@ async function testTemplate(dir, options = {}) {
       template = typeof dir === "string" ? await loadTemplate(dir, evaluator) : dir;
     }
     const matrix = buildAnswerMatrix(template, evaluator);
+    const isJsonc = jsoncRule(template.manifest.jsonc);
     const command = options.command ?? template.manifest.test?.command;
     const timeoutMs = options.timeoutMs ?? (template.manifest.test?.timeoutSeconds ?? 300) * 1e3;
     for (const [index, set] of matrix.sets.entries()) {
@@ -62253,7 +62404,7 @@ async function testTemplate(dir, options = {}) {
         report.computed = result.computed;
         report.files = result.files.length;
         for (const file of result.files) {
-          report.problems.push(...checkGeneratedFile(file.path, await readFile8(path18.join(projectDir, file.path))));
+          report.problems.push(...checkGeneratedFile(file.path, await readFile8(path18.join(projectDir, file.path)), isJsonc));
         }
         if (result.tasks.length > 0 && options.runTasks !== false) {
           report.tasks = await runTasks(result.tasks, projectDir, options.taskTimeoutMs !== void 0 ? { timeoutMs: options.taskTimeoutMs } : {});
@@ -62348,7 +62499,7 @@ function retryDelay(retry2, limits, retryAfterMs, random = Math.random) {
 }
 
 // src/publish/confirm.ts
-import { createHash as createHash2 } from "node:crypto";
+import { createHash as createHash3 } from "node:crypto";
 import { Readable as Readable2 } from "node:stream";
 var MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
 var isRecord5 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -62402,7 +62553,7 @@ async function entryFromDocument(options) {
   const templates = isRecord5(document) && Array.isArray(document.templates) ? document.templates : [];
   return templates.find((entry) => isRecord5(entry) && (entry.id === options.name || entry.name === options.name) && entry.version === options.version);
 }
-var sha512 = (bytes) => `sha512-${createHash2("sha512").update(bytes).digest("base64")}`;
+var sha512 = (bytes) => `sha512-${createHash3("sha512").update(bytes).digest("base64")}`;
 async function confirmPublished(options) {
   const label = `${options.name}@${options.version}`;
   const fromRoute = await entryFromRoute(options);
@@ -62858,6 +63009,8 @@ async function publishTemplate(options) {
         }
       }
       if (isRecord6(entry) && typeof entry.downloadUrl === "string") result.downloadUrl = entry.downloadUrl;
+      const meta = isRecord6(parsed) && isRecord6(parsed.meta) ? parsed.meta : void 0;
+      if (meta?.listed === false) result.warning = typeof meta.warning === "string" ? meta.warning : `${label} is stored, but the registry does not list it yet`;
       return result;
     }
     if (status === 409) {
@@ -63373,6 +63526,7 @@ async function run2(dependencies = {}) {
       core.info(`dry-run: packed ${packed.file}; nothing was uploaded or released`);
     } else {
       setOutput2("uploaded", result.upload.uploaded);
+      if (result.upload.warning) core.warning(result.upload.warning);
       if (result.downloadUrl) {
         setOutput2("download-url", result.downloadUrl);
         core.info(`download URL: ${result.downloadUrl}`);

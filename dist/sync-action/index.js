@@ -79,44 +79,44 @@ var require_tunnel = __commonJS({
       return agent;
     }
     function TunnelingAgent(options) {
-      var self2 = this;
-      self2.options = options || {};
-      self2.proxyOptions = self2.options.proxy || {};
-      self2.maxSockets = self2.options.maxSockets || http2.Agent.defaultMaxSockets;
-      self2.requests = [];
-      self2.sockets = [];
-      self2.on("free", function onFree(socket, host, port, localAddress) {
+      var self3 = this;
+      self3.options = options || {};
+      self3.proxyOptions = self3.options.proxy || {};
+      self3.maxSockets = self3.options.maxSockets || http2.Agent.defaultMaxSockets;
+      self3.requests = [];
+      self3.sockets = [];
+      self3.on("free", function onFree(socket, host, port, localAddress) {
         var options2 = toOptions(host, port, localAddress);
-        for (var i = 0, len = self2.requests.length; i < len; ++i) {
-          var pending = self2.requests[i];
+        for (var i = 0, len = self3.requests.length; i < len; ++i) {
+          var pending = self3.requests[i];
           if (pending.host === options2.host && pending.port === options2.port) {
-            self2.requests.splice(i, 1);
+            self3.requests.splice(i, 1);
             pending.request.onSocket(socket);
             return;
           }
         }
         socket.destroy();
-        self2.removeSocket(socket);
+        self3.removeSocket(socket);
       });
     }
     util.inherits(TunnelingAgent, events2.EventEmitter);
     TunnelingAgent.prototype.addRequest = function addRequest(req, host, port, localAddress) {
-      var self2 = this;
-      var options = mergeOptions({ request: req }, self2.options, toOptions(host, port, localAddress));
-      if (self2.sockets.length >= this.maxSockets) {
-        self2.requests.push(options);
+      var self3 = this;
+      var options = mergeOptions({ request: req }, self3.options, toOptions(host, port, localAddress));
+      if (self3.sockets.length >= this.maxSockets) {
+        self3.requests.push(options);
         return;
       }
-      self2.createSocket(options, function(socket) {
+      self3.createSocket(options, function(socket) {
         socket.on("free", onFree);
         socket.on("close", onCloseOrRemove);
         socket.on("agentRemove", onCloseOrRemove);
         req.onSocket(socket);
         function onFree() {
-          self2.emit("free", socket, options);
+          self3.emit("free", socket, options);
         }
         function onCloseOrRemove(err) {
-          self2.removeSocket(socket);
+          self3.removeSocket(socket);
           socket.removeListener("free", onFree);
           socket.removeListener("close", onCloseOrRemove);
           socket.removeListener("agentRemove", onCloseOrRemove);
@@ -124,10 +124,10 @@ var require_tunnel = __commonJS({
       });
     };
     TunnelingAgent.prototype.createSocket = function createSocket(options, cb) {
-      var self2 = this;
+      var self3 = this;
       var placeholder = {};
-      self2.sockets.push(placeholder);
-      var connectOptions = mergeOptions({}, self2.proxyOptions, {
+      self3.sockets.push(placeholder);
+      var connectOptions = mergeOptions({}, self3.proxyOptions, {
         method: "CONNECT",
         path: options.host + ":" + options.port,
         agent: false,
@@ -143,7 +143,7 @@ var require_tunnel = __commonJS({
         connectOptions.headers["Proxy-Authorization"] = "Basic " + new Buffer(connectOptions.proxyAuth).toString("base64");
       }
       debug2("making CONNECT request");
-      var connectReq = self2.request(connectOptions);
+      var connectReq = self3.request(connectOptions);
       connectReq.useChunkedEncodingByDefault = false;
       connectReq.once("response", onResponse);
       connectReq.once("upgrade", onUpgrade);
@@ -170,7 +170,7 @@ var require_tunnel = __commonJS({
           var error2 = new Error("tunneling socket could not be established, statusCode=" + res.statusCode);
           error2.code = "ECONNRESET";
           options.request.emit("error", error2);
-          self2.removeSocket(placeholder);
+          self3.removeSocket(placeholder);
           return;
         }
         if (head.length > 0) {
@@ -179,11 +179,11 @@ var require_tunnel = __commonJS({
           var error2 = new Error("got illegal response body from proxy");
           error2.code = "ECONNRESET";
           options.request.emit("error", error2);
-          self2.removeSocket(placeholder);
+          self3.removeSocket(placeholder);
           return;
         }
         debug2("tunneling connection has established");
-        self2.sockets[self2.sockets.indexOf(placeholder)] = socket;
+        self3.sockets[self3.sockets.indexOf(placeholder)] = socket;
         return cb(socket);
       }
       function onError(cause) {
@@ -196,7 +196,7 @@ var require_tunnel = __commonJS({
         var error2 = new Error("tunneling socket could not be established, cause=" + cause.message);
         error2.code = "ECONNRESET";
         options.request.emit("error", error2);
-        self2.removeSocket(placeholder);
+        self3.removeSocket(placeholder);
       }
     };
     TunnelingAgent.prototype.removeSocket = function removeSocket(socket) {
@@ -213,15 +213,15 @@ var require_tunnel = __commonJS({
       }
     };
     function createSecureSocket(options, cb) {
-      var self2 = this;
-      TunnelingAgent.prototype.createSocket.call(self2, options, function(socket) {
+      var self3 = this;
+      TunnelingAgent.prototype.createSocket.call(self3, options, function(socket) {
         var hostHeader = options.request.getHeader("host");
-        var tlsOptions = mergeOptions({}, self2.options, {
+        var tlsOptions = mergeOptions({}, self3.options, {
           socket,
           servername: hostHeader ? hostHeader.replace(/:.*$/, "") : options.host
         });
         var secureSocket = tls.connect(0, tlsOptions);
-        self2.sockets[self2.sockets.indexOf(socket)] = secureSocket;
+        self3.sockets[self3.sockets.indexOf(socket)] = secureSocket;
         cb(secureSocket);
       });
     }
@@ -2581,14 +2581,14 @@ var require_connect = __commonJS({
       const sessionCache = new SessionCache(maxCachedSessions == null ? 100 : maxCachedSessions);
       timeout = timeout == null ? 1e4 : timeout;
       allowH2 = allowH2 != null ? allowH2 : false;
-      return function connect({ hostname, host, protocol, port, servername, localAddress, httpSocket }, callback) {
+      return function connect({ hostname: hostname2, host, protocol, port, servername, localAddress, httpSocket }, callback) {
         let socket;
         if (protocol === "https:") {
           if (!tls) {
             tls = __require("node:tls");
           }
           servername = servername || options.servername || util.getServerName(host) || null;
-          const sessionKey = servername || hostname;
+          const sessionKey = servername || hostname2;
           assert(sessionKey);
           const session = customSession || sessionCache.get(sessionKey) || null;
           port = port || 443;
@@ -2604,7 +2604,7 @@ var require_connect = __commonJS({
             socket: httpSocket,
             // upgrade socket connection
             port,
-            host: hostname
+            host: hostname2
           });
           socket.on("session", function(session2) {
             sessionCache.set(sessionKey, session2);
@@ -2618,14 +2618,14 @@ var require_connect = __commonJS({
             ...options,
             localAddress,
             port,
-            host: hostname
+            host: hostname2
           });
         }
         if (options.keepAlive == null || options.keepAlive) {
           const keepAliveInitialDelay = options.keepAliveInitialDelay === void 0 ? 6e4 : options.keepAliveInitialDelay;
           socket.setKeepAlive(true, keepAliveInitialDelay);
         }
-        const clearConnectTimeout = setupConnectTimeout(new WeakRef(socket), { timeout, hostname, port });
+        const clearConnectTimeout = setupConnectTimeout(new WeakRef(socket), { timeout, hostname: hostname2, port });
         socket.setNoDelay(true).once(protocol === "https:" ? "secureConnect" : "connect", function() {
           queueMicrotask(clearConnectTimeout);
           if (callback) {
@@ -7093,8 +7093,8 @@ var require_client_h2 = __commonJS({
         }
       }
       let stream;
-      const { hostname, port } = client[kUrl];
-      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname}${port ? `:${port}` : ""}`;
+      const { hostname: hostname2, port } = client[kUrl];
+      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname2}${port ? `:${port}` : ""}`;
       headers[HTTP2_HEADER_METHOD] = method;
       const abort = (error2) => {
         if (request2.aborted) {
@@ -7934,20 +7934,20 @@ var require_client = __commonJS({
     async function connect(client) {
       assert(!client[kConnecting]);
       assert(!client[kHTTPContext]);
-      let { host, hostname, protocol, port } = client[kUrl];
-      if (hostname[0] === "[") {
-        const idx = hostname.indexOf("]");
+      let { host, hostname: hostname2, protocol, port } = client[kUrl];
+      if (hostname2[0] === "[") {
+        const idx = hostname2.indexOf("]");
         assert(idx !== -1);
-        const ip = hostname.substring(1, idx);
+        const ip = hostname2.substring(1, idx);
         assert(net.isIP(ip));
-        hostname = ip;
+        hostname2 = ip;
       }
       client[kConnecting] = true;
       if (channels.beforeConnect.hasSubscribers) {
         channels.beforeConnect.publish({
           connectParams: {
             host,
-            hostname,
+            hostname: hostname2,
             protocol,
             port,
             version: client[kHTTPContext]?.version,
@@ -7961,7 +7961,7 @@ var require_client = __commonJS({
         const socket = await new Promise((resolve2, reject) => {
           client[kConnector]({
             host,
-            hostname,
+            hostname: hostname2,
             protocol,
             port,
             servername: client[kServerName],
@@ -7994,7 +7994,7 @@ var require_client = __commonJS({
           channels.connected.publish({
             connectParams: {
               host,
-              hostname,
+              hostname: hostname2,
               protocol,
               port,
               version: client[kHTTPContext]?.version,
@@ -8015,7 +8015,7 @@ var require_client = __commonJS({
           channels.connectError.publish({
             connectParams: {
               host,
-              hostname,
+              hostname: hostname2,
               protocol,
               port,
               version: client[kHTTPContext]?.version,
@@ -8990,10 +8990,10 @@ var require_env_http_proxy_agent = __commonJS({
         }
       }
       #getProxyAgentForUrl(url) {
-        let { protocol, host: hostname, port } = url;
-        hostname = hostname.replace(/:\d*$/, "").toLowerCase();
+        let { protocol, host: hostname2, port } = url;
+        hostname2 = hostname2.replace(/:\d*$/, "").toLowerCase();
         port = Number.parseInt(port, 10) || DEFAULT_PORTS[protocol] || 0;
-        if (!this.#shouldProxy(hostname, port)) {
+        if (!this.#shouldProxy(hostname2, port)) {
           return this[kNoProxyAgent];
         }
         if (protocol === "https:") {
@@ -9001,7 +9001,7 @@ var require_env_http_proxy_agent = __commonJS({
         }
         return this[kHttpProxyAgent];
       }
-      #shouldProxy(hostname, port) {
+      #shouldProxy(hostname2, port) {
         if (this.#noProxyChanged) {
           this.#parseNoProxy();
         }
@@ -9017,11 +9017,11 @@ var require_env_http_proxy_agent = __commonJS({
             continue;
           }
           if (!/^[.*]/.test(entry.hostname)) {
-            if (hostname === entry.hostname) {
+            if (hostname2 === entry.hostname) {
               return false;
             }
           } else {
-            if (hostname.endsWith(entry.hostname.replace(/^\*/, ""))) {
+            if (hostname2.endsWith(entry.hostname.replace(/^\*/, ""))) {
               return false;
             }
           }
@@ -9600,11 +9600,11 @@ var require_readable = __commonJS({
         });
       }
     };
-    function isLocked(self2) {
-      return self2[kBody] && self2[kBody].locked === true || self2[kConsume];
+    function isLocked(self3) {
+      return self3[kBody] && self3[kBody].locked === true || self3[kConsume];
     }
-    function isUnusable(self2) {
-      return util.isDisturbed(self2) || isLocked(self2);
+    function isUnusable(self3) {
+      return util.isDisturbed(self3) || isLocked(self3);
     }
     async function consume(stream, type) {
       assert(!stream[kConsume]);
@@ -9991,42 +9991,42 @@ var require_abort_signal = __commonJS({
     var { RequestAbortedError } = require_errors();
     var kListener = /* @__PURE__ */ Symbol("kListener");
     var kSignal = /* @__PURE__ */ Symbol("kSignal");
-    function abort(self2) {
-      if (self2.abort) {
-        self2.abort(self2[kSignal]?.reason);
+    function abort(self3) {
+      if (self3.abort) {
+        self3.abort(self3[kSignal]?.reason);
       } else {
-        self2.reason = self2[kSignal]?.reason ?? new RequestAbortedError();
+        self3.reason = self3[kSignal]?.reason ?? new RequestAbortedError();
       }
-      removeSignal(self2);
+      removeSignal(self3);
     }
-    function addSignal(self2, signal) {
-      self2.reason = null;
-      self2[kSignal] = null;
-      self2[kListener] = null;
+    function addSignal(self3, signal) {
+      self3.reason = null;
+      self3[kSignal] = null;
+      self3[kListener] = null;
       if (!signal) {
         return;
       }
       if (signal.aborted) {
-        abort(self2);
+        abort(self3);
         return;
       }
-      self2[kSignal] = signal;
-      self2[kListener] = () => {
-        abort(self2);
+      self3[kSignal] = signal;
+      self3[kListener] = () => {
+        abort(self3);
       };
-      addAbortListener(self2[kSignal], self2[kListener]);
+      addAbortListener(self3[kSignal], self3[kListener]);
     }
-    function removeSignal(self2) {
-      if (!self2[kSignal]) {
+    function removeSignal(self3) {
+      if (!self3[kSignal]) {
         return;
       }
-      if ("removeEventListener" in self2[kSignal]) {
-        self2[kSignal].removeEventListener("abort", self2[kListener]);
+      if ("removeEventListener" in self3[kSignal]) {
+        self3[kSignal].removeEventListener("abort", self3[kListener]);
       } else {
-        self2[kSignal].removeListener("abort", self2[kListener]);
+        self3[kSignal].removeListener("abort", self3[kListener]);
       }
-      self2[kSignal] = null;
-      self2[kListener] = null;
+      self3[kSignal] = null;
+      self3[kListener] = null;
     }
     module.exports = {
       addSignal,
@@ -17230,8 +17230,8 @@ var require_connection = __commonJS({
             return;
           }
           const secWSAccept = response.headersList.get("Sec-WebSocket-Accept");
-          const digest = crypto2.createHash("sha1").update(keyValue + uid).digest("base64");
-          if (secWSAccept !== digest) {
+          const digest2 = crypto2.createHash("sha1").update(keyValue + uid).digest("base64");
+          if (secWSAccept !== digest2) {
             failWebsocketConnection(ws2, "Incorrect hash received in Sec-WebSocket-Accept header.");
             return;
           }
@@ -22410,12 +22410,12 @@ var require_util9 = __commonJS({
     }
     exports.alwaysValidSchema = alwaysValidSchema;
     function checkUnknownRules(it2, schema = it2.schema) {
-      const { opts, self: self2 } = it2;
+      const { opts, self: self3 } = it2;
       if (!opts.strictSchema)
         return;
       if (typeof schema === "boolean")
         return;
-      const rules = self2.RULES.keywords;
+      const rules = self3.RULES.keywords;
       for (const key in schema) {
         if (!rules[key])
           checkStrictMode(it2, `unknown keyword: "${key}"`);
@@ -22801,8 +22801,8 @@ var require_applicability = __commonJS({
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.shouldUseRule = exports.shouldUseGroup = exports.schemaHasRulesForType = void 0;
-    function schemaHasRulesForType({ schema, self: self2 }, type) {
-      const group2 = self2.RULES.types[type];
+    function schemaHasRulesForType({ schema, self: self3 }, type) {
+      const group2 = self3.RULES.types[type];
       return group2 && group2 !== true && shouldUseGroup(schema, group2);
     }
     exports.schemaHasRulesForType = schemaHasRulesForType;
@@ -23267,7 +23267,7 @@ var require_keyword = __commonJS({
       return !schemaType.length || schemaType.some((st2) => st2 === "array" ? Array.isArray(schema) : st2 === "object" ? schema && typeof schema == "object" && !Array.isArray(schema) : typeof schema == st2 || allowUndefined && typeof schema == "undefined");
     }
     exports.validSchemaType = validSchemaType;
-    function validateKeywordUsage({ schema, opts, self: self2, errSchemaPath }, def, keyword) {
+    function validateKeywordUsage({ schema, opts, self: self3, errSchemaPath }, def, keyword) {
       if (Array.isArray(def.keyword) ? !def.keyword.includes(keyword) : def.keyword !== keyword) {
         throw new Error("ajv implementation error");
       }
@@ -23278,9 +23278,9 @@ var require_keyword = __commonJS({
       if (def.validateSchema) {
         const valid = def.validateSchema(schema[keyword]);
         if (!valid) {
-          const msg = `keyword "${keyword}" value is invalid at path "${errSchemaPath}": ` + self2.errorsText(def.validateSchema.errors);
+          const msg = `keyword "${keyword}" value is invalid at path "${errSchemaPath}": ` + self3.errorsText(def.validateSchema.errors);
           if (opts.validateSchema === "log")
-            self2.logger.error(msg);
+            self3.logger.error(msg);
           else
             throw new Error(msg);
         }
@@ -23747,11 +23747,11 @@ var require_validate = __commonJS({
       }
       (0, boolSchema_1.boolOrEmptySchema)(it2, valid);
     }
-    function schemaCxtHasRules({ schema, self: self2 }) {
+    function schemaCxtHasRules({ schema, self: self3 }) {
       if (typeof schema == "boolean")
         return !schema;
       for (const key in schema)
-        if (self2.RULES.all[key])
+        if (self3.RULES.all[key])
           return true;
       return false;
     }
@@ -23780,9 +23780,9 @@ var require_validate = __commonJS({
       schemaKeywords(it2, types, !checkedTypes, errsCount);
     }
     function checkRefsAndKeywords(it2) {
-      const { schema, errSchemaPath, opts, self: self2 } = it2;
-      if (schema.$ref && opts.ignoreKeywordsWithRef && (0, util_1.schemaHasRulesButRef)(schema, self2.RULES)) {
-        self2.logger.warn(`$ref: keywords ignored in schema at path "${errSchemaPath}"`);
+      const { schema, errSchemaPath, opts, self: self3 } = it2;
+      if (schema.$ref && opts.ignoreKeywordsWithRef && (0, util_1.schemaHasRulesButRef)(schema, self3.RULES)) {
+        self3.logger.warn(`$ref: keywords ignored in schema at path "${errSchemaPath}"`);
       }
     }
     function checkNoDefault(it2) {
@@ -23828,8 +23828,8 @@ var require_validate = __commonJS({
         gen.assign((0, codegen_1._)`${evaluated}.items`, items);
     }
     function schemaKeywords(it2, types, typeErrors, errsCount) {
-      const { gen, schema, data, allErrors, opts, self: self2 } = it2;
-      const { RULES } = self2;
+      const { gen, schema, data, allErrors, opts, self: self3 } = it2;
+      const { RULES } = self3;
       if (schema.$ref && (opts.ignoreKeywordsWithRef || !(0, util_1.schemaHasRulesButRef)(schema, RULES))) {
         gen.block(() => keywordCode(it2, "$ref", RULES.all.$ref.definition));
         return;
@@ -26265,11 +26265,11 @@ var require_ref = __commonJS({
       schemaType: "string",
       code(cxt) {
         const { gen, schema: $ref, it: it2 } = cxt;
-        const { baseId, schemaEnv: env, validateName, opts, self: self2 } = it2;
+        const { baseId, schemaEnv: env, validateName, opts, self: self3 } = it2;
         const { root } = env;
         if (($ref === "#" || $ref === "#/") && baseId === root.baseId)
           return callRootRef();
-        const schOrEnv = compile_1.resolveRef.call(self2, root, baseId, $ref);
+        const schOrEnv = compile_1.resolveRef.call(self3, root, baseId, $ref);
         if (schOrEnv === void 0)
           throw new ref_error_1.default(it2.opts.uriResolver, baseId, $ref);
         if (schOrEnv instanceof compile_1.SchemaEnv)
@@ -27803,11 +27803,11 @@ var require_dynamicAnchor = __commonJS({
     }
     exports.dynamicAnchor = dynamicAnchor;
     function _getValidate(cxt) {
-      const { schemaEnv, schema, self: self2 } = cxt.it;
+      const { schemaEnv, schema, self: self3 } = cxt.it;
       const { root, baseId, localRefs, meta } = schemaEnv.root;
-      const { schemaId } = self2.opts;
+      const { schemaId } = self3.opts;
       const sch = new compile_1.SchemaEnv({ schema, schemaId, root, baseId, localRefs, meta });
-      compile_1.compileSchema.call(self2, sch);
+      compile_1.compileSchema.call(self3, sch);
       return (0, ref_1.getValidate)(cxt, sch);
     }
     exports.default = def;
@@ -28116,7 +28116,7 @@ var require_format = __commonJS({
       error: error2,
       code(cxt, ruleType) {
         const { gen, data, $data, schema, schemaCode, it: it2 } = cxt;
-        const { opts, errSchemaPath, schemaEnv, self: self2 } = it2;
+        const { opts, errSchemaPath, schemaEnv, self: self3 } = it2;
         if (!opts.validateFormats)
           return;
         if ($data)
@@ -28125,7 +28125,7 @@ var require_format = __commonJS({
           validateFormat();
         function validate$DataFormat() {
           const fmts = gen.scopeValue("formats", {
-            ref: self2.formats,
+            ref: self3.formats,
             code: opts.code.formats
           });
           const fDef = gen.const("fDef", (0, codegen_1._)`${fmts}[${schemaCode}]`);
@@ -28145,7 +28145,7 @@ var require_format = __commonJS({
           }
         }
         function validateFormat() {
-          const formatDef = self2.formats[schema];
+          const formatDef = self3.formats[schema];
           if (!formatDef) {
             unknownFormat();
             return;
@@ -28157,7 +28157,7 @@ var require_format = __commonJS({
             cxt.pass(validCondition());
           function unknownFormat() {
             if (opts.strictSchema === false) {
-              self2.logger.warn(unknownMsg());
+              self3.logger.warn(unknownMsg());
               return;
             }
             throw new Error(unknownMsg());
@@ -29325,17 +29325,17 @@ var require_limit = __commonJS({
       error: error2,
       code(cxt) {
         const { gen, data, schemaCode, keyword, it: it2 } = cxt;
-        const { opts, self: self2 } = it2;
+        const { opts, self: self3 } = it2;
         if (!opts.validateFormats)
           return;
-        const fCxt = new ajv_1.KeywordCxt(it2, self2.RULES.all.format.definition, "format");
+        const fCxt = new ajv_1.KeywordCxt(it2, self3.RULES.all.format.definition, "format");
         if (fCxt.$data)
           validate$DataFormat();
         else
           validateFormat();
         function validate$DataFormat() {
           const fmts = gen.scopeValue("formats", {
-            ref: self2.formats,
+            ref: self3.formats,
             code: opts.code.formats
           });
           const fmt = gen.const("fmt", (0, codegen_1._)`${fmts}[${fCxt.schemaCode}]`);
@@ -29343,7 +29343,7 @@ var require_limit = __commonJS({
         }
         function validateFormat() {
           const format2 = fCxt.schema;
-          const fmtDef = self2.formats[format2];
+          const fmtDef = self3.formats[format2];
           if (!fmtDef || fmtDef === true)
             return;
           if (typeof fmtDef != "object" || fmtDef instanceof RegExp || typeof fmtDef.compare != "function") {
@@ -30653,9 +30653,9 @@ var require_lib = __commonJS({
       const algorithms = opts?.algorithms || [...DEFAULT_ALGORITHMS];
       const optString = getOptString(opts?.options);
       return algorithms.reduce((acc, algo) => {
-        const digest = crypto2.createHash(algo).update(data).digest("base64");
+        const digest2 = crypto2.createHash(algo).update(data).digest("base64");
         const hash = new Hash(
-          `${algo}-${digest}${optString}`,
+          `${algo}-${digest2}${optString}`,
           opts
         );
         if (hash.algorithm && hash.digest) {
@@ -30699,8 +30699,8 @@ var require_lib = __commonJS({
         }
       }
       const algorithm = sri.pickAlgorithm(opts);
-      const digest = crypto2.createHash(algorithm).update(data).digest("base64");
-      const newSri = parse5({ algorithm, digest });
+      const digest2 = crypto2.createHash(algorithm).update(data).digest("base64");
+      const newSri = parse5({ algorithm, digest: digest2 });
       const match = newSri.match(sri, opts);
       opts = opts || {};
       if (match || !opts.error) {
@@ -30766,8 +30766,8 @@ var require_lib = __commonJS({
         },
         digest: function() {
           const integrity = algorithms.reduce((acc, algo) => {
-            const digest = hashes.shift().digest("base64");
-            const hash = new Hash(`${algo}-${digest}${optString}`, opts);
+            const digest2 = hashes.shift().digest("base64");
+            const hash = new Hash(`${algo}-${digest2}${optString}`, opts);
             if (!acc[hash.algorithm]) {
               acc[hash.algorithm] = [];
             }
@@ -33571,7 +33571,7 @@ var require_liquid_node = __commonJS({
         return false;
       }
     }
-    function readFile13(filepath) {
+    function readFile12(filepath) {
       return readFileAsync(filepath, "utf8");
     }
     function existsSync2(filepath) {
@@ -33582,7 +33582,7 @@ var require_liquid_node = __commonJS({
         return false;
       }
     }
-    function readFileSync2(filepath) {
+    function readFileSync3(filepath) {
       return fs$1.readFileSync(filepath, "utf8");
     }
     function resolve2(root, file, ext) {
@@ -33623,9 +33623,9 @@ var require_liquid_node = __commonJS({
     var fs4 = /* @__PURE__ */ Object.freeze({
       __proto__: null,
       exists: exists2,
-      readFile: readFile13,
+      readFile: readFile12,
       existsSync: existsSync2,
-      readFileSync: readFileSync2,
+      readFileSync: readFileSync3,
       resolve: resolve2,
       fallback,
       dirname: dirname3,
@@ -36541,14 +36541,14 @@ var require_liquid_node = __commonJS({
         }
       }
       getBlockRender(ctx) {
-        const self2 = this;
+        const self3 = this;
         const { liquid, templates } = this;
         const renderChild = ctx.getRegister("blocks", {})[this.block];
         const renderCurrent = function* (superBlock, emitter) {
           const stack = ctx.getRegister("blockStack", []);
-          if (stack.includes(self2))
+          if (stack.includes(self3))
             throw new Error("block tag cannot be nested");
-          stack.push(self2);
+          stack.push(self3);
           ctx.push(createScope({ block: superBlock }));
           yield liquid.renderer.renderTemplates(templates, ctx, emitter);
           ctx.pop();
@@ -36889,17 +36889,17 @@ var require_liquid_node = __commonJS({
         return plugin.call(this, _Liquid);
       }
       express() {
-        const self2 = this;
+        const self3 = this;
         let firstCall = true;
         return function(filePath, ctx, callback) {
           if (firstCall) {
             firstCall = false;
             const dirs = normalizeDirectoryList(this.root);
-            self2.options.root.unshift(...dirs);
-            self2.options.layouts.unshift(...dirs);
-            self2.options.partials.unshift(...dirs);
+            self3.options.root.unshift(...dirs);
+            self3.options.layouts.unshift(...dirs);
+            self3.options.partials.unshift(...dirs);
           }
-          self2.renderFile(filePath, ctx).then((html) => callback(null, html), callback);
+          self3.renderFile(filePath, ctx).then((html) => callback(null, html), callback);
         };
       }
       async analyze(template, options = {}) {
@@ -40048,6 +40048,16 @@ var template_manifest_schema_default = {
         maxLength: 500
       }
     },
+    jsonc: {
+      type: "array",
+      description: "Extension: globs, matched against paths in the generated project, of .json files that test's JSON check reads as JSON with comments and trailing commas, as the tools reading them do (editor settings kept outside .vscode, Zed's settings). tsconfig*, jsconfig*, .vscode/*.json, dev container files and *.jsonc are JSONC without being listed.",
+      maxItems: 100,
+      items: {
+        type: "string",
+        minLength: 1,
+        maxLength: 500
+      }
+    },
     partials: {
       type: "string",
       minLength: 1,
@@ -40961,7 +40971,9 @@ var success_envelope_schema_default = {
       properties: {
         timestamp: { type: "string", format: "date-time" },
         requestId: { type: "string", minLength: 1 },
-        version: { type: "string", minLength: 1, description: "Version of the interface that answered." }
+        version: { type: "string", minLength: 1, description: "Version of the interface that answered." },
+        listed: { type: "boolean", description: "On the answer to an upload (201): whether registry.json lists the version. false: the version is stored, but the registry could not be rebuilt yet (a full disk); data is the entry it will have, and the server rebuilds until it lists it." },
+        warning: { type: "string", minLength: 1, description: "With listed false: why the version is not listed yet, for the publisher." }
       }
     }
   }
@@ -41458,19 +41470,78 @@ var RoutesSource = class _RoutesSource {
 };
 
 // src/client/cached-json.ts
-import { createHash } from "node:crypto";
-import { readFile as readFile2, stat as stat2 } from "node:fs/promises";
+import { createHash as createHash2 } from "node:crypto";
+import { readFile as readFile2, stat as stat3 } from "node:fs/promises";
 import path7 from "node:path";
 import { Readable } from "node:stream";
 
 // src/core/files.ts
-import { randomBytes } from "node:crypto";
-import { mkdir as mkdir2, open as open2, readFile, rename as rename2, rm as rm2 } from "node:fs/promises";
+import { mkdir as mkdir2, open as open2, readdir as readdir2, readFile, rename as rename2, rm as rm2, stat as stat2 } from "node:fs/promises";
 import path6 from "node:path";
-var TEMP_FILE_PATTERN = /^\..+\.\d+\.[0-9a-f]{12}\.tmp$/;
-function tempPathBeside(file) {
-  return path6.join(path6.dirname(file), `.${path6.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+
+// src/core/temp-owner.ts
+import { createHash, randomBytes } from "node:crypto";
+import { readFileSync, readlinkSync } from "node:fs";
+import { hostname } from "node:os";
+var NAMESPACE_HEX = 8;
+var PROCESS_HEX = 8;
+var RANDOM_HEX = 12;
+var OWNED_TEMP_HEX = NAMESPACE_HEX + PROCESS_HEX + RANDOM_HEX;
+var digest = (text4, hex2) => createHash("sha256").update(text4).digest("hex").slice(0, hex2);
+function readText(file) {
+  try {
+    return readFileSync(file, "utf8").trim();
+  } catch {
+    return void 0;
+  }
 }
+function startTimeOf(pid) {
+  const stat11 = readText(`/proc/${pid}/stat`);
+  if (stat11 === void 0) return void 0;
+  const fields = stat11.slice(stat11.lastIndexOf(")") + 2).split(" ");
+  return fields[19];
+}
+var self2;
+function processKey(namespace, pid, start) {
+  return digest(`${namespace}
+${pid}
+${start}`, PROCESS_HEX);
+}
+function selfOwner() {
+  if (self2) return self2;
+  const start = startTimeOf(process.pid);
+  let pidNamespace = "";
+  try {
+    pidNamespace = readlinkSync("/proc/self/ns/pid");
+  } catch {
+  }
+  const bootId = readText("/proc/sys/kernel/random/boot_id") ?? "";
+  const namespace = digest(`${bootId}
+${pidNamespace}
+${hostname()}
+${start === void 0 ? "no-proc" : "proc"}`, NAMESPACE_HEX);
+  const processStart = start ?? String(Math.round(Date.now() - process.uptime() * 1e3));
+  self2 = { namespace, process: processKey(namespace, process.pid, processStart), inspectable: start !== void 0 };
+  return self2;
+}
+function ownedTempTag() {
+  const owner = selfOwner();
+  return `${process.pid}.${owner.namespace}${owner.process}${randomBytes(RANDOM_HEX / 2).toString("hex")}`;
+}
+
+// src/core/files.ts
+var TEMP_FILE_PATTERN = /^\..+\.\d+\.(?:[0-9a-f]{12}|[0-9a-f]{28})\.tmp$/;
+var MAX_NAME_BYTES = 255;
+var TEMP_NAME_EXTRA = 1 + 1 + 7 + 1 + 28 + 4;
+function tempNamePrefix(file) {
+  let base = path6.basename(file);
+  while (Buffer.byteLength(base) > MAX_NAME_BYTES - TEMP_NAME_EXTRA) base = base.slice(0, -1);
+  return `.${base}.`;
+}
+function tempPathBeside(file) {
+  return path6.join(path6.dirname(file), `${tempNamePrefix(file)}${ownedTempTag()}.tmp`);
+}
+var FOREIGN_TEMP_AGE_MS = 60 * 60 * 1e3;
 async function writeNewFileDurably(file, data, mode = 438) {
   const handle = await open2(file, "wx", mode);
   try {
@@ -41560,7 +41631,7 @@ function errorText(error2) {
   return error2.message;
 }
 function cacheFileFor(cacheDir, url) {
-  return path7.join(cacheDir, `registry-${createHash("sha256").update(url).digest("hex")}.json`);
+  return path7.join(cacheDir, `registry-${createHash2("sha256").update(url).digest("hex")}.json`);
 }
 function refreshMarkFileFor(cacheDir, registryUrl) {
   return cacheFileFor(cacheDir, registryUrl).replace(/\.json$/, ".refreshed.json");
@@ -41586,7 +41657,7 @@ var RefreshMark = class {
     if (file === void 0) return Promise.resolve();
     this.#load ??= (async () => {
       try {
-        if ((await stat2(file)).size > 4096) return;
+        if ((await stat3(file)).size > 4096) return;
         const { url, refreshedAt } = JSON.parse(await readFile2(file, "utf8"));
         if (url === this.#url && typeof refreshedAt === "number" && Number.isFinite(refreshedAt) && (this.#at === void 0 || refreshedAt > this.#at)) this.#at = refreshedAt;
       } catch {
@@ -41740,7 +41811,7 @@ var CachedJson = class {
   async #readCacheFile(file) {
     let record;
     try {
-      if ((await stat2(file)).size > this.#options.maxBytes + 1024 * 1024) return void 0;
+      if ((await stat3(file)).size > this.#options.maxBytes + 1024 * 1024) return void 0;
       record = JSON.parse(await readFile2(file, "utf8"));
     } catch {
       return void 0;
@@ -42578,7 +42649,7 @@ var INDEX_FILE = "index.json";
 
 // src/client/download.ts
 import { createWriteStream as createWriteStream2 } from "node:fs";
-import { mkdtemp, readdir as readdir2, rm as rm3, stat as stat3 } from "node:fs/promises";
+import { mkdtemp, readdir as readdir3, rm as rm3, stat as stat4 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path9 from "node:path";
 import { Readable as Readable3, Transform as Transform4 } from "node:stream";
@@ -45978,8 +46049,8 @@ function inAddressRange(address, range2) {
 }
 
 // src/core/egress.ts
-var resolveWithSystem = (hostname) => new Promise((resolve2, reject) => {
-  dnsLookup(hostname, { all: true, verbatim: true }, (error2, addresses) => error2 ? reject(error2) : resolve2(addresses));
+var resolveWithSystem = (hostname2) => new Promise((resolve2, reject) => {
+  dnsLookup(hostname2, { all: true, verbatim: true }, (error2, addresses) => error2 ? reject(error2) : resolve2(addresses));
 });
 function egressPolicy(options = {}) {
   const kinds = new Set(options.allowKinds ?? ["public"]);
@@ -46022,14 +46093,14 @@ async function allowedAddresses(host, policy, resolve2 = resolveWithSystem) {
   return addresses;
 }
 function guardedLookup(policy, resolve2 = resolveWithSystem) {
-  return (hostname, options, callback) => {
-    allowedAddresses(hostname, policy, resolve2).then(
+  return (hostname2, options, callback) => {
+    allowedAddresses(hostname2, policy, resolve2).then(
       (addresses) => {
         const family = typeof options.family === "number" ? options.family : options.family === "IPv6" ? 6 : options.family === "IPv4" ? 4 : 0;
         const usable = family === 0 ? addresses : addresses.filter((entry) => entry.family === family);
         const first = usable[0];
         if (!first) {
-          callback(Object.assign(new Error(`${hostname} has no IPv${family} address`), { code: "ENOTFOUND" }), "", 0);
+          callback(Object.assign(new Error(`${hostname2} has no IPv${family} address`), { code: "ENOTFOUND" }), "", 0);
           return;
         }
         if (options.all) callback(null, usable);
@@ -46115,8 +46186,8 @@ var ByteLimit = class extends Transform4 {
   }
 };
 var MAX_REDIRECTS = 5;
-function isLoopbackHost(hostname) {
-  const host = bareAddress(hostname).toLowerCase().replace(/\.$/, "");
+function isLoopbackHost(hostname2) {
+  const host = bareAddress(hostname2).toLowerCase().replace(/\.$/, "");
   if (isIpAddress(host)) return addressKind(host) === "loopback";
   return host === "localhost" || host.endsWith(".localhost");
 }
@@ -46227,14 +46298,14 @@ async function fetchToFile(entry, file, options, maxBytes) {
         return new DownloadError(url, `the archive is larger than the limit of ${maxBytes} bytes`);
       }
     );
-    const digest = new DigestStream();
+    const digest2 = new DigestStream();
     try {
-      await pipeline3(Readable3.fromWeb(response.body), limit, digest, createWriteStream2(file, { flags: "wx", mode: 384 }));
+      await pipeline3(Readable3.fromWeb(response.body), limit, digest2, createWriteStream2(file, { flags: "wx", mode: 384 }));
     } catch (error2) {
       if (error2 instanceof DownloadError) throw error2;
       throw new DownloadError(url, errorMessage(error2), { cause: error2 });
     }
-    return digest;
+    return digest2;
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
   }
@@ -46247,9 +46318,9 @@ function archiveLimits(limits) {
 }
 async function prepareDestination(dest) {
   try {
-    const info2 = await stat3(dest);
+    const info2 = await stat4(dest);
     if (!info2.isDirectory()) throw new Error(`destination ${dest} exists and is not a folder`);
-    if ((await readdir2(dest)).length > 0) throw new Error(`destination ${dest} is not empty`);
+    if ((await readdir3(dest)).length > 0) throw new Error(`destination ${dest} is not empty`);
     return { created: false };
   } catch (error2) {
     if (error2.code !== "ENOENT") throw error2;
@@ -46261,7 +46332,7 @@ async function emptyDestination(dest, created) {
     await rm3(dest, { recursive: true, force: true });
     return;
   }
-  const names = await readdir2(dest).catch(() => []);
+  const names = await readdir3(dest).catch(() => []);
   await Promise.all(names.map((name) => rm3(path9.join(dest, name), { recursive: true, force: true })));
 }
 async function downloadTemplate(entry, dest, options = {}) {
@@ -46278,8 +46349,8 @@ async function downloadTemplate(entry, dest, options = {}) {
   const temp = await mkdtemp(path9.join(tmpdir(), "tr-download-"));
   try {
     const archive = path9.join(temp, "archive.tgz");
-    const digest = (await fetchToFile(entry, archive, options, maxBytes)).result();
-    verifyIntegrity(entry, digest, label);
+    const digest2 = (await fetchToFile(entry, archive, options, maxBytes)).result();
+    verifyIntegrity(entry, digest2, label);
     let plan;
     try {
       plan = await extractArchive(archive, dir, archiveLimits(options.limits ?? {}));
@@ -46288,7 +46359,7 @@ async function downloadTemplate(entry, dest, options = {}) {
       if (error2 instanceof UnsafeArchiveError) throw error2;
       throw new UnsafeArchiveError(`unpacking ${label} failed: ${errorMessage(error2)}`);
     }
-    const { integrity, size } = digestOf(digest);
+    const { integrity, size } = digestOf(digest2);
     return { dir, files: plan.files, integrity, size };
   } finally {
     await rm3(temp, { recursive: true, force: true });
@@ -50713,8 +50784,8 @@ function createGitHubClient(options) {
 // src/template/expression.ts
 var import_liquidjs = __toESM(require_liquid_node(), 1);
 import { isUtf8 } from "node:buffer";
-import { readFileSync, realpathSync, statSync } from "node:fs";
-import { readFile as readFile3, realpath, stat as stat4 } from "node:fs/promises";
+import { readFileSync as readFileSync2, realpathSync, statSync } from "node:fs";
+import { readFile as readFile3, realpath, stat as stat5 } from "node:fs/promises";
 import path10 from "node:path";
 
 // src/template/filters.ts
@@ -50847,10 +50918,10 @@ function liquidSource(file, bytes) {
 }
 function folderFileSystem(partials) {
   return {
-    exists: async (file) => stat4(file).then((info2) => info2.isFile(), () => false),
+    exists: async (file) => stat5(file).then((info2) => info2.isFile(), () => false),
     existsSync: isFileSync,
     readFile: async (file) => liquidSource(file, await readFile3(file)),
-    readFileSync: (file) => liquidSource(file, readFileSync(file)),
+    readFileSync: (file) => liquidSource(file, readFileSync2(file)),
     resolve: (dir, file) => {
       const exact = path10.resolve(dir, file);
       if (partials === void 0 || dir !== partials || isFileSync(exact)) return exact;
@@ -58170,7 +58241,7 @@ function judge(automaton, maxSteps, spent) {
       const parent = workOrder[workOrder.length - 1];
       if (parent !== void 0) lowlink[parent] = Math.min(lowlink[parent], lowlink[order]);
       if (lowlink[order] === order) {
-        const self2 = nodeOf[order];
+        const self3 = nodeOf[order];
         componentStart.push(members.length);
         let member;
         do {
@@ -58178,7 +58249,7 @@ function judge(automaton, maxSteps, spent) {
           onStack[member] = 0;
           componentOf[member] = componentStart.length - 1;
           members.push(member);
-        } while (member !== self2);
+        } while (member !== self3);
       }
     }
   }
@@ -58633,13 +58704,14 @@ function standardShapeMismatches(name, definition) {
 }
 
 // src/template/validate.ts
-import { readdir as readdir3, readFile as readFile4, stat as stat5 } from "node:fs/promises";
+import { readdir as readdir4, readFile as readFile4, stat as stat6 } from "node:fs/promises";
 import path13 from "node:path";
 
 // src/template/content-check.ts
 var import_liquidjs2 = __toESM(require_liquid_node(), 1);
 var MAX_UNKNOWN_NAME_PROBLEMS = 200;
 var BUILT_IN_PROPERTIES = /* @__PURE__ */ new Set(["size", "first", "last"]);
+var PARSE_LIMIT_MESSAGE = "parse length limit exceeded";
 var hasLiquid = (text4) => text4.includes("{{") || text4.includes("{%");
 function positionAt2(text4, offset) {
   const before = text4.slice(0, Math.max(0, offset));
@@ -58753,7 +58825,9 @@ function checkContent(folder, texts, paths, scope, engine = createEngine(), part
     if (!hasLiquid(text4)) continue;
     const result = parse5(text4);
     if (Array.isArray(result)) parsed2.push({ path: path27, templates: result });
-    else {
+    else if (result.message.startsWith(PARSE_LIMIT_MESSAGE)) {
+      continue;
+    } else {
       problems.push({ file: fileOf(path27), pointer: "", code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
     }
   }
@@ -58794,6 +58868,7 @@ function checkContent(folder, texts, paths, scope, engine = createEngine(), part
     const name = relative2.slice(relative2.lastIndexOf("/") + 1);
     if (!hasLiquid(name)) continue;
     const result = parse5(name);
+    if (!Array.isArray(result) && result.message.startsWith(PARSE_LIMIT_MESSAGE)) continue;
     if (!Array.isArray(result)) {
       problems.push({ file: fileOf(relative2), pointer: "", code: result.code, message: `its name is not valid Liquid: ${result.message}`, line: 1, column: 1 });
       continue;
@@ -58817,6 +58892,32 @@ function checkContent(folder, texts, paths, scope, engine = createEngine(), part
       column: 1
     });
   }
+  return problems;
+}
+function checkParseLimit(folder, texts, paths, parseLimit = DEFAULT_RENDER_LIMITS.parseLimit) {
+  const engine = createEngine({ limits: { parseLimit } });
+  const overLimit = (source) => {
+    try {
+      engine.parse(source);
+      return false;
+    } catch (error2) {
+      return firstLine(error2).startsWith(PARSE_LIMIT_MESSAGE);
+    }
+  };
+  const problem = (relative2, what, length) => ({
+    file: `${folder}/${relative2}`,
+    pointer: "",
+    code: "PARSE_LIMIT",
+    message: `${what} is ${length} characters, more than Liquid's parse limit of ${parseLimit}: \`create\` parses every text file and name of the content folder and could not generate it; split the file, or make it binary if it is data to copy as is`,
+    line: 1,
+    column: 1
+  });
+  const problems = [];
+  for (const relative2 of paths) {
+    const name = relative2.slice(relative2.lastIndexOf("/") + 1);
+    if (overLimit(name)) problems.push(problem(relative2, "its name", name.length));
+  }
+  for (const { path: path27, text: text4 } of texts) if (overLimit(text4)) problems.push(problem(path27, "its content", text4.length));
   return problems;
 }
 
@@ -59243,7 +59344,7 @@ var REQUIRED_FILES = [MANIFEST_FILE, "README.md", "CHANGELOG.md", VARIABLES_FILE
 var DEFAULT_CONTENT = "template";
 async function kindOf(file) {
   try {
-    const info2 = await stat5(file);
+    const info2 = await stat6(file);
     if (info2.isFile()) return "file";
     if (info2.isDirectory()) return "directory";
     return "other";
@@ -59254,7 +59355,7 @@ async function kindOf(file) {
 async function checkJsonFile(root, file, schema, errors) {
   let text4;
   try {
-    const size = (await stat5(path13.join(root, file))).size;
+    const size = (await stat6(path13.join(root, file))).size;
     if (size > MAX_JSON_FILE_BYTES) {
       errors.push({ file, pointer: "", message: `is ${size} bytes; a template's JSON files are at most ${MAX_JSON_FILE_BYTES} bytes (1 MiB) each`, code: "FILE_TOO_LARGE" });
       return void 0;
@@ -59352,7 +59453,7 @@ async function readContent(dir, verbatim = () => false) {
   const walk = async (relative2) => {
     let entries;
     try {
-      entries = await readdir3(path13.join(dir, relative2), { withFileTypes: true });
+      entries = await readdir4(path13.join(dir, relative2), { withFileTypes: true });
     } catch {
       return;
     }
@@ -59385,7 +59486,7 @@ async function readPartials(root, folder, contentDir, positions, errors) {
 }
 async function checkMigrations(root, errors, deep) {
   if (await kindOf(path13.join(root, MIGRATIONS_FOLDER)) !== "directory") return;
-  const stepFiles = (await readdir3(path13.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
+  const stepFiles = (await readdir4(path13.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
   const engine = createEngine();
   const versions = [];
   const positions = /* @__PURE__ */ new Map();
@@ -59478,6 +59579,7 @@ async function validateTemplate(dir, options = {}) {
         errors.push({ file: `${contentFolder}/${reserved}`, pointer: "", code: "RESERVED_PATH", message: reservedPathProblem(reserved) ?? "is reserved" });
       }
       errors.push(...checkContent(contentFolder, content.texts, content.paths, contentScope(variables2, path13.normalize(variablesFile)), evaluator.engine, partials));
+      errors.push(...checkParseLimit(contentFolder, content.texts, content.paths));
     }
   }
   if (deep && isObject(manifest) && typeof manifest.nextSteps === "string") {
@@ -59630,7 +59732,7 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
 }
 
 // src/template/lock.ts
-import { createHash as createHash2 } from "node:crypto";
+import { createHash as createHash3 } from "node:crypto";
 import { readFile as readFile6 } from "node:fs/promises";
 import path15 from "node:path";
 var LOCK_FILE = ".template-lock.json";
@@ -59666,7 +59768,7 @@ function sourceRegistry(source) {
   return /^https?:\/\//i.test(url) ? url : void 0;
 }
 function sha256Hex2(content) {
-  return createHash2("sha256").update(content).digest("hex");
+  return createHash3("sha256").update(content).digest("hex");
 }
 function serializeLock(lock) {
   return `${JSON.stringify(lock, null, 2)}
@@ -59688,7 +59790,7 @@ async function readLock(projectDir) {
 }
 
 // src/template/render.ts
-import { lstat as lstat2, readdir as readdir4, readFile as readFile7, realpath as realpath3, stat as stat6 } from "node:fs/promises";
+import { lstat as lstat2, readdir as readdir5, readFile as readFile7, realpath as realpath3, stat as stat7 } from "node:fs/promises";
 import path16 from "node:path";
 var RenderError = class extends Error {
   constructor(reason, file, line) {
@@ -59715,7 +59817,7 @@ async function listContent(contentDir) {
   const realRoot = await realpath3(contentDir);
   const entries = [];
   const walk = async (relative2) => {
-    const names = (await readdir4(path16.join(contentDir, relative2))).sort();
+    const names = (await readdir5(path16.join(contentDir, relative2))).sort();
     for (const name of names) {
       const source = relative2 === "" ? name : `${relative2}/${name}`;
       const absolute2 = path16.join(contentDir, source);
@@ -59725,7 +59827,7 @@ async function listContent(contentDir) {
         if (!target || !isInside(realRoot, target)) {
           throw new RenderError("is a symbolic link that points outside the template", source);
         }
-        info2 = await stat6(absolute2);
+        info2 = await stat7(absolute2);
       }
       if (info2.isDirectory()) {
         entries.push({ source, absolute: absolute2, directory: true });
@@ -59814,7 +59916,7 @@ async function renderTemplate(template, resolved, options = {}) {
     seen.set(target, entry.source);
     if (files.length >= maxFiles) throw new RenderError(`the project would have more than ${maxFiles} files`, entry.source);
     const bytes = await readFile7(entry.absolute);
-    const info2 = await stat6(entry.absolute);
+    const info2 = await stat7(entry.absolute);
     const text4 = copied ? void 0 : liquidTextOf(bytes);
     const content = text4 === void 0 ? bytes : Buffer.from(await renderText(text4, entry.source, "its content"), "utf8");
     if (content.length > maxFileBytes) {
@@ -64223,7 +64325,7 @@ var ProjectLockError = class extends Error {
 };
 
 // src/migrate/run.ts
-import { readFile as readFile10, realpath as realpath4, stat as stat8, writeFile as writeFile2 } from "node:fs/promises";
+import { readFile as readFile9, realpath as realpath4, stat as stat9, writeFile as writeFile2 } from "node:fs/promises";
 import path19 from "node:path";
 
 // src/migrate/apply.ts
@@ -64246,7 +64348,11 @@ var nodeFileSystem = {
   },
   chmod: (file, mode) => nodeFs.chmod(file, mode),
   readdir: (dir) => nodeFs.readdir(dir),
-  rmdir: (dir) => nodeFs.rmdir(dir)
+  rmdir: (dir) => nodeFs.rmdir(dir),
+  readFile: readIfExists,
+  replaceFile: (file, data) => writeFileAtomic(file, data),
+  syncFile,
+  syncDirectory: (dir) => syncDirectory(dir).catch(() => void 0)
 };
 var ApplyError = class extends Error {
   constructor(message, rolledBack, backupDir, options) {
@@ -64299,16 +64405,17 @@ async function applyOperations(root, operations, options) {
     journalVersion: 1,
     phase,
     backupDir: path18.relative(root, backupDir).split(path18.sep).join("/"),
-    files: prepared.map((item) => ({ path: item.operation.path, saved: item.saved !== void 0 }))
+    files: prepared.map((item) => ({ path: item.operation.path, saved: item.saved !== void 0, keep: item.operation.backup === true }))
   });
   const journalFile = path18.join(root, JOURNAL_FILE);
+  const writeJournal = (phase) => fs4.replaceFile(journalFile, `${JSON.stringify(journal(phase), null, 2)}
+`);
   const dropJournal = async () => {
-    await nodeFs.rm(journalFile, { force: true });
-    await syncDirectory(root).catch(() => void 0);
+    await fs4.rm(journalFile);
+    await fs4.syncDirectory(root);
   };
   try {
-    await writeFileAtomic(journalFile, `${JSON.stringify(journal("prepare"), null, 2)}
-`);
+    await writeJournal("prepare");
   } catch (error2) {
     throw new ApplyError(`could not write the migration journal, nothing was changed: ${messageOf(error2)}`, true, void 0, { cause: error2 });
   }
@@ -64350,9 +64457,8 @@ async function applyOperations(root, operations, options) {
     throw new ApplyError(`could not back up the old files, nothing was changed: ${messageOf(error2)}`, true, void 0, { cause: error2 });
   }
   try {
-    for (const item of prepared) if (item.saved) await syncFile(item.saved);
-    await writeFileAtomic(journalFile, `${JSON.stringify(journal("apply"), null, 2)}
-`);
+    for (const item of prepared) if (item.saved) await fs4.syncFile(item.saved);
+    await writeJournal("apply");
   } catch (error2) {
     await cleanTemps();
     await cleanCreatedDirs();
@@ -64395,20 +64501,28 @@ async function applyOperations(root, operations, options) {
       { cause: error2 }
     );
   }
-  await Promise.all(prepared.map((item) => syncDirectory(path18.dirname(item.target)).catch(() => void 0)));
-  await dropJournal();
   const keep = new Set(prepared.filter((item) => item.saved && item.operation.backup).map((item) => item.operation.path));
+  for (const dir of new Set(prepared.map((item) => path18.dirname(item.target)))) await fs4.syncDirectory(dir);
+  let journalDone = true;
+  try {
+    await writeJournal("done");
+  } catch {
+    journalDone = false;
+    await dropJournal();
+  }
   await pruneBackups(fs4, backupDir, prepared, keep, root);
+  if (journalDone) await dropJournal().catch(() => void 0);
   const backups = [...keep];
   return backups.length > 0 ? { backupDir, backups } : { backups };
 }
-async function removeTempsBeside(file) {
-  const prefix = `.${path18.basename(file)}.`;
-  const names = await nodeFs.readdir(path18.dirname(file)).catch(() => []);
+async function removeTempsBeside(fs4, file) {
+  const prefix = tempNamePrefix(file);
+  const names = await fs4.readdir(path18.dirname(file)).catch(() => []);
   for (const name of names) {
-    if (name.startsWith(prefix) && TEMP_FILE_PATTERN.test(name)) await nodeFs.rm(path18.join(path18.dirname(file), name), { force: true });
+    if (name.startsWith(prefix) && TEMP_FILE_PATTERN.test(name)) await fs4.rm(path18.join(path18.dirname(file), name));
   }
 }
+var PHASES = ["prepare", "apply", "restored", "done"];
 function parseJournal(text4) {
   let value;
   try {
@@ -64417,8 +64531,8 @@ function parseJournal(text4) {
     return void 0;
   }
   const journal = value;
-  if (!journal || journal.journalVersion !== 1 || journal.phase !== "prepare" && journal.phase !== "apply" || typeof journal.backupDir !== "string" || !Array.isArray(journal.files)) return void 0;
-  if (!journal.files.every((f2) => typeof f2 === "object" && f2 !== null && typeof f2.path === "string" && typeof f2.saved === "boolean")) return void 0;
+  if (!journal || journal.journalVersion !== 1 || !PHASES.includes(journal.phase) || typeof journal.backupDir !== "string" || !Array.isArray(journal.files)) return void 0;
+  if (!journal.files.every((f2) => typeof f2 === "object" && f2 !== null && typeof f2.path === "string" && typeof f2.saved === "boolean" && (f2.keep === void 0 || typeof f2.keep === "boolean"))) return void 0;
   return journal;
 }
 function insideRoot(root, relative2) {
@@ -64426,35 +64540,47 @@ function insideRoot(root, relative2) {
   const back = path18.relative(root, target);
   return back === "" || back.startsWith("..") || path18.isAbsolute(back) ? void 0 : target;
 }
-async function recoverInterruptedApply(root) {
+async function recoverInterruptedApply(root, options = {}) {
+  const fs4 = { ...nodeFileSystem, ...options.fs };
   const journalFile = path18.join(root, JOURNAL_FILE);
-  await removeTempsBeside(journalFile);
-  const text4 = await readIfExists(journalFile);
+  await removeTempsBeside(fs4, journalFile);
+  const text4 = await fs4.readFile(journalFile);
   if (text4 === void 0) return void 0;
   const journal = parseJournal(text4.toString("utf8"));
   const backupDir = journal ? insideRoot(root, journal.backupDir) : void 0;
   if (!journal || !backupDir) throw new ApplyError(`${journalFile} is not a migration journal this version can read; restore the project from ${BACKUPS_HINT} by hand and remove it`, false);
-  const restored = [];
-  for (const file of journal.files) {
+  const files = journal.files.flatMap((file) => {
     const target = insideRoot(root, file.path);
-    if (!target) continue;
-    await removeTempsBeside(target);
-    if (journal.phase !== "apply") continue;
-    if (file.saved) {
-      const saved = path18.join(backupDir, toNative(file.path));
-      await writeFileAtomic(target, await nodeFs.readFile(saved));
-      const mode = await nodeFileSystem.modeOf(saved);
-      if (mode !== void 0) await nodeFs.chmod(target, mode);
-    } else {
-      await nodeFs.rm(target, { force: true });
+    return target ? [{ ...file, target, copy: path18.join(backupDir, toNative(file.path)) }] : [];
+  });
+  for (const file of files) await removeTempsBeside(fs4, file.target);
+  if (journal.phase === "apply") {
+    for (const file of files) {
+      if (!file.saved) {
+        await fs4.rm(file.target);
+        continue;
+      }
+      const bytes = await fs4.readFile(file.copy);
+      if (bytes === void 0) throw new ApplyError(`${journalFile} names a copy of ${file.path} that is missing from ${backupDir}; restore the project from ${BACKUPS_HINT} by hand and remove the journal`, false, backupDir);
+      await fs4.replaceFile(file.target, bytes);
+      const mode = await fs4.modeOf(file.copy);
+      if (mode !== void 0) await fs4.chmod(file.target, mode);
     }
-    restored.push(file.path);
+    for (const dir of new Set(files.map((file) => path18.dirname(file.target)))) await fs4.syncDirectory(dir);
+    await fs4.replaceFile(journalFile, `${JSON.stringify({ ...journal, phase: "restored" }, null, 2)}
+`);
   }
-  await nodeFs.rm(backupDir, { recursive: true, force: true });
-  await removeEmptyDirs(nodeFileSystem, path18.dirname(backupDir), root);
-  await nodeFs.rm(journalFile, { force: true });
-  await syncDirectory(root).catch(() => void 0);
-  return { phase: journal.phase, restored };
+  for (const file of files) {
+    if (journal.phase === "done" && file.saved && file.keep) continue;
+    await fs4.rm(file.copy);
+    await removeEmptyDirs(fs4, path18.dirname(file.copy), root);
+  }
+  await removeEmptyDirs(fs4, backupDir, root);
+  await fs4.rm(journalFile);
+  await fs4.syncDirectory(root);
+  if (journal.phase === "done") return void 0;
+  const restored = journal.phase === "prepare" ? [] : files.map((file) => file.path);
+  return { phase: journal.phase === "prepare" ? "prepare" : "apply", restored };
 }
 
 // node_modules/diff/libesm/diff/base.js
@@ -64969,7 +65095,7 @@ var PlannedProject = class {
     if (!state) {
       const file = path19.join(this.root, ...key.split("/"));
       try {
-        state = { kind: "file", data: await readFile10(file) };
+        state = { kind: "file", data: await readFile9(file) };
       } catch (error2) {
         const code18 = error2.code;
         if (code18 === "EISDIR") state = { kind: "folder" };
@@ -65168,7 +65294,7 @@ function timestamp(date) {
 }
 async function pathExists(file) {
   try {
-    await stat8(file);
+    await stat9(file);
     return true;
   } catch {
     return false;
@@ -65198,7 +65324,7 @@ async function planRun(steps, context) {
   const root = path19.resolve(context.projectPath);
   let realRoot;
   try {
-    if (!(await stat8(root)).isDirectory()) return fail(`project folder ${context.projectPath} is not a folder`);
+    if (!(await stat9(root)).isDirectory()) return fail(`project folder ${context.projectPath} is not a folder`);
     realRoot = await realpath4(root);
   } catch {
     return fail(`project folder ${context.projectPath} does not exist`);
@@ -65310,11 +65436,11 @@ function changedFilesMessage(changed) {
 }
 
 // src/migrate/declarative.ts
-import { readdir as readdir6, readFile as readFile11, stat as stat9 } from "node:fs/promises";
+import { readdir as readdir7, readFile as readFile10, stat as stat10 } from "node:fs/promises";
 import path20 from "node:path";
 async function templateWhitespace(dir) {
   try {
-    const manifest = JSON.parse(await readFile11(path20.join(path20.dirname(dir), MANIFEST_FILE), "utf8"));
+    const manifest = JSON.parse(await readFile10(path20.join(path20.dirname(dir), MANIFEST_FILE), "utf8"));
     return manifest.whitespace === "line" || manifest.whitespace === "liquid" ? manifest.whitespace : void 0;
   } catch {
     return void 0;
@@ -65337,7 +65463,7 @@ function migrationScope(lock) {
 }
 var RENDERED_FIELDS = RENDERED_CHANGE_FIELDS;
 async function loadFile(file, engine, problems) {
-  const checked = checkJsonText(file, await readFile11(file, "utf8"), "migration-step");
+  const checked = checkJsonText(file, await readFile10(file, "utf8"), "migration-step");
   problems.push(...checked.problems);
   if (checked.problems.length > 0) return void 0;
   const at3 = (pointer) => nearestPosition(checked.positions, pointer);
@@ -65379,12 +65505,12 @@ function toStep({ file, data }, engine, options) {
 }
 async function loadDeclarativeSteps(dir, options) {
   try {
-    if (!(await stat9(dir)).isDirectory()) throw new Error(`${dir} is not a folder`);
+    if (!(await stat10(dir)).isDirectory()) throw new Error(`${dir} is not a folder`);
   } catch (error2) {
     if (error2.code === "ENOENT") return [];
     throw error2;
   }
-  const entries = await readdir6(dir, { withFileTypes: true });
+  const entries = await readdir7(dir, { withFileTypes: true });
   const names = entries.filter((entry) => entry.isFile() && entry.name.endsWith(".json")).map((entry) => entry.name).sort();
   const whitespace = options.engine ? void 0 : await templateWhitespace(dir);
   const engine = options.engine ?? createEngine(whitespace ? { whitespace } : {});
@@ -65773,14 +65899,14 @@ import { tmpdir as tmpdir2 } from "node:os";
 import path23 from "node:path";
 
 // src/project/update-secrets.ts
-import { readFile as readFile12 } from "node:fs/promises";
+import { readFile as readFile11 } from "node:fs/promises";
 import path22 from "node:path";
 import { isDeepStrictEqual } from "node:util";
 var DECIDES_FILES = "the conditions that decide which files are generated";
 var sourcePath = (template, source) => path22.join(template.contentDir, ...source.split("/"));
 async function readSource(template, source) {
   try {
-    return await readFile12(sourcePath(template, source));
+    return await readFile11(sourcePath(template, source));
   } catch {
     return void 0;
   }
