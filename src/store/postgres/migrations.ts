@@ -204,6 +204,9 @@ CREATE TABLE IF NOT EXISTS oidc_id_tokens (
 );
 CREATE INDEX IF NOT EXISTS oidc_id_tokens_by_expiry ON oidc_id_tokens (expires_at);
 `,
+  // 5: build provenance: what the verified Sigstore bundle of a version says (its signer, predicate
+  // type and run); the bundle itself is a blob beside the archive.
+  'ALTER TABLE versions ADD COLUMN IF NOT EXISTS attestation json;',
 ];
 
 /** The schema version this release writes. */

@@ -219,6 +219,9 @@ CREATE TABLE IF NOT EXISTS co_owners (
   // exchanged (each once, kept until it expires), and the CI run of a token minted for one and of
   // each version published with such a token.
   addTrustedPublishing,
+  // 11: build provenance: what the verified Sigstore bundle of a version says (its signer, predicate
+  // type and run); the bundle itself is a blob beside the archive.
+  (db) => addColumn(db, 'versions', 'attestation', 'TEXT'),
 ];
 
 /** The schema version this release writes. */
