@@ -1,6 +1,7 @@
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyLoggerOptions } from 'fastify';
 
+import { loadSigstoreTrust } from '../archive/index.js';
 import { createAjv } from '../core/schemas.js';
 import { failedTemplateMessage, RegistryBuilder } from '../registry/build.js';
 import { openSqliteStorage } from '../store/sqlite/index.js';
@@ -77,6 +78,12 @@ export interface ServerOptions {
   githubApiUrl?: string;
   /** The server's clock for token lifetimes and ID-token checks (tests); default the system's. */
   clock?: () => Date;
+  /**
+   * A Sigstore trusted root file (`trusted_root.json`) uploaded provenance is verified against
+   * (`--sigstore-trusted-root`, REGISTRY_SIGSTORE_TRUSTED_ROOT): GitHub's or an operator's own;
+   * default the public-good root shipped with @sigstore/tuf (read offline, never fetched).
+   */
+  sigstoreTrustedRoot?: string;
 }
 
 export interface RegistryServer {
@@ -146,6 +153,7 @@ function installValidators(app: FastifyInstance): void {
 export async function createServer(options: ServerOptions): Promise<RegistryServer> {
   // Checked before the storage is opened: a bad issuer is a configuration error, not a running server.
   const issuers = trustedIssuers(options.oidcIssuers);
+  const sigstore = await loadSigstoreTrust(options.sigstoreTrustedRoot);
   const storage = typeof options.store === 'string' ? await openSqliteStorage(options.store) : options.store;
   await storage.recover();
   const publicUrl = options.publicUrl.replace(/\/+$/, '');
@@ -240,6 +248,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     }),
     ...(options.adminToken ? { adminToken: options.adminToken } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    sigstore,
   };
 
   // Another instance's changes rebuild this one's registry; subscribed before the first build, so no

@@ -1,3 +1,4 @@
+import type { SigstoreTrust } from '../archive/index.js';
 import type { RegistryDocument } from '../core/schema-types.js';
 import type { RegistryStorage } from '../store/types.js';
 import type { StaticFiles } from './static-files.js';
@@ -60,4 +61,6 @@ export interface ServerContext {
   downloadRecorded?: () => void;
   /** The server's clock for token lifetimes (tests); default the system's. */
   clock?: () => Date;
+  /** The trusted root uploaded provenance is verified against (`--sigstore-trusted-root`; default the public-good root). */
+  sigstore: SigstoreTrust;
 }

@@ -13,6 +13,7 @@ import { entryViolations, toEntry } from '../registry/document.js';
 import type { StoredVersion, TokenRecord } from '../store/types.js';
 import type { ServerContext } from './context.js';
 import { checkUploadedArchive } from './archive-check.js';
+import { checkUploadedProvenance } from './provenance-check.js';
 import { ApiError } from './envelope.js';
 import { publishedEntry } from './webhook-events.js';
 import { webhookEvent } from './webhooks.js';
@@ -60,10 +61,12 @@ function versionExists(manifest: TemplateManifest, existing: StoredVersion): Api
  * storage on success; on any failure after the reservation, the reservation is undone.
  */
 export async function publishVersion(
-  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks' | 'publicUrl'>,
+  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks' | 'publicUrl' | 'sigstore'>,
   token: TokenRecord,
   archive: ReceivedArchive,
   manifestText: string,
+  /** The Sigstore bundle of the archive's build provenance (JSON text), when one was uploaded. */
+  attestation?: string,
 ): Promise<PublishedVersion> {
   const { tokens, versions } = context.storage;
   const manifestValue = parseManifest(manifestText);
@@ -81,11 +84,13 @@ export async function publishVersion(
   const existing = await versions.getVersion(manifest.name, manifest.version);
   if (existing) throw versionExists(manifest, existing);
 
+  // Provenance first: it is cheaper than unpacking and linting the archive.
+  const attested = attestation === undefined ? undefined : await checkUploadedProvenance(context.sigstore, context.storage, token, manifest.name, archive.sha256, attestation);
   await checkUploadedArchive(archive.path, manifest);
 
   const createdAt = new Date().toISOString();
   const reservation = await versions.reserveVersion(
-    { name: manifest.name, version: manifest.version, integrity: archive.integrity, sha256: archive.sha256, size: archive.size, owner: token.owner, createdAt },
+    { name: manifest.name, version: manifest.version, integrity: archive.integrity, sha256: archive.sha256, size: archive.size, owner: token.owner, createdAt, ...(attested ? { attestation: attested } : {}) },
     token,
   );
   if (!reservation.reserved) {
@@ -95,7 +100,7 @@ export async function publishVersion(
   try {
     // template.published goes to the webhook outbox in the commit's transaction: stored and told, or neither.
     const published = webhookEvent('template.published', publishedEntry(manifest, { ...archive, createdAt }, context.publicUrl));
-    await versions.commitVersion(manifest.name, manifest.version, archive.path, manifest, [published]);
+    await versions.commitVersion(manifest.name, manifest.version, archive.path, manifest, [published], attestation);
   } catch (error) {
     await versions.abortVersion(manifest.name, manifest.version);
     throw error;
