@@ -27,9 +27,11 @@ interface ReceivedUpload {
 async function readTextPart(part: { type: 'file'; file: AsyncIterable<Buffer> } | { type: 'field'; value: unknown; valueTruncated: boolean }, name: string, limit: number): Promise<string> {
   const tooLarge = (): ApiError => new ApiError(413, 'PAYLOAD_TOO_LARGE', `the ${name} is larger than ${limit} bytes`);
   if (part.type === 'field') {
-    if (part.valueTruncated) throw tooLarge();
     // A field sent as application/json arrives already parsed.
-    return typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+    const text = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+    // The parser's field limit is the largest of the text parts': each part has its own.
+    if (part.valueTruncated || Buffer.byteLength(text) > limit) throw tooLarge();
+    return text;
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -101,22 +103,11 @@ async function receiveParts(request: FastifyRequest, context: ServerContext, rec
       received.archive = { path: temp, size, sha256, integrity };
     } else if (part.fieldname === 'manifest') {
       if (received.manifestText !== undefined) throw new ApiError(400, 'BAD_REQUEST', 'the manifest part appears twice');
-      if (part.type === 'file') {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        for await (const chunk of part.file as AsyncIterable<Buffer>) {
-          size += chunk.length;
-          if (size > context.limits.maxManifestBytes) {
-            throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `the manifest is larger than ${context.limits.maxManifestBytes} bytes`);
-          }
-          chunks.push(chunk);
-        }
-        received.manifestText = Buffer.concat(chunks).toString('utf8');
-      } else {
-        if (part.valueTruncated) throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `the manifest is larger than ${context.limits.maxManifestBytes} bytes`);
-        // A field sent as application/json arrives already parsed.
-        received.manifestText = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
-      }
+      received.manifestText = await readTextPart(
+        part.type === 'file' ? { type: 'file', file: part.file as AsyncIterable<Buffer> } : { type: 'field', value: part.value, valueTruncated: part.valueTruncated },
+        'manifest',
+        context.limits.maxManifestBytes,
+      );
     } else if (part.fieldname === 'attestation') {
       if (received.attestation !== undefined) throw new ApiError(400, 'BAD_REQUEST', 'the attestation part appears twice');
       received.attestation = await readTextPart(part.type === 'file' ? { type: 'file', file: part.file as AsyncIterable<Buffer> } : { type: 'field', value: part.value, valueTruncated: part.valueTruncated }, 'attestation', MAX_ATTESTATION_BYTES);
