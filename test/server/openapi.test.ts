@@ -469,7 +469,7 @@ const CASES: LiveCase[] = [
             { name: 'manifest', filename: 'template.json', type: 'application/json', body: JSON.stringify(w.packs['1.0.0'].manifest) },
             { name: 'attestation', filename: 'attestation.sigstore.json', type: 'application/json', body: '{"mediaType":"not a bundle"}' },
           ],
-          form.headers as Record<string, string>,
+          form.headers,
         ),
       };
     },
