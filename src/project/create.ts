@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { downloadTemplate, sendAnalyticsEvent, type EventDelivery, type RegistryClient } from '../client/index.js';
+import { downloadTemplate, sendAnalyticsEvent, type EventDelivery, type ProvenanceOutcome, type ProvenancePolicy, type RegistryClient } from '../client/index.js';
 import type { TemplateEntry, TemplateManifest } from '../core/schema-types.js';
 import { registrySource } from '../template/lock.js';
 import { generateProject, loadTemplate, type Answers, type GenerateResult, type LoadedTemplate } from '../template/index.js';
@@ -38,6 +38,8 @@ export interface CreateProjectOptions extends GivenAnswers {
   fetch?: typeof globalThis.fetch;
   /** The clock, for the event's timestamp and duration. */
   now?: () => Date;
+  /** How the template's build provenance is checked (default `warn`, the public-good root); the signer of a verified one is pinned in the lock. */
+  provenance?: Omit<ProvenancePolicy, 'pinned' | 'acceptNewSigner'>;
 }
 
 export interface CreateProjectResult {
@@ -49,6 +51,8 @@ export interface CreateProjectResult {
   manifest: TemplateManifest;
   /** What became of the generation event. */
   event: EventDelivery;
+  /** What the provenance check found. */
+  provenance: ProvenanceOutcome;
 }
 
 /**
@@ -85,6 +89,7 @@ export async function createProject(options: CreateProjectOptions): Promise<Crea
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
       documentUrl: client.registryUrl,
+      ...(options.provenance ? { provenance: options.provenance } : {}),
     });
     const template = await loadTemplate(downloaded.dir);
     loaded = true;
@@ -93,8 +98,9 @@ export async function createProject(options: CreateProjectOptions): Promise<Crea
     const project = await generateProject(template, options.dir ?? id, answers, {
       force: options.force ?? false,
       source: registrySource(client.registryUrl, id, entry.version),
+      ...(downloaded.provenance.status === 'verified' ? { signer: downloaded.provenance.signer } : {}),
     });
-    return { entry, project, manifest: template.manifest, event: await report(true, started) };
+    return { entry, project, manifest: template.manifest, event: await report(true, started), provenance: downloaded.provenance };
   } catch (error) {
     // Only a template that could be used counts as a generation; a failed download is not one.
     if (loaded) await report(false, started);

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import type { RegistryClient } from '../client/index.js';
+import { nextPinnedSigner, type ProvenanceOutcome, type RegistryClient } from '../client/index.js';
 import { readHead } from '../core/files.js';
 import type { TemplateEntry } from '../core/schema-types.js';
 import {
@@ -26,7 +26,7 @@ import { isInside } from '../template/paths.js';
 import { loadTemplate, renderTemplate, resolveAnswers, type Answers, type LoadedTemplate, type TemplateLock } from '../template/index.js';
 import { registrySource, sha256Hex } from '../template/lock.js';
 import { givenAnswers, type GivenAnswers } from './answers.js';
-import { lockedTarget, migrationStepsBetween, versionDownloader, type UpToDate } from './locked.js';
+import { lockedTarget, migrationStepsBetween, pinnedPolicy, versionDownloader, type ProjectProvenance, type UpToDate } from './locked.js';
 
 export interface UpdateProjectOptions extends GivenAnswers {
   /** The registry to read. */
@@ -60,6 +60,11 @@ export interface UpdateProjectOptions extends GivenAnswers {
   onRecovered?: (recovery: Recovery) => void;
   /** The clock, for the backup folder's name. */
   now?: () => Date;
+  /**
+   * How provenance is checked (default `warn`, the public-good root): every version downloaded must
+   * be signed by the signer the lock pins, unless `acceptNewSigner`; the target's signer is pinned next.
+   */
+  provenance?: ProjectProvenance;
 }
 
 /** The breaking steps of an update, with where the template's migration guide is. */
@@ -83,6 +88,8 @@ export interface UpdatePlan {
   /** Answers the target version's new questions got. */
   newAnswers: Answers;
   breaking: BreakingChanges;
+  /** What the provenance check of the target version found. */
+  provenance?: ProvenanceOutcome;
 }
 
 export type UpdateProjectResult =
@@ -136,10 +143,20 @@ function variablesOf(template: LoadedTemplate, answers: Answers): Answers {
 }
 
 /** The lock after the update: the target version, its source, the new answers and the target rendering's hashes. */
-function updatedLock(lock: TemplateLock, entry: TemplateEntry, source: string, resolved: ReturnType<typeof resolveAnswers>, target: ReadonlyMap<string, RenderedContent>, applied: readonly string[]): TemplateLock {
+function updatedLock(
+  lock: TemplateLock,
+  entry: TemplateEntry,
+  source: string,
+  resolved: ReturnType<typeof resolveAnswers>,
+  target: ReadonlyMap<string, RenderedContent>,
+  applied: readonly string[],
+  signer: TemplateLock['signer'],
+): TemplateLock {
   const files = Object.fromEntries([...target].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([file, { content }]) => [file, { sha256: sha256Hex(content), size: content.length }]));
+  const { signer: _previous, ...rest } = lock;
   return {
-    ...lock,
+    ...rest,
+    ...(signer ? { signer } : {}),
     template: { ...lock.template, version: entry.version, source },
     answers: resolved.answers,
     computed: resolved.computed,
@@ -163,7 +180,8 @@ export async function updateProject(options: UpdateProjectOptions): Promise<Upda
 
   const work = await mkdtemp(path.join(tmpdir(), 'template-update-'));
   try {
-    const download = versionDownloader(work, options);
+    const outcomes = new Map<string, ProvenanceOutcome>();
+    const download = versionDownloader(work, { ...options, provenance: pinnedPolicy(options.provenance, lock), outcomes });
     // The base is only rendered to compare with: not a use of that version.
     const baseTemplate = baseEntry ? await loadTemplate(await download(baseEntry, 'base', 'inspect')) : undefined;
     const targetTemplate = await loadTemplate(await download(target, 'target', 'generate'));
@@ -203,6 +221,7 @@ export async function updateProject(options: UpdateProjectOptions): Promise<Upda
       conflicts: files.filter((file) => file.status === 'conflict').map((file) => file.path),
       newAnswers,
       breaking: { steps: breakingSteps.map((step) => ({ id: step.id, description: step.description })), ...(guide ? { guide } : {}) },
+      ...(outcomes.has(target.version) ? { provenance: outcomes.get(target.version) } : {}),
     };
     options.onPlan?.(plan);
     if (!planned.result.success) return { ...plan, status: 'plan-failed', errors: planned.result.errors };
@@ -217,7 +236,8 @@ export async function updateProject(options: UpdateProjectOptions): Promise<Upda
       dryRun: false,
       backup,
       ...(options.now ? { now: options.now } : {}),
-      lockFor: () => updatedLock(lock, target, source, next.resolved, next.files, planned.result.applied),
+      lockFor: () =>
+        updatedLock(lock, target, source, next.resolved, next.files, planned.result.applied, nextPinnedSigner(outcomes.get(target.version), lock.signer, options.provenance?.acceptNewSigner)),
     });
     const backupDir = applied.backupDir ? { backupDir: applied.backupDir } : {};
     return applied.success ? { ...plan, status: 'updated', ...backupDir } : { ...plan, status: 'failed', errors: applied.errors, ...backupDir };

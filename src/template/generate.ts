@@ -5,7 +5,7 @@ import { resolveAnswers, type Answers, type ResolvedAnswers } from './answers.js
 import { ExpressionEvaluator } from './expression.js';
 import { loadTemplate, type LoadedTemplate } from './load.js';
 import { FolderNotEmptyError, writeFolderAtomically } from './write-folder.js';
-import { LOCK_FILE, serializeLock, sha256Hex, type TemplateLock } from './lock.js';
+import { LOCK_FILE, serializeLock, sha256Hex, type LockedSigner, type TemplateLock } from './lock.js';
 import { renderTemplate, type RenderOptions } from './render.js';
 
 export interface GenerateOptions extends RenderOptions {
@@ -13,6 +13,8 @@ export interface GenerateOptions extends RenderOptions {
   force?: boolean;
   /** Where the template came from (a registry id@version), recorded in the lock file. */
   source?: string;
+  /** Who signed the template's verified build provenance, pinned in the lock file. */
+  signer?: LockedSigner;
   now?: () => Date;
 }
 
@@ -73,6 +75,7 @@ export async function generateProject(
     answers: resolved.answers,
     computed: resolved.computed,
     files: Object.fromEntries(files.map((f) => [f.path, { sha256: f.sha256, size: f.size }])),
+    ...(options.signer ? { signer: { repository: options.signer.repository, workflow: options.signer.workflow, issuer: options.signer.issuer } } : {}),
   };
 
   const output = [...rendered.map((file) => ({ path: file.path, content: file.content, mode: file.mode })), { path: LOCK_FILE, content: serializeLock(lock) }];

@@ -23,6 +23,19 @@ export interface TemplateLock {
   files: Record<string, LockedFile>;
   /** Ids of the migration steps applied since generation, in order. */
   appliedMigrations?: string[];
+  /**
+   * Who signed the build provenance of the version the project was generated from or last updated
+   * to (from its verified Sigstore certificate): a later version signed by another identity, or not
+   * signed, is refused as a possible takeover unless the user accepts the new signer.
+   */
+  signer?: LockedSigner;
+}
+
+/** The identity a lock pins: the source repository, the workflow file that built it, the OIDC issuer. */
+export interface LockedSigner {
+  repository: string;
+  workflow: string;
+  issuer: string;
 }
 
 /** The lock's `template.source` of a version read from a registry: `<registry.json URL>#<id>@<version>`. */
