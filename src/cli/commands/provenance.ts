@@ -74,10 +74,8 @@ export async function provenancePolicyFor(flags: ProvenanceFlags, registryUrl: s
   };
 }
 
-/** One line saying what the provenance check found, or undefined when it was off. */
+/** The line saying who built a version whose provenance verified; undefined otherwise (a missing or failing one was a warning on stderr already). */
 export function provenanceLine(outcome: ProvenanceOutcome | undefined): string | undefined {
-  if (!outcome || outcome.status === 'off') return undefined;
-  if (outcome.status === 'verified') return `provenance verified: built by ${describeSigner(outcome.signer)}${outcome.runUrl ? ` in ${outcome.runUrl}` : ''}`;
-  if (outcome.status === 'unsigned') return 'provenance: none (the version is not signed)';
-  return `provenance: not verified (${outcome.reason})`;
+  if (outcome?.status !== 'verified') return undefined;
+  return `provenance verified: built by ${describeSigner(outcome.signer)}${outcome.runUrl ? ` in ${outcome.runUrl}` : ''}`;
 }
