@@ -158,6 +158,27 @@ describe('provenance at upload', () => {
     expect(await upload(w, token, pack, await w.attest(pack))).toMatchObject({ uploaded: true });
   });
 
+  it('refuses an attestation part over 128 KiB (413) and a second one (400)', async () => {
+    const w = await world();
+    const pack = await packed('bulky-app');
+    const tooLarge = await refusal(upload(w, w.server.token, pack, JSON.stringify({ pad: 'x'.repeat(129 * 1024) })));
+    expect(tooLarge).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
+    expect(tooLarge.message).toMatch(/the attestation is larger than 131072 bytes/);
+    const boundary = 'tr-boundary';
+    const part = (name: string, body: string | Buffer, file?: string) =>
+      Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"${file ? `; filename="${file}"` : ''}\r\n\r\n`), Buffer.from(body), Buffer.from('\r\n')]);
+    const body = Buffer.concat([
+      part('template', await readFile(pack.file), 'a.tgz'),
+      part('manifest', JSON.stringify(pack.manifest)),
+      part('attestation', '{}'),
+      part('attestation', '{}'),
+      Buffer.from(`--${boundary}--\r\n`),
+    ]);
+    const twice = await fetch(`${w.server.url}/templates`, { method: 'POST', headers: { authorization: `Bearer ${w.server.token}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+    expect(twice.status).toBe(400);
+    expect(((await twice.json()) as { error: { message: string } }).error.message).toBe('the attestation part appears twice');
+  });
+
   it('takes the bundle through the large-upload flow (/files) too', async () => {
     const w = await world();
     const pack = await packed('large-app');
