@@ -25,6 +25,18 @@ export {
   type DownloadResult,
 } from './download.js';
 export {
+  checkProvenance,
+  nextPinnedSigner,
+  ProvenanceCheckError,
+  SignerChangedError,
+  PROVENANCE_MODES,
+  type AttestedEntry,
+  type ProvenanceMode,
+  type ProvenanceOutcome,
+  type ProvenancePolicy,
+} from './provenance.js';
+export { describeSigner, loadSigstoreTrust, publicGoodTrust, verifyProvenance, ProvenanceError, type ProvenanceSigner, type SigstoreTrust } from '../archive/provenance.js';
+export {
   sendAnalyticsEvent,
   eventsUrl,
   doNotTrackFrom,

@@ -29,7 +29,7 @@ import { errorMessage } from '../core/errors.js';
 import { compareText } from '../core/listing.js';
 import type { RuleViolation } from '../core/messages.js';
 import { describeSchemaErrors } from '../core/messages.js';
-import { staticArchivePath } from '../core/routes.js';
+import { staticArchivePath, staticAttestationPath } from '../core/routes.js';
 import type { Category, RegistryDocument, TemplateEntry, TemplateManifest } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { compareVersions } from '../core/versions.js';
@@ -127,6 +127,7 @@ function restOf(version: SourceVersion): string {
     version.stability,
     version.deprecationMessage,
     version.yanked,
+    version.attestation,
   ]);
 }
 
@@ -389,6 +390,21 @@ export class RegistryBuilder {
       }
     });
     files.push(...archives.map((version) => staticArchivePath(version.manifest.name, version.manifest.version)).filter((name) => archiveWritten.has(name)));
+    // Each provenance bundle beside its archive, before anything names it: immutable, written once.
+    const attested = [...groups.values()].flatMap((group) => group.map(({ version }) => version)).filter((v) => v.readAttestation && !failures.has(v.manifest.name));
+    await mapLimit(attested, WRITE_CONCURRENCY, async (version) => {
+      const name = staticAttestationPath(version.manifest.name, version.manifest.version);
+      try {
+        if (!held.has(name)) {
+          const data = await version.readAttestation?.();
+          if (!data) throw new Error(`the provenance bundle of ${version.manifest.name}@${version.manifest.version} is missing from the store`);
+          await put({ name, data, contentType: contentTypeOf(name), cacheControl: CACHE_CONTROL.immutable });
+        }
+        files.push(name);
+      } catch (error) {
+        fail(version.manifest.name, `the provenance bundle of ${version.manifest.name}@${version.manifest.version}`, error);
+      }
+    });
 
     // The template files (made again only when one of their entries changed).
     const templateFiles = new Map<string, { file: OutputFile; versions: Buffer }>();

@@ -2,6 +2,7 @@ import type { Ajv2020 } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyLoggerOptions } from 'fastify';
 
 import type { BackoffLimits } from '../core/retry.js';
+import { loadSigstoreTrust } from '../archive/index.js';
 import { createAjv } from '../core/schemas.js';
 import { failedTemplateMessage, RegistryBuilder } from '../registry/build.js';
 import { openSqliteStorage } from '../store/sqlite/index.js';
@@ -98,6 +99,12 @@ export interface ServerOptions {
   eventRetentionDays?: number;
   /** The backoff of retries of a failed registry build (`DEFAULT_REBUILD_RETRY`: 1 s doubling up to 5 minutes). */
   rebuildRetry?: Partial<BackoffLimits>;
+  /**
+   * A Sigstore trusted root file (`trusted_root.json`) uploaded provenance is verified against
+   * (`--sigstore-trusted-root`, REGISTRY_SIGSTORE_TRUSTED_ROOT): GitHub's or an operator's own;
+   * default the public-good root shipped with @sigstore/tuf (read offline, never fetched).
+   */
+  sigstoreTrustedRoot?: string;
 }
 
 export interface RegistryServer {
@@ -167,6 +174,7 @@ export function installValidators(app: FastifyInstance): void {
 export async function createServer(options: ServerOptions): Promise<RegistryServer> {
   // Checked before the storage is opened: a bad issuer is a configuration error, not a running server.
   const issuers = trustedIssuers(options.oidcIssuers);
+  const sigstore = await loadSigstoreTrust(options.sigstoreTrustedRoot);
   const storage = typeof options.store === 'string' ? await openSqliteStorage(options.store) : options.store;
   await storage.recover();
   const publicUrl = options.publicUrl.replace(/\/+$/, '');
@@ -301,6 +309,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     ...(options.adminToken ? { adminToken: options.adminToken } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.requireChangelogEntry ? { requireChangelogEntry: true } : {}),
+    sigstore,
   };
 
   // Another instance's changes rebuild this one's registry; subscribed before the first build, so no

@@ -17,6 +17,7 @@ import { isCiFrom, localNpmVersion, maxDocumentBytesFrom, parseTemplateSpec, reg
 import { EXIT, oneOf, UsageError, type CliIo } from '../io.js';
 import { paintStability, stderrStyle, stdoutStyle, type Style } from '../style.js';
 import { answerFlags, defaultNextSteps, reportTemplateError, templateNextSteps } from './generate.js';
+import { provenanceLine, provenanceOptions, provenancePolicyFor, type ProvenanceFlags } from './provenance.js';
 
 export interface RegistryFlags {
   registry?: string;
@@ -369,12 +370,15 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
   );
 
   registryOption(
-    program
-      .command('info')
-      .description('show a template: its entry, versions, declared dependencies and the questions it asks')
-      .argument('<template>', 'id or id@version')
-      .option('--no-questions', 'do not download the archive to read the questions (entry only)'),
-  ).action(async (spec: string, flags: RegistryFlags & { questions: boolean }) => {
+    provenanceOptions(
+      program
+        .command('info')
+        .description('show a template: its entry, versions, declared dependencies, who built it and the questions it asks')
+        .argument('<template>', 'id or id@version')
+        .option('--no-questions', 'do not download the archive to read the questions (entry only)'),
+      { acceptNewSigner: false },
+    ),
+  ).action(async (spec: string, flags: RegistryFlags & ProvenanceFlags & { questions: boolean }) => {
     const { id, version } = parseTemplateSpec(spec);
     const client = clientFor(flags, io);
     const entry = await client.getTemplate(id, version);
@@ -389,8 +393,10 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
     let questionsError: string | undefined;
     if (flags.questions) {
       try {
-        asked = await fetchTemplateQuestions({ client, entry, signal: AbortSignal.timeout(INFO_DOWNLOAD_MS), limits: { maxBytes: INFO_MAX_ARCHIVE_BYTES } });
+        const provenance = await provenancePolicyFor(flags, client.registryUrl, io);
+        asked = await fetchTemplateQuestions({ client, entry, signal: AbortSignal.timeout(INFO_DOWNLOAD_MS), limits: { maxBytes: INFO_MAX_ARCHIVE_BYTES }, provenance });
       } catch (error) {
+        if (error instanceof UsageError) throw error;
         // The entry is still worth showing; the questions are what could not be had.
         questionsError = firstLine(error);
         io.stderr(`${stderrStyle(io).yellow('warning')}: the questions cannot be shown: ${questionsError}\n`);
@@ -398,7 +404,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
     }
     if (flags.json) {
       const questions = asked ? { questions: asked.questions, unaskedVariables: asked.unasked } : questionsError ? { questionsError } : {};
-      io.stdout(`${JSON.stringify({ ...entry, versions, ...questions }, null, 2)}\n`);
+      io.stdout(`${JSON.stringify({ ...entry, versions, ...questions, ...(asked?.provenance ? { provenance: asked.provenance } : {}) }, null, 2)}\n`);
     } else {
       const paint = stdoutStyle(io);
       io.stdout(
@@ -414,6 +420,8 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
           `downloads: ${entry.stats?.downloads ?? 0}`,
           `archive:   ${entry.downloadUrl}`,
           ...(entry.integrity ? [`integrity: ${entry.integrity}`] : []),
+          ...(entry.publisher ? [`built by:  ${oneLine(`${entry.publisher.repository} @ ${entry.publisher.workflow}`)}${entry.publisher.runUrl ? ` (${oneLine(entry.publisher.runUrl)})` : ''}`] : []),
+          ...(provenanceLine(asked?.provenance) ? [oneLine(provenanceLine(asked?.provenance) ?? '')] : []),
           `versions:  ${allVersions.map((e) => (e.yanked ? `${e.version} (yanked)` : e.stability === 'deprecated' ? `${e.version} (deprecated)` : e.version)).join(', ')}`,
           ...(asked ? ['', ...questionLines(asked)] : []),
         ].join('\n') + '\n',
@@ -423,18 +431,21 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
   });
 
   registryOption(
-    program
-      .command('create')
-      .description('create a project from a registry template')
-      .argument('<template>', 'id or id@version')
-      .argument('[dir]', 'folder to create the project in (default: the template id)')
-      .option('--set <key=value>', 'answer a variable (repeatable)', collect, [])
-      .option('--answers <file>', 'JSON file of answers')
-      .option('--defaults', 'do not ask: use the defaults')
-      .option('--force', 'write into a folder that is not empty')
-      .option('--run-tasks', "run the template's tasks (git init, npm install, ...) in the new project without asking")
-      .option('--task-timeout <seconds>', `time limit of each task (default ${DEFAULT_TASK_TIMEOUT_MS / 1000})`),
-  ).action(async (spec: string, dir: string | undefined, flags: RegistryFlags & { set: string[]; answers?: string; defaults?: boolean; force?: boolean; runTasks?: boolean; taskTimeout?: string }) => {
+    provenanceOptions(
+      program
+        .command('create')
+        .description('create a project from a registry template')
+        .argument('<template>', 'id or id@version')
+        .argument('[dir]', 'folder to create the project in (default: the template id)')
+        .option('--set <key=value>', 'answer a variable (repeatable)', collect, [])
+        .option('--answers <file>', 'JSON file of answers')
+        .option('--defaults', 'do not ask: use the defaults')
+        .option('--force', 'write into a folder that is not empty')
+        .option('--run-tasks', "run the template's tasks (git init, npm install, ...) in the new project without asking")
+        .option('--task-timeout <seconds>', `time limit of each task (default ${DEFAULT_TASK_TIMEOUT_MS / 1000})`),
+      { acceptNewSigner: false },
+    ),
+  ).action(async (spec: string, dir: string | undefined, flags: RegistryFlags & ProvenanceFlags & { set: string[]; answers?: string; defaults?: boolean; force?: boolean; runTasks?: boolean; taskTimeout?: string }) => {
     const { id, version } = parseTemplateSpec(spec);
     const timeoutMs = taskTimeoutFrom(flags.taskTimeout);
     // Tasks run programs on the user's machine: asked on a terminal only, never in CI or with --json.
@@ -442,9 +453,12 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
     // A task runs in its own process group: Ctrl-C while one runs is passed on to it, then create stops.
     const interrupt = new AbortController();
     const onSigint = (): void => interrupt.abort();
+    const client = clientFor(flags, io);
+    const provenance = await provenancePolicyFor(flags, client.registryUrl, io);
     try {
-      const { entry, project, manifest, tasks } = await createProject({
-        client: clientFor(flags, io),
+      const { entry, project, manifest, tasks, provenance: checked } = await createProject({
+        client,
+        provenance,
         id,
         ...(version ? { version } : {}),
         ...(dir !== undefined ? { dir } : {}),
@@ -470,10 +484,11 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
       const nextSteps = await templateNextSteps(manifest, project, io);
       const verified = entry.integrity !== undefined || entry.sha256 !== undefined;
       if (!verified) io.stderr(`${stderrStyle(io).yellow('warning')}: the registry gives no integrity for ${id}@${entry.version}: its archive was used as served, unverified\n`);
+      const built = provenanceLine(checked);
       io.stdout(
         flags.json
-          ? `${JSON.stringify({ ...project, tasks: tasks.map(({ output: _output, ...outcome }) => outcome), nextSteps: nextSteps ?? null }, null, 2)}\n`
-          : `${stdoutStyle(io).green('created')} ${project.outDir} from ${id}@${entry.version} (${project.files.length} files${verified ? ', integrity verified' : ''})\n\n` +
+          ? `${JSON.stringify({ ...project, tasks: tasks.map(({ output: _output, ...outcome }) => outcome), nextSteps: nextSteps ?? null, provenance: checked }, null, 2)}\n`
+          : `${stdoutStyle(io).green('created')} ${project.outDir} from ${id}@${entry.version} (${project.files.length} files${verified ? ', integrity verified' : ''})\n${built ? `${oneLine(built)}\n` : ''}\n` +
               `${nextSteps ?? defaultNextSteps(project.outDir, project.template, true)}\n`,
       );
       const code = reportTasks(tasks, confirmTasks !== undefined, project.outDir, io);

@@ -2,6 +2,7 @@ import path from 'node:path';
 
 import type { Command } from 'commander';
 
+import { loadSigstoreTrust } from '../../archive/index.js';
 import { createServer } from '../../server/app.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../../server/context.js';
 import { DEFAULT_EVENT_RETENTION_DAYS } from '../../server/event-retention.js';
@@ -89,6 +90,18 @@ interface ServeFlags extends BackendFlags, LimitFlags {
   oidcIssuer: string[];
   githubApiUrl?: string;
   requireChangelogEntry?: boolean;
+  sigstoreTrustedRoot?: string;
+}
+
+/** `--sigstore-trusted-root` / REGISTRY_SIGSTORE_TRUSTED_ROOT: a trusted root file that loads, checked before the server starts. */
+export async function checkSigstoreTrustedRoot(file: string | undefined): Promise<string | undefined> {
+  if (file === undefined || file === '') return undefined;
+  try {
+    await loadSigstoreTrust(file);
+  } catch (error) {
+    throw new UsageError(`--sigstore-trusted-root / REGISTRY_SIGSTORE_TRUSTED_ROOT: ${errorMessage(error)}`);
+  }
+  return file;
 }
 
 /** `--oidc-issuer` (repeatable) and `REGISTRY_OIDC_ISSUERS` (comma-separated): issuers trusted beside GitHub Actions', checked. */
@@ -155,6 +168,10 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       (value: string, previous: string[]) => [...previous, value],
       [] as string[],
     )
+    .option(
+      '--sigstore-trusted-root <file>',
+      'provenance: the Sigstore trusted root (trusted_root.json) uploaded attestations are verified against: GitHub\'s, a GitHub Enterprise Server\'s or your own (env REGISTRY_SIGSTORE_TRUSTED_ROOT; default the public-good root shipped with @sigstore/tuf)',
+    )
     .option('--github-api-url <url>', `the GitHub API asked for a repository owner's id when a trusted publisher is saved without one (env REGISTRY_GITHUB_API_URL; default ${DEFAULT_GITHUB_API_URL})`)
     .option('--require-changelog-entry', 'refuse (422) an upload whose change log has no section for its version; by default that is only a lint warning (env REGISTRY_REQUIRE_CHANGELOG_ENTRY=1)')
     .action(async (flags: ServeFlags) => {
@@ -171,6 +188,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       if (githubApiUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(githubApiUrl)) throw new UsageError(`--github-api-url must be an http(s) URL (got ${JSON.stringify(githubApiUrl)})`);
       const eventRetentionDays = positiveInteger('--event-retention-days', flags.eventRetentionDays ?? env.REGISTRY_EVENT_RETENTION_DAYS, DEFAULT_EVENT_RETENTION_DAYS, 0);
       if (eventRetentionDays > MAX_EXPIRY_DAYS) throw new UsageError(`--event-retention-days must be at most ${MAX_EXPIRY_DAYS} (got ${eventRetentionDays}); 0 keeps every event`);
+      const sigstoreTrustedRoot = await checkSigstoreTrustedRoot(flags.sigstoreTrustedRoot ?? env.REGISTRY_SIGSTORE_TRUSTED_ROOT);
       const storage = await openStoreForCommand(flags, { create: true });
       const { description } = storage;
       for (const line of storage.warnings) io.stderr(`${stderrStyle(io).yellow('warning')}: ${line}\n`);
@@ -187,6 +205,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
           ...(webhookAllowPrivate.length > 0 ? { webhooks: { allowPrivate: webhookAllowPrivate } } : {}),
           oidcIssuers,
           ...(githubApiUrl === undefined ? {} : { githubApiUrl }),
+          ...(sigstoreTrustedRoot === undefined ? {} : { sigstoreTrustedRoot }),
           ...(env.REGISTRY_ADMIN_TOKEN ? { adminToken: env.REGISTRY_ADMIN_TOKEN } : {}),
         });
       } catch (error) {
