@@ -112,7 +112,12 @@ export interface CachedJsonOptions<T> {
    * Checks a body before it is parsed (a signed registry's signature, trust.ts); `fresh` on the
    * second look of a retry. Throws RegistryTrustError to refuse it.
    */
-  verify?: (body: Buffer, options: { fresh: boolean }) => Promise<void>;
+  verify?: (body: Buffer, options: { fresh: boolean }) => Promise<string | undefined>;
+  /**
+   * Whether a copy in the cache file, accepted when it was signed by `signedBy` (undefined:
+   * unsigned), may still answer under the trust of now (keys given since, or pinned since).
+   */
+  trustsCached?: (signedBy: string | undefined) => Promise<boolean>;
 }
 
 /** A cached copy answering because fetching a fresh one failed. */
@@ -136,6 +141,8 @@ interface Snapshot<T> {
   etag?: string;
   lastModified?: string;
   source: 'network' | 'cache';
+  /** The key that signed the copy (a signed registry's), kept with it in the cache file. */
+  signedBy?: string;
 }
 
 export interface CachedJsonStatus {
@@ -256,6 +263,8 @@ export class CachedJson<T> {
     if (cacheDir === undefined) return Promise.resolve();
     this.#diskLoad ??= (async () => {
       const record = await this.#readCacheFile(cacheFileFor(cacheDir, this.#options.url));
+      // A copy accepted under another trust (unsigned, or another key) is fetched again.
+      if (record && this.#options.trustsCached && !(await this.#options.trustsCached(record.signedBy))) return;
       // A fetch that finished meanwhile is newer than the file.
       if (!record || this.#snapshot) return;
       this.#snapshot = record;
@@ -273,8 +282,9 @@ export class CachedJson<T> {
       return undefined;
     }
     if (!record || typeof record !== 'object') return undefined;
-    const { url, fetchedAt, etag, lastModified, document } = record as Record<string, unknown>;
+    const { url, fetchedAt, etag, lastModified, document, signedBy } = record as Record<string, unknown>;
     if (url !== this.#options.url || typeof fetchedAt !== 'number' || !Number.isFinite(fetchedAt)) return undefined;
+    if (signedBy !== undefined && typeof signedBy !== 'string') return undefined;
     if (etag !== undefined && typeof etag !== 'string') return undefined;
     if (lastModified !== undefined && typeof lastModified !== 'string') return undefined;
     let value: T;
@@ -289,6 +299,7 @@ export class CachedJson<T> {
       source: 'cache',
       ...(etag === undefined ? {} : { etag }),
       ...(lastModified === undefined ? {} : { lastModified }),
+      ...(signedBy === undefined ? {} : { signedBy }),
     };
   }
 
@@ -346,6 +357,7 @@ export class CachedJson<T> {
         source: 'network',
         ...((etag ?? previous.etag) === undefined ? {} : { etag: etag ?? previous.etag }),
         ...((lastModified ?? previous.lastModified) === undefined ? {} : { lastModified: lastModified ?? previous.lastModified }),
+        ...(previous.signedBy === undefined ? {} : { signedBy: previous.signedBy }),
       };
     }
     if (!response.ok) {
@@ -354,9 +366,10 @@ export class CachedJson<T> {
     }
 
     const body = await readCapped(response, this.#options.maxBytes, url, what);
+    let signedBy: string | undefined;
     if (this.#options.verify) {
       try {
-        await this.#options.verify(body, { fresh });
+        signedBy = await this.#options.verify(body, { fresh });
       } catch (error) {
         // A document and its signature caught between two writes of a build: both once more, past caches.
         if (error instanceof RegistryTrustError && error.retryable && !fresh) return this.#request(previous, true);
@@ -375,6 +388,7 @@ export class CachedJson<T> {
       source: 'network',
       ...(etag === undefined ? {} : { etag }),
       ...(lastModified === undefined ? {} : { lastModified }),
+      ...(signedBy === undefined ? {} : { signedBy }),
     };
   }
 
@@ -387,6 +401,7 @@ export class CachedJson<T> {
       fetchedAt: snapshot.fetchedAt,
       ...(snapshot.etag === undefined ? {} : { etag: snapshot.etag }),
       ...(snapshot.lastModified === undefined ? {} : { lastModified: snapshot.lastModified }),
+      ...(snapshot.signedBy === undefined ? {} : { signedBy: snapshot.signedBy }),
       document: this.#options.toJson(snapshot.value),
     };
     try {

@@ -521,6 +521,7 @@ export class RegistryClient {
       ...this.#resource,
       url: registryUrl,
       what: 'registry document',
+      trustsCached: (signedBy) => this.#trustsCached(signedBy),
       verify: (body, { fresh }) => this.#verify(registryUrl, body, fresh),
       accept: (json) => {
         const read = readRegistryDocument(json);
@@ -555,8 +556,13 @@ export class RegistryClient {
   }
 
   /** Checks a body of this reader's registry before it is accepted (nothing to check without `signatures`). */
-  #verify(url: string, body: Buffer, fresh: boolean): Promise<void> {
-    return this.#trust ? this.#trust.verify({ url, documentUrl: this.#url, body, fresh }) : Promise.resolve();
+  #verify(url: string, body: Buffer, fresh: boolean): Promise<string | undefined> {
+    return this.#trust ? this.#trust.verify({ url, documentUrl: this.#url, body, fresh }) : Promise.resolve(undefined);
+  }
+
+  /** Whether a copy in the cache file (signed by `signedBy`) may answer under the trust of now. */
+  #trustsCached(signedBy: string | undefined): Promise<boolean> {
+    return this.#trust ? this.#trust.trustsCached(signedBy) : Promise.resolve(true);
   }
 
   /**
@@ -757,6 +763,7 @@ export class RegistryClient {
       ...this.#resource,
       url: new URL(INDEX_FILE, this.#url).href,
       what: 'registry index',
+      trustsCached: (signedBy) => this.#trustsCached(signedBy),
       verify: (body, { fresh }) => this.#verify(new URL(INDEX_FILE, this.#url).href, body, fresh),
       accept: (json) => {
         const violations = describeSchemaErrors(schemaErrors('registry-index', json));
@@ -777,7 +784,8 @@ export class RegistryClient {
         ...this.#resource,
         url,
         what: `file of template ${id}`,
-        verify: (body, { fresh }) => this.#verify(url, body, fresh),
+        trustsCached: (signedBy) => this.#trustsCached(signedBy),
+      verify: (body, { fresh }) => this.#verify(url, body, fresh),
         accept: (json) => {
           const versions = (json as { versions?: unknown } | null)?.versions;
           if (!Array.isArray(versions)) throw new FetchFailure(`the file of template ${id} has no versions array`);

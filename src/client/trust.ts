@@ -205,6 +205,12 @@ export class RegistryTrust {
     return (await this.#load()).kind === 'pinned';
   }
 
+  /** Whether a cached copy signed by `signedBy` (undefined: accepted unsigned) may answer: when keys are held, only one a held key signed. */
+  async trustsCached(signedBy: string | undefined): Promise<boolean> {
+    const state = await this.#load();
+    return state.kind !== 'pinned' || (signedBy !== undefined && state.keys.some((key) => key.kid === signedBy));
+  }
+
   async #fetch(url: string, max: number, fresh: boolean): Promise<Buffer> {
     const headers: Record<string, string> = fresh ? { 'cache-control': 'no-cache', pragma: 'no-cache' } : {};
     const response = await this.#options.fetch(url, { headers, signal: AbortSignal.timeout(this.#options.timeoutMs) });
@@ -325,15 +331,15 @@ export class RegistryTrust {
    * RegistryTrustError (refused), or TrustFetchFailure / a network error (the signature could not
    * be had: an outage).
    */
-  async verify(resource: { url: string; documentUrl: string; body: Uint8Array; fresh?: boolean }): Promise<void> {
+  async verify(resource: { url: string; documentUrl: string; body: Uint8Array; fresh?: boolean }): Promise<string | undefined> {
     const { url, documentUrl, body, fresh = false } = resource;
     let state = await this.#load();
     if (state.kind === 'unknown') {
-      if (this.#options.pinOnFirstUse === false) return;
+      if (this.#options.pinOnFirstUse === false) return undefined;
       await this.#lookup(() => this.#firstUse(documentUrl));
       state = await this.#load();
     }
-    if (state.kind !== 'pinned') return;
+    if (state.kind !== 'pinned') return undefined;
     const registry = this.#registryOf(documentUrl);
     const file = signedPath(url, documentUrl);
     let jws: string;
@@ -344,9 +350,9 @@ export class RegistryTrust {
       if (error instanceof SignatureProblem) throw new RegistryTrustError(registry, file, `with a signature that cannot be read (${error.message})`, false, this.#hint());
       throw error;
     }
-    const check = (keys: readonly PublishedKey[]): Promise<unknown> => verifyFileSignature(body, file, jws, keys, new Date(this.#options.now()));
+    const check = async (keys: readonly PublishedKey[]): Promise<string> => (await verifyFileSignature(body, file, jws, keys, new Date(this.#options.now()))).kid;
     try {
-      await check(state.keys);
+      return await check(state.keys);
     } catch (error) {
       if (!(error instanceof SignatureProblem)) throw error;
       let problem = error;
@@ -356,8 +362,7 @@ export class RegistryTrust {
         const rotated = await this.#load();
         if (rotated.kind === 'pinned') {
           try {
-            await check(rotated.keys);
-            return;
+            return await check(rotated.keys);
           } catch (again) {
             if (!(again instanceof SignatureProblem)) throw again;
             problem = again;
