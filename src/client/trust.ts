@@ -186,7 +186,7 @@ export class RegistryTrust {
         text = await readFile(file, 'utf8');
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'unknown' };
-        throw new Error(`the pinned keys of the registry ${this.#options.registry} cannot be read from ${file}: ${(error as Error).message}`);
+        throw new Error(`the pinned keys of the registry ${this.#options.registry} cannot be read from ${file}: ${(error as Error).message}`, { cause: error });
       }
       try {
         const record = JSON.parse(text) as Partial<PinRecord>;
@@ -194,7 +194,7 @@ export class RegistryTrust {
         return { kind: 'pinned', keys: parseKeysFile(Buffer.from(JSON.stringify({ keys: record.keys })), file), keysIat: record.keysIat, given: false };
       } catch (error) {
         // Refused rather than ignored: ignoring it would pin whatever the network says next.
-        throw new Error(`the pinned keys of the registry ${this.#options.registry} in ${file} cannot be used (${(error as Error).message}): remove the file to pin the registry's keys again`);
+        throw new Error(`the pinned keys of the registry ${this.#options.registry} in ${file} cannot be used (${(error as Error).message}): remove the file to pin the registry's keys again`, { cause: error });
       }
     })();
     return this.#state;

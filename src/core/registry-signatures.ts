@@ -196,7 +196,7 @@ export async function readSigningKeys(json: unknown, where: string): Promise<Sig
       let privateKey: CryptoKey;
       try {
         const { kty, crv, x, y, d } = jwk;
-        privateKey = (await importJWK({ kty, crv, x, ...(y !== undefined ? { y } : {}), d } as JWK, published.alg)) as CryptoKey;
+        privateKey = (await importJWK({ kty, crv, x, ...(y !== undefined ? { y } : {}), d }, published.alg)) as CryptoKey;
       } catch (error) {
         throw new KeyFileError(`${where} (kid ${published.kid}) cannot be used: ${(error as Error).message}`);
       }

@@ -158,7 +158,8 @@ function compressionLevels(size: number): { gzip: number; brotli: number } {
   return { gzip: 9, brotli: 9 };
 }
 
-async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
+/** The `.gz` and `.br` variants of a document (the mirror makes them too). */
+export async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
   const size = file.data.length;
   const levels = compressionLevels(size);
   // Output in large pieces for a large input: 16 KiB pieces of 20 MB cost more to gather than to make.
@@ -183,7 +184,7 @@ async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
   ];
 }
 
-const documentFile = (name: string, data: Buffer): OutputFile => ({ name, data, contentType: contentTypeOf(name), cacheControl: CACHE_CONTROL.document });
+export const documentFile = (name: string, data: Buffer): OutputFile => ({ name, data, contentType: contentTypeOf(name), cacheControl: CACHE_CONTROL.document });
 
 /** A signature remembered by the builder: the file's SHA-256 and the signer it was made for. */
 interface KnownSignature {
@@ -196,7 +197,7 @@ interface KnownSignature {
  * Whether the output holds exactly `file`'s bytes: by MD5 where it knows it, else (a file it did not
  * write, or one touched since) by reading it back when the size matches.
  */
-async function holds(output: RegistryOutput, held: ReadonlyMap<string, HeldFile>, file: OutputFile): Promise<boolean> {
+export async function holds(output: RegistryOutput, held: ReadonlyMap<string, HeldFile>, file: OutputFile): Promise<boolean> {
   const current = held.get(file.name);
   if (current === undefined || current.size !== file.data.length) return false;
   if (current.digest !== undefined) return current.digest === fileDigest(file, output.digest);
