@@ -56,7 +56,7 @@ afterEach(async () => {
 async function served(): Promise<{ dir: string; server: FolderServer; url: string }> {
   const dir = await tempDir('tr-signed-copy-');
   await cp(built, dir, { recursive: true });
-  const server = await serveFolder(dir);
+  const server = await serveFolder(dir, { etags: true });
   closers.push(() => server.close());
   return { dir, server, url: server.url.replace(/\/$/, '') };
 }
@@ -165,5 +165,49 @@ describe('a list of registries', () => {
     expect(run.stderr).toMatch(/possible man in the middle/);
     expect(run.stderr).not.toMatch(/trying/);
     expect(second.server.requests).toEqual([]);
+  });
+});
+
+describe('template-registry mirror', () => {
+  it('copies the signed registry into a folder that a static host serves to create, and copies nothing on a second run', async () => {
+    const source = await served();
+    const out = await tempDir('tr-mirror-cli-');
+    const first = await cli('mirror', source.url, '--out', out, '--json');
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ signed: true, templates: 1, entries: 1, copied: ['archives/node-service/1.1.0.tgz'] });
+
+    const again = await cli('mirror', source.url, '--out', out);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/signatures checked and kept; 0 archive\(s\) copied, 1 already there; 0 document\(s\) fetched/);
+
+    // The mirror under another host and path, with the source's key pinned; then as the fallback of a dead registry.
+    const mirror = await serveFolder(out, { prefix: '/mirrors/acme/' });
+    closers.push(() => mirror.close());
+    const project = path.join(await tempDir(), 'shop');
+    const key = await keyFile(publicJwk(jwk));
+    const created = await cli('create', 'node-service', project, '--registry', mirror.url, '--registry-key', key, '--defaults', '--set', 'projectName=shop-api');
+    expect(created.code, created.stderr).toBe(0);
+    expect(mirror.requests).toContain('/mirrors/acme/archives/node-service/1.1.0.tgz');
+
+    const fallback = await cli('list', '--registry', await deadUrl(), '--registry', mirror.url, '--json');
+    expect(fallback.code, fallback.stderr).toBe(0);
+  });
+
+  it('fails with the entry named when an archive does not match its integrity', async () => {
+    const source = await served();
+    const archive = path.join(source.dir, 'archives', 'node-service', '1.1.0.tgz');
+    const bytes = await readFile(archive);
+    bytes[bytes.length - 1] ^= 0xff;
+    await writeFile(archive, bytes);
+    const run = await cli('mirror', source.url, '--out', await tempDir());
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/integrity mismatch for the archive of node-service@1\.1\.0/);
+  });
+
+  it('names --out and <registry-url> when they are wrong', async () => {
+    expect((await cli('mirror', 'registry.example', '--out', await tempDir())).stderr).toMatch(/<registry-url> must be an http\(s\) URL/);
+    const run = await cli('mirror', 'https://registry.example', '--out', 'gs://bucket/prefix');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/--out: must be a folder or an s3:\/\/bucket\/prefix URL/);
   });
 });
