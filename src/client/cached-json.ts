@@ -18,7 +18,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 
 import { writeFileAtomic } from '../core/files.js';
-import { RegistryTrustError, TrustFetchFailure } from './trust.js';
+import { RegistryTrustError, trustFetchFailure } from './trust.js';
 
 /** No registry could be read and none is cached: the only case in which the client rejects. */
 export class RegistryUnavailableError extends Error {
@@ -325,7 +325,8 @@ export class CachedJson<T> {
       this.#lastFailureAt = undefined;
       await this.#persist(next);
     } catch (error) {
-      const failure = error instanceof TrustFetchFailure ? new FetchFailure(`cannot fetch the signature: ${error.message}`, error.status) : error;
+      const http = trustFetchFailure(error);
+      const failure = http ? new FetchFailure(`cannot fetch the signature: ${http.message}`, http.status) : error;
       this.#refused = failure instanceof RegistryTrustError ? failure : undefined;
       this.#lastError = failure instanceof FetchFailure || failure instanceof RegistryTrustError ? failure.message : `network error: ${errorText(failure)}`;
       this.#lastStatus = failure instanceof FetchFailure ? failure.status : undefined;

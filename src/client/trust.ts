@@ -99,7 +99,7 @@ export function pinFileFor(cacheDir: string, registry: string): string {
 class Missing extends Error {}
 
 /** Why a small file could not be fetched; not a refusal (an outage is not an attack). */
-export class TrustFetchFailure extends Error {
+class TrustFetchFailure extends Error {
   constructor(
     message: string,
     readonly status?: number,
@@ -151,6 +151,11 @@ function signatureUrl(url: string): string {
   target.hash = '';
   target.pathname = `${target.pathname}${SIGNATURE_SUFFIX}`;
   return target.href;
+}
+
+/** The HTTP failure of a signature or keys fetch, for the cache to report as a failed fetch; undefined for anything else. */
+export function trustFetchFailure(error: unknown): { message: string; status?: number } | undefined {
+  return error instanceof TrustFetchFailure ? { message: error.message, ...(error.status !== undefined ? { status: error.status } : {}) } : undefined;
 }
 
 export class RegistryTrust {

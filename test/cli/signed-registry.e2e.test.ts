@@ -197,7 +197,7 @@ describe('template-registry mirror', () => {
     const source = await served();
     const archive = path.join(source.dir, 'archives', 'node-service', '1.1.0.tgz');
     const bytes = await readFile(archive);
-    bytes[bytes.length - 1] ^= 0xff;
+    bytes.writeUInt8((bytes.at(-1) ?? 0) ^ 0xff, bytes.length - 1);
     await writeFile(archive, bytes);
     const run = await cli('mirror', source.url, '--out', await tempDir());
     expect(run.code).toBe(1);
