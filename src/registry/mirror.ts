@@ -499,6 +499,7 @@ class Mirror {
         failures.push(errorMessage(error));
       }
     });
+    this.#result.copied.sort(compareText);
     if (failures.length > 0) throw new MirrorError(`no document was written (the archives verified so far are kept): ${failures.sort(compareText).join('; ')}`);
   }
 
