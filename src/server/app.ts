@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyLoggerOptions } from 'fastif
 
 import { createAjv } from '../core/schemas.js';
 import { failedTemplateMessage, RegistryBuilder } from '../registry/build.js';
+import type { SigningKey } from '../registry/signing.js';
 import { openSqliteStorage } from '../store/sqlite/index.js';
 import { storeSource } from '../store/source.js';
 import type { RegistryStorage } from '../store/types.js';
@@ -77,6 +78,13 @@ export interface ServerOptions {
   githubApiUrl?: string;
   /** The server's clock for token lifetimes and ID-token checks (tests); default the system's. */
   clock?: () => Date;
+  /**
+   * Private keys that sign the static copy of the registry in the bucket (`storage.staticOutput`,
+   * for a CDN; `serve --sign-key`): keys.json and a detached JWS beside each document, as
+   * `build-registry --sign-key` writes them. The server's own answers carry no signature files;
+   * without a static copy there is nothing to sign (an error).
+   */
+  signing?: readonly SigningKey[];
 }
 
 export interface RegistryServer {
@@ -147,6 +155,10 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   // Checked before the storage is opened: a bad issuer is a configuration error, not a running server.
   const issuers = trustedIssuers(options.oidcIssuers);
   const storage = typeof options.store === 'string' ? await openSqliteStorage(options.store) : options.store;
+  if (options.signing && options.signing.length > 0 && !storage.staticOutput) {
+    if (typeof options.store === 'string') await storage.close();
+    throw new Error('signing keys sign the static copy of the registry in a bucket: the storage has none (give a bucket storage, s3://bucket/prefix)');
+  }
   await storage.recover();
   const publicUrl = options.publicUrl.replace(/\/+$/, '');
   let current: CurrentRegistry | undefined;
@@ -204,7 +216,9 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   // beside it, URLs relative to registry.json), run after each local build without holding up the
   // answer that waited for it; builds serialized across instances. A failure is logged and healed by
   // the next build.
-  const mirror = storage.staticOutput ? new RegistryBuilder(storeSource(storage, undefined, { layout: 'static' }), { output: storage.staticOutput }) : undefined;
+  const mirror = storage.staticOutput
+    ? new RegistryBuilder(storeSource(storage, undefined, { layout: 'static' }), { output: storage.staticOutput, ...(options.signing && options.signing.length > 0 ? { signing: options.signing } : {}) })
+    : undefined;
   const publishStatic = coalesced(async () => {
     if (!mirror) return;
     await (storage.withBuildLock ? storage.withBuildLock(() => mirror.build()) : mirror.build());

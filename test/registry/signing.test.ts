@@ -185,6 +185,12 @@ describe('build-registry --sign-key', () => {
     expect(inline.stderr).not.toContain(jwk.d as string);
   });
 
+  it('serve --sign-key needs a bucket storage (the static copy it signs)', async () => {
+    const run = await cli('serve', '--store', await tempDir(), '--sign-key', await keyFile(await privateJwk('k')));
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/--sign-key signs the static copy of the registry in a bucket: it needs --storage s3:\/\/bucket\/prefix/);
+  });
+
   it('reads the key from REGISTRY_SIGN_KEY when the flag is not given', async () => {
     const { storeDir } = await storeWithOneVersion();
     const dir = await tempDir();

@@ -7,7 +7,8 @@ import { GithubSourceConfigError, githubReleasesSource, loadGithubSourceConfig, 
 import type { RegistryOutput } from '../../registry/output.js';
 import type { RegistrySource } from '../../registry/source.js';
 import { createS3Client, parseOutputTarget, S3Output, S3UrlError, type OutputTarget } from '../../registry/s3-output.js';
-import { KeyFileError, loadSigningKeys, type SigningKey } from '../../registry/signing.js';
+import type { SigningKey } from '../../registry/signing.js';
+import { SIGN_KEY_ENV, signingKeysFrom } from '../sign-key.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { errorMessage } from '../../core/errors.js';
 import { addBackendOptions, isHttpUrl, S3_ENDPOINT_OPTION, S3_PATH_STYLE_OPTION, type BackendFlags } from './backends.js';
@@ -21,24 +22,6 @@ interface BuildRegistryFlags extends BackendFlags {
   json?: boolean;
 }
 
-/** The environment variable `--sign-key` falls back to (build-registry and serve). */
-export const SIGN_KEY_ENV = 'REGISTRY_SIGN_KEY';
-
-/**
- * The signing keys of `--sign-key` (or $REGISTRY_SIGN_KEY): a private JWK or JWK Set, as a file or
- * inline JSON; none when neither is given. A key that cannot be used is a UsageError naming the flag.
- */
-export async function signingKeysFrom(flag: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): Promise<SigningKey[] | undefined> {
-  const fromEnv = env[SIGN_KEY_ENV]?.trim() ? env[SIGN_KEY_ENV] : undefined;
-  const value = flag ?? fromEnv;
-  if (value === undefined) return undefined;
-  try {
-    return await loadSigningKeys(value, flag !== undefined ? '--sign-key' : `$${SIGN_KEY_ENV}`);
-  } catch (error) {
-    if (error instanceof KeyFileError) throw new UsageError(error.message);
-    throw error;
-  }
-}
 
 /** A store opened as a registry source; `close` releases it (a database's connections). */
 export type StoreRegistrySource = RegistrySource & { close?: () => Promise<void> };

@@ -14,6 +14,7 @@ import { EXIT, UsageError, type CliIo } from '../io.js';
 import { stderrStyle } from '../style.js';
 import { errorMessage } from '../../core/errors.js';
 import { addBackendOptions, DEFAULT_STORE, openStoreForCommand, type BackendFlags } from './backends.js';
+import { SIGN_KEY_ENV, signingKeysFrom } from '../sign-key.js';
 
 export { DEFAULT_STORE, STORE_OPTION, openStoreForCommand, type CommandStorage } from './backends.js';
 
@@ -106,7 +107,8 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       [] as string[],
     )
     .option('--github-api-url <url>', `the GitHub API asked for a repository owner's id when a trusted publisher is saved without one (env REGISTRY_GITHUB_API_URL; default ${DEFAULT_GITHUB_API_URL})`)
-    .action(async (flags: ServeFlags) => {
+    .option('--sign-key <jwk>', `sign the static copy of the registry in the bucket of --storage s3://... with this private JWK (or JWK Set), a file or its JSON (env ${SIGN_KEY_ENV}); see build-registry --sign-key`)
+    .action(async (flags: ServeFlags & { signKey?: string }) => {
       const env = process.env;
       const trustProxy = parseTrustProxy(flags.trustProxy ?? env.REGISTRY_TRUST_PROXY);
       const webhookAllowPrivate = parseWebhookAllowPrivate(flags.webhookAllowPrivate ?? env[WEBHOOK_ALLOW_PRIVATE_ENV]);
@@ -122,7 +124,12 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       const oidcIssuers = parseOidcIssuers(flags.oidcIssuer, env.REGISTRY_OIDC_ISSUERS);
       const githubApiUrl = flags.githubApiUrl ?? env.REGISTRY_GITHUB_API_URL;
       if (githubApiUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(githubApiUrl)) throw new UsageError(`--github-api-url must be an http(s) URL (got ${JSON.stringify(githubApiUrl)})`);
+      const signing = await signingKeysFrom(flags.signKey, env);
       const storage = await openStoreForCommand(flags, { create: true });
+      if (signing && !storage.staticOutput) {
+        await storage.close().catch(() => undefined);
+        throw new UsageError(`${flags.signKey !== undefined ? '--sign-key' : SIGN_KEY_ENV} signs the static copy of the registry in a bucket: it needs --storage s3://bucket/prefix (to sign a registry in a folder, use build-registry --sign-key)`);
+      }
       const { description } = storage;
       for (const line of storage.warnings) io.stderr(`${stderrStyle(io).yellow('warning')}: ${line}\n`);
       let server: Awaited<ReturnType<typeof createServer>>;
@@ -137,6 +144,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
           oidcIssuers,
           ...(githubApiUrl === undefined ? {} : { githubApiUrl }),
           ...(env.REGISTRY_ADMIN_TOKEN ? { adminToken: env.REGISTRY_ADMIN_TOKEN } : {}),
+          ...(signing ? { signing } : {}),
         });
       } catch (error) {
         await storage.close().catch(() => undefined);
@@ -154,7 +162,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       else io.stdout(`template-registry serving at ${address}\n  database:      ${description.database ?? ''}\n`);
       if (description.backend === 'postgres' || description.storage !== description.dir) io.stdout(`  storage:       ${description.storage}\n`);
       io.stdout(`  registry.json: ${publicUrl}/registry.json   (file: ${path.join(server.store.publicDir, 'registry.json')})\n`);
-      if (server.store.staticOutput) io.stdout(`  static copy:   ${server.store.staticOutput.location}   (self-contained, for a CDN)\n`);
+      if (server.store.staticOutput) io.stdout(`  static copy:   ${server.store.staticOutput.location}   (self-contained, for a CDN${signing ? `, signed with ${signing.map((key) => key.kid).join(', ')}` : ''})\n`);
       io.stdout(`  catalog:       ${publicUrl}/index.html\n`);
       const stop = (): void => {
         void server.app.close().then(() => process.exit(0));
