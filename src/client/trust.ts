@@ -30,6 +30,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { writeFileAtomic } from '../core/files.js';
 import {
   KEYS_FILE,
+  looksLikeKeysFile,
   MAX_KEYS_FILE_BYTES,
   MAX_SIGNATURE_BYTES,
   parseKeysFile,
@@ -262,7 +263,8 @@ export class RegistryTrust {
       if (error instanceof SignatureProblem) throw new RegistryTrustError(registry, KEYS_FILE, `that cannot be trusted on first use (${error.message})`);
       throw error;
     }
-    if (!published) {
+    // No keys.json, or a host answering every path with a page (not a keys document): unsigned.
+    if (!published || !looksLikeKeysFile(published.bytes)) {
       this.#state = Promise.resolve({ kind: 'unsigned' });
       return;
     }

@@ -168,6 +168,19 @@ export function keysFileBytes(keys: readonly PublishedKey[]): Buffer {
   return Buffer.from(`{"keys":[\n${keys.map((key) => JSON.stringify(key)).join(',\n')}\n]}\n`, 'utf8');
 }
 
+/**
+ * Whether `bytes` are meant as a keys.json (a JSON object with a `keys` array), right or wrong: a
+ * host that answers every path with a page has no keys.json.
+ */
+export function looksLikeKeysFile(bytes: Uint8Array): boolean {
+  try {
+    const json = JSON.parse(Buffer.from(bytes).toString('utf8')) as { keys?: unknown } | null;
+    return typeof json === 'object' && json !== null && Array.isArray(json.keys);
+  } catch {
+    return false;
+  }
+}
+
 /** Parses a keys.json (its bytes), refusing one over the size cap, private keys and broken keys. */
 export function parseKeysFile(bytes: Uint8Array, where = KEYS_FILE): PublishedKey[] {
   if (bytes.length > MAX_KEYS_FILE_BYTES) throw new KeyFileError(`${where} is ${bytes.length} bytes, more than ${MAX_KEYS_FILE_BYTES}`);

@@ -32,6 +32,7 @@ import { compareText } from '../core/listing.js';
 import { registryDocumentUrl } from '../core/registry-url.js';
 import {
   KEYS_FILE,
+  looksLikeKeysFile,
   MAX_KEYS_FILE_BYTES,
   MAX_SIGNATURE_BYTES,
   parseKeysFile,
@@ -257,7 +258,8 @@ class Mirror {
 
   /** The keys the documents are checked with; undefined for an unsigned source. */
   async #keys(): Promise<{ keys: PublishedKey[]; files: OutputFile[] } | undefined> {
-    const bytes = await this.#document(KEYS_FILE, MAX_KEYS_FILE_BYTES);
+    const fetched = await this.#document(KEYS_FILE, MAX_KEYS_FILE_BYTES);
+    const bytes = fetched && looksLikeKeysFile(fetched) ? fetched : undefined;
     const given = this.#options.keys && this.#options.keys.length > 0 ? [...this.#options.keys] : undefined;
     const previous = this.#held.has(KEYS_FILE) ? await this.#options.output.read(KEYS_FILE) : undefined;
     if (!bytes) {

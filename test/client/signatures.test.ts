@@ -186,6 +186,12 @@ describe('a signed registry, keys pinned on first use', () => {
     await refused(client(registry.url, cacheDir, undefined, { refresh: true }).listTemplates());
   });
 
+  it('reads a registry as unsigned when its host answers keys.json with a page (a host that serves index.html for every path)', async () => {
+    const registry = await signedRegistry();
+    await writeFile(path.join(registry.dir, 'keys.json'), '<!doctype html><title>catalog</title>');
+    expect(await client(registry.url, await tempDir()).listTemplates()).toHaveLength(2);
+  });
+
   it('refuses to read the /templates routes in place of a missing registry.json once keys are pinned', async () => {
     const registry = await signedRegistry(await privateJwk('k1'));
     const cacheDir = await tempDir();
