@@ -392,7 +392,7 @@ export class RegistryBuilder {
           message: `${output.location}/${KEYS_FILE} says this registry is signed: a build without a signing key would leave its documents unsigned, and every client that pinned its keys would refuse them; nothing was written (pass --sign-key, or remove ${KEYS_FILE} and its signature to stop signing)`,
           code: 'UNSIGNED_BUILD',
         },
-      ]);
+      ], 'the registry cannot be built unsigned');
     }
 
     const written: string[] = [];
@@ -556,7 +556,7 @@ export class RegistryBuilder {
     try {
       return planSigning(this.#options.signing ?? [], previous, now);
     } catch (error) {
-      throw new RegistryBuildError([{ pointer: '', code: 'SIGNING_KEY', message: `${errorMessage(error)}; nothing was written` }]);
+      throw new RegistryBuildError([{ pointer: '', code: 'SIGNING_KEY', message: errorMessage(error) }], 'the registry cannot be signed, nothing was written');
     }
   }
 
