@@ -43,6 +43,8 @@ function client(url: string, cacheDir: string, signatures: SignatureOptions = { 
   return new RegistryClient({ registryUrl: url, cacheDir, signatures, ...extra });
 }
 
+const urlOf = (input: string | URL | Request): string => (typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+
 async function refused(promise: Promise<unknown>): Promise<RegistryTrustError> {
   const error = await promise.then(
     () => undefined,
@@ -202,7 +204,7 @@ describe('a signed registry, keys pinned on first use', () => {
     await rm(cacheFileFor(cacheDir, registry.url));
     // The host now answers the routes of a registry server, with no signature anywhere.
     const routes: typeof fetch = (input, init) =>
-      String(input).includes('/templates?') ? Promise.resolve(Response.json({ data: [{ id: 'evil' }] })) : fetch(input, init);
+      urlOf(input).includes('/templates?') ? Promise.resolve(Response.json({ data: [{ id: 'evil' }] })) : fetch(input, init);
     const error = await refused(client(registry.url, cacheDir, undefined, { refresh: true, fetch: routes }).listTemplates());
     expect(error.message).toMatch(/served registry\.json as HTTP 404 though its keys are pinned/);
   });
@@ -236,12 +238,12 @@ describe('a document caught between two writes of a build', () => {
     // A cache in front still has the old signature for the first request.
     let served = 0;
     const stale: typeof fetch = (input, init) => {
-      if (String(input).endsWith('/registry.json.jws') && served++ === 0) return Promise.resolve(new Response(oldSignature));
+      if (urlOf(input).endsWith('/registry.json.jws') && served++ === 0) return Promise.resolve(new Response(oldSignature));
       return fetch(input, init);
     };
     const requests: Headers[] = [];
     const recording: typeof fetch = (input, init) => {
-      if (String(input).endsWith('/registry.json')) requests.push(new Headers(init?.headers));
+      if (urlOf(input).endsWith('/registry.json')) requests.push(new Headers(init?.headers));
       return stale(input, init);
     };
     expect((await client(registry.url, cacheDir, undefined, { refresh: true, fetch: recording }).listTemplates()).map((e) => e.id)).toContain('gamma');

@@ -170,7 +170,7 @@ describe('build-registry --sign-key', () => {
     const out = await tempDir();
     const cases: [string, RegExp][] = [
       [await keyFile(publicJwk(jwk)), /--sign-key .*kid k\) is a public key: signing needs the private key \("d"\)/],
-      [await keyFile({ ...jwk, kid: undefined } as unknown as JWK), /--sign-key .*\.kid is required/],
+      [await keyFile({ ...jwk, kid: undefined }), /--sign-key .*\.kid is required/],
       [path.join(out, 'missing.json'), /--sign-key .*missing\.json cannot be read: ENOENT/],
       ['{"kty":"oct","k":"c2VjcmV0","kid":"hmac"}', /--sign-key \(kid hmac\) must be an Ed25519 key .* or a P-256 key/],
       ['{not json', /--sign-key is not valid JSON/],
