@@ -9,7 +9,9 @@ export {
   type RegistryStatus,
   type StaleNotice,
   type TemplateFilters,
+  type FallbackNotice,
 } from './registry-client.js';
+export { RegistryTrustError, pinFileFor, type SignatureOptions } from './trust.js';
 export {
   downloadTemplate,
   checkArchive,

@@ -27,10 +27,8 @@ export class RegistryBuildError extends Error {
   override readonly name = 'RegistryBuildError';
   readonly violations: RuleViolation[];
 
-  constructor(violations: RuleViolation[]) {
-    super(
-      `the registry document is invalid, nothing was written:\n${violations.map((v) => `  ${v.pointer || '/'}: ${v.message}`).join('\n')}`,
-    );
+  constructor(violations: RuleViolation[], heading = 'the registry document is invalid, nothing was written') {
+    super(`${heading}:\n${violations.map((v) => `  ${v.pointer || '/'}: ${v.message}`).join('\n')}`);
     this.violations = violations;
   }
 }

@@ -13,14 +13,17 @@ import { createProject, fetchTemplateQuestions, migrateProject, ProjectLockError
 import { TEMPLATE_CATEGORIES } from '../../template/index.js';
 import { promptForAnswers } from '../../template/prompts.js';
 import { DEFAULT_TASK_TIMEOUT_MS, TASK_INTERRUPTED, taskCommandLine, type PlannedTask, type TaskOutcome } from '../../template/tasks.js';
-import { isCiFrom, localNpmVersion, maxDocumentBytesFrom, parseTemplateSpec, registryModeFrom, registryUrlFrom, runtimeVersionFrom, taskTimeoutFrom, userCacheDir } from '../consumer-env.js';
+import { isCiFrom, localNpmVersion, maxDocumentBytesFrom, parseTemplateSpec, registryKeysFrom, registryModeFrom, registryUrlsFrom, runtimeVersionFrom, taskTimeoutFrom, userCacheDir } from '../consumer-env.js';
 import { EXIT, oneOf, UsageError, type CliIo } from '../io.js';
 import { paintStability, stderrStyle, stdoutStyle, type Style } from '../style.js';
 import { answerFlags, defaultNextSteps, reportTemplateError, templateNextSteps } from './generate.js';
 import { provenanceLine, provenanceOptions, provenancePolicyFor, type ProvenanceFlags } from './provenance.js';
 
 export interface RegistryFlags {
-  registry?: string;
+  /** Every --registry given, in order (the first, then its fallbacks). */
+  registry?: string | string[];
+  /** Every --registry-key given. */
+  registryKey?: string[];
   json?: boolean;
   refresh?: boolean;
 }
@@ -53,8 +56,14 @@ export function clientFor(flags: RegistryFlags, io: CliIo, fallbackRegistry?: st
   const maxDocumentBytes = maxDocumentBytesFrom();
   // One line per command, however many of the registry's files answered from the cache.
   let told = false;
+  const [registryUrl = '', ...fallbackUrls] = registryUrlsFrom(flags.registry, process.env, fallbackRegistry);
+  const keys = registryKeysFrom(flags.registryKey);
   return new RegistryClient({
-    registryUrl: registryUrlFrom(flags.registry, process.env, fallbackRegistry),
+    registryUrl,
+    ...(fallbackUrls.length > 0 ? { fallbackUrls } : {}),
+    // Signed registries: the keys given, else the ones each registry publishes, pinned on first use.
+    signatures: keys ? { keys } : { pinOnFirstUse: true },
+    onFallback: (notice) => io.stderr(`${stderrStyle(io).yellow('warning')}: cannot reach the registry ${notice.from} (${oneLine(notice.reason)}); trying ${notice.to}\n`),
     cacheDir: userCacheDir(),
     mode: registryModeFrom(),
     ...(maxDocumentBytes ? { maxDocumentBytes } : {}),
@@ -329,7 +338,8 @@ function questionLines({ questions, unasked }: TemplateQuestions): string[] {
 /** The flags of every command that reads a registry: --registry, --refresh, --json. */
 export function registryOption(command: Command): Command {
   return command
-    .option('--registry <url>', 'the registry: its base URL or its registry.json URL (env TEMPLATE_REGISTRY_URL)')
+    .option('--registry <url>', 'the registry: its base URL or its registry.json URL; repeat it to list mirrors, tried in order when one cannot be reached (env TEMPLATE_REGISTRY_URL, comma-separated)', collect, [])
+    .option('--registry-key <jwk-or-file>', "the registry's public signing key (a JWK or JWK Set, or a file holding it), pinned from the start: documents not signed by it are refused (env TEMPLATE_REGISTRY_KEY; default: the keys the registry publishes, pinned on first use)", collect, [])
     .option('--refresh', 'fetch the registry now instead of using a cached copy younger than an hour')
     .option('--json', 'print JSON');
 }
