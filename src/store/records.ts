@@ -4,7 +4,7 @@
  * exact body a webhook delivery sends, what a change of a webhook (and a rotation of its secret)
  * makes of it, and when a login is refused for too many failures.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 import { isTemplateName, NAME_PATTERN } from '../core/versions.js';
 import type { LoginLimit, LoginScope, NewToken, NewTrustedPublisher, NewUser, Permission, SessionKind, StoredWebhook, TokenRecord, TrustedPublisher, UserRecord, WebhookEventRecord, WebhookUpdate } from './types.js';
@@ -228,6 +228,11 @@ export function previousSecretAt(webhook: Pick<StoredWebhook, 'previousSecret' |
   return Date.parse(webhook.previousSecretExpiresAt) > now.getTime() ? webhook.previousSecret : undefined;
 }
 
+/** Whether two secrets are the same, in a time that does not depend on where they differ. */
+function sameSecret(a: string, b: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+}
+
 /**
  * A webhook after `update` at `now`: the fields given replace the stored ones (id and creation time
  * stay). A `secret` other than the current one is a rotation: the current secret becomes the previous
@@ -243,7 +248,7 @@ export function updatedWebhook(current: StoredWebhook, update: WebhookUpdate, no
     ...(update.events === undefined ? {} : { events: [...update.events] }),
     ...(update.active === undefined ? {} : { active: update.active }),
   };
-  if (update.secret !== undefined && update.secret !== current.secret) {
+  if (update.secret !== undefined && !sameSecret(update.secret, current.secret)) {
     next.secret = update.secret;
     if (update.secretOverlapMs > 0) {
       next.previousSecret = current.secret;
