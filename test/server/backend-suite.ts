@@ -197,6 +197,29 @@ export function backendSuite(name: string, openStorage: () => Promise<RegistrySt
       expect(deliveries.body.data).toEqual([expect.objectContaining({ event: 'template.published', status: 200 })]);
     }, 30_000);
 
+    it('PUT /webhooks/{id} rotates the secret: both sign for the overlap, the delivery log stays (store migration: previous secret columns)', async () => {
+      const server = await start();
+      const { token: admin } = await server.store.tokens.createToken({ role: 'admin' });
+      const receiver = await startReceiver();
+      const registered = await call(server, 'POST', '/webhooks', { token: admin, body: { url: receiver.url, events: ['template.deprecated'], secret: SECRET, active: true } });
+      const id = registered.body.data.id as string;
+      await server.context.webhooks.enqueue('template.deprecated', { id: 'suite-rotation', version: '1.0.0' });
+      await server.context.webhooks.settled();
+
+      const replaced = await call(server, 'PUT', `/webhooks/${id}`, { token: admin, body: { url: receiver.url, events: ['template.deprecated'], secret: 'suite-new-secret', active: true } });
+      expect(replaced.status).toBe(200);
+      expect(await server.store.webhooks.getWebhook(id)).toMatchObject({ secret: 'suite-new-secret', previousSecret: SECRET, previousSecretExpiresAt: expect.any(String) });
+      await server.context.webhooks.enqueue('template.deprecated', { id: 'suite-rotation', version: '1.1.0' });
+      await server.context.webhooks.settled();
+      const rotated = await receiver.request(2);
+      expect(verifyWebhookSignature(rotated.body, String(rotated.headers['x-webhook-signature']), 'suite-new-secret')).toBe(true);
+      expect(verifyWebhookSignature(rotated.body, String(rotated.headers['x-webhook-signature-previous']), SECRET)).toBe(true);
+
+      const off = await call(server, 'PATCH', `/webhooks/${id}`, { token: admin, body: { active: false } });
+      expect(off.body.data).toMatchObject({ id, active: false, createdAt: registered.body.data.createdAt });
+      expect((await call(server, 'GET', `/webhooks/${id}/deliveries`, { token: admin })).body.data).toHaveLength(2);
+    }, 30_000);
+
     it('caps names at 214 characters (422 beyond), and one template whose files cannot be written leaves the rest built and uploads going', async () => {
       const server = await start();
       const longest = `t${'x'.repeat(213)}`;
