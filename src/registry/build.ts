@@ -77,6 +77,12 @@ export interface BuildOptions {
    * keys.json.jws and a `.jws` beside registry.json, index.json and each template file.
    */
   signing?: readonly SigningKey[];
+  /**
+   * The output's `archives/` folder is this build's own (the server's static copy in its bucket): an
+   * archive or provenance bundle there of a version the source no longer has (a purged version) is
+   * removed with the stale template files. Default false: a folder may hold archives of its own.
+   */
+  pruneArchives?: boolean;
 }
 
 export interface BuildResult {
@@ -550,7 +556,12 @@ export class RegistryBuilder {
     this.#last = { lastUpdated, entries: templateBytes, rest, etag };
 
     // Template files of ids that are gone, and the template-file variants older releases wrote.
-    const stale = [...held.keys()].filter((name) => isLegacyVariant(name) || (templateIdOf(name) !== undefined && !byId.has(templateIdOf(name) as string))).sort(compareText);
+    // Every version of the source keeps its archive, the ones left out of this build included.
+    const kept = new Set(versions.flatMap(({ manifest }) => [staticArchivePath(manifest.name, manifest.version), staticAttestationPath(manifest.name, manifest.version)]));
+    const goneArchive = (name: string): boolean => this.#options.pruneArchives === true && name.startsWith('archives/') && !kept.has(name);
+    const stale = [...held.keys()]
+      .filter((name) => isLegacyVariant(name) || (templateIdOf(name) !== undefined && !byId.has(templateIdOf(name) as string)) || goneArchive(name))
+      .sort(compareText);
     await output.remove(stale);
     for (const name of stale) this.#signatures.delete(name.replace(/\.jws$/, ''));
     await output.commit();

@@ -283,7 +283,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   // answer that waited for it; builds serialized across instances. A failure is logged and healed by
   // the next build.
   const mirror = storage.staticOutput
-    ? new RegistryBuilder(storeSource(storage, undefined, { layout: 'static' }), { output: storage.staticOutput, ...(options.signing && options.signing.length > 0 ? { signing: options.signing } : {}) })
+    ? new RegistryBuilder(storeSource(storage, undefined, { layout: 'static' }), { output: storage.staticOutput, pruneArchives: true, ...(options.signing && options.signing.length > 0 ? { signing: options.signing } : {}) })
     : undefined;
   const publishStatic = coalesced(async () => {
     if (!mirror) return;

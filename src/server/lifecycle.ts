@@ -1,10 +1,12 @@
 /**
  * The version lifecycle (published bytes never change): deprecating a version (its stability and
  * an optional message), yanking it (kept and downloadable by its exact version, never selected as
- * the latest, never reusable), one version at a time or every version a filter matches. The state
+ * the latest, never reusable), one version at a time or every version a filter matches; and purging
+ * one (an admin's removal for good: `purgeVersion`). The state
  * lives in the storage's rows; the registry is rebuilt after each change, and the entries carry it
  * (`stability`, `deprecationMessage`, `yanked`).
  */
+import { staticArchivePath, staticAttestationPath } from '../core/routes.js';
 import type { TemplateEntry } from '../core/schema-types.js';
 import { compareVersions, isValidRange, satisfiesRange } from '../core/versions.js';
 import type { LifecycleChange, LifecycleEvents, StoredVersion, TokenRecord, VersionStability } from '../store/types.js';
@@ -164,4 +166,28 @@ export async function changeLifecycleBulk(
     await context.rebuild();
   }
   return { changed: changed.length, versions: changed.map((after) => after.version).sort(compareVersions) };
+}
+
+/** The static copy's files of a version (its archive and provenance bundle): what a purge removes from the bucket. */
+const staticFilesOf = (id: string, version: string): string[] => [staticArchivePath(id, version), staticAttestationPath(id, version)];
+
+/**
+ * `DELETE /templates/{id}/versions/{version}/purge` (an admin's): removes the version for good (the
+ * store's row, archive, manifest and provenance bundle; its name and version recorded as never to be
+ * used again), rebuilds the registry without its entry, then removes its files from the static copy
+ * in the bucket (the copy's own builds prune them too, should one in flight put them back). Purging
+ * a purged version again removes whatever of its bytes a failure left. 404 when there is no
+ * published version to purge.
+ */
+export async function purgeVersion(context: Pick<ServerContext, 'storage' | 'rebuild'>, id: string, version: string, now: Date = new Date()): Promise<void> {
+  const purged = await context.storage.versions.purgeVersion(id, version, now);
+  if (!purged) throw new ApiError(404, 'NOT_FOUND', `template ${id} version ${version} not found`);
+  await context.rebuild();
+  // The bucket's copy is rebuilt in the background; its archive goes now (the copy's registry.json
+  // naming it for a moment longer is the lesser harm).
+  const { staticOutput, withBuildLock } = context.storage;
+  if (staticOutput) {
+    const remove = (): Promise<void> => staticOutput.remove(staticFilesOf(id, version));
+    await (withBuildLock ? withBuildLock(remove) : remove());
+  }
 }

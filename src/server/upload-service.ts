@@ -78,6 +78,14 @@ function versionExists(manifest: TemplateManifest, existing: StoredVersion): Api
   ]);
 }
 
+/** The answer to an upload of a purged version: 409, its name and version are never used again. */
+function versionPurged(manifest: TemplateManifest, purgedAt: string): ApiError {
+  const label = `${manifest.name}@${manifest.version}`;
+  return new ApiError(409, 'VERSION_EXISTS', `${label} was purged; a purged version is never reusable: publish a new version`, [
+    { field: 'version', code: 'VERSION_PURGED', message: purgedAt },
+  ]);
+}
+
 /**
  * Publishes `archive` with the manifest text as `token`. The archive file is moved into the
  * storage on success; on any failure after the reservation, the reservation is undone.
@@ -105,6 +113,8 @@ export async function publishVersion(
   if (!permission.allowed) throw new ApiError(403, 'FORBIDDEN', permission.reason);
   const existing = await versions.getVersion(manifest.name, manifest.version);
   if (existing) throw versionExists(manifest, existing);
+  const purgedAt = await versions.purgedAt(manifest.name, manifest.version);
+  if (purgedAt !== undefined) throw versionPurged(manifest, purgedAt);
 
   // Provenance first: it is cheaper than unpacking and linting the archive.
   const attested = attestation === undefined ? undefined : await checkUploadedProvenance(context.sigstore, context.storage, token, manifest.name, archive.sha256, attestation);
@@ -118,6 +128,7 @@ export async function publishVersion(
   );
   if (!reservation.reserved) {
     if ('forbidden' in reservation) throw new ApiError(403, 'FORBIDDEN', reservation.forbidden);
+    if ('purged' in reservation) throw versionPurged(manifest, reservation.purged);
     throw versionExists(manifest, reservation.existing);
   }
   const willBe = publishedEntry(manifest, { ...archive, createdAt }, context.publicUrl);

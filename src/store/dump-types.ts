@@ -76,6 +76,13 @@ export interface DumpTrustedPublisher {
 }
 
 /** An ID token already exchanged (`oidc_id_tokens`): kept until it expires, so that it is used once, also after a copy. */
+/** A purged version's name and version (`purged_versions`): never to be used again. */
+export interface DumpPurgedVersion {
+  name: string;
+  version: string;
+  purgedAt: string;
+}
+
 export interface DumpUsedIdToken {
   issuer: string;
   jti: string;
@@ -179,6 +186,8 @@ export interface StoreDump {
   settings: DumpSetting[];
   trustedPublishers: DumpTrustedPublisher[];
   usedIdTokens: DumpUsedIdToken[];
+  /** Versions purged for good: their names and versions stay refused in the copy. */
+  purgedVersions: DumpPurgedVersion[];
   /**
    * The analytics aggregates (registry/analytics.ts): they hold counts the events no longer do once
    * the retention pruned them, so they are copied as they are, not made again from the events.

@@ -15,6 +15,7 @@ export type {
   StoredVersion,
   PublishedVersion,
   NewVersion,
+  PurgedVersion,
   Reservation,
   VersionLifecycle,
   LifecycleChange,

@@ -394,7 +394,18 @@ export type NewVersion = Omit<StoredVersion, 'state' | 'createdAt' | 'publisher'
  * The outcome of reserving a version: exactly one of concurrent reservations of one version gets
  * `reserved`; the others see the version that is there (pending or complete) or why the token may not.
  */
-export type Reservation = { reserved: true } | { reserved: false; existing: StoredVersion } | { reserved: false; forbidden: string };
+export type Reservation =
+  | { reserved: true }
+  | { reserved: false; existing: StoredVersion }
+  | { reserved: false; forbidden: string }
+  /** The version was purged (when: ISO 8601): its name and version are never used again. */
+  | { reserved: false; purged: string };
+
+/** What `VersionStore.purgeVersion` removed: the version (undefined when it was purged before) and when it was purged. */
+export interface PurgedVersion {
+  version?: StoredVersion;
+  purgedAt: string;
+}
 
 /** An archive to send: its bytes as a stream and their count. */
 export interface ArchiveReader {
@@ -438,6 +449,16 @@ export interface VersionStore {
   updateLifecycle(name: string, version: string, change: LifecycleChange, webhookEvents?: LifecycleEvents): Promise<{ version: StoredVersion; changed: boolean } | undefined>;
   /** The lifecycle of every complete version that has one (deprecated after publication, yanked), keyed by `name@version`. */
   listLifecycles(): Promise<Map<string, VersionLifecycle>>;
+  /**
+   * Removes a complete version for good (a legal demand, a leaked secret): its row goes and its name
+   * and version are recorded as purged in one transaction (a reservation of them is refused from
+   * then on: `{ purged }`), then its archive, manifest and provenance bundle are deleted. Purging a
+   * purged version deletes those blobs again (what a failure half-way left) and answers the same.
+   * Undefined when there is no complete version and none was purged.
+   */
+  purgeVersion(name: string, version: string, now?: Date): Promise<PurgedVersion | undefined>;
+  /** When name@version was purged (ISO 8601); undefined when it was not. */
+  purgedAt(name: string, version: string): Promise<string | undefined>;
 }
 
 /** An analytics event as stored: the spec's event, whatever its type. */

@@ -76,6 +76,8 @@ describe('an unexpected failure', () => {
         uploadTempPath: (suffix) => storage.versions.uploadTempPath(suffix),
         updateLifecycle: (n, v, c) => storage.versions.updateLifecycle(n, v, c),
         listLifecycles: () => storage.versions.listLifecycles(),
+        purgeVersion: (n, v, now) => storage.versions.purgeVersion(n, v, now),
+        purgedAt: (n, v) => storage.versions.purgedAt(n, v),
       },
     }));
     const { token } = await broken.store.tokens.createToken({ role: 'admin' });

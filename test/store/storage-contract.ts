@@ -408,6 +408,33 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await text((await storage.versions.openArchive('web-app', '1.0.0'))!.stream)).toBe('the bytes');
         expect((await storage.versions.getVersion('web-app', '1.0.0'))?.state).toBe('complete');
       });
+
+      it('purges a complete version for good: row, archive, manifest and bundle gone, its name and version refused from then on, a second purge the same', async () => {
+        const storage = await fresh();
+        const { record } = await storage.tokens.createToken({ role: 'admin' });
+        await publish(storage, record, 'web-app', '1.0.0', 'kept bytes');
+        await publish(storage, record, 'web-app', '1.1.0', 'leaked bytes');
+        await storage.versions.reserveVersion({ name: 'web-app', version: '2.0.0', integrity: 'sha512-p', sha256: 'f'.repeat(64), size: 1, owner: record.owner }, record);
+        const at = new Date('2026-04-01T10:00:00.000Z');
+        // Nothing to purge: an unknown version, a pending one.
+        expect(await storage.versions.purgeVersion('web-app', '9.9.9', at)).toBeUndefined();
+        expect(await storage.versions.purgeVersion('web-app', '2.0.0', at)).toBeUndefined();
+        expect(await storage.versions.purgedAt('web-app', '1.1.0')).toBeUndefined();
+
+        const purged = await storage.versions.purgeVersion('web-app', '1.1.0', at);
+        expect(purged).toEqual({ purgedAt: at.toISOString(), version: expect.objectContaining({ name: 'web-app', version: '1.1.0', state: 'complete' }) });
+        expect(await storage.versions.getVersion('web-app', '1.1.0')).toBeUndefined();
+        expect(await storage.versions.openArchive('web-app', '1.1.0')).toBeUndefined();
+        await expect(storage.versions.readManifest('web-app', '1.1.0')).rejects.toMatchObject({ code: 'ENOENT' });
+        expect((await storage.versions.listPublished()).map((v) => v.version).sort()).toEqual(['1.0.0']);
+        expect(await storage.versions.purgedAt('web-app', '1.1.0')).toBe(at.toISOString());
+        const again = await storage.versions.reserveVersion({ name: 'web-app', version: '1.1.0', integrity: 'sha512-q', sha256: 'a'.repeat(64), size: 1, owner: record.owner }, record);
+        expect(again).toEqual({ reserved: false, purged: at.toISOString() });
+        expect(await storage.versions.purgeVersion('web-app', '1.1.0', new Date('2026-05-01T00:00:00.000Z'))).toEqual({ purgedAt: at.toISOString() });
+        // The other versions are whole; the name stays owned.
+        expect(await text((await storage.versions.openArchive('web-app', '1.0.0'))!.stream)).toBe('kept bytes');
+        expect(await storage.tokens.ownerOf('web-app')).toBe(record.owner);
+      });
     });
 
     describe('events', () => {

@@ -228,10 +228,17 @@ CREATE INDEX IF NOT EXISTS login_attempts_by_time ON login_attempts (at);
   // type and run); the bundle itself is a blob beside the archive.
   'ALTER TABLE versions ADD COLUMN IF NOT EXISTS attestation json;',
   // 8: webhook secret rotation: the secret a PUT or PATCH replaced keeps signing deliveries (beside
-  // the new one) until previous_secret_expires_at.
+  // the new one) until previous_secret_expires_at. Purged versions: a version removed for good
+  // (archive, manifest, row) leaves its name and version here, so that they are never used again.
   `
 ALTER TABLE webhooks ADD COLUMN IF NOT EXISTS previous_secret text;
 ALTER TABLE webhooks ADD COLUMN IF NOT EXISTS previous_secret_expires_at timestamptz;
+CREATE TABLE IF NOT EXISTS purged_versions (
+  name text NOT NULL,
+  version text NOT NULL,
+  purged_at timestamptz NOT NULL,
+  PRIMARY KEY (name, version)
+);
 `,
 ];
 

@@ -243,10 +243,12 @@ CREATE INDEX IF NOT EXISTS login_attempts_by_time ON login_attempts (at);
   // type and run); the bundle itself is a blob beside the archive.
   (db) => addColumn(db, 'versions', 'attestation', 'TEXT'),
   // 14: webhook secret rotation: the secret a PUT or PATCH replaced keeps signing deliveries (beside
-  // the new one) until previous_secret_expires_at.
+  // the new one) until previous_secret_expires_at. Purged versions: a version removed for good
+  // (archive, manifest, row) leaves its name and version here, so that they are never used again.
   (db) => {
     addColumn(db, 'webhooks', 'previous_secret', 'TEXT');
     addColumn(db, 'webhooks', 'previous_secret_expires_at', 'TEXT');
+    db.exec('CREATE TABLE IF NOT EXISTS purged_versions (name TEXT NOT NULL, version TEXT NOT NULL, purged_at TEXT NOT NULL, PRIMARY KEY (name, version))');
   },
 ];
 

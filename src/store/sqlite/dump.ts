@@ -14,6 +14,7 @@ import type {
   DumpSetting,
   DumpToken,
   DumpTrustedPublisher,
+  DumpPurgedVersion,
   DumpUsedIdToken,
   DumpUser,
   DumpVersion,
@@ -170,6 +171,9 @@ export function readSqliteDump(db: Database.Database): StoreDump {
     usedIdTokens: all('SELECT * FROM oidc_id_tokens ORDER BY expires_at, issuer, jti').map(
       (row): DumpUsedIdToken => ({ issuer: text(row.issuer), jti: text(row.jti), expiresAt: text(row.expires_at) }),
     ),
+    purgedVersions: all('SELECT * FROM purged_versions ORDER BY name, version').map(
+      (row): DumpPurgedVersion => ({ name: text(row.name), version: text(row.version), purgedAt: text(row.purged_at) }),
+    ),
     analytics: readAggregateRows(db),
     stagedFilesSkipped: num((db.prepare('SELECT COUNT(*) AS n FROM staged_files').get() as Row).n),
   }))();
@@ -193,6 +197,7 @@ export function countSqlite(db: Database.Database): StoreCounts {
     settings: count('settings'),
     trustedPublishers: count('trusted_publishers'),
     usedIdTokens: count('oidc_id_tokens'),
+    purgedVersions: count('purged_versions'),
     stagedFiles: count('staged_files'),
   };
 }
@@ -243,6 +248,8 @@ export function loadSqliteDump(db: Database.Database, dump: StoreDump): void {
     }
     const used = db.prepare('INSERT INTO oidc_id_tokens (issuer, jti, expires_at) VALUES (?, ?, ?)');
     for (const u of dump.usedIdTokens) used.run(u.issuer, u.jti, u.expiresAt);
+    const purged = db.prepare('INSERT INTO purged_versions (name, version, purged_at) VALUES (?, ?, ?)');
+    for (const p of dump.purgedVersions ?? []) purged.run(p.name, p.version, p.purgedAt);
   }).immediate();
 }
 
