@@ -185,9 +185,10 @@ export async function purgeVersion(context: Pick<ServerContext, 'storage' | 'reb
   await context.rebuild();
   // The bucket's copy is rebuilt in the background; its archive goes now (the copy's registry.json
   // naming it for a moment longer is the lesser harm).
-  const { staticOutput, withBuildLock } = context.storage;
-  if (staticOutput) {
-    const remove = (): Promise<void> => staticOutput.remove(staticFilesOf(id, version));
-    await (withBuildLock ? withBuildLock(remove) : remove());
+  const { storage } = context;
+  const output = storage.staticOutput;
+  if (output) {
+    const remove = (): Promise<void> => output.remove(staticFilesOf(id, version));
+    await (storage.withBuildLock ? storage.withBuildLock(remove) : remove());
   }
 }

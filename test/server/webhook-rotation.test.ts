@@ -62,7 +62,7 @@ async function api(registry: Registry, method: string, route: string, body?: unk
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const text = await response.text();
-  return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Json) };
+  return { status: response.status, body: text === '' ? {} : JSON.parse(text) };
 }
 
 async function register(registry: Registry, url: string): Promise<string> {

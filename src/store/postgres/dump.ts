@@ -106,7 +106,7 @@ export async function readPostgresDump(pool: pg.Pool): Promise<StoreDump> {
           secret: String(row.secret),
           active: row.active === true,
           createdAt: isoOf(row.created_at),
-          previousSecret: row.previous_secret === null || row.previous_secret === undefined ? null : String(row.previous_secret),
+          previousSecret: maybeText(row.previous_secret),
           previousSecretExpiresAt: maybeIso(row.previous_secret_expires_at),
         }),
       ),
