@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Command, CommanderError } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -54,6 +55,23 @@ describe('template-registry build-registry', () => {
     const second = await buildRegistryCli(['--out', out, '--store', '/var/store', '--public-url', 'https://r.example.com', '--json'], { storeSource });
     expect(second.code).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ entries: 2, templates: 1, changed: false, written: [], warnings: [] });
+  });
+
+  it('from a store, removes the archive of a version the store no longer has (a purged one) from --out', async () => {
+    const out = await tempDir();
+    const archived = (v: string) => version('a', v, {}, { openArchive: () => Promise.resolve({ stream: Readable.from([Buffer.from(`bytes of ${v}`)]), size: `bytes of ${v}`.length }) });
+    // Not memorySource: its structuredClone cannot copy openArchive.
+    const source = { list: [archived('1.0.0'), archived('1.1.0')], versions: () => Promise.resolve(source.list.map((v) => ({ ...v }))) };
+    const storeSource = () => Promise.resolve(source);
+    const first = await buildRegistryCli(['--out', out, '--store', 's'], { storeSource });
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect((await readdir(path.join(out, 'archives', 'a'))).sort()).toEqual(['1.0.0.tgz', '1.1.0.tgz']);
+    source.list = [archived('1.0.0')];
+    const again = await buildRegistryCli(['--out', out, '--store', 's', '--json'], { storeSource });
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ removed: ['archives/a/1.1.0.tgz'] });
+    expect(await readdir(path.join(out, 'archives', 'a'))).toEqual(['1.0.0.tgz']);
   });
 
   it('needs --out and exactly one source', async () => {

@@ -163,6 +163,8 @@ export function registerBuildRegistry(
         const result = await buildRegistry(source, {
           ...output.options,
           allowEmpty: flags.allowEmpty ?? false,
+          // From a store the archives beside registry.json are the build's own: a purged version's go.
+          ...(fromStore ? { pruneArchives: true } : {}),
           ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
           ...(signing ? { signing } : {}),
         });
