@@ -30,7 +30,7 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 
-import { digestOf, DigestStream, ProvenanceError, publicGoodTrust, verifyIntegrity, verifyProvenance, type SigstoreTrust } from '../archive/index.js';
+import { DigestStream, ProvenanceError, publicGoodTrust, verifyIntegrity, verifyProvenance, type SigstoreTrust } from '../archive/index.js';
 import { mapLimit } from '../core/concurrency.js';
 import { errorMessage } from '../core/errors.js';
 import { compareText } from '../core/listing.js';
@@ -511,7 +511,7 @@ class Mirror {
           verify: () => verifyIntegrity(archive.expected, digest.result(), `the archive of ${archive.label} (${archive.url})`),
         });
         this.#state.archives[archive.path] = archive.key;
-        this.#downloaded.set(archive.path, digestOf(digest.result()).sha256);
+        this.#downloaded.set(archive.path, createHash('sha256').update(answer.bytes).digest('hex'));
         this.#result.copied.push(archive.path);
         this.#result.written.push(archive.path);
       } catch (error) {
