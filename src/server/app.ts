@@ -35,6 +35,8 @@ import { StaticFront } from './static-front.js';
 import { DEFAULT_STATS_REFRESH_MS, startStatsRefresh } from './stats-refresh.js';
 import { loadStaticFiles, REGISTRY_FILE } from './static-files.js';
 import { registryUpdatedData, WebhookDispatcher, type WebhookDispatcherOptions } from './webhooks.js';
+import { PurgeDispatcher, type PurgeDispatcherOptions } from './purges.js';
+import { purgeUrlsOf, type PurgeTarget } from '../registry/purge/index.js';
 import { MAX_PARAM_LENGTH } from './params.js';
 
 export interface ServerOptions {
@@ -88,6 +90,12 @@ export interface ServerOptions {
    * spec does not ask for one, so lint only warns (`--require-changelog-entry`, REGISTRY_REQUIRE_CHANGELOG_ENTRY).
    */
   requireChangelogEntry?: boolean;
+  /**
+   * CDN purges after each change (`serve --purge`): the targets, the public base URL the CDN serves
+   * the registry at (`--cdn-url`; default `publicUrl`: a CDN in front of the server; with a bucket's
+   * static copy, where the CDN serves that copy), and the retry settings of the purge outbox.
+   */
+  purge?: { targets: readonly PurgeTarget[]; publicUrl?: string } & Omit<PurgeDispatcherOptions, 'store' | 'targets' | 'logger'>;
 }
 
 export interface RegistryServer {
@@ -185,9 +193,15 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   // downloads): only those raise registry.updated, so that a change is announced once however many
   // instances rebuild after it.
   let announceNext = false;
+  // Whether the next build follows a change of what clients read (an upload or a lifecycle change,
+  // here or on another instance): only those purge the CDN. The start-up build and the download
+  // numbers' refreshes do not (the numbers show within the files' max-age).
+  let purgeNext = false;
   const build = coalesced(async () => {
     const announce = announceNext;
     announceNext = false;
+    const purge = purgeNext;
+    purgeNext = false;
     // Builds into output several instances may share are serialized across them (storage.withBuildLock).
     const result = storage.withBuildLock ? await storage.withBuildLock(() => builder.build()) : await builder.build();
     // A version stored by an older release whose entry is now invalid must not stop the registry.
@@ -200,7 +214,9 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     const files = await loadStaticFiles(storage.publicDir, result, { previous: current?.files, known: { [REGISTRY_FILE]: { etag: result.etag, lastModified } } });
     const previousEtag = current?.etag;
     current = { document: result.document, etag: result.etag, lastModified, files };
-    const mirrored = mirrorAfterBuild(previousEtag !== result.etag);
+    const mirrored = mirrorAfterBuild(previousEtag !== result.etag, purge);
+    // Without a static copy the CDN is in front of this server: what this build changed is purged.
+    if (purge && !mirror) void purges?.enqueue(purgeUrlsOf(purgePublicUrl, [...result.written, ...result.removed]));
     // registry.updated when registry.json changed (not for the first build of a start, nor for another
     // instance's change); after the static copy in the bucket is written, so that a CDN purged on this
     // event fetches the new files.
@@ -211,23 +227,47 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   });
   const rebuild = (): Promise<void> => {
     announceNext = true;
+    purgeNext = true;
     return build();
   };
+  /** A rebuild for new download numbers: announced, not purged. */
+  const rebuildStats = (): Promise<void> => {
+    announceNext = true;
+    return build();
+  };
+  const purgePublicUrl = (options.purge?.publicUrl ?? publicUrl).replace(/\/+$/, '');
+  const purges =
+    options.purge && options.purge.targets.length > 0
+      ? new PurgeDispatcher({ ...options.purge, store: storage.purges, logger: app.log })
+      : undefined;
   // The static registry in the bucket (storage.staticOutput), for a CDN: a builder of its own (archives
   // beside it, URLs relative to registry.json), run after each local build without holding up the
   // answer that waited for it; builds serialized across instances. A failure is logged and healed by
   // the next build.
   const mirror = storage.staticOutput ? new RegistryBuilder(storeSource(storage, undefined, { layout: 'static' }), { output: storage.staticOutput }) : undefined;
+  // Whether the copy's next build purges what it changes (a change, or a copy that failed after one).
+  let mirrorPurge = false;
   const publishStatic = coalesced(async () => {
     if (!mirror) return;
-    await (storage.withBuildLock ? storage.withBuildLock(() => mirror.build()) : mirror.build());
+    const purge = mirrorPurge;
+    mirrorPurge = false;
+    try {
+      const result = await (storage.withBuildLock ? storage.withBuildLock(() => mirror.build()) : mirror.build());
+      // The CDN is in front of the copy: what it changed is purged (another instance's copy of the
+      // same change finds nothing to write, and purges nothing).
+      if (purge) void purges?.enqueue(purgeUrlsOf(purgePublicUrl, [...result.written, ...result.removed]));
+    } catch (error) {
+      mirrorPurge ||= purge;
+      throw error;
+    }
   });
   let publishing: Promise<void> = Promise.resolve();
   let mirrorBehind = false;
   /** Starts the copy to the bucket when needed; settles (never rejects) when that copy is done or failed. */
-  const mirrorAfterBuild = (changed: boolean): Promise<void> => {
+  const mirrorAfterBuild = (changed: boolean, purge: boolean): Promise<void> => {
     if (!mirror || !(changed || mirrorBehind)) return Promise.resolve();
     mirrorBehind = false;
+    mirrorPurge ||= purge;
     publishing = publishStatic().catch((error: unknown) => {
       mirrorBehind = true;
       app.log.error({ err: error }, `publishing the static registry to ${storage.staticOutput?.location ?? ''} failed; the next build retries`);
@@ -255,11 +295,18 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     ...(options.adminToken ? { adminToken: options.adminToken } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.requireChangelogEntry ? { requireChangelogEntry: true } : {}),
+    ...(purges ? { purges } : {}),
   };
 
   // Another instance's changes rebuild this one's registry; subscribed before the first build, so no
   // change committed between that build and the subscription is missed.
-  const peers = await followPeers({ storage, rebuild: build, onError: (error) => app.log.error({ err: error }, "rebuilding the registry after another instance's change failed") });
+  const peers = await followPeers({
+    storage,
+    rebuild: () => {
+      purgeNext = true;
+      return build();
+    },
+    onError: (error) => app.log.error({ err: error }, "rebuilding the registry after another instance's change failed") });
   app.addHook('preClose', async () => {
     await peers?.stop();
   });
@@ -274,7 +321,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     ...(options.statsSettleMs === undefined ? {} : { settleMs: options.statsSettleMs }),
     ...(options.statsMinGapMs === undefined ? {} : { minGapMs: options.statsMinGapMs }),
     count: () => storage.events.countEvents('download'),
-    rebuild,
+    rebuild: rebuildStats,
     onError: (error) => app.log.error({ err: error }, 'refreshing the download stats failed'),
   });
   app.addHook('preClose', () => stats.stop());
@@ -307,6 +354,11 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   app.addHook('preClose', () => context.webhooks.close());
   // Deliveries the outbox holds (a previous run's included) are resumed.
   context.webhooks.start();
+  // So are purges; they end (attempts in flight cancelled, their jobs pending) before the storage closes.
+  if (purges) {
+    app.addHook('preClose', () => purges.close());
+    purges.start();
+  }
   // A closing server answers 503 (fastify): the fast path steps aside.
   app.addHook('preClose', (done) => {
     front.close();

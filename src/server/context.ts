@@ -2,6 +2,7 @@ import type { RegistryDocument } from '../core/schema-types.js';
 import type { RegistryStorage } from '../store/types.js';
 import type { PasswordHasher } from './passwords.js';
 import type { StaticFiles } from './static-files.js';
+import type { PurgeDispatcher } from './purges.js';
 import type { WebhookDispatcher } from './webhooks.js';
 
 export interface ServerLimits {
@@ -88,4 +89,6 @@ export interface ServerContext {
   clock?: () => Date;
   /** Refuse an upload whose change log has no section for its version (`--require-changelog-entry`); off by default. */
   requireChangelogEntry?: boolean;
+  /** CDN purges after each change, from the purge outbox (`--purge`); absent: no CDN is purged. */
+  purges?: PurgeDispatcher;
 }

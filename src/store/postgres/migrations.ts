@@ -217,6 +217,24 @@ CREATE INDEX login_attempts_by_account ON login_attempts (account, at);
 CREATE INDEX login_attempts_by_address ON login_attempts (address, at);
 CREATE INDEX login_attempts_by_time ON login_attempts (at);
 `,
+  // 6: the purge outbox: one row per CDN target of the URLs a change touched, retried until the CDN
+  // accepts the purge (also after a restart, by whichever instance has the target); \`seq\` keeps the
+  // order they were written.
+  `
+CREATE TABLE purge_jobs (
+  seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+  id text COLLATE "C" PRIMARY KEY,
+  target text COLLATE "C" NOT NULL,
+  urls jsonb NOT NULL,
+  state text NOT NULL CHECK (state IN ('pending', 'done', 'failed')),
+  attempts integer NOT NULL DEFAULT 0,
+  next_attempt_at timestamptz NOT NULL,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL,
+  last_error text
+);
+CREATE INDEX purge_jobs_due ON purge_jobs (state, next_attempt_at);
+`,
 ];
 
 /** The schema version this release writes. */

@@ -232,6 +232,22 @@ CREATE INDEX IF NOT EXISTS login_attempts_by_account ON login_attempts (account,
 CREATE INDEX IF NOT EXISTS login_attempts_by_address ON login_attempts (address, at);
 CREATE INDEX IF NOT EXISTS login_attempts_by_time ON login_attempts (at);
 `,
+  // 12: the purge outbox: one row per CDN target of the URLs a change touched, retried until the CDN
+  // accepts the purge (also after a restart); `urls` a JSON array, `next_attempt_at` in ms since the epoch.
+  `
+CREATE TABLE IF NOT EXISTS purge_jobs (
+  id TEXT PRIMARY KEY,
+  target TEXT NOT NULL,
+  urls TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  last_error TEXT
+);
+CREATE INDEX IF NOT EXISTS purge_jobs_due ON purge_jobs (state, next_attempt_at);
+`,
 ];
 
 /** The schema version this release writes. */
