@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 
 import { createGitHubClient } from '../../github/client.js';
 import { buildRegistry, failedTemplateMessage } from '../../registry/build.js';
+import { FolderOutput } from '../../registry/folder-output.js';
+import { purgeAfterBuild, type PurgeAfterBuildResult, type PurgeTarget } from '../../registry/purge/index.js';
 import { RegistryBuildError } from '../../registry/document.js';
 import { GithubSourceConfigError, githubReleasesSource, loadGithubSourceConfig, type GithubSourceConfig } from '../../registry/github-source.js';
 import type { RegistryOutput } from '../../registry/output.js';
@@ -10,8 +12,9 @@ import { createS3Client, parseOutputTarget, S3Output, S3UrlError, type OutputTar
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { errorMessage } from '../../core/errors.js';
 import { addBackendOptions, isHttpUrl, S3_ENDPOINT_OPTION, S3_PATH_STYLE_OPTION, type BackendFlags } from './backends.js';
+import { addPurgeOptions, cdnUrlFrom, purgeTargetsFrom, type PurgeFlags } from './purge-flags.js';
 
-interface BuildRegistryFlags extends BackendFlags {
+interface BuildRegistryFlags extends BackendFlags, PurgeFlags {
   out: string;
   githubConfig?: string;
   publicUrl?: string;
@@ -28,6 +31,8 @@ export interface BuildRegistryDependencies {
    * `--storage` name, opened as `serve` opens it). `storeDir` is `--store` ('' when only a database is named).
    */
   storeSource?: (storeDir: string, publicUrl: string | undefined, flags: BackendFlags) => Promise<StoreRegistrySource>;
+  /** Waits between purge retries (tests pass one that does not wait); default a timer. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -53,9 +58,12 @@ function checkOutput(flags: BuildRegistryFlags): OutputTarget {
   return target;
 }
 
-/** The build's output; `close()` releases the S3 client (its keep-alive sockets would hold the process open a while). */
-async function openOutput(target: OutputTarget, flags: BuildRegistryFlags): Promise<{ options: { outDir: string } | { output: RegistryOutput }; close: () => void }> {
-  if (target.kind === 'folder') return { options: { outDir: target.dir }, close: () => undefined };
+/** The build's output; `close()` releases it (an S3 client's keep-alive sockets would hold the process open a while). */
+async function openOutput(target: OutputTarget, flags: BuildRegistryFlags): Promise<{ options: { output: RegistryOutput }; close: () => void }> {
+  if (target.kind === 'folder') {
+    const output = new FolderOutput(target.dir);
+    return { options: { output }, close: () => void output.close() };
+  }
   const settings = { ...(flags.s3Endpoint !== undefined ? { endpoint: flags.s3Endpoint } : {}), ...(flags.s3ForcePathStyle ? { forcePathStyle: true } : {}) };
   const client = await createS3Client(settings).catch((error: unknown) => {
     throw error instanceof S3UrlError ? new UsageError(error.message) : error; // a bad $AWS_ENDPOINT_URL
@@ -91,7 +99,8 @@ export function registerBuildRegistry(
     .option('--allow-empty', 'write a registry with no template even over one that lists some (refused otherwise)')
     .option('--s3-endpoint <url>', `${S3_ENDPOINT_OPTION} (for --out and --storage)`)
     .option('--s3-force-path-style', S3_PATH_STYLE_OPTION)
-    .option('--json', 'print the result as JSON')
+    .option('--json', 'print the result as JSON');
+  addPurgeOptions(command, { purge: 'REGISTRY_PURGE', cdnUrl: 'REGISTRY_CDN_URL' }, '--public-url; one of them is required with --purge')
     .action(async (flags: BuildRegistryFlags) => {
       const usage = (message: string): void => {
         io.stderr(`error: ${message}\n`);
@@ -108,8 +117,12 @@ export function registerBuildRegistry(
       }
 
       let target: OutputTarget;
+      let purgeTargets: PurgeTarget[];
+      let cdnUrl: string | undefined;
       try {
         target = checkOutput(flags);
+        purgeTargets = purgeTargetsFrom(flags, process.env.REGISTRY_PURGE);
+        if (purgeTargets.length > 0) cdnUrl = cdnUrlFrom(flags, process.env.REGISTRY_CDN_URL, flags.publicUrl, '--purge needs --cdn-url (or --public-url): the URL the CDN serves the registry at');
       } catch (error) {
         if (error instanceof UsageError) return usage(error.message);
         throw error;
@@ -168,6 +181,25 @@ export function registerBuildRegistry(
           warnings.push(message);
           if (!flags.json) io.stderr(`warning: ${message}\n`);
         }
+        let purged: PurgeAfterBuildResult | undefined;
+        if (cdnUrl !== undefined) {
+          purged = await purgeAfterBuild({
+            output: output.options.output,
+            targets: purgeTargets,
+            publicUrl: cdnUrl,
+            written: result.written,
+            removed: result.removed,
+            ...(deps.sleep ? { sleep: deps.sleep } : {}),
+            onRetry: ({ target: purgeTarget, attempt, delayMs, error }) => {
+              if (!flags.json) io.stderr(`warning: purge attempt ${attempt} at ${purgeTarget} failed (${error}); retrying in ${Math.round(delayMs / 1000)} s\n`);
+            },
+          });
+          for (const failure of purged.failed) {
+            const message = `the purge of ${failure.urls} URL(s) at ${failure.target} failed (${failure.error}); the URLs are kept in ${output.options.output.location}/.template-registry-purge.json and the next build-registry --purge purges them first`;
+            warnings.push(message);
+            if (!flags.json) io.stderr(`warning: ${message}\n`);
+          }
+        }
         const entries = result.document.templates.length;
         if (flags.json) {
           io.stdout(
@@ -182,6 +214,7 @@ export function registerBuildRegistry(
                 files: result.files,
                 written: result.written,
                 removed: result.removed,
+                ...(purged ? { purged: purged.purged, purgeFailed: purged.failed } : {}),
                 warnings,
               },
               null,
@@ -190,6 +223,7 @@ export function registerBuildRegistry(
           );
         } else {
           io.stdout(`registry.json: ${entries} entries (${result.changed ? 'changed' : 'unchanged'}), etag ${result.etag}\n`);
+          for (const done of purged?.purged ?? []) io.stdout(`purged ${done.urls} URL(s) at ${done.target}\n`);
         }
         setExit(EXIT.ok);
       } catch (error) {

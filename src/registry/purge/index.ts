@@ -29,6 +29,7 @@ export { CloudflarePurge, CLOUDFLARE_API_URL, CLOUDFLARE_API_URL_ENV, CLOUDFLARE
 export { FastlyPurge, FASTLY_API_URL, FASTLY_API_URL_ENV, FASTLY_TOKEN_ENV } from './fastly.js';
 export { HttpPurge } from './http.js';
 export { purgeWithRetries, type PurgeRunOptions, type PurgeRunResult } from './run.js';
+export { purgeAfterBuild, PENDING_PURGES_FILE, type PurgeAfterBuildOptions, type PurgeAfterBuildResult } from './after-build.js';
 
 export interface PurgeSettings {
   /** Where credentials and API URLs are read (default `process.env`). */
