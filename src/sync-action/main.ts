@@ -149,7 +149,8 @@ export async function syncProject(options: SyncProjectOptions): Promise<SyncResu
   });
 
   const registryUrl = registryDocumentUrl(options.registryUrl ?? (await lockRegistry(projectDir)));
-  const client = new RegistryClient({ registryUrl, ...fetchOption });
+  // Revalidated on every run, whatever a cache holds: the run is there to find what was published since.
+  const client = new RegistryClient({ registryUrl, refresh: true, ...fetchOption });
   const check = await inGroup(log, 'Check the registry', async () => {
     const found = await checkForUpdate({ client, projectDir, ...fetchOption });
     log.info(`${found.templateId}: the project is at ${found.currentVersion}, the registry's latest is ${found.latestVersion} (${registryUrl})`);

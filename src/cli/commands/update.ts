@@ -170,7 +170,8 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
       let outcome: UpdateProjectResult;
       try {
         outcome = await updateProject({
-          client: clientFor(flags, io, await lockRegistry(flags.project)),
+          // An update always revalidates what it reads (a copy cached a minute ago may miss the version just published).
+          client: clientFor({ ...flags, refresh: true }, io, await lockRegistry(flags.project)),
           projectDir: flags.project,
           ...(flags.to !== undefined ? { to: flags.to } : {}),
           dryRun: flags.dryRun ?? false,
@@ -206,7 +207,8 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
   ).action(async (flags: RegistryFlags & { project: string; exitCode?: boolean }) => {
     let check;
     try {
-      check = await checkForUpdate({ client: clientFor(flags, io, await lockRegistry(flags.project)), projectDir: flags.project, signal: AbortSignal.timeout(60_000) });
+      // Always revalidated: the question is whether something was published since.
+      check = await checkForUpdate({ client: clientFor({ ...flags, refresh: true }, io, await lockRegistry(flags.project)), projectDir: flags.project, signal: AbortSignal.timeout(60_000) });
     } catch (error) {
       setExit(reportProjectError(error, io));
       return;
