@@ -35,3 +35,11 @@ export {
   type IdTokenExchangeOptions,
   type ExchangedToken,
 } from './upload.js';
+export {
+  waitUntilVisible,
+  notVisibleWarning,
+  templateFileUrl,
+  DEFAULT_VISIBLE_TIMEOUT_MS,
+  type WaitUntilVisibleOptions,
+  type VisibleResult,
+} from './visible.js';
