@@ -79,44 +79,44 @@ var require_tunnel = __commonJS({
       return agent;
     }
     function TunnelingAgent(options) {
-      var self2 = this;
-      self2.options = options || {};
-      self2.proxyOptions = self2.options.proxy || {};
-      self2.maxSockets = self2.options.maxSockets || http3.Agent.defaultMaxSockets;
-      self2.requests = [];
-      self2.sockets = [];
-      self2.on("free", function onFree(socket, host, port, localAddress) {
+      var self3 = this;
+      self3.options = options || {};
+      self3.proxyOptions = self3.options.proxy || {};
+      self3.maxSockets = self3.options.maxSockets || http3.Agent.defaultMaxSockets;
+      self3.requests = [];
+      self3.sockets = [];
+      self3.on("free", function onFree(socket, host, port, localAddress) {
         var options2 = toOptions(host, port, localAddress);
-        for (var i = 0, len = self2.requests.length; i < len; ++i) {
-          var pending = self2.requests[i];
+        for (var i = 0, len = self3.requests.length; i < len; ++i) {
+          var pending = self3.requests[i];
           if (pending.host === options2.host && pending.port === options2.port) {
-            self2.requests.splice(i, 1);
+            self3.requests.splice(i, 1);
             pending.request.onSocket(socket);
             return;
           }
         }
         socket.destroy();
-        self2.removeSocket(socket);
+        self3.removeSocket(socket);
       });
     }
     util.inherits(TunnelingAgent, events2.EventEmitter);
     TunnelingAgent.prototype.addRequest = function addRequest(req, host, port, localAddress) {
-      var self2 = this;
-      var options = mergeOptions({ request: req }, self2.options, toOptions(host, port, localAddress));
-      if (self2.sockets.length >= this.maxSockets) {
-        self2.requests.push(options);
+      var self3 = this;
+      var options = mergeOptions({ request: req }, self3.options, toOptions(host, port, localAddress));
+      if (self3.sockets.length >= this.maxSockets) {
+        self3.requests.push(options);
         return;
       }
-      self2.createSocket(options, function(socket) {
+      self3.createSocket(options, function(socket) {
         socket.on("free", onFree);
         socket.on("close", onCloseOrRemove);
         socket.on("agentRemove", onCloseOrRemove);
         req.onSocket(socket);
         function onFree() {
-          self2.emit("free", socket, options);
+          self3.emit("free", socket, options);
         }
         function onCloseOrRemove(err) {
-          self2.removeSocket(socket);
+          self3.removeSocket(socket);
           socket.removeListener("free", onFree);
           socket.removeListener("close", onCloseOrRemove);
           socket.removeListener("agentRemove", onCloseOrRemove);
@@ -124,10 +124,10 @@ var require_tunnel = __commonJS({
       });
     };
     TunnelingAgent.prototype.createSocket = function createSocket(options, cb) {
-      var self2 = this;
+      var self3 = this;
       var placeholder = {};
-      self2.sockets.push(placeholder);
-      var connectOptions = mergeOptions({}, self2.proxyOptions, {
+      self3.sockets.push(placeholder);
+      var connectOptions = mergeOptions({}, self3.proxyOptions, {
         method: "CONNECT",
         path: options.host + ":" + options.port,
         agent: false,
@@ -143,7 +143,7 @@ var require_tunnel = __commonJS({
         connectOptions.headers["Proxy-Authorization"] = "Basic " + new Buffer(connectOptions.proxyAuth).toString("base64");
       }
       debug2("making CONNECT request");
-      var connectReq = self2.request(connectOptions);
+      var connectReq = self3.request(connectOptions);
       connectReq.useChunkedEncodingByDefault = false;
       connectReq.once("response", onResponse);
       connectReq.once("upgrade", onUpgrade);
@@ -170,7 +170,7 @@ var require_tunnel = __commonJS({
           var error2 = new Error("tunneling socket could not be established, statusCode=" + res.statusCode);
           error2.code = "ECONNRESET";
           options.request.emit("error", error2);
-          self2.removeSocket(placeholder);
+          self3.removeSocket(placeholder);
           return;
         }
         if (head.length > 0) {
@@ -179,11 +179,11 @@ var require_tunnel = __commonJS({
           var error2 = new Error("got illegal response body from proxy");
           error2.code = "ECONNRESET";
           options.request.emit("error", error2);
-          self2.removeSocket(placeholder);
+          self3.removeSocket(placeholder);
           return;
         }
         debug2("tunneling connection has established");
-        self2.sockets[self2.sockets.indexOf(placeholder)] = socket;
+        self3.sockets[self3.sockets.indexOf(placeholder)] = socket;
         return cb(socket);
       }
       function onError(cause) {
@@ -196,7 +196,7 @@ var require_tunnel = __commonJS({
         var error2 = new Error("tunneling socket could not be established, cause=" + cause.message);
         error2.code = "ECONNRESET";
         options.request.emit("error", error2);
-        self2.removeSocket(placeholder);
+        self3.removeSocket(placeholder);
       }
     };
     TunnelingAgent.prototype.removeSocket = function removeSocket(socket) {
@@ -213,15 +213,15 @@ var require_tunnel = __commonJS({
       }
     };
     function createSecureSocket(options, cb) {
-      var self2 = this;
-      TunnelingAgent.prototype.createSocket.call(self2, options, function(socket) {
+      var self3 = this;
+      TunnelingAgent.prototype.createSocket.call(self3, options, function(socket) {
         var hostHeader = options.request.getHeader("host");
-        var tlsOptions = mergeOptions({}, self2.options, {
+        var tlsOptions = mergeOptions({}, self3.options, {
           socket,
           servername: hostHeader ? hostHeader.replace(/:.*$/, "") : options.host
         });
         var secureSocket = tls.connect(0, tlsOptions);
-        self2.sockets[self2.sockets.indexOf(socket)] = secureSocket;
+        self3.sockets[self3.sockets.indexOf(socket)] = secureSocket;
         cb(secureSocket);
       });
     }
@@ -2581,14 +2581,14 @@ var require_connect = __commonJS({
       const sessionCache = new SessionCache(maxCachedSessions == null ? 100 : maxCachedSessions);
       timeout = timeout == null ? 1e4 : timeout;
       allowH2 = allowH2 != null ? allowH2 : false;
-      return function connect({ hostname, host, protocol, port, servername, localAddress, httpSocket }, callback) {
+      return function connect({ hostname: hostname2, host, protocol, port, servername, localAddress, httpSocket }, callback) {
         let socket;
         if (protocol === "https:") {
           if (!tls) {
             tls = __require("node:tls");
           }
           servername = servername || options.servername || util.getServerName(host) || null;
-          const sessionKey = servername || hostname;
+          const sessionKey = servername || hostname2;
           assert(sessionKey);
           const session = customSession || sessionCache.get(sessionKey) || null;
           port = port || 443;
@@ -2604,7 +2604,7 @@ var require_connect = __commonJS({
             socket: httpSocket,
             // upgrade socket connection
             port,
-            host: hostname
+            host: hostname2
           });
           socket.on("session", function(session2) {
             sessionCache.set(sessionKey, session2);
@@ -2618,14 +2618,14 @@ var require_connect = __commonJS({
             ...options,
             localAddress,
             port,
-            host: hostname
+            host: hostname2
           });
         }
         if (options.keepAlive == null || options.keepAlive) {
           const keepAliveInitialDelay = options.keepAliveInitialDelay === void 0 ? 6e4 : options.keepAliveInitialDelay;
           socket.setKeepAlive(true, keepAliveInitialDelay);
         }
-        const clearConnectTimeout = setupConnectTimeout(new WeakRef(socket), { timeout, hostname, port });
+        const clearConnectTimeout = setupConnectTimeout(new WeakRef(socket), { timeout, hostname: hostname2, port });
         socket.setNoDelay(true).once(protocol === "https:" ? "secureConnect" : "connect", function() {
           queueMicrotask(clearConnectTimeout);
           if (callback) {
@@ -5860,7 +5860,7 @@ var require_client_h1 = __commonJS({
     var TIMEOUT_HEADERS = 2 | USE_FAST_TIMER;
     var TIMEOUT_BODY = 4 | USE_FAST_TIMER;
     var TIMEOUT_KEEP_ALIVE = 8 | USE_NATIVE_TIMER;
-    var Parser = class {
+    var Parser4 = class {
       constructor(client, socket, { exports: exports2 }) {
         assert(Number.isFinite(client[kMaxHeadersSize]) && client[kMaxHeadersSize] > 0);
         this.llhttp = exports2;
@@ -6287,7 +6287,7 @@ var require_client_h1 = __commonJS({
       socket[kIdleSocketValidation] = 0;
       socket[kIdleSocketValidationTimeout] = null;
       socket[kSocketUsed] = false;
-      socket[kParser] = new Parser(client, socket, llhttpInstance);
+      socket[kParser] = new Parser4(client, socket, llhttpInstance);
       addListener(socket, "error", function(err) {
         const parser = this[kParser];
         if (err.code === "ECONNRESET" && parser.statusCode && !parser.shouldKeepAlive) {
@@ -7093,8 +7093,8 @@ var require_client_h2 = __commonJS({
         }
       }
       let stream;
-      const { hostname, port } = client[kUrl];
-      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname}${port ? `:${port}` : ""}`;
+      const { hostname: hostname2, port } = client[kUrl];
+      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname2}${port ? `:${port}` : ""}`;
       headers[HTTP2_HEADER_METHOD] = method;
       const abort = (error2) => {
         if (request2.aborted) {
@@ -7934,20 +7934,20 @@ var require_client = __commonJS({
     async function connect(client) {
       assert(!client[kConnecting]);
       assert(!client[kHTTPContext]);
-      let { host, hostname, protocol, port } = client[kUrl];
-      if (hostname[0] === "[") {
-        const idx = hostname.indexOf("]");
+      let { host, hostname: hostname2, protocol, port } = client[kUrl];
+      if (hostname2[0] === "[") {
+        const idx = hostname2.indexOf("]");
         assert(idx !== -1);
-        const ip = hostname.substring(1, idx);
+        const ip = hostname2.substring(1, idx);
         assert(net.isIP(ip));
-        hostname = ip;
+        hostname2 = ip;
       }
       client[kConnecting] = true;
       if (channels.beforeConnect.hasSubscribers) {
         channels.beforeConnect.publish({
           connectParams: {
             host,
-            hostname,
+            hostname: hostname2,
             protocol,
             port,
             version: client[kHTTPContext]?.version,
@@ -7961,7 +7961,7 @@ var require_client = __commonJS({
         const socket = await new Promise((resolve2, reject) => {
           client[kConnector]({
             host,
-            hostname,
+            hostname: hostname2,
             protocol,
             port,
             servername: client[kServerName],
@@ -7994,7 +7994,7 @@ var require_client = __commonJS({
           channels.connected.publish({
             connectParams: {
               host,
-              hostname,
+              hostname: hostname2,
               protocol,
               port,
               version: client[kHTTPContext]?.version,
@@ -8015,7 +8015,7 @@ var require_client = __commonJS({
           channels.connectError.publish({
             connectParams: {
               host,
-              hostname,
+              hostname: hostname2,
               protocol,
               port,
               version: client[kHTTPContext]?.version,
@@ -8990,10 +8990,10 @@ var require_env_http_proxy_agent = __commonJS({
         }
       }
       #getProxyAgentForUrl(url) {
-        let { protocol, host: hostname, port } = url;
-        hostname = hostname.replace(/:\d*$/, "").toLowerCase();
+        let { protocol, host: hostname2, port } = url;
+        hostname2 = hostname2.replace(/:\d*$/, "").toLowerCase();
         port = Number.parseInt(port, 10) || DEFAULT_PORTS[protocol] || 0;
-        if (!this.#shouldProxy(hostname, port)) {
+        if (!this.#shouldProxy(hostname2, port)) {
           return this[kNoProxyAgent];
         }
         if (protocol === "https:") {
@@ -9001,7 +9001,7 @@ var require_env_http_proxy_agent = __commonJS({
         }
         return this[kHttpProxyAgent];
       }
-      #shouldProxy(hostname, port) {
+      #shouldProxy(hostname2, port) {
         if (this.#noProxyChanged) {
           this.#parseNoProxy();
         }
@@ -9017,11 +9017,11 @@ var require_env_http_proxy_agent = __commonJS({
             continue;
           }
           if (!/^[.*]/.test(entry.hostname)) {
-            if (hostname === entry.hostname) {
+            if (hostname2 === entry.hostname) {
               return false;
             }
           } else {
-            if (hostname.endsWith(entry.hostname.replace(/^\*/, ""))) {
+            if (hostname2.endsWith(entry.hostname.replace(/^\*/, ""))) {
               return false;
             }
           }
@@ -9449,7 +9449,7 @@ var require_readable = __commonJS({
   "node_modules/undici/lib/api/readable.js"(exports, module) {
     "use strict";
     var assert = __require("node:assert");
-    var { Readable: Readable3 } = __require("node:stream");
+    var { Readable: Readable4 } = __require("node:stream");
     var { RequestAbortedError, NotSupportedError, InvalidArgumentError, AbortError } = require_errors();
     var util = require_util();
     var { ReadableStreamFrom } = require_util();
@@ -9461,7 +9461,7 @@ var require_readable = __commonJS({
     var kContentLength = /* @__PURE__ */ Symbol("kContentLength");
     var noop4 = () => {
     };
-    var BodyReadable = class extends Readable3 {
+    var BodyReadable = class extends Readable4 {
       constructor({
         resume,
         abort,
@@ -9600,11 +9600,11 @@ var require_readable = __commonJS({
         });
       }
     };
-    function isLocked(self2) {
-      return self2[kBody] && self2[kBody].locked === true || self2[kConsume];
+    function isLocked(self3) {
+      return self3[kBody] && self3[kBody].locked === true || self3[kConsume];
     }
-    function isUnusable(self2) {
-      return util.isDisturbed(self2) || isLocked(self2);
+    function isUnusable(self3) {
+      return util.isDisturbed(self3) || isLocked(self3);
     }
     async function consume(stream, type) {
       assert(!stream[kConsume]);
@@ -9803,7 +9803,7 @@ var require_api_request = __commonJS({
   "node_modules/undici/lib/api/api-request.js"(exports, module) {
     "use strict";
     var assert = __require("node:assert");
-    var { Readable: Readable3 } = require_readable();
+    var { Readable: Readable4 } = require_readable();
     var { InvalidArgumentError, RequestAbortedError } = require_errors();
     var util = require_util();
     var { getResolveErrorBodyCallback } = require_util3();
@@ -9898,7 +9898,7 @@ var require_api_request = __commonJS({
         const parsedHeaders = responseHeaders === "raw" ? util.parseHeaders(rawHeaders) : headers;
         const contentType = parsedHeaders["content-type"];
         const contentLength = parsedHeaders["content-length"];
-        const res = new Readable3({
+        const res = new Readable4({
           resume,
           abort,
           contentType,
@@ -9991,42 +9991,42 @@ var require_abort_signal = __commonJS({
     var { RequestAbortedError } = require_errors();
     var kListener = /* @__PURE__ */ Symbol("kListener");
     var kSignal = /* @__PURE__ */ Symbol("kSignal");
-    function abort(self2) {
-      if (self2.abort) {
-        self2.abort(self2[kSignal]?.reason);
+    function abort(self3) {
+      if (self3.abort) {
+        self3.abort(self3[kSignal]?.reason);
       } else {
-        self2.reason = self2[kSignal]?.reason ?? new RequestAbortedError();
+        self3.reason = self3[kSignal]?.reason ?? new RequestAbortedError();
       }
-      removeSignal(self2);
+      removeSignal(self3);
     }
-    function addSignal(self2, signal) {
-      self2.reason = null;
-      self2[kSignal] = null;
-      self2[kListener] = null;
+    function addSignal(self3, signal) {
+      self3.reason = null;
+      self3[kSignal] = null;
+      self3[kListener] = null;
       if (!signal) {
         return;
       }
       if (signal.aborted) {
-        abort(self2);
+        abort(self3);
         return;
       }
-      self2[kSignal] = signal;
-      self2[kListener] = () => {
-        abort(self2);
+      self3[kSignal] = signal;
+      self3[kListener] = () => {
+        abort(self3);
       };
-      addAbortListener(self2[kSignal], self2[kListener]);
+      addAbortListener(self3[kSignal], self3[kListener]);
     }
-    function removeSignal(self2) {
-      if (!self2[kSignal]) {
+    function removeSignal(self3) {
+      if (!self3[kSignal]) {
         return;
       }
-      if ("removeEventListener" in self2[kSignal]) {
-        self2[kSignal].removeEventListener("abort", self2[kListener]);
+      if ("removeEventListener" in self3[kSignal]) {
+        self3[kSignal].removeEventListener("abort", self3[kListener]);
       } else {
-        self2[kSignal].removeListener("abort", self2[kListener]);
+        self3[kSignal].removeListener("abort", self3[kListener]);
       }
-      self2[kSignal] = null;
-      self2[kListener] = null;
+      self3[kSignal] = null;
+      self3[kListener] = null;
     }
     module.exports = {
       addSignal,
@@ -10213,7 +10213,7 @@ var require_api_pipeline = __commonJS({
   "node_modules/undici/lib/api/api-pipeline.js"(exports, module) {
     "use strict";
     var {
-      Readable: Readable3,
+      Readable: Readable4,
       Duplex,
       PassThrough
     } = __require("node:stream");
@@ -10227,7 +10227,7 @@ var require_api_pipeline = __commonJS({
     var { addSignal, removeSignal } = require_abort_signal();
     var assert = __require("node:assert");
     var kResume = /* @__PURE__ */ Symbol("resume");
-    var PipelineRequest = class extends Readable3 {
+    var PipelineRequest = class extends Readable4 {
       constructor() {
         super({ autoDestroy: true });
         this[kResume] = null;
@@ -10244,7 +10244,7 @@ var require_api_pipeline = __commonJS({
         callback(err);
       }
     };
-    var PipelineResponse = class extends Readable3 {
+    var PipelineResponse = class extends Readable4 {
       constructor(resume) {
         super({ autoDestroy: true });
         this[kResume] = resume;
@@ -13569,7 +13569,7 @@ var require_fetch = __commonJS({
       subresourceSet
     } = require_constants3();
     var EE = __require("node:events");
-    var { Readable: Readable3, pipeline: pipeline3, finished } = __require("node:stream");
+    var { Readable: Readable4, pipeline: pipeline3, finished } = __require("node:stream");
     var { addAbortListener, isErrored, isReadable, bufferToLowerCasedHeaderName } = require_util();
     var { dataURLProcessor, serializeAMimeType, minimizeSupportedMimeType } = require_data_url();
     var { getGlobalDispatcher } = require_global2();
@@ -14508,7 +14508,7 @@ var require_fetch = __commonJS({
                   }
                 }
               }
-              this.body = new Readable3({ read: resume });
+              this.body = new Readable4({ read: resume });
               const onError = this.onError.bind(this);
               resolve2({
                 status,
@@ -17230,8 +17230,8 @@ var require_connection = __commonJS({
             return;
           }
           const secWSAccept = response.headersList.get("Sec-WebSocket-Accept");
-          const digest = crypto2.createHash("sha1").update(keyValue + uid).digest("base64");
-          if (secWSAccept !== digest) {
+          const digest2 = crypto2.createHash("sha1").update(keyValue + uid).digest("base64");
+          if (secWSAccept !== digest2) {
             failWebsocketConnection(ws2, "Incorrect hash received in Sec-WebSocket-Accept header.");
             return;
           }
@@ -18317,7 +18317,7 @@ var require_eventsource_stream = __commonJS({
     var LF = 10;
     var CR = 13;
     var COLON = 58;
-    var SPACE = 32;
+    var SPACE2 = 32;
     var defaultMaxEventSize = buffer.kStringMaxLength;
     var DATA = Buffer.from("data");
     var EVENT = Buffer.from("event");
@@ -18509,7 +18509,7 @@ var require_eventsource_stream = __commonJS({
         if (colonPosition !== -1) {
           fieldLength = colonPosition;
           valueStart = colonPosition + 1;
-          if (line[valueStart] === SPACE) {
+          if (line[valueStart] === SPACE2) {
             ++valueStart;
           }
         }
@@ -19493,7 +19493,7 @@ var require_light = __commonJS({
           }
           return this.Events.trigger("scheduled", { args: this.args, options: this.options });
         }
-        async doExecute(chained, clearGlobalState, run2, free) {
+        async doExecute(chained, clearGlobalState, run3, free) {
           var error2, eventInfo, passed;
           if (this.retryCount === 0) {
             this._assertStatus("RUNNING");
@@ -19513,10 +19513,10 @@ var require_light = __commonJS({
             }
           } catch (error1) {
             error2 = error1;
-            return this._onFailure(error2, eventInfo, clearGlobalState, run2, free);
+            return this._onFailure(error2, eventInfo, clearGlobalState, run3, free);
           }
         }
-        doExpire(clearGlobalState, run2, free) {
+        doExpire(clearGlobalState, run3, free) {
           var error2, eventInfo;
           if (this._states.jobStatus(this.options.id === "RUNNING")) {
             this._states.next(this.options.id);
@@ -19524,9 +19524,9 @@ var require_light = __commonJS({
           this._assertStatus("EXECUTING");
           eventInfo = { args: this.args, options: this.options, retryCount: this.retryCount };
           error2 = new BottleneckError$1(`This job timed out after ${this.options.expiration} ms.`);
-          return this._onFailure(error2, eventInfo, clearGlobalState, run2, free);
+          return this._onFailure(error2, eventInfo, clearGlobalState, run3, free);
         }
-        async _onFailure(error2, eventInfo, clearGlobalState, run2, free) {
+        async _onFailure(error2, eventInfo, clearGlobalState, run3, free) {
           var retry2, retryAfter;
           if (clearGlobalState()) {
             retry2 = await this.Events.trigger("failed", error2, eventInfo);
@@ -19534,7 +19534,7 @@ var require_light = __commonJS({
               retryAfter = ~~retry2;
               this.Events.trigger("retry", `Retrying ${this.options.id} after ${retryAfter} ms`, eventInfo);
               this.retryCount++;
-              return run2(retryAfter);
+              return run3(retryAfter);
             } else {
               this.doDone(eventInfo);
               await free(this.options, eventInfo);
@@ -20172,17 +20172,17 @@ var require_light = __commonJS({
             }
           }
           _run(index, job, wait) {
-            var clearGlobalState, free, run2;
+            var clearGlobalState, free, run3;
             job.doRun();
             clearGlobalState = this._clearGlobalState.bind(this, index);
-            run2 = this._run.bind(this, index, job);
+            run3 = this._run.bind(this, index, job);
             free = this._free.bind(this, index, job);
             return this._scheduled[index] = {
               timeout: setTimeout(() => {
-                return job.doExecute(this._limiter, clearGlobalState, run2, free);
+                return job.doExecute(this._limiter, clearGlobalState, run3, free);
               }, wait),
               expiration: job.options.expiration != null ? setTimeout(function() {
-                return job.doExpire(clearGlobalState, run2, free);
+                return job.doExpire(clearGlobalState, run3, free);
               }, wait + job.options.expiration) : void 0,
               job
             };
@@ -21516,12 +21516,12 @@ var require_util9 = __commonJS({
     }
     exports.alwaysValidSchema = alwaysValidSchema;
     function checkUnknownRules(it2, schema = it2.schema) {
-      const { opts, self: self2 } = it2;
+      const { opts, self: self3 } = it2;
       if (!opts.strictSchema)
         return;
       if (typeof schema === "boolean")
         return;
-      const rules = self2.RULES.keywords;
+      const rules = self3.RULES.keywords;
       for (const key in schema) {
         if (!rules[key])
           checkStrictMode(it2, `unknown keyword: "${key}"`);
@@ -21907,8 +21907,8 @@ var require_applicability = __commonJS({
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.shouldUseRule = exports.shouldUseGroup = exports.schemaHasRulesForType = void 0;
-    function schemaHasRulesForType({ schema, self: self2 }, type) {
-      const group2 = self2.RULES.types[type];
+    function schemaHasRulesForType({ schema, self: self3 }, type) {
+      const group2 = self3.RULES.types[type];
       return group2 && group2 !== true && shouldUseGroup(schema, group2);
     }
     exports.schemaHasRulesForType = schemaHasRulesForType;
@@ -22373,7 +22373,7 @@ var require_keyword = __commonJS({
       return !schemaType.length || schemaType.some((st2) => st2 === "array" ? Array.isArray(schema) : st2 === "object" ? schema && typeof schema == "object" && !Array.isArray(schema) : typeof schema == st2 || allowUndefined && typeof schema == "undefined");
     }
     exports.validSchemaType = validSchemaType;
-    function validateKeywordUsage({ schema, opts, self: self2, errSchemaPath }, def, keyword) {
+    function validateKeywordUsage({ schema, opts, self: self3, errSchemaPath }, def, keyword) {
       if (Array.isArray(def.keyword) ? !def.keyword.includes(keyword) : def.keyword !== keyword) {
         throw new Error("ajv implementation error");
       }
@@ -22384,9 +22384,9 @@ var require_keyword = __commonJS({
       if (def.validateSchema) {
         const valid = def.validateSchema(schema[keyword]);
         if (!valid) {
-          const msg = `keyword "${keyword}" value is invalid at path "${errSchemaPath}": ` + self2.errorsText(def.validateSchema.errors);
+          const msg = `keyword "${keyword}" value is invalid at path "${errSchemaPath}": ` + self3.errorsText(def.validateSchema.errors);
           if (opts.validateSchema === "log")
-            self2.logger.error(msg);
+            self3.logger.error(msg);
           else
             throw new Error(msg);
         }
@@ -22853,11 +22853,11 @@ var require_validate = __commonJS({
       }
       (0, boolSchema_1.boolOrEmptySchema)(it2, valid);
     }
-    function schemaCxtHasRules({ schema, self: self2 }) {
+    function schemaCxtHasRules({ schema, self: self3 }) {
       if (typeof schema == "boolean")
         return !schema;
       for (const key in schema)
-        if (self2.RULES.all[key])
+        if (self3.RULES.all[key])
           return true;
       return false;
     }
@@ -22886,9 +22886,9 @@ var require_validate = __commonJS({
       schemaKeywords(it2, types, !checkedTypes, errsCount);
     }
     function checkRefsAndKeywords(it2) {
-      const { schema, errSchemaPath, opts, self: self2 } = it2;
-      if (schema.$ref && opts.ignoreKeywordsWithRef && (0, util_1.schemaHasRulesButRef)(schema, self2.RULES)) {
-        self2.logger.warn(`$ref: keywords ignored in schema at path "${errSchemaPath}"`);
+      const { schema, errSchemaPath, opts, self: self3 } = it2;
+      if (schema.$ref && opts.ignoreKeywordsWithRef && (0, util_1.schemaHasRulesButRef)(schema, self3.RULES)) {
+        self3.logger.warn(`$ref: keywords ignored in schema at path "${errSchemaPath}"`);
       }
     }
     function checkNoDefault(it2) {
@@ -22934,8 +22934,8 @@ var require_validate = __commonJS({
         gen.assign((0, codegen_1._)`${evaluated}.items`, items);
     }
     function schemaKeywords(it2, types, typeErrors, errsCount) {
-      const { gen, schema, data, allErrors, opts, self: self2 } = it2;
-      const { RULES } = self2;
+      const { gen, schema, data, allErrors, opts, self: self3 } = it2;
+      const { RULES } = self3;
       if (schema.$ref && (opts.ignoreKeywordsWithRef || !(0, util_1.schemaHasRulesButRef)(schema, RULES))) {
         gen.block(() => keywordCode(it2, "$ref", RULES.all.$ref.definition));
         return;
@@ -23822,9 +23822,9 @@ var require_utils2 = __commonJS({
       let output = "";
       for (let i = 0; i < input.length; i++) {
         if (input[i] === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            const normalizedHex = hex.toUpperCase();
+          const hex2 = input.slice(i + 1, i + 3);
+          if (isHexPair(hex2)) {
+            const normalizedHex = hex2.toUpperCase();
             const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
             if (decodeUnreserved && isUnreserved(decoded)) {
               output += decoded;
@@ -23844,9 +23844,9 @@ var require_utils2 = __commonJS({
       for (let i = 0; i < input.length; i++) {
         const ch = input[i];
         if (ch === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            const normalizedHex = hex.toUpperCase();
+          const hex2 = input.slice(i + 1, i + 3);
+          if (isHexPair(hex2)) {
+            const normalizedHex = hex2.toUpperCase();
             const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
             if (decoded !== "." && isUnreserved(decoded)) {
               output += decoded;
@@ -23886,9 +23886,9 @@ var require_utils2 = __commonJS({
       for (let i = 0; i < input.length; i++) {
         const ch = input[i];
         if (ch === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            output += "%" + hex.toUpperCase();
+          const hex2 = input.slice(i + 1, i + 3);
+          if (isHexPair(hex2)) {
+            output += "%" + hex2.toUpperCase();
             i += 2;
             continue;
           }
@@ -23924,9 +23924,9 @@ var require_utils2 = __commonJS({
       for (let i = 0; i < input.length; i++) {
         const ch = input[i];
         if (ch === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            output += "%" + hex.toUpperCase();
+          const hex2 = input.slice(i + 1, i + 3);
+          if (isHexPair(hex2)) {
+            output += "%" + hex2.toUpperCase();
             i += 2;
             continue;
           }
@@ -23971,9 +23971,9 @@ var require_utils2 = __commonJS({
       for (let i = 0; i < input.length; i++) {
         const ch = input[i];
         if (ch === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            const normalizedHex = hex.toUpperCase();
+          const hex2 = input.slice(i + 1, i + 3);
+          if (isHexPair(hex2)) {
+            const normalizedHex = hex2.toUpperCase();
             const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
             if (isUnreserved(decoded)) {
               output += decoded;
@@ -24011,9 +24011,9 @@ var require_utils2 = __commonJS({
       let output = "";
       for (let i = 0; i < input.length; i++) {
         if (input[i] === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            output += "%" + hex.toUpperCase();
+          const hex2 = input.slice(i + 1, i + 3);
+          if (isHexPair(hex2)) {
+            output += "%" + hex2.toUpperCase();
             i += 2;
             continue;
           }
@@ -24310,7 +24310,7 @@ var require_fast_uri = __commonJS({
         normalizeString(uri, options);
       } else if (typeof uri === "object") {
         uri = /** @type {T} */
-        parse5(serialize(uri, options), options);
+        parse6(serialize(uri, options), options);
       }
       return uri;
     }
@@ -24353,8 +24353,8 @@ var require_fast_uri = __commonJS({
     function resolveComponent(base, relative2, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
-        base = parse5(serialize(base, options), options);
-        relative2 = parse5(serialize(relative2, options), options);
+        base = parse6(serialize(base, options), options);
+        relative2 = parse6(serialize(relative2, options), options);
       }
       options = options || {};
       if (!options.tolerant && relative2.scheme) {
@@ -24672,7 +24672,7 @@ var require_fast_uri = __commonJS({
       }
       return { parsed, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme };
     }
-    function parse5(uri, opts) {
+    function parse6(uri, opts) {
       return parseWithStatus(uri, opts).parsed;
     }
     function normalizeString(uri, opts) {
@@ -24709,7 +24709,7 @@ var require_fast_uri = __commonJS({
       resolveComponent,
       equal,
       serialize,
-      parse: parse5
+      parse: parse6
     };
     module.exports = fastUri;
     module.exports.default = fastUri;
@@ -25371,11 +25371,11 @@ var require_ref = __commonJS({
       schemaType: "string",
       code(cxt) {
         const { gen, schema: $ref, it: it2 } = cxt;
-        const { baseId, schemaEnv: env, validateName, opts, self: self2 } = it2;
+        const { baseId, schemaEnv: env, validateName, opts, self: self3 } = it2;
         const { root } = env;
         if (($ref === "#" || $ref === "#/") && baseId === root.baseId)
           return callRootRef();
-        const schOrEnv = compile_1.resolveRef.call(self2, root, baseId, $ref);
+        const schOrEnv = compile_1.resolveRef.call(self3, root, baseId, $ref);
         if (schOrEnv === void 0)
           throw new ref_error_1.default(it2.opts.uriResolver, baseId, $ref);
         if (schOrEnv instanceof compile_1.SchemaEnv)
@@ -26909,11 +26909,11 @@ var require_dynamicAnchor = __commonJS({
     }
     exports.dynamicAnchor = dynamicAnchor;
     function _getValidate(cxt) {
-      const { schemaEnv, schema, self: self2 } = cxt.it;
+      const { schemaEnv, schema, self: self3 } = cxt.it;
       const { root, baseId, localRefs, meta } = schemaEnv.root;
-      const { schemaId } = self2.opts;
+      const { schemaId } = self3.opts;
       const sch = new compile_1.SchemaEnv({ schema, schemaId, root, baseId, localRefs, meta });
-      compile_1.compileSchema.call(self2, sch);
+      compile_1.compileSchema.call(self3, sch);
       return (0, ref_1.getValidate)(cxt, sch);
     }
     exports.default = def;
@@ -27222,7 +27222,7 @@ var require_format = __commonJS({
       error: error2,
       code(cxt, ruleType) {
         const { gen, data, $data, schema, schemaCode, it: it2 } = cxt;
-        const { opts, errSchemaPath, schemaEnv, self: self2 } = it2;
+        const { opts, errSchemaPath, schemaEnv, self: self3 } = it2;
         if (!opts.validateFormats)
           return;
         if ($data)
@@ -27231,7 +27231,7 @@ var require_format = __commonJS({
           validateFormat();
         function validate$DataFormat() {
           const fmts = gen.scopeValue("formats", {
-            ref: self2.formats,
+            ref: self3.formats,
             code: opts.code.formats
           });
           const fDef = gen.const("fDef", (0, codegen_1._)`${fmts}[${schemaCode}]`);
@@ -27251,7 +27251,7 @@ var require_format = __commonJS({
           }
         }
         function validateFormat() {
-          const formatDef = self2.formats[schema];
+          const formatDef = self3.formats[schema];
           if (!formatDef) {
             unknownFormat();
             return;
@@ -27263,7 +27263,7 @@ var require_format = __commonJS({
             cxt.pass(validCondition());
           function unknownFormat() {
             if (opts.strictSchema === false) {
-              self2.logger.warn(unknownMsg());
+              self3.logger.warn(unknownMsg());
               return;
             }
             throw new Error(unknownMsg());
@@ -28431,17 +28431,17 @@ var require_limit = __commonJS({
       error: error2,
       code(cxt) {
         const { gen, data, schemaCode, keyword, it: it2 } = cxt;
-        const { opts, self: self2 } = it2;
+        const { opts, self: self3 } = it2;
         if (!opts.validateFormats)
           return;
-        const fCxt = new ajv_1.KeywordCxt(it2, self2.RULES.all.format.definition, "format");
+        const fCxt = new ajv_1.KeywordCxt(it2, self3.RULES.all.format.definition, "format");
         if (fCxt.$data)
           validate$DataFormat();
         else
           validateFormat();
         function validate$DataFormat() {
           const fmts = gen.scopeValue("formats", {
-            ref: self2.formats,
+            ref: self3.formats,
             code: opts.code.formats
           });
           const fmt = gen.const("fmt", (0, codegen_1._)`${fmts}[${fCxt.schemaCode}]`);
@@ -28449,7 +28449,7 @@ var require_limit = __commonJS({
         }
         function validateFormat() {
           const format2 = fCxt.schema;
-          const fmtDef = self2.formats[format2];
+          const fmtDef = self3.formats[format2];
           if (!fmtDef || fmtDef === true)
             return;
           if (typeof fmtDef != "object" || fmtDef instanceof RegExp || typeof fmtDef.compare != "function") {
@@ -29017,7 +29017,7 @@ var require_parse2 = __commonJS({
   "node_modules/semver/functions/parse.js"(exports, module) {
     "use strict";
     var SemVer = require_semver();
-    var parse5 = (version, options, throwErrors = false) => {
+    var parse6 = (version, options, throwErrors = false) => {
       if (version instanceof SemVer) {
         return version;
       }
@@ -29030,7 +29030,7 @@ var require_parse2 = __commonJS({
         throw er2;
       }
     };
-    module.exports = parse5;
+    module.exports = parse6;
   }
 });
 
@@ -29038,9 +29038,9 @@ var require_parse2 = __commonJS({
 var require_valid = __commonJS({
   "node_modules/semver/functions/valid.js"(exports, module) {
     "use strict";
-    var parse5 = require_parse2();
+    var parse6 = require_parse2();
     var valid = (version, options) => {
-      const v2 = parse5(version, options);
+      const v2 = parse6(version, options);
       return v2 ? v2.version : null;
     };
     module.exports = valid;
@@ -29051,9 +29051,9 @@ var require_valid = __commonJS({
 var require_clean = __commonJS({
   "node_modules/semver/functions/clean.js"(exports, module) {
     "use strict";
-    var parse5 = require_parse2();
+    var parse6 = require_parse2();
     var clean = (version, options) => {
-      const s3 = parse5(version.trim().replace(/^[=v]+/, ""), options);
+      const s3 = parse6(version.trim().replace(/^[=v]+/, ""), options);
       return s3 ? s3.version : null;
     };
     module.exports = clean;
@@ -29088,10 +29088,10 @@ var require_inc = __commonJS({
 var require_diff = __commonJS({
   "node_modules/semver/functions/diff.js"(exports, module) {
     "use strict";
-    var parse5 = require_parse2();
+    var parse6 = require_parse2();
     var diff = (version1, version2) => {
-      const v1 = parse5(version1, null, true);
-      const v2 = parse5(version2, null, true);
+      const v1 = parse6(version1, null, true);
+      const v2 = parse6(version2, null, true);
       const comparison = v1.compare(v2);
       if (comparison === 0) {
         return null;
@@ -29162,9 +29162,9 @@ var require_patch = __commonJS({
 var require_prerelease = __commonJS({
   "node_modules/semver/functions/prerelease.js"(exports, module) {
     "use strict";
-    var parse5 = require_parse2();
+    var parse6 = require_parse2();
     var prerelease = (version, options) => {
-      const parsed = parse5(version, options);
+      const parsed = parse6(version, options);
       return parsed && parsed.prerelease.length ? parsed.prerelease : null;
     };
     module.exports = prerelease;
@@ -29350,9 +29350,9 @@ var require_coerce = __commonJS({
   "node_modules/semver/functions/coerce.js"(exports, module) {
     "use strict";
     var SemVer = require_semver();
-    var parse5 = require_parse2();
+    var parse6 = require_parse2();
     var { safeRe: re2, t } = require_re();
-    var coerce = (version, options) => {
+    var coerce2 = (version, options) => {
       if (version instanceof SemVer) {
         return version;
       }
@@ -29385,9 +29385,9 @@ var require_coerce = __commonJS({
       const patch = match[4] || "0";
       const prerelease = options.includePrerelease && match[5] ? `-${match[5]}` : "";
       const build = options.includePrerelease && match[6] ? `+${match[6]}` : "";
-      return parse5(`${major}.${minor}.${patch}${prerelease}${build}`, options);
+      return parse6(`${major}.${minor}.${patch}${prerelease}${build}`, options);
     };
-    module.exports = coerce;
+    module.exports = coerce2;
   }
 });
 
@@ -29395,7 +29395,7 @@ var require_coerce = __commonJS({
 var require_truncate = __commonJS({
   "node_modules/semver/functions/truncate.js"(exports, module) {
     "use strict";
-    var parse5 = require_parse2();
+    var parse6 = require_parse2();
     var constants3 = require_constants6();
     var SemVer = require_semver();
     var truncate = (version, truncation, options) => {
@@ -29407,7 +29407,7 @@ var require_truncate = __commonJS({
     };
     var cloneInputVersion = (version, options) => {
       const versionStringToParse = version instanceof SemVer ? version.version : version;
-      return parse5(versionStringToParse, options);
+      return parse6(versionStringToParse, options);
     };
     var doTruncation = (version, truncation) => {
       if (isPrerelease(truncation)) {
@@ -30642,7 +30642,7 @@ var require_semver2 = __commonJS({
     var constants3 = require_constants6();
     var SemVer = require_semver();
     var identifiers = require_identifiers();
-    var parse5 = require_parse2();
+    var parse6 = require_parse2();
     var valid = require_valid();
     var clean = require_clean();
     var inc = require_inc();
@@ -30664,7 +30664,7 @@ var require_semver2 = __commonJS({
     var gte = require_gte();
     var lte = require_lte();
     var cmp = require_cmp();
-    var coerce = require_coerce();
+    var coerce2 = require_coerce();
     var truncate = require_truncate();
     var Comparator = require_comparator();
     var Range = require_range();
@@ -30681,7 +30681,7 @@ var require_semver2 = __commonJS({
     var simplifyRange = require_simplify();
     var subset = require_subset();
     module.exports = {
-      parse: parse5,
+      parse: parse6,
       valid,
       clean,
       inc,
@@ -30703,7 +30703,7 @@ var require_semver2 = __commonJS({
       gte,
       lte,
       cmp,
-      coerce,
+      coerce: coerce2,
       truncate,
       Comparator,
       Range,
@@ -31588,7 +31588,7 @@ var require_parse3 = __commonJS({
       }
       return { risky: false };
     };
-    var parse5 = (input, options) => {
+    var parse6 = (input, options) => {
       if (typeof input !== "string") {
         throw new TypeError("Expected a string");
       }
@@ -31758,7 +31758,7 @@ var require_parse3 = __commonJS({
             output = token.close = `)$))${extglobStar}`;
           }
           if (token.inner.includes("*") && (rest = remaining()) && /^\.[^\\/.]+$/.test(rest)) {
-            const expression = parse5(rest, { ...options, fastpaths: false }).output;
+            const expression = parse6(rest, { ...options, fastpaths: false }).output;
             output = token.close = `)${expression})${extglobStar})`;
           }
           if (token.prev.type === "bos") {
@@ -32281,7 +32281,7 @@ var require_parse3 = __commonJS({
       }
       return state;
     };
-    parse5.fastpaths = (input, options) => {
+    parse6.fastpaths = (input, options) => {
       const opts = { ...options };
       const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
       const len = input.length;
@@ -32346,7 +32346,7 @@ var require_parse3 = __commonJS({
       }
       return source;
     };
-    module.exports = parse5;
+    module.exports = parse6;
   }
 });
 
@@ -32355,13 +32355,13 @@ var require_picomatch = __commonJS({
   "node_modules/picomatch/lib/picomatch.js"(exports, module) {
     "use strict";
     var scan = require_scan();
-    var parse5 = require_parse3();
+    var parse6 = require_parse3();
     var utils = require_utils3();
     var constants3 = require_constants7();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
-    var picomatch5 = (glob, options, returnState = false) => {
+    var picomatch3 = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
-        const fns = glob.map((input) => picomatch5(input, options, returnState));
+        const fns = glob.map((input) => picomatch3(input, options, returnState));
         const arrayMatcher = (str) => {
           for (const isMatch of fns) {
             const state2 = isMatch(str);
@@ -32371,22 +32371,22 @@ var require_picomatch = __commonJS({
         };
         return arrayMatcher;
       }
-      const isState = isObject2(glob) && glob.tokens && glob.input;
-      if (glob === "" || typeof glob !== "string" && !isState) {
+      const isState2 = isObject2(glob) && glob.tokens && glob.input;
+      if (glob === "" || typeof glob !== "string" && !isState2) {
         throw new TypeError("Expected pattern to be a non-empty string");
       }
       const opts = options || {};
       const posix = opts.windows;
-      const regex2 = isState ? picomatch5.compileRe(glob, options) : picomatch5.makeRe(glob, options, false, true);
+      const regex2 = isState2 ? picomatch3.compileRe(glob, options) : picomatch3.makeRe(glob, options, false, true);
       const state = regex2.state;
       delete regex2.state;
       let isIgnored = () => false;
       if (opts.ignore) {
         const ignoreOpts = { ...options, ignore: null, onMatch: null, onResult: null };
-        isIgnored = picomatch5(opts.ignore, ignoreOpts, returnState);
+        isIgnored = picomatch3(opts.ignore, ignoreOpts, returnState);
       }
       const matcher = (input, returnObject = false) => {
-        const { isMatch, match, output } = picomatch5.test(input, regex2, options, { glob, posix });
+        const { isMatch, match, output } = picomatch3.test(input, regex2, options, { glob, posix });
         const result = { glob, state, regex: regex2, posix, input, output, match, isMatch };
         if (typeof opts.onResult === "function") {
           opts.onResult(result);
@@ -32412,7 +32412,7 @@ var require_picomatch = __commonJS({
       }
       return matcher;
     };
-    picomatch5.test = (input, regex2, options, { glob, posix } = {}) => {
+    picomatch3.test = (input, regex2, options, { glob, posix } = {}) => {
       if (typeof input !== "string") {
         throw new TypeError("Expected input to be a string");
       }
@@ -32429,24 +32429,24 @@ var require_picomatch = __commonJS({
       }
       if (match === false || opts.capture === true) {
         if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch5.matchBase(input, regex2, options, posix);
+          match = picomatch3.matchBase(input, regex2, options, posix);
         } else {
           match = regex2.exec(output);
         }
       }
       return { isMatch: Boolean(match), match, output };
     };
-    picomatch5.matchBase = (input, glob, options, posix = options && options.windows) => {
-      const regex2 = glob instanceof RegExp ? glob : picomatch5.makeRe(glob, options);
+    picomatch3.matchBase = (input, glob, options, posix = options && options.windows) => {
+      const regex2 = glob instanceof RegExp ? glob : picomatch3.makeRe(glob, options);
       return regex2.test(utils.basename(input, { windows: posix }));
     };
-    picomatch5.isMatch = (str, patterns, options) => picomatch5(patterns, options)(str);
-    picomatch5.parse = (pattern, options) => {
-      if (Array.isArray(pattern)) return pattern.map((p2) => picomatch5.parse(p2, options));
-      return parse5(pattern, { ...options, fastpaths: false });
+    picomatch3.isMatch = (str, patterns, options) => picomatch3(patterns, options)(str);
+    picomatch3.parse = (pattern, options) => {
+      if (Array.isArray(pattern)) return pattern.map((p2) => picomatch3.parse(p2, options));
+      return parse6(pattern, { ...options, fastpaths: false });
     };
-    picomatch5.scan = (input, options) => scan(input, options);
-    picomatch5.compileRe = (state, options, returnOutput = false, returnState = false) => {
+    picomatch3.scan = (input, options) => scan(input, options);
+    picomatch3.compileRe = (state, options, returnOutput = false, returnState = false) => {
       if (returnOutput === true) {
         return state.output;
       }
@@ -32457,26 +32457,26 @@ var require_picomatch = __commonJS({
       if (state && state.negated === true) {
         source = `^(?!${source}).*$`;
       }
-      const regex2 = picomatch5.toRegex(source, options);
+      const regex2 = picomatch3.toRegex(source, options);
       if (returnState === true) {
         regex2.state = state;
       }
       return regex2;
     };
-    picomatch5.makeRe = (input, options = {}, returnOutput = false, returnState = false) => {
+    picomatch3.makeRe = (input, options = {}, returnOutput = false, returnState = false) => {
       if (!input || typeof input !== "string") {
         throw new TypeError("Expected a non-empty string");
       }
       let parsed = { negated: false, fastpaths: true };
       if (options.fastpaths !== false && (input[0] === "." || input[0] === "*")) {
-        parsed.output = parse5.fastpaths(input, options);
+        parsed.output = parse6.fastpaths(input, options);
       }
       if (!parsed.output) {
-        parsed = parse5(input, options);
+        parsed = parse6(input, options);
       }
-      return picomatch5.compileRe(parsed, options, returnOutput, returnState);
+      return picomatch3.compileRe(parsed, options, returnOutput, returnState);
     };
-    picomatch5.toRegex = (source, options) => {
+    picomatch3.toRegex = (source, options) => {
       try {
         const opts = options || {};
         return new RegExp(source, opts.flags || (opts.nocase ? "i" : ""));
@@ -32485,8 +32485,8 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch5.constants = constants3;
-    module.exports = picomatch5;
+    picomatch3.constants = constants3;
+    module.exports = picomatch3;
   }
 });
 
@@ -32496,14 +32496,14 @@ var require_picomatch2 = __commonJS({
     "use strict";
     var pico = require_picomatch();
     var utils = require_utils3();
-    function picomatch5(glob, options, returnState = false) {
+    function picomatch3(glob, options, returnState = false) {
       if (options && (options.windows === null || options.windows === void 0)) {
         options = { ...options, windows: utils.isWindows() };
       }
       return pico(glob, options, returnState);
     }
-    Object.assign(picomatch5, pico);
-    module.exports = picomatch5;
+    Object.assign(picomatch3, pico);
+    module.exports = picomatch3;
   }
 });
 
@@ -33454,7 +33454,7 @@ var require_lib = __commonJS({
         this.hashes = this.algorithms.map(crypto2.createHash);
       }
       #getOptions() {
-        this.sri = this.opts?.integrity ? parse5(this.opts?.integrity, this.opts) : null;
+        this.sri = this.opts?.integrity ? parse6(this.opts?.integrity, this.opts) : null;
         this.expectedSize = this.opts?.size;
         if (!this.sri) {
           this.algorithm = null;
@@ -33495,7 +33495,7 @@ var require_lib = __commonJS({
         if (!this.goodSri) {
           this.#getOptions();
         }
-        const newSri = parse5(this.hashes.map((h, i) => {
+        const newSri = parse6(this.hashes.map((h, i) => {
           return `${this.algorithms[i]}-${h.digest("base64")}${this.optString}`;
         }).join(" "), this.opts);
         const match = this.goodSri && newSri.match(this.sri, this.opts);
@@ -33564,7 +33564,7 @@ var require_lib = __commonJS({
         return this.toString();
       }
       match(integrity, opts) {
-        const other = parse5(integrity, opts);
+        const other = parse6(integrity, opts);
         if (!other) {
           return false;
         }
@@ -33600,25 +33600,25 @@ var require_lib = __commonJS({
     function integrityHashToString(toString2, sep4, opts, hashes) {
       const toStringIsNotEmpty = toString2 !== "";
       let shouldAddFirstSep = false;
-      let complement = "";
+      let complement2 = "";
       const lastIndex = hashes.length - 1;
       for (let i = 0; i < lastIndex; i++) {
         const hashString = Hash.prototype.toString.call(hashes[i], opts);
         if (hashString) {
           shouldAddFirstSep = true;
-          complement += hashString;
-          complement += sep4;
+          complement2 += hashString;
+          complement2 += sep4;
         }
       }
       const finalHashString = Hash.prototype.toString.call(hashes[lastIndex], opts);
       if (finalHashString) {
         shouldAddFirstSep = true;
-        complement += finalHashString;
+        complement2 += finalHashString;
       }
       if (toStringIsNotEmpty && shouldAddFirstSep) {
-        return toString2 + sep4 + complement;
+        return toString2 + sep4 + complement2;
       }
-      return toString2 + complement;
+      return toString2 + complement2;
     }
     var Integrity = class {
       get isIntegrity() {
@@ -33649,14 +33649,14 @@ var require_lib = __commonJS({
       }
       concat(integrity, opts) {
         const other = typeof integrity === "string" ? integrity : stringify(integrity, opts);
-        return parse5(`${this.toString(opts)} ${other}`, opts);
+        return parse6(`${this.toString(opts)} ${other}`, opts);
       }
       hexDigest() {
-        return parse5(this, { single: true }).hexDigest();
+        return parse6(this, { single: true }).hexDigest();
       }
       // add additional hashes to an integrity value, but prevent *changing* an existing integrity hash.
       merge(integrity, opts) {
-        const other = parse5(integrity, opts);
+        const other = parse6(integrity, opts);
         for (const algo in other) {
           if (this[algo]) {
             if (!this[algo].find((hash) => other[algo].find((otherhash) => hash.digest === otherhash.digest))) {
@@ -33668,7 +33668,7 @@ var require_lib = __commonJS({
         }
       }
       match(integrity, opts) {
-        const other = parse5(integrity, opts);
+        const other = parse6(integrity, opts);
         if (!other) {
           return false;
         }
@@ -33693,8 +33693,8 @@ var require_lib = __commonJS({
         return null;
       }
     };
-    module.exports.parse = parse5;
-    function parse5(sri, opts) {
+    module.exports.parse = parse6;
+    function parse6(sri, opts) {
       if (!sri) {
         return null;
       }
@@ -33730,7 +33730,7 @@ var require_lib = __commonJS({
       if (obj.algorithm && obj.digest) {
         return Hash.prototype.toString.call(obj, opts);
       } else if (typeof obj === "string") {
-        return stringify(parse5(obj, opts), opts);
+        return stringify(parse6(obj, opts), opts);
       } else {
         return Integrity.prototype.toString.call(obj, opts);
       }
@@ -33738,7 +33738,7 @@ var require_lib = __commonJS({
     module.exports.fromHex = fromHex;
     function fromHex(hexDigest, algorithm, opts) {
       const optString = getOptString(opts?.options);
-      return parse5(
+      return parse6(
         `${algorithm}-${Buffer.from(hexDigest, "hex").toString("base64")}${optString}`,
         opts
       );
@@ -33748,9 +33748,9 @@ var require_lib = __commonJS({
       const algorithms = opts?.algorithms || [...DEFAULT_ALGORITHMS];
       const optString = getOptString(opts?.options);
       return algorithms.reduce((acc, algo) => {
-        const digest = crypto2.createHash(algo).update(data).digest("base64");
+        const digest2 = crypto2.createHash(algo).update(data).digest("base64");
         const hash = new Hash(
-          `${algo}-${digest}${optString}`,
+          `${algo}-${digest2}${optString}`,
           opts
         );
         if (hash.algorithm && hash.digest) {
@@ -33780,7 +33780,7 @@ var require_lib = __commonJS({
     }
     module.exports.checkData = checkData;
     function checkData(data, sri, opts) {
-      sri = parse5(sri, opts);
+      sri = parse6(sri, opts);
       if (!sri || !Object.keys(sri).length) {
         if (opts?.error) {
           throw Object.assign(
@@ -33794,8 +33794,8 @@ var require_lib = __commonJS({
         }
       }
       const algorithm = sri.pickAlgorithm(opts);
-      const digest = crypto2.createHash(algorithm).update(data).digest("base64");
-      const newSri = parse5({ algorithm, digest });
+      const digest2 = crypto2.createHash(algorithm).update(data).digest("base64");
+      const newSri = parse6({ algorithm, digest: digest2 });
       const match = newSri.match(sri, opts);
       opts = opts || {};
       if (match || !opts.error) {
@@ -33823,7 +33823,7 @@ var require_lib = __commonJS({
     function checkStream(stream, sri, opts) {
       opts = opts || /* @__PURE__ */ Object.create(null);
       opts.integrity = sri;
-      sri = parse5(sri, opts);
+      sri = parse6(sri, opts);
       if (!sri || !Object.keys(sri).length) {
         return Promise.reject(Object.assign(
           new Error("No valid integrity hashes to check against"),
@@ -33861,8 +33861,8 @@ var require_lib = __commonJS({
         },
         digest: function() {
           const integrity = algorithms.reduce((acc, algo) => {
-            const digest = hashes.shift().digest("base64");
-            const hash = new Hash(`${algo}-${digest}${optString}`, opts);
+            const digest2 = hashes.shift().digest("base64");
+            const hash = new Hash(`${algo}-${digest2}${optString}`, opts);
             if (!acc[hash.algorithm]) {
               acc[hash.algorithm] = [];
             }
@@ -34219,7 +34219,7 @@ var require_liquid_node = __commonJS({
       return msg;
     }
     var TYPES = [0, 0, 0, 0, 0, 0, 0, 0, 0, 20, 4, 4, 4, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 20, 2, 8, 0, 0, 0, 0, 8, 0, 0, 0, 64, 0, 65, 0, 0, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 0, 0, 2, 2, 2, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0];
-    var WORD2 = 1;
+    var WORD3 = 1;
     var BLANK = 4;
     var QUOTE = 8;
     var INLINE_BLANK = 16;
@@ -34228,7 +34228,7 @@ var require_liquid_node = __commonJS({
     var PUNCTUATION = 128;
     function isWord(char) {
       const code = char.charCodeAt(0);
-      return code >= 128 ? !TYPES[code] : !!(TYPES[code] & WORD2);
+      return code >= 128 ? !TYPES[code] : !!(TYPES[code] & WORD3);
     }
     TYPES[160] = TYPES[5760] = TYPES[6158] = TYPES[8192] = TYPES[8193] = TYPES[8194] = TYPES[8195] = TYPES[8196] = TYPES[8197] = TYPES[8198] = TYPES[8199] = TYPES[8200] = TYPES[8201] = TYPES[8202] = TYPES[8232] = TYPES[8233] = TYPES[8239] = TYPES[8287] = TYPES[12288] = BLANK;
     TYPES[8220] = TYPES[8221] = PUNCTUATION;
@@ -35358,7 +35358,7 @@ var require_liquid_node = __commonJS({
         return false;
       }
     }
-    function readFileSync2(filepath) {
+    function readFileSync3(filepath) {
       return fs$1.readFileSync(filepath, "utf8");
     }
     function resolve2(root, file, ext) {
@@ -35401,7 +35401,7 @@ var require_liquid_node = __commonJS({
       exists: exists2,
       readFile: readFile11,
       existsSync: existsSync2,
-      readFileSync: readFileSync2,
+      readFileSync: readFileSync3,
       resolve: resolve2,
       fallback,
       dirname: dirname3,
@@ -36657,7 +36657,7 @@ var require_liquid_node = __commonJS({
         return err;
       }
     };
-    var Parser = class {
+    var Parser4 = class {
       constructor(liquid) {
         this.liquid = liquid;
         this.cache = this.liquid.options.cache;
@@ -38317,14 +38317,14 @@ var require_liquid_node = __commonJS({
         }
       }
       getBlockRender(ctx) {
-        const self2 = this;
+        const self3 = this;
         const { liquid, templates } = this;
         const renderChild = ctx.getRegister("blocks", {})[this.block];
         const renderCurrent = function* (superBlock, emitter) {
           const stack = ctx.getRegister("blockStack", []);
-          if (stack.includes(self2))
+          if (stack.includes(self3))
             throw new Error("block tag cannot be nested");
-          stack.push(self2);
+          stack.push(self3);
           ctx.push(createScope({ block: superBlock }));
           yield liquid.renderer.renderTemplates(templates, ctx, emitter);
           ctx.pop();
@@ -38580,12 +38580,12 @@ var require_liquid_node = __commonJS({
         this.filters = /* @__PURE__ */ Object.create(null);
         this.tags = /* @__PURE__ */ Object.create(null);
         this.options = normalize(opts);
-        this.parser = new Parser(this);
+        this.parser = new Parser4(this);
         forOwn(tags, (conf, name) => this.registerTag(name, conf));
         forOwn(filters, (handler2, name) => this.registerFilter(name, handler2));
       }
       parse(html, filepath) {
-        const parser = new Parser(this);
+        const parser = new Parser4(this);
         return parser.parse(html, filepath);
       }
       _render(tpl, scope, renderOptions) {
@@ -38613,19 +38613,19 @@ var require_liquid_node = __commonJS({
         return toValueSync2(this._parseAndRender(html, scope, { ...renderOptions, sync: true }));
       }
       _parsePartialFile(file, sync, currentFile) {
-        return new Parser(this).parseFile(file, sync, exports.LookupType.Partials, currentFile);
+        return new Parser4(this).parseFile(file, sync, exports.LookupType.Partials, currentFile);
       }
       _parseLayoutFile(file, sync, currentFile) {
-        return new Parser(this).parseFile(file, sync, exports.LookupType.Layouts, currentFile);
+        return new Parser4(this).parseFile(file, sync, exports.LookupType.Layouts, currentFile);
       }
       _parseFile(file, sync, lookupType, currentFile) {
-        return new Parser(this).parseFile(file, sync, lookupType, currentFile);
+        return new Parser4(this).parseFile(file, sync, lookupType, currentFile);
       }
       async parseFile(file, lookupType) {
-        return toPromise(new Parser(this).parseFile(file, false, lookupType));
+        return toPromise(new Parser4(this).parseFile(file, false, lookupType));
       }
       parseFileSync(file, lookupType) {
-        return toValueSync2(new Parser(this).parseFile(file, true, lookupType));
+        return toValueSync2(new Parser4(this).parseFile(file, true, lookupType));
       }
       *_renderFile(file, ctx, renderFileOptions) {
         const templates = yield this._parseFile(file, renderFileOptions.sync, renderFileOptions.lookupType);
@@ -38665,17 +38665,17 @@ var require_liquid_node = __commonJS({
         return plugin.call(this, _Liquid);
       }
       express() {
-        const self2 = this;
+        const self3 = this;
         let firstCall = true;
         return function(filePath, ctx, callback) {
           if (firstCall) {
             firstCall = false;
             const dirs = normalizeDirectoryList(this.root);
-            self2.options.root.unshift(...dirs);
-            self2.options.layouts.unshift(...dirs);
-            self2.options.partials.unshift(...dirs);
+            self3.options.root.unshift(...dirs);
+            self3.options.layouts.unshift(...dirs);
+            self3.options.partials.unshift(...dirs);
           }
-          self2.renderFile(filePath, ctx).then((html) => callback(null, html), callback);
+          self3.renderFile(filePath, ctx).then((html) => callback(null, html), callback);
         };
       }
       async analyze(template, options = {}) {
@@ -38780,7 +38780,7 @@ var require_liquid_node = __commonJS({
     exports.Output = Output;
     exports.ParseError = ParseError;
     exports.ParseStream = ParseStream;
-    exports.Parser = Parser;
+    exports.Parser = Parser4;
     exports.RawTag = RawTag;
     exports.RenderError = RenderError2;
     exports.RenderTag = RenderTag;
@@ -38812,850 +38812,6 @@ var require_liquid_node = __commonJS({
     exports.toValue = toValue;
     exports.toValueSync = toValueSync2;
     exports.version = version;
-  }
-});
-
-// node_modules/ret/dist/types/tokens.js
-var require_tokens = __commonJS({
-  "node_modules/ret/dist/types/tokens.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-  }
-});
-
-// node_modules/ret/dist/types/types.js
-var require_types2 = __commonJS({
-  "node_modules/ret/dist/types/types.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.types = void 0;
-    var types;
-    (function(types2) {
-      types2[types2["ROOT"] = 0] = "ROOT";
-      types2[types2["GROUP"] = 1] = "GROUP";
-      types2[types2["POSITION"] = 2] = "POSITION";
-      types2[types2["SET"] = 3] = "SET";
-      types2[types2["RANGE"] = 4] = "RANGE";
-      types2[types2["REPETITION"] = 5] = "REPETITION";
-      types2[types2["REFERENCE"] = 6] = "REFERENCE";
-      types2[types2["CHAR"] = 7] = "CHAR";
-    })(types || (exports.types = types = {}));
-  }
-});
-
-// node_modules/ret/dist/types/set-lookup.js
-var require_set_lookup = __commonJS({
-  "node_modules/ret/dist/types/set-lookup.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-  }
-});
-
-// node_modules/ret/dist/types/index.js
-var require_types3 = __commonJS({
-  "node_modules/ret/dist/types/index.js"(exports) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __exportStar = exports && exports.__exportStar || function(m2, exports2) {
-      for (var p2 in m2) if (p2 !== "default" && !Object.prototype.hasOwnProperty.call(exports2, p2)) __createBinding(exports2, m2, p2);
-    };
-    Object.defineProperty(exports, "__esModule", { value: true });
-    __exportStar(require_tokens(), exports);
-    __exportStar(require_types2(), exports);
-    __exportStar(require_set_lookup(), exports);
-  }
-});
-
-// node_modules/ret/dist/sets.js
-var require_sets = __commonJS({
-  "node_modules/ret/dist/sets.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.anyChar = exports.notWhitespace = exports.whitespace = exports.notInts = exports.ints = exports.notWords = exports.words = void 0;
-    var types_1 = require_types3();
-    var INTS = () => [{ type: types_1.types.RANGE, from: 48, to: 57 }];
-    var WORDS = () => [
-      { type: types_1.types.CHAR, value: 95 },
-      { type: types_1.types.RANGE, from: 97, to: 122 },
-      { type: types_1.types.RANGE, from: 65, to: 90 },
-      { type: types_1.types.RANGE, from: 48, to: 57 }
-    ];
-    var WHITESPACE = () => [
-      { type: types_1.types.CHAR, value: 9 },
-      { type: types_1.types.CHAR, value: 10 },
-      { type: types_1.types.CHAR, value: 11 },
-      { type: types_1.types.CHAR, value: 12 },
-      { type: types_1.types.CHAR, value: 13 },
-      { type: types_1.types.CHAR, value: 32 },
-      { type: types_1.types.CHAR, value: 160 },
-      { type: types_1.types.CHAR, value: 5760 },
-      { type: types_1.types.RANGE, from: 8192, to: 8202 },
-      { type: types_1.types.CHAR, value: 8232 },
-      { type: types_1.types.CHAR, value: 8233 },
-      { type: types_1.types.CHAR, value: 8239 },
-      { type: types_1.types.CHAR, value: 8287 },
-      { type: types_1.types.CHAR, value: 12288 },
-      { type: types_1.types.CHAR, value: 65279 }
-    ];
-    var NOTANYCHAR = () => [
-      { type: types_1.types.CHAR, value: 10 },
-      { type: types_1.types.CHAR, value: 13 },
-      { type: types_1.types.CHAR, value: 8232 },
-      { type: types_1.types.CHAR, value: 8233 }
-    ];
-    var words2 = () => ({ type: types_1.types.SET, set: WORDS(), not: false });
-    exports.words = words2;
-    var notWords = () => ({ type: types_1.types.SET, set: WORDS(), not: true });
-    exports.notWords = notWords;
-    var ints = () => ({ type: types_1.types.SET, set: INTS(), not: false });
-    exports.ints = ints;
-    var notInts = () => ({ type: types_1.types.SET, set: INTS(), not: true });
-    exports.notInts = notInts;
-    var whitespace = () => ({ type: types_1.types.SET, set: WHITESPACE(), not: false });
-    exports.whitespace = whitespace;
-    var notWhitespace = () => ({ type: types_1.types.SET, set: WHITESPACE(), not: true });
-    exports.notWhitespace = notWhitespace;
-    var anyChar = () => ({ type: types_1.types.SET, set: NOTANYCHAR(), not: true });
-    exports.anyChar = anyChar;
-  }
-});
-
-// node_modules/ret/dist/util.js
-var require_util10 = __commonJS({
-  "node_modules/ret/dist/util.js"(exports) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
-      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
-    }) : function(o, v2) {
-      o["default"] = v2;
-    });
-    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
-      var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function(o2) {
-          var ar2 = [];
-          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
-          return ar2;
-        };
-        return ownKeys(o);
-      };
-      return function(mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) {
-          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
-        }
-        __setModuleDefault(result, mod);
-        return result;
-      };
-    })();
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.tokenizeClass = exports.strToChars = void 0;
-    var types_1 = require_types3();
-    var sets = __importStar(require_sets());
-    var CTRL = "@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^ ?";
-    var strToChars = (str) => {
-      const charsRegex = /(\[\\b\])|(\\)?\\(?:u([A-F0-9]{4})|x([A-F0-9]{2})|c([@A-Z[\\\]^?])|([0tnvfr]))/g;
-      return str.replace(charsRegex, (s3, b2, lbs, a16, b16, dctrl, eslsh) => {
-        if (lbs) {
-          return s3;
-        }
-        let code = b2 ? 8 : a16 ? parseInt(a16, 16) : b16 ? parseInt(b16, 16) : dctrl ? CTRL.indexOf(dctrl) : {
-          0: 0,
-          t: 9,
-          n: 10,
-          v: 11,
-          f: 12,
-          r: 13
-        }[eslsh];
-        let c = String.fromCharCode(code);
-        return /[[\]{}^$.|?*+()]/.test(c) ? `\\${c}` : c;
-      });
-    };
-    exports.strToChars = strToChars;
-    var tokenizeClass = (str, regexpStr = "") => {
-      var _a, _b, _c, _d, _e2, _f, _g;
-      let tokens = [], rs2, c;
-      const regexp = /\\(?:(w)|(d)|(s)|(W)|(D)|(S))|((?:(?:\\)(.)|([^\]\\]))-(((?:\\)])|(((?:\\)?([^\]])))))|(\])|(?:\\)?([^])/g;
-      while ((rs2 = regexp.exec(str)) !== null) {
-        const p2 = (_g = (_f = (_e2 = (_d = (_c = (_b = (_a = rs2[1] && sets.words()) !== null && _a !== void 0 ? _a : rs2[2] && sets.ints()) !== null && _b !== void 0 ? _b : rs2[3] && sets.whitespace()) !== null && _c !== void 0 ? _c : rs2[4] && sets.notWords()) !== null && _d !== void 0 ? _d : rs2[5] && sets.notInts()) !== null && _e2 !== void 0 ? _e2 : rs2[6] && sets.notWhitespace()) !== null && _f !== void 0 ? _f : rs2[7] && {
-          type: types_1.types.RANGE,
-          from: (rs2[8] || rs2[9]).charCodeAt(0),
-          to: (c = rs2[10]).charCodeAt(c.length - 1)
-        }) !== null && _g !== void 0 ? _g : (c = rs2[16]) && { type: types_1.types.CHAR, value: c.charCodeAt(0) };
-        if (p2) {
-          tokens.push(p2);
-        } else {
-          return [tokens, regexp.lastIndex];
-        }
-      }
-      throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unterminated character class`);
-    };
-    exports.tokenizeClass = tokenizeClass;
-  }
-});
-
-// node_modules/ret/dist/tokenizer.js
-var require_tokenizer = __commonJS({
-  "node_modules/ret/dist/tokenizer.js"(exports) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
-      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
-    }) : function(o, v2) {
-      o["default"] = v2;
-    });
-    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
-      var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function(o2) {
-          var ar2 = [];
-          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
-          return ar2;
-        };
-        return ownKeys(o);
-      };
-      return function(mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) {
-          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
-        }
-        __setModuleDefault(result, mod);
-        return result;
-      };
-    })();
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.tokenizer = void 0;
-    var util = __importStar(require_util10());
-    var types_1 = require_types3();
-    var sets = __importStar(require_sets());
-    var captureGroupFirstChar = /^[a-zA-Z_$]$/i;
-    var captureGroupChars = /^[a-zA-Z0-9_$]$/i;
-    var digit = /\d/;
-    var tokenizer = (regexpStr) => {
-      let i = 0, c;
-      let start = { type: types_1.types.ROOT, stack: [] };
-      let lastGroup = start;
-      let last = start.stack;
-      let groupStack = [];
-      let referenceQueue = [];
-      let groupCount = 0;
-      const repeatErr = (col) => {
-        throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Nothing to repeat at column ${col - 1}`);
-      };
-      let str = util.strToChars(regexpStr);
-      while (i < str.length) {
-        switch (c = str[i++]) {
-          // Handle escaped characters, inclues a few sets.
-          case "\\":
-            if (i === str.length) {
-              throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: \\ at end of pattern`);
-            }
-            switch (c = str[i++]) {
-              case "b":
-                last.push({ type: types_1.types.POSITION, value: "b" });
-                break;
-              case "B":
-                last.push({ type: types_1.types.POSITION, value: "B" });
-                break;
-              case "w":
-                last.push(sets.words());
-                break;
-              case "W":
-                last.push(sets.notWords());
-                break;
-              case "d":
-                last.push(sets.ints());
-                break;
-              case "D":
-                last.push(sets.notInts());
-                break;
-              case "s":
-                last.push(sets.whitespace());
-                break;
-              case "S":
-                last.push(sets.notWhitespace());
-                break;
-              default:
-                if (digit.test(c)) {
-                  let digits = c;
-                  while (i < str.length && digit.test(str[i])) {
-                    digits += str[i++];
-                  }
-                  let value = parseInt(digits, 10);
-                  const reference = { type: types_1.types.REFERENCE, value };
-                  last.push(reference);
-                  referenceQueue.push({ reference, stack: last, index: last.length - 1 });
-                } else {
-                  last.push({ type: types_1.types.CHAR, value: c.charCodeAt(0) });
-                }
-            }
-            break;
-          // Positionals.
-          case "^":
-            last.push({ type: types_1.types.POSITION, value: "^" });
-            break;
-          case "$":
-            last.push({ type: types_1.types.POSITION, value: "$" });
-            break;
-          // Handle custom sets.
-          case "[": {
-            let not;
-            if (str[i] === "^") {
-              not = true;
-              i++;
-            } else {
-              not = false;
-            }
-            let classTokens = util.tokenizeClass(str.slice(i), regexpStr);
-            i += classTokens[1];
-            last.push({
-              type: types_1.types.SET,
-              set: classTokens[0],
-              not
-            });
-            break;
-          }
-          // Class of any character except \n.
-          case ".":
-            last.push(sets.anyChar());
-            break;
-          // Push group onto stack.
-          case "(": {
-            let group2 = {
-              type: types_1.types.GROUP,
-              stack: [],
-              remember: true
-            };
-            if (str[i] === "?") {
-              c = str[i + 1];
-              i += 2;
-              if (c === "=") {
-                group2.followedBy = true;
-                group2.remember = false;
-              } else if (c === "!") {
-                group2.notFollowedBy = true;
-                group2.remember = false;
-              } else if (c === "<") {
-                let name = "";
-                if (captureGroupFirstChar.test(str[i])) {
-                  name += str[i];
-                  i++;
-                } else {
-                  throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Invalid capture group name, character '${str[i]}' after '<' at column ${i + 1}`);
-                }
-                while (i < str.length && captureGroupChars.test(str[i])) {
-                  name += str[i];
-                  i++;
-                }
-                if (str[i] !== ">") {
-                  throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unclosed capture group name, expected '>', found '${str[i]}' at column ${i + 1}`);
-                }
-                group2.name = name;
-                i++;
-              } else if (c === ":") {
-                group2.remember = false;
-              } else {
-                throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Invalid group, character '${c}' after '?' at column ${i - 1}`);
-              }
-            } else {
-              groupCount += 1;
-            }
-            last.push(group2);
-            groupStack.push(lastGroup);
-            lastGroup = group2;
-            last = group2.stack;
-            break;
-          }
-          // Pop group out of stack.
-          case ")":
-            if (groupStack.length === 0) {
-              throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unmatched ) at column ${i - 1}`);
-            }
-            lastGroup = groupStack.pop();
-            last = lastGroup.options ? lastGroup.options[lastGroup.options.length - 1] : lastGroup.stack;
-            break;
-          // Use pipe character to give more choices.
-          case "|": {
-            if (!lastGroup.options) {
-              lastGroup.options = [lastGroup.stack];
-              delete lastGroup.stack;
-            }
-            let stack = [];
-            lastGroup.options.push(stack);
-            last = stack;
-            break;
-          }
-          // Repetition.
-          // For every repetition, remove last element from last stack
-          // then insert back a RANGE object.
-          // This design is chosen because there could be more than
-          // one repetition symbols in a regex i.e. `a?+{2,3}`.
-          case "{": {
-            let rs2 = /^(\d+)(,(\d+)?)?\}/.exec(str.slice(i)), min, max;
-            if (rs2 !== null) {
-              if (last.length === 0) {
-                repeatErr(i);
-              }
-              min = parseInt(rs2[1], 10);
-              max = rs2[2] ? rs2[3] ? parseInt(rs2[3], 10) : Infinity : min;
-              i += rs2[0].length;
-              last.push({
-                type: types_1.types.REPETITION,
-                min,
-                max,
-                value: last.pop()
-              });
-            } else {
-              last.push({
-                type: types_1.types.CHAR,
-                value: 123
-              });
-            }
-            break;
-          }
-          case "?":
-            if (last.length === 0) {
-              repeatErr(i);
-            }
-            last.push({
-              type: types_1.types.REPETITION,
-              min: 0,
-              max: 1,
-              value: last.pop()
-            });
-            break;
-          case "+":
-            if (last.length === 0) {
-              repeatErr(i);
-            }
-            last.push({
-              type: types_1.types.REPETITION,
-              min: 1,
-              max: Infinity,
-              value: last.pop()
-            });
-            break;
-          case "*":
-            if (last.length === 0) {
-              repeatErr(i);
-            }
-            last.push({
-              type: types_1.types.REPETITION,
-              min: 0,
-              max: Infinity,
-              value: last.pop()
-            });
-            break;
-          // Default is a character that is not `\[](){}?+*^$`.
-          default:
-            last.push({
-              type: types_1.types.CHAR,
-              value: c.charCodeAt(0)
-            });
-        }
-      }
-      if (groupStack.length !== 0) {
-        throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unterminated group`);
-      }
-      updateReferences(referenceQueue, groupCount);
-      return start;
-    };
-    exports.tokenizer = tokenizer;
-    function updateReferences(referenceQueue, groupCount) {
-      for (const elem of referenceQueue.reverse()) {
-        if (groupCount < elem.reference.value) {
-          elem.reference.type = types_1.types.CHAR;
-          const valueString = elem.reference.value.toString();
-          elem.reference.value = parseInt(valueString, 8);
-          if (!/^[0-7]+$/.test(valueString)) {
-            let i = 0;
-            while (valueString[i] !== "8" && valueString[i] !== "9") {
-              i += 1;
-            }
-            if (i === 0) {
-              elem.reference.value = valueString.charCodeAt(0);
-              i += 1;
-            } else {
-              elem.reference.value = parseInt(valueString.slice(0, i), 8);
-            }
-            if (valueString.length > i) {
-              const tail = elem.stack.splice(elem.index + 1);
-              for (const char of valueString.slice(i)) {
-                elem.stack.push({
-                  type: types_1.types.CHAR,
-                  value: char.charCodeAt(0)
-                });
-              }
-              elem.stack.push(...tail);
-            }
-          }
-        }
-      }
-    }
-  }
-});
-
-// node_modules/ret/dist/sets-lookup.js
-var require_sets_lookup = __commonJS({
-  "node_modules/ret/dist/sets-lookup.js"(exports) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
-      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
-    }) : function(o, v2) {
-      o["default"] = v2;
-    });
-    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
-      var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function(o2) {
-          var ar2 = [];
-          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
-          return ar2;
-        };
-        return ownKeys(o);
-      };
-      return function(mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) {
-          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
-        }
-        __setModuleDefault(result, mod);
-        return result;
-      };
-    })();
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.NOTANYCHAR = exports.WHITESPACE = exports.WORDS = exports.INTS = void 0;
-    var Sets = __importStar(require_sets());
-    var types_1 = require_types3();
-    function setToLookup(tokens) {
-      let lookup = {};
-      let len = 0;
-      for (const token of tokens) {
-        if (token.type === types_1.types.CHAR) {
-          lookup[token.value] = true;
-        }
-        if (token.type === types_1.types.RANGE) {
-          lookup[`${token.from}-${token.to}`] = true;
-        }
-        len += 1;
-      }
-      return {
-        lookup: () => Object.assign({}, lookup),
-        len
-      };
-    }
-    exports.INTS = setToLookup(Sets.ints().set);
-    exports.WORDS = setToLookup(Sets.words().set);
-    exports.WHITESPACE = setToLookup(Sets.whitespace().set);
-    exports.NOTANYCHAR = setToLookup(Sets.anyChar().set);
-  }
-});
-
-// node_modules/ret/dist/write-set-tokens.js
-var require_write_set_tokens = __commonJS({
-  "node_modules/ret/dist/write-set-tokens.js"(exports) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
-      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
-    }) : function(o, v2) {
-      o["default"] = v2;
-    });
-    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
-      var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function(o2) {
-          var ar2 = [];
-          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
-          return ar2;
-        };
-        return ownKeys(o);
-      };
-      return function(mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) {
-          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
-        }
-        __setModuleDefault(result, mod);
-        return result;
-      };
-    })();
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.setChar = setChar;
-    exports.writeSetTokens = writeSetTokens;
-    var types_1 = require_types3();
-    var sets = __importStar(require_sets_lookup());
-    function setChar(charCode) {
-      return charCode === 94 ? "\\^" : charCode === 92 ? "\\\\" : charCode === 93 ? "\\]" : charCode === 45 ? "\\-" : String.fromCharCode(charCode);
-    }
-    function isSameSet(set, { lookup, len }) {
-      if (len !== set.length) {
-        return false;
-      }
-      const map = lookup();
-      for (const elem of set) {
-        if (elem.type === types_1.types.SET) {
-          return false;
-        }
-        const key = elem.type === types_1.types.CHAR ? elem.value : `${elem.from}-${elem.to}`;
-        if (map[key]) {
-          map[key] = false;
-        } else {
-          return false;
-        }
-      }
-      return true;
-    }
-    function writeSetTokens(set, isNested = false) {
-      if (isSameSet(set.set, sets.INTS)) {
-        return set.not ? "\\D" : "\\d";
-      }
-      if (isSameSet(set.set, sets.WORDS)) {
-        return set.not ? "\\W" : "\\w";
-      }
-      if (set.not && isSameSet(set.set, sets.NOTANYCHAR)) {
-        return ".";
-      }
-      if (isSameSet(set.set, sets.WHITESPACE)) {
-        return set.not ? "\\S" : "\\s";
-      }
-      let tokenString = "";
-      for (let i = 0; i < set.set.length; i++) {
-        const subset = set.set[i];
-        tokenString += writeSetToken(subset);
-      }
-      const contents = `${set.not ? "^" : ""}${tokenString}`;
-      return isNested ? contents : `[${contents}]`;
-    }
-    function writeSetToken(set) {
-      if (set.type === types_1.types.CHAR) {
-        return setChar(set.value);
-      } else if (set.type === types_1.types.RANGE) {
-        return `${setChar(set.from)}-${setChar(set.to)}`;
-      }
-      return writeSetTokens(set, true);
-    }
-  }
-});
-
-// node_modules/ret/dist/reconstruct.js
-var require_reconstruct = __commonJS({
-  "node_modules/ret/dist/reconstruct.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.reconstruct = void 0;
-    var types_1 = require_types3();
-    var write_set_tokens_1 = require_write_set_tokens();
-    var reduceStack = (stack) => stack.map(exports.reconstruct).join("");
-    var createAlternate = (token) => {
-      if ("options" in token) {
-        return token.options.map(reduceStack).join("|");
-      } else if ("stack" in token) {
-        return reduceStack(token.stack);
-      } else {
-        throw new Error(`options or stack must be Root or Group token`);
-      }
-    };
-    var reconstruct = (token) => {
-      switch (token.type) {
-        case types_1.types.ROOT:
-          return createAlternate(token);
-        case types_1.types.CHAR: {
-          const c = String.fromCharCode(token.value);
-          return (/[[\\{}$^.|?*+()]/.test(c) ? "\\" : "") + c;
-        }
-        case types_1.types.POSITION:
-          if (token.value === "^" || token.value === "$") {
-            return token.value;
-          } else {
-            return `\\${token.value}`;
-          }
-        case types_1.types.REFERENCE:
-          return `\\${token.value}`;
-        case types_1.types.SET:
-          return (0, write_set_tokens_1.writeSetTokens)(token);
-        case types_1.types.GROUP: {
-          const prefix = token.name ? `?<${token.name}>` : token.remember ? "" : token.followedBy ? "?=" : token.notFollowedBy ? "?!" : "?:";
-          return `(${prefix}${createAlternate(token)})`;
-        }
-        case types_1.types.REPETITION: {
-          const { min, max } = token;
-          let endWith;
-          if (min === 0 && max === 1) {
-            endWith = "?";
-          } else if (min === 1 && max === Infinity) {
-            endWith = "+";
-          } else if (min === 0 && max === Infinity) {
-            endWith = "*";
-          } else if (max === Infinity) {
-            endWith = `{${min},}`;
-          } else if (min === max) {
-            endWith = `{${min}}`;
-          } else {
-            endWith = `{${min},${max}}`;
-          }
-          return `${(0, exports.reconstruct)(token.value)}${endWith}`;
-        }
-        case types_1.types.RANGE:
-          return `${(0, write_set_tokens_1.setChar)(token.from)}-${(0, write_set_tokens_1.setChar)(token.to)}`;
-        default:
-          throw new Error(`Invalid token type ${token}`);
-      }
-    };
-    exports.reconstruct = reconstruct;
-  }
-});
-
-// node_modules/ret/dist/index.js
-var require_dist2 = __commonJS({
-  "node_modules/ret/dist/index.js"(exports, module) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __exportStar = exports && exports.__exportStar || function(m2, exports2) {
-      for (var p2 in m2) if (p2 !== "default" && !Object.prototype.hasOwnProperty.call(exports2, p2)) __createBinding(exports2, m2, p2);
-    };
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.types = void 0;
-    var types_1 = require_types3();
-    Object.defineProperty(exports, "types", { enumerable: true, get: function() {
-      return types_1.types;
-    } });
-    __exportStar(require_tokenizer(), exports);
-    __exportStar(require_reconstruct(), exports);
-    var tokenizer_1 = require_tokenizer();
-    var reconstruct_1 = require_reconstruct();
-    __exportStar(require_types3(), exports);
-    exports.default = tokenizer_1.tokenizer;
-    module.exports = tokenizer_1.tokenizer;
-    module.exports.types = types_1.types;
-    module.exports.reconstruct = reconstruct_1.reconstruct;
-  }
-});
-
-// node_modules/safe-regex2/index.js
-var require_safe_regex2 = __commonJS({
-  "node_modules/safe-regex2/index.js"(exports, module) {
-    "use strict";
-    var parse5 = require_dist2();
-    var { types } = require_dist2();
-    function walk2(node, opts, starHeight) {
-      let i;
-      let ok;
-      let len;
-      if (node.type === types.REPETITION) {
-        starHeight++;
-        opts.reps++;
-        if (starHeight > 1) return false;
-        if (opts.reps > opts.limit) return false;
-      }
-      const options = node.options || node.value?.options;
-      if (options) {
-        for (i = 0, len = options.length; i < len; i++) {
-          ok = walk2({ stack: options[i] }, opts, starHeight);
-          if (!ok) return false;
-        }
-      }
-      const stack = node.stack || node.value?.stack;
-      if (!stack) return true;
-      for (i = 0, len = stack.length; i < len; i++) {
-        ok = walk2(stack[i], opts, starHeight);
-        if (!ok) return false;
-      }
-      return true;
-    }
-    function safeRegex2(re2, options) {
-      const opts = {
-        reps: 0,
-        limit: options?.limit ?? 25
-      };
-      if (isRegExp(re2)) re2 = re2.source;
-      else if (typeof re2 !== "string") re2 = String(re2);
-      try {
-        return walk2(parse5(re2), opts, 0);
-      } catch {
-        return false;
-      }
-    }
-    function isRegExp(x) {
-      return Object.prototype.toString.call(x) === "[object RegExp]";
-    }
-    module.exports = safeRegex2;
-    module.exports.default = safeRegex2;
-    module.exports.safeRegex = safeRegex2;
   }
 });
 
@@ -42830,16 +41986,16 @@ function parseParameters(header, type, index, len, stopFlags) {
           const quotedStart = ++index;
           let escaped = false;
           while (index < len) {
-            const code2 = header.charCodeAt(index);
-            if (code2 === DQUOTE) {
+            const code18 = header.charCodeAt(index);
+            if (code18 === DQUOTE) {
               if (parameters[key] === void 0) {
                 parameters[key] = escaped ? unescapeQuotedPairs(header, quotedStart, index) : header.slice(quotedStart, index);
               }
               index++;
               let stop2 = 0;
               while (index < len) {
-                const code3 = header.charCodeAt(index);
-                const flags2 = CHAR_MAP[code3];
+                const code19 = header.charCodeAt(index);
+                const flags2 = CHAR_MAP[code19];
                 if ((flags2 & stopFlags) !== 0) {
                   stop2 = flags2 & COMMA_FLAG;
                   break;
@@ -42850,7 +42006,7 @@ function parseParameters(header, type, index, len, stopFlags) {
                 break parameter;
               continue parameter;
             }
-            if (code2 === BSLASH && index + 1 < len) {
+            if (code18 === BSLASH && index + 1 < len) {
               escaped = true;
               index += 2;
               continue;
@@ -42863,8 +42019,8 @@ function parseParameters(header, type, index, len, stopFlags) {
         let stop = 0;
         let valueWhitespace = -1;
         while (index < len) {
-          const code2 = header.charCodeAt(index);
-          const flags2 = CHAR_MAP[code2];
+          const code18 = header.charCodeAt(index);
+          const flags2 = CHAR_MAP[code18];
           if ((flags2 & stopFlags) !== 0) {
             stop = flags2 & COMMA_FLAG;
             break;
@@ -46441,9 +45597,9 @@ function hintFor(status, owner, repo) {
       return "";
   }
 }
-async function call(what, owner, repo, run2) {
+async function call(what, owner, repo, run3) {
   try {
-    return await run2();
+    return await run3();
   } catch (error2) {
     const status = statusOf(error2);
     const hint = hintFor(status, owner, repo);
@@ -46805,74 +45961,172 @@ var template_manifest_schema_default = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   $id: "https://template-registry.dev/schemas/template-manifest.schema.json",
   title: "TemplateManifest",
-  description: "The template manifest, file template.json. Unknown top-level fields are rejected; $schema, content, include, files, test and nextSteps are this project's documented extension fields.",
+  description: "The template manifest, file template.json. Unknown top-level fields are rejected; $schema, content, include, files, test, nextSteps and tasks are this project's documented extension fields.",
   type: "object",
-  required: ["name", "version", "description", "category"],
+  required: [
+    "name",
+    "version",
+    "description",
+    "category"
+  ],
   additionalProperties: false,
   properties: {
-    $schema: { type: "string", description: "Extension: the JSON Schema this file follows, for editors." },
+    $schema: {
+      type: "string",
+      description: "Extension: the JSON Schema this file follows, for editors."
+    },
     name: {
       type: "string",
       pattern: "^[a-z][a-z0-9-]*$",
       maxLength: 214,
-      "x-messages": { pattern: "must start with a lower-case letter and contain only a-z, 0-9 and -", maxLength: "must be at most 214 characters (npm's limit: a name becomes a file name in every registry)" }
+      "x-messages": {
+        pattern: "must start with a lower-case letter and contain only a-z, 0-9 and -",
+        maxLength: "must be at most 214 characters (npm's limit: a name becomes a file name in every registry)"
+      }
     },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": {
+        pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits"
+      }
     },
-    description: { type: "string", minLength: 10 },
-    category: { type: "string", enum: ["frontend", "backend", "fullstack", "mobile", "desktop"] },
-    stability: { type: "string", enum: ["experimental", "beta", "stable", "deprecated"] },
-    methodologyVersion: { type: "string", format: "semver-range" },
+    description: {
+      type: "string",
+      minLength: 10
+    },
+    category: {
+      type: "string",
+      enum: [
+        "frontend",
+        "backend",
+        "fullstack",
+        "mobile",
+        "desktop"
+      ]
+    },
+    stability: {
+      type: "string",
+      enum: [
+        "experimental",
+        "beta",
+        "stable",
+        "deprecated"
+      ]
+    },
+    methodologyVersion: {
+      type: "string",
+      format: "semver-range"
+    },
     author: {
       type: "object",
-      required: ["name"],
+      required: [
+        "name"
+      ],
       properties: {
-        name: { type: "string", minLength: 1 },
-        email: { type: "string", format: "email" },
-        url: { type: "string" },
-        organization: { type: "string" }
+        name: {
+          type: "string",
+          minLength: 1
+        },
+        email: {
+          type: "string",
+          format: "email"
+        },
+        url: {
+          type: "string"
+        },
+        organization: {
+          type: "string"
+        }
       }
     },
     repository: {
       type: "object",
       properties: {
-        type: { type: "string" },
-        url: { type: "string" }
+        type: {
+          type: "string"
+        },
+        url: {
+          type: "string"
+        }
       }
     },
-    license: { type: "string" },
-    keywords: { type: "array", items: { type: "string" } },
+    license: {
+      type: "string"
+    },
+    keywords: {
+      type: "array",
+      items: {
+        type: "string"
+      }
+    },
     dependencies: {
       type: "object",
       description: 'Runtime name to version range, e.g. {"node": ">=20"}.',
-      additionalProperties: { type: "string", format: "semver-range" }
+      additionalProperties: {
+        type: "string",
+        format: "semver-range"
+      }
     },
-    features: { type: "array", items: { type: "string" } },
-    changelog: { type: "string", minLength: 1, description: "Path of the change log file, inside the template." },
+    features: {
+      type: "array",
+      items: {
+        type: "string"
+      }
+    },
+    changelog: {
+      type: "string",
+      minLength: 1,
+      description: "Path of the change log file, inside the template."
+    },
     migration: {
       type: "object",
       description: "The spec's migration field: versions a project can be migrated from, and the guide.",
       properties: {
-        from: { type: "array", items: { type: "string", format: "semver-range" } },
-        guide: { type: "string", minLength: 1 }
+        from: {
+          type: "array",
+          items: {
+            type: "string",
+            format: "semver-range"
+          }
+        },
+        guide: {
+          type: "string",
+          minLength: 1
+        }
       }
     },
     compatibility: {
       type: "object",
       properties: {
-        breaking: { type: "boolean" },
-        deprecated: { type: "array", items: { type: "string" } },
-        removed: { type: "array", items: { type: "string" } }
+        breaking: {
+          type: "boolean"
+        },
+        deprecated: {
+          type: "array",
+          items: {
+            type: "string"
+          }
+        },
+        removed: {
+          type: "array",
+          items: {
+            type: "string"
+          }
+        }
       }
     },
     customization: {
       type: "object",
       properties: {
-        variables: { type: "string", minLength: 1 },
-        prompts: { type: "string", minLength: 1 }
+        variables: {
+          type: "string",
+          minLength: 1
+        },
+        prompts: {
+          type: "string",
+          minLength: 1
+        }
       }
     },
     content: {
@@ -46884,36 +46138,72 @@ var template_manifest_schema_default = {
       type: "array",
       description: "Extension: globs, relative to the template folder, of files that pack packs although its rules would leave them out (.env files, what a .gitignore ignores).",
       maxItems: 100,
-      items: { type: "string", minLength: 1, maxLength: 500 }
+      items: {
+        type: "string",
+        minLength: 1,
+        maxLength: 500
+      }
     },
     files: {
       type: "array",
       description: "Extension: conditional files. A path of the content folder matching `path` (a glob) is generated only when `when` is true.",
       items: {
         type: "object",
-        required: ["path", "when"],
+        required: [
+          "path",
+          "when"
+        ],
         additionalProperties: false,
         properties: {
-          path: { type: "string", minLength: 1 },
-          when: { type: "string", minLength: 1 }
+          path: {
+            type: "string",
+            minLength: 1
+          },
+          when: {
+            type: "string",
+            minLength: 1
+          }
         }
       }
     },
     test: {
       type: "object",
       description: "Extension: a command run inside each test-generated project.",
-      required: ["command"],
+      required: [
+        "command"
+      ],
       additionalProperties: false,
       properties: {
-        command: { type: "string", minLength: 1 },
-        timeoutSeconds: { type: "integer", minimum: 1, maximum: 3600 }
+        command: {
+          type: "string",
+          minLength: 1
+        },
+        timeoutSeconds: {
+          type: "integer",
+          minimum: 1,
+          maximum: 3600
+        }
       }
     },
     verbatim: {
       type: "array",
       description: "Extension: globs, relative to the content folder, of files copied byte for byte and never parsed as Liquid (their paths are still rendered).",
       maxItems: 100,
-      items: { type: "string", minLength: 1, maxLength: 500 }
+      items: {
+        type: "string",
+        minLength: 1,
+        maxLength: 500
+      }
+    },
+    jsonc: {
+      type: "array",
+      description: "Extension: globs, matched against paths in the generated project, of .json files that test's JSON check reads as JSON with comments and trailing commas, as the tools reading them do (editor settings kept outside .vscode, Zed's settings). tsconfig*, jsconfig*, .vscode/*.json, dev container files and *.jsonc are JSONC without being listed.",
+      maxItems: 100,
+      items: {
+        type: "string",
+        minLength: 1,
+        maxLength: 500
+      }
     },
     partials: {
       type: "string",
@@ -46922,7 +46212,10 @@ var template_manifest_schema_default = {
     },
     whitespace: {
       type: "string",
-      enum: ["liquid", "line"],
+      enum: [
+        "liquid",
+        "line"
+      ],
       description: `Extension: how {%- -%} {{- -}} trim. "liquid" (default): as stock Liquid and Jinja, all whitespace up to the next text, line breaks included. "line": only the tag's own line (blanks before it; blanks and one line break after it).`
     },
     nextSteps: {
@@ -46930,6 +46223,70 @@ var template_manifest_schema_default = {
       minLength: 1,
       maxLength: 4096,
       description: "Extension: the message create and generate print after writing the project (e.g. its next steps). Liquid, rendered with the answers and computed values; it cannot include files."
+    },
+    updatePolicy: {
+      type: "array",
+      maxItems: 200,
+      description: "Extension: what `update` (and `migrate`) does to the generated files matching each glob `path` (a path in the generated project; the first matching rule wins, a file no rule matches is merged). `merge`: the template's change is merged into the project's file (three-way); `once`: written when the project is created, never written, created or removed by an update (README, source files the project owns); `replace`: always the template's bytes (generated code, vendored files). A project's own `update --skip` globs come first.",
+      items: {
+        type: "object",
+        required: [
+          "path",
+          "policy"
+        ],
+        additionalProperties: false,
+        properties: {
+          path: {
+            type: "string",
+            minLength: 1,
+            maxLength: 1024,
+            description: "A glob matched against the file's path in the generated project: `*` and `?` within a segment, `**` for any number of segments, `[...]` sets, `{a,b}` alternatives; dotfiles included."
+          },
+          policy: {
+            enum: [
+              "merge",
+              "once",
+              "replace"
+            ]
+          }
+        }
+      }
+    },
+    tasks: {
+      type: "array",
+      description: "Extension: commands run in the new project after create (git init, npm install), each a program and its arguments, never through a shell, and only with the user's consent (asked on a terminal, or --run-tasks).",
+      maxItems: 50,
+      items: {
+        type: "object",
+        required: [
+          "run",
+          "description"
+        ],
+        additionalProperties: false,
+        properties: {
+          run: {
+            type: "array",
+            description: 'The program and its arguments, e.g. ["git", "init"]; taken literally (not rendered, no shell).',
+            minItems: 1,
+            maxItems: 100,
+            items: {
+              type: "string",
+              minLength: 1,
+              maxLength: 4096
+            }
+          },
+          description: {
+            type: "string",
+            minLength: 1,
+            maxLength: 200
+          },
+          when: {
+            type: "string",
+            minLength: 1,
+            description: "An expression; the task runs only when it is true."
+          }
+        }
+      }
     }
   }
 };
@@ -46958,6 +46315,11 @@ var template_variables_schema_default = {
     }
   },
   $defs: {
+    computedDefault: {
+      type: "string",
+      pattern: "\\{\\{",
+      description: 'A computed default: text with {{ expression }} placeholders, e.g. "{{ projectName | snake_case }}".'
+    },
     variable: {
       title: "TemplateVariable",
       type: "object",
@@ -46965,20 +46327,28 @@ var template_variables_schema_default = {
       properties: {
         type: { type: "string", enum: ["string", "number", "integer", "boolean", "array", "object"] },
         description: { type: "string" },
-        default: {},
+        default: { description: "The value when the variable is not answered. A string holding {{ }} is a computed default: rendered with the answers of the variables before it (for string, number, integer and boolean variables)." },
         validation: { type: "string", format: "regex" },
         invalidMessage: { type: "string" },
         enum: { type: "array", minItems: 1 },
         items: { $ref: "#/$defs/variable" },
         properties: { type: "object", additionalProperties: { $ref: "#/$defs/variable" } },
         required: { type: "boolean" },
-        condition: { type: "string", minLength: 1 }
+        condition: { type: "string", minLength: 1 },
+        secret: { type: "boolean", description: "Extension: the answer is a secret (a token, a password): asked without echo, never written to the lock file, the command's output or analytics; update asks for it again only when a file that uses it must be rendered again." },
+        env: {
+          type: "string",
+          pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
+          maxLength: 128,
+          description: 'Extension: the environment variable create and update read the answer from when --set and --answers do not give it (e.g. "MY_TOKEN"); meant for secrets.',
+          "x-messages": { pattern: "must be an environment variable name (letters, digits, _; not starting with a digit)" }
+        }
       },
       allOf: [
         { if: { required: ["type", "default"], properties: { type: { const: "string" }, default: true } }, then: { properties: { default: { type: "string" } } } },
-        { if: { required: ["type", "default"], properties: { type: { const: "number" }, default: true } }, then: { properties: { default: { type: "number" } } } },
-        { if: { required: ["type", "default"], properties: { type: { const: "integer" }, default: true } }, then: { properties: { default: { type: "integer" } } } },
-        { if: { required: ["type", "default"], properties: { type: { const: "boolean" }, default: true } }, then: { properties: { default: { type: "boolean" } } } },
+        { if: { required: ["type", "default"], properties: { type: { const: "number" }, default: true } }, then: { properties: { default: { anyOf: [{ type: "number" }, { $ref: "#/$defs/computedDefault" }] } } } },
+        { if: { required: ["type", "default"], properties: { type: { const: "integer" }, default: true } }, then: { properties: { default: { anyOf: [{ type: "integer" }, { $ref: "#/$defs/computedDefault" }] } } } },
+        { if: { required: ["type", "default"], properties: { type: { const: "boolean" }, default: true } }, then: { properties: { default: { anyOf: [{ type: "boolean" }, { $ref: "#/$defs/computedDefault" }] } } } },
         { if: { required: ["type", "default"], properties: { type: { const: "array" }, default: true } }, then: { properties: { default: { type: "array" } } } },
         { if: { required: ["type", "default"], properties: { type: { const: "object" }, default: true } }, then: { properties: { default: { type: "object" } } } }
       ]
@@ -47013,7 +46383,7 @@ var template_prompts_schema_default = {
           "x-messages": { pattern: "must be a variable name (letters, digits, _; not starting with a digit)" }
         },
         message: { type: "string", minLength: 1 },
-        type: { type: "string", enum: ["input", "select", "multiselect"] },
+        type: { type: "string", enum: ["input", "select", "multiselect", "confirm"], description: "input (text), select (one choice), multiselect (any number of choices), confirm (yes or no, for a boolean variable)." },
         validate: { type: "string", format: "regex" },
         invalidMessage: { type: "string" },
         choices: { type: "array", minItems: 1, items: { $ref: "#/$defs/choice" } },
@@ -47074,8 +46444,8 @@ var template_entry_schema_default = {
     name: { type: "string", minLength: 1, maxLength: 214 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     description: { type: "string" },
     category: { type: "string", minLength: 1, description: "Id of a category of the registry document." },
@@ -47385,13 +46755,13 @@ var migration_step_schema_default = {
     description: { type: "string", minLength: 1 },
     fromVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     toVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     breaking: {
       type: "boolean",
@@ -47418,13 +46788,13 @@ var migration_context_schema_default = {
     projectPath: { type: "string", minLength: 1 },
     currentVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     targetVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     templateId: { type: "string", minLength: 1 },
     config: { description: "The project's configuration; any JSON value." },
@@ -47500,8 +46870,8 @@ var analytics_download_event_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     userId: { type: "string", minLength: 1 },
     timestamp: { type: "string", format: "date-time" },
@@ -47524,8 +46894,8 @@ var analytics_generation_event_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     success: { type: "boolean" },
     duration: {
@@ -47551,8 +46921,8 @@ var analytics_feedback_event_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     rating: { type: "number", minimum: 1, maximum: 5 },
     comment: { type: "string" },
@@ -47607,8 +46977,8 @@ var analytics_record_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     metrics: { $ref: "#/$defs/metrics" },
     trends: { $ref: "#/$defs/trends" },
@@ -47710,8 +47080,8 @@ var analytics_record_schema_default = {
         helpful: { $ref: "#/$defs/count", description: "How many users found the review helpful." },
         version: {
           type: "string",
-          pattern: "^\\d+\\.\\d+\\.\\d+$",
-          "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+          pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+          "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
         },
         createdAt: { type: "string", format: "date-time" }
       }
@@ -47748,7 +47118,9 @@ var success_envelope_schema_default = {
       properties: {
         timestamp: { type: "string", format: "date-time" },
         requestId: { type: "string", minLength: 1 },
-        version: { type: "string", minLength: 1, description: "Version of the interface that answered." }
+        version: { type: "string", minLength: 1, description: "Version of the interface that answered." },
+        listed: { type: "boolean", description: "On the answer to an upload (201): whether registry.json lists the version. false: the version is stored, but the registry could not be rebuilt yet (a full disk); data is the entry it will have, and the server rebuilds until it lists it." },
+        warning: { type: "string", minLength: 1, description: "With listed false: why the version is not listed yet, for the publisher." }
       }
     }
   }
@@ -47954,7 +47326,9 @@ var extraSchemas = {
 // src/core/versions.ts
 var import_semver = __toESM(require_semver2(), 1);
 var NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
-var VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
+var VERSION_PATTERN = /^(?:0|[1-9]\d{0,14})\.(?:0|[1-9]\d{0,14})\.(?:0|[1-9]\d{0,14})$/;
+var MAX_VERSION_DIGITS = 15;
+var VERSION_RULE = `must be MAJOR.MINOR.PATCH without leading zeros, each number at most ${MAX_VERSION_DIGITS} digits`;
 var MAX_NAME_LENGTH = 214;
 var NAME_RULE = `must match the pattern ${NAME_PATTERN.source} and be at most ${MAX_NAME_LENGTH} characters`;
 function isTemplateName(name) {
@@ -48052,7 +47426,7 @@ function checkJsonText(file, text3, schema) {
 }
 
 // src/pack/pack.ts
-var import_picomatch3 = __toESM(require_picomatch2(), 1);
+var import_picomatch2 = __toESM(require_picomatch2(), 1);
 import { createWriteStream } from "node:fs";
 import { chmod as chmod2, copyFile as copyFile2, lstat as lstat2, mkdir as mkdir2, mkdtemp, readdir as readdir3, readFile as readFile5, realpath as realpath3, rename as rename2, rm as rm2, stat as stat5, writeFile as writeFile2 } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -51069,11 +50443,70 @@ async function computeIntegrity(file) {
 }
 
 // src/core/files.ts
-import { randomBytes } from "node:crypto";
 import path6 from "node:path";
-function tempPathBeside(file) {
-  return path6.join(path6.dirname(file), `.${path6.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+
+// src/core/temp-owner.ts
+import { createHash, randomBytes } from "node:crypto";
+import { readFileSync, readlinkSync } from "node:fs";
+import { hostname } from "node:os";
+var NAMESPACE_HEX = 8;
+var PROCESS_HEX = 8;
+var RANDOM_HEX = 12;
+var OWNED_TEMP_HEX = NAMESPACE_HEX + PROCESS_HEX + RANDOM_HEX;
+var digest = (text3, hex2) => createHash("sha256").update(text3).digest("hex").slice(0, hex2);
+function readText(file) {
+  try {
+    return readFileSync(file, "utf8").trim();
+  } catch {
+    return void 0;
+  }
 }
+function startTimeOf(pid) {
+  const stat10 = readText(`/proc/${pid}/stat`);
+  if (stat10 === void 0) return void 0;
+  const fields = stat10.slice(stat10.lastIndexOf(")") + 2).split(" ");
+  return fields[19];
+}
+var self2;
+function processKey(namespace, pid, start) {
+  return digest(`${namespace}
+${pid}
+${start}`, PROCESS_HEX);
+}
+function selfOwner() {
+  if (self2) return self2;
+  const start = startTimeOf(process.pid);
+  let pidNamespace = "";
+  try {
+    pidNamespace = readlinkSync("/proc/self/ns/pid");
+  } catch {
+  }
+  const bootId = readText("/proc/sys/kernel/random/boot_id") ?? "";
+  const namespace = digest(`${bootId}
+${pidNamespace}
+${hostname()}
+${start === void 0 ? "no-proc" : "proc"}`, NAMESPACE_HEX);
+  const processStart = start ?? String(Math.round(Date.now() - process.uptime() * 1e3));
+  self2 = { namespace, process: processKey(namespace, process.pid, processStart), inspectable: start !== void 0 };
+  return self2;
+}
+function ownedTempTag() {
+  const owner = selfOwner();
+  return `${process.pid}.${owner.namespace}${owner.process}${randomBytes(RANDOM_HEX / 2).toString("hex")}`;
+}
+
+// src/core/files.ts
+var MAX_NAME_BYTES = 255;
+var TEMP_NAME_EXTRA = 1 + 1 + 7 + 1 + 28 + 4;
+function tempNamePrefix(file) {
+  let base = path6.basename(file);
+  while (Buffer.byteLength(base) > MAX_NAME_BYTES - TEMP_NAME_EXTRA) base = base.slice(0, -1);
+  return `.${base}.`;
+}
+function tempPathBeside(file) {
+  return path6.join(path6.dirname(file), `${tempNamePrefix(file)}${ownedTempTag()}.tmp`);
+}
+var FOREIGN_TEMP_AGE_MS = 60 * 60 * 1e3;
 
 // src/core/reserved-paths.ts
 var VERSION_CONTROL_NAMES = [".git", ".hg", ".svn", ".bzr", "_darcs", "cvs", ".fossil", ".fslckout", "_fossil_", ".jj", ".pijul"];
@@ -51138,7 +50571,7 @@ import path11 from "node:path";
 // src/template/expression.ts
 var import_liquidjs = __toESM(require_liquid_node(), 1);
 import { isUtf8 } from "node:buffer";
-import { readFileSync, realpathSync, statSync } from "node:fs";
+import { readFileSync as readFileSync2, realpathSync, statSync } from "node:fs";
 import { readFile, realpath as realpath2, stat as stat3 } from "node:fs/promises";
 import path8 from "node:path";
 
@@ -51275,7 +50708,7 @@ function folderFileSystem(partials) {
     exists: async (file) => stat3(file).then((info2) => info2.isFile(), () => false),
     existsSync: isFileSync,
     readFile: async (file) => liquidSource(file, await readFile(file)),
-    readFileSync: (file) => liquidSource(file, readFileSync(file)),
+    readFileSync: (file) => liquidSource(file, readFileSync2(file)),
     resolve: (dir, file) => {
       const exact = path8.resolve(dir, file);
       if (partials === void 0 || dir !== partials || isFileSync(exact)) return exact;
@@ -51408,6 +50841,8 @@ function comparisonsOf(expression, engine) {
   }
   return found;
 }
+var isComputedDefault = (value) => typeof value === "string" && value.includes("{{");
+var withoutPosition = (message) => message.replace(/, line:\d+, col:\d+.*$/, "");
 var conditionSource = (expression) => `{% if ${expression} %}true{% else %}false{% endif %}`;
 var valueSource = (expression) => `{{ ${expression} }}`;
 var ExpressionEvaluator = class {
@@ -51416,8 +50851,33 @@ var ExpressionEvaluator = class {
   constructor(engine = createEngine()) {
     this.engine = engine;
   }
+  /**
+   * The literal text and the placeholders of a computed default. Only `{{ value }}` placeholders
+   * are allowed, each a well-formed value expression: a tag (`{% include %}`, a loop) would make a
+   * default a program. Throws ExpressionError naming the problem.
+   */
+  defaultParts(text3) {
+    let tokens;
+    try {
+      tokens = new import_liquidjs.Tokenizer(text3, this.engine.options.operators).readTopLevelTokens(this.engine.options);
+    } catch (error2) {
+      throw new ExpressionError(`cannot parse ${JSON.stringify(text3)}: ${withoutPosition(firstLine(error2))}`, text3);
+    }
+    return tokens.map((token) => {
+      if (import_liquidjs.TypeGuards.isOutputToken(token)) {
+        this.check(token.content, "value");
+        return { expression: token.content };
+      }
+      if (import_liquidjs.TypeGuards.isHTMLToken(token)) return { text: token.getContent() };
+      throw new ExpressionError(`cannot parse ${JSON.stringify(text3)}: a default holds {{ value }} placeholders only, not tags such as ${JSON.stringify(token.getText())}`, text3);
+    });
+  }
   /** Checks that the expression parses; throws ExpressionError naming the problem. */
   check(expression, kind) {
+    if (kind === "default") {
+      this.defaultParts(expression);
+      return;
+    }
     checkExpression(expression);
     try {
       this.engine.parse(kind === "condition" ? conditionSource(expression) : valueSource(expression));
@@ -51432,6 +50892,10 @@ var ExpressionEvaluator = class {
   }
   /** The top-level names an expression reads, e.g. `features` for `features contains "api"`. */
   references(expression, kind) {
+    if (kind === "default") {
+      const parts = this.defaultParts(expression);
+      return [...new Set(parts.flatMap((part) => "expression" in part ? this.references(part.expression, "value") : []))];
+    }
     this.check(expression, kind);
     const source = kind === "condition" ? conditionSource(expression) : valueSource(expression);
     return [...new Set(this.engine.globalVariablesSync(source))];
@@ -51445,6 +50909,10 @@ var ExpressionEvaluator = class {
       throw new ExpressionError(`cannot evaluate ${JSON.stringify(expression)}: ${firstLine(error2)}`, expression);
     }
   }
+  /** Works out a computed default: its text with every placeholder replaced by its value in `scope`. */
+  interpolate(text3, scope) {
+    return this.defaultParts(text3).map((part) => "expression" in part ? this.value(part.expression, scope) : part.text).join("");
+  }
   /** Evaluates a value expression (filters allowed) to its rendered text. */
   value(expression, scope) {
     checkExpression(expression);
@@ -51455,36 +50923,6 @@ var ExpressionEvaluator = class {
     }
   }
 };
-
-// src/template/patterns.ts
-var import_safe_regex2 = __toESM(require_safe_regex2(), 1);
-var MAX_PATTERN_INPUT_LENGTH = 1e4;
-function unsafePatternReason(source) {
-  try {
-    new RegExp(source);
-  } catch {
-    return void 0;
-  }
-  let safe;
-  try {
-    safe = (0, import_safe_regex2.default)(source);
-  } catch {
-    safe = true;
-  }
-  return safe ? void 0 : "it is prone to catastrophic backtracking (nested or too many repetitions)";
-}
-function matchPattern(source, text3) {
-  let regex2;
-  try {
-    regex2 = new RegExp(source);
-  } catch {
-    return { refused: `the template's validation pattern ${source} is not a valid regular expression` };
-  }
-  const unsafe = unsafePatternReason(source);
-  if (unsafe) return { refused: `the template's validation pattern ${source} is not run: ${unsafe}` };
-  if (text3.length > MAX_PATTERN_INPUT_LENGTH) return { refused: `is ${text3.length} characters long; at most ${MAX_PATTERN_INPUT_LENGTH} are matched against the template's pattern` };
-  return { matches: regex2.test(text3) };
-}
 
 // src/template/standard-variables.ts
 var STANDARD_VARIABLES = {
@@ -51541,6 +50979,7 @@ import path10 from "node:path";
 var import_liquidjs2 = __toESM(require_liquid_node(), 1);
 var MAX_UNKNOWN_NAME_PROBLEMS = 200;
 var BUILT_IN_PROPERTIES = /* @__PURE__ */ new Set(["size", "first", "last"]);
+var PARSE_LIMIT_MESSAGE = "parse length limit exceeded";
 var hasLiquid = (text3) => text3.includes("{{") || text3.includes("{%");
 function positionAt2(text3, offset) {
   const before = text3.slice(0, Math.max(0, offset));
@@ -51631,7 +51070,7 @@ var partialNamesOf = (relative2) => relative2.endsWith(".liquid") && relative2.l
 function checkContent(folder, texts, paths, scope, engine = createEngine(), partials) {
   const problems = [];
   const fileOf = (relative2) => relative2.startsWith(PARTIAL) ? `${partials?.folder ?? ""}/${relative2.slice(PARTIAL.length)}` : `${folder}/${relative2}`;
-  const parse5 = (text3) => {
+  const parse6 = (text3) => {
     try {
       return engine.parse(text3);
     } catch (error2) {
@@ -51642,9 +51081,11 @@ function checkContent(folder, texts, paths, scope, engine = createEngine(), part
   const allTexts = [...texts, ...(partials?.texts ?? []).map((file) => ({ path: `${PARTIAL}${file.path}`, text: file.text }))];
   for (const { path: path22, text: text3 } of allTexts) {
     if (!hasLiquid(text3)) continue;
-    const result = parse5(text3);
+    const result = parse6(text3);
     if (Array.isArray(result)) parsed.push({ path: path22, templates: result });
-    else {
+    else if (result.message.startsWith(PARSE_LIMIT_MESSAGE)) {
+      continue;
+    } else {
       problems.push({ file: fileOf(path22), pointer: "", code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
     }
   }
@@ -51684,7 +51125,8 @@ function checkContent(folder, texts, paths, scope, engine = createEngine(), part
   for (const relative2 of paths) {
     const name = relative2.slice(relative2.lastIndexOf("/") + 1);
     if (!hasLiquid(name)) continue;
-    const result = parse5(name);
+    const result = parse6(name);
+    if (!Array.isArray(result) && result.message.startsWith(PARSE_LIMIT_MESSAGE)) continue;
     if (!Array.isArray(result)) {
       problems.push({ file: fileOf(relative2), pointer: "", code: result.code, message: `its name is not valid Liquid: ${result.message}`, line: 1, column: 1 });
       continue;
@@ -51710,6 +51152,32 @@ function checkContent(folder, texts, paths, scope, engine = createEngine(), part
   }
   return problems;
 }
+function checkParseLimit(folder, texts, paths, parseLimit = DEFAULT_RENDER_LIMITS.parseLimit) {
+  const engine = createEngine({ limits: { parseLimit } });
+  const overLimit = (source) => {
+    try {
+      engine.parse(source);
+      return false;
+    } catch (error2) {
+      return firstLine(error2).startsWith(PARSE_LIMIT_MESSAGE);
+    }
+  };
+  const problem = (relative2, what, length) => ({
+    file: `${folder}/${relative2}`,
+    pointer: "",
+    code: "PARSE_LIMIT",
+    message: `${what} is ${length} characters, more than Liquid's parse limit of ${parseLimit}: \`create\` parses every text file and name of the content folder and could not generate it; split the file, or make it binary if it is data to copy as is`,
+    line: 1,
+    column: 1
+  });
+  const problems = [];
+  for (const relative2 of paths) {
+    const name = relative2.slice(relative2.lastIndexOf("/") + 1);
+    if (overLimit(name)) problems.push(problem(relative2, "its name", name.length));
+  }
+  for (const { path: path22, text: text3 } of texts) if (overLimit(text3)) problems.push(problem(path22, "its content", text3.length));
+  return problems;
+}
 
 // src/template/expression-check.ts
 var isRecord2 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -51724,6 +51192,10 @@ function expressionSites(documents) {
       const condition = text2(field(definition, "condition"));
       const pointer = `/variables/${escapePointerSegment(name)}/condition`;
       if (condition) sites.push({ file: variables.file, pointer, text: condition, kind: "condition", names: "variables", label: `condition of variable "${name}"` });
+      const fallback = field(definition, "default");
+      if (isComputedDefault(fallback)) {
+        sites.push({ file: variables.file, pointer: `/variables/${escapePointerSegment(name)}/default`, text: fallback, kind: "default", names: "variables", label: `default of variable "${name}"` });
+      }
     }
     for (const [name, expression] of entriesOf(field(variables.value, "computed"))) {
       const value = text2(expression);
@@ -51746,6 +51218,12 @@ function expressionSites(documents) {
       const name = text2(field(rule, "path")) ?? `#${index}`;
       if (when) sites.push({ file: manifest.file, pointer: `/files/${index}/when`, text: when, kind: "condition", names: "all", label: `when of files rule "${name}"` });
     });
+    const tasks = field(manifest.value, "tasks");
+    (Array.isArray(tasks) ? tasks : []).forEach((task, index) => {
+      const when = text2(field(task, "when"));
+      const name = text2(field(task, "description")) ?? `#${index}`;
+      if (when) sites.push({ file: manifest.file, pointer: `/tasks/${index}/when`, text: when, kind: "condition", names: "all", label: `when of task "${name}"` });
+    });
   }
   return sites;
 }
@@ -51766,7 +51244,7 @@ function checkExpressions(documents, evaluator = new ExpressionEvaluator()) {
       references = evaluator.references(site.text, site.kind);
     } catch (error2) {
       const reason = error2 instanceof ExpressionError ? error2.message : String(error2);
-      const how = site.kind === "condition" ? 'write it as values joined by operators, e.g. features contains "docker"' : "write it as a value with filters, e.g. projectName | package_name";
+      const how = site.kind === "condition" ? 'write it as values joined by operators, e.g. features contains "docker"' : site.kind === "default" ? "write it as text with {{ value }} placeholders, e.g. {{ projectName | snake_case }}" : "write it as a value with filters, e.g. projectName | package_name";
       problems.push({ file: site.file, pointer: site.pointer, code: "INVALID_EXPRESSION", message: `${site.label} does not parse: ${reason.replace(/^cannot parse "(?:[^"\\]|\\.)*": /, "")}; ${how}` });
       continue;
     }
@@ -51774,7 +51252,7 @@ function checkExpressions(documents, evaluator = new ExpressionEvaluator()) {
     const known = site.names === "variables" ? variables : all;
     for (const name of references) {
       if (known.has(name)) continue;
-      const message = all.has(name) ? `${site.label} names computed value "${name}"; a condition of a variable can only name variables (they are resolved before computed values)` : `${site.label} names unknown variable "${name}"${didYouMean(name, known)}; declare it in ${documents.variables?.file ?? "the variables file"} or fix the spelling`;
+      const message = all.has(name) ? `${site.label} names computed value "${name}"; a ${site.kind === "default" ? "default" : "condition"} of a variable can only name variables (they are resolved before computed values)` : `${site.label} names unknown variable "${name}"${didYouMean(name, known)}; declare it in ${documents.variables?.file ?? "the variables file"} or fix the spelling`;
       problems.push({ file: site.file, pointer: site.pointer, code: "UNKNOWN_VARIABLE", message });
     }
   }
@@ -51884,9 +51362,7527 @@ function checkMigrationChain(steps) {
   return problems;
 }
 
+// node_modules/re2js/build/index.js
+var RE2Flags = class RE2Flags2 {
+  static FOLD_CASE = 1;
+  static LITERAL = 2;
+  static CLASS_NL = 4;
+  static DOT_NL = 8;
+  static ONE_LINE = 16;
+  static NON_GREEDY = 32;
+  static PERL_X = 64;
+  static UNICODE_GROUPS = 128;
+  static WAS_DOLLAR = 256;
+  static LOOKBEHIND = 512;
+  static MATCH_NL = RE2Flags2.CLASS_NL | RE2Flags2.DOT_NL;
+  static PERL = RE2Flags2.CLASS_NL | RE2Flags2.ONE_LINE | RE2Flags2.PERL_X | RE2Flags2.UNICODE_GROUPS;
+  static POSIX = 0;
+  static UNANCHORED = 0;
+  static ANCHOR_START = 1;
+  static ANCHOR_BOTH = 2;
+};
+var PublicFlags = {
+  CASE_INSENSITIVE: 1,
+  DOTALL: 2,
+  MULTILINE: 4,
+  DISABLE_UNICODE_GROUPS: 8,
+  LONGEST_MATCH: 16,
+  LOOKBEHINDS: 512
+};
+var ASCII_SIZE = 128;
+var ASCII_TO_UPPER = new Int32Array(ASCII_SIZE);
+var ASCII_TO_LOWER = new Int32Array(ASCII_SIZE);
+var MAX_BMP = 65535;
+for (let i = 0; i < ASCII_SIZE; i++) {
+  if (i >= 97 && i <= 122) ASCII_TO_UPPER[i] = i - 32;
+  else ASCII_TO_UPPER[i] = i;
+  if (i >= 65 && i <= 90) ASCII_TO_LOWER[i] = i + 32;
+  else ASCII_TO_LOWER[i] = i;
+}
+var Codepoint = class {
+  static CODES = Object.freeze({
+    "\x07": 7,
+    "\b": 8,
+    "	": 9,
+    "\n": 10,
+    "\v": 11,
+    "\f": 12,
+    "\r": 13,
+    " ": 32,
+    '"': 34,
+    $: 36,
+    "&": 38,
+    "'": 39,
+    "(": 40,
+    ")": 41,
+    "*": 42,
+    "+": 43,
+    "-": 45,
+    ".": 46,
+    0: 48,
+    1: 49,
+    2: 50,
+    3: 51,
+    4: 52,
+    5: 53,
+    6: 54,
+    7: 55,
+    8: 56,
+    9: 57,
+    ":": 58,
+    "<": 60,
+    ">": 62,
+    "?": 63,
+    A: 65,
+    B: 66,
+    C: 67,
+    F: 70,
+    P: 80,
+    Q: 81,
+    U: 85,
+    Z: 90,
+    "[": 91,
+    "\\": 92,
+    "]": 93,
+    "^": 94,
+    _: 95,
+    "`": 96,
+    a: 97,
+    b: 98,
+    f: 102,
+    i: 105,
+    m: 109,
+    n: 110,
+    r: 114,
+    s: 115,
+    t: 116,
+    v: 118,
+    x: 120,
+    z: 122,
+    "{": 123,
+    "|": 124,
+    "}": 125
+  });
+  static toUpperCase(codepoint) {
+    if (codepoint < ASCII_SIZE) return ASCII_TO_UPPER[codepoint];
+    const s3 = String.fromCodePoint(codepoint).toUpperCase();
+    const expectedLen = s3.codePointAt(0) > MAX_BMP ? 2 : 1;
+    if (s3.length > expectedLen) return codepoint;
+    const sOrigin = String.fromCodePoint(s3.codePointAt(0)).toLowerCase();
+    const originExpectedLen = sOrigin.codePointAt(0) > MAX_BMP ? 2 : 1;
+    if (sOrigin.length > originExpectedLen || sOrigin.codePointAt(0) !== codepoint) return codepoint;
+    return s3.codePointAt(0);
+  }
+  static toLowerCase(codepoint) {
+    if (codepoint < ASCII_SIZE) return ASCII_TO_LOWER[codepoint];
+    const s3 = String.fromCodePoint(codepoint).toLowerCase();
+    const expectedLen = s3.codePointAt(0) > MAX_BMP ? 2 : 1;
+    if (s3.length > expectedLen) return codepoint;
+    const sOrigin = String.fromCodePoint(s3.codePointAt(0)).toUpperCase();
+    const originExpectedLen = sOrigin.codePointAt(0) > MAX_BMP ? 2 : 1;
+    if (sOrigin.length > originExpectedLen || sOrigin.codePointAt(0) !== codepoint) return codepoint;
+    return s3.codePointAt(0);
+  }
+};
+var UnicodeRangeTable = class {
+  /**
+  * @param {Uint32Array | number[]} data
+  * @param {boolean} isStride1
+  */
+  constructor(data, isStride1 = false) {
+    this.data = data;
+    this.isStride1 = isStride1;
+    this.SIZE = isStride1 ? 2 : 3;
+  }
+  getLo(index) {
+    return this.data[index * this.SIZE];
+  }
+  getHi(index) {
+    return this.data[index * this.SIZE + 1];
+  }
+  getStride(index) {
+    return this.isStride1 ? 1 : this.data[index * this.SIZE + 2];
+  }
+  get length() {
+    return this.data.length / this.SIZE;
+  }
+};
+var B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+-";
+var B64_MAP = /* @__PURE__ */ new Uint8Array(256);
+for (let i = 0; i < 64; i++) B64_MAP[B64.charCodeAt(i)] = i;
+var decodeVLQ = (str) => {
+  const res = [];
+  let value = 0;
+  let shift = 0;
+  for (let i = 0; i < str.length; i++) {
+    const digit = B64_MAP[str.charCodeAt(i)];
+    value |= (digit & 31) << shift;
+    if ((digit & 32) === 0) {
+      res.push(value);
+      value = 0;
+      shift = 0;
+    } else shift += 5;
+  }
+  return res;
+};
+var decodeRanges = (str, isStride1) => {
+  const res = decodeVLQ(str);
+  const numRanges = isStride1 ? res.length / 2 : res.length / 3;
+  const out = new Uint32Array(numRanges * 3);
+  let current = 0;
+  let resIdx = 0;
+  for (let i = 0; i < numRanges; i++) {
+    current += res[resIdx++];
+    out[i * 3] = current;
+    current += res[resIdx++];
+    out[i * 3 + 1] = current;
+    out[i * 3 + 2] = isStride1 ? 1 : res[resIdx++];
+  }
+  return out;
+};
+var decodeOrbit = (str) => {
+  const res = decodeVLQ(str);
+  const map = /* @__PURE__ */ new Map();
+  let currentKey = 0;
+  for (let i = 0; i < res.length; i += 2) {
+    currentKey += res[i];
+    const zz = res[i + 1];
+    const delta = zz >>> 1 ^ -(zz & 1);
+    map.set(currentKey, currentKey + delta);
+  }
+  return map;
+};
+var LazyMap = class {
+  constructor(initializer) {
+    this.initializer = initializer;
+    this.cache = /* @__PURE__ */ new Map();
+  }
+  has(key) {
+    return Object.hasOwn(this.initializer, key);
+  }
+  get(key) {
+    if (this.cache.has(key)) return this.cache.get(key);
+    const val = this.has(key) ? this.initializer[key]() : null;
+    this.cache.set(key, val);
+    return val;
+  }
+};
+var UnicodeTables = class {
+  static _CASE_ORBIT = null;
+  static get CASE_ORBIT() {
+    if (!this._CASE_ORBIT) this._CASE_ORBIT = decodeOrbit("rCgCIgCY+rQI4QiCuuBLgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCCgCBgCBgCBgCBgCBgCBgCB+7OB-BB-BB-BB-BB-BBskQB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BC-BB-BB-BB-BB-BB-BB-BByHBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBDCBBBCBBBCBBCCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBCCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBxHBCBBBCBBBCBBB3SBmMBkNBCBBBCBBB8MBCBBB6MB6MBCBBC+EB0MB2MBCBBB6MB+MBiGBmNBiNBCBBBmKBikzCBmNBqNBkIBsNBCBBBCBBBCBBB0NBCBBB0NDCBBB0NBCBBByNByNBCBBBCBBB2NBCBBDCBBCwDFCBCBDBCBCBDBCBCBDBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBB9EBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBCCBCBDBCBBBhGBvDBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBjICCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBH2iVBCBBBlKBwiVB+jVB+jVBCBBBlMBqEBuEBCBBBCBBBCBBBCBBBCBBB+hVB4hVB8hVBjNB7MC5MB5MCzMC1MB+0yCE5MB20yCC9MBu2yCBwyyCBo0yCChNBlNBo0yCBu-UBi0yCDlNC6-UBpNDrNIu+UDzNCm0yCBzNE0yyCBzNBpEBxNBxNBtEG1NLqxyCBkxyCnFoFrBCBBBCBBDCBBEkIBkIBkICoHHsCCqCBqCBqCCgEC+DB+DBmkOBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCC+BBgCBgCBgCBgCBgCBgCBgCBgCBrCBpCBpCBpCBmjOB-BB8BB-BB-BBgEB-BB-BByBBqgOBsDB-BBtwBB-BB-BB-BBsBBgDBCB-BB-BB-BBeB-BB-BB61OB-BB-BB-DB9DB9DBQB7DBmCE9CBrDBPBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBrFB-EBOBnHB3FB-FCCBBBNBCBBCjIBjIBjIBgFBgFBgFBgFBgFBgFBgFBgFBgFBgFBgFBgFBgFBgFBgFBgFBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCB-BB-BB8kMB-BB6kMB-BB-BB-BB-BB-BB-BB-BB-BB-BBokMB-BB-BBkkMBkkMB-BB-BB-BB-BB-BB-BB-BB4jMB-BB-BB-BB-BB-BB-EB-EB-EB-EB-EB-EB-EB-EB-EB-EB-EB-EB-EB-EB-EB-EBCBBBCBoiMBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBJCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBeBCBBBCBBBCBBBCBBBCBBBCBBBCBBBdBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBCgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDL-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-C64CgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOCgmOGgmODg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FDg8FBg8FBg8FhVg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBQBQBQBQBQBQDPBPBPBPBPBPjkC7mMB5mMBnmMBjmMBCBlmMB3lMBpiMBk8kCBCBBG-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FD-7FB-7FB-7F6FoglCEsuHRwjlCyDCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCB0DBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBG1DD97OCCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBQBQBQBQBQBQBQBQBPBPBPBPBPBPBPBPBQBQBQBQBQBQDPBPBPBPBPBPDQBQBQBQBQBQBQBQBPBPBPBPBPBPBPBPBQBQBQBQBQBQBQBQBPBPBPBPBPBPBPBPBQBQBQBQBQBQDPBPBPBPBPBPEQCQCQCQCPCPCPCPBQBQBQBQBQBQBQBQBPBPBPBPBPBPBPBPB0EB0EBsFBsFBsFBsFBoGBoGBgIBgIBgHBgHB8HB8HDQBQBQBQBQBQBQBQBPBPBPBPBPBPBPBPBQBQBQBQBQBQBQBQBPBPBPBPBPBPBPBPBQBQBQBQBQBQBQBQBPBPBPBPBPBPBPBPBQBQCSFPBPBzEBzEBRCxnOFSFrFBrFBrFBrFBREQBQClkOFPBPBnGBnGFQBQCljOCODPBPB-GB-GBNHSF-HB-HB7HB7HBRqJ53OE9tQBrmQH4Bc3BSgBBgBBgBBgBBgBBgBBgBBgBBgBBgBBgBBgBBgBBgBBgBBgBBfBfBfBfBfBfBfBfBfBfBfBfBfBfBfBfECBByZ0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzB34BgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CBCBBBt-UBruHBt+UB1iVBviVBCBBBCBBBCBBB3hVB5-UB9hVB7hVCCBBCCBBI9jVB9jVBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBICBBBCBBECBBN-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOC-lOG-lOzoeCBBBCBBBCBBBCBBBCBBBCBl8kCBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBTCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBnECBBBCBBBCBBBCBBBCBBBCBBBCBBDCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBKCBBBCBBBnglCBCBBBCBBBCBBBCBBBCBBECBBBvyyCDCBBBCBBBgDCCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBn0yCB90yCB10yCBh0yCBn0yCCjxyCBzyyCBpxyCBg6BBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBB-CBl0yCBvjlCBCBBBCBBBt2yCBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBhkzCZCBB9a-5Bd-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCm6TCBB7gBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCH-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BmlBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvChDwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCFvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvC1DuCBuCBuCBuCBuCBuCBuCBuCBuCBuCBuCCuCBuCBuCBuCBuCBuCBuCBuCBuCBuCBuCBuCBuCBuCBuCCuCBuCBuCBuCBuCBuCBuCCuCBuCCtCBtCBtCBtCBtCBtCBtCBtCBtCBtCBtCCtCBtCBtCBtCBtCBtCBtCBtCBtCBtCBtCBtCBtCBtCBtCCtCBtCBtCBtCBtCBtCBtCCtCBtCk2BgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEO-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-D+CgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCL-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-B74CgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BhrVgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BhB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BD1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BtxekCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjC");
+    return this._CASE_ORBIT;
+  }
+  static _Print = null;
+  static get Print() {
+    if (!this._Print) this._Print = new UnicodeRangeTable(decodeRanges("hB9CBjBLBCpWBDFBFGBCCCBSBCsMBClBBDxBBDCBC2BBJaBFFBSVBC-FBCvBBD6BBDkDBP6BBDwBBDOBCbBDCCBJBGfBIqCBCgFBCHBDBBDVBCGBCEEBCBDIBDBBDDBJFFBCCBDBDYBDCBCFBFBBDVBCGBCBBCBBCBBDCCBDBFBBDCBEIIBCBCIIBPBLCBCIBCCBCVBCGBCBBCEBDJBCCBCCBDQQBCBDLBIGBCCBCHBDBBDVBCGBCBBCEBDIBDBBDCBICBFBBCEBDRBLBBCFBECBCDBEBBCCCBEEBEEBBBELBFEBECBCDBDHHPUBGMBCCBCWBCPBDIBCCBCDBIBBCCBCBBDDBDJBIVBCCBCWBCJBCEBDIBCCBCDBIBBGCBCDBDJBCCBNMBCCBCyBBCCBCFBFPBDZBCCBCRBEXBCIBCDDBFBEFFBEBCCCBGBHJBDCBN5BBFcBmBBBCCCBDBCXBCCCBVBDEBCCCBFBCJBDDBhBnCBCjBBFmBBCjBBCOBCMBmBlGBCGGD4LBCDBDGBCCCBCBDoBBCDBDgBBCDBDGBCCCBCBDOBC4BBCDBDiCBDfBEZBH1CBDFBD-TBCbBE4CBIVBKXBKTBNMBCCBCBBN9CBDJBHJBHNBCKBH4CBIqBBGlCBLeBCLBFLBFEEBoBBDEBMrBBFZBHKBE9BBDgCBCcBDKBHJBHNBDtBBDLBVsCBClFBJ7BBEOBE9BBGqBBDKBJqBBG1QBDFBDlBBDFBDHBCGCBdBD0BBCOBCNBDFBCSBDCBCIBSXBJuBBSBBDaBCMBEhBBPgBBQrEBF5UBXKBWz4BBD9LBGsBBCGGD3BBIBBPXBKGBCGBCGBCGBCGBCGBCGBCGBC9DBjBZBC4CBN1GBbPBC+BBC1CBDmDBGqBBC9CBC1CBKvBBCszcBE2BBK7KBV3FBJ8GBV7BBEJBH3BBJlCBJLBHzDBMdBEtCBCKBFgBBC2BBKNBDJBDmDBZbBLFBDFBDFBKGBCGBC7BBF9DBDJBHj9KBNWBFwBBloItLBDpDBnBGBNEBGZBCEBCCCBCCBCCBoUBhBpBBHyBBCSBCDBFEBCmEBF9FBEFBDFBDFBDCBEGBCGBOBBDLBCZBCSBCBBCOBDNBjB6DBGCBFsBBE3CBCMBEwBwBBsBBjEcBEwBBQbBFjBBKdBGqBBGdBCkBBFNBrB9EBDJBHjBBFjBBFnBBJzBBMLBCOBCGBCBBCKBCOBCGBCBBEzBBN2JBKVBLHBZFBCpBBCIBmCFBDCCBqBBCBBEDDBVBCnCBJIBxBSBCBBGgBBEaBGaBnB3BBFTBDxBBCBBGHBCCBCcBDCBFJBIIBI-BBhBmBBFLBK1BBEcBDaBGZBIDBNGBxCoCB4ByBBOyBBItBBJJBHlBBEcBJBBxGeBCpBBCCBDBBRFBJIBiBtBBJpBBXZBnBbBVWBKtCBFjBBK9BBCEBOYBIJBH0BBCRBJmBBK-CBCTBMRBCuBB-BGBCCCBCBCOBCKBH6BBGJBHDBCHBDBBDVBCGBCBBCEBCJBDBBDCBDHHGGBDGBEEBMJBCDDClBBCJBCDDCDBCJBCBBJBBe7CBCEBfnCBJJBnF1BBDlBBjBkCBMJBHMBU5BBHJBHTBdaBDOBFWB6F7BBlDyCBNHBDDDBGBCBBCdBCBBDLBKJBnCHBDtBBDKBcnCBJyCBOoCBIJB3CHB5ChBBPJBHIBCsBBCNBLcBEfBDVBCNBqCGBCBBCrBBECCBCCBHBJJBHFBCBBCkBBCBBCFBIJBHrBBFJB3HYBIQBCoBBEcB2CQQBwBBO6cBnDuDBCEBMjGBtyCiDBOvhBBRVBL68DBGmSB61G5BBn2B4RBIeBCJBFwCBCJBHdBDFBLlCBLJBCGBCUBGSBxN5BBnG6CBGYBDYBtBqCBF4BBIQBhCEBMGBK1mHBqBfBiDyDB+vIDBCGBCBBCiJBQeeBBBDPPBCBJrMBloCqDBGMBEIBIJBDDBh7D8HBEzNBHWBQQBQtBBDWBKzDB9B1HBLmBBDpCBJvDBWlCB7DTBNTBN2CBKYBoE0CBCmCBCBBDDDBDDBCBCLBCCCBFBCgCBCDBDHBCGBCbBCDBCEBCEEBFBCzKBDjJBD9VBQEBCOBxiBeBHFB2GGBCQBDGBCBBCEBG9BBiBxDxDBrBBENBDJBFBBhKeBS5BBGxOxOBoBB3GqBBFhGhGBdBCVBJBBhHGBCDBCBBCOBCkGBDPBqBrCBFJBFBByYjCBtC8BBjGDBCaBCBBCDDCJBCDBCCCHFFCECBBBCBBCDDCICBCCDDBCGBCDBCDBCCCBIBCQBGCBCEBCQB1BBBvIrBBFjDBNOBDOBCOBCkBBLtFB5BcBOrBBFIBIBBPFB7E4eBEQBEMBE5GBHLBFQQBKBF3BBJJBHnBBJdBDLBFBBPIBoB3KBJNBDMBEKBE4BBCFFBOBDLBFJBIyEBCmDBmgB-2pBBhB9oEBDt0FBDwpHBQtTBjtC9QBjvBq6EBGppIBnkzVvHB", false));
+    return this._Print;
+  }
+  static CATEGORIES = new LazyMap({
+    C: () => new UnicodeRangeTable(decodeRanges("AfBgDgBBOrWrWBHHBCBICCVuMuMnBBBzBBBE4B4BBGBcDBHQBXhGhGxBBB8BBBmDNB8BBByBBBQddBCCMEBhBGBsCiFiFJBBDBBXIICCBFBBKBBDBBFHBCDBDGGBaaBEEHDBDBBXIIDGDBCCGDBDBBECBCGBFCCBFBSJBEKKEXXIDDGBBLIEBCCBNBFBBNGBIEEJBBDBBXIIDGGBKKBDDBEEBFBEDBDGGBTTBIBDHHBBBEFFBBBDCCDCBDCBECBNDBGCBEFFBCCBEBCNBWEBOEEYRRBKKEFFBFBDEEDBBFBBLGBXEEYLLGBBKEEFGBDEBEFFBLLELBOEE0BEEHDBRBBbEETCBZKKCBBICBCDBHCCJFBLBBELB7BDBekBBDCCGZZCYYBGGCIILBBFfBpClBlBBCBoBlBlBQOOBjBBnGCCBDBCBB6LFFBIICFFBqBqBFBBiBFFBIICFFBQQ6BFFBkCkCBhBhBBBBbFB3CBBHBB+UCB6CGBXIBZIBVLBOEEDLB-CBBLFBLFBPMMBEB6CGBsBEBnCJBgBNNBCBNDBCCBrBBBGKBtBDBbFBMCB-BBBiCeeBMMBEBLFBPBBvBBBNTBuCnFnFBGB9BCBQCB-BEBsBBBMHBsBEB3QBBHBBnBBBHBBJGCgBBB2BQQPBBHUUBEEKMMBDBbEByBPBDBBcOOBBBjBNBiBOBtEDB7UVBMUB14BBB-LEBuBCCBDBCBB5BGBDNBZIBI4BI-DhBBb6C6CBKB3GZBxC3C3CBoDoDBDBsB-C-C3CIBxBuzcuzcBBB4BIB9KTB5FHB+GTB9BCBLFB5BHBnCHBNFB1DKBfCBvCMMBCBiB4B4BBHBPBBLBBoDXBdJBHBBHBBHIBIII9BDB-DBBLFBl9KLBYDByBjoIBvLBBrDlBBILBGEBbGGCGDrUfBrBFB0BUUFDBGoEoEBCB-FCBHBBHBBHBBECBIIIBLBDBBNbbUDDQBBPhBB8DEBEDBuBCB5COOBBBCuBBvBhEBeCByBOBdDBlBIBfEBsBEBfmBmBBCBPpBB-EBBLFBlBDBlBDBpBHB1BKBNQQIDDMQQIDDBBB1BLB4JIBXJBJXBHrBrBKkCBHBBCtBtBDCBCBBYpCpCBGBKvBBUDDBDBiBCBcEBclBB5BDBVBBzBDDBDBJEEeBBEDBLGBKGBhCfBoBDBNIB3BCBeBBcEBbGBFLBIvCBqC2BB0BMB0BGBvBHBLFBnBCBeHBDvGBgBrBrBEBBDPBHHBKgBBvBHBrBVBblBBdTBYIBvCDBlBIB-BGGBLBaGBLFB2BTTBGBoBIBhDVVBJBTwBwBB8BBICCFQQMFB8BEBLFBFJJBDDBXXIDDGLLBDDBEEBCCBEBCEBIBBICBGKBLCCBCCnBLLCBBCFFLDDBGBDcB9CGGBcBpCHBLlFB3BBBnBhBBmCKBLFBOSB7BFBLFBVbBcBBQDBY4FB9BjDB0CLBJBBCBBJDDfDDBNNBHBLlCBJBBvBBBMaBpCHB0CMBqCGBL1CBJ3CBjBNBLFBKuBuBPJBeCBhBBBXPPBnCBIDDtBCBCDDKHBLFBHDDmBDDHGBLFBtBDBL1HBaGBSqBqBBBBe0CBCOBzBMB8clDBwDGGBJBlGryCBkDMBxhBPBXJB88DEBoS41GB7Bl2BB6RGBgBLLBCByCLLBEBfBBHJBnCJBLIIWEBUvNB7BlGB8CEBaBBarBBsCDB6BGBS-BBGKBIIB3mHoBBhBgDB0D8vIBFIIDkJkJBNBCcBEBBCNBFHBtMjoCBsDEBOCBKGBLBBF-6DB+HCB1NFBYOBSOBvBBBYIB1D7BB3HJBoBBBrCHBxDUBnC5DBVLBVLB4CIBamEB2CoCoCDBBCBBDBBFNNCIIiCFFBJJIddFGGCCBI1K1KBlJlJB-V-VBNBGQQBuiBBgBFBH0GBISSBIIDGGBDB-BgBBCvDBuBCBPBBLDBD-JBgBQB7BEBCvOBrB1GBsBDBC-FBgBXXBGBD-GBIFFDQQmGBBRoBBtCDBLDBDwYBlCrCB+BhGBFccDCCBCCLFFCCCBEBCDBCECEDDCBBCICDCCBFFIKFCLLSEBEGGSzBBDtIBtBDBlDLBQBBQQQmBJBvF3BBeMBtBDBKGBDNBH5EB6eCBSCBOCB7GFBNDBCOBNDB5BHBLFBpBHBfBBNDBDNBKmBB5KHBPBBOCBMCB6BCCBCBRBBNDBLGB0EoDoDBjgBBh3pBfB-oEBBv0FBBypHOBvThtCB-QhvBBs6EEBrpIlkzVBxHvw-FB", false)),
+    Cc: () => new UnicodeRangeTable(decodeRanges("AfgDgB", true)),
+    Cf: () => new UnicodeRangeTable(decodeRanges("tFzqBzqBBEBXhGhGyBhMhMBxCxCs5D9-B9-BBDBbEByBEBCJBw03B6H6HBBBimEQQj7IPBhjiBDBwmFHBn0rYffB+CB", false)),
+    Cn: () => new UnicodeRangeTable(decodeRanges("4bBBHDBICCVuMuMnBBBzBBBE4B4BBGBcDBHKBvI9B9BBmDmDBMB8BBByBBBQddBCCMEBjBEBuHJJBDDBXXICCBBBFBBKBBDBBFHBCDBDGGBaaBEEHDBDBBXIIDGDBCCGDBDBBECBCGBFCCBFBSJBEKKEXXIDDGBBLIEBCCBNBFBBNGBIEEJBBDBBXIIDGGBKKBDDBEEBFBEDBDGGBTTBIBDHHBBBEFFBBBDCCDCBDCBECBNDBGCBEFFBCCBEBCNBWEBOEEYRRBKKEFFBFBDEEDBBFBBLGBXEEYLLGBBKEEFGBDEBEFFBLLELBOEE0BEEHDBRBBbEETCBZKKCBBICBCDBHCCJFBLBBELB7BDBekBBDCCGZZCYYBGGCIILBBFfBpClBlBBCBoBlBlBQOOBjBBnGCCBDBCBB6LFFBIICFFBqBqBFBBiBFFBIICFFBQQ6BFFBkCkCBhBhBBBBbFB3CBBHBB+UCB6CGBXIBZIBVLBOEEDLB-CBBLFBLFBbFB6CGBsBEBnCJBgBNNBCBNDBCCBrBBBGKBtBDBbFBMCB-BBBiCeeBMMBEBLFBPBBvBBBNTBuCnFnFBGB9BCBQCB-BEBsBBBMHBsBEB3QBBHBBnBBBHBBJGCgBBB2BQQPBBHUUBEEKmDmDNBBcOOBBBjBNBiBOBtEDB7UVBMUB14BBB-LEBuBCCBDBCBB5BGBDNBZIBI4BI-DhBBb6C6CBKB3GZBxC3C3CBoDoDBDBsB-C-C3CIBxBuzcuzcBBB4BIB9KTB5FHB+GTB9BCBLFB5BHBnCHBNFB1DKBfCBvCMMBCBiB4B4BBHBPBBLBBoDXBdJBHBBHBBHIBIII9BDB-DBBLFBl9KLBYDByBDBvzIBBrDlBBILBGEBbGGCGDrUfBrBFB0BUUFDBGoEoEBCC-FCBHBBHBBHBBECBIIIBIBGBBNbbUDDQBBPhBB8DEBEDBuBCB5COOBBBCuBBvBhEBeCByBOBdDBlBIBfEBsBEBfmBmBBCBPpBB-EBBLFBlBDBlBDBpBHB1BKBNQQIDDMQQIDDBBB1BLB4JIBXJBJXBHrBrBKkCBHBBCtBtBDCBCBBYpCpCBGBKvBBUDDBDBiBCBcEBclBB5BDBVBBzBDDBDBJEEeBBEDBLGBKGBhCfBoBDBNIB3BCBeBBcEBbGBFLBIvCBqC2BB0BMB0BGBvBHBLFBnBCBeHBDvGBgBrBrBEBBDPBHHBKgBBvBHBrBVBblBBdTBYIBvCDBlBIBlCJBCBBaGBLFB2BTTBGBoBIBhDVVBJBTwBwBB8BBICCFQQMFB8BEBLFBFJJBDDBXXIDDGLLBDDBEEBCCBEBCEBIBBICBGKBLCCBCCnBLLCBBCFFLDDBGBDcB9CGGBcBpCHBLlFB3BBBnBhBBmCKBLFBOSB7BFBLFBVbBcBBQDBY4FB9BjDB0CLBJBBCBBJDDfDDBNNBHBLlCBJBBvBBBMaBpCHB0CMBqCGBL1CBJ3CBjBNBLFBKuBuBPJBeCBhBBBXPPBnCBIDDtBCBCDDKHBLFBHDDmBDDHGBLFBtBDBL1HBaGBSqBqBBBBe0CBCOBzBMB8clDBwDGGBJBlGryCBkDMB3iBJB88DEBoS41GB7Bl2BB6RGBgBLLBCByCLLBEBfBBHJBnCJBLIIWEBUvNB7BlGB8CEBaBBarBBsCDB6BGBS-BBGKBIIB3mHoBBhBgDB0D8vIBFIIDkJkJBNBCcBEBBCNBFHBtMjoCBsDEBOCBKGBLBBJ76DB+HCB1NFBYOBSOBvBBBYIB1D7BB3HJBoBBBjGUBnC5DBVLBVLB4CIBamEB2CoCoCDBBCBBDBBFNNCIIiCFFBJJIddFGGCCBI1K1KBlJlJB-V-VBNBGQQBuiBBgBFBH0GBISSBIIDGGBDB-BgBBCvDBuBCBPBBLDBD-JBgBQB7BEBCvOBrB1GBsBDBC-FBgBXXBGBD-GBIFFDQQmGBBRoBBtCDBLDBDwYBlCrCB+BhGBFccDCCBCCLFFCCCBEBCDBCECEDDCBBCICDCCBFFIKFCLLSEBEGGSzBBDtIBtBDBlDLBQBBQQQmBJBvF3BBeMBtBDBKGBDNBH5EB6eCBSCBOCB7GFBNDBCOBNDB5BHBLFBpBHBfBBNDBDNBKmBB5KHBPBBOCBMCB6BCCBCBRBBNDBLGB0EoDoDBjgBBh3pBfB-oEBBv0FBBypHOBvThtCB-QhvBBs6EEBrpIm8yVBCdBhD-DBxHvw-BB---BBB---BBB", false)),
+    Co: () => new UnicodeRangeTable(decodeRanges("gg4B-nGh4hc9--BD9--B", true)),
+    Cs: () => new UnicodeRangeTable(decodeRanges("gg2B--B", true)),
+    L: () => new UnicodeRangeTable(decodeRanges("hCZBHZBwBLLFGGBVBCeBCpOBFLBPEBICCiEEBCBBDDBCHHCCBCCCBSBCyCBCqEBJlFBClBBDHHBnBBoCaBFDBuBqBBkBBBCiDBCQQBIIBLLBBBDRRCdBe4CBMZZBfBKBBFGGBUBFKKEYYBXBIKBGXBCGBRpBB7B1BBETTIJBQPBFHBDBBDVBCGBCEEBCBERROBBCCBPBBLJJBEBFBBDVBCGBCBBCBBCBBgBDBCUUBBBRIBCCBCVBCGBCBBCEBETTQBBYMMBGBDBBDVBCGBCBBCEBEffBCCBBBQSSCFBECBCDBEBBCCCBEEBEEBBBELBX1B1BBGBCCBCWBCPBEbbBBBCBBDBBfFFBGBCCBCWBCJBCEBEffBBBCBBQBBSIBCCBCoBBDRRGCBJCBZFBGRBEXBCIBCDDBFB7BvBBCBBNGB7BBBCCCBDBCXBCCCBIBCBBKDDBDBCWWBCBhBgCgCBGBCjBBcEB0DqBBVRRBEBFDBEEEBIIBBBFMBNSSBkBBCGGDqBBCsKBCDBDGBCCCBCBDoBBCDBDgBBCDBDGBCCCBCBDOBC4BBCDBDiCBmBPBR1CBDFBErTBDQBCZBGqCBHHBIRBOSBPRBPMBCCBQzBBkBFFkC4CBIEBDhBBCGGBkCBLeByBdBDEBMrBBFZB3BWBK0BBzC+C+CBtBBSHB3BdBOBBLrBBbjBBqBCBLjBBDKBGqBBDCBqBDBCFBCBBEGGB+FBhC1IBDFBDlBBDFBDHBCGCBdBD0BBCGBCEEBBBCGBEDBDFBFMBGCBCGB1DOORMBmDFFDJBCEEBDBHGCBCBCKBDDBGEBF1B1BB8zC8zCBjHBHDBEBBNlBBCGGD3BBIRRBVBKGBCGBCGBCGBCGBCGBCGBCGBxC2O2OBrBrBBDBGBBF1CBHCBC5CBCDBGqBBC9CBSfBxBPBhQ-tGBhCs0VBkCtBBDsIBEPBLBBVuBBReBDlCByBIBDmDBDxCBVQBCCBCDBCWBezBBPxBB-BFBECCBMMBaBLWBacBIuBBdRRBDBCJBLEBCoBBYCBCHBVWBEEEBwBBCEEBDDBDBDCCZCBDKBICBNFBDFBDFBKGBCGBCqBBCNBHyDBej9KBNWBFwBBloItLBDpDBnBGBNEBGCCBIBCMBCEBCCCBCCBCCBqDBiBqLBT-BBD1BBpBLB1DEBCmEBlBZBHZBM4CBEFBDFBDFBDCBkBLBCZBCSBCBBCOBDNBjB6DBmMcBEwBBwBfBOTBCHBHlBBLdBDjBBFHBxB9EBTjBBFjBBFnBBJzBBNKBCOBCGBCBBCKBCOBCGBCBBEzBBN2JBKVBLHBZFBCpBBCIBmCFBDCCBqBBCBBEDDBVBLWBKeBiCSBCBBLVBLZBHZBnB3BBHBBhCQQBCBCCBCcBrBcBEcBkBHBCbBc1BBLVBLSBORBvDoCB4ByBBOyBBOjBBnBbBKWB7HpBBHBBRFB5BcBLJJBUBrBRBvBUBcWBN0BB6BBBDOOBrBBhBYBbjBBeDDJiBBENNBuBBPDBWCCkBRBCYBUBBgCGBCCCBCBCOBCJBIuBBnBHBDBBDVBCGBCBBCEBETTNEBfJBCDDClBBCaaCtBtBBzBBTDBVCBfvBBVBBC5F5FBtBBqBDBlBvBBV8B8BBpBBOoCoCBZBmBGB6FrBB1D-BBgBHBDDDBGBCBBCXBQCC-CHBDmBBRCCdLLBmBBIWWMtBBUTTBnCBoGgBBgBIBCkBBSyByBBcBxDGBCBBClBBWaaBEBCBBCfBPYYBqBBlISBQCCBLBChBB9DwCwCB4cBnHjGBtyCgDBQvhBBSFBa68DBGmSB61GdBj3B4RBIeBSuCBSdBTvBBRDBgBUBGSBxNsBB0G-BBhBYBDYBtBqCBGjCjCBLBhCBBCPPBNNB0mHBqBfBiDyDB+vIDBCGBCBBCiJBQeeBBBDPPBCBJrMBloCqDBGMBEIBIJBn7F0CBCmCBCBBDDDBDDBCBCLBCCCBFBCgCBCDBDHBCGBCbBCDBCEBCEEBFBCzKBDYBCYBCeBCYBCeBCYBCeBCYBCeBCYBCHB15BeBHFBmI9BBzEsBBLGBRiKiKBcBTrBBlPbBlHdBDwGwGBdBCCBCBBCGBDEBKBBhHGBCDBCBBCOBCkGB8BjCBI1lB1lBBCBCaBCBBCDDCJBCDBCCCHFFCECBBBCBBCDDCICBCCDDBCGBCDBCDBCCCBIBCQBGCBCEBCQBlqE-2pBBhB9oEBDt0FBDwpHBQtTBjtC9QBjvBq6EBGppIB", false)),
+    LC: () => new UnicodeRangeTable(decodeRanges("hCZBHZB7BLLBVBCeBCiGBCDBFvGBDZBhGDBDBBECBCHHCCBCCCBSBCyCBCqEBJlFBClBBKoBB44ClBBCGGDqBBDCBhV1CBDFBjkCKBGqBBDCBhCrBBgCMBChBBmD1IBDFBDlBBDFBDHBCGCBdBD0BBCGBCEEBBBCGBEDBDFBFMBGCBCGBmIFFDJBCEEBDBHGCBCBCFBFDDBCBGEBF1B1BB8zC8zCB6DBDmDBHDBEBBNlBBCGGzoetBBTbBnEtCBCWBEDBCsCBZBBE2Z2ZBpBBGIBIvCBh6TGBNEBqgBZBHZBmlBvCBhDjBBFjBB1DKBCOBCGBCBBCKBCOBCGBCBBk2ByBBOyBB+CVBLVB74C-BBhrV-BBhBYBDYBtpZ0CBCmCBCBBDDDBDDBCBCLBCCCBFBCgCBCDBDHBCGBCbBCDBCEBCEEBFBCzKBDYBCYBCeBCYBCeBCYBCeBCYBCeBCYBCHB15BJBCTBHFB2uCjCB", false)),
+    Ll: () => new UnicodeRangeTable(decodeRanges("hDZB7BqBqBBWBCHBC2BCBQCBuBCDECBBBDCCDEEBFFDEEBBBDDDCCCDCCBCCDEECDDBDDBBBHGDCOCBSCBDDCEEC4BCBFBDDDBCCFICBjCBDZBiGCCEEEBBBTccBhBBCBBECBCWCBDBCGDB0B0BBuBBCgBCK0BCDMCBgDCxBoBBo6CqBBDCB5XFBjkCIBC2D2DBqBBgCMBChBBnD0ECBHBCgDCBHBJFBLHBJHBJFBLHBJHBJNBDHBJHBJHBJEBCBBHEEBBBCBBJDBDBBJHBLCBCBBzIEEBEEcKFDBBJDBF2B2Bs1CvBBCEEBGCFCCBCCBEBGiDCBIICFFNlBBCGG0oesBCUaCoEMCBBBC+BCBGBCCCDICFCCDCCBBBCSCGGGCMCFCCDOCbEE2ZqBBGIBIvCBh6TGBNEBqhBZBumBnBBpEjBB8EKBCOBCGBCBBk4ByBB+DVB75CfBhsVfB8BYBnqZZBbGBCRBbZBbDBCCCBFBCKBbZBbZBbZBbZBbZBbZBbZBbZBbbBdYBCFBbYBCFBbYBCFBbYBCFBbYBCFBC15B15BBIBCTBHFB4vChBB", false)),
+    Lm: () => new UnicodeRangeTable(decodeRanges("wVRBFLBPEBICCmEGG-OnHnHlFBBuIBBFgBgBKEEhFoFoF1mBgEgE2R72B72BsDkTkTxOFBvF+BBOjBjBBjBByVOORMBg-CBByHgGgG2OsBsBBDBGiDiDB+C+CBBB34bjnBjnBBEBvIzDzDdBB6DIBxCYYpDDBEBB2OXXqEtDtDWBBoDDBKngVngVuBBBh-BFBCpBBCIB0sBhBhB2K04D04DnrTDB9PCBpBBBnRMBhCBBCPPB9-P9-PBCBCGBCBByhM9BBqGGBud0Q0QsSAB", false)),
+    Lo: () => new UnicodeRangeTable(decodeRanges("qFQQhIFFBCBxGBB7ZaBFDBuBfBCJBkBBBCiDBCZZBLLBBBDRRCdBe4CBMZZBfBWVBrBYBIKBGXBCGBRoBB8B1BBETTIJBROBFHBDBBDVBCGBCEEBCBERROBBCCBPBBLJJBEBFBBDVBCGBCBBCBBCBBgBDBCUUBBBRIBCCBCVBCGBCBBCEBETTQBBYMMBGBDBBDVBCGBCBBCEBEffBCCBBBQSSCFBECBCDBEBBCCCBEEBEEBBBELBX1B1BBGBCCBCWBCPBEbbBBBCBBDBBfFFBGBCCBCWBCJBCEBEffBBBCBBQBBSIBCCBCoBBDRRGCBJCBZFBGRBEXBCIBCDDBFB7BvBBCBBNFB8BBBCCCBDBCXBCCCBIBCBBKDDBDBYDBhBgCgCBGBCjBBcEB0DqBBVRRBEBFDBEEEBIIBBBFMBNyDyDBnKBCDBDGBCCCBCBDoBBCDBDgBBCDBDGBCCCBCBDOBC4BBCDBDiCBmBPByDrTBDQBCZBGqCBHHBIRBOSBPRBPMBCCBQzBBpBkCkCBhBBC0BBIEBDhBBCGGBkCBLeByBdBDEBMrBBFZB3BWBK0BBxFuBBSHB3BdBOBBLrBBbjBBqBCBLdByDDBCFBCBBE7hB7hBBCB4-C3BBZWBKGBCGBCGBCGBCGBCGBCGBCGBoR2B2BF1CBJCCB4CBFGGBpBBC9CBSfBxBPBhQ-tGBhC0wUBC2jBBkCnBBJrIBFPBLBBjCyByBBkCBqFoDoDEGBCCBCDBCWBezBBPxBB-BFBECCBMMBaBLWBacBIuBBuBEBDIBLEBCoBBYCBCHBVPBCFBEEEBwBBCEEBDDBDBDCCZBBEKBIPPBEBDFBDFBKGBCGByEiBBej9KBNWBFwBBloItLBDpDBkCCCBIBCMBCEBCCCBCCBCCBqDBiBqLBT-BBD1BBpBLB1DEBCmEBqDJBCsBBDeBEFBDFBDFBDCBkBLBCZBCSBCBBCOBDNBjB6DBmMcBEwBBwBfBOTBCHBHlBBLdBDjBBFHBhEtCBjDnBBJzBB9CzBBN2JBKVBLHB5EFBDCCBqBBCBBEDDBVBLWBKeBiCSBCBBLVBLZBHZBnB3BBHBBhCQQBCBCCBCcBrBcBEcBkBHBCbBc1BBLVBLSBORBvDoCB4FjBBnBDBCxJxJBoBBHBBRCBCBB5BcBLJJBUBrBRBvBUBcWBN0BB6BBBDOOBrBBhBYBbjBBeDDJiBBENNBuBBPDBWCCkBRBCYBUBBgCGBCCCBCBCOBCJBIuBBnBHBDBBDVBCGBCBBCEBETTNEBfJBCDDClBBCaaCtBtBBzBBTDBVCBfvBBVBBC5F5FBtBBqBDBlBvBBV8B8BBpBBOoCoCBZBmBGB6FrBB0GHBDDDBGBCBBCXBQCC-CHBDmBBRCCdLLBmBBIWWMtBBUTTBnCBoGgBBgBIBCkBBSyByBBcBxDGBCBBClBBWaaBEBCBBCfBPYYBnBBCBBlISBQCCBLBChBB9DwCwCB4cBnHjGBtyCgDBQvhBBSFBa68DBGmSB61GdBj3B4RBIeBSuCBSdBTvBB0BUBGSB0NnBB2MqCBGwFwFB0mHBqBfBiDyDBuwIiJBQeeBBBDPPBCBJrMBloCqDBGMBEIBIJBxzI2P2PBrBBiBiKiKBcBTrBBlPaBmHdBDwGwGBdBCCBCBBCGBDEBKiHiHBFBCDBCBBCOBCkGB8pBDBCaBCBBCDDCJBCDBCCCHFFCECBBBCBBCDDCICBCCDDBCGBCDBCDBCCCBIBCQBGCBCEBCQBlqE-2pBBhB9oEBDt0FBDwpHBQtTBjtC9QBjvBq6EBGppIB", false)),
+    Lt: () => new UnicodeRangeTable(decodeRanges("lOGDnB2sH2sHBGBJHBJHBNQQwBAB", false)),
+    Lu: () => new UnicodeRangeTable(decodeRanges("hCZBmDWBCGBiB2BCDOCDuBCBECEBBCCCBCCBBBDDBCBBCCBEBBCBBCECBCCDCCBCCBBBCCCBEEIJDCMCDQCDDDCCBC4BCIBBCBBDCCBCBCGCiJCCEJJHCCBBBCCCBCCBPBCIBkBDDBBBEWCGDDCBBDyBBxBgBCK2BCBMCD+CCDlBBq6ClBBCGGzW1CB0kCHHBpBBDCBhK0ECKgDCKHBJFBLHBJHBJFBMGCJHBpCDBNDBNDBNEBMDBnIFFECBDCBDEEBDBHGCBCBDDBLBBG+B+B9zCvBBxBCCBBBDGCBCBCDDJCBCgDCJCCFuqeuqeCqBCUaCoEMCE8BCLECBICFCCDCCEUCBDBCEBCOCBCBCCCBQCZs5Vs5VBYBmmBnBBpEjBB9EKBCOBCGBCBBr3ByBB+EVB75CfBhsVfBhCYBoqZZBbZBbZBbCCBGDBDDBCBCHBbZBbBBCDBDHBCGBcBBCDBCEBCEEBFBcZBbZBbZBbZBbZBbZBfYBiBYBiBYBiBYBiBYBiB2pE2pEBgBB", false)),
+    M: () => new UnicodeRangeTable(decodeRanges("gYvDB0IGBoIsBBCCCBCCBCCpCKBxBUBRmDmDBFBDFBDBBCDBkBffBZB8CKB7BIBKZZBCBCIBCCBCEBsBCB8BIBrBXBCgBB3BCBCRBCGBLBBeCB5BCCBFBDBBDCBKLLBbbDCB5BCCBDBFBBDCBEffBEEMCB5BCCBGBCCBCCBVBBXFBCCB5BCCBFBDBBDCBICBLBBf8B8BBDBECBCDBKpBpBBDB4BCCBFBCCBCDBIBBMBBeCB5BCCBFBCCBCDBIBBMBBQNNBCB4BBBCGBCCBCDBKLLBeeBBBnCFFBEBCCCBGBTBB+BDDBFBNHBjDDDBHBMGBqCBBcECFBByBTBCBBGKBCjBBKlDlDBSBYDBFCBCCBDGBEDBOLBCLLBCBgWCBzdDBdCBeBBfBBhCfBKuBuBBBBC2D2DBjBjB3DLBFLB8GEB6BJBCcBDxBxBBsBBDLBVEBwBQBnBIBNCBfMB5BNBxBTB5ECBCUBFHHDCBnG-BBxWgBB--CCBuEhDhDBeBrRFBqDBB1udDBCJBhBBBxCBBxIEEFYYBDBF0C0CBzBzBBQBbRBOnBnBBGBaMBtBDBwBNBlBkCkCBMBNJJBuBuBBBBzBCCBBBDBBGBBCqBqBBDBGBBtHHBCBBx5TiXiXBOBRPBuejHjH2EEBn0BCBCBBGDBpBCBFmFmFB+R+RBCBiCEB+JBBuCFBnCKByBDB7DCB2BOBqBDDBLLBCBuBKBI+B+BBBBlBNBRBBtBNNBBBxBNBJDBCBB9CLBHDD+ELBWDB4BBBCGBDBBDCBKLLBDDBFBEEBkCIBCDDCDBCEBCPPBzCzCBQBYyCyCBSBsHGBDIBcBBzCQBrDMBmDOBhIOB2HFBCBBDDBCCCBuEuEBFBDGBEddBIBpBGBCDBJKKBJBvBPBnGHBoGHBCHBzCVBCNB7DFBECCBCCBFBCjCjCBDBCBBCEB8KDBKBBCxBxBBFBEEBYmnFmnFHOBpmLRBhuCEB8BGB5gBCCB1BBIDByCMMBslTslTBizEizEBsBBDWB-QEBEFBJHBDGBfDB1ECB89B2BBFxBBJPPXEBCOBxqBGBCQBDGBCBBCEBlDhFhFBFB4L+B+BBCB9PDB-HBB0HDDIBBG7O7OBFBuDGB29lYvHB", false)),
+    Mc: () => new UnicodeRangeTable(decodeRanges("joC4B4BDCBJDBCBBzBBB7BCBHBBDBBLsBsB7BCBjC7B7BBBBJCCB2B2BB7B7BCHHBDDBLLnDBBCBBECBCCBLqBqBBBB+BDB+BBB7BCCBDBDBBCBBKBBdPPB7B7BBBBGCBCCBLrBrBBsCsCBBBHHBTBBrKBBgCsFsFBFFHDDBaaBLLBBBDGBWBBDFBDLLBBB5zBffiEIIBGBCBB7KDBDCBFBBCFBhHBB7BCCKCCBJJBEByExBxBGCCBDBCBB+BffFBBD9B9BDCBCEEBxBxBBGBJBBsFWW35EBB0-dBBD5C5CBzBzBBOBvEBBwBxBxBBFFBDDBBBvDBBDBBZuBuBCuDuDDBBGuHuHBCCBCCBCC0gZCCgEuBuBBBBFBB0DZZB8B8BxBCBKBBO+C+CBBBEBBCrFrFBBBgBBB7BBBCDBDBBDCBKLLB1C1CBBBIDDCDBCBBCmDmDBBBJBBErDrDBBBHCCBCBDuHuHBBBHDBDyDyDBBBJBBCuDuDCBBHoDoDCBBFmImIBBBK4H4HBEBCBBFDDCvEvEBBBJDBF1C1CeBB-BqGqGECCoGPPrDIID2G2GBDBFBBC-K-KBNNxBBBJBBCpvQpvQBBBlxD2BBpDBB0rYBBHFB", false)),
+    Me: () => new UnicodeRangeTable(decodeRanges("okBBB1xF-wB-wBBCBCCBsshBCB", false)),
+    Mn: () => new UnicodeRangeTable(decodeRanges("gYvDB0IEBqIsBBCCCBCCBCCpCKBxBUBRmDmDBFBDFBDBBCDBkBffBZB8CKB7BIBKZZBCBCIBCCBCEBsBCB8BIBrBXBCfB4BCCFHBFEEBFBLBBe7B7BFDBJVVBbbDBB6BFFBFFBDDBBBEffBEEMBB6BFFBDBCBBFVVBXXBEBC7B7BDCCBCBJIIBMMBff+BNNzBEE4BCCBBBGCBCDBIBBMBBe7B7BDHHGBBVBBdBB6BBBFDBJVVBeepCIIBBBC7C7CDGBNHBjDDDBHBMGBqCBBcEC4BNBCEBCBBGKBCjBBKnDnDBCBCFBCBBDBBaBBFCBRDBODDBHHQgWgWBBBzdCBeBBfBBfBBhCBBCGBJDDBJBKuBuBBBBC2D2DBjBjB3DCBFBBKHHBBB8GBBD7B7BCGBCCCDHBHJBDxBxBBMBCeBDLBVDBxBCCBDBCGGpBIBNBBhBDBDBBCCB5BCCBEECCB7BHBDBB5ECBCMBCGBFHHEBBnG-BBxWMBFEEBKB--CCBuEhDhDBeBrRDBsDBB1udFFBIBhBBBxCBBxIEEFaaBGG4EBBbRBOnBnBBGBaKBvBCBxBDDBCBDBBoBkCkCBEBDBBDBBNJJwB0B0BCCBDBBGBBCrBrBBJJvHDDFx5Tx5TiXPBRPBuejHjH2EEBn0BCBCBBGDBpBCBFmFmFB+R+RBCBiCEB+JBBuCFBnCKByBDB8D3B3BBNBqBDDBLLBBByBDBDBBI+B+BBBBlBEBCHB-BNNB1B1BBHBLDBDgDgDBBBDCCBHHD+E+EEHBWBB6BBBEmBmBBFBEEBnCFBOECPBB2CHBDCBCYY1CFBCFFBCCBvHvHBCBHBBCBBcBB2CHBDCCBrDrDCDDBEBCmDmDCDDBCBCEBkIIBCBBhIBBCFFxEDBDBBFhBhBBIBpBFBDDBJKKBEBDCBvBMBCBBnGCCBBBCqGqGBFBCFBCzCzCBUBDGBCBBCBB7DFBECCBCCBFBCpCpCBEEC8K8KBMMB1B1BBDBGCCYmnFmnFHOBpmLLBECBhuCEB8BGB5gBgCgCBCByC5lT5lTBizEizEBsBBDWBhRCBSHBDGBfDB1ECB89B2BBFxBBJPPXEBCOBxqBGBCQBDGBCBBCEBlDhFhFBFB4L+B+BBCB9PDB-HBB0HDDIBBG7O7OBFBuDGB29lYvHB", false)),
+    N: () => new UnicodeRangeTable(decodeRanges("wBJB5DBBGDDBBBitBJBnEJBnGJB9MJB3DJBFFBtDJB3DJB3DJBDFBvDMB0DJBJGBoDJBpDGBISBuDJBhDJB3DJBnCTBtIJBnCJBwWTBybCBwHJBHJBXJBtJJBhEKBmFJBHJB3FJB3CJBnEJBHJB3gBEEBEBHJBnGyBBDEB3W7BBvCVB3TdBqrBqYqYaIBPCB4KDBrEJBfHBCOBhBJBoBOBh7cJB9FJBhKFB7EJBnBJBnGJBXJB3CJB3MJB34UJBuPsBBN4BBSBB2KaBlBDBeJJnEEBrGJBvdHBaGBoBIBsCEBXFBhFBBDPBDtBBhCIB1BBBfCBsCEBpDHBZHBqBGBrKFBxBJBHJB3IeB-EJBrBDBxDGBnEdBhEJB9BJBxEJBITB8HJB3KJB3DJB3LJBnDJBHTBtCLBlNSB+CJB3UJB3CcBkHJBnCJB3BJBnLJBnDUBshBuDBimPJBnpCJB3CJBnEJBCGBvQJBnIWB+KCB6nXJBnuBTBNTBtDYB2iBxBBhqCJBnNJB3PJB4HJBtWIBhEJB4Y6BBCCBCDBtCsBBCOBjeMBk3CJB", false)),
+    Nd: () => new UnicodeRangeTable(decodeRanges("wBJnxBJnEJnGJ9MJ3DJ3DJ3DJ3DJ3DJ3DJ3DJ3DJ3DJhDJ3DJnCJ3IJnCJn6BJnBJtJJhEJnFJHJ3FJ3CJnEJHJnuiBJnVJnBJnGJXJ3CJ3MJ34UJnsBJnkCJHJ9YJhEJ9BJxEJ3IJ3KJ3DJ3LJnDJHTtCJnNJnDJ3UJ3CJ3HJnCJ3BJnLJ3uQJnpCJ3CJnEJ3QJ37XJ12CxBhqCJnNJ3PJ4HJ2aJ30EJ", true)),
+    Nl: () => new UnicodeRangeTable(decodeRanges("u3FCBwzCiBBDDB-zDaaBHBPCBs1dJBxyW0BBtOJJnEEBrhIuDBm8SCB", false)),
+    No: () => new UnicodeRangeTable(decodeRanges("yFBBGDDBBB2pCFB5LFB5DCBmEGB6GGBSIByNJB2hBTB0jBJBhP20B20BEFBHJBnGPBqB3W3WB6BBvCVB3TdBqrB1kB1kBBCBrEJBfHBCOBhBJBoBOBxrdFBymWsBBiCDBSBB2KaBlBDB1pBHBaGBoBIBsCEBXFBhFBBDPBDtBBhCIB1BBBfCBsCEBpDHBZHBqBGBrKFBhLeB-EJBrBDBxDGBnETB8LTBmqBBBvNIBobSB0aUBn8SGB-YWBqhZTBNTBtDYBvqFIBid6BBCCBCDBtCsBBCOBjeMB", false)),
+    P: () => new UnicodeRangeTable(decodeRanges("hBCBCFBCDBLBBEBBbCBCccCkBkBGEELBBEEE-VJJzOFBqBBB0BCCDDDtBBBVBBCBBOCCBBBrCDBnDsBsBBMBqHCB3BOBgBmImIBLLtE5D5D6DnMnMNwLwL7CLLBpFpFBNBCmBmBBCBoCrCrCBDBFBBwDFBsFlTlTBHB4EuTuTtBBBvCCBoCBB+ECBCCBmBKB6JBB5GBBhEGBCFBhFBBLGBdCB9DDB8BEB-BBBhCHBM9Z9ZBWBJTBCMBCLBfBBPBB6TDBeBB+hBNBwCBBgBJB0MVBgCDBhBBB8XDBCBBxDwEwEBtBBCfBDLBkNCBFJBDLBRNNjD7C7CjgdBBuICBkDLL0DFB9LDB3CBBpBCBCyByBBwBwBiDMBRBB9DDB-DBBRBB6HzqUzqUBxGxGBIBXiBBCNBCFFCBB2ECBCFBCDBLBBEBBbCBCccCCCBFB7MCB9UxBxB-MoXoXoGgBgBxIIBnBxDxDBFBjCGB6CDByO-J-JjBlElEBDBtBDB+FGBuDBBCDB-DDBxBBBwCDBFOOCCB5CFBsDrJrJBCCBzDzDBDBLBBCpDpD7HWBqDCBdMBtCjEjEBBB9HpIpIBBB8E9C9CBGB0CCBCEB+CJB4GgDgDBDBrBBBmUBBrCMBwFxjBxjBBDB97CBB8zOBBmEiCiCBDBJpRpRBBBoJDBoK9lT9lTovHEB07C-a-aBAB", false)),
+    Pc: () => new UnicodeRangeTable(decodeRanges("-Cg-Hg-HBUU-u3BBBZCBwHAB", false)),
+    Pd: () => new UnicodeRangeTable(decodeRanges("tB9qB9qB0BiyDiyDmgBqgCqgCBEBiwDDDgBBBFdd-NUUwDxszBxszBBmBmBLqFqFhzD-J-J", false)),
+    Pe: () => new UnicodeRangeTable(decodeRanges("pB0B0BgB+1D+1DC-6B-6BqtC4B4BQ7T7TCff-hBMCxChBhBCGC1MUChCCCiBmhBmhBCECtBGCtNICEGCDBB-ozB6G6GeOCESSCCCrF0B0BgBGD", false)),
+    Pf: () => new UnicodeRangeTable(decodeRanges("7F+6H+6HEddpuDCCFDDQEE", false)),
+    Pi: () => new UnicodeRangeTable(decodeRanges("rFt7Ht7HDBBDaapuDCCFDDQEE", false)),
+    Po: () => new UnicodeRangeTable(decodeRanges("hBCBCCBDECBLLBEEBcclCGGPBBI-V-VJzOzOBEBqB3B3BDDDtBBBVBBCBBOCCBBBrCDBnDsBsBBMBqHCB3BOBgBmImIBLLtE5D5D6DnMnMNwLwL7CLLBpFpFBNBCxDxDrCEBFBBwDFBsFlTlTBHBmY9D9DBBBoCBB+ECBCCBmBFBCDB6JBB5GBBhEGBCFBhFBBLGBdCB9DDB8BEB-BBBhCHBMjajaBJJBGBJIBDDBDCBEKBCCCBIB7kDDBCBBxDwEwEBFFBBBDDDBHBCBBCDDBLLBDBCJBDDBCCCBLBDCBtNCB6B+F+FjgdBBuICBkDLL0DFB9LDB3CBBpBCBCyByBBwBwBiDMBRBB9DDB-DBBRBB6HlxUlxUBFBDXXVBBDDBECBCDBICBHCCB2E2EBBBCCBDECBLLBEEBcclBDDB7M7MBBB9UxBxB-MoXoXoGgBgBxIIBnBxDxDBFBjCGB6CDB0ZlElEBDBtBDB+FGBuDBBCDB-DDBxBBBwCDBFOOCCB5CFBsDrJrJBCCBzDzDBDBLBBCpDpD7HWBqDCBdMBtCjEjEBBB9HpIpIBBB8E9C9CBGB0CCBCEB+CJB4GgDgDBDBrBBBmUBBrCMBwFxjBxjBBDB97CBB8zOBBmEiCiCBDBJpRpRBBBoJDBoK9lT9lTovHEB07C-a-aBAB", false)),
+    Ps: () => new UnicodeRangeTable(decodeRanges("oBzBzBgB-1D-1DC-6B-6B-rCEEnB4B4BQ7T7TCff-hBMCxChBhBCGC1MUChCCCiBmhBmhBCECaTTCECtNICEGCDipzBipzB4GeeCMCESSCCCrFzBzBgBEEDAB", false)),
+    S: () => new UnicodeRangeTable(decodeRanges("kBHHRCBgBCCcCCkBEBCBBDCCBCBDEEfgBgBrODBNNBGGBCCCBPB2DPPBxDxDsErIrIBBB3DCBDDDBvGvGLUUB4H4HIBBpEqLqLBHHB2H2H-DjEjEBGBlEwGwGqBmGmGiGCBQCCBBBDFBVECmEHBCFBCBBGDBmGBBxXJB0WuLuLlL+E+EBgBBiLJBKIBhiBCCBBBMCBOCBOCBOBBmCOOoBCBOCBUhBB-BBBCDBCBBLCCBBBGFBCECFMMBFFBDBGDBC7B7BBFFB2LBFcBD+HBXKByCtCBXnTBtBwBBDeBLyMBX+BBFfBD1LBDpEBmHFBmLBBvBZBC4CBN1GBbPBFOOBNNWBBHBB8CBB0HBBFJBhBlBBKRRBdBMdBJQQBeBLmBBQ-JBhuG-BBx0V2BB6RWBKBBoDBB+EDBLDB+RCBiHPPB+9T+9TpEgBBuLPBhCBB3BHBtBDBjDCCBBBD7E7EHRRBBBgBCCcCCiEGBCGBOBB6JIB6BQBDCBCMBEwBwBBrBB7zBBBwSmWmWBiKiKBGBnjC2kC2kCBbBr6SDBG3qU3qUk7DvHBLCBEzNBHWBQQBgDzDB9B1HBLmBBD7BBGCBXBBIdBF8BBWhCBE7F7FB1CBrbaagBaagBaagBaagBaa9B-PB4BDBzBHBCNBCBBp2BwNwNttCEE+DiOiOBvIvIBqBBFjDBNOBDOBCOBCkBBYgFB5BcBOrBBFIBIBBPFB7E4eBEQBEMBE5GBHLBFQQBKBF3BBJJBHnBBJdBDLBFBBPIBoB3KBJNBDMBEKBE4BBCFFBOBDLBFJBIyEBC7CBLAB", false)),
+    Sc: () => new UnicodeRangeTable(decodeRanges("kB+D+DBCBqnB8D8DzPBBzPBBI2H2HoImSmS8sClmClmCBgBB37hBkuVkuVtD7E7E8GBBEBB3-HDB-4wBxtCxtC", false)),
+    Sk: () => new UnicodeRangeTable(decodeRanges("+CCCoCHHFEEqQDBNNBGGBCCCBPB2DPPBjoBjoB15FCCBBBMCBOCBOCBOBB9kEBBkzdWBKBBoDBBxePPBniUniUBPB8bCCjF4g9B4g9BBDB", false)),
+    Sm: () => new UnicodeRangeTable(decodeRanges("rBRRBBB+BCCuBFFmBgBgB-XwQwQBBB8xGOOoBCBOCBsEoBoBBDBHlClCBDBGBBFGDIgBgBBDDCgBgBBqIBhBBB7CffBXBpBFB2OKK3BHBwDxKxKBDBDeBLPBhIiEBX+BBFfBDhIBxBUBDFB9+zB5Z5ZCCBlFRRBBB+BCCkEHHBCBitDBBhrwBx+Bx+BagBgBagBgBagBgBagBgBat5Ft5FB-uC-uCBHB", false)),
+    So: () => new UnicodeRangeTable(decodeRanges("mFDDFCCyerIrIBgEgEBvGvGLUUB4H4HkQ2L2LjEFBClElEwGqBqBoMCBQCCBBBDFBVECmEHBCFBCBBGDBmGBBxXJB0WzWzW+EhBBiLJBKIBksBBBCDBCBBLCCBHHBEBCECFMMBPPCBBC7B7BBKKBDBDDBCBBCBBCGBCeBDBBCCCBdBtIHBFTBDGBDwCBCdBanBBHnCBXKByCtCBX2FBCIBC1BBJuDBC3HBtBrBBhC-HBhQvBBWBBHmBBDpEBmHFBmLBBvBZBC4CBN1GBbPBFOOBNNWBBHBBxKBBFJBhBlBBKRRBdBMdBJQQBeBLmBBQ-JBhuG-BBx0V2BBibDBLBBC+R+RBBBqqUPBuLPBhCBB3BHBuBCBlPEEFBBOBB6JIB6BQBDCBCMBEwBwBBrBB7zBBBwSpgBpgBBGBnjC2kC2kCBGBFQBr6SDBG3qU3qUk7DvHBLCBEzNBHWBQPBhDzDB9B1HBLmBBD7BBGCBXBBIdBF8BBWhCBE7F7FB1CBqlB-PB4BDBzBHBCNBCBBp2B96C96CiEyWyWBqBBFjDBNOBDOBCOBCkBBYgFB5BcBOrBBFIBIBBPFB7E6HBG4WBEQBEMBE5GBHLBFQQBKBF3BBJJBHnBBJdBDLBFBB-B3KBJNBDMBEKBE4BBCFFBOBDLBFJBIyEBC7CBLAB", false)),
+    Z: () => new UnicodeRangeTable(decodeRanges("gBgEgEgvFgsCgsCBJBeBBGwBwBh9DAB", false)),
+    Zl: () => new UnicodeRangeTable(decodeRanges("ohIA", true)),
+    Zp: () => new UnicodeRangeTable(decodeRanges("phIA", true)),
+    Zs: () => new UnicodeRangeTable(decodeRanges("gBgEgEgvFgsCgsCBJBlBwBwBh9DAB", false)),
+    ASCII_Hex_Digit: () => new UnicodeRangeTable(decodeRanges("wBJIFbF", true)),
+    Alphabetic: () => new UnicodeRangeTable(decodeRanges("hCZBHZBwBLLFGGBVBCeBCpOBFLBPEBICC3CeeBQBCBBDDBCHHCCBCCCBSBCyCBCqEBJlFBClBBDHHBnBBoBNBCCCBCCBCCJaBFDBeKBG3BBCGBPlDBCHBFHBFCBLCBDRRBuBBOkDBZgBBKBBFGGBWBDSBUYBIKBGXBCGBIJJBoBBLLBEGBHrCBCPBCCBFOBOSBCHBDBBDVBCGBCEEBCBEHBDBBDBBCJJFBBCEBNBBLFFBBBCFBFBBDVBCGBCBBCBBCBBFEBFBBDBBFIIBCBCSSBEBMCBCIBCCBCVBCGBCBBCEBEIBCCBCBBEQQBCBWDBFCBCHBDBBDVBCGBCBBCEBEHBDBBDBBKBBFBBCEBORRBCCBEBECBCDBEBBCCCBEEBEEBBBELBFEBECBCCBEHHpBMBCCBCWBCPBEHBCCBCCBJBBCCBCBBDDBdDBCHBCCBCWBCJBCEBEHBCCBCCBJBBGCBCDBOCBNMBCCBCoBBDHBCCBCCBCGGBCBIEBXFBCCBCRBEXBCIBCDDBFBJFBCCCBGBTBBO5BBGGBH0B0BBECBDBCXBCCCBRBCCBDEBCHHPDBhBgCgCBGBCjBBFSBFPBCjBBkC2BBCDDBDBR-BBLDBDlBBCGGDqBBCsKBCDBDGBCCCBCBDoBBCDBDgBBCDBDGBCCCBCBDOBC4BBCDBDiCBmBPBR1CBDFBErTBDQBCZBGqCBEKBITBMUBNTBNMBCCBCBBNzBBDSBPFFkC4CBIqBBGlCBLeBCLBFIBYdBDEBMrBBFZB3BbBF+BBDTBzBYYBMMBBByBzBBCOBCHB0BpBBDDBLrBBCKBP2BBXCBLjBBDKBGqBBDCBqBDBCFBCBBEGGB+FBUhBBM1IBDFBDlBBDFBDHBCGCBdBD0BBCGBCEEBBBCGBEDBDFBFMBGCBCGB1DOORMBmDFFDJBCEEBDBHGCBCBCKBDDBGEBFSSBnBBuZzBB34BkHBHDBEBBNlBBCGGD3BBIRRBVBKGBCGBCGBCGBCGBCGBCGBCGBCfBwB2O2OBBBaIBIEBDEBF1CBHCBC5CBCDBGqBBC9CBSfBxBPBhQ-tGBhCs0VBkCtBBDsIBEPBLBBVuBBGHBEwDBoBIBDmDBDxCBVUBCgBBZzBBNjCBCtBtBBEBECCBBBLgBBGiBBOcBEyBBCLBQRRBOBLEBC2BBKNBTWBEkCBCCCZCBDPBDDBMFBDFBDFBKGBCGBCqBBCNBH6DBWj9KBNWBFwBBloItLBDpDBnBGBNEBGLBCMBCEBCCCBCCBCCBqDBiBqLBT-BBD1BBpBLB1DEBCmEBlBZBHZBM4CBEFBDFBDFBDCBkBLBCZBCSBCBBCOBDNBjB6DBmC0BBsIcBEwBBwBfBOdBGqBBGdBDjBBFHBCEBrB9EBTjBBFjBBFnBBJzBBNKBCOBCGBCBBCKBCOBCGBCBBEzBBN2JBKVBLHBZFBCpBBCIBmCFBDCCBqBBCBBEDDBVBLWBKeBiCSBCBBLVBLZBHZBnB3BBHBBhCDBCBBGHBCCBCcBrBcBEcBkBHBCbBc1BBLVBLSBORBvDoCB4ByBBOyBBOnBBjBbBEGGBVB7HpBBCBBEBBRFBzBCBEcBLJJBUBrBRBvBUBcWBKlCBsBEBL4BBKOOBXBYyBBSDBJiBBEKKB+BBCDBKBBLCCkBRBChBBDHHBCB-BGBCCCBCBCOBCJBI4BBYDBCHBDBBDVBCGBCBBCEBEHBDBBDBBEHHGGBdJBCDDClBBCJBCDDCDBCBBECCtBhCBCCBCDBVCBfhCBDBBC5F5FB0BBDGBaFBjB+BBCEE8B1BBDoCoCBZBDNBWGB6F4BBoD-BBgBHBDDDBGBCBBCdBCBBDBBDDB+CHBDtBBDFBCCCBccBxBBDJBSnCBGTTBnCBoDHB5CgBBgBIBCsBBCGBCyByBBcBDVBCNBqCGBCBBCrBBECCBCCBBBCDDBZZBEBCBBCkBBCBBCDBCYYBqBBlIWBKQBCoBBECBwDwCwCB4cBnDuDBSjGBtyCgDBQvhBBSFBa68DBGmSB61GuBBy2B4RBIeBSuCBSdBTvBBRDBgBUBGSBxNsBB0G-BBhBYBDYBtBqCBF4BBIQBhCBBCNNBFBK1mHBqBfBiDyDB+vIDBCGBCBBCiJBQeeBBBDPPBCBJrMBloCqDBGMBEIBIJBFi7Fi7FBzCBCmCBCBBDDDBDDBCBCLBCCCBFBCgCBCDBDHBCGBCbBCDBCEBCEEBFBCzKBDYBCYBCeBCYBCeBCYBCeBCYBCeBCYBCHB15BeBHFB2GGBCQBDGBCBBCEBG9BBiBxDxDBrBBLGBRiKiKBcBTrBBlPbBlHdBDwGwGBdBCVBJBBhHGBCDBCBBCOBCkGB8BjCBEEE1lBDBCaBCBBCDDCJBCDBCCCHFFCECBBBCBBCDDCICBCCDDBCGBCDBCDBCCCBIBCQBGCBCEBCQB1TZBHZBHZB3zD-2pBBhB9oEBDt0FBDwpHBQtTBjtC9QBjvBq6EBGppIB", false)),
+    Dash: () => new UnicodeRangeTable(decodeRanges("tB9qB9qB0BiyDiyDmgBqgCqgCBEB+BoBoBQnMnMlgDDDgBBBFdd-NUUwDxszBxszBBmBmBLqFqFhzD-J-J", false)),
+    Emoji: () => new UnicodeRangeTable(decodeRanges("jBHHGJBwDFFu8HNN5GXX7CFBQBBwLBBNnFnFaKBFCBoGoHoHBLLK7B7BBCBCEBKGDBDDFDDCBBDIEBJJBBBGCCGLBMBBDCCBCCTDDBTTBEBCCCBEEBGGDBBFBBMBBGBBDGGBECBVVBGGBEBCDBDFFDDDBEBCDDCCCHEEHLLBQQDFFCFFBBBCMMBxBxBBBBKeP1LBBwOCBUBB0BFF7mBNN6SCCrrvDrGrGhFBBNBBPDDBIBsCZBCBBYVVDIBWBBvFhBBDvDBDBBCCBDyCBDCBCmIBC+BBMFBCXBIBBDHBNDDBCBDFFBOOBDDJBBKGGBBBNCBJCBDCCFHHEHHB0CBxBlCBGHBDDBEJBECCBEEDJBkHLBF8I8IBtBBCJBC4FBxDMBEKBE4BBCFFBOBDLBFJB", false)),
+    Emoji_Component: () => new UnicodeRangeTable(decodeRanges("jBHHGJB0+H2G2Gsp3B3+8B3+8BBYB8PEBxtBDBtzhY-CB", false)),
+    Emoji_Modifier: () => new UnicodeRangeTable(decodeRanges("7-8DE", true)),
+    Emoji_Modifier_Base: () => new UnicodeRangeTable(decodeRanges("9wJ8G8GRDB4jzD9B9BBBBDDDBBB2DBBDKBWSBEFFBBBCCBICCZqGqGBFFWFFBvFvFBBBEEB0CRRBBBKMMgSDDJHBHKKBIBDCB5B+B+BBCCBCCSCBCMBmHCBrBIB", false)),
+    Emoji_Presentation: () => new UnicodeRangeTable(decodeRanges("64IBBuGDBEDDqQBBWBBzBLBsBUUOJJBSSBGGBJJGWWIBBCFFDIIFBBdkBkBCFFBBBC+B+BBBBZPP8aBB0BFFvlxDrGrG-FDDBIBsCZBCZZVDDBDBCCBWBBvFgBBNIBClCBCVBNqBBFEBNQBEEEBlCBCCCB5FBD+BBODBCXBTbbBOO3C0CBxBlCBHEEBBBDDBEDBMBBIIBkHLBF8I8IBtBBCJBC4FBxDMBEKBE4BBCFFBOBDLBFJB", false)),
+    Extended_Pictographic: () => new UnicodeRangeTable(decodeRanges("pFFFu8HNN5GXX7CFBQBBwLBBNnFnFaKBFCBoGoHoHBLLK7B7BBCBCEBKGDBDDFDDCBBDIEBJJBBBGCCGLBMBBDCCBCCTDDBTTBEBCCCBEEBGGDBBFBBMBBGBBDGGBECBVVBGGBEBCDBDFFDDDBEBCDDCCCHEEHLLBQQDFFCFFBBBCMMBxBxBBBBKeP1LBBwOCBUBB0BFF7mBNN6SCCrrvDoBoBBCBlDLBQBBQPPBmBmBBIBxDBBNBBPDDBIBU3BBcOBLVVDIBCDBKWBH7FBDvDBDBBCCBDyCBDCBCDBG9HBC+BBMFBCXBIBBDHBNDDBCBDFFBOOBDDJBBKGGBBBNCBJCBDCCFHHEHHB0CBxBlCBGHBDQBECCBEBDMB7GlBBNDB5BHBLFBpBHBfBBNDBDNBKmBBNuBBCJBC4FB5CHBPxEBhI9fB", false)),
+    Hex_Digit: () => new UnicodeRangeTable(decodeRanges("wBJIFbFq1-BJIFbF", true)),
+    Lowercase: () => new UnicodeRangeTable(decodeRanges("hDZBwBLLFlBlBBWBCHBC2BCBQCBuBCDECBBBDCCDEEBFFDEEBBBDDDCCCDCCBCCDEECDDBDDBBBHGDCOCBSCBDDCEEC4BCBFBDDDBCCFICBjCBDiBBIBBfEBhDsBsBCEEDDBTccBhBBCBBECBCWCBDBCGDB0B0BBuBBCgBCK0BCDMCBgDCxBoBBo6CqBBCDB5XFBjkCIBC2D2DB+FBiC0ECBHBCgDCBHBJFBLHBJHBJFBLHBJHBJNBDHBJHBJHBJEBCBBHEEBBBCBBJDBDBBJHBLCBCBB6DOORMBuDEEBEEcKFDBBJDBFiBiBBOBFsasaBYBn6BvBBCEEBGCFCCBCCBGBEiDCBIICFFNlBBCGG0oesBCUaCBBBmEMCBBBC8BCBIBCCCDICFCCDCCBBBCSCGGGCMCFCCDOCWDBCCCBBB2ZqBBCNBHvCBh6TGBNEBqhBZBumBnBBpEjBB8EKBCOBCGBCBBkODDBBBCpBBCIBmoByBB+DVB75CfBhsVfB8BYBnqZZBbGBCRBbZBbDBCCCBFBCKBbZBbZBbZBbZBbZBbZBbZBbZBbbBdYBCFBbYBCFBbYBCFBbYBCFBbYBCFBC15B15BBIBCTBHFBmI9BB1lChBB", false)),
+    Math: () => new UnicodeRangeTable(decodeRanges("rBRRBBBgBeeCuBuBFmBmBgB5W5WBBBDbbBDDBBBwQCBuwGccBBBMEEOPPBCBWEBMEBiCMBFEEBFFBDBTFFDJBCDDBEBHEEBDDBCCBBBCFBENBClClCBWBCFBCBBFBBFfBCHHBPPBqIBJDBVBB7CffBZBCZZMGB+NBBNJBFFBFBBDBBEEBPCCDFBMHBGBB6BCCeDBKCBxK-BBhI-PBxBUBDFB9+zB4Z4ZBEBCjFjFRCBeCCeCCkEHHBCBitDBBhrwBwoBwoBBzCBCmCBCBBDDDBDDBCBCLBCCCBFBCgCBCDBDHBCGBCbBCDBCEBCEEBFBCzKBDjJBDxBBhwFDBCaBCBBCDDCJBCDBCCCHFFCECBBBCBBCDDCICBCCDDBCGBCDBCDBCCCBIBCQBGCBCEBCQB1BBB-uCIB", false)),
+    Quotation_Mark: () => new UnicodeRangeTable(decodeRanges("iBFFkEQQ96HHBaBBowDqOqOBCBOCBixzBDB+FFF7CBB", false)),
+    Terminal_Punctuation: () => new UnicodeRangeTable(decodeRanges("hBLLCMMBEE-ZJJiQ6B6BpCPPCCB1FsBsBBJBCsHsHB3B3BBEBCHBgBmImIB1nB1nBBtFtFFFB4JBB2YHBmY9D9DBBBoCBB+ECBEoBoBBCBDBB7JBBjLDBjFBBLBBCCBeCB8FEB-BBBldYYBKKBBBwlDCBzJOOFLLCBBEBBtNBB8ndBBuICBkHEB-LBB3CBBgD4E4EBBB0ECBgERRB6H6HnxUDDB6B6BBBBCDBqFLLCMMBEEiCDD7hBxBxBnkBoGoG3JBB5EFBlCFB6CDB5dEBtBDB+FGBxDDBgECBiEBBHRRB5C5CBDBtDrJrJB2D2DBBBNBBnLDBEOBqDBB6HCBmQCC8HBB4CBBFBB-MCBuBmUmUBrCrCBspBspBBDB6vRBBmEiCiCBBBLqRqRBoJoJBnwTnwTovHDB", false)),
+    Uppercase: () => new UnicodeRangeTable(decodeRanges("hCZBmDWBCGBiB2BCDOCDuBCBECEBBCCCBCCBBBDDBCBBCCBEBBCBBCECBCCDCCBCCBBBCCCBEEIJDCMCDQCDDDCCBC4BCIBBCBBDCCBCBCGCiJCCEJJHCCBBBCCCBCCBPBCIBkBDDBBBEWCGDDCBBDyBBxBgBCK2BCBMCD+CCDlBBq6ClBBCGGzW1CB0kCHHBpBBDCBhK0ECKgDCKHBJFBLHBJHBJFBMGCJHBpCDBNDBNDBNEBMDBnIFFECBDCBDEEBDBHGCBCBDDBLBBGbbBOBUzZzZBYBx5BvBBxBCCBBBDGCBCBCDDJCBCgDCJCCFuqeuqeCqBCUaCoEMCE8BCLECBICFCCDCCEUCBDBCEBCOCBCBCCCBQCZs5Vs5VBYBmmBnBBpEjBB9EKBCOBCGBCBBr3ByBB+EVB75CfBhsVfBhCYBoqZZBbZBbZBbCCBGDBDDBCBCHBbZBbBBCDBDHBCGBcBBCDBCEBCEEBFBcZBbZBbZBbZBbZBbZBfYBiBYBiBYBiBYBiBYBiB2pE2pEBgBBvgCZBHZBHZB", false)),
+    White_Space: () => new UnicodeRangeTable(decodeRanges("JEBTlDlDbgvFgvFgsCKBeBBGwBwBh9DAB", false))
+  });
+  static SCRIPTS = new LazyMap({
+    Adlam: () => new UnicodeRangeTable(decodeRanges("go6DrCFJFB", true)),
+    Ahom: () => new UnicodeRangeTable(decodeRanges("g4lCaDOFW", true)),
+    Anatolian_Hieroglyphs: () => new UnicodeRangeTable(decodeRanges("ggxCmS", true)),
+    Arabic: () => new UnicodeRangeTable(decodeRanges("gwBEBCFBCNBCCBCfBCJBMZBCrDBChBBxCvBBxHhBBGqCBCcBxy8BtPBDvEBhBPBxDEBCmEBk7DeBkCFBJIBiBFBh43BDBCaBCBBCDDCJBCDBCCCHFFCECBBBCBBCDDCICBCCDDBCGBCDBCDBCCCBIBCQBGCBCEBCQB1BBB", false)),
+    Armenian: () => new UnicodeRangeTable(decodeRanges("xpBlBDxBDCks9BE", true)),
+    Avestan: () => new UnicodeRangeTable(decodeRanges("g4iC1BEG", true)),
+    Balinese: () => new UnicodeRangeTable(decodeRanges("g4GsCCxB", true)),
+    Bamum: () => new UnicodeRangeTable(decodeRanges("g1pB3CpowB4R", true)),
+    Bassa_Vah: () => new UnicodeRangeTable(decodeRanges("w26CdDF", true)),
+    Batak: () => new UnicodeRangeTable(decodeRanges("g+GzBJD", true)),
+    Bengali: () => new UnicodeRangeTable(decodeRanges("gsCDBCHBDBBDVBCGBCEEBCBDIBDBBDDBJFFBCCBDBDYB", false)),
+    Beria_Erfe: () => new UnicodeRangeTable(decodeRanges("g17CYDY", true)),
+    Bhaiksuki: () => new UnicodeRangeTable(decodeRanges("ggnCICsBCNLc", true)),
+    Bopomofo: () => new UnicodeRangeTable(decodeRanges("qXB6wLqBxDf", true)),
+    Brahmi: () => new UnicodeRangeTable(decodeRanges("ggkCtCFjBKA", true)),
+    Braille: () => new UnicodeRangeTable(decodeRanges("ggK-H", true)),
+    Buginese: () => new UnicodeRangeTable(decodeRanges("gwGbDB", true)),
+    Buhid: () => new UnicodeRangeTable(decodeRanges("g6FT", true)),
+    Canadian_Aboriginal: () => new UnicodeRangeTable(decodeRanges("ggF-TxRlC7tgCP", true)),
+    Carian: () => new UnicodeRangeTable(decodeRanges("g1gCwB", true)),
+    Caucasian_Albanian: () => new UnicodeRangeTable(decodeRanges("wphCzBMA", true)),
+    Chakma: () => new UnicodeRangeTable(decodeRanges("gokC0BCR", true)),
+    Cham: () => new UnicodeRangeTable(decodeRanges("gwqB2BKNDJDD", true)),
+    Cherokee: () => new UnicodeRangeTable(decodeRanges("g9E1CDFz7lBvC", true)),
+    Chorasmian: () => new UnicodeRangeTable(decodeRanges("w9jCb", true)),
+    Common: () => new UnicodeRangeTable(decodeRanges("AgCBbFBbuBBCOBCEBYgBgBiOmBBGEBDTB1DKKHCC+THHPEEhB9E9ElQiEiEB6mB6mB2MDBjJwvBwvBBBBoCBBsGBBCumBumBOIIBCBCFBCCBDmYmYBKBD2CBCKBEKBCOBShBB-BlBBCCBDFBCaBCQBqBCBF5UBXKBW-cBhIzTBDpEBhQ9CBzMUBCCCBXBQHBFDB8CBBE7C7CB0E0EBOBhBlBBKxBxBB+BBgBwCBwB5C5CBmFBhuG-BBhoWhBBnDCBmFJB1HhFhFsMPPBzuUzuUBxGxGBIBXiBBCSBCDB0ECCBeBbFBbKBLuBuBBhChCBFBCGBLEBjICBFsBBEIBxCMB0BsBBlHaBltuBDB96D8HBEzNBHWBQQBgDzDB9B1HBLmBBD9BBEQBJBBIdBF8BB2GTBNTBN2CBKYBoE0CBCmCBCBBDDDBDDBCBCLBCCCBFBCgCBCDBDHBCGBCbBCDBCEBCEEBFBCzKBDjJBDxBByjFjCBtC8BBjWrBBFjDBNOBDOBCOBCkBBLtFB5BZBCBBOrBBFIBIBBPFB7E4eBEQBEMBE5GBHLBFQQBKBF3BBJJBHnBBJdBDLBFBBPIBoB3KBJNBDMBEKBE4BBCFFBOBDLBFJBIyEBCmDBnghYffB+CB", false)),
+    Coptic: () => new UnicodeRangeTable(decodeRanges("ifNxkKzDGG", true)),
+    Cuneiform: () => new UnicodeRangeTable(decodeRanges("ggoC5cnDuDCEMjG", true)),
+    Cypriot: () => new UnicodeRangeTable(decodeRanges("ggiCFBDCCBqBBCBBEDD", false)),
+    Cypro_Minoan: () => new UnicodeRangeTable(decodeRanges("w8rCiD", true)),
+    Cyrillic: () => new UnicodeRangeTable(decodeRanges("ggBkEBDoFBx6FKBhFtCtCojEfBhie-CBv8VBBhw4B9BBiBAB", false)),
+    Deseret: () => new UnicodeRangeTable(decodeRanges("gghCvC", true)),
+    Devanagari: () => new UnicodeRangeTable(decodeRanges("goCwCFODZh7nBfhwcJ", true)),
+    Dives_Akuru: () => new UnicodeRangeTable(decodeRanges("gomCGBDDDBGBCBBCdBCBBDLBKJB", false)),
+    Dogra: () => new UnicodeRangeTable(decodeRanges("ggmC7B", true)),
+    Duployan: () => new UnicodeRangeTable(decodeRanges("ggvDqDGMEIIJDD", true)),
+    Egyptian_Hieroglyphs: () => new UnicodeRangeTable(decodeRanges("ggsC1iBL68D", true)),
+    Elbasan: () => new UnicodeRangeTable(decodeRanges("gohCnB", true)),
+    Elymaic: () => new UnicodeRangeTable(decodeRanges("g-jCW", true)),
+    Ethiopic: () => new UnicodeRangeTable(decodeRanges("gwEoCBCDBDGBCCCBCBDoBBCDBDgBBCDBDGBCCCBCBDOBC4BBCDBDiCBDfBEZBnvGWBKGBCGBCGBCGBCGBCGBCGBCGBjpfFBDFBDFBKGBCGBylvCGBCDBCBBCOB", false)),
+    Garay: () => new UnicodeRangeTable(decodeRanges("gqjClBEcJB", true)),
+    Georgian: () => new UnicodeRangeTable(decodeRanges("glElBBCGGDqBBCDBx8CqBBDCBhiElBBCGG", false)),
+    Glagolitic: () => new UnicodeRangeTable(decodeRanges("ggL-Ch9sDGCQDGCBCE", true)),
+    Gothic: () => new UnicodeRangeTable(decodeRanges("w5gCa", true)),
+    Grantha: () => new UnicodeRangeTable(decodeRanges("g4kCDBCHBDBBDVBCGBCBBCEBDIBDBBDCBDHHGGBDGBEEB", false)),
+    Greek: () => new UnicodeRangeTable(decodeRanges("wbDBCCBDDBCFFCCCBBBCCCBSBC+BBPPBnpGEBzBEBFEB1ChKhKBUBDFBDlBBDFBDHBCGCBdBD0BBCOBCNBDFBCSBDCBCIBoJ-xiB-xiB7uVuCBSgj0Bgj0BBkCB", false)),
+    Gujarati: () => new UnicodeRangeTable(decodeRanges("h0CCBCIBCCBCVBCGBCBBCEBDJBCCBCCBDQQBCBDLBIGB", false)),
+    Gunjala_Gondi: () => new UnicodeRangeTable(decodeRanges("grnCFCBCkBCBCFIJ", true)),
+    Gurmukhi: () => new UnicodeRangeTable(decodeRanges("hwCCBCFBFBBDVBCGBCBBCBBCBBDCCBDBFBBDCBEIIBCBCIIBPB", false)),
+    Gurung_Khema: () => new UnicodeRangeTable(decodeRanges("go4C5B", true)),
+    Han: () => new UnicodeRangeTable(decodeRanges("g0LZBC4CBN1GBwBCCaIBPDBle-tGBhC-vUBhoWtLBDpDBpodBBNGBqgkB-2pBBhB9oEBDt0FBDwpHBQtTBjtC9QBjvBq6EBGppIB", false)),
+    Hangul: () => new UnicodeRangeTable(decodeRanges("goE-HvxHBiI9CyDeiCei3dckUj9KNWFwBl9JeEFDFDFDC", true)),
+    Hanifi_Rohingya: () => new UnicodeRangeTable(decodeRanges("gojCnBJJ", true)),
+    Hanunoo: () => new UnicodeRangeTable(decodeRanges("g5FU", true)),
+    Hatran: () => new UnicodeRangeTable(decodeRanges("gniCSCBGE", true)),
+    Hebrew: () => new UnicodeRangeTable(decodeRanges("xsB2BBJaBFFBpp9BZBCEBCCCBCCBCCBIB", false)),
+    Hiragana: () => new UnicodeRangeTable(decodeRanges("hiM1CBHCBi7-C+IBTeeBBBulQAB", false)),
+    Imperial_Aramaic: () => new UnicodeRangeTable(decodeRanges("giiCVCI", true)),
+    Inherited: () => new UnicodeRangeTable(decodeRanges("gYvDB2IBBlOKBbhXhXBCB8qEtBBDLBlPCBCMBCGBFHHEBBnG-BBtQBBjGgBB65DDBsDBBmrzBPBRNBwejHjH7iEl+uBl+uBBsBBDWBhRCBSHBDGBfDBz6rYvHB", false)),
+    Inscriptional_Pahlavi: () => new UnicodeRangeTable(decodeRanges("g7iCSGH", true)),
+    Inscriptional_Parthian: () => new UnicodeRangeTable(decodeRanges("g6iCVDH", true)),
+    Javanese: () => new UnicodeRangeTable(decodeRanges("gsqBtCDJFB", true)),
+    Kaithi: () => new UnicodeRangeTable(decodeRanges("gkkCiCLA", true)),
+    Kannada: () => new UnicodeRangeTable(decodeRanges("gkDMCCCWCJCEDICCCDIBGCCDDJCC", true)),
+    Katakana: () => new UnicodeRangeTable(decodeRanges("hlM5CBDCBxHPBxGuBBC3CBvgzBJBCsBBzisBDBCGBCBBCgJgJBBBzBPPBCB", false)),
+    Kawi: () => new UnicodeRangeTable(decodeRanges("g4nCQCoBEc", true)),
+    Kayah_Li: () => new UnicodeRangeTable(decodeRanges("goqBtBCA", true)),
+    Kharoshthi: () => new UnicodeRangeTable(decodeRanges("gwiCDCBGHCCCcDCFJII", true)),
+    Khitan_Small_Script: () => new UnicodeRangeTable(decodeRanges("k-7C84G84GB0OBqBAB", false)),
+    Khmer: () => new UnicodeRangeTable(decodeRanges("g8F9CDJHJnPf", true)),
+    Khojki: () => new UnicodeRangeTable(decodeRanges("gwkCRCuB", true)),
+    Khudawadi: () => new UnicodeRangeTable(decodeRanges("w1kC6BGJ", true)),
+    Kirat_Rai: () => new UnicodeRangeTable(decodeRanges("gq7C5B", true)),
+    Lao: () => new UnicodeRangeTable(decodeRanges("h0DBBCCCBDBCXBCCCBVBDEBCCCBFBCJBDDB", false)),
+    Latin: () => new UnicodeRangeTable(decodeRanges("hCZBHZBwBQQGWBCeBCgOBoBEB8wGlBBHwBBGDBGMBClCBiC-HByLOORMBuEBBHccSoBB42CfBj1elDBExCBVOBxZqBBCIBCDB38TGB7gBZBHZBmhCFBCpBBCIBm61BeBHFB", false)),
+    Lepcha: () => new UnicodeRangeTable(decodeRanges("ggH3BEOEC", true)),
+    Limbu: () => new UnicodeRangeTable(decodeRanges("goGeBCLBFLBFEEBKB", false)),
+    Linear_A: () => new UnicodeRangeTable(decodeRanges("gwhC2JKVLH", true)),
+    Linear_B: () => new UnicodeRangeTable(decodeRanges("gggCLCZCSCBCODNjB6D", true)),
+    Lisu: () => new UnicodeRangeTable(decodeRanges("wmpBvBx1eA", true)),
+    Lycian: () => new UnicodeRangeTable(decodeRanges("g0gCc", true)),
+    Lydian: () => new UnicodeRangeTable(decodeRanges("gpiCZGA", true)),
+    Mahajani: () => new UnicodeRangeTable(decodeRanges("wqkCmB", true)),
+    Makasar: () => new UnicodeRangeTable(decodeRanges("g3nCY", true)),
+    Malayalam: () => new UnicodeRangeTable(decodeRanges("goDMCCCyBCCCFFPDZ", true)),
+    Mandaic: () => new UnicodeRangeTable(decodeRanges("giCbDA", true)),
+    Manichaean: () => new UnicodeRangeTable(decodeRanges("g2iCmBFL", true)),
+    Marchen: () => new UnicodeRangeTable(decodeRanges("wjnCfDVCN", true)),
+    Masaram_Gondi: () => new UnicodeRangeTable(decodeRanges("gonCGBCBBCrBBECCBCCBHBJJB", false)),
+    Medefaidrin: () => new UnicodeRangeTable(decodeRanges("gy7C6C", true)),
+    Meetei_Mayek: () => new UnicodeRangeTable(decodeRanges("g3qBWqGtBDJ", true)),
+    Mende_Kikakui: () => new UnicodeRangeTable(decodeRanges("gg6DkGDP", true)),
+    Meroitic_Cursive: () => new UnicodeRangeTable(decodeRanges("gtiCXFTDtB", true)),
+    Meroitic_Hieroglyphs: () => new UnicodeRangeTable(decodeRanges("gsiCf", true)),
+    Miao: () => new UnicodeRangeTable(decodeRanges("g47CqCF4BIQ", true)),
+    Modi: () => new UnicodeRangeTable(decodeRanges("gwlCkCMJ", true)),
+    Mongolian: () => new UnicodeRangeTable(decodeRanges("ggGBBDCCBSBH4CBIqBB2t-BMB", false)),
+    Mro: () => new UnicodeRangeTable(decodeRanges("gy6CeCJFB", true)),
+    Multani: () => new UnicodeRangeTable(decodeRanges("g0kCGBCCCBCBCOBCKB", false)),
+    Myanmar: () => new UnicodeRangeTable(decodeRanges("ggE-EhqmBeiDfxibT", true)),
+    Nabataean: () => new UnicodeRangeTable(decodeRanges("gkiCeJI", true)),
+    Nag_Mundari: () => new UnicodeRangeTable(decodeRanges("wm5DpB", true)),
+    Nandinagari: () => new UnicodeRangeTable(decodeRanges("gtmCHDtBDK", true)),
+    New_Tai_Lue: () => new UnicodeRangeTable(decodeRanges("gsGrBFZHKEB", true)),
+    Newa: () => new UnicodeRangeTable(decodeRanges("gglC7CCE", true)),
+    Nko: () => new UnicodeRangeTable(decodeRanges("g+B6BDC", true)),
+    Nushu: () => new UnicodeRangeTable(decodeRanges("h-7CvsQvsQBqMB", false)),
+    Nyiakeng_Puachue_Hmong: () => new UnicodeRangeTable(decodeRanges("go4DsBENDJFB", true)),
+    Ogham: () => new UnicodeRangeTable(decodeRanges("g0Fc", true)),
+    Ol_Chiki: () => new UnicodeRangeTable(decodeRanges("wiHvB", true)),
+    Ol_Onal: () => new UnicodeRangeTable(decodeRanges("wu5DqBFA", true)),
+    Old_Hungarian: () => new UnicodeRangeTable(decodeRanges("gkjCyBOyBIF", true)),
+    Old_Italic: () => new UnicodeRangeTable(decodeRanges("g4gCjBKC", true)),
+    Old_North_Arabian: () => new UnicodeRangeTable(decodeRanges("g0iCf", true)),
+    Old_Permic: () => new UnicodeRangeTable(decodeRanges("w6gCqB", true)),
+    Old_Persian: () => new UnicodeRangeTable(decodeRanges("g9gCjBFN", true)),
+    Old_Sogdian: () => new UnicodeRangeTable(decodeRanges("g4jCnB", true)),
+    Old_South_Arabian: () => new UnicodeRangeTable(decodeRanges("gziCf", true)),
+    Old_Turkic: () => new UnicodeRangeTable(decodeRanges("ggjCoC", true)),
+    Old_Uyghur: () => new UnicodeRangeTable(decodeRanges("w7jCZ", true)),
+    Oriya: () => new UnicodeRangeTable(decodeRanges("h4CCCHDBDVCGCBCEDIDBDCICFBCEDR", true)),
+    Osage: () => new UnicodeRangeTable(decodeRanges("wlhCjBFjB", true)),
+    Osmanya: () => new UnicodeRangeTable(decodeRanges("gkhCdDJ", true)),
+    Pahawh_Hmong: () => new UnicodeRangeTable(decodeRanges("g46ClCLJCGCUGS", true)),
+    Palmyrene: () => new UnicodeRangeTable(decodeRanges("gjiCf", true)),
+    Pau_Cin_Hau: () => new UnicodeRangeTable(decodeRanges("g2mC4B", true)),
+    Phags_Pa: () => new UnicodeRangeTable(decodeRanges("giqB3B", true)),
+    Phoenician: () => new UnicodeRangeTable(decodeRanges("goiCbEA", true)),
+    Psalter_Pahlavi: () => new UnicodeRangeTable(decodeRanges("g8iCRIDNG", true)),
+    Rejang: () => new UnicodeRangeTable(decodeRanges("wpqBjBMA", true)),
+    Runic: () => new UnicodeRangeTable(decodeRanges("g1FqCEK", true)),
+    Samaritan: () => new UnicodeRangeTable(decodeRanges("ggCtBDO", true)),
+    Saurashtra: () => new UnicodeRangeTable(decodeRanges("gkqBlCJL", true)),
+    Sharada: () => new UnicodeRangeTable(decodeRanges("gskC-ChsCH", true)),
+    Shavian: () => new UnicodeRangeTable(decodeRanges("wihCvB", true)),
+    Siddham: () => new UnicodeRangeTable(decodeRanges("gslC1BDlB", true)),
+    Sidetic: () => new UnicodeRangeTable(decodeRanges("gqiCZ", true)),
+    SignWriting: () => new UnicodeRangeTable(decodeRanges("gg2DrUQECO", true)),
+    Sinhala: () => new UnicodeRangeTable(decodeRanges("hsDCBCRBEXBCIBCDDBFBEFFBEBCCCBGBHJBDCBt-gCTB", false)),
+    Sogdian: () => new UnicodeRangeTable(decodeRanges("w5jCpB", true)),
+    Sora_Sompeng: () => new UnicodeRangeTable(decodeRanges("wmkCYIJ", true)),
+    Soyombo: () => new UnicodeRangeTable(decodeRanges("wymCyC", true)),
+    Sundanese: () => new UnicodeRangeTable(decodeRanges("g8G-BhIH", true)),
+    Sunuwar: () => new UnicodeRangeTable(decodeRanges("g+mChBPJ", true)),
+    Syloti_Nagri: () => new UnicodeRangeTable(decodeRanges("ggqBsB", true)),
+    Syriac: () => new UnicodeRangeTable(decodeRanges("g4BNC7BDCxIK", true)),
+    Tagalog: () => new UnicodeRangeTable(decodeRanges("g4FVKA", true)),
+    Tagbanwa: () => new UnicodeRangeTable(decodeRanges("g7FMCCCB", true)),
+    Tai_Le: () => new UnicodeRangeTable(decodeRanges("wqGdDE", true)),
+    Tai_Tham: () => new UnicodeRangeTable(decodeRanges("gxG+BCcDKHJHN", true)),
+    Tai_Viet: () => new UnicodeRangeTable(decodeRanges("g0qBiCZE", true)),
+    Tai_Yo: () => new UnicodeRangeTable(decodeRanges("g25DeCVJB", true)),
+    Takri: () => new UnicodeRangeTable(decodeRanges("g0lC5BHJ", true)),
+    Tamil: () => new UnicodeRangeTable(decodeRanges("i8CBBCFBECBCDBEBBCCCBEEBEEBBBELBFEBECBCDBDHHPUBm+kCxBBOAB", false)),
+    Tangsa: () => new UnicodeRangeTable(decodeRanges("wz6CuCCJ", true)),
+    Tangut: () => new UnicodeRangeTable(decodeRanges("g-7CgBgBB+3GBhQeBiDyDB", false)),
+    Telugu: () => new UnicodeRangeTable(decodeRanges("ggDMCCCWCPDICCCDIBCCCBDDDJII", true)),
+    Thaana: () => new UnicodeRangeTable(decodeRanges("g8BxB", true)),
+    Thai: () => new UnicodeRangeTable(decodeRanges("hwD5BGb", true)),
+    Tibetan: () => new UnicodeRangeTable(decodeRanges("g4DnCCjBFmBCjBCOCGFB", true)),
+    Tifinagh: () => new UnicodeRangeTable(decodeRanges("wpL3BIBPA", true)),
+    Tirhuta: () => new UnicodeRangeTable(decodeRanges("gklCnCJJ", true)),
+    Todhri: () => new UnicodeRangeTable(decodeRanges("guhCzB", true)),
+    Tolong_Siki: () => new UnicodeRangeTable(decodeRanges("wtnCrBFJ", true)),
+    Toto: () => new UnicodeRangeTable(decodeRanges("w04De", true)),
+    Tulu_Tigalari: () => new UnicodeRangeTable(decodeRanges("g8kCJBCDDClBBCJBCDDCDBCJBCBBJBB", false)),
+    Ugaritic: () => new UnicodeRangeTable(decodeRanges("g8gCdCA", true)),
+    Unknown: () => new UnicodeRangeTable(decodeRanges("4bBBHDBICCVuMuMnBBBzBBBE4B4BBGBcDBHKBvI9B9BBmDmDBMB8BBByBBBQddBCCMEBjBEBuHJJBDDBXXICCBBBFBBKBBDBBFHBCDBDGGBaaBEEHDBDBBXIIDGDBCCGDBDBBECBCGBFCCBFBSJBEKKEXXIDDGBBLIEBCCBNBFBBNGBIEEJBBDBBXIIDGGBKKBDDBEEBFBEDBDGGBTTBIBDHHBBBEFFBBBDCCDCBDCBECBNDBGCBEFFBCCBEBCNBWEBOEEYRRBKKEFFBFBDEEDBBFBBLGBXEEYLLGBBKEEFGBDEBEFFBLLELBOEE0BEEHDBRBBbEETCBZKKCBBICBCDBHCCJFBLBBELB7BDBekBBDCCGZZCYYBGGCIILBBFfBpClBlBBCBoBlBlBQOOBjBBnGCCBDBCBB6LFFBIICFFBqBqBFBBiBFFBIICFFBQQ6BFFBkCkCBhBhBBBBbFB3CBBHBB+UCB6CGBXIBZIBVLBOEEDLB-CBBLFBLFBbFB6CGBsBEBnCJBgBNNBCBNDBCCBrBBBGKBtBDBbFBMCB-BBBiCeeBMMBEBLFBPBBvBBBNTBuCnFnFBGB9BCBQCB-BEBsBBBMHBsBEB3QBBHBBnBBBHBBJGCgBBB2BQQPBBHUUBEEKmDmDNBBcOOBBBjBNBiBOBtEDB7UVBMUB14BBB-LEBuBCCBDBCBB5BGBDNBZIBI4BI-DhBBb6C6CBKB3GZBxC3C3CBoDoDBDBsB-C-C3CIBxBuzcuzcBBB4BIB9KTB5FHB+GTB9BCBLFB5BHBnCHBNFB1DKBfCBvCMMBCBiB4B4BBHBPBBLBBoDXBdJBHBBHBBHIBIII9BDB-DBBLFBl9KLBYDByBjoIBvLBBrDlBBILBGEBbGGCGDrUfBrBFB0BUUFDBGoEoEBCC-FCBHBBHBBHBBECBIIIBIBGBBNbbUDDQBBPhBB8DEBEDBuBCB5COOBBBCuBBvBhEBeCByBOBdDBlBIBfEBsBEBfmBmBBCBPpBB-EBBLFBlBDBlBDBpBHB1BKBNQQIDDMQQIDDBBB1BLB4JIBXJBJXBHrBrBKkCBHBBCtBtBDCBCBBYpCpCBGBKvBBUDDBDBiBCBcEBclBB5BDBVBBzBDDBDBJEEeBBEDBLGBKGBhCfBoBDBNIB3BCBeBBcEBbGBFLBIvCBqC2BB0BMB0BGBvBHBLFBnBCBeHBDvGBgBrBrBEBBDPBHHBKgBBvBHBrBVBblBBdTBYIBvCDBlBIBlCJBCBBaGBLFB2BTTBGBoBIBhDVVBJBTwBwBB8BBICCFQQMFB8BEBLFBFJJBDDBXXIDDGLLBDDBEEBCCBEBCEBIBBICBGKBLCCBCCnBLLCBBCFFLDDBGBDcB9CGGBcBpCHBLlFB3BBBnBhBBmCKBLFBOSB7BFBLFBVbBcBBQDBY4FB9BjDB0CLBJBBCBBJDDfDDBNNBHBLlCBJBBvBBBMaBpCHB0CMBqCGBL1CBJ3CBjBNBLFBKuBuBPJBeCBhBBBXPPBnCBIDDtBCBCDDKHBLFBHDDmBDDHGBLFBtBDBL1HBaGBSqBqBBBBe0CBCOBzBMB8clDBwDGGBJBlGryCBkDMB3iBJB88DEBoS41GB7Bl2BB6RGBgBLLBCByCLLBEBfBBHJBnCJBLIIWEBUvNB7BlGB8CEBaBBarBBsCDB6BGBS-BBGKBIIB3mHoBBhBgDB0D8vIBFIIDkJkJBNBCcBEBBCNBFHBtMjoCBsDEBOCBKGBLBBJ76DB+HCB1NFBYOBSOBvBBBYIB1D7BB3HJBoBBBjGUBnC5DBVLBVLB4CIBamEB2CoCoCDBBCBBDBBFNNCIIiCFFBJJIddFGGCCBI1K1KBlJlJB-V-VBNBGQQBuiBBgBFBH0GBISSBIIDGGBDB-BgBBCvDBuBCBPBBLDBD-JBgBQB7BEBCvOBrB1GBsBDBC-FBgBXXBGBD-GBIFFDQQmGBBRoBBtCDBLDBDwYBlCrCB+BhGBFccDCCBCCLFFCCCBEBCDBCECEDDCBBCICDCCBFFIKFCLLSEBEGGSzBBDtIBtBDBlDLBQBBQQQmBJBvF3BBeMBtBDBKGBDNBH5EB6eCBSCBOCB7GFBNDBCOBNDB5BHBLFBpBHBfBBNDBDNBKmBB5KHBPBBOCBMCB6BCCBCBRBBNDBLGB0EoDoDBjgBBh3pBfB-oEBBv0FBBypHOBvThtCB-QhvBBs6EEBrpIm8yVBCdBhD-DBxHvw-FB", false)),
+    Vai: () => new UnicodeRangeTable(decodeRanges("gopBrJ", true)),
+    Vithkuqi: () => new UnicodeRangeTable(decodeRanges("wrhCKCOCGCBCKCOCGCB", true)),
+    Wancho: () => new UnicodeRangeTable(decodeRanges("g24D5BGA", true)),
+    Warang_Citi: () => new UnicodeRangeTable(decodeRanges("glmCyCNA", true)),
+    Yezidi: () => new UnicodeRangeTable(decodeRanges("g0jCpBCCDB", true)),
+    Yi: () => new UnicodeRangeTable(decodeRanges("ggoBskBE2B", true)),
+    Zanabazar_Square: () => new UnicodeRangeTable(decodeRanges("gwmCnC", true))
+  });
+  static FOLD_CATEGORIES = new LazyMap({
+    L: () => new UnicodeRangeTable(decodeRanges("laA", true)),
+    LC: () => new UnicodeRangeTable(decodeRanges("laA", true)),
+    Ll: () => new UnicodeRangeTable(decodeRanges("hCZBmDWBCGBiBuBCEECDOCDuBCBECEBBCCCBCCBBBDDBCBBCCBEBBCBBCECBCCDCCBCCBBBCCCBEEIBBCBBCBBCOCDQCDBBCCCBBBC4BCIBBCBBDCCBCBCGC3HrBrBCEEJHHCCBCCCBCCBPBCIBkBJJCUCGDDCBBDyBBxBgBCK2BCBMCD+CCDlBBq6ClBBCGGzW1CB0kCHHBpBBDCBhK0ECKgDCKHBJFBLHBJHBJFBMGCJHBZHBJHBJHBJEBMEBMDBNEBMEBqJEEBHHxC9zC9zCBuBBxBCCBBBDGCBCBCDDJCBCgDCJCCFuqeuqeCqBCUaCoEMCE8BCLECBICFCCDCCEUCBDBCEBCOCBCBCCCBQCZs5Vs5VBYBmmBnBBpEjBB9EKBCOBCGBCBBr3ByBB+EVB75CfBhsVfBhCYBoyehBB", false)),
+    Lt: () => new UnicodeRangeTable(decodeRanges("kOCCBCCBCClBCCtsHHBJHBJHBMQQwBAB", false)),
+    Lu: () => new UnicodeRangeTable(decodeRanges("hDZB7BqBqBBWBCHBCuBCEECDOCDsBCDECBBBDCCDEEGDDECBDDDCCCDFFDEECDDECCGBBCBBCBBCOCBSCDBBCEECkBCEQCJDDBCCFICBEBCBBCCCBEEBCCBCBCEBDCCBDDIDDCBBEFBGLLBnFnFsBCCEEEBBBvBDBCdBCBBECBCWCBDBCGD1BvBBCgBCK0BCDMCBgDCyBlBBq6CqBBDCB5XFBjkCIBCvHvHERRzD0ECGGGC8CCBHBJFBLHBJHBJFBMGCJHBJNBzBBBNSSBPPBEEpL2B2Bs1CvBBCEEBGCHDDLiDCJCCFNNBkBBCGG0oesBCUaCoEMCE8BCLCCDICFFFCBBDSCMOCFCCDOCb9a9advCBi8UZBumBnBBpEjBB8EKBCOBCGBCBBk4ByBB+DVB75CfBhsVfB8BYBvyehBB", false)),
+    M: () => new UnicodeRangeTable(decodeRanges("5cgBgBlgHAB", false)),
+    Mn: () => new UnicodeRangeTable(decodeRanges("5cgBgBlgHAB", false)),
+    Emoji: () => new UnicodeRangeTable(decodeRanges("8mJA", true)),
+    Extended_Pictographic: () => new UnicodeRangeTable(decodeRanges("8mJA", true)),
+    Lowercase: () => new UnicodeRangeTable(decodeRanges("hCZBmDWBCGBiBuBCEECDOCDuBCBECEBBCCCBCCBBBDDBCBBCCBEBBCBBCECBCCDCCBCCBBBCCCBEEIBBCBBCBBCOCDQCDBBCCCBBBC4BCIBBCBBDCCBCBCGCiJCCEJJHCCBBBCCCBCCBPBCIBkBJJCUCGDDCBBDyBBxBgBCK2BCBMCD+CCDlBBq6ClBBCGGzW1CB0kCHHBpBBDCBhK0ECKgDCKHBJFBLHBJHBJFBMGCJHBZHBJHBJHBJEBMEBMDBNEBMEBqJEEBHHuBPBUzZzZBYBx5BvBBxBCCBBBDGCBCBCDDJCBCgDCJCCFuqeuqeCqBCUaCoEMCE8BCLECBICFCCDCCEUCBDBCEBCOCBCBCCCBQCZs5Vs5VBYBmmBnBBpEjBB9EKBCOBCGBCBBr3ByBB+EVB75CfBhsVfBhCYBoyehBB", false)),
+    Math: () => new UnicodeRangeTable(decodeRanges("ycGDCHHFMMDDDCHHFAB", false)),
+    Uppercase: () => new UnicodeRangeTable(decodeRanges("hDZB7BqBqBBWBCHBCuBCEECDOCDsBCDECBBBDCCDEEGDDECBDDDCCCDFFDEECDDECCGBBCBBCBBCOCBSCDBBCEECkBCEQCJDDBCCFICBEBCBBCCCBEEBCCBCBCEBDCCBDDIDDCBBEFBGLLBnFnFsBCCEEEBBBvBDBCdBCBBECBCWCBDBCGD1BvBBCgBCK0BCDMCBgDCyBlBBq6CqBBDCB5XFBjkCIBCvHvHERRzD0ECGGGC8CCBHBJFBLHBJHBJFBMGCJHBJNBzBBBNSSBPPBEEpLiBiBBOBFsasaBYBn6BvBBCEEBGCHDDLiDCJCCFNNBkBBCGG0oesBCUaCoEMCE8BCLCCDICFFFCBBDSCMOCFCCDOCb9a9advCBi8UZBumBnBBpEjBB8EKBCOBCGBCBBk4ByBB+DVB75CfBhsVfB8BYBvyehBB", false))
+  });
+  static FOLD_SCRIPT = new LazyMap({
+    Common: () => new UnicodeRangeTable(decodeRanges("8cgBgB", false)),
+    Greek: () => new UnicodeRangeTable(decodeRanges("1FwUwU", false)),
+    Inherited: () => new UnicodeRangeTable(decodeRanges("5cgBgBlgHAB", false))
+  });
+};
+var Unicode = class Unicode2 {
+  static MAX_RUNE = 1114111;
+  static RUNE_ERROR = 65533;
+  static isUnsearchable(r) {
+    return r === Unicode2.RUNE_ERROR || r >= Unicode2.MIN_HIGH_SURROGATE && r <= Unicode2.MAX_LOW_SURROGATE;
+  }
+  static MAX_ASCII = 127;
+  static MAX_LATIN1 = 255;
+  static MAX_BMP = 65535;
+  static MIN_FOLD = 65;
+  static MAX_FOLD = 125251;
+  static MIN_HIGH_SURROGATE = 55296;
+  static MAX_HIGH_SURROGATE = 56319;
+  static MIN_LOW_SURROGATE = 56320;
+  static MAX_LOW_SURROGATE = 57343;
+  static MIN_SUPPLEMENTARY_CODE_POINT = 65536;
+  static is32(ranges, r) {
+    let lo2 = 0;
+    let hi2 = ranges.length;
+    while (lo2 < hi2) {
+      const m2 = lo2 + Math.floor((hi2 - lo2) / 2);
+      const rlo = ranges.getLo(m2);
+      const rhi = ranges.getHi(m2);
+      if (rlo <= r && r <= rhi) {
+        const stride = ranges.getStride(m2);
+        return (r - rlo) % stride === 0;
+      }
+      if (r < rlo) hi2 = m2;
+      else lo2 = m2 + 1;
+    }
+    return false;
+  }
+  static is(ranges, r) {
+    if (r <= Unicode2.MAX_LATIN1) {
+      for (let i = 0; i < ranges.length; i++) {
+        if (r > ranges.getHi(i)) continue;
+        const rlo = ranges.getLo(i);
+        if (r < rlo) return false;
+        const stride = ranges.getStride(i);
+        return (r - rlo) % stride === 0;
+      }
+      return false;
+    }
+    return ranges.length > 0 && r >= ranges.getLo(0) && Unicode2.is32(ranges, r);
+  }
+  static isPrint(r) {
+    if (r <= Unicode2.MAX_LATIN1) return r >= 32 && r < Unicode2.MAX_ASCII || r >= 161 && r !== 173;
+    return Unicode2.is(UnicodeTables.Print, r);
+  }
+  static simpleFold(r) {
+    if (UnicodeTables.CASE_ORBIT.has(r)) return UnicodeTables.CASE_ORBIT.get(r);
+    if (r <= Unicode2.MAX_ASCII) {
+      const l = Codepoint.toLowerCase(r);
+      return l !== r ? l : Codepoint.toUpperCase(r);
+    }
+    return r;
+  }
+  static equalsIgnoreCase(r1, r2) {
+    if (r1 === r2) return true;
+    if (r1 < 0 || r2 < 0) return false;
+    if (r1 <= Unicode2.MAX_ASCII && r2 <= Unicode2.MAX_ASCII) {
+      if (65 <= r1 && r1 <= 90) r1 |= 32;
+      if (65 <= r2 && r2 <= 90) r2 |= 32;
+      return r1 === r2;
+    }
+    for (let r = Unicode2.simpleFold(r1); r !== r1; r = Unicode2.simpleFold(r)) if (r === r2) return true;
+    return false;
+  }
+};
+var RE2JSException = class extends Error {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "RE2JSException";
+  }
+};
+var RE2JSSyntaxException = class extends RE2JSException {
+  /**
+  * @param {string} error
+  * @param {string|null} [input=null]
+  */
+  constructor(error2, input = null) {
+    let message = `error parsing regexp: ${error2}`;
+    if (input) message += `: \`${input}\``;
+    super(message);
+    this.name = "RE2JSSyntaxException";
+    this.message = message;
+    this.error = error2;
+    this.input = input;
+  }
+  /**
+  * Retrieves the description of the error.
+  * @returns {string}
+  */
+  getDescription() {
+    return this.error;
+  }
+  /**
+  * Retrieves the erroneous regular-expression pattern.
+  * @returns {string|null}
+  */
+  getPattern() {
+    return this.input;
+  }
+};
+var RE2JSCompileException = class extends RE2JSException {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "RE2JSCompileException";
+  }
+};
+var RE2JSGroupException = class extends RE2JSException {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "RE2JSGroupException";
+  }
+};
+var RE2JSFlagsException = class extends RE2JSException {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "RE2JSFlagsException";
+  }
+};
+var RE2JSInternalException = class extends RE2JSException {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "RE2JSInternalException";
+  }
+};
+var FAST_PATH_TABLE_SIZE = 256;
+var WORD_RUNE_TABLE = new Uint8Array(FAST_PATH_TABLE_SIZE);
+for (let i = 0; i < FAST_PATH_TABLE_SIZE; i++) WORD_RUNE_TABLE[i] = 97 <= i && i <= 122 || 65 <= i && i <= 90 || 48 <= i && i <= 57 || i === 95 ? 1 : 0;
+var cachedNativeEncoder = null;
+var cachedNativeDecoder = null;
+var Utils = class Utils2 {
+  static METACHARACTERS = "\\.+*?()|[]{}^$";
+  static EMPTY_BEGIN_LINE = 1;
+  static EMPTY_END_LINE = 2;
+  static EMPTY_BEGIN_TEXT = 4;
+  static EMPTY_END_TEXT = 8;
+  static EMPTY_WORD_BOUNDARY = 16;
+  static EMPTY_NO_WORD_BOUNDARY = 32;
+  static EMPTY_ALL = -1;
+  static emptyInts() {
+    return [];
+  }
+  static isString(value) {
+    return typeof value === "string" || Object.prototype.toString.call(value) === "[object String]";
+  }
+  static typeName(value) {
+    if (value === null || typeof value !== "object" && typeof value !== "function") return value === null ? "null" : typeof value;
+    return Object.prototype.toString.call(value).slice(8, -1);
+  }
+  static checkPattern(pattern) {
+    if (!Utils2.isString(pattern)) throw new TypeError(`The pattern must be a string, not ${Utils2.typeName(pattern)} (RE2JS.translateRegExp() converts a RegExp)`);
+  }
+  static checkInput(input) {
+    if (!Utils2.isString(input) && !Utils2.isByteArray(input)) throw new TypeError(`The input must be a string or a byte array (Uint8Array or number[]), not ${Utils2.typeName(input)}`);
+  }
+  static checkFlags(flags) {
+    const known = PublicFlags.MULTILINE | PublicFlags.DOTALL | PublicFlags.CASE_INSENSITIVE | PublicFlags.DISABLE_UNICODE_GROUPS | PublicFlags.LONGEST_MATCH | PublicFlags.LOOKBEHINDS;
+    if (!Number.isInteger(flags) || (flags & ~known) !== 0) throw new RE2JSFlagsException("Flags should only be a combination of MULTILINE, DOTALL, CASE_INSENSITIVE, DISABLE_UNICODE_GROUPS, LONGEST_MATCH, LOOKBEHINDS");
+  }
+  static isByteArray(input) {
+    return Array.isArray(input) || Object.prototype.toString.call(input) === "[object Uint8Array]";
+  }
+  static isalnum(c) {
+    return Codepoint.CODES["0"] <= c && c <= Codepoint.CODES["9"] || Codepoint.CODES["a"] <= c && c <= Codepoint.CODES["z"] || Codepoint.CODES["A"] <= c && c <= Codepoint.CODES["Z"];
+  }
+  static unhex(c) {
+    if (Codepoint.CODES["0"] <= c && c <= Codepoint.CODES["9"]) return c - Codepoint.CODES["0"];
+    if (Codepoint.CODES["a"] <= c && c <= Codepoint.CODES["f"]) return c - Codepoint.CODES["a"] + 10;
+    if (Codepoint.CODES["A"] <= c && c <= Codepoint.CODES["F"]) return c - Codepoint.CODES["A"] + 10;
+    return -1;
+  }
+  static escapeRune(rune) {
+    let out = "";
+    if (Unicode.isPrint(rune)) {
+      if (Utils2.METACHARACTERS.indexOf(String.fromCodePoint(rune)) >= 0) out += "\\";
+      out += String.fromCodePoint(rune);
+    } else switch (rune) {
+      case Codepoint.CODES['"']:
+        out += '\\"';
+        break;
+      case Codepoint.CODES["\\"]:
+        out += "\\\\";
+        break;
+      case Codepoint.CODES["	"]:
+        out += "\\t";
+        break;
+      case Codepoint.CODES["\n"]:
+        out += "\\n";
+        break;
+      case Codepoint.CODES["\r"]:
+        out += "\\r";
+        break;
+      case Codepoint.CODES["\b"]:
+        out += "\\b";
+        break;
+      case Codepoint.CODES["\f"]:
+        out += "\\f";
+        break;
+      default: {
+        let s3 = rune.toString(16);
+        if (rune < 256) {
+          out += "\\x";
+          if (s3.length === 1) out += "0";
+          out += s3;
+        } else out += `\\x{${s3}}`;
+        break;
+      }
+    }
+    return out;
+  }
+  static stringToRunes(str) {
+    const string = String(str);
+    const runes = [];
+    let i = 0;
+    while (i < string.length) {
+      const cp = string.codePointAt(i);
+      runes.push(cp);
+      i += cp > Unicode.MAX_BMP ? 2 : 1;
+    }
+    return new Int32Array(runes);
+  }
+  static runeToString(r) {
+    return String.fromCodePoint(r);
+  }
+  static isWordRune(r) {
+    return r < FAST_PATH_TABLE_SIZE ? WORD_RUNE_TABLE[r] === 1 : false;
+  }
+  static emptyOpContext(r1, r2) {
+    let op = 0;
+    if (r1 < 0) op |= Utils2.EMPTY_BEGIN_TEXT | Utils2.EMPTY_BEGIN_LINE;
+    if (r1 === 10) op |= Utils2.EMPTY_BEGIN_LINE;
+    if (r2 < 0) op |= Utils2.EMPTY_END_TEXT | Utils2.EMPTY_END_LINE;
+    if (r2 === 10) op |= Utils2.EMPTY_END_LINE;
+    if (Utils2.isWordRune(r1) !== Utils2.isWordRune(r2)) op |= Utils2.EMPTY_WORD_BOUNDARY;
+    else op |= Utils2.EMPTY_NO_WORD_BOUNDARY;
+    return op;
+  }
+  /**
+  * Returns a string that quotes all regular expression metacharacters inside the argument text;
+  * the returned string is a regular expression matching the literal text. For example,
+  * {@code quoteMeta("[foo]").equals("\\[foo\\]")}.
+  * @param {string} str
+  * @returns {string}
+  */
+  static quoteMeta(str) {
+    return str.split("").map((s3) => {
+      if (Utils2.METACHARACTERS.indexOf(s3) >= 0) return `\\${s3}`;
+      return s3;
+    }).join("");
+  }
+  static charCount(codePoint) {
+    return codePoint > Unicode.MAX_BMP ? 2 : 1;
+  }
+  /**
+  * High-speed conversion from TypedArrays to standard JS Arrays.
+  * Bypasses the expensive Symbol.iterator overhead of Array.from()
+  */
+  static toArray(typedArray) {
+    const len = typedArray.length;
+    const res = new Array(len);
+    for (let i = 0; i < len; i++) res[i] = typedArray[i];
+    return res;
+  }
+  static stringToUtf8ByteArray(str) {
+    if (globalThis.TextEncoder) {
+      if (!cachedNativeEncoder) cachedNativeEncoder = new TextEncoder();
+      return cachedNativeEncoder.encode(str);
+    } else {
+      let out = [], p2 = 0;
+      for (let i = 0; i < str.length; i++) {
+        let c = str.charCodeAt(i);
+        if (c < 128) out[p2++] = c;
+        else if (c < 2048) {
+          out[p2++] = c >> 6 | 192;
+          out[p2++] = c & 63 | 128;
+        } else if ((c & 64512) === Unicode.MIN_HIGH_SURROGATE && i + 1 < str.length && (str.charCodeAt(i + 1) & 64512) === Unicode.MIN_LOW_SURROGATE) {
+          c = Unicode.MIN_SUPPLEMENTARY_CODE_POINT + ((c & 1023) << 10) + (str.charCodeAt(++i) & 1023);
+          out[p2++] = c >> 18 | 240;
+          out[p2++] = c >> 12 & 63 | 128;
+          out[p2++] = c >> 6 & 63 | 128;
+          out[p2++] = c & 63 | 128;
+        } else {
+          out[p2++] = c >> 12 | 224;
+          out[p2++] = c >> 6 & 63 | 128;
+          out[p2++] = c & 63 | 128;
+        }
+      }
+      return out;
+    }
+  }
+  static utf8ByteArrayToString(bytes) {
+    if (globalThis.TextDecoder) {
+      if (!cachedNativeDecoder) cachedNativeDecoder = new TextDecoder("utf-8");
+      const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+      return cachedNativeDecoder.decode(view);
+    } else {
+      let out = [], pos = 0, c = 0;
+      while (pos < bytes.length) {
+        let c1 = bytes[pos++];
+        if (c1 < 128) out[c++] = String.fromCharCode(c1);
+        else if (c1 > 191 && c1 < 224) {
+          let c2 = bytes[pos++];
+          out[c++] = String.fromCharCode((c1 & 31) << 6 | c2 & 63);
+        } else if (c1 > 239 && c1 < 365) {
+          let c2 = bytes[pos++];
+          let c3 = bytes[pos++];
+          let c4 = bytes[pos++];
+          let u2 = ((c1 & 7) << 18 | (c2 & 63) << 12 | (c3 & 63) << 6 | c4 & 63) - Unicode.MIN_SUPPLEMENTARY_CODE_POINT;
+          out[c++] = String.fromCharCode(Unicode.MIN_HIGH_SURROGATE + (u2 >> 10));
+          out[c++] = String.fromCharCode(Unicode.MIN_LOW_SURROGATE + (u2 & 1023));
+        } else {
+          let c2 = bytes[pos++];
+          let c3 = bytes[pos++];
+          out[c++] = String.fromCharCode((c1 & 15) << 12 | (c2 & 63) << 6 | c3 & 63);
+        }
+      }
+      return out.join("");
+    }
+  }
+};
+var createEnum = (values = [], initNum = 0) => {
+  const enumObject = /* @__PURE__ */ Object.create(null);
+  for (let i = 0; i < values.length; i++) {
+    const val = values[i];
+    const keyVal = initNum + i;
+    enumObject[val] = keyVal;
+    enumObject[keyVal] = val;
+  }
+  return Object.freeze(enumObject);
+};
+var MatcherInputBase = class MatcherInputBase2 {
+  static Encoding = createEnum(["UTF_16", "UTF_8"]);
+  getEncoding() {
+    throw Error("not implemented");
+  }
+  /** @returns {string} */
+  asCharSequence() {
+    throw Error("not implemented");
+  }
+  /** @returns {Uint8Array|number[]|null} */
+  asBytes() {
+    throw Error("not implemented");
+  }
+  /** @returns {number} */
+  length() {
+    throw Error("not implemented");
+  }
+  /**
+  *
+  * @returns {boolean}
+  */
+  isUTF8Encoding() {
+    return this.getEncoding() === MatcherInputBase2.Encoding.UTF_8;
+  }
+  /**
+  *
+  * @returns {boolean}
+  */
+  isUTF16Encoding() {
+    return this.getEncoding() === MatcherInputBase2.Encoding.UTF_16;
+  }
+};
+var Utf8MatcherInput = class extends MatcherInputBase {
+  /** @param {Uint8Array|number[]|null} bytes */
+  constructor(bytes = null) {
+    super();
+    this.bytes = bytes;
+  }
+  getEncoding() {
+    return MatcherInputBase.Encoding.UTF_8;
+  }
+  /**
+  *
+  * @returns {string}
+  */
+  asCharSequence() {
+    return Utils.utf8ByteArrayToString(this.bytes);
+  }
+  /**
+  *
+  * @returns {Uint8Array|number[]|null}
+  */
+  asBytes() {
+    return this.bytes;
+  }
+  /**
+  *
+  * @returns {number}
+  */
+  length() {
+    return this.bytes.length;
+  }
+};
+var Utf16MatcherInput = class extends MatcherInputBase {
+  /** @param {string|null} charSequence */
+  constructor(charSequence = null) {
+    super();
+    this.charSequence = charSequence;
+  }
+  getEncoding() {
+    return MatcherInputBase.Encoding.UTF_16;
+  }
+  /**
+  *
+  * @returns {string}
+  */
+  asCharSequence() {
+    return this.charSequence;
+  }
+  /**
+  *
+  * @returns {number[]}
+  */
+  asBytes() {
+    return Utils.stringToUtf8ByteArray(this.charSequence.toString());
+  }
+  /**
+  *
+  * @returns {number}
+  */
+  length() {
+    return this.charSequence.length;
+  }
+};
+var MatcherInput = class {
+  /**
+  * Return the MatcherInput for UTF_16 encoding.
+  * @returns {Utf16MatcherInput}
+  */
+  static utf16(charSequence) {
+    Utils.checkInput(charSequence);
+    return new Utf16MatcherInput(charSequence);
+  }
+  /**
+  * Return the MatcherInput for UTF_8 encoding.
+  * @returns {Utf8MatcherInput}
+  */
+  static utf8(input) {
+    if (Utils.isByteArray(input)) return new Utf8MatcherInput(input);
+    return new Utf8MatcherInput(Utils.stringToUtf8ByteArray(input));
+  }
+};
+var MachineInputBase = class {
+  static EOF() {
+    return -8;
+  }
+  constructor() {
+    this.start = 0;
+    this.end = 0;
+  }
+  canCheckPrefix() {
+    return true;
+  }
+  endPos() {
+    return this.end - this.start;
+  }
+  hasString() {
+    return false;
+  }
+  hasAnyString() {
+    return false;
+  }
+  prefixLength() {
+    return 0;
+  }
+};
+var MachineUTF8Input = class MachineUTF8Input2 extends MachineInputBase {
+  static RUNE_ERROR_STEP = Unicode.RUNE_ERROR << 3 | 1;
+  constructor(bytes, start = 0, end = bytes.length) {
+    super();
+    this.bytes = bytes;
+    this.start = start;
+    this.end = end;
+  }
+  hasString(prefilter, pos) {
+    const target = prefilter.bytes;
+    if (target.length === 0) return true;
+    const idx = this.indexOf(this.bytes, target, this.start + pos);
+    return idx !== -1 && idx <= this.end - target.length;
+  }
+  hasAnyString(prefilter, pos) {
+    return prefilter.automaton8().searchUTF8(this.bytes, this.start + pos, this.end);
+  }
+  step(pos) {
+    pos += this.start;
+    if (pos >= this.end) return MachineInputBase.EOF();
+    const c = this.bytes[pos] & 255;
+    if (c < 128) return c << 3 | 1;
+    let size;
+    let rune;
+    let lo2 = 128;
+    let hi2 = 191;
+    if (c >= 194 && c <= 223) {
+      size = 2;
+      rune = c & 31;
+    } else if (c >= 224 && c <= 239) {
+      size = 3;
+      rune = c & 15;
+      if (c === 224) lo2 = 160;
+      else if (c === 237) hi2 = 159;
+    } else if (c >= 240 && c <= 244) {
+      size = 4;
+      rune = c & 7;
+      if (c === 240) lo2 = 144;
+      else if (c === 244) hi2 = 143;
+    } else return MachineUTF8Input2.RUNE_ERROR_STEP;
+    if (pos + size > this.end) return MachineUTF8Input2.RUNE_ERROR_STEP;
+    const c1 = this.bytes[pos + 1] & 255;
+    if (c1 < lo2 || c1 > hi2) return MachineUTF8Input2.RUNE_ERROR_STEP;
+    rune = rune << 6 | c1 & 63;
+    if (size > 2) {
+      const c2 = this.bytes[pos + 2] & 255;
+      if ((c2 & 192) !== 128) return MachineUTF8Input2.RUNE_ERROR_STEP;
+      rune = rune << 6 | c2 & 63;
+      if (size > 3) {
+        const c3 = this.bytes[pos + 3] & 255;
+        if ((c3 & 192) !== 128) return MachineUTF8Input2.RUNE_ERROR_STEP;
+        rune = rune << 6 | c3 & 63;
+      }
+    }
+    return rune << 3 | size;
+  }
+  index(re2, pos) {
+    pos += this.start;
+    const i = this.indexOf(this.bytes, re2.prefixUTF8, pos);
+    return i < 0 ? i : i - pos;
+  }
+  context(pos) {
+    pos += this.start;
+    let r1 = -1;
+    if (pos > this.start && pos <= this.end) {
+      let start = pos - 1;
+      r1 = this.bytes[start--];
+      if (r1 >= 128) {
+        let lim = pos - 4;
+        if (lim < this.start) lim = this.start;
+        while (start >= lim && (this.bytes[start] & 192) === 128) start--;
+        if (start < this.start) start = this.start;
+        const r = this.step(start - this.start);
+        r1 = start + (r & 7) === pos ? r >> 3 : Unicode.RUNE_ERROR;
+      }
+    }
+    const r2 = pos < this.end ? this.step(pos - this.start) >> 3 : -1;
+    return Utils.emptyOpContext(r1, r2);
+  }
+  indexOf(source, target, fromIndex = 0) {
+    let targetLength = target.length;
+    if (targetLength === 0) return fromIndex <= this.end ? fromIndex : -1;
+    const firstByte = target[0];
+    let limit = this.end - targetLength;
+    const hasNativeIndexOf = typeof source.indexOf === "function";
+    let i = fromIndex;
+    while (i <= limit) {
+      if (hasNativeIndexOf) {
+        i = source.indexOf(firstByte, i);
+        if (i === -1 || i > limit) return -1;
+      } else {
+        while (i <= limit && source[i] !== firstByte) i++;
+        if (i > limit) return -1;
+      }
+      let match = true;
+      for (let j2 = 1; j2 < targetLength; j2++) if (source[i + j2] !== target[j2]) {
+        match = false;
+        break;
+      }
+      if (match) return i;
+      i++;
+    }
+    return -1;
+  }
+  prefixLength(re2) {
+    return re2.prefixUTF8.length;
+  }
+};
+var MachineUTF16Input = class extends MachineInputBase {
+  constructor(charSequence, start = 0, end = charSequence.length) {
+    super();
+    this.charSequence = charSequence;
+    this.start = start;
+    this.end = end;
+  }
+  hasString(prefilter, pos) {
+    const idx = this.charSequence.indexOf(prefilter.str, this.start + pos);
+    return idx !== -1 && idx <= this.end - prefilter.str.length;
+  }
+  hasAnyString(prefilter, pos) {
+    return prefilter.automaton16().searchUTF16(this.charSequence, this.start + pos, this.end);
+  }
+  step(pos) {
+    pos += this.start;
+    if (pos >= this.end) return MachineInputBase.EOF();
+    const c1 = this.charSequence.charCodeAt(pos);
+    if (c1 < Unicode.MIN_HIGH_SURROGATE || c1 > Unicode.MAX_HIGH_SURROGATE || pos + 1 >= this.end) return c1 << 3 | 1;
+    const c2 = this.charSequence.charCodeAt(pos + 1);
+    if (c2 >= Unicode.MIN_LOW_SURROGATE && c2 <= Unicode.MAX_LOW_SURROGATE) return (c1 - Unicode.MIN_HIGH_SURROGATE) * 1024 + (c2 - Unicode.MIN_LOW_SURROGATE) + Unicode.MIN_SUPPLEMENTARY_CODE_POINT << 3 | 2;
+    return c1 << 3 | 1;
+  }
+  index(re2, pos) {
+    pos += this.start;
+    const i = this.charSequence.indexOf(re2.prefix, pos);
+    if (i < 0 || i > this.end - re2.prefix.length) return -1;
+    return i - pos;
+  }
+  context(pos) {
+    pos += this.start;
+    const r1 = pos > this.start && pos <= this.end ? this.charSequence.charCodeAt(pos - 1) : -1;
+    const r2 = pos < this.end ? this.charSequence.charCodeAt(pos) : -1;
+    return Utils.emptyOpContext(r1, r2);
+  }
+  prefixLength(re2) {
+    return re2.prefix.length;
+  }
+};
+var MachineInput = class {
+  static fromUTF8(bytes, start = 0, end = bytes.length) {
+    return new MachineUTF8Input(bytes, start, end);
+  }
+  static fromUTF16(charSequence, start = 0, end = void 0) {
+    Utils.checkInput(charSequence);
+    return new MachineUTF16Input(charSequence, start, end ?? charSequence.length);
+  }
+};
+var Matcher = class Matcher2 {
+  /**
+  * V8 and WebKit have historical hard limits on the number of arguments
+  * that can be passed to a function. We cap replacer arguments to prevent
+  * Call Stack Overflow (DoS) vulnerabilities on massive ASTs.
+  */
+  static MAX_REPLACER_ARGS = 65535;
+  /**
+  * Quotes '\' and '$' in {@code s}, so that the returned string could be used in
+  * {@link #appendReplacement} as a literal replacement of {@code s}.
+  *
+  * @param {string} str the string to be quoted
+  * @param {boolean} [javaMode=false] whether the replacement will be used in javaMode
+  * @returns {string} the quoted string
+  */
+  static quoteReplacement(str, javaMode = false) {
+    if (javaMode) {
+      if (str.indexOf("\\") < 0 && str.indexOf("$") < 0) return str;
+      return str.split("").map((s3) => {
+        const c = s3.codePointAt(0);
+        if (c === Codepoint.CODES["\\"] || c === Codepoint.CODES["$"]) return `\\${s3}`;
+        return s3;
+      }).join("");
+    }
+    if (str.indexOf("$") < 0) return str;
+    return str.split("").map((s3) => {
+      if (s3.codePointAt(0) === Codepoint.CODES["$"]) return "$$";
+      return s3;
+    }).join("");
+  }
+  /**
+  *
+  * @param {import('./index.js').RE2JS} pattern
+  * @param {string|number[]|Uint8Array|MatcherInputBase} input
+  */
+  constructor(pattern, input) {
+    if (pattern === null) throw new Error("pattern is null");
+    this.patternInput = pattern;
+    const re2 = this.patternInput.re2();
+    this.patternGroupCount = re2.numberOfCapturingGroups();
+    this.groups = [];
+    this.namedGroups = re2.namedGroups;
+    this.hasNamedGroups = Object.keys(this.namedGroups).length > 0;
+    this.numberOfInstructions = re2.numberOfInstructions();
+    this.lookbehindState = null;
+    if (input instanceof MatcherInputBase) this.resetMatcherInput(input);
+    else if (Utils.isByteArray(input)) this.resetMatcherInput(MatcherInput.utf8(input));
+    else this.resetMatcherInput(MatcherInput.utf16(input));
+  }
+  /**
+  * Returns the {@code RE2JS} associated with this {@code Matcher}.
+  * @returns {import('./index.js').RE2JS}
+  */
+  pattern() {
+    return this.patternInput;
+  }
+  /**
+  * Resets the {@code Matcher}, rewinding input and discarding any match information.
+  *
+  * @returns {Matcher} the {@code Matcher} itself, for chained method calls
+  */
+  reset() {
+    this.matcherInputLength = this.matcherInput.length();
+    this.appendPos = 0;
+    this.hasMatch = false;
+    this.hasGroups = false;
+    this.anchorFlag = 0;
+    return this;
+  }
+  /**
+  * Resets the {@code Matcher} and changes the input.
+  * @param {string|number[]|Uint8Array|MatcherInputBase} input
+  * @returns {Matcher} the {@code Matcher} itself, for chained method calls
+  */
+  resetMatcherInput(input) {
+    if (input === null) throw new Error("input is null");
+    if (!(input instanceof MatcherInputBase)) {
+      if (Utils.isByteArray(input)) input = MatcherInput.utf8(input);
+      else input = MatcherInput.utf16(input);
+    }
+    this.matcherInput = input;
+    if (this.lookbehindState !== null) this.lookbehindState.reset();
+    else this.lookbehindState = this.patternInput.re2().createLookbehindState();
+    this.reset();
+    return this;
+  }
+  /**
+  * Returns the start of the named group of the most recent match, or -1 if the group was not
+  * matched.
+  * @param {string|number} [group=0]
+  * @returns {number}
+  */
+  start(group2 = 0) {
+    if (typeof group2 === "string") {
+      const groupInt = this.namedGroups[group2];
+      if (!Number.isFinite(groupInt)) throw new RE2JSGroupException(`group '${group2}' not found`);
+      group2 = groupInt;
+    }
+    this.loadGroup(group2);
+    return this.groups[2 * group2];
+  }
+  /**
+  * Returns the end of the named group of the most recent match, or -1 if the group was not
+  * matched.
+  * @param {string|number} [group=0]
+  * @returns {number}
+  */
+  end(group2 = 0) {
+    if (typeof group2 === "string") {
+      const groupInt = this.namedGroups[group2];
+      if (!Number.isFinite(groupInt)) throw new RE2JSGroupException(`group '${group2}' not found`);
+      group2 = groupInt;
+    }
+    this.loadGroup(group2);
+    return this.groups[2 * group2 + 1];
+  }
+  /**
+  * Returns the program size of this pattern.
+  *
+  * <p>
+  * Similar to the C++ implementation, the program size is a very approximate measure of a regexp's
+  * "cost". Larger numbers are more expensive than smaller numbers.
+  * </p>
+  *
+  * @returns {number} the program size of this pattern
+  */
+  programSize() {
+    return this.numberOfInstructions;
+  }
+  /**
+  * Returns the named group of the most recent match, or {@code null} if the group was not matched.
+  * @param {string|number} [group=0]
+  * @returns {string|null}
+  */
+  group(group2 = 0) {
+    if (typeof group2 === "string") {
+      const groupInt = this.namedGroups[group2];
+      if (!Number.isFinite(groupInt)) throw new RE2JSGroupException(`group '${group2}' not found`);
+      group2 = groupInt;
+    }
+    const start = this.start(group2);
+    const end = this.end(group2);
+    if (start < 0 && end < 0) return null;
+    return this.substring(start, end);
+  }
+  /**
+  * Returns a dictionary map of all named capturing groups and their matched values.
+  * If a group was not matched, its value will be `null`.
+  * @returns {Record<string, string|null>}
+  */
+  getNamedGroups() {
+    if (!this.hasMatch) throw new RE2JSGroupException("perhaps no match attempted");
+    const result = /* @__PURE__ */ Object.create(null);
+    for (const name of Object.keys(this.namedGroups)) result[name] = this.group(name);
+    return result;
+  }
+  /**
+  * Returns the number of subgroups in this pattern.
+  *
+  * @returns {number} the number of subgroups; the overall match (group 0) does not count
+  */
+  groupCount() {
+    return this.patternGroupCount;
+  }
+  /**
+  * Helper: finds subgroup information if needed for group.
+  * @param {number} group
+  * @private
+  */
+  loadGroup(group2) {
+    if (!Number.isInteger(group2) || group2 < 0 || group2 > this.patternGroupCount) throw new RE2JSGroupException(`Group index out of bounds: ${group2}`);
+    if (!this.hasMatch) throw new RE2JSGroupException("perhaps no match attempted");
+    if (group2 === 0 || this.hasGroups) return;
+    const end = this.matcherInputLength;
+    const res = this.patternInput.re2().matchMachineInput(this.matcherInput, this.groups[0], end, this.anchorFlag, 1 + this.patternGroupCount, this.lookbehindState);
+    if (!res[0]) throw new RE2JSGroupException("inconsistency in matching group data");
+    this.groups = res[1];
+    this.hasGroups = true;
+  }
+  /**
+  * Matches the entire input against the pattern (anchored start and end). If there is a match,
+  * {@code matches} sets the match state to describe it.
+  *
+  * @returns {boolean} true if the entire input matches the pattern
+  */
+  matches() {
+    return this.genMatch(0, RE2Flags.ANCHOR_BOTH);
+  }
+  /**
+  * Matches the beginning of input against the pattern (anchored start). If there is a match,
+  * {@code lookingAt} sets the match state to describe it.
+  *
+  * @returns {boolean} true if the beginning of the input matches the pattern
+  */
+  lookingAt() {
+    return this.genMatch(0, RE2Flags.ANCHOR_START);
+  }
+  /**
+  * Matches the input against the pattern (unanchored), starting at a specified position. If there
+  * is a match, {@code find} sets the match state to describe it.
+  *
+  * @param {number|null} [start=null] the input position where the search begins
+  * @returns {boolean} if it finds a match
+  * @throws IndexOutOfBoundsException if start is not a valid input position
+  */
+  find(start = null) {
+    if (start !== null) {
+      if (!Number.isInteger(start) || start < 0 || start > this.matcherInputLength) throw new RE2JSGroupException(`start index out of bounds: ${start}`);
+      this.reset();
+      return this.genMatch(start, 0);
+    }
+    start = 0;
+    if (this.hasMatch) {
+      start = this.groups[1];
+      if (this.groups[0] === this.groups[1]) {
+        const r = (this.matcherInput.isUTF16Encoding() ? MachineInput.fromUTF16(this.matcherInput.asCharSequence(), 0, this.matcherInputLength) : MachineInput.fromUTF8(this.matcherInput.asBytes(), 0, this.matcherInputLength)).step(start);
+        if (r < 0) start++;
+        else start += r & 7;
+      }
+    }
+    return this.genMatch(start, RE2Flags.UNANCHORED);
+  }
+  /**
+  * Helper: does match starting at start, with RE2 anchor flag.
+  * @param {number} startByte
+  * @param {number} anchor
+  * @returns {boolean}
+  * @private
+  */
+  genMatch(startByte, anchor) {
+    const res = this.patternInput.re2().matchMachineInput(this.matcherInput, startByte, this.matcherInputLength, anchor, 1, this.lookbehindState);
+    if (!res[0]) {
+      this.hasMatch = false;
+      return false;
+    }
+    this.groups = res[1];
+    this.hasMatch = true;
+    this.hasGroups = this.patternGroupCount === 0;
+    this.anchorFlag = anchor;
+    return true;
+  }
+  /**
+  * Helper: return substring for [start, end).
+  * @param {number} start
+  * @param {number} end
+  * @returns {string}
+  */
+  substring(start, end) {
+    if (this.matcherInput.isUTF8Encoding()) return Utils.utf8ByteArrayToString(this.matcherInput.asBytes().slice(start, end));
+    return this.matcherInput.asCharSequence().substring(start, end).toString();
+  }
+  /**
+  * Helper for Pattern: return input length.
+  * @returns {number}
+  */
+  inputLength() {
+    return this.matcherInputLength;
+  }
+  /**
+  * Appends to result two strings: the text from the append position up to the beginning of the
+  * most recent match, and then the replacement with submatch groups substituted for references to
+  * them. It advances the append position to where the most recent match ended.
+  *
+  * By default the replacement is expanded as by String.prototype.replace (see
+  * appendReplacementInternalJs). In Java mode it follows re2j / java.util.regex: $n takes as
+  * many digits as still form a valid group number, ${name} is a named group, and a backslash
+  * escapes the next character (so "\\$" in a JS string literal inserts a literal $).
+  *
+  * @param {string} replacement the replacement string
+  * @param {boolean} [javaMode=false] activate java mode (different behaviour for capture groups and special characters)
+  * @returns {string}
+  * @throws IllegalStateException if there was no most recent match
+  * @throws IndexOutOfBoundsException in Java mode, if replacement refers to an invalid group
+  * @private
+  */
+  appendReplacement(replacement, javaMode = false) {
+    let res = "";
+    const s3 = this.start();
+    const e = this.end();
+    if (this.appendPos < s3) res += this.substring(this.appendPos, s3);
+    this.appendPos = e;
+    res += javaMode ? this.appendReplacementInternalJava(replacement) : this.appendReplacementInternalJs(replacement);
+    return res;
+  }
+  /**
+  * @param {string} replacement - the replacement string
+  * @returns {string}
+  * @private
+  */
+  appendReplacementInternalJava(replacement) {
+    let res = "";
+    let last = 0;
+    const m2 = replacement.length;
+    let i = 0;
+    while (i < m2) {
+      const cCode = replacement.codePointAt(i);
+      if (cCode === Codepoint.CODES["\\"]) {
+        if (last < i) res += replacement.substring(last, i);
+        i++;
+        if (i >= m2) throw new RE2JSGroupException("character to be escaped is missing");
+        last = i;
+        i++;
+        continue;
+      }
+      if (cCode === Codepoint.CODES["$"]) {
+        if (last < i) res += replacement.substring(last, i);
+        if (i + 1 >= m2) throw new RE2JSGroupException("Illegal group reference: group index is missing");
+        const nextCode = replacement.codePointAt(i + 1);
+        if (Codepoint.CODES["0"] <= nextCode && nextCode <= Codepoint.CODES["9"]) {
+          let n = nextCode - Codepoint.CODES["0"];
+          let j2 = i + 2;
+          for (; j2 < m2; j2++) {
+            const digit = replacement.codePointAt(j2);
+            if (digit < Codepoint.CODES["0"] || digit > Codepoint.CODES["9"] || n * 10 + digit - Codepoint.CODES["0"] > this.patternGroupCount) break;
+            n = n * 10 + digit - Codepoint.CODES["0"];
+          }
+          if (n > this.patternGroupCount) throw new RE2JSGroupException(`n > number of groups: ${n}`);
+          const group2 = this.group(n);
+          if (group2 !== null) res += group2;
+          i = j2;
+          last = i;
+        } else if (nextCode === Codepoint.CODES["{"]) {
+          let j2 = i + 2;
+          while (j2 < m2 && replacement.codePointAt(j2) !== Codepoint.CODES["}"]) j2++;
+          if (j2 >= m2) throw new RE2JSGroupException("named capture group is missing trailing '}'");
+          const groupName = replacement.substring(i + 2, j2);
+          const groupVal = this.group(groupName);
+          if (groupVal !== null) res += groupVal;
+          i = j2 + 1;
+          last = i;
+        } else throw new RE2JSGroupException("Illegal group reference");
+        continue;
+      }
+      i++;
+    }
+    if (last < m2) res += replacement.substring(last, m2);
+    return res;
+  }
+  /**
+  * Expands |replacement| for the current match by the rules of String.prototype.replace
+  * (ECMAScript GetSubstitution): $$ is "$", $& the match, $` the text before it, $' the text
+  * after it, $n and $nn a group (two digits only when they form a valid group number, so with
+  * one group "$10" is group 1 then "0"; an unmatched group is empty), and $<name> a named group
+  * (empty when no such group), only when the pattern has named groups. Anything else, such as
+  * "$0" or "$<" without a closing ">", is kept as is.
+  * @param {string} replacement - the replacement string
+  * @returns {string}
+  * @private
+  */
+  appendReplacementInternalJs(replacement) {
+    const isDigit2 = (c) => c >= 48 && c <= 57;
+    const groupCount = this.patternGroupCount;
+    let res = "";
+    let i = 0;
+    while (i < replacement.length) {
+      const dollar = replacement.indexOf("$", i);
+      if (dollar < 0) break;
+      res += replacement.substring(i, dollar);
+      i = dollar;
+      const c = replacement.charCodeAt(i + 1);
+      if (c === Codepoint.CODES["$"]) {
+        res += "$";
+        i += 2;
+      } else if (c === Codepoint.CODES["&"]) {
+        res += this.group(0);
+        i += 2;
+      } else if (c === Codepoint.CODES["`"]) {
+        res += this.substring(0, this.start(0));
+        i += 2;
+      } else if (c === Codepoint.CODES["'"]) {
+        res += this.substring(this.end(0), this.matcherInputLength);
+        i += 2;
+      } else if (isDigit2(c)) {
+        let digits = 1;
+        let index = c - 48;
+        const c2 = replacement.charCodeAt(i + 2);
+        if (isDigit2(c2) && index * 10 + c2 - 48 <= groupCount) {
+          digits = 2;
+          index = index * 10 + c2 - 48;
+        }
+        if (index >= 1 && index <= groupCount) {
+          const group2 = this.group(index);
+          if (group2 !== null) res += group2;
+        } else res += replacement.substring(i, i + 1 + digits);
+        i += 1 + digits;
+      } else if (c === Codepoint.CODES["<"] && this.hasNamedGroups) {
+        const gt2 = replacement.indexOf(">", i + 2);
+        if (gt2 < 0) {
+          res += "$<";
+          i += 2;
+        } else {
+          const name = replacement.substring(i + 2, gt2);
+          if (Object.hasOwn(this.namedGroups, name)) {
+            const group2 = this.group(name);
+            if (group2 !== null) res += group2;
+          }
+          i = gt2 + 1;
+        }
+      } else {
+        res += "$";
+        i += 1;
+      }
+    }
+    return res + replacement.substring(i);
+  }
+  /**
+  * Return the substring of the input from the append position to the end of the
+  * input.
+  * @returns {string}
+  */
+  appendTail() {
+    return this.substring(this.appendPos, this.matcherInputLength);
+  }
+  /**
+  * Returns the input with all matches replaced by {@code replacement}, interpreted as for
+  * {@code appendReplacement}.
+  *
+  * @param {string|((...args: any[]) => string)} replacement - the replacement string or a replacer function
+  * @param {boolean} [javaMode=false] - activate java mode (different behaviour for capture groups and special characters)
+  * @returns {string} the input string with the matches replaced
+  * @throws IndexOutOfBoundsException if replacement refers to an invalid group and javaMode is true
+  */
+  replaceAll(replacement, javaMode = false) {
+    return this.replace(replacement, true, javaMode);
+  }
+  /**
+  * Returns the input with the first match replaced by {@code replacement}, interpreted as for
+  * {@code appendReplacement}.
+  *
+  * @param {string|((...args: any[]) => string)} replacement - the replacement string or a replacer function
+  * @param {boolean} [javaMode=false] - activate java mode (different behaviour for capture groups and special characters)
+  * @returns {string} the input string with the first match replaced
+  * @throws IndexOutOfBoundsException if replacement refers to an invalid group and javaMode is true
+  */
+  replaceFirst(replacement, javaMode = false) {
+    return this.replace(replacement, false, javaMode);
+  }
+  /**
+  * Helper: replaceAll/replaceFirst hybrid.
+  * @param {string|((...args: any[]) => string)} replacement - the replacement string or a replacer function
+  * @param {boolean} [all=true] - replace all matches
+  * @param {boolean} [javaMode=false] - activate java mode (different behaviour for capture groups and special characters)
+  * @returns {string}
+  * @private
+  */
+  replace(replacement, all = true, javaMode = false) {
+    let res = "";
+    this.reset();
+    const isFunc = typeof replacement === "function";
+    let originalInput = null;
+    if (isFunc) {
+      if (this.groupCount() >= Matcher2.MAX_REPLACER_ARGS) throw new RE2JSGroupException("Too many capture groups to safely invoke replacer function");
+      originalInput = this.matcherInput.isUTF8Encoding() ? this.matcherInput.asBytes() : this.matcherInput.asCharSequence();
+    }
+    while (this.find()) {
+      res += isFunc ? this.appendReplacementFunc(replacement, originalInput) : this.appendReplacement(replacement, javaMode);
+      if (!all) break;
+    }
+    res += this.appendTail();
+    return res;
+  }
+  /**
+  * Evaluates a replacer function for the current match and appends the result,
+  * along with any un-matched preceding text, advancing the append position.
+  * @param {Function} replacer - the replacer function
+  * @param {string|Uint8Array|number[]} originalInput - the cached original input reference
+  * @returns {string} the evaluated string to append
+  * @private
+  */
+  appendReplacementFunc(replacer, originalInput) {
+    let res = "";
+    const s3 = this.start();
+    const e = this.end();
+    if (this.appendPos < s3) res += this.substring(this.appendPos, s3);
+    this.appendPos = e;
+    const args = this.matchArray();
+    args.push(s3, originalInput);
+    if (this.hasNamedGroups) args.push(this.namedGroupsObject());
+    res += String(replacer(...args));
+    return res;
+  }
+  /**
+  * The match and its groups, as the elements of a JS RegExpExecArray: undefined for a group that
+  * did not take part in the match. Used by exec(), matchAll() and replacer functions.
+  * @returns {Array<string|undefined>}
+  * @private
+  */
+  matchArray() {
+    const result = [this.group(0)];
+    for (let i = 1; i <= this.patternGroupCount; i++) {
+      const group2 = this.group(i);
+      result.push(group2 === null ? void 0 : group2);
+    }
+    return result;
+  }
+  /**
+  * The named groups, as the groups property of a JS RegExpExecArray: an object without a
+  * prototype mapping each name to its group (undefined when it did not take part in the match),
+  * or undefined when the pattern has no named groups.
+  * @returns {Record<string, string|undefined>|undefined}
+  * @private
+  */
+  namedGroupsObject() {
+    if (!this.hasNamedGroups) return;
+    const result = this.getNamedGroups();
+    for (const name in result) if (result[name] === null) result[name] = void 0;
+    return result;
+  }
+};
+var Inst = class Inst2 {
+  static ALT = 1;
+  static ALT_MATCH = 2;
+  static CAPTURE = 3;
+  static EMPTY_WIDTH = 4;
+  static FAIL = 5;
+  static MATCH = 6;
+  static NOP = 7;
+  static RUNE = 8;
+  static RUNE1 = 9;
+  static RUNE_ANY = 10;
+  static RUNE_ANY_NOT_NL = 11;
+  static LB_WRITE = 12;
+  static LB_CHECK = 13;
+  static isRuneOp(op) {
+    return Inst2.RUNE <= op && op <= Inst2.RUNE_ANY_NOT_NL;
+  }
+  static escapeRunes(runes) {
+    let out = '"';
+    for (let rune of runes) out += Utils.escapeRune(rune);
+    out += '"';
+    return out;
+  }
+  constructor(op) {
+    this.op = op;
+    this.out = 0;
+    this.arg = 0;
+    this.runes = /* @__PURE__ */ new Int32Array(0);
+    this.next = null;
+  }
+  matchRune(r) {
+    if (this.runes.length === 1) {
+      const r0 = this.runes[0];
+      if ((this.arg & RE2Flags.FOLD_CASE) !== 0) return Unicode.equalsIgnoreCase(r0, r);
+      return r === r0;
+    }
+    const len = this.runes.length;
+    if (len === 0) return false;
+    if (len === 2 || len === 4 || len === 6 || len === 8) {
+      for (let j2 = 0; j2 < len; j2 += 2) {
+        if (r < this.runes[j2]) return false;
+        if (r <= this.runes[j2 + 1]) return true;
+      }
+      return false;
+    }
+    let base = 0;
+    let n = len >> 1;
+    while (n > 1) {
+      const half = n >> 1;
+      base += this.runes[base + half << 1] <= r ? half : 0;
+      n -= half;
+    }
+    base += this.runes[base << 1] <= r ? 1 : 0;
+    const m2 = base - 1;
+    return m2 >= 0 && r <= this.runes[m2 << 1 | 1];
+  }
+  matchRunePos(r) {
+    if (this.runes.length === 1) {
+      const r0 = this.runes[0];
+      if ((this.arg & RE2Flags.FOLD_CASE) !== 0) return Unicode.equalsIgnoreCase(r0, r) ? 0 : -1;
+      return r === r0 ? 0 : -1;
+    }
+    const len = this.runes.length;
+    if (len === 0) return -1;
+    if (len === 2 || len === 4 || len === 6 || len === 8) {
+      for (let j2 = 0; j2 < len; j2 += 2) {
+        if (r < this.runes[j2]) return -1;
+        if (r <= this.runes[j2 + 1]) return Math.floor(j2 / 2);
+      }
+      return -1;
+    }
+    let base = 0;
+    let n = len >> 1;
+    while (n > 1) {
+      const half = n >> 1;
+      base += this.runes[base + half << 1] <= r ? half : 0;
+      n -= half;
+    }
+    base += this.runes[base << 1] <= r ? 1 : 0;
+    const m2 = base - 1;
+    return m2 >= 0 && r <= this.runes[m2 << 1 | 1] ? m2 : -1;
+  }
+  /**
+  *
+  * @returns {string}
+  */
+  toString() {
+    switch (this.op) {
+      case Inst2.ALT:
+        return `alt -> ${this.out}, ${this.arg}`;
+      case Inst2.ALT_MATCH:
+        return `altmatch -> ${this.out}, ${this.arg}`;
+      case Inst2.CAPTURE:
+        return `cap ${this.arg} -> ${this.out}`;
+      case Inst2.EMPTY_WIDTH:
+        return `empty ${this.arg} -> ${this.out}`;
+      case Inst2.MATCH:
+        return `match${this.arg !== 0 ? ` ${this.arg}` : ""}`;
+      case Inst2.FAIL:
+        return "fail";
+      case Inst2.NOP:
+        return `nop -> ${this.out}`;
+      case Inst2.LB_WRITE:
+        return `lbwrite ${this.arg} -> ${this.out}`;
+      case Inst2.LB_CHECK:
+        return `lbcheck ${this.arg} -> ${this.out}`;
+      case Inst2.RUNE:
+        if (this.runes === null) return "rune <null>";
+        return [
+          "rune ",
+          Inst2.escapeRunes(this.runes),
+          (this.arg & RE2Flags.FOLD_CASE) !== 0 ? "/i" : "",
+          " -> ",
+          this.out
+        ].join("");
+      case Inst2.RUNE1:
+        return `rune1 ${Inst2.escapeRunes(this.runes)} -> ${this.out}`;
+      case Inst2.RUNE_ANY:
+        return `any -> ${this.out}`;
+      case Inst2.RUNE_ANY_NOT_NL:
+        return `anynotnl -> ${this.out}`;
+      default:
+        throw new Error("unhandled case in Inst.toString");
+    }
+  }
+};
+var Queue = class Queue2 {
+  constructor(numInst) {
+    this.sparse = new Int32Array(numInst);
+    this.densePcs = new Int32Array(numInst);
+    this.denseCaps = null;
+    this.size = 0;
+    this.ncap = 0;
+    this.mainThreads = 0;
+  }
+  static INITIAL_THREADS = 32;
+  init(ncap) {
+    this.ncap = ncap;
+    const needed = Math.min(this.densePcs.length, Queue2.INITIAL_THREADS) * ncap;
+    if (!this.denseCaps || this.denseCaps.length < needed) this.denseCaps = new Int32Array(needed);
+  }
+  growCaps(needed) {
+    const limit = this.densePcs.length * this.ncap;
+    const grown = new Int32Array(Math.min(limit, Math.max(needed, 2 * this.denseCaps.length)));
+    grown.set(this.denseCaps);
+    this.denseCaps = grown;
+  }
+  contains(pc) {
+    const j2 = this.sparse[pc];
+    return j2 < this.size && this.densePcs[j2] === pc;
+  }
+  isEmpty() {
+    return this.size === 0;
+  }
+  add(pc) {
+    const j2 = this.size++;
+    this.sparse[pc] = j2;
+    this.densePcs[j2] = pc;
+    return j2;
+  }
+  clear() {
+    this.size = 0;
+    this.mainThreads = 0;
+  }
+  toString() {
+    let out = "{";
+    for (let i = 0; i < this.size; i++) {
+      if (i !== 0) out += ", ";
+      out += this.densePcs[i];
+    }
+    out += "}";
+    return out;
+  }
+};
+var LookbehindState = class {
+  constructor(prog) {
+    this.pos = -1;
+    this.pcs = new Int32Array(prog.numInst());
+    this.size = 0;
+    this.lbTable = new Int32Array(prog.numLb + 1);
+  }
+  reset() {
+    this.pos = -1;
+    this.size = 0;
+  }
+};
+var Machine = class Machine2 {
+  static fromRE2(re2) {
+    const m2 = new Machine2();
+    m2.prog = re2.prog;
+    m2.re2 = re2;
+    m2.q0 = new Queue(m2.prog.numInst());
+    m2.q1 = new Queue(m2.prog.numInst());
+    m2.addStack = new Int32Array(2 * (m2.prog.numInst() + 1));
+    m2.matched = false;
+    m2.matchcap = new Int32Array(m2.prog.numCap < 2 ? 2 : m2.prog.numCap);
+    m2.ncap = 0;
+    return m2;
+  }
+  constructor() {
+    this.prog = null;
+    this.re2 = null;
+    this.q0 = null;
+    this.q1 = null;
+    this.addStack = null;
+    this.matched = false;
+    this.matchcap = null;
+    this.ncap = 0;
+    this.lbTable = null;
+  }
+  init(ncap) {
+    this.ncap = ncap;
+    if (ncap > this.matchcap.length) this.matchcap = new Int32Array(ncap).fill(-1);
+    else this.matchcap.fill(-1);
+    this.q0.init(ncap);
+    this.q1.init(ncap);
+    if (this.prog.numLb > 0) {
+      if (!this.lbTable || this.lbTable.length < this.prog.numLb + 1) this.lbTable = new Int32Array(this.prog.numLb + 1);
+      this.lbTable.fill(-1);
+    }
+  }
+  submatches() {
+    if (this.ncap === 0) return Utils.emptyInts();
+    return Utils.toArray(this.matchcap.subarray(0, this.ncap));
+  }
+  match(input, pos, anchor, lbState = null) {
+    const startCond = this.re2.cond;
+    if (startCond === Utils.EMPTY_ALL) return false;
+    if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && pos !== 0) return false;
+    this.matched = false;
+    this.matchcap.fill(-1);
+    const hasLookbehinds = this.prog.numLb > 0;
+    const matchStartPos = pos;
+    let currentPos = pos;
+    let resumeLookbehinds = false;
+    if (hasLookbehinds) {
+      if (lbState !== null && lbState.pos >= 0 && lbState.pos <= pos) {
+        currentPos = lbState.pos;
+        resumeLookbehinds = true;
+      } else currentPos = 0;
+    }
+    let saveLookbehinds = hasLookbehinds && lbState !== null;
+    let runq = this.q0;
+    let nextq = this.q1;
+    let r = input.step(currentPos);
+    let rune = r >> 3;
+    let width = r & 7;
+    let rune1 = -1;
+    let width1 = 0;
+    if (r !== MachineInputBase.EOF()) {
+      r = input.step(currentPos + width);
+      rune1 = r >> 3;
+      width1 = r & 7;
+    }
+    let flag;
+    if (currentPos === 0) flag = Utils.emptyOpContext(-1, rune);
+    else flag = input.context(currentPos);
+    if (hasLookbehinds) {
+      if (resumeLookbehinds) this.restoreLookbehinds(lbState, runq, flag);
+      else this.spawnLookbehinds(runq, currentPos, flag);
+    }
+    while (true) {
+      if (runq.mainThreads === 0) {
+        if ((startCond & Utils.EMPTY_BEGIN_TEXT) !== 0 && currentPos !== 0) break;
+        if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && currentPos !== 0) break;
+        if (this.matched) break;
+        if (this.prog.numLb === 0 && runq.isEmpty() && !(this.re2.prefix.length === 0) && rune1 !== this.re2.prefixRune && input.canCheckPrefix()) {
+          const advance = input.index(this.re2, currentPos);
+          if (advance < 0) break;
+          currentPos += advance;
+          r = input.step(currentPos);
+          rune = r >> 3;
+          width = r & 7;
+          r = input.step(currentPos + width);
+          rune1 = r >> 3;
+          width1 = r & 7;
+          flag = input.context(currentPos);
+        }
+      }
+      if (currentPos >= matchStartPos) {
+        if (saveLookbehinds) {
+          this.saveLookbehinds(lbState, runq, currentPos);
+          saveLookbehinds = false;
+        }
+        if (!this.matched && (currentPos === 0 || anchor === RE2Flags.UNANCHORED)) {
+          if (this.ncap > 0) this.matchcap[0] = currentPos;
+          this.add(runq, this.prog.start, currentPos, this.matchcap, 0, flag);
+        }
+      }
+      const nextPos = currentPos + width;
+      flag = input.context(nextPos);
+      this.step(runq, nextq, currentPos, nextPos, rune, flag, anchor, currentPos === input.endPos());
+      if (width === 0) break;
+      if (this.ncap === 0 && this.matched) break;
+      currentPos += width;
+      rune = rune1;
+      width = width1;
+      if (rune !== -1) {
+        r = input.step(currentPos + width);
+        rune1 = r >> 3;
+        width1 = r & 7;
+      }
+      const tmpq = runq;
+      runq = nextq;
+      nextq = tmpq;
+    }
+    runq.clear();
+    nextq.clear();
+    return this.matched;
+  }
+  matchSet(input, pos, anchor) {
+    const startCond = this.re2.cond;
+    if (startCond === Utils.EMPTY_ALL) return [];
+    if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && pos !== 0) return [];
+    let currentPos = this.prog.numLb > 0 ? 0 : pos;
+    let matchStartPos = pos;
+    let runq = this.q0;
+    let nextq = this.q1;
+    let r = input.step(currentPos);
+    let rune = r >> 3;
+    let width = r & 7;
+    let rune1 = -1;
+    let width1 = 0;
+    if (r !== MachineInputBase.EOF()) {
+      r = input.step(currentPos + width);
+      rune1 = r >> 3;
+      width1 = r & 7;
+    }
+    let flag = currentPos === 0 ? Utils.emptyOpContext(-1, rune) : input.context(currentPos);
+    const matches = /* @__PURE__ */ new Set();
+    if (this.prog.numLb > 0) this.spawnLookbehinds(runq, currentPos, flag);
+    while (true) {
+      if (runq.mainThreads === 0) {
+        if ((startCond & Utils.EMPTY_BEGIN_TEXT) !== 0 && currentPos !== 0) break;
+        if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && currentPos !== 0) break;
+      }
+      if (currentPos === 0 || anchor === RE2Flags.UNANCHORED) {
+        if (currentPos >= matchStartPos) this.add(runq, this.prog.start, currentPos, this.matchcap, 0, flag);
+      }
+      const nextPos = currentPos + width;
+      flag = input.context(nextPos);
+      for (let j2 = 0; j2 < runq.size; j2++) {
+        const pc = runq.densePcs[j2];
+        const i = this.prog.inst[pc];
+        const capOffset = j2 * this.ncap;
+        let add = false;
+        switch (i.op) {
+          case Inst.MATCH:
+            if (anchor === RE2Flags.ANCHOR_BOTH && currentPos !== input.endPos()) break;
+            matches.add(i.arg);
+            break;
+          case Inst.RUNE:
+            add = i.matchRune(rune);
+            break;
+          case Inst.RUNE1:
+            add = rune === i.runes[0];
+            break;
+          case Inst.RUNE_ANY:
+            add = true;
+            break;
+          case Inst.RUNE_ANY_NOT_NL:
+            add = rune !== 10;
+            break;
+          default:
+            continue;
+        }
+        if (add) this.add(nextq, i.out, nextPos, runq.denseCaps, capOffset, flag);
+      }
+      runq.clear();
+      if (width === 0) break;
+      currentPos += width;
+      rune = rune1;
+      width = width1;
+      if (rune !== -1) {
+        r = input.step(currentPos + width);
+        rune1 = r >> 3;
+        width1 = r & 7;
+      }
+      const tmpq = runq;
+      runq = nextq;
+      nextq = tmpq;
+    }
+    nextq.clear();
+    return Array.from(matches).sort((a, b2) => a - b2);
+  }
+  step(runq, nextq, pos, nextPos, c, nextCond, anchor, atEnd) {
+    const longest = this.re2.longest;
+    for (let j2 = 0; j2 < runq.size; j2++) {
+      const pc = runq.densePcs[j2];
+      const capOffset = j2 * this.ncap;
+      if (longest && this.matched && this.ncap > 0 && this.matchcap[0] < runq.denseCaps[capOffset]) continue;
+      const i = this.prog.inst[pc];
+      let add = false;
+      switch (i.op) {
+        case Inst.MATCH:
+          if (anchor === RE2Flags.ANCHOR_BOTH && !atEnd) break;
+          if (this.ncap > 0 && (!longest || !this.matched || this.matchcap[1] < pos)) {
+            runq.denseCaps[capOffset + 1] = pos;
+            for (let k2 = 0; k2 < this.ncap; k2++) this.matchcap[k2] = runq.denseCaps[capOffset + k2];
+          }
+          if (!longest) runq.size = 0;
+          this.matched = true;
+          break;
+        case Inst.RUNE:
+          add = i.matchRune(c);
+          break;
+        case Inst.RUNE1:
+          add = c === i.runes[0];
+          break;
+        case Inst.RUNE_ANY:
+          add = true;
+          break;
+        case Inst.RUNE_ANY_NOT_NL:
+          add = c !== 10;
+          break;
+        default:
+          continue;
+      }
+      if (add) this.add(nextq, i.out, nextPos, runq.denseCaps, capOffset, nextCond);
+    }
+    runq.clear();
+  }
+  spawnLookbehinds(q2, pos, flag) {
+    for (let i = 0; i < this.prog.lbStarts.length; i++) this.add(q2, this.prog.lbStarts[i], pos, this.matchcap, 0, flag);
+  }
+  restoreLookbehinds(lbState, q2, flag) {
+    this.lbTable.set(lbState.lbTable);
+    for (let j2 = 0; j2 < lbState.size; j2++) this.add(q2, lbState.pcs[j2], lbState.pos, this.matchcap, 0, flag);
+  }
+  saveLookbehinds(lbState, q2, pos) {
+    let size = 0;
+    for (let j2 = 0; j2 < q2.size; j2++) {
+      const pc = q2.densePcs[j2];
+      if (this.prog.lbInst[pc] === 1 && Inst.isRuneOp(this.prog.inst[pc].op)) lbState.pcs[size++] = pc;
+    }
+    lbState.size = size;
+    lbState.pos = pos;
+    lbState.lbTable.set(this.lbTable);
+  }
+  add(q2, pc, pos, capArray, capOffset, cond) {
+    const stk = this.addStack;
+    let nstk = 0;
+    for (; ; ) {
+      while (pc !== 0 && !q2.contains(pc)) {
+        const d = q2.add(pc);
+        const inst = this.prog.inst[pc];
+        switch (inst.op) {
+          case Inst.FAIL:
+            pc = 0;
+            break;
+          case Inst.ALT:
+          case Inst.ALT_MATCH:
+            stk[nstk++] = inst.arg;
+            stk[nstk++] = 0;
+            pc = inst.out;
+            break;
+          case Inst.EMPTY_WIDTH:
+            pc = (inst.arg & ~cond) === 0 ? inst.out : 0;
+            break;
+          case Inst.NOP:
+            pc = inst.out;
+            break;
+          case Inst.CAPTURE:
+            if (inst.arg < this.ncap) {
+              stk[nstk++] = -inst.arg - 1;
+              stk[nstk++] = capArray[capOffset + inst.arg];
+              capArray[capOffset + inst.arg] = pos;
+            }
+            pc = inst.out;
+            break;
+          case Inst.LB_WRITE:
+            this.lbTable[Math.abs(inst.arg)] = pos;
+            pc = inst.out;
+            break;
+          case Inst.LB_CHECK:
+            if (inst.arg > 0) pc = this.lbTable[inst.arg] === pos ? inst.out : 0;
+            else pc = this.lbTable[-inst.arg] !== pos ? inst.out : 0;
+            break;
+          case Inst.MATCH:
+          case Inst.RUNE:
+          case Inst.RUNE1:
+          case Inst.RUNE_ANY:
+          case Inst.RUNE_ANY_NOT_NL:
+            if (this.prog.lbInst[pc] === 0) q2.mainThreads++;
+            if (this.ncap > 0) {
+              const destOffset = d * this.ncap;
+              if (destOffset + this.ncap > q2.denseCaps.length) q2.growCaps(destOffset + this.ncap);
+              for (let c = 0; c < this.ncap; c++) q2.denseCaps[destOffset + c] = capArray[capOffset + c];
+            }
+            pc = 0;
+            break;
+          default:
+            throw new RE2JSInternalException("unhandled");
+        }
+      }
+      if (nstk === 0) return;
+      nstk -= 2;
+      const entry = stk[nstk];
+      if (entry < 0) {
+        capArray[capOffset - entry - 1] = stk[nstk + 1];
+        pc = 0;
+      } else pc = entry;
+    }
+  }
+};
+var hashState = (pcs, flag, ids) => {
+  let h = -2128831035;
+  for (let i = 0; i < pcs.length; i++) {
+    h ^= pcs[i];
+    h = Math.imul(h, 16777619);
+  }
+  h ^= flag;
+  h = Math.imul(h, 16777619);
+  for (let i = 0; i < ids.length; i++) {
+    h ^= ids[i];
+    h = Math.imul(h, 16777619);
+  }
+  return h;
+};
+var arraysEqual = (a, b2) => {
+  if (a.length !== b2.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b2[i]) return false;
+  return true;
+};
+var isState = (state, pcs, flag, ids) => state.flag === flag && arraysEqual(state.nfaStates, pcs) && arraysEqual(state.matchIDs, ids);
+var NO_IDS = [];
+var END_TEXT = -1;
+var DFAState = class {
+  constructor(nfaStates, flag, matchIDs) {
+    this.nfaStates = nfaStates;
+    this.flag = flag;
+    this.isMatch = (flag & DFA.FLAG_MATCH) !== 0;
+    this.matchIDs = matchIDs;
+    this.next = null;
+    this.nextAnchored = null;
+  }
+};
+var DFA = class DFA2 {
+  static FLAG_EMPTY_MASK = 255;
+  static FLAG_MATCH = 256;
+  static FLAG_LAST_WORD = 512;
+  static FLAG_NEED_SHIFT = 16;
+  static STATE_OVERHEAD = 150;
+  static ARRAY_OVERHEAD = 40;
+  static ELEMENT_SIZE = 8;
+  static TABLE_OVERHEAD = 48;
+  static PROGRESS_PER_STATE = 10;
+  constructor(prog, maxMem = 8388608) {
+    this.prog = prog;
+    this.maxMem = maxMem;
+    this.stateCache = /* @__PURE__ */ new Map();
+    this.stateCount = 0;
+    this.startStates = /* @__PURE__ */ new Map();
+    this.failed = false;
+    for (let pc = 0; pc < prog.numInst(); pc++) {
+      const op = prog.getInst(pc).op;
+      if (op === Inst.LB_WRITE || op === Inst.LB_CHECK) {
+        this.failed = true;
+        break;
+      }
+    }
+    this.computeRuneClasses();
+    this.stateBudget = maxMem;
+    this.memBudget = maxMem;
+  }
+  computeRuneClasses() {
+    const bounds = /* @__PURE__ */ new Set();
+    const addRange = (lo2, hi2) => {
+      bounds.add(lo2);
+      bounds.add(hi2 + 1);
+    };
+    for (let pc = 0; pc < this.prog.numInst(); pc++) {
+      const inst = this.prog.getInst(pc);
+      switch (inst.op) {
+        case Inst.RUNE:
+        case Inst.RUNE1:
+          if (inst.runes.length === 1) {
+            addRange(inst.runes[0], inst.runes[0]);
+            if ((inst.arg & RE2Flags.FOLD_CASE) !== 0) for (let f2 = Unicode.simpleFold(inst.runes[0]); f2 !== inst.runes[0]; f2 = Unicode.simpleFold(f2)) addRange(f2, f2);
+          } else for (let j2 = 0; j2 < inst.runes.length; j2 += 2) addRange(inst.runes[j2], inst.runes[j2 + 1]);
+          break;
+        case Inst.RUNE_ANY_NOT_NL:
+          addRange(10, 10);
+          break;
+        case Inst.EMPTY_WIDTH:
+          if ((inst.arg & (Utils.EMPTY_BEGIN_LINE | Utils.EMPTY_END_LINE)) !== 0) addRange(10, 10);
+          if ((inst.arg & (Utils.EMPTY_WORD_BOUNDARY | Utils.EMPTY_NO_WORD_BOUNDARY)) !== 0) {
+            addRange(48, 57);
+            addRange(65, 90);
+            addRange(95, 95);
+            addRange(97, 122);
+          }
+      }
+    }
+    bounds.delete(0);
+    this.classBounds = Int32Array.from(bounds).sort();
+    this.numClasses = this.classBounds.length + 1;
+    const latin1Class = new Int32Array(Unicode.MAX_LATIN1 + 1);
+    for (let r = 0; r <= Unicode.MAX_LATIN1; r++) latin1Class[r] = this.searchClass(r);
+    this.latin1Class = latin1Class;
+  }
+  runeClass(r) {
+    if (r <= Unicode.MAX_LATIN1) return this.latin1Class[r];
+    return this.searchClass(r);
+  }
+  searchClass(r) {
+    const bounds = this.classBounds;
+    let lo2 = 0;
+    let hi2 = bounds.length;
+    while (lo2 < hi2) {
+      const mid = lo2 + hi2 >> 1;
+      if (bounds[mid] <= r) lo2 = mid + 1;
+      else hi2 = mid;
+    }
+    return lo2;
+  }
+  closure(pcs, flag) {
+    const closure = /* @__PURE__ */ new Set();
+    const stack = Array.from(pcs);
+    let needflags = 0;
+    while (stack.length > 0) {
+      const pc = stack.pop();
+      if (pc === 0 || closure.has(pc)) continue;
+      closure.add(pc);
+      const inst = this.prog.getInst(pc);
+      switch (inst.op) {
+        case Inst.ALT:
+        case Inst.ALT_MATCH:
+          stack.push(inst.out);
+          stack.push(inst.arg);
+          break;
+        case Inst.NOP:
+        case Inst.CAPTURE:
+          stack.push(inst.out);
+          break;
+        case Inst.EMPTY_WIDTH:
+          needflags |= inst.arg;
+          if ((inst.arg & ~flag) === 0) stack.push(inst.out);
+      }
+    }
+    return {
+      pcs: Array.from(closure).sort((a, b2) => a - b2),
+      needflags
+    };
+  }
+  getState(pcs, flag, ids) {
+    const hash = hashState(pcs, flag, ids);
+    const cached = this.stateCache.get(hash);
+    if (cached instanceof DFAState) {
+      if (isState(cached, pcs, flag, ids)) return cached;
+    } else if (cached !== void 0) {
+      for (let i = 0; i < cached.length; i++) if (isState(cached[i], pcs, flag, ids)) return cached[i];
+    }
+    const cost = DFA2.stateCost(pcs, ids);
+    if (this.memBudget < cost) return null;
+    this.memBudget -= cost;
+    const state = new DFAState(pcs, flag, ids);
+    if (cached === void 0) this.stateCache.set(hash, state);
+    else if (cached instanceof DFAState) this.stateCache.set(hash, [cached, state]);
+    else cached.push(state);
+    this.stateCount++;
+    return state;
+  }
+  static stateCost(pcs, ids) {
+    const idsCost = ids.length === 0 ? 0 : DFA2.ARRAY_OVERHEAD + DFA2.ELEMENT_SIZE * ids.length;
+    return DFA2.STATE_OVERHEAD + DFA2.ELEMENT_SIZE * pcs.length + idsCost;
+  }
+  *cachedStates() {
+    for (const cached of this.stateCache.values()) if (cached instanceof DFAState) yield cached;
+    else yield* cached;
+  }
+  makeState(pcs, flag, ids) {
+    const closure = this.closure(pcs, flag & DFA2.FLAG_EMPTY_MASK);
+    let stateFlag = flag;
+    if (closure.needflags === 0) stateFlag &= DFA2.FLAG_MATCH;
+    stateFlag |= closure.needflags << DFA2.FLAG_NEED_SHIFT;
+    return this.getState(closure.pcs, stateFlag, ids);
+  }
+  allocTable(state, anchor) {
+    const size = this.numClasses + 1;
+    const cost = DFA2.TABLE_OVERHEAD + DFA2.ELEMENT_SIZE * size;
+    if (this.memBudget < cost) return null;
+    this.memBudget -= cost;
+    const table = new Array(size).fill(null);
+    if (anchor === RE2Flags.UNANCHORED) state.next = table;
+    else state.nextAnchored = table;
+    return table;
+  }
+  clearCache() {
+    this.stateCache.clear();
+    this.stateCount = 0;
+    this.startStates.clear();
+    this.memBudget = this.stateBudget;
+  }
+  resetCache(current) {
+    this.clearCache();
+    return this.getState(current.nfaStates, current.flag, current.matchIDs);
+  }
+  step(state, cls, rune, anchor) {
+    let table = anchor === RE2Flags.UNANCHORED ? state.next : state.nextAnchored;
+    if (table !== null) {
+      const cached = table[cls];
+      if (cached !== null) return cached;
+    } else {
+      table = this.allocTable(state, anchor);
+      if (table === null) return null;
+    }
+    const needflag = state.flag >>> DFA2.FLAG_NEED_SHIFT;
+    const oldbeforeflag = state.flag & DFA2.FLAG_EMPTY_MASK;
+    let beforeflag = oldbeforeflag;
+    let afterflag = 0;
+    if (rune === 10) {
+      beforeflag |= Utils.EMPTY_END_LINE;
+      afterflag |= Utils.EMPTY_BEGIN_LINE;
+    }
+    if (rune === END_TEXT) beforeflag |= Utils.EMPTY_END_LINE | Utils.EMPTY_END_TEXT;
+    const islastword = (state.flag & DFA2.FLAG_LAST_WORD) !== 0;
+    const isword = rune !== END_TEXT && Utils.isWordRune(rune);
+    beforeflag |= isword === islastword ? Utils.EMPTY_NO_WORD_BOUNDARY : Utils.EMPTY_WORD_BOUNDARY;
+    let pcs = state.nfaStates;
+    if ((beforeflag & ~oldbeforeflag & needflag) !== 0) pcs = this.closure(pcs, beforeflag).pcs;
+    const nextPCs = [];
+    let ismatch = false;
+    let ids = NO_IDS;
+    for (let i = 0; i < pcs.length; i++) {
+      const inst = this.prog.getInst(pcs[i]);
+      if (inst.op === Inst.MATCH) {
+        if (!ismatch) {
+          ismatch = true;
+          ids = [];
+        }
+        ids.push(inst.arg);
+      } else if (rune !== END_TEXT && Inst.isRuneOp(inst.op) && inst.matchRune(rune)) nextPCs.push(inst.out);
+    }
+    if (ids.length > 1) ids.sort((a, b2) => a - b2);
+    if (anchor === RE2Flags.UNANCHORED && rune !== END_TEXT) nextPCs.push(this.prog.start);
+    let flag = afterflag;
+    if (ismatch) flag |= DFA2.FLAG_MATCH;
+    if (isword) flag |= DFA2.FLAG_LAST_WORD;
+    const nextState = this.makeState(nextPCs, flag, ids);
+    if (nextState === null) return null;
+    table[cls] = nextState;
+    return nextState;
+  }
+  start(input, pos) {
+    const context = input.context(pos);
+    let flags;
+    if ((context & Utils.EMPTY_BEGIN_TEXT) !== 0) flags = Utils.EMPTY_BEGIN_TEXT | Utils.EMPTY_BEGIN_LINE;
+    else if ((context & Utils.EMPTY_BEGIN_LINE) !== 0) flags = Utils.EMPTY_BEGIN_LINE;
+    else {
+      const r = input.step(pos);
+      const nextIsWord = r >= 0 && Utils.isWordRune(r >> 3);
+      flags = (context & Utils.EMPTY_WORD_BOUNDARY) !== 0 !== nextIsWord ? DFA2.FLAG_LAST_WORD : 0;
+    }
+    let state = this.startStates.get(flags);
+    if (state === void 0) {
+      state = this.makeState([this.prog.start], flags, NO_IDS);
+      if (state === null) {
+        this.clearCache();
+        state = this.makeState([this.prog.start], flags, NO_IDS);
+        if (state === null) return null;
+      }
+      this.startStates.set(flags, state);
+    }
+    return state;
+  }
+  stepOrReset(state, cls, rune, anchor, pos, search) {
+    let next = this.step(state, cls, rune, anchor);
+    if (next !== null) return next;
+    if (search.resetPos >= 0 && pos - search.resetPos < DFA2.PROGRESS_PER_STATE * this.stateCount) return null;
+    search.resetPos = pos;
+    const restored = this.resetCache(state);
+    if (restored === null) return null;
+    next = this.step(restored, cls, rune, anchor);
+    return next;
+  }
+  run(input, pos, anchor, state, onMatch) {
+    const endPos = input.endPos();
+    const latin1Class = this.latin1Class;
+    const unanchored = anchor === RE2Flags.UNANCHORED;
+    const search = { resetPos: -1 };
+    let i = pos;
+    while (i < endPos) {
+      const r = input.step(i);
+      const rune = r >> 3;
+      const width = r & 7;
+      if (width === 0) break;
+      const cls = rune <= Unicode.MAX_LATIN1 ? latin1Class[rune] : this.runeClass(rune);
+      let next = unanchored && state.next !== null ? state.next[cls] : null;
+      if (next === null) {
+        next = this.stepOrReset(state, cls, rune, anchor, i, search);
+        if (next === null) return null;
+      }
+      state = next;
+      if (state.isMatch && onMatch(state, false)) return true;
+      if (!unanchored && state.nfaStates.length === 0) return false;
+      i += width;
+    }
+    state = this.stepOrReset(state, this.numClasses, END_TEXT, anchor, i, search);
+    if (state === null) return null;
+    return state.isMatch && onMatch(state, true);
+  }
+  match(input, pos, anchor) {
+    if (this.failed) return null;
+    if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && pos !== 0) return false;
+    const startState = this.start(input, pos);
+    if (startState === null) return null;
+    return this.run(input, pos, anchor, startState, (state, atEnd) => anchor !== RE2Flags.ANCHOR_BOTH || atEnd);
+  }
+  matchSet(input, pos, anchor) {
+    if (this.failed) return null;
+    if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && pos !== 0) return [];
+    const startState = this.start(input, pos);
+    if (startState === null) return null;
+    const matches = /* @__PURE__ */ new Set();
+    const collect2 = (state, atEnd) => {
+      if (anchor !== RE2Flags.ANCHOR_BOTH || atEnd) for (let k2 = 0; k2 < state.matchIDs.length; k2++) matches.add(state.matchIDs[k2]);
+      return false;
+    };
+    if (this.run(input, pos, anchor, startState, collect2) === null) return null;
+    return Array.from(matches).sort((a, b2) => a - b2);
+  }
+};
+var VISITED_BITS = 32;
+var MAX_BACKTRACK_PROG = 500;
+var INITIAL_JOB_CAPACITY = 256;
+var MAX_BACKTRACK_VECTOR = 262144;
+var BitState = class {
+  constructor() {
+    this.end = 0;
+    this.cap = /* @__PURE__ */ new Int32Array(0);
+    this.matchcap = /* @__PURE__ */ new Int32Array(0);
+    this.ncap = 0;
+    this.jobPc = new Int32Array(INITIAL_JOB_CAPACITY);
+    this.jobArg = new Uint8Array(INITIAL_JOB_CAPACITY);
+    this.jobPos = new Int32Array(INITIAL_JOB_CAPACITY);
+    this.jobLen = 0;
+    this.visited = /* @__PURE__ */ new Uint32Array(0);
+  }
+  reset(prog, end, ncap) {
+    this.end = end;
+    this.jobLen = 0;
+    this.ncap = ncap;
+    const visitedSize = prog.numInst() * (end + 1) + VISITED_BITS - 1 >>> 5;
+    if (this.visited.length < visitedSize) this.visited = new Uint32Array(visitedSize);
+    else this.visited.fill(0, 0, visitedSize);
+    if (this.cap.length < ncap) this.cap = new Int32Array(ncap).fill(-1);
+    else this.cap.fill(-1, 0, ncap);
+    if (this.matchcap.length < ncap) this.matchcap = new Int32Array(ncap).fill(-1);
+    else this.matchcap.fill(-1, 0, ncap);
+  }
+  shouldVisit(pc, pos) {
+    const n = pc * (this.end + 1) + pos;
+    const idx = n >>> 5;
+    const mask = 1 << (n & 31);
+    if ((this.visited[idx] & mask) !== 0) return false;
+    this.visited[idx] |= mask;
+    return true;
+  }
+  push(re2, pc, pos, arg) {
+    if (re2.prog.getInst(pc).op !== Inst.FAIL && (arg || this.shouldVisit(pc, pos))) {
+      if (this.jobLen >= this.jobPc.length) {
+        const newSize = this.jobPc.length * 2;
+        const newPc = new Int32Array(newSize);
+        newPc.set(this.jobPc);
+        this.jobPc = newPc;
+        const newArg = new Uint8Array(newSize);
+        newArg.set(this.jobArg);
+        this.jobArg = newArg;
+        const newPos = new Int32Array(newSize);
+        newPos.set(this.jobPos);
+        this.jobPos = newPos;
+      }
+      this.jobPc[this.jobLen] = pc;
+      this.jobArg[this.jobLen] = arg ? 1 : 0;
+      this.jobPos[this.jobLen] = pos;
+      this.jobLen++;
+    }
+  }
+  tryBacktrack(re2, input, pc, pos, anchor) {
+    const longest = re2.longest;
+    this.push(re2, pc, pos, false);
+    while (this.jobLen > 0) {
+      this.jobLen--;
+      let currentPc = this.jobPc[this.jobLen];
+      let arg = this.jobArg[this.jobLen] === 1;
+      let currentPos = this.jobPos[this.jobLen];
+      let skipShouldVisit = true;
+      while (true) {
+        if (!skipShouldVisit) {
+          if (!this.shouldVisit(currentPc, currentPos)) break;
+        }
+        skipShouldVisit = false;
+        const inst = re2.prog.getInst(currentPc);
+        switch (inst.op) {
+          case Inst.FAIL:
+            break;
+          case Inst.ALT:
+            if (arg) {
+              arg = false;
+              currentPc = inst.arg;
+              continue;
+            } else {
+              this.push(re2, currentPc, currentPos, true);
+              currentPc = inst.out;
+              continue;
+            }
+          case Inst.ALT_MATCH: {
+            const outInst = re2.prog.getInst(inst.out);
+            if (Inst.isRuneOp(outInst.op)) {
+              this.push(re2, inst.arg, currentPos, false);
+              currentPc = inst.arg;
+              currentPos = this.end;
+              continue;
+            }
+            this.push(re2, inst.out, this.end, false);
+            currentPc = inst.out;
+            continue;
+          }
+          case Inst.RUNE: {
+            const r = input.step(currentPos);
+            if (r === MachineInputBase.EOF()) break;
+            if (!inst.matchRune(r >> 3)) break;
+            currentPos += r & 7;
+            currentPc = inst.out;
+            continue;
+          }
+          case Inst.RUNE1: {
+            const r = input.step(currentPos);
+            if (r === MachineInputBase.EOF()) break;
+            if (r >> 3 !== inst.runes[0]) break;
+            currentPos += r & 7;
+            currentPc = inst.out;
+            continue;
+          }
+          case Inst.RUNE_ANY_NOT_NL: {
+            const r = input.step(currentPos);
+            if (r === MachineInputBase.EOF()) break;
+            if (r >> 3 === 10) break;
+            currentPos += r & 7;
+            currentPc = inst.out;
+            continue;
+          }
+          case Inst.RUNE_ANY: {
+            const r = input.step(currentPos);
+            if (r === MachineInputBase.EOF()) break;
+            currentPos += r & 7;
+            currentPc = inst.out;
+            continue;
+          }
+          case Inst.CAPTURE:
+            if (arg) {
+              this.cap[inst.arg] = currentPos;
+              break;
+            } else {
+              if (inst.arg < this.ncap) {
+                this.push(re2, currentPc, this.cap[inst.arg], true);
+                this.cap[inst.arg] = currentPos;
+              }
+              currentPc = inst.out;
+              continue;
+            }
+          case Inst.EMPTY_WIDTH: {
+            const flag = input.context(currentPos);
+            if ((inst.arg & ~flag) !== 0) break;
+            currentPc = inst.out;
+            continue;
+          }
+          case Inst.NOP:
+            currentPc = inst.out;
+            continue;
+          case Inst.MATCH: {
+            if (anchor === RE2Flags.ANCHOR_BOTH && currentPos !== this.end) break;
+            if (this.ncap === 0) return true;
+            if (this.ncap > 1) this.cap[1] = currentPos;
+            const old = this.matchcap[1];
+            if (old === -1 || longest && currentPos > 0 && currentPos > old) this.matchcap.set(this.cap);
+            if (!longest) return true;
+            if (currentPos === this.end) return true;
+            break;
+          }
+          case Inst.LB_WRITE:
+          case Inst.LB_CHECK:
+            throw new RE2JSInternalException("Backtracker cannot evaluate Lookbehind instructions");
+          default:
+            throw new RE2JSInternalException("bad inst");
+        }
+        break;
+      }
+    }
+    return longest && this.matchcap.length > 1 && this.matchcap[1] >= 0;
+  }
+};
+var bitStatePool = [];
+var Backtracker = class Backtracker2 {
+  static shouldBacktrack(prog) {
+    return prog.numInst() <= MAX_BACKTRACK_PROG;
+  }
+  static maxBitStateLen(prog) {
+    if (!Backtracker2.shouldBacktrack(prog)) return 0;
+    return Math.floor(MAX_BACKTRACK_VECTOR / prog.numInst());
+  }
+  static execute(re2, input, pos, anchor, ncap) {
+    const startCond = re2.cond;
+    if (startCond === Utils.EMPTY_ALL) return null;
+    if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && pos !== 0) return null;
+    if ((startCond & Utils.EMPTY_BEGIN_TEXT) !== 0 && pos !== 0) return null;
+    const b2 = bitStatePool.length > 0 ? bitStatePool.pop() : new BitState();
+    const end = input.endPos();
+    b2.reset(re2.prog, end, ncap);
+    let matched = false;
+    if ((startCond & Utils.EMPTY_BEGIN_TEXT) !== 0 || anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) {
+      if (b2.ncap > 0) b2.cap[0] = pos;
+      if (b2.tryBacktrack(re2, input, re2.prog.start, pos, anchor)) matched = true;
+    } else {
+      let width = -1;
+      for (; pos <= end && width !== 0; pos += width) {
+        if (re2.prefix.length > 0) {
+          const advance = input.index(re2, pos);
+          if (advance < 0) break;
+          pos += advance;
+        }
+        if (b2.ncap > 0) b2.cap[0] = pos;
+        if (b2.tryBacktrack(re2, input, re2.prog.start, pos, anchor)) {
+          matched = true;
+          break;
+        }
+        const r = input.step(pos);
+        width = r === MachineInputBase.EOF() ? 0 : r & 7;
+      }
+    }
+    if (!matched) {
+      bitStatePool.push(b2);
+      return null;
+    }
+    const result = ncap === 0 ? [] : Utils.toArray(b2.matchcap.subarray(0, ncap));
+    bitStatePool.push(b2);
+    return result;
+  }
+};
+var QueueOnePass = class {
+  constructor(size) {
+    this.sparse = new Uint32Array(size);
+    this.dense = new Uint32Array(size);
+    this.size = 0;
+    this.nextIndex = 0;
+  }
+  empty() {
+    return this.nextIndex >= this.size;
+  }
+  next() {
+    return this.dense[this.nextIndex++];
+  }
+  clear() {
+    this.size = 0;
+    this.nextIndex = 0;
+  }
+  contains(u2) {
+    return u2 < this.sparse.length && this.sparse[u2] < this.size && this.dense[this.sparse[u2]] === u2;
+  }
+  insert(u2) {
+    if (!this.contains(u2)) this.insertNew(u2);
+  }
+  insertNew(u2) {
+    if (u2 >= this.sparse.length) return;
+    this.sparse[u2] = this.size;
+    this.dense[this.size] = u2;
+    this.size++;
+  }
+};
+var mergeRuneSets = (leftRunes, rightRunes, leftPC, rightPC) => {
+  const leftLen = leftRunes.length;
+  const rightLen = rightRunes.length;
+  let lx = 0, rx = 0;
+  const merged = [];
+  const next = [];
+  let ok = true;
+  let ix = -1;
+  const extend = (isLeft) => {
+    const newArray = isLeft ? leftRunes : rightRunes;
+    const low = isLeft ? lx : rx;
+    const pc = isLeft ? leftPC : rightPC;
+    if (ix > 0 && newArray[low] <= merged[ix]) return false;
+    merged.push(newArray[low], newArray[low + 1]);
+    if (isLeft) lx += 2;
+    else rx += 2;
+    ix += 2;
+    next.push(pc);
+    return true;
+  };
+  while (lx < leftLen || rx < rightLen) {
+    if (rx >= rightLen) ok = extend(true);
+    else if (lx >= leftLen) ok = extend(false);
+    else if (rightRunes[rx] < leftRunes[lx]) ok = extend(false);
+    else ok = extend(true);
+    if (!ok) return null;
+  }
+  return {
+    merged,
+    next
+  };
+};
+var OnePassProg = class {
+  constructor(prog) {
+    this.start = prog.start;
+    this.numCap = prog.numCap;
+    this.inst = new Array(prog.inst.length);
+    for (let i = 0; i < prog.inst.length; i++) {
+      const orig = prog.inst[i];
+      const inst = new Inst(orig.op);
+      inst.out = orig.out;
+      inst.arg = orig.arg;
+      inst.runes = orig.runes ? new Int32Array(orig.runes) : /* @__PURE__ */ new Int32Array(0);
+      inst.next = null;
+      this.inst[i] = inst;
+    }
+  }
+};
+var onePassCopy = (prog) => {
+  const p2 = new OnePassProg(prog);
+  for (let pc = 0; pc < p2.inst.length; pc++) {
+    const inst = p2.inst[pc];
+    if (inst.op !== Inst.ALT && inst.op !== Inst.ALT_MATCH) continue;
+    let pAOther = "out";
+    let pAAlt = "arg";
+    let instAlt = p2.inst[inst[pAAlt]];
+    if (instAlt.op !== Inst.ALT && instAlt.op !== Inst.ALT_MATCH) {
+      pAOther = "arg";
+      pAAlt = "out";
+      instAlt = p2.inst[inst[pAAlt]];
+      if (instAlt.op !== Inst.ALT && instAlt.op !== Inst.ALT_MATCH) continue;
+    }
+    const instOther = p2.inst[inst[pAOther]];
+    if (instOther.op === Inst.ALT || instOther.op === Inst.ALT_MATCH) continue;
+    let pBAlt = "out";
+    let pBOther = "arg";
+    let patch = false;
+    if (instAlt.out === pc) patch = true;
+    else if (instAlt.arg === pc) {
+      patch = true;
+      pBAlt = "arg";
+      pBOther = "out";
+    }
+    if (patch) instAlt[pBAlt] = inst[pAOther];
+    if (inst[pAOther] === instAlt[pBAlt]) inst[pAAlt] = instAlt[pBOther];
+  }
+  return p2;
+};
+var makeOnePass = (p2) => {
+  if (p2.inst.length >= 1e3) return null;
+  const instQueue = new QueueOnePass(p2.inst.length);
+  const visitQueue = new QueueOnePass(p2.inst.length);
+  const onePassRunes = new Array(p2.inst.length);
+  const m2 = new Array(p2.inst.length).fill(false);
+  const check = (pc) => {
+    let ok = true;
+    const inst = p2.inst[pc];
+    if (visitQueue.contains(pc)) return true;
+    visitQueue.insert(pc);
+    switch (inst.op) {
+      case Inst.ALT:
+      case Inst.ALT_MATCH: {
+        ok = check(inst.out) && check(inst.arg);
+        let matchOut = m2[inst.out];
+        let matchArg = m2[inst.arg];
+        if (matchOut && matchArg) return false;
+        if (matchArg) {
+          const tempOut = inst.out;
+          inst.out = inst.arg;
+          inst.arg = tempOut;
+          const tempMatch = matchOut;
+          matchOut = matchArg;
+          matchArg = tempMatch;
+        }
+        if (matchOut) {
+          m2[pc] = true;
+          inst.op = Inst.ALT_MATCH;
+        }
+        const leftRunes = onePassRunes[inst.out] || [];
+        const rightRunes = onePassRunes[inst.arg] || [];
+        const mergeRes = mergeRuneSets(leftRunes, rightRunes, inst.out, inst.arg);
+        if (!mergeRes) return false;
+        onePassRunes[pc] = new Int32Array(mergeRes.merged);
+        inst.next = new Uint32Array(mergeRes.next);
+        break;
+      }
+      case Inst.CAPTURE:
+      case Inst.EMPTY_WIDTH:
+      case Inst.NOP:
+        ok = check(inst.out);
+        m2[pc] = m2[inst.out];
+        onePassRunes[pc] = onePassRunes[inst.out] ? new Int32Array(onePassRunes[inst.out]) : /* @__PURE__ */ new Int32Array(0);
+        inst.next = new Uint32Array(Math.floor(onePassRunes[pc].length / 2) + 1).fill(inst.out);
+        break;
+      case Inst.MATCH:
+      case Inst.FAIL:
+        m2[pc] = inst.op === Inst.MATCH;
+        break;
+      case Inst.RUNE: {
+        m2[pc] = false;
+        if (inst.next && inst.next.length > 0) break;
+        instQueue.insert(inst.out);
+        if (!inst.runes || inst.runes.length === 0) {
+          onePassRunes[pc] = /* @__PURE__ */ new Int32Array(0);
+          inst.next = new Uint32Array([inst.out]);
+          break;
+        }
+        let runes = [];
+        if (inst.runes.length === 1 && (inst.arg & RE2Flags.FOLD_CASE) !== 0) {
+          const r0 = inst.runes[0];
+          runes.push(r0, r0);
+          for (let r1 = Unicode.simpleFold(r0); r1 !== r0; r1 = Unicode.simpleFold(r1)) runes.push(r1, r1);
+          runes.sort((a, b2) => a - b2);
+        } else for (let j2 = 0; j2 < inst.runes.length; j2++) runes.push(inst.runes[j2]);
+        onePassRunes[pc] = new Int32Array(runes);
+        inst.next = new Uint32Array(Math.floor(runes.length / 2) + 1).fill(inst.out);
+        inst.op = Inst.RUNE;
+        break;
+      }
+      case Inst.RUNE1: {
+        m2[pc] = false;
+        if (inst.next && inst.next.length > 0) break;
+        instQueue.insert(inst.out);
+        let runes = [];
+        if ((inst.arg & RE2Flags.FOLD_CASE) !== 0) {
+          const r0 = inst.runes[0];
+          runes.push(r0, r0);
+          for (let r1 = Unicode.simpleFold(r0); r1 !== r0; r1 = Unicode.simpleFold(r1)) runes.push(r1, r1);
+          runes.sort((a, b2) => a - b2);
+        } else runes.push(inst.runes[0], inst.runes[0]);
+        onePassRunes[pc] = new Int32Array(runes);
+        inst.next = new Uint32Array(Math.floor(runes.length / 2) + 1).fill(inst.out);
+        inst.op = Inst.RUNE;
+        break;
+      }
+      case Inst.RUNE_ANY:
+        m2[pc] = false;
+        if (inst.next && inst.next.length > 0) break;
+        instQueue.insert(inst.out);
+        onePassRunes[pc] = new Int32Array([0, Unicode.MAX_RUNE]);
+        inst.next = new Uint32Array([inst.out]);
+        break;
+      case Inst.RUNE_ANY_NOT_NL:
+        m2[pc] = false;
+        if (inst.next && inst.next.length > 0) break;
+        instQueue.insert(inst.out);
+        onePassRunes[pc] = new Int32Array([
+          0,
+          9,
+          11,
+          Unicode.MAX_RUNE
+        ]);
+        inst.next = new Uint32Array(Math.floor(onePassRunes[pc].length / 2) + 1).fill(inst.out);
+    }
+    return ok;
+  };
+  instQueue.clear();
+  instQueue.insert(p2.start);
+  while (!instQueue.empty()) {
+    visitQueue.clear();
+    if (!check(instQueue.next())) return null;
+  }
+  for (let i = 0; i < p2.inst.length; i++) if (onePassRunes[i]) p2.inst[i].runes = onePassRunes[i];
+  return p2;
+};
+var cleanupOnePass = (p2, original) => {
+  for (let ix = 0; ix < original.inst.length; ix++) {
+    const instOriginal = original.inst[ix];
+    switch (instOriginal.op) {
+      case Inst.ALT:
+      case Inst.ALT_MATCH:
+      case Inst.RUNE:
+        break;
+      case Inst.CAPTURE:
+      case Inst.EMPTY_WIDTH:
+      case Inst.NOP:
+      case Inst.MATCH:
+      case Inst.FAIL:
+        p2.inst[ix].next = null;
+        break;
+      case Inst.RUNE1:
+      case Inst.RUNE_ANY:
+      case Inst.RUNE_ANY_NOT_NL:
+        p2.inst[ix].next = null;
+        p2.inst[ix].op = instOriginal.op;
+        p2.inst[ix].runes = instOriginal.runes ? new Int32Array(instOriginal.runes) : /* @__PURE__ */ new Int32Array(0);
+    }
+  }
+};
+var OnePass = class OnePass2 {
+  static compile(prog) {
+    if (prog.start === 0) return null;
+    if (prog.numLb > 0) return null;
+    const startInst = prog.inst[prog.start];
+    if (startInst.op !== Inst.EMPTY_WIDTH || (startInst.arg & Utils.EMPTY_BEGIN_TEXT) === 0) return null;
+    let hasAlt = false;
+    for (let i = 0; i < prog.inst.length; i++) if (prog.inst[i].op === Inst.ALT || prog.inst[i].op === Inst.ALT_MATCH) {
+      hasAlt = true;
+      break;
+    }
+    for (let i = 0; i < prog.inst.length; i++) {
+      const inst = prog.inst[i];
+      const opOut = prog.inst[inst.out].op;
+      switch (inst.op) {
+        case Inst.ALT:
+        case Inst.ALT_MATCH:
+          if (opOut === Inst.MATCH || prog.inst[inst.arg].op === Inst.MATCH) return null;
+          break;
+        case Inst.EMPTY_WIDTH:
+          if (opOut === Inst.MATCH) {
+            if ((inst.arg & Utils.EMPTY_END_TEXT) === Utils.EMPTY_END_TEXT) continue;
+            return null;
+          }
+          break;
+        default:
+          if (opOut === Inst.MATCH && hasAlt) return null;
+      }
+    }
+    let p2 = onePassCopy(prog);
+    p2 = makeOnePass(p2);
+    if (p2 !== null) cleanupOnePass(p2, prog);
+    return p2;
+  }
+  static next(inst, r) {
+    const nextIdx = inst.matchRunePos(r);
+    if (nextIdx >= 0) return inst.next[nextIdx];
+    if (inst.op === Inst.ALT_MATCH) return inst.out;
+    return 0;
+  }
+  static execute(re2, input, pos, anchor, ncap) {
+    const onepass = re2.onepass;
+    if (!onepass) return null;
+    const matchcap = new Int32Array(ncap).fill(-1);
+    let matched = false;
+    let r = input.step(pos);
+    let rune = r >> 3;
+    let width = r & 7;
+    let r1 = MachineInputBase.EOF();
+    let rune1 = -1;
+    let width1 = 0;
+    if (r !== MachineInputBase.EOF()) {
+      r1 = input.step(pos + width);
+      if (r1 !== MachineInputBase.EOF()) {
+        rune1 = r1 >> 3;
+        width1 = r1 & 7;
+      }
+    }
+    let flag = pos === 0 ? Utils.emptyOpContext(-1, rune) : input.context(pos);
+    let pc = onepass.start;
+    let inst;
+    while (true) {
+      inst = onepass.inst[pc];
+      pc = inst.out;
+      switch (inst.op) {
+        case Inst.MATCH:
+          if (anchor === RE2Flags.ANCHOR_BOTH && pos !== input.endPos()) return null;
+          matched = true;
+          if (matchcap.length > 0) {
+            matchcap[0] = 0;
+            matchcap[1] = pos;
+          }
+          return ncap === 0 ? [] : Utils.toArray(matchcap);
+        case Inst.RUNE:
+          if (!inst.matchRune(rune)) return null;
+          break;
+        case Inst.RUNE1:
+          if (rune !== inst.runes[0]) return null;
+          break;
+        case Inst.RUNE_ANY:
+          break;
+        case Inst.RUNE_ANY_NOT_NL:
+          if (rune === 10) return null;
+          break;
+        case Inst.ALT:
+        case Inst.ALT_MATCH:
+          pc = OnePass2.next(inst, rune);
+          continue;
+        case Inst.FAIL:
+          return null;
+        case Inst.NOP:
+          continue;
+        case Inst.EMPTY_WIDTH:
+          if ((inst.arg & ~flag) !== 0) return null;
+          continue;
+        case Inst.CAPTURE:
+          if (inst.arg < matchcap.length) matchcap[inst.arg] = pos;
+          continue;
+        default:
+          throw new RE2JSInternalException("bad inst");
+      }
+      if (width === 0) break;
+      flag = Utils.emptyOpContext(rune, rune1);
+      pos += width;
+      rune = rune1;
+      width = width1;
+      if (rune !== -1) {
+        r1 = input.step(pos + width);
+        if (r1 !== MachineInputBase.EOF()) {
+          rune1 = r1 >> 3;
+          width1 = r1 & 7;
+        } else {
+          rune1 = -1;
+          width1 = 0;
+        }
+      }
+    }
+    if (!matched) return null;
+    return ncap === 0 ? [] : Utils.toArray(matchcap);
+  }
+};
+var Regexp = class Regexp2 {
+  static Op = createEnum([
+    "NO_MATCH",
+    "EMPTY_MATCH",
+    "LITERAL",
+    "CHAR_CLASS",
+    "ANY_CHAR_NOT_NL",
+    "ANY_CHAR",
+    "BEGIN_LINE",
+    "END_LINE",
+    "BEGIN_TEXT",
+    "END_TEXT",
+    "WORD_BOUNDARY",
+    "NO_WORD_BOUNDARY",
+    "CAPTURE",
+    "STAR",
+    "PLUS",
+    "QUEST",
+    "REPEAT",
+    "CONCAT",
+    "ALTERNATE",
+    "PLB",
+    "NLB",
+    "LEFT_PAREN",
+    "VERTICAL_BAR"
+  ]);
+  static isPseudoOp(op) {
+    return op >= Regexp2.Op.LEFT_PAREN;
+  }
+  static emptySubs() {
+    return [];
+  }
+  static quoteIfHyphen(rune) {
+    if (rune === Codepoint.CODES["-"]) return "\\";
+    return "";
+  }
+  static fromRegexp(re2) {
+    const regex2 = new Regexp2(re2.op);
+    regex2.flags = re2.flags;
+    regex2.subs = re2.subs;
+    regex2.runes = re2.runes;
+    regex2.cap = re2.cap;
+    regex2.min = re2.min;
+    regex2.max = re2.max;
+    regex2.name = re2.name;
+    regex2.namedGroups = re2.namedGroups;
+    regex2.lb = re2.lb;
+    return regex2;
+  }
+  constructor(op) {
+    this.op = op;
+    this.flags = 0;
+    this.subs = Regexp2.emptySubs();
+    this.runes = /* @__PURE__ */ new Int32Array(0);
+    this.min = 0;
+    this.max = 0;
+    this.cap = 0;
+    this.name = null;
+    this.namedGroups = /* @__PURE__ */ Object.create(null);
+    this.lb = 0;
+  }
+  reinit() {
+    this.flags = 0;
+    this.subs = Regexp2.emptySubs();
+    this.runes = /* @__PURE__ */ new Int32Array(0);
+    this.cap = 0;
+    this.min = 0;
+    this.max = 0;
+    this.name = null;
+    this.namedGroups = /* @__PURE__ */ Object.create(null);
+    this.lb = 0;
+  }
+  toString() {
+    return this.appendTo();
+  }
+  appendTo() {
+    let out = "";
+    switch (this.op) {
+      case Regexp2.Op.NO_MATCH:
+        out += "[^\\x00-\\x{10FFFF}]";
+        break;
+      case Regexp2.Op.EMPTY_MATCH:
+        out += "(?:)";
+        break;
+      case Regexp2.Op.STAR:
+      case Regexp2.Op.PLUS:
+      case Regexp2.Op.QUEST:
+      case Regexp2.Op.REPEAT: {
+        const sub = this.subs[0];
+        if (sub.op > Regexp2.Op.CAPTURE || sub.op === Regexp2.Op.LITERAL && sub.runes.length > 1) out += `(?:${sub.appendTo()})`;
+        else out += sub.appendTo();
+        switch (this.op) {
+          case Regexp2.Op.STAR:
+            out += "*";
+            break;
+          case Regexp2.Op.PLUS:
+            out += "+";
+            break;
+          case Regexp2.Op.QUEST:
+            out += "?";
+            break;
+          case Regexp2.Op.REPEAT:
+            out += `{${this.min}`;
+            if (this.min !== this.max) {
+              out += ",";
+              if (this.max >= 0) out += this.max;
+            }
+            out += "}";
+        }
+        if ((this.flags & RE2Flags.NON_GREEDY) !== 0) out += "?";
+        break;
+      }
+      case Regexp2.Op.CONCAT:
+        for (let sub of this.subs) if (sub.op === Regexp2.Op.ALTERNATE) out += `(?:${sub.appendTo()})`;
+        else out += sub.appendTo();
+        break;
+      case Regexp2.Op.ALTERNATE: {
+        let sep4 = "";
+        for (let sub of this.subs) {
+          out += sep4;
+          sep4 = "|";
+          out += sub.appendTo();
+        }
+        break;
+      }
+      case Regexp2.Op.LITERAL:
+        if ((this.flags & RE2Flags.FOLD_CASE) !== 0) out += "(?i:";
+        for (let rune of this.runes) out += Utils.escapeRune(rune);
+        if ((this.flags & RE2Flags.FOLD_CASE) !== 0) out += ")";
+        break;
+      case Regexp2.Op.ANY_CHAR_NOT_NL:
+        out += "(?-s:.)";
+        break;
+      case Regexp2.Op.ANY_CHAR:
+        out += "(?s:.)";
+        break;
+      case Regexp2.Op.PLB:
+        out += `(?<=${this.subs[0].appendTo()})`;
+        break;
+      case Regexp2.Op.NLB:
+        out += `(?<!${this.subs[0].appendTo()})`;
+        break;
+      case Regexp2.Op.CAPTURE:
+        if (this.name === null || this.name.length === 0) out += "(";
+        else out += `(?P<${this.name}>`;
+        if (this.subs[0].op !== Regexp2.Op.EMPTY_MATCH) out += this.subs[0].appendTo();
+        out += ")";
+        break;
+      case Regexp2.Op.BEGIN_TEXT:
+        out += "\\A";
+        break;
+      case Regexp2.Op.END_TEXT:
+        if ((this.flags & RE2Flags.WAS_DOLLAR) !== 0) out += "(?-m:$)";
+        else out += "\\z";
+        break;
+      case Regexp2.Op.BEGIN_LINE:
+        out += "^";
+        break;
+      case Regexp2.Op.END_LINE:
+        out += "$";
+        break;
+      case Regexp2.Op.WORD_BOUNDARY:
+        out += "\\b";
+        break;
+      case Regexp2.Op.NO_WORD_BOUNDARY:
+        out += "\\B";
+        break;
+      case Regexp2.Op.CHAR_CLASS:
+        if (this.runes.length % 2 !== 0) {
+          out += "[invalid char class]";
+          break;
+        }
+        out += "[";
+        if (this.runes.length === 0) out += "^\\x00-\\x{10FFFF}";
+        else if (this.runes[0] === 0 && this.runes[this.runes.length - 1] === Unicode.MAX_RUNE) {
+          out += "^";
+          for (let i = 1; i < this.runes.length - 1; i += 2) {
+            const lo2 = this.runes[i] + 1;
+            const hi2 = this.runes[i + 1] - 1;
+            out += Regexp2.quoteIfHyphen(lo2);
+            out += Utils.escapeRune(lo2);
+            if (lo2 !== hi2) {
+              out += "-";
+              out += Regexp2.quoteIfHyphen(hi2);
+              out += Utils.escapeRune(hi2);
+            }
+          }
+        } else for (let i = 0; i < this.runes.length; i += 2) {
+          const lo2 = this.runes[i];
+          const hi2 = this.runes[i + 1];
+          out += Regexp2.quoteIfHyphen(lo2);
+          out += Utils.escapeRune(lo2);
+          if (lo2 !== hi2) {
+            out += "-";
+            out += Regexp2.quoteIfHyphen(hi2);
+            out += Utils.escapeRune(hi2);
+          }
+        }
+        out += "]";
+        break;
+      default:
+        out += this.op;
+    }
+    return out;
+  }
+  maxCap() {
+    let m2 = 0;
+    if (this.op === Regexp2.Op.CAPTURE) m2 = this.cap;
+    if (this.subs !== null) for (let sub of this.subs) {
+      const n = sub.maxCap();
+      if (m2 < n) m2 = n;
+    }
+    return m2;
+  }
+  equals(that) {
+    if (!(that !== null && that instanceof Regexp2)) return false;
+    if (this.op !== that.op) return false;
+    switch (this.op) {
+      case Regexp2.Op.END_TEXT:
+        if ((this.flags & RE2Flags.WAS_DOLLAR) !== (that.flags & RE2Flags.WAS_DOLLAR)) return false;
+        break;
+      case Regexp2.Op.LITERAL:
+      case Regexp2.Op.CHAR_CLASS:
+        if ((this.flags & RE2Flags.FOLD_CASE) !== (that.flags & RE2Flags.FOLD_CASE)) return false;
+        if (this.runes === null && that.runes === null) break;
+        if (this.runes === null || that.runes === null) return false;
+        if (this.runes.length !== that.runes.length) return false;
+        for (let i = 0; i < this.runes.length; i++) if (this.runes[i] !== that.runes[i]) return false;
+        break;
+      case Regexp2.Op.ALTERNATE:
+      case Regexp2.Op.CONCAT:
+        if (this.subs.length !== that.subs.length) return false;
+        for (let i = 0; i < this.subs.length; ++i) if (!this.subs[i].equals(that.subs[i])) return false;
+        break;
+      case Regexp2.Op.STAR:
+      case Regexp2.Op.PLUS:
+      case Regexp2.Op.QUEST:
+        if ((this.flags & RE2Flags.NON_GREEDY) !== (that.flags & RE2Flags.NON_GREEDY) || !this.subs[0].equals(that.subs[0])) return false;
+        break;
+      case Regexp2.Op.REPEAT:
+        if ((this.flags & RE2Flags.NON_GREEDY) !== (that.flags & RE2Flags.NON_GREEDY) || this.min !== that.min || this.max !== that.max || !this.subs[0].equals(that.subs[0])) return false;
+        break;
+      case Regexp2.Op.CAPTURE:
+        if (this.cap !== that.cap || (this.name === null ? that.name !== null : this.name !== that.name) || !this.subs[0].equals(that.subs[0])) return false;
+        break;
+      case Regexp2.Op.PLB:
+      case Regexp2.Op.NLB:
+        if (this.lb !== that.lb || !this.subs[0].equals(that.subs[0])) return false;
+    }
+    return true;
+  }
+};
+var RegexpWalker = class {
+  static walk(root, handler2) {
+    const stack = [];
+    let re2 = root;
+    let result;
+    for (; ; ) {
+      if (re2.subs.length === 0) result = handler2.leaf(re2);
+      else {
+        const state = handler2.enter(re2);
+        if (state.result === void 0) {
+          stack.push({
+            re: re2,
+            state,
+            i: 0
+          });
+          re2 = re2.subs[0];
+          continue;
+        }
+        result = state.result;
+      }
+      for (; ; ) {
+        if (stack.length === 0) return result;
+        const frame = stack[stack.length - 1];
+        handler2.child(frame.re, frame.state, result, frame.i);
+        frame.i++;
+        if (frame.state.result === void 0 && frame.i < frame.re.subs.length) {
+          re2 = frame.re.subs[frame.i];
+          break;
+        }
+        stack.pop();
+        result = frame.state.result !== void 0 ? frame.state.result : handler2.leave(frame.re, frame.state);
+      }
+    }
+  }
+};
+var AhoCorasick = class {
+  constructor(words2, alphabetSize) {
+    const edges = /* @__PURE__ */ new Map();
+    const parent = [0];
+    const unit = [0];
+    const depth = [0];
+    const terminal = [0];
+    for (const word of words2) {
+      let node = 0;
+      for (let i = 0; i < word.length; i++) {
+        const key = node * alphabetSize + word[i];
+        let child2 = edges.get(key);
+        if (child2 === void 0) {
+          child2 = parent.length;
+          edges.set(key, child2);
+          parent.push(node);
+          unit.push(word[i]);
+          depth.push(depth[node] + 1);
+          terminal.push(0);
+        }
+        node = child2;
+      }
+      terminal[node] = 1;
+    }
+    const numNodes = parent.length;
+    const children = new Int32Array(numNodes - 1);
+    for (let c = 1; c < numNodes; c++) children[c - 1] = c;
+    children.sort((a, b2) => parent[a] - parent[b2] || unit[a] - unit[b2]);
+    const childStart = new Int32Array(numNodes + 1);
+    for (let c = 1; c < numNodes; c++) childStart[parent[c] + 1]++;
+    for (let n = 0; n < numNodes; n++) childStart[n + 1] += childStart[n];
+    const childUnit = new Int32Array(numNodes - 1);
+    for (let k2 = 0; k2 < children.length; k2++) childUnit[k2] = unit[children[k2]];
+    this.childStart = childStart;
+    this.childUnit = childUnit;
+    this.childNode = children;
+    const byDepth = new Int32Array(numNodes);
+    for (let n = 0; n < numNodes; n++) byDepth[n] = n;
+    byDepth.sort((a, b2) => depth[a] - depth[b2]);
+    const fail = new Int32Array(numNodes);
+    const match = Uint8Array.from(terminal);
+    for (let k2 = 1; k2 < numNodes; k2++) {
+      const c = byDepth[k2];
+      const p2 = parent[c];
+      if (p2 !== 0) {
+        let f2 = fail[p2];
+        let next = this.next(f2, unit[c]);
+        while (next < 0 && f2 !== 0) {
+          f2 = fail[f2];
+          next = this.next(f2, unit[c]);
+        }
+        fail[c] = next >= 0 ? next : 0;
+      }
+      match[c] |= match[fail[c]];
+    }
+    this.fail = fail;
+    this.match = match;
+  }
+  next(node, u2) {
+    let lo2 = this.childStart[node];
+    let hi2 = this.childStart[node + 1];
+    const units = this.childUnit;
+    while (lo2 < hi2) {
+      const mid = lo2 + hi2 >> 1;
+      const m2 = units[mid];
+      if (m2 === u2) return this.childNode[mid];
+      if (m2 < u2) lo2 = mid + 1;
+      else hi2 = mid;
+    }
+    return -1;
+  }
+  advance(node, u2) {
+    for (; ; ) {
+      const next = this.next(node, u2);
+      if (next >= 0) return next;
+      if (node === 0) return 0;
+      node = this.fail[node];
+    }
+  }
+  searchUTF16(charSeq, start, end) {
+    let node = 0;
+    for (let i = start; i < end; i++) {
+      node = this.advance(node, charSeq.charCodeAt(i));
+      if (this.match[node] === 1) return true;
+    }
+    return false;
+  }
+  searchUTF8(bytes, start, end) {
+    let node = 0;
+    for (let i = start; i < end; i++) {
+      node = this.advance(node, bytes[i]);
+      if (this.match[node] === 1) return true;
+    }
+    return false;
+  }
+};
+var Prefilter = class Prefilter2 {
+  static Type = {
+    NONE: 0,
+    EXACT: 1,
+    AND: 2,
+    OR: 3
+  };
+  static MAX_SCANS = 32;
+  static MAX_AC_UNITS = 1 << 18;
+  constructor(type) {
+    this.type = type;
+    this.subs = [];
+    this.str = "";
+    this.bytes = null;
+    this.cost = type === Prefilter2.Type.EXACT ? 1 : 0;
+    this.allExact = false;
+    this.ac16 = null;
+    this.ac8 = null;
+  }
+  automaton16() {
+    if (this.ac16 === null) {
+      const words2 = this.subs.map((s3) => {
+        const arr = new Array(s3.str.length);
+        for (let i = 0; i < s3.str.length; i++) arr[i] = s3.str.charCodeAt(i);
+        return arr;
+      });
+      this.ac16 = new AhoCorasick(words2, 65536);
+    }
+    return this.ac16;
+  }
+  automaton8() {
+    if (this.ac8 === null) this.ac8 = new AhoCorasick(this.subs.map((s3) => s3.bytes), 256);
+    return this.ac8;
+  }
+  eval(input, pos) {
+    switch (this.type) {
+      case Prefilter2.Type.NONE:
+        return true;
+      case Prefilter2.Type.EXACT:
+        return input.hasString(this, pos);
+      case Prefilter2.Type.AND:
+        for (let i = 0; i < this.subs.length; i++) if (!this.subs[i].eval(input, pos)) return false;
+        return true;
+      case Prefilter2.Type.OR:
+        if (this.allExact) return input.hasAnyString(this, pos);
+        for (let i = 0; i < this.subs.length; i++) if (this.subs[i].eval(input, pos)) return true;
+        return false;
+      default:
+        return true;
+    }
+  }
+};
+var PrefilterTree = class PrefilterTree2 {
+  static build(re2) {
+    if (!re2) return new Prefilter(Prefilter.Type.NONE);
+    return RegexpWalker.walk(re2, PrefilterTree2.WALKER);
+  }
+  static WALKER = {
+    leaf: (re2) => PrefilterTree2.leaf(re2),
+    enter: (re2) => PrefilterTree2.enter(re2),
+    child: (re2, state, result) => PrefilterTree2.child(re2, state, result),
+    leave: (re2, state) => PrefilterTree2.leave(re2, state)
+  };
+  static leaf(re2) {
+    if (re2.op !== Regexp.Op.LITERAL) return new Prefilter(Prefilter.Type.NONE);
+    if (re2.runes.length === 0 || (re2.flags & RE2Flags.FOLD_CASE) !== 0) return new Prefilter(Prefilter.Type.NONE);
+    let str = "";
+    for (let i = 0; i < re2.runes.length; i++) {
+      if (Unicode.isUnsearchable(re2.runes[i])) return new Prefilter(Prefilter.Type.NONE);
+      str += String.fromCodePoint(re2.runes[i]);
+    }
+    const pf = new Prefilter(Prefilter.Type.EXACT);
+    pf.str = str;
+    pf.bytes = Utils.stringToUtf8ByteArray(pf.str);
+    return pf;
+  }
+  static enter(re2) {
+    switch (re2.op) {
+      case Regexp.Op.CAPTURE:
+      case Regexp.Op.PLUS:
+        return { sub: null };
+      case Regexp.Op.REPEAT:
+        if (re2.min >= 1) return { sub: null };
+        return { result: new Prefilter(Prefilter.Type.NONE) };
+      case Regexp.Op.CONCAT:
+        return {
+          pf: new Prefilter(Prefilter.Type.AND),
+          subs: []
+        };
+      case Regexp.Op.ALTERNATE:
+        return {
+          pf: new Prefilter(Prefilter.Type.OR),
+          subs: []
+        };
+      default:
+        return { result: new Prefilter(Prefilter.Type.NONE) };
+    }
+  }
+  static child(re2, state, s3) {
+    if (state.subs === void 0) {
+      state.sub = s3;
+      return;
+    }
+    if (state.pf.type === Prefilter.Type.AND) {
+      if (s3.type === Prefilter.Type.NONE) return;
+      if (s3.type === Prefilter.Type.AND) {
+        for (let j2 = 0; j2 < s3.subs.length; j2++) state.subs.push(s3.subs[j2]);
+        return;
+      }
+      state.subs.push(s3);
+      return;
+    }
+    if (s3.type === Prefilter.Type.NONE) {
+      state.result = new Prefilter(Prefilter.Type.NONE);
+      return;
+    }
+    if (s3.type === Prefilter.Type.OR) {
+      for (let j2 = 0; j2 < s3.subs.length; j2++) state.subs.push(s3.subs[j2]);
+      return;
+    }
+    state.subs.push(s3);
+  }
+  static leave(re2, state) {
+    if (state.subs === void 0) return state.sub;
+    const pf = state.pf;
+    const seen = /* @__PURE__ */ new Set();
+    const subs = [];
+    for (const sub of state.subs) {
+      if (sub.type === Prefilter.Type.EXACT) {
+        if (seen.has(sub.str)) continue;
+        seen.add(sub.str);
+      }
+      subs.push(sub);
+    }
+    if (pf.type === Prefilter.Type.AND) {
+      const kept = [];
+      let cost2 = 0;
+      for (const sub of subs) {
+        if (cost2 + sub.cost > Prefilter.MAX_SCANS) continue;
+        kept.push(sub);
+        cost2 += sub.cost;
+      }
+      if (kept.length === 0) return new Prefilter(Prefilter.Type.NONE);
+      if (kept.length === 1) return kept[0];
+      pf.subs = kept;
+      pf.cost = cost2;
+      return pf;
+    }
+    if (subs.length === 0) return new Prefilter(Prefilter.Type.NONE);
+    if (subs.length === 1) return subs[0];
+    pf.subs = subs;
+    let allExact = true;
+    let cost = 0;
+    let units = 0;
+    for (const sub of subs) {
+      if (sub.type !== Prefilter.Type.EXACT) allExact = false;
+      else units += sub.bytes.length;
+      cost += sub.cost;
+    }
+    if (allExact) {
+      if (units > Prefilter.MAX_AC_UNITS) return new Prefilter(Prefilter.Type.NONE);
+      pf.allExact = true;
+      pf.cost = 1;
+      return pf;
+    }
+    if (cost > Prefilter.MAX_SCANS) return new Prefilter(Prefilter.Type.NONE);
+    pf.cost = cost;
+    return pf;
+  }
+};
+var PatchList = class {
+  /**
+  * @param {number} head - Encoded pointer to the start of the patch list.
+  * @param {number} tail - Encoded pointer to the end of the patch list.
+  */
+  constructor(head = 0, tail = 0) {
+    this.head = head;
+    this.tail = tail;
+  }
+};
+var Prog = class {
+  constructor() {
+    this.inst = [];
+    this.start = 0;
+    this.numCap = 2;
+    this.lbStarts = [];
+    this.numLb = 0;
+    this.lbInst = null;
+  }
+  getInst(pc) {
+    return this.inst[pc];
+  }
+  numInst() {
+    return this.inst.length;
+  }
+  addInst(op) {
+    this.inst.push(new Inst(op));
+  }
+  markLookbehindInsts() {
+    const lbInst = new Uint8Array(this.inst.length);
+    const pending = this.lbStarts.slice();
+    while (pending.length > 0) {
+      const pc = pending.pop();
+      if (pc === 0 || lbInst[pc] === 1) continue;
+      lbInst[pc] = 1;
+      const i = this.inst[pc];
+      switch (i.op) {
+        case Inst.ALT:
+        case Inst.ALT_MATCH:
+          pending.push(i.out, i.arg);
+          break;
+        case Inst.MATCH:
+        case Inst.FAIL:
+          break;
+        default:
+          pending.push(i.out);
+      }
+    }
+    this.lbInst = lbInst;
+  }
+  skipNop(pc) {
+    let i = this.inst[pc];
+    while (i.op === Inst.NOP || i.op === Inst.CAPTURE) {
+      i = this.inst[pc];
+      pc = i.out;
+    }
+    return i;
+  }
+  /** @returns {[boolean, string]} */
+  prefix() {
+    let prefix = "";
+    let i = this.skipNop(this.start);
+    if (!Inst.isRuneOp(i.op) || i.runes.length !== 1) return [i.op === Inst.MATCH, prefix];
+    while (Inst.isRuneOp(i.op) && i.runes.length === 1 && (i.arg & RE2Flags.FOLD_CASE) === 0 && !Unicode.isUnsearchable(i.runes[0])) {
+      prefix += String.fromCodePoint(i.runes[0]);
+      i = this.skipNop(i.out);
+    }
+    return [i.op === Inst.MATCH, prefix];
+  }
+  startCond() {
+    let flag = 0;
+    let pc = this.start;
+    loop: for (; ; ) {
+      const i = this.inst[pc];
+      switch (i.op) {
+        case Inst.EMPTY_WIDTH:
+          flag |= i.arg;
+          break;
+        case Inst.FAIL:
+          return -1;
+        case Inst.CAPTURE:
+        case Inst.NOP:
+          break;
+        default:
+          break loop;
+      }
+      pc = i.out;
+    }
+    return flag;
+  }
+  patch(l, val) {
+    let head = l.head;
+    while (head !== 0) {
+      const i = this.inst[head >> 1];
+      if ((head & 1) === 0) {
+        head = i.out;
+        i.out = val;
+      } else {
+        head = i.arg;
+        i.arg = val;
+      }
+    }
+  }
+  append(l1, l2) {
+    if (l1.head === 0) return l2;
+    if (l2.head === 0) return l1;
+    const i = this.inst[l1.tail >> 1];
+    if ((l1.tail & 1) === 0) i.out = l2.head;
+    else i.arg = l2.head;
+    return new PatchList(l1.head, l2.tail);
+  }
+  /**
+  *
+  * @returns {string}
+  */
+  toString() {
+    let out = "";
+    for (let pc = 0; pc < this.inst.length; pc++) {
+      const len = out.length;
+      out += pc;
+      if (pc === this.start) out += "*";
+      out += "        ".substring(out.length - len);
+      out += this.inst[pc];
+      out += "\n";
+    }
+    return out;
+  }
+};
+var ANY_RUNE_NOT_NL = new Int32Array([
+  0,
+  Codepoint.CODES["\n"] - 1,
+  Codepoint.CODES["\n"] + 1,
+  Unicode.MAX_RUNE
+]);
+var ANY_RUNE = new Int32Array([0, Unicode.MAX_RUNE]);
+var Frag = class {
+  constructor(i = 0, out = new PatchList(), nullable = false) {
+    this.i = i;
+    this.out = out;
+    this.nullable = nullable;
+  }
+};
+var Compiler = class Compiler2 {
+  static compileRegexp(re2) {
+    const c = new Compiler2();
+    const f2 = c.compile(re2);
+    c.prog.patch(f2.out, c.newInst(Inst.MATCH).i);
+    c.prog.start = f2.i;
+    c.prog.markLookbehindInsts();
+    return c.prog;
+  }
+  static compileSet(regexps) {
+    const c = new Compiler2();
+    if (regexps.length === 0) {
+      c.prog.start = c.newInst(Inst.FAIL).i;
+      c.prog.markLookbehindInsts();
+      return c.prog;
+    }
+    let starts = [];
+    for (let i = 0; i < regexps.length; i++) {
+      c.lbOffset = c.prog.numLb;
+      const f2 = c.compile(regexps[i]);
+      const m2 = c.newInst(Inst.MATCH);
+      c.prog.getInst(m2.i).arg = i;
+      c.prog.patch(f2.out, m2.i);
+      starts.push(f2.i);
+    }
+    let start = starts[0];
+    for (let i = 1; i < starts.length; i++) {
+      const f2 = c.newInst(Inst.ALT);
+      const inst = c.prog.getInst(f2.i);
+      inst.out = start;
+      inst.arg = starts[i];
+      start = f2.i;
+    }
+    c.prog.start = start;
+    c.prog.markLookbehindInsts();
+    return c.prog;
+  }
+  constructor() {
+    this.prog = new Prog();
+    this.newInst(Inst.FAIL);
+    this.lbOffset = 0;
+    this.runeCache = /* @__PURE__ */ new Map();
+    this.walker = {
+      leaf: (re2) => this.leaf(re2),
+      enter: (re2) => this.enter(re2),
+      child: (re2, state, result) => this.child(re2, state, result),
+      leave: (re2, state) => this.leave(re2, state)
+    };
+  }
+  newInst(op) {
+    this.prog.addInst(op);
+    return new Frag(this.prog.numInst() - 1, new PatchList(), true);
+  }
+  nop() {
+    const f2 = this.newInst(Inst.NOP);
+    f2.out = new PatchList(f2.i << 1, f2.i << 1);
+    return f2;
+  }
+  fail() {
+    return new Frag();
+  }
+  cap(arg) {
+    const f2 = this.newInst(Inst.CAPTURE);
+    f2.out = new PatchList(f2.i << 1, f2.i << 1);
+    this.prog.getInst(f2.i).arg = arg;
+    if (this.prog.numCap < arg + 1) this.prog.numCap = arg + 1;
+    return f2;
+  }
+  cat(f1, f2) {
+    if (f1.i === 0 || f2.i === 0) {
+      this.prog.patch(f1.out, 0);
+      this.prog.patch(f2.out, 0);
+      return this.fail();
+    }
+    this.prog.patch(f1.out, f2.i);
+    return new Frag(f1.i, f2.out, f1.nullable && f2.nullable);
+  }
+  alt(f1, f2) {
+    if (f1.i === 0) return f2;
+    if (f2.i === 0) return f1;
+    const f3 = this.newInst(Inst.ALT);
+    const i = this.prog.getInst(f3.i);
+    i.out = f1.i;
+    i.arg = f2.i;
+    f3.out = this.prog.append(f1.out, f2.out);
+    f3.nullable = f1.nullable || f2.nullable;
+    return f3;
+  }
+  loop(f1, nongreedy) {
+    const f2 = this.newInst(Inst.ALT);
+    const i = this.prog.getInst(f2.i);
+    if (nongreedy) {
+      i.arg = f1.i;
+      f2.out = new PatchList(f2.i << 1, f2.i << 1);
+    } else {
+      i.out = f1.i;
+      f2.out = new PatchList(f2.i << 1 | 1, f2.i << 1 | 1);
+    }
+    this.prog.patch(f1.out, f2.i);
+    return f2;
+  }
+  quest(f1, nongreedy) {
+    if (f1.i === 0) return this.nop();
+    const f2 = this.newInst(Inst.ALT);
+    const i = this.prog.getInst(f2.i);
+    if (nongreedy) {
+      i.arg = f1.i;
+      f2.out = new PatchList(f2.i << 1, f2.i << 1);
+    } else {
+      i.out = f1.i;
+      f2.out = new PatchList(f2.i << 1 | 1, f2.i << 1 | 1);
+    }
+    f2.out = this.prog.append(f2.out, f1.out);
+    return f2;
+  }
+  star(f1, nongreedy) {
+    if (f1.i === 0) return this.nop();
+    if (f1.nullable) return this.quest(this.plus(f1, nongreedy), nongreedy);
+    return this.loop(f1, nongreedy);
+  }
+  plus(f1, nongreedy) {
+    if (f1.i === 0) return this.fail();
+    return new Frag(f1.i, this.loop(f1, nongreedy).out, f1.nullable);
+  }
+  empty(op) {
+    const f2 = this.newInst(Inst.EMPTY_WIDTH);
+    this.prog.getInst(f2.i).arg = op;
+    f2.out = new PatchList(f2.i << 1, f2.i << 1);
+    return f2;
+  }
+  rune(runes, flags) {
+    const f2 = this.newInst(Inst.RUNE);
+    f2.nullable = false;
+    const i = this.prog.getInst(f2.i);
+    i.runes = runes;
+    flags &= RE2Flags.FOLD_CASE;
+    if (runes.length !== 1 || Unicode.simpleFold(runes[0]) === runes[0]) flags &= ~RE2Flags.FOLD_CASE;
+    i.arg = flags;
+    f2.out = new PatchList(f2.i << 1, f2.i << 1);
+    if ((flags & RE2Flags.FOLD_CASE) === 0 && runes.length === 1 || runes.length === 2 && runes[0] === runes[1]) i.op = Inst.RUNE1;
+    else if (runes.length === 2 && runes[0] === 0 && runes[1] === Unicode.MAX_RUNE) i.op = Inst.RUNE_ANY;
+    else if (runes.length === 4 && runes[0] === 0 && runes[1] === Codepoint.CODES["\n"] - 1 && runes[2] === Codepoint.CODES["\n"] + 1 && runes[3] === Unicode.MAX_RUNE) i.op = Inst.RUNE_ANY_NOT_NL;
+    return f2;
+  }
+  lookBehind(a, parsedLb) {
+    const lb = Math.sign(parsedLb) * (Math.abs(parsedLb) + this.lbOffset);
+    const id = this.newInst(Inst.LB_WRITE);
+    this.prog.getInst(id.i).arg = lb;
+    const any = this.rune(ANY_RUNE, 0);
+    const dotStar = this.star(any, true);
+    const lbAutomaton = this.cat(dotStar, a);
+    this.prog.patch(lbAutomaton.out, id.i);
+    const checkId = this.newInst(Inst.LB_CHECK);
+    this.prog.getInst(checkId.i).arg = lb;
+    this.prog.lbStarts.push(lbAutomaton.i);
+    if (Math.abs(lb) > this.prog.numLb) this.prog.numLb = Math.abs(lb);
+    checkId.out = new PatchList(checkId.i << 1, checkId.i << 1);
+    return checkId;
+  }
+  compile(re2) {
+    return RegexpWalker.walk(re2, this.walker);
+  }
+  leaf(re2) {
+    switch (re2.op) {
+      case Regexp.Op.NO_MATCH:
+        return this.fail();
+      case Regexp.Op.EMPTY_MATCH:
+        return this.nop();
+      case Regexp.Op.LITERAL: {
+        if (re2.runes.length === 0) return this.nop();
+        let f2 = null;
+        for (let r of re2.runes) {
+          let singleRune = this.runeCache.get(r);
+          if (singleRune === void 0) {
+            singleRune = new Int32Array([r]);
+            this.runeCache.set(r, singleRune);
+          }
+          const f1 = this.rune(singleRune, re2.flags);
+          f2 = f2 === null ? f1 : this.cat(f2, f1);
+        }
+        return f2;
+      }
+      case Regexp.Op.CHAR_CLASS:
+        return this.rune(re2.runes, re2.flags);
+      case Regexp.Op.ANY_CHAR_NOT_NL:
+        return this.rune(ANY_RUNE_NOT_NL, 0);
+      case Regexp.Op.ANY_CHAR:
+        return this.rune(ANY_RUNE, 0);
+      case Regexp.Op.BEGIN_LINE:
+        return this.empty(Utils.EMPTY_BEGIN_LINE);
+      case Regexp.Op.END_LINE:
+        return this.empty(Utils.EMPTY_END_LINE);
+      case Regexp.Op.BEGIN_TEXT:
+        return this.empty(Utils.EMPTY_BEGIN_TEXT);
+      case Regexp.Op.END_TEXT:
+        return this.empty(Utils.EMPTY_END_TEXT);
+      case Regexp.Op.WORD_BOUNDARY:
+        return this.empty(Utils.EMPTY_WORD_BOUNDARY);
+      case Regexp.Op.NO_WORD_BOUNDARY:
+        return this.empty(Utils.EMPTY_NO_WORD_BOUNDARY);
+      case Regexp.Op.CONCAT:
+      case Regexp.Op.ALTERNATE:
+        return this.nop();
+      default:
+        throw new RE2JSCompileException("regexp: unhandled case in compile");
+    }
+  }
+  enter(re2) {
+    switch (re2.op) {
+      case Regexp.Op.PLB:
+      case Regexp.Op.NLB:
+      case Regexp.Op.STAR:
+      case Regexp.Op.PLUS:
+      case Regexp.Op.QUEST:
+        return { sub: null };
+      case Regexp.Op.CAPTURE:
+        return {
+          bra: this.cap(re2.cap << 1),
+          sub: null
+        };
+      case Regexp.Op.CONCAT:
+      case Regexp.Op.ALTERNATE:
+        return { f: null };
+      default:
+        throw new RE2JSCompileException("regexp: unhandled case in compile");
+    }
+  }
+  child(re2, state, f1) {
+    if (re2.op === Regexp.Op.CONCAT) state.f = state.f === null ? f1 : this.cat(state.f, f1);
+    else if (re2.op === Regexp.Op.ALTERNATE) state.f = state.f === null ? f1 : this.alt(state.f, f1);
+    else state.sub = f1;
+  }
+  leave(re2, state) {
+    switch (re2.op) {
+      case Regexp.Op.PLB:
+      case Regexp.Op.NLB:
+        return this.lookBehind(state.sub, re2.lb);
+      case Regexp.Op.CAPTURE: {
+        const ket = this.cap(re2.cap << 1 | 1);
+        return this.cat(this.cat(state.bra, state.sub), ket);
+      }
+      case Regexp.Op.STAR:
+        return this.star(state.sub, (re2.flags & RE2Flags.NON_GREEDY) !== 0);
+      case Regexp.Op.PLUS:
+        return this.plus(state.sub, (re2.flags & RE2Flags.NON_GREEDY) !== 0);
+      case Regexp.Op.QUEST:
+        return this.quest(state.sub, (re2.flags & RE2Flags.NON_GREEDY) !== 0);
+      case Regexp.Op.CONCAT:
+      case Regexp.Op.ALTERNATE:
+        return state.f;
+      default:
+        throw new RE2JSCompileException("regexp: unhandled case in compile");
+    }
+  }
+};
+var Simplify = class Simplify2 {
+  static simplify(re2) {
+    if (re2 === null) return null;
+    return RegexpWalker.walk(re2, Simplify2.WALKER);
+  }
+  static WALKER = {
+    leaf: (re2) => Simplify2.leaf(re2),
+    enter: (re2) => Simplify2.enter(re2),
+    child: (re2, state, result, i) => Simplify2.child(re2, state, result, i),
+    leave: (re2, state) => Simplify2.leave(re2, state)
+  };
+  static leaf(re2) {
+    if (re2.op === Regexp.Op.CHAR_CLASS) {
+      if (re2.runes === null) return re2;
+      if (re2.runes.length === 0) return new Regexp(Regexp.Op.NO_MATCH);
+      if (re2.runes.length === 2 && re2.runes[0] === 0 && re2.runes[1] === Unicode.MAX_RUNE) return new Regexp(Regexp.Op.ANY_CHAR);
+      if (re2.runes.length === 4 && re2.runes[0] === 0 && re2.runes[1] === Codepoint.CODES["\n"] - 1 && re2.runes[2] === Codepoint.CODES["\n"] + 1 && re2.runes[3] === Unicode.MAX_RUNE) return new Regexp(Regexp.Op.ANY_CHAR_NOT_NL);
+    }
+    return re2;
+  }
+  static enter(re2) {
+    switch (re2.op) {
+      case Regexp.Op.PLB:
+      case Regexp.Op.NLB:
+      case Regexp.Op.CAPTURE:
+      case Regexp.Op.STAR:
+      case Regexp.Op.PLUS:
+      case Regexp.Op.QUEST:
+        return { sub: null };
+      case Regexp.Op.CONCAT:
+      case Regexp.Op.ALTERNATE:
+        return {
+          subs: [],
+          changed: false
+        };
+      case Regexp.Op.REPEAT:
+        if (re2.min === 0 && re2.max === 0) return { result: new Regexp(Regexp.Op.EMPTY_MATCH) };
+        return { sub: null };
+      default:
+        return { result: re2 };
+    }
+  }
+  static child(re2, state, nsub, i) {
+    if (state.subs === void 0) {
+      state.sub = nsub;
+      return;
+    }
+    if (nsub !== re2.subs[i]) state.changed = true;
+    if (re2.op === Regexp.Op.CONCAT) {
+      if (nsub.op === Regexp.Op.NO_MATCH) {
+        state.result = new Regexp(Regexp.Op.NO_MATCH);
+        return;
+      }
+      if (nsub.op === Regexp.Op.EMPTY_MATCH) {
+        state.changed = true;
+        return;
+      }
+      if (nsub.op === Regexp.Op.CONCAT) {
+        state.changed = true;
+        for (let j2 = 0; j2 < nsub.subs.length; j2++) state.subs.push(nsub.subs[j2]);
+        return;
+      }
+    } else {
+      if (nsub.op === Regexp.Op.NO_MATCH) {
+        state.changed = true;
+        return;
+      }
+      if (nsub.op === Regexp.Op.ALTERNATE) {
+        state.changed = true;
+        for (let j2 = 0; j2 < nsub.subs.length; j2++) state.subs.push(nsub.subs[j2]);
+        return;
+      }
+    }
+    state.subs.push(nsub);
+  }
+  static leave(re2, state) {
+    switch (re2.op) {
+      case Regexp.Op.PLB:
+      case Regexp.Op.NLB:
+      case Regexp.Op.CAPTURE: {
+        const sub = state.sub;
+        if (sub !== re2.subs[0]) {
+          const nre = Regexp.fromRegexp(re2);
+          nre.runes = /* @__PURE__ */ new Int32Array(0);
+          nre.subs = [sub];
+          return nre;
+        }
+        return re2;
+      }
+      case Regexp.Op.CONCAT:
+      case Regexp.Op.ALTERNATE:
+        if (state.changed) {
+          const newSubs = state.subs;
+          if (newSubs.length === 0) return new Regexp(re2.op === Regexp.Op.CONCAT ? Regexp.Op.EMPTY_MATCH : Regexp.Op.NO_MATCH);
+          if (newSubs.length === 1) return newSubs[0];
+          const nre = Regexp.fromRegexp(re2);
+          nre.runes = /* @__PURE__ */ new Int32Array(0);
+          nre.subs = newSubs;
+          return nre;
+        }
+        return re2;
+      case Regexp.Op.STAR:
+      case Regexp.Op.PLUS:
+      case Regexp.Op.QUEST:
+        return Simplify2.simplify1(re2.op, re2.flags, state.sub, re2);
+      case Regexp.Op.REPEAT:
+        return Simplify2.simplifyRepeat(re2, state.sub);
+      default:
+        return re2;
+    }
+  }
+  static simplifyRepeat(re2, sub) {
+    if (re2.max === -1) {
+      if (re2.min === 0) return Simplify2.simplify1(Regexp.Op.STAR, re2.flags, sub, null);
+      if (re2.min === 1) return Simplify2.simplify1(Regexp.Op.PLUS, re2.flags, sub, null);
+      const subs = [];
+      for (let i = 0; i < re2.min - 1; i++) subs.push(sub);
+      subs.push(Simplify2.simplify1(Regexp.Op.PLUS, re2.flags, sub, null));
+      return Simplify2.concat(subs);
+    }
+    if (re2.min === 1 && re2.max === 1) return sub;
+    let prefixSubs = null;
+    if (re2.min > 0) {
+      prefixSubs = [];
+      for (let i = 0; i < re2.min; i++) prefixSubs.push(sub);
+    }
+    if (re2.max > re2.min) {
+      let suffix = Simplify2.simplify1(Regexp.Op.QUEST, re2.flags, sub, null);
+      for (let i = re2.min + 1; i < re2.max; i++) suffix = Simplify2.simplify1(Regexp.Op.QUEST, re2.flags, Simplify2.concat([sub, suffix]), null);
+      if (prefixSubs === null) return suffix;
+      prefixSubs.push(suffix);
+    }
+    if (prefixSubs !== null) return Simplify2.concat(prefixSubs);
+    return new Regexp(Regexp.Op.NO_MATCH);
+  }
+  static concat(subs) {
+    const newSubs = [];
+    for (let i = 0; i < subs.length; i++) {
+      const sub = subs[i];
+      if (sub.op === Regexp.Op.NO_MATCH) return new Regexp(Regexp.Op.NO_MATCH);
+      if (sub.op === Regexp.Op.EMPTY_MATCH) continue;
+      if (sub.op === Regexp.Op.CONCAT) {
+        for (let j2 = 0; j2 < sub.subs.length; j2++) newSubs.push(sub.subs[j2]);
+        continue;
+      }
+      newSubs.push(sub);
+    }
+    if (newSubs.length === 0) return new Regexp(Regexp.Op.EMPTY_MATCH);
+    if (newSubs.length === 1) return newSubs[0];
+    const nre = new Regexp(Regexp.Op.CONCAT);
+    nre.subs = newSubs;
+    return nre;
+  }
+  static simplify1(op, flags, sub, re2) {
+    if (sub.op === Regexp.Op.EMPTY_MATCH) return sub;
+    if (sub.op === Regexp.Op.NO_MATCH) {
+      if (op === Regexp.Op.PLUS) return sub;
+      return new Regexp(Regexp.Op.EMPTY_MATCH);
+    }
+    if (op === sub.op && (flags & RE2Flags.NON_GREEDY) === (sub.flags & RE2Flags.NON_GREEDY)) return sub;
+    if (re2 !== null && re2.op === op && (re2.flags & RE2Flags.NON_GREEDY) === (flags & RE2Flags.NON_GREEDY) && sub === re2.subs[0]) return re2;
+    const nre = new Regexp(op);
+    nre.flags = flags;
+    nre.subs = [sub];
+    return nre;
+  }
+};
+var CharGroup = class {
+  constructor(sign, cls) {
+    this.sign = sign;
+    this.cls = cls;
+  }
+};
+var code1 = [48, 57];
+var code2 = [
+  9,
+  10,
+  12,
+  13,
+  32,
+  32
+];
+var code3 = [
+  48,
+  57,
+  65,
+  90,
+  95,
+  95,
+  97,
+  122
+];
+var PERL_GROUPS = /* @__PURE__ */ new Map([
+  ["\\d", new CharGroup(1, code1)],
+  ["\\D", new CharGroup(-1, code1)],
+  ["\\s", new CharGroup(1, code2)],
+  ["\\S", new CharGroup(-1, code2)],
+  ["\\w", new CharGroup(1, code3)],
+  ["\\W", new CharGroup(-1, code3)]
+]);
+var code4 = [
+  48,
+  57,
+  65,
+  90,
+  97,
+  122
+];
+var code5 = [
+  65,
+  90,
+  97,
+  122
+];
+var code6 = [0, 127];
+var code7 = [
+  9,
+  9,
+  32,
+  32
+];
+var code8 = [
+  0,
+  31,
+  127,
+  127
+];
+var code9 = [48, 57];
+var code10 = [33, 126];
+var code11 = [97, 122];
+var code12 = [32, 126];
+var code13 = [
+  33,
+  47,
+  58,
+  64,
+  91,
+  96,
+  123,
+  126
+];
+var code14 = [
+  9,
+  13,
+  32,
+  32
+];
+var code15 = [65, 90];
+var code16 = [
+  48,
+  57,
+  65,
+  90,
+  95,
+  95,
+  97,
+  122
+];
+var code17 = [
+  48,
+  57,
+  65,
+  70,
+  97,
+  102
+];
+var POSIX_GROUPS = /* @__PURE__ */ new Map([
+  ["[:alnum:]", new CharGroup(1, code4)],
+  ["[:^alnum:]", new CharGroup(-1, code4)],
+  ["[:alpha:]", new CharGroup(1, code5)],
+  ["[:^alpha:]", new CharGroup(-1, code5)],
+  ["[:ascii:]", new CharGroup(1, code6)],
+  ["[:^ascii:]", new CharGroup(-1, code6)],
+  ["[:blank:]", new CharGroup(1, code7)],
+  ["[:^blank:]", new CharGroup(-1, code7)],
+  ["[:cntrl:]", new CharGroup(1, code8)],
+  ["[:^cntrl:]", new CharGroup(-1, code8)],
+  ["[:digit:]", new CharGroup(1, code9)],
+  ["[:^digit:]", new CharGroup(-1, code9)],
+  ["[:graph:]", new CharGroup(1, code10)],
+  ["[:^graph:]", new CharGroup(-1, code10)],
+  ["[:lower:]", new CharGroup(1, code11)],
+  ["[:^lower:]", new CharGroup(-1, code11)],
+  ["[:print:]", new CharGroup(1, code12)],
+  ["[:^print:]", new CharGroup(-1, code12)],
+  ["[:punct:]", new CharGroup(1, code13)],
+  ["[:^punct:]", new CharGroup(-1, code13)],
+  ["[:space:]", new CharGroup(1, code14)],
+  ["[:^space:]", new CharGroup(-1, code14)],
+  ["[:upper:]", new CharGroup(1, code15)],
+  ["[:^upper:]", new CharGroup(-1, code15)],
+  ["[:word:]", new CharGroup(1, code16)],
+  ["[:^word:]", new CharGroup(-1, code16)],
+  ["[:xdigit:]", new CharGroup(1, code17)],
+  ["[:^xdigit:]", new CharGroup(-1, code17)]
+]);
+var CharClass = class CharClass2 {
+  static charClassToString(r, len) {
+    let result = "[";
+    for (let i = 0; i < len; i += 2) {
+      if (i > 0) result += " ";
+      const lo2 = r[i];
+      const hi2 = r[i + 1];
+      if (lo2 === hi2) result += `0x${lo2.toString(16)}`;
+      else result += `0x${lo2.toString(16)}-0x${hi2.toString(16)}`;
+    }
+    result += "]";
+    return result;
+  }
+  static sortRanges(array, len) {
+    const n = len >> 1;
+    const order = new Array(n);
+    for (let i = 0; i < n; i++) order[i] = i;
+    order.sort((a, b2) => array[2 * a] - array[2 * b2] || array[2 * b2 + 1] - array[2 * a + 1]);
+    const sorted = array.slice(0, len);
+    for (let i = 0; i < n; i++) {
+      array[2 * i] = sorted[2 * order[i]];
+      array[2 * i + 1] = sorted[2 * order[i] + 1];
+    }
+  }
+  /**
+  * @param {number[]|Int32Array} [r]
+  */
+  constructor(r = Utils.emptyInts()) {
+    this.r = r;
+    this.len = r.length;
+  }
+  toArray() {
+    if (this.r instanceof Int32Array) return this.len === this.r.length ? this.r : this.r.subarray(0, this.len);
+    return new Int32Array(this.len === this.r.length ? this.r : this.r.slice(0, this.len));
+  }
+  toGrowableArray() {
+    if (Array.isArray(this.r)) {
+      this.r.length = this.len;
+      return this.r;
+    }
+    return Array.from(this.r.subarray(0, this.len));
+  }
+  cleanClass() {
+    if (this.len < 4) return this;
+    CharClass2.sortRanges(this.r, this.len);
+    let w2 = 2;
+    for (let i = 2; i < this.len; i += 2) {
+      const lo2 = this.r[i];
+      const hi2 = this.r[i + 1];
+      if (lo2 <= this.r[w2 - 1] + 1) {
+        if (hi2 > this.r[w2 - 1]) this.r[w2 - 1] = hi2;
+        continue;
+      }
+      this.r[w2] = lo2;
+      this.r[w2 + 1] = hi2;
+      w2 += 2;
+    }
+    this.len = w2;
+    return this;
+  }
+  appendLiteral(x, flags) {
+    return (flags & RE2Flags.FOLD_CASE) !== 0 ? this.appendFoldedRange(x, x) : this.appendRange(x, x);
+  }
+  appendRange(lo2, hi2) {
+    if (this.len > 0) {
+      for (let i = 2; i <= 4; i += 2) if (this.len >= i) {
+        const rlo = this.r[this.len - i];
+        const rhi = this.r[this.len - i + 1];
+        if (lo2 <= rhi + 1 && rlo <= hi2 + 1) {
+          if (lo2 < rlo) this.r[this.len - i] = lo2;
+          if (hi2 > rhi) this.r[this.len - i + 1] = hi2;
+          return this;
+        }
+      }
+    }
+    this.r[this.len++] = lo2;
+    this.r[this.len++] = hi2;
+    return this;
+  }
+  appendFoldedRange(lo2, hi2) {
+    if (lo2 <= Unicode.MIN_FOLD && hi2 >= Unicode.MAX_FOLD) return this.appendRange(lo2, hi2);
+    if (hi2 < Unicode.MIN_FOLD || lo2 > Unicode.MAX_FOLD) return this.appendRange(lo2, hi2);
+    if (lo2 < Unicode.MIN_FOLD) {
+      this.appendRange(lo2, Unicode.MIN_FOLD - 1);
+      lo2 = Unicode.MIN_FOLD;
+    }
+    if (hi2 > Unicode.MAX_FOLD) {
+      this.appendRange(Unicode.MAX_FOLD + 1, hi2);
+      hi2 = Unicode.MAX_FOLD;
+    }
+    for (let c = lo2; c <= hi2; c++) {
+      this.appendRange(c, c);
+      for (let f2 = Unicode.simpleFold(c); f2 !== c; f2 = Unicode.simpleFold(f2)) this.appendRange(f2, f2);
+    }
+    return this;
+  }
+  appendClass(x) {
+    for (let i = 0; i < x.length; i += 2) this.appendRange(x[i], x[i + 1]);
+    return this;
+  }
+  appendFoldedClass(x) {
+    for (let i = 0; i < x.length; i += 2) this.appendFoldedRange(x[i], x[i + 1]);
+    return this;
+  }
+  appendNegatedClass(x) {
+    let nextLo = 0;
+    for (let i = 0; i < x.length; i += 2) {
+      const lo2 = x[i];
+      const hi2 = x[i + 1];
+      if (nextLo <= lo2 - 1) this.appendRange(nextLo, lo2 - 1);
+      nextLo = hi2 + 1;
+    }
+    if (nextLo <= Unicode.MAX_RUNE) this.appendRange(nextLo, Unicode.MAX_RUNE);
+    return this;
+  }
+  appendTable(table) {
+    for (let i = 0; i < table.length; ++i) {
+      const lo2 = table.getLo(i);
+      const hi2 = table.getHi(i);
+      const stride = table.getStride(i);
+      if (stride === 1) {
+        this.appendRange(lo2, hi2);
+        continue;
+      }
+      for (let c = lo2; c <= hi2; c += stride) this.appendRange(c, c);
+    }
+    return this;
+  }
+  appendNegatedTable(table) {
+    let nextLo = 0;
+    for (let i = 0; i < table.length; ++i) {
+      const lo2 = table.getLo(i);
+      const hi2 = table.getHi(i);
+      const stride = table.getStride(i);
+      if (stride === 1) {
+        if (nextLo <= lo2 - 1) this.appendRange(nextLo, lo2 - 1);
+        nextLo = hi2 + 1;
+        continue;
+      }
+      for (let c = lo2; c <= hi2; c += stride) {
+        if (nextLo <= c - 1) this.appendRange(nextLo, c - 1);
+        nextLo = c + 1;
+      }
+    }
+    if (nextLo <= Unicode.MAX_RUNE) this.appendRange(nextLo, Unicode.MAX_RUNE);
+    return this;
+  }
+  appendTableWithSign(table, sign) {
+    return sign < 0 ? this.appendNegatedTable(table) : this.appendTable(table);
+  }
+  negateClass() {
+    let nextLo = 0;
+    let w2 = 0;
+    for (let i = 0; i < this.len; i += 2) {
+      const lo2 = this.r[i];
+      const hi2 = this.r[i + 1];
+      if (nextLo <= lo2 - 1) {
+        this.r[w2] = nextLo;
+        this.r[w2 + 1] = lo2 - 1;
+        w2 += 2;
+      }
+      nextLo = hi2 + 1;
+    }
+    this.len = w2;
+    if (nextLo <= Unicode.MAX_RUNE) {
+      this.r[this.len++] = nextLo;
+      this.r[this.len++] = Unicode.MAX_RUNE;
+    }
+    return this;
+  }
+  appendClassWithSign(x, sign) {
+    return sign < 0 ? this.appendNegatedClass(x) : this.appendClass(x);
+  }
+  appendGroup(g2, foldCase) {
+    let cls = g2.cls;
+    if (foldCase) cls = new CharClass2().appendFoldedClass(cls).cleanClass().toArray();
+    return this.appendClassWithSign(cls, g2.sign);
+  }
+  toString() {
+    return CharClass2.charClassToString(this.r, this.len);
+  }
+};
+var StringIterator = class {
+  constructor(str) {
+    this.str = str;
+    this.position = 0;
+  }
+  pos() {
+    return this.position;
+  }
+  rewindTo(pos) {
+    this.position = pos;
+  }
+  more() {
+    return this.position < this.str.length;
+  }
+  peek() {
+    return this.str.codePointAt(this.position);
+  }
+  skip(n) {
+    this.position += n;
+  }
+  skipString(s3) {
+    this.position += s3.length;
+  }
+  pop() {
+    const r = this.str.codePointAt(this.position);
+    this.position += Utils.charCount(r);
+    return r;
+  }
+  lookingAt(s3) {
+    return this.str.startsWith(s3, this.position);
+  }
+  rest() {
+    return this.str.substring(this.position);
+  }
+  from(beforePos) {
+    return this.str.substring(beforePos, this.position);
+  }
+  toString() {
+    return this.rest();
+  }
+};
+var Parser = class Parser2 {
+  static ERR_INTERNAL_ERROR = "regexp/syntax: internal error";
+  static ERR_INVALID_CHAR_RANGE = "invalid character class range";
+  static ERR_INVALID_ESCAPE = "invalid escape sequence";
+  static ERR_INVALID_NAMED_CAPTURE = "invalid named capture";
+  static ERR_INVALID_PERL_OP = "invalid or unsupported Perl syntax";
+  static ERR_INVALID_REPEAT_OP = "invalid nested repetition operator";
+  static ERR_INVALID_REPEAT_SIZE = "invalid repeat count";
+  static ERR_MISSING_BRACKET = "missing closing ]";
+  static ERR_MISSING_PAREN = "missing closing )";
+  static ERR_MISSING_REPEAT_ARGUMENT = "missing argument to repetition operator";
+  static ERR_TRAILING_BACKSLASH = "trailing backslash at end of expression";
+  static ERR_DUPLICATE_NAMED_CAPTURE = "duplicate capture group name";
+  static ERR_UNEXPECTED_PAREN = "unexpected )";
+  static ERR_NESTING_DEPTH = "expression nests too deeply";
+  static ERR_LARGE = "expression too large";
+  static ERR_INVALID_CAPTURE_IN_LOOKBEHIND = "invalid capture in lookbehind";
+  static MAX_HEIGHT = 1e3;
+  static MAX_SIZE = 1398101;
+  static MAX_RUNES = 33554432;
+  static ANY_TABLE = new UnicodeRangeTable(new Uint32Array([
+    0,
+    Unicode.MAX_RUNE,
+    1
+  ]));
+  static ASCII_TABLE = new UnicodeRangeTable(new Uint32Array([
+    0,
+    127,
+    1
+  ]));
+  static ASCII_FOLD_TABLE = new UnicodeRangeTable(new Uint32Array([
+    0,
+    127,
+    1,
+    383,
+    383,
+    1,
+    8490,
+    8490,
+    1
+  ]));
+  static unicodeTable(name) {
+    if (name === "Any") return {
+      tab: Parser2.ANY_TABLE,
+      fold: Parser2.ANY_TABLE,
+      sign: 1
+    };
+    if (name === "Ascii") return {
+      tab: Parser2.ASCII_TABLE,
+      fold: Parser2.ASCII_FOLD_TABLE,
+      sign: 1
+    };
+    if (name === "Assigned") return {
+      tab: UnicodeTables.CATEGORIES.get("Cn"),
+      fold: UnicodeTables.CATEGORIES.get("Cn"),
+      sign: -1
+    };
+    if (name === "Lc") return {
+      tab: UnicodeTables.CATEGORIES.get("LC"),
+      fold: UnicodeTables.FOLD_CATEGORIES.get("LC"),
+      sign: 1
+    };
+    if (UnicodeTables.CATEGORIES.has(name)) return {
+      tab: UnicodeTables.CATEGORIES.get(name),
+      fold: UnicodeTables.FOLD_CATEGORIES.get(name),
+      sign: 1
+    };
+    if (UnicodeTables.SCRIPTS.has(name)) return {
+      tab: UnicodeTables.SCRIPTS.get(name),
+      fold: UnicodeTables.FOLD_SCRIPT.get(name),
+      sign: 1
+    };
+    return null;
+  }
+  static minFoldRune(r) {
+    if (r < Unicode.MIN_FOLD || r > Unicode.MAX_FOLD) return r;
+    let min = r;
+    const r0 = r;
+    for (r = Unicode.simpleFold(r); r !== r0; r = Unicode.simpleFold(r)) if (min > r) min = r;
+    return min;
+  }
+  static leadingRegexp(re2) {
+    if (re2.op === Regexp.Op.EMPTY_MATCH) return null;
+    if (re2.op === Regexp.Op.CONCAT && re2.subs.length > 0) {
+      const sub = re2.subs[0];
+      if (sub.op === Regexp.Op.EMPTY_MATCH) return null;
+      return sub;
+    }
+    return re2;
+  }
+  static literalRegexp(s3, flags) {
+    const re2 = new Regexp(Regexp.Op.LITERAL);
+    re2.flags = flags;
+    re2.runes = Utils.stringToRunes(s3);
+    return re2;
+  }
+  /**
+  * Parse regular expression pattern {@code pattern} with mode flags {@code flags}.
+  * @param {string} pattern
+  * @param {number} flags
+  */
+  static parse(pattern, flags) {
+    return new Parser2(pattern, flags).parseInternal();
+  }
+  static parseRepeat(t) {
+    const start = t.pos();
+    if (!t.more() || !t.lookingAt("{")) return -1;
+    t.skip(1);
+    const min = Parser2.parseInt(t);
+    if (min === -1) return -1;
+    if (!t.more()) return -1;
+    let max;
+    if (!t.lookingAt(",")) max = min;
+    else {
+      t.skip(1);
+      if (!t.more()) return -1;
+      if (t.lookingAt("}")) max = -1;
+      else if ((max = Parser2.parseInt(t)) === -1) return -1;
+    }
+    if (!t.more() || !t.lookingAt("}")) return -1;
+    t.skip(1);
+    if (min < 0 || min > 1e3 || max === -2 || max > 1e3 || max >= 0 && min > max) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_REPEAT_SIZE, t.from(start));
+    return min << 16 | max & Unicode.MAX_BMP;
+  }
+  static isValidCaptureName(name) {
+    if (name.length === 0) return false;
+    for (let i = 0; i < name.length; i++) {
+      const c = name.codePointAt(i);
+      if (c !== Codepoint.CODES["_"] && !Utils.isalnum(c)) return false;
+    }
+    return true;
+  }
+  static parseInt(t) {
+    const start = t.pos();
+    while (t.more() && t.peek() >= Codepoint.CODES["0"] && t.peek() <= Codepoint.CODES["9"]) t.skip(1);
+    const n = t.from(start);
+    if (n.length === 0 || n.length > 1 && n.codePointAt(0) === Codepoint.CODES["0"]) return -1;
+    if (n.length > 8) return -2;
+    return parseInt(n, 10);
+  }
+  static isCharClass(re2) {
+    return re2.op === Regexp.Op.LITERAL && re2.runes.length === 1 || re2.op === Regexp.Op.CHAR_CLASS || re2.op === Regexp.Op.ANY_CHAR_NOT_NL || re2.op === Regexp.Op.ANY_CHAR;
+  }
+  static matchRune(re2, r) {
+    switch (re2.op) {
+      case Regexp.Op.LITERAL:
+        return re2.runes.length === 1 && re2.runes[0] === r;
+      case Regexp.Op.CHAR_CLASS:
+        for (let i = 0; i < re2.runes.length; i += 2) if (re2.runes[i] <= r && r <= re2.runes[i + 1]) return true;
+        return false;
+      case Regexp.Op.ANY_CHAR_NOT_NL:
+        return r !== Codepoint.CODES["\n"];
+      case Regexp.Op.ANY_CHAR:
+        return true;
+    }
+    return false;
+  }
+  static mergeCharClass(dst, src) {
+    switch (dst.op) {
+      case Regexp.Op.ANY_CHAR:
+        break;
+      case Regexp.Op.ANY_CHAR_NOT_NL:
+        if (Parser2.matchRune(src, Codepoint.CODES["\n"])) dst.op = Regexp.Op.ANY_CHAR;
+        break;
+      case Regexp.Op.CHAR_CLASS: {
+        const cc = new CharClass(Array.isArray(dst.runes) ? dst.runes : Array.from(dst.runes));
+        if (src.op === Regexp.Op.LITERAL) cc.appendLiteral(src.runes[0], src.flags);
+        else cc.appendClass(src.runes);
+        dst.runes = cc.toGrowableArray();
+        break;
+      }
+      case Regexp.Op.LITERAL:
+        if (src.runes[0] === dst.runes[0] && src.flags === dst.flags) break;
+        dst.op = Regexp.Op.CHAR_CLASS;
+        dst.runes = new CharClass().appendLiteral(dst.runes[0], dst.flags).appendLiteral(src.runes[0], src.flags).toGrowableArray();
+    }
+  }
+  static parseEscape(t) {
+    const startPos = t.pos();
+    t.skip(1);
+    if (!t.more()) throw new RE2JSSyntaxException(Parser2.ERR_TRAILING_BACKSLASH);
+    let c = t.pop();
+    bigswitch: switch (c) {
+      case Codepoint.CODES["1"]:
+      case Codepoint.CODES["2"]:
+      case Codepoint.CODES["3"]:
+      case Codepoint.CODES["4"]:
+      case Codepoint.CODES["5"]:
+      case Codepoint.CODES["6"]:
+      case Codepoint.CODES["7"]:
+        if (!t.more() || t.peek() < Codepoint.CODES["0"] || t.peek() > Codepoint.CODES["7"]) break;
+      case Codepoint.CODES["0"]: {
+        let r = c - Codepoint.CODES["0"];
+        for (let i = 1; i < 3; i++) {
+          if (!t.more() || t.peek() < Codepoint.CODES["0"] || t.peek() > Codepoint.CODES["7"]) break;
+          r = r * 8 + t.peek() - Codepoint.CODES["0"];
+          t.skip(1);
+        }
+        return r;
+      }
+      case Codepoint.CODES["x"]: {
+        if (!t.more()) break;
+        c = t.pop();
+        if (c === Codepoint.CODES["{"]) {
+          let nhex = 0;
+          let r = 0;
+          while (true) {
+            if (!t.more()) break bigswitch;
+            c = t.pop();
+            if (c === Codepoint.CODES["}"]) break;
+            const v2 = Utils.unhex(c);
+            if (v2 < 0) break bigswitch;
+            r = r * 16 + v2;
+            if (r > Unicode.MAX_RUNE) break bigswitch;
+            nhex++;
+          }
+          if (nhex === 0) break bigswitch;
+          return r;
+        }
+        const x = Utils.unhex(c);
+        if (!t.more()) break;
+        c = t.pop();
+        const y = Utils.unhex(c);
+        if (x < 0 || y < 0) break;
+        return x * 16 + y;
+      }
+      case Codepoint.CODES["a"]:
+        return Codepoint.CODES["\x07"];
+      case Codepoint.CODES["f"]:
+        return Codepoint.CODES["\f"];
+      case Codepoint.CODES["n"]:
+        return Codepoint.CODES["\n"];
+      case Codepoint.CODES["r"]:
+        return Codepoint.CODES["\r"];
+      case Codepoint.CODES["t"]:
+        return Codepoint.CODES["	"];
+      case Codepoint.CODES["v"]:
+        return Codepoint.CODES["\v"];
+      default:
+        if (c <= Unicode.MAX_ASCII && !Utils.isalnum(c)) return c;
+    }
+    throw new RE2JSSyntaxException(Parser2.ERR_INVALID_ESCAPE, t.from(startPos));
+  }
+  static parseClassChar(t, wholeClassPos) {
+    if (!t.more()) throw new RE2JSSyntaxException(Parser2.ERR_MISSING_BRACKET, t.from(wholeClassPos));
+    if (t.lookingAt("\\")) return Parser2.parseEscape(t);
+    return t.pop();
+  }
+  static hasCapture(re2) {
+    if (re2 === null) return false;
+    if (re2.op === Regexp.Op.CAPTURE) return true;
+    if (re2.subs) {
+      for (let sub of re2.subs) if (Parser2.hasCapture(sub)) return true;
+    }
+    return false;
+  }
+  constructor(wholeRegexp, flags = 0) {
+    this.wholeRegexp = wholeRegexp;
+    this.flags = flags;
+    this.numCap = 0;
+    this.namedGroups = /* @__PURE__ */ Object.create(null);
+    this.stack = [];
+    this.free = null;
+    this.numRegexp = 0;
+    this.numRunes = 0;
+    this.repeats = 0;
+    this.height = null;
+    this.size = null;
+    this.nlb = 0;
+  }
+  newRegexp(op) {
+    let re2 = this.free;
+    if (re2 !== null && re2.subs !== null && re2.subs.length > 0) {
+      this.free = re2.subs[0];
+      re2.reinit();
+      re2.op = op;
+    } else {
+      re2 = new Regexp(op);
+      this.numRegexp += 1;
+    }
+    return re2;
+  }
+  reuse(re2) {
+    if (this.height !== null && this.height.has(re2)) this.height.delete(re2);
+    if (re2.subs !== null && re2.subs.length > 0) re2.subs[0] = this.free;
+    this.free = re2;
+  }
+  checkLimits(re2) {
+    if (this.numRunes > Parser2.MAX_RUNES) throw new RE2JSSyntaxException(Parser2.ERR_LARGE);
+    this.checkSize(re2);
+    this.checkHeight(re2);
+  }
+  checkSize(re2) {
+    if (this.size === null) {
+      if (this.repeats === 0) this.repeats = 1;
+      if (re2.op === Regexp.Op.REPEAT) {
+        let n = re2.max;
+        if (n === -1) n = re2.min;
+        if (n <= 0) n = 1;
+        if (n > Math.floor(Parser2.MAX_SIZE / this.repeats)) this.repeats = Parser2.MAX_SIZE;
+        else this.repeats *= n;
+      }
+      if (this.numRegexp < Math.floor(Parser2.MAX_SIZE / this.repeats)) return;
+      this.size = /* @__PURE__ */ new Map();
+      for (let reEx of this.stack) this.checkSize(reEx);
+    }
+    if (this.calcSize(re2, true) > Parser2.MAX_SIZE) throw new RE2JSSyntaxException(Parser2.ERR_LARGE);
+  }
+  calcSize(re2, force = false) {
+    if (!force && this.size !== null) {
+      if (this.size.has(re2)) return this.size.get(re2);
+    }
+    let size = 0;
+    switch (re2.op) {
+      case Regexp.Op.LITERAL:
+        size = re2.runes.length;
+        break;
+      case Regexp.Op.PLB:
+      case Regexp.Op.NLB:
+      case Regexp.Op.CAPTURE:
+      case Regexp.Op.STAR:
+        size = 2 + this.calcSize(re2.subs[0]);
+        break;
+      case Regexp.Op.PLUS:
+      case Regexp.Op.QUEST:
+        size = 1 + this.calcSize(re2.subs[0]);
+        break;
+      case Regexp.Op.CONCAT:
+        for (let sub of re2.subs) size = size + this.calcSize(sub);
+        break;
+      case Regexp.Op.ALTERNATE:
+        for (let sub of re2.subs) size = size + this.calcSize(sub);
+        if (re2.subs.length > 1) size = size + re2.subs.length - 1;
+        break;
+      case Regexp.Op.REPEAT: {
+        let sub = this.calcSize(re2.subs[0]);
+        if (re2.max === -1) {
+          if (re2.min === 0) size = 2 + sub;
+          else size = 1 + re2.min * sub;
+          break;
+        }
+        size = re2.max * sub + (re2.max - re2.min);
+        break;
+      }
+    }
+    size = Math.max(1, size);
+    if (this.size === null) this.size = /* @__PURE__ */ new Map();
+    this.size.set(re2, size);
+    return size;
+  }
+  checkHeight(re2) {
+    if (this.numRegexp < Parser2.MAX_HEIGHT) return;
+    if (this.height === null) {
+      this.height = /* @__PURE__ */ new Map();
+      for (let reEx of this.stack) this.checkHeight(reEx);
+    }
+    if (this.calcHeight(re2, true) > Parser2.MAX_HEIGHT) throw new RE2JSSyntaxException(Parser2.ERR_NESTING_DEPTH);
+  }
+  calcHeight(re2, force = false) {
+    if (!force && this.height !== null) {
+      if (this.height.has(re2)) return this.height.get(re2);
+    }
+    let h = 1;
+    for (let sub of re2.subs) {
+      const hsub = this.calcHeight(sub);
+      if (h < 1 + hsub) h = 1 + hsub;
+    }
+    if (this.height === null) this.height = /* @__PURE__ */ new Map();
+    this.height.set(re2, h);
+    return h;
+  }
+  pop() {
+    return this.stack.pop();
+  }
+  popToPseudo() {
+    const n = this.stack.length;
+    let i = n;
+    while (i > 0 && !Regexp.isPseudoOp(this.stack[i - 1].op)) i--;
+    return this.stack.splice(i, n - i);
+  }
+  push(re2) {
+    this.numRunes += re2.runes.length;
+    if (re2.op === Regexp.Op.CHAR_CLASS && re2.runes.length === 2 && re2.runes[0] === re2.runes[1]) {
+      if (this.maybeConcat(re2.runes[0], this.flags & ~RE2Flags.FOLD_CASE)) return null;
+      re2.op = Regexp.Op.LITERAL;
+      re2.runes = [re2.runes[0]];
+      re2.flags = this.flags & ~RE2Flags.FOLD_CASE;
+    } else if (re2.op === Regexp.Op.CHAR_CLASS && re2.runes.length === 4 && re2.runes[0] === re2.runes[1] && re2.runes[2] === re2.runes[3] && Unicode.simpleFold(re2.runes[0]) === re2.runes[2] && Unicode.simpleFold(re2.runes[2]) === re2.runes[0] || re2.op === Regexp.Op.CHAR_CLASS && re2.runes.length === 2 && re2.runes[0] + 1 === re2.runes[1] && Unicode.simpleFold(re2.runes[0]) === re2.runes[1] && Unicode.simpleFold(re2.runes[1]) === re2.runes[0]) {
+      if (this.maybeConcat(re2.runes[0], this.flags | RE2Flags.FOLD_CASE)) return null;
+      re2.op = Regexp.Op.LITERAL;
+      re2.runes = [re2.runes[0]];
+      re2.flags = this.flags | RE2Flags.FOLD_CASE;
+    } else this.maybeConcat(-1, 0);
+    this.stack.push(re2);
+    this.checkLimits(re2);
+    return re2;
+  }
+  maybeConcat(r, flags) {
+    const n = this.stack.length;
+    if (n < 2) return false;
+    const re1 = this.stack[n - 1];
+    const re2 = this.stack[n - 2];
+    if (re1.op !== Regexp.Op.LITERAL || re2.op !== Regexp.Op.LITERAL || (re1.flags & RE2Flags.FOLD_CASE) !== (re2.flags & RE2Flags.FOLD_CASE)) return false;
+    if (!Array.isArray(re2.runes)) re2.runes = Array.from(re2.runes);
+    for (let i = 0; i < re1.runes.length; i++) re2.runes.push(re1.runes[i]);
+    if (r >= 0) {
+      re1.runes = [r];
+      re1.flags = flags;
+      return true;
+    }
+    this.pop();
+    this.reuse(re1);
+    return false;
+  }
+  newLiteral(r, flags) {
+    const re2 = this.newRegexp(Regexp.Op.LITERAL);
+    re2.flags = flags;
+    if ((flags & RE2Flags.FOLD_CASE) !== 0) r = Parser2.minFoldRune(r);
+    re2.runes = [r];
+    return re2;
+  }
+  literal(r) {
+    this.push(this.newLiteral(r, this.flags));
+  }
+  op(op) {
+    const re2 = this.newRegexp(op);
+    re2.flags = this.flags;
+    return this.push(re2);
+  }
+  repeat(op, min, max, beforePos, t, lastRepeatPos) {
+    let flags = this.flags;
+    if ((flags & RE2Flags.PERL_X) !== 0) {
+      if (t.more() && t.lookingAt("?")) {
+        t.skip(1);
+        flags ^= RE2Flags.NON_GREEDY;
+      }
+      if (lastRepeatPos !== -1) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_REPEAT_OP, t.from(lastRepeatPos));
+    }
+    const n = this.stack.length;
+    if (n === 0) throw new RE2JSSyntaxException(Parser2.ERR_MISSING_REPEAT_ARGUMENT, t.from(beforePos));
+    const sub = this.stack[n - 1];
+    if (Regexp.isPseudoOp(sub.op)) throw new RE2JSSyntaxException(Parser2.ERR_MISSING_REPEAT_ARGUMENT, t.from(beforePos));
+    const re2 = this.newRegexp(op);
+    re2.min = min;
+    re2.max = max;
+    re2.flags = flags;
+    re2.subs = [sub];
+    this.stack[n - 1] = re2;
+    this.checkLimits(re2);
+    if (op === Regexp.Op.REPEAT && (min >= 2 || max >= 2) && !this.repeatIsValid(re2, 1e3)) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_REPEAT_SIZE, t.from(beforePos));
+  }
+  repeatIsValid(re2, n) {
+    if (re2.op === Regexp.Op.REPEAT) {
+      let m2 = re2.max;
+      if (m2 === 0) return true;
+      if (m2 < 0) m2 = re2.min;
+      if (m2 > n) return false;
+      if (m2 > 0) n = Math.trunc(n / m2);
+    }
+    for (let sub of re2.subs) if (!this.repeatIsValid(sub, n)) return false;
+    return true;
+  }
+  concat() {
+    this.maybeConcat(-1, 0);
+    const subs = this.popToPseudo();
+    if (subs.length === 0) return this.push(this.newRegexp(Regexp.Op.EMPTY_MATCH));
+    return this.push(this.collapse(subs, Regexp.Op.CONCAT));
+  }
+  alternate() {
+    const subs = this.popToPseudo();
+    if (subs.length > 0) this.cleanAlt(subs[subs.length - 1]);
+    if (subs.length === 0) return this.push(this.newRegexp(Regexp.Op.NO_MATCH));
+    return this.push(this.collapse(subs, Regexp.Op.ALTERNATE));
+  }
+  cleanAlt(re2) {
+    if (re2.op === Regexp.Op.CHAR_CLASS) {
+      re2.runes = new CharClass(Array.from(re2.runes)).cleanClass().toArray();
+      if (re2.runes.length === 2 && re2.runes[0] === 0 && re2.runes[1] === Unicode.MAX_RUNE) {
+        re2.runes = /* @__PURE__ */ new Int32Array(0);
+        re2.op = Regexp.Op.ANY_CHAR;
+      } else if (re2.runes.length === 4 && re2.runes[0] === 0 && re2.runes[1] === Codepoint.CODES["\n"] - 1 && re2.runes[2] === Codepoint.CODES["\n"] + 1 && re2.runes[3] === Unicode.MAX_RUNE) {
+        re2.runes = /* @__PURE__ */ new Int32Array(0);
+        re2.op = Regexp.Op.ANY_CHAR_NOT_NL;
+      }
+    }
+  }
+  collapse(subs, op) {
+    if (subs.length === 1) return subs[0];
+    let len = 0;
+    for (let sub of subs) len += sub.op === op ? sub.subs.length : 1;
+    let newsubs = new Array(len).fill(null);
+    let i = 0;
+    for (let sub of subs) if (sub.op === op) {
+      for (let j2 = 0; j2 < sub.subs.length; j2++) newsubs[i++] = sub.subs[j2];
+      this.reuse(sub);
+    } else newsubs[i++] = sub;
+    let re2 = this.newRegexp(op);
+    re2.subs = newsubs;
+    if (op === Regexp.Op.ALTERNATE) {
+      re2.subs = this.factor(re2.subs);
+      if (re2.subs.length === 1) {
+        const old = re2;
+        re2 = re2.subs[0];
+        this.reuse(old);
+      }
+    }
+    return re2;
+  }
+  factor(array) {
+    if (array.length < 2) return array;
+    let s3 = 0;
+    let lensub = array.length;
+    let lenout = 0;
+    let str = null;
+    let strlen = 0;
+    let strflags = 0;
+    let start = 0;
+    for (let i = 0; i <= lensub; i++) {
+      let istr = null;
+      let istrlen = 0;
+      let iflags = 0;
+      if (i < lensub) {
+        let re2 = array[s3 + i];
+        if (re2.op === Regexp.Op.CONCAT && re2.subs.length > 0) re2 = re2.subs[0];
+        if (re2.op === Regexp.Op.LITERAL) {
+          istr = re2.runes;
+          istrlen = re2.runes.length;
+          iflags = re2.flags & RE2Flags.FOLD_CASE;
+        }
+        if (iflags === strflags) {
+          let same = 0;
+          while (same < strlen && same < istrlen && str[same] === istr[same]) same++;
+          if (same > 0) {
+            strlen = same;
+            continue;
+          }
+        }
+      }
+      if (i === start) {
+      } else if (i === start + 1) array[lenout++] = array[s3 + start];
+      else {
+        const prefix = this.newRegexp(Regexp.Op.LITERAL);
+        prefix.flags = strflags;
+        prefix.runes = str.slice(0, strlen);
+        for (let j2 = start; j2 < i; j2++) {
+          array[s3 + j2] = this.removeLeadingString(array[s3 + j2], strlen);
+          this.checkLimits(array[s3 + j2]);
+        }
+        const suffix = this.collapse(array.slice(s3 + start, s3 + i), Regexp.Op.ALTERNATE);
+        const re2 = this.newRegexp(Regexp.Op.CONCAT);
+        re2.subs = [prefix, suffix];
+        array[lenout++] = re2;
+      }
+      start = i;
+      str = istr;
+      strlen = istrlen;
+      strflags = iflags;
+    }
+    lensub = lenout;
+    s3 = 0;
+    start = 0;
+    lenout = 0;
+    let first = null;
+    for (let i = 0; i <= lensub; i++) {
+      let ifirst = null;
+      if (i < lensub) {
+        ifirst = Parser2.leadingRegexp(array[s3 + i]);
+        if (first !== null && first.equals(ifirst) && (Parser2.isCharClass(first) || first.op === Regexp.Op.REPEAT && first.min === first.max && Parser2.isCharClass(first.subs[0]))) continue;
+      }
+      if (i === start) {
+      } else if (i === start + 1) array[lenout++] = array[s3 + start];
+      else {
+        const prefix = first;
+        for (let j2 = start; j2 < i; j2++) {
+          const reuse = j2 !== start;
+          array[s3 + j2] = this.removeLeadingRegexp(array[s3 + j2], reuse);
+          this.checkLimits(array[s3 + j2]);
+        }
+        const suffix = this.collapse(array.slice(s3 + start, s3 + i), Regexp.Op.ALTERNATE);
+        const re2 = this.newRegexp(Regexp.Op.CONCAT);
+        re2.subs = [prefix, suffix];
+        array[lenout++] = re2;
+      }
+      start = i;
+      first = ifirst;
+    }
+    lensub = lenout;
+    s3 = 0;
+    start = 0;
+    lenout = 0;
+    for (let i = 0; i <= lensub; i++) {
+      if (i < lensub && Parser2.isCharClass(array[s3 + i])) continue;
+      if (i === start) {
+      } else if (i === start + 1) array[lenout++] = array[s3 + start];
+      else {
+        let max = start;
+        for (let j2 = start + 1; j2 < i; j2++) {
+          const subMax = array[s3 + max];
+          const subJ = array[s3 + j2];
+          if (subMax.op < subJ.op || subMax.op === subJ.op && (subMax.runes !== null ? subMax.runes.length : 0) < (subJ.runes !== null ? subJ.runes.length : 0)) max = j2;
+        }
+        const tmp = array[s3 + start];
+        array[s3 + start] = array[s3 + max];
+        array[s3 + max] = tmp;
+        for (let j2 = start + 1; j2 < i; j2++) {
+          Parser2.mergeCharClass(array[s3 + start], array[s3 + j2]);
+          this.reuse(array[s3 + j2]);
+        }
+        this.cleanAlt(array[s3 + start]);
+        array[lenout++] = array[s3 + start];
+      }
+      if (i < lensub) array[lenout++] = array[s3 + i];
+      start = i + 1;
+    }
+    lensub = lenout;
+    s3 = 0;
+    start = 0;
+    lenout = 0;
+    for (let i = 0; i < lensub; ++i) {
+      if (i + 1 < lensub && array[s3 + i].op === Regexp.Op.EMPTY_MATCH && array[s3 + i + 1].op === Regexp.Op.EMPTY_MATCH) continue;
+      array[lenout++] = array[s3 + i];
+    }
+    lensub = lenout;
+    s3 = 0;
+    return array.slice(s3, lensub);
+  }
+  removeLeadingString(re2, n) {
+    if (re2.op === Regexp.Op.CONCAT && re2.subs.length > 0) {
+      const sub = this.removeLeadingString(re2.subs[0], n);
+      re2.subs[0] = sub;
+      if (sub.op === Regexp.Op.EMPTY_MATCH) {
+        this.reuse(sub);
+        switch (re2.subs.length) {
+          case 0:
+          case 1:
+            re2.op = Regexp.Op.EMPTY_MATCH;
+            re2.subs = Regexp.emptySubs();
+            break;
+          case 2: {
+            const old = re2;
+            re2 = re2.subs[1];
+            this.reuse(old);
+            break;
+          }
+          default:
+            re2.subs = re2.subs.slice(1, re2.subs.length);
+        }
+      }
+      return re2;
+    }
+    if (re2.op === Regexp.Op.LITERAL) {
+      re2.runes = re2.runes.slice(n, re2.runes.length);
+      if (re2.runes.length === 0) re2.op = Regexp.Op.EMPTY_MATCH;
+    }
+    return re2;
+  }
+  removeLeadingRegexp(re2, reuse) {
+    if (re2.op === Regexp.Op.CONCAT && re2.subs.length > 0) {
+      if (reuse) this.reuse(re2.subs[0]);
+      re2.subs = re2.subs.slice(1, re2.subs.length);
+      switch (re2.subs.length) {
+        case 0:
+          re2.op = Regexp.Op.EMPTY_MATCH;
+          re2.subs = Regexp.emptySubs();
+          break;
+        case 1: {
+          const old = re2;
+          re2 = re2.subs[0];
+          this.reuse(old);
+          break;
+        }
+      }
+      return re2;
+    }
+    if (reuse) this.reuse(re2);
+    return this.newRegexp(Regexp.Op.EMPTY_MATCH);
+  }
+  parseInternal() {
+    if ((this.flags & RE2Flags.LITERAL) !== 0) return Parser2.literalRegexp(this.wholeRegexp, this.flags);
+    let lastRepeatPos = -1;
+    let min = -1;
+    let max = -1;
+    const t = new StringIterator(this.wholeRegexp);
+    while (t.more()) {
+      let repeatPos = -1;
+      bigswitch: switch (t.peek()) {
+        case Codepoint.CODES["("]:
+          if ((this.flags & RE2Flags.LOOKBEHIND) !== 0) {
+            if (t.lookingAt("(?<=")) {
+              this.parsePosLookBehind();
+              t.skip(4);
+              break;
+            }
+            if (t.lookingAt("(?<!")) {
+              this.parseNegLookBehind();
+              t.skip(4);
+              break;
+            }
+          }
+          if ((this.flags & RE2Flags.PERL_X) !== 0 && t.lookingAt("(?")) {
+            this.parsePerlFlags(t);
+            break;
+          }
+          this.op(Regexp.Op.LEFT_PAREN).cap = ++this.numCap;
+          t.skip(1);
+          break;
+        case Codepoint.CODES["|"]:
+          this.parseVerticalBar();
+          t.skip(1);
+          break;
+        case Codepoint.CODES[")"]:
+          this.parseRightParen();
+          t.skip(1);
+          break;
+        case Codepoint.CODES["^"]:
+          if ((this.flags & RE2Flags.ONE_LINE) !== 0) this.op(Regexp.Op.BEGIN_TEXT);
+          else this.op(Regexp.Op.BEGIN_LINE);
+          t.skip(1);
+          break;
+        case Codepoint.CODES["$"]:
+          if ((this.flags & RE2Flags.ONE_LINE) !== 0) this.op(Regexp.Op.END_TEXT).flags |= RE2Flags.WAS_DOLLAR;
+          else this.op(Regexp.Op.END_LINE);
+          t.skip(1);
+          break;
+        case Codepoint.CODES["."]:
+          if ((this.flags & RE2Flags.DOT_NL) !== 0) this.op(Regexp.Op.ANY_CHAR);
+          else this.op(Regexp.Op.ANY_CHAR_NOT_NL);
+          t.skip(1);
+          break;
+        case Codepoint.CODES["["]:
+          this.parseClass(t);
+          break;
+        case Codepoint.CODES["*"]:
+        case Codepoint.CODES["+"]:
+        case Codepoint.CODES["?"]: {
+          repeatPos = t.pos();
+          let op = null;
+          switch (t.pop()) {
+            case Codepoint.CODES["*"]:
+              op = Regexp.Op.STAR;
+              break;
+            case Codepoint.CODES["+"]:
+              op = Regexp.Op.PLUS;
+              break;
+            case Codepoint.CODES["?"]:
+              op = Regexp.Op.QUEST;
+          }
+          this.repeat(op, min, max, repeatPos, t, lastRepeatPos);
+          break;
+        }
+        case Codepoint.CODES["{"]: {
+          const before = t.pos();
+          const minMax = Parser2.parseRepeat(t);
+          if (minMax < 0) {
+            t.rewindTo(before);
+            this.literal(t.pop());
+            break;
+          }
+          repeatPos = before;
+          min = minMax >> 16;
+          max = (minMax & Unicode.MAX_BMP) << 16 >> 16;
+          this.repeat(Regexp.Op.REPEAT, min, max, repeatPos, t, lastRepeatPos);
+          break;
+        }
+        case Codepoint.CODES["\\"]: {
+          const savedPos = t.pos();
+          t.skip(1);
+          if ((this.flags & RE2Flags.PERL_X) !== 0 && t.more()) switch (t.pop()) {
+            case Codepoint.CODES["A"]:
+              this.op(Regexp.Op.BEGIN_TEXT);
+              break bigswitch;
+            case Codepoint.CODES["b"]:
+              this.op(Regexp.Op.WORD_BOUNDARY);
+              break bigswitch;
+            case Codepoint.CODES["B"]:
+              this.op(Regexp.Op.NO_WORD_BOUNDARY);
+              break bigswitch;
+            case Codepoint.CODES["C"]:
+              throw new RE2JSSyntaxException(Parser2.ERR_INVALID_ESCAPE, "\\C");
+            case Codepoint.CODES["Q"]: {
+              let lit = t.rest();
+              const i = lit.indexOf("\\E");
+              if (i >= 0) {
+                lit = lit.substring(0, i);
+                t.skipString(lit);
+                t.skipString("\\E");
+              } else t.skipString(lit);
+              let j2 = 0;
+              while (j2 < lit.length) {
+                const codepoint = lit.codePointAt(j2);
+                this.literal(codepoint);
+                j2 += Utils.charCount(codepoint);
+              }
+              break bigswitch;
+            }
+            case Codepoint.CODES["z"]:
+              this.op(Regexp.Op.END_TEXT);
+              break bigswitch;
+            default:
+              t.rewindTo(savedPos);
+          }
+          else t.rewindTo(savedPos);
+          const re2 = this.newRegexp(Regexp.Op.CHAR_CLASS);
+          re2.flags = this.flags;
+          if (t.lookingAt("\\p") || t.lookingAt("\\P")) {
+            const cc2 = new CharClass();
+            if (this.parseUnicodeClass(t, cc2)) {
+              re2.runes = cc2.toArray();
+              this.push(re2);
+              break bigswitch;
+            }
+          }
+          const cc = new CharClass();
+          if (this.parsePerlClassEscape(t, cc)) {
+            re2.runes = cc.toArray();
+            this.push(re2);
+            break bigswitch;
+          }
+          t.rewindTo(savedPos);
+          this.reuse(re2);
+          this.literal(Parser2.parseEscape(t));
+          break;
+        }
+        default:
+          this.literal(t.pop());
+      }
+      lastRepeatPos = repeatPos;
+    }
+    this.concat();
+    if (this.swapVerticalBar()) this.pop();
+    this.alternate();
+    if (this.stack.length !== 1) throw new RE2JSSyntaxException(Parser2.ERR_MISSING_PAREN, this.wholeRegexp);
+    this.stack[0].namedGroups = this.namedGroups;
+    return this.stack[0];
+  }
+  parsePerlFlags(t) {
+    const startPos = t.pos();
+    const s3 = t.rest();
+    if (s3.startsWith("(?P<") || s3.startsWith("(?<")) {
+      const begin = s3.charAt(2) === "P" ? 4 : 3;
+      const end = s3.indexOf(">");
+      if (end < 0) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_NAMED_CAPTURE, s3);
+      const name = s3.substring(begin, end);
+      t.skipString(name);
+      t.skip(begin + 1);
+      if (!Parser2.isValidCaptureName(name)) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_NAMED_CAPTURE, s3.substring(0, end + 1));
+      const re2 = this.op(Regexp.Op.LEFT_PAREN);
+      re2.cap = ++this.numCap;
+      if (this.namedGroups[name]) throw new RE2JSSyntaxException(Parser2.ERR_DUPLICATE_NAMED_CAPTURE, name);
+      this.namedGroups[name] = this.numCap;
+      re2.name = name;
+      return;
+    }
+    t.skip(2);
+    let flags = this.flags;
+    let sign = 1;
+    let sawFlag = false;
+    loop: while (t.more()) {
+      const c = t.pop();
+      switch (c) {
+        case Codepoint.CODES["i"]:
+          flags |= RE2Flags.FOLD_CASE;
+          sawFlag = true;
+          break;
+        case Codepoint.CODES["m"]:
+          flags &= ~RE2Flags.ONE_LINE;
+          sawFlag = true;
+          break;
+        case Codepoint.CODES["s"]:
+          flags |= RE2Flags.DOT_NL;
+          sawFlag = true;
+          break;
+        case Codepoint.CODES["U"]:
+          flags |= RE2Flags.NON_GREEDY;
+          sawFlag = true;
+          break;
+        case Codepoint.CODES["-"]:
+          if (sign < 0) break loop;
+          sign = -1;
+          flags = ~flags;
+          sawFlag = false;
+          break;
+        case Codepoint.CODES[":"]:
+        case Codepoint.CODES[")"]:
+          if (sign < 0) {
+            if (!sawFlag) break loop;
+            flags = ~flags;
+          }
+          if (c === Codepoint.CODES[":"]) this.op(Regexp.Op.LEFT_PAREN);
+          this.flags = flags;
+          return;
+        default:
+          break loop;
+      }
+    }
+    throw new RE2JSSyntaxException(Parser2.ERR_INVALID_PERL_OP, t.from(startPos));
+  }
+  parsePosLookBehind() {
+    const re2 = this.newRegexp(Regexp.Op.LEFT_PAREN);
+    re2.flags = this.flags;
+    re2.lb = ++this.nlb;
+    return this.push(re2);
+  }
+  parseNegLookBehind() {
+    const re2 = this.newRegexp(Regexp.Op.LEFT_PAREN);
+    re2.flags = this.flags;
+    re2.lb = -++this.nlb;
+    return this.push(re2);
+  }
+  parseVerticalBar() {
+    this.concat();
+    if (!this.swapVerticalBar()) this.op(Regexp.Op.VERTICAL_BAR);
+  }
+  swapVerticalBar() {
+    const n = this.stack.length;
+    if (n >= 3 && this.stack[n - 2].op === Regexp.Op.VERTICAL_BAR && Parser2.isCharClass(this.stack[n - 1]) && Parser2.isCharClass(this.stack[n - 3])) {
+      let re1 = this.stack[n - 1];
+      let re3 = this.stack[n - 3];
+      if (re1.op > re3.op) {
+        const tmp = re3;
+        re3 = re1;
+        re1 = tmp;
+        this.stack[n - 3] = re3;
+      }
+      Parser2.mergeCharClass(re3, re1);
+      this.reuse(re1);
+      this.pop();
+      return true;
+    }
+    if (n >= 2) {
+      const re1 = this.stack[n - 1];
+      const re2 = this.stack[n - 2];
+      if (re2.op === Regexp.Op.VERTICAL_BAR) {
+        if (n >= 3) this.cleanAlt(this.stack[n - 3]);
+        this.stack[n - 2] = re1;
+        this.stack[n - 1] = re2;
+        return true;
+      }
+    }
+    return false;
+  }
+  parseRightParen() {
+    this.concat();
+    if (this.swapVerticalBar()) this.pop();
+    this.alternate();
+    if (this.stack.length < 2) throw new RE2JSSyntaxException(Parser2.ERR_UNEXPECTED_PAREN, this.wholeRegexp);
+    const re1 = this.pop();
+    const re2 = this.pop();
+    if (re2.op !== Regexp.Op.LEFT_PAREN) throw new RE2JSSyntaxException(Parser2.ERR_UNEXPECTED_PAREN, this.wholeRegexp);
+    this.flags = re2.flags;
+    if (re2.lb !== 0) {
+      if (Parser2.hasCapture(re1)) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_CAPTURE_IN_LOOKBEHIND, this.wholeRegexp);
+      if (re2.lb > 0) re2.op = Regexp.Op.PLB;
+      else re2.op = Regexp.Op.NLB;
+      re2.subs = [re1];
+      this.push(re2);
+      return;
+    }
+    if (re2.cap === 0) this.push(re1);
+    else {
+      re2.op = Regexp.Op.CAPTURE;
+      re2.subs = [re1];
+      this.push(re2);
+    }
+  }
+  parsePerlClassEscape(t, cc) {
+    const beforePos = t.pos();
+    if ((this.flags & RE2Flags.PERL_X) === 0 || !t.more() || t.pop() !== Codepoint.CODES["\\"] || !t.more()) return false;
+    t.pop();
+    const p2 = t.from(beforePos);
+    const g2 = PERL_GROUPS.has(p2) ? PERL_GROUPS.get(p2) : null;
+    if (g2 === null) return false;
+    cc.appendGroup(g2, (this.flags & RE2Flags.FOLD_CASE) !== 0);
+    return true;
+  }
+  parseNamedClass(t, cc) {
+    const cls = t.rest();
+    const i = cls.indexOf(":]");
+    if (i < 0) return false;
+    const name = cls.substring(0, i + 2);
+    t.skipString(name);
+    const g2 = POSIX_GROUPS.has(name) ? POSIX_GROUPS.get(name) : null;
+    if (g2 === null) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_CHAR_RANGE, name);
+    cc.appendGroup(g2, (this.flags & RE2Flags.FOLD_CASE) !== 0);
+    return true;
+  }
+  parseUnicodeClass(t, cc) {
+    const startPos = t.pos();
+    if ((this.flags & RE2Flags.UNICODE_GROUPS) === 0 || !t.lookingAt("\\p") && !t.lookingAt("\\P")) return false;
+    t.skip(1);
+    let sign = 1;
+    let c = t.pop();
+    if (c === Codepoint.CODES["P"]) sign = -1;
+    if (!t.more()) {
+      t.rewindTo(startPos);
+      throw new RE2JSSyntaxException(Parser2.ERR_INVALID_CHAR_RANGE, t.rest());
+    }
+    c = t.pop();
+    let name;
+    if (c !== Codepoint.CODES["{"]) name = Utils.runeToString(c);
+    else {
+      const rest = t.rest();
+      const end = rest.indexOf("}");
+      if (end < 0) {
+        t.rewindTo(startPos);
+        throw new RE2JSSyntaxException(Parser2.ERR_INVALID_CHAR_RANGE, t.rest());
+      }
+      name = rest.substring(0, end);
+      t.skipString(name);
+      t.skip(1);
+    }
+    if (!(name.length === 0) && name.codePointAt(0) === Codepoint.CODES["^"]) {
+      sign = 0 - sign;
+      name = name.substring(1);
+    }
+    const pair = Parser2.unicodeTable(name);
+    if (pair === null) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_CHAR_RANGE, t.from(startPos));
+    if (pair.sign < 0) sign = 0 - sign;
+    const tab = pair.tab;
+    const fold = pair.fold;
+    if ((this.flags & RE2Flags.FOLD_CASE) === 0 || fold === null) cc.appendTableWithSign(tab, sign);
+    else {
+      const tmp = new CharClass().appendTable(tab).appendTable(fold).cleanClass().toArray();
+      cc.appendClassWithSign(Array.from(tmp), sign);
+    }
+    return true;
+  }
+  parseClass(t) {
+    const startPos = t.pos();
+    t.skip(1);
+    const re2 = this.newRegexp(Regexp.Op.CHAR_CLASS);
+    re2.flags = this.flags;
+    const cc = new CharClass();
+    let sign = 1;
+    if (t.more() && t.lookingAt("^")) {
+      sign = -1;
+      t.skip(1);
+      if ((this.flags & RE2Flags.CLASS_NL) === 0) cc.appendRange(Codepoint.CODES["\n"], Codepoint.CODES["\n"]);
+    }
+    let first = true;
+    while (!t.more() || t.peek() !== Codepoint.CODES["]"] || first) {
+      if (t.more() && t.lookingAt("-") && (this.flags & RE2Flags.PERL_X) === 0 && !first) {
+        const s3 = t.rest();
+        if (s3 === "-" || !s3.startsWith("-]")) {
+          t.rewindTo(startPos);
+          throw new RE2JSSyntaxException(Parser2.ERR_INVALID_CHAR_RANGE, t.rest());
+        }
+      }
+      first = false;
+      const beforePos = t.pos();
+      if (t.lookingAt("[:")) {
+        if (this.parseNamedClass(t, cc)) continue;
+        t.rewindTo(beforePos);
+      }
+      if (this.parseUnicodeClass(t, cc)) continue;
+      if (this.parsePerlClassEscape(t, cc)) continue;
+      t.rewindTo(beforePos);
+      const lo2 = Parser2.parseClassChar(t, startPos);
+      let hi2 = lo2;
+      if (t.more() && t.lookingAt("-")) {
+        t.skip(1);
+        if (t.more() && t.lookingAt("]")) t.skip(-1);
+        else {
+          hi2 = Parser2.parseClassChar(t, startPos);
+          if (hi2 < lo2) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_CHAR_RANGE, t.from(beforePos));
+        }
+      }
+      if ((this.flags & RE2Flags.FOLD_CASE) === 0) cc.appendRange(lo2, hi2);
+      else cc.appendFoldedRange(lo2, hi2);
+    }
+    t.skip(1);
+    cc.cleanClass();
+    if (sign < 0) cc.negateClass();
+    re2.runes = cc.toArray();
+    this.push(re2);
+  }
+};
+var RE2 = class RE22 {
+  static initTest(expr) {
+    const re2 = RE22.compile(expr);
+    const res = new RE22(re2.expr, re2.prog, re2.numSubexp, re2.longest);
+    res.cond = re2.cond;
+    res.prefix = re2.prefix;
+    res.prefixUTF8 = re2.prefixUTF8;
+    res.prefixComplete = re2.prefixComplete;
+    res.prefixRune = re2.prefixRune;
+    res.prefilter = re2.prefilter;
+    res.namedGroups = re2.namedGroups;
+    return res;
+  }
+  /**
+  * Parses a regular expression and returns, if successful, an {@code RE2} instance that can be
+  * used to match against text.
+  *
+  * When matching against text, the regexp returns a match that begins as early as possible in the
+  * input (leftmost), and among those it chooses the one that a backtracking search would have
+  * found first. This so-called leftmost-first matching is the same semantics that Perl, Python,
+  * and other implementations use, although this package implements it without the expense of
+  * backtracking. For POSIX leftmost-longest matching, see {@link #compilePOSIX}.
+  */
+  static compile(expr) {
+    return RE22.compileImpl(expr, RE2Flags.PERL, false);
+  }
+  /**
+  * {@code compilePOSIX} is like {@link #compile} but restricts the regular expression to POSIX ERE
+  * (egrep) syntax and changes the match semantics to leftmost-longest.
+  *
+  * That is, when matching against text, the regexp returns a match that begins as early as
+  * possible in the input (leftmost), and among those it chooses a match that is as long as
+  * possible. This so-called leftmost-longest matching is the same semantics that early regular
+  * expression implementations used and that POSIX specifies.
+  *
+  * However, there can be multiple leftmost-longest matches, with different submatch choices, and
+  * here this package diverges from POSIX. Among the possible leftmost-longest matches, this
+  * package chooses the one that a backtracking search would have found first, while POSIX
+  * specifies that the match be chosen to maximize the length of the first subexpression, then the
+  * second, and so on from left to right. The POSIX rule is computationally prohibitive and not
+  * even well-defined. See http://swtch.com/~rsc/regexp/regexp2.html#posix
+  */
+  static compilePOSIX(expr) {
+    return RE22.compileImpl(expr, RE2Flags.POSIX, true);
+  }
+  static compileImpl(expr, mode, longest) {
+    let re2 = Parser.parse(expr, mode);
+    const maxCap = re2.maxCap();
+    const namedGroups = re2.namedGroups;
+    re2 = Simplify.simplify(re2);
+    const prefilter = PrefilterTree.build(re2);
+    const prog = Compiler.compileRegexp(re2);
+    const re22 = new RE22(expr, prog, maxCap, longest);
+    re22.prefilter = prefilter.type === Prefilter.Type.NONE ? null : prefilter;
+    const [prefixCompl, prefixStr] = prog.prefix();
+    re22.prefixComplete = prefixCompl;
+    re22.prefix = prefixStr;
+    re22.prefixUTF8 = Utils.stringToUtf8ByteArray(re22.prefix);
+    if (re22.prefix.length > 0) re22.prefixRune = re22.prefix.codePointAt(0);
+    re22.namedGroups = namedGroups;
+    return re22;
+  }
+  /**
+  * Returns true iff textual regular expression {@code pattern} matches string {@code s}.
+  *
+  * More complicated queries need to use {@link #compile} and the full {@code RE2} interface.
+  */
+  static match(pattern, s3) {
+    return RE22.compile(pattern).match(s3);
+  }
+  constructor(expr, prog, numSubexp = 0, longest = 0) {
+    this.expr = expr;
+    this.prog = prog;
+    this.numSubexp = numSubexp;
+    this.longest = longest;
+    this.cond = prog.startCond();
+    this.prefix = null;
+    this.prefixUTF8 = null;
+    this.prefixComplete = false;
+    this.prefixRune = 0;
+    this.namedGroups = /* @__PURE__ */ Object.create(null);
+    this.machinePool = [];
+    this.lazyDFA = null;
+    this.onepass = OnePass.compile(this.prog);
+    this.prefilter = null;
+  }
+  get dfa() {
+    if (this.lazyDFA === null) this.lazyDFA = new DFA(this.prog);
+    return this.lazyDFA;
+  }
+  matchPrefixComplete(input, pos, anchor, ncap) {
+    if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && pos !== 0) return null;
+    let matchStart = -1;
+    let matchEnd = -1;
+    const pLen = input.prefixLength(this);
+    if (anchor === RE2Flags.UNANCHORED) {
+      const idx = input.index(this, pos);
+      if (idx < 0) return null;
+      matchStart = pos + idx;
+      matchEnd = matchStart + pLen;
+    } else if (anchor === RE2Flags.ANCHOR_BOTH) {
+      if (input.endPos() !== pLen) return null;
+      if (input.index(this, 0) !== 0) return null;
+      matchStart = 0;
+      matchEnd = pLen;
+    } else if (anchor === RE2Flags.ANCHOR_START) {
+      if (input.index(this, 0) !== 0) return null;
+      matchStart = 0;
+      matchEnd = pLen;
+    }
+    if (matchStart < 0) return null;
+    if (ncap > 0) {
+      const matchcap = new Int32Array(ncap).fill(-1);
+      matchcap[0] = matchStart;
+      matchcap[1] = matchEnd;
+      return Array.from(matchcap);
+    }
+    return [];
+  }
+  createLookbehindState() {
+    return this.prog.numLb > 0 ? new LookbehindState(this.prog) : null;
+  }
+  executeEngine(input, pos, anchor, ncap, lbState = null) {
+    if (this.prefixComplete && (ncap === 0 || this.numSubexp === 0)) return this.matchPrefixComplete(input, pos, anchor, ncap);
+    if (this.prefilter !== null && anchor === RE2Flags.UNANCHORED) {
+      if (!this.prefilter.eval(input, pos)) return null;
+    }
+    if (this.onepass !== null) return OnePass.execute(this, input, pos, anchor, ncap);
+    if (ncap > 0) {
+      if (this.prog.numLb === 0 && input.endPos() <= Backtracker.maxBitStateLen(this.prog)) return Backtracker.execute(this, input, pos, anchor, ncap);
+      return this.doExecuteNFA(input, pos, anchor, ncap, lbState);
+    }
+    if (this.prog.numLb === 0) {
+      const dfaResult = this.dfa.match(input, pos, anchor);
+      if (dfaResult !== null) return dfaResult ? [] : null;
+      if (input.endPos() <= Backtracker.maxBitStateLen(this.prog)) return Backtracker.execute(this, input, pos, anchor, ncap);
+    }
+    return this.doExecuteNFA(input, pos, anchor, ncap, lbState);
+  }
+  /**
+  * Returns the number of parenthesized subexpressions in this regular expression.
+  */
+  numberOfCapturingGroups() {
+    return this.numSubexp;
+  }
+  /**
+  * Returns the number of instructions in this compiled regular expression program.
+  */
+  numberOfInstructions() {
+    return this.prog.numInst();
+  }
+  get() {
+    return this.machinePool.length > 0 ? this.machinePool.pop() : null;
+  }
+  reset() {
+    this.machinePool.length = 0;
+  }
+  put(m2) {
+    this.machinePool.push(m2);
+  }
+  toString() {
+    return this.expr;
+  }
+  doExecuteNFA(input, pos, anchor, ncap, lbState = null) {
+    let m2 = this.get();
+    if (!m2) m2 = Machine.fromRE2(this);
+    m2.init(ncap);
+    const cap2 = m2.match(input, pos, anchor, lbState) ? m2.submatches() : null;
+    this.put(m2);
+    return cap2;
+  }
+  match(s3) {
+    return this.executeEngine(MachineInput.fromUTF16(s3), 0, RE2Flags.UNANCHORED, 0) !== null;
+  }
+  /**
+  * Matches the regular expression against input starting at position start and ending at position
+  * end, with the given anchoring. Records the submatch boundaries in group, which is [start, end)
+  * pairs of byte offsets. The number of boundaries needed is inferred from the size of the group
+  * array. It is most efficient not to ask for submatch boundaries.
+  *
+  * @param input the input byte array
+  * @param start the beginning position in the input
+  * @param end the end position in the input
+  * @param anchor the anchoring flag (UNANCHORED, ANCHOR_START, ANCHOR_BOTH)
+  * @param group the array to fill with submatch positions
+  * @param ngroup the number of array pairs to fill in
+  * @param lbState optional state carried between successive matches over the same input (see
+  *   createLookbehindState); omit it to evaluate lookbehinds from the beginning of the input
+  * @returns true if a match was found
+  */
+  matchWithGroup(input, start, end, anchor, ngroup, lbState = null) {
+    if (!(input instanceof MatcherInputBase)) {
+      if (Utils.isByteArray(input)) input = MatcherInput.utf8(input);
+      else input = MatcherInput.utf16(input);
+    }
+    return this.matchMachineInput(input, start, end, anchor, ngroup, lbState);
+  }
+  matchMachineInput(input, start, end, anchor, ngroup, lbState = null) {
+    if (start > end) return [false, null];
+    const machineInput = input.isUTF16Encoding() ? MachineInput.fromUTF16(input.asCharSequence(), 0, end) : MachineInput.fromUTF8(input.asBytes(), 0, end);
+    const groupMatch = this.executeEngine(machineInput, start, anchor, 2 * ngroup, lbState);
+    if (groupMatch === null) return [false, null];
+    return [true, groupMatch];
+  }
+  /**
+  * Returns true iff this regexp matches the UTF-8 byte array {@code b}.
+  */
+  matchUTF8(b2) {
+    return this.executeEngine(MachineInput.fromUTF8(b2), 0, RE2Flags.UNANCHORED, 0) !== null;
+  }
+  /**
+  * Returns a copy of {@code src} in which all matches for this regexp have been replaced by
+  * {@code repl}. No support is provided for expressions (e.g. {@code \1} or {@code $1}) in the
+  * replacement string.
+  */
+  replaceAll(src, repl) {
+    return this.replaceAllFunc(src, () => repl, 2 * src.length + 1);
+  }
+  /**
+  * Returns a copy of {@code src} in which only the first match for this regexp has been replaced
+  * by {@code repl}. No support is provided for expressions (e.g. {@code \1} or {@code $1}) in the
+  * replacement string.
+  */
+  replaceFirst(src, repl) {
+    return this.replaceAllFunc(src, () => repl, 1);
+  }
+  /**
+  * Returns a copy of {@code src} in which at most {@code maxReplaces} matches for this regexp have
+  * been replaced by the return value of of function {@code repl} (whose first argument is the
+  * matched string). No support is provided for expressions (e.g. {@code \1} or {@code $1}) in the
+  * replacement string.
+  */
+  replaceAllFunc(src, replFunc, maxReplaces) {
+    let lastMatchEnd = 0;
+    let searchPos = 0;
+    let out = "";
+    const input = MachineInput.fromUTF16(src);
+    const lbState = this.createLookbehindState();
+    let numReplaces = 0;
+    while (searchPos <= src.length) {
+      const a = this.executeEngine(input, searchPos, RE2Flags.UNANCHORED, 2, lbState);
+      if (a === null || a.length === 0) break;
+      out += src.substring(lastMatchEnd, a[0]);
+      if (a[1] > lastMatchEnd || a[0] === 0) {
+        out += replFunc(src.substring(a[0], a[1]));
+        numReplaces++;
+      }
+      lastMatchEnd = a[1];
+      const width = input.step(searchPos) & 7;
+      if (searchPos + width > a[1]) searchPos += width;
+      else if (searchPos + 1 > a[1]) searchPos++;
+      else searchPos = a[1];
+      if (numReplaces >= maxReplaces) break;
+    }
+    out += src.substring(lastMatchEnd);
+    return out;
+  }
+  pad(a) {
+    if (a === null) return null;
+    let n = (1 + this.numSubexp) * 2;
+    if (a.length < n) {
+      let a2 = new Array(n).fill(-1);
+      for (let i = 0; i < a.length; i++) a2[i] = a[i];
+      a = a2;
+    }
+    return a;
+  }
+  allMatches(input, n, deliverFun = (v2) => v2) {
+    let result = [];
+    const end = input.endPos();
+    if (n < 0) n = end + 1;
+    let pos = 0;
+    let i = 0;
+    let prevMatchEnd = -1;
+    const lbState = this.createLookbehindState();
+    while (i < n && pos <= end) {
+      const matches = this.executeEngine(input, pos, RE2Flags.UNANCHORED, this.prog.numCap, lbState);
+      if (matches === null || matches.length === 0) break;
+      let accept = true;
+      if (matches[1] === pos) {
+        if (matches[0] === prevMatchEnd) accept = false;
+        const r = input.step(pos);
+        if (r < 0) pos = end + 1;
+        else pos += r & 7;
+      } else pos = matches[1];
+      prevMatchEnd = matches[1];
+      if (accept) {
+        result.push(deliverFun(this.pad(matches)));
+        i++;
+      }
+    }
+    return result;
+  }
+  /**
+  * Returns an array holding the text of the leftmost match in {@code b} of this regular
+  * expression.
+  *
+  * A return value of null indicates no match.
+  */
+  findUTF8(b2) {
+    const a = this.executeEngine(MachineInput.fromUTF8(b2), 0, RE2Flags.UNANCHORED, 2);
+    if (a === null) return null;
+    return b2.slice(a[0], a[1]);
+  }
+  /**
+  * Returns a two-element array of integers defining the location of the leftmost match in
+  * {@code b} of this regular expression. The match itself is at {@code b[loc[0]...loc[1]]}.
+  *
+  * A return value of null indicates no match.
+  */
+  findUTF8Index(b2) {
+    const a = this.executeEngine(MachineInput.fromUTF8(b2), 0, RE2Flags.UNANCHORED, 2);
+    if (a === null) return null;
+    return a.slice(0, 2);
+  }
+  /**
+  * Returns a string holding the text of the leftmost match in {@code s} of this regular
+  * expression.
+  *
+  * If there is no match, the return value is an empty string, but it will also be empty if the
+  * regular expression successfully matches an empty string. Use {@link #findIndex} or
+  * {@link #findSubmatch} if it is necessary to distinguish these cases.
+  */
+  find(s3) {
+    const a = this.executeEngine(MachineInput.fromUTF16(s3), 0, RE2Flags.UNANCHORED, 2);
+    if (a === null) return "";
+    return s3.substring(a[0], a[1]);
+  }
+  /**
+  * Returns a two-element array of integers defining the location of the leftmost match in
+  * {@code s} of this regular expression. The match itself is at
+  * {@code s.substring(loc[0], loc[1])}.
+  *
+  * A return value of null indicates no match.
+  */
+  findIndex(s3) {
+    return this.executeEngine(MachineInput.fromUTF16(s3), 0, RE2Flags.UNANCHORED, 2);
+  }
+  /**
+  * Returns an array of arrays the text of the leftmost match of the regular expression in
+  * {@code b} and the matches, if any, of its subexpressions, as defined by the <a
+  * href='#submatch'>Submatch</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findUTF8Submatch(b2) {
+    const a = this.executeEngine(MachineInput.fromUTF8(b2), 0, RE2Flags.UNANCHORED, this.prog.numCap);
+    if (a === null) return null;
+    const ret = new Array(1 + this.numSubexp).fill(null);
+    for (let i = 0; i < ret.length; i++) if (2 * i < a.length && a[2 * i] >= 0) ret[i] = b2.slice(a[2 * i], a[2 * i + 1]);
+    return ret;
+  }
+  /**
+  * Returns an array holding the index pairs identifying the leftmost match of this regular
+  * expression in {@code b} and the matches, if any, of its subexpressions, as defined by the the
+  * <a href='#submatch'>Submatch</a> and <a href='#index'>Index</a> descriptions above.
+  *
+  * A return value of null indicates no match.
+  */
+  findUTF8SubmatchIndex(b2) {
+    return this.pad(this.executeEngine(MachineInput.fromUTF8(b2), 0, RE2Flags.UNANCHORED, this.prog.numCap));
+  }
+  /**
+  * Returns an array of strings holding the text of the leftmost match of the regular expression in
+  * {@code s} and the matches, if any, of its subexpressions, as defined by the <a
+  * href='#submatch'>Submatch</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findSubmatch(s3) {
+    const a = this.executeEngine(MachineInput.fromUTF16(s3), 0, RE2Flags.UNANCHORED, this.prog.numCap);
+    if (a === null) return null;
+    const ret = new Array(1 + this.numSubexp).fill(null);
+    for (let i = 0; i < ret.length; i++) if (2 * i < a.length && a[2 * i] >= 0) ret[i] = s3.substring(a[2 * i], a[2 * i + 1]);
+    return ret;
+  }
+  /**
+  * Returns an array holding the index pairs identifying the leftmost match of this regular
+  * expression in {@code s} and the matches, if any, of its subexpressions, as defined by the <a
+  * href='#submatch'>Submatch</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findSubmatchIndex(s3) {
+    return this.pad(this.executeEngine(MachineInput.fromUTF16(s3), 0, RE2Flags.UNANCHORED, this.prog.numCap));
+  }
+  /**
+  * {@code findAllUTF8()} is the <a href='#all'>All</a> version of {@link #findUTF8}; it returns a
+  * list of up to {@code n} successive matches of the expression, as defined by the <a
+  * href='#all'>All</a> description above.
+  *
+  * A return value of null indicates no match.
+  *
+  * TODO(adonovan): think about defining a byte slice view class, like a read-only Go slice backed
+  * by |b|.
+  */
+  findAllUTF8(b2, n) {
+    const result = this.allMatches(MachineInput.fromUTF8(b2), n, (match) => b2.slice(match[0], match[1]));
+    if (result.length === 0) return null;
+    return result;
+  }
+  /**
+  * {@code findAllUTF8Index} is the <a href='#all'>All</a> version of {@link #findUTF8Index}; it
+  * returns a list of up to {@code n} successive matches of the expression, as defined by the <a
+  * href='#all'>All</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findAllUTF8Index(b2, n) {
+    const result = this.allMatches(MachineInput.fromUTF8(b2), n, (match) => match.slice(0, 2));
+    if (result.length === 0) return null;
+    return result;
+  }
+  /**
+  * {@code findAll} is the <a href='#all'>All</a> version of {@link #find}; it returns a list of up
+  * to {@code n} successive matches of the expression, as defined by the <a href='#all'>All</a>
+  * description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findAll(s3, n) {
+    const result = this.allMatches(MachineInput.fromUTF16(s3), n, (match) => s3.substring(match[0], match[1]));
+    if (result.length === 0) return null;
+    return result;
+  }
+  /**
+  * {@code findAllIndex} is the <a href='#all'>All</a> version of {@link #findIndex}; it returns a
+  * list of up to {@code n} successive matches of the expression, as defined by the <a
+  * href='#all'>All</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findAllIndex(s3, n) {
+    const result = this.allMatches(MachineInput.fromUTF16(s3), n, (match) => match.slice(0, 2));
+    if (result.length === 0) return null;
+    return result;
+  }
+  /**
+  * {@code findAllUTF8Submatch} is the <a href='#all'>All</a> version of {@link #findUTF8Submatch};
+  * it returns a list of up to {@code n} successive matches of the expression, as defined by the <a
+  * href='#all'>All</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findAllUTF8Submatch(b2, n) {
+    const result = this.allMatches(MachineInput.fromUTF8(b2), n, (match) => {
+      let slice = new Array(match.length / 2 | 0).fill(null);
+      for (let j2 = 0; j2 < slice.length; j2++) if (match[2 * j2] >= 0) slice[j2] = b2.slice(match[2 * j2], match[2 * j2 + 1]);
+      return slice;
+    });
+    if (result.length === 0) return null;
+    return result;
+  }
+  /**
+  * {@code findAllUTF8SubmatchIndex} is the <a href='#all'>All</a> version of
+  * {@link #findUTF8SubmatchIndex}; it returns a list of up to {@code n} successive matches of the
+  * expression, as defined by the <a href='#all'>All</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findAllUTF8SubmatchIndex(b2, n) {
+    const result = this.allMatches(MachineInput.fromUTF8(b2), n);
+    if (result.length === 0) return null;
+    return result;
+  }
+  /**
+  * {@code findAllSubmatch} is the <a href='#all'>All</a> version of {@link #findSubmatch}; it
+  * returns a list of up to {@code n} successive matches of the expression, as defined by the <a
+  * href='#all'>All</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findAllSubmatch(s3, n) {
+    const result = this.allMatches(MachineInput.fromUTF16(s3), n, (match) => {
+      let slice = new Array(match.length / 2 | 0).fill(null);
+      for (let j2 = 0; j2 < slice.length; j2++) if (match[2 * j2] >= 0) slice[j2] = s3.substring(match[2 * j2], match[2 * j2 + 1]);
+      return slice;
+    });
+    if (result.length === 0) return null;
+    return result;
+  }
+  /**
+  * {@code findAllSubmatchIndex} is the <a href='#all'>All</a> version of
+  * {@link #findSubmatchIndex}; it returns a list of up to {@code n} successive matches of the
+  * expression, as defined by the <a href='#all'>All</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findAllSubmatchIndex(s3, n) {
+    const result = this.allMatches(MachineInput.fromUTF16(s3), n);
+    if (result.length === 0) return null;
+    return result;
+  }
+};
+var RE2Set = class RE2Set2 {
+  /** @type {number} */
+  static UNANCHORED = RE2Flags.UNANCHORED;
+  /** @type {number} */
+  static ANCHOR_START = RE2Flags.ANCHOR_START;
+  /** @type {number} */
+  static ANCHOR_BOTH = RE2Flags.ANCHOR_BOTH;
+  /**
+  * Constructs a new RE2Set with the specified anchor mode and flags.
+  * @param {number} [anchor=RE2Set.UNANCHORED] - The anchoring mode (e.g., RE2Set.UNANCHORED).
+  * @param {number} [flags=0] - The public flags to apply to all patterns in the set.
+  * @param {number} [maxMem=8388608] - The maximum memory in bytes to use for the DFA (default 8MB).
+  */
+  constructor(anchor = RE2Set2.UNANCHORED, flags = 0, maxMem = 8388608) {
+    if (![
+      RE2Set2.UNANCHORED,
+      RE2Set2.ANCHOR_START,
+      RE2Set2.ANCHOR_BOTH
+    ].includes(anchor)) throw new RE2JSFlagsException("The anchor should be RE2Set.UNANCHORED, RE2Set.ANCHOR_START or RE2Set.ANCHOR_BOTH");
+    Utils.checkFlags(flags);
+    this.anchor = anchor;
+    this.jsFlags = flags;
+    this.maxMem = maxMem;
+    let re2Flags = RE2Flags.PERL;
+    if ((flags & PublicFlags.DISABLE_UNICODE_GROUPS) !== 0) re2Flags &= ~RE2Flags.UNICODE_GROUPS;
+    if ((flags & PublicFlags.LOOKBEHINDS) !== 0) re2Flags |= RE2Flags.LOOKBEHIND;
+    this.re2Flags = re2Flags;
+    this.regexps = [];
+    this.prog = null;
+    this.dfa = null;
+    this.dummyRe2 = null;
+  }
+  /**
+  * Adds a new regular expression pattern to the set.
+  * Patterns cannot be added after the set has been compiled.
+  * @param {string} pattern - The regular expression pattern to add.
+  * @returns {number} The integer index assigned to the added pattern.
+  * @throws {RE2JSCompileException} If patterns are added after compilation.
+  */
+  add(pattern) {
+    if (this.prog) throw new RE2JSCompileException("Cannot add patterns after compile");
+    Utils.checkPattern(pattern);
+    let fregex = pattern;
+    if ((this.jsFlags & PublicFlags.CASE_INSENSITIVE) !== 0) fregex = `(?i)${fregex}`;
+    if ((this.jsFlags & PublicFlags.DOTALL) !== 0) fregex = `(?s)${fregex}`;
+    if ((this.jsFlags & PublicFlags.MULTILINE) !== 0) fregex = `(?m)${fregex}`;
+    const re2 = Parser.parse(fregex, this.re2Flags);
+    this.regexps.push(Simplify.simplify(re2));
+    return this.regexps.length - 1;
+  }
+  /**
+  * Compiles the added patterns into a single state machine.
+  * This is automatically called on the first match if not called explicitly.
+  * @returns {void}
+  */
+  compile() {
+    if (this.prog) return;
+    const prog = Compiler.compileSet(this.regexps);
+    if (prog.numInst() > Parser.MAX_SIZE) throw new RE2JSCompileException(`${Parser.ERR_LARGE}: the set compiles to ${prog.numInst()} instructions, more than ${Parser.MAX_SIZE}`);
+    this.prog = prog;
+    this.dfa = new DFA(this.prog, this.maxMem);
+    this.dummyRe2 = {
+      prog: this.prog,
+      cond: this.prog.startCond(),
+      prefix: "",
+      prefixRune: 0,
+      longest: false
+    };
+  }
+  /**
+  * Matches the input against the compiled set of regular expressions.
+  * @param {string|number[]|Uint8Array} input - The input string or UTF-8 byte array to match against.
+  * @returns {number[]} An array of indices representing the patterns that successfully matched the input.
+  */
+  match(input) {
+    if (!this.prog) this.compile();
+    const machineInput = Utils.isByteArray(input) ? MachineInput.fromUTF8(input) : MachineInput.fromUTF16(input);
+    let internalAnchor = RE2Flags.UNANCHORED;
+    if (this.anchor === RE2Set2.ANCHOR_START) internalAnchor = RE2Flags.ANCHOR_START;
+    else if (this.anchor === RE2Set2.ANCHOR_BOTH) internalAnchor = RE2Flags.ANCHOR_BOTH;
+    const dfaResult = this.dfa.matchSet(machineInput, 0, internalAnchor);
+    if (dfaResult !== null) return dfaResult;
+    const machine = Machine.fromRE2(this.dummyRe2);
+    machine.init(0);
+    return machine.matchSet(machineInput, 0, internalAnchor);
+  }
+};
+var TranslateRegExpString = class TranslateRegExpString2 {
+  static isHexadecimal(ch) {
+    return "0" <= ch && ch <= "9" || "A" <= ch && ch <= "F" || "a" <= ch && ch <= "f";
+  }
+  static translate(data) {
+    let prefixFlags = "";
+    if (Object.prototype.toString.call(data) === "[object RegExp]") {
+      if (data.ignoreCase) prefixFlags += "i";
+      if (data.multiline) prefixFlags += "m";
+      if (data.dotAll) prefixFlags += "s";
+      data = data.source;
+    }
+    if (typeof data !== "string") return data;
+    let result = "";
+    let changed = false;
+    let size = data.length;
+    if (size === 0) {
+      result = "(?:)";
+      changed = true;
+    }
+    let inCharClass = false;
+    let i = 0;
+    while (i < size) {
+      let ch = data[i];
+      if (ch === "\\") {
+        if (i + 1 < size) {
+          ch = data[i + 1];
+          switch (ch) {
+            case "\\":
+              result += "\\\\";
+              i += 2;
+              continue;
+            case "c":
+              if (i + 2 < size) {
+                let code = data[i + 2].charCodeAt(0);
+                if (code >= 65 && code <= 90 || code >= 97 && code <= 122) {
+                  let val = code % 32;
+                  result += "\\x";
+                  result += (val >> 4).toString(16).toUpperCase();
+                  result += (val & 15).toString(16).toUpperCase();
+                  i += 3;
+                  changed = true;
+                  continue;
+                }
+              }
+              result += "c";
+              i += 2;
+              changed = true;
+              continue;
+            case "u":
+              if (i + 2 < size) {
+                if (data[i + 2] === "{") {
+                  let j2 = i + 3;
+                  let hasHex = false;
+                  let closed = false;
+                  while (j2 < size) {
+                    const hexChar = data[j2];
+                    if (hexChar === "}") {
+                      closed = true;
+                      break;
+                    }
+                    if (!TranslateRegExpString2.isHexadecimal(hexChar)) break;
+                    hasHex = true;
+                    j2++;
+                  }
+                  if (closed && hasHex) {
+                    result += "\\x";
+                    i += 2;
+                    changed = true;
+                    continue;
+                  }
+                } else if (i + 5 < size) {
+                  let isHex4 = true;
+                  for (let j2 = 0; j2 < 4; j2++) if (!TranslateRegExpString2.isHexadecimal(data[i + 2 + j2])) {
+                    isHex4 = false;
+                    break;
+                  }
+                  if (isHex4) {
+                    result += "\\x{" + data.substring(i + 2, i + 6) + "}";
+                    i += 6;
+                    changed = true;
+                    continue;
+                  }
+                }
+              }
+              result += "u";
+              i += 2;
+              changed = true;
+              continue;
+            case "x": {
+              let isValidHex = false;
+              if (i + 2 < size && data[i + 2] === "{") {
+                let j2 = i + 3;
+                let hasHex = false;
+                let closed = false;
+                while (j2 < size) {
+                  const hexChar = data[j2];
+                  if (hexChar === "}") {
+                    closed = true;
+                    break;
+                  }
+                  if (!TranslateRegExpString2.isHexadecimal(hexChar)) break;
+                  hasHex = true;
+                  j2++;
+                }
+                if (closed && hasHex) isValidHex = true;
+              } else if (i + 3 < size && TranslateRegExpString2.isHexadecimal(data[i + 2]) && TranslateRegExpString2.isHexadecimal(data[i + 3])) isValidHex = true;
+              if (isValidHex) {
+                result += "\\x";
+                i += 2;
+              } else {
+                result += "x";
+                i += 2;
+                changed = true;
+              }
+              continue;
+            }
+            case "n":
+            case "r":
+            case "t":
+            case "a":
+            case "f":
+            case "v":
+            case "d":
+            case "D":
+            case "s":
+            case "S":
+            case "w":
+            case "W":
+            case "b":
+            case "B":
+            case "p":
+            case "P":
+            case "A":
+            case "z":
+            case "Q":
+            case "E":
+            case "0":
+            case "1":
+            case "2":
+            case "3":
+            case "4":
+            case "5":
+            case "6":
+            case "7":
+              result += "\\" + ch;
+              i += 2;
+              continue;
+            default: {
+              let cp2 = data.codePointAt(i + 1);
+              if (cp2 >= 48 && cp2 <= 57 || cp2 >= 65 && cp2 <= 90 || cp2 >= 97 && cp2 <= 122) {
+                let symSize2 = Utils.charCount(cp2);
+                result += data.substring(i + 1, i + 1 + symSize2);
+                i += symSize2 + 1;
+                changed = true;
+              } else {
+                result += "\\";
+                let symSize2 = Utils.charCount(cp2);
+                result += data.substring(i + 1, i + 1 + symSize2);
+                i += symSize2 + 1;
+              }
+              continue;
+            }
+          }
+        }
+      } else if (ch === "/") {
+        result += "\\/";
+        i += 1;
+        changed = true;
+        continue;
+      } else if (ch === "[") {
+        if (!inCharClass && data[i + 1] === "]") {
+          result += "[^\\x00-\\x{10FFFF}]";
+          i += 2;
+          changed = true;
+          continue;
+        }
+        if (!inCharClass && data[i + 1] === "^" && data[i + 2] === "]") {
+          result += "[\\x00-\\x{10FFFF}]";
+          i += 3;
+          changed = true;
+          continue;
+        }
+        inCharClass = true;
+      } else if (ch === "]") inCharClass = false;
+      else if (!inCharClass && ch === "(" && i + 2 < size && data[i + 1] === "?" && data[i + 2] === "<") {
+        if (i + 3 < size && !"=!>)".includes(data[i + 3])) {
+          result += "(?P<";
+          i += 3;
+          changed = true;
+          continue;
+        }
+      }
+      let cp = data.codePointAt(i);
+      let symSize = Utils.charCount(cp);
+      result += data.substring(i, i + symSize);
+      i += symSize;
+    }
+    const finalResult = changed ? result : data;
+    if (prefixFlags.length > 0) return `(?${prefixFlags})${finalResult}`;
+    return finalResult;
+  }
+};
+var execResult = (m2, input) => {
+  const result = m2.matchArray();
+  result.index = m2.start(0);
+  result.input = input;
+  result.groups = m2.namedGroupsObject();
+  return result;
+};
+var RE2JS = class RE2JS2 {
+  /**
+  * Flag: case insensitive matching.
+  */
+  static CASE_INSENSITIVE = PublicFlags.CASE_INSENSITIVE;
+  /**
+  * Flag: dot ({@code .}) matches all characters, including newline.
+  */
+  static DOTALL = PublicFlags.DOTALL;
+  /**
+  * Flag: multiline matching: {@code ^} and {@code $} match at beginning and end of line, not just
+  * beginning and end of input.
+  */
+  static MULTILINE = PublicFlags.MULTILINE;
+  /**
+  * Flag: Unicode groups (e.g. {@code \p\ Greek\} ) will be syntax errors.
+  */
+  static DISABLE_UNICODE_GROUPS = PublicFlags.DISABLE_UNICODE_GROUPS;
+  /**
+  * Flag: matches longest possible string.
+  */
+  static LONGEST_MATCH = PublicFlags.LONGEST_MATCH;
+  /**
+  * Flag: enable linear-time captureless lookbehinds.
+  */
+  static LOOKBEHINDS = PublicFlags.LOOKBEHINDS;
+  /**
+  * Returns a literal pattern string for the specified string.
+  *
+  * This method produces a string that can be used to create a <code>RE2JS</code> that would
+  * match the string <code>s</code> as if it were a literal pattern.
+  *
+  * Metacharacters or escape sequences in the input sequence will be given no special meaning.
+  *
+  * @param {string} str The string to be literalized
+  * @returns {string} A literal string replacement
+  */
+  static quote(str) {
+    return Utils.quoteMeta(str);
+  }
+  /**
+  * Quotes '\' and '$' in {@code str}, so that the returned string could be used in
+  * replacement methods as a literal replacement of {@code str}.
+  *
+  * This is a convenience delegation to {@link Matcher.quoteReplacement}.
+  *
+  * @param {string} str the string to be quoted
+  * @param {boolean} [javaMode=false] whether the replacement will be used in javaMode
+  * @returns {string} the quoted string
+  */
+  static quoteReplacement(str, javaMode = false) {
+    return Matcher.quoteReplacement(str, javaMode);
+  }
+  /**
+  * Translates a given regular expression string to ensure compatibility with RE2JS.
+  *
+  * This function preprocesses the input regex string by applying necessary transformations,
+  * such as escaping special characters (e.g., `/`), converting named capture groups to
+  * RE2JS-compatible syntax, and handling Unicode sequences properly. It ensures that the
+  * resulting regex is safe and properly formatted before compilation.
+  *
+  * @param {string|RegExp} expr - The regular expression string to be translated.
+  * @returns {string} - The transformed regular expression string, ready for compilation.
+  */
+  static translateRegExp(expr) {
+    return TranslateRegExpString.translate(expr);
+  }
+  /**
+  * Helper: create new RE2JS with given regex and flags. Flregex is the regex with flags applied.
+  * @param {string} regex
+  * @param {number} [flags=0]
+  * @returns {RE2JS}
+  */
+  static compile(regex2, flags = 0) {
+    Utils.checkPattern(regex2);
+    Utils.checkFlags(flags);
+    let fregex = regex2;
+    if ((flags & RE2JS2.CASE_INSENSITIVE) !== 0) fregex = `(?i)${fregex}`;
+    if ((flags & RE2JS2.DOTALL) !== 0) fregex = `(?s)${fregex}`;
+    if ((flags & RE2JS2.MULTILINE) !== 0) fregex = `(?m)${fregex}`;
+    let re2Flags = RE2Flags.PERL;
+    if ((flags & RE2JS2.DISABLE_UNICODE_GROUPS) !== 0) re2Flags &= ~RE2Flags.UNICODE_GROUPS;
+    if ((flags & RE2JS2.LOOKBEHINDS) !== 0) re2Flags |= RE2Flags.LOOKBEHIND;
+    const p2 = new RE2JS2(regex2, flags);
+    p2.re2Input = RE2.compileImpl(fregex, re2Flags, (flags & RE2JS2.LONGEST_MATCH) !== 0);
+    return p2;
+  }
+  /**
+  * Matches a string against a regular expression.
+  *
+  * @param {string} regex the regular expression
+  * @param {string|number[]|Uint8Array} input the input
+  * @returns {boolean} true if the regular expression matches the entire input
+  * @throws RE2JSSyntaxException if the regular expression is malformed
+  */
+  static matches(regex2, input) {
+    return RE2JS2.compile(regex2).testExact(input);
+  }
+  /**
+  * This is visible for testing.
+  * @private
+  */
+  static initTest(pattern, flags, re2) {
+    if (pattern == null) throw new Error("pattern is null");
+    if (re2 == null) throw new Error("re2 is null");
+    const p2 = new RE2JS2(pattern, flags);
+    p2.re2Input = re2;
+    return p2;
+  }
+  /**
+  *
+  * @param {string} pattern
+  * @param {number} flags
+  */
+  constructor(pattern, flags) {
+    this.patternInput = pattern;
+    this.flagsInput = flags;
+    this.re2Input = null;
+  }
+  /**
+  * Releases memory used by internal caches associated with this pattern. Does not change the
+  * observable behaviour. Useful for tests that detect memory leaks via allocation tracking.
+  */
+  reset() {
+    this.re2Input.reset();
+  }
+  /**
+  * Returns the flags used in the constructor.
+  * @returns {number}
+  */
+  flags() {
+    return this.flagsInput;
+  }
+  /**
+  * Returns the pattern used in the constructor.
+  * @returns {string}
+  */
+  pattern() {
+    return this.patternInput;
+  }
+  re2() {
+    return this.re2Input;
+  }
+  /**
+  * Matches a string against a regular expression.
+  *
+  * @param {string|number[]|Uint8Array} input the input
+  * @returns {boolean} true if the regular expression matches the entire input
+  */
+  matches(input) {
+    return this.testExact(input);
+  }
+  /**
+  * Creates a new {@code Matcher} matching the pattern against the input.
+  *
+  * @param {string|number[]|Uint8Array|MatcherInputBase} input the input string
+  * @returns {Matcher}
+  */
+  matcher(input) {
+    if (Utils.isByteArray(input)) input = MatcherInput.utf8(input);
+    return new Matcher(this, input);
+  }
+  /**
+  * Tests whether the regular expression matches any part of the input string.
+  * Performance Note: This method is highly optimized. Because it only returns
+  * a boolean and does not extract capture groups, it bypasses the `Matcher` overhead
+  * and guarantees execution on the high-speed DFA engine whenever possible.
+  *
+  * @param {string|number[]|Uint8Array} input - The input string or UTF-8 byte array to test against.
+  * @returns {boolean} `true` if the pattern is found anywhere in the input, `false` otherwise.
+  */
+  test(input) {
+    if (Utils.isByteArray(input)) return this.re2Input.matchUTF8(input);
+    return this.re2Input.match(input);
+  }
+  /**
+  * Tests whether the regular expression matches the ENTIRE input string.
+  * * **Performance Note:** This operates identically to `.matches()`, but is significantly
+  * faster because it does not request capture group data. By requesting 0 capture groups,
+  * it securely routes execution through the DFA fast-path.
+  *
+  * @param {string|number[]|Uint8Array} input - The input string or UTF-8 byte array to test against.
+  * @returns {boolean} `true` if the exact input string fully matches the pattern, `false` otherwise.
+  */
+  testExact(input) {
+    const machineInput = Utils.isByteArray(input) ? MachineInput.fromUTF8(input) : MachineInput.fromUTF16(input);
+    return this.re2Input.executeEngine(machineInput, 0, RE2Flags.ANCHOR_BOTH, 0) !== null;
+  }
+  /**
+  * Executes a search for a match in a specified string.
+  * Returns a result array, or null if no match is found.
+  * The returned array perfectly mirrors standard JavaScript `RegExpExecArray`,
+  * including `.index`, `.input`, and `.groups` properties.
+  *
+  * @param {string|number[]|Uint8Array} input the input string or byte array
+  * @returns {Array|null} the match array with index, input, and groups properties, or null
+  */
+  exec(input) {
+    const m2 = this.matcher(input);
+    return m2.find() ? execResult(m2, input) : null;
+  }
+  /**
+  * Splits input around instances of the regular expression. It returns an array giving the strings
+  * that occur before, between, and after instances of the regular expression.
+  *
+  * If {@code limit <= 0}, there is no limit on the size of the returned array. If
+  * {@code limit == 0}, empty strings that would occur at the end of the array are omitted. If
+  * {@code limit > 0}, at most limit strings are returned. The final string contains the remainder
+  * of the input, possibly including additional matches of the pattern.
+  *
+  * @param {string} input the input string to be split
+  * @param {number} [limit=0] the limit
+  * @returns {string[]} the split strings
+  */
+  split(input, limit = 0) {
+    const m2 = this.matcher(input);
+    const result = [];
+    let emptiesSkipped = 0;
+    let last = 0;
+    while (m2.find()) {
+      if (last === 0 && m2.end() === 0) {
+        last = m2.end();
+        continue;
+      }
+      if (limit > 0 && result.length === limit - 1) break;
+      if (last === m2.start()) {
+        if (limit === 0) {
+          emptiesSkipped += 1;
+          last = m2.end();
+          continue;
+        }
+      } else while (emptiesSkipped > 0) {
+        result.push("");
+        emptiesSkipped -= 1;
+      }
+      result.push(m2.substring(last, m2.start()));
+      last = m2.end();
+    }
+    if (limit === 0 && last !== m2.inputLength()) {
+      while (emptiesSkipped > 0) {
+        result.push("");
+        emptiesSkipped -= 1;
+      }
+      result.push(m2.substring(last, m2.inputLength()));
+    }
+    if (limit !== 0 || result.length === 0 && !(last === m2.inputLength() && last > 0)) result.push(m2.substring(last, m2.inputLength()));
+    return result;
+  }
+  /**
+  * Returns an iterator of all results matching a string against the regular expression,
+  * including capturing groups.
+  *
+  * @param {string|number[]|Uint8Array} input the input string or byte array
+  * @returns {IterableIterator<RegExpMatchArray>}
+  */
+  *matchAll(input) {
+    const m2 = this.matcher(input);
+    while (m2.find()) yield execResult(m2, input);
+  }
+  /**
+  *
+  * @returns {string}
+  */
+  toString() {
+    return this.patternInput;
+  }
+  /**
+  * Returns the program size of this pattern.
+  *
+  * <p>
+  * Similar to the C++ implementation, the program size is a very approximate measure of a regexp's
+  * "cost". Larger numbers are more expensive than smaller numbers.
+  * </p>
+  *
+  * @returns {number} the program size of this pattern
+  */
+  programSize() {
+    return this.re2Input.numberOfInstructions();
+  }
+  /**
+  * Returns the number of capturing groups in this matcher's pattern. Group zero denotes the entire
+  * pattern and is excluded from this count.
+  *
+  * @returns {number} the number of capturing groups in this pattern
+  */
+  groupCount() {
+    return this.re2Input.numberOfCapturingGroups();
+  }
+  /**
+  * Return a map of the capturing groups in this matcher's pattern, where key is the name and value
+  * is the index of the group in the pattern.
+  * @returns {Record<string, number>}
+  */
+  namedGroups() {
+    return this.re2Input.namedGroups;
+  }
+  /**
+  *
+  * @param {*} other
+  * @returns {boolean}
+  */
+  equals(other) {
+    if (this === other) return true;
+    if (other === null || this.constructor !== other.constructor) return false;
+    return this.flagsInput === other.flagsInput && this.patternInput === other.patternInput;
+  }
+};
+
+// src/template/pattern-syntax.ts
+var PatternFeatureError = class extends Error {
+  constructor(feature) {
+    super(`it uses ${feature}, which validation patterns do not support`);
+    this.feature = feature;
+    this.name = "PatternFeatureError";
+  }
+  feature;
+};
+var MAX_REPEAT_COUNT = 1e3;
+var MAX_CODE_POINT = 1114111;
+function charSet(ranges) {
+  const sorted = [...ranges].sort((a, b2) => a[0] - b2[0]);
+  const merged = [];
+  for (const [lo2, hi2] of sorted) {
+    const last = merged[merged.length - 1];
+    if (last && lo2 <= last[1] + 1) last[1] = Math.max(last[1], hi2);
+    else merged.push([lo2, hi2]);
+  }
+  return merged;
+}
+function complement(set) {
+  const out = [];
+  let next = 0;
+  for (const [lo2, hi2] of set) {
+    if (lo2 > next) out.push([next, lo2 - 1]);
+    next = hi2 + 1;
+  }
+  if (next <= MAX_CODE_POINT) out.push([next, MAX_CODE_POINT]);
+  return out;
+}
+function overlaps(a, b2) {
+  let i = 0;
+  let j2 = 0;
+  while (i < a.length && j2 < b2.length) {
+    const [alo, ahi] = a[i];
+    const [blo, bhi] = b2[j2];
+    if (ahi < blo) i++;
+    else if (bhi < alo) j2++;
+    else return true;
+  }
+  return false;
+}
+var single = (code) => [[code, code]];
+var DIGITS = [[48, 57]];
+var WORD = charSet([[48, 57], [65, 90], [95, 95], [97, 122]]);
+var SPACE = charSet([
+  [9, 13],
+  [32, 32],
+  [160, 160],
+  [5760, 5760],
+  [8192, 8202],
+  [8232, 8233],
+  [8239, 8239],
+  [8287, 8287],
+  [12288, 12288],
+  [65279, 65279]
+]);
+var DOT = complement(charSet([[10, 10], [13, 13], [8232, 8233]]));
+var CLASS_ESCAPES = {
+  d: DIGITS,
+  D: complement(DIGITS),
+  w: WORD,
+  W: complement(WORD),
+  s: SPACE,
+  S: complement(SPACE)
+};
+var CONTROL_ESCAPES = { t: 9, n: 10, v: 11, f: 12, r: 13 };
+var isHex = (text3) => /^[0-9A-Fa-f]+$/.test(text3);
+var isAsciiLetterOrDigit = (char) => /^[A-Za-z0-9]$/.test(char);
+var QUANTIFIER_BRACES = /^\{(\d+)(?:(,)(\d*))?\}/;
+var Parser3 = class {
+  constructor(source) {
+    this.source = source;
+  }
+  source;
+  at = 0;
+  parse() {
+    const node = this.disjunction();
+    if (this.at < this.source.length) throw new PatternFeatureError(`an unmatched ${JSON.stringify(this.source[this.at])}`);
+    return node;
+  }
+  peek(offset = 0) {
+    return this.source[this.at + offset];
+  }
+  disjunction() {
+    const options = [this.alternative()];
+    while (this.peek() === "|") {
+      this.at++;
+      options.push(this.alternative());
+    }
+    return options.length === 1 ? options[0] : { kind: "alternation", options };
+  }
+  alternative() {
+    const items = [];
+    for (let char = this.peek(); char !== void 0 && char !== "|" && char !== ")"; char = this.peek()) {
+      const start = this.at;
+      const atom = this.atom();
+      items.push(atom.kind === "assertion" ? atom : this.quantified(atom, start));
+    }
+    return items.length === 1 ? items[0] : { kind: "sequence", items };
+  }
+  quantified(atom, start) {
+    let min;
+    let max;
+    const char = this.peek();
+    if (char === "*" || char === "+" || char === "?") {
+      this.at++;
+      [min, max] = char === "*" ? [0, Infinity] : char === "+" ? [1, Infinity] : [0, 1];
+    } else if (char === "{" && QUANTIFIER_BRACES.test(this.source.slice(this.at))) {
+      const [text3, low, comma, high] = QUANTIFIER_BRACES.exec(this.source.slice(this.at));
+      this.at += text3.length;
+      min = Number(low);
+      max = comma === void 0 ? min : high === "" || high === void 0 ? Infinity : Number(high);
+      if (min > MAX_REPEAT_COUNT || max !== Infinity && max > MAX_REPEAT_COUNT) {
+        throw new PatternFeatureError(`a repetition count above ${MAX_REPEAT_COUNT} (${text3})`);
+      }
+    } else {
+      return atom;
+    }
+    if (this.peek() === "?") this.at++;
+    return { kind: "repeat", body: atom, min, max, start, end: this.at };
+  }
+  atom() {
+    const char = this.peek();
+    switch (char) {
+      case "^":
+        this.at++;
+        return { kind: "assertion", what: "start" };
+      case "$":
+        this.at++;
+        return { kind: "assertion", what: "end" };
+      case ".":
+        this.at++;
+        return { kind: "chars", set: DOT };
+      case "(":
+        return this.group();
+      case "[":
+        return { kind: "chars", set: this.characterClass() };
+      case "\\":
+        return this.atomEscape();
+      case "*":
+      case "+":
+      case "?":
+        throw new PatternFeatureError(`a quantifier with nothing to repeat (${char})`);
+      default:
+        return { kind: "chars", set: single(this.literal()) };
+    }
+  }
+  /** The code point at the cursor (a surrogate pair is one), consumed. */
+  literal() {
+    const code = this.source.codePointAt(this.at);
+    this.at += code > 65535 ? 2 : 1;
+    return code;
+  }
+  group() {
+    const rest = this.source.slice(this.at);
+    if (rest.startsWith("(?=") || rest.startsWith("(?!")) throw new PatternFeatureError(`a lookahead (${rest.slice(0, 3)}\u2026)`);
+    if (rest.startsWith("(?<=") || rest.startsWith("(?<!")) throw new PatternFeatureError(`a lookbehind (${rest.slice(0, 4)}\u2026)`);
+    if (rest.startsWith("(?:")) this.at += 3;
+    else if (rest.startsWith("(?<")) {
+      const close = rest.indexOf(">");
+      if (close < 0) throw new PatternFeatureError("an unterminated group name");
+      this.at += close + 1;
+    } else if (rest.startsWith("(?")) throw new PatternFeatureError(`inline flags or an unknown group (${rest.slice(0, 3)}\u2026)`);
+    else this.at += 1;
+    const body = this.disjunction();
+    if (this.peek() !== ")") throw new PatternFeatureError("an unterminated group");
+    this.at++;
+    return { kind: "group", body };
+  }
+  atomEscape() {
+    const next = this.peek(1);
+    if (next === "b" || next === "B") {
+      this.at += 2;
+      return { kind: "assertion", what: next === "b" ? "word-boundary" : "not-word-boundary" };
+    }
+    const escaped = this.escape(false);
+    return { kind: "chars", set: typeof escaped === "number" ? single(escaped) : escaped };
+  }
+  /** An escape at the cursor (its backslash included): one code point, or a class escape's set. */
+  escape(inClass2) {
+    const next = this.peek(1);
+    if (next === void 0) throw new PatternFeatureError("a backslash at the end");
+    const text3 = (length) => this.source.slice(this.at, this.at + length);
+    const classEscape = CLASS_ESCAPES[next];
+    if (classEscape) {
+      this.at += 2;
+      return classEscape;
+    }
+    const control = CONTROL_ESCAPES[next];
+    if (control !== void 0) {
+      this.at += 2;
+      return control;
+    }
+    if (inClass2 && next === "b") {
+      this.at += 2;
+      return 8;
+    }
+    if (next === "c") {
+      const letter = this.peek(2);
+      if (letter === void 0 || !/^[A-Za-z]$/.test(letter)) throw new PatternFeatureError(`\\c without a control letter (${text3(3)})`);
+      this.at += 3;
+      return letter.charCodeAt(0) % 32;
+    }
+    if (next === "0" && !/^[0-9]$/.test(this.peek(2) ?? "")) {
+      this.at += 2;
+      return 0;
+    }
+    if (/^[0-9]$/.test(next)) throw new PatternFeatureError(`a backreference or octal escape (${text3(2)})`);
+    if (next === "k") throw new PatternFeatureError(`a named backreference (${text3(2)}\u2026)`);
+    if (next === "p" || next === "P") throw new PatternFeatureError(`a Unicode property escape (${text3(2)}\u2026), which needs the u flag`);
+    if (next === "x") {
+      const hex2 = this.source.slice(this.at + 2, this.at + 4);
+      if (hex2.length !== 2 || !isHex(hex2)) throw new PatternFeatureError(`\\x without two hexadecimal digits (${text3(4)})`);
+      this.at += 4;
+      return parseInt(hex2, 16);
+    }
+    if (next === "u") return this.unicodeEscape();
+    if (isAsciiLetterOrDigit(next)) throw new PatternFeatureError(`an escape with no meaning (${text3(2)})`);
+    this.at += 1;
+    return this.literal();
+  }
+  unicodeEscape() {
+    const unit = (from) => {
+      const hex2 = this.source.slice(from + 2, from + 6);
+      return this.source.startsWith("\\u", from) && hex2.length === 4 && isHex(hex2) ? parseInt(hex2, 16) : void 0;
+    };
+    const first = unit(this.at);
+    if (first === void 0) throw new PatternFeatureError(`\\u without four hexadecimal digits (${this.source.slice(this.at, this.at + 6)})`);
+    const isHigh = first >= 55296 && first <= 56319;
+    const second = isHigh ? unit(this.at + 6) : void 0;
+    if (isHigh && second !== void 0 && second >= 56320 && second <= 57343) {
+      this.at += 12;
+      return 65536 + (first - 55296 << 10) + (second - 56320);
+    }
+    if (first >= 55296 && first <= 57343) throw new PatternFeatureError(`a lone surrogate (${this.source.slice(this.at, this.at + 6)})`);
+    this.at += 6;
+    return first;
+  }
+  characterClass() {
+    this.at++;
+    const negated = this.peek() === "^";
+    if (negated) this.at++;
+    const ranges = [];
+    const add = (atom) => {
+      if (typeof atom === "number") ranges.push([atom, atom]);
+      else ranges.push(...atom);
+    };
+    while (this.peek() !== "]") {
+      if (this.peek() === void 0) throw new PatternFeatureError("an unterminated character class");
+      const low = this.classAtom();
+      if (this.peek() === "-" && this.peek(1) !== "]" && this.peek(1) !== void 0) {
+        this.at++;
+        const high = this.classAtom();
+        if (typeof low === "number" && typeof high === "number") {
+          if (low > high) throw new PatternFeatureError("a character range out of order");
+          ranges.push([low, high]);
+        } else {
+          add(low);
+          add(45);
+          add(high);
+        }
+      } else {
+        add(low);
+      }
+    }
+    this.at++;
+    const set = charSet(ranges);
+    return negated ? complement(set) : set;
+  }
+  classAtom() {
+    return this.peek() === "\\" ? this.escape(true) : this.literal();
+  }
+};
+function parsePattern(source) {
+  return new Parser3(source).parse();
+}
+
+// src/template/pattern-ambiguity.ts
+var MAX_EXPANDED_POSITIONS = 300;
+var MAX_ANALYSIS_STEPS = 25e4;
+var MAX_AMBIGUITY_DOUBLINGS = 10;
+var cap = (n) => Math.min(2, n);
+var addCounts = (into, from, times = 1) => {
+  if (times === 0) return;
+  for (const [position, ways] of from) into.set(position, cap((into.get(position) ?? 0) + ways * times));
+};
+var union = (...parts) => {
+  const out = /* @__PURE__ */ new Map();
+  for (const [counts, times] of parts) addCounts(out, counts, times);
+  return out;
+};
+var PositionAutomaton = class {
+  constructor(expand2) {
+    this.expand = expand2;
+  }
+  expand;
+  sets = [];
+  /** The repetitions around each position, outermost first. */
+  enclosing = [];
+  follow = [];
+  build(node, around = []) {
+    switch (node.kind) {
+      case "chars": {
+        const position = this.sets.length;
+        this.sets.push(node.set);
+        this.enclosing.push(around);
+        this.follow.push(/* @__PURE__ */ new Map());
+        const only = /* @__PURE__ */ new Map([[position, 1]]);
+        return { first: only, last: only, nullable: 0 };
+      }
+      case "assertion":
+        return { first: /* @__PURE__ */ new Map(), last: /* @__PURE__ */ new Map(), nullable: 1 };
+      case "group":
+        return this.build(node.body, around);
+      case "sequence":
+        return node.items.reduce((left, item) => this.concat(left, this.build(item, around)), { first: /* @__PURE__ */ new Map(), last: /* @__PURE__ */ new Map(), nullable: 1 });
+      case "alternation": {
+        const options = node.options.map((option) => this.build(option, around));
+        return {
+          first: union(...options.map((o) => [o.first, 1])),
+          last: union(...options.map((o) => [o.last, 1])),
+          nullable: cap(options.reduce((sum, o) => sum + o.nullable, 0))
+        };
+      }
+      case "repeat":
+        return this.repeat(node, [...around, node]);
+    }
+  }
+  repeat(node, around) {
+    const copy = () => this.build(node.body, around);
+    const empty = { first: /* @__PURE__ */ new Map(), last: /* @__PURE__ */ new Map(), nullable: 1 };
+    const bounded = node.max !== Infinity && (this.expand || node.max <= 1);
+    if (!bounded) {
+      const mandatory = this.expand ? Math.max(node.min, 1) - 1 : 0;
+      let head = empty;
+      for (let i = 0; i < mandatory; i++) head = this.concat(head, copy());
+      return this.concat(head, this.loop(copy(), node, node.min >= 1));
+    }
+    let fragment = empty;
+    for (let i = 0; i < node.min; i++) fragment = this.concat(fragment, copy());
+    let optional = empty;
+    for (let i = node.max - node.min; i > 0; i--) {
+      const turn = copy();
+      const taken = this.concat({ ...turn, nullable: 0 }, optional);
+      optional = { first: taken.first, last: taken.last, nullable: 1 };
+    }
+    return this.concat(fragment, optional);
+  }
+  /** A loop over `body`: its last positions lead back to its first; a turn past the first may not be empty. */
+  loop(body, node, firstTurnMandatory) {
+    this.join(body.last, body.first, node);
+    return { first: body.first, last: body.last, nullable: firstTurnMandatory ? body.nullable : 1 };
+  }
+  concat(left, right) {
+    this.join(left.last, right.first, void 0);
+    return {
+      first: union([left.first, 1], [right.first, left.nullable]),
+      last: union([right.last, 1], [left.last, right.nullable]),
+      nullable: cap(left.nullable * right.nullable)
+    };
+  }
+  join(from, to2, loop) {
+    for (const [p2, waysFrom] of from) {
+      const transitions = this.follow[p2];
+      for (const [q2, waysTo] of to2) {
+        const transition = transitions.get(q2) ?? { count: 0, loops: [] };
+        transition.count = cap(transition.count + waysFrom * waysTo);
+        if (loop && transition.loops.length < 2) transition.loops.push(loop);
+        transitions.set(q2, transition);
+      }
+    }
+  }
+};
+function expandedPositions(node, limit) {
+  const capped = (n) => Math.min(n, limit + 1);
+  switch (node.kind) {
+    case "chars":
+      return 1;
+    case "assertion":
+      return 0;
+    case "group":
+      return expandedPositions(node.body, limit);
+    case "sequence":
+      return capped(node.items.reduce((sum, item) => capped(sum + expandedPositions(item, limit)), 0));
+    case "alternation":
+      return capped(node.options.reduce((sum, option) => capped(sum + expandedPositions(option, limit)), 0));
+    case "repeat": {
+      const copies = node.max === Infinity ? Math.max(node.min, 1) : node.max;
+      return capped(copies * expandedPositions(node.body, limit));
+    }
+  }
+}
+function judge(automaton, maxSteps, spent) {
+  const n = automaton.sets.length;
+  const pairs = n * n;
+  const targets = automaton.follow.map((transitions) => Int32Array.from(transitions.keys()));
+  const overlap = new Int8Array(pairs);
+  const meet = (p2, q2) => {
+    if (p2 === q2) return true;
+    const key = p2 * n + q2;
+    if (overlap[key] === 0) overlap[key] = overlaps(automaton.sets[p2], automaton.sets[q2]) ? 1 : 2;
+    return overlap[key] === 1;
+  };
+  const parallel = (p2, q2) => {
+    const transition = automaton.follow[p2]?.get(q2);
+    return transition && transition.count >= 2 ? transition : void 0;
+  };
+  let steps = 0;
+  const index = new Int32Array(pairs).fill(-1);
+  const lowlink = [];
+  const edgeStart = [];
+  const edges = [];
+  const addSuccessors = (node) => {
+    const from = targets[Math.floor(node / n)];
+    const to2 = targets[node % n];
+    edgeStart.push(edges.length);
+    for (let i = 0; i < from.length; i++) {
+      const p2 = from[i];
+      for (let j2 = 0; j2 < to2.length; j2++) {
+        const q2 = to2[j2];
+        if (meet(p2, q2)) edges.push(p2 * n + q2);
+      }
+    }
+    steps += 1 + from.length * to2.length;
+  };
+  const onStack = new Uint8Array(pairs);
+  const stack = [];
+  const members = [];
+  const componentStart = [];
+  const componentOf = new Int32Array(pairs);
+  const workOrder = [];
+  const workAt = [];
+  const enter = (node) => {
+    const order = lowlink.length;
+    index[node] = order;
+    lowlink.push(order);
+    addSuccessors(node);
+    stack.push(node);
+    onStack[node] = 1;
+    workOrder.push(order);
+    workAt.push(edgeStart[order]);
+  };
+  const nodeOf = [];
+  for (let root = 0; root < n; root++) {
+    const start = root * n + root;
+    if (index[start] !== -1) continue;
+    nodeOf.push(start);
+    enter(start);
+    while (workOrder.length > 0) {
+      spent.steps = steps;
+      if (steps > maxSteps) return { kind: "too-complex" };
+      const top = workOrder.length - 1;
+      const order = workOrder[top];
+      const at2 = workAt[top];
+      const end = edgeStart[order + 1] ?? edges.length;
+      if (at2 < end) {
+        const next = edges[at2];
+        workAt[top] = at2 + 1;
+        if (index[next] === -1) {
+          nodeOf.push(next);
+          enter(next);
+        } else if (onStack[next] === 1) lowlink[order] = Math.min(lowlink[order], index[next]);
+        continue;
+      }
+      workOrder.pop();
+      workAt.pop();
+      const parent = workOrder[workOrder.length - 1];
+      if (parent !== void 0) lowlink[parent] = Math.min(lowlink[parent], lowlink[order]);
+      if (lowlink[order] === order) {
+        const self3 = nodeOf[order];
+        componentStart.push(members.length);
+        let member;
+        do {
+          member = stack.pop();
+          onStack[member] = 0;
+          componentOf[member] = componentStart.length - 1;
+          members.push(member);
+        } while (member !== self3);
+      }
+    }
+  }
+  const around = (positions2) => innermostCommon(positions2.map((p2) => automaton.enclosing[p2] ?? []));
+  const componentCount = componentStart.length;
+  const componentMembers = (c) => members.slice(componentStart[c], componentStart[c + 1] ?? members.length);
+  for (let c = 0; c < componentCount; c++) {
+    const component = componentMembers(c);
+    let diagonal = false;
+    let offDiagonal = false;
+    for (const node of component) {
+      if (Math.floor(node / n) === node % n) diagonal = true;
+      else offDiagonal = true;
+    }
+    if (!diagonal) continue;
+    if (offDiagonal) {
+      return { kind: "exponential", repetition: span(around(component.flatMap((node) => [Math.floor(node / n), node % n])).at(-1)) };
+    }
+    for (const node of component) {
+      const p2 = node % n;
+      for (const q2 of targets[p2] ?? []) {
+        const twice = componentOf[q2 * n + q2] === componentOf[node] && index[q2 * n + q2] !== -1 ? parallel(p2, q2) : void 0;
+        if (twice) return { kind: "exponential", repetition: span(outermost(twice.loops)) };
+      }
+    }
+  }
+  const meetingsFrom = new Int32Array(componentCount);
+  const bestStep = [];
+  const meets = (node, next) => {
+    const p2 = Math.floor(node / n);
+    const p22 = Math.floor(next / n);
+    return p22 === next % n && (p2 !== node % n || parallel(p2, p22) !== void 0);
+  };
+  let worst = -1;
+  for (let c = 0; c < componentCount; c++) {
+    const last = componentStart[c + 1] ?? members.length;
+    for (let m2 = componentStart[c]; m2 < last; m2++) {
+      const node = members[m2];
+      const order = index[node];
+      const end = edgeStart[order + 1] ?? edges.length;
+      for (let at2 = edgeStart[order]; at2 < end; at2++) {
+        const next = edges[at2];
+        const d = componentOf[next];
+        if (d === c) continue;
+        const meetings = meetingsFrom[d] + (meets(node, next) ? 1 : 0);
+        if (meetings > meetingsFrom[c]) {
+          meetingsFrom[c] = meetings;
+          bestStep[c] = [node, next];
+        }
+      }
+    }
+    if (worst < 0 || meetingsFrom[c] > meetingsFrom[worst]) worst = c;
+  }
+  const doublings = worst < 0 ? 0 : meetingsFrom[worst];
+  if (doublings < MAX_AMBIGUITY_DOUBLINGS) return { kind: "linear-or-polynomial" };
+  const positions = [];
+  for (let step = bestStep[worst]; step; step = bestStep[componentOf[step[1]]]) {
+    const [node, next] = step;
+    if (meets(node, next)) positions.push(Math.floor(node / n), node % n, Math.floor(next / n));
+  }
+  const shared = around(positions);
+  const counted = shared.find((node) => node.max !== Infinity && node.max > 1) ?? shared.at(-1);
+  return { kind: "exponential", repetition: span(counted), doublings };
+}
+var span = (node) => node ? { start: node.start, end: node.end } : void 0;
+function commonPrefix(a, b2) {
+  let length = 0;
+  while (length < a.length && length < b2.length && a[length] === b2[length]) length++;
+  return a.slice(0, length);
+}
+function innermostCommon(enclosings) {
+  return enclosings.reduce((common, list) => commonPrefix(common, list), enclosings[0] ?? []);
+}
+function outermost(loops) {
+  return [...loops].sort((a, b2) => b2.end - b2.start - (a.end - a.start))[0];
+}
+function judgeAmbiguity(pattern, maxSteps = MAX_ANALYSIS_STEPS) {
+  const expand2 = expandedPositions(pattern, MAX_EXPANDED_POSITIONS) <= MAX_EXPANDED_POSITIONS;
+  const automaton = new PositionAutomaton(expand2);
+  automaton.build(pattern);
+  const spent = { steps: 0 };
+  const verdict = judge(automaton, Math.min(maxSteps, MAX_ANALYSIS_STEPS), spent);
+  return { verdict, steps: spent.steps };
+}
+
+// src/template/patterns.ts
+var MAX_PATTERN_INPUT_LENGTH = 1e4;
+var MAX_PATTERN_LENGTH = 1e3;
+var MAX_TEMPLATE_ANALYSIS_STEPS = 1e6;
+var analysisBudget = () => ({ remaining: MAX_TEMPLATE_ANALYSIS_STEPS });
+var hex = (code) => `\\x{${code.toString(16).toUpperCase()}}`;
+function charClass(set) {
+  if (set.length === 0) return "[^\\x{0}-\\x{10FFFF}]";
+  const [only] = set;
+  if (set.length === 1 && only && only[0] === only[1]) return hex(only[0]);
+  return `[${set.map(([lo2, hi2]) => lo2 === hi2 ? hex(lo2) : `${hex(lo2)}-${hex(hi2)}`).join("")}]`;
+}
+function toRe2(node) {
+  switch (node.kind) {
+    case "chars":
+      return charClass(node.set);
+    case "assertion":
+      return { start: "^", end: "$", "word-boundary": "\\b", "not-word-boundary": "\\B" }[node.what];
+    case "group":
+      return `(?:${toRe2(node.body)})`;
+    case "sequence":
+      return node.items.map(toRe2).join("");
+    case "alternation":
+      return `(?:${node.options.map(toRe2).join("|")})`;
+    case "repeat": {
+      const { min, max } = node;
+      const quantifier = max === Infinity ? min === 0 ? "*" : min === 1 ? "+" : `{${min},}` : min === 0 && max === 1 ? "?" : min === max ? `{${min}}` : `{${min},${max}}`;
+      return `(?:${toRe2(node.body)})${quantifier}`;
+    }
+  }
+}
+function patternSyntaxError(source) {
+  try {
+    new RegExp(source);
+    return void 0;
+  } catch (error2) {
+    return (error2 instanceof Error ? error2.message : String(error2)).split("\n")[0];
+  }
+}
+var OVER_BUDGET = /* @__PURE__ */ Symbol("over budget");
+function compile(source, budget) {
+  const refuse = (code, reason) => ({ refused: { code, reason } });
+  const syntaxError = patternSyntaxError(source);
+  if (syntaxError !== void 0) return refuse("INVALID_REGEX", `it is not a valid regular expression: ${syntaxError}`);
+  if (source.length > MAX_PATTERN_LENGTH) return refuse("UNSUPPORTED_PATTERN", `it is ${source.length} characters long; a pattern is at most ${MAX_PATTERN_LENGTH}`);
+  let tree;
+  try {
+    tree = parsePattern(source);
+  } catch (error2) {
+    if (error2 instanceof PatternFeatureError) return refuse("UNSUPPORTED_PATTERN", error2.message);
+    throw error2;
+  }
+  const limit = Math.min(budget ? budget.remaining : MAX_ANALYSIS_STEPS, MAX_ANALYSIS_STEPS);
+  const { verdict, steps } = judgeAmbiguity(tree, limit);
+  if (budget) budget.remaining = Math.max(0, budget.remaining - steps);
+  if (verdict.kind === "too-complex" && limit < MAX_ANALYSIS_STEPS) return OVER_BUDGET;
+  if (verdict.kind === "too-complex") {
+    return refuse("UNSAFE_PATTERN", "it is too complex to be checked for catastrophic backtracking; simplify its repetitions");
+  }
+  if (verdict.kind === "exponential") {
+    const part = verdict.repetition ? `${source.slice(verdict.repetition.start, verdict.repetition.end)} ` : "a repetition ";
+    return refuse(
+      "UNSAFE_PATTERN",
+      `it is prone to catastrophic backtracking: ${part}can match the same text in more than one way${verdict.doublings ? ` (in 2^${verdict.doublings} ways or more)` : ""}, so a failing answer takes exponential time to reject`
+    );
+  }
+  try {
+    return { matcher: RE2JS.compile(toRe2(tree)) };
+  } catch (error2) {
+    return refuse("UNSUPPORTED_PATTERN", `it cannot be compiled for linear-time matching: ${error2 instanceof Error ? error2.message : String(error2)}`);
+  }
+}
+var compiled = /* @__PURE__ */ new Map();
+var MAX_REMEMBERED_PATTERNS = 1e3;
+function compiledPattern(source, budget) {
+  const remembered = compiled.get(source);
+  if (remembered) return remembered;
+  const fresh = compile(source, budget);
+  if (fresh === OVER_BUDGET) {
+    const reason = `it was not checked: the template's patterns together take more than ${MAX_TEMPLATE_ANALYSIS_STEPS} analysis steps; use fewer or simpler patterns`;
+    return { refused: { code: "UNSAFE_PATTERN", reason } };
+  }
+  if (compiled.size >= MAX_REMEMBERED_PATTERNS) compiled.clear();
+  compiled.set(source, fresh);
+  return fresh;
+}
+function judgePattern(source, budget) {
+  const outcome = compiledPattern(source, budget);
+  return "matcher" in outcome ? { runnable: true } : { runnable: false, ...outcome.refused };
+}
+function matchPattern(source, text3) {
+  const outcome = compiledPattern(source);
+  if ("refused" in outcome) return { refused: `the template's validation pattern ${source} is not run: ${outcome.refused.reason}` };
+  if (text3.length > MAX_PATTERN_INPUT_LENGTH) return { refused: `is ${text3.length} characters long; at most ${MAX_PATTERN_INPUT_LENGTH} are matched against the template's pattern` };
+  return { matches: outcome.matcher.test(text3) };
+}
+
 // src/template/text-files.ts
-var import_picomatch = __toESM(require_picomatch2(), 1);
 import { isUtf8 as isUtf82 } from "node:buffer";
+
+// src/core/glob.ts
+var MAX_GLOB_LENGTH = 1024;
+var MAX_EXPANSIONS = 64;
+var GlobError = class extends Error {
+  name = "GlobError";
+};
+function closingBrace(glob, open2) {
+  let depth = 0;
+  for (let i = open2; i < glob.length; i++) {
+    const char = glob[i];
+    if (char === "\\") i++;
+    else if (char === "{") depth++;
+    else if (char === "}" && --depth === 0) return i;
+  }
+  return -1;
+}
+function alternatives(glob, open2, close) {
+  const parts = [];
+  let depth = 0;
+  let start = open2 + 1;
+  for (let i = open2 + 1; i < close; i++) {
+    const char = glob[i];
+    if (char === "\\") i++;
+    else if (char === "{") depth++;
+    else if (char === "}") depth--;
+    else if (char === "," && depth === 0) {
+      parts.push(glob.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(glob.slice(start, close));
+  return parts.length > 1 ? parts : void 0;
+}
+function expandBraces(glob) {
+  for (let i = 0; i < glob.length; i++) {
+    const char = glob[i];
+    if (char === "\\") {
+      i++;
+      continue;
+    }
+    if (char !== "{") continue;
+    const close = closingBrace(glob, i);
+    const parts = close < 0 ? void 0 : alternatives(glob, i, close);
+    if (!parts) continue;
+    const head = glob.slice(0, i);
+    const tails = expandBraces(glob.slice(close + 1));
+    const expanded = [];
+    for (const part of parts) {
+      for (const middle of expandBraces(part)) {
+        for (const tail of tails) {
+          expanded.push(`${head}${middle}${tail}`);
+          if (expanded.length > MAX_EXPANSIONS) throw new GlobError(`glob ${JSON.stringify(glob)} has more than ${MAX_EXPANSIONS} {...} alternatives`);
+        }
+      }
+    }
+    return expanded;
+  }
+  return [glob];
+}
+function readClass(glob, open2) {
+  let i = open2 + 1;
+  const negated = glob[i] === "!" || glob[i] === "^";
+  if (negated) i++;
+  let chars = "";
+  const ranges = [];
+  let first = true;
+  for (; i < glob.length; i++) {
+    let char = glob[i];
+    if (char === "]" && !first) return { token: { kind: "class", negated, chars, ranges }, end: i + 1 };
+    first = false;
+    if (char === "\\" && i + 1 < glob.length) char = glob[++i];
+    if (glob[i + 1] === "-" && glob[i + 2] !== void 0 && glob[i + 2] !== "]") {
+      let to2 = glob[i + 2];
+      i += 2;
+      if (to2 === "\\" && i + 1 < glob.length) to2 = glob[++i];
+      ranges.push([char, to2]);
+    } else chars += char;
+  }
+  return void 0;
+}
+function tokenize(glob) {
+  const tokens = [];
+  for (let i = 0; i < glob.length; i++) {
+    const char = glob[i];
+    if (char === "\\") {
+      if (i + 1 < glob.length) tokens.push({ kind: "char", char: glob[++i] });
+      continue;
+    }
+    if (char === "*") {
+      let end = i;
+      while (glob[end] === "*") end++;
+      const wholeSegment = end - i >= 2 && (i === 0 || glob[i - 1] === "/") && (end === glob.length || glob[end] === "/");
+      if (!wholeSegment) tokens.push({ kind: "star" });
+      else if (end < glob.length) {
+        tokens.push({ kind: "segments" });
+        end++;
+      } else if (i === 0) tokens.push({ kind: "all" });
+      else {
+        tokens.pop();
+        tokens.push({ kind: "below" });
+      }
+      i = end - 1;
+      continue;
+    }
+    if (char === "?") {
+      tokens.push({ kind: "one" });
+      continue;
+    }
+    if (char === "[") {
+      const found = readClass(glob, i);
+      if (found) {
+        tokens.push(found.token);
+        i = found.end - 1;
+        continue;
+      }
+    }
+    tokens.push({ kind: "char", char });
+  }
+  return tokens;
+}
+function inClass(token, char) {
+  const found = token.chars.includes(char) || token.ranges.some(([from, to2]) => from <= char && char <= to2);
+  return found !== token.negated;
+}
+function run(tokens, path22) {
+  const n = tokens.length;
+  const size = 2 * n + 1;
+  let current = new Uint8Array(size);
+  let next = new Uint8Array(size);
+  const add = (set, state) => {
+    for (let s3 = state; s3 <= n && set[s3] === 0; s3++) {
+      set[s3] = 1;
+      const kind = tokens[s3]?.kind;
+      if (kind !== "star" && kind !== "segments" && kind !== "below" && kind !== "all") break;
+    }
+  };
+  add(current, 0);
+  for (const char of path22) {
+    next.fill(0);
+    let alive = false;
+    for (let s3 = 0; s3 < size; s3++) {
+      if (current[s3] === 0) continue;
+      if (s3 > n) {
+        const k2 = s3 - n - 1;
+        next[s3] = 1;
+        if (tokens[k2]?.kind === "segments" && char === "/") add(next, k2 + 1);
+        if (tokens[k2]?.kind === "below") add(next, k2 + 1);
+        alive = true;
+        continue;
+      }
+      const token = tokens[s3];
+      if (!token) continue;
+      switch (token.kind) {
+        case "char":
+          if (char === token.char) add(next, s3 + 1);
+          break;
+        case "one":
+          if (char !== "/") add(next, s3 + 1);
+          break;
+        case "class":
+          if (char !== "/" && inClass(token, char)) add(next, s3 + 1);
+          break;
+        case "star":
+          if (char !== "/") add(next, s3);
+          break;
+        case "all":
+          add(next, s3);
+          break;
+        case "segments":
+          next[n + 1 + s3] = 1;
+          if (char === "/") add(next, s3 + 1);
+          break;
+        case "below":
+          if (char === "/") {
+            next[n + 1 + s3] = 1;
+            add(next, s3 + 1);
+          }
+          break;
+      }
+    }
+    for (let s3 = 0; s3 < size && !alive; s3++) alive = next[s3] === 1;
+    if (!alive) return false;
+    [current, next] = [next, current];
+  }
+  return current[n] === 1;
+}
+function globMatcher(glob) {
+  if (glob.length > MAX_GLOB_LENGTH) throw new GlobError(`a glob must be at most ${MAX_GLOB_LENGTH} characters`);
+  const compiled2 = expandBraces(glob).map(tokenize);
+  return (path22) => compiled2.some((tokens) => run(tokens, path22));
+}
+
+// src/template/text-files.ts
 function isBinary(content) {
   return content.subarray(0, 8192).includes(0);
 }
@@ -51900,7 +58896,8 @@ function holdsLiquidMarkers(content) {
   return content.includes("{{") || content.includes("{%");
 }
 function verbatimRule(globs) {
-  return globs && globs.length > 0 ? (0, import_picomatch.default)([...globs], { dot: true }) : () => false;
+  const matchers = (globs ?? []).map(globMatcher);
+  return matchers.length > 0 ? (source) => matchers.some((matches) => matches(source)) : () => false;
 }
 
 // src/template/validate.ts
@@ -51965,6 +58962,41 @@ function reservedNames(variables, variablesFile, prompts, promptsFile) {
   if (isObject(prompts?.value) && Array.isArray(prompts.value.prompts)) {
     prompts.value.prompts.forEach((prompt, index) => {
       if (isObject(prompt) && typeof prompt.name === "string" && RESERVED_VARIABLE_NAMES.has(prompt.name)) found.push(problem(`/prompts/${index}/name`, prompt.name, "prompt"));
+    });
+    problems.push(...locateViolations(promptsFile, found, prompts.positions));
+  }
+  return problems;
+}
+function refusedPatterns(variables, variablesFile, prompts, promptsFile) {
+  const budget = analysisBudget();
+  const check = (found, pointer, source, what) => {
+    if (typeof source !== "string") return;
+    const judgement = judgePattern(source, budget);
+    if (judgement.runnable || judgement.code === "INVALID_REGEX") return;
+    found.push({ pointer, code: judgement.code, message: `${what} ${JSON.stringify(source)} is refused: ${judgement.reason}` });
+  };
+  const problems = [];
+  if (isObject(variables?.value)) {
+    const found = [];
+    const walk2 = (definition, pointer, label) => {
+      if (!isObject(definition)) return;
+      check(found, `${pointer}/validation`, definition.validation, `validation of variable "${label}"`);
+      walk2(definition.items, `${pointer}/items`, `${label}[]`);
+      if (isObject(definition.properties)) {
+        for (const [key, property] of Object.entries(definition.properties)) walk2(property, `${pointer}/properties/${escapePointerSegment(key)}`, `${label}.${key}`);
+      }
+    };
+    for (const [name, definition] of Object.entries(isObject(variables.value.variables) ? variables.value.variables : {})) {
+      walk2(definition, `/variables/${escapePointerSegment(name)}`, name);
+    }
+    problems.push(...locateViolations(variablesFile, found, variables.positions));
+  }
+  if (isObject(prompts?.value) && Array.isArray(prompts.value.prompts)) {
+    const found = [];
+    prompts.value.prompts.forEach((prompt, index) => {
+      if (!isObject(prompt)) return;
+      const name = typeof prompt.name === "string" ? prompt.name : `#${index}`;
+      check(found, `/prompts/${index}/validate`, prompt.validate, `validate of prompt "${name}"`);
     });
     problems.push(...locateViolations(promptsFile, found, prompts.positions));
   }
@@ -52086,6 +59118,7 @@ async function validateTemplate(dir, options = {}) {
   const variables = await resolveInsideRoot(root, variablesFile) === void 0 ? void 0 : await checkJsonFile(root, path10.normalize(variablesFile), "template-variables", errors);
   const prompts = await resolveInsideRoot(root, promptsFile) === void 0 ? void 0 : await checkJsonFile(root, path10.normalize(promptsFile), "template-prompts", errors);
   errors.push(...reservedNames(variables, path10.normalize(variablesFile), prompts, path10.normalize(promptsFile)));
+  errors.push(...refusedPatterns(variables, path10.normalize(variablesFile), prompts, path10.normalize(promptsFile)));
   const evaluator = new ExpressionEvaluator();
   const documents = {
     ...manifestChecked?.value !== void 0 ? { manifest: { file: MANIFEST_FILE, value: manifestChecked.value } } : {},
@@ -52112,6 +59145,7 @@ async function validateTemplate(dir, options = {}) {
         errors.push({ file: `${contentFolder}/${reserved}`, pointer: "", code: "RESERVED_PATH", message: reservedPathProblem(reserved) ?? "is reserved" });
       }
       errors.push(...checkContent(contentFolder, content.texts, content.paths, contentScope(variables, path10.normalize(variablesFile)), evaluator.engine, partials));
+      errors.push(...checkParseLimit(contentFolder, content.texts, content.paths));
     }
   }
   if (deep && isObject(manifest) && typeof manifest.nextSteps === "string") {
@@ -52206,19 +59240,20 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
     }
   }
   const conditionDependencies = /* @__PURE__ */ new Map();
+  const defaultReaders = /* @__PURE__ */ new Set();
   for (const [name, definition] of Object.entries(variables)) {
-    const pointer = `/variables/${escapePointerSegment(name)}/condition`;
-    conditionDependencies.set(
-      name,
-      definition.condition ? referencesOf(variablesFile, pointer, definition.condition, "condition", variableNames, `condition of "${name}"`) : []
-    );
+    const at2 = `/variables/${escapePointerSegment(name)}`;
+    const fromCondition = definition.condition ? referencesOf(variablesFile, `${at2}/condition`, definition.condition, "condition", variableNames, `condition of "${name}"`) : [];
+    const fromDefault = isComputedDefault(definition.default) ? referencesOf(variablesFile, `${at2}/default`, definition.default, "default", variableNames, `default of "${name}"`) : [];
+    if (fromDefault.length > 0) defaultReaders.add(name);
+    conditionDependencies.set(name, [.../* @__PURE__ */ new Set([...fromCondition, ...fromDefault])]);
   }
   const variableOrder = dependencyOrder(
     conditionDependencies,
     (cycle) => errors.push({
       file: variablesFile,
-      pointer: `/variables/${escapePointerSegment(cycle[0] ?? "")}/condition`,
-      message: `conditions depend on each other in a cycle: ${cycle.join(" -> ")}`,
+      pointer: `/variables/${escapePointerSegment(cycle[0] ?? "")}/${defaultReaders.has(cycle[0] ?? "") ? "default" : "condition"}`,
+      message: `${cycle.some((name) => defaultReaders.has(name)) ? "conditions and computed defaults" : "conditions"} depend on each other in a cycle: ${cycle.join(" -> ")}`,
       code: "CYCLE"
     })
   );
@@ -52236,26 +59271,16 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
       code: "CYCLE"
     })
   );
-  const checkPattern2 = (file, pointer, source, what) => {
-    const reason = source === void 0 ? void 0 : unsafePatternReason(source);
-    if (reason) errors.push({ file, pointer, message: `${what} ${JSON.stringify(source)} is refused: ${reason}`, code: "UNSAFE_PATTERN" });
-  };
-  const walkPatterns = (definitions, pointer, label) => {
-    for (const [name, definition] of Object.entries(definitions)) {
-      const at2 = `${pointer}/${escapePointerSegment(name)}`;
-      checkPattern2(variablesFile, `${at2}/validation`, definition.validation, `validation of variable "${label}${name}"`);
-      if (definition.properties) walkPatterns(definition.properties, `${at2}/properties`, `${label}${name}.`);
-    }
-  };
-  walkPatterns(variables, "/variables", "");
   promptsDoc.prompts.forEach((prompt, index) => {
-    checkPattern2(promptsFile, `/prompts/${index}/validate`, prompt.validate, `validate of prompt "${prompt.name}"`);
     if (prompt.when) {
       referencesOf(promptsFile, `/prompts/${index}/when`, prompt.when, "condition", allNames, `when of prompt "${prompt.name}"`);
     }
   });
   (manifest.files ?? []).forEach((rule, index) => {
     referencesOf(MANIFEST_FILE, `/files/${index}/when`, rule.when, "condition", allNames, `when of files rule "${rule.path}"`);
+  });
+  (manifest.tasks ?? []).forEach((task, index) => {
+    if (task.when) referencesOf(MANIFEST_FILE, `/tasks/${index}/when`, task.when, "condition", allNames, `when of task "${task.description}"`);
   });
   if (errors.length > 0) throw new TemplateLoadError(errors);
   return {
@@ -52273,7 +59298,7 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
 }
 
 // src/pack/ignore-rules.ts
-var import_picomatch2 = __toESM(require_picomatch2(), 1);
+var import_picomatch = __toESM(require_picomatch2(), 1);
 import { readFile as readFile4 } from "node:fs/promises";
 import path12 from "node:path";
 function parseGitignore(text3) {
@@ -52289,7 +59314,7 @@ function parseGitignore(text3) {
     if (line === "") continue;
     const anchored = line.includes("/");
     const glob = anchored ? line.replace(/^\//, "") : `**/${line}`;
-    const matcher = (0, import_picomatch2.default)(glob, { dot: true });
+    const matcher = (0, import_picomatch.default)(glob, { dot: true });
     lines.push({ negate, directoryOnly, matches: (relative2) => matcher(relative2) });
   }
   return lines;
@@ -52397,7 +59422,7 @@ function stampVersion(manifest, version) {
 }
 function includedOnPurpose(manifest) {
   const globs = Array.isArray(manifest.include) ? manifest.include.filter((glob) => typeof glob === "string" && glob !== "") : [];
-  return globs.length > 0 ? (0, import_picomatch3.default)(globs, { dot: true }) : () => false;
+  return globs.length > 0 ? (0, import_picomatch2.default)(globs, { dot: true }) : () => false;
 }
 function namedEnvFiles(manifest) {
   const content = typeof manifest.content === "string" ? manifest.content.replace(/^\.\/|\/+$/g, "") : DEFAULT_CONTENT_FOLDER;
@@ -52413,7 +59438,7 @@ function leaveOutTest(globs, manifest, gitignore) {
   for (const glob of globs) {
     if (typeof glob !== "string" || glob.trim() === "") throw new PackError(`exclude globs must be non-empty strings (got ${quote(glob)})`);
   }
-  const matchers = globs.map((glob) => ({ glob, matches: (0, import_picomatch3.default)(glob, { dot: true }) }));
+  const matchers = globs.map((glob) => ({ glob, matches: (0, import_picomatch2.default)(glob, { dot: true }) }));
   const excludedBy = (relative2, isDirectory2) => matchers.find(({ matches }) => matches(relative2) || isDirectory2 && matches(`${relative2}/`))?.glob;
   const envFiles = namedEnvFiles(manifest);
   const included = includedOnPurpose(manifest);
@@ -52547,7 +59572,7 @@ async function packTemplate(dir, options = {}) {
   const { root, source } = await openTemplate(dir);
   const version = options.version ?? source.version;
   if (typeof version !== "string" || !VERSION_PATTERN.test(version)) {
-    throw new PackError(`version must be MAJOR.MINOR.PATCH (got ${quote(version)})`);
+    throw new PackError(`version ${VERSION_RULE} (got ${quote(version)})`);
   }
   const manifest = stampVersion(source, version);
   const manifestText = `${JSON.stringify(manifest, null, 2)}
@@ -52576,10 +59601,10 @@ async function packTemplate(dir, options = {}) {
     });
     for (const file of files) pack.add(file.path);
     pack.end();
-    const digest = new DigestStream();
-    await pipeline(pack, createGzip({ level: 9 }), new PortableGzipHeader(), digest, createWriteStream(temporary, { flags: "wx" }));
+    const digest2 = new DigestStream();
+    await pipeline(pack, createGzip({ level: 9 }), new PortableGzipHeader(), digest2, createWriteStream(temporary, { flags: "wx" }));
     await rename2(temporary, outFile);
-    const { size, sha256, integrity } = digestOf(digest.result());
+    const { size, sha256, integrity } = digestOf(digest2.result());
     return {
       file: outFile,
       size,
@@ -52639,6 +59664,9 @@ function findChangelogSection(text3, version) {
 }
 function extractChangelogSection(text3, version) {
   return findChangelogSection(text3, version)?.body;
+}
+function missingEntryNotes(version, file = "CHANGELOG.md") {
+  return `The change log (${file}) has no entry for version ${stripV(version)}.`;
 }
 
 // src/template/lint.ts
@@ -52870,7 +59898,6 @@ var nonUtf8Liquid = {
 var HABIT_RULES = [jinjaComment, stringTruthiness, promptOrder, jinjaSyntax, nonUtf8Liquid];
 
 // src/template/render.ts
-var import_picomatch4 = __toESM(require_picomatch2(), 1);
 import { lstat as lstat3, readdir as readdir4, readFile as readFile6, realpath as realpath4, stat as stat6 } from "node:fs/promises";
 import path14 from "node:path";
 var RenderError = class extends Error {
@@ -52925,7 +59952,8 @@ async function listContent(contentDir) {
 }
 function fileRules(template, scope, evaluator) {
   const rules = (template.manifest.files ?? []).map((rule) => ({
-    matches: (0, import_picomatch4.default)(rule.path, { dot: true }),
+    // A template's glob: matched in linear time (a backtracking matcher can be made to hang).
+    matches: globMatcher(rule.path),
     included: evaluator.condition(rule.when, scope)
   }));
   return (source) => rules.every((rule) => rule.included || !rule.matches(source));
@@ -53004,7 +60032,7 @@ async function renderTemplate(template, resolved, options = {}) {
     }
     total += content.length;
     if (total > maxTotalBytes) throw new RenderError(`the project would be larger than its output budget of ${maxTotalBytes} bytes (maxTotalBytes)`, entry.source);
-    files.push({ path: target, content, mode: info2.mode & 73 ? 493 : 420 });
+    files.push({ path: target, content, mode: info2.mode & 73 ? 493 : 420, source: entry.source });
   }
   return files.sort((a, b2) => compareText(a.path, b2.path));
 }
@@ -53035,7 +60063,9 @@ function toVariable(raw, pointer) {
     properties: new Map(
       isRecord4(properties) ? Object.entries(properties).filter(([, value]) => isRecord4(value)).map(([key, value]) => [key, toVariable(value, `${pointer}/properties/${esc(key)}`)]) : []
     ),
-    condition: stringOf(own(o, "condition"))
+    condition: stringOf(own(o, "condition")),
+    secret: own(o, "secret") === true,
+    env: nonEmpty(own(o, "env"))
   };
 }
 function toManifest(file, value) {
@@ -53044,6 +60074,7 @@ function toManifest(file, value) {
   const files = own(m2, "files");
   const verbatim = own(m2, "verbatim");
   const partials = nonEmpty(own(m2, "partials"));
+  const tasks = own(m2, "tasks");
   return {
     file,
     version: stringOf(own(m2, "version")),
@@ -53055,7 +60086,11 @@ function toManifest(file, value) {
       return { pointer: `/files/${index}`, path: stringOf(own(r, "path")), when: nonEmpty(own(r, "when")) };
     }) : [],
     verbatim: Array.isArray(verbatim) ? verbatim.filter((glob) => typeof glob === "string" && glob !== "") : [],
-    ...partials !== void 0 ? { partials } : {}
+    ...partials !== void 0 ? { partials } : {},
+    tasks: Array.isArray(tasks) ? tasks.map((task, index) => {
+      const t = isRecord4(task) ? task : {};
+      return { pointer: `/tasks/${index}`, description: nonEmpty(own(t, "description")), when: nonEmpty(own(t, "when")) };
+    }) : []
   };
 }
 function toPrompts(value) {
@@ -53116,6 +60151,9 @@ function buildLintModel(sources, evaluator = new ExpressionEvaluator()) {
       if (def.condition) {
         add(variables.file, `${def.pointer}/condition`, def.condition, "condition", { kind: "condition", name }, `condition of variable "${name}"`);
       }
+      if (isComputedDefault(def.default)) {
+        add(variables.file, `${def.pointer}/default`, def.default, "default", { kind: "default", name }, `default of variable "${name}"`);
+      }
     }
     for (const [name, { pointer, text: text3 }] of variables.computed) {
       add(variables.file, pointer, text3, "value", { kind: "computed", name }, `computed value "${name}"`);
@@ -53131,6 +60169,12 @@ function buildLintModel(sources, evaluator = new ExpressionEvaluator()) {
     if (rule.when) {
       const name = rule.path ?? rule.pointer;
       add(manifest?.file ?? MANIFEST_FILE, `${rule.pointer}/when`, rule.when, "condition", { kind: "files", name }, `when of files rule "${name}"`);
+    }
+  }
+  for (const task of manifest?.tasks ?? []) {
+    if (task.when) {
+      const name = task.description ?? task.pointer;
+      add(manifest?.file ?? MANIFEST_FILE, `${task.pointer}/when`, task.when, "condition", { kind: "task", name }, `when of task "${name}"`);
     }
   }
   return {
@@ -53153,13 +60197,6 @@ function* walkVariables(variables) {
     for (const [key, property] of def.properties) yield* visit2(`${label}.${key}`, top, property);
   };
   for (const [name, def] of variables) yield* visit2(name, name, def);
-}
-function compileRegex(source) {
-  try {
-    return new RegExp(source);
-  } catch {
-    return void 0;
-  }
 }
 function regexesOf(model) {
   const found = [];
@@ -53192,6 +60229,8 @@ var RULE_OF_VALIDATION_CODE = {
   UNKNOWN_FILTER: "liquid-syntax",
   UNKNOWN_CONTENT_VARIABLE: "unknown-variable",
   INVALID_REGEX: "regex-invalid",
+  UNSAFE_PATTERN: "regex-unsafe",
+  UNSUPPORTED_PATTERN: "regex-unsafe",
   LIQUID: "migration-step",
   VERSION_ORDER: "migration-step",
   PATH_OUTSIDE_PROJECT: "migration-step",
@@ -53202,7 +60241,7 @@ var schemaRule = {
   id: "schema",
   severity: "error",
   check: (model) => {
-    const compiledBadly = new Set(regexesOf(model).filter(({ source }) => !compileRegex(source)).map(({ file, pointer }) => `${file}\0${pointer}`));
+    const compiledBadly = new Set(regexesOf(model).filter(({ source }) => patternSyntaxError(source) !== void 0).map(({ file, pointer }) => `${file}\0${pointer}`));
     const drafts = model.validationErrors.filter((error2) => !(error2.code === "INVALID_REGEX" && compiledBadly.has(`${error2.file}\0${error2.pointer}`))).map((error2) => {
       const rule = RULE_OF_VALIDATION_CODE[error2.code];
       const message = rule === void 0 && error2.pointer !== "" ? `${error2.pointer}: ${error2.message}` : error2.message;
@@ -53240,7 +60279,10 @@ var variableWithoutPrompt = {
     if (!variables || !prompts) return [];
     const prompted = new Set(prompts.prompts.map((p2) => p2.name));
     return [...variables.variables].flatMap(
-      ([name, def]) => hasEffectiveDefault(def) || prompted.has(name) || variables.computed.has(name) ? [] : [{ file: variables.file, pointer: def.pointer, message: `variable "${name}" has no default and no prompt` }]
+      ([name, def]) => (
+        // A variable read from the environment (a secret CI gives) has a source of its own.
+        hasEffectiveDefault(def) || prompted.has(name) || variables.computed.has(name) || def.env !== void 0 ? [] : [{ file: variables.file, pointer: def.pointer, message: `variable "${name}" has no default and no prompt` }]
+      )
     );
   }
 };
@@ -53277,7 +60319,7 @@ var choicesMatchEnum = {
     return drafts;
   }
 };
-function checkDefault(def, value, pointer, label, promptPattern) {
+function checkDefault(def, value, pointer, label, promptPattern, budget) {
   const problems = [];
   const checkString = (text3, at2, subject) => {
     const rules = [
@@ -53285,8 +60327,10 @@ function checkDefault(def, value, pointer, label, promptPattern) {
       ...promptPattern ? [{ source: promptPattern.source, how: `the validate pattern of prompt "${promptPattern.prompt}"` }] : []
     ];
     for (const rule of rules) {
-      const regex2 = compileRegex(rule.source);
-      if (regex2 && !regex2.test(text3)) problems.push({ pointer: at2, message: `${subject} does not match ${rule.how} /${rule.source}/` });
+      if (!judgePattern(rule.source, budget).runnable) continue;
+      const outcome = matchPattern(rule.source, text3);
+      if ("refused" in outcome) problems.push({ pointer: at2, message: `${subject} ${outcome.refused}` });
+      else if (!outcome.matches) problems.push({ pointer: at2, message: `${subject} does not match ${rule.how} /${rule.source}/` });
     }
   };
   const inEnum = (item) => !def.enum || def.enum.some((allowed) => allowed === item);
@@ -53297,13 +60341,13 @@ function checkDefault(def, value, pointer, label, promptPattern) {
       const subject = `item ${show(item)} of the default of variable "${label}"`;
       if (!inEnum(item)) problems.push({ pointer: at2, message: notInEnum(subject) });
       if (typeof item === "string") checkString(item, at2, subject);
-      if (def.items) problems.push(...checkDefault(def.items, item, at2, `${label}[${index}]`, void 0));
+      if (def.items) problems.push(...checkDefault(def.items, item, at2, `${label}[${index}]`, void 0, budget));
     });
   } else if (isRecord4(value)) {
     if (!inEnum(value)) problems.push({ pointer, message: notInEnum(`default of variable "${label}"`) });
     for (const [key, property] of def.properties) {
       if (Object.hasOwn(value, key)) {
-        problems.push(...checkDefault(property, value[key], `${pointer}/${esc(key)}`, `${label}.${key}`, void 0));
+        problems.push(...checkDefault(property, value[key], `${pointer}/${esc(key)}`, `${label}.${key}`, void 0, budget));
       }
     }
   } else {
@@ -53325,10 +60369,11 @@ var defaultInvalid = {
       }
     }
     const drafts = [];
+    const budget = analysisBudget();
     for (const { label, top, def } of walkVariables(variables.variables)) {
-      if (!def.hasDefault) continue;
+      if (!def.hasDefault || label === top && isComputedDefault(def.default)) continue;
       const pattern = label === top ? patterns.get(top) : void 0;
-      for (const problem of checkDefault(def, def.default, `${def.pointer}/default`, label, pattern)) {
+      for (const problem of checkDefault(def, def.default, `${def.pointer}/default`, label, pattern, budget)) {
         drafts.push({ file: variables.file, ...problem });
       }
     }
@@ -53339,20 +60384,8 @@ var regexInvalid = {
   id: "regex-invalid",
   severity: "error",
   check: (model) => regexesOf(model).flatMap(({ file, pointer, source, label }) => {
-    try {
-      new RegExp(source);
-      return [];
-    } catch (error2) {
-      return [{ file, pointer, message: `${label} is not a valid regular expression: ${firstLine(error2)}` }];
-    }
-  })
-};
-var regexUnsafe = {
-  id: "regex-unsafe",
-  severity: "error",
-  check: (model) => regexesOf(model).flatMap(({ file, pointer, source, label }) => {
-    const reason = unsafePatternReason(source);
-    return reason === void 0 ? [] : [{ file, pointer, message: `${label} ${show(source)} is not safe: ${reason}` }];
+    const error2 = patternSyntaxError(source);
+    return error2 === void 0 ? [] : [{ file, pointer, message: `${label} is not a valid regular expression: ${error2}` }];
   })
 };
 function cycles(model, owner, pointerOf, describe) {
@@ -53362,7 +60395,8 @@ function cycles(model, owner, pointerOf, describe) {
   const names = owner === "computed" ? [...variables.computed.keys()] : [...variables.variables.keys()];
   for (const name of names) dependencies.set(name, []);
   for (const expression of model.expressions) {
-    if (expression.owner.kind === owner) dependencies.set(expression.owner.name, expression.references ?? []);
+    const kind = expression.owner.kind === "default" && owner === "condition" ? "condition" : expression.owner.kind;
+    if (kind === owner) dependencies.set(expression.owner.name, [...dependencies.get(expression.owner.name) ?? [], ...expression.references ?? []]);
   }
   const drafts = [];
   dependencyOrder(
@@ -53387,8 +60421,8 @@ var conditionCycle = {
   check: (model) => cycles(
     model,
     "condition",
-    (name) => `/variables/${esc(name)}/condition`,
-    (cycle) => `conditions depend on each other in a cycle: ${cycle.join(" -> ")}`
+    (name) => `/variables/${esc(name)}/${model.expressions.some((e) => e.owner.kind === "default" && e.owner.name === name) ? "default" : "condition"}`,
+    (cycle) => `${cycle.some((name) => model.expressions.some((e) => e.owner.kind === "default" && e.owner.name === name)) ? "conditions and computed defaults" : "conditions"} depend on each other in a cycle: ${cycle.join(" -> ")}`
   )
 };
 var duplicateName = {
@@ -53451,7 +60485,7 @@ function changelogHasVersion(text3, version) {
 }
 var changelogMissingVersion = {
   id: "changelog-missing-version",
-  severity: "error",
+  severity: "warning",
   check: ({ manifest, changelog }) => {
     if (!manifest?.version || !changelog || !VERSION_PATTERN.test(manifest.version)) return [];
     if (changelogHasVersion(changelog.text, manifest.version)) return [];
@@ -53463,7 +60497,7 @@ var changelogMissingVersion = {
     ];
   }
 };
-var WORD = /\w+/g;
+var WORD2 = /\w+/g;
 var variableUnused = {
   id: "variable-unused",
   severity: "warning",
@@ -53473,14 +60507,14 @@ var variableUnused = {
     const words2 = /* @__PURE__ */ new Set();
     const texts = [...content?.texts ?? [], ...content?.partials?.texts ?? []];
     for (const text3 of [...content?.paths ?? [], ...texts.map((t) => t.text)]) {
-      for (const [word] of text3.matchAll(WORD)) words2.add(word);
+      for (const [word] of text3.matchAll(WORD2)) words2.add(word);
     }
     const usedBy = (name) => {
       if (/^\w+$/.test(name) ? words2.has(name) : texts.some((t) => new RegExp(`\\b${escapeRegex2(name)}\\b`).test(t.text))) {
         return true;
       }
       return model.expressions.some((expression) => {
-        if (expression.owner.name === name && expression.owner.kind !== "files") return false;
+        if (expression.owner.name === name && expression.owner.kind !== "files" && expression.owner.kind !== "task") return false;
         return expression.references ? expression.references.includes(name) : new RegExp(`\\b${escapeRegex2(name)}\\b`).test(expression.text);
       });
     };
@@ -53513,6 +60547,62 @@ var standardVariableShape = {
     );
   }
 };
+var confirmNotBoolean = {
+  id: "confirm-not-boolean",
+  severity: "error",
+  check: ({ variables, prompts }) => {
+    if (!variables || !prompts) return [];
+    return prompts.prompts.flatMap((prompt) => {
+      const variable = prompt.name === void 0 ? void 0 : variables.variables.get(prompt.name);
+      if (prompt.type !== "confirm" || !variable || variable.type === "boolean") return [];
+      return [{ file: prompts.file, pointer: `${prompt.pointer}/type`, message: `prompt "${prompt.name}" is a confirm (yes or no), but variable "${prompt.name}" is ${variable.type === void 0 ? "untyped" : `a ${variable.type}`}; declare it "type": "boolean"` }];
+    });
+  }
+};
+var defaultOrder = {
+  id: "default-order",
+  severity: "error",
+  check: ({ variables, prompts, expressions }) => {
+    if (!variables || !prompts) return [];
+    const askedAt = /* @__PURE__ */ new Map();
+    prompts.prompts.forEach((prompt, index) => {
+      if (prompt.name !== void 0 && !askedAt.has(prompt.name)) askedAt.set(prompt.name, index);
+    });
+    const drafts = [];
+    for (const expression of expressions) {
+      if (expression.owner.kind !== "default") continue;
+      const reader = expression.owner.name;
+      for (const name of expression.references ?? []) {
+        const readerAt = askedAt.get(reader);
+        const readAt = askedAt.get(name);
+        if (readerAt === void 0 || readAt === void 0 || readAt < readerAt) continue;
+        drafts.push({
+          file: expression.file,
+          pointer: expression.pointer,
+          message: `${expression.label} reads "${name}", which is asked after it (prompt ${readAt + 1}, "${reader}" is prompt ${readerAt + 1}); ask "${name}" first`
+        });
+      }
+    }
+    return drafts;
+  }
+};
+var secretInDefault = {
+  id: "secret-in-default",
+  severity: "error",
+  check: ({ variables, expressions }) => {
+    if (!variables) return [];
+    const secrets = new Set([...variables.variables].filter(([, def]) => def.secret).map(([name]) => name));
+    return expressions.flatMap((expression) => {
+      if (expression.owner.kind !== "default" || variables.variables.get(expression.owner.name)?.secret) return [];
+      const read = (expression.references ?? []).filter((name) => secrets.has(name));
+      return read.map((name) => ({
+        file: expression.file,
+        pointer: expression.pointer,
+        message: `${expression.label} reads secret "${name}": the value would be written to the lock file; make "${expression.owner.name}" a secret too, or compute it another way`
+      }));
+    });
+  }
+};
 var LINT_RULES = [
   schemaRule,
   promptUnknownVariable,
@@ -53520,7 +60610,6 @@ var LINT_RULES = [
   choicesMatchEnum,
   defaultInvalid,
   regexInvalid,
-  regexUnsafe,
   computedCycle,
   conditionCycle,
   duplicateName,
@@ -53528,7 +60617,10 @@ var LINT_RULES = [
   changelogMissingVersion,
   standardVariableShape,
   variableUnused,
-  ...HABIT_RULES
+  ...HABIT_RULES,
+  confirmNotBoolean,
+  defaultOrder,
+  secretInDefault
 ];
 function runLintRules(model, rules = LINT_RULES) {
   const active = model.isFolder ? rules : rules.filter((rule) => rule.id === "schema");
@@ -53669,7 +60761,7 @@ async function lintTemplate(dir) {
 }
 
 // src/template/test-template.ts
-import { spawn as spawn2 } from "node:child_process";
+import { spawn as spawn3 } from "node:child_process";
 import { chmod as chmod4, copyFile as copyFile3, mkdir as mkdir4, mkdtemp as mkdtemp2, readFile as readFile8, rm as rm4, stat as stat8 } from "node:fs/promises";
 import { tmpdir as tmpdir2 } from "node:os";
 import path18 from "node:path";
@@ -53719,13 +60811,16 @@ function valueOf(definition, given) {
   }
   return given !== void 0 ? given : structuredClone(definition.default);
 }
+function got2(definition, value) {
+  return definition.secret ? "" : ` (got ${JSON.stringify(value)})`;
+}
 function checkValue(name, definition, value, problems, extraPattern) {
   if (value === void 0 || value === null) {
-    if (definition.required) problems.push({ name, message: "is required" });
+    if (definition.required) problems.push({ name, message: `is required${definition.env ? ` (give it with --set or the environment variable ${definition.env})` : ""}` });
     return;
   }
   if (!typeMatches(definition.type, value)) {
-    problems.push({ name, message: `must be ${definition.type === "array" || definition.type === "object" || definition.type === "integer" ? "an" : "a"} ${definition.type} (got ${JSON.stringify(value)})` });
+    problems.push({ name, message: `must be ${definition.type === "array" || definition.type === "object" || definition.type === "integer" ? "an" : "a"} ${definition.type}${got2(definition, value)}` });
     return;
   }
   if (definition.required && (value === "" || Array.isArray(value) && value.length === 0)) {
@@ -53736,13 +60831,13 @@ function checkValue(name, definition, value, problems, extraPattern) {
     value.forEach((item, index) => {
       const itemName = `${name}[${index}]`;
       if (allowed && !allowed.some((choice) => choice === item)) {
-        problems.push({ name: itemName, message: `must be one of ${allowed.map((c) => JSON.stringify(c)).join(", ")} (got ${JSON.stringify(item)})` });
+        problems.push({ name: itemName, message: `must be one of ${allowed.map((c) => JSON.stringify(c)).join(", ")}${got2(definition, item)}` });
       }
       if (definition.items) checkValue(itemName, definition.items, item, problems);
       if (typeof item === "string") checkPattern(itemName, definition, item, problems, extraPattern);
     });
   } else if (allowed && !allowed.some((choice) => choice === value)) {
-    problems.push({ name, message: `must be one of ${allowed.map((c) => JSON.stringify(c)).join(", ")} (got ${JSON.stringify(value)})` });
+    problems.push({ name, message: `must be one of ${allowed.map((c) => JSON.stringify(c)).join(", ")}${got2(definition, value)}` });
   }
   if (typeof value === "string") checkPattern(name, definition, value, problems, extraPattern);
   if (isPlainObject3(value)) {
@@ -53759,13 +60854,21 @@ function checkPattern(name, definition, value, problems, extraPattern) {
   for (const rule of rules) {
     const outcome = matchPattern(rule.source, value);
     if ("refused" in outcome) problems.push({ name, message: outcome.refused });
-    else if (!outcome.matches) problems.push({ name, message: `${rule.message ?? `must match ${rule.source}`} (got ${JSON.stringify(value)})` });
+    else if (!outcome.matches) problems.push({ name, message: `${rule.message ?? `must match ${rule.source}`}${got2(definition, value)}` });
   }
+}
+function answerOrDefault(definition, given, scope, evaluator) {
+  if (given !== void 0 || !isComputedDefault(definition.default)) return valueOf(definition, given);
+  const text3 = evaluator.interpolate(definition.default, scope);
+  const type = definition.type;
+  if (type === void 0 || type === "string") return text3;
+  return text3.trim() === "" ? void 0 : coerce(definition, text3.trim(), "");
 }
 function resolveAnswers(template, given = {}, options = {}) {
   const evaluator = options.evaluator ?? new ExpressionEvaluator();
   const problems = [];
   const answers = {};
+  const withheld = [];
   for (const name of Object.keys(given)) {
     if (Object.hasOwn(template.computed, name)) problems.push({ name, message: "is a computed value and cannot be answered" });
     else if (!Object.hasOwn(template.variables, name)) {
@@ -53779,7 +60882,18 @@ function resolveAnswers(template, given = {}, options = {}) {
     const definition = template.variables[name];
     if (!definition) continue;
     if (definition.condition && !evaluator.condition(definition.condition, answers)) continue;
-    const value = valueOf(definition, Object.hasOwn(given, name) ? given[name] : void 0);
+    const answer = Object.hasOwn(given, name) ? given[name] : void 0;
+    if (answer === void 0 && options.withhold?.has(name)) {
+      withheld.push(name);
+      continue;
+    }
+    let value;
+    try {
+      value = answerOrDefault(definition, answer, answers, evaluator);
+    } catch (error2) {
+      problems.push({ name, message: `its default ${JSON.stringify(definition.default)} cannot be worked out: ${firstLine(error2)}` });
+      continue;
+    }
     checkValue(name, definition, value, problems, promptPatterns.get(name));
     if (value !== void 0) answers[name] = value;
   }
@@ -53789,7 +60903,32 @@ function resolveAnswers(template, given = {}, options = {}) {
     const expression = template.computed[name];
     if (expression !== void 0) computed[name] = evaluator.value(expression, { ...answers, ...computed });
   }
-  return { answers, computed };
+  return { answers, computed, ...options.withhold ? { withheld } : {} };
+}
+function coerce(definition, raw, name) {
+  const type = definition?.type;
+  if (type === "array") {
+    if (raw.trim().startsWith("[")) return parseJson(raw, name, definition);
+    return raw.split(",").map((item) => item.trim()).filter((item) => item !== "");
+  }
+  if (type === "boolean") {
+    if (/^(true|yes|y|1|on)$/i.test(raw)) return true;
+    if (/^(false|no|n|0|off)$/i.test(raw)) return false;
+    return raw;
+  }
+  if (type === "number" || type === "integer") {
+    const number = Number(raw);
+    return raw.trim() !== "" && Number.isFinite(number) ? number : raw;
+  }
+  if (type === "object") return parseJson(raw, name, definition);
+  return raw;
+}
+function parseJson(raw, name, definition) {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new AnswersError([{ name, message: `must be JSON${definition ? got2(definition, raw) : ` (got ${JSON.stringify(raw)})`}` }]);
+  }
 }
 
 // src/template/generate.ts
@@ -53910,14 +61049,120 @@ async function writeFolderAtomically(dir, files, options = {}) {
 }
 
 // src/template/lock.ts
-import { createHash } from "node:crypto";
+import { createHash as createHash2 } from "node:crypto";
 var LOCK_FILE = ".template-lock.json";
 function sha256Hex2(content) {
-  return createHash("sha256").update(content).digest("hex");
+  return createHash2("sha256").update(content).digest("hex");
 }
 function serializeLock(lock) {
   return `${JSON.stringify(lock, null, 2)}
 `;
+}
+
+// src/template/secrets.ts
+function secretVariables(template) {
+  return Object.entries(template.variables).filter(([, definition]) => definition.secret === true).map(([name]) => name);
+}
+function secretNames(template, evaluator = new ExpressionEvaluator(), secrets = secretVariables(template)) {
+  const tainted = new Set(secrets);
+  if (tainted.size === 0) return tainted;
+  for (const name of template.computedOrder) {
+    const expression = template.computed[name];
+    if (expression === void 0) continue;
+    let references;
+    try {
+      references = evaluator.references(expression, "value");
+    } catch {
+      references = [];
+    }
+    if (references.some((reference) => tainted.has(reference))) tainted.add(name);
+  }
+  return tainted;
+}
+function withoutSecrets(template, values, evaluator = new ExpressionEvaluator()) {
+  const secret = secretNames(template, evaluator);
+  if (secret.size === 0) return { answers: values.answers, computed: values.computed };
+  const keep = (record) => Object.fromEntries(Object.entries(record).filter(([name]) => !secret.has(name)));
+  return { answers: keep(values.answers), computed: keep(values.computed) };
+}
+
+// src/template/tasks.ts
+import { spawn as spawn2 } from "node:child_process";
+var DEFAULT_TASK_TIMEOUT_MS = 10 * 60 * 1e3;
+var OUTPUT_TAIL = 4096;
+function plannedTasks(manifest, scope, evaluator = new ExpressionEvaluator()) {
+  return (manifest.tasks ?? []).filter((task) => task.when === void 0 || evaluator.condition(task.when, scope)).map((task) => ({ description: task.description, run: [...task.run] }));
+}
+var TASK_INTERRUPTED = "interrupted";
+function runTask(task, cwd, options = {}) {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS;
+  const [program = "", ...args] = task.run;
+  return new Promise((resolve2) => {
+    let output = "";
+    let timedOut = false;
+    let error2;
+    const child2 = spawn2(program, args, {
+      cwd,
+      shell: false,
+      stdio: ["ignore", "pipe", "pipe"],
+      // Its own process group, so that a timeout also ends what it started (npm's children).
+      detached: process.platform !== "win32",
+      windowsHide: true,
+      ...options.env ? { env: options.env } : {}
+    });
+    const append = (chunk) => {
+      const text3 = chunk.toString("utf8");
+      output = (output + text3).slice(-OUTPUT_TAIL);
+      options.onOutput?.(text3);
+    };
+    child2.stdout.on("data", append);
+    child2.stderr.on("data", append);
+    const stop = (signal) => {
+      try {
+        if (child2.pid !== void 0 && process.platform !== "win32") process.kill(-child2.pid, signal);
+        else child2.kill(signal);
+      } catch {
+        child2.kill(signal);
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      stop("SIGKILL");
+    }, timeoutMs);
+    const interrupt = () => {
+      error2 = TASK_INTERRUPTED;
+      stop("SIGINT");
+    };
+    if (options.signal?.aborted) interrupt();
+    else options.signal?.addEventListener("abort", interrupt, { once: true });
+    child2.on("error", (cause) => {
+      error2 = errorMessage(cause);
+    });
+    child2.on("close", (exitCode) => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", interrupt);
+      const status = timedOut ? "timed-out" : exitCode === 0 && error2 === void 0 ? "succeeded" : "failed";
+      resolve2({
+        description: task.description,
+        run: [...task.run],
+        status,
+        ...error2 === void 0 ? { exitCode } : { error: error2 },
+        ...output !== "" ? { output } : {}
+      });
+    });
+  });
+}
+async function runTasks(tasks, projectDir, options = {}) {
+  const outcomes = [];
+  for (const task of tasks) {
+    if (outcomes.some((outcome) => outcome.status !== "succeeded")) {
+      outcomes.push({ description: task.description, run: [...task.run], status: "skipped" });
+      continue;
+    }
+    options.onStart?.(task);
+    outcomes.push(await runTask(task, projectDir, options));
+  }
+  return outcomes;
 }
 
 // src/template/generate.ts
@@ -53937,15 +61182,20 @@ async function entriesOf3(dir) {
     throw error2;
   }
 }
+async function checkOutputFolder(outDir, force) {
+  const existing = await entriesOf3(path17.resolve(outDir));
+  if (existing && existing.length > 0 && !force) throw new OutputNotEmptyError(outDir);
+}
 async function generateProject(templateDir, outDir, answers = {}, options = {}) {
   const evaluator = options.evaluator ?? new ExpressionEvaluator();
   const template = typeof templateDir === "string" ? await loadTemplate(templateDir, evaluator) : templateDir;
   const target = path17.resolve(outDir);
-  const existing = await entriesOf3(target);
-  if (existing && existing.length > 0 && !options.force) throw new OutputNotEmptyError(outDir);
-  const resolved = resolveAnswers(template, answers, { evaluator });
+  await checkOutputFolder(outDir, options.force ?? false);
+  const resolved = resolveAnswers(template, answers, { evaluator, ...options.withhold ? { withhold: options.withhold } : {} });
   const rendered = await renderTemplate(template, resolved, { ...options, evaluator });
   const files = rendered.map((file) => ({ path: file.path, sha256: sha256Hex2(file.content), size: file.content.length }));
+  const tasks = plannedTasks(template.manifest, { ...resolved.answers, ...resolved.computed }, evaluator);
+  const shown = withoutSecrets(template, resolved, evaluator);
   const lock = {
     lockfileVersion: 1,
     template: {
@@ -53954,8 +61204,8 @@ async function generateProject(templateDir, outDir, answers = {}, options = {}) 
       ...options.source ? { source: options.source } : {}
     },
     generatedAt: (options.now?.() ?? /* @__PURE__ */ new Date()).toISOString(),
-    answers: resolved.answers,
-    computed: resolved.computed,
+    answers: shown.answers,
+    computed: shown.computed,
     files: Object.fromEntries(files.map((f2) => [f2.path, { sha256: f2.sha256, size: f2.size }]))
   };
   const output = [...rendered.map((file) => ({ path: file.path, content: file.content, mode: file.mode })), { path: LOCK_FILE, content: serializeLock(lock) }];
@@ -53968,10 +61218,11 @@ async function generateProject(templateDir, outDir, answers = {}, options = {}) 
   return {
     outDir: target,
     template: { name: template.manifest.name, version: template.manifest.version },
-    answers: resolved.answers,
-    computed: resolved.computed,
+    answers: shown.answers,
+    computed: shown.computed,
     files,
-    lockFile: path17.join(target, LOCK_FILE)
+    lockFile: path17.join(target, LOCK_FILE),
+    tasks
   };
 }
 
@@ -54889,10 +62140,14 @@ function firstError(text3, options) {
   parse4(text3, errors, { ...options, allowEmptyContent: false });
   return errors[0];
 }
-function jsonProblems(relativePath, text3) {
+function jsoncRule(globs = []) {
+  const listed = globs.map((glob) => globMatcher(glob));
+  return (relativePath) => isJsoncPath(relativePath) || relativePath.endsWith(".json") && listed.some((matches) => matches(relativePath));
+}
+function jsonProblems(relativePath, text3, isJsonc = isJsoncPath) {
   const body = text3.charCodeAt(0) === 65279 ? text3.slice(1) : text3;
   const offsetOfBody = text3.length - body.length;
-  if (isJsoncPath(relativePath)) {
+  if (isJsonc(relativePath)) {
     const error2 = firstError(body, { disallowComments: false, allowTrailingComma: true });
     if (!error2) return [];
     return [`${relativePath}:${lineAt(text3, error2.offset + offsetOfBody)}: not valid JSONC (${printParseErrorCode(error2.error)})`];
@@ -54909,6 +62164,7 @@ function jsonProblems(relativePath, text3) {
 }
 
 // src/template/test-template.ts
+var untestedSecrets = (template) => new Set(secretVariables(template).filter((name) => template.variables[name]?.default === void 0));
 function domainOf(template, name, definition) {
   const values = definition.enum ?? definition.items?.enum;
   if (values) return values;
@@ -54950,7 +62206,47 @@ function targetsOf(template) {
   (template.manifest.files ?? []).forEach((rule) => conditionTargets(`files rule ${rule.path}`, rule.when, full));
   return targets;
 }
+function sampleValues(template, name, definition) {
+  const domain = domainOf(template, name, definition);
+  if (definition.type === "array") return domain ? [[domain[0]], []] : [[], [name]];
+  if (domain) return domain;
+  switch (definition.type) {
+    case "boolean":
+      return [false, true];
+    case "number":
+    case "integer":
+      return [0, 1];
+    case "object":
+      return [{}];
+    default:
+      return [name, "example", "x", "0"];
+  }
+}
+function answerAccepted(template, given, name, evaluator) {
+  try {
+    resolveAnswers(template, given, { evaluator, withhold: untestedSecrets(template) });
+    return true;
+  } catch (error2) {
+    if (!(error2 instanceof AnswersError)) return false;
+    return !error2.problems.some((problem) => problem.name === name || problem.name.startsWith(`${name}.`) || problem.name.startsWith(`${name}[`));
+  }
+}
+function sampleAnswers(template, evaluator) {
+  const samples = {};
+  const withheld = untestedSecrets(template);
+  for (const name of template.variableOrder) {
+    const definition = template.variables[name];
+    if (!definition || definition.default !== void 0 || withheld.has(name)) continue;
+    const value = sampleValues(template, name, definition).find((candidate) => answerAccepted(template, { ...samples, [name]: candidate }, name, evaluator));
+    if (value !== void 0) samples[name] = value;
+  }
+  return samples;
+}
 function candidateSets(template, evaluator) {
+  const samples = sampleAnswers(template, evaluator);
+  return candidatesOverDefaults(template, evaluator).map((candidate) => ({ name: candidate.name, given: { ...samples, ...candidate.given } }));
+}
+function candidatesOverDefaults(template, evaluator) {
   const everything = {};
   const nothing = {};
   const selects = [];
@@ -55011,6 +62307,10 @@ function literalAnswers(template, evaluator) {
       } else if (type === "string" && typeof value === "string") {
         add(name, value);
         if (operator === "contains") add(name, "");
+        if (operator === "==" || operator === "!=") {
+          add(name, "");
+          add(name, value === "other" ? "another" : "other");
+        }
       } else if (type === void 0 || type === "boolean" && typeof value === "boolean") {
         add(name, value);
       }
@@ -55025,7 +62325,7 @@ function buildAnswerMatrix(template, evaluator = new ExpressionEvaluator()) {
   for (const candidate of candidateSets(template, evaluator)) {
     let resolved;
     try {
-      resolved = resolveAnswers(template, candidate.given, { evaluator });
+      resolved = resolveAnswers(template, candidate.given, { evaluator, withhold: untestedSecrets(template) });
     } catch {
       continue;
     }
@@ -55037,18 +62337,18 @@ function buildAnswerMatrix(template, evaluator = new ExpressionEvaluator()) {
   }
   return { sets, uncovered: targets.map((t) => t.key).filter((key) => !covered.has(key)) };
 }
-function checkGeneratedFile(relativePath, content) {
+function checkGeneratedFile(relativePath, content, isJsonc) {
   if (!isJsonChecked(relativePath) || isBinary(content)) return [];
-  return jsonProblems(relativePath, content.toString("utf8"));
+  return jsonProblems(relativePath, content.toString("utf8"), isJsonc);
 }
-var OUTPUT_TAIL = 4096;
+var OUTPUT_TAIL2 = 4096;
 function runCommand(command, cwd, timeoutMs) {
   return new Promise((resolve2) => {
-    const child2 = spawn2(command, { cwd, shell: true, detached: process.platform !== "win32", stdio: ["ignore", "pipe", "pipe"] });
+    const child2 = spawn3(command, { cwd, shell: true, detached: process.platform !== "win32", stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     let timedOut = false;
     const append = (chunk) => {
-      output = (output + chunk.toString("utf8")).slice(-OUTPUT_TAIL);
+      output = (output + chunk.toString("utf8")).slice(-OUTPUT_TAIL2);
     };
     child2.stdout.on("data", append);
     child2.stderr.on("data", append);
@@ -55091,6 +62391,7 @@ async function testTemplate(dir, options = {}) {
       template = typeof dir === "string" ? await loadTemplate(dir, evaluator) : dir;
     }
     const matrix = buildAnswerMatrix(template, evaluator);
+    const isJsonc = jsoncRule(template.manifest.jsonc);
     const command = options.command ?? template.manifest.test?.command;
     const timeoutMs = options.timeoutMs ?? (template.manifest.test?.timeoutSeconds ?? 300) * 1e3;
     for (const [index, set] of matrix.sets.entries()) {
@@ -55098,12 +62399,18 @@ async function testTemplate(dir, options = {}) {
       const report = { ...set, answers: {}, computed: {}, passed: false, problems: [], files: 0 };
       reports.push(report);
       try {
-        const result = await generateProject(template, projectDir, set.given, { evaluator });
+        const result = await generateProject(template, projectDir, set.given, { evaluator, withhold: untestedSecrets(template) });
         report.answers = result.answers;
         report.computed = result.computed;
         report.files = result.files.length;
         for (const file of result.files) {
-          report.problems.push(...checkGeneratedFile(file.path, await readFile8(path18.join(projectDir, file.path))));
+          report.problems.push(...checkGeneratedFile(file.path, await readFile8(path18.join(projectDir, file.path)), isJsonc));
+        }
+        if (result.tasks.length > 0 && options.runTasks !== false) {
+          report.tasks = await runTasks(result.tasks, projectDir, options.taskTimeoutMs !== void 0 ? { timeoutMs: options.taskTimeoutMs } : {});
+          for (const task of report.tasks.filter((t) => t.status === "failed" || t.status === "timed-out")) {
+            report.problems.push(`task "${task.description}" ${task.status === "timed-out" ? "timed out" : task.error ?? `exited with ${String(task.exitCode)}`}: ${task.run.join(" ")}`);
+          }
         }
         if (command) {
           report.command = await runCommand(command, projectDir, timeoutMs);
@@ -55137,11 +62444,13 @@ import { createReadStream as createReadStream3 } from "node:fs";
 import { readFile as readFile9, stat as stat9 } from "node:fs/promises";
 import http2 from "node:http";
 import https2 from "node:https";
-import { Readable as Readable2 } from "node:stream";
+import { Readable as Readable3 } from "node:stream";
 import { pipeline as pipeline2 } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 
 // src/core/registry-url.ts
+var REGISTRY_DOCUMENT_FILE = "registry.json";
+var SPARSE_INDEX_FILE = "index.json";
 function httpUrl(value) {
   try {
     const url = new URL(value.trim());
@@ -55152,6 +62461,15 @@ function httpUrl(value) {
 }
 function lastSegment(url) {
   return url.pathname.slice(url.pathname.lastIndexOf("/") + 1);
+}
+function registryDocumentUrl(value) {
+  const url = httpUrl(value);
+  if (!url) return value;
+  url.hash = "";
+  const last = lastSegment(url);
+  if (last === SPARSE_INDEX_FILE) url.pathname = `${url.pathname.slice(0, -last.length)}${REGISTRY_DOCUMENT_FILE}`;
+  else if (!last.endsWith(".json")) url.pathname = `${url.pathname.replace(/\/+$/, "")}/${REGISTRY_DOCUMENT_FILE}`;
+  return url.href;
 }
 function registryBaseUrl(value) {
   const url = httpUrl(value);
@@ -55178,6 +62496,85 @@ function retryDelay(retry2, limits, retryAfterMs, random = Math.random) {
   let delay = Math.max(limits.minDelayMs, exponential * (0.75 + random() * 0.5));
   if (retryAfterMs !== void 0) delay = Math.max(delay, retryAfterMs);
   return Math.round(Math.min(limits.maxDelayMs, delay));
+}
+
+// src/publish/confirm.ts
+import { createHash as createHash3 } from "node:crypto";
+import { Readable as Readable2 } from "node:stream";
+var MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
+var isRecord5 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+async function readBounded(url, options, limit) {
+  const sameOrigin = new URL(url).origin === new URL(options.base).origin;
+  const headers = { "user-agent": options.userAgent, accept: "application/json, application/gzip, */*" };
+  if (sameOrigin) headers.authorization = `Bearer ${options.token}`;
+  let response;
+  try {
+    response = await fetch(url, { headers, signal: AbortSignal.timeout(options.timeoutMs), redirect: "follow" });
+  } catch {
+    return void 0;
+  }
+  if (!response.ok || !response.body) {
+    await response.body?.cancel().catch(() => void 0);
+    return void 0;
+  }
+  const chunks = [];
+  let size = 0;
+  const stream = Readable2.fromWeb(response.body);
+  try {
+    for await (const chunk of stream) {
+      size += chunk.length;
+      if (size > limit) {
+        stream.destroy();
+        return void 0;
+      }
+      chunks.push(chunk);
+    }
+  } catch {
+    return void 0;
+  }
+  return Buffer.concat(chunks);
+}
+function parse5(bytes) {
+  if (!bytes) return void 0;
+  try {
+    return JSON.parse(bytes.toString("utf8"));
+  } catch {
+    return void 0;
+  }
+}
+async function entryFromRoute(options) {
+  const url = `${options.base}/templates/${encodeURIComponent(options.name)}/versions/${encodeURIComponent(options.version)}`;
+  const body = parse5(await readBounded(url, options, 1024 * 1024));
+  const entry = isRecord5(body) && isRecord5(body.data) ? body.data : body;
+  return isRecord5(entry) && (entry.id === options.name || entry.name === options.name) && entry.version === options.version ? entry : void 0;
+}
+async function entryFromDocument(options) {
+  const document = parse5(await readBounded(registryDocumentUrl(options.registryUrl), options, MAX_DOCUMENT_BYTES));
+  const templates = isRecord5(document) && Array.isArray(document.templates) ? document.templates : [];
+  return templates.find((entry) => isRecord5(entry) && (entry.id === options.name || entry.name === options.name) && entry.version === options.version);
+}
+var sha512 = (bytes) => `sha512-${createHash3("sha512").update(bytes).digest("base64")}`;
+async function confirmPublished(options) {
+  const label = `${options.name}@${options.version}`;
+  const fromRoute = await entryFromRoute(options);
+  const entry = fromRoute ?? await entryFromDocument(options);
+  const source = fromRoute ? "its version route" : "its registry document";
+  if (!entry) return { kind: "different", reason: `the registry answered 409 but neither its version route nor its registry document lists ${label} (it may still be being published)` };
+  if (entry.yanked === true) return { kind: "yanked", source };
+  if (typeof entry.integrity === "string" && entry.integrity.startsWith("sha512-")) {
+    return entry.integrity === options.integrity ? { kind: "same", source } : { kind: "different", reason: `${source} gives ${label} the integrity ${entry.integrity}, this archive has ${options.integrity}` };
+  }
+  if (typeof entry.downloadUrl !== "string") return { kind: "different", reason: `${source} lists ${label} without an integrity or a downloadUrl to compare with` };
+  let downloadUrl;
+  try {
+    downloadUrl = new URL(entry.downloadUrl, registryDocumentUrl(options.registryUrl)).href;
+  } catch {
+    return { kind: "different", reason: `${source} gives ${label} a downloadUrl that is not a URL` };
+  }
+  const bytes = await readBounded(downloadUrl, options, options.size + 1);
+  if (!bytes) return { kind: "different", reason: `the archive of ${label} at ${new URL(downloadUrl).origin}${new URL(downloadUrl).pathname} could not be read, or is larger than this one` };
+  const theirs = sha512(bytes);
+  return theirs === options.integrity ? { kind: "same", source: `${source} and its archive` } : { kind: "different", reason: `the archive the registry serves for ${label} has the integrity ${theirs}, this archive has ${options.integrity}` };
 }
 
 // src/publish/upload.ts
@@ -55233,10 +62630,10 @@ function displayUrl(url) {
 function headerValue(value) {
   return Array.isArray(value) ? value[0] : value;
 }
-function isRecord5(value) {
+function isRecord6(value) {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
-function parseJson(text3) {
+function parseJson2(text3) {
   try {
     return JSON.parse(text3);
   } catch {
@@ -55244,11 +62641,11 @@ function parseJson(text3) {
   }
 }
 function parseErrorEnvelope(body) {
-  const parsed = parseJson(body);
-  if (!isRecord5(parsed) || !isRecord5(parsed.error)) return void 0;
+  const parsed = parseJson2(body);
+  if (!isRecord6(parsed) || !isRecord6(parsed.error)) return void 0;
   const error2 = parsed.error;
   const text3 = (value) => typeof value === "string" ? value : void 0;
-  const details = Array.isArray(error2.details) ? error2.details.filter(isRecord5).map((detail) => ({
+  const details = Array.isArray(error2.details) ? error2.details.filter(isRecord6).map((detail) => ({
     field: text3(detail.field) ?? "",
     message: text3(detail.message) ?? (detail.message === void 0 ? "" : JSON.stringify(detail.message)),
     code: text3(detail.code) ?? ""
@@ -55351,7 +62748,7 @@ function exchange(request2) {
       response.on("close", done);
       response.on("error", done);
     });
-    pipeline2(Readable2.from(request2.body(), { objectMode: false }), outgoing).catch((error2) => {
+    pipeline2(Readable3.from(request2.body(), { objectMode: false }), outgoing).catch((error2) => {
       if (!responded && !outgoing.destroyed) outgoing.destroy(error2 instanceof Error ? error2 : new Error(String(error2)));
     });
   });
@@ -55438,8 +62835,8 @@ async function sendLarge(upload) {
   if (created.kind !== "response") return created;
   if (created.response.status === 404 || created.response.status === 405) throw new NoFilesRoute("the registry has no POST /files/upload-url");
   if (created.response.status !== 201 && created.response.status !== 200) return created;
-  const parsed = parseJson(created.response.body);
-  const data = isRecord5(parsed) && isRecord5(parsed.data) ? parsed.data : void 0;
+  const parsed = parseJson2(created.response.body);
+  const data = isRecord6(parsed) && isRecord6(parsed.data) ? parsed.data : void 0;
   if (!data || typeof data.uploadUrl !== "string" || typeof data.fileId !== "string") {
     throw new PublishError(`the registry's answer to POST ${displayUrl(below(upload.base, "files/upload-url"))} has no uploadUrl and fileId`);
   }
@@ -55488,8 +62885,8 @@ async function loadManifest(manifest) {
   } catch (error2) {
     throw new PublishError(`cannot read the manifest ${manifest}: ${error2.message}`);
   }
-  const parsed = parseJson(text3);
-  if (!isRecord5(parsed)) throw new PublishError(`${manifest} does not hold a JSON object`);
+  const parsed = parseJson2(text3);
+  if (!isRecord6(parsed)) throw new PublishError(`${manifest} does not hold a JSON object`);
   return parsed;
 }
 function checkNumber(name, value, min) {
@@ -55592,9 +62989,9 @@ async function publishTemplate(options) {
       attempts: attempt
     });
     if (status === 200 || status === 201) {
-      const parsed = parseJson(response.body);
-      const entry = isRecord5(parsed) && "data" in parsed ? parsed.data : parsed;
-      const entryIntegrity = isRecord5(entry) && typeof entry.integrity === "string" ? entry.integrity : void 0;
+      const parsed = parseJson2(response.body);
+      const entry = isRecord6(parsed) && "data" in parsed ? parsed.data : parsed;
+      const entryIntegrity = isRecord6(entry) && typeof entry.integrity === "string" ? entry.integrity : void 0;
       if (entryIntegrity !== void 0 && entryIntegrity.startsWith("sha512-") && entryIntegrity !== integrity) {
         throw new PublishError(
           `the registry stored ${label} with integrity ${entryIntegrity}, but the archive sent has ${integrity}; the upload was corrupted, check the published version`,
@@ -55611,26 +63008,27 @@ async function publishTemplate(options) {
           result.location = locationHeader;
         }
       }
-      if (isRecord5(entry) && typeof entry.downloadUrl === "string") result.downloadUrl = entry.downloadUrl;
+      if (isRecord6(entry) && typeof entry.downloadUrl === "string") result.downloadUrl = entry.downloadUrl;
+      const meta = isRecord6(parsed) && isRecord6(parsed.meta) ? parsed.meta : void 0;
+      if (meta?.listed === false) result.warning = typeof meta.warning === "string" ? meta.warning : `${label} is stored, but the registry does not list it yet`;
       return result;
     }
     if (status === 409) {
       const stored = apiError?.details.find((detail) => detail.field === "integrity")?.message;
       const complete = apiError?.details.some((detail) => detail.field === "state" && detail.message === "complete") ?? false;
-      const yanked = apiError?.details.some((detail) => detail.field === "yanked") ?? false;
-      if (stored === integrity && complete && yanked) {
+      const yankedDetail = apiError?.details.some((detail) => detail.field === "yanked") ?? false;
+      const check = stored !== void 0 && complete ? stored !== integrity ? { kind: "different", reason: `the registry holds ${label} with integrity ${stored}, this archive has ${integrity}` } : yankedDetail ? { kind: "yanked", source: "its answer" } : { kind: "same", source: "its answer" } : (
+        // Any other registry that follows the specification: asked through its read side.
+        await confirmPublished({ base: upload.base.href.replace(/\/+$/, ""), registryUrl: String(options.registryUrl), name, version, integrity, size: upload.size, token, timeoutMs, userAgent: upload.userAgent })
+      );
+      if (check.kind === "same") return { uploaded: false, status, attempts: attempt, integrity };
+      if (check.kind === "yanked") {
         throw new PublishError(redact(`${label} was yanked: a yanked version is never published again, publish a new version instead
 ${describeResponse(response, apiError)}`), errorInit());
       }
-      if (stored === integrity && complete) {
-        return { uploaded: false, status, attempts: attempt, integrity };
-      }
-      const theirs = stored === void 0 || stored === "" ? "an integrity the registry did not report" : stored;
       throw new PublishError(
-        redact(
-          `${label} is already published with different content (registry: ${theirs}, this archive: ${integrity}); a published version is never overwritten, publish a new version instead
-${describeResponse(response, apiError)}`
-        ),
+        redact(`${label} is already published with different content (${check.reason}); a published version is never overwritten, publish a new version instead
+${describeResponse(response, apiError)}`),
         errorInit()
       );
     }
@@ -55699,8 +63097,8 @@ async function exchangeIdToken(options) {
       attempts: 1
     });
   }
-  const parsed = parseJson(response.body);
-  const data = isRecord5(parsed) && isRecord5(parsed.data) ? parsed.data : void 0;
+  const parsed = parseJson2(response.body);
+  const data = isRecord6(parsed) && isRecord6(parsed.data) ? parsed.data : void 0;
   if (!data || typeof data.token !== "string" || data.token === "") throw new PublishError(`the registry's answer to POST ${displayUrl(url)} has no token`);
   return {
     token: data.token,
@@ -55813,18 +63211,19 @@ async function changelogStep({ options, report }, changelogFile, version) {
   }
   const section = extractChangelogSection(text3, version);
   if (!section) {
-    const message = `${changelogFile} has no section for ${version} (a heading such as "## [${version}] - YYYY-MM-DD")`;
-    report({ severity: "error", ...where, message, text: message });
-    throw new StepRefusal(`${changelogFile} has no section for version ${version}: the release needs one`);
+    const missing = section === "" ? `the section of ${changelogFile} for ${version} is empty` : `${changelogFile} has no section for ${version} (a heading such as "## [${version}] - YYYY-MM-DD")`;
+    const message = `${missing}; the release notes will say the change log has no entry for ${version}`;
+    report({ severity: "warning", ...where, message, text: `warning: ${message}` });
+    return { notes: missingEntryNotes(version, changelogFile), entry: false };
   }
-  return section;
+  return { notes: section, entry: true };
 }
 async function readManifest2(templateDir) {
   return JSON.parse(await readFile10(path19.join(templateDir, MANIFEST_FILE), "utf8"));
 }
 function checkOptions(options) {
   if (options.version !== void 0 && !VERSION_PATTERN.test(options.version)) {
-    throw new TypeError(`version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(options.version)})`);
+    throw new TypeError(`version ${VERSION_RULE} (got ${JSON.stringify(options.version)})`);
   }
   if (!options.dryRun && (!options.registryUrl || !options.token)) {
     throw new TypeError("registryUrl and token are required to upload (unless dryRun is true)");
@@ -55857,7 +63256,11 @@ async function runPublishPipeline(options, hooks = {}) {
   const manifest = await readManifest2(options.templateDir);
   const version = options.version ?? manifest.version;
   const changelogFile = manifest.changelog ?? DEFAULT_CHANGELOG_FILE;
-  const releaseNotes = await step("changelog", (context) => changelogStep(context, changelogFile, version), () => `section for ${version} found in ${changelogFile}`);
+  const { notes: releaseNotes, entry: changelogEntry } = await step(
+    "changelog",
+    (context) => changelogStep(context, changelogFile, version),
+    (found) => found.entry ? `section for ${version} found in ${changelogFile}` : `no entry for ${version} in ${changelogFile}: the release notes say so`
+  );
   const outDir = options.outDir ?? await mkdtemp3(path19.join(tmpdir3(), "template-publish-"));
   const packed = await step(
     "pack",
@@ -55871,7 +63274,7 @@ async function runPublishPipeline(options, hooks = {}) {
   hooks.onPacked?.(packed);
   if (options.dryRun) {
     hooks.onStepSkipped?.("upload", "dry-run");
-    return { version, packed, changelogFile, releaseNotes };
+    return { version, packed, changelogFile, releaseNotes, changelogEntry };
   }
   const registryUrl = options.registryUrl ?? "";
   const upload = await step(
@@ -55892,6 +63295,7 @@ async function runPublishPipeline(options, hooks = {}) {
     packed,
     changelogFile,
     releaseNotes,
+    changelogEntry,
     upload,
     downloadUrl: upload.downloadUrl ?? archiveUrl(registryUrl, packed.manifest.name, version)
   };
@@ -55951,7 +63355,7 @@ function versionFrom(env) {
   }
   if (!VERSION_PATTERN.test(version)) {
     const source = given !== "" ? "the version input" : `tag ${JSON.stringify(refTag)}`;
-    throw new InputError(`version must be MAJOR.MINOR.PATCH, as template.json requires (got ${JSON.stringify(version)} from ${source})`);
+    throw new InputError(`version ${VERSION_RULE}, as template.json requires (got ${JSON.stringify(version)} from ${source})`);
   }
   return { version, tag: given === "" && refTag ? refTag : `v${version}` };
 }
@@ -56034,7 +63438,7 @@ function annotateFailure(core, title, error2) {
   }
   core.error(error2.message, { title: `${title.toLowerCase()} failed` });
 }
-async function run(dependencies = {}) {
+async function run2(dependencies = {}) {
   const env = dependencies.env ?? process.env;
   const core = dependencies.core ?? core_exports;
   const setExitCode = dependencies.setExitCode ?? ((code) => {
@@ -56122,6 +63526,7 @@ async function run(dependencies = {}) {
       core.info(`dry-run: packed ${packed.file}; nothing was uploaded or released`);
     } else {
       setOutput2("uploaded", result.upload.uploaded);
+      if (result.upload.warning) core.warning(result.upload.warning);
       if (result.downloadUrl) {
         setOutput2("download-url", result.downloadUrl);
         core.info(`download URL: ${result.downloadUrl}`);
@@ -56192,4 +63597,4 @@ async function run(dependencies = {}) {
 }
 
 // src/action/index.ts
-await run();
+await run2();

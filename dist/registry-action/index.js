@@ -88,44 +88,44 @@ var require_tunnel = __commonJS({
       return agent;
     }
     function TunnelingAgent(options) {
-      var self2 = this;
-      self2.options = options || {};
-      self2.proxyOptions = self2.options.proxy || {};
-      self2.maxSockets = self2.options.maxSockets || http2.Agent.defaultMaxSockets;
-      self2.requests = [];
-      self2.sockets = [];
-      self2.on("free", function onFree(socket, host, port, localAddress) {
+      var self3 = this;
+      self3.options = options || {};
+      self3.proxyOptions = self3.options.proxy || {};
+      self3.maxSockets = self3.options.maxSockets || http2.Agent.defaultMaxSockets;
+      self3.requests = [];
+      self3.sockets = [];
+      self3.on("free", function onFree(socket, host, port, localAddress) {
         var options2 = toOptions(host, port, localAddress);
-        for (var i5 = 0, len = self2.requests.length; i5 < len; ++i5) {
-          var pending = self2.requests[i5];
+        for (var i5 = 0, len = self3.requests.length; i5 < len; ++i5) {
+          var pending = self3.requests[i5];
           if (pending.host === options2.host && pending.port === options2.port) {
-            self2.requests.splice(i5, 1);
+            self3.requests.splice(i5, 1);
             pending.request.onSocket(socket);
             return;
           }
         }
         socket.destroy();
-        self2.removeSocket(socket);
+        self3.removeSocket(socket);
       });
     }
     util.inherits(TunnelingAgent, events2.EventEmitter);
     TunnelingAgent.prototype.addRequest = function addRequest(req, host, port, localAddress) {
-      var self2 = this;
-      var options = mergeOptions({ request: req }, self2.options, toOptions(host, port, localAddress));
-      if (self2.sockets.length >= this.maxSockets) {
-        self2.requests.push(options);
+      var self3 = this;
+      var options = mergeOptions({ request: req }, self3.options, toOptions(host, port, localAddress));
+      if (self3.sockets.length >= this.maxSockets) {
+        self3.requests.push(options);
         return;
       }
-      self2.createSocket(options, function(socket) {
+      self3.createSocket(options, function(socket) {
         socket.on("free", onFree);
         socket.on("close", onCloseOrRemove);
         socket.on("agentRemove", onCloseOrRemove);
         req.onSocket(socket);
         function onFree() {
-          self2.emit("free", socket, options);
+          self3.emit("free", socket, options);
         }
         function onCloseOrRemove(err) {
-          self2.removeSocket(socket);
+          self3.removeSocket(socket);
           socket.removeListener("free", onFree);
           socket.removeListener("close", onCloseOrRemove);
           socket.removeListener("agentRemove", onCloseOrRemove);
@@ -133,10 +133,10 @@ var require_tunnel = __commonJS({
       });
     };
     TunnelingAgent.prototype.createSocket = function createSocket(options, cb) {
-      var self2 = this;
+      var self3 = this;
       var placeholder = {};
-      self2.sockets.push(placeholder);
-      var connectOptions = mergeOptions({}, self2.proxyOptions, {
+      self3.sockets.push(placeholder);
+      var connectOptions = mergeOptions({}, self3.proxyOptions, {
         method: "CONNECT",
         path: options.host + ":" + options.port,
         agent: false,
@@ -152,7 +152,7 @@ var require_tunnel = __commonJS({
         connectOptions.headers["Proxy-Authorization"] = "Basic " + new Buffer(connectOptions.proxyAuth).toString("base64");
       }
       debug2("making CONNECT request");
-      var connectReq = self2.request(connectOptions);
+      var connectReq = self3.request(connectOptions);
       connectReq.useChunkedEncodingByDefault = false;
       connectReq.once("response", onResponse);
       connectReq.once("upgrade", onUpgrade);
@@ -179,7 +179,7 @@ var require_tunnel = __commonJS({
           var error3 = new Error("tunneling socket could not be established, statusCode=" + res.statusCode);
           error3.code = "ECONNRESET";
           options.request.emit("error", error3);
-          self2.removeSocket(placeholder);
+          self3.removeSocket(placeholder);
           return;
         }
         if (head.length > 0) {
@@ -188,11 +188,11 @@ var require_tunnel = __commonJS({
           var error3 = new Error("got illegal response body from proxy");
           error3.code = "ECONNRESET";
           options.request.emit("error", error3);
-          self2.removeSocket(placeholder);
+          self3.removeSocket(placeholder);
           return;
         }
         debug2("tunneling connection has established");
-        self2.sockets[self2.sockets.indexOf(placeholder)] = socket;
+        self3.sockets[self3.sockets.indexOf(placeholder)] = socket;
         return cb(socket);
       }
       function onError(cause) {
@@ -205,7 +205,7 @@ var require_tunnel = __commonJS({
         var error3 = new Error("tunneling socket could not be established, cause=" + cause.message);
         error3.code = "ECONNRESET";
         options.request.emit("error", error3);
-        self2.removeSocket(placeholder);
+        self3.removeSocket(placeholder);
       }
     };
     TunnelingAgent.prototype.removeSocket = function removeSocket(socket) {
@@ -222,15 +222,15 @@ var require_tunnel = __commonJS({
       }
     };
     function createSecureSocket(options, cb) {
-      var self2 = this;
-      TunnelingAgent.prototype.createSocket.call(self2, options, function(socket) {
+      var self3 = this;
+      TunnelingAgent.prototype.createSocket.call(self3, options, function(socket) {
         var hostHeader = options.request.getHeader("host");
-        var tlsOptions = mergeOptions({}, self2.options, {
+        var tlsOptions = mergeOptions({}, self3.options, {
           socket,
           servername: hostHeader ? hostHeader.replace(/:.*$/, "") : options.host
         });
         var secureSocket = tls.connect(0, tlsOptions);
-        self2.sockets[self2.sockets.indexOf(socket)] = secureSocket;
+        self3.sockets[self3.sockets.indexOf(socket)] = secureSocket;
         cb(secureSocket);
       });
     }
@@ -2590,14 +2590,14 @@ var require_connect = __commonJS({
       const sessionCache = new SessionCache(maxCachedSessions == null ? 100 : maxCachedSessions);
       timeout = timeout == null ? 1e4 : timeout;
       allowH2 = allowH2 != null ? allowH2 : false;
-      return function connect({ hostname, host, protocol, port, servername, localAddress, httpSocket }, callback) {
+      return function connect({ hostname: hostname2, host, protocol, port, servername, localAddress, httpSocket }, callback) {
         let socket;
         if (protocol === "https:") {
           if (!tls) {
             tls = __require("node:tls");
           }
           servername = servername || options.servername || util.getServerName(host) || null;
-          const sessionKey = servername || hostname;
+          const sessionKey = servername || hostname2;
           assert(sessionKey);
           const session = customSession || sessionCache.get(sessionKey) || null;
           port = port || 443;
@@ -2613,7 +2613,7 @@ var require_connect = __commonJS({
             socket: httpSocket,
             // upgrade socket connection
             port,
-            host: hostname
+            host: hostname2
           });
           socket.on("session", function(session2) {
             sessionCache.set(sessionKey, session2);
@@ -2627,14 +2627,14 @@ var require_connect = __commonJS({
             ...options,
             localAddress,
             port,
-            host: hostname
+            host: hostname2
           });
         }
         if (options.keepAlive == null || options.keepAlive) {
           const keepAliveInitialDelay = options.keepAliveInitialDelay === void 0 ? 6e4 : options.keepAliveInitialDelay;
           socket.setKeepAlive(true, keepAliveInitialDelay);
         }
-        const clearConnectTimeout = setupConnectTimeout(new WeakRef(socket), { timeout, hostname, port });
+        const clearConnectTimeout = setupConnectTimeout(new WeakRef(socket), { timeout, hostname: hostname2, port });
         socket.setNoDelay(true).once(protocol === "https:" ? "secureConnect" : "connect", function() {
           queueMicrotask(clearConnectTimeout);
           if (callback) {
@@ -7102,8 +7102,8 @@ var require_client_h2 = __commonJS({
         }
       }
       let stream;
-      const { hostname, port } = client[kUrl];
-      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname}${port ? `:${port}` : ""}`;
+      const { hostname: hostname2, port } = client[kUrl];
+      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname2}${port ? `:${port}` : ""}`;
       headers[HTTP2_HEADER_METHOD] = method;
       const abort = (error3) => {
         if (request2.aborted) {
@@ -7943,20 +7943,20 @@ var require_client = __commonJS({
     async function connect(client) {
       assert(!client[kConnecting]);
       assert(!client[kHTTPContext]);
-      let { host, hostname, protocol, port } = client[kUrl];
-      if (hostname[0] === "[") {
-        const idx = hostname.indexOf("]");
+      let { host, hostname: hostname2, protocol, port } = client[kUrl];
+      if (hostname2[0] === "[") {
+        const idx = hostname2.indexOf("]");
         assert(idx !== -1);
-        const ip = hostname.substring(1, idx);
+        const ip = hostname2.substring(1, idx);
         assert(net.isIP(ip));
-        hostname = ip;
+        hostname2 = ip;
       }
       client[kConnecting] = true;
       if (channels.beforeConnect.hasSubscribers) {
         channels.beforeConnect.publish({
           connectParams: {
             host,
-            hostname,
+            hostname: hostname2,
             protocol,
             port,
             version: client[kHTTPContext]?.version,
@@ -7970,7 +7970,7 @@ var require_client = __commonJS({
         const socket = await new Promise((resolve2, reject) => {
           client[kConnector]({
             host,
-            hostname,
+            hostname: hostname2,
             protocol,
             port,
             servername: client[kServerName],
@@ -8003,7 +8003,7 @@ var require_client = __commonJS({
           channels.connected.publish({
             connectParams: {
               host,
-              hostname,
+              hostname: hostname2,
               protocol,
               port,
               version: client[kHTTPContext]?.version,
@@ -8024,7 +8024,7 @@ var require_client = __commonJS({
           channels.connectError.publish({
             connectParams: {
               host,
-              hostname,
+              hostname: hostname2,
               protocol,
               port,
               version: client[kHTTPContext]?.version,
@@ -8999,10 +8999,10 @@ var require_env_http_proxy_agent = __commonJS({
         }
       }
       #getProxyAgentForUrl(url) {
-        let { protocol, host: hostname, port } = url;
-        hostname = hostname.replace(/:\d*$/, "").toLowerCase();
+        let { protocol, host: hostname2, port } = url;
+        hostname2 = hostname2.replace(/:\d*$/, "").toLowerCase();
         port = Number.parseInt(port, 10) || DEFAULT_PORTS2[protocol] || 0;
-        if (!this.#shouldProxy(hostname, port)) {
+        if (!this.#shouldProxy(hostname2, port)) {
           return this[kNoProxyAgent];
         }
         if (protocol === "https:") {
@@ -9010,7 +9010,7 @@ var require_env_http_proxy_agent = __commonJS({
         }
         return this[kHttpProxyAgent];
       }
-      #shouldProxy(hostname, port) {
+      #shouldProxy(hostname2, port) {
         if (this.#noProxyChanged) {
           this.#parseNoProxy();
         }
@@ -9026,11 +9026,11 @@ var require_env_http_proxy_agent = __commonJS({
             continue;
           }
           if (!/^[.*]/.test(entry.hostname)) {
-            if (hostname === entry.hostname) {
+            if (hostname2 === entry.hostname) {
               return false;
             }
           } else {
-            if (hostname.endsWith(entry.hostname.replace(/^\*/, ""))) {
+            if (hostname2.endsWith(entry.hostname.replace(/^\*/, ""))) {
               return false;
             }
           }
@@ -9609,11 +9609,11 @@ var require_readable = __commonJS({
         });
       }
     };
-    function isLocked(self2) {
-      return self2[kBody] && self2[kBody].locked === true || self2[kConsume];
+    function isLocked(self3) {
+      return self3[kBody] && self3[kBody].locked === true || self3[kConsume];
     }
-    function isUnusable(self2) {
-      return util.isDisturbed(self2) || isLocked(self2);
+    function isUnusable(self3) {
+      return util.isDisturbed(self3) || isLocked(self3);
     }
     async function consume(stream, type) {
       assert(!stream[kConsume]);
@@ -10000,42 +10000,42 @@ var require_abort_signal = __commonJS({
     var { RequestAbortedError } = require_errors();
     var kListener = /* @__PURE__ */ Symbol("kListener");
     var kSignal = /* @__PURE__ */ Symbol("kSignal");
-    function abort(self2) {
-      if (self2.abort) {
-        self2.abort(self2[kSignal]?.reason);
+    function abort(self3) {
+      if (self3.abort) {
+        self3.abort(self3[kSignal]?.reason);
       } else {
-        self2.reason = self2[kSignal]?.reason ?? new RequestAbortedError();
+        self3.reason = self3[kSignal]?.reason ?? new RequestAbortedError();
       }
-      removeSignal(self2);
+      removeSignal(self3);
     }
-    function addSignal(self2, signal) {
-      self2.reason = null;
-      self2[kSignal] = null;
-      self2[kListener] = null;
+    function addSignal(self3, signal) {
+      self3.reason = null;
+      self3[kSignal] = null;
+      self3[kListener] = null;
       if (!signal) {
         return;
       }
       if (signal.aborted) {
-        abort(self2);
+        abort(self3);
         return;
       }
-      self2[kSignal] = signal;
-      self2[kListener] = () => {
-        abort(self2);
+      self3[kSignal] = signal;
+      self3[kListener] = () => {
+        abort(self3);
       };
-      addAbortListener(self2[kSignal], self2[kListener]);
+      addAbortListener(self3[kSignal], self3[kListener]);
     }
-    function removeSignal(self2) {
-      if (!self2[kSignal]) {
+    function removeSignal(self3) {
+      if (!self3[kSignal]) {
         return;
       }
-      if ("removeEventListener" in self2[kSignal]) {
-        self2[kSignal].removeEventListener("abort", self2[kListener]);
+      if ("removeEventListener" in self3[kSignal]) {
+        self3[kSignal].removeEventListener("abort", self3[kListener]);
       } else {
-        self2[kSignal].removeListener("abort", self2[kListener]);
+        self3[kSignal].removeListener("abort", self3[kListener]);
       }
-      self2[kSignal] = null;
-      self2[kListener] = null;
+      self3[kSignal] = null;
+      self3[kListener] = null;
     }
     module.exports = {
       addSignal,
@@ -17239,8 +17239,8 @@ var require_connection = __commonJS({
             return;
           }
           const secWSAccept = response.headersList.get("Sec-WebSocket-Accept");
-          const digest4 = crypto3.createHash("sha1").update(keyValue + uid).digest("base64");
-          if (secWSAccept !== digest4) {
+          const digest5 = crypto3.createHash("sha1").update(keyValue + uid).digest("base64");
+          if (secWSAccept !== digest5) {
             failWebsocketConnection(ws2, "Incorrect hash received in Sec-WebSocket-Accept header.");
             return;
           }
@@ -23935,9 +23935,9 @@ var require_lib = __commonJS({
       const algorithms = opts?.algorithms || [...DEFAULT_ALGORITHMS];
       const optString = getOptString(opts?.options);
       return algorithms.reduce((acc, algo) => {
-        const digest4 = crypto3.createHash(algo).update(data).digest("base64");
+        const digest5 = crypto3.createHash(algo).update(data).digest("base64");
         const hash = new Hash2(
-          `${algo}-${digest4}${optString}`,
+          `${algo}-${digest5}${optString}`,
           opts
         );
         if (hash.algorithm && hash.digest) {
@@ -23981,8 +23981,8 @@ var require_lib = __commonJS({
         }
       }
       const algorithm = sri.pickAlgorithm(opts);
-      const digest4 = crypto3.createHash(algorithm).update(data).digest("base64");
-      const newSri = parse5({ algorithm, digest: digest4 });
+      const digest5 = crypto3.createHash(algorithm).update(data).digest("base64");
+      const newSri = parse5({ algorithm, digest: digest5 });
       const match = newSri.match(sri, opts);
       opts = opts || {};
       if (match || !opts.error) {
@@ -24048,8 +24048,8 @@ var require_lib = __commonJS({
         },
         digest: function() {
           const integrity = algorithms.reduce((acc, algo) => {
-            const digest4 = hashes.shift().digest("base64");
-            const hash = new Hash2(`${algo}-${digest4}${optString}`, opts);
+            const digest5 = hashes.shift().digest("base64");
+            const hash = new Hash2(`${algo}-${digest5}${optString}`, opts);
             if (!acc[hash.algorithm]) {
               acc[hash.algorithm] = [];
             }
@@ -25110,12 +25110,12 @@ var require_util9 = __commonJS({
     }
     exports.alwaysValidSchema = alwaysValidSchema;
     function checkUnknownRules(it2, schema = it2.schema) {
-      const { opts, self: self2 } = it2;
+      const { opts, self: self3 } = it2;
       if (!opts.strictSchema)
         return;
       if (typeof schema === "boolean")
         return;
-      const rules = self2.RULES.keywords;
+      const rules = self3.RULES.keywords;
       for (const key in schema) {
         if (!rules[key])
           checkStrictMode(it2, `unknown keyword: "${key}"`);
@@ -25501,8 +25501,8 @@ var require_applicability = __commonJS({
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.shouldUseRule = exports.shouldUseGroup = exports.schemaHasRulesForType = void 0;
-    function schemaHasRulesForType({ schema, self: self2 }, type) {
-      const group5 = self2.RULES.types[type];
+    function schemaHasRulesForType({ schema, self: self3 }, type) {
+      const group5 = self3.RULES.types[type];
       return group5 && group5 !== true && shouldUseGroup(schema, group5);
     }
     exports.schemaHasRulesForType = schemaHasRulesForType;
@@ -25967,7 +25967,7 @@ var require_keyword = __commonJS({
       return !schemaType.length || schemaType.some((st2) => st2 === "array" ? Array.isArray(schema) : st2 === "object" ? schema && typeof schema == "object" && !Array.isArray(schema) : typeof schema == st2 || allowUndefined && typeof schema == "undefined");
     }
     exports.validSchemaType = validSchemaType;
-    function validateKeywordUsage({ schema, opts, self: self2, errSchemaPath }, def, keyword) {
+    function validateKeywordUsage({ schema, opts, self: self3, errSchemaPath }, def, keyword) {
       if (Array.isArray(def.keyword) ? !def.keyword.includes(keyword) : def.keyword !== keyword) {
         throw new Error("ajv implementation error");
       }
@@ -25978,9 +25978,9 @@ var require_keyword = __commonJS({
       if (def.validateSchema) {
         const valid = def.validateSchema(schema[keyword]);
         if (!valid) {
-          const msg = `keyword "${keyword}" value is invalid at path "${errSchemaPath}": ` + self2.errorsText(def.validateSchema.errors);
+          const msg = `keyword "${keyword}" value is invalid at path "${errSchemaPath}": ` + self3.errorsText(def.validateSchema.errors);
           if (opts.validateSchema === "log")
-            self2.logger.error(msg);
+            self3.logger.error(msg);
           else
             throw new Error(msg);
         }
@@ -26447,11 +26447,11 @@ var require_validate = __commonJS({
       }
       (0, boolSchema_1.boolOrEmptySchema)(it2, valid);
     }
-    function schemaCxtHasRules({ schema, self: self2 }) {
+    function schemaCxtHasRules({ schema, self: self3 }) {
       if (typeof schema == "boolean")
         return !schema;
       for (const key in schema)
-        if (self2.RULES.all[key])
+        if (self3.RULES.all[key])
           return true;
       return false;
     }
@@ -26480,9 +26480,9 @@ var require_validate = __commonJS({
       schemaKeywords(it2, types, !checkedTypes, errsCount);
     }
     function checkRefsAndKeywords(it2) {
-      const { schema, errSchemaPath, opts, self: self2 } = it2;
-      if (schema.$ref && opts.ignoreKeywordsWithRef && (0, util_1.schemaHasRulesButRef)(schema, self2.RULES)) {
-        self2.logger.warn(`$ref: keywords ignored in schema at path "${errSchemaPath}"`);
+      const { schema, errSchemaPath, opts, self: self3 } = it2;
+      if (schema.$ref && opts.ignoreKeywordsWithRef && (0, util_1.schemaHasRulesButRef)(schema, self3.RULES)) {
+        self3.logger.warn(`$ref: keywords ignored in schema at path "${errSchemaPath}"`);
       }
     }
     function checkNoDefault(it2) {
@@ -26528,8 +26528,8 @@ var require_validate = __commonJS({
         gen.assign((0, codegen_1._)`${evaluated}.items`, items);
     }
     function schemaKeywords(it2, types, typeErrors, errsCount) {
-      const { gen, schema, data, allErrors, opts, self: self2 } = it2;
-      const { RULES } = self2;
+      const { gen, schema, data, allErrors, opts, self: self3 } = it2;
+      const { RULES } = self3;
       if (schema.$ref && (opts.ignoreKeywordsWithRef || !(0, util_1.schemaHasRulesButRef)(schema, RULES))) {
         gen.block(() => keywordCode(it2, "$ref", RULES.all.$ref.definition));
         return;
@@ -28965,11 +28965,11 @@ var require_ref = __commonJS({
       schemaType: "string",
       code(cxt) {
         const { gen, schema: $ref, it: it2 } = cxt;
-        const { baseId, schemaEnv: env2, validateName, opts, self: self2 } = it2;
+        const { baseId, schemaEnv: env2, validateName, opts, self: self3 } = it2;
         const { root: root5 } = env2;
         if (($ref === "#" || $ref === "#/") && baseId === root5.baseId)
           return callRootRef();
-        const schOrEnv = compile_1.resolveRef.call(self2, root5, baseId, $ref);
+        const schOrEnv = compile_1.resolveRef.call(self3, root5, baseId, $ref);
         if (schOrEnv === void 0)
           throw new ref_error_1.default(it2.opts.uriResolver, baseId, $ref);
         if (schOrEnv instanceof compile_1.SchemaEnv)
@@ -30503,11 +30503,11 @@ var require_dynamicAnchor = __commonJS({
     }
     exports.dynamicAnchor = dynamicAnchor;
     function _getValidate(cxt) {
-      const { schemaEnv, schema, self: self2 } = cxt.it;
+      const { schemaEnv, schema, self: self3 } = cxt.it;
       const { root: root5, baseId, localRefs, meta } = schemaEnv.root;
-      const { schemaId } = self2.opts;
+      const { schemaId } = self3.opts;
       const sch = new compile_1.SchemaEnv({ schema, schemaId, root: root5, baseId, localRefs, meta });
-      compile_1.compileSchema.call(self2, sch);
+      compile_1.compileSchema.call(self3, sch);
       return (0, ref_1.getValidate)(cxt, sch);
     }
     exports.default = def;
@@ -30816,7 +30816,7 @@ var require_format = __commonJS({
       error: error3,
       code(cxt, ruleType) {
         const { gen, data, $data, schema, schemaCode, it: it2 } = cxt;
-        const { opts, errSchemaPath, schemaEnv, self: self2 } = it2;
+        const { opts, errSchemaPath, schemaEnv, self: self3 } = it2;
         if (!opts.validateFormats)
           return;
         if ($data)
@@ -30825,7 +30825,7 @@ var require_format = __commonJS({
           validateFormat();
         function validate$DataFormat() {
           const fmts = gen.scopeValue("formats", {
-            ref: self2.formats,
+            ref: self3.formats,
             code: opts.code.formats
           });
           const fDef = gen.const("fDef", (0, codegen_1._)`${fmts}[${schemaCode}]`);
@@ -30845,7 +30845,7 @@ var require_format = __commonJS({
           }
         }
         function validateFormat() {
-          const formatDef = self2.formats[schema];
+          const formatDef = self3.formats[schema];
           if (!formatDef) {
             unknownFormat();
             return;
@@ -30857,7 +30857,7 @@ var require_format = __commonJS({
             cxt.pass(validCondition());
           function unknownFormat() {
             if (opts.strictSchema === false) {
-              self2.logger.warn(unknownMsg());
+              self3.logger.warn(unknownMsg());
               return;
             }
             throw new Error(unknownMsg());
@@ -32025,17 +32025,17 @@ var require_limit = __commonJS({
       error: error3,
       code(cxt) {
         const { gen, data, schemaCode, keyword, it: it2 } = cxt;
-        const { opts, self: self2 } = it2;
+        const { opts, self: self3 } = it2;
         if (!opts.validateFormats)
           return;
-        const fCxt = new ajv_1.KeywordCxt(it2, self2.RULES.all.format.definition, "format");
+        const fCxt = new ajv_1.KeywordCxt(it2, self3.RULES.all.format.definition, "format");
         if (fCxt.$data)
           validate$DataFormat();
         else
           validateFormat();
         function validate$DataFormat() {
           const fmts = gen.scopeValue("formats", {
-            ref: self2.formats,
+            ref: self3.formats,
             code: opts.code.formats
           });
           const fmt = gen.const("fmt", (0, codegen_1._)`${fmts}[${fCxt.schemaCode}]`);
@@ -32043,7 +32043,7 @@ var require_limit = __commonJS({
         }
         function validateFormat() {
           const format2 = fCxt.schema;
-          const fmtDef = self2.formats[format2];
+          const fmtDef = self3.formats[format2];
           if (!fmtDef || fmtDef === true)
             return;
           if (typeof fmtDef != "object" || fmtDef instanceof RegExp || typeof fmtDef.compare != "function") {
@@ -32681,9 +32681,9 @@ var init_isValidHostLabel = __esm({
 });
 
 // node_modules/@smithy/core/dist-es/submodules/transport/isValidHostname.js
-function isValidHostname(hostname) {
+function isValidHostname(hostname2) {
   const hostPattern = /^[a-z0-9][a-z0-9.-]*[a-z0-9]$/;
-  return hostPattern.test(hostname);
+  return hostPattern.test(hostname2);
 }
 var init_isValidHostname = __esm({
   "node_modules/@smithy/core/dist-es/submodules/transport/isValidHostname.js"() {
@@ -32740,13 +32740,13 @@ var init_parseUrl = __esm({
       if (typeof url === "string") {
         return parseUrl2(new URL(url));
       }
-      const { hostname, pathname, port, protocol, search } = url;
+      const { hostname: hostname2, pathname, port, protocol, search } = url;
       let query;
       if (search) {
         query = parseQueryString(search);
       }
       return {
-        hostname,
+        hostname: hostname2,
         port: port ? parseInt(port) : void 0,
         protocol,
         path: pathname,
@@ -33897,14 +33897,14 @@ var init_getProfileName = __esm({
 });
 
 // node_modules/@smithy/core/dist-es/submodules/config/shared-ini-file-loader/getSSOTokenFilepath.js
-import { createHash as createHash4 } from "node:crypto";
+import { createHash as createHash5 } from "node:crypto";
 import { join as join3 } from "node:path";
 var getSSOTokenFilepath;
 var init_getSSOTokenFilepath = __esm({
   "node_modules/@smithy/core/dist-es/submodules/config/shared-ini-file-loader/getSSOTokenFilepath.js"() {
     init_getHomeDir();
     getSSOTokenFilepath = (id) => {
-      const hasher = createHash4("sha1");
+      const hasher = createHash5("sha1");
       const cacheName = hasher.update(id).digest("hex");
       return join3(getHomeDir(), ".aws", "sso", "cache", `${cacheName}.json`);
     };
@@ -36563,11 +36563,11 @@ var init_getEndpointFromRegion = __esm({
       }
       const useDualstackEndpoint = await input.useDualstackEndpoint();
       const useFipsEndpoint = await input.useFipsEndpoint();
-      const { hostname } = await input.regionInfoProvider(region, { useDualstackEndpoint, useFipsEndpoint }) ?? {};
-      if (!hostname) {
+      const { hostname: hostname2 } = await input.regionInfoProvider(region, { useDualstackEndpoint, useFipsEndpoint }) ?? {};
+      if (!hostname2) {
         throw new Error("Cannot resolve hostname from client config");
       }
-      return input.urlParser(`${tls ? "https:" : "http:"}//${hostname}`);
+      return input.urlParser(`${tls ? "https:" : "http:"}//${hostname2}`);
     };
   }
 });
@@ -36823,12 +36823,12 @@ var init_getResolvedPartition = __esm({
 var getResolvedSigningRegion;
 var init_getResolvedSigningRegion = __esm({
   "node_modules/@smithy/core/dist-es/submodules/config/config-resolver/regionInfo/getResolvedSigningRegion.js"() {
-    getResolvedSigningRegion = (hostname, { signingRegion, regionRegex, useFipsEndpoint }) => {
+    getResolvedSigningRegion = (hostname2, { signingRegion, regionRegex, useFipsEndpoint }) => {
       if (signingRegion) {
         return signingRegion;
       } else if (useFipsEndpoint) {
         const regionRegexJs = regionRegex.replace("\\\\", "\\").replace(/^\^/g, "\\.").replace(/\$$/g, "\\.");
-        const regionRegexmatchArray = hostname.match(regionRegexJs);
+        const regionRegexmatchArray = hostname2.match(regionRegexJs);
         if (regionRegexmatchArray) {
           return regionRegexmatchArray[0].slice(1, -1);
         }
@@ -36851,11 +36851,11 @@ var init_getRegionInfo = __esm({
       const hostnameOptions = { useFipsEndpoint, useDualstackEndpoint };
       const regionHostname = getHostnameFromVariants(regionHash[resolvedRegion]?.variants, hostnameOptions);
       const partitionHostname = getHostnameFromVariants(partitionHash[partition2]?.variants, hostnameOptions);
-      const hostname = getResolvedHostname(resolvedRegion, { regionHostname, partitionHostname });
-      if (hostname === void 0) {
+      const hostname2 = getResolvedHostname(resolvedRegion, { regionHostname, partitionHostname });
+      if (hostname2 === void 0) {
         throw new Error(`Endpoint resolution failed for: ${{ resolvedRegion, useFipsEndpoint, useDualstackEndpoint }}`);
       }
-      const signingRegion = getResolvedSigningRegion(hostname, {
+      const signingRegion = getResolvedSigningRegion(hostname2, {
         signingRegion: regionHash[resolvedRegion]?.signingRegion,
         regionRegex: partitionHash[partition2].regionRegex,
         useFipsEndpoint
@@ -36863,7 +36863,7 @@ var init_getRegionInfo = __esm({
       return {
         partition: partition2,
         signingService,
-        hostname,
+        hostname: hostname2,
         ...signingRegion && { signingRegion },
         ...regionHash[resolvedRegion]?.signingService && {
           signingService: regionHash[resolvedRegion].signingService
@@ -37187,8 +37187,8 @@ var init_createConfigValueProvider = __esm({
               return endpoint2.url.href;
             }
             if ("hostname" in endpoint2) {
-              const { protocol, hostname, port, path: path10 } = endpoint2;
-              return `${protocol}//${hostname}${port ? ":" + port : ""}${path10}`;
+              const { protocol, hostname: hostname2, port, path: path10 } = endpoint2;
+              return `${protocol}//${hostname2}${port ? ":" + port : ""}${path10}`;
             }
           }
           return endpoint2;
@@ -37659,8 +37659,8 @@ var init_parseURL = __esm({
             return value;
           }
           if (typeof value === "object" && "hostname" in value) {
-            const { hostname: hostname2, port, protocol: protocol2 = "", path: path10 = "", query = {} } = value;
-            const url = new URL(`${protocol2}//${hostname2}${port ? `:${port}` : ""}${path10}`);
+            const { hostname: hostname3, port, protocol: protocol2 = "", path: path10 = "", query = {} } = value;
+            const url = new URL(`${protocol2}//${hostname3}${port ? `:${port}` : ""}${path10}`);
             url.search = Object.entries(query).map(([k6, v2]) => `${k6}=${v2}`).join("&");
             return url;
           }
@@ -37674,7 +37674,7 @@ var init_parseURL = __esm({
         return null;
       }
       const urlString = whatwgURL.href;
-      const { host, hostname, pathname, protocol, search } = whatwgURL;
+      const { host, hostname: hostname2, pathname, protocol, search } = whatwgURL;
       if (search) {
         return null;
       }
@@ -37682,7 +37682,7 @@ var init_parseURL = __esm({
       if (!Object.values(import_types12.EndpointURLScheme).includes(scheme)) {
         return null;
       }
-      const isIp = isIpAddress(hostname);
+      const isIp = isIpAddress(hostname2);
       const inputContainsDefaultPort = urlString.includes(`${host}:${DEFAULT_PORTS[scheme]}`) || typeof value === "string" && value.includes(`${host}:${DEFAULT_PORTS[scheme]}`);
       const authority = `${host}${inputContainsDefaultPort ? `:${DEFAULT_PORTS[scheme]}` : ``}`;
       return {
@@ -38327,7 +38327,7 @@ var init_serdePlugin = __esm({
 });
 
 // node_modules/@smithy/core/dist-es/submodules/serde/hash-node/hash-node.js
-import { createHash as createHash5, createHmac } from "node:crypto";
+import { createHash as createHash6, createHmac } from "node:crypto";
 function castSourceData(toCast, encoding) {
   if (Buffer.isBuffer(toCast)) {
     return toCast;
@@ -38361,7 +38361,7 @@ var init_hash_node = __esm({
         return Promise.resolve(this.hash.digest());
       }
       reset() {
-        this.hash = this.secret ? createHmac(this.algorithmIdentifier, castSourceData(this.secret)) : createHash5(this.algorithmIdentifier);
+        this.hash = this.secret ? createHmac(this.algorithmIdentifier, castSourceData(this.secret)) : createHash6(this.algorithmIdentifier);
       }
     };
   }
@@ -38414,8 +38414,8 @@ var init_ChecksumStream = __esm({
           return;
         }
         try {
-          const digest4 = await this.checksum.digest();
-          const received = this.base64Encoder(digest4);
+          const digest5 = await this.checksum.digest();
+          const received = this.base64Encoder(digest5);
           if (this.expectedChecksum !== received) {
             this.destroy(new Error(`Checksum mismatch: expected "${this.expectedChecksum}" but received "${received}" in response header "${this.checksumSourceLocation}".`));
             return;
@@ -38556,8 +38556,8 @@ var init_createChecksumStream_browser = __esm({
           controller.enqueue(chunk);
         },
         async flush(controller) {
-          const digest4 = await checksum.digest();
-          const received = encoder2(digest4);
+          const digest5 = await checksum.digest();
+          const received = encoder2(digest5);
           if (expectedChecksum !== received) {
             const error3 = new Error(`Checksum mismatch: expected "${expectedChecksum}" but received "${received}" in response header "${checksumSourceLocation}".`);
             controller.error(error3);
@@ -38795,8 +38795,8 @@ var init_getAwsChunkedEncodingStream_browser = __esm({
     getAwsChunkedEncodingStream = (readableStream, options) => {
       const { base64Encoder, bodyLengthChecker, checksumAlgorithmFn, checksumLocationName, streamHasher } = options;
       const checksumRequired = base64Encoder !== void 0 && bodyLengthChecker !== void 0 && checksumAlgorithmFn !== void 0 && checksumLocationName !== void 0 && streamHasher !== void 0;
-      const digest4 = checksumRequired ? streamHasher(checksumAlgorithmFn, readableStream) : void 0;
-      Promise.resolve(digest4).catch(() => {
+      const digest5 = checksumRequired ? streamHasher(checksumAlgorithmFn, readableStream) : void 0;
+      Promise.resolve(digest5).catch(() => {
       });
       const reader = readableStream.getReader();
       return new ReadableStream({
@@ -38806,7 +38806,7 @@ var init_getAwsChunkedEncodingStream_browser = __esm({
             controller.enqueue(`0\r
 `);
             if (checksumRequired) {
-              const checksum = base64Encoder(await digest4);
+              const checksum = base64Encoder(await digest5);
               controller.enqueue(`${checksumLocationName}:${checksum}\r
 `);
               controller.enqueue(`\r
@@ -38834,8 +38834,8 @@ function getAwsChunkedEncodingStream2(stream, options) {
   }
   const { base64Encoder, bodyLengthChecker, checksumAlgorithmFn, checksumLocationName, streamHasher } = options;
   const checksumRequired = base64Encoder !== void 0 && checksumAlgorithmFn !== void 0 && checksumLocationName !== void 0 && streamHasher !== void 0;
-  const digest4 = checksumRequired ? streamHasher(checksumAlgorithmFn, readable) : void 0;
-  Promise.resolve(digest4).catch(() => {
+  const digest5 = checksumRequired ? streamHasher(checksumAlgorithmFn, readable) : void 0;
+  Promise.resolve(digest5).catch(() => {
   });
   const awsChunkedEncodingStream = new Readable4({
     read() {
@@ -38863,7 +38863,7 @@ function getAwsChunkedEncodingStream2(stream, options) {
       awsChunkedEncodingStream.push(`0\r
 `);
       if (checksumRequired) {
-        const checksum = base64Encoder(await digest4);
+        const checksum = base64Encoder(await digest5);
         awsChunkedEncodingStream.push(`${checksumLocationName}:${checksum}\r
 `);
         awsChunkedEncodingStream.push(`\r
@@ -39787,11 +39787,11 @@ var init_Md5Js = __esm({
 });
 
 // node_modules/@smithy/core/dist-es/submodules/checksum/md5/Md5Node.js
-import { createHash as createHash6 } from "node:crypto";
+import { createHash as createHash7 } from "node:crypto";
 function buildNativeClass() {
   return class Md5Node {
     digestLength = 16;
-    hash = createHash6("md5");
+    hash = createHash7("md5");
     update(data) {
       this.hash.update(toUint8Array(data));
     }
@@ -39800,7 +39800,7 @@ function buildNativeClass() {
       return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
     }
     reset() {
-      this.hash = createHash6("md5");
+      this.hash = createHash7("md5");
     }
   };
 }
@@ -39811,7 +39811,7 @@ var init_Md5Node = __esm({
     init_Md5Js();
     hasNativeCrypto = (() => {
       try {
-        createHash6("md5");
+        createHash7("md5");
         return true;
       } catch {
         return false;
@@ -40128,7 +40128,7 @@ var init_Sha256Js = __esm({
 });
 
 // node_modules/@smithy/core/dist-es/submodules/checksum/sha256/Sha256Node.js
-import { createHash as createHash7, createHmac as createHmac2 } from "node:crypto";
+import { createHash as createHash8, createHmac as createHmac2 } from "node:crypto";
 function buildNativeClass3() {
   return class Sha256Node {
     digestLength = 32;
@@ -40162,7 +40162,7 @@ function buildNativeClass3() {
       this.finished = false;
     }
     createHash() {
-      return this.secret ? createHmac2("sha256", toBuffer(this.secret)) : createHash7("sha256");
+      return this.secret ? createHmac2("sha256", toBuffer(this.secret)) : createHash8("sha256");
     }
   };
 }
@@ -40181,7 +40181,7 @@ var init_Sha256Node = __esm({
     init_Sha256Js();
     hasNativeCrypto2 = (() => {
       try {
-        createHash7("sha256");
+        createHash8("sha256");
         return true;
       } catch {
         return false;
@@ -40192,13 +40192,13 @@ var init_Sha256Node = __esm({
 });
 
 // node_modules/@smithy/core/dist-es/submodules/checksum/sha256/Sha256WebCrypto.js
-var digest, sign, importKey, subtle, MAX_PENDING_BYTES, Sha256WebCrypto;
+var digest2, sign, importKey, subtle, MAX_PENDING_BYTES, Sha256WebCrypto;
 var init_Sha256WebCrypto = __esm({
   "node_modules/@smithy/core/dist-es/submodules/checksum/sha256/Sha256WebCrypto.js"() {
     init_serde();
     init_Sha256Js();
-    ({ digest, sign, importKey } = globalThis?.crypto?.subtle ?? {});
-    subtle = typeof digest === "function" && typeof sign === "function" && typeof importKey === "function" ? globalThis.crypto.subtle : void 0;
+    ({ digest: digest2, sign, importKey } = globalThis?.crypto?.subtle ?? {});
+    subtle = typeof digest2 === "function" && typeof sign === "function" && typeof importKey === "function" ? globalThis.crypto.subtle : void 0;
     MAX_PENDING_BYTES = 8 * 1024 * 1024;
     Sha256WebCrypto = class {
       digestLength = 32;
@@ -42021,14 +42021,14 @@ var init_requestBuilder = __esm({
         this.context = context;
       }
       async build() {
-        const { hostname, protocol = "https", port, path: basePath } = await this.context.endpoint();
+        const { hostname: hostname2, protocol = "https", port, path: basePath } = await this.context.endpoint();
         this.path = basePath;
         for (const resolvePath of this.resolvePathStack) {
           resolvePath(this.path);
         }
         return new HttpRequest({
           protocol,
-          hostname: this.hostname || hostname,
+          hostname: this.hostname || hostname2,
           port,
           method: this.method,
           path: this.path,
@@ -42037,8 +42037,8 @@ var init_requestBuilder = __esm({
           headers: this.headers
         });
       }
-      hn(hostname) {
-        this.hostname = hostname;
+      hn(hostname2) {
+        this.hostname = hostname2;
         return this;
       }
       bp(uriLabel) {
@@ -53018,12 +53018,12 @@ var init_bucketHostnameUtils = __esm({
     AWS_PARTITION_SUFFIX = "amazonaws.com";
     isBucketNameOptions = (options) => typeof options.bucketName === "string";
     isDnsCompatibleBucketName2 = (bucketName) => DOMAIN_PATTERN2.test(bucketName) && !IP_ADDRESS_PATTERN2.test(bucketName) && !DOTS_PATTERN2.test(bucketName);
-    getRegionalSuffix = (hostname) => {
-      const parts = hostname.match(S3_HOSTNAME_PATTERN2);
-      return [parts[4], hostname.replace(new RegExp(`^${parts[0]}`), "")];
+    getRegionalSuffix = (hostname2) => {
+      const parts = hostname2.match(S3_HOSTNAME_PATTERN2);
+      return [parts[4], hostname2.replace(new RegExp(`^${parts[0]}`), "")];
     };
-    getSuffix = (hostname) => S3_US_EAST_1_ALTNAME_PATTERN.test(hostname) ? ["us-east-1", AWS_PARTITION_SUFFIX] : getRegionalSuffix(hostname);
-    getSuffixForArnEndpoint = (hostname) => S3_US_EAST_1_ALTNAME_PATTERN.test(hostname) ? [hostname.replace(`.${AWS_PARTITION_SUFFIX}`, ""), AWS_PARTITION_SUFFIX] : getRegionalSuffix(hostname);
+    getSuffix = (hostname2) => S3_US_EAST_1_ALTNAME_PATTERN.test(hostname2) ? ["us-east-1", AWS_PARTITION_SUFFIX] : getRegionalSuffix(hostname2);
+    getSuffixForArnEndpoint = (hostname2) => S3_US_EAST_1_ALTNAME_PATTERN.test(hostname2) ? [hostname2.replace(`.${AWS_PARTITION_SUFFIX}`, ""), AWS_PARTITION_SUFFIX] : getRegionalSuffix(hostname2);
     validateArnEndpointOptions = (options) => {
       if (options.pathStyleEndpoint) {
         throw new Error("Path-style S3 endpoint is not supported when bucket is an ARN");
@@ -53246,7 +53246,7 @@ var init_bucketEndpointMiddleware = __esm({
           const useFipsEndpoint = await options.useFipsEndpoint();
           const { partition: partition2, signingRegion = clientRegion } = await options.regionInfoProvider(clientRegion, { useDualstackEndpoint, useFipsEndpoint }) || {};
           const useArnRegion = await options.useArnRegion();
-          const { hostname, bucketEndpoint, signingRegion: modifiedSigningRegion, signingService } = bucketHostname({
+          const { hostname: hostname2, bucketEndpoint, signingRegion: modifiedSigningRegion, signingService } = bucketHostname({
             bucketName: bucketArn,
             baseHostname: request2.hostname,
             accelerateEndpoint: options.useAccelerateEndpoint,
@@ -53267,13 +53267,13 @@ var init_bucketEndpointMiddleware = __esm({
           if (signingService && signingService !== "s3") {
             context["signing_service"] = signingService;
           }
-          request2.hostname = hostname;
+          request2.hostname = hostname2;
           replaceBucketInPath = bucketEndpoint;
         } else {
           const clientRegion = await options.region();
           const dualstackEndpoint = await options.useDualstackEndpoint();
           const fipsEndpoint = await options.useFipsEndpoint();
-          const { hostname, bucketEndpoint } = bucketHostname({
+          const { hostname: hostname2, bucketEndpoint } = bucketHostname({
             bucketName,
             clientRegion,
             baseHostname: request2.hostname,
@@ -53284,7 +53284,7 @@ var init_bucketEndpointMiddleware = __esm({
             tlsCompatible: request2.protocol === "https:",
             isCustomEndpoint: options.isCustomEndpoint
           });
-          request2.hostname = hostname;
+          request2.hostname = hostname2;
           replaceBucketInPath = bucketEndpoint;
         }
         if (replaceBucketInPath) {
@@ -54757,15 +54757,15 @@ or increase socketAcquisitionWarningTimeout=(millis) in the NodeHttpHandler conf
           if (request2.fragment) {
             path10 += `#${request2.fragment}`;
           }
-          let hostname = request2.hostname ?? "";
-          if (hostname[0] === "[" && hostname.endsWith("]")) {
-            hostname = request2.hostname.slice(1, -1);
+          let hostname2 = request2.hostname ?? "";
+          if (hostname2[0] === "[" && hostname2.endsWith("]")) {
+            hostname2 = request2.hostname.slice(1, -1);
           } else {
-            hostname = request2.hostname;
+            hostname2 = request2.hostname;
           }
           const nodeHttpsOptions = {
             headers: request2.headers,
-            host: hostname,
+            host: hostname2,
             method: request2.method,
             path: path10,
             port: request2.port,
@@ -55166,14 +55166,14 @@ or increase socketAcquisitionWarningTimeout=(millis) in the NodeHttpHandler conf
             reject(abortError);
             return;
           }
-          const { hostname, method, port, protocol, query } = request2;
+          const { hostname: hostname2, method, port, protocol, query } = request2;
           let auth2 = "";
           if (request2.username != null || request2.password != null) {
             const username = request2.username ?? "";
             const password = request2.password ?? "";
             auth2 = `${username}:${password}@`;
           }
-          const authority = `${protocol}//${auth2}${hostname}${port ? `:${port}` : ""}`;
+          const authority = `${protocol}//${auth2}${hostname2}${port ? `:${port}` : ""}`;
           const requestContext = { destination: new URL(authority) };
           const connectConfig = {
             requestTimeout: this.config?.sessionTimeout,
@@ -59718,7 +59718,7 @@ var require_dist_cjs11 = __commonJS({
     var { setCredentialFeature: setCredentialFeature2 } = (init_client3(), __toCommonJS(client_exports2));
     var { CredentialsProviderError: CredentialsProviderError2, parseKnownFiles: parseKnownFiles2, getProfileName: getProfileName2 } = (init_config2(), __toCommonJS(config_exports));
     var { HttpRequest: HttpRequest2 } = (init_protocols(), __toCommonJS(protocols_exports));
-    var { createHash: createHash10, createPrivateKey, createPublicKey, sign: sign4 } = __require("node:crypto");
+    var { createHash: createHash11, createPrivateKey, createPublicKey, sign: sign4 } = __require("node:crypto");
     var { promises: promises3 } = __require("node:fs");
     var { homedir: homedir2 } = __require("node:os");
     var { dirname: dirname3, join: join7 } = __require("node:path");
@@ -59889,7 +59889,7 @@ var require_dist_cjs11 = __commonJS({
       getTokenFilePath() {
         const directory = process.env.AWS_LOGIN_CACHE_DIRECTORY ?? join7(homedir2(), ".aws", "login", "cache");
         const loginSessionBytes = Buffer.from(this.loginSession, "utf8");
-        const loginSessionSha256 = createHash10("sha256").update(loginSessionBytes).digest("hex");
+        const loginSessionSha256 = createHash11("sha256").update(loginSessionBytes).digest("hex");
         return join7(directory, `${loginSessionSha256}.json`);
       }
       derToRawSignature(derSignature) {
@@ -60078,7 +60078,7 @@ var require_dist_cjs13 = __commonJS({
   "node_modules/@aws-sdk/credential-provider-web-identity/dist-cjs/index.js"(exports) {
     var { setCredentialFeature: setCredentialFeature2 } = (init_client3(), __toCommonJS(client_exports2));
     var { CredentialsProviderError: CredentialsProviderError2, externalDataInterceptor: externalDataInterceptor2 } = (init_config2(), __toCommonJS(config_exports));
-    var { readFileSync } = __require("node:fs");
+    var { readFileSync: readFileSync2 } = __require("node:fs");
     var fromWebToken = (init) => async (awsIdentityProperties) => {
       init.logger?.debug("@aws-sdk/credential-provider-web-identity - fromWebToken");
       const { roleArn, roleSessionName, webIdentityToken, providerId, policyArns, policy, durationSeconds } = init;
@@ -60119,7 +60119,7 @@ var require_dist_cjs13 = __commonJS({
       }
       const credentials = await fromWebToken({
         ...init,
-        webIdentityToken: externalDataInterceptor2?.getTokenRecord?.()[webIdentityTokenFile] ?? readFileSync(webIdentityTokenFile, { encoding: "ascii" }),
+        webIdentityToken: externalDataInterceptor2?.getTokenRecord?.()[webIdentityTokenFile] ?? readFileSync2(webIdentityTokenFile, { encoding: "ascii" }),
         roleArn,
         roleSessionName
       })(awsIdentityProperties);
@@ -60617,9 +60617,9 @@ var init_Sha1Js = __esm({
         if (key.byteLength > BLOCK2) {
           const h5 = new _Sha1Js();
           h5.update(key);
-          const digest4 = h5.digestSync();
+          const digest5 = h5.digestSync();
           const padded2 = new Uint8Array(BLOCK2);
-          padded2.set(digest4);
+          padded2.set(digest5);
           return padded2;
         }
         const padded = new Uint8Array(BLOCK2);
@@ -60659,7 +60659,7 @@ var init_Sha1Js = __esm({
 });
 
 // node_modules/@aws-sdk/checksums/dist-es/submodules/sha/sha1/Sha1Node.js
-import { createHash as createHash8, createHmac as createHmac3 } from "node:crypto";
+import { createHash as createHash9, createHmac as createHmac3 } from "node:crypto";
 function buildNativeClass4() {
   return class Sha1Node {
     digestLength = 20;
@@ -60693,7 +60693,7 @@ function buildNativeClass4() {
       this.finished = false;
     }
     createHash() {
-      return this.secret ? createHmac3("sha1", toBuffer2(this.secret)) : createHash8("sha1");
+      return this.secret ? createHmac3("sha1", toBuffer2(this.secret)) : createHash9("sha1");
     }
   };
 }
@@ -60712,7 +60712,7 @@ var init_Sha1Node = __esm({
     init_Sha1Js();
     hasNativeCrypto3 = (() => {
       try {
-        createHash8("sha1");
+        createHash9("sha1");
         return true;
       } catch {
         return false;
@@ -60723,13 +60723,13 @@ var init_Sha1Node = __esm({
 });
 
 // node_modules/@aws-sdk/checksums/dist-es/submodules/sha/sha1/Sha1WebCrypto.js
-var digest2, sign2, importKey2, subtle2, MAX_PENDING_BYTES2, Sha1WebCrypto;
+var digest3, sign2, importKey2, subtle2, MAX_PENDING_BYTES2, Sha1WebCrypto;
 var init_Sha1WebCrypto = __esm({
   "node_modules/@aws-sdk/checksums/dist-es/submodules/sha/sha1/Sha1WebCrypto.js"() {
     init_serde();
     init_Sha1Js();
-    ({ digest: digest2, sign: sign2, importKey: importKey2 } = globalThis?.crypto?.subtle ?? {});
-    subtle2 = typeof digest2 === "function" && typeof sign2 === "function" && typeof importKey2 === "function" ? globalThis.crypto.subtle : void 0;
+    ({ digest: digest3, sign: sign2, importKey: importKey2 } = globalThis?.crypto?.subtle ?? {});
+    subtle2 = typeof digest3 === "function" && typeof sign2 === "function" && typeof importKey2 === "function" ? globalThis.crypto.subtle : void 0;
     MAX_PENDING_BYTES2 = 8 * 1024 * 1024;
     Sha1WebCrypto = class {
       digestLength = 20;
@@ -61236,11 +61236,11 @@ var init_Sha512Js = __esm({
 });
 
 // node_modules/@aws-sdk/checksums/dist-es/submodules/sha/sha512/Sha512.js
-import { createHash as createHash9, createHmac as createHmac4 } from "node:crypto";
+import { createHash as createHash10, createHmac as createHmac4 } from "node:crypto";
 function detectNative() {
   if (nativeSupported === void 0) {
     try {
-      createHash9("sha512");
+      createHash10("sha512");
       nativeSupported = true;
     } catch {
       nativeSupported = false;
@@ -61304,20 +61304,20 @@ var init_Sha512 = __esm({
         this.nativeFinished = false;
       }
       createNative() {
-        return this.nativeSecret !== void 0 ? createHmac4("sha512", toBuffer3(this.nativeSecret)) : createHash9("sha512");
+        return this.nativeSecret !== void 0 ? createHmac4("sha512", toBuffer3(this.nativeSecret)) : createHash10("sha512");
       }
     };
   }
 });
 
 // node_modules/@aws-sdk/checksums/dist-es/submodules/sha/sha512/Sha512WebCrypto.js
-var digest3, sign3, importKey3, subtle3, MAX_PENDING_BYTES3, BLOCK_SIZE, Sha512WebCrypto;
+var digest4, sign3, importKey3, subtle3, MAX_PENDING_BYTES3, BLOCK_SIZE, Sha512WebCrypto;
 var init_Sha512WebCrypto = __esm({
   "node_modules/@aws-sdk/checksums/dist-es/submodules/sha/sha512/Sha512WebCrypto.js"() {
     init_serde();
     init_Sha512Js();
-    ({ digest: digest3, sign: sign3, importKey: importKey3 } = globalThis?.crypto?.subtle ?? {});
-    subtle3 = typeof digest3 === "function" && typeof sign3 === "function" && typeof importKey3 === "function" ? globalThis.crypto.subtle : void 0;
+    ({ digest: digest4, sign: sign3, importKey: importKey3 } = globalThis?.crypto?.subtle ?? {});
+    subtle3 = typeof digest4 === "function" && typeof sign3 === "function" && typeof importKey3 === "function" ? globalThis.crypto.subtle : void 0;
     MAX_PENDING_BYTES3 = 8 * 1024 * 1024;
     BLOCK_SIZE = 128;
     Sha512WebCrypto = class {
@@ -77913,6 +77913,8 @@ function createGitHubClient(options) {
 // src/core/versions.ts
 var import_semver = __toESM(require_semver2(), 1);
 var NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
+var MAX_VERSION_DIGITS = 15;
+var VERSION_RULE = `must be MAJOR.MINOR.PATCH without leading zeros, each number at most ${MAX_VERSION_DIGITS} digits`;
 var MAX_NAME_LENGTH = 214;
 var NAME_RULE = `must match the pattern ${NAME_PATTERN.source} and be at most ${MAX_NAME_LENGTH} characters`;
 function isTemplateName(name) {
@@ -77981,7 +77983,7 @@ function latestEntries(entries, options = {}) {
 }
 
 // src/registry/build.ts
-import { createHash as createHash3 } from "node:crypto";
+import { createHash as createHash4 } from "node:crypto";
 import { promisify } from "node:util";
 import { brotliCompress, constants as zlibConstants, gzip } from "node:zlib";
 
@@ -81125,74 +81127,172 @@ var template_manifest_schema_default = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   $id: "https://template-registry.dev/schemas/template-manifest.schema.json",
   title: "TemplateManifest",
-  description: "The template manifest, file template.json. Unknown top-level fields are rejected; $schema, content, include, files, test and nextSteps are this project's documented extension fields.",
+  description: "The template manifest, file template.json. Unknown top-level fields are rejected; $schema, content, include, files, test, nextSteps and tasks are this project's documented extension fields.",
   type: "object",
-  required: ["name", "version", "description", "category"],
+  required: [
+    "name",
+    "version",
+    "description",
+    "category"
+  ],
   additionalProperties: false,
   properties: {
-    $schema: { type: "string", description: "Extension: the JSON Schema this file follows, for editors." },
+    $schema: {
+      type: "string",
+      description: "Extension: the JSON Schema this file follows, for editors."
+    },
     name: {
       type: "string",
       pattern: "^[a-z][a-z0-9-]*$",
       maxLength: 214,
-      "x-messages": { pattern: "must start with a lower-case letter and contain only a-z, 0-9 and -", maxLength: "must be at most 214 characters (npm's limit: a name becomes a file name in every registry)" }
+      "x-messages": {
+        pattern: "must start with a lower-case letter and contain only a-z, 0-9 and -",
+        maxLength: "must be at most 214 characters (npm's limit: a name becomes a file name in every registry)"
+      }
     },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": {
+        pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits"
+      }
     },
-    description: { type: "string", minLength: 10 },
-    category: { type: "string", enum: ["frontend", "backend", "fullstack", "mobile", "desktop"] },
-    stability: { type: "string", enum: ["experimental", "beta", "stable", "deprecated"] },
-    methodologyVersion: { type: "string", format: "semver-range" },
+    description: {
+      type: "string",
+      minLength: 10
+    },
+    category: {
+      type: "string",
+      enum: [
+        "frontend",
+        "backend",
+        "fullstack",
+        "mobile",
+        "desktop"
+      ]
+    },
+    stability: {
+      type: "string",
+      enum: [
+        "experimental",
+        "beta",
+        "stable",
+        "deprecated"
+      ]
+    },
+    methodologyVersion: {
+      type: "string",
+      format: "semver-range"
+    },
     author: {
       type: "object",
-      required: ["name"],
+      required: [
+        "name"
+      ],
       properties: {
-        name: { type: "string", minLength: 1 },
-        email: { type: "string", format: "email" },
-        url: { type: "string" },
-        organization: { type: "string" }
+        name: {
+          type: "string",
+          minLength: 1
+        },
+        email: {
+          type: "string",
+          format: "email"
+        },
+        url: {
+          type: "string"
+        },
+        organization: {
+          type: "string"
+        }
       }
     },
     repository: {
       type: "object",
       properties: {
-        type: { type: "string" },
-        url: { type: "string" }
+        type: {
+          type: "string"
+        },
+        url: {
+          type: "string"
+        }
       }
     },
-    license: { type: "string" },
-    keywords: { type: "array", items: { type: "string" } },
+    license: {
+      type: "string"
+    },
+    keywords: {
+      type: "array",
+      items: {
+        type: "string"
+      }
+    },
     dependencies: {
       type: "object",
       description: 'Runtime name to version range, e.g. {"node": ">=20"}.',
-      additionalProperties: { type: "string", format: "semver-range" }
+      additionalProperties: {
+        type: "string",
+        format: "semver-range"
+      }
     },
-    features: { type: "array", items: { type: "string" } },
-    changelog: { type: "string", minLength: 1, description: "Path of the change log file, inside the template." },
+    features: {
+      type: "array",
+      items: {
+        type: "string"
+      }
+    },
+    changelog: {
+      type: "string",
+      minLength: 1,
+      description: "Path of the change log file, inside the template."
+    },
     migration: {
       type: "object",
       description: "The spec's migration field: versions a project can be migrated from, and the guide.",
       properties: {
-        from: { type: "array", items: { type: "string", format: "semver-range" } },
-        guide: { type: "string", minLength: 1 }
+        from: {
+          type: "array",
+          items: {
+            type: "string",
+            format: "semver-range"
+          }
+        },
+        guide: {
+          type: "string",
+          minLength: 1
+        }
       }
     },
     compatibility: {
       type: "object",
       properties: {
-        breaking: { type: "boolean" },
-        deprecated: { type: "array", items: { type: "string" } },
-        removed: { type: "array", items: { type: "string" } }
+        breaking: {
+          type: "boolean"
+        },
+        deprecated: {
+          type: "array",
+          items: {
+            type: "string"
+          }
+        },
+        removed: {
+          type: "array",
+          items: {
+            type: "string"
+          }
+        }
       }
     },
     customization: {
       type: "object",
       properties: {
-        variables: { type: "string", minLength: 1 },
-        prompts: { type: "string", minLength: 1 }
+        variables: {
+          type: "string",
+          minLength: 1
+        },
+        prompts: {
+          type: "string",
+          minLength: 1
+        }
       }
     },
     content: {
@@ -81204,36 +81304,72 @@ var template_manifest_schema_default = {
       type: "array",
       description: "Extension: globs, relative to the template folder, of files that pack packs although its rules would leave them out (.env files, what a .gitignore ignores).",
       maxItems: 100,
-      items: { type: "string", minLength: 1, maxLength: 500 }
+      items: {
+        type: "string",
+        minLength: 1,
+        maxLength: 500
+      }
     },
     files: {
       type: "array",
       description: "Extension: conditional files. A path of the content folder matching `path` (a glob) is generated only when `when` is true.",
       items: {
         type: "object",
-        required: ["path", "when"],
+        required: [
+          "path",
+          "when"
+        ],
         additionalProperties: false,
         properties: {
-          path: { type: "string", minLength: 1 },
-          when: { type: "string", minLength: 1 }
+          path: {
+            type: "string",
+            minLength: 1
+          },
+          when: {
+            type: "string",
+            minLength: 1
+          }
         }
       }
     },
     test: {
       type: "object",
       description: "Extension: a command run inside each test-generated project.",
-      required: ["command"],
+      required: [
+        "command"
+      ],
       additionalProperties: false,
       properties: {
-        command: { type: "string", minLength: 1 },
-        timeoutSeconds: { type: "integer", minimum: 1, maximum: 3600 }
+        command: {
+          type: "string",
+          minLength: 1
+        },
+        timeoutSeconds: {
+          type: "integer",
+          minimum: 1,
+          maximum: 3600
+        }
       }
     },
     verbatim: {
       type: "array",
       description: "Extension: globs, relative to the content folder, of files copied byte for byte and never parsed as Liquid (their paths are still rendered).",
       maxItems: 100,
-      items: { type: "string", minLength: 1, maxLength: 500 }
+      items: {
+        type: "string",
+        minLength: 1,
+        maxLength: 500
+      }
+    },
+    jsonc: {
+      type: "array",
+      description: "Extension: globs, matched against paths in the generated project, of .json files that test's JSON check reads as JSON with comments and trailing commas, as the tools reading them do (editor settings kept outside .vscode, Zed's settings). tsconfig*, jsconfig*, .vscode/*.json, dev container files and *.jsonc are JSONC without being listed.",
+      maxItems: 100,
+      items: {
+        type: "string",
+        minLength: 1,
+        maxLength: 500
+      }
     },
     partials: {
       type: "string",
@@ -81242,7 +81378,10 @@ var template_manifest_schema_default = {
     },
     whitespace: {
       type: "string",
-      enum: ["liquid", "line"],
+      enum: [
+        "liquid",
+        "line"
+      ],
       description: `Extension: how {%- -%} {{- -}} trim. "liquid" (default): as stock Liquid and Jinja, all whitespace up to the next text, line breaks included. "line": only the tag's own line (blanks before it; blanks and one line break after it).`
     },
     nextSteps: {
@@ -81250,6 +81389,70 @@ var template_manifest_schema_default = {
       minLength: 1,
       maxLength: 4096,
       description: "Extension: the message create and generate print after writing the project (e.g. its next steps). Liquid, rendered with the answers and computed values; it cannot include files."
+    },
+    updatePolicy: {
+      type: "array",
+      maxItems: 200,
+      description: "Extension: what `update` (and `migrate`) does to the generated files matching each glob `path` (a path in the generated project; the first matching rule wins, a file no rule matches is merged). `merge`: the template's change is merged into the project's file (three-way); `once`: written when the project is created, never written, created or removed by an update (README, source files the project owns); `replace`: always the template's bytes (generated code, vendored files). A project's own `update --skip` globs come first.",
+      items: {
+        type: "object",
+        required: [
+          "path",
+          "policy"
+        ],
+        additionalProperties: false,
+        properties: {
+          path: {
+            type: "string",
+            minLength: 1,
+            maxLength: 1024,
+            description: "A glob matched against the file's path in the generated project: `*` and `?` within a segment, `**` for any number of segments, `[...]` sets, `{a,b}` alternatives; dotfiles included."
+          },
+          policy: {
+            enum: [
+              "merge",
+              "once",
+              "replace"
+            ]
+          }
+        }
+      }
+    },
+    tasks: {
+      type: "array",
+      description: "Extension: commands run in the new project after create (git init, npm install), each a program and its arguments, never through a shell, and only with the user's consent (asked on a terminal, or --run-tasks).",
+      maxItems: 50,
+      items: {
+        type: "object",
+        required: [
+          "run",
+          "description"
+        ],
+        additionalProperties: false,
+        properties: {
+          run: {
+            type: "array",
+            description: 'The program and its arguments, e.g. ["git", "init"]; taken literally (not rendered, no shell).',
+            minItems: 1,
+            maxItems: 100,
+            items: {
+              type: "string",
+              minLength: 1,
+              maxLength: 4096
+            }
+          },
+          description: {
+            type: "string",
+            minLength: 1,
+            maxLength: 200
+          },
+          when: {
+            type: "string",
+            minLength: 1,
+            description: "An expression; the task runs only when it is true."
+          }
+        }
+      }
     }
   }
 };
@@ -81278,6 +81481,11 @@ var template_variables_schema_default = {
     }
   },
   $defs: {
+    computedDefault: {
+      type: "string",
+      pattern: "\\{\\{",
+      description: 'A computed default: text with {{ expression }} placeholders, e.g. "{{ projectName | snake_case }}".'
+    },
     variable: {
       title: "TemplateVariable",
       type: "object",
@@ -81285,20 +81493,28 @@ var template_variables_schema_default = {
       properties: {
         type: { type: "string", enum: ["string", "number", "integer", "boolean", "array", "object"] },
         description: { type: "string" },
-        default: {},
+        default: { description: "The value when the variable is not answered. A string holding {{ }} is a computed default: rendered with the answers of the variables before it (for string, number, integer and boolean variables)." },
         validation: { type: "string", format: "regex" },
         invalidMessage: { type: "string" },
         enum: { type: "array", minItems: 1 },
         items: { $ref: "#/$defs/variable" },
         properties: { type: "object", additionalProperties: { $ref: "#/$defs/variable" } },
         required: { type: "boolean" },
-        condition: { type: "string", minLength: 1 }
+        condition: { type: "string", minLength: 1 },
+        secret: { type: "boolean", description: "Extension: the answer is a secret (a token, a password): asked without echo, never written to the lock file, the command's output or analytics; update asks for it again only when a file that uses it must be rendered again." },
+        env: {
+          type: "string",
+          pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
+          maxLength: 128,
+          description: 'Extension: the environment variable create and update read the answer from when --set and --answers do not give it (e.g. "MY_TOKEN"); meant for secrets.',
+          "x-messages": { pattern: "must be an environment variable name (letters, digits, _; not starting with a digit)" }
+        }
       },
       allOf: [
         { if: { required: ["type", "default"], properties: { type: { const: "string" }, default: true } }, then: { properties: { default: { type: "string" } } } },
-        { if: { required: ["type", "default"], properties: { type: { const: "number" }, default: true } }, then: { properties: { default: { type: "number" } } } },
-        { if: { required: ["type", "default"], properties: { type: { const: "integer" }, default: true } }, then: { properties: { default: { type: "integer" } } } },
-        { if: { required: ["type", "default"], properties: { type: { const: "boolean" }, default: true } }, then: { properties: { default: { type: "boolean" } } } },
+        { if: { required: ["type", "default"], properties: { type: { const: "number" }, default: true } }, then: { properties: { default: { anyOf: [{ type: "number" }, { $ref: "#/$defs/computedDefault" }] } } } },
+        { if: { required: ["type", "default"], properties: { type: { const: "integer" }, default: true } }, then: { properties: { default: { anyOf: [{ type: "integer" }, { $ref: "#/$defs/computedDefault" }] } } } },
+        { if: { required: ["type", "default"], properties: { type: { const: "boolean" }, default: true } }, then: { properties: { default: { anyOf: [{ type: "boolean" }, { $ref: "#/$defs/computedDefault" }] } } } },
         { if: { required: ["type", "default"], properties: { type: { const: "array" }, default: true } }, then: { properties: { default: { type: "array" } } } },
         { if: { required: ["type", "default"], properties: { type: { const: "object" }, default: true } }, then: { properties: { default: { type: "object" } } } }
       ]
@@ -81333,7 +81549,7 @@ var template_prompts_schema_default = {
           "x-messages": { pattern: "must be a variable name (letters, digits, _; not starting with a digit)" }
         },
         message: { type: "string", minLength: 1 },
-        type: { type: "string", enum: ["input", "select", "multiselect"] },
+        type: { type: "string", enum: ["input", "select", "multiselect", "confirm"], description: "input (text), select (one choice), multiselect (any number of choices), confirm (yes or no, for a boolean variable)." },
         validate: { type: "string", format: "regex" },
         invalidMessage: { type: "string" },
         choices: { type: "array", minItems: 1, items: { $ref: "#/$defs/choice" } },
@@ -81394,8 +81610,8 @@ var template_entry_schema_default = {
     name: { type: "string", minLength: 1, maxLength: 214 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     description: { type: "string" },
     category: { type: "string", minLength: 1, description: "Id of a category of the registry document." },
@@ -81705,13 +81921,13 @@ var migration_step_schema_default = {
     description: { type: "string", minLength: 1 },
     fromVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     toVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     breaking: {
       type: "boolean",
@@ -81738,13 +81954,13 @@ var migration_context_schema_default = {
     projectPath: { type: "string", minLength: 1 },
     currentVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     targetVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     templateId: { type: "string", minLength: 1 },
     config: { description: "The project's configuration; any JSON value." },
@@ -81820,8 +82036,8 @@ var analytics_download_event_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     userId: { type: "string", minLength: 1 },
     timestamp: { type: "string", format: "date-time" },
@@ -81844,8 +82060,8 @@ var analytics_generation_event_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     success: { type: "boolean" },
     duration: {
@@ -81871,8 +82087,8 @@ var analytics_feedback_event_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     rating: { type: "number", minimum: 1, maximum: 5 },
     comment: { type: "string" },
@@ -81927,8 +82143,8 @@ var analytics_record_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     metrics: { $ref: "#/$defs/metrics" },
     trends: { $ref: "#/$defs/trends" },
@@ -82030,8 +82246,8 @@ var analytics_record_schema_default = {
         helpful: { $ref: "#/$defs/count", description: "How many users found the review helpful." },
         version: {
           type: "string",
-          pattern: "^\\d+\\.\\d+\\.\\d+$",
-          "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+          pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+          "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
         },
         createdAt: { type: "string", format: "date-time" }
       }
@@ -82068,7 +82284,9 @@ var success_envelope_schema_default = {
       properties: {
         timestamp: { type: "string", format: "date-time" },
         requestId: { type: "string", minLength: 1 },
-        version: { type: "string", minLength: 1, description: "Version of the interface that answered." }
+        version: { type: "string", minLength: 1, description: "Version of the interface that answered." },
+        listed: { type: "boolean", description: "On the answer to an upload (201): whether registry.json lists the version. false: the version is stored, but the registry could not be rebuilt yet (a full disk); data is the entry it will have, and the server rebuilds until it lists it." },
+        warning: { type: "string", minLength: 1, description: "With listed false: why the version is not listed yet, for the publisher." }
       }
     }
   }
@@ -83350,17 +83568,126 @@ function buildSparseIndex(document) {
 
 // src/registry/folder-output.ts
 import { createWriteStream } from "node:fs";
-import { lstat as lstat2, mkdir as mkdir3, open as open3, readdir as readdir2, rename as rename3, rm as rm3, stat as stat2, writeFile as writeFile2 } from "node:fs/promises";
+import { lstat as lstat2, mkdir as mkdir3, open as open3, readdir as readdir3, rename as rename3, rm as rm3, stat as stat3, writeFile as writeFile2 } from "node:fs/promises";
 import path8 from "node:path";
 import { pipeline } from "node:stream/promises";
 
 // src/core/files.ts
-import { randomBytes } from "node:crypto";
-import { mkdir as mkdir2, open as open2, readFile, rename as rename2, rm as rm2 } from "node:fs/promises";
+import { mkdir as mkdir2, open as open2, readdir as readdir2, readFile, rename as rename2, rm as rm2, stat as stat2 } from "node:fs/promises";
 import path6 from "node:path";
-var TEMP_FILE_PATTERN = /^\..+\.\d+\.[0-9a-f]{12}\.tmp$/;
+
+// src/core/temp-owner.ts
+import { createHash as createHash2, randomBytes } from "node:crypto";
+import { readFileSync, readlinkSync } from "node:fs";
+import { hostname } from "node:os";
+var NAMESPACE_HEX = 8;
+var PROCESS_HEX = 8;
+var RANDOM_HEX = 12;
+var OWNED_TEMP_HEX = NAMESPACE_HEX + PROCESS_HEX + RANDOM_HEX;
+var digest = (text, hex) => createHash2("sha256").update(text).digest("hex").slice(0, hex);
+function readText(file) {
+  try {
+    return readFileSync(file, "utf8").trim();
+  } catch {
+    return void 0;
+  }
+}
+function startTimeOf(pid) {
+  const stat4 = readText(`/proc/${pid}/stat`);
+  if (stat4 === void 0) return void 0;
+  const fields = stat4.slice(stat4.lastIndexOf(")") + 2).split(" ");
+  return fields[19];
+}
+var self2;
+function processKey(namespace, pid, start) {
+  return digest(`${namespace}
+${pid}
+${start}`, PROCESS_HEX);
+}
+function selfOwner() {
+  if (self2) return self2;
+  const start = startTimeOf(process.pid);
+  let pidNamespace = "";
+  try {
+    pidNamespace = readlinkSync("/proc/self/ns/pid");
+  } catch {
+  }
+  const bootId = readText("/proc/sys/kernel/random/boot_id") ?? "";
+  const namespace = digest(`${bootId}
+${pidNamespace}
+${hostname()}
+${start === void 0 ? "no-proc" : "proc"}`, NAMESPACE_HEX);
+  const processStart = start ?? String(Math.round(Date.now() - process.uptime() * 1e3));
+  self2 = { namespace, process: processKey(namespace, process.pid, processStart), inspectable: start !== void 0 };
+  return self2;
+}
+function ownedTempTag() {
+  const owner = selfOwner();
+  return `${process.pid}.${owner.namespace}${owner.process}${randomBytes(RANDOM_HEX / 2).toString("hex")}`;
+}
+function pidExists(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error3) {
+    return error3.code === "EPERM";
+  }
+}
+function tempOwnerState(pid, hex) {
+  if (hex.length !== OWNED_TEMP_HEX || !Number.isSafeInteger(pid) || pid <= 0) return "legacy";
+  const owner = selfOwner();
+  const namespace = hex.slice(0, NAMESPACE_HEX);
+  const key = hex.slice(NAMESPACE_HEX, NAMESPACE_HEX + PROCESS_HEX);
+  if (namespace !== owner.namespace) return "foreign";
+  if (pid === process.pid && key === owner.process) return "mine";
+  if (!owner.inspectable) return pidExists(pid) ? "live" : "dead";
+  const start = startTimeOf(pid);
+  return start !== void 0 && processKey(namespace, pid, start) === key ? "live" : "dead";
+}
+var TAG = /\.(\d+)\.([0-9a-f]+)(?:\.tmp)?$|^(\d+)\.([0-9a-f]+)(?:[.-]|$)/;
+function tempNameOwner(name) {
+  const match = TAG.exec(name);
+  if (!match) return "legacy";
+  const pid = Number(match[1] ?? match[3]);
+  const hex = match[2] ?? match[4] ?? "";
+  return tempOwnerState(pid, hex);
+}
+
+// src/core/files.ts
+var TEMP_FILE_PATTERN = /^\..+\.\d+\.(?:[0-9a-f]{12}|[0-9a-f]{28})\.tmp$/;
+var MAX_NAME_BYTES = 255;
+var TEMP_NAME_EXTRA = 1 + 1 + 7 + 1 + 28 + 4;
+function tempNamePrefix(file) {
+  let base = path6.basename(file);
+  while (Buffer.byteLength(base) > MAX_NAME_BYTES - TEMP_NAME_EXTRA) base = base.slice(0, -1);
+  return `.${base}.`;
+}
 function tempPathBeside(file) {
-  return path6.join(path6.dirname(file), `.${path6.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  return path6.join(path6.dirname(file), `${tempNamePrefix(file)}${ownedTempTag()}.tmp`);
+}
+var FOREIGN_TEMP_AGE_MS = 60 * 60 * 1e3;
+async function removeLeftoverTemps(dir, options) {
+  const isTemp = options.isTemp ?? ((name) => TEMP_FILE_PATTERN.test(name));
+  const now = (options.now ?? Date.now)();
+  const cutoffs = { foreign: now - options.foreignAfterMs, legacy: now - (options.legacyAfterMs ?? options.foreignAfterMs) };
+  const removed = [];
+  const entries = await readdir2(dir, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    const file = path6.join(dir, entry.name);
+    if (!isTemp(entry.name)) {
+      if (options.recursive && entry.isDirectory()) removed.push(...await removeLeftoverTemps(file, options));
+      continue;
+    }
+    const owner = tempNameOwner(entry.name);
+    if (owner === "mine" || owner === "live") continue;
+    if (owner === "foreign" || owner === "legacy") {
+      const info2 = await stat2(file).catch(() => void 0);
+      if (!info2 || info2.mtimeMs >= cutoffs[owner]) continue;
+    }
+    await rm2(file, { recursive: true, force: true });
+    removed.push(file);
+  }
+  return removed;
 }
 async function writeNewFileDurably(file, data, mode = 438) {
   const handle = await open2(file, "wx", mode);
@@ -83484,7 +83811,7 @@ var FileSystemSync = class {
 };
 
 // src/registry/output.ts
-import { createHash as createHash2 } from "node:crypto";
+import { createHash as createHash3 } from "node:crypto";
 var CACHE_CONTROL = {
   /** Archives never change under their URL. */
   immutable: "public, max-age=31536000, immutable",
@@ -83502,11 +83829,11 @@ function contentTypeOf(name) {
   return CONTENT_TYPES[extension] ?? "application/octet-stream";
 }
 function md5Of(data) {
-  return createHash2("md5").update(data).digest("hex");
+  return createHash3("md5").update(data).digest("hex");
 }
 function fileDigest(file, algorithm) {
   file.digests ??= {};
-  file.digests[algorithm] ??= createHash2(algorithm).update(file.data).digest("hex");
+  file.digests[algorithm] ??= createHash3(algorithm).update(file.data).digest("hex");
   return file.digests[algorithm];
 }
 
@@ -83565,16 +83892,16 @@ var FolderOutput = class {
     if (!state2) return this.#scan();
     const known = /* @__PURE__ */ new Map();
     const listed = Object.entries(state2.files);
-    for (const [name, [size, mtimeMs, digest4]] of listed) if (isArchive(name)) known.set(name, { size, mtimeMs, digest: digest4 });
-    await mapLimit(listed.filter(([name]) => !isArchive(name)), 16, async ([name, [size, mtimeMs, digest4]]) => {
-      const info2 = await stat2(this.#path(name)).catch(() => void 0);
+    for (const [name, [size, mtimeMs, digest5]] of listed) if (isArchive(name)) known.set(name, { size, mtimeMs, digest: digest5 });
+    await mapLimit(listed.filter(([name]) => !isArchive(name)), 16, async ([name, [size, mtimeMs, digest5]]) => {
+      const info2 = await stat3(this.#path(name)).catch(() => void 0);
       if (!info2?.isFile()) return;
-      known.set(name, info2.size === size && info2.mtimeMs === mtimeMs ? { size, mtimeMs, digest: digest4 } : { size: info2.size, mtimeMs: info2.mtimeMs });
+      known.set(name, info2.size === size && info2.mtimeMs === mtimeMs ? { size, mtimeMs, digest: digest5 } : { size: info2.size, mtimeMs: info2.mtimeMs });
     });
     for (const name of ["registry.json", "index.json", "index.html"].flatMap((n3) => [n3, `${n3}.gz`, `${n3}.br`])) {
       if (!known.has(name)) await this.#statInto(known, name);
     }
-    for (const entry of await readdir2(path8.join(this.dir, "templates")).catch(() => [])) {
+    for (const entry of await readdir3(path8.join(this.dir, "templates")).catch(() => [])) {
       if (!known.has(`templates/${entry}`) && !TEMP_FILE_PATTERN.test(entry)) await this.#statInto(known, `templates/${entry}`);
     }
     return known;
@@ -83583,7 +83910,7 @@ var FolderOutput = class {
     const known = /* @__PURE__ */ new Map();
     let names;
     try {
-      names = await readdir2(this.dir, { recursive: true });
+      names = await readdir3(this.dir, { recursive: true });
     } catch (error3) {
       if (error3.code === "ENOENT") return known;
       throw error3;
@@ -83606,7 +83933,7 @@ var FolderOutput = class {
     await this.#folder(target);
     if (options.durable) {
       await writeFileAtomic(target, file.data);
-      const info2 = await stat2(target);
+      const info2 = await stat3(target);
       this.#remember(file.name, { size: file.data.length, mtimeMs: info2.mtimeMs, digest: fileDigest(file, "sha256") });
       return;
     }
@@ -83650,7 +83977,7 @@ var FolderOutput = class {
       await this.#sync.flush(staged.map(({ temp }) => temp));
       for (const { file, target, temp } of staged) {
         await rename3(temp, target);
-        const info2 = await stat2(target);
+        const info2 = await stat3(target);
         this.#remember(file.name, { size: file.data.length, mtimeMs: info2.mtimeMs, digest: fileDigest(file, "sha256") });
       }
       for (const folder of new Set(staged.map(({ target }) => path8.dirname(target)))) await syncDirectory(folder);
@@ -83666,7 +83993,7 @@ var FolderOutput = class {
       await pipeline(archive.stream, createWriteStream(temp, { flags: "wx" }));
       archive.verify();
       await rename3(temp, target);
-      const info2 = await stat2(target);
+      const info2 = await stat3(target);
       this.#remember(archive.name, { size: info2.size, mtimeMs: info2.mtimeMs });
       this.#unflushed.add(target);
     } finally {
@@ -83700,8 +84027,7 @@ var FolderOutput = class {
     }
     const text = `${JSON.stringify({ formatVersion: 2, files })}
 `;
-    await removeLeftoverTemps(this.dir);
-    await removeLeftoverTemps(path8.join(this.dir, "templates"));
+    for (const dir of [this.dir, path8.join(this.dir, "templates")]) await removeLeftoverTemps(dir, { foreignAfterMs: LEFTOVER_AGE_MS });
     if (text === this.#savedState) return;
     const target = path8.join(this.dir, BUILD_STATE_FILE);
     await this.#folder(target);
@@ -83720,20 +84046,6 @@ var FolderOutput = class {
     }
   }
 };
-async function removeLeftoverTemps(dir) {
-  let names;
-  try {
-    names = await readdir2(dir);
-  } catch {
-    return;
-  }
-  const cutoff = Date.now() - LEFTOVER_AGE_MS;
-  for (const name of names.filter((n3) => TEMP_FILE_PATTERN.test(n3))) {
-    const file = path8.join(dir, name);
-    const info2 = await stat2(file).catch(() => void 0);
-    if (info2?.isFile() && info2.mtimeMs < cutoff) await rm3(file, { force: true });
-  }
-}
 
 // src/registry/build.ts
 var gzipAsync = promisify(gzip);
@@ -83818,7 +84130,7 @@ async function holdsParts(output, held, name, parts) {
   const size = parts.reduce((sum, part) => sum + part.length, 0);
   if (current === void 0 || current.size !== size) return false;
   if (current.digest !== void 0) {
-    const hash = createHash3(output.digest);
+    const hash = createHash4(output.digest);
     for (const part of parts) hash.update(part);
     return hash.digest("hex") === current.digest;
   }
@@ -83826,8 +84138,8 @@ async function holdsParts(output, held, name, parts) {
 }
 async function digestOffThread(file) {
   if (file.digests?.sha256 !== void 0) return;
-  const digest4 = Buffer.from(await globalThis.crypto.subtle.digest("SHA-256", file.data)).toString("hex");
-  file.digests = { ...file.digests, sha256: digest4 };
+  const digest5 = Buffer.from(await globalThis.crypto.subtle.digest("SHA-256", file.data)).toString("hex");
+  file.digests = { ...file.digests, sha256: digest5 };
 }
 var etagOf = (file) => `"${Buffer.from(fileDigest(file, "sha256"), "hex").toString("base64url")}"`;
 function assemble(parts, arena) {
@@ -84081,14 +84393,14 @@ var RegistryBuilder = class {
     const label = `${version.manifest.name}@${version.manifest.version}`;
     const archive = await version.openArchive?.();
     if (!archive) throw new RegistryBuildError([{ pointer: "", code: "ARCHIVE_MISSING", message: `the archive of ${label} is missing from the store` }]);
-    const digest4 = new DigestStream();
-    archive.stream.once("error", (error3) => digest4.destroy(error3));
+    const digest5 = new DigestStream();
+    archive.stream.once("error", (error3) => digest5.destroy(error3));
     await this.output.putArchive({
       name,
       size: archive.size,
-      stream: archive.stream.pipe(digest4),
+      stream: archive.stream.pipe(digest5),
       verify: () => {
-        const { integrity } = digestOf(digest4.result());
+        const { integrity } = digestOf(digest5.result());
         if (version.integrity !== void 0 && integrity !== version.integrity) {
           throw new RegistryBuildError([{ pointer: "", code: "INTEGRITY", message: `the archive of ${label} in the store does not match its integrity` }]);
         }

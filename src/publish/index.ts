@@ -43,3 +43,15 @@ export {
   type WaitUntilVisibleOptions,
   type VisibleResult,
 } from './visible.js';
+export {
+  attestProvenance,
+  provenancePredicate,
+  provenanceStatement,
+  AttestationError,
+  PUBLIC_GOOD_ENDPOINTS,
+  SIGSTORE_AUDIENCE,
+  GITHUB_WORKFLOW_BUILD_TYPE,
+  type AttestOptions,
+  type Attestation,
+  type SigstoreEndpoints,
+} from './attest.js';

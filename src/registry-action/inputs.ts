@@ -30,6 +30,11 @@ export interface RegistryActionInputs {
   purge?: string[];
   /** The public base URL the CDN serves the registry at (`cdn-url`, default `public-url`); set when `purge` is. */
   cdnUrl?: string;
+  /**
+   * `sign-key`: a private JWK or JWK Set, as JSON (a secret) or as a file path (resolved against
+   * the workspace); the registry is signed with it.
+   */
+  signKey?: string;
 }
 
 /** out-dir as a folder (resolved against the workspace) or a bucket, with the S3 inputs checked against it. */
@@ -81,6 +86,7 @@ export function parseRegistryInputs(env: ActionEnv, cwd = '.'): RegistryActionIn
     if (cdnUrl === '') throw new InputError('input purge needs cdn-url (or public-url): the URL the CDN serves the registry at');
     checkHttpUrlInput(readInput(env, 'cdn-url') ? 'cdn-url' : 'public-url', cdnUrl);
   }
+  const signKey = readInput(env, 'sign-key');
   return {
     configPath: path.resolve(workspace, config),
     ...output,
@@ -88,5 +94,6 @@ export function parseRegistryInputs(env: ActionEnv, cwd = '.'): RegistryActionIn
     ...(publicUrl ? { publicUrl } : {}),
     ...(apiUrl ? { apiUrl } : {}),
     ...(purge.length > 0 ? { purge, cdnUrl } : {}),
+    ...(signKey !== '' ? { signKey: signKey.startsWith('{') ? signKey : path.resolve(workspace, signKey) } : {}),
   };
 }

@@ -1,3 +1,4 @@
+import type { SigstoreTrust } from '../archive/index.js';
 import type { RegistryDocument } from '../core/schema-types.js';
 import type { RegistryStorage } from '../store/types.js';
 import type { PasswordHasher } from './passwords.js';
@@ -77,6 +78,8 @@ export interface ServerContext {
   registry(): CurrentRegistry;
   /** Rebuilds registry.json and the per-template files from the storage; builds never overlap. */
   rebuild(): Promise<void>;
+  /** Why the last build could not write the files of template `id` (it keeps its previous ones); undefined when it could. */
+  buildFailure?: (id: string) => string | undefined;
   /** REGISTRY_ADMIN_TOKEN, when set: a token with the admin role that is not in the store. */
   adminToken?: string;
   /** The password hasher of accounts and logins: bounded by the hash queue (hash-queue.ts). */
@@ -91,4 +94,6 @@ export interface ServerContext {
   requireChangelogEntry?: boolean;
   /** CDN purges after each change, from the purge outbox (`--purge`); absent: no CDN is purged. */
   purges?: PurgeDispatcher;
+  /** The trusted root uploaded provenance is verified against (`--sigstore-trusted-root`; default the public-good root). */
+  sigstore: SigstoreTrust;
 }

@@ -10,6 +10,7 @@
 import pg from 'pg';
 
 import { attemptIdGenerator } from '../attempt-ids.js';
+import { ANALYTICS_TABLES_SQL, backfillAggregates } from './analytics.js';
 
 /** A step of the schema: SQL, or code when rows must be filled with what SQL cannot make. */
 type Migration = string | ((client: pg.ClientBase) => Promise<void>);
@@ -205,23 +206,34 @@ CREATE TABLE IF NOT EXISTS oidc_id_tokens (
 CREATE INDEX IF NOT EXISTS oidc_id_tokens_by_expiry ON oidc_id_tokens (expires_at);
 `,
   // 5: logins counted before their password is checked (failed ones stay until their window ends),
-  // per account (the e-mail, lower-cased) and client address.
+  // per account (the e-mail, lower-cased) and client address. Runs again harmlessly, as 4 does.
   `
-CREATE TABLE login_attempts (
+CREATE TABLE IF NOT EXISTS login_attempts (
   id text COLLATE "C" PRIMARY KEY,
   account text NOT NULL,
   address text NOT NULL,
   at timestamptz NOT NULL
 );
-CREATE INDEX login_attempts_by_account ON login_attempts (account, at);
-CREATE INDEX login_attempts_by_address ON login_attempts (address, at);
-CREATE INDEX login_attempts_by_time ON login_attempts (at);
+CREATE INDEX IF NOT EXISTS login_attempts_by_account ON login_attempts (account, at);
+CREATE INDEX IF NOT EXISTS login_attempts_by_address ON login_attempts (address, at);
+CREATE INDEX IF NOT EXISTS login_attempts_by_time ON login_attempts (at);
 `,
-  // 6: the purge outbox: one row per CDN target of the URLs a change touched, retried until the CDN
-  // accepts the purge (also after a restart, by whichever instance has the target); \`seq\` keeps the
-  // order they were written.
+  // 6: analytics aggregates, kept as events arrive (records and stats no longer read every event),
+  // filled from the events stored until then.
+  async (client) => {
+    await client.query(ANALYTICS_TABLES_SQL);
+    await backfillAggregates(client);
+  },
+  // 7: build provenance: what the verified Sigstore bundle of a version says (its signer, predicate
+  // type and run); the bundle itself is a blob beside the archive.
+  'ALTER TABLE versions ADD COLUMN IF NOT EXISTS attestation json;',
+  // 8: reserved for another branch's migration (a no-op here; replaced by it when the branches meet).
+  () => Promise.resolve(),
+  // 9: the purge outbox: one row per CDN target of the URLs a change touched, retried until the CDN
+  // accepts the purge (also after a restart, by whichever instance has the target); `seq` keeps the
+  // order they were written. IF NOT EXISTS: harmless to run again.
   `
-CREATE TABLE purge_jobs (
+CREATE TABLE IF NOT EXISTS purge_jobs (
   seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
   id text COLLATE "C" PRIMARY KEY,
   target text COLLATE "C" NOT NULL,
@@ -233,7 +245,7 @@ CREATE TABLE purge_jobs (
   updated_at timestamptz NOT NULL,
   last_error text
 );
-CREATE INDEX purge_jobs_due ON purge_jobs (state, next_attempt_at);
+CREATE INDEX IF NOT EXISTS purge_jobs_due ON purge_jobs (state, next_attempt_at);
 `,
 ];
 
