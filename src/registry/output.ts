@@ -105,7 +105,11 @@ export const HOST_HEADERS_FILE = '_headers';
  */
 export function hostHeadersFile(): string {
   const rule = (path: string, name: string): string => `${path}\n  Cache-Control: ${cacheControlOf(name)}\n`;
-  const entryPoints = ['registry.json', 'index.json', 'index.html'].flatMap((name) => [name, `${name}.gz`, `${name}.br`]);
+  const entryPoints = [
+    ...['registry.json', 'index.json', 'index.html'].flatMap((name) => [name, `${name}.gz`, `${name}.br`]),
+    // A signed registry's (templates/<id>.json.jws is under /templates/*).
+    ...['keys.json', 'keys.json.jws', 'registry.json.jws', 'index.json.jws'],
+  ];
   return [
     '# Cache-Control of the registry files (written by template-registry; Netlify and Cloudflare Pages read it)\n',
     rule('/archives/*', 'archives/'),

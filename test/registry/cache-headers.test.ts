@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { buildRegistry } from '../../src/registry/index.js';
 import { CACHE_CONTROL, cacheControlOf } from '../../src/registry/output.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { privateJwk, signingKeys } from '../helpers/signing-keys.js';
 import { memorySource, version } from './memory-source.js';
 
 interface HeaderRule {
@@ -61,6 +62,19 @@ describe('the Cache-Control of each file of a static registry', () => {
     }
     // The folder URL is the catalog page.
     expect(rules.filter((rule) => matches(rule.pattern, '/')).map((rule) => rule.headers['cache-control'])).toEqual([CACHE_CONTROL.document]);
+  });
+
+  it("covers a signed registry's keys.json and signatures too, each by exactly one rule", async () => {
+    const outDir = await tempDir();
+    const result = await buildRegistry(memorySource([version('api', '1.0.0')]), { outDir, signing: await signingKeys(await privateJwk('k1')) });
+    const rules = parseHeadersFile(await readFile(path.join(outDir, '_headers'), 'utf8'));
+    const signatures = result.files.filter((name) => name.endsWith('.jws') || name === 'keys.json');
+    expect(signatures).toEqual(expect.arrayContaining(['keys.json', 'keys.json.jws', 'registry.json.jws', 'index.json.jws', 'templates/api.json.jws']));
+    for (const name of signatures) {
+      const applying = rules.filter((rule) => matches(rule.pattern, `/${name}`));
+      expect(applying, name).toHaveLength(1);
+      expect(applying[0]?.headers['cache-control'], name).toBe(CACHE_CONTROL.document);
+    }
   });
 
   it('is not written again when nothing changed', async () => {
