@@ -94,7 +94,7 @@ function hostPort(origin: string): { host: string; port: string } {
   return { host: url.hostname, port: url.port || '80' };
 }
 
-/** The VCL of the tests (and of docs/registry-hosting.md's "Behind a CDN"). */
+/** The VCL of the tests: docs/registry-hosting.md's ("Behind a CDN"), with the TTL forced to an hour. */
 export function testVcl(options: ProxyOptions): string {
   const { host, port } = hostPort(options.origin);
   return `vcl 4.1;
@@ -144,7 +144,7 @@ export async function startVarnish(options: ProxyOptions): Promise<CachingProxy>
   return proxy;
 }
 
-/** The nginx configuration of the tests (and of docs/registry-hosting.md's "Behind a CDN"), under `prefix`. */
+/** The nginx configuration of the tests, under `prefix`: docs/registry-hosting.md's ("Behind a CDN"), with the TTL forced to an hour. */
 export function testNginxConf(options: ProxyOptions & { prefix: string; port: number }): string {
   const { prefix } = options;
   return `daemon off;
