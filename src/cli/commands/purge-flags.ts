@@ -16,7 +16,7 @@ export interface PurgeFlags {
   fastlyApiUrl?: string;
 }
 
-/** `REGISTRY_PURGE` (serve) and `TEMPLATE_REGISTRY_PURGE` (build-registry): targets, comma-separated. */
+/** The purge flags, with the environment variables of the targets (`REGISTRY_PURGE`, comma-separated) and of the CDN URL. */
 export function addPurgeOptions(command: Command, env: { purge: string; cdnUrl: string }, cdnDefault: string): Command {
   return command
     .option(
