@@ -25,7 +25,13 @@
  *   a refresh that read index.json, another template's file) is revalidated on its next use, so
  *   every later command sees what the refresh saw.
  * - A template or an exact version the cached copy does not have is asked for once more (a
- *   conditional request) before the answer is "not found": it may have been published since.
+ *   conditional request, `Cache-Control: no-cache`) before the answer is "not found": it may have
+ *   been published since.
+ * - Skew between the sparse files (a CDN or a cache holding one of them older than the other): when
+ *   `index.json` names a latest version the template's file lacks, the file is fetched once more
+ *   with `Cache-Control: no-cache`; when the file's latest version is not the one the index names
+ *   (the index is older), the index is, then the file if they still disagree. Once per file per
+ *   process; the file's versions answer either way.
  * - `fallbackUrls`: registries that stand for the first (mirrors), tried in order when one cannot
  *   be reached at all (a network error, a time-out, HTTP 5xx, 408 or 429, and no cached copy); the
  *   first that answers serves the client from then on. Never when one answers with a document
@@ -674,14 +680,30 @@ export class RegistryClient {
   }
 
   /**
-   * The versions in the file of a template the index lists. A file cached before the index learnt of
-   * the template's latest version (the index names a version the file lacks) is asked for once more.
+   * The versions in the file of a template the index lists, the two made to agree when one is older
+   * than the other (see the module comment): the file when it lacks the version the index names, the
+   * index when the file's latest is another one, then the file if they still disagree.
    */
   async #versionsOf(id: string, index: SparseIndex, file: CachedJson<TemplateFile>): Promise<readonly TemplateEntry[]> {
-    const { versions } = await file.get();
-    const latest = index.templates.find((line) => line.id === id)?.version;
-    if (latest === undefined || versions.some((entry) => entry.version === latest)) return versions;
-    return (await file.recheck()) ? (await file.get()).versions : versions;
+    let { versions } = await file.get();
+    const listed = (of: SparseIndex): string | undefined => of.templates.find((line) => line.id === id)?.version;
+    const lacks = (version: string | undefined): boolean => version !== undefined && !versions.some((entry) => entry.version === version);
+    const refetchFile = async (): Promise<void> => {
+      if (await file.refetchUncached()) versions = (await file.get()).versions;
+    };
+    const named = listed(index);
+    if (named === undefined) return versions;
+    if (lacks(named)) {
+      await refetchFile();
+      return versions;
+    }
+    if (selectLatest(versions, id)?.version === named) return versions;
+    // The file knows a later change (a version published or yanked since) than the index: the index is older.
+    const sparse = this.#sparse();
+    if (!(await sparse.refetchUncached())) return versions;
+    const renamed = listed(await sparse.get());
+    if (renamed !== undefined && (lacks(renamed) || selectLatest(versions, id)?.version !== renamed)) await refetchFile();
+    return versions;
   }
 
   /** An exact version of a template the sparse index does not list; null when the registry has no file for it. */

@@ -43,7 +43,7 @@ import { compareVersions } from '../core/versions.js';
 import { renderCatalog } from './catalog.js';
 import { buildCategories, buildSparseIndex, DEFAULT_CATEGORIES, entryViolations, INDEX_FILE, RegistryBuildError, toEntry, type SkippedVersion } from './document.js';
 import { FolderOutput } from './folder-output.js';
-import { CACHE_CONTROL, contentTypeOf, fileDigest, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
+import { CACHE_CONTROL, contentTypeOf, fileDigest, HOST_HEADERS_FILE, hostHeadersFile, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
 import { planSigning, type SigningPlan } from './signing.js';
 import type { RegistrySource, SourceVersion } from './source.js';
 
@@ -519,6 +519,12 @@ export class RegistryBuilder {
     if (violations.length > 0) throw new RegistryBuildError(violations);
     const registryChunks = registryParts(templateBytes, { categories, tags, lastUpdated });
 
+    // The host's headers file (a folder deployed as it is): the Cache-Control of each file.
+    if (output.hostHeaders) {
+      const headers: OutputFile = { name: HOST_HEADERS_FILE, data: Buffer.from(hostHeadersFile(), 'utf8'), contentType: 'text/plain; charset=utf-8', cacheControl: CACHE_CONTROL.document };
+      files.push(HOST_HEADERS_FILE);
+      if (!(await holds(output, held, headers))) await put(headers);
+    }
     if (catalog) {
       const page = documentFile(CATALOG_FILE, Buffer.from(renderCatalog(document, this.#options.publicUrl ? { publicUrl: this.#options.publicUrl } : {}), 'utf8'));
       files.push(CATALOG_FILE, `${CATALOG_FILE}.gz`, `${CATALOG_FILE}.br`);

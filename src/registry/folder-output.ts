@@ -53,6 +53,8 @@ const isArchive = (name: string): boolean => name.startsWith('archives/');
 export class FolderOutput implements RegistryOutput {
   readonly location: string;
   readonly digest = 'sha256' as const;
+  /** A folder is deployed to a static host as it is: the build writes `_headers` into it. */
+  readonly hostHeaders = true;
   /** What the folder holds, as far as this process knows; loaded on the first `inventory()`. */
   #known: Map<string, KnownFile> | undefined;
   /** Written since the last barrier and not yet flushed. */

@@ -12,7 +12,8 @@
  *   `If-Modified-Since` answered 304 when the answer is not newer (RFC 9110 13.2.2: If-None-Match
  *   wins when both are present), on HEAD as on GET;
  * - `Cache-Control` by class: archives `public, max-age=31536000, immutable` and the static files
- *   `public, max-age=300` (their routes set them), registry data `public, max-age=60` (the default
+ *   `public, max-age=60, stale-while-revalidate=600` (their routes set them, by registry/output.ts's
+ *   rule, as a static registry serves them), openapi.json `public, max-age=300`, registry data `public, max-age=60` (the default
  *   of any GET that sets none), any GET answered to a token (webhooks, token-protected routes)
  *   `no-cache, no-store, must-revalidate`, errors `no-store` (the answers of other methods keep
  *   what their routes set: `no-store`, and `CREDENTIAL_CACHE_CONTROL` for every answer that

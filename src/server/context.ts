@@ -3,6 +3,7 @@ import type { RegistryDocument } from '../core/schema-types.js';
 import type { RegistryStorage } from '../store/types.js';
 import type { PasswordHasher } from './passwords.js';
 import type { StaticFiles } from './static-files.js';
+import type { PurgeDispatcher } from './purges.js';
 import type { WebhookDispatcher } from './webhooks.js';
 
 export interface ServerLimits {
@@ -91,6 +92,8 @@ export interface ServerContext {
   clock?: () => Date;
   /** Refuse an upload whose change log has no section for its version (`--require-changelog-entry`); off by default. */
   requireChangelogEntry?: boolean;
+  /** CDN purges after each change, from the purge outbox (`--purge`); absent: no CDN is purged. */
+  purges?: PurgeDispatcher;
   /** The trusted root uploaded provenance is verified against (`--sigstore-trusted-root`; default the public-good root). */
   sigstore: SigstoreTrust;
 }

@@ -8,7 +8,8 @@
  * order the stores promise (co-owners, outbox deliveries, events, delivery attempts).
  *
  * Staged large uploads (`/files`, `FileStore`) are not part of a dump: they are short-lived (an
- * unconfirmed or unused one expires) and are made again by retrying the upload.
+ * unconfirmed or unused one expires) and are made again by retrying the upload. Neither is the purge
+ * outbox (`PurgeStore`): its jobs are for the CDN of the server that wrote them.
  */
 import type { AggregateRows } from '../registry/analytics.js';
 import type { BlobStore, OutboxState, SessionKind, TokenRole, VersionStability } from './types.js';

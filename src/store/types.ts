@@ -686,6 +686,54 @@ export interface WebhookStore {
   pruneDeliveries(webhookId: string, keep: number): Promise<void>;
 }
 
+/** A purge job's state: `pending` until the CDN accepted it (`done`) or every attempt failed (`failed`). */
+export type PurgeJobState = 'pending' | 'done' | 'failed';
+
+/**
+ * One purge of a CDN after a change, in the purge outbox: the URLs a build changed, for one target
+ * (`cloudfront:E2QWRUHAPOMQZL`, `http://127.0.0.1:6081`), retried with backoff until the CDN accepts
+ * it, also after a restart (server/purges.ts).
+ */
+export interface PurgeJob {
+  id: string;
+  /** The target as configured (`PurgeTarget.spec`). */
+  target: string;
+  /** Absolute URLs, sorted. */
+  urls: string[];
+  state: PurgeJobState;
+  attempts: number;
+  /** When a pending job is due (a claimed one: when its lease ends). */
+  nextAttemptAt: string;
+  createdAt: string;
+  lastError: string | null;
+}
+
+/** A purge job's outcome, written back to the outbox. */
+export interface PurgeJobUpdate {
+  state: PurgeJobState;
+  attempts: number;
+  /** When a pending job is due again. */
+  nextAttemptAt?: Date;
+  error: string | null;
+}
+
+/** The purge outbox (a table in each backend; several instances share PostgreSQL's). */
+export interface PurgeStore {
+  /** Writes one pending job per target for `urls` (due at `now`), in one transaction. */
+  enqueuePurges(targets: readonly string[], urls: readonly string[], now?: Date): Promise<PurgeJob[]>;
+  /** Pending jobs of `targets` due at `now` (oldest first, at most `limit`), leased for `leaseMs`. Instances claiming at once take different jobs. */
+  claimDuePurges(targets: readonly string[], now: Date, limit: number, leaseMs: number): Promise<PurgeJob[]>;
+  /** Records an attempt's outcome; a job changes only while it is pending. */
+  updatePurge(id: string, update: PurgeJobUpdate, now?: Date): Promise<void>;
+  /** When the earliest pending job of `targets` is due; undefined when none is pending. */
+  nextPurgeDueAt(targets: readonly string[]): Promise<Date | undefined>;
+  countPendingPurges(): Promise<number>;
+  /** The most recent jobs, newest first. */
+  listPurges(limit?: number): Promise<PurgeJob[]>;
+  /** Keeps the `keep` most recent finished jobs (pending ones are always kept). */
+  prunePurges(keep: number): Promise<void>;
+}
+
 /**
  * A file staged through `/files` (a large upload): created, its bytes uploaded, confirmed, then used
  * once by a publish in place of the archive part. Unused files expire.
@@ -780,6 +828,8 @@ export interface RegistryStorage {
   accounts: AccountStore;
   /** Trusted publishers of template names (OIDC trusted publishing) and the ID tokens already exchanged. */
   trustedPublishers: TrustedPublisherStore;
+  /** The purge outbox: CDN purges after a change, retried until the CDN accepts them. */
+  purges: PurgeStore;
   /** The local folder the static registry (registry.json, catalog, per-template files) is built into. */
   publicDir: string;
   /**

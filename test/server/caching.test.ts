@@ -12,7 +12,7 @@ import { publishVersions, TEMPLATE } from '../project/versions.js';
 
 const ARCHIVE = 'public, max-age=31536000, immutable';
 const REGISTRY_DATA = 'public, max-age=60';
-const STATIC_FILE = 'public, max-age=300';
+const STATIC_FILE = 'public, max-age=60, stale-while-revalidate=600';
 
 async function published(): Promise<TestServer> {
   const server = await startRegistryServer();

@@ -905,5 +905,64 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await files.getFile(kept.id)).toBeUndefined();
       });
     });
+
+    describe('purge outbox', () => {
+      const urls = ['https://cdn.example/templates/api.json', 'https://cdn.example/index.json', 'https://cdn.example/index.json'];
+
+      it('writes one pending job per target, due at once, its URLs sorted once each', async () => {
+        const { purges } = await fresh();
+        const now = new Date('2026-05-01T10:00:00.000Z');
+        const jobs = await purges.enqueuePurges(['cloudfront:E1', 'http://127.0.0.1:6081'], urls, now);
+        expect(jobs.map((j) => j.target)).toEqual(['cloudfront:E1', 'http://127.0.0.1:6081']);
+        const expected = { urls: ['https://cdn.example/index.json', 'https://cdn.example/templates/api.json'], state: 'pending', attempts: 0, nextAttemptAt: now.toISOString(), createdAt: now.toISOString(), lastError: null };
+        for (const job of jobs) expect(job).toMatchObject(expected);
+        expect(await purges.countPendingPurges()).toBe(2);
+        expect(await purges.nextPurgeDueAt(['cloudfront:E1'])).toEqual(now);
+        expect(await purges.listPurges()).toEqual([...jobs].reverse());
+        expect(await purges.enqueuePurges(['cloudfront:E1'], [], now)).toEqual([]);
+      });
+
+      it('gives a due job to one claim at a time (leased), of the targets asked for only', async () => {
+        const { purges } = await fresh();
+        const now = new Date('2026-05-01T10:00:00.000Z');
+        const [mine] = await purges.enqueuePurges(['cloudflare:z1'], urls, now);
+        await purges.enqueuePurges(['fastly:other'], urls, new Date(now.getTime() + 1));
+        const claimed = await purges.claimDuePurges(['cloudflare:z1'], now, 10, 60_000);
+        expect(claimed.map((j) => j.id)).toEqual([mine?.id]);
+        expect(await purges.claimDuePurges(['cloudflare:z1'], now, 10, 60_000)).toEqual([]);
+        // The lease ends: the job is due again (a process died during its attempt).
+        expect((await purges.claimDuePurges(['cloudflare:z1'], new Date(now.getTime() + 60_000), 10, 60_000)).map((j) => j.id)).toEqual([mine?.id]);
+        expect(await purges.nextPurgeDueAt([])).toBeUndefined();
+        expect(await purges.claimDuePurges([], now, 10, 1000)).toEqual([]);
+      });
+
+      it('keeps a failed attempt pending until its next attempt, and a finished job finished', async () => {
+        const { purges } = await fresh();
+        const now = new Date('2026-05-01T10:00:00.000Z');
+        const [job] = await purges.enqueuePurges(['cloudflare:z1'], urls, now);
+        const id = job?.id ?? '';
+        await purges.claimDuePurges(['cloudflare:z1'], now, 10, 60_000);
+        const retryAt = new Date(now.getTime() + 10_000);
+        await purges.updatePurge(id, { state: 'pending', attempts: 1, nextAttemptAt: retryAt, error: 'HTTP 503' }, now);
+        expect((await purges.listPurges())[0]).toMatchObject({ state: 'pending', attempts: 1, nextAttemptAt: retryAt.toISOString(), lastError: 'HTTP 503' });
+        expect(await purges.claimDuePurges(['cloudflare:z1'], now, 10, 60_000)).toEqual([]);
+        expect(await purges.claimDuePurges(['cloudflare:z1'], retryAt, 10, 60_000)).toHaveLength(1);
+        await purges.updatePurge(id, { state: 'done', attempts: 2, error: null }, retryAt);
+        // A late attempt of another process never reopens a finished job.
+        await purges.updatePurge(id, { state: 'pending', attempts: 3, nextAttemptAt: retryAt, error: 'late' }, retryAt);
+        expect((await purges.listPurges())[0]).toMatchObject({ state: 'done', attempts: 2, lastError: null });
+        expect(await purges.countPendingPurges()).toBe(0);
+      });
+
+      it('prunes finished jobs beyond the most recent ones, never a pending one', async () => {
+        const { purges } = await fresh();
+        const now = new Date('2026-05-01T10:00:00.000Z');
+        const jobs = [];
+        for (let n = 0; n < 4; n++) jobs.push(...(await purges.enqueuePurges(['http://cache'], [`https://cdn.example/${n}`], new Date(now.getTime() + n))));
+        for (const job of jobs.slice(0, 3)) await purges.updatePurge(job.id, { state: 'done', attempts: 1, error: null }, now);
+        await purges.prunePurges(1);
+        expect((await purges.listPurges()).map((j) => j.id)).toEqual([jobs[3]?.id, jobs[2]?.id]);
+      });
+    });
   });
 }

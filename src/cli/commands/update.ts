@@ -172,7 +172,8 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
       }
       const canAsk = process.stdin.isTTY === true;
       let outcome: UpdateProjectResult;
-      const client = clientFor(flags, io, await lockRegistry(flags.project));
+      // An update always revalidates what it reads (a copy cached a minute ago may miss the version just published).
+      const client = clientFor({ ...flags, refresh: true }, io, await lockRegistry(flags.project));
       const provenance = await provenancePolicyFor(flags, client.registryUrl, io);
       try {
         outcome = await updateProject({
@@ -214,7 +215,8 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
     ),
   ).action(async (flags: RegistryFlags & ProvenanceFlags & { project: string; exitCode?: boolean }) => {
     let check;
-    const client = clientFor(flags, io, await lockRegistry(flags.project));
+    // Always revalidated: the question is whether something was published since.
+    const client = clientFor({ ...flags, refresh: true }, io, await lockRegistry(flags.project));
     const provenance = await provenancePolicyFor(flags, client.registryUrl, io);
     try {
       check = await checkForUpdate({ client, provenance, projectDir: flags.project, signal: AbortSignal.timeout(60_000) });

@@ -240,6 +240,24 @@ CREATE TABLE IF NOT EXISTS purged_versions (
   PRIMARY KEY (name, version)
 );
 `,
+  // 9: the purge outbox: one row per CDN target of the URLs a change touched, retried until the CDN
+  // accepts the purge (also after a restart, by whichever instance has the target); `seq` keeps the
+  // order they were written. IF NOT EXISTS: harmless to run again.
+  `
+CREATE TABLE IF NOT EXISTS purge_jobs (
+  seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+  id text COLLATE "C" PRIMARY KEY,
+  target text COLLATE "C" NOT NULL,
+  urls jsonb NOT NULL,
+  state text NOT NULL CHECK (state IN ('pending', 'done', 'failed')),
+  attempts integer NOT NULL DEFAULT 0,
+  next_attempt_at timestamptz NOT NULL,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL,
+  last_error text
+);
+CREATE INDEX IF NOT EXISTS purge_jobs_due ON purge_jobs (state, next_attempt_at);
+`,
 ];
 
 /** The schema version this release writes. */

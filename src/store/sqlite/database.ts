@@ -250,6 +250,23 @@ CREATE INDEX IF NOT EXISTS login_attempts_by_time ON login_attempts (at);
     addColumn(db, 'webhooks', 'previous_secret_expires_at', 'TEXT');
     db.exec('CREATE TABLE IF NOT EXISTS purged_versions (name TEXT NOT NULL, version TEXT NOT NULL, purged_at TEXT NOT NULL, PRIMARY KEY (name, version))');
   },
+  // 15: the purge outbox: one row per CDN target of the URLs a change touched, retried until the CDN
+  // accepts the purge (also after a restart); `urls` a JSON array, `next_attempt_at` in ms since the epoch.
+  // IF NOT EXISTS: harmless to run again.
+  `
+CREATE TABLE IF NOT EXISTS purge_jobs (
+  id TEXT PRIMARY KEY,
+  target TEXT NOT NULL,
+  urls TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  last_error TEXT
+);
+CREATE INDEX IF NOT EXISTS purge_jobs_due ON purge_jobs (state, next_attempt_at);
+`,
 ];
 
 /** The schema version this release writes. */
