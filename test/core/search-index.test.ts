@@ -129,7 +129,10 @@ describe('search through the token index', () => {
 
 /** The spec's listing order, compared plainly: stability, downloads descending, name; ties keep the list's order. */
 const plainListing = (templates: readonly TemplateEntry[]): TemplateEntry[] => {
-  const rank = (entry: TemplateEntry) => ((STABILITY_ORDER as readonly string[]).includes(entry.stability ?? '') ? (STABILITY_ORDER as readonly string[]).indexOf(entry.stability ?? "") : 4);
+  const rank = (entry: TemplateEntry) => {
+    const index = (STABILITY_ORDER as readonly string[]).indexOf(entry.stability ?? '');
+    return index === -1 ? STABILITY_ORDER.length : index;
+  };
   return [...templates].sort((a, b) => rank(a) - rank(b) || (b.stats?.downloads ?? 0) - (a.stats?.downloads ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 };
 
