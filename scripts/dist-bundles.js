@@ -3,6 +3,8 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { catalogScriptPlugin } from './build-catalog.js';
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The bundles: output name (under the out folder) -> entry module. */
@@ -29,6 +31,8 @@ export function distBuildOptions(outdir, entryPoints = DIST_ENTRY_POINTS) {
     legalComments: 'none',
     // jsonc-parser's main build is UMD, whose require('./impl/...') calls a bundle cannot follow: its ES build instead.
     alias: { 'jsonc-parser': path.join(root, 'node_modules/jsonc-parser/lib/esm/main.js') },
+    // The registry action builds catalogs: the page's script is bundled from its browser entry.
+    plugins: [catalogScriptPlugin()],
     logLevel: 'warning',
   };
 }

@@ -21,7 +21,12 @@ export function stabilityRank(stability: string | undefined): number {
   return index === -1 ? STABILITY_ORDER.length : index;
 }
 
-type Sortable = Pick<TemplateEntry, 'name' | 'stability' | 'stats'>;
+/** What the listing order reads of an entry (a template entry, a line of index.json made into one). */
+export interface Sortable {
+  name: string;
+  stability?: string;
+  stats?: { downloads?: number };
+}
 
 /** The listing order of a list of entries. */
 export interface ListingOrder {

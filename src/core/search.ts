@@ -65,8 +65,17 @@ function oneOf(value: string | undefined, wanted: string | readonly string[]): b
   return typeof wanted === 'string' ? value === wanted : value !== undefined && wanted.includes(value);
 }
 
+/** What the list filters read of an entry. */
+export interface FilterableEntry {
+  category?: string;
+  stability?: string;
+  tags?: readonly string[];
+  features?: readonly string[];
+  author?: { name?: string };
+}
+
 /** True when the entry passes every filter given. */
-export function matchesFilters(entry: Pick<TemplateEntry, 'category' | 'stability' | 'tags' | 'features' | 'author'>, filters: TemplateFilters): boolean {
+export function matchesFilters(entry: FilterableEntry, filters: TemplateFilters): boolean {
   if (filters.category !== undefined && !oneOf(entry.category, filters.category)) return false;
   if (filters.stability !== undefined && !oneOf(entry.stability, filters.stability)) return false;
   if (filters.tags && !filters.tags.every((tag) => entry.tags?.includes(tag))) return false;

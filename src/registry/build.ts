@@ -449,8 +449,9 @@ export class RegistryBuilder {
     if (violations.length > 0) throw new RegistryBuildError(violations);
     const registryChunks = registryParts(templateBytes, { categories, tags, lastUpdated });
 
+    const sparseIndex = buildSparseIndex(document);
     if (catalog) {
-      const page = documentFile(CATALOG_FILE, Buffer.from(renderCatalog(document, this.#options.publicUrl ? { publicUrl: this.#options.publicUrl } : {}), 'utf8'));
+      const page = documentFile(CATALOG_FILE, Buffer.from(renderCatalog(document, this.#options.publicUrl ? { publicUrl: this.#options.publicUrl } : {}, sparseIndex), 'utf8'));
       files.push(CATALOG_FILE, `${CATALOG_FILE}.gz`, `${CATALOG_FILE}.br`);
       const [write] = await this.#withVariants([page], held);
       for (const file of write ?? []) await put(file);
@@ -459,7 +460,7 @@ export class RegistryBuilder {
 
     // The entry points, each after what it names: index.json, then registry.json, variants first.
     // (Compressing them while the template files are written gains nothing on two cores.)
-    const index = documentFile(INDEX_FILE, Buffer.from(`${JSON.stringify(buildSparseIndex(document))}\n`, 'utf8'));
+    const index = documentFile(INDEX_FILE, Buffer.from(`${JSON.stringify(sparseIndex)}\n`, 'utf8'));
     const registryHeld = held.has(REGISTRY_FILE) && held.has(`${REGISTRY_FILE}.gz`) && held.has(`${REGISTRY_FILE}.br`);
     let registryFile: OutputFile | undefined;
     if (changed || !registryHeld) {
