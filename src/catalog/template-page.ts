@@ -154,6 +154,16 @@ function readmeSection(page: TemplatePageText, shownVersion: string): ViewElemen
   ];
 }
 
+/** Who built a version, as its provenance (verified by the registry) says, linking to the run. */
+function provenanceFact(entry: RawEntry, base: string): ViewChild[] {
+  const publisher = objectOf(entry.publisher);
+  const repository = text(publisher.repository);
+  const workflow = text(publisher.workflow);
+  if (!repository || !workflow) return [];
+  const builtBy = `built by ${repository} @ ${workflow}`;
+  return fact('Provenance', link(publisher.runUrl, builtBy, base) ?? builtBy);
+}
+
 /** Whether `url` is this very page of template `id` (a documentationUrl pointing back at the catalog). */
 function isThisPage(url: string, id: string, context: ViewContext): boolean {
   try {
@@ -184,6 +194,7 @@ export function templatePage(item: CatalogItem, versions: readonly RawEntry[], p
     fact('Downloads', `${formatNumber(item.downloads)} (all versions)`),
     item.updatedAt ? fact('Updated', timeView(item.updatedAt, context.now)) : null,
     fact('Repository', link(repository, repository, base)),
+    provenanceFact(latest, base),
     documentation !== repository && !isThisPage(documentation, item.id, context) ? fact('Documentation', link(documentation, documentation, base)) : null,
     fact('Tags', joined(item.tags.map((tag) => filterLink('tag', tag)))),
     fact('Features', joined(item.features.map((feature) => filterLink('feature', feature)))),

@@ -36,6 +36,11 @@ export interface PublishOptions {
   manifest: TemplateManifest | string;
   /** `sha512-<base64>` of the archive; computed from the file when absent. */
   integrity?: string;
+  /**
+   * The Sigstore bundle (JSON) of the archive's build provenance (`attestProvenance`), sent as the
+   * third part `attestation` (also through `/files`); the registry verifies it before storing the version.
+   */
+  attestation?: string;
   /** Retries after a network error, a 5xx or a 429 (default 4, so at most 5 attempts). */
   retries?: number;
   /** First backoff delay (default 500 ms); doubles each retry, with jitter. */
@@ -161,6 +166,7 @@ interface Upload {
   size: number;
   fileName: string;
   manifestJson: string;
+  attestation?: string;
   userAgent: string;
   timeoutMs: number;
   onProgress?: (sent: number, total: number) => void;
@@ -254,7 +260,18 @@ function hintFor(status: number, name: string): string | undefined {
   return undefined;
 }
 
-function multipartParts(boundary: string, fileName: string, manifestJson: string): { head: Buffer; tail: Buffer } {
+/** The `attestation` part (the provenance bundle), when there is one. */
+function attestationPart(boundary: string, attestation: string | undefined): string {
+  if (attestation === undefined) return '';
+  return (
+    `--${boundary}\r\n` +
+    'Content-Disposition: form-data; name="attestation"; filename="attestation.sigstore.json"\r\n' +
+    'Content-Type: application/json\r\n\r\n' +
+    `${attestation}\r\n`
+  );
+}
+
+function multipartParts(boundary: string, fileName: string, manifestJson: string, attestation?: string): { head: Buffer; tail: Buffer } {
   const head =
     `--${boundary}\r\n` +
     `Content-Disposition: form-data; name="template"; filename="${fileName}"\r\n` +
@@ -264,6 +281,7 @@ function multipartParts(boundary: string, fileName: string, manifestJson: string
     'Content-Disposition: form-data; name="manifest"; filename="template.json"\r\n' +
     'Content-Type: application/json\r\n\r\n' +
     `${manifestJson}\r\n` +
+    attestationPart(boundary, attestation) +
     `--${boundary}--\r\n`;
   return { head: Buffer.from(head, 'utf8'), tail: Buffer.from(tail, 'utf8') };
 }
@@ -391,7 +409,7 @@ async function sendOnce(upload: Upload): Promise<Outcome> {
   if (upload.large) return sendLarge(upload);
   await checkUnchanged(upload);
   const boundary = `----template-registry-${randomBytes(16).toString('hex')}`;
-  const { head, tail } = multipartParts(boundary, upload.fileName, upload.manifestJson);
+  const { head, tail } = multipartParts(boundary, upload.fileName, upload.manifestJson, upload.attestation);
   const failed: { error?: NodeJS.ErrnoException } = {};
   const { contentLength, body } = archiveBody(upload, head, tail, failed);
   return exchange({
@@ -479,6 +497,7 @@ async function sendLarge(upload: Upload): Promise<Outcome> {
   const form =
     `--${boundary}\r\nContent-Disposition: form-data; name="fileId"\r\n\r\n${fileId}\r\n` +
     `--${boundary}\r\nContent-Disposition: form-data; name="manifest"; filename="template.json"\r\nContent-Type: application/json\r\n\r\n${upload.manifestJson}\r\n` +
+    attestationPart(boundary, upload.attestation) +
     `--${boundary}--\r\n`;
   return smallRequest(upload, upload.url, 'POST', `multipart/form-data; boundary=${boundary}`, form);
 }
@@ -569,6 +588,7 @@ export async function publishTemplate(options: PublishOptions): Promise<PublishR
     size: archiveInfo.size,
     fileName: partFileName(name, version),
     manifestJson: JSON.stringify(manifest),
+    ...(options.attestation === undefined ? {} : { attestation: options.attestation }),
     userAgent: options.userAgent ?? DEFAULT_PUBLISH_USER_AGENT,
     timeoutMs,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),

@@ -102,7 +102,7 @@ export class FolderOutput implements RegistryOutput {
       known.set(name, info.size === size && info.mtimeMs === mtimeMs ? { size, mtimeMs, digest } : { size: info.size, mtimeMs: info.mtimeMs });
     });
     // Files the state does not list (left by an older release, or by hand) are known by size only.
-    for (const name of ['registry.json', 'index.json', 'index.html'].flatMap((n) => [n, `${n}.gz`, `${n}.br`])) {
+    for (const name of [...['registry.json', 'index.json', 'index.html'].flatMap((n) => [n, `${n}.gz`, `${n}.br`]), 'registry.json.jws', 'index.json.jws', 'keys.json', 'keys.json.jws']) {
       if (!known.has(name)) await this.#statInto(known, name);
     }
     for (const entry of await readdir(path.join(this.dir, 'templates')).catch(() => [] as string[])) {

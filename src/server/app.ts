@@ -2,8 +2,10 @@ import type { Ajv2020 } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyLoggerOptions } from 'fastify';
 
 import type { BackoffLimits } from '../core/retry.js';
+import { loadSigstoreTrust } from '../archive/index.js';
 import { createAjv } from '../core/schemas.js';
 import { failedTemplateMessage, RegistryBuilder } from '../registry/build.js';
+import type { SigningKey } from '../registry/signing.js';
 import { openSqliteStorage } from '../store/sqlite/index.js';
 import { storeSource } from '../store/source.js';
 import type { RegistryStorage } from '../store/types.js';
@@ -98,6 +100,19 @@ export interface ServerOptions {
   eventRetentionDays?: number;
   /** The backoff of retries of a failed registry build (`DEFAULT_REBUILD_RETRY`: 1 s doubling up to 5 minutes). */
   rebuildRetry?: Partial<BackoffLimits>;
+  /**
+   * A Sigstore trusted root file (`trusted_root.json`) uploaded provenance is verified against
+   * (`--sigstore-trusted-root`, REGISTRY_SIGSTORE_TRUSTED_ROOT): GitHub's or an operator's own;
+   * default the public-good root shipped with @sigstore/tuf (read offline, never fetched).
+   */
+  sigstoreTrustedRoot?: string;
+  /**
+   * Private keys that sign the static copy of the registry in the bucket (`storage.staticOutput`,
+   * for a CDN; `serve --sign-key`): keys.json and a detached JWS beside each document, as
+   * `build-registry --sign-key` writes them. The server's own answers carry no signature files;
+   * without a static copy there is nothing to sign (an error).
+   */
+  signing?: readonly SigningKey[];
 }
 
 export interface RegistryServer {
@@ -167,7 +182,12 @@ export function installValidators(app: FastifyInstance): void {
 export async function createServer(options: ServerOptions): Promise<RegistryServer> {
   // Checked before the storage is opened: a bad issuer is a configuration error, not a running server.
   const issuers = trustedIssuers(options.oidcIssuers);
+  const sigstore = await loadSigstoreTrust(options.sigstoreTrustedRoot);
   const storage = typeof options.store === 'string' ? await openSqliteStorage(options.store) : options.store;
+  if (options.signing && options.signing.length > 0 && !storage.staticOutput) {
+    if (typeof options.store === 'string') await storage.close();
+    throw new Error('signing keys sign the static copy of the registry in a bucket: the storage has none (give a bucket storage, s3://bucket/prefix)');
+  }
   await storage.recover();
   const publicUrl = options.publicUrl.replace(/\/+$/, '');
   let current: CurrentRegistry | undefined;
@@ -262,7 +282,9 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   // beside it, URLs relative to registry.json), run after each local build without holding up the
   // answer that waited for it; builds serialized across instances. A failure is logged and healed by
   // the next build.
-  const mirror = storage.staticOutput ? new RegistryBuilder(storeSource(storage, undefined, { layout: 'static' }), { output: storage.staticOutput }) : undefined;
+  const mirror = storage.staticOutput
+    ? new RegistryBuilder(storeSource(storage, undefined, { layout: 'static' }), { output: storage.staticOutput, ...(options.signing && options.signing.length > 0 ? { signing: options.signing } : {}) })
+    : undefined;
   const publishStatic = coalesced(async () => {
     if (!mirror) return;
     await (storage.withBuildLock ? storage.withBuildLock(() => mirror.build()) : mirror.build());
@@ -301,6 +323,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     ...(options.adminToken ? { adminToken: options.adminToken } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.requireChangelogEntry ? { requireChangelogEntry: true } : {}),
+    sigstore,
   };
 
   // Another instance's changes rebuild this one's registry; subscribed before the first build, so no

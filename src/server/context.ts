@@ -1,3 +1,4 @@
+import type { SigstoreTrust } from '../archive/index.js';
 import type { RegistryDocument } from '../core/schema-types.js';
 import type { RegistryStorage } from '../store/types.js';
 import type { PasswordHasher } from './passwords.js';
@@ -90,4 +91,6 @@ export interface ServerContext {
   clock?: () => Date;
   /** Refuse an upload whose change log has no section for its version (`--require-changelog-entry`); off by default. */
   requireChangelogEntry?: boolean;
+  /** The trusted root uploaded provenance is verified against (`--sigstore-trusted-root`; default the public-good root). */
+  sigstore: SigstoreTrust;
 }

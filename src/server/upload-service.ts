@@ -15,6 +15,7 @@ import { entryViolations, toEntry } from '../registry/document.js';
 import type { StoredVersion, TokenRecord } from '../store/types.js';
 import type { ServerContext } from './context.js';
 import { checkUploadedArchive } from './archive-check.js';
+import { checkUploadedProvenance } from './provenance-check.js';
 import { ApiError } from './envelope.js';
 import { nulDetail, nulPath, parseClientJson } from './json-input.js';
 import { publishedEntry } from './webhook-events.js';
@@ -82,10 +83,12 @@ function versionExists(manifest: TemplateManifest, existing: StoredVersion): Api
  * storage on success; on any failure after the reservation, the reservation is undone.
  */
 export async function publishVersion(
-  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks' | 'publicUrl' | 'requireChangelogEntry' | 'buildFailure'>,
+  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks' | 'publicUrl' | 'requireChangelogEntry' | 'buildFailure' | 'sigstore'>,
   token: TokenRecord,
   archive: ReceivedArchive,
   manifestText: string,
+  /** The Sigstore bundle of the archive's build provenance (JSON text), when one was uploaded. */
+  attestation?: string,
 ): Promise<PublishedVersion> {
   const { tokens, versions } = context.storage;
   const manifestValue = parseManifest(manifestText);
@@ -103,12 +106,14 @@ export async function publishVersion(
   const existing = await versions.getVersion(manifest.name, manifest.version);
   if (existing) throw versionExists(manifest, existing);
 
+  // Provenance first: it is cheaper than unpacking and linting the archive.
+  const attested = attestation === undefined ? undefined : await checkUploadedProvenance(context.sigstore, context.storage, token, manifest.name, archive.sha256, attestation);
   // Unpacked beside the upload, in the storage's temp folder: a kill leaves it where the next start cleans.
   await checkUploadedArchive(archive.path, manifest, { requireChangelogEntry: context.requireChangelogEntry === true }, path.dirname(archive.path));
 
   const createdAt = new Date().toISOString();
   const reservation = await versions.reserveVersion(
-    { name: manifest.name, version: manifest.version, integrity: archive.integrity, sha256: archive.sha256, size: archive.size, owner: token.owner, createdAt },
+    { name: manifest.name, version: manifest.version, integrity: archive.integrity, sha256: archive.sha256, size: archive.size, owner: token.owner, createdAt, ...(attested ? { attestation: attested } : {}) },
     token,
   );
   if (!reservation.reserved) {
@@ -118,7 +123,7 @@ export async function publishVersion(
   const willBe = publishedEntry(manifest, { ...archive, createdAt }, context.publicUrl);
   try {
     // template.published goes to the webhook outbox in the commit's transaction: stored and told, or neither.
-    await versions.commitVersion(manifest.name, manifest.version, archive.path, manifest, [webhookEvent('template.published', willBe)]);
+    await versions.commitVersion(manifest.name, manifest.version, archive.path, manifest, [webhookEvent('template.published', willBe)], attestation);
   } catch (error) {
     await versions.abortVersion(manifest.name, manifest.version);
     throw error;

@@ -17,6 +17,8 @@ function checkedName(name: string, version: string): string {
 
 export const archiveKey = (name: string, version: string): string => `archives/${checkedName(name, version)}/${version}.tgz`;
 export const manifestKey = (name: string, version: string): string => `manifests/${checkedName(name, version)}/${version}.json`;
+/** The Sigstore bundle of a version's build provenance, kept as uploaded (never rewritten). */
+export const attestationKey = (name: string, version: string): string => `attestations/${checkedName(name, version)}/${version}.sigstore.json`;
 
 /** The bytes a manifest is stored as. */
 export const manifestText = (manifest: TemplateManifest): string => `${JSON.stringify(manifest, null, 2)}\n`;

@@ -56,6 +56,8 @@ export interface DumpVersion {
   yankedAt: string | null;
   /** The CI run that published it through trusted publishing (parsed); null otherwise. */
   publisher: unknown;
+  /** What its verified provenance bundle says (parsed); null when it was uploaded without one (the bundle is a blob). */
+  attestation: unknown;
 }
 
 /** A trusted publisher of a template name (`trusted_publishers`). */

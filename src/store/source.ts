@@ -1,4 +1,4 @@
-import { archiveUrl, catalogPagePath, staticArchivePath, underBase } from '../core/routes.js';
+import { archiveUrl, attestationUrl, catalogPagePath, staticArchivePath, staticAttestationPath, underBase } from '../core/routes.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 import type { RegistrySource, SourceVersion } from '../registry/source.js';
 import type { RegistryStorage, StoredVersion, VersionLifecycle, VersionUsage } from './types.js';
@@ -61,6 +61,20 @@ export function storeSource(
         ...(used?.lastDownload ? { lastDownload: used.lastDownload } : {}),
       },
       ...lifecycleFields(lifecycle),
+      ...(stored.attestation
+        ? {
+            attestation: {
+              url:
+                layout === 'static'
+                  ? underBase(publicUrl, staticAttestationPath(stored.name, stored.version))
+                  : attestationUrl(publicUrl ?? '', stored.name, stored.version),
+              predicateType: stored.attestation.predicateType,
+              signer: stored.attestation.signer,
+              ...(stored.attestation.runUrl ? { runUrl: stored.attestation.runUrl } : {}),
+            },
+            ...(layout === 'static' ? { readAttestation: () => storage.versions.readAttestation(stored.name, stored.version) } : {}),
+          }
+        : {}),
     };
   };
 

@@ -348,6 +348,21 @@ export interface StoredVersion {
   yankedAt?: string;
   /** The CI run that published it through trusted publishing (its token's `publisher`); undefined: published with another credential. */
   publisher?: PublisherRun;
+  /**
+   * The build provenance uploaded with it, as the server verified it (the Sigstore bundle itself is
+   * kept immutably beside the archive: `VersionStore.readAttestation`); undefined: uploaded without one.
+   */
+  attestation?: StoredAttestation;
+}
+
+/** What a version's verified build provenance says (see `archive/provenance.ts`). */
+export interface StoredAttestation {
+  /** The in-toto statement's predicate type (`https://slsa.dev/provenance/v1`). */
+  predicateType: string;
+  /** Who signed it, from its certificate. */
+  signer: { repository: string; workflow: string; issuer: string };
+  /** The CI run that built it, when the certificate names it. */
+  runUrl?: string;
 }
 
 export type VersionStability = 'experimental' | 'beta' | 'stable' | 'deprecated';
@@ -400,10 +415,13 @@ export interface VersionStore {
   /** Reserves name@version (pending) and claims an unowned name for the token's owner, atomically. */
   reserveVersion(version: NewVersion, token: TokenRecord): Promise<Reservation>;
   /**
-   * Stores the archive (a local file, moved or copied) and the manifest durably, then marks the
+   * Stores the archive (a local file, moved or copied) and the manifest durably (and, first, the
+   * version's provenance bundle `attestation`, when it was reserved with one), then marks the
    * version complete; `webhookEvents` are written to the webhook outbox in that same transaction.
    */
-  commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents?: readonly WebhookEventRecord[]): Promise<StoredVersion>;
+  commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents?: readonly WebhookEventRecord[], attestation?: string): Promise<StoredVersion>;
+  /** The Sigstore bundle (JSON) of a version reserved with an `attestation`, stored by `commitVersion` before its archive; undefined when it has none. */
+  readAttestation(name: string, version: string): Promise<Buffer | undefined>;
   /** Gives up a reservation and whatever of it was stored. */
   abortVersion(name: string, version: string): Promise<void>;
   readManifest(name: string, version: string): Promise<TemplateManifest>;

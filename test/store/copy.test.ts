@@ -38,12 +38,13 @@ const TRUSTED_ISSUER = 'https://token.actions.githubusercontent.com';
 const manifest = (name: string, version: string): TemplateManifest => ({ name, version, description: `The ${name} template for tests`, category: 'backend' });
 
 /** Reserves and commits name@version with an archive of `content` and its true digests. */
-async function publish(storage: RegistryStorage, token: TokenRecord, name: string, version: string, content = `archive of ${name}@${version}\n`.repeat(50)): Promise<void> {
+async function publish(storage: RegistryStorage, token: TokenRecord, name: string, version: string, content = `archive of ${name}@${version}\n`.repeat(50), attestation?: string): Promise<void> {
   const file = path.join(await tempDir(), 'upload.tgz');
   await writeFile(file, content);
   const digest = await computeIntegrity(file);
-  expect(await storage.versions.reserveVersion({ name, version, ...digest, owner: token.owner }, token)).toEqual({ reserved: true });
-  await storage.versions.commitVersion(name, version, file, manifest(name, version), [{ event: 'template.published', data: { name, version } }]);
+  const verified = attestation ? { attestation: { predicateType: 'https://slsa.dev/provenance/v1', signer: { repository: 'acme/web-app', workflow: 'publish.yml', issuer: TRUSTED_ISSUER } } } : {};
+  expect(await storage.versions.reserveVersion({ name, version, ...digest, owner: token.owner, ...verified }, token)).toEqual({ reserved: true });
+  await storage.versions.commitVersion(name, version, file, manifest(name, version), [{ event: 'template.published', data: { name, version } }], attestation);
 }
 
 interface Populated {
@@ -80,7 +81,7 @@ async function populated(): Promise<Populated> {
   await storage.trustedPublishers.addTrustedPublisher({ template: 'fresh-name', ...trust }, expiring.record);
   const run = { ...trust, ref: 'refs/tags/v2.1.0', sha: 'c'.repeat(40), runId: '77', runAttempt: '1', environment: 'release' };
   const minted = await storage.tokens.createToken({ role: 'publisher', templates: ['web-app'], owner: 'ci', expiresAt: new Date(Date.now() + 900_000), publisher: run });
-  await publish(storage, minted.record, 'web-app', '2.1.0');
+  await publish(storage, minted.record, 'web-app', '2.1.0', undefined, '{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json"}');
   await storage.trustedPublishers.useIdToken(TRUSTED_ISSUER, 'jti-copied', new Date(Date.now() + 600_000));
   const [delivery] = await storage.webhooks.enqueueEvent({ event: 'template.deprecated', data: { name: 'web-app' } });
   if (delivery) {
@@ -132,6 +133,7 @@ async function snapshot(storage: RegistryStorage): Promise<Record<string, unknow
     credentials: await storage.accounts.findCredentials('ann@example.com'),
     signingKey: Buffer.from(await storage.accounts.signingKey()).toString('base64'),
     trustedPublishers: await Promise.all(['web-app', 'fresh-name'].map((name) => storage.trustedPublishers.listTrustedPublishers(name))),
+    attestation: (await storage.versions.readAttestation('web-app', '2.1.0'))?.toString('utf8'),
   };
 }
 
@@ -205,6 +207,7 @@ describe.skipIf(postgresSkipReason !== undefined)('copyStore', () => {
     expect(progress.filter((event) => event.step === 'archive')).toHaveLength(5);
     expect((before.trustedPublishers as unknown[][]).map((list) => list.length)).toEqual([1, 1]);
     expect((await source.storage.versions.getVersion('web-app', '2.1.0'))?.publisher).toMatchObject({ runId: '77', workflow: 'publish.yml' });
+    expect(before.attestation).toMatch(/sigstore\.bundle/);
     expect(progress).toContainEqual(expect.objectContaining({ step: 'pending-skipped', name: 'api-kit', version: '0.2.0' }));
     expect(await snapshot(middle.storage)).toEqual(before);
 

@@ -323,6 +323,32 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await storage.versions.openArchive('web-app', '9.9.9')).toBeUndefined();
       });
 
+      it('keeps the provenance bundle of a version reserved with one, and what it says; none for the others; an abort removes it', async () => {
+        const storage = await fresh();
+        const { record } = await storage.tokens.createToken({ role: 'admin' });
+        const attestation = { predicateType: 'https://slsa.dev/provenance/v1', signer: { repository: 'acme/web-app', workflow: 'publish.yml', issuer: 'https://token.example' }, runUrl: 'https://github.com/acme/web-app/actions/runs/1/attempts/1' };
+        const bundle = '{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json"}';
+        for (const version of ['1.0.0', '2.0.0']) {
+          const file = path.join(await tempDir(), 'upload.tgz');
+          await writeFile(file, 'bytes');
+          await storage.versions.reserveVersion({ name: 'signed', version, integrity: 'sha512-x', sha256: 'd'.repeat(64), size: 5, owner: record.owner, attestation }, record);
+          if (version === '1.0.0') {
+            // A version reserved with provenance is never completed without its bundle.
+            await expect(storage.versions.commitVersion('signed', version, file, manifest('signed', version))).rejects.toThrow(/with its bundle/);
+            await storage.versions.commitVersion('signed', version, file, manifest('signed', version), [], bundle);
+          } else {
+            await storage.versions.abortVersion('signed', version);
+          }
+        }
+        expect((await storage.versions.getVersion('signed', '1.0.0'))?.attestation).toEqual(attestation);
+        expect((await storage.versions.readAttestation('signed', '1.0.0'))?.toString('utf8')).toBe(bundle);
+        expect((await storage.versions.listPublished()).find((v) => 'manifest' in v && v.name === 'signed')).toMatchObject({ attestation });
+        expect(await storage.versions.readAttestation('signed', '2.0.0')).toBeUndefined();
+        await publish(storage, record, 'plain', '1.0.0');
+        expect((await storage.versions.getVersion('plain', '1.0.0'))?.attestation).toBeUndefined();
+        expect(await storage.versions.readAttestation('plain', '1.0.0')).toBeUndefined();
+      });
+
       it('reserves a version once: a second reservation sees the first, whatever its state', async () => {
         const storage = await fresh();
         const { record } = await storage.tokens.createToken({ role: 'admin' });

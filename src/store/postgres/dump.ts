@@ -82,6 +82,7 @@ export async function readPostgresDump(pool: pg.Pool): Promise<StoreDump> {
           deprecationMessage: maybeText(row.deprecation_message),
           yankedAt: maybeIso(row.yanked_at),
           publisher: row.publisher ?? null,
+          attestation: row.attestation ?? null,
         }),
       ),
       events: (await all('SELECT * FROM events ORDER BY id')).map(
@@ -229,7 +230,7 @@ export async function loadPostgresDump(pool: pg.Pool, dump: StoreDump): Promise<
     await insertRows(
       client,
       'versions',
-      ['name', 'version', 'state', 'integrity', 'sha256', 'size', 'owner', 'created_at', 'manifest', 'stability', 'deprecation_message', 'yanked_at', 'publisher'],
+      ['name', 'version', 'state', 'integrity', 'sha256', 'size', 'owner', 'created_at', 'manifest', 'stability', 'deprecation_message', 'yanked_at', 'publisher', 'attestation'],
       dump.versions.map((v) => [
         v.name,
         v.version,
@@ -244,6 +245,7 @@ export async function loadPostgresDump(pool: pg.Pool, dump: StoreDump): Promise<
         v.deprecationMessage,
         v.yankedAt,
         jsonText(v.publisher),
+        jsonText(v.attestation),
       ]),
     );
     await insertRows(

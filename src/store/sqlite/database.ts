@@ -239,6 +239,9 @@ CREATE INDEX IF NOT EXISTS login_attempts_by_time ON login_attempts (at);
     db.exec(ANALYTICS_TABLES_SQL);
     backfillAggregates(db);
   },
+  // 13: build provenance: what the verified Sigstore bundle of a version says (its signer, predicate
+  // type and run); the bundle itself is a blob beside the archive.
+  (db) => addColumn(db, 'versions', 'attestation', 'TEXT'),
 ];
 
 /** The schema version this release writes. */

@@ -74,6 +74,7 @@ export function readSqliteDump(db: Database.Database): StoreDump {
         deprecationMessage: maybeText(row.deprecation_message),
         yankedAt: maybeText(row.yanked_at),
         publisher: json(row.publisher),
+        attestation: json(row.attestation),
       }),
     ),
     events: all('SELECT * FROM events ORDER BY id').map(
@@ -206,11 +207,11 @@ export function loadSqliteDump(db: Database.Database, dump: StoreDump): void {
     const coOwner = db.prepare('INSERT INTO co_owners (name, owner, added_at) VALUES (?, ?, ?)');
     for (const c of dump.coOwners) coOwner.run(c.name, c.owner, c.addedAt);
     const version = db.prepare(
-      'INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at, manifest, stability, deprecation_message, yanked_at, publisher) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at, manifest, stability, deprecation_message, yanked_at, publisher, attestation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     for (const v of dump.versions) {
       const publisher = v.publisher === null ? null : JSON.stringify(v.publisher);
-      version.run(v.name, v.version, v.state, v.integrity, v.sha256, v.size, v.owner, v.createdAt, v.manifest === null ? null : JSON.stringify(v.manifest), v.stability, v.deprecationMessage, v.yankedAt, publisher);
+      version.run(v.name, v.version, v.state, v.integrity, v.sha256, v.size, v.owner, v.createdAt, v.manifest === null ? null : JSON.stringify(v.manifest), v.stability, v.deprecationMessage, v.yankedAt, publisher, v.attestation === null ? null : JSON.stringify(v.attestation));
     }
     const event = db.prepare('INSERT INTO events (id, type, template_id, version, timestamp, data, client, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
     for (const e of dump.events) event.run(e.id, e.type, e.templateId, e.version, e.timestamp, JSON.stringify(e.data), e.client, e.receivedAt);

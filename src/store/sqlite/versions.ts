@@ -18,6 +18,7 @@ import type {
   PublishedVersion,
   PublisherRun,
   Reservation,
+  StoredAttestation,
   StoredVersion,
   TokenRecord,
   VersionLifecycle,
@@ -25,7 +26,7 @@ import type {
   VersionStore,
   WebhookEventRecord,
 } from '../types.js';
-import { archiveKey, manifestKey, manifestText } from '../blob-layout.js';
+import { archiveKey, attestationKey, manifestKey, manifestText } from '../blob-layout.js';
 import { permission, versionOwner } from '../records.js';
 import type { SpaceReserve } from './space-reserve.js';
 import { ownersOfSync } from './tokens.js';
@@ -45,10 +46,11 @@ interface VersionRow {
   deprecation_message: string | null;
   yanked_at: string | null;
   publisher: string | null;
+  attestation: string | null;
 }
 
 /** Every column but the manifest, which only a registry build needs. */
-const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher';
+const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher, attestation';
 
 const toVersion = (row: VersionRow): StoredVersion => ({
   name: row.name,
@@ -61,6 +63,7 @@ const toVersion = (row: VersionRow): StoredVersion => ({
   createdAt: row.created_at,
   ...lifecycleOf(row),
   ...(row.publisher ? { publisher: JSON.parse(row.publisher) as PublisherRun } : {}),
+  ...(row.attestation ? { attestation: JSON.parse(row.attestation) as StoredAttestation } : {}),
 });
 
 /** The lifecycle columns of a row, as the optional fields of a version. */
@@ -182,13 +185,14 @@ export class SqliteVersionStore implements VersionStore {
           settlePendingPublishersSync(this.db, version.name, token.owner);
         }
         const publisher = token.publisher ? JSON.stringify(token.publisher) : null;
-        const values = [version.integrity, version.sha256, version.size, versionOwner(token, owners), createdAt, publisher, version.name, version.version];
+        const attestation = version.attestation ? JSON.stringify(version.attestation) : null;
+        const values = [version.integrity, version.sha256, version.size, versionOwner(token, owners), createdAt, publisher, attestation, version.name, version.version];
         if (takeOver) {
           this.db
-            .prepare("UPDATE versions SET integrity = ?, sha256 = ?, size = ?, owner = ?, created_at = ?, publisher = ?, manifest = NULL WHERE name = ? AND version = ? AND state = 'pending'")
+            .prepare("UPDATE versions SET integrity = ?, sha256 = ?, size = ?, owner = ?, created_at = ?, publisher = ?, attestation = ?, manifest = NULL WHERE name = ? AND version = ? AND state = 'pending'")
             .run(...values);
         } else {
-          this.db.prepare("INSERT INTO versions (integrity, sha256, size, owner, created_at, publisher, name, version, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')").run(...values);
+          this.db.prepare("INSERT INTO versions (integrity, sha256, size, owner, created_at, publisher, attestation, name, version, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')").run(...values);
         }
         return { reserved: true };
       })
@@ -197,9 +201,20 @@ export class SqliteVersionStore implements VersionStore {
     return reservation;
   }
 
-  async commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents: readonly WebhookEventRecord[] = []): Promise<StoredVersion> {
+  async commitVersion(
+    name: string,
+    version: string,
+    archiveFile: string,
+    manifest: TemplateManifest,
+    webhookEvents: readonly WebhookEventRecord[] = [],
+    attestation?: string,
+  ): Promise<StoredVersion> {
     // Bytes first (a put resolves once they and their names are durable), then the row: 201 means
-    // stored, and no version is ever listed without its archive.
+    // stored, and no version is ever listed without its archive. The provenance bundle goes before
+    // the archive and the manifest, so that a version recover() finds whole has it too.
+    const reserved = this.getSync(name, version);
+    if (reserved?.attestation && attestation === undefined) throw new Error(`version ${name}@${version} was reserved with an attestation: commit it with its bundle`);
+    if (reserved?.attestation && attestation !== undefined) await this.blobs.putBytes(attestationKey(name, version), attestation, { contentType: 'application/json' });
     await this.blobs.putBytes(manifestKey(name, version), manifestText(manifest), { contentType: 'application/json' });
     await this.blobs.putFile(archiveKey(name, version), archiveFile, { contentType: 'application/gzip' });
     // A folder store moved the file in; a bucket copied it, and the copy in tmp/ is no longer wanted.
@@ -267,7 +282,17 @@ export class SqliteVersionStore implements VersionStore {
 
   private async deleteBlobs(name: string, version: string): Promise<void> {
     // Each removal on its own: one that fails (what made the commit fail) must not keep the other.
-    await Promise.allSettled([this.blobs.delete(archiveKey(name, version)), this.blobs.delete(manifestKey(name, version))]);
+    await Promise.allSettled([this.blobs.delete(archiveKey(name, version)), this.blobs.delete(manifestKey(name, version)), this.blobs.delete(attestationKey(name, version))]);
+  }
+
+  async readAttestation(name: string, version: string): Promise<Buffer | undefined> {
+    let key: string;
+    try {
+      key = attestationKey(name, version);
+    } catch {
+      return undefined;
+    }
+    return this.getSync(name, version)?.attestation ? this.blobs.readBytes(key) : undefined;
   }
 
   async readManifest(name: string, version: string): Promise<TemplateManifest> {
@@ -349,7 +374,7 @@ export class SqliteVersionStore implements VersionStore {
         this.db.prepare("UPDATE versions SET state = 'complete', manifest = ? WHERE name = ? AND version = ? AND state = 'pending'").run(JSON.stringify(manifest), row.name, row.version);
       } else {
         // The blobs go before the row: a failed removal leaves the row to retry it at the next start.
-        if (valid) await Promise.all([this.blobs.delete(archiveKey(row.name, row.version)), this.blobs.delete(manifestKey(row.name, row.version))]);
+        if (valid) await Promise.all([archiveKey, manifestKey, attestationKey].map((key) => this.blobs.delete(key(row.name, row.version))));
         this.db.prepare("DELETE FROM versions WHERE name = ? AND version = ? AND state = 'pending'").run(row.name, row.version);
       }
     }
