@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { buildRegistry, escapeHtml, renderCatalog, safeUrl } from '../../src/registry/index.js';
 import { bundleCatalogScript } from '../../scripts/build-catalog.js';
 import { tempDir } from '../helpers/fixtures.js';
-import { memorySource, version } from './memory-source.js';
+import { archiveReader, memorySource, tgzOf, version } from './memory-source.js';
 
 const NOW = () => new Date('2026-05-01T10:00:00.000Z');
 
@@ -142,6 +142,61 @@ describe('the catalog page', () => {
     expect(second.written).toContain('index.html');
     expect(await readFile(path.join(outDir, 'index.html'), 'utf8')).toContain('1.1.0');
     expect(renderCatalog(second.document, { title: 'Other' })).not.toBe(renderCatalog(second.document));
+  });
+});
+
+describe("a template's page text in its file", () => {
+  const readFileJson = async (outDir: string, id: string) => JSON.parse(await readFile(path.join(outDir, 'templates', `${id}.json`), 'utf8')) as { versions: { version: string }[]; page?: Record<string, unknown> };
+
+  it("holds the presented version's README and questions and every version's change log section, read from the archives", async () => {
+    const changelog = '# Changelog\n\n## 1.1.0\n\n- Faster.\n\n## [1.0.0] - 2026-01-01\n\n- First.\n\n[1.0.0]: https://example.com/compare\n';
+    const stable = await tgzOf({ 'README.md': '# Hello\n\nWorld', 'HISTORY.md': changelog, 'custom/prompts.json': JSON.stringify({ prompts: [{ name: 'name', message: 'Name?', type: 'input' }] }), 'template.vars.json': JSON.stringify({ variables: { name: { type: 'string', default: 'demo' } } }) }, 'package/');
+    const beta = await tgzOf({ 'HISTORY.md': `# Changelog\n\n## 2.0.0\n\n- Next.\n\n${changelog.slice(13)}` });
+    const extra = { changelog: 'HISTORY.md', customization: { prompts: 'custom/prompts.json' } };
+    const { outDir } = await build([
+      version('a', '1.0.0', extra, { readArchive: archiveReader(stable) }),
+      version('a', '1.1.0', extra, { readArchive: archiveReader(stable) }),
+      version('a', '2.0.0', { ...extra, stability: 'beta' }, { readArchive: archiveReader(beta) }),
+    ]);
+    const file = await readFileJson(outDir, 'a');
+    expect(file.versions.map((v) => v.version)).toEqual(['1.0.0', '1.1.0', '2.0.0']);
+    expect(file.page).toEqual({
+      version: '1.1.0',
+      readme: '# Hello\n\nWorld',
+      questions: [{ name: 'name', message: 'Name?', type: 'input', default: 'demo' }],
+      changes: { '2.0.0': '- Next.', '1.1.0': '- Faster.', '1.0.0': '- First.' },
+      of: '1.1.0|2.0.0|3',
+    });
+  });
+
+  it('says which archive it could not read and writes the file without page text; a fresh build reuses the page text it finds', async () => {
+    const outDir = await tempDir();
+    let reads = 0;
+    const good = await tgzOf({ 'README.md': 'hi' });
+    const counted = (bytes: Buffer) => () => {
+      reads++;
+      return archiveReader(bytes)();
+    };
+    const versions = [version('ok', '1.0.0', {}, { readArchive: counted(good) }), version('broken', '1.0.0', {}, { readArchive: counted(Buffer.from('not a gzip tar')) })];
+    const first = await buildRegistry(memorySource(versions), { outDir, now: NOW });
+    expect(first.notices).toEqual([expect.stringMatching(/^the catalog page of broken shows no README: the archive of broken@1\.0\.0 could not be read \(not a gzip-compressed tar archive/)]);
+    expect((await readFileJson(outDir, 'broken')).page).toBeUndefined();
+    expect((await readFileJson(outDir, 'ok')).page).toMatchObject({ version: '1.0.0', readme: 'hi' });
+    expect(reads).toBe(2);
+
+    // A builder in a fresh process (build-registry in CI) finds the page text in the output: no archive read again.
+    const second = await buildRegistry(memorySource(versions.slice(0, 1)), { outDir, now: NOW });
+    expect(reads).toBe(2);
+    expect(second.written).not.toContain('templates/ok.json');
+    expect((await readFileJson(outDir, 'ok')).page).toMatchObject({ readme: 'hi' });
+  });
+
+  it('bounds what it reads of an archive: a huge README is cut and said to be', async () => {
+    const huge = await tgzOf({ 'README.md': `# Big\n\n${'x'.repeat(300 * 1024)}` });
+    const { outDir } = await build([version('big', '1.0.0', {}, { readArchive: archiveReader(huge) })]);
+    const page = (await readFileJson(outDir, 'big')).page as { readme: string; readmeCut?: boolean };
+    expect(page.readme.length).toBe(64 * 1024);
+    expect(page.readmeCut).toBe(true);
   });
 });
 

@@ -26,11 +26,20 @@ const pageUrl = location.href.split('#')[0] as string;
 const indexUrl = new URL('index.json', pageUrl).href;
 // The list is asked for while the rest of the page is still being parsed: the script runs from
 // <head>; everything that needs the page waits for init.
-const indexRequest: Promise<unknown> = fetch(indexUrl).then((response) => {
+const indexResponse: Promise<Response> = fetch(indexUrl);
+indexResponse.catch(() => undefined); // reported by init, once the page is there to say it
+/** index.json read (set by init): parsing megabytes holds the main thread, so not before the first results are painted. */
+let indexRequest: Promise<unknown> = Promise.resolve();
+
+/** After the next frame is painted. */
+const afterPaint = (): Promise<void> => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+
+async function readIndex(waitForPaint: boolean): Promise<unknown> {
+  if (waitForPaint) await afterPaint();
+  const response = await indexResponse;
   if (!response.ok) throw new Error(`HTTP ${response.status} for index.json`);
   return response.json() as Promise<unknown>;
-});
-indexRequest.catch(() => undefined); // reported by init, once the page is there to say it
+}
 
 interface Ui {
   root: HTMLElement;
@@ -432,11 +441,14 @@ function init(): void {
 
   // The first page of the default list is already there (the generator drew it); any other view waits for the list.
   const hash = location.hash === '#' ? '' : location.hash;
-  if (hash === '' && ui.results.children.length > 0) {
+  const drawn = hash === '' && ui.results.children.length > 0;
+  if (drawn) {
     refreshDates(ui.results);
     listKey = '';
     markFirstResults();
-  } else {
+  }
+  indexRequest = readIndex(drawn);
+  if (!drawn) {
     ui.results.textContent = '';
     ui.more.hidden = true;
     ui.count.textContent = 'Loading the templates…';
