@@ -469,7 +469,9 @@ describe("a template's page in a browser: what its archive says, and only the ru
     const attributes = await page.evaluate<string[]>("Array.from(document.querySelectorAll('#detail-view *')).flatMap((e) => Array.from(e.attributes, (a) => a.name + '=' + a.value))");
     expect(attributes.filter((a) => /^on/i.test(a))).toEqual([]);
     expect(attributes.filter((a) => /^(href|src)=\s*(javascript|data|vbscript):/i.test(a))).toEqual([]);
-    for (const link of await readme.locator('a').all()) await link.evaluate((a) => (a as { click(): void }).click());
+    expect(await readme.getByRole('link', { name: 'bad link' }).count()).toBe(0);
+    expect(await readme.getByRole('link', { name: 'data link' }).count()).toBe(0);
+    await poll(() => textOf(readme)).toContain('bad link');
     expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
   });
 
@@ -490,9 +492,9 @@ describe("a template's page in a browser: what its archive says, and only the ru
     const detail = page.locator('#detail-view');
     await poll(() => textsOf(detail.locator('table:not(.questions) tbody th'))).toEqual(['2.0.0', '1.1.0latest', '1.0.0']);
     const changes = (v: string) => detail.locator('table:not(.questions) tbody tr', { has: page.locator('th', { hasText: new RegExp(`^${v.replace(/\./g, '\\.')}`) }) }).locator('td').nth(3);
-    await poll(() => textOf(changes('2.0.0'))).toBe('Change log Dropped Python 3.9.');
-    await poll(() => textOf(changes('1.1.0'))).toBe('Change log Added the --json flag.');
-    await poll(() => textOf(changes('1.0.0'))).toBe('Change log First release.');
+    await poll(() => textOf(changes('2.0.0'))).toBe('Change logDropped Python 3.9.');
+    await poll(() => textOf(changes('1.1.0'))).toBe('Change logAdded the --json flag.');
+    await poll(() => textOf(changes('1.0.0'))).toBe('Change logFirst release.');
     await changes('1.1.0').locator('summary').click();
     await poll(() => changes('1.1.0').locator('code').textContent()).toBe('--json');
   });
