@@ -11,7 +11,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 import { buildRegistry, escapeHtml, renderCatalog, safeUrl } from '../../src/registry/index.js';
-import { bundleCatalogScript } from '../../scripts/build-catalog.js';
+import { bundleCatalogScript, CATALOG_SCRIPT_MODULE, catalogScriptModule, writeCatalogScriptSource } from '../../scripts/build-catalog.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { archiveReader, memorySource, tgzOf, version } from './memory-source.js';
 
@@ -94,6 +94,12 @@ describe('the catalog page', () => {
     expect(bundle.inputs).toEqual(expect.arrayContaining(['src/catalog/browser/main.ts', 'src/core/listing.ts', 'src/core/search.ts']));
     expect(bundle.inputs.filter((input) => !/^src\/(core|catalog)\//.test(input))).toEqual([]);
     expect(script).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/);
+  });
+
+  it('is committed as the bundle of the sources, so a build by tsc alone holds the page script', async () => {
+    const fresh = await catalogScriptModule(true);
+    if (process.env.UPDATE_CATALOG_SCRIPT === '1') await writeCatalogScriptSource();
+    expect(await readFile(CATALOG_SCRIPT_MODULE, 'utf8'), 'src/registry/catalog-script.ts is stale: UPDATE_CATALOG_SCRIPT=1 npx vitest run test/registry/catalog.test.ts').toBe(fresh);
   });
 
   it('type-checks its browser entry against the DOM, without Node.js', () => {
