@@ -41,14 +41,16 @@ class Done extends Error {}
 
 /**
  * The files of `names` (paths relative to the template's root, matched without regard to case,
- * whether the archive holds them at its root or under one top folder such as `package/`) that the
- * archive `stream` holds, by the name asked for. A file at the root wins over one under a folder.
+ * whether the archive holds them at its root or, when it has no file at its root, under one top
+ * folder such as `package/`) that the archive `stream` holds, by the name asked for.
  */
 export async function readArchiveTexts(stream: Readable, names: readonly string[], limits: Partial<ArchiveTextLimits> = {}): Promise<Map<string, ArchiveText>> {
   const { maxFileBytes, maxUnpackedBytes, maxEntries } = { ...DEFAULT_ARCHIVE_TEXT_LIMITS, ...limits };
   const wanted = new Map(names.map((name) => [name.toLowerCase(), name]));
   const found = new Map<string, { text: ArchiveText; depth: number }>();
   let entries = 0;
+  /** Whether a file sits at the archive's root: then nothing is under a top folder to strip. */
+  let fileAtRoot = false;
   let unpacked = 0;
   let pending = 0;
 
@@ -66,7 +68,9 @@ export async function readArchiveTexts(stream: Readable, names: readonly string[
   const parser = new Parser({
     onReadEntry: (entry: ReadEntry) => {
       if (++entries > maxEntries) return stop(new UnsafeArchiveError(`the archive has more than ${maxEntries} entries`));
-      const target = FILE_TYPES.has(entry.type) ? nameOf(normaliseEntryPath(entry.path)) : undefined;
+      const path = normaliseEntryPath(entry.path);
+      if (FILE_TYPES.has(entry.type) && !path.includes('/')) fileAtRoot = true;
+      const target = FILE_TYPES.has(entry.type) ? nameOf(path) : undefined;
       const known = target ? found.get(target.name) : undefined;
       if (!target || (known && known.depth <= target.depth)) {
         entry.resume();
@@ -111,5 +115,6 @@ export async function readArchiveTexts(stream: Readable, names: readonly string[
       throw new UnsafeArchiveError(`not a gzip-compressed tar archive (${error instanceof Error ? error.message : String(error)})`);
     }
   }
-  return new Map([...found].map(([name, { text }]) => [name, text]));
+  // `docs/README.md` of an archive with files at its root is not its README.
+  return new Map([...found].filter(([, { depth }]) => depth === 0 || !fileAtRoot).map(([name, { text }]) => [name, text]));
 }
