@@ -667,7 +667,7 @@ export class RegistryBuilder {
   /**
    * The catalog page text of template `id` (README, questions, change log sections: page-text.ts)
    * as JSON, read from the archives of the version its page presents and of its highest version;
-   * undefined when the source cannot open archives. Archives never change, so it is read again only
+   * undefined when the source cannot open archives. Archives never change, so they are read again only
    * when those versions (or the number of versions) change: kept by this builder, and found again
    * in the template file the output holds (its `page.of`) by a builder in a fresh process.
    */
@@ -688,7 +688,9 @@ export class RegistryBuilder {
         group.map(({ version }) => version.manifest.version),
         (message) => notices.push(message),
       );
-      json = page ? JSON.stringify({ ...page, of: key }) : undefined;
+      // Written even when there is nothing to show (or the archive could not be read): a builder in a
+      // fresh process finds it and does not open the archives again.
+      json = JSON.stringify({ ...(page ?? { version: presented.manifest.version }), of: key });
     }
     this.#pages.set(id, { key, json });
     return json;
