@@ -180,6 +180,10 @@ export function registerBuildRegistry(
           warnings.push(message);
           if (!flags.json) io.stderr(`warning: ${message}\n`);
         }
+        for (const message of result.notices ?? []) {
+          warnings.push(message);
+          if (!flags.json) io.stderr(`warning: ${message}\n`);
+        }
         const entries = result.document.templates.length;
         if (flags.json) {
           io.stdout(
