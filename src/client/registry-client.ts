@@ -40,11 +40,11 @@
  *   document checked before it is accepted; the pins belong to the first registry of the list and
  *   hold for every registry in it.
  */
-import { isYanked, selectLatest, versionsOf } from '../core/listing.js';
+import { isYanked, listingOrder, selectLatest, versionsOf, type ListingOrder } from '../core/listing.js';
 import { describeSchemaErrors } from '../core/messages.js';
 import type { Category, RegistryDocument, SparseIndex, TemplateEntry } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
-import { matchesFilters, matchesTerms, searchTerms, searchText, type TemplateFilters } from '../core/search.js';
+import { buildSearchIndex, findEntries, matchesFilters, matchesTerms, searchTerms, searchText, type SearchIndex, type TemplateFilters } from '../core/search.js';
 import { isTemplateName } from '../core/versions.js';
 
 import { registryBaseUrl } from '../core/registry-url.js';
@@ -52,8 +52,6 @@ import { RoutesSource } from './routes-source.js';
 import { readEntries, readRegistryDocument, skippedEntriesLine, type SkippedEntry } from './entry-reader.js';
 import { CachedJson, FetchFailure, RefreshMark, RegistryUnavailableError, type CachedJsonOptions, type StaleNotice } from './cached-json.js';
 import { RegistryTrust, RegistryTrustError, type SignatureOptions } from './trust.js';
-import { listingOrder, type ListingOrder } from './listing-order.js';
-import { buildSearchIndex, searchIndexed, type SearchIndex } from './search-index.js';
 
 export type { TemplateFilters } from '../core/search.js';
 export { RegistryUnavailableError, cacheFileFor, refreshMarkFileFor, type StaleNotice } from './cached-json.js';
@@ -282,12 +280,12 @@ export class RegistryIndex {
    * The spec's search rule, in listing order. The first search of a document reads every entry
    * with the rule itself (`matchesTerms` on `searchText`), which costs far less than building the
    * token index: a process that searches once (the CLI) never builds it. Later searches build it
-   * once and answer from it (see search-index.ts for why its answer is the rule's).
+   * once and answer from it (see core/search.ts for why its answer is the rule's).
    */
   search(terms: readonly string[]): TemplateEntry[] {
     if (terms.length === 0) return [...this.sorted];
     if (this.#tokens === undefined && this.#searches++ === 0) return this.#scan(terms);
-    return searchIndexed(this.tokens, terms, this.sorted) ?? this.#scan(terms);
+    return findEntries(this.tokens, terms, this.sorted);
   }
 
   /** The search rule applied to every entry; only the matches are sorted when nothing is sorted yet. */

@@ -39,6 +39,8 @@ export interface SourceVersion {
   attestation?: SourceAttestation;
   /** Reads the provenance bundle, when the build must publish it beside the archive (at `staticAttestationPath`, where `attestation.url` points). */
   readAttestation?: () => Promise<Buffer | undefined>;
+  /** Reads the archive, whatever serves it: the catalog shows the README, questions and change log in it. */
+  readArchive?: () => Promise<Readable | undefined>;
   /**
    * Opens the archive, when the build must publish it beside registry.json (at
    * `staticArchivePath(id, version)`, where `downloadUrl` points); absent when it is served elsewhere.

@@ -40,7 +40,7 @@ import templateEntrySchema from '../../schemas/template-entry.schema.json' with 
 import { canonicalJson } from '../core/canonical-json.js';
 import { compareText, isYanked, latestEntries, sortEntries, STABILITY_ORDER, stabilityRank, versionsOf } from '../core/listing.js';
 import type { Category, CursorPagination, OffsetPagination, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
-import { matchesSearch, SEARCH_FIELDS, searchTerms, type SearchField } from '../core/search.js';
+import { buildSearchIndex, findEntries, matchesSearch, SEARCH_FIELDS, searchTerms, type SearchField, type SearchIndex } from '../core/search.js';
 import type { ErrorDetail } from '../core/validation.js';
 import { compareVersions } from '../core/versions.js';
 import type { UserRecord } from '../store/types.js';
@@ -829,10 +829,41 @@ export function showsYanked(query: Pick<ListQuery, 'include'>): boolean {
   return query.include?.includes('yanked') ?? false;
 }
 
+/** The latest entry of every template of a document, in listing order, and their token index (made on the first search). */
+interface Listed {
+  entries: TemplateEntry[];
+  index?: SearchIndex;
+}
+
+/**
+ * What `GET /templates` lists of each document, kept per document (a build makes a new one; a
+ * document is never changed): the selection and the listing order once, the token index once.
+ */
+const listedOf = new WeakMap<readonly TemplateEntry[], { shown?: Listed; withYanked?: Listed }>();
+
+function listedEntries(templates: readonly TemplateEntry[], includeYanked: boolean): Listed {
+  let kept = listedOf.get(templates);
+  if (!kept) listedOf.set(templates, (kept = {}));
+  const key = includeYanked ? 'withYanked' : 'shown';
+  return (kept[key] ??= { entries: sortEntries(latestEntries(templates, { includeYanked })) });
+}
+
+/** `TEMPLATE_LIST` over entries already in listing order. */
+const LISTED_TEMPLATES: ListResource<TemplateEntry> = { ...TEMPLATE_LIST, order: (entries) => [...entries] };
+
 /** Applies a parsed query to a registry document: the latest entry of every template; `include=versions` embeds all of a template's versions. */
 export function runListQuery(document: Pick<RegistryDocument, 'templates'>, query: ListQuery): ListResult {
   const includeYanked = showsYanked(query);
-  return runList(TEMPLATE_LIST, latestEntries(document.templates, { includeYanked }), query, {
+  const listed = listedEntries(document.templates, includeYanked);
+  let entries = listed.entries;
+  let rest = query;
+  // A search over every field is answered by the token index (core/search.ts), in listing order.
+  if (query.terms && query.searchFields === undefined) {
+    entries = findEntries((listed.index ??= buildSearchIndex(listed.entries)), query.terms, listed.entries);
+    const { terms: _terms, ...others } = query;
+    rest = others;
+  }
+  return runList(LISTED_TEMPLATES, entries, rest, {
     versions: (entry) => versionsOf(document.templates, entry.id).filter((version) => includeYanked || !isYanked(version)),
   });
 }

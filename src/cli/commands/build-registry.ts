@@ -195,6 +195,10 @@ export function registerBuildRegistry(
           warnings.push(message);
           if (!flags.json) io.stderr(`warning: ${message}\n`);
         }
+        for (const message of result.notices ?? []) {
+          warnings.push(message);
+          if (!flags.json) io.stderr(`warning: ${message}\n`);
+          }
         let purged: PurgeAfterBuildResult | undefined;
         if (cdnUrl !== undefined) {
           purged = await purgeAfterBuild({
