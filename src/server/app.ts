@@ -88,7 +88,7 @@ export interface ServerOptions {
   oidcIssuers?: readonly string[];
   /** The GitHub REST API asked for a repository owner's id when a trusted publisher is saved without one (default https://api.github.com). */
   githubApiUrl?: string;
-  /** The server's clock for token lifetimes and ID-token checks (tests); default the system's. */
+  /** The server's clock for token lifetimes, ID-token checks and Last-Modified dates (tests); default the system's. */
   clock?: () => Date;
   /**
    * Refuse (422) an archive whose change log has no section for its version. Off by default: the

@@ -144,7 +144,8 @@ interface ArchiveParams {
 
 export const cachingPlugin = fastifyPlugin<{ context: ServerContext }>(
   (app, { context }, done) => {
-    const startedAt = new Date();
+    const now = (): Date => context.clock?.() ?? new Date();
+    const startedAt = now();
     const registryLastModified = (): Date | undefined => {
       try {
         return context.registry().lastModified;
@@ -173,7 +174,7 @@ export const cachingPlugin = fastifyPlugin<{ context: ServerContext }>(
       } else if (route === OPENAPI_ROUTE) {
         return { date: startedAt, stable: true };
       }
-      return { date: new Date(), stable: false };
+      return { date: now(), stable: false };
     };
 
     // An archive's validators are known before its handler runs: If-Modified-Since is answered
@@ -215,7 +216,7 @@ export const cachingPlugin = fastifyPlugin<{ context: ServerContext }>(
       if (lastModified && !lastModified.stable && body !== undefined && tag !== undefined) {
         // HEAD answers what GET would: one key for both.
         const key = `${request.url}\n${request.token?.id ?? ''}`;
-        lastModified = { date: firstSeen.dateOf(key, tag, new Date()), stable: true };
+        lastModified = { date: firstSeen.dateOf(key, tag, now()), stable: true };
       }
       if (lastModified) void reply.header('Last-Modified', lastModified.date.toUTCString());
       if (body === undefined) return next(null, payload);

@@ -88,7 +88,7 @@ export interface ServerContext {
   webhooks: WebhookDispatcher;
   /** Tells the server a download was recorded, so that the registry's `stats` show it soon (server/stats-refresh.ts). */
   downloadRecorded?: () => void;
-  /** The server's clock for token lifetimes (tests); default the system's. */
+  /** The server's clock for token lifetimes, Last-Modified dates and publish times (tests); default the system's. */
   clock?: () => Date;
   /** Refuse an upload whose change log has no section for its version (`--require-changelog-entry`); off by default. */
   requireChangelogEntry?: boolean;

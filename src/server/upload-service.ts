@@ -91,7 +91,7 @@ function versionPurged(manifest: TemplateManifest, purgedAt: string): ApiError {
  * storage on success; on any failure after the reservation, the reservation is undone.
  */
 export async function publishVersion(
-  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks' | 'publicUrl' | 'requireChangelogEntry' | 'buildFailure' | 'sigstore'>,
+  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks' | 'publicUrl' | 'requireChangelogEntry' | 'buildFailure' | 'sigstore' | 'clock'>,
   token: TokenRecord,
   archive: ReceivedArchive,
   manifestText: string,
@@ -121,7 +121,7 @@ export async function publishVersion(
   // Unpacked beside the upload, in the storage's temp folder: a kill leaves it where the next start cleans.
   await checkUploadedArchive(archive.path, manifest, { requireChangelogEntry: context.requireChangelogEntry === true }, path.dirname(archive.path));
 
-  const createdAt = new Date().toISOString();
+  const createdAt = (context.clock?.() ?? new Date()).toISOString();
   const reservation = await versions.reserveVersion(
     { name: manifest.name, version: manifest.version, integrity: archive.integrity, sha256: archive.sha256, size: archive.size, owner: token.owner, createdAt, ...(attested ? { attestation: attested } : {}) },
     token,

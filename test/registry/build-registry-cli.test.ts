@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { registerBuildRegistry, type BuildRegistryDependencies } from '../../src/cli/commands/build-registry.js';
 import type { RegistryDocument } from '../../src/core/schema-types.js';
-import { startFakeGitHubRepos } from '../helpers/fake-github-repos.js';
+import { startFakeGitHub } from '../helpers/fake-github.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3 } from '../helpers/s3-server.js';
 import { manifest, memorySource, version } from './memory-source.js';
@@ -84,10 +84,10 @@ describe('template-registry build-registry', () => {
   });
 
   it('builds from GitHub releases with $GITHUB_TOKEN and prints the warnings', async () => {
-    const github = await startFakeGitHubRepos({ token: 'ghs_cli' });
+    const github = await startFakeGitHub({ token: 'ghs_cli' });
     closers.push(() => github.close());
     github.addRepo('acme/t');
-    github.addRelease('acme/t', {
+    github.addRepoRelease('acme/t', {
       tag_name: 'v1.0.0',
       assets: [
         { name: 't-1.0.0.tgz', content: 'x' },

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { schemaErrors } from '../../src/core/schemas.js';
-import { startFakeGitHubRepos, type FakeGitHubRepos } from '../helpers/fake-github-repos.js';
+import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { buildFreshBundle, runBundledAction, type ActionRun, type FreshBundle } from '../helpers/run-bundled-action.js';
 import { manifest } from './memory-source.js';
@@ -34,8 +34,8 @@ afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()));
 });
 
-function addTemplateRelease(github: FakeGitHubRepos, repo: string, name: string, v: string, downloads: number): void {
-  github.addRelease(repo, {
+function addTemplateRelease(github: FakeGitHub, repo: string, name: string, v: string, downloads: number): void {
+  github.addRepoRelease(repo, {
     tag_name: `v${v}`,
     published_at: '2026-03-01T00:00:00Z',
     assets: [
@@ -54,14 +54,14 @@ describe('the bundled registry action, run as the runner runs it', () => {
   });
 
   it('builds the registry from GitHub releases; a re-run reports no change', async () => {
-    const github = await startFakeGitHubRepos({ token: GITHUB_TOKEN });
+    const github = await startFakeGitHub({ token: GITHUB_TOKEN });
     closers.push(() => github.close());
     github.addRepo('acme/node-service', { stars: 5, forks: 1, issues: 2 });
     addTemplateRelease(github, 'acme/node-service', 'node-service', '1.0.0', 3);
     addTemplateRelease(github, 'acme/node-service', 'node-service', '1.1.0', 8);
     github.addRepo('acme/react-app', { stars: 1 });
     addTemplateRelease(github, 'acme/react-app', 'react-app', '0.1.0', 0);
-    github.addRelease('acme/react-app', { tag_name: 'v0.2.0', assets: [{ name: 'notes.txt', content: 'no template here' }] });
+    github.addRepoRelease('acme/react-app', { tag_name: 'v0.2.0', assets: [{ name: 'notes.txt', content: 'no template here' }] });
 
     const workspace = await tempDir('tr-registry-ws-');
     await writeFile(

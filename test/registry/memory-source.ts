@@ -7,10 +7,11 @@ import { create } from 'tar';
 
 import type { TemplateManifest } from '../../src/core/schema-types.js';
 import type { RegistrySource, SourceVersion } from '../../src/registry/source.js';
+import { templateManifest } from '../helpers/builders.js';
 
 /** A manifest of `name`@`version` with the required fields; `extra` overrides. */
 export function manifest(name: string, version: string, extra: Partial<TemplateManifest> = {}): TemplateManifest {
-  return { name, version, description: `The ${name} template, version ${version}`, category: 'backend', ...extra };
+  return templateManifest(name, version, { description: `The ${name} template, version ${version}`, ...extra });
 }
 
 /** A published version of `name`@`version`; `extra` overrides fields of the version. */

@@ -7,7 +7,7 @@ import { createGitHubClient } from '../../src/github/index.js';
 import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { InputError, parseRegistryInputs } from '../../src/registry-action/inputs.js';
 import { run, type RegistryActionCore } from '../../src/registry-action/main.js';
-import { startFakeGitHubRepos } from '../helpers/fake-github-repos.js';
+import { startFakeGitHub } from '../helpers/fake-github.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3 } from '../helpers/s3-server.js';
 import { startFakeApi } from '../helpers/fake-cdn.js';
@@ -242,10 +242,10 @@ describe('the registry action run()', () => {
   });
 
   it('reads the config, queries GitHub through the injected client and reports skipped repositories as warnings', async () => {
-    const github = await startFakeGitHubRepos({ token: 'ghs_secret' });
+    const github = await startFakeGitHub({ token: 'ghs_secret' });
     closers.push(() => github.close());
     github.addRepo('acme/node-service', { stars: 2 });
-    github.addRelease('acme/node-service', {
+    github.addRepoRelease('acme/node-service', {
       tag_name: 'v1.0.0',
       assets: [
         { name: 'node-service-1.0.0.tgz', content: 'x', downloadCount: 9 },

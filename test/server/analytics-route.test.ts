@@ -99,8 +99,7 @@ describe('GET /templates/{id}/analytics', () => {
   it('with the defaults, shows a download in the registry stats a few seconds later, without a publish or a timer tick', async () => {
     const server = await published();
     await downloadArchive(server, '1.0.0', '10.0.0.1');
-    // Not at once: the server waits for more downloads to join the rebuild.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Not at once: the server waits (DEFAULT_STATS_SETTLE_MS) for more downloads to join the rebuild.
     expect(await statsDownloads(server, '1.0.0')).toBe(0);
     expect((await analytics(server, '?version=1.0.0')).body.data.metrics.downloads.total).toBe(1);
     await expect.poll(() => statsDownloads(server, '1.0.0'), { timeout: 8000, interval: 100 }).toBe(1);

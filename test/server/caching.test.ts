@@ -14,8 +14,8 @@ const ARCHIVE = 'public, max-age=31536000, immutable';
 const REGISTRY_DATA = 'public, max-age=60';
 const STATIC_FILE = 'public, max-age=60, stale-while-revalidate=600';
 
-async function published(): Promise<TestServer> {
-  const server = await startRegistryServer();
+async function published(options: Parameters<typeof startRegistryServer>[0] = {}): Promise<TestServer> {
+  const server = await startRegistryServer(options);
   await publishVersions(server, [{ version: '1.0.0', files: { 'template/README.md': '# {{ projectName }}\n' } }]);
   return server;
 }
@@ -134,14 +134,15 @@ describe('conditional HEAD and answers without a date of their own', () => {
   });
 
   it('per-token lists, analytics and health keep their Last-Modified while unchanged: If-Modified-Since gets 304, then 200 once they change', async () => {
-    const server = await published();
+    let offset = 0;
+    const server = await published({ clock: () => new Date(Date.now() + offset) });
     const { token } = await server.store.tokens.createToken({ role: 'admin' });
     const auth = { authorization: `Bearer ${token}` };
     const paths = ['/webhooks', `/templates/${TEMPLATE}/analytics`, `/templates/${TEMPLATE}/owners`, '/healthz'];
     const firstDates = new Map<string, string>();
     for (const path of paths) firstDates.set(path, (await get(server, path, auth)).headers.get('last-modified')!);
-    // A later second: an answer dated by its time would move on.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // Seconds later on the server's clock: an answer dated by its time would move on.
+    offset += 5000;
     for (const path of paths) {
       const lastModified = firstDates.get(path)!;
       const again = await get(server, path, auth);

@@ -62,16 +62,17 @@ async function refused(server: TestServer, route: string, query: Record<string, 
 
 /** demo-template 1.2.0, 1.9.0, 1.10.0 (stable, backend); go-api 2.0.0 (stable, backend); react-kit 0.1.0 (beta, frontend, by Ada). */
 async function registry(): Promise<{ server: TestServer; before: string; between: string }> {
-  const server = await startRegistryServer();
-  const before = new Date(Date.now() - 1000).toISOString();
+  // Published on the server's clock: the first three at one time, the others two seconds later.
+  let at = Date.now();
+  const server = await startRegistryServer({ clock: () => new Date(at) });
+  const before = new Date(at - 1000).toISOString();
   await publishVersions(server, [
     { version: '1.2.0', files: {} },
     { version: '1.9.0', files: {} },
     { version: '1.10.0', files: {} },
   ]);
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  const between = new Date().toISOString();
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  const between = new Date(at + 1000).toISOString();
+  at += 2000;
   await publishAs(server, { name: 'go-api', version: '2.0.0', description: 'A Go API service template' });
   await publishAs(server, { name: 'react-kit', version: '0.1.0', category: 'frontend', stability: 'beta', description: 'A React single page app', author: { name: 'Ada' } });
   return { server, before, between };

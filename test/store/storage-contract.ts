@@ -8,7 +8,6 @@ import { text } from 'node:stream/consumers';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type { TemplateManifest } from '../../src/core/index.js';
 import { LAST_USED_PRECISION_MS, tokenState, type OutboxState, type RegistryStorage, type TokenRecord, type WebhookStore } from '../../src/store/index.js';
 import { MAX_TRUSTED_PUBLISHERS, type AttemptOutcome, type NewTrustedPublisher, type PublisherRun, type StoredEvent } from '../../src/store/types.js';
 import type { AnalyticsRecord } from '../../src/core/schema-types.js';
@@ -16,10 +15,7 @@ import { analyticsRecords, recordWindow } from '../../src/registry/analytics.js'
 import { tempDir } from '../helpers/fixtures.js';
 import { history, HISTORY_NOW, historyRegistry } from '../registry/analytics-events.js';
 import * as oracle from '../registry/analytics-oracle.js';
-
-function manifest(name: string, version: string): TemplateManifest {
-  return { name, version, description: `The ${name} template for tests`, category: 'backend' };
-}
+import { templateManifest } from '../helpers/builders.js';
 
 /**
  * What a store migrated from before attempt ids shows of 12 old attempts of `wh_old` (statuses 200
@@ -88,7 +84,7 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         token,
       );
       expect(reservation).toEqual({ reserved: true });
-      await storage.versions.commitVersion(name, version, file, manifest(name, version));
+      await storage.versions.commitVersion(name, version, file, templateManifest(name, version));
     }
 
     describe('tokens', () => {
@@ -316,7 +312,7 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         );
         expect(pending).toEqual({ reserved: true });
         expect((await storage.versions.listVersions()).map((v) => `${v.name}@${v.version}:${v.state}`)).toEqual(['web-app@1.0.0:complete']);
-        expect(await storage.versions.readManifest('web-app', '1.0.0')).toEqual(manifest('web-app', '1.0.0'));
+        expect(await storage.versions.readManifest('web-app', '1.0.0')).toEqual(templateManifest('web-app', '1.0.0'));
         const archive = await storage.versions.openArchive('web-app', '1.0.0');
         expect(archive?.size).toBe('archive bytes'.length);
         expect(await text(archive!.stream)).toBe('archive bytes');
@@ -334,8 +330,8 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
           await storage.versions.reserveVersion({ name: 'signed', version, integrity: 'sha512-x', sha256: 'd'.repeat(64), size: 5, owner: record.owner, attestation }, record);
           if (version === '1.0.0') {
             // A version reserved with provenance is never completed without its bundle.
-            await expect(storage.versions.commitVersion('signed', version, file, manifest('signed', version))).rejects.toThrow(/with its bundle/);
-            await storage.versions.commitVersion('signed', version, file, manifest('signed', version), [], bundle);
+            await expect(storage.versions.commitVersion('signed', version, file, templateManifest('signed', version))).rejects.toThrow(/with its bundle/);
+            await storage.versions.commitVersion('signed', version, file, templateManifest('signed', version), [], bundle);
           } else {
             await storage.versions.abortVersion('signed', version);
           }
@@ -404,7 +400,7 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(undone?.version.deprecationMessage).toBeUndefined();
         expect(undone?.version.yankedAt).toBe('2026-02-01T00:00:00.000Z');
 
-        expect(await storage.versions.readManifest('web-app', '1.0.0')).toEqual(manifest('web-app', '1.0.0'));
+        expect(await storage.versions.readManifest('web-app', '1.0.0')).toEqual(templateManifest('web-app', '1.0.0'));
         expect(await text((await storage.versions.openArchive('web-app', '1.0.0'))!.stream)).toBe('the bytes');
         expect((await storage.versions.getVersion('web-app', '1.0.0'))?.state).toBe('complete');
       });
@@ -705,14 +701,14 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         await writeFile(file, 'bytes');
         await storage.versions.reserveVersion({ name: 'web-app', version: '1.0.0', integrity: 'sha512-x', sha256: 'a'.repeat(64), size: 5, owner: record.owner }, record);
         const event = { event: 'template.published', data: { id: 'web-app', version: '1.0.0' }, timestamp: '2026-01-01T00:00:00.000Z' };
-        await storage.versions.commitVersion('web-app', '1.0.0', file, manifest('web-app', '1.0.0'), [event]);
+        await storage.versions.commitVersion('web-app', '1.0.0', file, templateManifest('web-app', '1.0.0'), [event]);
         expect((await storage.versions.getVersion('web-app', '1.0.0'))?.state).toBe('complete');
         expect(await storage.webhooks.listOutboxDeliveries(hook.id)).toMatchObject([{ event: 'template.published', state: 'pending', body: JSON.stringify({ event: event.event, timestamp: event.timestamp, data: event.data }) }]);
 
         // Not reserved (so not pending): nothing is committed, nothing is told.
         const again = path.join(await tempDir(), 'upload.tgz');
         await writeFile(again, 'bytes');
-        await storage.versions.commitVersion('web-app', '1.0.0', again, manifest('web-app', '1.0.0'), [event]).catch(() => undefined);
+        await storage.versions.commitVersion('web-app', '1.0.0', again, templateManifest('web-app', '1.0.0'), [event]).catch(() => undefined);
         expect(await storage.webhooks.listOutboxDeliveries(hook.id)).toHaveLength(1);
       });
     });
