@@ -1,29 +1,11 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
 import { stripVTControlCharacters } from 'node:util';
 
 import { Command, CommanderError } from 'commander';
 
 import { EXIT, UsageError, processIo, type CliIo } from './io.js';
 import { colourEnabled } from './style.js';
+import { cliVersion } from './version.js';
 import { errorMessage } from '../core/errors.js';
-
-/** This package's version, from the nearest package.json named template-registry above this file. */
-function packageVersion(): string {
-  for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
-    try {
-      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'template-registry' && pkg.version) return pkg.version;
-    } catch {
-      // no package.json here; keep climbing
-    }
-    if (path.dirname(dir) === dir) return '0.0.0';
-  }
-}
-
-const VERSION = packageVersion();
 
 type SetExit = (code: number) => void;
 /** Adds a group of commands to the program. */
@@ -79,7 +61,7 @@ export function groupsFor(argv: readonly string[]): typeof GROUPS {
 async function buildProgram(argv: readonly string[], io: CliIo, setExit: SetExit): Promise<Command> {
   const program = new Command('template-registry')
     .description('Publish, find, generate from and upgrade versioned project templates.')
-    .version(VERSION)
+    .version(cliVersion())
     // Taken out of argv by runCli wherever it stands; declared here for --help.
     .option('--no-color', 'no colours (colours are used only on a terminal; NO_COLOR=1 and FORCE_COLOR=1 also work)')
     .exitOverride()
