@@ -1,10 +1,11 @@
 import { stripVTControlCharacters } from 'node:util';
 
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help } from 'commander';
 
 import { EXIT, UsageError, processIo, type CliIo } from './io.js';
 import { colourEnabled } from './style.js';
 import { cliVersion } from './version.js';
+import { COMMAND_SUMMARIES, type CommandName } from './commands/summaries.js';
 import { errorMessage } from '../core/errors.js';
 
 type SetExit = (code: number) => void;
@@ -58,6 +59,22 @@ export function groupsFor(argv: readonly string[]): typeof GROUPS {
   return group ? [group] : GROUPS;
 }
 
+/** Whether `argv` asks only for the CLI's own help: then the commands are listed from their summaries, none loaded. */
+function onlyRootHelp(argv: readonly string[]): boolean {
+  return argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h');
+}
+
+/** Adds every command as its summary (name and description, listed with its usage): enough for the root --help. */
+function addSummaries(program: Command): void {
+  for (const [name, summary] of Object.entries(COMMAND_SUMMARIES)) program.command(name).description(summary.description);
+  program.configureHelp({
+    subcommandTerm(this: Help, command: Command): string {
+      const summary = COMMAND_SUMMARIES[command.name() as CommandName] as { term: string } | undefined;
+      return summary ? summary.term : Help.prototype.subcommandTerm.call(this, command);
+    },
+  });
+}
+
 async function buildProgram(argv: readonly string[], io: CliIo, setExit: SetExit): Promise<Command> {
   const program = new Command('template-registry')
     .description('Publish, find, generate from and upgrade versioned project templates.')
@@ -69,7 +86,8 @@ async function buildProgram(argv: readonly string[], io: CliIo, setExit: SetExit
     .enablePositionalOptions()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError('(run with --help for usage)');
-  for (const group of groupsFor(argv)) (await group.load())(program, io, setExit);
+  if (onlyRootHelp(argv)) addSummaries(program);
+  else for (const group of groupsFor(argv)) (await group.load())(program, io, setExit);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   return program;
 }

@@ -57,6 +57,13 @@ console.log(JSON.stringify(names));`,
     expect(loaded).toEqual([]);
   });
 
+  it('answers template-registry --help without loading any command', () => {
+    const loaded = loadedAfter(
+      "const { runCli } = await import('./build/src/cli/index.js'); let out = ''; const code = await runCli(['--help'], { stdout: (t) => (out += t), stderr: () => {} }); if (code !== 0 || !out.includes('check-update')) process.exit(3);",
+    );
+    expect(loaded).toEqual(['commander']);
+  });
+
   it('loads the commands of one group for a command, and every group for help or an unknown command', () => {
     expect(groupsFor(['--version'])).toHaveLength(0);
     expect(groupsFor(['list', '--json']).map((g) => g.commands)).toEqual([['list', 'search', 'info', 'create', 'migrate', 'check-compat']]);
