@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 
 import { formatValidationErrorAt } from '../../core/validation.js';
-import { validateTemplate } from '../../template/index.js';
+import { validateTemplate } from '../../template/validate.js';
 import { EXIT, type CliIo } from '../io.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 import { stderrStyle, stdoutStyle } from '../style.js';
