@@ -1,5 +1,5 @@
 /**
- * The catalog page in a real browser (Debian's chromium through playwright-core): a registry built
+ * The catalog page in a real browser (a Chromium found by test/helpers/browser.ts, through playwright-core): a registry built
  * by `buildRegistry`, served by a plain static file server under a path prefix, used as a person
  * would: search, filters, sort, the page of one template, the back button, the keyboard.
  */
@@ -7,13 +7,13 @@ import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 
 import { catalogPagePath } from '../../src/core/routes.js';
 import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { buildRegistry, renderCatalog } from '../../src/registry/index.js';
 import { parseListQuery, runListQuery, type RawQuery } from '../../src/server/query.js';
-import { focusedOf, launchBrowser, textOf, textsOf, watchProblems, type PageProblems } from '../helpers/browser.js';
+import { browserTests, focusedOf, launchBrowser, textOf, textsOf, watchProblems, type PageProblems } from '../helpers/browser.js';
 import { serveFolder, type FolderServer } from '../helpers/static-server.js';
 import { archiveReader, memorySource, tgzOf, version } from './memory-source.js';
 
@@ -75,19 +75,6 @@ let host: FolderServer;
 let root = '';
 let document: RegistryDocument;
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-  root = await mkdtemp(path.join(tmpdir(), 'tr-catalog-browser-'));
-  ({ document } = await buildRegistry(memorySource(VERSIONS), { outDir: root, now: () => NOW }));
-  host = await serveFolder(root, { prefix: PREFIX });
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await host?.close();
-  if (root) await rm(root, { recursive: true, force: true });
-});
-
 interface Opened {
   context: BrowserContext;
   problems: PageProblems;
@@ -96,13 +83,29 @@ interface Opened {
 }
 const opened: Opened[] = [];
 
-afterEach(async () => {
-  for (const { context, problems, expected } of opened.splice(0)) {
-    await context.close();
-    // No console error, uncaught exception, CSP violation or failed request on any page.
-    expect(problems.list.filter((p) => !expected.some((e) => e.test(p)))).toEqual([]);
-  }
-});
+/** The browser, the registry and its server for the file; every page checked for problems after its test. */
+function setUpBrowser(): void {
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    root = await mkdtemp(path.join(tmpdir(), 'tr-catalog-browser-'));
+    ({ document } = await buildRegistry(memorySource(VERSIONS), { outDir: root, now: () => NOW }));
+    host = await serveFolder(root, { prefix: PREFIX });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await host?.close();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  afterEach(async () => {
+    for (const { context, problems, expected } of opened.splice(0)) {
+      await context.close();
+      // No console error, uncaught exception, CSP violation or failed request on any page.
+      expect(problems.list.filter((p) => !expected.some((e) => e.test(p)))).toEqual([]);
+    }
+  });
+}
 
 /** Opens the catalog (under the prefix, `suffix` appended) in a fresh context, the clock fixed at NOW; waits until it has loaded. */
 async function openCatalog(suffix = '', options: { colorScheme?: 'light' | 'dark'; expected?: RegExp[]; base?: string } = {}): Promise<Page> {
@@ -134,7 +137,9 @@ const hashOf = (page: Page): string => new URL(page.url()).hash;
 /** `expect.poll` with room for a machine busy with other tests (the page answers in milliseconds when it is not). */
 const poll = <T>(value: () => T | Promise<T>) => expect.poll(value, { timeout: 10_000, interval: 25 });
 
-describe('the catalog page in a browser', () => {
+browserTests('the catalog page in a browser', () => {
+  setUpBrowser();
+
   it('shows the first results under a path prefix, from index.json, without downloading registry.json', async () => {
     const requestsBefore = host.requests.length;
     const page = await openCatalog();

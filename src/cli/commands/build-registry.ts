@@ -12,6 +12,7 @@ import { createS3Client, parseOutputTarget, S3Output, S3UrlError, type OutputTar
 import type { SigningKey } from '../../registry/signing.js';
 import { SIGN_KEY_ENV, signingKeysFrom } from '../sign-key.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { errorMessage } from '../../core/errors.js';
 import { addBackendOptions, isHttpUrl, S3_ENDPOINT_OPTION, S3_PATH_STYLE_OPTION, type BackendFlags } from './backends.js';
 import { addPurgeOptions, cdnUrlFrom, purgeTargetsFrom, type PurgeFlags } from './purge-flags.js';
@@ -95,7 +96,7 @@ export function registerBuildRegistry(
 ): void {
   const command = program
     .command('build-registry')
-    .description('build the static registry files (registry.json, per-template files, catalog page) from a store or GitHub releases')
+    .description(COMMAND_SUMMARIES['build-registry'].description)
     .requiredOption('--out <dir|s3-url>', 'folder to write the registry into, or an S3-compatible bucket: s3://bucket/prefix (credentials and region the AWS SDK way)');
   addBackendOptions(command, { store: "read the versions from the registry server's store in this folder (with --database: PostgreSQL's, its bytes in --storage)", s3: false })
     .option('--github-config <file>', `read the versions from the GitHub releases of the repositories in this JSON file (token: $${GITHUB_TOKEN_ENV})`)

@@ -10,6 +10,7 @@ import { publishProgressPrinter, uploadProgressLine } from '../../publish/progre
 import { runPublishPipeline } from '../../publish/pipeline.js';
 import { DEFAULT_VISIBLE_TIMEOUT_MS, notVisibleWarning, waitUntilVisible, type VisibleResult } from '../../publish/visible.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { errorMessage } from '../../core/errors.js';
 
 interface PublishFlags {
@@ -42,7 +43,7 @@ export function registerPublish(program: Command, io: CliIo, setExit: (code: num
   // own `-V, --version` would take it (printing the CLI version) wherever it appears.
   program
     .command('publish')
-    .description('validate, test-generate and lint a template folder, check its changelog, then pack and upload it to a registry')
+    .description(COMMAND_SUMMARIES.publish.description)
     .argument('[dir]', 'template folder', '.')
     .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
     .option('--token <token>', `API token (default: $${TOKEN_ENV}; prefer the variable, flags show up in process lists)`)

@@ -13,6 +13,7 @@ import { DEFAULT_GITHUB_API_URL } from '../../server/github-accounts.js';
 import { GITHUB_ACTIONS_ISSUER, trustedIssuers } from '../../server/oidc.js';
 import { tokenState, type TokenRecord, type TokenState } from '../../store/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { stderrStyle } from '../style.js';
 import { errorMessage } from '../../core/errors.js';
 import { addBackendOptions, DEFAULT_STORE, openStoreForCommand, type BackendFlags } from './backends.js';
@@ -137,7 +138,7 @@ export function serveLimits(flags: LimitFlags, env: NodeJS.ProcessEnv = process.
 }
 
 export function registerServe(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  const serve = program.command('serve').description('run the registry server on an embedded store, or on PostgreSQL (--database) and a bucket (--storage)');
+  const serve = program.command('serve').description(COMMAND_SUMMARIES.serve.description);
   addBackendOptions(serve, { store: `store folder: the embedded store, or with --database the built registry and upload temp files (env REGISTRY_STORE; default ${DEFAULT_STORE})` });
   serve
     .option('--host <host>', 'address to listen on', '127.0.0.1')
@@ -316,7 +317,7 @@ export function formatTokenTable(views: readonly TokenView[]): string {
 }
 
 export function registerToken(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  const token = program.command('token').description('manage publish tokens of a store');
+  const token = program.command('token').description(COMMAND_SUMMARIES.token.description);
   addBackendOptions(
     token
       .command('create')
