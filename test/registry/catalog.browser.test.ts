@@ -437,7 +437,8 @@ const PY_VARIABLES = JSON.stringify({
   },
 });
 
-describe("a template's page in a browser: what its archive says, and only the runtimes it declares", () => {
+browserTests("a template's page in a browser: what its archive says, and only the runtimes it declares", () => {
+  setUpBrowser();
   let pageRoot = '';
   let pageHost: FolderServer;
 
