@@ -423,9 +423,8 @@ export class RegistryBuilder {
     const archiveWritten = new Set<string>();
     await mapLimit(archives, WRITE_CONCURRENCY, async (version) => {
       const name = staticArchivePath(version.manifest.name, version.manifest.version);
-      const present = held.get(name);
-      if (present && (version.size === undefined || present.size === version.size)) return void archiveWritten.add(name);
       try {
+        if (await this.#holdsArchive(version, name, held.get(name))) return void archiveWritten.add(name);
         await this.#publishArchive(version, name);
         archiveWritten.add(name);
         written.push(name);
@@ -664,6 +663,20 @@ export class RegistryBuilder {
     );
   }
 
+  /**
+   * Whether the output holds the archive of `version` intact: by size when the output vouches for
+   * it (it published it, or an S3 store's ETag), else (changed since, or found without a record) by
+   * reading it back against the version's integrity. An archive that is not intact is published again.
+   */
+  async #holdsArchive(version: SourceVersion, name: string, present: HeldFile | undefined): Promise<boolean> {
+    if (!present || (version.size !== undefined && present.size !== version.size)) return false;
+    if (present.digest !== undefined || (version.integrity === undefined && version.sha256 === undefined)) return true;
+    const bytes = await this.output.read(name);
+    if (!bytes) return false;
+    if (version.integrity?.startsWith('sha512-')) return `sha512-${createHash('sha512').update(bytes).digest('base64')}` === version.integrity;
+    return version.sha256 !== undefined && createHash('sha256').update(bytes).digest('hex') === version.sha256;
+  }
+
   async #publishArchive(version: SourceVersion, name: string): Promise<void> {
     const label = `${version.manifest.name}@${version.manifest.version}`;
     const archive = await version.openArchive?.();
@@ -674,6 +687,7 @@ export class RegistryBuilder {
       name,
       size: archive.size,
       stream: archive.stream.pipe(digest),
+      ...(archive.file !== undefined ? { file: archive.file } : {}),
       verify: () => {
         const { integrity } = digestOf(digest.result());
         if (version.integrity !== undefined && integrity !== version.integrity) {

@@ -400,6 +400,8 @@ export type Reservation = { reserved: true } | { reserved: false; existing: Stor
 export interface ArchiveReader {
   stream: Readable;
   size: number;
+  /** The local file holding the bytes, when they are one (a folder blob store): a registry build on the same file system links it instead of copying. */
+  file?: string;
 }
 
 export interface VersionStore {
