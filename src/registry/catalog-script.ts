@@ -14,6 +14,7 @@
  * template shown) lives in the URL fragment: a view can be linked, and Back returns to the last one.
  */
 import { STABILITY_ORDER } from '../core/listing.js';
+import { columnsToLines } from '../core/registry-index.js';
 import * as search from '../core/search.js';
 import { matchesTerms, SEARCH_FIELDS, searchTerms, searchText } from '../core/search.js';
 import { safeUrl } from './catalog-text.js';
@@ -57,10 +58,11 @@ export const FIRST_RESULTS_MARK = 'catalog-first-results';
 export const CATALOG_SCRIPT = String.raw`
 (function () {
 'use strict';
-${[...withSearchHelpers(searchText), searchTerms, matchesTerms, safeUrl].map(embeddable).join('\n')}
+${[...withSearchHelpers(searchText), searchTerms, matchesTerms, safeUrl, columnsToLines].map(embeddable).join('\n')}
 // The embedded functions under the names this script uses (a bundler may have renamed them).
 var SEARCH_FIELDS = ${JSON.stringify(SEARCH_FIELDS)};
 var searchText = ${searchText.name}, searchTerms = ${searchTerms.name}, matchesTerms = ${matchesTerms.name}, safeUrl = ${safeUrl.name};
+var columnsToLines = ${columnsToLines.name};
 var STABILITIES = ${JSON.stringify(STABILITY_ORDER)};
 var PAGE_SIZE = ${PAGE_SIZE};
 var FIRST_RESULTS_MARK = ${JSON.stringify(FIRST_RESULTS_MARK)};
@@ -679,6 +681,12 @@ function prepareFilters() {
   ui.stability.value = state.stability;
 }
 function start(index) {
+  // index.json's columns layout (formatVersion 2, core/registry-index.ts) as the lines this page reads.
+  if (isObject(index) && index.formatVersion === 2) {
+    var lines = columnsToLines(index.columns);
+    if (typeof lines === 'string') throw new Error('index.json: ' + lines);
+    index = { formatVersion: 1, lastUpdated: index.lastUpdated, templatePath: index.templatePath, templates: lines };
+  }
   if (!isObject(index) || index.formatVersion !== 1 || !Array.isArray(index.templates)) throw new Error('index.json is not a template index this page knows (formatVersion 1)');
   if (typeof index.templatePath === 'string' && index.templatePath.indexOf('{id}') !== -1 && safeUrl(index.templatePath) !== undefined) templatePath = index.templatePath;
   index.templates.forEach(function (raw) {
