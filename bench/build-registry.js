@@ -82,6 +82,9 @@ for (const versions of SIZES) {
     const withArchives = versions === SIZES.filter((size) => size <= 10_000).at(-1);
     const archiveTarget = withArchives ? { target: '<= 2x floor (+ the new archive)', met: cli.ms <= 2 * floorMs && unexpected.length === 0 } : { target: null, met: null };
     rows.push({ name: `rebuild after one new version, ${label}, fresh process with archives (build-registry --store)`, value: round(cli.ms), unit: 'ms', ...floorRow, ratio: round(cli.ms / floorMs, 2), ...archiveTarget });
+    if (withArchives && cli.ms > 2 * floorMs) {
+      notes.push(`${label}: the fresh-process rebuild with archives misses 2x its floor for what any fresh rebuild costs (the row without archives): it reads every manifest from the store again and remakes every entry, keeping nothing between processes. The archives are not the cost: the one new archive is hard-linked from the store and no other is written.`);
+    }
     const archivesWritten = cli.written.filter((name) => name.startsWith('archives/'));
     rows.push({ name: `archives written by that rebuild, ${label}`, value: archivesWritten.length, unit: 'files', baseline: null, baselineValue: null, ratio: null, target: 'only the new one', met: archivesWritten.length === 1 && archivesWritten[0] === `archives/${cli.added}/1.0.0.tgz` });
     if (unexpected.length > 0) notes.push(`${label}: the CLI rebuild rewrote files it should not have: ${unexpected.join(', ')}`);
@@ -91,6 +94,9 @@ for (const versions of SIZES) {
   work('full-server', storeDir, freshDir);
   const fresh = work('rebuild-fresh', storeDir, freshDir);
   rows.push({ name: `rebuild after one new version, ${label}, a fresh process`, value: round(fresh.ms), unit: 'ms', ...floorRow, ratio: round(fresh.ms / floorMs, 2), ...targeted('<= 2x floor', fresh.ms <= 2 * floorMs) });
+  if (largest && fresh.ms > 2 * floorMs) {
+    notes.push(`${label}: the rebuild by a fresh process misses 2x its floor: it keeps no build state of the entries between processes, so it reads and parses every manifest from the store and remakes and checks every entry (the server's builder, which keeps them, is within 2x).`);
+  }
 
   const outDir = path.join(root, 'out-rebuild');
   const rebuild = work('rebuild-server', storeDir, outDir);
