@@ -42,7 +42,8 @@
  */
 import { isYanked, listingOrder, selectLatest, versionsOf, type ListingOrder } from '../core/listing.js';
 import { describeSchemaErrors } from '../core/messages.js';
-import type { Category, RegistryDocument, SparseIndex, TemplateEntry } from '../core/schema-types.js';
+import { IndexLayoutError, indexLines, type IndexLines } from '../core/registry-index.js';
+import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { buildSearchIndex, findEntries, matchesFilters, matchesTerms, searchTerms, searchText, type SearchIndex, type TemplateFilters } from '../core/search.js';
 import { isTemplateName } from '../core/versions.js';
@@ -489,7 +490,7 @@ export class RegistryClient {
   readonly mode: RegistryMode;
   readonly #resource: Omit<CachedJsonOptions<unknown>, 'url' | 'what' | 'accept' | 'toJson'>;
   readonly #document: CachedJson<RegistryIndex>;
-  #sparseIndex: CachedJson<SparseIndex> | undefined;
+  #sparseIndex: CachedJson<IndexLines> | undefined;
   readonly #templateFiles = new Map<string, CachedJson<TemplateFile>>();
   /** What `auto` found: undefined until it looked. */
   #detected: 'full' | 'sparse' | undefined;
@@ -682,9 +683,9 @@ export class RegistryClient {
    * than the other (see the module comment): the file when it lacks the version the index names, the
    * index when the file's latest is another one, then the file if they still disagree.
    */
-  async #versionsOf(id: string, index: SparseIndex, file: CachedJson<TemplateFile>): Promise<readonly TemplateEntry[]> {
+  async #versionsOf(id: string, index: IndexLines, file: CachedJson<TemplateFile>): Promise<readonly TemplateEntry[]> {
     let { versions } = await file.get();
-    const listed = (of: SparseIndex): string | undefined => of.templates.find((line) => line.id === id)?.version;
+    const listed = (of: IndexLines): string | undefined => of.templates.find((line) => line.id === id)?.version;
     const lacks = (version: string | undefined): boolean => version !== undefined && !versions.some((entry) => entry.version === version);
     const refetchFile = async (): Promise<void> => {
       if (await file.refetchUncached()) versions = (await file.get()).versions;
@@ -705,7 +706,7 @@ export class RegistryClient {
   }
 
   /** An exact version of a template the sparse index does not list; null when the registry has no file for it. */
-  async #unlistedVersion(id: string, version: string, index: SparseIndex): Promise<TemplateEntry | null> {
+  async #unlistedVersion(id: string, version: string, index: IndexLines): Promise<TemplateEntry | null> {
     const find = (versions: readonly TemplateEntry[]): TemplateEntry | null => versions.find((entry) => entry.version === version) ?? null;
     const found = find(await this.#unlistedVersions(id, index));
     if (found || !isTemplateName(id) || !(await this.#templateFile(id, index).recheck())) return found;
@@ -713,7 +714,7 @@ export class RegistryClient {
   }
 
   /** The versions of a template the sparse index does not list (all yanked); none when the registry has no file for it. */
-  async #unlistedVersions(id: string, index: SparseIndex): Promise<readonly TemplateEntry[]> {
+  async #unlistedVersions(id: string, index: IndexLines): Promise<readonly TemplateEntry[]> {
     if (!isTemplateName(id)) return [];
     const file = this.#templateFile(id, index);
     try {
@@ -768,7 +769,7 @@ export class RegistryClient {
    * The sparse index (`index.json` beside registry.json): one line per template with its latest
    * version. Rejects when the registry publishes none.
    */
-  async index(): Promise<SparseIndex> {
+  async index(): Promise<IndexLines> {
     return this.#answer((reader) => reader.#sparse().get());
   }
 
@@ -813,24 +814,31 @@ export class RegistryClient {
     return this.#detected === 'sparse';
   }
 
-  #sparse(): CachedJson<SparseIndex> {
-    this.#sparseIndex ??= new CachedJson<SparseIndex>({
+  #sparse(): CachedJson<IndexLines> {
+    this.#sparseIndex ??= new CachedJson<IndexLines>({
       ...this.#resource,
       url: new URL(INDEX_FILE, this.#url).href,
       what: 'registry index',
       trustsCached: (signedBy) => this.#trustsCached(signedBy),
       verify: (body, { fresh }) => this.#verify(new URL(INDEX_FILE, this.#url).href, body, fresh),
       accept: (json) => {
-        const violations = describeSchemaErrors(schemaErrors('registry-index', json));
+        let lines: unknown;
+        try {
+          lines = indexLines(json);
+        } catch (error) {
+          if (error instanceof IndexLayoutError) throw new FetchFailure(`the registry index is not valid: ${error.message}`);
+          throw error;
+        }
+        const violations = describeSchemaErrors(schemaErrors('registry-index', lines));
         if (violations.length > 0) throw new FetchFailure(violationsText('registry index', 'registry-index', violations));
-        return json as SparseIndex;
+        return lines as IndexLines;
       },
       toJson: (index) => index,
     });
     return this.#sparseIndex;
   }
 
-  #templateFile(id: string, index: SparseIndex): CachedJson<TemplateFile> {
+  #templateFile(id: string, index: IndexLines): CachedJson<TemplateFile> {
     let file = this.#templateFiles.get(id);
     if (!file) {
       const indexUrl = this.#sparse().url;

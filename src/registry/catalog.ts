@@ -19,7 +19,8 @@ import { CatalogList, defaultState, readItem, type CatalogItem } from '../catalo
 import { escapeHtml, safeUrl } from '../catalog/html.js';
 import { toHtml } from '../catalog/view.js';
 import { plural } from '../catalog/format.js';
-import type { RegistryDocument, SparseIndex } from '../core/schema-types.js';
+import type { RegistryDocument } from '../core/schema-types.js';
+import type { IndexLines } from '../core/registry-index.js';
 import { CATALOG_SCRIPT } from './catalog-script.js';
 import { CATALOG_STYLE } from './catalog-style.js';
 import { buildSparseIndex } from './document.js';
@@ -61,7 +62,7 @@ interface PageConfig {
  * from `index` (the document's index.json, made from it when not given). Deterministic: the same
  * index, categories and options give the same bytes.
  */
-export function renderCatalog(document: RegistryDocument, options: CatalogOptions = {}, index: SparseIndex = buildSparseIndex(document)): string {
+export function renderCatalog(document: RegistryDocument, options: CatalogOptions = {}, index: IndexLines = buildSparseIndex(document)): string {
   const title = options.title ?? 'Template registry';
   const publicUrl = options.publicUrl === undefined ? undefined : safeUrl(options.publicUrl);
   const registryUrl = publicUrl ? `${publicUrl.replace(/\/+$/, '')}/registry.json` : 'registry.json';

@@ -36,6 +36,11 @@ export interface OutputArchive {
   size: number;
   stream: Readable;
   /**
+   * A local file holding the same bytes (the store's blob), which an output on the same file system
+   * may hard-link instead of copying; `stream` is still read through (it is what `verify` checks).
+   */
+  file?: string;
+  /**
    * Called once the whole stream was read and before the archive becomes visible; when it throws,
    * nothing is published (the generator checks the archive's integrity there).
    */

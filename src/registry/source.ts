@@ -44,8 +44,9 @@ export interface SourceVersion {
   /**
    * Opens the archive, when the build must publish it beside registry.json (at
    * `staticArchivePath(id, version)`, where `downloadUrl` points); absent when it is served elsewhere.
+   * `file` names the local file holding the bytes, when there is one: a folder output links it.
    */
-  openArchive?: () => Promise<{ stream: Readable; size: number } | undefined>;
+  openArchive?: () => Promise<{ stream: Readable; size: number; file?: string } | undefined>;
 }
 
 /** A version's verified build provenance, as its entry shows it. */

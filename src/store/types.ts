@@ -411,6 +411,8 @@ export interface PurgedVersion {
 export interface ArchiveReader {
   stream: Readable;
   size: number;
+  /** The local file holding the bytes, when they are one (a folder blob store): a registry build on the same file system links it instead of copying. */
+  file?: string;
 }
 
 export interface VersionStore {

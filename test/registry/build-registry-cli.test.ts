@@ -1,16 +1,18 @@
 import { spawnSync } from 'node:child_process';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Command, CommanderError } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
+import { computeIntegrity } from '../../src/archive/index.js';
 import { registerBuildRegistry, type BuildRegistryDependencies } from '../../src/cli/commands/build-registry.js';
 import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { startFakeGitHub } from '../helpers/fake-github.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3 } from '../helpers/s3-server.js';
+import { openSqliteStorage } from '../../src/store/index.js';
 import { manifest, memorySource, version } from './memory-source.js';
 
 /** Runs `build-registry` in a program of its own (program.ts registers it in the real CLI). */
@@ -146,6 +148,36 @@ describe('template-registry build-registry', () => {
     expect(result.stderr).toMatch(/--store: .* holds no registry store/);
     expect(await readdir(out)).toEqual([]);
     expect(await readdir(empty)).toEqual([]);
+  });
+
+  it('--store: publishes each archive as a hard link of the store\'s file, and a rebuild after one new version writes only that archive', async () => {
+    const storeDir = await tempDir('tr-store-');
+    const publishInto = async (name: string, v: string): Promise<void> => {
+      const storage = await openSqliteStorage(storeDir);
+      try {
+        const { record } = await storage.tokens.createToken({ role: 'admin', owner: 'root' });
+        const file = path.join(await tempDir(), 'upload.tgz');
+        await writeFile(file, `archive of ${name}@${v}\n`.repeat(50));
+        expect(await storage.versions.reserveVersion({ name, version: v, ...(await computeIntegrity(file)), owner: record.owner }, record)).toEqual({ reserved: true });
+        await storage.versions.commitVersion(name, v, file, manifest(name, v));
+      } finally {
+        await storage.close();
+      }
+    };
+    await publishInto('web-app', '1.0.0');
+    const out = await tempDir();
+    const first = await buildRegistryCli(['--out', out, '--store', storeDir, '--json']);
+    expect(first.stderr).toBe('');
+    expect((JSON.parse(first.stdout) as { written: string[] }).written).toContain('archives/web-app/1.0.0.tgz');
+    const published = await stat(path.join(out, 'archives/web-app/1.0.0.tgz'));
+    expect(published.ino).toBe((await stat(path.join(storeDir, 'archives/web-app/1.0.0.tgz'))).ino);
+
+    await publishInto('web-app', '1.1.0');
+    const second = await buildRegistryCli(['--out', out, '--store', storeDir, '--json']);
+    expect(second.code).toBe(0);
+    expect((JSON.parse(second.stdout) as { written: string[] }).written.filter((name) => name.startsWith('archives/'))).toEqual(['archives/web-app/1.1.0.tgz']);
+    const again = await stat(path.join(out, 'archives/web-app/1.0.0.tgz'));
+    expect([again.ino, again.mtimeMs]).toEqual([published.ino, published.mtimeMs]);
   });
 
   it.each([

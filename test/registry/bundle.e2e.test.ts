@@ -4,6 +4,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import type { RegistryDocument } from '../../src/core/schema-types.js';
+import { indexLines, type IndexLines } from '../../src/core/registry-index.js';
 import { schemaErrors } from '../../src/core/schemas.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 import { tempDir } from '../helpers/fixtures.js';
@@ -91,7 +92,7 @@ describe('the bundled registry action, run as the runner runs it', () => {
     expect(brotliDecompressSync(await readFile(path.join(out, 'registry.json.br')))).toEqual(registryBytes);
     const html = await readFile(path.join(out, 'index.html'), 'utf8');
     // The catalog page loads the index beside it at run time.
-    expect(JSON.parse(await readFile(path.join(out, 'index.json'), 'utf8')).templates.map((t: { id: string }) => t.id)).toContain('node-service');
+    expect((indexLines(JSON.parse(await readFile(path.join(out, 'index.json'), 'utf8'))) as IndexLines).templates.map((t) => t.id)).toContain('node-service');
     expect(html).toContain('href="https://acme.github.io/registry/registry.json"');
     expect(JSON.parse(await readFile(path.join(out, 'templates', 'react-app.json'), 'utf8'))).toMatchObject({ id: 'react-app', versions: [{ version: '0.1.0' }] });
 

@@ -12,6 +12,7 @@
  * can be linked, and Back returns to the last one.
  */
 import { compareText } from '../../core/listing.js';
+import { columnsToLines } from '../../core/registry-index.js';
 import { humanDate, plural, shellWord } from '../format.js';
 import { safeUrl } from '../html.js';
 import { cards, countText, FIRST_RESULTS_MARK, moreText, PAGE_SIZE, titleBadges } from '../list-view.js';
@@ -375,7 +376,14 @@ function prepareFilters(list: CatalogList): void {
   list.prepareSearch();
 }
 
-function start(index: unknown): void {
+function start(read: unknown): void {
+  let index = read;
+  // index.json's columns layout (formatVersion 2, core/registry-index.ts) as the lines this page reads.
+  if (isObject(index) && index.formatVersion === 2) {
+    const lines = columnsToLines(index.columns);
+    if (typeof lines === 'string') throw new Error(`index.json: ${lines}`);
+    index = { formatVersion: 1, lastUpdated: index.lastUpdated, templatePath: index.templatePath, templates: lines };
+  }
   if (!isObject(index) || index.formatVersion !== 1 || !Array.isArray(index.templates)) throw new Error('index.json is not a template index this page knows (formatVersion 1)');
   if (typeof index.templatePath === 'string' && index.templatePath.includes('{id}') && safeUrl(index.templatePath) !== undefined) templatePath = index.templatePath;
   const list = new CatalogList(index.templates.map(readItem).filter((item): item is CatalogItem => item !== null));
