@@ -322,6 +322,49 @@ function headerText(value: string | string[] | number | undefined): string | und
 
 const RATE_LIMIT_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-window'];
 
+/** The parts of a multipart/form-data body: name -> its Content-Type and its bytes (latin1 text). */
+function multipartParts(contentType: string, payload: Buffer): Map<string, { type: string | undefined; text: string }> {
+  const boundary = /boundary=("?)([^";]+)\1/.exec(contentType)?.[2];
+  expect(boundary, contentType).toBeDefined();
+  const parts = new Map<string, { type: string | undefined; text: string }>();
+  for (const segment of payload.toString('latin1').split(`--${boundary!}`).slice(1, -1)) {
+    const end = segment.indexOf('\r\n\r\n');
+    const head = segment.slice(0, end);
+    const name = /name="([^"]*)"/.exec(head)?.[1];
+    if (name !== undefined) parts.set(name, { type: /^content-type:\s*(.+)$/im.exec(head)?.[1]?.trim(), text: segment.slice(end + 4, -2) });
+  }
+  return parts;
+}
+
+/**
+ * A multipart request (one the server accepts) against the document's description of its body:
+ * the parts as a form of strings against the schema, and each JSON part (contentMediaType
+ * application/json) parsed and checked against its contentSchema, as a validating proxy reads them.
+ */
+function expectMultipartDescribed(operation: string, request: LiveRequest): void {
+  const [method = '', template = ''] = operation.split(' ');
+  const contentType = String(request.headers?.['content-type'] ?? '');
+  if (!contentType.startsWith('multipart/form-data')) return;
+  const parts = multipartParts(contentType, Buffer.from(request.payload as Buffer));
+  let pointer = `#/paths/${escape(template)}/${method.toLowerCase()}/requestBody/content/multipart~1form-data/schema`;
+  const form = Object.fromEntries([...parts].map(([name, part]) => [name, part.text]));
+  const validateForm = validatorAt(pointer);
+  expect(validateForm(form) ? [] : validateForm.errors, `${operation}: the parts`).toEqual([]);
+  const schema = resolveLocal(pointer) as Json;
+  if (typeof schema.$ref === 'string') pointer = schema.$ref;
+  let checked = 0;
+  for (const [name, property] of Object.entries(((resolveLocal(pointer) as Json).properties ?? {}) as Json)) {
+    const part = parts.get(name);
+    if (part === undefined || property.contentMediaType !== 'application/json') continue;
+    expect(property.contentSchema, `${operation}: part ${name} has a contentSchema`).toBeDefined();
+    const validate = validatorAt(`${pointer}/properties/${escape(name)}/contentSchema`);
+    const value: unknown = JSON.parse(Buffer.from(part.text, 'latin1').toString('utf8'));
+    expect(validate(value) ? [] : validate.errors, `${operation}: part ${name}`).toEqual([]);
+    checked++;
+  }
+  expect(checked, `${operation}: JSON parts checked`).toBeGreaterThan(0);
+}
+
 /**
  * Checks an answer against the document: its status, its headers (declared, present, valid) and its
  * body (media type, schema). `uncounted`: the request was refused before the rate limit counted it
@@ -1286,6 +1329,7 @@ describe('openapi/openapi.json', () => {
       const res = await world.server.app.inject({ method: request.method ?? 'GET', url: request.url, ...(request.headers ? { headers: request.headers } : {}), ...(request.payload === undefined ? {} : { payload: request.payload }) });
       expect(res.statusCode, `${request.method ?? 'GET'} ${request.url}: ${res.body.slice(0, 400)}`).toBe(c.status);
       expectDocumented(c.operation, res);
+      if (c.status < 300) expectMultipartDescribed(c.operation, request);
       c.then?.(res, world);
       exercised.add(`${c.operation} ${c.status}`);
       if ((request.method ?? 'GET') !== 'GET') return;
