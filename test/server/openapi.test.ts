@@ -1599,7 +1599,9 @@ describe('the live answers through Stoplight Prism (prism proxy): no violation o
   it('answers every operation with its documented 400 for an API version the server does not have', async () => {
     for (const [operation, template, method] of documentedOperations()) {
       // Prism cannot pass on an answer to HEAD: it reads the (empty) body of a JSON answer as JSON.
-      if (method === 'HEAD') continue;
+      // The 405 operations answer this 400 as the others do (the same component): the direct loop
+      // above checks them all; Prism sees the 405s below.
+      if (method === 'HEAD' || isNotAllowed((document.paths[template] as Json)[method.toLowerCase()] as Json)) continue;
       const res = await send(operation, 400, { method: method as Method, url: sampleUrl(template), headers: { 'api-version': '9.0' } });
       expectDocumented(operation, res as unknown as LightMyRequestResponse, { uncounted: String((document.paths[template] as Json)[method.toLowerCase()].responses['400'].$ref).startsWith('#/components/responses/StaticBadRequest') });
     }
@@ -1613,6 +1615,31 @@ describe('the live answers through Stoplight Prism (prism proxy): no violation o
       expectDocumented(operation, res as unknown as LightMyRequestResponse);
     }
   }, 120_000);
+
+  it('answers every operation with its documented 429 past the rate limit (a server of its own, Prism in front)', async () => {
+    const { server } = await start({ ...LIMITS, readPerMinute: 1, uploadPerMinute: 1 });
+    const limited = await server.app.listen({ host: '127.0.0.1', port: 0 });
+    const proxy = await startPrismProxy(DOCUMENT_FILE, limited);
+    try {
+      // The one request of each group's budget.
+      await server.app.inject({ url: '/healthz' });
+      await server.app.inject({ method: 'POST', url: '/templates' });
+      let answered = 0;
+      for (const [operation, template, method] of documentedOperations()) {
+        // As for the 400 above: HEAD cannot pass Prism, the 405 operations share the component.
+        if (method === 'HEAD' || isNotAllowed((document.paths[template] as Json)[method.toLowerCase()] as Json)) continue;
+        const res = await sendHttp(proxy.url, { method, url: template.replace('{version}', '1.0.0').replace('{publisherId}', 'tp_000000000000').replace(/\{([^}]+)\}/g, 'x') });
+        expect(res.statusCode, operation).toBe(429);
+        // The requests are bare (no body, no credential): refused before they are read, so only the answer counts.
+        expect(violationsOf(res).filter((v) => v.location[0] !== 'request'), `${operation}: what Prism found in the answer`).toEqual([]);
+        expectDocumented(operation, res as unknown as LightMyRequestResponse);
+        answered++;
+      }
+      expect(answered).toBeGreaterThan(40);
+    } finally {
+      await proxy.close();
+    }
+  }, 180_000);
 
   it('has a use for every PRISM_SKIPS entry (an item done removes its entry)', () => {
     expect(PRISM_SKIPS.map((s) => s.why).filter((why) => !skipsUsed.has(why))).toEqual([]);
