@@ -1641,6 +1641,22 @@ describe('the live answers through Stoplight Prism (prism proxy): no violation o
     }
   }, 180_000);
 
+  it('finds a violation in an answer the document does not describe (the check is not vacuous)', async () => {
+    // The same document, but for an answer field the server does not send.
+    const broken = structuredClone(document);
+    broken.components.schemas.HealthEnvelope = { allOf: [{ $ref: '#/components/schemas/SuccessEnvelope' }, { type: 'object', required: ['notSent'] }] };
+    const file = path.join(await freshDir('tr-openapi-broken-'), 'openapi.json');
+    await writeFile(file, JSON.stringify(broken));
+    const proxy = await startPrismProxy(file, direct);
+    try {
+      const res = await sendHttp(proxy.url, { url: '/healthz' });
+      expect(res.statusCode).toBe(200);
+      expect(violationsOf(res)).toEqual([expect.objectContaining({ location: ['response', 'body'], message: expect.stringContaining('notSent') as string })]);
+    } finally {
+      await proxy.close();
+    }
+  }, 120_000);
+
   it('has a use for every PRISM_SKIPS entry (an item done removes its entry)', () => {
     expect(PRISM_SKIPS.map((s) => s.why).filter((why) => !skipsUsed.has(why))).toEqual([]);
   });
