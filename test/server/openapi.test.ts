@@ -31,6 +31,7 @@ import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { visit } from 'jsonc-parser';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { isValidRange } from '../../src/core/index.js';
@@ -1245,6 +1246,21 @@ describe('openapi/openapi.json', () => {
       return;
     }
     expect(stale, 'refresh with UPDATE_OPENAPI_SCHEMAS=1').toEqual([]);
+  });
+
+  it('has no key twice in one object (JSON.parse would keep the last: a merge can leave a derived 405 over a real operation)', () => {
+    const seen: Set<string>[] = [];
+    const twice: string[] = [];
+    visit(readFileSync(DOCUMENT_FILE, 'utf8'), {
+      onObjectBegin: () => void seen.push(new Set()),
+      onObjectEnd: () => void seen.pop(),
+      onObjectProperty: (property, offset) => {
+        const keys = seen.at(-1)!;
+        if (keys.has(property)) twice.push(`${property} at offset ${offset}`);
+        keys.add(property);
+      },
+    });
+    expect(twice).toEqual([]);
   });
 
   it('lists HEAD wherever GET is and, for every other method, the 405 with Allow the server answers (as operations, not an extension)', () => {
