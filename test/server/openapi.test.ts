@@ -280,7 +280,6 @@ function documentedStatuses(): string[] {
     for (const method of methodsOf(item as Json)) {
       for (const status of Object.keys((item as Json)[method].responses as Json)) all.push(`${method.toUpperCase()} ${template} ${status}`);
     }
-    if ((item as Json)['x-method-not-allowed']) all.push(`* ${template} 405`);
   }
   return all;
 }
@@ -292,26 +291,15 @@ const WATCHED = [...ALWAYS, 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-rat
 /** Declared headers an answer may leave out (content negotiation). */
 const SOMETIMES = new Set(['content-encoding', 'content-length']);
 
-/**
- * The response object (and its pointer) the document gives for an operation and status; for a 405
- * the path item's `x-method-not-allowed` (a method that is not there has no operation to hold it).
- */
+/** The response object (and its pointer) the document gives for an operation and status (a 405 too: see derivePaths). */
 function responseOf(operation: string, status: number): { response: Json; pointer: string } {
   const [method = '', pathTemplate = ''] = operation.split(' ');
   const item = document.paths[pathTemplate] as Json | undefined;
   expect(item, `${pathTemplate} is not in the document`).toBeDefined();
-  let response: Json | undefined;
-  let pointer: string;
-  if (method === '*') {
-    expect(status, `${operation}: only 405 is answered for a method the path does not have`).toBe(405);
-    response = item!['x-method-not-allowed'] as Json | undefined;
-    pointer = `#/paths/${escape(pathTemplate)}/x-method-not-allowed`;
-  } else {
-    const op = item![method.toLowerCase()] as Json | undefined;
-    expect(op, `${operation} is not in the document`).toBeDefined();
-    response = (op!.responses as Json)[String(status)] as Json | undefined;
-    pointer = `#/paths/${escape(pathTemplate)}/${method.toLowerCase()}/responses/${status}`;
-  }
+  const op = item![method.toLowerCase()] as Json | undefined;
+  expect(op, `${operation} is not in the document`).toBeDefined();
+  const response = (op!.responses as Json)[String(status)] as Json | undefined;
+  const pointer = `#/paths/${escape(pathTemplate)}/${method.toLowerCase()}/responses/${status}`;
   expect(response, `${operation} does not document status ${status}`).toBeDefined();
   if (typeof response!.$ref === 'string') return { response: resolveLocal(response!.$ref) as Json, pointer: response!.$ref };
   return { response: response!, pointer };
