@@ -27,8 +27,6 @@ export function distBuildOptions(outdir, entryPoints = DIST_ENTRY_POINTS) {
     // factory's own `require` parameter): bundle its ES module build instead.
     alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
     legalComments: 'none',
-    // jsonc-parser's main build is UMD, whose require('./impl/...') calls a bundle cannot follow: its ES build instead.
-    alias: { 'jsonc-parser': path.join(root, 'node_modules/jsonc-parser/lib/esm/main.js') },
     logLevel: 'warning',
   };
 }

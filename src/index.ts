@@ -9,8 +9,14 @@ export {
   NAME_PATTERN,
   MAX_NAME_LENGTH,
   ReservedPathError,
+  GlobError,
   reservedPathProblem,
   EgressRefusedError,
+  SignatureProblem,
+  readPublicKeys,
+  verifyFileSignature,
+  verifyKeysFileSignature,
+  type PublishedKey,
   VERSION_PATTERN,
   VERSION_RULE,
   compareVersions,
@@ -88,7 +94,7 @@ export {
 // The registry: generator, storage, server.
 export * from './registry/index.js';
 export * from './server/index.js';
-export { eventMatches, StoreVersionError, StoreNotFoundError, SCHEMA_VERSION, tokenState, LAST_USED_PRECISION_MS, type SqliteStorage } from './store/index.js';
+export { eventMatches, StagedQuotaError, StoreVersionError, StoreNotFoundError, SCHEMA_VERSION, tokenState, LAST_USED_PRECISION_MS, type SqliteStorage } from './store/index.js';
 export {
   openStorage,
   openPostgresStorage,

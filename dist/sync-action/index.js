@@ -79,44 +79,44 @@ var require_tunnel = __commonJS({
       return agent;
     }
     function TunnelingAgent(options) {
-      var self2 = this;
-      self2.options = options || {};
-      self2.proxyOptions = self2.options.proxy || {};
-      self2.maxSockets = self2.options.maxSockets || http2.Agent.defaultMaxSockets;
-      self2.requests = [];
-      self2.sockets = [];
-      self2.on("free", function onFree(socket, host, port, localAddress) {
+      var self3 = this;
+      self3.options = options || {};
+      self3.proxyOptions = self3.options.proxy || {};
+      self3.maxSockets = self3.options.maxSockets || http2.Agent.defaultMaxSockets;
+      self3.requests = [];
+      self3.sockets = [];
+      self3.on("free", function onFree(socket, host, port, localAddress) {
         var options2 = toOptions(host, port, localAddress);
-        for (var i = 0, len = self2.requests.length; i < len; ++i) {
-          var pending = self2.requests[i];
+        for (var i = 0, len = self3.requests.length; i < len; ++i) {
+          var pending = self3.requests[i];
           if (pending.host === options2.host && pending.port === options2.port) {
-            self2.requests.splice(i, 1);
+            self3.requests.splice(i, 1);
             pending.request.onSocket(socket);
             return;
           }
         }
         socket.destroy();
-        self2.removeSocket(socket);
+        self3.removeSocket(socket);
       });
     }
     util.inherits(TunnelingAgent, events2.EventEmitter);
     TunnelingAgent.prototype.addRequest = function addRequest(req, host, port, localAddress) {
-      var self2 = this;
-      var options = mergeOptions({ request: req }, self2.options, toOptions(host, port, localAddress));
-      if (self2.sockets.length >= this.maxSockets) {
-        self2.requests.push(options);
+      var self3 = this;
+      var options = mergeOptions({ request: req }, self3.options, toOptions(host, port, localAddress));
+      if (self3.sockets.length >= this.maxSockets) {
+        self3.requests.push(options);
         return;
       }
-      self2.createSocket(options, function(socket) {
+      self3.createSocket(options, function(socket) {
         socket.on("free", onFree);
         socket.on("close", onCloseOrRemove);
         socket.on("agentRemove", onCloseOrRemove);
         req.onSocket(socket);
         function onFree() {
-          self2.emit("free", socket, options);
+          self3.emit("free", socket, options);
         }
         function onCloseOrRemove(err) {
-          self2.removeSocket(socket);
+          self3.removeSocket(socket);
           socket.removeListener("free", onFree);
           socket.removeListener("close", onCloseOrRemove);
           socket.removeListener("agentRemove", onCloseOrRemove);
@@ -124,10 +124,10 @@ var require_tunnel = __commonJS({
       });
     };
     TunnelingAgent.prototype.createSocket = function createSocket(options, cb) {
-      var self2 = this;
+      var self3 = this;
       var placeholder = {};
-      self2.sockets.push(placeholder);
-      var connectOptions = mergeOptions({}, self2.proxyOptions, {
+      self3.sockets.push(placeholder);
+      var connectOptions = mergeOptions({}, self3.proxyOptions, {
         method: "CONNECT",
         path: options.host + ":" + options.port,
         agent: false,
@@ -143,7 +143,7 @@ var require_tunnel = __commonJS({
         connectOptions.headers["Proxy-Authorization"] = "Basic " + new Buffer(connectOptions.proxyAuth).toString("base64");
       }
       debug2("making CONNECT request");
-      var connectReq = self2.request(connectOptions);
+      var connectReq = self3.request(connectOptions);
       connectReq.useChunkedEncodingByDefault = false;
       connectReq.once("response", onResponse);
       connectReq.once("upgrade", onUpgrade);
@@ -170,7 +170,7 @@ var require_tunnel = __commonJS({
           var error2 = new Error("tunneling socket could not be established, statusCode=" + res.statusCode);
           error2.code = "ECONNRESET";
           options.request.emit("error", error2);
-          self2.removeSocket(placeholder);
+          self3.removeSocket(placeholder);
           return;
         }
         if (head.length > 0) {
@@ -179,11 +179,11 @@ var require_tunnel = __commonJS({
           var error2 = new Error("got illegal response body from proxy");
           error2.code = "ECONNRESET";
           options.request.emit("error", error2);
-          self2.removeSocket(placeholder);
+          self3.removeSocket(placeholder);
           return;
         }
         debug2("tunneling connection has established");
-        self2.sockets[self2.sockets.indexOf(placeholder)] = socket;
+        self3.sockets[self3.sockets.indexOf(placeholder)] = socket;
         return cb(socket);
       }
       function onError(cause) {
@@ -196,7 +196,7 @@ var require_tunnel = __commonJS({
         var error2 = new Error("tunneling socket could not be established, cause=" + cause.message);
         error2.code = "ECONNRESET";
         options.request.emit("error", error2);
-        self2.removeSocket(placeholder);
+        self3.removeSocket(placeholder);
       }
     };
     TunnelingAgent.prototype.removeSocket = function removeSocket(socket) {
@@ -213,15 +213,15 @@ var require_tunnel = __commonJS({
       }
     };
     function createSecureSocket(options, cb) {
-      var self2 = this;
-      TunnelingAgent.prototype.createSocket.call(self2, options, function(socket) {
+      var self3 = this;
+      TunnelingAgent.prototype.createSocket.call(self3, options, function(socket) {
         var hostHeader = options.request.getHeader("host");
-        var tlsOptions = mergeOptions({}, self2.options, {
+        var tlsOptions = mergeOptions({}, self3.options, {
           socket,
           servername: hostHeader ? hostHeader.replace(/:.*$/, "") : options.host
         });
         var secureSocket = tls.connect(0, tlsOptions);
-        self2.sockets[self2.sockets.indexOf(socket)] = secureSocket;
+        self3.sockets[self3.sockets.indexOf(socket)] = secureSocket;
         cb(secureSocket);
       });
     }
@@ -593,10 +593,10 @@ var require_errors = __commonJS({
     };
     var kHTTPParserError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_HTTP_PARSER");
     var HTTPParserError = class extends Error {
-      constructor(message, code2, data) {
+      constructor(message, code18, data) {
         super(message);
         this.name = "HTTPParserError";
-        this.code = code2 ? `HPE_${code2}` : void 0;
+        this.code = code18 ? `HPE_${code18}` : void 0;
         this.data = data ? data.toString() : void 0;
       }
       static [Symbol.hasInstance](instance) {
@@ -619,12 +619,12 @@ var require_errors = __commonJS({
     };
     var kRequestRetryError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_REQ_RETRY");
     var RequestRetryError = class extends UndiciError {
-      constructor(message, code2, { headers, data }) {
+      constructor(message, code18, { headers, data }) {
         super(message);
         this.name = "RequestRetryError";
         this.message = message || "Request retry error";
         this.code = "UND_ERR_REQ_RETRY";
-        this.statusCode = code2;
+        this.statusCode = code18;
         this.data = data;
         this.headers = headers;
       }
@@ -635,12 +635,12 @@ var require_errors = __commonJS({
     };
     var kResponseError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_RESPONSE");
     var ResponseError = class extends UndiciError {
-      constructor(message, code2, { headers, data }) {
+      constructor(message, code18, { headers, data }) {
         super(message);
         this.name = "ResponseError";
         this.message = message || "Response error";
         this.code = "UND_ERR_RESPONSE";
-        this.statusCode = code2;
+        this.statusCode = code18;
         this.data = data;
         this.headers = headers;
       }
@@ -850,8 +850,8 @@ var require_tree = __commonJS({
         if (index === void 0 || index >= key.length) {
           throw new TypeError("Unreachable");
         }
-        const code2 = this.code = key.charCodeAt(index);
-        if (code2 > 127) {
+        const code18 = this.code = key.charCodeAt(index);
+        if (code18 > 127) {
           throw new TypeError("key must be ascii string");
         }
         if (key.length !== ++index) {
@@ -872,11 +872,11 @@ var require_tree = __commonJS({
         let index = 0;
         let node = this;
         while (true) {
-          const code2 = key.charCodeAt(index);
-          if (code2 > 127) {
+          const code18 = key.charCodeAt(index);
+          if (code18 > 127) {
             throw new TypeError("key must be ascii string");
           }
-          if (node.code === code2) {
+          if (node.code === code18) {
             if (length === ++index) {
               node.value = value;
               break;
@@ -886,7 +886,7 @@ var require_tree = __commonJS({
               node.middle = new _TstNode(key, value, index);
               break;
             }
-          } else if (node.code < code2) {
+          } else if (node.code < code18) {
             if (node.left !== null) {
               node = node.left;
             } else {
@@ -910,19 +910,19 @@ var require_tree = __commonJS({
         let index = 0;
         let node = this;
         while (node !== null && index < keylength) {
-          let code2 = key[index];
-          if (code2 <= 90 && code2 >= 65) {
-            code2 |= 32;
+          let code18 = key[index];
+          if (code18 <= 90 && code18 >= 65) {
+            code18 |= 32;
           }
           while (node !== null) {
-            if (code2 === node.code) {
+            if (code18 === node.code) {
               if (keylength === ++index) {
                 return node;
               }
               node = node.middle;
               break;
             }
-            node = node.code < code2 ? node.left : node.right;
+            node = node.code < code18 ? node.left : node.right;
           }
         }
         return null;
@@ -1078,14 +1078,14 @@ var require_util = __commonJS({
         }
         const port = url.port != null ? url.port : url.protocol === "https:" ? 443 : 80;
         let origin = url.origin != null ? url.origin : `${url.protocol || ""}//${url.hostname || ""}:${port}`;
-        let path26 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
+        let path27 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path26 && path26[0] !== "/") {
-          path26 = `/${path26}`;
+        if (path27 && path27[0] !== "/") {
+          path27 = `/${path27}`;
         }
-        return new URL(`${origin}${path26}`);
+        return new URL(`${origin}${path27}`);
       }
       if (!isHttpOrHttpsPrefixed(url.origin || url.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1536,39 +1536,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path26, origin }
+          request: { method, path: path27, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path26);
+        debuglog("sending request to %s %s/%s", method, origin, path27);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path26, origin },
+          request: { method, path: path27, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path26,
+          path27,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path26, origin }
+          request: { method, path: path27, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path26);
+        debuglog("trailers received from %s %s/%s", method, origin, path27);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path26, origin },
+          request: { method, path: path27, origin },
           error: error2
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path26,
+          path27,
           error2.message
         );
       });
@@ -1617,9 +1617,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path26, origin }
+            request: { method, path: path27, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path26);
+          debuglog("sending request to %s %s/%s", method, origin, path27);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1629,11 +1629,11 @@ var require_diagnostics = __commonJS({
         websocketDebuglog("connection opened %s%s", address, port ? `:${port}` : "");
       });
       diagnosticsChannel.channel("undici:websocket:close").subscribe((evt) => {
-        const { websocket, code: code2, reason } = evt;
+        const { websocket, code: code18, reason } = evt;
         websocketDebuglog(
           "closed connection to %s - %s %s",
           websocket.url,
-          code2,
+          code18,
           reason
         );
       });
@@ -1682,7 +1682,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path26,
+        path: path27,
         method,
         body,
         headers,
@@ -1697,11 +1697,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path26 !== "string") {
+        if (typeof path27 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path26[0] !== "/" && !(path26.startsWith("http://") || path26.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path27[0] !== "/" && !(path27.startsWith("http://") || path27.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path26)) {
+        } else if (invalidPathRegex.test(path27)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1767,7 +1767,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path26, query) : path26;
+        this.path = query ? buildURL(path27, query) : path27;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -2581,14 +2581,14 @@ var require_connect = __commonJS({
       const sessionCache = new SessionCache(maxCachedSessions == null ? 100 : maxCachedSessions);
       timeout = timeout == null ? 1e4 : timeout;
       allowH2 = allowH2 != null ? allowH2 : false;
-      return function connect({ hostname, host, protocol, port, servername, localAddress, httpSocket }, callback) {
+      return function connect({ hostname: hostname2, host, protocol, port, servername, localAddress, httpSocket }, callback) {
         let socket;
         if (protocol === "https:") {
           if (!tls) {
             tls = __require("node:tls");
           }
           servername = servername || options.servername || util.getServerName(host) || null;
-          const sessionKey = servername || hostname;
+          const sessionKey = servername || hostname2;
           assert(sessionKey);
           const session = customSession || sessionCache.get(sessionKey) || null;
           port = port || 443;
@@ -2604,7 +2604,7 @@ var require_connect = __commonJS({
             socket: httpSocket,
             // upgrade socket connection
             port,
-            host: hostname
+            host: hostname2
           });
           socket.on("session", function(session2) {
             sessionCache.set(sessionKey, session2);
@@ -2618,14 +2618,14 @@ var require_connect = __commonJS({
             ...options,
             localAddress,
             port,
-            host: hostname
+            host: hostname2
           });
         }
         if (options.keepAlive == null || options.keepAlive) {
           const keepAliveInitialDelay = options.keepAliveInitialDelay === void 0 ? 6e4 : options.keepAliveInitialDelay;
           socket.setKeepAlive(true, keepAliveInitialDelay);
         }
-        const clearConnectTimeout = setupConnectTimeout(new WeakRef(socket), { timeout, hostname, port });
+        const clearConnectTimeout = setupConnectTimeout(new WeakRef(socket), { timeout, hostname: hostname2, port });
         socket.setNoDelay(true).once(protocol === "https:" ? "secureConnect" : "connect", function() {
           queueMicrotask(clearConnectTimeout);
           if (callback) {
@@ -4121,9 +4121,9 @@ var require_util2 = __commonJS({
     }
     function isValidEncodedURL(url) {
       for (let i = 0; i < url.length; ++i) {
-        const code2 = url.charCodeAt(i);
-        if (code2 > 126 || // Non-US-ASCII + DEL
-        code2 < 32) {
+        const code18 = url.charCodeAt(i);
+        if (code18 > 126 || // Non-US-ASCII + DEL
+        code18 < 32) {
           return false;
         }
       }
@@ -4714,8 +4714,8 @@ var require_util2 = __commonJS({
       }
       const rangeStart = collectASequenceOfCodePoints(
         (char) => {
-          const code2 = char.charCodeAt(0);
-          return code2 >= 48 && code2 <= 57;
+          const code18 = char.charCodeAt(0);
+          return code18 >= 48 && code18 <= 57;
         },
         data,
         position
@@ -4741,8 +4741,8 @@ var require_util2 = __commonJS({
       }
       const rangeEnd = collectASequenceOfCodePoints(
         (char) => {
-          const code2 = char.charCodeAt(0);
-          return code2 >= 48 && code2 <= 57;
+          const code18 = char.charCodeAt(0);
+          return code18 >= 48 && code18 <= 57;
         },
         data,
         position
@@ -5652,12 +5652,12 @@ Content-Type: ${value.type || "application/octet-stream"}\r
             if (mimeType !== null) {
               switch (mimeType.essence) {
                 case "multipart/form-data": {
-                  const parsed = multipartFormDataParser(value, mimeType);
-                  if (parsed === "failure") {
+                  const parsed2 = multipartFormDataParser(value, mimeType);
+                  if (parsed2 === "failure") {
                     throw new TypeError("Failed to parse body as FormData.");
                   }
                   const fd = new FormData();
-                  fd[kState] = parsed;
+                  fd[kState] = parsed2;
                   return fd;
                 }
                 case "application/x-www-form-urlencoded": {
@@ -5809,35 +5809,35 @@ var require_client_h1 = __commonJS({
       return await WebAssembly.instantiate(mod, {
         env: {
           /* eslint-disable camelcase */
-          wasm_on_url: (p2, at2, len) => {
+          wasm_on_url: (p2, at3, len) => {
             return 0;
           },
-          wasm_on_status: (p2, at2, len) => {
+          wasm_on_status: (p2, at3, len) => {
             assert(currentParser.ptr === p2);
-            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at3 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onStatus(new FastBuffer(currentBufferRef.buffer, start, len)) || 0;
           },
           wasm_on_message_begin: (p2) => {
             assert(currentParser.ptr === p2);
             return currentParser.onMessageBegin() || 0;
           },
-          wasm_on_header_field: (p2, at2, len) => {
+          wasm_on_header_field: (p2, at3, len) => {
             assert(currentParser.ptr === p2);
-            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at3 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onHeaderField(new FastBuffer(currentBufferRef.buffer, start, len)) || 0;
           },
-          wasm_on_header_value: (p2, at2, len) => {
+          wasm_on_header_value: (p2, at3, len) => {
             assert(currentParser.ptr === p2);
-            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at3 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onHeaderValue(new FastBuffer(currentBufferRef.buffer, start, len)) || 0;
           },
           wasm_on_headers_complete: (p2, statusCode, upgrade, shouldKeepAlive) => {
             assert(currentParser.ptr === p2);
             return currentParser.onHeadersComplete(statusCode, Boolean(upgrade), Boolean(shouldKeepAlive)) || 0;
           },
-          wasm_on_body: (p2, at2, len) => {
+          wasm_on_body: (p2, at3, len) => {
             assert(currentParser.ptr === p2);
-            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at3 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onBody(new FastBuffer(currentBufferRef.buffer, start, len)) || 0;
           },
           wasm_on_message_complete: (p2) => {
@@ -5860,7 +5860,7 @@ var require_client_h1 = __commonJS({
     var TIMEOUT_HEADERS = 2 | USE_FAST_TIMER;
     var TIMEOUT_BODY = 4 | USE_FAST_TIMER;
     var TIMEOUT_KEEP_ALIVE = 8 | USE_NATIVE_TIMER;
-    var Parser = class {
+    var Parser4 = class {
       constructor(client, socket, { exports: exports2 }) {
         assert(Number.isFinite(client[kMaxHeadersSize]) && client[kMaxHeadersSize] > 0);
         this.llhttp = exports2;
@@ -6287,7 +6287,7 @@ var require_client_h1 = __commonJS({
       socket[kIdleSocketValidation] = 0;
       socket[kIdleSocketValidationTimeout] = null;
       socket[kSocketUsed] = false;
-      socket[kParser] = new Parser(client, socket, llhttpInstance);
+      socket[kParser] = new Parser4(client, socket, llhttpInstance);
       addListener(socket, "error", function(err) {
         const parser = this[kParser];
         if (err.code === "ECONNRESET" && parser.statusCode && !parser.shouldKeepAlive) {
@@ -6460,7 +6460,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path26, host, upgrade, blocking, reset } = request2;
+      const { method, path: path27, host, upgrade, blocking, reset } = request2;
       let { body, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6541,7 +6541,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path26} HTTP/1.1\r
+      let header = `${method} ${path27} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7033,9 +7033,9 @@ var require_client_h2 = __commonJS({
       this[kSocket][kError] = err;
       this[kClient][kOnError](err);
     }
-    function onHttp2FrameError(type, code2, id) {
+    function onHttp2FrameError(type, code18, id) {
       if (id === 0) {
-        const err = new InformationalError(`HTTP/2: "frameError" received - type ${type}, code ${code2}`);
+        const err = new InformationalError(`HTTP/2: "frameError" received - type ${type}, code ${code18}`);
         this[kSocket][kError] = err;
         this[kClient][kOnError](err);
       }
@@ -7045,8 +7045,8 @@ var require_client_h2 = __commonJS({
       this.destroy(err);
       util.destroy(this[kSocket], err);
     }
-    function onHTTP2GoAway(code2) {
-      const err = this[kError] || new SocketError(`HTTP/2: "GOAWAY" frame received with code ${code2}`, util.getSocketInfo(this));
+    function onHTTP2GoAway(code18) {
+      const err = this[kError] || new SocketError(`HTTP/2: "GOAWAY" frame received with code ${code18}`, util.getSocketInfo(this));
       const client = this[kClient];
       client[kSocket] = null;
       client[kHTTPContext] = null;
@@ -7070,7 +7070,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path26, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path27, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7093,8 +7093,8 @@ var require_client_h2 = __commonJS({
         }
       }
       let stream;
-      const { hostname, port } = client[kUrl];
-      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname}${port ? `:${port}` : ""}`;
+      const { hostname: hostname2, port } = client[kUrl];
+      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname2}${port ? `:${port}` : ""}`;
       headers[HTTP2_HEADER_METHOD] = method;
       const abort = (error2) => {
         if (request2.aborted) {
@@ -7167,7 +7167,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path26;
+      headers[HTTP2_HEADER_PATH] = path27;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7251,8 +7251,8 @@ var require_client_h2 = __commonJS({
       stream.once("error", function(err) {
         abort(err);
       });
-      stream.once("frameError", (type, code2) => {
-        abort(new InformationalError(`HTTP/2: "frameError" received - type ${type}, code ${code2}`));
+      stream.once("frameError", (type, code18) => {
+        abort(new InformationalError(`HTTP/2: "frameError" received - type ${type}, code ${code18}`));
       });
       return true;
       function writeBodyH2() {
@@ -7520,9 +7520,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path26 = search ? `${pathname}${search}` : pathname;
+        const path27 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path26;
+        this.opts.path = path27;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -7934,20 +7934,20 @@ var require_client = __commonJS({
     async function connect(client) {
       assert(!client[kConnecting]);
       assert(!client[kHTTPContext]);
-      let { host, hostname, protocol, port } = client[kUrl];
-      if (hostname[0] === "[") {
-        const idx = hostname.indexOf("]");
+      let { host, hostname: hostname2, protocol, port } = client[kUrl];
+      if (hostname2[0] === "[") {
+        const idx = hostname2.indexOf("]");
         assert(idx !== -1);
-        const ip = hostname.substring(1, idx);
+        const ip = hostname2.substring(1, idx);
         assert(net.isIP(ip));
-        hostname = ip;
+        hostname2 = ip;
       }
       client[kConnecting] = true;
       if (channels.beforeConnect.hasSubscribers) {
         channels.beforeConnect.publish({
           connectParams: {
             host,
-            hostname,
+            hostname: hostname2,
             protocol,
             port,
             version: client[kHTTPContext]?.version,
@@ -7961,7 +7961,7 @@ var require_client = __commonJS({
         const socket = await new Promise((resolve2, reject) => {
           client[kConnector]({
             host,
-            hostname,
+            hostname: hostname2,
             protocol,
             port,
             servername: client[kServerName],
@@ -7994,7 +7994,7 @@ var require_client = __commonJS({
           channels.connected.publish({
             connectParams: {
               host,
-              hostname,
+              hostname: hostname2,
               protocol,
               port,
               version: client[kHTTPContext]?.version,
@@ -8015,7 +8015,7 @@ var require_client = __commonJS({
           channels.connectError.publish({
             connectParams: {
               host,
-              hostname,
+              hostname: hostname2,
               protocol,
               port,
               version: client[kHTTPContext]?.version,
@@ -8761,10 +8761,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path26 = "/",
+          path: path27 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path26;
+        opts.path = origin + path27;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -8990,10 +8990,10 @@ var require_env_http_proxy_agent = __commonJS({
         }
       }
       #getProxyAgentForUrl(url) {
-        let { protocol, host: hostname, port } = url;
-        hostname = hostname.replace(/:\d*$/, "").toLowerCase();
+        let { protocol, host: hostname2, port } = url;
+        hostname2 = hostname2.replace(/:\d*$/, "").toLowerCase();
         port = Number.parseInt(port, 10) || DEFAULT_PORTS[protocol] || 0;
-        if (!this.#shouldProxy(hostname, port)) {
+        if (!this.#shouldProxy(hostname2, port)) {
           return this[kNoProxyAgent];
         }
         if (protocol === "https:") {
@@ -9001,7 +9001,7 @@ var require_env_http_proxy_agent = __commonJS({
         }
         return this[kHttpProxyAgent];
       }
-      #shouldProxy(hostname, port) {
+      #shouldProxy(hostname2, port) {
         if (this.#noProxyChanged) {
           this.#parseNoProxy();
         }
@@ -9017,11 +9017,11 @@ var require_env_http_proxy_agent = __commonJS({
             continue;
           }
           if (!/^[.*]/.test(entry.hostname)) {
-            if (hostname === entry.hostname) {
+            if (hostname2 === entry.hostname) {
               return false;
             }
           } else {
-            if (hostname.endsWith(entry.hostname.replace(/^\*/, ""))) {
+            if (hostname2.endsWith(entry.hostname.replace(/^\*/, ""))) {
               return false;
             }
           }
@@ -9037,10 +9037,10 @@ var require_env_http_proxy_agent = __commonJS({
           if (!entry) {
             continue;
           }
-          const parsed = entry.match(/^(.+):(\d+)$/);
+          const parsed2 = entry.match(/^(.+):(\d+)$/);
           noProxyEntries.push({
-            hostname: (parsed ? parsed[1] : entry).toLowerCase(),
-            port: parsed ? Number.parseInt(parsed[2], 10) : 0
+            hostname: (parsed2 ? parsed2[1] : entry).toLowerCase(),
+            port: parsed2 ? Number.parseInt(parsed2[2], 10) : 0
           });
         }
         this.#noProxyValue = noProxyValue;
@@ -9190,7 +9190,7 @@ var require_retry_handler = __commonJS({
         if (this.handler.onBodySent) return this.handler.onBodySent(chunk);
       }
       static [kRetryHandlerDefaultRetry](err, { state, opts }, cb) {
-        const { statusCode, code: code2, headers } = err;
+        const { statusCode, code: code18, headers } = err;
         const { method, retryOptions } = opts;
         const {
           maxRetries,
@@ -9202,7 +9202,7 @@ var require_retry_handler = __commonJS({
           methods
         } = retryOptions;
         const { counter } = state;
-        if (code2 && code2 !== "UND_ERR_REQ_RETRY" && !errorCodes.includes(code2)) {
+        if (code18 && code18 !== "UND_ERR_REQ_RETRY" && !errorCodes.includes(code18)) {
           cb(err);
           return;
         }
@@ -9600,11 +9600,11 @@ var require_readable = __commonJS({
         });
       }
     };
-    function isLocked(self2) {
-      return self2[kBody] && self2[kBody].locked === true || self2[kConsume];
+    function isLocked(self3) {
+      return self3[kBody] && self3[kBody].locked === true || self3[kConsume];
     }
-    function isUnusable(self2) {
-      return util.isDisturbed(self2) || isLocked(self2);
+    function isUnusable(self3) {
+      return util.isDisturbed(self3) || isLocked(self3);
     }
     async function consume(stream, type) {
       assert(!stream[kConsume]);
@@ -9991,42 +9991,42 @@ var require_abort_signal = __commonJS({
     var { RequestAbortedError } = require_errors();
     var kListener = /* @__PURE__ */ Symbol("kListener");
     var kSignal = /* @__PURE__ */ Symbol("kSignal");
-    function abort(self2) {
-      if (self2.abort) {
-        self2.abort(self2[kSignal]?.reason);
+    function abort(self3) {
+      if (self3.abort) {
+        self3.abort(self3[kSignal]?.reason);
       } else {
-        self2.reason = self2[kSignal]?.reason ?? new RequestAbortedError();
+        self3.reason = self3[kSignal]?.reason ?? new RequestAbortedError();
       }
-      removeSignal(self2);
+      removeSignal(self3);
     }
-    function addSignal(self2, signal) {
-      self2.reason = null;
-      self2[kSignal] = null;
-      self2[kListener] = null;
+    function addSignal(self3, signal) {
+      self3.reason = null;
+      self3[kSignal] = null;
+      self3[kListener] = null;
       if (!signal) {
         return;
       }
       if (signal.aborted) {
-        abort(self2);
+        abort(self3);
         return;
       }
-      self2[kSignal] = signal;
-      self2[kListener] = () => {
-        abort(self2);
+      self3[kSignal] = signal;
+      self3[kListener] = () => {
+        abort(self3);
       };
-      addAbortListener(self2[kSignal], self2[kListener]);
+      addAbortListener(self3[kSignal], self3[kListener]);
     }
-    function removeSignal(self2) {
-      if (!self2[kSignal]) {
+    function removeSignal(self3) {
+      if (!self3[kSignal]) {
         return;
       }
-      if ("removeEventListener" in self2[kSignal]) {
-        self2[kSignal].removeEventListener("abort", self2[kListener]);
+      if ("removeEventListener" in self3[kSignal]) {
+        self3[kSignal].removeEventListener("abort", self3[kListener]);
       } else {
-        self2[kSignal].removeListener("abort", self2[kListener]);
+        self3[kSignal].removeListener("abort", self3[kListener]);
       }
-      self2[kSignal] = null;
-      self2[kListener] = null;
+      self3[kSignal] = null;
+      self3[kListener] = null;
     }
     module.exports = {
       addSignal,
@@ -10736,20 +10736,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path26) {
-      if (typeof path26 !== "string") {
-        return path26;
+    function safeUrl(path27) {
+      if (typeof path27 !== "string") {
+        return path27;
       }
-      const pathSegments2 = path26.split("?");
+      const pathSegments2 = path27.split("?");
       if (pathSegments2.length !== 2) {
-        return path26;
+        return path27;
       }
       const qp = new URLSearchParams(pathSegments2.pop());
       qp.sort();
       return [...pathSegments2, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path26, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path26);
+    function matchKey(mockDispatch2, { path: path27, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path27);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10771,7 +10771,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path26 }) => matchValue(safeUrl(path26), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path27 }) => matchValue(safeUrl(path27), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10809,9 +10809,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path26, method, body, headers, query } = opts;
+      const { path: path27, method, body, headers, query } = opts;
       return {
-        path: path26,
+        path: path27,
         method,
         body,
         headers,
@@ -11274,10 +11274,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path26, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path27, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path26,
+            Path: path27,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -11945,8 +11945,8 @@ var require_headers = __commonJS({
     var util = __require("node:util");
     var kHeadersMap = /* @__PURE__ */ Symbol("headers map");
     var kHeadersSortedMap = /* @__PURE__ */ Symbol("headers map sorted");
-    function isHTTPWhiteSpaceCharCode(code2) {
-      return code2 === 10 || code2 === 13 || code2 === 9 || code2 === 32;
+    function isHTTPWhiteSpaceCharCode(code18) {
+      return code18 === 10 || code18 === 13 || code18 === 9 || code18 === 32;
     }
     function headerValueNormalize(potentialValue) {
       let i = 0;
@@ -15044,9 +15044,9 @@ var require_util4 = __commonJS({
       switch (type) {
         case "DataURL": {
           let dataURL = "data:";
-          const parsed = parseMIMEType(mimeType || "application/octet-stream");
-          if (parsed !== "failure") {
-            dataURL += serializeAMimeType(parsed);
+          const parsed2 = parseMIMEType(mimeType || "application/octet-stream");
+          if (parsed2 !== "failure") {
+            dataURL += serializeAMimeType(parsed2);
           }
           dataURL += ";base64,";
           const decoder = new StringDecoder2("latin1");
@@ -16101,8 +16101,8 @@ var require_util6 = __commonJS({
     "use strict";
     function isCTLExcludingHtab(value) {
       for (let i = 0; i < value.length; ++i) {
-        const code2 = value.charCodeAt(i);
-        if (code2 >= 0 && code2 <= 8 || code2 >= 10 && code2 <= 31 || code2 === 127) {
+        const code18 = value.charCodeAt(i);
+        if (code18 >= 0 && code18 <= 8 || code18 >= 10 && code18 <= 31 || code18 === 127) {
           return true;
         }
       }
@@ -16110,26 +16110,26 @@ var require_util6 = __commonJS({
     }
     function validateCookieName(name) {
       for (let i = 0; i < name.length; ++i) {
-        const code2 = name.charCodeAt(i);
-        if (code2 < 33 || // exclude CTLs (0-31), SP and HT
-        code2 > 126 || // exclude non-ascii and DEL
-        code2 === 34 || // "
-        code2 === 40 || // (
-        code2 === 41 || // )
-        code2 === 60 || // <
-        code2 === 62 || // >
-        code2 === 64 || // @
-        code2 === 44 || // ,
-        code2 === 59 || // ;
-        code2 === 58 || // :
-        code2 === 92 || // \
-        code2 === 47 || // /
-        code2 === 91 || // [
-        code2 === 93 || // ]
-        code2 === 63 || // ?
-        code2 === 61 || // =
-        code2 === 123 || // {
-        code2 === 125) {
+        const code18 = name.charCodeAt(i);
+        if (code18 < 33 || // exclude CTLs (0-31), SP and HT
+        code18 > 126 || // exclude non-ascii and DEL
+        code18 === 34 || // "
+        code18 === 40 || // (
+        code18 === 41 || // )
+        code18 === 60 || // <
+        code18 === 62 || // >
+        code18 === 64 || // @
+        code18 === 44 || // ,
+        code18 === 59 || // ;
+        code18 === 58 || // :
+        code18 === 92 || // \
+        code18 === 47 || // /
+        code18 === 91 || // [
+        code18 === 93 || // ]
+        code18 === 63 || // ?
+        code18 === 61 || // =
+        code18 === 123 || // {
+        code18 === 125) {
           throw new Error("Invalid cookie name");
         }
       }
@@ -16145,31 +16145,31 @@ var require_util6 = __commonJS({
         ++i;
       }
       while (i < len) {
-        const code2 = value.charCodeAt(i++);
-        if (code2 < 33 || // exclude CTLs (0-31)
-        code2 > 126 || // non-ascii and DEL (127)
-        code2 === 34 || // "
-        code2 === 44 || // ,
-        code2 === 59 || // ;
-        code2 === 92) {
+        const code18 = value.charCodeAt(i++);
+        if (code18 < 33 || // exclude CTLs (0-31)
+        code18 > 126 || // non-ascii and DEL (127)
+        code18 === 34 || // "
+        code18 === 44 || // ,
+        code18 === 59 || // ;
+        code18 === 92) {
           throw new Error("Invalid cookie value");
         }
       }
     }
-    function validateCookiePath(path26) {
-      for (let i = 0; i < path26.length; ++i) {
-        const code2 = path26.charCodeAt(i);
-        if (code2 < 32 || // exclude CTLs (0-31)
-        code2 > 126 || // exclude DEL and non-ascii
-        code2 === 59) {
+    function validateCookiePath(path27) {
+      for (let i = 0; i < path27.length; ++i) {
+        const code18 = path27.charCodeAt(i);
+        if (code18 < 32 || // exclude CTLs (0-31)
+        code18 > 126 || // exclude DEL and non-ascii
+        code18 === 59) {
           throw new Error("Invalid cookie path");
         }
       }
     }
-    function isLetterOrDigit(code2) {
-      return code2 >= 48 && code2 <= 57 || // 0-9
-      code2 >= 65 && code2 <= 90 || // A-Z
-      code2 >= 97 && code2 <= 122;
+    function isLetterOrDigit(code18) {
+      return code18 >= 48 && code18 <= 57 || // 0-9
+      code18 >= 65 && code18 <= 90 || // A-Z
+      code18 >= 97 && code18 <= 122;
     }
     function validateCookieDomain(domain) {
       if (domain === " ") {
@@ -16180,8 +16180,8 @@ var require_util6 = __commonJS({
       }
       let labelLength = 0;
       for (let i = 0; i < domain.length; ++i) {
-        const code2 = domain.charCodeAt(i);
-        if (code2 === 46) {
+        const code18 = domain.charCodeAt(i);
+        if (code18 === 46) {
           if (labelLength === 0) {
             throw new Error("Invalid cookie domain");
           }
@@ -16191,10 +16191,10 @@ var require_util6 = __commonJS({
           labelLength = 0;
           continue;
         }
-        if (labelLength === 0 && !isLetterOrDigit(code2)) {
+        if (labelLength === 0 && !isLetterOrDigit(code18)) {
           throw new Error("Invalid cookie domain");
         }
-        if (!isLetterOrDigit(code2) && code2 !== 45) {
+        if (!isLetterOrDigit(code18) && code18 !== 45) {
           throw new Error("Invalid cookie domain");
         }
         if (++labelLength > 63) {
@@ -16968,37 +16968,37 @@ var require_util7 = __commonJS({
         return false;
       }
       for (let i = 0; i < protocol.length; ++i) {
-        const code2 = protocol.charCodeAt(i);
-        if (code2 < 33 || // CTL, contains SP (0x20) and HT (0x09)
-        code2 > 126 || code2 === 34 || // "
-        code2 === 40 || // (
-        code2 === 41 || // )
-        code2 === 44 || // ,
-        code2 === 47 || // /
-        code2 === 58 || // :
-        code2 === 59 || // ;
-        code2 === 60 || // <
-        code2 === 61 || // =
-        code2 === 62 || // >
-        code2 === 63 || // ?
-        code2 === 64 || // @
-        code2 === 91 || // [
-        code2 === 92 || // \
-        code2 === 93 || // ]
-        code2 === 123 || // {
-        code2 === 125) {
+        const code18 = protocol.charCodeAt(i);
+        if (code18 < 33 || // CTL, contains SP (0x20) and HT (0x09)
+        code18 > 126 || code18 === 34 || // "
+        code18 === 40 || // (
+        code18 === 41 || // )
+        code18 === 44 || // ,
+        code18 === 47 || // /
+        code18 === 58 || // :
+        code18 === 59 || // ;
+        code18 === 60 || // <
+        code18 === 61 || // =
+        code18 === 62 || // >
+        code18 === 63 || // ?
+        code18 === 64 || // @
+        code18 === 91 || // [
+        code18 === 92 || // \
+        code18 === 93 || // ]
+        code18 === 123 || // {
+        code18 === 125) {
           return false;
         }
       }
       return true;
     }
-    function isValidStatusCode(code2) {
-      if (code2 >= 1e3 && code2 < 1015) {
-        return code2 !== 1004 && // reserved
-        code2 !== 1005 && // "MUST NOT be set as a status code"
-        code2 !== 1006;
+    function isValidStatusCode(code18) {
+      if (code18 >= 1e3 && code18 < 1015) {
+        return code18 !== 1004 && // reserved
+        code18 !== 1005 && // "MUST NOT be set as a status code"
+        code18 !== 1006;
       }
-      return code2 >= 3e3 && code2 <= 4999;
+      return code18 >= 3e3 && code18 <= 4999;
     }
     function failWebsocketConnection(ws2, reason) {
       const { [kController]: controller, [kResponse]: response } = ws2;
@@ -17230,8 +17230,8 @@ var require_connection = __commonJS({
             return;
           }
           const secWSAccept = response.headersList.get("Sec-WebSocket-Accept");
-          const digest = crypto2.createHash("sha1").update(keyValue + uid).digest("base64");
-          if (secWSAccept !== digest) {
+          const digest2 = crypto2.createHash("sha1").update(keyValue + uid).digest("base64");
+          if (secWSAccept !== digest2) {
             failWebsocketConnection(ws2, "Incorrect hash received in Sec-WebSocket-Accept header.");
             return;
           }
@@ -17267,7 +17267,7 @@ var require_connection = __commonJS({
       });
       return controller;
     }
-    function closeWebSocketConnection(ws2, code2, reason, reasonByteLength) {
+    function closeWebSocketConnection(ws2, code18, reason, reasonByteLength) {
       if (isClosing(ws2) || isClosed(ws2)) {
       } else if (!isEstablished(ws2)) {
         failWebsocketConnection(ws2, "Connection was closed before it was established.");
@@ -17275,12 +17275,12 @@ var require_connection = __commonJS({
       } else if (ws2[kSentClose] === sentCloseFrameState.NOT_SENT) {
         ws2[kSentClose] = sentCloseFrameState.PROCESSING;
         const frame = new WebsocketFrameSend();
-        if (code2 !== void 0 && reason === void 0) {
+        if (code18 !== void 0 && reason === void 0) {
           frame.frameData = Buffer.allocUnsafe(2);
-          frame.frameData.writeUInt16BE(code2, 0);
-        } else if (code2 !== void 0 && reason !== void 0) {
+          frame.frameData.writeUInt16BE(code18, 0);
+        } else if (code18 !== void 0 && reason !== void 0) {
           frame.frameData = Buffer.allocUnsafe(2 + reasonByteLength);
-          frame.frameData.writeUInt16BE(code2, 0);
+          frame.frameData.writeUInt16BE(code18, 0);
           frame.frameData.write(reason, 2, "utf-8");
         } else {
           frame.frameData = emptyBuffer;
@@ -17305,25 +17305,25 @@ var require_connection = __commonJS({
       response.socket.off("close", onSocketClose);
       response.socket.off("error", onSocketError);
       const wasClean = ws2[kSentClose] === sentCloseFrameState.SENT && ws2[kReceivedClose];
-      let code2 = 1005;
+      let code18 = 1005;
       let reason = "";
       const result = ws2[kByteParser].closingInfo;
       if (result && !result.error) {
-        code2 = result.code ?? 1005;
+        code18 = result.code ?? 1005;
         reason = result.reason;
       } else if (!ws2[kReceivedClose]) {
-        code2 = 1006;
+        code18 = 1006;
       }
       ws2[kReadyState] = states.CLOSED;
       fireEvent("close", ws2, (type, init) => new CloseEvent(type, init), {
         wasClean,
-        code: code2,
+        code: code18,
         reason
       });
       if (channels.close.hasSubscribers) {
         channels.close.publish({
           websocket: ws2,
-          code: code2,
+          code: code18,
           reason
         });
       }
@@ -17448,8 +17448,8 @@ var require_receiver = __commonJS({
     var { closeWebSocketConnection } = require_connection();
     var { PerMessageDeflate } = require_permessage_deflate();
     var { MessageSizeExceededError } = require_errors();
-    function failWebsocketConnectionWithCode(ws2, code2, reason) {
-      closeWebSocketConnection(ws2, code2, reason, Buffer.byteLength(reason));
+    function failWebsocketConnectionWithCode(ws2, code18, reason) {
+      closeWebSocketConnection(ws2, code18, reason, Buffer.byteLength(reason));
       failWebsocketConnection(ws2, reason);
     }
     var ByteParser = class extends Writable {
@@ -17636,8 +17636,8 @@ var require_receiver = __commonJS({
                   this.#info.fin,
                   (error2, data) => {
                     if (error2) {
-                      const code2 = error2 instanceof MessageSizeExceededError ? 1009 : 1007;
-                      failWebsocketConnectionWithCode(this.ws, code2, error2.message);
+                      const code18 = error2 instanceof MessageSizeExceededError ? 1009 : 1007;
+                      failWebsocketConnectionWithCode(this.ws, code18, error2.message);
                       return;
                     }
                     if (!this.writeFragments(data)) {
@@ -17723,11 +17723,11 @@ var require_receiver = __commonJS({
       }
       parseCloseBody(data) {
         assert(data.length !== 1);
-        let code2;
+        let code18;
         if (data.length >= 2) {
-          code2 = data.readUInt16BE(0);
+          code18 = data.readUInt16BE(0);
         }
-        if (code2 !== void 0 && !isValidStatusCode(code2)) {
+        if (code18 !== void 0 && !isValidStatusCode(code18)) {
           return { code: 1002, reason: "Invalid status code", error: true };
         }
         let reason = data.subarray(2);
@@ -17739,7 +17739,7 @@ var require_receiver = __commonJS({
         } catch {
           return { code: 1007, reason: "Invalid UTF-8", error: true };
         }
-        return { code: code2, reason, error: false };
+        return { code: code18, reason, error: false };
       }
       /**
        * Parses control frames.
@@ -17754,8 +17754,8 @@ var require_receiver = __commonJS({
           }
           this.#info.closeInfo = this.parseCloseBody(body);
           if (this.#info.closeInfo.error) {
-            const { code: code2, reason } = this.#info.closeInfo;
-            closeWebSocketConnection(this.ws, code2, reason, reason.length);
+            const { code: code18, reason } = this.#info.closeInfo;
+            closeWebSocketConnection(this.ws, code18, reason, reason.length);
             failWebsocketConnection(this.ws, reason);
             return false;
           }
@@ -17993,17 +17993,17 @@ var require_websocket = __commonJS({
        * @param {number|undefined} code
        * @param {string|undefined} reason
        */
-      close(code2 = void 0, reason = void 0) {
+      close(code18 = void 0, reason = void 0) {
         webidl.brandCheck(this, _WebSocket);
         const prefix = "WebSocket.close";
-        if (code2 !== void 0) {
-          code2 = webidl.converters["unsigned short"](code2, prefix, "code", { clamp: true });
+        if (code18 !== void 0) {
+          code18 = webidl.converters["unsigned short"](code18, prefix, "code", { clamp: true });
         }
         if (reason !== void 0) {
           reason = webidl.converters.USVString(reason, prefix, "reason");
         }
-        if (code2 !== void 0) {
-          if (code2 !== 1e3 && (code2 < 3e3 || code2 > 4999)) {
+        if (code18 !== void 0) {
+          if (code18 !== 1e3 && (code18 < 3e3 || code18 > 4999)) {
             throw new DOMException("invalid code", "InvalidAccessError");
           }
         }
@@ -18017,7 +18017,7 @@ var require_websocket = __commonJS({
             );
           }
         }
-        closeWebSocketConnection(this, code2, reason, reasonByteLength);
+        closeWebSocketConnection(this, code18, reason, reasonByteLength);
       }
       /**
        * @see https://websockets.spec.whatwg.org/#dom-websocket-send
@@ -18263,15 +18263,15 @@ var require_websocket = __commonJS({
     }
     function onParserError(err) {
       let message;
-      let code2;
+      let code18;
       if (err instanceof CloseEvent) {
         message = err.reason;
-        code2 = err.code;
+        code18 = err.code;
       } else {
         message = err.message;
       }
       fireEvent("error", this, () => new ErrorEvent("error", { error: err, message }));
-      closeWebSocketConnection(this, code2);
+      closeWebSocketConnection(this, code18);
     }
     module.exports = {
       WebSocket
@@ -18317,7 +18317,7 @@ var require_eventsource_stream = __commonJS({
     var LF = 10;
     var CR = 13;
     var COLON = 58;
-    var SPACE2 = 32;
+    var SPACE3 = 32;
     var defaultMaxEventSize = buffer.kStringMaxLength;
     var DATA = Buffer.from("data");
     var EVENT = Buffer.from("event");
@@ -18509,7 +18509,7 @@ var require_eventsource_stream = __commonJS({
         if (colonPosition !== -1) {
           fieldLength = colonPosition;
           valueStart = colonPosition + 1;
-          if (line[valueStart] === SPACE2) {
+          if (line[valueStart] === SPACE3) {
             ++valueStart;
           }
         }
@@ -19078,11 +19078,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path26 = opts.path;
+          let path27 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path26 = `/${path26}`;
+            path27 = `/${path27}`;
           }
-          url = new URL(util.parseOrigin(url).origin + path26);
+          url = new URL(util.parseOrigin(url).origin + path27);
         } else {
           if (!opts) {
             opts = typeof url === "object" ? url : {};
@@ -19799,8 +19799,8 @@ var require_prerelease = __commonJS({
     "use strict";
     var parse5 = require_parse2();
     var prerelease = (version, options) => {
-      const parsed = parse5(version, options);
-      return parsed && parsed.prerelease.length ? parsed.prerelease : null;
+      const parsed2 = parse5(version, options);
+      return parsed2 && parsed2.prerelease.length ? parsed2.prerelease : null;
     };
     module.exports = prerelease;
   }
@@ -20120,12 +20120,12 @@ var require_trim_comparator_whitespace = __commonJS({
     }
     var isWhitespace = (char) => char !== void 0 && whitespace[char.charCodeAt(0)] === 1;
     var isVersionPrefix = (char) => char === "v" || char === "=" || isWhitespace(char);
-    var isDigit = (char) => char !== void 0 && char >= "0" && char <= "9";
+    var isDigit2 = (char) => char !== void 0 && char >= "0" && char <= "9";
     var isLetter = (char) => char !== void 0 && (char >= "a" && char <= "z" || char >= "A" && char <= "Z");
-    var isIdentifierCharacter = (char) => isDigit(char) || isLetter(char) || char === "-";
-    var isVersionStart = (char) => isDigit(char) || char === "x" || char === "X" || char === "*";
+    var isIdentifierCharacter = (char) => isDigit2(char) || isLetter(char) || char === "-";
+    var isVersionStart = (char) => isDigit2(char) || char === "x" || char === "X" || char === "*";
     var findDigitsEndIndex = (range2, start, limit, digitRuns) => {
-      if (!isDigit(range2[start])) {
+      if (!isDigit2(range2[start])) {
         return start;
       }
       if (start >= digitRuns.start && start < digitRuns.end) {
@@ -20135,7 +20135,7 @@ var require_trim_comparator_whitespace = __commonJS({
         return Math.min(start + limit, digitRuns.previousEnd);
       }
       let end = start + 1;
-      while (isDigit(range2[end])) {
+      while (isDigit2(range2[end])) {
         end++;
       }
       digitRuns.previousStart = digitRuns.start;
@@ -20227,7 +20227,7 @@ var require_trim_comparator_whitespace = __commonJS({
       return findBuildEndIndex(range2, prereleaseEnd);
     };
     var findPartialVersionComponentEndIndex = (range2, start, digitRuns) => {
-      if (isDigit(range2[start])) {
+      if (isDigit2(range2[start])) {
         return findVersionNumberEndIndex(range2, start, false, digitRuns);
       }
       return isVersionStart(range2[start]) ? start + 1 : start;
@@ -21395,9 +21395,9 @@ var require_code = __commonJS({
     };
     exports.Name = Name;
     var _Code = class extends _CodeOrName {
-      constructor(code2) {
+      constructor(code18) {
         super();
-        this._items = typeof code2 === "string" ? [code2] : code2;
+        this._items = typeof code18 === "string" ? [code18] : code18;
       }
       toString() {
         return this.str;
@@ -21424,13 +21424,13 @@ var require_code = __commonJS({
     exports._Code = _Code;
     exports.nil = new _Code("");
     function _2(strs, ...args) {
-      const code2 = [strs[0]];
+      const code18 = [strs[0]];
       let i = 0;
       while (i < args.length) {
-        addCodeArg(code2, args[i]);
-        code2.push(strs[++i]);
+        addCodeArg(code18, args[i]);
+        code18.push(strs[++i]);
       }
-      return new _Code(code2);
+      return new _Code(code18);
     }
     exports._ = _2;
     var plus = new _Code("+");
@@ -21446,13 +21446,13 @@ var require_code = __commonJS({
       return new _Code(expr);
     }
     exports.str = str;
-    function addCodeArg(code2, arg) {
+    function addCodeArg(code18, arg) {
       if (arg instanceof _Code)
-        code2.push(...arg._items);
+        code18.push(...arg._items);
       else if (arg instanceof Name)
-        code2.push(arg);
+        code18.push(arg);
       else
-        code2.push(interpolate(arg));
+        code18.push(interpolate(arg));
     }
     exports.addCodeArg = addCodeArg;
     function optimize(expr) {
@@ -21636,7 +21636,7 @@ var require_scope = __commonJS({
         }, usedValues, getCode);
       }
       _reduceValues(values, valueCode, usedValues = {}, getCode) {
-        let code2 = code_1.nil;
+        let code18 = code_1.nil;
         for (const prefix in values) {
           const vs2 = values[prefix];
           if (!vs2)
@@ -21649,16 +21649,16 @@ var require_scope = __commonJS({
             let c = valueCode(name);
             if (c) {
               const def = this.opts.es5 ? exports.varKinds.var : exports.varKinds.const;
-              code2 = (0, code_1._)`${code2}${def} ${name} = ${c};${this.opts._n}`;
+              code18 = (0, code_1._)`${code18}${def} ${name} = ${c};${this.opts._n}`;
             } else if (c = getCode === null || getCode === void 0 ? void 0 : getCode(name)) {
-              code2 = (0, code_1._)`${code2}${c}${this.opts._n}`;
+              code18 = (0, code_1._)`${code18}${c}${this.opts._n}`;
             } else {
               throw new ValueError(name);
             }
             nameSet.set(name, UsedValueState.Completed);
           });
         }
-        return code2;
+        return code18;
       }
     };
     exports.ValueScope = ValueScope;
@@ -21818,9 +21818,9 @@ var require_codegen = __commonJS({
       }
     };
     var AnyCode = class extends Node {
-      constructor(code2) {
+      constructor(code18) {
         super();
-        this.code = code2;
+        this.code = code18;
       }
       render({ _n: _n2 }) {
         return `${this.code};` + _n2;
@@ -21842,7 +21842,7 @@ var require_codegen = __commonJS({
         this.nodes = nodes;
       }
       render(opts) {
-        return this.nodes.reduce((code2, n) => code2 + n.render(opts), "");
+        return this.nodes.reduce((code18, n) => code18 + n.render(opts), "");
       }
       optimizeNodes() {
         const { nodes } = this;
@@ -21890,10 +21890,10 @@ var require_codegen = __commonJS({
         this.condition = condition;
       }
       render(opts) {
-        let code2 = `if(${this.condition})` + super.render(opts);
+        let code18 = `if(${this.condition})` + super.render(opts);
         if (this.else)
-          code2 += "else " + this.else.render(opts);
-        return code2;
+          code18 += "else " + this.else.render(opts);
+        return code18;
       }
       optimizeNodes() {
         super.optimizeNodes();
@@ -22014,12 +22014,12 @@ var require_codegen = __commonJS({
     Return.kind = "return";
     var Try = class extends BlockNode {
       render(opts) {
-        let code2 = "try" + super.render(opts);
+        let code18 = "try" + super.render(opts);
         if (this.catch)
-          code2 += this.catch.render(opts);
+          code18 += this.catch.render(opts);
         if (this.finally)
-          code2 += this.finally.render(opts);
-        return code2;
+          code18 += this.finally.render(opts);
+        return code18;
       }
       optimizeNodes() {
         var _a, _b;
@@ -22136,18 +22136,18 @@ var require_codegen = __commonJS({
       }
       // returns code for object literal for the passed argument list of key-value pairs
       object(...keyValues) {
-        const code2 = ["{"];
+        const code18 = ["{"];
         for (const [key, value] of keyValues) {
-          if (code2.length > 1)
-            code2.push(",");
-          code2.push(key);
+          if (code18.length > 1)
+            code18.push(",");
+          code18.push(key);
           if (key !== value || this.opts.es5) {
-            code2.push(":");
-            (0, code_1.addCodeArg)(code2, value);
+            code18.push(":");
+            (0, code_1.addCodeArg)(code18, value);
           }
         }
-        code2.push("}");
-        return new code_1._Code(code2);
+        code18.push("}");
+        return new code_1._Code(code18);
       }
       // `if` clause (or statement if `thenBody` and, optionally, `elseBody` are passed)
       if(condition, thenBody, elseBody) {
@@ -22410,12 +22410,12 @@ var require_util9 = __commonJS({
     }
     exports.alwaysValidSchema = alwaysValidSchema;
     function checkUnknownRules(it2, schema = it2.schema) {
-      const { opts, self: self2 } = it2;
+      const { opts, self: self3 } = it2;
       if (!opts.strictSchema)
         return;
       if (typeof schema === "boolean")
         return;
-      const rules = self2.RULES.keywords;
+      const rules = self3.RULES.keywords;
       for (const key in schema) {
         if (!rules[key])
           checkStrictMode(it2, `unknown keyword: "${key}"`);
@@ -22801,8 +22801,8 @@ var require_applicability = __commonJS({
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.shouldUseRule = exports.shouldUseGroup = exports.schemaHasRulesForType = void 0;
-    function schemaHasRulesForType({ schema, self: self2 }, type) {
-      const group2 = self2.RULES.types[type];
+    function schemaHasRulesForType({ schema, self: self3 }, type) {
+      const group2 = self3.RULES.types[type];
       return group2 && group2 !== true && shouldUseGroup(schema, group2);
     }
     exports.schemaHasRulesForType = schemaHasRulesForType;
@@ -23267,7 +23267,7 @@ var require_keyword = __commonJS({
       return !schemaType.length || schemaType.some((st2) => st2 === "array" ? Array.isArray(schema) : st2 === "object" ? schema && typeof schema == "object" && !Array.isArray(schema) : typeof schema == st2 || allowUndefined && typeof schema == "undefined");
     }
     exports.validSchemaType = validSchemaType;
-    function validateKeywordUsage({ schema, opts, self: self2, errSchemaPath }, def, keyword) {
+    function validateKeywordUsage({ schema, opts, self: self3, errSchemaPath }, def, keyword) {
       if (Array.isArray(def.keyword) ? !def.keyword.includes(keyword) : def.keyword !== keyword) {
         throw new Error("ajv implementation error");
       }
@@ -23278,9 +23278,9 @@ var require_keyword = __commonJS({
       if (def.validateSchema) {
         const valid = def.validateSchema(schema[keyword]);
         if (!valid) {
-          const msg = `keyword "${keyword}" value is invalid at path "${errSchemaPath}": ` + self2.errorsText(def.validateSchema.errors);
+          const msg = `keyword "${keyword}" value is invalid at path "${errSchemaPath}": ` + self3.errorsText(def.validateSchema.errors);
           if (opts.validateSchema === "log")
-            self2.logger.error(msg);
+            self3.logger.error(msg);
           else
             throw new Error(msg);
         }
@@ -23377,7 +23377,7 @@ var require_subschema = __commonJS({
 var require_fast_deep_equal = __commonJS({
   "node_modules/fast-deep-equal/index.js"(exports, module) {
     "use strict";
-    module.exports = function equal(a, b2) {
+    module.exports = function equal2(a, b2) {
       if (a === b2) return true;
       if (a && b2 && typeof a == "object" && typeof b2 == "object") {
         if (a.constructor !== b2.constructor) return false;
@@ -23386,7 +23386,7 @@ var require_fast_deep_equal = __commonJS({
           length = a.length;
           if (length != b2.length) return false;
           for (i = length; i-- !== 0; )
-            if (!equal(a[i], b2[i])) return false;
+            if (!equal2(a[i], b2[i])) return false;
           return true;
         }
         if (a.constructor === RegExp) return a.source === b2.source && a.flags === b2.flags;
@@ -23399,7 +23399,7 @@ var require_fast_deep_equal = __commonJS({
           if (!Object.prototype.hasOwnProperty.call(b2, keys[i])) return false;
         for (i = length; i-- !== 0; ) {
           var key = keys[i];
-          if (!equal(a[key], b2[key])) return false;
+          if (!equal2(a[key], b2[key])) return false;
         }
         return true;
       }
@@ -23503,7 +23503,7 @@ var require_resolve = __commonJS({
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.getSchemaRefs = exports.resolveUrl = exports.normalizeId = exports._getFullPath = exports.getFullPath = exports.inlineRef = void 0;
     var util_1 = require_util9();
-    var equal = require_fast_deep_equal();
+    var equal2 = require_fast_deep_equal();
     var traverse = require_json_schema_traverse();
     var SIMPLE_INLINED = /* @__PURE__ */ new Set([
       "type",
@@ -23641,7 +23641,7 @@ var require_resolve = __commonJS({
       });
       return localRefs;
       function checkAmbiguosRef(sch1, sch2, ref) {
-        if (sch2 !== void 0 && !equal(sch1, sch2))
+        if (sch2 !== void 0 && !equal2(sch1, sch2))
           throw ambiguos(ref);
       }
       function ambiguos(ref) {
@@ -23747,11 +23747,11 @@ var require_validate = __commonJS({
       }
       (0, boolSchema_1.boolOrEmptySchema)(it2, valid);
     }
-    function schemaCxtHasRules({ schema, self: self2 }) {
+    function schemaCxtHasRules({ schema, self: self3 }) {
       if (typeof schema == "boolean")
         return !schema;
       for (const key in schema)
-        if (self2.RULES.all[key])
+        if (self3.RULES.all[key])
           return true;
       return false;
     }
@@ -23780,9 +23780,9 @@ var require_validate = __commonJS({
       schemaKeywords(it2, types, !checkedTypes, errsCount);
     }
     function checkRefsAndKeywords(it2) {
-      const { schema, errSchemaPath, opts, self: self2 } = it2;
-      if (schema.$ref && opts.ignoreKeywordsWithRef && (0, util_1.schemaHasRulesButRef)(schema, self2.RULES)) {
-        self2.logger.warn(`$ref: keywords ignored in schema at path "${errSchemaPath}"`);
+      const { schema, errSchemaPath, opts, self: self3 } = it2;
+      if (schema.$ref && opts.ignoreKeywordsWithRef && (0, util_1.schemaHasRulesButRef)(schema, self3.RULES)) {
+        self3.logger.warn(`$ref: keywords ignored in schema at path "${errSchemaPath}"`);
       }
     }
     function checkNoDefault(it2) {
@@ -23828,8 +23828,8 @@ var require_validate = __commonJS({
         gen.assign((0, codegen_1._)`${evaluated}.items`, items);
     }
     function schemaKeywords(it2, types, typeErrors, errsCount) {
-      const { gen, schema, data, allErrors, opts, self: self2 } = it2;
-      const { RULES } = self2;
+      const { gen, schema, data, allErrors, opts, self: self3 } = it2;
+      const { RULES } = self3;
       if (schema.$ref && (opts.ignoreKeywordsWithRef || !(0, util_1.schemaHasRulesButRef)(schema, RULES))) {
         gen.block(() => keywordCode(it2, "$ref", RULES.all.$ref.definition));
         return;
@@ -24466,22 +24466,22 @@ var require_utils2 = __commonJS({
     }
     function stringArrayToHexStripped(input) {
       let acc = "";
-      let code2 = 0;
+      let code18 = 0;
       let i = 0;
       for (i = 0; i < input.length; i++) {
-        code2 = input[i].charCodeAt(0);
-        if (code2 === 48) {
+        code18 = input[i].charCodeAt(0);
+        if (code18 === 48) {
           continue;
         }
-        if (!(code2 >= 48 && code2 <= 57 || code2 >= 65 && code2 <= 70 || code2 >= 97 && code2 <= 102)) {
+        if (!(code18 >= 48 && code18 <= 57 || code18 >= 65 && code18 <= 70 || code18 >= 97 && code18 <= 102)) {
           return "";
         }
         acc += input[i];
         break;
       }
       for (i += 1; i < input.length; i++) {
-        code2 = input[i].charCodeAt(0);
-        if (!(code2 >= 48 && code2 <= 57 || code2 >= 65 && code2 <= 70 || code2 >= 97 && code2 <= 102)) {
+        code18 = input[i].charCodeAt(0);
+        if (!(code18 >= 48 && code18 <= 57 || code18 >= 65 && code18 <= 70 || code18 >= 97 && code18 <= 102)) {
           return "";
         }
         acc += input[i];
@@ -24595,8 +24595,8 @@ var require_utils2 = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path26) {
-      let input = path26;
+    function removeDotSegments(path27) {
+      let input = path27;
       const output = [];
       let nextSlash = -1;
       let len = 0;
@@ -24670,11 +24670,11 @@ var require_utils2 = __commonJS({
       }
       return output.join("");
     }
-    function removeDotSegmentsRelative(path26) {
-      if (path26 === "" || path26[0] === "/") {
-        return removeDotSegments(path26);
+    function removeDotSegmentsRelative(path27) {
+      if (path27 === "" || path27[0] === "/") {
+        return removeDotSegments(path27);
       }
-      const segments = path26.split("/");
+      const segments = path27.split("/");
       const last = segments.length - 1;
       const output = [];
       let trailingDirectory = false;
@@ -24716,9 +24716,9 @@ var require_utils2 = __commonJS({
       let output = "";
       for (let i = 0; i < input.length; i++) {
         if (input[i] === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            const normalizedHex = hex.toUpperCase();
+          const hex2 = input.slice(i + 1, i + 3);
+          if (isHexPair(hex2)) {
+            const normalizedHex = hex2.toUpperCase();
             const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
             if (decodeUnreserved && isUnreserved(decoded)) {
               output += decoded;
@@ -24738,9 +24738,9 @@ var require_utils2 = __commonJS({
       for (let i = 0; i < input.length; i++) {
         const ch = input[i];
         if (ch === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            const normalizedHex = hex.toUpperCase();
+          const hex2 = input.slice(i + 1, i + 3);
+          if (isHexPair(hex2)) {
+            const normalizedHex = hex2.toUpperCase();
             const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
             if (decoded !== "." && isUnreserved(decoded)) {
               output += decoded;
@@ -24754,15 +24754,15 @@ var require_utils2 = __commonJS({
         if (isPathCharacter(ch)) {
           output += ch;
         } else {
-          const code2 = input.charCodeAt(i);
-          if (code2 < 128) {
-            output += isEscapeSafe(code2) ? ch : BYTE_HEX[code2];
-          } else if (code2 < 55296 || code2 > 57343) {
-            output += percentEncodeNonAscii(code2);
-          } else if (code2 <= 56319 && i + 1 < input.length) {
+          const code18 = input.charCodeAt(i);
+          if (code18 < 128) {
+            output += isEscapeSafe(code18) ? ch : BYTE_HEX[code18];
+          } else if (code18 < 55296 || code18 > 57343) {
+            output += percentEncodeNonAscii(code18);
+          } else if (code18 <= 56319 && i + 1 < input.length) {
             const low = input.charCodeAt(i + 1);
             if (low >= 56320 && low <= 57343) {
-              output += percentEncodeNonAscii(65536 + (code2 - 55296 << 10) + (low - 56320));
+              output += percentEncodeNonAscii(65536 + (code18 - 55296 << 10) + (low - 56320));
               i++;
             } else {
               output += percentEncodeNonAscii(65533);
@@ -24780,9 +24780,9 @@ var require_utils2 = __commonJS({
       for (let i = 0; i < input.length; i++) {
         const ch = input[i];
         if (ch === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            output += "%" + hex.toUpperCase();
+          const hex2 = input.slice(i + 1, i + 3);
+          if (isHexPair(hex2)) {
+            output += "%" + hex2.toUpperCase();
             i += 2;
             continue;
           }
@@ -24793,15 +24793,15 @@ var require_utils2 = __commonJS({
         if (isPathCharacter(ch) && (ch !== ":" || !firstSegment)) {
           output += ch;
         } else {
-          const code2 = input.charCodeAt(i);
-          if (code2 < 128) {
-            output += BYTE_HEX[code2];
-          } else if (code2 < 55296 || code2 > 57343) {
-            output += percentEncodeNonAscii(code2);
-          } else if (code2 <= 56319 && i + 1 < input.length) {
+          const code18 = input.charCodeAt(i);
+          if (code18 < 128) {
+            output += BYTE_HEX[code18];
+          } else if (code18 < 55296 || code18 > 57343) {
+            output += percentEncodeNonAscii(code18);
+          } else if (code18 <= 56319 && i + 1 < input.length) {
             const low = input.charCodeAt(i + 1);
             if (low >= 56320 && low <= 57343) {
-              output += percentEncodeNonAscii(65536 + (code2 - 55296 << 10) + (low - 56320));
+              output += percentEncodeNonAscii(65536 + (code18 - 55296 << 10) + (low - 56320));
               i++;
             } else {
               output += percentEncodeNonAscii(65533);
@@ -24818,9 +24818,9 @@ var require_utils2 = __commonJS({
       for (let i = 0; i < input.length; i++) {
         const ch = input[i];
         if (ch === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            output += "%" + hex.toUpperCase();
+          const hex2 = input.slice(i + 1, i + 3);
+          if (isHexPair(hex2)) {
+            output += "%" + hex2.toUpperCase();
             i += 2;
             continue;
           }
@@ -24828,15 +24828,15 @@ var require_utils2 = __commonJS({
         if (isAllowed(ch)) {
           output += ch;
         } else {
-          const code2 = input.charCodeAt(i);
-          if (code2 < 128) {
-            output += BYTE_HEX[code2];
-          } else if (code2 < 55296 || code2 > 57343) {
-            output += percentEncodeNonAscii(code2);
-          } else if (code2 <= 56319 && i + 1 < input.length) {
+          const code18 = input.charCodeAt(i);
+          if (code18 < 128) {
+            output += BYTE_HEX[code18];
+          } else if (code18 < 55296 || code18 > 57343) {
+            output += percentEncodeNonAscii(code18);
+          } else if (code18 <= 56319 && i + 1 < input.length) {
             const low = input.charCodeAt(i + 1);
             if (low >= 56320 && low <= 57343) {
-              output += percentEncodeNonAscii(65536 + (code2 - 55296 << 10) + (low - 56320));
+              output += percentEncodeNonAscii(65536 + (code18 - 55296 << 10) + (low - 56320));
               i++;
             } else {
               output += percentEncodeNonAscii(65533);
@@ -24865,9 +24865,9 @@ var require_utils2 = __commonJS({
       for (let i = 0; i < input.length; i++) {
         const ch = input[i];
         if (ch === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            const normalizedHex = hex.toUpperCase();
+          const hex2 = input.slice(i + 1, i + 3);
+          if (isHexPair(hex2)) {
+            const normalizedHex = hex2.toUpperCase();
             const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
             if (isUnreserved(decoded)) {
               output += decoded;
@@ -24881,15 +24881,15 @@ var require_utils2 = __commonJS({
         if (isQueryFragmentCharacter(ch)) {
           output += ch;
         } else {
-          const code2 = input.charCodeAt(i);
-          if (code2 < 128) {
-            output += isEscapeSafe(code2) ? ch : BYTE_HEX[code2];
-          } else if (code2 < 55296 || code2 > 57343) {
-            output += percentEncodeNonAscii(code2);
-          } else if (code2 <= 56319 && i + 1 < input.length) {
+          const code18 = input.charCodeAt(i);
+          if (code18 < 128) {
+            output += isEscapeSafe(code18) ? ch : BYTE_HEX[code18];
+          } else if (code18 < 55296 || code18 > 57343) {
+            output += percentEncodeNonAscii(code18);
+          } else if (code18 <= 56319 && i + 1 < input.length) {
             const low = input.charCodeAt(i + 1);
             if (low >= 56320 && low <= 57343) {
-              output += percentEncodeNonAscii(65536 + (code2 - 55296 << 10) + (low - 56320));
+              output += percentEncodeNonAscii(65536 + (code18 - 55296 << 10) + (low - 56320));
               i++;
             } else {
               output += percentEncodeNonAscii(65533);
@@ -24905,9 +24905,9 @@ var require_utils2 = __commonJS({
       let output = "";
       for (let i = 0; i < input.length; i++) {
         if (input[i] === "%" && i + 2 < input.length) {
-          const hex = input.slice(i + 1, i + 3);
-          if (isHexPair(hex)) {
-            output += "%" + hex.toUpperCase();
+          const hex2 = input.slice(i + 1, i + 3);
+          if (isHexPair(hex2)) {
+            output += "%" + hex2.toUpperCase();
             i += 2;
             continue;
           }
@@ -25037,8 +25037,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path26 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path26 && path26 !== "/" ? path26 : void 0;
+        const path27 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path27 && path27 !== "/" ? path27 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -25298,7 +25298,7 @@ var require_fast_uri = __commonJS({
       target.fragment = relative2.fragment;
       return target;
     }
-    function equal(uriA, uriB, options) {
+    function equal2(uriA, uriB, options) {
       const normalizedA = normalizeComparableURI(uriA, options);
       const normalizedB = normalizeComparableURI(uriB, options);
       return normalizedA !== void 0 && normalizedB !== void 0 && normalizedA === normalizedB;
@@ -25375,11 +25375,11 @@ var require_fast_uri = __commonJS({
     var URI_PARSE = /^(?:([^#/:?]+):)?(?:\/\/((?:([^#/?@]*)@)?(\[[^#/?\]]+\]|[^#/:?]*)(?::(\d*))?))?([^#?]*)(?:\?([^#]*))?(?:#((?:.|[\n\r])*))?/u;
     var AUTHORITY_PREFIX = /^(?:[^#/:?]+:)?\/\/([^/?#]*)/;
     var AUTHORITY_INTRODUCER_REGION = /^(?:[^#/:?]+:)?([/\\\t\n\r]*)/;
-    function getParseError(parsed, matches) {
-      if (matches[2] !== void 0 && parsed.path && parsed.path[0] !== "/") {
+    function getParseError(parsed2, matches) {
+      if (matches[2] !== void 0 && parsed2.path && parsed2.path[0] !== "/") {
         return 'URI path must start with "/" when authority is present.';
       }
-      if (typeof parsed.port === "number" && (parsed.port < 0 || parsed.port > 65535)) {
+      if (typeof parsed2.port === "number" && (parsed2.port < 0 || parsed2.port > 65535)) {
         return "URI port is malformed.";
       }
       return void 0;
@@ -25402,30 +25402,30 @@ var require_fast_uri = __commonJS({
       const host = matches[4];
       return hasMalformedPercentEncoding(matches[3]) || host !== void 0 && !isIPLiteral(host) && hasMalformedPercentEncoding(host) || hasMalformedPercentEncoding(matches[6]) || hasMalformedPercentEncoding(matches[7]) || hasMalformedPercentEncoding(matches[8]);
     }
-    function canonicalizeHost(parsed, options, schemeHandler, isIP) {
-      if (hasForbiddenDomainHost(parsed, options, schemeHandler, isIP)) {
-        parsed.error = parsed.error || MALFORMED_HOST_ERROR;
+    function canonicalizeHost(parsed2, options, schemeHandler, isIP) {
+      if (hasForbiddenDomainHost(parsed2, options, schemeHandler, isIP)) {
+        parsed2.error = parsed2.error || MALFORMED_HOST_ERROR;
         return true;
       }
-      if (!options.unicodeSupport && (!schemeHandler || !schemeHandler.unicodeSupport) && parsed.host && !isIPLiteral(parsed.host) && (options.domainHost || schemeHandler && schemeHandler.domainHost) && isIP === false && nonSimpleDomain(parsed.host)) {
+      if (!options.unicodeSupport && (!schemeHandler || !schemeHandler.unicodeSupport) && parsed2.host && !isIPLiteral(parsed2.host) && (options.domainHost || schemeHandler && schemeHandler.domainHost) && isIP === false && nonSimpleDomain(parsed2.host)) {
         let url;
         try {
-          url = new URL("http://" + parsed.host);
+          url = new URL("http://" + parsed2.host);
         } catch (e) {
-          parsed.error = parsed.error || "Host's domain name can not be converted to ASCII: " + e;
+          parsed2.error = parsed2.error || "Host's domain name can not be converted to ASCII: " + e;
           return true;
         }
         if (!isHostOnlyURL(url)) {
-          parsed.error = parsed.error || MALFORMED_HOST_ERROR;
+          parsed2.error = parsed2.error || MALFORMED_HOST_ERROR;
           return true;
         }
-        parsed.host = url.hostname;
+        parsed2.host = url.hostname;
       }
       return false;
     }
-    function hasForbiddenDomainHost(parsed, options, schemeHandler, isIP) {
+    function hasForbiddenDomainHost(parsed2, options, schemeHandler, isIP) {
       return Boolean(
-        parsed.host && isIP === false && !isIPLiteral(parsed.host) && (options.domainHost || schemeHandler && schemeHandler.domainHost) && FORBIDDEN_DOMAIN_HOST_CHARACTER.test(parsed.host)
+        parsed2.host && isIP === false && !isIPLiteral(parsed2.host) && (options.domainHost || schemeHandler && schemeHandler.domainHost) && FORBIDDEN_DOMAIN_HOST_CHARACTER.test(parsed2.host)
       );
     }
     function isHostOnlyURL(url) {
@@ -25433,7 +25433,7 @@ var require_fast_uri = __commonJS({
     }
     function parseWithStatus(uri, opts) {
       const options = Object.assign({}, opts);
-      const parsed = {
+      const parsed2 = {
         scheme: void 0,
         userinfo: void 0,
         host: "",
@@ -25458,7 +25458,7 @@ var require_fast_uri = __commonJS({
       }
       const authorityMatch = uri.match(AUTHORITY_PREFIX);
       if (authorityMatch !== null && authorityMatch[1].indexOf("\\") !== -1) {
-        parsed.error = "URI authority must not contain a literal backslash.";
+        parsed2.error = "URI authority must not contain a literal backslash.";
         malformedAuthorityOrPort = true;
       }
       const introducerMatch = uri.match(AUTHORITY_INTRODUCER_REGION);
@@ -25467,104 +25467,104 @@ var require_fast_uri = __commonJS({
         const normalizedRegion = region.replace(/[\t\n\r]/g, "");
         if (normalizedRegion.length >= 2) {
           if (normalizedRegion.slice(0, 2) !== "//") {
-            parsed.error = parsed.error || "URI authority must not contain a literal backslash.";
+            parsed2.error = parsed2.error || "URI authority must not contain a literal backslash.";
             malformedAuthorityOrPort = true;
           } else if (region.length !== normalizedRegion.length) {
-            parsed.error = parsed.error || "URI authority introducer must not contain whitespace.";
+            parsed2.error = parsed2.error || "URI authority introducer must not contain whitespace.";
             malformedAuthorityOrPort = true;
           }
         }
       }
       const matches = uri.match(URI_PARSE);
       if (matches) {
-        parsed.scheme = matches[1];
-        parsed.userinfo = matches[3];
-        parsed.host = matches[4];
-        parsed.port = parseInt(matches[5], 10);
-        parsed.path = matches[6] || "";
-        parsed.query = matches[7];
-        parsed.fragment = matches[8];
-        if (parsed.scheme !== void 0) {
-          if (VALID_SCHEME.test(parsed.scheme)) {
-            parsed.scheme = parsed.scheme.toLowerCase();
+        parsed2.scheme = matches[1];
+        parsed2.userinfo = matches[3];
+        parsed2.host = matches[4];
+        parsed2.port = parseInt(matches[5], 10);
+        parsed2.path = matches[6] || "";
+        parsed2.query = matches[7];
+        parsed2.fragment = matches[8];
+        if (parsed2.scheme !== void 0) {
+          if (VALID_SCHEME.test(parsed2.scheme)) {
+            parsed2.scheme = parsed2.scheme.toLowerCase();
           } else {
-            parsed.error = parsed.error || MALFORMED_SCHEME_ERROR;
+            parsed2.error = parsed2.error || MALFORMED_SCHEME_ERROR;
             malformedScheme = true;
           }
         }
         malformedPercentEncoding = hasMalformedComponentPercentEncoding(matches);
         if (malformedPercentEncoding) {
-          parsed.error = parsed.error || "URI contains malformed percent-encoding.";
+          parsed2.error = parsed2.error || "URI contains malformed percent-encoding.";
         }
-        if (isNaN(parsed.port)) {
-          parsed.port = matches[5];
+        if (isNaN(parsed2.port)) {
+          parsed2.port = matches[5];
         }
-        const parseError = getParseError(parsed, matches);
+        const parseError = getParseError(parsed2, matches);
         if (parseError !== void 0) {
-          parsed.error = parsed.error || parseError;
+          parsed2.error = parsed2.error || parseError;
           malformedAuthorityOrPort = true;
         }
-        if (parsed.host) {
-          const ipv4result = isIPv42(parsed.host);
+        if (parsed2.host) {
+          const ipv4result = isIPv42(parsed2.host);
           if (ipv4result === false) {
-            const bracketedIPLiteral = isIPLiteral(parsed.host);
-            const hasIPLiteralBracket = parsed.host.indexOf("[") !== -1 || parsed.host.indexOf("]") !== -1;
-            const ipv6result = normalizeIPv6(parsed.host);
+            const bracketedIPLiteral = isIPLiteral(parsed2.host);
+            const hasIPLiteralBracket = parsed2.host.indexOf("[") !== -1 || parsed2.host.indexOf("]") !== -1;
+            const ipv6result = normalizeIPv6(parsed2.host);
             isIP = ipv6result.isIPV6 || ipv6result.isIPVFuture === true;
             malformedIPLiteral = hasIPLiteralBracket && (!bracketedIPLiteral || ipv6result.error === true);
-            parsed.host = isIP ? ipv6result.host : ipv6result.host.toLowerCase();
+            parsed2.host = isIP ? ipv6result.host : ipv6result.host.toLowerCase();
             if (malformedIPLiteral) {
-              parsed.error = parsed.error || MALFORMED_HOST_ERROR;
+              parsed2.error = parsed2.error || MALFORMED_HOST_ERROR;
               malformedAuthorityOrPort = true;
             }
           } else {
             isIP = true;
           }
         }
-        if (parsed.scheme === void 0 && parsed.userinfo === void 0 && parsed.host === void 0 && parsed.port === void 0 && parsed.query === void 0 && !parsed.path) {
-          parsed.reference = "same-document";
-        } else if (parsed.scheme === void 0) {
-          parsed.reference = "relative";
-        } else if (parsed.fragment === void 0) {
-          parsed.reference = "absolute";
+        if (parsed2.scheme === void 0 && parsed2.userinfo === void 0 && parsed2.host === void 0 && parsed2.port === void 0 && parsed2.query === void 0 && !parsed2.path) {
+          parsed2.reference = "same-document";
+        } else if (parsed2.scheme === void 0) {
+          parsed2.reference = "relative";
+        } else if (parsed2.fragment === void 0) {
+          parsed2.reference = "absolute";
         } else {
-          parsed.reference = "uri";
+          parsed2.reference = "uri";
         }
-        if (options.reference && options.reference !== "suffix" && options.reference !== parsed.reference) {
-          parsed.error = parsed.error || "URI is not a " + options.reference + " reference.";
+        if (options.reference && options.reference !== "suffix" && options.reference !== parsed2.reference) {
+          parsed2.error = parsed2.error || "URI is not a " + options.reference + " reference.";
         }
-        const schemeHandler = getSchemeHandler(options.scheme || parsed.scheme);
+        const schemeHandler = getSchemeHandler(options.scheme || parsed2.scheme);
         if (!malformedIPLiteral) {
-          malformedHost = canonicalizeHost(parsed, options, schemeHandler, isIP);
+          malformedHost = canonicalizeHost(parsed2, options, schemeHandler, isIP);
         }
-        if (uri.indexOf("%") !== -1 && parsed.host !== void 0 && !malformedIPLiteral) {
-          let host = isIP ? parsed.host : normalizePercentEncoding(parsed.host, true);
+        if (uri.indexOf("%") !== -1 && parsed2.host !== void 0 && !malformedIPLiteral) {
+          let host = isIP ? parsed2.host : normalizePercentEncoding(parsed2.host, true);
           if (!isIP) {
             host = normalizePercentEncoding(host.toLowerCase());
           }
-          parsed.host = isIP || options.scheme !== "null" ? reescapeHostDelimiters(host, isIP) : host;
+          parsed2.host = isIP || options.scheme !== "null" ? reescapeHostDelimiters(host, isIP) : host;
         }
         if (!schemeHandler || schemeHandler && !schemeHandler.skipNormalize) {
-          if (parsed.path) {
-            parsed.path = normalizePathEncoding(parsed.path);
+          if (parsed2.path) {
+            parsed2.path = normalizePathEncoding(parsed2.path);
           }
-          if (parsed.query) {
-            parsed.query = normalizeQueryFragmentEncoding(parsed.query);
+          if (parsed2.query) {
+            parsed2.query = normalizeQueryFragmentEncoding(parsed2.query);
           }
-          if (parsed.fragment) {
-            parsed.fragment = normalizeQueryFragmentEncoding(parsed.fragment);
+          if (parsed2.fragment) {
+            parsed2.fragment = normalizeQueryFragmentEncoding(parsed2.fragment);
           }
         }
         if (schemeHandler && schemeHandler.parse) {
-          schemeHandler.parse(parsed, options);
-          if (schemeHandler === SCHEMES.urn && parsed.nid === void 0) {
+          schemeHandler.parse(parsed2, options);
+          if (schemeHandler === SCHEMES.urn && parsed2.nid === void 0) {
             malformedSchemeSpecific = true;
           }
         }
       } else {
-        parsed.error = parsed.error || "URI can not be parsed.";
+        parsed2.error = parsed2.error || "URI can not be parsed.";
       }
-      return { parsed, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme };
+      return { parsed: parsed2, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme };
     }
     function parse5(uri, opts) {
       return parseWithStatus(uri, opts).parsed;
@@ -25573,9 +25573,9 @@ var require_fast_uri = __commonJS({
       return normalizeStringWithStatus(uri, opts).normalized;
     }
     function normalizeStringWithStatus(uri, opts) {
-      const { parsed, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme } = parseWithStatus(uri, opts);
+      const { parsed: parsed2, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme } = parseWithStatus(uri, opts);
       return {
-        normalized: malformedAuthorityOrPort || malformedPercentEncoding || malformedSchemeSpecific || malformedHost || malformedScheme ? uri : serialize(parsed, opts),
+        normalized: malformedAuthorityOrPort || malformedPercentEncoding || malformedSchemeSpecific || malformedHost || malformedScheme ? uri : serialize(parsed2, opts),
         malformedAuthorityOrPort,
         malformedPercentEncoding,
         malformedSchemeSpecific,
@@ -25601,7 +25601,7 @@ var require_fast_uri = __commonJS({
       normalize,
       resolve: resolve2,
       resolveComponent,
-      equal,
+      equal: equal2,
       serialize,
       parse: parse5
     };
@@ -26265,11 +26265,11 @@ var require_ref = __commonJS({
       schemaType: "string",
       code(cxt) {
         const { gen, schema: $ref, it: it2 } = cxt;
-        const { baseId, schemaEnv: env, validateName, opts, self: self2 } = it2;
+        const { baseId, schemaEnv: env, validateName, opts, self: self3 } = it2;
         const { root } = env;
         if (($ref === "#" || $ref === "#/") && baseId === root.baseId)
           return callRootRef();
-        const schOrEnv = compile_1.resolveRef.call(self2, root, baseId, $ref);
+        const schOrEnv = compile_1.resolveRef.call(self3, root, baseId, $ref);
         if (schOrEnv === void 0)
           throw new ref_error_1.default(it2.opts.uriResolver, baseId, $ref);
         if (schOrEnv instanceof compile_1.SchemaEnv)
@@ -26691,9 +26691,9 @@ var require_equal = __commonJS({
   "node_modules/ajv/dist/runtime/equal.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
-    var equal = require_fast_deep_equal();
-    equal.code = 'require("ajv/dist/runtime/equal").default';
-    exports.default = equal;
+    var equal2 = require_fast_deep_equal();
+    equal2.code = 'require("ajv/dist/runtime/equal").default';
+    exports.default = equal2;
   }
 });
 
@@ -27803,11 +27803,11 @@ var require_dynamicAnchor = __commonJS({
     }
     exports.dynamicAnchor = dynamicAnchor;
     function _getValidate(cxt) {
-      const { schemaEnv, schema, self: self2 } = cxt.it;
+      const { schemaEnv, schema, self: self3 } = cxt.it;
       const { root, baseId, localRefs, meta } = schemaEnv.root;
-      const { schemaId } = self2.opts;
+      const { schemaId } = self3.opts;
       const sch = new compile_1.SchemaEnv({ schema, schemaId, root, baseId, localRefs, meta });
-      compile_1.compileSchema.call(self2, sch);
+      compile_1.compileSchema.call(self3, sch);
       return (0, ref_1.getValidate)(cxt, sch);
     }
     exports.default = def;
@@ -28116,7 +28116,7 @@ var require_format = __commonJS({
       error: error2,
       code(cxt, ruleType) {
         const { gen, data, $data, schema, schemaCode, it: it2 } = cxt;
-        const { opts, errSchemaPath, schemaEnv, self: self2 } = it2;
+        const { opts, errSchemaPath, schemaEnv, self: self3 } = it2;
         if (!opts.validateFormats)
           return;
         if ($data)
@@ -28125,7 +28125,7 @@ var require_format = __commonJS({
           validateFormat();
         function validate$DataFormat() {
           const fmts = gen.scopeValue("formats", {
-            ref: self2.formats,
+            ref: self3.formats,
             code: opts.code.formats
           });
           const fDef = gen.const("fDef", (0, codegen_1._)`${fmts}[${schemaCode}]`);
@@ -28145,7 +28145,7 @@ var require_format = __commonJS({
           }
         }
         function validateFormat() {
-          const formatDef = self2.formats[schema];
+          const formatDef = self3.formats[schema];
           if (!formatDef) {
             unknownFormat();
             return;
@@ -28157,7 +28157,7 @@ var require_format = __commonJS({
             cxt.pass(validCondition());
           function unknownFormat() {
             if (opts.strictSchema === false) {
-              self2.logger.warn(unknownMsg());
+              self3.logger.warn(unknownMsg());
               return;
             }
             throw new Error(unknownMsg());
@@ -28166,8 +28166,8 @@ var require_format = __commonJS({
             }
           }
           function getFormat(fmtDef) {
-            const code2 = fmtDef instanceof RegExp ? (0, codegen_1.regexpCode)(fmtDef) : opts.code.formats ? (0, codegen_1._)`${opts.code.formats}${(0, codegen_1.getProperty)(schema)}` : void 0;
-            const fmt = gen.scopeValue("formats", { key: schema, ref: fmtDef, code: code2 });
+            const code18 = fmtDef instanceof RegExp ? (0, codegen_1.regexpCode)(fmtDef) : opts.code.formats ? (0, codegen_1._)`${opts.code.formats}${(0, codegen_1.getProperty)(schema)}` : void 0;
+            const fmt = gen.scopeValue("formats", { key: schema, ref: fmtDef, code: code18 });
             if (typeof fmtDef == "object" && !(fmtDef instanceof RegExp)) {
               return [fmtDef.type || "string", fmtDef.validate, (0, codegen_1._)`${fmt}.validate`];
             }
@@ -29325,17 +29325,17 @@ var require_limit = __commonJS({
       error: error2,
       code(cxt) {
         const { gen, data, schemaCode, keyword, it: it2 } = cxt;
-        const { opts, self: self2 } = it2;
+        const { opts, self: self3 } = it2;
         if (!opts.validateFormats)
           return;
-        const fCxt = new ajv_1.KeywordCxt(it2, self2.RULES.all.format.definition, "format");
+        const fCxt = new ajv_1.KeywordCxt(it2, self3.RULES.all.format.definition, "format");
         if (fCxt.$data)
           validate$DataFormat();
         else
           validateFormat();
         function validate$DataFormat() {
           const fmts = gen.scopeValue("formats", {
-            ref: self2.formats,
+            ref: self3.formats,
             code: opts.code.formats
           });
           const fmt = gen.const("fmt", (0, codegen_1._)`${fmts}[${fCxt.schemaCode}]`);
@@ -29343,7 +29343,7 @@ var require_limit = __commonJS({
         }
         function validateFormat() {
           const format2 = fCxt.schema;
-          const fmtDef = self2.formats[format2];
+          const fmtDef = self3.formats[format2];
           if (!fmtDef || fmtDef === true)
             return;
           if (typeof fmtDef != "object" || fmtDef instanceof RegExp || typeof fmtDef.compare != "function") {
@@ -30505,25 +30505,25 @@ var require_lib = __commonJS({
     function integrityHashToString(toString2, sep4, opts, hashes) {
       const toStringIsNotEmpty = toString2 !== "";
       let shouldAddFirstSep = false;
-      let complement = "";
+      let complement2 = "";
       const lastIndex = hashes.length - 1;
       for (let i = 0; i < lastIndex; i++) {
         const hashString = Hash.prototype.toString.call(hashes[i], opts);
         if (hashString) {
           shouldAddFirstSep = true;
-          complement += hashString;
-          complement += sep4;
+          complement2 += hashString;
+          complement2 += sep4;
         }
       }
       const finalHashString = Hash.prototype.toString.call(hashes[lastIndex], opts);
       if (finalHashString) {
         shouldAddFirstSep = true;
-        complement += finalHashString;
+        complement2 += finalHashString;
       }
       if (toStringIsNotEmpty && shouldAddFirstSep) {
-        return toString2 + sep4 + complement;
+        return toString2 + sep4 + complement2;
       }
-      return toString2 + complement;
+      return toString2 + complement2;
     }
     var Integrity = class {
       get isIntegrity() {
@@ -30653,9 +30653,9 @@ var require_lib = __commonJS({
       const algorithms = opts?.algorithms || [...DEFAULT_ALGORITHMS];
       const optString = getOptString(opts?.options);
       return algorithms.reduce((acc, algo) => {
-        const digest = crypto2.createHash(algo).update(data).digest("base64");
+        const digest2 = crypto2.createHash(algo).update(data).digest("base64");
         const hash = new Hash(
-          `${algo}-${digest}${optString}`,
+          `${algo}-${digest2}${optString}`,
           opts
         );
         if (hash.algorithm && hash.digest) {
@@ -30699,8 +30699,8 @@ var require_lib = __commonJS({
         }
       }
       const algorithm = sri.pickAlgorithm(opts);
-      const digest = crypto2.createHash(algorithm).update(data).digest("base64");
-      const newSri = parse5({ algorithm, digest });
+      const digest2 = crypto2.createHash(algorithm).update(data).digest("base64");
+      const newSri = parse5({ algorithm, digest: digest2 });
       const match = newSri.match(sri, opts);
       opts = opts || {};
       if (match || !opts.error) {
@@ -30766,8 +30766,8 @@ var require_lib = __commonJS({
         },
         digest: function() {
           const integrity = algorithms.reduce((acc, algo) => {
-            const digest = hashes.shift().digest("base64");
-            const hash = new Hash(`${algo}-${digest}${optString}`, opts);
+            const digest2 = hashes.shift().digest("base64");
+            const hash = new Hash(`${algo}-${digest2}${optString}`, opts);
             if (!acc[hash.algorithm]) {
               acc[hash.algorithm] = [];
             }
@@ -31124,7 +31124,7 @@ var require_light = __commonJS({
           }
           return this.Events.trigger("scheduled", { args: this.args, options: this.options });
         }
-        async doExecute(chained, clearGlobalState, run2, free) {
+        async doExecute(chained, clearGlobalState, run3, free) {
           var error2, eventInfo, passed;
           if (this.retryCount === 0) {
             this._assertStatus("RUNNING");
@@ -31144,10 +31144,10 @@ var require_light = __commonJS({
             }
           } catch (error1) {
             error2 = error1;
-            return this._onFailure(error2, eventInfo, clearGlobalState, run2, free);
+            return this._onFailure(error2, eventInfo, clearGlobalState, run3, free);
           }
         }
-        doExpire(clearGlobalState, run2, free) {
+        doExpire(clearGlobalState, run3, free) {
           var error2, eventInfo;
           if (this._states.jobStatus(this.options.id === "RUNNING")) {
             this._states.next(this.options.id);
@@ -31155,9 +31155,9 @@ var require_light = __commonJS({
           this._assertStatus("EXECUTING");
           eventInfo = { args: this.args, options: this.options, retryCount: this.retryCount };
           error2 = new BottleneckError$1(`This job timed out after ${this.options.expiration} ms.`);
-          return this._onFailure(error2, eventInfo, clearGlobalState, run2, free);
+          return this._onFailure(error2, eventInfo, clearGlobalState, run3, free);
         }
-        async _onFailure(error2, eventInfo, clearGlobalState, run2, free) {
+        async _onFailure(error2, eventInfo, clearGlobalState, run3, free) {
           var retry2, retryAfter;
           if (clearGlobalState()) {
             retry2 = await this.Events.trigger("failed", error2, eventInfo);
@@ -31165,7 +31165,7 @@ var require_light = __commonJS({
               retryAfter = ~~retry2;
               this.Events.trigger("retry", `Retrying ${this.options.id} after ${retryAfter} ms`, eventInfo);
               this.retryCount++;
-              return run2(retryAfter);
+              return run3(retryAfter);
             } else {
               this.doDone(eventInfo);
               await free(this.options, eventInfo);
@@ -31803,17 +31803,17 @@ var require_light = __commonJS({
             }
           }
           _run(index, job, wait) {
-            var clearGlobalState, free, run2;
+            var clearGlobalState, free, run3;
             job.doRun();
             clearGlobalState = this._clearGlobalState.bind(this, index);
-            run2 = this._run.bind(this, index, job);
+            run3 = this._run.bind(this, index, job);
             free = this._free.bind(this, index, job);
             return this._scheduled[index] = {
               timeout: setTimeout(() => {
-                return job.doExecute(this._limiter, clearGlobalState, run2, free);
+                return job.doExecute(this._limiter, clearGlobalState, run3, free);
               }, wait),
               expiration: job.options.expiration != null ? setTimeout(function() {
-                return job.doExpire(clearGlobalState, run2, free);
+                return job.doExpire(clearGlobalState, run3, free);
               }, wait + job.options.expiration) : void 0,
               job
             };
@@ -31872,12 +31872,12 @@ var require_light = __commonJS({
           stop(options = {}) {
             var done, waitForExecuting;
             options = parser$5.load(options, this.stopDefaults);
-            waitForExecuting = (at2) => {
+            waitForExecuting = (at3) => {
               var finished2;
               finished2 = () => {
                 var counts;
                 counts = this._states.counts;
-                return counts[0] + counts[1] + counts[2] + counts[3] === at2;
+                return counts[0] + counts[1] + counts[2] + counts[3] === at3;
               };
               return new this.Promise((resolve2, reject) => {
                 if (finished2()) {
@@ -32109,7 +32109,7 @@ var require_liquid_node = __commonJS({
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var stream = __require("stream");
-    var path26 = __require("path");
+    var path27 = __require("path");
     var fs$1 = __require("fs");
     var crypto2 = __require("crypto");
     var Token = class {
@@ -32204,7 +32204,7 @@ var require_liquid_node = __commonJS({
         return [val];
       if (isIterable(val))
         return Array.from(val);
-      if (isObject2(val))
+      if (isObject3(val))
         return Object.keys(val).map((key) => [key, val[key]]);
       return [];
     }
@@ -32243,7 +32243,7 @@ var require_liquid_node = __commonJS({
       return value && isNumber(value.length);
     }
     function isIterable(value) {
-      return isObject2(value) && Symbol.iterator in value;
+      return isObject3(value) && Symbol.iterator in value;
     }
     function forOwn(obj, iteratee) {
       obj = obj || {};
@@ -32255,7 +32255,7 @@ var require_liquid_node = __commonJS({
       }
       return obj;
     }
-    function isObject2(value) {
+    function isObject3(value) {
       const type = typeof value;
       return value !== null && (type === "object" || type === "function");
     }
@@ -32443,7 +32443,7 @@ var require_liquid_node = __commonJS({
       return msg;
     }
     var TYPES = [0, 0, 0, 0, 0, 0, 0, 0, 0, 20, 4, 4, 4, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 20, 2, 8, 0, 0, 0, 0, 8, 0, 0, 0, 64, 0, 65, 0, 0, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 0, 0, 2, 2, 2, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0];
-    var WORD2 = 1;
+    var WORD3 = 1;
     var BLANK = 4;
     var QUOTE = 8;
     var INLINE_BLANK = 16;
@@ -32451,8 +32451,8 @@ var require_liquid_node = __commonJS({
     var SIGN = 64;
     var PUNCTUATION = 128;
     function isWord(char) {
-      const code2 = char.charCodeAt(0);
-      return code2 >= 128 ? !TYPES[code2] : !!(TYPES[code2] & WORD2);
+      const code18 = char.charCodeAt(0);
+      return code18 >= 128 ? !TYPES[code18] : !!(TYPES[code18] & WORD3);
     }
     TYPES[160] = TYPES[5760] = TYPES[6158] = TYPES[8192] = TYPES[8193] = TYPES[8194] = TYPES[8195] = TYPES[8196] = TYPES[8197] = TYPES[8198] = TYPES[8199] = TYPES[8200] = TYPES[8201] = TYPES[8202] = TYPES[8232] = TYPES[8233] = TYPES[8239] = TYPES[8287] = TYPES[12288] = BLANK;
     TYPES[8220] = TYPES[8221] = PUNCTUATION;
@@ -32492,7 +32492,7 @@ var require_liquid_node = __commonJS({
         value = yield toValue(value);
         if (isString(value) || isArray(value))
           return value.length === 0;
-        if (isObject2(value))
+        if (isObject3(value))
           return Object.keys(value).length === 0;
         return false;
       }
@@ -33171,12 +33171,12 @@ var require_liquid_node = __commonJS({
       v: "\v"
     };
     function hexVal(c) {
-      const code2 = c.charCodeAt(0);
-      if (code2 >= 97)
-        return code2 - 87;
-      if (code2 >= 65)
-        return code2 - 55;
-      return code2 - 48;
+      const code18 = c.charCodeAt(0);
+      if (code18 >= 97)
+        return code18 - 87;
+      if (code18 >= 65)
+        return code18 - 55;
+      return code18 - 48;
     }
     function parseStringLiteral(str) {
       let ret = "";
@@ -33582,13 +33582,13 @@ var require_liquid_node = __commonJS({
         return false;
       }
     }
-    function readFileSync2(filepath) {
+    function readFileSync3(filepath) {
       return fs$1.readFileSync(filepath, "utf8");
     }
     function resolve2(root, file, ext) {
-      if (!path26.extname(file))
+      if (!path27.extname(file))
         file += ext;
-      return path26.resolve(root, file);
+      return path27.resolve(root, file);
     }
     function fallback(file) {
       try {
@@ -33597,14 +33597,14 @@ var require_liquid_node = __commonJS({
       }
     }
     function dirname3(filepath) {
-      return path26.dirname(filepath);
+      return path27.dirname(filepath);
     }
     var realpathAsync = promisify(fs$1.realpath);
     async function contains(root, file) {
       try {
         const realRoot = await realpathAsync(root);
         const realFile = await realpathAsync(file);
-        const prefix = realRoot.endsWith(path26.sep) ? realRoot : realRoot + path26.sep;
+        const prefix = realRoot.endsWith(path27.sep) ? realRoot : realRoot + path27.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -33614,7 +33614,7 @@ var require_liquid_node = __commonJS({
       try {
         const realRoot = fs$1.realpathSync(root);
         const realFile = fs$1.realpathSync(file);
-        const prefix = realRoot.endsWith(path26.sep) ? realRoot : realRoot + path26.sep;
+        const prefix = realRoot.endsWith(path27.sep) ? realRoot : realRoot + path27.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -33625,13 +33625,13 @@ var require_liquid_node = __commonJS({
       exists: exists2,
       readFile: readFile12,
       existsSync: existsSync2,
-      readFileSync: readFileSync2,
+      readFileSync: readFileSync3,
       resolve: resolve2,
       fallback,
       dirname: dirname3,
       contains,
       containsSync,
-      sep: path26.sep
+      sep: path27.sep
     });
     function chargeJsonReplacerValue(memoryLimit, val) {
       if (typeof val === "string") {
@@ -34869,10 +34869,10 @@ var require_liquid_node = __commonJS({
             yield filepath;
         }
       }
-      dirname(path27) {
+      dirname(path28) {
         const fs5 = this.options.fs;
         assert(fs5.dirname, "`fs.dirname` is required for relative reference");
-        return fs5.dirname(path27);
+        return fs5.dirname(path28);
       }
       lookupError(file, roots) {
         const err = new Error("ENOENT");
@@ -34881,7 +34881,7 @@ var require_liquid_node = __commonJS({
         return err;
       }
     };
-    var Parser = class {
+    var Parser4 = class {
       constructor(liquid) {
         this.liquid = liquid;
         this.cache = this.liquid.options.cache;
@@ -35059,7 +35059,7 @@ var require_liquid_node = __commonJS({
         this.sync = !!renderOptions.sync;
         this.opts = opts;
         this.globals = renderOptions.globals ?? opts.globals;
-        this.environments = isObject2(env) ? env : Object(env);
+        this.environments = isObject3(env) ? env : Object(env);
         this.strictVariables = renderOptions.strictVariables ?? this.opts.strictVariables;
         this.ownPropertyOnly = renderOptions.ownPropertyOnly ?? opts.ownPropertyOnly;
         this.memoryLimit = memoryLimit ?? new Limiter("memory alloc", renderOptions.memoryLimit ?? opts.memoryLimit);
@@ -36541,14 +36541,14 @@ var require_liquid_node = __commonJS({
         }
       }
       getBlockRender(ctx) {
-        const self2 = this;
+        const self3 = this;
         const { liquid, templates } = this;
         const renderChild = ctx.getRegister("blocks", {})[this.block];
         const renderCurrent = function* (superBlock, emitter) {
           const stack = ctx.getRegister("blockStack", []);
-          if (stack.includes(self2))
+          if (stack.includes(self3))
             throw new Error("block tag cannot be nested");
-          stack.push(self2);
+          stack.push(self3);
           ctx.push(createScope({ block: superBlock }));
           yield liquid.renderer.renderTemplates(templates, ctx, emitter);
           ctx.pop();
@@ -36804,12 +36804,12 @@ var require_liquid_node = __commonJS({
         this.filters = /* @__PURE__ */ Object.create(null);
         this.tags = /* @__PURE__ */ Object.create(null);
         this.options = normalize(opts);
-        this.parser = new Parser(this);
+        this.parser = new Parser4(this);
         forOwn(tags, (conf, name) => this.registerTag(name, conf));
         forOwn(filters, (handler2, name) => this.registerFilter(name, handler2));
       }
       parse(html, filepath) {
-        const parser = new Parser(this);
+        const parser = new Parser4(this);
         return parser.parse(html, filepath);
       }
       _render(tpl, scope, renderOptions) {
@@ -36837,19 +36837,19 @@ var require_liquid_node = __commonJS({
         return toValueSync2(this._parseAndRender(html, scope, { ...renderOptions, sync: true }));
       }
       _parsePartialFile(file, sync, currentFile) {
-        return new Parser(this).parseFile(file, sync, exports.LookupType.Partials, currentFile);
+        return new Parser4(this).parseFile(file, sync, exports.LookupType.Partials, currentFile);
       }
       _parseLayoutFile(file, sync, currentFile) {
-        return new Parser(this).parseFile(file, sync, exports.LookupType.Layouts, currentFile);
+        return new Parser4(this).parseFile(file, sync, exports.LookupType.Layouts, currentFile);
       }
       _parseFile(file, sync, lookupType, currentFile) {
-        return new Parser(this).parseFile(file, sync, lookupType, currentFile);
+        return new Parser4(this).parseFile(file, sync, lookupType, currentFile);
       }
       async parseFile(file, lookupType) {
-        return toPromise(new Parser(this).parseFile(file, false, lookupType));
+        return toPromise(new Parser4(this).parseFile(file, false, lookupType));
       }
       parseFileSync(file, lookupType) {
-        return toValueSync2(new Parser(this).parseFile(file, true, lookupType));
+        return toValueSync2(new Parser4(this).parseFile(file, true, lookupType));
       }
       *_renderFile(file, ctx, renderFileOptions) {
         const templates = yield this._parseFile(file, renderFileOptions.sync, renderFileOptions.lookupType);
@@ -36889,17 +36889,17 @@ var require_liquid_node = __commonJS({
         return plugin.call(this, _Liquid);
       }
       express() {
-        const self2 = this;
+        const self3 = this;
         let firstCall = true;
         return function(filePath, ctx, callback) {
           if (firstCall) {
             firstCall = false;
             const dirs = normalizeDirectoryList(this.root);
-            self2.options.root.unshift(...dirs);
-            self2.options.layouts.unshift(...dirs);
-            self2.options.partials.unshift(...dirs);
+            self3.options.root.unshift(...dirs);
+            self3.options.layouts.unshift(...dirs);
+            self3.options.partials.unshift(...dirs);
           }
-          self2.renderFile(filePath, ctx).then((html) => callback(null, html), callback);
+          self3.renderFile(filePath, ctx).then((html) => callback(null, html), callback);
         };
       }
       async analyze(template, options = {}) {
@@ -37004,7 +37004,7 @@ var require_liquid_node = __commonJS({
     exports.Output = Output;
     exports.ParseError = ParseError;
     exports.ParseStream = ParseStream;
-    exports.Parser = Parser;
+    exports.Parser = Parser4;
     exports.RawTag = RawTag;
     exports.RenderError = RenderError2;
     exports.RenderTag = RenderTag;
@@ -37036,2626 +37036,6 @@ var require_liquid_node = __commonJS({
     exports.toValue = toValue;
     exports.toValueSync = toValueSync2;
     exports.version = version;
-  }
-});
-
-// node_modules/picomatch/lib/constants.js
-var require_constants7 = __commonJS({
-  "node_modules/picomatch/lib/constants.js"(exports, module) {
-    "use strict";
-    var WIN_SLASH = "\\\\/";
-    var WIN_NO_SLASH = `[^${WIN_SLASH}]`;
-    var DEFAULT_MAX_EXTGLOB_RECURSION = 0;
-    var DOT_LITERAL = "\\.";
-    var PLUS_LITERAL = "\\+";
-    var QMARK_LITERAL = "\\?";
-    var SLASH_LITERAL = "\\/";
-    var ONE_CHAR = "(?=.)";
-    var QMARK = "[^/]";
-    var END_ANCHOR = `(?:${SLASH_LITERAL}|$)`;
-    var START_ANCHOR = `(?:^|${SLASH_LITERAL})`;
-    var DOTS_SLASH = `${DOT_LITERAL}{1,2}${END_ANCHOR}`;
-    var NO_DOT = `(?!${DOT_LITERAL})`;
-    var NO_DOTS = `(?!${START_ANCHOR}${DOTS_SLASH})`;
-    var NO_DOT_SLASH = `(?!${DOT_LITERAL}{0,1}${END_ANCHOR})`;
-    var NO_DOTS_SLASH = `(?!${DOTS_SLASH})`;
-    var QMARK_NO_DOT = `[^.${SLASH_LITERAL}]`;
-    var STAR = `${QMARK}*?`;
-    var SEP = "/";
-    var POSIX_CHARS = {
-      DOT_LITERAL,
-      PLUS_LITERAL,
-      QMARK_LITERAL,
-      SLASH_LITERAL,
-      ONE_CHAR,
-      QMARK,
-      END_ANCHOR,
-      DOTS_SLASH,
-      NO_DOT,
-      NO_DOTS,
-      NO_DOT_SLASH,
-      NO_DOTS_SLASH,
-      QMARK_NO_DOT,
-      STAR,
-      START_ANCHOR,
-      SEP
-    };
-    var WINDOWS_CHARS = {
-      ...POSIX_CHARS,
-      SLASH_LITERAL: `[${WIN_SLASH}]`,
-      QMARK: WIN_NO_SLASH,
-      STAR: `${WIN_NO_SLASH}*?`,
-      DOTS_SLASH: `${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$)`,
-      NO_DOT: `(?!${DOT_LITERAL})`,
-      NO_DOTS: `(?!(?:^|[${WIN_SLASH}])${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
-      NO_DOT_SLASH: `(?!${DOT_LITERAL}{0,1}(?:[${WIN_SLASH}]|$))`,
-      NO_DOTS_SLASH: `(?!${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
-      QMARK_NO_DOT: `[^.${WIN_SLASH}]`,
-      START_ANCHOR: `(?:^|[${WIN_SLASH}])`,
-      END_ANCHOR: `(?:[${WIN_SLASH}]|$)`,
-      SEP: "\\"
-    };
-    var POSIX_REGEX_SOURCE = {
-      __proto__: null,
-      alnum: "a-zA-Z0-9",
-      alpha: "a-zA-Z",
-      ascii: "\\x00-\\x7F",
-      blank: " \\t",
-      cntrl: "\\x00-\\x1F\\x7F",
-      digit: "0-9",
-      graph: "\\x21-\\x7E",
-      lower: "a-z",
-      print: "\\x20-\\x7E ",
-      punct: "\\-!\"#$%&'()\\*+,./:;<=>?@[\\]^_`{|}~",
-      space: " \\t\\r\\n\\v\\f",
-      upper: "A-Z",
-      word: "A-Za-z0-9_",
-      xdigit: "A-Fa-f0-9"
-    };
-    module.exports = {
-      DEFAULT_MAX_EXTGLOB_RECURSION,
-      MAX_LENGTH: 1024 * 64,
-      POSIX_REGEX_SOURCE,
-      // regular expressions
-      REGEX_BACKSLASH: /\\(?![*+?^${}(|)[\]])/g,
-      REGEX_NON_SPECIAL_CHARS: /^[^@![\].,$*+?^{}()|\\/]+/,
-      REGEX_SPECIAL_CHARS: /[-*+?.^${}(|)[\]]/,
-      REGEX_SPECIAL_CHARS_BACKREF: /(\\?)((\W)(\3*))/g,
-      REGEX_SPECIAL_CHARS_GLOBAL: /([-*+?.^${}(|)[\]])/g,
-      REGEX_REMOVE_BACKSLASH: /(?:\[.*?[^\\]\]|\\(?=.))/g,
-      // Replace globs with equivalent patterns to reduce parsing time.
-      REPLACEMENTS: {
-        __proto__: null,
-        "***": "*",
-        "**/**": "**",
-        "**/**/**": "**"
-      },
-      // Digits
-      CHAR_0: 48,
-      /* 0 */
-      CHAR_9: 57,
-      /* 9 */
-      // Alphabet chars.
-      CHAR_UPPERCASE_A: 65,
-      /* A */
-      CHAR_LOWERCASE_A: 97,
-      /* a */
-      CHAR_UPPERCASE_Z: 90,
-      /* Z */
-      CHAR_LOWERCASE_Z: 122,
-      /* z */
-      CHAR_LEFT_PARENTHESES: 40,
-      /* ( */
-      CHAR_RIGHT_PARENTHESES: 41,
-      /* ) */
-      CHAR_ASTERISK: 42,
-      /* * */
-      // Non-alphabetic chars.
-      CHAR_AMPERSAND: 38,
-      /* & */
-      CHAR_AT: 64,
-      /* @ */
-      CHAR_BACKWARD_SLASH: 92,
-      /* \ */
-      CHAR_CARRIAGE_RETURN: 13,
-      /* \r */
-      CHAR_CIRCUMFLEX_ACCENT: 94,
-      /* ^ */
-      CHAR_COLON: 58,
-      /* : */
-      CHAR_COMMA: 44,
-      /* , */
-      CHAR_DOT: 46,
-      /* . */
-      CHAR_DOUBLE_QUOTE: 34,
-      /* " */
-      CHAR_EQUAL: 61,
-      /* = */
-      CHAR_EXCLAMATION_MARK: 33,
-      /* ! */
-      CHAR_FORM_FEED: 12,
-      /* \f */
-      CHAR_FORWARD_SLASH: 47,
-      /* / */
-      CHAR_GRAVE_ACCENT: 96,
-      /* ` */
-      CHAR_HASH: 35,
-      /* # */
-      CHAR_HYPHEN_MINUS: 45,
-      /* - */
-      CHAR_LEFT_ANGLE_BRACKET: 60,
-      /* < */
-      CHAR_LEFT_CURLY_BRACE: 123,
-      /* { */
-      CHAR_LEFT_SQUARE_BRACKET: 91,
-      /* [ */
-      CHAR_LINE_FEED: 10,
-      /* \n */
-      CHAR_NO_BREAK_SPACE: 160,
-      /* \u00A0 */
-      CHAR_PERCENT: 37,
-      /* % */
-      CHAR_PLUS: 43,
-      /* + */
-      CHAR_QUESTION_MARK: 63,
-      /* ? */
-      CHAR_RIGHT_ANGLE_BRACKET: 62,
-      /* > */
-      CHAR_RIGHT_CURLY_BRACE: 125,
-      /* } */
-      CHAR_RIGHT_SQUARE_BRACKET: 93,
-      /* ] */
-      CHAR_SEMICOLON: 59,
-      /* ; */
-      CHAR_SINGLE_QUOTE: 39,
-      /* ' */
-      CHAR_SPACE: 32,
-      /*   */
-      CHAR_TAB: 9,
-      /* \t */
-      CHAR_UNDERSCORE: 95,
-      /* _ */
-      CHAR_VERTICAL_LINE: 124,
-      /* | */
-      CHAR_ZERO_WIDTH_NOBREAK_SPACE: 65279,
-      /* \uFEFF */
-      /**
-       * Create EXTGLOB_CHARS
-       */
-      extglobChars(chars) {
-        return {
-          "!": { type: "negate", open: "(?:(?!(?:", close: `))${chars.STAR})` },
-          "?": { type: "qmark", open: "(?:", close: ")?" },
-          "+": { type: "plus", open: "(?:", close: ")+" },
-          "*": { type: "star", open: "(?:", close: ")*" },
-          "@": { type: "at", open: "(?:", close: ")" }
-        };
-      },
-      /**
-       * Create GLOB_CHARS
-       */
-      globChars(win32) {
-        return win32 === true ? WINDOWS_CHARS : POSIX_CHARS;
-      }
-    };
-  }
-});
-
-// node_modules/picomatch/lib/utils.js
-var require_utils3 = __commonJS({
-  "node_modules/picomatch/lib/utils.js"(exports) {
-    "use strict";
-    var {
-      REGEX_BACKSLASH,
-      REGEX_REMOVE_BACKSLASH,
-      REGEX_SPECIAL_CHARS,
-      REGEX_SPECIAL_CHARS_GLOBAL
-    } = require_constants7();
-    exports.isObject = (val) => val !== null && typeof val === "object" && !Array.isArray(val);
-    exports.hasRegexChars = (str) => REGEX_SPECIAL_CHARS.test(str);
-    exports.isRegexChar = (str) => str.length === 1 && exports.hasRegexChars(str);
-    exports.escapeRegex = (str) => str.replace(REGEX_SPECIAL_CHARS_GLOBAL, "\\$1");
-    exports.toPosixSlashes = (str) => str.replace(REGEX_BACKSLASH, "/");
-    exports.isWindows = () => {
-      if (typeof navigator !== "undefined" && navigator.platform) {
-        const platform2 = navigator.platform.toLowerCase();
-        return platform2 === "win32" || platform2 === "windows";
-      }
-      if (typeof process !== "undefined" && process.platform) {
-        return process.platform === "win32";
-      }
-      return false;
-    };
-    exports.removeBackslashes = (str) => {
-      return str.replace(REGEX_REMOVE_BACKSLASH, (match) => {
-        return match === "\\" ? "" : match;
-      });
-    };
-    exports.escapeLast = (input, char, lastIdx) => {
-      const idx = input.lastIndexOf(char, lastIdx);
-      if (idx === -1) return input;
-      if (input[idx - 1] === "\\") return exports.escapeLast(input, char, idx - 1);
-      return `${input.slice(0, idx)}\\${input.slice(idx)}`;
-    };
-    exports.removePrefix = (input, state = {}) => {
-      let output = input;
-      if (output.startsWith("./")) {
-        output = output.slice(2);
-        state.prefix = "./";
-      }
-      return output;
-    };
-    exports.wrapOutput = (input, state = {}, options = {}) => {
-      const prepend = options.contains ? "" : "^";
-      const append2 = options.contains ? "" : "$";
-      let output = `${prepend}(?:${input})${append2}`;
-      if (state.negated === true) {
-        output = `(?:^(?!${output}).*$)`;
-      }
-      return output;
-    };
-    exports.basename = (path26, { windows } = {}) => {
-      const segs = path26.split(windows ? /[\\/]/ : "/");
-      const last = segs[segs.length - 1];
-      if (last === "") {
-        return segs[segs.length - 2];
-      }
-      return last;
-    };
-  }
-});
-
-// node_modules/picomatch/lib/scan.js
-var require_scan = __commonJS({
-  "node_modules/picomatch/lib/scan.js"(exports, module) {
-    "use strict";
-    var utils = require_utils3();
-    var {
-      CHAR_ASTERISK,
-      /* * */
-      CHAR_AT,
-      /* @ */
-      CHAR_BACKWARD_SLASH,
-      /* \ */
-      CHAR_COMMA,
-      /* , */
-      CHAR_DOT,
-      /* . */
-      CHAR_EXCLAMATION_MARK,
-      /* ! */
-      CHAR_FORWARD_SLASH,
-      /* / */
-      CHAR_LEFT_CURLY_BRACE,
-      /* { */
-      CHAR_LEFT_PARENTHESES,
-      /* ( */
-      CHAR_LEFT_SQUARE_BRACKET,
-      /* [ */
-      CHAR_PLUS,
-      /* + */
-      CHAR_QUESTION_MARK,
-      /* ? */
-      CHAR_RIGHT_CURLY_BRACE,
-      /* } */
-      CHAR_RIGHT_PARENTHESES,
-      /* ) */
-      CHAR_RIGHT_SQUARE_BRACKET
-      /* ] */
-    } = require_constants7();
-    var isPathSeparator = (code2) => {
-      return code2 === CHAR_FORWARD_SLASH || code2 === CHAR_BACKWARD_SLASH;
-    };
-    var depth = (token) => {
-      if (token.isPrefix !== true) {
-        token.depth = token.isGlobstar ? Infinity : 1;
-      }
-    };
-    var scan = (input, options) => {
-      const opts = options || {};
-      const length = input.length - 1;
-      const scanToEnd = opts.parts === true || opts.tokens === true || opts.scanToEnd === true;
-      const slashes = [];
-      const tokens = [];
-      const parts = [];
-      let str = input;
-      let index = -1;
-      let start = 0;
-      let lastIndex = 0;
-      let isBrace = false;
-      let isBracket = false;
-      let isGlob = false;
-      let isExtglob = false;
-      let isGlobstar = false;
-      let braceEscaped = false;
-      let backslashes = false;
-      let negated = false;
-      let negatedExtglob = false;
-      let finished2 = false;
-      let braces = 0;
-      let prev;
-      let code2;
-      let token = { value: "", depth: 0, isGlob: false };
-      const eos = () => index >= length;
-      const peek = () => str.charCodeAt(index + 1);
-      const advance = () => {
-        prev = code2;
-        return str.charCodeAt(++index);
-      };
-      while (index < length) {
-        code2 = advance();
-        let next;
-        if (code2 === CHAR_BACKWARD_SLASH) {
-          backslashes = token.backslashes = true;
-          code2 = advance();
-          if (code2 === CHAR_LEFT_CURLY_BRACE) {
-            braceEscaped = true;
-          }
-          continue;
-        }
-        if (braceEscaped === true || code2 === CHAR_LEFT_CURLY_BRACE) {
-          braces++;
-          while (eos() !== true && (code2 = advance())) {
-            if (code2 === CHAR_BACKWARD_SLASH) {
-              backslashes = token.backslashes = true;
-              advance();
-              continue;
-            }
-            if (code2 === CHAR_LEFT_CURLY_BRACE) {
-              braces++;
-              continue;
-            }
-            if (braceEscaped !== true && code2 === CHAR_DOT && (code2 = advance()) === CHAR_DOT) {
-              isBrace = token.isBrace = true;
-              isGlob = token.isGlob = true;
-              finished2 = true;
-              if (scanToEnd === true) {
-                continue;
-              }
-              break;
-            }
-            if (braceEscaped !== true && code2 === CHAR_COMMA) {
-              isBrace = token.isBrace = true;
-              isGlob = token.isGlob = true;
-              finished2 = true;
-              if (scanToEnd === true) {
-                continue;
-              }
-              break;
-            }
-            if (code2 === CHAR_RIGHT_CURLY_BRACE) {
-              braces--;
-              if (braces === 0) {
-                braceEscaped = false;
-                isBrace = token.isBrace = true;
-                finished2 = true;
-                break;
-              }
-            }
-          }
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (code2 === CHAR_FORWARD_SLASH) {
-          slashes.push(index);
-          tokens.push(token);
-          token = { value: "", depth: 0, isGlob: false };
-          if (finished2 === true) continue;
-          if (prev === CHAR_DOT && index === start + 1) {
-            start += 2;
-            continue;
-          }
-          lastIndex = index + 1;
-          continue;
-        }
-        if (opts.noext !== true) {
-          const isExtglobChar = code2 === CHAR_PLUS || code2 === CHAR_AT || code2 === CHAR_ASTERISK || code2 === CHAR_QUESTION_MARK || code2 === CHAR_EXCLAMATION_MARK;
-          if (isExtglobChar === true && peek() === CHAR_LEFT_PARENTHESES) {
-            isGlob = token.isGlob = true;
-            isExtglob = token.isExtglob = true;
-            finished2 = true;
-            if (code2 === CHAR_EXCLAMATION_MARK && index === start) {
-              negatedExtglob = true;
-            }
-            if (scanToEnd === true) {
-              let parens = 0;
-              while (eos() !== true && (code2 = advance())) {
-                if (code2 === CHAR_BACKWARD_SLASH) {
-                  backslashes = token.backslashes = true;
-                  advance();
-                  continue;
-                }
-                if (code2 === CHAR_LEFT_PARENTHESES) {
-                  parens++;
-                  continue;
-                }
-                if (code2 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
-                  finished2 = true;
-                  break;
-                }
-              }
-              continue;
-            }
-            break;
-          }
-        }
-        if (code2 === CHAR_ASTERISK) {
-          if (prev === CHAR_ASTERISK) isGlobstar = token.isGlobstar = true;
-          isGlob = token.isGlob = true;
-          finished2 = true;
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (code2 === CHAR_QUESTION_MARK) {
-          isGlob = token.isGlob = true;
-          finished2 = true;
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (code2 === CHAR_LEFT_SQUARE_BRACKET) {
-          while (eos() !== true && (next = advance())) {
-            if (next === CHAR_BACKWARD_SLASH) {
-              backslashes = token.backslashes = true;
-              advance();
-              continue;
-            }
-            if (next === CHAR_RIGHT_SQUARE_BRACKET) {
-              isBracket = token.isBracket = true;
-              isGlob = token.isGlob = true;
-              finished2 = true;
-              break;
-            }
-          }
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (opts.nonegate !== true && code2 === CHAR_EXCLAMATION_MARK && index === start) {
-          negated = token.negated = true;
-          start++;
-          continue;
-        }
-        if (opts.noparen !== true && code2 === CHAR_LEFT_PARENTHESES) {
-          isGlob = token.isGlob = true;
-          if (scanToEnd === true) {
-            let parens = 1;
-            while (eos() !== true && (code2 = advance())) {
-              if (code2 === CHAR_BACKWARD_SLASH) {
-                backslashes = token.backslashes = true;
-                advance();
-                continue;
-              }
-              if (code2 === CHAR_LEFT_PARENTHESES) {
-                parens++;
-                continue;
-              }
-              if (code2 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
-                finished2 = true;
-                break;
-              }
-            }
-            continue;
-          }
-          break;
-        }
-        if (isGlob === true) {
-          finished2 = true;
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-      }
-      if (opts.noext === true) {
-        isExtglob = false;
-        isGlob = false;
-      }
-      let base = str;
-      let prefix = "";
-      let glob = "";
-      if (start > 0) {
-        prefix = str.slice(0, start);
-        str = str.slice(start);
-        lastIndex -= start;
-      }
-      if (base && isGlob === true && lastIndex > 0) {
-        base = str.slice(0, lastIndex);
-        glob = str.slice(lastIndex);
-      } else if (isGlob === true) {
-        base = "";
-        glob = str;
-      } else {
-        base = str;
-      }
-      if (base && base !== "" && base !== "/" && base !== str) {
-        if (isPathSeparator(base.charCodeAt(base.length - 1))) {
-          base = base.slice(0, -1);
-        }
-      }
-      if (opts.unescape === true) {
-        if (glob) glob = utils.removeBackslashes(glob);
-        if (base && backslashes === true) {
-          base = utils.removeBackslashes(base);
-        }
-      }
-      const state = {
-        prefix,
-        input,
-        start,
-        base,
-        glob,
-        isBrace,
-        isBracket,
-        isGlob,
-        isExtglob,
-        isGlobstar,
-        negated,
-        negatedExtglob
-      };
-      if (opts.tokens === true) {
-        state.maxDepth = 0;
-        if (!isPathSeparator(code2)) {
-          tokens.push(token);
-        }
-        state.tokens = tokens;
-      }
-      if (opts.parts === true || opts.tokens === true) {
-        let prevIndex;
-        for (let idx = 0; idx < slashes.length; idx++) {
-          const n2 = prevIndex !== void 0 ? prevIndex + 1 : start;
-          const i = slashes[idx];
-          const value2 = input.slice(n2, i);
-          if (opts.tokens) {
-            if (idx === 0 && start !== 0) {
-              tokens[idx].isPrefix = true;
-              tokens[idx].value = prefix;
-            } else {
-              tokens[idx].value = value2;
-            }
-            depth(tokens[idx]);
-            state.maxDepth += tokens[idx].depth;
-          }
-          if (i >= start) {
-            parts.push(value2);
-            prevIndex = i;
-          }
-        }
-        const n = prevIndex !== void 0 ? prevIndex + 1 : start;
-        const value = input.slice(n);
-        parts.push(value);
-        if (opts.tokens && prevIndex && prevIndex + 1 < input.length) {
-          tokens[tokens.length - 1].value = value;
-          depth(tokens[tokens.length - 1]);
-          state.maxDepth += tokens[tokens.length - 1].depth;
-        }
-        state.slashes = slashes;
-        state.parts = parts;
-      }
-      return state;
-    };
-    module.exports = scan;
-  }
-});
-
-// node_modules/picomatch/lib/parse.js
-var require_parse3 = __commonJS({
-  "node_modules/picomatch/lib/parse.js"(exports, module) {
-    "use strict";
-    var constants3 = require_constants7();
-    var utils = require_utils3();
-    var {
-      MAX_LENGTH,
-      POSIX_REGEX_SOURCE,
-      REGEX_NON_SPECIAL_CHARS,
-      REGEX_SPECIAL_CHARS_BACKREF,
-      REPLACEMENTS
-    } = constants3;
-    var expandRange = (args, options) => {
-      if (typeof options.expandRange === "function") {
-        return options.expandRange(...args, options);
-      }
-      args.sort();
-      const value = `[${args.join("-")}]`;
-      try {
-        new RegExp(value);
-      } catch (ex) {
-        return args.map((v2) => utils.escapeRegex(v2)).join("..");
-      }
-      return value;
-    };
-    var syntaxError = (type, char) => {
-      return `Missing ${type}: "${char}" - use "\\\\${char}" to match literal characters`;
-    };
-    var splitTopLevel = (input) => {
-      const parts = [];
-      let bracket = 0;
-      let paren = 0;
-      let quote = 0;
-      let value = "";
-      let escaped = false;
-      for (const ch of input) {
-        if (escaped === true) {
-          value += ch;
-          escaped = false;
-          continue;
-        }
-        if (ch === "\\") {
-          value += ch;
-          escaped = true;
-          continue;
-        }
-        if (ch === '"') {
-          quote = quote === 1 ? 0 : 1;
-          value += ch;
-          continue;
-        }
-        if (quote === 0) {
-          if (ch === "[") {
-            bracket++;
-          } else if (ch === "]" && bracket > 0) {
-            bracket--;
-          } else if (bracket === 0) {
-            if (ch === "(") {
-              paren++;
-            } else if (ch === ")" && paren > 0) {
-              paren--;
-            } else if (ch === "|" && paren === 0) {
-              parts.push(value);
-              value = "";
-              continue;
-            }
-          }
-        }
-        value += ch;
-      }
-      parts.push(value);
-      return parts;
-    };
-    var isPlainBranch = (branch) => {
-      let escaped = false;
-      for (const ch of branch) {
-        if (escaped === true) {
-          escaped = false;
-          continue;
-        }
-        if (ch === "\\") {
-          escaped = true;
-          continue;
-        }
-        if (/[?*+@!()[\]{}]/.test(ch)) {
-          return false;
-        }
-      }
-      return true;
-    };
-    var normalizeSimpleBranch = (branch) => {
-      let value = branch.trim();
-      let changed = true;
-      while (changed === true) {
-        changed = false;
-        if (/^@\([^\\()[\]{}|]+\)$/.test(value)) {
-          value = value.slice(2, -1);
-          changed = true;
-        }
-      }
-      if (!isPlainBranch(value)) {
-        return;
-      }
-      return value.replace(/\\(.)/g, "$1");
-    };
-    var hasRepeatedCharPrefixOverlap = (branches) => {
-      const values = branches.map(normalizeSimpleBranch).filter(Boolean);
-      for (let i = 0; i < values.length; i++) {
-        for (let j2 = i + 1; j2 < values.length; j2++) {
-          const a = values[i];
-          const b2 = values[j2];
-          const char = a[0];
-          if (!char || a !== char.repeat(a.length) || b2 !== char.repeat(b2.length)) {
-            continue;
-          }
-          if (a === b2 || a.startsWith(b2) || b2.startsWith(a)) {
-            return true;
-          }
-        }
-      }
-      return false;
-    };
-    var parseRepeatedExtglob = (pattern, requireEnd = true) => {
-      if (pattern[0] !== "+" && pattern[0] !== "*" || pattern[1] !== "(") {
-        return;
-      }
-      let bracket = 0;
-      let paren = 0;
-      let quote = 0;
-      let escaped = false;
-      for (let i = 1; i < pattern.length; i++) {
-        const ch = pattern[i];
-        if (escaped === true) {
-          escaped = false;
-          continue;
-        }
-        if (ch === "\\") {
-          escaped = true;
-          continue;
-        }
-        if (ch === '"') {
-          quote = quote === 1 ? 0 : 1;
-          continue;
-        }
-        if (quote === 1) {
-          continue;
-        }
-        if (ch === "[") {
-          bracket++;
-          continue;
-        }
-        if (ch === "]" && bracket > 0) {
-          bracket--;
-          continue;
-        }
-        if (bracket > 0) {
-          continue;
-        }
-        if (ch === "(") {
-          paren++;
-          continue;
-        }
-        if (ch === ")") {
-          paren--;
-          if (paren === 0) {
-            if (requireEnd === true && i !== pattern.length - 1) {
-              return;
-            }
-            return {
-              type: pattern[0],
-              body: pattern.slice(2, i),
-              end: i
-            };
-          }
-        }
-      }
-    };
-    var buildCharClassStar = (chars) => {
-      const source = chars.length === 1 ? utils.escapeRegex(chars[0]) : `[${chars.map((ch) => utils.escapeRegex(ch)).join("")}]`;
-      return `${source}*`;
-    };
-    var getStarExtglobSequenceChars = (pattern) => {
-      let index = 0;
-      const chars = [];
-      while (index < pattern.length) {
-        const match = parseRepeatedExtglob(pattern.slice(index), false);
-        if (!match || match.type !== "*") {
-          return;
-        }
-        const branches = splitTopLevel(match.body).map((branch2) => branch2.trim());
-        if (branches.length !== 1) {
-          return;
-        }
-        const branch = normalizeSimpleBranch(branches[0]);
-        if (!branch || branch.length !== 1) {
-          return;
-        }
-        chars.push(branch);
-        index += match.end + 1;
-      }
-      if (chars.length < 1) {
-        return;
-      }
-      return chars;
-    };
-    var repeatedExtglobRecursion = (pattern) => {
-      let depth = 0;
-      let value = pattern.trim();
-      let match = parseRepeatedExtglob(value);
-      while (match) {
-        depth++;
-        value = match.body.trim();
-        match = parseRepeatedExtglob(value);
-      }
-      return depth;
-    };
-    var analyzeRepeatedExtglob = (body, options) => {
-      if (options.maxExtglobRecursion === false) {
-        return { risky: false };
-      }
-      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants3.DEFAULT_MAX_EXTGLOB_RECURSION;
-      const branches = splitTopLevel(body).map((branch) => branch.trim());
-      if (branches.length > 1) {
-        if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
-          return { risky: true };
-        }
-      }
-      const safeChars = [];
-      let sawStarSequence = false;
-      let combinable = true;
-      for (const branch of branches) {
-        const chars = getStarExtglobSequenceChars(branch);
-        if (chars) {
-          sawStarSequence = true;
-          safeChars.push(...chars);
-          continue;
-        }
-        const literal = normalizeSimpleBranch(branch);
-        if (literal && literal.length === 1) {
-          safeChars.push(literal);
-          continue;
-        }
-        combinable = false;
-        if (repeatedExtglobRecursion(branch) > max) {
-          return { risky: true };
-        }
-      }
-      if (sawStarSequence) {
-        return combinable ? { risky: true, safeOutput: buildCharClassStar([...new Set(safeChars)]) } : { risky: true };
-      }
-      return { risky: false };
-    };
-    var parse5 = (input, options) => {
-      if (typeof input !== "string") {
-        throw new TypeError("Expected a string");
-      }
-      input = REPLACEMENTS[input] || input;
-      const opts = { ...options };
-      const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
-      let len = input.length;
-      if (len > max) {
-        throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
-      }
-      const bos = { type: "bos", value: "", output: opts.prepend || "" };
-      const tokens = [bos];
-      const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants3.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants3.extglobChars(PLATFORM_CHARS);
-      const {
-        DOT_LITERAL,
-        PLUS_LITERAL,
-        SLASH_LITERAL,
-        ONE_CHAR,
-        DOTS_SLASH,
-        NO_DOT,
-        NO_DOT_SLASH,
-        NO_DOTS_SLASH,
-        QMARK,
-        QMARK_NO_DOT,
-        STAR,
-        START_ANCHOR
-      } = PLATFORM_CHARS;
-      const globstar = (opts2) => {
-        return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
-      };
-      const nodot = opts.dot ? "" : NO_DOT;
-      const qmarkNoDot = opts.dot ? QMARK : QMARK_NO_DOT;
-      let star = opts.bash === true ? globstar(opts) : STAR;
-      if (opts.capture) {
-        star = `(${star})`;
-      }
-      if (typeof opts.noext === "boolean") {
-        opts.noextglob = opts.noext;
-      }
-      const state = {
-        input,
-        index: -1,
-        start: 0,
-        dot: opts.dot === true,
-        consumed: "",
-        output: "",
-        prefix: "",
-        backtrack: false,
-        negated: false,
-        brackets: 0,
-        braces: 0,
-        parens: 0,
-        quotes: 0,
-        globstar: false,
-        tokens
-      };
-      input = utils.removePrefix(input, state);
-      len = input.length;
-      const extglobs = [];
-      const braces = [];
-      const stack = [];
-      let prev = bos;
-      let value;
-      const eos = () => state.index === len - 1;
-      const peek = state.peek = (n = 1) => input[state.index + n];
-      const advance = state.advance = () => input[++state.index] || "";
-      const remaining = () => input.slice(state.index + 1);
-      const consume = (value2 = "", num = 0) => {
-        state.consumed += value2;
-        state.index += num;
-      };
-      const append2 = (token) => {
-        state.output += token.output != null ? token.output : token.value;
-        consume(token.value);
-      };
-      const negate = () => {
-        let count = 1;
-        while (peek() === "!" && (peek(2) !== "(" || peek(3) === "?")) {
-          advance();
-          state.start++;
-          count++;
-        }
-        if (count % 2 === 0) {
-          return false;
-        }
-        state.negated = true;
-        state.start++;
-        return true;
-      };
-      const increment = (type) => {
-        state[type]++;
-        stack.push(type);
-      };
-      const decrement = (type) => {
-        state[type]--;
-        stack.pop();
-      };
-      const push2 = (tok) => {
-        if (prev.type === "globstar") {
-          const isBrace = state.braces > 0 && (tok.type === "comma" || tok.type === "brace");
-          const isExtglob = tok.extglob === true || extglobs.length && (tok.type === "pipe" || tok.type === "paren");
-          if (tok.type !== "slash" && tok.type !== "paren" && !isBrace && !isExtglob) {
-            state.output = state.output.slice(0, -prev.output.length);
-            prev.type = "star";
-            prev.value = "*";
-            prev.output = star;
-            state.output += prev.output;
-          }
-        }
-        if (extglobs.length && tok.type !== "paren") {
-          extglobs[extglobs.length - 1].inner += tok.value;
-        }
-        if (tok.value || tok.output) append2(tok);
-        if (prev && prev.type === "text" && tok.type === "text") {
-          prev.output = (prev.output || prev.value) + tok.value;
-          prev.value += tok.value;
-          return;
-        }
-        tok.prev = prev;
-        tokens.push(tok);
-        prev = tok;
-      };
-      const extglobOpen = (type, value2) => {
-        const token = { ...EXTGLOB_CHARS[value2], conditions: 1, inner: "" };
-        token.prev = prev;
-        token.parens = state.parens;
-        token.output = state.output;
-        token.startIndex = state.index;
-        token.tokensIndex = tokens.length;
-        const output = (opts.capture ? "(" : "") + token.open;
-        increment("parens");
-        push2({ type, value: value2, output: state.output ? "" : ONE_CHAR });
-        push2({ type: "paren", extglob: true, value: advance(), output });
-        extglobs.push(token);
-      };
-      const extglobClose = (token) => {
-        const literal = input.slice(token.startIndex, state.index + 1);
-        const body = input.slice(token.startIndex + 2, state.index);
-        const analysis = analyzeRepeatedExtglob(body, opts);
-        if ((token.type === "plus" || token.type === "star") && analysis.risky) {
-          const safeOutput = analysis.safeOutput ? (token.output ? "" : ONE_CHAR) + (opts.capture ? `(${analysis.safeOutput})` : analysis.safeOutput) : void 0;
-          const open3 = tokens[token.tokensIndex];
-          open3.type = "text";
-          open3.value = literal;
-          open3.output = safeOutput || utils.escapeRegex(literal);
-          for (let i = token.tokensIndex + 1; i < tokens.length; i++) {
-            tokens[i].value = "";
-            tokens[i].output = "";
-            delete tokens[i].suffix;
-          }
-          state.output = token.output + open3.output;
-          state.backtrack = true;
-          push2({ type: "paren", extglob: true, value, output: "" });
-          decrement("parens");
-          return;
-        }
-        let output = token.close + (opts.capture ? ")" : "");
-        let rest;
-        if (token.type === "negate") {
-          let extglobStar = star;
-          if (token.inner && token.inner.length > 1 && token.inner.includes("/")) {
-            extglobStar = globstar(opts);
-          }
-          if (extglobStar !== star || eos() || /^\)+$/.test(remaining())) {
-            output = token.close = `)$))${extglobStar}`;
-          }
-          if (token.inner.includes("*") && (rest = remaining()) && /^\.[^\\/.]+$/.test(rest)) {
-            const expression = parse5(rest, { ...options, fastpaths: false }).output;
-            output = token.close = `)${expression})${extglobStar})`;
-          }
-          if (token.prev.type === "bos") {
-            state.negatedExtglob = true;
-          }
-        }
-        push2({ type: "paren", extglob: true, value, output });
-        decrement("parens");
-      };
-      if (opts.fastpaths !== false && !/(^[*!]|[/()[\]{}"])/.test(input)) {
-        let backslashes = false;
-        let output = input.replace(REGEX_SPECIAL_CHARS_BACKREF, (m2, esc2, chars, first, rest, index) => {
-          if (first === "\\") {
-            backslashes = true;
-            return m2;
-          }
-          if (first === "?") {
-            if (esc2) {
-              return esc2 + first + (rest ? QMARK.repeat(rest.length) : "");
-            }
-            if (index === 0) {
-              return qmarkNoDot + (rest ? QMARK.repeat(rest.length) : "");
-            }
-            return QMARK.repeat(chars.length);
-          }
-          if (first === ".") {
-            return DOT_LITERAL.repeat(chars.length);
-          }
-          if (first === "*") {
-            if (esc2) {
-              return esc2 + first + (rest ? star : "");
-            }
-            return star;
-          }
-          return esc2 ? m2 : `\\${m2}`;
-        });
-        if (backslashes === true) {
-          if (opts.unescape === true) {
-            output = output.replace(/\\/g, "");
-          } else {
-            output = output.replace(/\\+/g, (m2) => {
-              return m2.length % 2 === 0 ? "\\\\" : m2 ? "\\" : "";
-            });
-          }
-        }
-        if (output === input && opts.contains === true) {
-          state.output = input;
-          return state;
-        }
-        state.output = utils.wrapOutput(output, state, options);
-        return state;
-      }
-      while (!eos()) {
-        value = advance();
-        if (value === "\0") {
-          continue;
-        }
-        if (value === "\\") {
-          const next = peek();
-          if (next === "/" && opts.bash !== true) {
-            continue;
-          }
-          if (next === "." || next === ";") {
-            continue;
-          }
-          if (!next) {
-            value += "\\";
-            push2({ type: "text", value });
-            continue;
-          }
-          const match = /^\\+/.exec(remaining());
-          let slashes = 0;
-          if (match && match[0].length > 2) {
-            slashes = match[0].length;
-            state.index += slashes;
-            if (slashes % 2 !== 0) {
-              value += "\\";
-            }
-          }
-          if (opts.unescape === true) {
-            value = advance();
-          } else {
-            value += advance();
-          }
-          if (state.brackets === 0) {
-            push2({ type: "text", value });
-            continue;
-          }
-        }
-        if (state.brackets > 0 && (value !== "]" || prev.value === "[" || prev.value === "[^")) {
-          if (opts.posix !== false && value === ":") {
-            const inner = prev.value.slice(1);
-            if (inner.includes("[")) {
-              prev.posix = true;
-              if (inner.includes(":")) {
-                const idx = prev.value.lastIndexOf("[");
-                const pre = prev.value.slice(0, idx);
-                const rest2 = prev.value.slice(idx + 2);
-                const posix = POSIX_REGEX_SOURCE[rest2];
-                if (posix) {
-                  prev.value = pre + posix;
-                  state.backtrack = true;
-                  advance();
-                  if (!bos.output && tokens.indexOf(prev) === 1) {
-                    bos.output = ONE_CHAR;
-                  }
-                  continue;
-                }
-              }
-            }
-          }
-          if (value === "[" && peek() !== ":" || value === "-" && peek() === "]") {
-            value = `\\${value}`;
-          }
-          if (value === "]" && (prev.value === "[" || prev.value === "[^")) {
-            value = `\\${value}`;
-          }
-          if (opts.posix === true && value === "!" && prev.value === "[") {
-            value = "^";
-          }
-          prev.value += value;
-          append2({ value });
-          continue;
-        }
-        if (state.quotes === 1 && value !== '"') {
-          value = utils.escapeRegex(value);
-          prev.value += value;
-          append2({ value });
-          continue;
-        }
-        if (value === '"') {
-          state.quotes = state.quotes === 1 ? 0 : 1;
-          if (opts.keepQuotes === true) {
-            push2({ type: "text", value });
-          }
-          continue;
-        }
-        if (value === "(") {
-          increment("parens");
-          push2({ type: "paren", value });
-          continue;
-        }
-        if (value === ")") {
-          if (state.parens === 0 && opts.strictBrackets === true) {
-            throw new SyntaxError(syntaxError("opening", "("));
-          }
-          const extglob = extglobs[extglobs.length - 1];
-          if (extglob && state.parens === extglob.parens + 1) {
-            extglobClose(extglobs.pop());
-            continue;
-          }
-          push2({ type: "paren", value, output: state.parens ? ")" : "\\)" });
-          decrement("parens");
-          continue;
-        }
-        if (value === "[") {
-          if (opts.nobracket === true || !remaining().includes("]")) {
-            if (opts.nobracket !== true && opts.strictBrackets === true) {
-              throw new SyntaxError(syntaxError("closing", "]"));
-            }
-            value = `\\${value}`;
-          } else {
-            increment("brackets");
-          }
-          push2({ type: "bracket", value });
-          continue;
-        }
-        if (value === "]") {
-          if (opts.nobracket === true || prev && prev.type === "bracket" && prev.value.length === 1) {
-            push2({ type: "text", value, output: `\\${value}` });
-            continue;
-          }
-          if (state.brackets === 0) {
-            if (opts.strictBrackets === true) {
-              throw new SyntaxError(syntaxError("opening", "["));
-            }
-            push2({ type: "text", value, output: `\\${value}` });
-            continue;
-          }
-          decrement("brackets");
-          const prevValue = prev.value.slice(1);
-          if (prev.posix !== true && prevValue[0] === "^" && !prevValue.includes("/")) {
-            value = `/${value}`;
-          }
-          prev.value += value;
-          append2({ value });
-          if (opts.literalBrackets === false || utils.hasRegexChars(prevValue)) {
-            continue;
-          }
-          const escaped = utils.escapeRegex(prev.value);
-          state.output = state.output.slice(0, -prev.value.length);
-          if (opts.literalBrackets === true) {
-            state.output += escaped;
-            prev.value = escaped;
-            continue;
-          }
-          prev.value = `(${capture}${escaped}|${prev.value})`;
-          state.output += prev.value;
-          continue;
-        }
-        if (value === "{" && opts.nobrace !== true) {
-          increment("braces");
-          const open3 = {
-            type: "brace",
-            value,
-            output: "(",
-            outputIndex: state.output.length,
-            tokensIndex: state.tokens.length
-          };
-          braces.push(open3);
-          push2(open3);
-          continue;
-        }
-        if (value === "}") {
-          const brace = braces[braces.length - 1];
-          if (opts.nobrace === true || !brace) {
-            push2({ type: "text", value, output: value });
-            continue;
-          }
-          let output = ")";
-          if (brace.dots === true) {
-            const arr = tokens.slice();
-            const range2 = [];
-            for (let i = arr.length - 1; i >= 0; i--) {
-              tokens.pop();
-              if (arr[i].type === "brace") {
-                break;
-              }
-              if (arr[i].type !== "dots") {
-                range2.unshift(arr[i].value);
-              }
-            }
-            output = expandRange(range2, opts);
-            state.backtrack = true;
-          }
-          if (brace.comma !== true && brace.dots !== true) {
-            const out = state.output.slice(0, brace.outputIndex);
-            const toks = state.tokens.slice(brace.tokensIndex);
-            brace.value = brace.output = "\\{";
-            value = output = "\\}";
-            state.output = out;
-            for (const t of toks) {
-              state.output += t.output || t.value;
-            }
-          }
-          push2({ type: "brace", value, output });
-          decrement("braces");
-          braces.pop();
-          continue;
-        }
-        if (value === "|") {
-          if (extglobs.length > 0) {
-            extglobs[extglobs.length - 1].conditions++;
-          }
-          push2({ type: "text", value });
-          continue;
-        }
-        if (value === ",") {
-          let output = value;
-          const brace = braces[braces.length - 1];
-          if (brace && stack[stack.length - 1] === "braces") {
-            brace.comma = true;
-            output = "|";
-          }
-          push2({ type: "comma", value, output });
-          continue;
-        }
-        if (value === "/") {
-          if (prev.type === "dot" && state.index === state.start + 1) {
-            state.start = state.index + 1;
-            state.consumed = "";
-            state.output = "";
-            tokens.pop();
-            prev = bos;
-            continue;
-          }
-          push2({ type: "slash", value, output: SLASH_LITERAL });
-          continue;
-        }
-        if (value === ".") {
-          if (state.braces > 0 && prev.type === "dot") {
-            if (prev.value === ".") prev.output = DOT_LITERAL;
-            const brace = braces[braces.length - 1];
-            prev.type = "dots";
-            prev.output += value;
-            prev.value += value;
-            brace.dots = true;
-            continue;
-          }
-          if (state.braces + state.parens === 0 && prev.type !== "bos" && prev.type !== "slash") {
-            push2({ type: "text", value, output: DOT_LITERAL });
-            continue;
-          }
-          push2({ type: "dot", value, output: DOT_LITERAL });
-          continue;
-        }
-        if (value === "?") {
-          const isGroup = prev && prev.value === "(";
-          if (!isGroup && opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
-            extglobOpen("qmark", value);
-            continue;
-          }
-          if (prev && prev.type === "paren") {
-            const next = peek();
-            let output = value;
-            if (prev.value === "(" && !/[!=<:]/.test(next) || next === "<" && !/<([!=]|\w+>)/.test(remaining())) {
-              output = `\\${value}`;
-            }
-            push2({ type: "text", value, output });
-            continue;
-          }
-          if (opts.dot !== true && (prev.type === "slash" || prev.type === "bos")) {
-            push2({ type: "qmark", value, output: QMARK_NO_DOT });
-            continue;
-          }
-          push2({ type: "qmark", value, output: QMARK });
-          continue;
-        }
-        if (value === "!") {
-          if (opts.noextglob !== true && peek() === "(") {
-            if (peek(2) !== "?" || !/[!=<:]/.test(peek(3))) {
-              extglobOpen("negate", value);
-              continue;
-            }
-          }
-          if (opts.nonegate !== true && state.index === 0) {
-            negate();
-            continue;
-          }
-        }
-        if (value === "+") {
-          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
-            extglobOpen("plus", value);
-            continue;
-          }
-          if (prev && prev.value === "(" || opts.regex === false) {
-            push2({ type: "plus", value, output: PLUS_LITERAL });
-            continue;
-          }
-          if (prev && (prev.type === "bracket" || prev.type === "paren" || prev.type === "brace") || state.parens > 0) {
-            push2({ type: "plus", value });
-            continue;
-          }
-          push2({ type: "plus", value: PLUS_LITERAL });
-          continue;
-        }
-        if (value === "@") {
-          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
-            push2({ type: "at", extglob: true, value, output: "" });
-            continue;
-          }
-          push2({ type: "text", value });
-          continue;
-        }
-        if (value !== "*") {
-          if (value === "$" || value === "^") {
-            value = `\\${value}`;
-          }
-          const match = REGEX_NON_SPECIAL_CHARS.exec(remaining());
-          if (match) {
-            value += match[0];
-            state.index += match[0].length;
-          }
-          push2({ type: "text", value });
-          continue;
-        }
-        if (prev && (prev.type === "globstar" || prev.star === true)) {
-          prev.type = "star";
-          prev.star = true;
-          prev.value += value;
-          prev.output = star;
-          state.backtrack = true;
-          state.globstar = true;
-          consume(value);
-          continue;
-        }
-        let rest = remaining();
-        if (opts.noextglob !== true && /^\([^?]/.test(rest)) {
-          extglobOpen("star", value);
-          continue;
-        }
-        if (prev.type === "star") {
-          if (opts.noglobstar === true) {
-            consume(value);
-            continue;
-          }
-          const prior = prev.prev;
-          const before = prior.prev;
-          const isStart = prior.type === "slash" || prior.type === "bos";
-          const afterStar = before && (before.type === "star" || before.type === "globstar");
-          if (opts.bash === true && (!isStart || rest[0] && rest[0] !== "/")) {
-            push2({ type: "star", value, output: "" });
-            continue;
-          }
-          const isBrace = state.braces > 0 && (prior.type === "comma" || prior.type === "brace");
-          const isExtglob = extglobs.length && (prior.type === "pipe" || prior.type === "paren");
-          if (!isStart && prior.type !== "paren" && !isBrace && !isExtglob) {
-            push2({ type: "star", value, output: "" });
-            continue;
-          }
-          while (rest.slice(0, 3) === "/**") {
-            const after = input[state.index + 4];
-            if (after && after !== "/") {
-              break;
-            }
-            rest = rest.slice(3);
-            consume("/**", 3);
-          }
-          const isEnd = eos() || state.parens > 0 && rest === ")".repeat(state.parens) && !extglobs.some((extglob) => extglob.type === "negate");
-          if (prior.type === "bos" && eos()) {
-            prev.type = "globstar";
-            prev.value += value;
-            prev.output = globstar(opts);
-            state.output = prev.output;
-            state.globstar = true;
-            consume(value);
-            continue;
-          }
-          if (prior.type === "slash" && prior.prev.type !== "bos" && !afterStar && isEnd) {
-            state.output = state.output.slice(0, -(prior.output + prev.output).length);
-            prior.output = `(?:${prior.output}`;
-            prev.type = "globstar";
-            prev.output = globstar(opts) + (opts.strictSlashes ? ")" : "|$)");
-            prev.value += value;
-            state.globstar = true;
-            state.output += prior.output + prev.output;
-            consume(value);
-            continue;
-          }
-          if (prior.type === "slash" && prior.prev.type !== "bos" && rest[0] === "/") {
-            const end = rest[1] !== void 0 ? "|$" : "";
-            state.output = state.output.slice(0, -(prior.output + prev.output).length);
-            prior.output = `(?:${prior.output}`;
-            prev.type = "globstar";
-            prev.output = `${globstar(opts)}${SLASH_LITERAL}|${SLASH_LITERAL}${end})`;
-            prev.value += value;
-            state.output += prior.output + prev.output;
-            state.globstar = true;
-            consume(value + advance());
-            push2({ type: "slash", value: "/", output: "" });
-            continue;
-          }
-          if (prior.type === "bos" && rest[0] === "/") {
-            prev.type = "globstar";
-            prev.value += value;
-            prev.output = `(?:^|${SLASH_LITERAL}|${globstar(opts)}${SLASH_LITERAL})`;
-            state.output = prev.output;
-            state.globstar = true;
-            consume(value + advance());
-            push2({ type: "slash", value: "/", output: "" });
-            continue;
-          }
-          state.output = state.output.slice(0, -prev.output.length);
-          prev.type = "globstar";
-          prev.output = globstar(opts);
-          prev.value += value;
-          state.output += prev.output;
-          state.globstar = true;
-          consume(value);
-          continue;
-        }
-        const token = { type: "star", value, output: star };
-        if (opts.bash === true) {
-          token.output = ".*?";
-          if (prev.type === "bos" || prev.type === "slash") {
-            token.output = nodot + token.output;
-          }
-          push2(token);
-          continue;
-        }
-        if (prev && (prev.type === "bracket" || prev.type === "paren") && opts.regex === true) {
-          token.output = value;
-          push2(token);
-          continue;
-        }
-        if (state.index === state.start || prev.type === "slash" || prev.type === "dot") {
-          if (prev.type === "dot") {
-            state.output += NO_DOT_SLASH;
-            prev.output += NO_DOT_SLASH;
-          } else if (opts.dot === true) {
-            state.output += NO_DOTS_SLASH;
-            prev.output += NO_DOTS_SLASH;
-          } else {
-            state.output += nodot;
-            prev.output += nodot;
-          }
-          if (peek() !== "*") {
-            state.output += ONE_CHAR;
-            prev.output += ONE_CHAR;
-          }
-        }
-        push2(token);
-      }
-      while (state.brackets > 0) {
-        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", "]"));
-        state.output = utils.escapeLast(state.output, "[");
-        decrement("brackets");
-      }
-      while (state.parens > 0) {
-        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", ")"));
-        state.output = utils.escapeLast(state.output, "(");
-        decrement("parens");
-      }
-      while (state.braces > 0) {
-        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", "}"));
-        state.output = utils.escapeLast(state.output, "{");
-        decrement("braces");
-      }
-      if (opts.strictSlashes !== true && (prev.type === "star" || prev.type === "bracket")) {
-        push2({ type: "maybe_slash", value: "", output: `${SLASH_LITERAL}?` });
-      }
-      if (state.backtrack === true) {
-        state.output = "";
-        for (const token of state.tokens) {
-          state.output += token.output != null ? token.output : token.value;
-          if (token.suffix) {
-            state.output += token.suffix;
-          }
-        }
-      }
-      return state;
-    };
-    parse5.fastpaths = (input, options) => {
-      const opts = { ...options };
-      const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
-      const len = input.length;
-      if (len > max) {
-        throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
-      }
-      input = REPLACEMENTS[input] || input;
-      const {
-        DOT_LITERAL,
-        SLASH_LITERAL,
-        ONE_CHAR,
-        DOTS_SLASH,
-        NO_DOT,
-        NO_DOTS,
-        NO_DOTS_SLASH,
-        STAR,
-        START_ANCHOR
-      } = constants3.globChars(opts.windows);
-      const nodot = opts.dot ? NO_DOTS : NO_DOT;
-      const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
-      const capture = opts.capture ? "" : "?:";
-      const state = { negated: false, prefix: "" };
-      let star = opts.bash === true ? ".*?" : STAR;
-      if (opts.capture) {
-        star = `(${star})`;
-      }
-      const globstar = (opts2) => {
-        if (opts2.noglobstar === true) return star;
-        return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
-      };
-      const create = (str) => {
-        switch (str) {
-          case "*":
-            return `${nodot}${ONE_CHAR}${star}`;
-          case ".*":
-            return `${DOT_LITERAL}${ONE_CHAR}${star}`;
-          case "*.*":
-            return `${nodot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
-          case "*/*":
-            return `${nodot}${star}${SLASH_LITERAL}${ONE_CHAR}${slashDot}${star}`;
-          case "**":
-            return nodot + globstar(opts);
-          case "**/*":
-            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${ONE_CHAR}${star}`;
-          case "**/*.*":
-            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
-          case "**/.*":
-            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${DOT_LITERAL}${ONE_CHAR}${star}`;
-          default: {
-            const match = /^(.*?)\.(\w+)$/.exec(str);
-            if (!match) return;
-            const source2 = create(match[1]);
-            if (!source2) return;
-            return source2 + DOT_LITERAL + match[2];
-          }
-        }
-      };
-      const output = utils.removePrefix(input, state);
-      let source = create(output);
-      if (source && opts.strictSlashes !== true) {
-        source += `${SLASH_LITERAL}?`;
-      }
-      return source;
-    };
-    module.exports = parse5;
-  }
-});
-
-// node_modules/picomatch/lib/picomatch.js
-var require_picomatch = __commonJS({
-  "node_modules/picomatch/lib/picomatch.js"(exports, module) {
-    "use strict";
-    var scan = require_scan();
-    var parse5 = require_parse3();
-    var utils = require_utils3();
-    var constants3 = require_constants7();
-    var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
-    var picomatch3 = (glob, options, returnState = false) => {
-      if (Array.isArray(glob)) {
-        const fns = glob.map((input) => picomatch3(input, options, returnState));
-        const arrayMatcher = (str) => {
-          for (const isMatch of fns) {
-            const state2 = isMatch(str);
-            if (state2) return state2;
-          }
-          return false;
-        };
-        return arrayMatcher;
-      }
-      const isState = isObject2(glob) && glob.tokens && glob.input;
-      if (glob === "" || typeof glob !== "string" && !isState) {
-        throw new TypeError("Expected pattern to be a non-empty string");
-      }
-      const opts = options || {};
-      const posix = opts.windows;
-      const regex2 = isState ? picomatch3.compileRe(glob, options) : picomatch3.makeRe(glob, options, false, true);
-      const state = regex2.state;
-      delete regex2.state;
-      let isIgnored = () => false;
-      if (opts.ignore) {
-        const ignoreOpts = { ...options, ignore: null, onMatch: null, onResult: null };
-        isIgnored = picomatch3(opts.ignore, ignoreOpts, returnState);
-      }
-      const matcher = (input, returnObject = false) => {
-        const { isMatch, match, output } = picomatch3.test(input, regex2, options, { glob, posix });
-        const result = { glob, state, regex: regex2, posix, input, output, match, isMatch };
-        if (typeof opts.onResult === "function") {
-          opts.onResult(result);
-        }
-        if (isMatch === false) {
-          result.isMatch = false;
-          return returnObject ? result : false;
-        }
-        if (isIgnored(input)) {
-          if (typeof opts.onIgnore === "function") {
-            opts.onIgnore(result);
-          }
-          result.isMatch = false;
-          return returnObject ? result : false;
-        }
-        if (typeof opts.onMatch === "function") {
-          opts.onMatch(result);
-        }
-        return returnObject ? result : true;
-      };
-      if (returnState) {
-        matcher.state = state;
-      }
-      return matcher;
-    };
-    picomatch3.test = (input, regex2, options, { glob, posix } = {}) => {
-      if (typeof input !== "string") {
-        throw new TypeError("Expected input to be a string");
-      }
-      if (input === "") {
-        return { isMatch: false, output: "" };
-      }
-      const opts = options || {};
-      const format2 = opts.format || (posix ? utils.toPosixSlashes : null);
-      let match = input === glob;
-      let output = match && format2 ? format2(input) : input;
-      if (match === false) {
-        output = format2 ? format2(input) : input;
-        match = output === glob;
-      }
-      if (match === false || opts.capture === true) {
-        if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch3.matchBase(input, regex2, options, posix);
-        } else {
-          match = regex2.exec(output);
-        }
-      }
-      return { isMatch: Boolean(match), match, output };
-    };
-    picomatch3.matchBase = (input, glob, options, posix = options && options.windows) => {
-      const regex2 = glob instanceof RegExp ? glob : picomatch3.makeRe(glob, options);
-      return regex2.test(utils.basename(input, { windows: posix }));
-    };
-    picomatch3.isMatch = (str, patterns, options) => picomatch3(patterns, options)(str);
-    picomatch3.parse = (pattern, options) => {
-      if (Array.isArray(pattern)) return pattern.map((p2) => picomatch3.parse(p2, options));
-      return parse5(pattern, { ...options, fastpaths: false });
-    };
-    picomatch3.scan = (input, options) => scan(input, options);
-    picomatch3.compileRe = (state, options, returnOutput = false, returnState = false) => {
-      if (returnOutput === true) {
-        return state.output;
-      }
-      const opts = options || {};
-      const prepend = opts.contains ? "" : "^";
-      const append2 = opts.contains ? "" : "$";
-      let source = `${prepend}(?:${state.output})${append2}`;
-      if (state && state.negated === true) {
-        source = `^(?!${source}).*$`;
-      }
-      const regex2 = picomatch3.toRegex(source, options);
-      if (returnState === true) {
-        regex2.state = state;
-      }
-      return regex2;
-    };
-    picomatch3.makeRe = (input, options = {}, returnOutput = false, returnState = false) => {
-      if (!input || typeof input !== "string") {
-        throw new TypeError("Expected a non-empty string");
-      }
-      let parsed = { negated: false, fastpaths: true };
-      if (options.fastpaths !== false && (input[0] === "." || input[0] === "*")) {
-        parsed.output = parse5.fastpaths(input, options);
-      }
-      if (!parsed.output) {
-        parsed = parse5(input, options);
-      }
-      return picomatch3.compileRe(parsed, options, returnOutput, returnState);
-    };
-    picomatch3.toRegex = (source, options) => {
-      try {
-        const opts = options || {};
-        return new RegExp(source, opts.flags || (opts.nocase ? "i" : ""));
-      } catch (err) {
-        if (options && options.debug === true) throw err;
-        return /$^/;
-      }
-    };
-    picomatch3.constants = constants3;
-    module.exports = picomatch3;
-  }
-});
-
-// node_modules/picomatch/index.js
-var require_picomatch2 = __commonJS({
-  "node_modules/picomatch/index.js"(exports, module) {
-    "use strict";
-    var pico = require_picomatch();
-    var utils = require_utils3();
-    function picomatch3(glob, options, returnState = false) {
-      if (options && (options.windows === null || options.windows === void 0)) {
-        options = { ...options, windows: utils.isWindows() };
-      }
-      return pico(glob, options, returnState);
-    }
-    Object.assign(picomatch3, pico);
-    module.exports = picomatch3;
-  }
-});
-
-// node_modules/ret/dist/types/tokens.js
-var require_tokens = __commonJS({
-  "node_modules/ret/dist/types/tokens.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-  }
-});
-
-// node_modules/ret/dist/types/types.js
-var require_types2 = __commonJS({
-  "node_modules/ret/dist/types/types.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.types = void 0;
-    var types;
-    (function(types2) {
-      types2[types2["ROOT"] = 0] = "ROOT";
-      types2[types2["GROUP"] = 1] = "GROUP";
-      types2[types2["POSITION"] = 2] = "POSITION";
-      types2[types2["SET"] = 3] = "SET";
-      types2[types2["RANGE"] = 4] = "RANGE";
-      types2[types2["REPETITION"] = 5] = "REPETITION";
-      types2[types2["REFERENCE"] = 6] = "REFERENCE";
-      types2[types2["CHAR"] = 7] = "CHAR";
-    })(types || (exports.types = types = {}));
-  }
-});
-
-// node_modules/ret/dist/types/set-lookup.js
-var require_set_lookup = __commonJS({
-  "node_modules/ret/dist/types/set-lookup.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-  }
-});
-
-// node_modules/ret/dist/types/index.js
-var require_types3 = __commonJS({
-  "node_modules/ret/dist/types/index.js"(exports) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __exportStar = exports && exports.__exportStar || function(m2, exports2) {
-      for (var p2 in m2) if (p2 !== "default" && !Object.prototype.hasOwnProperty.call(exports2, p2)) __createBinding(exports2, m2, p2);
-    };
-    Object.defineProperty(exports, "__esModule", { value: true });
-    __exportStar(require_tokens(), exports);
-    __exportStar(require_types2(), exports);
-    __exportStar(require_set_lookup(), exports);
-  }
-});
-
-// node_modules/ret/dist/sets.js
-var require_sets = __commonJS({
-  "node_modules/ret/dist/sets.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.anyChar = exports.notWhitespace = exports.whitespace = exports.notInts = exports.ints = exports.notWords = exports.words = void 0;
-    var types_1 = require_types3();
-    var INTS = () => [{ type: types_1.types.RANGE, from: 48, to: 57 }];
-    var WORDS = () => [
-      { type: types_1.types.CHAR, value: 95 },
-      { type: types_1.types.RANGE, from: 97, to: 122 },
-      { type: types_1.types.RANGE, from: 65, to: 90 },
-      { type: types_1.types.RANGE, from: 48, to: 57 }
-    ];
-    var WHITESPACE = () => [
-      { type: types_1.types.CHAR, value: 9 },
-      { type: types_1.types.CHAR, value: 10 },
-      { type: types_1.types.CHAR, value: 11 },
-      { type: types_1.types.CHAR, value: 12 },
-      { type: types_1.types.CHAR, value: 13 },
-      { type: types_1.types.CHAR, value: 32 },
-      { type: types_1.types.CHAR, value: 160 },
-      { type: types_1.types.CHAR, value: 5760 },
-      { type: types_1.types.RANGE, from: 8192, to: 8202 },
-      { type: types_1.types.CHAR, value: 8232 },
-      { type: types_1.types.CHAR, value: 8233 },
-      { type: types_1.types.CHAR, value: 8239 },
-      { type: types_1.types.CHAR, value: 8287 },
-      { type: types_1.types.CHAR, value: 12288 },
-      { type: types_1.types.CHAR, value: 65279 }
-    ];
-    var NOTANYCHAR = () => [
-      { type: types_1.types.CHAR, value: 10 },
-      { type: types_1.types.CHAR, value: 13 },
-      { type: types_1.types.CHAR, value: 8232 },
-      { type: types_1.types.CHAR, value: 8233 }
-    ];
-    var words2 = () => ({ type: types_1.types.SET, set: WORDS(), not: false });
-    exports.words = words2;
-    var notWords = () => ({ type: types_1.types.SET, set: WORDS(), not: true });
-    exports.notWords = notWords;
-    var ints = () => ({ type: types_1.types.SET, set: INTS(), not: false });
-    exports.ints = ints;
-    var notInts = () => ({ type: types_1.types.SET, set: INTS(), not: true });
-    exports.notInts = notInts;
-    var whitespace = () => ({ type: types_1.types.SET, set: WHITESPACE(), not: false });
-    exports.whitespace = whitespace;
-    var notWhitespace = () => ({ type: types_1.types.SET, set: WHITESPACE(), not: true });
-    exports.notWhitespace = notWhitespace;
-    var anyChar = () => ({ type: types_1.types.SET, set: NOTANYCHAR(), not: true });
-    exports.anyChar = anyChar;
-  }
-});
-
-// node_modules/ret/dist/util.js
-var require_util10 = __commonJS({
-  "node_modules/ret/dist/util.js"(exports) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
-      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
-    }) : function(o, v2) {
-      o["default"] = v2;
-    });
-    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
-      var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function(o2) {
-          var ar2 = [];
-          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
-          return ar2;
-        };
-        return ownKeys(o);
-      };
-      return function(mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) {
-          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
-        }
-        __setModuleDefault(result, mod);
-        return result;
-      };
-    })();
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.tokenizeClass = exports.strToChars = void 0;
-    var types_1 = require_types3();
-    var sets = __importStar(require_sets());
-    var CTRL = "@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^ ?";
-    var strToChars = (str) => {
-      const charsRegex = /(\[\\b\])|(\\)?\\(?:u([A-F0-9]{4})|x([A-F0-9]{2})|c([@A-Z[\\\]^?])|([0tnvfr]))/g;
-      return str.replace(charsRegex, (s3, b2, lbs, a16, b16, dctrl, eslsh) => {
-        if (lbs) {
-          return s3;
-        }
-        let code2 = b2 ? 8 : a16 ? parseInt(a16, 16) : b16 ? parseInt(b16, 16) : dctrl ? CTRL.indexOf(dctrl) : {
-          0: 0,
-          t: 9,
-          n: 10,
-          v: 11,
-          f: 12,
-          r: 13
-        }[eslsh];
-        let c = String.fromCharCode(code2);
-        return /[[\]{}^$.|?*+()]/.test(c) ? `\\${c}` : c;
-      });
-    };
-    exports.strToChars = strToChars;
-    var tokenizeClass = (str, regexpStr = "") => {
-      var _a, _b, _c, _d, _e2, _f, _g;
-      let tokens = [], rs2, c;
-      const regexp = /\\(?:(w)|(d)|(s)|(W)|(D)|(S))|((?:(?:\\)(.)|([^\]\\]))-(((?:\\)])|(((?:\\)?([^\]])))))|(\])|(?:\\)?([^])/g;
-      while ((rs2 = regexp.exec(str)) !== null) {
-        const p2 = (_g = (_f = (_e2 = (_d = (_c = (_b = (_a = rs2[1] && sets.words()) !== null && _a !== void 0 ? _a : rs2[2] && sets.ints()) !== null && _b !== void 0 ? _b : rs2[3] && sets.whitespace()) !== null && _c !== void 0 ? _c : rs2[4] && sets.notWords()) !== null && _d !== void 0 ? _d : rs2[5] && sets.notInts()) !== null && _e2 !== void 0 ? _e2 : rs2[6] && sets.notWhitespace()) !== null && _f !== void 0 ? _f : rs2[7] && {
-          type: types_1.types.RANGE,
-          from: (rs2[8] || rs2[9]).charCodeAt(0),
-          to: (c = rs2[10]).charCodeAt(c.length - 1)
-        }) !== null && _g !== void 0 ? _g : (c = rs2[16]) && { type: types_1.types.CHAR, value: c.charCodeAt(0) };
-        if (p2) {
-          tokens.push(p2);
-        } else {
-          return [tokens, regexp.lastIndex];
-        }
-      }
-      throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unterminated character class`);
-    };
-    exports.tokenizeClass = tokenizeClass;
-  }
-});
-
-// node_modules/ret/dist/tokenizer.js
-var require_tokenizer = __commonJS({
-  "node_modules/ret/dist/tokenizer.js"(exports) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
-      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
-    }) : function(o, v2) {
-      o["default"] = v2;
-    });
-    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
-      var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function(o2) {
-          var ar2 = [];
-          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
-          return ar2;
-        };
-        return ownKeys(o);
-      };
-      return function(mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) {
-          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
-        }
-        __setModuleDefault(result, mod);
-        return result;
-      };
-    })();
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.tokenizer = void 0;
-    var util = __importStar(require_util10());
-    var types_1 = require_types3();
-    var sets = __importStar(require_sets());
-    var captureGroupFirstChar = /^[a-zA-Z_$]$/i;
-    var captureGroupChars = /^[a-zA-Z0-9_$]$/i;
-    var digit = /\d/;
-    var tokenizer = (regexpStr) => {
-      let i = 0, c;
-      let start = { type: types_1.types.ROOT, stack: [] };
-      let lastGroup = start;
-      let last = start.stack;
-      let groupStack = [];
-      let referenceQueue = [];
-      let groupCount = 0;
-      const repeatErr = (col) => {
-        throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Nothing to repeat at column ${col - 1}`);
-      };
-      let str = util.strToChars(regexpStr);
-      while (i < str.length) {
-        switch (c = str[i++]) {
-          // Handle escaped characters, inclues a few sets.
-          case "\\":
-            if (i === str.length) {
-              throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: \\ at end of pattern`);
-            }
-            switch (c = str[i++]) {
-              case "b":
-                last.push({ type: types_1.types.POSITION, value: "b" });
-                break;
-              case "B":
-                last.push({ type: types_1.types.POSITION, value: "B" });
-                break;
-              case "w":
-                last.push(sets.words());
-                break;
-              case "W":
-                last.push(sets.notWords());
-                break;
-              case "d":
-                last.push(sets.ints());
-                break;
-              case "D":
-                last.push(sets.notInts());
-                break;
-              case "s":
-                last.push(sets.whitespace());
-                break;
-              case "S":
-                last.push(sets.notWhitespace());
-                break;
-              default:
-                if (digit.test(c)) {
-                  let digits = c;
-                  while (i < str.length && digit.test(str[i])) {
-                    digits += str[i++];
-                  }
-                  let value = parseInt(digits, 10);
-                  const reference = { type: types_1.types.REFERENCE, value };
-                  last.push(reference);
-                  referenceQueue.push({ reference, stack: last, index: last.length - 1 });
-                } else {
-                  last.push({ type: types_1.types.CHAR, value: c.charCodeAt(0) });
-                }
-            }
-            break;
-          // Positionals.
-          case "^":
-            last.push({ type: types_1.types.POSITION, value: "^" });
-            break;
-          case "$":
-            last.push({ type: types_1.types.POSITION, value: "$" });
-            break;
-          // Handle custom sets.
-          case "[": {
-            let not;
-            if (str[i] === "^") {
-              not = true;
-              i++;
-            } else {
-              not = false;
-            }
-            let classTokens = util.tokenizeClass(str.slice(i), regexpStr);
-            i += classTokens[1];
-            last.push({
-              type: types_1.types.SET,
-              set: classTokens[0],
-              not
-            });
-            break;
-          }
-          // Class of any character except \n.
-          case ".":
-            last.push(sets.anyChar());
-            break;
-          // Push group onto stack.
-          case "(": {
-            let group2 = {
-              type: types_1.types.GROUP,
-              stack: [],
-              remember: true
-            };
-            if (str[i] === "?") {
-              c = str[i + 1];
-              i += 2;
-              if (c === "=") {
-                group2.followedBy = true;
-                group2.remember = false;
-              } else if (c === "!") {
-                group2.notFollowedBy = true;
-                group2.remember = false;
-              } else if (c === "<") {
-                let name = "";
-                if (captureGroupFirstChar.test(str[i])) {
-                  name += str[i];
-                  i++;
-                } else {
-                  throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Invalid capture group name, character '${str[i]}' after '<' at column ${i + 1}`);
-                }
-                while (i < str.length && captureGroupChars.test(str[i])) {
-                  name += str[i];
-                  i++;
-                }
-                if (str[i] !== ">") {
-                  throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unclosed capture group name, expected '>', found '${str[i]}' at column ${i + 1}`);
-                }
-                group2.name = name;
-                i++;
-              } else if (c === ":") {
-                group2.remember = false;
-              } else {
-                throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Invalid group, character '${c}' after '?' at column ${i - 1}`);
-              }
-            } else {
-              groupCount += 1;
-            }
-            last.push(group2);
-            groupStack.push(lastGroup);
-            lastGroup = group2;
-            last = group2.stack;
-            break;
-          }
-          // Pop group out of stack.
-          case ")":
-            if (groupStack.length === 0) {
-              throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unmatched ) at column ${i - 1}`);
-            }
-            lastGroup = groupStack.pop();
-            last = lastGroup.options ? lastGroup.options[lastGroup.options.length - 1] : lastGroup.stack;
-            break;
-          // Use pipe character to give more choices.
-          case "|": {
-            if (!lastGroup.options) {
-              lastGroup.options = [lastGroup.stack];
-              delete lastGroup.stack;
-            }
-            let stack = [];
-            lastGroup.options.push(stack);
-            last = stack;
-            break;
-          }
-          // Repetition.
-          // For every repetition, remove last element from last stack
-          // then insert back a RANGE object.
-          // This design is chosen because there could be more than
-          // one repetition symbols in a regex i.e. `a?+{2,3}`.
-          case "{": {
-            let rs2 = /^(\d+)(,(\d+)?)?\}/.exec(str.slice(i)), min, max;
-            if (rs2 !== null) {
-              if (last.length === 0) {
-                repeatErr(i);
-              }
-              min = parseInt(rs2[1], 10);
-              max = rs2[2] ? rs2[3] ? parseInt(rs2[3], 10) : Infinity : min;
-              i += rs2[0].length;
-              last.push({
-                type: types_1.types.REPETITION,
-                min,
-                max,
-                value: last.pop()
-              });
-            } else {
-              last.push({
-                type: types_1.types.CHAR,
-                value: 123
-              });
-            }
-            break;
-          }
-          case "?":
-            if (last.length === 0) {
-              repeatErr(i);
-            }
-            last.push({
-              type: types_1.types.REPETITION,
-              min: 0,
-              max: 1,
-              value: last.pop()
-            });
-            break;
-          case "+":
-            if (last.length === 0) {
-              repeatErr(i);
-            }
-            last.push({
-              type: types_1.types.REPETITION,
-              min: 1,
-              max: Infinity,
-              value: last.pop()
-            });
-            break;
-          case "*":
-            if (last.length === 0) {
-              repeatErr(i);
-            }
-            last.push({
-              type: types_1.types.REPETITION,
-              min: 0,
-              max: Infinity,
-              value: last.pop()
-            });
-            break;
-          // Default is a character that is not `\[](){}?+*^$`.
-          default:
-            last.push({
-              type: types_1.types.CHAR,
-              value: c.charCodeAt(0)
-            });
-        }
-      }
-      if (groupStack.length !== 0) {
-        throw new SyntaxError(`Invalid regular expression: /${regexpStr}/: Unterminated group`);
-      }
-      updateReferences(referenceQueue, groupCount);
-      return start;
-    };
-    exports.tokenizer = tokenizer;
-    function updateReferences(referenceQueue, groupCount) {
-      for (const elem of referenceQueue.reverse()) {
-        if (groupCount < elem.reference.value) {
-          elem.reference.type = types_1.types.CHAR;
-          const valueString = elem.reference.value.toString();
-          elem.reference.value = parseInt(valueString, 8);
-          if (!/^[0-7]+$/.test(valueString)) {
-            let i = 0;
-            while (valueString[i] !== "8" && valueString[i] !== "9") {
-              i += 1;
-            }
-            if (i === 0) {
-              elem.reference.value = valueString.charCodeAt(0);
-              i += 1;
-            } else {
-              elem.reference.value = parseInt(valueString.slice(0, i), 8);
-            }
-            if (valueString.length > i) {
-              const tail = elem.stack.splice(elem.index + 1);
-              for (const char of valueString.slice(i)) {
-                elem.stack.push({
-                  type: types_1.types.CHAR,
-                  value: char.charCodeAt(0)
-                });
-              }
-              elem.stack.push(...tail);
-            }
-          }
-        }
-      }
-    }
-  }
-});
-
-// node_modules/ret/dist/sets-lookup.js
-var require_sets_lookup = __commonJS({
-  "node_modules/ret/dist/sets-lookup.js"(exports) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
-      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
-    }) : function(o, v2) {
-      o["default"] = v2;
-    });
-    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
-      var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function(o2) {
-          var ar2 = [];
-          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
-          return ar2;
-        };
-        return ownKeys(o);
-      };
-      return function(mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) {
-          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
-        }
-        __setModuleDefault(result, mod);
-        return result;
-      };
-    })();
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.NOTANYCHAR = exports.WHITESPACE = exports.WORDS = exports.INTS = void 0;
-    var Sets = __importStar(require_sets());
-    var types_1 = require_types3();
-    function setToLookup(tokens) {
-      let lookup = {};
-      let len = 0;
-      for (const token of tokens) {
-        if (token.type === types_1.types.CHAR) {
-          lookup[token.value] = true;
-        }
-        if (token.type === types_1.types.RANGE) {
-          lookup[`${token.from}-${token.to}`] = true;
-        }
-        len += 1;
-      }
-      return {
-        lookup: () => Object.assign({}, lookup),
-        len
-      };
-    }
-    exports.INTS = setToLookup(Sets.ints().set);
-    exports.WORDS = setToLookup(Sets.words().set);
-    exports.WHITESPACE = setToLookup(Sets.whitespace().set);
-    exports.NOTANYCHAR = setToLookup(Sets.anyChar().set);
-  }
-});
-
-// node_modules/ret/dist/write-set-tokens.js
-var require_write_set_tokens = __commonJS({
-  "node_modules/ret/dist/write-set-tokens.js"(exports) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
-      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
-    }) : function(o, v2) {
-      o["default"] = v2;
-    });
-    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
-      var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function(o2) {
-          var ar2 = [];
-          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
-          return ar2;
-        };
-        return ownKeys(o);
-      };
-      return function(mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) {
-          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
-        }
-        __setModuleDefault(result, mod);
-        return result;
-      };
-    })();
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.setChar = setChar;
-    exports.writeSetTokens = writeSetTokens;
-    var types_1 = require_types3();
-    var sets = __importStar(require_sets_lookup());
-    function setChar(charCode) {
-      return charCode === 94 ? "\\^" : charCode === 92 ? "\\\\" : charCode === 93 ? "\\]" : charCode === 45 ? "\\-" : String.fromCharCode(charCode);
-    }
-    function isSameSet(set, { lookup, len }) {
-      if (len !== set.length) {
-        return false;
-      }
-      const map = lookup();
-      for (const elem of set) {
-        if (elem.type === types_1.types.SET) {
-          return false;
-        }
-        const key = elem.type === types_1.types.CHAR ? elem.value : `${elem.from}-${elem.to}`;
-        if (map[key]) {
-          map[key] = false;
-        } else {
-          return false;
-        }
-      }
-      return true;
-    }
-    function writeSetTokens(set, isNested = false) {
-      if (isSameSet(set.set, sets.INTS)) {
-        return set.not ? "\\D" : "\\d";
-      }
-      if (isSameSet(set.set, sets.WORDS)) {
-        return set.not ? "\\W" : "\\w";
-      }
-      if (set.not && isSameSet(set.set, sets.NOTANYCHAR)) {
-        return ".";
-      }
-      if (isSameSet(set.set, sets.WHITESPACE)) {
-        return set.not ? "\\S" : "\\s";
-      }
-      let tokenString = "";
-      for (let i = 0; i < set.set.length; i++) {
-        const subset = set.set[i];
-        tokenString += writeSetToken(subset);
-      }
-      const contents = `${set.not ? "^" : ""}${tokenString}`;
-      return isNested ? contents : `[${contents}]`;
-    }
-    function writeSetToken(set) {
-      if (set.type === types_1.types.CHAR) {
-        return setChar(set.value);
-      } else if (set.type === types_1.types.RANGE) {
-        return `${setChar(set.from)}-${setChar(set.to)}`;
-      }
-      return writeSetTokens(set, true);
-    }
-  }
-});
-
-// node_modules/ret/dist/reconstruct.js
-var require_reconstruct = __commonJS({
-  "node_modules/ret/dist/reconstruct.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.reconstruct = void 0;
-    var types_1 = require_types3();
-    var write_set_tokens_1 = require_write_set_tokens();
-    var reduceStack = (stack) => stack.map(exports.reconstruct).join("");
-    var createAlternate = (token) => {
-      if ("options" in token) {
-        return token.options.map(reduceStack).join("|");
-      } else if ("stack" in token) {
-        return reduceStack(token.stack);
-      } else {
-        throw new Error(`options or stack must be Root or Group token`);
-      }
-    };
-    var reconstruct = (token) => {
-      switch (token.type) {
-        case types_1.types.ROOT:
-          return createAlternate(token);
-        case types_1.types.CHAR: {
-          const c = String.fromCharCode(token.value);
-          return (/[[\\{}$^.|?*+()]/.test(c) ? "\\" : "") + c;
-        }
-        case types_1.types.POSITION:
-          if (token.value === "^" || token.value === "$") {
-            return token.value;
-          } else {
-            return `\\${token.value}`;
-          }
-        case types_1.types.REFERENCE:
-          return `\\${token.value}`;
-        case types_1.types.SET:
-          return (0, write_set_tokens_1.writeSetTokens)(token);
-        case types_1.types.GROUP: {
-          const prefix = token.name ? `?<${token.name}>` : token.remember ? "" : token.followedBy ? "?=" : token.notFollowedBy ? "?!" : "?:";
-          return `(${prefix}${createAlternate(token)})`;
-        }
-        case types_1.types.REPETITION: {
-          const { min, max } = token;
-          let endWith;
-          if (min === 0 && max === 1) {
-            endWith = "?";
-          } else if (min === 1 && max === Infinity) {
-            endWith = "+";
-          } else if (min === 0 && max === Infinity) {
-            endWith = "*";
-          } else if (max === Infinity) {
-            endWith = `{${min},}`;
-          } else if (min === max) {
-            endWith = `{${min}}`;
-          } else {
-            endWith = `{${min},${max}}`;
-          }
-          return `${(0, exports.reconstruct)(token.value)}${endWith}`;
-        }
-        case types_1.types.RANGE:
-          return `${(0, write_set_tokens_1.setChar)(token.from)}-${(0, write_set_tokens_1.setChar)(token.to)}`;
-        default:
-          throw new Error(`Invalid token type ${token}`);
-      }
-    };
-    exports.reconstruct = reconstruct;
-  }
-});
-
-// node_modules/ret/dist/index.js
-var require_dist2 = __commonJS({
-  "node_modules/ret/dist/index.js"(exports, module) {
-    "use strict";
-    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      var desc = Object.getOwnPropertyDescriptor(m2, k2);
-      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
-        desc = { enumerable: true, get: function() {
-          return m2[k2];
-        } };
-      }
-      Object.defineProperty(o, k22, desc);
-    }) : (function(o, m2, k2, k22) {
-      if (k22 === void 0) k22 = k2;
-      o[k22] = m2[k2];
-    }));
-    var __exportStar = exports && exports.__exportStar || function(m2, exports2) {
-      for (var p2 in m2) if (p2 !== "default" && !Object.prototype.hasOwnProperty.call(exports2, p2)) __createBinding(exports2, m2, p2);
-    };
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.types = void 0;
-    var types_1 = require_types3();
-    Object.defineProperty(exports, "types", { enumerable: true, get: function() {
-      return types_1.types;
-    } });
-    __exportStar(require_tokenizer(), exports);
-    __exportStar(require_reconstruct(), exports);
-    var tokenizer_1 = require_tokenizer();
-    var reconstruct_1 = require_reconstruct();
-    __exportStar(require_types3(), exports);
-    exports.default = tokenizer_1.tokenizer;
-    module.exports = tokenizer_1.tokenizer;
-    module.exports.types = types_1.types;
-    module.exports.reconstruct = reconstruct_1.reconstruct;
-  }
-});
-
-// node_modules/safe-regex2/index.js
-var require_safe_regex2 = __commonJS({
-  "node_modules/safe-regex2/index.js"(exports, module) {
-    "use strict";
-    var parse5 = require_dist2();
-    var { types } = require_dist2();
-    function walk(node, opts, starHeight) {
-      let i;
-      let ok;
-      let len;
-      if (node.type === types.REPETITION) {
-        starHeight++;
-        opts.reps++;
-        if (starHeight > 1) return false;
-        if (opts.reps > opts.limit) return false;
-      }
-      const options = node.options || node.value?.options;
-      if (options) {
-        for (i = 0, len = options.length; i < len; i++) {
-          ok = walk({ stack: options[i] }, opts, starHeight);
-          if (!ok) return false;
-        }
-      }
-      const stack = node.stack || node.value?.stack;
-      if (!stack) return true;
-      for (i = 0, len = stack.length; i < len; i++) {
-        ok = walk(stack[i], opts, starHeight);
-        if (!ok) return false;
-      }
-      return true;
-    }
-    function safeRegex2(re2, options) {
-      const opts = {
-        reps: 0,
-        limit: options?.limit ?? 25
-      };
-      if (isRegExp(re2)) re2 = re2.source;
-      else if (typeof re2 !== "string") re2 = String(re2);
-      try {
-        return walk(parse5(re2), opts, 0);
-      } catch {
-        return false;
-      }
-    }
-    function isRegExp(x) {
-      return Object.prototype.toString.call(x) === "[object RegExp]";
-    }
-    module.exports = safeRegex2;
-    module.exports.default = safeRegex2;
-    module.exports.safeRegex = safeRegex2;
   }
 });
 
@@ -39825,7 +37205,7 @@ var require_lib2 = __commonJS({
 });
 
 // src/sync-action/main.ts
-import path25 from "node:path";
+import path26 from "node:path";
 
 // node_modules/@actions/core/lib/core.js
 var core_exports = {};
@@ -40967,9 +38347,9 @@ var Summary = class {
    *
    * @returns {Summary} summary instance
    */
-  addCodeBlock(code2, lang) {
+  addCodeBlock(code18, lang) {
     const attrs = Object.assign({}, lang && { lang });
-    const element = this.wrap("pre", this.wrap("code", code2), attrs);
+    const element = this.wrap("pre", this.wrap("code", code18), attrs);
     return this.addRaw(element).addEOL();
   }
   /**
@@ -41655,14 +39035,14 @@ var ToolRunner = class extends events.EventEmitter {
           state.processClosed = true;
           state.CheckComplete();
         });
-        cp.on("exit", (code2) => {
-          state.processExitCode = code2;
+        cp.on("exit", (code18) => {
+          state.processExitCode = code18;
           state.processExited = true;
-          this._debug(`Exit code ${code2} received from tool '${this.toolPath}'`);
+          this._debug(`Exit code ${code18} received from tool '${this.toolPath}'`);
           state.CheckComplete();
         });
-        cp.on("close", (code2) => {
-          state.processExitCode = code2;
+        cp.on("close", (code18) => {
+          state.processExitCode = code18;
           state.processExited = true;
           state.processClosed = true;
           this._debug(`STDIO streams have closed for tool '${this.toolPath}'`);
@@ -42103,7 +39483,10 @@ function getIDToken(aud) {
 // src/core/versions.ts
 var import_semver = __toESM(require_semver2(), 1);
 var NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
-var VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
+var VERSION_PATTERN = /^(?:0|[1-9]\d{0,14})\.(?:0|[1-9]\d{0,14})\.(?:0|[1-9]\d{0,14})$/;
+var MAX_VERSION_DIGITS = 15;
+var VERSION_RULE = `must be MAJOR.MINOR.PATCH without leading zeros, each number at most ${MAX_VERSION_DIGITS} digits`;
+var LOOSE_VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
 var MAX_NAME_LENGTH = 214;
 var NAME_RULE = `must match the pattern ${NAME_PATTERN.source} and be at most ${MAX_NAME_LENGTH} characters`;
 function isTemplateName(name) {
@@ -42111,6 +39494,12 @@ function isTemplateName(name) {
 }
 function isTemplateVersion(version) {
   return typeof version === "string" && VERSION_PATTERN.test(version);
+}
+function isLooseVersion(version) {
+  return typeof version === "string" && LOOSE_VERSION_PATTERN.test(version);
+}
+function isLooseOnlyVersion(version) {
+  return isLooseVersion(version) && !VERSION_PATTERN.test(version);
 }
 function segmentValue(segment) {
   const digits = /^\d+/.exec(segment ?? "");
@@ -42208,8 +39597,8 @@ function parseJsonWithPositions(text4) {
   let offset = text4.charCodeAt(0) === 65279 ? 1 : 0;
   let line = 1;
   let lineStart = 0;
-  const fail = (what, at2 = offset) => {
-    const pos = positionAt(text4, at2);
+  const fail = (what, at3 = offset) => {
+    const pos = positionAt(text4, at3);
     throw new JsonSyntaxError(`${what} at line ${pos.line}, column ${pos.column}`, pos);
   };
   const here = () => ({ line, column: offset - lineStart + 1 });
@@ -42345,48 +39734,48 @@ function describeError(error2) {
   const params = error2.params;
   const value = error2.data;
   const custom = customMessage(error2);
-  const at2 = error2.instancePath;
+  const at3 = error2.instancePath;
   switch (error2.keyword) {
     case "required":
-      return { pointer: `${at2}/${escapePointerSegment(String(params.missingProperty))}`, message: "is required", code: "REQUIRED" };
+      return { pointer: `${at3}/${escapePointerSegment(String(params.missingProperty))}`, message: "is required", code: "REQUIRED" };
     case "additionalProperties":
       return {
-        pointer: `${at2}/${escapePointerSegment(String(params.additionalProperty))}`,
+        pointer: `${at3}/${escapePointerSegment(String(params.additionalProperty))}`,
         message: "is not a known field (check the spelling)",
         code: "UNKNOWN_FIELD"
       };
     case "minLength":
-      return { pointer: at2, message: `${custom ?? `must be at least ${String(params.limit)} characters long`}${got(value)}`, code: "MIN_LENGTH" };
+      return { pointer: at3, message: `${custom ?? `must be at least ${String(params.limit)} characters long`}${got(value)}`, code: "MIN_LENGTH" };
     case "maxLength":
-      return { pointer: at2, message: `${custom ?? `must be at most ${String(params.limit)} characters long`}${got(value)}`, code: "MAX_LENGTH" };
+      return { pointer: at3, message: `${custom ?? `must be at most ${String(params.limit)} characters long`}${got(value)}`, code: "MAX_LENGTH" };
     case "pattern":
-      return { pointer: at2, message: `${custom ?? `must match the pattern ${String(params.pattern)}`}${got(value)}`, code: "PATTERN" };
+      return { pointer: at3, message: `${custom ?? `must match the pattern ${String(params.pattern)}`}${got(value)}`, code: "PATTERN" };
     case "enum": {
       const allowed = params.allowedValues.map((v2) => JSON.stringify(v2)).join(", ");
-      return { pointer: at2, message: `${custom ?? `must be one of ${allowed}`}${got(value)}`, code: "ENUM" };
+      return { pointer: at3, message: `${custom ?? `must be one of ${allowed}`}${got(value)}`, code: "ENUM" };
     }
     case "const":
-      return { pointer: at2, message: `${custom ?? `must be ${JSON.stringify(params.allowedValue)}`}${got(value)}`, code: "ENUM" };
+      return { pointer: at3, message: `${custom ?? `must be ${JSON.stringify(params.allowedValue)}`}${got(value)}`, code: "ENUM" };
     case "type": {
       const expected = String(params.type).split(",").map(article).join(" or ");
-      return { pointer: at2, message: `${custom ?? `must be ${expected}`} (got ${typeOf(value)})`, code: "TYPE" };
+      return { pointer: at3, message: `${custom ?? `must be ${expected}`} (got ${typeOf(value)})`, code: "TYPE" };
     }
     case "format": {
       const words2 = FORMAT_WORDS[String(params.format)] ?? { message: `must be a valid ${String(params.format)}`, code: "FORMAT" };
-      return { pointer: at2, message: `${custom ?? words2.message}${got(value)}`, code: words2.code };
+      return { pointer: at3, message: `${custom ?? words2.message}${got(value)}`, code: words2.code };
     }
     case "minItems":
-      return { pointer: at2, message: custom ?? `must have at least ${String(params.limit)} item(s)`, code: "MIN_ITEMS" };
+      return { pointer: at3, message: custom ?? `must have at least ${String(params.limit)} item(s)`, code: "MIN_ITEMS" };
     case "maxItems":
-      return { pointer: at2, message: custom ?? `must have at most ${String(params.limit)} item(s)`, code: "MAX_ITEMS" };
+      return { pointer: at3, message: custom ?? `must have at most ${String(params.limit)} item(s)`, code: "MAX_ITEMS" };
     case "uniqueItems":
-      return { pointer: at2, message: custom ?? `must not repeat items (items ${String(params.j)} and ${String(params.i)} are equal)`, code: "UNIQUE_ITEMS" };
+      return { pointer: at3, message: custom ?? `must not repeat items (items ${String(params.j)} and ${String(params.i)} are equal)`, code: "UNIQUE_ITEMS" };
     case "minimum":
     case "exclusiveMinimum":
-      return { pointer: at2, message: `${custom ?? `must be ${String(params.comparison)} ${String(params.limit)}`}${got(value)}`, code: "MINIMUM" };
+      return { pointer: at3, message: `${custom ?? `must be ${String(params.comparison)} ${String(params.limit)}`}${got(value)}`, code: "MINIMUM" };
     case "maximum":
     case "exclusiveMaximum":
-      return { pointer: at2, message: `${custom ?? `must be ${String(params.comparison)} ${String(params.limit)}`}${got(value)}`, code: "MAXIMUM" };
+      return { pointer: at3, message: `${custom ?? `must be ${String(params.comparison)} ${String(params.limit)}`}${got(value)}`, code: "MAXIMUM" };
     case "propertyNames":
       return void 0;
     // the nested error on the name itself says what is wrong
@@ -42394,7 +39783,7 @@ function describeError(error2) {
       return void 0;
     // the nested `then` error says what is wrong
     default:
-      return { pointer: at2, message: custom ?? error2.message ?? "is invalid", code: error2.keyword.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase() };
+      return { pointer: at3, message: custom ?? error2.message ?? "is invalid", code: error2.keyword.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase() };
   }
 }
 function describeSchemaErrors(errors) {
@@ -42425,74 +39814,172 @@ var template_manifest_schema_default = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   $id: "https://template-registry.dev/schemas/template-manifest.schema.json",
   title: "TemplateManifest",
-  description: "The template manifest, file template.json. Unknown top-level fields are rejected; $schema, content, include, files, test and nextSteps are this project's documented extension fields.",
+  description: "The template manifest, file template.json. Unknown top-level fields are rejected; $schema, content, include, files, test, nextSteps and tasks are this project's documented extension fields.",
   type: "object",
-  required: ["name", "version", "description", "category"],
+  required: [
+    "name",
+    "version",
+    "description",
+    "category"
+  ],
   additionalProperties: false,
   properties: {
-    $schema: { type: "string", description: "Extension: the JSON Schema this file follows, for editors." },
+    $schema: {
+      type: "string",
+      description: "Extension: the JSON Schema this file follows, for editors."
+    },
     name: {
       type: "string",
       pattern: "^[a-z][a-z0-9-]*$",
       maxLength: 214,
-      "x-messages": { pattern: "must start with a lower-case letter and contain only a-z, 0-9 and -", maxLength: "must be at most 214 characters (npm's limit: a name becomes a file name in every registry)" }
+      "x-messages": {
+        pattern: "must start with a lower-case letter and contain only a-z, 0-9 and -",
+        maxLength: "must be at most 214 characters (npm's limit: a name becomes a file name in every registry)"
+      }
     },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": {
+        pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits"
+      }
     },
-    description: { type: "string", minLength: 10 },
-    category: { type: "string", enum: ["frontend", "backend", "fullstack", "mobile", "desktop"] },
-    stability: { type: "string", enum: ["experimental", "beta", "stable", "deprecated"] },
-    methodologyVersion: { type: "string", format: "semver-range" },
+    description: {
+      type: "string",
+      minLength: 10
+    },
+    category: {
+      type: "string",
+      enum: [
+        "frontend",
+        "backend",
+        "fullstack",
+        "mobile",
+        "desktop"
+      ]
+    },
+    stability: {
+      type: "string",
+      enum: [
+        "experimental",
+        "beta",
+        "stable",
+        "deprecated"
+      ]
+    },
+    methodologyVersion: {
+      type: "string",
+      format: "semver-range"
+    },
     author: {
       type: "object",
-      required: ["name"],
+      required: [
+        "name"
+      ],
       properties: {
-        name: { type: "string", minLength: 1 },
-        email: { type: "string", format: "email" },
-        url: { type: "string" },
-        organization: { type: "string" }
+        name: {
+          type: "string",
+          minLength: 1
+        },
+        email: {
+          type: "string",
+          format: "email"
+        },
+        url: {
+          type: "string"
+        },
+        organization: {
+          type: "string"
+        }
       }
     },
     repository: {
       type: "object",
       properties: {
-        type: { type: "string" },
-        url: { type: "string" }
+        type: {
+          type: "string"
+        },
+        url: {
+          type: "string"
+        }
       }
     },
-    license: { type: "string" },
-    keywords: { type: "array", items: { type: "string" } },
+    license: {
+      type: "string"
+    },
+    keywords: {
+      type: "array",
+      items: {
+        type: "string"
+      }
+    },
     dependencies: {
       type: "object",
       description: 'Runtime name to version range, e.g. {"node": ">=20"}.',
-      additionalProperties: { type: "string", format: "semver-range" }
+      additionalProperties: {
+        type: "string",
+        format: "semver-range"
+      }
     },
-    features: { type: "array", items: { type: "string" } },
-    changelog: { type: "string", minLength: 1, description: "Path of the change log file, inside the template." },
+    features: {
+      type: "array",
+      items: {
+        type: "string"
+      }
+    },
+    changelog: {
+      type: "string",
+      minLength: 1,
+      description: "Path of the change log file, inside the template."
+    },
     migration: {
       type: "object",
       description: "The spec's migration field: versions a project can be migrated from, and the guide.",
       properties: {
-        from: { type: "array", items: { type: "string", format: "semver-range" } },
-        guide: { type: "string", minLength: 1 }
+        from: {
+          type: "array",
+          items: {
+            type: "string",
+            format: "semver-range"
+          }
+        },
+        guide: {
+          type: "string",
+          minLength: 1
+        }
       }
     },
     compatibility: {
       type: "object",
       properties: {
-        breaking: { type: "boolean" },
-        deprecated: { type: "array", items: { type: "string" } },
-        removed: { type: "array", items: { type: "string" } }
+        breaking: {
+          type: "boolean"
+        },
+        deprecated: {
+          type: "array",
+          items: {
+            type: "string"
+          }
+        },
+        removed: {
+          type: "array",
+          items: {
+            type: "string"
+          }
+        }
       }
     },
     customization: {
       type: "object",
       properties: {
-        variables: { type: "string", minLength: 1 },
-        prompts: { type: "string", minLength: 1 }
+        variables: {
+          type: "string",
+          minLength: 1
+        },
+        prompts: {
+          type: "string",
+          minLength: 1
+        }
       }
     },
     content: {
@@ -42504,36 +39991,72 @@ var template_manifest_schema_default = {
       type: "array",
       description: "Extension: globs, relative to the template folder, of files that pack packs although its rules would leave them out (.env files, what a .gitignore ignores).",
       maxItems: 100,
-      items: { type: "string", minLength: 1, maxLength: 500 }
+      items: {
+        type: "string",
+        minLength: 1,
+        maxLength: 500
+      }
     },
     files: {
       type: "array",
       description: "Extension: conditional files. A path of the content folder matching `path` (a glob) is generated only when `when` is true.",
       items: {
         type: "object",
-        required: ["path", "when"],
+        required: [
+          "path",
+          "when"
+        ],
         additionalProperties: false,
         properties: {
-          path: { type: "string", minLength: 1 },
-          when: { type: "string", minLength: 1 }
+          path: {
+            type: "string",
+            minLength: 1
+          },
+          when: {
+            type: "string",
+            minLength: 1
+          }
         }
       }
     },
     test: {
       type: "object",
       description: "Extension: a command run inside each test-generated project.",
-      required: ["command"],
+      required: [
+        "command"
+      ],
       additionalProperties: false,
       properties: {
-        command: { type: "string", minLength: 1 },
-        timeoutSeconds: { type: "integer", minimum: 1, maximum: 3600 }
+        command: {
+          type: "string",
+          minLength: 1
+        },
+        timeoutSeconds: {
+          type: "integer",
+          minimum: 1,
+          maximum: 3600
+        }
       }
     },
     verbatim: {
       type: "array",
       description: "Extension: globs, relative to the content folder, of files copied byte for byte and never parsed as Liquid (their paths are still rendered).",
       maxItems: 100,
-      items: { type: "string", minLength: 1, maxLength: 500 }
+      items: {
+        type: "string",
+        minLength: 1,
+        maxLength: 500
+      }
+    },
+    jsonc: {
+      type: "array",
+      description: "Extension: globs, matched against paths in the generated project, of .json files that test's JSON check reads as JSON with comments and trailing commas, as the tools reading them do (editor settings kept outside .vscode, Zed's settings). tsconfig*, jsconfig*, .vscode/*.json, dev container files and *.jsonc are JSONC without being listed.",
+      maxItems: 100,
+      items: {
+        type: "string",
+        minLength: 1,
+        maxLength: 500
+      }
     },
     partials: {
       type: "string",
@@ -42542,7 +40065,10 @@ var template_manifest_schema_default = {
     },
     whitespace: {
       type: "string",
-      enum: ["liquid", "line"],
+      enum: [
+        "liquid",
+        "line"
+      ],
       description: `Extension: how {%- -%} {{- -}} trim. "liquid" (default): as stock Liquid and Jinja, all whitespace up to the next text, line breaks included. "line": only the tag's own line (blanks before it; blanks and one line break after it).`
     },
     nextSteps: {
@@ -42550,6 +40076,70 @@ var template_manifest_schema_default = {
       minLength: 1,
       maxLength: 4096,
       description: "Extension: the message create and generate print after writing the project (e.g. its next steps). Liquid, rendered with the answers and computed values; it cannot include files."
+    },
+    updatePolicy: {
+      type: "array",
+      maxItems: 200,
+      description: "Extension: what `update` (and `migrate`) does to the generated files matching each glob `path` (a path in the generated project; the first matching rule wins, a file no rule matches is merged). `merge`: the template's change is merged into the project's file (three-way); `once`: written when the project is created, never written, created or removed by an update (README, source files the project owns); `replace`: always the template's bytes (generated code, vendored files). A project's own `update --skip` globs come first.",
+      items: {
+        type: "object",
+        required: [
+          "path",
+          "policy"
+        ],
+        additionalProperties: false,
+        properties: {
+          path: {
+            type: "string",
+            minLength: 1,
+            maxLength: 1024,
+            description: "A glob matched against the file's path in the generated project: `*` and `?` within a segment, `**` for any number of segments, `[...]` sets, `{a,b}` alternatives; dotfiles included."
+          },
+          policy: {
+            enum: [
+              "merge",
+              "once",
+              "replace"
+            ]
+          }
+        }
+      }
+    },
+    tasks: {
+      type: "array",
+      description: "Extension: commands run in the new project after create (git init, npm install), each a program and its arguments, never through a shell, and only with the user's consent (asked on a terminal, or --run-tasks).",
+      maxItems: 50,
+      items: {
+        type: "object",
+        required: [
+          "run",
+          "description"
+        ],
+        additionalProperties: false,
+        properties: {
+          run: {
+            type: "array",
+            description: 'The program and its arguments, e.g. ["git", "init"]; taken literally (not rendered, no shell).',
+            minItems: 1,
+            maxItems: 100,
+            items: {
+              type: "string",
+              minLength: 1,
+              maxLength: 4096
+            }
+          },
+          description: {
+            type: "string",
+            minLength: 1,
+            maxLength: 200
+          },
+          when: {
+            type: "string",
+            minLength: 1,
+            description: "An expression; the task runs only when it is true."
+          }
+        }
+      }
     }
   }
 };
@@ -42578,6 +40168,11 @@ var template_variables_schema_default = {
     }
   },
   $defs: {
+    computedDefault: {
+      type: "string",
+      pattern: "\\{\\{",
+      description: 'A computed default: text with {{ expression }} placeholders, e.g. "{{ projectName | snake_case }}".'
+    },
     variable: {
       title: "TemplateVariable",
       type: "object",
@@ -42585,20 +40180,28 @@ var template_variables_schema_default = {
       properties: {
         type: { type: "string", enum: ["string", "number", "integer", "boolean", "array", "object"] },
         description: { type: "string" },
-        default: {},
+        default: { description: "The value when the variable is not answered. A string holding {{ }} is a computed default: rendered with the answers of the variables before it (for string, number, integer and boolean variables)." },
         validation: { type: "string", format: "regex" },
         invalidMessage: { type: "string" },
         enum: { type: "array", minItems: 1 },
         items: { $ref: "#/$defs/variable" },
         properties: { type: "object", additionalProperties: { $ref: "#/$defs/variable" } },
         required: { type: "boolean" },
-        condition: { type: "string", minLength: 1 }
+        condition: { type: "string", minLength: 1 },
+        secret: { type: "boolean", description: "Extension: the answer is a secret (a token, a password): asked without echo, never written to the lock file, the command's output or analytics; update asks for it again only when a file that uses it must be rendered again." },
+        env: {
+          type: "string",
+          pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
+          maxLength: 128,
+          description: 'Extension: the environment variable create and update read the answer from when --set and --answers do not give it (e.g. "MY_TOKEN"); meant for secrets.',
+          "x-messages": { pattern: "must be an environment variable name (letters, digits, _; not starting with a digit)" }
+        }
       },
       allOf: [
         { if: { required: ["type", "default"], properties: { type: { const: "string" }, default: true } }, then: { properties: { default: { type: "string" } } } },
-        { if: { required: ["type", "default"], properties: { type: { const: "number" }, default: true } }, then: { properties: { default: { type: "number" } } } },
-        { if: { required: ["type", "default"], properties: { type: { const: "integer" }, default: true } }, then: { properties: { default: { type: "integer" } } } },
-        { if: { required: ["type", "default"], properties: { type: { const: "boolean" }, default: true } }, then: { properties: { default: { type: "boolean" } } } },
+        { if: { required: ["type", "default"], properties: { type: { const: "number" }, default: true } }, then: { properties: { default: { anyOf: [{ type: "number" }, { $ref: "#/$defs/computedDefault" }] } } } },
+        { if: { required: ["type", "default"], properties: { type: { const: "integer" }, default: true } }, then: { properties: { default: { anyOf: [{ type: "integer" }, { $ref: "#/$defs/computedDefault" }] } } } },
+        { if: { required: ["type", "default"], properties: { type: { const: "boolean" }, default: true } }, then: { properties: { default: { anyOf: [{ type: "boolean" }, { $ref: "#/$defs/computedDefault" }] } } } },
         { if: { required: ["type", "default"], properties: { type: { const: "array" }, default: true } }, then: { properties: { default: { type: "array" } } } },
         { if: { required: ["type", "default"], properties: { type: { const: "object" }, default: true } }, then: { properties: { default: { type: "object" } } } }
       ]
@@ -42633,7 +40236,7 @@ var template_prompts_schema_default = {
           "x-messages": { pattern: "must be a variable name (letters, digits, _; not starting with a digit)" }
         },
         message: { type: "string", minLength: 1 },
-        type: { type: "string", enum: ["input", "select", "multiselect"] },
+        type: { type: "string", enum: ["input", "select", "multiselect", "confirm"], description: "input (text), select (one choice), multiselect (any number of choices), confirm (yes or no, for a boolean variable)." },
         validate: { type: "string", format: "regex" },
         invalidMessage: { type: "string" },
         choices: { type: "array", minItems: 1, items: { $ref: "#/$defs/choice" } },
@@ -42694,8 +40297,8 @@ var template_entry_schema_default = {
     name: { type: "string", minLength: 1, maxLength: 214 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     description: { type: "string" },
     category: { type: "string", minLength: 1, description: "Id of a category of the registry document." },
@@ -43005,13 +40608,13 @@ var migration_step_schema_default = {
     description: { type: "string", minLength: 1 },
     fromVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     toVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     breaking: {
       type: "boolean",
@@ -43038,13 +40641,13 @@ var migration_context_schema_default = {
     projectPath: { type: "string", minLength: 1 },
     currentVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     targetVersion: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     templateId: { type: "string", minLength: 1 },
     config: { description: "The project's configuration; any JSON value." },
@@ -43120,8 +40723,8 @@ var analytics_download_event_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     userId: { type: "string", minLength: 1 },
     timestamp: { type: "string", format: "date-time" },
@@ -43144,8 +40747,8 @@ var analytics_generation_event_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     success: { type: "boolean" },
     duration: {
@@ -43171,8 +40774,8 @@ var analytics_feedback_event_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     rating: { type: "number", minimum: 1, maximum: 5 },
     comment: { type: "string" },
@@ -43227,8 +40830,8 @@ var analytics_record_schema_default = {
     templateId: { type: "string", minLength: 1 },
     version: {
       type: "string",
-      pattern: "^\\d+\\.\\d+\\.\\d+$",
-      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+      pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+      "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
     },
     metrics: { $ref: "#/$defs/metrics" },
     trends: { $ref: "#/$defs/trends" },
@@ -43330,8 +40933,8 @@ var analytics_record_schema_default = {
         helpful: { $ref: "#/$defs/count", description: "How many users found the review helpful." },
         version: {
           type: "string",
-          pattern: "^\\d+\\.\\d+\\.\\d+$",
-          "x-messages": { pattern: "must be MAJOR.MINOR.PATCH" }
+          pattern: "^(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})\\.(?:0|[1-9]\\d{0,14})$",
+          "x-messages": { pattern: "must be MAJOR.MINOR.PATCH without leading zeros, each number at most 15 digits" }
         },
         createdAt: { type: "string", format: "date-time" }
       }
@@ -43368,7 +40971,9 @@ var success_envelope_schema_default = {
       properties: {
         timestamp: { type: "string", format: "date-time" },
         requestId: { type: "string", minLength: 1 },
-        version: { type: "string", minLength: 1, description: "Version of the interface that answered." }
+        version: { type: "string", minLength: 1, description: "Version of the interface that answered." },
+        listed: { type: "boolean", description: "On the answer to an upload (201): whether registry.json lists the version. false: the version is stored, but the registry could not be rebuilt yet (a full disk); data is the entry it will have, and the server rebuilds until it lists it." },
+        warning: { type: "string", minLength: 1, description: "With listed false: why the version is not listed yet, for the publisher." }
       }
     }
   }
@@ -43643,20 +41248,300 @@ function matchesFilters(entry, filters) {
   return true;
 }
 
+// src/core/registry-url.ts
+var REGISTRY_DOCUMENT_FILE = "registry.json";
+var SPARSE_INDEX_FILE = "index.json";
+function httpUrl(value) {
+  try {
+    const url = new URL(value.trim());
+    return url.protocol === "http:" || url.protocol === "https:" ? url : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function lastSegment(url) {
+  return url.pathname.slice(url.pathname.lastIndexOf("/") + 1);
+}
+function registryUrlProblem(value) {
+  return httpUrl(value) ? void 0 : `must be an http(s) URL such as https://registry.example or https://registry.example/registry.json (got ${JSON.stringify(value)})`;
+}
+function registryDocumentUrl(value) {
+  const url = httpUrl(value);
+  if (!url) return value;
+  url.hash = "";
+  const last = lastSegment(url);
+  if (last === SPARSE_INDEX_FILE) url.pathname = `${url.pathname.slice(0, -last.length)}${REGISTRY_DOCUMENT_FILE}`;
+  else if (!last.endsWith(".json")) url.pathname = `${url.pathname.replace(/\/+$/, "")}/${REGISTRY_DOCUMENT_FILE}`;
+  return url.href;
+}
+function registryBaseUrl(value) {
+  const url = httpUrl(value);
+  if (!url) return value;
+  url.hash = "";
+  const last = lastSegment(url);
+  if (last.endsWith(".json")) url.pathname = url.pathname.slice(0, -last.length);
+  url.pathname = url.pathname.replace(/\/+$/, "");
+  const withoutQuery = url.href.slice(0, url.href.length - url.search.length);
+  return `${withoutQuery.replace(/\/$/, "")}${url.search}`;
+}
+
+// src/client/entry-reader.ts
+var import_semver2 = __toESM(require_semver2(), 1);
+var isRecord = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var nonEmpty = (value) => typeof value === "string" && value.trim() !== "";
+var strings = (value) => Array.isArray(value) ? value.filter((item) => typeof item === "string") : void 0;
+var SRI_SHA512 = /^sha512-[A-Za-z0-9+/]+={0,2}$/;
+var SHA256_HEX = /^[0-9a-f]{64}$/;
+function readEntry(raw) {
+  if (!isRecord(raw)) return { reason: "is not an object" };
+  const id = nonEmpty(raw.id) ? raw.id : nonEmpty(raw.name) ? raw.name : void 0;
+  if (id === void 0) return { reason: "has no id" };
+  if (!nonEmpty(raw.version)) return { reason: "has no version" };
+  const version = raw.version.trim();
+  const release = version.split(/[-+]/, 1)[0] ?? "";
+  if (!isTemplateVersion(release) || import_semver2.default.valid(version) === null) {
+    return { reason: isLooseOnlyVersion(version) ? `its version ${VERSION_RULE}` : `its version ${JSON.stringify(raw.version)} is not a version (MAJOR.MINOR.PATCH, a prerelease or build suffix allowed)` };
+  }
+  if (/[/\\\0]/.test(id) || /[/\\\0]/.test(raw.version)) return { reason: "has an id or version with a path separator" };
+  if (!nonEmpty(raw.downloadUrl)) return { reason: "has no downloadUrl" };
+  if (raw.integrity !== void 0 && !(typeof raw.integrity === "string" && SRI_SHA512.test(raw.integrity))) {
+    return { reason: "has an integrity that is not a sha512 SRI string, so its archive could not be checked" };
+  }
+  if (raw.sha256 !== void 0 && !(typeof raw.sha256 === "string" && SHA256_HEX.test(raw.sha256))) return { reason: "has a sha256 that is not 64 hex digits" };
+  const entry = { ...raw, id, name: nonEmpty(raw.name) ? raw.name : id, version: raw.version.trim(), downloadUrl: raw.downloadUrl };
+  entry.description = typeof raw.description === "string" ? raw.description : "";
+  entry.category = typeof raw.category === "string" ? raw.category : "";
+  if (typeof raw.stability !== "string") delete entry.stability;
+  if (typeof raw.author === "string") entry.author = raw.author.trim() === "" ? void 0 : { name: raw.author.trim() };
+  else if (!(isRecord(raw.author) && typeof raw.author.name === "string")) delete entry.author;
+  for (const field2 of ["tags", "features"]) {
+    const list = strings(raw[field2]);
+    if (list) entry[field2] = list;
+    else delete entry[field2];
+  }
+  if (!isRecord(raw.compatibility)) delete entry.compatibility;
+  if (!isRecord(raw.dependencies)) delete entry.dependencies;
+  if (isRecord(raw.stats)) {
+    entry.stats = Object.fromEntries(Object.entries(raw.stats).filter(([key, value]) => key === "lastDownload" ? typeof value === "string" : typeof value === "number" && Number.isFinite(value)));
+  } else delete entry.stats;
+  if (typeof raw.yanked !== "boolean") delete entry.yanked;
+  for (const field2 of ["documentationUrl", "repositoryUrl", "license", "createdAt", "updatedAt", "deprecationMessage"]) {
+    if (raw[field2] !== void 0 && typeof raw[field2] !== "string") delete entry[field2];
+  }
+  if (entry.author === void 0) delete entry.author;
+  return { entry };
+}
+function readEntries(list) {
+  const entries = [];
+  const skipped = [];
+  list.forEach((raw, index) => {
+    const read = readEntry(raw);
+    if ("entry" in read) entries.push(read.entry);
+    else {
+      const id = isRecord(raw) ? nonEmpty(raw.id) ? raw.id : nonEmpty(raw.name) ? raw.name : "?" : "?";
+      const version = isRecord(raw) && nonEmpty(raw.version) ? raw.version : "?";
+      skipped.push({ index, label: `${id}@${version}`, reason: read.reason });
+    }
+  });
+  return { entries, skipped };
+}
+function readCategory(raw) {
+  if (!isRecord(raw) || !nonEmpty(raw.id)) return void 0;
+  return {
+    ...raw,
+    id: raw.id,
+    name: typeof raw.name === "string" ? raw.name : raw.id,
+    description: typeof raw.description === "string" ? raw.description : "",
+    icon: typeof raw.icon === "string" ? raw.icon : "",
+    templates: strings(raw.templates) ?? []
+  };
+}
+function readRegistryDocument(json) {
+  if (!isRecord(json)) return { problem: "the registry document is not a JSON object" };
+  if (!Array.isArray(json.templates)) return { problem: 'the registry document has no "templates" list' };
+  const { entries, skipped } = readEntries(json.templates);
+  const categories = Array.isArray(json.categories) ? json.categories.map(readCategory).filter((c) => c !== void 0) : [];
+  const document = {
+    ...json,
+    templates: entries,
+    categories,
+    tags: strings(json.tags) ?? [],
+    lastUpdated: typeof json.lastUpdated === "string" ? json.lastUpdated : ""
+  };
+  return { document, skipped };
+}
+function skippedEntriesLine(what, skipped) {
+  const shown = skipped.slice(0, 5).map((s3) => `#${s3.index} ${s3.label} (${s3.reason})`);
+  const more = skipped.length > shown.length ? ` and ${skipped.length - shown.length} more` : "";
+  return `${skipped.length} ${skipped.length === 1 ? "entry" : "entries"} of ${what} cannot be read and ${skipped.length === 1 ? "is" : "are"} left out: ${shown.join("; ")}${more}`;
+}
+
+// src/client/routes-source.ts
+var MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+var MAX_PAGES = 1e3;
+var PAGE_SIZE = 100;
+var isRecord2 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var RoutesSource = class _RoutesSource {
+  #options;
+  #answers = /* @__PURE__ */ new Map();
+  #document;
+  constructor(options) {
+    this.#options = options;
+  }
+  /** Whether `base` answers the list route with an envelope (one request). */
+  static async detect(options) {
+    const answer = await new _RoutesSource({ ...options, onSkipped: () => void 0 }).#get(`/templates?limit=1`);
+    return "json" in answer && isRecord2(answer.json) && Array.isArray(answer.json.data);
+  }
+  #get(route) {
+    let answer = this.#answers.get(route);
+    if (!answer) {
+      answer = this.#fetch(`${this.#options.base}${route}`);
+      this.#answers.set(route, answer);
+    }
+    return answer;
+  }
+  async #fetch(url) {
+    const response = await this.#options.fetch(url, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(this.#options.timeoutMs) });
+    if (!response.ok) {
+      await response.body?.cancel().catch(() => void 0);
+      return { status: response.status };
+    }
+    const length = Number(response.headers.get("content-length") ?? "0");
+    if (length > MAX_ANSWER_BYTES) throw new Error(`${url} answered ${length} bytes, more than ${MAX_ANSWER_BYTES}`);
+    const text4 = await response.text();
+    if (text4.length > MAX_ANSWER_BYTES) throw new Error(`${url} answered more than ${MAX_ANSWER_BYTES} bytes`);
+    try {
+      return { json: JSON.parse(text4) };
+    } catch {
+      throw new Error(`${url} did not answer JSON`);
+    }
+  }
+  /** Every entry of a paginated list route; undefined when the route answers 404. */
+  async #list(route, what) {
+    const entries = [];
+    for (let page = 1; page <= MAX_PAGES; page++) {
+      const separator = route.includes("?") ? "&" : "?";
+      const pageRoute = `${route}${separator}page=${page}&limit=${PAGE_SIZE}`;
+      const answer = await this.#get(pageRoute);
+      if ("status" in answer) {
+        if (answer.status === 404 && page === 1) return void 0;
+        throw new Error(`${this.#options.base}${pageRoute} answered HTTP ${answer.status}`);
+      }
+      const body = answer.json;
+      const data = isRecord2(body) && Array.isArray(body.data) ? body.data : void 0;
+      if (!data) throw new Error(`${this.#options.base}${pageRoute} did not answer a list envelope`);
+      const read = readEntries(data);
+      this.#options.onSkipped(what, `${this.#options.base}${pageRoute}`, read.skipped);
+      entries.push(...read.entries);
+      const pagination = isRecord2(body) && isRecord2(body.pagination) ? body.pagination : void 0;
+      if (pagination?.hasNext !== true || data.length === 0) return entries;
+    }
+    return entries;
+  }
+  /** The latest entry of every template, as the registry lists them, and its categories when it has that route. */
+  document() {
+    this.#document ??= (async () => {
+      const templates = await this.#list("/templates", "template list") ?? [];
+      const answer = await this.#get("/categories");
+      const categories = "json" in answer && isRecord2(answer.json) && Array.isArray(answer.json.data) ? answer.json.data.filter(isRecord2) : [];
+      return { templates, categories, tags: [...new Set(templates.flatMap((t) => t.tags ?? []))].sort(), lastUpdated: "" };
+    })();
+    return this.#document;
+  }
+  /** Every version of `id` (yanked ones with `includeYanked`); empty for an unknown id. */
+  async versions(id, includeYanked) {
+    const route = `/templates/${encodeURIComponent(id)}/versions${includeYanked ? "?include=yanked" : ""}`;
+    return (await this.#list(route, `versions of ${id}`) ?? []).filter((entry) => entry.id === id);
+  }
+  /** One version of `id`, or (without a version) the one the registry calls its latest; null when unknown. */
+  async get(id, version) {
+    const route = version === void 0 ? `/templates/${encodeURIComponent(id)}` : `/templates/${encodeURIComponent(id)}/versions/${encodeURIComponent(version)}`;
+    const answer = await this.#get(route);
+    if ("status" in answer) {
+      if (answer.status === 404) return null;
+      throw new Error(`${this.#options.base}${route} answered HTTP ${answer.status}`);
+    }
+    const body = answer.json;
+    const read = readEntry(isRecord2(body) && "data" in body ? body.data : body);
+    if (!("entry" in read)) return null;
+    return read.entry.id === id && (version === void 0 || read.entry.version === version) ? read.entry : null;
+  }
+};
+
 // src/client/cached-json.ts
-import { createHash } from "node:crypto";
-import { readFile as readFile2, stat as stat2 } from "node:fs/promises";
+import { createHash as createHash2 } from "node:crypto";
+import { readFile as readFile2, stat as stat3 } from "node:fs/promises";
 import path7 from "node:path";
 import { Readable } from "node:stream";
 
 // src/core/files.ts
-import { randomBytes } from "node:crypto";
-import { mkdir as mkdir2, open as open2, readFile, rename as rename2, rm as rm2 } from "node:fs/promises";
+import { mkdir as mkdir2, open as open2, readdir as readdir2, readFile, rename as rename2, rm as rm2, stat as stat2 } from "node:fs/promises";
 import path6 from "node:path";
-var TEMP_FILE_PATTERN = /^\..+\.\d+\.[0-9a-f]{12}\.tmp$/;
-function tempPathBeside(file) {
-  return path6.join(path6.dirname(file), `.${path6.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+
+// src/core/temp-owner.ts
+import { createHash, randomBytes } from "node:crypto";
+import { readFileSync, readlinkSync } from "node:fs";
+import { hostname } from "node:os";
+var NAMESPACE_HEX = 8;
+var PROCESS_HEX = 8;
+var RANDOM_HEX = 12;
+var OWNED_TEMP_HEX = NAMESPACE_HEX + PROCESS_HEX + RANDOM_HEX;
+var digest = (text4, hex2) => createHash("sha256").update(text4).digest("hex").slice(0, hex2);
+function readText(file) {
+  try {
+    return readFileSync(file, "utf8").trim();
+  } catch {
+    return void 0;
+  }
 }
+function startTimeOf(pid) {
+  const stat11 = readText(`/proc/${pid}/stat`);
+  if (stat11 === void 0) return void 0;
+  const fields = stat11.slice(stat11.lastIndexOf(")") + 2).split(" ");
+  return fields[19];
+}
+var self2;
+function processKey(namespace, pid, start) {
+  return digest(`${namespace}
+${pid}
+${start}`, PROCESS_HEX);
+}
+function selfOwner() {
+  if (self2) return self2;
+  const start = startTimeOf(process.pid);
+  let pidNamespace = "";
+  try {
+    pidNamespace = readlinkSync("/proc/self/ns/pid");
+  } catch {
+  }
+  const bootId = readText("/proc/sys/kernel/random/boot_id") ?? "";
+  const namespace = digest(`${bootId}
+${pidNamespace}
+${hostname()}
+${start === void 0 ? "no-proc" : "proc"}`, NAMESPACE_HEX);
+  const processStart = start ?? String(Math.round(Date.now() - process.uptime() * 1e3));
+  self2 = { namespace, process: processKey(namespace, process.pid, processStart), inspectable: start !== void 0 };
+  return self2;
+}
+function ownedTempTag() {
+  const owner = selfOwner();
+  return `${process.pid}.${owner.namespace}${owner.process}${randomBytes(RANDOM_HEX / 2).toString("hex")}`;
+}
+
+// src/core/files.ts
+var TEMP_FILE_PATTERN = /^\..+\.\d+\.(?:[0-9a-f]{12}|[0-9a-f]{28})\.tmp$/;
+var MAX_NAME_BYTES = 255;
+var TEMP_NAME_EXTRA = 1 + 1 + 7 + 1 + 28 + 4;
+function tempNamePrefix(file) {
+  let base = path6.basename(file);
+  while (Buffer.byteLength(base) > MAX_NAME_BYTES - TEMP_NAME_EXTRA) base = base.slice(0, -1);
+  return `.${base}.`;
+}
+function tempPathBeside(file) {
+  return path6.join(path6.dirname(file), `${tempNamePrefix(file)}${ownedTempTag()}.tmp`);
+}
+var FOREIGN_TEMP_AGE_MS = 60 * 60 * 1e3;
 async function writeNewFileDurably(file, data, mode = 438) {
   const handle = await open2(file, "wx", mode);
   try {
@@ -43740,14 +41625,60 @@ function errorText(error2) {
   if (!(error2 instanceof Error)) return String(error2);
   const cause = error2.cause;
   if (cause instanceof Error) {
-    const code2 = cause.code;
-    return `${error2.message} (${code2 ? `${code2}: ` : ""}${cause.message})`;
+    const code18 = cause.code;
+    return `${error2.message} (${code18 ? `${code18}: ` : ""}${cause.message})`;
   }
   return error2.message;
 }
 function cacheFileFor(cacheDir, url) {
-  return path7.join(cacheDir, `registry-${createHash("sha256").update(url).digest("hex")}.json`);
+  return path7.join(cacheDir, `registry-${createHash2("sha256").update(url).digest("hex")}.json`);
 }
+function refreshMarkFileFor(cacheDir, registryUrl) {
+  return cacheFileFor(cacheDir, registryUrl).replace(/\.json$/, ".refreshed.json");
+}
+var RefreshMark = class {
+  #file;
+  #url;
+  #at;
+  #load;
+  /** Whether this process marked a refresh already (its later fetches are part of the same refresh). */
+  #marked = false;
+  constructor(registryUrl, cacheDir) {
+    this.#url = registryUrl;
+    this.#file = cacheDir === void 0 ? void 0 : refreshMarkFileFor(cacheDir, registryUrl);
+  }
+  /** The time of the last refresh, in the clock's milliseconds; undefined when none is known. */
+  get at() {
+    return this.#at;
+  }
+  /** Reads the mark file once (a missing or unreadable one is no mark). */
+  load() {
+    const file = this.#file;
+    if (file === void 0) return Promise.resolve();
+    this.#load ??= (async () => {
+      try {
+        if ((await stat3(file)).size > 4096) return;
+        const { url, refreshedAt } = JSON.parse(await readFile2(file, "utf8"));
+        if (url === this.#url && typeof refreshedAt === "number" && Number.isFinite(refreshedAt) && (this.#at === void 0 || refreshedAt > this.#at)) this.#at = refreshedAt;
+      } catch {
+      }
+    })();
+    return this.#load;
+  }
+  /** Marks a refresh made at `at`: the first one of this process only, the others being the same refresh. */
+  async mark(at3) {
+    if (this.#marked) return;
+    this.#marked = true;
+    await this.load();
+    if (this.#at !== void 0 && this.#at >= at3) return;
+    this.#at = at3;
+    if (this.#file === void 0) return;
+    try {
+      await writeFileAtomic(this.#file, JSON.stringify({ url: this.#url, refreshedAt: at3 }));
+    } catch {
+    }
+  }
+};
 async function readCapped(response, maxBytes, url, what) {
   const tooLarge = (size2) => new FetchFailure(`the ${what} at ${url} is ${size2}, more than the limit of ${maxBytes} bytes (maxDocumentBytes, TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES)`);
   const declared = Number(response.headers.get("content-length") ?? Number.NaN);
@@ -43781,6 +41712,8 @@ var CachedJson = class {
   #attempted = false;
   /** Whether `onStale` was told about the current failure. */
   #staleTold = false;
+  /** Whether the next successful fetch is a refresh (`refresh()` was called). */
+  #refreshing = false;
   constructor(options) {
     this.#options = options;
   }
@@ -43804,12 +41737,27 @@ var CachedJson = class {
     const snapshot = this.#snapshot;
     return snapshot && this.#usable(snapshot) ? snapshot.value : void 0;
   }
-  /** Fetches now (conditionally when cached); rejects only when there is no value at all. */
+  /**
+   * Fetches once more (conditionally) unless this process fetched it already, for a caller that did
+   * not find what it looked for in a cached copy. Resolves to whether it fetched.
+   */
+  async recheck() {
+    await this.#loadDisk();
+    if (this.#attempted) return false;
+    await this.#revalidate();
+    return true;
+  }
+  /** Fetches now (conditionally when cached), and marks the refresh; rejects only when there is no value at all. */
   async refresh() {
     await this.#loadDisk();
+    this.#refreshing = true;
     await this.#revalidate();
     if (!this.#snapshot) throw new RegistryUnavailableError(this.#options.url, this.#lastError ?? `no ${this.#options.what}`);
     this.#staleValue(this.#snapshot);
+  }
+  /** The value in hand, if any, without fetching or reading the cache file. */
+  peek() {
+    return this.#snapshot?.value;
   }
   status() {
     const snapshot = this.#snapshot;
@@ -43824,8 +41772,13 @@ var CachedJson = class {
     if (snapshot?.lastModified !== void 0) status.lastModified = snapshot.lastModified;
     return status;
   }
-  /** Whether the snapshot answers without a request: young enough, and revalidated once when `refresh` asks for it. */
+  /**
+   * Whether the snapshot answers without a request: young enough, not older than the registry's last
+   * refresh, and revalidated once when `refresh` asks for it.
+   */
   #usable(snapshot) {
+    const refreshedAt = this.#options.refreshMark?.at;
+    if (refreshedAt !== void 0 && snapshot.fetchedAt < refreshedAt) return false;
     return !this.#expired(snapshot) && !(this.#options.refresh === true && !this.#attempted);
   }
   /** The snapshot's value; when the last fetch failed and the copy is expired (or `refresh` wanted a new one), `onStale` is told once. */
@@ -43843,11 +41796,12 @@ var CachedJson = class {
     const age = this.#options.now() - snapshot.fetchedAt;
     return age < 0 || age >= this.#options.ttlMs;
   }
-  /** Reads the cache file once (a missing, corrupt or unusable file is ignored). */
+  /** Reads the cache file (and the refresh mark) once (a missing, corrupt or unusable file is ignored). */
   #loadDisk() {
     const { cacheDir } = this.#options;
-    if (cacheDir === void 0) return Promise.resolve();
+    if (cacheDir === void 0) return this.#options.refreshMark?.load() ?? Promise.resolve();
     this.#diskLoad ??= (async () => {
+      await this.#options.refreshMark?.load();
       const record = await this.#readCacheFile(cacheFileFor(cacheDir, this.#options.url));
       if (!record || this.#snapshot) return;
       this.#snapshot = record;
@@ -43857,7 +41811,7 @@ var CachedJson = class {
   async #readCacheFile(file) {
     let record;
     try {
-      if ((await stat2(file)).size > this.#options.maxBytes + 1024 * 1024) return void 0;
+      if ((await stat3(file)).size > this.#options.maxBytes + 1024 * 1024) return void 0;
       record = JSON.parse(await readFile2(file, "utf8"));
     } catch {
       return void 0;
@@ -43899,6 +41853,8 @@ var CachedJson = class {
       this.#lastStatus = void 0;
       this.#lastFailureAt = void 0;
       await this.#persist(next);
+      if (this.#options.refresh === true || this.#refreshing) await this.#options.refreshMark?.mark(next.fetchedAt);
+      this.#refreshing = false;
     } catch (error2) {
       this.#lastError = error2 instanceof FetchFailure ? error2.message : `network error: ${errorText(error2)}`;
       this.#lastStatus = error2 instanceof FetchFailure ? error2.status : void 0;
@@ -44012,9 +41968,9 @@ var TokenCollector = class {
       let hash = -2128831035;
       let end = start;
       for (; end < length; end++) {
-        const code2 = text4.charCodeAt(end);
-        if (code2 === SPACE) break;
-        hash = Math.imul(hash ^ code2, 16777619);
+        const code18 = text4.charCodeAt(end);
+        if (code18 === SPACE) break;
+        hash = Math.imul(hash ^ code18, 16777619);
       }
       if (end > start) this.#add(this.#idOf(text4, start, end, hash), position);
       start = end + 1;
@@ -44107,12 +42063,12 @@ function buildSearchIndex(entries, positionOf) {
   const words2 = size + 31 >>> 5;
   return { size, vocabulary, tokenStarts, postingStarts, postings, reached: new Int32Array(words2), reachedByTerm: new Int32Array(words2) };
 }
-function tokenAt(tokenStarts, at2) {
+function tokenAt(tokenStarts, at3) {
   let low = 0;
   let high = tokenStarts.length - 2;
   while (low < high) {
     const mid = low + high + 1 >>> 1;
-    if (tokenStarts[mid] <= at2) low = mid;
+    if (tokenStarts[mid] <= at3) low = mid;
     else high = mid - 1;
   }
   return low;
@@ -44120,11 +42076,11 @@ function tokenAt(tokenStarts, at2) {
 function tokensContaining(index, term) {
   const { vocabulary, tokenStarts } = index;
   const found = [];
-  let at2 = vocabulary.indexOf(term);
-  while (at2 !== -1) {
-    const token = tokenAt(tokenStarts, at2);
+  let at3 = vocabulary.indexOf(term);
+  while (at3 !== -1) {
+    const token = tokenAt(tokenStarts, at3);
     found.push(token);
-    at2 = vocabulary.indexOf(term, tokenStarts[token + 1]);
+    at3 = vocabulary.indexOf(term, tokenStarts[token + 1]);
   }
   return found;
 }
@@ -44138,8 +42094,8 @@ function markPostings(index, tokens, bits) {
   bits.fill(0);
   for (const token of tokens) {
     const end = postingStarts[token + 1];
-    for (let at2 = postingStarts[token]; at2 < end; at2++) {
-      const position = postings[at2];
+    for (let at3 = postingStarts[token]; at3 < end; at3++) {
+      const position = postings[at3];
       bits[position >>> 5] = bits[position >>> 5] | 1 << (position & 31);
     }
   }
@@ -44191,10 +42147,16 @@ var DEFAULT_CACHE_TTL_MS = 36e5;
 var DEFAULT_FAILURE_BACKOFF_MS = 3e4;
 var DEFAULT_REQUEST_TIMEOUT_MS = 3e4;
 var DEFAULT_MAX_DOCUMENT_BYTES = 256 * 1024 * 1024;
+function setAside(raw, skipped, where) {
+  return { unreadable: skipped.map((s3) => raw[s3.index]), notes: skipped.map((s3) => `${where}/${s3.index} (${s3.label}) is skipped: ${s3.reason}`) };
+}
 var NONE = [];
 var FILTER_FIELDS = ["category", "stability", "tags", "features", "author"];
 var RegistryIndex = class {
   document;
+  /** Entries left out of `document` (client/entry-reader.ts), as they were, and why. */
+  unreadable;
+  skipped;
   #listing;
   #sorted;
   #listed;
@@ -44206,8 +42168,10 @@ var RegistryIndex = class {
   #byVersion = /* @__PURE__ */ new Map();
   /** `selectLatest` results, filled on first use per id. */
   #latest = /* @__PURE__ */ new Map();
-  constructor(document) {
+  constructor(document, setAside2 = { unreadable: [], notes: [] }) {
     this.document = document;
+    this.unreadable = setAside2.unreadable;
+    this.skipped = setAside2.notes;
   }
   /** The listing order of the document's entries (positions into `document.templates`). */
   get listing() {
@@ -44347,8 +42311,8 @@ function withAbsoluteUrls(document, documentUrl) {
     })
   };
 }
-function buildIndex(document) {
-  return new RegistryIndex(document);
+function buildIndex(document, setAside2) {
+  return new RegistryIndex(document, setAside2);
 }
 function lowerBound(list, value, from) {
   let low = from;
@@ -44363,11 +42327,11 @@ function lowerBound(list, value, from) {
 function intersect(small, large) {
   const result = [];
   if (small.length * Math.log2(large.length + 1) < large.length) {
-    let at2 = 0;
+    let at3 = 0;
     for (const value of small) {
-      at2 = lowerBound(large, value, at2);
-      if (at2 === large.length) break;
-      if (large[at2] === value) result.push(value);
+      at3 = lowerBound(large, value, at3);
+      if (at3 === large.length) break;
+      if (large[at3] === value) result.push(value);
     }
     return result;
   }
@@ -44431,6 +42395,11 @@ var RegistryClient = class {
   #templateFiles = /* @__PURE__ */ new Map();
   /** What `auto` found: undefined until it looked. */
   #detected;
+  #onSkipped;
+  #skippedReported = /* @__PURE__ */ new Set();
+  /** The routes of a registry that publishes no document (undefined: not known yet; null: it is not one). */
+  #routes;
+  #routesIndex;
   constructor(options) {
     if (typeof options.registryUrl !== "string" || options.registryUrl === "") throw new TypeError("registryUrl is required");
     this.registryUrl = options.registryUrl;
@@ -44439,6 +42408,7 @@ var RegistryClient = class {
     this.cacheTtlMs = options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
     this.cacheDir = options.cacheDir;
     this.mode = options.mode ?? "full";
+    this.#onSkipped = options.onSkipped;
     this.#resource = {
       ttlMs: this.cacheTtlMs,
       failureBackoffMs: options.failureBackoffMs ?? DEFAULT_FAILURE_BACKOFF_MS,
@@ -44448,7 +42418,8 @@ var RegistryClient = class {
       now: options.now ?? Date.now,
       ...options.cacheDir === void 0 ? {} : { cacheDir: options.cacheDir },
       ...options.refresh ? { refresh: true } : {},
-      ...options.onStale ? { onStale: options.onStale } : {}
+      ...options.onStale ? { onStale: options.onStale } : {},
+      refreshMark: new RefreshMark(options.registryUrl, options.cacheDir)
     };
     const registryUrl = this.registryUrl;
     this.#document = new CachedJson({
@@ -44456,35 +42427,99 @@ var RegistryClient = class {
       url: registryUrl,
       what: "registry document",
       accept: (json) => {
-        const violations = describeSchemaErrors(schemaErrors("registry-document", json));
-        if (violations.length > 0) throw new FetchFailure(violationsText("registry document", "registry-document", violations));
-        return buildIndex(withAbsoluteUrls(json, registryUrl));
+        const read = readRegistryDocument(json);
+        if ("problem" in read) throw new FetchFailure(read.problem);
+        this.#reportSkipped("registry document", registryUrl, read.skipped);
+        const templates = json.templates;
+        return buildIndex(withAbsoluteUrls(read.document, registryUrl), setAside(templates, read.skipped, "/templates"));
       },
-      toJson: (index) => index.document
+      // Cached as received, the skipped entries included: read back, they are skipped (and reported) again.
+      toJson: (index) => index.unreadable.length === 0 ? index.document : { ...index.document, templates: [...index.document.templates, ...index.unreadable] }
     });
+  }
+  /**
+   * The whole document; or, for a registry that publishes none (its document answers 404) but
+   * answers the `/templates` routes, those routes. Known after the first answer, for the client's life.
+   */
+  async #whole() {
+    if (this.#routes) return { routes: this.#routes };
+    try {
+      return { index: await this.#document.get() };
+    } catch (error2) {
+      if (this.#routes === void 0 && error2 instanceof RegistryUnavailableError && this.#document.status().lastStatus === 404) {
+        const base = registryBaseUrl(this.registryUrl);
+        const probe = { base, fetch: this.#resource.fetch, timeoutMs: this.#resource.timeoutMs };
+        if (await RoutesSource.detect(probe).catch(() => false)) {
+          this.#routes = new RoutesSource({ ...probe, onSkipped: (what, url, skipped) => this.#reportSkipped(what, url, skipped) });
+          return { routes: this.#routes };
+        }
+        this.#routes = null;
+      }
+      throw error2;
+    }
+  }
+  /** The index of the whole document, or of the latest entries a routes-only registry lists. */
+  async #wholeIndex() {
+    const whole = await this.#whole();
+    if ("index" in whole) return whole.index;
+    const routes = whole.routes;
+    this.#routesIndex ??= routes.document().then((document) => buildIndex(withAbsoluteUrls(document, `${registryBaseUrl(this.registryUrl)}/`)));
+    return this.#routesIndex;
   }
   /** The spec's list operation: filters (all optional) applied to every entry, in listing order. */
   async listTemplates(filters = {}) {
-    return listFromIndex(await this.#document.get(), filters);
+    return listFromIndex(await this.#wholeIndex(), filters);
   }
   /**
    * With `version`: that exact entry or null. Without: the highest stable version, else the
    * highest; null for an unknown id. In sparse mode only the index and that template's file are read.
+   * An id or version the cached copy lacks is asked for once more before the answer is null.
    */
   async getTemplate(id, version) {
     const whole = this.mode === "auto" ? await this.#document.fresh() : void 0;
-    if (whole || !await this.#useSparse()) return getFromIndex(whole ?? await this.#document.get(), id, version);
-    const index = await this.#sparse().get();
-    if (!index.templates.some((line) => line.id === id)) {
-      return version === void 0 ? null : this.#unlistedVersion(id, version, index);
+    if (whole) {
+      const found2 = getFromIndex(whole, id, version);
+      if (found2) return found2;
     }
-    const file = await this.#templateFile(id, index).get();
-    if (version !== void 0) return file.versions.find((entry) => entry.version === version) ?? null;
-    return selectLatest(file.versions, id);
+    if (!await this.#useSparse()) {
+      const source = await this.#whole();
+      if ("routes" in source) {
+        const entry = await source.routes.get(id, version);
+        return entry ? withAbsoluteUrls({ templates: [entry], categories: [], tags: [], lastUpdated: "" }, `${registryBaseUrl(this.registryUrl)}/`).templates[0] ?? null : null;
+      }
+      const found2 = getFromIndex(source.index, id, version);
+      if (found2 || !await this.#document.recheck()) return found2;
+      return getFromIndex(await this.#document.get(), id, version);
+    }
+    let index = await this.#sparse().get();
+    if (!index.templates.some((line) => line.id === id)) {
+      if (version !== void 0) return this.#unlistedVersion(id, version, index);
+      if (!await this.#sparse().recheck()) return null;
+      index = await this.#sparse().get();
+      if (!index.templates.some((line) => line.id === id)) return null;
+    }
+    const pick = (versions) => version !== void 0 ? versions.find((entry) => entry.version === version) ?? null : selectLatest(versions, id);
+    const file = this.#templateFile(id, index);
+    const found = pick(await this.#versionsOf(id, index, file));
+    if (found || !await file.recheck()) return found;
+    return pick((await file.get()).versions);
+  }
+  /**
+   * The versions in the file of a template the index lists. A file cached before the index learnt of
+   * the template's latest version (the index names a version the file lacks) is asked for once more.
+   */
+  async #versionsOf(id, index, file) {
+    const { versions } = await file.get();
+    const latest = index.templates.find((line) => line.id === id)?.version;
+    if (latest === void 0 || versions.some((entry) => entry.version === latest)) return versions;
+    return await file.recheck() ? (await file.get()).versions : versions;
   }
   /** An exact version of a template the sparse index does not list; null when the registry has no file for it. */
   async #unlistedVersion(id, version, index) {
-    return (await this.#unlistedVersions(id, index)).find((entry) => entry.version === version) ?? null;
+    const find = (versions) => versions.find((entry) => entry.version === version) ?? null;
+    const found = find(await this.#unlistedVersions(id, index));
+    if (found || !isTemplateName(id) || !await this.#templateFile(id, index).recheck()) return found;
+    return find(await this.#unlistedVersions(id, index));
   }
   /** The versions of a template the sparse index does not list (all yanked); none when the registry has no file for it. */
   async #unlistedVersions(id, index) {
@@ -44505,22 +42540,28 @@ var RegistryClient = class {
   async listVersions(id, options = {}) {
     const shown = (versions) => versionsOf(versions, id).filter((entry) => options.includeYanked === true || !isYanked(entry));
     const whole = this.mode === "auto" ? await this.#document.fresh() : void 0;
-    if (whole || !await this.#useSparse()) return shown((whole ?? await this.#document.get()).byId.get(id) ?? []);
+    if (whole) return shown(whole.byId.get(id) ?? []);
+    if (!await this.#useSparse()) {
+      const source = await this.#whole();
+      if ("index" in source) return shown(source.index.byId.get(id) ?? []);
+      const versions = await source.routes.versions(id, options.includeYanked === true);
+      return shown(withAbsoluteUrls({ templates: versions, categories: [], tags: [], lastUpdated: "" }, `${registryBaseUrl(this.registryUrl)}/`).templates);
+    }
     const index = await this.#sparse().get();
-    if (index.templates.some((line) => line.id === id)) return shown((await this.#templateFile(id, index).get()).versions);
+    if (index.templates.some((line) => line.id === id)) return shown(await this.#versionsOf(id, index, this.#templateFile(id, index)));
     return options.includeYanked === true ? shown(await this.#unlistedVersions(id, index)) : [];
   }
   /** The categories array of the registry document. */
   async listCategories() {
-    return [...(await this.#document.get()).document.categories];
+    return [...(await this.#wholeIndex()).document.categories];
   }
   /** Entries whose name, description, tags, features and category contain every term of `query`. */
   async search(query) {
-    return searchIndex(await this.#document.get(), query);
+    return searchIndex(await this.#wholeIndex(), query);
   }
   /** The whole registry document in hand (fetching it when needed). */
   async document() {
-    return (await this.#document.get()).document;
+    return (await this.#wholeIndex()).document;
   }
   /**
    * The sparse index (`index.json` beside registry.json): one line per template with its latest
@@ -44538,9 +42579,16 @@ var RegistryClient = class {
     return this.status();
   }
   /** The state of the registry document (the sparse files have their own, with the same rules). */
+  /** Tells `onSkipped` of the entries a document left out, once per URL. */
+  #reportSkipped(what, url, skipped) {
+    if (skipped.length === 0 || this.#skippedReported.has(url)) return;
+    this.#skippedReported.add(url);
+    this.#onSkipped?.({ what, url, skipped, message: skippedEntriesLine(`the ${what} at ${url}`, skipped) });
+  }
   status() {
     const { lastStatus: _lastStatus, ...status } = this.#document.status();
-    return status;
+    const skipped = [...this.#document.peek()?.skipped ?? [], ...[...this.#templateFiles.values()].flatMap((file) => file.peek()?.skipped ?? [])];
+    return skipped.length > 0 ? { ...status, skipped } : status;
   }
   /** Whether one template is read through the sparse files: the option, or (auto) whether the registry has them. */
   async #useSparse() {
@@ -44581,13 +42629,15 @@ var RegistryClient = class {
         accept: (json) => {
           const versions = json?.versions;
           if (!Array.isArray(versions)) throw new FetchFailure(`the file of template ${id} has no versions array`);
-          const problems = versions.flatMap((entry, n) => describeSchemaErrors(schemaErrors("template-entry", entry)).map((v2) => ({ ...v2, pointer: `/versions/${n}${v2.pointer}` })));
-          if (problems.length > 0) throw new FetchFailure(violationsText(`file of template ${id}`, "template-entry", problems));
-          const entries = versions.filter((entry) => entry.id === id);
+          const read = readEntries(versions);
+          this.#reportSkipped(`file of template ${id}`, url, read.skipped);
+          const entries = read.entries.filter((entry) => entry.id === id);
           const document = withAbsoluteUrls({ templates: entries, categories: [], tags: [], lastUpdated: index.lastUpdated }, this.registryUrl);
-          return { id, versions: document.templates };
+          const aside = setAside(versions, read.skipped, `file of template ${id}: /versions`);
+          return { id, versions: document.templates, ...aside.notes.length > 0 ? { unreadable: aside.unreadable, skipped: aside.notes } : {} };
         },
-        toJson: (value) => value
+        // Cached as received, the skipped entries included: read back, they are skipped (and reported) again.
+        toJson: ({ id: file2, versions: entries, unreadable }) => ({ id: file2, versions: [...entries, ...unreadable ?? []] })
       });
       this.#templateFiles.set(id, file);
     }
@@ -44599,7 +42649,7 @@ var INDEX_FILE = "index.json";
 
 // src/client/download.ts
 import { createWriteStream as createWriteStream2 } from "node:fs";
-import { mkdtemp, readdir as readdir2, rm as rm3, stat as stat3 } from "node:fs/promises";
+import { mkdtemp, readdir as readdir3, rm as rm3, stat as stat4 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path9 from "node:path";
 import { Readable as Readable3, Transform as Transform4 } from "node:stream";
@@ -47999,8 +46049,8 @@ function inAddressRange(address, range2) {
 }
 
 // src/core/egress.ts
-var resolveWithSystem = (hostname) => new Promise((resolve2, reject) => {
-  dnsLookup(hostname, { all: true, verbatim: true }, (error2, addresses) => error2 ? reject(error2) : resolve2(addresses));
+var resolveWithSystem = (hostname2) => new Promise((resolve2, reject) => {
+  dnsLookup(hostname2, { all: true, verbatim: true }, (error2, addresses) => error2 ? reject(error2) : resolve2(addresses));
 });
 function egressPolicy(options = {}) {
   const kinds = new Set(options.allowKinds ?? ["public"]);
@@ -48043,14 +46093,14 @@ async function allowedAddresses(host, policy, resolve2 = resolveWithSystem) {
   return addresses;
 }
 function guardedLookup(policy, resolve2 = resolveWithSystem) {
-  return (hostname, options, callback) => {
-    allowedAddresses(hostname, policy, resolve2).then(
+  return (hostname2, options, callback) => {
+    allowedAddresses(hostname2, policy, resolve2).then(
       (addresses) => {
         const family = typeof options.family === "number" ? options.family : options.family === "IPv6" ? 6 : options.family === "IPv4" ? 4 : 0;
         const usable = family === 0 ? addresses : addresses.filter((entry) => entry.family === family);
         const first = usable[0];
         if (!first) {
-          callback(Object.assign(new Error(`${hostname} has no IPv${family} address`), { code: "ENOTFOUND" }), "", 0);
+          callback(Object.assign(new Error(`${hostname2} has no IPv${family} address`), { code: "ENOTFOUND" }), "", 0);
           return;
         }
         if (options.all) callback(null, usable);
@@ -48136,8 +46186,8 @@ var ByteLimit = class extends Transform4 {
   }
 };
 var MAX_REDIRECTS = 5;
-function isLoopbackHost(hostname) {
-  const host = bareAddress(hostname).toLowerCase().replace(/\.$/, "");
+function isLoopbackHost(hostname2) {
+  const host = bareAddress(hostname2).toLowerCase().replace(/\.$/, "");
   if (isIpAddress(host)) return addressKind(host) === "loopback";
   return host === "localhost" || host.endsWith(".localhost");
 }
@@ -48152,18 +46202,18 @@ function registryLocation(url, documentUrl) {
   return void 0;
 }
 function checkUrlOfRegistry(url, documentUrl, registry) {
-  let parsed;
+  let parsed2;
   try {
-    parsed = documentUrl === void 0 ? new URL(url) : new URL(url, documentUrl);
+    parsed2 = documentUrl === void 0 ? new URL(url) : new URL(url, documentUrl);
   } catch {
     throw new DownloadError(url, documentUrl === void 0 ? "it is not an absolute URL" : `it is not a URL, even relative to ${documentUrl}`);
   }
-  if (parsed.protocol === "https:") return parsed;
-  if (parsed.protocol === "http:") {
-    if (registry && isLoopbackHost(registry.hostname)) return parsed;
+  if (parsed2.protocol === "https:") return parsed2;
+  if (parsed2.protocol === "http:") {
+    if (registry && isLoopbackHost(registry.hostname)) return parsed2;
     throw new DownloadError(url, "plain http: is only accepted from a registry on loopback (localhost, 127.0.0.1, ::1); use https:");
   }
-  throw new DownloadError(url, `the ${parsed.protocol} scheme is not accepted: archives are fetched over https: (or http: from a registry on loopback)`);
+  throw new DownloadError(url, `the ${parsed2.protocol} scheme is not accepted: archives are fetched over https: (or http: from a registry on loopback)`);
 }
 var ADDRESS_KINDS = ["public", "loopback", "private", "link-local", "special"];
 async function registryKinds(registry, resolve2) {
@@ -48248,14 +46298,14 @@ async function fetchToFile(entry, file, options, maxBytes) {
         return new DownloadError(url, `the archive is larger than the limit of ${maxBytes} bytes`);
       }
     );
-    const digest = new DigestStream();
+    const digest2 = new DigestStream();
     try {
-      await pipeline3(Readable3.fromWeb(response.body), limit, digest, createWriteStream2(file, { flags: "wx", mode: 384 }));
+      await pipeline3(Readable3.fromWeb(response.body), limit, digest2, createWriteStream2(file, { flags: "wx", mode: 384 }));
     } catch (error2) {
       if (error2 instanceof DownloadError) throw error2;
       throw new DownloadError(url, errorMessage(error2), { cause: error2 });
     }
-    return digest;
+    return digest2;
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
   }
@@ -48268,9 +46318,9 @@ function archiveLimits(limits) {
 }
 async function prepareDestination(dest) {
   try {
-    const info2 = await stat3(dest);
+    const info2 = await stat4(dest);
     if (!info2.isDirectory()) throw new Error(`destination ${dest} exists and is not a folder`);
-    if ((await readdir2(dest)).length > 0) throw new Error(`destination ${dest} is not empty`);
+    if ((await readdir3(dest)).length > 0) throw new Error(`destination ${dest} is not empty`);
     return { created: false };
   } catch (error2) {
     if (error2.code !== "ENOENT") throw error2;
@@ -48282,7 +46332,7 @@ async function emptyDestination(dest, created) {
     await rm3(dest, { recursive: true, force: true });
     return;
   }
-  const names = await readdir2(dest).catch(() => []);
+  const names = await readdir3(dest).catch(() => []);
   await Promise.all(names.map((name) => rm3(path9.join(dest, name), { recursive: true, force: true })));
 }
 async function downloadTemplate(entry, dest, options = {}) {
@@ -48299,8 +46349,8 @@ async function downloadTemplate(entry, dest, options = {}) {
   const temp = await mkdtemp(path9.join(tmpdir(), "tr-download-"));
   try {
     const archive = path9.join(temp, "archive.tgz");
-    const digest = (await fetchToFile(entry, archive, options, maxBytes)).result();
-    verifyIntegrity(entry, digest, label);
+    const digest2 = (await fetchToFile(entry, archive, options, maxBytes)).result();
+    verifyIntegrity(entry, digest2, label);
     let plan;
     try {
       plan = await extractArchive(archive, dir, archiveLimits(options.limits ?? {}));
@@ -48309,38 +46359,11 @@ async function downloadTemplate(entry, dest, options = {}) {
       if (error2 instanceof UnsafeArchiveError) throw error2;
       throw new UnsafeArchiveError(`unpacking ${label} failed: ${errorMessage(error2)}`);
     }
-    const { integrity, size } = digestOf(digest);
+    const { integrity, size } = digestOf(digest2);
     return { dir, files: plan.files, integrity, size };
   } finally {
     await rm3(temp, { recursive: true, force: true });
   }
-}
-
-// src/core/registry-url.ts
-var REGISTRY_DOCUMENT_FILE = "registry.json";
-var SPARSE_INDEX_FILE = "index.json";
-function httpUrl(value) {
-  try {
-    const url = new URL(value.trim());
-    return url.protocol === "http:" || url.protocol === "https:" ? url : void 0;
-  } catch {
-    return void 0;
-  }
-}
-function lastSegment(url) {
-  return url.pathname.slice(url.pathname.lastIndexOf("/") + 1);
-}
-function registryUrlProblem(value) {
-  return httpUrl(value) ? void 0 : `must be an http(s) URL such as https://registry.example or https://registry.example/registry.json (got ${JSON.stringify(value)})`;
-}
-function registryDocumentUrl(value) {
-  const url = httpUrl(value);
-  if (!url) return value;
-  url.hash = "";
-  const last = lastSegment(url);
-  if (last === SPARSE_INDEX_FILE) url.pathname = `${url.pathname.slice(0, -last.length)}${REGISTRY_DOCUMENT_FILE}`;
-  else if (!last.endsWith(".json")) url.pathname = `${url.pathname.replace(/\/+$/, "")}/${REGISTRY_DOCUMENT_FILE}`;
-  return url.href;
 }
 
 // src/github/client.ts
@@ -48531,7 +46554,7 @@ var triggers_notification_paths_default = [
 ];
 function routeMatcher(paths) {
   const regexes = paths.map(
-    (path26) => path26.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
+    (path27) => path27.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
   );
   const regex2 = `^(?:${regexes.map((r) => `(?:${r})`).join("|")})[^/]*$`;
   return new RegExp(regex2, "i");
@@ -49141,20 +47164,20 @@ CHAR_MAP[HTAB] |= OWS;
 CHAR_MAP[SP] |= OWS;
 CHAR_MAP[SEMI] |= SEMI_FLAG;
 CHAR_MAP[COMMA] |= COMMA_FLAG;
-for (let code2 = 128; code2 <= 255; code2++) {
-  CHAR_MAP[code2] |= LOWER_CASE;
+for (let code18 = 128; code18 <= 255; code18++) {
+  CHAR_MAP[code18] |= LOWER_CASE;
 }
 for (const char of "!#$%&'*+-.^_`|~") {
   CHAR_MAP[char.charCodeAt(0)] |= TOKEN_FLAG;
 }
-for (let code2 = 48; code2 <= 57; code2++) {
-  CHAR_MAP[code2] |= TOKEN_FLAG;
+for (let code18 = 48; code18 <= 57; code18++) {
+  CHAR_MAP[code18] |= TOKEN_FLAG;
 }
-for (let code2 = 65; code2 <= 90; code2++) {
-  CHAR_MAP[code2] |= LOWER_CASE | TOKEN_FLAG;
+for (let code18 = 65; code18 <= 90; code18++) {
+  CHAR_MAP[code18] |= LOWER_CASE | TOKEN_FLAG;
 }
-for (let code2 = 97; code2 <= 122; code2++) {
-  CHAR_MAP[code2] |= TOKEN_FLAG;
+for (let code18 = 97; code18 <= 122; code18++) {
+  CHAR_MAP[code18] |= TOKEN_FLAG;
 }
 var NullObject = /* @__PURE__ */ (() => {
   const C2 = function() {
@@ -49174,8 +47197,8 @@ function parse2(header, options) {
   let whitespace = -1;
   let stop = options?.parameters === false ? COMMA_FLAG : 0;
   while (index < len) {
-    const code2 = header.charCodeAt(index);
-    const flags = CHAR_MAP[code2];
+    const code18 = header.charCodeAt(index);
+    const flags = CHAR_MAP[code18];
     if ((flags & stopFlags) !== 0) {
       stop |= flags & COMMA_FLAG;
       break;
@@ -49186,7 +47209,7 @@ function parse2(header, options) {
     } else {
       whitespace = -1;
     }
-    typeFlags |= code2 & NON_ASCII | flags;
+    typeFlags |= code18 & NON_ASCII | flags;
     index++;
   }
   const valueEnd = whitespace === -1 ? index : whitespace;
@@ -49208,14 +47231,14 @@ function parseParameters(header, type, index, len, stopFlags) {
     let keyFlags = 0;
     let keyWhitespace = -1;
     while (index < len) {
-      const code2 = header.charCodeAt(index);
-      const flags = CHAR_MAP[code2];
+      const code18 = header.charCodeAt(index);
+      const flags = CHAR_MAP[code18];
       if ((flags & stopFlags) !== 0) {
         if ((flags & COMMA_FLAG) !== 0)
           break parameter;
         continue parameter;
       }
-      if (code2 === EQ) {
+      if (code18 === EQ) {
         const keyEnd = keyWhitespace === -1 ? index : keyWhitespace;
         const value = header.slice(keyStart, keyEnd);
         const key = (keyFlags & CASE_FLAGS) === 0 ? value : value.toLowerCase();
@@ -49227,16 +47250,16 @@ function parseParameters(header, type, index, len, stopFlags) {
           const quotedStart = ++index;
           let escaped = false;
           while (index < len) {
-            const code3 = header.charCodeAt(index);
-            if (code3 === DQUOTE) {
+            const code19 = header.charCodeAt(index);
+            if (code19 === DQUOTE) {
               if (parameters[key] === void 0) {
                 parameters[key] = escaped ? unescapeQuotedPairs(header, quotedStart, index) : header.slice(quotedStart, index);
               }
               index++;
               let stop2 = 0;
               while (index < len) {
-                const code4 = header.charCodeAt(index);
-                const flags2 = CHAR_MAP[code4];
+                const code20 = header.charCodeAt(index);
+                const flags2 = CHAR_MAP[code20];
                 if ((flags2 & stopFlags) !== 0) {
                   stop2 = flags2 & COMMA_FLAG;
                   break;
@@ -49247,7 +47270,7 @@ function parseParameters(header, type, index, len, stopFlags) {
                 break parameter;
               continue parameter;
             }
-            if (code3 === BSLASH && index + 1 < len) {
+            if (code19 === BSLASH && index + 1 < len) {
               escaped = true;
               index += 2;
               continue;
@@ -49260,8 +47283,8 @@ function parseParameters(header, type, index, len, stopFlags) {
         let stop = 0;
         let valueWhitespace = -1;
         while (index < len) {
-          const code3 = header.charCodeAt(index);
-          const flags2 = CHAR_MAP[code3];
+          const code19 = header.charCodeAt(index);
+          const flags2 = CHAR_MAP[code19];
           if ((flags2 & stopFlags) !== 0) {
             stop = flags2 & COMMA_FLAG;
             break;
@@ -49288,7 +47311,7 @@ function parseParameters(header, type, index, len, stopFlags) {
       } else {
         keyWhitespace = -1;
       }
-      keyFlags |= code2 & NON_ASCII | flags;
+      keyFlags |= code18 & NON_ASCII | flags;
       index++;
     }
   }
@@ -49325,8 +47348,8 @@ var stringifyIteratively = (rootValue, replacer, spaceParam) => {
   const isFunctionReplacer = typeof replacer === "function";
   const propertyList = Array.isArray(replacer) ? new Set(replacer.map(String)) : null;
   const prepareVal = (parent, key, val) => {
-    const isObject2 = val !== null && typeof val === "object";
-    const hasToJSON = isObject2 && typeof val.toJSON === "function";
+    const isObject3 = val !== null && typeof val === "object";
+    const hasToJSON = isObject3 && typeof val.toJSON === "function";
     if (hasToJSON) {
       val = val.toJSON(key);
     }
@@ -49564,8 +47587,8 @@ var MAX_INT = Number.MAX_SAFE_INTEGER.toString();
 var MAX_DIGITS = MAX_INT.length;
 var stringsOrLargeNumbers = /"(?:[^"\\]|\\.)*"|-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/g;
 var noiseValueWithQuotes = /^"-?\d+n+"$/;
-var applyReviverIteratively = (parsed, userReviver) => {
-  const rootHolder = { "": parsed };
+var applyReviverIteratively = (parsed2, userReviver) => {
+  const rootHolder = { "": parsed2 };
   const stack = [{ parent: rootHolder, key: "", visited: false }];
   while (stack.length > 0) {
     const node = stack[stack.length - 1];
@@ -49633,8 +47656,8 @@ var JSONParse = (text4, reviver) => {
   } catch (error2) {
     if (error2 instanceof RangeError) {
       const serializedData = serializeBigInts(text4);
-      const parsed = originalParse(serializedData);
-      return applyReviverIteratively(parsed, reviver);
+      const parsed2 = originalParse(serializedData);
+      return applyReviverIteratively(parsed2, reviver);
     }
     throw error2;
   }
@@ -50123,17 +48146,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path26 = requestOptions.url.replace(options.baseUrl, "");
+    const path27 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path26} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path27} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       return response;
     }).catch((error2) => {
       const requestId = error2.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path26} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path27} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       throw error2;
     });
@@ -52758,77 +50781,12 @@ function createGitHubClient(options) {
   });
 }
 
-// src/template/lock.ts
-import { createHash as createHash2 } from "node:crypto";
-import { readFile as readFile3 } from "node:fs/promises";
-import path10 from "node:path";
-var LOCK_FILE = ".template-lock.json";
-function registrySource(registryUrl, templateId, version) {
-  return `${registryUrl}#${templateId}@${version}`;
-}
-function sourceRegistry(source) {
-  if (typeof source !== "string") return void 0;
-  const url = source.split("#")[0] ?? "";
-  return /^https?:\/\//i.test(url) ? url : void 0;
-}
-function sha256Hex2(content) {
-  return createHash2("sha256").update(content).digest("hex");
-}
-function serializeLock(lock) {
-  return `${JSON.stringify(lock, null, 2)}
-`;
-}
-async function readLock(projectDir) {
-  const file = path10.join(projectDir, LOCK_FILE);
-  let text4;
-  try {
-    text4 = await readFile3(file, "utf8");
-  } catch (error2) {
-    throw new Error(`${file} not found: this folder was not generated by template-registry`, { cause: error2 });
-  }
-  try {
-    return JSON.parse(text4);
-  } catch (error2) {
-    throw new Error(`${file} is not valid JSON: ${errorMessage(error2)}`, { cause: error2 });
-  }
-}
-
-// src/core/validation.ts
-function formatProblem(problem, withPosition) {
-  const where = withPosition && problem.line !== void 0 ? `:${problem.line}:${problem.column ?? 1}` : "";
-  return problem.pointer === "" ? `${problem.file}${where}: ${problem.message}` : `${problem.file}${where} ${problem.pointer}: ${problem.message}`;
-}
-function formatValidationErrorAt(problem) {
-  return formatProblem(problem, true);
-}
-function locateViolations(file, violations, positions) {
-  return violations.map((violation) => ({ file, ...violation, ...nearestPosition(positions, violation.pointer) }));
-}
-function checkJsonText(file, text4, schema) {
-  let parsed;
-  try {
-    parsed = parseJsonWithPositions(text4);
-  } catch (error2) {
-    if (!(error2 instanceof JsonSyntaxError)) throw error2;
-    return { problems: [{ file, pointer: "", message: `invalid JSON: ${error2.message}`, code: "INVALID_JSON", ...error2.position }] };
-  }
-  const problems = locateViolations(file, describeSchemaErrors(schemaErrors(schema, parsed.value)), parsed.positions);
-  return { value: parsed.value, positions: parsed.positions, problems };
-}
-
-// src/template/validate.ts
-import { readdir as readdir3, readFile as readFile5, stat as stat5 } from "node:fs/promises";
-import path14 from "node:path";
-
-// src/template/content-check.ts
-var import_liquidjs2 = __toESM(require_liquid_node(), 1);
-
 // src/template/expression.ts
 var import_liquidjs = __toESM(require_liquid_node(), 1);
 import { isUtf8 } from "node:buffer";
-import { readFileSync, realpathSync, statSync } from "node:fs";
-import { readFile as readFile4, realpath, stat as stat4 } from "node:fs/promises";
-import path11 from "node:path";
+import { readFileSync as readFileSync2, realpathSync, statSync } from "node:fs";
+import { readFile as readFile3, realpath, stat as stat5 } from "node:fs/promises";
+import path10 from "node:path";
 
 // src/template/filters.ts
 function text(value) {
@@ -52951,21 +50909,21 @@ var isFileSync = (file) => {
   }
 };
 function containedIn(realRoot, realFile) {
-  const prefix = realRoot.endsWith(path11.sep) ? realRoot : realRoot + path11.sep;
+  const prefix = realRoot.endsWith(path10.sep) ? realRoot : realRoot + path10.sep;
   return realFile.startsWith(prefix);
 }
 function liquidSource(file, bytes) {
-  if (!isUtf8(bytes)) throw new Error(`${path11.basename(file)} is not valid UTF-8: save the partial as UTF-8`);
+  if (!isUtf8(bytes)) throw new Error(`${path10.basename(file)} is not valid UTF-8: save the partial as UTF-8`);
   return bytes.toString("utf8");
 }
 function folderFileSystem(partials) {
   return {
-    exists: async (file) => stat4(file).then((info2) => info2.isFile(), () => false),
+    exists: async (file) => stat5(file).then((info2) => info2.isFile(), () => false),
     existsSync: isFileSync,
-    readFile: async (file) => liquidSource(file, await readFile4(file)),
-    readFileSync: (file) => liquidSource(file, readFileSync(file)),
+    readFile: async (file) => liquidSource(file, await readFile3(file)),
+    readFileSync: (file) => liquidSource(file, readFileSync2(file)),
     resolve: (dir, file) => {
-      const exact = path11.resolve(dir, file);
+      const exact = path10.resolve(dir, file);
       if (partials === void 0 || dir !== partials || isFileSync(exact)) return exact;
       return isFileSync(`${exact}.liquid`) ? `${exact}.liquid` : exact;
     },
@@ -52983,15 +50941,15 @@ function folderFileSystem(partials) {
         return false;
       }
     },
-    sep: path11.sep,
-    dirname: (file) => path11.dirname(file)
+    sep: path10.sep,
+    dirname: (file) => path10.dirname(file)
   };
 }
 function createEngine(options = {}) {
   const limits = { ...DEFAULT_RENDER_LIMITS, ...options.limits };
-  const folders = [...options.partials !== void 0 ? [path11.resolve(options.partials)] : [], ...options.root !== void 0 ? [path11.resolve(options.root)] : []];
+  const folders = [...options.partials !== void 0 ? [path10.resolve(options.partials)] : [], ...options.root !== void 0 ? [path10.resolve(options.root)] : []];
   const engine = new import_liquidjs.Liquid({
-    ...folders.length > 0 ? { fs: folderFileSystem(options.partials === void 0 ? void 0 : path11.resolve(options.partials)), root: folders, partials: folders, layouts: folders } : { fs: noFileSystem, root: [] },
+    ...folders.length > 0 ? { fs: folderFileSystem(options.partials === void 0 ? void 0 : path10.resolve(options.partials)), root: folders, partials: folders, layouts: folders } : { fs: noFileSystem, root: [] },
     relativeReference: false,
     dynamicPartials: true,
     extname: "",
@@ -53066,6 +51024,8 @@ function expressionGrammarProblem(expression, engine) {
   if (/\|\s*$/.test(expression)) return 'ends with "|": name a filter after it, or remove it';
   return void 0;
 }
+var isComputedDefault = (value) => typeof value === "string" && value.includes("{{");
+var withoutPosition = (message) => message.replace(/, line:\d+, col:\d+.*$/, "");
 var conditionSource = (expression) => `{% if ${expression} %}true{% else %}false{% endif %}`;
 var valueSource = (expression) => `{{ ${expression} }}`;
 var ExpressionEvaluator = class {
@@ -53074,8 +51034,33 @@ var ExpressionEvaluator = class {
   constructor(engine = createEngine()) {
     this.engine = engine;
   }
+  /**
+   * The literal text and the placeholders of a computed default. Only `{{ value }}` placeholders
+   * are allowed, each a well-formed value expression: a tag (`{% include %}`, a loop) would make a
+   * default a program. Throws ExpressionError naming the problem.
+   */
+  defaultParts(text4) {
+    let tokens;
+    try {
+      tokens = new import_liquidjs.Tokenizer(text4, this.engine.options.operators).readTopLevelTokens(this.engine.options);
+    } catch (error2) {
+      throw new ExpressionError(`cannot parse ${JSON.stringify(text4)}: ${withoutPosition(firstLine(error2))}`, text4);
+    }
+    return tokens.map((token) => {
+      if (import_liquidjs.TypeGuards.isOutputToken(token)) {
+        this.check(token.content, "value");
+        return { expression: token.content };
+      }
+      if (import_liquidjs.TypeGuards.isHTMLToken(token)) return { text: token.getContent() };
+      throw new ExpressionError(`cannot parse ${JSON.stringify(text4)}: a default holds {{ value }} placeholders only, not tags such as ${JSON.stringify(token.getText())}`, text4);
+    });
+  }
   /** Checks that the expression parses; throws ExpressionError naming the problem. */
   check(expression, kind) {
+    if (kind === "default") {
+      this.defaultParts(expression);
+      return;
+    }
     checkExpression(expression);
     try {
       this.engine.parse(kind === "condition" ? conditionSource(expression) : valueSource(expression));
@@ -53090,6 +51075,10 @@ var ExpressionEvaluator = class {
   }
   /** The top-level names an expression reads, e.g. `features` for `features contains "api"`. */
   references(expression, kind) {
+    if (kind === "default") {
+      const parts = this.defaultParts(expression);
+      return [...new Set(parts.flatMap((part) => "expression" in part ? this.references(part.expression, "value") : []))];
+    }
     this.check(expression, kind);
     const source = kind === "condition" ? conditionSource(expression) : valueSource(expression);
     return [...new Set(this.engine.globalVariablesSync(source))];
@@ -53103,6 +51092,10 @@ var ExpressionEvaluator = class {
       throw new ExpressionError(`cannot evaluate ${JSON.stringify(expression)}: ${firstLine(error2)}`, expression);
     }
   }
+  /** Works out a computed default: its text with every placeholder replaced by its value in `scope`. */
+  interpolate(text4, scope) {
+    return this.defaultParts(text4).map((part) => "expression" in part ? this.value(part.expression, scope) : part.text).join("");
+  }
   /** Evaluates a value expression (filters allowed) to its rendered text. */
   value(expression, scope) {
     checkExpression(expression);
@@ -53114,9 +51107,7611 @@ var ExpressionEvaluator = class {
   }
 };
 
+// node_modules/re2js/build/index.js
+var RE2Flags = class RE2Flags2 {
+  static FOLD_CASE = 1;
+  static LITERAL = 2;
+  static CLASS_NL = 4;
+  static DOT_NL = 8;
+  static ONE_LINE = 16;
+  static NON_GREEDY = 32;
+  static PERL_X = 64;
+  static UNICODE_GROUPS = 128;
+  static WAS_DOLLAR = 256;
+  static LOOKBEHIND = 512;
+  static MATCH_NL = RE2Flags2.CLASS_NL | RE2Flags2.DOT_NL;
+  static PERL = RE2Flags2.CLASS_NL | RE2Flags2.ONE_LINE | RE2Flags2.PERL_X | RE2Flags2.UNICODE_GROUPS;
+  static POSIX = 0;
+  static UNANCHORED = 0;
+  static ANCHOR_START = 1;
+  static ANCHOR_BOTH = 2;
+};
+var PublicFlags = {
+  CASE_INSENSITIVE: 1,
+  DOTALL: 2,
+  MULTILINE: 4,
+  DISABLE_UNICODE_GROUPS: 8,
+  LONGEST_MATCH: 16,
+  LOOKBEHINDS: 512
+};
+var ASCII_SIZE = 128;
+var ASCII_TO_UPPER = new Int32Array(ASCII_SIZE);
+var ASCII_TO_LOWER = new Int32Array(ASCII_SIZE);
+var MAX_BMP = 65535;
+for (let i = 0; i < ASCII_SIZE; i++) {
+  if (i >= 97 && i <= 122) ASCII_TO_UPPER[i] = i - 32;
+  else ASCII_TO_UPPER[i] = i;
+  if (i >= 65 && i <= 90) ASCII_TO_LOWER[i] = i + 32;
+  else ASCII_TO_LOWER[i] = i;
+}
+var Codepoint = class {
+  static CODES = Object.freeze({
+    "\x07": 7,
+    "\b": 8,
+    "	": 9,
+    "\n": 10,
+    "\v": 11,
+    "\f": 12,
+    "\r": 13,
+    " ": 32,
+    '"': 34,
+    $: 36,
+    "&": 38,
+    "'": 39,
+    "(": 40,
+    ")": 41,
+    "*": 42,
+    "+": 43,
+    "-": 45,
+    ".": 46,
+    0: 48,
+    1: 49,
+    2: 50,
+    3: 51,
+    4: 52,
+    5: 53,
+    6: 54,
+    7: 55,
+    8: 56,
+    9: 57,
+    ":": 58,
+    "<": 60,
+    ">": 62,
+    "?": 63,
+    A: 65,
+    B: 66,
+    C: 67,
+    F: 70,
+    P: 80,
+    Q: 81,
+    U: 85,
+    Z: 90,
+    "[": 91,
+    "\\": 92,
+    "]": 93,
+    "^": 94,
+    _: 95,
+    "`": 96,
+    a: 97,
+    b: 98,
+    f: 102,
+    i: 105,
+    m: 109,
+    n: 110,
+    r: 114,
+    s: 115,
+    t: 116,
+    v: 118,
+    x: 120,
+    z: 122,
+    "{": 123,
+    "|": 124,
+    "}": 125
+  });
+  static toUpperCase(codepoint) {
+    if (codepoint < ASCII_SIZE) return ASCII_TO_UPPER[codepoint];
+    const s3 = String.fromCodePoint(codepoint).toUpperCase();
+    const expectedLen = s3.codePointAt(0) > MAX_BMP ? 2 : 1;
+    if (s3.length > expectedLen) return codepoint;
+    const sOrigin = String.fromCodePoint(s3.codePointAt(0)).toLowerCase();
+    const originExpectedLen = sOrigin.codePointAt(0) > MAX_BMP ? 2 : 1;
+    if (sOrigin.length > originExpectedLen || sOrigin.codePointAt(0) !== codepoint) return codepoint;
+    return s3.codePointAt(0);
+  }
+  static toLowerCase(codepoint) {
+    if (codepoint < ASCII_SIZE) return ASCII_TO_LOWER[codepoint];
+    const s3 = String.fromCodePoint(codepoint).toLowerCase();
+    const expectedLen = s3.codePointAt(0) > MAX_BMP ? 2 : 1;
+    if (s3.length > expectedLen) return codepoint;
+    const sOrigin = String.fromCodePoint(s3.codePointAt(0)).toUpperCase();
+    const originExpectedLen = sOrigin.codePointAt(0) > MAX_BMP ? 2 : 1;
+    if (sOrigin.length > originExpectedLen || sOrigin.codePointAt(0) !== codepoint) return codepoint;
+    return s3.codePointAt(0);
+  }
+};
+var UnicodeRangeTable = class {
+  /**
+  * @param {Uint32Array | number[]} data
+  * @param {boolean} isStride1
+  */
+  constructor(data, isStride1 = false) {
+    this.data = data;
+    this.isStride1 = isStride1;
+    this.SIZE = isStride1 ? 2 : 3;
+  }
+  getLo(index) {
+    return this.data[index * this.SIZE];
+  }
+  getHi(index) {
+    return this.data[index * this.SIZE + 1];
+  }
+  getStride(index) {
+    return this.isStride1 ? 1 : this.data[index * this.SIZE + 2];
+  }
+  get length() {
+    return this.data.length / this.SIZE;
+  }
+};
+var B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+-";
+var B64_MAP = /* @__PURE__ */ new Uint8Array(256);
+for (let i = 0; i < 64; i++) B64_MAP[B64.charCodeAt(i)] = i;
+var decodeVLQ = (str) => {
+  const res = [];
+  let value = 0;
+  let shift = 0;
+  for (let i = 0; i < str.length; i++) {
+    const digit = B64_MAP[str.charCodeAt(i)];
+    value |= (digit & 31) << shift;
+    if ((digit & 32) === 0) {
+      res.push(value);
+      value = 0;
+      shift = 0;
+    } else shift += 5;
+  }
+  return res;
+};
+var decodeRanges = (str, isStride1) => {
+  const res = decodeVLQ(str);
+  const numRanges = isStride1 ? res.length / 2 : res.length / 3;
+  const out = new Uint32Array(numRanges * 3);
+  let current = 0;
+  let resIdx = 0;
+  for (let i = 0; i < numRanges; i++) {
+    current += res[resIdx++];
+    out[i * 3] = current;
+    current += res[resIdx++];
+    out[i * 3 + 1] = current;
+    out[i * 3 + 2] = isStride1 ? 1 : res[resIdx++];
+  }
+  return out;
+};
+var decodeOrbit = (str) => {
+  const res = decodeVLQ(str);
+  const map = /* @__PURE__ */ new Map();
+  let currentKey = 0;
+  for (let i = 0; i < res.length; i += 2) {
+    currentKey += res[i];
+    const zz = res[i + 1];
+    const delta = zz >>> 1 ^ -(zz & 1);
+    map.set(currentKey, currentKey + delta);
+  }
+  return map;
+};
+var LazyMap = class {
+  constructor(initializer) {
+    this.initializer = initializer;
+    this.cache = /* @__PURE__ */ new Map();
+  }
+  has(key) {
+    return Object.hasOwn(this.initializer, key);
+  }
+  get(key) {
+    if (this.cache.has(key)) return this.cache.get(key);
+    const val = this.has(key) ? this.initializer[key]() : null;
+    this.cache.set(key, val);
+    return val;
+  }
+};
+var UnicodeTables = class {
+  static _CASE_ORBIT = null;
+  static get CASE_ORBIT() {
+    if (!this._CASE_ORBIT) this._CASE_ORBIT = decodeOrbit("rCgCIgCY+rQI4QiCuuBLgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCCgCBgCBgCBgCBgCBgCBgCB+7OB-BB-BB-BB-BB-BBskQB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BC-BB-BB-BB-BB-BB-BB-BByHBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBDCBBBCBBBCBBCCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBCCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBxHBCBBBCBBBCBBB3SBmMBkNBCBBBCBBB8MBCBBB6MB6MBCBBC+EB0MB2MBCBBB6MB+MBiGBmNBiNBCBBBmKBikzCBmNBqNBkIBsNBCBBBCBBBCBBB0NBCBBB0NDCBBB0NBCBBByNByNBCBBBCBBB2NBCBBDCBBCwDFCBCBDBCBCBDBCBCBDBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBB9EBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBCCBCBDBCBBBhGBvDBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBjICCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBH2iVBCBBBlKBwiVB+jVB+jVBCBBBlMBqEBuEBCBBBCBBBCBBBCBBBCBBB+hVB4hVB8hVBjNB7MC5MB5MCzMC1MB+0yCE5MB20yCC9MBu2yCBwyyCBo0yCChNBlNBo0yCBu-UBi0yCDlNC6-UBpNDrNIu+UDzNCm0yCBzNE0yyCBzNBpEBxNBxNBtEG1NLqxyCBkxyCnFoFrBCBBBCBBDCBBEkIBkIBkICoHHsCCqCBqCBqCCgEC+DB+DBmkOBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCC+BBgCBgCBgCBgCBgCBgCBgCBgCBrCBpCBpCBpCBmjOB-BB8BB-BB-BBgEB-BB-BByBBqgOBsDB-BBtwBB-BB-BB-BBsBBgDBCB-BB-BB-BBeB-BB-BB61OB-BB-BB-DB9DB9DBQB7DBmCE9CBrDBPBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBrFB-EBOBnHB3FB-FCCBBBNBCBBCjIBjIBjIBgFBgFBgFBgFBgFBgFBgFBgFBgFBgFBgFBgFBgFBgFBgFBgFBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCB-BB-BB8kMB-BB6kMB-BB-BB-BB-BB-BB-BB-BB-BB-BBokMB-BB-BBkkMBkkMB-BB-BB-BB-BB-BB-BB-BB4jMB-BB-BB-BB-BB-BB-EB-EB-EB-EB-EB-EB-EB-EB-EB-EB-EB-EB-EB-EB-EB-EBCBBBCBoiMBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBJCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBeBCBBBCBBBCBBBCBBBCBBBCBBBCBBBdBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBCgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDL-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-C64CgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOBgmOCgmOGgmODg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FBg8FDg8FBg8FBg8FhVg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBg9rCBQBQBQBQBQBQDPBPBPBPBPBPjkC7mMB5mMBnmMBjmMBCBlmMB3lMBpiMBk8kCBCBBG-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FB-7FD-7FB-7FB-7F6FoglCEsuHRwjlCyDCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCB0DBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBG1DD97OCCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBQBQBQBQBQBQBQBQBPBPBPBPBPBPBPBPBQBQBQBQBQBQDPBPBPBPBPBPDQBQBQBQBQBQBQBQBPBPBPBPBPBPBPBPBQBQBQBQBQBQBQBQBPBPBPBPBPBPBPBPBQBQBQBQBQBQDPBPBPBPBPBPEQCQCQCQCPCPCPCPBQBQBQBQBQBQBQBQBPBPBPBPBPBPBPBPB0EB0EBsFBsFBsFBsFBoGBoGBgIBgIBgHBgHB8HB8HDQBQBQBQBQBQBQBQBPBPBPBPBPBPBPBPBQBQBQBQBQBQBQBQBPBPBPBPBPBPBPBPBQBQBQBQBQBQBQBQBPBPBPBPBPBPBPBPBQBQCSFPBPBzEBzEBRCxnOFSFrFBrFBrFBrFBREQBQClkOFPBPBnGBnGFQBQCljOCODPBPB-GB-GBNHSF-HB-HB7HB7HBRqJ53OE9tQBrmQH4Bc3BSgBBgBBgBBgBBgBBgBBgBBgBBgBBgBBgBBgBBgBBgBBgBBgBBfBfBfBfBfBfBfBfBfBfBfBfBfBfBfBfECBByZ0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BB0BBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzBBzB34BgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDBgDB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CB-CBCBBBt-UBruHBt+UB1iVBviVBCBBBCBBBCBBB3hVB5-UB9hVB7hVCCBBCCBBI9jVB9jVBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBICBBBCBBECBBN-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOB-lOC-lOG-lOzoeCBBBCBBBCBBBCBBBCBBBCBl8kCBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBTCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBnECBBBCBBBCBBBCBBBCBBBCBBBCBBDCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBKCBBBCBBBnglCBCBBBCBBBCBBBCBBBCBBECBBBvyyCDCBBBCBBBgDCCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBn0yCB90yCB10yCBh0yCBn0yCCjxyCBzyyCBpxyCBg6BBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBB-CBl0yCBvjlCBCBBBCBBBt2yCBCBBBCBBBCBBBCBBBCBBBCBBBCBBBCBBBhkzCZCBB9a-5Bd-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCB-8rCm6TCBB7gBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCH-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BmlBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvChDwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCBwCFvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvCBvC1DuCBuCBuCBuCBuCBuCBuCBuCBuCBuCBuCCuCBuCBuCBuCBuCBuCBuCBuCBuCBuCBuCBuCBuCBuCBuCCuCBuCBuCBuCBuCBuCBuCCuCBuCCtCBtCBtCBtCBtCBtCBtCBtCBtCBtCBtCCtCBtCBtCBtCBtCBtCBtCBtCBtCBtCBtCBtCBtCBtCBtCCtCBtCBtCBtCBtCBtCBtCCtCBtCk2BgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEBgEO-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-DB-D+CgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCL-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-B74CgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BhrVgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCBgCB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BB-BhB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BB2BD1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BB1BtxekCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBkCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjCBjC");
+    return this._CASE_ORBIT;
+  }
+  static _Print = null;
+  static get Print() {
+    if (!this._Print) this._Print = new UnicodeRangeTable(decodeRanges("hB9CBjBLBCpWBDFBFGBCCCBSBCsMBClBBDxBBDCBC2BBJaBFFBSVBC-FBCvBBD6BBDkDBP6BBDwBBDOBCbBDCCBJBGfBIqCBCgFBCHBDBBDVBCGBCEEBCBDIBDBBDDBJFFBCCBDBDYBDCBCFBFBBDVBCGBCBBCBBCBBDCCBDBFBBDCBEIIBCBCIIBPBLCBCIBCCBCVBCGBCBBCEBDJBCCBCCBDQQBCBDLBIGBCCBCHBDBBDVBCGBCBBCEBDIBDBBDCBICBFBBCEBDRBLBBCFBECBCDBEBBCCCBEEBEEBBBELBFEBECBCDBDHHPUBGMBCCBCWBCPBDIBCCBCDBIBBCCBCBBDDBDJBIVBCCBCWBCJBCEBDIBCCBCDBIBBGCBCDBDJBCCBNMBCCBCyBBCCBCFBFPBDZBCCBCRBEXBCIBCDDBFBEFFBEBCCCBGBHJBDCBN5BBFcBmBBBCCCBDBCXBCCCBVBDEBCCCBFBCJBDDBhBnCBCjBBFmBBCjBBCOBCMBmBlGBCGGD4LBCDBDGBCCCBCBDoBBCDBDgBBCDBDGBCCCBCBDOBC4BBCDBDiCBDfBEZBH1CBDFBD-TBCbBE4CBIVBKXBKTBNMBCCBCBBN9CBDJBHJBHNBCKBH4CBIqBBGlCBLeBCLBFLBFEEBoBBDEBMrBBFZBHKBE9BBDgCBCcBDKBHJBHNBDtBBDLBVsCBClFBJ7BBEOBE9BBGqBBDKBJqBBG1QBDFBDlBBDFBDHBCGCBdBD0BBCOBCNBDFBCSBDCBCIBSXBJuBBSBBDaBCMBEhBBPgBBQrEBF5UBXKBWz4BBD9LBGsBBCGGD3BBIBBPXBKGBCGBCGBCGBCGBCGBCGBCGBC9DBjBZBC4CBN1GBbPBC+BBC1CBDmDBGqBBC9CBC1CBKvBBCszcBE2BBK7KBV3FBJ8GBV7BBEJBH3BBJlCBJLBHzDBMdBEtCBCKBFgBBC2BBKNBDJBDmDBZbBLFBDFBDFBKGBCGBC7BBF9DBDJBHj9KBNWBFwBBloItLBDpDBnBGBNEBGZBCEBCCCBCCBCCBoUBhBpBBHyBBCSBCDBFEBCmEBF9FBEFBDFBDFBDCBEGBCGBOBBDLBCZBCSBCBBCOBDNBjB6DBGCBFsBBE3CBCMBEwBwBBsBBjEcBEwBBQbBFjBBKdBGqBBGdBCkBBFNBrB9EBDJBHjBBFjBBFnBBJzBBMLBCOBCGBCBBCKBCOBCGBCBBEzBBN2JBKVBLHBZFBCpBBCIBmCFBDCCBqBBCBBEDDBVBCnCBJIBxBSBCBBGgBBEaBGaBnB3BBFTBDxBBCBBGHBCCBCcBDCBFJBIIBI-BBhBmBBFLBK1BBEcBDaBGZBIDBNGBxCoCB4ByBBOyBBItBBJJBHlBBEcBJBBxGeBCpBBCCBDBBRFBJIBiBtBBJpBBXZBnBbBVWBKtCBFjBBK9BBCEBOYBIJBH0BBCRBJmBBK-CBCTBMRBCuBB-BGBCCCBCBCOBCKBH6BBGJBHDBCHBDBBDVBCGBCBBCEBCJBDBBDCBDHHGGBDGBEEBMJBCDDClBBCJBCDDCDBCJBCBBJBBe7CBCEBfnCBJJBnF1BBDlBBjBkCBMJBHMBU5BBHJBHTBdaBDOBFWB6F7BBlDyCBNHBDDDBGBCBBCdBCBBDLBKJBnCHBDtBBDKBcnCBJyCBOoCBIJB3CHB5ChBBPJBHIBCsBBCNBLcBEfBDVBCNBqCGBCBBCrBBECCBCCBHBJJBHFBCBBCkBBCBBCFBIJBHrBBFJB3HYBIQBCoBBEcB2CQQBwBBO6cBnDuDBCEBMjGBtyCiDBOvhBBRVBL68DBGmSB61G5BBn2B4RBIeBCJBFwCBCJBHdBDFBLlCBLJBCGBCUBGSBxN5BBnG6CBGYBDYBtBqCBF4BBIQBhCEBMGBK1mHBqBfBiDyDB+vIDBCGBCBBCiJBQeeBBBDPPBCBJrMBloCqDBGMBEIBIJBDDBh7D8HBEzNBHWBQQBQtBBDWBKzDB9B1HBLmBBDpCBJvDBWlCB7DTBNTBN2CBKYBoE0CBCmCBCBBDDDBDDBCBCLBCCCBFBCgCBCDBDHBCGBCbBCDBCEBCEEBFBCzKBDjJBD9VBQEBCOBxiBeBHFB2GGBCQBDGBCBBCEBG9BBiBxDxDBrBBENBDJBFBBhKeBS5BBGxOxOBoBB3GqBBFhGhGBdBCVBJBBhHGBCDBCBBCOBCkGBDPBqBrCBFJBFBByYjCBtC8BBjGDBCaBCBBCDDCJBCDBCCCHFFCECBBBCBBCDDCICBCCDDBCGBCDBCDBCCCBIBCQBGCBCEBCQB1BBBvIrBBFjDBNOBDOBCOBCkBBLtFB5BcBOrBBFIBIBBPFB7E4eBEQBEMBE5GBHLBFQQBKBF3BBJJBHnBBJdBDLBFBBPIBoB3KBJNBDMBEKBE4BBCFFBOBDLBFJBIyEBCmDBmgB-2pBBhB9oEBDt0FBDwpHBQtTBjtC9QBjvBq6EBGppIBnkzVvHB", false));
+    return this._Print;
+  }
+  static CATEGORIES = new LazyMap({
+    C: () => new UnicodeRangeTable(decodeRanges("AfBgDgBBOrWrWBHHBCBICCVuMuMnBBBzBBBE4B4BBGBcDBHQBXhGhGxBBB8BBBmDNB8BBByBBBQddBCCMEBhBGBsCiFiFJBBDBBXIICCBFBBKBBDBBFHBCDBDGGBaaBEEHDBDBBXIIDGDBCCGDBDBBECBCGBFCCBFBSJBEKKEXXIDDGBBLIEBCCBNBFBBNGBIEEJBBDBBXIIDGGBKKBDDBEEBFBEDBDGGBTTBIBDHHBBBEFFBBBDCCDCBDCBECBNDBGCBEFFBCCBEBCNBWEBOEEYRRBKKEFFBFBDEEDBBFBBLGBXEEYLLGBBKEEFGBDEBEFFBLLELBOEE0BEEHDBRBBbEETCBZKKCBBICBCDBHCCJFBLBBELB7BDBekBBDCCGZZCYYBGGCIILBBFfBpClBlBBCBoBlBlBQOOBjBBnGCCBDBCBB6LFFBIICFFBqBqBFBBiBFFBIICFFBQQ6BFFBkCkCBhBhBBBBbFB3CBBHBB+UCB6CGBXIBZIBVLBOEEDLB-CBBLFBLFBPMMBEB6CGBsBEBnCJBgBNNBCBNDBCCBrBBBGKBtBDBbFBMCB-BBBiCeeBMMBEBLFBPBBvBBBNTBuCnFnFBGB9BCBQCB-BEBsBBBMHBsBEB3QBBHBBnBBBHBBJGCgBBB2BQQPBBHUUBEEKMMBDBbEByBPBDBBcOOBBBjBNBiBOBtEDB7UVBMUB14BBB-LEBuBCCBDBCBB5BGBDNBZIBI4BI-DhBBb6C6CBKB3GZBxC3C3CBoDoDBDBsB-C-C3CIBxBuzcuzcBBB4BIB9KTB5FHB+GTB9BCBLFB5BHBnCHBNFB1DKBfCBvCMMBCBiB4B4BBHBPBBLBBoDXBdJBHBBHBBHIBIII9BDB-DBBLFBl9KLBYDByBjoIBvLBBrDlBBILBGEBbGGCGDrUfBrBFB0BUUFDBGoEoEBCB-FCBHBBHBBHBBECBIIIBLBDBBNbbUDDQBBPhBB8DEBEDBuBCB5COOBBBCuBBvBhEBeCByBOBdDBlBIBfEBsBEBfmBmBBCBPpBB-EBBLFBlBDBlBDBpBHB1BKBNQQIDDMQQIDDBBB1BLB4JIBXJBJXBHrBrBKkCBHBBCtBtBDCBCBBYpCpCBGBKvBBUDDBDBiBCBcEBclBB5BDBVBBzBDDBDBJEEeBBEDBLGBKGBhCfBoBDBNIB3BCBeBBcEBbGBFLBIvCBqC2BB0BMB0BGBvBHBLFBnBCBeHBDvGBgBrBrBEBBDPBHHBKgBBvBHBrBVBblBBdTBYIBvCDBlBIB-BGGBLBaGBLFB2BTTBGBoBIBhDVVBJBTwBwBB8BBICCFQQMFB8BEBLFBFJJBDDBXXIDDGLLBDDBEEBCCBEBCEBIBBICBGKBLCCBCCnBLLCBBCFFLDDBGBDcB9CGGBcBpCHBLlFB3BBBnBhBBmCKBLFBOSB7BFBLFBVbBcBBQDBY4FB9BjDB0CLBJBBCBBJDDfDDBNNBHBLlCBJBBvBBBMaBpCHB0CMBqCGBL1CBJ3CBjBNBLFBKuBuBPJBeCBhBBBXPPBnCBIDDtBCBCDDKHBLFBHDDmBDDHGBLFBtBDBL1HBaGBSqBqBBBBe0CBCOBzBMB8clDBwDGGBJBlGryCBkDMBxhBPBXJB88DEBoS41GB7Bl2BB6RGBgBLLBCByCLLBEBfBBHJBnCJBLIIWEBUvNB7BlGB8CEBaBBarBBsCDB6BGBS-BBGKBIIB3mHoBBhBgDB0D8vIBFIIDkJkJBNBCcBEBBCNBFHBtMjoCBsDEBOCBKGBLBBF-6DB+HCB1NFBYOBSOBvBBBYIB1D7BB3HJBoBBBrCHBxDUBnC5DBVLBVLB4CIBamEB2CoCoCDBBCBBDBBFNNCIIiCFFBJJIddFGGCCBI1K1KBlJlJB-V-VBNBGQQBuiBBgBFBH0GBISSBIIDGGBDB-BgBBCvDBuBCBPBBLDBD-JBgBQB7BEBCvOBrB1GBsBDBC-FBgBXXBGBD-GBIFFDQQmGBBRoBBtCDBLDBDwYBlCrCB+BhGBFccDCCBCCLFFCCCBEBCDBCECEDDCBBCICDCCBFFIKFCLLSEBEGGSzBBDtIBtBDBlDLBQBBQQQmBJBvF3BBeMBtBDBKGBDNBH5EB6eCBSCBOCB7GFBNDBCOBNDB5BHBLFBpBHBfBBNDBDNBKmBB5KHBPBBOCBMCB6BCCBCBRBBNDBLGB0EoDoDBjgBBh3pBfB-oEBBv0FBBypHOBvThtCB-QhvBBs6EEBrpIlkzVBxHvw-FB", false)),
+    Cc: () => new UnicodeRangeTable(decodeRanges("AfgDgB", true)),
+    Cf: () => new UnicodeRangeTable(decodeRanges("tFzqBzqBBEBXhGhGyBhMhMBxCxCs5D9-B9-BBDBbEByBEBCJBw03B6H6HBBBimEQQj7IPBhjiBDBwmFHBn0rYffB+CB", false)),
+    Cn: () => new UnicodeRangeTable(decodeRanges("4bBBHDBICCVuMuMnBBBzBBBE4B4BBGBcDBHKBvI9B9BBmDmDBMB8BBByBBBQddBCCMEBjBEBuHJJBDDBXXICCBBBFBBKBBDBBFHBCDBDGGBaaBEEHDBDBBXIIDGDBCCGDBDBBECBCGBFCCBFBSJBEKKEXXIDDGBBLIEBCCBNBFBBNGBIEEJBBDBBXIIDGGBKKBDDBEEBFBEDBDGGBTTBIBDHHBBBEFFBBBDCCDCBDCBECBNDBGCBEFFBCCBEBCNBWEBOEEYRRBKKEFFBFBDEEDBBFBBLGBXEEYLLGBBKEEFGBDEBEFFBLLELBOEE0BEEHDBRBBbEETCBZKKCBBICBCDBHCCJFBLBBELB7BDBekBBDCCGZZCYYBGGCIILBBFfBpClBlBBCBoBlBlBQOOBjBBnGCCBDBCBB6LFFBIICFFBqBqBFBBiBFFBIICFFBQQ6BFFBkCkCBhBhBBBBbFB3CBBHBB+UCB6CGBXIBZIBVLBOEEDLB-CBBLFBLFBbFB6CGBsBEBnCJBgBNNBCBNDBCCBrBBBGKBtBDBbFBMCB-BBBiCeeBMMBEBLFBPBBvBBBNTBuCnFnFBGB9BCBQCB-BEBsBBBMHBsBEB3QBBHBBnBBBHBBJGCgBBB2BQQPBBHUUBEEKmDmDNBBcOOBBBjBNBiBOBtEDB7UVBMUB14BBB-LEBuBCCBDBCBB5BGBDNBZIBI4BI-DhBBb6C6CBKB3GZBxC3C3CBoDoDBDBsB-C-C3CIBxBuzcuzcBBB4BIB9KTB5FHB+GTB9BCBLFB5BHBnCHBNFB1DKBfCBvCMMBCBiB4B4BBHBPBBLBBoDXBdJBHBBHBBHIBIII9BDB-DBBLFBl9KLBYDByBDBvzIBBrDlBBILBGEBbGGCGDrUfBrBFB0BUUFDBGoEoEBCC-FCBHBBHBBHBBECBIIIBIBGBBNbbUDDQBBPhBB8DEBEDBuBCB5COOBBBCuBBvBhEBeCByBOBdDBlBIBfEBsBEBfmBmBBCBPpBB-EBBLFBlBDBlBDBpBHB1BKBNQQIDDMQQIDDBBB1BLB4JIBXJBJXBHrBrBKkCBHBBCtBtBDCBCBBYpCpCBGBKvBBUDDBDBiBCBcEBclBB5BDBVBBzBDDBDBJEEeBBEDBLGBKGBhCfBoBDBNIB3BCBeBBcEBbGBFLBIvCBqC2BB0BMB0BGBvBHBLFBnBCBeHBDvGBgBrBrBEBBDPBHHBKgBBvBHBrBVBblBBdTBYIBvCDBlBIBlCJBCBBaGBLFB2BTTBGBoBIBhDVVBJBTwBwBB8BBICCFQQMFB8BEBLFBFJJBDDBXXIDDGLLBDDBEEBCCBEBCEBIBBICBGKBLCCBCCnBLLCBBCFFLDDBGBDcB9CGGBcBpCHBLlFB3BBBnBhBBmCKBLFBOSB7BFBLFBVbBcBBQDBY4FB9BjDB0CLBJBBCBBJDDfDDBNNBHBLlCBJBBvBBBMaBpCHB0CMBqCGBL1CBJ3CBjBNBLFBKuBuBPJBeCBhBBBXPPBnCBIDDtBCBCDDKHBLFBHDDmBDDHGBLFBtBDBL1HBaGBSqBqBBBBe0CBCOBzBMB8clDBwDGGBJBlGryCBkDMB3iBJB88DEBoS41GB7Bl2BB6RGBgBLLBCByCLLBEBfBBHJBnCJBLIIWEBUvNB7BlGB8CEBaBBarBBsCDB6BGBS-BBGKBIIB3mHoBBhBgDB0D8vIBFIIDkJkJBNBCcBEBBCNBFHBtMjoCBsDEBOCBKGBLBBJ76DB+HCB1NFBYOBSOBvBBBYIB1D7BB3HJBoBBBjGUBnC5DBVLBVLB4CIBamEB2CoCoCDBBCBBDBBFNNCIIiCFFBJJIddFGGCCBI1K1KBlJlJB-V-VBNBGQQBuiBBgBFBH0GBISSBIIDGGBDB-BgBBCvDBuBCBPBBLDBD-JBgBQB7BEBCvOBrB1GBsBDBC-FBgBXXBGBD-GBIFFDQQmGBBRoBBtCDBLDBDwYBlCrCB+BhGBFccDCCBCCLFFCCCBEBCDBCECEDDCBBCICDCCBFFIKFCLLSEBEGGSzBBDtIBtBDBlDLBQBBQQQmBJBvF3BBeMBtBDBKGBDNBH5EB6eCBSCBOCB7GFBNDBCOBNDB5BHBLFBpBHBfBBNDBDNBKmBB5KHBPBBOCBMCB6BCCBCBRBBNDBLGB0EoDoDBjgBBh3pBfB-oEBBv0FBBypHOBvThtCB-QhvBBs6EEBrpIm8yVBCdBhD-DBxHvw-BB---BBB---BBB", false)),
+    Co: () => new UnicodeRangeTable(decodeRanges("gg4B-nGh4hc9--BD9--B", true)),
+    Cs: () => new UnicodeRangeTable(decodeRanges("gg2B--B", true)),
+    L: () => new UnicodeRangeTable(decodeRanges("hCZBHZBwBLLFGGBVBCeBCpOBFLBPEBICCiEEBCBBDDBCHHCCBCCCBSBCyCBCqEBJlFBClBBDHHBnBBoCaBFDBuBqBBkBBBCiDBCQQBIIBLLBBBDRRCdBe4CBMZZBfBKBBFGGBUBFKKEYYBXBIKBGXBCGBRpBB7B1BBETTIJBQPBFHBDBBDVBCGBCEEBCBERROBBCCBPBBLJJBEBFBBDVBCGBCBBCBBCBBgBDBCUUBBBRIBCCBCVBCGBCBBCEBETTQBBYMMBGBDBBDVBCGBCBBCEBEffBCCBBBQSSCFBECBCDBEBBCCCBEEBEEBBBELBX1B1BBGBCCBCWBCPBEbbBBBCBBDBBfFFBGBCCBCWBCJBCEBEffBBBCBBQBBSIBCCBCoBBDRRGCBJCBZFBGRBEXBCIBCDDBFB7BvBBCBBNGB7BBBCCCBDBCXBCCCBIBCBBKDDBDBCWWBCBhBgCgCBGBCjBBcEB0DqBBVRRBEBFDBEEEBIIBBBFMBNSSBkBBCGGDqBBCsKBCDBDGBCCCBCBDoBBCDBDgBBCDBDGBCCCBCBDOBC4BBCDBDiCBmBPBR1CBDFBErTBDQBCZBGqCBHHBIRBOSBPRBPMBCCBQzBBkBFFkC4CBIEBDhBBCGGBkCBLeByBdBDEBMrBBFZB3BWBK0BBzC+C+CBtBBSHB3BdBOBBLrBBbjBBqBCBLjBBDKBGqBBDCBqBDBCFBCBBEGGB+FBhC1IBDFBDlBBDFBDHBCGCBdBD0BBCGBCEEBBBCGBEDBDFBFMBGCBCGB1DOORMBmDFFDJBCEEBDBHGCBCBCKBDDBGEBF1B1BB8zC8zCBjHBHDBEBBNlBBCGGD3BBIRRBVBKGBCGBCGBCGBCGBCGBCGBCGBxC2O2OBrBrBBDBGBBF1CBHCBC5CBCDBGqBBC9CBSfBxBPBhQ-tGBhCs0VBkCtBBDsIBEPBLBBVuBBReBDlCByBIBDmDBDxCBVQBCCBCDBCWBezBBPxBB-BFBECCBMMBaBLWBacBIuBBdRRBDBCJBLEBCoBBYCBCHBVWBEEEBwBBCEEBDDBDBDCCZCBDKBICBNFBDFBDFBKGBCGBCqBBCNBHyDBej9KBNWBFwBBloItLBDpDBnBGBNEBGCCBIBCMBCEBCCCBCCBCCBqDBiBqLBT-BBD1BBpBLB1DEBCmEBlBZBHZBM4CBEFBDFBDFBDCBkBLBCZBCSBCBBCOBDNBjB6DBmMcBEwBBwBfBOTBCHBHlBBLdBDjBBFHBxB9EBTjBBFjBBFnBBJzBBNKBCOBCGBCBBCKBCOBCGBCBBEzBBN2JBKVBLHBZFBCpBBCIBmCFBDCCBqBBCBBEDDBVBLWBKeBiCSBCBBLVBLZBHZBnB3BBHBBhCQQBCBCCBCcBrBcBEcBkBHBCbBc1BBLVBLSBORBvDoCB4ByBBOyBBOjBBnBbBKWB7HpBBHBBRFB5BcBLJJBUBrBRBvBUBcWBN0BB6BBBDOOBrBBhBYBbjBBeDDJiBBENNBuBBPDBWCCkBRBCYBUBBgCGBCCCBCBCOBCJBIuBBnBHBDBBDVBCGBCBBCEBETTNEBfJBCDDClBBCaaCtBtBBzBBTDBVCBfvBBVBBC5F5FBtBBqBDBlBvBBV8B8BBpBBOoCoCBZBmBGB6FrBB1D-BBgBHBDDDBGBCBBCXBQCC-CHBDmBBRCCdLLBmBBIWWMtBBUTTBnCBoGgBBgBIBCkBBSyByBBcBxDGBCBBClBBWaaBEBCBBCfBPYYBqBBlISBQCCBLBChBB9DwCwCB4cBnHjGBtyCgDBQvhBBSFBa68DBGmSB61GdBj3B4RBIeBSuCBSdBTvBBRDBgBUBGSBxNsBB0G-BBhBYBDYBtBqCBGjCjCBLBhCBBCPPBNNB0mHBqBfBiDyDB+vIDBCGBCBBCiJBQeeBBBDPPBCBJrMBloCqDBGMBEIBIJBn7F0CBCmCBCBBDDDBDDBCBCLBCCCBFBCgCBCDBDHBCGBCbBCDBCEBCEEBFBCzKBDYBCYBCeBCYBCeBCYBCeBCYBCeBCYBCHB15BeBHFBmI9BBzEsBBLGBRiKiKBcBTrBBlPbBlHdBDwGwGBdBCCBCBBCGBDEBKBBhHGBCDBCBBCOBCkGB8BjCBI1lB1lBBCBCaBCBBCDDCJBCDBCCCHFFCECBBBCBBCDDCICBCCDDBCGBCDBCDBCCCBIBCQBGCBCEBCQBlqE-2pBBhB9oEBDt0FBDwpHBQtTBjtC9QBjvBq6EBGppIB", false)),
+    LC: () => new UnicodeRangeTable(decodeRanges("hCZBHZB7BLLBVBCeBCiGBCDBFvGBDZBhGDBDBBECBCHHCCBCCCBSBCyCBCqEBJlFBClBBKoBB44ClBBCGGDqBBDCBhV1CBDFBjkCKBGqBBDCBhCrBBgCMBChBBmD1IBDFBDlBBDFBDHBCGCBdBD0BBCGBCEEBBBCGBEDBDFBFMBGCBCGBmIFFDJBCEEBDBHGCBCBCFBFDDBCBGEBF1B1BB8zC8zCB6DBDmDBHDBEBBNlBBCGGzoetBBTbBnEtCBCWBEDBCsCBZBBE2Z2ZBpBBGIBIvCBh6TGBNEBqgBZBHZBmlBvCBhDjBBFjBB1DKBCOBCGBCBBCKBCOBCGBCBBk2ByBBOyBB+CVBLVB74C-BBhrV-BBhBYBDYBtpZ0CBCmCBCBBDDDBDDBCBCLBCCCBFBCgCBCDBDHBCGBCbBCDBCEBCEEBFBCzKBDYBCYBCeBCYBCeBCYBCeBCYBCeBCYBCHB15BJBCTBHFB2uCjCB", false)),
+    Ll: () => new UnicodeRangeTable(decodeRanges("hDZB7BqBqBBWBCHBC2BCBQCBuBCDECBBBDCCDEEBFFDEEBBBDDDCCCDCCBCCDEECDDBDDBBBHGDCOCBSCBDDCEEC4BCBFBDDDBCCFICBjCBDZBiGCCEEEBBBTccBhBBCBBECBCWCBDBCGDB0B0BBuBBCgBCK0BCDMCBgDCxBoBBo6CqBBDCB5XFBjkCIBC2D2DBqBBgCMBChBBnD0ECBHBCgDCBHBJFBLHBJHBJFBLHBJHBJNBDHBJHBJHBJEBCBBHEEBBBCBBJDBDBBJHBLCBCBBzIEEBEEcKFDBBJDBF2B2Bs1CvBBCEEBGCFCCBCCBEBGiDCBIICFFNlBBCGG0oesBCUaCoEMCBBBC+BCBGBCCCDICFCCDCCBBBCSCGGGCMCFCCDOCbEE2ZqBBGIBIvCBh6TGBNEBqhBZBumBnBBpEjBB8EKBCOBCGBCBBk4ByBB+DVB75CfBhsVfB8BYBnqZZBbGBCRBbZBbDBCCCBFBCKBbZBbZBbZBbZBbZBbZBbZBbZBbbBdYBCFBbYBCFBbYBCFBbYBCFBbYBCFBC15B15BBIBCTBHFB4vChBB", false)),
+    Lm: () => new UnicodeRangeTable(decodeRanges("wVRBFLBPEBICCmEGG-OnHnHlFBBuIBBFgBgBKEEhFoFoF1mBgEgE2R72B72BsDkTkTxOFBvF+BBOjBjBBjBByVOORMBg-CBByHgGgG2OsBsBBDBGiDiDB+C+CBBB34bjnBjnBBEBvIzDzDdBB6DIBxCYYpDDBEBB2OXXqEtDtDWBBoDDBKngVngVuBBBh-BFBCpBBCIB0sBhBhB2K04D04DnrTDB9PCBpBBBnRMBhCBBCPPB9-P9-PBCBCGBCBByhM9BBqGGBud0Q0QsSAB", false)),
+    Lo: () => new UnicodeRangeTable(decodeRanges("qFQQhIFFBCBxGBB7ZaBFDBuBfBCJBkBBBCiDBCZZBLLBBBDRRCdBe4CBMZZBfBWVBrBYBIKBGXBCGBRoBB8B1BBETTIJBROBFHBDBBDVBCGBCEEBCBERROBBCCBPBBLJJBEBFBBDVBCGBCBBCBBCBBgBDBCUUBBBRIBCCBCVBCGBCBBCEBETTQBBYMMBGBDBBDVBCGBCBBCEBEffBCCBBBQSSCFBECBCDBEBBCCCBEEBEEBBBELBX1B1BBGBCCBCWBCPBEbbBBBCBBDBBfFFBGBCCBCWBCJBCEBEffBBBCBBQBBSIBCCBCoBBDRRGCBJCBZFBGRBEXBCIBCDDBFB7BvBBCBBNFB8BBBCCCBDBCXBCCCBIBCBBKDDBDBYDBhBgCgCBGBCjBBcEB0DqBBVRRBEBFDBEEEBIIBBBFMBNyDyDBnKBCDBDGBCCCBCBDoBBCDBDgBBCDBDGBCCCBCBDOBC4BBCDBDiCBmBPByDrTBDQBCZBGqCBHHBIRBOSBPRBPMBCCBQzBBpBkCkCBhBBC0BBIEBDhBBCGGBkCBLeByBdBDEBMrBBFZB3BWBK0BBxFuBBSHB3BdBOBBLrBBbjBBqBCBLdByDDBCFBCBBE7hB7hBBCB4-C3BBZWBKGBCGBCGBCGBCGBCGBCGBCGBoR2B2BF1CBJCCB4CBFGGBpBBC9CBSfBxBPBhQ-tGBhC0wUBC2jBBkCnBBJrIBFPBLBBjCyByBBkCBqFoDoDEGBCCBCDBCWBezBBPxBB-BFBECCBMMBaBLWBacBIuBBuBEBDIBLEBCoBBYCBCHBVPBCFBEEEBwBBCEEBDDBDBDCCZBBEKBIPPBEBDFBDFBKGBCGByEiBBej9KBNWBFwBBloItLBDpDBkCCCBIBCMBCEBCCCBCCBCCBqDBiBqLBT-BBD1BBpBLB1DEBCmEBqDJBCsBBDeBEFBDFBDFBDCBkBLBCZBCSBCBBCOBDNBjB6DBmMcBEwBBwBfBOTBCHBHlBBLdBDjBBFHBhEtCBjDnBBJzBB9CzBBN2JBKVBLHB5EFBDCCBqBBCBBEDDBVBLWBKeBiCSBCBBLVBLZBHZBnB3BBHBBhCQQBCBCCBCcBrBcBEcBkBHBCbBc1BBLVBLSBORBvDoCB4FjBBnBDBCxJxJBoBBHBBRCBCBB5BcBLJJBUBrBRBvBUBcWBN0BB6BBBDOOBrBBhBYBbjBBeDDJiBBENNBuBBPDBWCCkBRBCYBUBBgCGBCCCBCBCOBCJBIuBBnBHBDBBDVBCGBCBBCEBETTNEBfJBCDDClBBCaaCtBtBBzBBTDBVCBfvBBVBBC5F5FBtBBqBDBlBvBBV8B8BBpBBOoCoCBZBmBGB6FrBB0GHBDDDBGBCBBCXBQCC-CHBDmBBRCCdLLBmBBIWWMtBBUTTBnCBoGgBBgBIBCkBBSyByBBcBxDGBCBBClBBWaaBEBCBBCfBPYYBnBBCBBlISBQCCBLBChBB9DwCwCB4cBnHjGBtyCgDBQvhBBSFBa68DBGmSB61GdBj3B4RBIeBSuCBSdBTvBB0BUBGSB0NnBB2MqCBGwFwFB0mHBqBfBiDyDBuwIiJBQeeBBBDPPBCBJrMBloCqDBGMBEIBIJBxzI2P2PBrBBiBiKiKBcBTrBBlPaBmHdBDwGwGBdBCCBCBBCGBDEBKiHiHBFBCDBCBBCOBCkGB8pBDBCaBCBBCDDCJBCDBCCCHFFCECBBBCBBCDDCICBCCDDBCGBCDBCDBCCCBIBCQBGCBCEBCQBlqE-2pBBhB9oEBDt0FBDwpHBQtTBjtC9QBjvBq6EBGppIB", false)),
+    Lt: () => new UnicodeRangeTable(decodeRanges("lOGDnB2sH2sHBGBJHBJHBNQQwBAB", false)),
+    Lu: () => new UnicodeRangeTable(decodeRanges("hCZBmDWBCGBiB2BCDOCDuBCBECEBBCCCBCCBBBDDBCBBCCBEBBCBBCECBCCDCCBCCBBBCCCBEEIJDCMCDQCDDDCCBC4BCIBBCBBDCCBCBCGCiJCCEJJHCCBBBCCCBCCBPBCIBkBDDBBBEWCGDDCBBDyBBxBgBCK2BCBMCD+CCDlBBq6ClBBCGGzW1CB0kCHHBpBBDCBhK0ECKgDCKHBJFBLHBJHBJFBMGCJHBpCDBNDBNDBNEBMDBnIFFECBDCBDEEBDBHGCBCBDDBLBBG+B+B9zCvBBxBCCBBBDGCBCBCDDJCBCgDCJCCFuqeuqeCqBCUaCoEMCE8BCLECBICFCCDCCEUCBDBCEBCOCBCBCCCBQCZs5Vs5VBYBmmBnBBpEjBB9EKBCOBCGBCBBr3ByBB+EVB75CfBhsVfBhCYBoqZZBbZBbZBbCCBGDBDDBCBCHBbZBbBBCDBDHBCGBcBBCDBCEBCEEBFBcZBbZBbZBbZBbZBbZBfYBiBYBiBYBiBYBiBYBiB2pE2pEBgBB", false)),
+    M: () => new UnicodeRangeTable(decodeRanges("gYvDB0IGBoIsBBCCCBCCBCCpCKBxBUBRmDmDBFBDFBDBBCDBkBffBZB8CKB7BIBKZZBCBCIBCCBCEBsBCB8BIBrBXBCgBB3BCBCRBCGBLBBeCB5BCCBFBDBBDCBKLLBbbDCB5BCCBDBFBBDCBEffBEEMCB5BCCBGBCCBCCBVBBXFBCCB5BCCBFBDBBDCBICBLBBf8B8BBDBECBCDBKpBpBBDB4BCCBFBCCBCDBIBBMBBeCB5BCCBFBCCBCDBIBBMBBQNNBCB4BBBCGBCCBCDBKLLBeeBBBnCFFBEBCCCBGBTBB+BDDBFBNHBjDDDBHBMGBqCBBcECFBByBTBCBBGKBCjBBKlDlDBSBYDBFCBCCBDGBEDBOLBCLLBCBgWCBzdDBdCBeBBfBBhCfBKuBuBBBBC2D2DBjBjB3DLBFLB8GEB6BJBCcBDxBxBBsBBDLBVEBwBQBnBIBNCBfMB5BNBxBTB5ECBCUBFHHDCBnG-BBxWgBB--CCBuEhDhDBeBrRFBqDBB1udDBCJBhBBBxCBBxIEEFYYBDBF0C0CBzBzBBQBbRBOnBnBBGBaMBtBDBwBNBlBkCkCBMBNJJBuBuBBBBzBCCBBBDBBGBBCqBqBBDBGBBtHHBCBBx5TiXiXBOBRPBuejHjH2EEBn0BCBCBBGDBpBCBFmFmFB+R+RBCBiCEB+JBBuCFBnCKByBDB7DCB2BOBqBDDBLLBCBuBKBI+B+BBBBlBNBRBBtBNNBBBxBNBJDBCBB9CLBHDD+ELBWDB4BBBCGBDBBDCBKLLBDDBFBEEBkCIBCDDCDBCEBCPPBzCzCBQBYyCyCBSBsHGBDIBcBBzCQBrDMBmDOBhIOB2HFBCBBDDBCCCBuEuEBFBDGBEddBIBpBGBCDBJKKBJBvBPBnGHBoGHBCHBzCVBCNB7DFBECCBCCBFBCjCjCBDBCBBCEB8KDBKBBCxBxBBFBEEBYmnFmnFHOBpmLRBhuCEB8BGB5gBCCB1BBIDByCMMBslTslTBizEizEBsBBDWB-QEBEFBJHBDGBfDB1ECB89B2BBFxBBJPPXEBCOBxqBGBCQBDGBCBBCEBlDhFhFBFB4L+B+BBCB9PDB-HBB0HDDIBBG7O7OBFBuDGB29lYvHB", false)),
+    Mc: () => new UnicodeRangeTable(decodeRanges("joC4B4BDCBJDBCBBzBBB7BCBHBBDBBLsBsB7BCBjC7B7BBBBJCCB2B2BB7B7BCHHBDDBLLnDBBCBBECBCCBLqBqBBBB+BDB+BBB7BCCBDBDBBCBBKBBdPPB7B7BBBBGCBCCBLrBrBBsCsCBBBHHBTBBrKBBgCsFsFBFFHDDBaaBLLBBBDGBWBBDFBDLLBBB5zBffiEIIBGBCBB7KDBDCBFBBCFBhHBB7BCCKCCBJJBEByExBxBGCCBDBCBB+BffFBBD9B9BDCBCEEBxBxBBGBJBBsFWW35EBB0-dBBD5C5CBzBzBBOBvEBBwBxBxBBFFBDDBBBvDBBDBBZuBuBCuDuDDBBGuHuHBCCBCCBCC0gZCCgEuBuBBBBFBB0DZZB8B8BxBCBKBBO+C+CBBBEBBCrFrFBBBgBBB7BBBCDBDBBDCBKLLB1C1CBBBIDDCDBCBBCmDmDBBBJBBErDrDBBBHCCBCBDuHuHBBBHDBDyDyDBBBJBBCuDuDCBBHoDoDCBBFmImIBBBK4H4HBEBCBBFDDCvEvEBBBJDBF1C1CeBB-BqGqGECCoGPPrDIID2G2GBDBFBBC-K-KBNNxBBBJBBCpvQpvQBBBlxD2BBpDBB0rYBBHFB", false)),
+    Me: () => new UnicodeRangeTable(decodeRanges("okBBB1xF-wB-wBBCBCCBsshBCB", false)),
+    Mn: () => new UnicodeRangeTable(decodeRanges("gYvDB0IEBqIsBBCCCBCCBCCpCKBxBUBRmDmDBFBDFBDBBCDBkBffBZB8CKB7BIBKZZBCBCIBCCBCEBsBCB8BIBrBXBCfB4BCCFHBFEEBFBLBBe7B7BFDBJVVBbbDBB6BFFBFFBDDBBBEffBEEMBB6BFFBDBCBBFVVBXXBEBC7B7BDCCBCBJIIBMMBff+BNNzBEE4BCCBBBGCBCDBIBBMBBe7B7BDHHGBBVBBdBB6BBBFDBJVVBeepCIIBBBC7C7CDGBNHBjDDDBHBMGBqCBBcEC4BNBCEBCBBGKBCjBBKnDnDBCBCFBCBBDBBaBBFCBRDBODDBHHQgWgWBBBzdCBeBBfBBfBBhCBBCGBJDDBJBKuBuBBBBC2D2DBjBjB3DCBFBBKHHBBB8GBBD7B7BCGBCCCDHBHJBDxBxBBMBCeBDLBVDBxBCCBDBCGGpBIBNBBhBDBDBBCCB5BCCBEECCB7BHBDBB5ECBCMBCGBFHHEBBnG-BBxWMBFEEBKB--CCBuEhDhDBeBrRDBsDBB1udFFBIBhBBBxCBBxIEEFaaBGG4EBBbRBOnBnBBGBaKBvBCBxBDDBCBDBBoBkCkCBEBDBBDBBNJJwB0B0BCCBDBBGBBCrBrBBJJvHDDFx5Tx5TiXPBRPBuejHjH2EEBn0BCBCBBGDBpBCBFmFmFB+R+RBCBiCEB+JBBuCFBnCKByBDB8D3B3BBNBqBDDBLLBBByBDBDBBI+B+BBBBlBEBCHB-BNNB1B1BBHBLDBDgDgDBBBDCCBHHD+E+EEHBWBB6BBBEmBmBBFBEEBnCFBOECPBB2CHBDCBCYY1CFBCFFBCCBvHvHBCBHBBCBBcBB2CHBDCCBrDrDCDDBEBCmDmDCDDBCBCEBkIIBCBBhIBBCFFxEDBDBBFhBhBBIBpBFBDDBJKKBEBDCBvBMBCBBnGCCBBBCqGqGBFBCFBCzCzCBUBDGBCBBCBB7DFBECCBCCBFBCpCpCBEEC8K8KBMMB1B1BBDBGCCYmnFmnFHOBpmLLBECBhuCEB8BGB5gBgCgCBCByC5lT5lTBizEizEBsBBDWBhRCBSHBDGBfDB1ECB89B2BBFxBBJPPXEBCOBxqBGBCQBDGBCBBCEBlDhFhFBFB4L+B+BBCB9PDB-HBB0HDDIBBG7O7OBFBuDGB29lYvHB", false)),
+    N: () => new UnicodeRangeTable(decodeRanges("wBJB5DBBGDDBBBitBJBnEJBnGJB9MJB3DJBFFBtDJB3DJB3DJBDFBvDMB0DJBJGBoDJBpDGBISBuDJBhDJB3DJBnCTBtIJBnCJBwWTBybCBwHJBHJBXJBtJJBhEKBmFJBHJB3FJB3CJBnEJBHJB3gBEEBEBHJBnGyBBDEB3W7BBvCVB3TdBqrBqYqYaIBPCB4KDBrEJBfHBCOBhBJBoBOBh7cJB9FJBhKFB7EJBnBJBnGJBXJB3CJB3MJB34UJBuPsBBN4BBSBB2KaBlBDBeJJnEEBrGJBvdHBaGBoBIBsCEBXFBhFBBDPBDtBBhCIB1BBBfCBsCEBpDHBZHBqBGBrKFBxBJBHJB3IeB-EJBrBDBxDGBnEdBhEJB9BJBxEJBITB8HJB3KJB3DJB3LJBnDJBHTBtCLBlNSB+CJB3UJB3CcBkHJBnCJB3BJBnLJBnDUBshBuDBimPJBnpCJB3CJBnEJBCGBvQJBnIWB+KCB6nXJBnuBTBNTBtDYB2iBxBBhqCJBnNJB3PJB4HJBtWIBhEJB4Y6BBCCBCDBtCsBBCOBjeMBk3CJB", false)),
+    Nd: () => new UnicodeRangeTable(decodeRanges("wBJnxBJnEJnGJ9MJ3DJ3DJ3DJ3DJ3DJ3DJ3DJ3DJ3DJhDJ3DJnCJ3IJnCJn6BJnBJtJJhEJnFJHJ3FJ3CJnEJHJnuiBJnVJnBJnGJXJ3CJ3MJ34UJnsBJnkCJHJ9YJhEJ9BJxEJ3IJ3KJ3DJ3LJnDJHTtCJnNJnDJ3UJ3CJ3HJnCJ3BJnLJ3uQJnpCJ3CJnEJ3QJ37XJ12CxBhqCJnNJ3PJ4HJ2aJ30EJ", true)),
+    Nl: () => new UnicodeRangeTable(decodeRanges("u3FCBwzCiBBDDB-zDaaBHBPCBs1dJBxyW0BBtOJJnEEBrhIuDBm8SCB", false)),
+    No: () => new UnicodeRangeTable(decodeRanges("yFBBGDDBBB2pCFB5LFB5DCBmEGB6GGBSIByNJB2hBTB0jBJBhP20B20BEFBHJBnGPBqB3W3WB6BBvCVB3TdBqrB1kB1kBBCBrEJBfHBCOBhBJBoBOBxrdFBymWsBBiCDBSBB2KaBlBDB1pBHBaGBoBIBsCEBXFBhFBBDPBDtBBhCIB1BBBfCBsCEBpDHBZHBqBGBrKFBhLeB-EJBrBDBxDGBnETB8LTBmqBBBvNIBobSB0aUBn8SGB-YWBqhZTBNTBtDYBvqFIBid6BBCCBCDBtCsBBCOBjeMB", false)),
+    P: () => new UnicodeRangeTable(decodeRanges("hBCBCFBCDBLBBEBBbCBCccCkBkBGEELBBEEE-VJJzOFBqBBB0BCCDDDtBBBVBBCBBOCCBBBrCDBnDsBsBBMBqHCB3BOBgBmImIBLLtE5D5D6DnMnMNwLwL7CLLBpFpFBNBCmBmBBCBoCrCrCBDBFBBwDFBsFlTlTBHB4EuTuTtBBBvCCBoCBB+ECBCCBmBKB6JBB5GBBhEGBCFBhFBBLGBdCB9DDB8BEB-BBBhCHBM9Z9ZBWBJTBCMBCLBfBBPBB6TDBeBB+hBNBwCBBgBJB0MVBgCDBhBBB8XDBCBBxDwEwEBtBBCfBDLBkNCBFJBDLBRNNjD7C7CjgdBBuICBkDLL0DFB9LDB3CBBpBCBCyByBBwBwBiDMBRBB9DDB-DBBRBB6HzqUzqUBxGxGBIBXiBBCNBCFFCBB2ECBCFBCDBLBBEBBbCBCccCCCBFB7MCB9UxBxB-MoXoXoGgBgBxIIBnBxDxDBFBjCGB6CDByO-J-JjBlElEBDBtBDB+FGBuDBBCDB-DDBxBBBwCDBFOOCCB5CFBsDrJrJBCCBzDzDBDBLBBCpDpD7HWBqDCBdMBtCjEjEBBB9HpIpIBBB8E9C9CBGB0CCBCEB+CJB4GgDgDBDBrBBBmUBBrCMBwFxjBxjBBDB97CBB8zOBBmEiCiCBDBJpRpRBBBoJDBoK9lT9lTovHEB07C-a-aBAB", false)),
+    Pc: () => new UnicodeRangeTable(decodeRanges("-Cg-Hg-HBUU-u3BBBZCBwHAB", false)),
+    Pd: () => new UnicodeRangeTable(decodeRanges("tB9qB9qB0BiyDiyDmgBqgCqgCBEBiwDDDgBBBFdd-NUUwDxszBxszBBmBmBLqFqFhzD-J-J", false)),
+    Pe: () => new UnicodeRangeTable(decodeRanges("pB0B0BgB+1D+1DC-6B-6BqtC4B4BQ7T7TCff-hBMCxChBhBCGC1MUChCCCiBmhBmhBCECtBGCtNICEGCDBB-ozB6G6GeOCESSCCCrF0B0BgBGD", false)),
+    Pf: () => new UnicodeRangeTable(decodeRanges("7F+6H+6HEddpuDCCFDDQEE", false)),
+    Pi: () => new UnicodeRangeTable(decodeRanges("rFt7Ht7HDBBDaapuDCCFDDQEE", false)),
+    Po: () => new UnicodeRangeTable(decodeRanges("hBCBCCBDECBLLBEEBcclCGGPBBI-V-VJzOzOBEBqB3B3BDDDtBBBVBBCBBOCCBBBrCDBnDsBsBBMBqHCB3BOBgBmImIBLLtE5D5D6DnMnMNwLwL7CLLBpFpFBNBCxDxDrCEBFBBwDFBsFlTlTBHBmY9D9DBBBoCBB+ECBCCBmBFBCDB6JBB5GBBhEGBCFBhFBBLGBdCB9DDB8BEB-BBBhCHBMjajaBJJBGBJIBDDBDCBEKBCCCBIB7kDDBCBBxDwEwEBFFBBBDDDBHBCBBCDDBLLBDBCJBDDBCCCBLBDCBtNCB6B+F+FjgdBBuICBkDLL0DFB9LDB3CBBpBCBCyByBBwBwBiDMBRBB9DDB-DBBRBB6HlxUlxUBFBDXXVBBDDBECBCDBICBHCCB2E2EBBBCCBDECBLLBEEBcclBDDB7M7MBBB9UxBxB-MoXoXoGgBgBxIIBnBxDxDBFBjCGB6CDB0ZlElEBDBtBDB+FGBuDBBCDB-DDBxBBBwCDBFOOCCB5CFBsDrJrJBCCBzDzDBDBLBBCpDpD7HWBqDCBdMBtCjEjEBBB9HpIpIBBB8E9C9CBGB0CCBCEB+CJB4GgDgDBDBrBBBmUBBrCMBwFxjBxjBBDB97CBB8zOBBmEiCiCBDBJpRpRBBBoJDBoK9lT9lTovHEB07C-a-aBAB", false)),
+    Ps: () => new UnicodeRangeTable(decodeRanges("oBzBzBgB-1D-1DC-6B-6B-rCEEnB4B4BQ7T7TCff-hBMCxChBhBCGC1MUChCCCiBmhBmhBCECaTTCECtNICEGCDipzBipzB4GeeCMCESSCCCrFzBzBgBEEDAB", false)),
+    S: () => new UnicodeRangeTable(decodeRanges("kBHHRCBgBCCcCCkBEBCBBDCCBCBDEEfgBgBrODBNNBGGBCCCBPB2DPPBxDxDsErIrIBBB3DCBDDDBvGvGLUUB4H4HIBBpEqLqLBHHB2H2H-DjEjEBGBlEwGwGqBmGmGiGCBQCCBBBDFBVECmEHBCFBCBBGDBmGBBxXJB0WuLuLlL+E+EBgBBiLJBKIBhiBCCBBBMCBOCBOCBOBBmCOOoBCBOCBUhBB-BBBCDBCBBLCCBBBGFBCECFMMBFFBDBGDBC7B7BBFFB2LBFcBD+HBXKByCtCBXnTBtBwBBDeBLyMBX+BBFfBD1LBDpEBmHFBmLBBvBZBC4CBN1GBbPBFOOBNNWBBHBB8CBB0HBBFJBhBlBBKRRBdBMdBJQQBeBLmBBQ-JBhuG-BBx0V2BB6RWBKBBoDBB+EDBLDB+RCBiHPPB+9T+9TpEgBBuLPBhCBB3BHBtBDBjDCCBBBD7E7EHRRBBBgBCCcCCiEGBCGBOBB6JIB6BQBDCBCMBEwBwBBrBB7zBBBwSmWmWBiKiKBGBnjC2kC2kCBbBr6SDBG3qU3qUk7DvHBLCBEzNBHWBQQBgDzDB9B1HBLmBBD7BBGCBXBBIdBF8BBWhCBE7F7FB1CBrbaagBaagBaagBaagBaa9B-PB4BDBzBHBCNBCBBp2BwNwNttCEE+DiOiOBvIvIBqBBFjDBNOBDOBCOBCkBBYgFB5BcBOrBBFIBIBBPFB7E4eBEQBEMBE5GBHLBFQQBKBF3BBJJBHnBBJdBDLBFBBPIBoB3KBJNBDMBEKBE4BBCFFBOBDLBFJBIyEBC7CBLAB", false)),
+    Sc: () => new UnicodeRangeTable(decodeRanges("kB+D+DBCBqnB8D8DzPBBzPBBI2H2HoImSmS8sClmClmCBgBB37hBkuVkuVtD7E7E8GBBEBB3-HDB-4wBxtCxtC", false)),
+    Sk: () => new UnicodeRangeTable(decodeRanges("+CCCoCHHFEEqQDBNNBGGBCCCBPB2DPPBjoBjoB15FCCBBBMCBOCBOCBOBB9kEBBkzdWBKBBoDBBxePPBniUniUBPB8bCCjF4g9B4g9BBDB", false)),
+    Sm: () => new UnicodeRangeTable(decodeRanges("rBRRBBB+BCCuBFFmBgBgB-XwQwQBBB8xGOOoBCBOCBsEoBoBBDBHlClCBDBGBBFGDIgBgBBDDCgBgBBqIBhBBB7CffBXBpBFB2OKK3BHBwDxKxKBDBDeBLPBhIiEBX+BBFfBDhIBxBUBDFB9+zB5Z5ZCCBlFRRBBB+BCCkEHHBCBitDBBhrwBx+Bx+BagBgBagBgBagBgBagBgBat5Ft5FB-uC-uCBHB", false)),
+    So: () => new UnicodeRangeTable(decodeRanges("mFDDFCCyerIrIBgEgEBvGvGLUUB4H4HkQ2L2LjEFBClElEwGqBqBoMCBQCCBBBDFBVECmEHBCFBCBBGDBmGBBxXJB0WzWzW+EhBBiLJBKIBksBBBCDBCBBLCCBHHBEBCECFMMBPPCBBC7B7BBKKBDBDDBCBBCBBCGBCeBDBBCCCBdBtIHBFTBDGBDwCBCdBanBBHnCBXKByCtCBX2FBCIBC1BBJuDBC3HBtBrBBhC-HBhQvBBWBBHmBBDpEBmHFBmLBBvBZBC4CBN1GBbPBFOOBNNWBBHBBxKBBFJBhBlBBKRRBdBMdBJQQBeBLmBBQ-JBhuG-BBx0V2BBibDBLBBC+R+RBBBqqUPBuLPBhCBB3BHBuBCBlPEEFBBOBB6JIB6BQBDCBCMBEwBwBBrBB7zBBBwSpgBpgBBGBnjC2kC2kCBGBFQBr6SDBG3qU3qUk7DvHBLCBEzNBHWBQPBhDzDB9B1HBLmBBD7BBGCBXBBIdBF8BBWhCBE7F7FB1CBqlB-PB4BDBzBHBCNBCBBp2B96C96CiEyWyWBqBBFjDBNOBDOBCOBCkBBYgFB5BcBOrBBFIBIBBPFB7E6HBG4WBEQBEMBE5GBHLBFQQBKBF3BBJJBHnBBJdBDLBFBB-B3KBJNBDMBEKBE4BBCFFBOBDLBFJBIyEBC7CBLAB", false)),
+    Z: () => new UnicodeRangeTable(decodeRanges("gBgEgEgvFgsCgsCBJBeBBGwBwBh9DAB", false)),
+    Zl: () => new UnicodeRangeTable(decodeRanges("ohIA", true)),
+    Zp: () => new UnicodeRangeTable(decodeRanges("phIA", true)),
+    Zs: () => new UnicodeRangeTable(decodeRanges("gBgEgEgvFgsCgsCBJBlBwBwBh9DAB", false)),
+    ASCII_Hex_Digit: () => new UnicodeRangeTable(decodeRanges("wBJIFbF", true)),
+    Alphabetic: () => new UnicodeRangeTable(decodeRanges("hCZBHZBwBLLFGGBVBCeBCpOBFLBPEBICC3CeeBQBCBBDDBCHHCCBCCCBSBCyCBCqEBJlFBClBBDHHBnBBoBNBCCCBCCBCCJaBFDBeKBG3BBCGBPlDBCHBFHBFCBLCBDRRBuBBOkDBZgBBKBBFGGBWBDSBUYBIKBGXBCGBIJJBoBBLLBEGBHrCBCPBCCBFOBOSBCHBDBBDVBCGBCEEBCBEHBDBBDBBCJJFBBCEBNBBLFFBBBCFBFBBDVBCGBCBBCBBCBBFEBFBBDBBFIIBCBCSSBEBMCBCIBCCBCVBCGBCBBCEBEIBCCBCBBEQQBCBWDBFCBCHBDBBDVBCGBCBBCEBEHBDBBDBBKBBFBBCEBORRBCCBEBECBCDBEBBCCCBEEBEEBBBELBFEBECBCCBEHHpBMBCCBCWBCPBEHBCCBCCBJBBCCBCBBDDBdDBCHBCCBCWBCJBCEBEHBCCBCCBJBBGCBCDBOCBNMBCCBCoBBDHBCCBCCBCGGBCBIEBXFBCCBCRBEXBCIBCDDBFBJFBCCCBGBTBBO5BBGGBH0B0BBECBDBCXBCCCBRBCCBDEBCHHPDBhBgCgCBGBCjBBFSBFPBCjBBkC2BBCDDBDBR-BBLDBDlBBCGGDqBBCsKBCDBDGBCCCBCBDoBBCDBDgBBCDBDGBCCCBCBDOBC4BBCDBDiCBmBPBR1CBDFBErTBDQBCZBGqCBEKBITBMUBNTBNMBCCBCBBNzBBDSBPFFkC4CBIqBBGlCBLeBCLBFIBYdBDEBMrBBFZB3BbBF+BBDTBzBYYBMMBBByBzBBCOBCHB0BpBBDDBLrBBCKBP2BBXCBLjBBDKBGqBBDCBqBDBCFBCBBEGGB+FBUhBBM1IBDFBDlBBDFBDHBCGCBdBD0BBCGBCEEBBBCGBEDBDFBFMBGCBCGB1DOORMBmDFFDJBCEEBDBHGCBCBCKBDDBGEBFSSBnBBuZzBB34BkHBHDBEBBNlBBCGGD3BBIRRBVBKGBCGBCGBCGBCGBCGBCGBCGBCfBwB2O2OBBBaIBIEBDEBF1CBHCBC5CBCDBGqBBC9CBSfBxBPBhQ-tGBhCs0VBkCtBBDsIBEPBLBBVuBBGHBEwDBoBIBDmDBDxCBVUBCgBBZzBBNjCBCtBtBBEBECCBBBLgBBGiBBOcBEyBBCLBQRRBOBLEBC2BBKNBTWBEkCBCCCZCBDPBDDBMFBDFBDFBKGBCGBCqBBCNBH6DBWj9KBNWBFwBBloItLBDpDBnBGBNEBGLBCMBCEBCCCBCCBCCBqDBiBqLBT-BBD1BBpBLB1DEBCmEBlBZBHZBM4CBEFBDFBDFBDCBkBLBCZBCSBCBBCOBDNBjB6DBmC0BBsIcBEwBBwBfBOdBGqBBGdBDjBBFHBCEBrB9EBTjBBFjBBFnBBJzBBNKBCOBCGBCBBCKBCOBCGBCBBEzBBN2JBKVBLHBZFBCpBBCIBmCFBDCCBqBBCBBEDDBVBLWBKeBiCSBCBBLVBLZBHZBnB3BBHBBhCDBCBBGHBCCBCcBrBcBEcBkBHBCbBc1BBLVBLSBORBvDoCB4ByBBOyBBOnBBjBbBEGGBVB7HpBBCBBEBBRFBzBCBEcBLJJBUBrBRBvBUBcWBKlCBsBEBL4BBKOOBXBYyBBSDBJiBBEKKB+BBCDBKBBLCCkBRBChBBDHHBCB-BGBCCCBCBCOBCJBI4BBYDBCHBDBBDVBCGBCBBCEBEHBDBBDBBEHHGGBdJBCDDClBBCJBCDDCDBCBBECCtBhCBCCBCDBVCBfhCBDBBC5F5FB0BBDGBaFBjB+BBCEE8B1BBDoCoCBZBDNBWGB6F4BBoD-BBgBHBDDDBGBCBBCdBCBBDBBDDB+CHBDtBBDFBCCCBccBxBBDJBSnCBGTTBnCBoDHB5CgBBgBIBCsBBCGBCyByBBcBDVBCNBqCGBCBBCrBBECCBCCBBBCDDBZZBEBCBBCkBBCBBCDBCYYBqBBlIWBKQBCoBBECBwDwCwCB4cBnDuDBSjGBtyCgDBQvhBBSFBa68DBGmSB61GuBBy2B4RBIeBSuCBSdBTvBBRDBgBUBGSBxNsBB0G-BBhBYBDYBtBqCBF4BBIQBhCBBCNNBFBK1mHBqBfBiDyDB+vIDBCGBCBBCiJBQeeBBBDPPBCBJrMBloCqDBGMBEIBIJBFi7Fi7FBzCBCmCBCBBDDDBDDBCBCLBCCCBFBCgCBCDBDHBCGBCbBCDBCEBCEEBFBCzKBDYBCYBCeBCYBCeBCYBCeBCYBCeBCYBCHB15BeBHFB2GGBCQBDGBCBBCEBG9BBiBxDxDBrBBLGBRiKiKBcBTrBBlPbBlHdBDwGwGBdBCVBJBBhHGBCDBCBBCOBCkGB8BjCBEEE1lBDBCaBCBBCDDCJBCDBCCCHFFCECBBBCBBCDDCICBCCDDBCGBCDBCDBCCCBIBCQBGCBCEBCQB1TZBHZBHZB3zD-2pBBhB9oEBDt0FBDwpHBQtTBjtC9QBjvBq6EBGppIB", false)),
+    Dash: () => new UnicodeRangeTable(decodeRanges("tB9qB9qB0BiyDiyDmgBqgCqgCBEB+BoBoBQnMnMlgDDDgBBBFdd-NUUwDxszBxszBBmBmBLqFqFhzD-J-J", false)),
+    Emoji: () => new UnicodeRangeTable(decodeRanges("jBHHGJBwDFFu8HNN5GXX7CFBQBBwLBBNnFnFaKBFCBoGoHoHBLLK7B7BBCBCEBKGDBDDFDDCBBDIEBJJBBBGCCGLBMBBDCCBCCTDDBTTBEBCCCBEEBGGDBBFBBMBBGBBDGGBECBVVBGGBEBCDBDFFDDDBEBCDDCCCHEEHLLBQQDFFCFFBBBCMMBxBxBBBBKeP1LBBwOCBUBB0BFF7mBNN6SCCrrvDrGrGhFBBNBBPDDBIBsCZBCBBYVVDIBWBBvFhBBDvDBDBBCCBDyCBDCBCmIBC+BBMFBCXBIBBDHBNDDBCBDFFBOOBDDJBBKGGBBBNCBJCBDCCFHHEHHB0CBxBlCBGHBDDBEJBECCBEEDJBkHLBF8I8IBtBBCJBC4FBxDMBEKBE4BBCFFBOBDLBFJB", false)),
+    Emoji_Component: () => new UnicodeRangeTable(decodeRanges("jBHHGJB0+H2G2Gsp3B3+8B3+8BBYB8PEBxtBDBtzhY-CB", false)),
+    Emoji_Modifier: () => new UnicodeRangeTable(decodeRanges("7-8DE", true)),
+    Emoji_Modifier_Base: () => new UnicodeRangeTable(decodeRanges("9wJ8G8GRDB4jzD9B9BBBBDDDBBB2DBBDKBWSBEFFBBBCCBICCZqGqGBFFWFFBvFvFBBBEEB0CRRBBBKMMgSDDJHBHKKBIBDCB5B+B+BBCCBCCSCBCMBmHCBrBIB", false)),
+    Emoji_Presentation: () => new UnicodeRangeTable(decodeRanges("64IBBuGDBEDDqQBBWBBzBLBsBUUOJJBSSBGGBJJGWWIBBCFFDIIFBBdkBkBCFFBBBC+B+BBBBZPP8aBB0BFFvlxDrGrG-FDDBIBsCZBCZZVDDBDBCCBWBBvFgBBNIBClCBCVBNqBBFEBNQBEEEBlCBCCCB5FBD+BBODBCXBTbbBOO3C0CBxBlCBHEEBBBDDBEDBMBBIIBkHLBF8I8IBtBBCJBC4FBxDMBEKBE4BBCFFBOBDLBFJB", false)),
+    Extended_Pictographic: () => new UnicodeRangeTable(decodeRanges("pFFFu8HNN5GXX7CFBQBBwLBBNnFnFaKBFCBoGoHoHBLLK7B7BBCBCEBKGDBDDFDDCBBDIEBJJBBBGCCGLBMBBDCCBCCTDDBTTBEBCCCBEEBGGDBBFBBMBBGBBDGGBECBVVBGGBEBCDBDFFDDDBEBCDDCCCHEEHLLBQQDFFCFFBBBCMMBxBxBBBBKeP1LBBwOCBUBB0BFF7mBNN6SCCrrvDoBoBBCBlDLBQBBQPPBmBmBBIBxDBBNBBPDDBIBU3BBcOBLVVDIBCDBKWBH7FBDvDBDBBCCBDyCBDCBCDBG9HBC+BBMFBCXBIBBDHBNDDBCBDFFBOOBDDJBBKGGBBBNCBJCBDCCFHHEHHB0CBxBlCBGHBDQBECCBEBDMB7GlBBNDB5BHBLFBpBHBfBBNDBDNBKmBBNuBBCJBC4FB5CHBPxEBhI9fB", false)),
+    Hex_Digit: () => new UnicodeRangeTable(decodeRanges("wBJIFbFq1-BJIFbF", true)),
+    Lowercase: () => new UnicodeRangeTable(decodeRanges("hDZBwBLLFlBlBBWBCHBC2BCBQCBuBCDECBBBDCCDEEBFFDEEBBBDDDCCCDCCBCCDEECDDBDDBBBHGDCOCBSCBDDCEEC4BCBFBDDDBCCFICBjCBDiBBIBBfEBhDsBsBCEEDDBTccBhBBCBBECBCWCBDBCGDB0B0BBuBBCgBCK0BCDMCBgDCxBoBBo6CqBBCDB5XFBjkCIBC2D2DB+FBiC0ECBHBCgDCBHBJFBLHBJHBJFBLHBJHBJNBDHBJHBJHBJEBCBBHEEBBBCBBJDBDBBJHBLCBCBB6DOORMBuDEEBEEcKFDBBJDBFiBiBBOBFsasaBYBn6BvBBCEEBGCFCCBCCBGBEiDCBIICFFNlBBCGG0oesBCUaCBBBmEMCBBBC8BCBIBCCCDICFCCDCCBBBCSCGGGCMCFCCDOCWDBCCCBBB2ZqBBCNBHvCBh6TGBNEBqhBZBumBnBBpEjBB8EKBCOBCGBCBBkODDBBBCpBBCIBmoByBB+DVB75CfBhsVfB8BYBnqZZBbGBCRBbZBbDBCCCBFBCKBbZBbZBbZBbZBbZBbZBbZBbZBbbBdYBCFBbYBCFBbYBCFBbYBCFBbYBCFBC15B15BBIBCTBHFBmI9BB1lChBB", false)),
+    Math: () => new UnicodeRangeTable(decodeRanges("rBRRBBBgBeeCuBuBFmBmBgB5W5WBBBDbbBDDBBBwQCBuwGccBBBMEEOPPBCBWEBMEBiCMBFEEBFFBDBTFFDJBCDDBEBHEEBDDBCCBBBCFBENBClClCBWBCFBCBBFBBFfBCHHBPPBqIBJDBVBB7CffBZBCZZMGB+NBBNJBFFBFBBDBBEEBPCCDFBMHBGBB6BCCeDBKCBxK-BBhI-PBxBUBDFB9+zB4Z4ZBEBCjFjFRCBeCCeCCkEHHBCBitDBBhrwBwoBwoBBzCBCmCBCBBDDDBDDBCBCLBCCCBFBCgCBCDBDHBCGBCbBCDBCEBCEEBFBCzKBDjJBDxBBhwFDBCaBCBBCDDCJBCDBCCCHFFCECBBBCBBCDDCICBCCDDBCGBCDBCDBCCCBIBCQBGCBCEBCQB1BBB-uCIB", false)),
+    Quotation_Mark: () => new UnicodeRangeTable(decodeRanges("iBFFkEQQ96HHBaBBowDqOqOBCBOCBixzBDB+FFF7CBB", false)),
+    Terminal_Punctuation: () => new UnicodeRangeTable(decodeRanges("hBLLCMMBEE-ZJJiQ6B6BpCPPCCB1FsBsBBJBCsHsHB3B3BBEBCHBgBmImIB1nB1nBBtFtFFFB4JBB2YHBmY9D9DBBBoCBB+ECBEoBoBBCBDBB7JBBjLDBjFBBLBBCCBeCB8FEB-BBBldYYBKKBBBwlDCBzJOOFLLCBBEBBtNBB8ndBBuICBkHEB-LBB3CBBgD4E4EBBB0ECBgERRB6H6HnxUDDB6B6BBBBCDBqFLLCMMBEEiCDD7hBxBxBnkBoGoG3JBB5EFBlCFB6CDB5dEBtBDB+FGBxDDBgECBiEBBHRRB5C5CBDBtDrJrJB2D2DBBBNBBnLDBEOBqDBB6HCBmQCC8HBB4CBBFBB-MCBuBmUmUBrCrCBspBspBBDB6vRBBmEiCiCBBBLqRqRBoJoJBnwTnwTovHDB", false)),
+    Uppercase: () => new UnicodeRangeTable(decodeRanges("hCZBmDWBCGBiB2BCDOCDuBCBECEBBCCCBCCBBBDDBCBBCCBEBBCBBCECBCCDCCBCCBBBCCCBEEIJDCMCDQCDDDCCBC4BCIBBCBBDCCBCBCGCiJCCEJJHCCBBBCCCBCCBPBCIBkBDDBBBEWCGDDCBBDyBBxBgBCK2BCBMCD+CCDlBBq6ClBBCGGzW1CB0kCHHBpBBDCBhK0ECKgDCKHBJFBLHBJHBJFBMGCJHBpCDBNDBNDBNEBMDBnIFFECBDCBDEEBDBHGCBCBDDBLBBGbbBOBUzZzZBYBx5BvBBxBCCBBBDGCBCBCDDJCBCgDCJCCFuqeuqeCqBCUaCoEMCE8BCLECBICFCCDCCEUCBDBCEBCOCBCBCCCBQCZs5Vs5VBYBmmBnBBpEjBB9EKBCOBCGBCBBr3ByBB+EVB75CfBhsVfBhCYBoqZZBbZBbZBbCCBGDBDDBCBCHBbZBbBBCDBDHBCGBcBBCDBCEBCEEBFBcZBbZBbZBbZBbZBbZBfYBiBYBiBYBiBYBiBYBiB2pE2pEBgBBvgCZBHZBHZB", false)),
+    White_Space: () => new UnicodeRangeTable(decodeRanges("JEBTlDlDbgvFgvFgsCKBeBBGwBwBh9DAB", false))
+  });
+  static SCRIPTS = new LazyMap({
+    Adlam: () => new UnicodeRangeTable(decodeRanges("go6DrCFJFB", true)),
+    Ahom: () => new UnicodeRangeTable(decodeRanges("g4lCaDOFW", true)),
+    Anatolian_Hieroglyphs: () => new UnicodeRangeTable(decodeRanges("ggxCmS", true)),
+    Arabic: () => new UnicodeRangeTable(decodeRanges("gwBEBCFBCNBCCBCfBCJBMZBCrDBChBBxCvBBxHhBBGqCBCcBxy8BtPBDvEBhBPBxDEBCmEBk7DeBkCFBJIBiBFBh43BDBCaBCBBCDDCJBCDBCCCHFFCECBBBCBBCDDCICBCCDDBCGBCDBCDBCCCBIBCQBGCBCEBCQB1BBB", false)),
+    Armenian: () => new UnicodeRangeTable(decodeRanges("xpBlBDxBDCks9BE", true)),
+    Avestan: () => new UnicodeRangeTable(decodeRanges("g4iC1BEG", true)),
+    Balinese: () => new UnicodeRangeTable(decodeRanges("g4GsCCxB", true)),
+    Bamum: () => new UnicodeRangeTable(decodeRanges("g1pB3CpowB4R", true)),
+    Bassa_Vah: () => new UnicodeRangeTable(decodeRanges("w26CdDF", true)),
+    Batak: () => new UnicodeRangeTable(decodeRanges("g+GzBJD", true)),
+    Bengali: () => new UnicodeRangeTable(decodeRanges("gsCDBCHBDBBDVBCGBCEEBCBDIBDBBDDBJFFBCCBDBDYB", false)),
+    Beria_Erfe: () => new UnicodeRangeTable(decodeRanges("g17CYDY", true)),
+    Bhaiksuki: () => new UnicodeRangeTable(decodeRanges("ggnCICsBCNLc", true)),
+    Bopomofo: () => new UnicodeRangeTable(decodeRanges("qXB6wLqBxDf", true)),
+    Brahmi: () => new UnicodeRangeTable(decodeRanges("ggkCtCFjBKA", true)),
+    Braille: () => new UnicodeRangeTable(decodeRanges("ggK-H", true)),
+    Buginese: () => new UnicodeRangeTable(decodeRanges("gwGbDB", true)),
+    Buhid: () => new UnicodeRangeTable(decodeRanges("g6FT", true)),
+    Canadian_Aboriginal: () => new UnicodeRangeTable(decodeRanges("ggF-TxRlC7tgCP", true)),
+    Carian: () => new UnicodeRangeTable(decodeRanges("g1gCwB", true)),
+    Caucasian_Albanian: () => new UnicodeRangeTable(decodeRanges("wphCzBMA", true)),
+    Chakma: () => new UnicodeRangeTable(decodeRanges("gokC0BCR", true)),
+    Cham: () => new UnicodeRangeTable(decodeRanges("gwqB2BKNDJDD", true)),
+    Cherokee: () => new UnicodeRangeTable(decodeRanges("g9E1CDFz7lBvC", true)),
+    Chorasmian: () => new UnicodeRangeTable(decodeRanges("w9jCb", true)),
+    Common: () => new UnicodeRangeTable(decodeRanges("AgCBbFBbuBBCOBCEBYgBgBiOmBBGEBDTB1DKKHCC+THHPEEhB9E9ElQiEiEB6mB6mB2MDBjJwvBwvBBBBoCBBsGBBCumBumBOIIBCBCFBCCBDmYmYBKBD2CBCKBEKBCOBShBB-BlBBCCBDFBCaBCQBqBCBF5UBXKBW-cBhIzTBDpEBhQ9CBzMUBCCCBXBQHBFDB8CBBE7C7CB0E0EBOBhBlBBKxBxBB+BBgBwCBwB5C5CBmFBhuG-BBhoWhBBnDCBmFJB1HhFhFsMPPBzuUzuUBxGxGBIBXiBBCSBCDB0ECCBeBbFBbKBLuBuBBhChCBFBCGBLEBjICBFsBBEIBxCMB0BsBBlHaBltuBDB96D8HBEzNBHWBQQBgDzDB9B1HBLmBBD9BBEQBJBBIdBF8BB2GTBNTBN2CBKYBoE0CBCmCBCBBDDDBDDBCBCLBCCCBFBCgCBCDBDHBCGBCbBCDBCEBCEEBFBCzKBDjJBDxBByjFjCBtC8BBjWrBBFjDBNOBDOBCOBCkBBLtFB5BZBCBBOrBBFIBIBBPFB7E4eBEQBEMBE5GBHLBFQQBKBF3BBJJBHnBBJdBDLBFBBPIBoB3KBJNBDMBEKBE4BBCFFBOBDLBFJBIyEBCmDBnghYffB+CB", false)),
+    Coptic: () => new UnicodeRangeTable(decodeRanges("ifNxkKzDGG", true)),
+    Cuneiform: () => new UnicodeRangeTable(decodeRanges("ggoC5cnDuDCEMjG", true)),
+    Cypriot: () => new UnicodeRangeTable(decodeRanges("ggiCFBDCCBqBBCBBEDD", false)),
+    Cypro_Minoan: () => new UnicodeRangeTable(decodeRanges("w8rCiD", true)),
+    Cyrillic: () => new UnicodeRangeTable(decodeRanges("ggBkEBDoFBx6FKBhFtCtCojEfBhie-CBv8VBBhw4B9BBiBAB", false)),
+    Deseret: () => new UnicodeRangeTable(decodeRanges("gghCvC", true)),
+    Devanagari: () => new UnicodeRangeTable(decodeRanges("goCwCFODZh7nBfhwcJ", true)),
+    Dives_Akuru: () => new UnicodeRangeTable(decodeRanges("gomCGBDDDBGBCBBCdBCBBDLBKJB", false)),
+    Dogra: () => new UnicodeRangeTable(decodeRanges("ggmC7B", true)),
+    Duployan: () => new UnicodeRangeTable(decodeRanges("ggvDqDGMEIIJDD", true)),
+    Egyptian_Hieroglyphs: () => new UnicodeRangeTable(decodeRanges("ggsC1iBL68D", true)),
+    Elbasan: () => new UnicodeRangeTable(decodeRanges("gohCnB", true)),
+    Elymaic: () => new UnicodeRangeTable(decodeRanges("g-jCW", true)),
+    Ethiopic: () => new UnicodeRangeTable(decodeRanges("gwEoCBCDBDGBCCCBCBDoBBCDBDgBBCDBDGBCCCBCBDOBC4BBCDBDiCBDfBEZBnvGWBKGBCGBCGBCGBCGBCGBCGBCGBjpfFBDFBDFBKGBCGBylvCGBCDBCBBCOB", false)),
+    Garay: () => new UnicodeRangeTable(decodeRanges("gqjClBEcJB", true)),
+    Georgian: () => new UnicodeRangeTable(decodeRanges("glElBBCGGDqBBCDBx8CqBBDCBhiElBBCGG", false)),
+    Glagolitic: () => new UnicodeRangeTable(decodeRanges("ggL-Ch9sDGCQDGCBCE", true)),
+    Gothic: () => new UnicodeRangeTable(decodeRanges("w5gCa", true)),
+    Grantha: () => new UnicodeRangeTable(decodeRanges("g4kCDBCHBDBBDVBCGBCBBCEBDIBDBBDCBDHHGGBDGBEEB", false)),
+    Greek: () => new UnicodeRangeTable(decodeRanges("wbDBCCBDDBCFFCCCBBBCCCBSBC+BBPPBnpGEBzBEBFEB1ChKhKBUBDFBDlBBDFBDHBCGCBdBD0BBCOBCNBDFBCSBDCBCIBoJ-xiB-xiB7uVuCBSgj0Bgj0BBkCB", false)),
+    Gujarati: () => new UnicodeRangeTable(decodeRanges("h0CCBCIBCCBCVBCGBCBBCEBDJBCCBCCBDQQBCBDLBIGB", false)),
+    Gunjala_Gondi: () => new UnicodeRangeTable(decodeRanges("grnCFCBCkBCBCFIJ", true)),
+    Gurmukhi: () => new UnicodeRangeTable(decodeRanges("hwCCBCFBFBBDVBCGBCBBCBBCBBDCCBDBFBBDCBEIIBCBCIIBPB", false)),
+    Gurung_Khema: () => new UnicodeRangeTable(decodeRanges("go4C5B", true)),
+    Han: () => new UnicodeRangeTable(decodeRanges("g0LZBC4CBN1GBwBCCaIBPDBle-tGBhC-vUBhoWtLBDpDBpodBBNGBqgkB-2pBBhB9oEBDt0FBDwpHBQtTBjtC9QBjvBq6EBGppIB", false)),
+    Hangul: () => new UnicodeRangeTable(decodeRanges("goE-HvxHBiI9CyDeiCei3dckUj9KNWFwBl9JeEFDFDFDC", true)),
+    Hanifi_Rohingya: () => new UnicodeRangeTable(decodeRanges("gojCnBJJ", true)),
+    Hanunoo: () => new UnicodeRangeTable(decodeRanges("g5FU", true)),
+    Hatran: () => new UnicodeRangeTable(decodeRanges("gniCSCBGE", true)),
+    Hebrew: () => new UnicodeRangeTable(decodeRanges("xsB2BBJaBFFBpp9BZBCEBCCCBCCBCCBIB", false)),
+    Hiragana: () => new UnicodeRangeTable(decodeRanges("hiM1CBHCBi7-C+IBTeeBBBulQAB", false)),
+    Imperial_Aramaic: () => new UnicodeRangeTable(decodeRanges("giiCVCI", true)),
+    Inherited: () => new UnicodeRangeTable(decodeRanges("gYvDB2IBBlOKBbhXhXBCB8qEtBBDLBlPCBCMBCGBFHHEBBnG-BBtQBBjGgBB65DDBsDBBmrzBPBRNBwejHjH7iEl+uBl+uBBsBBDWBhRCBSHBDGBfDBz6rYvHB", false)),
+    Inscriptional_Pahlavi: () => new UnicodeRangeTable(decodeRanges("g7iCSGH", true)),
+    Inscriptional_Parthian: () => new UnicodeRangeTable(decodeRanges("g6iCVDH", true)),
+    Javanese: () => new UnicodeRangeTable(decodeRanges("gsqBtCDJFB", true)),
+    Kaithi: () => new UnicodeRangeTable(decodeRanges("gkkCiCLA", true)),
+    Kannada: () => new UnicodeRangeTable(decodeRanges("gkDMCCCWCJCEDICCCDIBGCCDDJCC", true)),
+    Katakana: () => new UnicodeRangeTable(decodeRanges("hlM5CBDCBxHPBxGuBBC3CBvgzBJBCsBBzisBDBCGBCBBCgJgJBBBzBPPBCB", false)),
+    Kawi: () => new UnicodeRangeTable(decodeRanges("g4nCQCoBEc", true)),
+    Kayah_Li: () => new UnicodeRangeTable(decodeRanges("goqBtBCA", true)),
+    Kharoshthi: () => new UnicodeRangeTable(decodeRanges("gwiCDCBGHCCCcDCFJII", true)),
+    Khitan_Small_Script: () => new UnicodeRangeTable(decodeRanges("k-7C84G84GB0OBqBAB", false)),
+    Khmer: () => new UnicodeRangeTable(decodeRanges("g8F9CDJHJnPf", true)),
+    Khojki: () => new UnicodeRangeTable(decodeRanges("gwkCRCuB", true)),
+    Khudawadi: () => new UnicodeRangeTable(decodeRanges("w1kC6BGJ", true)),
+    Kirat_Rai: () => new UnicodeRangeTable(decodeRanges("gq7C5B", true)),
+    Lao: () => new UnicodeRangeTable(decodeRanges("h0DBBCCCBDBCXBCCCBVBDEBCCCBFBCJBDDB", false)),
+    Latin: () => new UnicodeRangeTable(decodeRanges("hCZBHZBwBQQGWBCeBCgOBoBEB8wGlBBHwBBGDBGMBClCBiC-HByLOORMBuEBBHccSoBB42CfBj1elDBExCBVOBxZqBBCIBCDB38TGB7gBZBHZBmhCFBCpBBCIBm61BeBHFB", false)),
+    Lepcha: () => new UnicodeRangeTable(decodeRanges("ggH3BEOEC", true)),
+    Limbu: () => new UnicodeRangeTable(decodeRanges("goGeBCLBFLBFEEBKB", false)),
+    Linear_A: () => new UnicodeRangeTable(decodeRanges("gwhC2JKVLH", true)),
+    Linear_B: () => new UnicodeRangeTable(decodeRanges("gggCLCZCSCBCODNjB6D", true)),
+    Lisu: () => new UnicodeRangeTable(decodeRanges("wmpBvBx1eA", true)),
+    Lycian: () => new UnicodeRangeTable(decodeRanges("g0gCc", true)),
+    Lydian: () => new UnicodeRangeTable(decodeRanges("gpiCZGA", true)),
+    Mahajani: () => new UnicodeRangeTable(decodeRanges("wqkCmB", true)),
+    Makasar: () => new UnicodeRangeTable(decodeRanges("g3nCY", true)),
+    Malayalam: () => new UnicodeRangeTable(decodeRanges("goDMCCCyBCCCFFPDZ", true)),
+    Mandaic: () => new UnicodeRangeTable(decodeRanges("giCbDA", true)),
+    Manichaean: () => new UnicodeRangeTable(decodeRanges("g2iCmBFL", true)),
+    Marchen: () => new UnicodeRangeTable(decodeRanges("wjnCfDVCN", true)),
+    Masaram_Gondi: () => new UnicodeRangeTable(decodeRanges("gonCGBCBBCrBBECCBCCBHBJJB", false)),
+    Medefaidrin: () => new UnicodeRangeTable(decodeRanges("gy7C6C", true)),
+    Meetei_Mayek: () => new UnicodeRangeTable(decodeRanges("g3qBWqGtBDJ", true)),
+    Mende_Kikakui: () => new UnicodeRangeTable(decodeRanges("gg6DkGDP", true)),
+    Meroitic_Cursive: () => new UnicodeRangeTable(decodeRanges("gtiCXFTDtB", true)),
+    Meroitic_Hieroglyphs: () => new UnicodeRangeTable(decodeRanges("gsiCf", true)),
+    Miao: () => new UnicodeRangeTable(decodeRanges("g47CqCF4BIQ", true)),
+    Modi: () => new UnicodeRangeTable(decodeRanges("gwlCkCMJ", true)),
+    Mongolian: () => new UnicodeRangeTable(decodeRanges("ggGBBDCCBSBH4CBIqBB2t-BMB", false)),
+    Mro: () => new UnicodeRangeTable(decodeRanges("gy6CeCJFB", true)),
+    Multani: () => new UnicodeRangeTable(decodeRanges("g0kCGBCCCBCBCOBCKB", false)),
+    Myanmar: () => new UnicodeRangeTable(decodeRanges("ggE-EhqmBeiDfxibT", true)),
+    Nabataean: () => new UnicodeRangeTable(decodeRanges("gkiCeJI", true)),
+    Nag_Mundari: () => new UnicodeRangeTable(decodeRanges("wm5DpB", true)),
+    Nandinagari: () => new UnicodeRangeTable(decodeRanges("gtmCHDtBDK", true)),
+    New_Tai_Lue: () => new UnicodeRangeTable(decodeRanges("gsGrBFZHKEB", true)),
+    Newa: () => new UnicodeRangeTable(decodeRanges("gglC7CCE", true)),
+    Nko: () => new UnicodeRangeTable(decodeRanges("g+B6BDC", true)),
+    Nushu: () => new UnicodeRangeTable(decodeRanges("h-7CvsQvsQBqMB", false)),
+    Nyiakeng_Puachue_Hmong: () => new UnicodeRangeTable(decodeRanges("go4DsBENDJFB", true)),
+    Ogham: () => new UnicodeRangeTable(decodeRanges("g0Fc", true)),
+    Ol_Chiki: () => new UnicodeRangeTable(decodeRanges("wiHvB", true)),
+    Ol_Onal: () => new UnicodeRangeTable(decodeRanges("wu5DqBFA", true)),
+    Old_Hungarian: () => new UnicodeRangeTable(decodeRanges("gkjCyBOyBIF", true)),
+    Old_Italic: () => new UnicodeRangeTable(decodeRanges("g4gCjBKC", true)),
+    Old_North_Arabian: () => new UnicodeRangeTable(decodeRanges("g0iCf", true)),
+    Old_Permic: () => new UnicodeRangeTable(decodeRanges("w6gCqB", true)),
+    Old_Persian: () => new UnicodeRangeTable(decodeRanges("g9gCjBFN", true)),
+    Old_Sogdian: () => new UnicodeRangeTable(decodeRanges("g4jCnB", true)),
+    Old_South_Arabian: () => new UnicodeRangeTable(decodeRanges("gziCf", true)),
+    Old_Turkic: () => new UnicodeRangeTable(decodeRanges("ggjCoC", true)),
+    Old_Uyghur: () => new UnicodeRangeTable(decodeRanges("w7jCZ", true)),
+    Oriya: () => new UnicodeRangeTable(decodeRanges("h4CCCHDBDVCGCBCEDIDBDCICFBCEDR", true)),
+    Osage: () => new UnicodeRangeTable(decodeRanges("wlhCjBFjB", true)),
+    Osmanya: () => new UnicodeRangeTable(decodeRanges("gkhCdDJ", true)),
+    Pahawh_Hmong: () => new UnicodeRangeTable(decodeRanges("g46ClCLJCGCUGS", true)),
+    Palmyrene: () => new UnicodeRangeTable(decodeRanges("gjiCf", true)),
+    Pau_Cin_Hau: () => new UnicodeRangeTable(decodeRanges("g2mC4B", true)),
+    Phags_Pa: () => new UnicodeRangeTable(decodeRanges("giqB3B", true)),
+    Phoenician: () => new UnicodeRangeTable(decodeRanges("goiCbEA", true)),
+    Psalter_Pahlavi: () => new UnicodeRangeTable(decodeRanges("g8iCRIDNG", true)),
+    Rejang: () => new UnicodeRangeTable(decodeRanges("wpqBjBMA", true)),
+    Runic: () => new UnicodeRangeTable(decodeRanges("g1FqCEK", true)),
+    Samaritan: () => new UnicodeRangeTable(decodeRanges("ggCtBDO", true)),
+    Saurashtra: () => new UnicodeRangeTable(decodeRanges("gkqBlCJL", true)),
+    Sharada: () => new UnicodeRangeTable(decodeRanges("gskC-ChsCH", true)),
+    Shavian: () => new UnicodeRangeTable(decodeRanges("wihCvB", true)),
+    Siddham: () => new UnicodeRangeTable(decodeRanges("gslC1BDlB", true)),
+    Sidetic: () => new UnicodeRangeTable(decodeRanges("gqiCZ", true)),
+    SignWriting: () => new UnicodeRangeTable(decodeRanges("gg2DrUQECO", true)),
+    Sinhala: () => new UnicodeRangeTable(decodeRanges("hsDCBCRBEXBCIBCDDBFBEFFBEBCCCBGBHJBDCBt-gCTB", false)),
+    Sogdian: () => new UnicodeRangeTable(decodeRanges("w5jCpB", true)),
+    Sora_Sompeng: () => new UnicodeRangeTable(decodeRanges("wmkCYIJ", true)),
+    Soyombo: () => new UnicodeRangeTable(decodeRanges("wymCyC", true)),
+    Sundanese: () => new UnicodeRangeTable(decodeRanges("g8G-BhIH", true)),
+    Sunuwar: () => new UnicodeRangeTable(decodeRanges("g+mChBPJ", true)),
+    Syloti_Nagri: () => new UnicodeRangeTable(decodeRanges("ggqBsB", true)),
+    Syriac: () => new UnicodeRangeTable(decodeRanges("g4BNC7BDCxIK", true)),
+    Tagalog: () => new UnicodeRangeTable(decodeRanges("g4FVKA", true)),
+    Tagbanwa: () => new UnicodeRangeTable(decodeRanges("g7FMCCCB", true)),
+    Tai_Le: () => new UnicodeRangeTable(decodeRanges("wqGdDE", true)),
+    Tai_Tham: () => new UnicodeRangeTable(decodeRanges("gxG+BCcDKHJHN", true)),
+    Tai_Viet: () => new UnicodeRangeTable(decodeRanges("g0qBiCZE", true)),
+    Tai_Yo: () => new UnicodeRangeTable(decodeRanges("g25DeCVJB", true)),
+    Takri: () => new UnicodeRangeTable(decodeRanges("g0lC5BHJ", true)),
+    Tamil: () => new UnicodeRangeTable(decodeRanges("i8CBBCFBECBCDBEBBCCCBEEBEEBBBELBFEBECBCDBDHHPUBm+kCxBBOAB", false)),
+    Tangsa: () => new UnicodeRangeTable(decodeRanges("wz6CuCCJ", true)),
+    Tangut: () => new UnicodeRangeTable(decodeRanges("g-7CgBgBB+3GBhQeBiDyDB", false)),
+    Telugu: () => new UnicodeRangeTable(decodeRanges("ggDMCCCWCPDICCCDIBCCCBDDDJII", true)),
+    Thaana: () => new UnicodeRangeTable(decodeRanges("g8BxB", true)),
+    Thai: () => new UnicodeRangeTable(decodeRanges("hwD5BGb", true)),
+    Tibetan: () => new UnicodeRangeTable(decodeRanges("g4DnCCjBFmBCjBCOCGFB", true)),
+    Tifinagh: () => new UnicodeRangeTable(decodeRanges("wpL3BIBPA", true)),
+    Tirhuta: () => new UnicodeRangeTable(decodeRanges("gklCnCJJ", true)),
+    Todhri: () => new UnicodeRangeTable(decodeRanges("guhCzB", true)),
+    Tolong_Siki: () => new UnicodeRangeTable(decodeRanges("wtnCrBFJ", true)),
+    Toto: () => new UnicodeRangeTable(decodeRanges("w04De", true)),
+    Tulu_Tigalari: () => new UnicodeRangeTable(decodeRanges("g8kCJBCDDClBBCJBCDDCDBCJBCBBJBB", false)),
+    Ugaritic: () => new UnicodeRangeTable(decodeRanges("g8gCdCA", true)),
+    Unknown: () => new UnicodeRangeTable(decodeRanges("4bBBHDBICCVuMuMnBBBzBBBE4B4BBGBcDBHKBvI9B9BBmDmDBMB8BBByBBBQddBCCMEBjBEBuHJJBDDBXXICCBBBFBBKBBDBBFHBCDBDGGBaaBEEHDBDBBXIIDGDBCCGDBDBBECBCGBFCCBFBSJBEKKEXXIDDGBBLIEBCCBNBFBBNGBIEEJBBDBBXIIDGGBKKBDDBEEBFBEDBDGGBTTBIBDHHBBBEFFBBBDCCDCBDCBECBNDBGCBEFFBCCBEBCNBWEBOEEYRRBKKEFFBFBDEEDBBFBBLGBXEEYLLGBBKEEFGBDEBEFFBLLELBOEE0BEEHDBRBBbEETCBZKKCBBICBCDBHCCJFBLBBELB7BDBekBBDCCGZZCYYBGGCIILBBFfBpClBlBBCBoBlBlBQOOBjBBnGCCBDBCBB6LFFBIICFFBqBqBFBBiBFFBIICFFBQQ6BFFBkCkCBhBhBBBBbFB3CBBHBB+UCB6CGBXIBZIBVLBOEEDLB-CBBLFBLFBbFB6CGBsBEBnCJBgBNNBCBNDBCCBrBBBGKBtBDBbFBMCB-BBBiCeeBMMBEBLFBPBBvBBBNTBuCnFnFBGB9BCBQCB-BEBsBBBMHBsBEB3QBBHBBnBBBHBBJGCgBBB2BQQPBBHUUBEEKmDmDNBBcOOBBBjBNBiBOBtEDB7UVBMUB14BBB-LEBuBCCBDBCBB5BGBDNBZIBI4BI-DhBBb6C6CBKB3GZBxC3C3CBoDoDBDBsB-C-C3CIBxBuzcuzcBBB4BIB9KTB5FHB+GTB9BCBLFB5BHBnCHBNFB1DKBfCBvCMMBCBiB4B4BBHBPBBLBBoDXBdJBHBBHBBHIBIII9BDB-DBBLFBl9KLBYDByBjoIBvLBBrDlBBILBGEBbGGCGDrUfBrBFB0BUUFDBGoEoEBCC-FCBHBBHBBHBBECBIIIBIBGBBNbbUDDQBBPhBB8DEBEDBuBCB5COOBBBCuBBvBhEBeCByBOBdDBlBIBfEBsBEBfmBmBBCBPpBB-EBBLFBlBDBlBDBpBHB1BKBNQQIDDMQQIDDBBB1BLB4JIBXJBJXBHrBrBKkCBHBBCtBtBDCBCBBYpCpCBGBKvBBUDDBDBiBCBcEBclBB5BDBVBBzBDDBDBJEEeBBEDBLGBKGBhCfBoBDBNIB3BCBeBBcEBbGBFLBIvCBqC2BB0BMB0BGBvBHBLFBnBCBeHBDvGBgBrBrBEBBDPBHHBKgBBvBHBrBVBblBBdTBYIBvCDBlBIBlCJBCBBaGBLFB2BTTBGBoBIBhDVVBJBTwBwBB8BBICCFQQMFB8BEBLFBFJJBDDBXXIDDGLLBDDBEEBCCBEBCEBIBBICBGKBLCCBCCnBLLCBBCFFLDDBGBDcB9CGGBcBpCHBLlFB3BBBnBhBBmCKBLFBOSB7BFBLFBVbBcBBQDBY4FB9BjDB0CLBJBBCBBJDDfDDBNNBHBLlCBJBBvBBBMaBpCHB0CMBqCGBL1CBJ3CBjBNBLFBKuBuBPJBeCBhBBBXPPBnCBIDDtBCBCDDKHBLFBHDDmBDDHGBLFBtBDBL1HBaGBSqBqBBBBe0CBCOBzBMB8clDBwDGGBJBlGryCBkDMB3iBJB88DEBoS41GB7Bl2BB6RGBgBLLBCByCLLBEBfBBHJBnCJBLIIWEBUvNB7BlGB8CEBaBBarBBsCDB6BGBS-BBGKBIIB3mHoBBhBgDB0D8vIBFIIDkJkJBNBCcBEBBCNBFHBtMjoCBsDEBOCBKGBLBBJ76DB+HCB1NFBYOBSOBvBBBYIB1D7BB3HJBoBBBjGUBnC5DBVLBVLB4CIBamEB2CoCoCDBBCBBDBBFNNCIIiCFFBJJIddFGGCCBI1K1KBlJlJB-V-VBNBGQQBuiBBgBFBH0GBISSBIIDGGBDB-BgBBCvDBuBCBPBBLDBD-JBgBQB7BEBCvOBrB1GBsBDBC-FBgBXXBGBD-GBIFFDQQmGBBRoBBtCDBLDBDwYBlCrCB+BhGBFccDCCBCCLFFCCCBEBCDBCECEDDCBBCICDCCBFFIKFCLLSEBEGGSzBBDtIBtBDBlDLBQBBQQQmBJBvF3BBeMBtBDBKGBDNBH5EB6eCBSCBOCB7GFBNDBCOBNDB5BHBLFBpBHBfBBNDBDNBKmBB5KHBPBBOCBMCB6BCCBCBRBBNDBLGB0EoDoDBjgBBh3pBfB-oEBBv0FBBypHOBvThtCB-QhvBBs6EEBrpIm8yVBCdBhD-DBxHvw-FB", false)),
+    Vai: () => new UnicodeRangeTable(decodeRanges("gopBrJ", true)),
+    Vithkuqi: () => new UnicodeRangeTable(decodeRanges("wrhCKCOCGCBCKCOCGCB", true)),
+    Wancho: () => new UnicodeRangeTable(decodeRanges("g24D5BGA", true)),
+    Warang_Citi: () => new UnicodeRangeTable(decodeRanges("glmCyCNA", true)),
+    Yezidi: () => new UnicodeRangeTable(decodeRanges("g0jCpBCCDB", true)),
+    Yi: () => new UnicodeRangeTable(decodeRanges("ggoBskBE2B", true)),
+    Zanabazar_Square: () => new UnicodeRangeTable(decodeRanges("gwmCnC", true))
+  });
+  static FOLD_CATEGORIES = new LazyMap({
+    L: () => new UnicodeRangeTable(decodeRanges("laA", true)),
+    LC: () => new UnicodeRangeTable(decodeRanges("laA", true)),
+    Ll: () => new UnicodeRangeTable(decodeRanges("hCZBmDWBCGBiBuBCEECDOCDuBCBECEBBCCCBCCBBBDDBCBBCCBEBBCBBCECBCCDCCBCCBBBCCCBEEIBBCBBCBBCOCDQCDBBCCCBBBC4BCIBBCBBDCCBCBCGC3HrBrBCEEJHHCCBCCCBCCBPBCIBkBJJCUCGDDCBBDyBBxBgBCK2BCBMCD+CCDlBBq6ClBBCGGzW1CB0kCHHBpBBDCBhK0ECKgDCKHBJFBLHBJHBJFBMGCJHBZHBJHBJHBJEBMEBMDBNEBMEBqJEEBHHxC9zC9zCBuBBxBCCBBBDGCBCBCDDJCBCgDCJCCFuqeuqeCqBCUaCoEMCE8BCLECBICFCCDCCEUCBDBCEBCOCBCBCCCBQCZs5Vs5VBYBmmBnBBpEjBB9EKBCOBCGBCBBr3ByBB+EVB75CfBhsVfBhCYBoyehBB", false)),
+    Lt: () => new UnicodeRangeTable(decodeRanges("kOCCBCCBCClBCCtsHHBJHBJHBMQQwBAB", false)),
+    Lu: () => new UnicodeRangeTable(decodeRanges("hDZB7BqBqBBWBCHBCuBCEECDOCDsBCDECBBBDCCDEEGDDECBDDDCCCDFFDEECDDECCGBBCBBCBBCOCBSCDBBCEECkBCEQCJDDBCCFICBEBCBBCCCBEEBCCBCBCEBDCCBDDIDDCBBEFBGLLBnFnFsBCCEEEBBBvBDBCdBCBBECBCWCBDBCGD1BvBBCgBCK0BCDMCBgDCyBlBBq6CqBBDCB5XFBjkCIBCvHvHERRzD0ECGGGC8CCBHBJFBLHBJHBJFBMGCJHBJNBzBBBNSSBPPBEEpL2B2Bs1CvBBCEEBGCHDDLiDCJCCFNNBkBBCGG0oesBCUaCoEMCE8BCLCCDICFFFCBBDSCMOCFCCDOCb9a9advCBi8UZBumBnBBpEjBB8EKBCOBCGBCBBk4ByBB+DVB75CfBhsVfB8BYBvyehBB", false)),
+    M: () => new UnicodeRangeTable(decodeRanges("5cgBgBlgHAB", false)),
+    Mn: () => new UnicodeRangeTable(decodeRanges("5cgBgBlgHAB", false)),
+    Emoji: () => new UnicodeRangeTable(decodeRanges("8mJA", true)),
+    Extended_Pictographic: () => new UnicodeRangeTable(decodeRanges("8mJA", true)),
+    Lowercase: () => new UnicodeRangeTable(decodeRanges("hCZBmDWBCGBiBuBCEECDOCDuBCBECEBBCCCBCCBBBDDBCBBCCBEBBCBBCECBCCDCCBCCBBBCCCBEEIBBCBBCBBCOCDQCDBBCCCBBBC4BCIBBCBBDCCBCBCGCiJCCEJJHCCBBBCCCBCCBPBCIBkBJJCUCGDDCBBDyBBxBgBCK2BCBMCD+CCDlBBq6ClBBCGGzW1CB0kCHHBpBBDCBhK0ECKgDCKHBJFBLHBJHBJFBMGCJHBZHBJHBJHBJEBMEBMDBNEBMEBqJEEBHHuBPBUzZzZBYBx5BvBBxBCCBBBDGCBCBCDDJCBCgDCJCCFuqeuqeCqBCUaCoEMCE8BCLECBICFCCDCCEUCBDBCEBCOCBCBCCCBQCZs5Vs5VBYBmmBnBBpEjBB9EKBCOBCGBCBBr3ByBB+EVB75CfBhsVfBhCYBoyehBB", false)),
+    Math: () => new UnicodeRangeTable(decodeRanges("ycGDCHHFMMDDDCHHFAB", false)),
+    Uppercase: () => new UnicodeRangeTable(decodeRanges("hDZB7BqBqBBWBCHBCuBCEECDOCDsBCDECBBBDCCDEEGDDECBDDDCCCDFFDEECDDECCGBBCBBCBBCOCBSCDBBCEECkBCEQCJDDBCCFICBEBCBBCCCBEEBCCBCBCEBDCCBDDIDDCBBEFBGLLBnFnFsBCCEEEBBBvBDBCdBCBBECBCWCBDBCGD1BvBBCgBCK0BCDMCBgDCyBlBBq6CqBBDCB5XFBjkCIBCvHvHERRzD0ECGGGC8CCBHBJFBLHBJHBJFBMGCJHBJNBzBBBNSSBPPBEEpLiBiBBOBFsasaBYBn6BvBBCEEBGCHDDLiDCJCCFNNBkBBCGG0oesBCUaCoEMCE8BCLCCDICFFFCBBDSCMOCFCCDOCb9a9advCBi8UZBumBnBBpEjBB8EKBCOBCGBCBBk4ByBB+DVB75CfBhsVfB8BYBvyehBB", false))
+  });
+  static FOLD_SCRIPT = new LazyMap({
+    Common: () => new UnicodeRangeTable(decodeRanges("8cgBgB", false)),
+    Greek: () => new UnicodeRangeTable(decodeRanges("1FwUwU", false)),
+    Inherited: () => new UnicodeRangeTable(decodeRanges("5cgBgBlgHAB", false))
+  });
+};
+var Unicode = class Unicode2 {
+  static MAX_RUNE = 1114111;
+  static RUNE_ERROR = 65533;
+  static isUnsearchable(r) {
+    return r === Unicode2.RUNE_ERROR || r >= Unicode2.MIN_HIGH_SURROGATE && r <= Unicode2.MAX_LOW_SURROGATE;
+  }
+  static MAX_ASCII = 127;
+  static MAX_LATIN1 = 255;
+  static MAX_BMP = 65535;
+  static MIN_FOLD = 65;
+  static MAX_FOLD = 125251;
+  static MIN_HIGH_SURROGATE = 55296;
+  static MAX_HIGH_SURROGATE = 56319;
+  static MIN_LOW_SURROGATE = 56320;
+  static MAX_LOW_SURROGATE = 57343;
+  static MIN_SUPPLEMENTARY_CODE_POINT = 65536;
+  static is32(ranges, r) {
+    let lo2 = 0;
+    let hi2 = ranges.length;
+    while (lo2 < hi2) {
+      const m2 = lo2 + Math.floor((hi2 - lo2) / 2);
+      const rlo = ranges.getLo(m2);
+      const rhi = ranges.getHi(m2);
+      if (rlo <= r && r <= rhi) {
+        const stride = ranges.getStride(m2);
+        return (r - rlo) % stride === 0;
+      }
+      if (r < rlo) hi2 = m2;
+      else lo2 = m2 + 1;
+    }
+    return false;
+  }
+  static is(ranges, r) {
+    if (r <= Unicode2.MAX_LATIN1) {
+      for (let i = 0; i < ranges.length; i++) {
+        if (r > ranges.getHi(i)) continue;
+        const rlo = ranges.getLo(i);
+        if (r < rlo) return false;
+        const stride = ranges.getStride(i);
+        return (r - rlo) % stride === 0;
+      }
+      return false;
+    }
+    return ranges.length > 0 && r >= ranges.getLo(0) && Unicode2.is32(ranges, r);
+  }
+  static isPrint(r) {
+    if (r <= Unicode2.MAX_LATIN1) return r >= 32 && r < Unicode2.MAX_ASCII || r >= 161 && r !== 173;
+    return Unicode2.is(UnicodeTables.Print, r);
+  }
+  static simpleFold(r) {
+    if (UnicodeTables.CASE_ORBIT.has(r)) return UnicodeTables.CASE_ORBIT.get(r);
+    if (r <= Unicode2.MAX_ASCII) {
+      const l = Codepoint.toLowerCase(r);
+      return l !== r ? l : Codepoint.toUpperCase(r);
+    }
+    return r;
+  }
+  static equalsIgnoreCase(r1, r2) {
+    if (r1 === r2) return true;
+    if (r1 < 0 || r2 < 0) return false;
+    if (r1 <= Unicode2.MAX_ASCII && r2 <= Unicode2.MAX_ASCII) {
+      if (65 <= r1 && r1 <= 90) r1 |= 32;
+      if (65 <= r2 && r2 <= 90) r2 |= 32;
+      return r1 === r2;
+    }
+    for (let r = Unicode2.simpleFold(r1); r !== r1; r = Unicode2.simpleFold(r)) if (r === r2) return true;
+    return false;
+  }
+};
+var RE2JSException = class extends Error {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "RE2JSException";
+  }
+};
+var RE2JSSyntaxException = class extends RE2JSException {
+  /**
+  * @param {string} error
+  * @param {string|null} [input=null]
+  */
+  constructor(error2, input = null) {
+    let message = `error parsing regexp: ${error2}`;
+    if (input) message += `: \`${input}\``;
+    super(message);
+    this.name = "RE2JSSyntaxException";
+    this.message = message;
+    this.error = error2;
+    this.input = input;
+  }
+  /**
+  * Retrieves the description of the error.
+  * @returns {string}
+  */
+  getDescription() {
+    return this.error;
+  }
+  /**
+  * Retrieves the erroneous regular-expression pattern.
+  * @returns {string|null}
+  */
+  getPattern() {
+    return this.input;
+  }
+};
+var RE2JSCompileException = class extends RE2JSException {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "RE2JSCompileException";
+  }
+};
+var RE2JSGroupException = class extends RE2JSException {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "RE2JSGroupException";
+  }
+};
+var RE2JSFlagsException = class extends RE2JSException {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "RE2JSFlagsException";
+  }
+};
+var RE2JSInternalException = class extends RE2JSException {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "RE2JSInternalException";
+  }
+};
+var FAST_PATH_TABLE_SIZE = 256;
+var WORD_RUNE_TABLE = new Uint8Array(FAST_PATH_TABLE_SIZE);
+for (let i = 0; i < FAST_PATH_TABLE_SIZE; i++) WORD_RUNE_TABLE[i] = 97 <= i && i <= 122 || 65 <= i && i <= 90 || 48 <= i && i <= 57 || i === 95 ? 1 : 0;
+var cachedNativeEncoder = null;
+var cachedNativeDecoder = null;
+var Utils = class Utils2 {
+  static METACHARACTERS = "\\.+*?()|[]{}^$";
+  static EMPTY_BEGIN_LINE = 1;
+  static EMPTY_END_LINE = 2;
+  static EMPTY_BEGIN_TEXT = 4;
+  static EMPTY_END_TEXT = 8;
+  static EMPTY_WORD_BOUNDARY = 16;
+  static EMPTY_NO_WORD_BOUNDARY = 32;
+  static EMPTY_ALL = -1;
+  static emptyInts() {
+    return [];
+  }
+  static isString(value) {
+    return typeof value === "string" || Object.prototype.toString.call(value) === "[object String]";
+  }
+  static typeName(value) {
+    if (value === null || typeof value !== "object" && typeof value !== "function") return value === null ? "null" : typeof value;
+    return Object.prototype.toString.call(value).slice(8, -1);
+  }
+  static checkPattern(pattern) {
+    if (!Utils2.isString(pattern)) throw new TypeError(`The pattern must be a string, not ${Utils2.typeName(pattern)} (RE2JS.translateRegExp() converts a RegExp)`);
+  }
+  static checkInput(input) {
+    if (!Utils2.isString(input) && !Utils2.isByteArray(input)) throw new TypeError(`The input must be a string or a byte array (Uint8Array or number[]), not ${Utils2.typeName(input)}`);
+  }
+  static checkFlags(flags) {
+    const known = PublicFlags.MULTILINE | PublicFlags.DOTALL | PublicFlags.CASE_INSENSITIVE | PublicFlags.DISABLE_UNICODE_GROUPS | PublicFlags.LONGEST_MATCH | PublicFlags.LOOKBEHINDS;
+    if (!Number.isInteger(flags) || (flags & ~known) !== 0) throw new RE2JSFlagsException("Flags should only be a combination of MULTILINE, DOTALL, CASE_INSENSITIVE, DISABLE_UNICODE_GROUPS, LONGEST_MATCH, LOOKBEHINDS");
+  }
+  static isByteArray(input) {
+    return Array.isArray(input) || Object.prototype.toString.call(input) === "[object Uint8Array]";
+  }
+  static isalnum(c) {
+    return Codepoint.CODES["0"] <= c && c <= Codepoint.CODES["9"] || Codepoint.CODES["a"] <= c && c <= Codepoint.CODES["z"] || Codepoint.CODES["A"] <= c && c <= Codepoint.CODES["Z"];
+  }
+  static unhex(c) {
+    if (Codepoint.CODES["0"] <= c && c <= Codepoint.CODES["9"]) return c - Codepoint.CODES["0"];
+    if (Codepoint.CODES["a"] <= c && c <= Codepoint.CODES["f"]) return c - Codepoint.CODES["a"] + 10;
+    if (Codepoint.CODES["A"] <= c && c <= Codepoint.CODES["F"]) return c - Codepoint.CODES["A"] + 10;
+    return -1;
+  }
+  static escapeRune(rune) {
+    let out = "";
+    if (Unicode.isPrint(rune)) {
+      if (Utils2.METACHARACTERS.indexOf(String.fromCodePoint(rune)) >= 0) out += "\\";
+      out += String.fromCodePoint(rune);
+    } else switch (rune) {
+      case Codepoint.CODES['"']:
+        out += '\\"';
+        break;
+      case Codepoint.CODES["\\"]:
+        out += "\\\\";
+        break;
+      case Codepoint.CODES["	"]:
+        out += "\\t";
+        break;
+      case Codepoint.CODES["\n"]:
+        out += "\\n";
+        break;
+      case Codepoint.CODES["\r"]:
+        out += "\\r";
+        break;
+      case Codepoint.CODES["\b"]:
+        out += "\\b";
+        break;
+      case Codepoint.CODES["\f"]:
+        out += "\\f";
+        break;
+      default: {
+        let s3 = rune.toString(16);
+        if (rune < 256) {
+          out += "\\x";
+          if (s3.length === 1) out += "0";
+          out += s3;
+        } else out += `\\x{${s3}}`;
+        break;
+      }
+    }
+    return out;
+  }
+  static stringToRunes(str) {
+    const string = String(str);
+    const runes = [];
+    let i = 0;
+    while (i < string.length) {
+      const cp = string.codePointAt(i);
+      runes.push(cp);
+      i += cp > Unicode.MAX_BMP ? 2 : 1;
+    }
+    return new Int32Array(runes);
+  }
+  static runeToString(r) {
+    return String.fromCodePoint(r);
+  }
+  static isWordRune(r) {
+    return r < FAST_PATH_TABLE_SIZE ? WORD_RUNE_TABLE[r] === 1 : false;
+  }
+  static emptyOpContext(r1, r2) {
+    let op = 0;
+    if (r1 < 0) op |= Utils2.EMPTY_BEGIN_TEXT | Utils2.EMPTY_BEGIN_LINE;
+    if (r1 === 10) op |= Utils2.EMPTY_BEGIN_LINE;
+    if (r2 < 0) op |= Utils2.EMPTY_END_TEXT | Utils2.EMPTY_END_LINE;
+    if (r2 === 10) op |= Utils2.EMPTY_END_LINE;
+    if (Utils2.isWordRune(r1) !== Utils2.isWordRune(r2)) op |= Utils2.EMPTY_WORD_BOUNDARY;
+    else op |= Utils2.EMPTY_NO_WORD_BOUNDARY;
+    return op;
+  }
+  /**
+  * Returns a string that quotes all regular expression metacharacters inside the argument text;
+  * the returned string is a regular expression matching the literal text. For example,
+  * {@code quoteMeta("[foo]").equals("\\[foo\\]")}.
+  * @param {string} str
+  * @returns {string}
+  */
+  static quoteMeta(str) {
+    return str.split("").map((s3) => {
+      if (Utils2.METACHARACTERS.indexOf(s3) >= 0) return `\\${s3}`;
+      return s3;
+    }).join("");
+  }
+  static charCount(codePoint) {
+    return codePoint > Unicode.MAX_BMP ? 2 : 1;
+  }
+  /**
+  * High-speed conversion from TypedArrays to standard JS Arrays.
+  * Bypasses the expensive Symbol.iterator overhead of Array.from()
+  */
+  static toArray(typedArray) {
+    const len = typedArray.length;
+    const res = new Array(len);
+    for (let i = 0; i < len; i++) res[i] = typedArray[i];
+    return res;
+  }
+  static stringToUtf8ByteArray(str) {
+    if (globalThis.TextEncoder) {
+      if (!cachedNativeEncoder) cachedNativeEncoder = new TextEncoder();
+      return cachedNativeEncoder.encode(str);
+    } else {
+      let out = [], p2 = 0;
+      for (let i = 0; i < str.length; i++) {
+        let c = str.charCodeAt(i);
+        if (c < 128) out[p2++] = c;
+        else if (c < 2048) {
+          out[p2++] = c >> 6 | 192;
+          out[p2++] = c & 63 | 128;
+        } else if ((c & 64512) === Unicode.MIN_HIGH_SURROGATE && i + 1 < str.length && (str.charCodeAt(i + 1) & 64512) === Unicode.MIN_LOW_SURROGATE) {
+          c = Unicode.MIN_SUPPLEMENTARY_CODE_POINT + ((c & 1023) << 10) + (str.charCodeAt(++i) & 1023);
+          out[p2++] = c >> 18 | 240;
+          out[p2++] = c >> 12 & 63 | 128;
+          out[p2++] = c >> 6 & 63 | 128;
+          out[p2++] = c & 63 | 128;
+        } else {
+          out[p2++] = c >> 12 | 224;
+          out[p2++] = c >> 6 & 63 | 128;
+          out[p2++] = c & 63 | 128;
+        }
+      }
+      return out;
+    }
+  }
+  static utf8ByteArrayToString(bytes) {
+    if (globalThis.TextDecoder) {
+      if (!cachedNativeDecoder) cachedNativeDecoder = new TextDecoder("utf-8");
+      const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+      return cachedNativeDecoder.decode(view);
+    } else {
+      let out = [], pos = 0, c = 0;
+      while (pos < bytes.length) {
+        let c1 = bytes[pos++];
+        if (c1 < 128) out[c++] = String.fromCharCode(c1);
+        else if (c1 > 191 && c1 < 224) {
+          let c2 = bytes[pos++];
+          out[c++] = String.fromCharCode((c1 & 31) << 6 | c2 & 63);
+        } else if (c1 > 239 && c1 < 365) {
+          let c2 = bytes[pos++];
+          let c3 = bytes[pos++];
+          let c4 = bytes[pos++];
+          let u2 = ((c1 & 7) << 18 | (c2 & 63) << 12 | (c3 & 63) << 6 | c4 & 63) - Unicode.MIN_SUPPLEMENTARY_CODE_POINT;
+          out[c++] = String.fromCharCode(Unicode.MIN_HIGH_SURROGATE + (u2 >> 10));
+          out[c++] = String.fromCharCode(Unicode.MIN_LOW_SURROGATE + (u2 & 1023));
+        } else {
+          let c2 = bytes[pos++];
+          let c3 = bytes[pos++];
+          out[c++] = String.fromCharCode((c1 & 15) << 12 | (c2 & 63) << 6 | c3 & 63);
+        }
+      }
+      return out.join("");
+    }
+  }
+};
+var createEnum = (values = [], initNum = 0) => {
+  const enumObject = /* @__PURE__ */ Object.create(null);
+  for (let i = 0; i < values.length; i++) {
+    const val = values[i];
+    const keyVal = initNum + i;
+    enumObject[val] = keyVal;
+    enumObject[keyVal] = val;
+  }
+  return Object.freeze(enumObject);
+};
+var MatcherInputBase = class MatcherInputBase2 {
+  static Encoding = createEnum(["UTF_16", "UTF_8"]);
+  getEncoding() {
+    throw Error("not implemented");
+  }
+  /** @returns {string} */
+  asCharSequence() {
+    throw Error("not implemented");
+  }
+  /** @returns {Uint8Array|number[]|null} */
+  asBytes() {
+    throw Error("not implemented");
+  }
+  /** @returns {number} */
+  length() {
+    throw Error("not implemented");
+  }
+  /**
+  *
+  * @returns {boolean}
+  */
+  isUTF8Encoding() {
+    return this.getEncoding() === MatcherInputBase2.Encoding.UTF_8;
+  }
+  /**
+  *
+  * @returns {boolean}
+  */
+  isUTF16Encoding() {
+    return this.getEncoding() === MatcherInputBase2.Encoding.UTF_16;
+  }
+};
+var Utf8MatcherInput = class extends MatcherInputBase {
+  /** @param {Uint8Array|number[]|null} bytes */
+  constructor(bytes = null) {
+    super();
+    this.bytes = bytes;
+  }
+  getEncoding() {
+    return MatcherInputBase.Encoding.UTF_8;
+  }
+  /**
+  *
+  * @returns {string}
+  */
+  asCharSequence() {
+    return Utils.utf8ByteArrayToString(this.bytes);
+  }
+  /**
+  *
+  * @returns {Uint8Array|number[]|null}
+  */
+  asBytes() {
+    return this.bytes;
+  }
+  /**
+  *
+  * @returns {number}
+  */
+  length() {
+    return this.bytes.length;
+  }
+};
+var Utf16MatcherInput = class extends MatcherInputBase {
+  /** @param {string|null} charSequence */
+  constructor(charSequence = null) {
+    super();
+    this.charSequence = charSequence;
+  }
+  getEncoding() {
+    return MatcherInputBase.Encoding.UTF_16;
+  }
+  /**
+  *
+  * @returns {string}
+  */
+  asCharSequence() {
+    return this.charSequence;
+  }
+  /**
+  *
+  * @returns {number[]}
+  */
+  asBytes() {
+    return Utils.stringToUtf8ByteArray(this.charSequence.toString());
+  }
+  /**
+  *
+  * @returns {number}
+  */
+  length() {
+    return this.charSequence.length;
+  }
+};
+var MatcherInput = class {
+  /**
+  * Return the MatcherInput for UTF_16 encoding.
+  * @returns {Utf16MatcherInput}
+  */
+  static utf16(charSequence) {
+    Utils.checkInput(charSequence);
+    return new Utf16MatcherInput(charSequence);
+  }
+  /**
+  * Return the MatcherInput for UTF_8 encoding.
+  * @returns {Utf8MatcherInput}
+  */
+  static utf8(input) {
+    if (Utils.isByteArray(input)) return new Utf8MatcherInput(input);
+    return new Utf8MatcherInput(Utils.stringToUtf8ByteArray(input));
+  }
+};
+var MachineInputBase = class {
+  static EOF() {
+    return -8;
+  }
+  constructor() {
+    this.start = 0;
+    this.end = 0;
+  }
+  canCheckPrefix() {
+    return true;
+  }
+  endPos() {
+    return this.end - this.start;
+  }
+  hasString() {
+    return false;
+  }
+  hasAnyString() {
+    return false;
+  }
+  prefixLength() {
+    return 0;
+  }
+};
+var MachineUTF8Input = class MachineUTF8Input2 extends MachineInputBase {
+  static RUNE_ERROR_STEP = Unicode.RUNE_ERROR << 3 | 1;
+  constructor(bytes, start = 0, end = bytes.length) {
+    super();
+    this.bytes = bytes;
+    this.start = start;
+    this.end = end;
+  }
+  hasString(prefilter, pos) {
+    const target = prefilter.bytes;
+    if (target.length === 0) return true;
+    const idx = this.indexOf(this.bytes, target, this.start + pos);
+    return idx !== -1 && idx <= this.end - target.length;
+  }
+  hasAnyString(prefilter, pos) {
+    return prefilter.automaton8().searchUTF8(this.bytes, this.start + pos, this.end);
+  }
+  step(pos) {
+    pos += this.start;
+    if (pos >= this.end) return MachineInputBase.EOF();
+    const c = this.bytes[pos] & 255;
+    if (c < 128) return c << 3 | 1;
+    let size;
+    let rune;
+    let lo2 = 128;
+    let hi2 = 191;
+    if (c >= 194 && c <= 223) {
+      size = 2;
+      rune = c & 31;
+    } else if (c >= 224 && c <= 239) {
+      size = 3;
+      rune = c & 15;
+      if (c === 224) lo2 = 160;
+      else if (c === 237) hi2 = 159;
+    } else if (c >= 240 && c <= 244) {
+      size = 4;
+      rune = c & 7;
+      if (c === 240) lo2 = 144;
+      else if (c === 244) hi2 = 143;
+    } else return MachineUTF8Input2.RUNE_ERROR_STEP;
+    if (pos + size > this.end) return MachineUTF8Input2.RUNE_ERROR_STEP;
+    const c1 = this.bytes[pos + 1] & 255;
+    if (c1 < lo2 || c1 > hi2) return MachineUTF8Input2.RUNE_ERROR_STEP;
+    rune = rune << 6 | c1 & 63;
+    if (size > 2) {
+      const c2 = this.bytes[pos + 2] & 255;
+      if ((c2 & 192) !== 128) return MachineUTF8Input2.RUNE_ERROR_STEP;
+      rune = rune << 6 | c2 & 63;
+      if (size > 3) {
+        const c3 = this.bytes[pos + 3] & 255;
+        if ((c3 & 192) !== 128) return MachineUTF8Input2.RUNE_ERROR_STEP;
+        rune = rune << 6 | c3 & 63;
+      }
+    }
+    return rune << 3 | size;
+  }
+  index(re2, pos) {
+    pos += this.start;
+    const i = this.indexOf(this.bytes, re2.prefixUTF8, pos);
+    return i < 0 ? i : i - pos;
+  }
+  context(pos) {
+    pos += this.start;
+    let r1 = -1;
+    if (pos > this.start && pos <= this.end) {
+      let start = pos - 1;
+      r1 = this.bytes[start--];
+      if (r1 >= 128) {
+        let lim = pos - 4;
+        if (lim < this.start) lim = this.start;
+        while (start >= lim && (this.bytes[start] & 192) === 128) start--;
+        if (start < this.start) start = this.start;
+        const r = this.step(start - this.start);
+        r1 = start + (r & 7) === pos ? r >> 3 : Unicode.RUNE_ERROR;
+      }
+    }
+    const r2 = pos < this.end ? this.step(pos - this.start) >> 3 : -1;
+    return Utils.emptyOpContext(r1, r2);
+  }
+  indexOf(source, target, fromIndex = 0) {
+    let targetLength = target.length;
+    if (targetLength === 0) return fromIndex <= this.end ? fromIndex : -1;
+    const firstByte = target[0];
+    let limit = this.end - targetLength;
+    const hasNativeIndexOf = typeof source.indexOf === "function";
+    let i = fromIndex;
+    while (i <= limit) {
+      if (hasNativeIndexOf) {
+        i = source.indexOf(firstByte, i);
+        if (i === -1 || i > limit) return -1;
+      } else {
+        while (i <= limit && source[i] !== firstByte) i++;
+        if (i > limit) return -1;
+      }
+      let match = true;
+      for (let j2 = 1; j2 < targetLength; j2++) if (source[i + j2] !== target[j2]) {
+        match = false;
+        break;
+      }
+      if (match) return i;
+      i++;
+    }
+    return -1;
+  }
+  prefixLength(re2) {
+    return re2.prefixUTF8.length;
+  }
+};
+var MachineUTF16Input = class extends MachineInputBase {
+  constructor(charSequence, start = 0, end = charSequence.length) {
+    super();
+    this.charSequence = charSequence;
+    this.start = start;
+    this.end = end;
+  }
+  hasString(prefilter, pos) {
+    const idx = this.charSequence.indexOf(prefilter.str, this.start + pos);
+    return idx !== -1 && idx <= this.end - prefilter.str.length;
+  }
+  hasAnyString(prefilter, pos) {
+    return prefilter.automaton16().searchUTF16(this.charSequence, this.start + pos, this.end);
+  }
+  step(pos) {
+    pos += this.start;
+    if (pos >= this.end) return MachineInputBase.EOF();
+    const c1 = this.charSequence.charCodeAt(pos);
+    if (c1 < Unicode.MIN_HIGH_SURROGATE || c1 > Unicode.MAX_HIGH_SURROGATE || pos + 1 >= this.end) return c1 << 3 | 1;
+    const c2 = this.charSequence.charCodeAt(pos + 1);
+    if (c2 >= Unicode.MIN_LOW_SURROGATE && c2 <= Unicode.MAX_LOW_SURROGATE) return (c1 - Unicode.MIN_HIGH_SURROGATE) * 1024 + (c2 - Unicode.MIN_LOW_SURROGATE) + Unicode.MIN_SUPPLEMENTARY_CODE_POINT << 3 | 2;
+    return c1 << 3 | 1;
+  }
+  index(re2, pos) {
+    pos += this.start;
+    const i = this.charSequence.indexOf(re2.prefix, pos);
+    if (i < 0 || i > this.end - re2.prefix.length) return -1;
+    return i - pos;
+  }
+  context(pos) {
+    pos += this.start;
+    const r1 = pos > this.start && pos <= this.end ? this.charSequence.charCodeAt(pos - 1) : -1;
+    const r2 = pos < this.end ? this.charSequence.charCodeAt(pos) : -1;
+    return Utils.emptyOpContext(r1, r2);
+  }
+  prefixLength(re2) {
+    return re2.prefix.length;
+  }
+};
+var MachineInput = class {
+  static fromUTF8(bytes, start = 0, end = bytes.length) {
+    return new MachineUTF8Input(bytes, start, end);
+  }
+  static fromUTF16(charSequence, start = 0, end = void 0) {
+    Utils.checkInput(charSequence);
+    return new MachineUTF16Input(charSequence, start, end ?? charSequence.length);
+  }
+};
+var Matcher = class Matcher2 {
+  /**
+  * V8 and WebKit have historical hard limits on the number of arguments
+  * that can be passed to a function. We cap replacer arguments to prevent
+  * Call Stack Overflow (DoS) vulnerabilities on massive ASTs.
+  */
+  static MAX_REPLACER_ARGS = 65535;
+  /**
+  * Quotes '\' and '$' in {@code s}, so that the returned string could be used in
+  * {@link #appendReplacement} as a literal replacement of {@code s}.
+  *
+  * @param {string} str the string to be quoted
+  * @param {boolean} [javaMode=false] whether the replacement will be used in javaMode
+  * @returns {string} the quoted string
+  */
+  static quoteReplacement(str, javaMode = false) {
+    if (javaMode) {
+      if (str.indexOf("\\") < 0 && str.indexOf("$") < 0) return str;
+      return str.split("").map((s3) => {
+        const c = s3.codePointAt(0);
+        if (c === Codepoint.CODES["\\"] || c === Codepoint.CODES["$"]) return `\\${s3}`;
+        return s3;
+      }).join("");
+    }
+    if (str.indexOf("$") < 0) return str;
+    return str.split("").map((s3) => {
+      if (s3.codePointAt(0) === Codepoint.CODES["$"]) return "$$";
+      return s3;
+    }).join("");
+  }
+  /**
+  *
+  * @param {import('./index.js').RE2JS} pattern
+  * @param {string|number[]|Uint8Array|MatcherInputBase} input
+  */
+  constructor(pattern, input) {
+    if (pattern === null) throw new Error("pattern is null");
+    this.patternInput = pattern;
+    const re2 = this.patternInput.re2();
+    this.patternGroupCount = re2.numberOfCapturingGroups();
+    this.groups = [];
+    this.namedGroups = re2.namedGroups;
+    this.hasNamedGroups = Object.keys(this.namedGroups).length > 0;
+    this.numberOfInstructions = re2.numberOfInstructions();
+    this.lookbehindState = null;
+    if (input instanceof MatcherInputBase) this.resetMatcherInput(input);
+    else if (Utils.isByteArray(input)) this.resetMatcherInput(MatcherInput.utf8(input));
+    else this.resetMatcherInput(MatcherInput.utf16(input));
+  }
+  /**
+  * Returns the {@code RE2JS} associated with this {@code Matcher}.
+  * @returns {import('./index.js').RE2JS}
+  */
+  pattern() {
+    return this.patternInput;
+  }
+  /**
+  * Resets the {@code Matcher}, rewinding input and discarding any match information.
+  *
+  * @returns {Matcher} the {@code Matcher} itself, for chained method calls
+  */
+  reset() {
+    this.matcherInputLength = this.matcherInput.length();
+    this.appendPos = 0;
+    this.hasMatch = false;
+    this.hasGroups = false;
+    this.anchorFlag = 0;
+    return this;
+  }
+  /**
+  * Resets the {@code Matcher} and changes the input.
+  * @param {string|number[]|Uint8Array|MatcherInputBase} input
+  * @returns {Matcher} the {@code Matcher} itself, for chained method calls
+  */
+  resetMatcherInput(input) {
+    if (input === null) throw new Error("input is null");
+    if (!(input instanceof MatcherInputBase)) {
+      if (Utils.isByteArray(input)) input = MatcherInput.utf8(input);
+      else input = MatcherInput.utf16(input);
+    }
+    this.matcherInput = input;
+    if (this.lookbehindState !== null) this.lookbehindState.reset();
+    else this.lookbehindState = this.patternInput.re2().createLookbehindState();
+    this.reset();
+    return this;
+  }
+  /**
+  * Returns the start of the named group of the most recent match, or -1 if the group was not
+  * matched.
+  * @param {string|number} [group=0]
+  * @returns {number}
+  */
+  start(group2 = 0) {
+    if (typeof group2 === "string") {
+      const groupInt = this.namedGroups[group2];
+      if (!Number.isFinite(groupInt)) throw new RE2JSGroupException(`group '${group2}' not found`);
+      group2 = groupInt;
+    }
+    this.loadGroup(group2);
+    return this.groups[2 * group2];
+  }
+  /**
+  * Returns the end of the named group of the most recent match, or -1 if the group was not
+  * matched.
+  * @param {string|number} [group=0]
+  * @returns {number}
+  */
+  end(group2 = 0) {
+    if (typeof group2 === "string") {
+      const groupInt = this.namedGroups[group2];
+      if (!Number.isFinite(groupInt)) throw new RE2JSGroupException(`group '${group2}' not found`);
+      group2 = groupInt;
+    }
+    this.loadGroup(group2);
+    return this.groups[2 * group2 + 1];
+  }
+  /**
+  * Returns the program size of this pattern.
+  *
+  * <p>
+  * Similar to the C++ implementation, the program size is a very approximate measure of a regexp's
+  * "cost". Larger numbers are more expensive than smaller numbers.
+  * </p>
+  *
+  * @returns {number} the program size of this pattern
+  */
+  programSize() {
+    return this.numberOfInstructions;
+  }
+  /**
+  * Returns the named group of the most recent match, or {@code null} if the group was not matched.
+  * @param {string|number} [group=0]
+  * @returns {string|null}
+  */
+  group(group2 = 0) {
+    if (typeof group2 === "string") {
+      const groupInt = this.namedGroups[group2];
+      if (!Number.isFinite(groupInt)) throw new RE2JSGroupException(`group '${group2}' not found`);
+      group2 = groupInt;
+    }
+    const start = this.start(group2);
+    const end = this.end(group2);
+    if (start < 0 && end < 0) return null;
+    return this.substring(start, end);
+  }
+  /**
+  * Returns a dictionary map of all named capturing groups and their matched values.
+  * If a group was not matched, its value will be `null`.
+  * @returns {Record<string, string|null>}
+  */
+  getNamedGroups() {
+    if (!this.hasMatch) throw new RE2JSGroupException("perhaps no match attempted");
+    const result = /* @__PURE__ */ Object.create(null);
+    for (const name of Object.keys(this.namedGroups)) result[name] = this.group(name);
+    return result;
+  }
+  /**
+  * Returns the number of subgroups in this pattern.
+  *
+  * @returns {number} the number of subgroups; the overall match (group 0) does not count
+  */
+  groupCount() {
+    return this.patternGroupCount;
+  }
+  /**
+  * Helper: finds subgroup information if needed for group.
+  * @param {number} group
+  * @private
+  */
+  loadGroup(group2) {
+    if (!Number.isInteger(group2) || group2 < 0 || group2 > this.patternGroupCount) throw new RE2JSGroupException(`Group index out of bounds: ${group2}`);
+    if (!this.hasMatch) throw new RE2JSGroupException("perhaps no match attempted");
+    if (group2 === 0 || this.hasGroups) return;
+    const end = this.matcherInputLength;
+    const res = this.patternInput.re2().matchMachineInput(this.matcherInput, this.groups[0], end, this.anchorFlag, 1 + this.patternGroupCount, this.lookbehindState);
+    if (!res[0]) throw new RE2JSGroupException("inconsistency in matching group data");
+    this.groups = res[1];
+    this.hasGroups = true;
+  }
+  /**
+  * Matches the entire input against the pattern (anchored start and end). If there is a match,
+  * {@code matches} sets the match state to describe it.
+  *
+  * @returns {boolean} true if the entire input matches the pattern
+  */
+  matches() {
+    return this.genMatch(0, RE2Flags.ANCHOR_BOTH);
+  }
+  /**
+  * Matches the beginning of input against the pattern (anchored start). If there is a match,
+  * {@code lookingAt} sets the match state to describe it.
+  *
+  * @returns {boolean} true if the beginning of the input matches the pattern
+  */
+  lookingAt() {
+    return this.genMatch(0, RE2Flags.ANCHOR_START);
+  }
+  /**
+  * Matches the input against the pattern (unanchored), starting at a specified position. If there
+  * is a match, {@code find} sets the match state to describe it.
+  *
+  * @param {number|null} [start=null] the input position where the search begins
+  * @returns {boolean} if it finds a match
+  * @throws IndexOutOfBoundsException if start is not a valid input position
+  */
+  find(start = null) {
+    if (start !== null) {
+      if (!Number.isInteger(start) || start < 0 || start > this.matcherInputLength) throw new RE2JSGroupException(`start index out of bounds: ${start}`);
+      this.reset();
+      return this.genMatch(start, 0);
+    }
+    start = 0;
+    if (this.hasMatch) {
+      start = this.groups[1];
+      if (this.groups[0] === this.groups[1]) {
+        const r = (this.matcherInput.isUTF16Encoding() ? MachineInput.fromUTF16(this.matcherInput.asCharSequence(), 0, this.matcherInputLength) : MachineInput.fromUTF8(this.matcherInput.asBytes(), 0, this.matcherInputLength)).step(start);
+        if (r < 0) start++;
+        else start += r & 7;
+      }
+    }
+    return this.genMatch(start, RE2Flags.UNANCHORED);
+  }
+  /**
+  * Helper: does match starting at start, with RE2 anchor flag.
+  * @param {number} startByte
+  * @param {number} anchor
+  * @returns {boolean}
+  * @private
+  */
+  genMatch(startByte, anchor) {
+    const res = this.patternInput.re2().matchMachineInput(this.matcherInput, startByte, this.matcherInputLength, anchor, 1, this.lookbehindState);
+    if (!res[0]) {
+      this.hasMatch = false;
+      return false;
+    }
+    this.groups = res[1];
+    this.hasMatch = true;
+    this.hasGroups = this.patternGroupCount === 0;
+    this.anchorFlag = anchor;
+    return true;
+  }
+  /**
+  * Helper: return substring for [start, end).
+  * @param {number} start
+  * @param {number} end
+  * @returns {string}
+  */
+  substring(start, end) {
+    if (this.matcherInput.isUTF8Encoding()) return Utils.utf8ByteArrayToString(this.matcherInput.asBytes().slice(start, end));
+    return this.matcherInput.asCharSequence().substring(start, end).toString();
+  }
+  /**
+  * Helper for Pattern: return input length.
+  * @returns {number}
+  */
+  inputLength() {
+    return this.matcherInputLength;
+  }
+  /**
+  * Appends to result two strings: the text from the append position up to the beginning of the
+  * most recent match, and then the replacement with submatch groups substituted for references to
+  * them. It advances the append position to where the most recent match ended.
+  *
+  * By default the replacement is expanded as by String.prototype.replace (see
+  * appendReplacementInternalJs). In Java mode it follows re2j / java.util.regex: $n takes as
+  * many digits as still form a valid group number, ${name} is a named group, and a backslash
+  * escapes the next character (so "\\$" in a JS string literal inserts a literal $).
+  *
+  * @param {string} replacement the replacement string
+  * @param {boolean} [javaMode=false] activate java mode (different behaviour for capture groups and special characters)
+  * @returns {string}
+  * @throws IllegalStateException if there was no most recent match
+  * @throws IndexOutOfBoundsException in Java mode, if replacement refers to an invalid group
+  * @private
+  */
+  appendReplacement(replacement, javaMode = false) {
+    let res = "";
+    const s3 = this.start();
+    const e = this.end();
+    if (this.appendPos < s3) res += this.substring(this.appendPos, s3);
+    this.appendPos = e;
+    res += javaMode ? this.appendReplacementInternalJava(replacement) : this.appendReplacementInternalJs(replacement);
+    return res;
+  }
+  /**
+  * @param {string} replacement - the replacement string
+  * @returns {string}
+  * @private
+  */
+  appendReplacementInternalJava(replacement) {
+    let res = "";
+    let last = 0;
+    const m2 = replacement.length;
+    let i = 0;
+    while (i < m2) {
+      const cCode = replacement.codePointAt(i);
+      if (cCode === Codepoint.CODES["\\"]) {
+        if (last < i) res += replacement.substring(last, i);
+        i++;
+        if (i >= m2) throw new RE2JSGroupException("character to be escaped is missing");
+        last = i;
+        i++;
+        continue;
+      }
+      if (cCode === Codepoint.CODES["$"]) {
+        if (last < i) res += replacement.substring(last, i);
+        if (i + 1 >= m2) throw new RE2JSGroupException("Illegal group reference: group index is missing");
+        const nextCode = replacement.codePointAt(i + 1);
+        if (Codepoint.CODES["0"] <= nextCode && nextCode <= Codepoint.CODES["9"]) {
+          let n = nextCode - Codepoint.CODES["0"];
+          let j2 = i + 2;
+          for (; j2 < m2; j2++) {
+            const digit = replacement.codePointAt(j2);
+            if (digit < Codepoint.CODES["0"] || digit > Codepoint.CODES["9"] || n * 10 + digit - Codepoint.CODES["0"] > this.patternGroupCount) break;
+            n = n * 10 + digit - Codepoint.CODES["0"];
+          }
+          if (n > this.patternGroupCount) throw new RE2JSGroupException(`n > number of groups: ${n}`);
+          const group2 = this.group(n);
+          if (group2 !== null) res += group2;
+          i = j2;
+          last = i;
+        } else if (nextCode === Codepoint.CODES["{"]) {
+          let j2 = i + 2;
+          while (j2 < m2 && replacement.codePointAt(j2) !== Codepoint.CODES["}"]) j2++;
+          if (j2 >= m2) throw new RE2JSGroupException("named capture group is missing trailing '}'");
+          const groupName = replacement.substring(i + 2, j2);
+          const groupVal = this.group(groupName);
+          if (groupVal !== null) res += groupVal;
+          i = j2 + 1;
+          last = i;
+        } else throw new RE2JSGroupException("Illegal group reference");
+        continue;
+      }
+      i++;
+    }
+    if (last < m2) res += replacement.substring(last, m2);
+    return res;
+  }
+  /**
+  * Expands |replacement| for the current match by the rules of String.prototype.replace
+  * (ECMAScript GetSubstitution): $$ is "$", $& the match, $` the text before it, $' the text
+  * after it, $n and $nn a group (two digits only when they form a valid group number, so with
+  * one group "$10" is group 1 then "0"; an unmatched group is empty), and $<name> a named group
+  * (empty when no such group), only when the pattern has named groups. Anything else, such as
+  * "$0" or "$<" without a closing ">", is kept as is.
+  * @param {string} replacement - the replacement string
+  * @returns {string}
+  * @private
+  */
+  appendReplacementInternalJs(replacement) {
+    const isDigit2 = (c) => c >= 48 && c <= 57;
+    const groupCount = this.patternGroupCount;
+    let res = "";
+    let i = 0;
+    while (i < replacement.length) {
+      const dollar = replacement.indexOf("$", i);
+      if (dollar < 0) break;
+      res += replacement.substring(i, dollar);
+      i = dollar;
+      const c = replacement.charCodeAt(i + 1);
+      if (c === Codepoint.CODES["$"]) {
+        res += "$";
+        i += 2;
+      } else if (c === Codepoint.CODES["&"]) {
+        res += this.group(0);
+        i += 2;
+      } else if (c === Codepoint.CODES["`"]) {
+        res += this.substring(0, this.start(0));
+        i += 2;
+      } else if (c === Codepoint.CODES["'"]) {
+        res += this.substring(this.end(0), this.matcherInputLength);
+        i += 2;
+      } else if (isDigit2(c)) {
+        let digits = 1;
+        let index = c - 48;
+        const c2 = replacement.charCodeAt(i + 2);
+        if (isDigit2(c2) && index * 10 + c2 - 48 <= groupCount) {
+          digits = 2;
+          index = index * 10 + c2 - 48;
+        }
+        if (index >= 1 && index <= groupCount) {
+          const group2 = this.group(index);
+          if (group2 !== null) res += group2;
+        } else res += replacement.substring(i, i + 1 + digits);
+        i += 1 + digits;
+      } else if (c === Codepoint.CODES["<"] && this.hasNamedGroups) {
+        const gt2 = replacement.indexOf(">", i + 2);
+        if (gt2 < 0) {
+          res += "$<";
+          i += 2;
+        } else {
+          const name = replacement.substring(i + 2, gt2);
+          if (Object.hasOwn(this.namedGroups, name)) {
+            const group2 = this.group(name);
+            if (group2 !== null) res += group2;
+          }
+          i = gt2 + 1;
+        }
+      } else {
+        res += "$";
+        i += 1;
+      }
+    }
+    return res + replacement.substring(i);
+  }
+  /**
+  * Return the substring of the input from the append position to the end of the
+  * input.
+  * @returns {string}
+  */
+  appendTail() {
+    return this.substring(this.appendPos, this.matcherInputLength);
+  }
+  /**
+  * Returns the input with all matches replaced by {@code replacement}, interpreted as for
+  * {@code appendReplacement}.
+  *
+  * @param {string|((...args: any[]) => string)} replacement - the replacement string or a replacer function
+  * @param {boolean} [javaMode=false] - activate java mode (different behaviour for capture groups and special characters)
+  * @returns {string} the input string with the matches replaced
+  * @throws IndexOutOfBoundsException if replacement refers to an invalid group and javaMode is true
+  */
+  replaceAll(replacement, javaMode = false) {
+    return this.replace(replacement, true, javaMode);
+  }
+  /**
+  * Returns the input with the first match replaced by {@code replacement}, interpreted as for
+  * {@code appendReplacement}.
+  *
+  * @param {string|((...args: any[]) => string)} replacement - the replacement string or a replacer function
+  * @param {boolean} [javaMode=false] - activate java mode (different behaviour for capture groups and special characters)
+  * @returns {string} the input string with the first match replaced
+  * @throws IndexOutOfBoundsException if replacement refers to an invalid group and javaMode is true
+  */
+  replaceFirst(replacement, javaMode = false) {
+    return this.replace(replacement, false, javaMode);
+  }
+  /**
+  * Helper: replaceAll/replaceFirst hybrid.
+  * @param {string|((...args: any[]) => string)} replacement - the replacement string or a replacer function
+  * @param {boolean} [all=true] - replace all matches
+  * @param {boolean} [javaMode=false] - activate java mode (different behaviour for capture groups and special characters)
+  * @returns {string}
+  * @private
+  */
+  replace(replacement, all = true, javaMode = false) {
+    let res = "";
+    this.reset();
+    const isFunc = typeof replacement === "function";
+    let originalInput = null;
+    if (isFunc) {
+      if (this.groupCount() >= Matcher2.MAX_REPLACER_ARGS) throw new RE2JSGroupException("Too many capture groups to safely invoke replacer function");
+      originalInput = this.matcherInput.isUTF8Encoding() ? this.matcherInput.asBytes() : this.matcherInput.asCharSequence();
+    }
+    while (this.find()) {
+      res += isFunc ? this.appendReplacementFunc(replacement, originalInput) : this.appendReplacement(replacement, javaMode);
+      if (!all) break;
+    }
+    res += this.appendTail();
+    return res;
+  }
+  /**
+  * Evaluates a replacer function for the current match and appends the result,
+  * along with any un-matched preceding text, advancing the append position.
+  * @param {Function} replacer - the replacer function
+  * @param {string|Uint8Array|number[]} originalInput - the cached original input reference
+  * @returns {string} the evaluated string to append
+  * @private
+  */
+  appendReplacementFunc(replacer, originalInput) {
+    let res = "";
+    const s3 = this.start();
+    const e = this.end();
+    if (this.appendPos < s3) res += this.substring(this.appendPos, s3);
+    this.appendPos = e;
+    const args = this.matchArray();
+    args.push(s3, originalInput);
+    if (this.hasNamedGroups) args.push(this.namedGroupsObject());
+    res += String(replacer(...args));
+    return res;
+  }
+  /**
+  * The match and its groups, as the elements of a JS RegExpExecArray: undefined for a group that
+  * did not take part in the match. Used by exec(), matchAll() and replacer functions.
+  * @returns {Array<string|undefined>}
+  * @private
+  */
+  matchArray() {
+    const result = [this.group(0)];
+    for (let i = 1; i <= this.patternGroupCount; i++) {
+      const group2 = this.group(i);
+      result.push(group2 === null ? void 0 : group2);
+    }
+    return result;
+  }
+  /**
+  * The named groups, as the groups property of a JS RegExpExecArray: an object without a
+  * prototype mapping each name to its group (undefined when it did not take part in the match),
+  * or undefined when the pattern has no named groups.
+  * @returns {Record<string, string|undefined>|undefined}
+  * @private
+  */
+  namedGroupsObject() {
+    if (!this.hasNamedGroups) return;
+    const result = this.getNamedGroups();
+    for (const name in result) if (result[name] === null) result[name] = void 0;
+    return result;
+  }
+};
+var Inst = class Inst2 {
+  static ALT = 1;
+  static ALT_MATCH = 2;
+  static CAPTURE = 3;
+  static EMPTY_WIDTH = 4;
+  static FAIL = 5;
+  static MATCH = 6;
+  static NOP = 7;
+  static RUNE = 8;
+  static RUNE1 = 9;
+  static RUNE_ANY = 10;
+  static RUNE_ANY_NOT_NL = 11;
+  static LB_WRITE = 12;
+  static LB_CHECK = 13;
+  static isRuneOp(op) {
+    return Inst2.RUNE <= op && op <= Inst2.RUNE_ANY_NOT_NL;
+  }
+  static escapeRunes(runes) {
+    let out = '"';
+    for (let rune of runes) out += Utils.escapeRune(rune);
+    out += '"';
+    return out;
+  }
+  constructor(op) {
+    this.op = op;
+    this.out = 0;
+    this.arg = 0;
+    this.runes = /* @__PURE__ */ new Int32Array(0);
+    this.next = null;
+  }
+  matchRune(r) {
+    if (this.runes.length === 1) {
+      const r0 = this.runes[0];
+      if ((this.arg & RE2Flags.FOLD_CASE) !== 0) return Unicode.equalsIgnoreCase(r0, r);
+      return r === r0;
+    }
+    const len = this.runes.length;
+    if (len === 0) return false;
+    if (len === 2 || len === 4 || len === 6 || len === 8) {
+      for (let j2 = 0; j2 < len; j2 += 2) {
+        if (r < this.runes[j2]) return false;
+        if (r <= this.runes[j2 + 1]) return true;
+      }
+      return false;
+    }
+    let base = 0;
+    let n = len >> 1;
+    while (n > 1) {
+      const half = n >> 1;
+      base += this.runes[base + half << 1] <= r ? half : 0;
+      n -= half;
+    }
+    base += this.runes[base << 1] <= r ? 1 : 0;
+    const m2 = base - 1;
+    return m2 >= 0 && r <= this.runes[m2 << 1 | 1];
+  }
+  matchRunePos(r) {
+    if (this.runes.length === 1) {
+      const r0 = this.runes[0];
+      if ((this.arg & RE2Flags.FOLD_CASE) !== 0) return Unicode.equalsIgnoreCase(r0, r) ? 0 : -1;
+      return r === r0 ? 0 : -1;
+    }
+    const len = this.runes.length;
+    if (len === 0) return -1;
+    if (len === 2 || len === 4 || len === 6 || len === 8) {
+      for (let j2 = 0; j2 < len; j2 += 2) {
+        if (r < this.runes[j2]) return -1;
+        if (r <= this.runes[j2 + 1]) return Math.floor(j2 / 2);
+      }
+      return -1;
+    }
+    let base = 0;
+    let n = len >> 1;
+    while (n > 1) {
+      const half = n >> 1;
+      base += this.runes[base + half << 1] <= r ? half : 0;
+      n -= half;
+    }
+    base += this.runes[base << 1] <= r ? 1 : 0;
+    const m2 = base - 1;
+    return m2 >= 0 && r <= this.runes[m2 << 1 | 1] ? m2 : -1;
+  }
+  /**
+  *
+  * @returns {string}
+  */
+  toString() {
+    switch (this.op) {
+      case Inst2.ALT:
+        return `alt -> ${this.out}, ${this.arg}`;
+      case Inst2.ALT_MATCH:
+        return `altmatch -> ${this.out}, ${this.arg}`;
+      case Inst2.CAPTURE:
+        return `cap ${this.arg} -> ${this.out}`;
+      case Inst2.EMPTY_WIDTH:
+        return `empty ${this.arg} -> ${this.out}`;
+      case Inst2.MATCH:
+        return `match${this.arg !== 0 ? ` ${this.arg}` : ""}`;
+      case Inst2.FAIL:
+        return "fail";
+      case Inst2.NOP:
+        return `nop -> ${this.out}`;
+      case Inst2.LB_WRITE:
+        return `lbwrite ${this.arg} -> ${this.out}`;
+      case Inst2.LB_CHECK:
+        return `lbcheck ${this.arg} -> ${this.out}`;
+      case Inst2.RUNE:
+        if (this.runes === null) return "rune <null>";
+        return [
+          "rune ",
+          Inst2.escapeRunes(this.runes),
+          (this.arg & RE2Flags.FOLD_CASE) !== 0 ? "/i" : "",
+          " -> ",
+          this.out
+        ].join("");
+      case Inst2.RUNE1:
+        return `rune1 ${Inst2.escapeRunes(this.runes)} -> ${this.out}`;
+      case Inst2.RUNE_ANY:
+        return `any -> ${this.out}`;
+      case Inst2.RUNE_ANY_NOT_NL:
+        return `anynotnl -> ${this.out}`;
+      default:
+        throw new Error("unhandled case in Inst.toString");
+    }
+  }
+};
+var Queue = class Queue2 {
+  constructor(numInst) {
+    this.sparse = new Int32Array(numInst);
+    this.densePcs = new Int32Array(numInst);
+    this.denseCaps = null;
+    this.size = 0;
+    this.ncap = 0;
+    this.mainThreads = 0;
+  }
+  static INITIAL_THREADS = 32;
+  init(ncap) {
+    this.ncap = ncap;
+    const needed = Math.min(this.densePcs.length, Queue2.INITIAL_THREADS) * ncap;
+    if (!this.denseCaps || this.denseCaps.length < needed) this.denseCaps = new Int32Array(needed);
+  }
+  growCaps(needed) {
+    const limit = this.densePcs.length * this.ncap;
+    const grown2 = new Int32Array(Math.min(limit, Math.max(needed, 2 * this.denseCaps.length)));
+    grown2.set(this.denseCaps);
+    this.denseCaps = grown2;
+  }
+  contains(pc) {
+    const j2 = this.sparse[pc];
+    return j2 < this.size && this.densePcs[j2] === pc;
+  }
+  isEmpty() {
+    return this.size === 0;
+  }
+  add(pc) {
+    const j2 = this.size++;
+    this.sparse[pc] = j2;
+    this.densePcs[j2] = pc;
+    return j2;
+  }
+  clear() {
+    this.size = 0;
+    this.mainThreads = 0;
+  }
+  toString() {
+    let out = "{";
+    for (let i = 0; i < this.size; i++) {
+      if (i !== 0) out += ", ";
+      out += this.densePcs[i];
+    }
+    out += "}";
+    return out;
+  }
+};
+var LookbehindState = class {
+  constructor(prog) {
+    this.pos = -1;
+    this.pcs = new Int32Array(prog.numInst());
+    this.size = 0;
+    this.lbTable = new Int32Array(prog.numLb + 1);
+  }
+  reset() {
+    this.pos = -1;
+    this.size = 0;
+  }
+};
+var Machine = class Machine2 {
+  static fromRE2(re2) {
+    const m2 = new Machine2();
+    m2.prog = re2.prog;
+    m2.re2 = re2;
+    m2.q0 = new Queue(m2.prog.numInst());
+    m2.q1 = new Queue(m2.prog.numInst());
+    m2.addStack = new Int32Array(2 * (m2.prog.numInst() + 1));
+    m2.matched = false;
+    m2.matchcap = new Int32Array(m2.prog.numCap < 2 ? 2 : m2.prog.numCap);
+    m2.ncap = 0;
+    return m2;
+  }
+  constructor() {
+    this.prog = null;
+    this.re2 = null;
+    this.q0 = null;
+    this.q1 = null;
+    this.addStack = null;
+    this.matched = false;
+    this.matchcap = null;
+    this.ncap = 0;
+    this.lbTable = null;
+  }
+  init(ncap) {
+    this.ncap = ncap;
+    if (ncap > this.matchcap.length) this.matchcap = new Int32Array(ncap).fill(-1);
+    else this.matchcap.fill(-1);
+    this.q0.init(ncap);
+    this.q1.init(ncap);
+    if (this.prog.numLb > 0) {
+      if (!this.lbTable || this.lbTable.length < this.prog.numLb + 1) this.lbTable = new Int32Array(this.prog.numLb + 1);
+      this.lbTable.fill(-1);
+    }
+  }
+  submatches() {
+    if (this.ncap === 0) return Utils.emptyInts();
+    return Utils.toArray(this.matchcap.subarray(0, this.ncap));
+  }
+  match(input, pos, anchor, lbState = null) {
+    const startCond = this.re2.cond;
+    if (startCond === Utils.EMPTY_ALL) return false;
+    if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && pos !== 0) return false;
+    this.matched = false;
+    this.matchcap.fill(-1);
+    const hasLookbehinds = this.prog.numLb > 0;
+    const matchStartPos = pos;
+    let currentPos = pos;
+    let resumeLookbehinds = false;
+    if (hasLookbehinds) {
+      if (lbState !== null && lbState.pos >= 0 && lbState.pos <= pos) {
+        currentPos = lbState.pos;
+        resumeLookbehinds = true;
+      } else currentPos = 0;
+    }
+    let saveLookbehinds = hasLookbehinds && lbState !== null;
+    let runq = this.q0;
+    let nextq = this.q1;
+    let r = input.step(currentPos);
+    let rune = r >> 3;
+    let width = r & 7;
+    let rune1 = -1;
+    let width1 = 0;
+    if (r !== MachineInputBase.EOF()) {
+      r = input.step(currentPos + width);
+      rune1 = r >> 3;
+      width1 = r & 7;
+    }
+    let flag;
+    if (currentPos === 0) flag = Utils.emptyOpContext(-1, rune);
+    else flag = input.context(currentPos);
+    if (hasLookbehinds) {
+      if (resumeLookbehinds) this.restoreLookbehinds(lbState, runq, flag);
+      else this.spawnLookbehinds(runq, currentPos, flag);
+    }
+    while (true) {
+      if (runq.mainThreads === 0) {
+        if ((startCond & Utils.EMPTY_BEGIN_TEXT) !== 0 && currentPos !== 0) break;
+        if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && currentPos !== 0) break;
+        if (this.matched) break;
+        if (this.prog.numLb === 0 && runq.isEmpty() && !(this.re2.prefix.length === 0) && rune1 !== this.re2.prefixRune && input.canCheckPrefix()) {
+          const advance = input.index(this.re2, currentPos);
+          if (advance < 0) break;
+          currentPos += advance;
+          r = input.step(currentPos);
+          rune = r >> 3;
+          width = r & 7;
+          r = input.step(currentPos + width);
+          rune1 = r >> 3;
+          width1 = r & 7;
+          flag = input.context(currentPos);
+        }
+      }
+      if (currentPos >= matchStartPos) {
+        if (saveLookbehinds) {
+          this.saveLookbehinds(lbState, runq, currentPos);
+          saveLookbehinds = false;
+        }
+        if (!this.matched && (currentPos === 0 || anchor === RE2Flags.UNANCHORED)) {
+          if (this.ncap > 0) this.matchcap[0] = currentPos;
+          this.add(runq, this.prog.start, currentPos, this.matchcap, 0, flag);
+        }
+      }
+      const nextPos = currentPos + width;
+      flag = input.context(nextPos);
+      this.step(runq, nextq, currentPos, nextPos, rune, flag, anchor, currentPos === input.endPos());
+      if (width === 0) break;
+      if (this.ncap === 0 && this.matched) break;
+      currentPos += width;
+      rune = rune1;
+      width = width1;
+      if (rune !== -1) {
+        r = input.step(currentPos + width);
+        rune1 = r >> 3;
+        width1 = r & 7;
+      }
+      const tmpq = runq;
+      runq = nextq;
+      nextq = tmpq;
+    }
+    runq.clear();
+    nextq.clear();
+    return this.matched;
+  }
+  matchSet(input, pos, anchor) {
+    const startCond = this.re2.cond;
+    if (startCond === Utils.EMPTY_ALL) return [];
+    if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && pos !== 0) return [];
+    let currentPos = this.prog.numLb > 0 ? 0 : pos;
+    let matchStartPos = pos;
+    let runq = this.q0;
+    let nextq = this.q1;
+    let r = input.step(currentPos);
+    let rune = r >> 3;
+    let width = r & 7;
+    let rune1 = -1;
+    let width1 = 0;
+    if (r !== MachineInputBase.EOF()) {
+      r = input.step(currentPos + width);
+      rune1 = r >> 3;
+      width1 = r & 7;
+    }
+    let flag = currentPos === 0 ? Utils.emptyOpContext(-1, rune) : input.context(currentPos);
+    const matches = /* @__PURE__ */ new Set();
+    if (this.prog.numLb > 0) this.spawnLookbehinds(runq, currentPos, flag);
+    while (true) {
+      if (runq.mainThreads === 0) {
+        if ((startCond & Utils.EMPTY_BEGIN_TEXT) !== 0 && currentPos !== 0) break;
+        if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && currentPos !== 0) break;
+      }
+      if (currentPos === 0 || anchor === RE2Flags.UNANCHORED) {
+        if (currentPos >= matchStartPos) this.add(runq, this.prog.start, currentPos, this.matchcap, 0, flag);
+      }
+      const nextPos = currentPos + width;
+      flag = input.context(nextPos);
+      for (let j2 = 0; j2 < runq.size; j2++) {
+        const pc = runq.densePcs[j2];
+        const i = this.prog.inst[pc];
+        const capOffset = j2 * this.ncap;
+        let add = false;
+        switch (i.op) {
+          case Inst.MATCH:
+            if (anchor === RE2Flags.ANCHOR_BOTH && currentPos !== input.endPos()) break;
+            matches.add(i.arg);
+            break;
+          case Inst.RUNE:
+            add = i.matchRune(rune);
+            break;
+          case Inst.RUNE1:
+            add = rune === i.runes[0];
+            break;
+          case Inst.RUNE_ANY:
+            add = true;
+            break;
+          case Inst.RUNE_ANY_NOT_NL:
+            add = rune !== 10;
+            break;
+          default:
+            continue;
+        }
+        if (add) this.add(nextq, i.out, nextPos, runq.denseCaps, capOffset, flag);
+      }
+      runq.clear();
+      if (width === 0) break;
+      currentPos += width;
+      rune = rune1;
+      width = width1;
+      if (rune !== -1) {
+        r = input.step(currentPos + width);
+        rune1 = r >> 3;
+        width1 = r & 7;
+      }
+      const tmpq = runq;
+      runq = nextq;
+      nextq = tmpq;
+    }
+    nextq.clear();
+    return Array.from(matches).sort((a, b2) => a - b2);
+  }
+  step(runq, nextq, pos, nextPos, c, nextCond, anchor, atEnd) {
+    const longest = this.re2.longest;
+    for (let j2 = 0; j2 < runq.size; j2++) {
+      const pc = runq.densePcs[j2];
+      const capOffset = j2 * this.ncap;
+      if (longest && this.matched && this.ncap > 0 && this.matchcap[0] < runq.denseCaps[capOffset]) continue;
+      const i = this.prog.inst[pc];
+      let add = false;
+      switch (i.op) {
+        case Inst.MATCH:
+          if (anchor === RE2Flags.ANCHOR_BOTH && !atEnd) break;
+          if (this.ncap > 0 && (!longest || !this.matched || this.matchcap[1] < pos)) {
+            runq.denseCaps[capOffset + 1] = pos;
+            for (let k2 = 0; k2 < this.ncap; k2++) this.matchcap[k2] = runq.denseCaps[capOffset + k2];
+          }
+          if (!longest) runq.size = 0;
+          this.matched = true;
+          break;
+        case Inst.RUNE:
+          add = i.matchRune(c);
+          break;
+        case Inst.RUNE1:
+          add = c === i.runes[0];
+          break;
+        case Inst.RUNE_ANY:
+          add = true;
+          break;
+        case Inst.RUNE_ANY_NOT_NL:
+          add = c !== 10;
+          break;
+        default:
+          continue;
+      }
+      if (add) this.add(nextq, i.out, nextPos, runq.denseCaps, capOffset, nextCond);
+    }
+    runq.clear();
+  }
+  spawnLookbehinds(q2, pos, flag) {
+    for (let i = 0; i < this.prog.lbStarts.length; i++) this.add(q2, this.prog.lbStarts[i], pos, this.matchcap, 0, flag);
+  }
+  restoreLookbehinds(lbState, q2, flag) {
+    this.lbTable.set(lbState.lbTable);
+    for (let j2 = 0; j2 < lbState.size; j2++) this.add(q2, lbState.pcs[j2], lbState.pos, this.matchcap, 0, flag);
+  }
+  saveLookbehinds(lbState, q2, pos) {
+    let size = 0;
+    for (let j2 = 0; j2 < q2.size; j2++) {
+      const pc = q2.densePcs[j2];
+      if (this.prog.lbInst[pc] === 1 && Inst.isRuneOp(this.prog.inst[pc].op)) lbState.pcs[size++] = pc;
+    }
+    lbState.size = size;
+    lbState.pos = pos;
+    lbState.lbTable.set(this.lbTable);
+  }
+  add(q2, pc, pos, capArray, capOffset, cond) {
+    const stk = this.addStack;
+    let nstk = 0;
+    for (; ; ) {
+      while (pc !== 0 && !q2.contains(pc)) {
+        const d = q2.add(pc);
+        const inst = this.prog.inst[pc];
+        switch (inst.op) {
+          case Inst.FAIL:
+            pc = 0;
+            break;
+          case Inst.ALT:
+          case Inst.ALT_MATCH:
+            stk[nstk++] = inst.arg;
+            stk[nstk++] = 0;
+            pc = inst.out;
+            break;
+          case Inst.EMPTY_WIDTH:
+            pc = (inst.arg & ~cond) === 0 ? inst.out : 0;
+            break;
+          case Inst.NOP:
+            pc = inst.out;
+            break;
+          case Inst.CAPTURE:
+            if (inst.arg < this.ncap) {
+              stk[nstk++] = -inst.arg - 1;
+              stk[nstk++] = capArray[capOffset + inst.arg];
+              capArray[capOffset + inst.arg] = pos;
+            }
+            pc = inst.out;
+            break;
+          case Inst.LB_WRITE:
+            this.lbTable[Math.abs(inst.arg)] = pos;
+            pc = inst.out;
+            break;
+          case Inst.LB_CHECK:
+            if (inst.arg > 0) pc = this.lbTable[inst.arg] === pos ? inst.out : 0;
+            else pc = this.lbTable[-inst.arg] !== pos ? inst.out : 0;
+            break;
+          case Inst.MATCH:
+          case Inst.RUNE:
+          case Inst.RUNE1:
+          case Inst.RUNE_ANY:
+          case Inst.RUNE_ANY_NOT_NL:
+            if (this.prog.lbInst[pc] === 0) q2.mainThreads++;
+            if (this.ncap > 0) {
+              const destOffset = d * this.ncap;
+              if (destOffset + this.ncap > q2.denseCaps.length) q2.growCaps(destOffset + this.ncap);
+              for (let c = 0; c < this.ncap; c++) q2.denseCaps[destOffset + c] = capArray[capOffset + c];
+            }
+            pc = 0;
+            break;
+          default:
+            throw new RE2JSInternalException("unhandled");
+        }
+      }
+      if (nstk === 0) return;
+      nstk -= 2;
+      const entry = stk[nstk];
+      if (entry < 0) {
+        capArray[capOffset - entry - 1] = stk[nstk + 1];
+        pc = 0;
+      } else pc = entry;
+    }
+  }
+};
+var hashState = (pcs, flag, ids) => {
+  let h = -2128831035;
+  for (let i = 0; i < pcs.length; i++) {
+    h ^= pcs[i];
+    h = Math.imul(h, 16777619);
+  }
+  h ^= flag;
+  h = Math.imul(h, 16777619);
+  for (let i = 0; i < ids.length; i++) {
+    h ^= ids[i];
+    h = Math.imul(h, 16777619);
+  }
+  return h;
+};
+var arraysEqual = (a, b2) => {
+  if (a.length !== b2.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b2[i]) return false;
+  return true;
+};
+var isState = (state, pcs, flag, ids) => state.flag === flag && arraysEqual(state.nfaStates, pcs) && arraysEqual(state.matchIDs, ids);
+var NO_IDS = [];
+var END_TEXT = -1;
+var DFAState = class {
+  constructor(nfaStates, flag, matchIDs) {
+    this.nfaStates = nfaStates;
+    this.flag = flag;
+    this.isMatch = (flag & DFA.FLAG_MATCH) !== 0;
+    this.matchIDs = matchIDs;
+    this.next = null;
+    this.nextAnchored = null;
+  }
+};
+var DFA = class DFA2 {
+  static FLAG_EMPTY_MASK = 255;
+  static FLAG_MATCH = 256;
+  static FLAG_LAST_WORD = 512;
+  static FLAG_NEED_SHIFT = 16;
+  static STATE_OVERHEAD = 150;
+  static ARRAY_OVERHEAD = 40;
+  static ELEMENT_SIZE = 8;
+  static TABLE_OVERHEAD = 48;
+  static PROGRESS_PER_STATE = 10;
+  constructor(prog, maxMem = 8388608) {
+    this.prog = prog;
+    this.maxMem = maxMem;
+    this.stateCache = /* @__PURE__ */ new Map();
+    this.stateCount = 0;
+    this.startStates = /* @__PURE__ */ new Map();
+    this.failed = false;
+    for (let pc = 0; pc < prog.numInst(); pc++) {
+      const op = prog.getInst(pc).op;
+      if (op === Inst.LB_WRITE || op === Inst.LB_CHECK) {
+        this.failed = true;
+        break;
+      }
+    }
+    this.computeRuneClasses();
+    this.stateBudget = maxMem;
+    this.memBudget = maxMem;
+  }
+  computeRuneClasses() {
+    const bounds = /* @__PURE__ */ new Set();
+    const addRange = (lo2, hi2) => {
+      bounds.add(lo2);
+      bounds.add(hi2 + 1);
+    };
+    for (let pc = 0; pc < this.prog.numInst(); pc++) {
+      const inst = this.prog.getInst(pc);
+      switch (inst.op) {
+        case Inst.RUNE:
+        case Inst.RUNE1:
+          if (inst.runes.length === 1) {
+            addRange(inst.runes[0], inst.runes[0]);
+            if ((inst.arg & RE2Flags.FOLD_CASE) !== 0) for (let f2 = Unicode.simpleFold(inst.runes[0]); f2 !== inst.runes[0]; f2 = Unicode.simpleFold(f2)) addRange(f2, f2);
+          } else for (let j2 = 0; j2 < inst.runes.length; j2 += 2) addRange(inst.runes[j2], inst.runes[j2 + 1]);
+          break;
+        case Inst.RUNE_ANY_NOT_NL:
+          addRange(10, 10);
+          break;
+        case Inst.EMPTY_WIDTH:
+          if ((inst.arg & (Utils.EMPTY_BEGIN_LINE | Utils.EMPTY_END_LINE)) !== 0) addRange(10, 10);
+          if ((inst.arg & (Utils.EMPTY_WORD_BOUNDARY | Utils.EMPTY_NO_WORD_BOUNDARY)) !== 0) {
+            addRange(48, 57);
+            addRange(65, 90);
+            addRange(95, 95);
+            addRange(97, 122);
+          }
+      }
+    }
+    bounds.delete(0);
+    this.classBounds = Int32Array.from(bounds).sort();
+    this.numClasses = this.classBounds.length + 1;
+    const latin1Class = new Int32Array(Unicode.MAX_LATIN1 + 1);
+    for (let r = 0; r <= Unicode.MAX_LATIN1; r++) latin1Class[r] = this.searchClass(r);
+    this.latin1Class = latin1Class;
+  }
+  runeClass(r) {
+    if (r <= Unicode.MAX_LATIN1) return this.latin1Class[r];
+    return this.searchClass(r);
+  }
+  searchClass(r) {
+    const bounds = this.classBounds;
+    let lo2 = 0;
+    let hi2 = bounds.length;
+    while (lo2 < hi2) {
+      const mid = lo2 + hi2 >> 1;
+      if (bounds[mid] <= r) lo2 = mid + 1;
+      else hi2 = mid;
+    }
+    return lo2;
+  }
+  closure(pcs, flag) {
+    const closure = /* @__PURE__ */ new Set();
+    const stack = Array.from(pcs);
+    let needflags = 0;
+    while (stack.length > 0) {
+      const pc = stack.pop();
+      if (pc === 0 || closure.has(pc)) continue;
+      closure.add(pc);
+      const inst = this.prog.getInst(pc);
+      switch (inst.op) {
+        case Inst.ALT:
+        case Inst.ALT_MATCH:
+          stack.push(inst.out);
+          stack.push(inst.arg);
+          break;
+        case Inst.NOP:
+        case Inst.CAPTURE:
+          stack.push(inst.out);
+          break;
+        case Inst.EMPTY_WIDTH:
+          needflags |= inst.arg;
+          if ((inst.arg & ~flag) === 0) stack.push(inst.out);
+      }
+    }
+    return {
+      pcs: Array.from(closure).sort((a, b2) => a - b2),
+      needflags
+    };
+  }
+  getState(pcs, flag, ids) {
+    const hash = hashState(pcs, flag, ids);
+    const cached = this.stateCache.get(hash);
+    if (cached instanceof DFAState) {
+      if (isState(cached, pcs, flag, ids)) return cached;
+    } else if (cached !== void 0) {
+      for (let i = 0; i < cached.length; i++) if (isState(cached[i], pcs, flag, ids)) return cached[i];
+    }
+    const cost = DFA2.stateCost(pcs, ids);
+    if (this.memBudget < cost) return null;
+    this.memBudget -= cost;
+    const state = new DFAState(pcs, flag, ids);
+    if (cached === void 0) this.stateCache.set(hash, state);
+    else if (cached instanceof DFAState) this.stateCache.set(hash, [cached, state]);
+    else cached.push(state);
+    this.stateCount++;
+    return state;
+  }
+  static stateCost(pcs, ids) {
+    const idsCost = ids.length === 0 ? 0 : DFA2.ARRAY_OVERHEAD + DFA2.ELEMENT_SIZE * ids.length;
+    return DFA2.STATE_OVERHEAD + DFA2.ELEMENT_SIZE * pcs.length + idsCost;
+  }
+  *cachedStates() {
+    for (const cached of this.stateCache.values()) if (cached instanceof DFAState) yield cached;
+    else yield* cached;
+  }
+  makeState(pcs, flag, ids) {
+    const closure = this.closure(pcs, flag & DFA2.FLAG_EMPTY_MASK);
+    let stateFlag = flag;
+    if (closure.needflags === 0) stateFlag &= DFA2.FLAG_MATCH;
+    stateFlag |= closure.needflags << DFA2.FLAG_NEED_SHIFT;
+    return this.getState(closure.pcs, stateFlag, ids);
+  }
+  allocTable(state, anchor) {
+    const size = this.numClasses + 1;
+    const cost = DFA2.TABLE_OVERHEAD + DFA2.ELEMENT_SIZE * size;
+    if (this.memBudget < cost) return null;
+    this.memBudget -= cost;
+    const table = new Array(size).fill(null);
+    if (anchor === RE2Flags.UNANCHORED) state.next = table;
+    else state.nextAnchored = table;
+    return table;
+  }
+  clearCache() {
+    this.stateCache.clear();
+    this.stateCount = 0;
+    this.startStates.clear();
+    this.memBudget = this.stateBudget;
+  }
+  resetCache(current) {
+    this.clearCache();
+    return this.getState(current.nfaStates, current.flag, current.matchIDs);
+  }
+  step(state, cls, rune, anchor) {
+    let table = anchor === RE2Flags.UNANCHORED ? state.next : state.nextAnchored;
+    if (table !== null) {
+      const cached = table[cls];
+      if (cached !== null) return cached;
+    } else {
+      table = this.allocTable(state, anchor);
+      if (table === null) return null;
+    }
+    const needflag = state.flag >>> DFA2.FLAG_NEED_SHIFT;
+    const oldbeforeflag = state.flag & DFA2.FLAG_EMPTY_MASK;
+    let beforeflag = oldbeforeflag;
+    let afterflag = 0;
+    if (rune === 10) {
+      beforeflag |= Utils.EMPTY_END_LINE;
+      afterflag |= Utils.EMPTY_BEGIN_LINE;
+    }
+    if (rune === END_TEXT) beforeflag |= Utils.EMPTY_END_LINE | Utils.EMPTY_END_TEXT;
+    const islastword = (state.flag & DFA2.FLAG_LAST_WORD) !== 0;
+    const isword = rune !== END_TEXT && Utils.isWordRune(rune);
+    beforeflag |= isword === islastword ? Utils.EMPTY_NO_WORD_BOUNDARY : Utils.EMPTY_WORD_BOUNDARY;
+    let pcs = state.nfaStates;
+    if ((beforeflag & ~oldbeforeflag & needflag) !== 0) pcs = this.closure(pcs, beforeflag).pcs;
+    const nextPCs = [];
+    let ismatch = false;
+    let ids = NO_IDS;
+    for (let i = 0; i < pcs.length; i++) {
+      const inst = this.prog.getInst(pcs[i]);
+      if (inst.op === Inst.MATCH) {
+        if (!ismatch) {
+          ismatch = true;
+          ids = [];
+        }
+        ids.push(inst.arg);
+      } else if (rune !== END_TEXT && Inst.isRuneOp(inst.op) && inst.matchRune(rune)) nextPCs.push(inst.out);
+    }
+    if (ids.length > 1) ids.sort((a, b2) => a - b2);
+    if (anchor === RE2Flags.UNANCHORED && rune !== END_TEXT) nextPCs.push(this.prog.start);
+    let flag = afterflag;
+    if (ismatch) flag |= DFA2.FLAG_MATCH;
+    if (isword) flag |= DFA2.FLAG_LAST_WORD;
+    const nextState = this.makeState(nextPCs, flag, ids);
+    if (nextState === null) return null;
+    table[cls] = nextState;
+    return nextState;
+  }
+  start(input, pos) {
+    const context = input.context(pos);
+    let flags;
+    if ((context & Utils.EMPTY_BEGIN_TEXT) !== 0) flags = Utils.EMPTY_BEGIN_TEXT | Utils.EMPTY_BEGIN_LINE;
+    else if ((context & Utils.EMPTY_BEGIN_LINE) !== 0) flags = Utils.EMPTY_BEGIN_LINE;
+    else {
+      const r = input.step(pos);
+      const nextIsWord = r >= 0 && Utils.isWordRune(r >> 3);
+      flags = (context & Utils.EMPTY_WORD_BOUNDARY) !== 0 !== nextIsWord ? DFA2.FLAG_LAST_WORD : 0;
+    }
+    let state = this.startStates.get(flags);
+    if (state === void 0) {
+      state = this.makeState([this.prog.start], flags, NO_IDS);
+      if (state === null) {
+        this.clearCache();
+        state = this.makeState([this.prog.start], flags, NO_IDS);
+        if (state === null) return null;
+      }
+      this.startStates.set(flags, state);
+    }
+    return state;
+  }
+  stepOrReset(state, cls, rune, anchor, pos, search) {
+    let next = this.step(state, cls, rune, anchor);
+    if (next !== null) return next;
+    if (search.resetPos >= 0 && pos - search.resetPos < DFA2.PROGRESS_PER_STATE * this.stateCount) return null;
+    search.resetPos = pos;
+    const restored = this.resetCache(state);
+    if (restored === null) return null;
+    next = this.step(restored, cls, rune, anchor);
+    return next;
+  }
+  run(input, pos, anchor, state, onMatch) {
+    const endPos = input.endPos();
+    const latin1Class = this.latin1Class;
+    const unanchored = anchor === RE2Flags.UNANCHORED;
+    const search = { resetPos: -1 };
+    let i = pos;
+    while (i < endPos) {
+      const r = input.step(i);
+      const rune = r >> 3;
+      const width = r & 7;
+      if (width === 0) break;
+      const cls = rune <= Unicode.MAX_LATIN1 ? latin1Class[rune] : this.runeClass(rune);
+      let next = unanchored && state.next !== null ? state.next[cls] : null;
+      if (next === null) {
+        next = this.stepOrReset(state, cls, rune, anchor, i, search);
+        if (next === null) return null;
+      }
+      state = next;
+      if (state.isMatch && onMatch(state, false)) return true;
+      if (!unanchored && state.nfaStates.length === 0) return false;
+      i += width;
+    }
+    state = this.stepOrReset(state, this.numClasses, END_TEXT, anchor, i, search);
+    if (state === null) return null;
+    return state.isMatch && onMatch(state, true);
+  }
+  match(input, pos, anchor) {
+    if (this.failed) return null;
+    if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && pos !== 0) return false;
+    const startState = this.start(input, pos);
+    if (startState === null) return null;
+    return this.run(input, pos, anchor, startState, (state, atEnd) => anchor !== RE2Flags.ANCHOR_BOTH || atEnd);
+  }
+  matchSet(input, pos, anchor) {
+    if (this.failed) return null;
+    if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && pos !== 0) return [];
+    const startState = this.start(input, pos);
+    if (startState === null) return null;
+    const matches = /* @__PURE__ */ new Set();
+    const collect = (state, atEnd) => {
+      if (anchor !== RE2Flags.ANCHOR_BOTH || atEnd) for (let k2 = 0; k2 < state.matchIDs.length; k2++) matches.add(state.matchIDs[k2]);
+      return false;
+    };
+    if (this.run(input, pos, anchor, startState, collect) === null) return null;
+    return Array.from(matches).sort((a, b2) => a - b2);
+  }
+};
+var VISITED_BITS = 32;
+var MAX_BACKTRACK_PROG = 500;
+var INITIAL_JOB_CAPACITY = 256;
+var MAX_BACKTRACK_VECTOR = 262144;
+var BitState = class {
+  constructor() {
+    this.end = 0;
+    this.cap = /* @__PURE__ */ new Int32Array(0);
+    this.matchcap = /* @__PURE__ */ new Int32Array(0);
+    this.ncap = 0;
+    this.jobPc = new Int32Array(INITIAL_JOB_CAPACITY);
+    this.jobArg = new Uint8Array(INITIAL_JOB_CAPACITY);
+    this.jobPos = new Int32Array(INITIAL_JOB_CAPACITY);
+    this.jobLen = 0;
+    this.visited = /* @__PURE__ */ new Uint32Array(0);
+  }
+  reset(prog, end, ncap) {
+    this.end = end;
+    this.jobLen = 0;
+    this.ncap = ncap;
+    const visitedSize = prog.numInst() * (end + 1) + VISITED_BITS - 1 >>> 5;
+    if (this.visited.length < visitedSize) this.visited = new Uint32Array(visitedSize);
+    else this.visited.fill(0, 0, visitedSize);
+    if (this.cap.length < ncap) this.cap = new Int32Array(ncap).fill(-1);
+    else this.cap.fill(-1, 0, ncap);
+    if (this.matchcap.length < ncap) this.matchcap = new Int32Array(ncap).fill(-1);
+    else this.matchcap.fill(-1, 0, ncap);
+  }
+  shouldVisit(pc, pos) {
+    const n = pc * (this.end + 1) + pos;
+    const idx = n >>> 5;
+    const mask = 1 << (n & 31);
+    if ((this.visited[idx] & mask) !== 0) return false;
+    this.visited[idx] |= mask;
+    return true;
+  }
+  push(re2, pc, pos, arg) {
+    if (re2.prog.getInst(pc).op !== Inst.FAIL && (arg || this.shouldVisit(pc, pos))) {
+      if (this.jobLen >= this.jobPc.length) {
+        const newSize = this.jobPc.length * 2;
+        const newPc = new Int32Array(newSize);
+        newPc.set(this.jobPc);
+        this.jobPc = newPc;
+        const newArg = new Uint8Array(newSize);
+        newArg.set(this.jobArg);
+        this.jobArg = newArg;
+        const newPos = new Int32Array(newSize);
+        newPos.set(this.jobPos);
+        this.jobPos = newPos;
+      }
+      this.jobPc[this.jobLen] = pc;
+      this.jobArg[this.jobLen] = arg ? 1 : 0;
+      this.jobPos[this.jobLen] = pos;
+      this.jobLen++;
+    }
+  }
+  tryBacktrack(re2, input, pc, pos, anchor) {
+    const longest = re2.longest;
+    this.push(re2, pc, pos, false);
+    while (this.jobLen > 0) {
+      this.jobLen--;
+      let currentPc = this.jobPc[this.jobLen];
+      let arg = this.jobArg[this.jobLen] === 1;
+      let currentPos = this.jobPos[this.jobLen];
+      let skipShouldVisit = true;
+      while (true) {
+        if (!skipShouldVisit) {
+          if (!this.shouldVisit(currentPc, currentPos)) break;
+        }
+        skipShouldVisit = false;
+        const inst = re2.prog.getInst(currentPc);
+        switch (inst.op) {
+          case Inst.FAIL:
+            break;
+          case Inst.ALT:
+            if (arg) {
+              arg = false;
+              currentPc = inst.arg;
+              continue;
+            } else {
+              this.push(re2, currentPc, currentPos, true);
+              currentPc = inst.out;
+              continue;
+            }
+          case Inst.ALT_MATCH: {
+            const outInst = re2.prog.getInst(inst.out);
+            if (Inst.isRuneOp(outInst.op)) {
+              this.push(re2, inst.arg, currentPos, false);
+              currentPc = inst.arg;
+              currentPos = this.end;
+              continue;
+            }
+            this.push(re2, inst.out, this.end, false);
+            currentPc = inst.out;
+            continue;
+          }
+          case Inst.RUNE: {
+            const r = input.step(currentPos);
+            if (r === MachineInputBase.EOF()) break;
+            if (!inst.matchRune(r >> 3)) break;
+            currentPos += r & 7;
+            currentPc = inst.out;
+            continue;
+          }
+          case Inst.RUNE1: {
+            const r = input.step(currentPos);
+            if (r === MachineInputBase.EOF()) break;
+            if (r >> 3 !== inst.runes[0]) break;
+            currentPos += r & 7;
+            currentPc = inst.out;
+            continue;
+          }
+          case Inst.RUNE_ANY_NOT_NL: {
+            const r = input.step(currentPos);
+            if (r === MachineInputBase.EOF()) break;
+            if (r >> 3 === 10) break;
+            currentPos += r & 7;
+            currentPc = inst.out;
+            continue;
+          }
+          case Inst.RUNE_ANY: {
+            const r = input.step(currentPos);
+            if (r === MachineInputBase.EOF()) break;
+            currentPos += r & 7;
+            currentPc = inst.out;
+            continue;
+          }
+          case Inst.CAPTURE:
+            if (arg) {
+              this.cap[inst.arg] = currentPos;
+              break;
+            } else {
+              if (inst.arg < this.ncap) {
+                this.push(re2, currentPc, this.cap[inst.arg], true);
+                this.cap[inst.arg] = currentPos;
+              }
+              currentPc = inst.out;
+              continue;
+            }
+          case Inst.EMPTY_WIDTH: {
+            const flag = input.context(currentPos);
+            if ((inst.arg & ~flag) !== 0) break;
+            currentPc = inst.out;
+            continue;
+          }
+          case Inst.NOP:
+            currentPc = inst.out;
+            continue;
+          case Inst.MATCH: {
+            if (anchor === RE2Flags.ANCHOR_BOTH && currentPos !== this.end) break;
+            if (this.ncap === 0) return true;
+            if (this.ncap > 1) this.cap[1] = currentPos;
+            const old = this.matchcap[1];
+            if (old === -1 || longest && currentPos > 0 && currentPos > old) this.matchcap.set(this.cap);
+            if (!longest) return true;
+            if (currentPos === this.end) return true;
+            break;
+          }
+          case Inst.LB_WRITE:
+          case Inst.LB_CHECK:
+            throw new RE2JSInternalException("Backtracker cannot evaluate Lookbehind instructions");
+          default:
+            throw new RE2JSInternalException("bad inst");
+        }
+        break;
+      }
+    }
+    return longest && this.matchcap.length > 1 && this.matchcap[1] >= 0;
+  }
+};
+var bitStatePool = [];
+var Backtracker = class Backtracker2 {
+  static shouldBacktrack(prog) {
+    return prog.numInst() <= MAX_BACKTRACK_PROG;
+  }
+  static maxBitStateLen(prog) {
+    if (!Backtracker2.shouldBacktrack(prog)) return 0;
+    return Math.floor(MAX_BACKTRACK_VECTOR / prog.numInst());
+  }
+  static execute(re2, input, pos, anchor, ncap) {
+    const startCond = re2.cond;
+    if (startCond === Utils.EMPTY_ALL) return null;
+    if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && pos !== 0) return null;
+    if ((startCond & Utils.EMPTY_BEGIN_TEXT) !== 0 && pos !== 0) return null;
+    const b2 = bitStatePool.length > 0 ? bitStatePool.pop() : new BitState();
+    const end = input.endPos();
+    b2.reset(re2.prog, end, ncap);
+    let matched = false;
+    if ((startCond & Utils.EMPTY_BEGIN_TEXT) !== 0 || anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) {
+      if (b2.ncap > 0) b2.cap[0] = pos;
+      if (b2.tryBacktrack(re2, input, re2.prog.start, pos, anchor)) matched = true;
+    } else {
+      let width = -1;
+      for (; pos <= end && width !== 0; pos += width) {
+        if (re2.prefix.length > 0) {
+          const advance = input.index(re2, pos);
+          if (advance < 0) break;
+          pos += advance;
+        }
+        if (b2.ncap > 0) b2.cap[0] = pos;
+        if (b2.tryBacktrack(re2, input, re2.prog.start, pos, anchor)) {
+          matched = true;
+          break;
+        }
+        const r = input.step(pos);
+        width = r === MachineInputBase.EOF() ? 0 : r & 7;
+      }
+    }
+    if (!matched) {
+      bitStatePool.push(b2);
+      return null;
+    }
+    const result = ncap === 0 ? [] : Utils.toArray(b2.matchcap.subarray(0, ncap));
+    bitStatePool.push(b2);
+    return result;
+  }
+};
+var QueueOnePass = class {
+  constructor(size) {
+    this.sparse = new Uint32Array(size);
+    this.dense = new Uint32Array(size);
+    this.size = 0;
+    this.nextIndex = 0;
+  }
+  empty() {
+    return this.nextIndex >= this.size;
+  }
+  next() {
+    return this.dense[this.nextIndex++];
+  }
+  clear() {
+    this.size = 0;
+    this.nextIndex = 0;
+  }
+  contains(u2) {
+    return u2 < this.sparse.length && this.sparse[u2] < this.size && this.dense[this.sparse[u2]] === u2;
+  }
+  insert(u2) {
+    if (!this.contains(u2)) this.insertNew(u2);
+  }
+  insertNew(u2) {
+    if (u2 >= this.sparse.length) return;
+    this.sparse[u2] = this.size;
+    this.dense[this.size] = u2;
+    this.size++;
+  }
+};
+var mergeRuneSets = (leftRunes, rightRunes, leftPC, rightPC) => {
+  const leftLen = leftRunes.length;
+  const rightLen = rightRunes.length;
+  let lx = 0, rx = 0;
+  const merged = [];
+  const next = [];
+  let ok = true;
+  let ix = -1;
+  const extend = (isLeft) => {
+    const newArray = isLeft ? leftRunes : rightRunes;
+    const low = isLeft ? lx : rx;
+    const pc = isLeft ? leftPC : rightPC;
+    if (ix > 0 && newArray[low] <= merged[ix]) return false;
+    merged.push(newArray[low], newArray[low + 1]);
+    if (isLeft) lx += 2;
+    else rx += 2;
+    ix += 2;
+    next.push(pc);
+    return true;
+  };
+  while (lx < leftLen || rx < rightLen) {
+    if (rx >= rightLen) ok = extend(true);
+    else if (lx >= leftLen) ok = extend(false);
+    else if (rightRunes[rx] < leftRunes[lx]) ok = extend(false);
+    else ok = extend(true);
+    if (!ok) return null;
+  }
+  return {
+    merged,
+    next
+  };
+};
+var OnePassProg = class {
+  constructor(prog) {
+    this.start = prog.start;
+    this.numCap = prog.numCap;
+    this.inst = new Array(prog.inst.length);
+    for (let i = 0; i < prog.inst.length; i++) {
+      const orig = prog.inst[i];
+      const inst = new Inst(orig.op);
+      inst.out = orig.out;
+      inst.arg = orig.arg;
+      inst.runes = orig.runes ? new Int32Array(orig.runes) : /* @__PURE__ */ new Int32Array(0);
+      inst.next = null;
+      this.inst[i] = inst;
+    }
+  }
+};
+var onePassCopy = (prog) => {
+  const p2 = new OnePassProg(prog);
+  for (let pc = 0; pc < p2.inst.length; pc++) {
+    const inst = p2.inst[pc];
+    if (inst.op !== Inst.ALT && inst.op !== Inst.ALT_MATCH) continue;
+    let pAOther = "out";
+    let pAAlt = "arg";
+    let instAlt = p2.inst[inst[pAAlt]];
+    if (instAlt.op !== Inst.ALT && instAlt.op !== Inst.ALT_MATCH) {
+      pAOther = "arg";
+      pAAlt = "out";
+      instAlt = p2.inst[inst[pAAlt]];
+      if (instAlt.op !== Inst.ALT && instAlt.op !== Inst.ALT_MATCH) continue;
+    }
+    const instOther = p2.inst[inst[pAOther]];
+    if (instOther.op === Inst.ALT || instOther.op === Inst.ALT_MATCH) continue;
+    let pBAlt = "out";
+    let pBOther = "arg";
+    let patch = false;
+    if (instAlt.out === pc) patch = true;
+    else if (instAlt.arg === pc) {
+      patch = true;
+      pBAlt = "arg";
+      pBOther = "out";
+    }
+    if (patch) instAlt[pBAlt] = inst[pAOther];
+    if (inst[pAOther] === instAlt[pBAlt]) inst[pAAlt] = instAlt[pBOther];
+  }
+  return p2;
+};
+var makeOnePass = (p2) => {
+  if (p2.inst.length >= 1e3) return null;
+  const instQueue = new QueueOnePass(p2.inst.length);
+  const visitQueue = new QueueOnePass(p2.inst.length);
+  const onePassRunes = new Array(p2.inst.length);
+  const m2 = new Array(p2.inst.length).fill(false);
+  const check2 = (pc) => {
+    let ok = true;
+    const inst = p2.inst[pc];
+    if (visitQueue.contains(pc)) return true;
+    visitQueue.insert(pc);
+    switch (inst.op) {
+      case Inst.ALT:
+      case Inst.ALT_MATCH: {
+        ok = check2(inst.out) && check2(inst.arg);
+        let matchOut = m2[inst.out];
+        let matchArg = m2[inst.arg];
+        if (matchOut && matchArg) return false;
+        if (matchArg) {
+          const tempOut = inst.out;
+          inst.out = inst.arg;
+          inst.arg = tempOut;
+          const tempMatch = matchOut;
+          matchOut = matchArg;
+          matchArg = tempMatch;
+        }
+        if (matchOut) {
+          m2[pc] = true;
+          inst.op = Inst.ALT_MATCH;
+        }
+        const leftRunes = onePassRunes[inst.out] || [];
+        const rightRunes = onePassRunes[inst.arg] || [];
+        const mergeRes = mergeRuneSets(leftRunes, rightRunes, inst.out, inst.arg);
+        if (!mergeRes) return false;
+        onePassRunes[pc] = new Int32Array(mergeRes.merged);
+        inst.next = new Uint32Array(mergeRes.next);
+        break;
+      }
+      case Inst.CAPTURE:
+      case Inst.EMPTY_WIDTH:
+      case Inst.NOP:
+        ok = check2(inst.out);
+        m2[pc] = m2[inst.out];
+        onePassRunes[pc] = onePassRunes[inst.out] ? new Int32Array(onePassRunes[inst.out]) : /* @__PURE__ */ new Int32Array(0);
+        inst.next = new Uint32Array(Math.floor(onePassRunes[pc].length / 2) + 1).fill(inst.out);
+        break;
+      case Inst.MATCH:
+      case Inst.FAIL:
+        m2[pc] = inst.op === Inst.MATCH;
+        break;
+      case Inst.RUNE: {
+        m2[pc] = false;
+        if (inst.next && inst.next.length > 0) break;
+        instQueue.insert(inst.out);
+        if (!inst.runes || inst.runes.length === 0) {
+          onePassRunes[pc] = /* @__PURE__ */ new Int32Array(0);
+          inst.next = new Uint32Array([inst.out]);
+          break;
+        }
+        let runes = [];
+        if (inst.runes.length === 1 && (inst.arg & RE2Flags.FOLD_CASE) !== 0) {
+          const r0 = inst.runes[0];
+          runes.push(r0, r0);
+          for (let r1 = Unicode.simpleFold(r0); r1 !== r0; r1 = Unicode.simpleFold(r1)) runes.push(r1, r1);
+          runes.sort((a, b2) => a - b2);
+        } else for (let j2 = 0; j2 < inst.runes.length; j2++) runes.push(inst.runes[j2]);
+        onePassRunes[pc] = new Int32Array(runes);
+        inst.next = new Uint32Array(Math.floor(runes.length / 2) + 1).fill(inst.out);
+        inst.op = Inst.RUNE;
+        break;
+      }
+      case Inst.RUNE1: {
+        m2[pc] = false;
+        if (inst.next && inst.next.length > 0) break;
+        instQueue.insert(inst.out);
+        let runes = [];
+        if ((inst.arg & RE2Flags.FOLD_CASE) !== 0) {
+          const r0 = inst.runes[0];
+          runes.push(r0, r0);
+          for (let r1 = Unicode.simpleFold(r0); r1 !== r0; r1 = Unicode.simpleFold(r1)) runes.push(r1, r1);
+          runes.sort((a, b2) => a - b2);
+        } else runes.push(inst.runes[0], inst.runes[0]);
+        onePassRunes[pc] = new Int32Array(runes);
+        inst.next = new Uint32Array(Math.floor(runes.length / 2) + 1).fill(inst.out);
+        inst.op = Inst.RUNE;
+        break;
+      }
+      case Inst.RUNE_ANY:
+        m2[pc] = false;
+        if (inst.next && inst.next.length > 0) break;
+        instQueue.insert(inst.out);
+        onePassRunes[pc] = new Int32Array([0, Unicode.MAX_RUNE]);
+        inst.next = new Uint32Array([inst.out]);
+        break;
+      case Inst.RUNE_ANY_NOT_NL:
+        m2[pc] = false;
+        if (inst.next && inst.next.length > 0) break;
+        instQueue.insert(inst.out);
+        onePassRunes[pc] = new Int32Array([
+          0,
+          9,
+          11,
+          Unicode.MAX_RUNE
+        ]);
+        inst.next = new Uint32Array(Math.floor(onePassRunes[pc].length / 2) + 1).fill(inst.out);
+    }
+    return ok;
+  };
+  instQueue.clear();
+  instQueue.insert(p2.start);
+  while (!instQueue.empty()) {
+    visitQueue.clear();
+    if (!check2(instQueue.next())) return null;
+  }
+  for (let i = 0; i < p2.inst.length; i++) if (onePassRunes[i]) p2.inst[i].runes = onePassRunes[i];
+  return p2;
+};
+var cleanupOnePass = (p2, original) => {
+  for (let ix = 0; ix < original.inst.length; ix++) {
+    const instOriginal = original.inst[ix];
+    switch (instOriginal.op) {
+      case Inst.ALT:
+      case Inst.ALT_MATCH:
+      case Inst.RUNE:
+        break;
+      case Inst.CAPTURE:
+      case Inst.EMPTY_WIDTH:
+      case Inst.NOP:
+      case Inst.MATCH:
+      case Inst.FAIL:
+        p2.inst[ix].next = null;
+        break;
+      case Inst.RUNE1:
+      case Inst.RUNE_ANY:
+      case Inst.RUNE_ANY_NOT_NL:
+        p2.inst[ix].next = null;
+        p2.inst[ix].op = instOriginal.op;
+        p2.inst[ix].runes = instOriginal.runes ? new Int32Array(instOriginal.runes) : /* @__PURE__ */ new Int32Array(0);
+    }
+  }
+};
+var OnePass = class OnePass2 {
+  static compile(prog) {
+    if (prog.start === 0) return null;
+    if (prog.numLb > 0) return null;
+    const startInst = prog.inst[prog.start];
+    if (startInst.op !== Inst.EMPTY_WIDTH || (startInst.arg & Utils.EMPTY_BEGIN_TEXT) === 0) return null;
+    let hasAlt = false;
+    for (let i = 0; i < prog.inst.length; i++) if (prog.inst[i].op === Inst.ALT || prog.inst[i].op === Inst.ALT_MATCH) {
+      hasAlt = true;
+      break;
+    }
+    for (let i = 0; i < prog.inst.length; i++) {
+      const inst = prog.inst[i];
+      const opOut = prog.inst[inst.out].op;
+      switch (inst.op) {
+        case Inst.ALT:
+        case Inst.ALT_MATCH:
+          if (opOut === Inst.MATCH || prog.inst[inst.arg].op === Inst.MATCH) return null;
+          break;
+        case Inst.EMPTY_WIDTH:
+          if (opOut === Inst.MATCH) {
+            if ((inst.arg & Utils.EMPTY_END_TEXT) === Utils.EMPTY_END_TEXT) continue;
+            return null;
+          }
+          break;
+        default:
+          if (opOut === Inst.MATCH && hasAlt) return null;
+      }
+    }
+    let p2 = onePassCopy(prog);
+    p2 = makeOnePass(p2);
+    if (p2 !== null) cleanupOnePass(p2, prog);
+    return p2;
+  }
+  static next(inst, r) {
+    const nextIdx = inst.matchRunePos(r);
+    if (nextIdx >= 0) return inst.next[nextIdx];
+    if (inst.op === Inst.ALT_MATCH) return inst.out;
+    return 0;
+  }
+  static execute(re2, input, pos, anchor, ncap) {
+    const onepass = re2.onepass;
+    if (!onepass) return null;
+    const matchcap = new Int32Array(ncap).fill(-1);
+    let matched = false;
+    let r = input.step(pos);
+    let rune = r >> 3;
+    let width = r & 7;
+    let r1 = MachineInputBase.EOF();
+    let rune1 = -1;
+    let width1 = 0;
+    if (r !== MachineInputBase.EOF()) {
+      r1 = input.step(pos + width);
+      if (r1 !== MachineInputBase.EOF()) {
+        rune1 = r1 >> 3;
+        width1 = r1 & 7;
+      }
+    }
+    let flag = pos === 0 ? Utils.emptyOpContext(-1, rune) : input.context(pos);
+    let pc = onepass.start;
+    let inst;
+    while (true) {
+      inst = onepass.inst[pc];
+      pc = inst.out;
+      switch (inst.op) {
+        case Inst.MATCH:
+          if (anchor === RE2Flags.ANCHOR_BOTH && pos !== input.endPos()) return null;
+          matched = true;
+          if (matchcap.length > 0) {
+            matchcap[0] = 0;
+            matchcap[1] = pos;
+          }
+          return ncap === 0 ? [] : Utils.toArray(matchcap);
+        case Inst.RUNE:
+          if (!inst.matchRune(rune)) return null;
+          break;
+        case Inst.RUNE1:
+          if (rune !== inst.runes[0]) return null;
+          break;
+        case Inst.RUNE_ANY:
+          break;
+        case Inst.RUNE_ANY_NOT_NL:
+          if (rune === 10) return null;
+          break;
+        case Inst.ALT:
+        case Inst.ALT_MATCH:
+          pc = OnePass2.next(inst, rune);
+          continue;
+        case Inst.FAIL:
+          return null;
+        case Inst.NOP:
+          continue;
+        case Inst.EMPTY_WIDTH:
+          if ((inst.arg & ~flag) !== 0) return null;
+          continue;
+        case Inst.CAPTURE:
+          if (inst.arg < matchcap.length) matchcap[inst.arg] = pos;
+          continue;
+        default:
+          throw new RE2JSInternalException("bad inst");
+      }
+      if (width === 0) break;
+      flag = Utils.emptyOpContext(rune, rune1);
+      pos += width;
+      rune = rune1;
+      width = width1;
+      if (rune !== -1) {
+        r1 = input.step(pos + width);
+        if (r1 !== MachineInputBase.EOF()) {
+          rune1 = r1 >> 3;
+          width1 = r1 & 7;
+        } else {
+          rune1 = -1;
+          width1 = 0;
+        }
+      }
+    }
+    if (!matched) return null;
+    return ncap === 0 ? [] : Utils.toArray(matchcap);
+  }
+};
+var Regexp = class Regexp2 {
+  static Op = createEnum([
+    "NO_MATCH",
+    "EMPTY_MATCH",
+    "LITERAL",
+    "CHAR_CLASS",
+    "ANY_CHAR_NOT_NL",
+    "ANY_CHAR",
+    "BEGIN_LINE",
+    "END_LINE",
+    "BEGIN_TEXT",
+    "END_TEXT",
+    "WORD_BOUNDARY",
+    "NO_WORD_BOUNDARY",
+    "CAPTURE",
+    "STAR",
+    "PLUS",
+    "QUEST",
+    "REPEAT",
+    "CONCAT",
+    "ALTERNATE",
+    "PLB",
+    "NLB",
+    "LEFT_PAREN",
+    "VERTICAL_BAR"
+  ]);
+  static isPseudoOp(op) {
+    return op >= Regexp2.Op.LEFT_PAREN;
+  }
+  static emptySubs() {
+    return [];
+  }
+  static quoteIfHyphen(rune) {
+    if (rune === Codepoint.CODES["-"]) return "\\";
+    return "";
+  }
+  static fromRegexp(re2) {
+    const regex2 = new Regexp2(re2.op);
+    regex2.flags = re2.flags;
+    regex2.subs = re2.subs;
+    regex2.runes = re2.runes;
+    regex2.cap = re2.cap;
+    regex2.min = re2.min;
+    regex2.max = re2.max;
+    regex2.name = re2.name;
+    regex2.namedGroups = re2.namedGroups;
+    regex2.lb = re2.lb;
+    return regex2;
+  }
+  constructor(op) {
+    this.op = op;
+    this.flags = 0;
+    this.subs = Regexp2.emptySubs();
+    this.runes = /* @__PURE__ */ new Int32Array(0);
+    this.min = 0;
+    this.max = 0;
+    this.cap = 0;
+    this.name = null;
+    this.namedGroups = /* @__PURE__ */ Object.create(null);
+    this.lb = 0;
+  }
+  reinit() {
+    this.flags = 0;
+    this.subs = Regexp2.emptySubs();
+    this.runes = /* @__PURE__ */ new Int32Array(0);
+    this.cap = 0;
+    this.min = 0;
+    this.max = 0;
+    this.name = null;
+    this.namedGroups = /* @__PURE__ */ Object.create(null);
+    this.lb = 0;
+  }
+  toString() {
+    return this.appendTo();
+  }
+  appendTo() {
+    let out = "";
+    switch (this.op) {
+      case Regexp2.Op.NO_MATCH:
+        out += "[^\\x00-\\x{10FFFF}]";
+        break;
+      case Regexp2.Op.EMPTY_MATCH:
+        out += "(?:)";
+        break;
+      case Regexp2.Op.STAR:
+      case Regexp2.Op.PLUS:
+      case Regexp2.Op.QUEST:
+      case Regexp2.Op.REPEAT: {
+        const sub = this.subs[0];
+        if (sub.op > Regexp2.Op.CAPTURE || sub.op === Regexp2.Op.LITERAL && sub.runes.length > 1) out += `(?:${sub.appendTo()})`;
+        else out += sub.appendTo();
+        switch (this.op) {
+          case Regexp2.Op.STAR:
+            out += "*";
+            break;
+          case Regexp2.Op.PLUS:
+            out += "+";
+            break;
+          case Regexp2.Op.QUEST:
+            out += "?";
+            break;
+          case Regexp2.Op.REPEAT:
+            out += `{${this.min}`;
+            if (this.min !== this.max) {
+              out += ",";
+              if (this.max >= 0) out += this.max;
+            }
+            out += "}";
+        }
+        if ((this.flags & RE2Flags.NON_GREEDY) !== 0) out += "?";
+        break;
+      }
+      case Regexp2.Op.CONCAT:
+        for (let sub of this.subs) if (sub.op === Regexp2.Op.ALTERNATE) out += `(?:${sub.appendTo()})`;
+        else out += sub.appendTo();
+        break;
+      case Regexp2.Op.ALTERNATE: {
+        let sep4 = "";
+        for (let sub of this.subs) {
+          out += sep4;
+          sep4 = "|";
+          out += sub.appendTo();
+        }
+        break;
+      }
+      case Regexp2.Op.LITERAL:
+        if ((this.flags & RE2Flags.FOLD_CASE) !== 0) out += "(?i:";
+        for (let rune of this.runes) out += Utils.escapeRune(rune);
+        if ((this.flags & RE2Flags.FOLD_CASE) !== 0) out += ")";
+        break;
+      case Regexp2.Op.ANY_CHAR_NOT_NL:
+        out += "(?-s:.)";
+        break;
+      case Regexp2.Op.ANY_CHAR:
+        out += "(?s:.)";
+        break;
+      case Regexp2.Op.PLB:
+        out += `(?<=${this.subs[0].appendTo()})`;
+        break;
+      case Regexp2.Op.NLB:
+        out += `(?<!${this.subs[0].appendTo()})`;
+        break;
+      case Regexp2.Op.CAPTURE:
+        if (this.name === null || this.name.length === 0) out += "(";
+        else out += `(?P<${this.name}>`;
+        if (this.subs[0].op !== Regexp2.Op.EMPTY_MATCH) out += this.subs[0].appendTo();
+        out += ")";
+        break;
+      case Regexp2.Op.BEGIN_TEXT:
+        out += "\\A";
+        break;
+      case Regexp2.Op.END_TEXT:
+        if ((this.flags & RE2Flags.WAS_DOLLAR) !== 0) out += "(?-m:$)";
+        else out += "\\z";
+        break;
+      case Regexp2.Op.BEGIN_LINE:
+        out += "^";
+        break;
+      case Regexp2.Op.END_LINE:
+        out += "$";
+        break;
+      case Regexp2.Op.WORD_BOUNDARY:
+        out += "\\b";
+        break;
+      case Regexp2.Op.NO_WORD_BOUNDARY:
+        out += "\\B";
+        break;
+      case Regexp2.Op.CHAR_CLASS:
+        if (this.runes.length % 2 !== 0) {
+          out += "[invalid char class]";
+          break;
+        }
+        out += "[";
+        if (this.runes.length === 0) out += "^\\x00-\\x{10FFFF}";
+        else if (this.runes[0] === 0 && this.runes[this.runes.length - 1] === Unicode.MAX_RUNE) {
+          out += "^";
+          for (let i = 1; i < this.runes.length - 1; i += 2) {
+            const lo2 = this.runes[i] + 1;
+            const hi2 = this.runes[i + 1] - 1;
+            out += Regexp2.quoteIfHyphen(lo2);
+            out += Utils.escapeRune(lo2);
+            if (lo2 !== hi2) {
+              out += "-";
+              out += Regexp2.quoteIfHyphen(hi2);
+              out += Utils.escapeRune(hi2);
+            }
+          }
+        } else for (let i = 0; i < this.runes.length; i += 2) {
+          const lo2 = this.runes[i];
+          const hi2 = this.runes[i + 1];
+          out += Regexp2.quoteIfHyphen(lo2);
+          out += Utils.escapeRune(lo2);
+          if (lo2 !== hi2) {
+            out += "-";
+            out += Regexp2.quoteIfHyphen(hi2);
+            out += Utils.escapeRune(hi2);
+          }
+        }
+        out += "]";
+        break;
+      default:
+        out += this.op;
+    }
+    return out;
+  }
+  maxCap() {
+    let m2 = 0;
+    if (this.op === Regexp2.Op.CAPTURE) m2 = this.cap;
+    if (this.subs !== null) for (let sub of this.subs) {
+      const n = sub.maxCap();
+      if (m2 < n) m2 = n;
+    }
+    return m2;
+  }
+  equals(that) {
+    if (!(that !== null && that instanceof Regexp2)) return false;
+    if (this.op !== that.op) return false;
+    switch (this.op) {
+      case Regexp2.Op.END_TEXT:
+        if ((this.flags & RE2Flags.WAS_DOLLAR) !== (that.flags & RE2Flags.WAS_DOLLAR)) return false;
+        break;
+      case Regexp2.Op.LITERAL:
+      case Regexp2.Op.CHAR_CLASS:
+        if ((this.flags & RE2Flags.FOLD_CASE) !== (that.flags & RE2Flags.FOLD_CASE)) return false;
+        if (this.runes === null && that.runes === null) break;
+        if (this.runes === null || that.runes === null) return false;
+        if (this.runes.length !== that.runes.length) return false;
+        for (let i = 0; i < this.runes.length; i++) if (this.runes[i] !== that.runes[i]) return false;
+        break;
+      case Regexp2.Op.ALTERNATE:
+      case Regexp2.Op.CONCAT:
+        if (this.subs.length !== that.subs.length) return false;
+        for (let i = 0; i < this.subs.length; ++i) if (!this.subs[i].equals(that.subs[i])) return false;
+        break;
+      case Regexp2.Op.STAR:
+      case Regexp2.Op.PLUS:
+      case Regexp2.Op.QUEST:
+        if ((this.flags & RE2Flags.NON_GREEDY) !== (that.flags & RE2Flags.NON_GREEDY) || !this.subs[0].equals(that.subs[0])) return false;
+        break;
+      case Regexp2.Op.REPEAT:
+        if ((this.flags & RE2Flags.NON_GREEDY) !== (that.flags & RE2Flags.NON_GREEDY) || this.min !== that.min || this.max !== that.max || !this.subs[0].equals(that.subs[0])) return false;
+        break;
+      case Regexp2.Op.CAPTURE:
+        if (this.cap !== that.cap || (this.name === null ? that.name !== null : this.name !== that.name) || !this.subs[0].equals(that.subs[0])) return false;
+        break;
+      case Regexp2.Op.PLB:
+      case Regexp2.Op.NLB:
+        if (this.lb !== that.lb || !this.subs[0].equals(that.subs[0])) return false;
+    }
+    return true;
+  }
+};
+var RegexpWalker = class {
+  static walk(root, handler2) {
+    const stack = [];
+    let re2 = root;
+    let result;
+    for (; ; ) {
+      if (re2.subs.length === 0) result = handler2.leaf(re2);
+      else {
+        const state = handler2.enter(re2);
+        if (state.result === void 0) {
+          stack.push({
+            re: re2,
+            state,
+            i: 0
+          });
+          re2 = re2.subs[0];
+          continue;
+        }
+        result = state.result;
+      }
+      for (; ; ) {
+        if (stack.length === 0) return result;
+        const frame = stack[stack.length - 1];
+        handler2.child(frame.re, frame.state, result, frame.i);
+        frame.i++;
+        if (frame.state.result === void 0 && frame.i < frame.re.subs.length) {
+          re2 = frame.re.subs[frame.i];
+          break;
+        }
+        stack.pop();
+        result = frame.state.result !== void 0 ? frame.state.result : handler2.leave(frame.re, frame.state);
+      }
+    }
+  }
+};
+var AhoCorasick = class {
+  constructor(words2, alphabetSize) {
+    const edges = /* @__PURE__ */ new Map();
+    const parent = [0];
+    const unit = [0];
+    const depth = [0];
+    const terminal = [0];
+    for (const word of words2) {
+      let node = 0;
+      for (let i = 0; i < word.length; i++) {
+        const key = node * alphabetSize + word[i];
+        let child2 = edges.get(key);
+        if (child2 === void 0) {
+          child2 = parent.length;
+          edges.set(key, child2);
+          parent.push(node);
+          unit.push(word[i]);
+          depth.push(depth[node] + 1);
+          terminal.push(0);
+        }
+        node = child2;
+      }
+      terminal[node] = 1;
+    }
+    const numNodes = parent.length;
+    const children = new Int32Array(numNodes - 1);
+    for (let c = 1; c < numNodes; c++) children[c - 1] = c;
+    children.sort((a, b2) => parent[a] - parent[b2] || unit[a] - unit[b2]);
+    const childStart = new Int32Array(numNodes + 1);
+    for (let c = 1; c < numNodes; c++) childStart[parent[c] + 1]++;
+    for (let n = 0; n < numNodes; n++) childStart[n + 1] += childStart[n];
+    const childUnit = new Int32Array(numNodes - 1);
+    for (let k2 = 0; k2 < children.length; k2++) childUnit[k2] = unit[children[k2]];
+    this.childStart = childStart;
+    this.childUnit = childUnit;
+    this.childNode = children;
+    const byDepth = new Int32Array(numNodes);
+    for (let n = 0; n < numNodes; n++) byDepth[n] = n;
+    byDepth.sort((a, b2) => depth[a] - depth[b2]);
+    const fail = new Int32Array(numNodes);
+    const match = Uint8Array.from(terminal);
+    for (let k2 = 1; k2 < numNodes; k2++) {
+      const c = byDepth[k2];
+      const p2 = parent[c];
+      if (p2 !== 0) {
+        let f2 = fail[p2];
+        let next = this.next(f2, unit[c]);
+        while (next < 0 && f2 !== 0) {
+          f2 = fail[f2];
+          next = this.next(f2, unit[c]);
+        }
+        fail[c] = next >= 0 ? next : 0;
+      }
+      match[c] |= match[fail[c]];
+    }
+    this.fail = fail;
+    this.match = match;
+  }
+  next(node, u2) {
+    let lo2 = this.childStart[node];
+    let hi2 = this.childStart[node + 1];
+    const units = this.childUnit;
+    while (lo2 < hi2) {
+      const mid = lo2 + hi2 >> 1;
+      const m2 = units[mid];
+      if (m2 === u2) return this.childNode[mid];
+      if (m2 < u2) lo2 = mid + 1;
+      else hi2 = mid;
+    }
+    return -1;
+  }
+  advance(node, u2) {
+    for (; ; ) {
+      const next = this.next(node, u2);
+      if (next >= 0) return next;
+      if (node === 0) return 0;
+      node = this.fail[node];
+    }
+  }
+  searchUTF16(charSeq, start, end) {
+    let node = 0;
+    for (let i = start; i < end; i++) {
+      node = this.advance(node, charSeq.charCodeAt(i));
+      if (this.match[node] === 1) return true;
+    }
+    return false;
+  }
+  searchUTF8(bytes, start, end) {
+    let node = 0;
+    for (let i = start; i < end; i++) {
+      node = this.advance(node, bytes[i]);
+      if (this.match[node] === 1) return true;
+    }
+    return false;
+  }
+};
+var Prefilter = class Prefilter2 {
+  static Type = {
+    NONE: 0,
+    EXACT: 1,
+    AND: 2,
+    OR: 3
+  };
+  static MAX_SCANS = 32;
+  static MAX_AC_UNITS = 1 << 18;
+  constructor(type) {
+    this.type = type;
+    this.subs = [];
+    this.str = "";
+    this.bytes = null;
+    this.cost = type === Prefilter2.Type.EXACT ? 1 : 0;
+    this.allExact = false;
+    this.ac16 = null;
+    this.ac8 = null;
+  }
+  automaton16() {
+    if (this.ac16 === null) {
+      const words2 = this.subs.map((s3) => {
+        const arr = new Array(s3.str.length);
+        for (let i = 0; i < s3.str.length; i++) arr[i] = s3.str.charCodeAt(i);
+        return arr;
+      });
+      this.ac16 = new AhoCorasick(words2, 65536);
+    }
+    return this.ac16;
+  }
+  automaton8() {
+    if (this.ac8 === null) this.ac8 = new AhoCorasick(this.subs.map((s3) => s3.bytes), 256);
+    return this.ac8;
+  }
+  eval(input, pos) {
+    switch (this.type) {
+      case Prefilter2.Type.NONE:
+        return true;
+      case Prefilter2.Type.EXACT:
+        return input.hasString(this, pos);
+      case Prefilter2.Type.AND:
+        for (let i = 0; i < this.subs.length; i++) if (!this.subs[i].eval(input, pos)) return false;
+        return true;
+      case Prefilter2.Type.OR:
+        if (this.allExact) return input.hasAnyString(this, pos);
+        for (let i = 0; i < this.subs.length; i++) if (this.subs[i].eval(input, pos)) return true;
+        return false;
+      default:
+        return true;
+    }
+  }
+};
+var PrefilterTree = class PrefilterTree2 {
+  static build(re2) {
+    if (!re2) return new Prefilter(Prefilter.Type.NONE);
+    return RegexpWalker.walk(re2, PrefilterTree2.WALKER);
+  }
+  static WALKER = {
+    leaf: (re2) => PrefilterTree2.leaf(re2),
+    enter: (re2) => PrefilterTree2.enter(re2),
+    child: (re2, state, result) => PrefilterTree2.child(re2, state, result),
+    leave: (re2, state) => PrefilterTree2.leave(re2, state)
+  };
+  static leaf(re2) {
+    if (re2.op !== Regexp.Op.LITERAL) return new Prefilter(Prefilter.Type.NONE);
+    if (re2.runes.length === 0 || (re2.flags & RE2Flags.FOLD_CASE) !== 0) return new Prefilter(Prefilter.Type.NONE);
+    let str = "";
+    for (let i = 0; i < re2.runes.length; i++) {
+      if (Unicode.isUnsearchable(re2.runes[i])) return new Prefilter(Prefilter.Type.NONE);
+      str += String.fromCodePoint(re2.runes[i]);
+    }
+    const pf = new Prefilter(Prefilter.Type.EXACT);
+    pf.str = str;
+    pf.bytes = Utils.stringToUtf8ByteArray(pf.str);
+    return pf;
+  }
+  static enter(re2) {
+    switch (re2.op) {
+      case Regexp.Op.CAPTURE:
+      case Regexp.Op.PLUS:
+        return { sub: null };
+      case Regexp.Op.REPEAT:
+        if (re2.min >= 1) return { sub: null };
+        return { result: new Prefilter(Prefilter.Type.NONE) };
+      case Regexp.Op.CONCAT:
+        return {
+          pf: new Prefilter(Prefilter.Type.AND),
+          subs: []
+        };
+      case Regexp.Op.ALTERNATE:
+        return {
+          pf: new Prefilter(Prefilter.Type.OR),
+          subs: []
+        };
+      default:
+        return { result: new Prefilter(Prefilter.Type.NONE) };
+    }
+  }
+  static child(re2, state, s3) {
+    if (state.subs === void 0) {
+      state.sub = s3;
+      return;
+    }
+    if (state.pf.type === Prefilter.Type.AND) {
+      if (s3.type === Prefilter.Type.NONE) return;
+      if (s3.type === Prefilter.Type.AND) {
+        for (let j2 = 0; j2 < s3.subs.length; j2++) state.subs.push(s3.subs[j2]);
+        return;
+      }
+      state.subs.push(s3);
+      return;
+    }
+    if (s3.type === Prefilter.Type.NONE) {
+      state.result = new Prefilter(Prefilter.Type.NONE);
+      return;
+    }
+    if (s3.type === Prefilter.Type.OR) {
+      for (let j2 = 0; j2 < s3.subs.length; j2++) state.subs.push(s3.subs[j2]);
+      return;
+    }
+    state.subs.push(s3);
+  }
+  static leave(re2, state) {
+    if (state.subs === void 0) return state.sub;
+    const pf = state.pf;
+    const seen = /* @__PURE__ */ new Set();
+    const subs = [];
+    for (const sub of state.subs) {
+      if (sub.type === Prefilter.Type.EXACT) {
+        if (seen.has(sub.str)) continue;
+        seen.add(sub.str);
+      }
+      subs.push(sub);
+    }
+    if (pf.type === Prefilter.Type.AND) {
+      const kept = [];
+      let cost2 = 0;
+      for (const sub of subs) {
+        if (cost2 + sub.cost > Prefilter.MAX_SCANS) continue;
+        kept.push(sub);
+        cost2 += sub.cost;
+      }
+      if (kept.length === 0) return new Prefilter(Prefilter.Type.NONE);
+      if (kept.length === 1) return kept[0];
+      pf.subs = kept;
+      pf.cost = cost2;
+      return pf;
+    }
+    if (subs.length === 0) return new Prefilter(Prefilter.Type.NONE);
+    if (subs.length === 1) return subs[0];
+    pf.subs = subs;
+    let allExact = true;
+    let cost = 0;
+    let units = 0;
+    for (const sub of subs) {
+      if (sub.type !== Prefilter.Type.EXACT) allExact = false;
+      else units += sub.bytes.length;
+      cost += sub.cost;
+    }
+    if (allExact) {
+      if (units > Prefilter.MAX_AC_UNITS) return new Prefilter(Prefilter.Type.NONE);
+      pf.allExact = true;
+      pf.cost = 1;
+      return pf;
+    }
+    if (cost > Prefilter.MAX_SCANS) return new Prefilter(Prefilter.Type.NONE);
+    pf.cost = cost;
+    return pf;
+  }
+};
+var PatchList = class {
+  /**
+  * @param {number} head - Encoded pointer to the start of the patch list.
+  * @param {number} tail - Encoded pointer to the end of the patch list.
+  */
+  constructor(head = 0, tail = 0) {
+    this.head = head;
+    this.tail = tail;
+  }
+};
+var Prog = class {
+  constructor() {
+    this.inst = [];
+    this.start = 0;
+    this.numCap = 2;
+    this.lbStarts = [];
+    this.numLb = 0;
+    this.lbInst = null;
+  }
+  getInst(pc) {
+    return this.inst[pc];
+  }
+  numInst() {
+    return this.inst.length;
+  }
+  addInst(op) {
+    this.inst.push(new Inst(op));
+  }
+  markLookbehindInsts() {
+    const lbInst = new Uint8Array(this.inst.length);
+    const pending = this.lbStarts.slice();
+    while (pending.length > 0) {
+      const pc = pending.pop();
+      if (pc === 0 || lbInst[pc] === 1) continue;
+      lbInst[pc] = 1;
+      const i = this.inst[pc];
+      switch (i.op) {
+        case Inst.ALT:
+        case Inst.ALT_MATCH:
+          pending.push(i.out, i.arg);
+          break;
+        case Inst.MATCH:
+        case Inst.FAIL:
+          break;
+        default:
+          pending.push(i.out);
+      }
+    }
+    this.lbInst = lbInst;
+  }
+  skipNop(pc) {
+    let i = this.inst[pc];
+    while (i.op === Inst.NOP || i.op === Inst.CAPTURE) {
+      i = this.inst[pc];
+      pc = i.out;
+    }
+    return i;
+  }
+  /** @returns {[boolean, string]} */
+  prefix() {
+    let prefix = "";
+    let i = this.skipNop(this.start);
+    if (!Inst.isRuneOp(i.op) || i.runes.length !== 1) return [i.op === Inst.MATCH, prefix];
+    while (Inst.isRuneOp(i.op) && i.runes.length === 1 && (i.arg & RE2Flags.FOLD_CASE) === 0 && !Unicode.isUnsearchable(i.runes[0])) {
+      prefix += String.fromCodePoint(i.runes[0]);
+      i = this.skipNop(i.out);
+    }
+    return [i.op === Inst.MATCH, prefix];
+  }
+  startCond() {
+    let flag = 0;
+    let pc = this.start;
+    loop: for (; ; ) {
+      const i = this.inst[pc];
+      switch (i.op) {
+        case Inst.EMPTY_WIDTH:
+          flag |= i.arg;
+          break;
+        case Inst.FAIL:
+          return -1;
+        case Inst.CAPTURE:
+        case Inst.NOP:
+          break;
+        default:
+          break loop;
+      }
+      pc = i.out;
+    }
+    return flag;
+  }
+  patch(l, val) {
+    let head = l.head;
+    while (head !== 0) {
+      const i = this.inst[head >> 1];
+      if ((head & 1) === 0) {
+        head = i.out;
+        i.out = val;
+      } else {
+        head = i.arg;
+        i.arg = val;
+      }
+    }
+  }
+  append(l1, l2) {
+    if (l1.head === 0) return l2;
+    if (l2.head === 0) return l1;
+    const i = this.inst[l1.tail >> 1];
+    if ((l1.tail & 1) === 0) i.out = l2.head;
+    else i.arg = l2.head;
+    return new PatchList(l1.head, l2.tail);
+  }
+  /**
+  *
+  * @returns {string}
+  */
+  toString() {
+    let out = "";
+    for (let pc = 0; pc < this.inst.length; pc++) {
+      const len = out.length;
+      out += pc;
+      if (pc === this.start) out += "*";
+      out += "        ".substring(out.length - len);
+      out += this.inst[pc];
+      out += "\n";
+    }
+    return out;
+  }
+};
+var ANY_RUNE_NOT_NL = new Int32Array([
+  0,
+  Codepoint.CODES["\n"] - 1,
+  Codepoint.CODES["\n"] + 1,
+  Unicode.MAX_RUNE
+]);
+var ANY_RUNE = new Int32Array([0, Unicode.MAX_RUNE]);
+var Frag = class {
+  constructor(i = 0, out = new PatchList(), nullable = false) {
+    this.i = i;
+    this.out = out;
+    this.nullable = nullable;
+  }
+};
+var Compiler = class Compiler2 {
+  static compileRegexp(re2) {
+    const c = new Compiler2();
+    const f2 = c.compile(re2);
+    c.prog.patch(f2.out, c.newInst(Inst.MATCH).i);
+    c.prog.start = f2.i;
+    c.prog.markLookbehindInsts();
+    return c.prog;
+  }
+  static compileSet(regexps) {
+    const c = new Compiler2();
+    if (regexps.length === 0) {
+      c.prog.start = c.newInst(Inst.FAIL).i;
+      c.prog.markLookbehindInsts();
+      return c.prog;
+    }
+    let starts = [];
+    for (let i = 0; i < regexps.length; i++) {
+      c.lbOffset = c.prog.numLb;
+      const f2 = c.compile(regexps[i]);
+      const m2 = c.newInst(Inst.MATCH);
+      c.prog.getInst(m2.i).arg = i;
+      c.prog.patch(f2.out, m2.i);
+      starts.push(f2.i);
+    }
+    let start = starts[0];
+    for (let i = 1; i < starts.length; i++) {
+      const f2 = c.newInst(Inst.ALT);
+      const inst = c.prog.getInst(f2.i);
+      inst.out = start;
+      inst.arg = starts[i];
+      start = f2.i;
+    }
+    c.prog.start = start;
+    c.prog.markLookbehindInsts();
+    return c.prog;
+  }
+  constructor() {
+    this.prog = new Prog();
+    this.newInst(Inst.FAIL);
+    this.lbOffset = 0;
+    this.runeCache = /* @__PURE__ */ new Map();
+    this.walker = {
+      leaf: (re2) => this.leaf(re2),
+      enter: (re2) => this.enter(re2),
+      child: (re2, state, result) => this.child(re2, state, result),
+      leave: (re2, state) => this.leave(re2, state)
+    };
+  }
+  newInst(op) {
+    this.prog.addInst(op);
+    return new Frag(this.prog.numInst() - 1, new PatchList(), true);
+  }
+  nop() {
+    const f2 = this.newInst(Inst.NOP);
+    f2.out = new PatchList(f2.i << 1, f2.i << 1);
+    return f2;
+  }
+  fail() {
+    return new Frag();
+  }
+  cap(arg) {
+    const f2 = this.newInst(Inst.CAPTURE);
+    f2.out = new PatchList(f2.i << 1, f2.i << 1);
+    this.prog.getInst(f2.i).arg = arg;
+    if (this.prog.numCap < arg + 1) this.prog.numCap = arg + 1;
+    return f2;
+  }
+  cat(f1, f2) {
+    if (f1.i === 0 || f2.i === 0) {
+      this.prog.patch(f1.out, 0);
+      this.prog.patch(f2.out, 0);
+      return this.fail();
+    }
+    this.prog.patch(f1.out, f2.i);
+    return new Frag(f1.i, f2.out, f1.nullable && f2.nullable);
+  }
+  alt(f1, f2) {
+    if (f1.i === 0) return f2;
+    if (f2.i === 0) return f1;
+    const f3 = this.newInst(Inst.ALT);
+    const i = this.prog.getInst(f3.i);
+    i.out = f1.i;
+    i.arg = f2.i;
+    f3.out = this.prog.append(f1.out, f2.out);
+    f3.nullable = f1.nullable || f2.nullable;
+    return f3;
+  }
+  loop(f1, nongreedy) {
+    const f2 = this.newInst(Inst.ALT);
+    const i = this.prog.getInst(f2.i);
+    if (nongreedy) {
+      i.arg = f1.i;
+      f2.out = new PatchList(f2.i << 1, f2.i << 1);
+    } else {
+      i.out = f1.i;
+      f2.out = new PatchList(f2.i << 1 | 1, f2.i << 1 | 1);
+    }
+    this.prog.patch(f1.out, f2.i);
+    return f2;
+  }
+  quest(f1, nongreedy) {
+    if (f1.i === 0) return this.nop();
+    const f2 = this.newInst(Inst.ALT);
+    const i = this.prog.getInst(f2.i);
+    if (nongreedy) {
+      i.arg = f1.i;
+      f2.out = new PatchList(f2.i << 1, f2.i << 1);
+    } else {
+      i.out = f1.i;
+      f2.out = new PatchList(f2.i << 1 | 1, f2.i << 1 | 1);
+    }
+    f2.out = this.prog.append(f2.out, f1.out);
+    return f2;
+  }
+  star(f1, nongreedy) {
+    if (f1.i === 0) return this.nop();
+    if (f1.nullable) return this.quest(this.plus(f1, nongreedy), nongreedy);
+    return this.loop(f1, nongreedy);
+  }
+  plus(f1, nongreedy) {
+    if (f1.i === 0) return this.fail();
+    return new Frag(f1.i, this.loop(f1, nongreedy).out, f1.nullable);
+  }
+  empty(op) {
+    const f2 = this.newInst(Inst.EMPTY_WIDTH);
+    this.prog.getInst(f2.i).arg = op;
+    f2.out = new PatchList(f2.i << 1, f2.i << 1);
+    return f2;
+  }
+  rune(runes, flags) {
+    const f2 = this.newInst(Inst.RUNE);
+    f2.nullable = false;
+    const i = this.prog.getInst(f2.i);
+    i.runes = runes;
+    flags &= RE2Flags.FOLD_CASE;
+    if (runes.length !== 1 || Unicode.simpleFold(runes[0]) === runes[0]) flags &= ~RE2Flags.FOLD_CASE;
+    i.arg = flags;
+    f2.out = new PatchList(f2.i << 1, f2.i << 1);
+    if ((flags & RE2Flags.FOLD_CASE) === 0 && runes.length === 1 || runes.length === 2 && runes[0] === runes[1]) i.op = Inst.RUNE1;
+    else if (runes.length === 2 && runes[0] === 0 && runes[1] === Unicode.MAX_RUNE) i.op = Inst.RUNE_ANY;
+    else if (runes.length === 4 && runes[0] === 0 && runes[1] === Codepoint.CODES["\n"] - 1 && runes[2] === Codepoint.CODES["\n"] + 1 && runes[3] === Unicode.MAX_RUNE) i.op = Inst.RUNE_ANY_NOT_NL;
+    return f2;
+  }
+  lookBehind(a, parsedLb) {
+    const lb = Math.sign(parsedLb) * (Math.abs(parsedLb) + this.lbOffset);
+    const id = this.newInst(Inst.LB_WRITE);
+    this.prog.getInst(id.i).arg = lb;
+    const any = this.rune(ANY_RUNE, 0);
+    const dotStar = this.star(any, true);
+    const lbAutomaton = this.cat(dotStar, a);
+    this.prog.patch(lbAutomaton.out, id.i);
+    const checkId = this.newInst(Inst.LB_CHECK);
+    this.prog.getInst(checkId.i).arg = lb;
+    this.prog.lbStarts.push(lbAutomaton.i);
+    if (Math.abs(lb) > this.prog.numLb) this.prog.numLb = Math.abs(lb);
+    checkId.out = new PatchList(checkId.i << 1, checkId.i << 1);
+    return checkId;
+  }
+  compile(re2) {
+    return RegexpWalker.walk(re2, this.walker);
+  }
+  leaf(re2) {
+    switch (re2.op) {
+      case Regexp.Op.NO_MATCH:
+        return this.fail();
+      case Regexp.Op.EMPTY_MATCH:
+        return this.nop();
+      case Regexp.Op.LITERAL: {
+        if (re2.runes.length === 0) return this.nop();
+        let f2 = null;
+        for (let r of re2.runes) {
+          let singleRune = this.runeCache.get(r);
+          if (singleRune === void 0) {
+            singleRune = new Int32Array([r]);
+            this.runeCache.set(r, singleRune);
+          }
+          const f1 = this.rune(singleRune, re2.flags);
+          f2 = f2 === null ? f1 : this.cat(f2, f1);
+        }
+        return f2;
+      }
+      case Regexp.Op.CHAR_CLASS:
+        return this.rune(re2.runes, re2.flags);
+      case Regexp.Op.ANY_CHAR_NOT_NL:
+        return this.rune(ANY_RUNE_NOT_NL, 0);
+      case Regexp.Op.ANY_CHAR:
+        return this.rune(ANY_RUNE, 0);
+      case Regexp.Op.BEGIN_LINE:
+        return this.empty(Utils.EMPTY_BEGIN_LINE);
+      case Regexp.Op.END_LINE:
+        return this.empty(Utils.EMPTY_END_LINE);
+      case Regexp.Op.BEGIN_TEXT:
+        return this.empty(Utils.EMPTY_BEGIN_TEXT);
+      case Regexp.Op.END_TEXT:
+        return this.empty(Utils.EMPTY_END_TEXT);
+      case Regexp.Op.WORD_BOUNDARY:
+        return this.empty(Utils.EMPTY_WORD_BOUNDARY);
+      case Regexp.Op.NO_WORD_BOUNDARY:
+        return this.empty(Utils.EMPTY_NO_WORD_BOUNDARY);
+      case Regexp.Op.CONCAT:
+      case Regexp.Op.ALTERNATE:
+        return this.nop();
+      default:
+        throw new RE2JSCompileException("regexp: unhandled case in compile");
+    }
+  }
+  enter(re2) {
+    switch (re2.op) {
+      case Regexp.Op.PLB:
+      case Regexp.Op.NLB:
+      case Regexp.Op.STAR:
+      case Regexp.Op.PLUS:
+      case Regexp.Op.QUEST:
+        return { sub: null };
+      case Regexp.Op.CAPTURE:
+        return {
+          bra: this.cap(re2.cap << 1),
+          sub: null
+        };
+      case Regexp.Op.CONCAT:
+      case Regexp.Op.ALTERNATE:
+        return { f: null };
+      default:
+        throw new RE2JSCompileException("regexp: unhandled case in compile");
+    }
+  }
+  child(re2, state, f1) {
+    if (re2.op === Regexp.Op.CONCAT) state.f = state.f === null ? f1 : this.cat(state.f, f1);
+    else if (re2.op === Regexp.Op.ALTERNATE) state.f = state.f === null ? f1 : this.alt(state.f, f1);
+    else state.sub = f1;
+  }
+  leave(re2, state) {
+    switch (re2.op) {
+      case Regexp.Op.PLB:
+      case Regexp.Op.NLB:
+        return this.lookBehind(state.sub, re2.lb);
+      case Regexp.Op.CAPTURE: {
+        const ket = this.cap(re2.cap << 1 | 1);
+        return this.cat(this.cat(state.bra, state.sub), ket);
+      }
+      case Regexp.Op.STAR:
+        return this.star(state.sub, (re2.flags & RE2Flags.NON_GREEDY) !== 0);
+      case Regexp.Op.PLUS:
+        return this.plus(state.sub, (re2.flags & RE2Flags.NON_GREEDY) !== 0);
+      case Regexp.Op.QUEST:
+        return this.quest(state.sub, (re2.flags & RE2Flags.NON_GREEDY) !== 0);
+      case Regexp.Op.CONCAT:
+      case Regexp.Op.ALTERNATE:
+        return state.f;
+      default:
+        throw new RE2JSCompileException("regexp: unhandled case in compile");
+    }
+  }
+};
+var Simplify = class Simplify2 {
+  static simplify(re2) {
+    if (re2 === null) return null;
+    return RegexpWalker.walk(re2, Simplify2.WALKER);
+  }
+  static WALKER = {
+    leaf: (re2) => Simplify2.leaf(re2),
+    enter: (re2) => Simplify2.enter(re2),
+    child: (re2, state, result, i) => Simplify2.child(re2, state, result, i),
+    leave: (re2, state) => Simplify2.leave(re2, state)
+  };
+  static leaf(re2) {
+    if (re2.op === Regexp.Op.CHAR_CLASS) {
+      if (re2.runes === null) return re2;
+      if (re2.runes.length === 0) return new Regexp(Regexp.Op.NO_MATCH);
+      if (re2.runes.length === 2 && re2.runes[0] === 0 && re2.runes[1] === Unicode.MAX_RUNE) return new Regexp(Regexp.Op.ANY_CHAR);
+      if (re2.runes.length === 4 && re2.runes[0] === 0 && re2.runes[1] === Codepoint.CODES["\n"] - 1 && re2.runes[2] === Codepoint.CODES["\n"] + 1 && re2.runes[3] === Unicode.MAX_RUNE) return new Regexp(Regexp.Op.ANY_CHAR_NOT_NL);
+    }
+    return re2;
+  }
+  static enter(re2) {
+    switch (re2.op) {
+      case Regexp.Op.PLB:
+      case Regexp.Op.NLB:
+      case Regexp.Op.CAPTURE:
+      case Regexp.Op.STAR:
+      case Regexp.Op.PLUS:
+      case Regexp.Op.QUEST:
+        return { sub: null };
+      case Regexp.Op.CONCAT:
+      case Regexp.Op.ALTERNATE:
+        return {
+          subs: [],
+          changed: false
+        };
+      case Regexp.Op.REPEAT:
+        if (re2.min === 0 && re2.max === 0) return { result: new Regexp(Regexp.Op.EMPTY_MATCH) };
+        return { sub: null };
+      default:
+        return { result: re2 };
+    }
+  }
+  static child(re2, state, nsub, i) {
+    if (state.subs === void 0) {
+      state.sub = nsub;
+      return;
+    }
+    if (nsub !== re2.subs[i]) state.changed = true;
+    if (re2.op === Regexp.Op.CONCAT) {
+      if (nsub.op === Regexp.Op.NO_MATCH) {
+        state.result = new Regexp(Regexp.Op.NO_MATCH);
+        return;
+      }
+      if (nsub.op === Regexp.Op.EMPTY_MATCH) {
+        state.changed = true;
+        return;
+      }
+      if (nsub.op === Regexp.Op.CONCAT) {
+        state.changed = true;
+        for (let j2 = 0; j2 < nsub.subs.length; j2++) state.subs.push(nsub.subs[j2]);
+        return;
+      }
+    } else {
+      if (nsub.op === Regexp.Op.NO_MATCH) {
+        state.changed = true;
+        return;
+      }
+      if (nsub.op === Regexp.Op.ALTERNATE) {
+        state.changed = true;
+        for (let j2 = 0; j2 < nsub.subs.length; j2++) state.subs.push(nsub.subs[j2]);
+        return;
+      }
+    }
+    state.subs.push(nsub);
+  }
+  static leave(re2, state) {
+    switch (re2.op) {
+      case Regexp.Op.PLB:
+      case Regexp.Op.NLB:
+      case Regexp.Op.CAPTURE: {
+        const sub = state.sub;
+        if (sub !== re2.subs[0]) {
+          const nre = Regexp.fromRegexp(re2);
+          nre.runes = /* @__PURE__ */ new Int32Array(0);
+          nre.subs = [sub];
+          return nre;
+        }
+        return re2;
+      }
+      case Regexp.Op.CONCAT:
+      case Regexp.Op.ALTERNATE:
+        if (state.changed) {
+          const newSubs = state.subs;
+          if (newSubs.length === 0) return new Regexp(re2.op === Regexp.Op.CONCAT ? Regexp.Op.EMPTY_MATCH : Regexp.Op.NO_MATCH);
+          if (newSubs.length === 1) return newSubs[0];
+          const nre = Regexp.fromRegexp(re2);
+          nre.runes = /* @__PURE__ */ new Int32Array(0);
+          nre.subs = newSubs;
+          return nre;
+        }
+        return re2;
+      case Regexp.Op.STAR:
+      case Regexp.Op.PLUS:
+      case Regexp.Op.QUEST:
+        return Simplify2.simplify1(re2.op, re2.flags, state.sub, re2);
+      case Regexp.Op.REPEAT:
+        return Simplify2.simplifyRepeat(re2, state.sub);
+      default:
+        return re2;
+    }
+  }
+  static simplifyRepeat(re2, sub) {
+    if (re2.max === -1) {
+      if (re2.min === 0) return Simplify2.simplify1(Regexp.Op.STAR, re2.flags, sub, null);
+      if (re2.min === 1) return Simplify2.simplify1(Regexp.Op.PLUS, re2.flags, sub, null);
+      const subs = [];
+      for (let i = 0; i < re2.min - 1; i++) subs.push(sub);
+      subs.push(Simplify2.simplify1(Regexp.Op.PLUS, re2.flags, sub, null));
+      return Simplify2.concat(subs);
+    }
+    if (re2.min === 1 && re2.max === 1) return sub;
+    let prefixSubs = null;
+    if (re2.min > 0) {
+      prefixSubs = [];
+      for (let i = 0; i < re2.min; i++) prefixSubs.push(sub);
+    }
+    if (re2.max > re2.min) {
+      let suffix = Simplify2.simplify1(Regexp.Op.QUEST, re2.flags, sub, null);
+      for (let i = re2.min + 1; i < re2.max; i++) suffix = Simplify2.simplify1(Regexp.Op.QUEST, re2.flags, Simplify2.concat([sub, suffix]), null);
+      if (prefixSubs === null) return suffix;
+      prefixSubs.push(suffix);
+    }
+    if (prefixSubs !== null) return Simplify2.concat(prefixSubs);
+    return new Regexp(Regexp.Op.NO_MATCH);
+  }
+  static concat(subs) {
+    const newSubs = [];
+    for (let i = 0; i < subs.length; i++) {
+      const sub = subs[i];
+      if (sub.op === Regexp.Op.NO_MATCH) return new Regexp(Regexp.Op.NO_MATCH);
+      if (sub.op === Regexp.Op.EMPTY_MATCH) continue;
+      if (sub.op === Regexp.Op.CONCAT) {
+        for (let j2 = 0; j2 < sub.subs.length; j2++) newSubs.push(sub.subs[j2]);
+        continue;
+      }
+      newSubs.push(sub);
+    }
+    if (newSubs.length === 0) return new Regexp(Regexp.Op.EMPTY_MATCH);
+    if (newSubs.length === 1) return newSubs[0];
+    const nre = new Regexp(Regexp.Op.CONCAT);
+    nre.subs = newSubs;
+    return nre;
+  }
+  static simplify1(op, flags, sub, re2) {
+    if (sub.op === Regexp.Op.EMPTY_MATCH) return sub;
+    if (sub.op === Regexp.Op.NO_MATCH) {
+      if (op === Regexp.Op.PLUS) return sub;
+      return new Regexp(Regexp.Op.EMPTY_MATCH);
+    }
+    if (op === sub.op && (flags & RE2Flags.NON_GREEDY) === (sub.flags & RE2Flags.NON_GREEDY)) return sub;
+    if (re2 !== null && re2.op === op && (re2.flags & RE2Flags.NON_GREEDY) === (flags & RE2Flags.NON_GREEDY) && sub === re2.subs[0]) return re2;
+    const nre = new Regexp(op);
+    nre.flags = flags;
+    nre.subs = [sub];
+    return nre;
+  }
+};
+var CharGroup = class {
+  constructor(sign, cls) {
+    this.sign = sign;
+    this.cls = cls;
+  }
+};
+var code1 = [48, 57];
+var code2 = [
+  9,
+  10,
+  12,
+  13,
+  32,
+  32
+];
+var code3 = [
+  48,
+  57,
+  65,
+  90,
+  95,
+  95,
+  97,
+  122
+];
+var PERL_GROUPS = /* @__PURE__ */ new Map([
+  ["\\d", new CharGroup(1, code1)],
+  ["\\D", new CharGroup(-1, code1)],
+  ["\\s", new CharGroup(1, code2)],
+  ["\\S", new CharGroup(-1, code2)],
+  ["\\w", new CharGroup(1, code3)],
+  ["\\W", new CharGroup(-1, code3)]
+]);
+var code4 = [
+  48,
+  57,
+  65,
+  90,
+  97,
+  122
+];
+var code5 = [
+  65,
+  90,
+  97,
+  122
+];
+var code6 = [0, 127];
+var code7 = [
+  9,
+  9,
+  32,
+  32
+];
+var code8 = [
+  0,
+  31,
+  127,
+  127
+];
+var code9 = [48, 57];
+var code10 = [33, 126];
+var code11 = [97, 122];
+var code12 = [32, 126];
+var code13 = [
+  33,
+  47,
+  58,
+  64,
+  91,
+  96,
+  123,
+  126
+];
+var code14 = [
+  9,
+  13,
+  32,
+  32
+];
+var code15 = [65, 90];
+var code16 = [
+  48,
+  57,
+  65,
+  90,
+  95,
+  95,
+  97,
+  122
+];
+var code17 = [
+  48,
+  57,
+  65,
+  70,
+  97,
+  102
+];
+var POSIX_GROUPS = /* @__PURE__ */ new Map([
+  ["[:alnum:]", new CharGroup(1, code4)],
+  ["[:^alnum:]", new CharGroup(-1, code4)],
+  ["[:alpha:]", new CharGroup(1, code5)],
+  ["[:^alpha:]", new CharGroup(-1, code5)],
+  ["[:ascii:]", new CharGroup(1, code6)],
+  ["[:^ascii:]", new CharGroup(-1, code6)],
+  ["[:blank:]", new CharGroup(1, code7)],
+  ["[:^blank:]", new CharGroup(-1, code7)],
+  ["[:cntrl:]", new CharGroup(1, code8)],
+  ["[:^cntrl:]", new CharGroup(-1, code8)],
+  ["[:digit:]", new CharGroup(1, code9)],
+  ["[:^digit:]", new CharGroup(-1, code9)],
+  ["[:graph:]", new CharGroup(1, code10)],
+  ["[:^graph:]", new CharGroup(-1, code10)],
+  ["[:lower:]", new CharGroup(1, code11)],
+  ["[:^lower:]", new CharGroup(-1, code11)],
+  ["[:print:]", new CharGroup(1, code12)],
+  ["[:^print:]", new CharGroup(-1, code12)],
+  ["[:punct:]", new CharGroup(1, code13)],
+  ["[:^punct:]", new CharGroup(-1, code13)],
+  ["[:space:]", new CharGroup(1, code14)],
+  ["[:^space:]", new CharGroup(-1, code14)],
+  ["[:upper:]", new CharGroup(1, code15)],
+  ["[:^upper:]", new CharGroup(-1, code15)],
+  ["[:word:]", new CharGroup(1, code16)],
+  ["[:^word:]", new CharGroup(-1, code16)],
+  ["[:xdigit:]", new CharGroup(1, code17)],
+  ["[:^xdigit:]", new CharGroup(-1, code17)]
+]);
+var CharClass = class CharClass2 {
+  static charClassToString(r, len) {
+    let result = "[";
+    for (let i = 0; i < len; i += 2) {
+      if (i > 0) result += " ";
+      const lo2 = r[i];
+      const hi2 = r[i + 1];
+      if (lo2 === hi2) result += `0x${lo2.toString(16)}`;
+      else result += `0x${lo2.toString(16)}-0x${hi2.toString(16)}`;
+    }
+    result += "]";
+    return result;
+  }
+  static sortRanges(array, len) {
+    const n = len >> 1;
+    const order = new Array(n);
+    for (let i = 0; i < n; i++) order[i] = i;
+    order.sort((a, b2) => array[2 * a] - array[2 * b2] || array[2 * b2 + 1] - array[2 * a + 1]);
+    const sorted = array.slice(0, len);
+    for (let i = 0; i < n; i++) {
+      array[2 * i] = sorted[2 * order[i]];
+      array[2 * i + 1] = sorted[2 * order[i] + 1];
+    }
+  }
+  /**
+  * @param {number[]|Int32Array} [r]
+  */
+  constructor(r = Utils.emptyInts()) {
+    this.r = r;
+    this.len = r.length;
+  }
+  toArray() {
+    if (this.r instanceof Int32Array) return this.len === this.r.length ? this.r : this.r.subarray(0, this.len);
+    return new Int32Array(this.len === this.r.length ? this.r : this.r.slice(0, this.len));
+  }
+  toGrowableArray() {
+    if (Array.isArray(this.r)) {
+      this.r.length = this.len;
+      return this.r;
+    }
+    return Array.from(this.r.subarray(0, this.len));
+  }
+  cleanClass() {
+    if (this.len < 4) return this;
+    CharClass2.sortRanges(this.r, this.len);
+    let w2 = 2;
+    for (let i = 2; i < this.len; i += 2) {
+      const lo2 = this.r[i];
+      const hi2 = this.r[i + 1];
+      if (lo2 <= this.r[w2 - 1] + 1) {
+        if (hi2 > this.r[w2 - 1]) this.r[w2 - 1] = hi2;
+        continue;
+      }
+      this.r[w2] = lo2;
+      this.r[w2 + 1] = hi2;
+      w2 += 2;
+    }
+    this.len = w2;
+    return this;
+  }
+  appendLiteral(x, flags) {
+    return (flags & RE2Flags.FOLD_CASE) !== 0 ? this.appendFoldedRange(x, x) : this.appendRange(x, x);
+  }
+  appendRange(lo2, hi2) {
+    if (this.len > 0) {
+      for (let i = 2; i <= 4; i += 2) if (this.len >= i) {
+        const rlo = this.r[this.len - i];
+        const rhi = this.r[this.len - i + 1];
+        if (lo2 <= rhi + 1 && rlo <= hi2 + 1) {
+          if (lo2 < rlo) this.r[this.len - i] = lo2;
+          if (hi2 > rhi) this.r[this.len - i + 1] = hi2;
+          return this;
+        }
+      }
+    }
+    this.r[this.len++] = lo2;
+    this.r[this.len++] = hi2;
+    return this;
+  }
+  appendFoldedRange(lo2, hi2) {
+    if (lo2 <= Unicode.MIN_FOLD && hi2 >= Unicode.MAX_FOLD) return this.appendRange(lo2, hi2);
+    if (hi2 < Unicode.MIN_FOLD || lo2 > Unicode.MAX_FOLD) return this.appendRange(lo2, hi2);
+    if (lo2 < Unicode.MIN_FOLD) {
+      this.appendRange(lo2, Unicode.MIN_FOLD - 1);
+      lo2 = Unicode.MIN_FOLD;
+    }
+    if (hi2 > Unicode.MAX_FOLD) {
+      this.appendRange(Unicode.MAX_FOLD + 1, hi2);
+      hi2 = Unicode.MAX_FOLD;
+    }
+    for (let c = lo2; c <= hi2; c++) {
+      this.appendRange(c, c);
+      for (let f2 = Unicode.simpleFold(c); f2 !== c; f2 = Unicode.simpleFold(f2)) this.appendRange(f2, f2);
+    }
+    return this;
+  }
+  appendClass(x) {
+    for (let i = 0; i < x.length; i += 2) this.appendRange(x[i], x[i + 1]);
+    return this;
+  }
+  appendFoldedClass(x) {
+    for (let i = 0; i < x.length; i += 2) this.appendFoldedRange(x[i], x[i + 1]);
+    return this;
+  }
+  appendNegatedClass(x) {
+    let nextLo = 0;
+    for (let i = 0; i < x.length; i += 2) {
+      const lo2 = x[i];
+      const hi2 = x[i + 1];
+      if (nextLo <= lo2 - 1) this.appendRange(nextLo, lo2 - 1);
+      nextLo = hi2 + 1;
+    }
+    if (nextLo <= Unicode.MAX_RUNE) this.appendRange(nextLo, Unicode.MAX_RUNE);
+    return this;
+  }
+  appendTable(table) {
+    for (let i = 0; i < table.length; ++i) {
+      const lo2 = table.getLo(i);
+      const hi2 = table.getHi(i);
+      const stride = table.getStride(i);
+      if (stride === 1) {
+        this.appendRange(lo2, hi2);
+        continue;
+      }
+      for (let c = lo2; c <= hi2; c += stride) this.appendRange(c, c);
+    }
+    return this;
+  }
+  appendNegatedTable(table) {
+    let nextLo = 0;
+    for (let i = 0; i < table.length; ++i) {
+      const lo2 = table.getLo(i);
+      const hi2 = table.getHi(i);
+      const stride = table.getStride(i);
+      if (stride === 1) {
+        if (nextLo <= lo2 - 1) this.appendRange(nextLo, lo2 - 1);
+        nextLo = hi2 + 1;
+        continue;
+      }
+      for (let c = lo2; c <= hi2; c += stride) {
+        if (nextLo <= c - 1) this.appendRange(nextLo, c - 1);
+        nextLo = c + 1;
+      }
+    }
+    if (nextLo <= Unicode.MAX_RUNE) this.appendRange(nextLo, Unicode.MAX_RUNE);
+    return this;
+  }
+  appendTableWithSign(table, sign) {
+    return sign < 0 ? this.appendNegatedTable(table) : this.appendTable(table);
+  }
+  negateClass() {
+    let nextLo = 0;
+    let w2 = 0;
+    for (let i = 0; i < this.len; i += 2) {
+      const lo2 = this.r[i];
+      const hi2 = this.r[i + 1];
+      if (nextLo <= lo2 - 1) {
+        this.r[w2] = nextLo;
+        this.r[w2 + 1] = lo2 - 1;
+        w2 += 2;
+      }
+      nextLo = hi2 + 1;
+    }
+    this.len = w2;
+    if (nextLo <= Unicode.MAX_RUNE) {
+      this.r[this.len++] = nextLo;
+      this.r[this.len++] = Unicode.MAX_RUNE;
+    }
+    return this;
+  }
+  appendClassWithSign(x, sign) {
+    return sign < 0 ? this.appendNegatedClass(x) : this.appendClass(x);
+  }
+  appendGroup(g2, foldCase) {
+    let cls = g2.cls;
+    if (foldCase) cls = new CharClass2().appendFoldedClass(cls).cleanClass().toArray();
+    return this.appendClassWithSign(cls, g2.sign);
+  }
+  toString() {
+    return CharClass2.charClassToString(this.r, this.len);
+  }
+};
+var StringIterator = class {
+  constructor(str) {
+    this.str = str;
+    this.position = 0;
+  }
+  pos() {
+    return this.position;
+  }
+  rewindTo(pos) {
+    this.position = pos;
+  }
+  more() {
+    return this.position < this.str.length;
+  }
+  peek() {
+    return this.str.codePointAt(this.position);
+  }
+  skip(n) {
+    this.position += n;
+  }
+  skipString(s3) {
+    this.position += s3.length;
+  }
+  pop() {
+    const r = this.str.codePointAt(this.position);
+    this.position += Utils.charCount(r);
+    return r;
+  }
+  lookingAt(s3) {
+    return this.str.startsWith(s3, this.position);
+  }
+  rest() {
+    return this.str.substring(this.position);
+  }
+  from(beforePos) {
+    return this.str.substring(beforePos, this.position);
+  }
+  toString() {
+    return this.rest();
+  }
+};
+var Parser = class Parser2 {
+  static ERR_INTERNAL_ERROR = "regexp/syntax: internal error";
+  static ERR_INVALID_CHAR_RANGE = "invalid character class range";
+  static ERR_INVALID_ESCAPE = "invalid escape sequence";
+  static ERR_INVALID_NAMED_CAPTURE = "invalid named capture";
+  static ERR_INVALID_PERL_OP = "invalid or unsupported Perl syntax";
+  static ERR_INVALID_REPEAT_OP = "invalid nested repetition operator";
+  static ERR_INVALID_REPEAT_SIZE = "invalid repeat count";
+  static ERR_MISSING_BRACKET = "missing closing ]";
+  static ERR_MISSING_PAREN = "missing closing )";
+  static ERR_MISSING_REPEAT_ARGUMENT = "missing argument to repetition operator";
+  static ERR_TRAILING_BACKSLASH = "trailing backslash at end of expression";
+  static ERR_DUPLICATE_NAMED_CAPTURE = "duplicate capture group name";
+  static ERR_UNEXPECTED_PAREN = "unexpected )";
+  static ERR_NESTING_DEPTH = "expression nests too deeply";
+  static ERR_LARGE = "expression too large";
+  static ERR_INVALID_CAPTURE_IN_LOOKBEHIND = "invalid capture in lookbehind";
+  static MAX_HEIGHT = 1e3;
+  static MAX_SIZE = 1398101;
+  static MAX_RUNES = 33554432;
+  static ANY_TABLE = new UnicodeRangeTable(new Uint32Array([
+    0,
+    Unicode.MAX_RUNE,
+    1
+  ]));
+  static ASCII_TABLE = new UnicodeRangeTable(new Uint32Array([
+    0,
+    127,
+    1
+  ]));
+  static ASCII_FOLD_TABLE = new UnicodeRangeTable(new Uint32Array([
+    0,
+    127,
+    1,
+    383,
+    383,
+    1,
+    8490,
+    8490,
+    1
+  ]));
+  static unicodeTable(name) {
+    if (name === "Any") return {
+      tab: Parser2.ANY_TABLE,
+      fold: Parser2.ANY_TABLE,
+      sign: 1
+    };
+    if (name === "Ascii") return {
+      tab: Parser2.ASCII_TABLE,
+      fold: Parser2.ASCII_FOLD_TABLE,
+      sign: 1
+    };
+    if (name === "Assigned") return {
+      tab: UnicodeTables.CATEGORIES.get("Cn"),
+      fold: UnicodeTables.CATEGORIES.get("Cn"),
+      sign: -1
+    };
+    if (name === "Lc") return {
+      tab: UnicodeTables.CATEGORIES.get("LC"),
+      fold: UnicodeTables.FOLD_CATEGORIES.get("LC"),
+      sign: 1
+    };
+    if (UnicodeTables.CATEGORIES.has(name)) return {
+      tab: UnicodeTables.CATEGORIES.get(name),
+      fold: UnicodeTables.FOLD_CATEGORIES.get(name),
+      sign: 1
+    };
+    if (UnicodeTables.SCRIPTS.has(name)) return {
+      tab: UnicodeTables.SCRIPTS.get(name),
+      fold: UnicodeTables.FOLD_SCRIPT.get(name),
+      sign: 1
+    };
+    return null;
+  }
+  static minFoldRune(r) {
+    if (r < Unicode.MIN_FOLD || r > Unicode.MAX_FOLD) return r;
+    let min = r;
+    const r0 = r;
+    for (r = Unicode.simpleFold(r); r !== r0; r = Unicode.simpleFold(r)) if (min > r) min = r;
+    return min;
+  }
+  static leadingRegexp(re2) {
+    if (re2.op === Regexp.Op.EMPTY_MATCH) return null;
+    if (re2.op === Regexp.Op.CONCAT && re2.subs.length > 0) {
+      const sub = re2.subs[0];
+      if (sub.op === Regexp.Op.EMPTY_MATCH) return null;
+      return sub;
+    }
+    return re2;
+  }
+  static literalRegexp(s3, flags) {
+    const re2 = new Regexp(Regexp.Op.LITERAL);
+    re2.flags = flags;
+    re2.runes = Utils.stringToRunes(s3);
+    return re2;
+  }
+  /**
+  * Parse regular expression pattern {@code pattern} with mode flags {@code flags}.
+  * @param {string} pattern
+  * @param {number} flags
+  */
+  static parse(pattern, flags) {
+    return new Parser2(pattern, flags).parseInternal();
+  }
+  static parseRepeat(t) {
+    const start = t.pos();
+    if (!t.more() || !t.lookingAt("{")) return -1;
+    t.skip(1);
+    const min = Parser2.parseInt(t);
+    if (min === -1) return -1;
+    if (!t.more()) return -1;
+    let max;
+    if (!t.lookingAt(",")) max = min;
+    else {
+      t.skip(1);
+      if (!t.more()) return -1;
+      if (t.lookingAt("}")) max = -1;
+      else if ((max = Parser2.parseInt(t)) === -1) return -1;
+    }
+    if (!t.more() || !t.lookingAt("}")) return -1;
+    t.skip(1);
+    if (min < 0 || min > 1e3 || max === -2 || max > 1e3 || max >= 0 && min > max) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_REPEAT_SIZE, t.from(start));
+    return min << 16 | max & Unicode.MAX_BMP;
+  }
+  static isValidCaptureName(name) {
+    if (name.length === 0) return false;
+    for (let i = 0; i < name.length; i++) {
+      const c = name.codePointAt(i);
+      if (c !== Codepoint.CODES["_"] && !Utils.isalnum(c)) return false;
+    }
+    return true;
+  }
+  static parseInt(t) {
+    const start = t.pos();
+    while (t.more() && t.peek() >= Codepoint.CODES["0"] && t.peek() <= Codepoint.CODES["9"]) t.skip(1);
+    const n = t.from(start);
+    if (n.length === 0 || n.length > 1 && n.codePointAt(0) === Codepoint.CODES["0"]) return -1;
+    if (n.length > 8) return -2;
+    return parseInt(n, 10);
+  }
+  static isCharClass(re2) {
+    return re2.op === Regexp.Op.LITERAL && re2.runes.length === 1 || re2.op === Regexp.Op.CHAR_CLASS || re2.op === Regexp.Op.ANY_CHAR_NOT_NL || re2.op === Regexp.Op.ANY_CHAR;
+  }
+  static matchRune(re2, r) {
+    switch (re2.op) {
+      case Regexp.Op.LITERAL:
+        return re2.runes.length === 1 && re2.runes[0] === r;
+      case Regexp.Op.CHAR_CLASS:
+        for (let i = 0; i < re2.runes.length; i += 2) if (re2.runes[i] <= r && r <= re2.runes[i + 1]) return true;
+        return false;
+      case Regexp.Op.ANY_CHAR_NOT_NL:
+        return r !== Codepoint.CODES["\n"];
+      case Regexp.Op.ANY_CHAR:
+        return true;
+    }
+    return false;
+  }
+  static mergeCharClass(dst, src) {
+    switch (dst.op) {
+      case Regexp.Op.ANY_CHAR:
+        break;
+      case Regexp.Op.ANY_CHAR_NOT_NL:
+        if (Parser2.matchRune(src, Codepoint.CODES["\n"])) dst.op = Regexp.Op.ANY_CHAR;
+        break;
+      case Regexp.Op.CHAR_CLASS: {
+        const cc = new CharClass(Array.isArray(dst.runes) ? dst.runes : Array.from(dst.runes));
+        if (src.op === Regexp.Op.LITERAL) cc.appendLiteral(src.runes[0], src.flags);
+        else cc.appendClass(src.runes);
+        dst.runes = cc.toGrowableArray();
+        break;
+      }
+      case Regexp.Op.LITERAL:
+        if (src.runes[0] === dst.runes[0] && src.flags === dst.flags) break;
+        dst.op = Regexp.Op.CHAR_CLASS;
+        dst.runes = new CharClass().appendLiteral(dst.runes[0], dst.flags).appendLiteral(src.runes[0], src.flags).toGrowableArray();
+    }
+  }
+  static parseEscape(t) {
+    const startPos = t.pos();
+    t.skip(1);
+    if (!t.more()) throw new RE2JSSyntaxException(Parser2.ERR_TRAILING_BACKSLASH);
+    let c = t.pop();
+    bigswitch: switch (c) {
+      case Codepoint.CODES["1"]:
+      case Codepoint.CODES["2"]:
+      case Codepoint.CODES["3"]:
+      case Codepoint.CODES["4"]:
+      case Codepoint.CODES["5"]:
+      case Codepoint.CODES["6"]:
+      case Codepoint.CODES["7"]:
+        if (!t.more() || t.peek() < Codepoint.CODES["0"] || t.peek() > Codepoint.CODES["7"]) break;
+      case Codepoint.CODES["0"]: {
+        let r = c - Codepoint.CODES["0"];
+        for (let i = 1; i < 3; i++) {
+          if (!t.more() || t.peek() < Codepoint.CODES["0"] || t.peek() > Codepoint.CODES["7"]) break;
+          r = r * 8 + t.peek() - Codepoint.CODES["0"];
+          t.skip(1);
+        }
+        return r;
+      }
+      case Codepoint.CODES["x"]: {
+        if (!t.more()) break;
+        c = t.pop();
+        if (c === Codepoint.CODES["{"]) {
+          let nhex = 0;
+          let r = 0;
+          while (true) {
+            if (!t.more()) break bigswitch;
+            c = t.pop();
+            if (c === Codepoint.CODES["}"]) break;
+            const v2 = Utils.unhex(c);
+            if (v2 < 0) break bigswitch;
+            r = r * 16 + v2;
+            if (r > Unicode.MAX_RUNE) break bigswitch;
+            nhex++;
+          }
+          if (nhex === 0) break bigswitch;
+          return r;
+        }
+        const x = Utils.unhex(c);
+        if (!t.more()) break;
+        c = t.pop();
+        const y = Utils.unhex(c);
+        if (x < 0 || y < 0) break;
+        return x * 16 + y;
+      }
+      case Codepoint.CODES["a"]:
+        return Codepoint.CODES["\x07"];
+      case Codepoint.CODES["f"]:
+        return Codepoint.CODES["\f"];
+      case Codepoint.CODES["n"]:
+        return Codepoint.CODES["\n"];
+      case Codepoint.CODES["r"]:
+        return Codepoint.CODES["\r"];
+      case Codepoint.CODES["t"]:
+        return Codepoint.CODES["	"];
+      case Codepoint.CODES["v"]:
+        return Codepoint.CODES["\v"];
+      default:
+        if (c <= Unicode.MAX_ASCII && !Utils.isalnum(c)) return c;
+    }
+    throw new RE2JSSyntaxException(Parser2.ERR_INVALID_ESCAPE, t.from(startPos));
+  }
+  static parseClassChar(t, wholeClassPos) {
+    if (!t.more()) throw new RE2JSSyntaxException(Parser2.ERR_MISSING_BRACKET, t.from(wholeClassPos));
+    if (t.lookingAt("\\")) return Parser2.parseEscape(t);
+    return t.pop();
+  }
+  static hasCapture(re2) {
+    if (re2 === null) return false;
+    if (re2.op === Regexp.Op.CAPTURE) return true;
+    if (re2.subs) {
+      for (let sub of re2.subs) if (Parser2.hasCapture(sub)) return true;
+    }
+    return false;
+  }
+  constructor(wholeRegexp, flags = 0) {
+    this.wholeRegexp = wholeRegexp;
+    this.flags = flags;
+    this.numCap = 0;
+    this.namedGroups = /* @__PURE__ */ Object.create(null);
+    this.stack = [];
+    this.free = null;
+    this.numRegexp = 0;
+    this.numRunes = 0;
+    this.repeats = 0;
+    this.height = null;
+    this.size = null;
+    this.nlb = 0;
+  }
+  newRegexp(op) {
+    let re2 = this.free;
+    if (re2 !== null && re2.subs !== null && re2.subs.length > 0) {
+      this.free = re2.subs[0];
+      re2.reinit();
+      re2.op = op;
+    } else {
+      re2 = new Regexp(op);
+      this.numRegexp += 1;
+    }
+    return re2;
+  }
+  reuse(re2) {
+    if (this.height !== null && this.height.has(re2)) this.height.delete(re2);
+    if (re2.subs !== null && re2.subs.length > 0) re2.subs[0] = this.free;
+    this.free = re2;
+  }
+  checkLimits(re2) {
+    if (this.numRunes > Parser2.MAX_RUNES) throw new RE2JSSyntaxException(Parser2.ERR_LARGE);
+    this.checkSize(re2);
+    this.checkHeight(re2);
+  }
+  checkSize(re2) {
+    if (this.size === null) {
+      if (this.repeats === 0) this.repeats = 1;
+      if (re2.op === Regexp.Op.REPEAT) {
+        let n = re2.max;
+        if (n === -1) n = re2.min;
+        if (n <= 0) n = 1;
+        if (n > Math.floor(Parser2.MAX_SIZE / this.repeats)) this.repeats = Parser2.MAX_SIZE;
+        else this.repeats *= n;
+      }
+      if (this.numRegexp < Math.floor(Parser2.MAX_SIZE / this.repeats)) return;
+      this.size = /* @__PURE__ */ new Map();
+      for (let reEx of this.stack) this.checkSize(reEx);
+    }
+    if (this.calcSize(re2, true) > Parser2.MAX_SIZE) throw new RE2JSSyntaxException(Parser2.ERR_LARGE);
+  }
+  calcSize(re2, force = false) {
+    if (!force && this.size !== null) {
+      if (this.size.has(re2)) return this.size.get(re2);
+    }
+    let size = 0;
+    switch (re2.op) {
+      case Regexp.Op.LITERAL:
+        size = re2.runes.length;
+        break;
+      case Regexp.Op.PLB:
+      case Regexp.Op.NLB:
+      case Regexp.Op.CAPTURE:
+      case Regexp.Op.STAR:
+        size = 2 + this.calcSize(re2.subs[0]);
+        break;
+      case Regexp.Op.PLUS:
+      case Regexp.Op.QUEST:
+        size = 1 + this.calcSize(re2.subs[0]);
+        break;
+      case Regexp.Op.CONCAT:
+        for (let sub of re2.subs) size = size + this.calcSize(sub);
+        break;
+      case Regexp.Op.ALTERNATE:
+        for (let sub of re2.subs) size = size + this.calcSize(sub);
+        if (re2.subs.length > 1) size = size + re2.subs.length - 1;
+        break;
+      case Regexp.Op.REPEAT: {
+        let sub = this.calcSize(re2.subs[0]);
+        if (re2.max === -1) {
+          if (re2.min === 0) size = 2 + sub;
+          else size = 1 + re2.min * sub;
+          break;
+        }
+        size = re2.max * sub + (re2.max - re2.min);
+        break;
+      }
+    }
+    size = Math.max(1, size);
+    if (this.size === null) this.size = /* @__PURE__ */ new Map();
+    this.size.set(re2, size);
+    return size;
+  }
+  checkHeight(re2) {
+    if (this.numRegexp < Parser2.MAX_HEIGHT) return;
+    if (this.height === null) {
+      this.height = /* @__PURE__ */ new Map();
+      for (let reEx of this.stack) this.checkHeight(reEx);
+    }
+    if (this.calcHeight(re2, true) > Parser2.MAX_HEIGHT) throw new RE2JSSyntaxException(Parser2.ERR_NESTING_DEPTH);
+  }
+  calcHeight(re2, force = false) {
+    if (!force && this.height !== null) {
+      if (this.height.has(re2)) return this.height.get(re2);
+    }
+    let h = 1;
+    for (let sub of re2.subs) {
+      const hsub = this.calcHeight(sub);
+      if (h < 1 + hsub) h = 1 + hsub;
+    }
+    if (this.height === null) this.height = /* @__PURE__ */ new Map();
+    this.height.set(re2, h);
+    return h;
+  }
+  pop() {
+    return this.stack.pop();
+  }
+  popToPseudo() {
+    const n = this.stack.length;
+    let i = n;
+    while (i > 0 && !Regexp.isPseudoOp(this.stack[i - 1].op)) i--;
+    return this.stack.splice(i, n - i);
+  }
+  push(re2) {
+    this.numRunes += re2.runes.length;
+    if (re2.op === Regexp.Op.CHAR_CLASS && re2.runes.length === 2 && re2.runes[0] === re2.runes[1]) {
+      if (this.maybeConcat(re2.runes[0], this.flags & ~RE2Flags.FOLD_CASE)) return null;
+      re2.op = Regexp.Op.LITERAL;
+      re2.runes = [re2.runes[0]];
+      re2.flags = this.flags & ~RE2Flags.FOLD_CASE;
+    } else if (re2.op === Regexp.Op.CHAR_CLASS && re2.runes.length === 4 && re2.runes[0] === re2.runes[1] && re2.runes[2] === re2.runes[3] && Unicode.simpleFold(re2.runes[0]) === re2.runes[2] && Unicode.simpleFold(re2.runes[2]) === re2.runes[0] || re2.op === Regexp.Op.CHAR_CLASS && re2.runes.length === 2 && re2.runes[0] + 1 === re2.runes[1] && Unicode.simpleFold(re2.runes[0]) === re2.runes[1] && Unicode.simpleFold(re2.runes[1]) === re2.runes[0]) {
+      if (this.maybeConcat(re2.runes[0], this.flags | RE2Flags.FOLD_CASE)) return null;
+      re2.op = Regexp.Op.LITERAL;
+      re2.runes = [re2.runes[0]];
+      re2.flags = this.flags | RE2Flags.FOLD_CASE;
+    } else this.maybeConcat(-1, 0);
+    this.stack.push(re2);
+    this.checkLimits(re2);
+    return re2;
+  }
+  maybeConcat(r, flags) {
+    const n = this.stack.length;
+    if (n < 2) return false;
+    const re1 = this.stack[n - 1];
+    const re2 = this.stack[n - 2];
+    if (re1.op !== Regexp.Op.LITERAL || re2.op !== Regexp.Op.LITERAL || (re1.flags & RE2Flags.FOLD_CASE) !== (re2.flags & RE2Flags.FOLD_CASE)) return false;
+    if (!Array.isArray(re2.runes)) re2.runes = Array.from(re2.runes);
+    for (let i = 0; i < re1.runes.length; i++) re2.runes.push(re1.runes[i]);
+    if (r >= 0) {
+      re1.runes = [r];
+      re1.flags = flags;
+      return true;
+    }
+    this.pop();
+    this.reuse(re1);
+    return false;
+  }
+  newLiteral(r, flags) {
+    const re2 = this.newRegexp(Regexp.Op.LITERAL);
+    re2.flags = flags;
+    if ((flags & RE2Flags.FOLD_CASE) !== 0) r = Parser2.minFoldRune(r);
+    re2.runes = [r];
+    return re2;
+  }
+  literal(r) {
+    this.push(this.newLiteral(r, this.flags));
+  }
+  op(op) {
+    const re2 = this.newRegexp(op);
+    re2.flags = this.flags;
+    return this.push(re2);
+  }
+  repeat(op, min, max, beforePos, t, lastRepeatPos) {
+    let flags = this.flags;
+    if ((flags & RE2Flags.PERL_X) !== 0) {
+      if (t.more() && t.lookingAt("?")) {
+        t.skip(1);
+        flags ^= RE2Flags.NON_GREEDY;
+      }
+      if (lastRepeatPos !== -1) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_REPEAT_OP, t.from(lastRepeatPos));
+    }
+    const n = this.stack.length;
+    if (n === 0) throw new RE2JSSyntaxException(Parser2.ERR_MISSING_REPEAT_ARGUMENT, t.from(beforePos));
+    const sub = this.stack[n - 1];
+    if (Regexp.isPseudoOp(sub.op)) throw new RE2JSSyntaxException(Parser2.ERR_MISSING_REPEAT_ARGUMENT, t.from(beforePos));
+    const re2 = this.newRegexp(op);
+    re2.min = min;
+    re2.max = max;
+    re2.flags = flags;
+    re2.subs = [sub];
+    this.stack[n - 1] = re2;
+    this.checkLimits(re2);
+    if (op === Regexp.Op.REPEAT && (min >= 2 || max >= 2) && !this.repeatIsValid(re2, 1e3)) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_REPEAT_SIZE, t.from(beforePos));
+  }
+  repeatIsValid(re2, n) {
+    if (re2.op === Regexp.Op.REPEAT) {
+      let m2 = re2.max;
+      if (m2 === 0) return true;
+      if (m2 < 0) m2 = re2.min;
+      if (m2 > n) return false;
+      if (m2 > 0) n = Math.trunc(n / m2);
+    }
+    for (let sub of re2.subs) if (!this.repeatIsValid(sub, n)) return false;
+    return true;
+  }
+  concat() {
+    this.maybeConcat(-1, 0);
+    const subs = this.popToPseudo();
+    if (subs.length === 0) return this.push(this.newRegexp(Regexp.Op.EMPTY_MATCH));
+    return this.push(this.collapse(subs, Regexp.Op.CONCAT));
+  }
+  alternate() {
+    const subs = this.popToPseudo();
+    if (subs.length > 0) this.cleanAlt(subs[subs.length - 1]);
+    if (subs.length === 0) return this.push(this.newRegexp(Regexp.Op.NO_MATCH));
+    return this.push(this.collapse(subs, Regexp.Op.ALTERNATE));
+  }
+  cleanAlt(re2) {
+    if (re2.op === Regexp.Op.CHAR_CLASS) {
+      re2.runes = new CharClass(Array.from(re2.runes)).cleanClass().toArray();
+      if (re2.runes.length === 2 && re2.runes[0] === 0 && re2.runes[1] === Unicode.MAX_RUNE) {
+        re2.runes = /* @__PURE__ */ new Int32Array(0);
+        re2.op = Regexp.Op.ANY_CHAR;
+      } else if (re2.runes.length === 4 && re2.runes[0] === 0 && re2.runes[1] === Codepoint.CODES["\n"] - 1 && re2.runes[2] === Codepoint.CODES["\n"] + 1 && re2.runes[3] === Unicode.MAX_RUNE) {
+        re2.runes = /* @__PURE__ */ new Int32Array(0);
+        re2.op = Regexp.Op.ANY_CHAR_NOT_NL;
+      }
+    }
+  }
+  collapse(subs, op) {
+    if (subs.length === 1) return subs[0];
+    let len = 0;
+    for (let sub of subs) len += sub.op === op ? sub.subs.length : 1;
+    let newsubs = new Array(len).fill(null);
+    let i = 0;
+    for (let sub of subs) if (sub.op === op) {
+      for (let j2 = 0; j2 < sub.subs.length; j2++) newsubs[i++] = sub.subs[j2];
+      this.reuse(sub);
+    } else newsubs[i++] = sub;
+    let re2 = this.newRegexp(op);
+    re2.subs = newsubs;
+    if (op === Regexp.Op.ALTERNATE) {
+      re2.subs = this.factor(re2.subs);
+      if (re2.subs.length === 1) {
+        const old = re2;
+        re2 = re2.subs[0];
+        this.reuse(old);
+      }
+    }
+    return re2;
+  }
+  factor(array) {
+    if (array.length < 2) return array;
+    let s3 = 0;
+    let lensub = array.length;
+    let lenout = 0;
+    let str = null;
+    let strlen = 0;
+    let strflags = 0;
+    let start = 0;
+    for (let i = 0; i <= lensub; i++) {
+      let istr = null;
+      let istrlen = 0;
+      let iflags = 0;
+      if (i < lensub) {
+        let re2 = array[s3 + i];
+        if (re2.op === Regexp.Op.CONCAT && re2.subs.length > 0) re2 = re2.subs[0];
+        if (re2.op === Regexp.Op.LITERAL) {
+          istr = re2.runes;
+          istrlen = re2.runes.length;
+          iflags = re2.flags & RE2Flags.FOLD_CASE;
+        }
+        if (iflags === strflags) {
+          let same = 0;
+          while (same < strlen && same < istrlen && str[same] === istr[same]) same++;
+          if (same > 0) {
+            strlen = same;
+            continue;
+          }
+        }
+      }
+      if (i === start) {
+      } else if (i === start + 1) array[lenout++] = array[s3 + start];
+      else {
+        const prefix = this.newRegexp(Regexp.Op.LITERAL);
+        prefix.flags = strflags;
+        prefix.runes = str.slice(0, strlen);
+        for (let j2 = start; j2 < i; j2++) {
+          array[s3 + j2] = this.removeLeadingString(array[s3 + j2], strlen);
+          this.checkLimits(array[s3 + j2]);
+        }
+        const suffix = this.collapse(array.slice(s3 + start, s3 + i), Regexp.Op.ALTERNATE);
+        const re2 = this.newRegexp(Regexp.Op.CONCAT);
+        re2.subs = [prefix, suffix];
+        array[lenout++] = re2;
+      }
+      start = i;
+      str = istr;
+      strlen = istrlen;
+      strflags = iflags;
+    }
+    lensub = lenout;
+    s3 = 0;
+    start = 0;
+    lenout = 0;
+    let first = null;
+    for (let i = 0; i <= lensub; i++) {
+      let ifirst = null;
+      if (i < lensub) {
+        ifirst = Parser2.leadingRegexp(array[s3 + i]);
+        if (first !== null && first.equals(ifirst) && (Parser2.isCharClass(first) || first.op === Regexp.Op.REPEAT && first.min === first.max && Parser2.isCharClass(first.subs[0]))) continue;
+      }
+      if (i === start) {
+      } else if (i === start + 1) array[lenout++] = array[s3 + start];
+      else {
+        const prefix = first;
+        for (let j2 = start; j2 < i; j2++) {
+          const reuse = j2 !== start;
+          array[s3 + j2] = this.removeLeadingRegexp(array[s3 + j2], reuse);
+          this.checkLimits(array[s3 + j2]);
+        }
+        const suffix = this.collapse(array.slice(s3 + start, s3 + i), Regexp.Op.ALTERNATE);
+        const re2 = this.newRegexp(Regexp.Op.CONCAT);
+        re2.subs = [prefix, suffix];
+        array[lenout++] = re2;
+      }
+      start = i;
+      first = ifirst;
+    }
+    lensub = lenout;
+    s3 = 0;
+    start = 0;
+    lenout = 0;
+    for (let i = 0; i <= lensub; i++) {
+      if (i < lensub && Parser2.isCharClass(array[s3 + i])) continue;
+      if (i === start) {
+      } else if (i === start + 1) array[lenout++] = array[s3 + start];
+      else {
+        let max = start;
+        for (let j2 = start + 1; j2 < i; j2++) {
+          const subMax = array[s3 + max];
+          const subJ = array[s3 + j2];
+          if (subMax.op < subJ.op || subMax.op === subJ.op && (subMax.runes !== null ? subMax.runes.length : 0) < (subJ.runes !== null ? subJ.runes.length : 0)) max = j2;
+        }
+        const tmp = array[s3 + start];
+        array[s3 + start] = array[s3 + max];
+        array[s3 + max] = tmp;
+        for (let j2 = start + 1; j2 < i; j2++) {
+          Parser2.mergeCharClass(array[s3 + start], array[s3 + j2]);
+          this.reuse(array[s3 + j2]);
+        }
+        this.cleanAlt(array[s3 + start]);
+        array[lenout++] = array[s3 + start];
+      }
+      if (i < lensub) array[lenout++] = array[s3 + i];
+      start = i + 1;
+    }
+    lensub = lenout;
+    s3 = 0;
+    start = 0;
+    lenout = 0;
+    for (let i = 0; i < lensub; ++i) {
+      if (i + 1 < lensub && array[s3 + i].op === Regexp.Op.EMPTY_MATCH && array[s3 + i + 1].op === Regexp.Op.EMPTY_MATCH) continue;
+      array[lenout++] = array[s3 + i];
+    }
+    lensub = lenout;
+    s3 = 0;
+    return array.slice(s3, lensub);
+  }
+  removeLeadingString(re2, n) {
+    if (re2.op === Regexp.Op.CONCAT && re2.subs.length > 0) {
+      const sub = this.removeLeadingString(re2.subs[0], n);
+      re2.subs[0] = sub;
+      if (sub.op === Regexp.Op.EMPTY_MATCH) {
+        this.reuse(sub);
+        switch (re2.subs.length) {
+          case 0:
+          case 1:
+            re2.op = Regexp.Op.EMPTY_MATCH;
+            re2.subs = Regexp.emptySubs();
+            break;
+          case 2: {
+            const old = re2;
+            re2 = re2.subs[1];
+            this.reuse(old);
+            break;
+          }
+          default:
+            re2.subs = re2.subs.slice(1, re2.subs.length);
+        }
+      }
+      return re2;
+    }
+    if (re2.op === Regexp.Op.LITERAL) {
+      re2.runes = re2.runes.slice(n, re2.runes.length);
+      if (re2.runes.length === 0) re2.op = Regexp.Op.EMPTY_MATCH;
+    }
+    return re2;
+  }
+  removeLeadingRegexp(re2, reuse) {
+    if (re2.op === Regexp.Op.CONCAT && re2.subs.length > 0) {
+      if (reuse) this.reuse(re2.subs[0]);
+      re2.subs = re2.subs.slice(1, re2.subs.length);
+      switch (re2.subs.length) {
+        case 0:
+          re2.op = Regexp.Op.EMPTY_MATCH;
+          re2.subs = Regexp.emptySubs();
+          break;
+        case 1: {
+          const old = re2;
+          re2 = re2.subs[0];
+          this.reuse(old);
+          break;
+        }
+      }
+      return re2;
+    }
+    if (reuse) this.reuse(re2);
+    return this.newRegexp(Regexp.Op.EMPTY_MATCH);
+  }
+  parseInternal() {
+    if ((this.flags & RE2Flags.LITERAL) !== 0) return Parser2.literalRegexp(this.wholeRegexp, this.flags);
+    let lastRepeatPos = -1;
+    let min = -1;
+    let max = -1;
+    const t = new StringIterator(this.wholeRegexp);
+    while (t.more()) {
+      let repeatPos = -1;
+      bigswitch: switch (t.peek()) {
+        case Codepoint.CODES["("]:
+          if ((this.flags & RE2Flags.LOOKBEHIND) !== 0) {
+            if (t.lookingAt("(?<=")) {
+              this.parsePosLookBehind();
+              t.skip(4);
+              break;
+            }
+            if (t.lookingAt("(?<!")) {
+              this.parseNegLookBehind();
+              t.skip(4);
+              break;
+            }
+          }
+          if ((this.flags & RE2Flags.PERL_X) !== 0 && t.lookingAt("(?")) {
+            this.parsePerlFlags(t);
+            break;
+          }
+          this.op(Regexp.Op.LEFT_PAREN).cap = ++this.numCap;
+          t.skip(1);
+          break;
+        case Codepoint.CODES["|"]:
+          this.parseVerticalBar();
+          t.skip(1);
+          break;
+        case Codepoint.CODES[")"]:
+          this.parseRightParen();
+          t.skip(1);
+          break;
+        case Codepoint.CODES["^"]:
+          if ((this.flags & RE2Flags.ONE_LINE) !== 0) this.op(Regexp.Op.BEGIN_TEXT);
+          else this.op(Regexp.Op.BEGIN_LINE);
+          t.skip(1);
+          break;
+        case Codepoint.CODES["$"]:
+          if ((this.flags & RE2Flags.ONE_LINE) !== 0) this.op(Regexp.Op.END_TEXT).flags |= RE2Flags.WAS_DOLLAR;
+          else this.op(Regexp.Op.END_LINE);
+          t.skip(1);
+          break;
+        case Codepoint.CODES["."]:
+          if ((this.flags & RE2Flags.DOT_NL) !== 0) this.op(Regexp.Op.ANY_CHAR);
+          else this.op(Regexp.Op.ANY_CHAR_NOT_NL);
+          t.skip(1);
+          break;
+        case Codepoint.CODES["["]:
+          this.parseClass(t);
+          break;
+        case Codepoint.CODES["*"]:
+        case Codepoint.CODES["+"]:
+        case Codepoint.CODES["?"]: {
+          repeatPos = t.pos();
+          let op = null;
+          switch (t.pop()) {
+            case Codepoint.CODES["*"]:
+              op = Regexp.Op.STAR;
+              break;
+            case Codepoint.CODES["+"]:
+              op = Regexp.Op.PLUS;
+              break;
+            case Codepoint.CODES["?"]:
+              op = Regexp.Op.QUEST;
+          }
+          this.repeat(op, min, max, repeatPos, t, lastRepeatPos);
+          break;
+        }
+        case Codepoint.CODES["{"]: {
+          const before = t.pos();
+          const minMax = Parser2.parseRepeat(t);
+          if (minMax < 0) {
+            t.rewindTo(before);
+            this.literal(t.pop());
+            break;
+          }
+          repeatPos = before;
+          min = minMax >> 16;
+          max = (minMax & Unicode.MAX_BMP) << 16 >> 16;
+          this.repeat(Regexp.Op.REPEAT, min, max, repeatPos, t, lastRepeatPos);
+          break;
+        }
+        case Codepoint.CODES["\\"]: {
+          const savedPos = t.pos();
+          t.skip(1);
+          if ((this.flags & RE2Flags.PERL_X) !== 0 && t.more()) switch (t.pop()) {
+            case Codepoint.CODES["A"]:
+              this.op(Regexp.Op.BEGIN_TEXT);
+              break bigswitch;
+            case Codepoint.CODES["b"]:
+              this.op(Regexp.Op.WORD_BOUNDARY);
+              break bigswitch;
+            case Codepoint.CODES["B"]:
+              this.op(Regexp.Op.NO_WORD_BOUNDARY);
+              break bigswitch;
+            case Codepoint.CODES["C"]:
+              throw new RE2JSSyntaxException(Parser2.ERR_INVALID_ESCAPE, "\\C");
+            case Codepoint.CODES["Q"]: {
+              let lit = t.rest();
+              const i = lit.indexOf("\\E");
+              if (i >= 0) {
+                lit = lit.substring(0, i);
+                t.skipString(lit);
+                t.skipString("\\E");
+              } else t.skipString(lit);
+              let j2 = 0;
+              while (j2 < lit.length) {
+                const codepoint = lit.codePointAt(j2);
+                this.literal(codepoint);
+                j2 += Utils.charCount(codepoint);
+              }
+              break bigswitch;
+            }
+            case Codepoint.CODES["z"]:
+              this.op(Regexp.Op.END_TEXT);
+              break bigswitch;
+            default:
+              t.rewindTo(savedPos);
+          }
+          else t.rewindTo(savedPos);
+          const re2 = this.newRegexp(Regexp.Op.CHAR_CLASS);
+          re2.flags = this.flags;
+          if (t.lookingAt("\\p") || t.lookingAt("\\P")) {
+            const cc2 = new CharClass();
+            if (this.parseUnicodeClass(t, cc2)) {
+              re2.runes = cc2.toArray();
+              this.push(re2);
+              break bigswitch;
+            }
+          }
+          const cc = new CharClass();
+          if (this.parsePerlClassEscape(t, cc)) {
+            re2.runes = cc.toArray();
+            this.push(re2);
+            break bigswitch;
+          }
+          t.rewindTo(savedPos);
+          this.reuse(re2);
+          this.literal(Parser2.parseEscape(t));
+          break;
+        }
+        default:
+          this.literal(t.pop());
+      }
+      lastRepeatPos = repeatPos;
+    }
+    this.concat();
+    if (this.swapVerticalBar()) this.pop();
+    this.alternate();
+    if (this.stack.length !== 1) throw new RE2JSSyntaxException(Parser2.ERR_MISSING_PAREN, this.wholeRegexp);
+    this.stack[0].namedGroups = this.namedGroups;
+    return this.stack[0];
+  }
+  parsePerlFlags(t) {
+    const startPos = t.pos();
+    const s3 = t.rest();
+    if (s3.startsWith("(?P<") || s3.startsWith("(?<")) {
+      const begin = s3.charAt(2) === "P" ? 4 : 3;
+      const end = s3.indexOf(">");
+      if (end < 0) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_NAMED_CAPTURE, s3);
+      const name = s3.substring(begin, end);
+      t.skipString(name);
+      t.skip(begin + 1);
+      if (!Parser2.isValidCaptureName(name)) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_NAMED_CAPTURE, s3.substring(0, end + 1));
+      const re2 = this.op(Regexp.Op.LEFT_PAREN);
+      re2.cap = ++this.numCap;
+      if (this.namedGroups[name]) throw new RE2JSSyntaxException(Parser2.ERR_DUPLICATE_NAMED_CAPTURE, name);
+      this.namedGroups[name] = this.numCap;
+      re2.name = name;
+      return;
+    }
+    t.skip(2);
+    let flags = this.flags;
+    let sign = 1;
+    let sawFlag = false;
+    loop: while (t.more()) {
+      const c = t.pop();
+      switch (c) {
+        case Codepoint.CODES["i"]:
+          flags |= RE2Flags.FOLD_CASE;
+          sawFlag = true;
+          break;
+        case Codepoint.CODES["m"]:
+          flags &= ~RE2Flags.ONE_LINE;
+          sawFlag = true;
+          break;
+        case Codepoint.CODES["s"]:
+          flags |= RE2Flags.DOT_NL;
+          sawFlag = true;
+          break;
+        case Codepoint.CODES["U"]:
+          flags |= RE2Flags.NON_GREEDY;
+          sawFlag = true;
+          break;
+        case Codepoint.CODES["-"]:
+          if (sign < 0) break loop;
+          sign = -1;
+          flags = ~flags;
+          sawFlag = false;
+          break;
+        case Codepoint.CODES[":"]:
+        case Codepoint.CODES[")"]:
+          if (sign < 0) {
+            if (!sawFlag) break loop;
+            flags = ~flags;
+          }
+          if (c === Codepoint.CODES[":"]) this.op(Regexp.Op.LEFT_PAREN);
+          this.flags = flags;
+          return;
+        default:
+          break loop;
+      }
+    }
+    throw new RE2JSSyntaxException(Parser2.ERR_INVALID_PERL_OP, t.from(startPos));
+  }
+  parsePosLookBehind() {
+    const re2 = this.newRegexp(Regexp.Op.LEFT_PAREN);
+    re2.flags = this.flags;
+    re2.lb = ++this.nlb;
+    return this.push(re2);
+  }
+  parseNegLookBehind() {
+    const re2 = this.newRegexp(Regexp.Op.LEFT_PAREN);
+    re2.flags = this.flags;
+    re2.lb = -++this.nlb;
+    return this.push(re2);
+  }
+  parseVerticalBar() {
+    this.concat();
+    if (!this.swapVerticalBar()) this.op(Regexp.Op.VERTICAL_BAR);
+  }
+  swapVerticalBar() {
+    const n = this.stack.length;
+    if (n >= 3 && this.stack[n - 2].op === Regexp.Op.VERTICAL_BAR && Parser2.isCharClass(this.stack[n - 1]) && Parser2.isCharClass(this.stack[n - 3])) {
+      let re1 = this.stack[n - 1];
+      let re3 = this.stack[n - 3];
+      if (re1.op > re3.op) {
+        const tmp = re3;
+        re3 = re1;
+        re1 = tmp;
+        this.stack[n - 3] = re3;
+      }
+      Parser2.mergeCharClass(re3, re1);
+      this.reuse(re1);
+      this.pop();
+      return true;
+    }
+    if (n >= 2) {
+      const re1 = this.stack[n - 1];
+      const re2 = this.stack[n - 2];
+      if (re2.op === Regexp.Op.VERTICAL_BAR) {
+        if (n >= 3) this.cleanAlt(this.stack[n - 3]);
+        this.stack[n - 2] = re1;
+        this.stack[n - 1] = re2;
+        return true;
+      }
+    }
+    return false;
+  }
+  parseRightParen() {
+    this.concat();
+    if (this.swapVerticalBar()) this.pop();
+    this.alternate();
+    if (this.stack.length < 2) throw new RE2JSSyntaxException(Parser2.ERR_UNEXPECTED_PAREN, this.wholeRegexp);
+    const re1 = this.pop();
+    const re2 = this.pop();
+    if (re2.op !== Regexp.Op.LEFT_PAREN) throw new RE2JSSyntaxException(Parser2.ERR_UNEXPECTED_PAREN, this.wholeRegexp);
+    this.flags = re2.flags;
+    if (re2.lb !== 0) {
+      if (Parser2.hasCapture(re1)) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_CAPTURE_IN_LOOKBEHIND, this.wholeRegexp);
+      if (re2.lb > 0) re2.op = Regexp.Op.PLB;
+      else re2.op = Regexp.Op.NLB;
+      re2.subs = [re1];
+      this.push(re2);
+      return;
+    }
+    if (re2.cap === 0) this.push(re1);
+    else {
+      re2.op = Regexp.Op.CAPTURE;
+      re2.subs = [re1];
+      this.push(re2);
+    }
+  }
+  parsePerlClassEscape(t, cc) {
+    const beforePos = t.pos();
+    if ((this.flags & RE2Flags.PERL_X) === 0 || !t.more() || t.pop() !== Codepoint.CODES["\\"] || !t.more()) return false;
+    t.pop();
+    const p2 = t.from(beforePos);
+    const g2 = PERL_GROUPS.has(p2) ? PERL_GROUPS.get(p2) : null;
+    if (g2 === null) return false;
+    cc.appendGroup(g2, (this.flags & RE2Flags.FOLD_CASE) !== 0);
+    return true;
+  }
+  parseNamedClass(t, cc) {
+    const cls = t.rest();
+    const i = cls.indexOf(":]");
+    if (i < 0) return false;
+    const name = cls.substring(0, i + 2);
+    t.skipString(name);
+    const g2 = POSIX_GROUPS.has(name) ? POSIX_GROUPS.get(name) : null;
+    if (g2 === null) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_CHAR_RANGE, name);
+    cc.appendGroup(g2, (this.flags & RE2Flags.FOLD_CASE) !== 0);
+    return true;
+  }
+  parseUnicodeClass(t, cc) {
+    const startPos = t.pos();
+    if ((this.flags & RE2Flags.UNICODE_GROUPS) === 0 || !t.lookingAt("\\p") && !t.lookingAt("\\P")) return false;
+    t.skip(1);
+    let sign = 1;
+    let c = t.pop();
+    if (c === Codepoint.CODES["P"]) sign = -1;
+    if (!t.more()) {
+      t.rewindTo(startPos);
+      throw new RE2JSSyntaxException(Parser2.ERR_INVALID_CHAR_RANGE, t.rest());
+    }
+    c = t.pop();
+    let name;
+    if (c !== Codepoint.CODES["{"]) name = Utils.runeToString(c);
+    else {
+      const rest = t.rest();
+      const end = rest.indexOf("}");
+      if (end < 0) {
+        t.rewindTo(startPos);
+        throw new RE2JSSyntaxException(Parser2.ERR_INVALID_CHAR_RANGE, t.rest());
+      }
+      name = rest.substring(0, end);
+      t.skipString(name);
+      t.skip(1);
+    }
+    if (!(name.length === 0) && name.codePointAt(0) === Codepoint.CODES["^"]) {
+      sign = 0 - sign;
+      name = name.substring(1);
+    }
+    const pair = Parser2.unicodeTable(name);
+    if (pair === null) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_CHAR_RANGE, t.from(startPos));
+    if (pair.sign < 0) sign = 0 - sign;
+    const tab = pair.tab;
+    const fold = pair.fold;
+    if ((this.flags & RE2Flags.FOLD_CASE) === 0 || fold === null) cc.appendTableWithSign(tab, sign);
+    else {
+      const tmp = new CharClass().appendTable(tab).appendTable(fold).cleanClass().toArray();
+      cc.appendClassWithSign(Array.from(tmp), sign);
+    }
+    return true;
+  }
+  parseClass(t) {
+    const startPos = t.pos();
+    t.skip(1);
+    const re2 = this.newRegexp(Regexp.Op.CHAR_CLASS);
+    re2.flags = this.flags;
+    const cc = new CharClass();
+    let sign = 1;
+    if (t.more() && t.lookingAt("^")) {
+      sign = -1;
+      t.skip(1);
+      if ((this.flags & RE2Flags.CLASS_NL) === 0) cc.appendRange(Codepoint.CODES["\n"], Codepoint.CODES["\n"]);
+    }
+    let first = true;
+    while (!t.more() || t.peek() !== Codepoint.CODES["]"] || first) {
+      if (t.more() && t.lookingAt("-") && (this.flags & RE2Flags.PERL_X) === 0 && !first) {
+        const s3 = t.rest();
+        if (s3 === "-" || !s3.startsWith("-]")) {
+          t.rewindTo(startPos);
+          throw new RE2JSSyntaxException(Parser2.ERR_INVALID_CHAR_RANGE, t.rest());
+        }
+      }
+      first = false;
+      const beforePos = t.pos();
+      if (t.lookingAt("[:")) {
+        if (this.parseNamedClass(t, cc)) continue;
+        t.rewindTo(beforePos);
+      }
+      if (this.parseUnicodeClass(t, cc)) continue;
+      if (this.parsePerlClassEscape(t, cc)) continue;
+      t.rewindTo(beforePos);
+      const lo2 = Parser2.parseClassChar(t, startPos);
+      let hi2 = lo2;
+      if (t.more() && t.lookingAt("-")) {
+        t.skip(1);
+        if (t.more() && t.lookingAt("]")) t.skip(-1);
+        else {
+          hi2 = Parser2.parseClassChar(t, startPos);
+          if (hi2 < lo2) throw new RE2JSSyntaxException(Parser2.ERR_INVALID_CHAR_RANGE, t.from(beforePos));
+        }
+      }
+      if ((this.flags & RE2Flags.FOLD_CASE) === 0) cc.appendRange(lo2, hi2);
+      else cc.appendFoldedRange(lo2, hi2);
+    }
+    t.skip(1);
+    cc.cleanClass();
+    if (sign < 0) cc.negateClass();
+    re2.runes = cc.toArray();
+    this.push(re2);
+  }
+};
+var RE2 = class RE22 {
+  static initTest(expr) {
+    const re2 = RE22.compile(expr);
+    const res = new RE22(re2.expr, re2.prog, re2.numSubexp, re2.longest);
+    res.cond = re2.cond;
+    res.prefix = re2.prefix;
+    res.prefixUTF8 = re2.prefixUTF8;
+    res.prefixComplete = re2.prefixComplete;
+    res.prefixRune = re2.prefixRune;
+    res.prefilter = re2.prefilter;
+    res.namedGroups = re2.namedGroups;
+    return res;
+  }
+  /**
+  * Parses a regular expression and returns, if successful, an {@code RE2} instance that can be
+  * used to match against text.
+  *
+  * When matching against text, the regexp returns a match that begins as early as possible in the
+  * input (leftmost), and among those it chooses the one that a backtracking search would have
+  * found first. This so-called leftmost-first matching is the same semantics that Perl, Python,
+  * and other implementations use, although this package implements it without the expense of
+  * backtracking. For POSIX leftmost-longest matching, see {@link #compilePOSIX}.
+  */
+  static compile(expr) {
+    return RE22.compileImpl(expr, RE2Flags.PERL, false);
+  }
+  /**
+  * {@code compilePOSIX} is like {@link #compile} but restricts the regular expression to POSIX ERE
+  * (egrep) syntax and changes the match semantics to leftmost-longest.
+  *
+  * That is, when matching against text, the regexp returns a match that begins as early as
+  * possible in the input (leftmost), and among those it chooses a match that is as long as
+  * possible. This so-called leftmost-longest matching is the same semantics that early regular
+  * expression implementations used and that POSIX specifies.
+  *
+  * However, there can be multiple leftmost-longest matches, with different submatch choices, and
+  * here this package diverges from POSIX. Among the possible leftmost-longest matches, this
+  * package chooses the one that a backtracking search would have found first, while POSIX
+  * specifies that the match be chosen to maximize the length of the first subexpression, then the
+  * second, and so on from left to right. The POSIX rule is computationally prohibitive and not
+  * even well-defined. See http://swtch.com/~rsc/regexp/regexp2.html#posix
+  */
+  static compilePOSIX(expr) {
+    return RE22.compileImpl(expr, RE2Flags.POSIX, true);
+  }
+  static compileImpl(expr, mode, longest) {
+    let re2 = Parser.parse(expr, mode);
+    const maxCap = re2.maxCap();
+    const namedGroups = re2.namedGroups;
+    re2 = Simplify.simplify(re2);
+    const prefilter = PrefilterTree.build(re2);
+    const prog = Compiler.compileRegexp(re2);
+    const re22 = new RE22(expr, prog, maxCap, longest);
+    re22.prefilter = prefilter.type === Prefilter.Type.NONE ? null : prefilter;
+    const [prefixCompl, prefixStr] = prog.prefix();
+    re22.prefixComplete = prefixCompl;
+    re22.prefix = prefixStr;
+    re22.prefixUTF8 = Utils.stringToUtf8ByteArray(re22.prefix);
+    if (re22.prefix.length > 0) re22.prefixRune = re22.prefix.codePointAt(0);
+    re22.namedGroups = namedGroups;
+    return re22;
+  }
+  /**
+  * Returns true iff textual regular expression {@code pattern} matches string {@code s}.
+  *
+  * More complicated queries need to use {@link #compile} and the full {@code RE2} interface.
+  */
+  static match(pattern, s3) {
+    return RE22.compile(pattern).match(s3);
+  }
+  constructor(expr, prog, numSubexp = 0, longest = 0) {
+    this.expr = expr;
+    this.prog = prog;
+    this.numSubexp = numSubexp;
+    this.longest = longest;
+    this.cond = prog.startCond();
+    this.prefix = null;
+    this.prefixUTF8 = null;
+    this.prefixComplete = false;
+    this.prefixRune = 0;
+    this.namedGroups = /* @__PURE__ */ Object.create(null);
+    this.machinePool = [];
+    this.lazyDFA = null;
+    this.onepass = OnePass.compile(this.prog);
+    this.prefilter = null;
+  }
+  get dfa() {
+    if (this.lazyDFA === null) this.lazyDFA = new DFA(this.prog);
+    return this.lazyDFA;
+  }
+  matchPrefixComplete(input, pos, anchor, ncap) {
+    if ((anchor === RE2Flags.ANCHOR_START || anchor === RE2Flags.ANCHOR_BOTH) && pos !== 0) return null;
+    let matchStart = -1;
+    let matchEnd = -1;
+    const pLen = input.prefixLength(this);
+    if (anchor === RE2Flags.UNANCHORED) {
+      const idx = input.index(this, pos);
+      if (idx < 0) return null;
+      matchStart = pos + idx;
+      matchEnd = matchStart + pLen;
+    } else if (anchor === RE2Flags.ANCHOR_BOTH) {
+      if (input.endPos() !== pLen) return null;
+      if (input.index(this, 0) !== 0) return null;
+      matchStart = 0;
+      matchEnd = pLen;
+    } else if (anchor === RE2Flags.ANCHOR_START) {
+      if (input.index(this, 0) !== 0) return null;
+      matchStart = 0;
+      matchEnd = pLen;
+    }
+    if (matchStart < 0) return null;
+    if (ncap > 0) {
+      const matchcap = new Int32Array(ncap).fill(-1);
+      matchcap[0] = matchStart;
+      matchcap[1] = matchEnd;
+      return Array.from(matchcap);
+    }
+    return [];
+  }
+  createLookbehindState() {
+    return this.prog.numLb > 0 ? new LookbehindState(this.prog) : null;
+  }
+  executeEngine(input, pos, anchor, ncap, lbState = null) {
+    if (this.prefixComplete && (ncap === 0 || this.numSubexp === 0)) return this.matchPrefixComplete(input, pos, anchor, ncap);
+    if (this.prefilter !== null && anchor === RE2Flags.UNANCHORED) {
+      if (!this.prefilter.eval(input, pos)) return null;
+    }
+    if (this.onepass !== null) return OnePass.execute(this, input, pos, anchor, ncap);
+    if (ncap > 0) {
+      if (this.prog.numLb === 0 && input.endPos() <= Backtracker.maxBitStateLen(this.prog)) return Backtracker.execute(this, input, pos, anchor, ncap);
+      return this.doExecuteNFA(input, pos, anchor, ncap, lbState);
+    }
+    if (this.prog.numLb === 0) {
+      const dfaResult = this.dfa.match(input, pos, anchor);
+      if (dfaResult !== null) return dfaResult ? [] : null;
+      if (input.endPos() <= Backtracker.maxBitStateLen(this.prog)) return Backtracker.execute(this, input, pos, anchor, ncap);
+    }
+    return this.doExecuteNFA(input, pos, anchor, ncap, lbState);
+  }
+  /**
+  * Returns the number of parenthesized subexpressions in this regular expression.
+  */
+  numberOfCapturingGroups() {
+    return this.numSubexp;
+  }
+  /**
+  * Returns the number of instructions in this compiled regular expression program.
+  */
+  numberOfInstructions() {
+    return this.prog.numInst();
+  }
+  get() {
+    return this.machinePool.length > 0 ? this.machinePool.pop() : null;
+  }
+  reset() {
+    this.machinePool.length = 0;
+  }
+  put(m2) {
+    this.machinePool.push(m2);
+  }
+  toString() {
+    return this.expr;
+  }
+  doExecuteNFA(input, pos, anchor, ncap, lbState = null) {
+    let m2 = this.get();
+    if (!m2) m2 = Machine.fromRE2(this);
+    m2.init(ncap);
+    const cap2 = m2.match(input, pos, anchor, lbState) ? m2.submatches() : null;
+    this.put(m2);
+    return cap2;
+  }
+  match(s3) {
+    return this.executeEngine(MachineInput.fromUTF16(s3), 0, RE2Flags.UNANCHORED, 0) !== null;
+  }
+  /**
+  * Matches the regular expression against input starting at position start and ending at position
+  * end, with the given anchoring. Records the submatch boundaries in group, which is [start, end)
+  * pairs of byte offsets. The number of boundaries needed is inferred from the size of the group
+  * array. It is most efficient not to ask for submatch boundaries.
+  *
+  * @param input the input byte array
+  * @param start the beginning position in the input
+  * @param end the end position in the input
+  * @param anchor the anchoring flag (UNANCHORED, ANCHOR_START, ANCHOR_BOTH)
+  * @param group the array to fill with submatch positions
+  * @param ngroup the number of array pairs to fill in
+  * @param lbState optional state carried between successive matches over the same input (see
+  *   createLookbehindState); omit it to evaluate lookbehinds from the beginning of the input
+  * @returns true if a match was found
+  */
+  matchWithGroup(input, start, end, anchor, ngroup, lbState = null) {
+    if (!(input instanceof MatcherInputBase)) {
+      if (Utils.isByteArray(input)) input = MatcherInput.utf8(input);
+      else input = MatcherInput.utf16(input);
+    }
+    return this.matchMachineInput(input, start, end, anchor, ngroup, lbState);
+  }
+  matchMachineInput(input, start, end, anchor, ngroup, lbState = null) {
+    if (start > end) return [false, null];
+    const machineInput = input.isUTF16Encoding() ? MachineInput.fromUTF16(input.asCharSequence(), 0, end) : MachineInput.fromUTF8(input.asBytes(), 0, end);
+    const groupMatch = this.executeEngine(machineInput, start, anchor, 2 * ngroup, lbState);
+    if (groupMatch === null) return [false, null];
+    return [true, groupMatch];
+  }
+  /**
+  * Returns true iff this regexp matches the UTF-8 byte array {@code b}.
+  */
+  matchUTF8(b2) {
+    return this.executeEngine(MachineInput.fromUTF8(b2), 0, RE2Flags.UNANCHORED, 0) !== null;
+  }
+  /**
+  * Returns a copy of {@code src} in which all matches for this regexp have been replaced by
+  * {@code repl}. No support is provided for expressions (e.g. {@code \1} or {@code $1}) in the
+  * replacement string.
+  */
+  replaceAll(src, repl) {
+    return this.replaceAllFunc(src, () => repl, 2 * src.length + 1);
+  }
+  /**
+  * Returns a copy of {@code src} in which only the first match for this regexp has been replaced
+  * by {@code repl}. No support is provided for expressions (e.g. {@code \1} or {@code $1}) in the
+  * replacement string.
+  */
+  replaceFirst(src, repl) {
+    return this.replaceAllFunc(src, () => repl, 1);
+  }
+  /**
+  * Returns a copy of {@code src} in which at most {@code maxReplaces} matches for this regexp have
+  * been replaced by the return value of of function {@code repl} (whose first argument is the
+  * matched string). No support is provided for expressions (e.g. {@code \1} or {@code $1}) in the
+  * replacement string.
+  */
+  replaceAllFunc(src, replFunc, maxReplaces) {
+    let lastMatchEnd = 0;
+    let searchPos = 0;
+    let out = "";
+    const input = MachineInput.fromUTF16(src);
+    const lbState = this.createLookbehindState();
+    let numReplaces = 0;
+    while (searchPos <= src.length) {
+      const a = this.executeEngine(input, searchPos, RE2Flags.UNANCHORED, 2, lbState);
+      if (a === null || a.length === 0) break;
+      out += src.substring(lastMatchEnd, a[0]);
+      if (a[1] > lastMatchEnd || a[0] === 0) {
+        out += replFunc(src.substring(a[0], a[1]));
+        numReplaces++;
+      }
+      lastMatchEnd = a[1];
+      const width = input.step(searchPos) & 7;
+      if (searchPos + width > a[1]) searchPos += width;
+      else if (searchPos + 1 > a[1]) searchPos++;
+      else searchPos = a[1];
+      if (numReplaces >= maxReplaces) break;
+    }
+    out += src.substring(lastMatchEnd);
+    return out;
+  }
+  pad(a) {
+    if (a === null) return null;
+    let n = (1 + this.numSubexp) * 2;
+    if (a.length < n) {
+      let a2 = new Array(n).fill(-1);
+      for (let i = 0; i < a.length; i++) a2[i] = a[i];
+      a = a2;
+    }
+    return a;
+  }
+  allMatches(input, n, deliverFun = (v2) => v2) {
+    let result = [];
+    const end = input.endPos();
+    if (n < 0) n = end + 1;
+    let pos = 0;
+    let i = 0;
+    let prevMatchEnd = -1;
+    const lbState = this.createLookbehindState();
+    while (i < n && pos <= end) {
+      const matches = this.executeEngine(input, pos, RE2Flags.UNANCHORED, this.prog.numCap, lbState);
+      if (matches === null || matches.length === 0) break;
+      let accept = true;
+      if (matches[1] === pos) {
+        if (matches[0] === prevMatchEnd) accept = false;
+        const r = input.step(pos);
+        if (r < 0) pos = end + 1;
+        else pos += r & 7;
+      } else pos = matches[1];
+      prevMatchEnd = matches[1];
+      if (accept) {
+        result.push(deliverFun(this.pad(matches)));
+        i++;
+      }
+    }
+    return result;
+  }
+  /**
+  * Returns an array holding the text of the leftmost match in {@code b} of this regular
+  * expression.
+  *
+  * A return value of null indicates no match.
+  */
+  findUTF8(b2) {
+    const a = this.executeEngine(MachineInput.fromUTF8(b2), 0, RE2Flags.UNANCHORED, 2);
+    if (a === null) return null;
+    return b2.slice(a[0], a[1]);
+  }
+  /**
+  * Returns a two-element array of integers defining the location of the leftmost match in
+  * {@code b} of this regular expression. The match itself is at {@code b[loc[0]...loc[1]]}.
+  *
+  * A return value of null indicates no match.
+  */
+  findUTF8Index(b2) {
+    const a = this.executeEngine(MachineInput.fromUTF8(b2), 0, RE2Flags.UNANCHORED, 2);
+    if (a === null) return null;
+    return a.slice(0, 2);
+  }
+  /**
+  * Returns a string holding the text of the leftmost match in {@code s} of this regular
+  * expression.
+  *
+  * If there is no match, the return value is an empty string, but it will also be empty if the
+  * regular expression successfully matches an empty string. Use {@link #findIndex} or
+  * {@link #findSubmatch} if it is necessary to distinguish these cases.
+  */
+  find(s3) {
+    const a = this.executeEngine(MachineInput.fromUTF16(s3), 0, RE2Flags.UNANCHORED, 2);
+    if (a === null) return "";
+    return s3.substring(a[0], a[1]);
+  }
+  /**
+  * Returns a two-element array of integers defining the location of the leftmost match in
+  * {@code s} of this regular expression. The match itself is at
+  * {@code s.substring(loc[0], loc[1])}.
+  *
+  * A return value of null indicates no match.
+  */
+  findIndex(s3) {
+    return this.executeEngine(MachineInput.fromUTF16(s3), 0, RE2Flags.UNANCHORED, 2);
+  }
+  /**
+  * Returns an array of arrays the text of the leftmost match of the regular expression in
+  * {@code b} and the matches, if any, of its subexpressions, as defined by the <a
+  * href='#submatch'>Submatch</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findUTF8Submatch(b2) {
+    const a = this.executeEngine(MachineInput.fromUTF8(b2), 0, RE2Flags.UNANCHORED, this.prog.numCap);
+    if (a === null) return null;
+    const ret = new Array(1 + this.numSubexp).fill(null);
+    for (let i = 0; i < ret.length; i++) if (2 * i < a.length && a[2 * i] >= 0) ret[i] = b2.slice(a[2 * i], a[2 * i + 1]);
+    return ret;
+  }
+  /**
+  * Returns an array holding the index pairs identifying the leftmost match of this regular
+  * expression in {@code b} and the matches, if any, of its subexpressions, as defined by the the
+  * <a href='#submatch'>Submatch</a> and <a href='#index'>Index</a> descriptions above.
+  *
+  * A return value of null indicates no match.
+  */
+  findUTF8SubmatchIndex(b2) {
+    return this.pad(this.executeEngine(MachineInput.fromUTF8(b2), 0, RE2Flags.UNANCHORED, this.prog.numCap));
+  }
+  /**
+  * Returns an array of strings holding the text of the leftmost match of the regular expression in
+  * {@code s} and the matches, if any, of its subexpressions, as defined by the <a
+  * href='#submatch'>Submatch</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findSubmatch(s3) {
+    const a = this.executeEngine(MachineInput.fromUTF16(s3), 0, RE2Flags.UNANCHORED, this.prog.numCap);
+    if (a === null) return null;
+    const ret = new Array(1 + this.numSubexp).fill(null);
+    for (let i = 0; i < ret.length; i++) if (2 * i < a.length && a[2 * i] >= 0) ret[i] = s3.substring(a[2 * i], a[2 * i + 1]);
+    return ret;
+  }
+  /**
+  * Returns an array holding the index pairs identifying the leftmost match of this regular
+  * expression in {@code s} and the matches, if any, of its subexpressions, as defined by the <a
+  * href='#submatch'>Submatch</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findSubmatchIndex(s3) {
+    return this.pad(this.executeEngine(MachineInput.fromUTF16(s3), 0, RE2Flags.UNANCHORED, this.prog.numCap));
+  }
+  /**
+  * {@code findAllUTF8()} is the <a href='#all'>All</a> version of {@link #findUTF8}; it returns a
+  * list of up to {@code n} successive matches of the expression, as defined by the <a
+  * href='#all'>All</a> description above.
+  *
+  * A return value of null indicates no match.
+  *
+  * TODO(adonovan): think about defining a byte slice view class, like a read-only Go slice backed
+  * by |b|.
+  */
+  findAllUTF8(b2, n) {
+    const result = this.allMatches(MachineInput.fromUTF8(b2), n, (match) => b2.slice(match[0], match[1]));
+    if (result.length === 0) return null;
+    return result;
+  }
+  /**
+  * {@code findAllUTF8Index} is the <a href='#all'>All</a> version of {@link #findUTF8Index}; it
+  * returns a list of up to {@code n} successive matches of the expression, as defined by the <a
+  * href='#all'>All</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findAllUTF8Index(b2, n) {
+    const result = this.allMatches(MachineInput.fromUTF8(b2), n, (match) => match.slice(0, 2));
+    if (result.length === 0) return null;
+    return result;
+  }
+  /**
+  * {@code findAll} is the <a href='#all'>All</a> version of {@link #find}; it returns a list of up
+  * to {@code n} successive matches of the expression, as defined by the <a href='#all'>All</a>
+  * description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findAll(s3, n) {
+    const result = this.allMatches(MachineInput.fromUTF16(s3), n, (match) => s3.substring(match[0], match[1]));
+    if (result.length === 0) return null;
+    return result;
+  }
+  /**
+  * {@code findAllIndex} is the <a href='#all'>All</a> version of {@link #findIndex}; it returns a
+  * list of up to {@code n} successive matches of the expression, as defined by the <a
+  * href='#all'>All</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findAllIndex(s3, n) {
+    const result = this.allMatches(MachineInput.fromUTF16(s3), n, (match) => match.slice(0, 2));
+    if (result.length === 0) return null;
+    return result;
+  }
+  /**
+  * {@code findAllUTF8Submatch} is the <a href='#all'>All</a> version of {@link #findUTF8Submatch};
+  * it returns a list of up to {@code n} successive matches of the expression, as defined by the <a
+  * href='#all'>All</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findAllUTF8Submatch(b2, n) {
+    const result = this.allMatches(MachineInput.fromUTF8(b2), n, (match) => {
+      let slice = new Array(match.length / 2 | 0).fill(null);
+      for (let j2 = 0; j2 < slice.length; j2++) if (match[2 * j2] >= 0) slice[j2] = b2.slice(match[2 * j2], match[2 * j2 + 1]);
+      return slice;
+    });
+    if (result.length === 0) return null;
+    return result;
+  }
+  /**
+  * {@code findAllUTF8SubmatchIndex} is the <a href='#all'>All</a> version of
+  * {@link #findUTF8SubmatchIndex}; it returns a list of up to {@code n} successive matches of the
+  * expression, as defined by the <a href='#all'>All</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findAllUTF8SubmatchIndex(b2, n) {
+    const result = this.allMatches(MachineInput.fromUTF8(b2), n);
+    if (result.length === 0) return null;
+    return result;
+  }
+  /**
+  * {@code findAllSubmatch} is the <a href='#all'>All</a> version of {@link #findSubmatch}; it
+  * returns a list of up to {@code n} successive matches of the expression, as defined by the <a
+  * href='#all'>All</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findAllSubmatch(s3, n) {
+    const result = this.allMatches(MachineInput.fromUTF16(s3), n, (match) => {
+      let slice = new Array(match.length / 2 | 0).fill(null);
+      for (let j2 = 0; j2 < slice.length; j2++) if (match[2 * j2] >= 0) slice[j2] = s3.substring(match[2 * j2], match[2 * j2 + 1]);
+      return slice;
+    });
+    if (result.length === 0) return null;
+    return result;
+  }
+  /**
+  * {@code findAllSubmatchIndex} is the <a href='#all'>All</a> version of
+  * {@link #findSubmatchIndex}; it returns a list of up to {@code n} successive matches of the
+  * expression, as defined by the <a href='#all'>All</a> description above.
+  *
+  * A return value of null indicates no match.
+  */
+  findAllSubmatchIndex(s3, n) {
+    const result = this.allMatches(MachineInput.fromUTF16(s3), n);
+    if (result.length === 0) return null;
+    return result;
+  }
+};
+var RE2Set = class RE2Set2 {
+  /** @type {number} */
+  static UNANCHORED = RE2Flags.UNANCHORED;
+  /** @type {number} */
+  static ANCHOR_START = RE2Flags.ANCHOR_START;
+  /** @type {number} */
+  static ANCHOR_BOTH = RE2Flags.ANCHOR_BOTH;
+  /**
+  * Constructs a new RE2Set with the specified anchor mode and flags.
+  * @param {number} [anchor=RE2Set.UNANCHORED] - The anchoring mode (e.g., RE2Set.UNANCHORED).
+  * @param {number} [flags=0] - The public flags to apply to all patterns in the set.
+  * @param {number} [maxMem=8388608] - The maximum memory in bytes to use for the DFA (default 8MB).
+  */
+  constructor(anchor = RE2Set2.UNANCHORED, flags = 0, maxMem = 8388608) {
+    if (![
+      RE2Set2.UNANCHORED,
+      RE2Set2.ANCHOR_START,
+      RE2Set2.ANCHOR_BOTH
+    ].includes(anchor)) throw new RE2JSFlagsException("The anchor should be RE2Set.UNANCHORED, RE2Set.ANCHOR_START or RE2Set.ANCHOR_BOTH");
+    Utils.checkFlags(flags);
+    this.anchor = anchor;
+    this.jsFlags = flags;
+    this.maxMem = maxMem;
+    let re2Flags = RE2Flags.PERL;
+    if ((flags & PublicFlags.DISABLE_UNICODE_GROUPS) !== 0) re2Flags &= ~RE2Flags.UNICODE_GROUPS;
+    if ((flags & PublicFlags.LOOKBEHINDS) !== 0) re2Flags |= RE2Flags.LOOKBEHIND;
+    this.re2Flags = re2Flags;
+    this.regexps = [];
+    this.prog = null;
+    this.dfa = null;
+    this.dummyRe2 = null;
+  }
+  /**
+  * Adds a new regular expression pattern to the set.
+  * Patterns cannot be added after the set has been compiled.
+  * @param {string} pattern - The regular expression pattern to add.
+  * @returns {number} The integer index assigned to the added pattern.
+  * @throws {RE2JSCompileException} If patterns are added after compilation.
+  */
+  add(pattern) {
+    if (this.prog) throw new RE2JSCompileException("Cannot add patterns after compile");
+    Utils.checkPattern(pattern);
+    let fregex = pattern;
+    if ((this.jsFlags & PublicFlags.CASE_INSENSITIVE) !== 0) fregex = `(?i)${fregex}`;
+    if ((this.jsFlags & PublicFlags.DOTALL) !== 0) fregex = `(?s)${fregex}`;
+    if ((this.jsFlags & PublicFlags.MULTILINE) !== 0) fregex = `(?m)${fregex}`;
+    const re2 = Parser.parse(fregex, this.re2Flags);
+    this.regexps.push(Simplify.simplify(re2));
+    return this.regexps.length - 1;
+  }
+  /**
+  * Compiles the added patterns into a single state machine.
+  * This is automatically called on the first match if not called explicitly.
+  * @returns {void}
+  */
+  compile() {
+    if (this.prog) return;
+    const prog = Compiler.compileSet(this.regexps);
+    if (prog.numInst() > Parser.MAX_SIZE) throw new RE2JSCompileException(`${Parser.ERR_LARGE}: the set compiles to ${prog.numInst()} instructions, more than ${Parser.MAX_SIZE}`);
+    this.prog = prog;
+    this.dfa = new DFA(this.prog, this.maxMem);
+    this.dummyRe2 = {
+      prog: this.prog,
+      cond: this.prog.startCond(),
+      prefix: "",
+      prefixRune: 0,
+      longest: false
+    };
+  }
+  /**
+  * Matches the input against the compiled set of regular expressions.
+  * @param {string|number[]|Uint8Array} input - The input string or UTF-8 byte array to match against.
+  * @returns {number[]} An array of indices representing the patterns that successfully matched the input.
+  */
+  match(input) {
+    if (!this.prog) this.compile();
+    const machineInput = Utils.isByteArray(input) ? MachineInput.fromUTF8(input) : MachineInput.fromUTF16(input);
+    let internalAnchor = RE2Flags.UNANCHORED;
+    if (this.anchor === RE2Set2.ANCHOR_START) internalAnchor = RE2Flags.ANCHOR_START;
+    else if (this.anchor === RE2Set2.ANCHOR_BOTH) internalAnchor = RE2Flags.ANCHOR_BOTH;
+    const dfaResult = this.dfa.matchSet(machineInput, 0, internalAnchor);
+    if (dfaResult !== null) return dfaResult;
+    const machine = Machine.fromRE2(this.dummyRe2);
+    machine.init(0);
+    return machine.matchSet(machineInput, 0, internalAnchor);
+  }
+};
+var TranslateRegExpString = class TranslateRegExpString2 {
+  static isHexadecimal(ch) {
+    return "0" <= ch && ch <= "9" || "A" <= ch && ch <= "F" || "a" <= ch && ch <= "f";
+  }
+  static translate(data) {
+    let prefixFlags = "";
+    if (Object.prototype.toString.call(data) === "[object RegExp]") {
+      if (data.ignoreCase) prefixFlags += "i";
+      if (data.multiline) prefixFlags += "m";
+      if (data.dotAll) prefixFlags += "s";
+      data = data.source;
+    }
+    if (typeof data !== "string") return data;
+    let result = "";
+    let changed = false;
+    let size = data.length;
+    if (size === 0) {
+      result = "(?:)";
+      changed = true;
+    }
+    let inCharClass = false;
+    let i = 0;
+    while (i < size) {
+      let ch = data[i];
+      if (ch === "\\") {
+        if (i + 1 < size) {
+          ch = data[i + 1];
+          switch (ch) {
+            case "\\":
+              result += "\\\\";
+              i += 2;
+              continue;
+            case "c":
+              if (i + 2 < size) {
+                let code18 = data[i + 2].charCodeAt(0);
+                if (code18 >= 65 && code18 <= 90 || code18 >= 97 && code18 <= 122) {
+                  let val = code18 % 32;
+                  result += "\\x";
+                  result += (val >> 4).toString(16).toUpperCase();
+                  result += (val & 15).toString(16).toUpperCase();
+                  i += 3;
+                  changed = true;
+                  continue;
+                }
+              }
+              result += "c";
+              i += 2;
+              changed = true;
+              continue;
+            case "u":
+              if (i + 2 < size) {
+                if (data[i + 2] === "{") {
+                  let j2 = i + 3;
+                  let hasHex = false;
+                  let closed = false;
+                  while (j2 < size) {
+                    const hexChar = data[j2];
+                    if (hexChar === "}") {
+                      closed = true;
+                      break;
+                    }
+                    if (!TranslateRegExpString2.isHexadecimal(hexChar)) break;
+                    hasHex = true;
+                    j2++;
+                  }
+                  if (closed && hasHex) {
+                    result += "\\x";
+                    i += 2;
+                    changed = true;
+                    continue;
+                  }
+                } else if (i + 5 < size) {
+                  let isHex4 = true;
+                  for (let j2 = 0; j2 < 4; j2++) if (!TranslateRegExpString2.isHexadecimal(data[i + 2 + j2])) {
+                    isHex4 = false;
+                    break;
+                  }
+                  if (isHex4) {
+                    result += "\\x{" + data.substring(i + 2, i + 6) + "}";
+                    i += 6;
+                    changed = true;
+                    continue;
+                  }
+                }
+              }
+              result += "u";
+              i += 2;
+              changed = true;
+              continue;
+            case "x": {
+              let isValidHex = false;
+              if (i + 2 < size && data[i + 2] === "{") {
+                let j2 = i + 3;
+                let hasHex = false;
+                let closed = false;
+                while (j2 < size) {
+                  const hexChar = data[j2];
+                  if (hexChar === "}") {
+                    closed = true;
+                    break;
+                  }
+                  if (!TranslateRegExpString2.isHexadecimal(hexChar)) break;
+                  hasHex = true;
+                  j2++;
+                }
+                if (closed && hasHex) isValidHex = true;
+              } else if (i + 3 < size && TranslateRegExpString2.isHexadecimal(data[i + 2]) && TranslateRegExpString2.isHexadecimal(data[i + 3])) isValidHex = true;
+              if (isValidHex) {
+                result += "\\x";
+                i += 2;
+              } else {
+                result += "x";
+                i += 2;
+                changed = true;
+              }
+              continue;
+            }
+            case "n":
+            case "r":
+            case "t":
+            case "a":
+            case "f":
+            case "v":
+            case "d":
+            case "D":
+            case "s":
+            case "S":
+            case "w":
+            case "W":
+            case "b":
+            case "B":
+            case "p":
+            case "P":
+            case "A":
+            case "z":
+            case "Q":
+            case "E":
+            case "0":
+            case "1":
+            case "2":
+            case "3":
+            case "4":
+            case "5":
+            case "6":
+            case "7":
+              result += "\\" + ch;
+              i += 2;
+              continue;
+            default: {
+              let cp2 = data.codePointAt(i + 1);
+              if (cp2 >= 48 && cp2 <= 57 || cp2 >= 65 && cp2 <= 90 || cp2 >= 97 && cp2 <= 122) {
+                let symSize2 = Utils.charCount(cp2);
+                result += data.substring(i + 1, i + 1 + symSize2);
+                i += symSize2 + 1;
+                changed = true;
+              } else {
+                result += "\\";
+                let symSize2 = Utils.charCount(cp2);
+                result += data.substring(i + 1, i + 1 + symSize2);
+                i += symSize2 + 1;
+              }
+              continue;
+            }
+          }
+        }
+      } else if (ch === "/") {
+        result += "\\/";
+        i += 1;
+        changed = true;
+        continue;
+      } else if (ch === "[") {
+        if (!inCharClass && data[i + 1] === "]") {
+          result += "[^\\x00-\\x{10FFFF}]";
+          i += 2;
+          changed = true;
+          continue;
+        }
+        if (!inCharClass && data[i + 1] === "^" && data[i + 2] === "]") {
+          result += "[\\x00-\\x{10FFFF}]";
+          i += 3;
+          changed = true;
+          continue;
+        }
+        inCharClass = true;
+      } else if (ch === "]") inCharClass = false;
+      else if (!inCharClass && ch === "(" && i + 2 < size && data[i + 1] === "?" && data[i + 2] === "<") {
+        if (i + 3 < size && !"=!>)".includes(data[i + 3])) {
+          result += "(?P<";
+          i += 3;
+          changed = true;
+          continue;
+        }
+      }
+      let cp = data.codePointAt(i);
+      let symSize = Utils.charCount(cp);
+      result += data.substring(i, i + symSize);
+      i += symSize;
+    }
+    const finalResult = changed ? result : data;
+    if (prefixFlags.length > 0) return `(?${prefixFlags})${finalResult}`;
+    return finalResult;
+  }
+};
+var execResult = (m2, input) => {
+  const result = m2.matchArray();
+  result.index = m2.start(0);
+  result.input = input;
+  result.groups = m2.namedGroupsObject();
+  return result;
+};
+var RE2JS = class RE2JS2 {
+  /**
+  * Flag: case insensitive matching.
+  */
+  static CASE_INSENSITIVE = PublicFlags.CASE_INSENSITIVE;
+  /**
+  * Flag: dot ({@code .}) matches all characters, including newline.
+  */
+  static DOTALL = PublicFlags.DOTALL;
+  /**
+  * Flag: multiline matching: {@code ^} and {@code $} match at beginning and end of line, not just
+  * beginning and end of input.
+  */
+  static MULTILINE = PublicFlags.MULTILINE;
+  /**
+  * Flag: Unicode groups (e.g. {@code \p\ Greek\} ) will be syntax errors.
+  */
+  static DISABLE_UNICODE_GROUPS = PublicFlags.DISABLE_UNICODE_GROUPS;
+  /**
+  * Flag: matches longest possible string.
+  */
+  static LONGEST_MATCH = PublicFlags.LONGEST_MATCH;
+  /**
+  * Flag: enable linear-time captureless lookbehinds.
+  */
+  static LOOKBEHINDS = PublicFlags.LOOKBEHINDS;
+  /**
+  * Returns a literal pattern string for the specified string.
+  *
+  * This method produces a string that can be used to create a <code>RE2JS</code> that would
+  * match the string <code>s</code> as if it were a literal pattern.
+  *
+  * Metacharacters or escape sequences in the input sequence will be given no special meaning.
+  *
+  * @param {string} str The string to be literalized
+  * @returns {string} A literal string replacement
+  */
+  static quote(str) {
+    return Utils.quoteMeta(str);
+  }
+  /**
+  * Quotes '\' and '$' in {@code str}, so that the returned string could be used in
+  * replacement methods as a literal replacement of {@code str}.
+  *
+  * This is a convenience delegation to {@link Matcher.quoteReplacement}.
+  *
+  * @param {string} str the string to be quoted
+  * @param {boolean} [javaMode=false] whether the replacement will be used in javaMode
+  * @returns {string} the quoted string
+  */
+  static quoteReplacement(str, javaMode = false) {
+    return Matcher.quoteReplacement(str, javaMode);
+  }
+  /**
+  * Translates a given regular expression string to ensure compatibility with RE2JS.
+  *
+  * This function preprocesses the input regex string by applying necessary transformations,
+  * such as escaping special characters (e.g., `/`), converting named capture groups to
+  * RE2JS-compatible syntax, and handling Unicode sequences properly. It ensures that the
+  * resulting regex is safe and properly formatted before compilation.
+  *
+  * @param {string|RegExp} expr - The regular expression string to be translated.
+  * @returns {string} - The transformed regular expression string, ready for compilation.
+  */
+  static translateRegExp(expr) {
+    return TranslateRegExpString.translate(expr);
+  }
+  /**
+  * Helper: create new RE2JS with given regex and flags. Flregex is the regex with flags applied.
+  * @param {string} regex
+  * @param {number} [flags=0]
+  * @returns {RE2JS}
+  */
+  static compile(regex2, flags = 0) {
+    Utils.checkPattern(regex2);
+    Utils.checkFlags(flags);
+    let fregex = regex2;
+    if ((flags & RE2JS2.CASE_INSENSITIVE) !== 0) fregex = `(?i)${fregex}`;
+    if ((flags & RE2JS2.DOTALL) !== 0) fregex = `(?s)${fregex}`;
+    if ((flags & RE2JS2.MULTILINE) !== 0) fregex = `(?m)${fregex}`;
+    let re2Flags = RE2Flags.PERL;
+    if ((flags & RE2JS2.DISABLE_UNICODE_GROUPS) !== 0) re2Flags &= ~RE2Flags.UNICODE_GROUPS;
+    if ((flags & RE2JS2.LOOKBEHINDS) !== 0) re2Flags |= RE2Flags.LOOKBEHIND;
+    const p2 = new RE2JS2(regex2, flags);
+    p2.re2Input = RE2.compileImpl(fregex, re2Flags, (flags & RE2JS2.LONGEST_MATCH) !== 0);
+    return p2;
+  }
+  /**
+  * Matches a string against a regular expression.
+  *
+  * @param {string} regex the regular expression
+  * @param {string|number[]|Uint8Array} input the input
+  * @returns {boolean} true if the regular expression matches the entire input
+  * @throws RE2JSSyntaxException if the regular expression is malformed
+  */
+  static matches(regex2, input) {
+    return RE2JS2.compile(regex2).testExact(input);
+  }
+  /**
+  * This is visible for testing.
+  * @private
+  */
+  static initTest(pattern, flags, re2) {
+    if (pattern == null) throw new Error("pattern is null");
+    if (re2 == null) throw new Error("re2 is null");
+    const p2 = new RE2JS2(pattern, flags);
+    p2.re2Input = re2;
+    return p2;
+  }
+  /**
+  *
+  * @param {string} pattern
+  * @param {number} flags
+  */
+  constructor(pattern, flags) {
+    this.patternInput = pattern;
+    this.flagsInput = flags;
+    this.re2Input = null;
+  }
+  /**
+  * Releases memory used by internal caches associated with this pattern. Does not change the
+  * observable behaviour. Useful for tests that detect memory leaks via allocation tracking.
+  */
+  reset() {
+    this.re2Input.reset();
+  }
+  /**
+  * Returns the flags used in the constructor.
+  * @returns {number}
+  */
+  flags() {
+    return this.flagsInput;
+  }
+  /**
+  * Returns the pattern used in the constructor.
+  * @returns {string}
+  */
+  pattern() {
+    return this.patternInput;
+  }
+  re2() {
+    return this.re2Input;
+  }
+  /**
+  * Matches a string against a regular expression.
+  *
+  * @param {string|number[]|Uint8Array} input the input
+  * @returns {boolean} true if the regular expression matches the entire input
+  */
+  matches(input) {
+    return this.testExact(input);
+  }
+  /**
+  * Creates a new {@code Matcher} matching the pattern against the input.
+  *
+  * @param {string|number[]|Uint8Array|MatcherInputBase} input the input string
+  * @returns {Matcher}
+  */
+  matcher(input) {
+    if (Utils.isByteArray(input)) input = MatcherInput.utf8(input);
+    return new Matcher(this, input);
+  }
+  /**
+  * Tests whether the regular expression matches any part of the input string.
+  * Performance Note: This method is highly optimized. Because it only returns
+  * a boolean and does not extract capture groups, it bypasses the `Matcher` overhead
+  * and guarantees execution on the high-speed DFA engine whenever possible.
+  *
+  * @param {string|number[]|Uint8Array} input - The input string or UTF-8 byte array to test against.
+  * @returns {boolean} `true` if the pattern is found anywhere in the input, `false` otherwise.
+  */
+  test(input) {
+    if (Utils.isByteArray(input)) return this.re2Input.matchUTF8(input);
+    return this.re2Input.match(input);
+  }
+  /**
+  * Tests whether the regular expression matches the ENTIRE input string.
+  * * **Performance Note:** This operates identically to `.matches()`, but is significantly
+  * faster because it does not request capture group data. By requesting 0 capture groups,
+  * it securely routes execution through the DFA fast-path.
+  *
+  * @param {string|number[]|Uint8Array} input - The input string or UTF-8 byte array to test against.
+  * @returns {boolean} `true` if the exact input string fully matches the pattern, `false` otherwise.
+  */
+  testExact(input) {
+    const machineInput = Utils.isByteArray(input) ? MachineInput.fromUTF8(input) : MachineInput.fromUTF16(input);
+    return this.re2Input.executeEngine(machineInput, 0, RE2Flags.ANCHOR_BOTH, 0) !== null;
+  }
+  /**
+  * Executes a search for a match in a specified string.
+  * Returns a result array, or null if no match is found.
+  * The returned array perfectly mirrors standard JavaScript `RegExpExecArray`,
+  * including `.index`, `.input`, and `.groups` properties.
+  *
+  * @param {string|number[]|Uint8Array} input the input string or byte array
+  * @returns {Array|null} the match array with index, input, and groups properties, or null
+  */
+  exec(input) {
+    const m2 = this.matcher(input);
+    return m2.find() ? execResult(m2, input) : null;
+  }
+  /**
+  * Splits input around instances of the regular expression. It returns an array giving the strings
+  * that occur before, between, and after instances of the regular expression.
+  *
+  * If {@code limit <= 0}, there is no limit on the size of the returned array. If
+  * {@code limit == 0}, empty strings that would occur at the end of the array are omitted. If
+  * {@code limit > 0}, at most limit strings are returned. The final string contains the remainder
+  * of the input, possibly including additional matches of the pattern.
+  *
+  * @param {string} input the input string to be split
+  * @param {number} [limit=0] the limit
+  * @returns {string[]} the split strings
+  */
+  split(input, limit = 0) {
+    const m2 = this.matcher(input);
+    const result = [];
+    let emptiesSkipped = 0;
+    let last = 0;
+    while (m2.find()) {
+      if (last === 0 && m2.end() === 0) {
+        last = m2.end();
+        continue;
+      }
+      if (limit > 0 && result.length === limit - 1) break;
+      if (last === m2.start()) {
+        if (limit === 0) {
+          emptiesSkipped += 1;
+          last = m2.end();
+          continue;
+        }
+      } else while (emptiesSkipped > 0) {
+        result.push("");
+        emptiesSkipped -= 1;
+      }
+      result.push(m2.substring(last, m2.start()));
+      last = m2.end();
+    }
+    if (limit === 0 && last !== m2.inputLength()) {
+      while (emptiesSkipped > 0) {
+        result.push("");
+        emptiesSkipped -= 1;
+      }
+      result.push(m2.substring(last, m2.inputLength()));
+    }
+    if (limit !== 0 || result.length === 0 && !(last === m2.inputLength() && last > 0)) result.push(m2.substring(last, m2.inputLength()));
+    return result;
+  }
+  /**
+  * Returns an iterator of all results matching a string against the regular expression,
+  * including capturing groups.
+  *
+  * @param {string|number[]|Uint8Array} input the input string or byte array
+  * @returns {IterableIterator<RegExpMatchArray>}
+  */
+  *matchAll(input) {
+    const m2 = this.matcher(input);
+    while (m2.find()) yield execResult(m2, input);
+  }
+  /**
+  *
+  * @returns {string}
+  */
+  toString() {
+    return this.patternInput;
+  }
+  /**
+  * Returns the program size of this pattern.
+  *
+  * <p>
+  * Similar to the C++ implementation, the program size is a very approximate measure of a regexp's
+  * "cost". Larger numbers are more expensive than smaller numbers.
+  * </p>
+  *
+  * @returns {number} the program size of this pattern
+  */
+  programSize() {
+    return this.re2Input.numberOfInstructions();
+  }
+  /**
+  * Returns the number of capturing groups in this matcher's pattern. Group zero denotes the entire
+  * pattern and is excluded from this count.
+  *
+  * @returns {number} the number of capturing groups in this pattern
+  */
+  groupCount() {
+    return this.re2Input.numberOfCapturingGroups();
+  }
+  /**
+  * Return a map of the capturing groups in this matcher's pattern, where key is the name and value
+  * is the index of the group in the pattern.
+  * @returns {Record<string, number>}
+  */
+  namedGroups() {
+    return this.re2Input.namedGroups;
+  }
+  /**
+  *
+  * @param {*} other
+  * @returns {boolean}
+  */
+  equals(other) {
+    if (this === other) return true;
+    if (other === null || this.constructor !== other.constructor) return false;
+    return this.flagsInput === other.flagsInput && this.patternInput === other.patternInput;
+  }
+};
+
+// src/template/pattern-syntax.ts
+var PatternFeatureError = class extends Error {
+  constructor(feature) {
+    super(`it uses ${feature}, which validation patterns do not support`);
+    this.feature = feature;
+    this.name = "PatternFeatureError";
+  }
+  feature;
+};
+var MAX_REPEAT_COUNT = 1e3;
+var MAX_CODE_POINT = 1114111;
+function charSet(ranges) {
+  const sorted = [...ranges].sort((a, b2) => a[0] - b2[0]);
+  const merged = [];
+  for (const [lo2, hi2] of sorted) {
+    const last = merged[merged.length - 1];
+    if (last && lo2 <= last[1] + 1) last[1] = Math.max(last[1], hi2);
+    else merged.push([lo2, hi2]);
+  }
+  return merged;
+}
+function complement(set) {
+  const out = [];
+  let next = 0;
+  for (const [lo2, hi2] of set) {
+    if (lo2 > next) out.push([next, lo2 - 1]);
+    next = hi2 + 1;
+  }
+  if (next <= MAX_CODE_POINT) out.push([next, MAX_CODE_POINT]);
+  return out;
+}
+function overlaps(a, b2) {
+  let i = 0;
+  let j2 = 0;
+  while (i < a.length && j2 < b2.length) {
+    const [alo, ahi] = a[i];
+    const [blo, bhi] = b2[j2];
+    if (ahi < blo) i++;
+    else if (bhi < alo) j2++;
+    else return true;
+  }
+  return false;
+}
+var single = (code18) => [[code18, code18]];
+var DIGITS = [[48, 57]];
+var WORD = charSet([[48, 57], [65, 90], [95, 95], [97, 122]]);
+var SPACE2 = charSet([
+  [9, 13],
+  [32, 32],
+  [160, 160],
+  [5760, 5760],
+  [8192, 8202],
+  [8232, 8233],
+  [8239, 8239],
+  [8287, 8287],
+  [12288, 12288],
+  [65279, 65279]
+]);
+var DOT = complement(charSet([[10, 10], [13, 13], [8232, 8233]]));
+var CLASS_ESCAPES = {
+  d: DIGITS,
+  D: complement(DIGITS),
+  w: WORD,
+  W: complement(WORD),
+  s: SPACE2,
+  S: complement(SPACE2)
+};
+var CONTROL_ESCAPES = { t: 9, n: 10, v: 11, f: 12, r: 13 };
+var isHex = (text4) => /^[0-9A-Fa-f]+$/.test(text4);
+var isAsciiLetterOrDigit = (char) => /^[A-Za-z0-9]$/.test(char);
+var QUANTIFIER_BRACES = /^\{(\d+)(?:(,)(\d*))?\}/;
+var Parser3 = class {
+  constructor(source) {
+    this.source = source;
+  }
+  source;
+  at = 0;
+  parse() {
+    const node = this.disjunction();
+    if (this.at < this.source.length) throw new PatternFeatureError(`an unmatched ${JSON.stringify(this.source[this.at])}`);
+    return node;
+  }
+  peek(offset = 0) {
+    return this.source[this.at + offset];
+  }
+  disjunction() {
+    const options = [this.alternative()];
+    while (this.peek() === "|") {
+      this.at++;
+      options.push(this.alternative());
+    }
+    return options.length === 1 ? options[0] : { kind: "alternation", options };
+  }
+  alternative() {
+    const items = [];
+    for (let char = this.peek(); char !== void 0 && char !== "|" && char !== ")"; char = this.peek()) {
+      const start = this.at;
+      const atom = this.atom();
+      items.push(atom.kind === "assertion" ? atom : this.quantified(atom, start));
+    }
+    return items.length === 1 ? items[0] : { kind: "sequence", items };
+  }
+  quantified(atom, start) {
+    let min;
+    let max;
+    const char = this.peek();
+    if (char === "*" || char === "+" || char === "?") {
+      this.at++;
+      [min, max] = char === "*" ? [0, Infinity] : char === "+" ? [1, Infinity] : [0, 1];
+    } else if (char === "{" && QUANTIFIER_BRACES.test(this.source.slice(this.at))) {
+      const [text4, low, comma, high] = QUANTIFIER_BRACES.exec(this.source.slice(this.at));
+      this.at += text4.length;
+      min = Number(low);
+      max = comma === void 0 ? min : high === "" || high === void 0 ? Infinity : Number(high);
+      if (min > MAX_REPEAT_COUNT || max !== Infinity && max > MAX_REPEAT_COUNT) {
+        throw new PatternFeatureError(`a repetition count above ${MAX_REPEAT_COUNT} (${text4})`);
+      }
+    } else {
+      return atom;
+    }
+    if (this.peek() === "?") this.at++;
+    return { kind: "repeat", body: atom, min, max, start, end: this.at };
+  }
+  atom() {
+    const char = this.peek();
+    switch (char) {
+      case "^":
+        this.at++;
+        return { kind: "assertion", what: "start" };
+      case "$":
+        this.at++;
+        return { kind: "assertion", what: "end" };
+      case ".":
+        this.at++;
+        return { kind: "chars", set: DOT };
+      case "(":
+        return this.group();
+      case "[":
+        return { kind: "chars", set: this.characterClass() };
+      case "\\":
+        return this.atomEscape();
+      case "*":
+      case "+":
+      case "?":
+        throw new PatternFeatureError(`a quantifier with nothing to repeat (${char})`);
+      default:
+        return { kind: "chars", set: single(this.literal()) };
+    }
+  }
+  /** The code point at the cursor (a surrogate pair is one), consumed. */
+  literal() {
+    const code18 = this.source.codePointAt(this.at);
+    this.at += code18 > 65535 ? 2 : 1;
+    return code18;
+  }
+  group() {
+    const rest = this.source.slice(this.at);
+    if (rest.startsWith("(?=") || rest.startsWith("(?!")) throw new PatternFeatureError(`a lookahead (${rest.slice(0, 3)}\u2026)`);
+    if (rest.startsWith("(?<=") || rest.startsWith("(?<!")) throw new PatternFeatureError(`a lookbehind (${rest.slice(0, 4)}\u2026)`);
+    if (rest.startsWith("(?:")) this.at += 3;
+    else if (rest.startsWith("(?<")) {
+      const close = rest.indexOf(">");
+      if (close < 0) throw new PatternFeatureError("an unterminated group name");
+      this.at += close + 1;
+    } else if (rest.startsWith("(?")) throw new PatternFeatureError(`inline flags or an unknown group (${rest.slice(0, 3)}\u2026)`);
+    else this.at += 1;
+    const body = this.disjunction();
+    if (this.peek() !== ")") throw new PatternFeatureError("an unterminated group");
+    this.at++;
+    return { kind: "group", body };
+  }
+  atomEscape() {
+    const next = this.peek(1);
+    if (next === "b" || next === "B") {
+      this.at += 2;
+      return { kind: "assertion", what: next === "b" ? "word-boundary" : "not-word-boundary" };
+    }
+    const escaped = this.escape(false);
+    return { kind: "chars", set: typeof escaped === "number" ? single(escaped) : escaped };
+  }
+  /** An escape at the cursor (its backslash included): one code point, or a class escape's set. */
+  escape(inClass2) {
+    const next = this.peek(1);
+    if (next === void 0) throw new PatternFeatureError("a backslash at the end");
+    const text4 = (length) => this.source.slice(this.at, this.at + length);
+    const classEscape = CLASS_ESCAPES[next];
+    if (classEscape) {
+      this.at += 2;
+      return classEscape;
+    }
+    const control = CONTROL_ESCAPES[next];
+    if (control !== void 0) {
+      this.at += 2;
+      return control;
+    }
+    if (inClass2 && next === "b") {
+      this.at += 2;
+      return 8;
+    }
+    if (next === "c") {
+      const letter = this.peek(2);
+      if (letter === void 0 || !/^[A-Za-z]$/.test(letter)) throw new PatternFeatureError(`\\c without a control letter (${text4(3)})`);
+      this.at += 3;
+      return letter.charCodeAt(0) % 32;
+    }
+    if (next === "0" && !/^[0-9]$/.test(this.peek(2) ?? "")) {
+      this.at += 2;
+      return 0;
+    }
+    if (/^[0-9]$/.test(next)) throw new PatternFeatureError(`a backreference or octal escape (${text4(2)})`);
+    if (next === "k") throw new PatternFeatureError(`a named backreference (${text4(2)}\u2026)`);
+    if (next === "p" || next === "P") throw new PatternFeatureError(`a Unicode property escape (${text4(2)}\u2026), which needs the u flag`);
+    if (next === "x") {
+      const hex2 = this.source.slice(this.at + 2, this.at + 4);
+      if (hex2.length !== 2 || !isHex(hex2)) throw new PatternFeatureError(`\\x without two hexadecimal digits (${text4(4)})`);
+      this.at += 4;
+      return parseInt(hex2, 16);
+    }
+    if (next === "u") return this.unicodeEscape();
+    if (isAsciiLetterOrDigit(next)) throw new PatternFeatureError(`an escape with no meaning (${text4(2)})`);
+    this.at += 1;
+    return this.literal();
+  }
+  unicodeEscape() {
+    const unit = (from) => {
+      const hex2 = this.source.slice(from + 2, from + 6);
+      return this.source.startsWith("\\u", from) && hex2.length === 4 && isHex(hex2) ? parseInt(hex2, 16) : void 0;
+    };
+    const first = unit(this.at);
+    if (first === void 0) throw new PatternFeatureError(`\\u without four hexadecimal digits (${this.source.slice(this.at, this.at + 6)})`);
+    const isHigh = first >= 55296 && first <= 56319;
+    const second = isHigh ? unit(this.at + 6) : void 0;
+    if (isHigh && second !== void 0 && second >= 56320 && second <= 57343) {
+      this.at += 12;
+      return 65536 + (first - 55296 << 10) + (second - 56320);
+    }
+    if (first >= 55296 && first <= 57343) throw new PatternFeatureError(`a lone surrogate (${this.source.slice(this.at, this.at + 6)})`);
+    this.at += 6;
+    return first;
+  }
+  characterClass() {
+    this.at++;
+    const negated = this.peek() === "^";
+    if (negated) this.at++;
+    const ranges = [];
+    const add = (atom) => {
+      if (typeof atom === "number") ranges.push([atom, atom]);
+      else ranges.push(...atom);
+    };
+    while (this.peek() !== "]") {
+      if (this.peek() === void 0) throw new PatternFeatureError("an unterminated character class");
+      const low = this.classAtom();
+      if (this.peek() === "-" && this.peek(1) !== "]" && this.peek(1) !== void 0) {
+        this.at++;
+        const high = this.classAtom();
+        if (typeof low === "number" && typeof high === "number") {
+          if (low > high) throw new PatternFeatureError("a character range out of order");
+          ranges.push([low, high]);
+        } else {
+          add(low);
+          add(45);
+          add(high);
+        }
+      } else {
+        add(low);
+      }
+    }
+    this.at++;
+    const set = charSet(ranges);
+    return negated ? complement(set) : set;
+  }
+  classAtom() {
+    return this.peek() === "\\" ? this.escape(true) : this.literal();
+  }
+};
+function parsePattern(source) {
+  return new Parser3(source).parse();
+}
+
+// src/template/pattern-ambiguity.ts
+var MAX_EXPANDED_POSITIONS = 300;
+var MAX_ANALYSIS_STEPS = 25e4;
+var MAX_AMBIGUITY_DOUBLINGS = 10;
+var cap = (n) => Math.min(2, n);
+var addCounts = (into, from, times = 1) => {
+  if (times === 0) return;
+  for (const [position, ways] of from) into.set(position, cap((into.get(position) ?? 0) + ways * times));
+};
+var union = (...parts) => {
+  const out = /* @__PURE__ */ new Map();
+  for (const [counts, times] of parts) addCounts(out, counts, times);
+  return out;
+};
+var PositionAutomaton = class {
+  constructor(expand2) {
+    this.expand = expand2;
+  }
+  expand;
+  sets = [];
+  /** The repetitions around each position, outermost first. */
+  enclosing = [];
+  follow = [];
+  build(node, around = []) {
+    switch (node.kind) {
+      case "chars": {
+        const position = this.sets.length;
+        this.sets.push(node.set);
+        this.enclosing.push(around);
+        this.follow.push(/* @__PURE__ */ new Map());
+        const only = /* @__PURE__ */ new Map([[position, 1]]);
+        return { first: only, last: only, nullable: 0 };
+      }
+      case "assertion":
+        return { first: /* @__PURE__ */ new Map(), last: /* @__PURE__ */ new Map(), nullable: 1 };
+      case "group":
+        return this.build(node.body, around);
+      case "sequence":
+        return node.items.reduce((left, item) => this.concat(left, this.build(item, around)), { first: /* @__PURE__ */ new Map(), last: /* @__PURE__ */ new Map(), nullable: 1 });
+      case "alternation": {
+        const options = node.options.map((option) => this.build(option, around));
+        return {
+          first: union(...options.map((o) => [o.first, 1])),
+          last: union(...options.map((o) => [o.last, 1])),
+          nullable: cap(options.reduce((sum, o) => sum + o.nullable, 0))
+        };
+      }
+      case "repeat":
+        return this.repeat(node, [...around, node]);
+    }
+  }
+  repeat(node, around) {
+    const copy = () => this.build(node.body, around);
+    const empty = { first: /* @__PURE__ */ new Map(), last: /* @__PURE__ */ new Map(), nullable: 1 };
+    const bounded = node.max !== Infinity && (this.expand || node.max <= 1);
+    if (!bounded) {
+      const mandatory = this.expand ? Math.max(node.min, 1) - 1 : 0;
+      let head = empty;
+      for (let i = 0; i < mandatory; i++) head = this.concat(head, copy());
+      return this.concat(head, this.loop(copy(), node, node.min >= 1));
+    }
+    let fragment = empty;
+    for (let i = 0; i < node.min; i++) fragment = this.concat(fragment, copy());
+    let optional = empty;
+    for (let i = node.max - node.min; i > 0; i--) {
+      const turn = copy();
+      const taken = this.concat({ ...turn, nullable: 0 }, optional);
+      optional = { first: taken.first, last: taken.last, nullable: 1 };
+    }
+    return this.concat(fragment, optional);
+  }
+  /** A loop over `body`: its last positions lead back to its first; a turn past the first may not be empty. */
+  loop(body, node, firstTurnMandatory) {
+    this.join(body.last, body.first, node);
+    return { first: body.first, last: body.last, nullable: firstTurnMandatory ? body.nullable : 1 };
+  }
+  concat(left, right) {
+    this.join(left.last, right.first, void 0);
+    return {
+      first: union([left.first, 1], [right.first, left.nullable]),
+      last: union([right.last, 1], [left.last, right.nullable]),
+      nullable: cap(left.nullable * right.nullable)
+    };
+  }
+  join(from, to2, loop) {
+    for (const [p2, waysFrom] of from) {
+      const transitions = this.follow[p2];
+      for (const [q2, waysTo] of to2) {
+        const transition = transitions.get(q2) ?? { count: 0, loops: [] };
+        transition.count = cap(transition.count + waysFrom * waysTo);
+        if (loop && transition.loops.length < 2) transition.loops.push(loop);
+        transitions.set(q2, transition);
+      }
+    }
+  }
+};
+function expandedPositions(node, limit) {
+  const capped = (n) => Math.min(n, limit + 1);
+  switch (node.kind) {
+    case "chars":
+      return 1;
+    case "assertion":
+      return 0;
+    case "group":
+      return expandedPositions(node.body, limit);
+    case "sequence":
+      return capped(node.items.reduce((sum, item) => capped(sum + expandedPositions(item, limit)), 0));
+    case "alternation":
+      return capped(node.options.reduce((sum, option) => capped(sum + expandedPositions(option, limit)), 0));
+    case "repeat": {
+      const copies = node.max === Infinity ? Math.max(node.min, 1) : node.max;
+      return capped(copies * expandedPositions(node.body, limit));
+    }
+  }
+}
+function judge(automaton, maxSteps, spent) {
+  const n = automaton.sets.length;
+  const pairs = n * n;
+  const targets = automaton.follow.map((transitions) => Int32Array.from(transitions.keys()));
+  const overlap = new Int8Array(pairs);
+  const meet = (p2, q2) => {
+    if (p2 === q2) return true;
+    const key = p2 * n + q2;
+    if (overlap[key] === 0) overlap[key] = overlaps(automaton.sets[p2], automaton.sets[q2]) ? 1 : 2;
+    return overlap[key] === 1;
+  };
+  const parallel = (p2, q2) => {
+    const transition = automaton.follow[p2]?.get(q2);
+    return transition && transition.count >= 2 ? transition : void 0;
+  };
+  let steps = 0;
+  const index = new Int32Array(pairs).fill(-1);
+  const lowlink = [];
+  const edgeStart = [];
+  const edges = [];
+  const addSuccessors = (node) => {
+    const from = targets[Math.floor(node / n)];
+    const to2 = targets[node % n];
+    edgeStart.push(edges.length);
+    for (let i = 0; i < from.length; i++) {
+      const p2 = from[i];
+      for (let j2 = 0; j2 < to2.length; j2++) {
+        const q2 = to2[j2];
+        if (meet(p2, q2)) edges.push(p2 * n + q2);
+      }
+    }
+    steps += 1 + from.length * to2.length;
+  };
+  const onStack = new Uint8Array(pairs);
+  const stack = [];
+  const members = [];
+  const componentStart = [];
+  const componentOf = new Int32Array(pairs);
+  const workOrder = [];
+  const workAt = [];
+  const enter = (node) => {
+    const order = lowlink.length;
+    index[node] = order;
+    lowlink.push(order);
+    addSuccessors(node);
+    stack.push(node);
+    onStack[node] = 1;
+    workOrder.push(order);
+    workAt.push(edgeStart[order]);
+  };
+  const nodeOf = [];
+  for (let root = 0; root < n; root++) {
+    const start = root * n + root;
+    if (index[start] !== -1) continue;
+    nodeOf.push(start);
+    enter(start);
+    while (workOrder.length > 0) {
+      spent.steps = steps;
+      if (steps > maxSteps) return { kind: "too-complex" };
+      const top = workOrder.length - 1;
+      const order = workOrder[top];
+      const at3 = workAt[top];
+      const end = edgeStart[order + 1] ?? edges.length;
+      if (at3 < end) {
+        const next = edges[at3];
+        workAt[top] = at3 + 1;
+        if (index[next] === -1) {
+          nodeOf.push(next);
+          enter(next);
+        } else if (onStack[next] === 1) lowlink[order] = Math.min(lowlink[order], index[next]);
+        continue;
+      }
+      workOrder.pop();
+      workAt.pop();
+      const parent = workOrder[workOrder.length - 1];
+      if (parent !== void 0) lowlink[parent] = Math.min(lowlink[parent], lowlink[order]);
+      if (lowlink[order] === order) {
+        const self3 = nodeOf[order];
+        componentStart.push(members.length);
+        let member;
+        do {
+          member = stack.pop();
+          onStack[member] = 0;
+          componentOf[member] = componentStart.length - 1;
+          members.push(member);
+        } while (member !== self3);
+      }
+    }
+  }
+  const around = (positions2) => innermostCommon(positions2.map((p2) => automaton.enclosing[p2] ?? []));
+  const componentCount = componentStart.length;
+  const componentMembers = (c) => members.slice(componentStart[c], componentStart[c + 1] ?? members.length);
+  for (let c = 0; c < componentCount; c++) {
+    const component = componentMembers(c);
+    let diagonal = false;
+    let offDiagonal = false;
+    for (const node of component) {
+      if (Math.floor(node / n) === node % n) diagonal = true;
+      else offDiagonal = true;
+    }
+    if (!diagonal) continue;
+    if (offDiagonal) {
+      return { kind: "exponential", repetition: span(around(component.flatMap((node) => [Math.floor(node / n), node % n])).at(-1)) };
+    }
+    for (const node of component) {
+      const p2 = node % n;
+      for (const q2 of targets[p2] ?? []) {
+        const twice = componentOf[q2 * n + q2] === componentOf[node] && index[q2 * n + q2] !== -1 ? parallel(p2, q2) : void 0;
+        if (twice) return { kind: "exponential", repetition: span(outermost(twice.loops)) };
+      }
+    }
+  }
+  const meetingsFrom = new Int32Array(componentCount);
+  const bestStep = [];
+  const meets = (node, next) => {
+    const p2 = Math.floor(node / n);
+    const p22 = Math.floor(next / n);
+    return p22 === next % n && (p2 !== node % n || parallel(p2, p22) !== void 0);
+  };
+  let worst = -1;
+  for (let c = 0; c < componentCount; c++) {
+    const last = componentStart[c + 1] ?? members.length;
+    for (let m2 = componentStart[c]; m2 < last; m2++) {
+      const node = members[m2];
+      const order = index[node];
+      const end = edgeStart[order + 1] ?? edges.length;
+      for (let at3 = edgeStart[order]; at3 < end; at3++) {
+        const next = edges[at3];
+        const d = componentOf[next];
+        if (d === c) continue;
+        const meetings = meetingsFrom[d] + (meets(node, next) ? 1 : 0);
+        if (meetings > meetingsFrom[c]) {
+          meetingsFrom[c] = meetings;
+          bestStep[c] = [node, next];
+        }
+      }
+    }
+    if (worst < 0 || meetingsFrom[c] > meetingsFrom[worst]) worst = c;
+  }
+  const doublings = worst < 0 ? 0 : meetingsFrom[worst];
+  if (doublings < MAX_AMBIGUITY_DOUBLINGS) return { kind: "linear-or-polynomial" };
+  const positions = [];
+  for (let step = bestStep[worst]; step; step = bestStep[componentOf[step[1]]]) {
+    const [node, next] = step;
+    if (meets(node, next)) positions.push(Math.floor(node / n), node % n, Math.floor(next / n));
+  }
+  const shared = around(positions);
+  const counted = shared.find((node) => node.max !== Infinity && node.max > 1) ?? shared.at(-1);
+  return { kind: "exponential", repetition: span(counted), doublings };
+}
+var span = (node) => node ? { start: node.start, end: node.end } : void 0;
+function commonPrefix(a, b2) {
+  let length = 0;
+  while (length < a.length && length < b2.length && a[length] === b2[length]) length++;
+  return a.slice(0, length);
+}
+function innermostCommon(enclosings) {
+  return enclosings.reduce((common2, list) => commonPrefix(common2, list), enclosings[0] ?? []);
+}
+function outermost(loops) {
+  return [...loops].sort((a, b2) => b2.end - b2.start - (a.end - a.start))[0];
+}
+function judgeAmbiguity(pattern, maxSteps = MAX_ANALYSIS_STEPS) {
+  const expand2 = expandedPositions(pattern, MAX_EXPANDED_POSITIONS) <= MAX_EXPANDED_POSITIONS;
+  const automaton = new PositionAutomaton(expand2);
+  automaton.build(pattern);
+  const spent = { steps: 0 };
+  const verdict = judge(automaton, Math.min(maxSteps, MAX_ANALYSIS_STEPS), spent);
+  return { verdict, steps: spent.steps };
+}
+
+// src/template/patterns.ts
+var MAX_PATTERN_INPUT_LENGTH = 1e4;
+var MAX_PATTERN_LENGTH = 1e3;
+var MAX_TEMPLATE_ANALYSIS_STEPS = 1e6;
+var analysisBudget = () => ({ remaining: MAX_TEMPLATE_ANALYSIS_STEPS });
+var hex = (code18) => `\\x{${code18.toString(16).toUpperCase()}}`;
+function charClass(set) {
+  if (set.length === 0) return "[^\\x{0}-\\x{10FFFF}]";
+  const [only] = set;
+  if (set.length === 1 && only && only[0] === only[1]) return hex(only[0]);
+  return `[${set.map(([lo2, hi2]) => lo2 === hi2 ? hex(lo2) : `${hex(lo2)}-${hex(hi2)}`).join("")}]`;
+}
+function toRe2(node) {
+  switch (node.kind) {
+    case "chars":
+      return charClass(node.set);
+    case "assertion":
+      return { start: "^", end: "$", "word-boundary": "\\b", "not-word-boundary": "\\B" }[node.what];
+    case "group":
+      return `(?:${toRe2(node.body)})`;
+    case "sequence":
+      return node.items.map(toRe2).join("");
+    case "alternation":
+      return `(?:${node.options.map(toRe2).join("|")})`;
+    case "repeat": {
+      const { min, max } = node;
+      const quantifier = max === Infinity ? min === 0 ? "*" : min === 1 ? "+" : `{${min},}` : min === 0 && max === 1 ? "?" : min === max ? `{${min}}` : `{${min},${max}}`;
+      return `(?:${toRe2(node.body)})${quantifier}`;
+    }
+  }
+}
+function patternSyntaxError(source) {
+  try {
+    new RegExp(source);
+    return void 0;
+  } catch (error2) {
+    return (error2 instanceof Error ? error2.message : String(error2)).split("\n")[0];
+  }
+}
+var OVER_BUDGET = /* @__PURE__ */ Symbol("over budget");
+function compile(source, budget) {
+  const refuse = (code18, reason) => ({ refused: { code: code18, reason } });
+  const syntaxError = patternSyntaxError(source);
+  if (syntaxError !== void 0) return refuse("INVALID_REGEX", `it is not a valid regular expression: ${syntaxError}`);
+  if (source.length > MAX_PATTERN_LENGTH) return refuse("UNSUPPORTED_PATTERN", `it is ${source.length} characters long; a pattern is at most ${MAX_PATTERN_LENGTH}`);
+  let tree;
+  try {
+    tree = parsePattern(source);
+  } catch (error2) {
+    if (error2 instanceof PatternFeatureError) return refuse("UNSUPPORTED_PATTERN", error2.message);
+    throw error2;
+  }
+  const limit = Math.min(budget ? budget.remaining : MAX_ANALYSIS_STEPS, MAX_ANALYSIS_STEPS);
+  const { verdict, steps } = judgeAmbiguity(tree, limit);
+  if (budget) budget.remaining = Math.max(0, budget.remaining - steps);
+  if (verdict.kind === "too-complex" && limit < MAX_ANALYSIS_STEPS) return OVER_BUDGET;
+  if (verdict.kind === "too-complex") {
+    return refuse("UNSAFE_PATTERN", "it is too complex to be checked for catastrophic backtracking; simplify its repetitions");
+  }
+  if (verdict.kind === "exponential") {
+    const part = verdict.repetition ? `${source.slice(verdict.repetition.start, verdict.repetition.end)} ` : "a repetition ";
+    return refuse(
+      "UNSAFE_PATTERN",
+      `it is prone to catastrophic backtracking: ${part}can match the same text in more than one way${verdict.doublings ? ` (in 2^${verdict.doublings} ways or more)` : ""}, so a failing answer takes exponential time to reject`
+    );
+  }
+  try {
+    return { matcher: RE2JS.compile(toRe2(tree)) };
+  } catch (error2) {
+    return refuse("UNSUPPORTED_PATTERN", `it cannot be compiled for linear-time matching: ${error2 instanceof Error ? error2.message : String(error2)}`);
+  }
+}
+var compiled = /* @__PURE__ */ new Map();
+var MAX_REMEMBERED_PATTERNS = 1e3;
+function compiledPattern(source, budget) {
+  const remembered = compiled.get(source);
+  if (remembered) return remembered;
+  const fresh = compile(source, budget);
+  if (fresh === OVER_BUDGET) {
+    const reason = `it was not checked: the template's patterns together take more than ${MAX_TEMPLATE_ANALYSIS_STEPS} analysis steps; use fewer or simpler patterns`;
+    return { refused: { code: "UNSAFE_PATTERN", reason } };
+  }
+  if (compiled.size >= MAX_REMEMBERED_PATTERNS) compiled.clear();
+  compiled.set(source, fresh);
+  return fresh;
+}
+function judgePattern(source, budget) {
+  const outcome = compiledPattern(source, budget);
+  return "matcher" in outcome ? { runnable: true } : { runnable: false, ...outcome.refused };
+}
+function matchPattern(source, text4) {
+  const outcome = compiledPattern(source);
+  if ("refused" in outcome) return { refused: `the template's validation pattern ${source} is not run: ${outcome.refused.reason}` };
+  if (text4.length > MAX_PATTERN_INPUT_LENGTH) return { refused: `is ${text4.length} characters long; at most ${MAX_PATTERN_INPUT_LENGTH} are matched against the template's pattern` };
+  return { matches: outcome.matcher.test(text4) };
+}
+
+// src/template/answers.ts
+var AnswersError = class extends Error {
+  constructor(problems) {
+    super(`invalid answers:
+${problems.map((p2) => `  ${p2.name}: ${p2.message}`).join("\n")}`);
+    this.problems = problems;
+    this.name = "AnswersError";
+  }
+  problems;
+};
+var isPlainObject3 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+function typeMatches(type, value) {
+  switch (type) {
+    case void 0:
+      return true;
+    case "string":
+      return typeof value === "string";
+    case "number":
+      return typeof value === "number" && Number.isFinite(value);
+    case "integer":
+      return Number.isInteger(value);
+    case "boolean":
+      return typeof value === "boolean";
+    case "array":
+      return Array.isArray(value);
+    case "object":
+      return isPlainObject3(value);
+  }
+}
+function valueOf(definition, given) {
+  if (definition.type === "object" || definition.properties) {
+    const base = isPlainObject3(definition.default) ? definition.default : {};
+    if (given !== void 0 && !isPlainObject3(given)) return given;
+    const merged = { ...structuredClone(base) };
+    for (const [key, property] of Object.entries(definition.properties ?? {})) {
+      const value = valueOf(property, isPlainObject3(given) && Object.hasOwn(given, key) ? given[key] : void 0);
+      if (value !== void 0) merged[key] = value;
+    }
+    for (const [key, value] of Object.entries(isPlainObject3(given) ? given : {})) {
+      if (!Object.hasOwn(merged, key)) merged[key] = value;
+    }
+    return Object.keys(merged).length === 0 && given === void 0 && definition.default === void 0 ? void 0 : merged;
+  }
+  return given !== void 0 ? given : structuredClone(definition.default);
+}
+function got2(definition, value) {
+  return definition.secret ? "" : ` (got ${JSON.stringify(value)})`;
+}
+function checkValue(name, definition, value, problems, extraPattern) {
+  if (value === void 0 || value === null) {
+    if (definition.required) problems.push({ name, message: `is required${definition.env ? ` (give it with --set or the environment variable ${definition.env})` : ""}` });
+    return;
+  }
+  if (!typeMatches(definition.type, value)) {
+    problems.push({ name, message: `must be ${definition.type === "array" || definition.type === "object" || definition.type === "integer" ? "an" : "a"} ${definition.type}${got2(definition, value)}` });
+    return;
+  }
+  if (definition.required && (value === "" || Array.isArray(value) && value.length === 0)) {
+    problems.push({ name, message: "is required and must not be empty" });
+  }
+  const allowed = definition.enum;
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => {
+      const itemName = `${name}[${index}]`;
+      if (allowed && !allowed.some((choice) => choice === item)) {
+        problems.push({ name: itemName, message: `must be one of ${allowed.map((c) => JSON.stringify(c)).join(", ")}${got2(definition, item)}` });
+      }
+      if (definition.items) checkValue(itemName, definition.items, item, problems);
+      if (typeof item === "string") checkPattern(itemName, definition, item, problems, extraPattern);
+    });
+  } else if (allowed && !allowed.some((choice) => choice === value)) {
+    problems.push({ name, message: `must be one of ${allowed.map((c) => JSON.stringify(c)).join(", ")}${got2(definition, value)}` });
+  }
+  if (typeof value === "string") checkPattern(name, definition, value, problems, extraPattern);
+  if (isPlainObject3(value)) {
+    for (const [key, property] of Object.entries(definition.properties ?? {})) {
+      checkValue(`${name}.${key}`, property, value[key], problems);
+    }
+  }
+}
+function checkPattern(name, definition, value, problems, extraPattern) {
+  const rules = [
+    ...definition.validation ? [{ source: definition.validation, message: definition.invalidMessage }] : [],
+    ...extraPattern && extraPattern.source !== definition.validation ? [extraPattern] : []
+  ];
+  for (const rule of rules) {
+    const outcome = matchPattern(rule.source, value);
+    if ("refused" in outcome) problems.push({ name, message: outcome.refused });
+    else if (!outcome.matches) problems.push({ name, message: `${rule.message ?? `must match ${rule.source}`}${got2(definition, value)}` });
+  }
+}
+function answerOrDefault(definition, given, scope, evaluator) {
+  if (given !== void 0 || !isComputedDefault(definition.default)) return valueOf(definition, given);
+  const text4 = evaluator.interpolate(definition.default, scope);
+  const type = definition.type;
+  if (type === void 0 || type === "string") return text4;
+  return text4.trim() === "" ? void 0 : coerce(definition, text4.trim(), "");
+}
+function resolveAnswers(template, given = {}, options = {}) {
+  const evaluator = options.evaluator ?? new ExpressionEvaluator();
+  const problems = [];
+  const answers = {};
+  const withheld = [];
+  for (const name of Object.keys(given)) {
+    if (Object.hasOwn(template.computed, name)) problems.push({ name, message: "is a computed value and cannot be answered" });
+    else if (!Object.hasOwn(template.variables, name)) {
+      problems.push({ name, message: `is not a variable of this template (variables: ${Object.keys(template.variables).join(", ")})` });
+    }
+  }
+  const promptPatterns = new Map(
+    template.prompts.filter((p2) => p2.validate).map((p2) => [p2.name, { source: p2.validate ?? "", message: p2.invalidMessage }])
+  );
+  for (const name of template.variableOrder) {
+    const definition = template.variables[name];
+    if (!definition) continue;
+    if (definition.condition && !evaluator.condition(definition.condition, answers)) continue;
+    const answer = Object.hasOwn(given, name) ? given[name] : void 0;
+    if (answer === void 0 && options.withhold?.has(name)) {
+      withheld.push(name);
+      continue;
+    }
+    let value;
+    try {
+      value = answerOrDefault(definition, answer, answers, evaluator);
+    } catch (error2) {
+      problems.push({ name, message: `its default ${JSON.stringify(definition.default)} cannot be worked out: ${firstLine(error2)}` });
+      continue;
+    }
+    checkValue(name, definition, value, problems, promptPatterns.get(name));
+    if (value !== void 0) answers[name] = value;
+  }
+  if (problems.length > 0) throw new AnswersError(problems);
+  const computed = {};
+  for (const name of template.computedOrder) {
+    const expression = template.computed[name];
+    if (expression !== void 0) computed[name] = evaluator.value(expression, { ...answers, ...computed });
+  }
+  return { answers, computed, ...options.withhold ? { withheld } : {} };
+}
+function coerce(definition, raw, name) {
+  const type = definition?.type;
+  if (type === "array") {
+    if (raw.trim().startsWith("[")) return parseJson(raw, name, definition);
+    return raw.split(",").map((item) => item.trim()).filter((item) => item !== "");
+  }
+  if (type === "boolean") {
+    if (/^(true|yes|y|1|on)$/i.test(raw)) return true;
+    if (/^(false|no|n|0|off)$/i.test(raw)) return false;
+    return raw;
+  }
+  if (type === "number" || type === "integer") {
+    const number = Number(raw);
+    return raw.trim() !== "" && Number.isFinite(number) ? number : raw;
+  }
+  if (type === "object") return parseJson(raw, name, definition);
+  return raw;
+}
+function parseJson(raw, name, definition) {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new AnswersError([{ name, message: `must be JSON${definition ? got2(definition, raw) : ` (got ${JSON.stringify(raw)})`}` }]);
+  }
+}
+function parseSetArguments(pairs, variables2, into = {}) {
+  const result = structuredClone(into);
+  for (const pair of pairs) {
+    const equals = pair.indexOf("=");
+    if (equals <= 0) throw new AnswersError([{ name: pair, message: "must be key=value" }]);
+    const key = pair.slice(0, equals).trim();
+    const raw = pair.slice(equals + 1);
+    const [head = "", ...rest] = key.split(".");
+    if (["__proto__", "constructor", "prototype"].some((bad) => key.split(".").includes(bad))) {
+      throw new AnswersError([{ name: key, message: "is not an allowed name" }]);
+    }
+    let definition = variables2[head];
+    if (rest.length === 0) {
+      result[head] = coerce(definition, raw, key);
+      continue;
+    }
+    const existing = result[head];
+    let target = isPlainObject3(existing) ? existing : {};
+    result[head] = target;
+    rest.forEach((segment, index) => {
+      definition = definition?.properties?.[segment];
+      if (index === rest.length - 1) target[segment] = coerce(definition, raw, key);
+      else {
+        const inner = target[segment];
+        const next = isPlainObject3(inner) ? inner : {};
+        target[segment] = next;
+        target = next;
+      }
+    });
+  }
+  return result;
+}
+
+// src/template/load.ts
+import { readFile as readFile5 } from "node:fs/promises";
+import path14 from "node:path";
+
+// src/core/validation.ts
+function formatProblem(problem, withPosition) {
+  const where = withPosition && problem.line !== void 0 ? `:${problem.line}:${problem.column ?? 1}` : "";
+  return problem.pointer === "" ? `${problem.file}${where}: ${problem.message}` : `${problem.file}${where} ${problem.pointer}: ${problem.message}`;
+}
+function formatValidationErrorAt(problem) {
+  return formatProblem(problem, true);
+}
+function locateViolations(file, violations, positions) {
+  return violations.map((violation) => ({ file, ...violation, ...nearestPosition(positions, violation.pointer) }));
+}
+function checkJsonText(file, text4, schema) {
+  let parsed2;
+  try {
+    parsed2 = parseJsonWithPositions(text4);
+  } catch (error2) {
+    if (!(error2 instanceof JsonSyntaxError)) throw error2;
+    return { problems: [{ file, pointer: "", message: `invalid JSON: ${error2.message}`, code: "INVALID_JSON", ...error2.position }] };
+  }
+  const problems = locateViolations(file, describeSchemaErrors(schemaErrors(schema, parsed2.value)), parsed2.positions);
+  return { value: parsed2.value, positions: parsed2.positions, problems };
+}
+
+// src/template/standard-variables.ts
+var STANDARD_VARIABLES = {
+  projectName: { type: "string", described: "a string (the project name)" },
+  description: { type: "string", described: "a string" },
+  author: { type: "object", properties: { name: "string", email: "string" }, described: "an object with string properties name and email" },
+  features: { type: "array", items: "string", described: "an array of strings (the features chosen)" },
+  database: { type: "string", described: "a string (the database chosen)" }
+};
+var PROJECT_NAME = "projectName";
+var STANDARD_COMPUTED = {
+  packageName: `${PROJECT_NAME} | package_name`,
+  className: `${PROJECT_NAME} | class_name`
+};
+function implicitComputed(variableNames, computedNames) {
+  const variables2 = new Set(variableNames);
+  const computed = new Set(computedNames);
+  if (!variables2.has(PROJECT_NAME)) return {};
+  const implicit = {};
+  for (const [name, expression] of Object.entries(STANDARD_COMPUTED)) {
+    if (!variables2.has(name) && !computed.has(name)) implicit[name] = expression;
+  }
+  return implicit;
+}
+var isRecord3 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+function standardShapeMismatches(name, definition) {
+  const shape = Object.hasOwn(STANDARD_VARIABLES, name) ? STANDARD_VARIABLES[name] : void 0;
+  if (!shape || !isRecord3(definition)) return [];
+  const standard = `the standard variable "${name}" is ${shape.described}`;
+  const type = definition.type;
+  if (typeof type === "string" && type !== shape.type) {
+    return [{ at: "/type", message: `variable "${name}" has type ${type}; ${standard}. Rename it if it means something else, so tools and readers that know the standard name are not misled` }];
+  }
+  const found = [];
+  const items = definition.items;
+  if (shape.items && isRecord3(items) && typeof items.type === "string" && items.type !== shape.items) {
+    found.push({ at: "/items/type", message: `items of variable "${name}" have type ${items.type}; ${standard}` });
+  }
+  const properties = definition.properties;
+  for (const [key, expected] of Object.entries(shape.properties ?? {})) {
+    const property = isRecord3(properties) && Object.hasOwn(properties, key) ? properties[key] : void 0;
+    if (isRecord3(property) && typeof property.type === "string" && property.type !== expected) {
+      found.push({ at: `/properties/${key}/type`, message: `property "${key}" of variable "${name}" has type ${property.type}; ${standard}` });
+    }
+  }
+  return found;
+}
+
+// src/template/validate.ts
+import { readdir as readdir4, readFile as readFile4, stat as stat6 } from "node:fs/promises";
+import path13 from "node:path";
+
 // src/template/content-check.ts
+var import_liquidjs2 = __toESM(require_liquid_node(), 1);
 var MAX_UNKNOWN_NAME_PROBLEMS = 200;
 var BUILT_IN_PROPERTIES = /* @__PURE__ */ new Set(["size", "first", "last"]);
+var PARSE_LIMIT_MESSAGE = "parse length limit exceeded";
 var hasLiquid = (text4) => text4.includes("{{") || text4.includes("{%");
 function positionAt2(text4, offset) {
   const before = text4.slice(0, Math.max(0, offset));
@@ -53126,8 +58721,8 @@ function positionAt2(text4, offset) {
 function describeParseError(error2, text4, engine) {
   const raw = firstLine(error2);
   const message = raw.replace(/, line:\d+, col:\d+.*$/, "");
-  const at2 = /line:(\d+), col:(\d+)/.exec(raw);
-  let position = at2 ? { line: Number(at2[1]), column: Number(at2[2]) } : { line: 1, column: 1 };
+  const at3 = /line:(\d+), col:(\d+)/.exec(raw);
+  let position = at3 ? { line: Number(at3[1]), column: Number(at3[2]) } : { line: 1, column: 1 };
   const filter = /^undefined filter: (\S+)/.exec(message)?.[1];
   if (filter === void 0) return { message, code: "LIQUID_SYNTAX", position };
   const token = error2.token;
@@ -53144,6 +58739,16 @@ function describeParseError(error2, text4, engine) {
     code: "UNKNOWN_FILTER",
     position
   };
+}
+var DYNAMIC_PARTIAL = /\{%-?\s*(?:include|render|layout)\s+(?!["'])/;
+async function namesRead(text4, engine) {
+  if (!hasLiquid(text4)) return /* @__PURE__ */ new Set();
+  if (DYNAMIC_PARTIAL.test(text4)) return void 0;
+  try {
+    return new Set(await engine.globalVariables(text4, { partials: true }));
+  } catch {
+    return void 0;
+  }
 }
 function* allTemplates(templates) {
   for (const template of templates) {
@@ -53214,14 +58819,16 @@ function checkContent(folder, texts, paths, scope, engine = createEngine(), part
       return describeParseError(error2, text4, engine);
     }
   };
-  const parsed = [];
+  const parsed2 = [];
   const allTexts = [...texts, ...(partials?.texts ?? []).map((file) => ({ path: `${PARTIAL}${file.path}`, text: file.text }))];
-  for (const { path: path26, text: text4 } of allTexts) {
+  for (const { path: path27, text: text4 } of allTexts) {
     if (!hasLiquid(text4)) continue;
     const result = parse5(text4);
-    if (Array.isArray(result)) parsed.push({ path: path26, templates: result });
-    else {
-      problems.push({ file: fileOf(path26), pointer: "", code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
+    if (Array.isArray(result)) parsed2.push({ path: path27, templates: result });
+    else if (result.message.startsWith(PARSE_LIMIT_MESSAGE)) {
+      continue;
+    } else {
+      problems.push({ file: fileOf(path27), pointer: "", code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
     }
   }
   let unknownReported = 0;
@@ -53235,7 +58842,7 @@ function checkContent(folder, texts, paths, scope, engine = createEngine(), part
   if (scope) {
     let received;
     try {
-      received = partialNames(parsed, engine);
+      received = partialNames(parsed2, engine);
     } catch {
       received = /* @__PURE__ */ new Map();
     }
@@ -53244,7 +58851,7 @@ function checkContent(folder, texts, paths, scope, engine = createEngine(), part
       const names = partialNamesOf(relative2.slice(PARTIAL.length)).flatMap((name) => [...received.get(name) ?? []]);
       return names.length > 0 ? new Set(names) : void 0;
     };
-    for (const file of parsed) {
+    for (const file of parsed2) {
       let unknown;
       try {
         unknown = unknownNames(file.templates, scope, receivedBy(file.path), engine);
@@ -53261,6 +58868,7 @@ function checkContent(folder, texts, paths, scope, engine = createEngine(), part
     const name = relative2.slice(relative2.lastIndexOf("/") + 1);
     if (!hasLiquid(name)) continue;
     const result = parse5(name);
+    if (!Array.isArray(result) && result.message.startsWith(PARSE_LIMIT_MESSAGE)) continue;
     if (!Array.isArray(result)) {
       problems.push({ file: fileOf(relative2), pointer: "", code: result.code, message: `its name is not valid Liquid: ${result.message}`, line: 1, column: 1 });
       continue;
@@ -53286,58 +58894,37 @@ function checkContent(folder, texts, paths, scope, engine = createEngine(), part
   }
   return problems;
 }
-
-// src/template/standard-variables.ts
-var STANDARD_VARIABLES = {
-  projectName: { type: "string", described: "a string (the project name)" },
-  description: { type: "string", described: "a string" },
-  author: { type: "object", properties: { name: "string", email: "string" }, described: "an object with string properties name and email" },
-  features: { type: "array", items: "string", described: "an array of strings (the features chosen)" },
-  database: { type: "string", described: "a string (the database chosen)" }
-};
-var PROJECT_NAME = "projectName";
-var STANDARD_COMPUTED = {
-  packageName: `${PROJECT_NAME} | package_name`,
-  className: `${PROJECT_NAME} | class_name`
-};
-function implicitComputed(variableNames, computedNames) {
-  const variables2 = new Set(variableNames);
-  const computed = new Set(computedNames);
-  if (!variables2.has(PROJECT_NAME)) return {};
-  const implicit = {};
-  for (const [name, expression] of Object.entries(STANDARD_COMPUTED)) {
-    if (!variables2.has(name) && !computed.has(name)) implicit[name] = expression;
-  }
-  return implicit;
-}
-var isRecord = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
-function standardShapeMismatches(name, definition) {
-  const shape = Object.hasOwn(STANDARD_VARIABLES, name) ? STANDARD_VARIABLES[name] : void 0;
-  if (!shape || !isRecord(definition)) return [];
-  const standard = `the standard variable "${name}" is ${shape.described}`;
-  const type = definition.type;
-  if (typeof type === "string" && type !== shape.type) {
-    return [{ at: "/type", message: `variable "${name}" has type ${type}; ${standard}. Rename it if it means something else, so tools and readers that know the standard name are not misled` }];
-  }
-  const found = [];
-  const items = definition.items;
-  if (shape.items && isRecord(items) && typeof items.type === "string" && items.type !== shape.items) {
-    found.push({ at: "/items/type", message: `items of variable "${name}" have type ${items.type}; ${standard}` });
-  }
-  const properties = definition.properties;
-  for (const [key, expected] of Object.entries(shape.properties ?? {})) {
-    const property = isRecord(properties) && Object.hasOwn(properties, key) ? properties[key] : void 0;
-    if (isRecord(property) && typeof property.type === "string" && property.type !== expected) {
-      found.push({ at: `/properties/${key}/type`, message: `property "${key}" of variable "${name}" has type ${property.type}; ${standard}` });
+function checkParseLimit(folder, texts, paths, parseLimit = DEFAULT_RENDER_LIMITS.parseLimit) {
+  const engine = createEngine({ limits: { parseLimit } });
+  const overLimit = (source) => {
+    try {
+      engine.parse(source);
+      return false;
+    } catch (error2) {
+      return firstLine(error2).startsWith(PARSE_LIMIT_MESSAGE);
     }
+  };
+  const problem = (relative2, what, length) => ({
+    file: `${folder}/${relative2}`,
+    pointer: "",
+    code: "PARSE_LIMIT",
+    message: `${what} is ${length} characters, more than Liquid's parse limit of ${parseLimit}: \`create\` parses every text file and name of the content folder and could not generate it; split the file, or make it binary if it is data to copy as is`,
+    line: 1,
+    column: 1
+  });
+  const problems = [];
+  for (const relative2 of paths) {
+    const name = relative2.slice(relative2.lastIndexOf("/") + 1);
+    if (overLimit(name)) problems.push(problem(relative2, "its name", name.length));
   }
-  return found;
+  for (const { path: path27, text: text4 } of texts) if (overLimit(text4)) problems.push(problem(path27, "its content", text4.length));
+  return problems;
 }
 
 // src/template/expression-check.ts
-var isRecord2 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
-var entriesOf = (value) => isRecord2(value) ? Object.entries(value) : [];
-var field = (value, key) => isRecord2(value) && Object.hasOwn(value, key) ? value[key] : void 0;
+var isRecord4 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var entriesOf = (value) => isRecord4(value) ? Object.entries(value) : [];
+var field = (value, key) => isRecord4(value) && Object.hasOwn(value, key) ? value[key] : void 0;
 var text2 = (value) => typeof value === "string" && value !== "" ? value : void 0;
 function expressionSites(documents) {
   const sites = [];
@@ -53347,6 +58934,10 @@ function expressionSites(documents) {
       const condition = text2(field(definition, "condition"));
       const pointer = `/variables/${escapePointerSegment(name)}/condition`;
       if (condition) sites.push({ file: variables2.file, pointer, text: condition, kind: "condition", names: "variables", label: `condition of variable "${name}"` });
+      const fallback = field(definition, "default");
+      if (isComputedDefault(fallback)) {
+        sites.push({ file: variables2.file, pointer: `/variables/${escapePointerSegment(name)}/default`, text: fallback, kind: "default", names: "variables", label: `default of variable "${name}"` });
+      }
     }
     for (const [name, expression] of entriesOf(field(variables2.value, "computed"))) {
       const value = text2(expression);
@@ -53369,6 +58960,12 @@ function expressionSites(documents) {
       const name = text2(field(rule, "path")) ?? `#${index}`;
       if (when) sites.push({ file: manifest.file, pointer: `/files/${index}/when`, text: when, kind: "condition", names: "all", label: `when of files rule "${name}"` });
     });
+    const tasks = field(manifest.value, "tasks");
+    (Array.isArray(tasks) ? tasks : []).forEach((task, index) => {
+      const when = text2(field(task, "when"));
+      const name = text2(field(task, "description")) ?? `#${index}`;
+      if (when) sites.push({ file: manifest.file, pointer: `/tasks/${index}/when`, text: when, kind: "condition", names: "all", label: `when of task "${name}"` });
+    });
   }
   return sites;
 }
@@ -53381,7 +58978,7 @@ function checkExpressions(documents, evaluator = new ExpressionEvaluator()) {
   const names = scopeNames(documents.variables?.value);
   const variables2 = new Set(names.variables);
   const all = /* @__PURE__ */ new Set([...names.variables, ...names.computed]);
-  const namesKnown = isRecord2(field(documents.variables?.value, "variables"));
+  const namesKnown = isRecord4(field(documents.variables?.value, "variables"));
   const problems = [];
   for (const site of expressionSites(documents)) {
     let references;
@@ -53389,7 +58986,7 @@ function checkExpressions(documents, evaluator = new ExpressionEvaluator()) {
       references = evaluator.references(site.text, site.kind);
     } catch (error2) {
       const reason = error2 instanceof ExpressionError ? error2.message : String(error2);
-      const how = site.kind === "condition" ? 'write it as values joined by operators, e.g. features contains "docker"' : "write it as a value with filters, e.g. projectName | package_name";
+      const how = site.kind === "condition" ? 'write it as values joined by operators, e.g. features contains "docker"' : site.kind === "default" ? "write it as text with {{ value }} placeholders, e.g. {{ projectName | snake_case }}" : "write it as a value with filters, e.g. projectName | package_name";
       problems.push({ file: site.file, pointer: site.pointer, code: "INVALID_EXPRESSION", message: `${site.label} does not parse: ${reason.replace(/^cannot parse "(?:[^"\\]|\\.)*": /, "")}; ${how}` });
       continue;
     }
@@ -53397,7 +58994,7 @@ function checkExpressions(documents, evaluator = new ExpressionEvaluator()) {
     const known = site.names === "variables" ? variables2 : all;
     for (const name of references) {
       if (known.has(name)) continue;
-      const message = all.has(name) ? `${site.label} names computed value "${name}"; a condition of a variable can only name variables (they are resolved before computed values)` : `${site.label} names unknown variable "${name}"${didYouMean(name, known)}; declare it in ${documents.variables?.file ?? "the variables file"} or fix the spelling`;
+      const message = all.has(name) ? `${site.label} names computed value "${name}"; a ${site.kind === "default" ? "default" : "condition"} of a variable can only name variables (they are resolved before computed values)` : `${site.label} names unknown variable "${name}"${didYouMean(name, known)}; declare it in ${documents.variables?.file ?? "the variables file"} or fix the spelling`;
       problems.push({ file: site.file, pointer: site.pointer, code: "UNKNOWN_VARIABLE", message });
     }
   }
@@ -53405,7 +59002,7 @@ function checkExpressions(documents, evaluator = new ExpressionEvaluator()) {
 }
 
 // src/template/migration-check.ts
-import path12 from "node:path";
+import path11 from "node:path";
 
 // src/core/step-order.ts
 function applicableInOrder(steps, currentVersion) {
@@ -53424,20 +59021,20 @@ function chainInOrder(steps, currentVersion) {
 
 // src/template/migration-check.ts
 var RENDERED_CHANGE_FIELDS = ["path", "newPath", "content"];
-var isRecord3 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var isRecord5 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 function pathOutsideProject(source) {
   const literal = source.replace(/\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g, "x");
-  if (path12.posix.isAbsolute(literal) || path12.win32.isAbsolute(literal) || /^[A-Za-z]:/.test(literal)) {
+  if (path11.posix.isAbsolute(literal) || path11.win32.isAbsolute(literal) || /^[A-Za-z]:/.test(literal)) {
     return 'is absolute; write it relative to the project root, e.g. "src/app.ts"';
   }
-  const normalized = path12.posix.normalize(literal.replace(/\\/g, "/"));
+  const normalized = path11.posix.normalize(literal.replace(/\\/g, "/"));
   if (normalized === ".." || normalized.startsWith("../")) return 'climbs out of the project with ".."; write it relative to the project root, without leading ".."';
   if (normalized === "." || normalized === "./") return "names the project folder itself; name a file inside it";
   if (versionControlSegment(literal) !== void 0) return "is inside version-control data (.git and the like), which a migration may never change";
   return void 0;
 }
 function checkMigrationStep(step, engine) {
-  if (!isRecord3(step)) return [];
+  if (!isRecord5(step)) return [];
   const problems = [];
   const { fromVersion, toVersion } = step;
   if (typeof fromVersion === "string" && typeof toVersion === "string" && VERSION_PATTERN.test(fromVersion) && VERSION_PATTERN.test(toVersion)) {
@@ -53447,7 +59044,7 @@ function checkMigrationStep(step, engine) {
   }
   const changes = Array.isArray(step.changes) ? step.changes : [];
   changes.forEach((change, index) => {
-    if (!isRecord3(change)) return;
+    if (!isRecord5(change)) return;
     for (const field2 of RENDERED_CHANGE_FIELDS) {
       const source = change[field2];
       if (typeof source !== "string") continue;
@@ -53509,15 +59106,15 @@ function checkMigrationChain(steps) {
 
 // src/template/paths.ts
 import { realpath as realpath2 } from "node:fs/promises";
-import path13 from "node:path";
+import path12 from "node:path";
 function isInside(root, target) {
-  const relative2 = path13.relative(root, target);
-  return relative2 === "" || !relative2.startsWith("..") && !path13.isAbsolute(relative2);
+  const relative2 = path12.relative(root, target);
+  return relative2 === "" || !relative2.startsWith("..") && !path12.isAbsolute(relative2);
 }
 async function resolveInsideRoot(root, relativePath) {
-  if (path13.isAbsolute(relativePath) || path13.win32.isAbsolute(relativePath)) return void 0;
-  const absoluteRoot = path13.resolve(root);
-  const target = path13.resolve(absoluteRoot, relativePath);
+  if (path12.isAbsolute(relativePath) || path12.win32.isAbsolute(relativePath)) return void 0;
+  const absoluteRoot = path12.resolve(root);
+  const target = path12.resolve(absoluteRoot, relativePath);
   if (!isInside(absoluteRoot, target)) return void 0;
   try {
     const [realRoot, realTarget] = await Promise.all([realpath2(absoluteRoot), realpath2(target)]);
@@ -53528,8 +59125,201 @@ async function resolveInsideRoot(root, relativePath) {
 }
 
 // src/template/text-files.ts
-var import_picomatch = __toESM(require_picomatch2(), 1);
 import { isUtf8 as isUtf82 } from "node:buffer";
+
+// src/core/glob.ts
+var MAX_GLOB_LENGTH = 1024;
+var MAX_EXPANSIONS = 64;
+var GlobError = class extends Error {
+  name = "GlobError";
+};
+function closingBrace(glob, open3) {
+  let depth = 0;
+  for (let i = open3; i < glob.length; i++) {
+    const char = glob[i];
+    if (char === "\\") i++;
+    else if (char === "{") depth++;
+    else if (char === "}" && --depth === 0) return i;
+  }
+  return -1;
+}
+function alternatives(glob, open3, close) {
+  const parts = [];
+  let depth = 0;
+  let start = open3 + 1;
+  for (let i = open3 + 1; i < close; i++) {
+    const char = glob[i];
+    if (char === "\\") i++;
+    else if (char === "{") depth++;
+    else if (char === "}") depth--;
+    else if (char === "," && depth === 0) {
+      parts.push(glob.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(glob.slice(start, close));
+  return parts.length > 1 ? parts : void 0;
+}
+function expandBraces(glob) {
+  for (let i = 0; i < glob.length; i++) {
+    const char = glob[i];
+    if (char === "\\") {
+      i++;
+      continue;
+    }
+    if (char !== "{") continue;
+    const close = closingBrace(glob, i);
+    const parts = close < 0 ? void 0 : alternatives(glob, i, close);
+    if (!parts) continue;
+    const head = glob.slice(0, i);
+    const tails = expandBraces(glob.slice(close + 1));
+    const expanded = [];
+    for (const part of parts) {
+      for (const middle of expandBraces(part)) {
+        for (const tail of tails) {
+          expanded.push(`${head}${middle}${tail}`);
+          if (expanded.length > MAX_EXPANSIONS) throw new GlobError(`glob ${JSON.stringify(glob)} has more than ${MAX_EXPANSIONS} {...} alternatives`);
+        }
+      }
+    }
+    return expanded;
+  }
+  return [glob];
+}
+function readClass(glob, open3) {
+  let i = open3 + 1;
+  const negated = glob[i] === "!" || glob[i] === "^";
+  if (negated) i++;
+  let chars = "";
+  const ranges = [];
+  let first = true;
+  for (; i < glob.length; i++) {
+    let char = glob[i];
+    if (char === "]" && !first) return { token: { kind: "class", negated, chars, ranges }, end: i + 1 };
+    first = false;
+    if (char === "\\" && i + 1 < glob.length) char = glob[++i];
+    if (glob[i + 1] === "-" && glob[i + 2] !== void 0 && glob[i + 2] !== "]") {
+      let to2 = glob[i + 2];
+      i += 2;
+      if (to2 === "\\" && i + 1 < glob.length) to2 = glob[++i];
+      ranges.push([char, to2]);
+    } else chars += char;
+  }
+  return void 0;
+}
+function tokenize(glob) {
+  const tokens = [];
+  for (let i = 0; i < glob.length; i++) {
+    const char = glob[i];
+    if (char === "\\") {
+      if (i + 1 < glob.length) tokens.push({ kind: "char", char: glob[++i] });
+      continue;
+    }
+    if (char === "*") {
+      let end = i;
+      while (glob[end] === "*") end++;
+      const wholeSegment = end - i >= 2 && (i === 0 || glob[i - 1] === "/") && (end === glob.length || glob[end] === "/");
+      if (!wholeSegment) tokens.push({ kind: "star" });
+      else if (end < glob.length) {
+        tokens.push({ kind: "segments" });
+        end++;
+      } else if (i === 0) tokens.push({ kind: "all" });
+      else {
+        tokens.pop();
+        tokens.push({ kind: "below" });
+      }
+      i = end - 1;
+      continue;
+    }
+    if (char === "?") {
+      tokens.push({ kind: "one" });
+      continue;
+    }
+    if (char === "[") {
+      const found = readClass(glob, i);
+      if (found) {
+        tokens.push(found.token);
+        i = found.end - 1;
+        continue;
+      }
+    }
+    tokens.push({ kind: "char", char });
+  }
+  return tokens;
+}
+function inClass(token, char) {
+  const found = token.chars.includes(char) || token.ranges.some(([from, to2]) => from <= char && char <= to2);
+  return found !== token.negated;
+}
+function run(tokens, path27) {
+  const n = tokens.length;
+  const size = 2 * n + 1;
+  let current = new Uint8Array(size);
+  let next = new Uint8Array(size);
+  const add = (set, state) => {
+    for (let s3 = state; s3 <= n && set[s3] === 0; s3++) {
+      set[s3] = 1;
+      const kind = tokens[s3]?.kind;
+      if (kind !== "star" && kind !== "segments" && kind !== "below" && kind !== "all") break;
+    }
+  };
+  add(current, 0);
+  for (const char of path27) {
+    next.fill(0);
+    let alive = false;
+    for (let s3 = 0; s3 < size; s3++) {
+      if (current[s3] === 0) continue;
+      if (s3 > n) {
+        const k2 = s3 - n - 1;
+        next[s3] = 1;
+        if (tokens[k2]?.kind === "segments" && char === "/") add(next, k2 + 1);
+        if (tokens[k2]?.kind === "below") add(next, k2 + 1);
+        alive = true;
+        continue;
+      }
+      const token = tokens[s3];
+      if (!token) continue;
+      switch (token.kind) {
+        case "char":
+          if (char === token.char) add(next, s3 + 1);
+          break;
+        case "one":
+          if (char !== "/") add(next, s3 + 1);
+          break;
+        case "class":
+          if (char !== "/" && inClass(token, char)) add(next, s3 + 1);
+          break;
+        case "star":
+          if (char !== "/") add(next, s3);
+          break;
+        case "all":
+          add(next, s3);
+          break;
+        case "segments":
+          next[n + 1 + s3] = 1;
+          if (char === "/") add(next, s3 + 1);
+          break;
+        case "below":
+          if (char === "/") {
+            next[n + 1 + s3] = 1;
+            add(next, s3 + 1);
+          }
+          break;
+      }
+    }
+    for (let s3 = 0; s3 < size && !alive; s3++) alive = next[s3] === 1;
+    if (!alive) return false;
+    [current, next] = [next, current];
+  }
+  return current[n] === 1;
+}
+function globMatcher(glob) {
+  if (glob.length > MAX_GLOB_LENGTH) throw new GlobError(`a glob must be at most ${MAX_GLOB_LENGTH} characters`);
+  const compiled2 = expandBraces(glob).map(tokenize);
+  return (path27) => compiled2.some((tokens) => run(tokens, path27));
+}
+
+// src/template/text-files.ts
 function isBinary(content) {
   return content.subarray(0, 8192).includes(0);
 }
@@ -53540,7 +59330,8 @@ function isOpaqueBytes(content) {
   return isBinary(content) || !isUtf82(content);
 }
 function verbatimRule(globs) {
-  return globs && globs.length > 0 ? (0, import_picomatch.default)([...globs], { dot: true }) : () => false;
+  const matchers = (globs ?? []).map(globMatcher);
+  return matchers.length > 0 ? (source) => matchers.some((matches) => matches(source)) : () => false;
 }
 
 // src/template/validate.ts
@@ -53553,7 +59344,7 @@ var REQUIRED_FILES = [MANIFEST_FILE, "README.md", "CHANGELOG.md", VARIABLES_FILE
 var DEFAULT_CONTENT = "template";
 async function kindOf(file) {
   try {
-    const info2 = await stat5(file);
+    const info2 = await stat6(file);
     if (info2.isFile()) return "file";
     if (info2.isDirectory()) return "directory";
     return "other";
@@ -53564,12 +59355,12 @@ async function kindOf(file) {
 async function checkJsonFile(root, file, schema, errors) {
   let text4;
   try {
-    const size = (await stat5(path14.join(root, file))).size;
+    const size = (await stat6(path13.join(root, file))).size;
     if (size > MAX_JSON_FILE_BYTES) {
       errors.push({ file, pointer: "", message: `is ${size} bytes; a template's JSON files are at most ${MAX_JSON_FILE_BYTES} bytes (1 MiB) each`, code: "FILE_TOO_LARGE" });
       return void 0;
     }
-    text4 = await readFile5(path14.join(root, file), "utf8");
+    text4 = await readFile4(path13.join(root, file), "utf8");
   } catch {
     return void 0;
   }
@@ -53589,9 +59380,9 @@ function reservedNames(variables2, variablesFile, prompts2, promptsFile) {
   const walk = (properties, pointer, what) => {
     if (!isObject(properties)) return;
     for (const [name, definition] of Object.entries(properties)) {
-      const at2 = `${pointer}/${escapePointerSegment(name)}`;
-      if (RESERVED_VARIABLE_NAMES.has(name)) found.push(problem(at2, name, what));
-      if (isObject(definition)) walk(definition.properties, `${at2}/properties`, "property");
+      const at3 = `${pointer}/${escapePointerSegment(name)}`;
+      if (RESERVED_VARIABLE_NAMES.has(name)) found.push(problem(at3, name, what));
+      if (isObject(definition)) walk(definition.properties, `${at3}/properties`, "property");
     }
   };
   const problems = [];
@@ -53605,6 +59396,41 @@ function reservedNames(variables2, variablesFile, prompts2, promptsFile) {
   if (isObject(prompts2?.value) && Array.isArray(prompts2.value.prompts)) {
     prompts2.value.prompts.forEach((prompt, index) => {
       if (isObject(prompt) && typeof prompt.name === "string" && RESERVED_VARIABLE_NAMES.has(prompt.name)) found.push(problem(`/prompts/${index}/name`, prompt.name, "prompt"));
+    });
+    problems.push(...locateViolations(promptsFile, found, prompts2.positions));
+  }
+  return problems;
+}
+function refusedPatterns(variables2, variablesFile, prompts2, promptsFile) {
+  const budget = analysisBudget();
+  const check2 = (found, pointer, source, what) => {
+    if (typeof source !== "string") return;
+    const judgement = judgePattern(source, budget);
+    if (judgement.runnable || judgement.code === "INVALID_REGEX") return;
+    found.push({ pointer, code: judgement.code, message: `${what} ${JSON.stringify(source)} is refused: ${judgement.reason}` });
+  };
+  const problems = [];
+  if (isObject(variables2?.value)) {
+    const found = [];
+    const walk = (definition, pointer, label) => {
+      if (!isObject(definition)) return;
+      check2(found, `${pointer}/validation`, definition.validation, `validation of variable "${label}"`);
+      walk(definition.items, `${pointer}/items`, `${label}[]`);
+      if (isObject(definition.properties)) {
+        for (const [key, property] of Object.entries(definition.properties)) walk(property, `${pointer}/properties/${escapePointerSegment(key)}`, `${label}.${key}`);
+      }
+    };
+    for (const [name, definition] of Object.entries(isObject(variables2.value.variables) ? variables2.value.variables : {})) {
+      walk(definition, `/variables/${escapePointerSegment(name)}`, name);
+    }
+    problems.push(...locateViolations(variablesFile, found, variables2.positions));
+  }
+  if (isObject(prompts2?.value) && Array.isArray(prompts2.value.prompts)) {
+    const found = [];
+    prompts2.value.prompts.forEach((prompt, index) => {
+      if (!isObject(prompt)) return;
+      const name = typeof prompt.name === "string" ? prompt.name : `#${index}`;
+      check2(found, `/prompts/${index}/validate`, prompt.validate, `validate of prompt "${name}"`);
     });
     problems.push(...locateViolations(promptsFile, found, prompts2.positions));
   }
@@ -53627,7 +59453,7 @@ async function readContent(dir, verbatim = () => false) {
   const walk = async (relative2) => {
     let entries;
     try {
-      entries = await readdir3(path14.join(dir, relative2), { withFileTypes: true });
+      entries = await readdir4(path13.join(dir, relative2), { withFileTypes: true });
     } catch {
       return;
     }
@@ -53637,7 +59463,7 @@ async function readContent(dir, verbatim = () => false) {
       if (entry.isDirectory()) await walk(source);
       else if (entry.isFile()) {
         if (verbatim(source)) continue;
-        const bytes = await readFile5(path14.join(dir, source)).catch(() => void 0);
+        const bytes = await readFile4(path13.join(dir, source)).catch(() => void 0);
         const text4 = bytes && liquidTextOf(bytes);
         if (text4 !== void 0) texts.push({ path: source, text: text4 });
       }
@@ -53656,11 +59482,11 @@ async function readPartials(root, folder, contentDir, positions, errors) {
     return void 0;
   }
   const { texts } = await readContent(dir);
-  return { folder: path14.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, ""), texts };
+  return { folder: path13.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, ""), texts };
 }
 async function checkMigrations(root, errors, deep) {
-  if (await kindOf(path14.join(root, MIGRATIONS_FOLDER)) !== "directory") return;
-  const stepFiles = (await readdir3(path14.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
+  if (await kindOf(path13.join(root, MIGRATIONS_FOLDER)) !== "directory") return;
+  const stepFiles = (await readdir4(path13.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
   const engine = createEngine();
   const versions = [];
   const positions = /* @__PURE__ */ new Map();
@@ -53693,7 +59519,7 @@ function namedPaths(manifest) {
 }
 async function validateTemplate(dir, options = {}) {
   const deep = options.deep ?? true;
-  const root = path14.resolve(dir);
+  const root = path13.resolve(dir);
   const errors = [];
   const rootKind = await kindOf(root);
   if (rootKind !== "directory") {
@@ -53701,7 +59527,7 @@ async function validateTemplate(dir, options = {}) {
     return { valid: false, errors: [{ file: ".", pointer: "", message, code: "NOT_A_DIRECTORY" }] };
   }
   for (const file of REQUIRED_FILES) {
-    const kind = await kindOf(path14.join(root, file));
+    const kind = await kindOf(path13.join(root, file));
     if (kind !== "file") {
       const what = file === MANIFEST_FILE ? "the template manifest is missing" : "required file is missing";
       const message = kind === "missing" ? what : "must be a file";
@@ -53723,19 +59549,20 @@ async function validateTemplate(dir, options = {}) {
       errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: named.pointer, message, code: "FILE_NOT_FOUND" }], manifestChecked?.positions));
     }
   }
-  const variables2 = await resolveInsideRoot(root, variablesFile) === void 0 ? void 0 : await checkJsonFile(root, path14.normalize(variablesFile), "template-variables", errors);
-  const prompts2 = await resolveInsideRoot(root, promptsFile) === void 0 ? void 0 : await checkJsonFile(root, path14.normalize(promptsFile), "template-prompts", errors);
-  errors.push(...reservedNames(variables2, path14.normalize(variablesFile), prompts2, path14.normalize(promptsFile)));
+  const variables2 = await resolveInsideRoot(root, variablesFile) === void 0 ? void 0 : await checkJsonFile(root, path13.normalize(variablesFile), "template-variables", errors);
+  const prompts2 = await resolveInsideRoot(root, promptsFile) === void 0 ? void 0 : await checkJsonFile(root, path13.normalize(promptsFile), "template-prompts", errors);
+  errors.push(...reservedNames(variables2, path13.normalize(variablesFile), prompts2, path13.normalize(promptsFile)));
+  errors.push(...refusedPatterns(variables2, path13.normalize(variablesFile), prompts2, path13.normalize(promptsFile)));
   const evaluator = new ExpressionEvaluator();
   const documents = {
     ...manifestChecked?.value !== void 0 ? { manifest: { file: MANIFEST_FILE, value: manifestChecked.value } } : {},
-    ...variables2?.value !== void 0 ? { variables: { file: path14.normalize(variablesFile), value: variables2.value } } : {},
-    ...prompts2?.value !== void 0 ? { prompts: { file: path14.normalize(promptsFile), value: prompts2.value } } : {}
+    ...variables2?.value !== void 0 ? { variables: { file: path13.normalize(variablesFile), value: variables2.value } } : {},
+    ...prompts2?.value !== void 0 ? { prompts: { file: path13.normalize(promptsFile), value: prompts2.value } } : {}
   };
   const positionsOf2 = /* @__PURE__ */ new Map([
     [MANIFEST_FILE, manifestChecked?.positions],
-    [path14.normalize(variablesFile), variables2?.positions],
-    [path14.normalize(promptsFile), prompts2?.positions]
+    [path13.normalize(variablesFile), variables2?.positions],
+    [path13.normalize(promptsFile), prompts2?.positions]
   ]);
   for (const { file, ...violation } of checkExpressions(documents, evaluator)) {
     errors.push(...locateViolations(file, [violation], positionsOf2.get(file)));
@@ -53747,54 +59574,21 @@ async function validateTemplate(dir, options = {}) {
       const verbatim = verbatimRule(Array.isArray(manifest.verbatim) ? manifest.verbatim.filter((glob) => typeof glob === "string" && glob !== "") : void 0);
       const content = await readContent(contentDir, verbatim);
       const partials = await readPartials(root, manifest.partials, contentDir, manifestChecked?.positions, errors);
-      const contentFolder = path14.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, "");
+      const contentFolder = path13.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, "");
       for (const reserved of content.paths.filter((p2) => isVersionControlName(p2.slice(p2.lastIndexOf("/") + 1)))) {
         errors.push({ file: `${contentFolder}/${reserved}`, pointer: "", code: "RESERVED_PATH", message: reservedPathProblem(reserved) ?? "is reserved" });
       }
-      errors.push(...checkContent(contentFolder, content.texts, content.paths, contentScope(variables2, path14.normalize(variablesFile)), evaluator.engine, partials));
+      errors.push(...checkContent(contentFolder, content.texts, content.paths, contentScope(variables2, path13.normalize(variablesFile)), evaluator.engine, partials));
+      errors.push(...checkParseLimit(contentFolder, content.texts, content.paths));
     }
   }
   if (deep && isObject(manifest) && typeof manifest.nextSteps === "string") {
-    const found = checkContent("", [{ path: "nextSteps", text: manifest.nextSteps }], [], contentScope(variables2, path14.normalize(variablesFile)), evaluator.engine);
+    const found = checkContent("", [{ path: "nextSteps", text: manifest.nextSteps }], [], contentScope(variables2, path13.normalize(variablesFile)), evaluator.engine);
     const violations = found.map((problem) => ({ pointer: "/nextSteps", code: problem.code, message: problem.message }));
     errors.push(...locateViolations(MANIFEST_FILE, violations, manifestChecked?.positions));
   }
   await checkMigrations(root, errors, deep);
   return { valid: errors.length === 0, errors };
-}
-
-// src/template/load.ts
-import { readFile as readFile6 } from "node:fs/promises";
-import path15 from "node:path";
-
-// src/template/patterns.ts
-var import_safe_regex2 = __toESM(require_safe_regex2(), 1);
-var MAX_PATTERN_INPUT_LENGTH = 1e4;
-function unsafePatternReason(source) {
-  try {
-    new RegExp(source);
-  } catch {
-    return void 0;
-  }
-  let safe;
-  try {
-    safe = (0, import_safe_regex2.default)(source);
-  } catch {
-    safe = true;
-  }
-  return safe ? void 0 : "it is prone to catastrophic backtracking (nested or too many repetitions)";
-}
-function matchPattern(source, text4) {
-  let regex2;
-  try {
-    regex2 = new RegExp(source);
-  } catch {
-    return { refused: `the template's validation pattern ${source} is not a valid regular expression` };
-  }
-  const unsafe = unsafePatternReason(source);
-  if (unsafe) return { refused: `the template's validation pattern ${source} is not run: ${unsafe}` };
-  if (text4.length > MAX_PATTERN_INPUT_LENGTH) return { refused: `is ${text4.length} characters long; at most ${MAX_PATTERN_INPUT_LENGTH} are matched against the template's pattern` };
-  return { matches: regex2.test(text4) };
 }
 
 // src/template/load.ts
@@ -53809,7 +59603,7 @@ ${errors.map((e) => `  ${formatValidationErrorAt(e)}`).join("\n")}`);
   errors;
 };
 async function readJson(file) {
-  return JSON.parse(await readFile6(file, "utf8"));
+  return JSON.parse(await readFile5(file, "utf8"));
 }
 function dependencyOrder(dependencies, onCycle) {
   const order = [];
@@ -53834,14 +59628,14 @@ function dependencyOrder(dependencies, onCycle) {
   return order;
 }
 async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
-  const root = path15.resolve(dir);
+  const root = path14.resolve(dir);
   const validation = await validateTemplate(root, { deep: false });
   if (!validation.valid) throw new TemplateLoadError(validation.errors);
-  const manifest = await readJson(path15.join(root, MANIFEST_FILE));
+  const manifest = await readJson(path14.join(root, MANIFEST_FILE));
   const variablesFile = manifest.customization?.variables ?? VARIABLES_FILE;
   const promptsFile = manifest.customization?.prompts ?? PROMPTS_FILE;
-  const variablesDoc = await readJson(path15.join(root, variablesFile));
-  const promptsDoc = await readJson(path15.join(root, promptsFile));
+  const variablesDoc = await readJson(path14.join(root, variablesFile));
+  const promptsDoc = await readJson(path14.join(root, promptsFile));
   const variables2 = variablesDoc.variables;
   const declaredComputed = variablesDoc.computed ?? {};
   const computed = { ...declaredComputed, ...implicitComputed(Object.keys(variables2), Object.keys(declaredComputed)) };
@@ -53880,19 +59674,20 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
     }
   }
   const conditionDependencies = /* @__PURE__ */ new Map();
+  const defaultReaders = /* @__PURE__ */ new Set();
   for (const [name, definition] of Object.entries(variables2)) {
-    const pointer = `/variables/${escapePointerSegment(name)}/condition`;
-    conditionDependencies.set(
-      name,
-      definition.condition ? referencesOf(variablesFile, pointer, definition.condition, "condition", variableNames, `condition of "${name}"`) : []
-    );
+    const at3 = `/variables/${escapePointerSegment(name)}`;
+    const fromCondition = definition.condition ? referencesOf(variablesFile, `${at3}/condition`, definition.condition, "condition", variableNames, `condition of "${name}"`) : [];
+    const fromDefault = isComputedDefault(definition.default) ? referencesOf(variablesFile, `${at3}/default`, definition.default, "default", variableNames, `default of "${name}"`) : [];
+    if (fromDefault.length > 0) defaultReaders.add(name);
+    conditionDependencies.set(name, [.../* @__PURE__ */ new Set([...fromCondition, ...fromDefault])]);
   }
   const variableOrder = dependencyOrder(
     conditionDependencies,
     (cycle) => errors.push({
       file: variablesFile,
-      pointer: `/variables/${escapePointerSegment(cycle[0] ?? "")}/condition`,
-      message: `conditions depend on each other in a cycle: ${cycle.join(" -> ")}`,
+      pointer: `/variables/${escapePointerSegment(cycle[0] ?? "")}/${defaultReaders.has(cycle[0] ?? "") ? "default" : "condition"}`,
+      message: `${cycle.some((name) => defaultReaders.has(name)) ? "conditions and computed defaults" : "conditions"} depend on each other in a cycle: ${cycle.join(" -> ")}`,
       code: "CYCLE"
     })
   );
@@ -53910,26 +59705,16 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
       code: "CYCLE"
     })
   );
-  const checkPattern2 = (file, pointer, source, what) => {
-    const reason = source === void 0 ? void 0 : unsafePatternReason(source);
-    if (reason) errors.push({ file, pointer, message: `${what} ${JSON.stringify(source)} is refused: ${reason}`, code: "UNSAFE_PATTERN" });
-  };
-  const walkPatterns = (definitions, pointer, label) => {
-    for (const [name, definition] of Object.entries(definitions)) {
-      const at2 = `${pointer}/${escapePointerSegment(name)}`;
-      checkPattern2(variablesFile, `${at2}/validation`, definition.validation, `validation of variable "${label}${name}"`);
-      if (definition.properties) walkPatterns(definition.properties, `${at2}/properties`, `${label}${name}.`);
-    }
-  };
-  walkPatterns(variables2, "/variables", "");
   promptsDoc.prompts.forEach((prompt, index) => {
-    checkPattern2(promptsFile, `/prompts/${index}/validate`, prompt.validate, `validate of prompt "${prompt.name}"`);
     if (prompt.when) {
       referencesOf(promptsFile, `/prompts/${index}/when`, prompt.when, "condition", allNames, `when of prompt "${prompt.name}"`);
     }
   });
   (manifest.files ?? []).forEach((rule, index) => {
     referencesOf(MANIFEST_FILE, `/files/${index}/when`, rule.when, "condition", allNames, `when of files rule "${rule.path}"`);
+  });
+  (manifest.tasks ?? []).forEach((task, index) => {
+    if (task.when) referencesOf(MANIFEST_FILE, `/tasks/${index}/when`, task.when, "condition", allNames, `when of task "${task.description}"`);
   });
   if (errors.length > 0) throw new TemplateLoadError(errors);
   return {
@@ -53938,192 +59723,74 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
     variables: variables2,
     computed,
     prompts: promptsDoc.prompts,
-    contentDir: path15.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
-    ...manifest.partials !== void 0 ? { partialsDir: path15.join(root, manifest.partials) } : {},
+    contentDir: path14.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
+    ...manifest.partials !== void 0 ? { partialsDir: path14.join(root, manifest.partials) } : {},
     files: { variables: variablesFile, prompts: promptsFile },
     variableOrder,
     computedOrder
   };
 }
 
-// src/template/answers.ts
-var AnswersError = class extends Error {
-  constructor(problems) {
-    super(`invalid answers:
-${problems.map((p2) => `  ${p2.name}: ${p2.message}`).join("\n")}`);
-    this.problems = problems;
-    this.name = "AnswersError";
-  }
-  problems;
-};
-var isPlainObject3 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
-function typeMatches(type, value) {
-  switch (type) {
-    case void 0:
-      return true;
-    case "string":
-      return typeof value === "string";
-    case "number":
-      return typeof value === "number" && Number.isFinite(value);
-    case "integer":
-      return Number.isInteger(value);
-    case "boolean":
-      return typeof value === "boolean";
-    case "array":
-      return Array.isArray(value);
-    case "object":
-      return isPlainObject3(value);
-  }
-}
-function valueOf(definition, given) {
-  if (definition.type === "object" || definition.properties) {
-    const base = isPlainObject3(definition.default) ? definition.default : {};
-    if (given !== void 0 && !isPlainObject3(given)) return given;
-    const merged = { ...structuredClone(base) };
-    for (const [key, property] of Object.entries(definition.properties ?? {})) {
-      const value = valueOf(property, isPlainObject3(given) && Object.hasOwn(given, key) ? given[key] : void 0);
-      if (value !== void 0) merged[key] = value;
-    }
-    for (const [key, value] of Object.entries(isPlainObject3(given) ? given : {})) {
-      if (!Object.hasOwn(merged, key)) merged[key] = value;
-    }
-    return Object.keys(merged).length === 0 && given === void 0 && definition.default === void 0 ? void 0 : merged;
-  }
-  return given !== void 0 ? given : structuredClone(definition.default);
-}
-function checkValue(name, definition, value, problems, extraPattern) {
-  if (value === void 0 || value === null) {
-    if (definition.required) problems.push({ name, message: "is required" });
-    return;
-  }
-  if (!typeMatches(definition.type, value)) {
-    problems.push({ name, message: `must be ${definition.type === "array" || definition.type === "object" || definition.type === "integer" ? "an" : "a"} ${definition.type} (got ${JSON.stringify(value)})` });
-    return;
-  }
-  if (definition.required && (value === "" || Array.isArray(value) && value.length === 0)) {
-    problems.push({ name, message: "is required and must not be empty" });
-  }
-  const allowed = definition.enum;
-  if (Array.isArray(value)) {
-    value.forEach((item, index) => {
-      const itemName = `${name}[${index}]`;
-      if (allowed && !allowed.some((choice) => choice === item)) {
-        problems.push({ name: itemName, message: `must be one of ${allowed.map((c) => JSON.stringify(c)).join(", ")} (got ${JSON.stringify(item)})` });
-      }
-      if (definition.items) checkValue(itemName, definition.items, item, problems);
-      if (typeof item === "string") checkPattern(itemName, definition, item, problems, extraPattern);
-    });
-  } else if (allowed && !allowed.some((choice) => choice === value)) {
-    problems.push({ name, message: `must be one of ${allowed.map((c) => JSON.stringify(c)).join(", ")} (got ${JSON.stringify(value)})` });
-  }
-  if (typeof value === "string") checkPattern(name, definition, value, problems, extraPattern);
-  if (isPlainObject3(value)) {
-    for (const [key, property] of Object.entries(definition.properties ?? {})) {
-      checkValue(`${name}.${key}`, property, value[key], problems);
-    }
-  }
-}
-function checkPattern(name, definition, value, problems, extraPattern) {
-  const rules = [
-    ...definition.validation ? [{ source: definition.validation, message: definition.invalidMessage }] : [],
-    ...extraPattern && extraPattern.source !== definition.validation ? [extraPattern] : []
-  ];
-  for (const rule of rules) {
-    const outcome = matchPattern(rule.source, value);
-    if ("refused" in outcome) problems.push({ name, message: outcome.refused });
-    else if (!outcome.matches) problems.push({ name, message: `${rule.message ?? `must match ${rule.source}`} (got ${JSON.stringify(value)})` });
-  }
-}
-function resolveAnswers(template, given = {}, options = {}) {
-  const evaluator = options.evaluator ?? new ExpressionEvaluator();
-  const problems = [];
-  const answers = {};
-  for (const name of Object.keys(given)) {
-    if (Object.hasOwn(template.computed, name)) problems.push({ name, message: "is a computed value and cannot be answered" });
-    else if (!Object.hasOwn(template.variables, name)) {
-      problems.push({ name, message: `is not a variable of this template (variables: ${Object.keys(template.variables).join(", ")})` });
-    }
-  }
-  const promptPatterns = new Map(
-    template.prompts.filter((p2) => p2.validate).map((p2) => [p2.name, { source: p2.validate ?? "", message: p2.invalidMessage }])
-  );
-  for (const name of template.variableOrder) {
-    const definition = template.variables[name];
-    if (!definition) continue;
-    if (definition.condition && !evaluator.condition(definition.condition, answers)) continue;
-    const value = valueOf(definition, Object.hasOwn(given, name) ? given[name] : void 0);
-    checkValue(name, definition, value, problems, promptPatterns.get(name));
-    if (value !== void 0) answers[name] = value;
-  }
-  if (problems.length > 0) throw new AnswersError(problems);
-  const computed = {};
-  for (const name of template.computedOrder) {
-    const expression = template.computed[name];
-    if (expression !== void 0) computed[name] = evaluator.value(expression, { ...answers, ...computed });
-  }
-  return { answers, computed };
-}
-function coerce(definition, raw, name) {
-  const type = definition?.type;
-  if (type === "array") {
-    if (raw.trim().startsWith("[")) return parseJson(raw, name);
-    return raw.split(",").map((item) => item.trim()).filter((item) => item !== "");
-  }
-  if (type === "boolean") {
-    if (/^(true|yes|y|1|on)$/i.test(raw)) return true;
-    if (/^(false|no|n|0|off)$/i.test(raw)) return false;
-    return raw;
-  }
-  if (type === "number" || type === "integer") {
-    const number = Number(raw);
-    return raw.trim() !== "" && Number.isFinite(number) ? number : raw;
-  }
-  if (type === "object") return parseJson(raw, name);
-  return raw;
-}
-function parseJson(raw, name) {
+// src/template/lock.ts
+import { createHash as createHash3 } from "node:crypto";
+import { readFile as readFile6 } from "node:fs/promises";
+import path15 from "node:path";
+var LOCK_FILE = ".template-lock.json";
+var MAX_SKIP_GLOB_LENGTH = 1024;
+var MAX_SKIP_GLOBS = 200;
+function skipGlobProblem(glob) {
+  if (typeof glob !== "string" || glob.trim() === "") return "must be a non-empty glob";
+  if (glob.length > MAX_SKIP_GLOB_LENGTH) return `must be at most ${MAX_SKIP_GLOB_LENGTH} characters`;
+  if (glob.includes("\0")) return "must not hold a NUL character";
   try {
-    return JSON.parse(raw);
-  } catch {
-    throw new AnswersError([{ name, message: `must be JSON (got ${JSON.stringify(raw)})` }]);
+    globMatcher(glob);
+  } catch (error2) {
+    return errorMessage(error2);
   }
+  return void 0;
 }
-function parseSetArguments(pairs, variables2, into = {}) {
-  const result = structuredClone(into);
-  for (const pair of pairs) {
-    const equals = pair.indexOf("=");
-    if (equals <= 0) throw new AnswersError([{ name: pair, message: "must be key=value" }]);
-    const key = pair.slice(0, equals).trim();
-    const raw = pair.slice(equals + 1);
-    const [head = "", ...rest] = key.split(".");
-    if (["__proto__", "constructor", "prototype"].some((bad) => key.split(".").includes(bad))) {
-      throw new AnswersError([{ name: key, message: "is not an allowed name" }]);
-    }
-    let definition = variables2[head];
-    if (rest.length === 0) {
-      result[head] = coerce(definition, raw, key);
-      continue;
-    }
-    const existing = result[head];
-    let target = isPlainObject3(existing) ? existing : {};
-    result[head] = target;
-    rest.forEach((segment, index) => {
-      definition = definition?.properties?.[segment];
-      if (index === rest.length - 1) target[segment] = coerce(definition, raw, key);
-      else {
-        const inner = target[segment];
-        const next = isPlainObject3(inner) ? inner : {};
-        target[segment] = next;
-        target = next;
-      }
-    });
+function lockSkipGlobs(lock) {
+  const { skip } = lock;
+  if (skip === void 0) return [];
+  if (!Array.isArray(skip) || skip.length > MAX_SKIP_GLOBS) throw new Error(`${LOCK_FILE}: skip must be a list of at most ${MAX_SKIP_GLOBS} globs`);
+  return skip.map((glob, index) => {
+    const problem = skipGlobProblem(glob);
+    if (problem) throw new Error(`${LOCK_FILE}: skip[${index}] ${problem}`);
+    return glob;
+  });
+}
+function registrySource(registryUrl, templateId, version) {
+  return `${registryUrl}#${templateId}@${version}`;
+}
+function sourceRegistry(source) {
+  if (typeof source !== "string") return void 0;
+  const url = source.split("#")[0] ?? "";
+  return /^https?:\/\//i.test(url) ? url : void 0;
+}
+function sha256Hex2(content) {
+  return createHash3("sha256").update(content).digest("hex");
+}
+function serializeLock(lock) {
+  return `${JSON.stringify(lock, null, 2)}
+`;
+}
+async function readLock(projectDir) {
+  const file = path15.join(projectDir, LOCK_FILE);
+  let text4;
+  try {
+    text4 = await readFile6(file, "utf8");
+  } catch (error2) {
+    throw new Error(`${file} not found: this folder was not generated by template-registry`, { cause: error2 });
   }
-  return result;
+  try {
+    return JSON.parse(text4);
+  } catch (error2) {
+    throw new Error(`${file} is not valid JSON: ${errorMessage(error2)}`, { cause: error2 });
+  }
 }
 
 // src/template/render.ts
-var import_picomatch2 = __toESM(require_picomatch2(), 1);
-import { lstat as lstat2, readdir as readdir4, readFile as readFile7, realpath as realpath3, stat as stat6 } from "node:fs/promises";
+import { lstat as lstat2, readdir as readdir5, readFile as readFile7, realpath as realpath3, stat as stat7 } from "node:fs/promises";
 import path16 from "node:path";
 var RenderError = class extends Error {
   constructor(reason, file, line) {
@@ -54150,7 +59817,7 @@ async function listContent(contentDir) {
   const realRoot = await realpath3(contentDir);
   const entries = [];
   const walk = async (relative2) => {
-    const names = (await readdir4(path16.join(contentDir, relative2))).sort();
+    const names = (await readdir5(path16.join(contentDir, relative2))).sort();
     for (const name of names) {
       const source = relative2 === "" ? name : `${relative2}/${name}`;
       const absolute2 = path16.join(contentDir, source);
@@ -54160,7 +59827,7 @@ async function listContent(contentDir) {
         if (!target || !isInside(realRoot, target)) {
           throw new RenderError("is a symbolic link that points outside the template", source);
         }
-        info2 = await stat6(absolute2);
+        info2 = await stat7(absolute2);
       }
       if (info2.isDirectory()) {
         entries.push({ source, absolute: absolute2, directory: true });
@@ -54177,7 +59844,8 @@ async function listContent(contentDir) {
 }
 function fileRules(template, scope, evaluator) {
   const rules = (template.manifest.files ?? []).map((rule) => ({
-    matches: (0, import_picomatch2.default)(rule.path, { dot: true }),
+    // A template's glob: matched in linear time (a backtracking matcher can be made to hang).
+    matches: globMatcher(rule.path),
     included: evaluator.condition(rule.when, scope)
   }));
   return (source) => rules.every((rule) => rule.included || !rule.matches(source));
@@ -54248,7 +59916,7 @@ async function renderTemplate(template, resolved, options = {}) {
     seen.set(target, entry.source);
     if (files.length >= maxFiles) throw new RenderError(`the project would have more than ${maxFiles} files`, entry.source);
     const bytes = await readFile7(entry.absolute);
-    const info2 = await stat6(entry.absolute);
+    const info2 = await stat7(entry.absolute);
     const text4 = copied ? void 0 : liquidTextOf(bytes);
     const content = text4 === void 0 ? bytes : Buffer.from(await renderText(text4, entry.source, "its content"), "utf8");
     if (content.length > maxFileBytes) {
@@ -54256,12 +59924,394 @@ async function renderTemplate(template, resolved, options = {}) {
     }
     total += content.length;
     if (total > maxTotalBytes) throw new RenderError(`the project would be larger than its output budget of ${maxTotalBytes} bytes (maxTotalBytes)`, entry.source);
-    files.push({ path: target, content, mode: info2.mode & 73 ? 493 : 420 });
+    files.push({ path: target, content, mode: info2.mode & 73 ? 493 : 420, source: entry.source });
   }
   return files.sort((a, b2) => compareText(a.path, b2.path));
 }
 
+// src/template/secrets.ts
+function secretVariables(template) {
+  return Object.entries(template.variables).filter(([, definition]) => definition.secret === true).map(([name]) => name);
+}
+function secretNames(template, evaluator = new ExpressionEvaluator(), secrets = secretVariables(template)) {
+  const tainted = new Set(secrets);
+  if (tainted.size === 0) return tainted;
+  for (const name of template.computedOrder) {
+    const expression = template.computed[name];
+    if (expression === void 0) continue;
+    let references;
+    try {
+      references = evaluator.references(expression, "value");
+    } catch {
+      references = [];
+    }
+    if (references.some((reference) => tainted.has(reference))) tainted.add(name);
+  }
+  return tainted;
+}
+function withoutSecrets(template, values, evaluator = new ExpressionEvaluator()) {
+  const secret = secretNames(template, evaluator);
+  if (secret.size === 0) return { answers: values.answers, computed: values.computed };
+  const keep = (record) => Object.fromEntries(Object.entries(record).filter(([name]) => !secret.has(name)));
+  return { answers: keep(values.answers), computed: keep(values.computed) };
+}
+function secretValues(template, values, evaluator = new ExpressionEvaluator()) {
+  const secret = secretNames(template, evaluator);
+  const texts = [...Object.entries(values.answers), ...Object.entries(values.computed)].filter(([name, value]) => secret.has(name) && value !== void 0 && value !== null).map(([, value]) => typeof value === "string" ? value : JSON.stringify(value));
+  return [...new Set(texts.filter((text4) => text4 !== ""))].sort((a, b2) => b2.length - a.length);
+}
+var SECRET_MASK = "********";
+var MIN_MASKED_LENGTH = 4;
+function maskSecrets(text4, secrets) {
+  let shown = text4;
+  for (const secret of secrets) {
+    if (!shown.includes(secret)) continue;
+    if (secret.length < MIN_MASKED_LENGTH) return void 0;
+    shown = shown.split(secret).join(SECRET_MASK);
+  }
+  return shown;
+}
+
+// src/template/tasks.ts
+var DEFAULT_TASK_TIMEOUT_MS = 10 * 60 * 1e3;
+
 // node_modules/jsonc-parser/lib/esm/impl/scanner.js
+function createScanner(text4, ignoreTrivia = false) {
+  const len = text4.length;
+  let pos = 0, value = "", tokenOffset = 0, token = 16, lineNumber = 0, lineStartOffset = 0, tokenLineStartOffset = 0, prevTokenLineStartOffset = 0, scanError = 0;
+  function scanHexDigits(count, exact) {
+    let digits = 0;
+    let value2 = 0;
+    while (digits < count || !exact) {
+      let ch = text4.charCodeAt(pos);
+      if (ch >= 48 && ch <= 57) {
+        value2 = value2 * 16 + ch - 48;
+      } else if (ch >= 65 && ch <= 70) {
+        value2 = value2 * 16 + ch - 65 + 10;
+      } else if (ch >= 97 && ch <= 102) {
+        value2 = value2 * 16 + ch - 97 + 10;
+      } else {
+        break;
+      }
+      pos++;
+      digits++;
+    }
+    if (digits < count) {
+      value2 = -1;
+    }
+    return value2;
+  }
+  function setPosition(newPosition) {
+    pos = newPosition;
+    value = "";
+    tokenOffset = 0;
+    token = 16;
+    scanError = 0;
+  }
+  function scanNumber() {
+    let start = pos;
+    if (text4.charCodeAt(pos) === 48) {
+      pos++;
+    } else {
+      pos++;
+      while (pos < text4.length && isDigit(text4.charCodeAt(pos))) {
+        pos++;
+      }
+    }
+    if (pos < text4.length && text4.charCodeAt(pos) === 46) {
+      pos++;
+      if (pos < text4.length && isDigit(text4.charCodeAt(pos))) {
+        pos++;
+        while (pos < text4.length && isDigit(text4.charCodeAt(pos))) {
+          pos++;
+        }
+      } else {
+        scanError = 3;
+        return text4.substring(start, pos);
+      }
+    }
+    let end = pos;
+    if (pos < text4.length && (text4.charCodeAt(pos) === 69 || text4.charCodeAt(pos) === 101)) {
+      pos++;
+      if (pos < text4.length && text4.charCodeAt(pos) === 43 || text4.charCodeAt(pos) === 45) {
+        pos++;
+      }
+      if (pos < text4.length && isDigit(text4.charCodeAt(pos))) {
+        pos++;
+        while (pos < text4.length && isDigit(text4.charCodeAt(pos))) {
+          pos++;
+        }
+        end = pos;
+      } else {
+        scanError = 3;
+      }
+    }
+    return text4.substring(start, end);
+  }
+  function scanString() {
+    let result = "", start = pos;
+    while (true) {
+      if (pos >= len) {
+        result += text4.substring(start, pos);
+        scanError = 2;
+        break;
+      }
+      const ch = text4.charCodeAt(pos);
+      if (ch === 34) {
+        result += text4.substring(start, pos);
+        pos++;
+        break;
+      }
+      if (ch === 92) {
+        result += text4.substring(start, pos);
+        pos++;
+        if (pos >= len) {
+          scanError = 2;
+          break;
+        }
+        const ch2 = text4.charCodeAt(pos++);
+        switch (ch2) {
+          case 34:
+            result += '"';
+            break;
+          case 92:
+            result += "\\";
+            break;
+          case 47:
+            result += "/";
+            break;
+          case 98:
+            result += "\b";
+            break;
+          case 102:
+            result += "\f";
+            break;
+          case 110:
+            result += "\n";
+            break;
+          case 114:
+            result += "\r";
+            break;
+          case 116:
+            result += "	";
+            break;
+          case 117:
+            const ch3 = scanHexDigits(4, true);
+            if (ch3 >= 0) {
+              result += String.fromCharCode(ch3);
+            } else {
+              scanError = 4;
+            }
+            break;
+          default:
+            scanError = 5;
+        }
+        start = pos;
+        continue;
+      }
+      if (ch >= 0 && ch <= 31) {
+        if (isLineBreak(ch)) {
+          result += text4.substring(start, pos);
+          scanError = 2;
+          break;
+        } else {
+          scanError = 6;
+        }
+      }
+      pos++;
+    }
+    return result;
+  }
+  function scanNext() {
+    value = "";
+    scanError = 0;
+    tokenOffset = pos;
+    lineStartOffset = lineNumber;
+    prevTokenLineStartOffset = tokenLineStartOffset;
+    if (pos >= len) {
+      tokenOffset = len;
+      return token = 17;
+    }
+    let code18 = text4.charCodeAt(pos);
+    if (isWhiteSpace(code18)) {
+      do {
+        pos++;
+        value += String.fromCharCode(code18);
+        code18 = text4.charCodeAt(pos);
+      } while (isWhiteSpace(code18));
+      return token = 15;
+    }
+    if (isLineBreak(code18)) {
+      pos++;
+      value += String.fromCharCode(code18);
+      if (code18 === 13 && text4.charCodeAt(pos) === 10) {
+        pos++;
+        value += "\n";
+      }
+      lineNumber++;
+      tokenLineStartOffset = pos;
+      return token = 14;
+    }
+    switch (code18) {
+      // tokens: []{}:,
+      case 123:
+        pos++;
+        return token = 1;
+      case 125:
+        pos++;
+        return token = 2;
+      case 91:
+        pos++;
+        return token = 3;
+      case 93:
+        pos++;
+        return token = 4;
+      case 58:
+        pos++;
+        return token = 6;
+      case 44:
+        pos++;
+        return token = 5;
+      // strings
+      case 34:
+        pos++;
+        value = scanString();
+        return token = 10;
+      // comments
+      case 47:
+        const start = pos - 1;
+        if (text4.charCodeAt(pos + 1) === 47) {
+          pos += 2;
+          while (pos < len) {
+            if (isLineBreak(text4.charCodeAt(pos))) {
+              break;
+            }
+            pos++;
+          }
+          value = text4.substring(start, pos);
+          return token = 12;
+        }
+        if (text4.charCodeAt(pos + 1) === 42) {
+          pos += 2;
+          const safeLength = len - 1;
+          let commentClosed = false;
+          while (pos < safeLength) {
+            const ch = text4.charCodeAt(pos);
+            if (ch === 42 && text4.charCodeAt(pos + 1) === 47) {
+              pos += 2;
+              commentClosed = true;
+              break;
+            }
+            pos++;
+            if (isLineBreak(ch)) {
+              if (ch === 13 && text4.charCodeAt(pos) === 10) {
+                pos++;
+              }
+              lineNumber++;
+              tokenLineStartOffset = pos;
+            }
+          }
+          if (!commentClosed) {
+            pos++;
+            scanError = 1;
+          }
+          value = text4.substring(start, pos);
+          return token = 13;
+        }
+        value += String.fromCharCode(code18);
+        pos++;
+        return token = 16;
+      // numbers
+      case 45:
+        value += String.fromCharCode(code18);
+        pos++;
+        if (pos === len || !isDigit(text4.charCodeAt(pos))) {
+          return token = 16;
+        }
+      // found a minus, followed by a number so
+      // we fall through to proceed with scanning
+      // numbers
+      case 48:
+      case 49:
+      case 50:
+      case 51:
+      case 52:
+      case 53:
+      case 54:
+      case 55:
+      case 56:
+      case 57:
+        value += scanNumber();
+        return token = 11;
+      // literals and unknown symbols
+      default:
+        while (pos < len && isUnknownContentCharacter(code18)) {
+          pos++;
+          code18 = text4.charCodeAt(pos);
+        }
+        if (tokenOffset !== pos) {
+          value = text4.substring(tokenOffset, pos);
+          switch (value) {
+            case "true":
+              return token = 8;
+            case "false":
+              return token = 9;
+            case "null":
+              return token = 7;
+          }
+          return token = 16;
+        }
+        value += String.fromCharCode(code18);
+        pos++;
+        return token = 16;
+    }
+  }
+  function isUnknownContentCharacter(code18) {
+    if (isWhiteSpace(code18) || isLineBreak(code18)) {
+      return false;
+    }
+    switch (code18) {
+      case 125:
+      case 93:
+      case 123:
+      case 91:
+      case 34:
+      case 58:
+      case 44:
+      case 47:
+        return false;
+    }
+    return true;
+  }
+  function scanNextNonTrivia() {
+    let result;
+    do {
+      result = scanNext();
+    } while (result >= 12 && result <= 15);
+    return result;
+  }
+  return {
+    setPosition,
+    getPosition: () => pos,
+    scan: ignoreTrivia ? scanNextNonTrivia : scanNext,
+    getToken: () => token,
+    getTokenValue: () => value,
+    getTokenOffset: () => tokenOffset,
+    getTokenLength: () => pos - tokenOffset,
+    getTokenStartLine: () => lineStartOffset,
+    getTokenStartCharacter: () => tokenOffset - prevTokenLineStartOffset,
+    getTokenError: () => scanError
+  };
+}
+function isWhiteSpace(ch) {
+  return ch === 32 || ch === 9;
+}
+function isLineBreak(ch) {
+  return ch === 10 || ch === 13;
+}
+function isDigit(ch) {
+  return ch >= 48 && ch <= 57;
+}
 var CharacterCodes;
 (function(CharacterCodes2) {
   CharacterCodes2[CharacterCodes2["lineFeed"] = 10] = "lineFeed";
@@ -54375,6 +60425,243 @@ var cachedBreakLinesWithSpaces = {
     })
   }
 };
+var supportedEols = ["\n", "\r", "\r\n"];
+
+// node_modules/jsonc-parser/lib/esm/impl/format.js
+function format(documentText, range2, options) {
+  let initialIndentLevel;
+  let formatText;
+  let formatTextStart;
+  let rangeStart;
+  let rangeEnd;
+  if (range2) {
+    rangeStart = range2.offset;
+    rangeEnd = rangeStart + range2.length;
+    formatTextStart = rangeStart;
+    while (formatTextStart > 0 && !isEOL(documentText, formatTextStart - 1)) {
+      formatTextStart--;
+    }
+    let endOffset = rangeEnd;
+    while (endOffset < documentText.length && !isEOL(documentText, endOffset)) {
+      endOffset++;
+    }
+    formatText = documentText.substring(formatTextStart, endOffset);
+    initialIndentLevel = computeIndentLevel(formatText, options);
+  } else {
+    formatText = documentText;
+    initialIndentLevel = 0;
+    formatTextStart = 0;
+    rangeStart = 0;
+    rangeEnd = documentText.length;
+  }
+  const eol = getEOL(options, documentText);
+  const eolFastPathSupported = supportedEols.includes(eol);
+  let numberLineBreaks = 0;
+  let indentLevel = 0;
+  let indentValue;
+  if (options.insertSpaces) {
+    indentValue = cachedSpaces[options.tabSize || 4] ?? repeat(cachedSpaces[1], options.tabSize || 4);
+  } else {
+    indentValue = "	";
+  }
+  const indentType = indentValue === "	" ? "	" : " ";
+  let scanner = createScanner(formatText, false);
+  let hasError = false;
+  function newLinesAndIndent() {
+    if (numberLineBreaks > 1) {
+      return repeat(eol, numberLineBreaks) + repeat(indentValue, initialIndentLevel + indentLevel);
+    }
+    const amountOfSpaces = indentValue.length * (initialIndentLevel + indentLevel);
+    if (!eolFastPathSupported || amountOfSpaces > cachedBreakLinesWithSpaces[indentType][eol].length) {
+      return eol + repeat(indentValue, initialIndentLevel + indentLevel);
+    }
+    if (amountOfSpaces <= 0) {
+      return eol;
+    }
+    return cachedBreakLinesWithSpaces[indentType][eol][amountOfSpaces];
+  }
+  function scanNext() {
+    let token = scanner.scan();
+    numberLineBreaks = 0;
+    while (token === 15 || token === 14) {
+      if (token === 14 && options.keepLines) {
+        numberLineBreaks += 1;
+      } else if (token === 14) {
+        numberLineBreaks = 1;
+      }
+      token = scanner.scan();
+    }
+    hasError = token === 16 || scanner.getTokenError() !== 0;
+    return token;
+  }
+  const editOperations = [];
+  function addEdit(text4, startOffset, endOffset) {
+    if (!hasError && (!range2 || startOffset < rangeEnd && endOffset > rangeStart) && documentText.substring(startOffset, endOffset) !== text4) {
+      editOperations.push({ offset: startOffset, length: endOffset - startOffset, content: text4 });
+    }
+  }
+  let firstToken = scanNext();
+  if (options.keepLines && numberLineBreaks > 0) {
+    addEdit(repeat(eol, numberLineBreaks), 0, 0);
+  }
+  if (firstToken !== 17) {
+    let firstTokenStart = scanner.getTokenOffset() + formatTextStart;
+    let initialIndent = indentValue.length * initialIndentLevel < 20 && options.insertSpaces ? cachedSpaces[indentValue.length * initialIndentLevel] : repeat(indentValue, initialIndentLevel);
+    addEdit(initialIndent, formatTextStart, firstTokenStart);
+  }
+  while (firstToken !== 17) {
+    let firstTokenEnd = scanner.getTokenOffset() + scanner.getTokenLength() + formatTextStart;
+    let secondToken = scanNext();
+    let replaceContent = "";
+    let needsLineBreak = false;
+    while (numberLineBreaks === 0 && (secondToken === 12 || secondToken === 13)) {
+      let commentTokenStart = scanner.getTokenOffset() + formatTextStart;
+      addEdit(cachedSpaces[1], firstTokenEnd, commentTokenStart);
+      firstTokenEnd = scanner.getTokenOffset() + scanner.getTokenLength() + formatTextStart;
+      needsLineBreak = secondToken === 12;
+      replaceContent = needsLineBreak ? newLinesAndIndent() : "";
+      secondToken = scanNext();
+    }
+    if (secondToken === 2) {
+      if (firstToken !== 1) {
+        indentLevel--;
+      }
+      ;
+      if (options.keepLines && numberLineBreaks > 0 || !options.keepLines && firstToken !== 1) {
+        replaceContent = newLinesAndIndent();
+      } else if (options.keepLines) {
+        replaceContent = cachedSpaces[1];
+      }
+    } else if (secondToken === 4) {
+      if (firstToken !== 3) {
+        indentLevel--;
+      }
+      ;
+      if (options.keepLines && numberLineBreaks > 0 || !options.keepLines && firstToken !== 3) {
+        replaceContent = newLinesAndIndent();
+      } else if (options.keepLines) {
+        replaceContent = cachedSpaces[1];
+      }
+    } else {
+      switch (firstToken) {
+        case 3:
+        case 1:
+          indentLevel++;
+          if (options.keepLines && numberLineBreaks > 0 || !options.keepLines) {
+            replaceContent = newLinesAndIndent();
+          } else {
+            replaceContent = cachedSpaces[1];
+          }
+          break;
+        case 5:
+          if (options.keepLines && numberLineBreaks > 0 || !options.keepLines) {
+            replaceContent = newLinesAndIndent();
+          } else {
+            replaceContent = cachedSpaces[1];
+          }
+          break;
+        case 12:
+          replaceContent = newLinesAndIndent();
+          break;
+        case 13:
+          if (numberLineBreaks > 0) {
+            replaceContent = newLinesAndIndent();
+          } else if (!needsLineBreak) {
+            replaceContent = cachedSpaces[1];
+          }
+          break;
+        case 6:
+          if (options.keepLines && numberLineBreaks > 0) {
+            replaceContent = newLinesAndIndent();
+          } else if (!needsLineBreak) {
+            replaceContent = cachedSpaces[1];
+          }
+          break;
+        case 10:
+          if (options.keepLines && numberLineBreaks > 0) {
+            replaceContent = newLinesAndIndent();
+          } else if (secondToken === 6 && !needsLineBreak) {
+            replaceContent = "";
+          }
+          break;
+        case 7:
+        case 8:
+        case 9:
+        case 11:
+        case 2:
+        case 4:
+          if (options.keepLines && numberLineBreaks > 0) {
+            replaceContent = newLinesAndIndent();
+          } else {
+            if ((secondToken === 12 || secondToken === 13) && !needsLineBreak) {
+              replaceContent = cachedSpaces[1];
+            } else if (secondToken !== 5 && secondToken !== 17) {
+              hasError = true;
+            }
+          }
+          break;
+        case 16:
+          hasError = true;
+          break;
+      }
+      if (numberLineBreaks > 0 && (secondToken === 12 || secondToken === 13)) {
+        replaceContent = newLinesAndIndent();
+      }
+    }
+    if (secondToken === 17) {
+      if (options.keepLines && numberLineBreaks > 0) {
+        replaceContent = newLinesAndIndent();
+      } else {
+        replaceContent = options.insertFinalNewline ? eol : "";
+      }
+    }
+    const secondTokenStart = scanner.getTokenOffset() + formatTextStart;
+    addEdit(replaceContent, firstTokenEnd, secondTokenStart);
+    firstToken = secondToken;
+  }
+  return editOperations;
+}
+function repeat(s3, count) {
+  let result = "";
+  for (let i = 0; i < count; i++) {
+    result += s3;
+  }
+  return result;
+}
+function computeIndentLevel(content, options) {
+  let i = 0;
+  let nChars = 0;
+  const tabSize = options.tabSize || 4;
+  while (i < content.length) {
+    let ch = content.charAt(i);
+    if (ch === cachedSpaces[1]) {
+      nChars++;
+    } else if (ch === "	") {
+      nChars += tabSize;
+    } else {
+      break;
+    }
+    i++;
+  }
+  return Math.floor(nChars / tabSize);
+}
+function getEOL(options, text4) {
+  for (let i = 0; i < text4.length; i++) {
+    const ch = text4.charAt(i);
+    if (ch === "\r") {
+      if (i + 1 < text4.length && text4.charAt(i + 1) === "\n") {
+        return "\r\n";
+      }
+      return "\r";
+    } else if (ch === "\n") {
+      return "\n";
+    }
+  }
+  return options && options.eol || "\n";
+}
+function isEOL(text4, offset) {
+  return "\r\n".indexOf(text4.charAt(offset)) !== -1;
+}
 
 // node_modules/jsonc-parser/lib/esm/impl/parser.js
 var ParseOptions;
@@ -54383,6 +60670,607 @@ var ParseOptions;
     allowTrailingComma: false
   };
 })(ParseOptions || (ParseOptions = {}));
+function parse3(text4, errors = [], options = ParseOptions.DEFAULT) {
+  let currentProperty = null;
+  let currentParent = [];
+  const previousParents = [];
+  function onValue(value) {
+    if (Array.isArray(currentParent)) {
+      currentParent.push(value);
+    } else if (currentProperty !== null) {
+      currentParent[currentProperty] = value;
+    }
+  }
+  const visitor = {
+    onObjectBegin: () => {
+      const object = {};
+      onValue(object);
+      previousParents.push(currentParent);
+      currentParent = object;
+      currentProperty = null;
+    },
+    onObjectProperty: (name) => {
+      currentProperty = name;
+    },
+    onObjectEnd: () => {
+      currentParent = previousParents.pop();
+    },
+    onArrayBegin: () => {
+      const array = [];
+      onValue(array);
+      previousParents.push(currentParent);
+      currentParent = array;
+      currentProperty = null;
+    },
+    onArrayEnd: () => {
+      currentParent = previousParents.pop();
+    },
+    onLiteralValue: onValue,
+    onError: (error2, offset, length) => {
+      errors.push({ error: error2, offset, length });
+    }
+  };
+  visit(text4, visitor, options);
+  return currentParent[0];
+}
+function parseTree(text4, errors = [], options = ParseOptions.DEFAULT) {
+  let currentParent = { type: "array", offset: -1, length: -1, children: [], parent: void 0 };
+  function ensurePropertyComplete(endOffset) {
+    if (currentParent.type === "property") {
+      currentParent.length = endOffset - currentParent.offset;
+      currentParent = currentParent.parent;
+    }
+  }
+  function onValue(valueNode) {
+    currentParent.children.push(valueNode);
+    return valueNode;
+  }
+  const visitor = {
+    onObjectBegin: (offset) => {
+      currentParent = onValue({ type: "object", offset, length: -1, parent: currentParent, children: [] });
+    },
+    onObjectProperty: (name, offset, length) => {
+      currentParent = onValue({ type: "property", offset, length: -1, parent: currentParent, children: [] });
+      currentParent.children.push({ type: "string", value: name, offset, length, parent: currentParent });
+    },
+    onObjectEnd: (offset, length) => {
+      ensurePropertyComplete(offset + length);
+      currentParent.length = offset + length - currentParent.offset;
+      currentParent = currentParent.parent;
+      ensurePropertyComplete(offset + length);
+    },
+    onArrayBegin: (offset, length) => {
+      currentParent = onValue({ type: "array", offset, length: -1, parent: currentParent, children: [] });
+    },
+    onArrayEnd: (offset, length) => {
+      currentParent.length = offset + length - currentParent.offset;
+      currentParent = currentParent.parent;
+      ensurePropertyComplete(offset + length);
+    },
+    onLiteralValue: (value, offset, length) => {
+      onValue({ type: getNodeType(value), offset, length, parent: currentParent, value });
+      ensurePropertyComplete(offset + length);
+    },
+    onSeparator: (sep4, offset, length) => {
+      if (currentParent.type === "property") {
+        if (sep4 === ":") {
+          currentParent.colonOffset = offset;
+        } else if (sep4 === ",") {
+          ensurePropertyComplete(offset);
+        }
+      }
+    },
+    onError: (error2, offset, length) => {
+      errors.push({ error: error2, offset, length });
+    }
+  };
+  visit(text4, visitor, options);
+  const result = currentParent.children[0];
+  if (result) {
+    delete result.parent;
+  }
+  return result;
+}
+function findNodeAtLocation(root, path27) {
+  if (!root) {
+    return void 0;
+  }
+  let node = root;
+  for (let segment of path27) {
+    if (typeof segment === "string") {
+      if (node.type !== "object" || !Array.isArray(node.children)) {
+        return void 0;
+      }
+      let found = false;
+      for (const propertyNode of node.children) {
+        if (Array.isArray(propertyNode.children) && propertyNode.children[0].value === segment && propertyNode.children.length === 2) {
+          node = propertyNode.children[1];
+          found = true;
+          break;
+        }
+      }
+      if (!found) {
+        return void 0;
+      }
+    } else {
+      const index = segment;
+      if (node.type !== "array" || index < 0 || !Array.isArray(node.children) || index >= node.children.length) {
+        return void 0;
+      }
+      node = node.children[index];
+    }
+  }
+  return node;
+}
+function visit(text4, visitor, options = ParseOptions.DEFAULT) {
+  const _scanner = createScanner(text4, false);
+  const _jsonPath = [];
+  let suppressedCallbacks = 0;
+  function toNoArgVisit(visitFunction) {
+    return visitFunction ? () => suppressedCallbacks === 0 && visitFunction(_scanner.getTokenOffset(), _scanner.getTokenLength(), _scanner.getTokenStartLine(), _scanner.getTokenStartCharacter()) : () => true;
+  }
+  function toOneArgVisit(visitFunction) {
+    return visitFunction ? (arg) => suppressedCallbacks === 0 && visitFunction(arg, _scanner.getTokenOffset(), _scanner.getTokenLength(), _scanner.getTokenStartLine(), _scanner.getTokenStartCharacter()) : () => true;
+  }
+  function toOneArgVisitWithPath(visitFunction) {
+    return visitFunction ? (arg) => suppressedCallbacks === 0 && visitFunction(arg, _scanner.getTokenOffset(), _scanner.getTokenLength(), _scanner.getTokenStartLine(), _scanner.getTokenStartCharacter(), () => _jsonPath.slice()) : () => true;
+  }
+  function toBeginVisit(visitFunction) {
+    return visitFunction ? () => {
+      if (suppressedCallbacks > 0) {
+        suppressedCallbacks++;
+      } else {
+        let cbReturn = visitFunction(_scanner.getTokenOffset(), _scanner.getTokenLength(), _scanner.getTokenStartLine(), _scanner.getTokenStartCharacter(), () => _jsonPath.slice());
+        if (cbReturn === false) {
+          suppressedCallbacks = 1;
+        }
+      }
+    } : () => true;
+  }
+  function toEndVisit(visitFunction) {
+    return visitFunction ? () => {
+      if (suppressedCallbacks > 0) {
+        suppressedCallbacks--;
+      }
+      if (suppressedCallbacks === 0) {
+        visitFunction(_scanner.getTokenOffset(), _scanner.getTokenLength(), _scanner.getTokenStartLine(), _scanner.getTokenStartCharacter());
+      }
+    } : () => true;
+  }
+  const onObjectBegin = toBeginVisit(visitor.onObjectBegin), onObjectProperty = toOneArgVisitWithPath(visitor.onObjectProperty), onObjectEnd = toEndVisit(visitor.onObjectEnd), onArrayBegin = toBeginVisit(visitor.onArrayBegin), onArrayEnd = toEndVisit(visitor.onArrayEnd), onLiteralValue = toOneArgVisitWithPath(visitor.onLiteralValue), onSeparator = toOneArgVisit(visitor.onSeparator), onComment = toNoArgVisit(visitor.onComment), onError = toOneArgVisit(visitor.onError);
+  const disallowComments = options && options.disallowComments;
+  const allowTrailingComma = options && options.allowTrailingComma;
+  function scanNext() {
+    while (true) {
+      const token = _scanner.scan();
+      switch (_scanner.getTokenError()) {
+        case 4:
+          handleError(
+            14
+            /* ParseErrorCode.InvalidUnicode */
+          );
+          break;
+        case 5:
+          handleError(
+            15
+            /* ParseErrorCode.InvalidEscapeCharacter */
+          );
+          break;
+        case 3:
+          handleError(
+            13
+            /* ParseErrorCode.UnexpectedEndOfNumber */
+          );
+          break;
+        case 1:
+          if (!disallowComments) {
+            handleError(
+              11
+              /* ParseErrorCode.UnexpectedEndOfComment */
+            );
+          }
+          break;
+        case 2:
+          handleError(
+            12
+            /* ParseErrorCode.UnexpectedEndOfString */
+          );
+          break;
+        case 6:
+          handleError(
+            16
+            /* ParseErrorCode.InvalidCharacter */
+          );
+          break;
+      }
+      switch (token) {
+        case 12:
+        case 13:
+          if (disallowComments) {
+            handleError(
+              10
+              /* ParseErrorCode.InvalidCommentToken */
+            );
+          } else {
+            onComment();
+          }
+          break;
+        case 16:
+          handleError(
+            1
+            /* ParseErrorCode.InvalidSymbol */
+          );
+          break;
+        case 15:
+        case 14:
+          break;
+        default:
+          return token;
+      }
+    }
+  }
+  function handleError(error2, skipUntilAfter = [], skipUntil = []) {
+    onError(error2);
+    if (skipUntilAfter.length + skipUntil.length > 0) {
+      let token = _scanner.getToken();
+      while (token !== 17) {
+        if (skipUntilAfter.indexOf(token) !== -1) {
+          scanNext();
+          break;
+        } else if (skipUntil.indexOf(token) !== -1) {
+          break;
+        }
+        token = scanNext();
+      }
+    }
+  }
+  function parseString(isValue) {
+    const value = _scanner.getTokenValue();
+    if (isValue) {
+      onLiteralValue(value);
+    } else {
+      onObjectProperty(value);
+      _jsonPath.push(value);
+    }
+    scanNext();
+    return true;
+  }
+  function parseLiteral() {
+    switch (_scanner.getToken()) {
+      case 11:
+        const tokenValue = _scanner.getTokenValue();
+        let value = Number(tokenValue);
+        if (isNaN(value)) {
+          handleError(
+            2
+            /* ParseErrorCode.InvalidNumberFormat */
+          );
+          value = 0;
+        }
+        onLiteralValue(value);
+        break;
+      case 7:
+        onLiteralValue(null);
+        break;
+      case 8:
+        onLiteralValue(true);
+        break;
+      case 9:
+        onLiteralValue(false);
+        break;
+      default:
+        return false;
+    }
+    scanNext();
+    return true;
+  }
+  function parseProperty() {
+    if (_scanner.getToken() !== 10) {
+      handleError(3, [], [
+        2,
+        5
+        /* SyntaxKind.CommaToken */
+      ]);
+      return false;
+    }
+    parseString(false);
+    if (_scanner.getToken() === 6) {
+      onSeparator(":");
+      scanNext();
+      if (!parseValue()) {
+        handleError(4, [], [
+          2,
+          5
+          /* SyntaxKind.CommaToken */
+        ]);
+      }
+    } else {
+      handleError(5, [], [
+        2,
+        5
+        /* SyntaxKind.CommaToken */
+      ]);
+    }
+    _jsonPath.pop();
+    return true;
+  }
+  function parseObject() {
+    onObjectBegin();
+    scanNext();
+    let needsComma = false;
+    while (_scanner.getToken() !== 2 && _scanner.getToken() !== 17) {
+      if (_scanner.getToken() === 5) {
+        if (!needsComma) {
+          handleError(4, [], []);
+        }
+        onSeparator(",");
+        scanNext();
+        if (_scanner.getToken() === 2 && allowTrailingComma) {
+          break;
+        }
+      } else if (needsComma) {
+        handleError(6, [], []);
+      }
+      if (!parseProperty()) {
+        handleError(4, [], [
+          2,
+          5
+          /* SyntaxKind.CommaToken */
+        ]);
+      }
+      needsComma = true;
+    }
+    onObjectEnd();
+    if (_scanner.getToken() !== 2) {
+      handleError(7, [
+        2
+        /* SyntaxKind.CloseBraceToken */
+      ], []);
+    } else {
+      scanNext();
+    }
+    return true;
+  }
+  function parseArray() {
+    onArrayBegin();
+    scanNext();
+    let isFirstElement = true;
+    let needsComma = false;
+    while (_scanner.getToken() !== 4 && _scanner.getToken() !== 17) {
+      if (_scanner.getToken() === 5) {
+        if (!needsComma) {
+          handleError(4, [], []);
+        }
+        onSeparator(",");
+        scanNext();
+        if (_scanner.getToken() === 4 && allowTrailingComma) {
+          break;
+        }
+      } else if (needsComma) {
+        handleError(6, [], []);
+      }
+      if (isFirstElement) {
+        _jsonPath.push(0);
+        isFirstElement = false;
+      } else {
+        _jsonPath[_jsonPath.length - 1]++;
+      }
+      if (!parseValue()) {
+        handleError(4, [], [
+          4,
+          5
+          /* SyntaxKind.CommaToken */
+        ]);
+      }
+      needsComma = true;
+    }
+    onArrayEnd();
+    if (!isFirstElement) {
+      _jsonPath.pop();
+    }
+    if (_scanner.getToken() !== 4) {
+      handleError(8, [
+        4
+        /* SyntaxKind.CloseBracketToken */
+      ], []);
+    } else {
+      scanNext();
+    }
+    return true;
+  }
+  function parseValue() {
+    switch (_scanner.getToken()) {
+      case 3:
+        return parseArray();
+      case 1:
+        return parseObject();
+      case 10:
+        return parseString(true);
+      default:
+        return parseLiteral();
+    }
+  }
+  scanNext();
+  if (_scanner.getToken() === 17) {
+    if (options.allowEmptyContent) {
+      return true;
+    }
+    handleError(4, [], []);
+    return false;
+  }
+  if (!parseValue()) {
+    handleError(4, [], []);
+    return false;
+  }
+  if (_scanner.getToken() !== 17) {
+    handleError(9, [], []);
+  }
+  return true;
+}
+function getNodeType(value) {
+  switch (typeof value) {
+    case "boolean":
+      return "boolean";
+    case "number":
+      return "number";
+    case "string":
+      return "string";
+    case "object": {
+      if (!value) {
+        return "null";
+      } else if (Array.isArray(value)) {
+        return "array";
+      }
+      return "object";
+    }
+    default:
+      return "null";
+  }
+}
+
+// node_modules/jsonc-parser/lib/esm/impl/edit.js
+function setProperty(text4, originalPath, value, options) {
+  const path27 = originalPath.slice();
+  const errors = [];
+  const root = parseTree(text4, errors);
+  let parent = void 0;
+  let lastSegment2 = void 0;
+  while (path27.length > 0) {
+    lastSegment2 = path27.pop();
+    parent = findNodeAtLocation(root, path27);
+    if (parent === void 0 && value !== void 0) {
+      if (typeof lastSegment2 === "string") {
+        value = { [lastSegment2]: value };
+      } else {
+        value = [value];
+      }
+    } else {
+      break;
+    }
+  }
+  if (!parent) {
+    if (value === void 0) {
+      throw new Error("Can not delete in empty document");
+    }
+    return withFormatting(text4, { offset: root ? root.offset : 0, length: root ? root.length : 0, content: JSON.stringify(value) }, options);
+  } else if (parent.type === "object" && typeof lastSegment2 === "string" && Array.isArray(parent.children)) {
+    const existing = findNodeAtLocation(parent, [lastSegment2]);
+    if (existing !== void 0) {
+      if (value === void 0) {
+        if (!existing.parent) {
+          throw new Error("Malformed AST");
+        }
+        const propertyIndex = parent.children.indexOf(existing.parent);
+        let removeBegin;
+        let removeEnd = existing.parent.offset + existing.parent.length;
+        if (propertyIndex > 0) {
+          let previous = parent.children[propertyIndex - 1];
+          removeBegin = previous.offset + previous.length;
+        } else {
+          removeBegin = parent.offset + 1;
+          if (parent.children.length > 1) {
+            let next = parent.children[1];
+            removeEnd = next.offset;
+          }
+        }
+        return withFormatting(text4, { offset: removeBegin, length: removeEnd - removeBegin, content: "" }, options);
+      } else {
+        return withFormatting(text4, { offset: existing.offset, length: existing.length, content: JSON.stringify(value) }, options);
+      }
+    } else {
+      if (value === void 0) {
+        return [];
+      }
+      const newProperty = `${JSON.stringify(lastSegment2)}: ${JSON.stringify(value)}`;
+      const index = options.getInsertionIndex ? options.getInsertionIndex(parent.children.map((p2) => p2.children[0].value)) : parent.children.length;
+      let edit;
+      if (index > 0) {
+        let previous = parent.children[index - 1];
+        edit = { offset: previous.offset + previous.length, length: 0, content: "," + newProperty };
+      } else if (parent.children.length === 0) {
+        edit = { offset: parent.offset + 1, length: 0, content: newProperty };
+      } else {
+        edit = { offset: parent.offset + 1, length: 0, content: newProperty + "," };
+      }
+      return withFormatting(text4, edit, options);
+    }
+  } else if (parent.type === "array" && typeof lastSegment2 === "number" && Array.isArray(parent.children)) {
+    const insertIndex = lastSegment2;
+    if (insertIndex === -1) {
+      const newProperty = `${JSON.stringify(value)}`;
+      let edit;
+      if (parent.children.length === 0) {
+        edit = { offset: parent.offset + 1, length: 0, content: newProperty };
+      } else {
+        const previous = parent.children[parent.children.length - 1];
+        edit = { offset: previous.offset + previous.length, length: 0, content: "," + newProperty };
+      }
+      return withFormatting(text4, edit, options);
+    } else if (value === void 0 && parent.children.length >= 0) {
+      const removalIndex = lastSegment2;
+      const toRemove = parent.children[removalIndex];
+      let edit;
+      if (parent.children.length === 1) {
+        edit = { offset: parent.offset + 1, length: parent.length - 2, content: "" };
+      } else if (parent.children.length - 1 === removalIndex) {
+        let previous = parent.children[removalIndex - 1];
+        let offset = previous.offset + previous.length;
+        let parentEndOffset = parent.offset + parent.length;
+        edit = { offset, length: parentEndOffset - 2 - offset, content: "" };
+      } else {
+        edit = { offset: toRemove.offset, length: parent.children[removalIndex + 1].offset - toRemove.offset, content: "" };
+      }
+      return withFormatting(text4, edit, options);
+    } else if (value !== void 0) {
+      let edit;
+      const newProperty = `${JSON.stringify(value)}`;
+      if (!options.isArrayInsertion && parent.children.length > lastSegment2) {
+        const toModify = parent.children[lastSegment2];
+        edit = { offset: toModify.offset, length: toModify.length, content: newProperty };
+      } else if (parent.children.length === 0 || lastSegment2 === 0) {
+        edit = { offset: parent.offset + 1, length: 0, content: parent.children.length === 0 ? newProperty : newProperty + "," };
+      } else {
+        const index = lastSegment2 > parent.children.length ? parent.children.length : lastSegment2;
+        const previous = parent.children[index - 1];
+        edit = { offset: previous.offset + previous.length, length: 0, content: "," + newProperty };
+      }
+      return withFormatting(text4, edit, options);
+    } else {
+      throw new Error(`Can not ${value === void 0 ? "remove" : options.isArrayInsertion ? "insert" : "modify"} Array index ${insertIndex} as length is not sufficient`);
+    }
+  } else {
+    throw new Error(`Can not add ${typeof lastSegment2 !== "number" ? "index" : "property"} to parent of type ${parent.type}`);
+  }
+}
+function withFormatting(text4, edit, options) {
+  if (!options.formattingOptions) {
+    return [edit];
+  }
+  let newText = applyEdit(text4, edit);
+  let begin = edit.offset;
+  let end = edit.offset + edit.content.length;
+  if (edit.length === 0 || edit.content.length === 0) {
+    while (begin > 0 && !isEOL(newText, begin - 1)) {
+      begin--;
+    }
+    while (end < newText.length && !isEOL(newText, end)) {
+      end++;
+    }
+  }
+  const edits = format(newText, { offset: begin, length: end - begin }, { ...options.formattingOptions, keepLines: false });
+  for (let i = edits.length - 1; i >= 0; i--) {
+    const edit2 = edits[i];
+    newText = applyEdit(newText, edit2);
+    begin = Math.min(begin, edit2.offset);
+    end = Math.max(end, edit2.offset + edit2.length);
+    end += edit2.content.length - edit2.length;
+  }
+  const editLength = text4.length - (newText.length - end) - begin;
+  return [{ offset: begin, length: editLength, content: newText.substring(begin, end) }];
+}
+function applyEdit(text4, edit) {
+  return text4.substring(0, edit.offset) + edit.content + text4.substring(edit.offset + edit.length);
+}
 
 // node_modules/jsonc-parser/lib/esm/main.js
 var ScanError;
@@ -54415,6 +61303,7 @@ var SyntaxKind;
   SyntaxKind2[SyntaxKind2["Unknown"] = 16] = "Unknown";
   SyntaxKind2[SyntaxKind2["EOF"] = 17] = "EOF";
 })(SyntaxKind || (SyntaxKind = {}));
+var parse4 = parse3;
 var ParseErrorCode;
 (function(ParseErrorCode2) {
   ParseErrorCode2[ParseErrorCode2["InvalidSymbol"] = 1] = "InvalidSymbol";
@@ -54434,6 +61323,29 @@ var ParseErrorCode;
   ParseErrorCode2[ParseErrorCode2["InvalidEscapeCharacter"] = 15] = "InvalidEscapeCharacter";
   ParseErrorCode2[ParseErrorCode2["InvalidCharacter"] = 16] = "InvalidCharacter";
 })(ParseErrorCode || (ParseErrorCode = {}));
+function modify(text4, path27, value, options) {
+  return setProperty(text4, path27, value, options);
+}
+function applyEdits(text4, edits) {
+  let sortedEdits = edits.slice(0).sort((a, b2) => {
+    const diff = a.offset - b2.offset;
+    if (diff === 0) {
+      return a.length - b2.length;
+    }
+    return diff;
+  });
+  let lastModifiedOffset = text4.length;
+  for (let i = sortedEdits.length - 1; i >= 0; i--) {
+    let e = sortedEdits[i];
+    if (e.offset + e.length <= lastModifiedOffset) {
+      text4 = applyEdit(text4, e);
+    } else {
+      throw new Error("Overlapping edit");
+    }
+    lastModifiedOffset = e.offset;
+  }
+  return text4;
+}
 
 // src/template/changelog.ts
 var stripV = (version) => version.trim().replace(/^v(?=\d)/i, "");
@@ -54484,8 +61396,8 @@ function liquidTexts(model) {
   const content = model.content;
   if (!content) return [];
   return [
-    ...content.texts.map(({ path: path26, text: text4 }) => ({ file: `${content.folder}/${path26}`, text: text4 })),
-    ...(content.partials?.texts ?? []).map(({ path: path26, text: text4 }) => ({ file: `${content.partials?.folder ?? ""}/${path26}`, text: text4 }))
+    ...content.texts.map(({ path: path27, text: text4 }) => ({ file: `${content.folder}/${path27}`, text: text4 })),
+    ...(content.partials?.texts ?? []).map(({ path: path27, text: text4 }) => ({ file: `${content.partials?.folder ?? ""}/${path27}`, text: text4 }))
   ];
 }
 function positionAt3(text4, offset) {
@@ -54576,22 +61488,22 @@ var stringTruthiness = {
   id: "string-truthiness",
   severity: "warning",
   check: (model) => {
-    const strings = alwaysStrings(model);
-    if (strings.size === 0) return [];
+    const strings2 = alwaysStrings(model);
+    if (strings2.size === 0) return [];
     const drafts = [];
     for (const { file, text: text4 } of liquidTexts(model)) {
       for (const piece of liquidPieces(text4)) {
         const tag = piece.token;
         if (piece.kind !== "tag" || !CONDITION_TAGS.has(tag.name)) continue;
         for (const name of truthinessTests(tag.args)) {
-          if (strings.has(name)) drafts.push({ file, ...positionAt3(text4, tag.begin), message: truthinessMessage(`{% ${tag.name} ${name} %}`, name) });
+          if (strings2.has(name)) drafts.push({ file, ...positionAt3(text4, tag.begin), message: truthinessMessage(`{% ${tag.name} ${name} %}`, name) });
         }
       }
     }
     for (const expression of model.expressions) {
       if (expression.kind !== "condition" || expression.error !== void 0) continue;
       for (const name of truthinessTests(expression.text)) {
-        if (strings.has(name)) drafts.push({ file: expression.file, pointer: expression.pointer, message: truthinessMessage(`${expression.label} (${JSON.stringify(expression.text)})`, name) });
+        if (strings2.has(name)) drafts.push({ file: expression.file, pointer: expression.pointer, message: truthinessMessage(`${expression.label} (${JSON.stringify(expression.text)})`, name) });
       }
     }
     return drafts;
@@ -54688,8 +61600,8 @@ var jinjaSyntax = {
 var nonUtf8Liquid = {
   id: "non-utf8-liquid",
   severity: "warning",
-  check: ({ content }) => (content?.nonUtf8Liquid ?? []).map(({ path: path26, line }) => ({
-    file: `${content?.folder ?? ""}/${path26}`,
+  check: ({ content }) => (content?.nonUtf8Liquid ?? []).map(({ path: path27, line }) => ({
+    file: `${content?.folder ?? ""}/${path27}`,
     line,
     column: 1,
     message: `holds {{ or {% but is not valid UTF-8, so it is copied byte for byte and never rendered: save it as UTF-8 to render it, or list it in the manifest's "verbatim" to copy it on purpose`
@@ -54698,7 +61610,7 @@ var nonUtf8Liquid = {
 var HABIT_RULES = [jinjaComment, stringTruthiness, promptOrder, jinjaSyntax, nonUtf8Liquid];
 
 // src/template/lint.ts
-var isRecord4 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var isRecord6 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 var esc = escapePointerSegment;
 var show = (value) => JSON.stringify(value) ?? String(value);
 function* walkVariables(variables2) {
@@ -54708,13 +61620,6 @@ function* walkVariables(variables2) {
     for (const [key, property] of def.properties) yield* visit2(`${label}.${key}`, top, property);
   };
   for (const [name, def] of variables2) yield* visit2(name, name, def);
-}
-function compileRegex(source) {
-  try {
-    return new RegExp(source);
-  } catch {
-    return void 0;
-  }
 }
 function regexesOf(model) {
   const found = [];
@@ -54747,6 +61652,8 @@ var RULE_OF_VALIDATION_CODE = {
   UNKNOWN_FILTER: "liquid-syntax",
   UNKNOWN_CONTENT_VARIABLE: "unknown-variable",
   INVALID_REGEX: "regex-invalid",
+  UNSAFE_PATTERN: "regex-unsafe",
+  UNSUPPORTED_PATTERN: "regex-unsafe",
   LIQUID: "migration-step",
   VERSION_ORDER: "migration-step",
   PATH_OUTSIDE_PROJECT: "migration-step",
@@ -54757,7 +61664,7 @@ var schemaRule = {
   id: "schema",
   severity: "error",
   check: (model) => {
-    const compiledBadly = new Set(regexesOf(model).filter(({ source }) => !compileRegex(source)).map(({ file, pointer }) => `${file}\0${pointer}`));
+    const compiledBadly = new Set(regexesOf(model).filter(({ source }) => patternSyntaxError(source) !== void 0).map(({ file, pointer }) => `${file}\0${pointer}`));
     const drafts = model.validationErrors.filter((error2) => !(error2.code === "INVALID_REGEX" && compiledBadly.has(`${error2.file}\0${error2.pointer}`))).map((error2) => {
       const rule = RULE_OF_VALIDATION_CODE[error2.code];
       const message = rule === void 0 && error2.pointer !== "" ? `${error2.pointer}: ${error2.message}` : error2.message;
@@ -54795,7 +61702,10 @@ var variableWithoutPrompt = {
     if (!variables2 || !prompts2) return [];
     const prompted = new Set(prompts2.prompts.map((p2) => p2.name));
     return [...variables2.variables].flatMap(
-      ([name, def]) => hasEffectiveDefault(def) || prompted.has(name) || variables2.computed.has(name) ? [] : [{ file: variables2.file, pointer: def.pointer, message: `variable "${name}" has no default and no prompt` }]
+      ([name, def]) => (
+        // A variable read from the environment (a secret CI gives) has a source of its own.
+        hasEffectiveDefault(def) || prompted.has(name) || variables2.computed.has(name) || def.env !== void 0 ? [] : [{ file: variables2.file, pointer: def.pointer, message: `variable "${name}" has no default and no prompt` }]
+      )
     );
   }
 };
@@ -54832,33 +61742,35 @@ var choicesMatchEnum = {
     return drafts;
   }
 };
-function checkDefault(def, value, pointer, label, promptPattern) {
+function checkDefault(def, value, pointer, label, promptPattern, budget) {
   const problems = [];
-  const checkString = (text4, at2, subject) => {
+  const checkString = (text4, at3, subject) => {
     const rules = [
       ...def.validation !== void 0 ? [{ source: def.validation, how: "its validation" }] : [],
       ...promptPattern ? [{ source: promptPattern.source, how: `the validate pattern of prompt "${promptPattern.prompt}"` }] : []
     ];
     for (const rule of rules) {
-      const regex2 = compileRegex(rule.source);
-      if (regex2 && !regex2.test(text4)) problems.push({ pointer: at2, message: `${subject} does not match ${rule.how} /${rule.source}/` });
+      if (!judgePattern(rule.source, budget).runnable) continue;
+      const outcome = matchPattern(rule.source, text4);
+      if ("refused" in outcome) problems.push({ pointer: at3, message: `${subject} ${outcome.refused}` });
+      else if (!outcome.matches) problems.push({ pointer: at3, message: `${subject} does not match ${rule.how} /${rule.source}/` });
     }
   };
   const inEnum = (item) => !def.enum || def.enum.some((allowed) => allowed === item);
   const notInEnum = (subject) => `${subject} is not in its enum (${(def.enum ?? []).map(show).join(", ")})`;
   if (Array.isArray(value)) {
     value.forEach((item, index) => {
-      const at2 = `${pointer}/${index}`;
+      const at3 = `${pointer}/${index}`;
       const subject = `item ${show(item)} of the default of variable "${label}"`;
-      if (!inEnum(item)) problems.push({ pointer: at2, message: notInEnum(subject) });
-      if (typeof item === "string") checkString(item, at2, subject);
-      if (def.items) problems.push(...checkDefault(def.items, item, at2, `${label}[${index}]`, void 0));
+      if (!inEnum(item)) problems.push({ pointer: at3, message: notInEnum(subject) });
+      if (typeof item === "string") checkString(item, at3, subject);
+      if (def.items) problems.push(...checkDefault(def.items, item, at3, `${label}[${index}]`, void 0, budget));
     });
-  } else if (isRecord4(value)) {
+  } else if (isRecord6(value)) {
     if (!inEnum(value)) problems.push({ pointer, message: notInEnum(`default of variable "${label}"`) });
     for (const [key, property] of def.properties) {
       if (Object.hasOwn(value, key)) {
-        problems.push(...checkDefault(property, value[key], `${pointer}/${esc(key)}`, `${label}.${key}`, void 0));
+        problems.push(...checkDefault(property, value[key], `${pointer}/${esc(key)}`, `${label}.${key}`, void 0, budget));
       }
     }
   } else {
@@ -54880,10 +61792,11 @@ var defaultInvalid = {
       }
     }
     const drafts = [];
+    const budget = analysisBudget();
     for (const { label, top, def } of walkVariables(variables2.variables)) {
-      if (!def.hasDefault) continue;
+      if (!def.hasDefault || label === top && isComputedDefault(def.default)) continue;
       const pattern = label === top ? patterns.get(top) : void 0;
-      for (const problem of checkDefault(def, def.default, `${def.pointer}/default`, label, pattern)) {
+      for (const problem of checkDefault(def, def.default, `${def.pointer}/default`, label, pattern, budget)) {
         drafts.push({ file: variables2.file, ...problem });
       }
     }
@@ -54894,20 +61807,8 @@ var regexInvalid = {
   id: "regex-invalid",
   severity: "error",
   check: (model) => regexesOf(model).flatMap(({ file, pointer, source, label }) => {
-    try {
-      new RegExp(source);
-      return [];
-    } catch (error2) {
-      return [{ file, pointer, message: `${label} is not a valid regular expression: ${firstLine(error2)}` }];
-    }
-  })
-};
-var regexUnsafe = {
-  id: "regex-unsafe",
-  severity: "error",
-  check: (model) => regexesOf(model).flatMap(({ file, pointer, source, label }) => {
-    const reason = unsafePatternReason(source);
-    return reason === void 0 ? [] : [{ file, pointer, message: `${label} ${show(source)} is not safe: ${reason}` }];
+    const error2 = patternSyntaxError(source);
+    return error2 === void 0 ? [] : [{ file, pointer, message: `${label} is not a valid regular expression: ${error2}` }];
   })
 };
 function cycles(model, owner, pointerOf, describe2) {
@@ -54917,7 +61818,8 @@ function cycles(model, owner, pointerOf, describe2) {
   const names = owner === "computed" ? [...variables2.computed.keys()] : [...variables2.variables.keys()];
   for (const name of names) dependencies.set(name, []);
   for (const expression of model.expressions) {
-    if (expression.owner.kind === owner) dependencies.set(expression.owner.name, expression.references ?? []);
+    const kind = expression.owner.kind === "default" && owner === "condition" ? "condition" : expression.owner.kind;
+    if (kind === owner) dependencies.set(expression.owner.name, [...dependencies.get(expression.owner.name) ?? [], ...expression.references ?? []]);
   }
   const drafts = [];
   dependencyOrder(
@@ -54942,8 +61844,8 @@ var conditionCycle = {
   check: (model) => cycles(
     model,
     "condition",
-    (name) => `/variables/${esc(name)}/condition`,
-    (cycle) => `conditions depend on each other in a cycle: ${cycle.join(" -> ")}`
+    (name) => `/variables/${esc(name)}/${model.expressions.some((e) => e.owner.kind === "default" && e.owner.name === name) ? "default" : "condition"}`,
+    (cycle) => `${cycle.some((name) => model.expressions.some((e) => e.owner.kind === "default" && e.owner.name === name)) ? "conditions and computed defaults" : "conditions"} depend on each other in a cycle: ${cycle.join(" -> ")}`
   )
 };
 var duplicateName = {
@@ -54966,16 +61868,16 @@ var featureNotDeclared = {
     const features = variables2?.variables.get(FEATURE_VARIABLE);
     if (features?.type !== void 0 && features.type !== "array") return [];
     if (variables2 && features) {
-      const strings = (values, pointer, where) => {
+      const strings2 = (values, pointer, where) => {
         if (typeof values === "string") named.push({ file: variables2.file, pointer, value: values, where });
         if (!Array.isArray(values)) return;
         values.forEach((value, index) => {
           if (typeof value === "string") named.push({ file: variables2.file, pointer: `${pointer}/${index}`, value, where });
         });
       };
-      strings(features.enum, `${features.pointer}/enum`, `the enum of variable "${FEATURE_VARIABLE}"`);
-      strings(features.items?.enum, `${features.pointer}/items/enum`, `the items enum of variable "${FEATURE_VARIABLE}"`);
-      strings(features.default, `${features.pointer}/default`, `the default of variable "${FEATURE_VARIABLE}"`);
+      strings2(features.enum, `${features.pointer}/enum`, `the enum of variable "${FEATURE_VARIABLE}"`);
+      strings2(features.items?.enum, `${features.pointer}/items/enum`, `the items enum of variable "${FEATURE_VARIABLE}"`);
+      strings2(features.default, `${features.pointer}/default`, `the default of variable "${FEATURE_VARIABLE}"`);
       for (const prompt of prompts2?.prompts ?? []) {
         if (prompt.name !== FEATURE_VARIABLE) continue;
         for (const choice of prompt.choices) {
@@ -55006,7 +61908,7 @@ function changelogHasVersion(text4, version) {
 }
 var changelogMissingVersion = {
   id: "changelog-missing-version",
-  severity: "error",
+  severity: "warning",
   check: ({ manifest, changelog }) => {
     if (!manifest?.version || !changelog || !VERSION_PATTERN.test(manifest.version)) return [];
     if (changelogHasVersion(changelog.text, manifest.version)) return [];
@@ -55018,7 +61920,7 @@ var changelogMissingVersion = {
     ];
   }
 };
-var WORD = /\w+/g;
+var WORD2 = /\w+/g;
 var variableUnused = {
   id: "variable-unused",
   severity: "warning",
@@ -55028,14 +61930,14 @@ var variableUnused = {
     const words2 = /* @__PURE__ */ new Set();
     const texts = [...content?.texts ?? [], ...content?.partials?.texts ?? []];
     for (const text4 of [...content?.paths ?? [], ...texts.map((t) => t.text)]) {
-      for (const [word] of text4.matchAll(WORD)) words2.add(word);
+      for (const [word] of text4.matchAll(WORD2)) words2.add(word);
     }
     const usedBy = (name) => {
       if (/^\w+$/.test(name) ? words2.has(name) : texts.some((t) => new RegExp(`\\b${escapeRegex2(name)}\\b`).test(t.text))) {
         return true;
       }
       return model.expressions.some((expression) => {
-        if (expression.owner.name === name && expression.owner.kind !== "files") return false;
+        if (expression.owner.name === name && expression.owner.kind !== "files" && expression.owner.kind !== "task") return false;
         return expression.references ? expression.references.includes(name) : new RegExp(`\\b${escapeRegex2(name)}\\b`).test(expression.text);
       });
     };
@@ -55068,6 +61970,62 @@ var standardVariableShape = {
     );
   }
 };
+var confirmNotBoolean = {
+  id: "confirm-not-boolean",
+  severity: "error",
+  check: ({ variables: variables2, prompts: prompts2 }) => {
+    if (!variables2 || !prompts2) return [];
+    return prompts2.prompts.flatMap((prompt) => {
+      const variable = prompt.name === void 0 ? void 0 : variables2.variables.get(prompt.name);
+      if (prompt.type !== "confirm" || !variable || variable.type === "boolean") return [];
+      return [{ file: prompts2.file, pointer: `${prompt.pointer}/type`, message: `prompt "${prompt.name}" is a confirm (yes or no), but variable "${prompt.name}" is ${variable.type === void 0 ? "untyped" : `a ${variable.type}`}; declare it "type": "boolean"` }];
+    });
+  }
+};
+var defaultOrder = {
+  id: "default-order",
+  severity: "error",
+  check: ({ variables: variables2, prompts: prompts2, expressions }) => {
+    if (!variables2 || !prompts2) return [];
+    const askedAt = /* @__PURE__ */ new Map();
+    prompts2.prompts.forEach((prompt, index) => {
+      if (prompt.name !== void 0 && !askedAt.has(prompt.name)) askedAt.set(prompt.name, index);
+    });
+    const drafts = [];
+    for (const expression of expressions) {
+      if (expression.owner.kind !== "default") continue;
+      const reader = expression.owner.name;
+      for (const name of expression.references ?? []) {
+        const readerAt = askedAt.get(reader);
+        const readAt = askedAt.get(name);
+        if (readerAt === void 0 || readAt === void 0 || readAt < readerAt) continue;
+        drafts.push({
+          file: expression.file,
+          pointer: expression.pointer,
+          message: `${expression.label} reads "${name}", which is asked after it (prompt ${readAt + 1}, "${reader}" is prompt ${readerAt + 1}); ask "${name}" first`
+        });
+      }
+    }
+    return drafts;
+  }
+};
+var secretInDefault = {
+  id: "secret-in-default",
+  severity: "error",
+  check: ({ variables: variables2, expressions }) => {
+    if (!variables2) return [];
+    const secrets = new Set([...variables2.variables].filter(([, def]) => def.secret).map(([name]) => name));
+    return expressions.flatMap((expression) => {
+      if (expression.owner.kind !== "default" || variables2.variables.get(expression.owner.name)?.secret) return [];
+      const read = (expression.references ?? []).filter((name) => secrets.has(name));
+      return read.map((name) => ({
+        file: expression.file,
+        pointer: expression.pointer,
+        message: `${expression.label} reads secret "${name}": the value would be written to the lock file; make "${expression.owner.name}" a secret too, or compute it another way`
+      }));
+    });
+  }
+};
 var LINT_RULES = [
   schemaRule,
   promptUnknownVariable,
@@ -55075,7 +62033,6 @@ var LINT_RULES = [
   choicesMatchEnum,
   defaultInvalid,
   regexInvalid,
-  regexUnsafe,
   computedCycle,
   conditionCycle,
   duplicateName,
@@ -55083,7 +62040,10 @@ var LINT_RULES = [
   changelogMissingVersion,
   standardVariableShape,
   variableUnused,
-  ...HABIT_RULES
+  ...HABIT_RULES,
+  confirmNotBoolean,
+  defaultOrder,
+  secretInDefault
 ];
 
 // node_modules/@inquirer/core/dist/lib/key.js
@@ -55870,7 +62830,7 @@ var getClosingCode = (openingCode) => {
     return 0;
   return void 0;
 };
-var wrapAnsiCode = (code2) => `${ESC}${ANSI_CSI}${code2}${ANSI_SGR_TERMINATOR}`;
+var wrapAnsiCode = (code18) => `${ESC}${ANSI_CSI}${code18}${ANSI_SGR_TERMINATOR}`;
 var wrapAnsiHyperlink = (url) => `${ESC}${ANSI_ESCAPE_LINK}${url}${ANSI_ESCAPE_BELL}`;
 var wrapWord = (rows, word, columns) => {
   const characters = word[Symbol.iterator]();
@@ -56013,8 +62973,8 @@ var exec2 = (string, columns, options = {}) => {
       const groupsResult = GROUP_REGEX.exec(preString);
       const groups2 = groupsResult?.groups;
       if (groups2?.code !== void 0) {
-        const code2 = Number.parseFloat(groups2.code);
-        escapeCode = code2 === END_CODE ? void 0 : code2;
+        const code18 = Number.parseFloat(groups2.code);
+        escapeCode = code18 === END_CODE ? void 0 : code18;
       } else if (groups2?.uri !== void 0) {
         escapeUrl = groups2.uri.length === 0 ? void 0 : groups2.uri;
       }
@@ -56224,17 +63184,17 @@ var Emitter = class {
       list.splice(i, 1);
     }
   }
-  emit(ev, code2, signal) {
+  emit(ev, code18, signal) {
     if (this.emitted[ev]) {
       return false;
     }
     this.emitted[ev] = true;
     let ret = false;
     for (const fn of this.listeners[ev]) {
-      ret = fn(code2, signal) === true || ret;
+      ret = fn(code18, signal) === true || ret;
     }
     if (ev === "exit") {
-      ret = this.emit("afterExit", code2, signal) || ret;
+      ret = this.emit("afterExit", code18, signal) || ret;
     }
     return ret;
   }
@@ -56334,8 +63294,8 @@ var SignalExit = class extends SignalExitBase {
     this.#process.emit = (ev, ...a) => {
       return this.#processEmit(ev, ...a);
     };
-    this.#process.reallyExit = (code2) => {
-      return this.#processReallyExit(code2);
+    this.#process.reallyExit = (code18) => {
+      return this.#processReallyExit(code18);
     };
   }
   unload() {
@@ -56357,11 +63317,11 @@ var SignalExit = class extends SignalExitBase {
     this.#process.reallyExit = this.#originalProcessReallyExit;
     this.#emitter.count -= 1;
   }
-  #processReallyExit(code2) {
+  #processReallyExit(code18) {
     if (!processOk(this.#process)) {
       return 0;
     }
-    this.#process.exitCode = code2 || 0;
+    this.#process.exitCode = code18 || 0;
     this.#emitter.emit("exit", this.#process.exitCode, null);
     return this.#originalProcessReallyExit.call(this.#process, this.#process.exitCode);
   }
@@ -56557,8 +63517,8 @@ function createPrompt(view) {
         }
         cleanups.add(listenTo(signal, "abort", abort));
       }
-      cleanups.add(onExit((code2, signal2) => {
-        rejectPrompt(new ExitPromptError(`User force closed the prompt with ${code2} ${signal2}`));
+      cleanups.add(onExit((code18, signal2) => {
+        rejectPrompt(new ExitPromptError(`User force closed the prompt with ${code18} ${signal2}`));
       }));
       cleanups.add(listenTo(rl, "SIGINT", () => rejectPrompt(new ExitPromptError(`User force closed the prompt with SIGINT`))));
       cleanups.add(listenTo(rl, "close", clearEffects));
@@ -56818,11 +63778,95 @@ var dist_default4 = createPrompt((config, done) => {
   return `${lines}${cursorHide}`;
 });
 
+// node_modules/@inquirer/confirm/dist/index.js
+import { styleText as styleText4 } from "node:util";
+var confirmTheme = {
+  keywords: {
+    yes: "Yes",
+    no: "No",
+    error: ({ yes, no: no2 }) => `You must answer with "${yes}" or "${no2}"`
+  },
+  style: {
+    confirmDefault: (text4) => {
+      const first = text4[0] ?? "";
+      if (first.toLowerCase() === first.toUpperCase()) {
+        return styleText4("cyan", text4);
+      }
+      return first.toUpperCase() + text4.slice(1);
+    }
+  }
+};
+var dist_default5 = createPrompt((config, done) => {
+  const [status, setStatus] = useState("idle");
+  const [value, setValue] = useState("");
+  const [errorMsg, setError] = useState();
+  const theme = makeTheme(confirmTheme, config.theme);
+  const prefix = usePrefix({ status, theme });
+  const { yes, no: no2 } = theme.keywords;
+  const yesHint = (yes[0] ?? "").toLowerCase();
+  const noHint = (no2[0] ?? "").toLowerCase();
+  const hint = config.default === false ? `${yesHint}/${theme.style.confirmDefault(noHint)}` : `${theme.style.confirmDefault(yesHint)}/${noHint}`;
+  function boolToString(value2) {
+    return value2 ? yes : no2;
+  }
+  const { transformer = boolToString } = config;
+  function getBooleanValue(value2) {
+    const v2 = value2.trim().toLowerCase();
+    if (v2 === "")
+      return config.default !== false;
+    if (yes.toLowerCase().startsWith(v2))
+      return true;
+    if (no2.toLowerCase().startsWith(v2))
+      return false;
+    if ("yes".startsWith(v2))
+      return true;
+    if ("no".startsWith(v2))
+      return false;
+    return void 0;
+  }
+  useKeypress((key, rl) => {
+    if (status !== "idle")
+      return;
+    if (isEnterKey(key)) {
+      const answer = getBooleanValue(value);
+      if (answer === void 0) {
+        rl.write(value);
+        setError(theme.keywords.error({ yes, no: no2 }));
+        return;
+      }
+      setValue(transformer(answer));
+      setStatus("done");
+      done(answer);
+    } else if (isTabKey(key)) {
+      const answer = boolToString(!(getBooleanValue(value) ?? config.default !== false));
+      rl.clearLine(0);
+      rl.write(answer);
+      setValue(answer);
+    } else {
+      setValue(rl.line);
+      setError(void 0);
+    }
+  });
+  let formattedValue = value;
+  let defaultValue = "";
+  if (status === "done") {
+    formattedValue = theme.style.answer(value);
+  } else {
+    defaultValue = ` ${theme.style.defaultAnswer(hint)}`;
+  }
+  const message = theme.style.message(config.message, status);
+  let error2 = "";
+  if (errorMsg) {
+    error2 = theme.style.error(errorMsg);
+  }
+  return [`${prefix} ${message}${defaultValue} ${formattedValue}`, error2];
+});
+
 // node_modules/@inquirer/input/dist/index.js
 var inputTheme = {
   validationFailureMode: "keep"
 };
-var dist_default5 = createPrompt((config, done) => {
+var dist_default6 = createPrompt((config, done) => {
   const { prefill = "tab" } = config;
   const theme = makeTheme(inputTheme, config.theme);
   const [status, setStatus] = useState("idle");
@@ -56903,14 +63947,78 @@ var dist_default5 = createPrompt((config, done) => {
   ];
 });
 
+// node_modules/@inquirer/password/dist/index.js
+import { styleText as styleText5 } from "node:util";
+var passwordTheme = {
+  style: {
+    maskedText: "[input is masked]",
+    keysHelpTip: (keys) => keys.map(([key, action]) => `${styleText5("bold", key)} ${styleText5("dim", action)}`).join(styleText5("dim", " \u2022 "))
+  }
+};
+var dist_default7 = createPrompt((config, done) => {
+  const { toggleMask = true, validate = () => true } = config;
+  const theme = makeTheme(passwordTheme, config.theme);
+  const [status, setStatus] = useState("idle");
+  const [errorMsg, setError] = useState();
+  const [value, setValue] = useState("");
+  const [revealed, setRevealed] = useState(false);
+  const prefix = usePrefix({ status, theme });
+  useKeypress(async (key, rl) => {
+    if (status !== "idle") {
+      return;
+    }
+    if (isEnterKey(key)) {
+      const answer = value;
+      setStatus("loading");
+      const isValid = await validate(answer);
+      if (isValid === true) {
+        setValue(answer);
+        setStatus("done");
+        done(answer);
+      } else {
+        rl.write(value);
+        setError(isValid || "You must provide a valid value");
+        setStatus("idle");
+      }
+    } else if (toggleMask && key.ctrl && key.name === "t") {
+      setRevealed((prev) => !prev);
+    } else {
+      setValue(rl.line);
+      setError(void 0);
+    }
+  });
+  const message = theme.style.message(config.message, status);
+  const showPlaintext = toggleMask && revealed && status === "idle";
+  let formattedValue = "";
+  if (showPlaintext) {
+    formattedValue = value;
+  } else if (config.mask) {
+    const maskChar = typeof config.mask === "string" ? config.mask : "*";
+    formattedValue = maskChar.repeat(value.length);
+  } else if (status !== "done") {
+    formattedValue = theme.style.help(theme.style.maskedText);
+  }
+  if (status === "done") {
+    formattedValue = theme.style.answer(formattedValue);
+  } else if (!config.mask) {
+    formattedValue += cursorHide;
+  }
+  const content = [prefix, message, formattedValue].join(" ");
+  const bottomContent = [
+    errorMsg ? theme.style.error(errorMsg) : "",
+    toggleMask && status === "idle" ? theme.style.keysHelpTip([["ctrl+t", "toggle visibility"]]) : ""
+  ].filter(Boolean).join("\n");
+  return [content, bottomContent];
+});
+
 // node_modules/@inquirer/select/dist/index.js
-import { styleText as styleText4 } from "node:util";
+import { styleText as styleText6 } from "node:util";
 var selectTheme = {
   icon: { cursor: dist_default.pointer },
   style: {
-    disabled: (text4) => styleText4("dim", text4),
-    description: (text4) => styleText4("cyan", text4),
-    keysHelpTip: (keys) => keys.map(([key, action]) => `${styleText4("bold", key)} ${styleText4("dim", action)}`).join(styleText4("dim", " \u2022 "))
+    disabled: (text4) => styleText6("dim", text4),
+    description: (text4) => styleText6("cyan", text4),
+    keysHelpTip: (keys) => keys.map(([key, action]) => `${styleText6("bold", key)} ${styleText6("dim", action)}`).join(styleText6("dim", " \u2022 "))
   },
   i18n: { disabledError: "This option is disabled and cannot be selected." },
   indexMode: "hidden"
@@ -56947,7 +64055,7 @@ function normalizeChoices2(choices) {
     return normalizedChoice;
   });
 }
-var dist_default6 = createPrompt((config, done) => {
+var dist_default8 = createPrompt((config, done) => {
   const { loop = true, pageSize = 7 } = config;
   const theme = makeTheme(selectTheme, config.theme);
   const { keybindings: keybindings2 } = theme;
@@ -57078,9 +64186,12 @@ var dist_default6 = createPrompt((config, done) => {
 // src/template/prompts.ts
 function inquirerPrompter(context) {
   return {
-    input: (options) => dist_default5(options, context),
-    select: (options) => dist_default6({ ...options, choices: [...options.choices] }, context),
-    checkbox: (options) => dist_default4({ ...options, choices: [...options.choices] }, context)
+    input: (options) => dist_default6(options, context),
+    select: (options) => dist_default8({ ...options, choices: [...options.choices] }, context),
+    checkbox: (options) => dist_default4({ ...options, choices: [...options.choices] }, context),
+    confirm: (options) => dist_default5(options, context),
+    // No mask: not even the length of a secret is shown.
+    password: (options) => dist_default7(options, context)
   };
 }
 var defaultPrompter = inquirerPrompter();
@@ -57187,7 +64298,12 @@ async function readAnswersFile(file) {
 }
 async function givenAnswers(template, given) {
   const fromFile = given.answersFile === void 0 ? {} : await readAnswersFile(given.answersFile);
-  return parseSetArguments(given.set ?? [], template.variables, { ...given.answers, ...fromFile });
+  const answers = parseSetArguments(given.set ?? [], template.variables, { ...given.answers, ...fromFile });
+  const fromEnv = Object.entries(template.variables).flatMap(([name, definition]) => {
+    const value = definition.env === void 0 ? void 0 : given.env?.[definition.env];
+    return value === void 0 || value === "" || Object.hasOwn(answers, name) ? [] : [`${name}=${value}`];
+  });
+  return fromEnv.length === 0 ? answers : parseSetArguments(fromEnv, template.variables, answers);
 }
 
 // src/project/errors.ts
@@ -57209,7 +64325,7 @@ var ProjectLockError = class extends Error {
 };
 
 // src/migrate/run.ts
-import { readFile as readFile10, realpath as realpath4, stat as stat8 } from "node:fs/promises";
+import { readFile as readFile9, realpath as realpath4, stat as stat9, writeFile as writeFile2 } from "node:fs/promises";
 import path19 from "node:path";
 
 // src/migrate/apply.ts
@@ -57232,7 +64348,11 @@ var nodeFileSystem = {
   },
   chmod: (file, mode) => nodeFs.chmod(file, mode),
   readdir: (dir) => nodeFs.readdir(dir),
-  rmdir: (dir) => nodeFs.rmdir(dir)
+  rmdir: (dir) => nodeFs.rmdir(dir),
+  readFile: readIfExists,
+  replaceFile: (file, data) => writeFileAtomic(file, data),
+  syncFile,
+  syncDirectory: (dir) => syncDirectory(dir).catch(() => void 0)
 };
 var ApplyError = class extends Error {
   constructor(message, rolledBack, backupDir, options) {
@@ -57285,16 +64405,17 @@ async function applyOperations(root, operations, options) {
     journalVersion: 1,
     phase,
     backupDir: path18.relative(root, backupDir).split(path18.sep).join("/"),
-    files: prepared.map((item) => ({ path: item.operation.path, saved: item.saved !== void 0 }))
+    files: prepared.map((item) => ({ path: item.operation.path, saved: item.saved !== void 0, keep: item.operation.backup === true }))
   });
   const journalFile = path18.join(root, JOURNAL_FILE);
+  const writeJournal = (phase) => fs4.replaceFile(journalFile, `${JSON.stringify(journal(phase), null, 2)}
+`);
   const dropJournal = async () => {
-    await nodeFs.rm(journalFile, { force: true });
-    await syncDirectory(root).catch(() => void 0);
+    await fs4.rm(journalFile);
+    await fs4.syncDirectory(root);
   };
   try {
-    await writeFileAtomic(journalFile, `${JSON.stringify(journal("prepare"), null, 2)}
-`);
+    await writeJournal("prepare");
   } catch (error2) {
     throw new ApplyError(`could not write the migration journal, nothing was changed: ${messageOf(error2)}`, true, void 0, { cause: error2 });
   }
@@ -57336,9 +64457,8 @@ async function applyOperations(root, operations, options) {
     throw new ApplyError(`could not back up the old files, nothing was changed: ${messageOf(error2)}`, true, void 0, { cause: error2 });
   }
   try {
-    for (const item of prepared) if (item.saved) await syncFile(item.saved);
-    await writeFileAtomic(journalFile, `${JSON.stringify(journal("apply"), null, 2)}
-`);
+    for (const item of prepared) if (item.saved) await fs4.syncFile(item.saved);
+    await writeJournal("apply");
   } catch (error2) {
     await cleanTemps();
     await cleanCreatedDirs();
@@ -57381,20 +64501,28 @@ async function applyOperations(root, operations, options) {
       { cause: error2 }
     );
   }
-  await Promise.all(prepared.map((item) => syncDirectory(path18.dirname(item.target)).catch(() => void 0)));
-  await dropJournal();
   const keep = new Set(prepared.filter((item) => item.saved && item.operation.backup).map((item) => item.operation.path));
+  for (const dir of new Set(prepared.map((item) => path18.dirname(item.target)))) await fs4.syncDirectory(dir);
+  let journalDone = true;
+  try {
+    await writeJournal("done");
+  } catch {
+    journalDone = false;
+    await dropJournal();
+  }
   await pruneBackups(fs4, backupDir, prepared, keep, root);
+  if (journalDone) await dropJournal().catch(() => void 0);
   const backups = [...keep];
   return backups.length > 0 ? { backupDir, backups } : { backups };
 }
-async function removeTempsBeside(file) {
-  const prefix = `.${path18.basename(file)}.`;
-  const names = await nodeFs.readdir(path18.dirname(file)).catch(() => []);
+async function removeTempsBeside(fs4, file) {
+  const prefix = tempNamePrefix(file);
+  const names = await fs4.readdir(path18.dirname(file)).catch(() => []);
   for (const name of names) {
-    if (name.startsWith(prefix) && TEMP_FILE_PATTERN.test(name)) await nodeFs.rm(path18.join(path18.dirname(file), name), { force: true });
+    if (name.startsWith(prefix) && TEMP_FILE_PATTERN.test(name)) await fs4.rm(path18.join(path18.dirname(file), name));
   }
 }
+var PHASES = ["prepare", "apply", "restored", "done"];
 function parseJournal(text4) {
   let value;
   try {
@@ -57403,8 +64531,8 @@ function parseJournal(text4) {
     return void 0;
   }
   const journal = value;
-  if (!journal || journal.journalVersion !== 1 || journal.phase !== "prepare" && journal.phase !== "apply" || typeof journal.backupDir !== "string" || !Array.isArray(journal.files)) return void 0;
-  if (!journal.files.every((f2) => typeof f2 === "object" && f2 !== null && typeof f2.path === "string" && typeof f2.saved === "boolean")) return void 0;
+  if (!journal || journal.journalVersion !== 1 || !PHASES.includes(journal.phase) || typeof journal.backupDir !== "string" || !Array.isArray(journal.files)) return void 0;
+  if (!journal.files.every((f2) => typeof f2 === "object" && f2 !== null && typeof f2.path === "string" && typeof f2.saved === "boolean" && (f2.keep === void 0 || typeof f2.keep === "boolean"))) return void 0;
   return journal;
 }
 function insideRoot(root, relative2) {
@@ -57412,35 +64540,47 @@ function insideRoot(root, relative2) {
   const back = path18.relative(root, target);
   return back === "" || back.startsWith("..") || path18.isAbsolute(back) ? void 0 : target;
 }
-async function recoverInterruptedApply(root) {
+async function recoverInterruptedApply(root, options = {}) {
+  const fs4 = { ...nodeFileSystem, ...options.fs };
   const journalFile = path18.join(root, JOURNAL_FILE);
-  await removeTempsBeside(journalFile);
-  const text4 = await readIfExists(journalFile);
+  await removeTempsBeside(fs4, journalFile);
+  const text4 = await fs4.readFile(journalFile);
   if (text4 === void 0) return void 0;
   const journal = parseJournal(text4.toString("utf8"));
   const backupDir = journal ? insideRoot(root, journal.backupDir) : void 0;
   if (!journal || !backupDir) throw new ApplyError(`${journalFile} is not a migration journal this version can read; restore the project from ${BACKUPS_HINT} by hand and remove it`, false);
-  const restored = [];
-  for (const file of journal.files) {
+  const files = journal.files.flatMap((file) => {
     const target = insideRoot(root, file.path);
-    if (!target) continue;
-    await removeTempsBeside(target);
-    if (journal.phase !== "apply") continue;
-    if (file.saved) {
-      const saved = path18.join(backupDir, toNative(file.path));
-      await writeFileAtomic(target, await nodeFs.readFile(saved));
-      const mode = await nodeFileSystem.modeOf(saved);
-      if (mode !== void 0) await nodeFs.chmod(target, mode);
-    } else {
-      await nodeFs.rm(target, { force: true });
+    return target ? [{ ...file, target, copy: path18.join(backupDir, toNative(file.path)) }] : [];
+  });
+  for (const file of files) await removeTempsBeside(fs4, file.target);
+  if (journal.phase === "apply") {
+    for (const file of files) {
+      if (!file.saved) {
+        await fs4.rm(file.target);
+        continue;
+      }
+      const bytes = await fs4.readFile(file.copy);
+      if (bytes === void 0) throw new ApplyError(`${journalFile} names a copy of ${file.path} that is missing from ${backupDir}; restore the project from ${BACKUPS_HINT} by hand and remove the journal`, false, backupDir);
+      await fs4.replaceFile(file.target, bytes);
+      const mode = await fs4.modeOf(file.copy);
+      if (mode !== void 0) await fs4.chmod(file.target, mode);
     }
-    restored.push(file.path);
+    for (const dir of new Set(files.map((file) => path18.dirname(file.target)))) await fs4.syncDirectory(dir);
+    await fs4.replaceFile(journalFile, `${JSON.stringify({ ...journal, phase: "restored" }, null, 2)}
+`);
   }
-  await nodeFs.rm(backupDir, { recursive: true, force: true });
-  await removeEmptyDirs(nodeFileSystem, path18.dirname(backupDir), root);
-  await nodeFs.rm(journalFile, { force: true });
-  await syncDirectory(root).catch(() => void 0);
-  return { phase: journal.phase, restored };
+  for (const file of files) {
+    if (journal.phase === "done" && file.saved && file.keep) continue;
+    await fs4.rm(file.copy);
+    await removeEmptyDirs(fs4, path18.dirname(file.copy), root);
+  }
+  await removeEmptyDirs(fs4, backupDir, root);
+  await fs4.rm(journalFile);
+  await fs4.syncDirectory(root);
+  if (journal.phase === "done") return void 0;
+  const restored = journal.phase === "prepare" ? [] : files.map((file) => file.path);
+  return { phase: journal.phase === "prepare" ? "prepare" : "apply", restored };
 }
 
 // node_modules/diff/libesm/diff/base.js
@@ -57543,16 +64683,16 @@ var Diff = class {
       }
     }
   }
-  addToPath(path26, added, removed, oldPosInc, options) {
-    const last = path26.lastComponent;
+  addToPath(path27, added, removed, oldPosInc, options) {
+    const last = path27.lastComponent;
     if (last && !options.oneChangePerToken && last.added === added && last.removed === removed) {
       return {
-        oldPos: path26.oldPos + oldPosInc,
+        oldPos: path27.oldPos + oldPosInc,
         lastComponent: { count: last.count + 1, added, removed, previousComponent: last.previousComponent }
       };
     } else {
       return {
-        oldPos: path26.oldPos + oldPosInc,
+        oldPos: path27.oldPos + oldPosInc,
         lastComponent: { count: 1, added, removed, previousComponent: last }
       };
     }
@@ -57649,7 +64789,7 @@ var Diff = class {
 var LineDiff = class extends Diff {
   constructor() {
     super(...arguments);
-    this.tokenize = tokenize;
+    this.tokenize = tokenize2;
   }
   equals(left, right, options) {
     if (options.ignoreWhitespace) {
@@ -57674,7 +64814,7 @@ var lineDiff = new LineDiff();
 function diffLines(oldStr, newStr, options) {
   return lineDiff.diff(oldStr, newStr, options);
 }
-function tokenize(value, options) {
+function tokenize2(value, options) {
   if (options.stripTrailingCr) {
     value = value.replace(/\r\n/g, "\n");
   }
@@ -57891,6 +65031,12 @@ ${hunk.map(print).join("")}`;
 
 // src/migrate/run.ts
 var BACKUP_FOLDER = ".template-backups";
+var BACKUP_GITIGNORE = "# backups of template-registry migrate and update: never committed\n*\n";
+async function ignoreBackups(root) {
+  await writeFile2(path19.join(root, BACKUP_FOLDER, ".gitignore"), BACKUP_GITIGNORE, { flag: "wx" }).catch((error2) => {
+    if (error2.code !== "EEXIST") throw error2;
+  });
+}
 var forTemplate = (steps, templateId) => steps.filter((step) => step.templateId === void 0 || step.templateId === templateId);
 function breakingWarning(count) {
   return `${count} breaking migration step${count === 1 ? "" : "s"}: review the migration guide before applying`;
@@ -57949,11 +65095,11 @@ var PlannedProject = class {
     if (!state) {
       const file = path19.join(this.root, ...key.split("/"));
       try {
-        state = { kind: "file", data: await readFile10(file) };
+        state = { kind: "file", data: await readFile9(file) };
       } catch (error2) {
-        const code2 = error2.code;
-        if (code2 === "EISDIR") state = { kind: "folder" };
-        else if (code2 === "ENOENT" || code2 === "ENOTDIR") state = { kind: "missing" };
+        const code18 = error2.code;
+        if (code18 === "EISDIR") state = { kind: "folder" };
+        else if (code18 === "ENOENT" || code18 === "ENOTDIR") state = { kind: "missing" };
         else throw error2;
       }
       this.disk.set(key, state);
@@ -58148,7 +65294,7 @@ function timestamp(date) {
 }
 async function pathExists(file) {
   try {
-    await stat8(file);
+    await stat9(file);
     return true;
   } catch {
     return false;
@@ -58168,7 +65314,8 @@ async function planRun(steps, context) {
   const chain = chainSteps(steps, context);
   const result = { success: true, changes: [], warnings: [], errors: [], applied: [], skipped: [], plan: [] };
   if (chain.steps.length > 0) result.reachedVersion = chain.reachedVersion;
-  const planned = (extra = {}) => ({ result, reachedVersion: chain.reachedVersion, ...extra });
+  const stepChanges = [];
+  const planned = (extra = {}) => ({ result, reachedVersion: chain.reachedVersion, stepChanges, ...extra });
   const fail = (message, extra = {}) => {
     result.success = false;
     result.errors.push(message);
@@ -58177,7 +65324,7 @@ async function planRun(steps, context) {
   const root = path19.resolve(context.projectPath);
   let realRoot;
   try {
-    if (!(await stat8(root)).isDirectory()) return fail(`project folder ${context.projectPath} is not a folder`);
+    if (!(await stat9(root)).isDirectory()) return fail(`project folder ${context.projectPath} is not a folder`);
     realRoot = await realpath4(root);
   } catch {
     return fail(`project folder ${context.projectPath} does not exist`);
@@ -58241,6 +65388,7 @@ async function planRun(steps, context) {
       }
     }
     result.applied.push(step.id);
+    stepChanges.push({ id: step.id, changes: stepResult.changes });
   }
   return planned({ project, ...withLock });
 }
@@ -58259,23 +65407,40 @@ async function applyPlannedRun(planned, options) {
   try {
     const backupDir = await freshBackupDir(project.root, (options.now ?? (() => /* @__PURE__ */ new Date()))());
     const outcome = await applyOperations(project.root, operations, { backupDir, ...options.fs ? { fs: options.fs } : {} });
-    if (outcome.backupDir) done.backupDir = outcome.backupDir;
+    if (outcome.backupDir) {
+      done.backupDir = outcome.backupDir;
+      await ignoreBackups(project.root).catch(() => void 0);
+    }
   } catch (error2) {
     if (!(error2 instanceof ApplyError)) throw error2;
     return { ...done, success: false, errors: [...done.errors, error2.message], plan: [], ...error2.backupDir ? { backupDir: error2.backupDir } : {} };
   }
   return done;
 }
+function changedByUser(changes, lock) {
+  const movedAway = new Set(changes.map((change) => change.movedFrom).filter((from) => from !== void 0));
+  const changed = [];
+  for (const change of changes) {
+    if (!change.before || change.operation.kind === "copy") continue;
+    if (change.operation.kind === "delete" && movedAway.has(change.key)) continue;
+    if (lock.files[change.key]?.sha256 !== sha256Hex2(change.before)) changed.push(change.key);
+  }
+  return changed;
+}
+async function plannedChangesToChangedFiles(planned) {
+  if (!planned.project || !planned.lock?.files) return [];
+  return changedByUser(await netChanges(planned.project, false), planned.lock);
+}
 function changedFilesMessage(changed) {
   return `the steps would overwrite or remove ${changed.length === 1 ? "a file" : `${changed.length} files`} changed in the project since it was generated: ${changed.join(", ")}`;
 }
 
 // src/migrate/declarative.ts
-import { readdir as readdir6, readFile as readFile11, stat as stat9 } from "node:fs/promises";
+import { readdir as readdir7, readFile as readFile10, stat as stat10 } from "node:fs/promises";
 import path20 from "node:path";
 async function templateWhitespace(dir) {
   try {
-    const manifest = JSON.parse(await readFile11(path20.join(path20.dirname(dir), MANIFEST_FILE), "utf8"));
+    const manifest = JSON.parse(await readFile10(path20.join(path20.dirname(dir), MANIFEST_FILE), "utf8"));
     return manifest.whitespace === "line" || manifest.whitespace === "liquid" ? manifest.whitespace : void 0;
   } catch {
     return void 0;
@@ -58298,12 +65463,12 @@ function migrationScope(lock) {
 }
 var RENDERED_FIELDS = RENDERED_CHANGE_FIELDS;
 async function loadFile(file, engine, problems) {
-  const checked = checkJsonText(file, await readFile11(file, "utf8"), "migration-step");
+  const checked = checkJsonText(file, await readFile10(file, "utf8"), "migration-step");
   problems.push(...checked.problems);
   if (checked.problems.length > 0) return void 0;
-  const at2 = (pointer) => nearestPosition(checked.positions, pointer);
+  const at3 = (pointer) => nearestPosition(checked.positions, pointer);
   const data = checked.value;
-  const found = checkMigrationStep(data, engine).map((violation) => ({ file, ...violation, ...at2(violation.pointer) }));
+  const found = checkMigrationStep(data, engine).map((violation) => ({ file, ...violation, ...at3(violation.pointer) }));
   problems.push(...found);
   return found.length === 0 ? { file, data } : void 0;
 }
@@ -58340,12 +65505,12 @@ function toStep({ file, data }, engine, options) {
 }
 async function loadDeclarativeSteps(dir, options) {
   try {
-    if (!(await stat9(dir)).isDirectory()) throw new Error(`${dir} is not a folder`);
+    if (!(await stat10(dir)).isDirectory()) throw new Error(`${dir} is not a folder`);
   } catch (error2) {
     if (error2.code === "ENOENT") return [];
     throw error2;
   }
-  const entries = await readdir6(dir, { withFileTypes: true });
+  const entries = await readdir7(dir, { withFileTypes: true });
   const names = entries.filter((entry) => entry.isFile() && entry.name.endsWith(".json")).map((entry) => entry.name).sort();
   const whitespace = options.engine ? void 0 : await templateWhitespace(dir);
   const engine = options.engine ?? createEngine(whitespace ? { whitespace } : {});
@@ -58408,13 +65573,13 @@ function append(out, items) {
 }
 function sideLines(base, region, hunks) {
   const lines = [];
-  let at2 = region.start;
+  let at3 = region.start;
   for (const hunk of hunks) {
-    append(lines, base.slice(at2, hunk.start));
+    append(lines, base.slice(at3, hunk.start));
     append(lines, hunk.lines);
-    at2 = hunk.end;
+    at3 = hunk.end;
   }
-  append(lines, base.slice(at2, region.end));
+  append(lines, base.slice(at3, region.end));
   return lines;
 }
 function terminated(lines) {
@@ -58444,31 +65609,128 @@ function mergeThreeWay(base, ours, theirs, labels, options = {}) {
   const regions = toRegions(toHunks(diffLines2(base, ours)), toHunks(diffLines2(base, theirs)));
   const out = [];
   let conflicts = 0;
-  let at2 = 0;
+  let at3 = 0;
   for (const region of regions) {
-    append(out, baseLines.slice(at2, region.start));
+    append(out, baseLines.slice(at3, region.start));
     const { lines, conflict } = resolveRegion(baseLines, region, labels, style);
     append(out, lines);
     if (conflict) conflicts++;
-    at2 = region.end;
+    at3 = region.end;
   }
-  append(out, baseLines.slice(at2));
+  append(out, baseLines.slice(at3));
   return { clean: conflicts === 0, text: out.join(""), conflicts };
 }
 
+// src/migrate/json-merge.ts
+var MAX_JSON_MERGE_CHARS = 2 * 1024 * 1024;
+var MAX_KEY_CHANGES = 1e3;
+var MISSING = /* @__PURE__ */ Symbol("missing");
+var isObject2 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+function equal(a, b2) {
+  if (a === b2) return true;
+  if (a === MISSING || b2 === MISSING || typeof a !== "object" || typeof b2 !== "object" || a === null || b2 === null) return false;
+  if (Array.isArray(a) || Array.isArray(b2)) {
+    return Array.isArray(a) && Array.isArray(b2) && a.length === b2.length && a.every((item, index) => equal(item, b2[index]));
+  }
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b2).length && keys.every((key) => Object.hasOwn(b2, key) && equal(a[key], b2[key]));
+}
+function parsed(text4) {
+  const errors = [];
+  const value = parse4(text4, errors, { allowTrailingComma: true, disallowComments: false });
+  return errors.length === 0 ? value : void 0;
+}
+function at2(root, path27) {
+  let current = root;
+  for (const key of path27) {
+    if (!isObject2(current) || !Object.hasOwn(current, key)) return MISSING;
+    current = current[key];
+  }
+  return current;
+}
+function keyChanges(base, theirs, path27, out) {
+  const siblings = Object.keys(theirs);
+  const keys = [...siblings, ...Object.keys(base).filter((key) => !Object.hasOwn(theirs, key))];
+  for (const key of keys) {
+    const before = Object.hasOwn(base, key) ? base[key] : MISSING;
+    const after = Object.hasOwn(theirs, key) ? theirs[key] : MISSING;
+    if (equal(before, after)) continue;
+    if (isObject2(before) && isObject2(after)) keyChanges(before, after, [...path27, key], out);
+    else out.push({ path: [...path27, key], value: after, siblings });
+  }
+}
+function formattingOf(text4) {
+  const indent = /^([ \t]+)\S/m.exec(text4)?.[1] ?? "  ";
+  const tabs = indent.startsWith("	");
+  return { insertSpaces: !tabs, tabSize: tabs ? 1 : indent.length, eol: text4.includes("\r\n") ? "\r\n" : "\n" };
+}
+function insertionIndex(key, siblings) {
+  return (properties) => {
+    const position = siblings.indexOf(key);
+    for (let k2 = position - 1; k2 >= 0; k2--) {
+      const found = properties.indexOf(siblings[k2]);
+      if (found >= 0) return found + 1;
+    }
+    for (let k2 = position + 1; k2 < siblings.length; k2++) {
+      const found = properties.indexOf(siblings[k2]);
+      if (found >= 0) return found;
+    }
+    return properties.length;
+  };
+}
+function mergeJsonByKey(base, ours, theirs) {
+  if (Math.max(base.length, ours.length, theirs.length) > MAX_JSON_MERGE_CHARS) return void 0;
+  const [baseValue, oursValue, theirsValue] = [parsed(base), parsed(ours), parsed(theirs)];
+  if (baseValue === void 0 || oursValue === void 0 || theirsValue === void 0) return void 0;
+  if (!isObject2(baseValue) || !isObject2(oursValue) || !isObject2(theirsValue)) return void 0;
+  const changes = [];
+  keyChanges(baseValue, theirsValue, [], changes);
+  if (changes.length > MAX_KEY_CHANGES) return void 0;
+  const formattingOptions = formattingOf(ours);
+  let text4 = ours;
+  for (const change of changes) {
+    const mine = at2(oursValue, change.path);
+    if (equal(mine, change.value)) continue;
+    if (!equal(mine, at2(baseValue, change.path))) return void 0;
+    if (!isObject2(at2(oursValue, change.path.slice(0, -1)))) return void 0;
+    const key = change.path.at(-1);
+    const edits = modify(text4, change.path, change.value === MISSING ? void 0 : change.value, {
+      formattingOptions,
+      getInsertionIndex: insertionIndex(key, change.siblings)
+    });
+    text4 = applyEdits(text4, edits);
+  }
+  return parsed(text4) === void 0 ? void 0 : text4;
+}
+
 // src/migrate/merge-files.ts
+function updatePolicies(templateRules = [], skip = []) {
+  const compile2 = (glob, where) => {
+    try {
+      return globMatcher(glob);
+    } catch (error2) {
+      throw new TypeError(`${where}: ${errorMessage(error2)}`, { cause: error2 });
+    }
+  };
+  const rules = [
+    ...skip.map((glob, n) => ({ matches: compile2(glob, `skip[${n}] of the lock`), found: { policy: "once", rule: `skipped by the project (update --skip ${glob})` } })),
+    ...templateRules.map(({ path: path27, policy }, n) => ({ matches: compile2(path27, `updatePolicy[${n}].path of the template`), found: { policy, rule: `updatePolicy "${policy}" of ${path27}` } }))
+  ];
+  return (path27) => rules.find((rule) => rule.matches(path27))?.found ?? { policy: "merge" };
+}
+var JSON_FILE = /\.json$/i;
 var REJECT_SUFFIX = ".rej";
 var text3 = (data) => data?.toString("utf8");
-function diffOf(path26, before, after) {
-  return unifiedDiff(text3(before), text3(after), { ...before ? { oldPath: path26 } : {}, ...after ? { newPath: path26 } : {} });
+function diffOf(path27, before, after) {
+  return unifiedDiff(text3(before), text3(after), { ...before ? { oldPath: path27 } : {}, ...after ? { newPath: path27 } : {} });
 }
 function followSteps(project, files) {
   const moves = project.moves();
   const followed = /* @__PURE__ */ new Map();
-  for (const [path26, value] of files) {
-    const moved = moves.get(path26);
+  for (const [path27, value] of files) {
+    const moved = moves.get(path27);
     if (moved !== void 0) followed.set(moved, value);
-    else if (!project.removedBySteps(path26)) followed.set(path26, value);
+    else if (!project.removedBySteps(path27)) followed.set(path27, value);
   }
   return followed;
 }
@@ -58480,31 +65742,50 @@ async function mergeRenderings(input) {
   const baseKnown = input.base.size > 0;
   const paths = [.../* @__PURE__ */ new Set([...base.keys(), ...target.keys(), ...locked.keys()])].sort();
   const updates = [];
-  for (const path26 of paths) {
-    const before = base.get(path26)?.content;
-    const after = target.get(path26);
-    const refusal = await project.refusal(path26);
+  for (const path27 of paths) {
+    const before = base.get(path27)?.content;
+    const after = target.get(path27);
+    const { policy, rule } = input.policyOf?.(path27) ?? { policy: "merge" };
+    if (policy === "once") {
+      if (!(before !== void 0 && after !== void 0 && before.equals(after.content)) && (before !== void 0 || after !== void 0)) {
+        updates.push({ path: path27, status: "kept", reason: `${rule ?? 'updatePolicy "once"'}: update leaves it as it is`, diff: "" });
+      }
+      continue;
+    }
+    const refusal = await project.refusal(path27);
     if (refusal !== void 0) {
-      updates.push({ path: path26, status: "conflict", reason: `not written: ${refusal}`, diff: "" });
+      updates.push({ path: path27, status: "conflict", reason: `not written: ${refusal}`, diff: "" });
       continue;
     }
-    const current = await project.planned(path26);
+    const current = await project.planned(path27);
     if (current === "folder") {
-      if (after) updates.push({ path: path26, status: "conflict", reason: "a folder is in the project where the template has a file", diff: "" });
+      if (after) updates.push({ path: path27, status: "conflict", reason: "a folder is in the project where the template has a file", diff: "" });
       continue;
     }
-    const lockedHash = locked.get(path26)?.sha256;
+    const lockedHash = locked.get(path27)?.sha256;
     const changedInProject = current !== void 0 && (lockedHash !== void 0 ? sha256Hex2(current) !== lockedHash : !before?.equals(current));
     const binary = [before, after?.content, current].some((data) => data !== void 0 && isOpaqueBytes(data));
     const shown = binary ? { binary: true } : {};
     const generated = before !== void 0 || lockedHash !== void 0;
+    if (policy === "replace") {
+      const reason2 = `${rule ?? 'updatePolicy "replace"'}: the template's bytes`;
+      if (after) {
+        if (current?.equals(after.content)) continue;
+        await project.put(path27, after.content, after.mode);
+        updates.push({ path: path27, status: current === void 0 ? "created" : "updated", reason: reason2, diff: binary ? "" : diffOf(path27, current, after.content), ...shown });
+      } else if (current !== void 0 && (baseKnown ? before !== void 0 : generated)) {
+        await project.remove(path27);
+        updates.push({ path: path27, status: "removed", reason: reason2, diff: binary ? "" : diffOf(path27, current, void 0), ...shown });
+      }
+      continue;
+    }
     if (!after) {
       if (!(baseKnown ? before !== void 0 : generated) || current === void 0) continue;
       if (changedInProject) {
-        updates.push({ path: path26, status: "kept", reason: "removed from the template, but changed in the project", diff: "", ...shown });
+        updates.push({ path: path27, status: "kept", reason: "removed from the template, but changed in the project", diff: "", ...shown });
       } else {
-        await project.remove(path26);
-        updates.push({ path: path26, status: "removed", diff: binary ? "" : diffOf(path26, current, void 0), ...shown });
+        await project.remove(path27);
+        updates.push({ path: path27, status: "removed", diff: binary ? "" : diffOf(path27, current, void 0), ...shown });
       }
       continue;
     }
@@ -58512,37 +65793,43 @@ async function mergeRenderings(input) {
     if (current?.equals(after.content)) continue;
     if (current === void 0) {
       if (generated) {
-        updates.push({ path: path26, status: "kept", reason: "deleted in the project: stays deleted", diff: "", ...shown });
+        updates.push({ path: path27, status: "kept", reason: "deleted in the project: stays deleted", diff: "", ...shown });
       } else {
-        await project.put(path26, after.content, after.mode);
-        updates.push({ path: path26, status: "created", diff: binary ? "" : diffOf(path26, void 0, after.content), ...shown });
+        await project.put(path27, after.content, after.mode);
+        updates.push({ path: path27, status: "created", diff: binary ? "" : diffOf(path27, void 0, after.content), ...shown });
       }
       continue;
     }
     if (!changedInProject && generated) {
-      await project.put(path26, after.content);
-      updates.push({ path: path26, status: "updated", diff: binary ? "" : diffOf(path26, current, after.content), ...shown });
+      await project.put(path27, after.content);
+      updates.push({ path: path27, status: "updated", diff: binary ? "" : diffOf(path27, current, after.content), ...shown });
       continue;
     }
     if (binary) {
-      updates.push({ path: path26, status: "conflict", reason: "a binary file (or one not in UTF-8) changed in the project and in the template: kept as it is", diff: "", binary: true });
+      updates.push({ path: path27, status: "conflict", reason: "a binary file (or one not in UTF-8) changed in the project and in the template: kept as it is", diff: "", binary: true });
       continue;
     }
     const merged = mergeThreeWay(text3(before) ?? "", text3(current) ?? "", text3(after.content) ?? "", { ours: "project", theirs: label });
     if (merged.clean) {
-      await project.put(path26, merged.text);
-      updates.push({ path: path26, status: "merged", diff: diffOf(path26, current, Buffer.from(merged.text, "utf8")) });
+      await project.put(path27, merged.text);
+      updates.push({ path: path27, status: "merged", diff: diffOf(path27, current, Buffer.from(merged.text, "utf8")) });
+      continue;
+    }
+    const byKey = before && JSON_FILE.test(path27) ? mergeJsonByKey(text3(before) ?? "", text3(current) ?? "", text3(after.content) ?? "") : void 0;
+    if (byKey !== void 0) {
+      await project.put(path27, byKey);
+      updates.push({ path: path27, status: "merged", reason: "merged by key: the line merge conflicted, no key changed on both sides", diff: diffOf(path27, current, Buffer.from(byKey, "utf8")) });
       continue;
     }
     const reason = before ? `${merged.conflicts} conflicting change${merged.conflicts === 1 ? "" : "s"} in the project and in the template` : generated ? "changed in the project, and the rendering it was generated from is not to be had: compare the whole file" : "the template adds this file and the project has a different one";
     if (style === "rej") {
-      const rejectFile = `${path26}${REJECT_SUFFIX}`;
-      const patch = unifiedDiff(text3(before), text3(after.content), { ...before ? { oldPath: path26 } : {}, newPath: path26 });
+      const rejectFile = `${path27}${REJECT_SUFFIX}`;
+      const patch = unifiedDiff(text3(before), text3(after.content), { ...before ? { oldPath: path27 } : {}, newPath: path27 });
       await project.put(rejectFile, patch);
-      updates.push({ path: path26, status: "conflict", reason, diff: patch, rejectFile });
+      updates.push({ path: path27, status: "conflict", reason, diff: patch, rejectFile });
     } else {
-      await project.put(path26, merged.text);
-      updates.push({ path: path26, status: "conflict", reason, diff: diffOf(path26, current, Buffer.from(merged.text, "utf8")) });
+      await project.put(path27, merged.text);
+      updates.push({ path: path27, status: "conflict", reason, diff: diffOf(path27, current, Buffer.from(merged.text, "utf8")) });
     }
   }
   return updates;
@@ -58558,7 +65845,7 @@ async function projectLock(projectDir) {
   }
 }
 async function lockedTarget(options) {
-  if (options.to !== void 0 && !isTemplateVersion(options.to)) throw new RangeError(`the target version must be MAJOR.MINOR.PATCH (got ${JSON.stringify(options.to)})`);
+  if (options.to !== void 0 && !isTemplateVersion(options.to)) throw new RangeError(`the target version ${VERSION_RULE} (got ${JSON.stringify(options.to)})`);
   const recovered = await recoverInterruptedApply(path21.resolve(options.projectDir));
   if (recovered) options.onRecovered?.(recovered);
   const lock = await projectLock(options.projectDir);
@@ -58600,6 +65887,8 @@ function versionDownloader(work, options) {
     ...options.signal ? { signal: options.signal } : {},
     ...options.limits ? { limits: options.limits } : {},
     documentUrl: options.client.registryUrl,
+    // A registry that follows the specification alone gives no integrity: its archive is used as served.
+    allowUnverified: true,
     purpose
   })).dir;
 }
@@ -58607,7 +65896,86 @@ function versionDownloader(work, options) {
 // src/project/update.ts
 import { mkdtemp as mkdtemp2, rm as rm5 } from "node:fs/promises";
 import { tmpdir as tmpdir2 } from "node:os";
+import path23 from "node:path";
+
+// src/project/update-secrets.ts
+import { readFile as readFile11 } from "node:fs/promises";
 import path22 from "node:path";
+import { isDeepStrictEqual } from "node:util";
+var DECIDES_FILES = "the conditions that decide which files are generated";
+var sourcePath = (template, source) => path22.join(template.contentDir, ...source.split("/"));
+async function readSource(template, source) {
+  try {
+    return await readFile11(sourcePath(template, source));
+  } catch {
+    return void 0;
+  }
+}
+async function namesOf(template, file, engine) {
+  if (file.source === void 0) return void 0;
+  const names = /* @__PURE__ */ new Set();
+  for (const segment of file.source.split("/")) {
+    const found = await namesRead(segment, engine);
+    if (!found) return void 0;
+    for (const name of found) names.add(name);
+  }
+  const bytes = await readSource(template, file.source);
+  if (!bytes) return void 0;
+  if (!isBinary(bytes)) {
+    const found = await namesRead(bytes.toString("utf8"), engine);
+    if (!found) return void 0;
+    for (const name of found) names.add(name);
+  }
+  return names;
+}
+async function secretsAnUpdateNeeds(input) {
+  const { target, base, missing } = input;
+  const evaluator = input.evaluator ?? new ExpressionEvaluator();
+  const needed = /* @__PURE__ */ new Map();
+  const usedBy = /* @__PURE__ */ new Map();
+  if (missing.length === 0) return { needed, usedBy };
+  const need = (secret, what) => {
+    const list = needed.get(secret) ?? [];
+    if (!list.includes(what)) list.push(what);
+    needed.set(secret, list);
+  };
+  const taint = new Map(missing.map((secret) => [secret, secretNames(target.template, evaluator, [secret])]));
+  const tainted = new Set([...taint.values()].flatMap((names) => [...names]));
+  const deciding = [
+    ...Object.values(target.template.variables).flatMap((definition) => definition.condition ? [definition.condition] : []),
+    ...(target.template.manifest.files ?? []).map((rule) => rule.when)
+  ];
+  for (const expression of deciding) {
+    let references;
+    try {
+      references = evaluator.references(expression, "condition");
+    } catch {
+      continue;
+    }
+    for (const [secret, names] of taint) if (references.some((name) => names.has(name))) need(secret, DECIDES_FILES);
+  }
+  const engine = createEngine({ root: target.template.contentDir });
+  const baseBySource = new Map((base?.files ?? []).flatMap((file) => file.source === void 0 ? [] : [[file.source, file]]));
+  for (const file of target.files) {
+    const names = await namesOf(target.template, file, engine);
+    const uses = names === void 0 ? [...missing] : missing.filter((secret) => [...taint.get(secret) ?? []].some((name) => names.has(name)));
+    if (uses.length === 0) continue;
+    usedBy.set(file.path, new Set(uses));
+    if (!await mustRenderAgain(file, names)) continue;
+    for (const secret of uses) need(secret, file.path);
+  }
+  return { needed, usedBy };
+  async function mustRenderAgain(file, names) {
+    if (!base || names === void 0 || file.source === void 0) return true;
+    const before = baseBySource.get(file.source);
+    if (!before || before.path !== file.path) return true;
+    const [was, is2] = await Promise.all([readSource(base.template, file.source), readSource(target.template, file.source)]);
+    if (!was || !is2 || !was.equals(is2)) return true;
+    return [...names].some((name) => !tainted.has(name) && !isDeepStrictEqual(base.scope[name], target.scope[name]));
+  }
+}
+
+// src/project/update.ts
 function missingBaseWarning(templateId, version) {
   return `template ${templateId}@${version}, the version the project is locked at, is not in the registry: the lock's hashes tell which files the project changed, but not which lines, so files changed on both sides are shown whole, as conflicts`;
 }
@@ -58616,7 +65984,7 @@ var GUIDE_BYTES = 16 * 1024;
 async function migrationGuide(template) {
   const guide = template.manifest.migration?.guide;
   if (typeof guide !== "string" || guide === "") return void 0;
-  const file = path22.resolve(template.root, guide);
+  const file = path23.resolve(template.root, guide);
   if (!isInside(template.root, file)) return void 0;
   let head;
   try {
@@ -58627,82 +65995,187 @@ async function migrationGuide(template) {
   const firstLines = head.split(/\r?\n/).filter((line) => line.trim() !== "").slice(0, GUIDE_LINES);
   return { path: guide, firstLines };
 }
-async function rendering(template, answers) {
-  const resolved = resolveAnswers(template, answers);
+async function rendering(template, answers, withhold = /* @__PURE__ */ new Set()) {
+  const resolved = resolveAnswers(template, answers, { withhold });
   const rendered = await renderTemplate(template, resolved);
-  return { files: new Map(rendered.map((file) => [file.path, { content: file.content, mode: file.mode }])), resolved };
+  return { files: new Map(rendered.map((file) => [file.path, { content: file.content, mode: file.mode }])), rendered, resolved };
+}
+var scopeOf = (r) => ({ ...r.resolved.answers, ...r.resolved.computed });
+var missingSecrets = (template, answers) => secretVariables(template).filter((name) => !Object.hasOwn(answers, name));
+function answersFor(template, lock, answers) {
+  const secrets = Object.fromEntries(secretVariables(template).filter((name) => Object.hasOwn(answers, name)).map((name) => [name, answers[name]]));
+  return variablesOf(template, { ...lock.answers, ...secrets });
+}
+function secretNeededMessage(template, name, needs, canAsk) {
+  const env = template.variables[name]?.env;
+  const what = needs.map((item) => item === DECIDES_FILES ? item : JSON.stringify(item)).join(", ");
+  const ways = [`--set ${name}=...`, ...env ? [`the environment variable ${env}`] : [], ...canAsk ? [] : ["running update on a terminal to be asked"]];
+  return `is a secret (kept in no file) that this update needs to render ${what} again: give it with ${ways.join(" or ")}`;
 }
 function variablesOf(template, answers) {
   return Object.fromEntries(Object.entries(answers).filter(([name]) => Object.hasOwn(template.variables, name)));
 }
-function updatedLock(lock, entry, source, resolved, target, applied) {
-  const files = Object.fromEntries([...target].sort(([a], [b2]) => a < b2 ? -1 : a > b2 ? 1 : 0).map(([file, { content }]) => [file, { sha256: sha256Hex2(content), size: content.length }]));
+function updatedLock(lock, entry, source, values, target, applied, keptWithoutSecret) {
+  const files = Object.fromEntries(
+    [...target].sort(([a], [b2]) => a < b2 ? -1 : a > b2 ? 1 : 0).map(([file, { content }]) => [file, (keptWithoutSecret.has(file) ? lock.files[file] : void 0) ?? { sha256: sha256Hex2(content), size: content.length }])
+  );
   return {
     ...lock,
     template: { ...lock.template, version: entry.version, source },
-    answers: resolved.answers,
-    computed: resolved.computed,
+    answers: values.answers,
+    computed: values.computed,
     files,
     appliedMigrations: [...lock.appliedMigrations ?? [], ...applied]
   };
 }
-async function updateProject(options) {
-  const projectDir = path22.resolve(options.projectDir ?? ".");
-  const locked = await lockedTarget({ client: options.client, projectDir, ...options.to !== void 0 ? { to: options.to } : {}, ...options.onRecovered ? { onRecovered: options.onRecovered } : {} });
-  if (!("target" in locked)) return locked;
-  const { lock, templateId, fromVersion, target } = locked;
-  const baseEntry = await options.client.getTemplate(templateId, fromVersion);
-  const work = await mkdtemp2(path22.join(tmpdir2(), "template-update-"));
+function plannedSteps(steps, planned) {
+  const byId = new Map(steps.map((step) => [step.id, step]));
+  return planned.stepChanges.flatMap(({ id, changes }) => {
+    const step = byId.get(id);
+    if (!step) return [];
+    return [
+      {
+        id,
+        description: step.description,
+        breaking: step.breaking,
+        fromVersion: step.fromVersion,
+        toVersion: step.toVersion,
+        changes: changes.map((change) => ({ type: change.type, path: change.path, ...change.type === "rename" ? { newPath: change.newPath } : {} }))
+      }
+    ];
+  });
+}
+function skipGlobs(lock, added) {
+  for (const glob of added) {
+    const problem = skipGlobProblem(glob);
+    if (problem) throw new TypeError(`skip: ${JSON.stringify(glob)} ${problem}`);
+  }
   try {
-    const download = versionDownloader(work, options);
-    const baseTemplate = baseEntry ? await loadTemplate(await download(baseEntry, "base", "inspect")) : void 0;
-    const targetTemplate = await loadTemplate(await download(target, "target", "generate"));
-    const base = baseTemplate ? await rendering(baseTemplate, variablesOf(baseTemplate, lock.answers)) : void 0;
-    let answers = await givenAnswers(targetTemplate, { ...options, answers: { ...variablesOf(targetTemplate, lock.answers), ...options.answers } });
-    const unanswered = Object.keys(targetTemplate.variables).filter((name) => !Object.hasOwn(answers, name));
-    if (options.ask && unanswered.length > 0) answers = await options.ask(targetTemplate, answers);
-    const next = await rendering(targetTemplate, answers);
-    const newAnswers = Object.fromEntries(Object.entries(next.resolved.answers).filter(([name]) => !Object.hasOwn(lock.answers, name)));
-    const steps = await migrationStepsBetween({ client: options.client, lock, target, targetRoot: targetTemplate.root, download });
-    const backup = options.backup ?? true;
-    const planned = await planRun(steps, {
-      projectPath: projectDir,
-      currentVersion: fromVersion,
-      targetVersion: target.version,
-      templateId,
-      config: lock.answers,
-      dryRun: options.dryRun ?? false,
-      backup
+    return [.../* @__PURE__ */ new Set([...lockSkipGlobs(lock), ...added])];
+  } catch (error2) {
+    throw new ProjectLockError(errorMessage(error2), { cause: error2 });
+  }
+}
+async function prepareUpdate(options, locked, work, how = {}) {
+  const projectDir = path23.resolve(options.projectDir ?? ".");
+  const { lock, templateId, fromVersion, target } = locked;
+  const skip = skipGlobs(lock, options.skip ?? []);
+  const download = versionDownloader(work, options);
+  const targetTemplate = await loadTemplate(await download(target, "target", "generate"));
+  const steps = await migrationStepsBetween({ client: options.client, lock, target, targetRoot: targetTemplate.root, download });
+  if (how.requireSteps && chainSteps(steps, { currentVersion: fromVersion, templateId }).steps.length === 0) return { status: "no-steps" };
+  const baseEntry = await options.client.getTemplate(templateId, fromVersion);
+  const baseTemplate = baseEntry ? await loadTemplate(await download(baseEntry, "base", "inspect")) : void 0;
+  const evaluator = new ExpressionEvaluator();
+  let answers = await givenAnswers(targetTemplate, { ...options, answers: { ...variablesOf(targetTemplate, lock.answers), ...options.answers } });
+  const secrets = secretVariables(targetTemplate);
+  const unanswered = Object.keys(targetTemplate.variables).filter((name) => !Object.hasOwn(answers, name) && !secrets.includes(name));
+  if (options.ask && unanswered.length > 0) answers = await options.ask(targetTemplate, answers, { skip: new Set(missingSecrets(targetTemplate, answers)) });
+  const missing = missingSecrets(targetTemplate, answers);
+  let withhold = /* @__PURE__ */ new Set();
+  let secretNeeds;
+  if (missing.length > 0) {
+    const probe = await rendering(targetTemplate, answers, new Set(missing));
+    const baseAnswers2 = baseTemplate ? answersFor(baseTemplate, lock, answers) : {};
+    const baseProbe = baseTemplate ? await rendering(baseTemplate, baseAnswers2, new Set(missingSecrets(baseTemplate, baseAnswers2))) : void 0;
+    secretNeeds = await secretsAnUpdateNeeds({
+      target: { template: targetTemplate, files: probe.rendered, scope: scopeOf(probe) },
+      ...baseTemplate && baseProbe ? { base: { template: baseTemplate, files: baseProbe.rendered, scope: scopeOf(baseProbe) } } : {},
+      missing,
+      evaluator
     });
-    const label = `${templateId}@${target.version}`;
-    const files = planned.result.success && planned.project ? await mergeRenderings({ project: planned.project, base: base?.files ?? /* @__PURE__ */ new Map(), target: next.files, lockedFiles: lock.files ?? {}, label, conflictStyle: options.conflict ?? "inline" }) : [];
-    const breakingSteps = steps.filter((step) => step.breaking && planned.result.applied.includes(step.id));
-    const guide = breakingSteps.length > 0 ? await migrationGuide(targetTemplate) : void 0;
-    if (!base) planned.result.warnings.push(missingBaseWarning(templateId, fromVersion));
-    const plan = {
-      templateId,
-      fromVersion,
-      toVersion: target.version,
-      steps: planned.result,
-      files,
-      conflicts: files.filter((file) => file.status === "conflict").map((file) => file.path),
-      newAnswers,
-      breaking: { steps: breakingSteps.map((step) => ({ id: step.id, description: step.description })), ...guide ? { guide } : {} }
-    };
+    withhold = new Set(missing.filter((name) => !secretNeeds?.needed.has(name)));
+    const needed = missing.filter((name) => !withhold.has(name));
+    if (options.ask && needed.length > 0) {
+      const others = Object.keys(targetTemplate.variables).filter((name) => !needed.includes(name));
+      answers = await options.ask(targetTemplate, answers, { skip: new Set(others) });
+    }
+  }
+  const stillMissing = [...secretNeeds?.needed.keys() ?? []].filter((name) => !Object.hasOwn(answers, name));
+  const next = await rendering(targetTemplate, answers, /* @__PURE__ */ new Set([...withhold, ...stillMissing]));
+  const lacking = (next.resolved.withheld ?? []).filter((name) => stillMissing.includes(name));
+  if (lacking.length > 0) {
+    throw new AnswersError(lacking.map((name) => ({ name, message: secretNeededMessage(targetTemplate, name, secretNeeds?.needed.get(name) ?? [], options.ask !== void 0) })));
+  }
+  const baseAnswers = baseTemplate ? answersFor(baseTemplate, lock, answers) : {};
+  const base = baseTemplate ? await rendering(baseTemplate, baseAnswers, new Set(missingSecrets(baseTemplate, baseAnswers))) : void 0;
+  const shown = withoutSecrets(targetTemplate, next.resolved, evaluator);
+  const newAnswers = Object.fromEntries(Object.entries(shown.answers).filter(([name]) => !Object.hasOwn(lock.answers, name)));
+  const keptWithoutSecret = new Set([...secretNeeds?.usedBy ?? []].filter(([, used]) => [...used].some((name) => withhold.has(name))).map(([file]) => file));
+  const planned = await planRun(steps, {
+    projectPath: projectDir,
+    currentVersion: fromVersion,
+    targetVersion: target.version,
+    templateId,
+    config: lock.answers,
+    dryRun: options.dryRun ?? false,
+    backup: options.backup ?? true
+  });
+  const stepsOverChangedFiles = planned.result.success ? await plannedChangesToChangedFiles(planned) : [];
+  const label = `${templateId}@${target.version}`;
+  const merged = planned.result.success && planned.project ? await mergeRenderings({
+    project: planned.project,
+    base: base?.files ?? /* @__PURE__ */ new Map(),
+    target: next.files,
+    lockedFiles: lock.files ?? {},
+    label,
+    conflictStyle: options.conflict ?? "inline",
+    policyOf: updatePolicies(targetTemplate.manifest.updatePolicy ?? [], skip)
+  }) : [];
+  const shownSecrets = secretValues(targetTemplate, next.resolved, evaluator);
+  const files = merged.map((file) => {
+    if (shownSecrets.length === 0 || file.diff === "") return file;
+    const diff = maskSecrets(file.diff, shownSecrets);
+    return { ...file, diff: diff ?? "(diff not shown: it would show a secret)\n" };
+  });
+  const breakingSteps = steps.filter((step) => step.breaking && planned.result.applied.includes(step.id));
+  const guide = await migrationGuide(targetTemplate);
+  if (!base) planned.result.warnings.push(missingBaseWarning(templateId, fromVersion));
+  const plan = {
+    templateId,
+    fromVersion,
+    toVersion: target.version,
+    steps: planned.result,
+    migrations: plannedSteps(steps, planned),
+    ...guide && planned.result.applied.length > 0 ? { guide: guide.path } : {},
+    files,
+    conflicts: files.filter((file) => file.status === "conflict").map((file) => file.path),
+    newAnswers,
+    breaking: { steps: breakingSteps.map((step) => ({ id: step.id, description: step.description })), ...guide && breakingSteps.length > 0 ? { guide } : {} }
+  };
+  const source = registrySource(options.client.registryUrl, templateId, target.version);
+  const lockFor = () => {
+    const updated = updatedLock(lock, target, source, shown, next.files, planned.result.applied, keptWithoutSecret);
+    return skip.length > 0 ? { ...updated, skip } : updated;
+  };
+  return { plan, planned, steps, stepsOverChangedFiles, lockFor };
+}
+async function rememberSkip(projectDir, added) {
+  const lock = await projectLock(projectDir);
+  const skip = skipGlobs(lock, added);
+  if (skip.length === lockSkipGlobs(lock).length) return;
+  await writeFileAtomic(path23.join(projectDir, LOCK_FILE), serializeLock({ ...lock, skip }));
+}
+async function updateProject(options) {
+  const projectDir = path23.resolve(options.projectDir ?? ".");
+  const locked = await lockedTarget({ client: options.client, projectDir, ...options.to !== void 0 ? { to: options.to } : {}, ...options.onRecovered ? { onRecovered: options.onRecovered } : {} });
+  if (!("target" in locked)) {
+    if ((options.skip ?? []).length > 0 && !options.dryRun) await rememberSkip(projectDir, options.skip ?? []);
+    return locked;
+  }
+  const work = await mkdtemp2(path23.join(tmpdir2(), "template-update-"));
+  try {
+    const { plan, planned, steps, lockFor } = await prepareUpdate({ ...options, projectDir }, locked, work);
+    const backup = options.backup ?? true;
     options.onPlan?.(plan);
     if (!planned.result.success) return { ...plan, status: "plan-failed", errors: planned.result.errors };
     if (options.dryRun) {
       const dry = await applyPlannedRun(planned, { dryRun: true, backup });
       return dry.success ? { ...plan, status: "planned" } : { ...plan, status: "plan-failed", errors: dry.errors };
     }
+    const breakingSteps = steps.filter((step) => step.breaking && planned.result.applied.includes(step.id));
     if (breakingSteps.length > 0 && !await options.confirmBreaking?.(plan.breaking)) return { ...plan, status: "declined" };
-    const source = registrySource(options.client.registryUrl, templateId, target.version);
-    const applied = await applyPlannedRun(planned, {
-      dryRun: false,
-      backup,
-      ...options.now ? { now: options.now } : {},
-      lockFor: () => updatedLock(lock, target, source, next.resolved, next.files, planned.result.applied)
-    });
+    const applied = await applyPlannedRun(planned, { dryRun: false, backup, ...options.now ? { now: options.now } : {}, lockFor });
     const backupDir = applied.backupDir ? { backupDir: applied.backupDir } : {};
     return applied.success ? { ...plan, status: "updated", ...backupDir } : { ...plan, status: "failed", errors: applied.errors, ...backupDir };
   } finally {
@@ -58713,12 +66186,12 @@ async function updateProject(options) {
 // src/project/check-update.ts
 import { mkdtemp as mkdtemp3, rm as rm6 } from "node:fs/promises";
 import { tmpdir as tmpdir3 } from "node:os";
-import path23 from "node:path";
+import path24 from "node:path";
 var majorOf = (version) => Number(version.split(".")[0] ?? 0) || 0;
 var CHANGELOG_BYTES = 1024 * 1024;
 async function changelogOf(template, versions) {
   const name = typeof template.manifest.changelog === "string" && template.manifest.changelog !== "" ? template.manifest.changelog : "CHANGELOG.md";
-  const file = path23.resolve(template.root, name);
+  const file = path24.resolve(template.root, name);
   const text4 = isInside(template.root, file) ? await readHead(file, CHANGELOG_BYTES).catch(() => "") : "";
   return versions.map((version) => ({ version, body: findChangelogSection(text4, version)?.body ?? "" }));
 }
@@ -58745,7 +66218,7 @@ async function checkForUpdate(options) {
   for (const entry of between) {
     if (entry.compatibility?.breaking === true) check2.breakingReasons.push(`${entry.version} declares breaking changes`);
   }
-  const work = await mkdtemp3(path23.join(tmpdir3(), "template-check-update-"));
+  const work = await mkdtemp3(path24.join(tmpdir3(), "template-check-update-"));
   try {
     const inspect = versionDownloader(work, options);
     const download = (entry, folder) => inspect(entry, folder, "inspect");
@@ -58776,17 +66249,17 @@ function safeMarkdownLine(line) {
   while (from < line.length) {
     const open3 = line.indexOf("`", from);
     if (open3 < 0) break;
-    const run2 = /^`+/.exec(line.slice(open3))?.[0] ?? "`";
-    const closing = new RegExp(`(?<!\`)\`{${run2.length}}(?!\`)`, "g");
-    closing.lastIndex = open3 + run2.length;
+    const run3 = /^`+/.exec(line.slice(open3))?.[0] ?? "`";
+    const closing = new RegExp(`(?<!\`)\`{${run3.length}}(?!\`)`, "g");
+    closing.lastIndex = open3 + run3.length;
     const close = closing.exec(line);
     if (!close) {
-      result += escapeText(line.slice(from, open3 + run2.length));
-      from = open3 + run2.length;
+      result += escapeText(line.slice(from, open3 + run3.length));
+      from = open3 + run3.length;
       continue;
     }
-    result += escapeText(line.slice(from, open3)) + line.slice(open3, close.index + run2.length);
-    from = close.index + run2.length;
+    result += escapeText(line.slice(from, open3)) + line.slice(open3, close.index + run3.length);
+    from = close.index + run3.length;
   }
   return result + escapeText(line.slice(from));
 }
@@ -58875,7 +66348,7 @@ function pullRequestBody(input) {
       ""
     );
     for (const file of conflictFiles) lines.push(fileItem(prefix, file));
-    for (const path26 of input.conflicts.filter((p2) => !conflictFiles.some((f2) => f2.path === p2))) lines.push(`- conflict ${code(`${prefix}${path26}`)}`);
+    for (const path27 of input.conflicts.filter((p2) => !conflictFiles.some((f2) => f2.path === p2))) lines.push(`- conflict ${code(`${prefix}${path27}`)}`);
   }
   lines.push("", "### Changelog");
   for (const entry of input.changelog) lines.push("", `#### ${entry.version}`, "", safeMarkdown(entry.body.trim()) || "(the change log has no section for this version)");
@@ -58927,7 +66400,7 @@ function commitArgs(message) {
 }
 
 // src/sync-action/inputs.ts
-import path24 from "node:path";
+import path25 from "node:path";
 
 // src/github/inputs.ts
 var InputError = class extends Error {
@@ -58947,14 +66420,14 @@ function checkBranchName(name) {
   if (bad) throw new InputError(`input base-branch is not a valid branch name (got ${JSON.stringify(name)})`);
 }
 function parseSyncInputs(env, cwd = ".") {
-  const workspace = path24.resolve(cwd, env.GITHUB_WORKSPACE || ".");
+  const workspace = path25.resolve(cwd, env.GITHUB_WORKSPACE || ".");
   const githubToken = readInput(env, "github-token");
   if (githubToken === "") throw new InputError("input github-token is required (the default ${{ github.token }} needs the permissions contents: write and pull-requests: write)");
   const registryUrl = readInput(env, "registry-url");
   const problem = registryUrl === "" ? void 0 : registryUrlProblem(registryUrl);
   if (problem) throw new InputError(`input registry-url ${problem}`);
   const projectPath = readInput(env, "project-path") || ".";
-  const projectDir = path24.resolve(workspace, projectPath);
+  const projectDir = path25.resolve(workspace, projectPath);
   if (!isInside(workspace, projectDir)) throw new InputError(`input project-path must stay inside the workspace ${workspace} (got ${JSON.stringify(projectPath)})`);
   const baseBranch = readInput(env, "base-branch");
   if (baseBranch !== "") checkBranchName(baseBranch);
@@ -59072,7 +66545,7 @@ async function syncProject(options) {
   const branch = updateBranch(templateId, latestVersion);
   const result = await inGroup(log, `Update ${templateId} ${currentVersion} -> ${latestVersion}`, async () => {
     await git(["checkout", "--quiet", "--force", "-B", branch]);
-    const updated = await updateProject({ client, projectDir, to: latestVersion, conflict: "inline", backup: false, confirmBreaking: () => true, ...fetchOption });
+    const updated = await updateProject({ client, projectDir, to: latestVersion, conflict: "inline", backup: false, confirmBreaking: () => true, ...fetchOption, ...options.env ? { env: options.env } : {} });
     if (updated.status === "up-to-date") return void 0;
     if (updated.status !== "updated") {
       const errors = updated.status === "plan-failed" || updated.status === "failed" ? updated.errors : [];
@@ -59123,7 +66596,7 @@ From ${currentVersion}, by the template-registry sync action.${conflictNote}`));
       templateId,
       fromVersion: currentVersion,
       toVersion: latestVersion,
-      projectPath: path25.relative(options.workspace, projectDir).split(path25.sep).join("/"),
+      projectPath: path26.relative(options.workspace, projectDir).split(path26.sep).join("/"),
       branch,
       breaking: check2.breaking || result.breaking.steps.length > 0,
       breakingReasons: check2.breakingReasons,
@@ -59165,7 +66638,7 @@ function defaultApi(token, repository, apiUrl, log) {
   const octokit = createGitHubClient({ token, baseUrl: apiUrl, userAgent: "template-registry-sync-action", log });
   return octokitPullRequestApi(octokit, repository.owner, repository.repo);
 }
-async function run(deps = {}) {
+async function run2(deps = {}) {
   const env = deps.env ?? process.env;
   const core = deps.core ?? core_exports;
   const outputs = {};
@@ -59181,7 +66654,8 @@ async function run(deps = {}) {
       owner: inputs.repository.owner,
       api,
       log: core,
-      ...deps.fetch ? { fetch: deps.fetch } : {}
+      ...deps.fetch ? { fetch: deps.fetch } : {},
+      env
     });
     Object.assign(outputs, {
       updated: String(result.status === "updated"),
@@ -59199,4 +66673,4 @@ async function run(deps = {}) {
 }
 
 // src/sync-action/index.ts
-await run();
+await run2();

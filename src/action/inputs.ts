@@ -3,6 +3,7 @@ import path from 'node:path';
 import { VERSION_PATTERN, VERSION_RULE } from '../core/versions.js';
 import { checkHttpUrlInput, InputError, readBooleanInput, readInput, readListInput, type ActionEnv } from '../github/inputs.js';
 import { canRequestIdToken } from '../github/oidc.js';
+import { PUBLIC_GOOD_ENDPOINTS, type SigstoreEndpoints } from '../publish/attest.js';
 
 export { InputError } from '../github/inputs.js';
 
@@ -28,6 +29,47 @@ export interface ActionInputs {
   dryRun: boolean;
   /** From GITHUB_REPOSITORY; needed to create the release. */
   repository?: { owner: string; repo: string };
+  /** Sign the archive's build provenance and send it with the upload (the `attest` input resolved). */
+  attest: boolean;
+  /** Where the provenance is signed, logged and timestamped (inputs `sigstore-*-url`, else `SIGSTORE_*_URL`, else the public-good instance). */
+  sigstore: SigstoreEndpoints;
+}
+
+/** An endpoint: the input, else the environment variable, else the default; `none` leaves it out. */
+function endpoint(env: ActionEnv, input: string, variable: string, fallback: string | undefined): string | undefined {
+  const given = readInput(env, input) || (env[variable] ?? '').trim();
+  if (given === 'none') return undefined;
+  if (given === '') return fallback;
+  checkHttpUrlInput(readInput(env, input) ? input : variable, given);
+  return given;
+}
+
+/**
+ * The Sigstore endpoints of the attestation: Fulcio (required), Rekor and a timestamp authority (at
+ * least one of them). The public-good instance by default; GitHub's own (private repositories),
+ * a GitHub Enterprise Server's or an air-gapped one through the inputs or `SIGSTORE_FULCIO_URL`,
+ * `SIGSTORE_REKOR_URL`, `SIGSTORE_TSA_URL`.
+ */
+export function sigstoreEndpoints(env: ActionEnv): SigstoreEndpoints {
+  const fulcioUrl = endpoint(env, 'sigstore-fulcio-url', 'SIGSTORE_FULCIO_URL', PUBLIC_GOOD_ENDPOINTS.fulcioUrl);
+  if (fulcioUrl === undefined) throw new InputError('input sigstore-fulcio-url cannot be none: the attestation needs a certificate authority');
+  const rekorUrl = endpoint(env, 'sigstore-rekor-url', 'SIGSTORE_REKOR_URL', PUBLIC_GOOD_ENDPOINTS.rekorUrl);
+  const tsaUrl = endpoint(env, 'sigstore-tsa-url', 'SIGSTORE_TSA_URL', undefined);
+  if (rekorUrl === undefined && tsaUrl === undefined) {
+    throw new InputError('inputs sigstore-rekor-url and sigstore-tsa-url are both empty: the attestation needs a transparency log or a timestamp authority');
+  }
+  return { fulcioUrl, ...(rekorUrl ? { rekorUrl } : {}), ...(tsaUrl ? { tsaUrl } : {}) };
+}
+
+/** The `attest` input: `auto` (default: when the job can ask for an OIDC ID token), `true` (required) or `false`. */
+function attestInput(env: ActionEnv, dryRun: boolean): boolean {
+  const value = readInput(env, 'attest').toLowerCase() || 'auto';
+  if (!['auto', 'true', 'false'].includes(value)) throw new InputError(`input attest must be auto, true or false (got ${JSON.stringify(readInput(env, 'attest'))})`);
+  if (dryRun || value === 'false') return false;
+  if (value === 'true' && !canRequestIdToken(env)) {
+    throw new InputError('input attest is true but the job cannot ask for an OIDC ID token (ACTIONS_ID_TOKEN_REQUEST_URL is not set): give the job `permissions: id-token: write`');
+  }
+  return canRequestIdToken(env);
 }
 
 function versionFrom(env: ActionEnv): { version: string; tag: string } {
@@ -99,5 +141,7 @@ export function parseInputs(env: ActionEnv, cwd = '.'): ActionInputs {
     createRelease,
     dryRun,
     ...(owner && repo && rest.length === 0 ? { repository: { owner, repo } } : {}),
+    attest: attestInput(env, dryRun),
+    sigstore: sigstoreEndpoints(env),
   };
 }

@@ -28,6 +28,8 @@ import { octokitReleaseApi, publishRelease, type ReleaseApi } from '../github/re
 import { PUBLISH_STEP_TITLES, runPublishPipeline, type PublishFinding, type PublishPipelineError, type PublishPipelineOptions, type PublishStep } from '../publish/pipeline.js';
 import type { LeftOutFile } from '../pack/index.js';
 import { exchangeIdToken, PublishError, registryAudienceOf, revokeExchangedToken, type ExchangedToken, type IdTokenExchangeOptions } from '../publish/upload.js';
+import { attestProvenance, SIGSTORE_AUDIENCE } from '../publish/attest.js';
+import type { PackResult } from '../pack/index.js';
 import { MANIFEST_FILE } from '../template/validate.js';
 import { parseInputs, type ActionInputs } from './inputs.js';
 
@@ -182,6 +184,30 @@ export async function run(dependencies: ActionDependencies = {}): Promise<Action
       return minted.token;
     };
 
+    /**
+     * Build provenance: signed right before the upload (once every check passed) for the job's ID
+     * token of the audience `sigstore`, kept beside the archive and sent with it.
+     */
+    const attestForUpload = async (packed: PackResult): Promise<string> => {
+      const { fulcioUrl, rekorUrl, tsaUrl } = inputs.sigstore;
+      core.info(`provenance: signing SLSA provenance of ${path.basename(packed.file)} (sha256 ${packed.sha256}) with ${[fulcioUrl, rekorUrl, tsaUrl].filter(Boolean).join(', ')}`);
+      const { bundle } = await attestProvenance({
+        subject: { name: path.basename(packed.file), sha256: packed.sha256 },
+        idToken: async () => {
+          const token = await (dependencies.getIdToken ?? ((wanted: string) => requestIdToken(env, wanted)))(SIGSTORE_AUDIENCE);
+          core.setSecret(token);
+          return token;
+        },
+        endpoints: inputs.sigstore,
+        ...(env.GITHUB_SERVER_URL ? { serverUrl: env.GITHUB_SERVER_URL } : {}),
+      });
+      const file = `${packed.file}.sigstore.json`;
+      await writeFile(file, bundle);
+      setOutput('attestation', file);
+      core.info(`provenance: signed; the bundle is ${file}`);
+      return bundle;
+    };
+
     const outDir = await mkdtemp(path.join(env.RUNNER_TEMP || tmpdir(), 'template-publish-'));
     const result = await runPublishPipeline(
       {
@@ -194,6 +220,7 @@ export async function run(dependencies: ActionDependencies = {}): Promise<Action
         ...(inputs.registryUrl ? { registryUrl: inputs.registryUrl } : {}),
         ...(inputs.registryToken ? { token: inputs.registryToken } : inputs.trustedPublishing ? { token: exchangeForUpload } : {}),
         ...(dependencies.upload ? { upload: dependencies.upload } : {}),
+        ...(inputs.attest ? { attest: attestForUpload } : {}),
       },
       {
         onStepStarted: (step) => {
@@ -230,6 +257,7 @@ export async function run(dependencies: ActionDependencies = {}): Promise<Action
       core.info(`dry-run: packed ${packed.file}; nothing was uploaded or released`);
     } else {
       setOutput('uploaded', result.upload.uploaded);
+      if (result.upload.warning) core.warning(result.upload.warning);
       if (result.downloadUrl) {
         setOutput('download-url', result.downloadUrl);
         core.info(`download URL: ${result.downloadUrl}`);

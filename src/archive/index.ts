@@ -10,3 +10,23 @@ export {
   type ArchiveDigest,
   type ExpectedDigest,
 } from './integrity.js';
+export {
+  describeSigner,
+  IN_TOTO_PAYLOAD_TYPE,
+  IN_TOTO_STATEMENT_V1,
+  loadSigstoreTrust,
+  MAX_ATTESTATION_BYTES,
+  parseBundle,
+  parseTrustedRoot,
+  ProvenanceError,
+  publicGoodTrust,
+  sameSigner,
+  SIGSTORE_BUNDLE_MEDIA_TYPE,
+  SLSA_PROVENANCE_V1,
+  verifyProvenance,
+  type ProvenanceExpectation,
+  type ProvenanceProblem,
+  type ProvenanceSigner,
+  type SigstoreTrust,
+  type VerifiedProvenance,
+} from './provenance.js';

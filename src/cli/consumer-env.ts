@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -6,6 +7,7 @@ import { promisify } from 'node:util';
 import semver from 'semver';
 
 import { registryDocumentUrl, registryUrlProblem } from '../core/registry-url.js';
+import { KeyFileError, MAX_KEYS_FILE_BYTES, readPublicKeys, type PublishedKey } from '../core/registry-signatures.js';
 import { isTemplateName, isTemplateVersion, NAME_PATTERN, VERSION_RULE } from '../core/versions.js';
 import { UsageError } from './io.js';
 
@@ -45,6 +47,55 @@ export function taskTimeoutFrom(value: string | undefined): number | undefined {
     throw new UsageError(`--task-timeout must be a positive number of seconds (got ${JSON.stringify(value)})`);
   }
   return seconds * 1000;
+}
+
+/**
+ * The registries to read, in order (the first, then the ones tried when it cannot be reached): the
+ * repeated --registry, else TEMPLATE_REGISTRY_URL (comma-separated), else `fallback` (the lock
+ * file's registry). Each given as a base or document URL; returned as document URLs, duplicates dropped.
+ */
+export function registryUrlsFrom(flags: string | readonly string[] | undefined, env: Readonly<Record<string, string | undefined>> = process.env, fallback?: string): string[] {
+  const given = typeof flags === 'string' ? [flags] : [...(flags ?? [])];
+  if (given.length > 0) return [...new Set(given.map((flag) => registryUrlFrom(flag, env)))];
+  const fromEnv = env.TEMPLATE_REGISTRY_URL?.trim() ? env.TEMPLATE_REGISTRY_URL : undefined;
+  if (fromEnv === undefined) return [registryUrlFrom(undefined, env, fallback)];
+  const listed = fromEnv.split(',').map((value) => value.trim());
+  if (listed.some((value) => value === '')) throw new UsageError(`TEMPLATE_REGISTRY_URL must be registry URLs separated by commas, none empty (got ${JSON.stringify(fromEnv)})`);
+  return [...new Set(listed.map((value) => registryUrlFrom(undefined, { TEMPLATE_REGISTRY_URL: value })))];
+}
+
+/**
+ * The registry's public keys to pin from the start: each --registry-key, else TEMPLATE_REGISTRY_KEY;
+ * a JWK or JWK Set (`{"keys": [...]}`), inline JSON or a file holding it (a private key gives its
+ * public part). Undefined when none is given.
+ */
+export function registryKeysFrom(flags: readonly string[] | undefined, env: Readonly<Record<string, string | undefined>> = process.env): PublishedKey[] | undefined {
+  const fromEnv = env.TEMPLATE_REGISTRY_KEY?.trim() ? env.TEMPLATE_REGISTRY_KEY : undefined;
+  const values = flags && flags.length > 0 ? flags.map((value) => ({ value, name: '--registry-key' })) : fromEnv !== undefined ? [{ value: fromEnv, name: 'TEMPLATE_REGISTRY_KEY' }] : [];
+  if (values.length === 0) return undefined;
+  const keys = values.flatMap(({ value, name }) => {
+    const text = value.trim();
+    let json: unknown;
+    let where = name;
+    try {
+      if (text.startsWith('{')) json = JSON.parse(text);
+      else {
+        where = `${name} ${text}`;
+        if (statSync(text).size > MAX_KEYS_FILE_BYTES) throw new UsageError(`${where} is larger than ${MAX_KEYS_FILE_BYTES} bytes: not a key file`);
+        json = JSON.parse(readFileSync(text, 'utf8'));
+      }
+      return readPublicKeys(json, where, { allowPrivate: true });
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      if (error instanceof KeyFileError) throw new UsageError(error.message);
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new UsageError(`${where} must be a JSON Web Key (or a file holding one): ${code ?? (error as Error).message}`);
+    }
+  });
+  const kids = keys.map((key) => key.kid);
+  const duplicate = kids.find((kid, index) => kids.indexOf(kid) !== index);
+  if (duplicate !== undefined) throw new UsageError(`--registry-key gives kid ${duplicate} more than once`);
+  return keys;
 }
 
 /** `id@version` -> { id, version }; a bare id has no version. */

@@ -60,6 +60,7 @@ const GROUPS: readonly { commands: readonly string[]; load: () => Promise<Regist
   { commands: ['user'], load: async () => (await import('./commands/user.js')).registerUser },
   { commands: ['update', 'check-update'], load: async () => (await import('./commands/update.js')).registerUpdate },
   { commands: ['build-registry'], load: async () => (await import('./commands/build-registry.js')).registerBuildRegistry },
+  { commands: ['mirror'], load: async () => (await import('./commands/mirror.js')).registerMirror },
   { commands: ['store'], load: async () => (await import('./commands/store.js')).registerStore },
   { commands: ['db'], load: async () => (await import('./commands/db.js')).registerDb },
 ];

@@ -7,6 +7,11 @@
  * With `refresh`, the first use revalidates whatever the cache's age, and the refresh is marked
  * (`RefreshMark`) so that any other resource of the registry cached before it is revalidated on its
  * next use, in this process or a later one.
+ *
+ * With `verify` (a signed registry, trust.ts), a body is checked before it is parsed or accepted; a
+ * refusal (`RegistryTrustError`) is not a failed fetch: it is thrown to every caller (the stale copy
+ * never answers in its place) until a fetch passes. A refusal that may be a build caught between a
+ * document and its signature is looked at once more, both fetched past caches.
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
@@ -15,6 +20,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 
 import { writeFileAtomic } from '../core/files.js';
+import { RegistryTrustError, trustFetchFailure } from './trust.js';
 
 /** No registry could be read and none is cached: the only case in which the client rejects. */
 export class RegistryUnavailableError extends Error {
@@ -22,10 +28,18 @@ export class RegistryUnavailableError extends Error {
   constructor(
     readonly url: string,
     readonly reason: string,
+    /**
+     * Whether the registry could not be reached (a network error, a time-out, HTTP 5xx, 408 or 429),
+     * as opposed to answering something unusable: only then is another registry of a list tried.
+     */
+    readonly unreachable = false,
   ) {
     super(`cannot load the registry from ${url}: ${reason}`);
   }
 }
+
+/** Statuses that say the registry is down or overloaded, not that the resource is wrong. */
+export const isOutageStatus = (status: number | undefined): boolean => status === undefined || status >= 500 || status === 408 || status === 429;
 
 /** Why a response cannot be used; the message goes into `lastError`. */
 export class FetchFailure extends Error {
@@ -115,8 +129,8 @@ export class RefreshMark {
   }
 }
 
-/** The body of `response` as text, refused (FetchFailure) as soon as it passes `maxBytes`. */
-async function readCapped(response: Response, maxBytes: number, url: string, what: string): Promise<string> {
+/** The body of `response`, refused (FetchFailure) as soon as it passes `maxBytes`. */
+async function readCapped(response: Response, maxBytes: number, url: string, what: string): Promise<Buffer> {
   const tooLarge = (size: string): FetchFailure =>
     new FetchFailure(`the ${what} at ${url} is ${size}, more than the limit of ${maxBytes} bytes (maxDocumentBytes, TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES)`);
   const declared = Number(response.headers.get('content-length') ?? Number.NaN);
@@ -124,7 +138,7 @@ async function readCapped(response: Response, maxBytes: number, url: string, wha
     await response.body?.cancel().catch(() => undefined);
     throw tooLarge(`${declared} bytes`);
   }
-  if (!response.body) return '';
+  if (!response.body) return Buffer.alloc(0);
   const chunks: Buffer[] = [];
   let size = 0;
   const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
@@ -136,7 +150,7 @@ async function readCapped(response: Response, maxBytes: number, url: string, wha
     }
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 export interface CachedJsonOptions<T> {
@@ -160,6 +174,16 @@ export interface CachedJsonOptions<T> {
   refreshMark?: RefreshMark;
   /** Told (once until a fetch succeeds) when a failed fetch leaves a cached copy answering that is expired, or that `refresh` wanted replaced. */
   onStale?: (notice: StaleNotice) => void;
+  /**
+   * Checks a body before it is parsed (a signed registry's signature, trust.ts); `fresh` on the
+   * second look of a retry. Throws RegistryTrustError to refuse it.
+   */
+  verify?: (body: Buffer, options: { fresh: boolean }) => Promise<string | undefined>;
+  /**
+   * Whether a copy in the cache file, accepted when it was signed by `signedBy` (undefined:
+   * unsigned), may still answer under the trust of now (keys given since, or pinned since).
+   */
+  trustsCached?: (signedBy: string | undefined) => Promise<boolean>;
 }
 
 /** A cached copy answering because fetching a fresh one failed. */
@@ -183,6 +207,8 @@ interface Snapshot<T> {
   etag?: string;
   lastModified?: string;
   source: 'network' | 'cache';
+  /** The key that signed the copy (a signed registry's), kept with it in the cache file. */
+  signedBy?: string;
 }
 
 export interface CachedJsonStatus {
@@ -201,6 +227,10 @@ export class CachedJson<T> {
   #snapshot: Snapshot<T> | undefined;
   #lastError: string | undefined;
   #lastStatus: number | undefined;
+  /** Whether the last failure was the registry being unreachable (see RegistryUnavailableError). */
+  #lastUnreachable = false;
+  /** The refusal of the last fetch, thrown to callers until a fetch passes. */
+  #refused: RegistryTrustError | undefined;
   #lastFailureAt: number | undefined;
   #inFlight: Promise<void> | undefined;
   #diskLoad: Promise<void> | undefined;
@@ -225,10 +255,16 @@ export class CachedJson<T> {
     const snapshot = this.#snapshot;
     if (snapshot && this.#usable(snapshot)) return snapshot.value;
     const inBackoff = this.#lastFailureAt !== undefined && this.#options.now() - this.#lastFailureAt < this.#options.failureBackoffMs;
+    if (this.#refused && inBackoff && !this.#inFlight) throw this.#refused;
     if (snapshot && inBackoff && !this.#inFlight) return this.#staleValue(snapshot);
     await this.#revalidate();
+    if (this.#refused) throw this.#refused;
     if (this.#snapshot) return this.#staleValue(this.#snapshot);
-    throw new RegistryUnavailableError(this.#options.url, this.#lastError ?? `no ${this.#options.what}`);
+    throw this.#unavailable();
+  }
+
+  #unavailable(): RegistryUnavailableError {
+    return new RegistryUnavailableError(this.#options.url, this.#lastError ?? `no ${this.#options.what}`, this.#lastError !== undefined && this.#lastUnreachable);
   }
 
   /** The value in hand (or in the cache file) when it is younger than the TTL (and, with `refresh`, revalidated); never fetches. */
@@ -254,7 +290,8 @@ export class CachedJson<T> {
     await this.#loadDisk();
     this.#refreshing = true;
     await this.#revalidate();
-    if (!this.#snapshot) throw new RegistryUnavailableError(this.#options.url, this.#lastError ?? `no ${this.#options.what}`);
+    if (this.#refused) throw this.#refused;
+    if (!this.#snapshot) throw this.#unavailable();
     this.#staleValue(this.#snapshot);
   }
 
@@ -312,6 +349,8 @@ export class CachedJson<T> {
     this.#diskLoad ??= (async () => {
       await this.#options.refreshMark?.load();
       const record = await this.#readCacheFile(cacheFileFor(cacheDir, this.#options.url));
+      // A copy accepted under another trust (unsigned, or another key) is fetched again.
+      if (record && this.#options.trustsCached && !(await this.#options.trustsCached(record.signedBy))) return;
       // A fetch that finished meanwhile is newer than the file.
       if (!record || this.#snapshot) return;
       this.#snapshot = record;
@@ -329,8 +368,9 @@ export class CachedJson<T> {
       return undefined;
     }
     if (!record || typeof record !== 'object') return undefined;
-    const { url, fetchedAt, etag, lastModified, document } = record as Record<string, unknown>;
+    const { url, fetchedAt, etag, lastModified, document, signedBy } = record as Record<string, unknown>;
     if (url !== this.#options.url || typeof fetchedAt !== 'number' || !Number.isFinite(fetchedAt)) return undefined;
+    if (signedBy !== undefined && typeof signedBy !== 'string') return undefined;
     if (etag !== undefined && typeof etag !== 'string') return undefined;
     if (lastModified !== undefined && typeof lastModified !== 'string') return undefined;
     let value: T;
@@ -345,6 +385,7 @@ export class CachedJson<T> {
       source: 'cache',
       ...(etag === undefined ? {} : { etag }),
       ...(lastModified === undefined ? {} : { lastModified }),
+      ...(signedBy === undefined ? {} : { signedBy }),
     };
   }
 
@@ -365,22 +406,32 @@ export class CachedJson<T> {
       this.#staleTold = false;
       this.#lastError = undefined;
       this.#lastStatus = undefined;
+      this.#lastUnreachable = false;
+      this.#refused = undefined;
       this.#lastFailureAt = undefined;
       await this.#persist(next);
       if (this.#options.refresh === true || this.#refreshing) await this.#options.refreshMark?.mark(next.fetchedAt);
       this.#refreshing = false;
     } catch (error) {
-      this.#lastError = error instanceof FetchFailure ? error.message : `network error: ${errorText(error)}`;
-      this.#lastStatus = error instanceof FetchFailure ? error.status : undefined;
+      const http = trustFetchFailure(error);
+      const failure = http ? new FetchFailure(`cannot fetch the signature: ${http.message}`, http.status) : error;
+      this.#refused = failure instanceof RegistryTrustError ? failure : undefined;
+      this.#lastError = failure instanceof FetchFailure || failure instanceof RegistryTrustError ? failure.message : `network error: ${errorText(failure)}`;
+      this.#lastStatus = failure instanceof FetchFailure ? failure.status : undefined;
+      // Unreachable: no answer at all, or an answer saying the server cannot serve now.
+      this.#lastUnreachable = failure instanceof RegistryTrustError ? false : failure instanceof FetchFailure ? failure.status !== undefined && isOutageStatus(failure.status) : true;
       this.#lastFailureAt = this.#options.now();
     }
   }
 
-  async #request(previous: Snapshot<T> | undefined): Promise<Snapshot<T>> {
+  async #request(previous: Snapshot<T> | undefined, fresh = false): Promise<Snapshot<T>> {
     const { url, what, timeoutMs } = this.#options;
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (previous?.etag !== undefined) headers['if-none-match'] = previous.etag;
-    if (previous?.lastModified !== undefined) headers['if-modified-since'] = previous.lastModified;
+    if (fresh) Object.assign(headers, { 'cache-control': 'no-cache', pragma: 'no-cache' });
+    else {
+      if (previous?.etag !== undefined) headers['if-none-match'] = previous.etag;
+      if (previous?.lastModified !== undefined) headers['if-modified-since'] = previous.lastModified;
+    }
     const response = await this.#options.fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
     const fetchedAt = this.#options.now();
     const etag = response.headers.get('etag') ?? undefined;
@@ -395,6 +446,7 @@ export class CachedJson<T> {
         source: 'network',
         ...((etag ?? previous.etag) === undefined ? {} : { etag: etag ?? previous.etag }),
         ...((lastModified ?? previous.lastModified) === undefined ? {} : { lastModified: lastModified ?? previous.lastModified }),
+        ...(previous.signedBy === undefined ? {} : { signedBy: previous.signedBy }),
       };
     }
     if (!response.ok) {
@@ -403,9 +455,19 @@ export class CachedJson<T> {
     }
 
     const body = await readCapped(response, this.#options.maxBytes, url, what);
+    let signedBy: string | undefined;
+    if (this.#options.verify) {
+      try {
+        signedBy = await this.#options.verify(body, { fresh });
+      } catch (error) {
+        // A document and its signature caught between two writes of a build: both once more, past caches.
+        if (error instanceof RegistryTrustError && error.retryable && !fresh) return this.#request(previous, true);
+        throw error;
+      }
+    }
     let json: unknown;
     try {
-      json = JSON.parse(body);
+      json = JSON.parse(body.toString('utf8'));
     } catch (error) {
       throw new FetchFailure(`invalid JSON: ${errorText(error)}`);
     }
@@ -415,6 +477,7 @@ export class CachedJson<T> {
       source: 'network',
       ...(etag === undefined ? {} : { etag }),
       ...(lastModified === undefined ? {} : { lastModified }),
+      ...(signedBy === undefined ? {} : { signedBy }),
     };
   }
 
@@ -427,6 +490,7 @@ export class CachedJson<T> {
       fetchedAt: snapshot.fetchedAt,
       ...(snapshot.etag === undefined ? {} : { etag: snapshot.etag }),
       ...(snapshot.lastModified === undefined ? {} : { lastModified: snapshot.lastModified }),
+      ...(snapshot.signedBy === undefined ? {} : { signedBy: snapshot.signedBy }),
       document: this.#options.toJson(snapshot.value),
     };
     try {

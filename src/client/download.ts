@@ -33,12 +33,14 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 
 import { DigestStream, digestOf, IntegrityError, verifyIntegrity } from '../archive/integrity.js';
 import { extractArchive } from '../archive/extract.js';
+import { MAX_ATTESTATION_BYTES } from '../archive/provenance.js';
 import { scanArchive, UnsafeArchiveError, type ArchiveLimits, type ArchiveScan } from '../archive/scan.js';
 import { allowedAddresses, EgressRefusedError, egressPolicy, guardedRequest, resolveWithSystem, type EgressPolicy, type ResolveHost } from '../core/egress.js';
 import { errorMessage } from '../core/errors.js';
 import { addressKind, bareAddress, isIpAddress, type AddressKind } from '../core/ip-addresses.js';
 import { DOWNLOAD_PURPOSE_HEADER } from '../core/routes.js';
 import type { TemplateEntry } from '../core/schema-types.js';
+import { checkProvenance, type ProvenanceOutcome, type ProvenancePolicy } from './provenance.js';
 
 export { IntegrityError } from '../archive/integrity.js';
 export { UnsafeArchiveError } from '../archive/scan.js';
@@ -78,9 +80,15 @@ export interface DownloadOptions {
    * `X-Download-Purpose`, so a registry server does not count it as a use. Default `generate`.
    */
   purpose?: 'generate' | 'inspect';
+  /**
+   * The build provenance check made once the archive's integrity is verified, before it is
+   * unpacked (client/provenance.ts): default `warn` against the public-good trusted root, no
+   * signer pinned. A refusal (SignerChangedError, ProvenanceCheckError) unpacks nothing.
+   */
+  provenance?: ProvenancePolicy;
 }
 
-export type DownloadableEntry = Pick<TemplateEntry, 'id' | 'version' | 'downloadUrl'> & {
+export type DownloadableEntry = Pick<TemplateEntry, 'id' | 'version' | 'downloadUrl' | 'attestations'> & {
   integrity?: string;
   sha256?: string;
   size?: number;
@@ -95,6 +103,8 @@ export interface DownloadResult {
   integrity: string;
   /** Bytes downloaded. */
   size: number;
+  /** What the provenance check found (`verified` with the signer, `unsigned`, `unverified`, `off`). */
+  provenance: ProvenanceOutcome;
 }
 
 /** The archive could not be downloaded (HTTP status, network, size limit). */
@@ -292,6 +302,36 @@ async function fetchToFile(entry: DownloadableEntry, file: string, options: Down
 }
 
 /**
+ * Reads a small file a registry names (a provenance bundle), with the archive's URL and address
+ * rules, into memory, refusing more than `maxBytes`.
+ */
+export async function fetchSmallFile(url: string, options: DownloadOptions, maxBytes: number): Promise<Buffer> {
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const response = await fetchFollowingSafeRedirects(url, { ...options, purpose: 'inspect' }, controller.signal);
+    if (!response.ok || !response.body) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new DownloadError(url, `HTTP ${response.status}`, { status: response.status });
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of Readable.fromWeb(response.body as WebReadableStream<Uint8Array>)) {
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) {
+        controller.abort();
+        throw new DownloadError(url, `it is larger than the limit of ${maxBytes} bytes`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return Buffer.concat(chunks);
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/**
  * Checks a downloaded archive before anything is unpacked: the archive scanner's rules with the
  * download limits. Throws UnsafeArchiveError.
  */
@@ -357,6 +397,8 @@ export async function downloadTemplate(entry: DownloadableEntry, dest: string, o
     const archive = path.join(temp, 'archive.tgz');
     const digest = (await fetchToFile(entry, archive, options, maxBytes)).result();
     verifyIntegrity(entry, digest, label);
+    const { integrity, size, sha256 } = digestOf(digest);
+    const provenance = await checkProvenance(entry, sha256, options.provenance ?? { mode: 'warn' }, (url) => fetchSmallFile(url, options, MAX_ATTESTATION_BYTES));
     let plan: ArchiveScan;
     try {
       plan = await extractArchive(archive, dir, archiveLimits(options.limits ?? {}));
@@ -365,8 +407,7 @@ export async function downloadTemplate(entry: DownloadableEntry, dest: string, o
       if (error instanceof UnsafeArchiveError) throw error;
       throw new UnsafeArchiveError(`unpacking ${label} failed: ${errorMessage(error)}`);
     }
-    const { integrity, size } = digestOf(digest);
-    return { dir, files: plan.files, integrity, size };
+    return { dir, files: plan.files, integrity, size, provenance };
   } finally {
     await rm(temp, { recursive: true, force: true });
   }

@@ -9,7 +9,9 @@ export {
   type RegistryStatus,
   type StaleNotice,
   type TemplateFilters,
+  type FallbackNotice,
 } from './registry-client.js';
+export { RegistryTrustError, pinFileFor, type SignatureOptions } from './trust.js';
 export {
   downloadTemplate,
   checkArchive,
@@ -24,6 +26,18 @@ export {
   type DownloadOptions,
   type DownloadResult,
 } from './download.js';
+export {
+  checkProvenance,
+  nextPinnedSigner,
+  ProvenanceCheckError,
+  SignerChangedError,
+  PROVENANCE_MODES,
+  type AttestedEntry,
+  type ProvenanceMode,
+  type ProvenanceOutcome,
+  type ProvenancePolicy,
+} from './provenance.js';
+export { describeSigner, loadSigstoreTrust, publicGoodTrust, verifyProvenance, ProvenanceError, type ProvenanceSigner, type SigstoreTrust } from '../archive/provenance.js';
 export {
   sendAnalyticsEvent,
   eventsUrl,

@@ -26,6 +26,13 @@
  *   every later command sees what the refresh saw.
  * - A template or an exact version the cached copy does not have is asked for once more (a
  *   conditional request) before the answer is "not found": it may have been published since.
+ * - `fallbackUrls`: registries that stand for the first (mirrors), tried in order when one cannot
+ *   be reached at all (a network error, a time-out, HTTP 5xx, 408 or 429, and no cached copy); the
+ *   first that answers serves the client from then on. Never when one answers with a document
+ *   that fails its signature check: that is an attack, not an outage.
+ * - `signatures`: signed registries (trust.ts): keys pinned from the start or on first use, every
+ *   document checked before it is accepted; the pins belong to the first registry of the list and
+ *   hold for every registry in it.
  */
 import { isYanked, selectLatest, versionsOf } from '../core/listing.js';
 import { describeSchemaErrors } from '../core/messages.js';
@@ -38,11 +45,13 @@ import { registryBaseUrl } from '../core/registry-url.js';
 import { RoutesSource } from './routes-source.js';
 import { readEntries, readRegistryDocument, skippedEntriesLine, type SkippedEntry } from './entry-reader.js';
 import { CachedJson, FetchFailure, RefreshMark, RegistryUnavailableError, type CachedJsonOptions, type StaleNotice } from './cached-json.js';
+import { RegistryTrust, RegistryTrustError, type SignatureOptions } from './trust.js';
 import { listingOrder, type ListingOrder } from './listing-order.js';
 import { buildSearchIndex, searchIndexed, type SearchIndex } from './search-index.js';
 
 export type { TemplateFilters } from '../core/search.js';
 export { RegistryUnavailableError, cacheFileFor, refreshMarkFileFor, type StaleNotice } from './cached-json.js';
+export { RegistryTrustError, pinFileFor, type SignatureOptions } from './trust.js';
 
 /** The spec's registry cache lifetime. */
 export const DEFAULT_CACHE_TTL_MS = 3_600_000;
@@ -93,6 +102,27 @@ export interface RegistryClientOptions {
    * download URL, an unusable integrity) and were left out; every other entry is read.
    */
   onSkipped?: (notice: SkippedNotice) => void;
+  /**
+   * Registries that stand for `registryUrl` (its mirrors), given as their document URLs: tried in
+   * order when the one before cannot be reached (see the module comment).
+   */
+  fallbackUrls?: readonly string[];
+  /** Told when a registry of the list cannot be reached and the next one is tried. */
+  onFallback?: (notice: FallbackNotice) => void;
+  /**
+   * Check signed registries (docs/publishing.md, "Trust"): the keys to pin from the start, or
+   * `pinOnFirstUse` (kept in `cacheDir`, else for the client's life). Without it nothing is checked.
+   */
+  signatures?: SignatureOptions;
+}
+
+/** A registry of the list could not be reached; the next one is asked. */
+export interface FallbackNotice {
+  /** The registry that could not be reached. */
+  from: string;
+  /** The registry asked next. */
+  to: string;
+  reason: string;
 }
 
 /** Entries of one fetched document (or template file) that the client left out. */
@@ -448,7 +478,8 @@ function violationsText(what: string, schema: string, violations: readonly { poi
 }
 
 export class RegistryClient {
-  readonly registryUrl: string;
+  /** This reader's own registry (the document URL). */
+  readonly #url: string;
   readonly cacheTtlMs: number;
   readonly cacheDir: string | undefined;
   readonly mode: RegistryMode;
@@ -463,10 +494,16 @@ export class RegistryClient {
   /** The routes of a registry that publishes no document (undefined: not known yet; null: it is not one). */
   #routes: RoutesSource | null | undefined;
   #routesIndex: Promise<RegistryIndex> | undefined;
+  /** The signature check (shared by the readers of a list); none without `signatures`. */
+  #trust: RegistryTrust | undefined;
+  /** This client and a reader per fallback URL, in order; `#active` is the one answering. */
+  readonly #readers: RegistryClient[];
+  #active = 0;
+  readonly #onFallback: ((notice: FallbackNotice) => void) | undefined;
 
   constructor(options: RegistryClientOptions) {
     if (typeof options.registryUrl !== 'string' || options.registryUrl === '') throw new TypeError('registryUrl is required');
-    this.registryUrl = options.registryUrl;
+    this.#url = options.registryUrl;
     const maxBytes = options.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
     if (!(maxBytes > 0)) throw new TypeError('maxDocumentBytes must be a positive number of bytes');
     this.cacheTtlMs = options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
@@ -485,11 +522,13 @@ export class RegistryClient {
       ...(options.onStale ? { onStale: options.onStale } : {}),
       refreshMark: new RefreshMark(options.registryUrl, options.cacheDir),
     };
-    const registryUrl = this.registryUrl;
+    const registryUrl = this.#url;
     this.#document = new CachedJson<RegistryIndex>({
       ...this.#resource,
       url: registryUrl,
       what: 'registry document',
+      trustsCached: (signedBy) => this.#trustsCached(signedBy),
+      verify: (body, { fresh }) => this.#verify(registryUrl, body, fresh),
       accept: (json) => {
         const read = readRegistryDocument(json);
         if ('problem' in read) throw new FetchFailure(read.problem);
@@ -500,6 +539,55 @@ export class RegistryClient {
       // Cached as received, the skipped entries included: read back, they are skipped (and reported) again.
       toJson: (index) => (index.unreadable.length === 0 ? index.document : { ...index.document, templates: [...index.document.templates, ...index.unreadable] }),
     });
+    this.#onFallback = options.onFallback;
+    const fallbackUrls = options.fallbackUrls ?? [];
+    for (const url of fallbackUrls) if (typeof url !== 'string' || url === '') throw new TypeError('fallbackUrls must be registry URLs');
+    this.#readers = [this, ...fallbackUrls.map((url) => new RegistryClient({ ...options, registryUrl: url, fallbackUrls: [], signatures: undefined }))];
+    if (options.signatures) {
+      const trust = new RegistryTrust({
+        ...options.signatures,
+        registry: registryBaseUrl(registryUrl),
+        ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
+        fetch: this.#resource.fetch,
+        timeoutMs: this.#resource.timeoutMs,
+        now: this.#resource.now,
+      });
+      for (const reader of this.#readers) reader.#trust = trust;
+    }
+  }
+
+  /** The registry answering: the first of the list, until one could not be reached and the next answered. */
+  get registryUrl(): string {
+    return (this.#readers[this.#active] ?? this).#url;
+  }
+
+  /** Checks a body of this reader's registry before it is accepted (nothing to check without `signatures`). */
+  #verify(url: string, body: Buffer, fresh: boolean): Promise<string | undefined> {
+    return this.#trust ? this.#trust.verify({ url, documentUrl: this.#url, body, fresh }) : Promise.resolve(undefined);
+  }
+
+  /** Whether a copy in the cache file (signed by `signedBy`) may answer under the trust of now. */
+  #trustsCached(signedBy: string | undefined): Promise<boolean> {
+    return this.#trust ? this.#trust.trustsCached(signedBy) : Promise.resolve(true);
+  }
+
+  /**
+   * `read` on the registry answering; when it cannot be reached, on the next of the list (which
+   * then answers from now on). Any other failure, a refused signature first of all, is thrown.
+   */
+  async #answer<T>(read: (reader: RegistryClient) => Promise<T>): Promise<T> {
+    for (let at = this.#active; ; at++) {
+      const reader = this.#readers[at] as RegistryClient;
+      try {
+        const value = await read(reader);
+        this.#active = at;
+        return value;
+      } catch (error) {
+        const next = this.#readers[at + 1];
+        if (!next || !(error instanceof RegistryUnavailableError) || !error.unreachable) throw error;
+        this.#onFallback?.({ from: reader.#url, to: next.#url, reason: error.reason });
+      }
+    }
   }
 
   /**
@@ -512,7 +600,11 @@ export class RegistryClient {
       return { index: await this.#document.get() };
     } catch (error) {
       if (this.#routes === undefined && error instanceof RegistryUnavailableError && this.#document.status().lastStatus === 404) {
-        const base = registryBaseUrl(this.registryUrl);
+        // A registry whose keys are pinned publishes signed documents: routes would carry no signature.
+        if (this.#trust && (await this.#trust.pinned())) {
+          throw new RegistryTrustError(registryBaseUrl(this.#url), 'registry.json', 'as HTTP 404 though its keys are pinned (its routes carry no signature)');
+        }
+        const base = registryBaseUrl(this.#url);
         const probe = { base, fetch: this.#resource.fetch, timeoutMs: this.#resource.timeoutMs };
         if (await RoutesSource.detect(probe).catch(() => false)) {
           this.#routes = new RoutesSource({ ...probe, onSkipped: (what, url, skipped) => this.#reportSkipped(what, url, skipped) });
@@ -529,13 +621,13 @@ export class RegistryClient {
     const whole = await this.#whole();
     if ('index' in whole) return whole.index;
     const routes = whole.routes;
-    this.#routesIndex ??= routes.document().then((document) => buildIndex(withAbsoluteUrls(document, `${registryBaseUrl(this.registryUrl)}/`)));
+    this.#routesIndex ??= routes.document().then((document) => buildIndex(withAbsoluteUrls(document, `${registryBaseUrl(this.#url)}/`)));
     return this.#routesIndex;
   }
 
   /** The spec's list operation: filters (all optional) applied to every entry, in listing order. */
   async listTemplates(filters: TemplateFilters = {}): Promise<TemplateEntry[]> {
-    return listFromIndex(await this.#wholeIndex(), filters);
+    return this.#answer(async (reader) => listFromIndex(await reader.#wholeIndex(), filters));
   }
 
   /**
@@ -544,6 +636,10 @@ export class RegistryClient {
    * An id or version the cached copy lacks is asked for once more before the answer is null.
    */
   async getTemplate(id: string, version?: string): Promise<TemplateEntry | null> {
+    return this.#answer((reader) => reader.#getTemplate(id, version));
+  }
+
+  async #getTemplate(id: string, version?: string): Promise<TemplateEntry | null> {
     const whole = this.mode === 'auto' ? await this.#document.fresh() : undefined;
     if (whole) {
       const found = getFromIndex(whole, id, version);
@@ -554,7 +650,7 @@ export class RegistryClient {
       const source = await this.#whole();
       if ('routes' in source) {
         const entry = await source.routes.get(id, version);
-        return entry ? (withAbsoluteUrls({ templates: [entry], categories: [], tags: [], lastUpdated: '' }, `${registryBaseUrl(this.registryUrl)}/`).templates[0] ?? null) : null;
+        return entry ? (withAbsoluteUrls({ templates: [entry], categories: [], tags: [], lastUpdated: '' }, `${registryBaseUrl(this.#url)}/`).templates[0] ?? null) : null;
       }
       const found = getFromIndex(source.index, id, version);
       if (found || !(await this.#document.recheck())) return found;
@@ -614,6 +710,10 @@ export class RegistryClient {
    * only the index and its file are read.
    */
   async listVersions(id: string, options: { includeYanked?: boolean } = {}): Promise<TemplateEntry[]> {
+    return this.#answer((reader) => reader.#listVersions(id, options));
+  }
+
+  async #listVersions(id: string, options: { includeYanked?: boolean }): Promise<TemplateEntry[]> {
     const shown = (versions: readonly TemplateEntry[]): TemplateEntry[] => versionsOf(versions, id).filter((entry) => options.includeYanked === true || !isYanked(entry));
     const whole = this.mode === 'auto' ? await this.#document.fresh() : undefined;
     if (whole) return shown(whole.byId.get(id) ?? []);
@@ -621,7 +721,7 @@ export class RegistryClient {
       const source = await this.#whole();
       if ('index' in source) return shown(source.index.byId.get(id) ?? []);
       const versions = await source.routes.versions(id, options.includeYanked === true);
-      return shown(withAbsoluteUrls({ templates: versions, categories: [], tags: [], lastUpdated: '' }, `${registryBaseUrl(this.registryUrl)}/`).templates);
+      return shown(withAbsoluteUrls({ templates: versions, categories: [], tags: [], lastUpdated: '' }, `${registryBaseUrl(this.#url)}/`).templates);
     }
     const index = await this.#sparse().get();
     if (index.templates.some((line) => line.id === id)) return shown(await this.#versionsOf(id, index, this.#templateFile(id, index)));
@@ -631,17 +731,17 @@ export class RegistryClient {
 
   /** The categories array of the registry document. */
   async listCategories(): Promise<Category[]> {
-    return [...(await this.#wholeIndex()).document.categories];
+    return this.#answer(async (reader) => [...(await reader.#wholeIndex()).document.categories]);
   }
 
   /** Entries whose name, description, tags, features and category contain every term of `query`. */
   async search(query: string): Promise<TemplateEntry[]> {
-    return searchIndex(await this.#wholeIndex(), query);
+    return this.#answer(async (reader) => searchIndex(await reader.#wholeIndex(), query));
   }
 
   /** The whole registry document in hand (fetching it when needed). */
   async document(): Promise<RegistryDocument> {
-    return (await this.#wholeIndex()).document;
+    return this.#answer(async (reader) => (await reader.#wholeIndex()).document);
   }
 
   /**
@@ -649,7 +749,7 @@ export class RegistryClient {
    * version. Rejects when the registry publishes none.
    */
   async index(): Promise<SparseIndex> {
-    return this.#sparse().get();
+    return this.#answer((reader) => reader.#sparse().get());
   }
 
   /**
@@ -657,7 +757,7 @@ export class RegistryClient {
    * keeps the cached registry (see `status()`); rejects only when there is no registry at all.
    */
   async refresh(): Promise<RegistryStatus> {
-    await this.#document.refresh();
+    await this.#answer((reader) => reader.#document.refresh());
     return this.status();
   }
 
@@ -670,8 +770,9 @@ export class RegistryClient {
   }
 
   status(): RegistryStatus {
-    const { lastStatus: _lastStatus, ...status } = this.#document.status();
-    const skipped = [...(this.#document.peek()?.skipped ?? []), ...[...this.#templateFiles.values()].flatMap((file) => file.peek()?.skipped ?? [])];
+    const reader = this.#readers[this.#active] ?? this;
+    const { lastStatus: _lastStatus, ...status } = reader.#document.status();
+    const skipped = [...(reader.#document.peek()?.skipped ?? []), ...[...reader.#templateFiles.values()].flatMap((file) => file.peek()?.skipped ?? [])];
     return skipped.length > 0 ? { ...status, skipped } : status;
   }
 
@@ -682,7 +783,9 @@ export class RegistryClient {
       try {
         await this.#sparse().get();
         this.#detected = 'sparse';
-      } catch {
+      } catch (error) {
+        // A refused index is an attack on this registry, not a registry without one.
+        if (error instanceof RegistryTrustError) throw error;
         // No index (a registry server, an older build, another implementation): the whole document.
         this.#detected = 'full';
       }
@@ -693,8 +796,10 @@ export class RegistryClient {
   #sparse(): CachedJson<SparseIndex> {
     this.#sparseIndex ??= new CachedJson<SparseIndex>({
       ...this.#resource,
-      url: new URL(INDEX_FILE, this.registryUrl).href,
+      url: new URL(INDEX_FILE, this.#url).href,
       what: 'registry index',
+      trustsCached: (signedBy) => this.#trustsCached(signedBy),
+      verify: (body, { fresh }) => this.#verify(new URL(INDEX_FILE, this.#url).href, body, fresh),
       accept: (json) => {
         const violations = describeSchemaErrors(schemaErrors('registry-index', json));
         if (violations.length > 0) throw new FetchFailure(violationsText('registry index', 'registry-index', violations));
@@ -714,6 +819,8 @@ export class RegistryClient {
         ...this.#resource,
         url,
         what: `file of template ${id}`,
+        trustsCached: (signedBy) => this.#trustsCached(signedBy),
+      verify: (body, { fresh }) => this.#verify(url, body, fresh),
         accept: (json) => {
           const versions = (json as { versions?: unknown } | null)?.versions;
           if (!Array.isArray(versions)) throw new FetchFailure(`the file of template ${id} has no versions array`);
@@ -721,7 +828,7 @@ export class RegistryClient {
           this.#reportSkipped(`file of template ${id}`, url, read.skipped);
           const entries = read.entries.filter((entry) => entry.id === id);
           // Entries are copied from registry.json: their relative URLs are relative to it.
-          const document = withAbsoluteUrls({ templates: entries, categories: [], tags: [], lastUpdated: index.lastUpdated }, this.registryUrl);
+          const document = withAbsoluteUrls({ templates: entries, categories: [], tags: [], lastUpdated: index.lastUpdated }, this.#url);
           const aside = setAside(versions, read.skipped, `file of template ${id}: /versions`);
           return { id, versions: document.templates, ...(aside.notes.length > 0 ? { unreadable: aside.unreadable, skipped: aside.notes } : {}) };
         },

@@ -2,17 +2,87 @@
  * File primitives every writer of the project uses: a durable write, an atomic replace, and a
  * read that tells a missing file apart from an unreadable one.
  */
-import { randomBytes } from 'node:crypto';
 import type { ReadStream } from 'node:fs';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 
-/** Temp files made by `tempPathBeside`: `.<name>.<pid>.<12 hex>.tmp`. */
-export const TEMP_FILE_PATTERN = /^\..+\.\d+\.[0-9a-f]{12}\.tmp$/;
+import { ownedTempTag, tempNameOwner } from './temp-owner.js';
 
-/** A fresh temp path in the folder of `file` (same file system, so it can be renamed over it). */
+/**
+ * Temp files made by `tempPathBeside`: `.<name>.<pid>.<28 hex>.tmp` (owner key and a random part,
+ * core/temp-owner.ts), or `.<name>.<pid>.<12 hex>.tmp` as releases before owner keys made them.
+ */
+export const TEMP_FILE_PATTERN = /^\..+\.\d+\.(?:[0-9a-f]{12}|[0-9a-f]{28})\.tmp$/;
+
+/** The longest file name most file systems take, in bytes. */
+const MAX_NAME_BYTES = 255;
+/** What a temp name adds to its file's name: `.`, `.<pid up to 7 digits>.<28 hex>.tmp`. */
+const TEMP_NAME_EXTRA = 1 + 1 + 7 + 1 + 28 + 4;
+
+/**
+ * The start of every temp name `tempPathBeside(file)` makes: `.<file's name>.`, the name cut (on a
+ * character) so that the temp name stays within 255 bytes however long the file's name is.
+ */
+export function tempNamePrefix(file: string): string {
+  let base = path.basename(file);
+  while (Buffer.byteLength(base) > MAX_NAME_BYTES - TEMP_NAME_EXTRA) base = base.slice(0, -1);
+  return `.${base}.`;
+}
+
+/** A fresh temp path in the folder of `file` (same file system, so it can be renamed over it), naming this process as its owner. */
 export function tempPathBeside(file: string): string {
-  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  return path.join(path.dirname(file), `${tempNamePrefix(file)}${ownedTempTag()}.tmp`);
+}
+
+/** A fresh name for a temp file or folder in a folder of temp files (`<pid>.<28 hex><suffix>`), naming this process as its owner. */
+export function ownedTempName(suffix = ''): string {
+  return `${ownedTempTag()}${suffix}`;
+}
+
+/** How old a temp file of a process that cannot be seen (another machine or container) must be before a start removes it. */
+export const FOREIGN_TEMP_AGE_MS = 60 * 60 * 1000;
+
+export interface LeftoverTempOptions {
+  /** Which entries are temp files: default `TEMP_FILE_PATTERN` (every entry of a folder of temp files: `() => true`). */
+  isTemp?: (name: string) => boolean;
+  /** Into sub-folders too (entries that are not temp files themselves). */
+  recursive?: boolean;
+  /** A temp file of a process that cannot be seen from here (another machine or container) is removed once older than this. */
+  foreignAfterMs: number;
+  /** A temp file without an owner (made by a release before owner keys) is removed once older than this (default `foreignAfterMs`). */
+  legacyAfterMs?: number;
+  /** The clock (tests); default Date.now. */
+  now?: () => number;
+}
+
+/**
+ * Removes the temp files in `dir` whose owner is dead (at once, whatever their age), or cannot be
+ * seen from here (`foreignAfterMs`) or is not named (`legacyAfterMs`) and that is older than the
+ * age given; never those of a process that runs (this one or another sharing the folder). A temp
+ * folder goes with everything in it. Returns the paths removed.
+ */
+export async function removeLeftoverTemps(dir: string, options: LeftoverTempOptions): Promise<string[]> {
+  const isTemp = options.isTemp ?? ((name: string) => TEMP_FILE_PATTERN.test(name));
+  const now = (options.now ?? Date.now)();
+  const cutoffs = { foreign: now - options.foreignAfterMs, legacy: now - (options.legacyAfterMs ?? options.foreignAfterMs) };
+  const removed: string[] = [];
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    const file = path.join(dir, entry.name);
+    if (!isTemp(entry.name)) {
+      if (options.recursive && entry.isDirectory()) removed.push(...(await removeLeftoverTemps(file, options)));
+      continue;
+    }
+    const owner = tempNameOwner(entry.name);
+    if (owner === 'mine' || owner === 'live') continue;
+    if (owner === 'foreign' || owner === 'legacy') {
+      const info = await stat(file).catch(() => undefined);
+      if (!info || info.mtimeMs >= cutoffs[owner]) continue;
+    }
+    await rm(file, { recursive: true, force: true });
+    removed.push(file);
+  }
+  return removed;
 }
 
 /**

@@ -99,3 +99,19 @@ export {
 } from './reserved-paths.js';
 export { addressKind, clientPrefix, parseAddressRanges, type AddressKind, type AddressRange } from './ip-addresses.js';
 export { egressPolicy, guardedRequest, EgressRefusedError, type EgressPolicy, type GuardedRequest, type ResolveHost } from './egress.js';
+export { globMatcher, GlobError, MAX_GLOB_LENGTH } from './glob.js';
+export {
+  SIGNATURE_SUFFIX,
+  KEYS_FILE,
+  SIGNATURE_TYPE,
+  readPublicKeys,
+  readSigningKeys,
+  parseKeysFile,
+  verifyFileSignature,
+  verifyKeysFileSignature,
+  SignatureProblem,
+  KeyFileError,
+  type PublishedKey,
+  type SigningKey,
+  type SignaturePayload,
+} from './registry-signatures.js';

@@ -13,6 +13,16 @@ export function archiveUrl(baseUrl: string, id: string, version: string): string
   return `${versionUrl(baseUrl, id, version)}/archive`;
 }
 
+/** `<base>/templates/<id>/versions/<version>/attestation`: the Sigstore bundle of the version's build provenance. */
+export function attestationUrl(baseUrl: string, id: string, version: string): string {
+  return `${versionUrl(baseUrl, id, version)}/attestation`;
+}
+
+/** Where a static registry keeps the provenance bundle of a version, beside its archive (immutable). */
+export function staticAttestationPath(id: string, version: string): string {
+  return `archives/${encodeURIComponent(id)}/${encodeURIComponent(version)}.sigstore.json`;
+}
+
 /** Where a static registry keeps the archive of a version, relative to registry.json (immutable). */
 export function staticArchivePath(id: string, version: string): string {
   return `archives/${encodeURIComponent(id)}/${encodeURIComponent(version)}.tgz`;

@@ -127,6 +127,12 @@ export interface TemplateManifest {
    */
   verbatim?: string[];
   /**
+   * Extension: globs, matched against paths in the generated project, of .json files that test's JSON check reads as JSON with comments and trailing commas, as the tools reading them do (editor settings kept outside .vscode, Zed's settings). tsconfig*, jsconfig*, .vscode/*.json, dev container files and *.jsonc are JSONC without being listed.
+   *
+   * @maxItems 100
+   */
+  jsonc?: string[];
+  /**
    * Extension: a folder, relative to the template root and outside the content folder, that {% render %} and {% include %} read from. Never part of the generated project. Default: none.
    */
   partials?: string;
@@ -253,7 +259,7 @@ export interface RegistryDocument {
   [k: string]: unknown;
 }
 /**
- * One version of one template in the registry document; the same id appears once per version. Fields not listed here are accepted, so that a document from another registry following the spec validates. This project's additions, all optional: integrity, sha256 and size of the archive at downloadUrl; deprecationMessage and yanked (the version lifecycle).
+ * One version of one template in the registry document; the same id appears once per version. Fields not listed here are accepted, so that a document from another registry following the spec validates. This project's additions, all optional: integrity, sha256 and size of the archive at downloadUrl; deprecationMessage and yanked (the version lifecycle); attestations and publisher (the archive's verified build provenance).
  */
 export interface TemplateEntry {
   /**
@@ -303,6 +309,8 @@ export interface TemplateEntry {
    * Extension: true when the version was yanked (DELETE /templates/{id}/versions/{version}): still downloadable by its exact version, never selected as the latest, left out of default listings.
    */
   yanked?: boolean;
+  attestations?: TemplateEntryAttestations;
+  publisher?: TemplateEntryPublisher;
   [k: string]: unknown;
 }
 export interface TemplateEntryAuthor {
@@ -345,6 +353,26 @@ export interface TemplateEntryStats {
   forks?: number;
   issues?: number;
   lastDownload?: string;
+  [k: string]: unknown;
+}
+/**
+ * Extension: the build provenance of the archive, verified by the registry when the version was published: where its Sigstore bundle (a DSSE-signed in-toto statement about the archive's sha256) is served, immutably, and the statement's predicate type.
+ */
+export interface TemplateEntryAttestations {
+  url: string;
+  /**
+   * https://slsa.dev/provenance/v1 for the publish action's provenance.
+   */
+  predicateType: string;
+  [k: string]: unknown;
+}
+/**
+ * Extension: who built the archive, as its verified provenance's signing certificate names it: the source repository (owner/name) and the workflow file that ran; runUrl is the run, when the certificate names it. Present with attestations.
+ */
+export interface TemplateEntryPublisher {
+  repository: string;
+  workflow: string;
+  runUrl?: string;
   [k: string]: unknown;
 }
 /**
@@ -396,8 +424,30 @@ export interface SparseIndex {
      * When its latest version was published or updated.
      */
     updatedAt?: string;
+    attestations?: TemplateEntryAttestations1;
+    publisher?: TemplateEntryPublisher1;
     [k: string]: unknown;
   }[];
+  [k: string]: unknown;
+}
+/**
+ * Extension: the build provenance of the archive, verified by the registry when the version was published: where its Sigstore bundle (a DSSE-signed in-toto statement about the archive's sha256) is served, immutably, and the statement's predicate type.
+ */
+export interface TemplateEntryAttestations1 {
+  url: string;
+  /**
+   * https://slsa.dev/provenance/v1 for the publish action's provenance.
+   */
+  predicateType: string;
+  [k: string]: unknown;
+}
+/**
+ * Extension: who built the archive, as its verified provenance's signing certificate names it: the source repository (owner/name) and the workflow file that ran; runUrl is the run, when the certificate names it. Present with attestations.
+ */
+export interface TemplateEntryPublisher1 {
+  repository: string;
+  workflow: string;
+  runUrl?: string;
   [k: string]: unknown;
 }
 /**
@@ -655,6 +705,14 @@ export interface ResponseMeta {
    * Version of the interface that answered.
    */
   version: string;
+  /**
+   * On the answer to an upload (201): whether registry.json lists the version. false: the version is stored, but the registry could not be rebuilt yet (a full disk); data is the entry it will have, and the server rebuilds until it lists it.
+   */
+  listed?: boolean;
+  /**
+   * With listed false: why the version is not listed yet, for the publisher.
+   */
+  warning?: string;
 }
 export interface OffsetPagination {
   page: number;

@@ -7,12 +7,15 @@
  * A crash (SIGKILL, power loss) cannot roll anything back, so the apply keeps a journal in the
  * project (`JOURNAL_FILE`), written durably before anything changes and removed once the apply
  * is complete or rolled back: which files it touches and where their old copies are. The next run
- * finds it and restores the project as it was before (`recoverInterruptedApply`).
+ * finds it and restores the project as it was before (`recoverInterruptedApply`), or, when the
+ * apply had finished (`done`), only removes the copies nobody asked to keep. Every step of both is
+ * one call of an `ApplyFileSystem` and may be the last one before a kill: whatever a kill leaves,
+ * the next recovery finishes, and so does the one after a kill during a recovery.
  */
 import * as nodeFs from 'node:fs/promises';
 import path from 'node:path';
 
-import { readIfExists, syncDirectory, syncFile, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic, writeNewFileDurably } from '../core/files.js';
+import { readIfExists, syncDirectory, syncFile, TEMP_FILE_PATTERN, tempNamePrefix, tempPathBeside, writeFileAtomic, writeNewFileDurably } from '../core/files.js';
 import { errorMessage } from '../core/errors.js';
 
 /** The journal of an apply in progress, at the project root. */
@@ -20,12 +23,18 @@ export const JOURNAL_FILE = '.template-migration-journal.json';
 
 interface Journal {
   journalVersion: 1;
-  /** `prepare`: nothing visible changed yet; `apply`: the renames may have started. */
-  phase: 'prepare' | 'apply';
+  /**
+   * `prepare`: nothing visible changed yet; `apply`: the renames may have started; `restored`: a
+   * recovery put every file back (the copies are no longer needed); `done`: every rename was made.
+   */
+  phase: 'prepare' | 'apply' | 'restored' | 'done';
   /** The backup folder of this apply, relative to the project root. */
   backupDir: string;
-  /** Every path the apply touches; `saved` when its old version was copied into backupDir (same relative path). */
-  files: { path: string; saved: boolean }[];
+  /**
+   * Every path the apply touches; `saved` when its old version was copied into backupDir (same
+   * relative path); `keep` when that copy stays once the apply is done.
+   */
+  files: { path: string; saved: boolean; keep?: boolean }[];
 }
 
 /** One change to one file, by `/`-separated path relative to the project root. */
@@ -49,6 +58,11 @@ export interface ApplyFileSystem {
   chmod(file: string, mode: number): Promise<void>;
   readdir(dir: string): Promise<string[]>;
   rmdir(dir: string): Promise<void>;
+  readFile(file: string): Promise<Buffer | undefined>;
+  /** Replaces `file` atomically and durably (the journal, a restored file). */
+  replaceFile(file: string, data: string | Buffer): Promise<void>;
+  syncFile(file: string): Promise<void>;
+  syncDirectory(dir: string): Promise<void>;
 }
 
 export const nodeFileSystem: ApplyFileSystem = {
@@ -68,6 +82,10 @@ export const nodeFileSystem: ApplyFileSystem = {
   chmod: (file, mode) => nodeFs.chmod(file, mode),
   readdir: (dir) => nodeFs.readdir(dir),
   rmdir: (dir) => nodeFs.rmdir(dir),
+  readFile: readIfExists,
+  replaceFile: (file, data) => writeFileAtomic(file, data),
+  syncFile,
+  syncDirectory: (dir) => syncDirectory(dir).catch(() => undefined),
 };
 
 export interface ApplyOptions {
@@ -166,15 +184,16 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
     journalVersion: 1,
     phase,
     backupDir: path.relative(root, backupDir).split(path.sep).join('/'),
-    files: prepared.map((item) => ({ path: item.operation.path, saved: item.saved !== undefined })),
+    files: prepared.map((item) => ({ path: item.operation.path, saved: item.saved !== undefined, keep: item.operation.backup === true })),
   });
   const journalFile = path.join(root, JOURNAL_FILE);
+  const writeJournal = (phase: Journal['phase']): Promise<void> => fs.replaceFile(journalFile, `${JSON.stringify(journal(phase), null, 2)}\n`);
   const dropJournal = async (): Promise<void> => {
-    await nodeFs.rm(journalFile, { force: true });
-    await syncDirectory(root).catch(() => undefined);
+    await fs.rm(journalFile);
+    await fs.syncDirectory(root);
   };
   try {
-    await writeFileAtomic(journalFile, `${JSON.stringify(journal('prepare'), null, 2)}\n`);
+    await writeJournal('prepare');
   } catch (error) {
     throw new ApplyError(`could not write the migration journal, nothing was changed: ${messageOf(error)}`, true, undefined, { cause: error });
   }
@@ -222,8 +241,8 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
   }
   try {
     // The copies must be on disk before the journal says they can be restored from.
-    for (const item of prepared) if (item.saved) await syncFile(item.saved);
-    await writeFileAtomic(journalFile, `${JSON.stringify(journal('apply'), null, 2)}\n`);
+    for (const item of prepared) if (item.saved) await fs.syncFile(item.saved);
+    await writeJournal('apply');
   } catch (error) {
     await cleanTemps();
     await cleanCreatedDirs();
@@ -269,30 +288,42 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
     );
   }
 
-  // 4. Done: the journal goes first (the project is complete), then the backups not asked for.
-  await Promise.all(prepared.map((item) => syncDirectory(path.dirname(item.target)).catch(() => undefined)));
-  await dropJournal();
+  // 4. Done: the renames on disk and the journal says so (the project is complete: a recovery
+  // only prunes), then the backups not asked for, then the journal.
   const keep = new Set(prepared.filter((item) => item.saved && item.operation.backup).map((item) => item.operation.path));
+  for (const dir of new Set(prepared.map((item) => path.dirname(item.target)))) await fs.syncDirectory(dir);
+  let journalDone = true;
+  try {
+    await writeJournal('done');
+  } catch {
+    // Without a `done` journal the next run would roll the finished apply back: no journal at all then.
+    journalDone = false;
+    await dropJournal();
+  }
   await pruneBackups(fs, backupDir, prepared, keep, root);
+  // A `done` journal left behind only makes the next run finish this cleanup.
+  if (journalDone) await dropJournal().catch(() => undefined);
   const backups = [...keep];
   return backups.length > 0 ? { backupDir, backups } : { backups };
 }
 
 export interface Recovery {
-  /** What the interrupted apply had reached: `prepare` (nothing had changed) or `apply`. */
-  phase: Journal['phase'];
+  /** What the interrupted apply had reached: `prepare` (nothing had changed) or `apply` (rolled back). */
+  phase: 'prepare' | 'apply';
   /** Paths put back as they were before the interrupted apply. */
   restored: string[];
 }
 
 /** Removes the temp files `tempPathBeside(file)` may have left beside `file`. */
-async function removeTempsBeside(file: string): Promise<void> {
-  const prefix = `.${path.basename(file)}.`;
-  const names = await nodeFs.readdir(path.dirname(file)).catch(() => [] as string[]);
+async function removeTempsBeside(fs: ApplyFileSystem, file: string): Promise<void> {
+  const prefix = tempNamePrefix(file);
+  const names = await fs.readdir(path.dirname(file)).catch(() => [] as string[]);
   for (const name of names) {
-    if (name.startsWith(prefix) && TEMP_FILE_PATTERN.test(name)) await nodeFs.rm(path.join(path.dirname(file), name), { force: true });
+    if (name.startsWith(prefix) && TEMP_FILE_PATTERN.test(name)) await fs.rm(path.join(path.dirname(file), name));
   }
 }
+
+const PHASES: readonly Journal['phase'][] = ['prepare', 'apply', 'restored', 'done'];
 
 function parseJournal(text: string): Journal | undefined {
   let value: unknown;
@@ -302,8 +333,8 @@ function parseJournal(text: string): Journal | undefined {
     return undefined;
   }
   const journal = value as Partial<Journal> | null;
-  if (!journal || journal.journalVersion !== 1 || (journal.phase !== 'prepare' && journal.phase !== 'apply') || typeof journal.backupDir !== 'string' || !Array.isArray(journal.files)) return undefined;
-  if (!journal.files.every((f) => typeof f === 'object' && f !== null && typeof f.path === 'string' && typeof f.saved === 'boolean')) return undefined;
+  if (!journal || journal.journalVersion !== 1 || !PHASES.includes(journal.phase as Journal['phase']) || typeof journal.backupDir !== 'string' || !Array.isArray(journal.files)) return undefined;
+  if (!journal.files.every((f) => typeof f === 'object' && f !== null && typeof f.path === 'string' && typeof f.saved === 'boolean' && (f.keep === undefined || typeof f.keep === 'boolean'))) return undefined;
   return journal as Journal;
 }
 
@@ -314,40 +345,64 @@ function insideRoot(root: string, relative: string): string | undefined {
   return back === '' || back.startsWith('..') || path.isAbsolute(back) ? undefined : target;
 }
 
+export interface RecoverOptions {
+  /** The file-system calls (tests stop a recovery half-way with them). */
+  fs?: Partial<ApplyFileSystem>;
+}
+
 /**
- * Finishes what a crashed apply left in `root`: when its journal is there, every file it touched
- * is put back as it was before (from the copies in its backup folder; a file it created is
- * removed), its temp files and backup folder are removed, and the journal last. Returns undefined
- * when there was nothing to recover. Throws when the journal is unreadable (it is left for a person).
+ * Finishes what a crashed apply left in `root`, when its journal is there. An apply that had not
+ * finished is undone: every file it touched is put back as it was before (from the copies in its
+ * backup folder; a file it created is removed), then the journal says `restored`. Then, whatever
+ * the phase, its temp files and the copies nobody asked to keep are removed (file by file: the
+ * backup folder is never removed wholesale, so nothing else in it is lost and a folder something
+ * else still writes into cannot fail the recovery), and the journal last. Each step can be
+ * repeated, so a recovery killed half-way is finished by the next one. Returns undefined when
+ * there was nothing to recover (no journal, or an apply that had finished). Throws when the
+ * journal is unreadable (it is left for a person).
  */
-export async function recoverInterruptedApply(root: string): Promise<Recovery | undefined> {
+export async function recoverInterruptedApply(root: string, options: RecoverOptions = {}): Promise<Recovery | undefined> {
+  const fs: ApplyFileSystem = { ...nodeFileSystem, ...options.fs };
   const journalFile = path.join(root, JOURNAL_FILE);
   // A crash while the journal itself was written leaves its temp file (and no change yet).
-  await removeTempsBeside(journalFile);
-  const text = await readIfExists(journalFile);
+  await removeTempsBeside(fs, journalFile);
+  const text = await fs.readFile(journalFile);
   if (text === undefined) return undefined;
   const journal = parseJournal(text.toString('utf8'));
   const backupDir = journal ? insideRoot(root, journal.backupDir) : undefined;
   if (!journal || !backupDir) throw new ApplyError(`${journalFile} is not a migration journal this version can read; restore the project from ${BACKUPS_HINT} by hand and remove it`, false);
-  const restored: string[] = [];
-  for (const file of journal.files) {
+  const files = journal.files.flatMap((file) => {
     const target = insideRoot(root, file.path);
-    if (!target) continue;
-    await removeTempsBeside(target);
-    if (journal.phase !== 'apply') continue;
-    if (file.saved) {
-      const saved = path.join(backupDir, toNative(file.path));
-      await writeFileAtomic(target, await nodeFs.readFile(saved));
-      const mode = await nodeFileSystem.modeOf(saved);
-      if (mode !== undefined) await nodeFs.chmod(target, mode);
-    } else {
-      await nodeFs.rm(target, { force: true });
+    return target ? [{ ...file, target, copy: path.join(backupDir, toNative(file.path)) }] : [];
+  });
+  for (const file of files) await removeTempsBeside(fs, file.target);
+
+  if (journal.phase === 'apply') {
+    for (const file of files) {
+      if (!file.saved) {
+        await fs.rm(file.target);
+        continue;
+      }
+      const bytes = await fs.readFile(file.copy);
+      if (bytes === undefined) throw new ApplyError(`${journalFile} names a copy of ${file.path} that is missing from ${backupDir}; restore the project from ${BACKUPS_HINT} by hand and remove the journal`, false, backupDir);
+      await fs.replaceFile(file.target, bytes);
+      const mode = await fs.modeOf(file.copy);
+      if (mode !== undefined) await fs.chmod(file.target, mode);
     }
-    restored.push(file.path);
+    for (const dir of new Set(files.map((file) => path.dirname(file.target)))) await fs.syncDirectory(dir);
+    // From here the copies are not needed any more: a recovery killed while removing them must not look for them.
+    await fs.replaceFile(journalFile, `${JSON.stringify({ ...journal, phase: 'restored' }, null, 2)}\n`);
   }
-  await nodeFs.rm(backupDir, { recursive: true, force: true });
-  await removeEmptyDirs(nodeFileSystem, path.dirname(backupDir), root);
-  await nodeFs.rm(journalFile, { force: true });
-  await syncDirectory(root).catch(() => undefined);
-  return { phase: journal.phase, restored };
+
+  for (const file of files) {
+    if (journal.phase === 'done' && file.saved && file.keep) continue;
+    await fs.rm(file.copy);
+    await removeEmptyDirs(fs, path.dirname(file.copy), root);
+  }
+  await removeEmptyDirs(fs, backupDir, root);
+  await fs.rm(journalFile);
+  await fs.syncDirectory(root);
+  if (journal.phase === 'done') return undefined;
+  const restored = journal.phase === 'prepare' ? [] : files.map((file) => file.path);
+  return { phase: journal.phase === 'prepare' ? 'prepare' : 'apply', restored };
 }

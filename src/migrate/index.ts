@@ -48,6 +48,7 @@ export {
   type ApplyOutcome,
   type ApplyFileSystem,
   type Recovery,
+  type RecoverOptions,
 } from './apply.js';
 export { unifiedDiff, diffLines, splitLines, type DiffLine, type UnifiedDiffOptions } from './diff.js';
 export { mergeThreeWay, type MergeLabels, type MergeResult } from './merge.js';

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import type { DownloadLimits, RegistryClient } from '../client/index.js';
+import { ProvenanceCheckError, SignerChangedError, type DownloadLimits, type ProvenanceOutcome, type RegistryClient } from '../client/index.js';
 import { errorMessage } from '../core/errors.js';
 import { readHead } from '../core/files.js';
 import { compareVersions } from '../core/versions.js';
@@ -16,7 +16,7 @@ import { findChangelogSection } from '../template/changelog.js';
 import { loadTemplate, type LoadedTemplate } from '../template/index.js';
 import { isInside } from '../template/paths.js';
 import { TemplateNotFoundError } from './errors.js';
-import { migrationStepsBetween, projectLock, versionDownloader, type DownloadVersion } from './locked.js';
+import { migrationStepsBetween, pinnedPolicy, projectLock, versionDownloader, type DownloadVersion, type ProjectProvenance } from './locked.js';
 
 export interface CheckUpdateOptions {
   client: RegistryClient;
@@ -25,6 +25,8 @@ export interface CheckUpdateOptions {
   fetch?: typeof globalThis.fetch;
   signal?: AbortSignal;
   limits?: DownloadLimits;
+  /** How provenance is checked (default `warn`), the lock's signer pinned: a possible takeover is an error here too, before any update. */
+  provenance?: ProjectProvenance;
 }
 
 /** One version's section of the change log. */
@@ -48,6 +50,8 @@ export interface UpdateCheck {
   changelog: ChangelogEntry[];
   /** Why the change log and the steps could not be read (the archive could not be had); the versions are still right. */
   changelogError?: string;
+  /** What the provenance check of the latest version found (when an update is available and its archive was read). */
+  provenance?: ProvenanceOutcome;
 }
 
 /** The MAJOR part of a version (the spec's comparison reads a missing segment as 0). */
@@ -98,15 +102,19 @@ export async function checkForUpdate(options: CheckUpdateOptions): Promise<Updat
   const work = await mkdtemp(path.join(tmpdir(), 'template-check-update-'));
   try {
     // Reading a change log is not a use of the template.
-    const inspect = versionDownloader(work, options);
+    const outcomes = new Map<string, ProvenanceOutcome>();
+    const inspect = versionDownloader(work, { ...options, provenance: pinnedPolicy(options.provenance, lock), outcomes });
     const download: DownloadVersion = (entry, folder) => inspect(entry, folder, 'inspect');
     const template = await loadTemplate(await download(latest, 'template', 'inspect'));
+    check.provenance = outcomes.get(latest.version);
     check.changelog = await changelogOf(template, between.map((entry) => entry.version));
     const steps = await migrationStepsBetween({ client: options.client, lock, target: latest, targetRoot: template.root, download });
     for (const { step } of chainSteps(steps, { currentVersion, templateId }).steps) {
       if (step.breaking) check.breakingReasons.push(`migration step ${step.id} is breaking (${step.fromVersion} -> ${step.toVersion})`);
     }
   } catch (error) {
+    // A version not signed as it must be is the answer, not a detail of the change log.
+    if (error instanceof SignerChangedError || error instanceof ProvenanceCheckError) throw error;
     check.changelogError = errorMessage(error);
     check.changelog = between.map((entry) => ({ version: entry.version, body: '' }));
   } finally {

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { downloadTemplate, sendAnalyticsEvent, type EventDelivery, type RegistryClient } from '../client/index.js';
+import { downloadTemplate, sendAnalyticsEvent, type EventDelivery, type ProvenanceOutcome, type ProvenancePolicy, type RegistryClient } from '../client/index.js';
 import type { TemplateEntry, TemplateManifest } from '../core/schema-types.js';
 import { checkOutputFolder } from '../template/generate.js';
 import { registrySource } from '../template/lock.js';
@@ -51,6 +51,8 @@ export interface CreateProjectOptions extends GivenAnswers {
   fetch?: typeof globalThis.fetch;
   /** The clock, for the event's timestamp and duration. */
   now?: () => Date;
+  /** How the template's build provenance is checked (default `warn`, the public-good root); the signer of a verified one is pinned in the lock. */
+  provenance?: Omit<ProvenancePolicy, 'pinned' | 'acceptNewSigner'>;
 }
 
 export interface CreateProjectResult {
@@ -64,6 +66,8 @@ export interface CreateProjectResult {
   event: EventDelivery;
   /** What became of each of the template's tasks that apply to the project (also recorded in its lock file). */
   tasks: TaskOutcome[];
+  /** What the provenance check found. */
+  provenance: ProvenanceOutcome;
 }
 
 /**
@@ -124,6 +128,7 @@ export async function createProject(options: CreateProjectOptions): Promise<Crea
       documentUrl: client.registryUrl,
       // A registry that follows the specification alone gives no integrity: its archive is used as served (the CLI says so).
       allowUnverified: true,
+      ...(options.provenance ? { provenance: options.provenance } : {}),
     });
     const template = await loadTemplate(downloaded.dir);
     loaded = true;
@@ -145,9 +150,10 @@ export async function createProject(options: CreateProjectOptions): Promise<Crea
     const project = await generateProject(template, options.dir ?? id, answers, {
       force: options.force ?? false,
       source: registrySource(client.registryUrl, id, entry.version),
+      ...(downloaded.provenance.status === 'verified' ? { signer: downloaded.provenance.signer } : {}),
     });
     const event = await report(true, started);
-    return { entry, project, manifest: template.manifest, event, tasks: await projectTasks(project, options) };
+    return { entry, project, manifest: template.manifest, event, tasks: await projectTasks(project, options), provenance: downloaded.provenance };
   } catch (error) {
     // Only a template that could be used counts as a generation; a failed download is not one.
     if (loaded) await report(false, started);

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 
-import { downloadTemplate, type DownloadLimits, type RegistryClient } from '../client/index.js';
+import { downloadTemplate, type DownloadLimits, type ProvenanceOutcome, type ProvenancePolicy, type RegistryClient } from '../client/index.js';
 import { errorMessage } from '../core/errors.js';
 import type { TemplateEntry } from '../core/schema-types.js';
 import { compareVersions, isTemplateVersion, VERSION_RULE } from '../core/versions.js';
@@ -104,22 +104,44 @@ export async function migrationStepsBetween(options: {
   return steps;
 }
 
-/** A `DownloadVersion` into folders of `work`, verified as `create` does, with the caller's progress, fetch and bounds. */
+/** How a project's downloads check provenance: the caller's mode, root and consent, with the lock's signer pinned. */
+export type ProjectProvenance = Omit<ProvenancePolicy, 'pinned'>;
+
+/** The policy of every download for a project locked as `lock`: its signer pinned. */
+export function pinnedPolicy(provenance: ProjectProvenance | undefined, lock: TemplateLock): ProvenancePolicy {
+  return { mode: 'warn', ...provenance, ...(lock.signer ? { pinned: lock.signer } : {}) };
+}
+
+/**
+ * A `DownloadVersion` into folders of `work`, verified as `create` does (provenance with the
+ * lock's signer pinned, each version's outcome kept in `outcomes` by version), with the caller's
+ * progress, fetch and bounds.
+ */
 export function versionDownloader(
   work: string,
-  options: { client: RegistryClient; onProgress?: (received: number, total?: number) => void; fetch?: typeof globalThis.fetch; signal?: AbortSignal; limits?: DownloadLimits },
+  options: {
+    client: RegistryClient;
+    onProgress?: (received: number, total?: number) => void;
+    fetch?: typeof globalThis.fetch;
+    signal?: AbortSignal;
+    limits?: DownloadLimits;
+    provenance?: ProvenancePolicy;
+    outcomes?: Map<string, ProvenanceOutcome>;
+  },
 ): DownloadVersion {
-  return async (entry, folder, purpose) =>
-    (
-      await downloadTemplate(entry, path.join(work, folder), {
-        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-        ...(options.fetch ? { fetch: options.fetch } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.limits ? { limits: options.limits } : {}),
-        documentUrl: options.client.registryUrl,
-        // A registry that follows the specification alone gives no integrity: its archive is used as served.
-        allowUnverified: true,
-        purpose,
-      })
-    ).dir;
+  return async (entry, folder, purpose) => {
+    const downloaded = await downloadTemplate(entry, path.join(work, folder), {
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.provenance ? { provenance: options.provenance } : {}),
+      documentUrl: options.client.registryUrl,
+      // A registry that follows the specification alone gives no integrity: its archive is used as served.
+      allowUnverified: true,
+      purpose,
+    });
+    options.outcomes?.set(entry.version, downloaded.provenance);
+    return downloaded.dir;
+  };
 }

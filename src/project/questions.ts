@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { downloadTemplate, type DownloadLimits, type RegistryClient } from '../client/index.js';
+import { downloadTemplate, type DownloadLimits, type ProvenanceOutcome, type ProvenancePolicy, type RegistryClient } from '../client/index.js';
 import type { TemplateEntry } from '../core/schema-types.js';
 import { valueOf } from '../template/answers.js';
 import { loadTemplate, type LoadedTemplate, type VariableDefinition } from '../template/index.js';
@@ -50,6 +50,8 @@ export interface UnaskedVariable {
 export interface TemplateQuestions {
   questions: TemplateQuestion[];
   unasked: UnaskedVariable[];
+  /** What the provenance check of the archive found (set when it was downloaded). */
+  provenance?: ProvenanceOutcome;
 }
 
 /** A variable's value when nothing answers it (an object's from its properties' defaults). */
@@ -98,6 +100,8 @@ export interface FetchQuestionsOptions {
   /** Stops the download (a time limit, Ctrl-C). */
   signal?: AbortSignal;
   limits?: DownloadLimits;
+  /** How the template's provenance is checked (default `warn`, the public-good root). */
+  provenance?: ProvenancePolicy;
 }
 
 /**
@@ -116,8 +120,9 @@ export async function fetchTemplateQuestions(options: FetchQuestionsOptions): Pr
       ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.provenance ? { provenance: options.provenance } : {}),
     });
-    return questionsOf(await loadTemplate(downloaded.dir));
+    return { ...questionsOf(await loadTemplate(downloaded.dir)), provenance: downloaded.provenance };
   } finally {
     await rm(work, { recursive: true, force: true });
   }

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import type { RegistryClient } from '../client/index.js';
+import { nextPinnedSigner, type ProvenanceOutcome, type RegistryClient } from '../client/index.js';
 import { errorMessage } from '../core/errors.js';
 import { readHead, writeFileAtomic } from '../core/files.js';
 import type { TemplateEntry } from '../core/schema-types.js';
@@ -36,7 +36,7 @@ import { maskSecrets, secretValues, secretVariables, withoutSecrets } from '../t
 import { givenAnswers, type GivenAnswers } from './answers.js';
 import { DECIDES_FILES, secretsAnUpdateNeeds } from './update-secrets.js';
 import { ProjectLockError } from './errors.js';
-import { lockedTarget, migrationStepsBetween, projectLock, versionDownloader, type LockedTarget, type UpToDate } from './locked.js';
+import { lockedTarget, migrationStepsBetween, pinnedPolicy, projectLock, versionDownloader, type LockedTarget, type ProjectProvenance, type UpToDate } from './locked.js';
 
 export interface UpdateProjectOptions extends GivenAnswers {
   /** The registry to read. */
@@ -77,6 +77,11 @@ export interface UpdateProjectOptions extends GivenAnswers {
   onRecovered?: (recovery: Recovery) => void;
   /** The clock, for the backup folder's name. */
   now?: () => Date;
+  /**
+   * How provenance is checked (default `warn`, the public-good root): every version downloaded must
+   * be signed by the signer the lock pins, unless `acceptNewSigner`; the target's signer is pinned next.
+   */
+  provenance?: ProjectProvenance;
 }
 
 /** The breaking steps of an update, with where the template's migration guide is. */
@@ -104,6 +109,8 @@ export interface UpdatePlan {
   /** Answers the target version's new questions got. */
   newAnswers: Answers;
   breaking: BreakingChanges;
+  /** What the provenance check of the target version found. */
+  provenance?: ProvenanceOutcome;
 }
 
 export type UpdateProjectResult =
@@ -195,14 +202,17 @@ function updatedLock(
   target: ReadonlyMap<string, RenderedContent>,
   applied: readonly string[],
   keptWithoutSecret: ReadonlySet<string>,
+  signer: TemplateLock['signer'],
 ): TemplateLock {
   const files = Object.fromEntries(
     [...target]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([file, { content }]) => [file, (keptWithoutSecret.has(file) ? lock.files[file] : undefined) ?? { sha256: sha256Hex(content), size: content.length }]),
   );
+  const { signer: _previous, ...rest } = lock;
   return {
-    ...lock,
+    ...rest,
+    ...(signer ? { signer } : {}),
     template: { ...lock.template, version: entry.version, source },
     answers: values.answers,
     computed: values.computed,
@@ -283,7 +293,8 @@ export async function prepareUpdate(options: PrepareOptions, locked: LockedTarge
   const projectDir = path.resolve(options.projectDir ?? '.');
   const { lock, templateId, fromVersion, target } = locked;
   const skip = skipGlobs(lock, options.skip ?? []);
-  const download = versionDownloader(work, options);
+  const outcomes = new Map<string, ProvenanceOutcome>();
+  const download = versionDownloader(work, { ...options, provenance: pinnedPolicy(options.provenance, lock), outcomes });
   const targetTemplate = await loadTemplate(await download(target, 'target', 'generate'));
   const steps = await migrationStepsBetween({ client: options.client, lock, target, targetRoot: targetTemplate.root, download });
   if (how.requireSteps && chainSteps(steps, { currentVersion: fromVersion, templateId }).steps.length === 0) return { status: 'no-steps' };
@@ -378,10 +389,11 @@ export async function prepareUpdate(options: PrepareOptions, locked: LockedTarge
     conflicts: files.filter((file) => file.status === 'conflict').map((file) => file.path),
     newAnswers,
     breaking: { steps: breakingSteps.map((step) => ({ id: step.id, description: step.description })), ...(guide && breakingSteps.length > 0 ? { guide } : {}) },
+    ...(outcomes.has(target.version) ? { provenance: outcomes.get(target.version) } : {}),
   };
   const source = registrySource(options.client.registryUrl, templateId, target.version);
   const lockFor = (): TemplateLock => {
-    const updated = updatedLock(lock, target, source, shown, next.files, planned.result.applied, keptWithoutSecret);
+    const updated = updatedLock(lock, target, source, shown, next.files, planned.result.applied, keptWithoutSecret, nextPinnedSigner(outcomes.get(target.version), lock.signer, options.provenance?.acceptNewSigner));
     return skip.length > 0 ? { ...updated, skip } : updated;
   };
   return { plan, planned, steps, stepsOverChangedFiles, lockFor };

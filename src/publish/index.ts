@@ -35,3 +35,15 @@ export {
   type IdTokenExchangeOptions,
   type ExchangedToken,
 } from './upload.js';
+export {
+  attestProvenance,
+  provenancePredicate,
+  provenanceStatement,
+  AttestationError,
+  PUBLIC_GOOD_ENDPOINTS,
+  SIGSTORE_AUDIENCE,
+  GITHUB_WORKFLOW_BUILD_TYPE,
+  type AttestOptions,
+  type Attestation,
+  type SigstoreEndpoints,
+} from './attest.js';

@@ -111,6 +111,12 @@ export interface PublishPipelineOptions {
   token?: string | (() => Promise<string>);
   /** Replaces `publishTemplate` (tests). */
   upload?: (options: PublishOptions) => Promise<PublishResult>;
+  /**
+   * Signs the build provenance of the packed archive (`attestProvenance`), called once in the upload
+   * step before the upload: its bundle is sent as the `attestation` part; undefined sends none. Its
+   * failure fails the upload step (nothing is uploaded).
+   */
+  attest?: (packed: PackResult) => Promise<string | undefined>;
 }
 
 export interface PublishPipelineResult {
@@ -333,16 +339,19 @@ export async function runPublishPipeline(options: PublishPipelineOptions, hooks:
   const registryUrl = options.registryUrl ?? '';
   const upload = await step(
     'upload',
-    async () =>
-      (options.upload ?? publishTemplate)({
+    async () => {
+      const attestation = await options.attest?.(packed);
+      return (options.upload ?? publishTemplate)({
         registryUrl,
         token: typeof options.token === 'function' ? await options.token() : (options.token ?? ''),
         archive: packed.file,
         manifest: packed.manifest,
         integrity: packed.integrity,
+        ...(attestation === undefined ? {} : { attestation }),
         onRetry: (info) => hooks.onRetry?.(info),
         onProgress: (sent, total) => hooks.onUploadProgress?.(sent, total),
-      }),
+      });
+    },
     (result) => (result.uploaded ? `uploaded to ${registryUrl}` : 'already published with the same integrity (re-run)'),
   );
   return {

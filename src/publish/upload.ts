@@ -36,6 +36,11 @@ export interface PublishOptions {
   manifest: TemplateManifest | string;
   /** `sha512-<base64>` of the archive; computed from the file when absent. */
   integrity?: string;
+  /**
+   * The Sigstore bundle (JSON) of the archive's build provenance (`attestProvenance`), sent as the
+   * third part `attestation` (also through `/files`); the registry verifies it before storing the version.
+   */
+  attestation?: string;
   /** Retries after a network error, a 5xx or a 429 (default 4, so at most 5 attempts). */
   retries?: number;
   /** First backoff delay (default 500 ms); doubles each retry, with jitter. */
@@ -81,6 +86,11 @@ export interface PublishResult {
   location?: string;
   /** `entry.downloadUrl` when the registry gave one. */
   downloadUrl?: string;
+  /**
+   * Set when the registry stored the version but does not list it yet (`meta.listed: false`, e.g.
+   * its disk was full when it rebuilt): its reason. The registry lists it once a rebuild succeeds.
+   */
+  warning?: string;
 }
 
 export interface PublishErrorInit {
@@ -156,6 +166,7 @@ interface Upload {
   size: number;
   fileName: string;
   manifestJson: string;
+  attestation?: string;
   userAgent: string;
   timeoutMs: number;
   onProgress?: (sent: number, total: number) => void;
@@ -249,7 +260,18 @@ function hintFor(status: number, name: string): string | undefined {
   return undefined;
 }
 
-function multipartParts(boundary: string, fileName: string, manifestJson: string): { head: Buffer; tail: Buffer } {
+/** The `attestation` part (the provenance bundle), when there is one. */
+function attestationPart(boundary: string, attestation: string | undefined): string {
+  if (attestation === undefined) return '';
+  return (
+    `--${boundary}\r\n` +
+    'Content-Disposition: form-data; name="attestation"; filename="attestation.sigstore.json"\r\n' +
+    'Content-Type: application/json\r\n\r\n' +
+    `${attestation}\r\n`
+  );
+}
+
+function multipartParts(boundary: string, fileName: string, manifestJson: string, attestation?: string): { head: Buffer; tail: Buffer } {
   const head =
     `--${boundary}\r\n` +
     `Content-Disposition: form-data; name="template"; filename="${fileName}"\r\n` +
@@ -259,6 +281,7 @@ function multipartParts(boundary: string, fileName: string, manifestJson: string
     'Content-Disposition: form-data; name="manifest"; filename="template.json"\r\n' +
     'Content-Type: application/json\r\n\r\n' +
     `${manifestJson}\r\n` +
+    attestationPart(boundary, attestation) +
     `--${boundary}--\r\n`;
   return { head: Buffer.from(head, 'utf8'), tail: Buffer.from(tail, 'utf8') };
 }
@@ -386,7 +409,7 @@ async function sendOnce(upload: Upload): Promise<Outcome> {
   if (upload.large) return sendLarge(upload);
   await checkUnchanged(upload);
   const boundary = `----template-registry-${randomBytes(16).toString('hex')}`;
-  const { head, tail } = multipartParts(boundary, upload.fileName, upload.manifestJson);
+  const { head, tail } = multipartParts(boundary, upload.fileName, upload.manifestJson, upload.attestation);
   const failed: { error?: NodeJS.ErrnoException } = {};
   const { contentLength, body } = archiveBody(upload, head, tail, failed);
   return exchange({
@@ -474,6 +497,7 @@ async function sendLarge(upload: Upload): Promise<Outcome> {
   const form =
     `--${boundary}\r\nContent-Disposition: form-data; name="fileId"\r\n\r\n${fileId}\r\n` +
     `--${boundary}\r\nContent-Disposition: form-data; name="manifest"; filename="template.json"\r\nContent-Type: application/json\r\n\r\n${upload.manifestJson}\r\n` +
+    attestationPart(boundary, upload.attestation) +
     `--${boundary}--\r\n`;
   return smallRequest(upload, upload.url, 'POST', `multipart/form-data; boundary=${boundary}`, form);
 }
@@ -564,6 +588,7 @@ export async function publishTemplate(options: PublishOptions): Promise<PublishR
     size: archiveInfo.size,
     fileName: partFileName(name, version),
     manifestJson: JSON.stringify(manifest),
+    ...(options.attestation === undefined ? {} : { attestation: options.attestation }),
     userAgent: options.userAgent ?? DEFAULT_PUBLISH_USER_AGENT,
     timeoutMs,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
@@ -633,6 +658,8 @@ export async function publishTemplate(options: PublishOptions): Promise<PublishR
         }
       }
       if (isRecord(entry) && typeof entry.downloadUrl === 'string') result.downloadUrl = entry.downloadUrl;
+      const meta = isRecord(parsed) && isRecord(parsed.meta) ? parsed.meta : undefined;
+      if (meta?.listed === false) result.warning = typeof meta.warning === 'string' ? meta.warning : `${label} is stored, but the registry does not list it yet`;
       return result;
     }
 

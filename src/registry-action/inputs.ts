@@ -25,6 +25,11 @@ export interface RegistryActionInputs {
   publicUrl?: string;
   /** GITHUB_API_URL (GitHub Enterprise Server), when set. */
   apiUrl?: string;
+  /**
+   * `sign-key`: a private JWK or JWK Set, as JSON (a secret) or as a file path (resolved against
+   * the workspace); the registry is signed with it.
+   */
+  signKey?: string;
 }
 
 /** out-dir as a folder (resolved against the workspace) or a bucket, with the S3 inputs checked against it. */
@@ -62,11 +67,13 @@ export function parseRegistryInputs(env: ActionEnv, cwd = '.'): RegistryActionIn
   if (publicUrl !== '') checkHttpUrlInput('public-url', publicUrl);
   const output = parseOutDir(env, workspace);
   const apiUrl = (env.GITHUB_API_URL ?? '').trim();
+  const signKey = readInput(env, 'sign-key');
   return {
     configPath: path.resolve(workspace, config),
     ...output,
     githubToken,
     ...(publicUrl ? { publicUrl } : {}),
     ...(apiUrl ? { apiUrl } : {}),
+    ...(signKey !== '' ? { signKey: signKey.startsWith('{') ? signKey : path.resolve(workspace, signKey) } : {}),
   };
 }

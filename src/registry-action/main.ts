@@ -13,6 +13,7 @@ import { latestEntries } from '../core/listing.js';
 import { buildRegistry, failedTemplateMessage, type BuildOptions, type BuildResult } from '../registry/build.js';
 import { githubReleasesSource, loadGithubSourceConfig } from '../registry/github-source.js';
 import { createS3Client, S3Output } from '../registry/s3-output.js';
+import { loadSigningKeys } from '../registry/signing.js';
 import type { RegistrySource } from '../registry/source.js';
 import { parseRegistryInputs, type RegistryActionInputs } from './inputs.js';
 import { errorMessage } from '../core/errors.js';
@@ -77,6 +78,9 @@ export async function run(deps: RegistryActionDependencies = {}): Promise<Regist
   try {
     const inputs = parseRegistryInputs(env);
     core.setSecret(inputs.githubToken);
+    // An inline key is a secret as a whole (and so is its private part).
+    if (inputs.signKey?.startsWith('{')) core.setSecret(inputs.signKey);
+    const signing = inputs.signKey !== undefined ? await loadSigningKeys(inputs.signKey, 'input sign-key') : undefined;
     const warn = (message: string): void => {
       warnings++;
       core.warning(message);
@@ -98,6 +102,7 @@ export async function run(deps: RegistryActionDependencies = {}): Promise<Regist
         ...output.options,
         ...(deps.now ? { now: deps.now } : {}),
         ...(inputs.publicUrl ? { publicUrl: inputs.publicUrl } : {}),
+        ...(signing ? { signing } : {}),
       });
     } finally {
       output.close();
@@ -106,12 +111,14 @@ export async function run(deps: RegistryActionDependencies = {}): Promise<Regist
       warn(`left out ${skipped.id}@${skipped.version}: its registry entry is invalid: ${skipped.violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; ')}`);
     }
     for (const failure of result.failed) warn(failedTemplateMessage(failure));
+    for (const message of result.signing?.warnings ?? []) warn(message);
     const ids = new Set(result.document.templates.map((t) => t.id));
     setOutput('changed', result.changed);
     setOutput('templates', ids.size);
     setOutput('versions', result.document.templates.length);
     setOutput('etag', result.etag);
     setOutput('last-updated', result.document.lastUpdated);
+    if (result.signing) setOutput('signed-by', result.signing.kid);
     core.info(
       `registry.json: ${result.document.templates.length} entries of ${ids.size} templates (${result.changed ? 'changed' : 'unchanged'}), etag ${result.etag}; ` +
         `${result.written.length} file(s) written, ${result.removed.length} removed, in ${inputs.outDir}`,

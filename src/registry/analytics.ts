@@ -1,9 +1,13 @@
 /**
- * Analytics records: the spec's record (metrics, trends, feedback) of every template version,
- * aggregated from its analytics events. A pure function of the events, the registry document and
- * `now`: no I/O, no clock. The download count is the one rule the registry's `stats.downloads`
- * use too (`downloadUsage`), so a record's `total` and a registry entry's downloads never differ.
- * Every formula is written in docs/analytics.md.
+ * Analytics records: the spec's record (metrics, trends, feedback) of every template version. Every
+ * formula is here, and works on aggregates, not on events: per version its all-time totals, its
+ * numbers per UTC day, the first and last day of each of its users and each user's latest rating
+ * (`AnalyticsAggregates`). What one event adds to them is decided here too (`eventFacts`,
+ * `planEvent`); the stores keep the aggregates as events arrive (so a record costs O(days), not
+ * O(events)), and `AnalyticsAccumulator` keeps them in memory for `aggregateAnalytics(events)` and
+ * `downloadUsage(events)`. Pure: no I/O, no clock. The download count is the one rule the
+ * registry's `stats.downloads` use too, so a record's `total` and a registry entry's downloads
+ * never differ. Every formula is written in docs/analytics.md.
  */
 import { createHash } from 'node:crypto';
 
@@ -71,21 +75,13 @@ export const ISSUE_RATING = 2;
 const ISSUE_WORDS = /\b(bugs?|errors?|fail(s|ed|ing|ure)?|broken|breaks|crash(es|ed|ing)?|does ?n[o']t work|not working|missing)\b/i;
 const REQUEST_WORDS = /\b(please add|add support|support for|would be (nice|great|good)|would love|feature request|could you add|can you add|wish|should (support|have|include))\b/i;
 
-interface Normal {
-  type: string;
-  key: string;
-  data: AnalyticsEventData;
-  /** When it happened, for every window: the server's receipt, else the event's timestamp (ms). */
-  at: number;
-  day: number;
-  client: string | undefined;
-  user: string | undefined;
-  id: string | undefined;
-  order: number;
-}
+/** A version's key in the aggregates: `name@version`. */
+export const versionKey = (templateId: string, version: string): string => `${templateId}@${version}`;
+/** The UTC day of an instant (epoch milliseconds): days since 1970-01-01. */
+export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
+/** Days a record looks back over (today included): `daily` and the month before it, for the trends. */
+export const RECORD_DAYS = MONTH_DAYS * 2;
 
-const versionKey = (templateId: string, version: string): string => `${templateId}@${version}`;
-const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 const round = (value: number, digits: number): number => {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
@@ -96,7 +92,6 @@ function isRecord(input: AnalyticsInput): input is AnalyticsEventRecord {
   return typeof (input as { type?: unknown }).type !== 'string' && typeof (input as { event?: unknown }).event === 'object';
 }
 
-/** The events in one form, in input order; those without a parseable time are left out. */
 /** `now` as epoch milliseconds; a value that names no instant is an error naming the option, not a record of zeros. */
 function instantOf(now: unknown): number {
   const time = now instanceof Date ? now.getTime() : typeof now === 'string' ? Date.parse(now) : typeof now === 'number' ? now : Number.NaN;
@@ -104,51 +99,373 @@ function instantOf(now: unknown): number {
   return time;
 }
 
-function normalize(events: Iterable<AnalyticsInput>): Normal[] {
-  const result: Normal[] = [];
-  let order = 0;
-  for (const input of events) {
-    // Events come from strangers: anything that is not an event object is skipped, never thrown on.
-    if (typeof input !== 'object' || input === null) continue;
-    const record: AnalyticsEventRecord = isRecord(input) ? input : { event: input };
-    const data = record.event;
-    if (typeof data !== 'object' || data === null || typeof data.templateId !== 'string' || typeof data.version !== 'string') continue;
-    const at = Date.parse(record.receivedAt ?? data.timestamp ?? '');
-    if (Number.isNaN(at)) continue;
-    const userId = nonEmpty(data.userId);
-    const client = nonEmpty(record.client);
-    result.push({
-      type: data.type,
-      key: versionKey(data.templateId, data.version),
-      data,
-      at,
-      day: dayOf(at),
-      client,
-      user: userId !== undefined ? `user:${userId}` : client !== undefined ? `client:${client}` : undefined,
-      id: record.id,
-      order: order++,
-    });
-  }
-  return result;
+/** The days of a record made at `now`: from `fromDay` to `toDay` (today), both included. */
+export function recordWindow(now: Date | string | number): { fromDay: number; toDay: number } {
+  const toDay = dayOf(instantOf(now));
+  return { fromDay: toDay - RECORD_DAYS + 1, toDay };
+}
+
+/** What the aggregates keep of a version, all time. */
+export interface VersionTotals {
+  /** Counted downloads (one per client, version and day). */
+  downloads: number;
+  /** Every download event, counted or not (it moves whenever `lastDownload` may have). */
+  downloadEvents: number;
+  successes: number;
+  failures: number;
+  /** Sum and number of the durations of successful generations (in the order the events came). */
+  durationSum: number;
+  durationCount: number;
+  /** Users (userId, else client) the version has seen. */
+  users: number;
+  /** The latest `timestamp` of its download events, as sent, and as an instant. */
+  lastDownload?: string;
+  lastDownloadMs?: number;
+}
+
+/** What the aggregates keep of a version per UTC day. */
+export interface DayCounts {
+  day: number;
+  /** Counted downloads that day. */
+  downloads: number;
+  /** Successful generations without a user that day (each one a project of its own). */
+  anonymousSuccesses: number;
+  /** Users whose first event of the version was that day. */
+  firstUsers: number;
+  /** Users whose latest event of the version was that day. */
+  lastUsers: number;
+  /** Users whose latest successful generation of the version was that day. */
+  lastSuccessUsers: number;
+}
+
+/** What the aggregates keep of one user of a version. */
+export interface UserActivity {
+  firstDay: number;
+  lastDay: number;
+  lastSuccessDay: number | null;
+}
+
+/** A user's latest rating of a version, as its review would show it. */
+export interface LatestRating {
+  userId: string;
+  rating: number;
+  /** The comment; null without a non-blank one. */
+  comment: string | null;
+  helpful: number;
+  createdAt: string;
+  reviewId: string;
+  /** When the event happened (ms), and its order among the events: the latest replaces the earlier. */
+  at: number;
+  seq: number;
+  /** The order of the user's first rating of the version: the average sums in that order. */
+  firstSeq: number;
+}
+
+/** What one event is, for the aggregates. */
+export interface EventFacts {
+  templateId: string;
+  version: string;
+  type: string;
+  /** When it happened: the server's receipt, else its `timestamp` (ms); and its UTC day. */
+  at: number;
+  day: number;
+  /** Its order among the events (the storage's id, or the input order). */
+  seq: number;
+  client?: string;
+  /** The user it belongs to: `user:<userId>`, else `client:<client>`. */
+  user?: string;
+  /** A download's `timestamp` as sent and as an instant (for `lastDownload`). */
+  timestamp?: { text: string; ms: number };
+  /** A generation's outcome, and the duration of a successful one. */
+  success?: boolean;
+  duration?: number;
+  /** A feedback event's rating, when it counts (a userId and a rating from 1 to 5). */
+  rating?: Omit<LatestRating, 'firstSeq'>;
+}
+
+function reviewId(id: string | undefined, data: AnalyticsEventData, userId: string, at: number): string {
+  if (id !== undefined) return `event-${id}`;
+  const digest = createHash('sha256').update(JSON.stringify([data.templateId, data.version, userId, at, data.timestamp ?? null]));
+  return `review-${digest.digest('hex').slice(0, 16)}`;
 }
 
 /**
- * The downloads that count: a client counts at most one download of a version per UTC day (by
- * when the server received it); a download of an unknown client counts on its own.
+ * The facts of one event; undefined for anything that is not an event (events come from strangers:
+ * never thrown on) or has no time. `seq` orders it among the others.
  */
-function countedDownloads(events: readonly Normal[]): Normal[] {
-  const seen = new Set<string>();
-  const counted: Normal[] = [];
-  for (const event of events) {
-    if (event.type !== 'download') continue;
-    if (event.client !== undefined) {
-      const once = `${event.key}\n${event.client}\n${event.day}`;
-      if (seen.has(once)) continue;
-      seen.add(once);
+export function eventFacts(input: AnalyticsInput, seq: number): EventFacts | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  const record: AnalyticsEventRecord = isRecord(input) ? input : { event: input };
+  const data = record.event;
+  if (typeof data !== 'object' || data === null || typeof data.templateId !== 'string' || typeof data.version !== 'string') return undefined;
+  const at = Date.parse(record.receivedAt ?? data.timestamp ?? '');
+  if (Number.isNaN(at)) return undefined;
+  const userId = nonEmpty(data.userId);
+  const client = nonEmpty(record.client);
+  const facts: EventFacts = { templateId: data.templateId, version: data.version, type: data.type, at, day: dayOf(at), seq };
+  if (client !== undefined) facts.client = client;
+  const user = userId !== undefined ? `user:${userId}` : client !== undefined ? `client:${client}` : undefined;
+  if (user !== undefined) facts.user = user;
+  if (data.type === 'download') {
+    const text = nonEmpty(data.timestamp);
+    const ms = text === undefined ? Number.NaN : Date.parse(text);
+    if (text !== undefined && !Number.isNaN(ms)) facts.timestamp = { text, ms };
+  } else if (data.type === 'generation') {
+    if (data.success === true || data.success === false) facts.success = data.success;
+    if (data.success === true && typeof data.duration === 'number' && data.duration >= 0) facts.duration = data.duration;
+  } else if (data.type === 'feedback') {
+    const rating = data.rating;
+    if (userId !== undefined && typeof rating === 'number' && rating >= 1 && rating <= 5) {
+      const written = Date.parse(typeof data.timestamp === 'string' ? data.timestamp : '');
+      const helpful = data.helpful;
+      facts.rating = {
+        userId,
+        rating,
+        comment: nonEmpty(data.comment) === undefined ? null : (data.comment as string),
+        helpful: typeof helpful === 'number' && Number.isInteger(helpful) && helpful >= 0 ? helpful : 0,
+        createdAt: new Date(Number.isNaN(written) ? at : written).toISOString(),
+        reviewId: reviewId(record.id, data, userId, at),
+        at,
+        seq,
+      };
     }
-    counted.push(event);
   }
-  return counted;
+  return facts;
+}
+
+/** What a store knows, before an event, of what the event touches. */
+export interface EventState {
+  /** For a download with a client: whether it is that client's first download of the version that day. */
+  firstOfDay: boolean;
+  /** The activity of the event's user so far (undefined: a user not seen before, or none). */
+  user?: UserActivity;
+  /** The user's latest rating so far (for a feedback event that counts). */
+  rating?: LatestRating;
+}
+
+type TotalsDelta = Partial<Record<'downloads' | 'downloadEvents' | 'successes' | 'failures' | 'durationSum' | 'durationCount' | 'users', number>>;
+export type DayDelta = Partial<Omit<DayCounts, 'day'>> & { day: number };
+
+/** What one event changes: increments of the totals and of some days, and rows to write. */
+export interface EventPlan {
+  templateId: string;
+  version: string;
+  totals: TotalsDelta;
+  /** A candidate for `lastDownload`: kept when later than the one the totals hold. */
+  lastDownload?: { text: string; ms: number };
+  /** Increments per day (some negative: a user's first or last day moved), by day. */
+  days: DayDelta[];
+  /** The user's activity after the event, when it changed. */
+  user?: UserActivity;
+  /** The user's latest rating after the event, when it changed. */
+  rating?: LatestRating;
+}
+
+/** What an event with `facts` changes in aggregates in `state`: the one rule of what every event counts for. */
+export function planEvent(facts: EventFacts, state: EventState): EventPlan {
+  const totals: TotalsDelta = {};
+  const days = new Map<number, DayDelta>();
+  const add = (day: number, field: keyof Omit<DayCounts, 'day'>, by: number): void => {
+    const delta = days.get(day) ?? { day };
+    delta[field] = (delta[field] ?? 0) + by;
+    days.set(day, delta);
+  };
+  const plan: EventPlan = { templateId: facts.templateId, version: facts.version, totals, days: [] };
+  const successful = facts.type === 'generation' && facts.success === true;
+
+  if (facts.type === 'download') {
+    totals.downloadEvents = 1;
+    if (facts.client === undefined || state.firstOfDay) {
+      totals.downloads = 1;
+      add(facts.day, 'downloads', 1);
+    }
+    if (facts.timestamp) plan.lastDownload = facts.timestamp;
+  } else if (facts.type === 'generation') {
+    if (facts.success === true) {
+      totals.successes = 1;
+      if (facts.duration !== undefined) {
+        totals.durationSum = facts.duration;
+        totals.durationCount = 1;
+      }
+      if (facts.user === undefined) add(facts.day, 'anonymousSuccesses', 1);
+    } else if (facts.success === false) {
+      totals.failures = 1;
+    }
+  }
+
+  if (facts.user !== undefined) {
+    const before = state.user;
+    if (!before) {
+      plan.user = { firstDay: facts.day, lastDay: facts.day, lastSuccessDay: successful ? facts.day : null };
+      totals.users = 1;
+      add(facts.day, 'firstUsers', 1);
+      add(facts.day, 'lastUsers', 1);
+      if (successful) add(facts.day, 'lastSuccessUsers', 1);
+    } else {
+      const after = { ...before };
+      if (facts.day < before.firstDay) {
+        add(before.firstDay, 'firstUsers', -1);
+        add(facts.day, 'firstUsers', 1);
+        after.firstDay = facts.day;
+      }
+      if (facts.day > before.lastDay) {
+        add(before.lastDay, 'lastUsers', -1);
+        add(facts.day, 'lastUsers', 1);
+        after.lastDay = facts.day;
+      }
+      if (successful && (before.lastSuccessDay === null || facts.day > before.lastSuccessDay)) {
+        if (before.lastSuccessDay !== null) add(before.lastSuccessDay, 'lastSuccessUsers', -1);
+        add(facts.day, 'lastSuccessUsers', 1);
+        after.lastSuccessDay = facts.day;
+      }
+      if (after.firstDay !== before.firstDay || after.lastDay !== before.lastDay || after.lastSuccessDay !== before.lastSuccessDay) plan.user = after;
+    }
+  }
+
+  if (facts.rating) {
+    const previous = state.rating;
+    // One rating per user: the latest (by time, then by order) replaces the earlier ones.
+    if (!previous || facts.rating.at > previous.at || (facts.rating.at === previous.at && facts.rating.seq > previous.seq)) {
+      plan.rating = { ...facts.rating, firstSeq: previous?.firstSeq ?? facts.rating.seq };
+    }
+  }
+  plan.days = [...days.values()].sort((a, b) => a.day - b.day);
+  return plan;
+}
+
+/** Every row of a set of aggregates, in one backend-neutral shape (what a store writes in bulk and a store copy moves). */
+export interface AggregateRows {
+  totals: ({ templateId: string; version: string } & VersionTotals)[];
+  days: ({ templateId: string; version: string } & DayCounts)[];
+  users: ({ templateId: string; version: string; user: string } & UserActivity)[];
+  /** The clients that downloaded a version on a day (kept as long as the raw events: see the retention). */
+  downloadClients: { templateId: string; version: string; client: string; day: number }[];
+  ratings: ({ templateId: string; version: string } & LatestRating)[];
+}
+
+/** The aggregates of one version a record is made from. */
+export interface VersionAggregates {
+  totals: VersionTotals;
+  /** Its days (at least those of the record's window; others are ignored). */
+  days: readonly DayCounts[];
+  /** Every user's latest rating, in any order. */
+  ratings: readonly LatestRating[];
+}
+
+/** What records are made from: every version's downloads (for the ranks), and the aggregates of the versions asked for. */
+export interface AnalyticsAggregates {
+  /** Counted downloads of each version (`name@version`); a version without any may be missing. */
+  downloads: ReadonlyMap<string, number>;
+  /** The aggregates of a version; undefined when it has no events. */
+  version(templateId: string, version: string): VersionAggregates | undefined;
+}
+
+export const emptyTotals = (): VersionTotals => ({ downloads: 0, downloadEvents: 0, successes: 0, failures: 0, durationSum: 0, durationCount: 0, users: 0 });
+const emptyDay = (day: number): DayCounts => ({ day, downloads: 0, anonymousSuccesses: 0, firstUsers: 0, lastUsers: 0, lastSuccessUsers: 0 });
+
+/** Adds a plan's increments to totals (in place); `lastDownload` when later. */
+export function applyTotals(totals: VersionTotals, plan: EventPlan): void {
+  for (const [field, by] of Object.entries(plan.totals) as [keyof TotalsDelta, number][]) totals[field] += by;
+  if (plan.lastDownload && !(plan.lastDownload.ms <= (totals.lastDownloadMs ?? -Infinity))) {
+    totals.lastDownload = plan.lastDownload.text;
+    totals.lastDownloadMs = plan.lastDownload.ms;
+  }
+}
+
+/**
+ * Aggregates kept in memory, event after event, by the same rules as the stores' (`planEvent`):
+ * what `aggregateAnalytics` and `downloadUsage` work on, and what a store's schema migration
+ * fills its tables from.
+ */
+export class AnalyticsAccumulator implements AnalyticsAggregates {
+  readonly #totals = new Map<string, { templateId: string; version: string; totals: VersionTotals }>();
+  readonly #days = new Map<string, Map<number, DayCounts>>();
+  readonly #users = new Map<string, Map<string, UserActivity>>();
+  readonly #seen = new Set<string>();
+  readonly #ratings = new Map<string, Map<string, LatestRating>>();
+  #order = 0;
+
+  /** Adds one event (skipped when it is none); `seq` orders it (default: after the ones added before). */
+  add(input: AnalyticsInput, seq?: number): EventFacts | undefined {
+    const facts = eventFacts(input, seq ?? this.#order);
+    this.#order = Math.max(this.#order, (seq ?? this.#order) + 1);
+    if (facts) this.addFacts(facts);
+    return facts;
+  }
+
+  addFacts(facts: EventFacts): void {
+    const key = versionKey(facts.templateId, facts.version);
+    let firstOfDay = false;
+    if (facts.type === 'download' && facts.client !== undefined) {
+      const once = `${key}\n${facts.client}\n${facts.day}`;
+      firstOfDay = !this.#seen.has(once);
+      this.#seen.add(once);
+    }
+    const users = this.#users.get(key) ?? new Map<string, UserActivity>();
+    const ratings = this.#ratings.get(key) ?? new Map<string, LatestRating>();
+    const user = facts.user === undefined ? undefined : users.get(facts.user);
+    const rating = facts.rating ? ratings.get(facts.rating.userId) : undefined;
+    const plan = planEvent(facts, { firstOfDay, ...(user ? { user } : {}), ...(rating ? { rating } : {}) });
+
+    const entry = this.#totals.get(key) ?? { templateId: facts.templateId, version: facts.version, totals: emptyTotals() };
+    this.#totals.set(key, entry);
+    applyTotals(entry.totals, plan);
+    const days = this.#days.get(key) ?? new Map<number, DayCounts>();
+    this.#days.set(key, days);
+    for (const delta of plan.days) {
+      const day = days.get(delta.day) ?? emptyDay(delta.day);
+      for (const [field, by] of Object.entries(delta) as [keyof DayCounts, number][]) if (field !== 'day') day[field] += by;
+      days.set(delta.day, day);
+    }
+    if (plan.user && facts.user !== undefined) {
+      users.set(facts.user, plan.user);
+      this.#users.set(key, users);
+    }
+    if (plan.rating) {
+      ratings.set(plan.rating.userId, plan.rating);
+      this.#ratings.set(key, ratings);
+    }
+  }
+
+  get downloads(): ReadonlyMap<string, number> {
+    return new Map([...this.#totals].map(([key, { totals }]) => [key, totals.downloads]));
+  }
+
+  version(templateId: string, version: string): VersionAggregates | undefined {
+    const key = versionKey(templateId, version);
+    const entry = this.#totals.get(key);
+    if (!entry) return undefined;
+    return { totals: entry.totals, days: [...(this.#days.get(key)?.values() ?? [])], ratings: [...(this.#ratings.get(key)?.values() ?? [])] };
+  }
+
+  /** Downloads and last download of every version that has a download. */
+  usage(): Map<string, DownloadUsage> {
+    const usage = new Map<string, DownloadUsage>();
+    for (const [key, { totals }] of this.#totals) {
+      if (totals.downloads === 0) continue;
+      usage.set(key, totals.lastDownload === undefined ? { downloads: totals.downloads } : { downloads: totals.downloads, lastDownload: totals.lastDownload });
+    }
+    return usage;
+  }
+
+  rows(): AggregateRows {
+    const split = (key: string): { templateId: string; version: string } => {
+      const entry = this.#totals.get(key);
+      if (entry) return { templateId: entry.templateId, version: entry.version };
+      const at = key.lastIndexOf('@');
+      return { templateId: key.slice(0, at), version: key.slice(at + 1) };
+    };
+    return {
+      totals: [...this.#totals.values()].map(({ templateId, version, totals }) => ({ templateId, version, ...totals })),
+      days: [...this.#days].flatMap(([key, days]) => [...days.values()].map((day) => ({ ...split(key), ...day }))),
+      users: [...this.#users].flatMap(([key, users]) => [...users].map(([user, activity]) => ({ ...split(key), user, ...activity }))),
+      downloadClients: [...this.#seen].map((once) => {
+        const [key = '', client = '', day = '0'] = once.split('\n');
+        return { ...split(key), client, day: Number(day) };
+      }),
+      ratings: [...this.#ratings].flatMap(([key, ratings]) => [...ratings.values()].map((rating) => ({ ...split(key), ...rating }))),
+    };
+  }
 }
 
 /**
@@ -157,25 +474,13 @@ function countedDownloads(events: readonly Normal[]): Normal[] {
  */
 export function downloadUsage(events: Iterable<AnalyticsInput>, options: { now?: Date } = {}): Map<string, DownloadUsage> {
   const limit = options.now?.getTime() ?? Infinity;
-  const downloads = normalize(events).filter((e) => e.type === 'download' && e.at <= limit);
-  const usage = new Map<string, DownloadUsage & { last: number }>();
-  for (const event of countedDownloads(downloads)) {
-    const entry = usage.get(event.key) ?? { downloads: 0, last: -Infinity };
-    entry.downloads += 1;
-    usage.set(event.key, entry);
+  const aggregates = new AnalyticsAccumulator();
+  let seq = 0;
+  for (const input of events) {
+    const facts = eventFacts(input, seq++);
+    if (facts?.type === 'download' && facts.at <= limit) aggregates.addFacts(facts);
   }
-  // The last download is the latest timestamp of any download event, counted or not.
-  for (const event of downloads) {
-    const entry = usage.get(event.key);
-    const timestamp = nonEmpty(event.data.timestamp);
-    if (!entry || timestamp === undefined) continue;
-    const at = Date.parse(timestamp);
-    if (at > entry.last) {
-      entry.last = at;
-      entry.lastDownload = timestamp;
-    }
-  }
-  return new Map([...usage].map(([key, { downloads, lastDownload }]) => [key, lastDownload === undefined ? { downloads } : { downloads, lastDownload }]));
+  return aggregates.usage();
 }
 
 /** `growthRate`: this week's downloads against the week before, in percent (one decimal). */
@@ -217,43 +522,22 @@ function topics(comments: readonly { text: string; at: number }[]): string[] {
     .map((group) => group.text);
 }
 
-function reviewId(event: Normal, userId: string): string {
-  if (event.id !== undefined) return `event-${event.id}`;
-  const digest = createHash('sha256').update(JSON.stringify([event.data.templateId, event.data.version, userId, event.at, event.data.timestamp ?? null]));
-  return `review-${digest.digest('hex').slice(0, 16)}`;
-}
-
-function feedbackOf(events: readonly Normal[], version: string): AnalyticsRecord['feedback'] {
-  // One rating per user: the latest (by time, then by input order) replaces the earlier ones.
-  const latest = new Map<string, Normal>();
-  for (const event of events) {
-    if (event.type !== 'feedback') continue;
-    const userId = nonEmpty(event.data.userId);
-    const rating = event.data.rating;
-    if (userId === undefined || typeof rating !== 'number' || !(rating >= 1 && rating <= 5)) continue;
-    const previous = latest.get(userId);
-    if (!previous || event.at > previous.at || (event.at === previous.at && event.order > previous.order)) latest.set(userId, event);
-  }
-  const ratings = [...latest.entries()];
+function feedbackOf(latest: readonly LatestRating[], version: string): AnalyticsRecord['feedback'] {
+  // Summed in the order the users first rated, as ratings arrived.
+  const ratings = [...latest].sort((a, b) => a.firstSeq - b.firstSeq);
   const total = ratings.length;
-  const averageRating = total === 0 ? 0 : round(ratings.reduce((sum, [, e]) => sum + (e.data.rating as number), 0) / total, 2);
-  const commented = ratings
-    .filter(([, e]) => nonEmpty(e.data.comment) !== undefined)
-    .sort(([, a], [, b]) => b.at - a.at || b.order - a.order);
-  const reviews: Review[] = commented.slice(0, MAX_REVIEWS).map(([userId, e]) => {
-    const written = Date.parse(typeof e.data.timestamp === 'string' ? e.data.timestamp : '');
-    const helpful = e.data.helpful;
-    return {
-      id: reviewId(e, userId),
-      userId,
-      rating: e.data.rating as number,
-      comment: e.data.comment as string,
-      helpful: typeof helpful === 'number' && Number.isInteger(helpful) && helpful >= 0 ? helpful : 0,
-      version,
-      createdAt: new Date(Number.isNaN(written) ? e.at : written).toISOString(),
-    };
-  });
-  const comments = commented.map(([, e]) => ({ text: e.data.comment as string, at: e.at, rating: e.data.rating as number }));
+  const averageRating = total === 0 ? 0 : round(ratings.reduce((sum, r) => sum + r.rating, 0) / total, 2);
+  const commented = ratings.filter((r): r is LatestRating & { comment: string } => r.comment !== null).sort((a, b) => b.at - a.at || b.seq - a.seq);
+  const reviews: Review[] = commented.slice(0, MAX_REVIEWS).map((r) => ({
+    id: r.reviewId,
+    userId: r.userId,
+    rating: r.rating,
+    comment: r.comment,
+    helpful: r.helpful,
+    version,
+    createdAt: r.createdAt,
+  }));
+  const comments = commented.map((r) => ({ text: r.comment, at: r.at, rating: r.rating }));
   return {
     averageRating,
     totalRatings: total,
@@ -265,40 +549,23 @@ function feedbackOf(events: readonly Normal[], version: string): AnalyticsRecord
 
 /**
  * The analytics record of every template version in `registry` (by id, then highest version
- * first), from `events` as of `now`. Events of versions the registry does not list are ignored,
- * and so are events after `now`.
+ * first), from `aggregates` as of `now` (their days up to today; aggregates hold what happened up
+ * to `now`). Versions the registry does not list are left out, also from the ranks.
  */
-export function aggregateAnalytics(events: Iterable<AnalyticsInput>, options: AggregateOptions): AnalyticsRecord[] {
-  const now = instantOf(options.now);
-  const today = dayOf(now);
-  const monthStart = today - MONTH_DAYS + 1;
+export function analyticsRecords(aggregates: AnalyticsAggregates, options: AggregateOptions): AnalyticsRecord[] {
+  const { fromDay, toDay } = recordWindow(options.now);
+  const monthStart = toDay - MONTH_DAYS + 1;
   const entries = options.registry.templates;
-  const known = new Set(entries.map((e) => versionKey(e.id, e.version)));
 
-  const byVersion = new Map<string, Normal[]>();
-  for (const event of normalize(events)) {
-    if (event.at > now || !known.has(event.key)) continue;
-    let list = byVersion.get(event.key);
-    if (!list) byVersion.set(event.key, (list = []));
-    list.push(event);
-  }
-
-  // Downloads: counted per version, then per template for the ranks.
-  const daily = new Map<string, number[]>();
-  const totals = new Map<string, number>();
+  // Downloads per template for the ranks: its listed versions' counted downloads.
   const templateTotals = new Map<string, number>();
-  for (const entry of entries) templateTotals.set(entry.id, 0);
-  for (const [key, list] of byVersion) {
-    const days = new Array<number>(MONTH_DAYS * 2).fill(0);
-    const counted = countedDownloads(list);
-    for (const event of counted) {
-      const back = today - event.day;
-      if (back >= 0 && back < days.length) days[days.length - 1 - back]! += 1;
-    }
-    daily.set(key, days);
-    totals.set(key, counted.length);
-    const id = list[0]!.data.templateId;
-    templateTotals.set(id, (templateTotals.get(id) ?? 0) + counted.length);
+  const counted = new Set<string>();
+  const downloads = aggregates.downloads;
+  for (const entry of entries) {
+    const key = versionKey(entry.id, entry.version);
+    const total = counted.has(key) ? 0 : (downloads.get(key) ?? 0);
+    counted.add(key);
+    templateTotals.set(entry.id, (templateTotals.get(entry.id) ?? 0) + total);
   }
   const categories = new Map<string, string>();
   for (const id of templateTotals.keys()) categories.set(id, selectLatest(entries, id, { includeYanked: true })?.category ?? '');
@@ -313,35 +580,22 @@ export function aggregateAnalytics(events: Iterable<AnalyticsInput>, options: Ag
     const key = versionKey(entry.id, entry.version);
     if (seen.has(key)) continue;
     seen.add(key);
-    const list = byVersion.get(key) ?? [];
-    const days = daily.get(key) ?? new Array<number>(MONTH_DAYS * 2).fill(0);
-    const sum = (from: number, to: number): number => days.slice(from, to).reduce((s, n) => s + n, 0);
-    const end = days.length;
-    const lastWeek = sum(end - WEEK_DAYS, end);
-    const weekBefore = sum(end - 2 * WEEK_DAYS, end - WEEK_DAYS);
+    const found = aggregates.version(entry.id, entry.version);
+    const totals = found?.totals ?? emptyTotals();
+    const byDay = new Map((found?.days ?? []).filter((d) => d.day >= fromDay && d.day <= toDay).map((d) => [d.day, d]));
+    const sumDays = (from: number, to: number, field: keyof Omit<DayCounts, 'day'>): number => {
+      let sum = 0;
+      for (let day = from; day <= to; day++) sum += byDay.get(day)?.[field] ?? 0;
+      return sum;
+    };
+    const daily = Array.from({ length: MONTH_DAYS }, (_, i) => byDay.get(toDay - MONTH_DAYS + 1 + i)?.downloads ?? 0);
+    const lastWeek = sumDays(toDay - WEEK_DAYS + 1, toDay, 'downloads');
+    const weekBefore = sumDays(toDay - 2 * WEEK_DAYS + 1, toDay - WEEK_DAYS, 'downloads');
 
-    // Usage: generation events.
-    const generations = list.filter((e) => e.type === 'generation');
-    const successes = generations.filter((e) => e.data.success === true);
-    const durations = successes.map((e) => e.data.duration).filter((d): d is number => typeof d === 'number' && d >= 0);
-    const projects = new Set<string>();
-    for (const e of successes) if (e.day >= monthStart) projects.add(e.user ?? `event:${e.order}`);
-
-    // Adoption: users (userId, else the client) of this version.
-    const firstDay = new Map<string, number>();
-    const active = new Set<string>();
-    for (const e of list) {
-      if (e.user === undefined) continue;
-      firstDay.set(e.user, Math.min(firstDay.get(e.user) ?? Infinity, e.day));
-      if (e.day >= monthStart) active.add(e.user);
-    }
-    let newUsers = 0;
-    let returningUsers = 0;
-    for (const user of active) {
-      if ((firstDay.get(user) ?? today) >= monthStart) newUsers += 1;
-      else returningUsers += 1;
-    }
-    const earlierUsers = [...firstDay.values()].filter((day) => day < monthStart).length;
+    // Adoption: users whose first day, or latest day, is within the last 30 days.
+    const newUsers = sumDays(monthStart, toDay, 'firstUsers');
+    const returningUsers = sumDays(monthStart, toDay, 'lastUsers') - newUsers;
+    const earlierUsers = totals.users - newUsers;
 
     const category = categories.get(entry.id) ?? '';
     const templateTotal = templateTotals.get(entry.id) ?? 0;
@@ -350,16 +604,16 @@ export function aggregateAnalytics(events: Iterable<AnalyticsInput>, options: Ag
       version: entry.version,
       metrics: {
         downloads: {
-          total: totals.get(key) ?? 0,
-          lastMonth: sum(end - MONTH_DAYS, end),
+          total: totals.downloads,
+          lastMonth: sumDays(monthStart, toDay, 'downloads'),
           lastWeek,
-          daily: days.slice(end - MONTH_DAYS),
+          daily,
         },
         usage: {
-          activeProjects: projects.size,
-          successfulGenerations: successes.length,
-          failedGenerations: generations.filter((e) => e.data.success === false).length,
-          averageGenerationTime: durations.length === 0 ? 0 : round(durations.reduce((s, d) => s + d, 0) / durations.length, 2),
+          activeProjects: sumDays(monthStart, toDay, 'lastSuccessUsers') + sumDays(monthStart, toDay, 'anonymousSuccesses'),
+          successfulGenerations: totals.successes,
+          failedGenerations: totals.failures,
+          averageGenerationTime: totals.durationCount === 0 ? 0 : round(totals.durationSum / totals.durationCount, 2),
         },
         adoption: {
           newUsers,
@@ -376,8 +630,25 @@ export function aggregateAnalytics(events: Iterable<AnalyticsInput>, options: Ag
         ),
         growthRate: growthRate(lastWeek, weekBefore),
       },
-      feedback: feedbackOf(list, entry.version),
+      feedback: feedbackOf(found?.ratings ?? [], entry.version),
     });
   }
   return records;
+}
+
+/**
+ * The analytics record of every template version in `registry` (by id, then highest version
+ * first), from `events` as of `now`: the events (up to `now`) made into aggregates, then
+ * `analyticsRecords`. Events of versions the registry does not list are ignored, and so are
+ * events after `now`.
+ */
+export function aggregateAnalytics(events: Iterable<AnalyticsInput>, options: AggregateOptions): AnalyticsRecord[] {
+  const now = instantOf(options.now);
+  const aggregates = new AnalyticsAccumulator();
+  let seq = 0;
+  for (const input of events) {
+    const facts = eventFacts(input, seq++);
+    if (facts && facts.at <= now) aggregates.addFacts(facts);
+  }
+  return analyticsRecords(aggregates, options);
 }

@@ -8,6 +8,11 @@
  * - `index.html`, the catalog page (unless `catalog: false`);
  * - `index.json`, the small index of templates, then `registry.json`, the spec's document, each with
  *   `.gz` and `.br` variants.
+ * - With signing keys (`signing`): `keys.json` and `keys.json.jws` first (a client meeting a new key
+ *   finds it listed), and `<file>.jws` right after each template file, index.json and registry.json
+ *   (the format: core/registry-signatures.ts; which key signs: signing.ts). A signature still valid
+ *   for the same bytes and signer is kept, so an unchanged file keeps its signature. An output that
+ *   holds keys.json is never built unsigned (its clients pinned the keys and would refuse it).
  *
  * The output is deterministic: the same versions give the same bytes, and `lastUpdated` only moves
  * when the content does. The document is validated before anything is written; only files whose
@@ -30,6 +35,8 @@ import { compareText } from '../core/listing.js';
 import type { RuleViolation } from '../core/messages.js';
 import { describeSchemaErrors } from '../core/messages.js';
 import { staticArchivePath } from '../core/routes.js';
+import { staticAttestationPath } from '../core/routes.js';
+import { KEYS_FILE, readCompactSignature, SIGNATURE_SUFFIX, signFile, signKeysFile, keysFileBytes, verifyKeysFileSignature, type SigningKey } from '../core/registry-signatures.js';
 import type { Category, RegistryDocument, TemplateEntry, TemplateManifest } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { compareVersions } from '../core/versions.js';
@@ -37,6 +44,7 @@ import { renderCatalog } from './catalog.js';
 import { buildCategories, buildSparseIndex, DEFAULT_CATEGORIES, entryViolations, INDEX_FILE, RegistryBuildError, toEntry, type SkippedVersion } from './document.js';
 import { FolderOutput } from './folder-output.js';
 import { CACHE_CONTROL, contentTypeOf, fileDigest, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
+import { planSigning, type SigningPlan } from './signing.js';
 import type { RegistrySource, SourceVersion } from './source.js';
 
 const gzipAsync = promisify(gzip);
@@ -64,6 +72,11 @@ export interface BuildOptions {
    * existing registry.json that lists some; default true (`build-registry` sets it from --allow-empty).
    */
   allowEmpty?: boolean;
+  /**
+   * Private keys that sign the documents (`--sign-key`, signing.ts `loadSigningKeys`): keys.json,
+   * keys.json.jws and a `.jws` beside registry.json, index.json and each template file.
+   */
+  signing?: readonly SigningKey[];
 }
 
 export interface BuildResult {
@@ -86,6 +99,8 @@ export interface BuildResult {
    * template is built. Each is reported by id; the next build tries again.
    */
   failed: FailedTemplate[];
+  /** With signing: the key that signed the documents and what the build has to say about the keys. */
+  signing?: { kid: string; keys: string[]; warnings: string[] };
 }
 
 /** What a build says of a template whose output it could not write. */
@@ -127,6 +142,7 @@ function restOf(version: SourceVersion): string {
     version.stability,
     version.deprecationMessage,
     version.yanked,
+    version.attestation,
   ]);
 }
 
@@ -144,7 +160,8 @@ function compressionLevels(size: number): { gzip: number; brotli: number } {
   return { gzip: 9, brotli: 9 };
 }
 
-async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
+/** The `.gz` and `.br` variants of a document (the mirror makes them too). */
+export async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
   const size = file.data.length;
   const levels = compressionLevels(size);
   // Output in large pieces for a large input: 16 KiB pieces of 20 MB cost more to gather than to make.
@@ -169,13 +186,20 @@ async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
   ];
 }
 
-const documentFile = (name: string, data: Buffer): OutputFile => ({ name, data, contentType: contentTypeOf(name), cacheControl: CACHE_CONTROL.document });
+export const documentFile = (name: string, data: Buffer): OutputFile => ({ name, data, contentType: contentTypeOf(name), cacheControl: CACHE_CONTROL.document });
+
+/** A signature remembered by the builder: the file's SHA-256 and the signer it was made for. */
+interface KnownSignature {
+  sha256: string;
+  kid: string;
+  file: OutputFile;
+}
 
 /**
  * Whether the output holds exactly `file`'s bytes: by MD5 where it knows it, else (a file it did not
  * write, or one touched since) by reading it back when the size matches.
  */
-async function holds(output: RegistryOutput, held: ReadonlyMap<string, HeldFile>, file: OutputFile): Promise<boolean> {
+export async function holds(output: RegistryOutput, held: ReadonlyMap<string, HeldFile>, file: OutputFile): Promise<boolean> {
   const current = held.get(file.name);
   if (current === undefined || current.size !== file.data.length) return false;
   if (current.digest !== undefined) return current.digest === fileDigest(file, output.digest);
@@ -271,7 +295,7 @@ function listedEntries(bytes: Buffer | undefined): number {
 }
 
 const isLegacyVariant = (name: string): boolean => /^templates\/[^/]+\.json\.(gz|br)$/.test(name);
-const templateIdOf = (name: string): string | undefined => /^templates\/([^/]+)\.json$/.exec(name)?.[1];
+const templateIdOf = (name: string): string | undefined => /^templates\/([^/]+)\.json(?:\.jws)?$/.exec(name)?.[1];
 
 /** Files written at once: enough to keep the disk (or the network) busy, few enough to stay cheap. */
 const WRITE_CONCURRENCY = 8;
@@ -286,6 +310,8 @@ export class RegistryBuilder {
   /** The registry.json this builder last wrote or kept: its lastUpdated, entries, rest and ETag. */
   #last: { lastUpdated: string; entries: readonly Buffer[]; rest: string; etag: string } | undefined;
   #options: BuildOptions;
+  /** The signature of each signed file as this builder last wrote or found it. */
+  #signatures = new Map<string, KnownSignature>();
 
   constructor(
     private readonly source: RegistrySource,
@@ -360,6 +386,17 @@ export class RegistryBuilder {
       }
     }
 
+    const signing = this.#options.signing && this.#options.signing.length > 0 ? await this.#planSigning(held, now()) : undefined;
+    if (!signing && held.has(KEYS_FILE)) {
+      throw new RegistryBuildError([
+        {
+          pointer: '',
+          message: `${output.location}/${KEYS_FILE} says this registry is signed: a build without a signing key would leave its documents unsigned, and every client that pinned its keys would refuse them; nothing was written (pass --sign-key, or remove ${KEYS_FILE} and its signature to stop signing)`,
+          code: 'UNSIGNED_BUILD',
+        },
+      ], 'the registry cannot be built unsigned');
+    }
+
     const written: string[] = [];
     const files: string[] = [];
     const put = async (file: OutputFile, options: { durable?: boolean } = {}): Promise<void> => {
@@ -372,6 +409,14 @@ export class RegistryBuilder {
     const fail = (id: string, what: string, error: unknown): void => {
       if (!failures.has(id)) failures.set(id, `${what}: ${errorMessage(error)}`);
     };
+
+    // The keys first: a client that meets a document signed by a new key looks it up in keys.json.
+    if (signing) {
+      const keysFiles = await this.#keysFiles(signing, held, now());
+      await output.putInOrder(keysFiles);
+      written.push(...keysFiles.map((f) => f.name));
+      files.push(KEYS_FILE, `${KEYS_FILE}${SIGNATURE_SUFFIX}`);
+    }
 
     // Archives first: nothing may name an archive that is not there yet.
     const archives = [...groups.values()].flatMap((group) => group.map(({ version }) => version)).filter((v) => v.openArchive);
@@ -389,6 +434,21 @@ export class RegistryBuilder {
       }
     });
     files.push(...archives.map((version) => staticArchivePath(version.manifest.name, version.manifest.version)).filter((name) => archiveWritten.has(name)));
+    // Each provenance bundle beside its archive, before anything names it: immutable, written once.
+    const attested = [...groups.values()].flatMap((group) => group.map(({ version }) => version)).filter((v) => v.readAttestation && !failures.has(v.manifest.name));
+    await mapLimit(attested, WRITE_CONCURRENCY, async (version) => {
+      const name = staticAttestationPath(version.manifest.name, version.manifest.version);
+      try {
+        if (!held.has(name)) {
+          const data = await version.readAttestation?.();
+          if (!data) throw new Error(`the provenance bundle of ${version.manifest.name}@${version.manifest.version} is missing from the store`);
+          await put({ name, data, contentType: contentTypeOf(name), cacheControl: CACHE_CONTROL.immutable });
+        }
+        files.push(name);
+      } catch (error) {
+        fail(version.manifest.name, `the provenance bundle of ${version.manifest.name}@${version.manifest.version}`, error);
+      }
+    });
 
     // The template files (made again only when one of their entries changed).
     const templateFiles = new Map<string, { file: OutputFile; versions: Buffer }>();
@@ -399,6 +459,10 @@ export class RegistryBuilder {
         const made = this.#templateFile(id, (groups.get(id) ?? []).map(({ entry }) => entry));
         try {
           if (!(await holds(output, held, made.file))) await put(made.file);
+          if (signing) {
+            const signature = await this.#signatureOf(made.file.name, fileDigest(made.file, 'sha256'), signing, held, now());
+            if (signature) await put(signature);
+          }
           templateFiles.set(id, made);
         } catch (error) {
           this.#templateFiles.delete(id);
@@ -415,7 +479,7 @@ export class RegistryBuilder {
       failed.push({ id, message, kept: previous !== undefined });
     }
     const listedIds = ids.filter((id) => templateFiles.has(id));
-    files.push(...listedIds.map((id) => `${TEMPLATES_DIR}/${id}.json`));
+    files.push(...listedIds.flatMap((id) => (signing ? [`${TEMPLATES_DIR}/${id}.json`, `${TEMPLATES_DIR}/${id}.json${SIGNATURE_SUFFIX}`] : [`${TEMPLATES_DIR}/${id}.json`])));
     const templateBytes = listedIds.map((id) => (templateFiles.get(id) as { versions: Buffer }).versions);
     const templates: TemplateEntry[] = listedIds.flatMap((id) =>
       failures.has(id) ? (JSON.parse(`[${(templateFiles.get(id) as { versions: Buffer }).versions.toString('utf8')}]`) as TemplateEntry[]) : (groups.get(id) ?? []).map(({ entry }) => entry.entry),
@@ -469,20 +533,90 @@ export class RegistryBuilder {
     }
     // registry.json's SHA-256 (its ETag) is computed on the thread pool beside its compression.
     const [toWrite] = await Promise.all([this.#withVariants(registryFile ? [index, registryFile] : [index], held), registryFile ? digestOffThread(registryFile) : undefined]);
-    files.push(...[INDEX_FILE, REGISTRY_FILE].flatMap((name) => [name, `${name}.gz`, `${name}.br`]));
-    await output.putInOrder(toWrite.flat());
-    written.push(...toWrite.flat().map((f) => f.name));
+    files.push(...[INDEX_FILE, REGISTRY_FILE].flatMap((name) => [name, `${name}.gz`, `${name}.br`, ...(signing ? [`${name}${SIGNATURE_SUFFIX}`] : [])]));
     const heldSha256 = output.digest === 'sha256' ? held.get(REGISTRY_FILE)?.digest : undefined;
     const etag = registryFile
       ? etagOf(registryFile)
       : (last?.etag ?? (heldSha256 ? `"${Buffer.from(heldSha256, 'hex').toString('base64url')}"` : etagOf(documentFile(REGISTRY_FILE, Buffer.concat(registryChunks)))));
+    if (signing) {
+      // Each signature right after its file: a reader sees the pair change within moments (and retries once).
+      const indexSignature = await this.#signatureOf(INDEX_FILE, fileDigest(index, 'sha256'), signing, held, now());
+      const registrySignature = await this.#signatureOf(REGISTRY_FILE, Buffer.from(etag.slice(1, -1), 'base64url').toString('hex'), signing, held, now());
+      if (indexSignature) (toWrite[0] as OutputFile[]).push(indexSignature);
+      if (registrySignature) (toWrite[1] ??= []).push(registrySignature);
+    }
+    await output.putInOrder(toWrite.flat());
+    written.push(...toWrite.flat().map((f) => f.name));
     this.#last = { lastUpdated, entries: templateBytes, rest, etag };
 
     // Template files of ids that are gone, and the template-file variants older releases wrote.
     const stale = [...held.keys()].filter((name) => isLegacyVariant(name) || (templateIdOf(name) !== undefined && !byId.has(templateIdOf(name) as string))).sort(compareText);
     await output.remove(stale);
+    for (const name of stale) this.#signatures.delete(name.replace(/\.jws$/, ''));
     await output.commit();
-    return { document, changed, etag, files, written, removed: stale, skipped, failed };
+    return {
+      document,
+      changed,
+      etag,
+      files,
+      written,
+      removed: stale,
+      skipped,
+      failed,
+      ...(signing ? { signing: { kid: signing.signer.kid, keys: signing.published.map((key) => key.kid), warnings: signing.warnings } } : {}),
+    };
+  }
+
+  /** Which key signs this build (signing.ts), from the keys and the keys.json the output holds. */
+  async #planSigning(held: ReadonlyMap<string, HeldFile>, now: Date): Promise<SigningPlan> {
+    const previous = held.has(KEYS_FILE) ? await this.output.read(KEYS_FILE) : undefined;
+    try {
+      return planSigning(this.#options.signing ?? [], previous, now);
+    } catch (error) {
+      throw new RegistryBuildError([{ pointer: '', code: 'SIGNING_KEY', message: errorMessage(error) }], 'the registry cannot be signed, nothing was written');
+    }
+  }
+
+  /** keys.json and its signature, when they are not what the output holds (keys.json, then keys.json.jws). */
+  async #keysFiles(signing: SigningPlan, held: ReadonlyMap<string, HeldFile>, now: Date): Promise<OutputFile[]> {
+    const keys = documentFile(KEYS_FILE, keysFileBytes(signing.published));
+    const signatureName = `${KEYS_FILE}${SIGNATURE_SUFFIX}`;
+    const same = await holds(this.output, held, keys);
+    if (same && held.has(signatureName)) {
+      // Kept when it is signed by exactly the keys active now.
+      const existing = await this.output.read(signatureName);
+      const signers = existing ? await verifyKeysFileSignature(keys.data, existing.toString('utf8'), signing.published, now).then((v) => v.kids, () => []) : [];
+      if (signers.length === signing.active.length && signing.active.every((key) => signers.includes(key.kid))) return [];
+    }
+    const jws = await signKeysFile(keys.data, signing.active, Math.floor(now.getTime() / 1000));
+    return [...(same ? [] : [keys]), documentFile(signatureName, Buffer.from(jws, 'utf8'))];
+  }
+
+  /**
+   * The signature file of `name` (whose SHA-256 is `sha256`) to write, or undefined when the output
+   * holds one for the same bytes by the same signer (remembered, or read back once).
+   */
+  async #signatureOf(name: string, sha256: string, signing: SigningPlan, held: ReadonlyMap<string, HeldFile>, now: Date): Promise<OutputFile | undefined> {
+    const signatureName = `${name}${SIGNATURE_SUFFIX}`;
+    const kid = signing.signer.kid;
+    const known = this.#signatures.get(name);
+    if (known && known.sha256 === sha256 && known.kid === kid) return held.get(signatureName)?.size === known.file.data.length ? undefined : known.file;
+    const existing = held.has(signatureName) ? await this.output.read(signatureName) : undefined;
+    if (existing) {
+      try {
+        const read = readCompactSignature(existing.toString('utf8'), name);
+        if (read.kid === kid && read.payload.path === name && read.payload.sha256 === sha256) {
+          this.#signatures.set(name, { sha256, kid, file: documentFile(signatureName, existing) });
+          return undefined;
+        }
+      } catch {
+        // an unreadable signature is replaced
+      }
+    }
+    const jws = await signFile({ path: name, sha256 }, signing.signer, Math.floor(now.getTime() / 1000));
+    const file = documentFile(signatureName, Buffer.from(`${jws}\n`, 'utf8'));
+    this.#signatures.set(name, { sha256, kid, file });
+    return file;
   }
 
   /**

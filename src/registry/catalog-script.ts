@@ -531,6 +531,12 @@ function drawDetail(view, item, versions) {
   fact(facts, 'Downloads', formatNumber(item.downloads) + ' (all versions)');
   if (item.updatedAt) fact(facts, 'Updated', timeEl(item.updatedAt));
   fact(facts, 'Repository', link(latest.repositoryUrl, text(latest.repositoryUrl)));
+  // Who built the latest version, as its provenance (verified by the registry) says, linking to the run.
+  var publisher = isObject(latest.publisher) ? latest.publisher : {};
+  if (text(publisher.repository) && text(publisher.workflow)) {
+    var builtBy = 'built by ' + text(publisher.repository) + ' @ ' + text(publisher.workflow);
+    fact(facts, 'Provenance', link(publisher.runUrl, builtBy) || builtBy);
+  }
   var documentation = text(latest.documentationUrl);
   if (documentation !== text(latest.repositoryUrl) && !isThisPage(documentation, item.id)) fact(facts, 'Documentation', link(documentation, documentation));
   fact(facts, 'Tags', joined(item.tags.map(function (t) { return filterLink('tag', t); })));

@@ -27,10 +27,8 @@ export class RegistryBuildError extends Error {
   override readonly name = 'RegistryBuildError';
   readonly violations: RuleViolation[];
 
-  constructor(violations: RuleViolation[]) {
-    super(
-      `the registry document is invalid, nothing was written:\n${violations.map((v) => `  ${v.pointer || '/'}: ${v.message}`).join('\n')}`,
-    );
+  constructor(violations: RuleViolation[], heading = 'the registry document is invalid, nothing was written') {
+    super(`${heading}:\n${violations.map((v) => `  ${v.pointer || '/'}: ${v.message}`).join('\n')}`);
     this.violations = violations;
   }
 }
@@ -78,6 +76,16 @@ export function toEntry(version: SourceVersion): TemplateEntry {
     ...(version.size === undefined ? {} : { size: version.size }),
     ...(version.deprecationMessage === undefined ? {} : { deprecationMessage: version.deprecationMessage }),
     ...(version.yanked ? { yanked: true } : {}),
+    ...(version.attestation
+      ? {
+          attestations: { url: version.attestation.url, predicateType: version.attestation.predicateType },
+          publisher: {
+            repository: version.attestation.signer.repository,
+            workflow: version.attestation.signer.workflow,
+            ...(version.attestation.runUrl ? { runUrl: version.attestation.runUrl } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -230,6 +238,8 @@ export function buildSparseIndex(document: RegistryDocument): SparseIndex {
       ...(latest.features && latest.features.length > 0 ? { features: latest.features } : {}),
       downloads: entries.reduce((sum, entry) => sum + (entry.stats?.downloads ?? 0), 0),
       ...(updatedAt ? { updatedAt } : {}),
+      ...(latest.attestations ? { attestations: latest.attestations } : {}),
+      ...(latest.publisher ? { publisher: latest.publisher } : {}),
     });
   }
   return { formatVersion: 1, lastUpdated: document.lastUpdated, templatePath: TEMPLATE_FILE_PATTERN, templates };

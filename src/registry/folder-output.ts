@@ -18,13 +18,13 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
 import { mapLimit } from '../core/concurrency.js';
-import { readIfExists, syncDirectory, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../core/files.js';
+import { readIfExists, removeLeftoverTemps, syncDirectory, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../core/files.js';
 import { FileSystemSync } from './file-system-sync.js';
 import { fileDigest, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
 
 export const BUILD_STATE_FILE = '.template-registry-build.json';
 
-/** A temp file older than this was left by a crashed build, not one in progress. */
+/** A temp file whose owner cannot be told and older than this was left by a crashed build, not one in progress. */
 const LEFTOVER_AGE_MS = 10 * 60 * 1000;
 
 interface KnownFile extends HeldFile {
@@ -102,7 +102,7 @@ export class FolderOutput implements RegistryOutput {
       known.set(name, info.size === size && info.mtimeMs === mtimeMs ? { size, mtimeMs, digest } : { size: info.size, mtimeMs: info.mtimeMs });
     });
     // Files the state does not list (left by an older release, or by hand) are known by size only.
-    for (const name of ['registry.json', 'index.json', 'index.html'].flatMap((n) => [n, `${n}.gz`, `${n}.br`])) {
+    for (const name of [...['registry.json', 'index.json', 'index.html'].flatMap((n) => [n, `${n}.gz`, `${n}.br`]), 'registry.json.jws', 'index.json.jws', 'keys.json', 'keys.json.jws']) {
       if (!known.has(name)) await this.#statInto(known, name);
     }
     for (const entry of await readdir(path.join(this.dir, 'templates')).catch(() => [] as string[])) {
@@ -246,8 +246,8 @@ export class FolderOutput implements RegistryOutput {
       if (file.digest !== undefined || isArchive(name)) files[name] = [file.size, file.mtimeMs, file.digest ?? ''];
     }
     const text = `${JSON.stringify({ formatVersion: 2, files } satisfies BuildState)}\n`;
-    await removeLeftoverTemps(this.dir);
-    await removeLeftoverTemps(path.join(this.dir, 'templates'));
+    // Temp files a killed build left (they would otherwise be deployed); never a running build's.
+    for (const dir of [this.dir, path.join(this.dir, 'templates')]) await removeLeftoverTemps(dir, { foreignAfterMs: LEFTOVER_AGE_MS });
     if (text === this.#savedState) return;
     const target = path.join(this.dir, BUILD_STATE_FILE);
     await this.#folder(target);
@@ -264,21 +264,5 @@ export class FolderOutput implements RegistryOutput {
     } finally {
       await rm(temp, { force: true });
     }
-  }
-}
-
-/** Removes temp files a crashed build left in `dir` (they would otherwise be deployed). */
-async function removeLeftoverTemps(dir: string): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
-  const cutoff = Date.now() - LEFTOVER_AGE_MS;
-  for (const name of names.filter((n) => TEMP_FILE_PATTERN.test(n))) {
-    const file = path.join(dir, name);
-    const info = await stat(file).catch(() => undefined);
-    if (info?.isFile() && info.mtimeMs < cutoff) await rm(file, { force: true });
   }
 }

@@ -16,11 +16,19 @@ export {
 } from './build.js';
 export { buildDocument, toEntry, entryViolations, strongEtag, RegistryBuildError, DEFAULT_CATEGORIES, type SkippedVersion, type DocumentOptions } from './document.js';
 export { FolderOutput, BUILD_STATE_FILE } from './folder-output.js';
+export { loadSigningKeys, planSigning, KeyFileError, KEY_EXPIRY_WARNING_MS, type SigningKey, type SigningPlan } from './signing.js';
+export { mirrorRegistry, MirrorError, MIRROR_STATE_FILE, DEFAULT_MIRROR_ARCHIVE_BYTES, DEFAULT_MIRROR_DOCUMENT_BYTES, type MirrorOptions, type MirrorResult } from './mirror.js';
 export {
   aggregateAnalytics,
+  analyticsRecords,
+  AnalyticsAccumulator,
+  recordWindow,
   downloadUsage,
   TREND_DEAD_BAND_PERCENT,
   type AggregateOptions,
+  type AnalyticsAggregates,
+  type AggregateRows,
+  type VersionAggregates,
   type AnalyticsInput,
   type AnalyticsEventData,
   type AnalyticsEventRecord,

@@ -85,10 +85,13 @@ const CONTENT_TYPES: Record<string, string> = {
   '.json': 'application/json; charset=utf-8',
   '.html': 'text/html; charset=utf-8',
   '.tgz': 'application/gzip',
+  // A compact JWS (RFC 7515); keys.json.jws is in the JSON serialization.
+  '.jws': 'application/jose',
 };
 
 /** The content type of a registry file by its name (variants take their base file's type). */
 export function contentTypeOf(name: string): string {
+  if (name === 'keys.json.jws') return 'application/jose+json';
   const base = name.replace(/\.(gz|br)$/, '');
   const extension = /\.[a-z]+$/.exec(base)?.[0] ?? '';
   return CONTENT_TYPES[extension] ?? 'application/octet-stream';

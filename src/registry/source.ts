@@ -33,10 +33,25 @@ export interface SourceVersion {
   /** Lifecycle: the version was yanked (its entry is kept, flagged). */
   yanked?: boolean;
   /**
+   * The version's build provenance, as verified when it was published: where its Sigstore bundle is
+   * served (immutable), its predicate type, who signed it and the run that built it.
+   */
+  attestation?: SourceAttestation;
+  /** Reads the provenance bundle, when the build must publish it beside the archive (at `staticAttestationPath`, where `attestation.url` points). */
+  readAttestation?: () => Promise<Buffer | undefined>;
+  /**
    * Opens the archive, when the build must publish it beside registry.json (at
    * `staticArchivePath(id, version)`, where `downloadUrl` points); absent when it is served elsewhere.
    */
   openArchive?: () => Promise<{ stream: Readable; size: number } | undefined>;
+}
+
+/** A version's verified build provenance, as its entry shows it. */
+export interface SourceAttestation {
+  url: string;
+  predicateType: string;
+  signer: { repository: string; workflow: string; issuer: string };
+  runUrl?: string;
 }
 
 /** What the registry generator reads: the server's store, or GitHub releases. */

@@ -1,8 +1,11 @@
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyLoggerOptions } from 'fastify';
 
+import type { BackoffLimits } from '../core/retry.js';
+import { loadSigstoreTrust } from '../archive/index.js';
 import { createAjv } from '../core/schemas.js';
 import { failedTemplateMessage, RegistryBuilder } from '../registry/build.js';
+import type { SigningKey } from '../registry/signing.js';
 import { openSqliteStorage } from '../store/sqlite/index.js';
 import { storeSource } from '../store/source.js';
 import type { RegistryStorage } from '../store/types.js';
@@ -16,6 +19,8 @@ import { followPeers } from './instances.js';
 import { installJsonInput } from './json-input.js';
 import { scryptHasher, type PasswordHasher } from './passwords.js';
 import { rateLimitPlugin, routeGroup } from './rate-limit.js';
+import { rebuildRetry } from './rebuild-retry.js';
+import { DEFAULT_EVENT_RETENTION_DAYS, startEventRetention } from './event-retention.js';
 import { accountRoutes } from './routes/accounts.js';
 import { analyticsRoute } from './routes/analytics.js';
 import { eventsRoute } from './routes/events.js';
@@ -88,6 +93,26 @@ export interface ServerOptions {
    * spec does not ask for one, so lint only warns (`--require-changelog-entry`, REGISTRY_REQUIRE_CHANGELOG_ENTRY).
    */
   requireChangelogEntry?: boolean;
+  /**
+   * Days of raw analytics events kept (default `DEFAULT_EVENT_RETENTION_DAYS`, 400; 0 keeps them
+   * all): older ones are removed at start and hourly; the aggregates keep their counts (event-retention.ts).
+   */
+  eventRetentionDays?: number;
+  /** The backoff of retries of a failed registry build (`DEFAULT_REBUILD_RETRY`: 1 s doubling up to 5 minutes). */
+  rebuildRetry?: Partial<BackoffLimits>;
+  /**
+   * A Sigstore trusted root file (`trusted_root.json`) uploaded provenance is verified against
+   * (`--sigstore-trusted-root`, REGISTRY_SIGSTORE_TRUSTED_ROOT): GitHub's or an operator's own;
+   * default the public-good root shipped with @sigstore/tuf (read offline, never fetched).
+   */
+  sigstoreTrustedRoot?: string;
+  /**
+   * Private keys that sign the static copy of the registry in the bucket (`storage.staticOutput`,
+   * for a CDN; `serve --sign-key`): keys.json and a detached JWS beside each document, as
+   * `build-registry --sign-key` writes them. The server's own answers carry no signature files;
+   * without a static copy there is nothing to sign (an error).
+   */
+  signing?: readonly SigningKey[];
 }
 
 export interface RegistryServer {
@@ -134,7 +159,7 @@ export function coalesced(task: () => Promise<void>): () => Promise<void> {
  * Route schemas are compiled with the project's Ajv (its formats and every schema of schemas/, so
  * a route may `$ref` them by `$id`); query strings and path parameters arrive as text and are coerced.
  */
-function installValidators(app: FastifyInstance): void {
+export function installValidators(app: FastifyInstance): void {
   const bodies = createAjv();
   const texts = createAjv({ coerceTypes: true, useDefaults: true });
   const compiled = new WeakMap<object, ReturnType<Ajv2020['compile']>>();
@@ -157,7 +182,12 @@ function installValidators(app: FastifyInstance): void {
 export async function createServer(options: ServerOptions): Promise<RegistryServer> {
   // Checked before the storage is opened: a bad issuer is a configuration error, not a running server.
   const issuers = trustedIssuers(options.oidcIssuers);
+  const sigstore = await loadSigstoreTrust(options.sigstoreTrustedRoot);
   const storage = typeof options.store === 'string' ? await openSqliteStorage(options.store) : options.store;
+  if (options.signing && options.signing.length > 0 && !storage.staticOutput) {
+    if (typeof options.store === 'string') await storage.close();
+    throw new Error('signing keys sign the static copy of the registry in a bucket: the storage has none (give a bucket storage, s3://bucket/prefix)');
+  }
   await storage.recover();
   const publicUrl = options.publicUrl.replace(/\/+$/, '');
   let current: CurrentRegistry | undefined;
@@ -185,16 +215,51 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   // downloads): only those raise registry.updated, so that a change is announced once however many
   // instances rebuild after it.
   let announceNext = false;
+  // A build that fails, or leaves a template out (its files could not be written), is tried again
+  // until one succeeds whole (rebuild-retry.ts): a version stored on a full disk gets listed.
+  const retry = rebuildRetry({
+    rebuild: () => rebuild(),
+    ...(options.rebuildRetry ? { limits: options.rebuildRetry } : {}),
+    onError: () => undefined, // logged by the build below
+  });
+  app.addHook('preClose', (done) => {
+    retry.stop();
+    done();
+  });
+  /** A build failed or left a template out since the last whole one. */
+  let behind = false;
+  /** The templates the last build could not write, with why. */
+  let lastFailed = new Map<string, string>();
   const build = coalesced(async () => {
     const announce = announceNext;
     announceNext = false;
     // Builds into output several instances may share are serialized across them (storage.withBuildLock).
-    const result = storage.withBuildLock ? await storage.withBuildLock(() => builder.build()) : await builder.build();
+    let result: Awaited<ReturnType<RegistryBuilder['build']>>;
+    try {
+      result = storage.withBuildLock ? await storage.withBuildLock(() => builder.build()) : await builder.build();
+    } catch (error) {
+      if (current) {
+        behind = true;
+        retry.failed();
+        app.log.error({ err: error }, `building the registry failed; tried again in ${Math.round((retry.plannedInMs() ?? 0) / 1000)} s`);
+      }
+      throw error;
+    }
+    lastFailed = new Map(result.failed.map((failure) => [failure.id, failure.message]));
+    if (result.failed.length > 0) {
+      behind = true;
+      retry.failed();
+    } else {
+      retry.succeeded();
+      // The versions stored meanwhile are listed now: their template.published deliveries may go.
+      if (behind) context.webhooks.kick();
+      behind = false;
+    }
     // A version stored by an older release whose entry is now invalid must not stop the registry.
     for (const skipped of result.skipped) {
       app.log.error({ template: `${skipped.id}@${skipped.version}`, violations: skipped.violations }, `${skipped.id}@${skipped.version} is left out of the registry: its entry is invalid`);
     }
-    for (const failure of result.failed) app.log.error({ template: failure.id }, failedTemplateMessage(failure));
+    for (const failure of result.failed) app.log.error({ template: failure.id }, `${failedTemplateMessage(failure)}; tried again in ${Math.round((retry.plannedInMs() ?? 0) / 1000)} s`);
     const lastModified = new Date(result.document.lastUpdated);
     // Loaded before the state is published, so that readers get the document and files of one build.
     const files = await loadStaticFiles(storage.publicDir, result, { previous: current?.files, known: { [REGISTRY_FILE]: { etag: result.etag, lastModified } } });
@@ -217,7 +282,9 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   // beside it, URLs relative to registry.json), run after each local build without holding up the
   // answer that waited for it; builds serialized across instances. A failure is logged and healed by
   // the next build.
-  const mirror = storage.staticOutput ? new RegistryBuilder(storeSource(storage, undefined, { layout: 'static' }), { output: storage.staticOutput }) : undefined;
+  const mirror = storage.staticOutput
+    ? new RegistryBuilder(storeSource(storage, undefined, { layout: 'static' }), { output: storage.staticOutput, ...(options.signing && options.signing.length > 0 ? { signing: options.signing } : {}) })
+    : undefined;
   const publishStatic = coalesced(async () => {
     if (!mirror) return;
     await (storage.withBuildLock ? storage.withBuildLock(() => mirror.build()) : mirror.build());
@@ -245,6 +312,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     },
     rebuild,
     passwords: new HashQueue(options.passwordHasher ?? scryptHasher, limits.maxConcurrentHashes, limits.hashQueueLength),
+    buildFailure: (id) => lastFailed.get(id),
     webhooks: new WebhookDispatcher({
       ...options.webhooks,
       store: storage.webhooks,
@@ -255,6 +323,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     ...(options.adminToken ? { adminToken: options.adminToken } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.requireChangelogEntry ? { requireChangelogEntry: true } : {}),
+    sigstore,
   };
 
   // Another instance's changes rebuild this one's registry; subscribed before the first build, so no
@@ -273,12 +342,19 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     everyMs: options.statsRefreshMs ?? DEFAULT_STATS_REFRESH_MS,
     ...(options.statsSettleMs === undefined ? {} : { settleMs: options.statsSettleMs }),
     ...(options.statsMinGapMs === undefined ? {} : { minGapMs: options.statsMinGapMs }),
-    count: () => storage.events.countEvents('download'),
+    count: () => storage.events.downloadsRecorded(),
     rebuild,
     onError: (error) => app.log.error({ err: error }, 'refreshing the download stats failed'),
   });
   app.addHook('preClose', () => stats.stop());
   context.downloadRecorded = () => stats.soon();
+  const retention = startEventRetention({
+    days: options.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS,
+    prune: (before) => storage.events.pruneEvents(before),
+    onPruned: (removed, before) => app.log.info({ removed, before: before.toISOString() }, 'removed the analytics events older than the retention window (their counts stay in the aggregates)'),
+    onError: (error) => app.log.error({ err: error }, 'removing the analytics events older than the retention window failed; tried again in an hour'),
+  });
+  app.addHook('preClose', () => retention.stop());
 
   // Before any route: a method a known path does not answer is a 405 with Allow (caching.ts).
   const allowedMethods = trackRouteMethods(app);

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { extractArchive, UnsafeArchiveError } from '../archive/index.js';
 import { canonicalJson } from '../core/canonical-json.js';
 import { errorMessage } from '../core/errors.js';
+import { ownedTempName } from '../core/files.js';
 import { describeSchemaErrors } from '../core/messages.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
@@ -81,7 +82,8 @@ async function templateProblems(dir: string, requirements: ArchiveRequirements):
  * `scratch` is the folder the temp copy is unpacked in (default: the system's temp folder).
  */
 export async function checkUploadedArchive(file: string, manifest: TemplateManifest, requirements: ArchiveRequirements = {}, scratch = tmpdir()): Promise<void> {
-  const dir = await mkdtemp(path.join(scratch, 'tr-check-'));
+  // Named after this process, so that a start after a kill removes it (core/temp-owner.ts).
+  const dir = await mkdtemp(path.join(scratch, ownedTempName('.check-')));
   try {
     let files: readonly string[];
     try {

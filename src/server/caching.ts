@@ -2,7 +2,7 @@
  * HTTP caching of every answer (the spec's caching rules), in one place:
  *
  * - validators on every GET and HEAD: an `ETag` (routes that have their own keep it: the static
- *   files, archives, openapi.json; every other answer gets a weak tag (`W/"..."`) from the SHA-256 of its
+ *   files, archives and their provenance bundles, openapi.json; every other answer gets a weak tag (`W/"..."`) from the SHA-256 of its
  *   body, leaving out the envelope's per-answer `meta.timestamp` and `meta.requestId`, so that
  *   the same data has the same tag) and a `Last-Modified` (registry data: the registry's
  *   `lastUpdated`; an archive: when its version was published; openapi.json: when the server
@@ -37,6 +37,8 @@ export const REGISTRY_DATA_CACHE_CONTROL = ENVELOPE_CACHE_CONTROL;
 /** The routes whose answers are made of the registry document alone: Last-Modified is its lastUpdated. */
 const REGISTRY_DATA_ROUTES: ReadonlySet<string> = new Set(['/templates', '/templates/:id', '/templates/:id/versions', '/templates/:id/versions/:version', '/categories']);
 const ARCHIVE_ROUTE = '/templates/:id/versions/:version/archive';
+/** A version's provenance bundle: immutable, as its archive. */
+const ATTESTATION_ROUTE = '/templates/:id/versions/:version/attestation';
 const OPENAPI_ROUTE = '/openapi.json';
 
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -153,7 +155,7 @@ export const cachingPlugin = fastifyPlugin<{ context: ServerContext }>(
       if (REGISTRY_DATA_ROUTES.has(route)) {
         const date = registryLastModified();
         if (date) return { date, stable: true };
-      } else if (route === ARCHIVE_ROUTE) {
+      } else if (route === ARCHIVE_ROUTE || route === ATTESTATION_ROUTE) {
         const published = archiveEntry(request)?.createdAt;
         const date = published !== undefined && !Number.isNaN(Date.parse(published)) ? new Date(published) : registryLastModified();
         if (date) return { date, stable: true };

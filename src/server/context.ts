@@ -1,3 +1,4 @@
+import type { SigstoreTrust } from '../archive/index.js';
 import type { RegistryDocument } from '../core/schema-types.js';
 import type { RegistryStorage } from '../store/types.js';
 import type { PasswordHasher } from './passwords.js';
@@ -76,6 +77,8 @@ export interface ServerContext {
   registry(): CurrentRegistry;
   /** Rebuilds registry.json and the per-template files from the storage; builds never overlap. */
   rebuild(): Promise<void>;
+  /** Why the last build could not write the files of template `id` (it keeps its previous ones); undefined when it could. */
+  buildFailure?: (id: string) => string | undefined;
   /** REGISTRY_ADMIN_TOKEN, when set: a token with the admin role that is not in the store. */
   adminToken?: string;
   /** The password hasher of accounts and logins: bounded by the hash queue (hash-queue.ts). */
@@ -88,4 +91,6 @@ export interface ServerContext {
   clock?: () => Date;
   /** Refuse an upload whose change log has no section for its version (`--require-changelog-entry`); off by default. */
   requireChangelogEntry?: boolean;
+  /** The trusted root uploaded provenance is verified against (`--sigstore-trusted-root`; default the public-good root). */
+  sigstore: SigstoreTrust;
 }

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
+import { isStorageFull } from '../core/errors.js';
 import { describeSchemaErrors } from '../core/messages.js';
 import { errorDetails, type ErrorDetail } from '../core/validation.js';
 
@@ -86,11 +87,6 @@ const STATUS_CODES: Record<number, string> = {
   429: 'RATE_LIMIT_EXCEEDED',
 };
 
-/** A full disk or quota: the client may retry later, and must know that nothing was stored. */
-export function isStorageFull(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
-}
 
 /** PostgreSQL's refusal of text it cannot store (a NUL in text or json: SQLSTATE 22021, 22P05). */
 export function isUnstorableText(error: unknown): boolean {

@@ -1,7 +1,8 @@
 /**
  * Keeps the registry's download numbers (`stats` of its entries) current without waiting for the
- * next publish. The server looks at the count of stored download events (cheap to read) and
- * rebuilds the registry only when it moved:
+ * next publish. The server looks at the number of download events ever recorded (one sum over the
+ * aggregates' versions: cheap, and it only grows, whatever the retention removes) and rebuilds the
+ * registry only when it moved:
  *
  * - soon after a download this server recorded (`soon()`): after `settleMs`, so that a burst of
  *   downloads is one rebuild, and at most once per `minGapMs`, so that a steady stream of downloads
@@ -25,7 +26,7 @@ export interface StatsRefreshOptions {
   settleMs?: number;
   /** Least milliseconds between two looks asked for by downloads (default DEFAULT_STATS_MIN_GAP_MS). */
   minGapMs?: number;
-  /** How many download events are stored. */
+  /** How many download events were ever recorded. */
   count: () => Promise<number>;
   /** Rebuilds the registry (shared with uploads: builds never overlap). */
   rebuild: () => Promise<void>;

@@ -4,7 +4,9 @@
  * version is reserved, committed with its `template.published` webhook deliveries (or the
  * reservation undone), the registry rebuilt and the webhook dispatcher woken. Every refusal is an ApiError with the spec's envelope fields.
  */
-import { errorMessage } from '../core/errors.js';
+import path from 'node:path';
+
+import { errorMessage, isStorageFull } from '../core/errors.js';
 import { describeSchemaErrors } from '../core/messages.js';
 import type { TemplateEntry, TemplateManifest } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
@@ -13,6 +15,7 @@ import { entryViolations, toEntry } from '../registry/document.js';
 import type { StoredVersion, TokenRecord } from '../store/types.js';
 import type { ServerContext } from './context.js';
 import { checkUploadedArchive } from './archive-check.js';
+import { checkUploadedProvenance } from './provenance-check.js';
 import { ApiError } from './envelope.js';
 import { nulDetail, nulPath, parseClientJson } from './json-input.js';
 import { publishedEntry } from './webhook-events.js';
@@ -28,8 +31,21 @@ export interface ReceivedArchive {
 
 export interface PublishedVersion {
   manifest: TemplateManifest;
-  /** The version's registry entry after the rebuild. */
+  /** The version's registry entry after the rebuild; when it is not listed yet, the entry it will have. */
   entry: TemplateEntry | undefined;
+  /**
+   * Whether registry.json lists the version. False when the version is stored but the rebuild
+   * failed (a full disk): the server tries the build again until it lists it (rebuild-retry.ts).
+   */
+  listed: boolean;
+  /** Why the version is not listed yet, in words for the publisher. */
+  warning?: string;
+}
+
+/** An error's code (`EISDIR`), never its message: messages name the server's own paths. */
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(code) ? code : undefined;
 }
 
 /** The manifest part, parsed: 400 when it is not JSON or nests too deep, 422 when a text holds U+0000. */
@@ -67,10 +83,12 @@ function versionExists(manifest: TemplateManifest, existing: StoredVersion): Api
  * storage on success; on any failure after the reservation, the reservation is undone.
  */
 export async function publishVersion(
-  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks' | 'publicUrl' | 'requireChangelogEntry'>,
+  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks' | 'publicUrl' | 'requireChangelogEntry' | 'buildFailure' | 'sigstore'>,
   token: TokenRecord,
   archive: ReceivedArchive,
   manifestText: string,
+  /** The Sigstore bundle of the archive's build provenance (JSON text), when one was uploaded. */
+  attestation?: string,
 ): Promise<PublishedVersion> {
   const { tokens, versions } = context.storage;
   const manifestValue = parseManifest(manifestText);
@@ -88,28 +106,51 @@ export async function publishVersion(
   const existing = await versions.getVersion(manifest.name, manifest.version);
   if (existing) throw versionExists(manifest, existing);
 
-  await checkUploadedArchive(archive.path, manifest, { requireChangelogEntry: context.requireChangelogEntry === true });
+  // Provenance first: it is cheaper than unpacking and linting the archive.
+  const attested = attestation === undefined ? undefined : await checkUploadedProvenance(context.sigstore, context.storage, token, manifest.name, archive.sha256, attestation);
+  // Unpacked beside the upload, in the storage's temp folder: a kill leaves it where the next start cleans.
+  await checkUploadedArchive(archive.path, manifest, { requireChangelogEntry: context.requireChangelogEntry === true }, path.dirname(archive.path));
 
   const createdAt = new Date().toISOString();
   const reservation = await versions.reserveVersion(
-    { name: manifest.name, version: manifest.version, integrity: archive.integrity, sha256: archive.sha256, size: archive.size, owner: token.owner, createdAt },
+    { name: manifest.name, version: manifest.version, integrity: archive.integrity, sha256: archive.sha256, size: archive.size, owner: token.owner, createdAt, ...(attested ? { attestation: attested } : {}) },
     token,
   );
   if (!reservation.reserved) {
     if ('forbidden' in reservation) throw new ApiError(403, 'FORBIDDEN', reservation.forbidden);
     throw versionExists(manifest, reservation.existing);
   }
+  const willBe = publishedEntry(manifest, { ...archive, createdAt }, context.publicUrl);
   try {
     // template.published goes to the webhook outbox in the commit's transaction: stored and told, or neither.
-    const published = webhookEvent('template.published', publishedEntry(manifest, { ...archive, createdAt }, context.publicUrl));
-    await versions.commitVersion(manifest.name, manifest.version, archive.path, manifest, [published]);
+    await versions.commitVersion(manifest.name, manifest.version, archive.path, manifest, [webhookEvent('template.published', willBe)], attestation);
   } catch (error) {
     await versions.abortVersion(manifest.name, manifest.version);
     throw error;
   }
-  await context.rebuild();
+  // Stored from here on: whatever the rebuild does, the answer is 201 (201 means stored).
+  let failure: unknown;
+  try {
+    await context.rebuild();
+  } catch (error) {
+    // Logged, and tried again until it succeeds, by the server's build.
+    failure = error;
+  }
   const entry = context.registry().document.templates.find((e) => e.id === manifest.name && e.version === manifest.version);
-  // Delivered once the registry lists the version (a crash before: the outbox is resumed on start).
+  if (!entry) {
+    const label = `${manifest.name}@${manifest.version}`;
+    // Why, without the server's paths: a full disk, or the plain error.
+    const templateFailure = context.buildFailure?.(manifest.name);
+    const full = failure === undefined ? /\b(ENOSPC|EDQUOT|SQLITE_FULL)\b/.test(templateFailure ?? '') : isStorageFull(failure);
+    const why = full
+      ? "the registry's storage is full"
+      : failure === undefined
+        ? "its template's files could not be written"
+        : `the registry could not be rebuilt (${errorCode(failure) ?? 'an unexpected error; see the server log'})`;
+    return { manifest, entry: willBe, listed: false, warning: `${label} is stored, but registry.json does not list it yet: ${why}; the server rebuilds it until it does` };
+  }
+  // Delivered once the registry lists the version (a crash before: the outbox is resumed on start;
+  // a failed build: when the build retried lists it).
   context.webhooks.kick();
-  return { manifest, entry };
+  return { manifest, entry, listed: true };
 }

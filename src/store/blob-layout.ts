@@ -17,9 +17,14 @@ function checkedName(name: string, version: string): string {
 
 export const archiveKey = (name: string, version: string): string => `archives/${checkedName(name, version)}/${version}.tgz`;
 export const manifestKey = (name: string, version: string): string => `manifests/${checkedName(name, version)}/${version}.json`;
+/** The Sigstore bundle of a version's build provenance, kept as uploaded (never rewritten). */
+export const attestationKey = (name: string, version: string): string => `attestations/${checkedName(name, version)}/${version}.sigstore.json`;
 
 /** The bytes a manifest is stored as. */
 export const manifestText = (manifest: TemplateManifest): string => `${JSON.stringify(manifest, null, 2)}\n`;
+
+/** The top folders of every key above: where a folder blob store's bytes (and a killed writer's temp files) are. */
+export const BLOB_TOP_FOLDERS = ['archives', 'manifests', 'files'] as const;
 
 /** Staged files (`/files`) live below this prefix, one key per file id. */
 export const FILES_PREFIX = 'files/';

@@ -28,7 +28,7 @@ import { pipeline } from 'node:stream/promises';
 import ssri, { type Integrity } from 'ssri';
 
 import type { StoreCounts, StoreDump, StoreDumper, DumpVersion } from './dump-types.js';
-import { archiveKey, FILES_PREFIX, manifestKey } from './blob-layout.js';
+import { archiveKey, attestationKey, FILES_PREFIX, manifestKey } from './blob-layout.js';
 import { claimBlobStore, type Claimable, type CopyClaim } from './blob/claim.js';
 import type { RegistryStorage } from './types.js';
 
@@ -38,7 +38,7 @@ export type { StoreDump, StoreDumper, StoreCounts } from './dump-types.js';
 export class StoreCopyError extends Error {
   override readonly name = 'StoreCopyError';
   constructor(
-    readonly code: 'TARGET_NOT_EMPTY' | 'INTEGRITY_MISMATCH' | 'ARCHIVE_MISSING' | 'MANIFEST_MISSING' | 'MANIFEST_INVALID' | 'NO_DUMP' | 'INCOMPLETE',
+    readonly code: 'TARGET_NOT_EMPTY' | 'INTEGRITY_MISMATCH' | 'ARCHIVE_MISSING' | 'MANIFEST_MISSING' | 'MANIFEST_INVALID' | 'ATTESTATION_MISSING' | 'NO_DUMP' | 'INCOMPLETE',
     message: string,
     readonly version?: string,
   ) {
@@ -112,6 +112,7 @@ const KIND_NAMES: Record<keyof StoreCounts, [string, string]> = {
   outbox: ['outbox delivery', 'outbox deliveries'],
   deliveryAttempts: ['delivery attempt', 'delivery attempts'],
   events: ['event', 'events'],
+  analytics: ['version with analytics', 'versions with analytics'],
   stagedFiles: ['staged file', 'staged files'],
   settings: ['setting', 'settings'],
   trustedPublishers: ['trusted publisher', 'trusted publishers'],
@@ -223,6 +224,7 @@ async function copyClaimed(source: StoreDumper, target: StoreDumper, options: Co
         archiveBytes += size;
         await copyManifest(source, target, version, written);
         manifests++;
+        await copyAttestation(source, target, version, written);
         continue;
       }
       // A pending version is an upload in progress or one a crash left: its row is copied as pending,
@@ -231,6 +233,7 @@ async function copyClaimed(source: StoreDumper, target: StoreDumper, options: Co
       try {
         const size = await copyArchive(source, target, version, scratch, written);
         await copyManifest(source, target, version, written);
+        await copyAttestation(source, target, version, written);
         archives++;
         archiveBytes += size;
         manifests++;
@@ -238,7 +241,7 @@ async function copyClaimed(source: StoreDumper, target: StoreDumper, options: Co
         if (!(error instanceof StoreCopyError)) throw error;
         report({ step: 'pending-skipped', name: version.name, version: version.version, reason: error.message });
         // Whatever of it was written goes: a half pair must not let recover() complete it.
-        await removeKeys(target, [archiveKey(version.name, version.version), manifestKey(version.name, version.version)], written);
+        await removeKeys(target, [archiveKey(version.name, version.version), manifestKey(version.name, version.version), attestationKey(version.name, version.version)], written);
       }
     }
     report({ step: 'rows' });
@@ -284,6 +287,7 @@ function countsOf(dump: StoreDump): StoreCounts {
     coOwners: dump.coOwners.length,
     versions: dump.versions.length,
     events: dump.events.length,
+    analytics: dump.analytics.totals.length,
     webhooks: dump.webhooks.length,
     outbox: dump.outbox.length,
     deliveryAttempts: dump.deliveryAttempts.length,
@@ -386,6 +390,19 @@ async function copyManifest(source: StoreDumper, target: StoreDumper, version: D
   }
   written.push(key);
   await target.blobs.putBytes(key, text, { contentType: 'application/json' });
+}
+
+/** Copies the provenance bundle of a version uploaded with one, as it is (it was verified at upload, and is never rewritten). */
+async function copyAttestation(source: StoreDumper, target: StoreDumper, version: DumpVersion, written: string[]): Promise<void> {
+  if (version.attestation === null || version.attestation === undefined) return;
+  const key = attestationKey(version.name, version.version);
+  const bytes = await source.blobs.readBytes(key);
+  if (!bytes) {
+    const label = `${version.name}@${version.version}`;
+    throw new StoreCopyError('ATTESTATION_MISSING', `${label}: its provenance bundle is missing from the source (${key} in ${source.blobs.location})`, label);
+  }
+  written.push(key);
+  await target.blobs.putBytes(key, bytes, { contentType: 'application/json' });
 }
 
 /** Why parsed manifest bytes are not `version`'s manifest, or undefined when they are (its name and version; the rest was checked at upload). */

@@ -10,6 +10,7 @@
  * Staged large uploads (`/files`, `FileStore`) are not part of a dump: they are short-lived (an
  * unconfirmed or unused one expires) and are made again by retrying the upload.
  */
+import type { AggregateRows } from '../registry/analytics.js';
 import type { BlobStore, OutboxState, SessionKind, TokenRole, VersionStability } from './types.js';
 
 export interface DumpToken {
@@ -55,6 +56,8 @@ export interface DumpVersion {
   yankedAt: string | null;
   /** The CI run that published it through trusted publishing (parsed); null otherwise. */
   publisher: unknown;
+  /** What its verified provenance bundle says (parsed); null when it was uploaded without one (the bundle is a blob). */
+  attestation: unknown;
 }
 
 /** A trusted publisher of a template name (`trusted_publishers`). */
@@ -173,11 +176,16 @@ export interface StoreDump {
   settings: DumpSetting[];
   trustedPublishers: DumpTrustedPublisher[];
   usedIdTokens: DumpUsedIdToken[];
+  /**
+   * The analytics aggregates (registry/analytics.ts): they hold counts the events no longer do once
+   * the retention pruned them, so they are copied as they are, not made again from the events.
+   */
+  analytics: AggregateRows;
   /** Staged files the source held (not copied; see above). */
   stagedFilesSkipped: number;
 }
 
-/** How many rows of each kind a store holds. */
+/** How many rows of each kind a store holds (`analytics`: versions with analytics aggregates). */
 export type StoreCounts = { [K in Exclude<keyof StoreDump, 'stagedFilesSkipped'>]: number } & { stagedFiles: number };
 
 /**

@@ -1,6 +1,5 @@
-import { archiveUrl, catalogPagePath, staticArchivePath, underBase } from '../core/routes.js';
+import { archiveUrl, attestationUrl, catalogPagePath, staticArchivePath, staticAttestationPath, underBase } from '../core/routes.js';
 import type { TemplateManifest } from '../core/schema-types.js';
-import { downloadUsage } from '../registry/analytics.js';
 import type { RegistrySource, SourceVersion } from '../registry/source.js';
 import type { RegistryStorage, StoredVersion, VersionLifecycle, VersionUsage } from './types.js';
 
@@ -62,13 +61,28 @@ export function storeSource(
         ...(used?.lastDownload ? { lastDownload: used.lastDownload } : {}),
       },
       ...lifecycleFields(lifecycle),
+      ...(stored.attestation
+        ? {
+            attestation: {
+              url:
+                layout === 'static'
+                  ? underBase(publicUrl, staticAttestationPath(stored.name, stored.version))
+                  : attestationUrl(publicUrl ?? '', stored.name, stored.version),
+              predicateType: stored.attestation.predicateType,
+              signer: stored.attestation.signer,
+              ...(stored.attestation.runUrl ? { runUrl: stored.attestation.runUrl } : {}),
+            },
+            ...(layout === 'static' ? { readAttestation: () => storage.versions.readAttestation(stored.name, stored.version) } : {}),
+          }
+        : {}),
     };
   };
 
   return {
     async versions(): Promise<SourceVersion[]> {
-      // The rule of analytics records (registry/analytics.ts): `stats.downloads` is their `total`.
-      const usage = downloadUsage(await storage.events.listEvents({ type: 'download' }));
+      // The rule of analytics records (registry/analytics.ts), from the store's aggregates (one row
+      // per version, whatever the number of events): `stats.downloads` is their `total`.
+      const usage = await storage.events.usage();
       const published = await storage.versions.listPublished(new Set(kept.keys()));
       const lifecycles = await storage.versions.listLifecycles();
       const listed = new Set<string>();

@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 
 import type { TemplateManifest } from '../core/schema-types.js';
 import type { RegistryOutput } from '../registry/output.js';
+import type { AnalyticsAggregates } from '../registry/analytics.js';
 
 import type { StoreDumper } from './dump-types.js';
 
@@ -347,6 +348,21 @@ export interface StoredVersion {
   yankedAt?: string;
   /** The CI run that published it through trusted publishing (its token's `publisher`); undefined: published with another credential. */
   publisher?: PublisherRun;
+  /**
+   * The build provenance uploaded with it, as the server verified it (the Sigstore bundle itself is
+   * kept immutably beside the archive: `VersionStore.readAttestation`); undefined: uploaded without one.
+   */
+  attestation?: StoredAttestation;
+}
+
+/** What a version's verified build provenance says (see `archive/provenance.ts`). */
+export interface StoredAttestation {
+  /** The in-toto statement's predicate type (`https://slsa.dev/provenance/v1`). */
+  predicateType: string;
+  /** Who signed it, from its certificate. */
+  signer: { repository: string; workflow: string; issuer: string };
+  /** The CI run that built it, when the certificate names it. */
+  runUrl?: string;
 }
 
 export type VersionStability = 'experimental' | 'beta' | 'stable' | 'deprecated';
@@ -399,10 +415,13 @@ export interface VersionStore {
   /** Reserves name@version (pending) and claims an unowned name for the token's owner, atomically. */
   reserveVersion(version: NewVersion, token: TokenRecord): Promise<Reservation>;
   /**
-   * Stores the archive (a local file, moved or copied) and the manifest durably, then marks the
+   * Stores the archive (a local file, moved or copied) and the manifest durably (and, first, the
+   * version's provenance bundle `attestation`, when it was reserved with one), then marks the
    * version complete; `webhookEvents` are written to the webhook outbox in that same transaction.
    */
-  commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents?: readonly WebhookEventRecord[]): Promise<StoredVersion>;
+  commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents?: readonly WebhookEventRecord[], attestation?: string): Promise<StoredVersion>;
+  /** The Sigstore bundle (JSON) of a version reserved with an `attestation`, stored by `commitVersion` before its archive; undefined when it has none. */
+  readAttestation(name: string, version: string): Promise<Buffer | undefined>;
   /** Gives up a reservation and whatever of it was stored. */
   abortVersion(name: string, version: string): Promise<void>;
   readManifest(name: string, version: string): Promise<TemplateManifest>;
@@ -460,16 +479,36 @@ export interface EventFilter {
   type?: string;
 }
 
+/** What `EventStore.analyticsAggregates` reads: the versions whose records are made, and the days of those records. */
+export interface AnalyticsQuery {
+  versions: readonly { templateId: string; version: string }[];
+  fromDay: number;
+  toDay: number;
+}
+
 export interface EventStore {
-  /** Stores an event (every event is kept, whatever it counts for). */
+  /**
+   * Stores an event (kept until the retention prunes it), and adds what it counts for to the
+   * analytics aggregates (registry/analytics.ts) in the same transaction.
+   */
   recordEvent(event: StoredEvent, origin?: EventOrigin): Promise<void>;
   /**
-   * Downloads and last download, keyed by `name@version`. A client counts at most one download of
-   * a version per day (UTC, by when the server received it); events of unknown clients count one each.
+   * Downloads and last download, keyed by `name@version`, from the aggregates (not the events). A
+   * client counts at most one download of a version per day (UTC, by when the server received it);
+   * events of unknown clients count one each.
    */
   usage(): Promise<Map<string, VersionUsage>>;
+  /** How many download events were ever recorded (pruned ones included): it moves whenever `usage` may have. */
+  downloadsRecorded(): Promise<number>;
+  /** The aggregates analytics records are made from: every version's downloads, and the days and ratings of `query.versions`. */
+  analyticsAggregates(query: AnalyticsQuery): Promise<AnalyticsAggregates>;
+  /**
+   * Removes the raw events received before `before` (the retention), and the marks of which client
+   * downloaded what on those days; the aggregates keep every count. Resolves with how many events went.
+   */
+  pruneEvents(before: Date): Promise<number>;
   countEvents(type?: string): Promise<number>;
-  /** The events matching `filter`, in the order they were recorded, with their origin (what analytics records aggregate). */
+  /** The stored events matching `filter`, in the order they were recorded, with their origin. */
   listEvents(filter?: EventFilter): Promise<RecordedEvent[]>;
 }
 

@@ -1,5 +1,6 @@
 import path from 'node:path';
 
+import { PROVENANCE_MODES, type ProvenanceMode } from '../client/index.js';
 import { registryDocumentUrl, registryUrlProblem } from '../core/registry-url.js';
 import { InputError, readInput, type ActionEnv } from '../github/inputs.js';
 import { isInside } from '../template/paths.js';
@@ -20,6 +21,10 @@ export interface SyncInputs {
   repository: { owner: string; repo: string };
   /** GITHUB_API_URL, default https://api.github.com. */
   apiUrl: string;
+  /** Input `provenance` (off, warn, require); absent: warn. */
+  provenance?: ProvenanceMode;
+  /** Input `sigstore-trusted-root`: a trusted root file, relative to the workspace. */
+  sigstoreTrustedRoot?: string;
 }
 
 /**
@@ -53,6 +58,10 @@ export function parseSyncInputs(env: ActionEnv, cwd = '.'): SyncInputs {
   const baseBranch = readInput(env, 'base-branch');
   if (baseBranch !== '') checkBranchName(baseBranch);
 
+  const provenance = readInput(env, 'provenance');
+  if (provenance !== '' && !(PROVENANCE_MODES as readonly string[]).includes(provenance)) throw new InputError(`input provenance must be off, warn or require (got ${JSON.stringify(provenance)})`);
+  const trustedRoot = readInput(env, 'sigstore-trusted-root');
+
   const [owner, repo, ...rest] = (env.GITHUB_REPOSITORY ?? '').split('/');
   if (!owner || !repo || rest.length > 0) throw new InputError(`GITHUB_REPOSITORY must be owner/repo (got ${JSON.stringify(env.GITHUB_REPOSITORY ?? '')})`);
 
@@ -64,5 +73,7 @@ export function parseSyncInputs(env: ActionEnv, cwd = '.'): SyncInputs {
     ...(baseBranch ? { baseBranch } : {}),
     repository: { owner, repo },
     apiUrl: (env.GITHUB_API_URL ?? '').trim() || 'https://api.github.com',
+    ...(provenance ? { provenance: provenance as ProvenanceMode } : {}),
+    ...(trustedRoot ? { sigstoreTrustedRoot: path.resolve(workspace, trustedRoot) } : {}),
   };
 }

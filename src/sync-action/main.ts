@@ -12,7 +12,7 @@ import path from 'node:path';
 
 import * as actionsCore from '@actions/core';
 
-import { RegistryClient } from '../client/index.js';
+import { loadSigstoreTrust, RegistryClient, type ProvenanceMode } from '../client/index.js';
 import { errorMessage } from '../core/errors.js';
 import { registryDocumentUrl } from '../core/registry-url.js';
 import { compareVersions, isTemplateVersion } from '../core/versions.js';
@@ -59,6 +59,14 @@ export interface SyncProjectOptions {
   fetch?: typeof globalThis.fetch;
   /** Where a secret the update needs is read from (the variable's `env`, e.g. a repository secret mapped into the job); none unless given. */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Build provenance of the versions read (default `warn`: a missing or failing one is a warning);
+   * whatever the mode but `off`, a version not signed by the signer the lock pins fails the run as a
+   * possible takeover, before anything is pushed.
+   */
+  provenance?: ProvenanceMode;
+  /** The Sigstore trusted root file provenance is verified against; default the public-good root. */
+  sigstoreTrustedRoot?: string;
 }
 
 export interface SyncResult {
@@ -150,8 +158,10 @@ export async function syncProject(options: SyncProjectOptions): Promise<SyncResu
 
   const registryUrl = registryDocumentUrl(options.registryUrl ?? (await lockRegistry(projectDir)));
   const client = new RegistryClient({ registryUrl, ...fetchOption });
+  const mode = options.provenance ?? 'warn';
+  const provenance = { mode, ...(mode === 'off' ? {} : { trust: await loadSigstoreTrust(options.sigstoreTrustedRoot) }), onWarning: (message: string) => log.warning(message) };
   const check = await inGroup(log, 'Check the registry', async () => {
-    const found = await checkForUpdate({ client, projectDir, ...fetchOption });
+    const found = await checkForUpdate({ client, projectDir, provenance, ...fetchOption });
     log.info(`${found.templateId}: the project is at ${found.currentVersion}, the registry's latest is ${found.latestVersion} (${registryUrl})`);
     return found;
   });
@@ -165,7 +175,7 @@ export async function syncProject(options: SyncProjectOptions): Promise<SyncResu
   const branch = updateBranch(templateId, latestVersion);
   const result = await inGroup(log, `Update ${templateId} ${currentVersion} -> ${latestVersion}`, async () => {
     await git(['checkout', '--quiet', '--force', '-B', branch]);
-    const updated = await updateProject({ client, projectDir, to: latestVersion, conflict: 'inline', backup: false, confirmBreaking: () => true, ...fetchOption, ...(options.env ? { env: options.env } : {}) });
+    const updated = await updateProject({ client, projectDir, to: latestVersion, conflict: 'inline', backup: false, confirmBreaking: () => true, provenance, ...fetchOption, ...(options.env ? { env: options.env } : {}) });
     if (updated.status === 'up-to-date') return undefined;
     if (updated.status !== 'updated') {
       const errors = updated.status === 'plan-failed' || updated.status === 'failed' ? updated.errors : [];
@@ -298,6 +308,8 @@ export async function run(deps: SyncActionDependencies = {}): Promise<SyncAction
       projectDir: inputs.projectDir,
       ...(inputs.registryUrl ? { registryUrl: inputs.registryUrl } : {}),
       ...(inputs.baseBranch ? { baseBranch: inputs.baseBranch } : {}),
+      ...(inputs.provenance ? { provenance: inputs.provenance } : {}),
+      ...(inputs.sigstoreTrustedRoot ? { sigstoreTrustedRoot: inputs.sigstoreTrustedRoot } : {}),
       owner: inputs.repository.owner,
       api,
       log: core,

@@ -10,7 +10,7 @@ import { toValueSync, type Liquid, type Template } from 'liquidjs';
 import { firstLine } from '../core/errors.js';
 import type { SourcePosition } from '../core/json-source.js';
 import type { ValidationProblem } from '../core/validation.js';
-import { createEngine } from './expression.js';
+import { createEngine, DEFAULT_RENDER_LIMITS } from './expression.js';
 import { didYouMean } from './suggest.js';
 
 /** What a content file may name: the scope every file is rendered with. */
@@ -34,6 +34,9 @@ export const MAX_UNKNOWN_NAME_PROBLEMS = 200;
 
 /** Names Liquid lets any value answer to, whatever its properties: `features.size`, `list.first`. */
 const BUILT_IN_PROPERTIES = new Set(['size', 'first', 'last']);
+
+/** liquidjs's message when an engine's parse limit is spent. */
+const PARSE_LIMIT_MESSAGE = 'parse length limit exceeded';
 
 const hasLiquid = (text: string): boolean => text.includes('{{') || text.includes('{%');
 
@@ -212,7 +215,9 @@ export function checkContent(
     if (!hasLiquid(text)) continue;
     const result = parse(text);
     if (Array.isArray(result)) parsed.push({ path, templates: result });
-    else {
+    else if (result.message.startsWith(PARSE_LIMIT_MESSAGE)) {
+      continue; // not a syntax error: `checkParseLimit` reports a text over the limit
+    } else {
       problems.push({ file: fileOf(path), pointer: '', code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
     }
   }
@@ -258,6 +263,7 @@ export function checkContent(
     const name = relative.slice(relative.lastIndexOf('/') + 1);
     if (!hasLiquid(name)) continue;
     const result = parse(name);
+    if (!Array.isArray(result) && result.message.startsWith(PARSE_LIMIT_MESSAGE)) continue;
     if (!Array.isArray(result)) {
       problems.push({ file: fileOf(relative), pointer: '', code: result.code, message: `its name is not valid Liquid: ${result.message}`, line: 1, column: 1 });
       continue;
@@ -281,5 +287,44 @@ export function checkContent(
       column: 1,
     });
   }
+  return problems;
+}
+
+
+/**
+ * `create` parses every text file of the content folder and every file and folder name
+ * (template/render.ts), with or without Liquid in it, under Liquid's parse limit: a text longer
+ * than the limit stops generation. The same parse under the same limit, of every text and name:
+ * each one over it, by file. Other parse errors are `checkContent`'s to report.
+ */
+export function checkParseLimit(
+  folder: string,
+  texts: readonly ContentText[],
+  paths: readonly string[],
+  parseLimit: number = DEFAULT_RENDER_LIMITS.parseLimit,
+): ValidationProblem[] {
+  const engine = createEngine({ limits: { parseLimit } });
+  const overLimit = (source: string): boolean => {
+    try {
+      engine.parse(source);
+      return false;
+    } catch (error) {
+      return firstLine(error).startsWith(PARSE_LIMIT_MESSAGE);
+    }
+  };
+  const problem = (relative: string, what: string, length: number): ValidationProblem => ({
+    file: `${folder}/${relative}`,
+    pointer: '',
+    code: 'PARSE_LIMIT',
+    message: `${what} is ${length} characters, more than Liquid's parse limit of ${parseLimit}: \`create\` parses every text file and name of the content folder and could not generate it; split the file, or make it binary if it is data to copy as is`,
+    line: 1,
+    column: 1,
+  });
+  const problems: ValidationProblem[] = [];
+  for (const relative of paths) {
+    const name = relative.slice(relative.lastIndexOf('/') + 1);
+    if (overLimit(name)) problems.push(problem(relative, 'its name', name.length));
+  }
+  for (const { path, text } of texts) if (overLimit(text)) problems.push(problem(path, 'its content', text.length));
   return problems;
 }

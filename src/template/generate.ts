@@ -5,7 +5,7 @@ import { resolveAnswers, type Answers, type ResolvedAnswers } from './answers.js
 import { ExpressionEvaluator } from './expression.js';
 import { loadTemplate, type LoadedTemplate } from './load.js';
 import { FolderNotEmptyError, writeFolderAtomically } from './write-folder.js';
-import { LOCK_FILE, serializeLock, sha256Hex, type TemplateLock } from './lock.js';
+import { LOCK_FILE, serializeLock, sha256Hex, type LockedSigner, type TemplateLock } from './lock.js';
 import { renderTemplate, type RenderOptions } from './render.js';
 import { withoutSecrets } from './secrets.js';
 import { plannedTasks, type PlannedTask } from './tasks.js';
@@ -17,6 +17,8 @@ export interface GenerateOptions extends RenderOptions {
   source?: string;
   /** Secret variables generated without a value when not answered (`test` has no secret to give); see ResolveOptions. */
   withhold?: ReadonlySet<string>;
+  /** Who signed the template's verified build provenance, pinned in the lock file. */
+  signer?: LockedSigner;
   now?: () => Date;
 }
 
@@ -89,6 +91,7 @@ export async function generateProject(
     answers: shown.answers,
     computed: shown.computed,
     files: Object.fromEntries(files.map((f) => [f.path, { sha256: f.sha256, size: f.size }])),
+    ...(options.signer ? { signer: { repository: options.signer.repository, workflow: options.signer.workflow, issuer: options.signer.issuer } } : {}),
   };
 
   const output = [...rendered.map((file) => ({ path: file.path, content: file.content, mode: file.mode })), { path: LOCK_FILE, content: serializeLock(lock) }];

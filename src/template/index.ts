@@ -41,7 +41,7 @@ export {
 export { templateFilters, packageName, className, kebabCase, camelCase, pascalCase, snakeCase } from './filters.js';
 export { renderTemplate, RenderError, isBinary, type RenderedFile, type RenderOptions } from './render.js';
 export { generateProject, OutputNotEmptyError, type GenerateOptions, type GenerateResult } from './generate.js';
-export { LOCK_FILE, readLock, registrySource, sourceRegistry, lockSkipGlobs, skipGlobProblem, type TemplateLock, type LockedFile } from './lock.js';
+export { LOCK_FILE, readLock, registrySource, sourceRegistry, lockSkipGlobs, skipGlobProblem, type TemplateLock, type LockedFile, type LockedSigner } from './lock.js';
 export {
   testTemplate,
   buildAnswerMatrix,
@@ -97,3 +97,4 @@ export {
   type TaskStatus,
   type RunTasksOptions,
 } from './tasks.js';
+export { PatternFeatureError } from './pattern-syntax.js';

@@ -4,6 +4,8 @@
  */
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
 
+import { globMatcher } from '../core/glob.js';
+
 /**
  * Files whose tools read comments and trailing commas: TypeScript's and JavaScript's project
  * files, VS Code's settings, dev container definitions, and any `.jsonc` file.
@@ -38,14 +40,23 @@ function firstError(text: string, options: { disallowComments: boolean; allowTra
 }
 
 /**
- * Why a generated file named like JSON does not parse, as `path:line: ...`; none when it does.
- * JSONC files (see `isJsoncPath`) may hold comments and trailing commas; every other `.json` file
- * is read as strictly as `JSON.parse` reads it (a leading byte-order mark aside).
+ * The JSONC rule of a template: the known JSONC files (`isJsoncPath`) and the `.json` files its
+ * manifest's `jsonc` globs name (paths in the generated project, matched in linear time).
  */
-export function jsonProblems(relativePath: string, text: string): string[] {
+export function jsoncRule(globs: readonly string[] = []): (relativePath: string) => boolean {
+  const listed = globs.map((glob) => globMatcher(glob));
+  return (relativePath) => isJsoncPath(relativePath) || (relativePath.endsWith('.json') && listed.some((matches) => matches(relativePath)));
+}
+
+/**
+ * Why a generated file named like JSON does not parse, as `path:line: ...`; none when it does.
+ * JSONC files (see `isJsoncPath`, and those `isJsonc` adds) may hold comments and trailing commas;
+ * every other `.json` file is read as strictly as `JSON.parse` reads it (a leading byte-order mark aside).
+ */
+export function jsonProblems(relativePath: string, text: string, isJsonc: (relativePath: string) => boolean = isJsoncPath): string[] {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const offsetOfBody = text.length - body.length;
-  if (isJsoncPath(relativePath)) {
+  if (isJsonc(relativePath)) {
     const error = firstError(body, { disallowComments: false, allowTrailingComma: true });
     if (!error) return [];
     return [`${relativePath}:${lineAt(text, error.offset + offsetOfBody)}: not valid JSONC (${printParseErrorCode(error.error)})`];

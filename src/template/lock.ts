@@ -37,6 +37,19 @@ export interface TemplateLock {
    * `failed`, `timed-out`, `skipped`), written after create ran or skipped them.
    */
   tasks?: { description: string; run: string[]; status: 'succeeded' | 'failed' | 'timed-out' | 'skipped'; exitCode?: number | null }[];
+  /**
+   * Who signed the build provenance of the version the project was generated from or last updated
+   * to (from its verified Sigstore certificate): a later version signed by another identity, or not
+   * signed, is refused as a possible takeover unless the user accepts the new signer.
+   */
+  signer?: LockedSigner;
+}
+
+/** The identity a lock pins: the source repository, the workflow file that built it, the OIDC issuer. */
+export interface LockedSigner {
+  repository: string;
+  workflow: string;
+  issuer: string;
 }
 
 /** The longest glob `update --skip` (and the lock's `skip`) takes. */

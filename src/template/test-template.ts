@@ -3,11 +3,11 @@ import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { resolveAnswers, type Answers, type ResolvedAnswers } from './answers.js';
+import { AnswersError, resolveAnswers, type Answers, type ResolvedAnswers } from './answers.js';
 import { comparisonsOf, ExpressionEvaluator } from './expression.js';
 import { generateProject } from './generate.js';
 import { loadTemplate, type LoadedTemplate, type VariableDefinition } from './load.js';
-import { isJsonChecked, jsonProblems } from './json-files.js';
+import { isJsonChecked, jsoncRule, jsonProblems } from './json-files.js';
 import { isInside } from './paths.js';
 import { isBinary, RenderError } from './render.js';
 import { secretVariables } from './secrets.js';
@@ -143,8 +143,61 @@ function targetsOf(template: LoadedTemplate): Target[] {
   return targets;
 }
 
+/** What test generation tries, in order, for a variable the user must answer (it has no default). */
+function sampleValues(template: LoadedTemplate, name: string, definition: VariableDefinition): unknown[] {
+  const domain = domainOf(template, name, definition);
+  if (definition.type === 'array') return domain ? [[domain[0]], []] : [[], [name]];
+  if (domain) return domain;
+  switch (definition.type) {
+    case 'boolean':
+      return [false, true];
+    case 'number':
+    case 'integer':
+      return [0, 1];
+    case 'object':
+      return [{}];
+    default:
+      return [name, 'example', 'x', '0'];
+  }
+}
+
+/** True when resolving `given` finds nothing wrong with the answer to `name` (other answers may still be missing). */
+function answerAccepted(template: LoadedTemplate, given: Answers, name: string, evaluator: ExpressionEvaluator): boolean {
+  try {
+    resolveAnswers(template, given, { evaluator, withhold: untestedSecrets(template) });
+    return true;
+  } catch (error) {
+    if (!(error instanceof AnswersError)) return false;
+    return !error.problems.some((problem) => problem.name === name || problem.name.startsWith(`${name}.`) || problem.name.startsWith(`${name}[`));
+  }
+}
+
+/**
+ * Answers for the variables that have no default, which a user must give and test generation has no
+ * user to ask: the first of a few plain values (the first enum value, false, 0, the variable's own
+ * name, "example", ...) that its rules accept. A variable none of them fits stays unanswered (the
+ * sets then fail to resolve, as before); a secret without a default renders empty instead.
+ */
+function sampleAnswers(template: LoadedTemplate, evaluator: ExpressionEvaluator): Answers {
+  const samples: Answers = {};
+  const withheld = untestedSecrets(template);
+  for (const name of template.variableOrder) {
+    const definition = template.variables[name];
+    if (!definition || definition.default !== undefined || withheld.has(name)) continue;
+    const value = sampleValues(template, name, definition).find((candidate) => answerAccepted(template, { ...samples, [name]: candidate }, name, evaluator));
+    if (value !== undefined) samples[name] = value;
+  }
+  return samples;
+}
+
 /** Answer sets that try every value of every select-like variable with the most features on. */
 function candidateSets(template: LoadedTemplate, evaluator: ExpressionEvaluator): { name: string; given: Answers }[] {
+  const samples = sampleAnswers(template, evaluator);
+  return candidatesOverDefaults(template, evaluator).map((candidate) => ({ name: candidate.name, given: { ...samples, ...candidate.given } }));
+}
+
+/** The candidate answer sets, each over the defaults (a variable without one is answered by `candidateSets`). */
+function candidatesOverDefaults(template: LoadedTemplate, evaluator: ExpressionEvaluator): { name: string; given: Answers }[] {
   const everything: Answers = {};
   const nothing: Answers = {};
   const selects: { name: string; values: unknown[] }[] = [];
@@ -211,6 +264,11 @@ function literalAnswers(template: LoadedTemplate, evaluator: ExpressionEvaluator
       } else if (type === 'string' && typeof value === 'string') {
         add(name, value);
         if (operator === 'contains') add(name, '');
+        // The other side of an (in)equality, which the default may not be (`author == "me"` with the default "me").
+        if (operator === '==' || operator === '!=') {
+          add(name, '');
+          add(name, value === 'other' ? 'another' : 'other');
+        }
       } else if (type === undefined || (type === 'boolean' && typeof value === 'boolean')) {
         add(name, value);
       }
@@ -246,13 +304,14 @@ export function buildAnswerMatrix(template: LoadedTemplate, evaluator = new Expr
 
 /**
  * Problems a generated file shows: a JSON file that does not parse (comments and trailing commas
- * allowed in JSONC files, see `isJsoncPath`), at its line. Braces in the output are whatever the
- * template's Liquid produced (`{% raw %}`, a verbatim file, an answer): a Liquid mistake is an
- * error of rendering or of `validate`, never a brace left in a file.
+ * allowed in JSONC files: see `isJsoncPath`, and `isJsonc` for a template's `jsonc` globs), at its
+ * line. Braces in the output are whatever the template's Liquid produced (`{% raw %}`, a verbatim
+ * file, an answer): a Liquid mistake is an error of rendering or of `validate`, never a brace left
+ * in a file.
  */
-export function checkGeneratedFile(relativePath: string, content: Buffer): string[] {
+export function checkGeneratedFile(relativePath: string, content: Buffer, isJsonc?: (relativePath: string) => boolean): string[] {
   if (!isJsonChecked(relativePath) || isBinary(content)) return [];
-  return jsonProblems(relativePath, content.toString('utf8'));
+  return jsonProblems(relativePath, content.toString('utf8'), isJsonc);
 }
 
 const OUTPUT_TAIL = 4096;
@@ -315,6 +374,7 @@ export async function testTemplate(dir: string | LoadedTemplate, options: TestTe
       template = typeof dir === 'string' ? await loadTemplate(dir, evaluator) : dir;
     }
     const matrix = buildAnswerMatrix(template, evaluator);
+    const isJsonc = jsoncRule(template.manifest.jsonc);
     const command = options.command ?? template.manifest.test?.command;
     const timeoutMs = options.timeoutMs ?? (template.manifest.test?.timeoutSeconds ?? 300) * 1000;
     for (const [index, set] of matrix.sets.entries()) {
@@ -327,7 +387,7 @@ export async function testTemplate(dir: string | LoadedTemplate, options: TestTe
         report.computed = result.computed;
         report.files = result.files.length;
         for (const file of result.files) {
-          report.problems.push(...checkGeneratedFile(file.path, await readFile(path.join(projectDir, file.path))));
+          report.problems.push(...checkGeneratedFile(file.path, await readFile(path.join(projectDir, file.path)), isJsonc));
         }
         if (result.tasks.length > 0 && options.runTasks !== false) {
           report.tasks = await runTasks(result.tasks, projectDir, options.taskTimeoutMs !== undefined ? { timeoutMs: options.taskTimeoutMs } : {});

@@ -7,7 +7,7 @@ import type { SchemaName } from '../core/schemas.js';
 import { escapePointerSegment } from '../core/json-source.js';
 import type { RuleViolation } from '../core/messages.js';
 import { checkJsonText, locateViolations, type CheckedJson, type ValidationProblem } from '../core/validation.js';
-import { checkContent, type ContentScope, type ContentText, type PartialsText } from './content-check.js';
+import { checkContent, checkParseLimit, type ContentScope, type ContentText, type PartialsText } from './content-check.js';
 import { createEngine, ExpressionEvaluator } from './expression.js';
 import { checkExpressions, scopeNames } from './expression-check.js';
 import { checkMigrationChain, checkMigrationStep, type StepVersions } from './migration-check.js';
@@ -352,6 +352,8 @@ export async function validateTemplate(dir: string, options: ValidateOptions = {
         errors.push({ file: `${contentFolder}/${reserved}`, pointer: '', code: 'RESERVED_PATH', message: reservedPathProblem(reserved) ?? 'is reserved' });
       }
       errors.push(...checkContent(contentFolder, content.texts, content.paths, contentScope(variables, path.normalize(variablesFile)), evaluator.engine, partials));
+      // Every text and name create parses, under the limit it parses them with: refused now, not at generation.
+      errors.push(...checkParseLimit(contentFolder, content.texts, content.paths));
     }
   }
 

@@ -11,6 +11,8 @@ import { startFakeRegistry } from '../helpers/fake-registry.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { buildFreshBundle, runBundledAction, type ActionRun, type FreshBundle } from '../helpers/run-bundled-action.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
+import { startFakeOidc } from '../helpers/fake-oidc.js';
+import { startFakeSigstore } from '../helpers/fake-sigstore.js';
 
 let bundle: FreshBundle;
 const example = path.resolve('examples/templates/node-service');
@@ -160,6 +162,30 @@ describe('the bundled publish action, run as the runner runs it', () => {
     const assets = [...github.releases.values()][0]?.assets ?? [];
     expect(assets.map((a: { name: string }) => a.name).sort()).toEqual(['node-service-1.2.3.tgz', 'template.json']);
   }, 120_000);
+
+  it('attests the archive as bundled (id-token: write, a Sigstore given through SIGSTORE_*_URL) and the registry keeps the bundle', async () => {
+    const [oidc, sigstore] = await Promise.all([startFakeOidc(), startFakeSigstore()]);
+    const server = await startRegistryServer({ sigstoreTrustedRoot: sigstore.trustedRootFile });
+    const github = await startFakeGitHub({ token: GITHUB_TOKEN });
+    closers.push(() => github.close());
+    const repo = await templateRepository(['1.2.3']);
+    const env = {
+      ...inputs(repo, server.url, github.url),
+      'INPUT_REGISTRY-TOKEN': server.token,
+      ...oidc.runnerEnv,
+      SIGSTORE_FULCIO_URL: sigstore.url,
+      SIGSTORE_REKOR_URL: sigstore.url,
+      SIGSTORE_TSA_URL: sigstore.url,
+    };
+    const run = await runAction(env);
+    expect(errorLines(run.stdout)).toEqual([]);
+    expect(run.code, run.stdout).toBe(0);
+    expect(sigstore.requests).toEqual(['/api/v2/signingCert', '/api/v1/log/entries', '/api/v1/timestamp']);
+    const bundle = await readFile(run.outputs.attestation ?? '', 'utf8');
+    const served = await (await fetch(`${server.url}/templates/node-service/versions/1.2.3/attestation`)).text();
+    expect(served).toBe(bundle);
+    expect((await server.store.versions.getVersion('node-service', '1.2.3'))?.attestation?.signer).toEqual({ repository: 'acme/web-app', workflow: 'publish.yml', issuer: oidc.issuer });
+  });
 
   it('retries a registry 500 and a dropped connection', async () => {
     const { registry, github } = await servers();

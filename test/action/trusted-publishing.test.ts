@@ -66,6 +66,8 @@ async function jobEnv(server: TestServer, oidc: FakeOidc, templateDir: string): 
     'INPUT_GITHUB-TOKEN': 'ghs_job_token',
     'INPUT_CREATE-RELEASE': 'true',
     RUNNER_TEMP: await tempDir('tr-runner-'),
+    // Build provenance is test/action/provenance.test.ts's (it would sign with the public-good Sigstore).
+    INPUT_ATTEST: 'false',
     ...oidc.runnerEnv,
   };
 }

@@ -79,7 +79,8 @@ describe('one registry setting', () => {
     }
     process.env.TEMPLATE_REGISTRY_URL = base;
     expect(ids((await cli('list', '--json')).stdout)).toEqual(['alpha']);
-    expect(server.requests.every((request) => request.startsWith('/registry.json') || request.startsWith('/index.json'))).toBe(true);
+    // keys.json: the look for the registry's signing keys (none here: an unsigned registry).
+    expect(server.requests.every((request) => request.startsWith('/registry.json') || request.startsWith('/index.json') || request === '/keys.json')).toBe(true);
   });
 
   it('names the setting a bad URL came from', async () => {

@@ -124,6 +124,9 @@ describe('--json: one JSON document on stdout', () => {
     const built = await check('build-registry', 'build-registry', '--out', await tempDir(), '--store', server.storeDir, '--json');
     expect(built.run.code, built.run.stderr).toBe(0);
     expect(built.document).toMatchObject({ entries: 2 });
+    const mirrored = await check('mirror', 'mirror', registry, '--out', await tempDir(), '--json');
+    expect(mirrored.run.code, mirrored.run.stderr).toBe(0);
+    expect(mirrored.document).toMatchObject({ signed: false, entries: 2, copied: ['archives/node-service/1.1.0.tgz', 'archives/node-service/1.2.0.tgz'] });
 
     const store = await tempDir('tr-json-store-');
     const token = (await check('token create', 'token', 'create', '--role', 'publisher', '--store', store, '--json')).document as { id: string };

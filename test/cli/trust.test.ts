@@ -1,4 +1,7 @@
-/** `template-registry trust add|list|remove <id>` against a running server, and `serve --oidc-issuer`. */
+/** `template-registry trust add|list|remove <id>` against a running server, and `serve --oidc-issuer` and `--sigstore-trusted-root`. */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
 import { describe, expect, it } from 'vitest';
 
 import { cli } from '../helpers/cli.js';
@@ -6,7 +9,7 @@ import { isolateConsumerEnvironment, tempDir } from '../helpers/fixtures.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
 import { publishVersions, TEMPLATE } from '../project/versions.js';
 
-isolateConsumerEnvironment({ unset: ['TEMPLATE_REGISTRY_TOKEN', 'TEMPLATE_REGISTRY_URL', 'REGISTRY_OIDC_ISSUERS'] });
+isolateConsumerEnvironment({ unset: ['TEMPLATE_REGISTRY_TOKEN', 'TEMPLATE_REGISTRY_URL', 'REGISTRY_OIDC_ISSUERS', 'REGISTRY_SIGSTORE_TRUSTED_ROOT'] });
 
 describe('template-registry trust', () => {
   it('adds, lists and removes the trusted publishers of a template its owner publishes', async () => {
@@ -69,6 +72,25 @@ describe('template-registry trust', () => {
     const issuer = await cli('trust', 'add', TEMPLATE, '--repo', 'acme/web-app', '--workflow', 'publish.yml', '--owner-id', '1', '--issuer', 'https://ghes.example.com/_services/token', ...auth);
     expect(issuer.code).toBe(1);
     expect(issuer.stderr).toMatch(/422 the trusted publisher is invalid\n {2}issuer: this registry trusts ID tokens of https:\/\/token\.actions\.githubusercontent\.com only/);
+  });
+});
+
+describe('template-registry serve --sigstore-trusted-root', () => {
+  it('refuses a trusted root that cannot be read or is not one, from the flag or REGISTRY_SIGSTORE_TRUSTED_ROOT', async () => {
+    const store = await tempDir('tr-serve-root-');
+    const missing = await cli('serve', '--store', store, '--sigstore-trusted-root', '/nonexistent/trusted_root.json');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--sigstore-trusted-root \/ REGISTRY_SIGSTORE_TRUSTED_ROOT: cannot read the Sigstore trusted root \/nonexistent\/trusted_root\.json/);
+    const notRoot = path.join(store, 'root.json');
+    await writeFile(notRoot, '{"hello":"world"}');
+    process.env.REGISTRY_SIGSTORE_TRUSTED_ROOT = notRoot;
+    try {
+      const env = await cli('serve', '--store', store);
+      expect(env.code).toBe(2);
+      expect(env.stderr).toMatch(/root\.json is not a Sigstore trusted root: it has no certificateAuthorities list/);
+    } finally {
+      delete process.env.REGISTRY_SIGSTORE_TRUSTED_ROOT;
+    }
   });
 });
 

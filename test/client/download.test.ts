@@ -139,6 +139,8 @@ describe('downloadTemplate: good archives', () => {
       files: ['bin/run.sh', 'docs/a.md', 'template.json'],
       integrity: sri(bytes),
       size: bytes.length,
+      // The entry names no attestation: the default `warn` check finds none.
+      provenance: { status: 'unsigned' },
     });
     expect(await listTree(dest)).toEqual(result.files);
     expect(await readFile(path.join(dest, 'template.json'), 'utf8')).toBe('{"name":"demo"}\n');

@@ -113,7 +113,8 @@ describe('RegistryClient in sparse mode', () => {
       expect(info.code, info.stderr).toBe(0);
       expect(JSON.parse(info.stdout)).toMatchObject({ id: 'alpha', version: '1.0.0' });
       // The index and the template's file, then its archive for the questions: never registry.json.
-      expect(host.requests.slice(0, 2)).toEqual(['/reg/index.json', '/reg/templates/alpha.json']);
+      // (keys.json between them: the CLI looks once for the registry's signing keys, none here.)
+      expect(host.requests.slice(0, 3)).toEqual(['/reg/index.json', '/reg/keys.json', '/reg/templates/alpha.json']);
       expect(host.requests).not.toContain('/reg/registry.json');
     } finally {
       if (previous === undefined) delete process.env.TEMPLATE_REGISTRY_CACHE;

@@ -79,11 +79,15 @@ export interface FolderServer extends StaticServer {
   origin: string;
   /** Every path asked for (with its query), in order. */
   requests: string[];
+  /** The paths asked for with If-None-Match, in order. */
+  conditional: string[];
 }
 
 export interface ServeFolderOptions {
   /** URL path the folder is served under, e.g. `/some/prefix/` (default `/`); anything outside it is a 404. */
   prefix?: string;
+  /** Send an ETag (size and modification time) with each file and answer a matching If-None-Match with 304. */
+  etags?: boolean;
 }
 
 /**
@@ -95,8 +99,10 @@ export async function serveFolder(root: string, options: ServeFolderOptions = {}
   const prefix = `/${(options.prefix ?? '/').replace(/^\/+|\/+$/g, '')}/`.replace(/^\/\/$/, '/');
   const base = path.resolve(root);
   const requests: string[] = [];
+  const conditional: string[] = [];
   const server: Server = createServer((req, res) => {
     requests.push(req.url ?? '');
+    if (req.headers['if-none-match'] !== undefined) conditional.push(req.url ?? '');
     const notFound = () => void res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
     if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405, { allow: 'GET, HEAD' }).end();
     let pathname: string;
@@ -117,12 +123,15 @@ export async function serveFolder(root: string, options: ServeFolderOptions = {}
           const indexInfo = await stat(index).catch(() => undefined);
           return indexInfo?.isFile() ? send(index, indexInfo.size) : notFound();
         }
-        return info.isFile() ? send(file, info.size) : notFound();
+        if (!info.isFile()) return notFound();
+        const etag = `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
+        if (options.etags && req.headers['if-none-match'] === etag) return void res.writeHead(304, { etag }).end();
+        return send(file, info.size, options.etags ? { etag } : {});
       },
       notFound,
     );
-    function send(file: string, size: number): void {
-      res.writeHead(200, { 'content-type': CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream', 'content-length': size, 'cache-control': 'no-cache' });
+    function send(file: string, size: number, extra: Record<string, string> = {}): void {
+      res.writeHead(200, { 'content-type': CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream', 'content-length': size, 'cache-control': 'no-cache', ...extra });
       if (req.method === 'HEAD') return void res.end();
       createReadStream(file).pipe(res);
     }
@@ -134,6 +143,7 @@ export async function serveFolder(root: string, options: ServeFolderOptions = {}
     url: `${origin}${prefix}`,
     origin,
     requests,
+    conditional,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

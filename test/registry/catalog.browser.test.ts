@@ -34,7 +34,17 @@ const VERSIONS = [
     'node-api',
     '1.10.0',
     { keywords: ['node', 'rest'], features: ['auth', 'tests'], description: 'A Node.js REST API with auth', methodologyVersion: '>=1.2 <2', dependencies: { node: '>=20' }, license: 'MIT' },
-    { createdAt: '2026-04-28T10:00:00.000Z', repositoryUrl: 'https://github.com/acme/node-api', ...stats(300) },
+    {
+      createdAt: '2026-04-28T10:00:00.000Z',
+      repositoryUrl: 'https://github.com/acme/node-api',
+      ...stats(300),
+      attestation: {
+        url: 'https://registry.example.com/templates/node-api/versions/1.10.0/attestation',
+        predicateType: 'https://slsa.dev/provenance/v1',
+        signer: { repository: 'acme/node-api', workflow: 'publish.yml', issuer: 'https://token.actions.githubusercontent.com' },
+        runUrl: 'https://github.com/acme/node-api/actions/runs/42/attempts/1',
+      },
+    },
   ),
   version(
     'node-api',
@@ -241,6 +251,9 @@ describe('the catalog page in a browser', () => {
     await poll(() => row('1.0.0').locator('time').getAttribute('title')).toBe('2026-01-02T03:04:05.000Z');
     await poll(() => row('1.0.0').getByRole('link', { name: 'Download' }).getAttribute('href')).toBe('https://registry.example.com/templates/node-api/versions/1.0.0/archive');
     await poll(() => textOf(detail.locator('dl').first())).toContain('Repositoryhttps://github.com/acme/node-api');
+    // Who built the latest version, linking to the run its provenance names.
+    await poll(() => textOf(detail.locator('dl').first())).toContain('Provenancebuilt by acme/node-api @ publish.yml');
+    await poll(() => detail.getByRole('link', { name: 'built by acme/node-api @ publish.yml' }).getAttribute('href')).toBe('https://github.com/acme/node-api/actions/runs/42/attempts/1');
     await poll(() => textOf(detail.locator('dl').first())).toContain('Downloads505 (all versions)');
     await poll(() => textOf(detail.locator('dl').nth(1))).toContain('Methodology>=1.2 <2');
     await poll(() => textOf(detail.locator('dl').nth(1))).toContain('Node.js>=20');

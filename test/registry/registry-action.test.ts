@@ -10,6 +10,7 @@ import { run, type RegistryActionCore } from '../../src/registry-action/main.js'
 import { startFakeGitHubRepos } from '../helpers/fake-github-repos.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3 } from '../helpers/s3-server.js';
+import { privateJwk, publicJwk } from '../helpers/signing-keys.js';
 import { manifest, memorySource, version } from './memory-source.js';
 
 function recordingCore() {
@@ -120,8 +121,8 @@ describe('registry/action.yml', () => {
     await access(path.resolve('registry', main));
     expect(yml).toMatch(/^\s+using:\s*node24\s*$/m);
     const section = (name: string) => (new RegExp(`^${name}:\\n([\\s\\S]*?)(?=^\\S)`, 'm').exec(yml)?.[1] ?? '').match(/^ {2}([a-z0-9-]+):/gm)?.map((k) => k.trim().slice(0, -1));
-    expect(section('inputs')).toEqual(['config', 'out-dir', 'github-token', 'public-url', 's3-endpoint', 's3-force-path-style']);
-    expect(section('outputs')).toEqual(['changed', 'templates', 'versions', 'etag', 'last-updated']);
+    expect(section('inputs')).toEqual(['config', 'out-dir', 'github-token', 'public-url', 's3-endpoint', 's3-force-path-style', 'sign-key']);
+    expect(section('outputs')).toEqual(['changed', 'templates', 'versions', 'etag', 'last-updated', 'signed-by']);
     expect(yml).toMatch(/config:[\s\S]*?default: registry\.config\.json/);
     expect(yml).toMatch(/out-dir:[\s\S]*?default: public/);
     expect(yml).toMatch(/s3-force-path-style:[\s\S]*?default: 'false'/);
@@ -168,6 +169,25 @@ describe('the registry action run()', () => {
     const second = await run({ env, core: again.core, source });
     expect(again.calls.outputs.changed).toBe('false');
     expect(second.result?.written).toEqual([]);
+  });
+
+  it('signs the registry with the sign-key input (a secret JWK, or a file in the workspace), masking an inline key', async () => {
+    const jwk = await privateJwk('action-key');
+    const workspace = await tempDir();
+    await writeFile(path.join(workspace, 'key.json'), JSON.stringify(jwk));
+    for (const signKey of ['key.json', JSON.stringify(jwk)]) {
+      const { core, calls } = recordingCore();
+      const env = { GITHUB_WORKSPACE: workspace, 'INPUT_GITHUB-TOKEN': 'ghs_secret', 'INPUT_OUT-DIR': `site-${signKey.length}`, 'INPUT_SIGN-KEY': signKey };
+      const outcome = await run({ env, core, source: memorySource([version('a', '1.0.0')]) });
+      expect(calls.failed).toEqual([]);
+      expect(outcome.ok).toBe(true);
+      expect(calls.outputs['signed-by']).toBe('action-key');
+      await expect(readFile(path.join(workspace, `site-${signKey.length}`, 'registry.json.jws'), 'utf8')).resolves.toMatch(/^ey/);
+      expect(calls.secrets).toEqual(signKey.startsWith('{') ? ['ghs_secret', signKey] : ['ghs_secret']);
+    }
+    const { core, calls } = recordingCore();
+    await run({ env: { GITHUB_WORKSPACE: workspace, 'INPUT_GITHUB-TOKEN': 'x', 'INPUT_SIGN-KEY': JSON.stringify(publicJwk(jwk)) }, core, source: memorySource([version('a', '1.0.0')]) });
+    expect(calls.failed.join('\n')).toMatch(/input sign-key \(kid action-key\) is a public key: signing needs the private key/);
   });
 
   it('builds the registry from an injected source into out-dir and sets the outputs', async () => {

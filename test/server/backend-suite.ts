@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { packTemplate } from '../../src/pack/index.js';
@@ -49,6 +49,13 @@ async function publish(server: StorageTestServer, pack: Awaited<ReturnType<typeo
   return publishTemplate({ registryUrl: server.url, token, archive: pack.file, manifest: pack.manifest, retries: 0 });
 }
 
+async function formOf(pack: Awaited<ReturnType<typeof packed>>): Promise<FormData> {
+  const form = new FormData();
+  form.append('manifest', new Blob([JSON.stringify(pack.manifest)], { type: 'application/json' }), 'template.json');
+  form.append('template', new Blob([await readFile(pack.file)], { type: 'application/gzip' }), 'template.tgz');
+  return form;
+}
+
 async function registryDocument(server: StorageTestServer): Promise<RegistryDocument> {
   const response = await fetch(`${server.url}/registry.json`);
   expect(response.status).toBe(200);
@@ -61,7 +68,9 @@ async function registryDocument(server: StorageTestServer): Promise<RegistryDocu
  */
 export function backendSuite(name: string, openStorage: () => Promise<RegistryStorage>): void {
   describe(`registry server on ${name}`, () => {
-    const start = async (): Promise<StorageTestServer> => startServerOn(await openStorage(), { webhooks: { retryDelaysMs: [20, 40] } });
+    const start = async (): Promise<StorageTestServer> =>
+      // No retention pass of its own: the tests record old events and prune them themselves.
+      startServerOn(await openStorage(), { webhooks: { retryDelaysMs: [20, 40] }, rebuildRetry: { minDelayMs: 20, maxDelayMs: 100 }, eventRetentionDays: 0 });
 
     it('publishes, refuses a duplicate (409) and another owner (403), serves the read routes, the archive bytes, registry.json and analytics', async () => {
       const server = await start();
@@ -202,8 +211,9 @@ export function backendSuite(name: string, openStorage: () => Promise<RegistrySt
       await rm(blocked, { force: true });
       await mkdir(blocked, { recursive: true });
       await writeFile(path.join(blocked, 'in-the-way'), 'x');
-      // Its next version is stored (201) though its files cannot be written; every other template is built.
-      expect(await publish(server, await packed('suite-beta', '1.1.0'))).toMatchObject({ status: 201 });
+      // Its next version is stored (201) though its files cannot be written, and the answer says it is not listed yet; every other template is built.
+      const unlisted = await publish(server, await packed('suite-beta', '1.1.0'));
+      expect(unlisted).toMatchObject({ status: 201, warning: expect.stringMatching(/^suite-beta@1\.1\.0 is stored, but registry\.json does not list it yet/) });
       expect(await publish(server, await packed('suite-gamma', '1.0.0'))).toMatchObject({ status: 201 });
       const ids = (await registryDocument(server)).templates.map((t) => `${t.id}@${t.version}`);
       expect(ids).toEqual(expect.arrayContaining([`${longest}@1.0.0`, 'suite-gamma@1.0.0']));
@@ -229,6 +239,65 @@ export function backendSuite(name: string, openStorage: () => Promise<RegistrySt
       expect(version.body.data.publisher).toMatchObject({ repository: 'acme/web-app', workflow: 'publish.yml', runId: '8123456789' });
       expect((await call(server, 'DELETE', '/api/oidc/token', { token })).status).toBe(204);
       expect((await call(server, 'DELETE', '/api/oidc/token', { token })).status).toBe(401);
+    }, 30_000);
+
+    it('answers 201 for a version stored while registry.json cannot be written (listed: false, the entry it will have), and lists it once a retried build can', async () => {
+      const server = await start();
+      expect(await publish(server, await packed('suite-early', '1.0.0'))).toMatchObject({ status: 201 });
+      // registry.json cannot be replaced: a folder is in its way (as a full disk would refuse its bytes).
+      const registryFile = path.join(server.store.publicDir, 'registry.json');
+      await rm(registryFile, { force: true });
+      await mkdir(registryFile);
+      await writeFile(path.join(registryFile, 'in-the-way'), 'x');
+      const pack = await packed('suite-stored', '1.0.0');
+      const response = await fetch(`${server.url}/templates`, { method: 'POST', headers: { authorization: `Bearer ${server.token}` }, body: await formOf(pack) });
+      expect(response.status).toBe(201);
+      const body = (await response.json()) as { data: { id: string; version: string; integrity: string; downloadUrl: string }; meta: { listed: boolean; warning: string } };
+      expect(body.meta.listed).toBe(false);
+      expect(body.meta.warning).toMatch(/^suite-stored@1\.0\.0 is stored, but registry\.json does not list it yet: the registry could not be rebuilt .*; the server rebuilds it until it does$/);
+      expect(body.data).toMatchObject({ id: 'suite-stored', version: '1.0.0', integrity: pack.integrity, downloadUrl: `${server.url}/templates/suite-stored/versions/1.0.0/archive` });
+      // Stored: another upload of it is a 409 (not a 503 for a version in progress); read once listed.
+      expect(await publish(server, pack)).toMatchObject({ uploaded: false, status: 409 });
+      expect((await registryDocument(server)).templates.map((t) => t.id)).not.toContain('suite-stored');
+
+      // Room again: the build tried again on its own lists it, with the entry the answer gave.
+      await rm(registryFile, { recursive: true, force: true });
+      await vi.waitFor(async () => expect((await registryDocument(server)).templates.find((t) => t.id === 'suite-stored')).toEqual(body.data), { timeout: 10_000, interval: 50 });
+      expect(createHash('sha256').update(Buffer.from(await (await fetch(body.data.downloadUrl)).arrayBuffer())).digest('hex')).toBe(pack.sha256);
+      // And a normal upload says so.
+      const listed = await fetch(`${server.url}/templates`, { method: 'POST', headers: { authorization: `Bearer ${server.token}` }, body: await formOf(await packed('suite-later', '1.0.0')) });
+      const { meta } = (await listed.json()) as { meta: { listed: boolean; warning?: string } };
+      expect(meta.listed).toBe(true);
+      expect(meta).not.toHaveProperty('warning');
+    }, 30_000);
+
+    it('answers analytics and download stats from the aggregates, never the events, and keeps them when the retention removes the events', async () => {
+      const server = await start();
+      const pack = await packed('suite-usage', '1.0.0');
+      expect(await publish(server, pack)).toMatchObject({ status: 201 });
+      const day = 24 * 60 * 60 * 1000;
+      const now = Date.now();
+      for (const back of [500, 450, 30, 3, 0]) {
+        const receivedAt = new Date(now - back * day);
+        const base = { templateId: 'suite-usage', version: '1.0.0', timestamp: receivedAt.toISOString() };
+        await server.store.events.recordEvent({ type: 'download', ...base, userAgent: 'suite', platform: 'linux' }, { client: `c${back}`, receivedAt });
+        await server.store.events.recordEvent({ type: 'feedback', ...base, rating: 5, comment: `good ${back}`, userId: `u${back}` }, { receivedAt });
+      }
+      const listEvents = vi.spyOn(server.store.events, 'listEvents');
+      const analytics = async () => (await call(server, 'GET', '/templates/suite-usage/analytics')).body.data as { metrics: { downloads: { total: number; lastMonth: number } }; feedback: { totalRatings: number } };
+      await server.context.rebuild();
+      const before = await analytics();
+      expect(before.metrics.downloads).toMatchObject({ total: 5, lastMonth: 2 });
+      expect(before.feedback.totalRatings).toBe(5);
+      expect((await registryDocument(server)).templates.find((t) => t.id === 'suite-usage')?.stats).toMatchObject({ downloads: 5 });
+      expect(listEvents).not.toHaveBeenCalled();
+      listEvents.mockRestore();
+
+      expect(await server.store.events.pruneEvents(new Date(now - 400 * day))).toBe(4);
+      expect(await server.store.events.countEvents()).toBe(6);
+      await server.context.rebuild();
+      expect(await analytics()).toEqual(before);
+      expect((await registryDocument(server)).templates.find((t) => t.id === 'suite-usage')?.stats).toMatchObject({ downloads: 5 });
     }, 30_000);
   });
 }

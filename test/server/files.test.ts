@@ -173,7 +173,8 @@ describe('large uploads through /files', () => {
     expect((await put(uploadUrl, randomBytes(100))).status).toBe(200);
     const confirmedId = await stage(server, randomBytes(100));
     expect(await leftIn(path.join(server.storeDir, 'files'))).toHaveLength(2);
-    await sleep(400);
+    // The sweeper runs every 40 ms once the 150 ms have passed: waited for, within a bound, so a busy machine does not fail it.
+    await expect.poll(async () => (await leftIn(path.join(server.storeDir, 'files'))).length, { timeout: 10_000, interval: 50 }).toBe(0);
     expect(await server.store.files.getFile(fileId)).toBeUndefined();
     expect(await server.store.files.getFile(confirmedId)).toBeUndefined();
     expect(await leftIn(path.join(server.storeDir, 'files'))).toEqual([]);

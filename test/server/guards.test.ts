@@ -67,6 +67,7 @@ describe('an unexpected failure', () => {
         abortVersion: (n, v) => storage.versions.abortVersion(n, v),
         readManifest: (n, v) => storage.versions.readManifest(n, v),
         openArchive: (n, v) => storage.versions.openArchive(n, v),
+        readAttestation: (n, v) => storage.versions.readAttestation(n, v),
         uploadTempPath: (suffix) => storage.versions.uploadTempPath(suffix),
         updateLifecycle: (n, v, c) => storage.versions.updateLifecycle(n, v, c),
         listLifecycles: () => storage.versions.listLifecycles(),

@@ -404,6 +404,10 @@ interface LiveRequest {
   payload?: string | Buffer | object;
 }
 
+/** What the seeded web-app 1.0.0's provenance says, and its bundle as stored. */
+const STORED_ATTESTATION = { predicateType: 'https://slsa.dev/provenance/v1', signer: { repository: 'acme/web-app', workflow: 'publish.yml', issuer: 'https://token.actions.githubusercontent.com' } };
+const STORED_BUNDLE = JSON.stringify({ mediaType: 'application/vnd.dev.sigstore.bundle.v0.3+json', verificationMaterial: {}, dsseEnvelope: {} });
+
 /** The server the live cases run on, and what they share. */
 interface World {
   server: RegistryServer;
@@ -462,6 +466,8 @@ async function start(limits: Partial<ServerLimits> = LIMITS, options: Pick<Serve
         sha256: createHash('sha256').update(bytes).digest('hex'),
         size: bytes.length,
         owner: record.owner,
+        // web-app 1.0.0 was published with build provenance (kept as stored: the live cases serve it).
+        ...(name === 'web-app' && version === '1.0.0' ? { attestation: STORED_ATTESTATION } : {}),
       },
       record,
     );
@@ -474,7 +480,7 @@ async function start(limits: Partial<ServerLimits> = LIMITS, options: Pick<Serve
       author: { name: 'Tester', email: 'tester@example.com' },
       keywords: ['demo'],
       features: ['api'],
-    });
+    }, [], name === 'web-app' && version === '1.0.0' ? STORED_BUNDLE : undefined);
   }
   // The registrations below name 127.0.0.1 (nobody listens on port 9): allowed as an operator would allow it.
   const server = await createServer({ store, publicUrl: 'http://registry.test', limits, webhooks: { allowPrivate: ['127.0.0.1'] }, oidcIssuers: [(await oidc()).issuer, NOBODY], githubApiUrl: NOBODY, ...options });
@@ -625,6 +631,27 @@ const CASES: LiveCase[] = [
   },
   {
     operation: 'POST /templates',
+    status: 422,
+    what: 'an attestation that is not a Sigstore bundle (PROVENANCE_MISMATCH)',
+    request: (w) => {
+      const form = publishForm(w, '1.0.0', bearer(w.publisher));
+      return {
+        method: 'POST',
+        url: '/templates',
+        ...multipart(
+          [
+            { name: 'template', filename: 'template.tgz', type: 'application/gzip', body: w.packs['1.0.0'].archive },
+            { name: 'manifest', filename: 'template.json', type: 'application/json', body: JSON.stringify(w.packs['1.0.0'].manifest) },
+            { name: 'attestation', filename: 'attestation.sigstore.json', type: 'application/json', body: '{"mediaType":"not a bundle"}' },
+          ],
+          form.headers,
+        ),
+      };
+    },
+    then: (res) => expect(res.json().error).toMatchObject({ code: 'PROVENANCE_MISMATCH', details: [{ field: 'attestation', code: 'INVALID' }] }),
+  },
+  {
+    operation: 'POST /templates',
     status: 201,
     what: 'a publish (Authorization: ApiKey)',
     request: (w) => ({ method: 'POST', url: '/templates', ...publishForm(w, '1.0.0', { authorization: `ApiKey ${w.publisher}` }) }),
@@ -672,6 +699,9 @@ const CASES: LiveCase[] = [
   { operation: 'GET /templates/{id}/versions/{version}/archive', status: 304, what: 'If-None-Match', request: (w) => ({ url: '/templates/web-app/versions/1.0.0/archive', headers: { 'if-none-match': archiveTag(w) } }) },
   { operation: 'GET /templates/{id}/versions/{version}/archive', status: 304, what: 'If-Modified-Since', request: { url: '/templates/web-app/versions/1.0.0/archive', headers: { 'if-modified-since': new Date(Date.now() + 60_000).toUTCString() } } },
   { operation: 'GET /templates/{id}/versions/{version}/archive', status: 404, what: 'an unknown version', request: { url: '/templates/web-app/versions/9.0.0/archive' } },
+  { operation: 'GET /templates/{id}/versions/{version}/attestation', status: 200, what: 'the provenance bundle', request: { url: '/templates/web-app/versions/1.0.0/attestation' }, then: (res) => expect(res.body).toBe(STORED_BUNDLE) },
+  { operation: 'GET /templates/{id}/versions/{version}/attestation', status: 304, what: 'If-None-Match', request: (w) => revalidated(w, { url: '/templates/web-app/versions/1.0.0/attestation' }) },
+  { operation: 'GET /templates/{id}/versions/{version}/attestation', status: 404, what: 'a version published without one', request: { url: '/templates/web-app/versions/1.1.0/attestation' } },
   { operation: 'GET /categories', status: 200, what: 'the categories', request: { url: '/categories?limit=5&sort=name' } },
   { operation: 'GET /categories', status: 200, what: 'sparse fields', request: { url: '/categories?fields=icon' }, then: (res) => expect(Object.keys(res.json().data[0] as Json)).not.toContain('name') },
   { operation: 'GET /categories', status: 304, what: 'If-None-Match', request: (w) => revalidated(w, { url: '/categories' }) },

@@ -14,6 +14,10 @@ import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { startServerOn } from '../helpers/registry-server.js';
 import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
+import { RegistryClient } from '../../src/client/index.js';
+import { readPublicKeys } from '../../src/core/registry-signatures.js';
+import { createServer } from '../../src/server/app.js';
+import { privateJwk, publicJwk, signingKeys } from '../helpers/signing-keys.js';
 
 const BUCKET = 'static-copy';
 
@@ -72,6 +76,32 @@ describe('the static registry copy in the bucket of --storage', () => {
     expect(archive.status).toBe(200);
     expect(archive.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
   }, 60_000);
+
+  it('is signed with the signing keys (serve --sign-key), readable by a client that pinned the key', async () => {
+    const prefix = 'signed';
+    const storage = await openStorage({
+      store: await tempDir('tr-store-'),
+      storage: `s3://${BUCKET}/${prefix}`,
+      s3: { endpoint: s3?.endpoint, forcePathStyle: true, credentials: S3RVER_CREDENTIALS, region: 'us-east-1' },
+    });
+    const jwk = await privateJwk('server-key');
+    const server = await startServerOn(storage, { signing: await signingKeys(jwk) });
+    const dir = await writeTemplate({ 'template.json': { ...validManifest, name: 'signed-copy', version: '1.0.0' } });
+    const pack = await packTemplate(dir, { outDir: await tempDir('tr-pack-') });
+    expect(await publishTemplate({ registryUrl: server.url, token: server.token, archive: pack.file, manifest: pack.manifest, retries: 0 })).toMatchObject({ status: 201 });
+    await vi.waitFor(async () => expect((await bucketDocument(prefix))?.templates.map((entry) => entry.id)).toEqual(['signed-copy']), { timeout: 15_000, interval: 100 });
+
+    const site = `${s3?.endpoint ?? ''}/${BUCKET}/${prefix}/public/`;
+    const client = new RegistryClient({ registryUrl: `${site}registry.json`, signatures: { keys: readPublicKeys(publicJwk(jwk), 'test') } });
+    await vi.waitFor(async () => expect((await client.refresh(), await client.listTemplates()).map((entry) => entry.id)).toEqual(['signed-copy']), { timeout: 15_000, interval: 100 });
+    expect((await client.getTemplate('signed-copy'))?.integrity).toBe(pack.integrity);
+    expect((await fetch(`${site}keys.json`)).status).toBe(200);
+  }, 60_000);
+
+  it('refuses signing keys without a bucket to sign', async () => {
+    const error = await createServer({ store: await tempDir('tr-store-'), publicUrl: 'http://127.0.0.1:1', signing: await signingKeys(await privateJwk('k')) }).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/signing keys sign the static copy of the registry in a bucket: the storage has none/);
+  });
 
   it('is written again at the next start when the bucket lost it', async () => {
     const prefix = 'heal';

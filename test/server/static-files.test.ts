@@ -15,7 +15,7 @@ import { gzipSync } from 'node:zlib';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { createServer, type RegistryServer } from '../../src/server/app.js';
+import { createServer, installValidators, type RegistryServer } from '../../src/server/app.js';
 import type { ServerContext } from '../../src/server/context.js';
 import { DEFAULT_LIMITS } from '../../src/server/context.js';
 import { installEnvelope } from '../../src/server/envelope.js';
@@ -323,6 +323,7 @@ describe('before the first build', () => {
   it('answers 503 with Retry-After and no-store', async () => {
     const app = Fastify();
     installEnvelope(app);
+    installValidators(app);
     const context = {
       limits: DEFAULT_LIMITS,
       registry: () => {

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 
 import { schemaErrors } from '../../src/core/schemas.js';
 import { packTemplate } from '../../src/pack/index.js';
+import { DEFAULT_RENDER_LIMITS } from '../../src/template/expression.js';
 import { publishTemplate, PublishError } from '../../src/publish/index.js';
 import { openSqliteStorage } from '../../src/store/index.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
@@ -196,6 +197,26 @@ describe('POST /templates', () => {
     const lacking = await rawUpload(server.url, [{ name: 'template', filename: 'a.tgz', type: 'application/gzip', body: await readFile(incomplete.file) }, manifestPart], auth);
     expect(lacking.status).toBe(422);
     expect(lacking.body.error.details).toContainEqual(expect.objectContaining({ field: 'template/README.md', code: 'MISSING_FILE' }));
+    expect(await server.store.versions.listVersions()).toEqual([]);
+  });
+
+  it('refuses with 422, naming the file, a content file create could not render (over the Liquid parse limit)', async () => {
+    const server = await startRegistryServer();
+    const dir = await writeTemplate({ 'template.json': { ...validManifest, name: 'huge-text' }, 'template/data/big.txt': 'a'.repeat(DEFAULT_RENDER_LIMITS.parseLimit + 1) });
+    const pack = await packed(dir);
+    const auth = { authorization: `Bearer ${server.token}` };
+    const answer = await rawUpload(
+      server.url,
+      [
+        { name: 'template', filename: 'a.tgz', type: 'application/gzip', body: await readFile(pack.file) },
+        { name: 'manifest', filename: 'template.json', type: 'application/json', body: JSON.stringify(pack.manifest) },
+      ],
+      auth,
+    );
+    expect(answer.status).toBe(422);
+    expect(answer.body.error.details).toEqual([
+      expect.objectContaining({ field: 'template/template/data/big.txt', message: expect.stringContaining(`more than Liquid's parse limit of ${DEFAULT_RENDER_LIMITS.parseLimit}`) }),
+    ]);
     expect(await server.store.versions.listVersions()).toEqual([]);
   });
 

@@ -38,12 +38,13 @@ const TRUSTED_ISSUER = 'https://token.actions.githubusercontent.com';
 const manifest = (name: string, version: string): TemplateManifest => ({ name, version, description: `The ${name} template for tests`, category: 'backend' });
 
 /** Reserves and commits name@version with an archive of `content` and its true digests. */
-async function publish(storage: RegistryStorage, token: TokenRecord, name: string, version: string, content = `archive of ${name}@${version}\n`.repeat(50)): Promise<void> {
+async function publish(storage: RegistryStorage, token: TokenRecord, name: string, version: string, content = `archive of ${name}@${version}\n`.repeat(50), attestation?: string): Promise<void> {
   const file = path.join(await tempDir(), 'upload.tgz');
   await writeFile(file, content);
   const digest = await computeIntegrity(file);
-  expect(await storage.versions.reserveVersion({ name, version, ...digest, owner: token.owner }, token)).toEqual({ reserved: true });
-  await storage.versions.commitVersion(name, version, file, manifest(name, version), [{ event: 'template.published', data: { name, version } }]);
+  const verified = attestation ? { attestation: { predicateType: 'https://slsa.dev/provenance/v1', signer: { repository: 'acme/web-app', workflow: 'publish.yml', issuer: TRUSTED_ISSUER } } } : {};
+  expect(await storage.versions.reserveVersion({ name, version, ...digest, owner: token.owner, ...verified }, token)).toEqual({ reserved: true });
+  await storage.versions.commitVersion(name, version, file, manifest(name, version), [{ event: 'template.published', data: { name, version } }], attestation);
 }
 
 interface Populated {
@@ -80,7 +81,7 @@ async function populated(): Promise<Populated> {
   await storage.trustedPublishers.addTrustedPublisher({ template: 'fresh-name', ...trust }, expiring.record);
   const run = { ...trust, ref: 'refs/tags/v2.1.0', sha: 'c'.repeat(40), runId: '77', runAttempt: '1', environment: 'release' };
   const minted = await storage.tokens.createToken({ role: 'publisher', templates: ['web-app'], owner: 'ci', expiresAt: new Date(Date.now() + 900_000), publisher: run });
-  await publish(storage, minted.record, 'web-app', '2.1.0');
+  await publish(storage, minted.record, 'web-app', '2.1.0', undefined, '{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json"}');
   await storage.trustedPublishers.useIdToken(TRUSTED_ISSUER, 'jti-copied', new Date(Date.now() + 600_000));
   const [delivery] = await storage.webhooks.enqueueEvent({ event: 'template.deprecated', data: { name: 'web-app' } });
   if (delivery) {
@@ -91,6 +92,10 @@ async function populated(): Promise<Populated> {
   for (const client of ['c1', 'c2', undefined]) {
     await storage.events.recordEvent({ type: 'download', templateId: 'web-app', version: '2.0.0', timestamp: '2024-05-01T10:00:00Z', source: 'cli' }, { ...(client ? { client } : {}), receivedAt: new Date('2024-05-01T10:00:01.250Z') });
   }
+  // Events the retention removed: only the aggregates still count them, and a copy keeps those counts.
+  await storage.events.recordEvent({ type: 'download', templateId: 'web-app', version: '2.0.0', timestamp: '2023-01-01T10:00:00Z' }, { client: 'c9', receivedAt: new Date('2023-01-01T10:00:00Z') });
+  await storage.events.recordEvent({ type: 'feedback', templateId: 'web-app', version: '2.0.0', timestamp: '2023-01-02T10:00:00Z', rating: 2, comment: 'It crashes', userId: 'u9' }, { receivedAt: new Date('2023-01-02T10:00:00Z') });
+  await storage.events.pruneEvents(new Date('2024-01-01T00:00:00Z'));
   const user = await storage.accounts.createUser({ email: 'Ann@Example.com', passwordHash: 'scrypt$N=16384$c2FsdA$aGFzaA', role: 'admin', owner: 'root', name: 'Ann' });
   if (!user.created) throw new Error('no user');
   const session = await storage.accounts.createSession({ userId: user.user.id, kind: 'refresh', expiresAt: new Date(Date.now() + 3_600_000) });
@@ -118,6 +123,8 @@ async function snapshot(storage: RegistryStorage): Promise<Record<string, unknow
     archives,
     events: await storage.events.listEvents(),
     usage: [...(await storage.events.usage())],
+    downloadsRecorded: await storage.events.downloadsRecorded(),
+    aggregates: (await storage.events.analyticsAggregates({ versions: [{ templateId: 'web-app', version: '2.0.0' }], fromDay: 0, toDay: 100_000 })).version('web-app', '2.0.0'),
     webhooks,
     outbox: await Promise.all(webhooks.map((webhook) => storage.webhooks.listOutboxDeliveries(webhook.id))),
     attempts: await Promise.all(webhooks.map((webhook) => storage.webhooks.listDeliveries(webhook.id))),
@@ -126,6 +133,7 @@ async function snapshot(storage: RegistryStorage): Promise<Record<string, unknow
     credentials: await storage.accounts.findCredentials('ann@example.com'),
     signingKey: Buffer.from(await storage.accounts.signingKey()).toString('base64'),
     trustedPublishers: await Promise.all(['web-app', 'fresh-name'].map((name) => storage.trustedPublishers.listTrustedPublishers(name))),
+    attestation: (await storage.versions.readAttestation('web-app', '2.1.0'))?.toString('utf8'),
   };
 }
 
@@ -199,6 +207,7 @@ describe.skipIf(postgresSkipReason !== undefined)('copyStore', () => {
     expect(progress.filter((event) => event.step === 'archive')).toHaveLength(5);
     expect((before.trustedPublishers as unknown[][]).map((list) => list.length)).toEqual([1, 1]);
     expect((await source.storage.versions.getVersion('web-app', '2.1.0'))?.publisher).toMatchObject({ runId: '77', workflow: 'publish.yml' });
+    expect(before.attestation).toMatch(/sigstore\.bundle/);
     expect(progress).toContainEqual(expect.objectContaining({ step: 'pending-skipped', name: 'api-kit', version: '0.2.0' }));
     expect(await snapshot(middle.storage)).toEqual(before);
 

@@ -21,7 +21,7 @@ import {
 import { BuildLockTimeoutError } from '../../src/store/postgres/index.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { postgresSkipReason, usePostgres } from '../helpers/postgres.js';
-import { expectMigratedAttemptIds, storageContract } from './storage-contract.js';
+import { AGGREGATE_TABLES, expectAggregatesOfEvents, expectMigratedAttemptIds, recordHistory, storageContract } from './storage-contract.js';
 
 const manifest = (name: string, version: string): TemplateManifest => ({ name, version, description: `The ${name} template for tests`, category: 'backend' });
 const sha256 = (content: string): string => createHash('sha256').update(content).digest('hex');
@@ -161,6 +161,28 @@ describe.skipIf(postgresSkipReason !== undefined)('PostgreSQL', () => {
       const storage = await openPostgresStorage(await instanceOptions(url, await tempDir()));
       opened.push(storage);
       await expectMigratedAttemptIds(storage.webhooks);
+    });
+
+    it('fills the analytics aggregates of a database of schema 3 (events only) from its events, in the order they were recorded', async () => {
+      const url = await postgres.createDatabase();
+      const first = await openPostgresStorage(await instanceOptions(url, await tempDir()));
+      await recordHistory(first.events, 92, 300);
+      await first.close();
+      // Back to what the previous release left: the events, and no aggregates.
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        for (const table of AGGREGATE_TABLES) await client.query(`DROP TABLE ${table}`);
+        await client.query('DROP INDEX events_by_received_at');
+        await client.query('DELETE FROM schema_migrations WHERE version >= 4');
+      } finally {
+        await client.end();
+      }
+      expect(await migratePostgres(url)).toEqual({ from: 3, to: POSTGRES_SCHEMA_VERSION });
+      const storage = await openPostgresStorage(await instanceOptions(url, await tempDir()));
+      opened.push(storage);
+      expect(await storage.events.countEvents()).toBeGreaterThan(200);
+      await expectAggregatesOfEvents(storage.events);
     });
 
     it('recover() completes a pending version whose bytes are all stored, and leaves a recent pending one of another instance alone', async () => {

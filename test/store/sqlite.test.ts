@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { TemplateManifest } from '../../src/core/index.js';
 import { openSqliteStorage, S3BlobStore, SCHEMA_VERSION, StoreVersionError, tokenState, type BlobStore, type SqliteStorage, type TokenRecord } from '../../src/store/index.js';
+import { asKilledProcess } from '../helpers/temp-names.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
-import { expectMigratedAttemptIds, storageContract } from './storage-contract.js';
+import { AGGREGATE_TABLES, expectAggregatesOfEvents, expectMigratedAttemptIds, recordHistory, storageContract } from './storage-contract.js';
 
 const BUCKET = 'sqlite-blobs';
 let s3: FakeS3 | undefined;
@@ -104,6 +105,8 @@ describe('the bytes of the embedded store', () => {
     const { 'registry.sqlite': database, 'registry.sqlite-wal': wal, 'registry.sqlite-shm': shm, ...files } = await tree(dir);
     expect([database, wal, shm].filter((mode) => mode !== undefined).every((mode) => mode === 0o600)).toBe(true);
     expect(files).toEqual({
+      // Room kept so that undoing an upload never fails on a full disk (store/sqlite/space-reserve.ts).
+      '.space-reserve': 0o600,
       archives: 0o700,
       'archives/web-app': 0o700,
       'archives/web-app/1.0.0.tgz': 0o600,
@@ -197,7 +200,7 @@ describe('the embedded store with its bytes in a bucket', () => {
     await publish(storage, record, 'web-app', '1.0.0', 'in the bucket');
     const fileId = await stage(storage, 'staged in the bucket');
     expect(await keysOf(blobs)).toEqual(['archives/web-app/1.0.0.tgz', `files/${fileId}`, 'manifests/web-app/1.0.0.json']);
-    expect((await readdir(dir)).filter((entry) => !entry.startsWith('registry.sqlite')).sort()).toEqual(['public', 'tmp']);
+    expect((await readdir(dir)).filter((entry) => !entry.startsWith('registry.sqlite')).sort()).toEqual(['.space-reserve', 'public', 'tmp']);
     expect(await readdir(path.join(dir, 'tmp'))).toEqual([]);
     expect(() => storage.archivePath('web-app', '1.0.0')).toThrow(/s3:\/\//);
     await storage.close();
@@ -227,7 +230,7 @@ describe('the embedded store with its bytes in a bucket', () => {
     const kept = await stage(storage, 'a live staged file');
     const orphan = randomUUID();
     await blobs.putBytes(`files/${orphan}`, 'orphaned');
-    await writeFile(storage.versions.uploadTempPath('.tgz'), 'an upload cut short');
+    await writeFile(asKilledProcess(storage.versions.uploadTempPath('.tgz')), 'an upload cut short');
     await storage.close();
 
     const reopened = await openSqliteStorage(dir, { blobs });
@@ -343,6 +346,23 @@ describe('the SQLite schema version', () => {
     const reopened = new Database(path.join(dir, 'registry.sqlite'));
     expect(reopened.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     reopened.close();
+  });
+
+  it('fills the analytics aggregates of a store of schema 9 (events only) from its events, in the order they were recorded', async () => {
+    const dir = await tempDir('tr-v9-store-');
+    const storage = await openSqliteStorage(dir);
+    await recordHistory(storage.events, 91, 300);
+    await storage.close();
+    // Back to what the previous release left: the events, and no aggregates.
+    const db = new Database(path.join(dir, 'registry.sqlite'));
+    for (const table of AGGREGATE_TABLES) db.exec(`DROP TABLE ${table}`);
+    db.exec('DROP INDEX events_by_received_at; PRAGMA user_version = 9;');
+    db.close();
+
+    const reopened = await openSqliteStorage(dir);
+    expect(await reopened.events.countEvents()).toBeGreaterThan(200);
+    await expectAggregatesOfEvents(reopened.events);
+    await reopened.close();
   });
 
   it('refuses a store whose schema is newer than this release, naming the file', async () => {

@@ -10,8 +10,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import type { TemplateManifest } from '../../src/core/index.js';
 import { LAST_USED_PRECISION_MS, tokenState, type OutboxState, type RegistryStorage, type TokenRecord, type WebhookStore } from '../../src/store/index.js';
-import { MAX_TRUSTED_PUBLISHERS, type AttemptOutcome, type NewTrustedPublisher, type PublisherRun } from '../../src/store/types.js';
+import { MAX_TRUSTED_PUBLISHERS, type AttemptOutcome, type NewTrustedPublisher, type PublisherRun, type StoredEvent } from '../../src/store/types.js';
+import type { AnalyticsRecord } from '../../src/core/schema-types.js';
+import { analyticsRecords, recordWindow } from '../../src/registry/analytics.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { history, HISTORY_NOW, historyRegistry } from '../registry/analytics-events.js';
+import * as oracle from '../registry/analytics-oracle.js';
 
 function manifest(name: string, version: string): TemplateManifest {
   return { name, version, description: `The ${name} template for tests`, category: 'backend' };
@@ -31,6 +35,36 @@ export async function expectMigratedAttemptIds(webhooks: WebhookStore): Promise<
   await webhooks.finishDelivery(now, 204, null);
   expect((await webhooks.listDeliveries('wh_old', 1))[0]).toMatchObject({ id: now, status: 204 });
   expect(now > log[0]!.id).toBe(true);
+}
+
+/** The aggregate tables (and their index) a store had none of before schema 10 (embedded) / 4 (PostgreSQL). */
+export const AGGREGATE_TABLES = ['analytics_totals', 'analytics_days', 'analytics_users', 'analytics_download_clients', 'analytics_ratings'];
+
+/** Records a random history (test/registry/analytics-events.ts) as the server does, up to HISTORY_NOW. */
+export async function recordHistory(events: RegistryStorage['events'], seed: number, count: number): Promise<void> {
+  for (const { event, client, receivedAt } of history(seed, count, { stored: true })) {
+    if (Date.parse(receivedAt ?? '') > HISTORY_NOW.getTime()) continue;
+    await events.recordEvent(event as StoredEvent, { ...(client !== undefined ? { client } : {}), receivedAt: new Date(receivedAt ?? '') });
+  }
+}
+
+/** The record of every listed version of the history's registry, from the store's aggregates. */
+export async function storedRecords(events: RegistryStorage['events']): Promise<AnalyticsRecord[]> {
+  const records: AnalyticsRecord[] = [];
+  for (const { id, version } of historyRegistry.templates) {
+    const aggregates = await events.analyticsAggregates({ versions: [{ templateId: id, version }], ...recordWindow(HISTORY_NOW) });
+    records.push(...analyticsRecords(aggregates, { now: HISTORY_NOW, registry: historyRegistry, templateId: id, version }));
+  }
+  return records;
+}
+
+/** The store's aggregates give the records and stats its stored events give (the oracle: every event at once). */
+export async function expectAggregatesOfEvents(events: RegistryStorage['events']): Promise<void> {
+  const stored = await events.listEvents();
+  const expected = historyRegistry.templates.flatMap(({ id, version }) => oracle.aggregateAnalytics(stored, { now: HISTORY_NOW, registry: historyRegistry, templateId: id, version }));
+  expect(await storedRecords(events)).toEqual(expected);
+  expect(await events.usage()).toEqual(oracle.downloadUsage(stored));
+  expect(await events.downloadsRecorded()).toBe(stored.filter((e) => e.event.type === 'download').length);
 }
 
 export function storageContract(backend: string, open: () => Promise<RegistryStorage>): void {
@@ -289,6 +323,32 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await storage.versions.openArchive('web-app', '9.9.9')).toBeUndefined();
       });
 
+      it('keeps the provenance bundle of a version reserved with one, and what it says; none for the others; an abort removes it', async () => {
+        const storage = await fresh();
+        const { record } = await storage.tokens.createToken({ role: 'admin' });
+        const attestation = { predicateType: 'https://slsa.dev/provenance/v1', signer: { repository: 'acme/web-app', workflow: 'publish.yml', issuer: 'https://token.example' }, runUrl: 'https://github.com/acme/web-app/actions/runs/1/attempts/1' };
+        const bundle = '{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json"}';
+        for (const version of ['1.0.0', '2.0.0']) {
+          const file = path.join(await tempDir(), 'upload.tgz');
+          await writeFile(file, 'bytes');
+          await storage.versions.reserveVersion({ name: 'signed', version, integrity: 'sha512-x', sha256: 'd'.repeat(64), size: 5, owner: record.owner, attestation }, record);
+          if (version === '1.0.0') {
+            // A version reserved with provenance is never completed without its bundle.
+            await expect(storage.versions.commitVersion('signed', version, file, manifest('signed', version))).rejects.toThrow(/with its bundle/);
+            await storage.versions.commitVersion('signed', version, file, manifest('signed', version), [], bundle);
+          } else {
+            await storage.versions.abortVersion('signed', version);
+          }
+        }
+        expect((await storage.versions.getVersion('signed', '1.0.0'))?.attestation).toEqual(attestation);
+        expect((await storage.versions.readAttestation('signed', '1.0.0'))?.toString('utf8')).toBe(bundle);
+        expect((await storage.versions.listPublished()).find((v) => 'manifest' in v && v.name === 'signed')).toMatchObject({ attestation });
+        expect(await storage.versions.readAttestation('signed', '2.0.0')).toBeUndefined();
+        await publish(storage, record, 'plain', '1.0.0');
+        expect((await storage.versions.getVersion('plain', '1.0.0'))?.attestation).toBeUndefined();
+        expect(await storage.versions.readAttestation('plain', '1.0.0')).toBeUndefined();
+      });
+
       it('reserves a version once: a second reservation sees the first, whatever its state', async () => {
         const storage = await fresh();
         const { record } = await storage.tokens.createToken({ role: 'admin' });
@@ -398,6 +458,39 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect((await events.listEvents({ templateId: 'web-app' })).map((e) => e.event.type)).toEqual(['feedback', 'download']);
         expect((await events.listEvents({ type: 'download' })).map((e) => e.event.templateId)).toEqual(['web-app']);
         expect(await events.listEvents({ templateId: 'api', type: 'download' })).toEqual([]);
+      });
+
+      it('keeps aggregates as events arrive that give the very records and stats the stored events give', async () => {
+        const { events } = await fresh();
+        await recordHistory(events, 77, 400);
+        expect(await events.countEvents()).toBeGreaterThan(300);
+        await expectAggregatesOfEvents(events);
+      });
+
+      it('prunes the raw events received before a cutoff; every record, stat and later count stays as it was', async () => {
+        const { events } = await fresh();
+        await recordHistory(events, 78, 300);
+        const before = { records: await storedRecords(events), usage: await events.usage(), recorded: await events.downloadsRecorded() };
+        const stored = await events.listEvents();
+        const cutoff = new Date(HISTORY_NOW.getTime() - 20 * 24 * 60 * 60 * 1000);
+        const old = stored.filter((e) => Date.parse(e.receivedAt ?? '') < cutoff.getTime());
+        expect(old.length).toBeGreaterThan(100);
+
+        expect(await events.pruneEvents(cutoff)).toBe(old.length);
+        expect(await events.listEvents()).toEqual(stored.filter((e) => !old.includes(e)));
+        expect(await events.countEvents()).toBe(stored.length - old.length);
+        expect(await storedRecords(events)).toEqual(before.records);
+        expect(await events.usage()).toEqual(before.usage);
+        expect(await events.downloadsRecorded()).toBe(before.recorded);
+        expect(await events.pruneEvents(cutoff)).toBe(0);
+
+        // A client that downloaded today still counts once today; the download events keep being counted.
+        const today = stored.filter((e) => e.event.type === 'download' && e.client !== undefined && Date.parse(e.receivedAt ?? '') >= cutoff.getTime()).at(-1);
+        expect(today).toBeDefined();
+        const { event, client, receivedAt } = today as NonNullable<typeof today>;
+        await events.recordEvent(event, { client: client as string, receivedAt: new Date(receivedAt ?? '') });
+        expect(await events.usage()).toEqual(before.usage);
+        expect(await events.downloadsRecorded()).toBe(before.recorded + 1);
       });
     });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { testTemplate } from '../../src/template/index.js';
-import { writeTemplate } from '../helpers/fixtures.js';
+import { validManifest, writeTemplate } from '../helpers/fixtures.js';
 
 const problemsOf = (report: Awaited<ReturnType<typeof testTemplate>>): string[] => report.sets.flatMap((set) => set.problems);
 
@@ -67,6 +67,21 @@ describe('test: JSON files', () => {
     const problems = problemsOf(await testTemplate(dir));
     expect(problems).toContain('package.json:3: not valid JSON (InvalidCommentToken)');
     expect(problems).toContainEqual(expect.stringMatching(/^data\.json:3: not valid JSON/));
+  });
+
+  it('reads as JSONC the .json files named by the manifest jsonc globs (paths in the project), and only those', async () => {
+    // As copier-uv, which keeps VS Code's and Zed's settings in config/ and copies them into place later.
+    const launch = '{\n  "configurations": [\n    { "name": "docs", "args": ["serve",] },\n  ]\n}\n';
+    const zed = '// Project-local debug tasks\n[\n  { "label": "{{ projectName }}" }\n]\n';
+    const files = { 'template/config/vscode/launch.json': launch, 'template/config/zed/debug.json.liquid': zed, 'template/data/launch.json': launch };
+    const strict = problemsOf(await testTemplate(await writeTemplate(files)));
+    expect(strict).toContain('config/zed/debug.json:1: not valid JSON (InvalidCommentToken)');
+    expect(strict).toContainEqual(expect.stringMatching(/^config\/vscode\/launch\.json:3: not valid JSON/));
+
+    const manifest = { ...validManifest, jsonc: ['config/{vscode,zed}/*.json'] };
+    const listed = problemsOf(await testTemplate(await writeTemplate({ ...files, 'template.json': manifest })));
+    expect(listed.filter((problem) => problem.startsWith('config/'))).toEqual([]);
+    expect(listed).toContainEqual(expect.stringMatching(/^data\/launch\.json:3: not valid JSON/));
   });
 
   it('reports a JSONC file that does not parse at its line', async () => {

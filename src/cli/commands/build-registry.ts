@@ -7,6 +7,8 @@ import { GithubSourceConfigError, githubReleasesSource, loadGithubSourceConfig, 
 import type { RegistryOutput } from '../../registry/output.js';
 import type { RegistrySource } from '../../registry/source.js';
 import { createS3Client, parseOutputTarget, S3Output, S3UrlError, type OutputTarget } from '../../registry/s3-output.js';
+import type { SigningKey } from '../../registry/signing.js';
+import { SIGN_KEY_ENV, signingKeysFrom } from '../sign-key.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { errorMessage } from '../../core/errors.js';
 import { addBackendOptions, isHttpUrl, S3_ENDPOINT_OPTION, S3_PATH_STYLE_OPTION, type BackendFlags } from './backends.js';
@@ -16,8 +18,10 @@ interface BuildRegistryFlags extends BackendFlags {
   githubConfig?: string;
   publicUrl?: string;
   allowEmpty?: boolean;
+  signKey?: string;
   json?: boolean;
 }
+
 
 /** A store opened as a registry source; `close` releases it (a database's connections). */
 export type StoreRegistrySource = RegistrySource & { close?: () => Promise<void> };
@@ -89,6 +93,7 @@ export function registerBuildRegistry(
     .option('--github-config <file>', `read the versions from the GitHub releases of the repositories in this JSON file (token: $${GITHUB_TOKEN_ENV})`)
     .option('--public-url <url>', 'public base URL the registry is served from: every URL in the output is absolute under it (default: URLs relative to registry.json)')
     .option('--allow-empty', 'write a registry with no template even over one that lists some (refused otherwise)')
+    .option('--sign-key <jwk>', `sign registry.json, index.json and each template file with this private JWK (Ed25519 or P-256, "kid" required), or JWK Set for a rotation: a file, or its JSON (env ${SIGN_KEY_ENV}); writes keys.json and a .jws beside each signed file`)
     .option('--s3-endpoint <url>', `${S3_ENDPOINT_OPTION} (for --out and --storage)`)
     .option('--s3-force-path-style', S3_PATH_STYLE_OPTION)
     .option('--json', 'print the result as JSON')
@@ -108,8 +113,10 @@ export function registerBuildRegistry(
       }
 
       let target: OutputTarget;
+      let signing: SigningKey[] | undefined;
       try {
         target = checkOutput(flags);
+        signing = await signingKeysFrom(flags.signKey);
       } catch (error) {
         if (error instanceof UsageError) return usage(error.message);
         throw error;
@@ -157,7 +164,12 @@ export function registerBuildRegistry(
           ...output.options,
           allowEmpty: flags.allowEmpty ?? false,
           ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
+          ...(signing ? { signing } : {}),
         });
+        for (const message of result.signing?.warnings ?? []) {
+          warnings.push(message);
+          if (!flags.json) io.stderr(`warning: ${message}\n`);
+        }
         for (const skipped of result.skipped) {
           const message = `left out ${skipped.id}@${skipped.version}: its registry entry is invalid: ${skipped.violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; ')}`;
           warnings.push(message);
@@ -182,6 +194,7 @@ export function registerBuildRegistry(
                 files: result.files,
                 written: result.written,
                 removed: result.removed,
+                ...(result.signing ? { signedBy: result.signing.kid, keys: result.signing.keys } : {}),
                 warnings,
               },
               null,
@@ -189,7 +202,7 @@ export function registerBuildRegistry(
             )}\n`,
           );
         } else {
-          io.stdout(`registry.json: ${entries} entries (${result.changed ? 'changed' : 'unchanged'}), etag ${result.etag}\n`);
+          io.stdout(`registry.json: ${entries} entries (${result.changed ? 'changed' : 'unchanged'}), etag ${result.etag}${result.signing ? `, signed by key ${result.signing.kid}` : ''}\n`);
         }
         setExit(EXIT.ok);
       } catch (error) {

@@ -13,13 +13,17 @@ import { createProject, fetchTemplateQuestions, migrateProject, ProjectLockError
 import { TEMPLATE_CATEGORIES } from '../../template/index.js';
 import { promptForAnswers } from '../../template/prompts.js';
 import { DEFAULT_TASK_TIMEOUT_MS, TASK_INTERRUPTED, taskCommandLine, type PlannedTask, type TaskOutcome } from '../../template/tasks.js';
-import { isCiFrom, localNpmVersion, maxDocumentBytesFrom, parseTemplateSpec, registryModeFrom, registryUrlFrom, runtimeVersionFrom, taskTimeoutFrom, userCacheDir } from '../consumer-env.js';
+import { isCiFrom, localNpmVersion, maxDocumentBytesFrom, parseTemplateSpec, registryKeysFrom, registryModeFrom, registryUrlsFrom, runtimeVersionFrom, taskTimeoutFrom, userCacheDir } from '../consumer-env.js';
 import { EXIT, oneOf, UsageError, type CliIo } from '../io.js';
 import { paintStability, stderrStyle, stdoutStyle, type Style } from '../style.js';
 import { answerFlags, defaultNextSteps, reportTemplateError, templateNextSteps } from './generate.js';
+import { provenanceLine, provenanceOptions, provenancePolicyFor, type ProvenanceFlags } from './provenance.js';
 
 export interface RegistryFlags {
-  registry?: string;
+  /** Every --registry given, in order (the first, then its fallbacks). */
+  registry?: string | string[];
+  /** Every --registry-key given. */
+  registryKey?: string[];
   json?: boolean;
   refresh?: boolean;
 }
@@ -52,8 +56,14 @@ export function clientFor(flags: RegistryFlags, io: CliIo, fallbackRegistry?: st
   const maxDocumentBytes = maxDocumentBytesFrom();
   // One line per command, however many of the registry's files answered from the cache.
   let told = false;
+  const [registryUrl = '', ...fallbackUrls] = registryUrlsFrom(flags.registry, process.env, fallbackRegistry);
+  const keys = registryKeysFrom(flags.registryKey);
   return new RegistryClient({
-    registryUrl: registryUrlFrom(flags.registry, process.env, fallbackRegistry),
+    registryUrl,
+    ...(fallbackUrls.length > 0 ? { fallbackUrls } : {}),
+    // Signed registries: the keys given, else the ones each registry publishes, pinned on first use.
+    signatures: keys ? { keys } : { pinOnFirstUse: true },
+    onFallback: (notice) => io.stderr(`${stderrStyle(io).yellow('warning')}: cannot reach the registry ${notice.from} (${oneLine(notice.reason)}); trying ${notice.to}\n`),
     cacheDir: userCacheDir(),
     mode: registryModeFrom(),
     ...(maxDocumentBytes ? { maxDocumentBytes } : {}),
@@ -328,7 +338,8 @@ function questionLines({ questions, unasked }: TemplateQuestions): string[] {
 /** The flags of every command that reads a registry: --registry, --refresh, --json. */
 export function registryOption(command: Command): Command {
   return command
-    .option('--registry <url>', 'the registry: its base URL or its registry.json URL (env TEMPLATE_REGISTRY_URL)')
+    .option('--registry <url>', 'the registry: its base URL or its registry.json URL; repeat it to list mirrors, tried in order when one cannot be reached (env TEMPLATE_REGISTRY_URL, comma-separated)', collect, [])
+    .option('--registry-key <jwk-or-file>', "the registry's public signing key (a JWK or JWK Set, or a file holding it), pinned from the start: documents not signed by it are refused (env TEMPLATE_REGISTRY_KEY; default: the keys the registry publishes, pinned on first use)", collect, [])
     .option('--refresh', 'fetch the registry now instead of using a cached copy younger than an hour')
     .option('--json', 'print JSON');
 }
@@ -369,12 +380,15 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
   );
 
   registryOption(
-    program
-      .command('info')
-      .description('show a template: its entry, versions, declared dependencies and the questions it asks')
-      .argument('<template>', 'id or id@version')
-      .option('--no-questions', 'do not download the archive to read the questions (entry only)'),
-  ).action(async (spec: string, flags: RegistryFlags & { questions: boolean }) => {
+    provenanceOptions(
+      program
+        .command('info')
+        .description('show a template: its entry, versions, declared dependencies, who built it and the questions it asks')
+        .argument('<template>', 'id or id@version')
+        .option('--no-questions', 'do not download the archive to read the questions (entry only)'),
+      { acceptNewSigner: false },
+    ),
+  ).action(async (spec: string, flags: RegistryFlags & ProvenanceFlags & { questions: boolean }) => {
     const { id, version } = parseTemplateSpec(spec);
     const client = clientFor(flags, io);
     const entry = await client.getTemplate(id, version);
@@ -389,8 +403,10 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
     let questionsError: string | undefined;
     if (flags.questions) {
       try {
-        asked = await fetchTemplateQuestions({ client, entry, signal: AbortSignal.timeout(INFO_DOWNLOAD_MS), limits: { maxBytes: INFO_MAX_ARCHIVE_BYTES } });
+        const provenance = await provenancePolicyFor(flags, client.registryUrl, io);
+        asked = await fetchTemplateQuestions({ client, entry, signal: AbortSignal.timeout(INFO_DOWNLOAD_MS), limits: { maxBytes: INFO_MAX_ARCHIVE_BYTES }, provenance });
       } catch (error) {
+        if (error instanceof UsageError) throw error;
         // The entry is still worth showing; the questions are what could not be had.
         questionsError = firstLine(error);
         io.stderr(`${stderrStyle(io).yellow('warning')}: the questions cannot be shown: ${questionsError}\n`);
@@ -398,7 +414,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
     }
     if (flags.json) {
       const questions = asked ? { questions: asked.questions, unaskedVariables: asked.unasked } : questionsError ? { questionsError } : {};
-      io.stdout(`${JSON.stringify({ ...entry, versions, ...questions }, null, 2)}\n`);
+      io.stdout(`${JSON.stringify({ ...entry, versions, ...questions, ...(asked?.provenance ? { provenance: asked.provenance } : {}) }, null, 2)}\n`);
     } else {
       const paint = stdoutStyle(io);
       io.stdout(
@@ -414,6 +430,8 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
           `downloads: ${entry.stats?.downloads ?? 0}`,
           `archive:   ${entry.downloadUrl}`,
           ...(entry.integrity ? [`integrity: ${entry.integrity}`] : []),
+          ...(entry.publisher ? [`built by:  ${oneLine(`${entry.publisher.repository} @ ${entry.publisher.workflow}`)}${entry.publisher.runUrl ? ` (${oneLine(entry.publisher.runUrl)})` : ''}`] : []),
+          ...(provenanceLine(asked?.provenance) ? [oneLine(provenanceLine(asked?.provenance) ?? '')] : []),
           `versions:  ${allVersions.map((e) => (e.yanked ? `${e.version} (yanked)` : e.stability === 'deprecated' ? `${e.version} (deprecated)` : e.version)).join(', ')}`,
           ...(asked ? ['', ...questionLines(asked)] : []),
         ].join('\n') + '\n',
@@ -423,18 +441,21 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
   });
 
   registryOption(
-    program
-      .command('create')
-      .description('create a project from a registry template')
-      .argument('<template>', 'id or id@version')
-      .argument('[dir]', 'folder to create the project in (default: the template id)')
-      .option('--set <key=value>', 'answer a variable (repeatable)', collect, [])
-      .option('--answers <file>', 'JSON file of answers')
-      .option('--defaults', 'do not ask: use the defaults')
-      .option('--force', 'write into a folder that is not empty')
-      .option('--run-tasks', "run the template's tasks (git init, npm install, ...) in the new project without asking")
-      .option('--task-timeout <seconds>', `time limit of each task (default ${DEFAULT_TASK_TIMEOUT_MS / 1000})`),
-  ).action(async (spec: string, dir: string | undefined, flags: RegistryFlags & { set: string[]; answers?: string; defaults?: boolean; force?: boolean; runTasks?: boolean; taskTimeout?: string }) => {
+    provenanceOptions(
+      program
+        .command('create')
+        .description('create a project from a registry template')
+        .argument('<template>', 'id or id@version')
+        .argument('[dir]', 'folder to create the project in (default: the template id)')
+        .option('--set <key=value>', 'answer a variable (repeatable)', collect, [])
+        .option('--answers <file>', 'JSON file of answers')
+        .option('--defaults', 'do not ask: use the defaults')
+        .option('--force', 'write into a folder that is not empty')
+        .option('--run-tasks', "run the template's tasks (git init, npm install, ...) in the new project without asking")
+        .option('--task-timeout <seconds>', `time limit of each task (default ${DEFAULT_TASK_TIMEOUT_MS / 1000})`),
+      { acceptNewSigner: false },
+    ),
+  ).action(async (spec: string, dir: string | undefined, flags: RegistryFlags & ProvenanceFlags & { set: string[]; answers?: string; defaults?: boolean; force?: boolean; runTasks?: boolean; taskTimeout?: string }) => {
     const { id, version } = parseTemplateSpec(spec);
     const timeoutMs = taskTimeoutFrom(flags.taskTimeout);
     // Tasks run programs on the user's machine: asked on a terminal only, never in CI or with --json.
@@ -442,9 +463,12 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
     // A task runs in its own process group: Ctrl-C while one runs is passed on to it, then create stops.
     const interrupt = new AbortController();
     const onSigint = (): void => interrupt.abort();
+    const client = clientFor(flags, io);
+    const provenance = await provenancePolicyFor(flags, client.registryUrl, io);
     try {
-      const { entry, project, manifest, tasks } = await createProject({
-        client: clientFor(flags, io),
+      const { entry, project, manifest, tasks, provenance: checked } = await createProject({
+        client,
+        provenance,
         id,
         ...(version ? { version } : {}),
         ...(dir !== undefined ? { dir } : {}),
@@ -470,10 +494,11 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
       const nextSteps = await templateNextSteps(manifest, project, io);
       const verified = entry.integrity !== undefined || entry.sha256 !== undefined;
       if (!verified) io.stderr(`${stderrStyle(io).yellow('warning')}: the registry gives no integrity for ${id}@${entry.version}: its archive was used as served, unverified\n`);
+      const built = provenanceLine(checked);
       io.stdout(
         flags.json
-          ? `${JSON.stringify({ ...project, tasks: tasks.map(({ output: _output, ...outcome }) => outcome), nextSteps: nextSteps ?? null }, null, 2)}\n`
-          : `${stdoutStyle(io).green('created')} ${project.outDir} from ${id}@${entry.version} (${project.files.length} files${verified ? ', integrity verified' : ''})\n\n` +
+          ? `${JSON.stringify({ ...project, tasks: tasks.map(({ output: _output, ...outcome }) => outcome), nextSteps: nextSteps ?? null, provenance: checked }, null, 2)}\n`
+          : `${stdoutStyle(io).green('created')} ${project.outDir} from ${id}@${entry.version} (${project.files.length} files${verified ? ', integrity verified' : ''})\n${built ? `${oneLine(built)}\n` : ''}\n` +
               `${nextSteps ?? defaultNextSteps(project.outDir, project.template, true)}\n`,
       );
       const code = reportTasks(tasks, confirmTasks !== undefined, project.outDir, io);

@@ -81,6 +81,7 @@ export function registerPublish(program: Command, io: CliIo, setExit: (code: num
           );
         } else {
           io.stdout(upload?.uploaded ? `published ${label} (${upload.integrity})\n` : `already published ${label} with the same content\n`);
+          if (upload?.warning) io.stderr(`warning: ${upload.warning}\n`);
           io.stdout(`download: ${downloadUrl ?? ''}\n`);
           io.stdout(redact(`create a project from it: npx template-registry create ${label} my-app --registry ${registryDocumentUrl(registryUrl)}\n`));
         }

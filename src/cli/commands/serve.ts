@@ -2,8 +2,10 @@ import path from 'node:path';
 
 import type { Command } from 'commander';
 
+import { loadSigstoreTrust } from '../../archive/index.js';
 import { createServer } from '../../server/app.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../../server/context.js';
+import { DEFAULT_EVENT_RETENTION_DAYS } from '../../server/event-retention.js';
 import { DEFAULT_STATS_REFRESH_MS } from '../../server/stats-refresh.js';
 import { WEBHOOK_ALLOW_PRIVATE_ENV } from '../../server/webhook-targets.js';
 import { parseAddressRanges } from '../../core/ip-addresses.js';
@@ -14,6 +16,7 @@ import { EXIT, UsageError, type CliIo } from '../io.js';
 import { stderrStyle } from '../style.js';
 import { errorMessage } from '../../core/errors.js';
 import { addBackendOptions, DEFAULT_STORE, openStoreForCommand, type BackendFlags } from './backends.js';
+import { SIGN_KEY_ENV, signingKeysFrom } from '../sign-key.js';
 
 export { DEFAULT_STORE, STORE_OPTION, openStoreForCommand, type CommandStorage } from './backends.js';
 
@@ -82,11 +85,24 @@ interface ServeFlags extends BackendFlags, LimitFlags {
   port: string;
   publicUrl?: string;
   statsRefresh?: string;
+  eventRetentionDays?: string;
   trustProxy?: string;
   webhookAllowPrivate?: string;
   oidcIssuer: string[];
   githubApiUrl?: string;
   requireChangelogEntry?: boolean;
+  sigstoreTrustedRoot?: string;
+}
+
+/** `--sigstore-trusted-root` / REGISTRY_SIGSTORE_TRUSTED_ROOT: a trusted root file that loads, checked before the server starts. */
+export async function checkSigstoreTrustedRoot(file: string | undefined): Promise<string | undefined> {
+  if (file === undefined || file === '') return undefined;
+  try {
+    await loadSigstoreTrust(file);
+  } catch (error) {
+    throw new UsageError(`--sigstore-trusted-root / REGISTRY_SIGSTORE_TRUSTED_ROOT: ${errorMessage(error)}`);
+  }
+  return file;
 }
 
 /** `--oidc-issuer` (repeatable) and `REGISTRY_OIDC_ISSUERS` (comma-separated): issuers trusted beside GitHub Actions', checked. */
@@ -138,6 +154,10 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
     .option('--max-staged-files <n>', `files one token may keep staged through /files, else 429 (env REGISTRY_MAX_STAGED_FILES; default ${DEFAULT_LIMITS.maxStagedFilesPerToken})`)
     .option('--max-staged-bytes <n>', `bytes one token's staged files may hold together, else 413 (env REGISTRY_MAX_STAGED_BYTES; default ${DEFAULT_LIMITS.maxStagedBytesPerToken})`)
     .option('--stats-refresh <seconds>', `how often the download numbers of the registry are refreshed for downloads other instances recorded; this server's own show a few seconds after them; 0: only on publish (env REGISTRY_STATS_REFRESH; default ${DEFAULT_STATS_REFRESH_MS / 1000})`)
+    .option(
+      '--event-retention-days <days>',
+      `days of raw analytics events kept; older ones are removed (their counts stay in the analytics and download numbers); 0: keep them all (env REGISTRY_EVENT_RETENTION_DAYS; default ${DEFAULT_EVENT_RETENTION_DAYS})`,
+    )
     .option('--trust-proxy <hops|addresses>', 'behind proxies: how many hops, or which proxy addresses, to trust for the client address (env REGISTRY_TRUST_PROXY)')
     .option(
       '--webhook-allow-private <addresses>',
@@ -149,9 +169,14 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       (value: string, previous: string[]) => [...previous, value],
       [] as string[],
     )
+    .option(
+      '--sigstore-trusted-root <file>',
+      'provenance: the Sigstore trusted root (trusted_root.json) uploaded attestations are verified against: GitHub\'s, a GitHub Enterprise Server\'s or your own (env REGISTRY_SIGSTORE_TRUSTED_ROOT; default the public-good root shipped with @sigstore/tuf)',
+    )
     .option('--github-api-url <url>', `the GitHub API asked for a repository owner's id when a trusted publisher is saved without one (env REGISTRY_GITHUB_API_URL; default ${DEFAULT_GITHUB_API_URL})`)
     .option('--require-changelog-entry', 'refuse (422) an upload whose change log has no section for its version; by default that is only a lint warning (env REGISTRY_REQUIRE_CHANGELOG_ENTRY=1)')
-    .action(async (flags: ServeFlags) => {
+    .option('--sign-key <jwk>', `sign the static copy of the registry in the bucket of --storage s3://... with this private JWK (or JWK Set), a file or its JSON (env ${SIGN_KEY_ENV}); see build-registry --sign-key`)
+    .action(async (flags: ServeFlags & { signKey?: string }) => {
       const env = process.env;
       const requireChangelogEntry = flags.requireChangelogEntry === true || booleanEnv('REGISTRY_REQUIRE_CHANGELOG_ENTRY', env.REGISTRY_REQUIRE_CHANGELOG_ENTRY);
       const trustProxy = parseTrustProxy(flags.trustProxy ?? env.REGISTRY_TRUST_PROXY);
@@ -163,7 +188,15 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       const oidcIssuers = parseOidcIssuers(flags.oidcIssuer, env.REGISTRY_OIDC_ISSUERS);
       const githubApiUrl = flags.githubApiUrl ?? env.REGISTRY_GITHUB_API_URL;
       if (githubApiUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(githubApiUrl)) throw new UsageError(`--github-api-url must be an http(s) URL (got ${JSON.stringify(githubApiUrl)})`);
+      const eventRetentionDays = positiveInteger('--event-retention-days', flags.eventRetentionDays ?? env.REGISTRY_EVENT_RETENTION_DAYS, DEFAULT_EVENT_RETENTION_DAYS, 0);
+      if (eventRetentionDays > MAX_EXPIRY_DAYS) throw new UsageError(`--event-retention-days must be at most ${MAX_EXPIRY_DAYS} (got ${eventRetentionDays}); 0 keeps every event`);
+      const sigstoreTrustedRoot = await checkSigstoreTrustedRoot(flags.sigstoreTrustedRoot ?? env.REGISTRY_SIGSTORE_TRUSTED_ROOT);
+      const signing = await signingKeysFrom(flags.signKey, env);
       const storage = await openStoreForCommand(flags, { create: true });
+      if (signing && !storage.staticOutput) {
+        await storage.close().catch(() => undefined);
+        throw new UsageError(`${flags.signKey !== undefined ? '--sign-key' : SIGN_KEY_ENV} signs the static copy of the registry in a bucket: it needs --storage s3://bucket/prefix (to sign a registry in a folder, use build-registry --sign-key)`);
+      }
       const { description } = storage;
       for (const line of storage.warnings) io.stderr(`${stderrStyle(io).yellow('warning')}: ${line}\n`);
       let server: Awaited<ReturnType<typeof createServer>>;
@@ -174,11 +207,14 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
           limits,
           statsRefreshMs,
           ...(requireChangelogEntry ? { requireChangelogEntry } : {}),
+          eventRetentionDays,
           ...(trustProxy === undefined ? {} : { trustProxy }),
           ...(webhookAllowPrivate.length > 0 ? { webhooks: { allowPrivate: webhookAllowPrivate } } : {}),
           oidcIssuers,
           ...(githubApiUrl === undefined ? {} : { githubApiUrl }),
+          ...(sigstoreTrustedRoot === undefined ? {} : { sigstoreTrustedRoot }),
           ...(env.REGISTRY_ADMIN_TOKEN ? { adminToken: env.REGISTRY_ADMIN_TOKEN } : {}),
+          ...(signing ? { signing } : {}),
         });
       } catch (error) {
         await storage.close().catch(() => undefined);
@@ -196,7 +232,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       else io.stdout(`template-registry serving at ${address}\n  database:      ${description.database ?? ''}\n`);
       if (description.backend === 'postgres' || description.storage !== description.dir) io.stdout(`  storage:       ${description.storage}\n`);
       io.stdout(`  registry.json: ${publicUrl}/registry.json   (file: ${path.join(server.store.publicDir, 'registry.json')})\n`);
-      if (server.store.staticOutput) io.stdout(`  static copy:   ${server.store.staticOutput.location}   (self-contained, for a CDN)\n`);
+      if (server.store.staticOutput) io.stdout(`  static copy:   ${server.store.staticOutput.location}   (self-contained, for a CDN${signing ? `, signed with ${signing.map((key) => key.kid).join(', ')}` : ''})\n`);
       io.stdout(`  catalog:       ${publicUrl}/index.html\n`);
       const stop = (): void => {
         void server.app.close().then(() => process.exit(0));

@@ -23,6 +23,7 @@ import { EXIT, UsageError, type CliIo } from '../io.js';
 import { stderrStyle, stdoutStyle, type Style } from '../style.js';
 import { clientFor, EXIT_CONFLICTS, oneLine, printProblems, progress, registryOption, reportProjectError, type RegistryFlags } from './consumer.js';
 import { answerFlags, reportTemplateError } from './generate.js';
+import { provenanceLine, provenanceOptions, provenancePolicyFor, type ProvenanceFlags } from './provenance.js';
 
 export { EXIT_CONFLICTS } from './consumer.js';
 
@@ -72,6 +73,8 @@ function printPlan(plan: UpdatePlan, flags: { json?: boolean; dryRun?: boolean }
   if (!flags.json) {
     const paint = stdoutStyle(io);
     io.stdout(paint.bold(`update plan ${plan.templateId} ${plan.fromVersion} -> ${plan.toVersion}: ${plan.steps.applied.length} migration step(s), ${plan.files.length} file(s)`) + '\n');
+    const built = provenanceLine(plan.provenance);
+    if (built) io.stdout(`${oneLine(built)}\n`);
     for (const line of stepLines(plan, paint)) io.stdout(`${line}\n`);
     if (plan.files.length > 0 && plan.migrations.length > 0) io.stdout('files:\n');
     for (const file of plan.files) io.stdout(fileLine(file));
@@ -133,7 +136,7 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
   const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
   registryOption(
-    program
+    provenanceOptions(program
       .command('update')
       .description("update the project to a newer template version, merging the template's changes with yours (exit 3 when conflicts remain)")
       .option('--to <version>', 'target version (default: the newest the registry selects)')
@@ -145,21 +148,22 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
       .option('--answers <file>', 'JSON file of answers')
       .option('--defaults', 'do not ask the new questions: use their defaults')
       .option('--no-backup', 'do not keep the old files in .template-backups/')
-      .option('--skip <glob>', 'never write, create or remove the project files matching this glob (repeatable); remembered in .template-lock.json for every later update', collect, []),
+      .option('--skip <glob>', 'never write, create or remove the project files matching this glob (repeatable); remembered in .template-lock.json for every later update', collect, [])),
   ).action(
     async (
-      flags: RegistryFlags & {
-        to?: string;
-        project: string;
-        dryRun?: boolean;
-        yes?: boolean;
-        conflict: 'inline' | 'rej';
-        set: string[];
-        answers?: string;
-        defaults?: boolean;
-        backup: boolean;
-        skip: string[];
-      },
+      flags: RegistryFlags &
+        ProvenanceFlags & {
+          to?: string;
+          project: string;
+          dryRun?: boolean;
+          yes?: boolean;
+          conflict: 'inline' | 'rej';
+          set: string[];
+          answers?: string;
+          defaults?: boolean;
+          backup: boolean;
+          skip: string[];
+        },
     ) => {
       if (flags.to !== undefined && !isTemplateVersion(flags.to)) throw new UsageError(`--to ${VERSION_RULE} (got ${JSON.stringify(flags.to)})`);
       for (const glob of flags.skip) {
@@ -168,9 +172,12 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
       }
       const canAsk = process.stdin.isTTY === true;
       let outcome: UpdateProjectResult;
+      const client = clientFor(flags, io, await lockRegistry(flags.project));
+      const provenance = await provenancePolicyFor(flags, client.registryUrl, io);
       try {
         outcome = await updateProject({
-          client: clientFor(flags, io, await lockRegistry(flags.project)),
+          client,
+          provenance,
           projectDir: flags.project,
           ...(flags.to !== undefined ? { to: flags.to } : {}),
           dryRun: flags.dryRun ?? false,
@@ -198,15 +205,19 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
   );
 
   registryOption(
-    program
-      .command('check-update')
-      .description('say whether the template of the project has a newer version, whether it is breaking, and what changed')
-      .option('--project <dir>', 'project folder', '.')
-      .option('--exit-code', 'exit 1 when an update is available'),
-  ).action(async (flags: RegistryFlags & { project: string; exitCode?: boolean }) => {
+    provenanceOptions(
+      program
+        .command('check-update')
+        .description('say whether the template of the project has a newer version, whether it is breaking, who built it, and what changed')
+        .option('--project <dir>', 'project folder', '.')
+        .option('--exit-code', 'exit 1 when an update is available'),
+    ),
+  ).action(async (flags: RegistryFlags & ProvenanceFlags & { project: string; exitCode?: boolean }) => {
     let check;
+    const client = clientFor(flags, io, await lockRegistry(flags.project));
+    const provenance = await provenancePolicyFor(flags, client.registryUrl, io);
     try {
-      check = await checkForUpdate({ client: clientFor(flags, io, await lockRegistry(flags.project)), projectDir: flags.project, signal: AbortSignal.timeout(60_000) });
+      check = await checkForUpdate({ client, provenance, projectDir: flags.project, signal: AbortSignal.timeout(60_000) });
     } catch (error) {
       setExit(reportProjectError(error, io));
       return;
@@ -219,6 +230,8 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
       const paint = stdoutStyle(io);
       io.stdout(`${paint.bold(check.templateId)}: ${check.currentVersion} -> ${paint.green(check.latestVersion)} available${check.breaking ? ` (${paint.red('breaking')})` : ''}\n`);
       for (const reason of check.breakingReasons) io.stdout(`  breaking: ${oneLine(reason)}\n`);
+      const built = provenanceLine(check.provenance);
+      if (built) io.stdout(`  ${oneLine(built)}\n`);
       for (const entry of check.changelog) {
         io.stdout(`\n## ${entry.version}\n`);
         if (entry.body !== '') io.stdout(`${entry.body.split('\n').map((line) => `${/^[ \t]*/.exec(line)?.[0] ?? ''}${oneLine(line)}`).join('\n')}\n`);

@@ -1,14 +1,15 @@
 /**
  * `GET /templates/{id}/analytics`: the analytics record of a template version (the latest one, as
- * `GET /templates/{id}` selects it, or `?version=`), aggregated from the stored events as of the
- * request (registry/analytics.ts; formulas in docs/analytics.md). The ranks compare every
- * template's downloads, so the downloads of all templates are read with the template's events.
+ * `GET /templates/{id}` selects it, or `?version=`), as of the request, made from the store's
+ * aggregates (registry/analytics.ts; formulas in docs/analytics.md): the version's totals, its
+ * days of the record and its ratings, and every version's download total for the ranks. It reads
+ * O(days + versions) rows, never the events.
  */
 import type { FastifyPluginAsync } from 'fastify';
 
 import { selectLatest } from '../../core/listing.js';
 import { VERSION_PATTERN, VERSION_RULE } from '../../core/versions.js';
-import { aggregateAnalytics } from '../../registry/analytics.js';
+import { analyticsRecords, recordWindow } from '../../registry/analytics.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
 import { ENVELOPE_CACHE_CONTROL, ERROR_CACHE_CONTROL } from './read.js';
@@ -37,12 +38,9 @@ export const analyticsRoute: FastifyPluginAsync<{ context: ServerContext }> = as
       const { document } = context.registry();
       const entry = version === undefined ? selectLatest(document.templates, id) : document.templates.find((e) => e.id === id && e.version === version);
       if (!entry) throw new ApiError(404, 'NOT_FOUND', version === undefined ? `template ${id} not found` : `template ${id} version ${version} not found`);
-      const [own, downloads] = await Promise.all([
-        context.storage.events.listEvents({ templateId: id }),
-        context.storage.events.listEvents({ type: 'download' }),
-      ]);
-      const events = [...own, ...downloads.filter((e) => e.event.templateId !== id)];
-      const [record] = aggregateAnalytics(events, { now: new Date(), registry: document, templateId: id, version: entry.version });
+      const now = new Date();
+      const aggregates = await context.storage.events.analyticsAggregates({ versions: [{ templateId: id, version: entry.version }], ...recordWindow(now) });
+      const [record] = analyticsRecords(aggregates, { now, registry: document, templateId: id, version: entry.version });
       return reply.header('Cache-Control', ENVELOPE_CACHE_CONTROL).send(envelope(request, record));
     },
   );

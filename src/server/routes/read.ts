@@ -5,6 +5,8 @@
  * spec's query conventions, single templates and versions, archive downloads, categories and a
  * health check.
  */
+import { createHash } from 'node:crypto';
+
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
 import { isYanked, selectLatest, versionsOf } from '../../core/listing.js';
@@ -207,6 +209,18 @@ const apiReadRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { co
       }
     },
   );
+
+  // The Sigstore bundle of a version's build provenance, as uploaded and verified: immutable.
+  app.get<{ Params: { id: string; version: string } }>('/templates/:id/versions/:version/attestation', { schema: { params: VERSION_PARAMS } }, async (request, reply) => {
+    const { id, version } = request.params;
+    const entry = findVersion(context, id, version);
+    const bundle = entry.attestations ? await context.storage.versions.readAttestation(id, version) : undefined;
+    if (!bundle) throw notFound(`attestation of ${id}@${version}`);
+    const etag = `"${createHash('sha256').update(bundle).digest('hex')}"`;
+    void reply.header('Cache-Control', ARCHIVE_CACHE_CONTROL).header('ETag', etag);
+    if (ifNoneMatchMatches(headerText(request.headers['if-none-match']), [etag])) return reply.code(304).send();
+    return reply.type('application/json').header('Content-Length', String(bundle.length)).send(bundle);
+  });
 
   app.get('/categories', async (request, reply) => {
     const result = runList(CATEGORY_LIST, context.registry().document.categories, checkedListQuery(CATEGORY_LIST, request.query));

@@ -7,6 +7,7 @@ import { finished } from 'node:stream/promises';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 
+import { MAX_ATTESTATION_BYTES } from '../../archive/index.js';
 import { versionUrl } from '../../core/routes.js';
 import type { TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
@@ -19,6 +20,28 @@ interface ReceivedUpload {
   manifestText?: string;
   /** A confirmed file staged through /files, in place of the template part. */
   fileId?: string;
+  /** The Sigstore bundle of the archive's build provenance (JSON), when one was sent. */
+  attestation?: string;
+}
+
+/** A text part (sent as a file or a field) read whole, refused past `limit` bytes. */
+async function readTextPart(part: { type: 'file'; file: AsyncIterable<Buffer> } | { type: 'field'; value: unknown; valueTruncated: boolean }, name: string, limit: number): Promise<string> {
+  const tooLarge = (): ApiError => new ApiError(413, 'PAYLOAD_TOO_LARGE', `the ${name} is larger than ${limit} bytes`);
+  if (part.type === 'field') {
+    // A field sent as application/json arrives already parsed (its depth is checked before it is written back).
+    const text = partText(part.value, `the ${name} part`, name);
+    // The parser's field limit is the largest of the text parts': each part has its own.
+    if (part.valueTruncated || Buffer.byteLength(text) > limit) throw tooLarge();
+    return text;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of part.file) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**
@@ -67,7 +90,7 @@ export async function receiveArchive(source: AsyncIterable<Buffer>, temp: string
  */
 async function receiveParts(request: FastifyRequest, context: ServerContext, received: ReceivedUpload): Promise<void> {
   const parts = request.parts({
-    limits: { fileSize: context.limits.maxArchiveBytes, files: 2, fields: 4, parts: 6, fieldSize: context.limits.maxManifestBytes },
+    limits: { fileSize: context.limits.maxArchiveBytes, files: 3, fields: 4, parts: 7, fieldSize: Math.max(context.limits.maxManifestBytes, MAX_ATTESTATION_BYTES) },
   });
   for await (const part of parts) {
     if (part.type === 'file' && part.fieldname === 'template') {
@@ -81,22 +104,14 @@ async function receiveParts(request: FastifyRequest, context: ServerContext, rec
       received.archive = { path: temp, size, sha256, integrity };
     } else if (part.fieldname === 'manifest') {
       if (received.manifestText !== undefined) throw new ApiError(400, 'BAD_REQUEST', 'the manifest part appears twice');
-      if (part.type === 'file') {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        for await (const chunk of part.file as AsyncIterable<Buffer>) {
-          size += chunk.length;
-          if (size > context.limits.maxManifestBytes) {
-            throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `the manifest is larger than ${context.limits.maxManifestBytes} bytes`);
-          }
-          chunks.push(chunk);
-        }
-        received.manifestText = Buffer.concat(chunks).toString('utf8');
-      } else {
-        if (part.valueTruncated) throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `the manifest is larger than ${context.limits.maxManifestBytes} bytes`);
-        // A field sent as application/json arrives already parsed.
-        received.manifestText = partText(part.value, 'the manifest part', 'manifest');
-      }
+      received.manifestText = await readTextPart(
+        part.type === 'file' ? { type: 'file', file: part.file as AsyncIterable<Buffer> } : { type: 'field', value: part.value, valueTruncated: part.valueTruncated },
+        'manifest',
+        context.limits.maxManifestBytes,
+      );
+    } else if (part.fieldname === 'attestation') {
+      if (received.attestation !== undefined) throw new ApiError(400, 'BAD_REQUEST', 'the attestation part appears twice');
+      received.attestation = await readTextPart(part.type === 'file' ? { type: 'file', file: part.file as AsyncIterable<Buffer> } : { type: 'field', value: part.value, valueTruncated: part.valueTruncated }, 'attestation', MAX_ATTESTATION_BYTES);
     } else if (part.fieldname === 'fileId' && part.type === 'field') {
       if (received.fileId !== undefined) throw new ApiError(400, 'BAD_REQUEST', 'the fileId part appears twice');
       if (typeof part.value !== 'string' || part.value === '') throw new ApiError(400, 'VALIDATION_ERROR', 'fileId must be the id of a confirmed file', [{ field: 'fileId', code: 'INVALID', message: 'fileId must be a non-empty string' }]);
@@ -134,7 +149,7 @@ async function takeStagedFile(context: ServerContext, token: TokenRecord, fileId
   }
 }
 
-/** Multipart framing around the two parts: boundaries, part headers. */
+/** Multipart framing around the parts: boundaries, part headers. */
 export const MULTIPART_OVERHEAD = 64 * 1024;
 
 /** The same refusal, with the connection closed after it: the rest of the body is never read. */
@@ -162,7 +177,7 @@ export function uploadGate(app: FastifyInstance, largest: number, tooLarge: (dec
 /** `POST /templates`: the spec's operation 2. */
 export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async (app, { context }) => {
   await app.register(multipart, { throwFileSizeLimit: false });
-  const largest = context.limits.maxArchiveBytes + context.limits.maxManifestBytes + MULTIPART_OVERHEAD;
+  const largest = context.limits.maxArchiveBytes + context.limits.maxManifestBytes + MAX_ATTESTATION_BYTES + MULTIPART_OVERHEAD;
 
   const gate = uploadGate(
     app,
@@ -200,9 +215,9 @@ export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async
       if (missing.length > 0 || !received.archive || received.manifestText === undefined) {
         throw new ApiError(400, 'VALIDATION_ERROR', 'missing parts', missing);
       }
-      const published = publishVersion(context, token, received.archive, received.manifestText);
+      const published = publishVersion(context, token, received.archive, received.manifestText, received.attestation);
       const staged = fileId;
-      const { manifest, entry } =
+      const { manifest, entry, listed, warning } =
         staged === undefined
           ? await published
           : await published.then(
@@ -216,7 +231,11 @@ export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async
               },
             );
       const location = versionUrl(context.publicUrl, manifest.name, manifest.version);
-      return reply.code(201).header('Location', location).header('Cache-Control', 'no-store').send(envelope(request, entry));
+      const body = envelope(request, entry);
+      // Stored either way; `listed: false` (with the reason) when registry.json does not list it yet.
+      body.meta.listed = listed;
+      if (warning !== undefined) body.meta.warning = warning;
+      return reply.code(201).header('Location', location).header('Cache-Control', 'no-store').send(body);
     } finally {
       clearTimeout(timer);
       if (received.archive) await rm(received.archive.path, { force: true });
@@ -234,7 +253,7 @@ export function multipartError(error: unknown): unknown {
   }
   if (code === 'FST_PROTO_VIOLATION') return new ApiError(400, 'BAD_REQUEST', 'a part has a forbidden name');
   if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT') {
-    return new ApiError(413, 'PAYLOAD_TOO_LARGE', 'too many parts: send the parts template and manifest');
+    return new ApiError(413, 'PAYLOAD_TOO_LARGE', 'too many parts: send the parts template (or fileId), manifest and attestation');
   }
   return error;
 }

@@ -10,7 +10,8 @@ import type { Dirent } from 'node:fs';
 import { chmod, copyFile, lstat, mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
-import { openFileStream, readIfExists, syncDirectory, syncFile, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../../core/files.js';
+import { openFileStream, readIfExists, removeLeftoverTemps, syncDirectory, syncFile, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../../core/files.js';
+import { BLOB_TOP_FOLDERS } from '../blob-layout.js';
 import type { ArchiveReader, BlobStore } from '../types.js';
 
 import { checkBlobKey, checkBlobPrefix } from './keys.js';
@@ -30,6 +31,17 @@ export class FolderBlobStore implements BlobStore {
 
   constructor(readonly folder: string) {
     this.location = path.resolve(folder);
+  }
+
+  /**
+   * Removes the temp files a killed writer left below the key folders: a dead process's at once,
+   * one of an owner that cannot be seen (another machine, an older release) once older than `afterMs`, never a running one's (another instance
+   * may share the folder). Returns the paths removed.
+   */
+  async removeLeftoverTemps(afterMs: { foreignAfterMs: number; legacyAfterMs?: number }): Promise<string[]> {
+    const removed: string[] = [];
+    for (const folder of BLOB_TOP_FOLDERS) removed.push(...(await removeLeftoverTemps(path.join(this.location, folder), { recursive: true, ...afterMs })));
+    return removed;
   }
 
   /** The file of a key; the key check is what keeps every path inside the folder. */

@@ -42,3 +42,18 @@ export function isDatabaseError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }
+
+/** Rows per INSERT statement: well under PostgreSQL's 65535 parameters for the widest table. */
+const BATCH = 500;
+
+/** Inserts `rows` (each the values of `columns`, in order) in multi-row statements. */
+export async function insertRows(client: Pick<pg.ClientBase, 'query'>, table: string, columns: readonly string[], rows: readonly unknown[][], options: { overriding?: boolean; suffix?: string } = {}): Promise<void> {
+  for (let start = 0; start < rows.length; start += BATCH) {
+    const batch = rows.slice(start, start + BATCH);
+    const values = batch.map((_, r) => `(${columns.map((__, c) => `$${r * columns.length + c + 1}`).join(', ')})`).join(', ');
+    await client.query(
+      `INSERT INTO ${table} (${columns.join(', ')})${options.overriding ? ' OVERRIDING SYSTEM VALUE' : ''} VALUES ${values}${options.suffix ? ` ${options.suffix}` : ''}`,
+      batch.flat(),
+    );
+  }
+}

@@ -27,7 +27,8 @@ import type {
 import { releasedOnce, type Claimable, type ClaimResult } from '../blob/claim.js';
 import { repositoryKey } from '../records.js';
 import type { BlobStore } from '../types.js';
-import { int, transaction } from './database.js';
+import { readAggregateRows, writeAggregateRows } from './analytics.js';
+import { insertRows, int, transaction } from './database.js';
 import { describeDatabase } from './migrations.js';
 
 type Row = Record<string, unknown>;
@@ -81,6 +82,7 @@ export async function readPostgresDump(pool: pg.Pool): Promise<StoreDump> {
           deprecationMessage: maybeText(row.deprecation_message),
           yankedAt: maybeIso(row.yanked_at),
           publisher: row.publisher ?? null,
+          attestation: row.attestation ?? null,
         }),
       ),
       events: (await all('SELECT * FROM events ORDER BY id')).map(
@@ -174,6 +176,7 @@ export async function readPostgresDump(pool: pg.Pool): Promise<StoreDump> {
       usedIdTokens: (await all('SELECT * FROM oidc_id_tokens ORDER BY expires_at, issuer, jti')).map(
         (row): DumpUsedIdToken => ({ issuer: String(row.issuer), jti: String(row.jti), expiresAt: isoOf(row.expires_at) }),
       ),
+      analytics: await readAggregateRows(client),
       stagedFilesSkipped: num((await all('SELECT count(*) AS n FROM staged_files'))[0]?.n ?? 0),
     };
     await client.query('COMMIT');
@@ -192,6 +195,7 @@ const TABLES: Record<keyof StoreCounts, string> = {
   coOwners: 'co_owners',
   versions: 'versions',
   events: 'events',
+  analytics: 'analytics_totals',
   webhooks: 'webhooks',
   outbox: 'webhook_outbox',
   deliveryAttempts: 'deliveries',
@@ -211,37 +215,22 @@ export async function countPostgres(pool: pg.Pool): Promise<StoreCounts> {
   return Object.fromEntries(kinds.map((kind) => [kind, num(row[kind] ?? 0)])) as StoreCounts;
 }
 
-/** Rows per INSERT statement: well under PostgreSQL's 65535 parameters for the widest table. */
-const BATCH = 500;
-
-/** Inserts `rows` (each the values of `columns`, in order) in multi-row statements. */
-async function insertAll(client: pg.PoolClient, table: string, columns: readonly string[], rows: readonly unknown[][], options: { overriding?: boolean; suffix?: string } = {}): Promise<void> {
-  for (let start = 0; start < rows.length; start += BATCH) {
-    const batch = rows.slice(start, start + BATCH);
-    const values = batch.map((_, r) => `(${columns.map((__, c) => `$${r * columns.length + c + 1}`).join(', ')})`).join(', ');
-    await client.query(
-      `INSERT INTO ${table} (${columns.join(', ')})${options.overriding ? ' OVERRIDING SYSTEM VALUE' : ''} VALUES ${values}${options.suffix ? ` ${options.suffix}` : ''}`,
-      batch.flat(),
-    );
-  }
-}
-
 /** Writes a dump into the database in one transaction: every row or none. */
 export async function loadPostgresDump(pool: pg.Pool, dump: StoreDump): Promise<void> {
   await transaction(pool, async (client) => {
-    await insertAll(
+    await insertRows(
       client,
       'tokens',
       ['id', 'hash', 'role', 'templates', 'owner', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'publisher'],
       dump.tokens.map((t) => [t.id, t.hash, t.role, jsonText(t.templates), t.owner, t.createdAt, t.expiresAt, t.revokedAt, t.lastUsedAt, jsonText(t.publisher)]),
     );
-    await insertAll(client, 'owners', ['name', 'owner', 'claimed_at'], dump.owners.map((o) => [o.name, o.owner, o.claimedAt]));
+    await insertRows(client, 'owners', ['name', 'owner', 'claimed_at'], dump.owners.map((o) => [o.name, o.owner, o.claimedAt]));
     // Rows are inserted in the dump's order: `seq` (the co-owners' order) follows it.
-    await insertAll(client, 'co_owners', ['name', 'owner', 'added_at'], dump.coOwners.map((c) => [c.name, c.owner, c.addedAt]));
-    await insertAll(
+    await insertRows(client, 'co_owners', ['name', 'owner', 'added_at'], dump.coOwners.map((c) => [c.name, c.owner, c.addedAt]));
+    await insertRows(
       client,
       'versions',
-      ['name', 'version', 'state', 'integrity', 'sha256', 'size', 'owner', 'created_at', 'manifest', 'stability', 'deprecation_message', 'yanked_at', 'publisher'],
+      ['name', 'version', 'state', 'integrity', 'sha256', 'size', 'owner', 'created_at', 'manifest', 'stability', 'deprecation_message', 'yanked_at', 'publisher', 'attestation'],
       dump.versions.map((v) => [
         v.name,
         v.version,
@@ -256,55 +245,57 @@ export async function loadPostgresDump(pool: pg.Pool, dump: StoreDump): Promise<
         v.deprecationMessage,
         v.yankedAt,
         jsonText(v.publisher),
+        jsonText(v.attestation),
       ]),
     );
-    await insertAll(
+    await insertRows(
       client,
       'events',
       ['id', 'type', 'template_id', 'version', 'timestamp', 'data', 'client', 'received_at'],
       dump.events.map((e) => [e.id, e.type, e.templateId, e.version, e.timestamp, JSON.stringify(e.data), e.client, e.receivedAt]),
       { overriding: true },
     );
-    await insertAll(
+    await writeAggregateRows(client, dump.analytics);
+    await insertRows(
       client,
       'webhooks',
       ['id', 'url', 'events', 'secret', 'active', 'created_at'],
       dump.webhooks.map((w) => [w.id, w.url, JSON.stringify(w.events), w.secret, w.active, w.createdAt]),
     );
-    await insertAll(
+    await insertRows(
       client,
       'webhook_outbox',
       ['id', 'webhook_id', 'event', 'body', 'state', 'attempts', 'next_attempt_at', 'created_at', 'updated_at', 'last_status', 'last_error'],
       dump.outbox.map((d) => [d.id, d.webhookId, d.event, d.body, d.state, d.attempts, d.nextAttemptAt, d.createdAt, d.updatedAt, d.lastStatus, d.lastError]),
     );
-    await insertAll(
+    await insertRows(
       client,
       'deliveries',
       ['id', 'attempt_id', 'webhook_id', 'event', 'status', 'attempted_at', 'error', 'delivery_id'],
       dump.deliveryAttempts.map((a) => [a.id, a.attemptId, a.webhookId, a.event, a.status, a.attemptedAt, a.error, a.deliveryId]),
       { overriding: true },
     );
-    await insertAll(
+    await insertRows(
       client,
       'users',
       ['id', 'email', 'password_hash', 'role', 'owner', 'name', 'created_at'],
       dump.users.map((u) => [u.id, u.email, u.passwordHash, u.role, u.owner, u.name, u.createdAt]),
     );
-    await insertAll(
+    await insertRows(
       client,
       'sessions',
       ['hash', 'family', 'user_id', 'kind', 'created_at', 'expires_at', 'replaced_at', 'revoked_at'],
       dump.sessions.map((s) => [s.hash, s.family, s.userId, s.kind, s.createdAt, s.expiresAt, s.replacedAt, s.revokedAt]),
     );
-    await insertAll(client, 'settings', ['key', 'value'], dump.settings.map((s) => [s.key, s.value]), { suffix: 'ON CONFLICT (key) DO UPDATE SET value = excluded.value' });
+    await insertRows(client, 'settings', ['key', 'value'], dump.settings.map((s) => [s.key, s.value]), { suffix: 'ON CONFLICT (key) DO UPDATE SET value = excluded.value' });
     // In the dump's order: `seq` (each template's order of trusted publishers) follows it.
-    await insertAll(
+    await insertRows(
       client,
       'trusted_publishers',
       ['id', 'template', 'issuer', 'repository', 'repository_key', 'repository_owner_id', 'workflow', 'environment', 'ref', 'pending_owner', 'created_by', 'created_at'],
       dump.trustedPublishers.map((t) => [t.id, t.template, t.issuer, t.repository, repositoryKey(t.repository), t.repositoryOwnerId, t.workflow, t.environment, t.ref, t.pendingOwner, t.createdBy, t.createdAt]),
     );
-    await insertAll(client, 'oidc_id_tokens', ['issuer', 'jti', 'expires_at'], dump.usedIdTokens.map((u) => [u.issuer, u.jti, u.expiresAt]));
+    await insertRows(client, 'oidc_id_tokens', ['issuer', 'jti', 'expires_at'], dump.usedIdTokens.map((u) => [u.issuer, u.jti, u.expiresAt]));
     // Ids given explicitly leave the identity sequences behind: the next ones follow the largest.
     for (const table of ['events', 'deliveries']) {
       await client.query(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), max(id)) FROM ${table} HAVING max(id) IS NOT NULL`);

@@ -1,8 +1,9 @@
 import type pg from 'pg';
 
-import { downloadUsage } from '../../registry/analytics.js';
-import type { EventFilter, EventOrigin, EventStore, RecordedEvent, StoredEvent, VersionUsage } from '../types.js';
-import { iso } from './database.js';
+import { dayOf, eventFacts, type AnalyticsAggregates } from '../../registry/analytics.js';
+import type { AnalyticsQuery, EventFilter, EventOrigin, EventStore, RecordedEvent, StoredEvent, VersionUsage } from '../types.js';
+import { addToAggregates, readAggregates } from './analytics.js';
+import { iso, transaction } from './database.js';
 
 interface EventRow {
   id: string;
@@ -15,26 +16,63 @@ interface EventRow {
   received_at: Date | null;
 }
 
-/** Analytics events in PostgreSQL: the indexed fields as columns, the rest as JSON (the client's `timestamp` kept as sent). */
+/** Raw events removed per statement: a prune never holds many rows locked at once. */
+const PRUNE_BATCH = 5000;
+
+/**
+ * Analytics events in PostgreSQL: the indexed fields as columns, the rest as JSON (the client's
+ * `timestamp` kept as sent); and, in the same transaction as each event, the aggregates analytics
+ * records and `stats` are made from (analytics.ts).
+ */
 export class PostgresEventStore implements EventStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async recordEvent(event: StoredEvent, origin: EventOrigin = {}): Promise<void> {
     const { type, templateId, version, timestamp, ...rest } = event;
-    await this.pool.query('INSERT INTO events (type, template_id, version, timestamp, data, client, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-      type,
-      templateId,
-      version,
-      timestamp,
-      JSON.stringify(rest),
-      origin.client ?? null,
-      (origin.receivedAt ?? new Date()).toISOString(),
-    ]);
+    const data = JSON.stringify(rest);
+    const receivedAt = (origin.receivedAt ?? new Date()).toISOString();
+    await transaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ id: string }>(
+        'INSERT INTO events (type, template_id, version, timestamp, data, client, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id',
+        [type, templateId, version, timestamp, data, origin.client ?? null, receivedAt],
+      );
+      const id = String(rows[0]?.id);
+      // The event as listEvents gives it back: what it counts for is decided on what is stored.
+      const stored = { ...(JSON.parse(data) as Record<string, unknown>), type, templateId, version, timestamp };
+      const facts = eventFacts({ id, event: stored, ...(origin.client !== undefined ? { client: origin.client } : {}), receivedAt }, Number(id));
+      if (facts) await addToAggregates(client, facts);
+    });
   }
 
-  /** Counted by the rule of analytics records (`downloadUsage`), so `stats.downloads` equal their `total`. */
+  /** Counted by the rule of analytics records, from the aggregates: `stats.downloads` equal their `total`. */
   async usage(): Promise<Map<string, VersionUsage>> {
-    return downloadUsage(await this.listEvents({ type: 'download' }));
+    const { rows } = await this.pool.query<{ template_id: string; version: string; downloads: number; last_download: string | null }>(
+      'SELECT template_id, version, downloads, last_download FROM analytics_totals WHERE downloads > 0',
+    );
+    return new Map(rows.map((row) => [`${row.template_id}@${row.version}`, row.last_download === null ? { downloads: row.downloads } : { downloads: row.downloads, lastDownload: row.last_download }]));
+  }
+
+  async downloadsRecorded(): Promise<number> {
+    const { rows } = await this.pool.query<{ n: string | number }>('SELECT COALESCE(SUM(download_events), 0) AS n FROM analytics_totals');
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  analyticsAggregates(query: AnalyticsQuery): Promise<AnalyticsAggregates> {
+    return readAggregates(this.pool, query);
+  }
+
+  async pruneEvents(before: Date): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const { rowCount } = await this.pool.query(
+        'DELETE FROM events WHERE id IN (SELECT id FROM events WHERE received_at < $1 OR (received_at IS NULL AND timestamp < $2) LIMIT $3)',
+        [before, before.toISOString(), PRUNE_BATCH],
+      );
+      removed += rowCount ?? 0;
+      if ((rowCount ?? 0) < PRUNE_BATCH) break;
+    }
+    await this.pool.query('DELETE FROM analytics_download_clients WHERE day < $1', [dayOf(before.getTime())]);
+    return removed;
   }
 
   async countEvents(type?: string): Promise<number> {

@@ -11,6 +11,8 @@ import path from 'node:path';
 
 import pg from 'pg';
 
+import { removeLeftoverTemps } from '../../core/files.js';
+import { FolderBlobStore } from '../blob/folder.js';
 import type { BlobStore, RegistryStorage } from '../types.js';
 import { PostgresAccountStore } from './accounts.js';
 import { postgresDumper } from './dump.js';
@@ -120,6 +122,9 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       await makeFolders();
       await versions.recover(graceMs);
       await files.recover(graceMs);
+      // Temp files of atomic writes a killed process left: a dead one's at once, never a running one's.
+      await removeLeftoverTemps(path.resolve(options.publicDir), { recursive: true, foreignAfterMs: graceMs });
+      if (options.blobs instanceof FolderBlobStore) await options.blobs.removeLeftoverTemps({ foreignAfterMs: graceMs });
     },
     /**
      * LISTEN on a connection of its own: `listener` is called for every version committed, recovered or

@@ -10,6 +10,7 @@
 import pg from 'pg';
 
 import { attemptIdGenerator } from '../attempt-ids.js';
+import { ANALYTICS_TABLES_SQL, backfillAggregates } from './analytics.js';
 
 /** A step of the schema: SQL, or code when rows must be filled with what SQL cannot make. */
 type Migration = string | ((client: pg.ClientBase) => Promise<void>);
@@ -205,18 +206,27 @@ CREATE TABLE IF NOT EXISTS oidc_id_tokens (
 CREATE INDEX IF NOT EXISTS oidc_id_tokens_by_expiry ON oidc_id_tokens (expires_at);
 `,
   // 5: logins counted before their password is checked (failed ones stay until their window ends),
-  // per account (the e-mail, lower-cased) and client address.
+  // per account (the e-mail, lower-cased) and client address. Runs again harmlessly, as 4 does.
   `
-CREATE TABLE login_attempts (
+CREATE TABLE IF NOT EXISTS login_attempts (
   id text COLLATE "C" PRIMARY KEY,
   account text NOT NULL,
   address text NOT NULL,
   at timestamptz NOT NULL
 );
-CREATE INDEX login_attempts_by_account ON login_attempts (account, at);
-CREATE INDEX login_attempts_by_address ON login_attempts (address, at);
-CREATE INDEX login_attempts_by_time ON login_attempts (at);
+CREATE INDEX IF NOT EXISTS login_attempts_by_account ON login_attempts (account, at);
+CREATE INDEX IF NOT EXISTS login_attempts_by_address ON login_attempts (address, at);
+CREATE INDEX IF NOT EXISTS login_attempts_by_time ON login_attempts (at);
 `,
+  // 6: analytics aggregates, kept as events arrive (records and stats no longer read every event),
+  // filled from the events stored until then.
+  async (client) => {
+    await client.query(ANALYTICS_TABLES_SQL);
+    await backfillAggregates(client);
+  },
+  // 7: build provenance: what the verified Sigstore bundle of a version says (its signer, predicate
+  // type and run); the bundle itself is a blob beside the archive.
+  'ALTER TABLE versions ADD COLUMN IF NOT EXISTS attestation json;',
 ];
 
 /** The schema version this release writes. */

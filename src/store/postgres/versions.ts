@@ -1,11 +1,11 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { readdir, rm, stat } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
 
 import type pg from 'pg';
 
+import { ownedTempName, removeLeftoverTemps } from '../../core/files.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
-import { archiveKey, manifestKey, manifestText } from '../blob-layout.js';
+import { archiveKey, attestationKey, manifestKey, manifestText } from '../blob-layout.js';
 import { permission, versionOwner } from '../records.js';
 import type {
   ArchiveReader,
@@ -16,6 +16,7 @@ import type {
   PublishedVersion,
   PublisherRun,
   Reservation,
+  StoredAttestation,
   StoredVersion,
   TokenRecord,
   VersionLifecycle,
@@ -42,6 +43,7 @@ interface VersionRow {
   deprecation_message: string | null;
   yanked_at: Date | null;
   publisher: PublisherRun | null;
+  attestation: StoredAttestation | null;
 }
 
 /** A row with who holds it (pending versions) and whether it is abandoned. */
@@ -55,7 +57,7 @@ interface HeldRow extends VersionRow {
 }
 
 /** Every column but the manifest, which only a registry build needs. */
-const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher';
+const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher, attestation';
 
 const toVersion = (row: VersionRow): StoredVersion => ({
   name: row.name,
@@ -68,6 +70,7 @@ const toVersion = (row: VersionRow): StoredVersion => ({
   createdAt: iso(row.created_at),
   ...lifecycleOf(row),
   ...(row.publisher ? { publisher: row.publisher } : {}),
+  ...(row.attestation ? { attestation: row.attestation } : {}),
 });
 
 function lifecycleOf(row: Pick<VersionRow, 'stability' | 'deprecation_message' | 'yanked_at'>): VersionLifecycle {
@@ -201,18 +204,19 @@ export class PostgresVersionStore implements VersionStore {
         const allowed = permission(token, version.name, owners, trusted);
         if (!allowed.allowed) return { reserved: false, forbidden: allowed.reason };
         const publisher = token.publisher ? JSON.stringify(token.publisher) : null;
-        const values = [version.name, version.version, version.integrity, version.sha256, version.size, versionOwner(token, owners), createdAt, reservation, this.presence.instance, publisher];
+        const attestation = version.attestation ? JSON.stringify(version.attestation) : null;
+        const values = [version.name, version.version, version.integrity, version.sha256, version.size, versionOwner(token, owners), createdAt, reservation, this.presence.instance, publisher, attestation];
         const inserted = found
           ? // Conditional on the reservation read: of concurrent take-overs one updates, the others lose.
             await client.query(
               `UPDATE versions SET integrity = $3, sha256 = $4, size = $5, owner = $6, created_at = $7, reservation = $8, reserved_by = $9,
-                 reserved_at = now(), manifest = NULL, publisher = $10
-               WHERE name = $1 AND version = $2 AND state = 'pending' AND reservation IS NOT DISTINCT FROM $11`,
+                 reserved_at = now(), manifest = NULL, publisher = $10, attestation = $11
+               WHERE name = $1 AND version = $2 AND state = 'pending' AND reservation IS NOT DISTINCT FROM $12`,
               [...values, found.reservation],
             )
           : await client.query(
-              `INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at, reservation, reserved_by, publisher)
-               VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (name, version) DO NOTHING`,
+              `INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at, reservation, reserved_by, publisher, attestation)
+               VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (name, version) DO NOTHING`,
               values,
             );
         if (inserted.rowCount === 1) return { reserved: true };
@@ -234,7 +238,14 @@ export class PostgresVersionStore implements VersionStore {
    * version marked complete and are its webhook deliveries written: a version is never listed
    * without its bytes, and 201 means stored.
    */
-  async commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents: readonly WebhookEventRecord[] = []): Promise<StoredVersion> {
+  async commitVersion(
+    name: string,
+    version: string,
+    archiveFile: string,
+    manifest: TemplateManifest,
+    webhookEvents: readonly WebhookEventRecord[] = [],
+    attestation?: string,
+  ): Promise<StoredVersion> {
     // The reservation this instance made (undefined: one made before this process, e.g. by a tool).
     const mine = this.held.get(`${name}@${version}`);
     const before = await this.heldRow(this.pool, name, version);
@@ -242,6 +253,9 @@ export class PostgresVersionStore implements VersionStore {
     // A complete version never changes: its bytes are not overwritten, and nothing is told again.
     if (before.state !== 'pending') throw new Error(`version ${name}@${version} is already complete`);
     if (mine !== undefined && before.reservation !== mine) throw new Error(`the reservation of ${name}@${version} was taken over by another upload`);
+    if (before.attestation && attestation === undefined) throw new Error(`version ${name}@${version} was reserved with an attestation: commit it with its bundle`);
+    // The provenance bundle first: a version recover() finds whole (archive and manifest) has it too.
+    if (before.attestation && attestation !== undefined) await this.blobs.putBytes(attestationKey(name, version), attestation, { contentType: 'application/json' });
     await this.blobs.putFile(archiveKey(name, version), archiveFile, { contentType: 'application/gzip' });
     await this.blobs.putBytes(manifestKey(name, version), manifestText(manifest), { contentType: 'application/json' });
     const stored = await transaction(this.pool, async (client) => {
@@ -288,7 +302,17 @@ export class PostgresVersionStore implements VersionStore {
 
   private async deleteBlobs(name: string, version: string): Promise<void> {
     // Each removal on its own: one that fails (what made the commit fail) must not keep the other.
-    await Promise.allSettled([this.blobs.delete(archiveKey(name, version)), this.blobs.delete(manifestKey(name, version))]);
+    await Promise.allSettled([this.blobs.delete(archiveKey(name, version)), this.blobs.delete(manifestKey(name, version)), this.blobs.delete(attestationKey(name, version))]);
+  }
+
+  async readAttestation(name: string, version: string): Promise<Buffer | undefined> {
+    let key: string;
+    try {
+      key = attestationKey(name, version);
+    } catch {
+      return undefined;
+    }
+    return (await this.row(this.pool, name, version))?.attestation ? this.blobs.readBytes(key) : undefined;
   }
 
   async readManifest(name: string, version: string): Promise<TemplateManifest> {
@@ -349,8 +373,9 @@ export class PostgresVersionStore implements VersionStore {
     return new Map(rows.map((row) => [`${row.name}@${row.version}`, lifecycleOf(row)]));
   }
 
+  /** A fresh path in the temp folder naming this process as its owner (core/temp-owner.ts). */
   uploadTempPath(suffix = ''): string {
-    return path.join(this.tmpDir, `${Date.now()}-${randomBytes(8).toString('hex')}${suffix}`);
+    return path.join(this.tmpDir, ownedTempName(suffix));
   }
 
   /**
@@ -363,8 +388,10 @@ export class PostgresVersionStore implements VersionStore {
    *   `graceMs` ago (the database's clock: no upload takes that long), and not complete is abandoned,
    *   its row and any bytes removed;
    * - one of a live instance, younger than that, is left alone: an upload in progress;
-   * - files in the local temp folder older than `graceMs` are removed (another instance on this
-   *   machine may share the folder, so younger ones may be its uploads in progress).
+   * - what the local temp folder holds of a process that no longer runs is removed at once; what a
+   *   running one holds (another instance on this machine may share the folder) is left alone, and
+   *   what belongs to a process that cannot be seen from here (another machine, an older release)
+   *   once older than `graceMs`.
    */
   async recover(graceMs: number = this.graceMs): Promise<void> {
     const { rows } = await this.pool.query<HeldRow>(`SELECT ${HELD_COLUMNS} FROM versions WHERE state = 'pending'`, [graceMs / 1000]);
@@ -389,12 +416,7 @@ export class PostgresVersionStore implements VersionStore {
         if ((removed.rowCount ?? 0) > 0) await this.deleteBlobs(row.name, row.version);
       }
     }
-    const cutoff = Date.now() - graceMs;
-    for (const entry of await readdir(this.tmpDir).catch(() => [] as string[])) {
-      const file = path.join(this.tmpDir, entry);
-      const info = await stat(file).catch(() => undefined);
-      if (info && info.mtimeMs < cutoff) await rm(file, { recursive: true, force: true });
-    }
+    await removeLeftoverTemps(this.tmpDir, { isTemp: () => true, foreignAfterMs: graceMs });
   }
 
   private async storedManifest(name: string, version: string): Promise<TemplateManifest | undefined> {

@@ -7,6 +7,7 @@
 import Database from 'better-sqlite3';
 
 import { attemptIdGenerator } from '../attempt-ids.js';
+import { ANALYTICS_TABLES_SQL, backfillAggregates } from './analytics.js';
 
 /** A step of the schema: SQL, or code when rows must be filled with what SQL cannot make. */
 type Migration = string | ((db: Database.Database) => void);
@@ -232,6 +233,15 @@ CREATE INDEX IF NOT EXISTS login_attempts_by_account ON login_attempts (account,
 CREATE INDEX IF NOT EXISTS login_attempts_by_address ON login_attempts (address, at);
 CREATE INDEX IF NOT EXISTS login_attempts_by_time ON login_attempts (at);
 `,
+  // 12: analytics aggregates, kept as events arrive (records and stats no longer read every event),
+  // filled from the events stored until then.
+  (db) => {
+    db.exec(ANALYTICS_TABLES_SQL);
+    backfillAggregates(db);
+  },
+  // 13: build provenance: what the verified Sigstore bundle of a version says (its signer, predicate
+  // type and run); the bundle itself is a blob beside the archive.
+  (db) => addColumn(db, 'versions', 'attestation', 'TEXT'),
 ];
 
 /** The schema version this release writes. */

@@ -25,6 +25,7 @@ import type {
 import { claimLockFile, type Claimable } from '../blob/claim.js';
 import { repositoryKey } from '../records.js';
 import type { BlobStore } from '../types.js';
+import { readAggregateRows, writeAggregateRows } from './analytics.js';
 
 type Row = Record<string, unknown>;
 
@@ -73,6 +74,7 @@ export function readSqliteDump(db: Database.Database): StoreDump {
         deprecationMessage: maybeText(row.deprecation_message),
         yankedAt: maybeText(row.yanked_at),
         publisher: json(row.publisher),
+        attestation: json(row.attestation),
       }),
     ),
     events: all('SELECT * FROM events ORDER BY id').map(
@@ -166,6 +168,7 @@ export function readSqliteDump(db: Database.Database): StoreDump {
     usedIdTokens: all('SELECT * FROM oidc_id_tokens ORDER BY expires_at, issuer, jti').map(
       (row): DumpUsedIdToken => ({ issuer: text(row.issuer), jti: text(row.jti), expiresAt: text(row.expires_at) }),
     ),
+    analytics: readAggregateRows(db),
     stagedFilesSkipped: num((db.prepare('SELECT COUNT(*) AS n FROM staged_files').get() as Row).n),
   }))();
 }
@@ -179,6 +182,7 @@ export function countSqlite(db: Database.Database): StoreCounts {
     coOwners: count('co_owners'),
     versions: count('versions'),
     events: count('events'),
+    analytics: count('analytics_totals'),
     webhooks: count('webhooks'),
     outbox: count('webhook_outbox'),
     deliveryAttempts: count('deliveries'),
@@ -203,14 +207,15 @@ export function loadSqliteDump(db: Database.Database, dump: StoreDump): void {
     const coOwner = db.prepare('INSERT INTO co_owners (name, owner, added_at) VALUES (?, ?, ?)');
     for (const c of dump.coOwners) coOwner.run(c.name, c.owner, c.addedAt);
     const version = db.prepare(
-      'INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at, manifest, stability, deprecation_message, yanked_at, publisher) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at, manifest, stability, deprecation_message, yanked_at, publisher, attestation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     for (const v of dump.versions) {
       const publisher = v.publisher === null ? null : JSON.stringify(v.publisher);
-      version.run(v.name, v.version, v.state, v.integrity, v.sha256, v.size, v.owner, v.createdAt, v.manifest === null ? null : JSON.stringify(v.manifest), v.stability, v.deprecationMessage, v.yankedAt, publisher);
+      version.run(v.name, v.version, v.state, v.integrity, v.sha256, v.size, v.owner, v.createdAt, v.manifest === null ? null : JSON.stringify(v.manifest), v.stability, v.deprecationMessage, v.yankedAt, publisher, v.attestation === null ? null : JSON.stringify(v.attestation));
     }
     const event = db.prepare('INSERT INTO events (id, type, template_id, version, timestamp, data, client, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
     for (const e of dump.events) event.run(e.id, e.type, e.templateId, e.version, e.timestamp, JSON.stringify(e.data), e.client, e.receivedAt);
+    writeAggregateRows(db, dump.analytics);
     const webhook = db.prepare('INSERT INTO webhooks (id, url, events, secret, active, created_at) VALUES (?, ?, ?, ?, ?, ?)');
     for (const w of dump.webhooks) webhook.run(w.id, w.url, JSON.stringify(w.events), w.secret, w.active ? 1 : 0, w.createdAt);
     const outbox = db.prepare(

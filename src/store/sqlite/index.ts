@@ -6,10 +6,10 @@
  * busy timeout serialize their writes, so a token created by the CLI works at once.
  */
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 
-import { TEMP_FILE_PATTERN } from '../../core/files.js';
+import { FOREIGN_TEMP_AGE_MS, removeLeftoverTemps } from '../../core/files.js';
 
 import { FolderBlobStore } from '../blob/folder.js';
 import type { BlobStore, RegistryStorage } from '../types.js';
@@ -18,6 +18,7 @@ import { openDatabase } from './database.js';
 import { sqliteDumper } from './dump.js';
 import { SqliteEventStore } from './events.js';
 import { SqliteFileStore } from './files.js';
+import { SPACE_RESERVE_FILE, SpaceReserve } from './space-reserve.js';
 import { SqliteTokenStore } from './tokens.js';
 import { SqliteTrustedPublisherStore } from './trusted-publishers.js';
 import { archiveKey } from '../blob-layout.js';
@@ -54,15 +55,6 @@ export interface OpenStorageOptions {
   blobs?: BlobStore;
 }
 
-/** Removes the temp files of atomic writes a crashed process left below `dir`. */
-async function removeStrayTemps(dir: string): Promise<void> {
-  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
-    const file = path.join(dir, entry.name);
-    if (entry.isDirectory()) await removeStrayTemps(file);
-    else if (TEMP_FILE_PATTERN.test(entry.name)) await rm(file, { force: true });
-  }
-}
-
 /**
  * Opens the store in `dir` (creating it unless `create: false`). Folders are created 0700 and
  * files 0600, whatever the umask: the store holds token hashes and webhook secrets.
@@ -85,7 +77,10 @@ export async function openSqliteStorage(dir: string, options: OpenStorageOptions
   for (const file of [databaseFile, `${databaseFile}-wal`, `${databaseFile}-shm`]) {
     if (existsSync(file)) await chmod(file, PRIVATE_FILE);
   }
-  const versions = new SqliteVersionStore(db, blobs, layout.tmp);
+  const reserve = new SpaceReserve(path.join(layout.dir, SPACE_RESERVE_FILE));
+  // Made now when there is room; else before the next reservation (which it refuses without it).
+  await reserve.ensure().catch(() => undefined);
+  const versions = new SqliteVersionStore(db, blobs, layout.tmp, reserve);
   const files = new SqliteFileStore(db, blobs);
   return {
     dir: layout.dir,
@@ -106,7 +101,12 @@ export async function openSqliteStorage(dir: string, options: OpenStorageOptions
     async recover() {
       await versions.recover();
       await files.recover();
-      await removeStrayTemps(layout.dir);
+      // Temp files of atomic writes a killed process left: a dead one's at once, never a running
+      // one's; those of a release before owner keys at once too, as it always did (one server per store).
+      const ages = { foreignAfterMs: FOREIGN_TEMP_AGE_MS, legacyAfterMs: 0 };
+      await removeLeftoverTemps(layout.dir, ages);
+      await removeLeftoverTemps(publicDir, { recursive: true, ...ages });
+      if (blobs instanceof FolderBlobStore) await blobs.removeLeftoverTemps(ages);
     },
     close: () => {
       if (db.open) db.close();

@@ -1,9 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { readdir, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 
 import type Database from 'better-sqlite3';
 
+import { isStorageFull } from '../../core/errors.js';
+import { FOREIGN_TEMP_AGE_MS, ownedTempName, removeLeftoverTemps } from '../../core/files.js';
+import { retryDelay, type BackoffLimits } from '../../core/retry.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
 import { isLooseVersion, isTemplateName } from '../../core/versions.js';
 import type {
@@ -15,6 +18,7 @@ import type {
   PublishedVersion,
   PublisherRun,
   Reservation,
+  StoredAttestation,
   StoredVersion,
   TokenRecord,
   VersionLifecycle,
@@ -22,8 +26,9 @@ import type {
   VersionStore,
   WebhookEventRecord,
 } from '../types.js';
-import { archiveKey, manifestKey, manifestText } from '../blob-layout.js';
+import { archiveKey, attestationKey, manifestKey, manifestText } from '../blob-layout.js';
 import { permission, versionOwner } from '../records.js';
+import type { SpaceReserve } from './space-reserve.js';
 import { ownersOfSync } from './tokens.js';
 import { settlePendingPublishersSync, trustedSync } from './trusted-publishers.js';
 import { insertOutboxEvents } from './webhooks.js';
@@ -41,10 +46,11 @@ interface VersionRow {
   deprecation_message: string | null;
   yanked_at: string | null;
   publisher: string | null;
+  attestation: string | null;
 }
 
 /** Every column but the manifest, which only a registry build needs. */
-const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher';
+const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher, attestation';
 
 const toVersion = (row: VersionRow): StoredVersion => ({
   name: row.name,
@@ -57,6 +63,7 @@ const toVersion = (row: VersionRow): StoredVersion => ({
   createdAt: row.created_at,
   ...lifecycleOf(row),
   ...(row.publisher ? { publisher: JSON.parse(row.publisher) as PublisherRun } : {}),
+  ...(row.attestation ? { attestation: JSON.parse(row.attestation) as StoredAttestation } : {}),
 });
 
 /** The lifecycle columns of a row, as the optional fields of a version. */
@@ -86,17 +93,28 @@ export class StoreLayout {
 }
 
 
+/** How often the removal of a pending version that could not be undone (a full disk) is tried again. */
+export const ABORT_RETRY: BackoffLimits = { minDelayMs: 1000, maxDelayMs: 60_000 };
+
 /**
  * Versions in SQLite; archives and manifests in a blob store (`archives/<name>/<version>.tgz`,
  * `manifests/<name>/<version>.json`: by default files below the store folder), the manifest also in
  * the row so a registry build reads them all in one query.
  */
 export class SqliteVersionStore implements VersionStore {
+  /**
+   * Pending versions this process failed to undo (no room even after the reserve): removed again
+   * in the background, and taken over at once by an upload of the same version. `name@version` to its timer.
+   */
+  private readonly abandoned = new Map<string, NodeJS.Timeout>();
+
   constructor(
     private readonly db: Database.Database,
     private readonly blobs: BlobStore,
     /** The local folder uploads wait in (tmp/ of the store), whatever the blob store. */
     private readonly tmpDir: string,
+    /** Room kept so that an undo never fails for want of space (space-reserve.ts); none: no reserve. */
+    private readonly reserve?: SpaceReserve,
   ) {}
 
   private getSync(name: string, version: string): StoredVersion | undefined {
@@ -142,40 +160,61 @@ export class SqliteVersionStore implements VersionStore {
     return result;
   }
 
-  reserveVersion(version: NewVersion, token: TokenRecord): Promise<Reservation> {
+  async reserveVersion(version: NewVersion, token: TokenRecord): Promise<Reservation> {
     const createdAt = version.createdAt ?? new Date().toISOString();
+    const key = `${version.name}@${version.version}`;
+    // No reservation without the room to undo it: a disk too full for the reserve refuses the upload.
+    let noRoom: Error | undefined;
+    try {
+      await this.reserve?.ensure();
+    } catch (error) {
+      if (!isStorageFull(error)) throw error;
+      noRoom = error as Error;
+    }
     const reservation = this.db
       .transaction((): Reservation => {
         const existing = this.getSync(version.name, version.version);
-        if (existing) return { reserved: false, existing };
+        const takeOver = existing?.state === 'pending' && this.abandoned.has(key);
+        if (existing && !takeOver) return { reserved: false, existing };
         const owners = ownersOfSync(this.db, version.name);
         const allowed = permission(token, version.name, owners, trustedSync(this.db, token, version.name));
         if (!allowed.allowed) return { reserved: false, forbidden: allowed.reason };
+        if (noRoom !== undefined) throw noRoom;
         if (owners.length === 0) {
           this.db.prepare('INSERT INTO owners (name, owner, claimed_at) VALUES (?, ?, ?)').run(version.name, token.owner, createdAt);
           settlePendingPublishersSync(this.db, version.name, token.owner);
         }
-        this.db
-          .prepare("INSERT INTO versions (name, version, state, integrity, sha256, size, owner, created_at, publisher) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?)")
-          .run(
-            version.name,
-            version.version,
-            version.integrity,
-            version.sha256,
-            version.size,
-            versionOwner(token, owners),
-            createdAt,
-            token.publisher ? JSON.stringify(token.publisher) : null,
-          );
+        const publisher = token.publisher ? JSON.stringify(token.publisher) : null;
+        const attestation = version.attestation ? JSON.stringify(version.attestation) : null;
+        const values = [version.integrity, version.sha256, version.size, versionOwner(token, owners), createdAt, publisher, attestation, version.name, version.version];
+        if (takeOver) {
+          this.db
+            .prepare("UPDATE versions SET integrity = ?, sha256 = ?, size = ?, owner = ?, created_at = ?, publisher = ?, attestation = ?, manifest = NULL WHERE name = ? AND version = ? AND state = 'pending'")
+            .run(...values);
+        } else {
+          this.db.prepare("INSERT INTO versions (integrity, sha256, size, owner, created_at, publisher, attestation, name, version, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')").run(...values);
+        }
         return { reserved: true };
       })
       .immediate();
-    return Promise.resolve(reservation);
+    if (reservation.reserved) this.forget(key);
+    return reservation;
   }
 
-  async commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents: readonly WebhookEventRecord[] = []): Promise<StoredVersion> {
+  async commitVersion(
+    name: string,
+    version: string,
+    archiveFile: string,
+    manifest: TemplateManifest,
+    webhookEvents: readonly WebhookEventRecord[] = [],
+    attestation?: string,
+  ): Promise<StoredVersion> {
     // Bytes first (a put resolves once they and their names are durable), then the row: 201 means
-    // stored, and no version is ever listed without its archive.
+    // stored, and no version is ever listed without its archive. The provenance bundle goes before
+    // the archive and the manifest, so that a version recover() finds whole has it too.
+    const reserved = this.getSync(name, version);
+    if (reserved?.attestation && attestation === undefined) throw new Error(`version ${name}@${version} was reserved with an attestation: commit it with its bundle`);
+    if (reserved?.attestation && attestation !== undefined) await this.blobs.putBytes(attestationKey(name, version), attestation, { contentType: 'application/json' });
     await this.blobs.putBytes(manifestKey(name, version), manifestText(manifest), { contentType: 'application/json' });
     await this.blobs.putFile(archiveKey(name, version), archiveFile, { contentType: 'application/gzip' });
     // A folder store moved the file in; a bucket copied it, and the copy in tmp/ is no longer wanted.
@@ -190,15 +229,70 @@ export class SqliteVersionStore implements VersionStore {
     return stored;
   }
 
+  /**
+   * Undoes a reservation: its bytes, then its row (only a pending version's: a complete one stays
+   * whole). On a full disk the bytes' removal and then the reserve make room for the row's; should
+   * even that fail, the row is removed again in the background, and an upload of the same version
+   * takes it over meanwhile.
+   */
   async abortVersion(name: string, version: string): Promise<void> {
-    const removed = this.db.prepare("DELETE FROM versions WHERE name = ? AND version = ? AND state = 'pending'").run(name, version).changes > 0;
-    // Only a pending version's bytes are removed: a complete one (another upload's) stays whole.
-    if (removed) await this.deleteBlobs(name, version);
+    if (this.getSync(name, version)?.state !== 'pending') return;
+    await this.deleteBlobs(name, version);
+    if (this.removePending(name, version)) return;
+    if ((await this.reserve?.release()) && this.removePending(name, version)) return;
+    this.abandon(name, version, 1);
+  }
+
+  /** Removes a pending row; false when the disk is too full to (other failures are thrown). */
+  private removePending(name: string, version: string): boolean {
+    try {
+      this.db.prepare("DELETE FROM versions WHERE name = ? AND version = ? AND state = 'pending'").run(name, version);
+      this.forget(`${name}@${version}`);
+      return true;
+    } catch (error) {
+      if (!isStorageFull(error)) throw error;
+      return false;
+    }
+  }
+
+  private abandon(name: string, version: string, attempt: number): void {
+    const key = `${name}@${version}`;
+    this.forget(key);
+    // Only the row: its bytes went before the first try, and an upload taking the version over
+    // writes its own (a removal now could take them); the row's removal and a take-over are one
+    // synchronous statement each, never interleaved.
+    const timer = setTimeout(() => {
+      if (!this.db.open || this.abandoned.get(key) !== timer) return;
+      let removed = false;
+      try {
+        removed = this.removePending(name, version);
+      } catch {
+        // another failure than a full disk: tried again all the same
+      }
+      if (!removed) this.abandon(name, version, attempt + 1);
+    }, retryDelay(attempt, ABORT_RETRY));
+    timer.unref();
+    this.abandoned.set(key, timer);
+  }
+
+  private forget(key: string): void {
+    clearTimeout(this.abandoned.get(key));
+    this.abandoned.delete(key);
   }
 
   private async deleteBlobs(name: string, version: string): Promise<void> {
     // Each removal on its own: one that fails (what made the commit fail) must not keep the other.
-    await Promise.allSettled([this.blobs.delete(archiveKey(name, version)), this.blobs.delete(manifestKey(name, version))]);
+    await Promise.allSettled([this.blobs.delete(archiveKey(name, version)), this.blobs.delete(manifestKey(name, version)), this.blobs.delete(attestationKey(name, version))]);
+  }
+
+  async readAttestation(name: string, version: string): Promise<Buffer | undefined> {
+    let key: string;
+    try {
+      key = attestationKey(name, version);
+    } catch {
+      return undefined;
+    }
+    return this.getSync(name, version)?.attestation ? this.blobs.readBytes(key) : undefined;
   }
 
   async readManifest(name: string, version: string): Promise<TemplateManifest> {
@@ -258,15 +352,18 @@ export class SqliteVersionStore implements VersionStore {
     return Promise.resolve(new Map(rows.map((row) => [`${row.name}@${row.version}`, lifecycleOf(row)])));
   }
 
+  /** A fresh path in tmp/ naming this process as its owner (core/temp-owner.ts). */
   uploadTempPath(suffix = ''): string {
-    return path.join(this.tmpDir, `${Date.now()}-${randomBytes(8).toString('hex')}${suffix}`);
+    return path.join(this.tmpDir, ownedTempName(suffix));
   }
 
   /**
-   * At start (one server per store, so nothing is in flight): completes a pending version whose
+   * At start (one server per store, so no upload is in flight): completes a pending version whose
    * commit stored both blobs and died before its transaction, removes the other pending versions
-   * and their blobs, and empties tmp/. A blob store that cannot be read fails the recovery rather
-   * than having a version taken for incomplete.
+   * and their blobs, and removes from tmp/ what a process that no longer runs left there (another
+   * process on the store, such as a second server, keeps its own; one of a process that cannot be
+   * seen, another machine's or container's, goes once an hour old; an older release's at once). A blob store that cannot be read fails the recovery rather than having a
+   * version taken for incomplete.
    */
   async recover(): Promise<void> {
     const pending = this.db.prepare(`SELECT ${VERSION_COLUMNS} FROM versions WHERE state = 'pending'`).all() as VersionRow[];
@@ -277,13 +374,11 @@ export class SqliteVersionStore implements VersionStore {
         this.db.prepare("UPDATE versions SET state = 'complete', manifest = ? WHERE name = ? AND version = ? AND state = 'pending'").run(JSON.stringify(manifest), row.name, row.version);
       } else {
         // The blobs go before the row: a failed removal leaves the row to retry it at the next start.
-        if (valid) await Promise.all([this.blobs.delete(archiveKey(row.name, row.version)), this.blobs.delete(manifestKey(row.name, row.version))]);
+        if (valid) await Promise.all([archiveKey, manifestKey, attestationKey].map((key) => this.blobs.delete(key(row.name, row.version))));
         this.db.prepare("DELETE FROM versions WHERE name = ? AND version = ? AND state = 'pending'").run(row.name, row.version);
       }
     }
-    for (const entry of await readdir(this.tmpDir).catch(() => [] as string[])) {
-      await rm(path.join(this.tmpDir, entry), { recursive: true, force: true });
-    }
+    await removeLeftoverTemps(this.tmpDir, { isTemp: () => true, foreignAfterMs: FOREIGN_TEMP_AGE_MS, legacyAfterMs: 0 });
   }
 
   /** The stored manifest when it is there and is this version's; undefined else (garbled included). */

@@ -1,0 +1,90 @@
+/**
+ * `template-registry mirror <registry-url> --out <dir|s3://bucket/prefix>`: copies a registry
+ * (registry/mirror.ts) so that it can be served from any static host, incrementally.
+ */
+import type { Command } from 'commander';
+
+import { errorMessage } from '../../core/errors.js';
+import { registryUrlProblem } from '../../core/registry-url.js';
+import { MirrorError, mirrorRegistry } from '../../registry/mirror.js';
+import type { RegistryOutput } from '../../registry/output.js';
+import { FolderOutput } from '../../registry/folder-output.js';
+import { createS3Client, parseOutputTarget, S3Output, S3UrlError, type OutputTarget } from '../../registry/s3-output.js';
+import { registryKeysFrom } from '../consumer-env.js';
+import { EXIT, UsageError, type CliIo } from '../io.js';
+import { isHttpUrl, S3_ENDPOINT_OPTION, S3_PATH_STYLE_OPTION } from './backends.js';
+
+interface MirrorFlags {
+  out: string;
+  registryKey: string[];
+  s3Endpoint?: string;
+  s3ForcePathStyle?: boolean;
+  json?: boolean;
+}
+
+function checkTarget(flags: MirrorFlags): OutputTarget {
+  let target: OutputTarget;
+  try {
+    target = parseOutputTarget(flags.out, '--out');
+  } catch (error) {
+    if (error instanceof S3UrlError) throw new UsageError(error.message);
+    throw error;
+  }
+  if (target.kind === 'folder') {
+    if (flags.s3Endpoint !== undefined) throw new UsageError('--s3-endpoint needs --out s3://bucket/prefix');
+    if (flags.s3ForcePathStyle) throw new UsageError('--s3-force-path-style needs --out s3://bucket/prefix');
+  } else if (flags.s3Endpoint !== undefined && !isHttpUrl(flags.s3Endpoint)) {
+    throw new UsageError(`--s3-endpoint must be an http(s) URL (got "${flags.s3Endpoint}")`);
+  }
+  return target;
+}
+
+async function openOutput(target: OutputTarget, flags: MirrorFlags): Promise<{ output: RegistryOutput; close: () => Promise<void> }> {
+  if (target.kind === 'folder') {
+    const output = new FolderOutput(target.dir);
+    return { output, close: () => output.close() };
+  }
+  const settings = { ...(flags.s3Endpoint !== undefined ? { endpoint: flags.s3Endpoint } : {}), ...(flags.s3ForcePathStyle ? { forcePathStyle: true } : {}) };
+  const client = await createS3Client(settings).catch((error: unknown) => {
+    throw error instanceof S3UrlError ? new UsageError(error.message) : error;
+  });
+  return { output: new S3Output({ client, bucket: target.bucket, prefix: target.prefix }), close: () => Promise.resolve(client.destroy()) };
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+export function registerMirror(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('mirror')
+    .description('copy a registry (documents, archives, signatures) into a folder or a bucket, to serve it from any static host; run again to copy only what changed')
+    .argument('<registry-url>', 'the registry to copy: its base URL or its registry.json URL')
+    .requiredOption('--out <dir|s3-url>', 'folder to write the mirror into, or an S3-compatible bucket: s3://bucket/prefix (credentials and region the AWS SDK way)')
+    .option('--registry-key <jwk-or-file>', "the source's public signing key (JWK or JWK Set, or a file holding it): its documents must be signed by it (default: the keys it publishes, and the ones the mirror kept from its last run)", collect, [])
+    .option('--s3-endpoint <url>', `${S3_ENDPOINT_OPTION} (for --out)`)
+    .option('--s3-force-path-style', S3_PATH_STYLE_OPTION)
+    .option('--json', 'print the result as JSON')
+    .action(async (source: string, flags: MirrorFlags) => {
+      const problem = registryUrlProblem(source);
+      if (problem) throw new UsageError(`<registry-url> ${problem}`);
+      const target = checkTarget(flags);
+      const keys = registryKeysFrom(flags.registryKey, {});
+      const { output, close } = await openOutput(target, flags);
+      try {
+        const result = await mirrorRegistry({ source, output, ...(keys ? { keys } : {}) });
+        if (!flags.json) for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`);
+        io.stdout(
+          flags.json
+            ? `${JSON.stringify({ out: flags.out, ...result }, null, 2)}\n`
+            : `mirrored ${result.source} into ${flags.out}: ${result.entries} entries of ${result.templates} templates${result.signed ? ', signatures checked and kept' : ''}; ` +
+                `${result.copied.length} archive(s) copied, ${result.kept} already there; ${result.fetched} document(s) fetched, ${result.notModified} not modified\n`,
+        );
+        setExit(EXIT.ok);
+      } catch (error) {
+        if (!(error instanceof MirrorError)) throw error;
+        io.stderr(`error: ${errorMessage(error)}\n`);
+        setExit(EXIT.failure);
+      } finally {
+        await close();
+      }
+    });
+}
