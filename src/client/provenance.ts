@@ -3,8 +3,10 @@
  *
  * - `off`: nothing is checked (and the lock's signer is kept as it is);
  * - `warn` (the default): a version whose entry names an attestation has it fetched and verified
- *   (the trusted root, the subject digest against the archive downloaded, the signer); a missing or
- *   failing one is a warning;
+ *   (the trusted root, the subject digest against the archive downloaded, the signer); a failing one
+ *   is a warning. A version with none is taken silently (reported as `unsigned`), as npm installs a
+ *   package without provenance: most registries publish none, and a warning on every command would
+ *   teach users to ignore the one that matters;
  * - `require`: a missing or failing one is an error.
  *
  * Whatever the mode but `off`, a project whose lock pins a signer (the identity that signed the
@@ -83,7 +85,7 @@ export async function checkProvenance(entry: AttestedEntry, sha256: string, poli
   const notVerified = (code: string, message: string): ProvenanceOutcome => {
     if (pinned) throw new SignerChangedError(label, pinned, undefined, message);
     if (policy.mode === 'require') throw new ProvenanceCheckError(code, `${message} (--provenance warn or off accepts it)`);
-    policy.onWarning?.(message);
+    if (code !== 'MISSING') policy.onWarning?.(message);
     return code === 'MISSING' ? { status: 'unsigned' } : { status: 'unverified', reason: message };
   };
   const url = entry.attestations?.url;

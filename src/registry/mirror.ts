@@ -7,8 +7,12 @@
  *   archive already mirrored with the same integrity is not downloaded again.
  * - Every archive is checked against its entry (SRI integrity, SHA-256, size) before it becomes
  *   visible; an entry without either hash, or an archive that does not match, fails the run before
- *   any document is written (the previous mirror stays as it was). An entry's attestation file
- *   (`attestations.url`, relative) is copied beside it; it is not verified here.
+ *   any document is written (the previous mirror stays as it was).
+ * - Provenance: an entry's attestation (`attestations.url`) is fetched and verified (Sigstore
+ *   bundle against the trusted root, its subject digest against the archive) before any document
+ *   is written, and copied beside the archive when its URL is relative; one that is missing or does
+ *   not verify fails the run. `provenance: 'require'` also refuses an entry without one, `'off'`
+ *   copies bundles unchecked. A bundle already mirrored is not fetched again unless its archive was.
  * - A signed registry (core/registry-signatures.ts): keys.json and every document's signature are
  *   checked (against the keys given, else the keys the mirror holds from its last run, else the
  *   source's own keys.json, which a key it lists must sign) and kept; the documents are copied byte
@@ -22,10 +26,11 @@
  *   after its file), as the generator writes them; template files of templates that are gone are
  *   removed.
  */
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 
-import { DigestStream, verifyIntegrity } from '../archive/index.js';
+import { DigestStream, ProvenanceError, publicGoodTrust, verifyIntegrity, verifyProvenance, type SigstoreTrust } from '../archive/index.js';
 import { mapLimit } from '../core/concurrency.js';
 import { errorMessage } from '../core/errors.js';
 import { compareText } from '../core/listing.js';
@@ -77,7 +82,14 @@ export interface MirrorOptions {
   maxArchiveBytes?: number;
   /** Clock for the signature checks. */
   now?: () => Date;
+  /** How attestations are checked (default `verify`: a named one must verify; `require`: every entry needs one; `off`: copied unchecked). */
+  provenance?: MirrorProvenanceMode;
+  /** The Sigstore trusted root bundles are verified against (default the public-good root). */
+  sigstoreTrust?: SigstoreTrust;
 }
+
+export type MirrorProvenanceMode = 'off' | 'verify' | 'require';
+export const MIRROR_PROVENANCE_MODES: readonly MirrorProvenanceMode[] = ['off', 'verify', 'require'];
 
 export interface MirrorResult {
   /** The source's registry.json URL. */
@@ -92,6 +104,8 @@ export interface MirrorResult {
   kept: number;
   /** Entries whose absolute download URL a signed document keeps (not copied). */
   external: string[];
+  /** Entries (id@version) whose provenance this run verified. */
+  provenanceVerified: string[];
   /** Document requests answered 304 Not Modified. */
   notModified: number;
   /** Document requests answered with a body. */
@@ -160,6 +174,8 @@ class Mirror {
   readonly #base: URL;
   #state!: MirrorState;
   #held!: Map<string, HeldFile>;
+  /** Hex SHA-256 of each archive downloaded by this run, by its path. */
+  readonly #downloaded = new Map<string, string>();
   readonly #result: MirrorResult;
 
   constructor(options: MirrorOptions) {
@@ -176,7 +192,7 @@ class Mirror {
     base.search = '';
     base.hash = '';
     this.#base = base;
-    this.#result = { source: this.#documentUrl, signed: false, templates: 0, entries: 0, copied: [], kept: 0, external: [], notModified: 0, fetched: 0, written: [], removed: [], warnings: [] };
+    this.#result = { source: this.#documentUrl, signed: false, templates: 0, entries: 0, copied: [], kept: 0, external: [], provenanceVerified: [], notModified: 0, fetched: 0, written: [], removed: [], warnings: [] };
   }
 
   #url(path: string): string {
@@ -339,7 +355,7 @@ class Mirror {
     const rewrite = new Map<string, string>();
     const planned = this.#planArchives(entries, trust !== undefined, rewrite);
     await this.#copyArchives(planned);
-    await this.#copyAttestations(entries);
+    await this.#copyAttestations(entries, new Map(planned.map((archive) => [archive.label, archive.path])));
 
     // The documents, rewritten only for an unsigned source with absolute URLs (then fetched whole
     // next time: a 304 would leave the mirror's rewritten copy, whose URLs no longer lead to the source).
@@ -495,6 +511,7 @@ class Mirror {
           verify: () => verifyIntegrity(archive.expected, digest.result(), `the archive of ${archive.label} (${archive.url})`),
         });
         this.#state.archives[archive.path] = archive.key;
+        this.#downloaded.set(archive.path, createHash('sha256').update(answer.bytes).digest('hex'));
         this.#result.copied.push(archive.path);
         this.#result.written.push(archive.path);
       } catch (error) {
@@ -505,20 +522,68 @@ class Mirror {
     if (failures.length > 0) throw new MirrorError(`no document was written (the archives verified so far are kept): ${failures.sort(compareText).join('; ')}`);
   }
 
-  /** Attestation files named by a relative `attestations.url`, copied beside the archive (not verified here). */
-  async #copyAttestations(entries: readonly Record<string, unknown>[]): Promise<void> {
-    const wanted = new Set<string>();
-    for (const entry of entries) {
-      const url = isRecord(entry.attestations) && typeof entry.attestations.url === 'string' ? entry.attestations.url : undefined;
-      const path = url === undefined ? undefined : mirroredPath(url);
-      if (path !== undefined && !this.#held.has(path)) wanted.add(path);
-    }
-    await mapLimit([...wanted].sort(compareText), ARCHIVE_CONCURRENCY, async (path) => {
-      const answer = await this.#get(new URL(path, this.#base).href, MAX_ATTESTATION_BYTES);
-      if (answer.status !== 'body') return;
-      await this.#options.output.put({ name: path, data: answer.bytes, contentType: 'application/json', cacheControl: CACHE_CONTROL.immutable });
-      this.#result.written.push(path);
+  /**
+   * The attestation of every entry that names one: fetched (unless mirrored already and its archive
+   * was not downloaded again), verified against the archive's SHA-256, then copied beside the
+   * archive when its URL is relative. Any problem fails the run before a document is written.
+   */
+  async #copyAttestations(entries: readonly Record<string, unknown>[], archiveOf: ReadonlyMap<string, string>): Promise<void> {
+    const mode = this.#options.provenance ?? 'verify';
+    const trust = mode === 'off' ? undefined : (this.#options.sigstoreTrust ?? publicGoodTrust());
+    const problems: string[] = [];
+    const toWrite = new Map<string, Buffer>();
+    await mapLimit(entries, ARCHIVE_CONCURRENCY, async (entry) => {
+      const label = `${entry.id as string}@${entry.version as string}`;
+      const url = isRecord(entry.attestations) && typeof entry.attestations.url === 'string' && entry.attestations.url !== '' ? entry.attestations.url : undefined;
+      if (url === undefined) {
+        if (mode === 'require') problems.push(`${label} has no build provenance (the mirror was asked to require it)`);
+        return;
+      }
+      const path = mirroredPath(url);
+      const archivePath = archiveOf.get(label);
+      const archiveDownloaded = archivePath !== undefined && this.#downloaded.has(archivePath);
+      if (path !== undefined && this.#held.has(path) && !archiveDownloaded) return;
+      let absolute: string;
+      try {
+        absolute = new URL(url, this.#documentUrl).href;
+      } catch {
+        problems.push(`${label} names an attestation URL that is not a URL: ${JSON.stringify(url)}`);
+        return;
+      }
+      try {
+        const answer = await this.#get(absolute, MAX_ATTESTATION_BYTES);
+        if (answer.status !== 'body') throw new MirrorError(`cannot fetch the attestation of ${label} (${absolute}): HTTP 404`);
+        if (trust) {
+          const sha256 = await this.#archiveSha256(entry, archivePath);
+          if (sha256 === undefined) {
+            this.#result.warnings.push(`the provenance of ${label} was not verified: its entry gives no sha256 and its archive is not mirrored`);
+          } else {
+            verifyProvenance(answer.bytes, { sha256 }, trust);
+            this.#result.provenanceVerified.push(label);
+          }
+        }
+        if (path !== undefined) toWrite.set(path, answer.bytes);
+      } catch (error) {
+        if (error instanceof ProvenanceError) problems.push(`the provenance of ${label} (${absolute}) does not verify: ${error.message}`);
+        else problems.push(errorMessage(error));
+      }
     });
+    if (problems.length > 0) throw new MirrorError(`no document was written: ${problems.sort(compareText).join('; ')}`);
+    this.#result.provenanceVerified.sort(compareText);
+    for (const path of [...toWrite.keys()].sort(compareText)) {
+      await this.#options.output.put({ name: path, data: toWrite.get(path) as Buffer, contentType: 'application/json', cacheControl: CACHE_CONTROL.immutable });
+      this.#result.written.push(path);
+    }
+  }
+
+  /** The hex SHA-256 an entry's attestation must name: the entry's own, else the archive's as mirrored. */
+  async #archiveSha256(entry: Record<string, unknown>, archivePath: string | undefined): Promise<string | undefined> {
+    if (typeof entry.sha256 === 'string' && /^[0-9a-f]{64}$/.test(entry.sha256)) return entry.sha256;
+    if (archivePath === undefined) return undefined;
+    const downloaded = this.#downloaded.get(archivePath);
+    if (downloaded !== undefined) return downloaded;
+    const bytes = this.#held.has(archivePath) ? await this.#options.output.read(archivePath) : undefined;
+    return bytes ? createHash('sha256').update(bytes).digest('hex') : undefined;
   }
 
   /** The document with the download URLs of `rewrite` (by id@version) replaced by their mirror paths. */

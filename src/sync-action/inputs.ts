@@ -1,7 +1,9 @@
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 import { PROVENANCE_MODES, type ProvenanceMode } from '../client/index.js';
 import { registryDocumentUrl, registryUrlProblem } from '../core/registry-url.js';
+import { MAX_KEYS_FILE_BYTES, readPublicKeys, type PublishedKey } from '../core/registry-signatures.js';
 import { InputError, readInput, type ActionEnv } from '../github/inputs.js';
 import { isInside } from '../template/paths.js';
 
@@ -25,6 +27,41 @@ export interface SyncInputs {
   provenance?: ProvenanceMode;
   /** Input `sigstore-trusted-root`: a trusted root file, relative to the workspace. */
   sigstoreTrustedRoot?: string;
+  /** Input `registry-key`: the public keys the registry's documents must be signed with. */
+  registryKeys?: PublishedKey[];
+}
+
+/**
+ * The `registry-key` input: a public JWK or JWK Set, given inline (JSON) or as a file inside the
+ * workspace. The runner keeps nothing between runs, so a key is pinned from the input or not at all.
+ */
+function registryKeysInput(value: string, workspace: string): PublishedKey[] | undefined {
+  if (value === '') return undefined;
+  let text = value;
+  let where = 'input registry-key';
+  if (!value.startsWith('{')) {
+    const file = path.resolve(workspace, value);
+    if (!isInside(workspace, file)) throw new InputError(`input registry-key must be a JWK (JSON) or a file inside the workspace ${workspace} (got ${JSON.stringify(value)})`);
+    where = `input registry-key (${value})`;
+    try {
+      if (statSync(file).size > MAX_KEYS_FILE_BYTES) throw new InputError(`${where} is larger than ${MAX_KEYS_FILE_BYTES} bytes: not a key file`);
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      if (error instanceof InputError) throw error;
+      throw new InputError(`${where} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new InputError(`${where} must be a JSON Web Key or JWK Set: ${(error as Error).message}`);
+  }
+  try {
+    return readPublicKeys(json, where);
+  } catch (error) {
+    throw new InputError((error as Error).message);
+  }
 }
 
 /**
@@ -61,6 +98,7 @@ export function parseSyncInputs(env: ActionEnv, cwd = '.'): SyncInputs {
   const provenance = readInput(env, 'provenance');
   if (provenance !== '' && !(PROVENANCE_MODES as readonly string[]).includes(provenance)) throw new InputError(`input provenance must be off, warn or require (got ${JSON.stringify(provenance)})`);
   const trustedRoot = readInput(env, 'sigstore-trusted-root');
+  const registryKeys = registryKeysInput(readInput(env, 'registry-key'), workspace);
 
   const [owner, repo, ...rest] = (env.GITHUB_REPOSITORY ?? '').split('/');
   if (!owner || !repo || rest.length > 0) throw new InputError(`GITHUB_REPOSITORY must be owner/repo (got ${JSON.stringify(env.GITHUB_REPOSITORY ?? '')})`);
@@ -75,5 +113,6 @@ export function parseSyncInputs(env: ActionEnv, cwd = '.'): SyncInputs {
     apiUrl: (env.GITHUB_API_URL ?? '').trim() || 'https://api.github.com',
     ...(provenance ? { provenance: provenance as ProvenanceMode } : {}),
     ...(trustedRoot ? { sigstoreTrustedRoot: path.resolve(workspace, trustedRoot) } : {}),
+    ...(registryKeys ? { registryKeys } : {}),
   };
 }

@@ -15,6 +15,7 @@ import * as actionsCore from '@actions/core';
 import { loadSigstoreTrust, RegistryClient, type ProvenanceMode } from '../client/index.js';
 import { errorMessage } from '../core/errors.js';
 import { registryDocumentUrl } from '../core/registry-url.js';
+import type { PublishedKey } from '../core/registry-signatures.js';
 import { compareVersions, isTemplateVersion } from '../core/versions.js';
 import { createGitHubClient } from '../github/client.js';
 import type { ActionEnv } from '../github/inputs.js';
@@ -67,6 +68,8 @@ export interface SyncProjectOptions {
   provenance?: ProvenanceMode;
   /** The Sigstore trusted root file provenance is verified against; default the public-good root. */
   sigstoreTrustedRoot?: string;
+  /** The public keys the registry's documents must be signed with (a signed registry); none: documents are read unsigned-or-signed as served. */
+  registryKeys?: readonly PublishedKey[];
 }
 
 export interface SyncResult {
@@ -157,7 +160,7 @@ export async function syncProject(options: SyncProjectOptions): Promise<SyncResu
   });
 
   const registryUrl = registryDocumentUrl(options.registryUrl ?? (await lockRegistry(projectDir)));
-  const client = new RegistryClient({ registryUrl, ...fetchOption });
+  const client = new RegistryClient({ registryUrl, ...fetchOption, ...(options.registryKeys ? { signatures: { keys: options.registryKeys } } : {}) });
   const mode = options.provenance ?? 'warn';
   const provenance = { mode, ...(mode === 'off' ? {} : { trust: await loadSigstoreTrust(options.sigstoreTrustedRoot) }), onWarning: (message: string) => log.warning(message) };
   const check = await inGroup(log, 'Check the registry', async () => {
@@ -310,6 +313,7 @@ export async function run(deps: SyncActionDependencies = {}): Promise<SyncAction
       ...(inputs.baseBranch ? { baseBranch: inputs.baseBranch } : {}),
       ...(inputs.provenance ? { provenance: inputs.provenance } : {}),
       ...(inputs.sigstoreTrustedRoot ? { sigstoreTrustedRoot: inputs.sigstoreTrustedRoot } : {}),
+      ...(inputs.registryKeys ? { registryKeys: inputs.registryKeys } : {}),
       owner: inputs.repository.owner,
       api,
       log: core,

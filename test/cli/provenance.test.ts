@@ -93,11 +93,13 @@ describe('provenance of a template on the consumer side', () => {
     expect(off.run.stdout).not.toMatch(/provenance/);
   });
 
-  it('an unsigned version: a warning by default, an error under require, also when TEMPLATE_REGISTRY_PROVENANCE_REQUIRE names the registry', async () => {
+  it('an unsigned version: taken silently by default (unsigned in --json), an error under require, also when TEMPLATE_REGISTRY_PROVENANCE_REQUIRE names the registry', async () => {
     const w = await registryWith([{ version: '1.0.0' }]);
     const warned = await createAt(w, '1.0.0');
     expect(warned.run.code, warned.run.stderr).toBe(0);
-    expect(warned.run.stderr).toMatch(/warning: demo-template@1\.0\.0 has no build provenance/);
+    expect(warned.run.stderr).toBe('');
+    const described = await cli('info', TEMPLATE, '--registry', w.registry, '--json');
+    expect(JSON.parse(described.stdout).provenance).toMatchObject({ status: 'unsigned' });
     const required = await createAt(w, '1.0.0', '--provenance', 'require');
     expect(required.run.code).toBe(1);
     expect(required.run.stderr).toMatch(/demo-template@1\.0\.0 has no build provenance.*--provenance warn or off accepts it/);

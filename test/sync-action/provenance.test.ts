@@ -71,8 +71,8 @@ async function setup(laterBy: string) {
   const api = octokitPullRequestApi(createGitHubClient({ token: TOKEN, baseUrl: github.url, retries: 0, throttle: { enabled: false }, log: () => undefined }), 'acme', 'shop');
   const warnings: string[] = [];
   const log = { info: () => undefined, warning: (message: string) => void warnings.push(message), startGroup: () => undefined, endGroup: () => undefined };
-  const sync = (provenance?: 'off' | 'warn' | 'require') =>
-    syncProject({ workspace, projectDir: project, owner: 'acme', api, log, sigstoreTrustedRoot: sigstore.trustedRootFile, ...(provenance ? { provenance } : {}) });
+  const sync = (provenance?: 'off' | 'warn' | 'require', registryKeys?: Parameters<typeof syncProject>[0]['registryKeys']) =>
+    syncProject({ workspace, projectDir: project, owner: 'acme', api, log, sigstoreTrustedRoot: sigstore.trustedRootFile, ...(provenance ? { provenance } : {}), ...(registryKeys ? { registryKeys } : {}) });
   return { bare, github, sync, warnings };
 }
 
@@ -102,5 +102,33 @@ describe('the sync action and provenance', () => {
     const env = { GITHUB_REPOSITORY: 'acme/shop', 'INPUT_GITHUB-TOKEN': TOKEN, GITHUB_WORKSPACE: '/ws' };
     expect(parseSyncInputs({ ...env, INPUT_PROVENANCE: 'require', 'INPUT_SIGSTORE-TRUSTED-ROOT': 'ci/root.json' })).toMatchObject({ provenance: 'require', sigstoreTrustedRoot: '/ws/ci/root.json' });
     expect(() => parseSyncInputs({ ...env, INPUT_PROVENANCE: 'strict' })).toThrow(/input provenance must be off, warn or require/);
+  });
+});
+
+describe('the sync action and signed registries', () => {
+  it('reads the registry-key input inline or from a workspace file, and refuses a bad one naming the input', async () => {
+    const { privateJwk, publicJwk } = await import('../helpers/signing-keys.js');
+    const { writeFile } = await import('node:fs/promises');
+    const workspace = await tempDir('tr-sync-key-');
+    const jwk = publicJwk(await privateJwk('registry-2026'));
+    const env = { GITHUB_WORKSPACE: workspace, GITHUB_REPOSITORY: 'acme/shop', 'INPUT_GITHUB-TOKEN': TOKEN };
+    expect(parseSyncInputs({ ...env, 'INPUT_REGISTRY-KEY': JSON.stringify(jwk) }).registryKeys?.map((key) => key.kid)).toEqual(['registry-2026']);
+    await writeFile(path.join(workspace, 'registry.jwk.json'), JSON.stringify({ keys: [jwk] }));
+    expect(parseSyncInputs({ ...env, 'INPUT_REGISTRY-KEY': 'registry.jwk.json' }).registryKeys?.map((key) => key.kid)).toEqual(['registry-2026']);
+    expect(() => parseSyncInputs({ ...env, 'INPUT_REGISTRY-KEY': '../outside.json' })).toThrow(/input registry-key must be a JWK \(JSON\) or a file inside the workspace/);
+    expect(() => parseSyncInputs({ ...env, 'INPUT_REGISTRY-KEY': '{"kty":' })).toThrow(/input registry-key must be a JSON Web Key/);
+  });
+
+  it('with registry-key, refuses a registry whose documents are not signed by it, pushing nothing', async () => {
+    const { privateJwk, publicJwk } = await import('../helpers/signing-keys.js');
+    const { readPublicKeys } = await import('../../src/core/registry-signatures.js');
+    const { bare, github, sync } = await setup('acme/web-app');
+    const registryKeys = readPublicKeys(publicJwk(await privateJwk('registry-2026')), 'test key');
+    const error = await sync(undefined, registryKeys).catch((e: unknown) => e);
+    const { RegistryTrustError } = await import('../../src/client/index.js');
+    expect(error).toBeInstanceOf(RegistryTrustError);
+    expect((error as Error).message).toMatch(/not signed|signature/i);
+    expect(remoteRef(bare, `refs/heads/template-update/${TEMPLATE}-1.1.0`)).toBe('');
+    expect(github.writes()).toEqual([]);
   });
 });

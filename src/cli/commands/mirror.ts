@@ -2,11 +2,13 @@
  * `template-registry mirror <registry-url> --out <dir|s3://bucket/prefix>`: copies a registry
  * (registry/mirror.ts) so that it can be served from any static host, incrementally.
  */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+
+import { loadSigstoreTrust } from '../../archive/index.js';
 
 import { errorMessage } from '../../core/errors.js';
 import { registryUrlProblem } from '../../core/registry-url.js';
-import { MirrorError, mirrorRegistry } from '../../registry/mirror.js';
+import { MIRROR_PROVENANCE_MODES, MirrorError, mirrorRegistry, type MirrorProvenanceMode } from '../../registry/mirror.js';
 import type { RegistryOutput } from '../../registry/output.js';
 import { FolderOutput } from '../../registry/folder-output.js';
 import { createS3Client, parseOutputTarget, S3Output, S3UrlError, type OutputTarget } from '../../registry/s3-output.js';
@@ -20,6 +22,8 @@ interface MirrorFlags {
   s3Endpoint?: string;
   s3ForcePathStyle?: boolean;
   json?: boolean;
+  provenance?: MirrorProvenanceMode;
+  sigstoreTrustedRoot?: string;
 }
 
 function checkTarget(flags: MirrorFlags): OutputTarget {
@@ -60,6 +64,12 @@ export function registerMirror(program: Command, io: CliIo, setExit: (code: numb
     .argument('<registry-url>', 'the registry to copy: its base URL or its registry.json URL')
     .requiredOption('--out <dir|s3-url>', 'folder to write the mirror into, or an S3-compatible bucket: s3://bucket/prefix (credentials and region the AWS SDK way)')
     .option('--registry-key <jwk-or-file>', "the source's public signing key (JWK or JWK Set, or a file holding it): its documents must be signed by it (default: the keys it publishes, and the ones the mirror kept from its last run)", collect, [])
+    .addOption(
+      new Option('--provenance <mode>', 'attestations: verify (default: each one an entry names must verify against its archive), require (every entry needs one) or off (copied unchecked)').choices([
+        ...MIRROR_PROVENANCE_MODES,
+      ]),
+    )
+    .option('--sigstore-trusted-root <file>', 'the Sigstore trusted root attestations are verified against (env TEMPLATE_REGISTRY_SIGSTORE_TRUSTED_ROOT; default the public-good root)')
     .option('--s3-endpoint <url>', `${S3_ENDPOINT_OPTION} (for --out)`)
     .option('--s3-force-path-style', S3_PATH_STYLE_OPTION)
     .option('--json', 'print the result as JSON')
@@ -68,9 +78,16 @@ export function registerMirror(program: Command, io: CliIo, setExit: (code: numb
       if (problem) throw new UsageError(`<registry-url> ${problem}`);
       const target = checkTarget(flags);
       const keys = registryKeysFrom(flags.registryKey, {});
+      const rootFile = flags.sigstoreTrustedRoot ?? process.env.TEMPLATE_REGISTRY_SIGSTORE_TRUSTED_ROOT;
+      const sigstoreTrust =
+        flags.provenance === 'off' || rootFile === undefined
+          ? undefined
+          : await loadSigstoreTrust(rootFile).catch((error: unknown) => {
+              throw new UsageError(`${flags.sigstoreTrustedRoot !== undefined ? '--sigstore-trusted-root' : 'TEMPLATE_REGISTRY_SIGSTORE_TRUSTED_ROOT'}: ${errorMessage(error)}`);
+            });
       const { output, close } = await openOutput(target, flags);
       try {
-        const result = await mirrorRegistry({ source, output, ...(keys ? { keys } : {}) });
+        const result = await mirrorRegistry({ source, output, ...(keys ? { keys } : {}), ...(flags.provenance ? { provenance: flags.provenance } : {}), ...(sigstoreTrust ? { sigstoreTrust } : {}) });
         if (!flags.json) for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`);
         io.stdout(
           flags.json
