@@ -61,14 +61,14 @@ for (const versions of SIZES) {
   const targeted = (target, met) => (largest ? { target, met } : { target: null, met: null });
   const floorRow = { baseline: 'JSON.stringify + write of the same registry.json', baselineValue: round(floorMs) };
   perVersion.set(versions, fullMs / versions);
-  rows.push({ name: `full build, ${label} (documents; archives served by the server)`, value: round(fullMs), unit: 'ms', ...floorRow, ratio: round(fullMs / floorMs, 2), ...targeted('<= 4x floor', fullMs <= 4 * floorMs) });
-  rows.push({ name: `peak RSS of that build, ${label}`, value: round(median(rss)), unit: 'MB', baseline: `size of registry.json`, baselineValue: round(registryMb, 1), ratio: round(median(rss) / registryMb, 2), ...targeted('<= 4x registry.json', median(rss) <= 4 * registryMb) });
-  rows.push({ name: `index.json, ${templates.toLocaleString('en')} templates, gzip -9`, value: round(indexGzipBytes / 1e6, 3), unit: 'MB', baseline: null, baselineValue: null, ratio: null, ...(templates === 10_000 ? { target: '<= 0.3 MB at 10,000 templates', met: indexGzipBytes <= 300_000 } : { target: null, met: null }) });
-  if (largest && fullMs > 4 * floorMs) {
-    notes.push(`${label}: the full build misses 4x its floor. Profiled on this machine, it reads and parses every manifest from the store (about 2 s for 100,000), makes and checks every entry (about 1.5 s), and creates 10,000 template files (about 3 s: some 0.3 ms per file create on this VM's ext4, which no ordering or concurrency changed); garbage collection of the 100,000 entries the server's API keeps takes the rest. The floor does none of that.`);
+  rows.push({ name: `full build, ${label} (documents; archives served by the server)`, value: round(fullMs), unit: 'ms', ...floorRow, ratio: round(fullMs / floorMs, 2), ...targeted('<= 3x floor', fullMs <= 3 * floorMs) });
+  rows.push({ name: `peak RSS of that build, ${label}`, value: round(median(rss)), unit: 'MB', baseline: `size of registry.json`, baselineValue: round(registryMb, 1), ratio: round(median(rss) / registryMb, 2), ...targeted('<= 3x registry.json', median(rss) <= 3 * registryMb) });
+  rows.push({ name: `index.json, ${templates.toLocaleString('en')} templates, gzip -9`, value: round(indexGzipBytes / 1e6, 3), unit: 'MB', baseline: null, baselineValue: null, ratio: null, ...(templates === 10_000 ? { target: '<= 0.25 MB at 10,000 templates', met: indexGzipBytes <= 250_000 } : { target: null, met: null }) });
+  if (largest && fullMs > 3 * floorMs) {
+    notes.push(`${label}: the full build misses 3x its floor. Profiled on this machine, it reads and parses every manifest from the store (about 2 s for 100,000), makes and checks every entry (about 1.5 s), and creates 10,000 template files (about 3 s: some 0.3 ms per file create on this VM's ext4, which no ordering or concurrency changed); garbage collection of the 100,000 entries the server's API keeps takes the rest. The floor does none of that.`);
   }
-  if (largest && median(rss) > 4 * registryMb) {
-    notes.push(`${label}: peak RSS is over 4x registry.json: the build keeps every manifest and every entry as objects (the registry document the server answers its API from), a few times their JSON size in V8, beside the bytes of registry.json and its variants.`);
+  if (largest && median(rss) > 3 * registryMb) {
+    notes.push(`${label}: peak RSS is over 3x registry.json: the build keeps every manifest and every entry as objects (the registry document the server answers its API from), a few times their JSON size in V8, beside the bytes of registry.json and its variants.`);
   }
 
   if (versions <= 10_000) {
@@ -77,14 +77,26 @@ for (const versions of SIZES) {
     rows.push({ name: `full build, ${label}, with every archive published (build-registry --store)`, value: round(full.ms), unit: 'ms', ...floorRow, ratio: round(full.ms / floorMs, 2), target: null, met: null });
     const cli = work('rebuild-cli', storeDir, outDir);
     const unexpected = cli.written.filter((name) => !expectedRewrite(cli.added).includes(name));
-    rows.push({ name: `rebuild after one new version, ${label}, fresh process with archives (build-registry --store)`, value: round(cli.ms), unit: 'ms', ...floorRow, ratio: round(cli.ms / floorMs, 2), target: null, met: null });
+    // The largest store with archives carries the target: 2x the floor plus the new archive's bytes
+    // (half a kilobyte here, nothing to measure beside the floor).
+    const withArchives = versions === SIZES.filter((size) => size <= 10_000).at(-1);
+    const archiveTarget = withArchives ? { target: '<= 2x floor (+ the new archive)', met: cli.ms <= 2 * floorMs && unexpected.length === 0 } : { target: null, met: null };
+    rows.push({ name: `rebuild after one new version, ${label}, fresh process with archives (build-registry --store)`, value: round(cli.ms), unit: 'ms', ...floorRow, ratio: round(cli.ms / floorMs, 2), ...archiveTarget });
+    if (withArchives && cli.ms > 2 * floorMs) {
+      notes.push(`${label}: the fresh-process rebuild with archives misses 2x its floor for what any fresh rebuild costs (the row without archives): it reads every manifest from the store again and remakes every entry, keeping nothing between processes. The archives are not the cost: the one new archive is hard-linked from the store and no other is written.`);
+    }
+    const archivesWritten = cli.written.filter((name) => name.startsWith('archives/'));
+    rows.push({ name: `archives written by that rebuild, ${label}`, value: archivesWritten.length, unit: 'files', baseline: null, baselineValue: null, ratio: null, target: 'only the new one', met: archivesWritten.length === 1 && archivesWritten[0] === `archives/${cli.added}/1.0.0.tgz` });
     if (unexpected.length > 0) notes.push(`${label}: the CLI rebuild rewrote files it should not have: ${unexpected.join(', ')}`);
   }
 
   const freshDir = path.join(root, 'out-fresh');
   work('full-server', storeDir, freshDir);
   const fresh = work('rebuild-fresh', storeDir, freshDir);
-  rows.push({ name: `rebuild after one new version, ${label}, a fresh process`, value: round(fresh.ms), unit: 'ms', ...floorRow, ratio: round(fresh.ms / floorMs, 2), target: null, met: null });
+  rows.push({ name: `rebuild after one new version, ${label}, a fresh process`, value: round(fresh.ms), unit: 'ms', ...floorRow, ratio: round(fresh.ms / floorMs, 2), ...targeted('<= 2x floor', fresh.ms <= 2 * floorMs) });
+  if (largest && fresh.ms > 2 * floorMs) {
+    notes.push(`${label}: the rebuild by a fresh process misses 2x its floor: it keeps no build state of the entries between processes, so it reads and parses every manifest from the store and remakes and checks every entry (the server's builder, which keeps them, is within 2x).`);
+  }
 
   const outDir = path.join(root, 'out-rebuild');
   const rebuild = work('rebuild-server', storeDir, outDir);

@@ -14,7 +14,7 @@
 /* global window, performance -- the page functions run in the browser */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { chromium } from 'playwright-core';
@@ -29,7 +29,9 @@ const TEMPLATES = QUICK ? 1_000 : 10_000;
 const VERSIONS = QUICK ? 2 : 10;
 const LOADS = QUICK ? 5 : 9;
 const QUERIES = QUICK ? ['react', 'node api'] : ['react', 'node api', 'graphql worker', 'docker'];
-const TARGET_MS = 100;
+// Issue 26 item 6: the first results within 150 ms (drawn into the page at build time), a keystroke within 50 ms.
+const FIRST_TARGET_MS = 150;
+const KEY_TARGET_MS = 50;
 const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'];
 const PREFIX = '/mirror/acme/';
@@ -89,11 +91,14 @@ function syntheticVersions() {
 // time from each keydown in the search box to the next frame after the results changed.
 const PROBE = `
 window.__probe = { painted: null, keys: [], pending: null };
-new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) {
-    if (entry.name === 'catalog-first-results') requestAnimationFrame(() => setTimeout(() => { window.__probe.painted = performance.now(); }, 0));
-  }
-}).observe({ type: 'mark', buffered: true });
+// The next frame after the mark, asked for the moment the mark is set (a PerformanceObserver is told
+// later, when the page is idle, which would count what the page does after its first results).
+const mark = performance.mark.bind(performance);
+performance.mark = (name, ...rest) => {
+  const entry = mark(name, ...rest);
+  if (name === 'catalog-first-results') requestAnimationFrame(() => setTimeout(() => { window.__probe.painted = performance.now(); }, 0));
+  return entry;
+};
 addEventListener('keydown', (event) => { if (event.target && event.target.id === 'q') window.__probe.pending = event.timeStamp; }, true);
 addEventListener('DOMContentLoaded', () => {
   new MutationObserver(() => {
@@ -130,6 +135,10 @@ fetch('index.json').then((response) => response.json()).then((index) => {
 </script></body></html>
 `;
 
+// The least any page pays for its first frame on this machine at this moment: a blank page that
+// marks itself at the end of its body, measured the same way.
+const BLANK_PAGE = '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>blank</title></head><body><p id="results">blank</p><script>performance.mark("catalog-first-results")</script></body></html>\n';
+
 if (!existsSync(CHROMIUM)) {
   process.stderr.write(`${CHROMIUM} is missing: install it with \`apt-get install -y chromium\`\n`);
   process.exit(1);
@@ -149,6 +158,7 @@ try {
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
 
   await writeFile(path.join(dir, 'floor.html'), FLOOR_PAGE);
+  await writeFile(path.join(dir, 'blank.html'), BLANK_PAGE);
 
   /** One fresh page load of `file`: first results painted, in the DOM, and (with `keys`) every keystroke's time. */
   async function measure(file, keys) {
@@ -183,11 +193,12 @@ try {
   // on the last loads only (the first ones warm the machine up).
   const catalog = { painted: [], dom: [], keys: [] };
   const floor = { painted: [], dom: [], keys: [] };
+  const blank = { painted: [], dom: [], keys: [] };
   for (let run = 0; run < LOADS; run++) {
     progress(`page load ${run + 1}/${LOADS}`);
     const keys = run >= LOADS - 3;
-    for (const [file, into] of [['', catalog], ['floor.html', floor]]) {
-      const result = await measure(file, keys);
+    for (const [file, into] of [['', catalog], ['floor.html', floor], ['blank.html', blank]]) {
+      const result = await measure(file, keys && into !== blank);
       into.painted.push(result.painted);
       into.dom.push(result.dom);
       into.keys.push(...result.keys);
@@ -201,23 +212,22 @@ try {
   const keystroke = median(keystrokes);
   const floorFirst = median(floor.painted);
   const floorKey = median(floor.keys);
+  const blankFirst = median(blank.painted);
   const ratio = (value, base) => Math.round((value / base) * 100) / 100;
   const notes = [
-    'Both targets are absolute (<= 100 ms, issue 11 item 7); each floor is what any page showing this registry pays on the same machine at the same moment (getting and parsing index.json; one search pass and a DOM update), so value / floor is the cost of the catalog itself.',
-    `First results: ${round(median(domReady))} ms to the first cards in the DOM (the floor: ${round(median(floor.dom))} ms to index.json parsed), the rest is the frame that paints them. Between the two: building the list and the default (listing) order of every template and rendering 50 cards.`,
+    `Both targets are absolute (issue 26 item 6: first results <= ${FIRST_TARGET_MS} ms, a keystroke <= ${KEY_TARGET_MS} ms); each floor is what a page showing this registry from index.json alone pays on the same machine at the same moment (getting and parsing index.json; one search pass and a DOM update), so value / floor says what drawing the first page at build time saves and what the catalog's search costs.`,
+    `First results: the generator drew the first ${50} cards into index.html, so they are in the DOM ${round(median(domReady))} ms after navigation start (the floor: ${round(median(floor.dom))} ms to index.json parsed), without waiting for index.json; the full index is loaded after, for search, filters and sorts.`,
   ];
-  if (first > TARGET_MS) {
-    notes.push(
-      `First results miss the 100 ms target: ${round(first)} ms, ${ratio(first, floorFirst)}x the floor of ${round(floorFirst)} ms. The floor alone (${(indexBytes / 1048576).toFixed(1)} MB of index.json to fetch, decode and parse) is ${floorFirst > TARGET_MS ? 'above' : 'close to'} 100 ms on this 2-core machine shared with other jobs; the page cannot show results before it has the list.`,
-    );
-  }
-  if (keystroke > TARGET_MS) notes.push(`Keystrokes miss the 100 ms target: ${round(keystroke)} ms median, ${ratio(keystroke, floorKey)}x the floor.`);
+  notes.push(`Load average of the machine at the end of the run: ${loadavg()[0].toFixed(1)} on ${cpus().length} cores (other jobs share it: a blank page's first frame alone varies from about 50 to 130 ms under such load).`);
+  if (first > FIRST_TARGET_MS) notes.push(`First results miss the ${FIRST_TARGET_MS} ms target: ${round(first)} ms, ${ratio(first, floorFirst)}x the floor of ${round(floorFirst)} ms.`);
+  if (keystroke > KEY_TARGET_MS) notes.push(`Keystrokes miss the ${KEY_TARGET_MS} ms target: ${round(keystroke)} ms median, ${ratio(keystroke, floorKey)}x the floor.`);
   const result = {
     title: 'Catalog page in chromium',
     setup: `${TEMPLATES.toLocaleString('en')} templates x ${VERSIONS} versions (built in ${buildSeconds.toFixed(1)} s; index.json ${(indexBytes / 1048576).toFixed(2)} MB, ${(indexGzipBytes / 1048576).toFixed(2)} MB gzip, served gzip-encoded on 127.0.0.1 under ${PREFIX}); ${LOADS} fresh page loads each of the catalog and its floor, interleaved; ${keystrokes.length} keystrokes each; Debian chromium headless via playwright-core, ${cpus().length} cores, Node ${process.version}`,
     rows: [
-      { name: 'first results painted (navigation start -> first 50 cards)', value: round(first), unit: 'ms', baseline: 'bare page: index.json fetched and parsed', baselineValue: round(floorFirst), ratio: ratio(first, floorFirst), target: `<= ${TARGET_MS} ms`, met: first <= TARGET_MS },
-      { name: 'keystroke in the search box -> results painted (median)', value: round(keystroke), unit: 'ms', baseline: 'bare page: one search pass and a count', baselineValue: round(floorKey), ratio: ratio(keystroke, floorKey), target: `<= ${TARGET_MS} ms`, met: keystroke <= TARGET_MS },
+      { name: 'first results painted (navigation start -> first 50 cards)', value: round(first), unit: 'ms', baseline: 'bare page: index.json fetched and parsed', baselineValue: round(floorFirst), ratio: ratio(first, floorFirst), target: `<= ${FIRST_TARGET_MS} ms`, met: first <= FIRST_TARGET_MS },
+      { name: 'first frame of a blank page (the least any page pays here)', value: round(blankFirst), unit: 'ms', baseline: 'catalog first results / blank page', baselineValue: null, ratio: ratio(first, blankFirst), target: null, met: null },
+      { name: 'keystroke in the search box -> results painted (median)', value: round(keystroke), unit: 'ms', baseline: 'bare page: one search pass and a count', baselineValue: round(floorKey), ratio: ratio(keystroke, floorKey), target: `<= ${KEY_TARGET_MS} ms`, met: keystroke <= KEY_TARGET_MS },
       { name: 'keystroke, slowest of all', value: round(Math.max(...keystrokes)), unit: 'ms', baseline: 'bare page, slowest', baselineValue: round(Math.max(...floor.keys)), ratio: null, target: null, met: null },
       { name: 'index.json, gzip', value: Math.round((indexGzipBytes / 1048576) * 100) / 100, unit: 'MB', baseline: null, baselineValue: null, ratio: null, target: null, met: null },
     ],

@@ -3,6 +3,8 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { catalogScriptPlugin } from './build-catalog.js';
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The bundles: output name (under the out folder) -> entry module. */
@@ -27,6 +29,8 @@ export function distBuildOptions(outdir, entryPoints = DIST_ENTRY_POINTS) {
     // factory's own `require` parameter): bundle its ES module build instead.
     alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
     legalComments: 'none',
+    // The registry action builds catalogs: the page's script is bundled from its browser entry.
+    plugins: [catalogScriptPlugin()],
     logLevel: 'warning',
   };
 }

@@ -128,6 +128,7 @@ export type {
   StoredEvent,
   RecordedEvent,
   EventFilter,
+  PurgedVersion,
   Reservation,
   ArchiveReader,
   PublishedVersion,

@@ -29,6 +29,12 @@ export interface ActionInputs {
   dryRun: boolean;
   /** From GITHUB_REPOSITORY; needed to create the release. */
   repository?: { owner: string; repo: string };
+  /** After the upload, wait until the public URL lists the version (`wait`). */
+  wait: boolean;
+  /** How long the wait lasts at most, in ms (`wait-timeout`, seconds; default 300). */
+  waitTimeoutMs: number;
+  /** Where clients read the registry, for the wait (`public-url`; default registry-url). */
+  publicUrl?: string;
   /** Sign the archive's build provenance and send it with the upload (the `attest` input resolved). */
   attest: boolean;
   /** Where the provenance is signed, logged and timestamped (inputs `sigstore-*-url`, else `SIGSTORE_*_URL`, else the public-good instance). */
@@ -112,6 +118,10 @@ export function parseInputs(env: ActionEnv, cwd = '.'): ActionInputs {
   const workspace = path.resolve(cwd, env.GITHUB_WORKSPACE || '.');
 
   if (registryUrl !== '') checkHttpUrlInput('registry-url', registryUrl);
+  const publicUrl = readInput(env, 'public-url');
+  if (publicUrl !== '') checkHttpUrlInput('public-url', publicUrl);
+  const waitTimeout = readInput(env, 'wait-timeout') || '300';
+  if (!/^\d+$/.test(waitTimeout) || Number(waitTimeout) < 1) throw new InputError(`input wait-timeout must be a whole number of seconds, 1 or more (got ${JSON.stringify(waitTimeout)})`);
   if (!dryRun) {
     if (registryUrl === '') throw new InputError('input registry-url is required (unless dry-run is true)');
     if (registryToken === '' && !canRequestIdToken(env)) {
@@ -141,6 +151,9 @@ export function parseInputs(env: ActionEnv, cwd = '.'): ActionInputs {
     createRelease,
     dryRun,
     ...(owner && repo && rest.length === 0 ? { repository: { owner, repo } } : {}),
+    wait: readBooleanInput(env, 'wait', false),
+    waitTimeoutMs: Number(waitTimeout) * 1000,
+    ...(publicUrl ? { publicUrl } : {}),
     attest: attestInput(env, dryRun),
     sigstore: sigstoreEndpoints(env),
   };

@@ -28,6 +28,7 @@ import { octokitReleaseApi, publishRelease, type ReleaseApi } from '../github/re
 import { PUBLISH_STEP_TITLES, runPublishPipeline, type PublishFinding, type PublishPipelineError, type PublishPipelineOptions, type PublishStep } from '../publish/pipeline.js';
 import type { LeftOutFile } from '../pack/index.js';
 import { exchangeIdToken, PublishError, registryAudienceOf, revokeExchangedToken, type ExchangedToken, type IdTokenExchangeOptions } from '../publish/upload.js';
+import { notVisibleWarning, templateFileUrl, waitUntilVisible, type WaitUntilVisibleOptions } from '../publish/visible.js';
 import { attestProvenance, SIGSTORE_AUDIENCE } from '../publish/attest.js';
 import type { PackResult } from '../pack/index.js';
 import { MANIFEST_FILE } from '../template/validate.js';
@@ -66,6 +67,8 @@ export interface ActionDependencies {
    * core.setFailed does besides annotating).
    */
   setExitCode?: (code: number) => void;
+  /** The wait until the version is visible (`wait`): its fetch and clock (tests); default the real ones. */
+  wait?: Pick<WaitUntilVisibleOptions, 'fetch' | 'now' | 'sleep'>;
 }
 
 export interface ActionOutcome {
@@ -292,6 +295,34 @@ export async function run(dependencies: ActionDependencies = {}): Promise<Action
         }
       } else {
         rows.push(['Release', 'skipped (create-release is false)']);
+      }
+
+      if (inputs.wait) {
+        const registryUrl = inputs.publicUrl ?? inputs.registryUrl ?? '';
+        const { name } = packed.manifest;
+        core.startGroup('Wait until visible');
+        try {
+          core.info(`waiting until ${registryUrl} lists ${name}@${inputs.version} (at most ${Math.round(inputs.waitTimeoutMs / 1000)} s)`);
+          const visible = await waitUntilVisible({
+            ...dependencies.wait,
+            registryUrl,
+            id: name,
+            version: inputs.version,
+            timeoutMs: inputs.waitTimeoutMs,
+            onPoll: ({ attempt, served }) => core.info(`poll ${attempt}: ${templateFileUrl(registryUrl, name)} served ${served}`),
+          });
+          if (visible.visible) {
+            setOutput('visible-after-ms', visible.afterMs);
+            core.info(`visible at ${visible.url} after ${visible.afterMs} ms`);
+            rows.push(['Wait until visible', `visible after ${visible.afterMs} ms`]);
+          } else {
+            // The version is published: a CDN still serving its copy is a warning, not a failed run.
+            core.warning(notVisibleWarning(visible, name, inputs.version), { title: 'not visible yet' });
+            rows.push(['Wait until visible', `not visible within ${Math.round(visible.afterMs / 1000)} s (served ${visible.served})`]);
+          }
+        } finally {
+          core.endGroup();
+        }
       }
     }
     ok = true;

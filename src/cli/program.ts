@@ -1,29 +1,12 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
 import { stripVTControlCharacters } from 'node:util';
 
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help } from 'commander';
 
 import { EXIT, UsageError, processIo, type CliIo } from './io.js';
 import { colourEnabled } from './style.js';
+import { cliVersion } from './version.js';
+import { COMMAND_SUMMARIES, type CommandName } from './commands/summaries.js';
 import { errorMessage } from '../core/errors.js';
-
-/** This package's version, from the nearest package.json named template-registry above this file. */
-function packageVersion(): string {
-  for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
-    try {
-      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'template-registry' && pkg.version) return pkg.version;
-    } catch {
-      // no package.json here; keep climbing
-    }
-    if (path.dirname(dir) === dir) return '0.0.0';
-  }
-}
-
-const VERSION = packageVersion();
 
 type SetExit = (code: number) => void;
 /** Adds a group of commands to the program. */
@@ -76,10 +59,26 @@ export function groupsFor(argv: readonly string[]): typeof GROUPS {
   return group ? [group] : GROUPS;
 }
 
+/** Whether `argv` asks only for the CLI's own help: then the commands are listed from their summaries, none loaded. */
+function onlyRootHelp(argv: readonly string[]): boolean {
+  return argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h');
+}
+
+/** Adds every command as its summary (name and description, listed with its usage): enough for the root --help. */
+function addSummaries(program: Command): void {
+  for (const [name, summary] of Object.entries(COMMAND_SUMMARIES)) program.command(name).description(summary.description);
+  program.configureHelp({
+    subcommandTerm(this: Help, command: Command): string {
+      const summary = COMMAND_SUMMARIES[command.name() as CommandName] as { term: string } | undefined;
+      return summary ? summary.term : Help.prototype.subcommandTerm.call(this, command);
+    },
+  });
+}
+
 async function buildProgram(argv: readonly string[], io: CliIo, setExit: SetExit): Promise<Command> {
   const program = new Command('template-registry')
     .description('Publish, find, generate from and upgrade versioned project templates.')
-    .version(VERSION)
+    .version(cliVersion())
     // Taken out of argv by runCli wherever it stands; declared here for --help.
     .option('--no-color', 'no colours (colours are used only on a terminal; NO_COLOR=1 and FORCE_COLOR=1 also work)')
     .exitOverride()
@@ -87,7 +86,8 @@ async function buildProgram(argv: readonly string[], io: CliIo, setExit: SetExit
     .enablePositionalOptions()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError('(run with --help for usage)');
-  for (const group of groupsFor(argv)) (await group.load())(program, io, setExit);
+  if (onlyRootHelp(argv)) addSummaries(program);
+  else for (const group of groupsFor(argv)) (await group.load())(program, io, setExit);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   return program;
 }

@@ -6,7 +6,9 @@
  * `onStale` is told once), retried only after a backoff, and fetched once for concurrent callers.
  * With `refresh`, the first use revalidates whatever the cache's age, and the refresh is marked
  * (`RefreshMark`) so that any other resource of the registry cached before it is revalidated on its
- * next use, in this process or a later one.
+ * next use, in this process or a later one. A copy found stale against another resource (the
+ * registry's skew, see registry-client.ts) is fetched once more with `Cache-Control: no-cache`, which
+ * asks every cache on the way (a CDN, a proxy) to revalidate with the origin.
  *
  * With `verify` (a signed registry, trust.ts), a body is checked before it is parsed or accepted; a
  * refusal (`RegistryTrustError`) is not a failed fetch: it is thrown to every caller (the stale copy
@@ -240,6 +242,8 @@ export class CachedJson<T> {
   #staleTold = false;
   /** Whether the next successful fetch is a refresh (`refresh()` was called). */
   #refreshing = false;
+  /** Whether this process fetched it past the caches already (`refetchUncached`). */
+  #uncached = false;
 
   constructor(options: CachedJsonOptions<T>) {
     this.#options = options;
@@ -281,7 +285,21 @@ export class CachedJson<T> {
   async recheck(): Promise<boolean> {
     await this.#loadDisk();
     if (this.#attempted) return false;
-    await this.#revalidate();
+    await this.#revalidate(true);
+    return true;
+  }
+
+  /**
+   * Fetches once more past every cache on the way (`Cache-Control: no-cache`, conditionally), at most
+   * once in this process whatever was fetched before: for a copy another resource shows is stale (the
+   * index names a version this template file lacks). Resolves to whether it fetched.
+   */
+  async refetchUncached(): Promise<boolean> {
+    await this.#loadDisk();
+    if (this.#uncached) return false;
+    this.#uncached = true;
+    if (this.#inFlight) await this.#inFlight;
+    await this.#revalidate(true);
     return true;
   }
 
@@ -389,19 +407,20 @@ export class CachedJson<T> {
     };
   }
 
-  /** One request at a time: concurrent callers wait for the same one. Never rejects. */
-  #revalidate(): Promise<void> {
-    this.#inFlight ??= this.#fetchOnce().finally(() => {
+  /** One request at a time: concurrent callers wait for the same one. Never rejects. `uncached`: past every cache (`no-cache`). */
+  #revalidate(uncached = false): Promise<void> {
+    this.#inFlight ??= this.#fetchOnce(uncached).finally(() => {
       this.#inFlight = undefined;
     });
     return this.#inFlight;
   }
 
-  async #fetchOnce(): Promise<void> {
+  async #fetchOnce(uncached: boolean): Promise<void> {
     const previous = this.#snapshot;
     this.#attempted = true;
+    if (uncached) this.#uncached = true;
     try {
-      const next = await this.#request(previous);
+      const next = await this.#request(previous, uncached);
       this.#snapshot = next;
       this.#staleTold = false;
       this.#lastError = undefined;
@@ -424,11 +443,16 @@ export class CachedJson<T> {
     }
   }
 
-  async #request(previous: Snapshot<T> | undefined, fresh = false): Promise<Snapshot<T>> {
+  /**
+   * `uncached`: every cache on the way revalidates with the origin before answering (RFC 9111
+   * 5.2.1.4); still conditional, a 304 keeping the copy in hand. `fresh`: past caches and
+   * unconditional too, for a body to verify once more (a signature caught mid-build).
+   */
+  async #request(previous: Snapshot<T> | undefined, uncached = false, fresh = false): Promise<Snapshot<T>> {
     const { url, what, timeoutMs } = this.#options;
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (fresh) Object.assign(headers, { 'cache-control': 'no-cache', pragma: 'no-cache' });
-    else {
+    if (uncached || fresh) Object.assign(headers, { 'cache-control': 'no-cache', pragma: 'no-cache' });
+    if (!fresh) {
       if (previous?.etag !== undefined) headers['if-none-match'] = previous.etag;
       if (previous?.lastModified !== undefined) headers['if-modified-since'] = previous.lastModified;
     }
@@ -461,7 +485,7 @@ export class CachedJson<T> {
         signedBy = await this.#options.verify(body, { fresh });
       } catch (error) {
         // A document and its signature caught between two writes of a build: both once more, past caches.
-        if (error instanceof RegistryTrustError && error.retryable && !fresh) return this.#request(previous, true);
+        if (error instanceof RegistryTrustError && error.retryable && !fresh) return this.#request(previous, true, true);
         throw error;
       }
     }

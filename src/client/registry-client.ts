@@ -25,7 +25,13 @@
  *   a refresh that read index.json, another template's file) is revalidated on its next use, so
  *   every later command sees what the refresh saw.
  * - A template or an exact version the cached copy does not have is asked for once more (a
- *   conditional request) before the answer is "not found": it may have been published since.
+ *   conditional request, `Cache-Control: no-cache`) before the answer is "not found": it may have
+ *   been published since.
+ * - Skew between the sparse files (a CDN or a cache holding one of them older than the other): when
+ *   `index.json` names a latest version the template's file lacks, the file is fetched once more
+ *   with `Cache-Control: no-cache`; when the file's latest version is not the one the index names
+ *   (the index is older), the index is, then the file if they still disagree. Once per file per
+ *   process; the file's versions answer either way.
  * - `fallbackUrls`: registries that stand for the first (mirrors), tried in order when one cannot
  *   be reached at all (a network error, a time-out, HTTP 5xx, 408 or 429, and no cached copy); the
  *   first that answers serves the client from then on. Never when one answers with a document
@@ -34,11 +40,12 @@
  *   document checked before it is accepted; the pins belong to the first registry of the list and
  *   hold for every registry in it.
  */
-import { isYanked, selectLatest, versionsOf } from '../core/listing.js';
+import { isYanked, listingOrder, selectLatest, versionsOf, type ListingOrder } from '../core/listing.js';
 import { describeSchemaErrors } from '../core/messages.js';
-import type { Category, RegistryDocument, SparseIndex, TemplateEntry } from '../core/schema-types.js';
+import { IndexLayoutError, indexLines, type IndexLines } from '../core/registry-index.js';
+import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
-import { matchesFilters, matchesTerms, searchTerms, searchText, type TemplateFilters } from '../core/search.js';
+import { buildSearchIndex, findEntries, matchesFilters, matchesTerms, searchTerms, searchText, type SearchIndex, type TemplateFilters } from '../core/search.js';
 import { isTemplateName } from '../core/versions.js';
 
 import { registryBaseUrl } from '../core/registry-url.js';
@@ -46,8 +53,6 @@ import { RoutesSource } from './routes-source.js';
 import { readEntries, readRegistryDocument, skippedEntriesLine, type SkippedEntry } from './entry-reader.js';
 import { CachedJson, FetchFailure, RefreshMark, RegistryUnavailableError, type CachedJsonOptions, type StaleNotice } from './cached-json.js';
 import { RegistryTrust, RegistryTrustError, type SignatureOptions } from './trust.js';
-import { listingOrder, type ListingOrder } from './listing-order.js';
-import { buildSearchIndex, searchIndexed, type SearchIndex } from './search-index.js';
 
 export type { TemplateFilters } from '../core/search.js';
 export { RegistryUnavailableError, cacheFileFor, refreshMarkFileFor, type StaleNotice } from './cached-json.js';
@@ -276,12 +281,12 @@ export class RegistryIndex {
    * The spec's search rule, in listing order. The first search of a document reads every entry
    * with the rule itself (`matchesTerms` on `searchText`), which costs far less than building the
    * token index: a process that searches once (the CLI) never builds it. Later searches build it
-   * once and answer from it (see search-index.ts for why its answer is the rule's).
+   * once and answer from it (see core/search.ts for why its answer is the rule's).
    */
   search(terms: readonly string[]): TemplateEntry[] {
     if (terms.length === 0) return [...this.sorted];
     if (this.#tokens === undefined && this.#searches++ === 0) return this.#scan(terms);
-    return searchIndexed(this.tokens, terms, this.sorted) ?? this.#scan(terms);
+    return findEntries(this.tokens, terms, this.sorted);
   }
 
   /** The search rule applied to every entry; only the matches are sorted when nothing is sorted yet. */
@@ -485,7 +490,7 @@ export class RegistryClient {
   readonly mode: RegistryMode;
   readonly #resource: Omit<CachedJsonOptions<unknown>, 'url' | 'what' | 'accept' | 'toJson'>;
   readonly #document: CachedJson<RegistryIndex>;
-  #sparseIndex: CachedJson<SparseIndex> | undefined;
+  #sparseIndex: CachedJson<IndexLines> | undefined;
   readonly #templateFiles = new Map<string, CachedJson<TemplateFile>>();
   /** What `auto` found: undefined until it looked. */
   #detected: 'full' | 'sparse' | undefined;
@@ -674,18 +679,34 @@ export class RegistryClient {
   }
 
   /**
-   * The versions in the file of a template the index lists. A file cached before the index learnt of
-   * the template's latest version (the index names a version the file lacks) is asked for once more.
+   * The versions in the file of a template the index lists, the two made to agree when one is older
+   * than the other (see the module comment): the file when it lacks the version the index names, the
+   * index when the file's latest is another one, then the file if they still disagree.
    */
-  async #versionsOf(id: string, index: SparseIndex, file: CachedJson<TemplateFile>): Promise<readonly TemplateEntry[]> {
-    const { versions } = await file.get();
-    const latest = index.templates.find((line) => line.id === id)?.version;
-    if (latest === undefined || versions.some((entry) => entry.version === latest)) return versions;
-    return (await file.recheck()) ? (await file.get()).versions : versions;
+  async #versionsOf(id: string, index: IndexLines, file: CachedJson<TemplateFile>): Promise<readonly TemplateEntry[]> {
+    let { versions } = await file.get();
+    const listed = (of: IndexLines): string | undefined => of.templates.find((line) => line.id === id)?.version;
+    const lacks = (version: string | undefined): boolean => version !== undefined && !versions.some((entry) => entry.version === version);
+    const refetchFile = async (): Promise<void> => {
+      if (await file.refetchUncached()) versions = (await file.get()).versions;
+    };
+    const named = listed(index);
+    if (named === undefined) return versions;
+    if (lacks(named)) {
+      await refetchFile();
+      return versions;
+    }
+    if (selectLatest(versions, id)?.version === named) return versions;
+    // The file knows a later change (a version published or yanked since) than the index: the index is older.
+    const sparse = this.#sparse();
+    if (!(await sparse.refetchUncached())) return versions;
+    const renamed = listed(await sparse.get());
+    if (renamed !== undefined && (lacks(renamed) || selectLatest(versions, id)?.version !== renamed)) await refetchFile();
+    return versions;
   }
 
   /** An exact version of a template the sparse index does not list; null when the registry has no file for it. */
-  async #unlistedVersion(id: string, version: string, index: SparseIndex): Promise<TemplateEntry | null> {
+  async #unlistedVersion(id: string, version: string, index: IndexLines): Promise<TemplateEntry | null> {
     const find = (versions: readonly TemplateEntry[]): TemplateEntry | null => versions.find((entry) => entry.version === version) ?? null;
     const found = find(await this.#unlistedVersions(id, index));
     if (found || !isTemplateName(id) || !(await this.#templateFile(id, index).recheck())) return found;
@@ -693,7 +714,7 @@ export class RegistryClient {
   }
 
   /** The versions of a template the sparse index does not list (all yanked); none when the registry has no file for it. */
-  async #unlistedVersions(id: string, index: SparseIndex): Promise<readonly TemplateEntry[]> {
+  async #unlistedVersions(id: string, index: IndexLines): Promise<readonly TemplateEntry[]> {
     if (!isTemplateName(id)) return [];
     const file = this.#templateFile(id, index);
     try {
@@ -748,7 +769,7 @@ export class RegistryClient {
    * The sparse index (`index.json` beside registry.json): one line per template with its latest
    * version. Rejects when the registry publishes none.
    */
-  async index(): Promise<SparseIndex> {
+  async index(): Promise<IndexLines> {
     return this.#answer((reader) => reader.#sparse().get());
   }
 
@@ -793,24 +814,31 @@ export class RegistryClient {
     return this.#detected === 'sparse';
   }
 
-  #sparse(): CachedJson<SparseIndex> {
-    this.#sparseIndex ??= new CachedJson<SparseIndex>({
+  #sparse(): CachedJson<IndexLines> {
+    this.#sparseIndex ??= new CachedJson<IndexLines>({
       ...this.#resource,
       url: new URL(INDEX_FILE, this.#url).href,
       what: 'registry index',
       trustsCached: (signedBy) => this.#trustsCached(signedBy),
       verify: (body, { fresh }) => this.#verify(new URL(INDEX_FILE, this.#url).href, body, fresh),
       accept: (json) => {
-        const violations = describeSchemaErrors(schemaErrors('registry-index', json));
+        let lines: unknown;
+        try {
+          lines = indexLines(json);
+        } catch (error) {
+          if (error instanceof IndexLayoutError) throw new FetchFailure(`the registry index is not valid: ${error.message}`);
+          throw error;
+        }
+        const violations = describeSchemaErrors(schemaErrors('registry-index', lines));
         if (violations.length > 0) throw new FetchFailure(violationsText('registry index', 'registry-index', violations));
-        return json as SparseIndex;
+        return lines as IndexLines;
       },
       toJson: (index) => index,
     });
     return this.#sparseIndex;
   }
 
-  #templateFile(id: string, index: SparseIndex): CachedJson<TemplateFile> {
+  #templateFile(id: string, index: IndexLines): CachedJson<TemplateFile> {
     let file = this.#templateFiles.get(id);
     if (!file) {
       const indexUrl = this.#sparse().url;

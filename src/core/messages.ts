@@ -49,8 +49,9 @@ function describeError(error: ErrorObject): RuleViolation | undefined {
     case 'required':
       return { pointer: `${at}/${escapePointerSegment(String(params.missingProperty))}`, message: 'is required', code: 'REQUIRED' };
     case 'additionalProperties':
+    case 'unevaluatedProperties':
       return {
-        pointer: `${at}/${escapePointerSegment(String(params.additionalProperty))}`,
+        pointer: `${at}/${escapePointerSegment(String(params.additionalProperty ?? params.unevaluatedProperty))}`,
         message: 'is not a known field (check the spelling)',
         code: 'UNKNOWN_FIELD',
       };

@@ -12,7 +12,7 @@ import { errorMessage } from '../core/errors.js';
 import { readHead } from '../core/files.js';
 import { compareVersions } from '../core/versions.js';
 import { chainSteps } from '../migrate/index.js';
-import { findChangelogSection } from '../template/changelog.js';
+import { findChangelogSection } from '../core/changelog.js';
 import { loadTemplate, type LoadedTemplate } from '../template/index.js';
 import { isInside } from '../template/paths.js';
 import { TemplateNotFoundError } from './errors.js';

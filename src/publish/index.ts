@@ -36,6 +36,14 @@ export {
   type ExchangedToken,
 } from './upload.js';
 export {
+  waitUntilVisible,
+  notVisibleWarning,
+  templateFileUrl,
+  DEFAULT_VISIBLE_TIMEOUT_MS,
+  type WaitUntilVisibleOptions,
+  type VisibleResult,
+} from './visible.js';
+export {
   attestProvenance,
   provenancePredicate,
   provenanceStatement,

@@ -20,7 +20,7 @@ import { archiveUrl } from '../core/routes.js';
 import { formatValidationError } from '../core/validation.js';
 import { VERSION_PATTERN, VERSION_RULE } from '../core/versions.js';
 import { packTemplate, selectPackFiles, type PackResult } from '../pack/pack.js';
-import { extractChangelogSection, missingEntryNotes } from '../template/changelog.js';
+import { extractChangelogSection, missingEntryNotes } from '../core/changelog.js';
 import { formatLintFinding, lintTemplate } from '../template/lint.js';
 import { resolveInsideRoot } from '../template/paths.js';
 import { testTemplate } from '../template/test-template.js';

@@ -1,6 +1,7 @@
 import path from 'node:path';
 
-import { checkHttpUrlInput, InputError, readBooleanInput, readInput, type ActionEnv } from '../github/inputs.js';
+import { checkHttpUrlInput, InputError, readBooleanInput, readInput, readListInput, type ActionEnv } from '../github/inputs.js';
+import { parsePurgeSpec, PurgeConfigError } from '../registry/purge/index.js';
 import { parseOutputTarget, S3UrlError, type S3Location } from '../registry/s3-output.js';
 
 export { InputError } from '../github/inputs.js';
@@ -25,6 +26,10 @@ export interface RegistryActionInputs {
   publicUrl?: string;
   /** GITHUB_API_URL (GitHub Enterprise Server), when set. */
   apiUrl?: string;
+  /** CDN targets to purge after the build (`purge`, one per line or comma-separated), each checked. */
+  purge?: string[];
+  /** The public base URL the CDN serves the registry at (`cdn-url`, default `public-url`); set when `purge` is. */
+  cdnUrl?: string;
   /**
    * `sign-key`: a private JWK or JWK Set, as JSON (a secret) or as a file path (resolved against
    * the workspace); the registry is signed with it.
@@ -67,6 +72,20 @@ export function parseRegistryInputs(env: ActionEnv, cwd = '.'): RegistryActionIn
   if (publicUrl !== '') checkHttpUrlInput('public-url', publicUrl);
   const output = parseOutDir(env, workspace);
   const apiUrl = (env.GITHUB_API_URL ?? '').trim();
+  const purge = readListInput(env, 'purge');
+  for (const target of purge) {
+    try {
+      parsePurgeSpec(target, 'input purge');
+    } catch (error) {
+      if (error instanceof PurgeConfigError) throw new InputError(error.message);
+      throw error;
+    }
+  }
+  const cdnUrl = readInput(env, 'cdn-url') || publicUrl;
+  if (purge.length > 0) {
+    if (cdnUrl === '') throw new InputError('input purge needs cdn-url (or public-url): the URL the CDN serves the registry at');
+    checkHttpUrlInput(readInput(env, 'cdn-url') ? 'cdn-url' : 'public-url', cdnUrl);
+  }
   const signKey = readInput(env, 'sign-key');
   return {
     configPath: path.resolve(workspace, config),
@@ -74,6 +93,7 @@ export function parseRegistryInputs(env: ActionEnv, cwd = '.'): RegistryActionIn
     githubToken,
     ...(publicUrl ? { publicUrl } : {}),
     ...(apiUrl ? { apiUrl } : {}),
+    ...(purge.length > 0 ? { purge, cdnUrl } : {}),
     ...(signKey !== '' ? { signKey: signKey.startsWith('{') ? signKey : path.resolve(workspace, signKey) } : {}),
   };
 }

@@ -12,6 +12,9 @@ import type { ActionCoreBase, ActionEnv, SummaryCell } from '../github/inputs.js
 import { latestEntries } from '../core/listing.js';
 import { buildRegistry, failedTemplateMessage, type BuildOptions, type BuildResult } from '../registry/build.js';
 import { githubReleasesSource, loadGithubSourceConfig } from '../registry/github-source.js';
+import { FolderOutput } from '../registry/folder-output.js';
+import { purgeAfterBuild, purgeTargetsOf } from '../registry/purge/index.js';
+import type { RegistryOutput } from '../registry/output.js';
 import { createS3Client, S3Output } from '../registry/s3-output.js';
 import { loadSigningKeys } from '../registry/signing.js';
 import type { RegistrySource } from '../registry/source.js';
@@ -31,6 +34,8 @@ export interface RegistryActionDependencies {
   core?: RegistryActionCore;
   /** Makes the GitHub client; default `createGitHubClient` (retries, rate-limit handling). */
   octokit?: (token: string, baseUrl: string | undefined, log: (message: string) => void) => Octokit;
+  /** Waits between purge retries (tests); default a timer. */
+  sleep?: (ms: number) => Promise<void>;
   /** Replaces the GitHub releases source (tests). */
   source?: RegistrySource;
   now?: () => Date;
@@ -47,8 +52,11 @@ export interface RegistryActionOutcome {
  * the environment (credentials and region the AWS SDK way: aws-actions/configure-aws-credentials
  * sets them). `close()` releases the client.
  */
-async function openOutput(inputs: RegistryActionInputs, env: ActionEnv): Promise<{ options: Pick<BuildOptions, 'outDir' | 'output'>; close: () => void }> {
-  if (!inputs.s3) return { options: { outDir: inputs.outDir }, close: () => undefined };
+async function openOutput(inputs: RegistryActionInputs, env: ActionEnv): Promise<{ options: Pick<BuildOptions, 'output'> & { output: RegistryOutput }; close: () => void }> {
+  if (!inputs.s3) {
+    const output = new FolderOutput(inputs.outDir);
+    return { options: { output }, close: () => void output.close() };
+  }
   const { bucket, prefix, endpoint, forcePathStyle } = inputs.s3;
   const client = await createS3Client({ ...(endpoint !== undefined ? { endpoint } : {}), forcePathStyle }, env);
   return { options: { output: new S3Output({ client, bucket, prefix }) }, close: () => client.destroy() };
@@ -96,6 +104,8 @@ export async function run(deps: RegistryActionDependencies = {}): Promise<Regist
       source = githubReleasesSource(config, { octokit, onWarning: warn });
     }
 
+    // Credentials come from the job's environment (CLOUDFLARE_API_TOKEN, FASTLY_API_TOKEN, AWS's).
+    const targets = purgeTargetsOf(inputs.purge ?? [], { env }, 'input purge');
     const output = await openOutput(inputs, env);
     try {
       result = await buildRegistry(source, {
@@ -104,6 +114,22 @@ export async function run(deps: RegistryActionDependencies = {}): Promise<Regist
         ...(inputs.publicUrl ? { publicUrl: inputs.publicUrl } : {}),
         ...(signing ? { signing } : {}),
       });
+      if (inputs.cdnUrl !== undefined && targets.length > 0) {
+        const purged = await purgeAfterBuild({
+          output: output.options.output,
+          targets,
+          publicUrl: inputs.cdnUrl,
+          written: result.written,
+          removed: result.removed,
+          ...(deps.sleep ? { sleep: deps.sleep } : {}),
+          onRetry: ({ target, attempt, delayMs, error }) => core.info(`purge attempt ${attempt} at ${target} failed (${error}); retrying in ${Math.round(delayMs / 1000)} s`),
+        });
+        for (const done of purged.purged) core.info(`purged ${done.urls} URL(s) at ${done.target}`);
+        for (const failure of purged.failed) {
+          warn(`the purge of ${failure.urls} URL(s) at ${failure.target} failed (${failure.error}); they are kept in ${inputs.outDir}/.template-registry-purge.json and the next run purges them first`);
+        }
+        setOutput('purged', purged.purged.reduce((sum, done) => sum + done.urls, 0));
+      }
     } finally {
       output.close();
     }

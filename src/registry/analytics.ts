@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 
+import { canonicalJson } from '../core/canonical-json.js';
 import { compareText, selectLatest } from '../core/listing.js';
 import type { AnalyticsRecord, RegistryDocument, Review } from '../core/schema-types.js';
 import { compareVersions } from '../core/versions.js';
@@ -31,7 +32,7 @@ export interface AnalyticsEventRecord {
   client?: string;
   /** When the server received the event (ISO 8601); undefined: its `timestamp` stands for it. */
   receivedAt?: string;
-  /** The storage's id of the event (review ids derive from it). */
+  /** The storage's id of the event (its order; review ids never show it). */
   id?: string;
 }
 
@@ -183,10 +184,14 @@ export interface EventFacts {
   rating?: Omit<LatestRating, 'firstSeq'>;
 }
 
-function reviewId(id: string | undefined, data: AnalyticsEventData, userId: string, at: number): string {
-  if (id !== undefined) return `event-${id}`;
-  const digest = createHash('sha256').update(JSON.stringify([data.templateId, data.version, userId, at, data.timestamp ?? null]));
-  return `review-${digest.digest('hex').slice(0, 16)}`;
+/**
+ * A review's external id: a hash of the event as it was recorded (what it says, who sent it, when it
+ * arrived), never the storage's row id (an internal database id, which a store copy renumbers too).
+ * The same event has the same id in every store and every build.
+ */
+function reviewId(data: AnalyticsEventData, userId: string, at: number, client: string | undefined): string {
+  const digest = createHash('sha256').update(canonicalJson({ event: data, userId, at, client: client ?? null }));
+  return `review-${digest.digest('hex').slice(0, 32)}`;
 }
 
 /**
@@ -224,7 +229,7 @@ export function eventFacts(input: AnalyticsInput, seq: number): EventFacts | und
         comment: nonEmpty(data.comment) === undefined ? null : (data.comment as string),
         helpful: typeof helpful === 'number' && Number.isInteger(helpful) && helpful >= 0 ? helpful : 0,
         createdAt: new Date(Number.isNaN(written) ? at : written).toISOString(),
-        reviewId: reviewId(record.id, data, userId, at),
+        reviewId: reviewId(data, userId, at, client),
         at,
         seq,
       };

@@ -31,11 +31,12 @@ import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
 import { DigestStream, digestOf } from '../archive/index.js';
 import { mapLimit } from '../core/concurrency.js';
 import { errorMessage } from '../core/errors.js';
-import { compareText } from '../core/listing.js';
+import { compareText, selectLatest } from '../core/listing.js';
 import type { RuleViolation } from '../core/messages.js';
 import { describeSchemaErrors } from '../core/messages.js';
 import { staticArchivePath } from '../core/routes.js';
 import { staticAttestationPath } from '../core/routes.js';
+import { indexColumns } from '../core/registry-index.js';
 import { KEYS_FILE, readCompactSignature, SIGNATURE_SUFFIX, signFile, signKeysFile, keysFileBytes, verifyKeysFileSignature, type SigningKey } from '../core/registry-signatures.js';
 import type { Category, RegistryDocument, TemplateEntry, TemplateManifest } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
@@ -43,7 +44,8 @@ import { compareVersions } from '../core/versions.js';
 import { renderCatalog } from './catalog.js';
 import { buildCategories, buildSparseIndex, DEFAULT_CATEGORIES, entryViolations, INDEX_FILE, RegistryBuildError, toEntry, type SkippedVersion } from './document.js';
 import { FolderOutput } from './folder-output.js';
-import { CACHE_CONTROL, contentTypeOf, fileDigest, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
+import { CACHE_CONTROL, contentTypeOf, fileDigest, HOST_HEADERS_FILE, hostHeadersFile, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
+import { readTemplatePageText, type PageSource } from './page-text.js';
 import { planSigning, type SigningPlan } from './signing.js';
 import type { RegistrySource, SourceVersion } from './source.js';
 
@@ -77,6 +79,12 @@ export interface BuildOptions {
    * keys.json.jws and a `.jws` beside registry.json, index.json and each template file.
    */
   signing?: readonly SigningKey[];
+  /**
+   * The output's `archives/` folder is this build's own (the server's static copy in its bucket): an
+   * archive or provenance bundle there of a version the source no longer has (a purged version) is
+   * removed with the stale template files. Default false: a folder may hold archives of its own.
+   */
+  pruneArchives?: boolean;
 }
 
 export interface BuildResult {
@@ -99,6 +107,8 @@ export interface BuildResult {
    * template is built. Each is reported by id; the next build tries again.
    */
   failed: FailedTemplate[];
+  /** What the build has to say that is no failure: an archive the catalog could not read its page text from. */
+  notices?: string[];
   /** With signing: the key that signed the documents and what the build has to say about the keys. */
   signing?: { kid: string; keys: string[]; warnings: string[] };
 }
@@ -214,10 +224,12 @@ const NEWLINE = Buffer.from('\n');
  * entries joined by commas, which registry.json reuses as one piece. One string, one buffer per
  * template: a buffer per entry costs more in allocations and copies than the JSON itself.
  */
-function templateFileBytes(id: string, entries: readonly TemplateEntry[]): { data: Buffer; versions: Buffer } {
-  const head = `{"id":${JSON.stringify(id)},"versions":[`;
-  const data = Buffer.from(`${head}${entries.map((entry) => JSON.stringify(entry)).join(',')}]}\n`, 'utf8');
-  return { data, versions: data.subarray(Buffer.byteLength(head), data.length - 3) };
+/** A template's file: its entries, then (for the catalog) its page text as JSON. */
+function templateFileBytes(id: string, entries: readonly TemplateEntry[], page?: string): { data: Buffer; versions: Buffer } {
+  const head = Buffer.from(`{"id":${JSON.stringify(id)},"versions":[`, 'utf8');
+  const versions = Buffer.from(entries.map((entry) => JSON.stringify(entry)).join(','), 'utf8');
+  const data = Buffer.concat([head, versions, Buffer.from(page === undefined ? ']}\n' : `],"page":${page}}\n`, 'utf8')]);
+  return { data, versions: data.subarray(head.length, head.length + versions.length) };
 }
 
 /**
@@ -304,7 +316,9 @@ export class RegistryBuilder {
   readonly output: RegistryOutput;
   #known = new Map<string, KnownEntry>();
   /** Each template file as the last build made it, with the entries it was made of. */
-  #templateFiles = new Map<string, { entries: KnownEntry[]; file: OutputFile; versions: Buffer }>();
+  #templateFiles = new Map<string, { entries: KnownEntry[]; page: string | undefined; file: OutputFile; versions: Buffer }>();
+  /** The catalog page text of each template (JSON), and what it was read for (`pageKey`). */
+  #pages = new Map<string, { key: string; json: string | undefined }>();
   /** Memory for registry.json, reused from build to build (see `assemble`). */
   #arena: Buffer | undefined;
   /** The registry.json this builder last wrote or kept: its lastUpdated, entries, rest and ETag. */
@@ -374,6 +388,7 @@ export class RegistryBuilder {
 
     const ids = [...byId.keys()].sort(compareText);
     for (const id of this.#templateFiles.keys()) if (!byId.has(id)) this.#templateFiles.delete(id);
+    for (const id of this.#pages.keys()) if (!byId.has(id)) this.#pages.delete(id);
     const groups = new Map(ids.map((id) => [id, (byId.get(id) ?? []).sort((a, b) => compareVersions(a.entry.entry.version, b.entry.entry.version))]));
 
     const held = await output.inventory();
@@ -398,6 +413,8 @@ export class RegistryBuilder {
     }
 
     const written: string[] = [];
+    /** What the build has to say that is no failure (an archive whose README could not be read). */
+    const notices: string[] = [];
     const files: string[] = [];
     const put = async (file: OutputFile, options: { durable?: boolean } = {}): Promise<void> => {
       await output.put(file, options);
@@ -423,9 +440,8 @@ export class RegistryBuilder {
     const archiveWritten = new Set<string>();
     await mapLimit(archives, WRITE_CONCURRENCY, async (version) => {
       const name = staticArchivePath(version.manifest.name, version.manifest.version);
-      const present = held.get(name);
-      if (present && (version.size === undefined || present.size === version.size)) return void archiveWritten.add(name);
       try {
+        if (await this.#holdsArchive(version, name, held.get(name))) return void archiveWritten.add(name);
         await this.#publishArchive(version, name);
         archiveWritten.add(name);
         written.push(name);
@@ -456,7 +472,9 @@ export class RegistryBuilder {
       ids.filter((id) => !failures.has(id)),
       WRITE_CONCURRENCY,
       async (id) => {
-        const made = this.#templateFile(id, (groups.get(id) ?? []).map(({ entry }) => entry));
+        const group = groups.get(id) ?? [];
+        const page = catalog ? await this.#pageOf(id, group, held, notices) : undefined;
+        const made = this.#templateFile(id, group.map(({ entry }) => entry), page);
         try {
           if (!(await holds(output, held, made.file))) await put(made.file);
           if (signing) {
@@ -513,8 +531,15 @@ export class RegistryBuilder {
     if (violations.length > 0) throw new RegistryBuildError(violations);
     const registryChunks = registryParts(templateBytes, { categories, tags, lastUpdated });
 
+    // The host's headers file (a folder deployed as it is): the Cache-Control of each file.
+    if (output.hostHeaders) {
+      const headers: OutputFile = { name: HOST_HEADERS_FILE, data: Buffer.from(hostHeadersFile(), 'utf8'), contentType: 'text/plain; charset=utf-8', cacheControl: CACHE_CONTROL.document };
+      files.push(HOST_HEADERS_FILE);
+      if (!(await holds(output, held, headers))) await put(headers);
+    }
+    const sparseIndex = buildSparseIndex(document);
     if (catalog) {
-      const page = documentFile(CATALOG_FILE, Buffer.from(renderCatalog(document, this.#options.publicUrl ? { publicUrl: this.#options.publicUrl } : {}), 'utf8'));
+      const page = documentFile(CATALOG_FILE, Buffer.from(renderCatalog(document, this.#options.publicUrl ? { publicUrl: this.#options.publicUrl } : {}, sparseIndex), 'utf8'));
       files.push(CATALOG_FILE, `${CATALOG_FILE}.gz`, `${CATALOG_FILE}.br`);
       const [write] = await this.#withVariants([page], held);
       for (const file of write ?? []) await put(file);
@@ -523,7 +548,8 @@ export class RegistryBuilder {
 
     // The entry points, each after what it names: index.json, then registry.json, variants first.
     // (Compressing them while the template files are written gains nothing on two cores.)
-    const index = documentFile(INDEX_FILE, Buffer.from(`${JSON.stringify(buildSparseIndex(document))}\n`, 'utf8'));
+    // The columns layout: a quarter smaller compressed than the lines (core/registry-index.ts).
+    const index = documentFile(INDEX_FILE, Buffer.from(`${JSON.stringify(indexColumns(sparseIndex))}\n`, 'utf8'));
     const registryHeld = held.has(REGISTRY_FILE) && held.has(`${REGISTRY_FILE}.gz`) && held.has(`${REGISTRY_FILE}.br`);
     let registryFile: OutputFile | undefined;
     if (changed || !registryHeld) {
@@ -550,7 +576,12 @@ export class RegistryBuilder {
     this.#last = { lastUpdated, entries: templateBytes, rest, etag };
 
     // Template files of ids that are gone, and the template-file variants older releases wrote.
-    const stale = [...held.keys()].filter((name) => isLegacyVariant(name) || (templateIdOf(name) !== undefined && !byId.has(templateIdOf(name) as string))).sort(compareText);
+    // Every version of the source keeps its archive, the ones left out of this build included.
+    const kept = new Set(versions.flatMap(({ manifest }) => [staticArchivePath(manifest.name, manifest.version), staticAttestationPath(manifest.name, manifest.version)]));
+    const goneArchive = (name: string): boolean => this.#options.pruneArchives === true && name.startsWith('archives/') && !kept.has(name);
+    const stale = [...held.keys()]
+      .filter((name) => isLegacyVariant(name) || (templateIdOf(name) !== undefined && !byId.has(templateIdOf(name) as string)) || goneArchive(name))
+      .sort(compareText);
     await output.remove(stale);
     for (const name of stale) this.#signatures.delete(name.replace(/\.jws$/, ''));
     await output.commit();
@@ -563,6 +594,7 @@ export class RegistryBuilder {
       removed: stale,
       skipped,
       failed,
+      ...(notices.length > 0 ? { notices } : {}),
       ...(signing ? { signing: { kid: signing.signer.kid, keys: signing.published.map((key) => key.kid), warnings: signing.warnings } } : {}),
     };
   }
@@ -641,13 +673,57 @@ export class RegistryBuilder {
   }
 
   /** The file of template `id` (and its joined entries): the last build's when it was made of the same entries. */
-  #templateFile(id: string, entries: KnownEntry[]): { file: OutputFile; versions: Buffer } {
+  #templateFile(id: string, entries: KnownEntry[], page: string | undefined): { file: OutputFile; versions: Buffer } {
     const last = this.#templateFiles.get(id);
-    if (last && last.entries.length === entries.length && last.entries.every((entry, index) => entry === entries[index])) return last;
-    const { data, versions } = templateFileBytes(id, entries.map((known) => known.entry));
-    const made = { entries, file: documentFile(`${TEMPLATES_DIR}/${id}.json`, data), versions };
+    if (last && last.page === page && last.entries.length === entries.length && last.entries.every((entry, index) => entry === entries[index])) return last;
+    const { data, versions } = templateFileBytes(id, entries.map((known) => known.entry), page);
+    const made = { entries, page, file: documentFile(`${TEMPLATES_DIR}/${id}.json`, data), versions };
     this.#templateFiles.set(id, made);
     return made;
+  }
+
+  /**
+   * The catalog page text of template `id` (README, questions, change log sections: page-text.ts)
+   * as JSON, read from the archives of the version its page presents and of its highest version;
+   * undefined when the source cannot open archives. Archives never change, so they are read again only
+   * when those versions (or the number of versions) change: kept by this builder, and found again
+   * in the template file the output holds (its `page.of`) by a builder in a fresh process.
+   */
+  async #pageOf(id: string, group: readonly { version: SourceVersion; entry: KnownEntry }[], held: ReadonlyMap<string, HeldFile>, notices: string[]): Promise<string | undefined> {
+    const latest = selectLatest(group.map(({ entry }) => entry.entry), id);
+    const presented = group.find(({ entry }) => entry.entry === latest)?.version;
+    const highest = group.at(-1)?.version;
+    if (!presented?.readArchive || !highest) return undefined;
+    const key = `${presented.manifest.version}|${highest.manifest.version}|${group.length}`;
+    const known = this.#pages.get(id);
+    if (known?.key === key) return known.json;
+    let json = known === undefined ? await this.#heldPage(id, key, held) : undefined;
+    if (json === undefined) {
+      const source = (version: SourceVersion): PageSource | undefined => (version.readArchive ? { manifest: version.manifest, readArchive: version.readArchive } : undefined);
+      const page = await readTemplatePageText(
+        source(presented) as PageSource,
+        highest === presented ? undefined : source(highest),
+        group.map(({ version }) => version.manifest.version),
+        (message) => notices.push(message),
+      );
+      // Written even when there is nothing to show (or the archive could not be read): a builder in a
+      // fresh process finds it and does not open the archives again.
+      json = JSON.stringify({ ...(page ?? { version: presented.manifest.version }), of: key });
+    }
+    this.#pages.set(id, { key, json });
+    return json;
+  }
+
+  /** The page text of the template file the output holds for `id`, when it was read for `key`. */
+  async #heldPage(id: string, key: string, held: ReadonlyMap<string, HeldFile>): Promise<string | undefined> {
+    const name = `${TEMPLATES_DIR}/${id}.json`;
+    if (!held.has(name)) return undefined;
+    try {
+      const file = JSON.parse((await this.output.read(name))?.toString('utf8') ?? 'null') as { page?: { of?: unknown } } | null;
+      return file?.page?.of === key ? JSON.stringify(file.page) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -664,6 +740,20 @@ export class RegistryBuilder {
     );
   }
 
+  /**
+   * Whether the output holds the archive of `version` intact: by size when the output vouches for
+   * it (it published it, or an S3 store's ETag), else (changed since, or found without a record) by
+   * reading it back against the version's integrity. An archive that is not intact is published again.
+   */
+  async #holdsArchive(version: SourceVersion, name: string, present: HeldFile | undefined): Promise<boolean> {
+    if (!present || (version.size !== undefined && present.size !== version.size)) return false;
+    if (present.digest !== undefined || (version.integrity === undefined && version.sha256 === undefined)) return true;
+    const bytes = await this.output.read(name);
+    if (!bytes) return false;
+    if (version.integrity?.startsWith('sha512-')) return `sha512-${createHash('sha512').update(bytes).digest('base64')}` === version.integrity;
+    return version.sha256 !== undefined && createHash('sha256').update(bytes).digest('hex') === version.sha256;
+  }
+
   async #publishArchive(version: SourceVersion, name: string): Promise<void> {
     const label = `${version.manifest.name}@${version.manifest.version}`;
     const archive = await version.openArchive?.();
@@ -674,6 +764,7 @@ export class RegistryBuilder {
       name,
       size: archive.size,
       stream: archive.stream.pipe(digest),
+      ...(archive.file !== undefined ? { file: archive.file } : {}),
       verify: () => {
         const { integrity } = digestOf(digest.result());
         if (version.integrity !== undefined && integrity !== version.integrity) {

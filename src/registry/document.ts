@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../core/canonical-json.js';
 import { compareText, selectLatest } from '../core/listing.js';
 import { describeSchemaErrors, type RuleViolation } from '../core/messages.js';
-import type { Category, RegistryDocument, SparseIndex, TemplateEntry } from '../core/schema-types.js';
+import type { IndexLines } from '../core/registry-index.js';
+import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { compareVersions, isTemplateName, NAME_RULE } from '../core/versions.js';
 import type { SourceVersion } from './source.js';
@@ -215,14 +216,14 @@ export const TEMPLATE_FILE_PATTERN = 'templates/{id}.json';
  * The small index of `document`: per template (sorted by id) its latest version as the spec's get
  * rule selects it, and the numbers a list shows; downloads summed over its versions.
  */
-export function buildSparseIndex(document: RegistryDocument): SparseIndex {
+export function buildSparseIndex(document: RegistryDocument): IndexLines {
   const byId = new Map<string, TemplateEntry[]>();
   for (const entry of document.templates) {
     let list = byId.get(entry.id);
     if (!list) byId.set(entry.id, (list = []));
     list.push(entry);
   }
-  const templates: SparseIndex['templates'] = [];
+  const templates: IndexLines['templates'] = [];
   for (const id of [...byId.keys()].sort(compareText)) {
     const entries = byId.get(id) ?? [];
     const latest = selectLatest(entries, id);

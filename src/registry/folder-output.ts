@@ -8,13 +8,17 @@
  * registry.json never names a file that did not reach the disk.
  *
  * What the folder holds is remembered in `.template-registry-build.json` (size, modification time
- * and SHA-256 of each file written): the next build stats the mutable files instead of reading them,
- * and trusts archives it published itself (they never change). A file whose size or modification
- * time moved is treated as unknown and rewritten; without the state file the folder is scanned.
+ * and SHA-256 of each file written): the next build stats the files instead of reading them. A file
+ * whose size or modification time moved is treated as unknown (an archive is checked again against
+ * its integrity, any other file compared and rewritten); without the state file the folder is scanned.
+ *
+ * An archive whose bytes are a local file (the embedded store's blob) is hard-linked from it when
+ * the file system allows, so publishing it writes no bytes; else it is copied.
  */
 import { createWriteStream } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, link, lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 import { mapLimit } from '../core/concurrency.js';
@@ -48,11 +52,14 @@ function parseState(bytes: Buffer | undefined): BuildState | undefined {
   }
 }
 
-const isArchive = (name: string): boolean => name.startsWith('archives/');
+/** Published archives are read-only: a hard-linked one shares its inode with the store's blob. */
+const PUBLISHED_ARCHIVE_MODE = 0o444;
 
 export class FolderOutput implements RegistryOutput {
   readonly location: string;
   readonly digest = 'sha256' as const;
+  /** A folder is deployed to a static host as it is: the build writes `_headers` into it. */
+  readonly hostHeaders = true;
   /** What the folder holds, as far as this process knows; loaded on the first `inventory()`. */
   #known: Map<string, KnownFile> | undefined;
   /** Written since the last barrier and not yet flushed. */
@@ -60,6 +67,8 @@ export class FolderOutput implements RegistryOutput {
   #folders = new Set<string>();
   /** The state file as last read or written: an unchanged state is not rewritten. */
   #savedState: string | undefined;
+  /** Whether archives are hard-linked from the store (until the file system refuses once). */
+  #linking = true;
 
   readonly #sync: FileSystemSync;
 
@@ -95,8 +104,8 @@ export class FolderOutput implements RegistryOutput {
     if (!state) return this.#scan();
     const known = new Map<string, KnownFile>();
     const listed = Object.entries(state.files);
-    for (const [name, [size, mtimeMs, digest]] of listed) if (isArchive(name)) known.set(name, { size, mtimeMs, digest });
-    await mapLimit(listed.filter(([name]) => !isArchive(name)), 16, async ([name, [size, mtimeMs, digest]]) => {
+    // Archives too are looked at (a stat each): one changed behind the generator is checked again.
+    await mapLimit(listed, 16, async ([name, [size, mtimeMs, digest]]) => {
       const info = await stat(this.#path(name)).catch(() => undefined);
       if (!info?.isFile()) return;
       known.set(name, info.size === size && info.mtimeMs === mtimeMs ? { size, mtimeMs, digest } : { size: info.size, mtimeMs: info.mtimeMs });
@@ -204,14 +213,43 @@ export class FolderOutput implements RegistryOutput {
     await this.#folder(target);
     const temp = tempPathBeside(target);
     try {
-      await pipeline(archive.stream, createWriteStream(temp, { flags: 'wx' }));
-      archive.verify();
+      if (archive.file !== undefined && (await this.#link(archive.file, temp))) {
+        // The same bytes (the same inode): read through once for the integrity check, nothing written.
+        await pipeline(archive.stream, new Writable({ write: (_chunk, _encoding, done) => done() }));
+        archive.verify();
+        // Readable by the static server, and by nobody writable in place: the inode is the store's blob too.
+        await chmod(temp, PUBLISHED_ARCHIVE_MODE);
+      } else {
+        await pipeline(archive.stream, createWriteStream(temp, { flags: 'wx' }));
+        archive.verify();
+      }
       await rename(temp, target);
       const info = await stat(target);
-      this.#remember(archive.name, { size: info.size, mtimeMs: info.mtimeMs });
+      // '' for a digest: an archive this output published and verified (its integrity is the version's).
+      this.#remember(archive.name, { size: info.size, mtimeMs: info.mtimeMs, digest: '' });
       this.#unflushed.add(target);
     } finally {
       await rm(temp, { force: true });
+    }
+  }
+
+  /**
+   * Hard-links `file` at `temp`; false (and no more tries by this output) where the file system
+   * refuses (another device, links unsupported or not permitted), so the caller copies instead.
+   */
+  async #link(file: string, temp: string): Promise<boolean> {
+    if (!this.#linking) return false;
+    try {
+      await link(file, temp);
+      return true;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'EMLINK') return false;
+      if (code === 'EXDEV' || code === 'EPERM' || code === 'EACCES' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') {
+        this.#linking = false;
+        return false;
+      }
+      throw error;
     }
   }
 
@@ -243,7 +281,7 @@ export class FolderOutput implements RegistryOutput {
     const files: BuildState['files'] = {};
     for (const [name, file] of [...(this.#known ?? new Map<string, KnownFile>())].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       // Only what this output wrote (or verified) is worth remembering; the rest is looked at again.
-      if (file.digest !== undefined || isArchive(name)) files[name] = [file.size, file.mtimeMs, file.digest ?? ''];
+      if (file.digest !== undefined) files[name] = [file.size, file.mtimeMs, file.digest];
     }
     const text = `${JSON.stringify({ formatVersion: 2, files } satisfies BuildState)}\n`;
     // Temp files a killed build left (they would otherwise be deployed); never a running build's.

@@ -65,3 +65,6 @@ export {
   type GithubRepositoryConfig,
   type GithubSourceDependencies,
 } from './github-source.js';
+// CDN purges after a change (build-registry --purge, serve --purge).
+export * from './purge/index.js';
+export { cacheControlOf, hostHeadersFile, HOST_HEADERS_FILE } from './output.js';

@@ -36,6 +36,11 @@ export interface OutputArchive {
   size: number;
   stream: Readable;
   /**
+   * A local file holding the same bytes (the store's blob), which an output on the same file system
+   * may hard-link instead of copying; `stream` is still read through (it is what `verify` checks).
+   */
+  file?: string;
+  /**
    * Called once the whole stream was read and before the archive becomes visible; when it throws,
    * nothing is published (the generator checks the archive's integrity there).
    */
@@ -71,15 +76,53 @@ export interface RegistryOutput {
   commit(): Promise<void>;
   /** Releases what the output holds open (a helper process, a client); it is not used after. */
   close?(): Promise<void>;
+  /**
+   * True when the files are deployed to a static host as they are (a folder: Netlify, Cloudflare
+   * Pages, GitHub Pages): the build writes `_headers`, the Cache-Control of each file for the hosts
+   * that read it. A bucket sets each object's Cache-Control itself.
+   */
+  readonly hostHeaders?: boolean;
 }
 
-/** Cache lifetimes a static host (or a CDN in front of it) should serve the files with. */
+/**
+ * Cache lifetimes a static host (or a CDN in front of it) should serve the files with, and the
+ * server its own copies of the same files (server/static-files.ts).
+ */
 export const CACHE_CONTROL = {
-  /** Archives never change under their URL. */
+  /** Archives (and anything kept beside them, such as attestations) never change under their URL. */
   immutable: 'public, max-age=31536000, immutable',
   /** registry.json, the index, template files and the catalog: fresh within a minute, stale served while revalidating. */
   document: 'public, max-age=60, stale-while-revalidate=600',
 } as const;
+
+/** The Cache-Control of a registry file by its name: everything under `archives/` is immutable, the rest a document. */
+export function cacheControlOf(name: string): string {
+  return name.startsWith('archives/') ? CACHE_CONTROL.immutable : CACHE_CONTROL.document;
+}
+
+/** The host's file of headers per path (Netlify, Cloudflare Pages). */
+export const HOST_HEADERS_FILE = '_headers';
+
+/**
+ * `_headers` for a static registry: each path's Cache-Control by `cacheControlOf`. The rules never
+ * overlap (the hosts join the values of every rule a path matches): the archives, the template
+ * files, and each entry point with its variants by name; the folder URL is the catalog page.
+ */
+export function hostHeadersFile(): string {
+  const rule = (path: string, name: string): string => `${path}\n  Cache-Control: ${cacheControlOf(name)}\n`;
+  const entryPoints = [
+    ...['registry.json', 'index.json', 'index.html'].flatMap((name) => [name, `${name}.gz`, `${name}.br`]),
+    // A signed registry's (templates/<id>.json.jws is under /templates/*).
+    ...['keys.json', 'keys.json.jws', 'registry.json.jws', 'index.json.jws'],
+  ];
+  return [
+    '# Cache-Control of the registry files (written by template-registry; Netlify and Cloudflare Pages read it)\n',
+    rule('/archives/*', 'archives/'),
+    rule('/templates/*', 'templates/'),
+    rule('/', 'index.html'),
+    ...entryPoints.map((name) => rule(`/${name}`, name)),
+  ].join('');
+}
 
 const CONTENT_TYPES: Record<string, string> = {
   '.json': 'application/json; charset=utf-8',

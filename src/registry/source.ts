@@ -39,11 +39,14 @@ export interface SourceVersion {
   attestation?: SourceAttestation;
   /** Reads the provenance bundle, when the build must publish it beside the archive (at `staticAttestationPath`, where `attestation.url` points). */
   readAttestation?: () => Promise<Buffer | undefined>;
+  /** Reads the archive, whatever serves it: the catalog shows the README, questions and change log in it. */
+  readArchive?: () => Promise<Readable | undefined>;
   /**
    * Opens the archive, when the build must publish it beside registry.json (at
    * `staticArchivePath(id, version)`, where `downloadUrl` points); absent when it is served elsewhere.
+   * `file` names the local file holding the bytes, when there is one: a folder output links it.
    */
-  openArchive?: () => Promise<{ stream: Readable; size: number } | undefined>;
+  openArchive?: () => Promise<{ stream: Readable; size: number; file?: string } | undefined>;
 }
 
 /** A version's verified build provenance, as its entry shows it. */

@@ -6,12 +6,20 @@
  *   route is registered twice; the static fast path strips the prefix the same way);
  * - `API-Version: 1.0` (or `1`);
  * - `Accept: application/vnd.api+json;version=1` (a `version` parameter of any media range);
- * - the query parameter `api-version=1` (not `version`, which is a field filter of the list
- *   routes); it is taken out of the query string before routing, so no route's query validation
- *   ever sees it.
+ * - the query parameter `api-version=1`; it is taken out of the query string before routing, so
+ *   no route's query validation ever sees it;
+ * - the spec's query parameter `version=1.0` (`<major.minor>`), on every route but those where
+ *   `version` is the route's own parameter, which say so in their config (`versionQuery`):
+ *   - `template-version` (`GET /templates/{id}/analytics?version=1.2.3`): `version` is only ever
+ *     the template version there;
+ *   - `version-filter` (`GET /templates?version=1.2.3`): a value whose every comma-separated item
+ *     is MAJOR.MINOR.PATCH (the only spelling of a template version) is the field filter; any other
+ *     value (`1`, `1.0`, `2.0`) is the API version selector.
+ *   A selector is taken out of `request.query` before the route's query validation runs, so it is
+ *   never read as a filter or refused as an unknown parameter.
  *
  * A version the server does not have, named in any of these ways (`/v2/...`, `API-Version: 2.0`,
- * `version=2`, `api-version=3`), is a 400 VALIDATION_ERROR naming the supported versions. The
+ * `version=2.0`, `api-version=3`), is a 400 VALIDATION_ERROR naming the supported versions. The
  * version used is `request.apiVersion`, reported as `meta.version` of the success envelope.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
@@ -24,15 +32,28 @@ import { API_VERSION_PARAMETER } from './query.js';
 
 export { API_VERSION_PARAMETER };
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What `version` in the query string is on this route, when it is the route's own parameter (see the top of api-version.ts). */
+    versionQuery?: VersionQuery;
+  }
+}
+
+/** A route's own `version` query parameter: always a template version, or a field filter of template versions. */
+export type VersionQuery = 'template-version' | 'version-filter';
+
+/** The spec's query parameter selecting the API version (`?version=<major.minor>`). */
+export const VERSION_PARAMETER = 'version';
+
 /** The major versions the server answers; each one's full `major.minor` is API_VERSION for 1. */
 export const SUPPORTED_API_VERSIONS: readonly string[] = ['1'];
 
 /** The request header selecting the version. */
 export const API_VERSION_HEADER = 'api-version';
 
-type Source = 'path' | 'API-Version' | 'Accept' | typeof API_VERSION_PARAMETER;
+type Source = 'path' | 'API-Version' | 'Accept' | typeof API_VERSION_PARAMETER | typeof VERSION_PARAMETER;
 
-interface Selector {
+export interface Selector {
   source: Source;
   value: string;
 }
@@ -129,11 +150,30 @@ const SOURCE_TEXT: Record<Source, string> = {
   'API-Version': 'the API-Version header',
   Accept: 'the version parameter of Accept',
   [API_VERSION_PARAMETER]: `the ${API_VERSION_PARAMETER} query parameter`,
+  [VERSION_PARAMETER]: `the ${VERSION_PARAMETER} query parameter (a template version is MAJOR.MINOR.PATCH, chosen by the path /templates/{id}/versions/{version})`,
 };
 
-/** The version a request selects (API_VERSION when it names none), or the 400 naming the supported versions. */
-export function selectApiVersion(raw: IncomingMessage, headers: IncomingHttpHeaders): { version: string } | { error: ApiError } {
-  const selectors = [...((raw as TaggedRequest)[SELECTORS] ?? []), ...headerSelectors(headers)];
+/** A template version as the registry writes it: MAJOR.MINOR.PATCH. */
+const TEMPLATE_VERSION = /^\d+\.\d+\.\d+$/;
+
+/**
+ * The API version selectors of a request's `version` query parameter (the parsed value: a text, or
+ * an array when repeated) on a route whose own use of `version` is `own`; undefined when the
+ * parameter is the route's (or absent), and then stays in the query.
+ */
+export function versionQuerySelectors(value: unknown, own: VersionQuery | undefined): Selector[] | undefined {
+  if (value === undefined || own === 'template-version') return undefined;
+  const values = (Array.isArray(value) ? value : [value]).map((v) => (typeof v === 'string' || typeof v === 'number' ? String(v) : ''));
+  if (own === 'version-filter') {
+    const items = values.flatMap((v) => v.split(',')).map((item) => item.trim()).filter((item) => item !== '');
+    if (items.length > 0 && items.every((item) => TEMPLATE_VERSION.test(item))) return undefined;
+  }
+  return values.map((v) => ({ source: VERSION_PARAMETER, value: v }));
+}
+
+/** The version a request selects (API_VERSION when it names none), or the 400 naming the supported versions; `query` are the selectors of its `version` parameter. */
+export function selectApiVersion(raw: IncomingMessage, headers: IncomingHttpHeaders, query: readonly Selector[] = []): { version: string } | { error: ApiError } {
+  const selectors = [...((raw as TaggedRequest)[SELECTORS] ?? []), ...query, ...headerSelectors(headers)];
   const details: ErrorDetail[] = selectors
     .filter((selector) => !isSupportedApiVersion(selector.value))
     .map((selector) => ({
@@ -153,7 +193,12 @@ export const apiVersionPlugin = fastifyPlugin(
     // preParsing, not onRequest: after the rate limit (route-level onRequest hooks run after app-level
     // ones), so that requests naming a bad version are counted like any other; before any body is read.
     app.addHook('preParsing', (request, _reply, payload, next) => {
-      const selected = selectApiVersion(request.raw, request.headers);
+      // `version` in the query: the API version selector unless it is the route's own parameter;
+      // taken out of the query before the route's validation and handler read it.
+      const query = request.query as Record<string, unknown> | undefined;
+      const fromQuery = query ? versionQuerySelectors(query[VERSION_PARAMETER], request.routeOptions.config.versionQuery) : undefined;
+      if (fromQuery && query) delete query[VERSION_PARAMETER];
+      const selected = selectApiVersion(request.raw, request.headers, fromQuery);
       if ('error' in selected) {
         next(selected.error);
         return;

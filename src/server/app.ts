@@ -40,6 +40,8 @@ import { StaticFront } from './static-front.js';
 import { DEFAULT_STATS_REFRESH_MS, startStatsRefresh } from './stats-refresh.js';
 import { loadStaticFiles, REGISTRY_FILE } from './static-files.js';
 import { registryUpdatedData, WebhookDispatcher, type WebhookDispatcherOptions } from './webhooks.js';
+import { PurgeDispatcher, type PurgeDispatcherOptions } from './purges.js';
+import { purgeUrlsOf, type PurgeTarget } from '../registry/purge/index.js';
 import { MAX_PARAM_LENGTH } from './params.js';
 
 export interface ServerOptions {
@@ -86,13 +88,19 @@ export interface ServerOptions {
   oidcIssuers?: readonly string[];
   /** The GitHub REST API asked for a repository owner's id when a trusted publisher is saved without one (default https://api.github.com). */
   githubApiUrl?: string;
-  /** The server's clock for token lifetimes and ID-token checks (tests); default the system's. */
+  /** The server's clock for token lifetimes, ID-token checks and Last-Modified dates (tests); default the system's. */
   clock?: () => Date;
   /**
    * Refuse (422) an archive whose change log has no section for its version. Off by default: the
    * spec does not ask for one, so lint only warns (`--require-changelog-entry`, REGISTRY_REQUIRE_CHANGELOG_ENTRY).
    */
   requireChangelogEntry?: boolean;
+  /**
+   * CDN purges after each change (`serve --purge`): the targets, the public base URL the CDN serves
+   * the registry at (`--cdn-url`; default `publicUrl`: a CDN in front of the server; with a bucket's
+   * static copy, where the CDN serves that copy), and the retry settings of the purge outbox.
+   */
+  purge?: { targets: readonly PurgeTarget[]; publicUrl?: string } & Omit<PurgeDispatcherOptions, 'store' | 'targets' | 'logger'>;
   /**
    * Days of raw analytics events kept (default `DEFAULT_EVENT_RETENTION_DAYS`, 400; 0 keeps them
    * all): older ones are removed at start and hourly; the aggregates keep their counts (event-retention.ts).
@@ -215,6 +223,10 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   // downloads): only those raise registry.updated, so that a change is announced once however many
   // instances rebuild after it.
   let announceNext = false;
+  // Whether the next build follows a change of what clients read (an upload or a lifecycle change,
+  // here or on another instance): only those purge the CDN. The start-up build and the download
+  // numbers' refreshes do not (the numbers show within the files' max-age).
+  let purgeNext = false;
   // A build that fails, or leaves a template out (its files could not be written), is tried again
   // until one succeeds whole (rebuild-retry.ts): a version stored on a full disk gets listed.
   const retry = rebuildRetry({
@@ -233,6 +245,8 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   const build = coalesced(async () => {
     const announce = announceNext;
     announceNext = false;
+    const purge = purgeNext;
+    purgeNext = false;
     // Builds into output several instances may share are serialized across them (storage.withBuildLock).
     let result: Awaited<ReturnType<RegistryBuilder['build']>>;
     try {
@@ -265,7 +279,9 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     const files = await loadStaticFiles(storage.publicDir, result, { previous: current?.files, known: { [REGISTRY_FILE]: { etag: result.etag, lastModified } } });
     const previousEtag = current?.etag;
     current = { document: result.document, etag: result.etag, lastModified, files };
-    const mirrored = mirrorAfterBuild(previousEtag !== result.etag);
+    const mirrored = mirrorAfterBuild(previousEtag !== result.etag, purge);
+    // Without a static copy the CDN is in front of this server: what this build changed is purged.
+    if (purge && !mirror) void purges?.enqueue(purgeUrlsOf(purgePublicUrl, [...result.written, ...result.removed]));
     // registry.updated when registry.json changed (not for the first build of a start, nor for another
     // instance's change); after the static copy in the bucket is written, so that a CDN purged on this
     // event fetches the new files.
@@ -276,25 +292,49 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   });
   const rebuild = (): Promise<void> => {
     announceNext = true;
+    purgeNext = true;
     return build();
   };
+  /** A rebuild for new download numbers: announced, not purged. */
+  const rebuildStats = (): Promise<void> => {
+    announceNext = true;
+    return build();
+  };
+  const purgePublicUrl = (options.purge?.publicUrl ?? publicUrl).replace(/\/+$/, '');
+  const purges =
+    options.purge && options.purge.targets.length > 0
+      ? new PurgeDispatcher({ ...options.purge, store: storage.purges, logger: app.log })
+      : undefined;
   // The static registry in the bucket (storage.staticOutput), for a CDN: a builder of its own (archives
   // beside it, URLs relative to registry.json), run after each local build without holding up the
   // answer that waited for it; builds serialized across instances. A failure is logged and healed by
   // the next build.
   const mirror = storage.staticOutput
-    ? new RegistryBuilder(storeSource(storage, undefined, { layout: 'static' }), { output: storage.staticOutput, ...(options.signing && options.signing.length > 0 ? { signing: options.signing } : {}) })
+    ? new RegistryBuilder(storeSource(storage, undefined, { layout: 'static' }), { output: storage.staticOutput, pruneArchives: true, ...(options.signing && options.signing.length > 0 ? { signing: options.signing } : {}) })
     : undefined;
+  // Whether the copy's next build purges what it changes (a change, or a copy that failed after one).
+  let mirrorPurge = false;
   const publishStatic = coalesced(async () => {
     if (!mirror) return;
-    await (storage.withBuildLock ? storage.withBuildLock(() => mirror.build()) : mirror.build());
+    const purge = mirrorPurge;
+    mirrorPurge = false;
+    try {
+      const result = await (storage.withBuildLock ? storage.withBuildLock(() => mirror.build()) : mirror.build());
+      // The CDN is in front of the copy: what it changed is purged (another instance's copy of the
+      // same change finds nothing to write, and purges nothing).
+      if (purge) void purges?.enqueue(purgeUrlsOf(purgePublicUrl, [...result.written, ...result.removed]));
+    } catch (error) {
+      mirrorPurge ||= purge;
+      throw error;
+    }
   });
   let publishing: Promise<void> = Promise.resolve();
   let mirrorBehind = false;
   /** Starts the copy to the bucket when needed; settles (never rejects) when that copy is done or failed. */
-  const mirrorAfterBuild = (changed: boolean): Promise<void> => {
+  const mirrorAfterBuild = (changed: boolean, purge: boolean): Promise<void> => {
     if (!mirror || !(changed || mirrorBehind)) return Promise.resolve();
     mirrorBehind = false;
+    mirrorPurge ||= purge;
     publishing = publishStatic().catch((error: unknown) => {
       mirrorBehind = true;
       app.log.error({ err: error }, `publishing the static registry to ${storage.staticOutput?.location ?? ''} failed; the next build retries`);
@@ -323,12 +363,19 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     ...(options.adminToken ? { adminToken: options.adminToken } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.requireChangelogEntry ? { requireChangelogEntry: true } : {}),
+    ...(purges ? { purges } : {}),
     sigstore,
   };
 
   // Another instance's changes rebuild this one's registry; subscribed before the first build, so no
   // change committed between that build and the subscription is missed.
-  const peers = await followPeers({ storage, rebuild: build, onError: (error) => app.log.error({ err: error }, "rebuilding the registry after another instance's change failed") });
+  const peers = await followPeers({
+    storage,
+    rebuild: () => {
+      purgeNext = true;
+      return build();
+    },
+    onError: (error) => app.log.error({ err: error }, "rebuilding the registry after another instance's change failed") });
   app.addHook('preClose', async () => {
     await peers?.stop();
   });
@@ -343,7 +390,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     ...(options.statsSettleMs === undefined ? {} : { settleMs: options.statsSettleMs }),
     ...(options.statsMinGapMs === undefined ? {} : { minGapMs: options.statsMinGapMs }),
     count: () => storage.events.downloadsRecorded(),
-    rebuild,
+    rebuild: rebuildStats,
     onError: (error) => app.log.error({ err: error }, 'refreshing the download stats failed'),
   });
   app.addHook('preClose', () => stats.stop());
@@ -383,6 +430,11 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   app.addHook('preClose', () => context.webhooks.close());
   // Deliveries the outbox holds (a previous run's included) are resumed.
   context.webhooks.start();
+  // So are purges; they end (attempts in flight cancelled, their jobs pending) before the storage closes.
+  if (purges) {
+    app.addHook('preClose', () => purges.close());
+    purges.start();
+  }
   // A closing server answers 503 (fastify): the fast path steps aside.
   app.addHook('preClose', (done) => {
     front.close();

@@ -12,10 +12,15 @@
  *   `If-Modified-Since` answered 304 when the answer is not newer (RFC 9110 13.2.2: If-None-Match
  *   wins when both are present), on HEAD as on GET;
  * - `Cache-Control` by class: archives `public, max-age=31536000, immutable` and the static files
- *   `public, max-age=300` (their routes set them), registry data `public, max-age=60` (the default
+ *   `public, max-age=60, stale-while-revalidate=600` (their routes set them, by registry/output.ts's
+ *   rule, as a static registry serves them), openapi.json `public, max-age=300`, registry data `public, max-age=60` (the default
  *   of any GET that sets none), any GET answered to a token (webhooks, token-protected routes)
  *   `no-cache, no-store, must-revalidate`, errors `no-store` (the answers of other methods keep
- *   what their routes set: `no-store`);
+ *   what their routes set: `no-store`, and `CREDENTIAL_CACHE_CONTROL` for every answer that
+ *   carries a credential or a capability URL: login, refresh, the session cookie, upload-url, a
+ *   minted token, a new account). Shared reads are `public` where the spec says "private, short
+ *   max-age" for changing data: they are the same for every client (no credential, no per-user
+ *   content), so a shared cache or CDN may hold them for their 60 s (docs/registry-hosting.md);
  * - 405 with `Allow` for a method a known path does not answer (`allowedMethods`, used by the
  *   not-found handler of envelope.ts).
  */
@@ -31,6 +36,12 @@ import { ifNoneMatchMatches, notModifiedSince } from './static-files.js';
 
 /** Answers that needed a token (per-token and admin data). */
 export const PRIVATE_CACHE_CONTROL = 'no-cache, no-store, must-revalidate';
+/**
+ * Answers that carry a credential or a capability URL (access and refresh tokens, the session
+ * cookie, an upload URL, a minted token, a new account): the spec's "sensitive data" class, never
+ * kept by any cache, never used without revalidation.
+ */
+export const CREDENTIAL_CACHE_CONTROL = 'no-cache, no-store, must-revalidate';
 /** Registry data (lists, entries, categories): public, short-lived. */
 export const REGISTRY_DATA_CACHE_CONTROL = ENVELOPE_CACHE_CONTROL;
 
@@ -133,7 +144,8 @@ interface ArchiveParams {
 
 export const cachingPlugin = fastifyPlugin<{ context: ServerContext }>(
   (app, { context }, done) => {
-    const startedAt = new Date();
+    const now = (): Date => context.clock?.() ?? new Date();
+    const startedAt = now();
     const registryLastModified = (): Date | undefined => {
       try {
         return context.registry().lastModified;
@@ -162,7 +174,7 @@ export const cachingPlugin = fastifyPlugin<{ context: ServerContext }>(
       } else if (route === OPENAPI_ROUTE) {
         return { date: startedAt, stable: true };
       }
-      return { date: new Date(), stable: false };
+      return { date: now(), stable: false };
     };
 
     // An archive's validators are known before its handler runs: If-Modified-Since is answered
@@ -204,7 +216,7 @@ export const cachingPlugin = fastifyPlugin<{ context: ServerContext }>(
       if (lastModified && !lastModified.stable && body !== undefined && tag !== undefined) {
         // HEAD answers what GET would: one key for both.
         const key = `${request.url}\n${request.token?.id ?? ''}`;
-        lastModified = { date: firstSeen.dateOf(key, tag, new Date()), stable: true };
+        lastModified = { date: firstSeen.dateOf(key, tag, now()), stable: true };
       }
       if (lastModified) void reply.header('Last-Modified', lastModified.date.toUTCString());
       if (body === undefined) return next(null, payload);

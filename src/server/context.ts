@@ -3,6 +3,7 @@ import type { RegistryDocument } from '../core/schema-types.js';
 import type { RegistryStorage } from '../store/types.js';
 import type { PasswordHasher } from './passwords.js';
 import type { StaticFiles } from './static-files.js';
+import type { PurgeDispatcher } from './purges.js';
 import type { WebhookDispatcher } from './webhooks.js';
 
 export interface ServerLimits {
@@ -87,10 +88,12 @@ export interface ServerContext {
   webhooks: WebhookDispatcher;
   /** Tells the server a download was recorded, so that the registry's `stats` show it soon (server/stats-refresh.ts). */
   downloadRecorded?: () => void;
-  /** The server's clock for token lifetimes (tests); default the system's. */
+  /** The server's clock for token lifetimes, Last-Modified dates and publish times (tests); default the system's. */
   clock?: () => Date;
   /** Refuse an upload whose change log has no section for its version (`--require-changelog-entry`); off by default. */
   requireChangelogEntry?: boolean;
+  /** CDN purges after each change, from the purge outbox (`--purge`); absent: no CDN is purged. */
+  purges?: PurgeDispatcher;
   /** The trusted root uploaded provenance is verified against (`--sigstore-trusted-root`; default the public-good root). */
   sigstore: SigstoreTrust;
 }

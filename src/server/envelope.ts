@@ -139,10 +139,26 @@ export function installEnvelope(app: FastifyInstance, options: EnvelopeOptions =
 export const newRequestId = (): string => randomUUID();
 
 /**
+ * The status of input that failed validation, by the spec's status table ("400: invalid JSON or
+ * missing fields", "422: validation errors"): 400 when a required field (or part) is missing (a
+ * detail REQUIRED), 422 when everything required is there and a value breaks a rule. One rule for
+ * JSON bodies and multipart parts alike; an answer with both kinds is a 400 listing every detail.
+ */
+export function validationStatus(details: readonly ErrorDetail[]): 400 | 422 {
+  return details.some((detail) => detail.code === 'REQUIRED') ? 400 : 422;
+}
+
+/** VALIDATION_ERROR with the status its details call for (validationStatus). */
+export function invalidInput(message: string, details: ErrorDetail[]): ApiError {
+  return new ApiError(validationStatus(details), 'VALIDATION_ERROR', message, details);
+}
+
+/**
  * The one formatter of schema errors (from the schemas declared on routes) into the error
  * envelope: the query string or parameters -> 400 VALIDATION_ERROR; a body that is not a JSON
- * object -> 400 BAD_REQUEST; a body that breaks its schema -> 422 VALIDATION_ERROR. Details name
- * the field (`limit`, `events.0`) in the project's plain words.
+ * object -> 400 BAD_REQUEST; a body missing a required field -> 400 VALIDATION_ERROR (REQUIRED
+ * details); a body that breaks its schema otherwise -> 422 VALIDATION_ERROR (validationStatus).
+ * Details name the field (`limit`, `events.0`) in the project's plain words.
  */
 export function validationError(error: FastifyError, request: FastifyRequest): ApiError {
   const context = error.validationContext ?? 'request';
@@ -152,5 +168,5 @@ export function validationError(error: FastifyError, request: FastifyRequest): A
   }
   const body = request.routeOptions.config.body ?? { shape: 'a JSON object', invalid: 'the body is invalid', root: 'body' };
   if (errors.some((e) => e.instancePath === '' && e.keyword === 'type')) return new ApiError(400, 'BAD_REQUEST', `the body must be ${body.shape}`);
-  return new ApiError(422, 'VALIDATION_ERROR', body.invalid, errorDetails(describeSchemaErrors(errors), body.root));
+  return invalidInput(body.invalid, errorDetails(describeSchemaErrors(errors), body.root));
 }

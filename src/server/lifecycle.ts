@@ -1,15 +1,17 @@
 /**
  * The version lifecycle (published bytes never change): deprecating a version (its stability and
  * an optional message), yanking it (kept and downloadable by its exact version, never selected as
- * the latest, never reusable), one version at a time or every version a filter matches. The state
+ * the latest, never reusable), one version at a time or every version a filter matches; and purging
+ * one (an admin's removal for good: `purgeVersion`). The state
  * lives in the storage's rows; the registry is rebuilt after each change, and the entries carry it
  * (`stability`, `deprecationMessage`, `yanked`).
  */
+import { staticArchivePath, staticAttestationPath } from '../core/routes.js';
 import type { TemplateEntry } from '../core/schema-types.js';
 import { compareVersions, isValidRange, satisfiesRange } from '../core/versions.js';
 import type { LifecycleChange, LifecycleEvents, StoredVersion, TokenRecord, VersionStability } from '../store/types.js';
 import type { ServerContext } from './context.js';
-import { ApiError } from './envelope.js';
+import { ApiError, invalidInput } from './envelope.js';
 import { lifecycleEntry } from './webhook-events.js';
 import { WEBHOOK_EVENTS, type WebhookEvent } from './webhooks.js';
 
@@ -42,8 +44,8 @@ export interface LifecycleFilter {
 
 type Context = Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks'>;
 
-/** The change an update asks for, with the rules the schema cannot say. */
-function toChange(update: LifecycleUpdate): LifecycleChange {
+/** The change an update asks for, with the rules the schema cannot say; `at` prefixes the fields problems name (`update.` in a bulk change). */
+function toChange(update: LifecycleUpdate, at = ''): LifecycleChange {
   const { deprecationMessage } = update;
   let stability = update.stability;
   if (typeof deprecationMessage === 'string') {
@@ -55,8 +57,9 @@ function toChange(update: LifecycleUpdate): LifecycleChange {
     }
   }
   if (stability === undefined && deprecationMessage === undefined && !update.yanked) {
-    throw new ApiError(422, 'VALIDATION_ERROR', 'nothing to change', [
-      { field: 'body', code: 'EMPTY_UPDATE', message: 'give at least one of stability, deprecationMessage (in a bulk change also yanked: true)' },
+    // Missing fields: a 400, as every missing field is (validationStatus).
+    throw invalidInput('nothing to change', [
+      { field: `${at}stability`, code: 'REQUIRED', message: `give at least one of stability, deprecationMessage${at === '' ? '' : ', yanked: true'}` },
     ]);
   }
   return {
@@ -144,7 +147,7 @@ export async function changeLifecycleBulk(
   update: LifecycleUpdate,
 ): Promise<{ changed: number; versions: string[] }> {
   checkFilter(filter);
-  const change = toChange(update);
+  const change = toChange(update, 'update.');
   const all = (await context.storage.versions.listVersions()).filter((v) => v.name === filter.id);
   if (all.length === 0) throw new ApiError(404, 'NOT_FOUND', `template ${filter.id} not found`);
   await checkPermission(context, token, filter.id);
@@ -163,4 +166,29 @@ export async function changeLifecycleBulk(
     await context.rebuild();
   }
   return { changed: changed.length, versions: changed.map((after) => after.version).sort(compareVersions) };
+}
+
+/** The static copy's files of a version (its archive and provenance bundle): what a purge removes from the bucket. */
+const staticFilesOf = (id: string, version: string): string[] => [staticArchivePath(id, version), staticAttestationPath(id, version)];
+
+/**
+ * `DELETE /templates/{id}/versions/{version}/purge` (an admin's): removes the version for good (the
+ * store's row, archive, manifest and provenance bundle; its name and version recorded as never to be
+ * used again), rebuilds the registry without its entry, then removes its files from the static copy
+ * in the bucket (the copy's own builds prune them too, should one in flight put them back). Purging
+ * a purged version again removes whatever of its bytes a failure left. 404 when there is no
+ * published version to purge.
+ */
+export async function purgeVersion(context: Pick<ServerContext, 'storage' | 'rebuild'>, id: string, version: string, now: Date = new Date()): Promise<void> {
+  const purged = await context.storage.versions.purgeVersion(id, version, now);
+  if (!purged) throw new ApiError(404, 'NOT_FOUND', `template ${id} version ${version} not found`);
+  await context.rebuild();
+  // The bucket's copy is rebuilt in the background; its archive goes now (the copy's registry.json
+  // naming it for a moment longer is the lesser harm).
+  const { storage } = context;
+  const output = storage.staticOutput;
+  if (output) {
+    const remove = (): Promise<void> => output.remove(staticFilesOf(id, version));
+    await (storage.withBuildLock ? storage.withBuildLock(remove) : remove());
+  }
 }

@@ -30,8 +30,9 @@
  *
  * Anything else is refused: an unknown parameter, an unknown field (in `fields`, `sort`, `filter`,
  * `searchFields`, `include`) or an unknown or unsupported operator is a detail of a 400
- * VALIDATION_ERROR naming the parameter. One exception: `api-version`, the API version selector of
- * the server (read before the route runs), is accepted on every route and ignored here.
+ * VALIDATION_ERROR naming the parameter. One exception: the API version selectors of the server,
+ * `api-version` and `version=<major.minor>`, are taken out of the query before the route runs
+ * (api-version.ts); `version=MAJOR.MINOR.PATCH` stays the field filter of `/templates`.
  */
 import { createHash } from 'node:crypto';
 
@@ -39,9 +40,10 @@ import templateEntrySchema from '../../schemas/template-entry.schema.json' with 
 import { canonicalJson } from '../core/canonical-json.js';
 import { compareText, isYanked, latestEntries, sortEntries, STABILITY_ORDER, stabilityRank, versionsOf } from '../core/listing.js';
 import type { Category, CursorPagination, OffsetPagination, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
-import { matchesSearch, SEARCH_FIELDS, searchTerms, type SearchField } from '../core/search.js';
+import { buildSearchIndex, findEntries, matchesSearch, SEARCH_FIELDS, searchTerms, type SearchField, type SearchIndex } from '../core/search.js';
 import type { ErrorDetail } from '../core/validation.js';
 import { compareVersions } from '../core/versions.js';
+import type { UserRecord } from '../store/types.js';
 import type { DeliveryView, WebhookView } from './webhooks.js';
 
 export const DEFAULT_LIMIT = 20;
@@ -49,7 +51,7 @@ export const MAX_LIMIT = 100;
 
 /**
  * The API version selector (see the server's versioning): accepted on every route, never a filter.
- * The `version` field filter keeps its name because of it.
+ * (The spec's `version=<major.minor>` is told apart from the `version` field filter by its shape: api-version.ts.)
  */
 export const API_VERSION_PARAMETER = 'api-version';
 
@@ -236,6 +238,22 @@ export const DELIVERY_LIST: ListResource<DeliveryView> = {
   descendingByDefault: true,
 };
 
+/** `GET /users`: the accounts, oldest first. */
+export const USER_LIST: ListResource<UserRecord> = {
+  name: 'user',
+  fields: ['id', 'email', 'role', 'owner', 'name', 'createdAt'],
+  key: 'id',
+  by: {
+    id: { kind: 'text', get: (u) => u.id },
+    email: { kind: 'text', get: (u) => u.email },
+    role: { kind: 'enum', get: (u) => u.role, values: ['publisher', 'admin'] },
+    owner: { kind: 'text', get: (u) => u.owner },
+    name: { kind: 'text', get: (u) => u.name },
+    createdAt: { kind: 'date', get: (u) => u.createdAt },
+  },
+  order: (users) => [...users],
+};
+
 /** The fixed parameters of a resource's list route (field filters come on top). */
 export function listParameters(resource: ListResource<unknown>): string[] {
   return [
@@ -383,6 +401,8 @@ const DATE_MESSAGE = 'must be an ISO 8601 date or date-time (e.g. 2024-05-01 or 
 /** Every number field of the lists is a count or a size. */
 const NUMBER = /^\s*\d+(\.\d+)?\s*$/;
 const VERSION_VALUE = /^\d+(\.\d+)*$/;
+/** An exact version filter names a template version, which is always MAJOR.MINOR.PATCH: a shorter value could match nothing. */
+const EXACT_VERSION_VALUE = /^\d+\.\d+\.\d+$/;
 
 /** A value of a field's kind, normalized; or the message saying what it must be. */
 function fieldValue<T>(field: ListField<T>, value: string, bound: boolean): { value: string } | { error: string; code: string } {
@@ -394,7 +414,10 @@ function fieldValue<T>(field: ListField<T>, value: string, bound: boolean): { va
       return date ? { value: date } : { error: DATE_MESSAGE, code: 'FORMAT' };
     }
     case 'version':
-      return VERSION_VALUE.test(value) ? { value } : { error: `must be a version of numeric segments (e.g. 1.10.0${bound ? '' : '; bounds: version[gte]=1.0.0'})`, code: 'FORMAT' };
+      if (bound) return VERSION_VALUE.test(value) ? { value } : { error: 'must be a version of numeric segments (e.g. 1.10.0)', code: 'FORMAT' };
+      return EXACT_VERSION_VALUE.test(value)
+        ? { value }
+        : { error: 'must be a template version, MAJOR.MINOR.PATCH (e.g. 1.10.0; bounds: version[gte]=1.0; ?version=<major.minor> alone selects the API version)', code: 'FORMAT' };
     case 'boolean':
       return value === 'true' || value === 'false' ? { value } : { error: 'must be true or false', code: 'TYPE' };
     case 'enum':
@@ -806,10 +829,41 @@ export function showsYanked(query: Pick<ListQuery, 'include'>): boolean {
   return query.include?.includes('yanked') ?? false;
 }
 
+/** The latest entry of every template of a document, in listing order, and their token index (made on the first search). */
+interface Listed {
+  entries: TemplateEntry[];
+  index?: SearchIndex;
+}
+
+/**
+ * What `GET /templates` lists of each document, kept per document (a build makes a new one; a
+ * document is never changed): the selection and the listing order once, the token index once.
+ */
+const listedOf = new WeakMap<readonly TemplateEntry[], { shown?: Listed; withYanked?: Listed }>();
+
+function listedEntries(templates: readonly TemplateEntry[], includeYanked: boolean): Listed {
+  let kept = listedOf.get(templates);
+  if (!kept) listedOf.set(templates, (kept = {}));
+  const key = includeYanked ? 'withYanked' : 'shown';
+  return (kept[key] ??= { entries: sortEntries(latestEntries(templates, { includeYanked })) });
+}
+
+/** `TEMPLATE_LIST` over entries already in listing order. */
+const LISTED_TEMPLATES: ListResource<TemplateEntry> = { ...TEMPLATE_LIST, order: (entries) => [...entries] };
+
 /** Applies a parsed query to a registry document: the latest entry of every template; `include=versions` embeds all of a template's versions. */
 export function runListQuery(document: Pick<RegistryDocument, 'templates'>, query: ListQuery): ListResult {
   const includeYanked = showsYanked(query);
-  return runList(TEMPLATE_LIST, latestEntries(document.templates, { includeYanked }), query, {
+  const listed = listedEntries(document.templates, includeYanked);
+  let entries = listed.entries;
+  let rest = query;
+  // A search over every field is answered by the token index (core/search.ts), in listing order.
+  if (query.terms && query.searchFields === undefined) {
+    entries = findEntries((listed.index ??= buildSearchIndex(listed.entries)), query.terms, listed.entries);
+    const { terms: _terms, ...others } = query;
+    rest = others;
+  }
+  return runList(LISTED_TEMPLATES, entries, rest, {
     versions: (entry) => versionsOf(document.templates, entry.id).filter((version) => includeYanked || !isYanked(version)),
   });
 }

@@ -2,8 +2,9 @@
  * Rate limits per client address and route group (reads, uploads), on @fastify/rate-limit.
  *
  * Every response carries X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset (a Unix
- * timestamp in seconds; the plugin sends seconds-until-reset, converted here) and
- * X-RateLimit-Window (seconds). Past the limit: 429, Retry-After and the error envelope with
+ * timestamp in seconds: when the client's window ends, rounded up, so one value for every answer
+ * of one window; the plugin sends seconds-until-reset, replaced here) and X-RateLimit-Window
+ * (seconds). Past the limit: 429, Retry-After and the error envelope with
  * RATE_LIMIT_EXCEEDED and retryAfter. The plugin is not encapsulated, so its hooks apply to the
  * routes registered after it in the whole app, and to requests no route matches.
  *
@@ -36,7 +37,12 @@ declare module 'fastify' {
 export interface WindowCount {
   current: number;
   ttl: number;
+  /** When the window ends, in ms since the epoch (the same for every request of the window). */
+  endsAt: number;
 }
+
+/** X-RateLimit-Reset of a window: its end as a Unix timestamp in seconds, rounded up (never before the window ends). */
+export const resetOf = (count: Pick<WindowCount, 'endsAt'>): string => String(Math.ceil(count.endsAt / 1000));
 
 /**
  * Requests per key in windows of `windowMs` that start at the key's first request (as the plugin's
@@ -60,14 +66,16 @@ export class WindowCounter {
       this.#windows.set(key, window);
     }
     window.current += 1;
-    return { current: window.current, ttl: window.start + this.windowMs - now };
+    const endsAt = window.start + this.windowMs;
+    return { current: window.current, ttl: endsAt - now, endsAt };
   }
 
   /** The count of a key's current window without counting (0 when it has none). */
   peek(key: string, now = Date.now()): WindowCount {
     const window = this.#windows.get(key);
-    if (window === undefined || window.start + this.windowMs <= now) return { current: 0, ttl: 0 };
-    return { current: window.current, ttl: window.start + this.windowMs - now };
+    if (window === undefined || window.start + this.windowMs <= now) return { current: 0, ttl: 0, endsAt: now };
+    const endsAt = window.start + this.windowMs;
+    return { current: window.current, ttl: endsAt - now, endsAt };
   }
 
   /** Forgets a key's window. */
@@ -121,13 +129,13 @@ export interface ReadCount {
 
 /** Counts a read of the client at `ip` in `counter` (the key the plugin uses for reads). */
 export function countRead(counter: WindowCounter, ip: string, max: number, now = Date.now()): ReadCount {
-  const { current, ttl } = counter.hit(`read:${ip}`, now);
+  const count = counter.hit(`read:${ip}`, now);
   return {
-    exceeded: current > max,
-    ttl,
+    exceeded: count.current > max,
+    ttl: count.ttl,
     limit: String(max),
-    remaining: String(Math.max(0, max - current)),
-    reset: String(Math.floor(now / 1000) + Math.ceil(ttl / 1000)),
+    remaining: String(Math.max(0, max - count.current)),
+    reset: resetOf(count),
   };
 }
 
@@ -177,7 +185,10 @@ const plugin: FastifyPluginAsync<RateLimitOptions> = async (app, { context, coun
     const reset = reply.getHeader('x-ratelimit-reset');
     if (reset !== undefined && !resetConverted.has(request)) {
       resetConverted.add(request);
-      void reply.header('X-RateLimit-Reset', String(Math.floor(Date.now() / 1000) + Number(reset)));
+      // The end of the window the plugin counted the request in (its header is seconds-until, rounded).
+      const now = Date.now();
+      const window = counter.peek(`${routeGroup(request)}:${request.ip}`, now);
+      void reply.header('X-RateLimit-Reset', window.current > 0 ? resetOf(window) : String(Math.ceil(now / 1000) + Number(reset)));
     }
     if (reply.hasHeader('x-ratelimit-limit')) void reply.header('X-RateLimit-Window', String(RATE_LIMIT_WINDOW_MS / 1000));
     // Errors are not cached unless their route said otherwise.

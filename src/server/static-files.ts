@@ -17,10 +17,12 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 import { isTemplateName } from '../core/versions.js';
+import { CACHE_CONTROL } from '../registry/output.js';
 
 export type ContentCoding = 'br' | 'gzip' | 'identity';
 
-export const DOCUMENT_CACHE_CONTROL = 'public, max-age=300';
+/** The static files' Cache-Control: the static registry's own rule for them (registry/output.ts), short with stale-while-revalidate. */
+export const DOCUMENT_CACHE_CONTROL = CACHE_CONTROL.document;
 
 /** The files of the static registry the server answers (relative to its public folder, `/`-separated). */
 export const REGISTRY_FILE = 'registry.json';

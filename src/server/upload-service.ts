@@ -16,7 +16,7 @@ import type { StoredVersion, TokenRecord } from '../store/types.js';
 import type { ServerContext } from './context.js';
 import { checkUploadedArchive } from './archive-check.js';
 import { checkUploadedProvenance } from './provenance-check.js';
-import { ApiError } from './envelope.js';
+import { ApiError, invalidInput } from './envelope.js';
 import { nulDetail, nulPath, parseClientJson } from './json-input.js';
 import { publishedEntry } from './webhook-events.js';
 import { webhookEvent } from './webhooks.js';
@@ -78,12 +78,20 @@ function versionExists(manifest: TemplateManifest, existing: StoredVersion): Api
   ]);
 }
 
+/** The answer to an upload of a purged version: 409, its name and version are never used again. */
+function versionPurged(manifest: TemplateManifest, purgedAt: string): ApiError {
+  const label = `${manifest.name}@${manifest.version}`;
+  return new ApiError(409, 'VERSION_EXISTS', `${label} was purged; a purged version is never reusable: publish a new version`, [
+    { field: 'version', code: 'VERSION_PURGED', message: purgedAt },
+  ]);
+}
+
 /**
  * Publishes `archive` with the manifest text as `token`. The archive file is moved into the
  * storage on success; on any failure after the reservation, the reservation is undone.
  */
 export async function publishVersion(
-  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks' | 'publicUrl' | 'requireChangelogEntry' | 'buildFailure' | 'sigstore'>,
+  context: Pick<ServerContext, 'storage' | 'rebuild' | 'registry' | 'webhooks' | 'publicUrl' | 'requireChangelogEntry' | 'buildFailure' | 'sigstore' | 'clock'>,
   token: TokenRecord,
   archive: ReceivedArchive,
   manifestText: string,
@@ -93,31 +101,34 @@ export async function publishVersion(
   const { tokens, versions } = context.storage;
   const manifestValue = parseManifest(manifestText);
   const details = errorDetails(describeSchemaErrors(schemaErrors('template-manifest', manifestValue)), 'manifest');
-  if (details.length > 0) throw new ApiError(422, 'VALIDATION_ERROR', 'the manifest is invalid', details);
+  if (details.length > 0) throw invalidInput('the manifest is invalid', details);
   const manifest = manifestValue as TemplateManifest;
   // The registry entry this version would become must be valid, or every later build would leave it out.
   const entryProblems = entryViolations(
     toEntry({ manifest, downloadUrl: 'https://registry.invalid/archive', createdAt: new Date().toISOString(), stats: { downloads: 0, stars: 0, forks: 0, issues: 0 } }),
   );
-  if (entryProblems.length > 0) throw new ApiError(422, 'VALIDATION_ERROR', 'the manifest would make an invalid registry entry', errorDetails(entryProblems, 'manifest'));
+  if (entryProblems.length > 0) throw invalidInput('the manifest would make an invalid registry entry', errorDetails(entryProblems, 'manifest'));
 
   const permission = await tokens.canPublish(token, manifest.name);
   if (!permission.allowed) throw new ApiError(403, 'FORBIDDEN', permission.reason);
   const existing = await versions.getVersion(manifest.name, manifest.version);
   if (existing) throw versionExists(manifest, existing);
+  const purgedAt = await versions.purgedAt(manifest.name, manifest.version);
+  if (purgedAt !== undefined) throw versionPurged(manifest, purgedAt);
 
   // Provenance first: it is cheaper than unpacking and linting the archive.
   const attested = attestation === undefined ? undefined : await checkUploadedProvenance(context.sigstore, context.storage, token, manifest.name, archive.sha256, attestation);
   // Unpacked beside the upload, in the storage's temp folder: a kill leaves it where the next start cleans.
   await checkUploadedArchive(archive.path, manifest, { requireChangelogEntry: context.requireChangelogEntry === true }, path.dirname(archive.path));
 
-  const createdAt = new Date().toISOString();
+  const createdAt = (context.clock?.() ?? new Date()).toISOString();
   const reservation = await versions.reserveVersion(
     { name: manifest.name, version: manifest.version, integrity: archive.integrity, sha256: archive.sha256, size: archive.size, owner: token.owner, createdAt, ...(attested ? { attestation: attested } : {}) },
     token,
   );
   if (!reservation.reserved) {
     if ('forbidden' in reservation) throw new ApiError(403, 'FORBIDDEN', reservation.forbidden);
+    if ('purged' in reservation) throw versionPurged(manifest, reservation.purged);
     throw versionExists(manifest, reservation.existing);
   }
   const willBe = publishedEntry(manifest, { ...archive, createdAt }, context.publicUrl);

@@ -13,6 +13,13 @@
  *     X-Webhook-Signature: sha256=<hex HMAC-SHA256 of the exact body bytes, keyed by the secret>
  *     X-Webhook-Event: <the event>
  *     X-Webhook-Delivery: <this attempt's external id in the log: a UUID version 7, time-ordered>
+ *     X-Webhook-Signature-Previous: <while a rotated secret overlaps: the same, keyed by the replaced secret>
+ *
+ * A secret rotation (`PUT`/`PATCH /webhooks/{id}` with a new `secret`) signs with the new secret at
+ * once, and for the overlap it asks for (default one day) with the replaced one too, in
+ * X-Webhook-Signature-Previous: a receiver still holding the old secret checks that header
+ * (`verifyWebhookSignature` takes both headers), so the receiver's secret can be changed at any
+ * time within the overlap without a delivery failing its check.
  *
  * The signature covers the body only, not the timestamp header: it keeps GitHub's
  * X-Hub-Signature-256 format (existing receivers and GitHub-compatible libraries verify it as it
@@ -48,6 +55,7 @@ import type { AddressInfo } from 'node:net';
 import { errorMessage } from '../core/errors.js';
 import { EgressRefusedError, type GuardedRequest } from '../core/egress.js';
 import { parseRetryAfter, retryDelay } from '../core/retry.js';
+import { previousSecretAt } from '../store/records.js';
 import type { DeliveryRecord, OutboxDelivery, OutboxUpdate, StoredWebhook, WebhookEventRecord, WebhookStore } from '../store/types.js';
 import { WebhookTargets, type WebhookTargetOptions } from './webhook-targets.js';
 
@@ -150,18 +158,27 @@ export interface VerifyWebhookOptions {
  * with `secret`. Pass the body exactly as received (the raw bytes, or their UTF-8 text), not a
  * re-serialized parse of it. The comparison takes the same time whatever the header holds.
  *
+ * `header` may be a list: the X-Webhook-Signature and X-Webhook-Signature-Previous values (either
+ * missing) during a secret rotation; true when one of them is the signature with `secret`.
+ *
  * With `options` (`{ timestamp, toleranceSeconds, now }`), also false unless `timestamp` (the
  * X-Webhook-Timestamp header, Unix seconds) is within `toleranceSeconds` (default 300) of `now`.
  * The timestamp is not covered by the signature (see the top of this module): this refuses late or
  * stale deliveries; deduplicate on X-Webhook-Id to process each delivery once.
  */
-export function verifyWebhookSignature(body: string | Buffer, header: string, secret: string, options?: VerifyWebhookOptions): boolean {
-  if (typeof header !== 'string' || typeof secret !== 'string') return false;
-  const match = /^\s*sha256=([0-9a-fA-F]{64})\s*$/.exec(header);
-  const presented = Buffer.from(match?.[1] ?? '0'.repeat(64), 'hex');
+export function verifyWebhookSignature(body: string | Buffer, header: string | readonly (string | undefined)[], secret: string, options?: VerifyWebhookOptions): boolean {
+  if (typeof secret !== 'string') return false;
+  const headers = typeof header === 'string' ? [header] : Array.isArray(header) ? (header as readonly unknown[]) : [];
   const expected = createHmac('sha256', secret).update(body).digest();
-  // Compare even for a malformed header, so its shape does not change the timing much.
-  const signed = timingSafeEqual(presented, expected) && match !== null;
+  // Every header compared (no early exit), so which one matched does not change the timing.
+  let signed = false;
+  for (const value of headers) {
+    const match = typeof value === 'string' ? /^\s*sha256=([0-9a-fA-F]{64})\s*$/.exec(value) : null;
+    const presented = Buffer.from(match?.[1] ?? '0'.repeat(64), 'hex');
+    // Compare even for a malformed header, so its shape does not change the timing much.
+    const same = timingSafeEqual(presented, expected);
+    signed = (same && match !== null) || signed;
+  }
   if (!signed || options === undefined) return signed;
   return timestampFresh(options);
 }
@@ -376,7 +393,8 @@ export class WebhookDispatcher {
   private readonly closeGraceMs: number;
   private readonly pollIntervalMs: number;
   private readonly logger: WebhookLogger | undefined;
-  private readonly now: () => Date;
+  /** The dispatcher's clock: what a delivery's time, and a secret rotation's overlap, are counted on. */
+  readonly now: () => Date;
   private readonly random: () => number;
   /** Where deliveries may go: the rule registration applies too (`POST /webhooks`). */
   readonly targets: WebhookTargets;
@@ -594,6 +612,8 @@ export class WebhookDispatcher {
         'X-Webhook-Delivery': attemptId,
         'X-Webhook-Signature': signWebhookPayload(webhook.secret, body),
       };
+      const previous = previousSecretAt(webhook, now);
+      if (previous !== undefined) headers['X-Webhook-Signature-Previous'] = signWebhookPayload(previous, body);
       const outcome = await post(this.targets.request, target, headers, body, this.timeoutMs, this.cancel.signal);
       const status = outcome.status ?? null;
       const retryAfter = outcome.retryAfterMs === undefined ? {} : { retryAfterMs: outcome.retryAfterMs };

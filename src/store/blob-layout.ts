@@ -5,6 +5,7 @@
  */
 import type { TemplateManifest } from '../core/schema-types.js';
 import { isLooseVersion, isTemplateName } from '../core/versions.js';
+import type { BlobStore } from './types.js';
 
 /**
  * Names and versions become key segments: only ones following the manifest's rules do (versions by
@@ -37,4 +38,15 @@ export const isStagedFileId = (id: string): boolean => FILE_ID.test(id);
 export function stagedFileKey(id: string): string {
   if (!isStagedFileId(id)) throw new Error(`not a file id: ${id}`);
   return `${FILES_PREFIX}${id}`;
+}
+
+/**
+ * Deletes every blob of a version (archive, manifest, provenance bundle; missing ones are fine), each
+ * tried whatever the others did; the first failure is thrown after all were tried. What a purge
+ * removes, on both backends.
+ */
+export async function removeBlobs(blobs: BlobStore, name: string, version: string): Promise<void> {
+  const results = await Promise.allSettled([archiveKey, manifestKey, attestationKey].map((key) => blobs.delete(key(name, version))));
+  const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed) throw failed.reason;
 }

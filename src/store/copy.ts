@@ -117,6 +117,7 @@ const KIND_NAMES: Record<keyof StoreCounts, [string, string]> = {
   settings: ['setting', 'settings'],
   trustedPublishers: ['trusted publisher', 'trusted publishers'],
   usedIdTokens: ['exchanged ID token', 'exchanged ID tokens'],
+  purgedVersions: ['purged version', 'purged versions'],
 };
 
 const named = (location: string, name: string | undefined): string => (name === undefined ? location : `${location} (${name})`);
@@ -296,6 +297,7 @@ function countsOf(dump: StoreDump): StoreCounts {
     settings: dump.settings.length,
     trustedPublishers: dump.trustedPublishers.length,
     usedIdTokens: dump.usedIdTokens.length,
+    purgedVersions: dump.purgedVersions.length,
     stagedFiles: 0,
   };
 }

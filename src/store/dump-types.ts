@@ -8,7 +8,8 @@
  * order the stores promise (co-owners, outbox deliveries, events, delivery attempts).
  *
  * Staged large uploads (`/files`, `FileStore`) are not part of a dump: they are short-lived (an
- * unconfirmed or unused one expires) and are made again by retrying the upload.
+ * unconfirmed or unused one expires) and are made again by retrying the upload. Neither is the purge
+ * outbox (`PurgeStore`): its jobs are for the CDN of the server that wrote them.
  */
 import type { AggregateRows } from '../registry/analytics.js';
 import type { BlobStore, OutboxState, SessionKind, TokenRole, VersionStability } from './types.js';
@@ -76,6 +77,13 @@ export interface DumpTrustedPublisher {
 }
 
 /** An ID token already exchanged (`oidc_id_tokens`): kept until it expires, so that it is used once, also after a copy. */
+/** A purged version's name and version (`purged_versions`): never to be used again. */
+export interface DumpPurgedVersion {
+  name: string;
+  version: string;
+  purgedAt: string;
+}
+
 export interface DumpUsedIdToken {
   issuer: string;
   jti: string;
@@ -103,6 +111,9 @@ export interface DumpWebhook {
   secret: string;
   active: boolean;
   createdAt: string;
+  /** The secret a rotation replaced and when it stops signing (null: none). */
+  previousSecret: string | null;
+  previousSecretExpiresAt: string | null;
 }
 
 /** One attempt of a delivery (`deliveries`). */
@@ -176,6 +187,8 @@ export interface StoreDump {
   settings: DumpSetting[];
   trustedPublishers: DumpTrustedPublisher[];
   usedIdTokens: DumpUsedIdToken[];
+  /** Versions purged for good: their names and versions stay refused in the copy. */
+  purgedVersions: DumpPurgedVersion[];
   /**
    * The analytics aggregates (registry/analytics.ts): they hold counts the events no longer do once
    * the retention pruned them, so they are copied as they are, not made again from the events.

@@ -1,12 +1,13 @@
 /**
  * The storage rules every backend shares (the SQLite and PostgreSQL stores both call these): how a
  * token and an account record are made, who may publish a name, what a session's state is, the
- * exact body a webhook delivery sends, and when a login is refused for too many failures.
+ * exact body a webhook delivery sends, what a change of a webhook (and a rotation of its secret)
+ * makes of it, and when a login is refused for too many failures.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 import { isTemplateName, NAME_PATTERN } from '../core/versions.js';
-import type { LoginLimit, LoginScope, NewToken, NewTrustedPublisher, NewUser, Permission, SessionKind, TokenRecord, TrustedPublisher, UserRecord, WebhookEventRecord } from './types.js';
+import type { LoginLimit, LoginScope, NewToken, NewTrustedPublisher, NewUser, Permission, SessionKind, StoredWebhook, TokenRecord, TrustedPublisher, UserRecord, WebhookEventRecord, WebhookUpdate } from './types.js';
 
 /** A new token (returned once; only its hash is stored) and its record; throws on a role, name or expiry that breaks the rules. */
 export function newTokenRecord(options: NewToken): { token: string; record: TokenRecord } {
@@ -220,3 +221,45 @@ export function loginRefusal(
 
 /** The longest window of the login limits: attempts older than it count for nothing and may be removed. */
 export const longestLoginWindow = (limits: Record<LoginScope, LoginLimit>): number => Math.max(...LOGIN_SCOPES.map((scope) => limits[scope].windowMs));
+
+/** The previous secret of a webhook while it still signs at `now`: its overlap has not ended. */
+export function previousSecretAt(webhook: Pick<StoredWebhook, 'previousSecret' | 'previousSecretExpiresAt'>, now: Date): string | undefined {
+  if (webhook.previousSecret === undefined || webhook.previousSecretExpiresAt === undefined) return undefined;
+  return Date.parse(webhook.previousSecretExpiresAt) > now.getTime() ? webhook.previousSecret : undefined;
+}
+
+/** Whether two secrets are the same, in a time that does not depend on where they differ. */
+function sameSecret(a: string, b: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+}
+
+/**
+ * A webhook after `update` at `now`: the fields given replace the stored ones (id and creation time
+ * stay). A `secret` other than the current one is a rotation: the current secret becomes the previous
+ * one, signing beside the new one until `now + secretOverlapMs` (a rotation during an overlap drops
+ * the older secret: at most two sign at once). Without a rotation a previous secret stays while its
+ * overlap lasts and is forgotten once it ended.
+ */
+export function updatedWebhook(current: StoredWebhook, update: WebhookUpdate, now: Date): StoredWebhook {
+  const { previousSecret: _previous, previousSecretExpiresAt: _expires, ...base } = current;
+  const next: StoredWebhook = {
+    ...base,
+    ...(update.url === undefined ? {} : { url: update.url }),
+    ...(update.events === undefined ? {} : { events: [...update.events] }),
+    ...(update.active === undefined ? {} : { active: update.active }),
+  };
+  if (update.secret !== undefined && !sameSecret(update.secret, current.secret)) {
+    next.secret = update.secret;
+    if (update.secretOverlapMs > 0) {
+      next.previousSecret = current.secret;
+      next.previousSecretExpiresAt = new Date(now.getTime() + update.secretOverlapMs).toISOString();
+    }
+    return next;
+  }
+  const previous = previousSecretAt(current, now);
+  if (previous !== undefined) {
+    next.previousSecret = previous;
+    next.previousSecretExpiresAt = current.previousSecretExpiresAt;
+  }
+  return next;
+}

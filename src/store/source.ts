@@ -46,6 +46,7 @@ export function storeSource(
       downloadUrl:
         layout === 'static' ? underBase(publicUrl, staticArchivePath(stored.name, stored.version)) : archiveUrl(publicUrl ?? '', stored.name, stored.version),
       ...(layout === 'static' ? { openArchive: () => storage.versions.openArchive(stored.name, stored.version) } : {}),
+      readArchive: async () => (await storage.versions.openArchive(stored.name, stored.version))?.stream,
       integrity: stored.integrity,
       sha256: stored.sha256,
       size: stored.size,

@@ -394,12 +394,25 @@ export type NewVersion = Omit<StoredVersion, 'state' | 'createdAt' | 'publisher'
  * The outcome of reserving a version: exactly one of concurrent reservations of one version gets
  * `reserved`; the others see the version that is there (pending or complete) or why the token may not.
  */
-export type Reservation = { reserved: true } | { reserved: false; existing: StoredVersion } | { reserved: false; forbidden: string };
+export type Reservation =
+  | { reserved: true }
+  | { reserved: false; existing: StoredVersion }
+  | { reserved: false; forbidden: string }
+  /** The version was purged (when: ISO 8601): its name and version are never used again. */
+  | { reserved: false; purged: string };
+
+/** What `VersionStore.purgeVersion` removed: the version (undefined when it was purged before) and when it was purged. */
+export interface PurgedVersion {
+  version?: StoredVersion;
+  purgedAt: string;
+}
 
 /** An archive to send: its bytes as a stream and their count. */
 export interface ArchiveReader {
   stream: Readable;
   size: number;
+  /** The local file holding the bytes, when they are one (a folder blob store): a registry build on the same file system links it instead of copying. */
+  file?: string;
 }
 
 export interface VersionStore {
@@ -438,6 +451,16 @@ export interface VersionStore {
   updateLifecycle(name: string, version: string, change: LifecycleChange, webhookEvents?: LifecycleEvents): Promise<{ version: StoredVersion; changed: boolean } | undefined>;
   /** The lifecycle of every complete version that has one (deprecated after publication, yanked), keyed by `name@version`. */
   listLifecycles(): Promise<Map<string, VersionLifecycle>>;
+  /**
+   * Removes a complete version for good (a legal demand, a leaked secret): its row goes and its name
+   * and version are recorded as purged in one transaction (a reservation of them is refused from
+   * then on: `{ purged }`), then its archive, manifest and provenance bundle are deleted. Purging a
+   * purged version deletes those blobs again (what a failure half-way left) and answers the same.
+   * Undefined when there is no complete version and none was purged.
+   */
+  purgeVersion(name: string, version: string, now?: Date): Promise<PurgedVersion | undefined>;
+  /** When name@version was purged (ISO 8601); undefined when it was not. */
+  purgedAt(name: string, version: string): Promise<string | undefined>;
 }
 
 /** An analytics event as stored: the spec's event, whatever its type. */
@@ -520,6 +543,23 @@ export interface StoredWebhook {
   secret: string;
   active: boolean;
   createdAt: string;
+  /** The secret a rotation replaced: deliveries are signed with it too (X-Webhook-Signature-Previous) until `previousSecretExpiresAt`. */
+  previousSecret?: string;
+  /** When the previous secret stops signing (ISO 8601). */
+  previousSecretExpiresAt?: string;
+}
+
+/**
+ * A change of a registered webhook: `PUT /webhooks/{id}` gives all four fields, `PATCH` some of them.
+ * Its id, creation time and delivery log stay.
+ */
+export interface WebhookUpdate {
+  url?: string;
+  events?: readonly string[];
+  secret?: string;
+  active?: boolean;
+  /** A new `secret` (another than the current one) keeps the current one signing for this long, in ms; 0: not at all. */
+  secretOverlapMs: number;
 }
 
 export interface NewWebhook {
@@ -608,6 +648,12 @@ export interface WebhookStore {
   webhooksFor(event: string): Promise<StoredWebhook[]>;
   /** Removes a webhook and its delivery log; false when there was none. */
   deleteWebhook(id: string): Promise<boolean>;
+  /**
+   * Changes a webhook in one transaction (`updatedWebhook` of records.ts: a new secret keeps the one it
+   * replaces signing for the overlap); its id, creation time, outbox and delivery log stay. Undefined
+   * when there is none.
+   */
+  updateWebhook(id: string, update: WebhookUpdate, now?: Date): Promise<StoredWebhook | undefined>;
   /** Switches a webhook on or off (off: a 410 answer); false when there is none. */
   setWebhookActive(id: string, active: boolean): Promise<boolean>;
   /** Writes one outbox delivery per active webhook subscribed to the event (due at once), in one transaction. */
@@ -640,6 +686,54 @@ export interface WebhookStore {
   listDeliveries(webhookId: string, limit?: number): Promise<DeliveryRecord[]>;
   /** Keeps a webhook's `keep` most recent attempts (and `keep` most recent finished outbox deliveries). */
   pruneDeliveries(webhookId: string, keep: number): Promise<void>;
+}
+
+/** A purge job's state: `pending` until the CDN accepted it (`done`) or every attempt failed (`failed`). */
+export type PurgeJobState = 'pending' | 'done' | 'failed';
+
+/**
+ * One purge of a CDN after a change, in the purge outbox: the URLs a build changed, for one target
+ * (`cloudfront:E2QWRUHAPOMQZL`, `http://127.0.0.1:6081`), retried with backoff until the CDN accepts
+ * it, also after a restart (server/purges.ts).
+ */
+export interface PurgeJob {
+  id: string;
+  /** The target as configured (`PurgeTarget.spec`). */
+  target: string;
+  /** Absolute URLs, sorted. */
+  urls: string[];
+  state: PurgeJobState;
+  attempts: number;
+  /** When a pending job is due (a claimed one: when its lease ends). */
+  nextAttemptAt: string;
+  createdAt: string;
+  lastError: string | null;
+}
+
+/** A purge job's outcome, written back to the outbox. */
+export interface PurgeJobUpdate {
+  state: PurgeJobState;
+  attempts: number;
+  /** When a pending job is due again. */
+  nextAttemptAt?: Date;
+  error: string | null;
+}
+
+/** The purge outbox (a table in each backend; several instances share PostgreSQL's). */
+export interface PurgeStore {
+  /** Writes one pending job per target for `urls` (due at `now`), in one transaction. */
+  enqueuePurges(targets: readonly string[], urls: readonly string[], now?: Date): Promise<PurgeJob[]>;
+  /** Pending jobs of `targets` due at `now` (oldest first, at most `limit`), leased for `leaseMs`. Instances claiming at once take different jobs. */
+  claimDuePurges(targets: readonly string[], now: Date, limit: number, leaseMs: number): Promise<PurgeJob[]>;
+  /** Records an attempt's outcome; a job changes only while it is pending. */
+  updatePurge(id: string, update: PurgeJobUpdate, now?: Date): Promise<void>;
+  /** When the earliest pending job of `targets` is due; undefined when none is pending. */
+  nextPurgeDueAt(targets: readonly string[]): Promise<Date | undefined>;
+  countPendingPurges(): Promise<number>;
+  /** The most recent jobs, newest first. */
+  listPurges(limit?: number): Promise<PurgeJob[]>;
+  /** Keeps the `keep` most recent finished jobs (pending ones are always kept). */
+  prunePurges(keep: number): Promise<void>;
 }
 
 /**
@@ -736,6 +830,8 @@ export interface RegistryStorage {
   accounts: AccountStore;
   /** Trusted publishers of template names (OIDC trusted publishing) and the ID tokens already exchanged. */
   trustedPublishers: TrustedPublisherStore;
+  /** The purge outbox: CDN purges after a change, retried until the CDN accepts them. */
+  purges: PurgeStore;
   /** The local folder the static registry (registry.json, catalog, per-template files) is built into. */
   publicDir: string;
   /**

@@ -160,7 +160,8 @@ export async function syncProject(options: SyncProjectOptions): Promise<SyncResu
   });
 
   const registryUrl = registryDocumentUrl(options.registryUrl ?? (await lockRegistry(projectDir)));
-  const client = new RegistryClient({ registryUrl, ...fetchOption, ...(options.registryKeys ? { signatures: { keys: options.registryKeys } } : {}) });
+  // Revalidated on every run, whatever a cache holds: the run is there to find what was published since.
+  const client = new RegistryClient({ registryUrl, refresh: true, ...fetchOption, ...(options.registryKeys ? { signatures: { keys: options.registryKeys } } : {}) });
   const mode = options.provenance ?? 'warn';
   const provenance = { mode, ...(mode === 'off' ? {} : { trust: await loadSigstoreTrust(options.sigstoreTrustedRoot) }), onWarning: (message: string) => log.warning(message) };
   const check = await inGroup(log, 'Check the registry', async () => {

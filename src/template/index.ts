@@ -63,7 +63,7 @@ export {
   type LintSeverity,
 } from './lint.js';
 export { promptForAnswers, defaultPrompter, PromptCancelledError, type Prompter } from './prompts.js';
-export { extractChangelogSection, requireChangelogSection, missingEntryNotes, ChangelogSectionMissingError } from './changelog.js';
+export { extractChangelogSection, requireChangelogSection, missingEntryNotes, ChangelogSectionMissingError } from '../core/changelog.js';
 export {
   scaffoldTemplate,
   scaffoldFiles,

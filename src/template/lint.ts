@@ -33,7 +33,7 @@ import {
 } from '../core/json-source.js';
 import { compareText } from '../core/listing.js';
 import { VERSION_PATTERN } from '../core/versions.js';
-import { findChangelogSection } from './changelog.js';
+import { findChangelogSection } from '../core/changelog.js';
 import { firstLine } from '../core/errors.js';
 import { ExpressionEvaluator, isComputedDefault, type ExpressionKind } from './expression.js';
 import { DEFAULT_CONTENT_FOLDER, dependencyOrder } from './load.js';

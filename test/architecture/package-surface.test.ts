@@ -50,11 +50,18 @@ console.log(JSON.stringify(names));`,
     expect(names.migrate).toEqual(expect.arrayContaining(['runMigrations', 'loadDeclarativeSteps']));
   });
 
-  it('answers template-registry --version without loading any command', () => {
+  it('answers template-registry --version without loading the command parser or any command', () => {
     const loaded = loadedAfter(
       "const { runCli } = await import('./build/src/cli/index.js'); let out = ''; const code = await runCli(['--version'], { stdout: (t) => (out += t), stderr: () => {} }); if (code !== 0 || !/^\\d+\\.\\d+\\.\\d+\\n$/.test(out)) process.exit(3);",
     );
-    expect(loaded.filter((name) => name !== 'commander')).toEqual([]);
+    expect(loaded).toEqual([]);
+  });
+
+  it('answers template-registry --help without loading any command', () => {
+    const loaded = loadedAfter(
+      "const { runCli } = await import('./build/src/cli/index.js'); let out = ''; const code = await runCli(['--help'], { stdout: (t) => (out += t), stderr: () => {} }); if (code !== 0 || !out.includes('check-update')) process.exit(3);",
+    );
+    expect(loaded).toEqual(['commander']);
   });
 
   it('loads the commands of one group for a command, and every group for help or an unknown command', () => {

@@ -13,6 +13,7 @@ import { colourEnabled } from '../../src/cli/style.js';
 import type { TemplateEntry } from '../../src/core/schema-types.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { serveFolder, type FolderServer } from '../helpers/static-server.js';
+import { templateEntry } from '../helpers/builders.js';
 
 // eslint-disable-next-line no-control-regex
 const ESCAPE = /\u001b\[/;
@@ -68,15 +69,7 @@ describe('the CLI on a terminal', () => {
 
   async function registry(): Promise<string> {
     const dir = await tempDir('tr-colour-registry-');
-    const entry = (id: string, stability: TemplateEntry['stability']): TemplateEntry => ({
-      id,
-      name: id,
-      version: '1.0.0',
-      description: `The ${id} template`,
-      category: 'backend',
-      stability,
-      downloadUrl: `archives/${id}.tgz`,
-    });
+    const entry = (id: string, stability: TemplateEntry['stability']): TemplateEntry => templateEntry(id, { stability, downloadUrl: `archives/${id}.tgz` });
     await writeFile(path.join(dir, 'registry.json'), JSON.stringify({ templates: [entry('alpha', 'stable'), entry('omega', 'deprecated')], categories: [], tags: [], lastUpdated: '2026-01-01T00:00:00.000Z' }));
     server = await serveFolder(dir);
     return server.url;

@@ -14,6 +14,7 @@ import type { RegistryDocument, TemplateEntry } from '../../src/core/schema-type
 import { cli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { serveFolder, type FolderServer } from '../helpers/static-server.js';
+import { templateEntry } from '../helpers/builders.js';
 
 const ENV = ['TEMPLATE_REGISTRY_CACHE', 'TEMPLATE_REGISTRY_URL', 'TEMPLATE_REGISTRY_MODE', 'DO_NOT_TRACK', 'npm_config_user_agent'] as const;
 let saved: Record<string, string | undefined>;
@@ -35,22 +36,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
 });
 
-function entry(id: string, fields: Partial<TemplateEntry> = {}): TemplateEntry {
-  return {
-    id,
-    name: id,
-    version: '1.0.0',
-    description: `The ${id} template`,
-    category: 'backend',
-    stability: 'stable',
-    downloadUrl: `archives/${id}/1.0.0.tgz`,
-    author: { name: 'Ada' },
-    tags: [],
-    features: [],
-    stats: { downloads: 0 },
-    ...fields,
-  };
-}
+const entry = (id: string, fields: Partial<TemplateEntry> = {}): TemplateEntry => templateEntry(id, { downloadUrl: `archives/${id}/1.0.0.tgz`, ...fields });
 
 function document(templates: TemplateEntry[], categories: RegistryDocument['categories'] = []): RegistryDocument {
   return { templates, categories, tags: [], lastUpdated: '2026-01-01T00:00:00.000Z' };

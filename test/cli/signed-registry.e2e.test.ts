@@ -86,7 +86,7 @@ async function tamper(dir: string): Promise<void> {
   const text = await readFile(path.join(dir, 'registry.json'), 'utf8');
   await writeFile(path.join(dir, 'registry.json'), text.replace('"description":"', '"description":"(hacked) '));
   const index = await readFile(path.join(dir, 'index.json'), 'utf8');
-  await writeFile(path.join(dir, 'index.json'), index.replace('"description":"', '"description":"(hacked) '));
+  await writeFile(path.join(dir, 'index.json'), index.replace('"description":["', '"description":["(hacked) '));
 }
 
 describe('a signed registry', () => {

@@ -7,20 +7,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 import { RegistryClient } from '../../src/client/index.js';
+import { templateEntry } from '../helpers/builders.js';
 
 const URL_ = 'https://registry.example.test/registry.json';
 
 const documentWith = (description: string) => ({
   templates: [
-    {
-      id: 'accents',
-      name: 'accents',
-      version: '1.0.0',
-      description,
-      category: 'backend',
-      stability: 'stable',
-      downloadUrl: 'https://registry.example.test/accents.tgz',
-    },
+    templateEntry('accents', { description, downloadUrl: 'https://registry.example.test/accents.tgz' }),
   ],
   categories: [],
   tags: [],

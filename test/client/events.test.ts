@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import { doNotTrackFrom, eventsUrl, sendAnalyticsEvent } from '../../src/client/index.js';
+import { DEFAULT_EVENT_TIMEOUT_MS, doNotTrackFrom, eventsUrl, sendAnalyticsEvent } from '../../src/client/index.js';
 import type { GenerationEvent } from '../../src/core/schema-types.js';
 
 interface Received {
@@ -16,7 +16,12 @@ interface Received {
 const servers: Server[] = [];
 
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+  await Promise.all(
+    servers.splice(0).map((server) => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    }),
+  );
 });
 
 /** A local HTTP server: `answer` replies to each request; resolves to its base URL and the requests received. */
@@ -76,13 +81,29 @@ describe('sendAnalyticsEvent', () => {
     expect(delivery).toHaveProperty('reason');
   });
 
-  it('gives up on a registry that does not answer within the time limit, without throwing', async () => {
-    const pending: ServerResponse[] = [];
-    const { base, received } = await listen((_request, response) => pending.push(response));
-    const delivery = await sendAnalyticsEvent(`${base}/registry.json`, event, { timeoutMs: 50 });
-    expect(delivery.delivered).toBe(false);
-    expect(received).toHaveLength(1);
-    for (const response of pending) response.end();
+  it('gives up on a registry that does not answer within the time limit (3 s by default), without throwing', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const pending: ServerResponse[] = [];
+      let arrived = (): void => undefined;
+      const asked = new Promise<void>((resolve) => (arrived = resolve));
+      const { base, received } = await listen((_request, response) => {
+        pending.push(response);
+        arrived();
+      });
+      let settled = false;
+      const sending = sendAnalyticsEvent(`${base}/registry.json`, event).finally(() => (settled = true));
+      await asked;
+      await vi.advanceTimersByTimeAsync(DEFAULT_EVENT_TIMEOUT_MS - 1);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      const delivery = await sending;
+      expect(delivery).toEqual({ delivered: false, reason: expect.stringContaining(`within ${DEFAULT_EVENT_TIMEOUT_MS} ms`) });
+      expect(received).toHaveLength(1);
+      for (const response of pending) response.end();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('sends nothing when the user asked not to be tracked', async () => {

@@ -10,19 +10,12 @@ import { RegistryClient, type StaleNotice } from '../../src/client/index.js';
 import { cacheFileFor } from '../../src/client/registry-client.js';
 import type { RegistryDocument, TemplateEntry } from '../../src/core/schema-types.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { templateEntry } from '../helpers/builders.js';
 
 const URL_ = 'https://registry.example.test/registry.json';
 const TTL = 3_600_000;
 
-const entry = (id: string): TemplateEntry => ({
-  id,
-  name: id,
-  version: '1.0.0',
-  description: `The ${id} template`,
-  category: 'backend',
-  stability: 'stable',
-  downloadUrl: `https://registry.example.test/${id}.tgz`,
-});
+const entry = (id: string): TemplateEntry => templateEntry(id, { downloadUrl: `https://registry.example.test/${id}.tgz` });
 
 const doc = (...ids: string[]): RegistryDocument => ({ templates: ids.map(entry), categories: [], tags: [], lastUpdated: '2026-01-01T00:00:00.000Z' });
 

@@ -10,25 +10,12 @@ import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate } from '../../src/publish/index.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
+import { templateEntry } from '../helpers/builders.js';
 
 const URL_ = 'https://registry.example.test/registry.json';
 const TTL = 3_600_000;
 
-function entry(fields: Partial<TemplateEntry> & { id: string }): TemplateEntry {
-  return {
-    name: fields.id,
-    version: '1.0.0',
-    description: `The ${fields.id} template`,
-    category: 'backend',
-    stability: 'stable',
-    downloadUrl: `https://registry.example.test/${fields.id}.tgz`,
-    author: { name: 'Ada' },
-    tags: [],
-    features: [],
-    stats: { downloads: 0 },
-    ...fields,
-  };
-}
+const entry = (fields: Partial<TemplateEntry> & { id: string }): TemplateEntry => templateEntry(fields.id, { downloadUrl: `https://registry.example.test/${fields.id}.tgz`, ...fields });
 
 function doc(templates: TemplateEntry[], extra: Partial<RegistryDocument> = {}): RegistryDocument {
   return {

@@ -7,24 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { RegistryClient } from '../../src/client/index.js';
 import type { RegistryDocument, TemplateEntry } from '../../src/core/schema-types.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { templateEntry } from '../helpers/builders.js';
 
 const REGISTRY = 'https://other-registry.test/registry.json';
 
-function entry(id: string, version: string): TemplateEntry {
-  return {
-    id,
-    name: id,
-    version,
-    description: `The ${id} template`,
-    category: 'backend',
-    stability: 'stable',
-    downloadUrl: `https://other-registry.test/${id}-${version}.tgz`,
-    author: { name: 'Ada' },
-    tags: [],
-    features: [],
-    stats: { downloads: 0 },
-  };
-}
+const entry = (id: string, version: string): TemplateEntry => templateEntry(id, { version, downloadUrl: `https://other-registry.test/${id}-${version}.tgz` });
 
 function documentOf(templates: TemplateEntry[]): RegistryDocument {
   return { templates, categories: [], tags: [], lastUpdated: '2026-01-01T00:00:00.000Z' };

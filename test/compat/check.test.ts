@@ -2,18 +2,10 @@ import { describe, expect, it } from 'vitest';
 
 import { checkCompatibility, declaresRuntime } from '../../src/compat/index.js';
 import type { TemplateEntry } from '../../src/core/schema-types.js';
+import { templateEntry } from '../helpers/builders.js';
 
 function entry(overrides: Omit<Partial<TemplateEntry>, 'compatibility'> & { compatibility?: Record<string, unknown> } = {}): TemplateEntry {
-  return {
-    id: 'api',
-    name: 'api',
-    version: '1.0.0',
-    description: 'An API template for tests',
-    category: 'backend',
-    stability: 'stable',
-    downloadUrl: 'https://registry.example.com/api-1.0.0.tgz',
-    ...overrides,
-  };
+  return templateEntry('api', overrides);
 }
 
 const registry = (...templates: TemplateEntry[]) => ({ templates });

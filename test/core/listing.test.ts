@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest';
 
 import type { TemplateEntry } from '../../src/core/schema-types.js';
 import { selectLatest, sortEntries } from '../../src/core/index.js';
+import { templateEntry } from '../helpers/builders.js';
 
 type Stability = TemplateEntry['stability'];
 
 function entry(id: string, version: string, stability: Stability = 'stable', downloads = 0, name = id): TemplateEntry {
-  return { id, name, version, description: '', category: 'backend', stability, downloadUrl: 'https://x.test/a.tgz', stats: { downloads } };
+  return templateEntry(id, { name, version, stability, stats: { downloads } });
 }
 
 describe('selectLatest', () => {

@@ -1,12 +1,82 @@
 /**
- * A real browser for tests: Debian's chromium driven by playwright-core (which never downloads a
- * browser of its own). One browser per test file; a page per test, watched for errors.
+ * A real browser for tests: a Chromium found on this machine (`findChromium`), driven by
+ * playwright-core (which never downloads a browser of its own). One browser per test file; a page per
+ * test, watched for errors. A test file without a browser skips itself (`browserTests`).
  */
-import { existsSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
+import path from 'node:path';
 
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { describe } from 'vitest';
 
-export const CHROMIUM_PATH = '/usr/bin/chromium';
+/** The names a Chromium goes by on the PATH, in the order they are tried. */
+export const CHROMIUM_NAMES = ['chromium', 'chromium-browser', 'google-chrome'] as const;
+
+/** Where the machine is looked at: its environment, which files are executable, and Playwright's own browser path. */
+export interface ChromiumLookup {
+  env: Readonly<Record<string, string | undefined>>;
+  isExecutable: (file: string) => boolean;
+  playwrightPath: () => string | undefined;
+}
+
+const machine: ChromiumLookup = {
+  env: process.env,
+  isExecutable: (file) => {
+    try {
+      accessSync(file, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  playwrightPath: () => {
+    try {
+      return chromium.executablePath();
+    } catch {
+      // no browser build for this platform
+      return undefined;
+    }
+  },
+};
+
+/**
+ * The Chromium the browser tests run: `CHROMIUM_PATH` when set (an error when it names no
+ * executable: that browser was asked for), else the first of chromium, chromium-browser and
+ * google-chrome on the PATH, else the browser Playwright downloaded (`npx playwright install
+ * chromium`), else undefined.
+ */
+export function findChromium(lookup: ChromiumLookup = machine): string | undefined {
+  const given = lookup.env.CHROMIUM_PATH?.trim();
+  if (given) {
+    if (!lookup.isExecutable(given)) throw new Error(`CHROMIUM_PATH is ${JSON.stringify(given)}, which is not an executable file: point it at a Chromium, or unset it to look on the PATH`);
+    return given;
+  }
+  const dirs = (lookup.env.PATH ?? '').split(path.delimiter).filter((dir) => dir !== '');
+  for (const name of CHROMIUM_NAMES) {
+    for (const dir of dirs) {
+      const file = path.join(dir, name);
+      if (lookup.isExecutable(file)) return file;
+    }
+  }
+  const downloaded = lookup.playwrightPath();
+  return downloaded && lookup.isExecutable(downloaded) ? downloaded : undefined;
+}
+
+/** What a run without a browser prints, once per test file it skips. */
+export const NO_CHROMIUM_NOTICE =
+  'skipping the browser tests: no Chromium found (set CHROMIUM_PATH, put chromium, chromium-browser or google-chrome on the PATH, or run `npx playwright install chromium`)';
+
+const found = findChromium();
+
+/** `describe`, or `describe.skip` with a printed notice when this machine has no Chromium. */
+export function browserTests(name: string, body: () => void): void {
+  if (found === undefined) {
+    console.warn(`${name}: ${NO_CHROMIUM_NOTICE}`);
+    describe.skip(name, body);
+  } else {
+    describe(name, body);
+  }
+}
 
 /** The launch flags of DEVELOPERS.md: headless, no sandbox (containers), nothing that phones home. */
 export const CHROMIUM_FLAGS = [
@@ -20,14 +90,10 @@ export const CHROMIUM_FLAGS = [
   '--disable-sync',
 ];
 
-/** Launches chromium (a fresh temp profile each time); fails with what to install when it is missing. */
+/** Launches the Chromium `findChromium` found (a fresh temp profile each time, outside the repository). */
 export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(
-      `the browser tests need Debian's chromium at ${CHROMIUM_PATH}, which is missing: install it with \`apt-get install -y chromium\` (.ci/run does it in CI)`,
-    );
-  }
-  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_FLAGS, headless: true });
+  if (found === undefined) throw new Error(NO_CHROMIUM_NOTICE);
+  return chromium.launch({ executablePath: found, args: CHROMIUM_FLAGS, headless: true });
 }
 
 export interface PageProblems {

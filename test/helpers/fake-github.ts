@@ -1,9 +1,9 @@
 /**
- * A fake GitHub REST API for releases, on 127.0.0.1, for tests that point Octokit (or the action,
- * through GITHUB_API_URL) at it. It plays the endpoints the release code uses, answers with
- * bodies shaped like GitHub's (valid against the OpenAPI extract in test/fixtures), and behaves like
- * GitHub where that matters to the code under test:
+ * The fake GitHub REST API of the tests, on 127.0.0.1: one server for the three parts of GitHub the
+ * code talks to (point Octokit, the actions through GITHUB_API_URL, or the registry's GitHub source at
+ * `url`). It answers with bodies shaped like GitHub's and behaves like GitHub where that matters:
  *
+ * Releases (the publish action's release code; valid against the OpenAPI extract in test/fixtures):
  * - `GET /releases` lists drafts too, newest first, paginated (`per_page` ≤ 100, `page`, a `Link`
  *   header with rel="next"/"last", which Octokit's paginate follows);
  * - `GET /releases/tags/{tag}` answers 404 for drafts;
@@ -12,13 +12,28 @@
  *   answers 422 `already_exists`;
  * - uploads go to `${url}/upload/repos/{o}/{r}/releases/{id}/assets?name=…` (the `upload_url`
  *   template), need a Content-Length (411 otherwise), answer 422 `already_exists` for a name the
- *   release already has, and keep size and sha256 (GitHub's `digest`) of the bytes received;
- * - every request needs `Authorization: token X` or `Bearer X` (and X must be `options.token` when
- *   given), 401 otherwise.
+ *   release already has, and keep size and sha256 (GitHub's `digest`) of the bytes received.
  *
- * `fail(plan)` makes the next requests (optionally only those matching a method and path) answer
- * with the given statuses instead, e.g. `fail([500])`, or `fail([{ status: 403, headers: {…} }])`
- * for a rate limit. Every request is recorded in `requests`, failed ones included.
+ * Repositories added with `addRepo` (the registry's GitHub releases source), read-only:
+ * - `GET /repos/{o}/{r}` answers `html_url`, `stargazers_count`, `forks_count`, `open_issues_count`;
+ * - `GET /repos/{o}/{r}/releases` lists the releases given by `addRepoRelease`, whose assets carry
+ *   `download_count`; `GET .../releases/assets/{id}` with `Accept: application/octet-stream`
+ *   redirects (302) to a download URL that serves the bytes and needs no token;
+ * - `failRepo(fullName, status)` makes every request about that repository answer `status`
+ *   (`'drop'` closes the connection instead).
+ *
+ * Pull requests (the sync action):
+ * - `GET /repos/{o}/{r}` of `options.owner`/`options.repo` answers its `default_branch`; of another
+ *   repository not added with `addRepo`, 404;
+ * - `GET /pulls` filters by `state` (default open) and `head` (`owner:branch`), paginated;
+ * - creating a pull request answers 422 when the head branch does not exist (`branchExists`) or
+ *   an open pull request already has the same head and base;
+ * - adding labels creates the ones the repository lacks; removing one it lacks answers 404; comments.
+ *
+ * Every API request needs `Authorization: token X` or `Bearer X` (and X must be `options.token` when
+ * given), 401 otherwise. `fail(plan)` makes the next requests (optionally only those matching a method
+ * and path) answer with the given statuses instead, e.g. `fail([500])`, or `fail([{ status: 403,
+ * headers: {…} }])` for a rate limit. Every request is recorded in `requests`, failed ones included.
  */
 import { createHash } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -30,6 +45,10 @@ export interface FakeGitHubOptions {
   /** Requests for another repository answer 404. Default: any owner and repository. */
   owner?: string;
   repo?: string;
+  /** The default branch of repositories not added with `addRepo`; default main. */
+  defaultBranch?: string;
+  /** Whether the repository has the branch (a pull request's head and base must exist); default any. */
+  branchExists?: (branch: string) => boolean | Promise<boolean>;
 }
 
 export interface RecordedRequest {
@@ -40,8 +59,11 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   /** Parsed JSON; `{ bytes, sha256 }` for uploads; undefined when there was no body. */
   body: unknown;
-  /** The status the fake answered with. */
+  /** The status the fake answered with (-1: the connection was dropped). */
   status: number;
+  /** The Authorization and Accept headers, for short assertions. */
+  authorization: string | undefined;
+  accept: string | undefined;
 }
 
 export interface FakeAsset {
@@ -85,6 +107,59 @@ export interface FailMatch {
   path?: string | RegExp;
 }
 
+export interface FakeRepoAsset {
+  id: number;
+  name: string;
+  content: Buffer;
+  contentType: string;
+  downloadCount: number;
+}
+
+export interface FakeRepoRelease {
+  id: number;
+  tag_name: string;
+  draft: boolean;
+  prerelease: boolean;
+  created_at: string;
+  published_at: string | null;
+  assets: FakeRepoAsset[];
+}
+
+export interface FakeRepo {
+  owner: string;
+  repo: string;
+  stars: number;
+  forks: number;
+  issues: number;
+  releases: FakeRepoRelease[];
+}
+
+export interface RepoAssetInit {
+  name: string;
+  content: string | Buffer | object;
+  contentType?: string;
+  downloadCount?: number;
+}
+
+export interface RepoReleaseInit {
+  tag_name: string;
+  draft?: boolean;
+  prerelease?: boolean;
+  published_at?: string;
+  assets?: RepoAssetInit[];
+}
+
+export interface FakePull {
+  number: number;
+  state: 'open' | 'closed';
+  title: string;
+  body: string | null;
+  head: string;
+  base: string;
+  labels: string[];
+  comments: string[];
+}
+
 export interface FakeGitHub {
   /** `http://127.0.0.1:port`, to use as GITHUB_API_URL / baseUrl. */
   url: string;
@@ -99,6 +174,17 @@ export interface FakeGitHub {
   releasesByTag(tag: string): FakeRelease[];
   /** The JSON GitHub would answer for a release. */
   releaseJson(release: FakeRelease): Record<string, unknown>;
+  /** A read-only repository with stars, forks and issues, whose releases `addRepoRelease` adds. */
+  addRepo(fullName: string, stats?: { stars?: number; forks?: number; issues?: number }): FakeRepo;
+  addRepoRelease(fullName: string, init: RepoReleaseInit): FakeRepoRelease;
+  /** Every request about the repository answers `status` (`'drop'`: the connection is closed). */
+  failRepo(fullName: string, status: number | 'drop'): void;
+  /** The pull requests, in the order they were made. */
+  pulls: FakePull[];
+  /** A pull request made outside the code under test (e.g. by an earlier version of it). */
+  addPull(init: Partial<FakePull> & { head: string; title: string }): FakePull;
+  /** The requests that change something (not GET). */
+  writes(): RecordedRequest[];
   close(): Promise<void>;
 }
 
@@ -139,6 +225,12 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
   let nextReleaseId = 1001;
   let nextAssetId = 5001;
   let url = '';
+  const repos = new Map<string, FakeRepo>();
+  const failingRepos = new Map<string, number | 'drop'>();
+  let nextRepoId = 7001;
+  const pulls: FakePull[] = [];
+  const repoLabels = new Set<string>();
+  let nextPullNumber = 1;
 
   const user = () => {
     const u = `${url}/users/github-actions%5Bbot%5D`;
@@ -257,7 +349,8 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
     const perPage = Math.min(Math.max(Number(query.get('per_page') ?? 30) || 30, 1), 100);
     const page = Math.max(Number(query.get('page') ?? 1) || 1, 1);
     const last = Math.max(Math.ceil(items.length / perPage), 1);
-    const link = (p: number, rel: string): string => `<${url}${path}?per_page=${perPage}&page=${p}>; rel="${rel}"`;
+    // The other parameters (a filter such as `state` or `head`) stay in the links.
+    const link = (p: number, rel: string): string => `<${url}${path}?${new URLSearchParams({ ...Object.fromEntries(query), per_page: String(perPage), page: String(p) }).toString()}>; rel="${rel}"`;
     const links: string[] = [];
     if (page > 1) links.push(link(1, 'first'), link(Math.min(page - 1, last), 'prev'));
     if (page < last) links.push(link(page + 1, 'next'), link(last, 'last'));
@@ -397,6 +490,182 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
     throw notFound();
   }
 
+  // ---- repositories added with addRepo (read-only, with download counts)
+
+  const repoAssetJson = (repo: FakeRepo, release: FakeRepoRelease, asset: FakeRepoAsset): Record<string, unknown> => ({
+    url: `${url}/repos/${repo.owner}/${repo.repo}/releases/assets/${asset.id}`,
+    id: asset.id,
+    name: asset.name,
+    label: null,
+    content_type: asset.contentType,
+    state: 'uploaded',
+    size: asset.content.length,
+    download_count: asset.downloadCount,
+    created_at: release.created_at,
+    updated_at: release.created_at,
+    browser_download_url: `${url}/${repo.owner}/${repo.repo}/releases/download/${encodeURIComponent(release.tag_name)}/${encodeURIComponent(asset.name)}`,
+  });
+
+  const repoReleaseJson = (repo: FakeRepo, r: FakeRepoRelease): Record<string, unknown> => ({
+    url: `${url}/repos/${repo.owner}/${repo.repo}/releases/${r.id}`,
+    html_url: `${url}/${repo.owner}/${repo.repo}/releases/tag/${encodeURIComponent(r.tag_name)}`,
+    id: r.id,
+    tag_name: r.tag_name,
+    name: r.tag_name,
+    draft: r.draft,
+    prerelease: r.prerelease,
+    created_at: r.created_at,
+    published_at: r.published_at,
+    assets: r.assets.map((a) => repoAssetJson(repo, r, a)),
+    body: null,
+  });
+
+  const repoJson = (owner: string, name: string, repo: FakeRepo | undefined): Record<string, unknown> => ({
+    id: 1,
+    name,
+    full_name: `${owner}/${name}`,
+    owner: { login: owner },
+    private: false,
+    html_url: `${url}/${owner}/${name}`,
+    url: `${url}/repos/${owner}/${name}`,
+    stargazers_count: repo?.stars ?? 0,
+    watchers_count: repo?.stars ?? 0,
+    forks_count: repo?.forks ?? 0,
+    open_issues_count: repo?.issues ?? 0,
+    default_branch: options.defaultBranch ?? 'main',
+  });
+
+  /** The routes of a repository added with addRepo; undefined for a route it does not have. */
+  function repoRoute(repo: FakeRepo, method: string, rest: string, query: URLSearchParams, path: string, headers: IncomingHttpHeaders, res: ServerResponse): [number, unknown] | 'sent' | undefined {
+    if (method !== 'GET') return undefined;
+    if (rest === '') return [200, repoJson(repo.owner, repo.repo, repo)];
+    if (rest === '/releases') return [200, paginate([...repo.releases].sort((a, b) => b.id - a.id), query, path, res).map((r) => repoReleaseJson(repo, r))];
+    const asset = /^\/releases\/assets\/(\d+)$/.exec(rest);
+    if (!asset) return undefined;
+    for (const release of repo.releases) {
+      const found = release.assets.find((a) => a.id === Number(asset[1]));
+      if (!found) continue;
+      if ((headers.accept ?? '').includes('application/octet-stream')) {
+        res.writeHead(302, { location: `${url}/_download/${found.id}`, 'content-length': 0 }).end();
+        return 'sent';
+      }
+      return [200, repoAssetJson(repo, release, found)];
+    }
+    throw notFound();
+  }
+
+  const repoAsset = (id: number): FakeRepoAsset | undefined => {
+    for (const repo of repos.values()) for (const release of repo.releases) for (const asset of release.assets) if (asset.id === id) return asset;
+    return undefined;
+  };
+
+  // ---- pull requests, labels and comments
+
+  const labelJson = (name: string) => ({ id: [...repoLabels].indexOf(name) + 1, name, color: 'ededed', default: false });
+  const pullJson = (owner: string, repo: string, pull: FakePull) => ({
+    url: `${url}/repos/${owner}/${repo}/pulls/${pull.number}`,
+    html_url: `https://github.test/${owner}/${repo}/pull/${pull.number}`,
+    number: pull.number,
+    state: pull.state,
+    title: pull.title,
+    body: pull.body,
+    user: { login: 'github-actions[bot]', type: 'Bot' },
+    labels: pull.labels.map(labelJson),
+    head: { ref: pull.head, label: `${owner}:${pull.head}`, repo: { full_name: `${owner}/${repo}` } },
+    base: { ref: pull.base, label: `${owner}:${pull.base}`, repo: { full_name: `${owner}/${repo}` } },
+  });
+
+  const pullNumbered = (n: string | undefined): FakePull => {
+    const pull = pulls.find((p) => p.number === Number(n));
+    if (!pull) throw notFound();
+    return pull;
+  };
+
+  const addPull: FakeGitHub['addPull'] = (init) => {
+    const pull: FakePull = { number: nextPullNumber++, state: 'open', body: null, base: options.defaultBranch ?? 'main', labels: [], comments: [], ...init };
+    for (const label of pull.labels) repoLabels.add(label);
+    pulls.push(pull);
+    return pull;
+  };
+
+  const invalid = (resource: string, code: string, field: string, message?: string): HttpError =>
+    new HttpError(422, { message: 'Validation Failed', errors: [{ resource, code, field, ...(message ? { message } : {}) }], documentation_url: DOCS, status: '422' });
+
+  /** The pull request routes (`/pulls`, `/issues/{n}/labels`, `/issues/{n}/comments`); undefined for another route. */
+  async function pullsRoute(owner: string, repo: string, method: string, rest: string, query: URLSearchParams, path: string, body: unknown, res: ServerResponse): Promise<[number, unknown] | undefined> {
+    let sub: RegExpExecArray | null;
+    if (rest === '/pulls' && method === 'GET') {
+      const state = query.get('state') ?? 'open';
+      const head = query.get('head');
+      const matching = pulls.filter((p) => (state === 'all' || p.state === state) && (!head || `${owner}:${p.head}` === head)).sort((a, b) => b.number - a.number);
+      return [200, paginate(matching, query, path, res).map((p) => pullJson(owner, repo, p))];
+    }
+    if (rest === '/pulls' && method === 'POST') {
+      const input = jsonObject(body);
+      for (const key of ['title', 'head', 'base'] as const) {
+        if (typeof input[key] !== 'string' || input[key] === '') throw invalid('PullRequest', 'missing_field', key);
+      }
+      const head = String(input.head).replace(new RegExp(`^${owner}:`), '');
+      const base = String(input.base);
+      const exists = options.branchExists ?? (() => true);
+      if (!(await exists(head))) throw invalid('PullRequest', 'invalid', 'head');
+      if (!(await exists(base))) throw invalid('PullRequest', 'invalid', 'base');
+      if (pulls.some((p) => p.state === 'open' && p.head === head && p.base === base)) throw invalid('PullRequest', 'custom', 'head', `A pull request already exists for ${owner}:${head}.`);
+      return [201, pullJson(owner, repo, addPull({ title: String(input.title), body: typeof input.body === 'string' ? input.body : null, head, base }))];
+    }
+    if ((sub = /^\/pulls\/(\d+)$/.exec(rest)) && method === 'PATCH') {
+      const pull = pullNumbered(sub[1]);
+      const input = jsonObject(body);
+      if (typeof input.title === 'string') pull.title = input.title;
+      if (typeof input.body === 'string') pull.body = input.body;
+      if (input.state === 'open' || input.state === 'closed') pull.state = input.state;
+      return [200, pullJson(owner, repo, pull)];
+    }
+    if ((sub = /^\/issues\/(\d+)\/labels$/.exec(rest)) && method === 'POST') {
+      const pull = pullNumbered(sub[1]);
+      const labels = jsonObject(body).labels;
+      if (!Array.isArray(labels) || labels.some((l) => typeof l !== 'string')) throw invalid('Label', 'invalid', 'labels');
+      for (const label of labels as string[]) {
+        repoLabels.add(label);
+        if (!pull.labels.includes(label)) pull.labels.push(label);
+      }
+      return [200, pull.labels.map(labelJson)];
+    }
+    if ((sub = /^\/issues\/(\d+)\/labels\/(.+)$/.exec(rest)) && method === 'DELETE') {
+      const pull = pullNumbered(sub[1]);
+      const name = decodeURIComponent(sub[2] ?? '');
+      if (!pull.labels.includes(name)) throw new HttpError(404, { message: 'Label does not exist', documentation_url: DOCS, status: '404' });
+      pull.labels = pull.labels.filter((l) => l !== name);
+      return [200, pull.labels.map(labelJson)];
+    }
+    if ((sub = /^\/issues\/(\d+)\/comments$/.exec(rest)) && method === 'POST') {
+      const pull = pullNumbered(sub[1]);
+      const text = jsonObject(body).body;
+      if (typeof text !== 'string' || text === '') throw invalid('IssueComment', 'missing_field', 'body');
+      pull.comments.push(text);
+      return [201, { id: pull.comments.length, body: text, html_url: `https://github.test/${owner}/${repo}/pull/${pull.number}#issuecomment-${pull.comments.length}` }];
+    }
+    return undefined;
+  }
+
+  /** Answers an API request: the routes of an added repository, then pull requests, then releases. */
+  async function answer(method: string, path: string, query: URLSearchParams, headers: IncomingHttpHeaders, body: unknown, raw: Buffer, res: ServerResponse): Promise<[number, unknown] | 'sent'> {
+    const m = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(path);
+    if (m) {
+      const owner = decodeURIComponent(m[1] ?? '');
+      const name = decodeURIComponent(m[2] ?? '');
+      const rest = m[3] ?? '';
+      const added = repos.get(`${owner}/${name}`);
+      if (added) return repoRoute(added, method, rest, query, path, headers, res) ?? Promise.reject(notFound());
+      if ((options.owner && owner !== options.owner) || (options.repo && name !== options.repo)) throw notFound();
+      // The repository of `options.owner`/`options.repo` exists; another one not added is unknown (404).
+      if (rest === '' && method === 'GET' && options.owner !== undefined && options.repo !== undefined) return [200, repoJson(owner, name, undefined)];
+      const pulled = await pullsRoute(owner, name, method, rest, query, path, body, res);
+      if (pulled) return pulled;
+    }
+    return route(method, path, query, headers, body, raw, res);
+  }
+
   const server = createServer((req, res) => {
     void (async () => {
       const method = (req.method ?? 'GET').toUpperCase();
@@ -411,6 +680,8 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
         headers: req.headers,
         body: undefined,
         status: 0,
+        authorization: req.headers.authorization,
+        accept: req.headers.accept,
       };
       requests.push(record);
 
@@ -424,6 +695,24 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
         const text = JSON.stringify(payload);
         res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text);
       };
+
+      // Downloads (the redirect target of an asset) need no token, as on GitHub's storage host.
+      const download = /^\/_download\/(\d+)$/.exec(path);
+      if (download) {
+        const asset = repoAsset(Number(download[1]));
+        if (!asset) return send(404, { message: 'Not Found', documentation_url: DOCS, status: '404' });
+        record.status = 200;
+        res.writeHead(200, { 'content-type': asset.contentType, 'content-length': asset.content.length }).end(asset.content);
+        return;
+      }
+      const about = /^\/repos\/([^/]+)\/([^/]+)/.exec(path);
+      const repoFailure = about ? failingRepos.get(`${decodeURIComponent(about[1] ?? '')}/${decodeURIComponent(about[2] ?? '')}`) : undefined;
+      if (repoFailure === 'drop') {
+        record.status = -1;
+        req.socket.destroy();
+        return;
+      }
+      if (repoFailure !== undefined) return send(repoFailure, { message: STATUS_CODES[repoFailure] ?? 'Error', documentation_url: DOCS, status: String(repoFailure) });
 
       if (isUpload) {
         record.body = { bytes: raw.length, sha256: createHash('sha256').update(raw).digest('hex') };
@@ -455,8 +744,9 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
       }
 
       try {
-        const [status, payload] = route(method, path, parsed.searchParams, req.headers, record.body, raw, res);
-        send(status, payload);
+        const answered = await answer(method, path, parsed.searchParams, req.headers, record.body, raw, res);
+        if (answered === 'sent') record.status = res.statusCode;
+        else send(answered[0], answered[1]);
       } catch (error) {
         if (error instanceof HttpError) send(error.status, error.body);
         else send(500, { message: error instanceof Error ? error.message : String(error), status: '500' });
@@ -477,6 +767,40 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
     addRelease,
     releasesByTag: (tag) => [...releases.values()].filter((r) => r.tag_name === tag),
     releaseJson,
+    addRepo(fullName, stats = {}) {
+      const [owner = '', repo = ''] = fullName.split('/');
+      const created: FakeRepo = { owner, repo, stars: stats.stars ?? 0, forks: stats.forks ?? 0, issues: stats.issues ?? 0, releases: [] };
+      repos.set(fullName, created);
+      return created;
+    },
+    addRepoRelease(fullName, init) {
+      const repo = repos.get(fullName);
+      if (!repo) throw new Error(`fake GitHub: unknown repository ${fullName} (addRepo first)`);
+      const published = init.published_at ?? '2026-03-01T12:00:00Z';
+      const release: FakeRepoRelease = {
+        id: nextRepoId++,
+        tag_name: init.tag_name,
+        draft: init.draft ?? false,
+        prerelease: init.prerelease ?? false,
+        created_at: published,
+        published_at: init.draft ? null : published,
+        assets: (init.assets ?? []).map((a) => ({
+          id: nextRepoId++,
+          name: a.name,
+          content: typeof a.content === 'string' || Buffer.isBuffer(a.content) ? Buffer.from(a.content) : Buffer.from(JSON.stringify(a.content, null, 2)),
+          contentType: a.contentType ?? (a.name.endsWith('.json') ? 'application/json' : 'application/gzip'),
+          downloadCount: a.downloadCount ?? 0,
+        })),
+      };
+      repo.releases.push(release);
+      return release;
+    },
+    failRepo(fullName, status) {
+      failingRepos.set(fullName, status);
+    },
+    pulls,
+    addPull,
+    writes: () => requests.filter((r) => r.method !== 'GET'),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));

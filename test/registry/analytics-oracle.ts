@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 
+import { canonicalJson } from '../../src/core/canonical-json.js';
 import { compareText, selectLatest } from '../../src/core/listing.js';
 import type { AnalyticsRecord, RegistryDocument, Review } from '../../src/core/schema-types.js';
 import { compareVersions } from '../../src/core/versions.js';
@@ -216,9 +217,9 @@ function topics(comments: readonly { text: string; at: number }[]): string[] {
 }
 
 function reviewId(event: Normal, userId: string): string {
-  if (event.id !== undefined) return `event-${event.id}`;
-  const digest = createHash('sha256').update(JSON.stringify([event.data.templateId, event.data.version, userId, event.at, event.data.timestamp ?? null]));
-  return `review-${digest.digest('hex').slice(0, 16)}`;
+  // An external id: a hash of the recorded event, never the storage's row id.
+  const digest = createHash('sha256').update(canonicalJson({ event: event.data, userId, at: event.at, client: event.client ?? null }));
+  return `review-${digest.digest('hex').slice(0, 32)}`;
 }
 
 function feedbackOf(events: readonly Normal[], version: string): AnalyticsRecord['feedback'] {

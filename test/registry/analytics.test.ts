@@ -213,9 +213,16 @@ describe('aggregateAnalytics', () => {
       expect(new Set(record.feedback.reviews.map((r) => r.id)).size).toBe(2);
     });
 
-    it('takes review ids from the stored event ids', () => {
-      const stored: AnalyticsEventRecord = { id: '42', event: feedback(ago(1), 'u1', 5, 'Nice') as AnalyticsEventRecord['event'], receivedAt: ago(1) };
-      expect(recordOf([stored]).feedback.reviews[0]?.id).toBe('event-42');
+    it('gives reviews external ids made from the event, never the storage\'s row id', () => {
+      const event = feedback(ago(1), 'u1', 5, 'Nice') as AnalyticsEventRecord['event'];
+      // The same event stored as row 42 in one store and row 7 in another (a store copy renumbers rows).
+      const inOne = recordOf([{ id: '42', event, receivedAt: ago(1), client: 'c1' }]).feedback.reviews[0]?.id;
+      const inOther = recordOf([{ id: '7', event, receivedAt: ago(1), client: 'c1' }]).feedback.reviews[0]?.id;
+      expect(inOne).toMatch(/^review-[0-9a-f]{32}$/);
+      expect(inOther).toBe(inOne);
+      // Another event (another comment, another user) has another id.
+      const other = recordOf([{ id: '42', event: feedback(ago(1), 'u1', 5, 'Nicer') as AnalyticsEventRecord['event'], receivedAt: ago(1), client: 'c1' }]).feedback.reviews[0]?.id;
+      expect(other).not.toBe(inOne);
     });
 
     it('finds common issues (low ratings, trouble words) and feature requests, most frequent first', () => {

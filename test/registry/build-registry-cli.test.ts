@@ -1,15 +1,18 @@
 import { spawnSync } from 'node:child_process';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Command, CommanderError } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
+import { computeIntegrity } from '../../src/archive/index.js';
 import { registerBuildRegistry, type BuildRegistryDependencies } from '../../src/cli/commands/build-registry.js';
 import type { RegistryDocument } from '../../src/core/schema-types.js';
-import { startFakeGitHubRepos } from '../helpers/fake-github-repos.js';
+import { startFakeGitHub } from '../helpers/fake-github.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3 } from '../helpers/s3-server.js';
+import { openSqliteStorage } from '../../src/store/index.js';
 import { manifest, memorySource, version } from './memory-source.js';
 
 /** Runs `build-registry` in a program of its own (program.ts registers it in the real CLI). */
@@ -56,6 +59,23 @@ describe('template-registry build-registry', () => {
     expect(JSON.parse(second.stdout)).toMatchObject({ entries: 2, templates: 1, changed: false, written: [], warnings: [] });
   });
 
+  it('from a store, removes the archive of a version the store no longer has (a purged one) from --out', async () => {
+    const out = await tempDir();
+    const archived = (v: string) => version('a', v, {}, { openArchive: () => Promise.resolve({ stream: Readable.from([Buffer.from(`bytes of ${v}`)]), size: `bytes of ${v}`.length }) });
+    // Not memorySource: its structuredClone cannot copy openArchive.
+    const source = { list: [archived('1.0.0'), archived('1.1.0')], versions: () => Promise.resolve(source.list.map((v) => ({ ...v }))) };
+    const storeSource = () => Promise.resolve(source);
+    const first = await buildRegistryCli(['--out', out, '--store', 's'], { storeSource });
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect((await readdir(path.join(out, 'archives', 'a'))).sort()).toEqual(['1.0.0.tgz', '1.1.0.tgz']);
+    source.list = [archived('1.0.0')];
+    const again = await buildRegistryCli(['--out', out, '--store', 's', '--json'], { storeSource });
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ removed: ['archives/a/1.1.0.tgz'] });
+    expect(await readdir(path.join(out, 'archives', 'a'))).toEqual(['1.0.0.tgz']);
+  });
+
   it('needs --out and exactly one source', async () => {
     expect((await buildRegistryCli(['--store', 'x'])).code).toBe(2);
     const neither = await buildRegistryCli(['--out', 'x']);
@@ -66,10 +86,10 @@ describe('template-registry build-registry', () => {
   });
 
   it('builds from GitHub releases with $GITHUB_TOKEN and prints the warnings', async () => {
-    const github = await startFakeGitHubRepos({ token: 'ghs_cli' });
+    const github = await startFakeGitHub({ token: 'ghs_cli' });
     closers.push(() => github.close());
     github.addRepo('acme/t');
-    github.addRelease('acme/t', {
+    github.addRepoRelease('acme/t', {
       tag_name: 'v1.0.0',
       assets: [
         { name: 't-1.0.0.tgz', content: 'x' },
@@ -128,6 +148,36 @@ describe('template-registry build-registry', () => {
     expect(result.stderr).toMatch(/--store: .* holds no registry store/);
     expect(await readdir(out)).toEqual([]);
     expect(await readdir(empty)).toEqual([]);
+  });
+
+  it('--store: publishes each archive as a hard link of the store\'s file, and a rebuild after one new version writes only that archive', async () => {
+    const storeDir = await tempDir('tr-store-');
+    const publishInto = async (name: string, v: string): Promise<void> => {
+      const storage = await openSqliteStorage(storeDir);
+      try {
+        const { record } = await storage.tokens.createToken({ role: 'admin', owner: 'root' });
+        const file = path.join(await tempDir(), 'upload.tgz');
+        await writeFile(file, `archive of ${name}@${v}\n`.repeat(50));
+        expect(await storage.versions.reserveVersion({ name, version: v, ...(await computeIntegrity(file)), owner: record.owner }, record)).toEqual({ reserved: true });
+        await storage.versions.commitVersion(name, v, file, manifest(name, v));
+      } finally {
+        await storage.close();
+      }
+    };
+    await publishInto('web-app', '1.0.0');
+    const out = await tempDir();
+    const first = await buildRegistryCli(['--out', out, '--store', storeDir, '--json']);
+    expect(first.stderr).toBe('');
+    expect((JSON.parse(first.stdout) as { written: string[] }).written).toContain('archives/web-app/1.0.0.tgz');
+    const published = await stat(path.join(out, 'archives/web-app/1.0.0.tgz'));
+    expect(published.ino).toBe((await stat(path.join(storeDir, 'archives/web-app/1.0.0.tgz'))).ino);
+
+    await publishInto('web-app', '1.1.0');
+    const second = await buildRegistryCli(['--out', out, '--store', storeDir, '--json']);
+    expect(second.code).toBe(0);
+    expect((JSON.parse(second.stdout) as { written: string[] }).written.filter((name) => name.startsWith('archives/'))).toEqual(['archives/web-app/1.1.0.tgz']);
+    const again = await stat(path.join(out, 'archives/web-app/1.0.0.tgz'));
+    expect([again.ino, again.mtimeMs]).toEqual([published.ino, published.mtimeMs]);
   });
 
   it.each([

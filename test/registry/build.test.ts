@@ -242,7 +242,7 @@ describe('buildRegistry', () => {
     expect(plain.sort()).toEqual(['index.html', 'index.json', 'registry.json', 'templates/node-service.json', 'templates/tiny.json']);
     // Template files are small: hosts and CDNs compress them on the fly.
     const entryPoints = ['index.html', 'index.json', 'registry.json'];
-    expect(files).toEqual([...entryPoints.flatMap((f) => [f, `${f}.br`, `${f}.gz`]), 'templates/node-service.json', 'templates/tiny.json'].sort());
+    expect(files).toEqual(['_headers', ...entryPoints.flatMap((f) => [f, `${f}.br`, `${f}.gz`]), 'templates/node-service.json', 'templates/tiny.json'].sort());
     expect([...result.files].sort()).toEqual(files);
     for (const file of entryPoints) {
       const original = await readFile(path.join(outDir, file));

@@ -4,8 +4,9 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import type { RegistryDocument } from '../../src/core/schema-types.js';
+import { indexLines, type IndexLines } from '../../src/core/registry-index.js';
 import { schemaErrors } from '../../src/core/schemas.js';
-import { startFakeGitHubRepos, type FakeGitHubRepos } from '../helpers/fake-github-repos.js';
+import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { buildFreshBundle, runBundledAction, type ActionRun, type FreshBundle } from '../helpers/run-bundled-action.js';
 import { manifest } from './memory-source.js';
@@ -34,8 +35,8 @@ afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()));
 });
 
-function addTemplateRelease(github: FakeGitHubRepos, repo: string, name: string, v: string, downloads: number): void {
-  github.addRelease(repo, {
+function addTemplateRelease(github: FakeGitHub, repo: string, name: string, v: string, downloads: number): void {
+  github.addRepoRelease(repo, {
     tag_name: `v${v}`,
     published_at: '2026-03-01T00:00:00Z',
     assets: [
@@ -54,14 +55,14 @@ describe('the bundled registry action, run as the runner runs it', () => {
   });
 
   it('builds the registry from GitHub releases; a re-run reports no change', async () => {
-    const github = await startFakeGitHubRepos({ token: GITHUB_TOKEN });
+    const github = await startFakeGitHub({ token: GITHUB_TOKEN });
     closers.push(() => github.close());
     github.addRepo('acme/node-service', { stars: 5, forks: 1, issues: 2 });
     addTemplateRelease(github, 'acme/node-service', 'node-service', '1.0.0', 3);
     addTemplateRelease(github, 'acme/node-service', 'node-service', '1.1.0', 8);
     github.addRepo('acme/react-app', { stars: 1 });
     addTemplateRelease(github, 'acme/react-app', 'react-app', '0.1.0', 0);
-    github.addRelease('acme/react-app', { tag_name: 'v0.2.0', assets: [{ name: 'notes.txt', content: 'no template here' }] });
+    github.addRepoRelease('acme/react-app', { tag_name: 'v0.2.0', assets: [{ name: 'notes.txt', content: 'no template here' }] });
 
     const workspace = await tempDir('tr-registry-ws-');
     await writeFile(
@@ -91,7 +92,7 @@ describe('the bundled registry action, run as the runner runs it', () => {
     expect(brotliDecompressSync(await readFile(path.join(out, 'registry.json.br')))).toEqual(registryBytes);
     const html = await readFile(path.join(out, 'index.html'), 'utf8');
     // The catalog page loads the index beside it at run time.
-    expect(JSON.parse(await readFile(path.join(out, 'index.json'), 'utf8')).templates.map((t: { id: string }) => t.id)).toContain('node-service');
+    expect((indexLines(JSON.parse(await readFile(path.join(out, 'index.json'), 'utf8'))) as IndexLines).templates.map((t) => t.id)).toContain('node-service');
     expect(html).toContain('href="https://acme.github.io/registry/registry.json"');
     expect(JSON.parse(await readFile(path.join(out, 'templates', 'react-app.json'), 'utf8'))).toMatchObject({ id: 'react-app', versions: [{ version: '0.1.0' }] });
 

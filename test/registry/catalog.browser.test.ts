@@ -1,5 +1,5 @@
 /**
- * The catalog page in a real browser (Debian's chromium through playwright-core): a registry built
+ * The catalog page in a real browser (a Chromium found by test/helpers/browser.ts, through playwright-core): a registry built
  * by `buildRegistry`, served by a plain static file server under a path prefix, used as a person
  * would: search, filters, sort, the page of one template, the back button, the keyboard.
  */
@@ -7,15 +7,15 @@ import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 
 import { catalogPagePath } from '../../src/core/routes.js';
 import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { buildRegistry, renderCatalog } from '../../src/registry/index.js';
 import { parseListQuery, runListQuery, type RawQuery } from '../../src/server/query.js';
-import { focusedOf, launchBrowser, textOf, textsOf, watchProblems, type PageProblems } from '../helpers/browser.js';
+import { browserTests, focusedOf, launchBrowser, textOf, textsOf, watchProblems, type PageProblems } from '../helpers/browser.js';
 import { serveFolder, type FolderServer } from '../helpers/static-server.js';
-import { memorySource, version } from './memory-source.js';
+import { archiveReader, memorySource, tgzOf, version } from './memory-source.js';
 
 const NOW = new Date('2026-05-01T10:00:00.000Z');
 const PREFIX = '/some/prefix/';
@@ -75,19 +75,6 @@ let host: FolderServer;
 let root = '';
 let document: RegistryDocument;
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-  root = await mkdtemp(path.join(tmpdir(), 'tr-catalog-browser-'));
-  ({ document } = await buildRegistry(memorySource(VERSIONS), { outDir: root, now: () => NOW }));
-  host = await serveFolder(root, { prefix: PREFIX });
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await host?.close();
-  if (root) await rm(root, { recursive: true, force: true });
-});
-
 interface Opened {
   context: BrowserContext;
   problems: PageProblems;
@@ -96,13 +83,29 @@ interface Opened {
 }
 const opened: Opened[] = [];
 
-afterEach(async () => {
-  for (const { context, problems, expected } of opened.splice(0)) {
-    await context.close();
-    // No console error, uncaught exception, CSP violation or failed request on any page.
-    expect(problems.list.filter((p) => !expected.some((e) => e.test(p)))).toEqual([]);
-  }
-});
+/** The browser, the registry and its server for the file; every page checked for problems after its test. */
+function setUpBrowser(): void {
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    root = await mkdtemp(path.join(tmpdir(), 'tr-catalog-browser-'));
+    ({ document } = await buildRegistry(memorySource(VERSIONS), { outDir: root, now: () => NOW }));
+    host = await serveFolder(root, { prefix: PREFIX });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await host?.close();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  afterEach(async () => {
+    for (const { context, problems, expected } of opened.splice(0)) {
+      await context.close();
+      // No console error, uncaught exception, CSP violation or failed request on any page.
+      expect(problems.list.filter((p) => !expected.some((e) => e.test(p)))).toEqual([]);
+    }
+  });
+}
 
 /** Opens the catalog (under the prefix, `suffix` appended) in a fresh context, the clock fixed at NOW; waits until it has loaded. */
 async function openCatalog(suffix = '', options: { colorScheme?: 'light' | 'dark'; expected?: RegExp[]; base?: string } = {}): Promise<Page> {
@@ -134,7 +137,9 @@ const hashOf = (page: Page): string => new URL(page.url()).hash;
 /** `expect.poll` with room for a machine busy with other tests (the page answers in milliseconds when it is not). */
 const poll = <T>(value: () => T | Promise<T>) => expect.poll(value, { timeout: 10_000, interval: 25 });
 
-describe('the catalog page in a browser', () => {
+browserTests('the catalog page in a browser', () => {
+  setUpBrowser();
+
   it('shows the first results under a path prefix, from index.json, without downloading registry.json', async () => {
     const requestsBefore = host.requests.length;
     const page = await openCatalog();
@@ -302,9 +307,11 @@ describe('the catalog page in a browser', () => {
     await poll(() => textOf(page.locator('#detail-view [role="status"]'))).toBe('Loading the versions…');
     await page.goBack();
     await poll(() => page.locator('#list-view').isVisible()).toBe(true);
+    const responded = page.waitForResponse('**/templates/node-api.json');
     release();
-    await page.waitForResponse('**/templates/node-api.json');
-    await page.evaluate('new Promise((resolve) => setTimeout(resolve, 100))');
+    await (await responded).finished();
+    // The page handles the body in a later task: one more task and a frame give it the chance to draw (wrongly).
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)))');
     await poll(() => page.locator('#detail-view').isHidden()).toBe(true);
     expect(await page.locator('#detail-view *').count()).toBe(0);
     await poll(() => shownIds(page)).toEqual(serverIds({ q: 'node' }));
@@ -392,5 +399,127 @@ describe('the catalog page in a browser', () => {
     } finally {
       await rm(bare, { recursive: true, force: true });
     }
+  });
+});
+
+// ---- what a template's page shows from its archive: README, questions, change log; only its own runtimes
+const HOSTILE_README = [
+  '# Py CLI',
+  '',
+  'A **bold** claim, a [good link](https://example.com/docs) and a [bad link](javascript:window.__pwned=10).',
+  '',
+  '<script>window.__pwned=11</script>',
+  '',
+  '<img src=x onerror="window.__pwned=12">',
+  '',
+  '![picture](javascript:window.__pwned=13)',
+  '',
+  '<a href="javascript:window.__pwned=14" onclick="window.__pwned=15">raw link</a> and [data link](data:text/html,<b>x</b>)',
+  '',
+  '- one',
+  '- two',
+].join('\n');
+
+const PY_CHANGELOG_1_1 = ['# Changelog', '', '## [1.1.0] - 2026-03-01', '', '- Added the `--json` flag.', '', '## [1.0.0] - 2026-01-01', '', '- First release.', ''].join('\n');
+const PY_CHANGELOG_2_0 = ['# Changelog', '', '## [2.0.0] - 2026-04-01', '', '- Dropped Python 3.9.', '', PY_CHANGELOG_1_1.split('\n').slice(2).join('\n')].join('\n');
+const PY_PROMPTS = JSON.stringify({
+  prompts: [
+    { name: 'projectName', message: 'Project name?', type: 'input' },
+    { name: 'db', message: 'Which database?', type: 'select', choices: [{ name: 'PostgreSQL', value: 'pg' }, { name: 'SQLite', value: 'sqlite' }] },
+    { name: 'token', message: 'API token?', type: 'input' },
+  ],
+});
+const PY_VARIABLES = JSON.stringify({
+  variables: {
+    projectName: { type: 'string', default: 'my-cli', description: 'The folder and package name' },
+    db: { type: 'string', default: 'pg' },
+    token: { type: 'string', default: 'sk-secret-default', secret: true },
+  },
+});
+
+browserTests("a template's page in a browser: what its archive says, and only the runtimes it declares", () => {
+  setUpBrowser();
+  let pageRoot = '';
+  let pageHost: FolderServer;
+
+  beforeAll(async () => {
+    pageRoot = await mkdtemp(path.join(tmpdir(), 'tr-catalog-page-'));
+    const python = { dependencies: { python: '>=3.10' }, keywords: ['python', 'cli'], description: 'A Python command-line tool' };
+    const older = await tgzOf({ 'template.json': '{}', 'README.md': '# old', 'CHANGELOG.md': PY_CHANGELOG_1_1.split('## [1.1.0]')[0] + PY_CHANGELOG_1_1.split('\n').slice(7).join('\n') });
+    const presented = await tgzOf({ 'template.json': '{}', 'README.md': HOSTILE_README, 'CHANGELOG.md': PY_CHANGELOG_1_1, 'template.prompts.json': PY_PROMPTS, 'template.vars.json': PY_VARIABLES }, 'package/');
+    const beta = await tgzOf({ 'template.json': '{}', 'README.md': '# beta', 'CHANGELOG.md': PY_CHANGELOG_2_0 });
+    await buildRegistry(
+      memorySource([
+        version('py-cli', '1.0.0', python, { createdAt: '2026-01-01T00:00:00.000Z', readArchive: archiveReader(older) }),
+        version('py-cli', '1.1.0', python, { createdAt: '2026-03-01T00:00:00.000Z', readArchive: archiveReader(presented) }),
+        version('py-cli', '2.0.0', { ...python, stability: 'beta' }, { createdAt: '2026-04-01T00:00:00.000Z', readArchive: archiveReader(beta) }),
+        version('node-tool', '1.0.0', { dependencies: { node: '>=20' } }),
+      ]),
+      { outDir: pageRoot, now: () => NOW },
+    );
+    pageHost = await serveFolder(pageRoot, { prefix: PREFIX });
+  }, 60_000);
+
+  afterAll(async () => {
+    await pageHost?.close();
+    if (pageRoot) await rm(pageRoot, { recursive: true, force: true });
+  });
+
+  it('shows the README rendered, with nothing of it run: no script, no event handler, no javascript: or data: link', async () => {
+    const page = await openCatalog('#t-py-cli', { base: pageHost.url });
+    const readme = page.locator('#detail-view .readme');
+    await poll(() => textOf(readme)).toContain('Py CLI');
+    await poll(() => readme.locator('strong').allTextContents()).toEqual(['bold']);
+    await poll(() => readme.getByRole('link', { name: 'good link' }).getAttribute('href')).toBe('https://example.com/docs');
+    expect(await readme.locator('li').allTextContents()).toEqual(['one', 'two']);
+    // The hostile parts are at most text: no element of theirs, no handler, no link that runs code.
+    expect(await page.locator('#detail-view script, #detail-view img, #detail-view iframe, #detail-view svg').count()).toBe(0);
+    const attributes = await page.evaluate<string[]>("Array.from(document.querySelectorAll('#detail-view *')).flatMap((e) => Array.from(e.attributes, (a) => a.name + '=' + a.value))");
+    expect(attributes.filter((a) => /^on/i.test(a))).toEqual([]);
+    expect(attributes.filter((a) => /^(href|src)=\s*(javascript|data|vbscript):/i.test(a))).toEqual([]);
+    expect(await readme.getByRole('link', { name: 'bad link' }).count()).toBe(0);
+    expect(await readme.getByRole('link', { name: 'data link' }).count()).toBe(0);
+    await poll(() => textOf(readme)).toContain('bad link');
+    expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
+  });
+
+  it('shows the questions create asks, with their defaults (never a secret one)', async () => {
+    const page = await openCatalog('#t-py-cli', { base: pageHost.url });
+    const questions = page.locator('#detail-view table.questions tbody tr');
+    await poll(() => textsOf(questions)).toEqual([
+      'Project name?The folder and package nameprojectNametextmy-cli',
+      'Which database?dbone of: PostgreSQL, SQLitepg',
+      'API token?tokentext—',
+    ]);
+    await poll(() => textOf(page.locator('#detail-view'))).toContain('The 3 questions create asks');
+    expect(await textOf(page.locator('#detail-view'))).not.toContain('sk-secret-default');
+  });
+
+  it("shows each version's change log section, the versions above the presented one from their own change log", async () => {
+    const page = await openCatalog('#t-py-cli', { base: pageHost.url });
+    const detail = page.locator('#detail-view');
+    await poll(() => textsOf(detail.locator('table:not(.questions) tbody th'))).toEqual(['2.0.0', '1.1.0latest', '1.0.0']);
+    const changes = (v: string) => detail.locator('table:not(.questions) tbody tr', { has: page.locator('th', { hasText: new RegExp(`^${v.replace(/\./g, '\\.')}`) }) }).locator('td').nth(3);
+    await poll(() => textOf(changes('2.0.0'))).toBe('Change logDropped Python 3.9.');
+    await poll(() => textOf(changes('1.1.0'))).toBe('Change logAdded the --json flag.');
+    await poll(() => textOf(changes('1.0.0'))).toBe('Change logFirst release.');
+    await changes('1.1.0').locator('summary').click();
+    await poll(() => changes('1.1.0').locator('code').textContent()).toBe('--json');
+  });
+
+  it('shows only the runtimes a template declares: a Python template names Python, not Node.js', async () => {
+    const page = await openCatalog('#t-py-cli', { base: pageHost.url });
+    const detail = page.locator('#detail-view');
+    const compatibility = detail.locator('dl').nth(1);
+    await poll(() => textOf(compatibility)).toContain('python>=3.10');
+    expect(await textOf(compatibility)).not.toMatch(/Node\.js|Methodology/);
+    await poll(() => textOf(detail.locator('table:not(.questions) tbody tr').nth(1).locator('td').nth(2))).toBe('python >=3.10');
+    expect(await textOf(detail)).not.toContain('Node.js');
+
+    const node = await openCatalog('#t-node-tool', { base: pageHost.url });
+    await poll(() => textOf(node.locator('#detail-view dl').nth(1))).toContain('Node.js>=20');
+    // No README, questions or change log in its archive (none to read): the page says nothing of them.
+    expect(await node.locator('#detail-view .readme, #detail-view table.questions').count()).toBe(0);
+    await poll(() => textOf(node.locator('#detail-view tbody tr td').nth(3))).toBe('—');
   });
 });

@@ -13,7 +13,7 @@ import {
   type GithubSourceConfig,
 } from '../../src/registry/index.js';
 import { schemaErrors } from '../../src/core/schemas.js';
-import { startFakeGitHubRepos, type FakeGitHubRepos } from '../helpers/fake-github-repos.js';
+import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { manifest } from './memory-source.js';
 
@@ -24,13 +24,13 @@ afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()));
 });
 
-async function fake(): Promise<FakeGitHubRepos> {
-  const github = await startFakeGitHubRepos({ token: TOKEN });
+async function fake(): Promise<FakeGitHub> {
+  const github = await startFakeGitHub({ token: TOKEN });
   closers.push(() => github.close());
   return github;
 }
 
-function client(github: FakeGitHubRepos) {
+function client(github: FakeGitHub) {
   return createGitHubClient({ token: TOKEN, baseUrl: github.url, retries: 0, throttle: { enabled: false }, log: () => undefined });
 }
 
@@ -53,8 +53,8 @@ describe('githubReleasesSource', () => {
   it('turns each published release with a template.json and one .tgz into a version', async () => {
     const github = await fake();
     github.addRepo('acme/node-service', { stars: 12, forks: 3, issues: 4 });
-    github.addRelease('acme/node-service', { ...published('node-service', '1.0.0', 5), published_at: '2026-01-01T00:00:00Z' });
-    github.addRelease('acme/node-service', { ...published('node-service', '1.1.0', 7, { keywords: ['node'] }), published_at: '2026-02-01T00:00:00Z' });
+    github.addRepoRelease('acme/node-service', { ...published('node-service', '1.0.0', 5), published_at: '2026-01-01T00:00:00Z' });
+    github.addRepoRelease('acme/node-service', { ...published('node-service', '1.1.0', 7, { keywords: ['node'] }), published_at: '2026-02-01T00:00:00Z' });
     const warnings: string[] = [];
     const versions = await githubReleasesSource(config('acme/node-service'), { octokit: client(github), onWarning: (m) => warnings.push(m) }).versions();
 
@@ -81,7 +81,7 @@ describe('githubReleasesSource', () => {
   it('reads a template.json served as octet-stream as well as JSON', async () => {
     const github = await fake();
     github.addRepo('acme/raw');
-    github.addRelease('acme/raw', {
+    github.addRepoRelease('acme/raw', {
       tag_name: 'v2.0.0',
       assets: [
         { name: 'raw-2.0.0.tgz', content: 'tgz' },
@@ -95,11 +95,11 @@ describe('githubReleasesSource', () => {
   it('skips drafts and pre-releases silently, and releases without the assets with a warning', async () => {
     const github = await fake();
     github.addRepo('acme/t');
-    github.addRelease('acme/t', { ...published('t', '1.0.0'), draft: true });
-    github.addRelease('acme/t', { ...published('t', '1.1.0'), prerelease: true });
-    github.addRelease('acme/t', { tag_name: 'v0.9.0', assets: [] });
-    github.addRelease('acme/t', { tag_name: 'v0.9.1', assets: [{ name: 'template.json', content: manifest('t', '0.9.1') }] });
-    github.addRelease('acme/t', {
+    github.addRepoRelease('acme/t', { ...published('t', '1.0.0'), draft: true });
+    github.addRepoRelease('acme/t', { ...published('t', '1.1.0'), prerelease: true });
+    github.addRepoRelease('acme/t', { tag_name: 'v0.9.0', assets: [] });
+    github.addRepoRelease('acme/t', { tag_name: 'v0.9.1', assets: [{ name: 'template.json', content: manifest('t', '0.9.1') }] });
+    github.addRepoRelease('acme/t', {
       tag_name: 'v0.9.2',
       assets: [
         { name: 'a.tgz', content: 'a' },
@@ -107,7 +107,7 @@ describe('githubReleasesSource', () => {
         { name: 'template.json', content: manifest('t', '0.9.2') },
       ],
     });
-    github.addRelease('acme/t', published('t', '1.2.0'));
+    github.addRepoRelease('acme/t', published('t', '1.2.0'));
     const warnings: string[] = [];
     const versions = await githubReleasesSource(config('acme/t'), { octokit: client(github), onWarning: (m) => warnings.push(m) }).versions();
     expect(versions.map((v) => v.manifest.version)).toEqual(['1.2.0']);
@@ -121,10 +121,10 @@ describe('githubReleasesSource', () => {
   it('skips a release whose template.json version differs from its tag, or that is invalid', async () => {
     const github = await fake();
     github.addRepo('acme/t');
-    github.addRelease('acme/t', { tag_name: 'v1.0.1', assets: published('t', '1.0.0').assets });
-    github.addRelease('acme/t', { tag_name: 'v1.0.2', assets: [{ name: 't.tgz', content: 'x' }, { name: 'template.json', content: { name: 't', version: '1.0.2' } }] });
-    github.addRelease('acme/t', { tag_name: 'v1.0.3', assets: [{ name: 't.tgz', content: 'x' }, { name: 'template.json', content: '{ nope', contentType: 'text/plain' }] });
-    github.addRelease('acme/t', published('t', '1.1.0'));
+    github.addRepoRelease('acme/t', { tag_name: 'v1.0.1', assets: published('t', '1.0.0').assets });
+    github.addRepoRelease('acme/t', { tag_name: 'v1.0.2', assets: [{ name: 't.tgz', content: 'x' }, { name: 'template.json', content: { name: 't', version: '1.0.2' } }] });
+    github.addRepoRelease('acme/t', { tag_name: 'v1.0.3', assets: [{ name: 't.tgz', content: 'x' }, { name: 'template.json', content: '{ nope', contentType: 'text/plain' }] });
+    github.addRepoRelease('acme/t', published('t', '1.1.0'));
     const warnings: string[] = [];
     const versions = await githubReleasesSource(config('acme/t'), { octokit: client(github), onWarning: (m) => warnings.push(m) }).versions();
     expect(versions.map((v) => v.manifest.version)).toEqual(['1.1.0']);
@@ -136,12 +136,12 @@ describe('githubReleasesSource', () => {
   it('skips a release whose entry would break the registry, so one bad release cannot fail the build', async () => {
     const github = await fake();
     github.addRepo('acme/t');
-    github.addRelease('acme/t', {
+    github.addRepoRelease('acme/t', {
       tag_name: 'v1.0.0',
       published_at: 'yesterday',
       assets: published('t', '1.0.0').assets,
     });
-    github.addRelease('acme/t', published('t', '1.1.0'));
+    github.addRepoRelease('acme/t', published('t', '1.1.0'));
     const warnings: string[] = [];
     const versions = await githubReleasesSource(config('acme/t'), { octokit: client(github), onWarning: (m) => warnings.push(m) }).versions();
     expect(versions.map((v) => v.manifest.version)).toEqual(['1.1.0']);
@@ -151,7 +151,7 @@ describe('githubReleasesSource', () => {
   it('skips a repository that answers 404 or fails, with a warning, and goes on with the others', async () => {
     const github = await fake();
     github.addRepo('acme/good');
-    github.addRelease('acme/good', published('good', '1.0.0'));
+    github.addRepoRelease('acme/good', published('good', '1.0.0'));
     github.addRepo('acme/broken');
     github.failRepo('acme/broken', 'drop');
     const warnings: string[] = [];
@@ -177,7 +177,7 @@ describe('githubReleasesSource', () => {
   it('follows the pagination of the releases', async () => {
     const github = await fake();
     github.addRepo('acme/many');
-    for (let i = 0; i < 105; i++) github.addRelease('acme/many', published('many', `1.0.${i}`));
+    for (let i = 0; i < 105; i++) github.addRepoRelease('acme/many', published('many', `1.0.${i}`));
     const versions = await githubReleasesSource(config('acme/many'), { octokit: client(github) }).versions();
     expect(versions).toHaveLength(105);
     expect(github.requests.filter((r) => r.path === '/repos/acme/many/releases')).toHaveLength(2);
@@ -186,7 +186,7 @@ describe('githubReleasesSource', () => {
   it('links the documentation to the template folder when templatePath is given', async () => {
     const github = await fake();
     github.addRepo('acme/mono');
-    github.addRelease('acme/mono', published('web', '1.0.0'));
+    github.addRepoRelease('acme/mono', published('web', '1.0.0'));
     const versions = await githubReleasesSource(config({ repository: 'acme/mono', templatePath: './templates/web/' }), { octokit: client(github) }).versions();
     expect(versions[0]?.documentationUrl).toBe(`${github.url}/acme/mono/tree/HEAD/templates/web#readme`);
   });
@@ -195,8 +195,8 @@ describe('githubReleasesSource', () => {
     const github = await fake();
     github.addRepo('acme/one');
     github.addRepo('acme/two');
-    github.addRelease('acme/one', published('same', '1.0.0', 1));
-    github.addRelease('acme/two', published('same', '1.0.0', 2));
+    github.addRepoRelease('acme/one', published('same', '1.0.0', 1));
+    github.addRepoRelease('acme/two', published('same', '1.0.0', 2));
     const warnings: string[] = [];
     const versions = await githubReleasesSource(config('acme/one', 'acme/two'), { octokit: client(github), onWarning: (m) => warnings.push(m) }).versions();
     expect(versions).toHaveLength(1);
@@ -207,7 +207,7 @@ describe('githubReleasesSource', () => {
   it('feeds buildRegistry with entries that validate', async () => {
     const github = await fake();
     github.addRepo('acme/node-service', { stars: 1 });
-    github.addRelease('acme/node-service', published('node-service', '1.0.0', 3, { stability: 'beta', author: { name: 'Ada' } }));
+    github.addRepoRelease('acme/node-service', published('node-service', '1.0.0', 3, { stability: 'beta', author: { name: 'Ada' } }));
     const outDir = await tempDir();
     const { document } = await buildRegistry(githubReleasesSource(config('acme/node-service'), { octokit: client(github) }), { outDir });
     expect(schemaErrors('registry-document', document)).toEqual([]);

@@ -7,9 +7,10 @@ import { createGitHubClient } from '../../src/github/index.js';
 import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { InputError, parseRegistryInputs } from '../../src/registry-action/inputs.js';
 import { run, type RegistryActionCore } from '../../src/registry-action/main.js';
-import { startFakeGitHubRepos } from '../helpers/fake-github-repos.js';
+import { startFakeGitHub } from '../helpers/fake-github.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3 } from '../helpers/s3-server.js';
+import { startFakeApi } from '../helpers/fake-cdn.js';
 import { privateJwk, publicJwk } from '../helpers/signing-keys.js';
 import { manifest, memorySource, version } from './memory-source.js';
 
@@ -121,8 +122,8 @@ describe('registry/action.yml', () => {
     await access(path.resolve('registry', main));
     expect(yml).toMatch(/^\s+using:\s*node24\s*$/m);
     const section = (name: string) => (new RegExp(`^${name}:\\n([\\s\\S]*?)(?=^\\S)`, 'm').exec(yml)?.[1] ?? '').match(/^ {2}([a-z0-9-]+):/gm)?.map((k) => k.trim().slice(0, -1));
-    expect(section('inputs')).toEqual(['config', 'out-dir', 'github-token', 'public-url', 's3-endpoint', 's3-force-path-style', 'sign-key']);
-    expect(section('outputs')).toEqual(['changed', 'templates', 'versions', 'etag', 'last-updated', 'signed-by']);
+    expect(section('inputs')).toEqual(['config', 'out-dir', 'github-token', 'public-url', 's3-endpoint', 's3-force-path-style', 'purge', 'cdn-url', 'sign-key']);
+    expect(section('outputs')).toEqual(['changed', 'templates', 'versions', 'etag', 'last-updated', 'purged', 'signed-by']);
     expect(yml).toMatch(/config:[\s\S]*?default: registry\.config\.json/);
     expect(yml).toMatch(/out-dir:[\s\S]*?default: public/);
     expect(yml).toMatch(/s3-force-path-style:[\s\S]*?default: 'false'/);
@@ -169,6 +170,23 @@ describe('the registry action run()', () => {
     const second = await run({ env, core: again.core, source });
     expect(again.calls.outputs.changed).toBe('false');
     expect(second.result?.written).toEqual([]);
+  });
+
+  it('purges the URLs the build changed at the purge targets, under cdn-url, and says how many', async () => {
+    const cache = await startFakeApi(() => ({ status: 200 }));
+    const env = { GITHUB_WORKSPACE: await tempDir(), 'INPUT_GITHUB-TOKEN': 'ghs_secret', 'INPUT_OUT-DIR': 'site', INPUT_PURGE: cache.url, 'INPUT_CDN-URL': 'https://owner.example/registry' };
+    const { core, calls } = recordingCore();
+    await run({ env, core, source: memorySource([version('a', '1.0.0')]), sleep: () => Promise.resolve() });
+    expect(calls.failed).toEqual([]);
+    const paths = cache.requests.map((r) => `${r.method} ${String(r.headers.host)}${r.path}`);
+    expect(paths).toEqual(expect.arrayContaining(['PURGE owner.example/registry/registry.json', 'PURGE owner.example/registry/templates/a.json', 'PURGE owner.example/registry/']));
+    expect(calls.outputs.purged).toBe(String(paths.length));
+    expect(calls.info).toContain(`purged ${paths.length} URL(s) at ${cache.url}`);
+  });
+
+  it('refuses a purge target it does not know, and a purge without a URL to purge under', () => {
+    expect(() => parseRegistryInputs({ 'INPUT_GITHUB-TOKEN': 'x', INPUT_PURGE: 'akamai:1', 'INPUT_PUBLIC-URL': 'https://x.example' })).toThrow(/input purge: unknown purge target/);
+    expect(() => parseRegistryInputs({ 'INPUT_GITHUB-TOKEN': 'x', INPUT_PURGE: 'cloudflare:z' })).toThrow(/input purge needs cdn-url \(or public-url\)/);
   });
 
   it('signs the registry with the sign-key input (a secret JWK, or a file in the workspace), masking an inline key', async () => {
@@ -224,10 +242,10 @@ describe('the registry action run()', () => {
   });
 
   it('reads the config, queries GitHub through the injected client and reports skipped repositories as warnings', async () => {
-    const github = await startFakeGitHubRepos({ token: 'ghs_secret' });
+    const github = await startFakeGitHub({ token: 'ghs_secret' });
     closers.push(() => github.close());
     github.addRepo('acme/node-service', { stars: 2 });
-    github.addRelease('acme/node-service', {
+    github.addRepoRelease('acme/node-service', {
       tag_name: 'v1.0.0',
       assets: [
         { name: 'node-service-1.0.0.tgz', content: 'x', downloadCount: 9 },

@@ -11,6 +11,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 
 import type { RegistryDocument, TemplateManifest } from '../../src/core/index.js';
+import { indexLines } from '../../src/core/registry-index.js';
 import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate, PublishError } from '../../src/publish/index.js';
 import { FolderOutput, RegistryBuilder, type RegistrySource, type SourceVersion } from '../../src/registry/index.js';
@@ -120,7 +121,7 @@ describe('a rebuild that cannot write one template', () => {
     const document = JSON.parse(await readFile(path.join(dir, 'registry.json'), 'utf8')) as RegistryDocument;
     expect(document.templates.map((t) => `${t.id}@${t.version}`)).toEqual(['alpha@1.0.0', 'alpha@1.1.0', 'beta@1.0.0']);
     expect(await readFile(path.join(dir, 'templates/beta.json'), 'utf8')).toBe(betaBefore);
-    const index = JSON.parse(await readFile(path.join(dir, 'index.json'), 'utf8')) as { templates: { id: string }[] };
+    const index = indexLines(JSON.parse(await readFile(path.join(dir, 'index.json'), 'utf8'))) as { templates: { id: string }[] };
     expect(index.templates.map((t) => t.id)).toEqual(['alpha', 'beta']);
 
     // The next build, with the disk fixed, catches up.

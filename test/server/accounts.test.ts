@@ -85,15 +85,18 @@ describe('accounts', () => {
     expect(short.body.error?.details).toEqual(
       expect.arrayContaining([expect.objectContaining({ field: 'email', code: 'FORMAT' }), expect.objectContaining({ field: 'password', code: 'MIN_LENGTH' })]),
     );
+    // A missing field is a 400 (the spec: "400 invalid JSON or missing fields"), a broken one a 422.
     const missing = await call(server, 'POST', '/users', { token: admin, body: { email: 'bob@example.com' } });
-    expect(missing.status).toBe(422);
+    expect(missing.status).toBe(400);
+    expect(missing.body.error?.code).toBe('VALIDATION_ERROR');
     expect(missing.body.error?.details).toEqual([expect.objectContaining({ field: 'password', code: 'REQUIRED' })]);
   });
 
   it('names every broken field in one answer, a missing field with a too-short password included', async () => {
     const { server, admin } = await withAccount();
+    // A missing field makes it a 400, every problem still listed.
     const onlyShort = await call(server, 'POST', '/users', { token: admin, body: { password: 'short' } });
-    expect(onlyShort.status).toBe(422);
+    expect(onlyShort.status).toBe(400);
     expect(onlyShort.body.error?.code).toBe('VALIDATION_ERROR');
     expect(fieldCodes(onlyShort)).toEqual(['email REQUIRED', 'password MIN_LENGTH']);
     const mixed = await call(server, 'POST', '/users', { token: admin, body: { email: 42, password: 'short', role: 'owner', colour: 'red' } });
@@ -111,9 +114,11 @@ describe('accounts', () => {
   it('names every broken field of a login or a refresh body in one answer', async () => {
     const { server } = await withAccount();
     const empty = await call(server, 'POST', '/api/auth/login', { body: {} });
-    expect(empty.status).toBe(422);
+    expect(empty.status).toBe(400);
+    expect(empty.body.error?.code).toBe('VALIDATION_ERROR');
     expect(fieldCodes(empty)).toEqual(['email REQUIRED', 'password REQUIRED']);
     const typed = await call(server, 'POST', '/api/auth/session', { body: { email: 7, password: '' } });
+    expect(typed.status).toBe(422);
     expect(fieldCodes(typed)).toEqual(['email TYPE', 'password MIN_LENGTH']);
     const refresh = await call(server, 'POST', '/api/auth/refresh', { body: { refreshToken: '', accessToken: 'x' } });
     expect(refresh.status).toBe(422);

@@ -62,6 +62,10 @@ describe('GET /templates/{id}/analytics', () => {
     expect(record.trends).toMatchObject({ downloadTrend: 'increasing', popularityRank: 1, categoryRank: 1 });
     expect(record.feedback).toMatchObject({ averageRating: 4, totalRatings: 1, featureRequests: ['Please add Docker support'] });
     expect(record.feedback.reviews).toMatchObject([{ userId: 'u1', rating: 4, helpful: 0, version: '1.0.0' }]);
+    // An external id, not the events table's row id.
+    const [stored] = await server.store.events.listEvents({ type: 'feedback' });
+    expect(record.feedback.reviews[0]?.id).toMatch(/^review-[0-9a-f]{32}$/);
+    expect(record.feedback.reviews[0]?.id).not.toContain(`-${stored!.id}`);
 
     // Without ?version=: the latest version, as GET /templates/{id} selects it.
     const latest = await analytics(server);
@@ -95,8 +99,7 @@ describe('GET /templates/{id}/analytics', () => {
   it('with the defaults, shows a download in the registry stats a few seconds later, without a publish or a timer tick', async () => {
     const server = await published();
     await downloadArchive(server, '1.0.0', '10.0.0.1');
-    // Not at once: the server waits for more downloads to join the rebuild.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Not at once: the server waits (DEFAULT_STATS_SETTLE_MS) for more downloads to join the rebuild.
     expect(await statsDownloads(server, '1.0.0')).toBe(0);
     expect((await analytics(server, '?version=1.0.0')).body.data.metrics.downloads.total).toBe(1);
     await expect.poll(() => statsDownloads(server, '1.0.0'), { timeout: 8000, interval: 100 }).toBe(1);

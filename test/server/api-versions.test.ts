@@ -142,6 +142,70 @@ describe('selectors', () => {
   });
 });
 
+describe("the spec's ?version=<major.minor> selector", () => {
+  it('selects version 1 on every route, answering as without it (never a field filter that empties a list)', async () => {
+    const server = await published();
+    const { token: admin } = await server.store.tokens.createToken({ role: 'admin' });
+    const routes: [string, Record<string, string>][] = [
+      ['/templates', {}],
+      ['/templates?limit=1&sort=-name', {}],
+      [`/templates/${TEMPLATE}`, {}],
+      [`/templates/${TEMPLATE}/versions`, {}],
+      [`/templates/${TEMPLATE}/versions/1.0.0`, {}],
+      ['/categories', {}],
+      ['/healthz', {}],
+      ['/webhooks', { authorization: `Bearer ${admin}` }],
+      ['/users', { authorization: `Bearer ${admin}` }],
+    ];
+    for (const [route, headers] of routes) {
+      const plain = (await (await get(server, route, headers)).json()) as Envelope;
+      for (const value of ['1.0', '1', 'v1']) {
+        const path = `${route}${route.includes('?') ? '&' : '?'}version=${value}`;
+        const res = await get(server, path, headers);
+        expect(res.status, path).toBe(200);
+        const body = (await res.json()) as Envelope;
+        expect(body.meta.version, path).toBe('1.0');
+        if (route !== '/healthz') expect(body.data, path).toEqual(plain.data);
+      }
+    }
+    // The list is not emptied: the template's latest entry is there.
+    expect(((await (await get(server, '/templates?version=1.0')).json()) as { data: unknown[] }).data).toHaveLength(1);
+    for (const path of ['/registry.json?version=1.0', '/v1/registry.json?version=1', `/templates/${TEMPLATE}.json?version=1.0`, '/openapi.json?version=1.0']) {
+      expect((await get(server, path)).status, path).toBe(200);
+    }
+  });
+
+  it('refuses a version the server does not have with the 400 of every selector, on every route', async () => {
+    const server = await published();
+    for (const path of ['/templates?version=2.0', '/templates?version=1.1', `/templates/${TEMPLATE}?version=1.0.0`, `/templates/${TEMPLATE}/versions?version=3`, '/categories?version=2.0', '/registry.json?version=2.0', '/healthz?version=x']) {
+      const res = await get(server, path);
+      expect(res.status, path).toBe(400);
+      const body = (await res.json()) as ErrorEnvelope;
+      expect(body.error.code, path).toBe('VALIDATION_ERROR');
+      expect(body.error.details, path).toContainEqual(expect.objectContaining({ field: 'version', code: 'UNSUPPORTED_API_VERSION' }));
+    }
+  });
+
+  it('leaves version to the routes whose own parameter it is: the /templates filter (MAJOR.MINOR.PATCH) and analytics', async () => {
+    const server = await published();
+    const filtered = (await (await get(server, '/templates?version=1.1.0')).json()) as { data: { version: string }[]; meta: { version: string } };
+    expect(filtered.data.map((e) => e.version)).toEqual(['1.1.0']);
+    const none = (await (await get(server, '/templates?version=1.0.0,9.9.9')).json()) as { data: { version: string }[] };
+    expect(none.data).toEqual([]);
+    // A partial version in the filter expression could match nothing: refused, not an empty list.
+    const partial = await get(server, '/templates?filter=version:1.0');
+    expect(partial.status).toBe(400);
+    expect(((await partial.json()) as ErrorEnvelope).error.details).toContainEqual(expect.objectContaining({ field: 'filter', code: 'FORMAT' }));
+    // Analytics: `version` is the template version only.
+    const analytics = await get(server, `/templates/${TEMPLATE}/analytics?version=1.0.0`);
+    expect(analytics.status).toBe(200);
+    expect(((await analytics.json()) as { data: { version: string } }).data.version).toBe('1.0.0');
+    const shortVersion = await get(server, `/templates/${TEMPLATE}/analytics?version=1.0`);
+    expect(shortVersion.status).toBe(400);
+    expect(((await shortVersion.json()) as ErrorEnvelope).error.details).toContainEqual(expect.objectContaining({ field: 'version', code: 'PATTERN' }));
+  });
+});
+
 describe('rewriteVersionedUrl', () => {
   const rewrite = (url: string): string => rewriteVersionedUrl({ url } as Parameters<typeof rewriteVersionedUrl>[0]);
   it('counts requests naming an unsupported version against the rate limit like any other', async () => {

@@ -197,6 +197,72 @@ export function backendSuite(name: string, openStorage: () => Promise<RegistrySt
       expect(deliveries.body.data).toEqual([expect.objectContaining({ event: 'template.published', status: 200 })]);
     }, 30_000);
 
+    it('PUT /webhooks/{id} rotates the secret: both sign for the overlap, the delivery log stays (store migration: previous secret columns)', async () => {
+      const server = await start();
+      const { token: admin } = await server.store.tokens.createToken({ role: 'admin' });
+      const receiver = await startReceiver();
+      const registered = await call(server, 'POST', '/webhooks', { token: admin, body: { url: receiver.url, events: ['template.deprecated'], secret: SECRET, active: true } });
+      const id = registered.body.data.id as string;
+      await server.context.webhooks.enqueue('template.deprecated', { id: 'suite-rotation', version: '1.0.0' });
+      await server.context.webhooks.settled();
+
+      const replaced = await call(server, 'PUT', `/webhooks/${id}`, { token: admin, body: { url: receiver.url, events: ['template.deprecated'], secret: 'suite-new-secret', active: true } });
+      expect(replaced.status).toBe(200);
+      expect(await server.store.webhooks.getWebhook(id)).toMatchObject({ secret: 'suite-new-secret', previousSecret: SECRET, previousSecretExpiresAt: expect.any(String) });
+      await server.context.webhooks.enqueue('template.deprecated', { id: 'suite-rotation', version: '1.1.0' });
+      await server.context.webhooks.settled();
+      const rotated = await receiver.request(2);
+      expect(verifyWebhookSignature(rotated.body, String(rotated.headers['x-webhook-signature']), 'suite-new-secret')).toBe(true);
+      expect(verifyWebhookSignature(rotated.body, String(rotated.headers['x-webhook-signature-previous']), SECRET)).toBe(true);
+
+      const off = await call(server, 'PATCH', `/webhooks/${id}`, { token: admin, body: { active: false } });
+      expect(off.body.data).toMatchObject({ id, active: false, createdAt: registered.body.data.createdAt });
+      expect((await call(server, 'GET', `/webhooks/${id}/deliveries`, { token: admin })).body.data).toHaveLength(2);
+    }, 30_000);
+
+    it('purges a version for good (admin only, 204): archive, manifest and entry gone, its name and version never reusable; DELETE without /purge stays the yank', async () => {
+      const server = await start();
+      const { token: admin } = await server.store.tokens.createToken({ role: 'admin' });
+      const packs = { old: await packed('suite-purge', '1.0.0'), leaked: await packed('suite-purge', '1.1.0', '# a leaked secret\n') };
+      for (const pack of Object.values(packs)) expect((await publish(server, pack)).status).toBe(201);
+      const route = '/templates/suite-purge/versions/1.1.0';
+      const staticArchive = 'archives/suite-purge/1.1.0.tgz';
+      const output = server.store.staticOutput;
+      if (output) await vi.waitFor(async () => expect((await output.inventory()).has(staticArchive)).toBe(true), { timeout: 10_000, interval: 50 });
+
+      // Only an admin purges: not the template's owner, nor an unknown version.
+      expect((await call(server, 'DELETE', `${route}/purge`, { token: server.token })).status).toBe(403);
+      expect((await call(server, 'DELETE', '/templates/suite-purge/versions/9.9.9/purge', { token: admin })).status).toBe(404);
+      const purged = await fetch(`${server.url}${route}/purge`, { method: 'DELETE', headers: { authorization: `Bearer ${admin}` } });
+      expect(purged.status).toBe(204);
+      expect(await purged.text()).toBe('');
+
+      // Gone from every read, the store's bytes included.
+      expect((await call(server, 'GET', route)).status).toBe(404);
+      expect((await fetch(`${server.url}${route}/archive`)).status).toBe(404);
+      expect((await call(server, 'GET', '/templates/suite-purge')).body.data.version).toBe('1.0.0');
+      expect((await call(server, 'GET', '/templates/suite-purge/versions?include=yanked')).body.data.map((e: { version: string }) => e.version)).toEqual(['1.0.0']);
+      expect((await registryDocument(server)).templates.filter((e) => e.id === 'suite-purge').map((e) => e.version)).toEqual(['1.0.0']);
+      expect(await server.store.versions.getVersion('suite-purge', '1.1.0')).toBeUndefined();
+      expect(await server.store.versions.openArchive('suite-purge', '1.1.0')).toBeUndefined();
+      await expect(server.store.versions.readManifest('suite-purge', '1.1.0')).rejects.toMatchObject({ code: 'ENOENT' });
+      if (output) expect((await output.inventory()).has(staticArchive)).toBe(false);
+      // The other version is whole.
+      expect(Buffer.from(await (await fetch(`${server.url}/templates/suite-purge/versions/1.0.0/archive`)).arrayBuffer()).equals(await readFile(packs.old.file))).toBe(true);
+
+      // Never reusable, with other bytes or the same; purging again answers the same; the yank route finds nothing.
+      for (const pack of [await packed('suite-purge', '1.1.0', '# clean bytes\n'), packs.leaked]) {
+        const again = await fetch(`${server.url}/templates`, { method: 'POST', headers: { authorization: `Bearer ${server.token}` }, body: await formOf(pack) });
+        expect(again.status).toBe(409);
+        const refusal = (await again.json()) as { error: { code: string; message: string; details: unknown[] } };
+        expect(refusal.error).toMatchObject({ code: 'VERSION_EXISTS', message: expect.stringMatching(/^suite-purge@1\.1\.0 was purged; a purged version is never reusable/) });
+        expect(refusal.error.details).toEqual([expect.objectContaining({ field: 'version', code: 'VERSION_PURGED' })]);
+      }
+      expect((await call(server, 'DELETE', `${route}/purge`, { token: admin })).status).toBe(204);
+      expect((await call(server, 'DELETE', route, { token: admin })).status).toBe(404);
+      expect((await server.store.versions.listVersions()).map((v) => `${v.name}@${v.version}`)).toEqual(['suite-purge@1.0.0']);
+    }, 30_000);
+
     it('caps names at 214 characters (422 beyond), and one template whose files cannot be written leaves the rest built and uploads going', async () => {
       const server = await start();
       const longest = `t${'x'.repeat(213)}`;

@@ -6,15 +6,16 @@
 import { describe, expect, it } from 'vitest';
 
 import { PRIVATE_CACHE_CONTROL } from '../../src/server/caching.js';
+import { startFakeOidc } from '../helpers/fake-oidc.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 import { publishVersions, TEMPLATE } from '../project/versions.js';
 
 const ARCHIVE = 'public, max-age=31536000, immutable';
 const REGISTRY_DATA = 'public, max-age=60';
-const STATIC_FILE = 'public, max-age=300';
+const STATIC_FILE = 'public, max-age=60, stale-while-revalidate=600';
 
-async function published(): Promise<TestServer> {
-  const server = await startRegistryServer();
+async function published(options: Parameters<typeof startRegistryServer>[0] = {}): Promise<TestServer> {
+  const server = await startRegistryServer(options);
   await publishVersions(server, [{ version: '1.0.0', files: { 'template/README.md': '# {{ projectName }}\n' } }]);
   return server;
 }
@@ -133,14 +134,15 @@ describe('conditional HEAD and answers without a date of their own', () => {
   });
 
   it('per-token lists, analytics and health keep their Last-Modified while unchanged: If-Modified-Since gets 304, then 200 once they change', async () => {
-    const server = await published();
+    let offset = 0;
+    const server = await published({ clock: () => new Date(Date.now() + offset) });
     const { token } = await server.store.tokens.createToken({ role: 'admin' });
     const auth = { authorization: `Bearer ${token}` };
     const paths = ['/webhooks', `/templates/${TEMPLATE}/analytics`, `/templates/${TEMPLATE}/owners`, '/healthz'];
     const firstDates = new Map<string, string>();
     for (const path of paths) firstDates.set(path, (await get(server, path, auth)).headers.get('last-modified')!);
-    // A later second: an answer dated by its time would move on.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // Seconds later on the server's clock: an answer dated by its time would move on.
+    offset += 5000;
     for (const path of paths) {
       const lastModified = firstDates.get(path)!;
       const again = await get(server, path, auth);
@@ -177,6 +179,37 @@ describe('Cache-Control by class', () => {
       const error = await get(server, path);
       expect(error.status, path).toBeGreaterThanOrEqual(400);
       expect(error.headers.get('cache-control'), path).toBe('no-store');
+    }
+  });
+});
+
+describe('answers that carry a credential or a capability URL', () => {
+  const SENSITIVE = 'no-cache, no-store, must-revalidate';
+
+  async function post(server: TestServer, path: string, body: unknown, token?: string): Promise<Response> {
+    return fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+  }
+
+  it('are the spec\'s sensitive data: login, refresh, the session cookie, upload-url, a minted token, a new account', async () => {
+    const oidc = await startFakeOidc();
+    const server = await startRegistryServer({ oidcIssuers: [oidc.issuer] });
+    const { token: admin } = await server.store.tokens.createToken({ role: 'admin' });
+    const answers: [string, Response][] = [];
+    const user = await post(server, '/users', { email: 'ada@example.com', password: 'a long enough password' }, admin);
+    answers.push(['POST /users', user]);
+    const login = await post(server, '/api/auth/login', { email: 'ada@example.com', password: 'a long enough password' });
+    answers.push(['POST /api/auth/login', login]);
+    const { refreshToken } = ((await login.clone().json()) as { data: { refreshToken: string } }).data;
+    answers.push(['POST /api/auth/refresh', await post(server, '/api/auth/refresh', { refreshToken })]);
+    answers.push(['POST /api/auth/session', await post(server, '/api/auth/session', { email: 'ada@example.com', password: 'a long enough password' })]);
+    answers.push(['POST /files/upload-url', await post(server, '/files/upload-url', { filename: 'a.tgz', contentType: 'application/gzip' }, server.token)]);
+    const trusted = await post(server, '/templates/fresh-app/trusted-publishers', { issuer: oidc.issuer, repository: 'acme/web-app', repositoryOwnerId: '4242', workflow: 'publish.yml' }, server.token);
+    expect(trusted.status).toBe(201);
+    const idToken = await oidc.sign(oidc.claims(`template-registry:${new URL(server.url).host}`, Math.floor(Date.now() / 1000)));
+    answers.push(['POST /api/oidc/token', await post(server, '/api/oidc/token', { token: idToken })]);
+    for (const [what, answer] of answers) {
+      expect(answer.status, what).toBeLessThan(300);
+      expect(answer.headers.get('cache-control'), what).toBe(SENSITIVE);
     }
   });
 });

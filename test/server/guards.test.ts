@@ -39,13 +39,18 @@ describe('schemas declared on routes', () => {
     expect(error.details.find((d: { field: string }) => d.field === 'limit')).toMatchObject({ code: 'MINIMUM', message: expect.stringMatching(/>= 1/) });
   });
 
-  it('answers a body that is not an object with 400 BAD_REQUEST, and one that breaks its schema with 422 and every field', async () => {
+  it('answers a body that is not an object with 400 BAD_REQUEST, one missing fields with 400 and one that breaks its schema with 422, every field named', async () => {
     const { server } = await serverWith();
     const notAnObject = await server.app.inject({ method: 'POST', url: '/events', payload: '"download"', headers: { 'content-type': 'application/json' } });
     expect(notAnObject.statusCode).toBe(400);
     expect(notAnObject.json().error).toMatchObject({ code: 'BAD_REQUEST', message: 'the body must be a JSON analytics event' });
 
-    const invalid = await server.app.inject({ method: 'POST', url: '/events', payload: { type: 'download', templateId: 'Bad Id', version: '1' } });
+    const missing = await server.app.inject({ method: 'POST', url: '/events', payload: { type: 'download', templateId: 'Bad Id', version: '1' } });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json().error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'the event is invalid' });
+    expect(missing.json().error.details).toContainEqual(expect.objectContaining({ field: 'timestamp', code: 'REQUIRED' }));
+
+    const invalid = await server.app.inject({ method: 'POST', url: '/events', payload: { type: 'download', templateId: '', version: '1', timestamp: 'now', userAgent: 'x', platform: 'linux' } });
     expect(invalid.statusCode).toBe(422);
     const { error } = invalid.json();
     expect(error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'the event is invalid' });
@@ -71,6 +76,8 @@ describe('an unexpected failure', () => {
         uploadTempPath: (suffix) => storage.versions.uploadTempPath(suffix),
         updateLifecycle: (n, v, c) => storage.versions.updateLifecycle(n, v, c),
         listLifecycles: () => storage.versions.listLifecycles(),
+        purgeVersion: (n, v, now) => storage.versions.purgeVersion(n, v, now),
+        purgedAt: (n, v) => storage.versions.purgedAt(n, v),
       },
     }));
     const { token } = await broken.store.tokens.createToken({ role: 'admin' });

@@ -147,13 +147,11 @@ describe.skipIf(postgresSkipReason !== undefined)('two serve processes on one da
         { timeout: 10_000, interval: 50 },
       );
       // Every upload without a 201 is retried through B and succeeds at once (201, or 409 when A stored it and died before answering).
-      const retryStarted = Date.now();
+      // At once: answered, not told to wait (503) for the dead instance's reservation to lapse.
       for (const packed of all.filter((p) => answers.get(p.manifest.name) !== 201)) {
         const status = await upload(b.url, token, packed);
         expect([201, 409], `${packed.manifest.name}: ${status}`).toContain(status);
       }
-      const retryMs = Date.now() - retryStarted;
-      expect(retryMs).toBeLessThan(30_000);
 
       const document = (await (await fetch(`${b.url}/registry.json`)).json()) as RegistryDocument;
       expect(document.templates.map((entry) => entry.id).sort()).toEqual(all.map((p) => p.manifest.name).sort());

@@ -71,11 +71,12 @@ describe('PATCH /templates/{id}/versions/{version}', () => {
     expect(undone.body.data).not.toHaveProperty('deprecationMessage');
   });
 
-  it('refuses an unknown version (404), an empty change and a message with another stability (422)', async () => {
+  it('refuses an unknown version (404), an empty change (400, nothing given) and a message with another stability (422)', async () => {
     const server = await serverWithVersions();
     expect((await call(server, 'PATCH', `/templates/${TEMPLATE}/versions/9.9.9`, { token: server.token, body: { stability: 'deprecated' } })).status).toBe(404);
     const empty = await call(server, 'PATCH', `/templates/${TEMPLATE}/versions/1.0.0`, { token: server.token, body: {} });
-    expect(empty.status).toBe(422);
+    expect(empty.status).toBe(400);
+    expect(empty.body.error?.details).toEqual([expect.objectContaining({ field: 'stability', code: 'REQUIRED' })]);
     const mixed = await call(server, 'PATCH', `/templates/${TEMPLATE}/versions/1.0.0`, { token: server.token, body: { stability: 'beta', deprecationMessage: 'x' } });
     expect(mixed.status).toBe(422);
     const unknown = await call(server, 'PATCH', `/templates/${TEMPLATE}/versions/1.0.0`, { token: server.token, body: { stability: 'gone' } });

@@ -62,16 +62,17 @@ async function refused(server: TestServer, route: string, query: Record<string, 
 
 /** demo-template 1.2.0, 1.9.0, 1.10.0 (stable, backend); go-api 2.0.0 (stable, backend); react-kit 0.1.0 (beta, frontend, by Ada). */
 async function registry(): Promise<{ server: TestServer; before: string; between: string }> {
-  const server = await startRegistryServer();
-  const before = new Date(Date.now() - 1000).toISOString();
+  // Published on the server's clock: the first three at one time, the others two seconds later.
+  let at = Date.now();
+  const server = await startRegistryServer({ clock: () => new Date(at) });
+  const before = new Date(at - 1000).toISOString();
   await publishVersions(server, [
     { version: '1.2.0', files: {} },
     { version: '1.9.0', files: {} },
     { version: '1.10.0', files: {} },
   ]);
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  const between = new Date().toISOString();
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  const between = new Date(at + 1000).toISOString();
+  at += 2000;
   await publishAs(server, { name: 'go-api', version: '2.0.0', description: 'A Go API service template' });
   await publishAs(server, { name: 'react-kit', version: '0.1.0', category: 'frontend', stability: 'beta', description: 'A React single page app', author: { name: 'Ada' } });
   return { server, before, between };
@@ -332,6 +333,35 @@ describe('the other list routes', () => {
     );
     await refused(server, deliveries, { event: 'registry.updated' }, 'event', admin);
     await refused(server, deliveries, { limit: '0' }, 'limit', admin);
+  }, 60_000);
+
+  it('page, cursor, sort and fields on /users; anything else refused', async () => {
+    const server = await startRegistryServer();
+    const { token: admin } = await server.store.tokens.createToken({ role: 'admin' });
+    const created: string[] = [];
+    for (const [i, email] of ['carol@example.com', 'alice@example.com', 'bob@example.com'].entries()) {
+      const user = await server.store.accounts.createUser({ email, passwordHash: 'x', role: i === 1 ? 'admin' : 'publisher', owner: email, now: new Date(Date.UTC(2026, 0, 1 + i)) });
+      if (!user.created) throw new Error(`${email} exists`);
+      created.push(user.user.id);
+    }
+    const all = await page(server, '/users', {}, admin);
+    expect(ids(all)).toEqual(created);
+    expect(all.pagination).toEqual({ page: 1, limit: 20, total: 3, totalPages: 1, hasNext: false, hasPrevious: false });
+    expect(ids(await page(server, '/users', { page: '2', limit: '2' }, admin))).toEqual([created[2]]);
+    const first = await page(server, '/users', { cursor: '', limit: '2' }, admin);
+    expect(ids(first)).toEqual(created.slice(0, 2));
+    expect(ids(await page(server, '/users', { cursor: first.pagination.nextCursor, limit: '2' }, admin))).toEqual([created[2]]);
+    expect((await page(server, '/users', { sort: 'email', fields: 'email' }, admin)).data).toEqual([
+      { id: created[1], email: 'alice@example.com' },
+      { id: created[2], email: 'bob@example.com' },
+      { id: created[0], email: 'carol@example.com' },
+    ]);
+    expect(ids(await page(server, '/users', { sort: 'role', order: 'desc' }, admin))).toEqual([created[0], created[2], created[1]]);
+    expect(ids(await page(server, '/users', { order: 'desc' }, admin))).toEqual([...created].reverse());
+    await refused(server, '/users', { role: 'admin' }, 'role', admin);
+    await refused(server, '/users', { fields: 'passwordHash' }, 'fields', admin);
+    await refused(server, '/users', { limit: '101' }, 'limit', admin);
+    await refused(server, '/users', { sort: 'password' }, 'sort', admin);
   }, 60_000);
 });
 

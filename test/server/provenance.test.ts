@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { loadSigstoreTrust, verifyProvenance } from '../../src/archive/index.js';
 import { schemaErrors } from '../../src/core/schemas.js';
+import { indexLines } from '../../src/core/registry-index.js';
 import { packTemplate, type PackResult } from '../../src/pack/index.js';
 import { publishTemplate, PublishError } from '../../src/publish/index.js';
 import { buildRegistry } from '../../src/registry/index.js';
@@ -112,8 +113,9 @@ describe('provenance at upload', () => {
     expect(version.data.publisher).toMatchObject({ repository: 'acme/web-app', workflow: 'publish.yml' });
     const templateFile = (await (await w.get('/templates/signed-app.json')).json()) as { versions: Record<string, unknown>[] };
     expect(templateFile.versions[0]).toMatchObject({ attestations, publisher });
-    const index = (await (await w.get('/index.json')).json()) as { templates: Record<string, unknown>[] };
-    expect(schemaErrors('registry-index', index)).toEqual([]);
+    const indexJson: unknown = await (await w.get('/index.json')).json();
+    expect(schemaErrors('registry-index', indexJson)).toEqual([]);
+    const index = indexLines(indexJson) as { templates: Record<string, unknown>[] };
     expect(index.templates.find((t) => t.id === 'signed-app')).toMatchObject({ attestations, publisher });
     const registry = (await (await w.get('/registry.json')).json()) as { templates: Record<string, unknown>[] };
     expect(registry.templates.find((t) => t.id === 'signed-app')).toMatchObject({ attestations, publisher });

@@ -17,23 +17,9 @@ import {
   WEBHOOK_LIST,
   type ListQuery,
 } from '../../src/server/query.js';
+import { templateEntry } from '../helpers/builders.js';
 
-function entry(id: string, version: string, extra: Partial<TemplateEntry> = {}): TemplateEntry {
-  return {
-    id,
-    name: id,
-    version,
-    description: `The ${id} template`,
-    category: 'backend',
-    stability: 'stable',
-    downloadUrl: `https://r.test/templates/${id}/versions/${version}/archive`,
-    tags: [],
-    features: [],
-    author: { name: 'Someone' },
-    stats: { downloads: 0 },
-    ...extra,
-  };
-}
+const entry = (id: string, version: string, extra: Partial<TemplateEntry> = {}): TemplateEntry => templateEntry(id, { version, author: { name: 'Someone' }, ...extra });
 
 const ENTRIES: TemplateEntry[] = [
   entry('alpha', '1.0.0', { stats: { downloads: 10 }, tags: ['web', 'node'], createdAt: '2024-01-01T00:00:00.000Z', updatedAt: '2024-01-05T00:00:00.000Z' }),

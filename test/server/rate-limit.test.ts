@@ -1,13 +1,14 @@
-import Fastify, { type FastifyRequest, type LightMyRequestResponse } from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
+import Fastify, { type FastifyRequest, type InjectOptions, type LightMyRequestResponse } from 'fastify';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { schemaErrors } from '../../src/core/schemas.js';
 import { createServer, type RegistryServer } from '../../src/server/app.js';
-import { routeGroup } from '../../src/server/rate-limit.js';
+import { countRead, routeGroup, WindowCounter } from '../../src/server/rate-limit.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 const servers: RegistryServer[] = [];
 afterEach(async () => {
+  vi.useRealTimers();
   await Promise.all(servers.splice(0).map((s) => s.app.close()));
 });
 
@@ -91,6 +92,43 @@ describe('rate limits', () => {
     expectRateHeaders(res, 5, 4);
     const head = await app.inject({ method: 'HEAD', url: '/registry.json' });
     expectRateHeaders(head, 5, 3);
+  });
+});
+
+describe('X-RateLimit-Reset', () => {
+  // A window opened 300 ms into a second: its answers straddle second boundaries.
+  const opened = Date.UTC(2030, 0, 1, 12, 0, 0, 300);
+  const windowEnd = String(Math.ceil((opened + 60_000) / 1000));
+
+  it('is one Unix timestamp, the end of the window, for every answer within one window of a client (routes, static files, 304, 429)', async () => {
+    const server = await start(4, 2);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const resets: string[] = [];
+    const at = async (ms: number, request: InjectOptions): Promise<LightMyRequestResponse> => {
+      vi.setSystemTime(opened + ms);
+      const res = await server.app.inject(request);
+      resets.push(String(res.headers['x-ratelimit-reset']));
+      return res;
+    };
+    await at(0, { url: '/healthz' });
+    await at(900, { url: '/registry.json' });
+    await at(1_800, { url: '/templates' });
+    await at(30_950, { url: '/registry.json', headers: { 'if-none-match': server.context.registry().etag } });
+    expect((await at(59_999, { url: '/categories' })).statusCode).toBe(429);
+    expect(resets).toEqual([windowEnd, windowEnd, windowEnd, windowEnd, windowEnd]);
+    // Uploads are counted in their own window: it opens at their first request.
+    await at(10_000, { method: 'POST', url: '/templates' });
+    await at(10_900, { method: 'POST', url: '/templates' });
+    expect(resets.slice(5)).toEqual([String(Math.ceil((opened + 70_000) / 1000)), String(Math.ceil((opened + 70_000) / 1000))]);
+    // The next window has its own.
+    await at(60_100, { url: '/healthz' });
+    expect(resets.at(-1)).toBe(String(Math.ceil((opened + 120_100) / 1000)));
+  });
+
+  it('is the same for every read of the fast path within one window (countRead)', () => {
+    const counter = new WindowCounter(60_000);
+    const resets = [0, 700, 1_500, 59_999].map((ms) => countRead(counter, '10.0.0.1', 100, opened + ms).reset);
+    expect(resets).toEqual([windowEnd, windowEnd, windowEnd, windowEnd]);
   });
 });
 

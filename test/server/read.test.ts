@@ -108,7 +108,7 @@ describe('GET /registry.json and /', () => {
       expect(res.headers['content-length']).toBe(String(bytes.length));
       expect(res.headers.etag).toBe(context.registry().etag);
       expect(res.headers['last-modified']).toBe(context.registry().lastModified.toUTCString());
-      expect(res.headers['cache-control']).toBe('public, max-age=300');
+      expect(res.headers['cache-control']).toBe('public, max-age=60, stale-while-revalidate=600');
       expect(res.headers.vary).toBe('Accept-Encoding');
       expect(res.headers['x-request-id']).toBeTruthy();
       expect(res.headers['content-encoding']).toBeUndefined();
@@ -123,7 +123,7 @@ describe('GET /registry.json and /', () => {
       expect(res.statusCode, value).toBe(304);
       expect(res.payload).toBe('');
       expect(res.headers.etag).toBe(etag);
-      expect(res.headers['cache-control']).toBe('public, max-age=300');
+      expect(res.headers['cache-control']).toBe('public, max-age=60, stale-while-revalidate=600');
     }
     const other = await app.inject({ url: '/registry.json', headers: { 'if-none-match': '"something-else"' } });
     expect(other.statusCode).toBe(200);
@@ -189,7 +189,7 @@ describe('GET /index.html and /catalog', () => {
       expect(res.rawPayload.equals(html)).toBe(true);
       expect(res.headers.etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
       expect(res.headers['last-modified']).toBeTruthy();
-      expect(res.headers['cache-control']).toBe('public, max-age=300');
+      expect(res.headers['cache-control']).toBe('public, max-age=60, stale-while-revalidate=600');
       const again = await app.inject({ url, headers: { 'if-none-match': String(res.headers.etag) } });
       expect(again.statusCode).toBe(304);
       expect(again.payload).toBe('');

@@ -118,7 +118,7 @@ describe('the static files, answered from memory', () => {
         expect(res.headers['content-type'], label).toBe(type);
         expect(res.headers.etag, label).toBe(variant && coding ? `"${tag}-${coding}"` : `"${tag}"`);
         expect(res.headers.vary, label).toBe('Accept-Encoding');
-        expect(res.headers['cache-control'], label).toBe('public, max-age=300');
+        expect(res.headers['cache-control'], label).toBe('public, max-age=60, stale-while-revalidate=600');
         expect(res.headers['x-request-id'], label).toBeTruthy();
         expect(res.headers['x-ratelimit-limit'], label).toBe('1000');
         expect(res.headers['x-ratelimit-window'], label).toBe('60');
@@ -147,7 +147,7 @@ describe('the static files, answered from memory', () => {
         expect(res.statusCode, `${url} If-None-Match: ${ifNoneMatch}`).toBe(304);
         expect(res.payload).toBe('');
         expect(res.headers.etag).toBe(acceptEncoding ? br.headers.etag : identity.headers.etag);
-        expect(res.headers['cache-control']).toBe('public, max-age=300');
+        expect(res.headers['cache-control']).toBe('public, max-age=60, stale-while-revalidate=600');
         expect(res.headers.vary).toBe('Accept-Encoding');
         expect(res.headers['content-encoding']).toBeUndefined();
       }

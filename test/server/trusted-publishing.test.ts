@@ -359,9 +359,9 @@ describe('trusted publishing: the trusted publishers of a name', () => {
       expect(answer.status, JSON.stringify(body)).toBe(422);
       expect(answer.body.error.details[0].field).toContain(field);
     }
-    // Another issuer than github.com's needs the owner id given.
+    // Another issuer than github.com's needs the owner id given: missing, a 400.
     const ghes = await call(w.server, 'POST', '/templates/web-app/trusted-publishers', { token: w.server.token, body: { issuer: w.oidc.issuer, repository: 'acme/web-app', workflow: 'publish.yml' } });
-    expect(ghes.status).toBe(422);
+    expect(ghes.status).toBe(400);
     expect(ghes.body.error.details[0]).toMatchObject({ field: 'repositoryOwnerId', code: 'REQUIRED' });
   });
 

@@ -140,10 +140,10 @@ describe('POST /templates', () => {
     expect((await publishTemplate({ registryUrl: server.url, token: admin, archive: next.file, manifest: next.manifest })).uploaded).toBe(true);
   });
 
-  it('lists every bad manifest field in a 422', async () => {
+  it('lists every bad manifest field in a 422, and answers a manifest missing a field 400', async () => {
     const server = await startRegistryServer();
     const pack = await packed();
-    const bad = { ...pack.manifest, version: '1.0', description: 'short', category: 'cli', name: undefined };
+    const bad = { ...pack.manifest, version: '1.0', description: 'short', category: 'cli' };
     const result = await rawUpload(
       server.url,
       [
@@ -155,7 +155,19 @@ describe('POST /templates', () => {
     expect(result.status).toBe(422);
     expect(result.body.error.code).toBe('VALIDATION_ERROR');
     const details = result.body.error.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort();
-    expect(details).toEqual(['category:ENUM', 'description:MIN_LENGTH', 'name:REQUIRED', 'version:PATTERN']);
+    expect(details).toEqual(['category:ENUM', 'description:MIN_LENGTH', 'version:PATTERN']);
+    // A missing field: 400, every problem still listed (the spec's "400: invalid JSON or missing fields").
+    const lacking = await rawUpload(
+      server.url,
+      [
+        { name: 'template', filename: 'a.tgz', type: 'application/gzip', body: await readFile(pack.file) },
+        { name: 'manifest', filename: 'template.json', type: 'application/json', body: JSON.stringify({ ...bad, name: undefined }) },
+      ],
+      { authorization: `Bearer ${server.token}` },
+    );
+    expect(lacking.status).toBe(400);
+    expect(lacking.body.error.code).toBe('VALIDATION_ERROR');
+    expect(lacking.body.error.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort()).toEqual(['category:ENUM', 'description:MIN_LENGTH', 'name:REQUIRED', 'version:PATTERN']);
   });
 
   it('answers 400 for a missing part or a manifest that is not JSON, and 415 for another content type', async () => {

@@ -60,6 +60,12 @@ function gate(): { wait: Promise<void>; open: () => void } {
   return { wait, open };
 }
 
+/** A clock that runs with the system's and that a test moves on by `advance(ms)`. */
+function testClock(): { now: () => Date; advance: (ms: number) => void } {
+  let offset = 0;
+  return { now: () => new Date(Date.now() + offset), advance: (ms) => void (offset += ms) };
+}
+
 // ---- the registry
 
 interface Registry {
@@ -157,10 +163,14 @@ describe('webhook registration', () => {
     expect(oneBody.data).toEqual(body.data);
   });
 
-  it('refuses an invalid registration with 422 VALIDATION_ERROR and the fields', async () => {
+  it('refuses an invalid registration with 422 VALIDATION_ERROR and the fields, a missing field with 400', async () => {
     const registry = await startRegistry();
+    const missing = await api(registry, 'POST', '/webhooks', { url: 'https://example.com/h', events: ['template.published'], active: true });
+    expect(missing.status).toBe(400);
+    const missingBody = await json(missing);
+    expectDocumented('/webhooks', 'post', 400, missingBody);
+    expect(missingBody.error.details).toContainEqual({ field: 'secret', code: 'REQUIRED', message: expect.any(String) });
     const cases: Array<[unknown, { field: string; code: string }]> = [
-      [{ url: 'https://example.com/h', events: ['template.published'], active: true }, { field: 'secret', code: 'REQUIRED' }],
       [{ url: 'not a url', events: ['template.published'], secret: 's', active: true }, { field: 'url', code: 'FORMAT' }],
       [{ url: 'ftp://example.com/h', events: ['template.published'], secret: 's', active: true }, { field: 'url', code: 'UNSUPPORTED_SCHEME' }],
       [{ url: 'https://example.com/h', events: ['published'], secret: 's', active: true }, { field: 'events.0', code: 'PATTERN' }],
@@ -264,21 +274,26 @@ describe('webhook delivery', () => {
   });
 
   it('gives up after 3 attempts, and records a receiver that is down or too slow', async () => {
-    const registry = await startRegistry({ timeoutMs: 100 });
+    // The receiver that answers 503 gets the default time limit: a busy machine may take more than 100 ms to answer.
+    const answering = await startRegistry();
     const failing = await startReceiver(() => 503);
+    const failingId = await register(answering, { url: failing.url });
+    await publish(answering);
+    await answering.dispatcher.settled();
+    expect(failing.requests).toHaveLength(3);
+    expect((await deliveries(answering, failingId)).map((d) => d.status)).toEqual([503, 503, 503]);
+
+    const registry = await startRegistry({ timeoutMs: 100 });
     const hanging = await startReceiver(() => new Promise<number>(() => undefined));
-    const failingId = await register(registry, { url: failing.url });
     const hangingId = await register(registry, { url: hanging.url });
     const downId = await register(registry, { url: `http://127.0.0.1:${await freePort()}/nobody-listens` });
     await publish(registry);
     await registry.dispatcher.settled();
 
-    expect(failing.requests).toHaveLength(3);
-    expect((await deliveries(registry, failingId)).map((d) => d.status)).toEqual([503, 503, 503]);
     // Given up: the delivery is marked failed in the outbox, the webhook stays on.
-    for (const id of [failingId, hangingId, downId]) {
-      expect(await registry.server.store.webhooks.listOutboxDeliveries(id)).toMatchObject([{ state: 'failed', attempts: 3 }]);
-      expect((await registry.server.store.webhooks.getWebhook(id))?.active).toBe(true);
+    for (const [server, id] of [[answering, failingId], [registry, hangingId], [registry, downId]] as const) {
+      expect(await server.server.store.webhooks.listOutboxDeliveries(id)).toMatchObject([{ state: 'failed', attempts: 3 }]);
+      expect((await server.server.store.webhooks.getWebhook(id))?.active).toBe(true);
     }
     // A receiver that never answers and a port nobody listens on look the same in the log: it must
     // not tell whoever registers webhooks which ports of a network are open.
@@ -458,19 +473,29 @@ describe('webhook delivery headers and outbox', () => {
   });
 
   it('delivers to a subscriber that was down during the upload once it is back', async () => {
-    const registry = await startRegistry({ retryDelaysMs: [50, 50, 50, 50, 50, 50, 50, 50, 50, 50] });
+    // Retries a minute apart on the dispatcher's own clock: the test moves it on, no attempt runs out meanwhile.
+    const clock = testClock();
+    const registry = await startRegistry({ retryDelaysMs: Array.from({ length: 10 }, () => 60_000), now: clock.now });
     const port = await freePort();
     const id = await register(registry, { url: `http://127.0.0.1:${port}/hook` });
     const entry = await publish(registry);
     // Down: the first attempts fail.
-    await vi.waitFor(async () => expect((await deliveries(registry, id)).filter((d) => d.error !== null).length).toBeGreaterThanOrEqual(2));
+    for (const attempts of [1, 2]) {
+      await vi.waitFor(async () => expect(await registry.server.store.webhooks.listOutboxDeliveries(id)).toMatchObject([{ state: 'pending', attempts }]));
+      clock.advance(60_000);
+      registry.dispatcher.kick();
+    }
+    await vi.waitFor(async () => expect(await registry.server.store.webhooks.listOutboxDeliveries(id)).toMatchObject([{ state: 'pending', attempts: 3 }]));
     const receiver = await startReceiver(() => 200, port);
+    clock.advance(60_000);
+    registry.dispatcher.kick();
     const received = await receiver.request(1);
     await registry.dispatcher.settled();
 
     expect(verifyWebhookSignature(received.body, String(received.headers['x-webhook-signature']), SECRET)).toBe(true);
     expect(JSON.parse(received.body.toString('utf8'))).toEqual({ event: 'template.published', timestamp: expect.any(String), data: entry });
     const log = await deliveries(registry, id);
+    expect(log.map((d) => d.status)).toEqual([200, null, null, null]);
     expect(log[0]).toMatchObject({ status: 200, error: null, deliveryId: received.headers['x-webhook-id'] });
     expect(log.slice(1).every((d) => d.status === null && d.error === noAnswerError(DEFAULT_TIMEOUT_MS))).toBe(true);
     expect(new Set(log.map((d) => d.deliveryId))).toEqual(new Set([received.headers['x-webhook-id']]));
@@ -478,7 +503,8 @@ describe('webhook delivery headers and outbox', () => {
   });
 
   it('keeps a delivery across a server restart: the subscriber down during the upload gets it from the next server', async () => {
-    const first = await startRegistry({ retryDelaysMs: [400] });
+    // The retry is an hour away for the first server; the next server's clock is past it.
+    const first = await startRegistry({ retryDelaysMs: [3_600_000] });
     const port = await freePort();
     const id = await register(first, { url: `http://127.0.0.1:${port}/hook` });
     const entry = await publish(first);
@@ -488,7 +514,9 @@ describe('webhook delivery headers and outbox', () => {
     await first.server.app.close();
 
     const receiver = await startReceiver(() => 200, port);
-    const server = await startRegistryServer({ storeDir: first.server.storeDir, webhooks: { retryDelaysMs: [20, 40] } });
+    const later = testClock();
+    later.advance(2 * 3_600_000);
+    const server = await startRegistryServer({ storeDir: first.server.storeDir, webhooks: { retryDelaysMs: [20, 40], now: later.now } });
     const second: Registry = { server, admin: first.admin, dispatcher: server.context.webhooks };
     const received = await receiver.request(1);
     await second.dispatcher.settled();
@@ -584,30 +612,42 @@ describe('webhook delivery headers and outbox', () => {
 });
 
 describe('the order of deliveries and the ids of attempts', () => {
-  /** A receiver answering the n-th request with `status(n)` after `delayMs(n)`, counting the requests open at once. */
-  async function slowReceiver(status: (n: number) => number, delayMs: (n: number) => number): Promise<Receiver & { mostOpen: () => number }> {
+  /** A receiver answering the n-th request with `status(n)` once `held(n)` resolves, counting the requests open at once. */
+  async function holdingReceiver(status: (n: number) => number, held: (n: number) => Promise<void>): Promise<Receiver & { mostOpen: () => number }> {
     let open = 0;
     let most = 0;
     const receiver = await startReceiver(async (n) => {
       open++;
       most = Math.max(most, open);
-      await new Promise((resolve) => setTimeout(resolve, delayMs(n)));
+      await held(n);
       open--;
       return status(n);
     });
     return { ...receiver, mostOpen: () => most };
   }
 
+  /** While the first attempt is held open: the dispatcher, asked again, starts no other attempt, and the outbox hands out nothing more. */
+  async function expectNothingElseStarts(registry: Registry, receiver: Receiver): Promise<void> {
+    registry.dispatcher.kick();
+    expect(await registry.server.store.webhooks.claimDueDeliveries(new Date(), 10, 60_000)).toEqual([]);
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(receiver.requests).toHaveLength(1);
+  }
+
   const numberOf = (request: { body: Buffer }): number => (JSON.parse(request.body.toString('utf8')) as { data: { n: number } }).data.n;
 
   it('sends a webhook its deliveries one at a time, in the order their events were written, a retry included', async () => {
     const registry = await startRegistry();
-    // The first attempt is slow and fails: the later events wait for its retry.
-    const receiver = await slowReceiver((n) => (n === 1 ? 500 : 200), (n) => (n === 1 ? 150 : 0));
+    // The first attempt is held open and fails: the later events wait for its retry.
+    const first = gate();
+    const receiver = await holdingReceiver((n) => (n === 1 ? 500 : 200), (n) => (n === 1 ? first.wait : Promise.resolve()));
     await register(registry, { url: receiver.url, events: [...WEBHOOK_EVENTS] });
     const store = registry.server.store.webhooks;
     for (const n of [1, 2, 3]) await store.enqueueEvent({ event: 'template.deprecated', data: { n } });
     registry.dispatcher.kick();
+    await receiver.request(1);
+    await expectNothingElseStarts(registry, receiver);
+    first.open();
     await receiver.request(4);
     await registry.dispatcher.settled();
 
@@ -617,9 +657,15 @@ describe('the order of deliveries and the ids of attempts', () => {
 
   it('a publish reaches a subscriber of every event as template.published, then registry.updated', async () => {
     const registry = await startRegistry();
-    const receiver = await slowReceiver(() => 200, (n) => (n === 1 ? 150 : 0));
-    await register(registry, { url: receiver.url, events: [...WEBHOOK_EVENTS] });
+    const first = gate();
+    const receiver = await holdingReceiver(() => 200, (n) => (n === 1 ? first.wait : Promise.resolve()));
+    const hook = await register(registry, { url: receiver.url, events: [...WEBHOOK_EVENTS] });
     await publish(registry);
+    await receiver.request(1);
+    // registry.updated is written while template.published is still being delivered: it waits.
+    await vi.waitFor(async () => expect(await registry.server.store.webhooks.listOutboxDeliveries(hook)).toHaveLength(2));
+    await expectNothingElseStarts(registry, receiver);
+    first.open();
     await receiver.request(2);
     await registry.dispatcher.settled();
 

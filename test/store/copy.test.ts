@@ -14,7 +14,6 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { computeIntegrity } from '../../src/archive/integrity.js';
-import type { TemplateManifest } from '../../src/core/index.js';
 import {
   copyStore,
   FolderBlobStore,
@@ -32,10 +31,10 @@ import {
 import { tempDir } from '../helpers/fixtures.js';
 import { postgresSkipReason, usePostgres } from '../helpers/postgres.js';
 import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
+import { templateManifest } from '../helpers/builders.js';
 
 const BUCKET = 'store-copy';
 const TRUSTED_ISSUER = 'https://token.actions.githubusercontent.com';
-const manifest = (name: string, version: string): TemplateManifest => ({ name, version, description: `The ${name} template for tests`, category: 'backend' });
 
 /** Reserves and commits name@version with an archive of `content` and its true digests. */
 async function publish(storage: RegistryStorage, token: TokenRecord, name: string, version: string, content = `archive of ${name}@${version}\n`.repeat(50), attestation?: string): Promise<void> {
@@ -44,7 +43,7 @@ async function publish(storage: RegistryStorage, token: TokenRecord, name: strin
   const digest = await computeIntegrity(file);
   const verified = attestation ? { attestation: { predicateType: 'https://slsa.dev/provenance/v1', signer: { repository: 'acme/web-app', workflow: 'publish.yml', issuer: TRUSTED_ISSUER } } } : {};
   expect(await storage.versions.reserveVersion({ name, version, ...digest, owner: token.owner, ...verified }, token)).toEqual({ reserved: true });
-  await storage.versions.commitVersion(name, version, file, manifest(name, version), [{ event: 'template.published', data: { name, version } }], attestation);
+  await storage.versions.commitVersion(name, version, file, templateManifest(name, version), [{ event: 'template.published', data: { name, version } }], attestation);
 }
 
 interface Populated {
@@ -344,7 +343,7 @@ describe.skipIf(postgresSkipReason !== undefined)('copyStore', () => {
     const failure = await copyStore(sqliteSide(source.dir), sqliteSide(back)).catch((error: unknown) => error);
     expect(failure).toMatchObject({ code: 'MANIFEST_INVALID', version: 'web-app@1.1.0' });
     expect((failure as Error).message).toMatch(/^web-app@1\.1\.0: its manifest in the source \(manifests\/web-app\/1\.1\.0\.json in .*\) is invalid: it has no "name" and no "version", not those of web-app@1\.1\.0$/);
-    await writeFile(path.join(source.dir, 'manifests', 'web-app', '1.1.0.json'), JSON.stringify(manifest('web-app', '2.0.0')));
+    await writeFile(path.join(source.dir, 'manifests', 'web-app', '1.1.0.json'), JSON.stringify(templateManifest('web-app', '2.0.0')));
     await expect(copyStore(sqliteSide(source.dir), sqliteSide(back))).rejects.toThrow(/is invalid: it has "name" "web-app" and "version" "2\.0\.0", not those of web-app@1\.1\.0$/);
     expect(await backStorage.versions.listVersions()).toEqual([]);
     const left: string[] = [];

@@ -6,7 +6,6 @@ import { text } from 'node:stream/consumers';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import type { TemplateManifest } from '../../src/core/index.js';
 import {
   FolderBlobStore,
   type BlobStore,
@@ -22,8 +21,8 @@ import { BuildLockTimeoutError } from '../../src/store/postgres/index.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { postgresSkipReason, usePostgres } from '../helpers/postgres.js';
 import { AGGREGATE_TABLES, expectAggregatesOfEvents, expectMigratedAttemptIds, recordHistory, storageContract } from './storage-contract.js';
+import { templateManifest } from '../helpers/builders.js';
 
-const manifest = (name: string, version: string): TemplateManifest => ({ name, version, description: `The ${name} template for tests`, category: 'backend' });
 const sha256 = (content: string): string => createHash('sha256').update(content).digest('hex');
 
 describe.skipIf(postgresSkipReason !== undefined)('PostgreSQL', () => {
@@ -195,26 +194,26 @@ describe.skipIf(postgresSkipReason !== undefined)('PostgreSQL', () => {
       // 1.0.0: a commit that stored both blobs and died before its transaction.
       await reserve('1.0.0', 'the archive');
       await blobs.putBytes('archives/web-app/1.0.0.tgz', 'the archive');
-      await blobs.putBytes('manifests/web-app/1.0.0.json', JSON.stringify(manifest('web-app', '1.0.0')));
+      await blobs.putBytes('manifests/web-app/1.0.0.json', JSON.stringify(templateManifest('web-app', '1.0.0')));
       // 2.0.0: the other instance's upload in progress (archive stored, manifest not yet).
       await reserve('2.0.0', 'in progress');
       await blobs.putBytes('archives/web-app/2.0.0.tgz', 'in progress');
       // 3.0.0: bytes that do not match the reservation (a torn or foreign write), recent.
       await reserve('3.0.0', 'expected');
       await blobs.putBytes('archives/web-app/3.0.0.tgz', 'something else');
-      await blobs.putBytes('manifests/web-app/3.0.0.json', JSON.stringify(manifest('web-app', '3.0.0')));
+      await blobs.putBytes('manifests/web-app/3.0.0.json', JSON.stringify(templateManifest('web-app', '3.0.0')));
 
       await live.recover();
 
       expect(await live.versions.getVersion('web-app', '1.0.0')).toMatchObject({ state: 'complete', size: 'the archive'.length });
-      expect((await live.versions.listPublished()).map((v) => ('manifest' in v ? v.manifest : undefined))).toEqual([manifest('web-app', '1.0.0')]);
+      expect((await live.versions.listPublished()).map((v) => ('manifest' in v ? v.manifest : undefined))).toEqual([templateManifest('web-app', '1.0.0')]);
       expect(await text((await live.versions.openArchive('web-app', '1.0.0'))!.stream)).toBe('the archive');
       expect(await live.versions.getVersion('web-app', '2.0.0')).toMatchObject({ state: 'pending' });
       expect(await blobs.stat('archives/web-app/2.0.0.tgz')).toEqual({ size: 'in progress'.length });
       expect(await live.versions.getVersion('web-app', '3.0.0')).toMatchObject({ state: 'pending' });
 
       // The upload in progress finishes on its own instance as if nothing happened.
-      const committed = await crashed.versions.commitVersion('web-app', '2.0.0', await archiveFile('in progress'), manifest('web-app', '2.0.0'));
+      const committed = await crashed.versions.commitVersion('web-app', '2.0.0', await archiveFile('in progress'), templateManifest('web-app', '2.0.0'));
       expect(committed.state).toBe('complete');
     });
 
@@ -256,11 +255,11 @@ describe.skipIf(postgresSkipReason !== undefined)('PostgreSQL', () => {
       const { record } = await committer.tokens.createToken({ role: 'admin' });
       const content = 'archive bytes';
       await committer.versions.reserveVersion({ name: 'web-app', version: '1.0.0', integrity: 'sha512-x', sha256: sha256(content), size: content.length, owner: record.owner }, record);
-      const stored = await committer.versions.commitVersion('web-app', '1.0.0', await archiveFile(content), manifest('web-app', '1.0.0'), [{ event: 'template.published', data: {} }]);
+      const stored = await committer.versions.commitVersion('web-app', '1.0.0', await archiveFile(content), templateManifest('web-app', '1.0.0'), [{ event: 'template.published', data: {} }]);
       expect(stored).toMatchObject({ state: 'complete', sha256: sha256(content) });
       expect((await committer.webhooks.listOutboxDeliveries(hook.id)).map((d) => d.event)).toEqual(['template.published']);
       // Complete now: a second commit is refused and tells nothing again.
-      await expect(committer.versions.commitVersion('web-app', '1.0.0', await archiveFile(content), manifest('web-app', '1.0.0'), [{ event: 'template.published', data: {} }])).rejects.toThrow(
+      await expect(committer.versions.commitVersion('web-app', '1.0.0', await archiveFile(content), templateManifest('web-app', '1.0.0'), [{ event: 'template.published', data: {} }])).rejects.toThrow(
         /already complete/,
       );
       expect(await committer.webhooks.listOutboxDeliveries(hook.id)).toHaveLength(1);
@@ -373,7 +372,7 @@ describe.skipIf(postgresSkipReason !== undefined)('PostgreSQL', () => {
       // A reservation is not listed: nobody is told.
       await new Promise((resolve) => setTimeout(resolve, 150));
       expect(heardByA).toBe(0);
-      await b.versions.commitVersion('web-app', '1.0.0', await archiveFile('one'), manifest('web-app', '1.0.0'));
+      await b.versions.commitVersion('web-app', '1.0.0', await archiveFile('one'), templateManifest('web-app', '1.0.0'));
       await vi.waitFor(() => expect(heardByA).toBe(1), { timeout: 5000, interval: 10 });
       await b.versions.updateLifecycle('web-app', '1.0.0', { stability: 'deprecated', deprecationMessage: 'use 2' });
       await vi.waitFor(() => expect(heardByA).toBe(2), { timeout: 5000, interval: 10 });
@@ -402,7 +401,7 @@ describe.skipIf(postgresSkipReason !== undefined)('PostgreSQL', () => {
       await vi.waitFor(() => expect(heard).toBe(1), { timeout: 5000, interval: 10 });
       const { record } = await b.tokens.createToken({ role: 'admin' });
       await b.versions.reserveVersion(newVersion('1.0.0', 'one'), record);
-      await b.versions.commitVersion('web-app', '1.0.0', await archiveFile('one'), manifest('web-app', '1.0.0'));
+      await b.versions.commitVersion('web-app', '1.0.0', await archiveFile('one'), templateManifest('web-app', '1.0.0'));
       await vi.waitFor(() => expect(heard).toBe(2), { timeout: 5000, interval: 10 });
     });
 
@@ -458,7 +457,7 @@ describe.skipIf(postgresSkipReason !== undefined)('PostgreSQL', () => {
       const again = await Promise.all([live.versions.reserveVersion(newVersion('1.0.0', 'the bytes'), record), live.versions.reserveVersion(newVersion('1.0.0', 'the bytes'), record)]);
       expect(again.filter((r) => r.reserved)).toHaveLength(1);
       expect(await live.versions.getVersion('web-app', '1.0.0')).toMatchObject({ state: 'pending' });
-      const stored = await live.versions.commitVersion('web-app', '1.0.0', await archiveFile('the bytes'), manifest('web-app', '1.0.0'));
+      const stored = await live.versions.commitVersion('web-app', '1.0.0', await archiveFile('the bytes'), templateManifest('web-app', '1.0.0'));
       expect(stored).toMatchObject({ state: 'complete', sha256: sha256('the bytes') });
       expect(await text((await live.versions.openArchive('web-app', '1.0.0'))!.stream)).toBe('the bytes');
     });
@@ -474,10 +473,10 @@ describe.skipIf(postgresSkipReason !== undefined)('PostgreSQL', () => {
       expect(await terminate(url, 'SELECT pg_advisory_lock(hashtextextended%')).toBe(1);
       await vi.waitFor(async () => expect(await second.versions.getVersion('web-app', '1.0.0')).toBeUndefined(), { timeout: 5000, interval: 20 });
       expect(await second.versions.reserveVersion(newVersion('1.0.0', 'same'), record)).toEqual({ reserved: true });
-      await expect(first.versions.commitVersion('web-app', '1.0.0', await archiveFile('same'), manifest('web-app', '1.0.0'))).rejects.toThrow(/taken over/);
+      await expect(first.versions.commitVersion('web-app', '1.0.0', await archiveFile('same'), templateManifest('web-app', '1.0.0'))).rejects.toThrow(/taken over/);
       await first.versions.abortVersion('web-app', '1.0.0');
       expect(await second.versions.getVersion('web-app', '1.0.0')).toMatchObject({ state: 'pending' });
-      await second.versions.commitVersion('web-app', '1.0.0', await archiveFile('same'), manifest('web-app', '1.0.0'));
+      await second.versions.commitVersion('web-app', '1.0.0', await archiveFile('same'), templateManifest('web-app', '1.0.0'));
       expect(await first.versions.getVersion('web-app', '1.0.0')).toMatchObject({ state: 'complete' });
       // The first instance reserves again (its presence retaken on a new connection).
       expect(await first.versions.reserveVersion(newVersion('2.0.0', 'next'), record)).toEqual({ reserved: true });

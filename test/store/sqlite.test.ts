@@ -6,12 +6,12 @@ import { buffer } from 'node:stream/consumers';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { TemplateManifest } from '../../src/core/index.js';
 import { openSqliteStorage, S3BlobStore, SCHEMA_VERSION, StoreVersionError, tokenState, type BlobStore, type SqliteStorage, type TokenRecord } from '../../src/store/index.js';
 import { asKilledProcess } from '../helpers/temp-names.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
 import { AGGREGATE_TABLES, expectAggregatesOfEvents, expectMigratedAttemptIds, recordHistory, storageContract } from './storage-contract.js';
+import { templateManifest } from '../helpers/builders.js';
 
 const BUCKET = 'sqlite-blobs';
 let s3: FakeS3 | undefined;
@@ -35,10 +35,6 @@ function bucketBlobs(): S3BlobStore {
 storageContract('embedded SQLite + files', async () => openSqliteStorage(await tempDir('tr-store-')));
 storageContract('embedded SQLite + S3 blobs', async () => openSqliteStorage(await tempDir('tr-store-s3-'), { blobs: bucketBlobs() }));
 
-function manifestOf(name: string, version: string): TemplateManifest {
-  return { name, version, description: `The ${name} template for tests`, category: 'backend' };
-}
-
 const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
 const modeOf = async (file: string): Promise<number> => (await stat(file)).mode & 0o777;
 
@@ -47,7 +43,7 @@ async function publish(storage: SqliteStorage, token: TokenRecord, name: string,
   expect(await reserve(storage, token, name, version, content)).toEqual({ reserved: true });
   const temp = storage.versions.uploadTempPath('.tgz');
   await writeFile(temp, content);
-  await storage.versions.commitVersion(name, version, temp, manifestOf(name, version));
+  await storage.versions.commitVersion(name, version, temp, templateManifest(name, version));
 }
 
 function reserve(storage: SqliteStorage, token: TokenRecord, name: string, version: string, content: string): ReturnType<SqliteStorage['versions']['reserveVersion']> {
@@ -96,7 +92,7 @@ describe('the bytes of the embedded store', () => {
     const upload = storage.versions.uploadTempPath('.tgz');
     await writeFile(upload, 'the archive of web-app@1.0.0', { mode: 0o644 });
     const uploaded = (await stat(upload)).ino;
-    await storage.versions.commitVersion('web-app', '1.0.0', upload, manifestOf('web-app', '1.0.0'));
+    await storage.versions.commitVersion('web-app', '1.0.0', upload, templateManifest('web-app', '1.0.0'));
     // Moved in, not copied: an archive is never written twice on the store's disk.
     expect((await stat(path.join(dir, 'archives', 'web-app', '1.0.0.tgz'))).ino).toBe(uploaded);
     const fileId = await stage(storage, 'staged bytes');
@@ -119,14 +115,14 @@ describe('the bytes of the embedded store', () => {
       tmp: 0o700,
     });
     expect(await readFile(path.join(dir, 'archives', 'web-app', '1.0.0.tgz'), 'utf8')).toBe('the archive of web-app@1.0.0');
-    expect(await readFile(path.join(dir, 'manifests', 'web-app', '1.0.0.json'), 'utf8')).toBe(`${JSON.stringify(manifestOf('web-app', '1.0.0'), null, 2)}\n`);
+    expect(await readFile(path.join(dir, 'manifests', 'web-app', '1.0.0.json'), 'utf8')).toBe(`${JSON.stringify(templateManifest('web-app', '1.0.0'), null, 2)}\n`);
     expect(await readFile(path.join(dir, 'files', fileId), 'utf8')).toBe('staged bytes');
 
     const reopened = await openSqliteStorage(dir);
     await reopened.recover();
     expect(reopened.archivePath('web-app', '1.0.0')).toBe(path.join(dir, 'archives', 'web-app', '1.0.0.tgz'));
     expect(await archiveText(reopened, 'web-app', '1.0.0')).toBe('the archive of web-app@1.0.0');
-    expect(await reopened.versions.readManifest('web-app', '1.0.0')).toEqual(manifestOf('web-app', '1.0.0'));
+    expect(await reopened.versions.readManifest('web-app', '1.0.0')).toEqual(templateManifest('web-app', '1.0.0'));
     expect(await stagedText(reopened, fileId)).toBe('staged bytes');
     await reopened.close();
   });
@@ -142,7 +138,7 @@ describe('the bytes of the embedded store', () => {
     await mkdir(path.join(dir, 'archives', 'old-app'), { recursive: true, mode: 0o700 });
     await writeFile(path.join(dir, 'archives', 'old-app', '2.0.0.tgz'), content, { mode: 0o600 });
     await mkdir(path.join(dir, 'manifests', 'old-app'), { recursive: true, mode: 0o700 });
-    await writeFile(path.join(dir, 'manifests', 'old-app', '2.0.0.json'), `${JSON.stringify(manifestOf('old-app', '2.0.0'), null, 2)}\n`, { mode: 0o600 });
+    await writeFile(path.join(dir, 'manifests', 'old-app', '2.0.0.json'), `${JSON.stringify(templateManifest('old-app', '2.0.0'), null, 2)}\n`, { mode: 0o600 });
     await mkdir(path.join(dir, 'files'), { mode: 0o700 });
     await writeFile(path.join(dir, 'files', file.id), 'old staged bytes', { mode: 0o600 });
     const orphan = randomUUID();
@@ -155,8 +151,8 @@ describe('the bytes of the embedded store', () => {
     const storage = await openSqliteStorage(dir);
     await storage.recover();
     expect(await archiveText(storage, 'old-app', '2.0.0')).toBe(content);
-    expect(await storage.versions.readManifest('old-app', '2.0.0')).toEqual(manifestOf('old-app', '2.0.0'));
-    expect((await storage.versions.listPublished()).map((v) => 'manifest' in v && v.manifest)).toEqual([manifestOf('old-app', '2.0.0')]);
+    expect(await storage.versions.readManifest('old-app', '2.0.0')).toEqual(templateManifest('old-app', '2.0.0'));
+    expect((await storage.versions.listPublished()).map((v) => 'manifest' in v && v.manifest)).toEqual([templateManifest('old-app', '2.0.0')]);
     expect(await stagedText(storage, file.id)).toBe('old staged bytes');
     expect(await readdir(path.join(dir, 'files'))).toEqual([file.id]);
     await storage.close();
@@ -180,7 +176,7 @@ describe('the bytes of the embedded store', () => {
     await reserve(storage, record, 'web-app', '1.0.0', 'bytes');
     const temp = storage.versions.uploadTempPath('.tgz');
     await writeFile(temp, 'bytes');
-    await expect(storage.versions.commitVersion('web-app', '1.0.0', temp, manifestOf('web-app', '1.0.0'))).rejects.toThrow(/unreachable/);
+    await expect(storage.versions.commitVersion('web-app', '1.0.0', temp, templateManifest('web-app', '1.0.0'))).rejects.toThrow(/unreachable/);
     expect(await storage.versions.getVersion('web-app', '1.0.0')).toMatchObject({ state: 'pending' });
     expect(await storage.versions.listVersions()).toEqual([]);
     expect(await keysOf(inner)).toEqual(['manifests/web-app/1.0.0.json']);
@@ -208,7 +204,7 @@ describe('the embedded store with its bytes in a bucket', () => {
     const reopened = await openSqliteStorage(dir, { blobs });
     await reopened.recover();
     expect(await archiveText(reopened, 'web-app', '1.0.0')).toBe('in the bucket');
-    expect(await reopened.versions.readManifest('web-app', '1.0.0')).toEqual(manifestOf('web-app', '1.0.0'));
+    expect(await reopened.versions.readManifest('web-app', '1.0.0')).toEqual(templateManifest('web-app', '1.0.0'));
     expect(await stagedText(reopened, fileId)).toBe('staged in the bucket');
     await reopened.close();
   });
@@ -222,9 +218,9 @@ describe('the embedded store with its bytes in a bucket', () => {
     const cases = { complete: 'all stored', garbled: 'reserved bytes', 'no-manifest': 'no manifest', nothing: 'nothing stored' };
     for (const [name, content] of Object.entries(cases)) expect(await reserve(storage, record, name, '1.0.0', content)).toEqual({ reserved: true });
     await blobs.putBytes('archives/complete/1.0.0.tgz', cases.complete);
-    await blobs.putBytes('manifests/complete/1.0.0.json', JSON.stringify(manifestOf('complete', '1.0.0')));
+    await blobs.putBytes('manifests/complete/1.0.0.json', JSON.stringify(templateManifest('complete', '1.0.0')));
     await blobs.putBytes('archives/garbled/1.0.0.tgz', 'other bytes');
-    await blobs.putBytes('manifests/garbled/1.0.0.json', JSON.stringify(manifestOf('garbled', '1.0.0')));
+    await blobs.putBytes('manifests/garbled/1.0.0.json', JSON.stringify(templateManifest('garbled', '1.0.0')));
     await blobs.putBytes('archives/no-manifest/1.0.0.tgz', cases['no-manifest']);
     // Staged bytes whose row is gone (deleted while the crash kept its bytes), beside a live file.
     const kept = await stage(storage, 'a live staged file');
@@ -237,7 +233,7 @@ describe('the embedded store with its bytes in a bucket', () => {
     await reopened.recover();
     expect((await reopened.versions.listVersions()).map((v) => `${v.name}@${v.version}`)).toEqual(['complete@1.0.0']);
     for (const name of ['garbled', 'no-manifest', 'nothing']) expect(await reopened.versions.getVersion(name, '1.0.0')).toBeUndefined();
-    expect((await reopened.versions.listPublished()).map((v) => 'manifest' in v && v.manifest)).toEqual([manifestOf('complete', '1.0.0')]);
+    expect((await reopened.versions.listPublished()).map((v) => 'manifest' in v && v.manifest)).toEqual([templateManifest('complete', '1.0.0')]);
     expect(await archiveText(reopened, 'complete', '1.0.0')).toBe(cases.complete);
     expect(await keysOf(blobs)).toEqual(['archives/complete/1.0.0.tgz', `files/${kept}`, 'manifests/complete/1.0.0.json']);
     expect(await readdir(path.join(dir, 'tmp'))).toEqual([]);

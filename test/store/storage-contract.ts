@@ -8,7 +8,6 @@ import { text } from 'node:stream/consumers';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type { TemplateManifest } from '../../src/core/index.js';
 import { LAST_USED_PRECISION_MS, tokenState, type OutboxState, type RegistryStorage, type TokenRecord, type WebhookStore } from '../../src/store/index.js';
 import { MAX_TRUSTED_PUBLISHERS, type AttemptOutcome, type NewTrustedPublisher, type PublisherRun, type StoredEvent } from '../../src/store/types.js';
 import type { AnalyticsRecord } from '../../src/core/schema-types.js';
@@ -16,10 +15,7 @@ import { analyticsRecords, recordWindow } from '../../src/registry/analytics.js'
 import { tempDir } from '../helpers/fixtures.js';
 import { history, HISTORY_NOW, historyRegistry } from '../registry/analytics-events.js';
 import * as oracle from '../registry/analytics-oracle.js';
-
-function manifest(name: string, version: string): TemplateManifest {
-  return { name, version, description: `The ${name} template for tests`, category: 'backend' };
-}
+import { templateManifest } from '../helpers/builders.js';
 
 /**
  * What a store migrated from before attempt ids shows of 12 old attempts of `wh_old` (statuses 200
@@ -88,7 +84,7 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         token,
       );
       expect(reservation).toEqual({ reserved: true });
-      await storage.versions.commitVersion(name, version, file, manifest(name, version));
+      await storage.versions.commitVersion(name, version, file, templateManifest(name, version));
     }
 
     describe('tokens', () => {
@@ -316,7 +312,7 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         );
         expect(pending).toEqual({ reserved: true });
         expect((await storage.versions.listVersions()).map((v) => `${v.name}@${v.version}:${v.state}`)).toEqual(['web-app@1.0.0:complete']);
-        expect(await storage.versions.readManifest('web-app', '1.0.0')).toEqual(manifest('web-app', '1.0.0'));
+        expect(await storage.versions.readManifest('web-app', '1.0.0')).toEqual(templateManifest('web-app', '1.0.0'));
         const archive = await storage.versions.openArchive('web-app', '1.0.0');
         expect(archive?.size).toBe('archive bytes'.length);
         expect(await text(archive!.stream)).toBe('archive bytes');
@@ -334,8 +330,8 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
           await storage.versions.reserveVersion({ name: 'signed', version, integrity: 'sha512-x', sha256: 'd'.repeat(64), size: 5, owner: record.owner, attestation }, record);
           if (version === '1.0.0') {
             // A version reserved with provenance is never completed without its bundle.
-            await expect(storage.versions.commitVersion('signed', version, file, manifest('signed', version))).rejects.toThrow(/with its bundle/);
-            await storage.versions.commitVersion('signed', version, file, manifest('signed', version), [], bundle);
+            await expect(storage.versions.commitVersion('signed', version, file, templateManifest('signed', version))).rejects.toThrow(/with its bundle/);
+            await storage.versions.commitVersion('signed', version, file, templateManifest('signed', version), [], bundle);
           } else {
             await storage.versions.abortVersion('signed', version);
           }
@@ -404,9 +400,36 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(undone?.version.deprecationMessage).toBeUndefined();
         expect(undone?.version.yankedAt).toBe('2026-02-01T00:00:00.000Z');
 
-        expect(await storage.versions.readManifest('web-app', '1.0.0')).toEqual(manifest('web-app', '1.0.0'));
+        expect(await storage.versions.readManifest('web-app', '1.0.0')).toEqual(templateManifest('web-app', '1.0.0'));
         expect(await text((await storage.versions.openArchive('web-app', '1.0.0'))!.stream)).toBe('the bytes');
         expect((await storage.versions.getVersion('web-app', '1.0.0'))?.state).toBe('complete');
+      });
+
+      it('purges a complete version for good: row, archive, manifest and bundle gone, its name and version refused from then on, a second purge the same', async () => {
+        const storage = await fresh();
+        const { record } = await storage.tokens.createToken({ role: 'admin' });
+        await publish(storage, record, 'web-app', '1.0.0', 'kept bytes');
+        await publish(storage, record, 'web-app', '1.1.0', 'leaked bytes');
+        await storage.versions.reserveVersion({ name: 'web-app', version: '2.0.0', integrity: 'sha512-p', sha256: 'f'.repeat(64), size: 1, owner: record.owner }, record);
+        const at = new Date('2026-04-01T10:00:00.000Z');
+        // Nothing to purge: an unknown version, a pending one.
+        expect(await storage.versions.purgeVersion('web-app', '9.9.9', at)).toBeUndefined();
+        expect(await storage.versions.purgeVersion('web-app', '2.0.0', at)).toBeUndefined();
+        expect(await storage.versions.purgedAt('web-app', '1.1.0')).toBeUndefined();
+
+        const purged = await storage.versions.purgeVersion('web-app', '1.1.0', at);
+        expect(purged).toEqual({ purgedAt: at.toISOString(), version: expect.objectContaining({ name: 'web-app', version: '1.1.0', state: 'complete' }) });
+        expect(await storage.versions.getVersion('web-app', '1.1.0')).toBeUndefined();
+        expect(await storage.versions.openArchive('web-app', '1.1.0')).toBeUndefined();
+        await expect(storage.versions.readManifest('web-app', '1.1.0')).rejects.toMatchObject({ code: 'ENOENT' });
+        expect((await storage.versions.listPublished()).map((v) => v.version).sort()).toEqual(['1.0.0']);
+        expect(await storage.versions.purgedAt('web-app', '1.1.0')).toBe(at.toISOString());
+        const again = await storage.versions.reserveVersion({ name: 'web-app', version: '1.1.0', integrity: 'sha512-q', sha256: 'a'.repeat(64), size: 1, owner: record.owner }, record);
+        expect(again).toEqual({ reserved: false, purged: at.toISOString() });
+        expect(await storage.versions.purgeVersion('web-app', '1.1.0', new Date('2026-05-01T00:00:00.000Z'))).toEqual({ purgedAt: at.toISOString() });
+        // The other versions are whole; the name stays owned.
+        expect(await text((await storage.versions.openArchive('web-app', '1.0.0'))!.stream)).toBe('kept bytes');
+        expect(await storage.tokens.ownerOf('web-app')).toBe(record.owner);
       });
     });
 
@@ -678,14 +701,14 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         await writeFile(file, 'bytes');
         await storage.versions.reserveVersion({ name: 'web-app', version: '1.0.0', integrity: 'sha512-x', sha256: 'a'.repeat(64), size: 5, owner: record.owner }, record);
         const event = { event: 'template.published', data: { id: 'web-app', version: '1.0.0' }, timestamp: '2026-01-01T00:00:00.000Z' };
-        await storage.versions.commitVersion('web-app', '1.0.0', file, manifest('web-app', '1.0.0'), [event]);
+        await storage.versions.commitVersion('web-app', '1.0.0', file, templateManifest('web-app', '1.0.0'), [event]);
         expect((await storage.versions.getVersion('web-app', '1.0.0'))?.state).toBe('complete');
         expect(await storage.webhooks.listOutboxDeliveries(hook.id)).toMatchObject([{ event: 'template.published', state: 'pending', body: JSON.stringify({ event: event.event, timestamp: event.timestamp, data: event.data }) }]);
 
         // Not reserved (so not pending): nothing is committed, nothing is told.
         const again = path.join(await tempDir(), 'upload.tgz');
         await writeFile(again, 'bytes');
-        await storage.versions.commitVersion('web-app', '1.0.0', again, manifest('web-app', '1.0.0'), [event]).catch(() => undefined);
+        await storage.versions.commitVersion('web-app', '1.0.0', again, templateManifest('web-app', '1.0.0'), [event]).catch(() => undefined);
         expect(await storage.webhooks.listOutboxDeliveries(hook.id)).toHaveLength(1);
       });
     });
@@ -876,6 +899,65 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect((await files.getFile(claimed.id))?.state).toBe('claimed');
         expect(await files.sweepFiles(new Date(now.getTime() + 120_000))).toBe(1);
         expect(await files.getFile(kept.id)).toBeUndefined();
+      });
+    });
+
+    describe('purge outbox', () => {
+      const urls = ['https://cdn.example/templates/api.json', 'https://cdn.example/index.json', 'https://cdn.example/index.json'];
+
+      it('writes one pending job per target, due at once, its URLs sorted once each', async () => {
+        const { purges } = await fresh();
+        const now = new Date('2026-05-01T10:00:00.000Z');
+        const jobs = await purges.enqueuePurges(['cloudfront:E1', 'http://127.0.0.1:6081'], urls, now);
+        expect(jobs.map((j) => j.target)).toEqual(['cloudfront:E1', 'http://127.0.0.1:6081']);
+        const expected = { urls: ['https://cdn.example/index.json', 'https://cdn.example/templates/api.json'], state: 'pending', attempts: 0, nextAttemptAt: now.toISOString(), createdAt: now.toISOString(), lastError: null };
+        for (const job of jobs) expect(job).toMatchObject(expected);
+        expect(await purges.countPendingPurges()).toBe(2);
+        expect(await purges.nextPurgeDueAt(['cloudfront:E1'])).toEqual(now);
+        expect(await purges.listPurges()).toEqual([...jobs].reverse());
+        expect(await purges.enqueuePurges(['cloudfront:E1'], [], now)).toEqual([]);
+      });
+
+      it('gives a due job to one claim at a time (leased), of the targets asked for only', async () => {
+        const { purges } = await fresh();
+        const now = new Date('2026-05-01T10:00:00.000Z');
+        const [mine] = await purges.enqueuePurges(['cloudflare:z1'], urls, now);
+        await purges.enqueuePurges(['fastly:other'], urls, new Date(now.getTime() + 1));
+        const claimed = await purges.claimDuePurges(['cloudflare:z1'], now, 10, 60_000);
+        expect(claimed.map((j) => j.id)).toEqual([mine?.id]);
+        expect(await purges.claimDuePurges(['cloudflare:z1'], now, 10, 60_000)).toEqual([]);
+        // The lease ends: the job is due again (a process died during its attempt).
+        expect((await purges.claimDuePurges(['cloudflare:z1'], new Date(now.getTime() + 60_000), 10, 60_000)).map((j) => j.id)).toEqual([mine?.id]);
+        expect(await purges.nextPurgeDueAt([])).toBeUndefined();
+        expect(await purges.claimDuePurges([], now, 10, 1000)).toEqual([]);
+      });
+
+      it('keeps a failed attempt pending until its next attempt, and a finished job finished', async () => {
+        const { purges } = await fresh();
+        const now = new Date('2026-05-01T10:00:00.000Z');
+        const [job] = await purges.enqueuePurges(['cloudflare:z1'], urls, now);
+        const id = job?.id ?? '';
+        await purges.claimDuePurges(['cloudflare:z1'], now, 10, 60_000);
+        const retryAt = new Date(now.getTime() + 10_000);
+        await purges.updatePurge(id, { state: 'pending', attempts: 1, nextAttemptAt: retryAt, error: 'HTTP 503' }, now);
+        expect((await purges.listPurges())[0]).toMatchObject({ state: 'pending', attempts: 1, nextAttemptAt: retryAt.toISOString(), lastError: 'HTTP 503' });
+        expect(await purges.claimDuePurges(['cloudflare:z1'], now, 10, 60_000)).toEqual([]);
+        expect(await purges.claimDuePurges(['cloudflare:z1'], retryAt, 10, 60_000)).toHaveLength(1);
+        await purges.updatePurge(id, { state: 'done', attempts: 2, error: null }, retryAt);
+        // A late attempt of another process never reopens a finished job.
+        await purges.updatePurge(id, { state: 'pending', attempts: 3, nextAttemptAt: retryAt, error: 'late' }, retryAt);
+        expect((await purges.listPurges())[0]).toMatchObject({ state: 'done', attempts: 2, lastError: null });
+        expect(await purges.countPendingPurges()).toBe(0);
+      });
+
+      it('prunes finished jobs beyond the most recent ones, never a pending one', async () => {
+        const { purges } = await fresh();
+        const now = new Date('2026-05-01T10:00:00.000Z');
+        const jobs = [];
+        for (let n = 0; n < 4; n++) jobs.push(...(await purges.enqueuePurges(['http://cache'], [`https://cdn.example/${n}`], new Date(now.getTime() + n))));
+        for (const job of jobs.slice(0, 3)) await purges.updatePurge(job.id, { state: 'done', attempts: 1, error: null }, now);
+        await purges.prunePurges(1);
+        expect((await purges.listPurges()).map((j) => j.id)).toEqual([jobs[3]?.id, jobs[2]?.id]);
       });
     });
   });

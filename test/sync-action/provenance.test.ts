@@ -22,7 +22,7 @@ import { signProvenance, startFakeSigstore } from '../helpers/fake-sigstore.js';
 import { isolateConsumerEnvironment, tempDir } from '../helpers/fixtures.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
 import { APP_V1, TEMPLATE, templateVersion } from '../project/versions.js';
-import { startFakePulls } from './fake-pulls.js';
+import { startFakeGitHub } from '../helpers/fake-github.js';
 
 isolateConsumerEnvironment({ unset: ['TEMPLATE_REGISTRY_URL', 'TEMPLATE_REGISTRY_PROVENANCE', 'TEMPLATE_REGISTRY_PROVENANCE_REQUIRE', 'TEMPLATE_REGISTRY_SIGSTORE_TRUSTED_ROOT'] });
 
@@ -66,7 +66,7 @@ async function setup(laterBy: string) {
   git(workspace, 'commit', '--quiet', '-m', 'Generated shop');
   git(workspace, 'push', '--quiet', 'origin', 'main');
   await publish('1.1.0', laterBy, ['1.0.0']);
-  const github = await startFakePulls({ owner: 'acme', repo: 'shop', token: TOKEN, branchExists: (branch) => remoteRef(bare, `refs/heads/${branch}`) !== '' });
+  const github = await startFakeGitHub({ owner: 'acme', repo: 'shop', token: TOKEN, branchExists: (branch) => remoteRef(bare, `refs/heads/${branch}`) !== '' });
   closers.push(() => github.close());
   const api = octokitPullRequestApi(createGitHubClient({ token: TOKEN, baseUrl: github.url, retries: 0, throttle: { enabled: false }, log: () => undefined }), 'acme', 'shop');
   const warnings: string[] = [];

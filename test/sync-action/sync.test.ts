@@ -13,7 +13,7 @@ import { startRegistryServer, type TestServer } from '../helpers/registry-server
 import { buildFreshBundle, runBundledAction, type FreshBundle } from '../helpers/run-bundled-action.js';
 import { SECRET_ENV, secretFiles } from '../helpers/secret-template.js';
 import { APP_V1, publishVersions, stepFile, TEMPLATE, type VersionSpec } from '../project/versions.js';
-import { startFakePulls, type FakePulls } from './fake-pulls.js';
+import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 
 isolateConsumerEnvironment({ unset: ['TEMPLATE_REGISTRY_URL'] });
 
@@ -47,7 +47,7 @@ function remoteRef(bare: string, ref: string): string {
 
 interface Setup {
   server: TestServer;
-  github: FakePulls;
+  github: FakeGitHub;
   bare: string;
   workspace: string;
   project: string;
@@ -82,7 +82,7 @@ async function setup(first: VersionSpec[], later: VersionSpec[], edit?: (project
   git(workspace, 'push', '--quiet', 'origin', 'main');
   await publishVersions(server, later);
 
-  const github = await startFakePulls({ owner: OWNER, repo: REPO, token: TOKEN, branchExists: (branch) => remoteRef(bare, `refs/heads/${branch}`) !== '' });
+  const github = await startFakeGitHub({ owner: OWNER, repo: REPO, token: TOKEN, branchExists: (branch) => remoteRef(bare, `refs/heads/${branch}`) !== '' });
   closers.push(() => github.close());
   // The real Octokit implementation, without the write spacing of plugin-throttling (1 s per write).
   const api = octokitPullRequestApi(createGitHubClient({ token: TOKEN, baseUrl: github.url, retries: 0, throttle: { enabled: false }, log: () => undefined }), OWNER, REPO);

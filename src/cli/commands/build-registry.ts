@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 
 import { createGitHubClient } from '../../github/client.js';
 import { buildRegistry, failedTemplateMessage } from '../../registry/build.js';
+import { FolderOutput } from '../../registry/folder-output.js';
+import { purgeAfterBuild, type PurgeAfterBuildResult, type PurgeTarget } from '../../registry/purge/index.js';
 import { RegistryBuildError } from '../../registry/document.js';
 import { GithubSourceConfigError, githubReleasesSource, loadGithubSourceConfig, type GithubSourceConfig } from '../../registry/github-source.js';
 import type { RegistryOutput } from '../../registry/output.js';
@@ -10,10 +12,12 @@ import { createS3Client, parseOutputTarget, S3Output, S3UrlError, type OutputTar
 import type { SigningKey } from '../../registry/signing.js';
 import { SIGN_KEY_ENV, signingKeysFrom } from '../sign-key.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { errorMessage } from '../../core/errors.js';
 import { addBackendOptions, isHttpUrl, S3_ENDPOINT_OPTION, S3_PATH_STYLE_OPTION, type BackendFlags } from './backends.js';
+import { addPurgeOptions, cdnUrlFrom, purgeTargetsFrom, type PurgeFlags } from './purge-flags.js';
 
-interface BuildRegistryFlags extends BackendFlags {
+interface BuildRegistryFlags extends BackendFlags, PurgeFlags {
   out: string;
   githubConfig?: string;
   publicUrl?: string;
@@ -32,6 +36,8 @@ export interface BuildRegistryDependencies {
    * `--storage` name, opened as `serve` opens it). `storeDir` is `--store` ('' when only a database is named).
    */
   storeSource?: (storeDir: string, publicUrl: string | undefined, flags: BackendFlags) => Promise<StoreRegistrySource>;
+  /** Waits between purge retries (tests pass one that does not wait); default a timer. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -57,9 +63,12 @@ function checkOutput(flags: BuildRegistryFlags): OutputTarget {
   return target;
 }
 
-/** The build's output; `close()` releases the S3 client (its keep-alive sockets would hold the process open a while). */
-async function openOutput(target: OutputTarget, flags: BuildRegistryFlags): Promise<{ options: { outDir: string } | { output: RegistryOutput }; close: () => void }> {
-  if (target.kind === 'folder') return { options: { outDir: target.dir }, close: () => undefined };
+/** The build's output; `close()` releases it (an S3 client's keep-alive sockets would hold the process open a while). */
+async function openOutput(target: OutputTarget, flags: BuildRegistryFlags): Promise<{ options: { output: RegistryOutput }; close: () => void }> {
+  if (target.kind === 'folder') {
+    const output = new FolderOutput(target.dir);
+    return { options: { output }, close: () => void output.close() };
+  }
   const settings = { ...(flags.s3Endpoint !== undefined ? { endpoint: flags.s3Endpoint } : {}), ...(flags.s3ForcePathStyle ? { forcePathStyle: true } : {}) };
   const client = await createS3Client(settings).catch((error: unknown) => {
     throw error instanceof S3UrlError ? new UsageError(error.message) : error; // a bad $AWS_ENDPOINT_URL
@@ -87,7 +96,7 @@ export function registerBuildRegistry(
 ): void {
   const command = program
     .command('build-registry')
-    .description('build the static registry files (registry.json, per-template files, catalog page) from a store or GitHub releases')
+    .description(COMMAND_SUMMARIES['build-registry'].description)
     .requiredOption('--out <dir|s3-url>', 'folder to write the registry into, or an S3-compatible bucket: s3://bucket/prefix (credentials and region the AWS SDK way)');
   addBackendOptions(command, { store: "read the versions from the registry server's store in this folder (with --database: PostgreSQL's, its bytes in --storage)", s3: false })
     .option('--github-config <file>', `read the versions from the GitHub releases of the repositories in this JSON file (token: $${GITHUB_TOKEN_ENV})`)
@@ -96,7 +105,8 @@ export function registerBuildRegistry(
     .option('--sign-key <jwk>', `sign registry.json, index.json and each template file with this private JWK (Ed25519 or P-256, "kid" required), or JWK Set for a rotation: a file, or its JSON (env ${SIGN_KEY_ENV}); writes keys.json and a .jws beside each signed file`)
     .option('--s3-endpoint <url>', `${S3_ENDPOINT_OPTION} (for --out and --storage)`)
     .option('--s3-force-path-style', S3_PATH_STYLE_OPTION)
-    .option('--json', 'print the result as JSON')
+    .option('--json', 'print the result as JSON');
+  addPurgeOptions(command, { purge: 'REGISTRY_PURGE', cdnUrl: 'REGISTRY_CDN_URL' }, '--public-url; one of them is required with --purge')
     .action(async (flags: BuildRegistryFlags) => {
       const usage = (message: string): void => {
         io.stderr(`error: ${message}\n`);
@@ -113,9 +123,13 @@ export function registerBuildRegistry(
       }
 
       let target: OutputTarget;
+      let purgeTargets: PurgeTarget[];
+      let cdnUrl: string | undefined;
       let signing: SigningKey[] | undefined;
       try {
         target = checkOutput(flags);
+        purgeTargets = purgeTargetsFrom(flags, process.env.REGISTRY_PURGE);
+        if (purgeTargets.length > 0) cdnUrl = cdnUrlFrom(flags, process.env.REGISTRY_CDN_URL, flags.publicUrl, '--purge needs --cdn-url (or --public-url): the URL the CDN serves the registry at');
         signing = await signingKeysFrom(flags.signKey);
       } catch (error) {
         if (error instanceof UsageError) return usage(error.message);
@@ -163,6 +177,8 @@ export function registerBuildRegistry(
         const result = await buildRegistry(source, {
           ...output.options,
           allowEmpty: flags.allowEmpty ?? false,
+          // From a store the archives beside registry.json are the build's own: a purged version's go.
+          ...(fromStore ? { pruneArchives: true } : {}),
           ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
           ...(signing ? { signing } : {}),
         });
@@ -180,6 +196,29 @@ export function registerBuildRegistry(
           warnings.push(message);
           if (!flags.json) io.stderr(`warning: ${message}\n`);
         }
+        for (const message of result.notices ?? []) {
+          warnings.push(message);
+          if (!flags.json) io.stderr(`warning: ${message}\n`);
+          }
+        let purged: PurgeAfterBuildResult | undefined;
+        if (cdnUrl !== undefined) {
+          purged = await purgeAfterBuild({
+            output: output.options.output,
+            targets: purgeTargets,
+            publicUrl: cdnUrl,
+            written: result.written,
+            removed: result.removed,
+            ...(deps.sleep ? { sleep: deps.sleep } : {}),
+            onRetry: ({ target: purgeTarget, attempt, delayMs, error }) => {
+              if (!flags.json) io.stderr(`warning: purge attempt ${attempt} at ${purgeTarget} failed (${error}); retrying in ${Math.round(delayMs / 1000)} s\n`);
+            },
+          });
+          for (const failure of purged.failed) {
+            const message = `the purge of ${failure.urls} URL(s) at ${failure.target} failed (${failure.error}); the URLs are kept in ${output.options.output.location}/.template-registry-purge.json and the next build-registry --purge purges them first`;
+            warnings.push(message);
+            if (!flags.json) io.stderr(`warning: ${message}\n`);
+          }
+        }
         const entries = result.document.templates.length;
         if (flags.json) {
           io.stdout(
@@ -194,6 +233,7 @@ export function registerBuildRegistry(
                 files: result.files,
                 written: result.written,
                 removed: result.removed,
+                ...(purged ? { purged: purged.purged, purgeFailed: purged.failed } : {}),
                 ...(result.signing ? { signedBy: result.signing.kid, keys: result.signing.keys } : {}),
                 warnings,
               },
@@ -203,6 +243,7 @@ export function registerBuildRegistry(
           );
         } else {
           io.stdout(`registry.json: ${entries} entries (${result.changed ? 'changed' : 'unchanged'}), etag ${result.etag}${result.signing ? `, signed by key ${result.signing.kid}` : ''}\n`);
+          for (const done of purged?.purged ?? []) io.stdout(`purged ${done.urls} URL(s) at ${done.target}\n`);
         }
         setExit(EXIT.ok);
       } catch (error) {

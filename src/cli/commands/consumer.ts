@@ -15,6 +15,7 @@ import { promptForAnswers } from '../../template/prompts.js';
 import { DEFAULT_TASK_TIMEOUT_MS, TASK_INTERRUPTED, taskCommandLine, type PlannedTask, type TaskOutcome } from '../../template/tasks.js';
 import { isCiFrom, localNpmVersion, maxDocumentBytesFrom, parseTemplateSpec, registryKeysFrom, registryModeFrom, registryUrlsFrom, runtimeVersionFrom, taskTimeoutFrom, userCacheDir } from '../consumer-env.js';
 import { EXIT, oneOf, UsageError, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { paintStability, stderrStyle, stdoutStyle, type Style } from '../style.js';
 import { answerFlags, defaultNextSteps, reportTemplateError, templateNextSteps } from './generate.js';
 import { provenanceLine, provenanceOptions, provenancePolicyFor, type ProvenanceFlags } from './provenance.js';
@@ -349,7 +350,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
   registryOption(
     program
       .command('list')
-      .description('list the templates of the registry (newest stable version of each)')
+      .description(COMMAND_SUMMARIES.list.description)
       .option('--category <category>', `only this category: ${TEMPLATE_CATEGORIES.join(', ')}, or another the registry defines`)
       .addOption(new Option('--stability <stability>', 'only this stability').choices(STABILITY_ORDER))
       .option('--tag <tag>', 'only templates with this tag (repeatable: all must be present)', collect, [])
@@ -371,7 +372,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
     setExit(EXIT.ok);
   });
 
-  registryOption(program.command('search').description('search templates by name, description, tags, features and category').argument('<terms...>', 'search terms')).action(
+  registryOption(program.command('search').description(COMMAND_SUMMARIES.search.description).argument('<terms...>', 'search terms')).action(
     async (terms: string[], flags: RegistryFlags) => {
       const shown = latestPerTemplate(await clientFor(flags, io).search(terms.join(' ')));
       io.stdout(flags.json ? `${JSON.stringify(shown, null, 2)}\n` : table(shown, stdoutStyle(io)));
@@ -383,7 +384,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
     provenanceOptions(
       program
         .command('info')
-        .description('show a template: its entry, versions, declared dependencies, who built it and the questions it asks')
+        .description(COMMAND_SUMMARIES.info.description)
         .argument('<template>', 'id or id@version')
         .option('--no-questions', 'do not download the archive to read the questions (entry only)'),
       { acceptNewSigner: false },
@@ -444,7 +445,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
     provenanceOptions(
       program
         .command('create')
-        .description('create a project from a registry template')
+        .description(COMMAND_SUMMARIES.create.description)
         .argument('<template>', 'id or id@version')
         .argument('[dir]', 'folder to create the project in (default: the template id)')
         .option('--set <key=value>', 'answer a variable (repeatable)', collect, [])
@@ -518,7 +519,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
   registryOption(
     program
       .command('migrate')
-      .description("migrate the project in this folder (or --project) to a newer template version: its migration steps, then the version's own files as update merges them")
+      .description(COMMAND_SUMMARIES.migrate.description)
       .option('--to <version>', 'target version (default: the newest the registry selects)')
       .option('--project <dir>', 'project folder', '.')
       .option('--dry-run', 'show the plan and the diffs, change nothing')
@@ -553,7 +554,7 @@ export function registerConsumer(program: Command, io: CliIo, setExit: (code: nu
   registryOption(
     program
       .command('check-compat')
-      .description('check a template against an environment: methodology, node and npm versions, platform (exit 1 when incompatible)')
+      .description(COMMAND_SUMMARIES['check-compat'].description)
       .argument('<template>', 'id or id@version')
       .option('--methodology-version <version>', 'methodology version to check (MAJOR.MINOR.PATCH)')
       .option('--node-version <version>', 'node version to check (default: this one)', process.versions.node)

@@ -7,10 +7,11 @@ import type { Command } from 'commander';
 import { checkDatabaseUrl, describeDatabase, migratePostgres, POSTGRES_SCHEMA_VERSION, StorageLocationError } from '../../store/index.js';
 import { errorMessage } from '../../core/errors.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { DATABASE_OPTION, withoutPassword } from './backends.js';
 
 export function registerDb(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  const db = program.command('db').description('manage the PostgreSQL database of a scaled-out registry');
+  const db = program.command('db').description(COMMAND_SUMMARIES.db.description);
   db.command('migrate')
     .description(`create or migrate the database schema to this release's version (${POSTGRES_SCHEMA_VERSION}); servers also do at start`)
     .option('--database <url>', DATABASE_OPTION)

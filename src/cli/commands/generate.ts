@@ -7,6 +7,7 @@ import { AnswersFileError, givenAnswers } from '../../project/index.js';
 import { AnswersError, generateProject, loadTemplate, NextStepsError, renderNextSteps, TemplateLoadError, type GeneratedValues } from '../../template/index.js';
 import { promptForAnswers, PromptCancelledError } from '../../template/prompts.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 interface GenerateFlags {
   out?: string;
@@ -86,7 +87,7 @@ export function defaultNextSteps(outDir: string, template: { name: string; versi
 export function registerGenerate(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
     .command('generate')
-    .description('generate a project from a template folder')
+    .description(COMMAND_SUMMARIES.generate.description)
     .argument('[dir]', 'template folder', '.')
     .requiredOption('-o, --out <dir>', 'folder to generate the project into')
     .option('--set <key=value>', 'answer a variable (repeatable; arrays as a,b; nested keys as author.name)', collect, [])

@@ -14,6 +14,7 @@ import {
   type ScaffoldValues,
 } from '../../template/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 interface InitFlags {
   name?: string;
@@ -111,7 +112,7 @@ function nextSteps(dir: string, values: ScaffoldValues): string {
 export function registerInit(program: Command, io: CliIo, setExit: (code: number) => void, dependencies: InitDependencies = {}): void {
   program
     .command('init')
-    .description('create a new template folder that passes validate, lint and test, with a publish workflow')
+    .description(COMMAND_SUMMARIES.init.description)
     .argument('[dir]', 'folder to create the template in (created when missing)', '.')
     .option('--name <name>', 'template name (default: the folder name, when valid)')
     .option('--category <category>', `template category: ${TEMPLATE_CATEGORIES.join(', ')}`)

@@ -12,6 +12,7 @@ import { errorMessage } from '../../core/errors.js';
 import { registryBaseUrl } from '../../core/registry-url.js';
 import { isValidRange, isTemplateName, VERSION_PATTERN } from '../../core/versions.js';
 import { EXIT, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 const TOKEN_ENV = 'TEMPLATE_REGISTRY_TOKEN';
 const REGISTRY_ENV = 'TEMPLATE_REGISTRY_URL';
@@ -79,7 +80,7 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
 
   program
     .command('deprecate')
-    .description('mark versions of a template deprecated on a registry server (their archives stay as published)')
+    .description(COMMAND_SUMMARIES.deprecate.description)
     .argument('<target>', 'id@range: the template id and a semver range of its versions (e.g. web-app@<2.0.0, web-app@1.x); id alone: every version')
     .option('--message <text>', 'why, and what to use instead (shown by clients and the catalog)')
     .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
@@ -106,7 +107,7 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
 
   program
     .command('yank')
-    .description('yank a version on a registry server: still downloadable by its exact version, never chosen as the latest, never reusable')
+    .description(COMMAND_SUMMARIES.yank.description)
     .argument('<target>', 'id@version')
     .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
     .option('--token <token>', `API token of the template's owner or an admin (default: $${TOKEN_ENV})`)
@@ -124,7 +125,7 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
       });
     });
 
-  const owner = program.command('owner').description('manage the owners of a template name on a registry server (every owner publishes, deprecates and yanks it)');
+  const owner = program.command('owner').description(COMMAND_SUMMARIES.owner.description);
   const ownersPath = (id: string): string => `/templates/${encodeURIComponent(id)}/owners`;
   const printOwners = (data: unknown, flags: ServerFlags): void => {
     const { owners } = data as { owners: { owner: string; claimer: boolean }[] };

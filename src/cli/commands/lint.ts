@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 
 import { formatLintFinding, lintTemplate, type LintFinding, type LintResult } from '../../template/lint.js';
 import { EXIT, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { paintSeverity, stdoutStyle, type Style } from '../style.js';
 
 export function formatLintSummary(result: LintResult): string {
@@ -20,7 +21,7 @@ function paintedFinding(finding: LintFinding, paint: Style): string {
 export function registerLint(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
     .command('lint')
-    .description('check a template for mistakes its schemas cannot see: prompts, enums, defaults, regexes, expressions, change log, unused variables')
+    .description(COMMAND_SUMMARIES.lint.description)
     .argument('[dir]', 'template folder', '.')
     .option('--json', 'print the result object as JSON')
     .action(async (dir: string, options: { json?: boolean }) => {

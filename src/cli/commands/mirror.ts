@@ -14,6 +14,7 @@ import { FolderOutput } from '../../registry/folder-output.js';
 import { createS3Client, parseOutputTarget, S3Output, S3UrlError, type OutputTarget } from '../../registry/s3-output.js';
 import { registryKeysFrom } from '../consumer-env.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { isHttpUrl, S3_ENDPOINT_OPTION, S3_PATH_STYLE_OPTION } from './backends.js';
 
 interface MirrorFlags {
@@ -60,7 +61,7 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
 export function registerMirror(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
     .command('mirror')
-    .description('copy a registry (documents, archives, signatures) into a folder or a bucket, to serve it from any static host; run again to copy only what changed')
+    .description(COMMAND_SUMMARIES.mirror.description)
     .argument('<registry-url>', 'the registry to copy: its base URL or its registry.json URL')
     .requiredOption('--out <dir|s3-url>', 'folder to write the mirror into, or an S3-compatible bucket: s3://bucket/prefix (credentials and region the AWS SDK way)')
     .option('--registry-key <jwk-or-file>', "the source's public signing key (JWK or JWK Set, or a file holding it): its documents must be signed by it (default: the keys it publishes, and the ones the mirror kept from its last run)", collect, [])

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { VERSION_PATTERN, VERSION_RULE } from '../../core/versions.js';
 import { packTemplate, type LeftOutFile, type PackResult } from '../../pack/index.js';
 import { EXIT, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { errorMessage } from '../../core/errors.js';
 
 interface PackFlags {
@@ -42,7 +43,7 @@ export function leftOutLines(leftOut: readonly LeftOutFile[]): string {
 export function registerPack(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
     .command('pack')
-    .description('build the deterministic .tgz archive of a template folder, as publishing uploads it')
+    .description(COMMAND_SUMMARIES.pack.description)
     .argument('[dir]', 'template folder', '.')
     .option('--version <version>', 'version to stamp into the packed template.json (default: the manifest version)')
     .option('--out-dir <dir>', 'folder to write <name>-<version>.tgz into (default: the current folder, or the template folder\'s parent when run inside it)')

@@ -13,9 +13,11 @@ import { DEFAULT_GITHUB_API_URL } from '../../server/github-accounts.js';
 import { GITHUB_ACTIONS_ISSUER, trustedIssuers } from '../../server/oidc.js';
 import { tokenState, type TokenRecord, type TokenState } from '../../store/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { stderrStyle } from '../style.js';
 import { errorMessage } from '../../core/errors.js';
 import { addBackendOptions, DEFAULT_STORE, openStoreForCommand, type BackendFlags } from './backends.js';
+import { addPurgeOptions, cdnUrlFrom, purgeTargetsFrom, type PurgeFlags } from './purge-flags.js';
 import { SIGN_KEY_ENV, signingKeysFrom } from '../sign-key.js';
 
 export { DEFAULT_STORE, STORE_OPTION, openStoreForCommand, type CommandStorage } from './backends.js';
@@ -80,7 +82,7 @@ export interface LimitFlags {
   maxStagedBytes?: string;
 }
 
-interface ServeFlags extends BackendFlags, LimitFlags {
+interface ServeFlags extends BackendFlags, LimitFlags, PurgeFlags {
   host: string;
   port: string;
   publicUrl?: string;
@@ -136,7 +138,7 @@ export function serveLimits(flags: LimitFlags, env: NodeJS.ProcessEnv = process.
 }
 
 export function registerServe(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  const serve = program.command('serve').description('run the registry server on an embedded store, or on PostgreSQL (--database) and a bucket (--storage)');
+  const serve = program.command('serve').description(COMMAND_SUMMARIES.serve.description);
   addBackendOptions(serve, { store: `store folder: the embedded store, or with --database the built registry and upload temp files (env REGISTRY_STORE; default ${DEFAULT_STORE})` });
   serve
     .option('--host <host>', 'address to listen on', '127.0.0.1')
@@ -175,7 +177,8 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
     )
     .option('--github-api-url <url>', `the GitHub API asked for a repository owner's id when a trusted publisher is saved without one (env REGISTRY_GITHUB_API_URL; default ${DEFAULT_GITHUB_API_URL})`)
     .option('--require-changelog-entry', 'refuse (422) an upload whose change log has no section for its version; by default that is only a lint warning (env REGISTRY_REQUIRE_CHANGELOG_ENTRY=1)')
-    .option('--sign-key <jwk>', `sign the static copy of the registry in the bucket of --storage s3://... with this private JWK (or JWK Set), a file or its JSON (env ${SIGN_KEY_ENV}); see build-registry --sign-key`)
+    .option('--sign-key <jwk>', `sign the static copy of the registry in the bucket of --storage s3://... with this private JWK (or JWK Set), a file or its JSON (env ${SIGN_KEY_ENV}); see build-registry --sign-key`);
+  addPurgeOptions(serve, { purge: 'REGISTRY_PURGE', cdnUrl: 'REGISTRY_CDN_URL' }, "--public-url; with --storage s3://… the URL the CDN serves the bucket's public/ copy at, required")
     .action(async (flags: ServeFlags & { signKey?: string }) => {
       const env = process.env;
       const requireChangelogEntry = flags.requireChangelogEntry === true || booleanEnv('REGISTRY_REQUIRE_CHANGELOG_ENTRY', env.REGISTRY_REQUIRE_CHANGELOG_ENTRY);
@@ -188,6 +191,12 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       const oidcIssuers = parseOidcIssuers(flags.oidcIssuer, env.REGISTRY_OIDC_ISSUERS);
       const githubApiUrl = flags.githubApiUrl ?? env.REGISTRY_GITHUB_API_URL;
       if (githubApiUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(githubApiUrl)) throw new UsageError(`--github-api-url must be an http(s) URL (got ${JSON.stringify(githubApiUrl)})`);
+      const purgeTargets = purgeTargetsFrom(flags, env.REGISTRY_PURGE, env);
+      const bucket = /^s3:\/\//i.test(flags.storage ?? env.REGISTRY_STORAGE ?? '');
+      const cdnUrl =
+        purgeTargets.length === 0
+          ? undefined
+          : cdnUrlFrom(flags, env.REGISTRY_CDN_URL, bucket ? undefined : publicUrl, "--purge with --storage s3://… needs --cdn-url: the URL the CDN serves the bucket's public/ copy at");
       const eventRetentionDays = positiveInteger('--event-retention-days', flags.eventRetentionDays ?? env.REGISTRY_EVENT_RETENTION_DAYS, DEFAULT_EVENT_RETENTION_DAYS, 0);
       if (eventRetentionDays > MAX_EXPIRY_DAYS) throw new UsageError(`--event-retention-days must be at most ${MAX_EXPIRY_DAYS} (got ${eventRetentionDays}); 0 keeps every event`);
       const sigstoreTrustedRoot = await checkSigstoreTrustedRoot(flags.sigstoreTrustedRoot ?? env.REGISTRY_SIGSTORE_TRUSTED_ROOT);
@@ -214,6 +223,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
           ...(githubApiUrl === undefined ? {} : { githubApiUrl }),
           ...(sigstoreTrustedRoot === undefined ? {} : { sigstoreTrustedRoot }),
           ...(env.REGISTRY_ADMIN_TOKEN ? { adminToken: env.REGISTRY_ADMIN_TOKEN } : {}),
+          ...(cdnUrl !== undefined ? { purge: { targets: purgeTargets, publicUrl: cdnUrl } } : {}),
           ...(signing ? { signing } : {}),
         });
       } catch (error) {
@@ -233,6 +243,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
       if (description.backend === 'postgres' || description.storage !== description.dir) io.stdout(`  storage:       ${description.storage}\n`);
       io.stdout(`  registry.json: ${publicUrl}/registry.json   (file: ${path.join(server.store.publicDir, 'registry.json')})\n`);
       if (server.store.staticOutput) io.stdout(`  static copy:   ${server.store.staticOutput.location}   (self-contained, for a CDN${signing ? `, signed with ${signing.map((key) => key.kid).join(', ')}` : ''})\n`);
+      if (cdnUrl !== undefined) io.stdout(`  CDN purges:    ${purgeTargets.map((target) => target.spec).join(', ')}   (URLs under ${cdnUrl})\n`);
       io.stdout(`  catalog:       ${publicUrl}/index.html\n`);
       const stop = (): void => {
         void server.app.close().then(() => process.exit(0));
@@ -306,7 +317,7 @@ export function formatTokenTable(views: readonly TokenView[]): string {
 }
 
 export function registerToken(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  const token = program.command('token').description('manage publish tokens of a store');
+  const token = program.command('token').description(COMMAND_SUMMARIES.token.description);
   addBackendOptions(
     token
       .command('create')

@@ -25,6 +25,7 @@ import {
   type StoreDumper,
 } from '../../store/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { isHttpUrl, S3_ENDPOINT_OPTION, S3_PATH_STYLE_OPTION, withoutPassword } from './backends.js';
 
 interface CopyFlags {
@@ -123,7 +124,7 @@ function summaryText(summary: CopySummary): string {
 }
 
 export function registerStore(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  const store = program.command('store').description('work on a whole store: copy it to another backend');
+  const store = program.command('store').description(COMMAND_SUMMARIES.store.description);
   store
     .command('copy')
     .description('copy everything of a store (tokens as their hashes, versions, archives verified, events, webhooks, accounts) into an empty one')

@@ -4,6 +4,7 @@ import { PackError, selectPackFiles } from '../../pack/index.js';
 import { text } from '../../template/filters.js';
 import { loadTemplate, testTemplate, type AnswerSetReport, type TestTemplateReport } from '../../template/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { style, stdoutStyle, type Style } from '../style.js';
 import { reportTemplateError } from './generate.js';
 
@@ -42,7 +43,7 @@ export function formatTestReport(report: TestTemplateReport, paint: Style = styl
 export function registerTest(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
     .command('test')
-    .description('test-generate a template for a matrix of answer sets and check the results')
+    .description(COMMAND_SUMMARIES.test.description)
     .argument('[dir]', 'template folder', '.')
     .option('--run <command>', 'shell command to run inside each generated project')
     .option('--timeout <seconds>', 'time limit of the command per answer set')

@@ -13,6 +13,7 @@ import { isTemplateName } from '../../core/versions.js';
 import { GITHUB_ACTIONS_ISSUER } from '../../server/oidc.js';
 import { REF_PATTERN, REPOSITORY_PATTERN, WORKFLOW_PATTERN } from '../../server/trusted-publishing.js';
 import { EXIT, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { serverOf, type ServerFlags } from './lifecycle.js';
 
 const TOKEN_ENV = 'TEMPLATE_REGISTRY_TOKEN';
@@ -109,7 +110,7 @@ export function registerTrust(program: Command, io: CliIo, setExit: (code: numbe
 
   const trust = program
     .command('trust')
-    .description('manage the trusted publishers of a template name: GitHub Actions workflows that publish it with OIDC, without a stored token');
+    .description(COMMAND_SUMMARIES.trust.description);
 
   common(
     trust

@@ -20,6 +20,7 @@ import { readLock, sourceRegistry } from '../../template/index.js';
 import { skipGlobProblem } from '../../template/lock.js';
 import { promptForAnswers } from '../../template/prompts.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { stderrStyle, stdoutStyle, type Style } from '../style.js';
 import { clientFor, EXIT_CONFLICTS, oneLine, printProblems, progress, registryOption, reportProjectError, type RegistryFlags } from './consumer.js';
 import { answerFlags, reportTemplateError } from './generate.js';
@@ -138,7 +139,7 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
   registryOption(
     provenanceOptions(program
       .command('update')
-      .description("update the project to a newer template version, merging the template's changes with yours (exit 3 when conflicts remain)")
+      .description(COMMAND_SUMMARIES.update.description)
       .option('--to <version>', 'target version (default: the newest the registry selects)')
       .option('--project <dir>', 'project folder', '.')
       .option('--dry-run', 'show the plan and the diffs, change nothing')
@@ -172,7 +173,8 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
       }
       const canAsk = process.stdin.isTTY === true;
       let outcome: UpdateProjectResult;
-      const client = clientFor(flags, io, await lockRegistry(flags.project));
+      // An update always revalidates what it reads (a copy cached a minute ago may miss the version just published).
+      const client = clientFor({ ...flags, refresh: true }, io, await lockRegistry(flags.project));
       const provenance = await provenancePolicyFor(flags, client.registryUrl, io);
       try {
         outcome = await updateProject({
@@ -208,13 +210,14 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
     provenanceOptions(
       program
         .command('check-update')
-        .description('say whether the template of the project has a newer version, whether it is breaking, who built it, and what changed')
+        .description(COMMAND_SUMMARIES['check-update'].description)
         .option('--project <dir>', 'project folder', '.')
         .option('--exit-code', 'exit 1 when an update is available'),
     ),
   ).action(async (flags: RegistryFlags & ProvenanceFlags & { project: string; exitCode?: boolean }) => {
     let check;
-    const client = clientFor(flags, io, await lockRegistry(flags.project));
+    // Always revalidated: the question is whether something was published since.
+    const client = clientFor({ ...flags, refresh: true }, io, await lockRegistry(flags.project));
     const provenance = await provenancePolicyFor(flags, client.registryUrl, io);
     try {
       check = await checkForUpdate({ client, provenance, projectDir: flags.project, signal: AbortSignal.timeout(60_000) });

@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 
 import { AccountInputError, createAccount } from '../../server/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { addBackendOptions, openStoreForCommand, type BackendFlags } from './backends.js';
 
 function parseRole(role: string): 'publisher' | 'admin' {
@@ -26,7 +27,7 @@ async function passwordFromStdin(io: CliIo): Promise<string> {
 }
 
 export function registerUser(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  const user = program.command('user').description('manage the accounts of a store (people log in with POST /api/auth/login)');
+  const user = program.command('user').description(COMMAND_SUMMARIES.user.description);
   addBackendOptions(
     user
       .command('create')

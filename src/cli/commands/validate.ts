@@ -3,8 +3,9 @@ import path from 'node:path';
 import type { Command } from 'commander';
 
 import { formatValidationErrorAt } from '../../core/validation.js';
-import { validateTemplate } from '../../template/index.js';
+import { validateTemplate } from '../../template/validate.js';
 import { EXIT, type CliIo } from '../io.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 import { stderrStyle, stdoutStyle } from '../style.js';
 
 /** The folder as the user will recognise it: as given, or the full path for `.`. */
@@ -15,7 +16,7 @@ function folderName(dir: string): string {
 export function registerValidate(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
     .command('validate')
-    .description('check a template folder: required files, manifest, variables and prompts files, expressions, Liquid and names in content files, migration steps')
+    .description(COMMAND_SUMMARIES.validate.description)
     .argument('[dir]', 'template folder', '.')
     .option('--json', 'print the result object as JSON')
     .action(async (dir: string, options: { json?: boolean }) => {

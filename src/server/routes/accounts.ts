@@ -2,7 +2,8 @@
  * Accounts and logins (the spec's authentication patterns):
  *
  * - `POST /users` (admin): makes a publisher or admin account `{ email, password, role?, owner?, name? }`;
- *   409 EMAIL_EXISTS for a taken e-mail. `GET /users` (admin) lists them; `GET /users/me` says who
+ *   409 EMAIL_EXISTS for a taken e-mail. `GET /users` (admin) lists them with the list conventions
+ *   (query.ts `USER_LIST`: `data` + `pagination`, page/limit, cursor, sort, fields); `GET /users/me` says who
  *   the credential is (any credential).
  * - `POST /api/auth/login` `{ email, password }`: `data` is `{ accessToken, refreshToken, expiresIn, tokenType }`.
  * - `POST /api/auth/refresh` `{ refreshToken }`: a new pair; the old refresh token stops working
@@ -30,11 +31,13 @@ import {
   sessionCookieOf,
 } from '../accounts.js';
 import { crossOriginRefusal, crossOriginWrite } from '../auth.js';
+import { CREDENTIAL_CACHE_CONTROL } from '../caching.js';
 import type { ServerContext } from '../context.js';
-import { ApiError, envelope, validationError } from '../envelope.js';
+import { ApiError, envelope, invalidInput, validationError } from '../envelope.js';
+import { checkedListQuery } from '../list-route.js';
 import { LoginThrottle } from '../login-throttle.js';
+import { runList, USER_LIST } from '../query.js';
 
-const NO_STORE = 'no-store';
 const ADMIN_ONLY = 'managing accounts requires an admin credential';
 
 const USER_BODY = {
@@ -87,21 +90,21 @@ function badCredentials(): ApiError {
 }
 
 /**
- * The 422 of a new account's body, or undefined when it is right: the schema's problems (missing
+ * The refusal of a new account's body, or undefined when it is right: the schema's problems (missing
  * fields, types, unknown fields) and the account rules' (accountProblems: password length, e-mail
- * form) together, so one answer names every field to fix. One detail per field, the schema's first:
- * a 2 000-character password breaks both, and one message says it. A body that is not a JSON
- * object stays a 400.
+ * form) together, so one answer names every field to fix: 400 when a field is missing, else 422
+ * (validationStatus). One detail per field, the schema's first: a 2 000-character password breaks
+ * both, and one message says it. A body that is not a JSON object stays a 400 BAD_REQUEST.
  */
 function invalidAccount(request: FastifyRequest): ApiError | undefined {
   const schemaError = request.validationError ? validationError(request.validationError as FastifyError, request) : undefined;
-  if (schemaError && schemaError.statusCode !== 422) return schemaError;
+  if (schemaError && schemaError.code !== 'VALIDATION_ERROR') return schemaError;
   const details = [...(schemaError?.details ?? [])];
   const named = new Set(details.map((detail) => detail.field));
   for (const problem of accountProblems(request.body as Record<string, unknown>)) {
     if (!named.has(problem.field)) details.push(problem);
   }
-  return details.length > 0 ? new ApiError(422, 'VALIDATION_ERROR', 'the account is invalid', details) : undefined;
+  return details.length > 0 ? invalidInput('the account is invalid', details) : undefined;
 }
 
 /** The `proto` of the last element of an RFC 7239 `Forwarded` header (the nearest proxy's), lower-cased; undefined without one. */
@@ -170,7 +173,7 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
   }
 
   const send = (request: FastifyRequest, reply: FastifyReply, data: unknown, status = 200): FastifyReply =>
-    reply.code(status).header('Cache-Control', NO_STORE).send(envelope(request, data));
+    reply.code(status).header('Cache-Control', CREDENTIAL_CACHE_CONTROL).send(envelope(request, data));
 
   app.post<{ Body: UserBody }>(
     '/users',
@@ -188,7 +191,7 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
       try {
         creation = await createAccount(accounts, request.body, context.passwords);
       } catch (error) {
-        if (error instanceof AccountInputError) throw new ApiError(422, 'VALIDATION_ERROR', 'the account is invalid', error.details);
+        if (error instanceof AccountInputError) throw invalidInput('the account is invalid', error.details);
         throw error;
       }
       if (!creation.created) {
@@ -201,7 +204,12 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
     },
   );
 
-  app.get('/users', { preValidation: admin }, async (request, reply) => send(request, reply, await accounts.listUsers()));
+  // A list route: the list conventions of query.ts (page/limit, cursor, sort, fields; anything else a 400).
+  app.get('/users', { preValidation: admin }, async (request, reply) => {
+    const query = checkedListQuery(USER_LIST, request.query);
+    const result = runList(USER_LIST, await accounts.listUsers(), query);
+    return reply.header('Cache-Control', CREDENTIAL_CACHE_CONTROL).send(envelope(request, result.data, { pagination: result.pagination }));
+  });
 
   app.get('/users/me', { preValidation: anyCredential }, (request, reply) => {
     const token = request.token;
@@ -236,7 +244,7 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
     async (request, reply) => {
       const user = await logIn(request);
       const session = await accounts.createSession({ userId: user.id, kind: 'cookie', expiresAt: new Date(Date.now() + SESSION_SECONDS * 1000) });
-      return reply.code(204).header('Cache-Control', NO_STORE).header('Set-Cookie', sessionCookie(session.secret, overHttps(request, context))).send();
+      return reply.code(204).header('Cache-Control', CREDENTIAL_CACHE_CONTROL).header('Set-Cookie', sessionCookie(session.secret, overHttps(request, context))).send();
     },
   );
 
@@ -246,7 +254,7 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
     const refused = secret === undefined ? undefined : crossOriginWrite(request, context.publicUrl);
     if (refused) throw crossOriginRefusal(refused);
     if (secret !== undefined) await accounts.revokeSession(secret);
-    return reply.code(204).header('Cache-Control', NO_STORE).header('Set-Cookie', clearedSessionCookie(overHttps(request, context))).send();
+    return reply.code(204).header('Cache-Control', CREDENTIAL_CACHE_CONTROL).header('Set-Cookie', clearedSessionCookie(overHttps(request, context))).send();
   });
 
   return Promise.resolve();

@@ -31,7 +31,8 @@ export const analyticsRoute: FastifyPluginAsync<{ context: ServerContext }> = as
 
   app.get<{ Params: { id: string }; Querystring: { version?: string } }>(
     '/templates/:id/analytics',
-    { schema: { params: PARAMS, querystring: QUERY } },
+    // `version` is the template version here, never the API version selector (api-version.ts).
+    { schema: { params: PARAMS, querystring: QUERY }, config: { versionQuery: 'template-version' } },
     async (request, reply) => {
       const { id } = request.params;
       const { version } = request.query;

@@ -26,8 +26,9 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 
 import { StagedQuotaError, type StagedFile, type StagedUsage, type TokenRecord } from '../../store/types.js';
+import { CREDENTIAL_CACHE_CONTROL } from '../caching.js';
 import type { ServerContext } from '../context.js';
-import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
+import { ApiError, envelope, invalidInput, type ErrorDetail } from '../envelope.js';
 import { nulDetail, parseClientJson, partText } from '../json-input.js';
 import { closing, MULTIPART_OVERHEAD, multipartError, receiveArchive, uploadGate } from './upload.js';
 
@@ -193,7 +194,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
       const uploadUrl = `${context.publicUrl}/files/${encodeURIComponent(file.id)}/content?sig=${encodeURIComponent(capability)}`;
       return reply
         .code(201)
-        .header('Cache-Control', NO_STORE)
+        .header('Cache-Control', CREDENTIAL_CACHE_CONTROL)
         .send(envelope(request, { uploadUrl, fileId: file.id, method: 'PUT', expiresAt: file.expiresAt }));
     },
   );
@@ -360,14 +361,17 @@ function parseMetadata(text: string | undefined, part: { filename: string; mimet
       throw new ApiError(400, 'INVALID_JSON', 'the metadata part is not valid JSON', [{ field: 'metadata', code: 'INVALID_JSON', message: 'the metadata part is not valid JSON' }]);
     }
   }
-  const invalid = (field: string, message: string): ApiError => new ApiError(400, 'VALIDATION_ERROR', 'the metadata part is invalid', [{ field: `metadata.${field}`, code: 'INVALID', message }]);
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('', 'must be a JSON object');
+  // A value that breaks its rule is a 422, as in a JSON body (validationStatus); a part that is not an object, a 400.
+  const invalid = (field: string, message: string): ApiError => invalidInput('the metadata part is invalid', [{ field: `metadata.${field}`, code: 'INVALID', message }]);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ApiError(400, 'BAD_REQUEST', 'the metadata part must be a JSON object: { filename?, contentType?, size?, integrity? }', [{ field: 'metadata', code: 'TYPE', message: 'must be a JSON object' }]);
+  }
   const record = value as Record<string, unknown>;
   const text255 = (field: string, fallback: string): string => {
     const given = record[field] ?? fallback;
     if (typeof given !== 'string' || given === '' || given.length > 255) throw invalid(field, 'must be a string of 1 to 255 characters');
     // The part's own file name too (busboy decodes filename*=UTF-8''a%00b).
-    if (given.includes('\u0000')) throw new ApiError(400, 'VALIDATION_ERROR', 'the metadata part is invalid', [nulDetail(`metadata.${field}`)]);
+    if (given.includes('\u0000')) throw invalidInput('the metadata part is invalid', [nulDetail(`metadata.${field}`)]);
     return given;
   };
   const result: { filename: string; contentType: string; size?: number; integrity?: string } = {

@@ -4,6 +4,9 @@
  *   owner or an admin) deprecates a version (or sets another stability); answers the entry;
  * - `DELETE /templates/{id}/versions/{version}` yanks it: kept and downloadable by its exact
  *   version, out of latest selection and default listings, never reusable; answers the entry;
+ * - `DELETE /templates/{id}/versions/{version}/purge` (admin tokens only) removes it for good, for
+ *   what must go (a legal demand, a leaked secret): its archive, manifest and entry; its name and
+ *   version are never used again; answers 204 (again for a version already purged);
  * - `PATCH /templates/bulk` `{ filter, update }` changes every version the filter matches; answers
  *   `{ changed, versions }`;
  * - `POST /templates/batch` `{ operations: [{ method, path, body? }] }` (at most 50) runs each
@@ -17,7 +20,7 @@ import { VERSION_PATTERN, VERSION_RULE } from '../../core/versions.js';
 import type { TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
-import { changeLifecycle, changeLifecycleBulk, MAX_DEPRECATION_MESSAGE, STABILITIES, type LifecycleFilter, type LifecycleUpdate } from '../lifecycle.js';
+import { changeLifecycle, changeLifecycleBulk, MAX_DEPRECATION_MESSAGE, purgeVersion, STABILITIES, type LifecycleFilter, type LifecycleUpdate } from '../lifecycle.js';
 import { VERSION_PARAMS } from '../params.js';
 
 const NO_STORE = 'no-store';
@@ -153,6 +156,15 @@ export const lifecycleRoutes: FastifyPluginAsync<{ context: ServerContext }> = (
     async (request, reply) => {
       const { entry } = await changeLifecycle(context, tokenOf(request), request.params.id, request.params.version, { yanked: true });
       return send(request, reply, entry);
+    },
+  );
+
+  app.delete<{ Params: { id: string; version: string } }>(
+    '/templates/:id/versions/:version/purge',
+    { preValidation: app.requireToken('admin', 'purging a version requires an admin token'), schema: { params: VERSION_PARAMS } },
+    async (request, reply) => {
+      await purgeVersion(context, request.params.id, request.params.version);
+      return reply.code(204).header('Cache-Control', NO_STORE).send();
     },
   );
 

@@ -10,6 +10,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 
+import { CREDENTIAL_CACHE_CONTROL } from '../caching.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
 import { CLOCK_TOLERANCE_SECONDS, IdTokenRefusal, IssuerUnavailable, MAX_ID_TOKEN_LENGTH, type IdTokenVerifier, type VerifiedIdToken } from '../oidc.js';
@@ -74,7 +75,7 @@ export const oidcRoutes: FastifyPluginAsync<{ context: ServerContext; verifier: 
       request.log.info({ tokenId: minted.record.id, templates: grant.templates, repository: grant.run.repository, workflow: grant.run.workflow, runId: grant.run.runId }, 'trusted publishing: token minted');
       return reply
         .code(201)
-        .header('Cache-Control', NO_STORE)
+        .header('Cache-Control', CREDENTIAL_CACHE_CONTROL)
         .send(
           envelope(request, {
             token: minted.token,

@@ -137,7 +137,8 @@ const apiReadRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { co
   });
 
   // The list routes: every rule of their query strings is in query.ts (list conventions).
-  app.get('/templates', async (request, reply) => {
+  // `version=1.2.3` is the field filter here; `version=1.0` the API version selector (api-version.ts).
+  app.get('/templates', { config: { versionQuery: 'version-filter' } }, async (request, reply) => {
     const result = runListQuery(context.registry().document, checkedListQuery(TEMPLATE_LIST, request.query));
     return sendEnvelope(request, reply, result.data, { pagination: result.pagination });
   });

@@ -18,7 +18,7 @@ import { selectsTrustedPublisher } from '../../store/records.js';
 import type { TokenRecord, TrustedPublisher, TrustedPublisherSelector } from '../../store/types.js';
 import { MAX_TRUSTED_PUBLISHERS } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
-import { ApiError, envelope } from '../envelope.js';
+import { ApiError, envelope, invalidInput } from '../envelope.js';
 import { githubAccountId, OwnerLookupError } from '../github-accounts.js';
 import { GITHUB_ACTIONS_ISSUER } from '../oidc.js';
 import { TEMPLATE_ID_PARAM } from '../params.js';
@@ -110,7 +110,7 @@ export const trustedPublisherRoutes: FastifyPluginAsync<{ context: ServerContext
   async function ownerIdOf(body: AddBody, issuer: string): Promise<string> {
     if (body.repositoryOwnerId !== undefined) return String(body.repositoryOwnerId);
     if (issuer !== GITHUB_ACTIONS_ISSUER) {
-      throw new ApiError(422, 'VALIDATION_ERROR', 'the trusted publisher is invalid', [
+      throw invalidInput('the trusted publisher is invalid', [
         { field: 'repositoryOwnerId', code: 'REQUIRED', message: `give the numeric id of the repository's owner: it is read from GitHub only for ${GITHUB_ACTIONS_ISSUER}` },
       ]);
     }

@@ -1,8 +1,11 @@
 /**
  * Webhook management (admin tokens only): `POST /webhooks` registers the spec's webhook
  * registration record `{ url, events, secret, active }`, `GET /webhooks` and
- * `GET /webhooks/{id}` show them (never the secret), `DELETE /webhooks/{id}` removes one, and
- * `GET /webhooks/{id}/deliveries` lists its recent delivery attempts.
+ * `GET /webhooks/{id}` show them (never the secret), `PUT /webhooks/{id}` replaces one (the whole
+ * record) and `PATCH /webhooks/{id}` changes some of its fields, both keeping its id and delivery
+ * log (a new secret is a rotation: the replaced one keeps signing for `secretOverlapSeconds`),
+ * `DELETE /webhooks/{id}` removes one, and `GET /webhooks/{id}/deliveries` lists its recent
+ * delivery attempts.
  */
 import type { AddressInfo } from 'node:net';
 
@@ -21,9 +24,45 @@ import { DELIVERIES_KEPT, pointsAtSelf, publicDelivery, publicWebhook, WEBHOOK_E
 const NO_STORE = 'no-store';
 const ADMIN_ONLY = 'managing webhooks requires an admin token';
 
+/** How long a replaced secret keeps signing deliveries beside the new one, unless the change says otherwise: one day. */
+export const DEFAULT_SECRET_OVERLAP_SECONDS = 86_400;
+/** The longest overlap a change may ask for: seven days. */
+export const MAX_SECRET_OVERLAP_SECONDS = 604_800;
+
+const OVERLAP = { type: 'integer', minimum: 0, maximum: MAX_SECRET_OVERLAP_SECONDS } as const;
+/** The registration record's fields, as its schema says (one rule, in schemas/webhook-registration.schema.json). */
+const REGISTRATION = schemas['webhook-registration'].$id;
+const FIELDS = {
+  url: { $ref: `${REGISTRATION}#/properties/url` },
+  events: { $ref: `${REGISTRATION}#/properties/events` },
+  secret: { $ref: `${REGISTRATION}#/properties/secret` },
+  active: { $ref: `${REGISTRATION}#/properties/active` },
+  secretOverlapSeconds: OVERLAP,
+} as const;
+
+/** `PUT /webhooks/{id}`: the whole registration record, and how long the replaced secret keeps signing. */
+const REPLACE_BODY = {
+  type: 'object',
+  required: ['url', 'events', 'secret', 'active'],
+  additionalProperties: false,
+  properties: FIELDS,
+} as const;
+
+/** `PATCH /webhooks/{id}`: any of the record's fields (at least one). */
+const PATCH_BODY = {
+  type: 'object',
+  minProperties: 1,
+  additionalProperties: false,
+  properties: FIELDS,
+} as const;
+
+interface WebhookChange extends Partial<WebhookRegistration> {
+  secretOverlapSeconds?: number;
+}
+
 /** What the schema cannot say of a registration: http(s) only, not this server, an address webhooks may reach, known events. */
 async function registrationDetails(
-  registration: WebhookRegistration,
+  registration: Pick<WebhookRegistration, 'url' | 'events'>,
   publicUrl: string,
   selfAddresses: readonly (AddressInfo | string)[],
   targets: WebhookTargets,
@@ -99,6 +138,39 @@ export const webhooksRoute: FastifyPluginAsync<{ context: ServerContext }> = (ap
   app.get<IdParams>('/webhooks/:id', { preValidation: admin }, async (request, reply) => {
     return reply.header('Cache-Control', NO_STORE).send(envelope(request, publicWebhook(await webhookOr404(request.params.id))));
   });
+
+  // PUT and PATCH: the same checks as a registration, on the record the change makes.
+  const change = async (request: { params: { id: string }; body: WebhookChange }): Promise<StoredWebhook> => {
+    const current = await webhookOr404(request.params.id);
+    const { secretOverlapSeconds, ...fields } = request.body;
+    const details = await registrationDetails({ url: fields.url ?? current.url, events: fields.events ?? current.events }, context.publicUrl, app.addresses(), context.webhooks.targets);
+    if (details.length > 0) throw new ApiError(422, 'VALIDATION_ERROR', 'the webhook change is invalid', details);
+    const updated = await webhooks.updateWebhook(current.id, { ...fields, secretOverlapMs: (secretOverlapSeconds ?? DEFAULT_SECRET_OVERLAP_SECONDS) * 1000 }, context.webhooks.now());
+    if (!updated) throw new ApiError(404, 'NOT_FOUND', `webhook ${request.params.id} not found`);
+    // Switched on again: deliveries held back while it was off may be due.
+    if (updated.active) context.webhooks.kick();
+    return updated;
+  };
+
+  app.put<IdParams & { Body: WebhookChange }>(
+    '/webhooks/:id',
+    {
+      preValidation: admin,
+      schema: { body: REPLACE_BODY },
+      config: { body: { shape: 'a JSON webhook registration: { url, events, secret, active, secretOverlapSeconds? }', invalid: 'the webhook registration is invalid', root: 'body' } },
+    },
+    async (request, reply) => reply.header('Cache-Control', NO_STORE).send(envelope(request, publicWebhook(await change(request)))),
+  );
+
+  app.patch<IdParams & { Body: WebhookChange }>(
+    '/webhooks/:id',
+    {
+      preValidation: admin,
+      schema: { body: PATCH_BODY },
+      config: { body: { shape: 'a JSON object with some of: { url, events, secret, active, secretOverlapSeconds }', invalid: 'the webhook change is invalid', root: 'body' } },
+    },
+    async (request, reply) => reply.header('Cache-Control', NO_STORE).send(envelope(request, publicWebhook(await change(request)))),
+  );
 
   app.delete<IdParams>('/webhooks/:id', { preValidation: admin }, async (request, reply) => {
     if (!(await webhooks.deleteWebhook(request.params.id))) throw new ApiError(404, 'NOT_FOUND', `webhook ${request.params.id} not found`);

@@ -88,7 +88,8 @@ export class FolderBlobStore implements BlobStore {
     const file = this.#path(key);
     if (!(await this.stat(key))) return undefined;
     try {
-      return await openFileStream(file);
+      const reader = await openFileStream(file);
+      return reader && { ...reader, file };
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw error;

@@ -28,7 +28,7 @@ export const presenceKey = (instanceSql: string): string => `hashtextextended('t
  */
 export const RESERVER_DEAD_SQL = `CASE WHEN state = 'pending' AND reserved_by IS NOT NULL THEN pg_try_advisory_xact_lock(${presenceKey('reserved_by')}) ELSE false END`;
 
-export type ChangeKind = 'committed' | 'lifecycle' | 'recovered';
+export type ChangeKind = 'committed' | 'lifecycle' | 'recovered' | 'purged';
 
 /** Tells the other instances, when the surrounding transaction commits, that `name@version` changed. */
 export async function notifyChange(db: Queryable, instance: string, name: string, version: string, change: ChangeKind): Promise<void> {

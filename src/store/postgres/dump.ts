@@ -16,6 +16,7 @@ import type {
   DumpSetting,
   DumpToken,
   DumpTrustedPublisher,
+  DumpPurgedVersion,
   DumpUsedIdToken,
   DumpUser,
   DumpVersion,
@@ -105,6 +106,8 @@ export async function readPostgresDump(pool: pg.Pool): Promise<StoreDump> {
           secret: String(row.secret),
           active: row.active === true,
           createdAt: isoOf(row.created_at),
+          previousSecret: maybeText(row.previous_secret),
+          previousSecretExpiresAt: maybeIso(row.previous_secret_expires_at),
         }),
       ),
       outbox: (await all('SELECT * FROM webhook_outbox ORDER BY seq')).map(
@@ -176,6 +179,9 @@ export async function readPostgresDump(pool: pg.Pool): Promise<StoreDump> {
       usedIdTokens: (await all('SELECT * FROM oidc_id_tokens ORDER BY expires_at, issuer, jti')).map(
         (row): DumpUsedIdToken => ({ issuer: String(row.issuer), jti: String(row.jti), expiresAt: isoOf(row.expires_at) }),
       ),
+      purgedVersions: (await all('SELECT * FROM purged_versions ORDER BY name, version')).map(
+        (row): DumpPurgedVersion => ({ name: String(row.name), version: String(row.version), purgedAt: isoOf(row.purged_at) }),
+      ),
       analytics: await readAggregateRows(client),
       stagedFilesSkipped: num((await all('SELECT count(*) AS n FROM staged_files'))[0]?.n ?? 0),
     };
@@ -204,6 +210,7 @@ const TABLES: Record<keyof StoreCounts, string> = {
   settings: 'settings',
   trustedPublishers: 'trusted_publishers',
   usedIdTokens: 'oidc_id_tokens',
+  purgedVersions: 'purged_versions',
   stagedFiles: 'staged_files',
 };
 
@@ -259,8 +266,8 @@ export async function loadPostgresDump(pool: pg.Pool, dump: StoreDump): Promise<
     await insertRows(
       client,
       'webhooks',
-      ['id', 'url', 'events', 'secret', 'active', 'created_at'],
-      dump.webhooks.map((w) => [w.id, w.url, JSON.stringify(w.events), w.secret, w.active, w.createdAt]),
+      ['id', 'url', 'events', 'secret', 'active', 'created_at', 'previous_secret', 'previous_secret_expires_at'],
+      dump.webhooks.map((w) => [w.id, w.url, JSON.stringify(w.events), w.secret, w.active, w.createdAt, w.previousSecret ?? null, w.previousSecretExpiresAt ?? null]),
     );
     await insertRows(
       client,
@@ -296,6 +303,7 @@ export async function loadPostgresDump(pool: pg.Pool, dump: StoreDump): Promise<
       dump.trustedPublishers.map((t) => [t.id, t.template, t.issuer, t.repository, repositoryKey(t.repository), t.repositoryOwnerId, t.workflow, t.environment, t.ref, t.pendingOwner, t.createdBy, t.createdAt]),
     );
     await insertRows(client, 'oidc_id_tokens', ['issuer', 'jti', 'expires_at'], dump.usedIdTokens.map((u) => [u.issuer, u.jti, u.expiresAt]));
+    await insertRows(client, 'purged_versions', ['name', 'version', 'purged_at'], (dump.purgedVersions ?? []).map((p) => [p.name, p.version, p.purgedAt]));
     // Ids given explicitly leave the identity sequences behind: the next ones follow the largest.
     for (const table of ['events', 'deliveries']) {
       await client.query(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), max(id)) FROM ${table} HAVING max(id) IS NOT NULL`);

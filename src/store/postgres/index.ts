@@ -24,6 +24,7 @@ import { PostgresTokenStore } from './tokens.js';
 import { PostgresTrustedPublisherStore } from './trusted-publishers.js';
 import { PostgresVersionStore } from './versions.js';
 import { PostgresWebhookStore } from './webhooks.js';
+import { PostgresPurgeStore } from './purges.js';
 
 export { BuildLockTimeoutError, CHANGES_CHANNEL } from './coordination.js';
 export { migratePostgres, PostgresSchemaError, POSTGRES_SCHEMA_VERSION, type MigrationResult } from './migrations.js';
@@ -117,6 +118,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     files,
     accounts: new PostgresAccountStore(pool),
     trustedPublishers: new PostgresTrustedPublisherStore(pool),
+    purges: new PostgresPurgeStore(pool),
     dump: postgresDumper(pool, options.blobs, database),
     async recover() {
       await makeFolders();

@@ -227,6 +227,37 @@ CREATE INDEX IF NOT EXISTS login_attempts_by_time ON login_attempts (at);
   // 7: build provenance: what the verified Sigstore bundle of a version says (its signer, predicate
   // type and run); the bundle itself is a blob beside the archive.
   'ALTER TABLE versions ADD COLUMN IF NOT EXISTS attestation json;',
+  // 8: webhook secret rotation: the secret a PUT or PATCH replaced keeps signing deliveries (beside
+  // the new one) until previous_secret_expires_at. Purged versions: a version removed for good
+  // (archive, manifest, row) leaves its name and version here, so that they are never used again.
+  `
+ALTER TABLE webhooks ADD COLUMN IF NOT EXISTS previous_secret text;
+ALTER TABLE webhooks ADD COLUMN IF NOT EXISTS previous_secret_expires_at timestamptz;
+CREATE TABLE IF NOT EXISTS purged_versions (
+  name text NOT NULL,
+  version text NOT NULL,
+  purged_at timestamptz NOT NULL,
+  PRIMARY KEY (name, version)
+);
+`,
+  // 9: the purge outbox: one row per CDN target of the URLs a change touched, retried until the CDN
+  // accepts the purge (also after a restart, by whichever instance has the target); `seq` keeps the
+  // order they were written. IF NOT EXISTS: harmless to run again.
+  `
+CREATE TABLE IF NOT EXISTS purge_jobs (
+  seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+  id text COLLATE "C" PRIMARY KEY,
+  target text COLLATE "C" NOT NULL,
+  urls jsonb NOT NULL,
+  state text NOT NULL CHECK (state IN ('pending', 'done', 'failed')),
+  attempts integer NOT NULL DEFAULT 0,
+  next_attempt_at timestamptz NOT NULL,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL,
+  last_error text
+);
+CREATE INDEX IF NOT EXISTS purge_jobs_due ON purge_jobs (state, next_attempt_at);
+`,
 ];
 
 /** The schema version this release writes. */

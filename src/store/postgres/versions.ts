@@ -5,7 +5,7 @@ import type pg from 'pg';
 
 import { ownedTempName, removeLeftoverTemps } from '../../core/files.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
-import { archiveKey, attestationKey, manifestKey, manifestText } from '../blob-layout.js';
+import { archiveKey, attestationKey, manifestKey, manifestText, removeBlobs } from '../blob-layout.js';
 import { permission, versionOwner } from '../records.js';
 import type {
   ArchiveReader,
@@ -15,6 +15,7 @@ import type {
   NewVersion,
   PublishedVersion,
   PublisherRun,
+  PurgedVersion,
   Reservation,
   StoredAttestation,
   StoredVersion,
@@ -184,6 +185,8 @@ export class PostgresVersionStore implements VersionStore {
     for (let attempt = 1; ; attempt++) {
       const reservation = randomUUID();
       const outcome = await transaction(this.pool, async (client): Promise<Reservation> => {
+        const purged = await purgedIn(client, version.name, version.version);
+        if (purged !== undefined) return { reserved: false, purged };
         const found = await this.heldRow(client, version.name, version.version);
         // A pending version is taken over when its instance died and these are its bytes (the retry of
         // an upload a crash interrupted), or when it is older than the grace period (whatever the bytes).
@@ -374,6 +377,33 @@ export class PostgresVersionStore implements VersionStore {
   }
 
   /** A fresh path in the temp folder naming this process as its owner (core/temp-owner.ts). */
+  purgedAt(name: string, version: string): Promise<string | undefined> {
+    return purgedIn(this.pool, name, version);
+  }
+
+  async purgeVersion(name: string, version: string, now: Date = new Date()): Promise<PurgedVersion | undefined> {
+    // The mark first (its primary key: of concurrent purges one inserts, the others wait and see it),
+    // then the row, in one transaction: from then on the version is not served and never reserved.
+    const purged = await transaction(this.pool, async (client): Promise<PurgedVersion | undefined> => {
+      const before = await purgedIn(client, name, version);
+      if (before !== undefined) return { purgedAt: before };
+      const stored = await this.row(client, name, version);
+      if (stored?.state !== 'complete') return undefined;
+      const inserted = await client.query<{ purged_at: Date }>(
+        'INSERT INTO purged_versions (name, version, purged_at) VALUES ($1, $2, $3) ON CONFLICT (name, version) DO NOTHING RETURNING purged_at',
+        [name, version, now.toISOString()],
+      );
+      const mark = inserted.rows[0];
+      if (!mark) return { purgedAt: (await purgedIn(client, name, version)) ?? now.toISOString() };
+      await client.query("DELETE FROM versions WHERE name = $1 AND version = $2 AND state = 'complete'", [name, version]);
+      await notifyChange(client, this.presence.instance, name, version, 'purged');
+      return { version: stored, purgedAt: iso(mark.purged_at) };
+    });
+    // Then the bytes; a failure is thrown (purging again removes what is left).
+    if (purged) await removeBlobs(this.blobs, name, version);
+    return purged;
+  }
+
   uploadTempPath(suffix = ''): string {
     return path.join(this.tmpDir, ownedTempName(suffix));
   }
@@ -443,6 +473,12 @@ export class PostgresVersionStore implements VersionStore {
       return false;
     }
   }
+}
+
+/** When name@version was purged (ISO 8601); undefined when it was not. */
+async function purgedIn(db: Queryable, name: string, version: string): Promise<string | undefined> {
+  const row = (await db.query<{ purged_at: Date }>('SELECT purged_at FROM purged_versions WHERE name = $1 AND version = $2', [name, version])).rows[0];
+  return row ? iso(row.purged_at) : undefined;
 }
 
 /** Thrown out of a reservation's transaction to roll it back (and its claim) while answering with the winner. */

@@ -4,7 +4,7 @@ import type pg from 'pg';
 
 import { newAttemptId } from '../attempt-ids.js';
 // One body format for every backend; that module only imports SQLite's types.
-import { webhookBody } from '../records.js';
+import { updatedWebhook, webhookBody } from '../records.js';
 import {
   eventMatches,
   type AttemptOutcome,
@@ -15,6 +15,7 @@ import {
   type StoredWebhook,
   type WebhookEventRecord,
   type WebhookStore,
+  type WebhookUpdate,
 } from '../types.js';
 import { iso, transaction, type Queryable } from './database.js';
 
@@ -28,6 +29,8 @@ interface WebhookRow {
   secret: string;
   active: boolean;
   created_at: Date;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
 }
 
 interface DeliveryRow {
@@ -64,6 +67,7 @@ const toWebhook = (row: WebhookRow): StoredWebhook => ({
   secret: row.secret,
   active: row.active,
   createdAt: iso(row.created_at),
+  ...(row.previous_secret !== null && row.previous_secret_expires_at !== null ? { previousSecret: row.previous_secret, previousSecretExpiresAt: iso(row.previous_secret_expires_at) } : {}),
 });
 
 const toDelivery = (row: DeliveryRow): DeliveryRecord => ({
@@ -177,6 +181,25 @@ export class PostgresWebhookStore implements WebhookStore {
         await client.query('DELETE FROM webhook_outbox WHERE webhook_id = $1', [id]);
       }
       return deleted;
+    });
+  }
+
+  updateWebhook(id: string, update: WebhookUpdate, now: Date = new Date()): Promise<StoredWebhook | undefined> {
+    return transaction(this.pool, async (client) => {
+      // FOR UPDATE: two changes of one webhook (two rotations) are applied one after the other.
+      const row = (await client.query<WebhookRow>('SELECT * FROM webhooks WHERE id = $1 FOR UPDATE', [id])).rows[0];
+      if (!row) return undefined;
+      const next = updatedWebhook(toWebhook(row), update, now);
+      await client.query('UPDATE webhooks SET url = $1, events = $2, secret = $3, active = $4, previous_secret = $5, previous_secret_expires_at = $6 WHERE id = $7', [
+        next.url,
+        JSON.stringify(next.events),
+        next.secret,
+        next.active,
+        next.previousSecret ?? null,
+        next.previousSecretExpiresAt ?? null,
+        id,
+      ]);
+      return next;
     });
   }
 

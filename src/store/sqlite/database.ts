@@ -242,6 +242,31 @@ CREATE INDEX IF NOT EXISTS login_attempts_by_time ON login_attempts (at);
   // 13: build provenance: what the verified Sigstore bundle of a version says (its signer, predicate
   // type and run); the bundle itself is a blob beside the archive.
   (db) => addColumn(db, 'versions', 'attestation', 'TEXT'),
+  // 14: webhook secret rotation: the secret a PUT or PATCH replaced keeps signing deliveries (beside
+  // the new one) until previous_secret_expires_at. Purged versions: a version removed for good
+  // (archive, manifest, row) leaves its name and version here, so that they are never used again.
+  (db) => {
+    addColumn(db, 'webhooks', 'previous_secret', 'TEXT');
+    addColumn(db, 'webhooks', 'previous_secret_expires_at', 'TEXT');
+    db.exec('CREATE TABLE IF NOT EXISTS purged_versions (name TEXT NOT NULL, version TEXT NOT NULL, purged_at TEXT NOT NULL, PRIMARY KEY (name, version))');
+  },
+  // 15: the purge outbox: one row per CDN target of the URLs a change touched, retried until the CDN
+  // accepts the purge (also after a restart); `urls` a JSON array, `next_attempt_at` in ms since the epoch.
+  // IF NOT EXISTS: harmless to run again.
+  `
+CREATE TABLE IF NOT EXISTS purge_jobs (
+  id TEXT PRIMARY KEY,
+  target TEXT NOT NULL,
+  urls TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  last_error TEXT
+);
+CREATE INDEX IF NOT EXISTS purge_jobs_due ON purge_jobs (state, next_attempt_at);
+`,
 ];
 
 /** The schema version this release writes. */

@@ -14,6 +14,7 @@ import type {
   DumpSetting,
   DumpToken,
   DumpTrustedPublisher,
+  DumpPurgedVersion,
   DumpUsedIdToken,
   DumpUser,
   DumpVersion,
@@ -97,6 +98,8 @@ export function readSqliteDump(db: Database.Database): StoreDump {
         secret: text(row.secret),
         active: num(row.active) !== 0,
         createdAt: text(row.created_at),
+        previousSecret: maybeText(row.previous_secret),
+        previousSecretExpiresAt: maybeText(row.previous_secret_expires_at),
       }),
     ),
     outbox: all('SELECT * FROM webhook_outbox ORDER BY rowid').map(
@@ -168,6 +171,9 @@ export function readSqliteDump(db: Database.Database): StoreDump {
     usedIdTokens: all('SELECT * FROM oidc_id_tokens ORDER BY expires_at, issuer, jti').map(
       (row): DumpUsedIdToken => ({ issuer: text(row.issuer), jti: text(row.jti), expiresAt: text(row.expires_at) }),
     ),
+    purgedVersions: all('SELECT * FROM purged_versions ORDER BY name, version').map(
+      (row): DumpPurgedVersion => ({ name: text(row.name), version: text(row.version), purgedAt: text(row.purged_at) }),
+    ),
     analytics: readAggregateRows(db),
     stagedFilesSkipped: num((db.prepare('SELECT COUNT(*) AS n FROM staged_files').get() as Row).n),
   }))();
@@ -191,6 +197,7 @@ export function countSqlite(db: Database.Database): StoreCounts {
     settings: count('settings'),
     trustedPublishers: count('trusted_publishers'),
     usedIdTokens: count('oidc_id_tokens'),
+    purgedVersions: count('purged_versions'),
     stagedFiles: count('staged_files'),
   };
 }
@@ -216,8 +223,8 @@ export function loadSqliteDump(db: Database.Database, dump: StoreDump): void {
     const event = db.prepare('INSERT INTO events (id, type, template_id, version, timestamp, data, client, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
     for (const e of dump.events) event.run(e.id, e.type, e.templateId, e.version, e.timestamp, JSON.stringify(e.data), e.client, e.receivedAt);
     writeAggregateRows(db, dump.analytics);
-    const webhook = db.prepare('INSERT INTO webhooks (id, url, events, secret, active, created_at) VALUES (?, ?, ?, ?, ?, ?)');
-    for (const w of dump.webhooks) webhook.run(w.id, w.url, JSON.stringify(w.events), w.secret, w.active ? 1 : 0, w.createdAt);
+    const webhook = db.prepare('INSERT INTO webhooks (id, url, events, secret, active, created_at, previous_secret, previous_secret_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    for (const w of dump.webhooks) webhook.run(w.id, w.url, JSON.stringify(w.events), w.secret, w.active ? 1 : 0, w.createdAt, w.previousSecret ?? null, w.previousSecretExpiresAt ?? null);
     const outbox = db.prepare(
       'INSERT INTO webhook_outbox (id, webhook_id, event, body, state, attempts, next_attempt_at, created_at, updated_at, last_status, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
@@ -241,6 +248,8 @@ export function loadSqliteDump(db: Database.Database, dump: StoreDump): void {
     }
     const used = db.prepare('INSERT INTO oidc_id_tokens (issuer, jti, expires_at) VALUES (?, ?, ?)');
     for (const u of dump.usedIdTokens) used.run(u.issuer, u.jti, u.expiresAt);
+    const purged = db.prepare('INSERT INTO purged_versions (name, version, purged_at) VALUES (?, ?, ?)');
+    for (const p of dump.purgedVersions ?? []) purged.run(p.name, p.version, p.purgedAt);
   }).immediate();
 }
 

@@ -18,6 +18,7 @@ import { openDatabase } from './database.js';
 import { sqliteDumper } from './dump.js';
 import { SqliteEventStore } from './events.js';
 import { SqliteFileStore } from './files.js';
+import { SqlitePurgeStore } from './purges.js';
 import { SPACE_RESERVE_FILE, SpaceReserve } from './space-reserve.js';
 import { SqliteTokenStore } from './tokens.js';
 import { SqliteTrustedPublisherStore } from './trusted-publishers.js';
@@ -92,6 +93,7 @@ export async function openSqliteStorage(dir: string, options: OpenStorageOptions
     files,
     accounts: new SqliteAccountStore(db),
     trustedPublishers: new SqliteTrustedPublisherStore(db),
+    purges: new SqlitePurgeStore(db),
     blobs,
     dump: sqliteDumper(db, blobs, layout.dir),
     archivePath: (name, version) => {

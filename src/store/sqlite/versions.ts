@@ -17,6 +17,7 @@ import type {
   NewVersion,
   PublishedVersion,
   PublisherRun,
+  PurgedVersion,
   Reservation,
   StoredAttestation,
   StoredVersion,
@@ -26,7 +27,7 @@ import type {
   VersionStore,
   WebhookEventRecord,
 } from '../types.js';
-import { archiveKey, attestationKey, manifestKey, manifestText } from '../blob-layout.js';
+import { archiveKey, attestationKey, manifestKey, manifestText, removeBlobs } from '../blob-layout.js';
 import { permission, versionOwner } from '../records.js';
 import type { SpaceReserve } from './space-reserve.js';
 import { ownersOfSync } from './tokens.js';
@@ -173,6 +174,8 @@ export class SqliteVersionStore implements VersionStore {
     }
     const reservation = this.db
       .transaction((): Reservation => {
+        const purged = this.purgedSync(version.name, version.version);
+        if (purged !== undefined) return { reserved: false, purged };
         const existing = this.getSync(version.name, version.version);
         const takeOver = existing?.state === 'pending' && this.abandoned.has(key);
         if (existing && !takeOver) return { reserved: false, existing };
@@ -350,6 +353,34 @@ export class SqliteVersionStore implements VersionStore {
       )
       .all() as Row[];
     return Promise.resolve(new Map(rows.map((row) => [`${row.name}@${row.version}`, lifecycleOf(row)])));
+  }
+
+  private purgedSync(name: string, version: string): string | undefined {
+    const row = this.db.prepare('SELECT purged_at FROM purged_versions WHERE name = ? AND version = ?').get(name, version) as { purged_at: string } | undefined;
+    return row?.purged_at;
+  }
+
+  purgedAt(name: string, version: string): Promise<string | undefined> {
+    return Promise.resolve(this.purgedSync(name, version));
+  }
+
+  async purgeVersion(name: string, version: string, now: Date = new Date()): Promise<PurgedVersion | undefined> {
+    // The row and the mark in one transaction: from then on the version is not served and never reserved.
+    const purged = this.db
+      .transaction((): PurgedVersion | undefined => {
+        const before = this.purgedSync(name, version);
+        if (before !== undefined) return { purgedAt: before };
+        const stored = this.getSync(name, version);
+        if (stored?.state !== 'complete') return undefined;
+        const purgedAt = now.toISOString();
+        this.db.prepare('INSERT INTO purged_versions (name, version, purged_at) VALUES (?, ?, ?)').run(name, version, purgedAt);
+        this.db.prepare('DELETE FROM versions WHERE name = ? AND version = ?').run(name, version);
+        return { version: stored, purgedAt };
+      })
+      .immediate();
+    // Then the bytes; a failure is thrown (purging again removes what is left).
+    if (purged) await removeBlobs(this.blobs, name, version);
+    return purged;
   }
 
   /** A fresh path in tmp/ naming this process as its owner (core/temp-owner.ts). */

@@ -13,8 +13,9 @@ import {
   type StoredWebhook,
   type WebhookEventRecord,
   type WebhookStore,
+  type WebhookUpdate,
 } from '../types.js';
-import { webhookBody } from '../records.js';
+import { updatedWebhook, webhookBody } from '../records.js';
 
 // The signing secret is stored as given (deliveries are signed with it, so it cannot be hashed like
 // tokens): the store folder must be readable by the server's account only.
@@ -26,6 +27,8 @@ interface WebhookRow {
   secret: string;
   active: number;
   created_at: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
 }
 
 interface DeliveryRow {
@@ -61,6 +64,7 @@ const toWebhook = (row: WebhookRow): StoredWebhook => ({
   secret: row.secret,
   active: row.active !== 0,
   createdAt: row.created_at,
+  ...(row.previous_secret !== null && row.previous_secret_expires_at !== null ? { previousSecret: row.previous_secret, previousSecretExpiresAt: row.previous_secret_expires_at } : {}),
 });
 
 const toDelivery = (row: DeliveryRow): DeliveryRecord => ({
@@ -170,6 +174,21 @@ export class SqliteWebhookStore implements WebhookStore {
       return deleted;
     })();
     return Promise.resolve(removed);
+  }
+
+  updateWebhook(id: string, update: WebhookUpdate, now: Date = new Date()): Promise<StoredWebhook | undefined> {
+    const updated = this.db
+      .transaction(() => {
+        const row = this.db.prepare('SELECT * FROM webhooks WHERE id = ?').get(id) as WebhookRow | undefined;
+        if (!row) return undefined;
+        const next = updatedWebhook(toWebhook(row), update, now);
+        this.db
+          .prepare('UPDATE webhooks SET url = ?, events = ?, secret = ?, active = ?, previous_secret = ?, previous_secret_expires_at = ? WHERE id = ?')
+          .run(next.url, JSON.stringify(next.events), next.secret, next.active ? 1 : 0, next.previousSecret ?? null, next.previousSecretExpiresAt ?? null, id);
+        return next;
+      })
+      .immediate();
+    return Promise.resolve(updated);
   }
 
   setWebhookActive(id: string, active: boolean): Promise<boolean> {

@@ -5,7 +5,7 @@ import {
   extractChangelogSection,
   findChangelogSection,
   requireChangelogSection,
-} from '../../src/template/changelog.js';
+} from '../../src/core/changelog.js';
 
 const keepAChangelog = `# Changelog
 

@@ -1,6 +1,6 @@
 /**
- * Text and links made from strangers' strings, for the catalog page (server side, and embedded in
- * its script: `safeUrl` runs in the page too, so it must stay self-contained).
+ * Text and links made from strangers' strings, for the catalog page: the generator's HTML and the
+ * page's script both go through these.
  */
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -16,6 +16,17 @@ export function safeUrl(url: unknown): string | undefined {
   try {
     const parsed = new URL(url, 'https://relative.invalid/');
     return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `url` when it is an absolute http(s) URL; undefined for anything else (relative ones included). */
+export function absoluteHttpUrl(url: unknown): string | undefined {
+  if (typeof url !== 'string') return undefined;
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.href : undefined;
   } catch {
     return undefined;
   }
