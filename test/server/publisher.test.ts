@@ -43,7 +43,7 @@ function fakeSteps(fakes: Fakes, options: { copy?: boolean; failAnnounce?: boole
       fakes.builds += 1;
       const outcome = fakes.outcomes.shift() ?? 'ok';
       if (outcome === 'throw') return Promise.reject(new Error('ENOSPC: no space left on device'));
-      const failed: FailedTemplate[] = outcome === 'partial' ? [{ id: 'left-out', message: 'ENOSPC', kept: false } as FailedTemplate] : [];
+      const failed: FailedTemplate[] = outcome === 'partial' ? [{ id: 'left-out', message: 'ENOSPC', kept: false }] : [];
       const built: BuiltRegistry = { etag: `"build-${fakes.builds}"`, written: [`registry.json#${fakes.builds}`], removed: [], failed };
       return Promise.resolve(built);
     },
