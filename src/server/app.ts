@@ -136,9 +136,6 @@ function trustedProxies(setting: boolean | number | string | undefined): boolean
   return setting ?? false;
 }
 
-// Kept importable from here (test/server/rebuild.test.ts).
-export { coalesced } from './publisher.js';
-
 /**
  * Route schemas are compiled with the project's Ajv (its formats and every schema of schemas/, so
  * a route may `$ref` them by `$id`); query strings and path parameters arrive as text and are coerced.
