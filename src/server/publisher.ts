@@ -118,6 +118,7 @@ export function coalesced(task: () => Promise<void>): () => Promise<void> {
 
 export function createPublisher<B extends BuiltRegistry>(options: PublisherOptions<B>): Publisher {
   const { steps, logger } = options;
+  const purgeStep = steps.purge;
   const retryOptions = { ...(options.retry ? { limits: options.retry } : {}), ...(options.random ? { random: options.random } : {}), onError: () => undefined };
   const inSeconds = (retry: RebuildRetry): number => Math.round((retry.plannedInMs() ?? 0) / 1000);
 
@@ -163,7 +164,7 @@ export function createPublisher<B extends BuiltRegistry>(options: PublisherOptio
     copyRetry.succeeded();
     // The CDN is in front of the copy: what it changed is purged (another instance's copy of the
     // same change finds nothing to write, and purges nothing).
-    if (purge && steps.purge) await alone('writing the CDN purge of the static copy', () => steps.purge?.([...result.written, ...result.removed]) ?? Promise.resolve());
+    if (purge && purgeStep) await alone('writing the CDN purge of the static copy', () => purgeStep([...result.written, ...result.removed]));
   });
 
   /** Runs the copy job (a build's, or its retry); settles, never rejects, when it is done. */
@@ -218,7 +219,7 @@ export function createPublisher<B extends BuiltRegistry>(options: PublisherOptio
     servedEtag = built.etag;
     const copied = copyAfterBuild(changed, purge);
     // Without a static copy the CDN is in front of this server: what this build changed is purged.
-    if (purge && !steps.copy && steps.purge) void alone('writing the CDN purge', () => steps.purge?.([...built.written, ...built.removed]) ?? Promise.resolve());
+    if (purge && !steps.copy && purgeStep) void alone('writing the CDN purge', () => purgeStep([...built.written, ...built.removed]));
     // registry.updated when registry.json changed (not for the first build of a start); after the
     // copy is written (or failed), so that a CDN purged on this event fetches the new files.
     if (announce && !first && changed) void copied.then(() => alone('writing registry.updated to the webhook outbox', () => steps.announce(built)));
