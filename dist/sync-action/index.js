@@ -45388,8 +45388,14 @@ var registry_index_schema_default = {
       type: "object",
       description: "formatVersion 2: the lines of `templates`, one array per field, all of the same length (line i is made of the i-th item of each array), null where a line has no such field; a field no line has has no array.",
       required: ["id", "version", "stability", "category", "description"],
-      properties: { id: { type: "array" }, version: { type: "array" }, stability: { type: "array" }, category: { type: "array" }, description: { type: "array" } },
-      additionalProperties: { type: "array" }
+      properties: {
+        id: { type: "array", items: { type: "string" } },
+        version: { type: "array", items: { type: "string" } },
+        stability: { type: "array", items: { type: "string" } },
+        category: { type: "array", items: { type: "string" } },
+        description: { type: "array", items: { type: "string" } }
+      },
+      additionalProperties: { type: "array", items: true, description: "Any other field of the lines: its value in each line, null where a line has none." }
     },
     lastUpdated: { type: "string", format: "date-time", description: "The lastUpdated of the registry.json built with it." },
     templatePath: { type: "string", description: "Where one template's file is, relative to index.json, with {id} for the template id. Default templates/{id}.json." },
