@@ -147,10 +147,6 @@ export function breakingWarning(count: number): string {
   return `${count} breaking migration step${count === 1 ? '' : 's'}: review the migration guide before applying`;
 }
 
-function messageOf(error: unknown): string {
-  return errorMessage(error);
-}
-
 /** A change the runner refuses: the message names the path. */
 class ChangeError extends Error {}
 
@@ -551,7 +547,7 @@ export async function planRun(steps: readonly MigrationStep[], context: Migratio
     try {
       lock = await readLock(root);
     } catch (error) {
-      return fail(messageOf(error));
+      return fail(errorMessage(error));
     }
   }
   const alreadyApplied = new Set(Array.isArray(lock?.appliedMigrations) ? lock.appliedMigrations : []);
@@ -570,7 +566,7 @@ export async function planRun(steps: readonly MigrationStep[], context: Migratio
     try {
       outcome = await step.execute({ ...context, currentVersion: hopVersion, files });
     } catch (error) {
-      return fail(`step ${step.id} failed: ${messageOf(error)}`, withLock);
+      return fail(`step ${step.id} failed: ${errorMessage(error)}`, withLock);
     }
     const problem = resultProblem(outcome);
     if (problem) return fail(`step ${step.id} returned an invalid result: ${problem}`, withLock);
@@ -594,7 +590,7 @@ export async function planRun(steps: readonly MigrationStep[], context: Migratio
       try {
         await project.plan(change);
       } catch (error) {
-        return fail(`step ${step.id}: ${messageOf(error)}`, withLock);
+        return fail(`step ${step.id}: ${errorMessage(error)}`, withLock);
       }
     }
     result.applied.push(step.id);
