@@ -6,6 +6,7 @@
  */
 import type { Readable } from 'node:stream';
 
+import type { Stability } from '../core/listing.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 import type { RegistryOutput } from '../registry/output.js';
 import type { AnalyticsAggregates } from '../registry/analytics.js';
@@ -365,7 +366,7 @@ export interface StoredAttestation {
   runUrl?: string;
 }
 
-export type VersionStability = 'experimental' | 'beta' | 'stable' | 'deprecated';
+export type VersionStability = Stability;
 
 /** The lifecycle state of a version, as a registry build reflects it. */
 export type VersionLifecycle = Pick<StoredVersion, 'stability' | 'deprecationMessage' | 'yankedAt'>;
