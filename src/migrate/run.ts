@@ -506,12 +506,12 @@ export interface PlannedRun {
 }
 
 /**
- * Plans the chained steps (`chainSteps`) over the project at `context.projectPath` without writing
- * anything: each step sees the project as the steps before it left it. Not a dry run: an
- * interrupted earlier apply is rolled back first. A step that fails, throws, or asks for a change
- * that cannot be made ends the plan with `success: false`.
+ * Rolls back an interrupted earlier apply in the project at `context.projectPath` (the one write it
+ * may make, so it is no dry run), then plans the chained steps (`chainSteps`) over the project
+ * without writing: each step sees the project as the steps before it left it. A step that fails,
+ * throws, or asks for a change that cannot be made ends the plan with `success: false`.
  */
-export async function planRun(steps: readonly MigrationStep[], context: MigrationRunContext): Promise<PlannedRun> {
+export async function recoverAndPlanRun(steps: readonly MigrationStep[], context: MigrationRunContext): Promise<PlannedRun> {
   const chain = chainSteps(steps, context);
   const result: MigrationRunResult = { success: true, changes: [], warnings: [], errors: [], applied: [], skipped: [], plan: [] };
   if (chain.steps.length > 0) result.reachedVersion = chain.reachedVersion;
@@ -687,7 +687,7 @@ export async function runMigrations(
   if (chainSteps(steps, context).steps.length === 0) {
     return { success: true, changes: [], warnings: [], errors: [], applied: [], skipped: [], plan: [] };
   }
-  const planned = await planRun(steps, context);
+  const planned = await recoverAndPlanRun(steps, context);
   const { result, lock, reachedVersion } = planned;
   if (result.success && result.applied.length === 0) return result;
   return applyPlannedRun(planned, {
