@@ -265,9 +265,6 @@ export function listParameters(resource: ListResource<unknown>): string[] {
   ];
 }
 
-/** The fixed query parameters of `GET /templates`; every field of TEMPLATE_FIELDS is a filter too. */
-export const LIST_PARAMETERS: readonly string[] = listParameters(TEMPLATE_LIST as ListResource<unknown>);
-
 // ---------------------------------------------------------------------------------------------
 // The parsed query
 // ---------------------------------------------------------------------------------------------
@@ -670,11 +667,6 @@ export function parseList<T>(resource: ListResource<T>, raw: RawQuery, scope = '
   };
 }
 
-/** Checks and normalizes the query string of `GET /templates`. */
-export function parseListQuery(raw: RawQuery): ParseResult {
-  return parseList(TEMPLATE_LIST, raw);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Applying
 // ---------------------------------------------------------------------------------------------
@@ -758,11 +750,6 @@ export function orderItems<T>(resource: ListResource<T>, items: readonly T[], so
   });
 }
 
-/** Template entries by `sort`; ties keep the spec's listing order. */
-export function orderEntries(entries: readonly TemplateEntry[], sort: readonly SortKey[], reverseDefault = false): TemplateEntry[] {
-  return orderItems(TEMPLATE_LIST, entries, sort, reverseDefault);
-}
-
 /** Keeps `fields` (and the key field) of an item. */
 export function pickItemFields<T extends object>(item: T, fields: readonly string[] | undefined, key: string): Partial<T> {
   if (!fields) return item;
@@ -771,11 +758,6 @@ export function pickItemFields<T extends object>(item: T, fields: readonly strin
   for (const field of fields) if (Object.hasOwn(source, field)) picked[field] = source[field];
   if (Object.hasOwn(source, key)) picked[key] = source[key];
   return picked as Partial<T>;
-}
-
-/** Keeps `fields` (and `id`) of an entry. */
-export function pickFields(entry: TemplateEntry, fields: readonly string[] | undefined): Partial<TemplateEntry> {
-  return pickItemFields(entry, fields, 'id');
 }
 
 /** How to embed each related resource `include` may name. */
