@@ -36,10 +36,9 @@ const GROUPS: readonly { commands: readonly string[]; load: () => Promise<Regist
       };
     },
   },
-  {
-    commands: ['list', 'search', 'info', 'create', 'migrate', 'check-compat'],
-    load: async () => (await import('./commands/consumer.js')).registerConsumer,
-  },
+  { commands: ['list', 'search', 'info', 'create'], load: async () => (await import('./commands/consumer.js')).registerConsumer },
+  { commands: ['migrate'], load: async () => (await import('./commands/migrate.js')).registerMigrate },
+  { commands: ['check-compat'], load: async () => (await import('./commands/consumer.js')).registerCheckCompat },
   { commands: ['user'], load: async () => (await import('./commands/user.js')).registerUser },
   { commands: ['update', 'check-update'], load: async () => (await import('./commands/update.js')).registerUpdate },
   { commands: ['build-registry'], load: async () => (await import('./commands/build-registry.js')).registerBuildRegistry },

@@ -22,6 +22,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 
 import { writeFileAtomic } from '../core/files.js';
+import { errorMessage } from '../core/errors.js';
 import { RegistryTrustError, trustFetchFailure } from './trust.js';
 
 /** No registry could be read and none is cached: the only case in which the client rejects. */
@@ -52,16 +53,6 @@ export class FetchFailure extends Error {
   ) {
     super(message);
   }
-}
-
-export function errorText(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: unknown }).cause;
-  if (cause instanceof Error) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    return `${error.message} (${code ? `${code}: ` : ''}${cause.message})`;
-  }
-  return error.message;
 }
 
 /** The cache file of `url` in `cacheDir`: `registry-<sha256 of the URL, hex>.json`. */
@@ -435,7 +426,7 @@ export class CachedJson<T> {
       const http = trustFetchFailure(error);
       const failure = http ? new FetchFailure(`cannot fetch the signature: ${http.message}`, http.status) : error;
       this.#refused = failure instanceof RegistryTrustError ? failure : undefined;
-      this.#lastError = failure instanceof FetchFailure || failure instanceof RegistryTrustError ? failure.message : `network error: ${errorText(failure)}`;
+      this.#lastError = failure instanceof FetchFailure || failure instanceof RegistryTrustError ? failure.message : `network error: ${errorMessage(failure, { withCause: true })}`;
       this.#lastStatus = failure instanceof FetchFailure ? failure.status : undefined;
       // Unreachable: no answer at all, or an answer saying the server cannot serve now.
       this.#lastUnreachable = failure instanceof RegistryTrustError ? false : failure instanceof FetchFailure ? failure.status !== undefined && isOutageStatus(failure.status) : true;
@@ -493,7 +484,7 @@ export class CachedJson<T> {
     try {
       json = JSON.parse(body.toString('utf8'));
     } catch (error) {
-      throw new FetchFailure(`invalid JSON: ${errorText(error)}`);
+      throw new FetchFailure(`invalid JSON: ${errorMessage(error, { withCause: true })}`);
     }
     return {
       value: this.#options.accept(json),

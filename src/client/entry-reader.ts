@@ -9,6 +9,7 @@ import semver from 'semver';
 
 import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
 import { isLooseOnlyVersion, isTemplateVersion, VERSION_RULE } from '../core/versions.js';
+import { isRecord } from '../core/is-record.js';
 
 /** An entry the client left out, and why. */
 export interface SkippedEntry {
@@ -19,7 +20,6 @@ export interface SkippedEntry {
   reason: string;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const nonEmpty = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
 const strings = (value: unknown): string[] | undefined => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : undefined);
 

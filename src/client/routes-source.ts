@@ -7,6 +7,7 @@
  */
 import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
 import { readEntries, readEntry, type SkippedEntry } from './entry-reader.js';
+import { isRecord } from '../core/is-record.js';
 
 /** The largest answer of one route read. */
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
@@ -14,7 +15,6 @@ const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 const MAX_PAGES = 1000;
 const PAGE_SIZE = 100;
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export interface RoutesSourceOptions {
   /** The registry's base URL (the routes are `<base>/templates...`). */

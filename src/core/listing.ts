@@ -6,9 +6,11 @@
 import type { TemplateEntry } from './schema-types.js';
 import { compareVersions } from './versions.js';
 
-/** The spec's listing order of stability values. */
-export const STABILITY_ORDER = ['stable', 'beta', 'experimental', 'deprecated'] as const;
-export type Stability = (typeof STABILITY_ORDER)[number];
+/** A stability value, as the template-entry schema (`schemas/template-entry.schema.json`) spells its enum. */
+export type Stability = TemplateEntry['stability'];
+
+/** The spec's listing order of stability values: every value of the schema's enum, once. */
+export const STABILITY_ORDER = ['stable', 'beta', 'experimental', 'deprecated'] as const satisfies readonly Stability[];
 
 /** Code-unit order: the same on every machine, whatever the locale. */
 export function compareText(a: string, b: string): number {

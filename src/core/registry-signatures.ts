@@ -22,6 +22,7 @@
 import { createHash } from 'node:crypto';
 
 import { CompactSign, compactVerify, decodeProtectedHeader, GeneralSign, generalVerify, importJWK, type CryptoKey, type JWK } from 'jose';
+import { isRecord } from './is-record.js';
 
 /** Beside each signed file: `registry.json` -> `registry.json.jws`. */
 export const SIGNATURE_SUFFIX = '.jws';
@@ -96,7 +97,6 @@ export class KeyFileError extends Error {
 
 export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A window bound: an ISO 8601 date-time, or null/absent for none. Returned as a normalized ISO string. */
 function windowBound(value: unknown, where: string): string | null {

@@ -121,10 +121,6 @@ export class ApplyError extends Error {
 
 const BACKUPS_HINT = 'the backup folder it names';
 
-function messageOf(error: unknown): string {
-  return errorMessage(error);
-}
-
 function toNative(relative: string): string {
   return relative.split('/').join(path.sep);
 }
@@ -195,7 +191,7 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
   try {
     await writeJournal('prepare');
   } catch (error) {
-    throw new ApplyError(`could not write the migration journal, nothing was changed: ${messageOf(error)}`, true, undefined, { cause: error });
+    throw new ApplyError(`could not write the migration journal, nothing was changed: ${errorMessage(error)}`, true, undefined, { cause: error });
   }
 
   // 1. New contents into temp files beside their targets; nothing visible changes yet.
@@ -220,7 +216,7 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
     await cleanTemps();
     await cleanCreatedDirs();
     await dropJournal();
-    throw new ApplyError(`could not write the new files, nothing was changed: ${messageOf(error)}`, true, undefined, { cause: error });
+    throw new ApplyError(`could not write the new files, nothing was changed: ${errorMessage(error)}`, true, undefined, { cause: error });
   }
 
   // 2. The old version of every file about to be replaced or removed, copied aside.
@@ -237,7 +233,7 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
     await cleanCreatedDirs();
     await pruneBackups(fs, backupDir, prepared, new Set(), root);
     await dropJournal();
-    throw new ApplyError(`could not back up the old files, nothing was changed: ${messageOf(error)}`, true, undefined, { cause: error });
+    throw new ApplyError(`could not back up the old files, nothing was changed: ${errorMessage(error)}`, true, undefined, { cause: error });
   }
   try {
     // The copies must be on disk before the journal says they can be restored from.
@@ -248,7 +244,7 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
     await cleanCreatedDirs();
     await pruneBackups(fs, backupDir, prepared, new Set(), root);
     await dropJournal();
-    throw new ApplyError(`could not write the migration journal, nothing was changed: ${messageOf(error)}`, true, undefined, { cause: error });
+    throw new ApplyError(`could not write the migration journal, nothing was changed: ${errorMessage(error)}`, true, undefined, { cause: error });
   }
 
   // 3. The renames (and removals); on a failure, undo the ones done, newest first.
@@ -270,7 +266,7 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
           await fs.rm(item.target);
         }
       } catch (undoError) {
-        failures.push(`${item.operation.path}: ${messageOf(undoError)}`);
+        failures.push(`${item.operation.path}: ${errorMessage(undoError)}`);
       }
     }
     await cleanTemps();
@@ -278,10 +274,10 @@ export async function applyOperations(root: string, operations: readonly ApplyOp
       await cleanCreatedDirs();
       await pruneBackups(fs, backupDir, prepared, new Set(), root);
       await dropJournal();
-      throw new ApplyError(`could not apply the changes, rolled back: ${messageOf(error)}`, true, undefined, { cause: error });
+      throw new ApplyError(`could not apply the changes, rolled back: ${errorMessage(error)}`, true, undefined, { cause: error });
     }
     throw new ApplyError(
-      `could not apply the changes: ${messageOf(error)}; the rollback failed for ${failures.join(', ')}; the old files are in ${backupDir}`,
+      `could not apply the changes: ${errorMessage(error)}; the rollback failed for ${failures.join(', ')}; the old files are in ${backupDir}`,
       false,
       backupDir,
       { cause: error },

@@ -6,7 +6,7 @@ export {
   runMigrations,
   applicableSteps,
   chainSteps,
-  planRun,
+  recoverAndPlanRun,
   applyPlannedRun,
   changedByUser,
   plannedChangesToChangedFiles,

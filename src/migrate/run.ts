@@ -147,10 +147,6 @@ export function breakingWarning(count: number): string {
   return `${count} breaking migration step${count === 1 ? '' : 's'}: review the migration guide before applying`;
 }
 
-function messageOf(error: unknown): string {
-  return errorMessage(error);
-}
-
 /** A change the runner refuses: the message names the path. */
 class ChangeError extends Error {}
 
@@ -510,12 +506,12 @@ export interface PlannedRun {
 }
 
 /**
- * Plans the chained steps (`chainSteps`) over the project at `context.projectPath` without writing
- * anything: each step sees the project as the steps before it left it. Not a dry run: an
- * interrupted earlier apply is rolled back first. A step that fails, throws, or asks for a change
- * that cannot be made ends the plan with `success: false`.
+ * Rolls back an interrupted earlier apply in the project at `context.projectPath` (the one write it
+ * may make, so it is no dry run), then plans the chained steps (`chainSteps`) over the project
+ * without writing: each step sees the project as the steps before it left it. A step that fails,
+ * throws, or asks for a change that cannot be made ends the plan with `success: false`.
  */
-export async function planRun(steps: readonly MigrationStep[], context: MigrationRunContext): Promise<PlannedRun> {
+export async function recoverAndPlanRun(steps: readonly MigrationStep[], context: MigrationRunContext): Promise<PlannedRun> {
   const chain = chainSteps(steps, context);
   const result: MigrationRunResult = { success: true, changes: [], warnings: [], errors: [], applied: [], skipped: [], plan: [] };
   if (chain.steps.length > 0) result.reachedVersion = chain.reachedVersion;
@@ -551,7 +547,7 @@ export async function planRun(steps: readonly MigrationStep[], context: Migratio
     try {
       lock = await readLock(root);
     } catch (error) {
-      return fail(messageOf(error));
+      return fail(errorMessage(error));
     }
   }
   const alreadyApplied = new Set(Array.isArray(lock?.appliedMigrations) ? lock.appliedMigrations : []);
@@ -570,7 +566,7 @@ export async function planRun(steps: readonly MigrationStep[], context: Migratio
     try {
       outcome = await step.execute({ ...context, currentVersion: hopVersion, files });
     } catch (error) {
-      return fail(`step ${step.id} failed: ${messageOf(error)}`, withLock);
+      return fail(`step ${step.id} failed: ${errorMessage(error)}`, withLock);
     }
     const problem = resultProblem(outcome);
     if (problem) return fail(`step ${step.id} returned an invalid result: ${problem}`, withLock);
@@ -594,7 +590,7 @@ export async function planRun(steps: readonly MigrationStep[], context: Migratio
       try {
         await project.plan(change);
       } catch (error) {
-        return fail(`step ${step.id}: ${messageOf(error)}`, withLock);
+        return fail(`step ${step.id}: ${errorMessage(error)}`, withLock);
       }
     }
     result.applied.push(step.id);
@@ -691,7 +687,7 @@ export async function runMigrations(
   if (chainSteps(steps, context).steps.length === 0) {
     return { success: true, changes: [], warnings: [], errors: [], applied: [], skipped: [], plan: [] };
   }
-  const planned = await planRun(steps, context);
+  const planned = await recoverAndPlanRun(steps, context);
   const { result, lock, reachedVersion } = planned;
   if (result.success && result.applied.length === 0) return result;
   return applyPlannedRun(planned, {

@@ -19,7 +19,7 @@ import {
   chainSteps,
   mergeRenderings,
   plannedChangesToChangedFiles,
-  planRun,
+  recoverAndPlanRun,
   updatePolicies,
   type FileChange,
   type FileUpdate,
@@ -345,7 +345,7 @@ export async function prepareUpdate(options: PrepareOptions, locked: LockedTarge
   // Files that use a secret this update did without: the project keeps them, and the lock their hash.
   const keptWithoutSecret = new Set([...(secretNeeds?.usedBy ?? [])].filter(([, used]) => [...used].some((name) => withhold.has(name))).map(([file]) => file));
 
-  const planned = await planRun(steps, {
+  const planned = await recoverAndPlanRun(steps, {
     projectPath: projectDir,
     currentVersion: fromVersion,
     targetVersion: target.version,

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 
 import { registryDocumentUrl } from '../core/registry-url.js';
+import { isRecord } from '../core/is-record.js';
 
 /** What the registry holds under the name and version that answered 409. */
 export type PublishedCheck =
@@ -40,7 +41,6 @@ export interface ConfirmOptions {
 /** The largest registry document read to find the entry. */
 const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The body of `url` up to `limit` bytes, or undefined for a non-2xx answer, an error or a longer body. */
 async function readBounded(url: string, options: ConfirmOptions, limit: number): Promise<Buffer | undefined> {

@@ -12,6 +12,7 @@ import { registryBaseUrl } from '../core/registry-url.js';
 import { parseRetryAfter, retryDelay } from '../core/retry.js';
 import { computeIntegrity } from '../archive/integrity.js';
 import { confirmPublished, type PublishedCheck } from './confirm.js';
+import { isRecord } from '../core/is-record.js';
 
 export interface PublishRetryInfo {
   /** The attempt that just failed (1-based). */
@@ -191,10 +192,6 @@ function displayUrl(url: URL): string {
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function parseJson(text: string): unknown {

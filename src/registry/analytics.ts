@@ -89,7 +89,7 @@ const round = (value: number, digits: number): number => {
 };
 const nonEmpty = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
 
-function isRecord(input: AnalyticsInput): input is AnalyticsEventRecord {
+function isEventRecord(input: AnalyticsInput): input is AnalyticsEventRecord {
   return typeof (input as { type?: unknown }).type !== 'string' && typeof (input as { event?: unknown }).event === 'object';
 }
 
@@ -200,7 +200,7 @@ function reviewId(data: AnalyticsEventData, userId: string, at: number, client: 
  */
 export function eventFacts(input: AnalyticsInput, seq: number): EventFacts | undefined {
   if (typeof input !== 'object' || input === null) return undefined;
-  const record: AnalyticsEventRecord = isRecord(input) ? input : { event: input };
+  const record: AnalyticsEventRecord = isEventRecord(input) ? input : { event: input };
   const data = record.event;
   if (typeof data !== 'object' || data === null || typeof data.templateId !== 'string' || typeof data.version !== 'string') return undefined;
   const at = Date.parse(record.receivedAt ?? data.timestamp ?? '');

@@ -50,6 +50,7 @@ import { isTemplateName, isTemplateVersion } from '../core/versions.js';
 import { documentFile, holds, REGISTRY_FILE, TEMPLATES_DIR, variantsOf } from './build.js';
 import { INDEX_FILE } from './document.js';
 import { CACHE_CONTROL, contentTypeOf, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
+import { isRecord } from '../core/is-record.js';
 
 /** What the mirror remembers between runs, in its output. */
 export const MIRROR_STATE_FILE = '.template-registry-mirror.json';
@@ -143,7 +144,6 @@ function parseState(bytes: Buffer | undefined, source: string): MirrorState {
 
 type Fetched = { status: 'body'; bytes: Buffer; etag?: string; lastModified?: string } | { status: 'same' } | { status: 'missing' };
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A relative URL the mirror can copy to the same path: safe segments, no query, no way out of the root. */
 function mirroredPath(url: string): string | undefined {

@@ -13,6 +13,7 @@ import { findChangelogSection } from '../core/changelog.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 import { compareVersions } from '../core/versions.js';
 import { cutText, MAX_CHANGES_CHARS, MAX_CHANGES_VERSIONS, MAX_README_CHARS, readPageText, type PageQuestion, type TemplatePageText } from '../catalog/page-text.js';
+import { isRecord } from '../core/is-record.js';
 
 const README = 'README.md';
 const DEFAULT_CHANGELOG = 'CHANGELOG.md';
@@ -25,7 +26,6 @@ export interface PageSource {
   readArchive: () => Promise<Readable | undefined>;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function parseJson(text: string | undefined): unknown {
   if (text === undefined) return undefined;

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 
+import type { Stability } from '../core/listing.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 
 /** Usage and repository numbers of one published version. */
@@ -27,7 +28,7 @@ export interface SourceVersion {
   repositoryUrl?: string;
   stats: SourceStats;
   /** Lifecycle: the stability set after publication (overrides the manifest's). */
-  stability?: 'experimental' | 'beta' | 'stable' | 'deprecated';
+  stability?: Stability;
   /** Lifecycle: why the version is deprecated. */
   deprecationMessage?: string;
   /** Lifecycle: the version was yanked (its entry is kept, flagged). */

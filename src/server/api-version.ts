@@ -1,26 +1,11 @@
 /**
- * Interface versions (the spec's "Interface versioning strategies"). The server has one version,
- * `1` (`1.0`); a client may name it in any of four ways, all optional:
- *
- * - a path prefix: `/v1/templates` is `/templates`, `/v1` is `/` (fastify's `rewriteUrl`, so no
- *   route is registered twice; the static fast path strips the prefix the same way);
- * - `API-Version: 1.0` (or `1`);
- * - `Accept: application/vnd.api+json;version=1` (a `version` parameter of any media range);
- * - the query parameter `api-version=1`; it is taken out of the query string before routing, so
- *   no route's query validation ever sees it;
- * - the spec's query parameter `version=1.0` (`<major.minor>`), on every route but those where
- *   `version` is the route's own parameter, which say so in their config (`versionQuery`):
- *   - `template-version` (`GET /templates/{id}/analytics?version=1.2.3`): `version` is only ever
- *     the template version there;
- *   - `version-filter` (`GET /templates?version=1.2.3`): a value whose every comma-separated item
- *     is MAJOR.MINOR.PATCH (the only spelling of a template version) is the field filter; any other
- *     value (`1`, `1.0`, `2.0`) is the API version selector.
- *   A selector is taken out of `request.query` before the route's query validation runs, so it is
- *   never read as a filter or refused as an unknown parameter.
- *
- * A version the server does not have, named in any of these ways (`/v2/...`, `API-Version: 2.0`,
- * `version=2.0`, `api-version=3`), is a 400 VALIDATION_ERROR naming the supported versions. The
- * version used is `request.apiVersion`, reported as `meta.version` of the success envelope.
+ * Interface versions, by the spec's "Interface versioning strategies" (docs/spec/registry-spec.md;
+ * every spelling a client may use: docs/registry-hosting.md). The server has one version, `1`.
+ * A `/v1` prefix is removed by fastify's `rewriteUrl` (no route registered twice); the
+ * `api-version` and `version=<major.minor>` query selectors are taken out of `request.query`
+ * before a route's query validation runs, except where a route's `config.versionQuery` says
+ * `version` is its own parameter. An unknown version is a 400 naming the supported ones; the one
+ * used is `request.apiVersion`, reported as `meta.version`.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 

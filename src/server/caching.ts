@@ -1,28 +1,10 @@
 /**
- * HTTP caching of every answer (the spec's caching rules), in one place:
- *
- * - validators on every GET and HEAD: an `ETag` (routes that have their own keep it: the static
- *   files, archives and their provenance bundles, openapi.json; every other answer gets a weak tag (`W/"..."`) from the SHA-256 of its
- *   body, leaving out the envelope's per-answer `meta.timestamp` and `meta.requestId`, so that
- *   the same data has the same tag) and a `Last-Modified` (registry data: the registry's
- *   `lastUpdated`; an archive: when its version was published; openapi.json: when the server
- *   started; anything else: when this server first gave that answer (its tag) to that URL and
- *   credential, remembered for the last FIRST_SEEN_LIMIT of them);
- * - conditional requests: `If-None-Match` (weak comparison, `*`) answered 304; without it,
- *   `If-Modified-Since` answered 304 when the answer is not newer (RFC 9110 13.2.2: If-None-Match
- *   wins when both are present), on HEAD as on GET;
- * - `Cache-Control` by class: archives `public, max-age=31536000, immutable` and the static files
- *   `public, max-age=60, stale-while-revalidate=600` (their routes set them, by registry/output.ts's
- *   rule, as a static registry serves them), openapi.json `public, max-age=300`, registry data `public, max-age=60` (the default
- *   of any GET that sets none), any GET answered to a token (webhooks, token-protected routes)
- *   `no-cache, no-store, must-revalidate`, errors `no-store` (the answers of other methods keep
- *   what their routes set: `no-store`, and `CREDENTIAL_CACHE_CONTROL` for every answer that
- *   carries a credential or a capability URL: login, refresh, the session cookie, upload-url, a
- *   minted token, a new account). Shared reads are `public` where the spec says "private, short
- *   max-age" for changing data: they are the same for every client (no credential, no per-user
- *   content), so a shared cache or CDN may hold them for their 60 s (docs/registry-hosting.md);
- * - 405 with `Allow` for a method a known path does not answer (`allowedMethods`, used by the
- *   not-found handler of envelope.ts).
+ * HTTP caching of every answer, by the spec's caching rules (docs/spec/registry-spec.md; the
+ * classes an operator sees: docs/registry-hosting.md): validators (a route's own `ETag`, else a weak
+ * tag of the body without the envelope's per-answer `meta`; `Last-Modified`), 304 for conditional
+ * GET and HEAD, `Cache-Control` by class, and 405 with `Allow` (`allowedMethods`, used by
+ * envelope.ts's not-found handler). Shared reads are `public` where the spec says "private, short
+ * max-age": they are the same for every client, so a CDN may hold them for their 60 s.
  */
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';

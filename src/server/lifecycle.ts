@@ -15,7 +15,6 @@ import { ApiError, invalidInput } from './envelope.js';
 import { lifecycleEntry } from './webhooks/payloads.js';
 import { WEBHOOK_EVENTS, type WebhookEvent } from './webhooks.js';
 
-export const STABILITIES: readonly VersionStability[] = ['experimental', 'beta', 'stable', 'deprecated'];
 export const MAX_DEPRECATION_MESSAGE = 1000;
 
 /** What PATCH (and a bulk `update`) may change. */

@@ -1,38 +1,11 @@
 /**
- * The query conventions of every list route (the spec's "Query conventions for list routes"), as
- * pure functions: `parseList` turns the raw query string values into a checked `ListQuery` (or
- * field-level errors naming each refused parameter), `runList` applies it to a list. No HTTP in
- * here, so all of it is unit-tested directly. Each route describes its resource once (a
- * `ListResource`: its fields, what may be filtered and sorted, its default order); the rules are
- * the same for all of them.
- *
- * Every list route: `page` / `limit` offset pagination, or `cursor` (opaque, tied to the query it
- * came from); `sort` (comma list, `-` prefix for descending; or `sort=<field>&order=asc|desc`;
- * ties, and no `sort`, keep the route's default order; `order=desc` alone reverses it); `fields`
- * (sparse fieldsets over top-level fields, the key field always kept).
- *
- * `GET /templates` also (one entry per template id, chosen by the spec's selection rule):
- * - `<field>=<value>` on every scalar field of an entry (`id`, `name`, `version`, `description`,
- *   `category`, `stability`, `downloadUrl`, `license`, ..., `size`), `author` (the author's name)
- *   and `stats.downloads` (also `downloads`), `stats.stars`, `stats.forks`, `stats.issues`: exact,
- *   a comma list = any of; `tags` and `features`: a comma list = all of;
- * - `<field>[gte]=` / `<field>[lte]=` (inclusive) on numbers, dates (ISO 8601, compared as
- *   instants) and versions (compared numerically, segment by segment: 1.10.0 > 1.9.0);
- * - `createdAfter` (inclusive) / `createdBefore` (exclusive);
- * - `filter`: `field:value` terms joined with ` AND ` (`category:backend AND stability:stable`),
- *   a term's value may be a comma list (any of), its field may carry an operator
- *   (`version[gte]:1.2.0`);
- * - `search` (or `q`): every lower-cased term in name, description, tags, features and category;
- *   `searchFields` narrows those fields;
- * - `include`: comma list of related resources; `versions` embeds each template's versions
- *   (highest first) as `versions`; `yanked` (also on `/templates/{id}/versions`) shows yanked
- *   versions, which are otherwise left out (and never chosen as a template's latest).
- *
- * Anything else is refused: an unknown parameter, an unknown field (in `fields`, `sort`, `filter`,
- * `searchFields`, `include`) or an unknown or unsupported operator is a detail of a 400
- * VALIDATION_ERROR naming the parameter. One exception: the API version selectors of the server,
- * `api-version` and `version=<major.minor>`, are taken out of the query before the route runs
- * (api-version.ts); `version=MAJOR.MINOR.PATCH` stays the field filter of `/templates`.
+ * The query conventions of every list route, as the spec's "Query conventions for list routes"
+ * gives them (docs/spec/registry-spec.md; what each route accepts: openapi/openapi.json), as pure
+ * functions with no HTTP: `parseList` turns raw query values into a checked `ListQuery` or
+ * field-level errors naming each refused parameter, `runList` applies it to a list. Each route
+ * describes its resource once (a `ListResource`: fields, filters, sorts, default order). The API
+ * version selectors (`api-version`, `version=<major.minor>`) are taken out before a route runs
+ * (api-version.ts).
  */
 import { createHash } from 'node:crypto';
 
@@ -264,9 +237,6 @@ export function listParameters(resource: ListResource<unknown>): string[] {
     ...(resource.filters && resource.created ? ['createdAfter', 'createdBefore'] : []),
   ];
 }
-
-/** The fixed query parameters of `GET /templates`; every field of TEMPLATE_FIELDS is a filter too. */
-export const LIST_PARAMETERS: readonly string[] = listParameters(TEMPLATE_LIST as ListResource<unknown>);
 
 // ---------------------------------------------------------------------------------------------
 // The parsed query
@@ -670,11 +640,6 @@ export function parseList<T>(resource: ListResource<T>, raw: RawQuery, scope = '
   };
 }
 
-/** Checks and normalizes the query string of `GET /templates`. */
-export function parseListQuery(raw: RawQuery): ParseResult {
-  return parseList(TEMPLATE_LIST, raw);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Applying
 // ---------------------------------------------------------------------------------------------
@@ -758,11 +723,6 @@ export function orderItems<T>(resource: ListResource<T>, items: readonly T[], so
   });
 }
 
-/** Template entries by `sort`; ties keep the spec's listing order. */
-export function orderEntries(entries: readonly TemplateEntry[], sort: readonly SortKey[], reverseDefault = false): TemplateEntry[] {
-  return orderItems(TEMPLATE_LIST, entries, sort, reverseDefault);
-}
-
 /** Keeps `fields` (and the key field) of an item. */
 export function pickItemFields<T extends object>(item: T, fields: readonly string[] | undefined, key: string): Partial<T> {
   if (!fields) return item;
@@ -771,11 +731,6 @@ export function pickItemFields<T extends object>(item: T, fields: readonly strin
   for (const field of fields) if (Object.hasOwn(source, field)) picked[field] = source[field];
   if (Object.hasOwn(source, key)) picked[key] = source[key];
   return picked as Partial<T>;
-}
-
-/** Keeps `fields` (and `id`) of an entry. */
-export function pickFields(entry: TemplateEntry, fields: readonly string[] | undefined): Partial<TemplateEntry> {
-  return pickItemFields(entry, fields, 'id');
 }
 
 /** How to embed each related resource `include` may name. */

@@ -6,6 +6,7 @@
  */
 import type { Readable } from 'node:stream';
 
+import type { Stability } from '../core/listing.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 import type { RegistryOutput } from '../registry/output.js';
 import type { AnalyticsAggregates } from '../registry/analytics.js';
@@ -107,8 +108,6 @@ export interface TokenStore {
    * token's use is recorded in `lastUsedAt`, at most once per `LAST_USED_PRECISION_MS`.
    */
   checkToken(token: string, now?: Date): Promise<TokenCheck>;
-  /** The record of an active token (its use recorded as by `checkToken`); undefined for an unknown, expired or revoked one. */
-  authenticate(token: string, now?: Date): Promise<TokenRecord | undefined>;
   /** Every token, expired and revoked ones included, oldest first. */
   listTokens(): Promise<TokenRecord[]>;
   /** Marks a token revoked (its record is kept); revoking a revoked token changes nothing. */
@@ -365,7 +364,7 @@ export interface StoredAttestation {
   runUrl?: string;
 }
 
-export type VersionStability = 'experimental' | 'beta' | 'stable' | 'deprecated';
+export type VersionStability = Stability;
 
 /** The lifecycle state of a version, as a registry build reflects it. */
 export type VersionLifecycle = Pick<StoredVersion, 'stability' | 'deprecationMessage' | 'yankedAt'>;
@@ -674,8 +673,6 @@ export interface WebhookStore {
   listOutboxDeliveries(webhookId: string): Promise<OutboxDelivery[]>;
   /** Records the start of an attempt (status and error null) of outbox delivery `deliveryId`; returns the attempt's external id. */
   startDelivery(webhookId: string, event: string, attemptedAt?: Date, deliveryId?: string): Promise<string>;
-  /** Records the status and error of attempt `id` (an attempt of no outbox delivery; the dispatcher uses `recordAttemptOutcome`). */
-  finishDelivery(id: string, status: number | null, error: string | null): Promise<void>;
   /**
    * Records an attempt's status and error and its delivery's new state together (one transaction:
    * both or neither). The delivery changes only while it is pending (a final state is never left,

@@ -7,6 +7,7 @@
  * schema reports it).
  */
 import { escapePointerSegment } from '../core/json-source.js';
+import { isRecord } from '../core/is-record.js';
 import type { RuleViolation } from '../core/messages.js';
 import { ExpressionError, ExpressionEvaluator, isComputedDefault, type ExpressionKind } from './expression.js';
 import { implicitComputed } from './standard-variables.js';
@@ -30,7 +31,6 @@ export interface ExpressionSite {
   label: string;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const entriesOf = (value: unknown): [string, unknown][] => (isRecord(value) ? Object.entries(value) : []);
 const field = (value: unknown, key: string): unknown => (isRecord(value) && Object.hasOwn(value, key) ? value[key] : undefined);
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);

@@ -35,6 +35,7 @@ import { compareText } from '../core/listing.js';
 import { VERSION_PATTERN } from '../core/versions.js';
 import { findChangelogSection } from '../core/changelog.js';
 import { firstLine } from '../core/errors.js';
+import { isRecord } from '../core/is-record.js';
 import { ExpressionEvaluator, isComputedDefault, type ExpressionKind } from './expression.js';
 import { DEFAULT_CONTENT_FOLDER, dependencyOrder } from './load.js';
 import { HABIT_RULES } from './lint-habits.js';
@@ -229,8 +230,6 @@ export interface LintModel {
   expressions: LintExpression[];
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const own = (object: Record<string, unknown>, key: string): unknown => (Object.hasOwn(object, key) ? object[key] : undefined);
 const stringOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const nonEmpty = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);

@@ -15,6 +15,7 @@ import path from 'node:path';
 import type { Liquid } from 'liquidjs';
 
 import { firstLine } from '../core/errors.js';
+import { isRecord } from '../core/is-record.js';
 import type { RuleViolation } from '../core/messages.js';
 import { chainInOrder } from '../core/step-order.js';
 import { versionControlSegment } from '../core/reserved-paths.js';
@@ -24,7 +25,6 @@ import { didYouMean } from './suggest.js';
 /** The fields of a change rendered through Liquid. */
 export const RENDERED_CHANGE_FIELDS = ['path', 'newPath', 'content'] as const;
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Why a change's `path`/`newPath` (as written, before rendering) leaves the project, or undefined. */
 export function pathOutsideProject(source: string): string | undefined {

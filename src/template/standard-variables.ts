@@ -7,6 +7,8 @@
  * `projectName` gets.
  */
 
+import { isRecord } from '../core/is-record.js';
+
 /** The shape of a standard variable: its type, and for an object the types of its properties. */
 export interface StandardShape {
   type: 'string' | 'array' | 'object';
@@ -55,7 +57,6 @@ export function implicitComputed(variableNames: Iterable<string>, computedNames:
   return implicit;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** One way a declared variable differs from the standard shape of its name. */
 export interface ShapeMismatch {

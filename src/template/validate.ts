@@ -7,6 +7,7 @@ import type { SchemaName } from '../core/schemas.js';
 import { escapePointerSegment } from '../core/json-source.js';
 import type { RuleViolation } from '../core/messages.js';
 import { checkJsonText, locateViolations, type CheckedJson, type ValidationProblem } from '../core/validation.js';
+import { isRecord } from '../core/is-record.js';
 import { checkContent, checkParseLimit, type ContentScope, type ContentText, type PartialsText } from './content-check.js';
 import { createEngine, ExpressionEvaluator } from './expression.js';
 import { checkExpressions, scopeNames } from './expression-check.js';
@@ -85,7 +86,6 @@ async function checkJsonFile(
  */
 export const RESERVED_VARIABLE_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Every variable, property, computed value and prompt of the two files named by a reserved name. */
 function reservedNames(variables: CheckedJson | undefined, variablesFile: string, prompts: CheckedJson | undefined, promptsFile: string): TemplateValidationError[] {
@@ -96,24 +96,24 @@ function reservedNames(variables: CheckedJson | undefined, variablesFile: string
     message: `${what} ${JSON.stringify(name)} has a reserved name (${[...RESERVED_VARIABLE_NAMES].join(', ')} name properties every object has): rename it`,
   });
   const walk = (properties: unknown, pointer: string, what: string): void => {
-    if (!isObject(properties)) return;
+    if (!isRecord(properties)) return;
     for (const [name, definition] of Object.entries(properties)) {
       const at = `${pointer}/${escapePointerSegment(name)}`;
       if (RESERVED_VARIABLE_NAMES.has(name)) found.push(problem(at, name, what));
-      if (isObject(definition)) walk(definition.properties, `${at}/properties`, 'property');
+      if (isRecord(definition)) walk(definition.properties, `${at}/properties`, 'property');
     }
   };
   const problems: TemplateValidationError[] = [];
-  if (isObject(variables?.value)) {
+  if (isRecord(variables?.value)) {
     walk(variables.value.variables, '/variables', 'variable');
-    for (const name of Object.keys(isObject(variables.value.computed) ? variables.value.computed : {})) {
+    for (const name of Object.keys(isRecord(variables.value.computed) ? variables.value.computed : {})) {
       if (RESERVED_VARIABLE_NAMES.has(name)) found.push(problem(`/computed/${escapePointerSegment(name)}`, name, 'computed value'));
     }
     problems.push(...locateViolations(variablesFile, found.splice(0), variables.positions));
   }
-  if (isObject(prompts?.value) && Array.isArray(prompts.value.prompts)) {
+  if (isRecord(prompts?.value) && Array.isArray(prompts.value.prompts)) {
     prompts.value.prompts.forEach((prompt: unknown, index) => {
-      if (isObject(prompt) && typeof prompt.name === 'string' && RESERVED_VARIABLE_NAMES.has(prompt.name)) found.push(problem(`/prompts/${index}/name`, prompt.name, 'prompt'));
+      if (isRecord(prompt) && typeof prompt.name === 'string' && RESERVED_VARIABLE_NAMES.has(prompt.name)) found.push(problem(`/prompts/${index}/name`, prompt.name, 'prompt'));
     });
     problems.push(...locateViolations(promptsFile, found, prompts.positions));
   }
@@ -133,25 +133,25 @@ function refusedPatterns(variables: CheckedJson | undefined, variablesFile: stri
     found.push({ pointer, code: judgement.code, message: `${what} ${JSON.stringify(source)} is refused: ${judgement.reason}` });
   };
   const problems: TemplateValidationError[] = [];
-  if (isObject(variables?.value)) {
+  if (isRecord(variables?.value)) {
     const found: RuleViolation[] = [];
     const walk = (definition: unknown, pointer: string, label: string): void => {
-      if (!isObject(definition)) return;
+      if (!isRecord(definition)) return;
       check(found, `${pointer}/validation`, definition.validation, `validation of variable "${label}"`);
       walk(definition.items, `${pointer}/items`, `${label}[]`);
-      if (isObject(definition.properties)) {
+      if (isRecord(definition.properties)) {
         for (const [key, property] of Object.entries(definition.properties)) walk(property, `${pointer}/properties/${escapePointerSegment(key)}`, `${label}.${key}`);
       }
     };
-    for (const [name, definition] of Object.entries(isObject(variables.value.variables) ? variables.value.variables : {})) {
+    for (const [name, definition] of Object.entries(isRecord(variables.value.variables) ? variables.value.variables : {})) {
       walk(definition, `/variables/${escapePointerSegment(name)}`, name);
     }
     problems.push(...locateViolations(variablesFile, found, variables.positions));
   }
-  if (isObject(prompts?.value) && Array.isArray(prompts.value.prompts)) {
+  if (isRecord(prompts?.value) && Array.isArray(prompts.value.prompts)) {
     const found: RuleViolation[] = [];
     prompts.value.prompts.forEach((prompt: unknown, index) => {
-      if (!isObject(prompt)) return;
+      if (!isRecord(prompt)) return;
       const name = typeof prompt.name === 'string' ? prompt.name : `#${index}`;
       check(found, `/prompts/${index}/validate`, prompt.validate, `validate of prompt "${name}"`);
     });
@@ -163,13 +163,13 @@ function refusedPatterns(variables: CheckedJson | undefined, variablesFile: stri
 /** What content files may name: every variable and computed value, and the properties of object variables. */
 function contentScope(variables: CheckedJson | undefined, variablesFile: string): ContentScope | undefined {
   const document = variables?.value;
-  if (!isObject(document) || !isObject(document.variables)) return undefined;
+  if (!isRecord(document) || !isRecord(document.variables)) return undefined;
   const names = scopeNames(document);
   const properties = new Map<string, ReadonlySet<string>>();
   for (const [name, definition] of Object.entries(document.variables)) {
-    if (!isObject(definition) || !isObject(definition.properties) || Object.keys(definition.properties).length === 0) continue;
+    if (!isRecord(definition) || !isRecord(definition.properties) || Object.keys(definition.properties).length === 0) continue;
     // An object's default may carry properties the definition does not list; they are there too.
-    properties.set(name, new Set([...Object.keys(definition.properties), ...Object.keys(isObject(definition.default) ? definition.default : {})]));
+    properties.set(name, new Set([...Object.keys(definition.properties), ...Object.keys(isRecord(definition.default) ? definition.default : {})]));
   }
   return { names: new Set([...names.variables, ...names.computed]), properties, variablesFile };
 }
@@ -238,7 +238,7 @@ async function checkMigrations(root: string, errors: TemplateValidationError[], 
   for (const name of stepFiles) {
     const file = `${MIGRATIONS_FOLDER}/${name}`;
     const checked = await checkJsonFile(root, file, 'migration-step', errors);
-    if (!deep || !checked || !isObject(checked.value)) continue;
+    if (!deep || !checked || !isRecord(checked.value)) continue;
     errors.push(...locateViolations(file, checkMigrationStep(checked.value, engine), checked.positions));
     const { fromVersion, toVersion } = checked.value;
     if (typeof fromVersion === 'string' && typeof toVersion === 'string') versions.push({ file, fromVersion, toVersion });
@@ -340,7 +340,7 @@ export async function validateTemplate(dir: string, options: ValidateOptions = {
     errors.push(...locateViolations(file, [violation], positionsOf.get(file)));
   }
 
-  if (deep && isObject(manifest)) {
+  if (deep && isRecord(manifest)) {
     const folder = typeof manifest.content === 'string' && manifest.content !== '' ? manifest.content : DEFAULT_CONTENT;
     const contentDir = await resolveInsideRoot(root, folder);
     if (contentDir && (await kindOf(contentDir)) === 'directory') {
@@ -359,7 +359,7 @@ export async function validateTemplate(dir: string, options: ValidateOptions = {
 
   // The message printed after generation is Liquid too, rendered with the same names (a content
   // check: generation of a template published before it still prints the default instead).
-  if (deep && isObject(manifest) && typeof manifest.nextSteps === 'string') {
+  if (deep && isRecord(manifest) && typeof manifest.nextSteps === 'string') {
     const found = checkContent('', [{ path: 'nextSteps', text: manifest.nextSteps }], [], contentScope(variables, path.normalize(variablesFile)), evaluator.engine);
     const violations = found.map((problem) => ({ pointer: '/nextSteps', code: problem.code, message: problem.message }));
     errors.push(...locateViolations(MANIFEST_FILE, violations, manifestChecked?.positions));

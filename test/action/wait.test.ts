@@ -1,5 +1,5 @@
 /**
- * Issue 26, item 9: the publish action's `wait`: after the upload it polls the public URL of the
+ * The publish action's `wait`: after the upload it polls the public URL of the
  * template's file until it lists the version, sets `visible-after-ms`, and a time-out is a warning
  * naming the URL and what it served, not a failed run. The clock is a fake one.
  */

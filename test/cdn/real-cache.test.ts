@@ -1,5 +1,5 @@
 /**
- * Issue 26, "Tests with real caches": a real caching proxy (Varnish 7, and nginx with its
+ * A real caching proxy (Varnish 7, and nginx with its
  * cache-purge module) between a plain static server holding a registry built by `build-registry`
  * and the clients, set up as a CDN that caches every file for an hour. Version 1.1.0 is published
  * while the proxy holds 1.0.0:

@@ -1,5 +1,5 @@
 /**
- * Issue 15, item 1: the backends chosen at start, from the CLI. `token create` on PostgreSQL and a
+ * The backends chosen at start, from the CLI. `token create` on PostgreSQL and a
  * bucket, then `serve` (the built CLI, as a process) on the same answers a publish made with that
  * token; `user create|list` and `build-registry` read the same store; `db migrate` creates and then
  * keeps the schema; a bad `--database` exits 2 naming the flag; a bucket that is missing or cannot be

@@ -1,5 +1,5 @@
 /**
- * Issue 26, item 9: `publish --wait` waits until the registry's public URL lists the version and
+ * `publish --wait` waits until the registry's public URL lists the version and
  * says after how long (its time-out, with a fake clock, is tested in test/publish/visible.test.ts).
  */
 import { describe, expect, it } from 'vitest';

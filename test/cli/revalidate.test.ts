@@ -1,5 +1,5 @@
 /**
- * Issue 26, item 10: `check-update` and `update` always revalidate what they read: a copy of the
+ * `check-update` and `update` always revalidate what they read: a copy of the
  * registry cached a minute earlier (by `create`) does not hide a version published since.
  */
 import path from 'node:path';

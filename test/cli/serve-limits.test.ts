@@ -1,5 +1,5 @@
 /**
- * Issue 22, items 14 and 17: `serve` sets the new limits from flags or environment variables
+ * `serve` sets the new limits from flags or environment variables
  * (`--body-timeout`/REGISTRY_BODY_TIMEOUT, `--max-connections-per-address`/REGISTRY_MAX_CONNECTIONS_PER_ADDRESS,
  * `--max-staged-files`/REGISTRY_MAX_STAGED_FILES, `--max-staged-bytes`/REGISTRY_MAX_STAGED_BYTES),
  * a flag before its variable, the documented defaults otherwise; a bad value is a usage error naming the flag.

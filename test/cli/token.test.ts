@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { openSqliteStorage } from '../../src/store/index.js';
 import { cli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { activeToken } from '../helpers/tokens.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -77,7 +78,7 @@ describe('token list', () => {
     const revoked = await storage.tokens.createToken({ role: 'admin', now: new Date(now - DAY_MS) });
     await storage.tokens.revokeToken(revoked.record.id);
     const usedAt = new Date(now - 60_000);
-    await storage.tokens.authenticate(scoped.token, usedAt);
+    await activeToken(storage.tokens, scoped.token, usedAt);
     await storage.close();
 
     const json = await cli('token', 'list', '--store', store, '--json');

@@ -1,5 +1,5 @@
 /**
- * Issue 26, item 10: a client tolerates skew between the sparse files a cache holds (a fresh
+ * A client tolerates skew between the sparse files a cache holds (a fresh
  * `index.json` beside an older template file, or the reverse): it fetches the older one once more
  * with `Cache-Control: no-cache`, once, and answers from what it then has. The host here is a
  * cache in front of the registry's folder that answers one path from an older copy unless the

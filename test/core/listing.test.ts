@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import type { TemplateEntry } from '../../src/core/schema-types.js';
-import { selectLatest, sortEntries } from '../../src/core/index.js';
+import { schemas, selectLatest, sortEntries, STABILITY_ORDER } from '../../src/core/index.js';
 import { templateEntry } from '../helpers/builders.js';
 
 type Stability = TemplateEntry['stability'];
@@ -9,6 +9,16 @@ type Stability = TemplateEntry['stability'];
 function entry(id: string, version: string, stability: Stability = 'stable', downloads = 0, name = id): TemplateEntry {
   return templateEntry(id, { name, version, stability, stats: { downloads } });
 }
+
+describe('STABILITY_ORDER', () => {
+  it('places every stability the entry and manifest schemas allow, each once', () => {
+    const allowed = (name: 'template-entry' | 'template-manifest'): string[] =>
+      ((schemas[name] as unknown as { properties: { stability: { enum: string[] } } }).properties.stability.enum).toSorted();
+    expect(new Set(STABILITY_ORDER).size).toBe(STABILITY_ORDER.length);
+    expect([...STABILITY_ORDER].toSorted()).toEqual(allowed('template-entry'));
+    expect([...STABILITY_ORDER].toSorted()).toEqual(allowed('template-manifest'));
+  });
+});
 
 describe('selectLatest', () => {
   it('prefers the highest stable version over a higher beta', () => {

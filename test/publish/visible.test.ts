@@ -1,5 +1,5 @@
 /**
- * Issue 26, item 9: waiting until a published version is visible at the registry's public URL:
+ * Waiting until a published version is visible at the registry's public URL:
  * its template file polled with `Cache-Control: no-cache` until it lists the version, within a
  * bounded wait; a time-out says which URL served what. The clock is a fake one: no real waits.
  */

@@ -91,7 +91,7 @@ const round = (value: number, digits: number): number => {
 };
 const nonEmpty = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
 
-function isRecord(input: AnalyticsInput): input is AnalyticsEventRecord {
+function isEventRecord(input: AnalyticsInput): input is AnalyticsEventRecord {
   return typeof (input as { type?: unknown }).type !== 'string' && typeof (input as { event?: unknown }).event === 'object';
 }
 
@@ -109,7 +109,7 @@ function normalize(events: Iterable<AnalyticsInput>): Normal[] {
   for (const input of events) {
     // Events come from strangers: anything that is not an event object is skipped, never thrown on.
     if (typeof input !== 'object' || input === null) continue;
-    const record: AnalyticsEventRecord = isRecord(input) ? input : { event: input };
+    const record: AnalyticsEventRecord = isEventRecord(input) ? input : { event: input };
     const data = record.event;
     if (typeof data !== 'object' || data === null || typeof data.templateId !== 'string' || typeof data.version !== 'string') continue;
     const at = Date.parse(record.receivedAt ?? data.timestamp ?? '');

@@ -1,5 +1,5 @@
 /**
- * Issue 26, item 8: `build-registry --purge` purges exactly the URLs the build changed at the CDN
+ * `build-registry --purge` purges exactly the URLs the build changed at the CDN
  * (here a local fake taking HTTP PURGE, and a fake Cloudflare API), retries a failure, and keeps
  * what still failed in the output for the next build, so that no purge is lost.
  */

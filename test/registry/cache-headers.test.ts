@@ -1,5 +1,5 @@
 /**
- * Issue 26, item 11: the Cache-Control of every file of a static registry, as the hosts that read
+ * The Cache-Control of every file of a static registry, as the hosts that read
  * `_headers` (Netlify, Cloudflare Pages) apply it: archives immutable for a year, the entry points
  * and template files short with stale-while-revalidate; each file matched by exactly one rule (the
  * hosts join the values of every rule a path matches).

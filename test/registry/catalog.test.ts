@@ -90,7 +90,7 @@ describe('the catalog page', () => {
     const script = /<script>([\s\S]*?)<\/script>/.exec(html)?.[1] ?? '';
     const bundle = await bundleCatalogScript();
     expect(script).toBe(bundle.text);
-    // One listing order and one search (issue 25 item 7): the page runs core's, compiled from the sources.
+    // One listing order and one search: the page runs core's, compiled from the sources.
     expect(bundle.inputs).toEqual(expect.arrayContaining(['src/catalog/browser/main.ts', 'src/core/listing.ts', 'src/core/search.ts']));
     expect(bundle.inputs.filter((input) => !/^src\/(core|catalog)\//.test(input))).toEqual([]);
     expect(script).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/);

@@ -1,5 +1,5 @@
 /**
- * Issue 23, item 16: a static registry built from the server's store (the copy in the bucket) owns
+ * A static registry built from the server's store (the copy in the bucket) owns
  * its archives/ folder (`pruneArchives`): the archive and provenance bundle of a version the store
  * no longer has (a purged version) are removed by the next build, even one that a build in flight
  * during the purge put back. A build without it leaves archives/ alone.

@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 5: password hashing cannot starve the server. scrypt runs on libuv's threadpool,
+ * Password hashing cannot starve the server. scrypt runs on libuv's threadpool,
  * which file I/O shares; a burst of unauthenticated logins once filled it and an archive download
  * waited behind it. Hashes now go through a bounded queue (at most `maxConcurrentHashes` at once,
  * `hashQueueLength` waiting, 503 with Retry-After past that), and the rest of the server answers

@@ -14,7 +14,7 @@ import { UnsafeArchiveError, scanArchive } from '../../src/archive/index.js';
 import { describeSchemaErrors } from '../../src/core/messages.js';
 import { schemaErrors } from '../../src/core/schemas.js';
 import { compareVersions } from '../../src/core/versions.js';
-import { parseListQuery, LIST_PARAMETERS } from '../../src/server/query.js';
+import { parseListQuery, LIST_PARAMETERS } from '../helpers/list-query.js';
 import { ExpressionError, ExpressionEvaluator } from '../../src/template/index.js';
 import { tempDir, validManifest } from '../helpers/fixtures.js';
 import { gzipTar, type TarEntry } from '../helpers/tar-builder.js';

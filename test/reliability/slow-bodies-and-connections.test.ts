@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 14: a slow or greedy client holds only so much of the server. A request body must
+ * A slow or greedy client holds only so much of the server. A request body must
  * arrive within `bodyTimeoutMs` (60 s by default; here a small one) or the request is answered 408
  * and its connection closed; one client address holds at most `maxConnectionsPerAddress`
  * connections at once, and a request on one more is answered 429 and closed, while other addresses

@@ -1,5 +1,5 @@
 /**
- * Issue 14, item 7: accounts and the seed's authentication patterns against a running server:
+ * Accounts and the seed's authentication patterns against a running server:
  * admin-made accounts (409 EMAIL_EXISTS, scrypt hashes), the login route's access token (a signed,
  * short-lived JWT) and refresh token (rotated, the old one refused), the browser session cookie,
  * co-owners managed by owners only, and failed logins limited per account and per address.

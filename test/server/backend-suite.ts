@@ -1,5 +1,5 @@
 /**
- * Issue 15, item 5: the backend-independent behaviour of the registry server, through HTTP, run
+ * The backend-independent behaviour of the registry server, through HTTP, run
  * against every storage (the embedded store, PostgreSQL with a bucket or a folder) from this one
  * suite: publish and its rules (duplicate 409, another owner 403), the read routes and archive
  * bytes, registry.json, the lifecycle (deprecate, yank, latest selection), a signed webhook

@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 7: the operations of a batch (POST /templates/batch) count against the caller's own
+ * The operations of a batch (POST /templates/batch) count against the caller's own
  * rate limit, not against the server's own address that replays them: one caller's batches never
  * make everyone else's requests 429.
  */

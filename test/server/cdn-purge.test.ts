@@ -1,5 +1,5 @@
 /**
- * Issue 26, item 8: after each change the server purges exactly the changed URLs at the CDN
+ * After each change the server purges exactly the changed URLs at the CDN
  * (`serve --purge`), from a durable outbox: a failed purge is logged, retried with backoff, and
  * resumed after a restart, never lost. The CDN here is a local fake taking HTTP PURGE.
  */

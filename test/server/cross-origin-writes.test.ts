@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 8: a write authenticated by the session cookie (tr_session) checks where the
+ * A write authenticated by the session cookie (tr_session) checks where the
  * browser says it comes from (Sec-Fetch-Site, else Origin): a page of another site, or of another
  * port of the registry's host (same-site: SameSite=Strict still sends the cookie), cannot publish,
  * change or end anything as the logged-in user, with JSON or with a multipart form.

@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 18: JSON nested deeper than the server takes (MAX_JSON_DEPTH) is a 4xx on every
+ * JSON nested deeper than the server takes (MAX_JSON_DEPTH) is a 4xx on every
  * route, whatever carries it: a JSON body (batch included, whose operations' bodies are re-sent),
  * a multipart part (the manifest, the metadata of a staged file; sent as text or as application/json),
  * the template.json inside an archive. Never a 500 from a stack exhausted by walking it.

@@ -20,6 +20,7 @@ import { postgresSkipReason, usePostgres } from '../helpers/postgres.js';
 import { freePort, LOCAL_RECEIVERS } from '../helpers/registry-server.js';
 import { startFakeS3, S3RVER_CREDENTIALS, type FakeS3 } from '../helpers/s3-server.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
+import { activeToken } from '../helpers/tokens.js';
 
 const BUCKET = 'registry';
 
@@ -196,7 +197,7 @@ describe.skipIf(postgresSkipReason !== undefined)('several server instances on o
     const packed = await pack('interrupted');
     // Instance A reserved the version (its upload passed every check) and died before committing.
     const a = await startInstance(databaseUrl, prefix);
-    const record = (await a.storage.tokens.authenticate(token))!;
+    const record = (await activeToken(a.storage.tokens, token))!;
     const reservation = { name: 'interrupted', version: '1.0.0', integrity: `sha512-${createHash('sha512').update(packed.bytes).digest('base64')}`, sha256: packed.sha256, size: packed.bytes.length, owner: record.owner };
     expect(await a.storage.versions.reserveVersion(reservation, record)).toEqual({ reserved: true });
     // While A lives, the upload is in progress: a retry through B is told to wait.

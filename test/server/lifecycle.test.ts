@@ -1,5 +1,5 @@
 /**
- * Issue 14, item 5: the version lifecycle. Published bytes never change: a version is deprecated
+ * The version lifecycle. Published bytes never change: a version is deprecated
  * (PATCH) or yanked (DELETE) in the store's rows, and the rebuilt registry reflects it; a yanked
  * version stays downloadable by its exact version, is never the latest, is left out of default
  * listings (shown with include=yanked) and is never reusable.

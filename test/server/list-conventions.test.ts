@@ -16,6 +16,7 @@ import { TEMPLATE_FIELDS } from '../../src/server/query.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 import { publishVersions, TEMPLATE } from '../project/versions.js';
+import { finishAttempt } from '../helpers/webhook-attempts.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- envelopes are read field by field
 type Json = any;
@@ -318,7 +319,7 @@ describe('the other list routes', () => {
     const attempts: string[] = [];
     for (const [i, event] of ['template.published', 'template.published', 'registry.updated'].entries()) {
       const id = await server.store.webhooks.startDelivery(webhook, event, new Date(Date.UTC(2026, 0, 1 + i)));
-      await server.store.webhooks.finishDelivery(id, 200 + i, null);
+      await finishAttempt(server.store.webhooks, id, 200 + i, null);
       attempts.push(id);
     }
     const deliveries = `/webhooks/${webhook}/deliveries`;

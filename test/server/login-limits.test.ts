@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 4: login limits hold under concurrency. A login is counted before its password is
+ * Login limits hold under concurrency. A login is counted before its password is
  * checked, atomically with the counts (one transaction of the storage, shared by every instance),
  * so of any number of parallel guesses at most the limit is evaluated. The limits are per (account,
  * address) and per address, with a slower one per account over every address: a guesser locks out

@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 13: a NUL (U+0000) in any text a client sends (a JSON field, a query or path
+ * A NUL (U+0000) in any text a client sends (a JSON field, a query or path
  * parameter, a multipart part) is a 4xx naming the field, never a 500: PostgreSQL cannot store it,
  * and the embedded store answers the same.
  */

@@ -6,11 +6,7 @@ import {
   decodeCursor,
   DELIVERY_LIST,
   encodeCursor,
-  LIST_PARAMETERS,
-  orderEntries,
   parseList,
-  parseListQuery,
-  pickFields,
   runList,
   runListQuery,
   VERSION_LIST,
@@ -18,6 +14,7 @@ import {
   type ListQuery,
 } from '../../src/server/query.js';
 import { templateEntry } from '../helpers/builders.js';
+import { LIST_PARAMETERS, orderEntries, parseListQuery, pickFields } from '../helpers/list-query.js';
 
 const entry = (id: string, version: string, extra: Partial<TemplateEntry> = {}): TemplateEntry => templateEntry(id, { version, author: { name: 'Someone' }, ...extra });
 

@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 17: `/files` has a per-token quota. A token keeps at most `maxStagedFilesPerToken`
+ * `/files` has a per-token quota. A token keeps at most `maxStagedFilesPerToken`
  * staged files (past it 429 QUOTA_EXCEEDED, Retry-After until the first expires) holding at most
  * `maxStagedBytesPerToken` bytes together (past it 413 QUOTA_EXCEEDED), counted by the store in one
  * transaction with each change, so parallel requests cannot pass it together.

@@ -1,5 +1,5 @@
 /**
- * Issue 15, item 1: with `--storage s3://bucket/prefix` the server also keeps the static registry in
+ * With `--storage s3://bucket/prefix` the server also keeps the static registry in
  * the bucket (below `public/`), self-contained for a CDN: every change reaches it, and the
  * `registry.updated` event, the one a CDN purge hangs on, is sent only once the bucket holds the
  * new registry.json.

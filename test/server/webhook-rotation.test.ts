@@ -1,5 +1,5 @@
 /**
- * Issue 23, item 15: `PUT /webhooks/{id}` replaces a subscription (URL, events, active, secret) and
+ * `PUT /webhooks/{id}` replaces a subscription (URL, events, active, secret) and
  * `PATCH` changes some of it, keeping its id, creation time and delivery log; a new secret is a
  * rotation: for the overlap (`secretOverlapSeconds`, default one day) deliveries are signed with
  * both, the replaced one in X-Webhook-Signature-Previous.

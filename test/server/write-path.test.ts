@@ -1,5 +1,5 @@
 /**
- * Issue 10, the write path: no upload can freeze the registry, 201 means stored, a failure leaves
+ * The write path: no upload can freeze the registry, 201 means stored, a failure leaves
  * no trace, slow and oversized requests are cut off, usage numbers cannot be forged cheaply, and the
  * store is private.
  */

@@ -85,8 +85,7 @@ async function populated(): Promise<Populated> {
   const [delivery] = await storage.webhooks.enqueueEvent({ event: 'template.deprecated', data: { name: 'web-app' } });
   if (delivery) {
     const attempt = await storage.webhooks.startDelivery(delivery.webhookId, delivery.event, new Date(), delivery.id);
-    await storage.webhooks.finishDelivery(attempt, 500, 'server error');
-    await storage.webhooks.updateOutboxDelivery(delivery.id, { state: 'pending', attempts: 1, nextAttemptAt: new Date(Date.now() + 60_000), status: 500, error: 'server error' });
+    await storage.webhooks.recordAttemptOutcome({ attemptId: attempt, deliveryId: delivery.id, state: 'pending', attempts: 1, nextAttemptAt: new Date(Date.now() + 60_000), status: 500, error: 'server error' });
   }
   for (const client of ['c1', 'c2', undefined]) {
     await storage.events.recordEvent({ type: 'download', templateId: 'web-app', version: '2.0.0', timestamp: '2024-05-01T10:00:00Z', source: 'cli' }, { ...(client ? { client } : {}), receivedAt: new Date('2024-05-01T10:00:01.250Z') });

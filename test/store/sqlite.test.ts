@@ -12,6 +12,7 @@ import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
 import { AGGREGATE_TABLES, expectAggregatesOfEvents, expectMigratedAttemptIds, recordHistory, storageContract } from './storage-contract.js';
 import { templateManifest } from '../helpers/builders.js';
+import { activeToken } from '../helpers/tokens.js';
 
 const BUCKET = 'sqlite-blobs';
 let s3: FakeS3 | undefined;
@@ -281,7 +282,7 @@ describe('the SQLite schema version', () => {
     expect(listed).toEqual([{ id: 'tok_0123456789ab', role: 'publisher', templates: ['web-app'], owner: 'acme', createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: expect.any(String) }]);
     expect(listed.map((record) => tokenState(record, new Date('2100-01-01T00:00:00.000Z')))).toEqual(['active']);
     const fresh = await storage.tokens.createToken({ role: 'admin', expiresAt: new Date(Date.now() + 60_000) });
-    expect(await storage.tokens.authenticate(fresh.token)).toMatchObject({ id: fresh.record.id });
+    expect(await activeToken(storage.tokens, fresh.token)).toMatchObject({ id: fresh.record.id });
     expect(await storage.tokens.revokeToken('tok_0123456789ab')).toMatchObject({ found: true, alreadyRevoked: false });
     expect(await storage.tokens.checkToken(token)).toMatchObject({ valid: false, reason: 'revoked' });
     await storage.close();

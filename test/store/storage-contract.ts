@@ -16,6 +16,8 @@ import { tempDir } from '../helpers/fixtures.js';
 import { history, HISTORY_NOW, historyRegistry } from '../registry/analytics-events.js';
 import * as oracle from '../registry/analytics-oracle.js';
 import { templateManifest } from '../helpers/builders.js';
+import { activeToken } from '../helpers/tokens.js';
+import { finishAttempt } from '../helpers/webhook-attempts.js';
 
 /**
  * What a store migrated from before attempt ids shows of 12 old attempts of `wh_old` (statuses 200
@@ -28,7 +30,7 @@ export async function expectMigratedAttemptIds(webhooks: WebhookStore): Promise<
   for (const d of log) expect(d.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   expect(log.map((d) => d.id)).toEqual([...log.map((d) => d.id)].sort().reverse());
   const now = await webhooks.startDelivery('wh_old', 'registry.updated');
-  await webhooks.finishDelivery(now, 204, null);
+  await finishAttempt(webhooks, now, 204, null);
   expect((await webhooks.listDeliveries('wh_old', 1))[0]).toMatchObject({ id: now, status: 204 });
   expect(now > log[0]!.id).toBe(true);
 }
@@ -92,11 +94,11 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         const { tokens } = await fresh();
         const { token, record } = await tokens.createToken({ role: 'publisher', templates: ['web-app'], owner: 'acme' });
         const used = new Date();
-        expect(await tokens.authenticate(token, used)).toEqual({ ...record, lastUsedAt: used.toISOString() });
+        expect(await activeToken(tokens, token, used)).toEqual({ ...record, lastUsedAt: used.toISOString() });
         expect(record).toMatchObject({ role: 'publisher', templates: ['web-app'], owner: 'acme' });
         expect(record).not.toHaveProperty('expiresAt');
-        expect(await tokens.authenticate(`${token}x`)).toBeUndefined();
-        expect(await tokens.authenticate('')).toBeUndefined();
+        expect(await activeToken(tokens, `${token}x`)).toBeUndefined();
+        expect(await activeToken(tokens, '')).toBeUndefined();
         expect(await tokens.checkToken(`${token}x`)).toEqual({ valid: false, reason: 'unknown' });
         expect(await tokens.listTokens()).toEqual([{ ...record, lastUsedAt: used.toISOString() }]);
       });
@@ -110,7 +112,7 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(tokenState(record, new Date(expiresAt.getTime() - 1))).toBe('active');
         expect(await tokens.checkToken(token, new Date(expiresAt.getTime() - 1))).toMatchObject({ valid: true, record: { id: record.id } });
         expect(await tokens.checkToken(token, expiresAt)).toEqual({ valid: false, reason: 'expired', record: expect.objectContaining({ id: record.id }) });
-        expect(await tokens.authenticate(token, new Date('2027-01-01T00:00:00.000Z'))).toBeUndefined();
+        expect(await activeToken(tokens, token, new Date('2027-01-01T00:00:00.000Z'))).toBeUndefined();
         expect((await tokens.listTokens()).map((t) => [t.id, t.expiresAt])).toEqual([[record.id, expiresAt.toISOString()]]);
       });
 
@@ -130,12 +132,12 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         const first = await tokens.revokeToken(record.id, at);
         expect(first).toEqual({ found: true, alreadyRevoked: false, record: { ...record, revokedAt: at.toISOString() } });
         expect(await tokens.checkToken(token)).toEqual({ valid: false, reason: 'revoked', record: expect.objectContaining({ id: record.id, revokedAt: at.toISOString() }) });
-        expect(await tokens.authenticate(token)).toBeUndefined();
+        expect(await activeToken(tokens, token)).toBeUndefined();
         const again = await tokens.revokeToken(record.id, new Date('2031-01-01T00:00:00.000Z'));
         expect(again).toEqual({ found: true, alreadyRevoked: true, record: expect.objectContaining({ revokedAt: at.toISOString() }) });
         expect(await tokens.revokeToken('tok_unknown')).toEqual({ found: false });
         expect((await tokens.listTokens()).map((t) => [t.id, tokenState(t)])).toEqual([[record.id, 'revoked'], [kept.record.id, 'active']]);
-        expect(await tokens.authenticate(kept.token)).toMatchObject({ id: kept.record.id });
+        expect(await activeToken(tokens, kept.token)).toMatchObject({ id: kept.record.id });
       });
 
       it('says revoked, not expired, for a token that is both', async () => {
@@ -530,9 +532,9 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect((await webhooks.listWebhooks()).map((w) => w.id)).toEqual([all.id, prefix.id, off.id, other.id]);
 
         const first = await webhooks.startDelivery(all.id, 'template.published', new Date('2026-01-01T00:00:00.000Z'));
-        await webhooks.finishDelivery(first, 500, 'HTTP 500');
+        await finishAttempt(webhooks, first, 500, 'HTTP 500');
         const second = await webhooks.startDelivery(all.id, 'template.published', new Date('2026-01-01T00:00:01.000Z'));
-        await webhooks.finishDelivery(second, 200, null);
+        await finishAttempt(webhooks, second, 200, null);
         expect((await webhooks.listDeliveries(all.id)).map((d) => [d.status, d.error])).toEqual([
           [200, null],
           [500, 'HTTP 500'],
@@ -577,7 +579,7 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await webhooks.nextDueAt()).toEqual(later(1000));
 
         const attempt = await webhooks.startDelivery(sub.id, 'template.published', t0, delivery.id);
-        await webhooks.finishDelivery(attempt, 503, 'HTTP 503');
+        await finishAttempt(webhooks, attempt, 503, 'HTTP 503');
         expect(await webhooks.listDeliveries(sub.id)).toMatchObject([{ id: attempt, deliveryId: delivery.id, status: 503 }]);
         await webhooks.updateOutboxDelivery(delivery.id, { state: 'pending', attempts: 1, nextAttemptAt: later(5000), status: 503, error: 'HTTP 503' }, t0);
         expect(await webhooks.getOutboxDelivery(delivery.id)).toMatchObject({ state: 'pending', attempts: 1, nextAttemptAt: later(5000).toISOString(), lastStatus: 503, lastError: 'HTTP 503' });
@@ -616,7 +618,7 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         for (const id of made) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
         expect([...made].sort()).toEqual(made);
         expect((await webhooks.listDeliveries(a.id)).map((d) => d.id)).toEqual([...made].reverse());
-        await webhooks.finishDelivery(made[4]!, 204, null);
+        await finishAttempt(webhooks, made[4]!, 204, null);
         expect((await webhooks.listDeliveries(a.id)).filter((d) => d.status !== null)).toMatchObject([{ id: made[4], status: 204 }]);
       });
 
@@ -743,7 +745,7 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         const { tokens } = await fresh();
         const { token, record } = await tokens.createToken({ role: 'publisher', templates: ['web-app'], owner: 'acme', publisher: run });
         expect(record.publisher).toEqual(run);
-        expect((await tokens.authenticate(token))?.publisher).toEqual(run);
+        expect((await activeToken(tokens, token))?.publisher).toEqual(run);
         expect((await tokens.listTokens())[0]?.publisher).toEqual(run);
       });
 

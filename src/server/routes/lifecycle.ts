@@ -16,18 +16,19 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
+import { STABILITY_ORDER } from '../../core/listing.js';
 import { VERSION_PATTERN, VERSION_RULE } from '../../core/versions.js';
 import type { TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
-import { changeLifecycle, changeLifecycleBulk, MAX_DEPRECATION_MESSAGE, purgeVersion, STABILITIES, type LifecycleFilter, type LifecycleUpdate } from '../lifecycle.js';
+import { changeLifecycle, changeLifecycleBulk, MAX_DEPRECATION_MESSAGE, purgeVersion, type LifecycleFilter, type LifecycleUpdate } from '../lifecycle.js';
 import { VERSION_PARAMS } from '../params.js';
 
 const NO_STORE = 'no-store';
 export const MAX_BATCH_OPERATIONS = 50;
 
 
-const STABILITY = { type: 'string', enum: STABILITIES } as const;
+const STABILITY = { type: 'string', enum: STABILITY_ORDER } as const;
 const MESSAGE = { type: ['string', 'null'], minLength: 1, maxLength: MAX_DEPRECATION_MESSAGE } as const;
 
 const PATCH_BODY = {

@@ -30,7 +30,6 @@ import { repositoryKey } from '../records.js';
 import type { BlobStore } from '../types.js';
 import { readAggregateRows, writeAggregateRows } from './analytics.js';
 import { insertRows, int, transaction } from './database.js';
-import { describeDatabase } from './migrations.js';
 
 type Row = Record<string, unknown>;
 
@@ -357,6 +356,3 @@ export function postgresDumper(pool: pg.Pool, blobs: BlobStore, location = 'the 
     claim: () => claimPostgres(pool),
   };
 }
-
-/** A location for messages from a database URL (its password left out). */
-export const postgresLocation = describeDatabase;

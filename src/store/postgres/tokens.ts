@@ -79,11 +79,6 @@ export class PostgresTokenStore implements TokenStore {
     return { valid: true, record: await this.recordUse(record, now) };
   }
 
-  async authenticate(token: string, now?: Date): Promise<TokenRecord | undefined> {
-    const check = await this.checkToken(token, now);
-    return check.valid ? check.record : undefined;
-  }
-
   /** Writes `now` as the token's last use when the stored one is older than the precision (best effort). */
   private async recordUse(record: TokenRecord, now: Date): Promise<TokenRecord> {
     const last = record.lastUsedAt === undefined ? undefined : Date.parse(record.lastUsedAt);

@@ -276,10 +276,6 @@ export class PostgresWebhookStore implements WebhookStore {
     return attemptId;
   }
 
-  async finishDelivery(id: string, status: number | null, error: string | null): Promise<void> {
-    await this.pool.query('UPDATE deliveries SET status = $1, error = $2 WHERE attempt_id = $3', [status, error, id]);
-  }
-
   recordAttemptOutcome(outcome: AttemptOutcome, now: Date = new Date()): Promise<boolean> {
     return transaction(this.pool, async (client) => {
       await client.query('UPDATE deliveries SET status = $1, error = $2 WHERE attempt_id = $3', [outcome.status, outcome.error, outcome.attemptId]);

@@ -87,11 +87,6 @@ export class SqliteTokenStore implements TokenStore {
     return Promise.resolve({ valid: true, record: this.recordUse(record, now) });
   }
 
-  async authenticate(token: string, now?: Date): Promise<TokenRecord | undefined> {
-    const check = await this.checkToken(token, now);
-    return check.valid ? check.record : undefined;
-  }
-
   /** Writes `now` as the token's last use when the stored one is older than the precision (best effort). */
   private recordUse(record: TokenRecord, now: Date): TokenRecord {
     const last = record.lastUsedAt === undefined ? undefined : Date.parse(record.lastUsedAt);

@@ -248,11 +248,6 @@ export class SqliteWebhookStore implements WebhookStore {
     return Promise.resolve(attemptId);
   }
 
-  finishDelivery(id: string, status: number | null, error: string | null): Promise<void> {
-    this.db.prepare('UPDATE deliveries SET status = ?, error = ? WHERE attempt_id = ?').run(status, error, id);
-    return Promise.resolve();
-  }
-
   recordAttemptOutcome(outcome: AttemptOutcome, now: Date = new Date()): Promise<boolean> {
     // A failed write rejects (as the PostgreSQL store's does), rather than throwing at the caller.
     return new Promise((resolve) => resolve(this.writeAttemptOutcome(outcome, now)));
