@@ -10,9 +10,12 @@
 // archives put into the bucket, which the static copy for a CDN publishes), not uploaded one by one.
 // Each server is `template-registry serve` in its own process. Prints one JSON document (title,
 // setup, rows, notes). Needs `npm run build` (imports build/). BENCH_QUICK=1: 1,000 versions, 20 uploads.
+/* global fetch -- Node's own */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout } from 'node:timers';
 import { pathToFileURL } from 'node:url';
 
 import pg from 'pg';
