@@ -97,7 +97,8 @@ async function curlUpload(url, archive) {
 
 async function publishUpload(url, pack) {
   const started = performance.now();
-  const result = await publishTemplate({ registryUrl: url, token: ADMIN_TOKEN, archive: pack.file, manifest: pack.manifest, retries: 0 });
+  // As the CLI does: the integrity from the pack, not read again.
+  const result = await publishTemplate({ registryUrl: url, token: ADMIN_TOKEN, archive: pack.file, manifest: pack.manifest, integrity: pack.integrity, retries: 0 });
   const ms = performance.now() - started;
   if (result.status !== 201) throw new Error(`publish answered ${result.status}`);
   return ms;
