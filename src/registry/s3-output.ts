@@ -281,7 +281,8 @@ export class S3Output implements RegistryOutput {
         // Folder markers and keys no registry file has are not the build's business.
         if (name === '' || name.split('/').some((s) => s === '' || s === '.' || s === '..')) continue;
         const md5 = md5OfEtag(object.ETag);
-        held.set(name, { size: object.Size ?? 0, ...(md5 !== undefined ? { digest: md5 } : {}) });
+        const multipart = md5 === undefined && /^"?[0-9a-fA-F]{32}-\d+"?$/.test(object.ETag ?? '');
+        held.set(name, { size: object.Size ?? 0, ...(md5 !== undefined ? { digest: md5 } : {}), ...(multipart ? { checksummed: true } : {}) });
       }
       if (page.IsTruncated && !page.NextContinuationToken) throw new S3OutputError(`${this.location}: ListObjectsV2 said the listing goes on but gave no continuation token`);
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
