@@ -121,7 +121,7 @@ describe('large uploads through /files', () => {
     const changedId = await stage(server, await readFile(other.file));
     const changed = path.join(server.storeDir, 'files', changedId);
     const bytes = await readFile(changed);
-    bytes[bytes.length - 1] ^= 0xff;
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0xff, bytes.length - 1);
     await writeFile(changed, bytes);
     const refused = await multipart(`${server.url}/templates`, server.token, [
       { name: 'fileId', body: changedId },
