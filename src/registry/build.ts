@@ -747,7 +747,7 @@ export class RegistryBuilder {
    */
   async #holdsArchive(version: SourceVersion, name: string, present: HeldFile | undefined): Promise<boolean> {
     if (!present || (version.size !== undefined && present.size !== version.size)) return false;
-    if (present.digest !== undefined || (version.integrity === undefined && version.sha256 === undefined)) return true;
+    if (present.digest !== undefined || present.checksummed === true || (version.integrity === undefined && version.sha256 === undefined)) return true;
     const bytes = await this.output.read(name);
     if (!bytes) return false;
     if (version.integrity?.startsWith('sha512-')) return `sha512-${createHash('sha512').update(bytes).digest('base64')}` === version.integrity;

@@ -28,6 +28,12 @@ export interface HeldFile {
   size: number;
   /** The digest (hex, in the output's `digest` algorithm) when the output knows it surely and cheaply. */
   digest?: string;
+  /**
+   * The store keeps a checksum of the bytes that is not `digest` (a multipart upload's ETag, which
+   * a large archive's upload completes only after its check): it vouches for an immutable archive
+   * of the right size as `digest` does, without the archive being read back.
+   */
+  checksummed?: boolean;
 }
 
 /** An archive to publish at its immutable path. */

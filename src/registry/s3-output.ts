@@ -6,6 +6,8 @@
  * `Content-Encoding` of the `.gz`/`.br` variants), so the store serves it as a static host should.
  * What the bucket holds is listed once per build (ListObjectsV2): the ETag of an object written in
  * one part is the MD5 of its bytes, so an unchanged file is recognised without reading it back.
+ * An archive larger than `S3_PART_BYTES` is streamed as a multipart upload (one part in memory at a
+ * time), completed only once it was read whole and checked.
  *
  * A PUT replaces an object atomically (a reader sees the old or the new bytes) and is durable once
  * answered, so `barrier()` and `commit()` have nothing to do; the generator still writes the entry
@@ -165,8 +167,14 @@ export async function createS3Client(settings: S3ClientSettings = {}, env: Reado
 
 /** Objects DeleteObjects takes at once. */
 const DELETE_BATCH = 1000;
-/** An archive is read into memory to be checked before it is uploaded; the server caps uploads at 50 MiB. */
-export const S3_ARCHIVE_LIMIT = 100 * 1024 * 1024;
+/**
+ * An archive larger than this is sent as a multipart upload, one part of this size in memory at a
+ * time (and made visible only once the whole stream was read and checked); a smaller one is read
+ * whole and sent in one PUT, its MD5 then its ETag.
+ */
+export const S3_PART_BYTES = 8 * 1024 * 1024;
+/** The largest archive published to a bucket: S3's 10,000 parts of `S3_PART_BYTES`. */
+export const S3_ARCHIVE_LIMIT = 10_000 * S3_PART_BYTES;
 /** The most `read()` takes of one object (registry.json of a very large registry stays well under). */
 export const S3_READ_LIMIT = 256 * 1024 * 1024;
 
@@ -273,7 +281,8 @@ export class S3Output implements RegistryOutput {
         // Folder markers and keys no registry file has are not the build's business.
         if (name === '' || name.split('/').some((s) => s === '' || s === '.' || s === '..')) continue;
         const md5 = md5OfEtag(object.ETag);
-        held.set(name, { size: object.Size ?? 0, ...(md5 !== undefined ? { digest: md5 } : {}) });
+        const multipart = md5 === undefined && /^"?[0-9a-fA-F]{32}-\d+"?$/.test(object.ETag ?? '');
+        held.set(name, { size: object.Size ?? 0, ...(md5 !== undefined ? { digest: md5 } : {}), ...(multipart ? { checksummed: true } : {}) });
       }
       if (page.IsTruncated && !page.NextContinuationToken) throw new S3OutputError(`${this.location}: ListObjectsV2 said the listing goes on but gave no continuation token`);
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
@@ -331,11 +340,69 @@ export class S3Output implements RegistryOutput {
       stream.destroy(error);
       throw error;
     }
-    const data = await readAtMost(stream, S3_ARCHIVE_LIMIT, tooLarge);
-    if (data.length !== archive.size) throw new S3OutputError(`${this.location}: the archive ${archive.name} is ${data.length} bytes, its store says ${archive.size}; nothing was published`);
+    const wrongSize = (read: number): Error => new S3OutputError(`${this.location}: the archive ${archive.name} is ${read} bytes, its store says ${archive.size}; nothing was published`);
+    if (archive.size > S3_PART_BYTES) return this.#putArchiveInParts(archive, wrongSize);
+    const data = await readAtMost(stream, S3_PART_BYTES, () => wrongSize(S3_PART_BYTES + 1));
+    if (data.length !== archive.size) throw wrongSize(data.length);
     // Checked whole before the upload: a bad archive never becomes visible, not even for a moment.
     archive.verify();
     await this.#upload(archive.name, data, { ContentType: contentTypeOf(archive.name), CacheControl: CACHE_CONTROL.immutable });
+  }
+
+  /**
+   * A large archive as a multipart upload: each part sent as the stream fills it (one part in
+   * memory), and the object created by CompleteMultipartUpload only after the whole stream was read
+   * and `verify()` passed; on any failure the upload is aborted, and nothing was ever visible.
+   */
+  async #putArchiveInParts(archive: OutputArchive, wrongSize: (read: number) => Error): Promise<void> {
+    const { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, UploadPartCommand } = await loadSdk();
+    const key = this.#key(archive.name);
+    const created = await this.#send('CreateMultipartUpload', key, () =>
+      this.#client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentTypeOf(archive.name), CacheControl: CACHE_CONTROL.immutable })),
+    );
+    const uploadId = created.UploadId;
+    if (uploadId === undefined) throw new S3OutputError(`${this.location}: CreateMultipartUpload s3://${this.bucket}/${key} answered without an UploadId`);
+    const parts: { ETag: string; PartNumber: number }[] = [];
+    const sendPart = async (chunks: Buffer[], length: number): Promise<void> => {
+      const body = Buffer.concat(chunks, length);
+      const PartNumber = parts.length + 1;
+      const answer = await this.#send('UploadPart', key, () =>
+        this.#client.send(new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber, Body: body, ContentMD5: Buffer.from(md5Of(body), 'hex').toString('base64') })),
+      );
+      if (answer.ETag === undefined) throw new S3OutputError(`${this.location}: UploadPart s3://${this.bucket}/${key} answered without an ETag`);
+      parts.push({ ETag: answer.ETag, PartNumber });
+    };
+    try {
+      let chunks: Buffer[] = [];
+      let buffered = 0;
+      let total = 0;
+      for await (const chunk of archive.stream as AsyncIterable<Uint8Array>) {
+        total += chunk.length;
+        if (total > archive.size) {
+          const error = wrongSize(total);
+          archive.stream.destroy(error);
+          throw error;
+        }
+        chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
+        buffered += chunk.length;
+        if (buffered >= S3_PART_BYTES) {
+          const whole = Buffer.concat(chunks, buffered);
+          await sendPart([whole.subarray(0, S3_PART_BYTES)], S3_PART_BYTES);
+          chunks = buffered > S3_PART_BYTES ? [whole.subarray(S3_PART_BYTES)] : [];
+          buffered -= S3_PART_BYTES;
+        }
+      }
+      if (total !== archive.size) throw wrongSize(total);
+      if (buffered > 0) await sendPart(chunks, buffered);
+      // Read whole and checked: only now does the object come to be.
+      archive.verify();
+      await this.#send('CompleteMultipartUpload', key, () =>
+        this.#client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } })),
+      );
+    } catch (error) {
+      await this.#client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+      throw error;
+    }
   }
 
   /** Nothing to flush: a PUT is durable once the store answered it. */

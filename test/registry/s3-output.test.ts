@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { staticArchivePath } from '../../src/core/routes.js';
 import type { RegistryDocument } from '../../src/core/schema-types.js';
 import { buildRegistry } from '../../src/registry/build.js';
-import { md5OfEtag, parseOutputTarget, parseS3Url, s3ClientConfig, S3Output, S3OutputError, S3UrlError, s3UrlOf } from '../../src/registry/s3-output.js';
+import { md5OfEtag, parseOutputTarget, parseS3Url, s3ClientConfig, S3Output, S3OutputError, S3_PART_BYTES, S3UrlError, s3UrlOf } from '../../src/registry/s3-output.js';
 import type { RegistrySource, SourceVersion } from '../../src/registry/source.js';
 import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
 import { version } from './memory-source.js';
@@ -41,6 +41,8 @@ function memorySource(list: SourceVersion[]): RegistrySource & { list: SourceVer
 interface Sent {
   command: string;
   key?: string;
+  /** The length of a request body sent as bytes (PutObject, UploadPart). */
+  bodyBytes?: number;
 }
 
 let s3: FakeS3;
@@ -49,6 +51,8 @@ let client: S3Client;
 /** A client of its own to look at the bucket (not recorded). */
 let inspector: S3Client;
 let sent: Sent[] = [];
+/** Every command the client tried, answered or not (s3rver answers no AbortMultipartUpload). */
+let tried: string[] = [];
 let failWhen: ((request: Sent) => boolean) | undefined;
 
 beforeAll(async () => {
@@ -58,8 +62,9 @@ beforeAll(async () => {
   inspector = new S3Client(config);
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      const key = (args.input as { Key?: string }).Key;
-      const request: Sent = { command: String(context.commandName), ...(key !== undefined ? { key } : {}) };
+      const { Key: key, Body: body } = args.input as { Key?: string; Body?: unknown };
+      const request: Sent = { command: String(context.commandName), ...(key !== undefined ? { key } : {}), ...(body instanceof Uint8Array ? { bodyBytes: body.length } : {}) };
+      tried.push(request.command);
       if (failWhen?.(request)) throw Object.assign(new Error('We encountered an internal error. Please try again.'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } });
       const result = await next(args);
       sent.push(request);
@@ -77,6 +82,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   sent = [];
+  tried = [];
   failWhen = undefined;
 });
 
@@ -245,6 +251,103 @@ describe('build-registry into an S3-compatible bucket (s3rver)', () => {
   });
 });
 
+describe('S3Output archives larger than one part', () => {
+  /** `size` bytes (a repeating pattern, so every part differs from the next) streamed in 64 KiB chunks. */
+  const bigArchive = (size: number) => {
+    const bytes = Buffer.alloc(size);
+    for (let i = 0; i < size; i += 4) bytes.writeUInt32BE(i, Math.min(i, size - 4));
+    const chunks = Array.from({ length: Math.ceil(size / 65536) }, (_, i) => bytes.subarray(i * 65536, (i + 1) * 65536));
+    return { bytes, stream: () => Readable.from(chunks) };
+  };
+
+  it('streams a large archive as a multipart upload, never more than one part in a request body, the same bytes in the bucket', async () => {
+    const prefix = freshPrefix();
+    const size = 2 * S3_PART_BYTES + 12345;
+    const { bytes, stream } = bigArchive(size);
+    let verified = false;
+    await output(prefix).putArchive({ name: 'archives/big/1.0.0.tgz', size, stream: stream(), verify: () => void (verified = true) });
+    expect(verified).toBe(true);
+    const key = `${prefix}/archives/big/1.0.0.tgz`;
+    expect(sent.filter((r) => r.key === key).map((r) => r.command)).toEqual([
+      'CreateMultipartUploadCommand',
+      'UploadPartCommand',
+      'UploadPartCommand',
+      'UploadPartCommand',
+      'CompleteMultipartUploadCommand',
+    ]);
+    // The server's static copy holds one part of an archive at a time, not the archive.
+    expect(sent.filter((r) => r.command === 'UploadPartCommand').map((r) => r.bodyBytes)).toEqual([S3_PART_BYTES, S3_PART_BYTES, 12345]);
+    const stored = await getObject(key);
+    expect(stored.bytes.equals(bytes)).toBe(true);
+    expect(stored.CacheControl).toBe(IMMUTABLE);
+    expect(stored.ContentType).toBe('application/gzip');
+  });
+
+  it('a fresh build neither reads back nor uploads again a large archive already in the bucket (its multipart ETag vouches for it)', async () => {
+    const prefix = freshPrefix();
+    const { bytes } = bigArchive(S3_PART_BYTES + 5);
+    const source = memorySource([withArchive('big', '1.0.0', bytes)]);
+    await buildRegistry(source, { output: output(prefix) });
+    const key = `${prefix}/${staticArchivePath('big', '1.0.0')}`;
+    expect(sent.filter((r) => r.key === key).map((r) => r.command)).toContain('CompleteMultipartUploadCommand');
+    sent = [];
+    // s3rver lists a multipart object with the MD5 of its bytes; S3 lists `"<md5 of the parts' MD5s>-<parts>"`, as here.
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        if (context.commandName === 'ListObjectsV2Command') {
+          for (const object of (result.output as { Contents?: { Key?: string; ETag?: string }[] }).Contents ?? []) {
+            if (object.Key === key) object.ETag = `"${createHash('md5').update(object.ETag ?? '').digest('hex')}-2"`;
+          }
+        }
+        return result;
+      },
+      { step: 'initialize', name: 'multipartEtags' },
+    );
+    try {
+      // As a new process would: a fresh output, which knows the bucket only from its listing.
+      const again = await buildRegistry(source, { output: output(prefix) });
+      expect(again.failed).toEqual([]);
+      expect(again.document.templates.map((t) => t.id)).toEqual(['big']);
+      expect(sent.filter((r) => r.key === key)).toEqual([]);
+    } finally {
+      client.middlewareStack.remove('multipartEtags');
+    }
+  });
+
+  it('never makes a large archive visible when its check fails after the last part, and aborts the upload', async () => {
+    const prefix = freshPrefix();
+    const size = S3_PART_BYTES + 1;
+    const { stream } = bigArchive(size);
+    const check = new Error('the archive of big@1.0.0 in the store does not match its integrity');
+    await expect(
+      output(prefix).putArchive({
+        name: 'archives/big/1.0.0.tgz',
+        size,
+        stream: stream(),
+        verify: () => {
+          throw check;
+        },
+      }),
+    ).rejects.toBe(check);
+    expect(tried).toContain('AbortMultipartUploadCommand');
+    expect(tried).not.toContain('CompleteMultipartUploadCommand');
+    expect([...(await listed(`${prefix}/`)).keys()]).toEqual([]);
+  });
+
+  it('refuses a large archive longer than the size its source gives, before it is complete', async () => {
+    const prefix = freshPrefix();
+    const { stream } = bigArchive(S3_PART_BYTES + 100);
+    let verified = false;
+    await expect(output(prefix).putArchive({ name: 'archives/big/1.0.0.tgz', size: S3_PART_BYTES + 10, stream: stream(), verify: () => void (verified = true) })).rejects.toThrow(
+      /archives\/big\/1\.0\.0\.tgz is \d+ bytes, its store says \d+; nothing was published/,
+    );
+    expect(verified).toBe(false);
+    expect(sent.map((r) => r.command)).not.toContain('CompleteMultipartUploadCommand');
+    expect([...(await listed(`${prefix}/`)).keys()]).toEqual([]);
+  });
+});
+
 describe('S3Output', () => {
   it('knows the MD5 of single-part objects, reads a missing object as undefined and removes objects, at the bucket root', async () => {
     const out = new S3Output({ client, bucket: 'root-bucket', prefix: '' });
@@ -288,7 +391,8 @@ describe('S3Output', () => {
     expect(held).toEqual(
       new Map([
         ['registry.json', { size: 3, digest: '0123456789abcdef0123456789abcdef' }],
-        ['archives/a/1.0.0.tgz', { size: 9 }],
+        // A multipart ETag is no MD5: only the store's own checksum (a large archive's upload completes after its check).
+        ['archives/a/1.0.0.tgz', { size: 9, checksummed: true }],
       ]),
     );
 

@@ -121,6 +121,26 @@ export function backendSuite(name: string, openStorage: () => Promise<RegistrySt
       expect(`sha512-${createHash('sha512').update(bytes).digest('base64')}`).toBe(pack.integrity);
     }, 30_000);
 
+    it('publishes 20 distinct templates at once: every upload answers 201 listed, and registry.json lists all 20 (none lost to a shared build)', async () => {
+      const server = await start();
+      const packs = await Promise.all(Array.from({ length: 20 }, (_, i) => packed(`suite-many-${i}`, '1.0.0')));
+      const forms = await Promise.all(packs.map((pack) => formOf(pack)));
+      const answers = await Promise.all(
+        forms.map(async (form) => {
+          const response = await fetch(`${server.url}/templates`, { method: 'POST', headers: { authorization: `Bearer ${server.token}` }, body: form });
+          return { status: response.status, body: (await response.json()) as { data: { id: string; version: string }; meta: { listed?: boolean } } };
+        }),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(packs.map(() => 201));
+      // 201 with listed: each answer came after a build that saw its version.
+      expect(answers.map((answer) => answer.body.meta.listed)).toEqual(packs.map(() => true));
+      const listed = (await registryDocument(server)).templates.map((entry) => `${entry.id}@${entry.version}`).sort();
+      expect(listed).toEqual(packs.map((pack) => `${pack.manifest.name}@1.0.0`).sort());
+      for (const pack of packs) {
+        expect((await call(server, 'GET', `/templates/${pack.manifest.name}`)).body.data).toMatchObject({ version: '1.0.0', integrity: pack.integrity });
+      }
+    }, 60_000);
+
     it('deprecates (PATCH) and yanks (DELETE) versions; the latest skips the yanked one; registry.json shows both', async () => {
       const server = await start();
       for (const version of ['1.0.0', '1.1.0']) expect((await publish(server, await packed('suite-life', version))).status).toBe(201);

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 
@@ -98,6 +98,37 @@ describe('large uploads through /files', () => {
       { name: 'manifest', type: 'application/json', body: JSON.stringify(pack.manifest) },
     ]);
     expect(again.status).toBe(404);
+  });
+
+  it('publishes a staged file of the embedded store without copying its bytes (the archive stored is the staged file), and refuses one whose bytes changed since', async () => {
+    const server = await startRegistryServer();
+    const pack = await packTemplate(example, { outDir: await tempDir('tr-pack-') });
+    const fileId = await stage(server, await readFile(pack.file));
+    const staged = await stat(path.join(server.storeDir, 'files', fileId));
+    const publish = (id: string) =>
+      multipart(`${server.url}/templates`, server.token, [
+        { name: 'fileId', body: id },
+        { name: 'manifest', filename: 'template.json', type: 'application/json', body: JSON.stringify(pack.manifest) },
+      ]);
+    expect((await publish(fileId)).status).toBe(201);
+    // The one file the bytes were written to by the upload is the archive now: linked, never written again.
+    const stored = await stat(path.join(server.storeDir, 'archives', pack.manifest.name, `${pack.manifest.version}.tgz`));
+    expect(stored.ino).toBe(staged.ino);
+    expect(stored.nlink).toBe(1);
+
+    // A staged file whose bytes changed after they were confirmed is still refused, linked or not.
+    const other = await packTemplate(example, { version: '9.9.9', outDir: await tempDir('tr-pack-') });
+    const changedId = await stage(server, await readFile(other.file));
+    const changed = path.join(server.storeDir, 'files', changedId);
+    const bytes = await readFile(changed);
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0xff, bytes.length - 1);
+    await writeFile(changed, bytes);
+    const refused = await multipart(`${server.url}/templates`, server.token, [
+      { name: 'fileId', body: changedId },
+      { name: 'manifest', filename: 'template.json', type: 'application/json', body: JSON.stringify(other.manifest) },
+    ]);
+    expect(refused.status).toBeGreaterThanOrEqual(500);
+    expect((await json('GET', `${server.url}/templates/${other.manifest.name}/versions/9.9.9`, undefined)).status).toBe(404);
   });
 
   it('answers 422 when the confirmed size or integrity differ from the stored bytes, and keeps the file unconfirmed', async () => {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { s3ClientConfig, S3UrlError } from '../../src/registry/s3-output.js';
 import { claimBlobStore, claimLockFile, type ClaimResult } from '../../src/store/blob/index.js';
+import { S3_BLOB_PART_BYTES } from '../../src/store/blob/s3.js';
 import { FolderBlobStore, openBlobStore, S3BlobError, S3BlobStore, type BlobStore, type S3BlobStoreOptions } from '../../src/store/index.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
@@ -179,6 +180,49 @@ describe('S3BlobStore', () => {
       { step: 'deserialize', name: 'damage', priority: 'low' },
     );
     await expect(store.putBytes('damaged', 'lower case')).rejects.toThrow(/PutObject s3:\/\/blobs\/test-\d+\/damaged: the store kept bytes whose MD5 is [0-9a-f]{32}, [0-9a-f]{32} was sent/);
+  });
+
+  it('putFile sends a file larger than one part as a multipart upload: no request body larger than a part, the same bytes read back', async () => {
+    const store = s3Store();
+    const sent: { command: string; bytes?: number }[] = [];
+    (await store.sdkClient()).middlewareStack.add(
+      (next, context) => (args) => {
+        const body = (args.input as { Body?: unknown }).Body;
+        sent.push({ command: String(context.commandName), ...(body instanceof Uint8Array ? { bytes: body.length } : {}) });
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordCommands' },
+    );
+    const file = path.join(await tempDir('tr-blob-'), 'big.tgz');
+    const bytes = randomBytes(2 * S3_BLOB_PART_BYTES + 1000);
+    await writeFile(file, bytes);
+    await store.putFile('archives/big/1.0.0.tgz', file, { contentType: 'application/gzip' });
+    expect(sent.map((request) => request.command)).toEqual(['CreateMultipartUploadCommand', 'UploadPartCommand', 'UploadPartCommand', 'UploadPartCommand', 'CompleteMultipartUploadCommand']);
+    // The server holds one part of a large archive at a time, never the archive.
+    expect(sent.filter((request) => request.command === 'UploadPartCommand').map((request) => request.bytes)).toEqual([S3_BLOB_PART_BYTES, S3_BLOB_PART_BYTES, 1000]);
+    expect((await store.readBytes('archives/big/1.0.0.tgz'))?.equals(bytes)).toBe(true);
+    expect(await store.stat('archives/big/1.0.0.tgz')).toEqual({ size: bytes.length });
+  });
+
+  it('putFile of a large file leaves no object when a part is refused, and aborts the upload', async () => {
+    const store = s3Store();
+    const tried: string[] = [];
+    (await store.sdkClient()).middlewareStack.add(
+      (next, context) => (args) => {
+        tried.push(String(context.commandName));
+        if (context.commandName === 'UploadPartCommand' && (args.input as { PartNumber?: number }).PartNumber === 2) {
+          return Promise.reject(Object.assign(new Error('Access Denied'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }));
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'refuseSecondPart' },
+    );
+    const file = path.join(await tempDir('tr-blob-'), 'big.tgz');
+    await writeFile(file, randomBytes(S3_BLOB_PART_BYTES + 10));
+    await expect(store.putFile('archives/big/1.0.0.tgz', file)).rejects.toThrow(/UploadPart s3:\/\/blobs\/test-\d+\/archives\/big\/1\.0\.0\.tgz failed: AccessDenied/);
+    expect(tried).toContain('AbortMultipartUploadCommand');
+    expect(tried).not.toContain('CompleteMultipartUploadCommand');
+    expect(await store.stat('archives/big/1.0.0.tgz')).toBeUndefined();
   });
 
   it('pages through a listing with a small page size', async () => {

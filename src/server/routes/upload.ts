@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { link, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 
@@ -84,6 +84,19 @@ export async function receiveArchive(source: AsyncIterable<Buffer>, temp: string
   return { size, sha256: sha256.digest('hex'), integrity: `sha512-${sha512.digest('base64')}` };
 }
 
+/** The size and digests of a stream's bytes, as `receiveArchive` gives them, without writing them anywhere. */
+async function digestsOf(source: AsyncIterable<Buffer>): Promise<{ size: number; sha256: string; integrity: string }> {
+  const sha256 = createHash('sha256');
+  const sha512 = createHash('sha512');
+  let size = 0;
+  for await (const chunk of source) {
+    size += chunk.length;
+    sha256.update(chunk);
+    sha512.update(chunk);
+  }
+  return { size, sha256: sha256.digest('hex'), integrity: `sha512-${sha512.digest('base64')}` };
+}
+
 /**
  * Reads the parts into `received` (filled as they arrive, so that the caller can remove a temp file
  * whatever makes the request fail half-way: a limit, a duplicate part, an aborted connection).
@@ -140,7 +153,10 @@ async function takeStagedFile(context: ServerContext, token: TokenRecord, fileId
     if (!reader) throw new ApiError(404, 'NOT_FOUND', `the bytes of the file ${fileId} are gone`);
     const temp = context.storage.versions.uploadTempPath('.tgz');
     received.archive = { path: temp, size: 0, sha256: '', integrity: '' };
-    const digests = await receiveArchive(reader.stream as AsyncIterable<Buffer>, temp);
+    // A staged file in a local folder is linked, not copied (its bytes are read once more, for their
+    // digests); elsewhere (a bucket), or across file systems, its bytes are copied to the temp file.
+    const linked = reader.file !== undefined && (await link(reader.file, temp).then(() => true, () => false));
+    const digests = linked ? await digestsOf(reader.stream as AsyncIterable<Buffer>) : await receiveArchive(reader.stream as AsyncIterable<Buffer>, temp);
     if (digests.integrity !== file.integrity) throw new Error(`the stored bytes of the file ${fileId} changed since they were uploaded`);
     received.archive = { path: temp, ...digests };
   } catch (error) {

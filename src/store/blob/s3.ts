@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
@@ -77,6 +77,11 @@ export type S3BlobSettings = Omit<S3BlobStoreOptions, 'bucket' | 'prefix'>;
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_ATTEMPTS = 3;
+/**
+ * A file larger than this goes to the bucket as a multipart upload in parts of this size (one part
+ * in memory at a time); a smaller one is streamed in one PutObject.
+ */
+export const S3_BLOB_PART_BYTES = 8 * 1024 * 1024;
 /** A file upload gets its timeout plus one second per MiB before its answer is due. */
 const UPLOAD_BYTES_PER_MS = 1024 * 1024 / 1000;
 
@@ -185,9 +190,60 @@ export class S3BlobStore implements BlobStore {
   async putFile(key: string, localFile: string, options: { contentType?: string } = {}): Promise<void> {
     const objectKey = this.#objectKey(key);
     const { size } = await stat(localFile);
+    if (size > S3_BLOB_PART_BYTES) return this.#putInParts(objectKey, localFile, size, options.contentType);
     // Read once for the digest, then streamed: a file that changes meanwhile no longer matches it and is refused.
     const md5 = await fileMd5(localFile);
     await this.#withAttempts(() => this.#putStream(objectKey, localFile, size, md5, options.contentType));
+  }
+
+  /**
+   * A large file as a multipart upload: each part read from the file into one buffer of
+   * `S3_BLOB_PART_BYTES` (the only part of the file in memory), sent with its Content-MD5 and tried
+   * again on its own when a transient error stops it; the object exists only once
+   * CompleteMultipartUpload is answered, and the upload is aborted on any failure.
+   */
+  async #putInParts(objectKey: string, localFile: string, size: number, contentType = 'application/octet-stream'): Promise<void> {
+    const { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, UploadPartCommand } = await loadSdk();
+    const created = await this.#send('CreateMultipartUpload', objectKey, (client) => client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey, ContentType: contentType })));
+    const uploadId = created.UploadId;
+    if (uploadId === undefined) throw new S3BlobError(`CreateMultipartUpload s3://${this.bucket}/${objectKey} answered without an UploadId`);
+    const requestTimeout = this.#timeoutMs + Math.ceil(S3_BLOB_PART_BYTES / UPLOAD_BYTES_PER_MS);
+    const parts: { ETag: string; PartNumber: number }[] = [];
+    const digests: Buffer[] = [];
+    const buffer = Buffer.allocUnsafe(S3_BLOB_PART_BYTES);
+    const file = await open(localFile, 'r');
+    try {
+      for (let offset = 0; offset < size; offset += S3_BLOB_PART_BYTES) {
+        const length = Math.min(S3_BLOB_PART_BYTES, size - offset);
+        const { bytesRead } = await file.read(buffer, 0, length, offset);
+        if (bytesRead !== length) throw new S3BlobError(`UploadPart s3://${this.bucket}/${objectKey} failed: ${localFile} changed while it was uploaded`);
+        const body = buffer.subarray(0, length);
+        const md5 = createHash('md5').update(body).digest();
+        const PartNumber = parts.length + 1;
+        const answer = await this.#withAttempts(() =>
+          this.#send('UploadPart', objectKey, (client) =>
+            client.send(new UploadPartCommand({ Bucket: this.bucket, Key: objectKey, UploadId: uploadId, PartNumber, Body: body, ContentLength: length, ContentMD5: md5.toString('base64') }), { requestTimeout }),
+          ),
+        );
+        if (answer.ETag === undefined) throw new S3BlobError(`UploadPart s3://${this.bucket}/${objectKey} answered without an ETag`);
+        parts.push({ ETag: answer.ETag, PartNumber });
+        digests.push(md5);
+      }
+      const done = await this.#send('CompleteMultipartUpload', objectKey, (client) =>
+        client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey, UploadId: uploadId, MultipartUpload: { Parts: parts } })),
+      );
+      // A multipart ETag is the MD5 of the parts' MD5s and their count: it tells whether the store assembled what was sent.
+      const expected = `${createHash('md5').update(Buffer.concat(digests)).digest('hex')}-${parts.length}`;
+      const stored = /^"?([0-9a-fA-F]{32}-\d+)"?$/.exec(done.ETag ?? '')?.[1]?.toLowerCase();
+      if (this.#options.checkEtag !== false && stored !== undefined && stored !== expected) {
+        throw new S3BlobError(`CompleteMultipartUpload s3://${this.bucket}/${objectKey}: the store assembled an object whose ETag is ${stored}, ${expected} was sent`);
+      }
+    } catch (error) {
+      await this.#send('AbortMultipartUpload', objectKey, (client) => client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey, UploadId: uploadId }))).catch(() => undefined);
+      throw error;
+    } finally {
+      await file.close();
+    }
   }
 
   /**
