@@ -695,17 +695,18 @@ export class RegistryBuilder {
       }
     }
     // The entries as objects; with reused templates, read from registry.json's bytes only when asked for.
-    const document = { categories, tags, lastUpdated } as RegistryDocument;
-    if (reused.size === 0) document.templates = summaryList.flatMap((summary) => summary.entries ?? []);
-    else {
-      let parsed: TemplateEntry[] | undefined;
-      Object.defineProperty(document, 'templates', {
-        enumerable: true,
-        configurable: true,
-        get: () => (parsed ??= JSON.parse(`[${templateBytes.join(',')}]`) as TemplateEntry[]),
-        set: (value: TemplateEntry[]) => void (parsed = value),
-      });
-    }
+    let parsed: TemplateEntry[] | undefined = reused.size === 0 ? summaryList.flatMap((summary) => summary.entries ?? []) : undefined;
+    const document: RegistryDocument = {
+      get templates(): TemplateEntry[] {
+        return (parsed ??= JSON.parse(`[${templateBytes.join(',')}]`) as TemplateEntry[]);
+      },
+      set templates(value: TemplateEntry[]) {
+        parsed = value;
+      },
+      categories,
+      tags,
+      lastUpdated,
+    };
     // Entries were checked one by one; the rest of the document is checked before it is written.
     const violations = describeSchemaErrors(schemaErrors('registry-document', { templates: [], categories, tags, lastUpdated }));
     if (violations.length > 0) throw new RegistryBuildError(violations);
