@@ -16,6 +16,7 @@ import { buildRegistry, type BuildOptions } from '../../src/registry/build.js';
 import { GENERATOR_STATE_FILE } from '../../src/registry/folder-output.js';
 import { storeSource } from '../../src/store/source.js';
 import type { RegistryStorage } from '../../src/store/types.js';
+import { cli } from '../helpers/cli.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 
@@ -149,5 +150,24 @@ describe('a build with a build state (build-registry in a fresh process)', () =>
     await writeFile(path.join(out, 'registry.json'), '{"templates":[]}\n');
     expect(await attempt(freshSource(server.store, read), read)).toEqual({ read: ['alpha@1.0.0', 'beta@1.0.0'], notices: [expect.stringContaining('registry.json is not the one') as string] });
     expect(await filesOf(out)).toEqual(await filesOf(full));
+  }, 60_000);
+
+  it('is kept by build-registry --store, and one recorded with another --public-url is not used (a warning says so)', async () => {
+    const server = await startRegistryServer();
+    await publish(server, 'alpha', '1.0.0');
+    const out = await tempDir('tr-state-cli-');
+    const first = await cli('build-registry', '--store', server.storeDir, '--out', out, '--json');
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ entries: 1, templates: 1, warnings: [] });
+    expect(JSON.parse(await readFile(path.join(out, GENERATOR_STATE_FILE), 'utf8'))).toMatchObject({ templates: [{ id: 'alpha', versions: ['1.0.0'] }] });
+
+    await publish(server, 'beta', '1.0.0');
+    const second = await cli('build-registry', '--store', server.storeDir, '--out', out, '--json');
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ entries: 2, templates: 2, warnings: [] });
+
+    const other = await cli('build-registry', '--store', server.storeDir, '--out', out, '--public-url', 'https://registry.example.com');
+    expect(other.code).toBe(0);
+    expect(other.stderr).toContain('warning: the build state was not used (the build state was recorded for another source or other options');
   }, 60_000);
 });
