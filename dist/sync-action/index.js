@@ -355,8 +355,8 @@ var require_errors = __commonJS({
     "use strict";
     var kUndiciError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR");
     var UndiciError = class extends Error {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "UndiciError";
         this.code = "UND_ERR";
       }
@@ -367,10 +367,10 @@ var require_errors = __commonJS({
     };
     var kConnectTimeoutError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_CONNECT_TIMEOUT");
     var ConnectTimeoutError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "ConnectTimeoutError";
-        this.message = message || "Connect Timeout Error";
+        this.message = message2 || "Connect Timeout Error";
         this.code = "UND_ERR_CONNECT_TIMEOUT";
       }
       static [Symbol.hasInstance](instance) {
@@ -380,10 +380,10 @@ var require_errors = __commonJS({
     };
     var kHeadersTimeoutError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_HEADERS_TIMEOUT");
     var HeadersTimeoutError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "HeadersTimeoutError";
-        this.message = message || "Headers Timeout Error";
+        this.message = message2 || "Headers Timeout Error";
         this.code = "UND_ERR_HEADERS_TIMEOUT";
       }
       static [Symbol.hasInstance](instance) {
@@ -393,10 +393,10 @@ var require_errors = __commonJS({
     };
     var kHeadersOverflowError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_HEADERS_OVERFLOW");
     var HeadersOverflowError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "HeadersOverflowError";
-        this.message = message || "Headers Overflow Error";
+        this.message = message2 || "Headers Overflow Error";
         this.code = "UND_ERR_HEADERS_OVERFLOW";
       }
       static [Symbol.hasInstance](instance) {
@@ -406,10 +406,10 @@ var require_errors = __commonJS({
     };
     var kBodyTimeoutError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_BODY_TIMEOUT");
     var BodyTimeoutError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "BodyTimeoutError";
-        this.message = message || "Body Timeout Error";
+        this.message = message2 || "Body Timeout Error";
         this.code = "UND_ERR_BODY_TIMEOUT";
       }
       static [Symbol.hasInstance](instance) {
@@ -419,10 +419,10 @@ var require_errors = __commonJS({
     };
     var kResponseStatusCodeError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_RESPONSE_STATUS_CODE");
     var ResponseStatusCodeError = class extends UndiciError {
-      constructor(message, statusCode, headers, body) {
-        super(message);
+      constructor(message2, statusCode, headers, body) {
+        super(message2);
         this.name = "ResponseStatusCodeError";
-        this.message = message || "Response Status Code Error";
+        this.message = message2 || "Response Status Code Error";
         this.code = "UND_ERR_RESPONSE_STATUS_CODE";
         this.body = body;
         this.status = statusCode;
@@ -436,10 +436,10 @@ var require_errors = __commonJS({
     };
     var kInvalidArgumentError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_INVALID_ARG");
     var InvalidArgumentError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "InvalidArgumentError";
-        this.message = message || "Invalid Argument Error";
+        this.message = message2 || "Invalid Argument Error";
         this.code = "UND_ERR_INVALID_ARG";
       }
       static [Symbol.hasInstance](instance) {
@@ -449,10 +449,10 @@ var require_errors = __commonJS({
     };
     var kInvalidReturnValueError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_INVALID_RETURN_VALUE");
     var InvalidReturnValueError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "InvalidReturnValueError";
-        this.message = message || "Invalid Return Value Error";
+        this.message = message2 || "Invalid Return Value Error";
         this.code = "UND_ERR_INVALID_RETURN_VALUE";
       }
       static [Symbol.hasInstance](instance) {
@@ -462,10 +462,10 @@ var require_errors = __commonJS({
     };
     var kAbortError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_ABORT");
     var AbortError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "AbortError";
-        this.message = message || "The operation was aborted";
+        this.message = message2 || "The operation was aborted";
         this.code = "UND_ERR_ABORT";
       }
       static [Symbol.hasInstance](instance) {
@@ -475,10 +475,10 @@ var require_errors = __commonJS({
     };
     var kRequestAbortedError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_ABORTED");
     var RequestAbortedError = class extends AbortError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "AbortError";
-        this.message = message || "Request aborted";
+        this.message = message2 || "Request aborted";
         this.code = "UND_ERR_ABORTED";
       }
       static [Symbol.hasInstance](instance) {
@@ -488,10 +488,10 @@ var require_errors = __commonJS({
     };
     var kInformationalError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_INFO");
     var InformationalError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "InformationalError";
-        this.message = message || "Request information";
+        this.message = message2 || "Request information";
         this.code = "UND_ERR_INFO";
       }
       static [Symbol.hasInstance](instance) {
@@ -501,10 +501,10 @@ var require_errors = __commonJS({
     };
     var kRequestContentLengthMismatchError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_REQ_CONTENT_LENGTH_MISMATCH");
     var RequestContentLengthMismatchError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "RequestContentLengthMismatchError";
-        this.message = message || "Request body length does not match content-length header";
+        this.message = message2 || "Request body length does not match content-length header";
         this.code = "UND_ERR_REQ_CONTENT_LENGTH_MISMATCH";
       }
       static [Symbol.hasInstance](instance) {
@@ -514,10 +514,10 @@ var require_errors = __commonJS({
     };
     var kResponseContentLengthMismatchError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_RES_CONTENT_LENGTH_MISMATCH");
     var ResponseContentLengthMismatchError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "ResponseContentLengthMismatchError";
-        this.message = message || "Response body length does not match content-length header";
+        this.message = message2 || "Response body length does not match content-length header";
         this.code = "UND_ERR_RES_CONTENT_LENGTH_MISMATCH";
       }
       static [Symbol.hasInstance](instance) {
@@ -527,10 +527,10 @@ var require_errors = __commonJS({
     };
     var kClientDestroyedError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_DESTROYED");
     var ClientDestroyedError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "ClientDestroyedError";
-        this.message = message || "The client is destroyed";
+        this.message = message2 || "The client is destroyed";
         this.code = "UND_ERR_DESTROYED";
       }
       static [Symbol.hasInstance](instance) {
@@ -540,10 +540,10 @@ var require_errors = __commonJS({
     };
     var kClientClosedError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_CLOSED");
     var ClientClosedError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "ClientClosedError";
-        this.message = message || "The client is closed";
+        this.message = message2 || "The client is closed";
         this.code = "UND_ERR_CLOSED";
       }
       static [Symbol.hasInstance](instance) {
@@ -553,10 +553,10 @@ var require_errors = __commonJS({
     };
     var kSocketError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_SOCKET");
     var SocketError = class extends UndiciError {
-      constructor(message, socket) {
-        super(message);
+      constructor(message2, socket) {
+        super(message2);
         this.name = "SocketError";
-        this.message = message || "Socket error";
+        this.message = message2 || "Socket error";
         this.code = "UND_ERR_SOCKET";
         this.socket = socket;
       }
@@ -567,10 +567,10 @@ var require_errors = __commonJS({
     };
     var kNotSupportedError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_NOT_SUPPORTED");
     var NotSupportedError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "NotSupportedError";
-        this.message = message || "Not supported error";
+        this.message = message2 || "Not supported error";
         this.code = "UND_ERR_NOT_SUPPORTED";
       }
       static [Symbol.hasInstance](instance) {
@@ -580,10 +580,10 @@ var require_errors = __commonJS({
     };
     var kBalancedPoolMissingUpstreamError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_BPL_MISSING_UPSTREAM");
     var BalancedPoolMissingUpstreamError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "MissingUpstreamError";
-        this.message = message || "No upstream has been added to the BalancedPool";
+        this.message = message2 || "No upstream has been added to the BalancedPool";
         this.code = "UND_ERR_BPL_MISSING_UPSTREAM";
       }
       static [Symbol.hasInstance](instance) {
@@ -593,8 +593,8 @@ var require_errors = __commonJS({
     };
     var kHTTPParserError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_HTTP_PARSER");
     var HTTPParserError = class extends Error {
-      constructor(message, code18, data) {
-        super(message);
+      constructor(message2, code18, data) {
+        super(message2);
         this.name = "HTTPParserError";
         this.code = code18 ? `HPE_${code18}` : void 0;
         this.data = data ? data.toString() : void 0;
@@ -606,10 +606,10 @@ var require_errors = __commonJS({
     };
     var kResponseExceededMaxSizeError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_RES_EXCEEDED_MAX_SIZE");
     var ResponseExceededMaxSizeError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "ResponseExceededMaxSizeError";
-        this.message = message || "Response content exceeded max size";
+        this.message = message2 || "Response content exceeded max size";
         this.code = "UND_ERR_RES_EXCEEDED_MAX_SIZE";
       }
       static [Symbol.hasInstance](instance) {
@@ -619,10 +619,10 @@ var require_errors = __commonJS({
     };
     var kRequestRetryError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_REQ_RETRY");
     var RequestRetryError = class extends UndiciError {
-      constructor(message, code18, { headers, data }) {
-        super(message);
+      constructor(message2, code18, { headers, data }) {
+        super(message2);
         this.name = "RequestRetryError";
-        this.message = message || "Request retry error";
+        this.message = message2 || "Request retry error";
         this.code = "UND_ERR_REQ_RETRY";
         this.statusCode = code18;
         this.data = data;
@@ -635,10 +635,10 @@ var require_errors = __commonJS({
     };
     var kResponseError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_RESPONSE");
     var ResponseError = class extends UndiciError {
-      constructor(message, code18, { headers, data }) {
-        super(message);
+      constructor(message2, code18, { headers, data }) {
+        super(message2);
         this.name = "ResponseError";
-        this.message = message || "Response error";
+        this.message = message2 || "Response error";
         this.code = "UND_ERR_RESPONSE";
         this.statusCode = code18;
         this.data = data;
@@ -651,10 +651,10 @@ var require_errors = __commonJS({
     };
     var kSecureProxyConnectionError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_PRX_TLS");
     var SecureProxyConnectionError = class extends UndiciError {
-      constructor(cause, message, options) {
-        super(message, { cause, ...options ?? {} });
+      constructor(cause, message2, options) {
+        super(message2, { cause, ...options ?? {} });
         this.name = "SecureProxyConnectionError";
-        this.message = message || "Secure Proxy Connection failed";
+        this.message = message2 || "Secure Proxy Connection failed";
         this.code = "UND_ERR_PRX_TLS";
         this.cause = cause;
       }
@@ -665,10 +665,10 @@ var require_errors = __commonJS({
     };
     var kMessageSizeExceededError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_WS_MESSAGE_SIZE_EXCEEDED");
     var MessageSizeExceededError = class extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "MessageSizeExceededError";
-        this.message = message || "Max decompressed message size exceeded";
+        this.message = message2 || "Max decompressed message size exceeded";
         this.code = "UND_ERR_WS_MESSAGE_SIZE_EXCEEDED";
       }
       static [Symbol.hasInstance](instance) {
@@ -1078,14 +1078,14 @@ var require_util = __commonJS({
         }
         const port = url.port != null ? url.port : url.protocol === "https:" ? 443 : 80;
         let origin = url.origin != null ? url.origin : `${url.protocol || ""}//${url.hostname || ""}:${port}`;
-        let path27 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
+        let path28 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path27 && path27[0] !== "/") {
-          path27 = `/${path27}`;
+        if (path28 && path28[0] !== "/") {
+          path28 = `/${path28}`;
         }
-        return new URL(`${origin}${path27}`);
+        return new URL(`${origin}${path28}`);
       }
       if (!isHttpOrHttpsPrefixed(url.origin || url.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1536,39 +1536,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path27, origin }
+          request: { method, path: path28, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path27);
+        debuglog("sending request to %s %s/%s", method, origin, path28);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path27, origin },
+          request: { method, path: path28, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path27,
+          path28,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path27, origin }
+          request: { method, path: path28, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path27);
+        debuglog("trailers received from %s %s/%s", method, origin, path28);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path27, origin },
+          request: { method, path: path28, origin },
           error: error2
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path27,
+          path28,
           error2.message
         );
       });
@@ -1617,9 +1617,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path27, origin }
+            request: { method, path: path28, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path27);
+          debuglog("sending request to %s %s/%s", method, origin, path28);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1682,7 +1682,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path27,
+        path: path28,
         method,
         body,
         headers,
@@ -1697,11 +1697,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path27 !== "string") {
+        if (typeof path28 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path27[0] !== "/" && !(path27.startsWith("http://") || path27.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path28[0] !== "/" && !(path28.startsWith("http://") || path28.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path27)) {
+        } else if (invalidPathRegex.test(path28)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1767,7 +1767,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path27, query) : path27;
+        this.path = query ? buildURL(path28, query) : path28;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -2679,14 +2679,14 @@ var require_connect = __commonJS({
       if (socket == null) {
         return;
       }
-      let message = "Connect Timeout Error";
+      let message2 = "Connect Timeout Error";
       if (Array.isArray(socket.autoSelectFamilyAttemptedAddresses)) {
-        message += ` (attempted addresses: ${socket.autoSelectFamilyAttemptedAddresses.join(", ")},`;
+        message2 += ` (attempted addresses: ${socket.autoSelectFamilyAttemptedAddresses.join(", ")},`;
       } else {
-        message += ` (attempted address: ${opts.hostname}:${opts.port},`;
+        message2 += ` (attempted address: ${opts.hostname}:${opts.port},`;
       }
-      message += ` timeout: ${opts.timeout}ms)`;
-      util.destroy(socket, new ConnectTimeoutError(message));
+      message2 += ` timeout: ${opts.timeout}ms)`;
+      util.destroy(socket, new ConnectTimeoutError(message2));
     }
     module.exports = buildConnector;
   }
@@ -3310,7 +3310,7 @@ var require_data_url = __commonJS({
   "node_modules/undici/lib/web/fetch/data-url.js"(exports, module) {
     "use strict";
     var assert = __require("node:assert");
-    var encoder = new TextEncoder();
+    var encoder2 = new TextEncoder();
     var HTTP_TOKEN_CODEPOINTS = /^[!#$%&'*+\-.^_|~A-Za-z0-9]+$/;
     var HTTP_WHITESPACE_REGEX = /[\u000A\u000D\u0009\u0020]/;
     var ASCII_WHITESPACE_REPLACE_REGEX = /[\u0009\u000A\u000C\u000D\u0020]/g;
@@ -3383,7 +3383,7 @@ var require_data_url = __commonJS({
       return input.slice(start, position.position);
     }
     function stringPercentDecode(input) {
-      const bytes = encoder.encode(input);
+      const bytes = encoder2.encode(input);
       return percentDecode(bytes);
     }
     function isHexCharByte(byte) {
@@ -3668,15 +3668,15 @@ var require_webidl = __commonJS({
     webidl.converters = {};
     webidl.util = {};
     webidl.errors = {};
-    webidl.errors.exception = function(message) {
-      return new TypeError(`${message.header}: ${message.message}`);
+    webidl.errors.exception = function(message2) {
+      return new TypeError(`${message2.header}: ${message2.message}`);
     };
     webidl.errors.conversionFailed = function(context) {
       const plural = context.types.length === 1 ? "" : " one of";
-      const message = `${context.argument} could not be converted to${plural}: ${context.types.join(", ")}.`;
+      const message2 = `${context.argument} could not be converted to${plural}: ${context.types.join(", ")}.`;
       return webidl.errors.exception({
         header: context.prefix,
-        message
+        message: message2
       });
     };
     webidl.errors.invalidArgument = function(context) {
@@ -4091,11 +4091,11 @@ var require_util2 = __commonJS({
     var { isUint8Array } = __require("node:util/types");
     var { webidl } = require_webidl();
     var supportedHashes = [];
-    var crypto2;
+    var crypto3;
     try {
-      crypto2 = __require("node:crypto");
+      crypto3 = __require("node:crypto");
       const possibleRelevantHashes = ["sha256", "sha384", "sha512"];
-      supportedHashes = crypto2.getHashes().filter((hash) => possibleRelevantHashes.includes(hash));
+      supportedHashes = crypto3.getHashes().filter((hash) => possibleRelevantHashes.includes(hash));
     } catch {
     }
     function responseURL(response) {
@@ -4368,7 +4368,7 @@ var require_util2 = __commonJS({
       }
     }
     function bytesMatch(bytes, metadataList) {
-      if (crypto2 === void 0) {
+      if (crypto3 === void 0) {
         return true;
       }
       const parsedMetadata = parseMetadata(metadataList);
@@ -4383,7 +4383,7 @@ var require_util2 = __commonJS({
       for (const item of metadata) {
         const algorithm = item.algo;
         const expectedValue = item.hash;
-        let actualValue = crypto2.createHash(algorithm).update(bytes).digest("base64");
+        let actualValue = crypto3.createHash(algorithm).update(bytes).digest("base64");
         if (actualValue[actualValue.length - 1] === "=") {
           if (actualValue[actualValue.length - 2] === "=") {
             actualValue = actualValue.slice(0, -2);
@@ -5447,8 +5447,8 @@ var require_body = __commonJS({
     var { multipartFormDataParser } = require_formdata_parser();
     var random;
     try {
-      const crypto2 = __require("node:crypto");
-      random = (max) => crypto2.randomInt(0, max);
+      const crypto3 = __require("node:crypto");
+      random = (max) => crypto3.randomInt(0, max);
     } catch {
       random = (max) => Math.floor(Math.random(max));
     }
@@ -6001,12 +6001,12 @@ var require_client_h1 = __commonJS({
           return new ResponseContentLengthMismatchError();
         }
         const ptr = llhttp.llhttp_get_error_reason(this.ptr);
-        let message = "";
+        let message2 = "";
         if (ptr) {
           const len = new Uint8Array(llhttp.memory.buffer, ptr).indexOf(0);
-          message = "Response does not match the HTTP/1.1 protocol (" + Buffer.from(llhttp.memory.buffer, ptr, len).toString() + ")";
+          message2 = "Response does not match the HTTP/1.1 protocol (" + Buffer.from(llhttp.memory.buffer, ptr, len).toString() + ")";
         }
-        return new HTTPParserError(message, constants3.ERROR[ret], data);
+        return new HTTPParserError(message2, constants3.ERROR[ret], data);
       }
       destroy() {
         assert(this.ptr != null);
@@ -6460,7 +6460,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path27, host, upgrade, blocking, reset } = request2;
+      const { method, path: path28, host, upgrade, blocking, reset } = request2;
       let { body, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6541,7 +6541,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path27} HTTP/1.1\r
+      let header = `${method} ${path28} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7070,7 +7070,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path27, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path28, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7167,7 +7167,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path27;
+      headers[HTTP2_HEADER_PATH] = path28;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7520,9 +7520,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path27 = search ? `${pathname}${search}` : pathname;
+        const path28 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path27;
+        this.opts.path = path28;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8761,10 +8761,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path27 = "/",
+          path: path28 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path27;
+        opts.path = origin + path28;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -9449,7 +9449,7 @@ var require_readable = __commonJS({
   "node_modules/undici/lib/api/readable.js"(exports, module) {
     "use strict";
     var assert = __require("node:assert");
-    var { Readable: Readable5 } = __require("node:stream");
+    var { Readable: Readable6 } = __require("node:stream");
     var { RequestAbortedError, NotSupportedError, InvalidArgumentError, AbortError } = require_errors();
     var util = require_util();
     var { ReadableStreamFrom } = require_util();
@@ -9461,7 +9461,7 @@ var require_readable = __commonJS({
     var kContentLength = /* @__PURE__ */ Symbol("kContentLength");
     var noop4 = () => {
     };
-    var BodyReadable = class extends Readable5 {
+    var BodyReadable = class extends Readable6 {
       constructor({
         resume,
         abort,
@@ -9764,9 +9764,9 @@ var require_util3 = __commonJS({
         chunks = [];
         length = 0;
       }
-      const message = `Response status code ${statusCode}${statusMessage ? `: ${statusMessage}` : ""}`;
+      const message2 = `Response status code ${statusCode}${statusMessage ? `: ${statusMessage}` : ""}`;
       if (statusCode === 204 || !contentType || !length) {
-        queueMicrotask(() => callback(new ResponseStatusCodeError(message, statusCode, headers)));
+        queueMicrotask(() => callback(new ResponseStatusCodeError(message2, statusCode, headers)));
         return;
       }
       const stackTraceLimit = Error.stackTraceLimit;
@@ -9782,7 +9782,7 @@ var require_util3 = __commonJS({
       } finally {
         Error.stackTraceLimit = stackTraceLimit;
       }
-      queueMicrotask(() => callback(new ResponseStatusCodeError(message, statusCode, headers, payload)));
+      queueMicrotask(() => callback(new ResponseStatusCodeError(message2, statusCode, headers, payload)));
     }
     var isContentTypeApplicationJson = (contentType) => {
       return contentType.length > 15 && contentType[11] === "/" && contentType[0] === "a" && contentType[1] === "p" && contentType[2] === "p" && contentType[3] === "l" && contentType[4] === "i" && contentType[5] === "c" && contentType[6] === "a" && contentType[7] === "t" && contentType[8] === "i" && contentType[9] === "o" && contentType[10] === "n" && contentType[12] === "j" && contentType[13] === "s" && contentType[14] === "o" && contentType[15] === "n";
@@ -9803,7 +9803,7 @@ var require_api_request = __commonJS({
   "node_modules/undici/lib/api/api-request.js"(exports, module) {
     "use strict";
     var assert = __require("node:assert");
-    var { Readable: Readable5 } = require_readable();
+    var { Readable: Readable6 } = require_readable();
     var { InvalidArgumentError, RequestAbortedError } = require_errors();
     var util = require_util();
     var { getResolveErrorBodyCallback } = require_util3();
@@ -9898,7 +9898,7 @@ var require_api_request = __commonJS({
         const parsedHeaders = responseHeaders === "raw" ? util.parseHeaders(rawHeaders) : headers;
         const contentType = parsedHeaders["content-type"];
         const contentLength = parsedHeaders["content-length"];
-        const res = new Readable5({
+        const res = new Readable6({
           resume,
           abort,
           contentType,
@@ -10213,7 +10213,7 @@ var require_api_pipeline = __commonJS({
   "node_modules/undici/lib/api/api-pipeline.js"(exports, module) {
     "use strict";
     var {
-      Readable: Readable5,
+      Readable: Readable6,
       Duplex,
       PassThrough
     } = __require("node:stream");
@@ -10227,7 +10227,7 @@ var require_api_pipeline = __commonJS({
     var { addSignal, removeSignal } = require_abort_signal();
     var assert = __require("node:assert");
     var kResume = /* @__PURE__ */ Symbol("resume");
-    var PipelineRequest = class extends Readable5 {
+    var PipelineRequest = class extends Readable6 {
       constructor() {
         super({ autoDestroy: true });
         this[kResume] = null;
@@ -10244,7 +10244,7 @@ var require_api_pipeline = __commonJS({
         callback(err);
       }
     };
-    var PipelineResponse = class extends Readable5 {
+    var PipelineResponse = class extends Readable6 {
       constructor(resume) {
         super({ autoDestroy: true });
         this[kResume] = resume;
@@ -10609,11 +10609,11 @@ var require_mock_errors = __commonJS({
     var { UndiciError } = require_errors();
     var kMockNotMatchedError = /* @__PURE__ */ Symbol.for("undici.error.UND_MOCK_ERR_MOCK_NOT_MATCHED");
     var MockNotMatchedError = class _MockNotMatchedError extends UndiciError {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         Error.captureStackTrace(this, _MockNotMatchedError);
         this.name = "MockNotMatchedError";
-        this.message = message || "The request does not match any registered mock dispatches";
+        this.message = message2 || "The request does not match any registered mock dispatches";
         this.code = "UND_MOCK_ERR_MOCK_NOT_MATCHED";
       }
       static [Symbol.hasInstance](instance) {
@@ -10736,20 +10736,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path27) {
-      if (typeof path27 !== "string") {
-        return path27;
+    function safeUrl(path28) {
+      if (typeof path28 !== "string") {
+        return path28;
       }
-      const pathSegments2 = path27.split("?");
+      const pathSegments2 = path28.split("?");
       if (pathSegments2.length !== 2) {
-        return path27;
+        return path28;
       }
       const qp = new URLSearchParams(pathSegments2.pop());
       qp.sort();
       return [...pathSegments2, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path27, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path27);
+    function matchKey(mockDispatch2, { path: path28, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path28);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10771,7 +10771,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path27 }) => matchValue(safeUrl(path27), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path28 }) => matchValue(safeUrl(path28), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10809,9 +10809,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path27, method, body, headers, query } = opts;
+      const { path: path28, method, body, headers, query } = opts;
       return {
-        path: path27,
+        path: path28,
         method,
         body,
         headers,
@@ -11274,10 +11274,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path27, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path28, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path27,
+            Path: path28,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -13569,7 +13569,7 @@ var require_fetch = __commonJS({
       subresourceSet
     } = require_constants3();
     var EE = __require("node:events");
-    var { Readable: Readable5, pipeline: pipeline4, finished: finished2 } = __require("node:stream");
+    var { Readable: Readable6, pipeline: pipeline4, finished: finished2 } = __require("node:stream");
     var { addAbortListener, isErrored, isReadable, bufferToLowerCasedHeaderName } = require_util();
     var { dataURLProcessor, serializeAMimeType, minimizeSupportedMimeType } = require_data_url();
     var { getGlobalDispatcher } = require_global2();
@@ -14508,7 +14508,7 @@ var require_fetch = __commonJS({
                   }
                 }
               }
-              this.body = new Readable5({ read: resume });
+              this.body = new Readable6({ read: resume });
               const onError = this.onError.bind(this);
               resolve2({
                 status,
@@ -14959,7 +14959,7 @@ var require_util4 = __commonJS({
     var { serializeAMimeType, parseMIMEType } = require_data_url();
     var { types } = __require("node:util");
     var { StringDecoder: StringDecoder2 } = __require("string_decoder");
-    var { btoa } = __require("node:buffer");
+    var { btoa: btoa2 } = __require("node:buffer");
     var staticPropertyDescriptors = {
       enumerable: true,
       writable: false,
@@ -15049,11 +15049,11 @@ var require_util4 = __commonJS({
             dataURL += serializeAMimeType(parsed2);
           }
           dataURL += ";base64,";
-          const decoder = new StringDecoder2("latin1");
+          const decoder2 = new StringDecoder2("latin1");
           for (const chunk of bytes) {
-            dataURL += btoa(decoder.write(chunk));
+            dataURL += btoa2(decoder2.write(chunk));
           }
-          dataURL += btoa(decoder.end());
+          dataURL += btoa2(decoder2.end());
           return dataURL;
         }
         case "Text": {
@@ -15070,7 +15070,7 @@ var require_util4 = __commonJS({
           if (encoding === "failure") {
             encoding = "UTF-8";
           }
-          return decode(bytes, encoding);
+          return decode2(bytes, encoding);
         }
         case "ArrayBuffer": {
           const sequence = combineByteSequences(bytes);
@@ -15078,16 +15078,16 @@ var require_util4 = __commonJS({
         }
         case "BinaryString": {
           let binaryString = "";
-          const decoder = new StringDecoder2("latin1");
+          const decoder2 = new StringDecoder2("latin1");
           for (const chunk of bytes) {
-            binaryString += decoder.write(chunk);
+            binaryString += decoder2.write(chunk);
           }
-          binaryString += decoder.end();
+          binaryString += decoder2.end();
           return binaryString;
         }
       }
     }
-    function decode(ioQueue, encoding) {
+    function decode2(ioQueue, encoding) {
       const bytes = combineByteSequences(ioQueue);
       const BOMEncoding = BOMSniffing(bytes);
       let slice = 0;
@@ -15762,8 +15762,8 @@ var require_cache = __commonJS({
        * @returns {requestResponseList}
        */
       #batchCacheOperations(operations) {
-        const cache = this.#relevantRequestResponseList;
-        const backupCache = [...cache];
+        const cache2 = this.#relevantRequestResponseList;
+        const backupCache = [...cache2];
         const addedItems = [];
         const resultList = [];
         try {
@@ -15790,9 +15790,9 @@ var require_cache = __commonJS({
                 return [];
               }
               for (const requestResponse of requestResponses) {
-                const idx = cache.indexOf(requestResponse);
+                const idx = cache2.indexOf(requestResponse);
                 assert(idx !== -1);
-                cache.splice(idx, 1);
+                cache2.splice(idx, 1);
               }
             } else if (operation.type === "put") {
               if (operation.response == null) {
@@ -15822,11 +15822,11 @@ var require_cache = __commonJS({
               }
               requestResponses = this.#queryCache(operation.request);
               for (const requestResponse of requestResponses) {
-                const idx = cache.indexOf(requestResponse);
+                const idx = cache2.indexOf(requestResponse);
                 assert(idx !== -1);
-                cache.splice(idx, 1);
+                cache2.splice(idx, 1);
               }
-              cache.push([operation.request, operation.response]);
+              cache2.push([operation.request, operation.response]);
               addedItems.push([operation.request, operation.response]);
             }
             resultList.push([operation.request, operation.response]);
@@ -16000,13 +16000,13 @@ var require_cachestorage = __commonJS({
         if (options.cacheName != null) {
           if (this.#caches.has(options.cacheName)) {
             const cacheList = this.#caches.get(options.cacheName);
-            const cache = new Cache(kConstruct, cacheList);
-            return await cache.match(request2, options);
+            const cache2 = new Cache(kConstruct, cacheList);
+            return await cache2.match(request2, options);
           }
         } else {
           for (const cacheList of this.#caches.values()) {
-            const cache = new Cache(kConstruct, cacheList);
-            const response = await cache.match(request2, options);
+            const cache2 = new Cache(kConstruct, cacheList);
+            const response = await cache2.match(request2, options);
             if (response !== void 0) {
               return response;
             }
@@ -16036,12 +16036,12 @@ var require_cachestorage = __commonJS({
         webidl.argumentLengthCheck(arguments, 1, prefix);
         cacheName = webidl.converters.DOMString(cacheName, prefix, "cacheName");
         if (this.#caches.has(cacheName)) {
-          const cache2 = this.#caches.get(cacheName);
-          return new Cache(kConstruct, cache2);
+          const cache3 = this.#caches.get(cacheName);
+          return new Cache(kConstruct, cache3);
         }
-        const cache = [];
-        this.#caches.set(cacheName, cache);
-        return new Cache(kConstruct, cache);
+        const cache2 = [];
+        this.#caches.set(cacheName, cache2);
+        return new Cache(kConstruct, cache2);
       }
       /**
        * @see https://w3c.github.io/ServiceWorker/#cache-storage-delete
@@ -16156,9 +16156,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path27) {
-      for (let i = 0; i < path27.length; ++i) {
-        const code18 = path27.charCodeAt(i);
+    function validateCookiePath(path28) {
+      for (let i = 0; i < path28.length; ++i) {
+        const code18 = path28.charCodeAt(i);
         if (code18 < 32 || // exclude CTLs (0-31)
         code18 > 126 || // exclude DEL and non-ascii
         code18 === 59) {
@@ -17087,13 +17087,13 @@ var require_frame = __commonJS({
     "use strict";
     var { maxUnsigned16Bit } = require_constants5();
     var BUFFER_SIZE = 16386;
-    var crypto2;
+    var crypto3;
     var buffer = null;
     var bufIdx = BUFFER_SIZE;
     try {
-      crypto2 = __require("node:crypto");
+      crypto3 = __require("node:crypto");
     } catch {
-      crypto2 = {
+      crypto3 = {
         // not full compatibility, but minimum.
         randomFillSync: function randomFillSync(buffer2, _offset, _size) {
           for (let i = 0; i < buffer2.length; ++i) {
@@ -17106,7 +17106,7 @@ var require_frame = __commonJS({
     function generateMask() {
       if (bufIdx === BUFFER_SIZE) {
         bufIdx = 0;
-        crypto2.randomFillSync(buffer ??= Buffer.allocUnsafe(BUFFER_SIZE), 0, BUFFER_SIZE);
+        crypto3.randomFillSync(buffer ??= Buffer.allocUnsafe(BUFFER_SIZE), 0, BUFFER_SIZE);
       }
       return [buffer[bufIdx++], buffer[bufIdx++], buffer[bufIdx++], buffer[bufIdx++]];
     }
@@ -17178,9 +17178,9 @@ var require_connection = __commonJS({
     var { Headers: Headers3, getHeadersList } = require_headers();
     var { getDecodeSplit } = require_util2();
     var { WebsocketFrameSend } = require_frame();
-    var crypto2;
+    var crypto3;
     try {
-      crypto2 = __require("node:crypto");
+      crypto3 = __require("node:crypto");
     } catch {
     }
     function establishWebSocketConnection(url, protocols, client, ws2, onEstablish, options) {
@@ -17200,7 +17200,7 @@ var require_connection = __commonJS({
         const headersList = getHeadersList(new Headers3(options.headers));
         request2.headersList = headersList;
       }
-      const keyValue = crypto2.randomBytes(16).toString("base64");
+      const keyValue = crypto3.randomBytes(16).toString("base64");
       request2.headersList.append("sec-websocket-key", keyValue);
       request2.headersList.append("sec-websocket-version", "13");
       for (const protocol of protocols) {
@@ -17230,7 +17230,7 @@ var require_connection = __commonJS({
             return;
           }
           const secWSAccept = response.headersList.get("Sec-WebSocket-Accept");
-          const digest2 = crypto2.createHash("sha1").update(keyValue + uid).digest("base64");
+          const digest2 = crypto3.createHash("sha1").update(keyValue + uid).digest("base64");
           if (secWSAccept !== digest2) {
             failWebsocketConnection(ws2, "Incorrect hash received in Sec-WebSocket-Accept header.");
             return;
@@ -18262,15 +18262,15 @@ var require_websocket = __commonJS({
       this.ws[kResponse].socket.resume();
     }
     function onParserError(err) {
-      let message;
+      let message2;
       let code18;
       if (err instanceof CloseEvent) {
-        message = err.reason;
+        message2 = err.reason;
         code18 = err.code;
       } else {
-        message = err.message;
+        message2 = err.message;
       }
-      fireEvent("error", this, () => new ErrorEvent("error", { error: err, message }));
+      fireEvent("error", this, () => new ErrorEvent("error", { error: err, message: message2 }));
       closeWebSocketConnection(this, code18);
     }
     module.exports = {
@@ -19078,11 +19078,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path27 = opts.path;
+          let path28 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path27 = `/${path27}`;
+            path28 = `/${path28}`;
           }
-          url = new URL(util.parseOrigin(url).origin + path27);
+          url = new URL(util.parseOrigin(url).origin + path28);
         } else {
           if (!opts) {
             opts = typeof url === "object" ? url : {};
@@ -20369,7 +20369,7 @@ var require_range = __commonJS({
         range2 = range2.replace(BUILDSTRIPRE, "");
         const memoOpts = (this.options.includePrerelease && FLAG_INCLUDE_PRERELEASE) | (this.options.loose && FLAG_LOOSE);
         const memoKey = memoOpts + ":" + range2;
-        const cached = cache.get(memoKey);
+        const cached = cache2.get(memoKey);
         if (cached) {
           return cached;
         }
@@ -20403,7 +20403,7 @@ var require_range = __commonJS({
           rangeMap.delete("");
         }
         const result = [...rangeMap.values()];
-        cache.set(memoKey, result);
+        cache2.set(memoKey, result);
         return result;
       }
       intersects(range2, options) {
@@ -20442,7 +20442,7 @@ var require_range = __commonJS({
     };
     module.exports = Range;
     var LRU = require_lrucache();
-    var cache = new LRU();
+    var cache2 = new LRU();
     var parseOptions = require_parse_options();
     var Comparator = require_comparator();
     var debug2 = require_debug();
@@ -22697,12 +22697,12 @@ var require_errors2 = __commonJS({
       }
       return [E.schemaPath, schPath];
     }
-    function extraErrorProps(cxt, { params, message }, keyValues) {
+    function extraErrorProps(cxt, { params, message: message2 }, keyValues) {
       const { keyword, data, schemaValue, it: it2 } = cxt;
       const { opts, propertyName, topSchemaRef, schemaPath } = it2;
       keyValues.push([E.keyword, keyword], [E.params, typeof params == "function" ? params(cxt) : params || (0, codegen_1._)`{}`]);
       if (opts.messages) {
-        keyValues.push([E.message, typeof message == "function" ? message(cxt) : message]);
+        keyValues.push([E.message, typeof message2 == "function" ? message2(cxt) : message2]);
       }
       if (opts.verbose) {
         keyValues.push([E.schema, schemaValue], [E.parentSchema, (0, codegen_1._)`${topSchemaRef}${schemaPath}`], [names_1.default.data, data]);
@@ -24595,8 +24595,8 @@ var require_utils2 = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path27) {
-      let input = path27;
+    function removeDotSegments(path28) {
+      let input = path28;
       const output = [];
       let nextSlash = -1;
       let len = 0;
@@ -24670,11 +24670,11 @@ var require_utils2 = __commonJS({
       }
       return output.join("");
     }
-    function removeDotSegmentsRelative(path27) {
-      if (path27 === "" || path27[0] === "/") {
-        return removeDotSegments(path27);
+    function removeDotSegmentsRelative(path28) {
+      if (path28 === "" || path28[0] === "/") {
+        return removeDotSegments(path28);
       }
-      const segments = path27.split("/");
+      const segments = path28.split("/");
       const last = segments.length - 1;
       const output = [];
       let trailingDirectory = false;
@@ -25037,8 +25037,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path27 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path27 && path27 !== "/" ? path27 : void 0;
+        const path28 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path28 && path28 !== "/" ? path28 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -25888,11 +25888,11 @@ var require_core = __commonJS({
         }
         const valid = this.validate($schema, schema);
         if (!valid && throwOrLogError) {
-          const message = "schema is invalid: " + this.errorsText();
+          const message2 = "schema is invalid: " + this.errorsText();
           if (this.opts.validateSchema === "log")
-            this.logger.error(message);
+            this.logger.error(message2);
           else
-            throw new Error(message);
+            throw new Error(message2);
         }
         return valid;
       }
@@ -26443,8 +26443,8 @@ var require_multipleOf = __commonJS({
         const { gen, data, schemaCode, it: it2 } = cxt;
         const prec = it2.opts.multipleOfPrecision;
         const res = gen.let("res");
-        const invalid = prec ? (0, codegen_1._)`Math.abs(Math.round(${res}) - ${res}) > 1e-${prec}` : (0, codegen_1._)`${res} !== parseInt(${res})`;
-        cxt.fail$data((0, codegen_1._)`(${schemaCode} === 0 || (${res} = ${data}/${schemaCode}, ${invalid}))`);
+        const invalid2 = prec ? (0, codegen_1._)`Math.abs(Math.round(${res}) - ${res}) > 1e-${prec}` : (0, codegen_1._)`${res} !== parseInt(${res})`;
+        cxt.fail$data((0, codegen_1._)`(${schemaCode} === 0 || (${res} = ${data}/${schemaCode}, ${invalid2}))`);
       }
     };
     exports.default = def;
@@ -28276,7 +28276,7 @@ var require_discriminator = __commonJS({
     var util_1 = require_util9();
     var error2 = {
       message: ({ params: { discrError, tagName } }) => discrError === types_1.DiscrError.Tag ? `tag "${tagName}" must be string` : `value of tag "${tagName}" must be in oneOf`,
-      params: ({ params: { discrError, tag, tagName } }) => (0, codegen_1._)`{error: ${discrError}, tag: ${tagName}, tagValue: ${tag}}`
+      params: ({ params: { discrError, tag: tag2, tagName } }) => (0, codegen_1._)`{error: ${discrError}, tag: ${tagName}, tagValue: ${tag2}}`
     };
     var def = {
       keyword: "discriminator",
@@ -28297,18 +28297,18 @@ var require_discriminator = __commonJS({
         if (!oneOf2)
           throw new Error("discriminator: requires oneOf keyword");
         const valid = gen.let("valid", false);
-        const tag = gen.const("tag", (0, codegen_1._)`${data}${(0, codegen_1.getProperty)(tagName)}`);
-        gen.if((0, codegen_1._)`typeof ${tag} == "string"`, () => validateMapping(), () => cxt.error(false, { discrError: types_1.DiscrError.Tag, tag, tagName }));
+        const tag2 = gen.const("tag", (0, codegen_1._)`${data}${(0, codegen_1.getProperty)(tagName)}`);
+        gen.if((0, codegen_1._)`typeof ${tag2} == "string"`, () => validateMapping(), () => cxt.error(false, { discrError: types_1.DiscrError.Tag, tag: tag2, tagName }));
         cxt.ok(valid);
         function validateMapping() {
           const mapping = getMapping();
           gen.if(false);
           for (const tagValue in mapping) {
-            gen.elseIf((0, codegen_1._)`${tag} === ${tagValue}`);
+            gen.elseIf((0, codegen_1._)`${tag2} === ${tagValue}`);
             gen.assign(valid, applyTagSchema(mapping[tagValue]));
           }
           gen.else();
-          cxt.error(false, { discrError: types_1.DiscrError.Mapping, tag, tagName });
+          cxt.error(false, { discrError: types_1.DiscrError.Mapping, tag: tag2, tagName });
           gen.endIf();
         }
         function applyTagSchema(schemaProp) {
@@ -30312,11 +30312,11 @@ var require_commonjs = __commonJS({
 var require_lib = __commonJS({
   "node_modules/ssri/lib/index.js"(exports, module) {
     "use strict";
-    var crypto2 = __require("crypto");
+    var crypto3 = __require("crypto");
     var { Minipass } = require_commonjs();
     var SPEC_ALGORITHMS = ["sha512", "sha384", "sha256"];
     var DEFAULT_ALGORITHMS = ["sha512"];
-    var NODE_HASHES = crypto2.getHashes();
+    var NODE_HASHES = crypto3.getHashes();
     var BASE64_REGEX = /^[a-z0-9+/]+(?:=?=?)$/i;
     var SRI_REGEX = /^([a-z0-9]+)-([^?]+)(\?[?\S*]*)?$/;
     var STRICT_SRI_REGEX = /^([a-z0-9]+)-([A-Za-z0-9+/=]{44,88})(\?[\x21-\x7E]*)?$/;
@@ -30356,7 +30356,7 @@ var require_lib = __commonJS({
         if (this.algorithm !== null && !this.algorithms.includes(this.algorithm)) {
           this.algorithms.push(this.algorithm);
         }
-        this.hashes = this.algorithms.map(crypto2.createHash);
+        this.hashes = this.algorithms.map(crypto3.createHash);
       }
       #getOptions() {
         this.sri = this.opts?.integrity ? parse5(this.opts?.integrity, this.opts) : null;
@@ -30653,7 +30653,7 @@ var require_lib = __commonJS({
       const algorithms = opts?.algorithms || [...DEFAULT_ALGORITHMS];
       const optString = getOptString(opts?.options);
       return algorithms.reduce((acc, algo) => {
-        const digest2 = crypto2.createHash(algo).update(data).digest("base64");
+        const digest2 = crypto3.createHash(algo).update(data).digest("base64");
         const hash = new Hash(
           `${algo}-${digest2}${optString}`,
           opts
@@ -30699,7 +30699,7 @@ var require_lib = __commonJS({
         }
       }
       const algorithm = sri.pickAlgorithm(opts);
-      const digest2 = crypto2.createHash(algorithm).update(data).digest("base64");
+      const digest2 = crypto3.createHash(algorithm).update(data).digest("base64");
       const newSri = parse5({ algorithm, digest: digest2 });
       const match = newSri.match(sri, opts);
       opts = opts || {};
@@ -30758,7 +30758,7 @@ var require_lib = __commonJS({
     function createIntegrity(opts) {
       const algorithms = opts?.algorithms || [...DEFAULT_ALGORITHMS];
       const optString = getOptString(opts?.options);
-      const hashes = algorithms.map(crypto2.createHash);
+      const hashes = algorithms.map(crypto3.createHash);
       return {
         update: function(chunk, enc) {
           hashes.forEach((h) => h.update(chunk, enc));
@@ -30781,6 +30781,4895 @@ var require_lib = __commonJS({
     function getPrioritizedHash(algo1, algo2) {
       return DEFAULT_PRIORITY.indexOf(algo1.toLowerCase()) >= DEFAULT_PRIORITY.indexOf(algo2.toLowerCase()) ? algo1 : algo2;
     }
+  }
+});
+
+// node_modules/@sigstore/protobuf-specs/dist/__generated__/envelope.js
+var require_envelope = __commonJS({
+  "node_modules/@sigstore/protobuf-specs/dist/__generated__/envelope.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.Signature = exports.Envelope = void 0;
+    exports.Envelope = {
+      fromJSON(object) {
+        return {
+          payload: isSet(object.payload) ? Buffer.from(bytesFromBase64(object.payload)) : Buffer.alloc(0),
+          payloadType: isSet(object.payloadType) ? globalThis.String(object.payloadType) : "",
+          signatures: globalThis.Array.isArray(object?.signatures) ? object.signatures.map((e) => exports.Signature.fromJSON(e)) : []
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.payload.length !== 0) {
+          obj.payload = base64FromBytes(message2.payload);
+        }
+        if (message2.payloadType !== "") {
+          obj.payloadType = message2.payloadType;
+        }
+        if (message2.signatures?.length) {
+          obj.signatures = message2.signatures.map((e) => exports.Signature.toJSON(e));
+        }
+        return obj;
+      }
+    };
+    exports.Signature = {
+      fromJSON(object) {
+        return {
+          sig: isSet(object.sig) ? Buffer.from(bytesFromBase64(object.sig)) : Buffer.alloc(0),
+          keyid: isSet(object.keyid) ? globalThis.String(object.keyid) : ""
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.sig.length !== 0) {
+          obj.sig = base64FromBytes(message2.sig);
+        }
+        if (message2.keyid !== "") {
+          obj.keyid = message2.keyid;
+        }
+        return obj;
+      }
+    };
+    function bytesFromBase64(b64) {
+      return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+    }
+    function base64FromBytes(arr) {
+      return globalThis.Buffer.from(arr).toString("base64");
+    }
+    function isSet(value) {
+      return value !== null && value !== void 0;
+    }
+  }
+});
+
+// node_modules/@sigstore/protobuf-specs/dist/__generated__/google/protobuf/timestamp.js
+var require_timestamp = __commonJS({
+  "node_modules/@sigstore/protobuf-specs/dist/__generated__/google/protobuf/timestamp.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.Timestamp = void 0;
+    exports.Timestamp = {
+      fromJSON(object) {
+        return {
+          seconds: isSet(object.seconds) ? globalThis.String(object.seconds) : "0",
+          nanos: isSet(object.nanos) ? globalThis.Number(object.nanos) : 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.seconds !== "0") {
+          obj.seconds = message2.seconds;
+        }
+        if (message2.nanos !== 0) {
+          obj.nanos = Math.round(message2.nanos);
+        }
+        return obj;
+      }
+    };
+    function isSet(value) {
+      return value !== null && value !== void 0;
+    }
+  }
+});
+
+// node_modules/@sigstore/protobuf-specs/dist/__generated__/sigstore_common.js
+var require_sigstore_common = __commonJS({
+  "node_modules/@sigstore/protobuf-specs/dist/__generated__/sigstore_common.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.TimeRange = exports.X509CertificateChain = exports.SubjectAlternativeName = exports.X509Certificate = exports.DistinguishedName = exports.ObjectIdentifierValuePair = exports.ObjectIdentifier = exports.PublicKeyIdentifier = exports.PublicKey = exports.RFC3161SignedTimestamp = exports.LogId = exports.MessageSignature = exports.HashOutput = exports.SubjectAlternativeNameType = exports.PublicKeyDetails = exports.HashAlgorithm = void 0;
+    exports.hashAlgorithmFromJSON = hashAlgorithmFromJSON;
+    exports.hashAlgorithmToJSON = hashAlgorithmToJSON;
+    exports.publicKeyDetailsFromJSON = publicKeyDetailsFromJSON;
+    exports.publicKeyDetailsToJSON = publicKeyDetailsToJSON;
+    exports.subjectAlternativeNameTypeFromJSON = subjectAlternativeNameTypeFromJSON;
+    exports.subjectAlternativeNameTypeToJSON = subjectAlternativeNameTypeToJSON;
+    var timestamp_1 = require_timestamp();
+    var HashAlgorithm;
+    (function(HashAlgorithm2) {
+      HashAlgorithm2[HashAlgorithm2["HASH_ALGORITHM_UNSPECIFIED"] = 0] = "HASH_ALGORITHM_UNSPECIFIED";
+      HashAlgorithm2[HashAlgorithm2["SHA2_256"] = 1] = "SHA2_256";
+      HashAlgorithm2[HashAlgorithm2["SHA2_384"] = 2] = "SHA2_384";
+      HashAlgorithm2[HashAlgorithm2["SHA2_512"] = 3] = "SHA2_512";
+      HashAlgorithm2[HashAlgorithm2["SHA3_256"] = 4] = "SHA3_256";
+      HashAlgorithm2[HashAlgorithm2["SHA3_384"] = 5] = "SHA3_384";
+    })(HashAlgorithm || (exports.HashAlgorithm = HashAlgorithm = {}));
+    function hashAlgorithmFromJSON(object) {
+      switch (object) {
+        case 0:
+        case "HASH_ALGORITHM_UNSPECIFIED":
+          return HashAlgorithm.HASH_ALGORITHM_UNSPECIFIED;
+        case 1:
+        case "SHA2_256":
+          return HashAlgorithm.SHA2_256;
+        case 2:
+        case "SHA2_384":
+          return HashAlgorithm.SHA2_384;
+        case 3:
+        case "SHA2_512":
+          return HashAlgorithm.SHA2_512;
+        case 4:
+        case "SHA3_256":
+          return HashAlgorithm.SHA3_256;
+        case 5:
+        case "SHA3_384":
+          return HashAlgorithm.SHA3_384;
+        default:
+          throw new globalThis.Error("Unrecognized enum value " + object + " for enum HashAlgorithm");
+      }
+    }
+    function hashAlgorithmToJSON(object) {
+      switch (object) {
+        case HashAlgorithm.HASH_ALGORITHM_UNSPECIFIED:
+          return "HASH_ALGORITHM_UNSPECIFIED";
+        case HashAlgorithm.SHA2_256:
+          return "SHA2_256";
+        case HashAlgorithm.SHA2_384:
+          return "SHA2_384";
+        case HashAlgorithm.SHA2_512:
+          return "SHA2_512";
+        case HashAlgorithm.SHA3_256:
+          return "SHA3_256";
+        case HashAlgorithm.SHA3_384:
+          return "SHA3_384";
+        default:
+          throw new globalThis.Error("Unrecognized enum value " + object + " for enum HashAlgorithm");
+      }
+    }
+    var PublicKeyDetails;
+    (function(PublicKeyDetails2) {
+      PublicKeyDetails2[PublicKeyDetails2["PUBLIC_KEY_DETAILS_UNSPECIFIED"] = 0] = "PUBLIC_KEY_DETAILS_UNSPECIFIED";
+      PublicKeyDetails2[PublicKeyDetails2["PKCS1_RSA_PKCS1V5"] = 1] = "PKCS1_RSA_PKCS1V5";
+      PublicKeyDetails2[PublicKeyDetails2["PKCS1_RSA_PSS"] = 2] = "PKCS1_RSA_PSS";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_RSA_PKCS1V5"] = 3] = "PKIX_RSA_PKCS1V5";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_RSA_PSS"] = 4] = "PKIX_RSA_PSS";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_RSA_PKCS1V15_2048_SHA256"] = 9] = "PKIX_RSA_PKCS1V15_2048_SHA256";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_RSA_PKCS1V15_3072_SHA256"] = 10] = "PKIX_RSA_PKCS1V15_3072_SHA256";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_RSA_PKCS1V15_4096_SHA256"] = 11] = "PKIX_RSA_PKCS1V15_4096_SHA256";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_RSA_PSS_2048_SHA256"] = 16] = "PKIX_RSA_PSS_2048_SHA256";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_RSA_PSS_3072_SHA256"] = 17] = "PKIX_RSA_PSS_3072_SHA256";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_RSA_PSS_4096_SHA256"] = 18] = "PKIX_RSA_PSS_4096_SHA256";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_ECDSA_P256_HMAC_SHA_256"] = 6] = "PKIX_ECDSA_P256_HMAC_SHA_256";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_ECDSA_P256_SHA_256"] = 5] = "PKIX_ECDSA_P256_SHA_256";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_ECDSA_P384_SHA_384"] = 12] = "PKIX_ECDSA_P384_SHA_384";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_ECDSA_P521_SHA_512"] = 13] = "PKIX_ECDSA_P521_SHA_512";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_ED25519"] = 7] = "PKIX_ED25519";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_ED25519_PH"] = 8] = "PKIX_ED25519_PH";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_ECDSA_P384_SHA_256"] = 19] = "PKIX_ECDSA_P384_SHA_256";
+      PublicKeyDetails2[PublicKeyDetails2["PKIX_ECDSA_P521_SHA_256"] = 20] = "PKIX_ECDSA_P521_SHA_256";
+      PublicKeyDetails2[PublicKeyDetails2["LMS_SHA256"] = 14] = "LMS_SHA256";
+      PublicKeyDetails2[PublicKeyDetails2["LMOTS_SHA256"] = 15] = "LMOTS_SHA256";
+      PublicKeyDetails2[PublicKeyDetails2["ML_DSA_44"] = 23] = "ML_DSA_44";
+      PublicKeyDetails2[PublicKeyDetails2["ML_DSA_65"] = 21] = "ML_DSA_65";
+      PublicKeyDetails2[PublicKeyDetails2["ML_DSA_87"] = 22] = "ML_DSA_87";
+    })(PublicKeyDetails || (exports.PublicKeyDetails = PublicKeyDetails = {}));
+    function publicKeyDetailsFromJSON(object) {
+      switch (object) {
+        case 0:
+        case "PUBLIC_KEY_DETAILS_UNSPECIFIED":
+          return PublicKeyDetails.PUBLIC_KEY_DETAILS_UNSPECIFIED;
+        case 1:
+        case "PKCS1_RSA_PKCS1V5":
+          return PublicKeyDetails.PKCS1_RSA_PKCS1V5;
+        case 2:
+        case "PKCS1_RSA_PSS":
+          return PublicKeyDetails.PKCS1_RSA_PSS;
+        case 3:
+        case "PKIX_RSA_PKCS1V5":
+          return PublicKeyDetails.PKIX_RSA_PKCS1V5;
+        case 4:
+        case "PKIX_RSA_PSS":
+          return PublicKeyDetails.PKIX_RSA_PSS;
+        case 9:
+        case "PKIX_RSA_PKCS1V15_2048_SHA256":
+          return PublicKeyDetails.PKIX_RSA_PKCS1V15_2048_SHA256;
+        case 10:
+        case "PKIX_RSA_PKCS1V15_3072_SHA256":
+          return PublicKeyDetails.PKIX_RSA_PKCS1V15_3072_SHA256;
+        case 11:
+        case "PKIX_RSA_PKCS1V15_4096_SHA256":
+          return PublicKeyDetails.PKIX_RSA_PKCS1V15_4096_SHA256;
+        case 16:
+        case "PKIX_RSA_PSS_2048_SHA256":
+          return PublicKeyDetails.PKIX_RSA_PSS_2048_SHA256;
+        case 17:
+        case "PKIX_RSA_PSS_3072_SHA256":
+          return PublicKeyDetails.PKIX_RSA_PSS_3072_SHA256;
+        case 18:
+        case "PKIX_RSA_PSS_4096_SHA256":
+          return PublicKeyDetails.PKIX_RSA_PSS_4096_SHA256;
+        case 6:
+        case "PKIX_ECDSA_P256_HMAC_SHA_256":
+          return PublicKeyDetails.PKIX_ECDSA_P256_HMAC_SHA_256;
+        case 5:
+        case "PKIX_ECDSA_P256_SHA_256":
+          return PublicKeyDetails.PKIX_ECDSA_P256_SHA_256;
+        case 12:
+        case "PKIX_ECDSA_P384_SHA_384":
+          return PublicKeyDetails.PKIX_ECDSA_P384_SHA_384;
+        case 13:
+        case "PKIX_ECDSA_P521_SHA_512":
+          return PublicKeyDetails.PKIX_ECDSA_P521_SHA_512;
+        case 7:
+        case "PKIX_ED25519":
+          return PublicKeyDetails.PKIX_ED25519;
+        case 8:
+        case "PKIX_ED25519_PH":
+          return PublicKeyDetails.PKIX_ED25519_PH;
+        case 19:
+        case "PKIX_ECDSA_P384_SHA_256":
+          return PublicKeyDetails.PKIX_ECDSA_P384_SHA_256;
+        case 20:
+        case "PKIX_ECDSA_P521_SHA_256":
+          return PublicKeyDetails.PKIX_ECDSA_P521_SHA_256;
+        case 14:
+        case "LMS_SHA256":
+          return PublicKeyDetails.LMS_SHA256;
+        case 15:
+        case "LMOTS_SHA256":
+          return PublicKeyDetails.LMOTS_SHA256;
+        case 23:
+        case "ML_DSA_44":
+          return PublicKeyDetails.ML_DSA_44;
+        case 21:
+        case "ML_DSA_65":
+          return PublicKeyDetails.ML_DSA_65;
+        case 22:
+        case "ML_DSA_87":
+          return PublicKeyDetails.ML_DSA_87;
+        default:
+          throw new globalThis.Error("Unrecognized enum value " + object + " for enum PublicKeyDetails");
+      }
+    }
+    function publicKeyDetailsToJSON(object) {
+      switch (object) {
+        case PublicKeyDetails.PUBLIC_KEY_DETAILS_UNSPECIFIED:
+          return "PUBLIC_KEY_DETAILS_UNSPECIFIED";
+        case PublicKeyDetails.PKCS1_RSA_PKCS1V5:
+          return "PKCS1_RSA_PKCS1V5";
+        case PublicKeyDetails.PKCS1_RSA_PSS:
+          return "PKCS1_RSA_PSS";
+        case PublicKeyDetails.PKIX_RSA_PKCS1V5:
+          return "PKIX_RSA_PKCS1V5";
+        case PublicKeyDetails.PKIX_RSA_PSS:
+          return "PKIX_RSA_PSS";
+        case PublicKeyDetails.PKIX_RSA_PKCS1V15_2048_SHA256:
+          return "PKIX_RSA_PKCS1V15_2048_SHA256";
+        case PublicKeyDetails.PKIX_RSA_PKCS1V15_3072_SHA256:
+          return "PKIX_RSA_PKCS1V15_3072_SHA256";
+        case PublicKeyDetails.PKIX_RSA_PKCS1V15_4096_SHA256:
+          return "PKIX_RSA_PKCS1V15_4096_SHA256";
+        case PublicKeyDetails.PKIX_RSA_PSS_2048_SHA256:
+          return "PKIX_RSA_PSS_2048_SHA256";
+        case PublicKeyDetails.PKIX_RSA_PSS_3072_SHA256:
+          return "PKIX_RSA_PSS_3072_SHA256";
+        case PublicKeyDetails.PKIX_RSA_PSS_4096_SHA256:
+          return "PKIX_RSA_PSS_4096_SHA256";
+        case PublicKeyDetails.PKIX_ECDSA_P256_HMAC_SHA_256:
+          return "PKIX_ECDSA_P256_HMAC_SHA_256";
+        case PublicKeyDetails.PKIX_ECDSA_P256_SHA_256:
+          return "PKIX_ECDSA_P256_SHA_256";
+        case PublicKeyDetails.PKIX_ECDSA_P384_SHA_384:
+          return "PKIX_ECDSA_P384_SHA_384";
+        case PublicKeyDetails.PKIX_ECDSA_P521_SHA_512:
+          return "PKIX_ECDSA_P521_SHA_512";
+        case PublicKeyDetails.PKIX_ED25519:
+          return "PKIX_ED25519";
+        case PublicKeyDetails.PKIX_ED25519_PH:
+          return "PKIX_ED25519_PH";
+        case PublicKeyDetails.PKIX_ECDSA_P384_SHA_256:
+          return "PKIX_ECDSA_P384_SHA_256";
+        case PublicKeyDetails.PKIX_ECDSA_P521_SHA_256:
+          return "PKIX_ECDSA_P521_SHA_256";
+        case PublicKeyDetails.LMS_SHA256:
+          return "LMS_SHA256";
+        case PublicKeyDetails.LMOTS_SHA256:
+          return "LMOTS_SHA256";
+        case PublicKeyDetails.ML_DSA_44:
+          return "ML_DSA_44";
+        case PublicKeyDetails.ML_DSA_65:
+          return "ML_DSA_65";
+        case PublicKeyDetails.ML_DSA_87:
+          return "ML_DSA_87";
+        default:
+          throw new globalThis.Error("Unrecognized enum value " + object + " for enum PublicKeyDetails");
+      }
+    }
+    var SubjectAlternativeNameType;
+    (function(SubjectAlternativeNameType2) {
+      SubjectAlternativeNameType2[SubjectAlternativeNameType2["SUBJECT_ALTERNATIVE_NAME_TYPE_UNSPECIFIED"] = 0] = "SUBJECT_ALTERNATIVE_NAME_TYPE_UNSPECIFIED";
+      SubjectAlternativeNameType2[SubjectAlternativeNameType2["EMAIL"] = 1] = "EMAIL";
+      SubjectAlternativeNameType2[SubjectAlternativeNameType2["URI"] = 2] = "URI";
+      SubjectAlternativeNameType2[SubjectAlternativeNameType2["OTHER_NAME"] = 3] = "OTHER_NAME";
+    })(SubjectAlternativeNameType || (exports.SubjectAlternativeNameType = SubjectAlternativeNameType = {}));
+    function subjectAlternativeNameTypeFromJSON(object) {
+      switch (object) {
+        case 0:
+        case "SUBJECT_ALTERNATIVE_NAME_TYPE_UNSPECIFIED":
+          return SubjectAlternativeNameType.SUBJECT_ALTERNATIVE_NAME_TYPE_UNSPECIFIED;
+        case 1:
+        case "EMAIL":
+          return SubjectAlternativeNameType.EMAIL;
+        case 2:
+        case "URI":
+          return SubjectAlternativeNameType.URI;
+        case 3:
+        case "OTHER_NAME":
+          return SubjectAlternativeNameType.OTHER_NAME;
+        default:
+          throw new globalThis.Error("Unrecognized enum value " + object + " for enum SubjectAlternativeNameType");
+      }
+    }
+    function subjectAlternativeNameTypeToJSON(object) {
+      switch (object) {
+        case SubjectAlternativeNameType.SUBJECT_ALTERNATIVE_NAME_TYPE_UNSPECIFIED:
+          return "SUBJECT_ALTERNATIVE_NAME_TYPE_UNSPECIFIED";
+        case SubjectAlternativeNameType.EMAIL:
+          return "EMAIL";
+        case SubjectAlternativeNameType.URI:
+          return "URI";
+        case SubjectAlternativeNameType.OTHER_NAME:
+          return "OTHER_NAME";
+        default:
+          throw new globalThis.Error("Unrecognized enum value " + object + " for enum SubjectAlternativeNameType");
+      }
+    }
+    exports.HashOutput = {
+      fromJSON(object) {
+        return {
+          algorithm: isSet(object.algorithm) ? hashAlgorithmFromJSON(object.algorithm) : 0,
+          digest: isSet(object.digest) ? Buffer.from(bytesFromBase64(object.digest)) : Buffer.alloc(0)
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.algorithm !== 0) {
+          obj.algorithm = hashAlgorithmToJSON(message2.algorithm);
+        }
+        if (message2.digest.length !== 0) {
+          obj.digest = base64FromBytes(message2.digest);
+        }
+        return obj;
+      }
+    };
+    exports.MessageSignature = {
+      fromJSON(object) {
+        return {
+          messageDigest: isSet(object.messageDigest) ? exports.HashOutput.fromJSON(object.messageDigest) : void 0,
+          signature: isSet(object.signature) ? Buffer.from(bytesFromBase64(object.signature)) : Buffer.alloc(0)
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.messageDigest !== void 0) {
+          obj.messageDigest = exports.HashOutput.toJSON(message2.messageDigest);
+        }
+        if (message2.signature.length !== 0) {
+          obj.signature = base64FromBytes(message2.signature);
+        }
+        return obj;
+      }
+    };
+    exports.LogId = {
+      fromJSON(object) {
+        return { keyId: isSet(object.keyId) ? Buffer.from(bytesFromBase64(object.keyId)) : Buffer.alloc(0) };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.keyId.length !== 0) {
+          obj.keyId = base64FromBytes(message2.keyId);
+        }
+        return obj;
+      }
+    };
+    exports.RFC3161SignedTimestamp = {
+      fromJSON(object) {
+        return {
+          signedTimestamp: isSet(object.signedTimestamp) ? Buffer.from(bytesFromBase64(object.signedTimestamp)) : Buffer.alloc(0)
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.signedTimestamp.length !== 0) {
+          obj.signedTimestamp = base64FromBytes(message2.signedTimestamp);
+        }
+        return obj;
+      }
+    };
+    exports.PublicKey = {
+      fromJSON(object) {
+        return {
+          rawBytes: isSet(object.rawBytes) ? Buffer.from(bytesFromBase64(object.rawBytes)) : void 0,
+          keyDetails: isSet(object.keyDetails) ? publicKeyDetailsFromJSON(object.keyDetails) : 0,
+          validFor: isSet(object.validFor) ? exports.TimeRange.fromJSON(object.validFor) : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.rawBytes !== void 0) {
+          obj.rawBytes = base64FromBytes(message2.rawBytes);
+        }
+        if (message2.keyDetails !== 0) {
+          obj.keyDetails = publicKeyDetailsToJSON(message2.keyDetails);
+        }
+        if (message2.validFor !== void 0) {
+          obj.validFor = exports.TimeRange.toJSON(message2.validFor);
+        }
+        return obj;
+      }
+    };
+    exports.PublicKeyIdentifier = {
+      fromJSON(object) {
+        return { hint: isSet(object.hint) ? globalThis.String(object.hint) : "" };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.hint !== "") {
+          obj.hint = message2.hint;
+        }
+        return obj;
+      }
+    };
+    exports.ObjectIdentifier = {
+      fromJSON(object) {
+        return { id: globalThis.Array.isArray(object?.id) ? object.id.map((e) => globalThis.Number(e)) : [] };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.id?.length) {
+          obj.id = message2.id.map((e) => Math.round(e));
+        }
+        return obj;
+      }
+    };
+    exports.ObjectIdentifierValuePair = {
+      fromJSON(object) {
+        return {
+          oid: isSet(object.oid) ? exports.ObjectIdentifier.fromJSON(object.oid) : void 0,
+          value: isSet(object.value) ? Buffer.from(bytesFromBase64(object.value)) : Buffer.alloc(0)
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.oid !== void 0) {
+          obj.oid = exports.ObjectIdentifier.toJSON(message2.oid);
+        }
+        if (message2.value.length !== 0) {
+          obj.value = base64FromBytes(message2.value);
+        }
+        return obj;
+      }
+    };
+    exports.DistinguishedName = {
+      fromJSON(object) {
+        return {
+          organization: isSet(object.organization) ? globalThis.String(object.organization) : "",
+          commonName: isSet(object.commonName) ? globalThis.String(object.commonName) : ""
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.organization !== "") {
+          obj.organization = message2.organization;
+        }
+        if (message2.commonName !== "") {
+          obj.commonName = message2.commonName;
+        }
+        return obj;
+      }
+    };
+    exports.X509Certificate = {
+      fromJSON(object) {
+        return { rawBytes: isSet(object.rawBytes) ? Buffer.from(bytesFromBase64(object.rawBytes)) : Buffer.alloc(0) };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.rawBytes.length !== 0) {
+          obj.rawBytes = base64FromBytes(message2.rawBytes);
+        }
+        return obj;
+      }
+    };
+    exports.SubjectAlternativeName = {
+      fromJSON(object) {
+        return {
+          type: isSet(object.type) ? subjectAlternativeNameTypeFromJSON(object.type) : 0,
+          identity: isSet(object.regexp) ? { $case: "regexp", regexp: globalThis.String(object.regexp) } : isSet(object.value) ? { $case: "value", value: globalThis.String(object.value) } : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.type !== 0) {
+          obj.type = subjectAlternativeNameTypeToJSON(message2.type);
+        }
+        if (message2.identity?.$case === "regexp") {
+          obj.regexp = message2.identity.regexp;
+        } else if (message2.identity?.$case === "value") {
+          obj.value = message2.identity.value;
+        }
+        return obj;
+      }
+    };
+    exports.X509CertificateChain = {
+      fromJSON(object) {
+        return {
+          certificates: globalThis.Array.isArray(object?.certificates) ? object.certificates.map((e) => exports.X509Certificate.fromJSON(e)) : []
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.certificates?.length) {
+          obj.certificates = message2.certificates.map((e) => exports.X509Certificate.toJSON(e));
+        }
+        return obj;
+      }
+    };
+    exports.TimeRange = {
+      fromJSON(object) {
+        return {
+          start: isSet(object.start) ? fromJsonTimestamp(object.start) : void 0,
+          end: isSet(object.end) ? fromJsonTimestamp(object.end) : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.start !== void 0) {
+          obj.start = message2.start.toISOString();
+        }
+        if (message2.end !== void 0) {
+          obj.end = message2.end.toISOString();
+        }
+        return obj;
+      }
+    };
+    function bytesFromBase64(b64) {
+      return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+    }
+    function base64FromBytes(arr) {
+      return globalThis.Buffer.from(arr).toString("base64");
+    }
+    function fromTimestamp(t) {
+      let millis = (globalThis.Number(t.seconds) || 0) * 1e3;
+      millis += (t.nanos || 0) / 1e6;
+      return new globalThis.Date(millis);
+    }
+    function fromJsonTimestamp(o) {
+      if (o instanceof globalThis.Date) {
+        return o;
+      } else if (typeof o === "string") {
+        return new globalThis.Date(o);
+      } else {
+        return fromTimestamp(timestamp_1.Timestamp.fromJSON(o));
+      }
+    }
+    function isSet(value) {
+      return value !== null && value !== void 0;
+    }
+  }
+});
+
+// node_modules/@sigstore/protobuf-specs/dist/__generated__/sigstore_rekor.js
+var require_sigstore_rekor = __commonJS({
+  "node_modules/@sigstore/protobuf-specs/dist/__generated__/sigstore_rekor.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.TransparencyLogEntry = exports.InclusionPromise = exports.InclusionProof = exports.Checkpoint = exports.KindVersion = void 0;
+    var sigstore_common_1 = require_sigstore_common();
+    exports.KindVersion = {
+      fromJSON(object) {
+        return {
+          kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+          version: isSet(object.version) ? globalThis.String(object.version) : ""
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.kind !== "") {
+          obj.kind = message2.kind;
+        }
+        if (message2.version !== "") {
+          obj.version = message2.version;
+        }
+        return obj;
+      }
+    };
+    exports.Checkpoint = {
+      fromJSON(object) {
+        return { envelope: isSet(object.envelope) ? globalThis.String(object.envelope) : "" };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.envelope !== "") {
+          obj.envelope = message2.envelope;
+        }
+        return obj;
+      }
+    };
+    exports.InclusionProof = {
+      fromJSON(object) {
+        return {
+          logIndex: isSet(object.logIndex) ? globalThis.String(object.logIndex) : "0",
+          rootHash: isSet(object.rootHash) ? Buffer.from(bytesFromBase64(object.rootHash)) : Buffer.alloc(0),
+          treeSize: isSet(object.treeSize) ? globalThis.String(object.treeSize) : "0",
+          hashes: globalThis.Array.isArray(object?.hashes) ? object.hashes.map((e) => Buffer.from(bytesFromBase64(e))) : [],
+          checkpoint: isSet(object.checkpoint) ? exports.Checkpoint.fromJSON(object.checkpoint) : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.logIndex !== "0") {
+          obj.logIndex = message2.logIndex;
+        }
+        if (message2.rootHash.length !== 0) {
+          obj.rootHash = base64FromBytes(message2.rootHash);
+        }
+        if (message2.treeSize !== "0") {
+          obj.treeSize = message2.treeSize;
+        }
+        if (message2.hashes?.length) {
+          obj.hashes = message2.hashes.map((e) => base64FromBytes(e));
+        }
+        if (message2.checkpoint !== void 0) {
+          obj.checkpoint = exports.Checkpoint.toJSON(message2.checkpoint);
+        }
+        return obj;
+      }
+    };
+    exports.InclusionPromise = {
+      fromJSON(object) {
+        return {
+          signedEntryTimestamp: isSet(object.signedEntryTimestamp) ? Buffer.from(bytesFromBase64(object.signedEntryTimestamp)) : Buffer.alloc(0)
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.signedEntryTimestamp.length !== 0) {
+          obj.signedEntryTimestamp = base64FromBytes(message2.signedEntryTimestamp);
+        }
+        return obj;
+      }
+    };
+    exports.TransparencyLogEntry = {
+      fromJSON(object) {
+        return {
+          logIndex: isSet(object.logIndex) ? globalThis.String(object.logIndex) : "0",
+          logId: isSet(object.logId) ? sigstore_common_1.LogId.fromJSON(object.logId) : void 0,
+          kindVersion: isSet(object.kindVersion) ? exports.KindVersion.fromJSON(object.kindVersion) : void 0,
+          integratedTime: isSet(object.integratedTime) ? globalThis.String(object.integratedTime) : "0",
+          inclusionPromise: isSet(object.inclusionPromise) ? exports.InclusionPromise.fromJSON(object.inclusionPromise) : void 0,
+          inclusionProof: isSet(object.inclusionProof) ? exports.InclusionProof.fromJSON(object.inclusionProof) : void 0,
+          canonicalizedBody: isSet(object.canonicalizedBody) ? Buffer.from(bytesFromBase64(object.canonicalizedBody)) : Buffer.alloc(0)
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.logIndex !== "0") {
+          obj.logIndex = message2.logIndex;
+        }
+        if (message2.logId !== void 0) {
+          obj.logId = sigstore_common_1.LogId.toJSON(message2.logId);
+        }
+        if (message2.kindVersion !== void 0) {
+          obj.kindVersion = exports.KindVersion.toJSON(message2.kindVersion);
+        }
+        if (message2.integratedTime !== "0") {
+          obj.integratedTime = message2.integratedTime;
+        }
+        if (message2.inclusionPromise !== void 0) {
+          obj.inclusionPromise = exports.InclusionPromise.toJSON(message2.inclusionPromise);
+        }
+        if (message2.inclusionProof !== void 0) {
+          obj.inclusionProof = exports.InclusionProof.toJSON(message2.inclusionProof);
+        }
+        if (message2.canonicalizedBody.length !== 0) {
+          obj.canonicalizedBody = base64FromBytes(message2.canonicalizedBody);
+        }
+        return obj;
+      }
+    };
+    function bytesFromBase64(b64) {
+      return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+    }
+    function base64FromBytes(arr) {
+      return globalThis.Buffer.from(arr).toString("base64");
+    }
+    function isSet(value) {
+      return value !== null && value !== void 0;
+    }
+  }
+});
+
+// node_modules/@sigstore/protobuf-specs/dist/__generated__/sigstore_bundle.js
+var require_sigstore_bundle = __commonJS({
+  "node_modules/@sigstore/protobuf-specs/dist/__generated__/sigstore_bundle.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.Bundle = exports.VerificationMaterial = exports.TimestampVerificationData = void 0;
+    var envelope_1 = require_envelope();
+    var sigstore_common_1 = require_sigstore_common();
+    var sigstore_rekor_1 = require_sigstore_rekor();
+    exports.TimestampVerificationData = {
+      fromJSON(object) {
+        return {
+          rfc3161Timestamps: globalThis.Array.isArray(object?.rfc3161Timestamps) ? object.rfc3161Timestamps.map((e) => sigstore_common_1.RFC3161SignedTimestamp.fromJSON(e)) : []
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.rfc3161Timestamps?.length) {
+          obj.rfc3161Timestamps = message2.rfc3161Timestamps.map((e) => sigstore_common_1.RFC3161SignedTimestamp.toJSON(e));
+        }
+        return obj;
+      }
+    };
+    exports.VerificationMaterial = {
+      fromJSON(object) {
+        return {
+          content: isSet(object.publicKey) ? { $case: "publicKey", publicKey: sigstore_common_1.PublicKeyIdentifier.fromJSON(object.publicKey) } : isSet(object.x509CertificateChain) ? {
+            $case: "x509CertificateChain",
+            x509CertificateChain: sigstore_common_1.X509CertificateChain.fromJSON(object.x509CertificateChain)
+          } : isSet(object.certificate) ? { $case: "certificate", certificate: sigstore_common_1.X509Certificate.fromJSON(object.certificate) } : void 0,
+          tlogEntries: globalThis.Array.isArray(object?.tlogEntries) ? object.tlogEntries.map((e) => sigstore_rekor_1.TransparencyLogEntry.fromJSON(e)) : [],
+          timestampVerificationData: isSet(object.timestampVerificationData) ? exports.TimestampVerificationData.fromJSON(object.timestampVerificationData) : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.content?.$case === "publicKey") {
+          obj.publicKey = sigstore_common_1.PublicKeyIdentifier.toJSON(message2.content.publicKey);
+        } else if (message2.content?.$case === "x509CertificateChain") {
+          obj.x509CertificateChain = sigstore_common_1.X509CertificateChain.toJSON(message2.content.x509CertificateChain);
+        } else if (message2.content?.$case === "certificate") {
+          obj.certificate = sigstore_common_1.X509Certificate.toJSON(message2.content.certificate);
+        }
+        if (message2.tlogEntries?.length) {
+          obj.tlogEntries = message2.tlogEntries.map((e) => sigstore_rekor_1.TransparencyLogEntry.toJSON(e));
+        }
+        if (message2.timestampVerificationData !== void 0) {
+          obj.timestampVerificationData = exports.TimestampVerificationData.toJSON(message2.timestampVerificationData);
+        }
+        return obj;
+      }
+    };
+    exports.Bundle = {
+      fromJSON(object) {
+        return {
+          mediaType: isSet(object.mediaType) ? globalThis.String(object.mediaType) : "",
+          verificationMaterial: isSet(object.verificationMaterial) ? exports.VerificationMaterial.fromJSON(object.verificationMaterial) : void 0,
+          content: isSet(object.messageSignature) ? { $case: "messageSignature", messageSignature: sigstore_common_1.MessageSignature.fromJSON(object.messageSignature) } : isSet(object.dsseEnvelope) ? { $case: "dsseEnvelope", dsseEnvelope: envelope_1.Envelope.fromJSON(object.dsseEnvelope) } : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.mediaType !== "") {
+          obj.mediaType = message2.mediaType;
+        }
+        if (message2.verificationMaterial !== void 0) {
+          obj.verificationMaterial = exports.VerificationMaterial.toJSON(message2.verificationMaterial);
+        }
+        if (message2.content?.$case === "messageSignature") {
+          obj.messageSignature = sigstore_common_1.MessageSignature.toJSON(message2.content.messageSignature);
+        } else if (message2.content?.$case === "dsseEnvelope") {
+          obj.dsseEnvelope = envelope_1.Envelope.toJSON(message2.content.dsseEnvelope);
+        }
+        return obj;
+      }
+    };
+    function isSet(value) {
+      return value !== null && value !== void 0;
+    }
+  }
+});
+
+// node_modules/@sigstore/protobuf-specs/dist/__generated__/sigstore_trustroot.js
+var require_sigstore_trustroot = __commonJS({
+  "node_modules/@sigstore/protobuf-specs/dist/__generated__/sigstore_trustroot.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.ClientTrustConfig = exports.ServiceConfiguration = exports.Service = exports.SigningConfig = exports.TrustedRoot = exports.CertificateAuthority = exports.TransparencyLogInstance = exports.ServiceSelector = void 0;
+    exports.serviceSelectorFromJSON = serviceSelectorFromJSON;
+    exports.serviceSelectorToJSON = serviceSelectorToJSON;
+    var sigstore_common_1 = require_sigstore_common();
+    var ServiceSelector;
+    (function(ServiceSelector2) {
+      ServiceSelector2[ServiceSelector2["SERVICE_SELECTOR_UNDEFINED"] = 0] = "SERVICE_SELECTOR_UNDEFINED";
+      ServiceSelector2[ServiceSelector2["ALL"] = 1] = "ALL";
+      ServiceSelector2[ServiceSelector2["ANY"] = 2] = "ANY";
+      ServiceSelector2[ServiceSelector2["EXACT"] = 3] = "EXACT";
+    })(ServiceSelector || (exports.ServiceSelector = ServiceSelector = {}));
+    function serviceSelectorFromJSON(object) {
+      switch (object) {
+        case 0:
+        case "SERVICE_SELECTOR_UNDEFINED":
+          return ServiceSelector.SERVICE_SELECTOR_UNDEFINED;
+        case 1:
+        case "ALL":
+          return ServiceSelector.ALL;
+        case 2:
+        case "ANY":
+          return ServiceSelector.ANY;
+        case 3:
+        case "EXACT":
+          return ServiceSelector.EXACT;
+        default:
+          throw new globalThis.Error("Unrecognized enum value " + object + " for enum ServiceSelector");
+      }
+    }
+    function serviceSelectorToJSON(object) {
+      switch (object) {
+        case ServiceSelector.SERVICE_SELECTOR_UNDEFINED:
+          return "SERVICE_SELECTOR_UNDEFINED";
+        case ServiceSelector.ALL:
+          return "ALL";
+        case ServiceSelector.ANY:
+          return "ANY";
+        case ServiceSelector.EXACT:
+          return "EXACT";
+        default:
+          throw new globalThis.Error("Unrecognized enum value " + object + " for enum ServiceSelector");
+      }
+    }
+    exports.TransparencyLogInstance = {
+      fromJSON(object) {
+        return {
+          baseUrl: isSet(object.baseUrl) ? globalThis.String(object.baseUrl) : "",
+          hashAlgorithm: isSet(object.hashAlgorithm) ? (0, sigstore_common_1.hashAlgorithmFromJSON)(object.hashAlgorithm) : 0,
+          publicKey: isSet(object.publicKey) ? sigstore_common_1.PublicKey.fromJSON(object.publicKey) : void 0,
+          logId: isSet(object.logId) ? sigstore_common_1.LogId.fromJSON(object.logId) : void 0,
+          checkpointKeyId: isSet(object.checkpointKeyId) ? sigstore_common_1.LogId.fromJSON(object.checkpointKeyId) : void 0,
+          operator: isSet(object.operator) ? globalThis.String(object.operator) : ""
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.baseUrl !== "") {
+          obj.baseUrl = message2.baseUrl;
+        }
+        if (message2.hashAlgorithm !== 0) {
+          obj.hashAlgorithm = (0, sigstore_common_1.hashAlgorithmToJSON)(message2.hashAlgorithm);
+        }
+        if (message2.publicKey !== void 0) {
+          obj.publicKey = sigstore_common_1.PublicKey.toJSON(message2.publicKey);
+        }
+        if (message2.logId !== void 0) {
+          obj.logId = sigstore_common_1.LogId.toJSON(message2.logId);
+        }
+        if (message2.checkpointKeyId !== void 0) {
+          obj.checkpointKeyId = sigstore_common_1.LogId.toJSON(message2.checkpointKeyId);
+        }
+        if (message2.operator !== "") {
+          obj.operator = message2.operator;
+        }
+        return obj;
+      }
+    };
+    exports.CertificateAuthority = {
+      fromJSON(object) {
+        return {
+          subject: isSet(object.subject) ? sigstore_common_1.DistinguishedName.fromJSON(object.subject) : void 0,
+          uri: isSet(object.uri) ? globalThis.String(object.uri) : "",
+          certChain: isSet(object.certChain) ? sigstore_common_1.X509CertificateChain.fromJSON(object.certChain) : void 0,
+          validFor: isSet(object.validFor) ? sigstore_common_1.TimeRange.fromJSON(object.validFor) : void 0,
+          operator: isSet(object.operator) ? globalThis.String(object.operator) : ""
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.subject !== void 0) {
+          obj.subject = sigstore_common_1.DistinguishedName.toJSON(message2.subject);
+        }
+        if (message2.uri !== "") {
+          obj.uri = message2.uri;
+        }
+        if (message2.certChain !== void 0) {
+          obj.certChain = sigstore_common_1.X509CertificateChain.toJSON(message2.certChain);
+        }
+        if (message2.validFor !== void 0) {
+          obj.validFor = sigstore_common_1.TimeRange.toJSON(message2.validFor);
+        }
+        if (message2.operator !== "") {
+          obj.operator = message2.operator;
+        }
+        return obj;
+      }
+    };
+    exports.TrustedRoot = {
+      fromJSON(object) {
+        return {
+          mediaType: isSet(object.mediaType) ? globalThis.String(object.mediaType) : "",
+          tlogs: globalThis.Array.isArray(object?.tlogs) ? object.tlogs.map((e) => exports.TransparencyLogInstance.fromJSON(e)) : [],
+          certificateAuthorities: globalThis.Array.isArray(object?.certificateAuthorities) ? object.certificateAuthorities.map((e) => exports.CertificateAuthority.fromJSON(e)) : [],
+          ctlogs: globalThis.Array.isArray(object?.ctlogs) ? object.ctlogs.map((e) => exports.TransparencyLogInstance.fromJSON(e)) : [],
+          timestampAuthorities: globalThis.Array.isArray(object?.timestampAuthorities) ? object.timestampAuthorities.map((e) => exports.CertificateAuthority.fromJSON(e)) : []
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.mediaType !== "") {
+          obj.mediaType = message2.mediaType;
+        }
+        if (message2.tlogs?.length) {
+          obj.tlogs = message2.tlogs.map((e) => exports.TransparencyLogInstance.toJSON(e));
+        }
+        if (message2.certificateAuthorities?.length) {
+          obj.certificateAuthorities = message2.certificateAuthorities.map((e) => exports.CertificateAuthority.toJSON(e));
+        }
+        if (message2.ctlogs?.length) {
+          obj.ctlogs = message2.ctlogs.map((e) => exports.TransparencyLogInstance.toJSON(e));
+        }
+        if (message2.timestampAuthorities?.length) {
+          obj.timestampAuthorities = message2.timestampAuthorities.map((e) => exports.CertificateAuthority.toJSON(e));
+        }
+        return obj;
+      }
+    };
+    exports.SigningConfig = {
+      fromJSON(object) {
+        return {
+          mediaType: isSet(object.mediaType) ? globalThis.String(object.mediaType) : "",
+          caUrls: globalThis.Array.isArray(object?.caUrls) ? object.caUrls.map((e) => exports.Service.fromJSON(e)) : [],
+          oidcUrls: globalThis.Array.isArray(object?.oidcUrls) ? object.oidcUrls.map((e) => exports.Service.fromJSON(e)) : [],
+          rekorTlogUrls: globalThis.Array.isArray(object?.rekorTlogUrls) ? object.rekorTlogUrls.map((e) => exports.Service.fromJSON(e)) : [],
+          rekorTlogConfig: isSet(object.rekorTlogConfig) ? exports.ServiceConfiguration.fromJSON(object.rekorTlogConfig) : void 0,
+          tsaUrls: globalThis.Array.isArray(object?.tsaUrls) ? object.tsaUrls.map((e) => exports.Service.fromJSON(e)) : [],
+          tsaConfig: isSet(object.tsaConfig) ? exports.ServiceConfiguration.fromJSON(object.tsaConfig) : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.mediaType !== "") {
+          obj.mediaType = message2.mediaType;
+        }
+        if (message2.caUrls?.length) {
+          obj.caUrls = message2.caUrls.map((e) => exports.Service.toJSON(e));
+        }
+        if (message2.oidcUrls?.length) {
+          obj.oidcUrls = message2.oidcUrls.map((e) => exports.Service.toJSON(e));
+        }
+        if (message2.rekorTlogUrls?.length) {
+          obj.rekorTlogUrls = message2.rekorTlogUrls.map((e) => exports.Service.toJSON(e));
+        }
+        if (message2.rekorTlogConfig !== void 0) {
+          obj.rekorTlogConfig = exports.ServiceConfiguration.toJSON(message2.rekorTlogConfig);
+        }
+        if (message2.tsaUrls?.length) {
+          obj.tsaUrls = message2.tsaUrls.map((e) => exports.Service.toJSON(e));
+        }
+        if (message2.tsaConfig !== void 0) {
+          obj.tsaConfig = exports.ServiceConfiguration.toJSON(message2.tsaConfig);
+        }
+        return obj;
+      }
+    };
+    exports.Service = {
+      fromJSON(object) {
+        return {
+          url: isSet(object.url) ? globalThis.String(object.url) : "",
+          majorApiVersion: isSet(object.majorApiVersion) ? globalThis.Number(object.majorApiVersion) : 0,
+          validFor: isSet(object.validFor) ? sigstore_common_1.TimeRange.fromJSON(object.validFor) : void 0,
+          operator: isSet(object.operator) ? globalThis.String(object.operator) : ""
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.url !== "") {
+          obj.url = message2.url;
+        }
+        if (message2.majorApiVersion !== 0) {
+          obj.majorApiVersion = Math.round(message2.majorApiVersion);
+        }
+        if (message2.validFor !== void 0) {
+          obj.validFor = sigstore_common_1.TimeRange.toJSON(message2.validFor);
+        }
+        if (message2.operator !== "") {
+          obj.operator = message2.operator;
+        }
+        return obj;
+      }
+    };
+    exports.ServiceConfiguration = {
+      fromJSON(object) {
+        return {
+          selector: isSet(object.selector) ? serviceSelectorFromJSON(object.selector) : 0,
+          count: isSet(object.count) ? globalThis.Number(object.count) : 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.selector !== 0) {
+          obj.selector = serviceSelectorToJSON(message2.selector);
+        }
+        if (message2.count !== 0) {
+          obj.count = Math.round(message2.count);
+        }
+        return obj;
+      }
+    };
+    exports.ClientTrustConfig = {
+      fromJSON(object) {
+        return {
+          mediaType: isSet(object.mediaType) ? globalThis.String(object.mediaType) : "",
+          trustedRoot: isSet(object.trustedRoot) ? exports.TrustedRoot.fromJSON(object.trustedRoot) : void 0,
+          signingConfig: isSet(object.signingConfig) ? exports.SigningConfig.fromJSON(object.signingConfig) : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.mediaType !== "") {
+          obj.mediaType = message2.mediaType;
+        }
+        if (message2.trustedRoot !== void 0) {
+          obj.trustedRoot = exports.TrustedRoot.toJSON(message2.trustedRoot);
+        }
+        if (message2.signingConfig !== void 0) {
+          obj.signingConfig = exports.SigningConfig.toJSON(message2.signingConfig);
+        }
+        return obj;
+      }
+    };
+    function isSet(value) {
+      return value !== null && value !== void 0;
+    }
+  }
+});
+
+// node_modules/@sigstore/protobuf-specs/dist/__generated__/sigstore_verification.js
+var require_sigstore_verification = __commonJS({
+  "node_modules/@sigstore/protobuf-specs/dist/__generated__/sigstore_verification.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.Input = exports.Artifact = exports.ArtifactVerificationOptions_ObserverTimestampOptions = exports.ArtifactVerificationOptions_TlogIntegratedTimestampOptions = exports.ArtifactVerificationOptions_TimestampAuthorityOptions = exports.ArtifactVerificationOptions_CtlogOptions = exports.ArtifactVerificationOptions_TlogOptions = exports.ArtifactVerificationOptions = exports.PublicKeyIdentities = exports.CertificateIdentities = exports.CertificateIdentity = void 0;
+    var sigstore_bundle_1 = require_sigstore_bundle();
+    var sigstore_common_1 = require_sigstore_common();
+    var sigstore_trustroot_1 = require_sigstore_trustroot();
+    exports.CertificateIdentity = {
+      fromJSON(object) {
+        return {
+          issuer: isSet(object.issuer) ? globalThis.String(object.issuer) : "",
+          san: isSet(object.san) ? sigstore_common_1.SubjectAlternativeName.fromJSON(object.san) : void 0,
+          oids: globalThis.Array.isArray(object?.oids) ? object.oids.map((e) => sigstore_common_1.ObjectIdentifierValuePair.fromJSON(e)) : []
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.issuer !== "") {
+          obj.issuer = message2.issuer;
+        }
+        if (message2.san !== void 0) {
+          obj.san = sigstore_common_1.SubjectAlternativeName.toJSON(message2.san);
+        }
+        if (message2.oids?.length) {
+          obj.oids = message2.oids.map((e) => sigstore_common_1.ObjectIdentifierValuePair.toJSON(e));
+        }
+        return obj;
+      }
+    };
+    exports.CertificateIdentities = {
+      fromJSON(object) {
+        return {
+          identities: globalThis.Array.isArray(object?.identities) ? object.identities.map((e) => exports.CertificateIdentity.fromJSON(e)) : []
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.identities?.length) {
+          obj.identities = message2.identities.map((e) => exports.CertificateIdentity.toJSON(e));
+        }
+        return obj;
+      }
+    };
+    exports.PublicKeyIdentities = {
+      fromJSON(object) {
+        return {
+          publicKeys: globalThis.Array.isArray(object?.publicKeys) ? object.publicKeys.map((e) => sigstore_common_1.PublicKey.fromJSON(e)) : []
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.publicKeys?.length) {
+          obj.publicKeys = message2.publicKeys.map((e) => sigstore_common_1.PublicKey.toJSON(e));
+        }
+        return obj;
+      }
+    };
+    exports.ArtifactVerificationOptions = {
+      fromJSON(object) {
+        return {
+          signers: isSet(object.certificateIdentities) ? {
+            $case: "certificateIdentities",
+            certificateIdentities: exports.CertificateIdentities.fromJSON(object.certificateIdentities)
+          } : isSet(object.publicKeys) ? { $case: "publicKeys", publicKeys: exports.PublicKeyIdentities.fromJSON(object.publicKeys) } : void 0,
+          tlogOptions: isSet(object.tlogOptions) ? exports.ArtifactVerificationOptions_TlogOptions.fromJSON(object.tlogOptions) : void 0,
+          ctlogOptions: isSet(object.ctlogOptions) ? exports.ArtifactVerificationOptions_CtlogOptions.fromJSON(object.ctlogOptions) : void 0,
+          tsaOptions: isSet(object.tsaOptions) ? exports.ArtifactVerificationOptions_TimestampAuthorityOptions.fromJSON(object.tsaOptions) : void 0,
+          integratedTsOptions: isSet(object.integratedTsOptions) ? exports.ArtifactVerificationOptions_TlogIntegratedTimestampOptions.fromJSON(object.integratedTsOptions) : void 0,
+          observerOptions: isSet(object.observerOptions) ? exports.ArtifactVerificationOptions_ObserverTimestampOptions.fromJSON(object.observerOptions) : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.signers?.$case === "certificateIdentities") {
+          obj.certificateIdentities = exports.CertificateIdentities.toJSON(message2.signers.certificateIdentities);
+        } else if (message2.signers?.$case === "publicKeys") {
+          obj.publicKeys = exports.PublicKeyIdentities.toJSON(message2.signers.publicKeys);
+        }
+        if (message2.tlogOptions !== void 0) {
+          obj.tlogOptions = exports.ArtifactVerificationOptions_TlogOptions.toJSON(message2.tlogOptions);
+        }
+        if (message2.ctlogOptions !== void 0) {
+          obj.ctlogOptions = exports.ArtifactVerificationOptions_CtlogOptions.toJSON(message2.ctlogOptions);
+        }
+        if (message2.tsaOptions !== void 0) {
+          obj.tsaOptions = exports.ArtifactVerificationOptions_TimestampAuthorityOptions.toJSON(message2.tsaOptions);
+        }
+        if (message2.integratedTsOptions !== void 0) {
+          obj.integratedTsOptions = exports.ArtifactVerificationOptions_TlogIntegratedTimestampOptions.toJSON(message2.integratedTsOptions);
+        }
+        if (message2.observerOptions !== void 0) {
+          obj.observerOptions = exports.ArtifactVerificationOptions_ObserverTimestampOptions.toJSON(message2.observerOptions);
+        }
+        return obj;
+      }
+    };
+    exports.ArtifactVerificationOptions_TlogOptions = {
+      fromJSON(object) {
+        return {
+          threshold: isSet(object.threshold) ? globalThis.Number(object.threshold) : 0,
+          performOnlineVerification: isSet(object.performOnlineVerification) ? globalThis.Boolean(object.performOnlineVerification) : false,
+          disable: isSet(object.disable) ? globalThis.Boolean(object.disable) : false
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.threshold !== 0) {
+          obj.threshold = Math.round(message2.threshold);
+        }
+        if (message2.performOnlineVerification !== false) {
+          obj.performOnlineVerification = message2.performOnlineVerification;
+        }
+        if (message2.disable !== false) {
+          obj.disable = message2.disable;
+        }
+        return obj;
+      }
+    };
+    exports.ArtifactVerificationOptions_CtlogOptions = {
+      fromJSON(object) {
+        return {
+          threshold: isSet(object.threshold) ? globalThis.Number(object.threshold) : 0,
+          disable: isSet(object.disable) ? globalThis.Boolean(object.disable) : false
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.threshold !== 0) {
+          obj.threshold = Math.round(message2.threshold);
+        }
+        if (message2.disable !== false) {
+          obj.disable = message2.disable;
+        }
+        return obj;
+      }
+    };
+    exports.ArtifactVerificationOptions_TimestampAuthorityOptions = {
+      fromJSON(object) {
+        return {
+          threshold: isSet(object.threshold) ? globalThis.Number(object.threshold) : 0,
+          disable: isSet(object.disable) ? globalThis.Boolean(object.disable) : false
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.threshold !== 0) {
+          obj.threshold = Math.round(message2.threshold);
+        }
+        if (message2.disable !== false) {
+          obj.disable = message2.disable;
+        }
+        return obj;
+      }
+    };
+    exports.ArtifactVerificationOptions_TlogIntegratedTimestampOptions = {
+      fromJSON(object) {
+        return {
+          threshold: isSet(object.threshold) ? globalThis.Number(object.threshold) : 0,
+          disable: isSet(object.disable) ? globalThis.Boolean(object.disable) : false
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.threshold !== 0) {
+          obj.threshold = Math.round(message2.threshold);
+        }
+        if (message2.disable !== false) {
+          obj.disable = message2.disable;
+        }
+        return obj;
+      }
+    };
+    exports.ArtifactVerificationOptions_ObserverTimestampOptions = {
+      fromJSON(object) {
+        return {
+          threshold: isSet(object.threshold) ? globalThis.Number(object.threshold) : 0,
+          disable: isSet(object.disable) ? globalThis.Boolean(object.disable) : false
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.threshold !== 0) {
+          obj.threshold = Math.round(message2.threshold);
+        }
+        if (message2.disable !== false) {
+          obj.disable = message2.disable;
+        }
+        return obj;
+      }
+    };
+    exports.Artifact = {
+      fromJSON(object) {
+        return {
+          data: isSet(object.artifactUri) ? { $case: "artifactUri", artifactUri: globalThis.String(object.artifactUri) } : isSet(object.artifact) ? { $case: "artifact", artifact: Buffer.from(bytesFromBase64(object.artifact)) } : isSet(object.artifactDigest) ? { $case: "artifactDigest", artifactDigest: sigstore_common_1.HashOutput.fromJSON(object.artifactDigest) } : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.data?.$case === "artifactUri") {
+          obj.artifactUri = message2.data.artifactUri;
+        } else if (message2.data?.$case === "artifact") {
+          obj.artifact = base64FromBytes(message2.data.artifact);
+        } else if (message2.data?.$case === "artifactDigest") {
+          obj.artifactDigest = sigstore_common_1.HashOutput.toJSON(message2.data.artifactDigest);
+        }
+        return obj;
+      }
+    };
+    exports.Input = {
+      fromJSON(object) {
+        return {
+          artifactTrustRoot: isSet(object.artifactTrustRoot) ? sigstore_trustroot_1.TrustedRoot.fromJSON(object.artifactTrustRoot) : void 0,
+          artifactVerificationOptions: isSet(object.artifactVerificationOptions) ? exports.ArtifactVerificationOptions.fromJSON(object.artifactVerificationOptions) : void 0,
+          bundle: isSet(object.bundle) ? sigstore_bundle_1.Bundle.fromJSON(object.bundle) : void 0,
+          artifact: isSet(object.artifact) ? exports.Artifact.fromJSON(object.artifact) : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.artifactTrustRoot !== void 0) {
+          obj.artifactTrustRoot = sigstore_trustroot_1.TrustedRoot.toJSON(message2.artifactTrustRoot);
+        }
+        if (message2.artifactVerificationOptions !== void 0) {
+          obj.artifactVerificationOptions = exports.ArtifactVerificationOptions.toJSON(message2.artifactVerificationOptions);
+        }
+        if (message2.bundle !== void 0) {
+          obj.bundle = sigstore_bundle_1.Bundle.toJSON(message2.bundle);
+        }
+        if (message2.artifact !== void 0) {
+          obj.artifact = exports.Artifact.toJSON(message2.artifact);
+        }
+        return obj;
+      }
+    };
+    function bytesFromBase64(b64) {
+      return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+    }
+    function base64FromBytes(arr) {
+      return globalThis.Buffer.from(arr).toString("base64");
+    }
+    function isSet(value) {
+      return value !== null && value !== void 0;
+    }
+  }
+});
+
+// node_modules/@sigstore/protobuf-specs/dist/index.js
+var require_dist2 = __commonJS({
+  "node_modules/@sigstore/protobuf-specs/dist/index.js"(exports) {
+    "use strict";
+    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      var desc = Object.getOwnPropertyDescriptor(m2, k2);
+      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
+        desc = { enumerable: true, get: function() {
+          return m2[k2];
+        } };
+      }
+      Object.defineProperty(o, k22, desc);
+    }) : (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      o[k22] = m2[k2];
+    }));
+    var __exportStar = exports && exports.__exportStar || function(m2, exports2) {
+      for (var p2 in m2) if (p2 !== "default" && !Object.prototype.hasOwnProperty.call(exports2, p2)) __createBinding(exports2, m2, p2);
+    };
+    Object.defineProperty(exports, "__esModule", { value: true });
+    __exportStar(require_envelope(), exports);
+    __exportStar(require_sigstore_bundle(), exports);
+    __exportStar(require_sigstore_common(), exports);
+    __exportStar(require_sigstore_rekor(), exports);
+    __exportStar(require_sigstore_trustroot(), exports);
+    __exportStar(require_sigstore_verification(), exports);
+  }
+});
+
+// node_modules/@sigstore/bundle/dist/bundle.js
+var require_bundle = __commonJS({
+  "node_modules/@sigstore/bundle/dist/bundle.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.BUNDLE_V03_MEDIA_TYPE = exports.BUNDLE_V03_LEGACY_MEDIA_TYPE = exports.BUNDLE_V02_MEDIA_TYPE = exports.BUNDLE_V01_MEDIA_TYPE = void 0;
+    exports.isBundleWithCertificateChain = isBundleWithCertificateChain;
+    exports.isBundleWithPublicKey = isBundleWithPublicKey;
+    exports.isBundleWithMessageSignature = isBundleWithMessageSignature;
+    exports.isBundleWithDsseEnvelope = isBundleWithDsseEnvelope2;
+    exports.BUNDLE_V01_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle+json;version=0.1";
+    exports.BUNDLE_V02_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle+json;version=0.2";
+    exports.BUNDLE_V03_LEGACY_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle+json;version=0.3";
+    exports.BUNDLE_V03_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle.v0.3+json";
+    function isBundleWithCertificateChain(b2) {
+      return b2.verificationMaterial.content.$case === "x509CertificateChain";
+    }
+    function isBundleWithPublicKey(b2) {
+      return b2.verificationMaterial.content.$case === "publicKey";
+    }
+    function isBundleWithMessageSignature(b2) {
+      return b2.content.$case === "messageSignature";
+    }
+    function isBundleWithDsseEnvelope2(b2) {
+      return b2.content.$case === "dsseEnvelope";
+    }
+  }
+});
+
+// node_modules/@sigstore/bundle/dist/build.js
+var require_build = __commonJS({
+  "node_modules/@sigstore/bundle/dist/build.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.toMessageSignatureBundle = toMessageSignatureBundle;
+    exports.toDSSEBundle = toDSSEBundle;
+    var protobuf_specs_1 = require_dist2();
+    var bundle_1 = require_bundle();
+    function toMessageSignatureBundle(options) {
+      return {
+        mediaType: options.certificateChain ? bundle_1.BUNDLE_V02_MEDIA_TYPE : bundle_1.BUNDLE_V03_MEDIA_TYPE,
+        content: {
+          $case: "messageSignature",
+          messageSignature: {
+            messageDigest: {
+              algorithm: protobuf_specs_1.HashAlgorithm.SHA2_256,
+              digest: options.digest
+            },
+            signature: options.signature
+          }
+        },
+        verificationMaterial: toVerificationMaterial(options)
+      };
+    }
+    function toDSSEBundle(options) {
+      return {
+        mediaType: options.certificateChain ? bundle_1.BUNDLE_V02_MEDIA_TYPE : bundle_1.BUNDLE_V03_MEDIA_TYPE,
+        content: {
+          $case: "dsseEnvelope",
+          dsseEnvelope: toEnvelope(options)
+        },
+        verificationMaterial: toVerificationMaterial(options)
+      };
+    }
+    function toEnvelope(options) {
+      return {
+        payloadType: options.artifactType,
+        payload: options.artifact,
+        signatures: [toSignature(options)]
+      };
+    }
+    function toSignature(options) {
+      return {
+        keyid: options.keyHint || "",
+        sig: options.signature
+      };
+    }
+    function toVerificationMaterial(options) {
+      return {
+        content: toKeyContent(options),
+        tlogEntries: [],
+        timestampVerificationData: { rfc3161Timestamps: [] }
+      };
+    }
+    function toKeyContent(options) {
+      if (options.certificate) {
+        if (options.certificateChain) {
+          return {
+            $case: "x509CertificateChain",
+            x509CertificateChain: {
+              certificates: [{ rawBytes: options.certificate }]
+            }
+          };
+        } else {
+          return {
+            $case: "certificate",
+            certificate: { rawBytes: options.certificate }
+          };
+        }
+      } else {
+        return {
+          $case: "publicKey",
+          publicKey: {
+            hint: options.keyHint || ""
+          }
+        };
+      }
+    }
+  }
+});
+
+// node_modules/@sigstore/bundle/dist/error.js
+var require_error = __commonJS({
+  "node_modules/@sigstore/bundle/dist/error.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.ValidationError = void 0;
+    var ValidationError2 = class extends Error {
+      constructor(message2, fields) {
+        super(message2);
+        this.fields = fields;
+      }
+    };
+    exports.ValidationError = ValidationError2;
+  }
+});
+
+// node_modules/@sigstore/bundle/dist/validate.js
+var require_validate2 = __commonJS({
+  "node_modules/@sigstore/bundle/dist/validate.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.assertBundle = assertBundle;
+    exports.assertBundleV01 = assertBundleV01;
+    exports.isBundleV01 = isBundleV01;
+    exports.assertBundleV02 = assertBundleV02;
+    exports.assertBundleLatest = assertBundleLatest;
+    var error_1 = require_error();
+    function assertBundle(b2) {
+      const invalidValues = validateBundleBase(b2);
+      if (invalidValues.length > 0) {
+        throw new error_1.ValidationError("invalid bundle", invalidValues);
+      }
+    }
+    function assertBundleV01(b2) {
+      const invalidValues = [];
+      invalidValues.push(...validateBundleBase(b2));
+      invalidValues.push(...validateInclusionPromise(b2));
+      if (invalidValues.length > 0) {
+        throw new error_1.ValidationError("invalid v0.1 bundle", invalidValues);
+      }
+    }
+    function isBundleV01(b2) {
+      try {
+        assertBundleV01(b2);
+        return true;
+      } catch (e) {
+        return false;
+      }
+    }
+    function assertBundleV02(b2) {
+      const invalidValues = [];
+      invalidValues.push(...validateBundleBase(b2));
+      invalidValues.push(...validateInclusionProof(b2));
+      if (invalidValues.length > 0) {
+        throw new error_1.ValidationError("invalid v0.2 bundle", invalidValues);
+      }
+    }
+    function assertBundleLatest(b2) {
+      const invalidValues = [];
+      invalidValues.push(...validateBundleBase(b2));
+      invalidValues.push(...validateInclusionProof(b2));
+      invalidValues.push(...validateNoCertificateChain(b2));
+      if (invalidValues.length > 0) {
+        throw new error_1.ValidationError("invalid bundle", invalidValues);
+      }
+    }
+    function validateBundleBase(b2) {
+      const invalidValues = [];
+      if (b2.mediaType === void 0 || !b2.mediaType.match(/^application\/vnd\.dev\.sigstore\.bundle\+json;version=\d\.\d/) && !b2.mediaType.match(/^application\/vnd\.dev\.sigstore\.bundle\.v\d\.\d\+json/)) {
+        invalidValues.push("mediaType");
+      }
+      if (b2.content === void 0) {
+        invalidValues.push("content");
+      } else {
+        switch (b2.content.$case) {
+          case "messageSignature":
+            if (b2.content.messageSignature.messageDigest === void 0) {
+              invalidValues.push("content.messageSignature.messageDigest");
+            } else {
+              if (b2.content.messageSignature.messageDigest.digest.length === 0) {
+                invalidValues.push("content.messageSignature.messageDigest.digest");
+              }
+            }
+            if (b2.content.messageSignature.signature.length === 0) {
+              invalidValues.push("content.messageSignature.signature");
+            }
+            break;
+          case "dsseEnvelope":
+            if (b2.content.dsseEnvelope.payload.length === 0) {
+              invalidValues.push("content.dsseEnvelope.payload");
+            }
+            if (b2.content.dsseEnvelope.signatures.length !== 1) {
+              invalidValues.push("content.dsseEnvelope.signatures");
+            } else {
+              if (b2.content.dsseEnvelope.signatures[0].sig.length === 0) {
+                invalidValues.push("content.dsseEnvelope.signatures[0].sig");
+              }
+            }
+            break;
+        }
+      }
+      if (b2.verificationMaterial === void 0) {
+        invalidValues.push("verificationMaterial");
+      } else {
+        if (b2.verificationMaterial.content === void 0) {
+          invalidValues.push("verificationMaterial.content");
+        } else {
+          switch (b2.verificationMaterial.content.$case) {
+            case "x509CertificateChain":
+              if (b2.verificationMaterial.content.x509CertificateChain.certificates.length === 0) {
+                invalidValues.push("verificationMaterial.content.x509CertificateChain.certificates");
+              }
+              b2.verificationMaterial.content.x509CertificateChain.certificates.forEach((cert, i) => {
+                if (cert.rawBytes.length === 0) {
+                  invalidValues.push(`verificationMaterial.content.x509CertificateChain.certificates[${i}].rawBytes`);
+                }
+              });
+              break;
+            case "certificate":
+              if (b2.verificationMaterial.content.certificate.rawBytes.length === 0) {
+                invalidValues.push("verificationMaterial.content.certificate.rawBytes");
+              }
+              break;
+          }
+        }
+        if (b2.verificationMaterial.tlogEntries === void 0) {
+          invalidValues.push("verificationMaterial.tlogEntries");
+        } else {
+          if (b2.verificationMaterial.tlogEntries.length > 0) {
+            b2.verificationMaterial.tlogEntries.forEach((entry, i) => {
+              if (entry.logId === void 0) {
+                invalidValues.push(`verificationMaterial.tlogEntries[${i}].logId`);
+              }
+              if (entry.kindVersion === void 0) {
+                invalidValues.push(`verificationMaterial.tlogEntries[${i}].kindVersion`);
+              }
+            });
+          }
+        }
+      }
+      return invalidValues;
+    }
+    function validateInclusionPromise(b2) {
+      const invalidValues = [];
+      if (b2.verificationMaterial && b2.verificationMaterial.tlogEntries?.length > 0) {
+        b2.verificationMaterial.tlogEntries.forEach((entry, i) => {
+          if (entry.inclusionPromise === void 0) {
+            invalidValues.push(`verificationMaterial.tlogEntries[${i}].inclusionPromise`);
+          }
+        });
+      }
+      return invalidValues;
+    }
+    function validateInclusionProof(b2) {
+      const invalidValues = [];
+      if (b2.verificationMaterial && b2.verificationMaterial.tlogEntries?.length > 0) {
+        b2.verificationMaterial.tlogEntries.forEach((entry, i) => {
+          if (entry.inclusionProof === void 0) {
+            invalidValues.push(`verificationMaterial.tlogEntries[${i}].inclusionProof`);
+          } else {
+            if (entry.inclusionProof.checkpoint === void 0) {
+              invalidValues.push(`verificationMaterial.tlogEntries[${i}].inclusionProof.checkpoint`);
+            }
+          }
+        });
+      }
+      return invalidValues;
+    }
+    function validateNoCertificateChain(b2) {
+      const invalidValues = [];
+      if (b2.verificationMaterial?.content?.$case === "x509CertificateChain") {
+        invalidValues.push("verificationMaterial.content.$case");
+      }
+      return invalidValues;
+    }
+  }
+});
+
+// node_modules/@sigstore/bundle/dist/serialized.js
+var require_serialized = __commonJS({
+  "node_modules/@sigstore/bundle/dist/serialized.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.envelopeToJSON = exports.envelopeFromJSON = exports.bundleToJSON = exports.bundleFromJSON = void 0;
+    var protobuf_specs_1 = require_dist2();
+    var bundle_1 = require_bundle();
+    var validate_1 = require_validate2();
+    var bundleFromJSON2 = (obj) => {
+      const bundle = protobuf_specs_1.Bundle.fromJSON(obj);
+      switch (bundle.mediaType) {
+        case bundle_1.BUNDLE_V01_MEDIA_TYPE:
+          (0, validate_1.assertBundleV01)(bundle);
+          break;
+        case bundle_1.BUNDLE_V02_MEDIA_TYPE:
+          (0, validate_1.assertBundleV02)(bundle);
+          break;
+        default:
+          (0, validate_1.assertBundleLatest)(bundle);
+          break;
+      }
+      return bundle;
+    };
+    exports.bundleFromJSON = bundleFromJSON2;
+    var bundleToJSON = (bundle) => {
+      return protobuf_specs_1.Bundle.toJSON(bundle);
+    };
+    exports.bundleToJSON = bundleToJSON;
+    var envelopeFromJSON = (obj) => {
+      return protobuf_specs_1.Envelope.fromJSON(obj);
+    };
+    exports.envelopeFromJSON = envelopeFromJSON;
+    var envelopeToJSON = (envelope) => {
+      return protobuf_specs_1.Envelope.toJSON(envelope);
+    };
+    exports.envelopeToJSON = envelopeToJSON;
+  }
+});
+
+// node_modules/@sigstore/bundle/dist/index.js
+var require_dist3 = __commonJS({
+  "node_modules/@sigstore/bundle/dist/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.isBundleV01 = exports.assertBundleV02 = exports.assertBundleV01 = exports.assertBundleLatest = exports.assertBundle = exports.envelopeToJSON = exports.envelopeFromJSON = exports.bundleToJSON = exports.bundleFromJSON = exports.ValidationError = exports.isBundleWithPublicKey = exports.isBundleWithMessageSignature = exports.isBundleWithDsseEnvelope = exports.isBundleWithCertificateChain = exports.BUNDLE_V03_MEDIA_TYPE = exports.BUNDLE_V03_LEGACY_MEDIA_TYPE = exports.BUNDLE_V02_MEDIA_TYPE = exports.BUNDLE_V01_MEDIA_TYPE = exports.toMessageSignatureBundle = exports.toDSSEBundle = void 0;
+    var build_1 = require_build();
+    Object.defineProperty(exports, "toDSSEBundle", { enumerable: true, get: function() {
+      return build_1.toDSSEBundle;
+    } });
+    Object.defineProperty(exports, "toMessageSignatureBundle", { enumerable: true, get: function() {
+      return build_1.toMessageSignatureBundle;
+    } });
+    var bundle_1 = require_bundle();
+    Object.defineProperty(exports, "BUNDLE_V01_MEDIA_TYPE", { enumerable: true, get: function() {
+      return bundle_1.BUNDLE_V01_MEDIA_TYPE;
+    } });
+    Object.defineProperty(exports, "BUNDLE_V02_MEDIA_TYPE", { enumerable: true, get: function() {
+      return bundle_1.BUNDLE_V02_MEDIA_TYPE;
+    } });
+    Object.defineProperty(exports, "BUNDLE_V03_LEGACY_MEDIA_TYPE", { enumerable: true, get: function() {
+      return bundle_1.BUNDLE_V03_LEGACY_MEDIA_TYPE;
+    } });
+    Object.defineProperty(exports, "BUNDLE_V03_MEDIA_TYPE", { enumerable: true, get: function() {
+      return bundle_1.BUNDLE_V03_MEDIA_TYPE;
+    } });
+    Object.defineProperty(exports, "isBundleWithCertificateChain", { enumerable: true, get: function() {
+      return bundle_1.isBundleWithCertificateChain;
+    } });
+    Object.defineProperty(exports, "isBundleWithDsseEnvelope", { enumerable: true, get: function() {
+      return bundle_1.isBundleWithDsseEnvelope;
+    } });
+    Object.defineProperty(exports, "isBundleWithMessageSignature", { enumerable: true, get: function() {
+      return bundle_1.isBundleWithMessageSignature;
+    } });
+    Object.defineProperty(exports, "isBundleWithPublicKey", { enumerable: true, get: function() {
+      return bundle_1.isBundleWithPublicKey;
+    } });
+    var error_1 = require_error();
+    Object.defineProperty(exports, "ValidationError", { enumerable: true, get: function() {
+      return error_1.ValidationError;
+    } });
+    var serialized_1 = require_serialized();
+    Object.defineProperty(exports, "bundleFromJSON", { enumerable: true, get: function() {
+      return serialized_1.bundleFromJSON;
+    } });
+    Object.defineProperty(exports, "bundleToJSON", { enumerable: true, get: function() {
+      return serialized_1.bundleToJSON;
+    } });
+    Object.defineProperty(exports, "envelopeFromJSON", { enumerable: true, get: function() {
+      return serialized_1.envelopeFromJSON;
+    } });
+    Object.defineProperty(exports, "envelopeToJSON", { enumerable: true, get: function() {
+      return serialized_1.envelopeToJSON;
+    } });
+    var validate_1 = require_validate2();
+    Object.defineProperty(exports, "assertBundle", { enumerable: true, get: function() {
+      return validate_1.assertBundle;
+    } });
+    Object.defineProperty(exports, "assertBundleLatest", { enumerable: true, get: function() {
+      return validate_1.assertBundleLatest;
+    } });
+    Object.defineProperty(exports, "assertBundleV01", { enumerable: true, get: function() {
+      return validate_1.assertBundleV01;
+    } });
+    Object.defineProperty(exports, "assertBundleV02", { enumerable: true, get: function() {
+      return validate_1.assertBundleV02;
+    } });
+    Object.defineProperty(exports, "isBundleV01", { enumerable: true, get: function() {
+      return validate_1.isBundleV01;
+    } });
+  }
+});
+
+// node_modules/@sigstore/core/dist/stream.js
+var require_stream = __commonJS({
+  "node_modules/@sigstore/core/dist/stream.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.ByteStream = void 0;
+    var StreamError = class extends Error {
+    };
+    var ByteStream = class _ByteStream {
+      static BLOCK_SIZE = 1024;
+      buf;
+      view;
+      start = 0;
+      constructor(buffer) {
+        if (buffer) {
+          this.buf = buffer;
+          this.view = Buffer.from(buffer);
+        } else {
+          this.buf = Buffer.alloc(0);
+          this.view = Buffer.from(this.buf);
+        }
+      }
+      get buffer() {
+        return this.view.subarray(0, this.start);
+      }
+      get length() {
+        return this.view.byteLength;
+      }
+      get position() {
+        return this.start;
+      }
+      seek(position) {
+        this.start = position;
+      }
+      // Returns a Buffer containing the specified number of bytes starting at the
+      // given start position.
+      slice(start, len) {
+        const end = start + len;
+        if (end > this.length) {
+          throw new StreamError("request past end of buffer");
+        }
+        return this.view.subarray(start, end);
+      }
+      appendChar(char) {
+        this.ensureCapacity(1);
+        this.view[this.start] = char;
+        this.start += 1;
+      }
+      appendUint16(num) {
+        this.ensureCapacity(2);
+        const value = new Uint16Array([num]);
+        const view = new Uint8Array(value.buffer);
+        this.view[this.start] = view[1];
+        this.view[this.start + 1] = view[0];
+        this.start += 2;
+      }
+      appendUint24(num) {
+        this.ensureCapacity(3);
+        const value = new Uint32Array([num]);
+        const view = new Uint8Array(value.buffer);
+        this.view[this.start] = view[2];
+        this.view[this.start + 1] = view[1];
+        this.view[this.start + 2] = view[0];
+        this.start += 3;
+      }
+      appendView(view) {
+        this.ensureCapacity(view.length);
+        this.view.set(view, this.start);
+        this.start += view.length;
+      }
+      getBlock(size) {
+        if (size <= 0) {
+          return Buffer.alloc(0);
+        }
+        if (this.start + size > this.view.length) {
+          throw new Error("request past end of buffer");
+        }
+        const result = this.view.subarray(this.start, this.start + size);
+        this.start += size;
+        return result;
+      }
+      getUint8() {
+        return this.getBlock(1)[0];
+      }
+      getUint16() {
+        const block = this.getBlock(2);
+        return block[0] << 8 | block[1];
+      }
+      ensureCapacity(size) {
+        if (this.start + size > this.view.byteLength) {
+          const blockSize = _ByteStream.BLOCK_SIZE + (size > _ByteStream.BLOCK_SIZE ? size : 0);
+          this.realloc(this.view.byteLength + blockSize);
+        }
+      }
+      realloc(size) {
+        const newArray = Buffer.alloc(size);
+        const newView = Buffer.from(newArray);
+        newView.set(this.view);
+        this.buf = newArray;
+        this.view = newView;
+      }
+    };
+    exports.ByteStream = ByteStream;
+  }
+});
+
+// node_modules/@sigstore/core/dist/asn1/error.js
+var require_error2 = __commonJS({
+  "node_modules/@sigstore/core/dist/asn1/error.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.ASN1TypeError = exports.ASN1ParseError = void 0;
+    var ASN1ParseError = class extends Error {
+    };
+    exports.ASN1ParseError = ASN1ParseError;
+    var ASN1TypeError = class extends Error {
+    };
+    exports.ASN1TypeError = ASN1TypeError;
+  }
+});
+
+// node_modules/@sigstore/core/dist/asn1/length.js
+var require_length = __commonJS({
+  "node_modules/@sigstore/core/dist/asn1/length.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.decodeLength = decodeLength;
+    exports.encodeLength = encodeLength;
+    var error_1 = require_error2();
+    function decodeLength(stream) {
+      const buf = stream.getUint8();
+      if ((buf & 128) === 0) {
+        return buf;
+      }
+      const byteCount = buf & 127;
+      if (byteCount > 6) {
+        throw new error_1.ASN1ParseError("length exceeds 6 byte limit");
+      }
+      let len = 0;
+      for (let i = 0; i < byteCount; i++) {
+        len = len * 256 + stream.getUint8();
+      }
+      if (len === 0) {
+        throw new error_1.ASN1ParseError("indefinite length encoding not supported");
+      }
+      return len;
+    }
+    function encodeLength(len) {
+      if (len < 128) {
+        return Buffer.from([len]);
+      }
+      let val = BigInt(len);
+      const bytes = [];
+      while (val > 0n) {
+        bytes.unshift(Number(val & 255n));
+        val = val >> 8n;
+      }
+      return Buffer.from([128 | bytes.length, ...bytes]);
+    }
+  }
+});
+
+// node_modules/@sigstore/core/dist/asn1/parse.js
+var require_parse3 = __commonJS({
+  "node_modules/@sigstore/core/dist/asn1/parse.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.parseInteger = parseInteger;
+    exports.parseStringASCII = parseStringASCII;
+    exports.parseTime = parseTime;
+    exports.parseOID = parseOID;
+    exports.parseBoolean = parseBoolean;
+    exports.parseBitString = parseBitString;
+    var RE_TIME_SHORT_YEAR = /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\.\d{3})?Z$/;
+    var RE_TIME_LONG_YEAR = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\.\d{3})?Z$/;
+    function parseInteger(buf) {
+      let pos = 0;
+      const end = buf.length;
+      let val = buf[pos];
+      const neg = val > 127;
+      const pad = neg ? 255 : 0;
+      while (val == pad && ++pos < end) {
+        val = buf[pos];
+      }
+      const len = end - pos;
+      if (len === 0)
+        return BigInt(neg ? -1 : 0);
+      val = neg ? val - 256 : val;
+      let n = BigInt(val);
+      for (let i = pos + 1; i < end; ++i) {
+        n = n * BigInt(256) + BigInt(buf[i]);
+      }
+      return n;
+    }
+    function parseStringASCII(buf) {
+      return buf.toString("ascii");
+    }
+    function parseTime(buf, shortYear) {
+      const timeStr = parseStringASCII(buf);
+      const m2 = shortYear ? RE_TIME_SHORT_YEAR.exec(timeStr) : RE_TIME_LONG_YEAR.exec(timeStr);
+      if (!m2) {
+        throw new Error("invalid time");
+      }
+      if (shortYear) {
+        let year = Number(m2[1]);
+        year += year >= 50 ? 1900 : 2e3;
+        m2[1] = year.toString();
+      }
+      return /* @__PURE__ */ new Date(`${m2[1]}-${m2[2]}-${m2[3]}T${m2[4]}:${m2[5]}:${m2[6]}Z`);
+    }
+    function parseOID(buf) {
+      let pos = 0;
+      const end = buf.length;
+      let n = buf[pos++];
+      const first = Math.floor(n / 40);
+      const second = n % 40;
+      let oid = `${first}.${second}`;
+      let val = 0;
+      for (; pos < end; ++pos) {
+        n = buf[pos];
+        val = (val << 7) + (n & 127);
+        if ((n & 128) === 0) {
+          oid += `.${val}`;
+          val = 0;
+        }
+      }
+      return oid;
+    }
+    function parseBoolean(buf) {
+      return buf[0] !== 0;
+    }
+    function parseBitString(buf) {
+      const unused = buf[0];
+      const start = 1;
+      const end = buf.length;
+      const bits = [];
+      for (let i = start; i < end; ++i) {
+        const byte = buf[i];
+        const skip = i === end - 1 ? unused : 0;
+        for (let j2 = 7; j2 >= skip; --j2) {
+          bits.push(byte >> j2 & 1);
+        }
+      }
+      return bits;
+    }
+  }
+});
+
+// node_modules/@sigstore/core/dist/asn1/tag.js
+var require_tag = __commonJS({
+  "node_modules/@sigstore/core/dist/asn1/tag.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.ASN1Tag = void 0;
+    var error_1 = require_error2();
+    var UNIVERSAL_TAG = {
+      BOOLEAN: 1,
+      INTEGER: 2,
+      BIT_STRING: 3,
+      OCTET_STRING: 4,
+      OBJECT_IDENTIFIER: 6,
+      SEQUENCE: 16,
+      SET: 17,
+      PRINTABLE_STRING: 19,
+      UTC_TIME: 23,
+      GENERALIZED_TIME: 24
+    };
+    var TAG_CLASS = {
+      UNIVERSAL: 0,
+      APPLICATION: 1,
+      CONTEXT_SPECIFIC: 2,
+      PRIVATE: 3
+    };
+    var ASN1Tag = class {
+      number;
+      constructed;
+      class;
+      constructor(enc) {
+        this.number = enc & 31;
+        this.constructed = (enc & 32) === 32;
+        this.class = enc >> 6;
+        if (this.number === 31) {
+          throw new error_1.ASN1ParseError("long form tags not supported");
+        }
+        if (this.class === TAG_CLASS.UNIVERSAL && this.number === 0) {
+          throw new error_1.ASN1ParseError("unsupported tag 0x00");
+        }
+      }
+      isUniversal() {
+        return this.class === TAG_CLASS.UNIVERSAL;
+      }
+      isContextSpecific(num) {
+        const res = this.class === TAG_CLASS.CONTEXT_SPECIFIC;
+        return num !== void 0 ? res && this.number === num : res;
+      }
+      isBoolean() {
+        return this.isUniversal() && this.number === UNIVERSAL_TAG.BOOLEAN;
+      }
+      isInteger() {
+        return this.isUniversal() && this.number === UNIVERSAL_TAG.INTEGER;
+      }
+      isBitString() {
+        return this.isUniversal() && this.number === UNIVERSAL_TAG.BIT_STRING;
+      }
+      isOctetString() {
+        return this.isUniversal() && this.number === UNIVERSAL_TAG.OCTET_STRING;
+      }
+      isOID() {
+        return this.isUniversal() && this.number === UNIVERSAL_TAG.OBJECT_IDENTIFIER;
+      }
+      isUTCTime() {
+        return this.isUniversal() && this.number === UNIVERSAL_TAG.UTC_TIME;
+      }
+      isGeneralizedTime() {
+        return this.isUniversal() && this.number === UNIVERSAL_TAG.GENERALIZED_TIME;
+      }
+      toDER() {
+        return this.number | (this.constructed ? 32 : 0) | this.class << 6;
+      }
+    };
+    exports.ASN1Tag = ASN1Tag;
+  }
+});
+
+// node_modules/@sigstore/core/dist/asn1/obj.js
+var require_obj = __commonJS({
+  "node_modules/@sigstore/core/dist/asn1/obj.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.ASN1Obj = void 0;
+    var stream_1 = require_stream();
+    var error_1 = require_error2();
+    var length_1 = require_length();
+    var parse_1 = require_parse3();
+    var tag_1 = require_tag();
+    var ASN1Obj = class {
+      tag;
+      subs;
+      value;
+      constructor(tag2, value, subs) {
+        this.tag = tag2;
+        this.value = value;
+        this.subs = subs;
+      }
+      // Constructs an ASN.1 object from a Buffer of DER-encoded bytes.
+      static parseBuffer(buf) {
+        return parseStream(new stream_1.ByteStream(buf));
+      }
+      toDER() {
+        const valueStream = new stream_1.ByteStream();
+        if (this.subs.length > 0) {
+          for (const sub of this.subs) {
+            valueStream.appendView(sub.toDER());
+          }
+        } else {
+          valueStream.appendView(this.value);
+        }
+        const value = valueStream.buffer;
+        const obj = new stream_1.ByteStream();
+        obj.appendChar(this.tag.toDER());
+        obj.appendView((0, length_1.encodeLength)(value.length));
+        obj.appendView(value);
+        return obj.buffer;
+      }
+      /////////////////////////////////////////////////////////////////////////////
+      // Convenience methods for parsing ASN.1 primitives into JS types
+      // Returns the ASN.1 object's value as a boolean. Throws an error if the
+      // object is not a boolean.
+      toBoolean() {
+        if (!this.tag.isBoolean()) {
+          throw new error_1.ASN1TypeError("not a boolean");
+        }
+        return (0, parse_1.parseBoolean)(this.value);
+      }
+      // Returns the ASN.1 object's value as a BigInt. Throws an error if the
+      // object is not an integer.
+      toInteger() {
+        if (!this.tag.isInteger()) {
+          throw new error_1.ASN1TypeError("not an integer");
+        }
+        return (0, parse_1.parseInteger)(this.value);
+      }
+      // Returns the ASN.1 object's value as an OID string. Throws an error if the
+      // object is not an OID.
+      toOID() {
+        if (!this.tag.isOID()) {
+          throw new error_1.ASN1TypeError("not an OID");
+        }
+        return (0, parse_1.parseOID)(this.value);
+      }
+      // Returns the ASN.1 object's value as a Date. Throws an error if the object
+      // is not either a UTCTime or a GeneralizedTime.
+      toDate() {
+        switch (true) {
+          case this.tag.isUTCTime():
+            return (0, parse_1.parseTime)(this.value, true);
+          case this.tag.isGeneralizedTime():
+            return (0, parse_1.parseTime)(this.value, false);
+          default:
+            throw new error_1.ASN1TypeError("not a date");
+        }
+      }
+      // Returns the ASN.1 object's value as a number[] where each number is the
+      // value of a bit in the bit string. Throws an error if the object is not a
+      // bit string.
+      toBitString() {
+        if (!this.tag.isBitString()) {
+          throw new error_1.ASN1TypeError("not a bit string");
+        }
+        return (0, parse_1.parseBitString)(this.value);
+      }
+    };
+    exports.ASN1Obj = ASN1Obj;
+    function parseStream(stream) {
+      const tag2 = new tag_1.ASN1Tag(stream.getUint8());
+      const len = (0, length_1.decodeLength)(stream);
+      const value = stream.slice(stream.position, len);
+      const start = stream.position;
+      let subs = [];
+      if (tag2.constructed) {
+        subs = collectSubs(stream, len);
+      } else if (tag2.isOctetString()) {
+        try {
+          subs = collectSubs(stream, len);
+        } catch (e) {
+        }
+      }
+      if (subs.length === 0) {
+        stream.seek(start + len);
+      }
+      return new ASN1Obj(tag2, value, subs);
+    }
+    function collectSubs(stream, len) {
+      const end = stream.position + len;
+      if (end > stream.length) {
+        throw new error_1.ASN1ParseError("invalid length");
+      }
+      const subs = [];
+      while (stream.position < end) {
+        subs.push(parseStream(stream));
+      }
+      if (stream.position !== end) {
+        throw new error_1.ASN1ParseError("invalid length");
+      }
+      return subs;
+    }
+  }
+});
+
+// node_modules/@sigstore/core/dist/asn1/index.js
+var require_asn1 = __commonJS({
+  "node_modules/@sigstore/core/dist/asn1/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.ASN1Obj = void 0;
+    var obj_1 = require_obj();
+    Object.defineProperty(exports, "ASN1Obj", { enumerable: true, get: function() {
+      return obj_1.ASN1Obj;
+    } });
+  }
+});
+
+// node_modules/@sigstore/core/dist/crypto.js
+var require_crypto = __commonJS({
+  "node_modules/@sigstore/core/dist/crypto.js"(exports) {
+    "use strict";
+    var __importDefault = exports && exports.__importDefault || function(mod) {
+      return mod && mod.__esModule ? mod : { "default": mod };
+    };
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.createPublicKey = createPublicKey;
+    exports.digest = digest2;
+    exports.verify = verify;
+    exports.bufferEqual = bufferEqual;
+    var crypto_1 = __importDefault(__require("crypto"));
+    function createPublicKey(key, type = "spki") {
+      if (typeof key === "string") {
+        if (key.startsWith("-----")) {
+          return crypto_1.default.createPublicKey(key);
+        } else {
+          return crypto_1.default.createPublicKey({
+            key: Buffer.from(key, "base64"),
+            format: "der",
+            type
+          });
+        }
+      } else {
+        return crypto_1.default.createPublicKey({ key, format: "der", type });
+      }
+    }
+    function digest2(algorithm, ...data) {
+      const hash = crypto_1.default.createHash(algorithm);
+      for (const d of data) {
+        hash.update(d);
+      }
+      return hash.digest();
+    }
+    function verify(data, key, signature, algorithm) {
+      try {
+        return crypto_1.default.verify(algorithm, data, key, signature);
+      } catch (e) {
+        return false;
+      }
+    }
+    function bufferEqual(a, b2) {
+      try {
+        return crypto_1.default.timingSafeEqual(a, b2);
+      } catch {
+        return false;
+      }
+    }
+  }
+});
+
+// node_modules/@sigstore/core/dist/dsse.js
+var require_dsse = __commonJS({
+  "node_modules/@sigstore/core/dist/dsse.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.preAuthEncoding = preAuthEncoding;
+    var PAE_PREFIX = "DSSEv1";
+    function preAuthEncoding(payloadType, payload) {
+      const typeBytes = Buffer.from(payloadType, "utf-8");
+      return Buffer.concat([
+        Buffer.from(`${PAE_PREFIX} ${typeBytes.length} `, "ascii"),
+        typeBytes,
+        Buffer.from(` ${payload.length} `, "ascii"),
+        payload
+      ]);
+    }
+  }
+});
+
+// node_modules/@sigstore/core/dist/encoding.js
+var require_encoding2 = __commonJS({
+  "node_modules/@sigstore/core/dist/encoding.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.base64Encode = base64Encode;
+    exports.base64Decode = base64Decode;
+    var BASE64_ENCODING = "base64";
+    var UTF8_ENCODING = "utf-8";
+    function base64Encode(str) {
+      return Buffer.from(str, UTF8_ENCODING).toString(BASE64_ENCODING);
+    }
+    function base64Decode(str) {
+      return Buffer.from(str, BASE64_ENCODING).toString(UTF8_ENCODING);
+    }
+  }
+});
+
+// node_modules/@sigstore/core/dist/json.js
+var require_json = __commonJS({
+  "node_modules/@sigstore/core/dist/json.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.canonicalize = canonicalize;
+    function canonicalize(object) {
+      let buffer = "";
+      if (object === null || typeof object !== "object" || object.toJSON != null) {
+        buffer += JSON.stringify(object);
+      } else if (Array.isArray(object)) {
+        buffer += "[";
+        let first = true;
+        object.forEach((element) => {
+          if (!first) {
+            buffer += ",";
+          }
+          first = false;
+          buffer += canonicalize(element);
+        });
+        buffer += "]";
+      } else {
+        buffer += "{";
+        let first = true;
+        Object.keys(object).sort().forEach((property) => {
+          if (!first) {
+            buffer += ",";
+          }
+          first = false;
+          buffer += JSON.stringify(property);
+          buffer += ":";
+          buffer += canonicalize(object[property]);
+        });
+        buffer += "}";
+      }
+      return buffer;
+    }
+  }
+});
+
+// node_modules/@sigstore/core/dist/pem.js
+var require_pem = __commonJS({
+  "node_modules/@sigstore/core/dist/pem.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.toDER = toDER;
+    exports.fromDER = fromDER;
+    var PEM_HEADER = /-----BEGIN (.*)-----/;
+    var PEM_FOOTER = /-----END (.*)-----/;
+    function toDER(certificate) {
+      let der = "";
+      certificate.split("\n").forEach((line) => {
+        if (line.match(PEM_HEADER) || line.match(PEM_FOOTER)) {
+          return;
+        }
+        der += line;
+      });
+      return Buffer.from(der, "base64");
+    }
+    function fromDER(certificate, type = "CERTIFICATE") {
+      const der = certificate.toString("base64");
+      const lines = der.match(/.{1,64}/g) || "";
+      return [`-----BEGIN ${type}-----`, ...lines, `-----END ${type}-----`].join("\n").concat("\n");
+    }
+  }
+});
+
+// node_modules/@sigstore/core/dist/oid.js
+var require_oid = __commonJS({
+  "node_modules/@sigstore/core/dist/oid.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.SHA2_HASH_ALGOS = exports.RSA_SIGNATURE_ALGOS = exports.ECDSA_SIGNATURE_ALGOS = void 0;
+    exports.ECDSA_SIGNATURE_ALGOS = {
+      "1.2.840.10045.4.3.1": "sha224",
+      "1.2.840.10045.4.3.2": "sha256",
+      "1.2.840.10045.4.3.3": "sha384",
+      "1.2.840.10045.4.3.4": "sha512"
+    };
+    exports.RSA_SIGNATURE_ALGOS = {
+      "1.2.840.113549.1.1.14": "sha224",
+      "1.2.840.113549.1.1.11": "sha256",
+      "1.2.840.113549.1.1.12": "sha384",
+      "1.2.840.113549.1.1.13": "sha512"
+    };
+    exports.SHA2_HASH_ALGOS = {
+      "2.16.840.1.101.3.4.2.1": "sha256",
+      "2.16.840.1.101.3.4.2.2": "sha384",
+      "2.16.840.1.101.3.4.2.3": "sha512"
+    };
+  }
+});
+
+// node_modules/@sigstore/core/dist/rfc3161/error.js
+var require_error3 = __commonJS({
+  "node_modules/@sigstore/core/dist/rfc3161/error.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.RFC3161TimestampVerificationError = void 0;
+    var RFC3161TimestampVerificationError = class extends Error {
+    };
+    exports.RFC3161TimestampVerificationError = RFC3161TimestampVerificationError;
+  }
+});
+
+// node_modules/@sigstore/core/dist/rfc3161/tstinfo.js
+var require_tstinfo = __commonJS({
+  "node_modules/@sigstore/core/dist/rfc3161/tstinfo.js"(exports) {
+    "use strict";
+    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      var desc = Object.getOwnPropertyDescriptor(m2, k2);
+      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
+        desc = { enumerable: true, get: function() {
+          return m2[k2];
+        } };
+      }
+      Object.defineProperty(o, k22, desc);
+    }) : (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      o[k22] = m2[k2];
+    }));
+    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
+      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
+    }) : function(o, v2) {
+      o["default"] = v2;
+    });
+    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
+      var ownKeys = function(o) {
+        ownKeys = Object.getOwnPropertyNames || function(o2) {
+          var ar2 = [];
+          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
+          return ar2;
+        };
+        return ownKeys(o);
+      };
+      return function(mod) {
+        if (mod && mod.__esModule) return mod;
+        var result = {};
+        if (mod != null) {
+          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
+        }
+        __setModuleDefault(result, mod);
+        return result;
+      };
+    })();
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.TSTInfo = void 0;
+    var crypto3 = __importStar(require_crypto());
+    var oid_1 = require_oid();
+    var error_1 = require_error3();
+    var TSTInfo = class {
+      root;
+      constructor(asn1) {
+        this.root = asn1;
+      }
+      get version() {
+        return this.root.subs[0].toInteger();
+      }
+      get genTime() {
+        return this.root.subs[4].toDate();
+      }
+      get messageImprintHashAlgorithm() {
+        const oid = this.messageImprintObj.subs[0].subs[0].toOID();
+        return oid_1.SHA2_HASH_ALGOS[oid];
+      }
+      get messageImprintHashedMessage() {
+        return this.messageImprintObj.subs[1].value;
+      }
+      get raw() {
+        return this.root.toDER();
+      }
+      verify(data) {
+        const digest2 = crypto3.digest(this.messageImprintHashAlgorithm, data);
+        if (!crypto3.bufferEqual(digest2, this.messageImprintHashedMessage)) {
+          throw new error_1.RFC3161TimestampVerificationError("message imprint does not match artifact");
+        }
+      }
+      // https://www.rfc-editor.org/rfc/rfc3161#section-2.4.2
+      get messageImprintObj() {
+        return this.root.subs[2];
+      }
+    };
+    exports.TSTInfo = TSTInfo;
+  }
+});
+
+// node_modules/@sigstore/core/dist/rfc3161/timestamp.js
+var require_timestamp2 = __commonJS({
+  "node_modules/@sigstore/core/dist/rfc3161/timestamp.js"(exports) {
+    "use strict";
+    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      var desc = Object.getOwnPropertyDescriptor(m2, k2);
+      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
+        desc = { enumerable: true, get: function() {
+          return m2[k2];
+        } };
+      }
+      Object.defineProperty(o, k22, desc);
+    }) : (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      o[k22] = m2[k2];
+    }));
+    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
+      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
+    }) : function(o, v2) {
+      o["default"] = v2;
+    });
+    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
+      var ownKeys = function(o) {
+        ownKeys = Object.getOwnPropertyNames || function(o2) {
+          var ar2 = [];
+          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
+          return ar2;
+        };
+        return ownKeys(o);
+      };
+      return function(mod) {
+        if (mod && mod.__esModule) return mod;
+        var result = {};
+        if (mod != null) {
+          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
+        }
+        __setModuleDefault(result, mod);
+        return result;
+      };
+    })();
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.RFC3161Timestamp = void 0;
+    var asn1_1 = require_asn1();
+    var crypto3 = __importStar(require_crypto());
+    var oid_1 = require_oid();
+    var error_1 = require_error3();
+    var tstinfo_1 = require_tstinfo();
+    var OID_PKCS9_CONTENT_TYPE_SIGNED_DATA = "1.2.840.113549.1.7.2";
+    var OID_PKCS9_CONTENT_TYPE_TSTINFO = "1.2.840.113549.1.9.16.1.4";
+    var OID_PKCS9_MESSAGE_DIGEST_KEY = "1.2.840.113549.1.9.4";
+    var RFC3161Timestamp = class _RFC3161Timestamp {
+      root;
+      constructor(asn1) {
+        this.root = asn1;
+      }
+      static parse(der) {
+        const asn1 = asn1_1.ASN1Obj.parseBuffer(der);
+        return new _RFC3161Timestamp(asn1);
+      }
+      get status() {
+        return this.pkiStatusInfoObj.subs[0].toInteger();
+      }
+      get contentType() {
+        return this.contentTypeObj.toOID();
+      }
+      get eContentType() {
+        return this.eContentTypeObj.toOID();
+      }
+      get signingTime() {
+        return this.tstInfo.genTime;
+      }
+      get signerIssuer() {
+        return this.signerSidObj.subs[0].value;
+      }
+      get signerSerialNumber() {
+        return this.signerSidObj.subs[1].value;
+      }
+      get signerDigestAlgorithm() {
+        const oid = this.signerDigestAlgorithmObj.subs[0].toOID();
+        return oid_1.SHA2_HASH_ALGOS[oid];
+      }
+      get signatureAlgorithm() {
+        const oid = this.signatureAlgorithmObj.subs[0].toOID();
+        return oid_1.ECDSA_SIGNATURE_ALGOS[oid];
+      }
+      get signatureValue() {
+        return this.signatureValueObj.value;
+      }
+      get tstInfo() {
+        return new tstinfo_1.TSTInfo(this.eContentObj.subs[0].subs[0]);
+      }
+      verify(data, publicKey) {
+        if (!this.timeStampTokenObj) {
+          throw new error_1.RFC3161TimestampVerificationError("timeStampToken is missing");
+        }
+        if (this.contentType !== OID_PKCS9_CONTENT_TYPE_SIGNED_DATA) {
+          throw new error_1.RFC3161TimestampVerificationError(`incorrect content type: ${this.contentType}`);
+        }
+        if (this.eContentType !== OID_PKCS9_CONTENT_TYPE_TSTINFO) {
+          throw new error_1.RFC3161TimestampVerificationError(`incorrect encapsulated content type: ${this.eContentType}`);
+        }
+        this.tstInfo.verify(data);
+        this.verifyMessageDigest();
+        this.verifySignature(publicKey);
+      }
+      verifyMessageDigest() {
+        const tstInfoDigest = crypto3.digest(this.signerDigestAlgorithm, this.tstInfo.raw);
+        const expectedDigest = this.messageDigestAttributeObj.subs[1].subs[0].value;
+        if (!crypto3.bufferEqual(tstInfoDigest, expectedDigest)) {
+          throw new error_1.RFC3161TimestampVerificationError("signed data does not match tstInfo");
+        }
+      }
+      verifySignature(key) {
+        const signedAttrs = this.signedAttrsObj.toDER();
+        signedAttrs[0] = 49;
+        const verified = crypto3.verify(signedAttrs, key, this.signatureValue, this.signatureAlgorithm);
+        if (!verified) {
+          throw new error_1.RFC3161TimestampVerificationError("signature verification failed");
+        }
+      }
+      // https://www.rfc-editor.org/rfc/rfc3161#section-2.4.2
+      get pkiStatusInfoObj() {
+        return this.root.subs[0];
+      }
+      // https://www.rfc-editor.org/rfc/rfc3161#section-2.4.2
+      get timeStampTokenObj() {
+        return this.root.subs[1];
+      }
+      // https://datatracker.ietf.org/doc/html/rfc5652#section-3
+      get contentTypeObj() {
+        return this.timeStampTokenObj.subs[0];
+      }
+      // https://www.rfc-editor.org/rfc/rfc5652#section-3
+      get signedDataObj() {
+        const obj = this.timeStampTokenObj.subs.find((sub) => sub.tag.isContextSpecific(0));
+        return obj.subs[0];
+      }
+      // https://datatracker.ietf.org/doc/html/rfc5652#section-5.1
+      get encapContentInfoObj() {
+        return this.signedDataObj.subs[2];
+      }
+      // https://datatracker.ietf.org/doc/html/rfc5652#section-5.1
+      get signerInfosObj() {
+        const sd = this.signedDataObj;
+        return sd.subs[sd.subs.length - 1];
+      }
+      // https://www.rfc-editor.org/rfc/rfc5652#section-5.1
+      get signerInfoObj() {
+        return this.signerInfosObj.subs[0];
+      }
+      // https://datatracker.ietf.org/doc/html/rfc5652#section-5.2
+      get eContentTypeObj() {
+        return this.encapContentInfoObj.subs[0];
+      }
+      // https://datatracker.ietf.org/doc/html/rfc5652#section-5.2
+      get eContentObj() {
+        return this.encapContentInfoObj.subs[1];
+      }
+      // https://datatracker.ietf.org/doc/html/rfc5652#section-5.3
+      get signedAttrsObj() {
+        const signedAttrs = this.signerInfoObj.subs.find((sub) => sub.tag.isContextSpecific(0));
+        return signedAttrs;
+      }
+      // https://datatracker.ietf.org/doc/html/rfc5652#section-5.3
+      get messageDigestAttributeObj() {
+        const messageDigest = this.signedAttrsObj.subs.find((sub) => sub.subs[0].tag.isOID() && sub.subs[0].toOID() === OID_PKCS9_MESSAGE_DIGEST_KEY);
+        return messageDigest;
+      }
+      // https://datatracker.ietf.org/doc/html/rfc5652#section-5.3
+      get signerSidObj() {
+        return this.signerInfoObj.subs[1];
+      }
+      // https://datatracker.ietf.org/doc/html/rfc5652#section-5.3
+      get signerDigestAlgorithmObj() {
+        return this.signerInfoObj.subs[2];
+      }
+      // https://datatracker.ietf.org/doc/html/rfc5652#section-5.3
+      get signatureAlgorithmObj() {
+        return this.signerInfoObj.subs[4];
+      }
+      // https://datatracker.ietf.org/doc/html/rfc5652#section-5.3
+      get signatureValueObj() {
+        return this.signerInfoObj.subs[5];
+      }
+    };
+    exports.RFC3161Timestamp = RFC3161Timestamp;
+  }
+});
+
+// node_modules/@sigstore/core/dist/rfc3161/index.js
+var require_rfc3161 = __commonJS({
+  "node_modules/@sigstore/core/dist/rfc3161/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.RFC3161Timestamp = void 0;
+    var timestamp_1 = require_timestamp2();
+    Object.defineProperty(exports, "RFC3161Timestamp", { enumerable: true, get: function() {
+      return timestamp_1.RFC3161Timestamp;
+    } });
+  }
+});
+
+// node_modules/@sigstore/core/dist/x509/sct.js
+var require_sct = __commonJS({
+  "node_modules/@sigstore/core/dist/x509/sct.js"(exports) {
+    "use strict";
+    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      var desc = Object.getOwnPropertyDescriptor(m2, k2);
+      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
+        desc = { enumerable: true, get: function() {
+          return m2[k2];
+        } };
+      }
+      Object.defineProperty(o, k22, desc);
+    }) : (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      o[k22] = m2[k2];
+    }));
+    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
+      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
+    }) : function(o, v2) {
+      o["default"] = v2;
+    });
+    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
+      var ownKeys = function(o) {
+        ownKeys = Object.getOwnPropertyNames || function(o2) {
+          var ar2 = [];
+          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
+          return ar2;
+        };
+        return ownKeys(o);
+      };
+      return function(mod) {
+        if (mod && mod.__esModule) return mod;
+        var result = {};
+        if (mod != null) {
+          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
+        }
+        __setModuleDefault(result, mod);
+        return result;
+      };
+    })();
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.SignedCertificateTimestamp = void 0;
+    var crypto3 = __importStar(require_crypto());
+    var stream_1 = require_stream();
+    var SignedCertificateTimestamp = class _SignedCertificateTimestamp {
+      version;
+      logID;
+      timestamp;
+      extensions;
+      hashAlgorithm;
+      signatureAlgorithm;
+      signature;
+      constructor(options) {
+        this.version = options.version;
+        this.logID = options.logID;
+        this.timestamp = options.timestamp;
+        this.extensions = options.extensions;
+        this.hashAlgorithm = options.hashAlgorithm;
+        this.signatureAlgorithm = options.signatureAlgorithm;
+        this.signature = options.signature;
+      }
+      get datetime() {
+        return new Date(Number(this.timestamp.readBigInt64BE()));
+      }
+      // Returns the hash algorithm used to generate the SCT's signature.
+      // https://www.rfc-editor.org/rfc/rfc5246#section-7.4.1.4.1
+      get algorithm() {
+        switch (this.hashAlgorithm) {
+          /* istanbul ignore next */
+          case 0:
+            return "none";
+          /* istanbul ignore next */
+          case 1:
+            return "md5";
+          /* istanbul ignore next */
+          case 2:
+            return "sha1";
+          /* istanbul ignore next */
+          case 3:
+            return "sha224";
+          case 4:
+            return "sha256";
+          /* istanbul ignore next */
+          case 5:
+            return "sha384";
+          /* istanbul ignore next */
+          case 6:
+            return "sha512";
+          /* istanbul ignore next */
+          default:
+            return "unknown";
+        }
+      }
+      verify(preCert, key) {
+        const stream = new stream_1.ByteStream();
+        stream.appendChar(this.version);
+        stream.appendChar(0);
+        stream.appendView(this.timestamp);
+        stream.appendUint16(1);
+        stream.appendView(preCert);
+        stream.appendUint16(this.extensions.byteLength);
+        if (this.extensions.byteLength > 0) {
+          stream.appendView(this.extensions);
+        }
+        return crypto3.verify(stream.buffer, key, this.signature, this.algorithm);
+      }
+      // Parses a SignedCertificateTimestamp from a buffer. SCTs are encoded using
+      // TLS encoding which means the fields and lengths of most fields are
+      // specified as part of the SCT and TLS specs.
+      // https://www.rfc-editor.org/rfc/rfc6962#section-3.2
+      // https://www.rfc-editor.org/rfc/rfc5246#section-7.4.1.4.1
+      static parse(buf) {
+        const stream = new stream_1.ByteStream(buf);
+        const version = stream.getUint8();
+        const logID = stream.getBlock(32);
+        const timestamp2 = stream.getBlock(8);
+        const extenstionLength = stream.getUint16();
+        const extensions = stream.getBlock(extenstionLength);
+        const hashAlgorithm = stream.getUint8();
+        const signatureAlgorithm = stream.getUint8();
+        const sigLength = stream.getUint16();
+        const signature = stream.getBlock(sigLength);
+        if (stream.position !== buf.length) {
+          throw new Error("SCT buffer length mismatch");
+        }
+        return new _SignedCertificateTimestamp({
+          version,
+          logID,
+          timestamp: timestamp2,
+          extensions,
+          hashAlgorithm,
+          signatureAlgorithm,
+          signature
+        });
+      }
+    };
+    exports.SignedCertificateTimestamp = SignedCertificateTimestamp;
+  }
+});
+
+// node_modules/@sigstore/core/dist/x509/ext.js
+var require_ext = __commonJS({
+  "node_modules/@sigstore/core/dist/x509/ext.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.X509SCTExtension = exports.X509SubjectKeyIDExtension = exports.X509AuthorityKeyIDExtension = exports.X509SubjectAlternativeNameExtension = exports.X509KeyUsageExtension = exports.X509BasicConstraintsExtension = exports.X509Extension = void 0;
+    var stream_1 = require_stream();
+    var sct_1 = require_sct();
+    var X509Extension = class {
+      root;
+      constructor(asn1) {
+        this.root = asn1;
+      }
+      get oid() {
+        return this.root.subs[0].toOID();
+      }
+      get critical() {
+        return this.root.subs.length === 3 ? this.root.subs[1].toBoolean() : false;
+      }
+      get value() {
+        return this.extnValueObj.value;
+      }
+      get valueObj() {
+        return this.extnValueObj;
+      }
+      get extnValueObj() {
+        return this.root.subs[this.root.subs.length - 1];
+      }
+    };
+    exports.X509Extension = X509Extension;
+    var X509BasicConstraintsExtension = class extends X509Extension {
+      get isCA() {
+        return this.sequence.subs[0]?.toBoolean() ?? false;
+      }
+      get pathLenConstraint() {
+        return this.sequence.subs.length > 1 ? this.sequence.subs[1].toInteger() : void 0;
+      }
+      // The extnValue field contains a single sequence wrapping the isCA and
+      // pathLenConstraint.
+      get sequence() {
+        return this.extnValueObj.subs[0];
+      }
+    };
+    exports.X509BasicConstraintsExtension = X509BasicConstraintsExtension;
+    var X509KeyUsageExtension = class extends X509Extension {
+      get digitalSignature() {
+        return this.bitString[0] === 1;
+      }
+      get keyCertSign() {
+        return this.bitString[5] === 1;
+      }
+      get crlSign() {
+        return this.bitString[6] === 1;
+      }
+      // The extnValue field contains a single bit string which is a bit mask
+      // indicating which key usages are enabled.
+      get bitString() {
+        return this.extnValueObj.subs[0].toBitString();
+      }
+    };
+    exports.X509KeyUsageExtension = X509KeyUsageExtension;
+    var X509SubjectAlternativeNameExtension = class extends X509Extension {
+      get rfc822Name() {
+        return this.findGeneralName(1)?.value.toString("ascii");
+      }
+      get uri() {
+        return this.findGeneralName(6)?.value.toString("ascii");
+      }
+      // Retrieve the value of an otherName with the given OID.
+      otherName(oid) {
+        const otherName = this.findGeneralName(0);
+        if (otherName === void 0) {
+          return void 0;
+        }
+        const otherNameOID = otherName.subs[0].toOID();
+        if (otherNameOID !== oid) {
+          return void 0;
+        }
+        const otherNameValue = otherName.subs[1];
+        return otherNameValue.subs[0].value.toString("ascii");
+      }
+      findGeneralName(tag2) {
+        return this.generalNames.find((gn2) => gn2.tag.isContextSpecific(tag2));
+      }
+      // The extnValue field contains a sequence of GeneralNames.
+      get generalNames() {
+        return this.extnValueObj.subs[0].subs;
+      }
+    };
+    exports.X509SubjectAlternativeNameExtension = X509SubjectAlternativeNameExtension;
+    var X509AuthorityKeyIDExtension = class extends X509Extension {
+      get keyIdentifier() {
+        return this.findSequenceMember(0)?.value;
+      }
+      findSequenceMember(tag2) {
+        return this.sequence.subs.find((el) => el.tag.isContextSpecific(tag2));
+      }
+      // The extnValue field contains a single sequence wrapping the keyIdentifier
+      get sequence() {
+        return this.extnValueObj.subs[0];
+      }
+    };
+    exports.X509AuthorityKeyIDExtension = X509AuthorityKeyIDExtension;
+    var X509SubjectKeyIDExtension = class extends X509Extension {
+      get keyIdentifier() {
+        return this.extnValueObj.subs[0].value;
+      }
+    };
+    exports.X509SubjectKeyIDExtension = X509SubjectKeyIDExtension;
+    var X509SCTExtension = class extends X509Extension {
+      constructor(asn1) {
+        super(asn1);
+      }
+      get signedCertificateTimestamps() {
+        const buf = this.extnValueObj.subs[0].value;
+        const stream = new stream_1.ByteStream(buf);
+        const end = stream.getUint16() + 2;
+        const sctList = [];
+        while (stream.position < end) {
+          const sctLength = stream.getUint16();
+          const sct = stream.getBlock(sctLength);
+          sctList.push(sct_1.SignedCertificateTimestamp.parse(sct));
+        }
+        if (stream.position !== end) {
+          throw new Error("SCT list length does not match actual length");
+        }
+        return sctList;
+      }
+    };
+    exports.X509SCTExtension = X509SCTExtension;
+  }
+});
+
+// node_modules/@sigstore/core/dist/x509/cert.js
+var require_cert = __commonJS({
+  "node_modules/@sigstore/core/dist/x509/cert.js"(exports) {
+    "use strict";
+    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      var desc = Object.getOwnPropertyDescriptor(m2, k2);
+      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
+        desc = { enumerable: true, get: function() {
+          return m2[k2];
+        } };
+      }
+      Object.defineProperty(o, k22, desc);
+    }) : (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      o[k22] = m2[k2];
+    }));
+    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
+      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
+    }) : function(o, v2) {
+      o["default"] = v2;
+    });
+    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
+      var ownKeys = function(o) {
+        ownKeys = Object.getOwnPropertyNames || function(o2) {
+          var ar2 = [];
+          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
+          return ar2;
+        };
+        return ownKeys(o);
+      };
+      return function(mod) {
+        if (mod && mod.__esModule) return mod;
+        var result = {};
+        if (mod != null) {
+          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
+        }
+        __setModuleDefault(result, mod);
+        return result;
+      };
+    })();
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.X509Certificate = exports.EXTENSION_OID_SCT = void 0;
+    var asn1_1 = require_asn1();
+    var crypto3 = __importStar(require_crypto());
+    var oid_1 = require_oid();
+    var pem = __importStar(require_pem());
+    var ext_1 = require_ext();
+    var EXTENSION_OID_SUBJECT_KEY_ID = "2.5.29.14";
+    var EXTENSION_OID_KEY_USAGE = "2.5.29.15";
+    var EXTENSION_OID_SUBJECT_ALT_NAME = "2.5.29.17";
+    var EXTENSION_OID_BASIC_CONSTRAINTS = "2.5.29.19";
+    var EXTENSION_OID_AUTHORITY_KEY_ID = "2.5.29.35";
+    exports.EXTENSION_OID_SCT = "1.3.6.1.4.1.11129.2.4.2";
+    var X509Certificate = class _X509Certificate {
+      root;
+      constructor(asn1) {
+        this.root = asn1;
+      }
+      static parse(cert) {
+        const der = typeof cert === "string" ? pem.toDER(cert) : cert;
+        const asn1 = asn1_1.ASN1Obj.parseBuffer(der);
+        return new _X509Certificate(asn1);
+      }
+      get tbsCertificate() {
+        return this.tbsCertificateObj;
+      }
+      get version() {
+        const ver = this.versionObj.subs[0].toInteger();
+        return `v${(ver + BigInt(1)).toString()}`;
+      }
+      get serialNumber() {
+        return this.serialNumberObj.value;
+      }
+      get notBefore() {
+        return this.validityObj.subs[0].toDate();
+      }
+      get notAfter() {
+        return this.validityObj.subs[1].toDate();
+      }
+      get issuer() {
+        return this.issuerObj.value;
+      }
+      get subject() {
+        return this.subjectObj.value;
+      }
+      get publicKey() {
+        return this.subjectPublicKeyInfoObj.toDER();
+      }
+      get signatureAlgorithm() {
+        const oid = this.signatureAlgorithmObj.subs[0].toOID();
+        if (oid_1.RSA_SIGNATURE_ALGOS[oid]) {
+          return oid_1.RSA_SIGNATURE_ALGOS[oid];
+        }
+        return oid_1.ECDSA_SIGNATURE_ALGOS[oid];
+      }
+      get signatureValue() {
+        return this.signatureValueObj.value.subarray(1);
+      }
+      get subjectAltName() {
+        const ext = this.extSubjectAltName;
+        return ext?.uri || /* istanbul ignore next */
+        ext?.rfc822Name;
+      }
+      get extensions() {
+        const extSeq = this.extensionsObj?.subs[0];
+        return extSeq?.subs || [];
+      }
+      get extKeyUsage() {
+        const ext = this.findExtension(EXTENSION_OID_KEY_USAGE);
+        return ext ? new ext_1.X509KeyUsageExtension(ext) : void 0;
+      }
+      get extBasicConstraints() {
+        const ext = this.findExtension(EXTENSION_OID_BASIC_CONSTRAINTS);
+        return ext ? new ext_1.X509BasicConstraintsExtension(ext) : void 0;
+      }
+      get extSubjectAltName() {
+        const ext = this.findExtension(EXTENSION_OID_SUBJECT_ALT_NAME);
+        return ext ? new ext_1.X509SubjectAlternativeNameExtension(ext) : void 0;
+      }
+      get extAuthorityKeyID() {
+        const ext = this.findExtension(EXTENSION_OID_AUTHORITY_KEY_ID);
+        return ext ? new ext_1.X509AuthorityKeyIDExtension(ext) : void 0;
+      }
+      get extSubjectKeyID() {
+        const ext = this.findExtension(EXTENSION_OID_SUBJECT_KEY_ID);
+        return ext ? new ext_1.X509SubjectKeyIDExtension(ext) : (
+          /* istanbul ignore next */
+          void 0
+        );
+      }
+      get extSCT() {
+        const ext = this.findExtension(exports.EXTENSION_OID_SCT);
+        return ext ? new ext_1.X509SCTExtension(ext) : void 0;
+      }
+      get isCA() {
+        const ca = this.extBasicConstraints?.isCA || false;
+        if (this.extKeyUsage) {
+          return ca && this.extKeyUsage.keyCertSign;
+        }
+        return ca;
+      }
+      extension(oid) {
+        const ext = this.findExtension(oid);
+        return ext ? new ext_1.X509Extension(ext) : void 0;
+      }
+      verify(issuerCertificate) {
+        const publicKey = issuerCertificate?.publicKey || this.publicKey;
+        const key = crypto3.createPublicKey(publicKey);
+        return crypto3.verify(this.tbsCertificate.toDER(), key, this.signatureValue, this.signatureAlgorithm);
+      }
+      validForDate(date) {
+        return this.notBefore <= date && date <= this.notAfter;
+      }
+      equals(other) {
+        return this.root.toDER().equals(other.root.toDER());
+      }
+      // Creates a copy of the certificate with a new buffer
+      clone() {
+        const der = this.root.toDER();
+        const clone = Buffer.alloc(der.length);
+        der.copy(clone);
+        return _X509Certificate.parse(clone);
+      }
+      findExtension(oid) {
+        return this.extensions.find((ext) => ext.subs[0].toOID() === oid);
+      }
+      /////////////////////////////////////////////////////////////////////////////
+      // The following properties use the documented x509 structure to locate the
+      // desired ASN.1 object
+      // https://www.rfc-editor.org/rfc/rfc5280#section-4.1
+      // https://www.rfc-editor.org/rfc/rfc5280#section-4.1.1.1
+      get tbsCertificateObj() {
+        return this.root.subs[0];
+      }
+      // https://www.rfc-editor.org/rfc/rfc5280#section-4.1.1.2
+      get signatureAlgorithmObj() {
+        return this.root.subs[1];
+      }
+      // https://www.rfc-editor.org/rfc/rfc5280#section-4.1.1.3
+      get signatureValueObj() {
+        return this.root.subs[2];
+      }
+      // https://www.rfc-editor.org/rfc/rfc5280#section-4.1.2.1
+      get versionObj() {
+        return this.tbsCertificateObj.subs[0];
+      }
+      // https://www.rfc-editor.org/rfc/rfc5280#section-4.1.2.2
+      get serialNumberObj() {
+        return this.tbsCertificateObj.subs[1];
+      }
+      // https://www.rfc-editor.org/rfc/rfc5280#section-4.1.2.4
+      get issuerObj() {
+        return this.tbsCertificateObj.subs[3];
+      }
+      // https://www.rfc-editor.org/rfc/rfc5280#section-4.1.2.5
+      get validityObj() {
+        return this.tbsCertificateObj.subs[4];
+      }
+      // https://www.rfc-editor.org/rfc/rfc5280#section-4.1.2.6
+      get subjectObj() {
+        return this.tbsCertificateObj.subs[5];
+      }
+      // https://www.rfc-editor.org/rfc/rfc5280#section-4.1.2.7
+      get subjectPublicKeyInfoObj() {
+        return this.tbsCertificateObj.subs[6];
+      }
+      // Extensions can't be located by index because their position varies. Instead,
+      // we need to find the extensions context specific tag
+      // https://www.rfc-editor.org/rfc/rfc5280#section-4.1.2.9
+      get extensionsObj() {
+        return this.tbsCertificateObj.subs.find((sub) => sub.tag.isContextSpecific(3));
+      }
+    };
+    exports.X509Certificate = X509Certificate;
+  }
+});
+
+// node_modules/@sigstore/core/dist/x509/index.js
+var require_x509 = __commonJS({
+  "node_modules/@sigstore/core/dist/x509/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.X509SCTExtension = exports.X509Certificate = exports.EXTENSION_OID_SCT = void 0;
+    var cert_1 = require_cert();
+    Object.defineProperty(exports, "EXTENSION_OID_SCT", { enumerable: true, get: function() {
+      return cert_1.EXTENSION_OID_SCT;
+    } });
+    Object.defineProperty(exports, "X509Certificate", { enumerable: true, get: function() {
+      return cert_1.X509Certificate;
+    } });
+    var ext_1 = require_ext();
+    Object.defineProperty(exports, "X509SCTExtension", { enumerable: true, get: function() {
+      return ext_1.X509SCTExtension;
+    } });
+  }
+});
+
+// node_modules/@sigstore/core/dist/index.js
+var require_dist4 = __commonJS({
+  "node_modules/@sigstore/core/dist/index.js"(exports) {
+    "use strict";
+    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      var desc = Object.getOwnPropertyDescriptor(m2, k2);
+      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
+        desc = { enumerable: true, get: function() {
+          return m2[k2];
+        } };
+      }
+      Object.defineProperty(o, k22, desc);
+    }) : (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      o[k22] = m2[k2];
+    }));
+    var __setModuleDefault = exports && exports.__setModuleDefault || (Object.create ? (function(o, v2) {
+      Object.defineProperty(o, "default", { enumerable: true, value: v2 });
+    }) : function(o, v2) {
+      o["default"] = v2;
+    });
+    var __importStar = exports && exports.__importStar || /* @__PURE__ */ (function() {
+      var ownKeys = function(o) {
+        ownKeys = Object.getOwnPropertyNames || function(o2) {
+          var ar2 = [];
+          for (var k2 in o2) if (Object.prototype.hasOwnProperty.call(o2, k2)) ar2[ar2.length] = k2;
+          return ar2;
+        };
+        return ownKeys(o);
+      };
+      return function(mod) {
+        if (mod && mod.__esModule) return mod;
+        var result = {};
+        if (mod != null) {
+          for (var k2 = ownKeys(mod), i = 0; i < k2.length; i++) if (k2[i] !== "default") __createBinding(result, mod, k2[i]);
+        }
+        __setModuleDefault(result, mod);
+        return result;
+      };
+    })();
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.X509SCTExtension = exports.X509Certificate = exports.EXTENSION_OID_SCT = exports.ByteStream = exports.RFC3161Timestamp = exports.pem = exports.json = exports.encoding = exports.dsse = exports.crypto = exports.ASN1Obj = void 0;
+    var asn1_1 = require_asn1();
+    Object.defineProperty(exports, "ASN1Obj", { enumerable: true, get: function() {
+      return asn1_1.ASN1Obj;
+    } });
+    exports.crypto = __importStar(require_crypto());
+    exports.dsse = __importStar(require_dsse());
+    exports.encoding = __importStar(require_encoding2());
+    exports.json = __importStar(require_json());
+    exports.pem = __importStar(require_pem());
+    var rfc3161_1 = require_rfc3161();
+    Object.defineProperty(exports, "RFC3161Timestamp", { enumerable: true, get: function() {
+      return rfc3161_1.RFC3161Timestamp;
+    } });
+    var stream_1 = require_stream();
+    Object.defineProperty(exports, "ByteStream", { enumerable: true, get: function() {
+      return stream_1.ByteStream;
+    } });
+    var x509_1 = require_x509();
+    Object.defineProperty(exports, "EXTENSION_OID_SCT", { enumerable: true, get: function() {
+      return x509_1.EXTENSION_OID_SCT;
+    } });
+    Object.defineProperty(exports, "X509Certificate", { enumerable: true, get: function() {
+      return x509_1.X509Certificate;
+    } });
+    Object.defineProperty(exports, "X509SCTExtension", { enumerable: true, get: function() {
+      return x509_1.X509SCTExtension;
+    } });
+  }
+});
+
+// node_modules/@sigstore/verify/dist/bundle/dsse.js
+var require_dsse2 = __commonJS({
+  "node_modules/@sigstore/verify/dist/bundle/dsse.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.DSSESignatureContent = void 0;
+    var core_1 = require_dist4();
+    var DSSESignatureContent = class {
+      env;
+      constructor(env) {
+        this.env = env;
+      }
+      compareDigest(digest2) {
+        return core_1.crypto.bufferEqual(digest2, core_1.crypto.digest("sha256", this.env.payload));
+      }
+      compareSignature(signature) {
+        return core_1.crypto.bufferEqual(signature, this.signature);
+      }
+      verifySignature(key) {
+        return core_1.crypto.verify(this.preAuthEncoding, key, this.signature);
+      }
+      get signature() {
+        return this.env.signatures.length > 0 ? this.env.signatures[0].sig : Buffer.from("");
+      }
+      // DSSE Pre-Authentication Encoding
+      get preAuthEncoding() {
+        return core_1.dsse.preAuthEncoding(this.env.payloadType, this.env.payload);
+      }
+    };
+    exports.DSSESignatureContent = DSSESignatureContent;
+  }
+});
+
+// node_modules/@sigstore/verify/dist/bundle/message.js
+var require_message = __commonJS({
+  "node_modules/@sigstore/verify/dist/bundle/message.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.MessageSignatureContent = void 0;
+    var core_1 = require_dist4();
+    var protobuf_specs_1 = require_dist2();
+    var HASH_ALGORITHM_MAP = {
+      [protobuf_specs_1.HashAlgorithm.HASH_ALGORITHM_UNSPECIFIED]: "sha256",
+      [protobuf_specs_1.HashAlgorithm.SHA2_256]: "sha256",
+      [protobuf_specs_1.HashAlgorithm.SHA2_384]: "sha384",
+      [protobuf_specs_1.HashAlgorithm.SHA2_512]: "sha512",
+      [protobuf_specs_1.HashAlgorithm.SHA3_256]: "sha3-256",
+      [protobuf_specs_1.HashAlgorithm.SHA3_384]: "sha3-384"
+    };
+    var MessageSignatureContent = class {
+      signature;
+      messageDigest;
+      artifact;
+      hashAlgorithm;
+      constructor(messageSignature, artifact) {
+        this.signature = messageSignature.signature;
+        this.messageDigest = messageSignature.messageDigest.digest;
+        this.artifact = artifact;
+        this.hashAlgorithm = HASH_ALGORITHM_MAP[messageSignature.messageDigest.algorithm] ?? /* istanbul ignore next */
+        "sha256";
+      }
+      compareSignature(signature) {
+        return core_1.crypto.bufferEqual(signature, this.signature);
+      }
+      compareDigest(digest2) {
+        return core_1.crypto.bufferEqual(digest2, this.messageDigest);
+      }
+      verifySignature(key) {
+        return core_1.crypto.verify(this.artifact, key, this.signature, this.hashAlgorithm);
+      }
+    };
+    exports.MessageSignatureContent = MessageSignatureContent;
+  }
+});
+
+// node_modules/@sigstore/verify/dist/bundle/index.js
+var require_bundle2 = __commonJS({
+  "node_modules/@sigstore/verify/dist/bundle/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.toSignedEntity = toSignedEntity2;
+    exports.signatureContent = signatureContent;
+    var core_1 = require_dist4();
+    var dsse_1 = require_dsse2();
+    var message_1 = require_message();
+    function toSignedEntity2(bundle, artifact) {
+      const { tlogEntries, timestampVerificationData } = bundle.verificationMaterial;
+      const timestamps = [];
+      for (const entry of tlogEntries) {
+        if (entry.integratedTime && entry.integratedTime !== "0") {
+          timestamps.push({
+            $case: "transparency-log",
+            tlogEntry: entry
+          });
+        }
+      }
+      for (const ts2 of timestampVerificationData?.rfc3161Timestamps ?? []) {
+        timestamps.push({
+          $case: "timestamp-authority",
+          timestamp: core_1.RFC3161Timestamp.parse(Buffer.from(ts2.signedTimestamp))
+        });
+      }
+      return {
+        signature: signatureContent(bundle, artifact),
+        key: key(bundle),
+        tlogEntries,
+        timestamps
+      };
+    }
+    function signatureContent(bundle, artifact) {
+      switch (bundle.content.$case) {
+        case "dsseEnvelope":
+          return new dsse_1.DSSESignatureContent(bundle.content.dsseEnvelope);
+        case "messageSignature":
+          return new message_1.MessageSignatureContent(bundle.content.messageSignature, artifact);
+      }
+    }
+    function key(bundle) {
+      switch (bundle.verificationMaterial.content.$case) {
+        case "publicKey":
+          return {
+            $case: "public-key",
+            hint: bundle.verificationMaterial.content.publicKey.hint
+          };
+        case "x509CertificateChain":
+          return {
+            $case: "certificate",
+            certificate: core_1.X509Certificate.parse(Buffer.from(bundle.verificationMaterial.content.x509CertificateChain.certificates[0].rawBytes))
+          };
+        case "certificate":
+          return {
+            $case: "certificate",
+            certificate: core_1.X509Certificate.parse(Buffer.from(bundle.verificationMaterial.content.certificate.rawBytes))
+          };
+      }
+    }
+  }
+});
+
+// node_modules/@sigstore/verify/dist/error.js
+var require_error4 = __commonJS({
+  "node_modules/@sigstore/verify/dist/error.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.PolicyError = exports.VerificationError = void 0;
+    var BaseError = class extends Error {
+      code;
+      cause;
+      /* eslint-disable-line @typescript-eslint/no-explicit-any */
+      constructor({ code: code18, message: message2, cause }) {
+        super(message2);
+        this.code = code18;
+        this.cause = cause;
+        this.name = this.constructor.name;
+      }
+    };
+    var VerificationError = class extends BaseError {
+    };
+    exports.VerificationError = VerificationError;
+    var PolicyError = class extends BaseError {
+    };
+    exports.PolicyError = PolicyError;
+  }
+});
+
+// node_modules/@sigstore/verify/dist/trust/filter.js
+var require_filter = __commonJS({
+  "node_modules/@sigstore/verify/dist/trust/filter.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.filterCertAuthorities = filterCertAuthorities;
+    exports.filterTLogAuthorities = filterTLogAuthorities;
+    function filterCertAuthorities(certAuthorities, timestamp2) {
+      return certAuthorities.filter((ca) => {
+        return ca.validFor.start <= timestamp2 && ca.validFor.end >= timestamp2;
+      });
+    }
+    function filterTLogAuthorities(tlogAuthorities, criteria) {
+      return tlogAuthorities.filter((tlog) => {
+        if (criteria.logID && !tlog.logID.equals(criteria.logID)) {
+          return false;
+        }
+        return tlog.validFor.start <= criteria.targetDate && criteria.targetDate <= tlog.validFor.end;
+      });
+    }
+  }
+});
+
+// node_modules/@sigstore/verify/dist/trust/index.js
+var require_trust = __commonJS({
+  "node_modules/@sigstore/verify/dist/trust/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.filterTLogAuthorities = exports.filterCertAuthorities = void 0;
+    exports.toTrustMaterial = toTrustMaterial2;
+    var core_1 = require_dist4();
+    var protobuf_specs_1 = require_dist2();
+    var error_1 = require_error4();
+    var BEGINNING_OF_TIME = /* @__PURE__ */ new Date(0);
+    var END_OF_TIME = /* @__PURE__ */ new Date(864e13);
+    var filter_1 = require_filter();
+    Object.defineProperty(exports, "filterCertAuthorities", { enumerable: true, get: function() {
+      return filter_1.filterCertAuthorities;
+    } });
+    Object.defineProperty(exports, "filterTLogAuthorities", { enumerable: true, get: function() {
+      return filter_1.filterTLogAuthorities;
+    } });
+    function toTrustMaterial2(root, keys) {
+      const keyFinder = typeof keys === "function" ? keys : keyLocator(keys);
+      return {
+        certificateAuthorities: root.certificateAuthorities.map(createCertAuthority),
+        timestampAuthorities: root.timestampAuthorities.map(createCertAuthority),
+        tlogs: root.tlogs.map(createTLogAuthority),
+        ctlogs: root.ctlogs.map(createTLogAuthority),
+        publicKey: keyFinder
+      };
+    }
+    function createTLogAuthority(tlogInstance) {
+      const keyDetails = tlogInstance.publicKey.keyDetails;
+      const keyType = keyDetails === protobuf_specs_1.PublicKeyDetails.PKCS1_RSA_PKCS1V5 || keyDetails === protobuf_specs_1.PublicKeyDetails.PKIX_RSA_PKCS1V5 || keyDetails === protobuf_specs_1.PublicKeyDetails.PKIX_RSA_PKCS1V15_2048_SHA256 || keyDetails === protobuf_specs_1.PublicKeyDetails.PKIX_RSA_PKCS1V15_3072_SHA256 || keyDetails === protobuf_specs_1.PublicKeyDetails.PKIX_RSA_PKCS1V15_4096_SHA256 ? "pkcs1" : "spki";
+      return {
+        baseURL: tlogInstance.baseUrl,
+        logID: tlogInstance.checkpointKeyId ? tlogInstance.checkpointKeyId.keyId : tlogInstance.logId.keyId,
+        publicKey: core_1.crypto.createPublicKey(tlogInstance.publicKey.rawBytes, keyType),
+        validFor: {
+          start: tlogInstance.publicKey.validFor?.start || BEGINNING_OF_TIME,
+          end: tlogInstance.publicKey.validFor?.end || END_OF_TIME
+        }
+      };
+    }
+    function createCertAuthority(ca) {
+      return {
+        certChain: ca.certChain.certificates.map((cert) => {
+          return core_1.X509Certificate.parse(Buffer.from(cert.rawBytes));
+        }),
+        validFor: {
+          start: ca.validFor?.start || BEGINNING_OF_TIME,
+          end: ca.validFor?.end || END_OF_TIME
+        }
+      };
+    }
+    function keyLocator(keys) {
+      return (hint) => {
+        const key = (keys || {})[hint];
+        if (!key) {
+          throw new error_1.VerificationError({
+            code: "PUBLIC_KEY_ERROR",
+            message: `key not found: ${hint}`
+          });
+        }
+        return {
+          publicKey: core_1.crypto.createPublicKey(key.rawBytes),
+          validFor: (date) => {
+            return (key.validFor?.start || BEGINNING_OF_TIME) <= date && (key.validFor?.end || END_OF_TIME) >= date;
+          }
+        };
+      };
+    }
+  }
+});
+
+// node_modules/@sigstore/verify/dist/key/certificate.js
+var require_certificate = __commonJS({
+  "node_modules/@sigstore/verify/dist/key/certificate.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.CertificateChainVerifier = void 0;
+    exports.verifyCertificateChain = verifyCertificateChain;
+    var error_1 = require_error4();
+    var trust_1 = require_trust();
+    function verifyCertificateChain(timestamp2, leaf, certificateAuthorities) {
+      const cas = (0, trust_1.filterCertAuthorities)(certificateAuthorities, timestamp2);
+      let error2;
+      for (const ca of cas) {
+        try {
+          const verifier = new CertificateChainVerifier({
+            trustedCerts: ca.certChain,
+            untrustedCert: leaf,
+            timestamp: timestamp2
+          });
+          return verifier.verify();
+        } catch (err) {
+          error2 = err;
+        }
+      }
+      throw new error_1.VerificationError({
+        code: "CERTIFICATE_ERROR",
+        message: "Failed to verify certificate chain",
+        cause: error2
+      });
+    }
+    var CertificateChainVerifier = class {
+      untrustedCert;
+      trustedCerts;
+      localCerts;
+      timestamp;
+      constructor(opts) {
+        this.untrustedCert = opts.untrustedCert;
+        this.trustedCerts = opts.trustedCerts;
+        this.localCerts = dedupeCertificates([
+          ...opts.trustedCerts,
+          opts.untrustedCert
+        ]);
+        this.timestamp = opts.timestamp;
+      }
+      verify() {
+        const certificatePath = this.sort();
+        this.checkPath(certificatePath);
+        const validForDate = certificatePath.every((cert) => cert.validForDate(this.timestamp));
+        if (!validForDate) {
+          throw new error_1.VerificationError({
+            code: "CERTIFICATE_ERROR",
+            message: "certificate is not valid or expired at the specified date"
+          });
+        }
+        return certificatePath;
+      }
+      sort() {
+        const leafCert = this.untrustedCert;
+        let paths = this.buildPaths(leafCert);
+        paths = paths.filter((path29) => path29.some((cert) => this.trustedCerts.includes(cert)));
+        if (paths.length === 0) {
+          throw new error_1.VerificationError({
+            code: "CERTIFICATE_ERROR",
+            message: "no trusted certificate path found"
+          });
+        }
+        const path28 = paths.reduce((prev, curr) => prev.length < curr.length ? prev : curr);
+        return [leafCert, ...path28].slice(0, -1);
+      }
+      // Recursively build all possible paths from the leaf to the root
+      buildPaths(certificate) {
+        const paths = [];
+        const issuers = this.findIssuer(certificate);
+        if (issuers.length === 0) {
+          throw new error_1.VerificationError({
+            code: "CERTIFICATE_ERROR",
+            message: "no valid certificate path found"
+          });
+        }
+        for (let i = 0; i < issuers.length; i++) {
+          const issuer = issuers[i];
+          if (issuer.equals(certificate)) {
+            paths.push([certificate]);
+            continue;
+          }
+          const subPaths = this.buildPaths(issuer);
+          for (let j2 = 0; j2 < subPaths.length; j2++) {
+            paths.push([issuer, ...subPaths[j2]]);
+          }
+        }
+        return paths;
+      }
+      // Return all possible issuers for the given certificate
+      findIssuer(certificate) {
+        let issuers = [];
+        let keyIdentifier;
+        if (certificate.subject.equals(certificate.issuer)) {
+          if (certificate.verify()) {
+            return [certificate];
+          }
+        }
+        if (certificate.extAuthorityKeyID) {
+          keyIdentifier = certificate.extAuthorityKeyID.keyIdentifier;
+        }
+        this.localCerts.forEach((possibleIssuer) => {
+          if (keyIdentifier) {
+            if (possibleIssuer.extSubjectKeyID) {
+              if (possibleIssuer.extSubjectKeyID.keyIdentifier.equals(keyIdentifier)) {
+                issuers.push(possibleIssuer);
+              }
+              return;
+            }
+          }
+          if (possibleIssuer.subject.equals(certificate.issuer)) {
+            issuers.push(possibleIssuer);
+          }
+        });
+        issuers = issuers.filter((issuer) => {
+          try {
+            return certificate.verify(issuer);
+          } catch (ex) {
+            return false;
+          }
+        });
+        return issuers;
+      }
+      checkPath(path28) {
+        if (path28.length < 1) {
+          throw new error_1.VerificationError({
+            code: "CERTIFICATE_ERROR",
+            message: "certificate chain must contain at least one certificate"
+          });
+        }
+        const validCAs = path28.slice(1).every((cert) => cert.isCA);
+        if (!validCAs) {
+          throw new error_1.VerificationError({
+            code: "CERTIFICATE_ERROR",
+            message: "intermediate certificate is not a CA"
+          });
+        }
+        for (let i = path28.length - 2; i >= 0; i--) {
+          if (!path28[i].issuer.equals(path28[i + 1].subject)) {
+            throw new error_1.VerificationError({
+              code: "CERTIFICATE_ERROR",
+              message: "incorrect certificate name chaining"
+            });
+          }
+        }
+        for (let i = 0; i < path28.length; i++) {
+          const cert = path28[i];
+          if (cert.extBasicConstraints?.isCA) {
+            const pathLength = cert.extBasicConstraints.pathLenConstraint;
+            if (pathLength !== void 0 && pathLength < i - 1) {
+              throw new error_1.VerificationError({
+                code: "CERTIFICATE_ERROR",
+                message: "path length constraint exceeded"
+              });
+            }
+          }
+        }
+      }
+    };
+    exports.CertificateChainVerifier = CertificateChainVerifier;
+    function dedupeCertificates(certs) {
+      for (let i = 0; i < certs.length; i++) {
+        for (let j2 = i + 1; j2 < certs.length; j2++) {
+          if (certs[i].equals(certs[j2])) {
+            certs.splice(j2, 1);
+            j2--;
+          }
+        }
+      }
+      return certs;
+    }
+  }
+});
+
+// node_modules/@sigstore/verify/dist/key/sct.js
+var require_sct2 = __commonJS({
+  "node_modules/@sigstore/verify/dist/key/sct.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.verifySCTs = verifySCTs;
+    var core_1 = require_dist4();
+    var error_1 = require_error4();
+    var trust_1 = require_trust();
+    function verifySCTs(cert, issuer, ctlogs) {
+      let extSCT;
+      const clone = cert.clone();
+      for (let i = 0; i < clone.extensions.length; i++) {
+        const ext = clone.extensions[i];
+        if (ext.subs[0].toOID() === core_1.EXTENSION_OID_SCT) {
+          extSCT = new core_1.X509SCTExtension(ext);
+          clone.extensions.splice(i, 1);
+          break;
+        }
+      }
+      if (!extSCT) {
+        return [];
+      }
+      if (extSCT.signedCertificateTimestamps.length === 0) {
+        return [];
+      }
+      const preCert = new core_1.ByteStream();
+      const issuerId = core_1.crypto.digest("sha256", issuer.publicKey);
+      preCert.appendView(issuerId);
+      const tbs = clone.tbsCertificate.toDER();
+      preCert.appendUint24(tbs.length);
+      preCert.appendView(tbs);
+      return extSCT.signedCertificateTimestamps.map((sct) => {
+        const validCTLogs = (0, trust_1.filterTLogAuthorities)(ctlogs, {
+          logID: sct.logID,
+          targetDate: sct.datetime
+        });
+        const verified = validCTLogs.some((log) => sct.verify(preCert.buffer, log.publicKey));
+        if (!verified) {
+          throw new error_1.VerificationError({
+            code: "CERTIFICATE_ERROR",
+            message: "SCT verification failed"
+          });
+        }
+        return sct.logID;
+      });
+    }
+  }
+});
+
+// node_modules/@sigstore/verify/dist/key/index.js
+var require_key = __commonJS({
+  "node_modules/@sigstore/verify/dist/key/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.verifyPublicKey = verifyPublicKey;
+    exports.verifyCertificate = verifyCertificate;
+    var core_1 = require_dist4();
+    var error_1 = require_error4();
+    var certificate_1 = require_certificate();
+    var sct_1 = require_sct2();
+    var OID_FULCIO_ISSUER_V1 = "1.3.6.1.4.1.57264.1.1";
+    var OID_FULCIO_ISSUER_V2 = "1.3.6.1.4.1.57264.1.8";
+    function verifyPublicKey(hint, timestamps, trustMaterial) {
+      const key = trustMaterial.publicKey(hint);
+      timestamps.forEach((timestamp2) => {
+        if (!key.validFor(timestamp2)) {
+          throw new error_1.VerificationError({
+            code: "PUBLIC_KEY_ERROR",
+            message: `Public key is not valid for timestamp: ${timestamp2.toISOString()}`
+          });
+        }
+      });
+      return { key: key.publicKey };
+    }
+    function verifyCertificate(leaf, timestamps, trustMaterial) {
+      let path28 = [];
+      timestamps.forEach((timestamp2) => {
+        path28 = (0, certificate_1.verifyCertificateChain)(timestamp2, leaf, trustMaterial.certificateAuthorities);
+      });
+      return {
+        scts: (0, sct_1.verifySCTs)(path28[0], path28[1], trustMaterial.ctlogs),
+        signer: getSigner(path28[0])
+      };
+    }
+    function getSigner(cert) {
+      let issuer;
+      const issuerExtension = cert.extension(OID_FULCIO_ISSUER_V2);
+      if (issuerExtension) {
+        issuer = issuerExtension.valueObj.subs?.[0]?.value.toString("ascii");
+      } else {
+        issuer = cert.extension(OID_FULCIO_ISSUER_V1)?.value.toString("ascii");
+      }
+      const oids = cert.extensions.map((ext) => {
+        const oid = ext.subs[0].toOID();
+        return {
+          oid: { id: oid.split(".").map(Number) },
+          value: ext.subs[ext.subs.length - 1].value
+        };
+      });
+      const identity = {
+        extensions: { issuer },
+        subjectAlternativeName: cert.subjectAltName,
+        oids
+      };
+      return {
+        key: core_1.crypto.createPublicKey(cert.publicKey),
+        identity
+      };
+    }
+  }
+});
+
+// node_modules/@sigstore/verify/dist/policy.js
+var require_policy = __commonJS({
+  "node_modules/@sigstore/verify/dist/policy.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.verifySubjectAlternativeName = verifySubjectAlternativeName;
+    exports.verifyExtensions = verifyExtensions;
+    exports.verifyOIDs = verifyOIDs;
+    var error_1 = require_error4();
+    function verifySubjectAlternativeName(policyIdentity, signerIdentity) {
+      if (signerIdentity === void 0 || !signerIdentity.match(policyIdentity)) {
+        throw new error_1.PolicyError({
+          code: "UNTRUSTED_SIGNER_ERROR",
+          message: `certificate identity error - expected ${policyIdentity}, got ${signerIdentity}`
+        });
+      }
+    }
+    function verifyExtensions(policyExtensions, signerExtensions = {}) {
+      let key;
+      for (key in policyExtensions) {
+        if (signerExtensions[key] !== policyExtensions[key]) {
+          throw new error_1.PolicyError({
+            code: "UNTRUSTED_SIGNER_ERROR",
+            message: `invalid certificate extension - expected ${key}=${policyExtensions[key]}, got ${key}=${signerExtensions[key]}`
+          });
+        }
+      }
+    }
+    function verifyOIDs(policyOIDs, signerOIDs = []) {
+      for (const policyOID of policyOIDs) {
+        const match = signerOIDs.find((signerOID) => oidEquals(policyOID.oid?.id, signerOID.oid?.id) && policyOID.value.equals(signerOID.value));
+        if (!match) {
+          const oid = policyOID.oid?.id.join(".") ?? "<unknown>";
+          throw new error_1.PolicyError({
+            code: "UNTRUSTED_SIGNER_ERROR",
+            message: `invalid certificate extension - missing OID ${oid}`
+          });
+        }
+      }
+    }
+    function oidEquals(a, b2) {
+      if (a === void 0 || b2 === void 0) {
+        return false;
+      }
+      return a.length === b2.length && a.every((v2, i) => v2 === b2[i]);
+    }
+  }
+});
+
+// node_modules/@sigstore/verify/dist/timestamp/tsa.js
+var require_tsa = __commonJS({
+  "node_modules/@sigstore/verify/dist/timestamp/tsa.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.verifyRFC3161Timestamp = verifyRFC3161Timestamp;
+    var core_1 = require_dist4();
+    var error_1 = require_error4();
+    var certificate_1 = require_certificate();
+    var trust_1 = require_trust();
+    function verifyRFC3161Timestamp(timestamp2, data, timestampAuthorities) {
+      const signingTime = timestamp2.signingTime;
+      timestampAuthorities = (0, trust_1.filterCertAuthorities)(timestampAuthorities, signingTime);
+      timestampAuthorities = filterCAsBySerialAndIssuer(timestampAuthorities, {
+        serialNumber: timestamp2.signerSerialNumber,
+        issuer: timestamp2.signerIssuer
+      });
+      const verified = timestampAuthorities.some((ca) => {
+        try {
+          verifyTimestampForCA(timestamp2, data, ca);
+          return true;
+        } catch (e) {
+          return false;
+        }
+      });
+      if (!verified) {
+        throw new error_1.VerificationError({
+          code: "TIMESTAMP_ERROR",
+          message: "timestamp could not be verified"
+        });
+      }
+    }
+    function verifyTimestampForCA(timestamp2, data, ca) {
+      const [leaf, ...cas] = ca.certChain;
+      const signingKey = core_1.crypto.createPublicKey(leaf.publicKey);
+      const signingTime = timestamp2.signingTime;
+      try {
+        new certificate_1.CertificateChainVerifier({
+          untrustedCert: leaf,
+          trustedCerts: cas,
+          timestamp: signingTime
+        }).verify();
+      } catch (e) {
+        throw new error_1.VerificationError({
+          code: "TIMESTAMP_ERROR",
+          message: "invalid certificate chain"
+        });
+      }
+      timestamp2.verify(data, signingKey);
+    }
+    function filterCAsBySerialAndIssuer(timestampAuthorities, criteria) {
+      return timestampAuthorities.filter((ca) => ca.certChain.length > 0 && core_1.crypto.bufferEqual(ca.certChain[0].serialNumber, criteria.serialNumber) && core_1.crypto.bufferEqual(ca.certChain[0].issuer, criteria.issuer));
+    }
+  }
+});
+
+// node_modules/@sigstore/verify/dist/timestamp/index.js
+var require_timestamp3 = __commonJS({
+  "node_modules/@sigstore/verify/dist/timestamp/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.getTSATimestamp = getTSATimestamp;
+    exports.getTLogTimestamp = getTLogTimestamp;
+    var tsa_1 = require_tsa();
+    function getTSATimestamp(timestamp2, data, timestampAuthorities) {
+      (0, tsa_1.verifyRFC3161Timestamp)(timestamp2, data, timestampAuthorities);
+      return {
+        type: "timestamp-authority",
+        logID: timestamp2.signerSerialNumber,
+        timestamp: timestamp2.signingTime
+      };
+    }
+    function getTLogTimestamp(entry) {
+      if (!entry.inclusionPromise) {
+        return void 0;
+      }
+      return {
+        type: "transparency-log",
+        logID: entry.logId.keyId,
+        timestamp: new Date(Number(entry.integratedTime) * 1e3)
+      };
+    }
+  }
+});
+
+// node_modules/@sigstore/protobuf-specs/dist/__generated__/rekor/v2/verifier.js
+var require_verifier = __commonJS({
+  "node_modules/@sigstore/protobuf-specs/dist/__generated__/rekor/v2/verifier.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.Signature = exports.Verifier = exports.PublicKey = void 0;
+    var sigstore_common_1 = require_sigstore_common();
+    exports.PublicKey = {
+      fromJSON(object) {
+        return { rawBytes: isSet(object.rawBytes) ? Buffer.from(bytesFromBase64(object.rawBytes)) : Buffer.alloc(0) };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.rawBytes.length !== 0) {
+          obj.rawBytes = base64FromBytes(message2.rawBytes);
+        }
+        return obj;
+      }
+    };
+    exports.Verifier = {
+      fromJSON(object) {
+        return {
+          verifier: isSet(object.publicKey) ? { $case: "publicKey", publicKey: exports.PublicKey.fromJSON(object.publicKey) } : isSet(object.x509Certificate) ? { $case: "x509Certificate", x509Certificate: sigstore_common_1.X509Certificate.fromJSON(object.x509Certificate) } : void 0,
+          keyDetails: isSet(object.keyDetails) ? (0, sigstore_common_1.publicKeyDetailsFromJSON)(object.keyDetails) : 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.verifier?.$case === "publicKey") {
+          obj.publicKey = exports.PublicKey.toJSON(message2.verifier.publicKey);
+        } else if (message2.verifier?.$case === "x509Certificate") {
+          obj.x509Certificate = sigstore_common_1.X509Certificate.toJSON(message2.verifier.x509Certificate);
+        }
+        if (message2.keyDetails !== 0) {
+          obj.keyDetails = (0, sigstore_common_1.publicKeyDetailsToJSON)(message2.keyDetails);
+        }
+        return obj;
+      }
+    };
+    exports.Signature = {
+      fromJSON(object) {
+        return {
+          content: isSet(object.content) ? Buffer.from(bytesFromBase64(object.content)) : Buffer.alloc(0),
+          verifier: isSet(object.verifier) ? exports.Verifier.fromJSON(object.verifier) : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.content.length !== 0) {
+          obj.content = base64FromBytes(message2.content);
+        }
+        if (message2.verifier !== void 0) {
+          obj.verifier = exports.Verifier.toJSON(message2.verifier);
+        }
+        return obj;
+      }
+    };
+    function bytesFromBase64(b64) {
+      return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+    }
+    function base64FromBytes(arr) {
+      return globalThis.Buffer.from(arr).toString("base64");
+    }
+    function isSet(value) {
+      return value !== null && value !== void 0;
+    }
+  }
+});
+
+// node_modules/@sigstore/protobuf-specs/dist/__generated__/rekor/v2/dsse.js
+var require_dsse3 = __commonJS({
+  "node_modules/@sigstore/protobuf-specs/dist/__generated__/rekor/v2/dsse.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.DSSELogEntryV002 = exports.DSSERequestV002 = void 0;
+    var envelope_1 = require_envelope();
+    var sigstore_common_1 = require_sigstore_common();
+    var verifier_1 = require_verifier();
+    exports.DSSERequestV002 = {
+      fromJSON(object) {
+        return {
+          envelope: isSet(object.envelope) ? envelope_1.Envelope.fromJSON(object.envelope) : void 0,
+          verifiers: globalThis.Array.isArray(object?.verifiers) ? object.verifiers.map((e) => verifier_1.Verifier.fromJSON(e)) : []
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.envelope !== void 0) {
+          obj.envelope = envelope_1.Envelope.toJSON(message2.envelope);
+        }
+        if (message2.verifiers?.length) {
+          obj.verifiers = message2.verifiers.map((e) => verifier_1.Verifier.toJSON(e));
+        }
+        return obj;
+      }
+    };
+    exports.DSSELogEntryV002 = {
+      fromJSON(object) {
+        return {
+          payloadHash: isSet(object.payloadHash) ? sigstore_common_1.HashOutput.fromJSON(object.payloadHash) : void 0,
+          signatures: globalThis.Array.isArray(object?.signatures) ? object.signatures.map((e) => verifier_1.Signature.fromJSON(e)) : []
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.payloadHash !== void 0) {
+          obj.payloadHash = sigstore_common_1.HashOutput.toJSON(message2.payloadHash);
+        }
+        if (message2.signatures?.length) {
+          obj.signatures = message2.signatures.map((e) => verifier_1.Signature.toJSON(e));
+        }
+        return obj;
+      }
+    };
+    function isSet(value) {
+      return value !== null && value !== void 0;
+    }
+  }
+});
+
+// node_modules/@sigstore/protobuf-specs/dist/__generated__/rekor/v2/hashedrekord.js
+var require_hashedrekord = __commonJS({
+  "node_modules/@sigstore/protobuf-specs/dist/__generated__/rekor/v2/hashedrekord.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.HashedRekordLogEntryV002 = exports.HashedRekordRequestV002 = void 0;
+    var sigstore_common_1 = require_sigstore_common();
+    var verifier_1 = require_verifier();
+    exports.HashedRekordRequestV002 = {
+      fromJSON(object) {
+        return {
+          digest: isSet(object.digest) ? Buffer.from(bytesFromBase64(object.digest)) : Buffer.alloc(0),
+          signature: isSet(object.signature) ? verifier_1.Signature.fromJSON(object.signature) : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.digest.length !== 0) {
+          obj.digest = base64FromBytes(message2.digest);
+        }
+        if (message2.signature !== void 0) {
+          obj.signature = verifier_1.Signature.toJSON(message2.signature);
+        }
+        return obj;
+      }
+    };
+    exports.HashedRekordLogEntryV002 = {
+      fromJSON(object) {
+        return {
+          data: isSet(object.data) ? sigstore_common_1.HashOutput.fromJSON(object.data) : void 0,
+          signature: isSet(object.signature) ? verifier_1.Signature.fromJSON(object.signature) : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.data !== void 0) {
+          obj.data = sigstore_common_1.HashOutput.toJSON(message2.data);
+        }
+        if (message2.signature !== void 0) {
+          obj.signature = verifier_1.Signature.toJSON(message2.signature);
+        }
+        return obj;
+      }
+    };
+    function bytesFromBase64(b64) {
+      return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+    }
+    function base64FromBytes(arr) {
+      return globalThis.Buffer.from(arr).toString("base64");
+    }
+    function isSet(value) {
+      return value !== null && value !== void 0;
+    }
+  }
+});
+
+// node_modules/@sigstore/protobuf-specs/dist/__generated__/rekor/v2/entry.js
+var require_entry = __commonJS({
+  "node_modules/@sigstore/protobuf-specs/dist/__generated__/rekor/v2/entry.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.CreateEntryRequest = exports.Spec = exports.Entry = void 0;
+    var dsse_1 = require_dsse3();
+    var hashedrekord_1 = require_hashedrekord();
+    exports.Entry = {
+      fromJSON(object) {
+        return {
+          kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+          apiVersion: isSet(object.apiVersion) ? globalThis.String(object.apiVersion) : "",
+          spec: isSet(object.spec) ? exports.Spec.fromJSON(object.spec) : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.kind !== "") {
+          obj.kind = message2.kind;
+        }
+        if (message2.apiVersion !== "") {
+          obj.apiVersion = message2.apiVersion;
+        }
+        if (message2.spec !== void 0) {
+          obj.spec = exports.Spec.toJSON(message2.spec);
+        }
+        return obj;
+      }
+    };
+    exports.Spec = {
+      fromJSON(object) {
+        return {
+          spec: isSet(object.hashedRekordV002) ? { $case: "hashedRekordV002", hashedRekordV002: hashedrekord_1.HashedRekordLogEntryV002.fromJSON(object.hashedRekordV002) } : isSet(object.dsseV002) ? { $case: "dsseV002", dsseV002: dsse_1.DSSELogEntryV002.fromJSON(object.dsseV002) } : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.spec?.$case === "hashedRekordV002") {
+          obj.hashedRekordV002 = hashedrekord_1.HashedRekordLogEntryV002.toJSON(message2.spec.hashedRekordV002);
+        } else if (message2.spec?.$case === "dsseV002") {
+          obj.dsseV002 = dsse_1.DSSELogEntryV002.toJSON(message2.spec.dsseV002);
+        }
+        return obj;
+      }
+    };
+    exports.CreateEntryRequest = {
+      fromJSON(object) {
+        return {
+          spec: isSet(object.hashedRekordRequestV002) ? {
+            $case: "hashedRekordRequestV002",
+            hashedRekordRequestV002: hashedrekord_1.HashedRekordRequestV002.fromJSON(object.hashedRekordRequestV002)
+          } : isSet(object.dsseRequestV002) ? { $case: "dsseRequestV002", dsseRequestV002: dsse_1.DSSERequestV002.fromJSON(object.dsseRequestV002) } : void 0
+        };
+      },
+      toJSON(message2) {
+        const obj = {};
+        if (message2.spec?.$case === "hashedRekordRequestV002") {
+          obj.hashedRekordRequestV002 = hashedrekord_1.HashedRekordRequestV002.toJSON(message2.spec.hashedRekordRequestV002);
+        } else if (message2.spec?.$case === "dsseRequestV002") {
+          obj.dsseRequestV002 = dsse_1.DSSERequestV002.toJSON(message2.spec.dsseRequestV002);
+        }
+        return obj;
+      }
+    };
+    function isSet(value) {
+      return value !== null && value !== void 0;
+    }
+  }
+});
+
+// node_modules/@sigstore/protobuf-specs/dist/rekor/v2/index.js
+var require_v2 = __commonJS({
+  "node_modules/@sigstore/protobuf-specs/dist/rekor/v2/index.js"(exports) {
+    "use strict";
+    var __createBinding = exports && exports.__createBinding || (Object.create ? (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      var desc = Object.getOwnPropertyDescriptor(m2, k2);
+      if (!desc || ("get" in desc ? !m2.__esModule : desc.writable || desc.configurable)) {
+        desc = { enumerable: true, get: function() {
+          return m2[k2];
+        } };
+      }
+      Object.defineProperty(o, k22, desc);
+    }) : (function(o, m2, k2, k22) {
+      if (k22 === void 0) k22 = k2;
+      o[k22] = m2[k2];
+    }));
+    var __exportStar = exports && exports.__exportStar || function(m2, exports2) {
+      for (var p2 in m2) if (p2 !== "default" && !Object.prototype.hasOwnProperty.call(exports2, p2)) __createBinding(exports2, m2, p2);
+    };
+    Object.defineProperty(exports, "__esModule", { value: true });
+    __exportStar(require_dsse3(), exports);
+    __exportStar(require_entry(), exports);
+    __exportStar(require_hashedrekord(), exports);
+    __exportStar(require_verifier(), exports);
+  }
+});
+
+// node_modules/@sigstore/verify/dist/tlog/dsse.js
+var require_dsse4 = __commonJS({
+  "node_modules/@sigstore/verify/dist/tlog/dsse.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.DSSE_API_VERSION_V1 = void 0;
+    exports.verifyDSSETLogBody = verifyDSSETLogBody;
+    exports.verifyDSSETLogBodyV2 = verifyDSSETLogBodyV2;
+    var error_1 = require_error4();
+    exports.DSSE_API_VERSION_V1 = "0.0.1";
+    function verifyDSSETLogBody(tlogEntry, content) {
+      switch (tlogEntry.apiVersion) {
+        case exports.DSSE_API_VERSION_V1:
+          return verifyDSSE001TLogBody(tlogEntry, content);
+        default:
+          throw new error_1.VerificationError({
+            code: "TLOG_BODY_ERROR",
+            message: `unsupported dsse version: ${tlogEntry.apiVersion}`
+          });
+      }
+    }
+    function verifyDSSETLogBodyV2(tlogEntry, content) {
+      const spec = tlogEntry.spec?.spec;
+      if (!spec) {
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: `missing dsse spec`
+        });
+      }
+      switch (spec.$case) {
+        case "dsseV002":
+          return verifyDSSE002TLogBody(spec.dsseV002, content);
+        default:
+          throw new error_1.VerificationError({
+            code: "TLOG_BODY_ERROR",
+            message: `unsupported version: ${spec.$case}`
+          });
+      }
+    }
+    function verifyDSSE001TLogBody(tlogEntry, content) {
+      if (tlogEntry.spec.signatures?.length !== 1) {
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: "signature count mismatch"
+        });
+      }
+      const tlogSig = tlogEntry.spec.signatures[0].signature;
+      if (!content.compareSignature(Buffer.from(tlogSig, "base64")))
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: "tlog entry signature mismatch"
+        });
+      const tlogHash = tlogEntry.spec.payloadHash?.value || "";
+      if (!content.compareDigest(Buffer.from(tlogHash, "hex"))) {
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: "DSSE payload hash mismatch"
+        });
+      }
+    }
+    function verifyDSSE002TLogBody(spec, content) {
+      if (spec.signatures?.length !== 1) {
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: "signature count mismatch"
+        });
+      }
+      const tlogSig = spec.signatures[0].content;
+      if (!content.compareSignature(tlogSig))
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: "tlog entry signature mismatch"
+        });
+      const tlogHash = spec.payloadHash?.digest || Buffer.from("");
+      if (!content.compareDigest(tlogHash)) {
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: "DSSE payload hash mismatch"
+        });
+      }
+    }
+  }
+});
+
+// node_modules/@sigstore/verify/dist/tlog/hashedrekord.js
+var require_hashedrekord2 = __commonJS({
+  "node_modules/@sigstore/verify/dist/tlog/hashedrekord.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.HASHEDREKORD_API_VERSION_V1 = void 0;
+    exports.verifyHashedRekordTLogBody = verifyHashedRekordTLogBody;
+    exports.verifyHashedRekordTLogBodyV2 = verifyHashedRekordTLogBodyV2;
+    var error_1 = require_error4();
+    exports.HASHEDREKORD_API_VERSION_V1 = "0.0.1";
+    function verifyHashedRekordTLogBody(tlogEntry, content) {
+      switch (tlogEntry.apiVersion) {
+        case exports.HASHEDREKORD_API_VERSION_V1:
+          return verifyHashedrekord001TLogBody(tlogEntry, content);
+        default:
+          throw new error_1.VerificationError({
+            code: "TLOG_BODY_ERROR",
+            message: `unsupported hashedrekord version: ${tlogEntry.apiVersion}`
+          });
+      }
+    }
+    function verifyHashedRekordTLogBodyV2(tlogEntry, content) {
+      const spec = tlogEntry.spec?.spec;
+      if (!spec) {
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: `missing dsse spec`
+        });
+      }
+      switch (spec.$case) {
+        case "hashedRekordV002":
+          return verifyHashedrekord002TLogBody(spec.hashedRekordV002, content);
+        default:
+          throw new error_1.VerificationError({
+            code: "TLOG_BODY_ERROR",
+            message: `unsupported version: ${spec.$case}`
+          });
+      }
+    }
+    function verifyHashedrekord001TLogBody(tlogEntry, content) {
+      const tlogSig = tlogEntry.spec.signature.content || "";
+      if (!content.compareSignature(Buffer.from(tlogSig, "base64"))) {
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: "signature mismatch"
+        });
+      }
+      const tlogDigest = tlogEntry.spec.data.hash?.value || "";
+      if (!content.compareDigest(Buffer.from(tlogDigest, "hex"))) {
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: "digest mismatch"
+        });
+      }
+    }
+    function verifyHashedrekord002TLogBody(spec, content) {
+      const tlogSig = spec.signature?.content || Buffer.from("");
+      if (!content.compareSignature(tlogSig)) {
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: "signature mismatch"
+        });
+      }
+      const tlogHash = spec.data?.digest || Buffer.from("");
+      if (!content.compareDigest(tlogHash)) {
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: "digest mismatch"
+        });
+      }
+    }
+  }
+});
+
+// node_modules/@sigstore/verify/dist/tlog/intoto.js
+var require_intoto = __commonJS({
+  "node_modules/@sigstore/verify/dist/tlog/intoto.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.verifyIntotoTLogBody = verifyIntotoTLogBody;
+    var error_1 = require_error4();
+    function verifyIntotoTLogBody(tlogEntry, content) {
+      switch (tlogEntry.apiVersion) {
+        case "0.0.2":
+          return verifyIntoto002TLogBody(tlogEntry, content);
+        default:
+          throw new error_1.VerificationError({
+            code: "TLOG_BODY_ERROR",
+            message: `unsupported intoto version: ${tlogEntry.apiVersion}`
+          });
+      }
+    }
+    function verifyIntoto002TLogBody(tlogEntry, content) {
+      if (tlogEntry.spec.content.envelope.signatures?.length !== 1) {
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: "signature count mismatch"
+        });
+      }
+      const tlogSig = base64Decode(tlogEntry.spec.content.envelope.signatures[0].sig);
+      if (!content.compareSignature(Buffer.from(tlogSig, "base64"))) {
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: "tlog entry signature mismatch"
+        });
+      }
+      const tlogHash = tlogEntry.spec.content.payloadHash?.value || "";
+      if (!content.compareDigest(Buffer.from(tlogHash, "hex"))) {
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: "DSSE payload hash mismatch"
+        });
+      }
+    }
+    function base64Decode(str) {
+      return Buffer.from(str, "base64").toString("utf-8");
+    }
+  }
+});
+
+// node_modules/@sigstore/verify/dist/tlog/checkpoint.js
+var require_checkpoint = __commonJS({
+  "node_modules/@sigstore/verify/dist/tlog/checkpoint.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.LogCheckpoint = void 0;
+    exports.verifyCheckpoint = verifyCheckpoint;
+    var core_1 = require_dist4();
+    var error_1 = require_error4();
+    var CHECKPOINT_SEPARATOR = "\n\n";
+    var SIGNATURE_REGEX = /\u2014 (\S+) (\S+)\n/g;
+    function verifyCheckpoint(entry, tlogs) {
+      const inclusionProof = entry.inclusionProof;
+      const signedNote = SignedNote.fromString(inclusionProof.checkpoint.envelope);
+      const checkpoint = LogCheckpoint.fromString(signedNote.note);
+      if (!verifySignedNote(signedNote, tlogs)) {
+        throw new error_1.VerificationError({
+          code: "TLOG_INCLUSION_PROOF_ERROR",
+          message: "invalid checkpoint signature"
+        });
+      }
+      return checkpoint;
+    }
+    function verifySignedNote(signedNote, tlogs) {
+      const data = Buffer.from(signedNote.note, "utf-8");
+      return signedNote.signatures.some((signature) => {
+        const tlog = tlogs.find(
+          (tlog2) => core_1.crypto.bufferEqual(tlog2.logID.subarray(0, 4), signature.keyHint) && tlog2.baseURL.match(signature.name)
+          // Match the name to the base URL of the tlog
+        );
+        if (!tlog) {
+          return false;
+        }
+        return core_1.crypto.verify(data, tlog.publicKey, signature.signature);
+      });
+    }
+    var SignedNote = class _SignedNote {
+      note;
+      signatures;
+      constructor(note, signatures) {
+        this.note = note;
+        this.signatures = signatures;
+      }
+      // Deserialize a SignedNote from a string
+      static fromString(envelope) {
+        if (!envelope.includes(CHECKPOINT_SEPARATOR)) {
+          throw new error_1.VerificationError({
+            code: "TLOG_INCLUSION_PROOF_ERROR",
+            message: "missing checkpoint separator"
+          });
+        }
+        const split = envelope.indexOf(CHECKPOINT_SEPARATOR);
+        const header = envelope.slice(0, split + 1);
+        const data = envelope.slice(split + CHECKPOINT_SEPARATOR.length);
+        const matches = data.matchAll(SIGNATURE_REGEX);
+        const signatures = Array.from(matches, (match) => {
+          const [, name, signature] = match;
+          const sigBytes = Buffer.from(signature, "base64");
+          if (sigBytes.length < 5) {
+            throw new error_1.VerificationError({
+              code: "TLOG_INCLUSION_PROOF_ERROR",
+              message: "malformed checkpoint signature"
+            });
+          }
+          return {
+            name,
+            keyHint: sigBytes.subarray(0, 4),
+            signature: sigBytes.subarray(4)
+          };
+        });
+        if (signatures.length === 0) {
+          throw new error_1.VerificationError({
+            code: "TLOG_INCLUSION_PROOF_ERROR",
+            message: "no signatures found in checkpoint"
+          });
+        }
+        return new _SignedNote(header, signatures);
+      }
+    };
+    var LogCheckpoint = class _LogCheckpoint {
+      origin;
+      logSize;
+      logHash;
+      rest;
+      constructor(origin, logSize, logHash, rest) {
+        this.origin = origin;
+        this.logSize = logSize;
+        this.logHash = logHash;
+        this.rest = rest;
+      }
+      static fromString(note) {
+        const lines = note.trimEnd().split("\n");
+        if (lines.length < 3) {
+          throw new error_1.VerificationError({
+            code: "TLOG_INCLUSION_PROOF_ERROR",
+            message: "too few lines in checkpoint header"
+          });
+        }
+        const origin = lines[0];
+        const logSize = BigInt(lines[1]);
+        const rootHash = Buffer.from(lines[2], "base64");
+        const rest = lines.slice(3);
+        return new _LogCheckpoint(origin, logSize, rootHash, rest);
+      }
+    };
+    exports.LogCheckpoint = LogCheckpoint;
+  }
+});
+
+// node_modules/@sigstore/verify/dist/tlog/merkle.js
+var require_merkle = __commonJS({
+  "node_modules/@sigstore/verify/dist/tlog/merkle.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.verifyMerkleInclusion = verifyMerkleInclusion;
+    var core_1 = require_dist4();
+    var error_1 = require_error4();
+    var RFC6962_LEAF_HASH_PREFIX = Buffer.from([0]);
+    var RFC6962_NODE_HASH_PREFIX = Buffer.from([1]);
+    function verifyMerkleInclusion(entry, checkpoint) {
+      const inclusionProof = entry.inclusionProof;
+      const logIndex = BigInt(inclusionProof.logIndex);
+      const treeSize = BigInt(checkpoint.logSize);
+      if (logIndex < 0n || logIndex >= treeSize) {
+        throw new error_1.VerificationError({
+          code: "TLOG_INCLUSION_PROOF_ERROR",
+          message: `invalid index: ${logIndex}`
+        });
+      }
+      const { inner, border } = decompInclProof(logIndex, treeSize);
+      if (inclusionProof.hashes.length !== inner + border) {
+        throw new error_1.VerificationError({
+          code: "TLOG_INCLUSION_PROOF_ERROR",
+          message: "invalid hash count"
+        });
+      }
+      const innerHashes = inclusionProof.hashes.slice(0, inner);
+      const borderHashes = inclusionProof.hashes.slice(inner);
+      const leafHash = hashLeaf(entry.canonicalizedBody);
+      const calculatedHash = chainBorderRight(chainInner(leafHash, innerHashes, logIndex), borderHashes);
+      if (!core_1.crypto.bufferEqual(calculatedHash, checkpoint.logHash)) {
+        throw new error_1.VerificationError({
+          code: "TLOG_INCLUSION_PROOF_ERROR",
+          message: "calculated root hash does not match inclusion proof"
+        });
+      }
+    }
+    function decompInclProof(index, size) {
+      const inner = innerProofSize(index, size);
+      const border = onesCount(index >> BigInt(inner));
+      return { inner, border };
+    }
+    function chainInner(seed, hashes, index) {
+      return hashes.reduce((acc, h, i) => {
+        if (index >> BigInt(i) & BigInt(1)) {
+          return hashChildren(h, acc);
+        } else {
+          return hashChildren(acc, h);
+        }
+      }, seed);
+    }
+    function chainBorderRight(seed, hashes) {
+      return hashes.reduce((acc, h) => hashChildren(h, acc), seed);
+    }
+    function innerProofSize(index, size) {
+      return bitLength(index ^ size - BigInt(1));
+    }
+    function onesCount(num) {
+      return num.toString(2).split("1").length - 1;
+    }
+    function bitLength(n) {
+      if (n === 0n) {
+        return 0;
+      }
+      return n.toString(2).length;
+    }
+    function hashChildren(left, right) {
+      return core_1.crypto.digest("sha256", RFC6962_NODE_HASH_PREFIX, left, right);
+    }
+    function hashLeaf(leaf) {
+      return core_1.crypto.digest("sha256", RFC6962_LEAF_HASH_PREFIX, leaf);
+    }
+  }
+});
+
+// node_modules/@sigstore/verify/dist/tlog/set.js
+var require_set = __commonJS({
+  "node_modules/@sigstore/verify/dist/tlog/set.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.verifyTLogSET = verifyTLogSET;
+    var core_1 = require_dist4();
+    var error_1 = require_error4();
+    var trust_1 = require_trust();
+    function verifyTLogSET(entry, tlogs) {
+      const validTLogs = (0, trust_1.filterTLogAuthorities)(tlogs, {
+        logID: entry.logId.keyId,
+        targetDate: new Date(Number(entry.integratedTime) * 1e3)
+      });
+      const verified = validTLogs.some((tlog) => {
+        const payload = toVerificationPayload(entry);
+        const data = Buffer.from(core_1.json.canonicalize(payload), "utf8");
+        const signature = entry.inclusionPromise.signedEntryTimestamp;
+        return core_1.crypto.verify(data, tlog.publicKey, signature);
+      });
+      if (!verified) {
+        throw new error_1.VerificationError({
+          code: "TLOG_INCLUSION_PROMISE_ERROR",
+          message: "inclusion promise could not be verified"
+        });
+      }
+    }
+    function toVerificationPayload(entry) {
+      const { integratedTime, logIndex, logId, canonicalizedBody } = entry;
+      return {
+        body: canonicalizedBody.toString("base64"),
+        integratedTime: Number(integratedTime),
+        logIndex: Number(logIndex),
+        logID: logId.keyId.toString("hex")
+      };
+    }
+  }
+});
+
+// node_modules/@sigstore/verify/dist/tlog/index.js
+var require_tlog = __commonJS({
+  "node_modules/@sigstore/verify/dist/tlog/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.verifyTLogBody = verifyTLogBody;
+    exports.verifyTLogInclusion = verifyTLogInclusion;
+    var v2_1 = require_v2();
+    var error_1 = require_error4();
+    var dsse_1 = require_dsse4();
+    var hashedrekord_1 = require_hashedrekord2();
+    var intoto_1 = require_intoto();
+    var checkpoint_1 = require_checkpoint();
+    var merkle_1 = require_merkle();
+    var set_1 = require_set();
+    function verifyTLogBody(entry, sigContent) {
+      const { kind, version } = entry.kindVersion;
+      const body = JSON.parse(entry.canonicalizedBody.toString("utf8"));
+      if (kind !== body.kind || version !== body.apiVersion) {
+        throw new error_1.VerificationError({
+          code: "TLOG_BODY_ERROR",
+          message: `kind/version mismatch - expected: ${kind}/${version}, received: ${body.kind}/${body.apiVersion}`
+        });
+      }
+      switch (kind) {
+        case "dsse":
+          if (version == dsse_1.DSSE_API_VERSION_V1) {
+            return (0, dsse_1.verifyDSSETLogBody)(body, sigContent);
+          } else {
+            const entryRekorV2 = v2_1.Entry.fromJSON(body);
+            return (0, dsse_1.verifyDSSETLogBodyV2)(entryRekorV2, sigContent);
+          }
+        case "intoto":
+          return (0, intoto_1.verifyIntotoTLogBody)(body, sigContent);
+        case "hashedrekord":
+          if (version == hashedrekord_1.HASHEDREKORD_API_VERSION_V1) {
+            return (0, hashedrekord_1.verifyHashedRekordTLogBody)(body, sigContent);
+          } else {
+            const entryRekorV2 = v2_1.Entry.fromJSON(body);
+            return (0, hashedrekord_1.verifyHashedRekordTLogBodyV2)(entryRekorV2, sigContent);
+          }
+        /* istanbul ignore next */
+        default:
+          throw new error_1.VerificationError({
+            code: "TLOG_BODY_ERROR",
+            message: `unsupported kind: ${kind}`
+          });
+      }
+    }
+    function verifyTLogInclusion(entry, tlogAuthorities) {
+      let inclusionVerified = false;
+      if (isTLogEntryWithInclusionPromise(entry)) {
+        (0, set_1.verifyTLogSET)(entry, tlogAuthorities);
+        inclusionVerified = true;
+      }
+      if (isTLogEntryWithInclusionProof(entry)) {
+        const checkpoint = (0, checkpoint_1.verifyCheckpoint)(entry, tlogAuthorities);
+        (0, merkle_1.verifyMerkleInclusion)(entry, checkpoint);
+        inclusionVerified = true;
+      }
+      if (!inclusionVerified) {
+        throw new error_1.VerificationError({
+          code: "TLOG_MISSING_INCLUSION_ERROR",
+          message: "inclusion could not be verified"
+        });
+      }
+      return;
+    }
+    function isTLogEntryWithInclusionPromise(entry) {
+      return entry.inclusionPromise !== void 0;
+    }
+    function isTLogEntryWithInclusionProof(entry) {
+      return entry.inclusionProof !== void 0;
+    }
+  }
+});
+
+// node_modules/@sigstore/verify/dist/verifier.js
+var require_verifier2 = __commonJS({
+  "node_modules/@sigstore/verify/dist/verifier.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.Verifier = void 0;
+    var util_1 = __require("util");
+    var error_1 = require_error4();
+    var key_1 = require_key();
+    var policy_1 = require_policy();
+    var timestamp_1 = require_timestamp3();
+    var tlog_1 = require_tlog();
+    var Verifier2 = class {
+      trustMaterial;
+      options;
+      constructor(trustMaterial, options = {}) {
+        this.trustMaterial = trustMaterial;
+        this.options = {
+          ctlogThreshold: options.ctlogThreshold ?? 1,
+          tlogThreshold: options.tlogThreshold ?? 1,
+          timestampThreshold: options.timestampThreshold ?? options.tsaThreshold ?? 1,
+          tsaThreshold: 0
+        };
+      }
+      verify(entity, policy) {
+        const timestamps = this.verifyTimestamps(entity);
+        const signer = this.verifySigningKey(entity, timestamps);
+        this.verifyTLogs(entity);
+        this.verifySignature(entity, signer);
+        if (policy) {
+          this.verifyPolicy(policy, signer.identity || {});
+        }
+        return signer;
+      }
+      // Checks that all of the timestamps in the entity are valid and returns them
+      verifyTimestamps(entity) {
+        const timestamps = [];
+        for (const timestamp2 of entity.timestamps) {
+          switch (timestamp2.$case) {
+            case "timestamp-authority":
+              timestamps.push((0, timestamp_1.getTSATimestamp)(timestamp2.timestamp, entity.signature.signature, this.trustMaterial.timestampAuthorities));
+              break;
+            case "transparency-log": {
+              const result = (0, timestamp_1.getTLogTimestamp)(timestamp2.tlogEntry);
+              if (result) {
+                timestamps.push(result);
+              }
+              break;
+            }
+          }
+        }
+        if (containsDupes(timestamps)) {
+          throw new error_1.VerificationError({
+            code: "TIMESTAMP_ERROR",
+            message: "duplicate timestamp"
+          });
+        }
+        if (timestamps.length < this.options.timestampThreshold) {
+          throw new error_1.VerificationError({
+            code: "TIMESTAMP_ERROR",
+            message: `expected ${this.options.timestampThreshold} timestamps, got ${timestamps.length}`
+          });
+        }
+        return timestamps.map((t) => t.timestamp);
+      }
+      // Checks that the signing key is valid for all of the the supplied timestamps
+      // and returns the signer.
+      verifySigningKey({ key }, timestamps) {
+        switch (key.$case) {
+          case "public-key": {
+            return (0, key_1.verifyPublicKey)(key.hint, timestamps, this.trustMaterial);
+          }
+          case "certificate": {
+            const result = (0, key_1.verifyCertificate)(key.certificate, timestamps, this.trustMaterial);
+            if (containsDupes(result.scts)) {
+              throw new error_1.VerificationError({
+                code: "CERTIFICATE_ERROR",
+                message: "duplicate SCT"
+              });
+            }
+            if (result.scts.length < this.options.ctlogThreshold) {
+              throw new error_1.VerificationError({
+                code: "CERTIFICATE_ERROR",
+                message: `expected ${this.options.ctlogThreshold} SCTs, got ${result.scts.length}`
+              });
+            }
+            return result.signer;
+          }
+        }
+      }
+      // Checks that the tlog entries are valid for the supplied content
+      verifyTLogs({ signature: content, tlogEntries }) {
+        let tlogCount = 0;
+        tlogEntries.forEach((entry) => {
+          tlogCount++;
+          (0, tlog_1.verifyTLogInclusion)(entry, this.trustMaterial.tlogs);
+          (0, tlog_1.verifyTLogBody)(entry, content);
+        });
+        if (tlogCount < this.options.tlogThreshold) {
+          throw new error_1.VerificationError({
+            code: "TLOG_ERROR",
+            message: `expected ${this.options.tlogThreshold} tlog entries, got ${tlogCount}`
+          });
+        }
+      }
+      // Checks that the signature is valid for the supplied content
+      verifySignature(entity, signer) {
+        if (!entity.signature.verifySignature(signer.key)) {
+          throw new error_1.VerificationError({
+            code: "SIGNATURE_ERROR",
+            message: "signature verification failed"
+          });
+        }
+      }
+      verifyPolicy(policy, identity) {
+        if (policy.subjectAlternativeName) {
+          (0, policy_1.verifySubjectAlternativeName)(policy.subjectAlternativeName, identity.subjectAlternativeName);
+        }
+        if (policy.extensions) {
+          (0, policy_1.verifyExtensions)(policy.extensions, identity.extensions);
+        }
+        if (policy.oids) {
+          (0, policy_1.verifyOIDs)(policy.oids, identity.oids);
+        }
+      }
+    };
+    exports.Verifier = Verifier2;
+    function containsDupes(arr) {
+      for (let i = 0; i < arr.length; i++) {
+        for (let j2 = i + 1; j2 < arr.length; j2++) {
+          if ((0, util_1.isDeepStrictEqual)(arr[i], arr[j2])) {
+            return true;
+          }
+        }
+      }
+      return false;
+    }
+  }
+});
+
+// node_modules/@sigstore/verify/dist/index.js
+var require_dist5 = __commonJS({
+  "node_modules/@sigstore/verify/dist/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.Verifier = exports.toTrustMaterial = exports.VerificationError = exports.PolicyError = exports.toSignedEntity = void 0;
+    var bundle_1 = require_bundle2();
+    Object.defineProperty(exports, "toSignedEntity", { enumerable: true, get: function() {
+      return bundle_1.toSignedEntity;
+    } });
+    var error_1 = require_error4();
+    Object.defineProperty(exports, "PolicyError", { enumerable: true, get: function() {
+      return error_1.PolicyError;
+    } });
+    Object.defineProperty(exports, "VerificationError", { enumerable: true, get: function() {
+      return error_1.VerificationError;
+    } });
+    var trust_1 = require_trust();
+    Object.defineProperty(exports, "toTrustMaterial", { enumerable: true, get: function() {
+      return trust_1.toTrustMaterial;
+    } });
+    var verifier_1 = require_verifier2();
+    Object.defineProperty(exports, "Verifier", { enumerable: true, get: function() {
+      return verifier_1.Verifier;
+    } });
   }
 });
 
@@ -31088,10 +35977,10 @@ var require_light = __commonJS({
         _randomIndex() {
           return Math.random().toString(36).slice(2);
         }
-        doDrop({ error: error2, message = "This job has been dropped by Bottleneck" } = {}) {
+        doDrop({ error: error2, message: message2 = "This job has been dropped by Bottleneck" } = {}) {
           if (this._states.remove(this.options.id)) {
             if (this.rejectOnDrop) {
-              this._reject(error2 != null ? error2 : new BottleneckError$1(message));
+              this._reject(error2 != null ? error2 : new BottleneckError$1(message2));
             }
             this.Events.trigger("dropped", { args: this.args, options: this.options, task: this.task, promise: this.promise });
             return true;
@@ -31227,9 +36116,9 @@ var require_light = __commonJS({
             return clearInterval(this.heartbeat);
           }
         }
-        async __publish__(message) {
+        async __publish__(message2) {
           await this.yieldLoop();
-          return this.instance.Events.trigger("message", message.toString());
+          return this.instance.Events.trigger("message", message2.toString());
         }
         async __disconnect__(flush) {
           await this.yieldLoop();
@@ -31690,10 +36579,10 @@ var require_light = __commonJS({
       Sync$1 = Sync_1;
       Bottleneck2 = (function() {
         class Bottleneck3 {
-          constructor(options = {}, ...invalid) {
+          constructor(options = {}, ...invalid2) {
             var storeInstanceOptions, storeOptions;
             this._addToQueue = this._addToQueue.bind(this);
-            this._validateOptions(options, invalid);
+            this._validateOptions(options, invalid2);
             parser$5.load(options, this.instanceDefaults, this);
             this._queues = new Queues$1(NUM_PRIORITIES$1);
             this._scheduled = {};
@@ -31723,8 +36612,8 @@ var require_light = __commonJS({
               return (ref = this._store.heartbeat) != null ? typeof ref.unref === "function" ? ref.unref() : void 0 : void 0;
             });
           }
-          _validateOptions(options, invalid) {
-            if (!(options != null && typeof options === "object" && invalid.length === 0)) {
+          _validateOptions(options, invalid2) {
+            if (!(options != null && typeof options === "object" && invalid2.length === 0)) {
               throw new Bottleneck3.prototype.BottleneckError("Bottleneck v2 takes a single object argument. Refer to https://github.com/SGrondin/bottleneck#upgrading-to-v2 if you're upgrading from Bottleneck v1.");
             }
           }
@@ -31740,8 +36629,8 @@ var require_light = __commonJS({
           channel_client() {
             return `b_${this.id}_${this._store.clientId}`;
           }
-          publish(message) {
-            return this._store.__publish__(message);
+          publish(message2) {
+            return this._store.__publish__(message2);
           }
           disconnect(flush = true) {
             return this._store.__disconnect__(flush);
@@ -31864,9 +36753,9 @@ var require_light = __commonJS({
               return this.Events.trigger("error", e);
             });
           }
-          _dropAllQueued(message) {
+          _dropAllQueued(message2) {
             return this._queues.shiftAll(function(job) {
-              return job.doDrop({ message });
+              return job.doDrop({ message: message2 });
             });
           }
           stop(options = {}) {
@@ -32109,9 +36998,9 @@ var require_liquid_node = __commonJS({
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var stream = __require("stream");
-    var path27 = __require("path");
+    var path28 = __require("path");
     var fs$1 = __require("fs");
-    var crypto2 = __require("crypto");
+    var crypto3 = __require("crypto");
     var Token = class {
       constructor(kind, input, begin, end, file) {
         this.kind = kind;
@@ -32204,7 +37093,7 @@ var require_liquid_node = __commonJS({
         return [val];
       if (isIterable(val))
         return Array.from(val);
-      if (isObject3(val))
+      if (isObject4(val))
         return Object.keys(val).map((key) => [key, val[key]]);
       return [];
     }
@@ -32243,7 +37132,7 @@ var require_liquid_node = __commonJS({
       return value && isNumber(value.length);
     }
     function isIterable(value) {
-      return isObject3(value) && Symbol.iterator in value;
+      return isObject4(value) && Symbol.iterator in value;
     }
     function forOwn(obj, iteratee) {
       obj = obj || {};
@@ -32255,7 +37144,7 @@ var require_liquid_node = __commonJS({
       }
       return obj;
     }
-    function isObject3(value) {
+    function isObject4(value) {
       const type = typeof value;
       return value !== null && (type === "object" || type === "function");
     }
@@ -32359,8 +37248,8 @@ var require_liquid_node = __commonJS({
       }
     };
     var TokenizationError = class extends LiquidError {
-      constructor(message, token) {
-        super(message, token);
+      constructor(message2, token) {
+        super(message2, token);
         this.name = "TokenizationError";
         super.update();
       }
@@ -32413,10 +37302,10 @@ var require_liquid_node = __commonJS({
       }
     };
     var AssertionError = class extends Error {
-      constructor(message) {
-        super(message);
+      constructor(message2) {
+        super(message2);
         this.name = "AssertionError";
-        this.message = message + "";
+        this.message = message2 + "";
       }
     };
     function mkContext(token) {
@@ -32456,14 +37345,14 @@ var require_liquid_node = __commonJS({
     }
     TYPES[160] = TYPES[5760] = TYPES[6158] = TYPES[8192] = TYPES[8193] = TYPES[8194] = TYPES[8195] = TYPES[8196] = TYPES[8197] = TYPES[8198] = TYPES[8199] = TYPES[8200] = TYPES[8201] = TYPES[8202] = TYPES[8232] = TYPES[8233] = TYPES[8239] = TYPES[8287] = TYPES[12288] = BLANK;
     TYPES[8220] = TYPES[8221] = PUNCTUATION;
-    function assert(predicate, message) {
+    function assert(predicate, message2) {
       if (!predicate) {
-        const msg = typeof message === "function" ? message() : message || `expect ${predicate} to be true`;
+        const msg = typeof message2 === "function" ? message2() : message2 || `expect ${predicate} to be true`;
         throw new AssertionError(msg);
       }
     }
-    function assertEmpty(predicate, message = `unexpected ${JSON.stringify(predicate)}`) {
-      assert(!predicate, message);
+    function assertEmpty(predicate, message2 = `unexpected ${JSON.stringify(predicate)}`) {
+      assert(!predicate, message2);
     }
     var NullDrop = class extends Drop {
       *equals(value) {
@@ -32492,7 +37381,7 @@ var require_liquid_node = __commonJS({
         value = yield toValue(value);
         if (isString(value) || isArray(value))
           return value.length === 0;
-        if (isObject3(value))
+        if (isObject4(value))
           return Object.keys(value).length === 0;
         return false;
       }
@@ -33571,7 +38460,7 @@ var require_liquid_node = __commonJS({
         return false;
       }
     }
-    function readFile12(filepath) {
+    function readFile14(filepath) {
       return readFileAsync(filepath, "utf8");
     }
     function existsSync2(filepath) {
@@ -33582,13 +38471,13 @@ var require_liquid_node = __commonJS({
         return false;
       }
     }
-    function readFileSync3(filepath) {
+    function readFileSync4(filepath) {
       return fs$1.readFileSync(filepath, "utf8");
     }
     function resolve2(root, file, ext) {
-      if (!path27.extname(file))
+      if (!path28.extname(file))
         file += ext;
-      return path27.resolve(root, file);
+      return path28.resolve(root, file);
     }
     function fallback(file) {
       try {
@@ -33597,14 +38486,14 @@ var require_liquid_node = __commonJS({
       }
     }
     function dirname3(filepath) {
-      return path27.dirname(filepath);
+      return path28.dirname(filepath);
     }
     var realpathAsync = promisify(fs$1.realpath);
     async function contains(root, file) {
       try {
         const realRoot = await realpathAsync(root);
         const realFile = await realpathAsync(file);
-        const prefix = realRoot.endsWith(path27.sep) ? realRoot : realRoot + path27.sep;
+        const prefix = realRoot.endsWith(path28.sep) ? realRoot : realRoot + path28.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -33614,7 +38503,7 @@ var require_liquid_node = __commonJS({
       try {
         const realRoot = fs$1.realpathSync(root);
         const realFile = fs$1.realpathSync(file);
-        const prefix = realRoot.endsWith(path27.sep) ? realRoot : realRoot + path27.sep;
+        const prefix = realRoot.endsWith(path28.sep) ? realRoot : realRoot + path28.sep;
         return realFile.startsWith(prefix);
       } catch {
         return false;
@@ -33623,15 +38512,15 @@ var require_liquid_node = __commonJS({
     var fs4 = /* @__PURE__ */ Object.freeze({
       __proto__: null,
       exists: exists2,
-      readFile: readFile12,
+      readFile: readFile14,
       existsSync: existsSync2,
-      readFileSync: readFileSync3,
+      readFileSync: readFileSync4,
       resolve: resolve2,
       fallback,
       dirname: dirname3,
       contains,
       containsSync,
-      sep: path27.sep
+      sep: path28.sep
     });
     function chargeJsonReplacerValue(memoryLimit, val) {
       if (typeof val === "string") {
@@ -33848,14 +38737,14 @@ var require_liquid_node = __commonJS({
           options.layouts = options.root;
       }
       if (options.hasOwnProperty("cache")) {
-        let cache;
+        let cache2;
         if (typeof options.cache === "number")
-          cache = options.cache > 0 ? new LRU(options.cache) : void 0;
+          cache2 = options.cache > 0 ? new LRU(options.cache) : void 0;
         else if (typeof options.cache === "object")
-          cache = options.cache;
+          cache2 = options.cache;
         else
-          cache = options.cache ? new LRU(1024) : void 0;
-        options.cache = cache;
+          cache2 = options.cache ? new LRU(1024) : void 0;
+        options.cache = cache2;
       }
       options = { ...defaultOptions, ...options.jekyllInclude ? { dynamicPartials: false } : {}, ...options };
       if ((!options.fs.dirname || !options.fs.sep) && options.relativeReference) {
@@ -34869,10 +39758,10 @@ var require_liquid_node = __commonJS({
             yield filepath;
         }
       }
-      dirname(path28) {
+      dirname(path29) {
         const fs5 = this.options.fs;
         assert(fs5.dirname, "`fs.dirname` is required for relative reference");
-        return fs5.dirname(path28);
+        return fs5.dirname(path29);
       }
       lookupError(file, roots) {
         const err = new Error("ENOENT");
@@ -34939,18 +39828,18 @@ var require_liquid_node = __commonJS({
         return new ParseStream(tokens, (token, tokens2) => this.parseToken(token, tokens2));
       }
       *_parseFileCached(file, sync, type = exports.LookupType.Root, currentFile) {
-        const cache = this.cache;
+        const cache2 = this.cache;
         const key = this.loader.shouldLoadRelative(file) ? currentFile + "," + file : type + ":" + file;
-        const tpls = yield cache.read(key);
+        const tpls = yield cache2.read(key);
         if (tpls)
           return tpls;
         const task = this._parseFile(file, sync, type, currentFile);
         const taskOrTpl = sync ? yield task : toPromise(task);
-        cache.write(key, taskOrTpl);
+        cache2.write(key, taskOrTpl);
         try {
           return yield taskOrTpl;
         } catch (err) {
-          cache.remove(key);
+          cache2.remove(key);
           throw err;
         }
       }
@@ -35059,7 +39948,7 @@ var require_liquid_node = __commonJS({
         this.sync = !!renderOptions.sync;
         this.opts = opts;
         this.globals = renderOptions.globals ?? opts.globals;
-        this.environments = isObject3(env) ? env : Object(env);
+        this.environments = isObject4(env) ? env : Object(env);
         this.strictVariables = renderOptions.strictVariables ?? this.opts.strictVariables;
         this.ownPropertyOnly = renderOptions.ownPropertyOnly ?? opts.ownPropertyOnly;
         this.memoryLimit = memoryLimit ?? new Limiter("memory alloc", renderOptions.memoryLimit ?? opts.memoryLimit);
@@ -35324,14 +40213,14 @@ var require_liquid_node = __commonJS({
       this.context.memoryLimit.use(array.length);
       return Array.prototype.filter.call(array, (x) => !isNil(toValue(x)));
     }
-    function concat(v2, arg = []) {
+    function concat2(v2, arg = []) {
       const lhs = toArray(v2);
       const rhs = toArray(arg);
       this.context.memoryLimit.use(lhs.length + rhs.length);
       return Array.prototype.concat.call(lhs, rhs);
     }
     function push2(v2, arg) {
-      return concat.call(this, v2, [arg]);
+      return concat2.call(this, v2, [arg]);
     }
     function unshift(v2, arg) {
       const array = toArray(v2);
@@ -35520,7 +40409,7 @@ var require_liquid_node = __commonJS({
       map,
       sum,
       compact,
-      concat,
+      concat: concat2,
       push: push2,
       unshift,
       pop,
@@ -35871,10 +40760,10 @@ var require_liquid_node = __commonJS({
       base64_decode
     });
     function sha256(str) {
-      return crypto2.createHash("sha256").update(str, "utf8").digest("hex");
+      return crypto3.createHash("sha256").update(str, "utf8").digest("hex");
     }
     function hmacSha256(str, key) {
-      return crypto2.createHmac("sha256", key).update(str, "utf8").digest("hex");
+      return crypto3.createHmac("sha256", key).update(str, "utf8").digest("hex");
     }
     function sha256$1(value) {
       const str = stringify(value);
@@ -35940,11 +40829,11 @@ var require_liquid_node = __commonJS({
         this.templates = [];
         this.elseTemplates = [];
         let p2;
-        const stream2 = parser.parseStream(remainTokens).on("start", () => p2 = this.templates).on("tag:else", (tag) => {
-          assertEmpty(tag.args);
+        const stream2 = parser.parseStream(remainTokens).on("start", () => p2 = this.templates).on("tag:else", (tag2) => {
+          assertEmpty(tag2.args);
           p2 = this.elseTemplates;
-        }).on("tag:endfor", (tag) => {
-          assertEmpty(tag.args);
+        }).on("tag:endfor", (tag2) => {
+          assertEmpty(tag2.args);
           stream2.stop();
         }).on("template", (tpl) => p2.push(tpl)).on("end", () => {
           throw new Error(`tag ${token.getText()} not closed`);
@@ -36413,12 +41302,12 @@ var require_liquid_node = __commonJS({
             value: new Value(token.tokenizer.readFilteredValue(), this.liquid),
             templates: p2 = []
           });
-        }).on("tag:else", (tag) => {
-          assertEmpty(tag.args);
+        }).on("tag:else", (tag2) => {
+          assertEmpty(tag2.args);
           assert(!this.elseTemplates, "duplicated else");
           p2 = this.elseTemplates = [];
-        }).on("tag:endif", function(tag) {
-          assertEmpty(tag.args);
+        }).on("tag:endif", function(tag2) {
+          assertEmpty(tag2.args);
           this.stop();
         }).on("template", (tpl) => p2.push(tpl)).on("end", () => {
           throw new Error(`tag ${tagToken.getText()} not closed`);
@@ -36882,8 +41771,8 @@ var require_liquid_node = __commonJS({
       unregisterFilter(name) {
         delete this.filters[name];
       }
-      registerTag(name, tag) {
-        this.tags[name] = isFunction(tag) ? tag : createTagClass(tag);
+      registerTag(name, tag2) {
+        this.tags[name] = isFunction(tag2) ? tag2 : createTagClass(tag2);
       }
       plugin(plugin) {
         return plugin.call(this, _Liquid);
@@ -37205,7 +42094,7 @@ var require_lib2 = __commonJS({
 });
 
 // src/sync-action/main.ts
-import path26 from "node:path";
+import path27 from "node:path";
 
 // node_modules/@actions/core/lib/core.js
 var core_exports = {};
@@ -37267,22 +42156,22 @@ function toCommandProperties(annotationProperties) {
 }
 
 // node_modules/@actions/core/lib/command.js
-function issueCommand(command, properties, message) {
-  const cmd = new Command(command, properties, message);
+function issueCommand(command, properties, message2) {
+  const cmd = new Command(command, properties, message2);
   process.stdout.write(cmd.toString() + os.EOL);
 }
-function issue(name, message = "") {
-  issueCommand(name, {}, message);
+function issue(name, message2 = "") {
+  issueCommand(name, {}, message2);
 }
 var CMD_STRING = "::";
 var Command = class {
-  constructor(command, properties, message) {
+  constructor(command, properties, message2) {
     if (!command) {
       command = "missing.command";
     }
     this.command = command;
     this.properties = properties;
-    this.message = message;
+    this.message = message2;
   }
   toString() {
     let cmdStr = CMD_STRING + this.command;
@@ -37315,10 +42204,10 @@ function escapeProperty(s3) {
 }
 
 // node_modules/@actions/core/lib/file-command.js
-import * as crypto from "crypto";
+import * as crypto2 from "crypto";
 import * as fs from "fs";
 import * as os2 from "os";
-function issueFileCommand(command, message) {
+function issueFileCommand(command, message2) {
   const filePath = process.env[`GITHUB_${command}`];
   if (!filePath) {
     throw new Error(`Unable to find environment variable for file command ${command}`);
@@ -37326,12 +42215,12 @@ function issueFileCommand(command, message) {
   if (!fs.existsSync(filePath)) {
     throw new Error(`Missing file at path: ${filePath}`);
   }
-  fs.appendFileSync(filePath, `${toCommandValue(message)}${os2.EOL}`, {
+  fs.appendFileSync(filePath, `${toCommandValue(message2)}${os2.EOL}`, {
     encoding: "utf8"
   });
 }
 function prepareKeyValueMessage(key, value) {
-  const delimiter3 = `ghadelimiter_${crypto.randomUUID()}`;
+  const delimiter3 = `ghadelimiter_${crypto2.randomUUID()}`;
   const convertedValue = toCommandValue(value);
   if (key.includes(delimiter3)) {
     throw new Error(`Unexpected input: name should not contain the delimiter "${delimiter3}"`);
@@ -37508,16 +42397,16 @@ var RetryableHttpVerbs = ["OPTIONS", "GET", "DELETE", "HEAD"];
 var ExponentialBackoffCeiling = 10;
 var ExponentialBackoffTimeSlice = 5;
 var HttpClientError = class _HttpClientError extends Error {
-  constructor(message, statusCode) {
-    super(message);
+  constructor(message2, statusCode) {
+    super(message2);
     this.name = "HttpClientError";
     this.statusCode = statusCode;
     Object.setPrototypeOf(this, _HttpClientError.prototype);
   }
 };
 var HttpClientResponse = class {
-  constructor(message) {
-    this.message = message;
+  constructor(message2) {
+    this.message = message2;
   }
   readBody() {
     return __awaiter(this, void 0, void 0, function* () {
@@ -38261,12 +43150,12 @@ var Summary = class {
    *
    * @returns {string} content wrapped in HTML element
    */
-  wrap(tag, content, attrs = {}) {
+  wrap(tag2, content, attrs = {}) {
     const htmlAttrs = Object.entries(attrs).map(([key, value]) => ` ${key}="${value}"`).join("");
     if (!content) {
-      return `<${tag}${htmlAttrs}>`;
+      return `<${tag2}${htmlAttrs}>`;
     }
-    return `<${tag}${htmlAttrs}>${content}</${tag}>`;
+    return `<${tag2}${htmlAttrs}>${content}</${tag2}>`;
   }
   /**
    * Writes text in the buffer to the summary buffer file and empties buffer. Will append by default.
@@ -38361,9 +43250,9 @@ var Summary = class {
    * @returns {Summary} summary instance
    */
   addList(items, ordered = false) {
-    const tag = ordered ? "ol" : "ul";
+    const tag2 = ordered ? "ol" : "ul";
     const listItems = items.map((item) => this.wrap("li", item)).join("");
-    const element = this.wrap(tag, listItems);
+    const element = this.wrap(tag2, listItems);
     return this.addRaw(element).addEOL();
   }
   /**
@@ -38380,9 +43269,9 @@ var Summary = class {
           return this.wrap("td", cell);
         }
         const { header, data, colspan, rowspan } = cell;
-        const tag = header ? "th" : "td";
+        const tag2 = header ? "th" : "td";
         const attrs = Object.assign(Object.assign({}, colspan && { colspan }), rowspan && { rowspan });
-        return this.wrap(tag, data, attrs);
+        return this.wrap(tag2, data, attrs);
       }).join("");
       return this.wrap("tr", cells);
     }).join("");
@@ -38425,8 +43314,8 @@ var Summary = class {
    * @returns {Summary} summary instance
    */
   addHeading(text4, level) {
-    const tag = `h${level}`;
-    const allowedTag = ["h1", "h2", "h3", "h4", "h5", "h6"].includes(tag) ? tag : "h1";
+    const tag2 = `h${level}`;
+    const allowedTag = ["h1", "h2", "h3", "h4", "h5", "h6"].includes(tag2) ? tag2 : "h1";
     const element = this.wrap(allowedTag, text4);
     return this.addRaw(element).addEOL();
   }
@@ -38773,9 +43662,9 @@ var ToolRunner = class extends events.EventEmitter {
     this.args = args || [];
     this.options = options || {};
   }
-  _debug(message) {
+  _debug(message2) {
     if (this.options.listeners && this.options.listeners.debug) {
-      this.options.listeners.debug(message);
+      this.options.listeners.debug(message2);
     }
   }
   _getCommandString(options, noPrefix) {
@@ -38987,8 +43876,8 @@ var ToolRunner = class extends events.EventEmitter {
           optionsNonNull.outStream.write(this._getCommandString(optionsNonNull) + os3.EOL);
         }
         const state = new ExecState(optionsNonNull, this.toolPath);
-        state.on("debug", (message) => {
-          this._debug(message);
+        state.on("debug", (message2) => {
+          this._debug(message2);
         });
         if (this.options.cwd && !(yield exists(this.options.cwd))) {
           return reject(new Error(`The cwd: ${this.options.cwd} does not exist!`));
@@ -39146,8 +44035,8 @@ var ExecState = class _ExecState extends events.EventEmitter {
       this.timeout = setTimeout2(_ExecState.HandleTimeout, this.delay, this);
     }
   }
-  _debug(message) {
-    this.emit("debug", message);
+  _debug(message2) {
+    this.emit("debug", message2);
   }
   _setResult() {
     let error2;
@@ -39172,8 +44061,8 @@ var ExecState = class _ExecState extends events.EventEmitter {
       return;
     }
     if (!state.processClosed && state.processExited) {
-      const message = `The STDIO streams did not close within ${state.delay / 1e3} seconds of the exit event from process '${state.toolPath}'. This may indicate a child process inherited the STDIO streams and has not yet exited.`;
-      state._debug(message);
+      const message2 = `The STDIO streams did not close within ${state.delay / 1e3} seconds of the exit event from process '${state.toolPath}'. This may indicate a child process inherited the STDIO streams and has not yet exited.`;
+      state._debug(message2);
     }
     state._setResult();
   }
@@ -39424,27 +44313,27 @@ function setOutput(name, value) {
 function setCommandEcho(enabled) {
   issue("echo", enabled ? "on" : "off");
 }
-function setFailed(message) {
+function setFailed(message2) {
   process.exitCode = ExitCode.Failure;
-  error(message);
+  error(message2);
 }
 function isDebug() {
   return process.env["RUNNER_DEBUG"] === "1";
 }
-function debug(message) {
-  issueCommand("debug", {}, message);
+function debug(message2) {
+  issueCommand("debug", {}, message2);
 }
-function error(message, properties = {}) {
-  issueCommand("error", toCommandProperties(properties), message instanceof Error ? message.toString() : message);
+function error(message2, properties = {}) {
+  issueCommand("error", toCommandProperties(properties), message2 instanceof Error ? message2.toString() : message2);
 }
-function warning(message, properties = {}) {
-  issueCommand("warning", toCommandProperties(properties), message instanceof Error ? message.toString() : message);
+function warning(message2, properties = {}) {
+  issueCommand("warning", toCommandProperties(properties), message2 instanceof Error ? message2.toString() : message2);
 }
-function notice(message, properties = {}) {
-  issueCommand("notice", toCommandProperties(properties), message instanceof Error ? message.toString() : message);
+function notice(message2, properties = {}) {
+  issueCommand("notice", toCommandProperties(properties), message2 instanceof Error ? message2.toString() : message2);
 }
-function info(message) {
-  process.stdout.write(message + os5.EOL);
+function info(message2) {
+  process.stdout.write(message2 + os5.EOL);
 }
 function startGroup(name) {
   issue("group", name);
@@ -39539,6 +44428,29 @@ function stabilityRank(stability) {
   const index = STABILITY_ORDER.indexOf(stability ?? "");
   return index === -1 ? STABILITY_ORDER.length : index;
 }
+function listingOrder(entries) {
+  const count = entries.length;
+  const ranks = new Int32Array(count);
+  const downloads = new Float64Array(count);
+  const names = new Array(count);
+  const rankOf = /* @__PURE__ */ new Map();
+  for (let position = 0; position < count; position++) {
+    const entry = entries[position];
+    let rank2 = rankOf.get(entry.stability);
+    if (rank2 === void 0) rankOf.set(entry.stability, rank2 = stabilityRank(entry.stability));
+    ranks[position] = rank2;
+    downloads[position] = entry.stats?.downloads ?? 0;
+    names[position] = entry.name;
+  }
+  const order = new Array(count);
+  for (let position = 0; position < count; position++) order[position] = position;
+  order.sort(
+    (a, b2) => ranks[a] - ranks[b2] || downloads[b2] - downloads[a] || compareText(names[a], names[b2]) || a - b2
+  );
+  const rank = new Int32Array(count);
+  for (let k2 = 0; k2 < count; k2++) rank[order[k2]] = k2;
+  return { order: Int32Array.from(order), rank };
+}
 function isYanked(entry) {
   return entry.yanked === true;
 }
@@ -39563,8 +44475,8 @@ function versionsOf(entries, id) {
 
 // src/core/json-source.ts
 var JsonSyntaxError = class extends Error {
-  constructor(message, position) {
-    super(message);
+  constructor(message2, position) {
+    super(message2);
     this.position = position;
     this.name = "JsonSyntaxError";
   }
@@ -39739,8 +44651,9 @@ function describeError(error2) {
     case "required":
       return { pointer: `${at3}/${escapePointerSegment(String(params.missingProperty))}`, message: "is required", code: "REQUIRED" };
     case "additionalProperties":
+    case "unevaluatedProperties":
       return {
-        pointer: `${at3}/${escapePointerSegment(String(params.additionalProperty))}`,
+        pointer: `${at3}/${escapePointerSegment(String(params.additionalProperty ?? params.unevaluatedProperty))}`,
         message: "is not a known field (check the spelling)",
         code: "UNKNOWN_FIELD"
       };
@@ -39804,6 +44717,35 @@ function describeSchemaErrors(errors) {
   }
   return result;
 }
+
+// src/core/registry-index.ts
+function columnsToLines(columns) {
+  if (typeof columns !== "object" || columns === null || Array.isArray(columns)) return "/columns must be an object of arrays (formatVersion 2)";
+  const entries = Object.entries(columns).filter(([key]) => key !== "__proto__" && key !== "constructor" && key !== "prototype");
+  const first = entries[0];
+  const length = first && Array.isArray(first[1]) ? first[1].length : 0;
+  for (const [key, values] of entries) {
+    if (!Array.isArray(values)) return `/columns/${key} must be an array`;
+    if (values.length !== length) return `/columns/${key} has ${values.length} items where /columns/${first ? first[0] : ""} has ${length}: every column has one item per template`;
+  }
+  const lines = [];
+  for (let i = 0; i < length; i++) {
+    const line = {};
+    for (const [key, values] of entries) if (values[i] !== null) line[key] = values[i];
+    lines.push(line);
+  }
+  return lines;
+}
+function indexLines(json) {
+  if (typeof json !== "object" || json === null || json.formatVersion !== 2) return json;
+  const { columns, formatVersion: _columns, ...rest } = json;
+  const templates = columnsToLines(columns);
+  if (typeof templates === "string") throw new IndexLayoutError(templates);
+  return { formatVersion: 1, ...rest, templates };
+}
+var IndexLayoutError = class extends Error {
+  name = "IndexLayoutError";
+};
 
 // src/core/schemas.ts
 var import__ = __toESM(require__(), 1);
@@ -40289,7 +45231,7 @@ var template_entry_schema_default = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   $id: "https://template-registry.dev/schemas/template-entry.schema.json",
   title: "TemplateEntry",
-  description: "One version of one template in the registry document; the same id appears once per version. Fields not listed here are accepted, so that a document from another registry following the spec validates. This project's additions, all optional: integrity, sha256 and size of the archive at downloadUrl; deprecationMessage and yanked (the version lifecycle).",
+  description: "One version of one template in the registry document; the same id appears once per version. Fields not listed here are accepted, so that a document from another registry following the spec validates. This project's additions, all optional: integrity, sha256 and size of the archive at downloadUrl; deprecationMessage and yanked (the version lifecycle); attestations and publisher (the archive's verified build provenance).",
   type: "object",
   required: ["id", "name", "version", "description", "category", "stability", "downloadUrl"],
   properties: {
@@ -40344,6 +45286,27 @@ var template_entry_schema_default = {
     yanked: {
       type: "boolean",
       description: "Extension: true when the version was yanked (DELETE /templates/{id}/versions/{version}): still downloadable by its exact version, never selected as the latest, left out of default listings."
+    },
+    attestations: {
+      title: "TemplateEntryAttestations",
+      type: "object",
+      required: ["url", "predicateType"],
+      description: "Extension: the build provenance of the archive, verified by the registry when the version was published: where its Sigstore bundle (a DSSE-signed in-toto statement about the archive's sha256) is served, immutably, and the statement's predicate type.",
+      properties: {
+        url: { type: "string", minLength: 1 },
+        predicateType: { type: "string", minLength: 1, description: "https://slsa.dev/provenance/v1 for the publish action's provenance." }
+      }
+    },
+    publisher: {
+      title: "TemplateEntryPublisher",
+      type: "object",
+      required: ["repository", "workflow"],
+      description: "Extension: who built the archive, as its verified provenance's signing certificate names it: the source repository (owner/name) and the workflow file that ran; runUrl is the run, when the certificate names it. Present with attestations.",
+      properties: {
+        repository: { type: "string", minLength: 1 },
+        workflow: { type: "string", minLength: 1 },
+        runUrl: { type: "string" }
+      }
     }
   },
   $defs: {
@@ -40413,11 +45376,27 @@ var registry_index_schema_default = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   $id: "https://template-registry.dev/schemas/registry-index.schema.json",
   title: "SparseIndex",
-  description: "Extension: the small index a static registry publishes beside registry.json (index.json): one line per template (its latest version, as the spec's get rule selects it), so that a client needing one template reads this file and templates/<id>.json instead of the whole document. Fields not listed here are accepted.",
+  description: "Extension: the small index a static registry publishes beside registry.json (index.json): one line per template (its latest version, as the spec's get rule selects it), so that a client needing one template reads this file and templates/<id>.json instead of the whole document. Two layouts: formatVersion 1 lists the lines in `templates`; formatVersion 2 (what this generator writes) gives the same lines as `columns`, one array per field (about a quarter smaller once compressed). Fields not listed here are accepted.",
   type: "object",
-  required: ["formatVersion", "lastUpdated", "templates"],
+  required: ["formatVersion", "lastUpdated"],
+  if: { properties: { formatVersion: { const: 2 } }, required: ["formatVersion"] },
+  then: { properties: { columns: true }, required: ["columns"] },
+  else: { properties: { templates: true }, required: ["templates"] },
   properties: {
-    formatVersion: { const: 1, description: "1 for this layout; a client refuses a format it does not know and falls back to registry.json." },
+    formatVersion: { enum: [1, 2], description: "1: the lines in `templates`; 2: the same lines as `columns`. A client refuses a format it does not know and falls back to registry.json." },
+    columns: {
+      type: "object",
+      description: "formatVersion 2: the lines of `templates`, one array per field, all of the same length (line i is made of the i-th item of each array), null where a line has no such field; a field no line has has no array.",
+      required: ["id", "version", "stability", "category", "description"],
+      properties: {
+        id: { type: "array", items: { type: "string" } },
+        version: { type: "array", items: { type: "string" } },
+        stability: { type: "array", items: { type: "string" } },
+        category: { type: "array", items: { type: "string" } },
+        description: { type: "array", items: { type: "string" } }
+      },
+      additionalProperties: { type: "array", items: true, description: "Any other field of the lines: its value in each line, null where a line has none." }
+    },
     lastUpdated: { type: "string", format: "date-time", description: "The lastUpdated of the registry.json built with it." },
     templatePath: { type: "string", description: "Where one template's file is, relative to index.json, with {id} for the template id. Default templates/{id}.json." },
     templates: {
@@ -40434,7 +45413,9 @@ var registry_index_schema_default = {
           tags: { type: "array", items: { type: "string" } },
           features: { type: "array", items: { type: "string" } },
           downloads: { type: "integer", minimum: 0, description: "Downloads of all its versions." },
-          updatedAt: { type: "string", description: "When its latest version was published or updated." }
+          updatedAt: { type: "string", description: "When its latest version was published or updated." },
+          attestations: { $ref: "https://template-registry.dev/schemas/template-entry.schema.json#/properties/attestations", description: "The latest version's verified build provenance (as its entry has it)." },
+          publisher: { $ref: "https://template-registry.dev/schemas/template-entry.schema.json#/properties/publisher", description: "Who built the latest version (as its entry has it)." }
         }
       }
     }
@@ -41198,7 +46179,7 @@ var validators = /* @__PURE__ */ new Map();
 function getValidator(name) {
   let validate = validators.get(name);
   if (!validate) {
-    sharedAjv ??= createAjv();
+    sharedAjv ??= createAjv({ validateSchema: false });
     const schema = schemas[name];
     if (!schema) throw new Error(`unknown schema "${name}"`);
     validate = sharedAjv.getSchema(schema.$id);
@@ -41236,16 +46217,219 @@ function matchesTerms(text4, terms) {
   }
   return true;
 }
+function matchesSearch(entry, terms, fields = SEARCH_FIELDS) {
+  return matchesTerms(searchText(entry, fields), terms);
+}
 function oneOf(value, wanted) {
   return typeof wanted === "string" ? value === wanted : value !== void 0 && wanted.includes(value);
 }
 function matchesFilters(entry, filters) {
   if (filters.category !== void 0 && !oneOf(entry.category, filters.category)) return false;
   if (filters.stability !== void 0 && !oneOf(entry.stability, filters.stability)) return false;
-  if (filters.tags && !filters.tags.every((tag) => entry.tags?.includes(tag))) return false;
+  if (filters.tags && !filters.tags.every((tag2) => entry.tags?.includes(tag2))) return false;
   if (filters.features && !filters.features.every((feature) => entry.features?.includes(feature))) return false;
   if (filters.author !== void 0 && entry.author?.name !== filters.author) return false;
   return true;
+}
+var TOKEN_SEPARATOR = "\0";
+var TokenCollector = class {
+  tokens = [];
+  /** Open addressing: token id + 1 at the slot of its hash (or a later one), 0 for an empty slot. */
+  #slots = new Int32Array(4096);
+  #hashes = new Int32Array(1024);
+  /** How many entries hold each token. */
+  counts = new Int32Array(1024);
+  /** The last entry each token was added for: a token twice in one entry counts once. */
+  #lastEntry = new Int32Array(1024).fill(-1);
+  /** The token ids of every entry, one entry after the other. */
+  entryTokens;
+  length = 0;
+  constructor(entries) {
+    this.entryTokens = new Int32Array(Math.max(1024, entries * 8));
+  }
+  /** Adds the tokens of one lower-cased value of entry `position` (entries are added in order). */
+  addText(text4, position) {
+    const length = text4.length;
+    let start = 0;
+    while (start < length) {
+      let hash = -2128831035;
+      let end = start;
+      for (; end < length; end++) {
+        const code18 = text4.charCodeAt(end);
+        if (code18 === SPACE) break;
+        hash = Math.imul(hash ^ code18, 16777619);
+      }
+      if (end > start) this.#add(this.#idOf(text4, start, end, hash), position);
+      start = end + 1;
+    }
+  }
+  #idOf(text4, start, end, hash) {
+    const mask = this.#slots.length - 1;
+    let slot = hash & mask;
+    for (let held = this.#slots[slot]; held !== 0; held = this.#slots[slot]) {
+      const id2 = held - 1;
+      const token = this.tokens[id2];
+      if (this.#hashes[id2] === hash && token.length === end - start && text4.startsWith(token, start)) return id2;
+      slot = slot + 1 & mask;
+    }
+    const id = this.tokens.length;
+    if (id === this.#hashes.length) this.#grow();
+    this.tokens.push(end - start === text4.length ? text4 : text4.slice(start, end));
+    this.#hashes[id] = hash;
+    this.#slots[slot] = id + 1;
+    if (this.tokens.length * 2 > this.#slots.length) this.#rehash();
+    return id;
+  }
+  #add(id, position) {
+    if (this.#lastEntry[id] === position) return;
+    this.#lastEntry[id] = position;
+    this.counts[id] = this.counts[id] + 1;
+    if (this.length === this.entryTokens.length) this.entryTokens = grown(this.entryTokens, this.length * 2, 0);
+    this.entryTokens[this.length++] = id;
+  }
+  #grow() {
+    const size = this.#hashes.length * 2;
+    this.#hashes = grown(this.#hashes, size, 0);
+    this.counts = grown(this.counts, size, 0);
+    this.#lastEntry = grown(this.#lastEntry, size, -1);
+  }
+  #rehash() {
+    const slots = new Int32Array(this.#slots.length * 2);
+    const mask = slots.length - 1;
+    for (let id = 0; id < this.tokens.length; id++) {
+      let slot = this.#hashes[id] & mask;
+      while (slots[slot] !== 0) slot = slot + 1 & mask;
+      slots[slot] = id + 1;
+    }
+    this.#slots = slots;
+  }
+};
+var SPACE = 32;
+function grown(values, size, fill) {
+  const copy = new Int32Array(size);
+  if (fill !== 0) copy.fill(fill, values.length);
+  copy.set(values);
+  return copy;
+}
+function buildSearchIndex(entries, positionOf) {
+  const collector = new TokenCollector(entries.length);
+  const entryStarts = new Int32Array(entries.length + 1);
+  for (let position = 0; position < entries.length; position++) {
+    entryStarts[position] = collector.length;
+    const entry = entries[position];
+    for (const field2 of SEARCH_FIELDS) {
+      const value = entry[field2];
+      if (Array.isArray(value)) for (const item of value) collector.addText(String(item).toLowerCase(), position);
+      else if (typeof value === "string") collector.addText(value.toLowerCase(), position);
+    }
+  }
+  entryStarts[entries.length] = collector.length;
+  const { tokens, counts } = collector;
+  const postingStarts = new Int32Array(tokens.length + 1);
+  for (let id = 0; id < tokens.length; id++) postingStarts[id + 1] = postingStarts[id] + counts[id];
+  const fill = postingStarts.slice(0, tokens.length);
+  const postings = new Int32Array(collector.length);
+  const flat = collector.entryTokens;
+  for (let position = 0; position < entries.length; position++) {
+    const end = entryStarts[position + 1];
+    for (let k2 = entryStarts[position]; k2 < end; k2++) {
+      const id = flat[k2];
+      postings[fill[id]] = positionOf === void 0 ? position : positionOf[position];
+      fill[id] = fill[id] + 1;
+    }
+  }
+  const tokenStarts = new Int32Array(tokens.length + 1);
+  let offset = 0;
+  for (let id = 0; id < tokens.length; id++) {
+    tokenStarts[id] = offset;
+    offset += tokens[id].length + 1;
+  }
+  tokenStarts[tokens.length] = offset;
+  const vocabulary = tokens.length === 0 ? "" : `${tokens.join(TOKEN_SEPARATOR)}${TOKEN_SEPARATOR}`;
+  const size = entries.length;
+  const words2 = size + 31 >>> 5;
+  return { size, vocabulary, tokenStarts, postingStarts, postings, reached: new Int32Array(words2), reachedByTerm: new Int32Array(words2) };
+}
+function tokenAt(tokenStarts, at3) {
+  let low = 0;
+  let high = tokenStarts.length - 2;
+  while (low < high) {
+    const mid = low + high + 1 >>> 1;
+    if (tokenStarts[mid] <= at3) low = mid;
+    else high = mid - 1;
+  }
+  return low;
+}
+function tokensContaining(index, term) {
+  const { vocabulary, tokenStarts } = index;
+  const found = [];
+  let at3 = vocabulary.indexOf(term);
+  while (at3 !== -1) {
+    const token = tokenAt(tokenStarts, at3);
+    found.push(token);
+    at3 = vocabulary.indexOf(term, tokenStarts[token + 1]);
+  }
+  return found;
+}
+function postingCount(index, tokens) {
+  let count = 0;
+  for (const token of tokens) count += index.postingStarts[token + 1] - index.postingStarts[token];
+  return count;
+}
+function markPostings(index, tokens, bits) {
+  const { postingStarts, postings } = index;
+  bits.fill(0);
+  for (const token of tokens) {
+    const end = postingStarts[token + 1];
+    for (let at3 = postingStarts[token]; at3 < end; at3++) {
+      const position = postings[at3];
+      bits[position >>> 5] = bits[position >>> 5] | 1 << (position & 31);
+    }
+  }
+}
+function bitCount(word) {
+  let value = word - (word >>> 1 & 1431655765);
+  value = (value & 858993459) + (value >>> 2 & 858993459);
+  return Math.imul(value + (value >>> 4) & 252645135, 16843009) >>> 24;
+}
+function searchIndexed(index, terms, byPosition) {
+  if (terms.some((term) => term.includes(TOKEN_SEPARATOR))) return void 0;
+  if (terms.length === 0) return [...byPosition];
+  const perTerm = [];
+  for (const term of terms) {
+    const tokens = tokensContaining(index, term);
+    if (tokens.length === 0) return [];
+    perTerm.push(tokens);
+  }
+  perTerm.sort((a, b2) => postingCount(index, a) - postingCount(index, b2));
+  const { reached, reachedByTerm } = index;
+  markPostings(index, perTerm[0], reached);
+  for (let k2 = 1; k2 < perTerm.length; k2++) {
+    markPostings(index, perTerm[k2], reachedByTerm);
+    let any = 0;
+    for (let w2 = 0; w2 < reached.length; w2++) {
+      const both = reached[w2] & reachedByTerm[w2];
+      reached[w2] = both;
+      any |= both;
+    }
+    if (any === 0) return [];
+  }
+  let count = 0;
+  for (let w2 = 0; w2 < reached.length; w2++) count += bitCount(reached[w2]);
+  const result = new Array(count);
+  let next = 0;
+  for (let w2 = 0; w2 < reached.length; w2++) {
+    let word = reached[w2];
+    while (word !== 0) {
+      const low = word & -word;
+      result[next++] = byPosition[(w2 << 5) + 31 - Math.clz32(low)];
+      word ^= low;
+    }
+  }
+  return result;
+}
+function findEntries(index, terms, listed) {
+  return searchIndexed(index, terms, listed) ?? listed.filter((entry) => matchesSearch(entry, terms));
 }
 
 // src/core/registry-url.ts
@@ -41470,10 +46654,10 @@ var RoutesSource = class _RoutesSource {
 };
 
 // src/client/cached-json.ts
-import { createHash as createHash2 } from "node:crypto";
-import { readFile as readFile2, stat as stat3 } from "node:fs/promises";
-import path7 from "node:path";
-import { Readable } from "node:stream";
+import { createHash as createHash4 } from "node:crypto";
+import { readFile as readFile3, stat as stat3 } from "node:fs/promises";
+import path8 from "node:path";
+import { Readable as Readable2 } from "node:stream";
 
 // src/core/files.ts
 import { mkdir as mkdir2, open as open2, readdir as readdir2, readFile, rename as rename2, rm as rm2, stat as stat2 } from "node:fs/promises";
@@ -41603,20 +46787,1152 @@ async function readHead(file, maxBytes) {
   }
 }
 
+// src/client/trust.ts
+import { createHash as createHash3 } from "node:crypto";
+import { readFile as readFile2 } from "node:fs/promises";
+import path7 from "node:path";
+import { Readable } from "node:stream";
+
+// src/core/registry-signatures.ts
+import { createHash as createHash2 } from "node:crypto";
+
+// node_modules/jose/dist/webapi/lib/buffer_utils.js
+var encoder = new TextEncoder();
+var decoder = new TextDecoder();
+var strictDecoder = new TextDecoder("utf-8", { fatal: true });
+var UINT32_RANGE = 2 ** 32;
+function concat(...buffers) {
+  const size = buffers.reduce((acc, { length }) => acc + length, 0), buf = new Uint8Array(size);
+  let i = 0;
+  for (const buffer of buffers)
+    buf.set(buffer, i), i += buffer.length;
+  return buf;
+}
+var NON_ASCII = /[^\x00-\x7f]/;
+function encode(string) {
+  if (typeof string == "string" && string.length >= 128) {
+    if (NON_ASCII.test(string))
+      throw new TypeError("non-ASCII string encountered in encode()");
+    return encoder.encode(string);
+  }
+  const bytes = new Uint8Array(string.length);
+  for (let i = 0; i < string.length; i++) {
+    const code18 = string.charCodeAt(i);
+    if (code18 > 127)
+      throw new TypeError("non-ASCII string encountered in encode()");
+    bytes[i] = code18;
+  }
+  return bytes;
+}
+function decodeBase64(encoded, url = false) {
+  if (Uint8Array.fromBase64)
+    return Uint8Array.fromBase64(encoded, { alphabet: url ? "base64url" : "base64" });
+  if (url) {
+    if (encoded.includes("+") || encoded.includes("/"))
+      throw new TypeError("Invalid base64url");
+    encoded = encoded.replace(/-/g, "+").replace(/_/g, "/");
+  }
+  const binary = atob(encoded), bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++)
+    bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+// node_modules/jose/dist/webapi/util/errors.js
+var JOSEError = class extends Error {
+  static code = "ERR_JOSE_GENERIC";
+  code = "ERR_JOSE_GENERIC";
+  constructor(message2, options) {
+    super(message2, options), this.name = this.constructor.name, Error.captureStackTrace?.(this, this.constructor);
+  }
+};
+var JOSEAlgNotAllowed = class extends JOSEError {
+  static code = "ERR_JOSE_ALG_NOT_ALLOWED";
+  code = "ERR_JOSE_ALG_NOT_ALLOWED";
+};
+var JOSENotSupported = class extends JOSEError {
+  static code = "ERR_JOSE_NOT_SUPPORTED";
+  code = "ERR_JOSE_NOT_SUPPORTED";
+};
+var JWSInvalid = class extends JOSEError {
+  static code = "ERR_JWS_INVALID";
+  code = "ERR_JWS_INVALID";
+};
+var JWSSignatureVerificationFailed = class extends JOSEError {
+  static code = "ERR_JWS_SIGNATURE_VERIFICATION_FAILED";
+  code = "ERR_JWS_SIGNATURE_VERIFICATION_FAILED";
+  constructor(message2 = "signature verification failed", options) {
+    super(message2, options);
+  }
+};
+
+// node_modules/jose/dist/webapi/util/base64url.js
+var invalid = "The input to be decoded is not correctly encoded.";
+function decode(input) {
+  try {
+    return decodeBase64(typeof input == "string" ? input : decoder.decode(input), true);
+  } catch (cause) {
+    throw new TypeError(invalid, { cause });
+  }
+}
+
+// node_modules/jose/dist/webapi/lib/validate.js
+function isObject(input) {
+  if (typeof input != "object" || input === null || Object.prototype.toString.call(input) !== "[object Object]")
+    return false;
+  const prototype = Object.getPrototypeOf(input);
+  return prototype === null || Object.getPrototypeOf(prototype) === null;
+}
+function isDisjoint(...headers) {
+  const parameters = /* @__PURE__ */ new Set();
+  for (const header of headers)
+    if (header)
+      for (const parameter of Object.keys(header)) {
+        if (parameters.has(parameter))
+          return false;
+        parameters.add(parameter);
+      }
+  return true;
+}
+function decodeBase64url(value, label, ErrorClass) {
+  try {
+    return decode(value);
+  } catch (cause) {
+    throw new ErrorClass(`Failed to base64url decode the ${label}`, { cause });
+  }
+}
+function encodeAsciiMember(value, label, ErrorClass) {
+  try {
+    return encode(value);
+  } catch (cause) {
+    throw new ErrorClass(`The ${label} is not a valid base64url string`, { cause });
+  }
+}
+function parseJoseHeader(encodedProtectedHeader, ErrorClass, message2) {
+  let parsed2;
+  try {
+    parsed2 = JSON.parse(strictDecoder.decode(decode(encodedProtectedHeader)));
+  } catch (cause) {
+    throw new ErrorClass(message2, { cause });
+  }
+  if (!isObject(parsed2))
+    throw new ErrorClass(message2);
+  return parsed2;
+}
+var JWS_RECOGNIZED = { __proto__: null, b64: true };
+function validateAlgorithms(option, algorithms) {
+  if (algorithms !== void 0 && (!Array.isArray(algorithms) || algorithms.some((s3) => typeof s3 != "string")))
+    throw new TypeError(`"${option}" option must be an array of strings`);
+  return algorithms === void 0 ? void 0 : new Set(algorithms);
+}
+function validateCrit(Err, recognizedDefault, recognizedOption, protectedHeader, joseHeader) {
+  if (joseHeader.crit !== void 0 && protectedHeader?.crit === void 0)
+    throw new Err('"crit" (Critical) Header Parameter MUST be integrity protected');
+  if (!protectedHeader || protectedHeader.crit === void 0)
+    return [];
+  if (!Array.isArray(protectedHeader.crit) || protectedHeader.crit.length === 0 || protectedHeader.crit.some((input) => typeof input != "string" || input.length === 0))
+    throw new Err('"crit" (Critical) Header Parameter MUST be an array of non-empty strings when present');
+  const recognized = recognizedOption === void 0 ? recognizedDefault : { __proto__: null, ...recognizedOption, ...recognizedDefault };
+  for (const parameter of protectedHeader.crit) {
+    if (!(parameter in recognized))
+      throw new JOSENotSupported(`Extension Header Parameter "${parameter}" is not recognized`);
+    if (!Object.hasOwn(joseHeader, parameter) || joseHeader[parameter] === void 0)
+      throw new Err(`Extension Header Parameter "${parameter}" is missing`);
+    if (recognized[parameter] && (!Object.hasOwn(protectedHeader, parameter) || protectedHeader[parameter] === void 0))
+      throw new Err(`Extension Header Parameter "${parameter}" MUST be integrity protected`);
+  }
+  return protectedHeader.crit;
+}
+function validateB64(protectedHeader, extensions) {
+  if (extensions.includes("b64")) {
+    const b64 = protectedHeader.b64;
+    if (typeof b64 != "boolean")
+      throw new JWSInvalid('The "b64" (base64url-encode payload) Header Parameter must be a boolean');
+    return b64;
+  }
+  return true;
+}
+
+// node_modules/jose/dist/webapi/lib/key.js
+var tag = (key) => key[Symbol.toStringTag];
+var jwkMatchesOp = (entry, key, usage) => {
+  const { alg } = entry;
+  if (key.use !== void 0) {
+    const expected = usage === "sign" || usage === "verify" ? "sig" : "enc";
+    if (key.use !== expected)
+      throw new TypeError(`Invalid key for this operation, its "use" must be "${expected}" when present`);
+  }
+  if (key.kty === "AKP" && key.alg === void 0)
+    throw new TypeError('missing "alg" (Algorithm) Parameter value');
+  if (key.alg !== void 0 && key.alg !== alg)
+    throw new TypeError(`Invalid key for this operation, its "alg" must be "${alg}" when present`);
+  if (Array.isArray(key.key_ops)) {
+    const expectedKeyOp = usage === "encrypt" || usage === "decrypt" ? entry.ops?.[usage === "encrypt" ? 0 : 1] : usage;
+    if (expectedKeyOp && !key.key_ops.includes(expectedKeyOp))
+      throw new TypeError(`Invalid key for this operation, its "key_ops" must include "${expectedKeyOp}" when present`);
+  }
+};
+async function prepareKey(entry, key, usage) {
+  const { alg, secret } = entry, requiresPrivateKey = usage === "decrypt" || usage === "sign";
+  if (secret && key instanceof Uint8Array)
+    return key;
+  let normalized, keyObject;
+  if (isObject(key)) {
+    if (normalized = normalizeJwk(key), typeof normalized.kty != "string")
+      throw invalidKeyType(alg, key, secret);
+    if (!(secret ? normalized.kty === "oct" && typeof normalized.k == "string" : normalized.kty !== "oct" && (requiresPrivateKey ? normalized.kty === "AKP" && typeof normalized.priv == "string" || typeof normalized.d == "string" : normalized.d === void 0 && normalized.priv === void 0)))
+      throw new TypeError(secret ? 'JSON Web Key for symmetric algorithms must have JWK "kty" (Key Type) equal to "oct" and the JWK "k" (Key Value) present' : `JSON Web Key for this operation must be a ${requiresPrivateKey ? "private" : "public"} JWK`);
+    if (jwkMatchesOp(entry, normalized, usage), normalized.kty === "oct")
+      return decode(normalized.k);
+    if (!Object.isFrozen(key)) {
+      const { key_ops } = key;
+      Array.isArray(key_ops) && Object.freeze(key_ops), Object.freeze(key);
+    }
+  } else {
+    if (!isKeyLike(key))
+      throw invalidKeyType(alg, key, secret);
+    const expectedType = secret ? "secret" : requiresPrivateKey ? "private" : "public";
+    if (key.type !== expectedType && (secret || ["secret", "public", "private"].includes(key.type)))
+      throw new TypeError(`${tag(key)} instances must be of type "${expectedType}" for the ${alg} algorithm`);
+    if (isCryptoKey(key))
+      return key;
+    if (keyObject = key, keyObject.type === "secret")
+      return keyObject.export();
+  }
+  cache ||= /* @__PURE__ */ new WeakMap();
+  const cacheKey = key;
+  let cached = cache.get(cacheKey);
+  if (cached?.[alg])
+    return cached[alg];
+  if (cached || cache.set(cacheKey, cached = {}), keyObject && typeof keyObject.toCryptoKey == "function") {
+    const isPublic = keyObject.type === "public", crv = nist[keyObject.asymmetricKeyDetails?.namedCurve], params = entry.resolve?.({ crv, asymmetricKeyType: keyObject.asymmetricKeyType }) ?? entry.subtle;
+    return cached[alg] = keyObject.toCryptoKey(params, isPublic, entry.usages[isPublic ? 0 : 1]);
+  }
+  return normalized ??= keyObject.export({ format: "jwk" }), normalized.alg = alg, cached[alg] = await jwkToKey(entry, normalized);
+}
+var cache;
+var nist = {
+  __proto__: null,
+  prime256v1: "P-256",
+  secp384r1: "P-384",
+  secp521r1: "P-521"
+};
+var isCryptoKey = (key) => {
+  if (key?.[Symbol.toStringTag] === "CryptoKey")
+    return true;
+  try {
+    return key instanceof CryptoKey;
+  } catch {
+    return false;
+  }
+};
+var isKeyObject = (key) => key?.[Symbol.toStringTag] === "KeyObject";
+var isKeyLike = (key) => isCryptoKey(key) || isKeyObject(key);
+function message(msg, actual, ...types) {
+  if (types.length > 2) {
+    const last = types.pop();
+    msg += `one of type ${types.join(", ")}, or ${last}.`;
+  } else types.length === 2 ? msg += `one of type ${types[0]} or ${types[1]}.` : msg += `of type ${types[0]}.`;
+  return actual == null ? msg += ` Received ${actual}` : typeof actual == "function" && actual.name ? msg += ` Received function ${actual.name}` : typeof actual == "object" && actual != null && actual.constructor?.name && (msg += ` Received an instance of ${actual.constructor.name}`), msg;
+}
+function invalidKeyType(alg, actual, secret) {
+  const types = ["CryptoKey", "KeyObject", "JSON Web Key"];
+  return secret && types.push("Uint8Array"), new TypeError(message(`Key for the ${alg} algorithm must be `, actual, ...types));
+}
+var unusable = (name, prop = "algorithm.name") => new TypeError(`CryptoKey does not support this operation, its ${prop} must be ${name}`);
+function checkUsage(key, usage) {
+  if (usage && !key.usages.includes(usage))
+    throw new TypeError(`CryptoKey does not support this operation, its usages must include ${usage}.`);
+}
+function checkModulusLength(alg, key) {
+  const { modulusLength } = key.algorithm;
+  if (typeof modulusLength != "number" || modulusLength < 2048)
+    throw new TypeError(`${alg} requires key modulusLength to be 2048 bits or larger`);
+}
+function checkCryptoKey(key, expected, usage) {
+  const algorithm = key.algorithm;
+  if (algorithm.name !== expected.name)
+    throw unusable(expected.name);
+  if (expected.hash && algorithm.hash?.name !== expected.hash)
+    throw unusable(expected.hash, "algorithm.hash");
+  if (expected.namedCurve && algorithm.namedCurve !== expected.namedCurve)
+    throw unusable(expected.namedCurve, "algorithm.namedCurve");
+  if (expected.length !== void 0 && algorithm.length !== expected.length)
+    throw unusable(expected.length, "algorithm.length");
+  checkUsage(key, usage);
+}
+function snapshotJwk(jwk) {
+  return { __proto__: null, ...jwk };
+}
+function normalizeJwk(jwk) {
+  const normalized = snapshotJwk(jwk);
+  if (normalized.ext !== void 0 && typeof normalized.ext != "boolean")
+    throw new TypeError('"ext" (Extractable) Parameter must be a boolean');
+  if (normalized.key_ops !== void 0) {
+    const value = normalized.key_ops, keyOps = Array.isArray(value) ? [...value] : void 0;
+    if (!keyOps || keyOps.some((operation) => typeof operation != "string") || new Set(keyOps).size !== keyOps.length)
+      throw new TypeError('"key_ops" (Key Operations) Parameter must be an array of unique strings');
+    normalized.key_ops = keyOps;
+  }
+  return normalized;
+}
+function validateExtractableOption(extractable) {
+  if (extractable !== void 0 && typeof extractable != "boolean")
+    throw new TypeError('"extractable" option must be a boolean');
+  return extractable;
+}
+async function jwkToKey(entry, jwk, extractable) {
+  if (!entry.kty.includes(jwk.kty))
+    throw new JOSENotSupported('Invalid or unsupported JWK "alg" (Algorithm) Parameter value');
+  const algorithm = entry.resolve?.({ kty: jwk.kty, crv: jwk.crv }) ?? entry.subtle, isPrivate = !!(jwk.d || jwk.priv), keyData = { ...jwk, ext: extractable ?? jwk.ext };
+  return keyData.kty !== "AKP" && delete keyData.alg, delete keyData.use, crypto.subtle.importKey("jwk", keyData, algorithm, keyData.ext ?? !isPrivate, jwk.key_ops ?? entry.usages[isPrivate ? 1 : 0]);
+}
+async function rawKey(key, expected, usage, extractable = false) {
+  return key instanceof Uint8Array && (key = await crypto.subtle.importKey("raw", key, expected, extractable, [usage])), checkCryptoKey(key, expected, usage), key;
+}
+
+// node_modules/jose/dist/webapi/lib/key_descriptor.js
+function table(entries) {
+  const out = { __proto__: null };
+  for (const alg in entries)
+    out[alg] = { ...entries[alg], alg };
+  return out;
+}
+
+// node_modules/jose/dist/webapi/lib/jwe_algorithms.js
+var wrap = [
+  ["encrypt", "wrapKey"],
+  ["decrypt", "unwrapKey"]
+];
+var derive = [[], ["deriveBits"]];
+var none = [[], []];
+function rsaes(bits) {
+  return {
+    kty: ["RSA"],
+    mode: "key-encryption",
+    subtle: { name: "RSA-OAEP", hash: `SHA-${bits}` },
+    usages: wrap,
+    ops: ["wrapKey", "unwrapKey"]
+  };
+}
+function ecdh(mode) {
+  return {
+    kty: ["EC", "OKP"],
+    mode,
+    subtle: { name: "ECDH" },
+    resolve: ({ kty, crv, asymmetricKeyType }) => {
+      if (crv === "X25519" || asymmetricKeyType === "x25519")
+        return { name: "X25519" };
+      if (kty === "OKP")
+        throw new JOSENotSupported('Invalid or unsupported JWK "alg" (Algorithm) Parameter value');
+      return { name: "ECDH", namedCurve: crv };
+    },
+    usages: derive,
+    ops: [void 0, "deriveBits"]
+  };
+}
+function aeskw(bits, gcm = false) {
+  return {
+    kty: ["oct"],
+    mode: "key-wrapping",
+    secret: true,
+    subtle: { name: gcm ? "AES-GCM" : "AES-KW", length: bits },
+    usages: none,
+    ops: gcm ? ["encrypt", "decrypt"] : ["wrapKey", "unwrapKey"]
+  };
+}
+function pbes2() {
+  return {
+    kty: ["oct"],
+    mode: "key-wrapping",
+    secret: true,
+    subtle: { name: "PBKDF2" },
+    usages: none,
+    ops: ["deriveBits", "deriveBits"]
+  };
+}
+var JWE = table({
+  dir: {
+    kty: ["oct"],
+    mode: "direct-encryption",
+    secret: true,
+    subtle: { name: "AES-GCM" },
+    usages: none,
+    ops: ["encrypt", "decrypt"]
+  },
+  "RSA-OAEP": rsaes(1),
+  "RSA-OAEP-256": rsaes(256),
+  "RSA-OAEP-384": rsaes(384),
+  "RSA-OAEP-512": rsaes(512),
+  "ECDH-ES": ecdh("direct-key-agreement"),
+  "ECDH-ES+A128KW": ecdh("key-agreement-with-key-wrapping"),
+  "ECDH-ES+A192KW": ecdh("key-agreement-with-key-wrapping"),
+  "ECDH-ES+A256KW": ecdh("key-agreement-with-key-wrapping"),
+  A128KW: aeskw(128),
+  A192KW: aeskw(192),
+  A256KW: aeskw(256),
+  A128GCMKW: aeskw(128, true),
+  A192GCMKW: aeskw(192, true),
+  A256GCMKW: aeskw(256, true),
+  "PBES2-HS256+A128KW": pbes2(),
+  "PBES2-HS384+A192KW": pbes2(),
+  "PBES2-HS512+A256KW": pbes2()
+});
+var contentOps = ["encrypt", "decrypt"];
+function contentEncryption(bits, cbc = false) {
+  return {
+    kty: ["oct"],
+    secret: true,
+    subtle: { name: cbc ? "AES-CBC" : "AES-GCM", length: bits },
+    usages: none,
+    ops: contentOps,
+    cekBits: bits,
+    ivBits: cbc ? 128 : 96,
+    cbc
+  };
+}
+var ENC = table({
+  A128GCM: contentEncryption(128),
+  A192GCM: contentEncryption(192),
+  A256GCM: contentEncryption(256),
+  "A128CBC-HS256": contentEncryption(256, true),
+  "A192CBC-HS384": contentEncryption(384, true),
+  "A256CBC-HS512": contentEncryption(512, true)
+});
+
+// node_modules/jose/dist/webapi/lib/jws_algorithms.js
+var sig = [["verify"], ["sign"]];
+function hmac(bits) {
+  const subtle = { name: "HMAC", hash: `SHA-${bits}` };
+  return { kty: ["oct"], secret: true, subtle, signing: subtle, usages: sig };
+}
+function rsa(bits, saltLength) {
+  const subtle = { name: saltLength ? "RSA-PSS" : "RSASSA-PKCS1-v1_5", hash: `SHA-${bits}` };
+  return {
+    kty: ["RSA"],
+    subtle,
+    signing: saltLength ? { ...subtle, saltLength } : subtle,
+    usages: sig,
+    minRsaBits: 2048
+  };
+}
+function ecdsa(crv, bits) {
+  return {
+    kty: ["EC"],
+    crv,
+    subtle: { name: "ECDSA", namedCurve: crv },
+    signing: { name: "ECDSA", hash: `SHA-${bits}` },
+    usages: sig
+  };
+}
+function eddsa() {
+  const subtle = { name: "Ed25519" };
+  return {
+    kty: ["OKP"],
+    crv: "Ed25519",
+    subtle,
+    signing: subtle,
+    usages: sig
+  };
+}
+function mldsa(parameterSet) {
+  const subtle = { name: `ML-DSA-${parameterSet}` };
+  return {
+    kty: ["AKP"],
+    subtle,
+    signing: subtle,
+    usages: sig
+  };
+}
+var JWS = table({
+  HS256: hmac(256),
+  HS384: hmac(384),
+  HS512: hmac(512),
+  RS256: rsa(256),
+  RS384: rsa(384),
+  RS512: rsa(512),
+  PS256: rsa(256, 32),
+  PS384: rsa(384, 48),
+  PS512: rsa(512, 64),
+  ES256: ecdsa("P-256", 256),
+  ES384: ecdsa("P-384", 384),
+  ES512: ecdsa("P-521", 512),
+  EdDSA: eddsa(),
+  Ed25519: eddsa(),
+  "ML-DSA-44": mldsa(44),
+  "ML-DSA-65": mldsa(65),
+  "ML-DSA-87": mldsa(87)
+});
+function jwsAlgorithm(alg) {
+  const entry = typeof alg == "string" ? JWS[alg] : void 0;
+  if (!entry)
+    throw new JOSENotSupported(`alg ${alg} is not supported either by JOSE or your javascript runtime`);
+  return entry;
+}
+
+// node_modules/jose/dist/webapi/lib/jws_verify.js
+function snapshotJws(jws, sharedPayload) {
+  const encodedProtectedHeader = jws.protected, inputHeader = jws.header, header = isObject(inputHeader) ? { ...inputHeader } : inputHeader;
+  let payload = sharedPayload ? sharedPayload[0] : jws.payload;
+  !sharedPayload && payload instanceof Uint8Array && (payload = new Uint8Array(payload));
+  const signature = jws.signature, snapshot = { payload, signature };
+  if (encodedProtectedHeader !== void 0 && (snapshot.protected = encodedProtectedHeader), inputHeader !== void 0 && (snapshot.header = header), encodedProtectedHeader === void 0 && header === void 0)
+    throw new JWSInvalid('Flattened JWS must have either of the "protected" or "header" members');
+  if (encodedProtectedHeader !== void 0 && typeof encodedProtectedHeader != "string")
+    throw new JWSInvalid("JWS Protected Header incorrect type");
+  if (payload === void 0)
+    throw new JWSInvalid("JWS Payload missing");
+  if (typeof signature != "string")
+    throw new JWSInvalid("JWS Signature missing or incorrect type");
+  if (header !== void 0 && !isObject(header))
+    throw new JWSInvalid("JWS Unprotected Header incorrect type");
+  return snapshot;
+}
+function prepareVerify(options) {
+  return [options && validateAlgorithms("algorithms", options.algorithms), options?.crit];
+}
+function parseProtectedHeader(encodedProtectedHeader) {
+  return encodedProtectedHeader === void 0 ? {} : parseJoseHeader(encodedProtectedHeader, JWSInvalid, "JWS Protected Header is invalid");
+}
+function encodeJsonUnencodedPayload(payload) {
+  const invalid2 = /[\p{Cs}\p{Cn}]/u.exec(payload)?.[0];
+  if (invalid2 !== void 0)
+    throw new JWSInvalid(new RegExp("\\p{Cs}", "u").test(invalid2) ? "JWS Payload must be a well-formed Unicode string" : "JWS Payload must not contain unassigned Unicode code points");
+  return encoder.encode(payload);
+}
+function encodeCompactUnencodedPayload(payload) {
+  try {
+    return encode(payload);
+  } catch (cause) {
+    throw new JWSInvalid("JWS Compact Serialization payload must use only ASCII characters", {
+      cause
+    });
+  }
+}
+async function verifySignature(jws, shared, key, encodeUnencodedPayload, parsedProtected) {
+  const { protected: encodedProtectedHeader, header, payload: inputPayload } = jws, protectedHeader = parsedProtected ?? parseProtectedHeader(encodedProtectedHeader);
+  if (!isDisjoint(protectedHeader, header))
+    throw new JWSInvalid("JWS Protected and JWS Unprotected Header Parameter names must be disjoint");
+  const joseHeader = { ...protectedHeader, ...header }, b64 = validateB64(protectedHeader, validateCrit(JWSInvalid, JWS_RECOGNIZED, shared[1], protectedHeader, joseHeader)), { alg } = joseHeader;
+  if (typeof alg != "string" || !alg)
+    throw new JWSInvalid('JWS "alg" (Algorithm) Header Parameter missing or invalid');
+  if (shared[0] && !shared[0].has(alg))
+    throw new JOSEAlgNotAllowed('"alg" (Algorithm) Header Parameter value not allowed');
+  if (b64) {
+    if (typeof inputPayload != "string")
+      throw new JWSInvalid("JWS Payload must be a string");
+  } else if (typeof inputPayload != "string" && !(inputPayload instanceof Uint8Array))
+    throw new JWSInvalid("JWS Payload must be a string or an Uint8Array instance");
+  const signingPayload = b64 || typeof inputPayload != "string" ? inputPayload : encodeUnencodedPayload(inputPayload);
+  let resolvedKey = false;
+  typeof key == "function" && (key = await key(protectedHeader, jws), resolvedKey = true);
+  const entry = jwsAlgorithm(alg), signingInput = concat(encodedProtectedHeader !== void 0 ? encode(encodedProtectedHeader) : new Uint8Array(), encode("."), typeof signingPayload == "string" ? shared[2] ??= encodeAsciiMember(signingPayload, "payload", JWSInvalid) : signingPayload), signature = decodeBase64url(jws.signature, "signature", JWSInvalid), verificationKey = await prepareKey(entry, key, "verify"), cryptoKey = await rawKey(verificationKey, entry.subtle, "verify");
+  entry.minRsaBits && checkModulusLength(entry.alg, cryptoKey);
+  let verified = false;
+  try {
+    verified = await crypto.subtle.verify(entry.signing, cryptoKey, signature, signingInput);
+  } catch (cause) {
+    throw new JWSSignatureVerificationFailed(void 0, { cause });
+  }
+  if (!verified)
+    throw new JWSSignatureVerificationFailed();
+  const result = { payload: typeof signingPayload == "string" ? decodeBase64url(signingPayload, "payload", JWSInvalid) : signingPayload };
+  return encodedProtectedHeader !== void 0 && (result.protectedHeader = protectedHeader), header !== void 0 && (result.unprotectedHeader = header), resolvedKey ? [{ ...result, key: verificationKey }, b64] : [result, b64];
+}
+async function verifyCompact(jws, shared, key) {
+  if (jws instanceof Uint8Array && (jws = decoder.decode(jws)), typeof jws != "string")
+    throw new JWSInvalid("Compact JWS must be a string or Uint8Array");
+  const { 0: protectedHeader, 1: payload, 2: signature, length } = jws.split(".");
+  if (length !== 3)
+    throw new JWSInvalid("Invalid Compact JWS");
+  return verifySignature({ payload, protected: protectedHeader, signature }, shared, key, encodeCompactUnencodedPayload);
+}
+
+// node_modules/jose/dist/webapi/jws/compact/verify.js
+async function compactVerify(jws, key, options) {
+  const [result] = await verifyCompact(jws, prepareVerify(options), key);
+  return result;
+}
+
+// node_modules/jose/dist/webapi/jws/general/verify.js
+function snapshotSignature(signature, payload) {
+  try {
+    const jws = snapshotJws(signature, [payload]), protectedHeader = parseProtectedHeader(jws.protected), { b64, crit } = protectedHeader;
+    return [
+      jws,
+      protectedHeader,
+      Array.isArray(crit) && crit.includes("b64") ? typeof b64 == "boolean" ? b64 ? 1 : 2 : 0 : 1
+    ];
+  } catch {
+    return;
+  }
+}
+async function generalVerify(jws, key, options) {
+  if (!isObject(jws))
+    throw new JWSInvalid("General JWS must be an object");
+  const { signatures, payload: inputPayload } = jws;
+  if (!Array.isArray(signatures))
+    throw new JWSInvalid("JWS Signatures missing or incorrect type");
+  const signatureEntries = Array.from(signatures);
+  if (!signatureEntries.every(isObject))
+    throw new JWSInvalid("JWS Signatures missing or incorrect type");
+  if (inputPayload === void 0)
+    throw new JWSSignatureVerificationFailed();
+  const shared = prepareVerify(options), payload = inputPayload instanceof Uint8Array ? new Uint8Array(inputPayload) : inputPayload, candidates = signatureEntries.map((signature) => snapshotSignature(signature, payload)).filter((candidate) => candidate !== void 0);
+  let payloadEncodings = 0;
+  for (const [, , payloadEncoding] of candidates)
+    if (payloadEncodings |= payloadEncoding, payloadEncodings === 3)
+      throw new JWSInvalid("inconsistent use of JWS Unencoded Payload (RFC7797)");
+  for (const candidate of candidates)
+    try {
+      const [result] = await verifySignature(candidate[0], shared, key, encodeJsonUnencodedPayload, candidate[1]);
+      return result;
+    } catch {
+    }
+  throw new JWSSignatureVerificationFailed();
+}
+
+// node_modules/jose/dist/webapi/lib/key_algorithm.js
+function unsupportedAlg(source = 'JWK "alg" (Algorithm) Parameter') {
+  throw new JOSENotSupported(`Invalid or unsupported ${source} value`);
+}
+function keyAlgorithm(alg, source) {
+  return (typeof alg == "string" ? JWS[alg] ?? JWE[alg] : void 0) ?? unsupportedAlg(source);
+}
+
+// node_modules/jose/dist/webapi/key/import.js
+async function importJWK(jwk, alg, options) {
+  if (!isObject(jwk))
+    throw new TypeError("JWK must be an object");
+  const normalized = normalizeJwk(jwk), extractable = validateExtractableOption(options?.extractable), { alg: jwkAlg } = normalized;
+  if (alg ??= jwkAlg, normalized.kty !== "oct" && !alg)
+    throw new TypeError('"alg" argument is required when "jwk.alg" is not present');
+  switch (normalized.kty) {
+    case "oct":
+      if (typeof normalized.k != "string")
+        throw new TypeError('missing "k" (Key Value) Parameter value');
+      return decode(normalized.k);
+    case "AKP": {
+      if (typeof jwkAlg != "string" || !jwkAlg)
+        throw new TypeError('missing "alg" (Algorithm) Parameter value');
+      if (alg !== jwkAlg)
+        throw new TypeError("JWK alg and alg option value mismatch");
+      return jwkToKey(keyAlgorithm(alg), normalized, extractable);
+    }
+    case "RSA":
+    case "EC":
+    case "OKP":
+      return jwkToKey(keyAlgorithm(alg), normalized, extractable);
+    default:
+      throw new JOSENotSupported('Unsupported "kty" (Key Type) Parameter value');
+  }
+}
+
+// node_modules/jose/dist/webapi/util/decode_protected_header.js
+function decodeProtectedHeader(token) {
+  let encodedProtectedHeader;
+  if (typeof token == "string") {
+    const parts = token.split(".");
+    (parts.length === 3 || parts.length === 5) && ([encodedProtectedHeader] = parts);
+  } else if (typeof token == "object" && token)
+    if ("protected" in token)
+      encodedProtectedHeader = token.protected;
+    else
+      throw new TypeError("Token does not contain a Protected Header");
+  const invalid2 = "Invalid Token or Protected Header formatting";
+  if (typeof encodedProtectedHeader != "string" || !encodedProtectedHeader)
+    throw new TypeError(invalid2);
+  return parseJoseHeader(encodedProtectedHeader, TypeError, invalid2);
+}
+
+// src/core/registry-signatures.ts
+var SIGNATURE_SUFFIX = ".jws";
+var KEYS_FILE = "keys.json";
+var SIGNATURE_TYPE = "template-registry-signature+json";
+var MAX_SIGNATURE_BYTES = 64 * 1024;
+var MAX_KEYS_FILE_BYTES = 256 * 1024;
+var MAX_KEYS = 32;
+var MAX_CLOCK_SKEW_SECONDS = 300;
+var KID_PATTERN = /^[A-Za-z0-9._:+=-]{1,128}$/;
+var KID_RULE = "must be 1 to 128 letters, digits and . _ : + = -";
+var SignatureProblem = class extends Error {
+  constructor(reason, message2) {
+    super(message2);
+    this.reason = reason;
+  }
+  reason;
+  name = "SignatureProblem";
+};
+var KeyFileError = class extends Error {
+  name = "KeyFileError";
+};
+var sha256Hex = (bytes) => createHash2("sha256").update(bytes).digest("hex");
+var isRecord3 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+function windowBound(value, where) {
+  if (value === void 0 || value === null) return null;
+  if (typeof value !== "string" || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value) || Number.isNaN(Date.parse(value))) {
+    throw new KeyFileError(`${where} must be an ISO 8601 date-time such as 2027-01-01T00:00:00Z (got ${JSON.stringify(value)})`);
+  }
+  return new Date(value).toISOString();
+}
+function publicKeyOf(jwk, where, options) {
+  if (!isRecord3(jwk)) throw new KeyFileError(`${where} must be a JSON Web Key (an object)`);
+  const { kty, crv, x, y, kid, alg, use, d } = jwk;
+  if (typeof kid !== "string" || !KID_PATTERN.test(kid)) throw new KeyFileError(`${where}.kid is required and ${KID_RULE} (got ${JSON.stringify(kid)})`);
+  if (d !== void 0 && !options.allowPrivate) throw new KeyFileError(`${where} (kid ${kid}) holds a private key ("d"): only public keys may be listed`);
+  let expected;
+  if (kty === "OKP" && crv === "Ed25519") expected = "EdDSA";
+  else if (kty === "EC" && crv === "P-256") expected = "ES256";
+  else throw new KeyFileError(`${where} (kid ${kid}) must be an Ed25519 key (kty "OKP", crv "Ed25519") or a P-256 key (kty "EC", crv "P-256") (got kty ${JSON.stringify(kty)}, crv ${JSON.stringify(crv)})`);
+  if (alg !== void 0 && alg !== expected && !(expected === "EdDSA" && alg === "Ed25519")) {
+    throw new KeyFileError(`${where}.alg must be ${expected} for a ${String(crv)} key (got ${JSON.stringify(alg)})`);
+  }
+  if (use !== void 0 && use !== "sig") throw new KeyFileError(`${where}.use must be "sig" (got ${JSON.stringify(use)})`);
+  const b64 = /^[A-Za-z0-9_-]+$/;
+  if (typeof x !== "string" || !b64.test(x)) throw new KeyFileError(`${where}.x must be the base64url public key`);
+  if (kty === "EC" && (typeof y !== "string" || !b64.test(y))) throw new KeyFileError(`${where}.y must be the base64url public key's y coordinate`);
+  const notBefore = windowBound(jwk.notBefore, `${where}.notBefore`);
+  const notAfter = windowBound(jwk.notAfter, `${where}.notAfter`);
+  if (notBefore !== null && notAfter !== null && Date.parse(notAfter) <= Date.parse(notBefore)) {
+    throw new KeyFileError(`${where} (kid ${kid}): notAfter (${notAfter}) must be after notBefore (${notBefore})`);
+  }
+  return {
+    kty,
+    crv,
+    x,
+    ...kty === "EC" ? { y } : {},
+    kid,
+    alg: expected,
+    use: "sig",
+    notBefore,
+    notAfter
+  };
+}
+function keysOf(json, where, each) {
+  const list = isRecord3(json) && Array.isArray(json.keys) ? json.keys : [json];
+  const listed = isRecord3(json) && Array.isArray(json.keys);
+  if (list.length === 0) throw new KeyFileError(`${where} lists no key`);
+  if (list.length > MAX_KEYS) throw new KeyFileError(`${where} lists ${list.length} keys, more than ${MAX_KEYS}`);
+  const keys = list.map((jwk, index) => each(jwk, listed ? `${where} keys[${index}]` : where));
+  const kids = keys.map((key) => key.kid);
+  const duplicate = kids.find((kid, index) => kids.indexOf(kid) !== index);
+  if (duplicate !== void 0) throw new KeyFileError(`${where} lists kid ${duplicate} more than once`);
+  return keys;
+}
+function readPublicKeys(json, where, options = {}) {
+  return keysOf(json, where, (jwk, at3) => publicKeyOf(jwk, at3, { allowPrivate: options.allowPrivate ?? false }));
+}
+function looksLikeKeysFile(bytes) {
+  try {
+    const json = JSON.parse(Buffer.from(bytes).toString("utf8"));
+    return typeof json === "object" && json !== null && Array.isArray(json.keys);
+  } catch {
+    return false;
+  }
+}
+function parseKeysFile(bytes, where = KEYS_FILE) {
+  if (bytes.length > MAX_KEYS_FILE_BYTES) throw new KeyFileError(`${where} is ${bytes.length} bytes, more than ${MAX_KEYS_FILE_BYTES}`);
+  let json;
+  try {
+    json = JSON.parse(Buffer.from(bytes).toString("utf8"));
+  } catch (error2) {
+    throw new KeyFileError(`${where} is not JSON: ${error2.message}`);
+  }
+  if (!isRecord3(json) || !Array.isArray(json.keys)) throw new KeyFileError(`${where} must be {"keys": [...]}`);
+  return readPublicKeys(json, where);
+}
+function keyWindowProblem(key, iat, now) {
+  const at3 = new Date(iat * 1e3).toISOString();
+  if (iat * 1e3 > now.getTime() + MAX_CLOCK_SKEW_SECONDS * 1e3) return `it claims to be signed at ${at3}, in the future`;
+  if (key.notBefore !== null && iat * 1e3 < Date.parse(key.notBefore)) return `it was signed at ${at3}, before key ${key.kid} is valid (notBefore ${key.notBefore})`;
+  if (key.notAfter !== null && iat * 1e3 > Date.parse(key.notAfter)) return `it was signed at ${at3}, after key ${key.kid} expired (notAfter ${key.notAfter})`;
+  if (key.notAfter !== null && now.getTime() > Date.parse(key.notAfter)) return `key ${key.kid} expired at ${key.notAfter}`;
+  return void 0;
+}
+function parsePayload(payload, what) {
+  let json;
+  try {
+    json = JSON.parse(new TextDecoder().decode(payload));
+  } catch {
+    throw new SignatureProblem("malformed", `the signature of ${what} has a payload that is not JSON`);
+  }
+  if (!isRecord3(json) || typeof json.path !== "string" || typeof json.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(json.sha256) || typeof json.iat !== "number" || !Number.isSafeInteger(json.iat)) {
+    throw new SignatureProblem("malformed", `the signature of ${what} must carry {"path", "sha256" (64 hex digits), "iat" (seconds)}`);
+  }
+  return { path: json.path, sha256: json.sha256, iat: json.iat };
+}
+function readCompactSignature(jws, what) {
+  const parts = jws.trim().split(".");
+  if (parts.length !== 3) throw new SignatureProblem("malformed", `the signature of ${what} is not a compact JWS`);
+  let header;
+  let payload;
+  try {
+    header = decodeProtectedHeader(jws.trim());
+    payload = parsePayload(Buffer.from(parts[1], "base64url"), what);
+  } catch (error2) {
+    if (error2 instanceof SignatureProblem) throw error2;
+    throw new SignatureProblem("malformed", `the signature of ${what} cannot be read: ${error2.message}`);
+  }
+  if (typeof header.kid !== "string" || typeof header.alg !== "string") throw new SignatureProblem("malformed", `the signature of ${what} names no kid or alg`);
+  if (header.typ !== SIGNATURE_TYPE) throw new SignatureProblem("malformed", `the signature of ${what} has typ ${JSON.stringify(header.typ)}, not ${SIGNATURE_TYPE}`);
+  return { kid: header.kid, alg: header.alg, payload };
+}
+var publicJwk = (key) => ({ kty: key.kty, crv: key.crv, x: key.x, ...key.y !== void 0 ? { y: key.y } : {} });
+function checkPayload(payload, sha256, path28, what) {
+  if (payload.path !== path28) throw new SignatureProblem("wrong-file", `the signature of ${what} is the signature of ${JSON.stringify(payload.path)}`);
+  if (payload.sha256 !== sha256) throw new SignatureProblem("wrong-file", `${what} is not the file its signature signs (its SHA-256 differs)`);
+}
+async function verifyFileSignature(bytes, path28, jws, keys, now) {
+  const { kid, alg, payload } = readCompactSignature(jws, path28);
+  const key = keys.find((candidate) => candidate.kid === kid);
+  if (!key) throw new SignatureProblem("unknown-key", `${path28} is signed by key ${JSON.stringify(kid)}, which is not among the trusted keys (${keys.map((k2) => k2.kid).join(", ") || "none"})`);
+  if (alg !== key.alg) throw new SignatureProblem("bad-signature", `the signature of ${path28} uses ${JSON.stringify(alg)}, key ${kid} is ${key.alg}`);
+  try {
+    await compactVerify(jws.trim(), await importJWK(publicJwk(key), key.alg), { algorithms: [key.alg] });
+  } catch {
+    throw new SignatureProblem("bad-signature", `the signature of ${path28} does not verify with key ${kid}`);
+  }
+  checkPayload(payload, bytes instanceof Uint8Array ? sha256Hex(bytes) : bytes.sha256, path28, path28);
+  const window2 = keyWindowProblem(key, payload.iat, now);
+  if (window2 !== void 0) throw new SignatureProblem("outside-window", `the signature of ${path28} is refused: ${window2}`);
+  return { kid, iat: payload.iat };
+}
+async function verifyKeysFileSignature(bytes, jws, keys, now) {
+  let general;
+  try {
+    general = JSON.parse(jws);
+  } catch {
+    throw new SignatureProblem("malformed", `${KEYS_FILE}${SIGNATURE_SUFFIX} is not a JWS in JSON serialization`);
+  }
+  if (!isRecord3(general) || typeof general.payload !== "string" || !Array.isArray(general.signatures) || general.signatures.length === 0 || general.signatures.length > MAX_KEYS) {
+    throw new SignatureProblem("malformed", `${KEYS_FILE}${SIGNATURE_SUFFIX} must hold a payload and 1 to ${MAX_KEYS} signatures`);
+  }
+  const payload = parsePayload(Buffer.from(general.payload, "base64url"), KEYS_FILE);
+  checkPayload(payload, sha256Hex(bytes), KEYS_FILE, KEYS_FILE);
+  const kids = [];
+  const problems = [];
+  for (const signature of general.signatures) {
+    if (!isRecord3(signature) || typeof signature.protected !== "string") continue;
+    let header;
+    try {
+      header = JSON.parse(Buffer.from(signature.protected, "base64url").toString("utf8"));
+    } catch {
+      continue;
+    }
+    const key = keys.find((candidate) => candidate.kid === header.kid);
+    if (!key || header.alg !== key.alg || header.typ !== SIGNATURE_TYPE) continue;
+    try {
+      await generalVerify({ payload: general.payload, signatures: [signature] }, await importJWK(publicJwk(key), key.alg), { algorithms: [key.alg] });
+    } catch {
+      problems.push(`the signature by key ${key.kid} does not verify`);
+      continue;
+    }
+    const window2 = keyWindowProblem(key, payload.iat, now);
+    if (window2 !== void 0) problems.push(window2);
+    else kids.push(key.kid);
+  }
+  if (kids.length === 0) {
+    const signers = general.signatures.map((s3) => {
+      try {
+        return String(JSON.parse(Buffer.from(s3.protected, "base64url").toString("utf8")).kid);
+      } catch {
+        return "?";
+      }
+    });
+    const reason = problems.length > 0 ? problems.join("; ") : `it is signed by ${signers.join(", ")}, none of them a trusted key (${keys.map((k2) => k2.kid).join(", ") || "none"})`;
+    throw new SignatureProblem(problems.length > 0 ? "bad-signature" : "unknown-key", `${KEYS_FILE} is refused: ${reason}`);
+  }
+  return { kids, iat: payload.iat };
+}
+
+// src/client/trust.ts
+var RegistryTrustError = class extends Error {
+  constructor(registry, file, reason, retryable = false, hint = "") {
+    super(`the registry ${registry} served ${file} ${reason}: possible man in the middle, refusing it${hint}`);
+    this.registry = registry;
+    this.file = file;
+    this.reason = reason;
+    this.retryable = retryable;
+  }
+  registry;
+  file;
+  reason;
+  retryable;
+  name = "RegistryTrustError";
+};
+function pinFileFor(cacheDir, registry) {
+  return path7.join(cacheDir, `keys-${createHash3("sha256").update(registry).digest("hex")}.json`);
+}
+var Missing = class extends Error {
+};
+var TrustFetchFailure = class extends Error {
+  constructor(message2, status) {
+    super(message2);
+    this.status = status;
+  }
+  status;
+};
+async function readSmall(response, max, url) {
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > max) {
+    await response.body?.cancel().catch(() => void 0);
+    throw new SignatureProblem("malformed", `${url} is ${declared} bytes, more than the ${max} it may have`);
+  }
+  if (!response.body) return Buffer.alloc(0);
+  const chunks = [];
+  let size = 0;
+  const body = Readable.fromWeb(response.body);
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > max) {
+      body.destroy();
+      throw new SignatureProblem("malformed", `${url} is more than the ${max} bytes it may have`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+function folderOf(documentUrl) {
+  const folder = new URL(".", documentUrl);
+  folder.search = "";
+  folder.hash = "";
+  return folder;
+}
+function signedPath(url, documentUrl) {
+  const target = new URL(url);
+  const folder = folderOf(documentUrl);
+  if (target.origin === folder.origin && target.pathname.startsWith(folder.pathname)) return decodeURIComponent(target.pathname.slice(folder.pathname.length));
+  return `${target.origin}${target.pathname}`;
+}
+function signatureUrl(url) {
+  const target = new URL(url);
+  target.hash = "";
+  target.pathname = `${target.pathname}${SIGNATURE_SUFFIX}`;
+  return target.href;
+}
+function trustFetchFailure(error2) {
+  return error2 instanceof TrustFetchFailure ? { message: error2.message, ...error2.status !== void 0 ? { status: error2.status } : {} } : void 0;
+}
+var RegistryTrust = class {
+  #options;
+  #state;
+  /** One look at keys.json at a time (first use or rotation). */
+  #keysLookup;
+  constructor(options) {
+    this.#options = options;
+  }
+  get #pinFile() {
+    return this.#options.cacheDir === void 0 ? void 0 : pinFileFor(this.#options.cacheDir, this.#options.registry);
+  }
+  #hint() {
+    if (this.#options.keys && this.#options.keys.length > 0) return " (its keys were given with --registry-key or TEMPLATE_REGISTRY_KEY)";
+    const file = this.#pinFile;
+    return file === void 0 ? "" : ` (its keys were pinned on first use in ${file}; if the registry really changed its keys without a rotation, check with its operator, then remove that file or pass --registry-key)`;
+  }
+  #load() {
+    this.#state ??= (async () => {
+      const given = this.#options.keys;
+      if (given && given.length > 0) return { kind: "pinned", keys: [...given], keysIat: 0, given: true };
+      const file = this.#pinFile;
+      if (file === void 0) return { kind: "unknown" };
+      let text4;
+      try {
+        text4 = await readFile2(file, "utf8");
+      } catch (error2) {
+        if (error2.code === "ENOENT") return { kind: "unknown" };
+        throw new Error(`the pinned keys of the registry ${this.#options.registry} cannot be read from ${file}: ${error2.message}`, { cause: error2 });
+      }
+      try {
+        const record = JSON.parse(text4);
+        if (record.registry !== this.#options.registry || typeof record.keysIat !== "number") throw new Error("it is not a pin file of this registry");
+        return { kind: "pinned", keys: parseKeysFile(Buffer.from(JSON.stringify({ keys: record.keys })), file), keysIat: record.keysIat, given: false };
+      } catch (error2) {
+        throw new Error(`the pinned keys of the registry ${this.#options.registry} in ${file} cannot be used (${error2.message}): remove the file to pin the registry's keys again`, { cause: error2 });
+      }
+    })();
+    return this.#state;
+  }
+  /** Whether the client holds keys for this registry (so every document must be signed). */
+  async pinned() {
+    return (await this.#load()).kind === "pinned";
+  }
+  /** Whether a cached copy signed by `signedBy` (undefined: accepted unsigned) may answer: when keys are held, only one a held key signed. */
+  async trustsCached(signedBy) {
+    const state = await this.#load();
+    return state.kind !== "pinned" || signedBy !== void 0 && state.keys.some((key) => key.kid === signedBy);
+  }
+  async #fetch(url, max, fresh) {
+    const headers = fresh ? { "cache-control": "no-cache", pragma: "no-cache" } : {};
+    const response = await this.#options.fetch(url, { headers, signal: AbortSignal.timeout(this.#options.timeoutMs) });
+    if (response.status === 404 || response.status === 410) {
+      await response.body?.cancel().catch(() => void 0);
+      throw new Missing(url);
+    }
+    if (!response.ok) {
+      await response.body?.cancel().catch(() => void 0);
+      throw new TrustFetchFailure(`${url}: HTTP ${response.status}`, response.status);
+    }
+    return readSmall(response, max, url);
+  }
+  /** keys.json and its signature from the registry of `documentUrl`; undefined when it publishes none. */
+  async #keysOf(documentUrl, fresh) {
+    const url = new URL(KEYS_FILE, folderOf(documentUrl)).href;
+    let bytes;
+    try {
+      bytes = await this.#fetch(url, MAX_KEYS_FILE_BYTES, fresh);
+    } catch (error2) {
+      if (error2 instanceof Missing) return void 0;
+      throw error2;
+    }
+    try {
+      return { bytes, jws: (await this.#fetch(signatureUrl(url), MAX_SIGNATURE_BYTES, fresh)).toString("utf8") };
+    } catch (error2) {
+      if (error2 instanceof Missing) return { bytes, jws: "" };
+      throw error2;
+    }
+  }
+  #registryOf(documentUrl) {
+    return folderOf(documentUrl).href.replace(/\/$/, "");
+  }
+  /** First use: pins what keys.json says (signed by a key it lists), or learns the registry is unsigned. */
+  async #firstUse(documentUrl) {
+    const registry = this.#registryOf(documentUrl);
+    let published;
+    try {
+      published = await this.#keysOf(documentUrl, false);
+    } catch (error2) {
+      if (error2 instanceof SignatureProblem) throw new RegistryTrustError(registry, KEYS_FILE, `that cannot be trusted on first use (${error2.message})`);
+      throw error2;
+    }
+    if (!published || !looksLikeKeysFile(published.bytes)) {
+      this.#state = Promise.resolve({ kind: "unsigned" });
+      return;
+    }
+    let keys;
+    let iat;
+    try {
+      keys = parseKeysFile(published.bytes);
+      if (published.jws === "") throw new SignatureProblem("malformed", `${KEYS_FILE}${SIGNATURE_SUFFIX} is missing`);
+      iat = (await verifyKeysFileSignature(published.bytes, published.jws, keys, new Date(this.#options.now()))).iat;
+    } catch (error2) {
+      throw new RegistryTrustError(registry, KEYS_FILE, `that cannot be trusted on first use (${error2.message})`);
+    }
+    const state = { kind: "pinned", keys, keysIat: iat, given: false };
+    this.#state = Promise.resolve(state);
+    await this.#save(keys, iat);
+  }
+  async #save(keys, keysIat) {
+    const file = this.#pinFile;
+    if (file === void 0) return;
+    const record = { registry: this.#options.registry, pinnedAt: new Date(this.#options.now()).toISOString(), keysIat, keys };
+    try {
+      await writeFileAtomic(file, `${JSON.stringify(record, null, 2)}
+`);
+    } catch {
+    }
+  }
+  /**
+   * A rotation: keys.json read again, accepted when a pinned key signed it and it is not older than
+   * the pins. Returns whether the pins changed.
+   */
+  async #rotate(documentUrl, state) {
+    let published;
+    try {
+      published = await this.#keysOf(documentUrl, true);
+    } catch (error2) {
+      if (error2 instanceof SignatureProblem) return false;
+      throw error2;
+    }
+    if (!published || published.jws === "") return false;
+    let listed;
+    let iat;
+    try {
+      listed = parseKeysFile(published.bytes);
+      iat = (await verifyKeysFileSignature(published.bytes, published.jws, state.keys, new Date(this.#options.now()))).iat;
+    } catch {
+      return false;
+    }
+    if (iat < state.keysIat) return false;
+    const keys = state.given ? [...state.keys, ...listed.filter((key) => !state.keys.some((pinned) => pinned.kid === key.kid))] : listed;
+    const changed = JSON.stringify(keys) !== JSON.stringify(state.keys);
+    this.#state = Promise.resolve({ kind: "pinned", keys, keysIat: iat, given: state.given });
+    if (!state.given) await this.#save(keys, iat);
+    return changed;
+  }
+  /** One look at keys.json at a time; callers that wait see its outcome in the state. */
+  #lookup(task) {
+    this.#keysLookup ??= task().then(() => void 0).finally(() => {
+      this.#keysLookup = void 0;
+    });
+    return this.#keysLookup;
+  }
+  /**
+   * Checks a document before it is accepted: `body` as received from `url`, a file of the registry
+   * whose document is `documentUrl`. `fresh` asks past caches (the second look of a retry). Throws
+   * RegistryTrustError (refused), or TrustFetchFailure / a network error (the signature could not
+   * be had: an outage).
+   */
+  async verify(resource) {
+    const { url, documentUrl, body, fresh = false } = resource;
+    let state = await this.#load();
+    if (state.kind === "unknown") {
+      if (this.#options.pinOnFirstUse === false) return void 0;
+      await this.#lookup(() => this.#firstUse(documentUrl));
+      state = await this.#load();
+    }
+    if (state.kind !== "pinned") return void 0;
+    const registry = this.#registryOf(documentUrl);
+    const file = signedPath(url, documentUrl);
+    let jws;
+    try {
+      jws = (await this.#fetch(signatureUrl(url), MAX_SIGNATURE_BYTES, fresh)).toString("utf8");
+    } catch (error2) {
+      if (error2 instanceof Missing) throw new RegistryTrustError(registry, file, `without a signature (${file}${SIGNATURE_SUFFIX} is missing) though its keys are pinned`, false, this.#hint());
+      if (error2 instanceof SignatureProblem) throw new RegistryTrustError(registry, file, `with a signature that cannot be read (${error2.message})`, false, this.#hint());
+      throw error2;
+    }
+    const check2 = async (keys) => (await verifyFileSignature(body, file, jws, keys, new Date(this.#options.now()))).kid;
+    try {
+      return await check2(state.keys);
+    } catch (error2) {
+      if (!(error2 instanceof SignatureProblem)) throw error2;
+      let problem = error2;
+      if (problem.reason === "unknown-key") {
+        const pinned = state;
+        await this.#lookup(() => this.#rotate(documentUrl, pinned));
+        const rotated = await this.#load();
+        if (rotated.kind === "pinned") {
+          try {
+            return await check2(rotated.keys);
+          } catch (again) {
+            if (!(again instanceof SignatureProblem)) throw again;
+            problem = again;
+          }
+        }
+      }
+      const reason = problem.reason === "unknown-key" ? `${problem.message.replace(/^\S+ is /, "that is ")}, nor listed in a keys.json a pinned key signed` : `that fails its signature check (${problem.message})`;
+      throw new RegistryTrustError(registry, file, reason, problem.reason === "wrong-file", this.#hint());
+    }
+  }
+};
+
 // src/client/cached-json.ts
 var RegistryUnavailableError = class extends Error {
-  constructor(url, reason) {
+  constructor(url, reason, unreachable = false) {
     super(`cannot load the registry from ${url}: ${reason}`);
     this.url = url;
     this.reason = reason;
+    this.unreachable = unreachable;
   }
   url;
   reason;
+  unreachable;
   name = "RegistryUnavailableError";
 };
+var isOutageStatus = (status) => status === void 0 || status >= 500 || status === 408 || status === 429;
 var FetchFailure = class extends Error {
-  constructor(message, status) {
-    super(message);
+  constructor(message2, status) {
+    super(message2);
     this.status = status;
   }
   status;
@@ -41631,7 +47947,7 @@ function errorText(error2) {
   return error2.message;
 }
 function cacheFileFor(cacheDir, url) {
-  return path7.join(cacheDir, `registry-${createHash2("sha256").update(url).digest("hex")}.json`);
+  return path8.join(cacheDir, `registry-${createHash4("sha256").update(url).digest("hex")}.json`);
 }
 function refreshMarkFileFor(cacheDir, registryUrl) {
   return cacheFileFor(cacheDir, registryUrl).replace(/\.json$/, ".refreshed.json");
@@ -41658,7 +47974,7 @@ var RefreshMark = class {
     this.#load ??= (async () => {
       try {
         if ((await stat3(file)).size > 4096) return;
-        const { url, refreshedAt } = JSON.parse(await readFile2(file, "utf8"));
+        const { url, refreshedAt } = JSON.parse(await readFile3(file, "utf8"));
         if (url === this.#url && typeof refreshedAt === "number" && Number.isFinite(refreshedAt) && (this.#at === void 0 || refreshedAt > this.#at)) this.#at = refreshedAt;
       } catch {
       }
@@ -41686,10 +48002,10 @@ async function readCapped(response, maxBytes, url, what) {
     await response.body?.cancel().catch(() => void 0);
     throw tooLarge(`${declared} bytes`);
   }
-  if (!response.body) return "";
+  if (!response.body) return Buffer.alloc(0);
   const chunks = [];
   let size = 0;
-  const body = Readable.fromWeb(response.body);
+  const body = Readable2.fromWeb(response.body);
   for await (const chunk of body) {
     size += chunk.length;
     if (size > maxBytes) {
@@ -41698,13 +48014,17 @@ async function readCapped(response, maxBytes, url, what) {
     }
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }
 var CachedJson = class {
   #options;
   #snapshot;
   #lastError;
   #lastStatus;
+  /** Whether the last failure was the registry being unreachable (see RegistryUnavailableError). */
+  #lastUnreachable = false;
+  /** The refusal of the last fetch, thrown to callers until a fetch passes. */
+  #refused;
   #lastFailureAt;
   #inFlight;
   #diskLoad;
@@ -41714,6 +48034,8 @@ var CachedJson = class {
   #staleTold = false;
   /** Whether the next successful fetch is a refresh (`refresh()` was called). */
   #refreshing = false;
+  /** Whether this process fetched it past the caches already (`refetchUncached`). */
+  #uncached = false;
   constructor(options) {
     this.#options = options;
   }
@@ -41726,10 +48048,15 @@ var CachedJson = class {
     const snapshot = this.#snapshot;
     if (snapshot && this.#usable(snapshot)) return snapshot.value;
     const inBackoff = this.#lastFailureAt !== void 0 && this.#options.now() - this.#lastFailureAt < this.#options.failureBackoffMs;
+    if (this.#refused && inBackoff && !this.#inFlight) throw this.#refused;
     if (snapshot && inBackoff && !this.#inFlight) return this.#staleValue(snapshot);
     await this.#revalidate();
+    if (this.#refused) throw this.#refused;
     if (this.#snapshot) return this.#staleValue(this.#snapshot);
-    throw new RegistryUnavailableError(this.#options.url, this.#lastError ?? `no ${this.#options.what}`);
+    throw this.#unavailable();
+  }
+  #unavailable() {
+    return new RegistryUnavailableError(this.#options.url, this.#lastError ?? `no ${this.#options.what}`, this.#lastError !== void 0 && this.#lastUnreachable);
   }
   /** The value in hand (or in the cache file) when it is younger than the TTL (and, with `refresh`, revalidated); never fetches. */
   async fresh() {
@@ -41744,7 +48071,20 @@ var CachedJson = class {
   async recheck() {
     await this.#loadDisk();
     if (this.#attempted) return false;
-    await this.#revalidate();
+    await this.#revalidate(true);
+    return true;
+  }
+  /**
+   * Fetches once more past every cache on the way (`Cache-Control: no-cache`, conditionally), at most
+   * once in this process whatever was fetched before: for a copy another resource shows is stale (the
+   * index names a version this template file lacks). Resolves to whether it fetched.
+   */
+  async refetchUncached() {
+    await this.#loadDisk();
+    if (this.#uncached) return false;
+    this.#uncached = true;
+    if (this.#inFlight) await this.#inFlight;
+    await this.#revalidate(true);
     return true;
   }
   /** Fetches now (conditionally when cached), and marks the refresh; rejects only when there is no value at all. */
@@ -41752,7 +48092,8 @@ var CachedJson = class {
     await this.#loadDisk();
     this.#refreshing = true;
     await this.#revalidate();
-    if (!this.#snapshot) throw new RegistryUnavailableError(this.#options.url, this.#lastError ?? `no ${this.#options.what}`);
+    if (this.#refused) throw this.#refused;
+    if (!this.#snapshot) throw this.#unavailable();
     this.#staleValue(this.#snapshot);
   }
   /** The value in hand, if any, without fetching or reading the cache file. */
@@ -41803,6 +48144,7 @@ var CachedJson = class {
     this.#diskLoad ??= (async () => {
       await this.#options.refreshMark?.load();
       const record = await this.#readCacheFile(cacheFileFor(cacheDir, this.#options.url));
+      if (record && this.#options.trustsCached && !await this.#options.trustsCached(record.signedBy)) return;
       if (!record || this.#snapshot) return;
       this.#snapshot = record;
     })();
@@ -41812,13 +48154,14 @@ var CachedJson = class {
     let record;
     try {
       if ((await stat3(file)).size > this.#options.maxBytes + 1024 * 1024) return void 0;
-      record = JSON.parse(await readFile2(file, "utf8"));
+      record = JSON.parse(await readFile3(file, "utf8"));
     } catch {
       return void 0;
     }
     if (!record || typeof record !== "object") return void 0;
-    const { url, fetchedAt, etag, lastModified, document } = record;
+    const { url, fetchedAt, etag, lastModified, document, signedBy } = record;
     if (url !== this.#options.url || typeof fetchedAt !== "number" || !Number.isFinite(fetchedAt)) return void 0;
+    if (signedBy !== void 0 && typeof signedBy !== "string") return void 0;
     if (etag !== void 0 && typeof etag !== "string") return void 0;
     if (lastModified !== void 0 && typeof lastModified !== "string") return void 0;
     let value;
@@ -41832,40 +48175,56 @@ var CachedJson = class {
       fetchedAt,
       source: "cache",
       ...etag === void 0 ? {} : { etag },
-      ...lastModified === void 0 ? {} : { lastModified }
+      ...lastModified === void 0 ? {} : { lastModified },
+      ...signedBy === void 0 ? {} : { signedBy }
     };
   }
-  /** One request at a time: concurrent callers wait for the same one. Never rejects. */
-  #revalidate() {
-    this.#inFlight ??= this.#fetchOnce().finally(() => {
+  /** One request at a time: concurrent callers wait for the same one. Never rejects. `uncached`: past every cache (`no-cache`). */
+  #revalidate(uncached = false) {
+    this.#inFlight ??= this.#fetchOnce(uncached).finally(() => {
       this.#inFlight = void 0;
     });
     return this.#inFlight;
   }
-  async #fetchOnce() {
+  async #fetchOnce(uncached) {
     const previous = this.#snapshot;
     this.#attempted = true;
+    if (uncached) this.#uncached = true;
     try {
-      const next = await this.#request(previous);
+      const next = await this.#request(previous, uncached);
       this.#snapshot = next;
       this.#staleTold = false;
       this.#lastError = void 0;
       this.#lastStatus = void 0;
+      this.#lastUnreachable = false;
+      this.#refused = void 0;
       this.#lastFailureAt = void 0;
       await this.#persist(next);
       if (this.#options.refresh === true || this.#refreshing) await this.#options.refreshMark?.mark(next.fetchedAt);
       this.#refreshing = false;
     } catch (error2) {
-      this.#lastError = error2 instanceof FetchFailure ? error2.message : `network error: ${errorText(error2)}`;
-      this.#lastStatus = error2 instanceof FetchFailure ? error2.status : void 0;
+      const http2 = trustFetchFailure(error2);
+      const failure = http2 ? new FetchFailure(`cannot fetch the signature: ${http2.message}`, http2.status) : error2;
+      this.#refused = failure instanceof RegistryTrustError ? failure : void 0;
+      this.#lastError = failure instanceof FetchFailure || failure instanceof RegistryTrustError ? failure.message : `network error: ${errorText(failure)}`;
+      this.#lastStatus = failure instanceof FetchFailure ? failure.status : void 0;
+      this.#lastUnreachable = failure instanceof RegistryTrustError ? false : failure instanceof FetchFailure ? failure.status !== void 0 && isOutageStatus(failure.status) : true;
       this.#lastFailureAt = this.#options.now();
     }
   }
-  async #request(previous) {
+  /**
+   * `uncached`: every cache on the way revalidates with the origin before answering (RFC 9111
+   * 5.2.1.4); still conditional, a 304 keeping the copy in hand. `fresh`: past caches and
+   * unconditional too, for a body to verify once more (a signature caught mid-build).
+   */
+  async #request(previous, uncached = false, fresh = false) {
     const { url, what, timeoutMs } = this.#options;
     const headers = { accept: "application/json" };
-    if (previous?.etag !== void 0) headers["if-none-match"] = previous.etag;
-    if (previous?.lastModified !== void 0) headers["if-modified-since"] = previous.lastModified;
+    if (uncached || fresh) Object.assign(headers, { "cache-control": "no-cache", pragma: "no-cache" });
+    if (!fresh) {
+      if (previous?.etag !== void 0) headers["if-none-match"] = previous.etag;
+      if (previous?.lastModified !== void 0) headers["if-modified-since"] = previous.lastModified;
+    }
     const response = await this.#options.fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
     const fetchedAt = this.#options.now();
     const etag = response.headers.get("etag") ?? void 0;
@@ -41878,7 +48237,8 @@ var CachedJson = class {
         fetchedAt,
         source: "network",
         ...(etag ?? previous.etag) === void 0 ? {} : { etag: etag ?? previous.etag },
-        ...(lastModified ?? previous.lastModified) === void 0 ? {} : { lastModified: lastModified ?? previous.lastModified }
+        ...(lastModified ?? previous.lastModified) === void 0 ? {} : { lastModified: lastModified ?? previous.lastModified },
+        ...previous.signedBy === void 0 ? {} : { signedBy: previous.signedBy }
       };
     }
     if (!response.ok) {
@@ -41886,9 +48246,18 @@ var CachedJson = class {
       throw new FetchFailure(`HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`, response.status);
     }
     const body = await readCapped(response, this.#options.maxBytes, url, what);
+    let signedBy;
+    if (this.#options.verify) {
+      try {
+        signedBy = await this.#options.verify(body, { fresh });
+      } catch (error2) {
+        if (error2 instanceof RegistryTrustError && error2.retryable && !fresh) return this.#request(previous, true, true);
+        throw error2;
+      }
+    }
     let json;
     try {
-      json = JSON.parse(body);
+      json = JSON.parse(body.toString("utf8"));
     } catch (error2) {
       throw new FetchFailure(`invalid JSON: ${errorText(error2)}`);
     }
@@ -41897,7 +48266,8 @@ var CachedJson = class {
       fetchedAt,
       source: "network",
       ...etag === void 0 ? {} : { etag },
-      ...lastModified === void 0 ? {} : { lastModified }
+      ...lastModified === void 0 ? {} : { lastModified },
+      ...signedBy === void 0 ? {} : { signedBy }
     };
   }
   /** Writes the cache file (atomically); a write failure only costs the next process a request. */
@@ -41909,6 +48279,7 @@ var CachedJson = class {
       fetchedAt: snapshot.fetchedAt,
       ...snapshot.etag === void 0 ? {} : { etag: snapshot.etag },
       ...snapshot.lastModified === void 0 ? {} : { lastModified: snapshot.lastModified },
+      ...snapshot.signedBy === void 0 ? {} : { signedBy: snapshot.signedBy },
       document: this.#options.toJson(snapshot.value)
     };
     try {
@@ -41917,230 +48288,6 @@ var CachedJson = class {
     }
   }
 };
-
-// src/client/listing-order.ts
-function listingOrder(entries) {
-  const count = entries.length;
-  const ranks = new Int32Array(count);
-  const downloads = new Float64Array(count);
-  const names = new Array(count);
-  const rankOf = /* @__PURE__ */ new Map();
-  for (let position = 0; position < count; position++) {
-    const entry = entries[position];
-    let rank2 = rankOf.get(entry.stability);
-    if (rank2 === void 0) rankOf.set(entry.stability, rank2 = stabilityRank(entry.stability));
-    ranks[position] = rank2;
-    downloads[position] = entry.stats?.downloads ?? 0;
-    names[position] = entry.name;
-  }
-  const order = new Array(count);
-  for (let position = 0; position < count; position++) order[position] = position;
-  order.sort(
-    (a, b2) => ranks[a] - ranks[b2] || downloads[b2] - downloads[a] || compareText(names[a], names[b2]) || a - b2
-  );
-  const rank = new Int32Array(count);
-  for (let k2 = 0; k2 < count; k2++) rank[order[k2]] = k2;
-  return { order: Int32Array.from(order), rank };
-}
-
-// src/client/search-index.ts
-var TOKEN_SEPARATOR = "\0";
-var TokenCollector = class {
-  tokens = [];
-  /** Open addressing: token id + 1 at the slot of its hash (or a later one), 0 for an empty slot. */
-  #slots = new Int32Array(4096);
-  #hashes = new Int32Array(1024);
-  /** How many entries hold each token. */
-  counts = new Int32Array(1024);
-  /** The last entry each token was added for: a token twice in one entry counts once. */
-  #lastEntry = new Int32Array(1024).fill(-1);
-  /** The token ids of every entry, one entry after the other. */
-  entryTokens;
-  length = 0;
-  constructor(entries) {
-    this.entryTokens = new Int32Array(Math.max(1024, entries * 8));
-  }
-  /** Adds the tokens of one lower-cased value of entry `position` (entries are added in order). */
-  addText(text4, position) {
-    const length = text4.length;
-    let start = 0;
-    while (start < length) {
-      let hash = -2128831035;
-      let end = start;
-      for (; end < length; end++) {
-        const code18 = text4.charCodeAt(end);
-        if (code18 === SPACE) break;
-        hash = Math.imul(hash ^ code18, 16777619);
-      }
-      if (end > start) this.#add(this.#idOf(text4, start, end, hash), position);
-      start = end + 1;
-    }
-  }
-  #idOf(text4, start, end, hash) {
-    const mask = this.#slots.length - 1;
-    let slot = hash & mask;
-    for (let held = this.#slots[slot]; held !== 0; held = this.#slots[slot]) {
-      const id2 = held - 1;
-      const token = this.tokens[id2];
-      if (this.#hashes[id2] === hash && token.length === end - start && text4.startsWith(token, start)) return id2;
-      slot = slot + 1 & mask;
-    }
-    const id = this.tokens.length;
-    if (id === this.#hashes.length) this.#grow();
-    this.tokens.push(end - start === text4.length ? text4 : text4.slice(start, end));
-    this.#hashes[id] = hash;
-    this.#slots[slot] = id + 1;
-    if (this.tokens.length * 2 > this.#slots.length) this.#rehash();
-    return id;
-  }
-  #add(id, position) {
-    if (this.#lastEntry[id] === position) return;
-    this.#lastEntry[id] = position;
-    this.counts[id] = this.counts[id] + 1;
-    if (this.length === this.entryTokens.length) this.entryTokens = grown(this.entryTokens, this.length * 2, 0);
-    this.entryTokens[this.length++] = id;
-  }
-  #grow() {
-    const size = this.#hashes.length * 2;
-    this.#hashes = grown(this.#hashes, size, 0);
-    this.counts = grown(this.counts, size, 0);
-    this.#lastEntry = grown(this.#lastEntry, size, -1);
-  }
-  #rehash() {
-    const slots = new Int32Array(this.#slots.length * 2);
-    const mask = slots.length - 1;
-    for (let id = 0; id < this.tokens.length; id++) {
-      let slot = this.#hashes[id] & mask;
-      while (slots[slot] !== 0) slot = slot + 1 & mask;
-      slots[slot] = id + 1;
-    }
-    this.#slots = slots;
-  }
-};
-var SPACE = 32;
-function grown(values, size, fill) {
-  const copy = new Int32Array(size);
-  if (fill !== 0) copy.fill(fill, values.length);
-  copy.set(values);
-  return copy;
-}
-function buildSearchIndex(entries, positionOf) {
-  const collector = new TokenCollector(entries.length);
-  const entryStarts = new Int32Array(entries.length + 1);
-  for (let position = 0; position < entries.length; position++) {
-    entryStarts[position] = collector.length;
-    const entry = entries[position];
-    for (const field2 of SEARCH_FIELDS) {
-      const value = entry[field2];
-      if (Array.isArray(value)) for (const item of value) collector.addText(String(item).toLowerCase(), position);
-      else if (typeof value === "string") collector.addText(value.toLowerCase(), position);
-    }
-  }
-  entryStarts[entries.length] = collector.length;
-  const { tokens, counts } = collector;
-  const postingStarts = new Int32Array(tokens.length + 1);
-  for (let id = 0; id < tokens.length; id++) postingStarts[id + 1] = postingStarts[id] + counts[id];
-  const fill = postingStarts.slice(0, tokens.length);
-  const postings = new Int32Array(collector.length);
-  const flat = collector.entryTokens;
-  for (let position = 0; position < entries.length; position++) {
-    const end = entryStarts[position + 1];
-    for (let k2 = entryStarts[position]; k2 < end; k2++) {
-      const id = flat[k2];
-      postings[fill[id]] = positionOf === void 0 ? position : positionOf[position];
-      fill[id] = fill[id] + 1;
-    }
-  }
-  const tokenStarts = new Int32Array(tokens.length + 1);
-  let offset = 0;
-  for (let id = 0; id < tokens.length; id++) {
-    tokenStarts[id] = offset;
-    offset += tokens[id].length + 1;
-  }
-  tokenStarts[tokens.length] = offset;
-  const vocabulary = tokens.length === 0 ? "" : `${tokens.join(TOKEN_SEPARATOR)}${TOKEN_SEPARATOR}`;
-  const size = entries.length;
-  const words2 = size + 31 >>> 5;
-  return { size, vocabulary, tokenStarts, postingStarts, postings, reached: new Int32Array(words2), reachedByTerm: new Int32Array(words2) };
-}
-function tokenAt(tokenStarts, at3) {
-  let low = 0;
-  let high = tokenStarts.length - 2;
-  while (low < high) {
-    const mid = low + high + 1 >>> 1;
-    if (tokenStarts[mid] <= at3) low = mid;
-    else high = mid - 1;
-  }
-  return low;
-}
-function tokensContaining(index, term) {
-  const { vocabulary, tokenStarts } = index;
-  const found = [];
-  let at3 = vocabulary.indexOf(term);
-  while (at3 !== -1) {
-    const token = tokenAt(tokenStarts, at3);
-    found.push(token);
-    at3 = vocabulary.indexOf(term, tokenStarts[token + 1]);
-  }
-  return found;
-}
-function postingCount(index, tokens) {
-  let count = 0;
-  for (const token of tokens) count += index.postingStarts[token + 1] - index.postingStarts[token];
-  return count;
-}
-function markPostings(index, tokens, bits) {
-  const { postingStarts, postings } = index;
-  bits.fill(0);
-  for (const token of tokens) {
-    const end = postingStarts[token + 1];
-    for (let at3 = postingStarts[token]; at3 < end; at3++) {
-      const position = postings[at3];
-      bits[position >>> 5] = bits[position >>> 5] | 1 << (position & 31);
-    }
-  }
-}
-function bitCount(word) {
-  let value = word - (word >>> 1 & 1431655765);
-  value = (value & 858993459) + (value >>> 2 & 858993459);
-  return Math.imul(value + (value >>> 4) & 252645135, 16843009) >>> 24;
-}
-function searchIndexed(index, terms, byPosition) {
-  if (terms.some((term) => term.includes(TOKEN_SEPARATOR))) return void 0;
-  if (terms.length === 0) return [...byPosition];
-  const perTerm = [];
-  for (const term of terms) {
-    const tokens = tokensContaining(index, term);
-    if (tokens.length === 0) return [];
-    perTerm.push(tokens);
-  }
-  perTerm.sort((a, b2) => postingCount(index, a) - postingCount(index, b2));
-  const { reached, reachedByTerm } = index;
-  markPostings(index, perTerm[0], reached);
-  for (let k2 = 1; k2 < perTerm.length; k2++) {
-    markPostings(index, perTerm[k2], reachedByTerm);
-    let any = 0;
-    for (let w2 = 0; w2 < reached.length; w2++) {
-      const both = reached[w2] & reachedByTerm[w2];
-      reached[w2] = both;
-      any |= both;
-    }
-    if (any === 0) return [];
-  }
-  let count = 0;
-  for (let w2 = 0; w2 < reached.length; w2++) count += bitCount(reached[w2]);
-  const result = new Array(count);
-  let next = 0;
-  for (let w2 = 0; w2 < reached.length; w2++) {
-    let word = reached[w2];
-    while (word !== 0) {
-      const low = word & -word;
-      result[next++] = byPosition[(w2 << 5) + 31 - Math.clz32(low)];
-      word ^= low;
-    }
-  }
-  return result;
-}
 
 // src/client/registry-client.ts
 var DEFAULT_CACHE_TTL_MS = 36e5;
@@ -42235,12 +48382,12 @@ var RegistryIndex = class {
    * The spec's search rule, in listing order. The first search of a document reads every entry
    * with the rule itself (`matchesTerms` on `searchText`), which costs far less than building the
    * token index: a process that searches once (the CLI) never builds it. Later searches build it
-   * once and answer from it (see search-index.ts for why its answer is the rule's).
+   * once and answer from it (see core/search.ts for why its answer is the rule's).
    */
   search(terms) {
     if (terms.length === 0) return [...this.sorted];
     if (this.#tokens === void 0 && this.#searches++ === 0) return this.#scan(terms);
-    return searchIndexed(this.tokens, terms, this.sorted) ?? this.#scan(terms);
+    return findEntries(this.tokens, terms, this.sorted);
   }
   /** The search rule applied to every entry; only the matches are sorted when nothing is sorted yet. */
   #scan(terms) {
@@ -42360,7 +48507,7 @@ function listFromIndex(index, filters = {}) {
   if (filters.category !== void 0) lists.push(positionsOf(index.positionsBy("category"), filters.category));
   if (filters.stability !== void 0) lists.push(positionsOf(index.positionsBy("stability"), filters.stability));
   if (filters.author !== void 0) lists.push(index.positionsBy("author").get(filters.author) ?? NONE);
-  for (const tag of filters.tags ?? []) lists.push(index.positionsBy("tags").get(tag) ?? NONE);
+  for (const tag2 of filters.tags ?? []) lists.push(index.positionsBy("tags").get(tag2) ?? NONE);
   for (const feature of filters.features ?? []) lists.push(index.positionsBy("features").get(feature) ?? NONE);
   if (lists.length === 0) return [...index.listed];
   lists.sort((a, b2) => a.length - b2.length);
@@ -42384,8 +48531,9 @@ function violationsText(what, schema, violations) {
   const more = violations.length > shown.length ? ` (and ${violations.length - shown.length} more)` : "";
   return `the ${what} fails the ${schema} schema: ${shown.join("; ")}${more}`;
 }
-var RegistryClient = class {
-  registryUrl;
+var RegistryClient = class _RegistryClient {
+  /** This reader's own registry (the document URL). */
+  #url;
   cacheTtlMs;
   cacheDir;
   mode;
@@ -42400,9 +48548,15 @@ var RegistryClient = class {
   /** The routes of a registry that publishes no document (undefined: not known yet; null: it is not one). */
   #routes;
   #routesIndex;
+  /** The signature check (shared by the readers of a list); none without `signatures`. */
+  #trust;
+  /** This client and a reader per fallback URL, in order; `#active` is the one answering. */
+  #readers;
+  #active = 0;
+  #onFallback;
   constructor(options) {
     if (typeof options.registryUrl !== "string" || options.registryUrl === "") throw new TypeError("registryUrl is required");
-    this.registryUrl = options.registryUrl;
+    this.#url = options.registryUrl;
     const maxBytes = options.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
     if (!(maxBytes > 0)) throw new TypeError("maxDocumentBytes must be a positive number of bytes");
     this.cacheTtlMs = options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
@@ -42421,11 +48575,13 @@ var RegistryClient = class {
       ...options.onStale ? { onStale: options.onStale } : {},
       refreshMark: new RefreshMark(options.registryUrl, options.cacheDir)
     };
-    const registryUrl = this.registryUrl;
+    const registryUrl = this.#url;
     this.#document = new CachedJson({
       ...this.#resource,
       url: registryUrl,
       what: "registry document",
+      trustsCached: (signedBy) => this.#trustsCached(signedBy),
+      verify: (body, { fresh }) => this.#verify(registryUrl, body, fresh),
       accept: (json) => {
         const read = readRegistryDocument(json);
         if ("problem" in read) throw new FetchFailure(read.problem);
@@ -42436,6 +48592,51 @@ var RegistryClient = class {
       // Cached as received, the skipped entries included: read back, they are skipped (and reported) again.
       toJson: (index) => index.unreadable.length === 0 ? index.document : { ...index.document, templates: [...index.document.templates, ...index.unreadable] }
     });
+    this.#onFallback = options.onFallback;
+    const fallbackUrls = options.fallbackUrls ?? [];
+    for (const url of fallbackUrls) if (typeof url !== "string" || url === "") throw new TypeError("fallbackUrls must be registry URLs");
+    this.#readers = [this, ...fallbackUrls.map((url) => new _RegistryClient({ ...options, registryUrl: url, fallbackUrls: [], signatures: void 0 }))];
+    if (options.signatures) {
+      const trust = new RegistryTrust({
+        ...options.signatures,
+        registry: registryBaseUrl(registryUrl),
+        ...options.cacheDir === void 0 ? {} : { cacheDir: options.cacheDir },
+        fetch: this.#resource.fetch,
+        timeoutMs: this.#resource.timeoutMs,
+        now: this.#resource.now
+      });
+      for (const reader of this.#readers) reader.#trust = trust;
+    }
+  }
+  /** The registry answering: the first of the list, until one could not be reached and the next answered. */
+  get registryUrl() {
+    return (this.#readers[this.#active] ?? this).#url;
+  }
+  /** Checks a body of this reader's registry before it is accepted (nothing to check without `signatures`). */
+  #verify(url, body, fresh) {
+    return this.#trust ? this.#trust.verify({ url, documentUrl: this.#url, body, fresh }) : Promise.resolve(void 0);
+  }
+  /** Whether a copy in the cache file (signed by `signedBy`) may answer under the trust of now. */
+  #trustsCached(signedBy) {
+    return this.#trust ? this.#trust.trustsCached(signedBy) : Promise.resolve(true);
+  }
+  /**
+   * `read` on the registry answering; when it cannot be reached, on the next of the list (which
+   * then answers from now on). Any other failure, a refused signature first of all, is thrown.
+   */
+  async #answer(read) {
+    for (let at3 = this.#active; ; at3++) {
+      const reader = this.#readers[at3];
+      try {
+        const value = await read(reader);
+        this.#active = at3;
+        return value;
+      } catch (error2) {
+        const next = this.#readers[at3 + 1];
+        if (!next || !(error2 instanceof RegistryUnavailableError) || !error2.unreachable) throw error2;
+        this.#onFallback?.({ from: reader.#url, to: next.#url, reason: error2.reason });
+      }
+    }
   }
   /**
    * The whole document; or, for a registry that publishes none (its document answers 404) but
@@ -42447,7 +48648,10 @@ var RegistryClient = class {
       return { index: await this.#document.get() };
     } catch (error2) {
       if (this.#routes === void 0 && error2 instanceof RegistryUnavailableError && this.#document.status().lastStatus === 404) {
-        const base = registryBaseUrl(this.registryUrl);
+        if (this.#trust && await this.#trust.pinned()) {
+          throw new RegistryTrustError(registryBaseUrl(this.#url), "registry.json", "as HTTP 404 though its keys are pinned (its routes carry no signature)");
+        }
+        const base = registryBaseUrl(this.#url);
         const probe = { base, fetch: this.#resource.fetch, timeoutMs: this.#resource.timeoutMs };
         if (await RoutesSource.detect(probe).catch(() => false)) {
           this.#routes = new RoutesSource({ ...probe, onSkipped: (what, url, skipped) => this.#reportSkipped(what, url, skipped) });
@@ -42463,12 +48667,12 @@ var RegistryClient = class {
     const whole = await this.#whole();
     if ("index" in whole) return whole.index;
     const routes = whole.routes;
-    this.#routesIndex ??= routes.document().then((document) => buildIndex(withAbsoluteUrls(document, `${registryBaseUrl(this.registryUrl)}/`)));
+    this.#routesIndex ??= routes.document().then((document) => buildIndex(withAbsoluteUrls(document, `${registryBaseUrl(this.#url)}/`)));
     return this.#routesIndex;
   }
   /** The spec's list operation: filters (all optional) applied to every entry, in listing order. */
   async listTemplates(filters = {}) {
-    return listFromIndex(await this.#wholeIndex(), filters);
+    return this.#answer(async (reader) => listFromIndex(await reader.#wholeIndex(), filters));
   }
   /**
    * With `version`: that exact entry or null. Without: the highest stable version, else the
@@ -42476,6 +48680,9 @@ var RegistryClient = class {
    * An id or version the cached copy lacks is asked for once more before the answer is null.
    */
   async getTemplate(id, version) {
+    return this.#answer((reader) => reader.#getTemplate(id, version));
+  }
+  async #getTemplate(id, version) {
     const whole = this.mode === "auto" ? await this.#document.fresh() : void 0;
     if (whole) {
       const found2 = getFromIndex(whole, id, version);
@@ -42485,7 +48692,7 @@ var RegistryClient = class {
       const source = await this.#whole();
       if ("routes" in source) {
         const entry = await source.routes.get(id, version);
-        return entry ? withAbsoluteUrls({ templates: [entry], categories: [], tags: [], lastUpdated: "" }, `${registryBaseUrl(this.registryUrl)}/`).templates[0] ?? null : null;
+        return entry ? withAbsoluteUrls({ templates: [entry], categories: [], tags: [], lastUpdated: "" }, `${registryBaseUrl(this.#url)}/`).templates[0] ?? null : null;
       }
       const found2 = getFromIndex(source.index, id, version);
       if (found2 || !await this.#document.recheck()) return found2;
@@ -42505,14 +48712,29 @@ var RegistryClient = class {
     return pick((await file.get()).versions);
   }
   /**
-   * The versions in the file of a template the index lists. A file cached before the index learnt of
-   * the template's latest version (the index names a version the file lacks) is asked for once more.
+   * The versions in the file of a template the index lists, the two made to agree when one is older
+   * than the other (see the module comment): the file when it lacks the version the index names, the
+   * index when the file's latest is another one, then the file if they still disagree.
    */
   async #versionsOf(id, index, file) {
-    const { versions } = await file.get();
-    const latest = index.templates.find((line) => line.id === id)?.version;
-    if (latest === void 0 || versions.some((entry) => entry.version === latest)) return versions;
-    return await file.recheck() ? (await file.get()).versions : versions;
+    let { versions } = await file.get();
+    const listed = (of) => of.templates.find((line) => line.id === id)?.version;
+    const lacks = (version) => version !== void 0 && !versions.some((entry) => entry.version === version);
+    const refetchFile = async () => {
+      if (await file.refetchUncached()) versions = (await file.get()).versions;
+    };
+    const named = listed(index);
+    if (named === void 0) return versions;
+    if (lacks(named)) {
+      await refetchFile();
+      return versions;
+    }
+    if (selectLatest(versions, id)?.version === named) return versions;
+    const sparse = this.#sparse();
+    if (!await sparse.refetchUncached()) return versions;
+    const renamed = listed(await sparse.get());
+    if (renamed !== void 0 && (lacks(renamed) || selectLatest(versions, id)?.version !== renamed)) await refetchFile();
+    return versions;
   }
   /** An exact version of a template the sparse index does not list; null when the registry has no file for it. */
   async #unlistedVersion(id, version, index) {
@@ -42538,6 +48760,9 @@ var RegistryClient = class {
    * only the index and its file are read.
    */
   async listVersions(id, options = {}) {
+    return this.#answer((reader) => reader.#listVersions(id, options));
+  }
+  async #listVersions(id, options) {
     const shown = (versions) => versionsOf(versions, id).filter((entry) => options.includeYanked === true || !isYanked(entry));
     const whole = this.mode === "auto" ? await this.#document.fresh() : void 0;
     if (whole) return shown(whole.byId.get(id) ?? []);
@@ -42545,7 +48770,7 @@ var RegistryClient = class {
       const source = await this.#whole();
       if ("index" in source) return shown(source.index.byId.get(id) ?? []);
       const versions = await source.routes.versions(id, options.includeYanked === true);
-      return shown(withAbsoluteUrls({ templates: versions, categories: [], tags: [], lastUpdated: "" }, `${registryBaseUrl(this.registryUrl)}/`).templates);
+      return shown(withAbsoluteUrls({ templates: versions, categories: [], tags: [], lastUpdated: "" }, `${registryBaseUrl(this.#url)}/`).templates);
     }
     const index = await this.#sparse().get();
     if (index.templates.some((line) => line.id === id)) return shown(await this.#versionsOf(id, index, this.#templateFile(id, index)));
@@ -42553,29 +48778,29 @@ var RegistryClient = class {
   }
   /** The categories array of the registry document. */
   async listCategories() {
-    return [...(await this.#wholeIndex()).document.categories];
+    return this.#answer(async (reader) => [...(await reader.#wholeIndex()).document.categories]);
   }
   /** Entries whose name, description, tags, features and category contain every term of `query`. */
   async search(query) {
-    return searchIndex(await this.#wholeIndex(), query);
+    return this.#answer(async (reader) => searchIndex(await reader.#wholeIndex(), query));
   }
   /** The whole registry document in hand (fetching it when needed). */
   async document() {
-    return (await this.#wholeIndex()).document;
+    return this.#answer(async (reader) => (await reader.#wholeIndex()).document);
   }
   /**
    * The sparse index (`index.json` beside registry.json): one line per template with its latest
    * version. Rejects when the registry publishes none.
    */
   async index() {
-    return this.#sparse().get();
+    return this.#answer((reader) => reader.#sparse().get());
   }
   /**
    * Fetches now (conditionally when a registry is cached), whatever the cache's age. A failure
    * keeps the cached registry (see `status()`); rejects only when there is no registry at all.
    */
   async refresh() {
-    await this.#document.refresh();
+    await this.#answer((reader) => reader.#document.refresh());
     return this.status();
   }
   /** The state of the registry document (the sparse files have their own, with the same rules). */
@@ -42586,8 +48811,9 @@ var RegistryClient = class {
     this.#onSkipped?.({ what, url, skipped, message: skippedEntriesLine(`the ${what} at ${url}`, skipped) });
   }
   status() {
-    const { lastStatus: _lastStatus, ...status } = this.#document.status();
-    const skipped = [...this.#document.peek()?.skipped ?? [], ...[...this.#templateFiles.values()].flatMap((file) => file.peek()?.skipped ?? [])];
+    const reader = this.#readers[this.#active] ?? this;
+    const { lastStatus: _lastStatus, ...status } = reader.#document.status();
+    const skipped = [...reader.#document.peek()?.skipped ?? [], ...[...reader.#templateFiles.values()].flatMap((file) => file.peek()?.skipped ?? [])];
     return skipped.length > 0 ? { ...status, skipped } : status;
   }
   /** Whether one template is read through the sparse files: the option, or (auto) whether the registry has them. */
@@ -42597,7 +48823,8 @@ var RegistryClient = class {
       try {
         await this.#sparse().get();
         this.#detected = "sparse";
-      } catch {
+      } catch (error2) {
+        if (error2 instanceof RegistryTrustError) throw error2;
         this.#detected = "full";
       }
     }
@@ -42606,12 +48833,21 @@ var RegistryClient = class {
   #sparse() {
     this.#sparseIndex ??= new CachedJson({
       ...this.#resource,
-      url: new URL(INDEX_FILE, this.registryUrl).href,
+      url: new URL(INDEX_FILE, this.#url).href,
       what: "registry index",
+      trustsCached: (signedBy) => this.#trustsCached(signedBy),
+      verify: (body, { fresh }) => this.#verify(new URL(INDEX_FILE, this.#url).href, body, fresh),
       accept: (json) => {
-        const violations = describeSchemaErrors(schemaErrors("registry-index", json));
+        let lines;
+        try {
+          lines = indexLines(json);
+        } catch (error2) {
+          if (error2 instanceof IndexLayoutError) throw new FetchFailure(`the registry index is not valid: ${error2.message}`);
+          throw error2;
+        }
+        const violations = describeSchemaErrors(schemaErrors("registry-index", lines));
         if (violations.length > 0) throw new FetchFailure(violationsText("registry index", "registry-index", violations));
-        return json;
+        return lines;
       },
       toJson: (index) => index
     });
@@ -42626,13 +48862,15 @@ var RegistryClient = class {
         ...this.#resource,
         url,
         what: `file of template ${id}`,
+        trustsCached: (signedBy) => this.#trustsCached(signedBy),
+        verify: (body, { fresh }) => this.#verify(url, body, fresh),
         accept: (json) => {
           const versions = json?.versions;
           if (!Array.isArray(versions)) throw new FetchFailure(`the file of template ${id} has no versions array`);
           const read = readEntries(versions);
           this.#reportSkipped(`file of template ${id}`, url, read.skipped);
           const entries = read.entries.filter((entry) => entry.id === id);
-          const document = withAbsoluteUrls({ templates: entries, categories: [], tags: [], lastUpdated: index.lastUpdated }, this.registryUrl);
+          const document = withAbsoluteUrls({ templates: entries, categories: [], tags: [], lastUpdated: index.lastUpdated }, this.#url);
           const aside = setAside(versions, read.skipped, `file of template ${id}: /versions`);
           return { id, versions: document.templates, ...aside.notes.length > 0 ? { unreadable: aside.unreadable, skipped: aside.notes } : {} };
         },
@@ -42651,8 +48889,8 @@ var INDEX_FILE = "index.json";
 import { createWriteStream as createWriteStream2 } from "node:fs";
 import { mkdtemp, readdir as readdir3, rm as rm3, stat as stat4 } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import path9 from "node:path";
-import { Readable as Readable3, Transform as Transform4 } from "node:stream";
+import path10 from "node:path";
+import { Readable as Readable4, Transform as Transform4 } from "node:stream";
 import { pipeline as pipeline3 } from "node:stream/promises";
 
 // src/archive/integrity.ts
@@ -42663,8 +48901,8 @@ var IntegrityError = class extends Error {
   name = "IntegrityError";
   expected;
   actual;
-  constructor(message, expected, actual) {
-    super(message);
+  constructor(message2, expected, actual) {
+    super(message2);
     this.expected = expected;
     this.actual = actual;
   }
@@ -42682,14 +48920,14 @@ var DigestStream = class extends Transform {
     return { hashes: this.#hasher.digest(), size: this.#size };
   }
 };
-function sha256Hex(hashes) {
+function sha256Hex2(hashes) {
   return Buffer.from(hashes.sha256?.[0]?.digest ?? "", "base64").toString("hex");
 }
 function sha512Sri(hashes) {
   return `sha512-${hashes.sha512?.[0]?.digest ?? ""}`;
 }
 function digestOf(result) {
-  return { sha256: sha256Hex(result.hashes), integrity: sha512Sri(result.hashes), size: result.size };
+  return { sha256: sha256Hex2(result.hashes), integrity: sha512Sri(result.hashes), size: result.size };
 }
 function verifyIntegrity(expected, actual, label) {
   if (expected.size !== void 0 && expected.size !== actual.size) {
@@ -42705,7 +48943,7 @@ function verifyIntegrity(expected, actual, label) {
       throw new IntegrityError(`integrity mismatch for ${label}: expected ${shown}, got ${found}`, shown, found);
     }
   }
-  const sha256 = sha256Hex(actual.hashes);
+  const sha256 = sha256Hex2(actual.hashes);
   if (expected.sha256 !== void 0 && expected.sha256.toLowerCase() !== sha256) {
     throw new IntegrityError(`sha256 mismatch for ${label}: expected ${expected.sha256}, got ${sha256}`, expected.sha256, sha256);
   }
@@ -42713,7 +48951,7 @@ function verifyIntegrity(expected, actual, label) {
 
 // src/archive/extract.ts
 import { createReadStream as createReadStream2, createWriteStream, mkdirSync } from "node:fs";
-import path8 from "node:path";
+import path9 from "node:path";
 import { Transform as Transform3 } from "node:stream";
 import { finished, pipeline as pipeline2 } from "node:stream/promises";
 import { createGunzip as createGunzip2 } from "node:zlib";
@@ -45692,8 +51930,8 @@ function errorMessage(error2) {
   return error2 instanceof Error ? error2.message : String(error2);
 }
 function firstLine(error2) {
-  const message = errorMessage(error2);
-  return message.split("\n")[0] ?? message;
+  const message2 = errorMessage(error2);
+  return message2.split("\n")[0] ?? message2;
 }
 
 // src/archive/scan.ts
@@ -45739,8 +51977,8 @@ var UnsafeArchiveError = class extends Error {
   name = "UnsafeArchiveError";
   /** The offending entry's path as stored in the archive, when one entry is to blame. */
   entry;
-  constructor(message, entry) {
-    super(message);
+  constructor(message2, entry) {
+    super(message2);
     this.entry = entry;
   }
 };
@@ -45871,15 +52109,15 @@ function targetOf(entryPath, strip) {
   return relative2 === "" ? void 0 : relative2;
 }
 function inside(root, relative2) {
-  const target = path8.resolve(root, relative2);
-  const back = path8.relative(root, target);
-  if (back === "" || back.startsWith("..") || path8.isAbsolute(back)) throw new UnsafeArchiveError(`archive entry ${JSON.stringify(relative2)} would be written outside the destination`, relative2);
+  const target = path9.resolve(root, relative2);
+  const back = path9.relative(root, target);
+  if (back === "" || back.startsWith("..") || path9.isAbsolute(back)) throw new UnsafeArchiveError(`archive entry ${JSON.stringify(relative2)} would be written outside the destination`, relative2);
   return target;
 }
 async function extractArchive(file, dest, limits = {}) {
   const scan = await scanArchive(file, limits);
   const { maxUnpackedBytes } = { ...DEFAULT_ARCHIVE_LIMITS, ...limits };
-  const root = path8.resolve(dest);
+  const root = path9.resolve(dest);
   mkdirSync(root, { recursive: true });
   const expected = new Set(scan.files);
   const writes = [];
@@ -45911,7 +52149,7 @@ async function extractArchive(file, dest, limits = {}) {
         }
         expected.delete(relative2);
         const target = inside(root, relative2);
-        mkdirSync(path8.dirname(target), { recursive: true, mode: 493 });
+        mkdirSync(path9.dirname(target), { recursive: true, mode: 493 });
         const out = createWriteStream(target, { flags: "wx", mode: (entry.mode ?? 0) & 73 ? 493 : 420 });
         entry.pipe(out);
         writes.push(finished(out).catch((error2) => refuse(error2 instanceof Error ? error2 : new Error(String(error2)))));
@@ -45931,11 +52169,177 @@ async function extractArchive(file, dest, limits = {}) {
   return scan;
 }
 
+// src/archive/provenance.ts
+var import_bundle = __toESM(require_dist3(), 1);
+var import_protobuf_specs = __toESM(require_dist2(), 1);
+import { readFile as readFile4 } from "node:fs/promises";
+
+// node_modules/@sigstore/tuf/seeds.json
+var seeds_default = { "https://tuf-repo-cdn.sigstore.dev": { "root.json": "ewogInNpZ25hdHVyZXMiOiBbCiAgewogICAia2V5aWQiOiAiZTcxYTU0ZDU0MzgzNWJhODZhZGFkOTQ2MDM3OWM3NjQxZmI4NzI2ZDE2NGVhNzY2ODAxYTFjNTIyYWJhN2VhMiIsCiAgICJzaWciOiAiMzA0NjAyMjEwMGUwNGM5NzA2Mjk5YmU1ZDhjMmIxNGZiNTBiY2Q1YjljMjQxZjEwNTk3MTUzZGZlMjJmOTQzZWZlODk2YjUxNTAwMjIxMDBjZmQ3YjlmMDZhNTkwMDc4NGUzMTJkMDJiOGUzMzZlZGJiM2IyZmFiNjFhYzE0NTUwYjMxMTJiNGY5ZTMzZGY0IgogIH0sCiAgewogICAia2V5aWQiOiAiMjJmNGNhZWM2ZDhlNmY5NTU1YWY2NmIzZDRjM2NiMDZhM2JiMjNmZGM3ZTM5YzkxNmM2MWY0NjJlNmY1MmIwNiIsCiAgICJzaWciOiAiIgogIH0sCiAgewogICAia2V5aWQiOiAiNjE2NDM4MzgxMjViNDQwYjQwZGI2OTQyZjVjYjVhMzFjMGRjMDQzNjgzMTZlYjJhYWE1OGI5NTkwNGE1ODIyMiIsCiAgICJzaWciOiAiMzA0NTAyMjEwMGNjMzA4YWU3ZDM5MGZhNzgyZWUzMzc2ZGRmYWE5Mjk4MzUwMTZlODZkYWQ4MWY2OWUyZGU3ZWMxZTE3NDQzMmUwMjIwNWZiMTk5MDZhMzFjY2UxNDZjMjk2MjQ0NDNjMGQwYzJmMzNlZTgwZGFjMzlkNzIxMTRmOTM5NjA3Y2MyMjkzNyIKICB9LAogIHsKICAgImtleWlkIjogImE2ODdlNWJmNGZhYjgyYjBlZTU4ZDQ2ZTA1Yzk1MzUxNDVhMmM5YWZiNDU4ZjQzZDQyYjQ1Y2EwZmRjZTJhNzAiLAogICAic2lnIjogIjMwNDUwMjIwM2Y4YWZmN2EzMGUwNWE4YzNkOTA0YjY3MWFiMWE2ZTRlOGE2ZjUwOGI3Y2ZhMGM3ODBlNzI5NzZiZWU3YTIyNzAyMjEwMGY2NGM5Yjc2NTUyNmYzNGQ5ZWExNjMzOWNmMjM4ODkzZTFjMzM2OGI0ZjA5MTBhNjFhMWFmMjdkZGEwMWViYjkiCiAgfSwKICB7CiAgICJrZXlpZCI6ICIxODNlNjRmMzc2NzBkYzEzY2EwZDI4OTk1YTMwNTNmMzc0MDk1NGRkY2U0NDMyMWE0MWU0NjUzNGNmNDRlNjMyIiwKICAgInNpZyI6ICIzMDQ1MDIyMDIzNjNjYTI0OWFlZmE2ZDVmNjFjNDA4YTMyY2RkMDc5YjAzNGE3ODg4ZGRmMjEzNmRjNDUxNWVkNGE3Mjg0MTgwMjIxMDBiMDRlY2E0MmJjNTEwY2NiYmY1ZDMwNzgzYWFhOTM2YjFmMTM3Y2E3YTAxN2VlOWQ5MGQzNzEwNDMyZGEwNDI3IgogIH0KIF0sCiAic2lnbmVkIjogewogICJfdHlwZSI6ICJyb290IiwKICAiY29uc2lzdGVudF9zbmFwc2hvdCI6IHRydWUsCiAgImV4cGlyZXMiOiAiMjAyNi0wNi0yMlQxMzoyNzowMVoiLAogICJrZXlzIjogewogICAiMGM4NzQzMmMzYmYwOWZkOTkxODlmZGMzMmZhNWVhZWRmNGU0YTVmYWM3YmFiNzNmYTA0YTJlMGZjNjRhZjZmNSI6IHsKICAgICJrZXlpZF9oYXNoX2FsZ29yaXRobXMiOiBbCiAgICAgInNoYTI1NiIsCiAgICAgInNoYTUxMiIKICAgIF0sCiAgICAia2V5dHlwZSI6ICJlY2RzYSIsCiAgICAia2V5dmFsIjogewogICAgICJwdWJsaWMiOiAiLS0tLS1CRUdJTiBQVUJMSUMgS0VZLS0tLS1cbk1Ga3dFd1lIS29aSXpqMENBUVlJS29aSXpqMERBUWNEUWdBRVdSaUdyNStqKzNKNVNzSCtadHI1bkUySDJ3TzdcbkJWK25PM3M5M2dMY2ExOHFUT3pIWTFvV3lBR0R5a01Tc0dUVUJTdDlEK0FuMEtmS3NEMm1mU000MlE9PVxuLS0tLS1FTkQgUFVCTElDIEtFWS0tLS0tXG4iCiAgICB9LAogICAgInNjaGVtZSI6ICJlY2RzYS1zaGEyLW5pc3RwMjU2IiwKICAgICJ4LXR1Zi1vbi1jaS1vbmxpbmUtdXJpIjogImdjcGttczpwcm9qZWN0cy9zaWdzdG9yZS1yb290LXNpZ25pbmcvbG9jYXRpb25zL2dsb2JhbC9rZXlSaW5ncy9yb290L2NyeXB0b0tleXMvdGltZXN0YW1wL2NyeXB0b0tleVZlcnNpb25zLzEiCiAgIH0sCiAgICIxODNlNjRmMzc2NzBkYzEzY2EwZDI4OTk1YTMwNTNmMzc0MDk1NGRkY2U0NDMyMWE0MWU0NjUzNGNmNDRlNjMyIjogewogICAgImtleXR5cGUiOiAiZWNkc2EiLAogICAgImtleXZhbCI6IHsKICAgICAicHVibGljIjogIi0tLS0tQkVHSU4gUFVCTElDIEtFWS0tLS0tXG5NRmt3RXdZSEtvWkl6ajBDQVFZSUtvWkl6ajBEQVFjRFFnQUVNeHBQT0pDSVo1b3RHNDEwNmZHSnNlRVFpM1Y5XG5wa01ZUTR1eVY5VGoxTTdXSFhJeUxHK2prZnZ1RzBnbFExSlpiUlpaQlYzZ0FSNHNvamRHSElTZW93PT1cbi0tLS0tRU5EIFBVQkxJQyBLRVktLS0tLVxuIgogICAgfSwKICAgICJzY2hlbWUiOiAiZWNkc2Etc2hhMi1uaXN0cDI1NiIsCiAgICAieC10dWYtb24tY2kta2V5b3duZXIiOiAiQGxhbmNlIgogICB9LAogICAiMjJmNGNhZWM2ZDhlNmY5NTU1YWY2NmIzZDRjM2NiMDZhM2JiMjNmZGM3ZTM5YzkxNmM2MWY0NjJlNmY1MmIwNiI6IHsKICAgICJrZXlpZF9oYXNoX2FsZ29yaXRobXMiOiBbCiAgICAgInNoYTI1NiIsCiAgICAgInNoYTUxMiIKICAgIF0sCiAgICAia2V5dHlwZSI6ICJlY2RzYSIsCiAgICAia2V5dmFsIjogewogICAgICJwdWJsaWMiOiAiLS0tLS1CRUdJTiBQVUJMSUMgS0VZLS0tLS1cbk1Ga3dFd1lIS29aSXpqMENBUVlJS29aSXpqMERBUWNEUWdBRXpCelZPbUhDUG9qTVZMU0kzNjRXaWlWOE5QckRcbjZJZ1J4Vmxpc2t6L3YreTNKRVI1bWNWR2NPTmxpRGNXTUM1SjJsZkhtalBOUGhiNEg3eG04THpmU0E9PVxuLS0tLS1FTkQgUFVCTElDIEtFWS0tLS0tXG4iCiAgICB9LAogICAgInNjaGVtZSI6ICJlY2RzYS1zaGEyLW5pc3RwMjU2IiwKICAgICJ4LXR1Zi1vbi1jaS1rZXlvd25lciI6ICJAc2FudGlhZ290b3JyZXMiCiAgIH0sCiAgICI2MTY0MzgzODEyNWI0NDBiNDBkYjY5NDJmNWNiNWEzMWMwZGMwNDM2ODMxNmViMmFhYTU4Yjk1OTA0YTU4MjIyIjogewogICAgImtleWlkX2hhc2hfYWxnb3JpdGhtcyI6IFsKICAgICAic2hhMjU2IiwKICAgICAic2hhNTEyIgogICAgXSwKICAgICJrZXl0eXBlIjogImVjZHNhIiwKICAgICJrZXl2YWwiOiB7CiAgICAgInB1YmxpYyI6ICItLS0tLUJFR0lOIFBVQkxJQyBLRVktLS0tLVxuTUZrd0V3WUhLb1pJemowQ0FRWUlLb1pJemowREFRY0RRZ0FFaW5pa1NzQVFtWWtOZUg1ZVlxL0NuSXpMYWFjT1xueGxTYWF3UURPd3FLeS90Q3F4cTV4eFBTSmMyMUs0V0loczlHeU9rS2Z6dWVZM0dJTHpjTUpaNGNXdz09XG4tLS0tLUVORCBQVUJMSUMgS0VZLS0tLS1cbiIKICAgIH0sCiAgICAic2NoZW1lIjogImVjZHNhLXNoYTItbmlzdHAyNTYiLAogICAgIngtdHVmLW9uLWNpLWtleW93bmVyIjogIkBib2JjYWxsYXdheSIKICAgfSwKICAgImE2ODdlNWJmNGZhYjgyYjBlZTU4ZDQ2ZTA1Yzk1MzUxNDVhMmM5YWZiNDU4ZjQzZDQyYjQ1Y2EwZmRjZTJhNzAiOiB7CiAgICAia2V5aWRfaGFzaF9hbGdvcml0aG1zIjogWwogICAgICJzaGEyNTYiLAogICAgICJzaGE1MTIiCiAgICBdLAogICAgImtleXR5cGUiOiAiZWNkc2EiLAogICAgImtleXZhbCI6IHsKICAgICAicHVibGljIjogIi0tLS0tQkVHSU4gUFVCTElDIEtFWS0tLS0tXG5NRmt3RXdZSEtvWkl6ajBDQVFZSUtvWkl6ajBEQVFjRFFnQUUwZ2hyaDkyTHcxWXIzaWRHVjVXcUN0TURCOEN4XG4rRDhoZEM0dzJaTE5JcGxWUm9WR0xza1lhM2doZU15T2ppSjhrUGkxNWFRMi8vN1Arb2o3VXZKUEd3PT1cbi0tLS0tRU5EIFBVQkxJQyBLRVktLS0tLVxuIgogICAgfSwKICAgICJzY2hlbWUiOiAiZWNkc2Etc2hhMi1uaXN0cDI1NiIsCiAgICAieC10dWYtb24tY2kta2V5b3duZXIiOiAiQGpvc2h1YWdsIgogICB9LAogICAiZTcxYTU0ZDU0MzgzNWJhODZhZGFkOTQ2MDM3OWM3NjQxZmI4NzI2ZDE2NGVhNzY2ODAxYTFjNTIyYWJhN2VhMiI6IHsKICAgICJrZXlpZF9oYXNoX2FsZ29yaXRobXMiOiBbCiAgICAgInNoYTI1NiIsCiAgICAgInNoYTUxMiIKICAgIF0sCiAgICAia2V5dHlwZSI6ICJlY2RzYSIsCiAgICAia2V5dmFsIjogewogICAgICJwdWJsaWMiOiAiLS0tLS1CRUdJTiBQVUJMSUMgS0VZLS0tLS1cbk1Ga3dFd1lIS29aSXpqMENBUVlJS29aSXpqMERBUWNEUWdBRUVYc3ozU1pYRmI4ak1WNDJqNnBKbHlqYmpSOEtcbk4zQndvY2V4cTZMTUliNXFzV0tPUXZMTjE2TlVlZkxjNEhzd09vdW1Sc1ZWYWFqU3BRUzZmb2JrUnc9PVxuLS0tLS1FTkQgUFVCTElDIEtFWS0tLS0tXG4iCiAgICB9LAogICAgInNjaGVtZSI6ICJlY2RzYS1zaGEyLW5pc3RwMjU2IiwKICAgICJ4LXR1Zi1vbi1jaS1rZXlvd25lciI6ICJAbW5tNjc4IgogICB9CiAgfSwKICAicm9sZXMiOiB7CiAgICJyb290IjogewogICAgImtleWlkcyI6IFsKICAgICAiZTcxYTU0ZDU0MzgzNWJhODZhZGFkOTQ2MDM3OWM3NjQxZmI4NzI2ZDE2NGVhNzY2ODAxYTFjNTIyYWJhN2VhMiIsCiAgICAgIjIyZjRjYWVjNmQ4ZTZmOTU1NWFmNjZiM2Q0YzNjYjA2YTNiYjIzZmRjN2UzOWM5MTZjNjFmNDYyZTZmNTJiMDYiLAogICAgICI2MTY0MzgzODEyNWI0NDBiNDBkYjY5NDJmNWNiNWEzMWMwZGMwNDM2ODMxNmViMmFhYTU4Yjk1OTA0YTU4MjIyIiwKICAgICAiYTY4N2U1YmY0ZmFiODJiMGVlNThkNDZlMDVjOTUzNTE0NWEyYzlhZmI0NThmNDNkNDJiNDVjYTBmZGNlMmE3MCIsCiAgICAgIjE4M2U2NGYzNzY3MGRjMTNjYTBkMjg5OTVhMzA1M2YzNzQwOTU0ZGRjZTQ0MzIxYTQxZTQ2NTM0Y2Y0NGU2MzIiCiAgICBdLAogICAgInRocmVzaG9sZCI6IDMKICAgfSwKICAgInNuYXBzaG90IjogewogICAgImtleWlkcyI6IFsKICAgICAiMGM4NzQzMmMzYmYwOWZkOTkxODlmZGMzMmZhNWVhZWRmNGU0YTVmYWM3YmFiNzNmYTA0YTJlMGZjNjRhZjZmNSIKICAgIF0sCiAgICAidGhyZXNob2xkIjogMSwKICAgICJ4LXR1Zi1vbi1jaS1leHBpcnktcGVyaW9kIjogMzY1MCwKICAgICJ4LXR1Zi1vbi1jaS1zaWduaW5nLXBlcmlvZCI6IDM2NQogICB9LAogICAidGFyZ2V0cyI6IHsKICAgICJrZXlpZHMiOiBbCiAgICAgImU3MWE1NGQ1NDM4MzViYTg2YWRhZDk0NjAzNzljNzY0MWZiODcyNmQxNjRlYTc2NjgwMWExYzUyMmFiYTdlYTIiLAogICAgICIyMmY0Y2FlYzZkOGU2Zjk1NTVhZjY2YjNkNGMzY2IwNmEzYmIyM2ZkYzdlMzljOTE2YzYxZjQ2MmU2ZjUyYjA2IiwKICAgICAiNjE2NDM4MzgxMjViNDQwYjQwZGI2OTQyZjVjYjVhMzFjMGRjMDQzNjgzMTZlYjJhYWE1OGI5NTkwNGE1ODIyMiIsCiAgICAgImE2ODdlNWJmNGZhYjgyYjBlZTU4ZDQ2ZTA1Yzk1MzUxNDVhMmM5YWZiNDU4ZjQzZDQyYjQ1Y2EwZmRjZTJhNzAiLAogICAgICIxODNlNjRmMzc2NzBkYzEzY2EwZDI4OTk1YTMwNTNmMzc0MDk1NGRkY2U0NDMyMWE0MWU0NjUzNGNmNDRlNjMyIgogICAgXSwKICAgICJ0aHJlc2hvbGQiOiAzCiAgIH0sCiAgICJ0aW1lc3RhbXAiOiB7CiAgICAia2V5aWRzIjogWwogICAgICIwYzg3NDMyYzNiZjA5ZmQ5OTE4OWZkYzMyZmE1ZWFlZGY0ZTRhNWZhYzdiYWI3M2ZhMDRhMmUwZmM2NGFmNmY1IgogICAgXSwKICAgICJ0aHJlc2hvbGQiOiAxLAogICAgIngtdHVmLW9uLWNpLWV4cGlyeS1wZXJpb2QiOiA3LAogICAgIngtdHVmLW9uLWNpLXNpZ25pbmctcGVyaW9kIjogNgogICB9CiAgfSwKICAic3BlY192ZXJzaW9uIjogIjEuMCIsCiAgInZlcnNpb24iOiAxNCwKICAieC10dWYtb24tY2ktZXhwaXJ5LXBlcmlvZCI6IDE5NywKICAieC10dWYtb24tY2ktc2lnbmluZy1wZXJpb2QiOiA0NgogfQp9", targets: { "trusted_root.json": "ewogICJtZWRpYVR5cGUiOiAiYXBwbGljYXRpb24vdm5kLmRldi5zaWdzdG9yZS50cnVzdGVkcm9vdCtqc29uO3ZlcnNpb249MC4xIiwKICAidGxvZ3MiOiBbCiAgICB7CiAgICAgICJiYXNlVXJsIjogImh0dHBzOi8vcmVrb3Iuc2lnc3RvcmUuZGV2IiwKICAgICAgImhhc2hBbGdvcml0aG0iOiAiU0hBMl8yNTYiLAogICAgICAicHVibGljS2V5IjogewogICAgICAgICJyYXdCeXRlcyI6ICJNRmt3RXdZSEtvWkl6ajBDQVFZSUtvWkl6ajBEQVFjRFFnQUUyRzJZKzJ0YWJkVFY1QmNHaUJJeDBhOWZBRndya0JibUxTR3RrczRMM3FYNnlZWTB6dWZCbmhDOFVyL2l5NTVHaFdQLzlBL2JZMkxoQzMwTTkrUll0dz09IiwKICAgICAgICAia2V5RGV0YWlscyI6ICJQS0lYX0VDRFNBX1AyNTZfU0hBXzI1NiIsCiAgICAgICAgInZhbGlkRm9yIjogewogICAgICAgICAgInN0YXJ0IjogIjIwMjEtMDEtMTJUMTE6NTM6MjdaIgogICAgICAgIH0KICAgICAgfSwKICAgICAgImxvZ0lkIjogewogICAgICAgICJrZXlJZCI6ICJ3Tkk5YXRRR2x6K1ZXZk82TFJ5Z0g0UVVmWS84VzRSRndpVDVpNVdSZ0IwPSIKICAgICAgfQogICAgfSwKICAgIHsKICAgICAgImJhc2VVcmwiOiAiaHR0cHM6Ly9sb2cyMDI1LTEucmVrb3Iuc2lnc3RvcmUuZGV2IiwKICAgICAgImhhc2hBbGdvcml0aG0iOiAiU0hBMl8yNTYiLAogICAgICAicHVibGljS2V5IjogewogICAgICAgICJyYXdCeXRlcyI6ICJNQ293QlFZREsyVndBeUVBdDhybHAxa25Hd2pmYmNYQVlQWUFrbjBYaUx6MXg4TzR0MFlrRWhpZTI0ND0iLAogICAgICAgICJrZXlEZXRhaWxzIjogIlBLSVhfRUQyNTUxOSIsCiAgICAgICAgInZhbGlkRm9yIjogewogICAgICAgICAgInN0YXJ0IjogIjIwMjUtMDktMjNUMDA6MDA6MDBaIgogICAgICAgIH0KICAgICAgfSwKICAgICAgImxvZ0lkIjogewogICAgICAgICJrZXlJZCI6ICJ6eEdaRlZ2ZDBGRW1qUjhXckZ3TWRjQUo5dnRhWS9RWGY0NFkxd1VlUDZBPSIKICAgICAgfQogICAgfQogIF0sCiAgImNlcnRpZmljYXRlQXV0aG9yaXRpZXMiOiBbCiAgICB7CiAgICAgICJzdWJqZWN0IjogewogICAgICAgICJvcmdhbml6YXRpb24iOiAic2lnc3RvcmUuZGV2IiwKICAgICAgICAiY29tbW9uTmFtZSI6ICJzaWdzdG9yZSIKICAgICAgfSwKICAgICAgInVyaSI6ICJodHRwczovL2Z1bGNpby5zaWdzdG9yZS5kZXYiLAogICAgICAiY2VydENoYWluIjogewogICAgICAgICJjZXJ0aWZpY2F0ZXMiOiBbCiAgICAgICAgICB7CiAgICAgICAgICAgICJyYXdCeXRlcyI6ICJNSUlCK0RDQ0FYNmdBd0lCQWdJVE5Wa0Rab0Npb2ZQRHN5N2RmbTZnZUxidWh6QUtCZ2dxaGtqT1BRUURBekFxTVJVd0V3WURWUVFLRXd4emFXZHpkRzl5WlM1a1pYWXhFVEFQQmdOVkJBTVRDSE5wWjNOMGIzSmxNQjRYRFRJeE1ETXdOekF6TWpBeU9Wb1hEVE14TURJeU16QXpNakF5T1Zvd0tqRVZNQk1HQTFVRUNoTU1jMmxuYzNSdmNtVXVaR1YyTVJFd0R3WURWUVFERXdoemFXZHpkRzl5WlRCMk1CQUdCeXFHU000OUFnRUdCU3VCQkFBaUEySUFCTFN5QTdJaTVrK3BOTzhaRVdZMHlsZW1XRG93T2tOYTNrTCtHWkU1WjVHV2VoTDkvQTliUk5BM1JicnNaNWkwSmNhc3RhUkw3U3A1ZnAvakQ1ZHhxYy9VZFRWbmx2UzE2YW4rMllmc3dlL1F1TG9sUlVDcmNPRTIrMmlBNSt0emQ2Tm1NR1F3RGdZRFZSMFBBUUgvQkFRREFnRUdNQklHQTFVZEV3RUIvd1FJTUFZQkFmOENBUUV3SFFZRFZSME9CQllFRk1qRkhRQkJtaVFwTWxFazZ3MnVTdTFLQnRQc01COEdBMVVkSXdRWU1CYUFGTWpGSFFCQm1pUXBNbEVrNncydVN1MUtCdFBzTUFvR0NDcUdTTTQ5QkFNREEyZ0FNR1VDTUg4bGlXSmZNdWk2dlhYQmhqRGdZNE13c2xtTi9USnhWZS84M1dyRm9td21OZjA1NnkxWDQ4RjljNG0zYTNvelhBSXhBS2pSYXk1L2FqL2pzS0tHSWttUWF0akk4dXVwSHIvK0N4RnZhSldtcFlxTmtMREdSVSs5b3J6aDVoSTJScmN1YVE9PSIKICAgICAgICAgIH0KICAgICAgICBdCiAgICAgIH0sCiAgICAgICJ2YWxpZEZvciI6IHsKICAgICAgICAic3RhcnQiOiAiMjAyMS0wMy0wN1QwMzoyMDoyOVoiLAogICAgICAgICJlbmQiOiAiMjAyMi0xMi0zMVQyMzo1OTo1OS45OTlaIgogICAgICB9CiAgICB9LAogICAgewogICAgICAic3ViamVjdCI6IHsKICAgICAgICAib3JnYW5pemF0aW9uIjogInNpZ3N0b3JlLmRldiIsCiAgICAgICAgImNvbW1vbk5hbWUiOiAic2lnc3RvcmUiCiAgICAgIH0sCiAgICAgICJ1cmkiOiAiaHR0cHM6Ly9mdWxjaW8uc2lnc3RvcmUuZGV2IiwKICAgICAgImNlcnRDaGFpbiI6IHsKICAgICAgICAiY2VydGlmaWNhdGVzIjogWwogICAgICAgICAgewogICAgICAgICAgICAicmF3Qnl0ZXMiOiAiTUlJQ0dqQ0NBYUdnQXdJQkFnSVVBTG5WaVZmblUwYnJKYXNtUmtIcm4vVW5mYVF3Q2dZSUtvWkl6ajBFQXdNd0tqRVZNQk1HQTFVRUNoTU1jMmxuYzNSdmNtVXVaR1YyTVJFd0R3WURWUVFERXdoemFXZHpkRzl5WlRBZUZ3MHlNakEwTVRNeU1EQTJNVFZhRncwek1URXdNRFV4TXpVMk5UaGFNRGN4RlRBVEJnTlZCQW9UREhOcFozTjBiM0psTG1SbGRqRWVNQndHQTFVRUF4TVZjMmxuYzNSdmNtVXRhVzUwWlhKdFpXUnBZWFJsTUhZd0VBWUhLb1pJemowQ0FRWUZLNEVFQUNJRFlnQUU4UlZTL3lzSCtOT3Z1RFp5UEladGlsZ1VGOU5sYXJZcEFkOUhQMXZCQkgxVTVDVjc3TFNTN3MwWmlING5FN0h2N3B0UzZMdnZSL1NUazc5OExWZ016TGxKNEhlSWZGM3RIU2FleExjWXBTQVNyMWtTME4vUmdCSnovOWpXQ2lYbm8zc3dlVEFPQmdOVkhROEJBZjhFQkFNQ0FRWXdFd1lEVlIwbEJBd3dDZ1lJS3dZQkJRVUhBd013RWdZRFZSMFRBUUgvQkFnd0JnRUIvd0lCQURBZEJnTlZIUTRFRmdRVTM5UHB6MVlrRVpiNXFOanBLRldpeGk0WVpEOHdId1lEVlIwakJCZ3dGb0FVV01BZVg1RkZwV2FwZXN5UW9aTWkwQ3JGeGZvd0NnWUlLb1pJemowRUF3TURad0F3WkFJd1BDc1FLNERZaVpZRFBJYURpNUhGS25meFh4NkFTU1ZtRVJmc3luWUJpWDJYNlNKUm5aVTg0LzlEWmRuRnZ2eG1BakJPdDZRcEJsYzRKLzBEeHZrVENxcGNsdnppTDZCQ0NQbmpkbElCM1B1M0J4c1BteWdVWTdJaTJ6YmRDZGxpaW93PSIKICAgICAgICAgIH0sCiAgICAgICAgICB7CiAgICAgICAgICAgICJyYXdCeXRlcyI6ICJNSUlCOXpDQ0FYeWdBd0lCQWdJVUFMWk5BUEZkeEhQd2plRGxvRHd5WUNoQU8vNHdDZ1lJS29aSXpqMEVBd013S2pFVk1CTUdBMVVFQ2hNTWMybG5jM1J2Y21VdVpHVjJNUkV3RHdZRFZRUURFd2h6YVdkemRHOXlaVEFlRncweU1URXdNRGN4TXpVMk5UbGFGdzB6TVRFd01EVXhNelUyTlRoYU1Db3hGVEFUQmdOVkJBb1RESE5wWjNOMGIzSmxMbVJsZGpFUk1BOEdBMVVFQXhNSWMybG5jM1J2Y21Vd2RqQVFCZ2NxaGtqT1BRSUJCZ1VyZ1FRQUlnTmlBQVQ3WGVGVDRyYjNQUUd3UzRJYWp0TGszL09sbnBnYW5nYUJjbFlwc1lCcjVpKzR5bkIwN2NlYjNMUDBPSU9aZHhleFg2OWM1aVZ1eUpSUStIejA1eWkrVUYzdUJXQWxIcGlTNXNoMCtIMkdIRTdTWHJrMUVDNW0xVHIxOUw5Z2c5MmpZekJoTUE0R0ExVWREd0VCL3dRRUF3SUJCakFQQmdOVkhSTUJBZjhFQlRBREFRSC9NQjBHQTFVZERnUVdCQlJZd0I1ZmtVV2xacWw2ekpDaGt5TFFLc1hGK2pBZkJnTlZIU01FR0RBV2dCUll3QjVma1VXbFpxbDZ6SkNoa3lMUUtzWEYrakFLQmdncWhrak9QUVFEQXdOcEFEQm1BakVBajFuSGVYWnArMTNOV0JOYStFRHNEUDhHMVdXZzF0Q01XUC9XSFBxcGFWbzBqaHN3ZU5GWmdTczBlRTd3WUk0cUFqRUEyV0I5b3Q5OHNJa29GM3ZaWWRkMy9WdFdCNWI5VE5NZWE3SXgvc3RKNVRmY0xMZUFCTEU0Qk5KT3NRNHZuQkhKIgogICAgICAgICAgfQogICAgICAgIF0KICAgICAgfSwKICAgICAgInZhbGlkRm9yIjogewogICAgICAgICJzdGFydCI6ICIyMDIyLTA0LTEzVDIwOjA2OjE1WiIKICAgICAgfQogICAgfQogIF0sCiAgImN0bG9ncyI6IFsKICAgIHsKICAgICAgImJhc2VVcmwiOiAiaHR0cHM6Ly9jdGZlLnNpZ3N0b3JlLmRldi90ZXN0IiwKICAgICAgImhhc2hBbGdvcml0aG0iOiAiU0hBMl8yNTYiLAogICAgICAicHVibGljS2V5IjogewogICAgICAgICJyYXdCeXRlcyI6ICJNRmt3RXdZSEtvWkl6ajBDQVFZSUtvWkl6ajBEQVFjRFFnQUViZndSK1JKdWRYc2NnUkJScEtYMVhGRHkzUHl1ZER4ei9TZm5SaTFmVDhla3BmQmQyTzF1b3o3anIzWjhuS3p4QTY5RVVRK2VGQ0ZJM3pldWJQV1U3dz09IiwKICAgICAgICAia2V5RGV0YWlscyI6ICJQS0lYX0VDRFNBX1AyNTZfU0hBXzI1NiIsCiAgICAgICAgInZhbGlkRm9yIjogewogICAgICAgICAgInN0YXJ0IjogIjIwMjEtMDMtMTRUMDA6MDA6MDBaIiwKICAgICAgICAgICJlbmQiOiAiMjAyMi0xMC0zMVQyMzo1OTo1OS45OTlaIgogICAgICAgIH0KICAgICAgfSwKICAgICAgImxvZ0lkIjogewogICAgICAgICJrZXlJZCI6ICJDR0NTOENoUy8yaEYwZEZySjRTY1JXY1lyQlk5d3pqU2JlYThJZ1kyYjNJPSIKICAgICAgfQogICAgfSwKICAgIHsKICAgICAgImJhc2VVcmwiOiAiaHR0cHM6Ly9jdGZlLnNpZ3N0b3JlLmRldi8yMDIyIiwKICAgICAgImhhc2hBbGdvcml0aG0iOiAiU0hBMl8yNTYiLAogICAgICAicHVibGljS2V5IjogewogICAgICAgICJyYXdCeXRlcyI6ICJNRmt3RXdZSEtvWkl6ajBDQVFZSUtvWkl6ajBEQVFjRFFnQUVpUFNsRmkwQ21GVGZFakNVcUY5SHVDRWNZWE5LQWFZYWxJSm1CWjh5eWV6UGpUcWh4cktCcE1uYW9jVnRMSkJJMWVNM3VYblF6UUdBSmRKNGdzOUZ5dz09IiwKICAgICAgICAia2V5RGV0YWlscyI6ICJQS0lYX0VDRFNBX1AyNTZfU0hBXzI1NiIsCiAgICAgICAgInZhbGlkRm9yIjogewogICAgICAgICAgInN0YXJ0IjogIjIwMjItMTAtMjBUMDA6MDA6MDBaIgogICAgICAgIH0KICAgICAgfSwKICAgICAgImxvZ0lkIjogewogICAgICAgICJrZXlJZCI6ICIzVDB3YXNiSEVUSmpHUjRjbVdjM0FxSktYcmplUEszL2g0cHlnQzhwN280PSIKICAgICAgfQogICAgfQogIF0sCiAgInRpbWVzdGFtcEF1dGhvcml0aWVzIjogWwogICAgewogICAgICAic3ViamVjdCI6IHsKICAgICAgICAib3JnYW5pemF0aW9uIjogInNpZ3N0b3JlLmRldiIsCiAgICAgICAgImNvbW1vbk5hbWUiOiAic2lnc3RvcmUtdHNhLXNlbGZzaWduZWQiCiAgICAgIH0sCiAgICAgICJ1cmkiOiAiaHR0cHM6Ly90aW1lc3RhbXAuc2lnc3RvcmUuZGV2L2FwaS92MS90aW1lc3RhbXAiLAogICAgICAiY2VydENoYWluIjogewogICAgICAgICJjZXJ0aWZpY2F0ZXMiOiBbCiAgICAgICAgICB7CiAgICAgICAgICAgICJyYXdCeXRlcyI6ICJNSUlDRURDQ0FaYWdBd0lCQWdJVU9oTlVMd3lRWWU2OHdVTXZ5NHFPaXlvaml3d3dDZ1lJS29aSXpqMEVBd013T1RFVk1CTUdBMVVFQ2hNTWMybG5jM1J2Y21VdVpHVjJNU0F3SGdZRFZRUURFeGR6YVdkemRHOXlaUzEwYzJFdGMyVnNabk5wWjI1bFpEQWVGdzB5TlRBME1EZ3dOalU1TkROYUZ3MHpOVEEwTURZd05qVTVORE5hTUM0eEZUQVRCZ05WQkFvVERITnBaM04wYjNKbExtUmxkakVWTUJNR0ExVUVBeE1NYzJsbmMzUnZjbVV0ZEhOaE1IWXdFQVlIS29aSXpqMENBUVlGSzRFRUFDSURZZ0FFNHJhMlo4aEtOaWcyVDlrRmpDQVRvR0czMGpreStXUXYzQnpMK21LdmgxU0tOUi9Vd3V3c2ZOQ2c0c3J5b1lBZDhFNmlzb3ZWQTNNNGFvTmRtOVFEaTUwWjhuVEV5dnFnZkRQdFRJd1hJdGZpVy9BRmYxVjd1d2tia0FvajB4eGNvMm93YURBT0JnTlZIUThCQWY4RUJBTUNCNEF3SFFZRFZSME9CQllFRkluOWVVT0h6OUJsUnNNQ1JzY3NjMXQ5dE9zRE1COEdBMVVkSXdRWU1CYUFGSmpzQWU5L3UxSC8xSlVlYjRxSW1GTUhpYzYvTUJZR0ExVWRKUUVCL3dRTU1Bb0dDQ3NHQVFVRkJ3TUlNQW9HQ0NxR1NNNDlCQU1EQTJnQU1HVUNNRHRwc1YvNkthTzBxeUYvVU1zWDJhU1VYS1FGZG9HVHB0UUdjMGZ0cTFjc3VsSFBHRzZkc215TU5kM0pCK0czRVFJeEFPYWp2QmNqcEptS2I0TnYrMlRhb2o4VWM1K2I2aWg2RlhDQ0tyYVNxdXBlMDd6cXN3TWNYSlRlMWNFeHZIdnZsdz09IgogICAgICAgICAgfSwKICAgICAgICAgIHsKICAgICAgICAgICAgInJhd0J5dGVzIjogIk1JSUI5ekNDQVh5Z0F3SUJBZ0lVVjdmMEdMRE9vRXpJaDhMWFNXODBPSmlVcDE0d0NnWUlLb1pJemowRUF3TXdPVEVWTUJNR0ExVUVDaE1NYzJsbmMzUnZjbVV1WkdWMk1TQXdIZ1lEVlFRREV4ZHphV2R6ZEc5eVpTMTBjMkV0YzJWc1puTnBaMjVsWkRBZUZ3MHlOVEEwTURnd05qVTVORE5hRncwek5UQTBNRFl3TmpVNU5ETmFNRGt4RlRBVEJnTlZCQW9UREhOcFozTjBiM0psTG1SbGRqRWdNQjRHQTFVRUF4TVhjMmxuYzNSdmNtVXRkSE5oTFhObGJHWnphV2R1WldRd2RqQVFCZ2NxaGtqT1BRSUJCZ1VyZ1FRQUlnTmlBQVFVUU50ZlJUL291M1lBVGE2d0Iva0tUZTcwY2ZKd3lSSUJvdk1udDhSY0pwaC9DT0U4MnV5UzZGbXBwTExMMVZCUEdjUGZwUVBZSk5Yeld3aThpY3doS1E2Vy9RZTJoM29lYkJiMkZIcHdOSkRxbytUTWFDL3RkZmt2L0VsSkI3MmpSVEJETUE0R0ExVWREd0VCL3dRRUF3SUJCakFTQmdOVkhSTUJBZjhFQ0RBR0FRSC9BZ0VBTUIwR0ExVWREZ1FXQkJTWTdBSHZmN3RSLzlTVkhtK0tpSmhUQjRuT3Z6QUtCZ2dxaGtqT1BRUURBd05wQURCbUFqRUF3R0VHcmZHWlIxY2VuMVI4L0RUVk1JOTQzTHNzWm1KUnREcC9pN1NmR0htR1JQNmdSYnVqOXZPSzNiNjdaMFFRQWpFQXVUMkg2NzNMUUVhSFRjeVFTWnJrcDRtWDdXd2ttRitzVmJrWVk1bVhOK1JNSDEzS1VFSEhPcUFTYWVtWVdLL0UiCiAgICAgICAgICB9CiAgICAgICAgXQogICAgICB9LAogICAgICAidmFsaWRGb3IiOiB7CiAgICAgICAgInN0YXJ0IjogIjIwMjUtMDctMDRUMDA6MDA6MDBaIgogICAgICB9CiAgICB9CiAgXQp9Cg==", "registry.npmjs.org%2Fkeys.json": "ewogICAgImtleXMiOiBbCiAgICAgICAgewogICAgICAgICAgICAia2V5SWQiOiAiU0hBMjU2OmpsM2J3c3d1ODBQampva0NnaDBvMnc1YzJVNExoUUFFNTdnajljejFrekEiLAogICAgICAgICAgICAia2V5VXNhZ2UiOiAibnBtOnNpZ25hdHVyZXMiLAogICAgICAgICAgICAicHVibGljS2V5IjogewogICAgICAgICAgICAgICAgInJhd0J5dGVzIjogIk1Ga3dFd1lIS29aSXpqMENBUVlJS29aSXpqMERBUWNEUWdBRTFPbGIzek1BRkZ4WEtIaUlrUU81Y0ozWWhsNWk2VVBwK0lodXRlQkpidUhjQTVVb2dLbzBFV3RsV3dXNktTYUtvVE5FWUw3SmxDUWlWbmtoQmt0VWdnPT0iLAogICAgICAgICAgICAgICAgImtleURldGFpbHMiOiAiUEtJWF9FQ0RTQV9QMjU2X1NIQV8yNTYiLAogICAgICAgICAgICAgICAgInZhbGlkRm9yIjogewogICAgICAgICAgICAgICAgICAgICJzdGFydCI6ICIxOTk5LTAxLTAxVDAwOjAwOjAwLjAwMFoiLAogICAgICAgICAgICAgICAgICAgICJlbmQiOiAiMjAyNS0wMS0yOVQwMDowMDowMC4wMDBaIgogICAgICAgICAgICAgICAgfQogICAgICAgICAgICB9CiAgICAgICAgfSwKICAgICAgICB7CiAgICAgICAgICAgICJrZXlJZCI6ICJTSEEyNTY6amwzYndzd3U4MFBqam9rQ2doMG8ydzVjMlU0TGhRQUU1N2dqOWN6MWt6QSIsCiAgICAgICAgICAgICJrZXlVc2FnZSI6ICJucG06YXR0ZXN0YXRpb25zIiwKICAgICAgICAgICAgInB1YmxpY0tleSI6IHsKICAgICAgICAgICAgICAgICJyYXdCeXRlcyI6ICJNRmt3RXdZSEtvWkl6ajBDQVFZSUtvWkl6ajBEQVFjRFFnQUUxT2xiM3pNQUZGeFhLSGlJa1FPNWNKM1lobDVpNlVQcCtJaHV0ZUJKYnVIY0E1VW9nS28wRVd0bFd3VzZLU2FLb1RORVlMN0psQ1FpVm5raEJrdFVnZz09IiwKICAgICAgICAgICAgICAgICJrZXlEZXRhaWxzIjogIlBLSVhfRUNEU0FfUDI1Nl9TSEFfMjU2IiwKICAgICAgICAgICAgICAgICJ2YWxpZEZvciI6IHsKICAgICAgICAgICAgICAgICAgICAic3RhcnQiOiAiMjAyMi0xMi0wMVQwMDowMDowMC4wMDBaIiwKICAgICAgICAgICAgICAgICAgICAiZW5kIjogIjIwMjUtMDEtMjlUMDA6MDA6MDAuMDAwWiIKICAgICAgICAgICAgICAgIH0KICAgICAgICAgICAgfQogICAgICAgIH0sCiAgICAgICAgewogICAgICAgICAgICAia2V5SWQiOiAiU0hBMjU2OkRoUTh3UjVBUEJ2RkhMRi8rVGMrQVl2UE9kVHBjSURxT2h4c0JIUndDN1UiLAogICAgICAgICAgICAia2V5VXNhZ2UiOiAibnBtOnNpZ25hdHVyZXMiLAogICAgICAgICAgICAicHVibGljS2V5IjogewogICAgICAgICAgICAgICAgInJhd0J5dGVzIjogIk1Ga3dFd1lIS29aSXpqMENBUVlJS29aSXpqMERBUWNEUWdBRVk2WWE3VysrN2FVUHp2TVRyZXpINlljeDNjK0hPS1lDY05HeWJKWlNDSnEvZmQ3UWE4dXVBS3RkSWtVUXRRaUVLRVJoQW1FNWxNTUpoUDhPa0RPYTJnPT0iLAogICAgICAgICAgICAgICAgImtleURldGFpbHMiOiAiUEtJWF9FQ0RTQV9QMjU2X1NIQV8yNTYiLAogICAgICAgICAgICAgICAgInZhbGlkRm9yIjogewogICAgICAgICAgICAgICAgICAgICJzdGFydCI6ICIyMDI1LTAxLTEzVDAwOjAwOjAwLjAwMFoiCiAgICAgICAgICAgICAgICB9CiAgICAgICAgICAgIH0KICAgICAgICB9LAogICAgICAgIHsKICAgICAgICAgICAgImtleUlkIjogIlNIQTI1NjpEaFE4d1I1QVBCdkZITEYvK1RjK0FZdlBPZFRwY0lEcU9oeHNCSFJ3QzdVIiwKICAgICAgICAgICAgImtleVVzYWdlIjogIm5wbTphdHRlc3RhdGlvbnMiLAogICAgICAgICAgICAicHVibGljS2V5IjogewogICAgICAgICAgICAgICAgInJhd0J5dGVzIjogIk1Ga3dFd1lIS29aSXpqMENBUVlJS29aSXpqMERBUWNEUWdBRVk2WWE3VysrN2FVUHp2TVRyZXpINlljeDNjK0hPS1lDY05HeWJKWlNDSnEvZmQ3UWE4dXVBS3RkSWtVUXRRaUVLRVJoQW1FNWxNTUpoUDhPa0RPYTJnPT0iLAogICAgICAgICAgICAgICAgImtleURldGFpbHMiOiAiUEtJWF9FQ0RTQV9QMjU2X1NIQV8yNTYiLAogICAgICAgICAgICAgICAgInZhbGlkRm9yIjogewogICAgICAgICAgICAgICAgICAgICJzdGFydCI6ICIyMDI1LTAxLTEzVDAwOjAwOjAwLjAwMFoiCiAgICAgICAgICAgICAgICB9CiAgICAgICAgICAgIH0KICAgICAgICB9CiAgICBdCn0K" } } };
+
+// src/archive/provenance.ts
+var import_verify3 = __toESM(require_dist5(), 1);
+var IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json";
+var MAX_ATTESTATION_BYTES = 128 * 1024;
+var ProvenanceError = class extends Error {
+  name = "ProvenanceError";
+  problem;
+  constructor(problem, message2) {
+    super(message2);
+    this.problem = problem;
+  }
+};
+var OID_ISSUER_V1 = "1.3.6.1.4.1.57264.1.1";
+var OID_GITHUB_REPOSITORY_V1 = "1.3.6.1.4.1.57264.1.5";
+var OID_ISSUER_V2 = "1.3.6.1.4.1.57264.1.8";
+var OID_BUILD_SIGNER_URI = "1.3.6.1.4.1.57264.1.9";
+var OID_SOURCE_REPOSITORY_URI = "1.3.6.1.4.1.57264.1.12";
+var OID_RUN_INVOCATION_URI = "1.3.6.1.4.1.57264.1.21";
+var PUBLIC_GOOD = "the public-good Sigstore trusted root shipped with @sigstore/tuf";
+function parseTrustedRoot(text4, source) {
+  let json;
+  try {
+    json = JSON.parse(text4);
+  } catch (error2) {
+    throw new Error(`${source} is not a Sigstore trusted root: not JSON (${error2.message})`, { cause: error2 });
+  }
+  if (!json || typeof json !== "object" || !Array.isArray(json.certificateAuthorities)) {
+    throw new Error(`${source} is not a Sigstore trusted root: it has no certificateAuthorities list`);
+  }
+  try {
+    return { material: (0, import_verify3.toTrustMaterial)(import_protobuf_specs.TrustedRoot.fromJSON(json)), source };
+  } catch (error2) {
+    throw new Error(`${source} is not a usable Sigstore trusted root: ${error2.message}`, { cause: error2 });
+  }
+}
+var publicGood;
+function publicGoodTrust() {
+  const target = seeds_default["https://tuf-repo-cdn.sigstore.dev"]?.targets?.["trusted_root.json"];
+  if (target === void 0) throw new Error("@sigstore/tuf ships no trusted_root.json for the public-good instance");
+  publicGood ??= parseTrustedRoot(Buffer.from(target, "base64").toString("utf8"), PUBLIC_GOOD);
+  return publicGood;
+}
+async function loadSigstoreTrust(file) {
+  if (file === void 0 || file === "") return publicGoodTrust();
+  let text4;
+  try {
+    text4 = await readFile4(file, "utf8");
+  } catch (error2) {
+    throw new Error(`cannot read the Sigstore trusted root ${file}: ${error2.message}`, { cause: error2 });
+  }
+  return parseTrustedRoot(text4, file);
+}
+function extensionText(certificate, oid, der) {
+  const extension = certificate.extension(oid);
+  if (!extension) return void 0;
+  const value = der ? extension.valueObj.subs[0]?.value : extension.value;
+  return value === void 0 ? void 0 : value.toString("utf8");
+}
+function repositoryOfUri(uri) {
+  try {
+    const parts = new URL(uri).pathname.split("/").filter((part) => part !== "");
+    return parts.length === 2 ? `${parts[0]}/${parts[1]}` : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function workflowOfUri(uri, repository) {
+  let pathname;
+  try {
+    pathname = decodeURIComponent(new URL(uri).pathname);
+  } catch {
+    return void 0;
+  }
+  const match = /^\/([^/]+)\/([^/]+)\/\.github\/workflows\/([^@]+)@.+$/.exec(pathname);
+  if (!match) return void 0;
+  const [, owner, repo, file] = match;
+  return `${owner}/${repo}`.toLowerCase() === repository.toLowerCase() ? file : `${owner}/${repo}/.github/workflows/${file}`;
+}
+function signerOfCertificate(certificate) {
+  const issuer = extensionText(certificate, OID_ISSUER_V2, true) ?? extensionText(certificate, OID_ISSUER_V1, false);
+  const sourceUri = extensionText(certificate, OID_SOURCE_REPOSITORY_URI, true);
+  const repository = (sourceUri === void 0 ? void 0 : repositoryOfUri(sourceUri)) ?? extensionText(certificate, OID_GITHUB_REPOSITORY_V1, false);
+  const signerUri = extensionText(certificate, OID_BUILD_SIGNER_URI, true) ?? certificate.subjectAltName;
+  const workflow = signerUri === void 0 || repository === void 0 ? void 0 : workflowOfUri(signerUri, repository);
+  if (issuer === void 0 || repository === void 0 || workflow === void 0) {
+    throw new ProvenanceError("INVALID", "the signing certificate names no CI workflow (its issuer, source repository or build signer is missing): not a build provenance certificate");
+  }
+  const runUrl = extensionText(certificate, OID_RUN_INVOCATION_URI, true);
+  return { signer: { repository, workflow, issuer }, ...runUrl ? { runUrl } : {} };
+}
+function sameSigner(a, b2) {
+  return a.repository.toLowerCase() === b2.repository.toLowerCase() && a.workflow === b2.workflow && a.issuer === b2.issuer;
+}
+function describeSigner(signer) {
+  return `${signer.repository} @ ${signer.workflow} (${signer.issuer})`;
+}
+function parseBundle(bytes) {
+  const size = typeof bytes === "string" ? Buffer.byteLength(bytes) : bytes.length;
+  if (size > MAX_ATTESTATION_BYTES) throw new ProvenanceError("INVALID", `the attestation is ${size} bytes; at most ${MAX_ATTESTATION_BYTES} are accepted`);
+  let json;
+  try {
+    json = JSON.parse(typeof bytes === "string" ? bytes : Buffer.from(bytes).toString("utf8"));
+  } catch (error2) {
+    throw new ProvenanceError("INVALID", `the attestation is not JSON: ${error2.message}`);
+  }
+  let bundle;
+  try {
+    bundle = (0, import_bundle.bundleFromJSON)(json);
+  } catch (error2) {
+    throw new ProvenanceError("INVALID", `the attestation is not a Sigstore bundle: ${error2.message}`);
+  }
+  if (!(0, import_bundle.isBundleWithDsseEnvelope)(bundle)) throw new ProvenanceError("INVALID", "the attestation is not a DSSE-signed in-toto statement (it signs a message, not a statement)");
+  if (bundle.content.dsseEnvelope.payloadType !== IN_TOTO_PAYLOAD_TYPE) {
+    throw new ProvenanceError("INVALID", `the attestation's payload is ${JSON.stringify(bundle.content.dsseEnvelope.payloadType)}, not an in-toto statement (${IN_TOTO_PAYLOAD_TYPE})`);
+  }
+  return bundle;
+}
+function statementOf(bundle) {
+  if (!(0, import_bundle.isBundleWithDsseEnvelope)(bundle)) throw new ProvenanceError("INVALID", "the attestation is not a DSSE-signed in-toto statement");
+  let statement;
+  try {
+    statement = JSON.parse(Buffer.from(bundle.content.dsseEnvelope.payload).toString("utf8"));
+  } catch {
+    throw new ProvenanceError("INVALID", "the attestation's statement is not JSON");
+  }
+  const { _type: type, subject, predicateType } = statement ?? {};
+  if (typeof type !== "string" || !type.startsWith("https://in-toto.io/Statement/") || !Array.isArray(subject) || typeof predicateType !== "string") {
+    throw new ProvenanceError("INVALID", "the attestation's statement is not an in-toto statement (_type, subject and predicateType)");
+  }
+  const digests = subject.map((item) => item?.digest?.sha256).filter((digest2) => typeof digest2 === "string").map((digest2) => digest2.toLowerCase());
+  return { predicateType, digests };
+}
+function verifyProvenance(bytes, expected, trust) {
+  const bundle = typeof bytes === "string" || bytes instanceof Uint8Array ? parseBundle(bytes) : bytes;
+  const statement = statementOf(bundle);
+  let certificate;
+  try {
+    const entity = (0, import_verify3.toSignedEntity)(bundle);
+    if (entity.key.$case !== "certificate") throw new ProvenanceError("INVALID", "the attestation is signed with a bare key, not a certificate naming its workflow");
+    certificate = entity.key.certificate;
+    const verifier = new import_verify3.Verifier(trust.material, { tlogThreshold: entity.tlogEntries.length > 0 ? 1 : 0, ctlogThreshold: 1, timestampThreshold: 1 });
+    verifier.verify(entity);
+  } catch (error2) {
+    if (error2 instanceof ProvenanceError) throw error2;
+    throw new ProvenanceError("SIGNATURE", `the attestation does not verify against ${trust.source}: ${error2.message}`);
+  }
+  const wanted = expected.sha256.toLowerCase();
+  if (!statement.digests.includes(wanted)) {
+    const named = statement.digests.length === 0 ? "no sha256 digest" : `sha256 ${statement.digests.join(", ")}`;
+    throw new ProvenanceError("DIGEST", `the attestation is about other bytes (${named}), not this archive (sha256 ${wanted})`);
+  }
+  const { signer, runUrl } = signerOfCertificate(certificate);
+  if (expected.signer && !sameSigner(signer, expected.signer)) {
+    throw new ProvenanceError("IDENTITY", `the attestation was signed by ${describeSigner(signer)}, not by ${expected.signerRole ?? "the expected identity"} ${describeSigner(expected.signer)}`);
+  }
+  return { signer, predicateType: statement.predicateType, ...runUrl ? { runUrl } : {} };
+}
+
 // src/core/egress.ts
 import { lookup as dnsLookup } from "node:dns";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { Readable as Readable2 } from "node:stream";
+import { Readable as Readable3 } from "node:stream";
 
 // src/core/ip-addresses.ts
 import { isIPv4, isIPv6 } from "node:net";
@@ -46110,17 +52514,17 @@ function guardedLookup(policy, resolve2 = resolveWithSystem) {
     );
   };
 }
-function answerOf(message, method) {
+function answerOf(message2, method) {
   const headers = new Headers();
-  for (const [name, value] of Object.entries(message.headers)) {
+  for (const [name, value] of Object.entries(message2.headers)) {
     if (value === void 0) continue;
     for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
   }
-  const status = message.statusCode ?? 0;
+  const status = message2.statusCode ?? 0;
   const bodiless = method === "HEAD" || status === 204 || status === 205 || status === 304;
-  if (bodiless) message.resume();
-  const body = bodiless ? null : Readable2.toWeb(message);
-  return new Response(body, { status, statusText: message.statusMessage ?? "", headers });
+  if (bodiless) message2.resume();
+  const body = bodiless ? null : Readable3.toWeb(message2);
+  return new Response(body, { status, statusText: message2.statusMessage ?? "", headers });
 }
 function guardedRequest(policy, options = {}) {
   const lookup = guardedLookup(policy, options.resolve);
@@ -46135,11 +52539,11 @@ function guardedRequest(policy, options = {}) {
     }
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
     return new Promise((resolve2, reject) => {
-      const request2 = send(url, { method, headers, agent: false, lookup, ...init.signal ? { signal: init.signal } : {} }, (message) => {
+      const request2 = send(url, { method, headers, agent: false, lookup, ...init.signal ? { signal: init.signal } : {} }, (message2) => {
         try {
-          resolve2(answerOf(message, method));
+          resolve2(answerOf(message2, method));
         } catch (error2) {
-          message.destroy();
+          message2.destroy();
           reject(error2 instanceof Error ? error2 : new Error(String(error2)));
         }
       });
@@ -46152,14 +52556,73 @@ function guardedRequest(policy, options = {}) {
 // src/core/routes.ts
 var DOWNLOAD_PURPOSE_HEADER = "x-download-purpose";
 
+// src/client/provenance.ts
+var PROVENANCE_MODES = ["off", "warn", "require"];
+var ProvenanceCheckError = class extends Error {
+  name = "ProvenanceCheckError";
+  /** MISSING, UNREACHABLE, or the verification's problem (INVALID, SIGNATURE, DIGEST, IDENTITY). */
+  code;
+  constructor(code18, message2) {
+    super(message2);
+    this.code = code18;
+  }
+};
+var SignerChangedError = class extends Error {
+  name = "SignerChangedError";
+  pinned;
+  /** The identity that signed the version; undefined when it is not (validly) signed. */
+  found;
+  constructor(label, pinned, found, why) {
+    const now = found ? `signed by ${describeSigner(found)}` : `not signed by anyone${why ? ` (${why})` : ""}`;
+    super(
+      `possible takeover: ${label} is ${now}, but the project's lock pins the signer ${describeSigner(pinned)}; if the template moved to a new repository or workflow on purpose, check that with its authors, then pass --accept-new-signer`
+    );
+    this.pinned = pinned;
+    this.found = found;
+  }
+};
+async function checkProvenance(entry, sha256, policy, fetchBundle) {
+  if (policy.mode === "off") return { status: "off" };
+  const label = `${entry.id}@${entry.version}`;
+  const pinned = policy.acceptNewSigner ? void 0 : policy.pinned;
+  const notVerified = (code18, message2) => {
+    if (pinned) throw new SignerChangedError(label, pinned, void 0, message2);
+    if (policy.mode === "require") throw new ProvenanceCheckError(code18, `${message2} (--provenance warn or off accepts it)`);
+    if (code18 !== "MISSING") policy.onWarning?.(message2);
+    return code18 === "MISSING" ? { status: "unsigned" } : { status: "unverified", reason: message2 };
+  };
+  const url = entry.attestations?.url;
+  if (typeof url !== "string" || url === "") return notVerified("MISSING", `${label} has no build provenance: the registry names no attestation for it`);
+  let bundle;
+  try {
+    bundle = await fetchBundle(url);
+  } catch (error2) {
+    return notVerified("UNREACHABLE", `the provenance of ${label} could not be read: ${error2.message}`);
+  }
+  let verified;
+  try {
+    verified = verifyProvenance(bundle, { sha256 }, policy.trust ?? publicGoodTrust());
+  } catch (error2) {
+    if (!(error2 instanceof ProvenanceError)) throw error2;
+    return notVerified(error2.problem, `the provenance of ${label} does not verify: ${error2.message}`);
+  }
+  if (pinned && !sameSigner(pinned, verified.signer)) throw new SignerChangedError(label, pinned, verified.signer);
+  return { status: "verified", signer: verified.signer, predicateType: verified.predicateType, ...verified.runUrl ? { runUrl: verified.runUrl } : {} };
+}
+function nextPinnedSigner(outcome, previous, acceptNewSigner = false) {
+  if (outcome?.status === "verified") return outcome.signer;
+  if (outcome && outcome.status !== "off" && acceptNewSigner) return void 0;
+  return previous;
+}
+
 // src/client/download.ts
 var DEFAULT_MAX_DOWNLOAD_BYTES = 200 * 1024 * 1024;
 var DownloadError = class extends Error {
   name = "DownloadError";
   url;
   status;
-  constructor(url, message, options = {}) {
-    super(`download of ${url} failed: ${message}`, options.cause === void 0 ? void 0 : { cause: options.cause });
+  constructor(url, message2, options = {}) {
+    super(`download of ${url} failed: ${message2}`, options.cause === void 0 ? void 0 : { cause: options.cause });
     this.url = url;
     this.status = options.status;
   }
@@ -46300,12 +52763,37 @@ async function fetchToFile(entry, file, options, maxBytes) {
     );
     const digest2 = new DigestStream();
     try {
-      await pipeline3(Readable3.fromWeb(response.body), limit, digest2, createWriteStream2(file, { flags: "wx", mode: 384 }));
+      await pipeline3(Readable4.fromWeb(response.body), limit, digest2, createWriteStream2(file, { flags: "wx", mode: 384 }));
     } catch (error2) {
       if (error2 instanceof DownloadError) throw error2;
       throw new DownloadError(url, errorMessage(error2), { cause: error2 });
     }
     return digest2;
+  } finally {
+    options.signal?.removeEventListener("abort", onAbort);
+  }
+}
+async function fetchSmallFile(url, options, maxBytes) {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(options.signal?.reason);
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    const response = await fetchFollowingSafeRedirects(url, { ...options, purpose: "inspect" }, controller.signal);
+    if (!response.ok || !response.body) {
+      await response.body?.cancel().catch(() => void 0);
+      throw new DownloadError(url, `HTTP ${response.status}`, { status: response.status });
+    }
+    const chunks = [];
+    let size = 0;
+    for await (const chunk of Readable4.fromWeb(response.body)) {
+      size += chunk.length;
+      if (size > maxBytes) {
+        controller.abort();
+        throw new DownloadError(url, `it is larger than the limit of ${maxBytes} bytes`);
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks);
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
   }
@@ -46333,10 +52821,10 @@ async function emptyDestination(dest, created) {
     return;
   }
   const names = await readdir3(dest).catch(() => []);
-  await Promise.all(names.map((name) => rm3(path9.join(dest, name), { recursive: true, force: true })));
+  await Promise.all(names.map((name) => rm3(path10.join(dest, name), { recursive: true, force: true })));
 }
 async function downloadTemplate(entry, dest, options = {}) {
-  const dir = path9.resolve(dest);
+  const dir = path10.resolve(dest);
   const maxBytes = options.limits?.maxBytes ?? DEFAULT_MAX_DOWNLOAD_BYTES;
   const label = `${entry.id}@${entry.version}`;
   if (entry.integrity === void 0 && entry.sha256 === void 0 && !options.allowUnverified) {
@@ -46346,11 +52834,13 @@ async function downloadTemplate(entry, dest, options = {}) {
     throw new DownloadError(entry.downloadUrl, `the archive is ${entry.size} bytes, more than the limit of ${maxBytes}`);
   }
   const { created } = await prepareDestination(dir);
-  const temp = await mkdtemp(path9.join(tmpdir(), "tr-download-"));
+  const temp = await mkdtemp(path10.join(tmpdir(), "tr-download-"));
   try {
-    const archive = path9.join(temp, "archive.tgz");
+    const archive = path10.join(temp, "archive.tgz");
     const digest2 = (await fetchToFile(entry, archive, options, maxBytes)).result();
     verifyIntegrity(entry, digest2, label);
+    const { integrity, size, sha256 } = digestOf(digest2);
+    const provenance = await checkProvenance(entry, sha256, options.provenance ?? { mode: "warn" }, (url) => fetchSmallFile(url, options, MAX_ATTESTATION_BYTES));
     let plan;
     try {
       plan = await extractArchive(archive, dir, archiveLimits(options.limits ?? {}));
@@ -46359,15 +52849,14 @@ async function downloadTemplate(entry, dest, options = {}) {
       if (error2 instanceof UnsafeArchiveError) throw error2;
       throw new UnsafeArchiveError(`unpacking ${label} failed: ${errorMessage(error2)}`);
     }
-    const { integrity, size } = digestOf(digest2);
-    return { dir, files: plan.files, integrity, size };
+    return { dir, files: plan.files, integrity, size, provenance };
   } finally {
     await rm3(temp, { recursive: true, force: true });
   }
 }
 
 // src/github/client.ts
-import { Readable as Readable4 } from "node:stream";
+import { Readable as Readable5 } from "node:stream";
 
 // node_modules/@octokit/plugin-retry/dist-bundle/index.js
 var import_light = __toESM(require_light(), 1);
@@ -46387,8 +52876,8 @@ var RequestError = class extends Error {
    * Response object if a response was received
    */
   response;
-  constructor(message, statusCode, options) {
-    super(message, { cause: options.cause });
+  constructor(message2, statusCode, options) {
+    super(message2, { cause: options.cause });
     this.name = "HttpError";
     this.status = Number.parseInt(statusCode);
     if (Number.isNaN(this.status)) {
@@ -46554,7 +53043,7 @@ var triggers_notification_paths_default = [
 ];
 function routeMatcher(paths) {
   const regexes = paths.map(
-    (path27) => path27.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
+    (path28) => path28.split("/").map((c) => c.startsWith("{") ? "(?:.+?)" : c).join("/")
   );
   const regex2 = `^(?:${regexes.map((r) => `(?:${r})`).join("|")})[^/]*$`;
   return new RegExp(regex2, "i");
@@ -47157,8 +53646,8 @@ var OWS = 2;
 var SEMI_FLAG = 4;
 var COMMA_FLAG = 8;
 var TOKEN_FLAG = 16;
-var NON_ASCII = 65280;
-var CASE_FLAGS = LOWER_CASE | NON_ASCII;
+var NON_ASCII2 = 65280;
+var CASE_FLAGS = LOWER_CASE | NON_ASCII2;
 var CHAR_MAP = new Uint8Array(256);
 CHAR_MAP[HTAB] |= OWS;
 CHAR_MAP[SP] |= OWS;
@@ -47209,7 +53698,7 @@ function parse2(header, options) {
     } else {
       whitespace = -1;
     }
-    typeFlags |= code18 & NON_ASCII | flags;
+    typeFlags |= code18 & NON_ASCII2 | flags;
     index++;
   }
   const valueEnd = whitespace === -1 ? index : whitespace;
@@ -47311,7 +53800,7 @@ function parseParameters(header, type, index, len, stopFlags) {
       } else {
         keyWhitespace = -1;
       }
-      keyFlags |= code18 & NON_ASCII | flags;
+      keyFlags |= code18 & NON_ASCII2 | flags;
       index++;
     }
   }
@@ -47348,8 +53837,8 @@ var stringifyIteratively = (rootValue, replacer, spaceParam) => {
   const isFunctionReplacer = typeof replacer === "function";
   const propertyList = Array.isArray(replacer) ? new Set(replacer.map(String)) : null;
   const prepareVal = (parent, key, val) => {
-    const isObject3 = val !== null && typeof val === "object";
-    const hasToJSON = isObject3 && typeof val.toJSON === "function";
+    const isObject4 = val !== null && typeof val === "object";
+    const hasToJSON = isObject4 && typeof val.toJSON === "function";
     if (hasToJSON) {
       val = val.toJSON(key);
     }
@@ -47708,22 +54197,22 @@ async function fetchWrapper(requestOptions) {
       ...requestOptions.body && { duplex: "half" }
     });
   } catch (error2) {
-    let message = "Unknown Error";
+    let message2 = "Unknown Error";
     if (error2 instanceof Error) {
       if (error2.name === "AbortError") {
         error2.status = 500;
         throw error2;
       }
-      message = error2.message;
+      message2 = error2.message;
       if (error2.name === "TypeError" && "cause" in error2) {
         if (error2.cause instanceof Error) {
-          message = error2.cause.message;
+          message2 = error2.cause.message;
         } else if (typeof error2.cause === "string") {
-          message = error2.cause;
+          message2 = error2.cause;
         }
       }
     }
-    const requestError = new RequestError(message, 500, {
+    const requestError = new RequestError(message2, 500, {
       request: requestOptions
     });
     requestError.cause = error2;
@@ -48146,17 +54635,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path27 = requestOptions.url.replace(options.baseUrl, "");
+    const path28 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path27} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path28} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       return response;
     }).catch((error2) => {
       const requestId = error2.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path27} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
+        `${requestOptions.method} ${path28} - ${error2.status} with id ${requestId} in ${Date.now() - start}ms`
       );
       throw error2;
     });
@@ -50626,9 +57115,9 @@ var handler = {
   set(target, methodName, value) {
     return target.cache[methodName] = value;
   },
-  get({ octokit, scope, cache }, methodName) {
-    if (cache[methodName]) {
-      return cache[methodName];
+  get({ octokit, scope, cache: cache2 }, methodName) {
+    if (cache2[methodName]) {
+      return cache2[methodName];
     }
     const method = endpointMethodsMap.get(scope).get(methodName);
     if (!method) {
@@ -50636,7 +57125,7 @@ var handler = {
     }
     const { endpointDefaults, decorations } = method;
     if (decorations) {
-      cache[methodName] = decorate(
+      cache2[methodName] = decorate(
         octokit,
         scope,
         methodName,
@@ -50644,9 +57133,9 @@ var handler = {
         decorations
       );
     } else {
-      cache[methodName] = octokit.request.defaults(endpointDefaults);
+      cache2[methodName] = octokit.request.defaults(endpointDefaults);
     }
-    return cache[methodName];
+    return cache2[methodName];
   }
 };
 function endpointsToMethods(octokit) {
@@ -50733,7 +57222,7 @@ function replayableBody(octokit) {
     const open3 = options.request?.[OPEN_BODY];
     if (typeof open3 === "function") {
       const previous = options.data;
-      if (previous instanceof Readable4) previous.destroy();
+      if (previous instanceof Readable5) previous.destroy();
       options.data = open3();
     }
     return request2(options);
@@ -50746,7 +57235,7 @@ function createGitHubClient(options) {
     baseUrl = process.env.GITHUB_API_URL || "https://api.github.com",
     userAgent: userAgent2 = "template-registry",
     retries = 3,
-    log = (message) => console.warn(message),
+    log = (message2) => console.warn(message2),
     retryAfterBaseValue,
     throttle = {}
   } = options;
@@ -50785,8 +57274,8 @@ function createGitHubClient(options) {
 var import_liquidjs = __toESM(require_liquid_node(), 1);
 import { isUtf8 } from "node:buffer";
 import { readFileSync as readFileSync2, realpathSync, statSync } from "node:fs";
-import { readFile as readFile3, realpath, stat as stat5 } from "node:fs/promises";
-import path10 from "node:path";
+import { readFile as readFile5, realpath, stat as stat5 } from "node:fs/promises";
+import path11 from "node:path";
 
 // src/template/filters.ts
 function text(value) {
@@ -50909,21 +57398,21 @@ var isFileSync = (file) => {
   }
 };
 function containedIn(realRoot, realFile) {
-  const prefix = realRoot.endsWith(path10.sep) ? realRoot : realRoot + path10.sep;
+  const prefix = realRoot.endsWith(path11.sep) ? realRoot : realRoot + path11.sep;
   return realFile.startsWith(prefix);
 }
 function liquidSource(file, bytes) {
-  if (!isUtf8(bytes)) throw new Error(`${path10.basename(file)} is not valid UTF-8: save the partial as UTF-8`);
+  if (!isUtf8(bytes)) throw new Error(`${path11.basename(file)} is not valid UTF-8: save the partial as UTF-8`);
   return bytes.toString("utf8");
 }
 function folderFileSystem(partials) {
   return {
     exists: async (file) => stat5(file).then((info2) => info2.isFile(), () => false),
     existsSync: isFileSync,
-    readFile: async (file) => liquidSource(file, await readFile3(file)),
+    readFile: async (file) => liquidSource(file, await readFile5(file)),
     readFileSync: (file) => liquidSource(file, readFileSync2(file)),
     resolve: (dir, file) => {
-      const exact = path10.resolve(dir, file);
+      const exact = path11.resolve(dir, file);
       if (partials === void 0 || dir !== partials || isFileSync(exact)) return exact;
       return isFileSync(`${exact}.liquid`) ? `${exact}.liquid` : exact;
     },
@@ -50941,15 +57430,15 @@ function folderFileSystem(partials) {
         return false;
       }
     },
-    sep: path10.sep,
-    dirname: (file) => path10.dirname(file)
+    sep: path11.sep,
+    dirname: (file) => path11.dirname(file)
   };
 }
 function createEngine(options = {}) {
   const limits = { ...DEFAULT_RENDER_LIMITS, ...options.limits };
-  const folders = [...options.partials !== void 0 ? [path10.resolve(options.partials)] : [], ...options.root !== void 0 ? [path10.resolve(options.root)] : []];
+  const folders = [...options.partials !== void 0 ? [path11.resolve(options.partials)] : [], ...options.root !== void 0 ? [path11.resolve(options.root)] : []];
   const engine = new import_liquidjs.Liquid({
-    ...folders.length > 0 ? { fs: folderFileSystem(options.partials === void 0 ? void 0 : path10.resolve(options.partials)), root: folders, partials: folders, layouts: folders } : { fs: noFileSystem, root: [] },
+    ...folders.length > 0 ? { fs: folderFileSystem(options.partials === void 0 ? void 0 : path11.resolve(options.partials)), root: folders, partials: folders, layouts: folders } : { fs: noFileSystem, root: [] },
     relativeReference: false,
     dynamicPartials: true,
     extname: "",
@@ -50965,8 +57454,8 @@ function createEngine(options = {}) {
   return engine;
 }
 var ExpressionError = class extends Error {
-  constructor(message, expression) {
-    super(message);
+  constructor(message2, expression) {
+    super(message2);
     this.expression = expression;
     this.name = "ExpressionError";
   }
@@ -51025,7 +57514,7 @@ function expressionGrammarProblem(expression, engine) {
   return void 0;
 }
 var isComputedDefault = (value) => typeof value === "string" && value.includes("{{");
-var withoutPosition = (message) => message.replace(/, line:\d+, col:\d+.*$/, "");
+var withoutPosition = (message2) => message2.replace(/, line:\d+, col:\d+.*$/, "");
 var conditionSource = (expression) => `{% if ${expression} %}true{% else %}false{% endif %}`;
 var valueSource = (expression) => `{{ ${expression} }}`;
 var ExpressionEvaluator = class {
@@ -51065,10 +57554,10 @@ var ExpressionEvaluator = class {
     try {
       this.engine.parse(kind === "condition" ? conditionSource(expression) : valueSource(expression));
     } catch (error2) {
-      const message = firstLine(error2).replace(/, line:\d+, col:\d+.*$/, "");
-      const filter = /^undefined filter: (\S+)/.exec(message)?.[1];
+      const message2 = firstLine(error2).replace(/, line:\d+, col:\d+.*$/, "");
+      const filter = /^undefined filter: (\S+)/.exec(message2)?.[1];
       const hint = filter === void 0 ? "" : didYouMean(filter, Object.keys(this.engine.filters));
-      throw new ExpressionError(`cannot parse ${JSON.stringify(expression)}: ${message}${hint}`, expression);
+      throw new ExpressionError(`cannot parse ${JSON.stringify(expression)}: ${message2}${hint}`, expression);
     }
     const problem = expressionGrammarProblem(expression, this.engine);
     if (problem !== void 0) throw new ExpressionError(`cannot parse ${JSON.stringify(expression)}: ${problem}`, expression);
@@ -51647,8 +58136,8 @@ var Unicode = class Unicode2 {
 };
 var RE2JSException = class extends Error {
   /** @param {string} message */
-  constructor(message) {
-    super(message);
+  constructor(message2) {
+    super(message2);
     this.name = "RE2JSException";
   }
 };
@@ -51658,11 +58147,11 @@ var RE2JSSyntaxException = class extends RE2JSException {
   * @param {string|null} [input=null]
   */
   constructor(error2, input = null) {
-    let message = `error parsing regexp: ${error2}`;
-    if (input) message += `: \`${input}\``;
-    super(message);
+    let message2 = `error parsing regexp: ${error2}`;
+    if (input) message2 += `: \`${input}\``;
+    super(message2);
     this.name = "RE2JSSyntaxException";
-    this.message = message;
+    this.message = message2;
     this.error = error2;
     this.input = input;
   }
@@ -51683,29 +58172,29 @@ var RE2JSSyntaxException = class extends RE2JSException {
 };
 var RE2JSCompileException = class extends RE2JSException {
   /** @param {string} message */
-  constructor(message) {
-    super(message);
+  constructor(message2) {
+    super(message2);
     this.name = "RE2JSCompileException";
   }
 };
 var RE2JSGroupException = class extends RE2JSException {
   /** @param {string} message */
-  constructor(message) {
-    super(message);
+  constructor(message2) {
+    super(message2);
     this.name = "RE2JSGroupException";
   }
 };
 var RE2JSFlagsException = class extends RE2JSException {
   /** @param {string} message */
-  constructor(message) {
-    super(message);
+  constructor(message2) {
+    super(message2);
     this.name = "RE2JSFlagsException";
   }
 };
 var RE2JSInternalException = class extends RE2JSException {
   /** @param {string} message */
-  constructor(message) {
-    super(message);
+  constructor(message2) {
+    super(message2);
     this.name = "RE2JSInternalException";
   }
 };
@@ -53398,10 +59887,10 @@ var DFA = class DFA2 {
     const cost = DFA2.TABLE_OVERHEAD + DFA2.ELEMENT_SIZE * size;
     if (this.memBudget < cost) return null;
     this.memBudget -= cost;
-    const table = new Array(size).fill(null);
-    if (anchor === RE2Flags.UNANCHORED) state.next = table;
-    else state.nextAnchored = table;
-    return table;
+    const table2 = new Array(size).fill(null);
+    if (anchor === RE2Flags.UNANCHORED) state.next = table2;
+    else state.nextAnchored = table2;
+    return table2;
   }
   clearCache() {
     this.stateCache.clear();
@@ -53414,13 +59903,13 @@ var DFA = class DFA2 {
     return this.getState(current.nfaStates, current.flag, current.matchIDs);
   }
   step(state, cls, rune, anchor) {
-    let table = anchor === RE2Flags.UNANCHORED ? state.next : state.nextAnchored;
-    if (table !== null) {
-      const cached = table[cls];
+    let table2 = anchor === RE2Flags.UNANCHORED ? state.next : state.nextAnchored;
+    if (table2 !== null) {
+      const cached = table2[cls];
       if (cached !== null) return cached;
     } else {
-      table = this.allocTable(state, anchor);
-      if (table === null) return null;
+      table2 = this.allocTable(state, anchor);
+      if (table2 === null) return null;
     }
     const needflag = state.flag >>> DFA2.FLAG_NEED_SHIFT;
     const oldbeforeflag = state.flag & DFA2.FLAG_EMPTY_MASK;
@@ -53456,7 +59945,7 @@ var DFA = class DFA2 {
     if (isword) flag |= DFA2.FLAG_LAST_WORD;
     const nextState = this.makeState(nextPCs, flag, ids);
     if (nextState === null) return null;
-    table[cls] = nextState;
+    table2[cls] = nextState;
     return nextState;
   }
   start(input, pos) {
@@ -55486,11 +61975,11 @@ var CharClass = class CharClass2 {
     if (nextLo <= Unicode.MAX_RUNE) this.appendRange(nextLo, Unicode.MAX_RUNE);
     return this;
   }
-  appendTable(table) {
-    for (let i = 0; i < table.length; ++i) {
-      const lo2 = table.getLo(i);
-      const hi2 = table.getHi(i);
-      const stride = table.getStride(i);
+  appendTable(table2) {
+    for (let i = 0; i < table2.length; ++i) {
+      const lo2 = table2.getLo(i);
+      const hi2 = table2.getHi(i);
+      const stride = table2.getStride(i);
       if (stride === 1) {
         this.appendRange(lo2, hi2);
         continue;
@@ -55499,12 +61988,12 @@ var CharClass = class CharClass2 {
     }
     return this;
   }
-  appendNegatedTable(table) {
+  appendNegatedTable(table2) {
     let nextLo = 0;
-    for (let i = 0; i < table.length; ++i) {
-      const lo2 = table.getLo(i);
-      const hi2 = table.getHi(i);
-      const stride = table.getStride(i);
+    for (let i = 0; i < table2.length; ++i) {
+      const lo2 = table2.getLo(i);
+      const hi2 = table2.getHi(i);
+      const stride = table2.getStride(i);
       if (stride === 1) {
         if (nextLo <= lo2 - 1) this.appendRange(nextLo, lo2 - 1);
         nextLo = hi2 + 1;
@@ -55518,8 +62007,8 @@ var CharClass = class CharClass2 {
     if (nextLo <= Unicode.MAX_RUNE) this.appendRange(nextLo, Unicode.MAX_RUNE);
     return this;
   }
-  appendTableWithSign(table, sign) {
-    return sign < 0 ? this.appendNegatedTable(table) : this.appendTable(table);
+  appendTableWithSign(table2, sign) {
+    return sign < 0 ? this.appendNegatedTable(table2) : this.appendTable(table2);
   }
   negateClass() {
     let nextLo = 0;
@@ -58630,8 +65119,8 @@ function parseSetArguments(pairs, variables2, into = {}) {
 }
 
 // src/template/load.ts
-import { readFile as readFile5 } from "node:fs/promises";
-import path14 from "node:path";
+import { readFile as readFile7 } from "node:fs/promises";
+import path15 from "node:path";
 
 // src/core/validation.ts
 function formatProblem(problem, withPosition) {
@@ -58679,10 +65168,10 @@ function implicitComputed(variableNames, computedNames) {
   }
   return implicit;
 }
-var isRecord3 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var isRecord4 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 function standardShapeMismatches(name, definition) {
   const shape = Object.hasOwn(STANDARD_VARIABLES, name) ? STANDARD_VARIABLES[name] : void 0;
-  if (!shape || !isRecord3(definition)) return [];
+  if (!shape || !isRecord4(definition)) return [];
   const standard = `the standard variable "${name}" is ${shape.described}`;
   const type = definition.type;
   if (typeof type === "string" && type !== shape.type) {
@@ -58690,13 +65179,13 @@ function standardShapeMismatches(name, definition) {
   }
   const found = [];
   const items = definition.items;
-  if (shape.items && isRecord3(items) && typeof items.type === "string" && items.type !== shape.items) {
+  if (shape.items && isRecord4(items) && typeof items.type === "string" && items.type !== shape.items) {
     found.push({ at: "/items/type", message: `items of variable "${name}" have type ${items.type}; ${standard}` });
   }
   const properties = definition.properties;
   for (const [key, expected] of Object.entries(shape.properties ?? {})) {
-    const property = isRecord3(properties) && Object.hasOwn(properties, key) ? properties[key] : void 0;
-    if (isRecord3(property) && typeof property.type === "string" && property.type !== expected) {
+    const property = isRecord4(properties) && Object.hasOwn(properties, key) ? properties[key] : void 0;
+    if (isRecord4(property) && typeof property.type === "string" && property.type !== expected) {
       found.push({ at: `/properties/${key}/type`, message: `property "${key}" of variable "${name}" has type ${property.type}; ${standard}` });
     }
   }
@@ -58704,8 +65193,8 @@ function standardShapeMismatches(name, definition) {
 }
 
 // src/template/validate.ts
-import { readdir as readdir4, readFile as readFile4, stat as stat6 } from "node:fs/promises";
-import path13 from "node:path";
+import { readdir as readdir4, readFile as readFile6, stat as stat6 } from "node:fs/promises";
+import path14 from "node:path";
 
 // src/template/content-check.ts
 var import_liquidjs2 = __toESM(require_liquid_node(), 1);
@@ -58720,11 +65209,11 @@ function positionAt2(text4, offset) {
 }
 function describeParseError(error2, text4, engine) {
   const raw = firstLine(error2);
-  const message = raw.replace(/, line:\d+, col:\d+.*$/, "");
+  const message2 = raw.replace(/, line:\d+, col:\d+.*$/, "");
   const at3 = /line:(\d+), col:(\d+)/.exec(raw);
   let position = at3 ? { line: Number(at3[1]), column: Number(at3[2]) } : { line: 1, column: 1 };
-  const filter = /^undefined filter: (\S+)/.exec(message)?.[1];
-  if (filter === void 0) return { message, code: "LIQUID_SYNTAX", position };
+  const filter = /^undefined filter: (\S+)/.exec(message2)?.[1];
+  if (filter === void 0) return { message: message2, code: "LIQUID_SYNTAX", position };
   const token = error2.token;
   if (typeof token?.begin === "number" && typeof token.end === "number") {
     const inside2 = text4.slice(token.begin, token.end).search(new RegExp(`\\|\\s*${filter.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`));
@@ -58821,14 +65310,14 @@ function checkContent(folder, texts, paths, scope, engine = createEngine(), part
   };
   const parsed2 = [];
   const allTexts = [...texts, ...(partials?.texts ?? []).map((file) => ({ path: `${PARTIAL}${file.path}`, text: file.text }))];
-  for (const { path: path27, text: text4 } of allTexts) {
+  for (const { path: path28, text: text4 } of allTexts) {
     if (!hasLiquid(text4)) continue;
     const result = parse5(text4);
-    if (Array.isArray(result)) parsed2.push({ path: path27, templates: result });
+    if (Array.isArray(result)) parsed2.push({ path: path28, templates: result });
     else if (result.message.startsWith(PARSE_LIMIT_MESSAGE)) {
       continue;
     } else {
-      problems.push({ file: fileOf(path27), pointer: "", code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
+      problems.push({ file: fileOf(path28), pointer: "", code: result.code, message: `is not valid Liquid: ${result.message}`, ...result.position });
     }
   }
   let unknownReported = 0;
@@ -58917,14 +65406,14 @@ function checkParseLimit(folder, texts, paths, parseLimit = DEFAULT_RENDER_LIMIT
     const name = relative2.slice(relative2.lastIndexOf("/") + 1);
     if (overLimit(name)) problems.push(problem(relative2, "its name", name.length));
   }
-  for (const { path: path27, text: text4 } of texts) if (overLimit(text4)) problems.push(problem(path27, "its content", text4.length));
+  for (const { path: path28, text: text4 } of texts) if (overLimit(text4)) problems.push(problem(path28, "its content", text4.length));
   return problems;
 }
 
 // src/template/expression-check.ts
-var isRecord4 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
-var entriesOf = (value) => isRecord4(value) ? Object.entries(value) : [];
-var field = (value, key) => isRecord4(value) && Object.hasOwn(value, key) ? value[key] : void 0;
+var isRecord5 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var entriesOf = (value) => isRecord5(value) ? Object.entries(value) : [];
+var field = (value, key) => isRecord5(value) && Object.hasOwn(value, key) ? value[key] : void 0;
 var text2 = (value) => typeof value === "string" && value !== "" ? value : void 0;
 function expressionSites(documents) {
   const sites = [];
@@ -58978,7 +65467,7 @@ function checkExpressions(documents, evaluator = new ExpressionEvaluator()) {
   const names = scopeNames(documents.variables?.value);
   const variables2 = new Set(names.variables);
   const all = /* @__PURE__ */ new Set([...names.variables, ...names.computed]);
-  const namesKnown = isRecord4(field(documents.variables?.value, "variables"));
+  const namesKnown = isRecord5(field(documents.variables?.value, "variables"));
   const problems = [];
   for (const site of expressionSites(documents)) {
     let references;
@@ -58994,15 +65483,15 @@ function checkExpressions(documents, evaluator = new ExpressionEvaluator()) {
     const known = site.names === "variables" ? variables2 : all;
     for (const name of references) {
       if (known.has(name)) continue;
-      const message = all.has(name) ? `${site.label} names computed value "${name}"; a ${site.kind === "default" ? "default" : "condition"} of a variable can only name variables (they are resolved before computed values)` : `${site.label} names unknown variable "${name}"${didYouMean(name, known)}; declare it in ${documents.variables?.file ?? "the variables file"} or fix the spelling`;
-      problems.push({ file: site.file, pointer: site.pointer, code: "UNKNOWN_VARIABLE", message });
+      const message2 = all.has(name) ? `${site.label} names computed value "${name}"; a ${site.kind === "default" ? "default" : "condition"} of a variable can only name variables (they are resolved before computed values)` : `${site.label} names unknown variable "${name}"${didYouMean(name, known)}; declare it in ${documents.variables?.file ?? "the variables file"} or fix the spelling`;
+      problems.push({ file: site.file, pointer: site.pointer, code: "UNKNOWN_VARIABLE", message: message2 });
     }
   }
   return problems;
 }
 
 // src/template/migration-check.ts
-import path11 from "node:path";
+import path12 from "node:path";
 
 // src/core/step-order.ts
 function applicableInOrder(steps, currentVersion) {
@@ -59021,20 +65510,20 @@ function chainInOrder(steps, currentVersion) {
 
 // src/template/migration-check.ts
 var RENDERED_CHANGE_FIELDS = ["path", "newPath", "content"];
-var isRecord5 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var isRecord6 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 function pathOutsideProject(source) {
   const literal = source.replace(/\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g, "x");
-  if (path11.posix.isAbsolute(literal) || path11.win32.isAbsolute(literal) || /^[A-Za-z]:/.test(literal)) {
+  if (path12.posix.isAbsolute(literal) || path12.win32.isAbsolute(literal) || /^[A-Za-z]:/.test(literal)) {
     return 'is absolute; write it relative to the project root, e.g. "src/app.ts"';
   }
-  const normalized = path11.posix.normalize(literal.replace(/\\/g, "/"));
+  const normalized = path12.posix.normalize(literal.replace(/\\/g, "/"));
   if (normalized === ".." || normalized.startsWith("../")) return 'climbs out of the project with ".."; write it relative to the project root, without leading ".."';
   if (normalized === "." || normalized === "./") return "names the project folder itself; name a file inside it";
   if (versionControlSegment(literal) !== void 0) return "is inside version-control data (.git and the like), which a migration may never change";
   return void 0;
 }
 function checkMigrationStep(step, engine) {
-  if (!isRecord5(step)) return [];
+  if (!isRecord6(step)) return [];
   const problems = [];
   const { fromVersion, toVersion } = step;
   if (typeof fromVersion === "string" && typeof toVersion === "string" && VERSION_PATTERN.test(fromVersion) && VERSION_PATTERN.test(toVersion)) {
@@ -59044,7 +65533,7 @@ function checkMigrationStep(step, engine) {
   }
   const changes = Array.isArray(step.changes) ? step.changes : [];
   changes.forEach((change, index) => {
-    if (!isRecord5(change)) return;
+    if (!isRecord6(change)) return;
     for (const field2 of RENDERED_CHANGE_FIELDS) {
       const source = change[field2];
       if (typeof source !== "string") continue;
@@ -59106,15 +65595,15 @@ function checkMigrationChain(steps) {
 
 // src/template/paths.ts
 import { realpath as realpath2 } from "node:fs/promises";
-import path12 from "node:path";
+import path13 from "node:path";
 function isInside(root, target) {
-  const relative2 = path12.relative(root, target);
-  return relative2 === "" || !relative2.startsWith("..") && !path12.isAbsolute(relative2);
+  const relative2 = path13.relative(root, target);
+  return relative2 === "" || !relative2.startsWith("..") && !path13.isAbsolute(relative2);
 }
 async function resolveInsideRoot(root, relativePath) {
-  if (path12.isAbsolute(relativePath) || path12.win32.isAbsolute(relativePath)) return void 0;
-  const absoluteRoot = path12.resolve(root);
-  const target = path12.resolve(absoluteRoot, relativePath);
+  if (path13.isAbsolute(relativePath) || path13.win32.isAbsolute(relativePath)) return void 0;
+  const absoluteRoot = path13.resolve(root);
+  const target = path13.resolve(absoluteRoot, relativePath);
   if (!isInside(absoluteRoot, target)) return void 0;
   try {
     const [realRoot, realTarget] = await Promise.all([realpath2(absoluteRoot), realpath2(target)]);
@@ -59251,7 +65740,7 @@ function inClass(token, char) {
   const found = token.chars.includes(char) || token.ranges.some(([from, to2]) => from <= char && char <= to2);
   return found !== token.negated;
 }
-function run(tokens, path27) {
+function run(tokens, path28) {
   const n = tokens.length;
   const size = 2 * n + 1;
   let current = new Uint8Array(size);
@@ -59264,7 +65753,7 @@ function run(tokens, path27) {
     }
   };
   add(current, 0);
-  for (const char of path27) {
+  for (const char of path28) {
     next.fill(0);
     let alive = false;
     for (let s3 = 0; s3 < size; s3++) {
@@ -59316,7 +65805,7 @@ function run(tokens, path27) {
 function globMatcher(glob) {
   if (glob.length > MAX_GLOB_LENGTH) throw new GlobError(`a glob must be at most ${MAX_GLOB_LENGTH} characters`);
   const compiled2 = expandBraces(glob).map(tokenize);
-  return (path27) => compiled2.some((tokens) => run(tokens, path27));
+  return (path28) => compiled2.some((tokens) => run(tokens, path28));
 }
 
 // src/template/text-files.ts
@@ -59355,12 +65844,12 @@ async function kindOf(file) {
 async function checkJsonFile(root, file, schema, errors) {
   let text4;
   try {
-    const size = (await stat6(path13.join(root, file))).size;
+    const size = (await stat6(path14.join(root, file))).size;
     if (size > MAX_JSON_FILE_BYTES) {
       errors.push({ file, pointer: "", message: `is ${size} bytes; a template's JSON files are at most ${MAX_JSON_FILE_BYTES} bytes (1 MiB) each`, code: "FILE_TOO_LARGE" });
       return void 0;
     }
-    text4 = await readFile4(path13.join(root, file), "utf8");
+    text4 = await readFile6(path14.join(root, file), "utf8");
   } catch {
     return void 0;
   }
@@ -59369,7 +65858,7 @@ async function checkJsonFile(root, file, schema, errors) {
   return checked;
 }
 var RESERVED_VARIABLE_NAMES = /* @__PURE__ */ new Set(["__proto__", "constructor", "prototype"]);
-var isObject = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var isObject2 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 function reservedNames(variables2, variablesFile, prompts2, promptsFile) {
   const found = [];
   const problem = (pointer, name, what) => ({
@@ -59378,24 +65867,24 @@ function reservedNames(variables2, variablesFile, prompts2, promptsFile) {
     message: `${what} ${JSON.stringify(name)} has a reserved name (${[...RESERVED_VARIABLE_NAMES].join(", ")} name properties every object has): rename it`
   });
   const walk = (properties, pointer, what) => {
-    if (!isObject(properties)) return;
+    if (!isObject2(properties)) return;
     for (const [name, definition] of Object.entries(properties)) {
       const at3 = `${pointer}/${escapePointerSegment(name)}`;
       if (RESERVED_VARIABLE_NAMES.has(name)) found.push(problem(at3, name, what));
-      if (isObject(definition)) walk(definition.properties, `${at3}/properties`, "property");
+      if (isObject2(definition)) walk(definition.properties, `${at3}/properties`, "property");
     }
   };
   const problems = [];
-  if (isObject(variables2?.value)) {
+  if (isObject2(variables2?.value)) {
     walk(variables2.value.variables, "/variables", "variable");
-    for (const name of Object.keys(isObject(variables2.value.computed) ? variables2.value.computed : {})) {
+    for (const name of Object.keys(isObject2(variables2.value.computed) ? variables2.value.computed : {})) {
       if (RESERVED_VARIABLE_NAMES.has(name)) found.push(problem(`/computed/${escapePointerSegment(name)}`, name, "computed value"));
     }
     problems.push(...locateViolations(variablesFile, found.splice(0), variables2.positions));
   }
-  if (isObject(prompts2?.value) && Array.isArray(prompts2.value.prompts)) {
+  if (isObject2(prompts2?.value) && Array.isArray(prompts2.value.prompts)) {
     prompts2.value.prompts.forEach((prompt, index) => {
-      if (isObject(prompt) && typeof prompt.name === "string" && RESERVED_VARIABLE_NAMES.has(prompt.name)) found.push(problem(`/prompts/${index}/name`, prompt.name, "prompt"));
+      if (isObject2(prompt) && typeof prompt.name === "string" && RESERVED_VARIABLE_NAMES.has(prompt.name)) found.push(problem(`/prompts/${index}/name`, prompt.name, "prompt"));
     });
     problems.push(...locateViolations(promptsFile, found, prompts2.positions));
   }
@@ -59410,25 +65899,25 @@ function refusedPatterns(variables2, variablesFile, prompts2, promptsFile) {
     found.push({ pointer, code: judgement.code, message: `${what} ${JSON.stringify(source)} is refused: ${judgement.reason}` });
   };
   const problems = [];
-  if (isObject(variables2?.value)) {
+  if (isObject2(variables2?.value)) {
     const found = [];
     const walk = (definition, pointer, label) => {
-      if (!isObject(definition)) return;
+      if (!isObject2(definition)) return;
       check2(found, `${pointer}/validation`, definition.validation, `validation of variable "${label}"`);
       walk(definition.items, `${pointer}/items`, `${label}[]`);
-      if (isObject(definition.properties)) {
+      if (isObject2(definition.properties)) {
         for (const [key, property] of Object.entries(definition.properties)) walk(property, `${pointer}/properties/${escapePointerSegment(key)}`, `${label}.${key}`);
       }
     };
-    for (const [name, definition] of Object.entries(isObject(variables2.value.variables) ? variables2.value.variables : {})) {
+    for (const [name, definition] of Object.entries(isObject2(variables2.value.variables) ? variables2.value.variables : {})) {
       walk(definition, `/variables/${escapePointerSegment(name)}`, name);
     }
     problems.push(...locateViolations(variablesFile, found, variables2.positions));
   }
-  if (isObject(prompts2?.value) && Array.isArray(prompts2.value.prompts)) {
+  if (isObject2(prompts2?.value) && Array.isArray(prompts2.value.prompts)) {
     const found = [];
     prompts2.value.prompts.forEach((prompt, index) => {
-      if (!isObject(prompt)) return;
+      if (!isObject2(prompt)) return;
       const name = typeof prompt.name === "string" ? prompt.name : `#${index}`;
       check2(found, `/prompts/${index}/validate`, prompt.validate, `validate of prompt "${name}"`);
     });
@@ -59438,12 +65927,12 @@ function refusedPatterns(variables2, variablesFile, prompts2, promptsFile) {
 }
 function contentScope(variables2, variablesFile) {
   const document = variables2?.value;
-  if (!isObject(document) || !isObject(document.variables)) return void 0;
+  if (!isObject2(document) || !isObject2(document.variables)) return void 0;
   const names = scopeNames(document);
   const properties = /* @__PURE__ */ new Map();
   for (const [name, definition] of Object.entries(document.variables)) {
-    if (!isObject(definition) || !isObject(definition.properties) || Object.keys(definition.properties).length === 0) continue;
-    properties.set(name, /* @__PURE__ */ new Set([...Object.keys(definition.properties), ...Object.keys(isObject(definition.default) ? definition.default : {})]));
+    if (!isObject2(definition) || !isObject2(definition.properties) || Object.keys(definition.properties).length === 0) continue;
+    properties.set(name, /* @__PURE__ */ new Set([...Object.keys(definition.properties), ...Object.keys(isObject2(definition.default) ? definition.default : {})]));
   }
   return { names: /* @__PURE__ */ new Set([...names.variables, ...names.computed]), properties, variablesFile };
 }
@@ -59453,7 +65942,7 @@ async function readContent(dir, verbatim = () => false) {
   const walk = async (relative2) => {
     let entries;
     try {
-      entries = await readdir4(path13.join(dir, relative2), { withFileTypes: true });
+      entries = await readdir4(path14.join(dir, relative2), { withFileTypes: true });
     } catch {
       return;
     }
@@ -59463,7 +65952,7 @@ async function readContent(dir, verbatim = () => false) {
       if (entry.isDirectory()) await walk(source);
       else if (entry.isFile()) {
         if (verbatim(source)) continue;
-        const bytes = await readFile4(path13.join(dir, source)).catch(() => void 0);
+        const bytes = await readFile6(path14.join(dir, source)).catch(() => void 0);
         const text4 = bytes && liquidTextOf(bytes);
         if (text4 !== void 0) texts.push({ path: source, text: text4 });
       }
@@ -59477,23 +65966,23 @@ async function readPartials(root, folder, contentDir, positions, errors) {
   const dir = await resolveInsideRoot(root, folder);
   if (!dir || await kindOf(dir) !== "directory") return void 0;
   if (isInside(contentDir, dir)) {
-    const message = `names a folder inside the content folder (got ${JSON.stringify(folder)}): its files would be generated too; move the partials out of the content folder`;
-    errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: "/partials", message, code: "PARTIALS_IN_CONTENT" }], positions));
+    const message2 = `names a folder inside the content folder (got ${JSON.stringify(folder)}): its files would be generated too; move the partials out of the content folder`;
+    errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: "/partials", message: message2, code: "PARTIALS_IN_CONTENT" }], positions));
     return void 0;
   }
   const { texts } = await readContent(dir);
-  return { folder: path13.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, ""), texts };
+  return { folder: path14.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, ""), texts };
 }
 async function checkMigrations(root, errors, deep) {
-  if (await kindOf(path13.join(root, MIGRATIONS_FOLDER)) !== "directory") return;
-  const stepFiles = (await readdir4(path13.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
+  if (await kindOf(path14.join(root, MIGRATIONS_FOLDER)) !== "directory") return;
+  const stepFiles = (await readdir4(path14.join(root, MIGRATIONS_FOLDER))).filter((f2) => f2.endsWith(".json")).sort();
   const engine = createEngine();
   const versions = [];
   const positions = /* @__PURE__ */ new Map();
   for (const name of stepFiles) {
     const file = `${MIGRATIONS_FOLDER}/${name}`;
     const checked = await checkJsonFile(root, file, "migration-step", errors);
-    if (!deep || !checked || !isObject(checked.value)) continue;
+    if (!deep || !checked || !isObject2(checked.value)) continue;
     errors.push(...locateViolations(file, checkMigrationStep(checked.value, engine), checked.positions));
     const { fromVersion, toVersion } = checked.value;
     if (typeof fromVersion === "string" && typeof toVersion === "string") versions.push({ file, fromVersion, toVersion });
@@ -59519,19 +66008,19 @@ function namedPaths(manifest) {
 }
 async function validateTemplate(dir, options = {}) {
   const deep = options.deep ?? true;
-  const root = path13.resolve(dir);
+  const root = path14.resolve(dir);
   const errors = [];
   const rootKind = await kindOf(root);
   if (rootKind !== "directory") {
-    const message = rootKind === "missing" ? `template folder ${dir} does not exist` : `${dir} is not a folder`;
-    return { valid: false, errors: [{ file: ".", pointer: "", message, code: "NOT_A_DIRECTORY" }] };
+    const message2 = rootKind === "missing" ? `template folder ${dir} does not exist` : `${dir} is not a folder`;
+    return { valid: false, errors: [{ file: ".", pointer: "", message: message2, code: "NOT_A_DIRECTORY" }] };
   }
   for (const file of REQUIRED_FILES) {
-    const kind = await kindOf(path13.join(root, file));
+    const kind = await kindOf(path14.join(root, file));
     if (kind !== "file") {
       const what = file === MANIFEST_FILE ? "the template manifest is missing" : "required file is missing";
-      const message = kind === "missing" ? what : "must be a file";
-      errors.push({ file, pointer: "", message, code: "MISSING_FILE" });
+      const message2 = kind === "missing" ? what : "must be a file";
+      errors.push({ file, pointer: "", message: message2, code: "MISSING_FILE" });
     }
   }
   const manifestChecked = await checkJsonFile(root, MANIFEST_FILE, "template-manifest", errors);
@@ -59542,48 +66031,48 @@ async function validateTemplate(dir, options = {}) {
   for (const named of namedPaths(manifest)) {
     const target = await resolveInsideRoot(root, named.value);
     if (!target) {
-      const message = `must be a relative path inside the template (got ${JSON.stringify(named.value)})`;
-      errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: named.pointer, message, code: "PATH_OUTSIDE_TEMPLATE" }], manifestChecked?.positions));
+      const message2 = `must be a relative path inside the template (got ${JSON.stringify(named.value)})`;
+      errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: named.pointer, message: message2, code: "PATH_OUTSIDE_TEMPLATE" }], manifestChecked?.positions));
     } else if (await kindOf(target) !== named.kind) {
-      const message = `names ${named.kind === "file" ? "a file" : "a folder"} that does not exist (got ${JSON.stringify(named.value)})`;
-      errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: named.pointer, message, code: "FILE_NOT_FOUND" }], manifestChecked?.positions));
+      const message2 = `names ${named.kind === "file" ? "a file" : "a folder"} that does not exist (got ${JSON.stringify(named.value)})`;
+      errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: named.pointer, message: message2, code: "FILE_NOT_FOUND" }], manifestChecked?.positions));
     }
   }
-  const variables2 = await resolveInsideRoot(root, variablesFile) === void 0 ? void 0 : await checkJsonFile(root, path13.normalize(variablesFile), "template-variables", errors);
-  const prompts2 = await resolveInsideRoot(root, promptsFile) === void 0 ? void 0 : await checkJsonFile(root, path13.normalize(promptsFile), "template-prompts", errors);
-  errors.push(...reservedNames(variables2, path13.normalize(variablesFile), prompts2, path13.normalize(promptsFile)));
-  errors.push(...refusedPatterns(variables2, path13.normalize(variablesFile), prompts2, path13.normalize(promptsFile)));
+  const variables2 = await resolveInsideRoot(root, variablesFile) === void 0 ? void 0 : await checkJsonFile(root, path14.normalize(variablesFile), "template-variables", errors);
+  const prompts2 = await resolveInsideRoot(root, promptsFile) === void 0 ? void 0 : await checkJsonFile(root, path14.normalize(promptsFile), "template-prompts", errors);
+  errors.push(...reservedNames(variables2, path14.normalize(variablesFile), prompts2, path14.normalize(promptsFile)));
+  errors.push(...refusedPatterns(variables2, path14.normalize(variablesFile), prompts2, path14.normalize(promptsFile)));
   const evaluator = new ExpressionEvaluator();
   const documents = {
     ...manifestChecked?.value !== void 0 ? { manifest: { file: MANIFEST_FILE, value: manifestChecked.value } } : {},
-    ...variables2?.value !== void 0 ? { variables: { file: path13.normalize(variablesFile), value: variables2.value } } : {},
-    ...prompts2?.value !== void 0 ? { prompts: { file: path13.normalize(promptsFile), value: prompts2.value } } : {}
+    ...variables2?.value !== void 0 ? { variables: { file: path14.normalize(variablesFile), value: variables2.value } } : {},
+    ...prompts2?.value !== void 0 ? { prompts: { file: path14.normalize(promptsFile), value: prompts2.value } } : {}
   };
   const positionsOf2 = /* @__PURE__ */ new Map([
     [MANIFEST_FILE, manifestChecked?.positions],
-    [path13.normalize(variablesFile), variables2?.positions],
-    [path13.normalize(promptsFile), prompts2?.positions]
+    [path14.normalize(variablesFile), variables2?.positions],
+    [path14.normalize(promptsFile), prompts2?.positions]
   ]);
   for (const { file, ...violation } of checkExpressions(documents, evaluator)) {
     errors.push(...locateViolations(file, [violation], positionsOf2.get(file)));
   }
-  if (deep && isObject(manifest)) {
+  if (deep && isObject2(manifest)) {
     const folder = typeof manifest.content === "string" && manifest.content !== "" ? manifest.content : DEFAULT_CONTENT;
     const contentDir = await resolveInsideRoot(root, folder);
     if (contentDir && await kindOf(contentDir) === "directory") {
       const verbatim = verbatimRule(Array.isArray(manifest.verbatim) ? manifest.verbatim.filter((glob) => typeof glob === "string" && glob !== "") : void 0);
       const content = await readContent(contentDir, verbatim);
       const partials = await readPartials(root, manifest.partials, contentDir, manifestChecked?.positions, errors);
-      const contentFolder = path13.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, "");
+      const contentFolder = path14.posix.normalize(folder.replace(/\\/g, "/")).replace(/\/$/, "");
       for (const reserved of content.paths.filter((p2) => isVersionControlName(p2.slice(p2.lastIndexOf("/") + 1)))) {
         errors.push({ file: `${contentFolder}/${reserved}`, pointer: "", code: "RESERVED_PATH", message: reservedPathProblem(reserved) ?? "is reserved" });
       }
-      errors.push(...checkContent(contentFolder, content.texts, content.paths, contentScope(variables2, path13.normalize(variablesFile)), evaluator.engine, partials));
+      errors.push(...checkContent(contentFolder, content.texts, content.paths, contentScope(variables2, path14.normalize(variablesFile)), evaluator.engine, partials));
       errors.push(...checkParseLimit(contentFolder, content.texts, content.paths));
     }
   }
-  if (deep && isObject(manifest) && typeof manifest.nextSteps === "string") {
-    const found = checkContent("", [{ path: "nextSteps", text: manifest.nextSteps }], [], contentScope(variables2, path13.normalize(variablesFile)), evaluator.engine);
+  if (deep && isObject2(manifest) && typeof manifest.nextSteps === "string") {
+    const found = checkContent("", [{ path: "nextSteps", text: manifest.nextSteps }], [], contentScope(variables2, path14.normalize(variablesFile)), evaluator.engine);
     const violations = found.map((problem) => ({ pointer: "/nextSteps", code: problem.code, message: problem.message }));
     errors.push(...locateViolations(MANIFEST_FILE, violations, manifestChecked?.positions));
   }
@@ -59603,7 +66092,7 @@ ${errors.map((e) => `  ${formatValidationErrorAt(e)}`).join("\n")}`);
   errors;
 };
 async function readJson(file) {
-  return JSON.parse(await readFile5(file, "utf8"));
+  return JSON.parse(await readFile7(file, "utf8"));
 }
 function dependencyOrder(dependencies, onCycle) {
   const order = [];
@@ -59628,14 +66117,14 @@ function dependencyOrder(dependencies, onCycle) {
   return order;
 }
 async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
-  const root = path14.resolve(dir);
+  const root = path15.resolve(dir);
   const validation = await validateTemplate(root, { deep: false });
   if (!validation.valid) throw new TemplateLoadError(validation.errors);
-  const manifest = await readJson(path14.join(root, MANIFEST_FILE));
+  const manifest = await readJson(path15.join(root, MANIFEST_FILE));
   const variablesFile = manifest.customization?.variables ?? VARIABLES_FILE;
   const promptsFile = manifest.customization?.prompts ?? PROMPTS_FILE;
-  const variablesDoc = await readJson(path14.join(root, variablesFile));
-  const promptsDoc = await readJson(path14.join(root, promptsFile));
+  const variablesDoc = await readJson(path15.join(root, variablesFile));
+  const promptsDoc = await readJson(path15.join(root, promptsFile));
   const variables2 = variablesDoc.variables;
   const declaredComputed = variablesDoc.computed ?? {};
   const computed = { ...declaredComputed, ...implicitComputed(Object.keys(variables2), Object.keys(declaredComputed)) };
@@ -59647,8 +66136,8 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
     try {
       names = evaluator.references(expression, kind);
     } catch (error2) {
-      const message = error2 instanceof ExpressionError ? error2.message : String(error2);
-      errors.push({ file, pointer, message: `${what}: ${message}`, code: "INVALID_EXPRESSION" });
+      const message2 = error2 instanceof ExpressionError ? error2.message : String(error2);
+      errors.push({ file, pointer, message: `${what}: ${message2}`, code: "INVALID_EXPRESSION" });
       return [];
     }
     for (const name of names) {
@@ -59723,8 +66212,8 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
     variables: variables2,
     computed,
     prompts: promptsDoc.prompts,
-    contentDir: path14.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
-    ...manifest.partials !== void 0 ? { partialsDir: path14.join(root, manifest.partials) } : {},
+    contentDir: path15.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
+    ...manifest.partials !== void 0 ? { partialsDir: path15.join(root, manifest.partials) } : {},
     files: { variables: variablesFile, prompts: promptsFile },
     variableOrder,
     computedOrder
@@ -59732,9 +66221,9 @@ async function loadTemplate(dir, evaluator = new ExpressionEvaluator()) {
 }
 
 // src/template/lock.ts
-import { createHash as createHash3 } from "node:crypto";
-import { readFile as readFile6 } from "node:fs/promises";
-import path15 from "node:path";
+import { createHash as createHash5 } from "node:crypto";
+import { readFile as readFile8 } from "node:fs/promises";
+import path16 from "node:path";
 var LOCK_FILE = ".template-lock.json";
 var MAX_SKIP_GLOB_LENGTH = 1024;
 var MAX_SKIP_GLOBS = 200;
@@ -59767,18 +66256,18 @@ function sourceRegistry(source) {
   const url = source.split("#")[0] ?? "";
   return /^https?:\/\//i.test(url) ? url : void 0;
 }
-function sha256Hex2(content) {
-  return createHash3("sha256").update(content).digest("hex");
+function sha256Hex3(content) {
+  return createHash5("sha256").update(content).digest("hex");
 }
 function serializeLock(lock) {
   return `${JSON.stringify(lock, null, 2)}
 `;
 }
 async function readLock(projectDir) {
-  const file = path15.join(projectDir, LOCK_FILE);
+  const file = path16.join(projectDir, LOCK_FILE);
   let text4;
   try {
-    text4 = await readFile6(file, "utf8");
+    text4 = await readFile8(file, "utf8");
   } catch (error2) {
     throw new Error(`${file} not found: this folder was not generated by template-registry`, { cause: error2 });
   }
@@ -59790,8 +66279,8 @@ async function readLock(projectDir) {
 }
 
 // src/template/render.ts
-import { lstat as lstat2, readdir as readdir5, readFile as readFile7, realpath as realpath3, stat as stat7 } from "node:fs/promises";
-import path16 from "node:path";
+import { lstat as lstat2, readdir as readdir5, readFile as readFile9, realpath as realpath3, stat as stat7 } from "node:fs/promises";
+import path17 from "node:path";
 var RenderError = class extends Error {
   constructor(reason, file, line) {
     super(`${file}: ${reason}`);
@@ -59817,10 +66306,10 @@ async function listContent(contentDir) {
   const realRoot = await realpath3(contentDir);
   const entries = [];
   const walk = async (relative2) => {
-    const names = (await readdir5(path16.join(contentDir, relative2))).sort();
+    const names = (await readdir5(path17.join(contentDir, relative2))).sort();
     for (const name of names) {
       const source = relative2 === "" ? name : `${relative2}/${name}`;
-      const absolute2 = path16.join(contentDir, source);
+      const absolute2 = path17.join(contentDir, source);
       let info2 = await lstat2(absolute2);
       if (info2.isSymbolicLink()) {
         const target = await realpath3(absolute2).catch(() => void 0);
@@ -59915,7 +66404,7 @@ async function renderTemplate(template, resolved, options = {}) {
     if (earlier !== void 0) throw new RenderError(`renders to ${target}, as ${earlier} does`, entry.source);
     seen.set(target, entry.source);
     if (files.length >= maxFiles) throw new RenderError(`the project would have more than ${maxFiles} files`, entry.source);
-    const bytes = await readFile7(entry.absolute);
+    const bytes = await readFile9(entry.absolute);
     const info2 = await stat7(entry.absolute);
     const text4 = copied ? void 0 : liquidTextOf(bytes);
     const content = text4 === void 0 ? bytes : Buffer.from(await renderText(text4, entry.source, "its content"), "utf8");
@@ -60771,12 +67260,12 @@ function parseTree(text4, errors = [], options = ParseOptions.DEFAULT) {
   }
   return result;
 }
-function findNodeAtLocation(root, path27) {
+function findNodeAtLocation(root, path28) {
   if (!root) {
     return void 0;
   }
   let node = root;
-  for (let segment of path27) {
+  for (let segment of path28) {
     if (typeof segment === "string") {
       if (node.type !== "object" || !Array.isArray(node.children)) {
         return void 0;
@@ -61130,14 +67619,14 @@ function getNodeType(value) {
 
 // node_modules/jsonc-parser/lib/esm/impl/edit.js
 function setProperty(text4, originalPath, value, options) {
-  const path27 = originalPath.slice();
+  const path28 = originalPath.slice();
   const errors = [];
   const root = parseTree(text4, errors);
   let parent = void 0;
   let lastSegment2 = void 0;
-  while (path27.length > 0) {
-    lastSegment2 = path27.pop();
-    parent = findNodeAtLocation(root, path27);
+  while (path28.length > 0) {
+    lastSegment2 = path28.pop();
+    parent = findNodeAtLocation(root, path28);
     if (parent === void 0 && value !== void 0) {
       if (typeof lastSegment2 === "string") {
         value = { [lastSegment2]: value };
@@ -61323,8 +67812,8 @@ var ParseErrorCode;
   ParseErrorCode2[ParseErrorCode2["InvalidEscapeCharacter"] = 15] = "InvalidEscapeCharacter";
   ParseErrorCode2[ParseErrorCode2["InvalidCharacter"] = 16] = "InvalidCharacter";
 })(ParseErrorCode || (ParseErrorCode = {}));
-function modify(text4, path27, value, options) {
-  return setProperty(text4, path27, value, options);
+function modify(text4, path28, value, options) {
+  return setProperty(text4, path28, value, options);
 }
 function applyEdits(text4, edits) {
   let sortedEdits = edits.slice(0).sort((a, b2) => {
@@ -61347,7 +67836,7 @@ function applyEdits(text4, edits) {
   return text4;
 }
 
-// src/template/changelog.ts
+// src/core/changelog.ts
 var stripV = (version) => version.trim().replace(/^v(?=\d)/i, "");
 var escapeRegex = (text4) => text4.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 var FENCE = /^ {0,3}(`{3,}|~{3,})/;
@@ -61396,8 +67885,8 @@ function liquidTexts(model) {
   const content = model.content;
   if (!content) return [];
   return [
-    ...content.texts.map(({ path: path27, text: text4 }) => ({ file: `${content.folder}/${path27}`, text: text4 })),
-    ...(content.partials?.texts ?? []).map(({ path: path27, text: text4 }) => ({ file: `${content.partials?.folder ?? ""}/${path27}`, text: text4 }))
+    ...content.texts.map(({ path: path28, text: text4 }) => ({ file: `${content.folder}/${path28}`, text: text4 })),
+    ...(content.partials?.texts ?? []).map(({ path: path28, text: text4 }) => ({ file: `${content.partials?.folder ?? ""}/${path28}`, text: text4 }))
   ];
 }
 function positionAt3(text4, offset) {
@@ -61493,10 +67982,10 @@ var stringTruthiness = {
     const drafts = [];
     for (const { file, text: text4 } of liquidTexts(model)) {
       for (const piece of liquidPieces(text4)) {
-        const tag = piece.token;
-        if (piece.kind !== "tag" || !CONDITION_TAGS.has(tag.name)) continue;
-        for (const name of truthinessTests(tag.args)) {
-          if (strings2.has(name)) drafts.push({ file, ...positionAt3(text4, tag.begin), message: truthinessMessage(`{% ${tag.name} ${name} %}`, name) });
+        const tag2 = piece.token;
+        if (piece.kind !== "tag" || !CONDITION_TAGS.has(tag2.name)) continue;
+        for (const name of truthinessTests(tag2.args)) {
+          if (strings2.has(name)) drafts.push({ file, ...positionAt3(text4, tag2.begin), message: truthinessMessage(`{% ${tag2.name} ${name} %}`, name) });
         }
       }
     }
@@ -61567,13 +68056,13 @@ var TAG_OF_JINJA_TAG = { elif: "elsif", set: "assign", endset: "endcapture" };
 var TAGS_WITH_IN = /* @__PURE__ */ new Set(["for", "tablerow", "liquid", "#"]);
 function jinjaSyntaxIn(piece) {
   const messages = [];
-  const tag = piece.kind === "tag" ? piece.token : void 0;
-  if (tag) {
-    const liquidName = Object.hasOwn(TAG_OF_JINJA_TAG, tag.name) ? TAG_OF_JINJA_TAG[tag.name] : void 0;
-    if (liquidName) messages.push(`{% ${tag.name} %} is Jinja: Liquid writes {% ${liquidName} %}`);
-    if (TAGS_WITH_IN.has(tag.name)) return messages;
+  const tag2 = piece.kind === "tag" ? piece.token : void 0;
+  if (tag2) {
+    const liquidName = Object.hasOwn(TAG_OF_JINJA_TAG, tag2.name) ? TAG_OF_JINJA_TAG[tag2.name] : void 0;
+    if (liquidName) messages.push(`{% ${tag2.name} %} is Jinja: Liquid writes {% ${liquidName} %}`);
+    if (TAGS_WITH_IN.has(tag2.name)) return messages;
   }
-  const markup = withoutStrings(tag ? tag.args : markupOf(piece));
+  const markup = withoutStrings(tag2 ? tag2.args : markupOf(piece));
   if (piece.kind === "output" && /\bif\b/.test(markup) && /\belse\b/.test(markup)) {
     messages.push(`"a if c else b" is Jinja, and Liquid renders only a: write {% if c %}a{% else %}b{% endif %}`);
   }
@@ -61594,14 +68083,14 @@ var jinjaSyntax = {
   id: "jinja-syntax",
   severity: "warning",
   check: (model) => liquidTexts(model).flatMap(
-    ({ file, text: text4 }) => liquidPieces(text4).filter((piece) => piece.kind !== "text").flatMap((piece) => jinjaSyntaxIn(piece).map((message) => ({ file, ...positionAt3(text4, piece.token.begin), message })))
+    ({ file, text: text4 }) => liquidPieces(text4).filter((piece) => piece.kind !== "text").flatMap((piece) => jinjaSyntaxIn(piece).map((message2) => ({ file, ...positionAt3(text4, piece.token.begin), message: message2 })))
   )
 };
 var nonUtf8Liquid = {
   id: "non-utf8-liquid",
   severity: "warning",
-  check: ({ content }) => (content?.nonUtf8Liquid ?? []).map(({ path: path27, line }) => ({
-    file: `${content?.folder ?? ""}/${path27}`,
+  check: ({ content }) => (content?.nonUtf8Liquid ?? []).map(({ path: path28, line }) => ({
+    file: `${content?.folder ?? ""}/${path28}`,
     line,
     column: 1,
     message: `holds {{ or {% but is not valid UTF-8, so it is copied byte for byte and never rendered: save it as UTF-8 to render it, or list it in the manifest's "verbatim" to copy it on purpose`
@@ -61610,7 +68099,7 @@ var nonUtf8Liquid = {
 var HABIT_RULES = [jinjaComment, stringTruthiness, promptOrder, jinjaSyntax, nonUtf8Liquid];
 
 // src/template/lint.ts
-var isRecord6 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var isRecord7 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 var esc = escapePointerSegment;
 var show = (value) => JSON.stringify(value) ?? String(value);
 function* walkVariables(variables2) {
@@ -61667,10 +68156,10 @@ var schemaRule = {
     const compiledBadly = new Set(regexesOf(model).filter(({ source }) => patternSyntaxError(source) !== void 0).map(({ file, pointer }) => `${file}\0${pointer}`));
     const drafts = model.validationErrors.filter((error2) => !(error2.code === "INVALID_REGEX" && compiledBadly.has(`${error2.file}\0${error2.pointer}`))).map((error2) => {
       const rule = RULE_OF_VALIDATION_CODE[error2.code];
-      const message = rule === void 0 && error2.pointer !== "" ? `${error2.pointer}: ${error2.message}` : error2.message;
+      const message2 = rule === void 0 && error2.pointer !== "" ? `${error2.pointer}: ${error2.message}` : error2.message;
       return {
         file: error2.file,
-        message,
+        message: message2,
         ...rule !== void 0 ? { rule } : {},
         ...error2.pointer !== "" ? { pointer: error2.pointer } : {},
         ...error2.line !== void 0 && error2.column !== void 0 ? { line: error2.line, column: error2.column } : {}
@@ -61690,8 +68179,8 @@ var promptUnknownVariable = {
     if (!variables2 || !prompts2) return [];
     return prompts2.prompts.flatMap((prompt) => {
       if (prompt.name === void 0 || variables2.variables.has(prompt.name)) return [];
-      const message = variables2.computed.has(prompt.name) ? `prompt "${prompt.name}" names computed value "${prompt.name}"; only variables can be asked for` : `prompt "${prompt.name}" names unknown variable "${prompt.name}"`;
-      return [{ file: prompts2.file, pointer: `${prompt.pointer}/name`, message }];
+      const message2 = variables2.computed.has(prompt.name) ? `prompt "${prompt.name}" names computed value "${prompt.name}"; only variables can be asked for` : `prompt "${prompt.name}" names unknown variable "${prompt.name}"`;
+      return [{ file: prompts2.file, pointer: `${prompt.pointer}/name`, message: message2 }];
     });
   }
 };
@@ -61766,7 +68255,7 @@ function checkDefault(def, value, pointer, label, promptPattern, budget) {
       if (typeof item === "string") checkString(item, at3, subject);
       if (def.items) problems.push(...checkDefault(def.items, item, at3, `${label}[${index}]`, void 0, budget));
     });
-  } else if (isRecord6(value)) {
+  } else if (isRecord7(value)) {
     if (!inEnum(value)) problems.push({ pointer, message: notInEnum(`default of variable "${label}"`) });
     for (const [key, property] of def.properties) {
       if (Object.hasOwn(value, key)) {
@@ -63240,9 +69729,9 @@ var SignalExit = class extends SignalExitBase {
     super();
     this.#process = process4;
     this.#sigListeners = {};
-    for (const sig of signals) {
-      this.#sigListeners[sig] = () => {
-        const listeners = this.#process.listeners(sig);
+    for (const sig2 of signals) {
+      this.#sigListeners[sig2] = () => {
+        const listeners = this.#process.listeners(sig2);
         let { count } = this.#emitter;
         const p2 = process4;
         if (typeof p2.__signal_exit_emitter__ === "object" && typeof p2.__signal_exit_emitter__.count === "number") {
@@ -63250,8 +69739,8 @@ var SignalExit = class extends SignalExitBase {
         }
         if (listeners.length === count) {
           this.unload();
-          const ret = this.#emitter.emit("exit", null, sig);
-          const s3 = sig === "SIGHUP" ? this.#hupSig : sig;
+          const ret = this.#emitter.emit("exit", null, sig2);
+          const s3 = sig2 === "SIGHUP" ? this.#hupSig : sig2;
           if (!ret)
             process4.kill(process4.pid, s3);
         }
@@ -63283,11 +69772,11 @@ var SignalExit = class extends SignalExitBase {
     }
     this.#loaded = true;
     this.#emitter.count += 1;
-    for (const sig of signals) {
+    for (const sig2 of signals) {
       try {
-        const fn = this.#sigListeners[sig];
+        const fn = this.#sigListeners[sig2];
         if (fn)
-          this.#process.on(sig, fn);
+          this.#process.on(sig2, fn);
       } catch (_2) {
       }
     }
@@ -63303,13 +69792,13 @@ var SignalExit = class extends SignalExitBase {
       return;
     }
     this.#loaded = false;
-    signals.forEach((sig) => {
-      const listener = this.#sigListeners[sig];
+    signals.forEach((sig2) => {
+      const listener = this.#sigListeners[sig2];
       if (!listener) {
-        throw new Error("Listener not defined for signal: " + sig);
+        throw new Error("Listener not defined for signal: " + sig2);
       }
       try {
-        this.#process.removeListener(sig, listener);
+        this.#process.removeListener(sig2, listener);
       } catch (_2) {
       }
     });
@@ -63450,7 +69939,7 @@ var ScreenManager = class {
 };
 
 // node_modules/@inquirer/core/dist/lib/create-prompt.js
-import path17 from "node:path";
+import path18 from "node:path";
 var nativeSetImmediate = globalThis.setImmediate;
 var nativeClearImmediate = globalThis.clearImmediate;
 function listenTo(target, event, listener) {
@@ -63538,7 +70027,7 @@ function createPrompt(view) {
             if (nextView === void 0) {
               let callerFilename = callSites[1]?.getFileName();
               if (callerFilename && !callerFilename.startsWith("file://")) {
-                callerFilename = path17.resolve(callerFilename);
+                callerFilename = path18.resolve(callerFilename);
               }
               throw new Error(`Prompt functions must return a string.
     at ${callerFilename}`);
@@ -63726,7 +70215,7 @@ var dist_default4 = createPrompt((config, done) => {
       }
     }
   });
-  const message = theme.style.message(config.message, status);
+  const message2 = theme.style.message(config.message, status);
   let description;
   const page = usePagination({
     items,
@@ -63755,7 +70244,7 @@ var dist_default4 = createPrompt((config, done) => {
   if (status === "done") {
     const selection = items.filter(isChecked);
     const answer = theme.style.answer(theme.style.renderSelectedChoices(selection, items));
-    return [prefix, message, answer].filter(Boolean).join(" ");
+    return [prefix, message2, answer].filter(Boolean).join(" ");
   }
   const keys = [
     ["\u2191\u2193", "navigate"],
@@ -63768,7 +70257,7 @@ var dist_default4 = createPrompt((config, done) => {
   keys.push(["\u23CE", "submit"]);
   const helpLine = theme.style.keysHelpTip(keys);
   const lines = [
-    [prefix, message].filter(Boolean).join(" "),
+    [prefix, message2].filter(Boolean).join(" "),
     page,
     " ",
     description ? theme.style.description(description) : "",
@@ -63854,12 +70343,12 @@ var dist_default5 = createPrompt((config, done) => {
   } else {
     defaultValue = ` ${theme.style.defaultAnswer(hint)}`;
   }
-  const message = theme.style.message(config.message, status);
+  const message2 = theme.style.message(config.message, status);
   let error2 = "";
   if (errorMsg) {
     error2 = theme.style.error(errorMsg);
   }
-  return [`${prefix} ${message}${defaultValue} ${formattedValue}`, error2];
+  return [`${prefix} ${message2}${defaultValue} ${formattedValue}`, error2];
 });
 
 // node_modules/@inquirer/input/dist/index.js
@@ -63926,7 +70415,7 @@ var dist_default6 = createPrompt((config, done) => {
       setValue(defaultValue);
     }
   }, []);
-  const message = theme.style.message(config.message, status);
+  const message2 = theme.style.message(config.message, status);
   let formattedValue = value;
   if (typeof config.transformer === "function") {
     formattedValue = config.transformer(value, { isFinal: status === "done" });
@@ -63942,7 +70431,7 @@ var dist_default6 = createPrompt((config, done) => {
     error2 = theme.style.error(errorMsg);
   }
   return [
-    [prefix, message, defaultStr, formattedValue].filter((v2) => v2 !== void 0).join(" "),
+    [prefix, message2, defaultStr, formattedValue].filter((v2) => v2 !== void 0).join(" "),
     error2
   ];
 });
@@ -63987,7 +70476,7 @@ var dist_default7 = createPrompt((config, done) => {
       setError(void 0);
     }
   });
-  const message = theme.style.message(config.message, status);
+  const message2 = theme.style.message(config.message, status);
   const showPlaintext = toggleMask && revealed && status === "idle";
   let formattedValue = "";
   if (showPlaintext) {
@@ -64003,7 +70492,7 @@ var dist_default7 = createPrompt((config, done) => {
   } else if (!config.mask) {
     formattedValue += cursorHide;
   }
-  const content = [prefix, message, formattedValue].join(" ");
+  const content = [prefix, message2, formattedValue].join(" ");
   const bottomContent = [
     errorMsg ? theme.style.error(errorMsg) : "",
     toggleMask && status === "idle" ? theme.style.keysHelpTip([["ctrl+t", "toggle visibility"]]) : ""
@@ -64141,7 +70630,7 @@ var dist_default8 = createPrompt((config, done) => {
   useEffect(() => () => {
     clearTimeout(searchTimeoutRef.current);
   }, []);
-  const message = theme.style.message(config.message, status);
+  const message2 = theme.style.message(config.message, status);
   const helpLine = theme.style.keysHelpTip([
     ["\u2191\u2193", "navigate"],
     ["\u23CE", "select"]
@@ -64169,11 +70658,11 @@ var dist_default8 = createPrompt((config, done) => {
     loop
   });
   if (status === "done") {
-    return [prefix, message, theme.style.answer(selectedChoice.short)].filter(Boolean).join(" ");
+    return [prefix, message2, theme.style.answer(selectedChoice.short)].filter(Boolean).join(" ");
   }
   const { description } = selectedChoice;
   const lines = [
-    [prefix, message].filter(Boolean).join(" "),
+    [prefix, message2].filter(Boolean).join(" "),
     page,
     " ",
     description ? theme.style.description(description) : "",
@@ -64269,10 +70758,10 @@ jobs:
 `;
 
 // src/project/answers.ts
-import { readFile as readFile8 } from "node:fs/promises";
+import { readFile as readFile10 } from "node:fs/promises";
 var AnswersFileError = class extends Error {
-  constructor(message, file, options) {
-    super(message, options);
+  constructor(message2, file, options) {
+    super(message2, options);
     this.file = file;
     this.name = "AnswersFileError";
   }
@@ -64281,7 +70770,7 @@ var AnswersFileError = class extends Error {
 async function readAnswersFile(file) {
   let text4;
   try {
-    text4 = await readFile8(file, "utf8");
+    text4 = await readFile10(file, "utf8");
   } catch (error2) {
     throw new AnswersFileError(`cannot read ${file}`, file, { cause: error2 });
   }
@@ -64318,19 +70807,19 @@ var TemplateNotFoundError = class extends Error {
   version;
 };
 var ProjectLockError = class extends Error {
-  constructor(message, options) {
-    super(message, options);
+  constructor(message2, options) {
+    super(message2, options);
     this.name = "ProjectLockError";
   }
 };
 
 // src/migrate/run.ts
-import { readFile as readFile9, realpath as realpath4, stat as stat9, writeFile as writeFile2 } from "node:fs/promises";
-import path19 from "node:path";
+import { readFile as readFile11, realpath as realpath4, stat as stat9, writeFile as writeFile2 } from "node:fs/promises";
+import path20 from "node:path";
 
 // src/migrate/apply.ts
 import * as nodeFs from "node:fs/promises";
-import path18 from "node:path";
+import path19 from "node:path";
 var JOURNAL_FILE = ".template-migration-journal.json";
 var nodeFileSystem = {
   writeFile: writeNewFileDurably,
@@ -64355,8 +70844,8 @@ var nodeFileSystem = {
   syncDirectory: (dir) => syncDirectory(dir).catch(() => void 0)
 };
 var ApplyError = class extends Error {
-  constructor(message, rolledBack, backupDir, options) {
-    super(message, options);
+  constructor(message2, rolledBack, backupDir, options) {
+    super(message2, options);
     this.rolledBack = rolledBack;
     this.backupDir = backupDir;
     this.name = "ApplyError";
@@ -64369,11 +70858,11 @@ function messageOf(error2) {
   return errorMessage(error2);
 }
 function toNative(relative2) {
-  return relative2.split("/").join(path18.sep);
+  return relative2.split("/").join(path19.sep);
 }
 async function removeEmptyDirs(fs4, dir, stop) {
-  const prefix = stop.endsWith(path18.sep) ? stop : stop + path18.sep;
-  for (let current = dir; current !== stop && current.startsWith(prefix); current = path18.dirname(current)) {
+  const prefix = stop.endsWith(path19.sep) ? stop : stop + path19.sep;
+  for (let current = dir; current !== stop && current.startsWith(prefix); current = path19.dirname(current)) {
     try {
       if ((await fs4.readdir(current)).length > 0) return;
       await fs4.rmdir(current);
@@ -64386,14 +70875,14 @@ async function pruneBackups(fs4, dir, saved, keep, root) {
   for (const item of saved) {
     if (!item.saved || keep.has(item.operation.path)) continue;
     await fs4.rm(item.saved).catch(() => void 0);
-    await removeEmptyDirs(fs4, path18.dirname(item.saved), root);
+    await removeEmptyDirs(fs4, path19.dirname(item.saved), root);
   }
   await removeEmptyDirs(fs4, dir, root);
 }
 async function applyOperations(root, operations, options) {
   const fs4 = { ...nodeFileSystem, ...options.fs };
   const backupDir = options.backupDir;
-  const prepared = operations.map((operation) => ({ operation, target: path18.join(root, toNative(operation.path)) }));
+  const prepared = operations.map((operation) => ({ operation, target: path19.join(root, toNative(operation.path)) }));
   const createdDirs = [];
   const cleanTemps = async () => {
     for (const item of prepared) if (item.temp) await fs4.rm(item.temp).catch(() => void 0);
@@ -64404,10 +70893,10 @@ async function applyOperations(root, operations, options) {
   const journal = (phase) => ({
     journalVersion: 1,
     phase,
-    backupDir: path18.relative(root, backupDir).split(path18.sep).join("/"),
+    backupDir: path19.relative(root, backupDir).split(path19.sep).join("/"),
     files: prepared.map((item) => ({ path: item.operation.path, saved: item.saved !== void 0, keep: item.operation.backup === true }))
   });
-  const journalFile = path18.join(root, JOURNAL_FILE);
+  const journalFile = path19.join(root, JOURNAL_FILE);
   const writeJournal = (phase) => fs4.replaceFile(journalFile, `${JSON.stringify(journal(phase), null, 2)}
 `);
   const dropJournal = async () => {
@@ -64423,8 +70912,8 @@ async function applyOperations(root, operations, options) {
     for (const item of prepared) {
       const { operation, target } = item;
       if (operation.kind === "delete") continue;
-      const created = await fs4.mkdir(path18.dirname(target));
-      if (created) createdDirs.push({ deepest: path18.dirname(target), above: path18.dirname(created) });
+      const created = await fs4.mkdir(path19.dirname(target));
+      if (created) createdDirs.push({ deepest: path19.dirname(target), above: path19.dirname(created) });
       const temp = tempPathBeside(target);
       item.temp = temp;
       if (operation.kind === "write") {
@@ -64432,7 +70921,7 @@ async function applyOperations(root, operations, options) {
         const mode = await fs4.modeOf(target) ?? operation.mode;
         if (mode !== void 0) await fs4.chmod(temp, mode);
       } else {
-        await fs4.copyFile(path18.join(root, toNative(operation.from)), temp);
+        await fs4.copyFile(path19.join(root, toNative(operation.from)), temp);
       }
     }
   } catch (error2) {
@@ -64444,8 +70933,8 @@ async function applyOperations(root, operations, options) {
   try {
     for (const item of prepared) {
       if (await fs4.modeOf(item.target) === void 0) continue;
-      const saved = path18.join(backupDir, toNative(item.operation.path));
-      await fs4.mkdir(path18.dirname(saved));
+      const saved = path19.join(backupDir, toNative(item.operation.path));
+      await fs4.mkdir(path19.dirname(saved));
       await fs4.copyFile(item.target, saved);
       item.saved = saved;
     }
@@ -64478,7 +70967,7 @@ async function applyOperations(root, operations, options) {
     for (const item of done.reverse()) {
       try {
         if (item.saved) {
-          await fs4.mkdir(path18.dirname(item.target));
+          await fs4.mkdir(path19.dirname(item.target));
           await fs4.copyFile(item.saved, item.target);
         } else {
           await fs4.rm(item.target);
@@ -64502,7 +70991,7 @@ async function applyOperations(root, operations, options) {
     );
   }
   const keep = new Set(prepared.filter((item) => item.saved && item.operation.backup).map((item) => item.operation.path));
-  for (const dir of new Set(prepared.map((item) => path18.dirname(item.target)))) await fs4.syncDirectory(dir);
+  for (const dir of new Set(prepared.map((item) => path19.dirname(item.target)))) await fs4.syncDirectory(dir);
   let journalDone = true;
   try {
     await writeJournal("done");
@@ -64517,9 +71006,9 @@ async function applyOperations(root, operations, options) {
 }
 async function removeTempsBeside(fs4, file) {
   const prefix = tempNamePrefix(file);
-  const names = await fs4.readdir(path18.dirname(file)).catch(() => []);
+  const names = await fs4.readdir(path19.dirname(file)).catch(() => []);
   for (const name of names) {
-    if (name.startsWith(prefix) && TEMP_FILE_PATTERN.test(name)) await fs4.rm(path18.join(path18.dirname(file), name));
+    if (name.startsWith(prefix) && TEMP_FILE_PATTERN.test(name)) await fs4.rm(path19.join(path19.dirname(file), name));
   }
 }
 var PHASES = ["prepare", "apply", "restored", "done"];
@@ -64536,13 +71025,13 @@ function parseJournal(text4) {
   return journal;
 }
 function insideRoot(root, relative2) {
-  const target = path18.resolve(root, toNative(relative2));
-  const back = path18.relative(root, target);
-  return back === "" || back.startsWith("..") || path18.isAbsolute(back) ? void 0 : target;
+  const target = path19.resolve(root, toNative(relative2));
+  const back = path19.relative(root, target);
+  return back === "" || back.startsWith("..") || path19.isAbsolute(back) ? void 0 : target;
 }
 async function recoverInterruptedApply(root, options = {}) {
   const fs4 = { ...nodeFileSystem, ...options.fs };
-  const journalFile = path18.join(root, JOURNAL_FILE);
+  const journalFile = path19.join(root, JOURNAL_FILE);
   await removeTempsBeside(fs4, journalFile);
   const text4 = await fs4.readFile(journalFile);
   if (text4 === void 0) return void 0;
@@ -64551,7 +71040,7 @@ async function recoverInterruptedApply(root, options = {}) {
   if (!journal || !backupDir) throw new ApplyError(`${journalFile} is not a migration journal this version can read; restore the project from ${BACKUPS_HINT} by hand and remove it`, false);
   const files = journal.files.flatMap((file) => {
     const target = insideRoot(root, file.path);
-    return target ? [{ ...file, target, copy: path18.join(backupDir, toNative(file.path)) }] : [];
+    return target ? [{ ...file, target, copy: path19.join(backupDir, toNative(file.path)) }] : [];
   });
   for (const file of files) await removeTempsBeside(fs4, file.target);
   if (journal.phase === "apply") {
@@ -64566,14 +71055,14 @@ async function recoverInterruptedApply(root, options = {}) {
       const mode = await fs4.modeOf(file.copy);
       if (mode !== void 0) await fs4.chmod(file.target, mode);
     }
-    for (const dir of new Set(files.map((file) => path18.dirname(file.target)))) await fs4.syncDirectory(dir);
+    for (const dir of new Set(files.map((file) => path19.dirname(file.target)))) await fs4.syncDirectory(dir);
     await fs4.replaceFile(journalFile, `${JSON.stringify({ ...journal, phase: "restored" }, null, 2)}
 `);
   }
   for (const file of files) {
     if (journal.phase === "done" && file.saved && file.keep) continue;
     await fs4.rm(file.copy);
-    await removeEmptyDirs(fs4, path18.dirname(file.copy), root);
+    await removeEmptyDirs(fs4, path19.dirname(file.copy), root);
   }
   await removeEmptyDirs(fs4, backupDir, root);
   await fs4.rm(journalFile);
@@ -64683,16 +71172,16 @@ var Diff = class {
       }
     }
   }
-  addToPath(path27, added, removed, oldPosInc, options) {
-    const last = path27.lastComponent;
+  addToPath(path28, added, removed, oldPosInc, options) {
+    const last = path28.lastComponent;
     if (last && !options.oneChangePerToken && last.added === added && last.removed === removed) {
       return {
-        oldPos: path27.oldPos + oldPosInc,
+        oldPos: path28.oldPos + oldPosInc,
         lastComponent: { count: last.count + 1, added, removed, previousComponent: last.previousComponent }
       };
     } else {
       return {
-        oldPos: path27.oldPos + oldPosInc,
+        oldPos: path28.oldPos + oldPosInc,
         lastComponent: { count: 1, added, removed, previousComponent: last }
       };
     }
@@ -65033,7 +71522,7 @@ ${hunk.map(print).join("")}`;
 var BACKUP_FOLDER = ".template-backups";
 var BACKUP_GITIGNORE = "# backups of template-registry migrate and update: never committed\n*\n";
 async function ignoreBackups(root) {
-  await writeFile2(path19.join(root, BACKUP_FOLDER, ".gitignore"), BACKUP_GITIGNORE, { flag: "wx" }).catch((error2) => {
+  await writeFile2(path20.join(root, BACKUP_FOLDER, ".gitignore"), BACKUP_GITIGNORE, { flag: "wx" }).catch((error2) => {
     if (error2.code !== "EEXIST") throw error2;
   });
 }
@@ -65067,10 +71556,10 @@ var PlannedProject = class {
     if (typeof name !== "string" || name === "") throw new ChangeError("a path must be a non-empty string");
     const shown = JSON.stringify(name);
     if (name.includes("\0")) throw new ChangeError(`path ${shown} is not valid`);
-    if (path19.isAbsolute(name) || path19.win32.isAbsolute(name)) throw new ChangeError(`path ${shown} is outside the project (absolute)`);
-    const absolute2 = path19.resolve(this.root, name);
+    if (path20.isAbsolute(name) || path20.win32.isAbsolute(name)) throw new ChangeError(`path ${shown} is outside the project (absolute)`);
+    const absolute2 = path20.resolve(this.root, name);
     if (!isInside(this.root, absolute2) || absolute2 === this.root) throw new ChangeError(`path ${shown} is outside the project`);
-    for (let current = absolute2; isInside(this.root, current); current = path19.dirname(current)) {
+    for (let current = absolute2; isInside(this.root, current); current = path20.dirname(current)) {
       let real;
       try {
         real = await realpath4(current);
@@ -65081,7 +71570,7 @@ var PlannedProject = class {
       if (!isInside(this.realRoot, real)) throw new ChangeError(`path ${shown} is outside the project (through a symbolic link)`);
       break;
     }
-    const key = path19.relative(this.root, absolute2).split(path19.sep).join("/");
+    const key = path20.relative(this.root, absolute2).split(path20.sep).join("/");
     const reserved = reservedPathProblem(key);
     if (reserved) throw new ChangeError(reserved);
     if (forChange && (key === LOCK_FILE || key === JOURNAL_FILE || key === BACKUP_FOLDER || key.startsWith(`${BACKUP_FOLDER}/`))) {
@@ -65093,9 +71582,9 @@ var PlannedProject = class {
   async onDisk(key) {
     let state = this.disk.get(key);
     if (!state) {
-      const file = path19.join(this.root, ...key.split("/"));
+      const file = path20.join(this.root, ...key.split("/"));
       try {
-        state = { kind: "file", data: await readFile9(file) };
+        state = { kind: "file", data: await readFile11(file) };
       } catch (error2) {
         const code18 = error2.code;
         if (code18 === "EISDIR") state = { kind: "folder" };
@@ -65301,7 +71790,7 @@ async function pathExists(file) {
   }
 }
 async function freshBackupDir(root, date) {
-  const base = path19.join(root, BACKUP_FOLDER, timestamp(date));
+  const base = path20.join(root, BACKUP_FOLDER, timestamp(date));
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? base : `${base}-${n}`;
     if (!await pathExists(candidate)) return candidate;
@@ -65316,12 +71805,12 @@ async function planRun(steps, context) {
   if (chain.steps.length > 0) result.reachedVersion = chain.reachedVersion;
   const stepChanges = [];
   const planned = (extra = {}) => ({ result, reachedVersion: chain.reachedVersion, stepChanges, ...extra });
-  const fail = (message, extra = {}) => {
+  const fail = (message2, extra = {}) => {
     result.success = false;
-    result.errors.push(message);
+    result.errors.push(message2);
     return planned(extra);
   };
-  const root = path19.resolve(context.projectPath);
+  const root = path20.resolve(context.projectPath);
   let realRoot;
   try {
     if (!(await stat9(root)).isDirectory()) return fail(`project folder ${context.projectPath} is not a folder`);
@@ -65330,7 +71819,7 @@ async function planRun(steps, context) {
     return fail(`project folder ${context.projectPath} does not exist`);
   }
   if (context.dryRun) {
-    if (await pathExists(path19.join(root, JOURNAL_FILE))) return fail(`an earlier migration of ${context.projectPath} was interrupted (${JOURNAL_FILE}); run without a dry run to roll it back first`);
+    if (await pathExists(path20.join(root, JOURNAL_FILE))) return fail(`an earlier migration of ${context.projectPath} was interrupted (${JOURNAL_FILE}); run without a dry run to roll it back first`);
   } else {
     try {
       const recovered = await recoverInterruptedApply(root);
@@ -65340,7 +71829,7 @@ async function planRun(steps, context) {
     }
   }
   let lock;
-  if (await pathExists(path19.join(root, LOCK_FILE))) {
+  if (await pathExists(path20.join(root, LOCK_FILE))) {
     try {
       lock = await readLock(root);
     } catch (error2) {
@@ -65423,7 +71912,7 @@ function changedByUser(changes, lock) {
   for (const change of changes) {
     if (!change.before || change.operation.kind === "copy") continue;
     if (change.operation.kind === "delete" && movedAway.has(change.key)) continue;
-    if (lock.files[change.key]?.sha256 !== sha256Hex2(change.before)) changed.push(change.key);
+    if (lock.files[change.key]?.sha256 !== sha256Hex3(change.before)) changed.push(change.key);
   }
   return changed;
 }
@@ -65436,11 +71925,11 @@ function changedFilesMessage(changed) {
 }
 
 // src/migrate/declarative.ts
-import { readdir as readdir7, readFile as readFile10, stat as stat10 } from "node:fs/promises";
-import path20 from "node:path";
+import { readdir as readdir7, readFile as readFile12, stat as stat10 } from "node:fs/promises";
+import path21 from "node:path";
 async function templateWhitespace(dir) {
   try {
-    const manifest = JSON.parse(await readFile10(path20.join(path20.dirname(dir), MANIFEST_FILE), "utf8"));
+    const manifest = JSON.parse(await readFile12(path21.join(path21.dirname(dir), MANIFEST_FILE), "utf8"));
     return manifest.whitespace === "line" || manifest.whitespace === "liquid" ? manifest.whitespace : void 0;
   } catch {
     return void 0;
@@ -65463,7 +71952,7 @@ function migrationScope(lock) {
 }
 var RENDERED_FIELDS = RENDERED_CHANGE_FIELDS;
 async function loadFile(file, engine, problems) {
-  const checked = checkJsonText(file, await readFile10(file, "utf8"), "migration-step");
+  const checked = checkJsonText(file, await readFile12(file, "utf8"), "migration-step");
   problems.push(...checked.problems);
   if (checked.problems.length > 0) return void 0;
   const at3 = (pointer) => nearestPosition(checked.positions, pointer);
@@ -65518,7 +72007,7 @@ async function loadDeclarativeSteps(dir, options) {
   const loaded = [];
   const ids = /* @__PURE__ */ new Map();
   for (const name of names) {
-    const file = path20.join(dir, name);
+    const file = path21.join(dir, name);
     const result = await loadFile(file, engine, problems);
     if (!result) continue;
     const other = ids.get(result.data.id);
@@ -65625,7 +72114,7 @@ function mergeThreeWay(base, ours, theirs, labels, options = {}) {
 var MAX_JSON_MERGE_CHARS = 2 * 1024 * 1024;
 var MAX_KEY_CHANGES = 1e3;
 var MISSING = /* @__PURE__ */ Symbol("missing");
-var isObject2 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var isObject3 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 function equal(a, b2) {
   if (a === b2) return true;
   if (a === MISSING || b2 === MISSING || typeof a !== "object" || typeof b2 !== "object" || a === null || b2 === null) return false;
@@ -65640,23 +72129,23 @@ function parsed(text4) {
   const value = parse4(text4, errors, { allowTrailingComma: true, disallowComments: false });
   return errors.length === 0 ? value : void 0;
 }
-function at2(root, path27) {
+function at2(root, path28) {
   let current = root;
-  for (const key of path27) {
-    if (!isObject2(current) || !Object.hasOwn(current, key)) return MISSING;
+  for (const key of path28) {
+    if (!isObject3(current) || !Object.hasOwn(current, key)) return MISSING;
     current = current[key];
   }
   return current;
 }
-function keyChanges(base, theirs, path27, out) {
+function keyChanges(base, theirs, path28, out) {
   const siblings = Object.keys(theirs);
   const keys = [...siblings, ...Object.keys(base).filter((key) => !Object.hasOwn(theirs, key))];
   for (const key of keys) {
     const before = Object.hasOwn(base, key) ? base[key] : MISSING;
     const after = Object.hasOwn(theirs, key) ? theirs[key] : MISSING;
     if (equal(before, after)) continue;
-    if (isObject2(before) && isObject2(after)) keyChanges(before, after, [...path27, key], out);
-    else out.push({ path: [...path27, key], value: after, siblings });
+    if (isObject3(before) && isObject3(after)) keyChanges(before, after, [...path28, key], out);
+    else out.push({ path: [...path28, key], value: after, siblings });
   }
 }
 function formattingOf(text4) {
@@ -65682,7 +72171,7 @@ function mergeJsonByKey(base, ours, theirs) {
   if (Math.max(base.length, ours.length, theirs.length) > MAX_JSON_MERGE_CHARS) return void 0;
   const [baseValue, oursValue, theirsValue] = [parsed(base), parsed(ours), parsed(theirs)];
   if (baseValue === void 0 || oursValue === void 0 || theirsValue === void 0) return void 0;
-  if (!isObject2(baseValue) || !isObject2(oursValue) || !isObject2(theirsValue)) return void 0;
+  if (!isObject3(baseValue) || !isObject3(oursValue) || !isObject3(theirsValue)) return void 0;
   const changes = [];
   keyChanges(baseValue, theirsValue, [], changes);
   if (changes.length > MAX_KEY_CHANGES) return void 0;
@@ -65692,7 +72181,7 @@ function mergeJsonByKey(base, ours, theirs) {
     const mine = at2(oursValue, change.path);
     if (equal(mine, change.value)) continue;
     if (!equal(mine, at2(baseValue, change.path))) return void 0;
-    if (!isObject2(at2(oursValue, change.path.slice(0, -1)))) return void 0;
+    if (!isObject3(at2(oursValue, change.path.slice(0, -1)))) return void 0;
     const key = change.path.at(-1);
     const edits = modify(text4, change.path, change.value === MISSING ? void 0 : change.value, {
       formattingOptions,
@@ -65714,23 +72203,23 @@ function updatePolicies(templateRules = [], skip = []) {
   };
   const rules = [
     ...skip.map((glob, n) => ({ matches: compile2(glob, `skip[${n}] of the lock`), found: { policy: "once", rule: `skipped by the project (update --skip ${glob})` } })),
-    ...templateRules.map(({ path: path27, policy }, n) => ({ matches: compile2(path27, `updatePolicy[${n}].path of the template`), found: { policy, rule: `updatePolicy "${policy}" of ${path27}` } }))
+    ...templateRules.map(({ path: path28, policy }, n) => ({ matches: compile2(path28, `updatePolicy[${n}].path of the template`), found: { policy, rule: `updatePolicy "${policy}" of ${path28}` } }))
   ];
-  return (path27) => rules.find((rule) => rule.matches(path27))?.found ?? { policy: "merge" };
+  return (path28) => rules.find((rule) => rule.matches(path28))?.found ?? { policy: "merge" };
 }
 var JSON_FILE = /\.json$/i;
 var REJECT_SUFFIX = ".rej";
 var text3 = (data) => data?.toString("utf8");
-function diffOf(path27, before, after) {
-  return unifiedDiff(text3(before), text3(after), { ...before ? { oldPath: path27 } : {}, ...after ? { newPath: path27 } : {} });
+function diffOf(path28, before, after) {
+  return unifiedDiff(text3(before), text3(after), { ...before ? { oldPath: path28 } : {}, ...after ? { newPath: path28 } : {} });
 }
 function followSteps(project, files) {
   const moves = project.moves();
   const followed = /* @__PURE__ */ new Map();
-  for (const [path27, value] of files) {
-    const moved = moves.get(path27);
+  for (const [path28, value] of files) {
+    const moved = moves.get(path28);
     if (moved !== void 0) followed.set(moved, value);
-    else if (!project.removedBySteps(path27)) followed.set(path27, value);
+    else if (!project.removedBySteps(path28)) followed.set(path28, value);
   }
   return followed;
 }
@@ -65742,28 +72231,28 @@ async function mergeRenderings(input) {
   const baseKnown = input.base.size > 0;
   const paths = [.../* @__PURE__ */ new Set([...base.keys(), ...target.keys(), ...locked.keys()])].sort();
   const updates = [];
-  for (const path27 of paths) {
-    const before = base.get(path27)?.content;
-    const after = target.get(path27);
-    const { policy, rule } = input.policyOf?.(path27) ?? { policy: "merge" };
+  for (const path28 of paths) {
+    const before = base.get(path28)?.content;
+    const after = target.get(path28);
+    const { policy, rule } = input.policyOf?.(path28) ?? { policy: "merge" };
     if (policy === "once") {
       if (!(before !== void 0 && after !== void 0 && before.equals(after.content)) && (before !== void 0 || after !== void 0)) {
-        updates.push({ path: path27, status: "kept", reason: `${rule ?? 'updatePolicy "once"'}: update leaves it as it is`, diff: "" });
+        updates.push({ path: path28, status: "kept", reason: `${rule ?? 'updatePolicy "once"'}: update leaves it as it is`, diff: "" });
       }
       continue;
     }
-    const refusal = await project.refusal(path27);
+    const refusal = await project.refusal(path28);
     if (refusal !== void 0) {
-      updates.push({ path: path27, status: "conflict", reason: `not written: ${refusal}`, diff: "" });
+      updates.push({ path: path28, status: "conflict", reason: `not written: ${refusal}`, diff: "" });
       continue;
     }
-    const current = await project.planned(path27);
+    const current = await project.planned(path28);
     if (current === "folder") {
-      if (after) updates.push({ path: path27, status: "conflict", reason: "a folder is in the project where the template has a file", diff: "" });
+      if (after) updates.push({ path: path28, status: "conflict", reason: "a folder is in the project where the template has a file", diff: "" });
       continue;
     }
-    const lockedHash = locked.get(path27)?.sha256;
-    const changedInProject = current !== void 0 && (lockedHash !== void 0 ? sha256Hex2(current) !== lockedHash : !before?.equals(current));
+    const lockedHash = locked.get(path28)?.sha256;
+    const changedInProject = current !== void 0 && (lockedHash !== void 0 ? sha256Hex3(current) !== lockedHash : !before?.equals(current));
     const binary = [before, after?.content, current].some((data) => data !== void 0 && isOpaqueBytes(data));
     const shown = binary ? { binary: true } : {};
     const generated = before !== void 0 || lockedHash !== void 0;
@@ -65771,21 +72260,21 @@ async function mergeRenderings(input) {
       const reason2 = `${rule ?? 'updatePolicy "replace"'}: the template's bytes`;
       if (after) {
         if (current?.equals(after.content)) continue;
-        await project.put(path27, after.content, after.mode);
-        updates.push({ path: path27, status: current === void 0 ? "created" : "updated", reason: reason2, diff: binary ? "" : diffOf(path27, current, after.content), ...shown });
+        await project.put(path28, after.content, after.mode);
+        updates.push({ path: path28, status: current === void 0 ? "created" : "updated", reason: reason2, diff: binary ? "" : diffOf(path28, current, after.content), ...shown });
       } else if (current !== void 0 && (baseKnown ? before !== void 0 : generated)) {
-        await project.remove(path27);
-        updates.push({ path: path27, status: "removed", reason: reason2, diff: binary ? "" : diffOf(path27, current, void 0), ...shown });
+        await project.remove(path28);
+        updates.push({ path: path28, status: "removed", reason: reason2, diff: binary ? "" : diffOf(path28, current, void 0), ...shown });
       }
       continue;
     }
     if (!after) {
       if (!(baseKnown ? before !== void 0 : generated) || current === void 0) continue;
       if (changedInProject) {
-        updates.push({ path: path27, status: "kept", reason: "removed from the template, but changed in the project", diff: "", ...shown });
+        updates.push({ path: path28, status: "kept", reason: "removed from the template, but changed in the project", diff: "", ...shown });
       } else {
-        await project.remove(path27);
-        updates.push({ path: path27, status: "removed", diff: binary ? "" : diffOf(path27, current, void 0), ...shown });
+        await project.remove(path28);
+        updates.push({ path: path28, status: "removed", diff: binary ? "" : diffOf(path28, current, void 0), ...shown });
       }
       continue;
     }
@@ -65793,50 +72282,50 @@ async function mergeRenderings(input) {
     if (current?.equals(after.content)) continue;
     if (current === void 0) {
       if (generated) {
-        updates.push({ path: path27, status: "kept", reason: "deleted in the project: stays deleted", diff: "", ...shown });
+        updates.push({ path: path28, status: "kept", reason: "deleted in the project: stays deleted", diff: "", ...shown });
       } else {
-        await project.put(path27, after.content, after.mode);
-        updates.push({ path: path27, status: "created", diff: binary ? "" : diffOf(path27, void 0, after.content), ...shown });
+        await project.put(path28, after.content, after.mode);
+        updates.push({ path: path28, status: "created", diff: binary ? "" : diffOf(path28, void 0, after.content), ...shown });
       }
       continue;
     }
     if (!changedInProject && generated) {
-      await project.put(path27, after.content);
-      updates.push({ path: path27, status: "updated", diff: binary ? "" : diffOf(path27, current, after.content), ...shown });
+      await project.put(path28, after.content);
+      updates.push({ path: path28, status: "updated", diff: binary ? "" : diffOf(path28, current, after.content), ...shown });
       continue;
     }
     if (binary) {
-      updates.push({ path: path27, status: "conflict", reason: "a binary file (or one not in UTF-8) changed in the project and in the template: kept as it is", diff: "", binary: true });
+      updates.push({ path: path28, status: "conflict", reason: "a binary file (or one not in UTF-8) changed in the project and in the template: kept as it is", diff: "", binary: true });
       continue;
     }
     const merged = mergeThreeWay(text3(before) ?? "", text3(current) ?? "", text3(after.content) ?? "", { ours: "project", theirs: label });
     if (merged.clean) {
-      await project.put(path27, merged.text);
-      updates.push({ path: path27, status: "merged", diff: diffOf(path27, current, Buffer.from(merged.text, "utf8")) });
+      await project.put(path28, merged.text);
+      updates.push({ path: path28, status: "merged", diff: diffOf(path28, current, Buffer.from(merged.text, "utf8")) });
       continue;
     }
-    const byKey = before && JSON_FILE.test(path27) ? mergeJsonByKey(text3(before) ?? "", text3(current) ?? "", text3(after.content) ?? "") : void 0;
+    const byKey = before && JSON_FILE.test(path28) ? mergeJsonByKey(text3(before) ?? "", text3(current) ?? "", text3(after.content) ?? "") : void 0;
     if (byKey !== void 0) {
-      await project.put(path27, byKey);
-      updates.push({ path: path27, status: "merged", reason: "merged by key: the line merge conflicted, no key changed on both sides", diff: diffOf(path27, current, Buffer.from(byKey, "utf8")) });
+      await project.put(path28, byKey);
+      updates.push({ path: path28, status: "merged", reason: "merged by key: the line merge conflicted, no key changed on both sides", diff: diffOf(path28, current, Buffer.from(byKey, "utf8")) });
       continue;
     }
     const reason = before ? `${merged.conflicts} conflicting change${merged.conflicts === 1 ? "" : "s"} in the project and in the template` : generated ? "changed in the project, and the rendering it was generated from is not to be had: compare the whole file" : "the template adds this file and the project has a different one";
     if (style === "rej") {
-      const rejectFile = `${path27}${REJECT_SUFFIX}`;
-      const patch = unifiedDiff(text3(before), text3(after.content), { ...before ? { oldPath: path27 } : {}, newPath: path27 });
+      const rejectFile = `${path28}${REJECT_SUFFIX}`;
+      const patch = unifiedDiff(text3(before), text3(after.content), { ...before ? { oldPath: path28 } : {}, newPath: path28 });
       await project.put(rejectFile, patch);
-      updates.push({ path: path27, status: "conflict", reason, diff: patch, rejectFile });
+      updates.push({ path: path28, status: "conflict", reason, diff: patch, rejectFile });
     } else {
-      await project.put(path27, merged.text);
-      updates.push({ path: path27, status: "conflict", reason, diff: diffOf(path27, current, Buffer.from(merged.text, "utf8")) });
+      await project.put(path28, merged.text);
+      updates.push({ path: path28, status: "conflict", reason, diff: diffOf(path28, current, Buffer.from(merged.text, "utf8")) });
     }
   }
   return updates;
 }
 
 // src/project/locked.ts
-import path21 from "node:path";
+import path22 from "node:path";
 async function projectLock(projectDir) {
   try {
     return await readLock(projectDir);
@@ -65846,7 +72335,7 @@ async function projectLock(projectDir) {
 }
 async function lockedTarget(options) {
   if (options.to !== void 0 && !isTemplateVersion(options.to)) throw new RangeError(`the target version ${VERSION_RULE} (got ${JSON.stringify(options.to)})`);
-  const recovered = await recoverInterruptedApply(path21.resolve(options.projectDir));
+  const recovered = await recoverInterruptedApply(path22.resolve(options.projectDir));
   if (recovered) options.onRecovered?.(recovered);
   const lock = await projectLock(options.projectDir);
   const templateId = lock.template.name;
@@ -65873,40 +72362,48 @@ async function migrationStepsBetween(options) {
       steps.push(step);
     }
   };
-  add(await loadDeclarativeSteps(path21.join(options.targetRoot, MIGRATIONS_FOLDER), scope));
+  add(await loadDeclarativeSteps(path22.join(options.targetRoot, MIGRATIONS_FOLDER), scope));
   for (const entry of between) {
     const root = await options.download(entry, `steps-${entry.version}`, "inspect");
-    add(await loadDeclarativeSteps(path21.join(root, MIGRATIONS_FOLDER), scope));
+    add(await loadDeclarativeSteps(path22.join(root, MIGRATIONS_FOLDER), scope));
   }
   return steps;
 }
+function pinnedPolicy(provenance, lock) {
+  return { mode: "warn", ...provenance, ...lock.signer ? { pinned: lock.signer } : {} };
+}
 function versionDownloader(work, options) {
-  return async (entry, folder, purpose) => (await downloadTemplate(entry, path21.join(work, folder), {
-    ...options.onProgress ? { onProgress: options.onProgress } : {},
-    ...options.fetch ? { fetch: options.fetch } : {},
-    ...options.signal ? { signal: options.signal } : {},
-    ...options.limits ? { limits: options.limits } : {},
-    documentUrl: options.client.registryUrl,
-    // A registry that follows the specification alone gives no integrity: its archive is used as served.
-    allowUnverified: true,
-    purpose
-  })).dir;
+  return async (entry, folder, purpose) => {
+    const downloaded = await downloadTemplate(entry, path22.join(work, folder), {
+      ...options.onProgress ? { onProgress: options.onProgress } : {},
+      ...options.fetch ? { fetch: options.fetch } : {},
+      ...options.signal ? { signal: options.signal } : {},
+      ...options.limits ? { limits: options.limits } : {},
+      ...options.provenance ? { provenance: options.provenance } : {},
+      documentUrl: options.client.registryUrl,
+      // A registry that follows the specification alone gives no integrity: its archive is used as served.
+      allowUnverified: true,
+      purpose
+    });
+    options.outcomes?.set(entry.version, downloaded.provenance);
+    return downloaded.dir;
+  };
 }
 
 // src/project/update.ts
 import { mkdtemp as mkdtemp2, rm as rm5 } from "node:fs/promises";
 import { tmpdir as tmpdir2 } from "node:os";
-import path23 from "node:path";
+import path24 from "node:path";
 
 // src/project/update-secrets.ts
-import { readFile as readFile11 } from "node:fs/promises";
-import path22 from "node:path";
+import { readFile as readFile13 } from "node:fs/promises";
+import path23 from "node:path";
 import { isDeepStrictEqual } from "node:util";
 var DECIDES_FILES = "the conditions that decide which files are generated";
-var sourcePath = (template, source) => path22.join(template.contentDir, ...source.split("/"));
+var sourcePath = (template, source) => path23.join(template.contentDir, ...source.split("/"));
 async function readSource(template, source) {
   try {
-    return await readFile11(sourcePath(template, source));
+    return await readFile13(sourcePath(template, source));
   } catch {
     return void 0;
   }
@@ -65984,7 +72481,7 @@ var GUIDE_BYTES = 16 * 1024;
 async function migrationGuide(template) {
   const guide = template.manifest.migration?.guide;
   if (typeof guide !== "string" || guide === "") return void 0;
-  const file = path23.resolve(template.root, guide);
+  const file = path24.resolve(template.root, guide);
   if (!isInside(template.root, file)) return void 0;
   let head;
   try {
@@ -66015,12 +72512,14 @@ function secretNeededMessage(template, name, needs, canAsk) {
 function variablesOf(template, answers) {
   return Object.fromEntries(Object.entries(answers).filter(([name]) => Object.hasOwn(template.variables, name)));
 }
-function updatedLock(lock, entry, source, values, target, applied, keptWithoutSecret) {
+function updatedLock(lock, entry, source, values, target, applied, keptWithoutSecret, signer) {
   const files = Object.fromEntries(
-    [...target].sort(([a], [b2]) => a < b2 ? -1 : a > b2 ? 1 : 0).map(([file, { content }]) => [file, (keptWithoutSecret.has(file) ? lock.files[file] : void 0) ?? { sha256: sha256Hex2(content), size: content.length }])
+    [...target].sort(([a], [b2]) => a < b2 ? -1 : a > b2 ? 1 : 0).map(([file, { content }]) => [file, (keptWithoutSecret.has(file) ? lock.files[file] : void 0) ?? { sha256: sha256Hex3(content), size: content.length }])
   );
+  const { signer: _previous, ...rest } = lock;
   return {
-    ...lock,
+    ...rest,
+    ...signer ? { signer } : {},
     template: { ...lock.template, version: entry.version, source },
     answers: values.answers,
     computed: values.computed,
@@ -66057,10 +72556,11 @@ function skipGlobs(lock, added) {
   }
 }
 async function prepareUpdate(options, locked, work, how = {}) {
-  const projectDir = path23.resolve(options.projectDir ?? ".");
+  const projectDir = path24.resolve(options.projectDir ?? ".");
   const { lock, templateId, fromVersion, target } = locked;
   const skip = skipGlobs(lock, options.skip ?? []);
-  const download = versionDownloader(work, options);
+  const outcomes = /* @__PURE__ */ new Map();
+  const download = versionDownloader(work, { ...options, provenance: pinnedPolicy(options.provenance, lock), outcomes });
   const targetTemplate = await loadTemplate(await download(target, "target", "generate"));
   const steps = await migrationStepsBetween({ client: options.client, lock, target, targetRoot: targetTemplate.root, download });
   if (how.requireSteps && chainSteps(steps, { currentVersion: fromVersion, templateId }).steps.length === 0) return { status: "no-steps" };
@@ -66141,11 +72641,12 @@ async function prepareUpdate(options, locked, work, how = {}) {
     files,
     conflicts: files.filter((file) => file.status === "conflict").map((file) => file.path),
     newAnswers,
-    breaking: { steps: breakingSteps.map((step) => ({ id: step.id, description: step.description })), ...guide && breakingSteps.length > 0 ? { guide } : {} }
+    breaking: { steps: breakingSteps.map((step) => ({ id: step.id, description: step.description })), ...guide && breakingSteps.length > 0 ? { guide } : {} },
+    ...outcomes.has(target.version) ? { provenance: outcomes.get(target.version) } : {}
   };
   const source = registrySource(options.client.registryUrl, templateId, target.version);
   const lockFor = () => {
-    const updated = updatedLock(lock, target, source, shown, next.files, planned.result.applied, keptWithoutSecret);
+    const updated = updatedLock(lock, target, source, shown, next.files, planned.result.applied, keptWithoutSecret, nextPinnedSigner(outcomes.get(target.version), lock.signer, options.provenance?.acceptNewSigner));
     return skip.length > 0 ? { ...updated, skip } : updated;
   };
   return { plan, planned, steps, stepsOverChangedFiles, lockFor };
@@ -66154,16 +72655,16 @@ async function rememberSkip(projectDir, added) {
   const lock = await projectLock(projectDir);
   const skip = skipGlobs(lock, added);
   if (skip.length === lockSkipGlobs(lock).length) return;
-  await writeFileAtomic(path23.join(projectDir, LOCK_FILE), serializeLock({ ...lock, skip }));
+  await writeFileAtomic(path24.join(projectDir, LOCK_FILE), serializeLock({ ...lock, skip }));
 }
 async function updateProject(options) {
-  const projectDir = path23.resolve(options.projectDir ?? ".");
+  const projectDir = path24.resolve(options.projectDir ?? ".");
   const locked = await lockedTarget({ client: options.client, projectDir, ...options.to !== void 0 ? { to: options.to } : {}, ...options.onRecovered ? { onRecovered: options.onRecovered } : {} });
   if (!("target" in locked)) {
     if ((options.skip ?? []).length > 0 && !options.dryRun) await rememberSkip(projectDir, options.skip ?? []);
     return locked;
   }
-  const work = await mkdtemp2(path23.join(tmpdir2(), "template-update-"));
+  const work = await mkdtemp2(path24.join(tmpdir2(), "template-update-"));
   try {
     const { plan, planned, steps, lockFor } = await prepareUpdate({ ...options, projectDir }, locked, work);
     const backup = options.backup ?? true;
@@ -66186,12 +72687,12 @@ async function updateProject(options) {
 // src/project/check-update.ts
 import { mkdtemp as mkdtemp3, rm as rm6 } from "node:fs/promises";
 import { tmpdir as tmpdir3 } from "node:os";
-import path24 from "node:path";
+import path25 from "node:path";
 var majorOf = (version) => Number(version.split(".")[0] ?? 0) || 0;
 var CHANGELOG_BYTES = 1024 * 1024;
 async function changelogOf(template, versions) {
   const name = typeof template.manifest.changelog === "string" && template.manifest.changelog !== "" ? template.manifest.changelog : "CHANGELOG.md";
-  const file = path24.resolve(template.root, name);
+  const file = path25.resolve(template.root, name);
   const text4 = isInside(template.root, file) ? await readHead(file, CHANGELOG_BYTES).catch(() => "") : "";
   return versions.map((version) => ({ version, body: findChangelogSection(text4, version)?.body ?? "" }));
 }
@@ -66218,17 +72719,20 @@ async function checkForUpdate(options) {
   for (const entry of between) {
     if (entry.compatibility?.breaking === true) check2.breakingReasons.push(`${entry.version} declares breaking changes`);
   }
-  const work = await mkdtemp3(path24.join(tmpdir3(), "template-check-update-"));
+  const work = await mkdtemp3(path25.join(tmpdir3(), "template-check-update-"));
   try {
-    const inspect = versionDownloader(work, options);
+    const outcomes = /* @__PURE__ */ new Map();
+    const inspect = versionDownloader(work, { ...options, provenance: pinnedPolicy(options.provenance, lock), outcomes });
     const download = (entry, folder) => inspect(entry, folder, "inspect");
     const template = await loadTemplate(await download(latest, "template", "inspect"));
+    check2.provenance = outcomes.get(latest.version);
     check2.changelog = await changelogOf(template, between.map((entry) => entry.version));
     const steps = await migrationStepsBetween({ client: options.client, lock, target: latest, targetRoot: template.root, download });
     for (const { step } of chainSteps(steps, { currentVersion, templateId }).steps) {
       if (step.breaking) check2.breakingReasons.push(`migration step ${step.id} is breaking (${step.fromVersion} -> ${step.toVersion})`);
     }
   } catch (error2) {
+    if (error2 instanceof SignerChangedError || error2 instanceof ProvenanceCheckError) throw error2;
     check2.changelogError = errorMessage(error2);
     check2.changelog = between.map((entry) => ({ version: entry.version, body: "" }));
   } finally {
@@ -66348,7 +72852,7 @@ function pullRequestBody(input) {
       ""
     );
     for (const file of conflictFiles) lines.push(fileItem(prefix, file));
-    for (const path27 of input.conflicts.filter((p2) => !conflictFiles.some((f2) => f2.path === p2))) lines.push(`- conflict ${code(`${prefix}${path27}`)}`);
+    for (const path28 of input.conflicts.filter((p2) => !conflictFiles.some((f2) => f2.path === p2))) lines.push(`- conflict ${code(`${prefix}${path28}`)}`);
   }
   lines.push("", "### Changelog");
   for (const entry of input.changelog) lines.push("", `#### ${entry.version}`, "", safeMarkdown(entry.body.trim()) || "(the change log has no section for this version)");
@@ -66370,8 +72874,8 @@ var GIT_NETWORK_TIMEOUT_MS = 3e5;
 var BOT_NAME = "github-actions[bot]";
 var BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com";
 var GitError = class extends Error {
-  constructor(message) {
-    super(message);
+  constructor(message2) {
+    super(message2);
     this.name = "GitError";
   }
 };
@@ -66395,17 +72899,18 @@ function gitIn(cwd) {
     );
   });
 }
-function commitArgs(message) {
-  return ["-c", `user.name=${BOT_NAME}`, "-c", `user.email=${BOT_EMAIL}`, "-c", "commit.gpgsign=false", "commit", "--no-verify", "--quiet", "-m", message];
+function commitArgs(message2) {
+  return ["-c", `user.name=${BOT_NAME}`, "-c", `user.email=${BOT_EMAIL}`, "-c", "commit.gpgsign=false", "commit", "--no-verify", "--quiet", "-m", message2];
 }
 
 // src/sync-action/inputs.ts
-import path25 from "node:path";
+import { readFileSync as readFileSync3, statSync as statSync2 } from "node:fs";
+import path26 from "node:path";
 
 // src/github/inputs.ts
 var InputError = class extends Error {
-  constructor(message) {
-    super(message);
+  constructor(message2) {
+    super(message2);
     this.name = "InputError";
   }
 };
@@ -66414,23 +72919,55 @@ function readInput(env, name) {
 }
 
 // src/sync-action/inputs.ts
+function registryKeysInput(value, workspace) {
+  if (value === "") return void 0;
+  let text4 = value;
+  let where = "input registry-key";
+  if (!value.startsWith("{")) {
+    const file = path26.resolve(workspace, value);
+    if (!isInside(workspace, file)) throw new InputError(`input registry-key must be a JWK (JSON) or a file inside the workspace ${workspace} (got ${JSON.stringify(value)})`);
+    where = `input registry-key (${value})`;
+    try {
+      if (statSync2(file).size > MAX_KEYS_FILE_BYTES) throw new InputError(`${where} is larger than ${MAX_KEYS_FILE_BYTES} bytes: not a key file`);
+      text4 = readFileSync3(file, "utf8");
+    } catch (error2) {
+      if (error2 instanceof InputError) throw error2;
+      throw new InputError(`${where} cannot be read: ${error2.code ?? error2.message}`);
+    }
+  }
+  let json;
+  try {
+    json = JSON.parse(text4);
+  } catch (error2) {
+    throw new InputError(`${where} must be a JSON Web Key or JWK Set: ${error2.message}`);
+  }
+  try {
+    return readPublicKeys(json, where);
+  } catch (error2) {
+    throw new InputError(error2.message);
+  }
+}
 function checkBranchName(name) {
   const control = [...name].some((char) => char.charCodeAt(0) < 32 || char.charCodeAt(0) === 127);
   const bad = control || name.startsWith("-") || name.startsWith("/") || name.endsWith("/") || name.endsWith(".") || name.endsWith(".lock") || name.includes("..") || name.includes("//") || name.includes("@{") || /[\s~^:?*[\\]/.test(name);
   if (bad) throw new InputError(`input base-branch is not a valid branch name (got ${JSON.stringify(name)})`);
 }
 function parseSyncInputs(env, cwd = ".") {
-  const workspace = path25.resolve(cwd, env.GITHUB_WORKSPACE || ".");
+  const workspace = path26.resolve(cwd, env.GITHUB_WORKSPACE || ".");
   const githubToken = readInput(env, "github-token");
   if (githubToken === "") throw new InputError("input github-token is required (the default ${{ github.token }} needs the permissions contents: write and pull-requests: write)");
   const registryUrl = readInput(env, "registry-url");
   const problem = registryUrl === "" ? void 0 : registryUrlProblem(registryUrl);
   if (problem) throw new InputError(`input registry-url ${problem}`);
   const projectPath = readInput(env, "project-path") || ".";
-  const projectDir = path25.resolve(workspace, projectPath);
+  const projectDir = path26.resolve(workspace, projectPath);
   if (!isInside(workspace, projectDir)) throw new InputError(`input project-path must stay inside the workspace ${workspace} (got ${JSON.stringify(projectPath)})`);
   const baseBranch = readInput(env, "base-branch");
   if (baseBranch !== "") checkBranchName(baseBranch);
+  const provenance = readInput(env, "provenance");
+  if (provenance !== "" && !PROVENANCE_MODES.includes(provenance)) throw new InputError(`input provenance must be off, warn or require (got ${JSON.stringify(provenance)})`);
+  const trustedRoot = readInput(env, "sigstore-trusted-root");
+  const registryKeys = registryKeysInput(readInput(env, "registry-key"), workspace);
   const [owner, repo, ...rest] = (env.GITHUB_REPOSITORY ?? "").split("/");
   if (!owner || !repo || rest.length > 0) throw new InputError(`GITHUB_REPOSITORY must be owner/repo (got ${JSON.stringify(env.GITHUB_REPOSITORY ?? "")})`);
   return {
@@ -66440,7 +72977,10 @@ function parseSyncInputs(env, cwd = ".") {
     projectDir,
     ...baseBranch ? { baseBranch } : {},
     repository: { owner, repo },
-    apiUrl: (env.GITHUB_API_URL ?? "").trim() || "https://api.github.com"
+    apiUrl: (env.GITHUB_API_URL ?? "").trim() || "https://api.github.com",
+    ...provenance ? { provenance } : {},
+    ...trustedRoot ? { sigstoreTrustedRoot: path26.resolve(workspace, trustedRoot) } : {},
+    ...registryKeys ? { registryKeys } : {}
   };
 }
 
@@ -66483,8 +73023,8 @@ function octokitPullRequestApi(octokit, owner, repo) {
 
 // src/sync-action/main.ts
 var SyncError = class extends Error {
-  constructor(message, errors) {
-    super([message, ...errors.map((e) => `  ${e}`)].join("\n"));
+  constructor(message2, errors) {
+    super([message2, ...errors.map((e) => `  ${e}`)].join("\n"));
     this.errors = errors;
     this.name = "SyncError";
   }
@@ -66530,9 +73070,11 @@ async function syncProject(options) {
     await git(["clean", "-ffdq", "--", projectDir]);
   });
   const registryUrl = registryDocumentUrl(options.registryUrl ?? await lockRegistry(projectDir));
-  const client = new RegistryClient({ registryUrl, ...fetchOption });
+  const client = new RegistryClient({ registryUrl, refresh: true, ...fetchOption, ...options.registryKeys ? { signatures: { keys: options.registryKeys } } : {} });
+  const mode = options.provenance ?? "warn";
+  const provenance = { mode, ...mode === "off" ? {} : { trust: await loadSigstoreTrust(options.sigstoreTrustedRoot) }, onWarning: (message2) => log.warning(message2) };
   const check2 = await inGroup(log, "Check the registry", async () => {
-    const found = await checkForUpdate({ client, projectDir, ...fetchOption });
+    const found = await checkForUpdate({ client, projectDir, provenance, ...fetchOption });
     log.info(`${found.templateId}: the project is at ${found.currentVersion}, the registry's latest is ${found.latestVersion} (${registryUrl})`);
     return found;
   });
@@ -66545,7 +73087,7 @@ async function syncProject(options) {
   const branch = updateBranch(templateId, latestVersion);
   const result = await inGroup(log, `Update ${templateId} ${currentVersion} -> ${latestVersion}`, async () => {
     await git(["checkout", "--quiet", "--force", "-B", branch]);
-    const updated = await updateProject({ client, projectDir, to: latestVersion, conflict: "inline", backup: false, confirmBreaking: () => true, ...fetchOption, ...options.env ? { env: options.env } : {} });
+    const updated = await updateProject({ client, projectDir, to: latestVersion, conflict: "inline", backup: false, confirmBreaking: () => true, provenance, ...fetchOption, ...options.env ? { env: options.env } : {} });
     if (updated.status === "up-to-date") return void 0;
     if (updated.status !== "updated") {
       const errors = updated.status === "plan-failed" || updated.status === "failed" ? updated.errors : [];
@@ -66596,7 +73138,7 @@ From ${currentVersion}, by the template-registry sync action.${conflictNote}`));
       templateId,
       fromVersion: currentVersion,
       toVersion: latestVersion,
-      projectPath: path26.relative(options.workspace, projectDir).split(path26.sep).join("/"),
+      projectPath: path27.relative(options.workspace, projectDir).split(path27.sep).join("/"),
       branch,
       breaking: check2.breaking || result.breaking.steps.length > 0,
       breakingReasons: check2.breakingReasons,
@@ -66651,6 +73193,9 @@ async function run2(deps = {}) {
       projectDir: inputs.projectDir,
       ...inputs.registryUrl ? { registryUrl: inputs.registryUrl } : {},
       ...inputs.baseBranch ? { baseBranch: inputs.baseBranch } : {},
+      ...inputs.provenance ? { provenance: inputs.provenance } : {},
+      ...inputs.sigstoreTrustedRoot ? { sigstoreTrustedRoot: inputs.sigstoreTrustedRoot } : {},
+      ...inputs.registryKeys ? { registryKeys: inputs.registryKeys } : {},
       owner: inputs.repository.owner,
       api,
       log: core,

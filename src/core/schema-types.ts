@@ -401,12 +401,15 @@ export interface SparseIndex {
    * formatVersion 2: the lines of `templates`, one array per field, all of the same length (line i is made of the i-th item of each array), null where a line has no such field; a field no line has has no array.
    */
   columns?: {
-    id: unknown[];
-    version: unknown[];
-    stability: unknown[];
-    category: unknown[];
-    description: unknown[];
-    [k: string]: unknown[];
+    id: string[];
+    version: string[];
+    stability: string[];
+    category: string[];
+    description: string[];
+    /**
+     * Any other field of the lines: its value in each line, null where a line has none.
+     */
+    [k: string]: unknown[] | string[];
   };
   /**
    * The lastUpdated of the registry.json built with it.

@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyLoggerOptions } from 'fastif
 import type { BackoffLimits } from '../core/retry.js';
 import { loadSigstoreTrust } from '../archive/index.js';
 import { createAjv } from '../core/schemas.js';
-import { failedTemplateMessage, RegistryBuilder } from '../registry/build.js';
+import { RegistryBuilder } from '../registry/build.js';
 import type { SigningKey } from '../registry/signing.js';
 import { openSqliteStorage } from '../store/sqlite/index.js';
 import { storeSource } from '../store/source.js';
@@ -19,7 +19,7 @@ import { followPeers } from './instances.js';
 import { installJsonInput } from './json-input.js';
 import { scryptHasher, type PasswordHasher } from './passwords.js';
 import { rateLimitPlugin, routeGroup } from './rate-limit.js';
-import { rebuildRetry } from './rebuild-retry.js';
+import { createPublisher } from './publisher.js';
 import { DEFAULT_EVENT_RETENTION_DAYS, startEventRetention } from './event-retention.js';
 import { accountRoutes } from './routes/accounts.js';
 import { analyticsRoute } from './routes/analytics.js';
@@ -137,33 +137,6 @@ function trustedProxies(setting: boolean | number | string | undefined): boolean
 }
 
 /**
- * Shares builds between callers: a call while no build runs starts one; calls while one runs all
- * wait for the single build that starts after it (it sees everything committed before they called).
- * So a caller waits for at most the build in progress and one more, however many arrive at once.
- */
-export function coalesced(task: () => Promise<void>): () => Promise<void> {
-  let running: Promise<void> | undefined;
-  let queued: Promise<void> | undefined;
-  const start = (): Promise<void> => {
-    const run = task().finally(() => {
-      if (running === run) running = undefined;
-    });
-    running = run;
-    return run;
-  };
-  return () => {
-    if (!running) return start();
-    queued ??= running
-      .catch(() => undefined)
-      .then(() => {
-        queued = undefined;
-        return start();
-      });
-    return queued;
-  };
-}
-
-/**
  * Route schemas are compiled with the project's Ajv (its formats and every schema of schemas/, so
  * a route may `$ref` them by `$id`); query strings and path parameters arrive as text and are coerced.
  */
@@ -219,87 +192,6 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   });
   // One builder for the server's life: it keeps every entry it made, so a rebuild serializes only what changed.
   const builder = new RegistryBuilder(storeSource(storage, publicUrl), { outDir: storage.publicDir, publicUrl });
-  // Whether the next build follows a change of this instance (an upload, a lifecycle change, new
-  // downloads): only those raise registry.updated, so that a change is announced once however many
-  // instances rebuild after it.
-  let announceNext = false;
-  // Whether the next build follows a change of what clients read (an upload or a lifecycle change,
-  // here or on another instance): only those purge the CDN. The start-up build and the download
-  // numbers' refreshes do not (the numbers show within the files' max-age).
-  let purgeNext = false;
-  // A build that fails, or leaves a template out (its files could not be written), is tried again
-  // until one succeeds whole (rebuild-retry.ts): a version stored on a full disk gets listed.
-  const retry = rebuildRetry({
-    rebuild: () => rebuild(),
-    ...(options.rebuildRetry ? { limits: options.rebuildRetry } : {}),
-    onError: () => undefined, // logged by the build below
-  });
-  app.addHook('preClose', (done) => {
-    retry.stop();
-    done();
-  });
-  /** A build failed or left a template out since the last whole one. */
-  let behind = false;
-  /** The templates the last build could not write, with why. */
-  let lastFailed = new Map<string, string>();
-  const build = coalesced(async () => {
-    const announce = announceNext;
-    announceNext = false;
-    const purge = purgeNext;
-    purgeNext = false;
-    // Builds into output several instances may share are serialized across them (storage.withBuildLock).
-    let result: Awaited<ReturnType<RegistryBuilder['build']>>;
-    try {
-      result = storage.withBuildLock ? await storage.withBuildLock(() => builder.build()) : await builder.build();
-    } catch (error) {
-      if (current) {
-        behind = true;
-        retry.failed();
-        app.log.error({ err: error }, `building the registry failed; tried again in ${Math.round((retry.plannedInMs() ?? 0) / 1000)} s`);
-      }
-      throw error;
-    }
-    lastFailed = new Map(result.failed.map((failure) => [failure.id, failure.message]));
-    if (result.failed.length > 0) {
-      behind = true;
-      retry.failed();
-    } else {
-      retry.succeeded();
-      // The versions stored meanwhile are listed now: their template.published deliveries may go.
-      if (behind) context.webhooks.kick();
-      behind = false;
-    }
-    // A version stored by an older release whose entry is now invalid must not stop the registry.
-    for (const skipped of result.skipped) {
-      app.log.error({ template: `${skipped.id}@${skipped.version}`, violations: skipped.violations }, `${skipped.id}@${skipped.version} is left out of the registry: its entry is invalid`);
-    }
-    for (const failure of result.failed) app.log.error({ template: failure.id }, `${failedTemplateMessage(failure)}; tried again in ${Math.round((retry.plannedInMs() ?? 0) / 1000)} s`);
-    const lastModified = new Date(result.document.lastUpdated);
-    // Loaded before the state is published, so that readers get the document and files of one build.
-    const files = await loadStaticFiles(storage.publicDir, result, { previous: current?.files, known: { [REGISTRY_FILE]: { etag: result.etag, lastModified } } });
-    const previousEtag = current?.etag;
-    current = { document: result.document, etag: result.etag, lastModified, files };
-    const mirrored = mirrorAfterBuild(previousEtag !== result.etag, purge);
-    // Without a static copy the CDN is in front of this server: what this build changed is purged.
-    if (purge && !mirror) void purges?.enqueue(purgeUrlsOf(purgePublicUrl, [...result.written, ...result.removed]));
-    // registry.updated when registry.json changed (not for the first build of a start, nor for another
-    // instance's change); after the static copy in the bucket is written, so that a CDN purged on this
-    // event fetches the new files.
-    if (announce && previousEtag !== undefined && previousEtag !== result.etag) {
-      const data = registryUpdatedData(publicUrl, result.document, result.etag);
-      void mirrored.then(() => context.webhooks.enqueue('registry.updated', data));
-    }
-  });
-  const rebuild = (): Promise<void> => {
-    announceNext = true;
-    purgeNext = true;
-    return build();
-  };
-  /** A rebuild for new download numbers: announced, not purged. */
-  const rebuildStats = (): Promise<void> => {
-    announceNext = true;
-    return build();
-  };
   const purgePublicUrl = (options.purge?.publicUrl ?? publicUrl).replace(/\/+$/, '');
   const purges =
     options.purge && options.purge.targets.length > 0
@@ -307,41 +199,40 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
       : undefined;
   // The static registry in the bucket (storage.staticOutput), for a CDN: a builder of its own (archives
   // beside it, URLs relative to registry.json), run after each local build without holding up the
-  // answer that waited for it; builds serialized across instances. A failure is logged and healed by
-  // the next build.
+  // answer that waited for it.
   const mirror = storage.staticOutput
     ? new RegistryBuilder(storeSource(storage, undefined, { layout: 'static' }), { output: storage.staticOutput, pruneArchives: true, ...(options.signing && options.signing.length > 0 ? { signing: options.signing } : {}) })
     : undefined;
-  // Whether the copy's next build purges what it changes (a change, or a copy that failed after one).
-  let mirrorPurge = false;
-  const publishStatic = coalesced(async () => {
-    if (!mirror) return;
-    const purge = mirrorPurge;
-    mirrorPurge = false;
-    try {
-      const result = await (storage.withBuildLock ? storage.withBuildLock(() => mirror.build()) : mirror.build());
-      // The CDN is in front of the copy: what it changed is purged (another instance's copy of the
-      // same change finds nothing to write, and purges nothing).
-      if (purge) void purges?.enqueue(purgeUrlsOf(purgePublicUrl, [...result.written, ...result.removed]));
-    } catch (error) {
-      mirrorPurge ||= purge;
-      throw error;
-    }
+  // Builds into output several instances may share are serialized across them.
+  const locked = <T>(task: () => Promise<T>): Promise<T> => (storage.withBuildLock ? storage.withBuildLock(task) : task());
+  const publisher = createPublisher({
+    steps: {
+      build: async () => {
+        const result = await locked(() => builder.build());
+        // A version stored by an older release whose entry is now invalid must not stop the registry.
+        for (const skipped of result.skipped) {
+          app.log.error({ template: `${skipped.id}@${skipped.version}`, violations: skipped.violations }, `${skipped.id}@${skipped.version} is left out of the registry: its entry is invalid`);
+        }
+        const lastModified = new Date(result.document.lastUpdated);
+        // Loaded before the state is published, so that readers get the document and files of one build.
+        const files = await loadStaticFiles(storage.publicDir, result, { previous: current?.files, known: { [REGISTRY_FILE]: { etag: result.etag, lastModified } } });
+        current = { document: result.document, etag: result.etag, lastModified, files };
+        return result;
+      },
+      ...(mirror ? { copy: () => locked(() => mirror.build()) } : {}),
+      ...(purges ? { purge: (paths: readonly string[]) => purges.enqueue(purgeUrlsOf(purgePublicUrl, paths)) } : {}),
+      announce: (built) => context.webhooks.enqueue('registry.updated', registryUpdatedData(publicUrl, built.document, built.etag)),
+      caughtUp: () => context.webhooks.kick(),
+    },
+    ...(options.rebuildRetry ? { retry: options.rebuildRetry } : {}),
+    logger: app.log,
+    ...(storage.staticOutput ? { copyLocation: storage.staticOutput.location } : {}),
   });
-  let publishing: Promise<void> = Promise.resolve();
-  let mirrorBehind = false;
-  /** Starts the copy to the bucket when needed; settles (never rejects) when that copy is done or failed. */
-  const mirrorAfterBuild = (changed: boolean, purge: boolean): Promise<void> => {
-    if (!mirror || !(changed || mirrorBehind)) return Promise.resolve();
-    mirrorBehind = false;
-    mirrorPurge ||= purge;
-    publishing = publishStatic().catch((error: unknown) => {
-      mirrorBehind = true;
-      app.log.error({ err: error }, `publishing the static registry to ${storage.staticOutput?.location ?? ''} failed; the next build retries`);
-    });
-    return publishing;
-  };
-  app.addHook('preClose', () => publishing);
+  app.addHook('preClose', (done) => {
+    publisher.stop();
+    done();
+  });
+  app.addHook('preClose', () => publisher.idle());
   const context: ServerContext = {
     storage,
     publicUrl,
@@ -350,9 +241,9 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
       if (!current) throw new Error('the registry has not been built yet');
       return current;
     },
-    rebuild,
+    rebuild: () => publisher.changed('local'),
     passwords: new HashQueue(options.passwordHasher ?? scryptHasher, limits.maxConcurrentHashes, limits.hashQueueLength),
-    buildFailure: (id) => lastFailed.get(id),
+    buildFailure: (id) => publisher.failure(id),
     webhooks: new WebhookDispatcher({
       ...options.webhooks,
       store: storage.webhooks,
@@ -371,16 +262,13 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   // change committed between that build and the subscription is missed.
   const peers = await followPeers({
     storage,
-    rebuild: () => {
-      purgeNext = true;
-      return build();
-    },
+    rebuild: () => publisher.changed('peer'),
     onError: (error) => app.log.error({ err: error }, "rebuilding the registry after another instance's change failed") });
   app.addHook('preClose', async () => {
     await peers?.stop();
   });
   try {
-    await build();
+    await publisher.changed('start');
   } catch (error) {
     await peers?.stop();
     throw error;
@@ -390,7 +278,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     ...(options.statsSettleMs === undefined ? {} : { settleMs: options.statsSettleMs }),
     ...(options.statsMinGapMs === undefined ? {} : { minGapMs: options.statsMinGapMs }),
     count: () => storage.events.downloadsRecorded(),
-    rebuild: rebuildStats,
+    rebuild: () => publisher.changed('stats'),
     onError: (error) => app.log.error({ err: error }, 'refreshing the download stats failed'),
   });
   app.addHook('preClose', () => stats.stop());

@@ -12,7 +12,7 @@ import { compareVersions, isValidRange, satisfiesRange } from '../core/versions.
 import type { LifecycleChange, LifecycleEvents, StoredVersion, TokenRecord, VersionStability } from '../store/types.js';
 import type { ServerContext } from './context.js';
 import { ApiError, invalidInput } from './envelope.js';
-import { lifecycleEntry } from './webhook-events.js';
+import { lifecycleEntry } from './webhooks/payloads.js';
 import { WEBHOOK_EVENTS, type WebhookEvent } from './webhooks.js';
 
 export const STABILITIES: readonly VersionStability[] = ['experimental', 'beta', 'stable', 'deprecated'];

@@ -18,7 +18,7 @@ import { checkUploadedArchive } from './archive-check.js';
 import { checkUploadedProvenance } from './provenance-check.js';
 import { ApiError, invalidInput } from './envelope.js';
 import { nulDetail, nulPath, parseClientJson } from './json-input.js';
-import { publishedEntry } from './webhook-events.js';
+import { publishedEntry } from './webhooks/payloads.js';
 import { webhookEvent } from './webhooks.js';
 
 /** An archive received to a local temp file, with its digests. */

@@ -54,12 +54,15 @@ describe('build-registry --purge', () => {
     versions.push(version('alpha', '1.1.0'));
     const second = await buildRegistryCli([...args, '--json'], { storeSource, sleep: noWait });
     expect(second.code).toBe(0);
+    // The catalog's first page (drawn at build time) shows alpha's latest version: it changed too, at / and index.html.
     expect(cache.requests.map((r) => `${r.method} ${String(r.headers.host)}${r.path}`)).toEqual([
+      'PURGE cdn.example/reg/',
+      'PURGE cdn.example/reg/index.html',
       'PURGE cdn.example/reg/index.json',
       'PURGE cdn.example/reg/registry.json',
       'PURGE cdn.example/reg/templates/alpha.json',
     ]);
-    expect(JSON.parse(second.stdout)).toMatchObject({ purged: [{ target: cache.url, urls: 3 }], purgeFailed: [] });
+    expect(JSON.parse(second.stdout)).toMatchObject({ purged: [{ target: cache.url, urls: 5 }], purgeFailed: [] });
 
     cache.requests.length = 0;
     expect((await buildRegistryCli(args, { storeSource, sleep: noWait })).code).toBe(0);

@@ -224,7 +224,7 @@ describe('405 Method Not Allowed', () => {
       ['PATCH', `/templates/${TEMPLATE}`, 'GET, HEAD'],
       ['DELETE', `/templates/${TEMPLATE}/versions/1.0.0/archive`, 'GET, HEAD'],
       ['GET', '/events', 'POST'],
-      ['PUT', '/webhooks/abc', 'GET, HEAD, DELETE'],
+      ['POST', '/webhooks/abc', 'GET, HEAD, PUT, PATCH, DELETE'],
       ['DELETE', '/v1/templates', 'GET, HEAD, POST'],
     ];
     for (const [method, path, allow] of cases) {

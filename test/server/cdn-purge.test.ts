@@ -43,8 +43,10 @@ describe('purging the CDN after a change', () => {
 
     await publish(server, 'purged-one', '1.0.0');
     await server.context.purges?.settled();
-    // (The catalog page reads registry.json in the browser: its own bytes did not change.)
+    // The catalog page draws its first page at build time: a new template changes it (at / too).
     expect(purged(cache).sort()).toEqual([
+      'PURGE registry.example/',
+      'PURGE registry.example/index.html',
       'PURGE registry.example/index.json',
       'PURGE registry.example/registry.json',
       'PURGE registry.example/templates/purged-one.json',

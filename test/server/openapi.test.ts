@@ -1,11 +1,16 @@
 /**
  * The OpenAPI document against the running server: every route fastify has is described, and the
- * live answers of every route (CASES: one row per request, run in order on one server; loops for
- * the 400 of an unsupported API version and the 429 on every operation, the 405 on every path)
- * validate against the document: status, response headers (declared, sent, valid) and body
- * (Ajv 2020 with every schemas/*.json plus the document). The reverse holds too: every (path,
- * method, status) of the document is answered by one of those requests, or NOT_PROVOKED says why
- * it cannot be. A new route: document it, then add its rows to CASES.
+ * live answers of every route (CASES: one row per request, run in order on one server, each GET
+ * also as HEAD; loops for the 400 of an unsupported API version and the 429 on every operation,
+ * the 405 of every method a path does not have) validate against the document: status, response
+ * headers (declared, sent, valid) and body (Ajv 2020 with every schemas/*.json plus the document).
+ * The reverse holds too: every (path, method, status) of the document is answered by one of those
+ * requests, or NOT_PROVOKED says why it cannot be. A new route: document it, then add its rows to
+ * CASES. The same requests run once more through Stoplight Prism's validating proxy (at the end).
+ *
+ * Some operations are derived from the others (derivePaths): the HEAD of every GET (its statuses
+ * and headers, no body) and, for every method a path does not have, an operation whose answer is
+ * the 405 with Allow; refresh them with the schema copies below (UPDATE_OPENAPI_SCHEMAS=1).
  *
  * The document embeds the project's JSON Schemas in components.schemas, so that it stands alone and
  * every tool resolves it with plain JSON pointers: each copy is the file with `$id` / `$schema`
@@ -18,6 +23,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { isUtf8 } from 'node:buffer';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
@@ -25,6 +31,7 @@ import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { visit } from 'jsonc-parser';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { isValidRange } from '../../src/core/index.js';
@@ -33,6 +40,7 @@ import { createServer, type RegistryServer, type ServerOptions } from '../../src
 import type { ServerLimits } from '../../src/server/context.js';
 import { openSqliteStorage, type RegistryStorage, type TokenRecord } from '../../src/store/index.js';
 import { startFakeOidc, type FakeOidc } from '../helpers/fake-oidc.js';
+import { sendHttp, startPrismProxy, violationsOf, type HttpAnswer, type PrismProxy, type PrismViolation } from '../helpers/prism.js';
 import { templateVersion } from '../project/versions.js';
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -101,6 +109,144 @@ function embedSchema(file: Json, names: Map<string, string>): Json {
   return copy;
 }
 
+// ---- operations the document derives from the others: HEAD of each GET, 405 for every other method
+
+/** The order methods have in a path item, and in `Allow` (the server's order; trace last). */
+const METHOD_ORDER = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace'] as const;
+
+/** A 405 operation: the answer to a method a path does not have (no real operation answers 405). */
+const isNotAllowed = (operation: Json | undefined): boolean => operation?.responses?.['405'] !== undefined;
+
+/** A path's pattern over request paths (a parameter matches one segment, or part of it: `{id}.json`). */
+const pathRegExp = (template: string): RegExp => new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
+
+/** A URL of a path template, with every parameter a placeholder. */
+const sampleUrl = (template: string): string => template.replace(/\{([^}]+)\}/g, 'x');
+
+/** An operation of the path item that is not derived (neither a 405 nor the HEAD of its GET). */
+function realOperation(item: Json, method: string): Json | undefined {
+  const operation = item[method] as Json | undefined;
+  if (operation === undefined || isNotAllowed(operation)) return undefined;
+  if (method === 'head' && operation.operationId === `${String(item.get?.operationId)}Head`) return undefined;
+  return operation;
+}
+
+/**
+ * The methods (lower case, in METHOD_ORDER) the server answers at a path's URLs: the real
+ * operations of every path of `paths` that matches them (/templates/bulk is also /templates/{id}),
+ * HEAD wherever GET is.
+ */
+function allowedMethods(paths: Json, template: string): string[] {
+  const url = sampleUrl(template);
+  const allowed = new Set<string>();
+  for (const [other, item] of Object.entries(paths)) {
+    if (!pathRegExp(other).test(url)) continue;
+    for (const method of METHOD_ORDER) if (realOperation(item as Json, method)) allowed.add(method);
+  }
+  if (allowed.has('get')) allowed.add('head');
+  return METHOD_ORDER.filter((m) => allowed.has(m));
+}
+
+const RESPONSES = '#/components/responses/';
+/** The name of the bodiless copy of a component response (derived, see withoutBody). */
+const WITHOUT_BODY = 'WithoutBody';
+
+/**
+ * A response without its body (HEAD). A `$ref` to a component response with content points to its
+ * copy without it (`<name>WithoutBody`, which `deriveResponses` makes).
+ */
+function withoutBody(response: Json): Json {
+  if (typeof response.$ref === 'string') {
+    const target = resolveLocal(response.$ref) as Json;
+    if (target.content === undefined) return response;
+    return { $ref: `${response.$ref}${WITHOUT_BODY}` };
+  }
+  if (response.content === undefined) return response;
+  const { content: _content, ...rest } = structuredClone(response);
+  return rest;
+}
+
+/** components.responses with a bodiless copy of every response a HEAD operation points to. */
+function deriveResponses(responses: Json, paths: Json): Json {
+  const used = new Set<string>();
+  for (const [, node] of walk(paths)) {
+    if (typeof node.$ref === 'string' && node.$ref.startsWith(RESPONSES) && node.$ref.endsWith(WITHOUT_BODY)) used.add(node.$ref.slice(RESPONSES.length, -WITHOUT_BODY.length));
+  }
+  const derived: Json = Object.fromEntries(Object.entries(responses).filter(([name]) => !(name.endsWith(WITHOUT_BODY) && responses[name.slice(0, -WITHOUT_BODY.length)] !== undefined)));
+  for (const name of [...used].sort()) {
+    const { content: _content, ...rest } = structuredClone(responses[name] as Json);
+    derived[`${name}${WITHOUT_BODY}`] = { ...rest, description: `${String(rest.description)} (HEAD: no body.)` };
+  }
+  return derived;
+}
+
+const mapResponses = (responses: Json, f: (response: Json) => Json): Json => Object.fromEntries(Object.entries(responses).map(([status, response]) => [status, f(response as Json)]));
+
+/** The HEAD operation of a GET: the same parameters, statuses and headers, no body. */
+function headOperation(get: Json): Json {
+  const { operationId, summary, description: _description, responses, requestBody: _body, ...rest } = get;
+  return {
+    operationId: `${String(operationId)}Head`,
+    summary: `${String(summary ?? operationId)} (headers only)`,
+    description: `HEAD: what GET answers (status, headers, conditional requests), without the body. See ${String(operationId)}.`,
+    ...rest,
+    responses: mapResponses(responses as Json, withoutBody),
+  };
+}
+
+const pascal = (text: string): string =>
+  text
+    .split(/[^A-Za-z0-9]+/)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
+
+const VERSION_SELECTORS = ['ApiVersionHeader', 'ApiVersionQuery', 'VersionQuery', 'AcceptVersion'] as const;
+
+/** The operation of a method a path does not have: 405 with Allow (and what any request may get first). */
+function notAllowedOperation(template: string, method: string, allowed: string[], tags: unknown, pathParameters: Json[]): Json {
+  const allow = allowed.map((m) => m.toUpperCase()).join(', ');
+  const responses: Json = {
+    '400': { $ref: '#/components/responses/BadRequest' },
+    '405': { $ref: '#/components/responses/MethodNotAllowed' },
+    '429': { $ref: '#/components/responses/TooManyRequests' },
+    '500': { $ref: '#/components/responses/InternalError' },
+  };
+  return {
+    operationId: `${method}${pascal(template === '/' ? 'root' : template)}NotAllowed`,
+    summary: `${method.toUpperCase()} is not allowed (405)`,
+    description: `${template} answers ${allow} only: ${method.toUpperCase()} gets 405 METHOD_NOT_ALLOWED with \`Allow: ${allow}\`.`,
+    ...(tags === undefined ? {} : { tags }),
+    // The API version selectors: read (and a version the server lacks refused, 400) before the 405.
+    parameters: [...pathParameters, ...VERSION_SELECTORS.map((name) => ({ $ref: `#/components/parameters/${name}` }))],
+    responses: method === 'head' ? mapResponses(responses, withoutBody) : responses,
+  };
+}
+
+/**
+ * The document's paths with the derived operations made again from the real ones: HEAD wherever GET
+ * is, and for every other method the server answers 405 to, an operation answering 405.
+ */
+function derivePaths(paths: Json): Json {
+  const derived: Json = {};
+  for (const [template, item] of Object.entries(paths) as [string, Json][]) {
+    const own = (method: string): Json | undefined => realOperation(item, method);
+    const allowed = allowedMethods(paths, template);
+    // The item as it is (its own operations where they are), then the derived ones.
+    const next: Json = Object.fromEntries(Object.entries(item).filter(([key]) => !(METHOD_ORDER as readonly string[]).includes(key) || own(key) !== undefined).filter(([key]) => key !== 'x-method-not-allowed'));
+    const tags: unknown = METHOD_ORDER.map((m): unknown => own(m)?.tags).find((t) => t !== undefined);
+    // The path's parameters, when its operations declare them one by one.
+    const isPathParameter = (p: Json): boolean => (typeof p.$ref === 'string' ? (resolveLocal(p.$ref) as Json).in : p.in) === 'path';
+    const pathParameters = item.parameters?.some(isPathParameter) ? [] : ((METHOD_ORDER.map((m) => own(m)?.parameters as Json[] | undefined).find((ps) => ps?.some(isPathParameter)) ?? []).filter(isPathParameter));
+    for (const method of METHOD_ORDER) {
+      if (own(method)) continue;
+      if (method === 'head' && own('get')) next[method] = headOperation(own('get')!);
+      else if (!allowed.includes(method)) next[method] = notAllowedOperation(template, method, allowed, tags, pathParameters);
+    }
+    derived[template] = next;
+  }
+  return derived;
+}
+
 function createAjv(): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true });
   addFormats(ajv);
@@ -137,7 +283,6 @@ function documentedStatuses(): string[] {
     for (const method of methodsOf(item as Json)) {
       for (const status of Object.keys((item as Json)[method].responses as Json)) all.push(`${method.toUpperCase()} ${template} ${status}`);
     }
-    if ((item as Json)['x-method-not-allowed']) all.push(`* ${template} 405`);
   }
   return all;
 }
@@ -149,26 +294,15 @@ const WATCHED = [...ALWAYS, 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-rat
 /** Declared headers an answer may leave out (content negotiation). */
 const SOMETIMES = new Set(['content-encoding', 'content-length']);
 
-/**
- * The response object (and its pointer) the document gives for an operation and status; for a 405
- * the path item's `x-method-not-allowed` (a method that is not there has no operation to hold it).
- */
+/** The response object (and its pointer) the document gives for an operation and status (a 405 too: see derivePaths). */
 function responseOf(operation: string, status: number): { response: Json; pointer: string } {
   const [method = '', pathTemplate = ''] = operation.split(' ');
   const item = document.paths[pathTemplate] as Json | undefined;
   expect(item, `${pathTemplate} is not in the document`).toBeDefined();
-  let response: Json | undefined;
-  let pointer: string;
-  if (method === '*') {
-    expect(status, `${operation}: only 405 is answered for a method the path does not have`).toBe(405);
-    response = item!['x-method-not-allowed'] as Json | undefined;
-    pointer = `#/paths/${escape(pathTemplate)}/x-method-not-allowed`;
-  } else {
-    const op = item![method.toLowerCase()] as Json | undefined;
-    expect(op, `${operation} is not in the document`).toBeDefined();
-    response = (op!.responses as Json)[String(status)] as Json | undefined;
-    pointer = `#/paths/${escape(pathTemplate)}/${method.toLowerCase()}/responses/${status}`;
-  }
+  const op = item![method.toLowerCase()] as Json | undefined;
+  expect(op, `${operation} is not in the document`).toBeDefined();
+  const response = (op!.responses as Json)[String(status)] as Json | undefined;
+  const pointer = `#/paths/${escape(pathTemplate)}/${method.toLowerCase()}/responses/${status}`;
   expect(response, `${operation} does not document status ${status}`).toBeDefined();
   if (typeof response!.$ref === 'string') return { response: resolveLocal(response!.$ref) as Json, pointer: response!.$ref };
   return { response: response!, pointer };
@@ -179,6 +313,49 @@ function headerText(value: string | string[] | number | undefined): string | und
 }
 
 const RATE_LIMIT_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-window'];
+
+/** The parts of a multipart/form-data body: name -> its Content-Type and its bytes (latin1 text). */
+function multipartParts(contentType: string, payload: Buffer): Map<string, { type: string | undefined; text: string }> {
+  const boundary = /boundary=("?)([^";]+)\1/.exec(contentType)?.[2];
+  expect(boundary, contentType).toBeDefined();
+  const parts = new Map<string, { type: string | undefined; text: string }>();
+  for (const segment of payload.toString('latin1').split(`--${boundary!}`).slice(1, -1)) {
+    const end = segment.indexOf('\r\n\r\n');
+    const head = segment.slice(0, end);
+    const name = /name="([^"]*)"/.exec(head)?.[1];
+    if (name !== undefined) parts.set(name, { type: /^content-type:\s*(.+)$/im.exec(head)?.[1]?.trim(), text: segment.slice(end + 4, -2) });
+  }
+  return parts;
+}
+
+/**
+ * A multipart request (one the server accepts) against the document's description of its body:
+ * the parts as a form of strings against the schema, and each JSON part (contentMediaType
+ * application/json) parsed and checked against its contentSchema, as a validating proxy reads them.
+ */
+function expectMultipartDescribed(operation: string, request: LiveRequest): void {
+  const [method = '', template = ''] = operation.split(' ');
+  const contentType = String(request.headers?.['content-type'] ?? '');
+  if (!contentType.startsWith('multipart/form-data')) return;
+  const parts = multipartParts(contentType, Buffer.from(request.payload as Buffer));
+  let pointer = `#/paths/${escape(template)}/${method.toLowerCase()}/requestBody/content/multipart~1form-data/schema`;
+  const form = Object.fromEntries([...parts].map(([name, part]) => [name, part.text]));
+  const validateForm = validatorAt(pointer);
+  expect(validateForm(form) ? [] : validateForm.errors, `${operation}: the parts`).toEqual([]);
+  const schema = resolveLocal(pointer) as Json;
+  if (typeof schema.$ref === 'string') pointer = schema.$ref;
+  let checked = 0;
+  for (const [name, property] of Object.entries(((resolveLocal(pointer) as Json).properties ?? {}) as Json)) {
+    const part = parts.get(name);
+    if (part === undefined || property.contentMediaType !== 'application/json') continue;
+    expect(property.contentSchema, `${operation}: part ${name} has a contentSchema`).toBeDefined();
+    const validate = validatorAt(`${pointer}/properties/${escape(name)}/contentSchema`);
+    const value: unknown = JSON.parse(Buffer.from(part.text, 'latin1').toString('utf8'));
+    expect(validate(value) ? [] : validate.errors, `${operation}: part ${name}`).toEqual([]);
+    checked++;
+  }
+  expect(checked, `${operation}: JSON parts checked`).toBeGreaterThan(0);
+}
 
 /**
  * Checks an answer against the document: its status, its headers (declared, present, valid) and its
@@ -237,7 +414,7 @@ function acceptsRequestBody(operation: string, contentType: string): boolean {
 
 // ---- a seeded server
 
-type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'TRACE';
 
 interface LiveRequest {
   method?: Method;
@@ -796,6 +973,23 @@ const CASES: LiveCase[] = [
     }),
     then: (res) => expect(res.json().data.state).toBe('confirmed'),
   },
+  {
+    operation: 'POST /files',
+    status: 201,
+    what: 'a text file and its metadata (a body a validating proxy reads: JSON metadata part, typed file part)',
+    request: (w) => ({
+      method: 'POST',
+      url: '/files',
+      ...multipart(
+        [
+          { name: 'metadata', type: 'application/json', body: JSON.stringify({ filename: 'notes.txt', contentType: 'text/plain', size: 5 }) },
+          { name: 'file', filename: 'notes.txt', type: 'text/plain', body: 'notes' },
+        ],
+        bearer(w.publisher),
+      ),
+    }),
+    then: (res) => expect(res.json().data).toMatchObject({ state: 'confirmed', size: 5 }),
+  },
   { operation: 'POST /files', status: 401, what: 'no token', request: (w) => ({ method: 'POST', url: '/files', ...multipart([{ name: 'file', filename: 'a.tgz', body: w.packs['1.0.0'].archive }]) }) },
   { operation: 'POST /files', status: 400, what: 'no file part', request: (w) => ({ method: 'POST', url: '/files', ...multipart([{ name: 'metadata', body: '{}' }], bearer(w.publisher)) }) },
   { operation: 'POST /files', status: 413, what: 'a file over the limit', request: (w) => ({ method: 'POST', url: '/files', ...multipart([{ name: 'file', filename: 'a.tgz', body: Buffer.alloc(LIMITS.maxArchiveBytes + 1) }], bearer(w.publisher)) }) },
@@ -1063,13 +1257,10 @@ const NOT_PROVOKED: { status: number; operations: RegExp; why: string }[] = [
   { status: 507, operations: /^(POST \/templates|POST \/files|PUT \/files\/\{fileId\}\/content)$/, why: "the storage's disk is full" },
   {
     status: 503,
-    operations: /^GET (\/|\/registry\.json|\/index\.html|\/catalog|\/index\.json|\/templates\/\{id\}\.json)$/,
+    operations: /^(GET|HEAD) (\/|\/registry\.json|\/index\.html|\/catalog|\/index\.json|\/templates\/\{id\}\.json)$/,
     why: 'a static file before the first build: createServer returns only after it',
   },
 ];
-
-/** A URL of a path template, with every parameter a placeholder. */
-const sampleUrl = (template: string): string => template.replace(/\{([^}]+)\}/g, 'x');
 
 /** Every documented operation: [`GET /templates`, path template, method]. */
 function documentedOperations(): [string, string, string][] {
@@ -1149,6 +1340,48 @@ describe('openapi/openapi.json', () => {
     expect(stale, 'refresh with UPDATE_OPENAPI_SCHEMAS=1').toEqual([]);
   });
 
+  it('has no key twice in one object (JSON.parse would keep the last: a merge can leave a derived 405 over a real operation)', () => {
+    const seen: Set<string>[] = [];
+    const twice: string[] = [];
+    visit(readFileSync(DOCUMENT_FILE, 'utf8'), {
+      onObjectBegin: () => void seen.push(new Set()),
+      onObjectEnd: () => void seen.pop(),
+      onObjectProperty: (property, offset) => {
+        const keys = seen.at(-1)!;
+        if (keys.has(property)) twice.push(`${property} at offset ${offset}`);
+        keys.add(property);
+      },
+    });
+    expect(twice).toEqual([]);
+  });
+
+  it('lists HEAD wherever GET is and, for every other method, the 405 with Allow the server answers (as operations, not an extension)', () => {
+    const derived = derivePaths(document.paths as Json);
+    const responses = deriveResponses(document.components.responses as Json, derived);
+    const stale = [
+      ...Object.keys(derived).filter((template) => JSON.stringify(derived[template]) !== JSON.stringify(document.paths[template])),
+      ...(JSON.stringify(responses) === JSON.stringify(document.components.responses) ? [] : ['components.responses']),
+    ];
+    if (stale.length > 0 && process.env.UPDATE_OPENAPI_SCHEMAS === '1') {
+      document.paths = derived;
+      document.components.responses = responses;
+      writeFileSync(DOCUMENT_FILE, `${JSON.stringify(document, null, 2)}\n`);
+      return;
+    }
+    expect(stale, 'refresh the derived operations with UPDATE_OPENAPI_SCHEMAS=1').toEqual([]);
+    for (const [template, item] of Object.entries(document.paths as Json) as [string, Json][]) {
+      expect(item['x-method-not-allowed'], `${template}: the 405 is an operation's response`).toBeUndefined();
+      if (item.get) expect(item.head?.responses, `HEAD ${template}`).toEqual(expect.objectContaining(Object.fromEntries(Object.keys(item.get.responses as Json).map((s) => [s, expect.anything()]))));
+      // Every method of OpenAPI is either answered or described as a 405 (the GET of /templates/bulk is /templates/{id}'s).
+      const answered = allowedMethods(document.paths as Json, template);
+      for (const method of METHOD_ORDER) {
+        if (answered.includes(method) && !realOperation(item, method) && !(method === 'head' && item.get)) continue;
+        expect(item[method], `${method.toUpperCase()} ${template}`).toBeDefined();
+        if (!answered.includes(method)) expect(item[method].responses['405'], `${method.toUpperCase()} ${template}`).toBeDefined();
+      }
+    }
+  });
+
   it('validates like the files do (the embedded copies are the same rules)', () => {
     // The same bodies, through the file schema and through the document's copy.
     sharedAjv ??= createAjv();
@@ -1183,7 +1416,9 @@ describe('openapi/openapi.json', () => {
     for (const route of routes) expect(server.app.hasRoute({ method: route.method, url: route.url }), `parsed ${route.method} ${route.url}`).toBe(true);
     const undocumented = routes.filter((r) => !document.paths[toOpenapiPath(r.url)]?.[r.method.toLowerCase()]).map((r) => `${r.method} ${toOpenapiPath(r.url)}`);
     expect(undocumented, 'routes of the server that openapi/openapi.json does not describe: add each to its paths (parameters, headers, every status), and its requests to CASES in this file').toEqual([]);
+    // The 405 operations have no route: the not-found handler answers them (tested below).
     const unserved = documentedOperations()
+      .filter(([, template, method]) => !isNotAllowed((document.paths[template] as Json)[method.toLowerCase()] as Json))
       .filter(([, template, method]) => !server.app.hasRoute({ method, url: toFastifyPath(template) }))
       .map(([operation]) => operation);
     expect(unserved, 'operations of openapi/openapi.json the server does not have').toEqual([]);
@@ -1207,18 +1442,28 @@ describe('openapi/openapi.json', () => {
       const res = await world.server.app.inject({ method: request.method ?? 'GET', url: request.url, ...(request.headers ? { headers: request.headers } : {}), ...(request.payload === undefined ? {} : { payload: request.payload }) });
       expect(res.statusCode, `${request.method ?? 'GET'} ${request.url}: ${res.body.slice(0, 400)}`).toBe(c.status);
       expectDocumented(c.operation, res);
+      if (c.status < 300) expectMultipartDescribed(c.operation, request);
       c.then?.(res, world);
       exercised.add(`${c.operation} ${c.status}`);
+      if ((request.method ?? 'GET') !== 'GET') return;
+      // The same request as HEAD: the same status and headers, no body (GET and HEAD are safe: nothing changed).
+      const head = await world.server.app.inject({ method: 'HEAD', url: request.url, ...(request.headers ? { headers: request.headers } : {}) });
+      const operation = c.operation.replace(/^GET /, 'HEAD ');
+      expect(head.statusCode, `HEAD ${request.url}`).toBe(c.status);
+      expect(head.payload, `HEAD ${request.url}`).toBe('');
+      expectDocumented(operation, head);
+      for (const header of ['content-type', 'cache-control', 'etag', 'last-modified', 'content-disposition', 'allow']) expect(head.headers[header], `HEAD ${request.url}: ${header}`).toEqual(res.headers[header]);
+      exercised.add(`${operation} ${c.status}`);
     });
 
     it('answers every operation with the documented 400 for an API version the server does not have', async () => {
       for (const [operation, template, method] of documentedOperations()) {
         const res = await world.server.app.inject({ method: method as Method, url: sampleUrl(template), headers: { 'api-version': '9.0' } });
         expect(res.statusCode, operation).toBe(400);
-        expect(res.json().error.details[0], operation).toMatchObject({ field: 'API-Version', code: 'UNSUPPORTED_API_VERSION' });
+        if (method !== 'HEAD') expect(res.json().error.details[0], operation).toMatchObject({ field: 'API-Version', code: 'UNSUPPORTED_API_VERSION' });
         // Counted by the rate limit first (so a stream of bad versions is limited too), except the
         // static files, whose routes count their reads in the handler the refusal never reaches.
-        const staticFile = (document.paths[template] as Json)[method.toLowerCase()]?.responses?.['400']?.$ref === '#/components/responses/StaticBadRequest';
+        const staticFile = String((document.paths[template] as Json)[method.toLowerCase()]?.responses?.['400']?.$ref).startsWith('#/components/responses/StaticBadRequest');
         for (const header of RATE_LIMIT_HEADERS) expect(res.headers[header] === undefined, `${operation}: ${header}`).toBe(staticFile);
         expectDocumented(operation, res, { uncounted: staticFile });
         exercised.add(`${operation} 400`);
@@ -1233,8 +1478,10 @@ describe('openapi/openapi.json', () => {
         expect(own || ((op.parameters ?? []) as Json[]).some((p) => p.$ref === '#/components/parameters/VersionQuery'), operation).toBe(true);
         const res = await world.server.app.inject({ method: method as Method, url: `${sampleUrl(template)}?version=9.0` });
         expect(res.statusCode, operation).toBe(400);
-        const detail = res.json().error.details[0] as Json;
-        if (template === '/templates/{id}/analytics') expect(detail, operation).toMatchObject({ field: 'version', code: 'PATTERN' });
+        // HEAD answers without the body (its GET shows the detail).
+        const detail = method === 'HEAD' ? undefined : (res.json().error.details[0] as Json);
+        if (detail === undefined) expect(res.body, operation).toBe('');
+        else if (template === '/templates/{id}/analytics' && own) expect(detail, operation).toMatchObject({ field: 'version', code: 'PATTERN' });
         else expect(detail, operation).toMatchObject({ field: 'version', code: 'UNSUPPORTED_API_VERSION' });
         const staticFile = op.responses?.['400']?.$ref === '#/components/responses/StaticBadRequest';
         expectDocumented(operation, res, { uncounted: staticFile });
@@ -1243,26 +1490,29 @@ describe('openapi/openapi.json', () => {
       }
     });
 
-    it('answers a method a path does not have with the documented 405, Allow naming the methods the document gives', async () => {
+    it('answers every method a path does not have with its documented 405, Allow naming the methods the document gives', async () => {
       const templates = Object.keys(document.paths as Json);
+      let answered = 0;
       for (const template of templates) {
         const url = sampleUrl(template);
         // The methods the document gives every path the URL matches (/templates/x.json is also /templates/{id}).
         const expected = new Set<string>();
         for (const other of templates) {
-          if (new RegExp(`^${other.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`).test(url)) {
-            for (const method of methodsOf(document.paths[other] as Json)) expected.add(method.toUpperCase());
+          if (pathRegExp(other).test(url)) {
+            for (const method of methodsOf(document.paths[other] as Json)) if (!isNotAllowed((document.paths[other] as Json)[method] as Json)) expected.add(method.toUpperCase());
           }
         }
         if (expected.has('GET')) expected.add('HEAD');
-        const method = (['PUT', 'DELETE', 'PATCH', 'POST'] as const).find((m) => !expected.has(m));
-        if (method === undefined) continue;
-        const res = await world.server.app.inject({ method, url });
-        expect(res.statusCode, `${method} ${url}`).toBe(405);
-        expect(new Set(String(res.headers.allow).split(', ')), `Allow of ${url}`).toEqual(expected);
-        expectDocumented(`* ${template}`, res);
-        exercised.add(`* ${template} 405`);
+        for (const method of methodsOf(document.paths[template] as Json).filter((m) => isNotAllowed((document.paths[template] as Json)[m] as Json))) {
+          const res = await world.server.app.inject({ method: method.toUpperCase() as Method, url });
+          expect(res.statusCode, `${method} ${url}`).toBe(405);
+          expect(new Set(String(res.headers.allow).split(', ')), `Allow of ${url}`).toEqual(expected);
+          expectDocumented(`${method.toUpperCase()} ${template}`, res);
+          exercised.add(`${method.toUpperCase()} ${template} 405`);
+          answered++;
+        }
       }
+      expect(answered).toBeGreaterThan(templates.length);
     });
 
     it('answers every operation with the documented 429 past the rate limit', async () => {
@@ -1273,7 +1523,7 @@ describe('openapi/openapi.json', () => {
       for (const [operation, template, method] of documentedOperations()) {
         const res = await server.app.inject({ method: method as Method, url: sampleUrl(template) });
         expect(res.statusCode, operation).toBe(429);
-        expect(res.json().error).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: expect.any(Number) });
+        if (method !== 'HEAD') expect(res.json().error).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: expect.any(Number) });
         expectDocumented(operation, res);
         exercised.add(`${operation} 429`);
       }
@@ -1372,5 +1622,169 @@ describe('openapi/openapi.json', () => {
     expect(
       list({ data: [], pagination: { page: 1, limit: 20, total: 0, totalPages: 0, hasNext: false, hasPrevious: false }, meta: { timestamp: new Date().toISOString(), requestId: 'r', version: '1' } }),
     ).toBe(true);
+  });
+});
+
+
+// ---- the same requests once more, through Stoplight Prism's validating proxy
+
+/** A request's body as the bytes sent. */
+function payloadOf(request: LiveRequest): Buffer | undefined {
+  if (request.payload === undefined) return undefined;
+  if (Buffer.isBuffer(request.payload)) return request.payload;
+  return Buffer.from(typeof request.payload === 'string' ? request.payload : JSON.stringify(request.payload));
+}
+
+/**
+ * Why Prism (prism proxy 5.14) cannot pass a request on unchanged, or undefined when it can. Such a
+ * request goes to the server directly, and its answer is checked with Ajv against the same document.
+ */
+function notThroughPrism(request: LiveRequest): string | undefined {
+  const payload = payloadOf(request);
+  const type = String(request.headers?.['content-type'] ?? '');
+  if (payload !== undefined && !isUtf8(payload)) return 'a binary body: Prism reads a body as UTF-8 text and forwards that text';
+  if (request.headers?.['accept-encoding'] !== undefined) return 'a compressed answer: Prism decompresses it and passes it on without its Content-Encoding';
+  if (type.startsWith('application/json') && payload?.toString('utf8').trim() === 'null') return 'a JSON null body: Prism forwards it as no body';
+  if (type.startsWith('multipart/form-data') && /filename="[^"]*"\r\n\r\n/.test(payload?.toString('latin1') ?? '')) {
+    return "a file part without Content-Type: Prism's multipart parser (parse-multipart-data) throws on it";
+  }
+  return undefined;
+}
+
+/** Statuses of a request refused for what it is: Prism may find the same fault in it. */
+const REFUSED_FOR_ITSELF = new Set([400, 413, 415, 422]);
+
+/**
+ * Violations Prism finds that belong to other items of issue 23, left to them. Remove an entry when
+ * its item is done: the test fails on an entry nothing matched.
+ */
+const PRISM_SKIPS: { operation: RegExp; message: RegExp; why: string }[] = [];
+
+/**
+ * The violations Prism should not have found: any in the answer; in the request, any unless the
+ * server refused the request for what it is (400, 413, 415, 422), or for its credential (401: Prism's
+ * security check agrees); a PRISM_SKIPS entry excepted.
+ */
+function unexpectedViolations(operation: string, status: number, violations: PrismViolation[], skipsUsed: Set<string>): PrismViolation[] {
+  return violations.filter((v) => {
+    const expected = v.location[0] === 'request' && (REFUSED_FOR_ITSELF.has(status) || (status === 401 && v.code === 401));
+    if (expected) return false;
+    const skip = PRISM_SKIPS.find((s) => s.operation.test(operation) && s.message.test(v.message));
+    if (skip) skipsUsed.add(skip.why);
+    return skip === undefined;
+  });
+}
+
+describe('the live answers through Stoplight Prism (prism proxy): no violation of the document', () => {
+  let world: World;
+  /** The server itself, Prism in front of it, and Prism in front of its /v1 prefix (the document's second server). */
+  let direct: string;
+  let prism: PrismProxy | undefined;
+  let prismV1: PrismProxy | undefined;
+  const skipsUsed = new Set<string>();
+  const sentDirectly = new Map<string, string>();
+
+  beforeAll(async () => {
+    world = await startWorld();
+    direct = await world.server.app.listen({ host: '127.0.0.1', port: 0 });
+    [prism, prismV1] = await Promise.all([startPrismProxy(DOCUMENT_FILE, direct), startPrismProxy(DOCUMENT_FILE, `${direct}/v1`)]);
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all([prism?.close(), prismV1?.close()]);
+  });
+
+  /** Sends a request through Prism (or, when Prism cannot carry it, directly) and checks what Prism found. */
+  async function send(operation: string, status: number, request: LiveRequest): Promise<HttpAnswer> {
+    const method = request.method ?? 'GET';
+    const payload = payloadOf(request);
+    const why = notThroughPrism(request);
+    const v1 = /^\/v1(\/|$|\?)/.test(request.url);
+    const proxy = v1 ? prismV1! : prism!;
+    const target = why === undefined ? { base: proxy.url, url: v1 ? request.url.slice(3) || '/' : request.url } : { base: direct, url: request.url };
+    if (why !== undefined) sentDirectly.set(`${method} ${request.url}`, why);
+    const res = await sendHttp(target.base, { method, url: target.url, ...(request.headers ? { headers: request.headers } : {}), ...(payload === undefined ? {} : { payload }) }).catch((error: unknown) => {
+      throw new Error(`${method} ${request.url}: ${String(error)}\nprism: ${proxy.output().slice(-3000)}`);
+    });
+    expect(res.statusCode, `${method} ${request.url}${why === undefined ? ' (through Prism)' : ''}: ${res.body.slice(0, 600)}`).toBe(status);
+    const unexpected = unexpectedViolations(operation, status, violationsOf(res), skipsUsed);
+    expect(unexpected, `${method} ${request.url}: what Prism found`).toEqual([]);
+    return res;
+  }
+
+  it('answers every request of CASES as the server does, with no violation Prism finds in a request that is valid or in any answer', async () => {
+    for (const c of CASES) {
+      const request = typeof c.request === 'function' ? await c.request(world) : c.request;
+      const res = await send(c.operation, c.status, request);
+      const answer = res as unknown as LightMyRequestResponse;
+      expectDocumented(c.operation, answer);
+      c.then?.(answer, world);
+    }
+    // What went around Prism, and why (each reason is a limit of prism proxy, not of the server).
+    expect(sentDirectly.size).toBeLessThan(CASES.length / 4);
+  }, 240_000);
+
+  it('answers every operation with its documented 400 for an API version the server does not have', async () => {
+    for (const [operation, template, method] of documentedOperations()) {
+      // Prism cannot pass on an answer to HEAD: it reads the (empty) body of a JSON answer as JSON.
+      // The 405 operations answer this 400 as the others do (the same component): the direct loop
+      // above checks them all; Prism sees the 405s below.
+      if (method === 'HEAD' || isNotAllowed((document.paths[template] as Json)[method.toLowerCase()] as Json)) continue;
+      const res = await send(operation, 400, { method: method as Method, url: sampleUrl(template), headers: { 'api-version': '9.0' } });
+      expectDocumented(operation, res as unknown as LightMyRequestResponse, { uncounted: String((document.paths[template] as Json)[method.toLowerCase()].responses['400'].$ref).startsWith('#/components/responses/StaticBadRequest') });
+    }
+  }, 120_000);
+
+  it('answers every method a path does not have with its documented 405', async () => {
+    for (const [operation, template, method] of documentedOperations()) {
+      if (method === 'HEAD' || !isNotAllowed((document.paths[template] as Json)[method.toLowerCase()] as Json)) continue;
+      // Parameters Prism finds valid ({version} has a pattern): the server answers 405 whatever they are.
+      const res = await send(operation, 405, { method: method as Method, url: template.replace('{version}', '1.0.0').replace('{publisherId}', 'tp_000000000000').replace(/\{([^}]+)\}/g, 'x') });
+      expectDocumented(operation, res as unknown as LightMyRequestResponse);
+    }
+  }, 120_000);
+
+  it('answers every operation with its documented 429 past the rate limit (a server of its own, Prism in front)', async () => {
+    const { server } = await start({ ...LIMITS, readPerMinute: 1, uploadPerMinute: 1 });
+    const limited = await server.app.listen({ host: '127.0.0.1', port: 0 });
+    const proxy = await startPrismProxy(DOCUMENT_FILE, limited);
+    try {
+      // The one request of each group's budget.
+      await server.app.inject({ url: '/healthz' });
+      await server.app.inject({ method: 'POST', url: '/templates' });
+      let answered = 0;
+      for (const [operation, template, method] of documentedOperations()) {
+        // As for the 400 above: HEAD cannot pass Prism, the 405 operations share the component.
+        if (method === 'HEAD' || isNotAllowed((document.paths[template] as Json)[method.toLowerCase()] as Json)) continue;
+        const res = await sendHttp(proxy.url, { method, url: template.replace('{version}', '1.0.0').replace('{publisherId}', 'tp_000000000000').replace(/\{([^}]+)\}/g, 'x') });
+        expect(res.statusCode, operation).toBe(429);
+        // The requests are bare (no body, no credential): refused before they are read, so only the answer counts.
+        expect(violationsOf(res).filter((v) => v.location[0] !== 'request'), `${operation}: what Prism found in the answer`).toEqual([]);
+        expectDocumented(operation, res as unknown as LightMyRequestResponse);
+        answered++;
+      }
+      expect(answered).toBeGreaterThan(40);
+    } finally {
+      await proxy.close();
+    }
+  }, 180_000);
+
+  it('finds a violation in an answer the document does not describe (the check is not vacuous)', async () => {
+    // The same document, but for an answer field the server does not send.
+    const broken = structuredClone(document);
+    broken.components.schemas.HealthEnvelope = { allOf: [{ $ref: '#/components/schemas/SuccessEnvelope' }, { type: 'object', required: ['notSent'] }] };
+    const file = path.join(await freshDir('tr-openapi-broken-'), 'openapi.json');
+    await writeFile(file, JSON.stringify(broken));
+    const proxy = await startPrismProxy(file, direct);
+    try {
+      const res = await sendHttp(proxy.url, { url: '/healthz' });
+      expect(res.statusCode).toBe(200);
+      expect(violationsOf(res)).toEqual([expect.objectContaining({ location: ['response', 'body'], message: expect.stringContaining('notSent') as string })]);
+    } finally {
+      await proxy.close();
+    }
+  }, 120_000);
+
+  it('has a use for every PRISM_SKIPS entry (an item done removes its entry)', () => {
+    expect(PRISM_SKIPS.map((s) => s.why).filter((why) => !skipsUsed.has(why))).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { coalesced } from '../../src/server/app.js';
+import { coalesced } from '../../src/server/publisher.js';
 
 /** A task whose runs finish when the test says so. */
 function controlledTask() {

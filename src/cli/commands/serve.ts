@@ -7,7 +7,7 @@ import { createServer } from '../../server/app.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../../server/context.js';
 import { DEFAULT_EVENT_RETENTION_DAYS } from '../../server/event-retention.js';
 import { DEFAULT_STATS_REFRESH_MS } from '../../server/stats-refresh.js';
-import { WEBHOOK_ALLOW_PRIVATE_ENV } from '../../server/webhook-targets.js';
+import { WEBHOOK_ALLOW_PRIVATE_ENV } from '../../server/webhooks/targets.js';
 import { parseAddressRanges } from '../../core/ip-addresses.js';
 import { DEFAULT_GITHUB_API_URL } from '../../server/github-accounts.js';
 import { GITHUB_ACTIONS_ISSUER, trustedIssuers } from '../../server/oidc.js';

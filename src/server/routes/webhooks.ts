@@ -18,7 +18,7 @@ import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
 import { checkedListQuery } from '../list-route.js';
 import { DELIVERY_LIST, runList, WEBHOOK_LIST } from '../query.js';
-import type { WebhookTargets } from '../webhook-targets.js';
+import type { WebhookTargets } from '../webhooks/targets.js';
 import { DELIVERIES_KEPT, pointsAtSelf, publicDelivery, publicWebhook, WEBHOOK_EVENTS } from '../webhooks.js';
 
 const NO_STORE = 'no-store';

@@ -1,11 +1,23 @@
 /**
- * The data of the webhook events the server raises, made where the change is stored (so that the
- * delivery is written to the outbox in the same transaction).
+ * The events the server raises and their bodies (`{ event, timestamp, data }`), made where the change
+ * is stored (so that the delivery is written to the outbox in the same transaction).
  */
-import { archiveUrl, catalogPagePath, underBase } from '../core/routes.js';
-import type { TemplateEntry, TemplateManifest } from '../core/schema-types.js';
-import { toEntry } from '../registry/document.js';
-import { lifecycleFields, type VersionLifecycle } from '../store/index.js';
+import { archiveUrl, catalogPagePath, underBase } from '../../core/routes.js';
+import type { TemplateEntry, TemplateManifest } from '../../core/schema-types.js';
+import { toEntry } from '../../registry/document.js';
+import { lifecycleFields, type VersionLifecycle } from '../../store/index.js';
+import type { WebhookEventRecord } from '../../store/types.js';
+
+/** The events this registry sends. */
+export const WEBHOOK_EVENTS = ['template.published', 'template.deprecated', 'template.yanked', 'registry.updated'] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** The body of a delivery. */
+export interface WebhookPayload<T = unknown> {
+  event: string;
+  timestamp: string;
+  data: T;
+}
 
 /** What a new version's entry is made of besides its manifest. */
 export interface NewVersionFacts {
@@ -43,4 +55,14 @@ export function publishedEntry(manifest: TemplateManifest, facts: NewVersionFact
 export function lifecycleEntry(before: TemplateEntry, manifest: Pick<TemplateManifest, 'stability'>, after: VersionLifecycle): TemplateEntry {
   const { deprecationMessage: _message, yanked: _yanked, ...unchanged } = before;
   return { ...unchanged, stability: manifest.stability ?? 'stable', ...lifecycleFields(after) };
+}
+
+/** The data of `registry.updated`: where registry.json is, its ETag, when it was updated and how many entries it lists. */
+export function registryUpdatedData(publicUrl: string, document: { lastUpdated: string; templates: readonly unknown[] }, etag: string): Record<string, unknown> {
+  return { url: `${publicUrl}/registry.json`, etag, lastUpdated: document.lastUpdated, templates: document.templates.length };
+}
+
+/** A webhook event record for a store transaction (`commitVersion`'s `webhookEvents`), timestamped now. */
+export function webhookEvent(event: WebhookEvent, data: unknown, now: Date = new Date()): WebhookEventRecord {
+  return { event, data, timestamp: now.toISOString() };
 }

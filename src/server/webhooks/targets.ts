@@ -7,8 +7,10 @@
  * checked (core/egress.ts), so a host that changes its answer between the registration, the check
  * and the connection (DNS rebinding) reaches nothing refused.
  */
-import { allowedAddresses, EgressRefusedError, egressPolicy, guardedRequest, type EgressPolicy, type GuardedRequest, type ResolveHost } from '../core/egress.js';
-import { parseAddressRange } from '../core/ip-addresses.js';
+import type { AddressInfo } from 'node:net';
+
+import { allowedAddresses, EgressRefusedError, egressPolicy, guardedRequest, type EgressPolicy, type GuardedRequest, type ResolveHost } from '../../core/egress.js';
+import { parseAddressRange } from '../../core/ip-addresses.js';
 
 /** The environment variable of `serve --webhook-allow-private`. */
 export const WEBHOOK_ALLOW_PRIVATE_ENV = 'REGISTRY_WEBHOOK_ALLOW_PRIVATE';
@@ -51,4 +53,50 @@ export class WebhookTargets {
       return error instanceof EgressRefusedError ? error.message : undefined;
     }
   }
+}
+
+// Not delivering to the server itself
+
+function normalizeHost(host: string): string {
+  return host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+}
+
+function portOf(url: URL): number {
+  if (url.port !== '') return Number(url.port);
+  return url.protocol === 'https:' ? 443 : 80;
+}
+
+function isLoopback(host: string): boolean {
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host === '::1' ||
+    /^127\.\d+\.\d+\.\d+$/.test(host) ||
+    /^::ffff:(127\.|7f[0-9a-f]{2}:)/.test(host)
+  );
+}
+
+const UNSPECIFIED = new Set(['0.0.0.0', '::', '']);
+
+/**
+ * True when `target` names this registry server: the origin of its public URL, or an address it
+ * listens on (a loopback name for a loopback or wildcard binding on the same port). Host names
+ * are not resolved, so this is a guard against mistakes, not a network policy.
+ */
+export function pointsAtSelf(target: URL, publicUrl: string, listening: readonly (AddressInfo | string)[] = []): boolean {
+  const host = normalizeHost(target.hostname);
+  const port = portOf(target);
+  try {
+    const self = new URL(publicUrl);
+    if (normalizeHost(self.hostname) === host && portOf(self) === port) return true;
+  } catch {
+    // no usable public URL
+  }
+  for (const address of listening) {
+    if (typeof address === 'string' || address.port !== port) continue;
+    const bound = normalizeHost(address.address);
+    if (bound === host) return true;
+    if ((UNSPECIFIED.has(bound) || isLoopback(bound)) && (isLoopback(host) || UNSPECIFIED.has(host))) return true;
+  }
+  return false;
 }
