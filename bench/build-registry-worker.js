@@ -38,7 +38,9 @@ if (mode === 'floor') {
 } else {
   const storage = await openSqliteStorage(storeDir, { create: false });
   const layout = mode === 'full' || mode === 'rebuild-cli' ? 'static' : 'server';
-  const builder = () => new RegistryBuilder(storeSource(storage, undefined, { layout }), { outDir, allowEmpty: true });
+  // As build-registry does: a build state in the output (the server's builder keeps its entries instead).
+  const state = mode !== 'rebuild-server';
+  const builder = () => new RegistryBuilder(storeSource(storage, undefined, { layout, ...(state ? { identity: storeDir } : {}) }), { outDir, allowEmpty: true, state });
   let result;
   // A name of its own per measurement: several rebuilds run against one store.
   const added = `added-${mode}-${process.pid}`;
@@ -57,6 +59,6 @@ if (mode === 'floor') {
   }
   const registryBytes = (await readFile(path.join(outDir, 'registry.json'))).length;
   const indexGzipBytes = gzipSync(await readFile(path.join(outDir, 'index.json')), { level: 9 }).length;
-  console.log(JSON.stringify({ ms: result.ms, maxRssMb: maxRssMb(), written: result.value.written, registryBytes, indexGzipBytes, added }));
+  console.log(JSON.stringify({ ms: result.ms, maxRssMb: maxRssMb(), notices: result.value.notices, written: result.value.written, registryBytes, indexGzipBytes, added }));
   await storage.close();
 }

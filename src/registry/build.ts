@@ -42,12 +42,14 @@ import type { Category, RegistryDocument, TemplateEntry, TemplateManifest } from
 import { schemaErrors } from '../core/schemas.js';
 import { compareVersions } from '../core/versions.js';
 import { renderCatalog } from './catalog.js';
-import { buildCategories, buildSparseIndex, DEFAULT_CATEGORIES, entryViolations, INDEX_FILE, RegistryBuildError, toEntry, type SkippedVersion } from './document.js';
+import { buildCategories, DEFAULT_CATEGORIES, entryViolations, INDEX_FILE, RegistryBuildError, sparseIndexLine, TEMPLATE_FILE_PATTERN, toEntry, type SkippedVersion } from './document.js';
 import { FolderOutput } from './folder-output.js';
-import { CACHE_CONTROL, contentTypeOf, fileDigest, HOST_HEADERS_FILE, hostHeadersFile, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
+import { CACHE_CONTROL, contentTypeOf, fileDigest, HOST_HEADERS_FILE, hostHeadersFile, type DigestAlgorithm, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
 import { readTemplatePageText, type PageSource } from './page-text.js';
 import { planSigning, type SigningPlan } from './signing.js';
-import type { RegistrySource, SourceVersion } from './source.js';
+import type { RegistrySource, SourceVersion, UnchangedVersion } from './source.js';
+import { buildStateBytes, compact, flagOf, readBuildState, revisionOf, STATE_ARCHIVE, STATE_ATTESTATION, stateFingerprint, type BuildState, type StateTemplate } from './build-state.js';
+import type { IndexLine } from '../core/registry-index.js';
 
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
@@ -85,6 +87,12 @@ export interface BuildOptions {
    * removed with the stale template files. Default false: a folder may hold archives of its own.
    */
   pruneArchives?: boolean;
+  /**
+   * Keep a build state in the output (build-state.ts) and use the one found there, so that a build
+   * in a fresh process reads and remakes only the templates whose versions changed (what
+   * `build-registry` does). Default false: a long-lived builder (the server's) keeps its entries itself.
+   */
+  state?: boolean;
 }
 
 export interface BuildResult {
@@ -101,6 +109,8 @@ export interface BuildResult {
   removed: string[];
   /** Versions left out because their entry breaks the rules (each reported, none fails the build). */
   skipped: SkippedVersion[];
+  /** How many entries registry.json lists, of how many templates (without reading `document.templates`). */
+  counts: { entries: number; templates: number };
   /**
    * Templates whose files could not be written this time (an archive, or their template file): the
    * output keeps what the previous build wrote for them, and the documents list that; every other
@@ -217,6 +227,15 @@ export async function holds(output: RegistryOutput, held: ReadonlyMap<string, He
 }
 
 const JSON_COMMA = Buffer.from(',');
+/** What registry.json starts with, before the first template's entries. */
+const REGISTRY_HEAD = '{"templates":[';
+
+/** The digest (hex) of the bytes of `parts` joined. */
+function partsDigest(parts: readonly Buffer[], algorithm: DigestAlgorithm): string {
+  const hash = createHash(algorithm);
+  for (const part of parts) hash.update(part);
+  return hash.digest('hex');
+}
 const NEWLINE = Buffer.from('\n');
 
 /**
@@ -238,7 +257,7 @@ function templateFileBytes(id: string, entries: readonly TemplateEntry[], page?:
  * than the bytes.
  */
 function registryParts(templates: readonly Buffer[], rest: Omit<RegistryDocument, 'templates'>): Buffer[] {
-  const parts: Buffer[] = [Buffer.from('{"templates":[')];
+  const parts: Buffer[] = [Buffer.from(REGISTRY_HEAD)];
   templates.forEach((bytes, index) => {
     if (index > 0) parts.push(JSON_COMMA);
     parts.push(bytes);
@@ -309,6 +328,33 @@ function listedEntries(bytes: Buffer | undefined): number {
 const isLegacyVariant = (name: string): boolean => /^templates\/[^/]+\.json\.(gz|br)$/.test(name);
 const templateIdOf = (name: string): string | undefined => /^templates\/([^/]+)\.json(?:\.jws)?$/.exec(name)?.[1];
 
+/** A template the build state says is unchanged: its record, and its entries as registry.json holds them. */
+interface ReusedTemplate {
+  state: StateTemplate;
+  versions: Buffer;
+}
+
+/** What the documents take from one template's entries (entries undefined for a reused template: not read). */
+interface TemplateSummary {
+  entries: TemplateEntry[] | undefined;
+  count: number;
+  line: IndexLine | null;
+  categories: string[];
+  tags: string[];
+}
+
+function summaryOf(id: string, entries: TemplateEntry[]): TemplateSummary {
+  return {
+    entries,
+    count: entries.length,
+    line: sparseIndexLine(id, entries),
+    categories: [...new Set(entries.map((entry) => entry.category))].sort(compareText),
+    tags: [...new Set(entries.flatMap((entry) => entry.tags ?? []))].sort(compareText),
+  };
+}
+
+const isUnchanged = (item: SourceVersion | UnchangedVersion): item is UnchangedVersion => 'unchanged' in item;
+
 /** Files written at once: enough to keep the disk (or the network) busy, few enough to stay cheap. */
 const WRITE_CONCURRENCY = 8;
 
@@ -342,6 +388,94 @@ export class RegistryBuilder {
     if (!this.#options.output) await this.output.close?.();
   }
 
+  /** Whether this build keeps a build state: asked for, and a source that can list what changed since one. */
+  #stateKept(): boolean {
+    return this.#options.state === true && this.source.versionsSince !== undefined && this.source.identity !== undefined;
+  }
+
+  /** What a build state must have been recorded with to be used: the source and every option that shapes the output. */
+  #fingerprint(): string {
+    return stateFingerprint([
+      this.source.identity,
+      this.#options.publicUrl ?? null,
+      this.#options.catalog ?? true,
+      this.#options.categories ?? null,
+      (this.#options.signing ?? []).map((key) => key.kid).sort(compareText),
+    ]);
+  }
+
+  /**
+   * The versions to build and the templates to reuse, from the build state the output holds: a
+   * template is reused when the source lists exactly the versions the state recorded for it, each
+   * at the same revision, and the output holds its files as recorded; every other template is read
+   * in full. Undefined (a full build; a notice says why when there was a state) when the state
+   * cannot be used, or when this builder already built once (it knows its entries).
+   */
+  async #fromState(held: ReadonlyMap<string, HeldFile>, notices: string[]): Promise<{ versions: SourceVersion[]; reused: Map<string, ReusedTemplate> } | undefined> {
+    const output = this.output;
+    const versionsSince = this.source.versionsSince?.bind(this.source);
+    if (!this.#stateKept() || this.#last !== undefined || this.#known.size > 0 || !versionsSince || !output.readState) return undefined;
+    const full = (why: string): undefined => void notices.push(`the build state was not used (${why}): this build read every version, and records a new state`);
+    const read = readBuildState(await output.readState(), this.#fingerprint(), output.digest);
+    if (read === undefined) return undefined;
+    if ('notice' in read) return full(read.notice);
+    const state: BuildState = read.state;
+    const registryHeld = held.get(REGISTRY_FILE);
+    if (registryHeld?.size !== state.registry.size || (registryHeld.digest !== undefined && registryHeld.digest !== state.registry.digest)) {
+      return full(`${output.location}/${REGISTRY_FILE} is not the one it was recorded with`);
+    }
+    const recorded = new Map(state.templates.map((template) => [template.id, template]));
+    const known = new Map<string, string>();
+    for (const template of state.templates) template.versions.forEach((version, index) => known.set(`${template.id}@${version}`, revisionOf(template, index)));
+    // A template is reused when every version is unchanged, none came or went, and its files are where the state says.
+    const reusable = (id: string, items: readonly (SourceVersion | UnchangedVersion)[]): boolean => {
+      const template = recorded.get(id);
+      if (!template || items.length !== template.versions.length || !items.every(isUnchanged)) return false;
+      const file = held.get(`${TEMPLATES_DIR}/${id}.json`);
+      if (file?.size !== template.file[0] || file.digest !== template.file[1]) return false;
+      if (this.#options.signing && this.#options.signing.length > 0 && output.digest !== 'sha256') return false;
+      return template.versions.every((version, index) => {
+        const flags = flagOf(template, index);
+        return (!(flags & STATE_ARCHIVE) || held.get(staticArchivePath(id, version))?.digest !== undefined) && (!(flags & STATE_ATTESTATION) || held.has(staticAttestationPath(id, version)));
+      });
+    };
+    const grouped = (items: readonly (SourceVersion | UnchangedVersion)[]): Map<string, (SourceVersion | UnchangedVersion)[]> => {
+      const byName = new Map<string, (SourceVersion | UnchangedVersion)[]>();
+      for (const item of items) {
+        const name = isUnchanged(item) ? item.name : String(item.manifest.name);
+        let group = byName.get(name);
+        if (!group) byName.set(name, (group = []));
+        group.push(item);
+      }
+      return byName;
+    };
+    let groups = grouped(await versionsSince(known));
+    const reusedIds = new Set([...groups].filter(([id, items]) => reusable(id, items)).map(([id]) => id));
+    // The unchanged versions of a changed template are read in full (its entries are made again).
+    const partly = [...groups].filter(([id, items]) => !reusedIds.has(id) && items.some(isUnchanged)).map(([id]) => id);
+    if (partly.length > 0) {
+      for (const id of partly) for (const version of recorded.get(id)?.versions ?? []) known.delete(`${id}@${version}`);
+      groups = grouped(await versionsSince(known));
+      for (const [id, items] of groups) {
+        if (reusedIds.has(id) ? !reusable(id, items) : items.some(isUnchanged)) return full('the store changed during the build');
+      }
+      for (const id of reusedIds) if (!groups.has(id)) return full('the store changed during the build');
+    }
+    const reused = new Map<string, ReusedTemplate>();
+    if (reusedIds.size > 0) {
+      const registry = await output.read(REGISTRY_FILE);
+      if (registry?.length !== state.registry.size || (registryHeld.digest === undefined && partsDigest([registry], output.digest) !== state.registry.digest)) {
+        return full(`${output.location}/${REGISTRY_FILE} is not the one it was recorded with`);
+      }
+      for (const id of [...reusedIds].sort(compareText)) {
+        const template = recorded.get(id) as StateTemplate;
+        reused.set(id, { state: template, versions: registry.subarray(template.span[0], template.span[0] + template.span[1]) });
+      }
+    }
+    const versions = [...groups].filter(([id]) => !reusedIds.has(id)).flatMap(([, items]) => items as SourceVersion[]);
+    return { versions, reused };
+  }
+
   /** The entry of `version`, from the last build when nothing it is made of changed. */
   #entryOf(version: SourceVersion, key: string): KnownEntry {
     const known = this.#known.get(key);
@@ -360,7 +494,13 @@ export class RegistryBuilder {
   async build(): Promise<BuildResult> {
     const { now = () => new Date(), catalog = true } = this.#options;
     const output = this.output;
-    const versions = await this.source.versions();
+    /** What the build has to say that is no failure (an archive whose README could not be read, a build state not used). */
+    const notices: string[] = [];
+    const held = await output.inventory();
+    // With a build state, the templates whose versions did not change are reused as the last build made them.
+    const plan = await this.#fromState(held, notices);
+    const versions = plan?.versions ?? (await this.source.versions());
+    const reused = plan?.reused ?? new Map<string, ReusedTemplate>();
 
     // Entries, grouped by id, checked one by one: a bad version is left out and reported.
     const skipped: SkippedVersion[] = [];
@@ -386,12 +526,11 @@ export class RegistryBuilder {
     for (const key of this.#known.keys()) if (!seen.has(key)) this.#known.delete(key);
     if (duplicates.length > 0) throw new RegistryBuildError(duplicates);
 
-    const ids = [...byId.keys()].sort(compareText);
+    const ids = [...byId.keys(), ...reused.keys()].sort(compareText);
     for (const id of this.#templateFiles.keys()) if (!byId.has(id)) this.#templateFiles.delete(id);
     for (const id of this.#pages.keys()) if (!byId.has(id)) this.#pages.delete(id);
     const groups = new Map(ids.map((id) => [id, (byId.get(id) ?? []).sort((a, b) => compareVersions(a.entry.entry.version, b.entry.entry.version))]));
 
-    const held = await output.inventory();
     if (this.#options.allowEmpty === false && groups.size === 0 && held.has(REGISTRY_FILE)) {
       const listed = listedEntries(await output.read(REGISTRY_FILE));
       if (listed > 0) {
@@ -413,8 +552,6 @@ export class RegistryBuilder {
     }
 
     const written: string[] = [];
-    /** What the build has to say that is no failure (an archive whose README could not be read). */
-    const notices: string[] = [];
     const files: string[] = [];
     const put = async (file: OutputFile, options: { durable?: boolean } = {}): Promise<void> => {
       await output.put(file, options);
@@ -450,6 +587,8 @@ export class RegistryBuilder {
       }
     });
     files.push(...archives.map((version) => staticArchivePath(version.manifest.name, version.manifest.version)).filter((name) => archiveWritten.has(name)));
+    for (const { state } of reused.values()) state.versions.forEach((version, index) => flagOf(state, index) & STATE_ARCHIVE && files.push(staticArchivePath(state.id, version)));
+    const attestationWritten = new Set<string>();
     // Each provenance bundle beside its archive, before anything names it: immutable, written once.
     const attested = [...groups.values()].flatMap((group) => group.map(({ version }) => version)).filter((v) => v.readAttestation && !failures.has(v.manifest.name));
     await mapLimit(attested, WRITE_CONCURRENCY, async (version) => {
@@ -461,17 +600,34 @@ export class RegistryBuilder {
           await put({ name, data, contentType: contentTypeOf(name), cacheControl: CACHE_CONTROL.immutable });
         }
         files.push(name);
+        attestationWritten.add(name);
       } catch (error) {
         fail(version.manifest.name, `the provenance bundle of ${version.manifest.name}@${version.manifest.version}`, error);
       }
     });
 
+    for (const { state } of reused.values()) state.versions.forEach((version, index) => flagOf(state, index) & STATE_ATTESTATION && files.push(staticAttestationPath(state.id, version)));
+
     // The template files (made again only when one of their entries changed).
-    const templateFiles = new Map<string, { file: OutputFile; versions: Buffer }>();
+    const templateFiles = new Map<string, { versions: Buffer; file?: OutputFile }>();
     await mapLimit(
       ids.filter((id) => !failures.has(id)),
       WRITE_CONCURRENCY,
       async (id) => {
+        const kept = reused.get(id);
+        if (kept) {
+          // Unchanged since the state: the output holds its file as recorded (checked in #fromState).
+          try {
+            if (signing) {
+              const signature = await this.#signatureOf(`${TEMPLATES_DIR}/${id}.json`, kept.state.file[1], signing, held, now());
+              if (signature) await put(signature);
+            }
+            templateFiles.set(id, { versions: kept.versions });
+          } catch (error) {
+            fail(id, `${TEMPLATES_DIR}/${id}.json${SIGNATURE_SUFFIX}`, error);
+          }
+          return;
+        }
         const group = groups.get(id) ?? [];
         const page = catalog ? await this.#pageOf(id, group, held, notices) : undefined;
         const made = this.#templateFile(id, group.map(({ entry }) => entry), page);
@@ -499,11 +655,24 @@ export class RegistryBuilder {
     const listedIds = ids.filter((id) => templateFiles.has(id));
     files.push(...listedIds.flatMap((id) => (signing ? [`${TEMPLATES_DIR}/${id}.json`, `${TEMPLATES_DIR}/${id}.json${SIGNATURE_SUFFIX}`] : [`${TEMPLATES_DIR}/${id}.json`])));
     const templateBytes = listedIds.map((id) => (templateFiles.get(id) as { versions: Buffer }).versions);
-    const templates: TemplateEntry[] = listedIds.flatMap((id) =>
-      failures.has(id) ? (JSON.parse(`[${(templateFiles.get(id) as { versions: Buffer }).versions.toString('utf8')}]`) as TemplateEntry[]) : (groups.get(id) ?? []).map(({ entry }) => entry.entry),
+    // Each template's entries, its index line, categories and tags: a reused template's as the state recorded them.
+    const summaries = new Map<string, TemplateSummary>();
+    for (const id of listedIds) {
+      const kept = reused.get(id)?.state;
+      if (kept && !failures.has(id)) {
+        summaries.set(id, { entries: undefined, count: kept.versions.length, line: kept.line, categories: kept.categories, tags: kept.tags });
+        continue;
+      }
+      const entries = failures.has(id) ? (JSON.parse(`[${(templateFiles.get(id) as { versions: Buffer }).versions.toString('utf8')}]`) as TemplateEntry[]) : (groups.get(id) ?? []).map(({ entry }) => entry.entry);
+      summaries.set(id, summaryOf(id, entries));
+    }
+    const summaryList = [...summaries.values()];
+    const categories = buildCategories(
+      [...summaries].flatMap(([id, summary]) => summary.categories.map((category) => ({ id, category }))),
+      this.#options.categories ?? DEFAULT_CATEGORIES,
     );
-    const categories = buildCategories(templates, this.#options.categories ?? DEFAULT_CATEGORIES);
-    const tags = [...new Set(templates.flatMap((t) => t.tags ?? []))].sort(compareText);
+    const tags = [...new Set(summaryList.flatMap((summary) => summary.tags))].sort(compareText);
+    const entryCount = summaryList.reduce((sum, summary) => sum + summary.count, 0);
 
     // lastUpdated stays when the content is what the output holds: known at a glance when this builder
     // made the last build (the same entry bytes, the same rest); else the bytes with the previous
@@ -525,9 +694,21 @@ export class RegistryBuilder {
         changed = false;
       }
     }
-    const document: RegistryDocument = { templates, categories, tags, lastUpdated };
+    // The entries as objects; with reused templates, read from registry.json's bytes only when asked for.
+    let parsed: TemplateEntry[] | undefined = reused.size === 0 ? summaryList.flatMap((summary) => summary.entries ?? []) : undefined;
+    const document: RegistryDocument = {
+      get templates(): TemplateEntry[] {
+        return (parsed ??= JSON.parse(`[${templateBytes.join(',')}]`) as TemplateEntry[]);
+      },
+      set templates(value: TemplateEntry[]) {
+        parsed = value;
+      },
+      categories,
+      tags,
+      lastUpdated,
+    };
     // Entries were checked one by one; the rest of the document is checked before it is written.
-    const violations = describeSchemaErrors(schemaErrors('registry-document', { ...document, templates: [] }));
+    const violations = describeSchemaErrors(schemaErrors('registry-document', { templates: [], categories, tags, lastUpdated }));
     if (violations.length > 0) throw new RegistryBuildError(violations);
     const registryChunks = registryParts(templateBytes, { categories, tags, lastUpdated });
 
@@ -537,7 +718,7 @@ export class RegistryBuilder {
       files.push(HOST_HEADERS_FILE);
       if (!(await holds(output, held, headers))) await put(headers);
     }
-    const sparseIndex = buildSparseIndex(document);
+    const sparseIndex = { formatVersion: 1 as const, lastUpdated, templatePath: TEMPLATE_FILE_PATTERN, templates: summaryList.flatMap((summary) => (summary.line ? [summary.line] : [])) };
     if (catalog) {
       const page = documentFile(CATALOG_FILE, Buffer.from(renderCatalog(document, this.#options.publicUrl ? { publicUrl: this.#options.publicUrl } : {}, sparseIndex), 'utf8'));
       files.push(CATALOG_FILE, `${CATALOG_FILE}.gz`, `${CATALOG_FILE}.br`);
@@ -577,18 +758,60 @@ export class RegistryBuilder {
 
     // Template files of ids that are gone, and the template-file variants older releases wrote.
     // Every version of the source keeps its archive, the ones left out of this build included.
-    const kept = new Set(versions.flatMap(({ manifest }) => [staticArchivePath(manifest.name, manifest.version), staticAttestationPath(manifest.name, manifest.version)]));
+    const kept = new Set<string>();
+    if (this.#options.pruneArchives === true) {
+      for (const { manifest } of versions) kept.add(staticArchivePath(manifest.name, manifest.version)).add(staticAttestationPath(manifest.name, manifest.version));
+      for (const { state } of reused.values()) for (const version of state.versions) kept.add(staticArchivePath(state.id, version)).add(staticAttestationPath(state.id, version));
+    }
+    const listedAll = new Set(ids);
     const goneArchive = (name: string): boolean => this.#options.pruneArchives === true && name.startsWith('archives/') && !kept.has(name);
     const stale = [...held.keys()]
-      .filter((name) => isLegacyVariant(name) || (templateIdOf(name) !== undefined && !byId.has(templateIdOf(name) as string)) || goneArchive(name))
+      .filter((name) => isLegacyVariant(name) || (templateIdOf(name) !== undefined && !listedAll.has(templateIdOf(name) as string)) || goneArchive(name))
       .sort(compareText);
     await output.remove(stale);
     for (const name of stale) this.#signatures.delete(name.replace(/\.jws$/, ''));
+    if (this.#stateKept() && output.writeState) {
+      const registryDigest = registryFile ? fileDigest(registryFile, output.digest) : (held.get(REGISTRY_FILE)?.digest ?? partsDigest(registryChunks, output.digest));
+      const stateTemplates: StateTemplate[] = [];
+      let offset = REGISTRY_HEAD.length;
+      for (const [position, id] of listedIds.entries()) {
+        const bytes = templateBytes[position] as Buffer;
+        const span: [number, number] = [offset, bytes.length];
+        offset += bytes.length + JSON_COMMA.length;
+        if (failures.has(id)) continue; // made again by the next build
+        const summary = summaries.get(id) as TemplateSummary;
+        const kept = reused.get(id)?.state;
+        if (kept) {
+          stateTemplates.push({ ...kept, span });
+          continue;
+        }
+        const made = templateFiles.get(id)?.file;
+        const group = groups.get(id) ?? [];
+        if (!made || group.some(({ version }) => version.revision === undefined)) continue;
+        const flags = (version: SourceVersion): number =>
+          (archiveWritten.has(staticArchivePath(id, version.manifest.version)) ? STATE_ARCHIVE : 0) |
+          (attestationWritten.has(staticAttestationPath(id, version.manifest.version)) ? STATE_ATTESTATION : 0);
+        stateTemplates.push({
+          id,
+          file: [made.data.length, fileDigest(made, output.digest)],
+          span,
+          versions: group.map(({ version }) => version.manifest.version),
+          revisions: compact(group.map(({ version }) => version.revision as string)),
+          flags: compact(group.map(({ version }) => flags(version))),
+          line: summary.line,
+          categories: summary.categories,
+          tags: summary.tags,
+        });
+      }
+      const registrySize = registryChunks.reduce((sum, part) => sum + part.length, 0);
+      await output.writeState(buildStateBytes({ fingerprint: this.#fingerprint(), digest: output.digest, registry: { size: registrySize, digest: registryDigest }, templates: stateTemplates }));
+    }
     await output.commit();
     return {
       document,
       changed,
       etag,
+      counts: { entries: entryCount, templates: listedIds.length },
       files,
       written,
       removed: stale,

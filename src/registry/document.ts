@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../core/canonical-json.js';
 import { compareText, selectLatest } from '../core/listing.js';
 import { describeSchemaErrors, type RuleViolation } from '../core/messages.js';
-import type { IndexLines } from '../core/registry-index.js';
+import type { IndexLine, IndexLines } from '../core/registry-index.js';
 import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { compareVersions, isTemplateName, NAME_RULE } from '../core/versions.js';
@@ -95,7 +95,7 @@ function byIdThenVersion(a: TemplateEntry, b: TemplateEntry): number {
   return compareText(a.id, b.id) || compareVersions(a.version, b.version);
 }
 
-export function buildCategories(entries: readonly TemplateEntry[], definitions: readonly Readonly<Category>[]): Category[] {
+export function buildCategories(entries: readonly Pick<TemplateEntry, 'id' | 'category'>[], definitions: readonly Readonly<Category>[]): Category[] {
   const members = new Map<string, Set<string>>();
   for (const entry of entries) {
     let ids = members.get(entry.category);
@@ -212,6 +212,26 @@ export function strongEtag(bytes: Buffer | string): string {
 export const INDEX_FILE = 'index.json';
 export const TEMPLATE_FILE_PATTERN = 'templates/{id}.json';
 
+/** The line of template `id` in the small index, from its entries; null when none is selectable (all yanked). */
+export function sparseIndexLine(id: string, entries: readonly TemplateEntry[]): IndexLine | null {
+  const latest = selectLatest(entries, id);
+  if (!latest) return null;
+  const updatedAt = latest.updatedAt ?? latest.createdAt;
+  return {
+    id,
+    version: latest.version,
+    stability: latest.stability,
+    category: latest.category,
+    description: latest.description,
+    ...(latest.tags && latest.tags.length > 0 ? { tags: latest.tags } : {}),
+    ...(latest.features && latest.features.length > 0 ? { features: latest.features } : {}),
+    downloads: entries.reduce((sum, entry) => sum + (entry.stats?.downloads ?? 0), 0),
+    ...(updatedAt ? { updatedAt } : {}),
+    ...(latest.attestations ? { attestations: latest.attestations } : {}),
+    ...(latest.publisher ? { publisher: latest.publisher } : {}),
+  };
+}
+
 /**
  * The small index of `document`: per template (sorted by id) its latest version as the spec's get
  * rule selects it, and the numbers a list shows; downloads summed over its versions.
@@ -225,23 +245,8 @@ export function buildSparseIndex(document: RegistryDocument): IndexLines {
   }
   const templates: IndexLines['templates'] = [];
   for (const id of [...byId.keys()].sort(compareText)) {
-    const entries = byId.get(id) ?? [];
-    const latest = selectLatest(entries, id);
-    if (!latest) continue;
-    const updatedAt = latest.updatedAt ?? latest.createdAt;
-    templates.push({
-      id,
-      version: latest.version,
-      stability: latest.stability,
-      category: latest.category,
-      description: latest.description,
-      ...(latest.tags && latest.tags.length > 0 ? { tags: latest.tags } : {}),
-      ...(latest.features && latest.features.length > 0 ? { features: latest.features } : {}),
-      downloads: entries.reduce((sum, entry) => sum + (entry.stats?.downloads ?? 0), 0),
-      ...(updatedAt ? { updatedAt } : {}),
-      ...(latest.attestations ? { attestations: latest.attestations } : {}),
-      ...(latest.publisher ? { publisher: latest.publisher } : {}),
-    });
+    const line = sparseIndexLine(id, byId.get(id) ?? []);
+    if (line) templates.push(line);
   }
   return { formatVersion: 1, lastUpdated: document.lastUpdated, templatePath: TEMPLATE_FILE_PATTERN, templates };
 }

@@ -27,6 +27,8 @@ import { FileSystemSync } from './file-system-sync.js';
 import { fileDigest, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
 
 export const BUILD_STATE_FILE = '.template-registry-build.json';
+/** The generator's build state (registry/build-state.ts): which versions and templates the last build made. */
+export const GENERATOR_STATE_FILE = '.template-registry-state.json';
 
 /** A temp file whose owner cannot be told and older than this was left by a crashed build, not one in progress. */
 const LEFTOVER_AGE_MS = 10 * 60 * 1000;
@@ -130,7 +132,7 @@ export class FolderOutput implements RegistryOutput {
       throw error;
     }
     for (const name of names.map((n) => n.split(path.sep).join('/')).sort()) {
-      if (name === BUILD_STATE_FILE || TEMP_FILE_PATTERN.test(path.posix.basename(name))) continue;
+      if (name === BUILD_STATE_FILE || name === GENERATOR_STATE_FILE || TEMP_FILE_PATTERN.test(path.posix.basename(name))) continue;
       await this.#statInto(known, name);
     }
     return known;
@@ -274,6 +276,23 @@ export class FolderOutput implements RegistryOutput {
     for (const name of names) {
       await rm(this.#path(name), { force: true });
       this.#known?.delete(name);
+    }
+  }
+
+  readState(): Promise<Buffer | undefined> {
+    return readIfExists(path.join(this.dir, GENERATOR_STATE_FILE));
+  }
+
+  async writeState(data: Buffer): Promise<void> {
+    // Not flushed: a state a crash tore is ignored (it is verified), and the next build is full.
+    const target = path.join(this.dir, GENERATOR_STATE_FILE);
+    await mkdir(this.dir, { recursive: true });
+    const temp = tempPathBeside(target);
+    try {
+      await writeFile(temp, data, { flag: 'wx' });
+      await rename(temp, target);
+    } finally {
+      await rm(temp, { force: true });
     }
   }
 

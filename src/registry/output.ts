@@ -80,6 +80,13 @@ export interface RegistryOutput {
   remove(names: readonly string[]): Promise<void>;
   /** Saves what the output needs to know the next build (after the entry points are written). */
   commit(): Promise<void>;
+  /**
+   * The generator's build state (build-state.ts), kept beside the files but never served as one of
+   * them; absent on an output that keeps none (every build then reads every version).
+   */
+  readState?(): Promise<Buffer | undefined>;
+  /** Replaces the build state atomically (after the entry points are written). */
+  writeState?(data: Buffer): Promise<void>;
   /** Releases what the output holds open (a helper process, a client); it is not used after. */
   close?(): Promise<void>;
   /**

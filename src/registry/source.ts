@@ -27,6 +27,12 @@ export interface SourceVersion {
   documentationUrl?: string;
   repositoryUrl?: string;
   stats: SourceStats;
+  /**
+   * What, besides the (never changing) manifest of `name@version`, the version's entry is made of,
+   * as a short text the source can tell without reading the manifest (the store: usage and
+   * lifecycle): a build state records it, and an unchanged revision means an unchanged entry.
+   */
+  revision?: string;
   /** Lifecycle: the stability set after publication (overrides the manifest's). */
   stability?: Stability;
   /** Lifecycle: why the version is deprecated. */
@@ -58,8 +64,27 @@ export interface SourceAttestation {
   runUrl?: string;
 }
 
+/** A version a source lists by its key only: its revision is the one the caller knew, so its entry is unchanged. */
+export interface UnchangedVersion {
+  unchanged: true;
+  name: string;
+  version: string;
+  revision: string;
+}
+
 /** What the registry generator reads: the server's store, or GitHub releases. */
 export interface RegistrySource {
   /** Every complete published version; the order does not matter. */
   versions(): Promise<SourceVersion[]>;
+  /**
+   * What names this source and everything that shapes its entries (the store, its layout, the
+   * public URL), for a build state: a state recorded from another identity is not used.
+   */
+  readonly identity?: string;
+  /**
+   * Every complete published version as `versions()` lists it, except that a version whose key
+   * (`name@version`) is in `known` with its current revision comes as an `UnchangedVersion` (its
+   * manifest is not read): what a build in a fresh process asks, with the revisions its state recorded.
+   */
+  versionsSince?(known: ReadonlyMap<string, string>): Promise<(SourceVersion | UnchangedVersion)[]>;
 }

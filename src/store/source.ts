@@ -1,6 +1,6 @@
 import { archiveUrl, attestationUrl, catalogPagePath, staticArchivePath, staticAttestationPath, underBase } from '../core/routes.js';
 import type { TemplateManifest } from '../core/schema-types.js';
-import type { RegistrySource, SourceVersion } from '../registry/source.js';
+import type { RegistrySource, SourceVersion, UnchangedVersion } from '../registry/source.js';
 import type { RegistryStorage, StoredVersion, VersionLifecycle, VersionUsage } from './types.js';
 
 /**
@@ -22,6 +22,12 @@ export interface StoreSourceOptions {
    * URLs under `publicUrl`, or relative to registry.json without one.
    */
   layout?: 'server' | 'static';
+  /**
+   * What names the store (its folder, or its database without credentials), for build states: a
+   * `build-registry` state recorded from another store is not used. Without it the source offers no
+   * `versionsSince` (every build reads every version).
+   */
+  identity?: string;
 }
 
 /**
@@ -79,34 +85,50 @@ export function storeSource(
     };
   };
 
-  return {
-    async versions(): Promise<SourceVersion[]> {
-      // The rule of analytics records (registry/analytics.ts), from the store's aggregates (one row
-      // per version, whatever the number of events): `stats.downloads` is their `total`.
-      const usage = await storage.events.usage();
-      const published = await storage.versions.listPublished(new Set(kept.keys()));
-      const lifecycles = await storage.versions.listLifecycles();
-      const listed = new Set<string>();
-      const result: SourceVersion[] = [];
-      for (const item of published) {
-        const key = `${item.name}@${item.version}`;
-        listed.add(key);
-        const stored = 'known' in item ? kept.get(key)?.stored : item;
-        if (!stored) throw new Error(`the store returned no manifest for ${key}`);
-        const used = usage.get(key);
-        const lifecycle = lifecycles.get(key);
-        const usageKey = `${used ? `${used.downloads} ${used.lastDownload ?? ''}` : ''} ${lifecycle ? JSON.stringify(lifecycle) : ''}`;
-        const previous = kept.get(key);
-        if (previous && previous.usage === usageKey) {
-          result.push(previous.version);
-          continue;
-        }
-        const version = toSource(stored, used, lifecycle);
-        kept.set(key, { stored, usage: usageKey, version });
-        result.push(version);
+  /** What makes a version's entry besides its manifest: its usage numbers and lifecycle. */
+  const revisionOf = (used: VersionUsage | undefined, lifecycle: VersionLifecycle | undefined): string =>
+    `${used ? `${used.downloads} ${used.lastDownload ?? ''}` : ''} ${lifecycle ? JSON.stringify(lifecycle) : ''}`;
+
+  const list = async (known: ReadonlyMap<string, string> | undefined): Promise<(SourceVersion | UnchangedVersion)[]> => {
+    // The rule of analytics records (registry/analytics.ts), from the store's aggregates (one row
+    // per version, whatever the number of events): `stats.downloads` is their `total`.
+    const usage = await storage.events.usage();
+    const lifecycles = await storage.versions.listLifecycles();
+    // A version the caller knew at its current revision is listed by key only (its manifest not read).
+    const unchanged = new Set<string>();
+    for (const [key, revision] of known ?? []) if (!kept.has(key) && revision === revisionOf(usage.get(key), lifecycles.get(key))) unchanged.add(key);
+    const published = await storage.versions.listPublished(kept.size === 0 ? unchanged : new Set([...kept.keys(), ...unchanged]));
+    const listed = new Set<string>();
+    const result: (SourceVersion | UnchangedVersion)[] = [];
+    for (const item of published) {
+      const key = `${item.name}@${item.version}`;
+      if ('known' in item && unchanged.has(key)) {
+        result.push({ unchanged: true, name: item.name, version: item.version, revision: known?.get(key) as string });
+        continue;
       }
-      for (const key of kept.keys()) if (!listed.has(key)) kept.delete(key);
-      return result;
-    },
+      listed.add(key);
+      const used = usage.get(key);
+      const lifecycle = lifecycles.get(key);
+      const revision = revisionOf(used, lifecycle);
+      const stored = 'known' in item ? kept.get(key)?.stored : item;
+      if (!stored) throw new Error(`the store returned no manifest for ${key}`);
+      const previous = kept.get(key);
+      if (previous && previous.usage === revision) {
+        result.push(previous.version);
+        continue;
+      }
+      const version = { ...toSource(stored, used, lifecycle), revision };
+      kept.set(key, { stored, usage: revision, version });
+      result.push(version);
+    }
+    for (const key of kept.keys()) if (!listed.has(key)) kept.delete(key);
+    return result;
+  };
+
+  return {
+    versions: async () => (await list(undefined)) as SourceVersion[],
+    ...(options.identity !== undefined
+      ? { identity: JSON.stringify({ store: options.identity, layout, publicUrl: publicUrl ?? null }), versionsSince: (known: ReadonlyMap<string, string>) => list(known) }
+      : {}),
   };
 }

@@ -1,3 +1,5 @@
+import path from 'node:path';
+
 import type { Command } from 'commander';
 
 import { createGitHubClient } from '../../github/client.js';
@@ -79,13 +81,27 @@ async function openOutput(target: OutputTarget, flags: BuildRegistryFlags): Prom
 export const GITHUB_TOKEN_ENV = 'GITHUB_TOKEN';
 
 /** The server's store as the source, opened only when a store is named (it loads SQLite or pg). */
-async function openStoreSource(_storeDir: string, publicUrl: string | undefined, flags: BackendFlags): Promise<StoreRegistrySource> {
+async function openStoreSource(storeDir: string, publicUrl: string | undefined, flags: BackendFlags): Promise<StoreRegistrySource> {
   const [{ storeSource }, { openStoreForCommand }] = await Promise.all([import('../../store/index.js'), import('./backends.js')]);
   // An embedded store must exist (create: false); the S3 flags were checked with --out's.
   const storage = await openStoreForCommand(flags, { create: false, s3Elsewhere: true });
   // The output is self-contained: the archives are published beside registry.json, and without
   // --public-url every URL is relative to it, so the folder works from any host and path.
-  return Object.assign(storeSource(storage, publicUrl, { layout: 'static' }), { close: () => storage.close() });
+  // What names the store in the build state (build-state.ts): its folder, or its database without
+  // credentials (a state recorded from another store is not used).
+  const identity = JSON.stringify({ store: storeDir === '' ? null : path.resolve(storeDir), database: databaseIdentity(flags.database ?? process.env.DATABASE_URL) });
+  return Object.assign(storeSource(storage, publicUrl, { layout: 'static', identity }), { close: () => storage.close() });
+}
+
+/** A database URL without its credentials: which server and database, for the build state. */
+function databaseIdentity(url: string | undefined): string | null {
+  if (url === undefined || url.trim() === '') return null;
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return null;
+  }
 }
 
 export function registerBuildRegistry(
@@ -181,6 +197,8 @@ export function registerBuildRegistry(
           ...(fromStore ? { pruneArchives: true } : {}),
           ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
           ...(signing ? { signing } : {}),
+          // A build state in the output: the next build reads only the versions that changed.
+          state: true,
         });
         for (const message of result.signing?.warnings ?? []) {
           warnings.push(message);
@@ -219,14 +237,14 @@ export function registerBuildRegistry(
             if (!flags.json) io.stderr(`warning: ${message}\n`);
           }
         }
-        const entries = result.document.templates.length;
+        const entries = result.counts.entries;
         if (flags.json) {
           io.stdout(
             `${JSON.stringify(
               {
                 outDir: flags.out,
                 entries,
-                templates: new Set(result.document.templates.map((t) => t.id)).size,
+                templates: result.counts.templates,
                 changed: result.changed,
                 etag: result.etag,
                 lastUpdated: result.document.lastUpdated,
