@@ -28,7 +28,8 @@ const round = (value, digits = 0) => Number(value.toFixed(digits));
 const rows = [];
 const notes = [];
 const perVersion = new Map();
-const expectedRewrite = (added) => [`templates/${added}.json`, `archives/${added}/1.0.0.tgz`, 'index.json', 'index.json.gz', 'index.json.br', 'registry.json', 'registry.json.gz', 'registry.json.br'];
+// The catalog page (index.html) draws its first page at build time: a new template may change it.
+const expectedRewrite = (added) => [`templates/${added}.json`, `archives/${added}/1.0.0.tgz`, 'index.json', 'index.json.gz', 'index.json.br', 'registry.json', 'registry.json.gz', 'registry.json.br', 'index.html', 'index.html.gz', 'index.html.br'];
 
 for (const versions of SIZES) {
   const templates = versions / 10;
@@ -103,7 +104,7 @@ for (const versions of SIZES) {
   const unexpected = rebuild.written.filter((name) => !expectedRewrite(rebuild.added).includes(name));
   rows.push({ name: `rebuild after one new version, ${label}, the server's builder`, value: round(rebuild.ms), unit: 'ms', ...floorRow, ratio: round(rebuild.ms / floorMs, 2), ...targeted('<= 2x floor', rebuild.ms <= 2 * floorMs && unexpected.length === 0) });
   if (unexpected.length > 0) notes.push(`${label}: the server's rebuild rewrote files it should not have: ${unexpected.join(', ')}`);
-  rows.push({ name: `files rewritten by that rebuild, ${label}`, value: rebuild.written.length, unit: 'files', baseline: null, baselineValue: null, ratio: null, target: 'the new template\'s file, index.json, registry.json (+ variants)', met: unexpected.length === 0 });
+  rows.push({ name: `files rewritten by that rebuild, ${label}`, value: rebuild.written.length, unit: 'files', baseline: null, baselineValue: null, ratio: null, target: 'the new template\'s file, index.json, registry.json, the catalog page (+ variants)', met: unexpected.length === 0 });
   rmSync(root, { recursive: true, force: true });
 }
 
