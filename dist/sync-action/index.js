@@ -37093,7 +37093,7 @@ var require_liquid_node = __commonJS({
         return [val];
       if (isIterable(val))
         return Array.from(val);
-      if (isObject4(val))
+      if (isObject3(val))
         return Object.keys(val).map((key) => [key, val[key]]);
       return [];
     }
@@ -37132,7 +37132,7 @@ var require_liquid_node = __commonJS({
       return value && isNumber(value.length);
     }
     function isIterable(value) {
-      return isObject4(value) && Symbol.iterator in value;
+      return isObject3(value) && Symbol.iterator in value;
     }
     function forOwn(obj, iteratee) {
       obj = obj || {};
@@ -37144,7 +37144,7 @@ var require_liquid_node = __commonJS({
       }
       return obj;
     }
-    function isObject4(value) {
+    function isObject3(value) {
       const type = typeof value;
       return value !== null && (type === "object" || type === "function");
     }
@@ -37381,7 +37381,7 @@ var require_liquid_node = __commonJS({
         value = yield toValue(value);
         if (isString(value) || isArray(value))
           return value.length === 0;
-        if (isObject4(value))
+        if (isObject3(value))
           return Object.keys(value).length === 0;
         return false;
       }
@@ -39948,7 +39948,7 @@ var require_liquid_node = __commonJS({
         this.sync = !!renderOptions.sync;
         this.opts = opts;
         this.globals = renderOptions.globals ?? opts.globals;
-        this.environments = isObject4(env) ? env : Object(env);
+        this.environments = isObject3(env) ? env : Object(env);
         this.strictVariables = renderOptions.strictVariables ?? this.opts.strictVariables;
         this.ownPropertyOnly = renderOptions.ownPropertyOnly ?? opts.ownPropertyOnly;
         this.memoryLimit = memoryLimit ?? new Limiter("memory alloc", renderOptions.memoryLimit ?? opts.memoryLimit);
@@ -46471,7 +46471,13 @@ function registryBaseUrl(value) {
 
 // src/client/entry-reader.ts
 var import_semver2 = __toESM(require_semver2(), 1);
-var isRecord = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+
+// src/core/is-record.ts
+function isRecord(value) {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+// src/client/entry-reader.ts
 var nonEmpty = (value) => typeof value === "string" && value.trim() !== "";
 var strings = (value) => Array.isArray(value) ? value.filter((item) => typeof item === "string") : void 0;
 var SRI_SHA512 = /^sha512-[A-Za-z0-9+/]+={0,2}$/;
@@ -46564,7 +46570,6 @@ function skippedEntriesLine(what, skipped) {
 var MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 var MAX_PAGES = 1e3;
 var PAGE_SIZE = 100;
-var isRecord2 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 var RoutesSource = class _RoutesSource {
   #options;
   #answers = /* @__PURE__ */ new Map();
@@ -46575,7 +46580,7 @@ var RoutesSource = class _RoutesSource {
   /** Whether `base` answers the list route with an envelope (one request). */
   static async detect(options) {
     const answer = await new _RoutesSource({ ...options, onSkipped: () => void 0 }).#get(`/templates?limit=1`);
-    return "json" in answer && isRecord2(answer.json) && Array.isArray(answer.json.data);
+    return "json" in answer && isRecord(answer.json) && Array.isArray(answer.json.data);
   }
   #get(route) {
     let answer = this.#answers.get(route);
@@ -46613,12 +46618,12 @@ var RoutesSource = class _RoutesSource {
         throw new Error(`${this.#options.base}${pageRoute} answered HTTP ${answer.status}`);
       }
       const body = answer.json;
-      const data = isRecord2(body) && Array.isArray(body.data) ? body.data : void 0;
+      const data = isRecord(body) && Array.isArray(body.data) ? body.data : void 0;
       if (!data) throw new Error(`${this.#options.base}${pageRoute} did not answer a list envelope`);
       const read = readEntries(data);
       this.#options.onSkipped(what, `${this.#options.base}${pageRoute}`, read.skipped);
       entries.push(...read.entries);
-      const pagination = isRecord2(body) && isRecord2(body.pagination) ? body.pagination : void 0;
+      const pagination = isRecord(body) && isRecord(body.pagination) ? body.pagination : void 0;
       if (pagination?.hasNext !== true || data.length === 0) return entries;
     }
     return entries;
@@ -46628,7 +46633,7 @@ var RoutesSource = class _RoutesSource {
     this.#document ??= (async () => {
       const templates = await this.#list("/templates", "template list") ?? [];
       const answer = await this.#get("/categories");
-      const categories = "json" in answer && isRecord2(answer.json) && Array.isArray(answer.json.data) ? answer.json.data.filter(isRecord2) : [];
+      const categories = "json" in answer && isRecord(answer.json) && Array.isArray(answer.json.data) ? answer.json.data.filter(isRecord) : [];
       return { templates, categories, tags: [...new Set(templates.flatMap((t) => t.tags ?? []))].sort(), lastUpdated: "" };
     })();
     return this.#document;
@@ -46647,7 +46652,7 @@ var RoutesSource = class _RoutesSource {
       throw new Error(`${this.#options.base}${route} answered HTTP ${answer.status}`);
     }
     const body = answer.json;
-    const read = readEntry(isRecord2(body) && "data" in body ? body.data : body);
+    const read = readEntry(isRecord(body) && "data" in body ? body.data : body);
     if (!("entry" in read)) return null;
     return read.entry.id === id && (version === void 0 || read.entry.version === version) ? read.entry : null;
   }
@@ -46785,6 +46790,21 @@ async function readHead(file, maxBytes) {
   } finally {
     await handle.close();
   }
+}
+
+// src/core/errors.ts
+function errorMessage(error2, options = {}) {
+  if (!(error2 instanceof Error)) return String(error2);
+  const cause = error2.cause;
+  if (options.withCause === true && cause instanceof Error) {
+    const code18 = cause.code;
+    return `${error2.message} (${code18 ? `${code18}: ` : ""}${cause.message})`;
+  }
+  return error2.message;
+}
+function firstLine(error2) {
+  const message2 = errorMessage(error2);
+  return message2.split("\n")[0] ?? message2;
 }
 
 // src/client/trust.ts
@@ -47467,7 +47487,6 @@ var KeyFileError = class extends Error {
   name = "KeyFileError";
 };
 var sha256Hex = (bytes) => createHash2("sha256").update(bytes).digest("hex");
-var isRecord3 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 function windowBound(value, where) {
   if (value === void 0 || value === null) return null;
   if (typeof value !== "string" || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value) || Number.isNaN(Date.parse(value))) {
@@ -47476,7 +47495,7 @@ function windowBound(value, where) {
   return new Date(value).toISOString();
 }
 function publicKeyOf(jwk, where, options) {
-  if (!isRecord3(jwk)) throw new KeyFileError(`${where} must be a JSON Web Key (an object)`);
+  if (!isRecord(jwk)) throw new KeyFileError(`${where} must be a JSON Web Key (an object)`);
   const { kty, crv, x, y, kid, alg, use, d } = jwk;
   if (typeof kid !== "string" || !KID_PATTERN.test(kid)) throw new KeyFileError(`${where}.kid is required and ${KID_RULE} (got ${JSON.stringify(kid)})`);
   if (d !== void 0 && !options.allowPrivate) throw new KeyFileError(`${where} (kid ${kid}) holds a private key ("d"): only public keys may be listed`);
@@ -47509,8 +47528,8 @@ function publicKeyOf(jwk, where, options) {
   };
 }
 function keysOf(json, where, each) {
-  const list = isRecord3(json) && Array.isArray(json.keys) ? json.keys : [json];
-  const listed = isRecord3(json) && Array.isArray(json.keys);
+  const list = isRecord(json) && Array.isArray(json.keys) ? json.keys : [json];
+  const listed = isRecord(json) && Array.isArray(json.keys);
   if (list.length === 0) throw new KeyFileError(`${where} lists no key`);
   if (list.length > MAX_KEYS) throw new KeyFileError(`${where} lists ${list.length} keys, more than ${MAX_KEYS}`);
   const keys = list.map((jwk, index) => each(jwk, listed ? `${where} keys[${index}]` : where));
@@ -47538,7 +47557,7 @@ function parseKeysFile(bytes, where = KEYS_FILE) {
   } catch (error2) {
     throw new KeyFileError(`${where} is not JSON: ${error2.message}`);
   }
-  if (!isRecord3(json) || !Array.isArray(json.keys)) throw new KeyFileError(`${where} must be {"keys": [...]}`);
+  if (!isRecord(json) || !Array.isArray(json.keys)) throw new KeyFileError(`${where} must be {"keys": [...]}`);
   return readPublicKeys(json, where);
 }
 function keyWindowProblem(key, iat, now) {
@@ -47556,7 +47575,7 @@ function parsePayload(payload, what) {
   } catch {
     throw new SignatureProblem("malformed", `the signature of ${what} has a payload that is not JSON`);
   }
-  if (!isRecord3(json) || typeof json.path !== "string" || typeof json.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(json.sha256) || typeof json.iat !== "number" || !Number.isSafeInteger(json.iat)) {
+  if (!isRecord(json) || typeof json.path !== "string" || typeof json.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(json.sha256) || typeof json.iat !== "number" || !Number.isSafeInteger(json.iat)) {
     throw new SignatureProblem("malformed", `the signature of ${what} must carry {"path", "sha256" (64 hex digits), "iat" (seconds)}`);
   }
   return { path: json.path, sha256: json.sha256, iat: json.iat };
@@ -47604,7 +47623,7 @@ async function verifyKeysFileSignature(bytes, jws, keys, now) {
   } catch {
     throw new SignatureProblem("malformed", `${KEYS_FILE}${SIGNATURE_SUFFIX} is not a JWS in JSON serialization`);
   }
-  if (!isRecord3(general) || typeof general.payload !== "string" || !Array.isArray(general.signatures) || general.signatures.length === 0 || general.signatures.length > MAX_KEYS) {
+  if (!isRecord(general) || typeof general.payload !== "string" || !Array.isArray(general.signatures) || general.signatures.length === 0 || general.signatures.length > MAX_KEYS) {
     throw new SignatureProblem("malformed", `${KEYS_FILE}${SIGNATURE_SUFFIX} must hold a payload and 1 to ${MAX_KEYS} signatures`);
   }
   const payload = parsePayload(Buffer.from(general.payload, "base64url"), KEYS_FILE);
@@ -47612,7 +47631,7 @@ async function verifyKeysFileSignature(bytes, jws, keys, now) {
   const kids = [];
   const problems = [];
   for (const signature of general.signatures) {
-    if (!isRecord3(signature) || typeof signature.protected !== "string") continue;
+    if (!isRecord(signature) || typeof signature.protected !== "string") continue;
     let header;
     try {
       header = JSON.parse(Buffer.from(signature.protected, "base64url").toString("utf8"));
@@ -47937,15 +47956,6 @@ var FetchFailure = class extends Error {
   }
   status;
 };
-function errorText(error2) {
-  if (!(error2 instanceof Error)) return String(error2);
-  const cause = error2.cause;
-  if (cause instanceof Error) {
-    const code18 = cause.code;
-    return `${error2.message} (${code18 ? `${code18}: ` : ""}${cause.message})`;
-  }
-  return error2.message;
-}
 function cacheFileFor(cacheDir, url) {
   return path8.join(cacheDir, `registry-${createHash4("sha256").update(url).digest("hex")}.json`);
 }
@@ -48206,7 +48216,7 @@ var CachedJson = class {
       const http2 = trustFetchFailure(error2);
       const failure = http2 ? new FetchFailure(`cannot fetch the signature: ${http2.message}`, http2.status) : error2;
       this.#refused = failure instanceof RegistryTrustError ? failure : void 0;
-      this.#lastError = failure instanceof FetchFailure || failure instanceof RegistryTrustError ? failure.message : `network error: ${errorText(failure)}`;
+      this.#lastError = failure instanceof FetchFailure || failure instanceof RegistryTrustError ? failure.message : `network error: ${errorMessage(failure, { withCause: true })}`;
       this.#lastStatus = failure instanceof FetchFailure ? failure.status : void 0;
       this.#lastUnreachable = failure instanceof RegistryTrustError ? false : failure instanceof FetchFailure ? failure.status !== void 0 && isOutageStatus(failure.status) : true;
       this.#lastFailureAt = this.#options.now();
@@ -48259,7 +48269,7 @@ var CachedJson = class {
     try {
       json = JSON.parse(body.toString("utf8"));
     } catch (error2) {
-      throw new FetchFailure(`invalid JSON: ${errorText(error2)}`);
+      throw new FetchFailure(`invalid JSON: ${errorMessage(error2, { withCause: true })}`);
     }
     return {
       value: this.#options.accept(json),
@@ -51925,15 +51935,6 @@ var To = (s3) => {
   s3.mtimeCache || (s3.mtimeCache = /* @__PURE__ */ new Map()), s3.filter = t ? (e, i) => t(e, i) && !((s3.mtimeCache?.get(e) ?? i.mtime ?? 0) > (i.mtime ?? 0)) : (e, i) => !((s3.mtimeCache?.get(e) ?? i.mtime ?? 0) > (i.mtime ?? 0));
 };
 
-// src/core/errors.ts
-function errorMessage(error2) {
-  return error2 instanceof Error ? error2.message : String(error2);
-}
-function firstLine(error2) {
-  const message2 = errorMessage(error2);
-  return message2.split("\n")[0] ?? message2;
-}
-
 // src/archive/scan.ts
 import { createReadStream } from "node:fs";
 import { Transform as Transform2 } from "node:stream";
@@ -53837,8 +53838,8 @@ var stringifyIteratively = (rootValue, replacer, spaceParam) => {
   const isFunctionReplacer = typeof replacer === "function";
   const propertyList = Array.isArray(replacer) ? new Set(replacer.map(String)) : null;
   const prepareVal = (parent, key, val) => {
-    const isObject4 = val !== null && typeof val === "object";
-    const hasToJSON = isObject4 && typeof val.toJSON === "function";
+    const isObject3 = val !== null && typeof val === "object";
+    const hasToJSON = isObject3 && typeof val.toJSON === "function";
     if (hasToJSON) {
       val = val.toJSON(key);
     }
@@ -65168,10 +65169,9 @@ function implicitComputed(variableNames, computedNames) {
   }
   return implicit;
 }
-var isRecord4 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 function standardShapeMismatches(name, definition) {
   const shape = Object.hasOwn(STANDARD_VARIABLES, name) ? STANDARD_VARIABLES[name] : void 0;
-  if (!shape || !isRecord4(definition)) return [];
+  if (!shape || !isRecord(definition)) return [];
   const standard = `the standard variable "${name}" is ${shape.described}`;
   const type = definition.type;
   if (typeof type === "string" && type !== shape.type) {
@@ -65179,13 +65179,13 @@ function standardShapeMismatches(name, definition) {
   }
   const found = [];
   const items = definition.items;
-  if (shape.items && isRecord4(items) && typeof items.type === "string" && items.type !== shape.items) {
+  if (shape.items && isRecord(items) && typeof items.type === "string" && items.type !== shape.items) {
     found.push({ at: "/items/type", message: `items of variable "${name}" have type ${items.type}; ${standard}` });
   }
   const properties = definition.properties;
   for (const [key, expected] of Object.entries(shape.properties ?? {})) {
-    const property = isRecord4(properties) && Object.hasOwn(properties, key) ? properties[key] : void 0;
-    if (isRecord4(property) && typeof property.type === "string" && property.type !== expected) {
+    const property = isRecord(properties) && Object.hasOwn(properties, key) ? properties[key] : void 0;
+    if (isRecord(property) && typeof property.type === "string" && property.type !== expected) {
       found.push({ at: `/properties/${key}/type`, message: `property "${key}" of variable "${name}" has type ${property.type}; ${standard}` });
     }
   }
@@ -65411,9 +65411,8 @@ function checkParseLimit(folder, texts, paths, parseLimit = DEFAULT_RENDER_LIMIT
 }
 
 // src/template/expression-check.ts
-var isRecord5 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
-var entriesOf = (value) => isRecord5(value) ? Object.entries(value) : [];
-var field = (value, key) => isRecord5(value) && Object.hasOwn(value, key) ? value[key] : void 0;
+var entriesOf = (value) => isRecord(value) ? Object.entries(value) : [];
+var field = (value, key) => isRecord(value) && Object.hasOwn(value, key) ? value[key] : void 0;
 var text2 = (value) => typeof value === "string" && value !== "" ? value : void 0;
 function expressionSites(documents) {
   const sites = [];
@@ -65467,7 +65466,7 @@ function checkExpressions(documents, evaluator = new ExpressionEvaluator()) {
   const names = scopeNames(documents.variables?.value);
   const variables2 = new Set(names.variables);
   const all = /* @__PURE__ */ new Set([...names.variables, ...names.computed]);
-  const namesKnown = isRecord5(field(documents.variables?.value, "variables"));
+  const namesKnown = isRecord(field(documents.variables?.value, "variables"));
   const problems = [];
   for (const site of expressionSites(documents)) {
     let references;
@@ -65510,7 +65509,6 @@ function chainInOrder(steps, currentVersion) {
 
 // src/template/migration-check.ts
 var RENDERED_CHANGE_FIELDS = ["path", "newPath", "content"];
-var isRecord6 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 function pathOutsideProject(source) {
   const literal = source.replace(/\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g, "x");
   if (path12.posix.isAbsolute(literal) || path12.win32.isAbsolute(literal) || /^[A-Za-z]:/.test(literal)) {
@@ -65523,7 +65521,7 @@ function pathOutsideProject(source) {
   return void 0;
 }
 function checkMigrationStep(step, engine) {
-  if (!isRecord6(step)) return [];
+  if (!isRecord(step)) return [];
   const problems = [];
   const { fromVersion, toVersion } = step;
   if (typeof fromVersion === "string" && typeof toVersion === "string" && VERSION_PATTERN.test(fromVersion) && VERSION_PATTERN.test(toVersion)) {
@@ -65533,7 +65531,7 @@ function checkMigrationStep(step, engine) {
   }
   const changes = Array.isArray(step.changes) ? step.changes : [];
   changes.forEach((change, index) => {
-    if (!isRecord6(change)) return;
+    if (!isRecord(change)) return;
     for (const field2 of RENDERED_CHANGE_FIELDS) {
       const source = change[field2];
       if (typeof source !== "string") continue;
@@ -65858,7 +65856,6 @@ async function checkJsonFile(root, file, schema, errors) {
   return checked;
 }
 var RESERVED_VARIABLE_NAMES = /* @__PURE__ */ new Set(["__proto__", "constructor", "prototype"]);
-var isObject2 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 function reservedNames(variables2, variablesFile, prompts2, promptsFile) {
   const found = [];
   const problem = (pointer, name, what) => ({
@@ -65867,24 +65864,24 @@ function reservedNames(variables2, variablesFile, prompts2, promptsFile) {
     message: `${what} ${JSON.stringify(name)} has a reserved name (${[...RESERVED_VARIABLE_NAMES].join(", ")} name properties every object has): rename it`
   });
   const walk = (properties, pointer, what) => {
-    if (!isObject2(properties)) return;
+    if (!isRecord(properties)) return;
     for (const [name, definition] of Object.entries(properties)) {
       const at3 = `${pointer}/${escapePointerSegment(name)}`;
       if (RESERVED_VARIABLE_NAMES.has(name)) found.push(problem(at3, name, what));
-      if (isObject2(definition)) walk(definition.properties, `${at3}/properties`, "property");
+      if (isRecord(definition)) walk(definition.properties, `${at3}/properties`, "property");
     }
   };
   const problems = [];
-  if (isObject2(variables2?.value)) {
+  if (isRecord(variables2?.value)) {
     walk(variables2.value.variables, "/variables", "variable");
-    for (const name of Object.keys(isObject2(variables2.value.computed) ? variables2.value.computed : {})) {
+    for (const name of Object.keys(isRecord(variables2.value.computed) ? variables2.value.computed : {})) {
       if (RESERVED_VARIABLE_NAMES.has(name)) found.push(problem(`/computed/${escapePointerSegment(name)}`, name, "computed value"));
     }
     problems.push(...locateViolations(variablesFile, found.splice(0), variables2.positions));
   }
-  if (isObject2(prompts2?.value) && Array.isArray(prompts2.value.prompts)) {
+  if (isRecord(prompts2?.value) && Array.isArray(prompts2.value.prompts)) {
     prompts2.value.prompts.forEach((prompt, index) => {
-      if (isObject2(prompt) && typeof prompt.name === "string" && RESERVED_VARIABLE_NAMES.has(prompt.name)) found.push(problem(`/prompts/${index}/name`, prompt.name, "prompt"));
+      if (isRecord(prompt) && typeof prompt.name === "string" && RESERVED_VARIABLE_NAMES.has(prompt.name)) found.push(problem(`/prompts/${index}/name`, prompt.name, "prompt"));
     });
     problems.push(...locateViolations(promptsFile, found, prompts2.positions));
   }
@@ -65899,25 +65896,25 @@ function refusedPatterns(variables2, variablesFile, prompts2, promptsFile) {
     found.push({ pointer, code: judgement.code, message: `${what} ${JSON.stringify(source)} is refused: ${judgement.reason}` });
   };
   const problems = [];
-  if (isObject2(variables2?.value)) {
+  if (isRecord(variables2?.value)) {
     const found = [];
     const walk = (definition, pointer, label) => {
-      if (!isObject2(definition)) return;
+      if (!isRecord(definition)) return;
       check2(found, `${pointer}/validation`, definition.validation, `validation of variable "${label}"`);
       walk(definition.items, `${pointer}/items`, `${label}[]`);
-      if (isObject2(definition.properties)) {
+      if (isRecord(definition.properties)) {
         for (const [key, property] of Object.entries(definition.properties)) walk(property, `${pointer}/properties/${escapePointerSegment(key)}`, `${label}.${key}`);
       }
     };
-    for (const [name, definition] of Object.entries(isObject2(variables2.value.variables) ? variables2.value.variables : {})) {
+    for (const [name, definition] of Object.entries(isRecord(variables2.value.variables) ? variables2.value.variables : {})) {
       walk(definition, `/variables/${escapePointerSegment(name)}`, name);
     }
     problems.push(...locateViolations(variablesFile, found, variables2.positions));
   }
-  if (isObject2(prompts2?.value) && Array.isArray(prompts2.value.prompts)) {
+  if (isRecord(prompts2?.value) && Array.isArray(prompts2.value.prompts)) {
     const found = [];
     prompts2.value.prompts.forEach((prompt, index) => {
-      if (!isObject2(prompt)) return;
+      if (!isRecord(prompt)) return;
       const name = typeof prompt.name === "string" ? prompt.name : `#${index}`;
       check2(found, `/prompts/${index}/validate`, prompt.validate, `validate of prompt "${name}"`);
     });
@@ -65927,12 +65924,12 @@ function refusedPatterns(variables2, variablesFile, prompts2, promptsFile) {
 }
 function contentScope(variables2, variablesFile) {
   const document = variables2?.value;
-  if (!isObject2(document) || !isObject2(document.variables)) return void 0;
+  if (!isRecord(document) || !isRecord(document.variables)) return void 0;
   const names = scopeNames(document);
   const properties = /* @__PURE__ */ new Map();
   for (const [name, definition] of Object.entries(document.variables)) {
-    if (!isObject2(definition) || !isObject2(definition.properties) || Object.keys(definition.properties).length === 0) continue;
-    properties.set(name, /* @__PURE__ */ new Set([...Object.keys(definition.properties), ...Object.keys(isObject2(definition.default) ? definition.default : {})]));
+    if (!isRecord(definition) || !isRecord(definition.properties) || Object.keys(definition.properties).length === 0) continue;
+    properties.set(name, /* @__PURE__ */ new Set([...Object.keys(definition.properties), ...Object.keys(isRecord(definition.default) ? definition.default : {})]));
   }
   return { names: /* @__PURE__ */ new Set([...names.variables, ...names.computed]), properties, variablesFile };
 }
@@ -65982,7 +65979,7 @@ async function checkMigrations(root, errors, deep) {
   for (const name of stepFiles) {
     const file = `${MIGRATIONS_FOLDER}/${name}`;
     const checked = await checkJsonFile(root, file, "migration-step", errors);
-    if (!deep || !checked || !isObject2(checked.value)) continue;
+    if (!deep || !checked || !isRecord(checked.value)) continue;
     errors.push(...locateViolations(file, checkMigrationStep(checked.value, engine), checked.positions));
     const { fromVersion, toVersion } = checked.value;
     if (typeof fromVersion === "string" && typeof toVersion === "string") versions.push({ file, fromVersion, toVersion });
@@ -66056,7 +66053,7 @@ async function validateTemplate(dir, options = {}) {
   for (const { file, ...violation } of checkExpressions(documents, evaluator)) {
     errors.push(...locateViolations(file, [violation], positionsOf2.get(file)));
   }
-  if (deep && isObject2(manifest)) {
+  if (deep && isRecord(manifest)) {
     const folder = typeof manifest.content === "string" && manifest.content !== "" ? manifest.content : DEFAULT_CONTENT;
     const contentDir = await resolveInsideRoot(root, folder);
     if (contentDir && await kindOf(contentDir) === "directory") {
@@ -66071,7 +66068,7 @@ async function validateTemplate(dir, options = {}) {
       errors.push(...checkParseLimit(contentFolder, content.texts, content.paths));
     }
   }
-  if (deep && isObject2(manifest) && typeof manifest.nextSteps === "string") {
+  if (deep && isRecord(manifest) && typeof manifest.nextSteps === "string") {
     const found = checkContent("", [{ path: "nextSteps", text: manifest.nextSteps }], [], contentScope(variables2, path14.normalize(variablesFile)), evaluator.engine);
     const violations = found.map((problem) => ({ pointer: "/nextSteps", code: problem.code, message: problem.message }));
     errors.push(...locateViolations(MANIFEST_FILE, violations, manifestChecked?.positions));
@@ -68099,7 +68096,6 @@ var nonUtf8Liquid = {
 var HABIT_RULES = [jinjaComment, stringTruthiness, promptOrder, jinjaSyntax, nonUtf8Liquid];
 
 // src/template/lint.ts
-var isRecord7 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 var esc = escapePointerSegment;
 var show = (value) => JSON.stringify(value) ?? String(value);
 function* walkVariables(variables2) {
@@ -68255,7 +68251,7 @@ function checkDefault(def, value, pointer, label, promptPattern, budget) {
       if (typeof item === "string") checkString(item, at3, subject);
       if (def.items) problems.push(...checkDefault(def.items, item, at3, `${label}[${index}]`, void 0, budget));
     });
-  } else if (isRecord7(value)) {
+  } else if (isRecord(value)) {
     if (!inEnum(value)) problems.push({ pointer, message: notInEnum(`default of variable "${label}"`) });
     for (const [key, property] of def.properties) {
       if (Object.hasOwn(value, key)) {
@@ -70854,9 +70850,6 @@ var ApplyError = class extends Error {
   backupDir;
 };
 var BACKUPS_HINT = "the backup folder it names";
-function messageOf(error2) {
-  return errorMessage(error2);
-}
 function toNative(relative2) {
   return relative2.split("/").join(path19.sep);
 }
@@ -70906,7 +70899,7 @@ async function applyOperations(root, operations, options) {
   try {
     await writeJournal("prepare");
   } catch (error2) {
-    throw new ApplyError(`could not write the migration journal, nothing was changed: ${messageOf(error2)}`, true, void 0, { cause: error2 });
+    throw new ApplyError(`could not write the migration journal, nothing was changed: ${errorMessage(error2)}`, true, void 0, { cause: error2 });
   }
   try {
     for (const item of prepared) {
@@ -70928,7 +70921,7 @@ async function applyOperations(root, operations, options) {
     await cleanTemps();
     await cleanCreatedDirs();
     await dropJournal();
-    throw new ApplyError(`could not write the new files, nothing was changed: ${messageOf(error2)}`, true, void 0, { cause: error2 });
+    throw new ApplyError(`could not write the new files, nothing was changed: ${errorMessage(error2)}`, true, void 0, { cause: error2 });
   }
   try {
     for (const item of prepared) {
@@ -70943,7 +70936,7 @@ async function applyOperations(root, operations, options) {
     await cleanCreatedDirs();
     await pruneBackups(fs4, backupDir, prepared, /* @__PURE__ */ new Set(), root);
     await dropJournal();
-    throw new ApplyError(`could not back up the old files, nothing was changed: ${messageOf(error2)}`, true, void 0, { cause: error2 });
+    throw new ApplyError(`could not back up the old files, nothing was changed: ${errorMessage(error2)}`, true, void 0, { cause: error2 });
   }
   try {
     for (const item of prepared) if (item.saved) await fs4.syncFile(item.saved);
@@ -70953,7 +70946,7 @@ async function applyOperations(root, operations, options) {
     await cleanCreatedDirs();
     await pruneBackups(fs4, backupDir, prepared, /* @__PURE__ */ new Set(), root);
     await dropJournal();
-    throw new ApplyError(`could not write the migration journal, nothing was changed: ${messageOf(error2)}`, true, void 0, { cause: error2 });
+    throw new ApplyError(`could not write the migration journal, nothing was changed: ${errorMessage(error2)}`, true, void 0, { cause: error2 });
   }
   const done = [];
   try {
@@ -70973,7 +70966,7 @@ async function applyOperations(root, operations, options) {
           await fs4.rm(item.target);
         }
       } catch (undoError) {
-        failures.push(`${item.operation.path}: ${messageOf(undoError)}`);
+        failures.push(`${item.operation.path}: ${errorMessage(undoError)}`);
       }
     }
     await cleanTemps();
@@ -70981,10 +70974,10 @@ async function applyOperations(root, operations, options) {
       await cleanCreatedDirs();
       await pruneBackups(fs4, backupDir, prepared, /* @__PURE__ */ new Set(), root);
       await dropJournal();
-      throw new ApplyError(`could not apply the changes, rolled back: ${messageOf(error2)}`, true, void 0, { cause: error2 });
+      throw new ApplyError(`could not apply the changes, rolled back: ${errorMessage(error2)}`, true, void 0, { cause: error2 });
     }
     throw new ApplyError(
-      `could not apply the changes: ${messageOf(error2)}; the rollback failed for ${failures.join(", ")}; the old files are in ${backupDir}`,
+      `could not apply the changes: ${errorMessage(error2)}; the rollback failed for ${failures.join(", ")}; the old files are in ${backupDir}`,
       false,
       backupDir,
       { cause: error2 }
@@ -71530,9 +71523,6 @@ var forTemplate = (steps, templateId) => steps.filter((step) => step.templateId 
 function breakingWarning(count) {
   return `${count} breaking migration step${count === 1 ? "" : "s"}: review the migration guide before applying`;
 }
-function messageOf2(error2) {
-  return errorMessage(error2);
-}
 var ChangeError = class extends Error {
 };
 var isBinaryData = (data) => data.subarray(0, 8192).includes(0);
@@ -71799,7 +71789,7 @@ async function freshBackupDir(root, date) {
 function chainSteps(steps, context) {
   return chainInOrder(forTemplate(steps, context.templateId), context.currentVersion);
 }
-async function planRun(steps, context) {
+async function recoverAndPlanRun(steps, context) {
   const chain = chainSteps(steps, context);
   const result = { success: true, changes: [], warnings: [], errors: [], applied: [], skipped: [], plan: [] };
   if (chain.steps.length > 0) result.reachedVersion = chain.reachedVersion;
@@ -71833,7 +71823,7 @@ async function planRun(steps, context) {
     try {
       lock = await readLock(root);
     } catch (error2) {
-      return fail(messageOf2(error2));
+      return fail(errorMessage(error2));
     }
   }
   const alreadyApplied = new Set(Array.isArray(lock?.appliedMigrations) ? lock.appliedMigrations : []);
@@ -71849,7 +71839,7 @@ async function planRun(steps, context) {
     try {
       outcome = await step.execute({ ...context, currentVersion: hopVersion, files });
     } catch (error2) {
-      return fail(`step ${step.id} failed: ${messageOf2(error2)}`, withLock);
+      return fail(`step ${step.id} failed: ${errorMessage(error2)}`, withLock);
     }
     const problem = resultProblem(outcome);
     if (problem) return fail(`step ${step.id} returned an invalid result: ${problem}`, withLock);
@@ -71873,7 +71863,7 @@ async function planRun(steps, context) {
       try {
         await project.plan(change);
       } catch (error2) {
-        return fail(`step ${step.id}: ${messageOf2(error2)}`, withLock);
+        return fail(`step ${step.id}: ${errorMessage(error2)}`, withLock);
       }
     }
     result.applied.push(step.id);
@@ -72114,7 +72104,7 @@ function mergeThreeWay(base, ours, theirs, labels, options = {}) {
 var MAX_JSON_MERGE_CHARS = 2 * 1024 * 1024;
 var MAX_KEY_CHANGES = 1e3;
 var MISSING = /* @__PURE__ */ Symbol("missing");
-var isObject3 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var isObject2 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 function equal(a, b2) {
   if (a === b2) return true;
   if (a === MISSING || b2 === MISSING || typeof a !== "object" || typeof b2 !== "object" || a === null || b2 === null) return false;
@@ -72132,7 +72122,7 @@ function parsed(text4) {
 function at2(root, path28) {
   let current = root;
   for (const key of path28) {
-    if (!isObject3(current) || !Object.hasOwn(current, key)) return MISSING;
+    if (!isObject2(current) || !Object.hasOwn(current, key)) return MISSING;
     current = current[key];
   }
   return current;
@@ -72144,7 +72134,7 @@ function keyChanges(base, theirs, path28, out) {
     const before = Object.hasOwn(base, key) ? base[key] : MISSING;
     const after = Object.hasOwn(theirs, key) ? theirs[key] : MISSING;
     if (equal(before, after)) continue;
-    if (isObject3(before) && isObject3(after)) keyChanges(before, after, [...path28, key], out);
+    if (isObject2(before) && isObject2(after)) keyChanges(before, after, [...path28, key], out);
     else out.push({ path: [...path28, key], value: after, siblings });
   }
 }
@@ -72171,7 +72161,7 @@ function mergeJsonByKey(base, ours, theirs) {
   if (Math.max(base.length, ours.length, theirs.length) > MAX_JSON_MERGE_CHARS) return void 0;
   const [baseValue, oursValue, theirsValue] = [parsed(base), parsed(ours), parsed(theirs)];
   if (baseValue === void 0 || oursValue === void 0 || theirsValue === void 0) return void 0;
-  if (!isObject3(baseValue) || !isObject3(oursValue) || !isObject3(theirsValue)) return void 0;
+  if (!isObject2(baseValue) || !isObject2(oursValue) || !isObject2(theirsValue)) return void 0;
   const changes = [];
   keyChanges(baseValue, theirsValue, [], changes);
   if (changes.length > MAX_KEY_CHANGES) return void 0;
@@ -72181,7 +72171,7 @@ function mergeJsonByKey(base, ours, theirs) {
     const mine = at2(oursValue, change.path);
     if (equal(mine, change.value)) continue;
     if (!equal(mine, at2(baseValue, change.path))) return void 0;
-    if (!isObject3(at2(oursValue, change.path.slice(0, -1)))) return void 0;
+    if (!isObject2(at2(oursValue, change.path.slice(0, -1)))) return void 0;
     const key = change.path.at(-1);
     const edits = modify(text4, change.path, change.value === MISSING ? void 0 : change.value, {
       formattingOptions,
@@ -72602,7 +72592,7 @@ async function prepareUpdate(options, locked, work, how = {}) {
   const shown = withoutSecrets(targetTemplate, next.resolved, evaluator);
   const newAnswers = Object.fromEntries(Object.entries(shown.answers).filter(([name]) => !Object.hasOwn(lock.answers, name)));
   const keptWithoutSecret = new Set([...secretNeeds?.usedBy ?? []].filter(([, used]) => [...used].some((name) => withhold.has(name))).map(([file]) => file));
-  const planned = await planRun(steps, {
+  const planned = await recoverAndPlanRun(steps, {
     projectPath: projectDir,
     currentVersion: fromVersion,
     targetVersion: target.version,
