@@ -9449,7 +9449,7 @@ var require_readable = __commonJS({
   "node_modules/undici/lib/api/readable.js"(exports, module) {
     "use strict";
     var assert = __require("node:assert");
-    var { Readable: Readable6 } = __require("node:stream");
+    var { Readable: Readable5 } = __require("node:stream");
     var { RequestAbortedError, NotSupportedError, InvalidArgumentError, AbortError } = require_errors();
     var util = require_util();
     var { ReadableStreamFrom } = require_util();
@@ -9461,7 +9461,7 @@ var require_readable = __commonJS({
     var kContentLength = /* @__PURE__ */ Symbol("kContentLength");
     var noop4 = () => {
     };
-    var BodyReadable = class extends Readable6 {
+    var BodyReadable = class extends Readable5 {
       constructor({
         resume,
         abort,
@@ -9803,7 +9803,7 @@ var require_api_request = __commonJS({
   "node_modules/undici/lib/api/api-request.js"(exports, module) {
     "use strict";
     var assert = __require("node:assert");
-    var { Readable: Readable6 } = require_readable();
+    var { Readable: Readable5 } = require_readable();
     var { InvalidArgumentError, RequestAbortedError } = require_errors();
     var util = require_util();
     var { getResolveErrorBodyCallback } = require_util3();
@@ -9898,7 +9898,7 @@ var require_api_request = __commonJS({
         const parsedHeaders = responseHeaders === "raw" ? util.parseHeaders(rawHeaders) : headers;
         const contentType = parsedHeaders["content-type"];
         const contentLength = parsedHeaders["content-length"];
-        const res = new Readable6({
+        const res = new Readable5({
           resume,
           abort,
           contentType,
@@ -10213,7 +10213,7 @@ var require_api_pipeline = __commonJS({
   "node_modules/undici/lib/api/api-pipeline.js"(exports, module) {
     "use strict";
     var {
-      Readable: Readable6,
+      Readable: Readable5,
       Duplex,
       PassThrough
     } = __require("node:stream");
@@ -10227,7 +10227,7 @@ var require_api_pipeline = __commonJS({
     var { addSignal, removeSignal } = require_abort_signal();
     var assert = __require("node:assert");
     var kResume = /* @__PURE__ */ Symbol("resume");
-    var PipelineRequest = class extends Readable6 {
+    var PipelineRequest = class extends Readable5 {
       constructor() {
         super({ autoDestroy: true });
         this[kResume] = null;
@@ -10244,7 +10244,7 @@ var require_api_pipeline = __commonJS({
         callback(err);
       }
     };
-    var PipelineResponse = class extends Readable6 {
+    var PipelineResponse = class extends Readable5 {
       constructor(resume) {
         super({ autoDestroy: true });
         this[kResume] = resume;
@@ -13569,7 +13569,7 @@ var require_fetch = __commonJS({
       subresourceSet
     } = require_constants3();
     var EE = __require("node:events");
-    var { Readable: Readable6, pipeline: pipeline4, finished: finished2 } = __require("node:stream");
+    var { Readable: Readable5, pipeline: pipeline4, finished: finished2 } = __require("node:stream");
     var { addAbortListener, isErrored, isReadable, bufferToLowerCasedHeaderName } = require_util();
     var { dataURLProcessor, serializeAMimeType, minimizeSupportedMimeType } = require_data_url();
     var { getGlobalDispatcher } = require_global2();
@@ -14508,7 +14508,7 @@ var require_fetch = __commonJS({
                   }
                 }
               }
-              this.body = new Readable6({ read: resume });
+              this.body = new Readable5({ read: resume });
               const onError = this.onError.bind(this);
               resolve2({
                 status,
@@ -46662,7 +46662,6 @@ var RoutesSource = class _RoutesSource {
 import { createHash as createHash4 } from "node:crypto";
 import { readFile as readFile3, stat as stat3 } from "node:fs/promises";
 import path8 from "node:path";
-import { Readable as Readable2 } from "node:stream";
 
 // src/core/files.ts
 import { mkdir as mkdir2, open as open2, readdir as readdir2, readFile, rename as rename2, rm as rm2, stat as stat2 } from "node:fs/promises";
@@ -46807,11 +46806,33 @@ function firstLine(error2) {
   return message2.split("\n")[0] ?? message2;
 }
 
+// src/core/response-body.ts
+import { Readable } from "node:stream";
+async function readBodyCapped(response, maxBytes, tooLarge) {
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel().catch(() => void 0);
+    throw tooLarge(declared);
+  }
+  if (!response.body) return Buffer.alloc(0);
+  const chunks = [];
+  let size = 0;
+  const body = Readable.fromWeb(response.body);
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      body.destroy();
+      throw tooLarge();
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
+
 // src/client/trust.ts
 import { createHash as createHash3 } from "node:crypto";
 import { readFile as readFile2 } from "node:fs/promises";
 import path7 from "node:path";
-import { Readable } from "node:stream";
 
 // src/core/registry-signatures.ts
 import { createHash as createHash2 } from "node:crypto";
@@ -47691,25 +47712,12 @@ var TrustFetchFailure = class extends Error {
   }
   status;
 };
-async function readSmall(response, max, url) {
-  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > max) {
-    await response.body?.cancel().catch(() => void 0);
-    throw new SignatureProblem("malformed", `${url} is ${declared} bytes, more than the ${max} it may have`);
-  }
-  if (!response.body) return Buffer.alloc(0);
-  const chunks = [];
-  let size = 0;
-  const body = Readable.fromWeb(response.body);
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > max) {
-      body.destroy();
-      throw new SignatureProblem("malformed", `${url} is more than the ${max} bytes it may have`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+function readSmall(response, max, url) {
+  return readBodyCapped(
+    response,
+    max,
+    (declared) => new SignatureProblem("malformed", declared === void 0 ? `${url} is more than the ${max} bytes it may have` : `${url} is ${declared} bytes, more than the ${max} it may have`)
+  );
 }
 function folderOf(documentUrl) {
   const folder = new URL(".", documentUrl);
@@ -48005,26 +48013,12 @@ var RefreshMark = class {
     }
   }
 };
-async function readCapped(response, maxBytes, url, what) {
-  const tooLarge = (size2) => new FetchFailure(`the ${what} at ${url} is ${size2}, more than the limit of ${maxBytes} bytes (maxDocumentBytes, TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES)`);
-  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel().catch(() => void 0);
-    throw tooLarge(`${declared} bytes`);
-  }
-  if (!response.body) return Buffer.alloc(0);
-  const chunks = [];
-  let size = 0;
-  const body = Readable2.fromWeb(response.body);
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      body.destroy();
-      throw tooLarge("larger");
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+function readCapped(response, maxBytes, url, what) {
+  return readBodyCapped(
+    response,
+    maxBytes,
+    (declared) => new FetchFailure(`the ${what} at ${url} is ${declared === void 0 ? "larger" : `${declared} bytes`}, more than the limit of ${maxBytes} bytes (maxDocumentBytes, TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES)`)
+  );
 }
 var CachedJson = class {
   #options;
@@ -48900,7 +48894,7 @@ import { createWriteStream as createWriteStream2 } from "node:fs";
 import { mkdtemp, readdir as readdir3, rm as rm3, stat as stat4 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path10 from "node:path";
-import { Readable as Readable4, Transform as Transform4 } from "node:stream";
+import { Readable as Readable3, Transform as Transform4 } from "node:stream";
 import { pipeline as pipeline3 } from "node:stream/promises";
 
 // src/archive/integrity.ts
@@ -52340,7 +52334,7 @@ function verifyProvenance(bytes, expected, trust) {
 import { lookup as dnsLookup } from "node:dns";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { Readable as Readable3 } from "node:stream";
+import { Readable as Readable2 } from "node:stream";
 
 // src/core/ip-addresses.ts
 import { isIPv4, isIPv6 } from "node:net";
@@ -52524,7 +52518,7 @@ function answerOf(message2, method) {
   const status = message2.statusCode ?? 0;
   const bodiless = method === "HEAD" || status === 204 || status === 205 || status === 304;
   if (bodiless) message2.resume();
-  const body = bodiless ? null : Readable3.toWeb(message2);
+  const body = bodiless ? null : Readable2.toWeb(message2);
   return new Response(body, { status, statusText: message2.statusMessage ?? "", headers });
 }
 function guardedRequest(policy, options = {}) {
@@ -52764,7 +52758,7 @@ async function fetchToFile(entry, file, options, maxBytes) {
     );
     const digest2 = new DigestStream();
     try {
-      await pipeline3(Readable4.fromWeb(response.body), limit, digest2, createWriteStream2(file, { flags: "wx", mode: 384 }));
+      await pipeline3(Readable3.fromWeb(response.body), limit, digest2, createWriteStream2(file, { flags: "wx", mode: 384 }));
     } catch (error2) {
       if (error2 instanceof DownloadError) throw error2;
       throw new DownloadError(url, errorMessage(error2), { cause: error2 });
@@ -52786,7 +52780,7 @@ async function fetchSmallFile(url, options, maxBytes) {
     }
     const chunks = [];
     let size = 0;
-    for await (const chunk of Readable4.fromWeb(response.body)) {
+    for await (const chunk of Readable3.fromWeb(response.body)) {
       size += chunk.length;
       if (size > maxBytes) {
         controller.abort();
@@ -52857,7 +52851,7 @@ async function downloadTemplate(entry, dest, options = {}) {
 }
 
 // src/github/client.ts
-import { Readable as Readable5 } from "node:stream";
+import { Readable as Readable4 } from "node:stream";
 
 // node_modules/@octokit/plugin-retry/dist-bundle/index.js
 var import_light = __toESM(require_light(), 1);
@@ -57223,7 +57217,7 @@ function replayableBody(octokit) {
     const open3 = options.request?.[OPEN_BODY];
     if (typeof open3 === "function") {
       const previous = options.data;
-      if (previous instanceof Readable5) previous.destroy();
+      if (previous instanceof Readable4) previous.destroy();
       options.data = open3();
     }
     return request2(options);

@@ -18,11 +18,10 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 
 import { writeFileAtomic } from '../core/files.js';
 import { errorMessage } from '../core/errors.js';
+import { readBodyCapped } from '../core/response-body.js';
 import { RegistryTrustError, trustFetchFailure } from './trust.js';
 
 /** No registry could be read and none is cached: the only case in which the client rejects. */
@@ -123,27 +122,13 @@ export class RefreshMark {
 }
 
 /** The body of `response`, refused (FetchFailure) as soon as it passes `maxBytes`. */
-async function readCapped(response: Response, maxBytes: number, url: string, what: string): Promise<Buffer> {
-  const tooLarge = (size: string): FetchFailure =>
-    new FetchFailure(`the ${what} at ${url} is ${size}, more than the limit of ${maxBytes} bytes (maxDocumentBytes, TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES)`);
-  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel().catch(() => undefined);
-    throw tooLarge(`${declared} bytes`);
-  }
-  if (!response.body) return Buffer.alloc(0);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      body.destroy();
-      throw tooLarge('larger');
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+function readCapped(response: Response, maxBytes: number, url: string, what: string): Promise<Buffer> {
+  return readBodyCapped(
+    response,
+    maxBytes,
+    (declared) =>
+      new FetchFailure(`the ${what} at ${url} is ${declared === undefined ? 'larger' : `${declared} bytes`}, more than the limit of ${maxBytes} bytes (maxDocumentBytes, TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES)`),
+  );
 }
 
 export interface CachedJsonOptions<T> {

@@ -24,10 +24,9 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 
 import { writeFileAtomic } from '../core/files.js';
+import { readBodyCapped } from '../core/response-body.js';
 import {
   KEYS_FILE,
   looksLikeKeysFile,
@@ -109,25 +108,10 @@ class TrustFetchFailure extends Error {
   }
 }
 
-async function readSmall(response: Response, max: number, url: string): Promise<Buffer> {
-  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > max) {
-    await response.body?.cancel().catch(() => undefined);
-    throw new SignatureProblem('malformed', `${url} is ${declared} bytes, more than the ${max} it may have`);
-  }
-  if (!response.body) return Buffer.alloc(0);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) {
-      body.destroy();
-      throw new SignatureProblem('malformed', `${url} is more than the ${max} bytes it may have`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+function readSmall(response: Response, max: number, url: string): Promise<Buffer> {
+  return readBodyCapped(response, max, (declared) =>
+    new SignatureProblem('malformed', declared === undefined ? `${url} is more than the ${max} bytes it may have` : `${url} is ${declared} bytes, more than the ${max} it may have`),
+  );
 }
 
 /** The folder of a document URL (where keys.json and the relative paths start), without query or fragment. */

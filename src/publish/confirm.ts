@@ -7,10 +7,10 @@
  * `downloadUrl`, hashed. A registry's own detail saying so is a shortcut taken before this.
  */
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
 
 import { registryDocumentUrl } from '../core/registry-url.js';
 import { isRecord } from '../core/is-record.js';
+import { readBodyCapped } from '../core/response-body.js';
 
 /** What the registry holds under the name and version that answered 409. */
 export type PublishedCheck =
@@ -57,22 +57,11 @@ async function readBounded(url: string, options: ConfirmOptions, limit: number):
     await response.body?.cancel().catch(() => undefined);
     return undefined;
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const stream = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) {
-        stream.destroy();
-        return undefined;
-      }
-      chunks.push(chunk);
-    }
+    return await readBodyCapped(response, limit, () => new Error('too large'));
   } catch {
     return undefined;
   }
-  return Buffer.concat(chunks);
 }
 
 function parse(bytes: Buffer | undefined): unknown {

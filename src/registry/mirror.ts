@@ -28,7 +28,6 @@
  */
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 
 import { DigestStream, ProvenanceError, publicGoodTrust, verifyIntegrity, verifyProvenance, type SigstoreTrust } from '../archive/index.js';
 import { mapLimit } from '../core/concurrency.js';
@@ -51,6 +50,7 @@ import { documentFile, holds, REGISTRY_FILE, TEMPLATES_DIR, variantsOf } from '.
 import { INDEX_FILE } from './document.js';
 import { CACHE_CONTROL, contentTypeOf, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
 import { isRecord } from '../core/is-record.js';
+import { readBodyCapped } from '../core/response-body.js';
 
 /** What the mirror remembers between runs, in its output. */
 export const MIRROR_STATE_FILE = '.template-registry-mirror.json';
@@ -200,26 +200,8 @@ class Mirror {
   }
 
   /** Reads a response body, refusing more than `max` bytes. */
-  async #body(response: Response, max: number, url: string): Promise<Buffer> {
-    const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-    const tooLarge = (): MirrorError => new MirrorError(`${url} is larger than ${max} bytes, the most the mirror takes`);
-    if (Number.isFinite(declared) && declared > max) {
-      await response.body?.cancel().catch(() => undefined);
-      throw tooLarge();
-    }
-    if (!response.body) return Buffer.alloc(0);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > max) {
-        body.destroy();
-        throw tooLarge();
-      }
-      chunks.push(chunk);
-    }
-    return Buffer.concat(chunks, size);
+  #body(response: Response, max: number, url: string): Promise<Buffer> {
+    return readBodyCapped(response, max, () => new MirrorError(`${url} is larger than ${max} bytes, the most the mirror takes`));
   }
 
   async #get(url: string, max: number, validators?: { etag?: string; lastModified?: string }): Promise<Fetched> {
