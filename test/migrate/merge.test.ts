@@ -173,6 +173,16 @@ describe('mergeThreeWay: large inputs', () => {
     expect(result.text).toBe(text(edited((line, i) => theirsEdit(oursEdit(line, i)[0]!, i))));
   });
 
+  it('merges two 20,000-line files made mostly of blank lines and closing braces', () => {
+    // Repeated lines are what node-diff3's LCS (Hunt-McIlroy with a linear candidate scan) is slow on:
+    // about 4 s for 2,000 such lines and minutes for these, past this test's timeout (bench/diff.bench.ts).
+    const repeated = Array.from({ length: LINES }, (_, i) => (i % 3 === 0 ? '}' : i % 3 === 1 ? '' : `x ${i}`));
+    const oursEdit = (line: string, i: number) => (i % 50 === 2 ? [`ours ${i}`] : [line]);
+    const theirsEdit = (line: string, i: number) => (i % 50 === 26 ? [`theirs ${i}`] : [line]);
+    const result = merge(text(repeated), text(repeated.flatMap(oursEdit)), text(repeated.flatMap(theirsEdit)));
+    expect(result).toEqual({ clean: true, conflicts: 0, text: text(repeated.flatMap((line, i) => theirsEdit(oursEdit(line, i)[0]!, i))) });
+  });
+
   it('reports a conflict where a wholesale rewrite meets a change on the other side', () => {
     const oursEdit = (line: string, i: number) => (i < 6000 && i % 2 === 0 ? [`ours ${i}`] : [line]);
     const theirsEdit = (line: string, i: number) => (i === 3001 ? ['theirs'] : [line]);
