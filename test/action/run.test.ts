@@ -5,8 +5,8 @@ import type { AnnotationProperties } from '@actions/core';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { run, type ActionCore } from '../../src/action/main.js';
-import type { GitHubRelease, GitHubReleaseAsset, ReleaseApi } from '../../src/github/index.js';
 import { PublishError, type PublishOptions, type PublishResult } from '../../src/publish/index.js';
+import { memoryReleaseApi } from '../helpers/fake-github.js';
 import { tempDir, validPrompts } from '../helpers/fixtures.js';
 import { publishableManifest, writePublishableTemplate, writeUncoverableTemplate } from '../publish/publishable-template.js';
 
@@ -91,32 +91,6 @@ function recordingUpload(answer: Partial<PublishResult> = {}) {
     return Promise.resolve({ uploaded: true, status: 201, attempts: 2, integrity: options.integrity ?? '', ...answer });
   };
   return { upload, calls };
-}
-
-/** A release API in memory. */
-function memoryReleaseApi() {
-  const releases: (GitHubRelease & { assets: GitHubReleaseAsset[] })[] = [];
-  const api: ReleaseApi = {
-    findReleaseByTag: (tag) => Promise.resolve(releases.find((r) => r.tag_name === tag)),
-    createRelease: ({ tag, name, body, draft }) => {
-      const release = { id: releases.length + 1, tag_name: tag, name, body, draft, html_url: `https://github.test/r/${tag}`, upload_url: 'https://uploads.test{?name}', assets: [] };
-      releases.push(release);
-      return Promise.resolve(release);
-    },
-    updateRelease: (id, input) => {
-      const release = releases.find((r) => r.id === id)!;
-      Object.assign(release, input);
-      return Promise.resolve(release);
-    },
-    listAssets: (id) => Promise.resolve(releases.find((r) => r.id === id)?.assets ?? []),
-    deleteAsset: () => Promise.resolve(),
-    uploadAsset: (release, asset) => {
-      const uploaded = { id: 100 + release.id, name: asset.name, browser_download_url: `https://github.test/d/${asset.name}` };
-      releases.find((r) => r.id === release.id)!.assets.push(uploaded);
-      return Promise.resolve(uploaded);
-    },
-  };
-  return { api, releases };
 }
 
 /** The inputs of a dry run of `dir` at version 1.0.0, from the workspace above it. */

@@ -10,7 +10,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { run, type ActionCore } from '../../src/action/main.js';
-import type { GitHubRelease, GitHubReleaseAsset, ReleaseApi } from '../../src/github/index.js';
+import type { ReleaseApi } from '../../src/github/index.js';
+import { memoryReleaseApi } from '../helpers/fake-github.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { DEFAULT_RUN, startFakeOidc, type FakeOidc } from '../helpers/fake-oidc.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
@@ -36,21 +37,10 @@ function recordingCore() {
 /** A release API in memory, recording the token it was made with. */
 function memoryReleases() {
   const made: { token: string; owner: string; repo: string }[] = [];
-  const releases: GitHubRelease[] = [];
+  const { api, releases } = memoryReleaseApi();
   const factory = (token: string, owner: string, repo: string): ReleaseApi => {
     made.push({ token, owner, repo });
-    return {
-      findReleaseByTag: (tag) => Promise.resolve(releases.find((r) => r.tag_name === tag)),
-      createRelease: ({ tag, name, body, draft }) => {
-        const release = { id: releases.length + 1, tag_name: tag, name, body, draft, html_url: `https://github.test/r/${tag}`, upload_url: 'https://uploads.test{?name}' };
-        releases.push(release);
-        return Promise.resolve(release);
-      },
-      updateRelease: (id) => Promise.resolve(releases.find((r) => r.id === id)!),
-      listAssets: () => Promise.resolve([] as GitHubReleaseAsset[]),
-      deleteAsset: () => Promise.resolve(),
-      uploadAsset: (_release, asset) => Promise.resolve({ id: 1, name: asset.name, browser_download_url: `https://github.test/d/${asset.name}` }),
-    };
+    return api;
   };
   return { factory, made, releases };
 }

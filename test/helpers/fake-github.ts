@@ -34,10 +34,46 @@
  * given), 401 otherwise. `fail(plan)` makes the next requests (optionally only those matching a method
  * and path) answer with the given statuses instead, e.g. `fail([500])`, or `fail([{ status: 403,
  * headers: {…} }])` for a rate limit. Every request is recorded in `requests`, failed ones included.
+ *
+ * `memoryReleaseApi()` is the same releases without HTTP: a `ReleaseApi` in memory, for the action's
+ * tests that inject one (`run({ releaseApi })`) rather than go through Octokit.
  */
 import { createHash } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
+import type { GitHubRelease, GitHubReleaseAsset, ReleaseApi } from '../../src/github/index.js';
+
+/** A release in memory with its assets. */
+export type MemoryRelease = GitHubRelease & { assets: GitHubReleaseAsset[] };
+
+/**
+ * A `ReleaseApi` in memory: releases numbered from 1 in creation order, found by tag, updated in
+ * place; an uploaded asset is listed on its release (id 100 + the release's) until deleted.
+ */
+export function memoryReleaseApi(): { api: ReleaseApi; releases: MemoryRelease[] } {
+  const releases: MemoryRelease[] = [];
+  const api: ReleaseApi = {
+    findReleaseByTag: (tag) => Promise.resolve(releases.find((r) => r.tag_name === tag)),
+    createRelease: ({ tag, name, body, draft }) => {
+      const release: MemoryRelease = { id: releases.length + 1, tag_name: tag, name, body, draft, html_url: `https://github.test/r/${tag}`, upload_url: 'https://uploads.test{?name}', assets: [] };
+      releases.push(release);
+      return Promise.resolve(release);
+    },
+    updateRelease: (id, input) => Promise.resolve(Object.assign(releases.find((r) => r.id === id)!, input)),
+    listAssets: (id) => Promise.resolve([...(releases.find((r) => r.id === id)?.assets ?? [])]),
+    deleteAsset: (assetId) => {
+      for (const release of releases) release.assets = release.assets.filter((asset) => asset.id !== assetId);
+      return Promise.resolve();
+    },
+    uploadAsset: (release, asset) => {
+      const uploaded = { id: 100 + release.id, name: asset.name, browser_download_url: `https://github.test/d/${asset.name}` };
+      releases.find((r) => r.id === release.id)!.assets.push(uploaded);
+      return Promise.resolve(uploaded);
+    },
+  };
+  return { api, releases };
+}
 
 export interface FakeGitHubOptions {
   /** The accepted token; any non-empty token when absent. */

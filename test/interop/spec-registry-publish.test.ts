@@ -10,10 +10,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { run, type ActionCore } from '../../src/action/main.js';
-import type { GitHubRelease, ReleaseApi } from '../../src/github/index.js';
 import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate, PublishError } from '../../src/publish/index.js';
 import { cli } from '../helpers/cli.js';
+import { memoryReleaseApi } from '../helpers/fake-github.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startSpecRegistry, type SpecRegistry } from '../helpers/spec-registry.js';
 import { publishableManifest, writePublishableTemplate } from '../publish/publishable-template.js';
@@ -99,22 +99,6 @@ function quietCore(): { core: ActionCore; outputs: Record<string, string>; error
   return { core, outputs, errors };
 }
 
-function releaseApi(): ReleaseApi {
-  const releases: GitHubRelease[] = [];
-  return {
-    findReleaseByTag: (tag) => Promise.resolve(releases.find((r) => r.tag_name === tag)),
-    createRelease: ({ tag, name, body, draft }) => {
-      const release = { id: releases.length + 1, tag_name: tag, name, body, draft, html_url: `https://github.test/r/${tag}`, upload_url: 'https://uploads.test{?name}' };
-      releases.push(release);
-      return Promise.resolve(release);
-    },
-    updateRelease: (id, input) => Promise.resolve(Object.assign(releases.find((r) => r.id === id)!, input)),
-    listAssets: () => Promise.resolve([]),
-    deleteAsset: () => Promise.resolve(),
-    uploadAsset: (_release, asset) => Promise.resolve({ id: 1, name: asset.name, browser_download_url: `https://github.test/d/${asset.name}` }),
-  };
-}
-
 describe('the publish action against a spec-only registry', () => {
   it('succeeds when re-run for the same tag', async () => {
     const registry = await specRegistry();
@@ -131,7 +115,7 @@ describe('the publish action against a spec-only registry', () => {
       'INPUT_GITHUB-TOKEN': 'ghs_secret',
       'INPUT_CREATE-RELEASE': 'true',
     };
-    const api = releaseApi();
+    const { api } = memoryReleaseApi();
     const firstRun = quietCore();
     const first = await run({ env, core: firstRun.core, setExitCode: () => undefined, releaseApi: () => api });
     expect(first.ok, firstRun.errors.join('\n')).toBe(true);

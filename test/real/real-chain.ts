@@ -10,9 +10,9 @@ import path from 'node:path';
 import { expect } from 'vitest';
 
 import { run, type ActionCore } from '../../src/action/main.js';
-import type { GitHubRelease, GitHubReleaseAsset, ReleaseApi } from '../../src/github/index.js';
 import { extractChangelogSection, type TemplateLock } from '../../src/template/index.js';
 import { cli, type CliRun } from '../helpers/cli.js';
+import { memoryReleaseApi, type MemoryRelease } from '../helpers/fake-github.js';
 import { tempDir } from '../helpers/fixtures.js';
 import type { TestServer } from '../helpers/registry-server.js';
 
@@ -64,28 +64,6 @@ function recordingCore() {
   return { core, log, annotations, outputs, failed };
 }
 
-/** A GitHub release API in memory, as the action's tests fake it. */
-function memoryReleaseApi() {
-  const releases: (GitHubRelease & { assets: GitHubReleaseAsset[] })[] = [];
-  const api: ReleaseApi = {
-    findReleaseByTag: (tag) => Promise.resolve(releases.find((r) => r.tag_name === tag)),
-    createRelease: ({ tag, name, body, draft }) => {
-      const release = { id: releases.length + 1, tag_name: tag, name, body, draft, html_url: `https://github.test/r/${tag}`, upload_url: 'https://uploads.test{?name}', assets: [] };
-      releases.push(release);
-      return Promise.resolve(release);
-    },
-    updateRelease: (id, input) => Promise.resolve(Object.assign(releases.find((r) => r.id === id)!, input)),
-    listAssets: (id) => Promise.resolve(releases.find((r) => r.id === id)?.assets ?? []),
-    deleteAsset: () => Promise.resolve(),
-    uploadAsset: (release, asset) => {
-      const uploaded = { id: 100 + release.id, name: asset.name, browser_download_url: `https://github.test/d/${asset.name}` };
-      releases.find((r) => r.id === release.id)!.assets.push(uploaded);
-      return Promise.resolve(uploaded);
-    },
-  };
-  return { api, releases };
-}
-
 export interface ActionRun {
   ok: boolean;
   /** `group <name>`, `info ...`, `warning ...`, `error ...`, `endgroup`, in order. */
@@ -93,7 +71,7 @@ export interface ActionRun {
   /** Lint findings annotated by the action, as `<rule> <message>`. */
   lintFindings: string[];
   outputs: Record<string, string>;
-  release: (GitHubRelease & { assets: GitHubReleaseAsset[] }) | undefined;
+  release: MemoryRelease | undefined;
   /** The section of the template's CHANGELOG.md for the version published. */
   changelogSection: string | undefined;
 }
