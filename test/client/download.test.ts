@@ -10,8 +10,10 @@ import { create as tarCreate, Header, type HeaderData } from 'tar';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { DownloadError, downloadTemplate, IntegrityError, RegistryClient, UnsafeArchiveError } from '../../src/client/index.js';
+import type { TemplateEntry } from '../../src/core/schema-types.js';
 import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate } from '../../src/publish/index.js';
+import { templateEntry } from '../helpers/builders.js';
 import { tempDir, writeTree } from '../helpers/fixtures.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
 
@@ -85,8 +87,8 @@ function serve(bytes: Buffer, init: ResponseInit = {}): Served {
   return served;
 }
 
-function entryFor(bytes: Buffer, extra: Record<string, unknown> = {}) {
-  return { id: 'demo', version: '1.0.0', downloadUrl: 'https://registry.example.test/demo-1.0.0.tgz', integrity: sri(bytes), ...extra };
+function entryFor(bytes: Buffer, extra: Partial<TemplateEntry> = {}): TemplateEntry {
+  return templateEntry('demo', { downloadUrl: 'https://registry.example.test/demo-1.0.0.tgz', integrity: sri(bytes), ...extra });
 }
 
 async function listTree(dir: string, prefix = ''): Promise<string[]> {

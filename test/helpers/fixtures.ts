@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
 
+import { templateManifest } from './builders.js';
+
 const created: string[] = [];
 
 afterEach(async () => {
@@ -16,16 +18,13 @@ export async function tempDir(prefix = 'tr-test-'): Promise<string> {
   return dir;
 }
 
-export const validManifest = {
-  name: 'demo-template',
-  version: '1.0.0',
+export const validManifest = templateManifest('demo-template', '1.0.0', {
   description: 'A demo template used by the tests',
-  category: 'backend',
   stability: 'stable',
   author: { name: 'Test Author', email: 'author@example.com' },
   features: ['api', 'testing'],
   changelog: 'CHANGELOG.md',
-};
+});
 
 export const validVariables = {
   variables: {

@@ -7,6 +7,7 @@
  */
 import type { RegistryDocument, TemplateEntry } from '../../src/core/schema-types.js';
 import type { AnalyticsEventRecord } from '../../src/registry/analytics.js';
+import { templateEntry } from '../helpers/builders.js';
 
 export const HISTORY_NOW = new Date('2026-03-31T12:00:00.000Z');
 const DAY = 24 * 60 * 60 * 1000;
@@ -23,7 +24,7 @@ export function random(seed: number): () => number {
   };
 }
 
-const entry = (id: string, version: string, category: string): TemplateEntry => ({ id, version, category, stability: 'stable' }) as unknown as TemplateEntry;
+const entry = (id: string, version: string, category: string): TemplateEntry => templateEntry(id, { version, category });
 
 /** The registry the histories are aggregated against (web-app@0.9.0 is not listed). */
 export const historyRegistry: Pick<RegistryDocument, 'templates'> = {

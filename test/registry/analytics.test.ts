@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { AnalyticsRecord, RegistryDocument, TemplateEntry } from '../../src/core/schema-types.js';
 import { schemaErrors } from '../../src/core/schemas.js';
 import { aggregateAnalytics, downloadUsage, type AnalyticsEventRecord, type AnalyticsInput } from '../../src/index.js';
+import { templateEntry } from '../helpers/builders.js';
 
 const NOW = new Date('2026-03-31T12:00:00.000Z');
 const DAY = 24 * 60 * 60 * 1000;
@@ -11,7 +12,7 @@ const DAY = 24 * 60 * 60 * 1000;
 const ago = (days: number, hours = 0): string => new Date(NOW.getTime() - days * DAY - hours * 3_600_000).toISOString();
 
 function entry(id: string, version: string, category = 'backend'): TemplateEntry {
-  return { id, version, category, stability: 'stable' } as unknown as TemplateEntry;
+  return templateEntry(id, { version, category });
 }
 
 const registry: Pick<RegistryDocument, 'templates'> = {
