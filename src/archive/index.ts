@@ -1,6 +1,6 @@
 /** Template archives as strangers send them: the one scanner, and integrity (SRI via ssri). */
 export { extractArchive } from './extract.js';
-export { scanArchive, isSafeArchivePath, normaliseEntryPath, UnsafeArchiveError, DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits, type ArchiveScan } from './scan.js';
+export { scanArchive, normaliseEntryPath, UnsafeArchiveError, DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits, type ArchiveScan } from './scan.js';
 export {
   computeIntegrity,
   verifyIntegrity,
@@ -16,12 +16,9 @@ export {
   IN_TOTO_STATEMENT_V1,
   loadSigstoreTrust,
   MAX_ATTESTATION_BYTES,
-  parseBundle,
-  parseTrustedRoot,
   ProvenanceError,
   publicGoodTrust,
   sameSigner,
-  SIGSTORE_BUNDLE_MEDIA_TYPE,
   SLSA_PROVENANCE_V1,
   verifyProvenance,
   type ProvenanceExpectation,

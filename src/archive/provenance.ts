@@ -22,8 +22,6 @@ export const SLSA_PROVENANCE_V1 = 'https://slsa.dev/provenance/v1';
 /** The in-toto statement a DSSE envelope of provenance carries. */
 export const IN_TOTO_STATEMENT_V1 = 'https://in-toto.io/Statement/v1';
 export const IN_TOTO_PAYLOAD_TYPE = 'application/vnd.in-toto+json';
-/** The media type a Sigstore bundle (v0.3) is served as. */
-export const SIGSTORE_BUNDLE_MEDIA_TYPE = 'application/vnd.dev.sigstore.bundle.v0.3+json';
 
 /**
  * The largest bundle accepted, from an upload or a download. A bundle with its certificate, one
@@ -94,7 +92,7 @@ const OID_RUN_INVOCATION_URI = '1.3.6.1.4.1.57264.1.21';
 const PUBLIC_GOOD = 'the public-good Sigstore trusted root shipped with @sigstore/tuf';
 
 /** A trusted root (the JSON of `application/vnd.dev.sigstore.trustedroot+json`) as trust material; `source` names it in errors. */
-export function parseTrustedRoot(text: string, source: string): SigstoreTrust {
+function parseTrustedRoot(text: string, source: string): SigstoreTrust {
   let json: unknown;
   try {
     json = JSON.parse(text) as unknown;
@@ -166,7 +164,7 @@ function workflowOfUri(uri: string, repository: string): string | undefined {
 }
 
 /** The signer a Fulcio certificate names; INVALID when it names no repository, workflow or issuer. */
-export function signerOfCertificate(certificate: X509Certificate): { signer: ProvenanceSigner; runUrl?: string } {
+function signerOfCertificate(certificate: X509Certificate): { signer: ProvenanceSigner; runUrl?: string } {
   const issuer = extensionText(certificate, OID_ISSUER_V2, true) ?? extensionText(certificate, OID_ISSUER_V1, false);
   const sourceUri = extensionText(certificate, OID_SOURCE_REPOSITORY_URI, true);
   const repository = (sourceUri === undefined ? undefined : repositoryOfUri(sourceUri)) ?? extensionText(certificate, OID_GITHUB_REPOSITORY_V1, false);
@@ -190,7 +188,7 @@ export function describeSigner(signer: ProvenanceSigner): string {
 }
 
 /** The bundle's JSON, parsed and shaped; INVALID when it is not one this verification takes. */
-export function parseBundle(bytes: Uint8Array | string): Bundle {
+function parseBundle(bytes: Uint8Array | string): Bundle {
   const size = typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length;
   if (size > MAX_ATTESTATION_BYTES) throw new ProvenanceError('INVALID', `the attestation is ${size} bytes; at most ${MAX_ATTESTATION_BYTES} are accepted`);
   let json: unknown;

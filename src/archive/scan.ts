@@ -58,7 +58,7 @@ export interface ArchiveScan {
 }
 
 /** Paths an archive may hold: relative, no `..`, no NUL. */
-export function isSafeArchivePath(entryPath: string): boolean {
+function isSafeArchivePath(entryPath: string): boolean {
   if (entryPath === '' || entryPath.includes('\0') || entryPath.startsWith('/') || entryPath.startsWith('\\') || /^[A-Za-z]:/.test(entryPath)) {
     return false;
   }

@@ -22,7 +22,7 @@ export interface ArchiveTextLimits {
   maxEntries: number;
 }
 
-export const DEFAULT_ARCHIVE_TEXT_LIMITS: ArchiveTextLimits = {
+const DEFAULT_ARCHIVE_TEXT_LIMITS: ArchiveTextLimits = {
   maxFileBytes: 256 * 1024,
   maxUnpackedBytes: DEFAULT_ARCHIVE_LIMITS.maxUnpackedBytes,
   maxEntries: DEFAULT_ARCHIVE_LIMITS.maxEntries,

@@ -14,7 +14,7 @@ export function plural(n: number, one: string, many: string): string {
 }
 
 /** `25 Nov 2026` (UTC). */
-export function calendarDate(time: number): string {
+function calendarDate(time: number): string {
   const date = new Date(time);
   return `${date.getUTCDate()} ${MONTHS[date.getUTCMonth()] ?? ''} ${date.getUTCFullYear()}`;
 }

@@ -15,7 +15,7 @@ import { absoluteHttpUrl } from './html.js';
 import { h, type View, type ViewElement } from './view.js';
 
 /** The most characters of Markdown rendered; the rest is left out (and said so). */
-export const MAX_MARKDOWN_CHARS = 64 * 1024;
+const MAX_MARKDOWN_CHARS = 64 * 1024;
 /** The deepest nesting of block quotes and lists, and of emphasis in emphasis. */
 const MAX_DEPTH = 6;
 

@@ -11,10 +11,10 @@ export const MAX_README_CHARS = 64 * 1024;
 /** The most characters of one version's change log section kept. */
 export const MAX_CHANGES_CHARS = 16 * 1024;
 /** The most questions kept, and the most choices of one. */
-export const MAX_QUESTIONS = 100;
-export const MAX_CHOICES = 50;
+const MAX_QUESTIONS = 100;
+const MAX_CHOICES = 50;
 /** The most characters of one question's texts (message, help, default, each choice). */
-export const MAX_QUESTION_CHARS = 500;
+const MAX_QUESTION_CHARS = 500;
 /** The most versions whose change log sections are kept. */
 export const MAX_CHANGES_VERSIONS = 200;
 

@@ -23,7 +23,7 @@ const objectOf = (value: unknown): Record<string, unknown> => (isObject(value) ?
 const declared = (range: string): boolean => range.trim() !== '' && range.trim() !== '*';
 
 /** The runtimes a version declares (its `dependencies`, or its compatibility lists): [name, range]. */
-export function declaredRuntimes(entry: RawEntry): [string, string][] {
+function declaredRuntimes(entry: RawEntry): [string, string][] {
   const compatibility = objectOf(entry.compatibility);
   const dependencies = objectOf(entry.dependencies);
   const methodology = texts(compatibility.methodologyVersions).filter(declared);
@@ -93,7 +93,7 @@ function compatibilityFacts(entry: RawEntry): ViewElement {
 }
 
 /** "methodology >=1.2 <2, node >=20"; '—' when the version declares none. */
-export function requirementsText(entry: RawEntry): string {
+function requirementsText(entry: RawEntry): string {
   return (
     declaredRuntimes(entry)
       .map(([tool, range]) => `${tool} ${range}`)

@@ -59,9 +59,3 @@ export function toHtml(view: View | readonly View[]): string {
   if (VOID.has(element.tag)) return `<${element.tag}${attrs}>`;
   return `<${element.tag}${attrs}>${element.children.map((child) => toHtml(child)).join('')}</${element.tag}>`;
 }
-
-/** The text of a view, as a reader sees it (no white space added between elements). */
-export function textOf(view: View | readonly View[]): string {
-  if (Array.isArray(view)) return (view as readonly View[]).map((item) => textOf(item)).join('');
-  return typeof view === 'string' ? view : (view as ViewElement).children.map((child) => textOf(child)).join('');
-}

@@ -41,7 +41,7 @@ export class RegistryUnavailableError extends Error {
 }
 
 /** Statuses that say the registry is down or overloaded, not that the resource is wrong. */
-export const isOutageStatus = (status: number | undefined): boolean => status === undefined || status >= 500 || status === 408 || status === 429;
+const isOutageStatus = (status: number | undefined): boolean => status === undefined || status >= 500 || status === 408 || status === 429;
 
 /** Why a response cannot be used; the message goes into `lastError`. */
 export class FetchFailure extends Error {
@@ -60,7 +60,7 @@ export function cacheFileFor(cacheDir: string, url: string): string {
 }
 
 /** The refresh mark of the registry whose document is at `registryUrl`: `registry-<sha256 of the URL>.refreshed.json`. */
-export function refreshMarkFileFor(cacheDir: string, registryUrl: string): string {
+function refreshMarkFileFor(cacheDir: string, registryUrl: string): string {
   return cacheFileFor(cacheDir, registryUrl).replace(/\.json$/, '.refreshed.json');
 }
 

@@ -305,7 +305,7 @@ async function fetchToFile(entry: DownloadableEntry, file: string, options: Down
  * Reads a small file a registry names (a provenance bundle), with the archive's URL and address
  * rules, into memory, refusing more than `maxBytes`.
  */
-export async function fetchSmallFile(url: string, options: DownloadOptions, maxBytes: number): Promise<Buffer> {
+async function fetchSmallFile(url: string, options: DownloadOptions, maxBytes: number): Promise<Buffer> {
   const controller = new AbortController();
   const onAbort = (): void => controller.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onAbort, { once: true });

@@ -55,7 +55,7 @@ import { CachedJson, FetchFailure, RefreshMark, RegistryUnavailableError, type C
 import { RegistryTrust, RegistryTrustError, type SignatureOptions } from './trust.js';
 
 export type { TemplateFilters } from '../core/search.js';
-export { RegistryUnavailableError, cacheFileFor, refreshMarkFileFor, type StaleNotice } from './cached-json.js';
+export { RegistryUnavailableError, cacheFileFor, type StaleNotice } from './cached-json.js';
 export { RegistryTrustError, pinFileFor, type SignatureOptions } from './trust.js';
 
 /** The spec's registry cache lifetime. */
@@ -190,7 +190,7 @@ type FilterField = (typeof FILTER_FIELDS)[number];
  * spec's listing order; every position list is ascending into that order, so filtering is an
  * intersection of sorted lists and needs no sort afterwards.
  */
-export class RegistryIndex {
+class RegistryIndex {
   readonly document: RegistryDocument;
   /** Entries left out of `document` (client/entry-reader.ts), as they were, and why. */
   readonly unreadable: readonly unknown[];
@@ -353,7 +353,7 @@ function absolute(url: string | undefined, base: string): string | undefined {
  * The document with every relative `downloadUrl`, `documentationUrl` and `repositoryUrl` resolved
  * against the URL the document came from, so that callers only ever see absolute URLs.
  */
-export function withAbsoluteUrls(document: RegistryDocument, documentUrl: string): RegistryDocument {
+function withAbsoluteUrls(document: RegistryDocument, documentUrl: string): RegistryDocument {
   const isRelative = (url: string | undefined): boolean => url !== undefined && url !== '' && !ABSOLUTE_URL.test(url);
   const relative = (entry: TemplateEntry): boolean => isRelative(entry.downloadUrl) || isRelative(entry.documentationUrl) || isRelative(entry.repositoryUrl);
   if (!document.templates.some(relative)) return document;

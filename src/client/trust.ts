@@ -123,7 +123,7 @@ function folderOf(documentUrl: string): URL {
 }
 
 /** `url`'s path relative to the registry's folder (`templates/api.json`); the whole URL when it is elsewhere. */
-export function signedPath(url: string, documentUrl: string): string {
+function signedPath(url: string, documentUrl: string): string {
   const target = new URL(url);
   const folder = folderOf(documentUrl);
   if (target.origin === folder.origin && target.pathname.startsWith(folder.pathname)) return decodeURIComponent(target.pathname.slice(folder.pathname.length));

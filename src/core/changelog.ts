@@ -57,7 +57,7 @@ const SECTION_END = /^ {0,3}#{1,2}(?:[ \t]|$)/;
 const VERSION_LINK_DEFINITION = /^ {0,3}\[(?:unreleased|v?\d+\.\d+[^\]]*)\]:[ \t]*\S/i;
 
 /** The heading pattern for one version (see the module comment). */
-export function changelogHeadingPattern(version: string): RegExp {
+function changelogHeadingPattern(version: string): RegExp {
   const v = escapeRegex(stripV(version));
   return new RegExp(`^ {0,3}##[ \\t]+(?:\\[[ \\t]*v?${v}[ \\t]*\\]|v?${v}(?=[ \\t]|$))`, 'i');
 }

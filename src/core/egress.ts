@@ -91,7 +91,7 @@ export async function allowedAddresses(host: string, policy: EgressPolicy, resol
 }
 
 /** A `lookup` for sockets: resolves with `resolve`, refuses the host unless every address passes `policy`, and hands back only those. */
-export function guardedLookup(policy: EgressPolicy, resolve: ResolveHost = resolveWithSystem): LookupFunction {
+function guardedLookup(policy: EgressPolicy, resolve: ResolveHost = resolveWithSystem): LookupFunction {
   return (hostname, options, callback) => {
     allowedAddresses(hostname, policy, resolve).then(
       (addresses) => {

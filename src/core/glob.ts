@@ -15,7 +15,7 @@
  */
 
 /** Longest glob accepted. */
-export const MAX_GLOB_LENGTH = 1024;
+const MAX_GLOB_LENGTH = 1024;
 /** Most globs a `{...}` expansion may give. */
 const MAX_EXPANSIONS = 64;
 

@@ -10,7 +10,6 @@ export {
   MAX_NAME_LENGTH,
   VERSION_PATTERN,
   VERSION_RULE,
-  MAX_VERSION_DIGITS,
   isTemplateName,
   isTemplateVersion,
   compareVersions,
@@ -59,7 +58,6 @@ export {
   locateViolations,
   checkJsonText,
   type CheckedJson,
-  fieldOfPointer,
   errorDetails,
   type ValidationProblem,
   type ErrorDetail,
@@ -89,21 +87,18 @@ export type {
   WebhookRegistration,
 } from './schema-types.js';
 export {
-  comparableName,
   isVersionControlName,
   isJunkName,
-  pathSegments,
   versionControlSegment,
   reservedPathProblem,
   ReservedPathError,
 } from './reserved-paths.js';
 export { addressKind, clientPrefix, parseAddressRanges, type AddressKind, type AddressRange } from './ip-addresses.js';
 export { egressPolicy, guardedRequest, EgressRefusedError, type EgressPolicy, type GuardedRequest, type ResolveHost } from './egress.js';
-export { globMatcher, GlobError, MAX_GLOB_LENGTH } from './glob.js';
+export { globMatcher, GlobError } from './glob.js';
 export {
   SIGNATURE_SUFFIX,
   KEYS_FILE,
-  SIGNATURE_TYPE,
   readPublicKeys,
   readSigningKeys,
   parseKeysFile,

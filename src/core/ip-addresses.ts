@@ -139,7 +139,7 @@ export const ADDRESS_KIND_TEXT: Readonly<Record<AddressKind, string>> = {
 };
 
 /** Bits of the prefix a client address is counted by: a /24 network, or an IPv6 /56 (one site). */
-export const CLIENT_PREFIX_BITS = { ipv4: 24, ipv6: 56 } as const;
+const CLIENT_PREFIX_BITS = { ipv4: 24, ipv6: 56 } as const;
 
 /**
  * The network a client address is counted by: its IPv4 /24 or its IPv6 /56, as `a.b.c.0/24` or

@@ -29,7 +29,7 @@ export const SIGNATURE_SUFFIX = '.jws';
 /** The registry's public keys, at its root. */
 export const KEYS_FILE = 'keys.json';
 /** The `typ` of every signature's protected header. */
-export const SIGNATURE_TYPE = 'template-registry-signature+json';
+const SIGNATURE_TYPE = 'template-registry-signature+json';
 /** The algorithms a key may have. */
 export const SIGNATURE_ALGORITHMS = ['EdDSA', 'ES256'] as const;
 export type SignatureAlgorithm = (typeof SIGNATURE_ALGORITHMS)[number];
@@ -39,9 +39,9 @@ export const MAX_SIGNATURE_BYTES = 64 * 1024;
 /** The largest keys.json read. */
 export const MAX_KEYS_FILE_BYTES = 256 * 1024;
 /** The most keys a keys.json (or a key file) may list. */
-export const MAX_KEYS = 32;
+const MAX_KEYS = 32;
 /** How far in the future a signature's `iat` may be (clocks differ). */
-export const MAX_CLOCK_SKEW_SECONDS = 300;
+const MAX_CLOCK_SKEW_SECONDS = 300;
 
 const KID_PATTERN = /^[A-Za-z0-9._:+=-]{1,128}$/;
 const KID_RULE = 'must be 1 to 128 letters, digits and . _ : + = -';
@@ -95,7 +95,7 @@ export class KeyFileError extends Error {
   override readonly name = 'KeyFileError';
 }
 
-export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 
 /** A window bound: an ISO 8601 date-time, or null/absent for none. Returned as a normalized ISO string. */
@@ -219,7 +219,7 @@ export async function readSigningKeys(json: unknown, where: string): Promise<Sig
 }
 
 /** Why `key` may not vouch for a signature made at `iat` (seconds) when checked at `now`; undefined when it may. */
-export function keyWindowProblem(key: PublishedKey, iat: number, now: Date): string | undefined {
+function keyWindowProblem(key: PublishedKey, iat: number, now: Date): string | undefined {
   const at = new Date(iat * 1000).toISOString();
   if (iat * 1000 > now.getTime() + MAX_CLOCK_SKEW_SECONDS * 1000) return `it claims to be signed at ${at}, in the future`;
   if (key.notBefore !== null && iat * 1000 < Date.parse(key.notBefore)) return `it was signed at ${at}, before key ${key.kid} is valid (notBefore ${key.notBefore})`;

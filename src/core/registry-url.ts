@@ -16,7 +16,7 @@
  */
 
 /** The document's file name under a registry's base URL. */
-export const REGISTRY_DOCUMENT_FILE = 'registry.json';
+const REGISTRY_DOCUMENT_FILE = 'registry.json';
 /** The sparse index's file name, beside the document. */
 const SPARSE_INDEX_FILE = 'index.json';
 

@@ -22,7 +22,7 @@ const JUNK_NAMES: readonly string[] = ['.ds_store', 'thumbs.db', 'ehthumbs.db', 
 const HFS_IGNORED = /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g;
 
 /** A name as the most forgiving file system compares it. */
-export function comparableName(segment: string): string {
+function comparableName(segment: string): string {
   return segment
     .normalize('NFC')
     .replace(HFS_IGNORED, '')
@@ -44,7 +44,7 @@ export function isJunkName(segment: string): boolean {
 }
 
 /** The segments of a relative path, split as both POSIX and Windows split them. */
-export function pathSegments(relativePath: string): string[] {
+function pathSegments(relativePath: string): string[] {
   return relativePath.split(/[\\/]+/).filter((segment) => segment !== '' && segment !== '.');
 }
 

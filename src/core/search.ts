@@ -104,7 +104,7 @@ export function matchesFilters(entry: FilterableEntry, filters: TemplateFilters)
  * whose text contains it. Several terms: the entries every term reaches.
  */
 /** Ends each token in the vocabulary. A term holding it is not answered here (`searchIndexed` returns undefined). */
-export const TOKEN_SEPARATOR = '\u0000';
+const TOKEN_SEPARATOR = '\u0000';
 
 export interface SearchIndex {
   /** Number of entries indexed (positions run from 0 to size - 1). */
@@ -280,7 +280,7 @@ function tokenAt(tokenStarts: Int32Array, at: number): number {
 }
 
 /** The tokens containing `term`, ascending. */
-export function tokensContaining(index: SearchIndex, term: string): number[] {
+function tokensContaining(index: SearchIndex, term: string): number[] {
   const { vocabulary, tokenStarts } = index;
   const found: number[] = [];
   let at = vocabulary.indexOf(term);

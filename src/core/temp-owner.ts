@@ -24,7 +24,7 @@ const NAMESPACE_HEX = 8;
 const PROCESS_HEX = 8;
 const RANDOM_HEX = 12;
 /** The hex of a temp name: owner key (namespace, process), then a random part. */
-export const OWNED_TEMP_HEX = NAMESPACE_HEX + PROCESS_HEX + RANDOM_HEX;
+const OWNED_TEMP_HEX = NAMESPACE_HEX + PROCESS_HEX + RANDOM_HEX;
 
 export type TempOwnerState = 'mine' | 'live' | 'dead' | 'foreign' | 'legacy';
 
@@ -94,7 +94,7 @@ function pidExists(pid: number): boolean {
 }
 
 /** The state of the process that made a temp name holding `pid` and `hex` (the hex after the pid). */
-export function tempOwnerState(pid: number, hex: string): TempOwnerState {
+function tempOwnerState(pid: number, hex: string): TempOwnerState {
   if (hex.length !== OWNED_TEMP_HEX || !Number.isSafeInteger(pid) || pid <= 0) return 'legacy';
   const owner = selfOwner();
   const namespace = hex.slice(0, NAMESPACE_HEX);

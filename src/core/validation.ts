@@ -44,7 +44,7 @@ export function locateViolations(file: string, violations: readonly RuleViolatio
 }
 
 /** A JSON pointer as an envelope detail's field: `/author/email` -> `author.email`; `fallback` for the root. */
-export function fieldOfPointer(pointer: string, fallback: string): string {
+function fieldOfPointer(pointer: string, fallback: string): string {
   return pointerSegments(pointer).join('.') || fallback;
 }
 

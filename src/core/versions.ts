@@ -15,7 +15,7 @@ export const NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 export const VERSION_PATTERN = /^(?:0|[1-9]\d{0,14})\.(?:0|[1-9]\d{0,14})\.(?:0|[1-9]\d{0,14})$/;
 
 /** The most digits of each number of a version (999999999999999 at most). */
-export const MAX_VERSION_DIGITS = 15;
+const MAX_VERSION_DIGITS = 15;
 
 /** The version rule in words, for messages. */
 export const VERSION_RULE = `must be MAJOR.MINOR.PATCH without leading zeros, each number at most ${MAX_VERSION_DIGITS} digits`;
@@ -24,7 +24,7 @@ export const VERSION_RULE = `must be MAJOR.MINOR.PATCH without leading zeros, ea
  * The spec's looser version pattern, which registry documents and stores written before strict
  * versions may hold (`01.0.0`): such a version is read past (skipped and reported), never written.
  */
-export const LOOSE_VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
+const LOOSE_VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
 
 /**
  * The longest name (and template id): npm's limit. A name becomes a file name in every registry

@@ -13,4 +13,4 @@ export {
   type PublishedRelease,
 } from './release.js';
 export { readInput, readBooleanInput, readListInput, checkHttpUrlInput, InputError, type ActionEnv, type ActionCoreBase, type SummaryCell } from './inputs.js';
-export { requestIdToken, canRequestIdToken, IdTokenRequestError, ID_TOKEN_REQUEST_URL, ID_TOKEN_REQUEST_TOKEN } from './oidc.js';
+export { requestIdToken, canRequestIdToken, IdTokenRequestError } from './oidc.js';

@@ -57,21 +57,21 @@ export interface DownloadUsage {
   lastDownload?: string;
 }
 
-export const DAY_MS = 24 * 60 * 60 * 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
 /** Days of `daily` and of `lastMonth`, of the adoption window and of `activeProjects`. */
-export const MONTH_DAYS = 30;
+const MONTH_DAYS = 30;
 /** Days of `lastWeek`, and of each of the two weeks the trend compares. */
-export const WEEK_DAYS = 7;
+const WEEK_DAYS = 7;
 /** Within this change (in percent, either way) the download trend is `stable`. */
 export const TREND_DEAD_BAND_PERCENT = 10;
 /** `growthRate` when the week before had no download and this week has some. */
-export const GROWTH_FROM_ZERO_PERCENT = 100;
+const GROWTH_FROM_ZERO_PERCENT = 100;
 /** Most reviews a record lists (the newest). */
-export const MAX_REVIEWS = 100;
+const MAX_REVIEWS = 100;
 /** Most entries of `commonIssues` and of `featureRequests`. */
-export const MAX_FEEDBACK_TOPICS = 5;
+const MAX_FEEDBACK_TOPICS = 5;
 /** A rating at or below this makes a comment an issue. */
-export const ISSUE_RATING = 2;
+const ISSUE_RATING = 2;
 
 const ISSUE_WORDS = /\b(bugs?|errors?|fail(s|ed|ing|ure)?|broken|breaks|crash(es|ed|ing)?|does ?n[o']t work|not working|missing)\b/i;
 const REQUEST_WORDS = /\b(please add|add support|support for|would be (nice|great|good)|would love|feature request|could you add|can you add|wish|should (support|have|include))\b/i;
@@ -81,7 +81,7 @@ export const versionKey = (templateId: string, version: string): string => `${te
 /** The UTC day of an instant (epoch milliseconds): days since 1970-01-01. */
 export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 /** Days a record looks back over (today included): `daily` and the month before it, for the trends. */
-export const RECORD_DAYS = MONTH_DAYS * 2;
+const RECORD_DAYS = MONTH_DAYS * 2;
 
 const round = (value: number, digits: number): number => {
   const factor = 10 ** digits;
@@ -365,11 +365,11 @@ export interface AnalyticsAggregates {
   version(templateId: string, version: string): VersionAggregates | undefined;
 }
 
-export const emptyTotals = (): VersionTotals => ({ downloads: 0, downloadEvents: 0, successes: 0, failures: 0, durationSum: 0, durationCount: 0, users: 0 });
+const emptyTotals = (): VersionTotals => ({ downloads: 0, downloadEvents: 0, successes: 0, failures: 0, durationSum: 0, durationCount: 0, users: 0 });
 const emptyDay = (day: number): DayCounts => ({ day, downloads: 0, anonymousSuccesses: 0, firstUsers: 0, lastUsers: 0, lastSuccessUsers: 0 });
 
 /** Adds a plan's increments to totals (in place); `lastDownload` when later. */
-export function applyTotals(totals: VersionTotals, plan: EventPlan): void {
+function applyTotals(totals: VersionTotals, plan: EventPlan): void {
   for (const [field, by] of Object.entries(plan.totals) as [keyof TotalsDelta, number][]) totals[field] += by;
   if (plan.lastDownload && !(plan.lastDownload.ms <= (totals.lastDownloadMs ?? -Infinity))) {
     totals.lastDownload = plan.lastDownload.text;
@@ -489,13 +489,13 @@ export function downloadUsage(events: Iterable<AnalyticsInput>, options: { now?:
 }
 
 /** `growthRate`: this week's downloads against the week before, in percent (one decimal). */
-export function growthRate(thisWeek: number, weekBefore: number): number {
+function growthRate(thisWeek: number, weekBefore: number): number {
   if (weekBefore === 0) return thisWeek === 0 ? 0 : GROWTH_FROM_ZERO_PERCENT;
   return round(((thisWeek - weekBefore) / weekBefore) * 100, 1);
 }
 
 /** `downloadTrend`: `stable` within the dead band (±10 %, both weeks at zero included). */
-export function downloadTrend(thisWeek: number, weekBefore: number): 'increasing' | 'decreasing' | 'stable' {
+function downloadTrend(thisWeek: number, weekBefore: number): 'increasing' | 'decreasing' | 'stable' {
   const rate = growthRate(thisWeek, weekBefore);
   if (rate > TREND_DEAD_BAND_PERCENT) return 'increasing';
   if (rate < -TREND_DEAD_BAND_PERCENT) return 'decreasing';

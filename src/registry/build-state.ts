@@ -16,8 +16,8 @@ import { createHash } from 'node:crypto';
 import type { IndexLine } from '../core/registry-index.js';
 import type { DigestAlgorithm } from './output.js';
 
-export const BUILD_STATE_FORMAT = 'template-registry-build-state';
-export const BUILD_STATE_VERSION = 1;
+const BUILD_STATE_FORMAT = 'template-registry-build-state';
+const BUILD_STATE_VERSION = 1;
 
 /** Flags of a version in the state: the build published its archive, its provenance bundle. */
 export const STATE_ARCHIVE = 1;

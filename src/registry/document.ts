@@ -5,7 +5,6 @@
  */
 import { createHash } from 'node:crypto';
 
-import { canonicalJson } from '../core/canonical-json.js';
 import { compareText, selectLatest } from '../core/listing.js';
 import { describeSchemaErrors, type RuleViolation } from '../core/messages.js';
 import type { IndexLine, IndexLines } from '../core/registry-index.js';
@@ -189,18 +188,6 @@ export function buildDocument(versions: readonly SourceVersion[], options: Docum
   const violations = [...describeSchemaErrors(schemaErrors('registry-document', checked)), ...structuralViolations(templates)];
   if (violations.length > 0) throw new RegistryBuildError(withEntryLabels(violations, templates));
   return document;
-}
-
-/** The content of a registry document, whatever its key order, without its lastUpdated. */
-export function documentContent(document: unknown): string {
-  if (!document || typeof document !== 'object' || Array.isArray(document)) return '';
-  const { lastUpdated: _lastUpdated, ...rest } = document as Record<string, unknown>;
-  return canonicalJson(rest);
-}
-
-/** The text of a registry file: indented JSON with a final newline. */
-export function serialize(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
 }
 
 /** Strong ETag of some bytes: `"` + base64url sha256 + `"`. */

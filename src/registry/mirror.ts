@@ -60,9 +60,9 @@ export const DEFAULT_MIRROR_DOCUMENT_BYTES = 256 * 1024 * 1024;
 /** Default most bytes of one archive. */
 export const DEFAULT_MIRROR_ARCHIVE_BYTES = 100 * 1024 * 1024;
 /** Most bytes of an attestation file. */
-export const MAX_ATTESTATION_BYTES = 4 * 1024 * 1024;
+const MAX_ATTESTATION_BYTES = 4 * 1024 * 1024;
 /** Default time a request may take (an archive's included). */
-export const DEFAULT_MIRROR_TIMEOUT_MS = 120_000;
+const DEFAULT_MIRROR_TIMEOUT_MS = 120_000;
 /** Archives downloaded at once. */
 const ARCHIVE_CONCURRENCY = 2;
 /** Documents fetched at once. */

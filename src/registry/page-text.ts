@@ -44,7 +44,7 @@ function answerText(value: unknown): string | undefined {
 }
 
 /** The questions of a prompts file, each with its variable's default and description. */
-export function questionsOf(promptsText: string | undefined, variablesText: string | undefined): PageQuestion[] {
+function questionsOf(promptsText: string | undefined, variablesText: string | undefined): PageQuestion[] {
   const prompts = parseJson(promptsText);
   const variablesDocument = parseJson(variablesText);
   const variables = isRecord(variablesDocument) && isRecord(variablesDocument.variables) ? variablesDocument.variables : {};
@@ -70,7 +70,7 @@ export function questionsOf(promptsText: string | undefined, variablesText: stri
 }
 
 /** The change log section of each of `versions` that `changelog` has (highest versions first, at most MAX_CHANGES_VERSIONS). */
-export function changeSections(changelog: string | undefined, versions: readonly string[]): Record<string, string> {
+function changeSections(changelog: string | undefined, versions: readonly string[]): Record<string, string> {
   const changes: Record<string, string> = {};
   if (changelog === undefined) return changes;
   for (const version of [...versions].sort((a, b) => compareVersions(b, a)).slice(0, MAX_CHANGES_VERSIONS)) {

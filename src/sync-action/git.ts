@@ -6,14 +6,14 @@
 import { execFile } from 'node:child_process';
 
 /** How long one git call may take; network calls (fetch, push, ls-remote) get the longer bound. */
-export const GIT_TIMEOUT_MS = 60_000;
+const GIT_TIMEOUT_MS = 60_000;
 export const GIT_NETWORK_TIMEOUT_MS = 300_000;
 
 /** Who commits the update: the account GitHub shows for the workflow token's commits. */
-export const BOT_NAME = 'github-actions[bot]';
+const BOT_NAME = 'github-actions[bot]';
 export const BOT_EMAIL = '41898282+github-actions[bot]@users.noreply.github.com';
 
-export class GitError extends Error {
+class GitError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'GitError';
@@ -27,7 +27,7 @@ export type Git = (args: readonly string[], options?: { timeoutMs?: number }) =>
  * config or a file in the project says (git runs hooks from `.git/hooks` or `core.hooksPath`, and
  * `core.fsmonitor` names a command); so nothing a template or a checkout holds is ever executed.
  */
-export const SAFE_GIT_CONFIG: readonly string[] = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false'];
+const SAFE_GIT_CONFIG: readonly string[] = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false'];
 
 /** Runs git in `cwd`; resolves with its trimmed stdout, rejects with a GitError holding its stderr. */
 export function gitIn(cwd: string): Git {

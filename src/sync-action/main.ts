@@ -115,7 +115,7 @@ async function inGroup<T>(log: SyncLog, name: string, work: () => Promise<T>): P
 }
 
 /** The branch of one target version. */
-export const updateBranch = (templateId: string, version: string): string => `template-update/${templateId}-${version}`;
+const updateBranch = (templateId: string, version: string): string => `template-update/${templateId}-${version}`;
 
 /** True when `ref` is the update branch of an older version of `templateId` than `version`. */
 function olderUpdateBranch(ref: string, templateId: string, version: string): boolean {

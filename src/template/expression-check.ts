@@ -36,7 +36,7 @@ const field = (value: unknown, key: string): unknown => (isRecord(value) && Obje
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 /** Every expression of the three documents, in file order. */
-export function expressionSites(documents: ExpressionDocuments): ExpressionSite[] {
+function expressionSites(documents: ExpressionDocuments): ExpressionSite[] {
   const sites: ExpressionSite[] = [];
   const { manifest, variables, prompts } = documents;
   if (variables) {

@@ -32,7 +32,7 @@ export const DEFAULT_RENDER_LIMITS: RenderLimits = {
  */
 export type WhitespaceMode = 'liquid' | 'line';
 
-export const DEFAULT_WHITESPACE: WhitespaceMode = 'liquid';
+const DEFAULT_WHITESPACE: WhitespaceMode = 'liquid';
 
 export interface EngineOptions {
   /** The content folder: the only folder, with `partials`, that `include`/`render` may read from; none means they cannot read files. */
@@ -165,7 +165,7 @@ const quoted = (token: Token): string => JSON.stringify(token.getText());
  * nobody meant. Here an expression must be values joined by operators (`not` may precede a
  * value), optionally followed by filters, and nothing else.
  */
-export function expressionGrammarProblem(expression: string, engine: Liquid): string | undefined {
+function expressionGrammarProblem(expression: string, engine: Liquid): string | undefined {
   const tokenizer = new Tokenizer(expression, engine.options.operators);
   let tokens: Token[];
   try {

@@ -56,11 +56,11 @@ export function pascalCase(value: unknown): string {
   return words(value).map(capitalize).join('');
 }
 
-export function upper(value: unknown): string {
+function upper(value: unknown): string {
   return text(value).toUpperCase();
 }
 
-export function lower(value: unknown): string {
+function lower(value: unknown): string {
   return text(value).toLowerCase();
 }
 

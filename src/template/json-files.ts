@@ -10,7 +10,7 @@ import { globMatcher } from '../core/glob.js';
  * Files whose tools read comments and trailing commas: TypeScript's and JavaScript's project
  * files, VS Code's settings, dev container definitions, and any `.jsonc` file.
  */
-export function isJsoncPath(relativePath: string): boolean {
+function isJsoncPath(relativePath: string): boolean {
   const segments = relativePath.split('/');
   const base = segments.at(-1) ?? '';
   const parent = segments.at(-2);

@@ -81,7 +81,7 @@ const markupOf = (piece: Piece): string => (piece.token as { content: string }).
 
 const JINJA_COMMENT = /\{#[\s\S]*?#\}/g;
 
-export const jinjaComment: LintRule = {
+const jinjaComment: LintRule = {
   id: 'jinja-comment',
   severity: 'warning',
   check: (model) =>
@@ -146,7 +146,7 @@ const truthinessMessage = (how: string, name: string): string =>
 
 const CONDITION_TAGS = new Set(['if', 'elsif', 'unless']);
 
-export const stringTruthiness: LintRule = {
+const stringTruthiness: LintRule = {
   id: 'string-truthiness',
   severity: 'warning',
   check: (model) => {
@@ -190,7 +190,7 @@ function variablesRead(model: LintModel, references: readonly string[]): Set<str
   return found;
 }
 
-export const promptOrder: LintRule = {
+const promptOrder: LintRule = {
   id: 'prompt-order',
   severity: 'warning',
   check: (model) => {
@@ -267,7 +267,7 @@ function jinjaSyntaxIn(piece: Piece): string[] {
   return messages;
 }
 
-export const jinjaSyntax: LintRule = {
+const jinjaSyntax: LintRule = {
   id: 'jinja-syntax',
   severity: 'warning',
   check: (model) =>
@@ -280,7 +280,7 @@ export const jinjaSyntax: LintRule = {
 
 // ---------------------------------------------------------------------------------------------
 
-export const nonUtf8Liquid: LintRule = {
+const nonUtf8Liquid: LintRule = {
   id: 'non-utf8-liquid',
   severity: 'warning',
   check: ({ content }) =>

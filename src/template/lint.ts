@@ -319,7 +319,7 @@ function toPrompts(value: unknown): LintPrompt[] {
 }
 
 /** Turns what was read into the model the rules work on; parses every expression once. */
-export function buildLintModel(sources: TemplateSources, evaluator = new ExpressionEvaluator()): LintModel {
+function buildLintModel(sources: TemplateSources, evaluator = new ExpressionEvaluator()): LintModel {
   const positions = new Map([...sources.documents].map(([file, doc]) => [file, doc.positions]));
   const manifestDoc = sources.documents.get(sources.manifestFile);
   const variablesDoc = sources.documents.get(sources.variablesFile);
@@ -956,7 +956,7 @@ export const LINT_RULES: readonly LintRule[] = [
 // ---------------------------------------------------------------------------------------------
 
 /** Runs rules over a model: positions from the JSON documents, sorted by file, line, column. */
-export function runLintRules(model: LintModel, rules: readonly LintRule[] = LINT_RULES): LintResult {
+function runLintRules(model: LintModel, rules: readonly LintRule[] = LINT_RULES): LintResult {
   const active = model.isFolder ? rules : rules.filter((rule) => rule.id === 'schema');
   const findings: LintFinding[] = [];
   for (const rule of active) {
@@ -1070,7 +1070,7 @@ async function readContent(root: string, folder: string, verbatim: (source: stri
 }
 
 /** All the reading lint does: validation, the JSON documents, the change log and the content folder. */
-export async function readTemplateSources(dir: string): Promise<TemplateSources> {
+async function readTemplateSources(dir: string): Promise<TemplateSources> {
   const root = path.resolve(dir);
   const validation = await validateTemplate(root);
   const readProblems: ReadProblem[] = [];

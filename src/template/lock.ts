@@ -53,9 +53,9 @@ export interface LockedSigner {
 }
 
 /** The longest glob `update --skip` (and the lock's `skip`) takes. */
-export const MAX_SKIP_GLOB_LENGTH = 1024;
+const MAX_SKIP_GLOB_LENGTH = 1024;
 /** Most globs a lock's `skip` holds. */
-export const MAX_SKIP_GLOBS = 200;
+const MAX_SKIP_GLOBS = 200;
 
 /** Why `glob` cannot be a `skip` glob, or undefined when it can. */
 export function skipGlobProblem(glob: unknown): string | undefined {

@@ -27,7 +27,7 @@ export const RENDERED_CHANGE_FIELDS = ['path', 'newPath', 'content'] as const;
 
 
 /** Why a change's `path`/`newPath` (as written, before rendering) leaves the project, or undefined. */
-export function pathOutsideProject(source: string): string | undefined {
+function pathOutsideProject(source: string): string | undefined {
   // What the Liquid renders is not known yet; its literal parts are.
   const literal = source.replace(/\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g, 'x');
   if (path.posix.isAbsolute(literal) || path.win32.isAbsolute(literal) || /^[A-Za-z]:/.test(literal)) {

@@ -22,11 +22,11 @@ import { overlaps, type CharSet, type PatternNode } from './pattern-syntax.js';
 type RepeatNode = Extract<PatternNode, { kind: 'repeat' }>;
 
 /** Positions the counted repetitions may be expanded into before they are judged as loops. */
-export const MAX_EXPANDED_POSITIONS = 300;
+const MAX_EXPANDED_POSITIONS = 300;
 /** Steps of the product search before a pattern is refused as too complex to judge (about a tenth of a second). */
 export const MAX_ANALYSIS_STEPS = 250_000;
 /** A pattern with a text it can match in 2^this many ways (or more) is refused, loop or not. */
-export const MAX_AMBIGUITY_DOUBLINGS = 10;
+const MAX_AMBIGUITY_DOUBLINGS = 10;
 
 export type AmbiguityVerdict =
   | { kind: 'linear-or-polynomial' }

@@ -28,11 +28,11 @@ export class PatternFeatureError extends Error {
 }
 
 /** The largest count of a `{n,m}` repetition (RE2's limit). */
-export const MAX_REPEAT_COUNT = 1000;
+const MAX_REPEAT_COUNT = 1000;
 
 const MAX_CODE_POINT = 0x10ffff;
 
-export function charSet(ranges: Iterable<readonly [number, number]>): CharSet {
+function charSet(ranges: Iterable<readonly [number, number]>): CharSet {
   const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
   const merged: [number, number][] = [];
   for (const [lo, hi] of sorted) {
@@ -43,7 +43,7 @@ export function charSet(ranges: Iterable<readonly [number, number]>): CharSet {
   return merged;
 }
 
-export function complement(set: CharSet): CharSet {
+function complement(set: CharSet): CharSet {
   const out: [number, number][] = [];
   let next = 0;
   for (const [lo, hi] of set) {

@@ -58,7 +58,7 @@ export interface Prompter {
 export type PromptContext = NonNullable<Parameters<typeof input>[1]>;
 
 /** A Prompter backed by the real @inquirer/prompts functions. */
-export function inquirerPrompter(context?: PromptContext): Prompter {
+function inquirerPrompter(context?: PromptContext): Prompter {
   return {
     input: (options) => input(options, context),
     select: (options) => select({ ...options, choices: [...options.choices] }, context),

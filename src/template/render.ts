@@ -59,11 +59,11 @@ function lineOfLiquidError(error: unknown): number | undefined {
   return typeof line === 'number' && line > 0 ? line : undefined;
 }
 
-export const LIQUID_SUFFIX = '.liquid';
+const LIQUID_SUFFIX = '.liquid';
 
 /** The default budget of one generation: 60 s and 256 MiB of output in all. */
-export const DEFAULT_MAX_TOTAL_MS = 60_000;
-export const DEFAULT_MAX_TOTAL_BYTES = 256 * 1024 * 1024;
+const DEFAULT_MAX_TOTAL_MS = 60_000;
+const DEFAULT_MAX_TOTAL_BYTES = 256 * 1024 * 1024;
 
 interface SourceEntry {
   /** Path inside the content folder as the template names it, `/`-separated. */

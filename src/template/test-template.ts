@@ -309,7 +309,7 @@ export function buildAnswerMatrix(template: LoadedTemplate, evaluator = new Expr
  * file, an answer): a Liquid mistake is an error of rendering or of `validate`, never a brace left
  * in a file.
  */
-export function checkGeneratedFile(relativePath: string, content: Buffer, isJsonc?: (relativePath: string) => boolean): string[] {
+function checkGeneratedFile(relativePath: string, content: Buffer, isJsonc?: (relativePath: string) => boolean): string[] {
   if (!isJsonChecked(relativePath) || isBinary(content)) return [];
   return jsonProblems(relativePath, content.toString('utf8'), isJsonc);
 }
@@ -317,7 +317,7 @@ export function checkGeneratedFile(relativePath: string, content: Buffer, isJson
 const OUTPUT_TAIL = 4096;
 
 /** Runs a shell command in a folder with a time limit; kills the whole process group on timeout. */
-export function runCommand(command: string, cwd: string, timeoutMs: number): Promise<CommandOutcome> {
+function runCommand(command: string, cwd: string, timeoutMs: number): Promise<CommandOutcome> {
   return new Promise((resolve) => {
     const child = spawn(command, { cwd, shell: true, detached: process.platform !== 'win32', stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';

@@ -22,7 +22,7 @@ export const PROMPTS_FILE = 'template.prompts.json';
 /** The folder of a template's declarative migration steps. */
 export const MIGRATIONS_FOLDER = 'migrations';
 /** The largest JSON file of a template (as the server takes a manifest part). */
-export const MAX_JSON_FILE_BYTES = 1024 * 1024;
+const MAX_JSON_FILE_BYTES = 1024 * 1024;
 export const REQUIRED_FILES = [MANIFEST_FILE, 'README.md', 'CHANGELOG.md', VARIABLES_FILE, PROMPTS_FILE] as const;
 
 /** A problem in a template file (see ValidationProblem: file, pointer, message, code, position). */
@@ -84,7 +84,7 @@ async function checkJsonFile(
  * Names no variable, computed value or prompt may have: every JavaScript object already has a
  * property by that name, so an answer under it could not be told from that property.
  */
-export const RESERVED_VARIABLE_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+const RESERVED_VARIABLE_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
 
 /** Every variable, property, computed value and prompt of the two files named by a reserved name. */

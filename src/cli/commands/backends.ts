@@ -15,10 +15,10 @@ import { UsageError } from '../io.js';
 /** The store folder when none is named (store/open.ts's DEFAULT_STORE_DIR; not imported: the store loads SQLite and pg). */
 export const DEFAULT_STORE = path.join('.template-registry', 'store');
 
-export const STORE_OPTION = `store folder (env REGISTRY_STORE; default ${DEFAULT_STORE})`;
+const STORE_OPTION = `store folder (env REGISTRY_STORE; default ${DEFAULT_STORE})`;
 
 export const DATABASE_OPTION = 'keep tokens, versions, events, webhooks and accounts in PostgreSQL: postgres://user:password@host:port/database (env DATABASE_URL)';
-export const STORAGE_OPTION = 'keep archives and manifests in this folder or S3-compatible bucket: s3://bucket/prefix (env REGISTRY_STORAGE; default the store folder)';
+const STORAGE_OPTION = 'keep archives and manifests in this folder or S3-compatible bucket: s3://bucket/prefix (env REGISTRY_STORAGE; default the store folder)';
 export const S3_ENDPOINT_OPTION = 'endpoint of an S3-compatible store (R2, MinIO, ...); default env AWS_ENDPOINT_URL, else AWS S3';
 export const S3_PATH_STYLE_OPTION = 'address the bucket as <endpoint>/<bucket> (MinIO and most self-hosted stores)';
 
@@ -60,7 +60,7 @@ export function isHttpUrl(value: string): boolean {
  * REGISTRY_STORE, DATABASE_URL, REGISTRY_STORAGE; the S3 endpoint's default (AWS_ENDPOINT_URL)
  * is the AWS SDK's. A UsageError for S3 flags that have no bucket to apply to.
  */
-export function backendLocation(flags: BackendFlags, env: NodeJS.ProcessEnv = process.env, s3Elsewhere = false): StorageLocation {
+function backendLocation(flags: BackendFlags, env: NodeJS.ProcessEnv = process.env, s3Elsewhere = false): StorageLocation {
   const database = given(flags.database) ?? given(env.DATABASE_URL);
   const storage = given(flags.storage) ?? given(env.REGISTRY_STORAGE);
   const bucket = storage !== undefined && /^s3:\/\//i.test(storage);

@@ -78,7 +78,7 @@ async function openOutput(target: OutputTarget, flags: BuildRegistryFlags): Prom
   return { options: { output: new S3Output({ client, bucket: target.bucket, prefix: target.prefix }) }, close: () => client.destroy() };
 }
 
-export const GITHUB_TOKEN_ENV = 'GITHUB_TOKEN';
+const GITHUB_TOKEN_ENV = 'GITHUB_TOKEN';
 
 /** The server's store as the source, opened only when a store is named (it loads SQLite or pg). */
 async function openStoreSource(storeDir: string, publicUrl: string | undefined, flags: BackendFlags): Promise<StoreRegistrySource> {

@@ -47,7 +47,7 @@ export function formatAge(ms: number): string {
 }
 
 /** The one line a command prints when a cached copy answers because the registry could not be read. */
-export function staleNoticeLine(notice: StaleNotice, ttlMs: number = DEFAULT_CACHE_TTL_MS): string {
+function staleNoticeLine(notice: StaleNotice, ttlMs: number = DEFAULT_CACHE_TTL_MS): string {
   const age = `the copy cached ${formatAge(notice.ageMs)} ago`;
   return `cannot fetch the ${notice.what} from ${notice.url} (${oneLine(notice.reason)}); using ${age}${notice.expired ? `, older than the cache lifetime of ${formatAge(ttlMs)}` : ''}`;
 }

@@ -5,7 +5,7 @@ import { EXIT, type CliIo } from '../io.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 import { paintSeverity, stdoutStyle, type Style } from '../style.js';
 
-export function formatLintSummary(result: LintResult): string {
+function formatLintSummary(result: LintResult): string {
   return `${result.errorCount} error(s), ${result.warningCount} warning(s)`;
 }
 

@@ -27,7 +27,7 @@ function summary(result: PackResult): string {
 }
 
 /** The lines naming what was left out of the archive and why: `left out: .env (an .env file; ...)`. */
-export function leftOutLines(leftOut: readonly LeftOutFile[]): string {
+function leftOutLines(leftOut: readonly LeftOutFile[]): string {
   return leftOut.map((file) => `left out: ${file.path} (${file.reason})\n`).join('');
 }
 

@@ -45,7 +45,7 @@ function requiredFor(registryUrl: string, list: string | undefined): boolean {
 }
 
 /** The mode for a registry: the flag, else `require` for a registry TEMPLATE_REGISTRY_PROVENANCE_REQUIRE names, else TEMPLATE_REGISTRY_PROVENANCE, else `warn`. */
-export function provenanceModeFor(flag: string | undefined, registryUrl: string, env: Readonly<Record<string, string | undefined>> = process.env): ProvenanceMode {
+function provenanceModeFor(flag: string | undefined, registryUrl: string, env: Readonly<Record<string, string | undefined>> = process.env): ProvenanceMode {
   if (flag !== undefined) return flag as ProvenanceMode;
   if (requiredFor(registryUrl, env.TEMPLATE_REGISTRY_PROVENANCE_REQUIRE)) return 'require';
   const value = env.TEMPLATE_REGISTRY_PROVENANCE?.trim();

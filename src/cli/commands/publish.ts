@@ -35,8 +35,8 @@ function waitTimeoutMs(value: string | undefined): number {
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
-export const TOKEN_ENV = 'TEMPLATE_REGISTRY_TOKEN';
-export const REGISTRY_ENV = 'TEMPLATE_REGISTRY_URL';
+const TOKEN_ENV = 'TEMPLATE_REGISTRY_TOKEN';
+const REGISTRY_ENV = 'TEMPLATE_REGISTRY_URL';
 
 export function registerPublish(program: Command, io: CliIo, setExit: (code: number) => void): void {
   // `publish --version X` must reach this command: without positional options the root program's

@@ -20,7 +20,7 @@ import { addBackendOptions, DEFAULT_STORE, openStoreForCommand, type BackendFlag
 import { addPurgeOptions, cdnUrlFrom, purgeTargetsFrom, type PurgeFlags } from './purge-flags.js';
 import { SIGN_KEY_ENV, signingKeysFrom } from '../sign-key.js';
 
-export { DEFAULT_STORE, STORE_OPTION, openStoreForCommand, type CommandStorage } from './backends.js';
+export { DEFAULT_STORE, openStoreForCommand, type CommandStorage } from './backends.js';
 
 function positiveInteger(name: string, value: string | undefined, fallback: number, least = 1): number {
   if (value === undefined || value === '') return fallback;
@@ -34,7 +34,7 @@ function positiveInteger(name: string, value: string | undefined, fallback: numb
  * allowed). Trusting "everything" (the leftmost X-Forwarded-For) is not offered: any client could
  * name its own address.
  */
-export function parseTrustProxy(value: string | undefined): number | string | undefined {
+function parseTrustProxy(value: string | undefined): number | string | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) {
@@ -53,7 +53,7 @@ export function parseTrustProxy(value: string | undefined): number | string | un
  * `--webhook-allow-private`: the addresses and CIDR ranges (comma-separated) webhooks may reach
  * although they are not public (loopback, private networks, link-local).
  */
-export function parseWebhookAllowPrivate(value: string | undefined): string[] {
+function parseWebhookAllowPrivate(value: string | undefined): string[] {
   if (value === undefined || value.trim() === '') return [];
   try {
     return parseAddressRanges(value).map((range) => range.text);
@@ -97,7 +97,7 @@ interface ServeFlags extends BackendFlags, LimitFlags, PurgeFlags {
 }
 
 /** `--sigstore-trusted-root` / REGISTRY_SIGSTORE_TRUSTED_ROOT: a trusted root file that loads, checked before the server starts. */
-export async function checkSigstoreTrustedRoot(file: string | undefined): Promise<string | undefined> {
+async function checkSigstoreTrustedRoot(file: string | undefined): Promise<string | undefined> {
   if (file === undefined || file === '') return undefined;
   try {
     await loadSigstoreTrust(file);
@@ -108,7 +108,7 @@ export async function checkSigstoreTrustedRoot(file: string | undefined): Promis
 }
 
 /** `--oidc-issuer` (repeatable) and `REGISTRY_OIDC_ISSUERS` (comma-separated): issuers trusted beside GitHub Actions', checked. */
-export function parseOidcIssuers(flags: readonly string[], env: string | undefined): string[] {
+function parseOidcIssuers(flags: readonly string[], env: string | undefined): string[] {
   const given = [...flags, ...(env ?? '').split(',')].map((issuer) => issuer.trim()).filter((issuer) => issuer !== '');
   try {
     return trustedIssuers(given).slice(1);
@@ -259,7 +259,7 @@ const MAX_EXPIRY_DAYS = 36_500;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** `--expires-in <days>`: a whole number of days from 1 to MAX_EXPIRY_DAYS. */
-export function parseExpiresIn(value: string): number {
+function parseExpiresIn(value: string): number {
   const days = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
   if (!(days >= 1 && days <= MAX_EXPIRY_DAYS)) {
     throw new UsageError(`--expires-in must be a whole number of days from 1 to ${MAX_EXPIRY_DAYS} (got ${JSON.stringify(value)})`);
@@ -282,7 +282,7 @@ export interface TokenView {
   revokedAt: string | null;
 }
 
-export function tokenView(record: TokenRecord, now: Date): TokenView {
+function tokenView(record: TokenRecord, now: Date): TokenView {
   return {
     id: record.id,
     role: record.role,
@@ -299,7 +299,7 @@ export function tokenView(record: TokenRecord, now: Date): TokenView {
 /** `2026-03-01 14:05Z`: to the minute, in UTC. */
 const shortTime = (iso: string | null, none: string): string => (iso === null ? none : `${iso.slice(0, 10)} ${iso.slice(11, 16)}Z`);
 
-export function formatTokenTable(views: readonly TokenView[]): string {
+function formatTokenTable(views: readonly TokenView[]): string {
   const header = ['ID', 'ROLE', 'OWNER', 'SCOPE', 'STATE', 'CREATED', 'LAST USED', 'EXPIRES'];
   const rows = views.map((v) => [
     v.id,

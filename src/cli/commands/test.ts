@@ -14,7 +14,7 @@ function describeAnswers(report: AnswerSetReport): string {
     .join(' ');
 }
 
-export function formatTestReport(report: TestTemplateReport, paint: Style = style(false)): string {
+function formatTestReport(report: TestTemplateReport, paint: Style = style(false)): string {
   const lines = [`test-generating ${report.template.name}@${report.template.version}: ${report.sets.length} answer set(s)`];
   for (const set of report.sets) {
     lines.push(`${set.passed ? paint.green('PASS') : paint.red('FAIL')} ${set.name}: ${set.files} files; ${describeAnswers(set)}`);

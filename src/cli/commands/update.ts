@@ -52,7 +52,7 @@ function fileLine(file: FileUpdate): string {
 }
 
 /** The migration steps of a plan as text: each step's id, versions, whether it is breaking, its description, then its file changes. */
-export function stepLines(plan: Pick<UpdatePlan, 'migrations' | 'steps' | 'guide'>, paint: Style): string[] {
+function stepLines(plan: Pick<UpdatePlan, 'migrations' | 'steps' | 'guide'>, paint: Style): string[] {
   const lines: string[] = [];
   if (plan.migrations.length > 0) lines.push('migration steps:');
   for (const step of plan.migrations) {
@@ -85,7 +85,7 @@ function printPlan(plan: UpdatePlan, flags: { json?: boolean; dryRun?: boolean }
 }
 
 /** The --json document of an update, whatever its outcome. */
-export function updateJson(outcome: UpdateProjectResult): Record<string, unknown> {
+function updateJson(outcome: UpdateProjectResult): Record<string, unknown> {
   if (outcome.status === 'up-to-date') return { ...outcome };
   const { steps, ...rest } = outcome;
   return {
