@@ -5,7 +5,6 @@ import { Writable } from 'node:stream';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type { TemplateManifest } from '../../src/core/schema-types.js';
 import { packTemplate } from '../../src/pack/index.js';
 import { DEFAULT_LARGE_UPLOAD_THRESHOLD, publishTemplate, PublishError } from '../../src/publish/upload.js';
 import { startFakeRegistry, type FakeRegistry } from '../helpers/fake-registry.js';
@@ -75,7 +74,7 @@ describe('publishTemplate above largeUploadThreshold', () => {
     const fake = await startFakeRegistry({ token: 'tr_token_0123456789' });
     fakes.push(fake);
     const pack = await packTemplate(example, { outDir: await tempDir('tr-pack-') });
-    const manifest = { ...validManifest, name: 'node-service', version: pack.manifest.version } as TemplateManifest;
+    const manifest = { ...validManifest, name: 'node-service', version: pack.manifest.version };
     const options = { registryUrl: fake.url, token: fake.token, archive: pack.file, manifest, largeUploadThreshold: 1, minDelayMs: 1, maxDelayMs: 5 };
     const result = await publishTemplate(options);
     expect(result.uploaded).toBe(true);

@@ -5,7 +5,6 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type { TemplateManifest } from '../../src/core/schema-types.js';
 import { parseRetryAfter, retryDelay } from '../../src/core/index.js';
 import {
   publishTemplate,
@@ -17,7 +16,7 @@ import { startFakeRegistry, type FakeRegistry } from '../helpers/fake-registry.j
 import { tempDir, validManifest } from '../helpers/fixtures.js';
 
 const TOKEN = 'tr_secret_token_0123456789abcdef';
-const manifest = validManifest as TemplateManifest;
+const manifest = validManifest;
 
 const registries: FakeRegistry[] = [];
 afterEach(async () => {

@@ -19,7 +19,7 @@ import { startRegistryServer, type TestServer } from '../helpers/registry-server
 import { checkStore } from '../helpers/store-check.js';
 import { gzipTar, hostileArchives, templateEntries, type HostileArchive, type TarEntry } from '../helpers/tar-builder.js';
 
-const manifest = { ...validManifest, name: 'hostile' } as TemplateManifest;
+const manifest: TemplateManifest = { ...validManifest, name: 'hostile' };
 let base: TarEntry[];
 let corpus: HostileArchive[];
 let archiveHost: Server;

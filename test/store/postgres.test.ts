@@ -427,11 +427,10 @@ describe.skipIf(postgresSkipReason !== undefined)('PostgreSQL', () => {
       let release: (() => void) | undefined;
       const holding = a.withBuildLock!(() => new Promise<void>((resolve) => (release = resolve)));
       await vi.waitFor(() => expect(release).toBeDefined(), { timeout: 2000, interval: 5 });
-      const started = Date.now();
+      // The bound is PostgreSQL's lock_timeout: BuildLockTimeoutError is what its expiry becomes, so no wall-clock check.
       const refused = b.withBuildLock!(() => Promise.resolve('never'));
       await expect(refused).rejects.toBeInstanceOf(BuildLockTimeoutError);
       await expect(refused).rejects.toThrow(/build lock stayed held by another instance for more than 300 ms/);
-      expect(Date.now() - started).toBeLessThan(3000);
       release?.();
       await holding;
       expect(await b.withBuildLock!(() => Promise.resolve('mine'))).toBe('mine');
