@@ -173,7 +173,7 @@ async function sendLarge(upload: Upload): Promise<ApiOutcome | 'no-files'> {
   const fileId = data.fileId;
   let uploadUrl: URL;
   try {
-    uploadUrl = new URL(data.uploadUrl, `${client.base.href}/`);
+    uploadUrl = new URL(data.uploadUrl, client.base.href.replace(/\/*$/, '/'));
   } catch {
     throw new PublishError(`the registry gave an upload URL that is not a URL`);
   }
