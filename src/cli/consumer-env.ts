@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 
 import semver from 'semver';
 
+import { REGISTRY_KEY_ENV, REGISTRY_URL_ENV } from '../core/env-names.js';
 import { registryDocumentUrl, registryUrlProblem } from '../core/registry-url.js';
 import { KeyFileError, MAX_KEYS_FILE_BYTES, readPublicKeys, type PublishedKey } from '../core/registry-signatures.js';
 import { isTemplateName, isTemplateVersion, NAME_PATTERN, VERSION_RULE } from '../core/versions.js';
@@ -24,12 +25,12 @@ export function userCacheDir(env: Readonly<Record<string, string | undefined>> =
  * registry a project's lock file names), given either as the registry's base URL or as its
  * document's URL (core/registry-url.ts has the rule).
  */
-function registryUrlFrom(flag: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env, fallback?: string): string {
-  const fromEnv = env.TEMPLATE_REGISTRY_URL?.trim() ? env.TEMPLATE_REGISTRY_URL : undefined;
+export function registryUrlFrom(flag: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env, fallback?: string): string {
+  const fromEnv = env[REGISTRY_URL_ENV]?.trim() ? env[REGISTRY_URL_ENV] : undefined;
   const value = flag ?? fromEnv ?? fallback;
-  if (value === undefined || value.trim() === '') throw new UsageError('no registry: pass --registry URL or set TEMPLATE_REGISTRY_URL');
+  if (value === undefined || value.trim() === '') throw new UsageError(`no registry: pass --registry URL or set ${REGISTRY_URL_ENV}`);
   const problem = registryUrlProblem(value);
-  if (problem) throw new UsageError(`${flag !== undefined ? '--registry' : fromEnv !== undefined ? 'TEMPLATE_REGISTRY_URL' : 'the registry of the project\'s lock file'} ${problem}`);
+  if (problem) throw new UsageError(`${flag !== undefined ? '--registry' : fromEnv !== undefined ? REGISTRY_URL_ENV : 'the registry of the project\'s lock file'} ${problem}`);
   return registryDocumentUrl(value);
 }
 
@@ -57,11 +58,11 @@ export function taskTimeoutFrom(value: string | undefined): number | undefined {
 export function registryUrlsFrom(flags: string | readonly string[] | undefined, env: Readonly<Record<string, string | undefined>> = process.env, fallback?: string): string[] {
   const given = typeof flags === 'string' ? [flags] : [...(flags ?? [])];
   if (given.length > 0) return [...new Set(given.map((flag) => registryUrlFrom(flag, env)))];
-  const fromEnv = env.TEMPLATE_REGISTRY_URL?.trim() ? env.TEMPLATE_REGISTRY_URL : undefined;
+  const fromEnv = env[REGISTRY_URL_ENV]?.trim() ? env[REGISTRY_URL_ENV] : undefined;
   if (fromEnv === undefined) return [registryUrlFrom(undefined, env, fallback)];
   const listed = fromEnv.split(',').map((value) => value.trim());
-  if (listed.some((value) => value === '')) throw new UsageError(`TEMPLATE_REGISTRY_URL must be registry URLs separated by commas, none empty (got ${JSON.stringify(fromEnv)})`);
-  return [...new Set(listed.map((value) => registryUrlFrom(undefined, { TEMPLATE_REGISTRY_URL: value })))];
+  if (listed.some((value) => value === '')) throw new UsageError(`${REGISTRY_URL_ENV} must be registry URLs separated by commas, none empty (got ${JSON.stringify(fromEnv)})`);
+  return [...new Set(listed.map((value) => registryUrlFrom(undefined, { [REGISTRY_URL_ENV]: value })))];
 }
 
 /**
@@ -70,8 +71,8 @@ export function registryUrlsFrom(flags: string | readonly string[] | undefined, 
  * public part). Undefined when none is given.
  */
 export function registryKeysFrom(flags: readonly string[] | undefined, env: Readonly<Record<string, string | undefined>> = process.env): PublishedKey[] | undefined {
-  const fromEnv = env.TEMPLATE_REGISTRY_KEY?.trim() ? env.TEMPLATE_REGISTRY_KEY : undefined;
-  const values = flags && flags.length > 0 ? flags.map((value) => ({ value, name: '--registry-key' })) : fromEnv !== undefined ? [{ value: fromEnv, name: 'TEMPLATE_REGISTRY_KEY' }] : [];
+  const fromEnv = env[REGISTRY_KEY_ENV]?.trim() ? env[REGISTRY_KEY_ENV] : undefined;
+  const values = flags && flags.length > 0 ? flags.map((value) => ({ value, name: '--registry-key' })) : fromEnv !== undefined ? [{ value: fromEnv, name: REGISTRY_KEY_ENV }] : [];
   if (values.length === 0) return undefined;
   const keys = values.flatMap(({ value, name }) => {
     const text = value.trim();

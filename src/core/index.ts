@@ -110,3 +110,4 @@ export {
   type SigningKey,
   type SignaturePayload,
 } from './registry-signatures.js';
+export { REGISTRY_URL_ENV, REGISTRY_TOKEN_ENV, REGISTRY_KEY_ENV } from './env-names.js';

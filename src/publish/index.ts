@@ -36,6 +36,21 @@ export {
   type ExchangedToken,
 } from './upload.js';
 export {
+  RegistryApiClient,
+  RegistryApiError,
+  DEFAULT_API_RETRY,
+  DEFAULT_API_IDLE_TIMEOUT_MS,
+  type RegistryApiClientOptions,
+  type RegistryApiErrorInit,
+  type ApiRetryInfo,
+  type ApiExchange,
+  type ApiBody,
+  type FormPart,
+  type ApiOutcome,
+  type ApiResponse,
+  type ApiCallResult,
+} from './api-client.js';
+export {
   waitUntilVisible,
   notVisibleWarning,
   templateFileUrl,

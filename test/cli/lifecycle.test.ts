@@ -1,4 +1,7 @@
 /** `template-registry deprecate <id>@<range>` and `yank <id>@<version>` against a running server; `info` and `list` show the lifecycle. */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
 import { describe, expect, it } from 'vitest';
 
 import { cli } from '../helpers/cli.js';
@@ -113,5 +116,31 @@ describe('template-registry owner', () => {
     expect(removed.code, removed.stderr).toBe(0);
     expect(await owners()).toEqual([claimer, 'beta']);
     expect((await cli('owner', 'add', TEMPLATE, 'x', '--registry', server.url)).code).toBe(2);
+  });
+});
+
+describe('the write commands go through the write API client', () => {
+  it("deprecate shows the registry's details and request id, and never the token it echoes", async () => {
+    const token = 'tr_cli_secret_0123456789abcdef';
+    const received: { method?: string; url?: string; authorization?: string }[] = [];
+    const registry = http.createServer((req, res) => {
+      received.push({ method: req.method, url: req.url, authorization: req.headers.authorization });
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(422, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'VALIDATION_ERROR', message: `token ${token} may not do that`, details: [{ field: 'update.deprecationMessage', message: 'too long', code: 'MAX_LENGTH' }], requestId: 'req-7' } }));
+      });
+    });
+    await new Promise<void>((resolve) => registry.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(registry.address() as AddressInfo).port}`;
+      const run = await cli('deprecate', `${TEMPLATE}@1.x`, '--message', 'x', '--registry', url, '--token', token);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe('error: PATCH /templates/bulk: 422 token *** may not do that\n  update.deprecationMessage: too long\n  request id: req-7\n');
+      expect(received).toEqual([{ method: 'PATCH', url: '/templates/bulk', authorization: `Bearer ${token}` }]);
+    } finally {
+      registry.closeAllConnections();
+      await new Promise<void>((resolve) => registry.close(() => resolve()));
+    }
   });
 });

@@ -8,6 +8,7 @@ import { checkCompatibility, checkedEntry, declaresRuntime, KNOWN_PLATFORMS } fr
 import { latestEntries, sortEntries, STABILITY_ORDER } from '../../core/listing.js';
 import type { TemplateEntry } from '../../core/schema-types.js';
 import { firstLine } from '../../core/errors.js';
+import { REGISTRY_KEY_ENV, REGISTRY_URL_ENV } from '../../core/env-names.js';
 import { createProject, fetchTemplateQuestions, ProjectLockError, TemplateNotFoundError, type TemplateQuestions } from '../../project/index.js';
 import { TEMPLATE_CATEGORIES } from '../../template/index.js';
 import { promptForAnswers } from '../../template/prompts.js';
@@ -244,8 +245,8 @@ function questionLines({ questions, unasked }: TemplateQuestions): string[] {
 /** The flags of every command that reads a registry: --registry, --refresh, --json. */
 export function registryOption(command: Command): Command {
   return command
-    .option('--registry <url>', 'the registry: its base URL or its registry.json URL; repeat it to list mirrors, tried in order when one cannot be reached (env TEMPLATE_REGISTRY_URL, comma-separated)', collect, [])
-    .option('--registry-key <jwk-or-file>', "the registry's public signing key (a JWK or JWK Set, or a file holding it), pinned from the start: documents not signed by it are refused (env TEMPLATE_REGISTRY_KEY; default: the keys the registry publishes, pinned on first use)", collect, [])
+    .option('--registry <url>', `the registry: its base URL or its registry.json URL; repeat it to list mirrors, tried in order when one cannot be reached (env ${REGISTRY_URL_ENV}, comma-separated)`, collect, [])
+    .option('--registry-key <jwk-or-file>', `the registry's public signing key (a JWK or JWK Set, or a file holding it), pinned from the start: documents not signed by it are refused (env ${REGISTRY_KEY_ENV}; default: the keys the registry publishes, pinned on first use)`, collect, [])
     .option('--refresh', 'fetch the registry now instead of using a cached copy younger than an hour')
     .option('--json', 'print JSON');
 }

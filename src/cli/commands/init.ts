@@ -2,6 +2,7 @@ import path from 'node:path';
 
 import type { Command } from 'commander';
 
+import { REGISTRY_TOKEN_ENV, REGISTRY_URL_ENV } from '../../core/env-names.js';
 import { isTemplateName } from '../../core/versions.js';
 import { defaultPrompter, type Prompter } from '../../template/prompts.js';
 import {
@@ -105,7 +106,7 @@ function nextSteps(dir: string, values: ScaffoldValues): string {
     '  edit template/ (the project\'s files), template.vars.json, template.prompts.json and README.md',
     '  template-registry validate && template-registry lint && template-registry test',
     `  publish: commit, push, then tag v${FIRST_VERSION}; .github/workflows/publish.yml publishes ${values.name}`,
-    '    (it needs the repository variable TEMPLATE_REGISTRY_URL and the secret TEMPLATE_REGISTRY_TOKEN)',
+    `    (it needs the repository variable ${REGISTRY_URL_ENV} and the secret ${REGISTRY_TOKEN_ENV})`,
   ].join('\n');
 }
 

@@ -9,19 +9,13 @@
 import type { Command } from 'commander';
 
 import { errorMessage } from '../../core/errors.js';
-import { registryBaseUrl } from '../../core/registry-url.js';
+import { redactor } from '../../publish/api-client.js';
 import { isValidRange, isTemplateName, VERSION_PATTERN } from '../../core/versions.js';
 import { EXIT, type CliIo } from '../io.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
+import { apiClientOf, REGISTRY_FLAG_HELP, serverOf, tokenFlagHelp, type ServerFlags, type WriteServer } from '../write-api.js';
 
-const TOKEN_ENV = 'TEMPLATE_REGISTRY_TOKEN';
-const REGISTRY_ENV = 'TEMPLATE_REGISTRY_URL';
-
-export interface ServerFlags {
-  registry?: string;
-  token?: string;
-  json?: boolean;
-}
+export { serverOf, type ServerFlags } from '../write-api.js';
 
 interface DeprecateFlags extends ServerFlags {
   message?: string;
@@ -33,32 +27,9 @@ function splitTarget(target: string): { id: string; spec: string | undefined } {
   return at === -1 ? { id: target, spec: undefined } : { id: target.slice(0, at), spec: target.slice(at + 1) };
 }
 
-/** The registry and token of the flags or the environment, or the usage error naming what is missing. */
-export function serverOf(flags: ServerFlags, tokenNeeded = true): { registryUrl: string; token: string } | string {
-  const registryUrl = registryBaseUrl((flags.registry ?? process.env[REGISTRY_ENV] ?? '').trim());
-  if (registryUrl === '') return `no registry: pass --registry <url> or set ${REGISTRY_ENV}`;
-  const token = (flags.token ?? process.env[TOKEN_ENV] ?? '').trim();
-  if (!tokenNeeded) return { registryUrl, token };
-  if (token === '') return `no API token: set ${TOKEN_ENV} or pass --token <token>`;
-  return { registryUrl, token };
-}
-
-/** Sends a JSON request with the token; the `data` of the answer, or an Error with the server's message. */
-async function send(server: { registryUrl: string; token: string }, method: string, path: string, body?: unknown): Promise<unknown> {
-  const response = await fetch(`${server.registryUrl}${path}`, {
-    method,
-    headers: { ...(server.token === '' ? {} : { authorization: `Bearer ${server.token}` }), accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  let json: { data?: unknown; error?: { message?: string } } | undefined;
-  try {
-    json = JSON.parse(text) as typeof json;
-  } catch {
-    json = undefined;
-  }
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${json?.error?.message ?? (text.slice(0, 200) || response.statusText)}`);
-  return json?.data;
+/** Sends a JSON request through the write API client; the `data` of the answer, or its RegistryApiError. */
+function send(server: WriteServer, method: string, path: string, body?: unknown): Promise<unknown> {
+  return apiClientOf(server).json(method, path, body);
 }
 
 export function registerLifecycle(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -72,8 +43,7 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
       await work();
       setExit(EXIT.ok);
     } catch (error) {
-      const message = errorMessage(error);
-      io.stderr(`error: ${server.token === '' ? message : message.split(server.token).join('***')}\n`);
+      io.stderr(`error: ${redactor(server.token)(errorMessage(error))}\n`);
       setExit(EXIT.failure);
     }
   };
@@ -83,8 +53,8 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
     .description(COMMAND_SUMMARIES.deprecate.description)
     .argument('<target>', 'id@range: the template id and a semver range of its versions (e.g. web-app@<2.0.0, web-app@1.x); id alone: every version')
     .option('--message <text>', 'why, and what to use instead (shown by clients and the catalog)')
-    .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
-    .option('--token <token>', `API token of the template's owner or an admin (default: $${TOKEN_ENV})`)
+    .option('--registry <url>', REGISTRY_FLAG_HELP)
+    .option('--token <token>', tokenFlagHelp("the template's owner or an admin"))
     .option('--json', 'print the result as JSON')
     .action(async (target: string, flags: DeprecateFlags) => {
       const { id, spec } = splitTarget(target);
@@ -109,8 +79,8 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
     .command('yank')
     .description(COMMAND_SUMMARIES.yank.description)
     .argument('<target>', 'id@version')
-    .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
-    .option('--token <token>', `API token of the template's owner or an admin (default: $${TOKEN_ENV})`)
+    .option('--registry <url>', REGISTRY_FLAG_HELP)
+    .option('--token <token>', tokenFlagHelp("the template's owner or an admin"))
     .option('--json', 'print the yanked entry as JSON')
     .action(async (target: string, flags: ServerFlags) => {
       const { id, spec } = splitTarget(target);
@@ -136,7 +106,7 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
     .command('ls')
     .description('list the owners of a template name')
     .argument('<id>', 'the template id')
-    .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
+    .option('--registry <url>', REGISTRY_FLAG_HELP)
     .option('--json', 'print the owners as JSON')
     .action(async (id: string, flags: ServerFlags) => {
       if (!isTemplateName(id)) return usage(`${JSON.stringify(id)} is not a template id`);
@@ -149,8 +119,8 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
     .description("add a co-owner of a template name (the caller must own it, or be an admin)")
     .argument('<id>', 'the template id')
     .argument('<owner>', "the owner to add: an owner name as tokens carry it, or an account's e-mail")
-    .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
-    .option('--token <token>', `API token of an owner of the template or an admin (default: $${TOKEN_ENV})`)
+    .option('--registry <url>', REGISTRY_FLAG_HELP)
+    .option('--token <token>', tokenFlagHelp('an owner of the template or an admin'))
     .option('--json', 'print the owners as JSON')
     .action(async (id: string, name: string, flags: ServerFlags) => {
       if (!isTemplateName(id)) return usage(`${JSON.stringify(id)} is not a template id`);
@@ -164,8 +134,8 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
     .description('remove an owner of a template name (never the last one)')
     .argument('<id>', 'the template id')
     .argument('<owner>', 'the owner to remove')
-    .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
-    .option('--token <token>', `API token of an owner of the template or an admin (default: $${TOKEN_ENV})`)
+    .option('--registry <url>', REGISTRY_FLAG_HELP)
+    .option('--token <token>', tokenFlagHelp('an owner of the template or an admin'))
     .option('--json', 'print the owners left as JSON')
     .action(async (id: string, name: string, flags: ServerFlags) => {
       if (!isTemplateName(id)) return usage(`${JSON.stringify(id)} is not a template id`);

@@ -12,6 +12,9 @@ import { DEFAULT_VISIBLE_TIMEOUT_MS, notVisibleWarning, waitUntilVisible, type V
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 import { errorMessage } from '../../core/errors.js';
+import { REGISTRY_TOKEN_ENV } from '../../core/env-names.js';
+import { redactor } from '../../publish/api-client.js';
+import { REGISTRY_FLAG_HELP, serverOf } from '../write-api.js';
 
 interface PublishFlags {
   registry?: string;
@@ -35,9 +38,6 @@ function waitTimeoutMs(value: string | undefined): number {
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
-const TOKEN_ENV = 'TEMPLATE_REGISTRY_TOKEN';
-const REGISTRY_ENV = 'TEMPLATE_REGISTRY_URL';
-
 export function registerPublish(program: Command, io: CliIo, setExit: (code: number) => void): void {
   // `publish --version X` must reach this command: without positional options the root program's
   // own `-V, --version` would take it (printing the CLI version) wherever it appears.
@@ -45,8 +45,8 @@ export function registerPublish(program: Command, io: CliIo, setExit: (code: num
     .command('publish')
     .description(COMMAND_SUMMARIES.publish.description)
     .argument('[dir]', 'template folder', '.')
-    .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
-    .option('--token <token>', `API token (default: $${TOKEN_ENV}; prefer the variable, flags show up in process lists)`)
+    .option('--registry <url>', REGISTRY_FLAG_HELP)
+    .option('--token <token>', `API token (default: $${REGISTRY_TOKEN_ENV}; prefer the variable, flags show up in process lists)`)
     .option('--version <version>', 'release version to stamp into template.json (a leading "v" is dropped)')
     .option('--exclude <glob>', 'leave matching files out of the archive (repeatable)', collect, [])
     .option('--skip-test', 'skip test generation (validation and lint always run)')
@@ -59,10 +59,9 @@ export function registerPublish(program: Command, io: CliIo, setExit: (code: num
         io.stderr(`error: ${message}\n`);
         setExit(EXIT.usage);
       };
-      const registryUrl = registryBaseUrl((flags.registry ?? process.env[REGISTRY_ENV] ?? '').trim());
-      if (registryUrl === '') return usage(`no registry: pass --registry <url> or set ${REGISTRY_ENV}`);
-      const token = (flags.token ?? process.env[TOKEN_ENV] ?? '').trim();
-      if (token === '') return usage(`no API token: set ${TOKEN_ENV} or pass --token <token>`);
+      const server = serverOf(flags);
+      if (typeof server === 'string') return usage(server);
+      const { registryUrl, token } = server;
       let timeoutMs: number;
       try {
         timeoutMs = waitTimeoutMs(flags.waitTimeout);
@@ -79,7 +78,7 @@ export function registerPublish(program: Command, io: CliIo, setExit: (code: num
 
       // Progress and findings go to stderr, so that stdout holds only the result (`--json` stays parseable).
       // The upload progress line is for a person at a terminal: never in a pipe, a log or with --json.
-      const redact = (text: string): string => text.split(token).join('***');
+      const redact = redactor(token);
       const progress = flags.json ? undefined : uploadProgressLine({ isTTY: io.isTTY?.stderr === true, write: io.stderr });
       const outDir = await mkdtemp(path.join(tmpdir(), 'template-registry-publish-'));
       try {

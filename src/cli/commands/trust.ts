@@ -14,10 +14,8 @@ import { GITHUB_ACTIONS_ISSUER } from '../../server/oidc.js';
 import { REF_PATTERN, REPOSITORY_PATTERN, WORKFLOW_PATTERN } from '../../server/trusted-publishing.js';
 import { EXIT, type CliIo } from '../io.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
-import { serverOf, type ServerFlags } from './lifecycle.js';
-
-const TOKEN_ENV = 'TEMPLATE_REGISTRY_TOKEN';
-const REGISTRY_ENV = 'TEMPLATE_REGISTRY_URL';
+import { apiClientOf, REGISTRY_FLAG_HELP, serverOf, tokenFlagHelp, type ServerFlags, type WriteServer } from '../write-api.js';
+import { redactor } from '../../publish/api-client.js';
 
 interface TrustFlags extends ServerFlags {
   repo?: string;
@@ -42,26 +40,9 @@ interface TrustedPublisherView {
   pending: boolean;
 }
 
-/** A JSON request with the token; the answer's `data`, or an Error with the server's message and details. */
-async function request(server: { registryUrl: string; token: string }, method: string, route: string, body?: unknown): Promise<unknown> {
-  const response = await fetch(`${server.registryUrl}${route}`, {
-    method,
-    headers: { authorization: `Bearer ${server.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(60_000),
-  });
-  const text = await response.text();
-  let json: { data?: unknown; error?: { message?: string; details?: { field?: string; message?: string }[] } } | undefined;
-  try {
-    json = text === '' ? undefined : (JSON.parse(text) as typeof json);
-  } catch {
-    json = undefined;
-  }
-  if (!response.ok) {
-    const details = (json?.error?.details ?? []).map((detail) => `\n  ${detail.field ? `${detail.field}: ` : ''}${detail.message ?? ''}`).join('');
-    throw new Error(`${method} ${route}: ${response.status} ${json?.error?.message ?? (text.slice(0, 200) || response.statusText)}${details}`);
-  }
-  return json?.data;
+/** A JSON request through the write API client; the answer's `data`, or its RegistryApiError (the server's message and details). */
+function request(server: WriteServer, method: string, route: string, body?: unknown): Promise<unknown> {
+  return apiClientOf(server).json(method, route, body);
 }
 
 /** `.github/workflows/publish.yml` or `publish.yml`: the file name the server keeps. */
@@ -88,7 +69,7 @@ export function registerTrust(program: Command, io: CliIo, setExit: (code: numbe
       await work();
       setExit(EXIT.ok);
     } catch (error) {
-      io.stderr(`error: ${errorMessage(error).split(token).join('***')}\n`);
+      io.stderr(`error: ${redactor(token)(errorMessage(error))}\n`);
       setExit(EXIT.failure);
     }
   };
@@ -104,8 +85,8 @@ export function registerTrust(program: Command, io: CliIo, setExit: (code: numbe
   };
   const common = (command: Command): Command =>
     command
-      .option('--registry <url>', `registry base URL (default: $${REGISTRY_ENV})`)
-      .option('--token <token>', `API token of an owner of the template or an admin (default: $${TOKEN_ENV})`)
+      .option('--registry <url>', REGISTRY_FLAG_HELP)
+      .option('--token <token>', tokenFlagHelp('an owner of the template or an admin'))
       .option('--json', 'print the result as JSON');
 
   const trust = program
