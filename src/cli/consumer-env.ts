@@ -25,7 +25,7 @@ export function userCacheDir(env: Readonly<Record<string, string | undefined>> =
  * registry a project's lock file names), given either as the registry's base URL or as its
  * document's URL (core/registry-url.ts has the rule).
  */
-export function registryUrlFrom(flag: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env, fallback?: string): string {
+function registryUrlFrom(flag: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env, fallback?: string): string {
   const fromEnv = env[REGISTRY_URL_ENV]?.trim() ? env[REGISTRY_URL_ENV] : undefined;
   const value = flag ?? fromEnv ?? fallback;
   if (value === undefined || value.trim() === '') throw new UsageError(`no registry: pass --registry URL or set ${REGISTRY_URL_ENV}`);
