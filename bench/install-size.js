@@ -8,7 +8,7 @@
 // Prints one JSON document (scripts/bench-results.js writes it into bench/RESULTS.md). Needs the
 // npm registry for the server's dependencies (INSTALL_SIZE_SERVER=0: the consumer only).
 import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { installInto, measureInstall, packBoth } from '../scripts/packed-install.js';
@@ -53,7 +53,7 @@ try {
   console.log(
     JSON.stringify({
       title: 'Install size (`bench/install-size.js`)',
-      setup: `npm pack of both packages, npm install of the tarballs into an empty folder (npm ${process.env.npm_config_user_agent?.split(' ')[0] ?? ''}), ${cpus().length} cores, Node ${process.version}`.replace(' (npm )', ''),
+      setup: 'npm pack of both packages, npm install of the tarballs into an empty folder',
       rows,
       notes,
     }),

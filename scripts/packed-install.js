@@ -8,8 +8,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-import { buildConsumer, buildServer } from './package-bundles.js';
-
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -25,14 +23,17 @@ export async function registryReachable(timeoutMs = 15_000) {
 }
 
 /**
- * Bundles both packages and packs them into `dest` (npm pack, lifecycle scripts off: the bundles are
- * made here). Resolves to the tarballs' paths. The consumer's type declarations come from the last
- * `npm run build` (tsc); without one the tarball holds none.
+ * Packs both packages, as the last `npm run build` left them, into `dest` (npm pack, lifecycle
+ * scripts off: rebuilding here would pull the bundles from under tests running beside this one).
+ * Resolves to the tarballs' paths.
  */
 export async function packBoth(dest) {
   await mkdir(dest, { recursive: true });
-  await buildConsumer();
-  await buildServer();
+  for (const bundle of ['build/lib/cli.js', 'packages/server/lib/cli.js']) {
+    await lstat(path.join(root, bundle)).catch(() => {
+      throw new Error(`${bundle} is missing: run npm run build first`);
+    });
+  }
   const pack = async (cwd) => {
     const { stdout } = await run(NPM, ['pack', '--ignore-scripts', '--json', '--pack-destination', dest], { cwd, maxBuffer: 64 * 1024 * 1024 });
     return path.join(dest, JSON.parse(stdout)[0].filename);
@@ -52,7 +53,7 @@ export async function installInto(dir, tarballs) {
     await writeFile(path.join(dir, 'package.json'), `${JSON.stringify({ name: 'install-probe', version: '1.0.0', private: true }, null, 2)}\n`);
   }
   const started = Date.now();
-  const { stdout, stderr } = await run(NPM, ['install', '--no-audit', '--no-fund', '--prefer-offline', '--foreground-scripts', ...tarballs], { cwd: dir, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 });
+  const { stdout, stderr } = await run(NPM, ['install', '--no-audit', '--no-fund', '--prefer-offline', '--foreground-scripts', ...tarballs], { cwd: dir, maxBuffer: 64 * 1024 * 1024, timeout: 1_800_000 });
   return { stdout, stderr, ms: Date.now() - started, ebadengine: `${stdout}\n${stderr}`.split('\n').filter((line) => line.includes('EBADENGINE')) };
 }
 
