@@ -3,6 +3,7 @@ export { EXIT, UsageError, type CliIo } from './io.js';
 import { EXIT, processIo, quietOnClosedPipes, type CliIo } from './io.js';
 import { cliVersion } from './version.js';
 import { isServerCommand, serverPackageMissing } from './faces.js';
+import { rootHelp } from './root-help.js';
 
 /** Whether `argv` asks only for the CLI's own version (then no parser or command is loaded). */
 function onlyVersion(argv: readonly string[]): boolean {
@@ -32,7 +33,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     return EXIT.ok;
   }
   if (onlyHelp(argv)) {
-    io.stdout((await import('./root-help.js')).rootHelp(helpWidth(io)));
+    io.stdout(rootHelp(helpWidth(io)));
     return EXIT.ok;
   }
   if (isServerCommand(argv)) {
