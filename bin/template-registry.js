@@ -1,4 +1,4 @@
 #!/usr/bin/env node
-import { main } from '../build/src/cli/index.js';
+import { main } from '../build/lib/cli.js';
 
 process.exitCode = await main(process.argv.slice(2));

@@ -2,7 +2,7 @@
 // `npm run bench`: runs the benchmarks, then writes their numbers into bench/RESULTS.md (each
 // between its GENERATED markers; the rest of the file is kept). `BENCH_ONLY=build-registry,catalog`
 // runs only the named parts (vitest, startup, build-registry, server-read, client-speed, catalog,
-// instances, concurrent-uploads, big-upload) and leaves the others' blocks as they are.
+// instances, concurrent-uploads, big-upload, install-size) and leaves the others' blocks as they are.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -92,7 +92,7 @@ function jsonBlock(name, script) {
 
 if (wanted('vitest')) blocks.push(vitestBlock());
 if (wanted('startup')) blocks.push(startupBlock());
-for (const name of ['build-registry', 'server-read', 'client-speed', 'catalog', 'instances', 'concurrent-uploads', 'big-upload']) {
+for (const name of ['build-registry', 'server-read', 'client-speed', 'catalog', 'instances', 'concurrent-uploads', 'big-upload', 'install-size']) {
   if (wanted(name)) blocks.push(jsonBlock(name, `bench/${name}.js`));
 }
 

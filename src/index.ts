@@ -1,7 +1,9 @@
 /**
- * template-registry: the public library API. The CLI (`template-registry`) and the two actions
- * are thin shells over it. Sub-paths load less: `template-registry/client` (no server, no SQLite),
- * `/server`, `/template`, `/registry`, `/migrate`.
+ * template-registry: the public library API of the consumer package (templates, packing and
+ * publishing, the registry client, compatibility, migrations, project workflows). The CLI
+ * (`template-registry`) and the actions are thin shells over it. Sub-paths load less:
+ * `template-registry/client`, `/template`, `/migrate`. The server, its stores, the static registry
+ * generator and the GitHub client are the `template-registry-server` package's (src/server-package.ts).
  */
 
 // The spec's shapes and rules.
@@ -76,67 +78,6 @@ export * from './template/index.js';
 export { UnsafeArchiveError, IntegrityError, computeIntegrity, type ArchiveDigest } from './archive/index.js';
 export { packTemplate, selectPackFiles, PackError, FIXED_MTIME, type PackOptions, type PackResult, type PackSelection, type LeftOutFile } from './pack/index.js';
 export * from './publish/index.js';
-export {
-  createGitHubClient,
-  octokitReleaseApi,
-  publishRelease,
-  GitHubApiError,
-  InputError,
-  requestIdToken,
-  IdTokenRequestError,
-  type GitHubClient,
-  type ReleaseApi,
-  type GitHubRelease,
-  type GitHubReleaseAsset,
-  type PublishedRelease,
-} from './github/index.js';
-
-// The registry: generator, storage, server.
-export * from './registry/index.js';
-export * from './server/index.js';
-export { eventMatches, StagedQuotaError, StoreVersionError, StoreNotFoundError, SCHEMA_VERSION, tokenState, LAST_USED_PRECISION_MS, type SqliteStorage } from './store/index.js';
-export {
-  openStorage,
-  openPostgresStorage,
-  migratePostgres,
-  copyStore,
-  openBlobStore,
-  FolderBlobStore,
-  S3BlobStore,
-  PostgresSchemaError,
-  BuildLockTimeoutError,
-  StorageLocationError,
-  StoreCopyError,
-  BlobKeyError,
-  S3BlobError,
-  type StorageLocation,
-  type OpenedStorage,
-  type PostgresStorage,
-  type PostgresStorageOptions,
-  type BlobStore,
-  type AccountStore,
-  type UserRecord,
-  type CopySummary,
-} from './store/index.js';
-export type {
-  TokenStore,
-  VersionStore,
-  EventStore,
-  WebhookStore,
-  StoredWebhook,
-  DeliveryRecord,
-  StoredEvent,
-  RecordedEvent,
-  EventFilter,
-  PurgedVersion,
-  Reservation,
-  ArchiveReader,
-  PublishedVersion,
-  TokenState,
-  TokenCheck,
-  Revocation,
-} from './store/index.js';
-
 // Consumers: the registry client, compatibility, migrations, project workflows.
 export * from './client/index.js';
 export * from './compat/index.js';

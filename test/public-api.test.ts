@@ -4,11 +4,16 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import * as api from '../src/index.js';
+import * as serverApi from '../src/server-package.js';
 
 const exported = api as unknown as Record<string, unknown>;
+const serverExported = serverApi as unknown as Record<string, unknown>;
 
-describe('the package root', () => {
-  it('exports the public API the issues and the README name', () => {
+/** What only the server package (template-registry-server) exports: the server, its stores, the registry generator, the GitHub client. */
+const SERVER_NAMES = ['buildRegistry', 'buildDocument', 'aggregateAnalytics', 'createServer', 'githubReleasesSource', 'verifyWebhookSignature', 'signWebhookBody', 'signWebhookPayload', 'openSqliteStorage'];
+
+describe('the package roots', () => {
+  it('export the public API the issues and the README name: the consumer package, and the server package on top of it', () => {
     const names = [
       'validateTemplate',
       'loadTemplate',
@@ -41,7 +46,10 @@ describe('the package root', () => {
       'openSqliteStorage',
       'runCli',
     ];
-    expect(names.filter((name) => typeof exported[name] !== 'function')).toEqual([]);
+    expect(names.filter((name) => typeof serverExported[name] !== 'function')).toEqual([]);
+    expect(names.filter((name) => !SERVER_NAMES.includes(name) && typeof exported[name] !== 'function')).toEqual([]);
+    // The consumer package holds no server: its root exports none of the server's API.
+    expect(SERVER_NAMES.filter((name) => name in exported)).toEqual([]);
   });
 
   it('exports every error class a library call can throw', async () => {
@@ -61,12 +69,13 @@ describe('the package root', () => {
     // Caught inside the client's cache (CachedJson) and turned into its load errors: never reaches a
     // caller (IndexLayoutError, an index.json in neither layout, becomes a FetchFailure there).
     const internal = new Set(['FetchFailure', 'IndexLayoutError']);
-    expect([...classes].filter((name) => !internal.has(name) && typeof exported[name] !== 'function')).toEqual([]);
+    expect([...classes].filter((name) => !internal.has(name) && typeof serverExported[name] !== 'function')).toEqual([]);
   });
 
   it('keeps internal helpers private', () => {
     for (const name of ['writeFileAtomic', 'readIfExists', 'escapePointerSegment', 'buildIndex', 'isInside', 'run', 'parseInputs', 'consoleCore']) {
       expect(exported[name], name).toBeUndefined();
+      expect(serverExported[name], name).toBeUndefined();
     }
   });
 });

@@ -8,13 +8,14 @@ import { cliVersion } from './version.js';
 import { COMMAND_SUMMARIES, type CommandName } from './commands/summaries.js';
 import { errorMessage } from '../core/errors.js';
 
-type SetExit = (code: number) => void;
-/** Adds a group of commands to the program. */
-type Register = (program: Command, io: CliIo, setExit: SetExit) => void;
+import { ROOT_DESCRIPTION, NO_COLOR_HELP } from './root-help.js';
+import { SERVER_GROUPS } from './server-groups.js';
+import type { Register } from './faces.js';
 
 /**
  * The command groups, in the order `--help` lists them, each loaded only when one of its commands
- * runs (so `--version`, or `validate`, does not load the server, SQLite or the prompts).
+ * runs (so `--version`, or `validate`, does not load the server, SQLite or the prompts). The server
+ * commands' groups come from server-groups.ts (the consumer package has none: see faces.ts).
  */
 const GROUPS: readonly { commands: readonly string[]; load: () => Promise<Register> }[] = [
   { commands: ['init'], load: async () => (await import('./commands/init.js')).registerInit },
@@ -26,25 +27,16 @@ const GROUPS: readonly { commands: readonly string[]; load: () => Promise<Regist
   { commands: ['publish'], load: async () => (await import('./commands/publish.js')).registerPublish },
   { commands: ['deprecate', 'yank', 'owner'], load: async () => (await import('./commands/lifecycle.js')).registerLifecycle },
   { commands: ['trust'], load: async () => (await import('./commands/trust.js')).registerTrust },
-  {
-    commands: ['serve', 'token'],
-    load: async () => {
-      const { registerServe, registerToken } = await import('./commands/serve.js');
-      return (program, io, setExit) => {
-        registerServe(program, io, setExit);
-        registerToken(program, io, setExit);
-      };
-    },
-  },
+  { commands: ['serve', 'token'], load: SERVER_GROUPS.serve },
   { commands: ['list', 'search', 'info', 'create'], load: async () => (await import('./commands/consumer.js')).registerConsumer },
   { commands: ['migrate'], load: async () => (await import('./commands/migrate.js')).registerMigrate },
   { commands: ['check-compat'], load: async () => (await import('./commands/consumer.js')).registerCheckCompat },
-  { commands: ['user'], load: async () => (await import('./commands/user.js')).registerUser },
+  { commands: ['user'], load: SERVER_GROUPS.user },
   { commands: ['update', 'check-update'], load: async () => (await import('./commands/update.js')).registerUpdate },
-  { commands: ['build-registry'], load: async () => (await import('./commands/build-registry.js')).registerBuildRegistry },
-  { commands: ['mirror'], load: async () => (await import('./commands/mirror.js')).registerMirror },
-  { commands: ['store'], load: async () => (await import('./commands/store.js')).registerStore },
-  { commands: ['db'], load: async () => (await import('./commands/db.js')).registerDb },
+  { commands: ['build-registry'], load: SERVER_GROUPS['build-registry'] },
+  { commands: ['mirror'], load: SERVER_GROUPS.mirror },
+  { commands: ['store'], load: SERVER_GROUPS.store },
+  { commands: ['db'], load: SERVER_GROUPS.db },
 ];
 
 /**
@@ -66,6 +58,10 @@ function onlyRootHelp(argv: readonly string[]): boolean {
 /** Adds every command as its summary (name and description, listed with its usage): enough for the root --help. */
 function addSummaries(program: Command): void {
   for (const [name, summary] of Object.entries(COMMAND_SUMMARIES)) program.command(name).description(summary.description);
+}
+
+/** Lists each command with the usage its summary gives (the same as its own: root-help.test.ts; also for a server command the consumer package does not hold). */
+function summaryTerms(program: Command): void {
   program.configureHelp({
     subcommandTerm(this: Help, command: Command): string {
       const summary = COMMAND_SUMMARIES[command.name() as CommandName] as { term: string } | undefined;
@@ -74,17 +70,18 @@ function addSummaries(program: Command): void {
   });
 }
 
-async function buildProgram(argv: readonly string[], io: CliIo, setExit: SetExit): Promise<Command> {
+async function buildProgram(argv: readonly string[], io: CliIo, setExit: (code: number) => void): Promise<Command> {
   const program = new Command('template-registry')
-    .description('Publish, find, generate from and upgrade versioned project templates.')
+    .description(ROOT_DESCRIPTION)
     .version(cliVersion())
     // Taken out of argv by runCli wherever it stands; declared here for --help.
-    .option('--no-color', 'no colours (colours are used only on a terminal; NO_COLOR=1 and FORCE_COLOR=1 also work)')
+    .option('--no-color', NO_COLOR_HELP)
     .exitOverride()
     // Root options only before the command, so `pack --version 1.2.3` is pack's, not the CLI's own --version.
     .enablePositionalOptions()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError('(run with --help for usage)');
+  summaryTerms(program);
   if (onlyRootHelp(argv)) addSummaries(program);
   else for (const group of groupsFor(argv)) (await group.load())(program, io, setExit);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });

@@ -7,8 +7,7 @@
  * because `@actions/attest` cannot be pointed at other Fulcio, Rekor or timestamp-authority URLs:
  * GitHub Enterprise Server, an air-gapped Sigstore, tests.
  */
-import { bundleToJSON } from '@sigstore/bundle';
-import { DSSEBundleBuilder, FulcioSigner, RekorWitness, TSAWitness, type Witness } from '@sigstore/sign';
+import type { Witness } from '@sigstore/sign';
 import { decodeJwt } from 'jose';
 
 import { IN_TOTO_PAYLOAD_TYPE, IN_TOTO_STATEMENT_V1, SLSA_PROVENANCE_V1 } from '../archive/provenance.js';
@@ -131,6 +130,8 @@ export async function attestProvenance(options: AttestOptions): Promise<Attestat
   }
 
   const statement = provenanceStatement(options.subject, provenancePredicate(claims, options.serverUrl));
+  // Loaded here, when a signature is made: the signer and its HTTP stack are most of what importing the package's API would cost.
+  const [{ bundleToJSON }, { DSSEBundleBuilder, FulcioSigner, RekorWitness, TSAWitness }] = await Promise.all([import('@sigstore/bundle'), import('@sigstore/sign')]);
   const witnesses: Witness[] = [
     ...(rekorBaseURL ? [new RekorWitness({ rekorBaseURL, entryType: 'dsse', retry: 2, timeout })] : []),
     ...(tsaBaseURL ? [new TSAWitness({ tsaBaseURL, retry: 2, timeout })] : []),

@@ -1,4 +1,4 @@
-import { checkbox, confirm, input, password, select } from '@inquirer/prompts';
+import type { input } from '@inquirer/prompts';
 
 import { answerOrDefault, checkValue, type AnswerProblem, type Answers } from './answers.js';
 import { ExpressionEvaluator } from './expression.js';
@@ -59,13 +59,15 @@ export type PromptContext = NonNullable<Parameters<typeof input>[1]>;
 
 /** A Prompter backed by the real @inquirer/prompts functions. */
 function inquirerPrompter(context?: PromptContext): Prompter {
+  // Loaded at the first question, not with this module: the prompts (and their editor's text encodings) would be most of what importing the API costs.
+  const prompts = (): Promise<typeof import('@inquirer/prompts')> => import('@inquirer/prompts');
   return {
-    input: (options) => input(options, context),
-    select: (options) => select({ ...options, choices: [...options.choices] }, context),
-    checkbox: (options) => checkbox({ ...options, choices: [...options.choices] }, context),
-    confirm: (options) => confirm(options, context),
+    input: async (options) => (await prompts()).input(options, context),
+    select: async (options) => (await prompts()).select({ ...options, choices: [...options.choices] }, context),
+    checkbox: async (options) => (await prompts()).checkbox({ ...options, choices: [...options.choices] }, context),
+    confirm: async (options) => (await prompts()).confirm(options, context),
     // No mask: not even the length of a secret is shown.
-    password: (options) => password(options, context),
+    password: async (options) => (await prompts()).password(options, context),
   };
 }
 

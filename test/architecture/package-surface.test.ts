@@ -1,4 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
@@ -29,25 +32,39 @@ describe('the package surface', () => {
     expect(loaded.filter((name) => HEAVY.includes(name))).toEqual([]);
   });
 
-  it('exports each documented sub-path', () => {
+  it('exports each documented sub-path of the consumer package, and leaves the server to the server package', () => {
     const run = spawnSync(
       process.execPath,
       [
         '--input-type=module',
         '-e',
         `const names = {};
-for (const sub of ['client', 'server', 'template', 'registry', 'migrate']) names[sub] = Object.keys(await import('template-registry/' + sub)).sort();
+for (const sub of ['client', 'template', 'migrate']) names[sub] = Object.keys(await import('template-registry/' + sub)).sort();
+for (const sub of ['server', 'registry']) names[sub] = await import('template-registry/' + sub).then(() => 'exported', (error) => error.code);
 console.log(JSON.stringify(names));`,
       ],
       { encoding: 'utf8' },
     );
     expect(run.status, run.stderr).toBe(0);
-    const names = JSON.parse(run.stdout) as Record<string, string[]>;
+    const names = JSON.parse(run.stdout) as Record<string, string[] | string>;
     expect(names.client).toEqual(expect.arrayContaining(['RegistryClient', 'downloadTemplate']));
-    expect(names.server).toEqual(expect.arrayContaining(['createServer', 'verifyWebhookSignature']));
     expect(names.template).toEqual(expect.arrayContaining(['validateTemplate', 'generateProject', 'lintTemplate']));
-    expect(names.registry).toEqual(expect.arrayContaining(['buildRegistry', 'buildDocument']));
     expect(names.migrate).toEqual(expect.arrayContaining(['runMigrations', 'loadDeclarativeSteps']));
+    expect(names.server).toBe('ERR_PACKAGE_PATH_NOT_EXPORTED');
+    expect(names.registry).toBe('ERR_PACKAGE_PATH_NOT_EXPORTED');
+  });
+
+  it('bundles the consumer package without any server-only package (web server, database drivers, AWS SDK, Octokit)', async () => {
+    const { buildConsumer } = await import('../../scripts/package-bundles.js');
+    const outdir = await mkdtemp(path.join(tmpdir(), 'consumer-bundle-'));
+    try {
+      const metafile = await buildConsumer(outdir);
+      const packages = new Set(Object.keys(metafile.inputs).map((file) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1]).filter((name) => name !== undefined));
+      expect([...packages].filter((name) => /^(fastify|@fastify\/|better-sqlite3|pg$|@aws-sdk\/|@octokit\/|@actions\/)/.test(name))).toEqual([]);
+      expect(Object.keys(metafile.inputs).filter((file) => /^src\/(server|store|registry|github)\//.test(file) && !/^src\/(server\/(oidc|trusted-publishing)|store\/records)\.ts$/.test(file))).toEqual([]);
+    } finally {
+      await rm(outdir, { recursive: true, force: true });
+    }
   });
 
   it('answers template-registry --version without loading the command parser or any command', () => {
@@ -57,11 +74,11 @@ console.log(JSON.stringify(names));`,
     expect(loaded).toEqual([]);
   });
 
-  it('answers template-registry --help without loading any command', () => {
+  it('answers template-registry --help without loading the command parser or any command', () => {
     const loaded = loadedAfter(
       "const { runCli } = await import('./build/src/cli/index.js'); let out = ''; const code = await runCli(['--help'], { stdout: (t) => (out += t), stderr: () => {} }); if (code !== 0 || !out.includes('check-update')) process.exit(3);",
     );
-    expect(loaded).toEqual(['commander']);
+    expect(loaded).toEqual([]);
   });
 
   it('loads the commands of one group for a command, and every group for help or an unknown command', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { AnalyticsRecord, RegistryDocument, TemplateEntry } from '../../src/core/schema-types.js';
 import { schemaErrors } from '../../src/core/schemas.js';
-import { aggregateAnalytics, downloadUsage, type AnalyticsEventRecord, type AnalyticsInput } from '../../src/index.js';
+import { aggregateAnalytics, downloadUsage, type AnalyticsEventRecord, type AnalyticsInput } from '../../src/server-package.js';
 import { templateEntry } from '../helpers/builders.js';
 
 const NOW = new Date('2026-03-31T12:00:00.000Z');

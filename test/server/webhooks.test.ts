@@ -13,7 +13,7 @@ import { isValidRange } from '../../src/core/index.js';
 import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate } from '../../src/publish/index.js';
 import type { ServerOptions } from '../../src/server/index.js';
-import * as root from '../../src/index.js';
+import * as root from '../../src/server-package.js';
 import {
   DEFAULT_TIMEOUT_MS,
   noAnswerError,
@@ -416,7 +416,7 @@ describe('verifyWebhookSignature', () => {
 });
 
 describe('signWebhookPayload', () => {
-  it("passes GitHub's published X-Hub-Signature-256 test vector, and is exported from the package root", () => {
+  it("passes GitHub's published X-Hub-Signature-256 test vector, and is exported from the server package root", () => {
     const expected = 'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17';
     expect(signWebhookPayload("It's a Secret to Everybody", 'Hello, World!')).toBe(expected);
     expect(signWebhookPayload("It's a Secret to Everybody", Buffer.from('Hello, World!', 'utf8'))).toBe(expected);

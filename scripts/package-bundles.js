@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+// The two npm packages of this repository (see ARCHITECTURE.md, "Package faces"), bundled by esbuild:
+//
+// - template-registry (the consumer package): build/lib/, one self-contained ES module bundle with its
+//   npm dependencies inside (no dependency to install: no native module, no install script), split
+//   into chunks so that each command still loads only what it uses. src/cli/server-groups.ts is
+//   replaced by server-groups-elsewhere.ts: the server commands are not in it, and the build fails
+//   if anything in it reaches a server-only package.
+// - template-registry-server: packages/server/lib/, the full CLI (`cli.js`) and the server's library
+//   (`index.js`). The server-only packages (the web server, the database drivers, the AWS SDK,
+//   Octokit) stay its dependencies (packages/server/package.json lists each; the build fails when one
+//   is missing there); the packages it shares with the consumer are bundled, as in the consumer's.
+//
+// `npm run build` runs this after tsc; `node scripts/package-bundles.js` alone rebuilds both.
+import { cp, mkdir, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { build } from 'esbuild';
+
+import { catalogScriptPlugin } from './build-catalog.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Packages only the server commands use: never in the consumer bundle. */
+export const SERVER_ONLY_PACKAGES = [/^fastify$/, /^fastify-plugin$/, /^@fastify\//, /^better-sqlite3$/, /^pg$/, /^@aws-sdk\//, /^@octokit\//, /^@actions\//];
+
+/** SERVER_ONLY_PACKAGES as esbuild's `external` patterns. */
+const SERVER_ONLY_EXTERNAL = ['fastify', 'fastify-plugin', '@fastify/*', 'better-sqlite3', 'pg', '@aws-sdk/*', '@octokit/*', '@actions/*'];
+
+/** The consumer package's entries: output name (under build/lib) -> module. */
+export const CONSUMER_ENTRIES = {
+  index: 'src/index.ts',
+  client: 'src/client/index.ts',
+  template: 'src/template/index.ts',
+  migrate: 'src/migrate/index.ts',
+  cli: 'src/cli/index.ts',
+};
+
+/** The server package's entries (under packages/server/lib). */
+export const SERVER_ENTRIES = {
+  index: 'src/server-package.ts',
+  cli: 'src/cli/program.ts',
+};
+
+const common = {
+  absWorkingDir: root,
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'esm',
+  splitting: true,
+  chunkNames: 'chunk-[hash]',
+  // CommonJS packages inside an ES module bundle call require() for Node's own modules.
+  banner: { js: 'import{createRequire as __trCreateRequire}from"node:module";const require=__trCreateRequire(import.meta.url);' },
+  // jsonc-parser's `main` is a UMD build esbuild cannot follow (as in scripts/dist-bundles.js).
+  alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
+  legalComments: 'none',
+  // The ES module build of a package where it has one (liquidjs, ...): no CommonJS wrapper to run at start, and unused parts left out.
+  mainFields: ['module', 'main'],
+  // Minified (names kept: error classes are told apart by name): parsing is most of what starting costs.
+  minify: true,
+  keepNames: true,
+  metafile: true,
+  logLevel: 'warning',
+};
+
+/** Puts server-groups-elsewhere.ts in server-groups.ts's place, and refuses every server-only package. */
+const consumerFace = {
+  name: 'consumer-face',
+  setup(bundler) {
+    bundler.onResolve({ filter: /\/server-groups\.js$/ }, (args) => ({ path: path.join(args.resolveDir, 'server-groups-elsewhere.ts') }));
+    bundler.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (!SERVER_ONLY_PACKAGES.some((pattern) => pattern.test(args.path))) return undefined;
+      return { errors: [{ text: `${args.path} is a server-only package, imported by ${path.relative(root, args.importer)}: the consumer package must not hold it (load it in a server command, or lazily where only the server reaches it)` }] };
+    });
+  },
+};
+
+/** The npm package a bare import names (`@scope/name` or `name`). */
+function packageOf(specifier) {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+/** Builds the consumer bundle into `outdir` (default build/lib); resolves to its metafile. */
+export async function buildConsumer(outdir = path.join(root, 'build/lib')) {
+  await rm(outdir, { recursive: true, force: true });
+  const result = await build({ ...common, entryPoints: CONSUMER_ENTRIES, outdir, plugins: [consumerFace] });
+  return result.metafile;
+}
+
+/** Builds the server bundle into `outdir` (default packages/server/lib); the server-only packages stay external and must be dependencies of the server package. */
+export async function buildServer(outdir = path.join(root, 'packages/server/lib')) {
+  await rm(outdir, { recursive: true, force: true });
+  const result = await build({ ...common, entryPoints: SERVER_ENTRIES, outdir, external: SERVER_ONLY_EXTERNAL, plugins: [catalogScriptPlugin()] });
+  const serverPackage = JSON.parse(await readFile(path.join(root, 'packages/server/package.json'), 'utf8'));
+  const declared = new Set(Object.keys(serverPackage.dependencies ?? {}));
+  const imported = new Set();
+  for (const output of Object.values(result.metafile.outputs)) {
+    for (const { path: specifier, external } of output.imports) if (external && !specifier.startsWith('node:') && !specifier.startsWith('.')) imported.add(packageOf(specifier));
+  }
+  const missing = [...imported].filter((name) => !declared.has(name) && !isBuiltin(name));
+  if (missing.length > 0) throw new Error(`packages/server/package.json does not list ${missing.join(', ')}, which the server bundle imports`);
+  // The server's own files beside its code: the OpenAPI description it serves and documents.
+  await mkdir(path.join(root, 'packages/server/openapi'), { recursive: true });
+  await cp(path.join(root, 'openapi'), path.join(root, 'packages/server/openapi'), { recursive: true });
+  return result.metafile;
+}
+
+const BUILTINS = new Set((await import('node:module')).builtinModules);
+function isBuiltin(name) {
+  return BUILTINS.has(name);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const which = process.argv[2];
+  if (which !== 'server') await buildConsumer();
+  if (which !== 'consumer') await buildServer();
+}
