@@ -22,7 +22,9 @@
  *
  * A `RegistryBuilder` remembers the entries of the versions it has seen (a manifest of a published
  * version never changes): the server keeps one, so a rebuild after an upload serializes only what
- * changed.
+ * changed. One that keeps a build state in its output (`state`, what `build-registry` does) keeps
+ * nothing in memory instead: its full build reads the source a few templates at a time and writes
+ * registry.json from its parts, so it never holds every entry at once.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -93,6 +95,8 @@ export interface BuildOptions {
    * Keep a build state in the output (build-state.ts) and use the one found there, so that a build
    * in a fresh process reads and remakes only the templates whose versions changed (what
    * `build-registry` does). Default false: a long-lived builder (the server's) keeps its entries itself.
+   * With it the builder keeps nothing between builds, and `document.templates` of its result is read
+   * from registry.json's bytes when asked for.
    */
   state?: boolean;
 }
