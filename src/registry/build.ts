@@ -22,11 +22,15 @@
  *
  * A `RegistryBuilder` remembers the entries of the versions it has seen (a manifest of a published
  * version never changes): the server keeps one, so a rebuild after an upload serializes only what
- * changed.
+ * changed. One that keeps a build state in its output (`state`, what `build-registry` does) keeps
+ * nothing in memory instead: its full build reads the source a few templates at a time and writes
+ * registry.json from its parts, so it never holds every entry at once.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
-import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
+import { Readable, type Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { brotliCompress, constants as zlibConstants, createBrotliCompress, createGzip, gzip, type BrotliOptions, type ZlibOptions } from 'node:zlib';
 
 import { DigestStream, digestOf } from '../archive/index.js';
 import { mapLimit } from '../core/concurrency.js';
@@ -44,7 +48,7 @@ import { compareVersions } from '../core/versions.js';
 import { renderCatalog } from './catalog.js';
 import { buildCategories, DEFAULT_CATEGORIES, entryViolations, INDEX_FILE, RegistryBuildError, sparseIndexLine, TEMPLATE_FILE_PATTERN, toEntry, type SkippedVersion } from './document.js';
 import { FolderOutput } from './folder-output.js';
-import { CACHE_CONTROL, contentTypeOf, fileDigest, HOST_HEADERS_FILE, hostHeadersFile, type DigestAlgorithm, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
+import { CACHE_CONTROL, contentTypeOf, fileDigest, HOST_HEADERS_FILE, hostHeadersFile, pieces, sameBytes, sizeOf, type BytesFile, type DigestAlgorithm, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
 import { readTemplatePageText, type PageSource } from './page-text.js';
 import { planSigning, type SigningPlan } from './signing.js';
 import type { RegistrySource, SourceVersion, UnchangedVersion } from './source.js';
@@ -91,6 +95,8 @@ export interface BuildOptions {
    * Keep a build state in the output (build-state.ts) and use the one found there, so that a build
    * in a fresh process reads and remakes only the templates whose versions changed (what
    * `build-registry` does). Default false: a long-lived builder (the server's) keeps its entries itself.
+   * With it the builder keeps nothing between builds, and `document.templates` of its result is read
+   * from registry.json's bytes when asked for.
    */
   state?: boolean;
 }
@@ -180,16 +186,15 @@ function compressionLevels(size: number): { gzip: number; brotli: number } {
   return { gzip: 9, brotli: 9 };
 }
 
-/** The `.gz` and `.br` variants of a document (the mirror makes them too). */
-export async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
-  const size = file.data.length;
+/** The options of the two compressions of `size` bytes (see `compressionLevels`). */
+function compressionOptions(size: number): { gzip: ZlibOptions; brotli: BrotliOptions } {
   const levels = compressionLevels(size);
   // Output in large pieces for a large input: 16 KiB pieces of 20 MB cost more to gather than to make.
-  const outputChunk = size > 4 * 1024 * 1024 ? 1024 * 1024 : 16 * 1024;
-  const [gz, br] = await Promise.all([
-    gzipAsync(file.data, { level: levels.gzip, chunkSize: outputChunk }),
-    brotliAsync(file.data, {
-      chunkSize: outputChunk,
+  const chunkSize = size > 4 * 1024 * 1024 ? 1024 * 1024 : 16 * 1024;
+  return {
+    gzip: { level: levels.gzip, chunkSize },
+    brotli: {
+      chunkSize,
       params: {
         [zlibConstants.BROTLI_PARAM_QUALITY]: levels.brotli,
         [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
@@ -197,8 +202,27 @@ export async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
         // The window follows the input: a 24-bit window for a 4 KB file costs milliseconds to set up.
         [zlibConstants.BROTLI_PARAM_LGWIN]: Math.max(16, Math.min(24, Math.ceil(Math.log2(size + 1)) + 1)),
       },
-    }),
-  ]);
+    },
+  };
+}
+
+/** `parts` compressed by `compressor`, fed a megabyte at a time (the parts are never joined). */
+async function compressParts(parts: readonly Buffer[], compressor: Transform): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  await pipeline(Readable.from(pieces(parts), { objectMode: false }), compressor, async (compressed: AsyncIterable<Buffer>) => {
+    for await (const chunk of compressed) chunks.push(chunk);
+  });
+  return Buffer.concat(chunks);
+}
+
+/** The `.gz` and `.br` variants of a document (the mirror makes them too). */
+export async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
+  const options = compressionOptions(sizeOf(file));
+  const [gz, br] = await Promise.all(
+    file.parts
+      ? [compressParts(file.parts, createGzip(options.gzip)), compressParts(file.parts, createBrotliCompress(options.brotli))]
+      : [gzipAsync(file.data, options.gzip), brotliAsync(file.data, options.brotli)],
+  );
   const { name, contentType, cacheControl } = file;
   return [
     { name: `${name}.gz`, data: gz, contentType, cacheControl, contentEncoding: 'gzip' },
@@ -206,13 +230,13 @@ export async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
   ];
 }
 
-export const documentFile = (name: string, data: Buffer): OutputFile => ({ name, data, contentType: contentTypeOf(name), cacheControl: CACHE_CONTROL.document });
+export const documentFile = (name: string, data: Buffer): BytesFile => ({ name, data, contentType: contentTypeOf(name), cacheControl: CACHE_CONTROL.document });
 
 /** A signature remembered by the builder: the file's SHA-256 and the signer it was made for. */
 interface KnownSignature {
   sha256: string;
   kid: string;
-  file: OutputFile;
+  file: BytesFile;
 }
 
 /**
@@ -221,9 +245,10 @@ interface KnownSignature {
  */
 export async function holds(output: RegistryOutput, held: ReadonlyMap<string, HeldFile>, file: OutputFile): Promise<boolean> {
   const current = held.get(file.name);
-  if (current === undefined || current.size !== file.data.length) return false;
+  if (current === undefined || current.size !== sizeOf(file)) return false;
   if (current.digest !== undefined) return current.digest === fileDigest(file, output.digest);
-  return (await output.read(file.name))?.equals(file.data) ?? false;
+  const bytes = await output.read(file.name);
+  return bytes !== undefined && sameBytes(bytes, file);
 }
 
 const JSON_COMMA = Buffer.from(',');
@@ -282,6 +307,8 @@ async function holdsParts(output: RegistryOutput, held: ReadonlyMap<string, Held
 /** Computes a large file's SHA-256 on the thread pool (WebCrypto), so it runs beside the compression. */
 async function digestOffThread(file: OutputFile): Promise<void> {
   if (file.digests?.sha256 !== undefined) return;
+  // WebCrypto takes one buffer: a file in parts is hashed piece by piece here.
+  if (file.parts) return void fileDigest(file, 'sha256');
   const digest = Buffer.from(await globalThis.crypto.subtle.digest('SHA-256', file.data)).toString('hex');
   file.digests = { ...file.digests, sha256: digest };
 }
@@ -358,6 +385,15 @@ const isUnchanged = (item: SourceVersion | UnchangedVersion): item is UnchangedV
 /** Files written at once: enough to keep the disk (or the network) busy, few enough to stay cheap. */
 const WRITE_CONCURRENCY = 8;
 
+/**
+ * Templates read from the source at once by a builder that keeps nothing (`RegistrySource.byTemplate`):
+ * a few megabytes of manifests and entries at a time, and few enough queries to cost nothing.
+ */
+const LISTING_BATCH = 500;
+
+/** The versions of one template with their entries, in version order. */
+type TemplateGroup = { entry: KnownEntry; version: SourceVersion }[];
+
 export class RegistryBuilder {
   readonly output: RegistryOutput;
   #known = new Map<string, KnownEntry>();
@@ -386,6 +422,16 @@ export class RegistryBuilder {
   /** Releases the output when the builder made it (an output passed in is its owner's to close). */
   async close(): Promise<void> {
     if (!this.#options.output) await this.output.close?.();
+  }
+
+  /**
+   * Whether this builder keeps what it made for its next build (entries, template files, the bytes of
+   * registry.json): the server's does. One that keeps a build state in its output (`state`,
+   * `build-registry`) keeps nothing in memory: it reads the source a few templates at a time and never
+   * holds every entry at once.
+   */
+  #retains(): boolean {
+    return this.#options.state !== true;
   }
 
   /** Whether this build keeps a build state: asked for, and a source that can list what changed since one. */
@@ -487,25 +533,17 @@ export class RegistryBuilder {
     }
     const entry = toEntry(version);
     const made: KnownEntry = { source: version, manifest: version.manifest, entry, violations: entryViolations(entry) };
-    this.#known.set(key, made);
+    if (this.#retains()) this.#known.set(key, made);
     return made;
   }
 
-  async build(): Promise<BuildResult> {
-    const { now = () => new Date(), catalog = true } = this.#options;
-    const output = this.output;
-    /** What the build has to say that is no failure (an archive whose README could not be read, a build state not used). */
-    const notices: string[] = [];
-    const held = await output.inventory();
-    // With a build state, the templates whose versions did not change are reused as the last build made them.
-    const plan = await this.#fromState(held, notices);
-    const versions = plan?.versions ?? (await this.source.versions());
-    const reused = plan?.reused ?? new Map<string, ReusedTemplate>();
-
-    // Entries, grouped by id, checked one by one: a bad version is left out and reported.
-    const skipped: SkippedVersion[] = [];
-    const byId = new Map<string, { entry: KnownEntry; version: SourceVersion }[]>();
-    const seen = new Set<string>();
+  /**
+   * Entries of `versions`, grouped by id (each group in version order), checked one by one: a bad
+   * version is left out and reported in `skipped`. Throws (RegistryBuildError) when a version
+   * appears twice (`seen` holds the keys of the groups made before, for a build read in batches).
+   */
+  #grouped(versions: readonly SourceVersion[], seen: Set<string>, skipped: SkippedVersion[]): Map<string, TemplateGroup> {
+    const byId = new Map<string, TemplateGroup>();
     const duplicates: RuleViolation[] = [];
     for (const version of versions) {
       const key = `${String(version.manifest.name)}@${String(version.manifest.version)}`;
@@ -523,15 +561,48 @@ export class RegistryBuilder {
       if (!group) byId.set(known.entry.id, (group = []));
       group.push({ entry: known, version });
     }
-    for (const key of this.#known.keys()) if (!seen.has(key)) this.#known.delete(key);
     if (duplicates.length > 0) throw new RegistryBuildError(duplicates);
+    for (const group of byId.values()) group.sort((a, b) => compareVersions(a.entry.entry.version, b.entry.entry.version));
+    return byId;
+  }
 
-    const ids = [...byId.keys(), ...reused.keys()].sort(compareText);
-    for (const id of this.#templateFiles.keys()) if (!byId.has(id)) this.#templateFiles.delete(id);
-    for (const id of this.#pages.keys()) if (!byId.has(id)) this.#pages.delete(id);
-    const groups = new Map(ids.map((id) => [id, (byId.get(id) ?? []).sort((a, b) => compareVersions(a.entry.entry.version, b.entry.entry.version))]));
+  async build(): Promise<BuildResult> {
+    const { now = () => new Date(), catalog = true } = this.#options;
+    const output = this.output;
+    const retains = this.#retains();
+    /** What the build has to say that is no failure (an archive whose README could not be read, a build state not used). */
+    const notices: string[] = [];
+    const held = await output.inventory();
+    // With a build state, the templates whose versions did not change are reused as the last build made them.
+    const plan = await this.#fromState(held, notices);
+    const reused = plan?.reused ?? new Map<string, ReusedTemplate>();
+    // A full build by a builder that keeps nothing reads the source a few templates at a time and
+    // lets each batch go once its files are written: it never holds every manifest and entry at once.
+    const listing = plan === undefined && !retains && this.source.byTemplate ? await this.source.byTemplate() : undefined;
+    const skipped: SkippedVersion[] = [];
+    const seen = new Set<string>();
+    const everything = listing ? undefined : (plan?.versions ?? (await this.source.versions()));
+    const single = everything ? this.#grouped(everything, seen, skipped) : undefined;
+    const names = listing ? [...new Set(listing.names)].sort(compareText) : undefined;
+    /** Each batch: the ids it builds (in listing order) and how to read its versions. */
+    const batches: { ids: string[]; read: () => Promise<{ groups: Map<string, TemplateGroup>; versions: readonly SourceVersion[] }> }[] = [];
+    if (listing && names) {
+      for (let start = 0; start < names.length; start += LISTING_BATCH) {
+        const some = names.slice(start, start + LISTING_BATCH);
+        batches.push({
+          ids: some,
+          read: async () => {
+            const versions = await listing.versionsOf(some);
+            return { groups: this.#grouped(versions, seen, skipped), versions };
+          },
+        });
+      }
+    } else {
+      const groups = single as Map<string, TemplateGroup>;
+      batches.push({ ids: [...groups.keys(), ...reused.keys()].sort(compareText), read: () => Promise.resolve({ groups, versions: everything as SourceVersion[] }) });
+    }
 
-    if (this.#options.allowEmpty === false && groups.size === 0 && held.has(REGISTRY_FILE)) {
+    if (this.#options.allowEmpty === false && (names ? names.length === 0 : (single as Map<string, TemplateGroup>).size === 0 && reused.size === 0) && held.has(REGISTRY_FILE)) {
       const listed = listedEntries(await output.read(REGISTRY_FILE));
       if (listed > 0) {
         throw new RegistryBuildError([
@@ -572,103 +643,145 @@ export class RegistryBuilder {
       files.push(KEYS_FILE, `${KEYS_FILE}${SIGNATURE_SUFFIX}`);
     }
 
-    // Archives first: nothing may name an archive that is not there yet.
-    const archives = [...groups.values()].flatMap((group) => group.map(({ version }) => version)).filter((v) => v.openArchive);
-    const archiveWritten = new Set<string>();
-    await mapLimit(archives, WRITE_CONCURRENCY, async (version) => {
-      const name = staticArchivePath(version.manifest.name, version.manifest.version);
-      try {
-        if (await this.#holdsArchive(version, name, held.get(name))) return void archiveWritten.add(name);
-        await this.#publishArchive(version, name);
-        archiveWritten.add(name);
-        written.push(name);
-      } catch (error) {
-        fail(version.manifest.name, `the archive of ${version.manifest.name}@${version.manifest.version}`, error);
-      }
-    });
-    files.push(...archives.map((version) => staticArchivePath(version.manifest.name, version.manifest.version)).filter((name) => archiveWritten.has(name)));
-    for (const { state } of reused.values()) state.versions.forEach((version, index) => flagOf(state, index) & STATE_ARCHIVE && files.push(staticArchivePath(state.id, version)));
-    const attestationWritten = new Set<string>();
-    // Each provenance bundle beside its archive, before anything names it: immutable, written once.
-    const attested = [...groups.values()].flatMap((group) => group.map(({ version }) => version)).filter((v) => v.readAttestation && !failures.has(v.manifest.name));
-    await mapLimit(attested, WRITE_CONCURRENCY, async (version) => {
-      const name = staticAttestationPath(version.manifest.name, version.manifest.version);
-      try {
-        if (!held.has(name)) {
-          const data = await version.readAttestation?.();
-          if (!data) throw new Error(`the provenance bundle of ${version.manifest.name}@${version.manifest.version} is missing from the store`);
-          await put({ name, data, contentType: contentTypeOf(name), cacheControl: CACHE_CONTROL.immutable });
-        }
-        files.push(name);
-        attestationWritten.add(name);
-      } catch (error) {
-        fail(version.manifest.name, `the provenance bundle of ${version.manifest.name}@${version.manifest.version}`, error);
-      }
-    });
-
-    for (const { state } of reused.values()) state.versions.forEach((version, index) => flagOf(state, index) & STATE_ATTESTATION && files.push(staticAttestationPath(state.id, version)));
-
-    // The template files (made again only when one of their entries changed).
+    const ids: string[] = [];
+    /** The ids whose entries this build made (not reused from a build state). */
+    const madeIds = new Set<string>();
     const templateFiles = new Map<string, { versions: Buffer; file?: OutputFile }>();
-    await mapLimit(
-      ids.filter((id) => !failures.has(id)),
-      WRITE_CONCURRENCY,
-      async (id) => {
-        const kept = reused.get(id);
-        if (kept) {
-          // Unchanged since the state: the output holds its file as recorded (checked in #fromState).
+    const failed: FailedTemplate[] = [];
+    // Each template's entries, its index line, categories and tags: a reused template's as the state recorded them.
+    const summaries = new Map<string, TemplateSummary>();
+    /** The build state's record of each template made (its place in registry.json is set at the end). */
+    const records = new Map<string, Omit<StateTemplate, 'span'>>();
+    /** The archives and provenance bundles of every version of the source (with pruneArchives). */
+    const keptArchives = new Set<string>();
+    for (const batch of batches) {
+      const { groups, versions } = await batch.read();
+      if (this.#options.pruneArchives === true) for (const { manifest } of versions) keptArchives.add(staticArchivePath(manifest.name, manifest.version)).add(staticAttestationPath(manifest.name, manifest.version));
+      const batchIds = batch.ids.filter((id) => groups.has(id) || reused.has(id));
+      ids.push(...batchIds);
+      for (const id of groups.keys()) madeIds.add(id);
+
+      // Archives first: nothing may name an archive that is not there yet.
+      const archives = [...groups.values()].flatMap((group) => group.map(({ version }) => version)).filter((v) => v.openArchive);
+      const archiveWritten = new Set<string>();
+      await mapLimit(archives, WRITE_CONCURRENCY, async (version) => {
+        const name = staticArchivePath(version.manifest.name, version.manifest.version);
+        try {
+          if (await this.#holdsArchive(version, name, held.get(name))) return void archiveWritten.add(name);
+          await this.#publishArchive(version, name);
+          archiveWritten.add(name);
+          written.push(name);
+        } catch (error) {
+          fail(version.manifest.name, `the archive of ${version.manifest.name}@${version.manifest.version}`, error);
+        }
+      });
+      files.push(...archives.map((version) => staticArchivePath(version.manifest.name, version.manifest.version)).filter((name) => archiveWritten.has(name)));
+      for (const { state } of reused.values()) state.versions.forEach((version, index) => flagOf(state, index) & STATE_ARCHIVE && files.push(staticArchivePath(state.id, version)));
+      const attestationWritten = new Set<string>();
+      // Each provenance bundle beside its archive, before anything names it: immutable, written once.
+      const attested = [...groups.values()].flatMap((group) => group.map(({ version }) => version)).filter((v) => v.readAttestation && !failures.has(v.manifest.name));
+      await mapLimit(attested, WRITE_CONCURRENCY, async (version) => {
+        const name = staticAttestationPath(version.manifest.name, version.manifest.version);
+        try {
+          if (!held.has(name)) {
+            const data = await version.readAttestation?.();
+            if (!data) throw new Error(`the provenance bundle of ${version.manifest.name}@${version.manifest.version} is missing from the store`);
+            await put({ name, data, contentType: contentTypeOf(name), cacheControl: CACHE_CONTROL.immutable });
+          }
+          files.push(name);
+          attestationWritten.add(name);
+        } catch (error) {
+          fail(version.manifest.name, `the provenance bundle of ${version.manifest.name}@${version.manifest.version}`, error);
+        }
+      });
+      for (const { state } of reused.values()) state.versions.forEach((version, index) => flagOf(state, index) & STATE_ATTESTATION && files.push(staticAttestationPath(state.id, version)));
+
+      // The template files (made again only when one of their entries changed).
+      await mapLimit(
+        batchIds.filter((id) => !failures.has(id)),
+        WRITE_CONCURRENCY,
+        async (id) => {
+          const kept = reused.get(id);
+          if (kept) {
+            // Unchanged since the state: the output holds its file as recorded (checked in #fromState).
+            try {
+              if (signing) {
+                const signature = await this.#signatureOf(`${TEMPLATES_DIR}/${id}.json`, kept.state.file[1], signing, held, now());
+                if (signature) await put(signature);
+              }
+              templateFiles.set(id, { versions: kept.versions });
+            } catch (error) {
+              fail(id, `${TEMPLATES_DIR}/${id}.json${SIGNATURE_SUFFIX}`, error);
+            }
+            return;
+          }
+          const group = groups.get(id) ?? [];
+          const page = catalog ? await this.#pageOf(id, group, held, notices) : undefined;
+          const made = this.#templateFile(id, group.map(({ entry }) => entry), page);
           try {
+            if (!(await holds(output, held, made.file))) await put(made.file);
             if (signing) {
-              const signature = await this.#signatureOf(`${TEMPLATES_DIR}/${id}.json`, kept.state.file[1], signing, held, now());
+              const signature = await this.#signatureOf(made.file.name, fileDigest(made.file, 'sha256'), signing, held, now());
               if (signature) await put(signature);
             }
-            templateFiles.set(id, { versions: kept.versions });
+            templateFiles.set(id, made);
           } catch (error) {
-            fail(id, `${TEMPLATES_DIR}/${id}.json${SIGNATURE_SUFFIX}`, error);
+            this.#templateFiles.delete(id);
+            fail(id, made.file.name, error);
           }
-          return;
+        },
+      );
+      // A failed template is listed as the output still has it (its previous template file), or not at all.
+      for (const id of batchIds) {
+        const message = failures.get(id);
+        if (message === undefined) continue;
+        this.#templateFiles.delete(id);
+        const previous = await this.#previousTemplateFile(id, held);
+        if (previous) templateFiles.set(id, previous);
+        failed.push({ id, message, kept: previous !== undefined });
+      }
+
+      for (const id of batchIds) {
+        const listed = templateFiles.get(id);
+        if (!listed) continue;
+        const kept = reused.get(id)?.state;
+        if (kept && !failures.has(id)) {
+          summaries.set(id, { entries: undefined, count: kept.versions.length, line: kept.line, categories: kept.categories, tags: kept.tags });
+          continue;
         }
         const group = groups.get(id) ?? [];
-        const page = catalog ? await this.#pageOf(id, group, held, notices) : undefined;
-        const made = this.#templateFile(id, group.map(({ entry }) => entry), page);
-        try {
-          if (!(await holds(output, held, made.file))) await put(made.file);
-          if (signing) {
-            const signature = await this.#signatureOf(made.file.name, fileDigest(made.file, 'sha256'), signing, held, now());
-            if (signature) await put(signature);
-          }
-          templateFiles.set(id, made);
-        } catch (error) {
-          this.#templateFiles.delete(id);
-          fail(id, made.file.name, error);
-        }
-      },
-    );
-    // A failed template is listed as the output still has it (its previous template file), or not at all.
-    const failed: FailedTemplate[] = [];
-    for (const [id, message] of [...failures].sort(([a], [b]) => compareText(a, b))) {
-      this.#templateFiles.delete(id);
-      const previous = await this.#previousTemplateFile(id, held);
-      if (previous) templateFiles.set(id, previous);
-      failed.push({ id, message, kept: previous !== undefined });
+        const entries = failures.has(id) ? (JSON.parse(`[${listed.versions.toString('utf8')}]`) as TemplateEntry[]) : group.map(({ entry }) => entry.entry);
+        const summary = summaryOf(id, entries);
+        // A builder that keeps nothing lets the entries go: registry.json's bytes are all it needs of them.
+        summaries.set(id, retains ? summary : { ...summary, entries: undefined });
+        const made = listed.file;
+        if (!retains) templateFiles.set(id, { versions: Buffer.from(listed.versions) });
+        if (!this.#stateKept() || failures.has(id) || !made || group.some(({ version }) => version.revision === undefined)) continue;
+        const flags = (version: SourceVersion): number =>
+          (archiveWritten.has(staticArchivePath(id, version.manifest.version)) ? STATE_ARCHIVE : 0) |
+          (attestationWritten.has(staticAttestationPath(id, version.manifest.version)) ? STATE_ATTESTATION : 0);
+        records.set(id, {
+          id,
+          file: [sizeOf(made), fileDigest(made, output.digest)],
+          versions: group.map(({ version }) => version.manifest.version),
+          revisions: compact(group.map(({ version }) => version.revision as string)),
+          flags: compact(group.map(({ version }) => flags(version))),
+          line: summary.line,
+          categories: summary.categories,
+          tags: summary.tags,
+        });
+      }
     }
+    for (const key of this.#known.keys()) if (!seen.has(key)) this.#known.delete(key);
+    for (const id of this.#templateFiles.keys()) if (!madeIds.has(id)) this.#templateFiles.delete(id);
+    for (const id of this.#pages.keys()) if (!madeIds.has(id)) this.#pages.delete(id);
+
     const listedIds = ids.filter((id) => templateFiles.has(id));
     files.push(...listedIds.flatMap((id) => (signing ? [`${TEMPLATES_DIR}/${id}.json`, `${TEMPLATES_DIR}/${id}.json${SIGNATURE_SUFFIX}`] : [`${TEMPLATES_DIR}/${id}.json`])));
     const templateBytes = listedIds.map((id) => (templateFiles.get(id) as { versions: Buffer }).versions);
-    // Each template's entries, its index line, categories and tags: a reused template's as the state recorded them.
-    const summaries = new Map<string, TemplateSummary>();
-    for (const id of listedIds) {
-      const kept = reused.get(id)?.state;
-      if (kept && !failures.has(id)) {
-        summaries.set(id, { entries: undefined, count: kept.versions.length, line: kept.line, categories: kept.categories, tags: kept.tags });
-        continue;
-      }
-      const entries = failures.has(id) ? (JSON.parse(`[${(templateFiles.get(id) as { versions: Buffer }).versions.toString('utf8')}]`) as TemplateEntry[]) : (groups.get(id) ?? []).map(({ entry }) => entry.entry);
-      summaries.set(id, summaryOf(id, entries));
-    }
-    const summaryList = [...summaries.values()];
+    const summaryList = listedIds.map((id) => summaries.get(id) as TemplateSummary);
     const categories = buildCategories(
-      [...summaries].flatMap(([id, summary]) => summary.categories.map((category) => ({ id, category }))),
+      listedIds.flatMap((id) => (summaries.get(id) as TemplateSummary).categories.map((category) => ({ id, category }))),
       this.#options.categories ?? DEFAULT_CATEGORIES,
     );
     const tags = [...new Set(summaryList.flatMap((summary) => summary.tags))].sort(compareText);
@@ -694,8 +807,9 @@ export class RegistryBuilder {
         changed = false;
       }
     }
-    // The entries as objects; with reused templates, read from registry.json's bytes only when asked for.
-    let parsed: TemplateEntry[] | undefined = reused.size === 0 ? summaryList.flatMap((summary) => summary.entries ?? []) : undefined;
+    // The entries as objects (a builder that keeps nothing, or one with reused templates, reads them
+    // from registry.json's bytes only when asked for).
+    let parsed: TemplateEntry[] | undefined = retains && reused.size === 0 ? summaryList.flatMap((summary) => summary.entries ?? []) : undefined;
     const document: RegistryDocument = {
       get templates(): TemplateEntry[] {
         return (parsed ??= JSON.parse(`[${templateBytes.join(',')}]`) as TemplateEntry[]);
@@ -734,9 +848,14 @@ export class RegistryBuilder {
     const registryHeld = held.has(REGISTRY_FILE) && held.has(`${REGISTRY_FILE}.gz`) && held.has(`${REGISTRY_FILE}.br`);
     let registryFile: OutputFile | undefined;
     if (changed || !registryHeld) {
-      const assembled = assemble(registryChunks, this.#arena);
-      this.#arena = assembled.arena;
-      registryFile = documentFile(REGISTRY_FILE, assembled.bytes);
+      if (retains) {
+        const assembled = assemble(registryChunks, this.#arena);
+        this.#arena = assembled.arena;
+        registryFile = documentFile(REGISTRY_FILE, assembled.bytes);
+      } else {
+        // Written, hashed and compressed from its parts: the 100 MB are never joined in memory.
+        registryFile = { name: REGISTRY_FILE, parts: registryChunks, contentType: contentTypeOf(REGISTRY_FILE), cacheControl: CACHE_CONTROL.document };
+      }
     }
     // registry.json's SHA-256 (its ETag) is computed on the thread pool beside its compression.
     const [toWrite] = await Promise.all([this.#withVariants(registryFile ? [index, registryFile] : [index], held), registryFile ? digestOffThread(registryFile) : undefined]);
@@ -744,7 +863,7 @@ export class RegistryBuilder {
     const heldSha256 = output.digest === 'sha256' ? held.get(REGISTRY_FILE)?.digest : undefined;
     const etag = registryFile
       ? etagOf(registryFile)
-      : (last?.etag ?? (heldSha256 ? `"${Buffer.from(heldSha256, 'hex').toString('base64url')}"` : etagOf(documentFile(REGISTRY_FILE, Buffer.concat(registryChunks)))));
+      : (last?.etag ?? (heldSha256 ? `"${Buffer.from(heldSha256, 'hex').toString('base64url')}"` : etagOf({ name: REGISTRY_FILE, parts: registryChunks, contentType: '', cacheControl: '' })));
     if (signing) {
       // Each signature right after its file: a reader sees the pair change within moments (and retries once).
       const indexSignature = await this.#signatureOf(INDEX_FILE, fileDigest(index, 'sha256'), signing, held, now());
@@ -754,13 +873,12 @@ export class RegistryBuilder {
     }
     await output.putInOrder(toWrite.flat());
     written.push(...toWrite.flat().map((f) => f.name));
-    this.#last = { lastUpdated, entries: templateBytes, rest, etag };
+    if (retains) this.#last = { lastUpdated, entries: templateBytes, rest, etag };
 
     // Template files of ids that are gone, and the template-file variants older releases wrote.
     // Every version of the source keeps its archive, the ones left out of this build included.
-    const kept = new Set<string>();
+    const kept = keptArchives;
     if (this.#options.pruneArchives === true) {
-      for (const { manifest } of versions) kept.add(staticArchivePath(manifest.name, manifest.version)).add(staticAttestationPath(manifest.name, manifest.version));
       for (const { state } of reused.values()) for (const version of state.versions) kept.add(staticArchivePath(state.id, version)).add(staticAttestationPath(state.id, version));
     }
     const listedAll = new Set(ids);
@@ -779,29 +897,9 @@ export class RegistryBuilder {
         const span: [number, number] = [offset, bytes.length];
         offset += bytes.length + JSON_COMMA.length;
         if (failures.has(id)) continue; // made again by the next build
-        const summary = summaries.get(id) as TemplateSummary;
         const kept = reused.get(id)?.state;
-        if (kept) {
-          stateTemplates.push({ ...kept, span });
-          continue;
-        }
-        const made = templateFiles.get(id)?.file;
-        const group = groups.get(id) ?? [];
-        if (!made || group.some(({ version }) => version.revision === undefined)) continue;
-        const flags = (version: SourceVersion): number =>
-          (archiveWritten.has(staticArchivePath(id, version.manifest.version)) ? STATE_ARCHIVE : 0) |
-          (attestationWritten.has(staticAttestationPath(id, version.manifest.version)) ? STATE_ATTESTATION : 0);
-        stateTemplates.push({
-          id,
-          file: [made.data.length, fileDigest(made, output.digest)],
-          span,
-          versions: group.map(({ version }) => version.manifest.version),
-          revisions: compact(group.map(({ version }) => version.revision as string)),
-          flags: compact(group.map(({ version }) => flags(version))),
-          line: summary.line,
-          categories: summary.categories,
-          tags: summary.tags,
-        });
+        const record = kept ?? records.get(id);
+        if (record) stateTemplates.push({ ...record, span });
       }
       const registrySize = registryChunks.reduce((sum, part) => sum + part.length, 0);
       await output.writeState(buildStateBytes({ fingerprint: this.#fingerprint(), digest: output.digest, registry: { size: registrySize, digest: registryDigest }, templates: stateTemplates }));
@@ -901,7 +999,7 @@ export class RegistryBuilder {
     if (last && last.page === page && last.entries.length === entries.length && last.entries.every((entry, index) => entry === entries[index])) return last;
     const { data, versions } = templateFileBytes(id, entries.map((known) => known.entry), page);
     const made = { entries, page, file: documentFile(`${TEMPLATES_DIR}/${id}.json`, data), versions };
-    this.#templateFiles.set(id, made);
+    if (this.#retains()) this.#templateFiles.set(id, made);
     return made;
   }
 
@@ -933,7 +1031,7 @@ export class RegistryBuilder {
       // fresh process finds it and does not open the archives again.
       json = JSON.stringify({ ...(page ?? { version: presented.manifest.version }), of: key });
     }
-    this.#pages.set(id, { key, json });
+    if (this.#retains()) this.#pages.set(id, { key, json });
     return json;
   }
 

@@ -24,7 +24,7 @@ import { pipeline } from 'node:stream/promises';
 import { mapLimit } from '../core/concurrency.js';
 import { readIfExists, removeLeftoverTemps, syncDirectory, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../core/files.js';
 import { FileSystemSync } from './file-system-sync.js';
-import { fileDigest, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
+import { bytesOf, fileDigest, pieces, sizeOf, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
 
 export const BUILD_STATE_FILE = '.template-registry-build.json';
 /** The generator's build state (registry/build-state.ts): which versions and templates the last build made. */
@@ -151,9 +151,9 @@ export class FolderOutput implements RegistryOutput {
     const target = this.#path(file.name);
     await this.#folder(target);
     if (options.durable) {
-      await writeFileAtomic(target, file.data);
+      await writeFileAtomic(target, bytesOf(file));
       const info = await stat(target);
-      this.#remember(file.name, { size: file.data.length, mtimeMs: info.mtimeMs, digest: fileDigest(file, 'sha256') });
+      this.#remember(file.name, { size: sizeOf(file), mtimeMs: info.mtimeMs, digest: fileDigest(file, 'sha256') });
       return;
     }
     // A file the folder does not hold yet is named by no entry point: it is written in place (a
@@ -171,13 +171,13 @@ export class FolderOutput implements RegistryOutput {
     try {
       let mtimeMs: number;
       try {
-        await handle.writeFile(file.data);
+        await handle.writeFile(bytesOf(file));
         mtimeMs = (await handle.stat()).mtimeMs;
       } finally {
         await handle.close();
       }
       if (!fresh) await rename(temp, target);
-      this.#remember(file.name, { size: file.data.length, mtimeMs, digest: fileDigest(file, 'sha256') });
+      this.#remember(file.name, { size: sizeOf(file), mtimeMs, digest: fileDigest(file, 'sha256') });
       this.#unflushed.add(target);
     } catch (error) {
       await rm(temp, { force: true });
@@ -196,13 +196,13 @@ export class FolderOutput implements RegistryOutput {
         await this.#folder(target);
         const temp = tempPathBeside(target);
         staged.push({ file, target, temp });
-        await writeFile(temp, file.data, { flag: 'wx' });
+        await writeFile(temp, file.data ?? pieces(file.parts), { flag: 'wx' });
       }
       await this.#sync.flush(staged.map(({ temp }) => temp));
       for (const { file, target, temp } of staged) {
         await rename(temp, target);
         const info = await stat(target);
-        this.#remember(file.name, { size: file.data.length, mtimeMs: info.mtimeMs, digest: fileDigest(file, 'sha256') });
+        this.#remember(file.name, { size: sizeOf(file), mtimeMs: info.mtimeMs, digest: fileDigest(file, 'sha256') });
       }
       for (const folder of new Set(staged.map(({ target }) => path.dirname(target)))) await syncDirectory(folder);
     } finally {

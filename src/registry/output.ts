@@ -7,11 +7,19 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 
-/** One file of the registry, with the HTTP metadata a static host should serve it with. */
-export interface OutputFile {
+/**
+ * One file of the registry, with the HTTP metadata a static host should serve it with. Its bytes are
+ * `data`, or the pieces `parts` in order (registry.json of a build that keeps nothing between builds:
+ * its 100 MB are never joined in memory; `bytesOf` joins them where an output must).
+ */
+export type OutputFile = OutputFileHead & ({ data: Buffer; parts?: undefined } | { parts: readonly Buffer[]; data?: undefined });
+
+/** A file whose bytes are one buffer. */
+export type BytesFile = OutputFileHead & { data: Buffer; parts?: undefined };
+
+export interface OutputFileHead {
   /** Relative to the registry's root, `/`-separated (`templates/api.json`). */
   name: string;
-  data: Buffer;
   contentType: string;
   cacheControl: string;
   /** Set on the precompressed variants (`registry.json.gz` is `gzip`). */
@@ -161,6 +169,46 @@ export function md5Of(data: Buffer): string {
 /** A digest (hex) of a file's bytes, computed once and kept on the file. */
 export function fileDigest(file: OutputFile, algorithm: DigestAlgorithm): string {
   file.digests ??= {};
-  file.digests[algorithm] ??= createHash(algorithm).update(file.data).digest('hex');
+  if (file.digests[algorithm] === undefined) {
+    const hash = createHash(algorithm);
+    for (const part of partsOf(file)) hash.update(part);
+    file.digests[algorithm] = hash.digest('hex');
+  }
   return file.digests[algorithm];
+}
+
+/** The bytes of a file as pieces, in order. */
+export const partsOf = (file: OutputFile): readonly Buffer[] => file.parts ?? [file.data];
+
+/** How many bytes a file has. */
+export const sizeOf = (file: OutputFile): number => (file.parts ? file.parts.reduce((sum, part) => sum + part.length, 0) : file.data.length);
+
+/** The bytes of a file as one buffer (joined, for an output that takes nothing else). */
+export const bytesOf = (file: OutputFile): Buffer => file.data ?? Buffer.concat(file.parts);
+
+/** `parts` in pieces of about a megabyte (a write or a compression step per 10 KB piece costs more than the bytes). */
+export function* pieces(parts: readonly Buffer[], size = 1024 * 1024): Generator<Buffer> {
+  let pending: Buffer[] = [];
+  let pendingSize = 0;
+  for (const part of parts) {
+    pending.push(part);
+    pendingSize += part.length;
+    if (pendingSize >= size) {
+      yield pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingSize);
+      pending = [];
+      pendingSize = 0;
+    }
+  }
+  if (pendingSize > 0) yield pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingSize);
+}
+
+/** Whether `bytes` are exactly the bytes of `file`, without joining its parts. */
+export function sameBytes(bytes: Buffer, file: OutputFile): boolean {
+  if (bytes.length !== sizeOf(file)) return false;
+  let offset = 0;
+  for (const part of partsOf(file)) {
+    if (!bytes.subarray(offset, offset + part.length).equals(part)) return false;
+    offset += part.length;
+  }
+  return true;
 }

@@ -20,7 +20,7 @@ import type { Readable } from 'node:stream';
 
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 
-import { CACHE_CONTROL, contentTypeOf, fileDigest, md5Of, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
+import { bytesOf, CACHE_CONTROL, contentTypeOf, fileDigest, md5Of, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
 
 /** An `s3://` URL or an S3 endpoint breaks its rule; the message names the argument. */
 export class S3UrlError extends Error {
@@ -317,7 +317,7 @@ export class S3Output implements RegistryOutput {
   }
 
   async put(file: OutputFile): Promise<void> {
-    await this.#upload(file.name, file.data, {
+    await this.#upload(file.name, bytesOf(file), {
       ContentType: file.contentType,
       CacheControl: file.cacheControl,
       ...(file.contentEncoding !== undefined ? { ContentEncoding: file.contentEncoding } : {}),

@@ -87,4 +87,18 @@ export interface RegistrySource {
    * manifest is not read): what a build in a fresh process asks, with the revisions its state recorded.
    */
   versionsSince?(known: ReadonlyMap<string, string>): Promise<(SourceVersion | UnchangedVersion)[]>;
+  /**
+   * The versions a few templates at a time, as `versions()` lists them: what a full build by a
+   * builder that keeps nothing between builds (`build-registry`) reads, so that it never holds
+   * every manifest at once. Optional: without it such a build reads `versions()`.
+   */
+  byTemplate?(): Promise<TemplateListing>;
+}
+
+/** One reading of a source template by template: usage and lifecycle as they were when it began. */
+export interface TemplateListing {
+  /** The ids of the templates with at least one complete version (no order). */
+  names: string[];
+  /** Every complete version of the templates `names` (no order). */
+  versionsOf(names: readonly string[]): Promise<SourceVersion[]>;
 }

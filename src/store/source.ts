@@ -1,6 +1,6 @@
 import { archiveUrl, attestationUrl, catalogPagePath, staticArchivePath, staticAttestationPath, underBase } from '../core/routes.js';
 import type { TemplateManifest } from '../core/schema-types.js';
-import type { RegistrySource, SourceVersion, UnchangedVersion } from '../registry/source.js';
+import type { RegistrySource, SourceVersion, TemplateListing, UnchangedVersion } from '../registry/source.js';
 import type { RegistryStorage, StoredVersion, VersionLifecycle, VersionUsage } from './types.js';
 
 /**
@@ -125,8 +125,27 @@ export function storeSource(
     return result;
   };
 
+  const versionsStore = storage.versions;
+  /** Template by template, for a builder that keeps nothing: nothing is kept here either. */
+  const byTemplate = async (): Promise<TemplateListing> => {
+    const usage = await storage.events.usage();
+    const lifecycles = await storage.versions.listLifecycles();
+    const names = await (versionsStore.publishedNames as () => Promise<string[]>).call(versionsStore);
+    return {
+      names,
+      versionsOf: async (some) =>
+        (await (versionsStore.listPublishedOf as (names: readonly string[]) => Promise<(StoredVersion & { manifest: TemplateManifest })[]>).call(versionsStore, some)).map((stored) => {
+          const key = `${stored.name}@${stored.version}`;
+          const used = usage.get(key);
+          const lifecycle = lifecycles.get(key);
+          return { ...toSource(stored, used, lifecycle), revision: revisionOf(used, lifecycle) };
+        }),
+    };
+  };
+
   return {
     versions: async () => (await list(undefined)) as SourceVersion[],
+    ...(versionsStore.publishedNames && versionsStore.listPublishedOf ? { byTemplate } : {}),
     ...(options.identity !== undefined
       ? { identity: JSON.stringify({ store: options.identity, layout, publicUrl: publicUrl ?? null }), versionsSince: (known: ReadonlyMap<string, string>) => list(known) }
       : {}),

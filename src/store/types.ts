@@ -424,6 +424,14 @@ export interface VersionStore {
    * change) come as their key only.
    */
   listPublished(known?: ReadonlySet<string>): Promise<PublishedVersion[]>;
+  /**
+   * The names of the templates that have a complete version (no order): with `listPublishedOf`, what
+   * a registry build reads a few templates at a time instead of every manifest at once. Optional: a
+   * store without it is read whole (`listPublished`).
+   */
+  publishedNames?(): Promise<string[]>;
+  /** The complete versions of the templates `names`, with their manifests, in no particular order. */
+  listPublishedOf?(names: readonly string[]): Promise<(StoredVersion & { manifest: TemplateManifest })[]>;
   /** Reserves name@version (pending) and claims an unowned name for the token's owner, atomically. */
   reserveVersion(version: NewVersion, token: TokenRecord): Promise<Reservation>;
   /**

@@ -44,6 +44,14 @@ async function publish(server: TestServer, name: string, version: string): Promi
 function freshSource(store: RegistryStorage, read: string[], identity = 'the-store') {
   const versions = new Proxy(store.versions, {
     get(target, property, receiver) {
+      // A full build reads the store a few templates at a time (listPublishedOf).
+      if (property === 'listPublishedOf') {
+        return async (names: readonly string[]) => {
+          const listed = await target.listPublishedOf?.(names);
+          for (const item of listed ?? []) read.push(`${item.name}@${item.version}`);
+          return listed;
+        };
+      }
       if (property !== 'listPublished') return Reflect.get(target, property, receiver) as unknown;
       return async (known?: ReadonlySet<string>) => {
         const listed = await target.listPublished(known);

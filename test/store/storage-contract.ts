@@ -407,6 +407,21 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect((await storage.versions.getVersion('web-app', '1.0.0'))?.state).toBe('complete');
       });
 
+      it('lists the complete versions of some templates with their manifests (a registry build reads a few templates at a time)', async () => {
+        const storage = await fresh();
+        const { record } = await storage.tokens.createToken({ role: 'admin' });
+        await publish(storage, record, 'web-app', '1.0.0', 'one');
+        await publish(storage, record, 'web-app', '1.1.0', 'two');
+        await publish(storage, record, 'api', '2.0.0', 'three');
+        await publish(storage, record, 'cli', '0.1.0', 'four');
+        await storage.versions.reserveVersion({ name: 'pending-only', version: '1.0.0', integrity: 'sha512-p', sha256: 'f'.repeat(64), size: 1, owner: record.owner }, record);
+        expect((await storage.versions.publishedNames?.())?.sort()).toEqual(['api', 'cli', 'web-app']);
+        const some = (await storage.versions.listPublishedOf?.(['web-app', 'cli', 'pending-only', 'unknown'])) ?? [];
+        expect(some.map((v) => `${v.name}@${v.version}`).sort()).toEqual(['cli@0.1.0', 'web-app@1.0.0', 'web-app@1.1.0']);
+        expect(some.find((v) => v.version === '1.1.0')?.manifest).toEqual(templateManifest('web-app', '1.1.0'));
+        expect(await storage.versions.listPublishedOf?.([])).toEqual([]);
+      });
+
       it('purges a complete version for good: row, archive, manifest and bundle gone, its name and version refused from then on, a second purge the same', async () => {
         const storage = await fresh();
         const { record } = await storage.tokens.createToken({ role: 'admin' });

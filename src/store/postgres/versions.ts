@@ -171,6 +171,27 @@ export class PostgresVersionStore implements VersionStore {
     return result;
   }
 
+  async publishedNames(): Promise<string[]> {
+    const { rows } = await this.pool.query<{ name: string }>("SELECT DISTINCT name FROM versions WHERE state = 'complete'");
+    return rows.map((row) => row.name);
+  }
+
+  async listPublishedOf(names: readonly string[]): Promise<(StoredVersion & { manifest: TemplateManifest })[]> {
+    type Row = VersionRow & { manifest: TemplateManifest | null };
+    const { rows } = await this.pool.query<Row>(`SELECT ${VERSION_COLUMNS}, manifest FROM versions WHERE state = 'complete' AND name = ANY($1::text[])`, [[...names]]);
+    const result: (StoredVersion & { manifest: TemplateManifest })[] = [];
+    for (const row of rows) {
+      let manifest = row.manifest;
+      if (manifest === null) {
+        // A row without its manifest (copied in from an older store): read it, and keep it in the row.
+        manifest = await this.readManifest(row.name, row.version);
+        await this.pool.query('UPDATE versions SET manifest = $1 WHERE name = $2 AND version = $3 AND manifest IS NULL', [JSON.stringify(manifest), row.name, row.version]);
+      }
+      result.push({ ...toVersion(row), manifest });
+    }
+    return result;
+  }
+
   /**
    * One transaction: the claim of an unowned name (INSERT ... ON CONFLICT: of concurrent first
    * publishes one claims, the others then see its owner and are checked against it) and the pending

@@ -161,6 +161,30 @@ export class SqliteVersionStore implements VersionStore {
     return result;
   }
 
+  publishedNames(): Promise<string[]> {
+    return Promise.resolve(this.db.prepare("SELECT DISTINCT name FROM versions WHERE state = 'complete'").pluck().all() as string[]);
+  }
+
+  async listPublishedOf(names: readonly string[]): Promise<(StoredVersion & { manifest: TemplateManifest })[]> {
+    type Row = VersionRow & { manifest: string | null };
+    // One query for all the names (the primary key (name, version) answers each by an index range).
+    const rows = this.db.prepare(`SELECT ${VERSION_COLUMNS}, manifest FROM versions WHERE name IN (SELECT value FROM json_each(?)) AND state = 'complete'`).all(JSON.stringify(names)) as Row[];
+    const backfill = this.db.prepare('UPDATE versions SET manifest = ? WHERE name = ? AND version = ? AND manifest IS NULL');
+    const result: (StoredVersion & { manifest: TemplateManifest })[] = [];
+    for (const row of rows) {
+      let manifest: TemplateManifest;
+      if (typeof row.manifest === 'string') {
+        manifest = JSON.parse(row.manifest) as TemplateManifest;
+      } else {
+        // Stored by a release that kept manifests only as files: read it, and keep it in the row.
+        manifest = await this.readManifest(row.name, row.version);
+        backfill.run(JSON.stringify(manifest), row.name, row.version);
+      }
+      result.push({ ...toVersion(row), manifest });
+    }
+    return result;
+  }
+
   async reserveVersion(version: NewVersion, token: TokenRecord): Promise<Reservation> {
     const createdAt = version.createdAt ?? new Date().toISOString();
     const key = `${version.name}@${version.version}`;
