@@ -6,9 +6,6 @@
  * and environments that must never ship (`.env`, `.env.*`, credentials such as `.npmrc` or
  * `id_rsa`, `.venv`, `__pycache__`), and archives `pack` itself wrote.
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-
 import picomatch from 'picomatch';
 
 interface IgnoreLine {
@@ -41,10 +38,9 @@ export function parseGitignore(text: string): IgnoreLine[] {
 export class GitignoreRules {
   readonly #byFolder = new Map<string, IgnoreLine[]>();
 
-  /** Reads `<folder>/.gitignore` when there is one. */
-  async load(absoluteFolder: string, relativeFolder: string): Promise<void> {
-    const text = await readFile(path.join(absoluteFolder, '.gitignore'), 'utf8').catch(() => undefined);
-    if (text !== undefined) this.#byFolder.set(relativeFolder, parseGitignore(text));
+  /** The text of `<folder>/.gitignore` (folder relative to the template, '' for its root). */
+  add(relativeFolder: string, text: string): void {
+    this.#byFolder.set(relativeFolder, parseGitignore(text));
   }
 
   /**
