@@ -29,7 +29,10 @@ export const MANIFEST_FILE = 'template.json';
 /** The largest JSON file of a template (as the server takes a manifest part). */
 export const MAX_JSON_FILE_BYTES = 1024 * 1024;
 
-/** Folders (or files) that are never part of a template and never opened: installed dependencies and local environments. */
+/**
+ * Folders (or files) that are never part of a template and never opened: installed dependencies and
+ * local environments (pack names them as left out, with its reasons: `pack/ignore-rules.ts` `ALWAYS_LEFT_OUT`).
+ */
 export const UNREAD_NAMES: ReadonlySet<string> = new Set(['node_modules', '.venv', '__pycache__']);
 
 /** True for a name the reader lists but never opens (version-control data, installed dependencies, environments). */
@@ -189,22 +192,6 @@ export class TemplateTree {
   /** The manifest, `template.json`: the one manifest reader. */
   manifest(): Promise<JsonRead> {
     return this.json(MANIFEST_FILE);
-  }
-
-  /** The same tree with only these files (and the folders that hold them): what an archive of it holds. */
-  only(files: Iterable<string>): TemplateTree {
-    const kept = new Set<string>();
-    for (const file of files) {
-      const key = treePath(file);
-      if (key === undefined || this.#byPath.get(key)?.kind !== 'file') continue;
-      const parts = key.split('/');
-      for (let depth = 1; depth <= parts.length; depth++) kept.add(parts.slice(0, depth).join('/'));
-    }
-    const view = new TemplateTree(this.root, this.realRoot, this.rootKind, this.entries.filter((entry) => kept.has(entry.path)), [], this.given);
-    // The files are the same: what was read stays read.
-    for (const [key, value] of this.#bytes) if (kept.has(key)) view.#bytes.set(key, value);
-    for (const [key, value] of this.#modes) if (kept.has(key)) view.#modes.set(key, value);
-    return view;
   }
 
   #file(relative: string): TreeEntry {
