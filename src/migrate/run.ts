@@ -17,6 +17,7 @@ import { reservedPathProblem } from '../core/reserved-paths.js';
 import { applicableInOrder, chainInOrder } from '../core/step-order.js';
 import { LOCK_FILE, readLock, serializeLock, sha256Hex, type TemplateLock } from '../template/lock.js';
 import { isInside } from '../template/paths.js';
+import { isBinary } from '../template/text-files.js';
 import { ApplyError, applyOperations, JOURNAL_FILE, recoverInterruptedApply, type ApplyFileSystem, type ApplyOperation, type Recovery } from './apply.js';
 import { unifiedDiff } from './diff.js';
 import { errorMessage } from '../core/errors.js';
@@ -158,8 +159,6 @@ type Planned =
   | { kind: 'write'; content: string | Buffer; movedFrom?: string; mode?: number }
   | { kind: 'copy'; from: string }
   | { kind: 'delete' };
-
-const isBinaryData = (data: Buffer): boolean => data.subarray(0, 8192).includes(0);
 
 /** The project as the steps planned it: the disk with their changes laid over it. */
 export class PlannedProject implements ProjectFiles {
@@ -375,7 +374,7 @@ function describe(key: string | undefined, side: 'a' | 'b'): string {
 
 function plannedFile(type: FileChange['type'], oldKey: string | undefined, newKey: string | undefined, before?: Buffer, after?: Buffer): PlannedFile {
   const shownPath = (oldKey ?? newKey) as string;
-  const binary = (before !== undefined && isBinaryData(before)) || (after !== undefined && isBinaryData(after));
+  const binary = (before !== undefined && isBinary(before)) || (after !== undefined && isBinary(after));
   const base: PlannedFile = { path: shownPath, type, diff: '', ...(type === 'rename' && newKey !== undefined ? { newPath: newKey } : {}) };
   if (binary) {
     const same = before !== undefined && after !== undefined && before.equals(after);

@@ -1,50 +1,42 @@
 /**
  * What `pack` leaves out beyond its fixed rules, and why (each file or folder left out is named
- * with one of the reasons below): the template's `.gitignore` files (git's rules: `#` comments,
- * `!` negation, a trailing `/` for folders only, a `/` elsewhere anchoring the pattern to the
- * file's folder, `**`; the last matching line wins, a deeper file after a shallower one), secrets
- * and environments that must never ship (`.env`, `.env.*`, credentials such as `.npmrc` or
- * `id_rsa`, `.venv`, `__pycache__`), and archives `pack` itself wrote.
+ * with one of the reasons below): the template's `.gitignore` files, matched as git matches them by
+ * the `ignore` package (`#` comments, `!` negation, a trailing `/` for folders only, a `/` elsewhere
+ * anchoring the pattern to the file's folder, `**`, `\` escapes, trailing spaces; the last
+ * matching line wins, a deeper file after a shallower one), secrets and environments that must
+ * never ship (`.env`, `.env.*`, credentials such as `.npmrc` or `id_rsa`, `.venv`, `__pycache__`),
+ * and archives `pack` itself wrote.
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-
-import picomatch from 'picomatch';
+import ignore, { type Ignore } from 'ignore';
 
 interface IgnoreLine {
   negate: boolean;
   directoryOnly: boolean;
+  /** True when the line's pattern (its `!` aside) matches a path relative to the file's folder (a folder's ending in `/`). */
   matches: (relative: string) => boolean;
 }
 
-/** The lines of one `.gitignore`, matched against paths relative to its folder. */
+/** The lines of one `.gitignore` (comments and blank lines left out), each matched as git matches it. */
 export function parseGitignore(text: string): IgnoreLine[] {
   const lines: IgnoreLine[] = [];
   for (const raw of text.split(/\r?\n/)) {
-    let line = raw.replace(/(?<!\\)\s+$/, '');
-    if (line === '' || line.startsWith('#')) continue;
-    const negate = line.startsWith('!');
-    if (negate) line = line.slice(1);
-    line = line.replace(/^\\([#!])/, '$1');
-    const directoryOnly = line.endsWith('/');
-    if (directoryOnly) line = line.replace(/\/+$/, '');
-    if (line === '') continue;
-    const anchored = line.includes('/');
-    const glob = anchored ? line.replace(/^\//, '') : `**/${line}`;
-    const matcher = picomatch(glob, { dot: true });
-    lines.push({ negate, directoryOnly, matches: (relative) => matcher(relative) });
+    // A comment or a blank line is no rule.
+    if (raw.trim() === '' || raw.startsWith('#')) continue;
+    const negate = raw.startsWith('!');
+    const pattern = negate ? raw.slice(1) : raw;
+    const matcher = ignore().add(pattern);
+    lines.push({ negate, directoryOnly: /(?<!\\)\/\s*$/.test(pattern), matches: (relative) => matcher.ignores(relative) });
   }
   return lines;
 }
 
 /** The `.gitignore` files found so far, by the folder (relative to the template, '' for its root) they sit in. */
 export class GitignoreRules {
-  readonly #byFolder = new Map<string, IgnoreLine[]>();
+  readonly #byFolder = new Map<string, Ignore>();
 
-  /** Reads `<folder>/.gitignore` when there is one. */
-  async load(absoluteFolder: string, relativeFolder: string): Promise<void> {
-    const text = await readFile(path.join(absoluteFolder, '.gitignore'), 'utf8').catch(() => undefined);
-    if (text !== undefined) this.#byFolder.set(relativeFolder, parseGitignore(text));
+  /** The text of `<folder>/.gitignore` (folder relative to the template, '' for its root). */
+  add(relativeFolder: string, text: string): void {
+    this.#byFolder.set(relativeFolder, ignore().add(text));
   }
 
   /**
@@ -57,13 +49,11 @@ export class GitignoreRules {
     // Shallow files first, so that a deeper .gitignore has the last word.
     for (let depth = 0; depth < parts.length; depth++) {
       const folder = parts.slice(0, depth).join('/');
-      const lines = this.#byFolder.get(folder);
-      if (!lines) continue;
-      const below = parts.slice(depth).join('/');
-      for (const line of lines) {
-        if (line.directoryOnly && !isDirectory) continue;
-        if (line.matches(below)) by = line.negate ? undefined : folder === '' ? '.gitignore' : `${folder}/.gitignore`;
-      }
+      const rules = this.#byFolder.get(folder);
+      if (!rules) continue;
+      const result = rules.test(`${parts.slice(depth).join('/')}${isDirectory ? '/' : ''}`);
+      if (result.ignored) by = folder === '' ? '.gitignore' : `${folder}/.gitignore`;
+      else if (result.unignored) by = undefined;
     }
     return by;
   }

@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
@@ -16,9 +16,8 @@ import type { TemplateManifest } from '../core/schema-types.js';
 import { isTemplateName, NAME_RULE, VERSION_PATTERN, VERSION_RULE } from '../core/versions.js';
 import { isInside } from '../template/paths.js';
 import { DEFAULT_CONTENT_FOLDER } from '../template/load.js';
-import { MANIFEST_FILE } from '../template/validate.js';
+import { byteOrder, MANIFEST_FILE, templateTreeOf, type TemplateTree } from '../template/tree.js';
 import { ALWAYS_LEFT_OUT, GitignoreRules, isEnvFile, isOwnArchive, isSecretFile, LEFT_OUT_REASONS } from './ignore-rules.js';
-import { errorMessage } from '../core/errors.js';
 
 /** The mtime of every archive entry (the one npm uses), so that the archive does not depend on when it was made. */
 export const FIXED_MTIME = new Date('1985-10-26T08:15:00.000Z');
@@ -83,32 +82,15 @@ interface SourceFile {
 
 const quote = (value: unknown): string => JSON.stringify(value) ?? String(value);
 
-/** Byte order of the UTF-8 encodings (what `LC_ALL=C sort` gives), not UTF-16 code unit order. */
-function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
-
-const normalisedMode = (mode: number): number => (mode & 0o111 ? 0o755 : 0o644);
-
-async function readManifest(root: string, dir: string): Promise<Record<string, unknown>> {
-  const file = path.join(root, MANIFEST_FILE);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new PackError(
-      code === 'ENOENT' || code === 'ENOTDIR'
-        ? `${MANIFEST_FILE} not found in ${dir}`
-        : `cannot read ${MANIFEST_FILE} in ${dir}: ${errorMessage(error)}`,
-    );
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new PackError(`${MANIFEST_FILE} in ${dir} is not valid JSON: ${errorMessage(error)}`);
-  }
+/** The manifest as the tree read it (the one manifest reader), with a name pack can use; PackError else. */
+async function readManifest(tree: TemplateTree, dir: string): Promise<Record<string, unknown>> {
+  const read = await tree.manifest();
+  const problem = read.problem;
+  if (problem?.code === 'MISSING') throw new PackError(`${MANIFEST_FILE} not found in ${dir}`);
+  if (problem?.code === 'NOT_A_FILE') throw new PackError(`${MANIFEST_FILE} in ${dir} must be a regular file`);
+  if (problem?.code === 'INVALID_JSON') throw new PackError(`${MANIFEST_FILE} in ${dir} is not valid JSON: ${problem.message.replace(/^invalid JSON: /, '')}`);
+  if (problem) throw new PackError(`${MANIFEST_FILE} in ${dir} ${problem.message}`);
+  const value = read.value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new PackError(`${MANIFEST_FILE} in ${dir} must hold a JSON object`);
   }
@@ -174,109 +156,68 @@ function leaveOutTest(globs: readonly string[], manifest: Record<string, unknown
   };
 }
 
-interface WalkContext {
-  realRoot: string;
-  gitignore: GitignoreRules;
-  leaveOut: LeaveOutTest;
-  /** Real path of the archive being written, when it could lie inside the template. */
-  outputReal: string | undefined;
-  files: SourceFile[];
-  leftOut: LeftOutFile[];
+/** The template folder and its manifest, as the tree read them; PackError for a missing folder, a bad manifest or an entry the reader refused. */
+async function openTemplate(dir: string | TemplateTree): Promise<{ tree: TemplateTree; shown: string; source: Record<string, unknown> }> {
+  const tree = await templateTreeOf(dir);
+  const shown = tree.given;
+  if (tree.rootKind === 'missing') throw new PackError(`template folder ${shown} does not exist`);
+  if (tree.rootKind !== 'directory') throw new PackError(`${shown} is not a folder`);
+  const source = await readManifest(tree, shown);
+  // A link out of the folder, a broken or looping link, a fifo: refused wherever it is, as validate refuses it.
+  if (tree.problems.length > 0) throw new PackError(tree.problems.map((problem) => problem.message).join('; '));
+  return { tree, shown, source };
 }
 
 /**
- * Collects the regular files below `absoluteDir`, following links that stay inside the template,
- * and what is left out with its reason. `realDir` is the real path of `absoluteDir`; `ancestors`
- * the real paths of the folders being walked (a link back to one of them would never end).
+ * The tree's files to pack (sorted) and what is left out (sorted), or PackError. A folder left out
+ * is named once, with all it holds; `outputReal` is the archive being written, when it could lie
+ * inside the template.
  */
-async function walk(
-  context: WalkContext,
-  absoluteDir: string,
-  realDir: string,
-  relativeDir: string,
-  ancestors: ReadonlySet<string>,
-): Promise<void> {
-  await context.gitignore.load(absoluteDir, relativeDir);
-  const names = (await readdir(absoluteDir)).sort(byteOrder);
-  const leaveOut = (relative: string, reason: string, isDirectory: boolean): void => {
-    context.leftOut.push({ path: isDirectory ? `${relative}/` : relative, reason });
-  };
-  for (const name of names) {
-    const relative = relativeDir === '' ? name : `${relativeDir}/${name}`;
-    const absolute = path.join(absoluteDir, name);
-    let real = path.join(realDir, name);
-    if (real === context.outputReal) {
-      leaveOut(relative, LEFT_OUT_REASONS.ownArchive, false);
+async function collect(
+  tree: TemplateTree,
+  shown: string,
+  source: Record<string, unknown>,
+  exclude: readonly string[],
+  outputReal: string | undefined,
+): Promise<{ files: SourceFile[]; leftOut: LeftOutFile[] }> {
+  const gitignore = new GitignoreRules();
+  for (const entry of tree.entries) {
+    if (entry.kind === 'file' && !entry.unread && (entry.path === '.gitignore' || entry.path.endsWith('/.gitignore'))) {
+      const folder = entry.path.slice(0, -'.gitignore'.length).replace(/\/$/, '');
+      gitignore.add(folder, (await tree.bytes(entry.path)).toString('utf8'));
+    }
+  }
+  const leaveOutTestOf = leaveOutTest(exclude, source, gitignore);
+  const files: SourceFile[] = [];
+  const leftOut: LeftOutFile[] = [];
+  const gone = new Set<string>();
+  for (const entry of tree.entries) {
+    const parent = entry.path.includes('/') ? entry.path.slice(0, entry.path.lastIndexOf('/')) : '';
+    if (gone.has(parent)) {
+      gone.add(entry.path);
       continue;
     }
-    let info = await lstat(absolute);
-    if (info.isSymbolicLink()) {
-      // An excluded name is skipped without looking where it leads.
-      const asFile = context.leaveOut(relative, false);
-      if (asFile !== undefined && context.leaveOut(relative, true) !== undefined) {
-        leaveOut(relative, asFile, false);
-        continue;
-      }
-      try {
-        real = await realpath(absolute);
-      } catch {
-        throw new PackError(`symbolic link ${relative} points to a missing target`);
-      }
-      if (!isInside(context.realRoot, real)) {
-        throw new PackError(`symbolic link ${relative} points outside the template folder (to ${real})`);
-      }
-      if (real === context.outputReal) {
-        leaveOut(relative, LEFT_OUT_REASONS.ownArchive, false);
-        continue;
-      }
-      info = await stat(absolute);
+    const isDirectory = entry.kind === 'directory';
+    if (!isDirectory && entry.real === outputReal) {
+      leftOut.push({ path: entry.path, reason: LEFT_OUT_REASONS.ownArchive });
+      continue;
     }
-    if (info.isDirectory()) {
-      const reason = context.leaveOut(relative, true);
-      if (reason !== undefined) {
-        leaveOut(relative, reason, true);
-        continue;
-      }
-      if (ancestors.has(real)) throw new PackError(`symbolic link ${relative} leads back to a folder that contains it`);
-      await walk(context, absolute, real, relative, new Set([...ancestors, real]));
-    } else if (info.isFile()) {
-      const reason = context.leaveOut(relative, false);
-      if (reason !== undefined) leaveOut(relative, reason, false);
-      else context.files.push({ path: relative, source: absolute, mode: normalisedMode(info.mode) });
-    } else {
-      const reason = context.leaveOut(relative, false);
-      if (reason === undefined) throw new PackError(`${relative} is not a regular file, folder or symbolic link (sockets, fifos and devices cannot be packed)`);
-      leaveOut(relative, reason, false);
+    const reason = leaveOutTestOf(entry.path, isDirectory);
+    if (reason !== undefined) {
+      gone.add(entry.path);
+      leftOut.push({ path: isDirectory ? `${entry.path}/` : entry.path, reason });
+    } else if (entry.unread) {
+      // Never read, so never packed (version-control data, installed dependencies): named all the same.
+      gone.add(entry.path);
+      leftOut.push({ path: isDirectory ? `${entry.path}/` : entry.path, reason: LEFT_OUT_REASONS.versionControl });
+    } else if (!isDirectory) {
+      files.push({ path: entry.path, source: entry.absolute, mode: await tree.mode(entry.path) });
     }
   }
-}
-
-/** The template folder and its manifest, as pack reads them; PackError for a missing folder or a bad manifest. */
-async function openTemplate(dir: string): Promise<{ root: string; source: Record<string, unknown> }> {
-  const root = path.resolve(dir);
-  let rootInfo;
-  try {
-    rootInfo = await stat(root);
-  } catch {
-    throw new PackError(`template folder ${dir} does not exist`);
-  }
-  if (!rootInfo.isDirectory()) throw new PackError(`${dir} is not a folder`);
-  return { root, source: await readManifest(root, dir) };
-}
-
-/** Walks the template folder: the files to pack (sorted) and what is left out (sorted), or PackError. */
-async function collect(dir: string, root: string, source: Record<string, unknown>, exclude: readonly string[], outputReal: string | undefined): Promise<{ files: SourceFile[]; leftOut: LeftOutFile[] }> {
-  const gitignore = new GitignoreRules();
-  const leaveOut = leaveOutTest(exclude, source, gitignore);
-  const realRoot = await realpath(root);
-  const context: WalkContext = { realRoot, gitignore, leaveOut, outputReal, files: [], leftOut: [] };
-  await walk(context, root, realRoot, '', new Set([realRoot]));
-  const files = context.files.sort((a, b) => byteOrder(a.path, b.path));
   if (!files.some((file) => file.path === MANIFEST_FILE)) {
-    // template.json is read before, so it exists; it can only be missing here if it is not a regular file.
-    throw new PackError(`${MANIFEST_FILE} in ${dir} must be a regular file`);
+    throw new PackError(`${MANIFEST_FILE} in ${shown} must be a regular file`);
   }
-  return { files, leftOut: context.leftOut.sort((a, b) => byteOrder(a.path, b.path)) };
+  return { files: files.sort((a, b) => byteOrder(a.path, b.path)), leftOut: leftOut.sort((a, b) => byteOrder(a.path, b.path)) };
 }
 
 /**
@@ -284,10 +225,10 @@ async function collect(dir: string, root: string, source: Record<string, unknown
  * leave out with the reason: what `test` generates from, so that what is tested is what is
  * published. Throws PackError as `packTemplate` does.
  */
-export async function selectPackFiles(dir: string, options: Pick<PackOptions, 'exclude'> = {}): Promise<PackSelection> {
-  const { root, source } = await openTemplate(dir);
-  const { files, leftOut } = await collect(dir, root, source, options.exclude ?? [], undefined);
-  return { root, files: files.map((file) => file.path), leftOut };
+export async function selectPackFiles(dir: string | TemplateTree, options: Pick<PackOptions, 'exclude'> = {}): Promise<PackSelection> {
+  const { tree, shown, source } = await openTemplate(dir);
+  const { files, leftOut } = await collect(tree, shown, source, options.exclude ?? [], undefined);
+  return { root: tree.root, files: files.map((file) => file.path), leftOut };
 }
 
 /** Fixes the gzip header's mtime (bytes 4-7) to 0 and its OS byte (byte 9) to 3 (Unix), whatever platform compressed it. */
@@ -334,8 +275,9 @@ export function defaultOutDir(templateRoot: string, cwd = process.cwd()): string
  * and the `exclude` globs, with `template.json` carrying `version`. Every file or folder left out is
  * in `leftOut` with the reason. The folder itself is never modified.
  */
-export async function packTemplate(dir: string, options: PackOptions = {}): Promise<PackResult> {
-  const { root, source } = await openTemplate(dir);
+export async function packTemplate(dir: string | TemplateTree, options: PackOptions = {}): Promise<PackResult> {
+  const { tree, shown, source } = await openTemplate(dir);
+  const root = tree.root;
   const version = options.version ?? source.version;
   if (typeof version !== 'string' || !VERSION_PATTERN.test(version)) {
     throw new PackError(`version ${VERSION_RULE} (got ${quote(version)})`);
@@ -348,7 +290,7 @@ export async function packTemplate(dir: string, options: PackOptions = {}): Prom
   const fileName = `${manifest.name}-${version}.tgz`;
   const outFile = path.join(outDir, fileName);
 
-  const { files, leftOut } = await collect(dir, root, source, options.exclude ?? [], path.join(await realpath(outDir), fileName));
+  const { files, leftOut } = await collect(tree, shown, source, options.exclude ?? [], path.join(await realpath(outDir), fileName));
   const modes = new Map(files.map((file) => [file.path, file.mode]));
 
   const staging = await mkdtemp(path.join(tmpdir(), 'template-pack-'));

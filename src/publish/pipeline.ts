@@ -11,7 +11,7 @@
  * A failing step throws `PublishPipelineError` naming the step, and nothing is uploaded: the
  * upload is the last step.
  */
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -22,9 +22,9 @@ import { VERSION_PATTERN, VERSION_RULE } from '../core/versions.js';
 import { packTemplate, selectPackFiles, type PackResult } from '../pack/pack.js';
 import { extractChangelogSection, missingEntryNotes } from '../core/changelog.js';
 import { formatLintFinding, lintTemplate } from '../template/lint.js';
-import { resolveInsideRoot } from '../template/paths.js';
 import { testTemplate } from '../template/test-template.js';
-import { MANIFEST_FILE, validateTemplate } from '../template/validate.js';
+import { MANIFEST_FILE, readTemplateTree, treePath, type TemplateTree } from '../template/tree.js';
+import { validateTemplate } from '../template/validate.js';
 import { publishTemplate, type PublishOptions, type PublishResult, type PublishRetryInfo } from './upload.js';
 
 /** The steps, in the order they run. */
@@ -152,6 +152,8 @@ export class PublishPipelineError extends Error {
 
 interface StepContext {
   options: PublishPipelineOptions;
+  /** The template folder, read once for every step. */
+  tree: TemplateTree;
   report: (finding: Omit<PublishFinding, 'step'>) => void;
   info: (message: string) => void;
 }
@@ -159,8 +161,8 @@ interface StepContext {
 /** A step's own refusal: its message is the pipeline's failure message. */
 class StepRefusal extends Error {}
 
-async function validateStep({ options, report }: StepContext): Promise<string> {
-  const result = await validateTemplate(options.templateDir);
+async function validateStep({ tree, report }: StepContext): Promise<string> {
+  const result = await validateTemplate(tree);
   for (const problem of result.errors) {
     const text = formatValidationError(problem);
     report({
@@ -178,10 +180,10 @@ async function validateStep({ options, report }: StepContext): Promise<string> {
   return 'valid';
 }
 
-async function testStep({ options, report, info }: StepContext): Promise<string> {
+async function testStep({ options, tree, report, info }: StepContext): Promise<string> {
   // Generated from exactly the files the archive will hold: what is tested is what is published.
-  const packedFiles = await selectPackFiles(options.templateDir, { exclude: options.exclude ?? [] });
-  const outcome = await testTemplate(options.templateDir, { packedFiles, ...(options.testCommand ? { command: options.testCommand } : {}) });
+  const packedFiles = await selectPackFiles(tree, { exclude: options.exclude ?? [] });
+  const outcome = await testTemplate(tree, { packedFiles, ...(options.testCommand ? { command: options.testCommand } : {}) });
   for (const set of outcome.sets) {
     info(`${set.passed ? 'PASS' : 'FAIL'} ${set.name}: ${set.files} files`);
     for (const problem of set.problems) {
@@ -200,8 +202,8 @@ async function testStep({ options, report, info }: StepContext): Promise<string>
   return `${outcome.sets.length} answer set(s) passed`;
 }
 
-async function lintStep({ options, report }: StepContext): Promise<string> {
-  const result = await lintTemplate(options.templateDir);
+async function lintStep({ tree, report }: StepContext): Promise<string> {
+  const result = await lintTemplate(tree);
   for (const finding of result.findings) {
     report({
       severity: finding.severity,
@@ -230,20 +232,20 @@ interface ReleaseNotes {
  * entry for the version. A change log that cannot be read at all still fails the step.
  */
 async function changelogStep(
-  { options, report }: StepContext,
+  { tree, report }: StepContext,
   changelogFile: string,
   version: string,
 ): Promise<ReleaseNotes> {
   const where = { file: changelogFile, rule: 'changelog-section', title: 'release notes' } as const;
-  const file = await resolveInsideRoot(options.templateDir, changelogFile);
-  if (!file) {
+  if (treePath(changelogFile) === undefined || tree.problemAt(changelogFile)?.code === 'LINK_OUTSIDE_TEMPLATE') {
     const message = `the changelog ${JSON.stringify(changelogFile)} of ${MANIFEST_FILE} must be a path inside the template folder`;
     report({ severity: 'error', ...where, message, text: message });
     throw new StepRefusal(message);
   }
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    if (tree.kindOf(changelogFile) !== 'file') throw new Error('it is not a file of the template');
+    text = (await tree.bytes(changelogFile)).toString('utf8');
   } catch (error) {
     const message = `cannot read ${changelogFile}: ${errorMessage(error)}`;
     report({ severity: 'error', ...where, message, text: message });
@@ -261,8 +263,8 @@ async function changelogStep(
 }
 
 /** The manifest fields the pipeline needs; read after validation, so it is a valid manifest. */
-async function readManifest(templateDir: string): Promise<{ version: string; changelog?: string }> {
-  return JSON.parse(await readFile(path.join(templateDir, MANIFEST_FILE), 'utf8')) as { version: string; changelog?: string };
+async function readManifest(tree: TemplateTree): Promise<{ version: string; changelog?: string }> {
+  return (await tree.manifest()).value as { version: string; changelog?: string };
 }
 
 function checkOptions(options: PublishPipelineOptions): void {
@@ -283,10 +285,13 @@ function checkOptions(options: PublishPipelineOptions): void {
  */
 export async function runPublishPipeline(options: PublishPipelineOptions, hooks: PublishHooks = {}): Promise<PublishPipelineResult> {
   checkOptions(options);
+  // Read once: every step sees the same files, with the same symbolic-link and text/binary rules.
+  const tree = await readTemplateTree(options.templateDir);
 
   const step = async <T>(name: PublishStep, work: (context: StepContext) => Promise<T>, describe: (value: T) => string): Promise<T> => {
     const context: StepContext = {
       options,
+      tree,
       report: (finding) => hooks.onFinding?.({ step: name, ...finding }),
       info: (message) => hooks.onInfo?.(name, message),
     };
@@ -309,7 +314,7 @@ export async function runPublishPipeline(options: PublishPipelineOptions, hooks:
   else await step('test', testStep, (result) => result);
   await step('lint', lintStep, (result) => result);
 
-  const manifest = await readManifest(options.templateDir);
+  const manifest = await readManifest(tree);
   const version = options.version ?? manifest.version;
   const changelogFile = manifest.changelog ?? DEFAULT_CHANGELOG_FILE;
   const { notes: releaseNotes, entry: changelogEntry } = await step(
@@ -322,7 +327,7 @@ export async function runPublishPipeline(options: PublishPipelineOptions, hooks:
   const packed = await step(
     'pack',
     async ({ info }) => {
-      const result = await packTemplate(options.templateDir, { version, outDir, exclude: options.exclude ?? [] });
+      const result = await packTemplate(tree, { version, outDir, exclude: options.exclude ?? [] });
       // Nothing is left out silently: each file or folder, and why.
       for (const file of result.leftOut) info(`left out: ${file.path} (${file.reason})`);
       return result;

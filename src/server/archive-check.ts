@@ -6,7 +6,7 @@
  * (the spec does not ask for one) unless the operator requires it (`requireChangelogEntry`).
  * Checked on a private temp copy that is always removed.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -18,7 +18,7 @@ import { describeSchemaErrors } from '../core/messages.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { errorDetails, type ErrorDetail } from '../core/validation.js';
-import { formatLintFinding, lintTemplate, MANIFEST_FILE, REQUIRED_FILES } from '../template/index.js';
+import { formatLintFinding, lintTemplate, MANIFEST_FILE, readTemplateTree, REQUIRED_FILES, type TemplateTree } from '../template/index.js';
 import { ApiError } from './envelope.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-input.js';
 
@@ -70,8 +70,8 @@ export interface ArchiveRequirements {
 }
 
 /** Every lint error of the unpacked template (and the change log warning when it is required), located as `file:line:col`. */
-async function templateProblems(dir: string, requirements: ArchiveRequirements): Promise<ErrorDetail[]> {
-  const { findings } = await lintTemplate(dir);
+async function templateProblems(tree: TemplateTree, requirements: ArchiveRequirements): Promise<ErrorDetail[]> {
+  const { findings } = await lintTemplate(tree);
   return findings
     .filter((finding) => finding.severity === 'error' || (requirements.requireChangelogEntry === true && finding.rule === CHANGELOG_RULE))
     .map((finding) => ({ field: archiveField(finding.file), code: finding.rule.toUpperCase().replace(/-/g, '_'), message: formatLintFinding(finding) }));
@@ -95,10 +95,12 @@ export async function checkUploadedArchive(file: string, manifest: TemplateManif
     }
     const present = new Set(files);
     const missing = REQUIRED_FILES.filter((f) => !present.has(f)).map((f) => ({ field: archiveField(f), code: 'MISSING_FILE', message: `the archive has no ${f}` }));
-    const manifestText = present.has(MANIFEST_FILE) ? await readFile(path.join(dir, MANIFEST_FILE), 'utf8') : undefined;
+    // Read once, by the template layer's reader: the manifest's text here, every file for lint below.
+    const tree = await readTemplateTree(dir);
+    const manifestText = present.has(MANIFEST_FILE) && tree.kindOf(MANIFEST_FILE) === 'file' ? (await tree.bytes(MANIFEST_FILE)).toString('utf8') : undefined;
     const mismatch = manifestProblems(manifestText, manifest);
     if (missing.length > 0 || mismatch.length > 0) throw refused('the archive does not match the manifest', [...missing, ...mismatch]);
-    const problems = await templateProblems(dir, requirements);
+    const problems = await templateProblems(tree, requirements);
     if (problems.length > 0) throw refused(`the template in the archive has ${problems.length} error(s)`, problems);
   } finally {
     await rm(dir, { recursive: true, force: true });

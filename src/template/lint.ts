@@ -19,16 +19,12 @@
  * A rule that needs a document that could not be read or parsed finds nothing; the `schema` rule
  * reports why the document is missing. Lint never throws for a bad template.
  */
-import type { Dirent } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 
 import {
   escapePointerSegment,
-  JsonSyntaxError,
   nearestPosition,
-  parseJsonWithPositions,
   type SourcePosition,
 } from '../core/json-source.js';
 import { compareText } from '../core/listing.js';
@@ -39,10 +35,9 @@ import { isRecord } from '../core/is-record.js';
 import { ExpressionEvaluator, isComputedDefault, type ExpressionKind } from './expression.js';
 import { DEFAULT_CONTENT_FOLDER, dependencyOrder } from './load.js';
 import { HABIT_RULES } from './lint-habits.js';
-import { resolveInsideRoot } from './paths.js';
 import { analysisBudget, judgePattern, matchPattern, patternSyntaxError, type AnalysisBudget } from './patterns.js';
-import { isBinary } from './render.js';
-import { holdsLiquidMarkers, liquidTextOf, verbatimRule } from './text-files.js';
+import { holdsLiquidMarkers, isBinary, verbatimRule } from './text-files.js';
+import { templateTreeOf, treePath, type TemplateTree } from './tree.js';
 import { standardShapeMismatches } from './standard-variables.js';
 import {
   MANIFEST_FILE,
@@ -1005,27 +1000,15 @@ function runLintRules(model: LintModel, rules: readonly LintRule[] = LINT_RULES)
 // Reading (the only I/O)
 // ---------------------------------------------------------------------------------------------
 
-async function readJsonDocument(root: string, file: string, problems: ReadProblem[]): Promise<JsonDocument | undefined> {
-  const absolute = await resolveInsideRoot(root, file);
-  if (!absolute) return undefined; // validateTemplate reports a path outside the template
-  let text: string;
-  try {
-    text = await readFile(absolute, 'utf8');
-  } catch (error) {
-    problems.push({ file, message: `cannot be read: ${firstLine(error)}` });
-    return undefined;
-  }
-  try {
-    const parsed = parseJsonWithPositions(text);
-    return { file, value: parsed.value, positions: parsed.positions };
-  } catch (error) {
-    problems.push({
-      file,
-      message: `invalid JSON: ${firstLine(error)}`,
-      ...(error instanceof JsonSyntaxError ? error.position : {}),
-    });
-    return undefined;
-  }
+/** A JSON document as the tree read it (the one reader of a template's JSON files), or a read problem. */
+async function readJsonDocument(tree: TemplateTree, file: string, problems: ReadProblem[]): Promise<JsonDocument | undefined> {
+  if (treePath(file) === undefined) return undefined; // validateTemplate reports a path outside the template
+  const read = await tree.json(file);
+  if (read.value !== undefined && read.positions) return { file, value: read.value, positions: read.positions };
+  // A missing or refused file is validateTemplate's finding; a file too large for JSON is too.
+  if (read.problem?.code === 'INVALID_JSON') problems.push({ file, message: read.problem.message, ...(read.problem.line !== undefined && read.problem.column !== undefined ? { line: read.problem.line, column: read.problem.column } : {}) });
+  else if (read.problem?.code === 'UNREADABLE') problems.push({ file, message: read.problem.message });
+  return undefined;
 }
 
 /** The line of the first `{{` or `{%` in bytes that are not decoded (a line ends at byte 0x0A in every encoding lint meets). */
@@ -1036,51 +1019,38 @@ function lineOfLiquidMarker(bytes: Buffer): number {
   return line;
 }
 
-async function readContent(root: string, folder: string, verbatim: (source: string) => boolean = () => false): Promise<ContentModel> {
+async function readContent(tree: TemplateTree, folder: string, verbatim: (source: string) => boolean = () => false): Promise<ContentModel> {
   const content: ContentModel = { folder, paths: [], texts: [] };
   const nonUtf8Liquid: { path: string; line: number }[] = [];
-  const dir = await resolveInsideRoot(root, folder);
-  if (!dir) return content;
-  const walk = async (relative: string): Promise<void> => {
-    let entries: Dirent[];
+  const base = treePath(folder);
+  if (base === undefined) return content;
+  for (const entry of tree.below(base)) {
+    content.paths.push(entry.path);
+    if (entry.kind !== 'file' || entry.unread || verbatim(entry.path)) continue;
     try {
-      entries = await readdir(path.join(dir, relative), { withFileTypes: true });
+      const bytes = await tree.bytes(base === '' ? entry.path : `${base}/${entry.path}`);
+      const text = await tree.liquidText(base === '' ? entry.path : `${base}/${entry.path}`);
+      if (text !== undefined) content.texts.push({ path: entry.path, text });
+      else if (!isBinary(bytes) && holdsLiquidMarkers(bytes)) nonUtf8Liquid.push({ path: entry.path, line: lineOfLiquidMarker(bytes) });
     } catch {
-      return; // a missing content folder has no content; validateTemplate reports a named one
+      // An unreadable file cannot use a variable.
     }
-    for (const entry of entries.sort((a, b) => compareText(a.name, b.name))) {
-      const source = relative === '' ? entry.name : `${relative}/${entry.name}`;
-      content.paths.push(source);
-      // Symbolic links are not followed: their name counts, their target does not.
-      if (entry.isDirectory()) await walk(source);
-      else if (entry.isFile() && !verbatim(source)) {
-        try {
-          const bytes = await readFile(path.join(dir, source));
-          const text = liquidTextOf(bytes);
-          if (text !== undefined) content.texts.push({ path: source, text });
-          else if (!isBinary(bytes) && holdsLiquidMarkers(bytes)) nonUtf8Liquid.push({ path: source, line: lineOfLiquidMarker(bytes) });
-        } catch {
-          // An unreadable file cannot use a variable.
-        }
-      }
-    }
-  };
-  await walk('');
+  }
   return nonUtf8Liquid.length > 0 ? { ...content, nonUtf8Liquid } : content;
 }
 
 /** All the reading lint does: validation, the JSON documents, the change log and the content folder. */
-async function readTemplateSources(dir: string): Promise<TemplateSources> {
-  const root = path.resolve(dir);
-  const validation = await validateTemplate(root);
+async function readTemplateSources(dir: string | TemplateTree): Promise<TemplateSources> {
+  const tree = await templateTreeOf(dir);
+  const validation = await validateTemplate(tree);
   const readProblems: ReadProblem[] = [];
   const documents = new Map<string, JsonDocument>();
   const base = { validationErrors: validation.errors, readProblems, documents, manifestFile: MANIFEST_FILE };
 
-  const isFolder = await stat(root).then((info) => info.isDirectory(), () => false);
+  const isFolder = tree.isFolder;
   if (!isFolder) return { ...base, isFolder, variablesFile: VARIABLES_FILE, promptsFile: PROMPTS_FILE };
 
-  const manifest = await readJsonDocument(root, MANIFEST_FILE, readProblems);
+  const manifest = await readJsonDocument(tree, MANIFEST_FILE, readProblems);
   if (manifest) documents.set(MANIFEST_FILE, manifest);
   const m = isRecord(manifest?.value) ? manifest.value : {};
   const customization = isRecord(own(m, 'customization')) ? (own(m, 'customization') as Record<string, unknown>) : {};
@@ -1088,23 +1058,22 @@ async function readTemplateSources(dir: string): Promise<TemplateSources> {
   const variablesFile = path.normalize(nonEmpty(own(customization, 'variables')) ?? VARIABLES_FILE);
   const promptsFile = path.normalize(nonEmpty(own(customization, 'prompts')) ?? PROMPTS_FILE);
   for (const file of new Set([variablesFile, promptsFile])) {
-    const doc = await readJsonDocument(root, file, readProblems);
+    const doc = await readJsonDocument(tree, file, readProblems);
     if (doc) documents.set(file, doc);
   }
 
   const manifestModel = manifest ? toManifest(MANIFEST_FILE, manifest.value) : undefined;
   let changelog: TemplateSources['changelog'];
   const changelogFile = manifestModel?.changelog ?? 'CHANGELOG.md';
-  const changelogPath = await resolveInsideRoot(root, changelogFile);
-  if (changelogPath) {
+  if (tree.kindOf(changelogFile) === 'file') {
     // A missing change log is validateTemplate's finding; this rule then has nothing to read.
-    const text = await readFile(changelogPath, 'utf8').catch(() => undefined);
+    const text = await tree.bytes(changelogFile).then((bytes) => bytes.toString('utf8'), () => undefined);
     if (text !== undefined) changelog = { file: path.normalize(changelogFile), text };
   }
-  let content = manifestModel ? await readContent(root, manifestModel.content, verbatimRule(manifestModel.verbatim)) : undefined;
+  let content = manifestModel ? await readContent(tree, manifestModel.content, verbatimRule(manifestModel.verbatim)) : undefined;
   if (content && manifestModel?.partials !== undefined) {
     // A partials folder that is missing or misplaced is validateTemplate's finding; its texts are read when there are any.
-    const partials = await readContent(root, manifestModel.partials);
+    const partials = await readContent(tree, manifestModel.partials);
     content = { ...content, partials: { folder: path.posix.normalize(manifestModel.partials.replace(/\\/g, '/')).replace(/\/$/, ''), texts: partials.texts } };
   }
 
@@ -1122,7 +1091,7 @@ async function readTemplateSources(dir: string): Promise<TemplateSources> {
  * Lints a template folder: every `validateTemplate` error, then the rules in `LINT_RULES`.
  * Findings are sorted by file, line and column. Never throws for a bad template.
  */
-export async function lintTemplate(dir: string): Promise<LintResult> {
+export async function lintTemplate(dir: string | TemplateTree): Promise<LintResult> {
   const sources = await readTemplateSources(dir);
   return runLintRules(buildLintModel(sources));
 }

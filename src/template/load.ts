@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { TemplateManifest, TemplatePrompts, TemplateVariables } from '../core/schema-types.js';
@@ -6,6 +5,7 @@ import { escapePointerSegment } from '../core/json-source.js';
 import { formatValidationErrorAt } from '../core/validation.js';
 import { ExpressionError, ExpressionEvaluator, isComputedDefault, type ExpressionKind } from './expression.js';
 import { implicitComputed } from './standard-variables.js';
+import { templateTreeOf, treePath, type TemplateTree } from './tree.js';
 import {
   MANIFEST_FILE,
   PROMPTS_FILE,
@@ -28,6 +28,10 @@ export interface LoadedTemplate {
   prompts: PromptDefinition[];
   /** Absolute path of the folder whose files become the project. */
   contentDir: string;
+  /** The template folder as read once (`readTemplateTree`): rendering lists and reads the content folder from it. */
+  tree: TemplateTree;
+  /** The content folder as the tree names it (`/`-separated, relative to the root). */
+  contentFolder: string;
   /** Absolute path of the manifest's `partials` folder, which `render`/`include` read from; absent without one. */
   partialsDir?: string;
   /** File names as the template names them, for messages. */
@@ -45,8 +49,9 @@ export class TemplateLoadError extends Error {
   }
 }
 
-async function readJson<T>(file: string): Promise<T> {
-  return JSON.parse(await readFile(file, 'utf8')) as T;
+/** A JSON document of a template already validated: the tree's parsed value. */
+async function readJson<T>(tree: TemplateTree, file: string): Promise<T> {
+  return (await tree.json(file)).value as T;
 }
 
 /**
@@ -86,17 +91,18 @@ export function dependencyOrder(
  * itself. `computed` holds the declared computed values and the standard ones (`packageName`,
  * `className`) a template with a `projectName` gets. Throws TemplateLoadError listing every problem.
  */
-export async function loadTemplate(dir: string, evaluator = new ExpressionEvaluator()): Promise<LoadedTemplate> {
-  const root = path.resolve(dir);
+export async function loadTemplate(dir: string | TemplateTree, evaluator = new ExpressionEvaluator()): Promise<LoadedTemplate> {
+  const tree = await templateTreeOf(dir);
+  const root = tree.root;
   // The content folder and the migration steps are not read here: rendering reports a broken file itself.
-  const validation = await validateTemplate(root, { deep: false });
+  const validation = await validateTemplate(tree, { deep: false });
   if (!validation.valid) throw new TemplateLoadError(validation.errors);
 
-  const manifest = await readJson<TemplateManifest>(path.join(root, MANIFEST_FILE));
+  const manifest = await readJson<TemplateManifest>(tree, MANIFEST_FILE);
   const variablesFile = manifest.customization?.variables ?? VARIABLES_FILE;
   const promptsFile = manifest.customization?.prompts ?? PROMPTS_FILE;
-  const variablesDoc = await readJson<TemplateVariables>(path.join(root, variablesFile));
-  const promptsDoc = await readJson<TemplatePrompts>(path.join(root, promptsFile));
+  const variablesDoc = await readJson<TemplateVariables>(tree, variablesFile);
+  const promptsDoc = await readJson<TemplatePrompts>(tree, promptsFile);
   const variables = variablesDoc.variables;
   const declaredComputed = variablesDoc.computed ?? {};
   // packageName and className come with every projectName, declared or not.
@@ -204,6 +210,8 @@ export async function loadTemplate(dir: string, evaluator = new ExpressionEvalua
     computed,
     prompts: promptsDoc.prompts,
     contentDir: path.join(root, manifest.content ?? DEFAULT_CONTENT_FOLDER),
+    tree,
+    contentFolder: treePath(manifest.content ?? DEFAULT_CONTENT_FOLDER) ?? DEFAULT_CONTENT_FOLDER,
     ...(manifest.partials !== undefined ? { partialsDir: path.join(root, manifest.partials) } : {}),
     files: { variables: variablesFile, prompts: promptsFile },
     variableOrder,

@@ -1,6 +1,3 @@
-import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
-import path from 'node:path';
-
 
 import { globMatcher } from '../core/glob.js';
 import { firstLine } from '../core/errors.js';
@@ -9,8 +6,7 @@ import { isJunkName, reservedPathProblem } from '../core/reserved-paths.js';
 import { createEngine, DEFAULT_RENDER_LIMITS, ExpressionEvaluator, type RenderLimits } from './expression.js';
 import type { ResolvedAnswers } from './answers.js';
 import type { LoadedTemplate } from './load.js';
-import { isInside } from './paths.js';
-import { liquidTextOf, verbatimRule } from './text-files.js';
+import { verbatimRule } from './text-files.js';
 
 export { isBinary } from './text-files.js';
 
@@ -68,37 +64,28 @@ const DEFAULT_MAX_TOTAL_BYTES = 256 * 1024 * 1024;
 interface SourceEntry {
   /** Path inside the content folder as the template names it, `/`-separated. */
   source: string;
-  absolute: string;
+  /** Path in the template folder, as the tree names it. */
+  inTree: string;
   directory: boolean;
 }
 
-async function listContent(contentDir: string): Promise<SourceEntry[]> {
-  const realRoot = await realpath(contentDir);
+/**
+ * The content folder's files and folders, parents first, as the template's tree read them (links
+ * inside the template followed, the others refused when it was loaded); what is never part of a
+ * template (version-control data, installed dependencies) is left out.
+ */
+function listContent(template: LoadedTemplate): SourceEntry[] {
+  const prefix = template.contentFolder === '' ? '' : `${template.contentFolder}/`;
+  const unread = new Set<string>();
   const entries: SourceEntry[] = [];
-  const walk = async (relative: string): Promise<void> => {
-    const names = (await readdir(path.join(contentDir, relative))).sort();
-    for (const name of names) {
-      const source = relative === '' ? name : `${relative}/${name}`;
-      const absolute = path.join(contentDir, source);
-      let info = await lstat(absolute);
-      if (info.isSymbolicLink()) {
-        const target = await realpath(absolute).catch(() => undefined);
-        if (!target || !isInside(realRoot, target)) {
-          throw new RenderError('is a symbolic link that points outside the template', source);
-        }
-        info = await stat(absolute);
-      }
-      if (info.isDirectory()) {
-        entries.push({ source, absolute, directory: true });
-        await walk(source);
-      } else if (info.isFile()) {
-        entries.push({ source, absolute, directory: false });
-      } else {
-        throw new RenderError('is not a regular file or folder', source);
-      }
+  for (const entry of template.tree.below(template.contentFolder)) {
+    const parent = entry.path.includes('/') ? entry.path.slice(0, entry.path.lastIndexOf('/')) : '';
+    if (entry.unread || unread.has(parent)) {
+      unread.add(entry.path);
+      continue;
     }
-  };
-  await walk('');
+    entries.push({ source: entry.path, inTree: `${prefix}${entry.path}`, directory: entry.kind === 'directory' });
+  }
   return entries;
 }
 
@@ -161,7 +148,7 @@ export async function renderTemplate(
   const seen = new Map<string, string>();
   let total = 0;
 
-  for (const entry of await listContent(template.contentDir)) {
+  for (const entry of listContent(template)) {
     const parent = entry.source.includes('/') ? entry.source.slice(0, entry.source.lastIndexOf('/')) : '';
     if (skipped.has(parent) || !included(entry.source)) {
       skipped.add(entry.source);
@@ -195,16 +182,16 @@ export async function renderTemplate(
     seen.set(target, entry.source);
     if (files.length >= maxFiles) throw new RenderError(`the project would have more than ${maxFiles} files`, entry.source);
 
-    const bytes = await readFile(entry.absolute);
-    const info = await stat(entry.absolute);
-    const text = copied ? undefined : liquidTextOf(bytes);
+    const bytes = await template.tree.bytes(entry.inTree);
+    const mode = await template.tree.mode(entry.inTree);
+    const text = copied ? undefined : await template.tree.liquidText(entry.inTree);
     const content = text === undefined ? bytes : Buffer.from(await renderText(text, entry.source, 'its content'), 'utf8');
     if (content.length > maxFileBytes) {
       throw new RenderError(`renders to ${content.length} bytes, more than the limit of ${maxFileBytes}`, entry.source);
     }
     total += content.length;
     if (total > maxTotalBytes) throw new RenderError(`the project would be larger than its output budget of ${maxTotalBytes} bytes (maxTotalBytes)`, entry.source);
-    files.push({ path: target, content, mode: info.mode & 0o111 ? 0o755 : 0o644, source: entry.source });
+    files.push({ path: target, content, mode, source: entry.source });
   }
   return files.sort((a, b) => compareText(a.path, b.path));
 }

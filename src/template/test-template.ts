@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -9,7 +9,9 @@ import { generateProject } from './generate.js';
 import { loadTemplate, type LoadedTemplate, type VariableDefinition } from './load.js';
 import { isJsonChecked, jsoncRule, jsonProblems } from './json-files.js';
 import { isInside } from './paths.js';
-import { isBinary, RenderError } from './render.js';
+import { RenderError } from './render.js';
+import { isBinary } from './text-files.js';
+import { templateTreeOf, TemplateTree } from './tree.js';
 import { secretVariables } from './secrets.js';
 import { runTasks, type TaskOutcome } from './tasks.js';
 import { errorMessage } from '../core/errors.js';
@@ -343,15 +345,14 @@ function runCommand(command: string, cwd: string, timeoutMs: number): Promise<Co
   });
 }
 
-/** Copies `files` (relative, `/`-separated) of `root` into `into`, with their modes: the template as its archive will hold it. */
-async function copyPackedFiles(root: string, into: string, files: readonly string[]): Promise<void> {
+/** Copies `files` (relative, `/`-separated) of the template's tree into `into`, with their modes: the template as its archive will hold it. */
+async function copyPackedFiles(tree: TemplateTree, into: string, files: readonly string[]): Promise<void> {
   for (const file of files) {
     const target = path.join(into, ...file.split('/'));
-    const source = path.join(root, ...file.split('/'));
-    if (!isInside(into, target) || !isInside(root, source)) throw new Error(`packed file ${JSON.stringify(file)} is not a path inside the template folder`);
+    if (!isInside(into, target) || tree.kindOf(file) !== 'file') throw new Error(`packed file ${JSON.stringify(file)} is not a file inside the template folder`);
     await mkdir(path.dirname(target), { recursive: true });
-    await copyFile(source, target);
-    await chmod(target, (await stat(source)).mode & 0o777);
+    await writeFile(target, await tree.bytes(file));
+    await chmod(target, await tree.mode(file));
   }
 }
 
@@ -360,7 +361,7 @@ async function copyPackedFiles(root: string, into: string, files: readonly strin
  * matrix, checks the files, and runs the test command (if any) inside each project. With
  * `packedFiles`, from those files of the template only (what its archive will hold).
  */
-export async function testTemplate(dir: string | LoadedTemplate, options: TestTemplateOptions = {}): Promise<TestTemplateReport> {
+export async function testTemplate(dir: string | TemplateTree | LoadedTemplate, options: TestTemplateOptions = {}): Promise<TestTemplateReport> {
   const evaluator = new ExpressionEvaluator();
   const workDir = await mkdtemp(path.join(tmpdir(), 'template-test-'));
   const reports: AnswerSetReport[] = [];
@@ -368,10 +369,11 @@ export async function testTemplate(dir: string | LoadedTemplate, options: TestTe
     let template: LoadedTemplate;
     if (options.packedFiles) {
       const staged = path.join(workDir, 'template');
-      await copyPackedFiles(typeof dir === 'string' ? path.resolve(dir) : dir.root, staged, options.packedFiles.files);
+      const tree = typeof dir === 'string' || dir instanceof TemplateTree ? await templateTreeOf(dir) : dir.tree;
+      await copyPackedFiles(tree, staged, options.packedFiles.files);
       template = await loadTemplate(staged, evaluator);
     } else {
-      template = typeof dir === 'string' ? await loadTemplate(dir, evaluator) : dir;
+      template = typeof dir === 'string' || dir instanceof TemplateTree ? await loadTemplate(dir, evaluator) : dir;
     }
     const matrix = buildAnswerMatrix(template, evaluator);
     const isJsonc = jsoncRule(template.manifest.jsonc);

@@ -1,28 +1,25 @@
-import type { Dirent } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 import { isVersionControlName, reservedPathProblem } from '../core/reserved-paths.js';
-import type { SchemaName } from '../core/schemas.js';
+import { schemaErrors, type SchemaName } from '../core/schemas.js';
+import { describeSchemaErrors } from '../core/messages.js';
 import { escapePointerSegment } from '../core/json-source.js';
 import type { RuleViolation } from '../core/messages.js';
-import { checkJsonText, locateViolations, type CheckedJson, type ValidationProblem } from '../core/validation.js';
+import { locateViolations, type CheckedJson, type ValidationProblem } from '../core/validation.js';
 import { isRecord } from '../core/is-record.js';
 import { checkContent, checkParseLimit, type ContentScope, type ContentText, type PartialsText } from './content-check.js';
 import { createEngine, ExpressionEvaluator } from './expression.js';
 import { checkExpressions, scopeNames } from './expression-check.js';
 import { checkMigrationChain, checkMigrationStep, type StepVersions } from './migration-check.js';
-import { isInside, resolveInsideRoot } from './paths.js';
 import { analysisBudget, judgePattern } from './patterns.js';
-import { liquidTextOf, verbatimRule } from './text-files.js';
+import { verbatimRule } from './text-files.js';
+import { MANIFEST_FILE, MAX_JSON_FILE_BYTES, templateTreeOf, treePath, type TemplateTree } from './tree.js';
 
-export const MANIFEST_FILE = 'template.json';
+export { MANIFEST_FILE, MAX_JSON_FILE_BYTES };
 export const VARIABLES_FILE = 'template.vars.json';
 export const PROMPTS_FILE = 'template.prompts.json';
 /** The folder of a template's declarative migration steps. */
 export const MIGRATIONS_FOLDER = 'migrations';
-/** The largest JSON file of a template (as the server takes a manifest part). */
-const MAX_JSON_FILE_BYTES = 1024 * 1024;
 export const REQUIRED_FILES = [MANIFEST_FILE, 'README.md', 'CHANGELOG.md', VARIABLES_FILE, PROMPTS_FILE] as const;
 
 /** A problem in a template file (see ValidationProblem: file, pointer, message, code, position). */
@@ -46,38 +43,29 @@ export interface ValidateOptions {
 /** The content folder when the manifest names none. */
 const DEFAULT_CONTENT = 'template';
 
-async function kindOf(file: string): Promise<'file' | 'directory' | 'other' | 'missing'> {
-  try {
-    const info = await stat(file);
-    if (info.isFile()) return 'file';
-    if (info.isDirectory()) return 'directory';
-    return 'other';
-  } catch {
-    return 'missing';
-  }
-}
-
-/** A JSON document of the template, read and checked against its schema. */
+/** A JSON document of the template, as the tree read it, checked against its schema. */
 async function checkJsonFile(
-  root: string,
+  tree: TemplateTree,
   file: string,
   schema: SchemaName,
   errors: TemplateValidationError[],
 ): Promise<CheckedJson | undefined> {
-  let text: string;
-  try {
-    const size = (await stat(path.join(root, file))).size;
-    if (size > MAX_JSON_FILE_BYTES) {
-      errors.push({ file, pointer: '', message: `is ${size} bytes; a template's JSON files are at most ${MAX_JSON_FILE_BYTES} bytes (1 MiB) each`, code: 'FILE_TOO_LARGE' });
-      return undefined;
-    }
-    text = await readFile(path.join(root, file), 'utf8');
-  } catch {
-    return undefined; // reported as a missing file by the caller
+  const read = await tree.json(file);
+  if (read.problem?.code === 'FILE_TOO_LARGE') {
+    errors.push({ file, pointer: '', message: read.problem.message, code: 'FILE_TOO_LARGE' });
+    return undefined;
   }
-  const checked = checkJsonText(file, text, schema);
-  errors.push(...checked.problems);
-  return checked;
+  if (read.problem?.code === 'INVALID_JSON') {
+    const { line, column } = read.problem;
+    errors.push({ file, pointer: '', message: read.problem.message, code: 'INVALID_JSON', ...(line !== undefined && column !== undefined ? { line, column } : {}) });
+    return { problems: [] };
+  }
+  // A missing or unreadable file is reported as a missing file by the caller.
+  if (read.positions === undefined) return undefined;
+  // Parsed once, by the tree; checked here.
+  const problems = locateViolations(file, describeSchemaErrors(schemaErrors(schema, read.value)), read.positions);
+  errors.push(...problems);
+  return { value: read.value, positions: read.positions, problems };
 }
 
 /**
@@ -175,33 +163,19 @@ function contentScope(variables: CheckedJson | undefined, variablesFile: string)
 }
 
 /**
- * Every path under a folder and the text of each file rendered as Liquid (not binary, valid UTF-8,
- * not `verbatim`); symbolic links are not followed.
+ * Every path under a folder of the tree and the text of each file rendered as Liquid
+ * (`text-files.ts`: UTF-8 text, not binary; not `verbatim`).
  */
-async function readContent(dir: string, verbatim: (source: string) => boolean = () => false): Promise<{ paths: string[]; texts: ContentText[] }> {
+async function readContent(tree: TemplateTree, folder: string, verbatim: (source: string) => boolean = () => false): Promise<{ paths: string[]; texts: ContentText[] }> {
   const paths: string[] = [];
   const texts: ContentText[] = [];
-  const walk = async (relative: string): Promise<void> => {
-    let entries: Dirent[];
-    try {
-      entries = await readdir(path.join(dir, relative), { withFileTypes: true });
-    } catch {
-      return; // a missing content folder is reported as such
-    }
-    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      const source = relative === '' ? entry.name : `${relative}/${entry.name}`;
-      paths.push(source);
-      if (entry.isDirectory()) await walk(source);
-      else if (entry.isFile()) {
-        if (verbatim(source)) continue;
-        const bytes = await readFile(path.join(dir, source)).catch(() => undefined);
-        // Binary files and files that are not UTF-8 are copied, never rendered.
-        const text = bytes && liquidTextOf(bytes);
-        if (text !== undefined) texts.push({ path: source, text });
-      }
-    }
-  };
-  await walk('');
+  const base = treePath(folder) ?? '';
+  for (const entry of tree.below(folder)) {
+    paths.push(entry.path);
+    if (entry.kind !== 'file' || entry.unread || verbatim(entry.path)) continue;
+    const text = await tree.liquidText(base === '' ? entry.path : `${base}/${entry.path}`).catch(() => undefined);
+    if (text !== undefined) texts.push({ path: entry.path, text });
+  }
   return { paths, texts };
 }
 
@@ -210,34 +184,39 @@ async function readContent(dir: string, verbatim: (source: string) => boolean = 
  * inside the content folder (or the content folder itself) would be generated too: an error.
  */
 async function readPartials(
-  root: string,
+  tree: TemplateTree,
   folder: unknown,
-  contentDir: string,
+  contentFolder: string,
   positions: CheckedJson['positions'] | undefined,
   errors: TemplateValidationError[],
 ): Promise<PartialsText | undefined> {
   if (typeof folder !== 'string' || folder === '') return undefined;
-  const dir = await resolveInsideRoot(root, folder);
-  if (!dir || (await kindOf(dir)) !== 'directory') return undefined; // reported with the manifest's other paths
-  if (isInside(contentDir, dir)) {
+  const key = treePath(folder);
+  if (key === undefined || tree.kindOf(key) !== 'directory') return undefined; // reported with the manifest's other paths
+  const contentKey = treePath(contentFolder) ?? '';
+  if (contentKey === '' || key === contentKey || key.startsWith(`${contentKey}/`)) {
     const message = `names a folder inside the content folder (got ${JSON.stringify(folder)}): its files would be generated too; move the partials out of the content folder`;
     errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: '/partials', message, code: 'PARTIALS_IN_CONTENT' }], positions));
     return undefined;
   }
-  const { texts } = await readContent(dir);
+  const { texts } = await readContent(tree, key);
   return { folder: path.posix.normalize(folder.replace(/\\/g, '/')).replace(/\/$/, ''), texts };
 }
 
 /** The migrations folder's step files: schema, content (Liquid, paths, versions) and the steps together. */
-async function checkMigrations(root: string, errors: TemplateValidationError[], deep: boolean): Promise<void> {
-  if ((await kindOf(path.join(root, MIGRATIONS_FOLDER))) !== 'directory') return;
-  const stepFiles = (await readdir(path.join(root, MIGRATIONS_FOLDER))).filter((f) => f.endsWith('.json')).sort();
+async function checkMigrations(tree: TemplateTree, errors: TemplateValidationError[], deep: boolean): Promise<void> {
+  if (tree.kindOf(MIGRATIONS_FOLDER) !== 'directory') return;
+  const stepFiles = tree
+    .below(MIGRATIONS_FOLDER)
+    .filter((entry) => !entry.path.includes('/') && entry.path.endsWith('.json'))
+    .map((entry) => entry.path)
+    .sort();
   const engine = createEngine();
   const versions: StepVersions[] = [];
   const positions = new Map<string, CheckedJson['positions']>();
   for (const name of stepFiles) {
     const file = `${MIGRATIONS_FOLDER}/${name}`;
-    const checked = await checkJsonFile(root, file, 'migration-step', errors);
+    const checked = await checkJsonFile(tree, file, 'migration-step', errors);
     if (!deep || !checked || !isRecord(checked.value)) continue;
     errors.push(...locateViolations(file, checkMigrationStep(checked.value, engine), checked.positions));
     const { fromVersion, toVersion } = checked.value;
@@ -282,45 +261,53 @@ function namedPaths(manifest: unknown): NamedPath[] {
  * their line and column. Never throws for a bad template; only for an I/O failure it cannot
  * explain.
  */
-export async function validateTemplate(dir: string, options: ValidateOptions = {}): Promise<TemplateValidationResult> {
+export async function validateTemplate(dir: string | TemplateTree, options: ValidateOptions = {}): Promise<TemplateValidationResult> {
   const deep = options.deep ?? true;
-  const root = path.resolve(dir);
+  const tree = await templateTreeOf(dir);
+  const shown = tree.given;
   const errors: TemplateValidationError[] = [];
-  const rootKind = await kindOf(root);
-  if (rootKind !== 'directory') {
-    const message = rootKind === 'missing' ? `template folder ${dir} does not exist` : `${dir} is not a folder`;
+  if (!tree.isFolder) {
+    const message = tree.rootKind === 'missing' ? `template folder ${shown} does not exist` : `${shown} is not a folder`;
     return { valid: false, errors: [{ file: '.', pointer: '', message, code: 'NOT_A_DIRECTORY' }] };
   }
 
   for (const file of REQUIRED_FILES) {
-    const kind = await kindOf(path.join(root, file));
-    if (kind !== 'file') {
+    const kind = tree.kindOf(file);
+    // A required file the reader refused (a link out of the template, ...) is reported as that.
+    if (kind !== 'file' && !tree.problemAt(file)) {
       const what = file === MANIFEST_FILE ? 'the template manifest is missing' : 'required file is missing';
-      const message = kind === 'missing' ? what : 'must be a file';
-      errors.push({ file, pointer: '', message, code: 'MISSING_FILE' });
+      errors.push({ file, pointer: '', message: kind === 'missing' ? what : 'must be a file', code: 'MISSING_FILE' });
     }
   }
 
-  const manifestChecked = await checkJsonFile(root, MANIFEST_FILE, 'template-manifest', errors);
+  const manifestChecked = await checkJsonFile(tree, MANIFEST_FILE, 'template-manifest', errors);
   const manifest = manifestChecked?.value;
   const customization = (manifest as { customization?: { variables?: unknown; prompts?: unknown } } | undefined)?.customization;
   const variablesFile = typeof customization?.variables === 'string' ? customization.variables : VARIABLES_FILE;
   const promptsFile = typeof customization?.prompts === 'string' ? customization.prompts : PROMPTS_FILE;
 
+  // Paths the manifest names: inside the template (a link out of it counts as outside), and there.
+  const reportedAt = new Set<string>();
   for (const named of namedPaths(manifest)) {
-    const target = await resolveInsideRoot(root, named.value);
-    if (!target) {
+    const key = treePath(named.value);
+    const refused = key === undefined ? undefined : tree.problemAt(key);
+    if (key === undefined || refused?.code === 'LINK_OUTSIDE_TEMPLATE') {
+      if (refused) reportedAt.add(refused.path);
       const message = `must be a relative path inside the template (got ${JSON.stringify(named.value)})`;
       errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: named.pointer, message, code: 'PATH_OUTSIDE_TEMPLATE' }], manifestChecked?.positions));
-    } else if ((await kindOf(target)) !== named.kind) {
+    } else if (tree.kindOf(key) !== named.kind) {
       const message = `names ${named.kind === 'file' ? 'a file' : 'a folder'} that does not exist (got ${JSON.stringify(named.value)})`;
       errors.push(...locateViolations(MANIFEST_FILE, [{ pointer: named.pointer, message, code: 'FILE_NOT_FOUND' }], manifestChecked?.positions));
     }
   }
+  // The reader's refusals (links out of the folder, broken or looping links, special files), each once.
+  for (const problem of tree.problems) {
+    if (!reportedAt.has(problem.path)) errors.push({ file: problem.path, pointer: '', message: problem.reason, code: problem.code });
+  }
 
   // A customized path outside the template was reported above; it is not read.
-  const variables = (await resolveInsideRoot(root, variablesFile)) === undefined ? undefined : await checkJsonFile(root, path.normalize(variablesFile), 'template-variables', errors);
-  const prompts = (await resolveInsideRoot(root, promptsFile)) === undefined ? undefined : await checkJsonFile(root, path.normalize(promptsFile), 'template-prompts', errors);
+  const variables = treePath(variablesFile) === undefined ? undefined : await checkJsonFile(tree, path.normalize(variablesFile), 'template-variables', errors);
+  const prompts = treePath(promptsFile) === undefined ? undefined : await checkJsonFile(tree, path.normalize(promptsFile), 'template-prompts', errors);
   errors.push(...reservedNames(variables, path.normalize(variablesFile), prompts, path.normalize(promptsFile)));
   errors.push(...refusedPatterns(variables, path.normalize(variablesFile), prompts, path.normalize(promptsFile)));
 
@@ -342,11 +329,11 @@ export async function validateTemplate(dir: string, options: ValidateOptions = {
 
   if (deep && isRecord(manifest)) {
     const folder = typeof manifest.content === 'string' && manifest.content !== '' ? manifest.content : DEFAULT_CONTENT;
-    const contentDir = await resolveInsideRoot(root, folder);
-    if (contentDir && (await kindOf(contentDir)) === 'directory') {
+    const contentKey = treePath(folder);
+    if (contentKey !== undefined && tree.kindOf(contentKey) === 'directory') {
       const verbatim = verbatimRule(Array.isArray(manifest.verbatim) ? manifest.verbatim.filter((glob): glob is string => typeof glob === 'string' && glob !== '') : undefined);
-      const content = await readContent(contentDir, verbatim);
-      const partials = await readPartials(root, manifest.partials, contentDir, manifestChecked?.positions, errors);
+      const content = await readContent(tree, contentKey, verbatim);
+      const partials = await readPartials(tree, manifest.partials, contentKey, manifestChecked?.positions, errors);
       const contentFolder = path.posix.normalize(folder.replace(/\\/g, '/')).replace(/\/$/, '');
       for (const reserved of content.paths.filter((p) => isVersionControlName(p.slice(p.lastIndexOf('/') + 1)))) {
         errors.push({ file: `${contentFolder}/${reserved}`, pointer: '', code: 'RESERVED_PATH', message: reservedPathProblem(reserved) ?? 'is reserved' });
@@ -366,7 +353,7 @@ export async function validateTemplate(dir: string, options: ValidateOptions = {
   }
 
   // Declarative migration steps ship in migrations/, one JSON file per step.
-  await checkMigrations(root, errors, deep);
+  await checkMigrations(tree, errors, deep);
 
   return { valid: errors.length === 0, errors };
 }

@@ -48,6 +48,79 @@ describe('pack and .gitignore', () => {
   });
 });
 
+describe(".gitignore as git reads it (each expectation checked with git check-ignore)", () => {
+  /** A .gitignore exercising negation, folder-only, anchored and escaped patterns; each path below is kept or left out as git decides. */
+  const GITIGNORE = [
+    '*.log',
+    '!keep.log',
+    'first.txt',
+    '!first.txt',
+    '!late.log',
+    '*.log',
+    'build/',
+    '/root.txt',
+    'docs/*.md',
+    '\\#notes.txt',
+    '\\!bang.txt',
+    'star\\*.txt',
+    'space\\ ',
+    'a/**/b.txt',
+    'logs/',
+    '!logs/keep.txt',
+    '[Tt]emp.txt',
+    '',
+  ].join('\n');
+  const IGNORED = [
+    'keep.log', // the later `*.log` undoes the earlier `!keep.log`: the last matching line wins
+    'app.log',
+    'late.log', // a negation before the line it would undo does nothing
+    'build/x', // a folder-only pattern, at any depth
+    'template/out/build/x',
+    'root.txt', // anchored by its leading slash
+    'docs/a.md', // anchored by the slash in its middle
+    '#notes.txt', // escaped `#`: a name, not a comment
+    '!bang.txt', // escaped `!`: a name, not a negation
+    'star*.txt', // escaped `*`: the character itself
+    'space ', // escaped trailing space: part of the name
+    'a/b.txt', // `**` matches no folder too
+    'a/x/y/b.txt',
+    'logs/keep.txt', // a file in an ignored folder cannot be re-included
+    'Temp.txt',
+    'temp.txt',
+  ];
+  const KEPT = [
+    'first.txt', // re-included by the next line
+    'template/build', // a file, not a folder: `build/` does not match it
+    'template/root.txt', // `/root.txt` is anchored at the .gitignore's folder
+    'template/docs/a.md', // `docs/*.md` too
+    'docs/sub/b.md', // `*` does not cross a slash
+    'starX.txt',
+    'space', // without the escaped space
+    'xemp.txt',
+  ];
+
+  it('leaves out and keeps exactly what git would', async () => {
+    const files = await packedFiles({ '.gitignore': GITIGNORE, ...Object.fromEntries([...IGNORED, ...KEPT].map((file) => [file, 'x'])) });
+    expect(IGNORED.filter((file) => files.includes(file))).toEqual([]);
+    expect(KEPT.filter((file) => !files.includes(file))).toEqual([]);
+  });
+
+  it('anchors a nested .gitignore at its own folder, and lets its negation win over the root one', async () => {
+    const files = await packedFiles({
+      '.gitignore': '*.tmp\n',
+      'template/sub/.gitignore': '/local.txt\n!wanted.tmp\nnested/\n',
+      'template/sub/local.txt': 'x',
+      'template/sub/deeper/local.txt': 'kept: anchored at template/sub',
+      'template/local.txt': 'kept: outside template/sub',
+      'template/sub/wanted.tmp': 'kept: re-included by the deeper file',
+      'template/other.tmp': 'x',
+      'template/sub/nested/file.txt': 'x',
+    });
+    expect(files).toEqual(expect.arrayContaining(['template/sub/deeper/local.txt', 'template/local.txt', 'template/sub/wanted.tmp']));
+    for (const left of ['template/sub/local.txt', 'template/other.tmp', 'template/sub/nested/file.txt']) expect(files).not.toContain(left);
+  });
+});
+
 describe('what pack always leaves out', () => {
   it('leaves out .env files, .venv, __pycache__ and its own archives', async () => {
     const files = await packedFiles({

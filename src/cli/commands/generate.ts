@@ -6,6 +6,7 @@ import type { TemplateManifest } from '../../core/schema-types.js';
 import { AnswersFileError, givenAnswers } from '../../project/index.js';
 import { AnswersError, generateProject, loadTemplate, NextStepsError, renderNextSteps, TemplateLoadError, type GeneratedValues } from '../../template/index.js';
 import { promptForAnswers, PromptCancelledError } from '../../template/prompts.js';
+import { readTemplateTree } from '../../template/tree.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 
@@ -97,7 +98,7 @@ export function registerGenerate(program: Command, io: CliIo, setExit: (code: nu
     .option('--json', 'print the result as JSON')
     .action(async (dir: string, flags: GenerateFlags) => {
       try {
-        const template = await loadTemplate(dir);
+        const template = await loadTemplate(await readTemplateTree(dir));
         let answers = await givenAnswers(template, { ...answerFlags(flags), env: process.env });
         if (!flags.defaults && process.stdin.isTTY) answers = await promptForAnswers(template, answers);
         const result = await generateProject(template, flags.out ?? '', answers, { force: flags.force ?? false });

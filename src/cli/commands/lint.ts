@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 
 import { formatLintFinding, lintTemplate, type LintFinding, type LintResult } from '../../template/lint.js';
+import { readTemplateTree } from '../../template/tree.js';
 import { EXIT, type CliIo } from '../io.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 import { paintSeverity, stdoutStyle, type Style } from '../style.js';
@@ -25,7 +26,7 @@ export function registerLint(program: Command, io: CliIo, setExit: (code: number
     .argument('[dir]', 'template folder', '.')
     .option('--json', 'print the result object as JSON')
     .action(async (dir: string, options: { json?: boolean }) => {
-      const result = await lintTemplate(dir);
+      const result = await lintTemplate(await readTemplateTree(dir));
       if (options.json) {
         io.stdout(`${JSON.stringify(result, null, 2)}\n`);
       } else {

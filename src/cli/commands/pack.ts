@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 
 import { VERSION_PATTERN, VERSION_RULE } from '../../core/versions.js';
 import { packTemplate, type LeftOutFile, type PackResult } from '../../pack/index.js';
+import { readTemplateTree } from '../../template/tree.js';
 import { EXIT, type CliIo } from '../io.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 import { errorMessage } from '../../core/errors.js';
@@ -57,7 +58,7 @@ export function registerPack(program: Command, io: CliIo, setExit: (code: number
       }
       let result: PackResult;
       try {
-        result = await packTemplate(dir, { version: flags.version, outDir: flags.outDir, exclude: flags.exclude });
+        result = await packTemplate(await readTemplateTree(dir), { version: flags.version, outDir: flags.outDir, exclude: flags.exclude });
       } catch (error) {
         io.stderr(`error: ${errorMessage(error)}\n`);
         setExit(EXIT.failure);

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { PackError, selectPackFiles } from '../../pack/index.js';
 import { text } from '../../template/filters.js';
 import { loadTemplate, testTemplate, type AnswerSetReport, type TestTemplateReport } from '../../template/index.js';
+import { readTemplateTree } from '../../template/tree.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 import { style, stdoutStyle, type Style } from '../style.js';
@@ -59,15 +60,17 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
       }
       try {
         // Generated from exactly the files pack would put in the archive: what is tested is what is published.
+        // Read once: the files pack selects are the files test generates from.
+        const tree = await readTemplateTree(dir);
         let packedFiles;
         try {
-          packedFiles = await selectPackFiles(dir, { exclude: flags.exclude });
+          packedFiles = await selectPackFiles(tree, { exclude: flags.exclude });
         } catch (error) {
           // A template's own problems (a bad manifest) are reported as loading reports them, with their places.
-          if (error instanceof PackError) await loadTemplate(dir);
+          if (error instanceof PackError) await loadTemplate(tree);
           throw error;
         }
-        const report = await testTemplate(dir, {
+        const report = await testTemplate(tree, {
           packedFiles,
           ...(flags.run ? { command: flags.run } : {}),
           ...(timeoutMs ? { timeoutMs } : {}),

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 
 import { formatValidationErrorAt } from '../../core/validation.js';
+import { readTemplateTree } from '../../template/tree.js';
 import { validateTemplate } from '../../template/validate.js';
 import { EXIT, type CliIo } from '../io.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
@@ -20,7 +21,7 @@ export function registerValidate(program: Command, io: CliIo, setExit: (code: nu
     .argument('[dir]', 'template folder', '.')
     .option('--json', 'print the result object as JSON')
     .action(async (dir: string, options: { json?: boolean }) => {
-      const result = await validateTemplate(dir);
+      const result = await validateTemplate(await readTemplateTree(dir));
       if (options.json) {
         io.stdout(`${JSON.stringify(result, null, 2)}\n`);
       } else if (result.valid) {
