@@ -113,7 +113,8 @@ export class ArchiveUnpacker {
    */
   async write(chunk: Buffer): Promise<void> {
     if (this.#ended || this.#tap.destroyed) return;
-    if (!this.#tap.write(chunk)) await Promise.race([once(this.#tap, 'drain'), this.#over]);
+    // A refusal destroys the tap with its error, which \`once\` would throw: the refusal is for end().
+    if (!this.#tap.write(chunk)) await Promise.race([once(this.#tap, 'drain').catch(() => undefined), this.#over]);
   }
 
   /**
