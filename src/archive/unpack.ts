@@ -36,7 +36,8 @@ function asError(error: unknown): Error {
 
 export class ArchiveUnpacker {
   readonly #root: string;
-  readonly #tap = new PassThrough();
+  /** Room for a few chunks of the upload while the previous ones are decompressed (bounded: backpressure past it). */
+  readonly #tap = new PassThrough({ highWaterMark: 256 * 1024 });
   readonly #written = new Set<string>();
   readonly #writes: Promise<void>[] = [];
   /** The files being written: a refused archive leaves its last entry unended, and these are closed then. */
