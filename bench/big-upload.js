@@ -4,7 +4,7 @@
 // (`POST /files/upload-url`, then the PUT alone: the floor), on the embedded store and with S3
 // (the embedded database, the bytes in an s3rver bucket). The publish is `publishTemplate`, the CLI's
 // upload step (upload URL, PUT streamed from disk, confirm, POST /templates with the fileId; the
-// server copies the staged file, checks the archive and stores it before it answers); the whole
+// server reads the staged file once, checking, scanning and unpacking it in that pass, lints and stores it before it answers); the whole
 // `template-registry publish --skip-test` (validate, lint and pack of the folder included) is shown
 // beside it. Targets: the publish within 1.5x the curl upload, and the server's peak RSS during
 // either within 100 MB of its RSS when idle (sampled every 20 ms from /proc).
@@ -196,7 +196,7 @@ try {
       setup: `a template with ${MEGABYTES} MB of random bytes in ${FILES} binary files (archive about as large), median of ${RUNS} interleaved runs; serve processes on 127.0.0.1; S3: the embedded database with its bytes in an s3rver bucket`,
       rows,
       notes: [
-        'curl -T is the floor: the server streams the PUT to a temp file with its digests and stores it as a staged file. A publish does that too, then the server takes the staged file (linked in a store folder, downloaded from a bucket; its digests checked again), unpacks it twice (a scan, then the extraction), lints the template, stores the archive (with S3: a multipart upload) and rebuilds the registry, all before its 201.',
+        'curl -T is the floor: the server streams the PUT to a temp file with its digests and stores it as a staged file. A publish does that too, then the server takes the staged file (linked in a store folder and checked by its SHA-256; downloaded from a bucket with both digests) and, in that same pass over its bytes, scans and unpacks it once (archive/unpack.ts), lints the unpacked template, stores the archive (a folder: the linked file renamed in, fsynced; S3: a multipart upload in 8 MiB parts) and rebuilds the registry (the archive hashed once more, SHA-512 only), all before its 201.',
         'template-registry publish also validates, lints and packs the folder (gzip of the whole template) before its upload: shown beside the floor, without a target.',
         `The server's RSS is sampled every 20 ms from /proc/<pid>/statm; idle is its RSS after a first (warm-up) publish of the same template. With S3 the sampling of a publish goes on until the server's static copy in the bucket (for a CDN) holds the archive: it streams it as a multipart upload, one 8 MiB part at a time.`,
       ],

@@ -1,6 +1,6 @@
 /** Template archives as strangers send them: the one scanner, and integrity (SRI via ssri). */
 export { extractArchive } from './extract.js';
-export { scanArchive, normaliseEntryPath, UnsafeArchiveError, DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits, type ArchiveScan } from './scan.js';
+export { scanArchive, scanArchiveStream, normaliseEntryPath, UnsafeArchiveError, DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits, type ArchiveScan } from './scan.js';
 export {
   computeIntegrity,
   verifyIntegrity,
@@ -27,3 +27,4 @@ export {
   type SigstoreTrust,
   type VerifiedProvenance,
 } from './provenance.js';
+export { ArchiveUnpacker, unpackArchive, type UnpackedArchive } from './unpack.js';

@@ -42,8 +42,14 @@ export class IntegrityError extends Error {
 
 /** A pass-through stream that hashes what flows through it; `digest()` once it has ended. */
 export class DigestStream extends Transform {
-  #hasher = ssri.create({ algorithms: ALGORITHMS });
+  #hasher;
   #size = 0;
+
+  /** `algorithms`: the hashes worked out (default every one an SRI string may name); fewer cost less on a large archive. */
+  constructor(algorithms: readonly ('sha512' | 'sha384' | 'sha256')[] = ALGORITHMS as ('sha512' | 'sha384' | 'sha256')[]) {
+    super();
+    this.#hasher = ssri.create({ algorithms: [...algorithms] });
+  }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.#hasher.update(chunk);

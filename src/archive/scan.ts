@@ -70,8 +70,9 @@ export function normaliseEntryPath(entryPath: string): string {
   return entryPath.replace(/^(?:\.\/)+/, '').replace(/\/+$/, '');
 }
 
-interface ScannedEntry {
-  /** Normalised: no leading `./`, no trailing `/`. */
+/** An entry the scan admitted: a file or a folder. */
+export interface ScannedEntry {
+  /** Normalised: no leading `./`, no trailing `/`; the top folder not stripped (the strip is known only at the end). */
   path: string;
   kind: 'file' | 'dir';
 }
@@ -91,10 +92,27 @@ function readManifest(entry: ReadEntry, onText: (text: Buffer) => void, refuse: 
 }
 
 /**
+ * What sees each admitted entry as the bytes stream (the one-pass unpack of `archive/unpack.ts`):
+ * return true when it consumes the entry's data (pipes it somewhere), false to let the scan drain it.
+ * A failure it reports through `refuse` stops the scan like one of the scan's own.
+ */
+export type EntryVisitor = (entry: ReadEntry, admitted: ScannedEntry, refuse: (error: Error) => void) => boolean;
+
+/**
  * Scans the gzip tar `file`: throws UnsafeArchiveError for anything that is not a gzip tar of
  * regular files and folders within the limits; otherwise returns what it holds.
  */
 export async function scanArchive(file: string, limits: Partial<ArchiveLimits> = {}): Promise<ArchiveScan> {
+  return scanArchiveStream(createReadStream(file), limits);
+}
+
+/**
+ * Scans a gzip tar as its bytes come from `source` (read once, never held whole), with the rules of
+ * `scanArchive`; `visit` sees every entry the scan admits, in archive order. A non-archive failure
+ * reported by `visit` (a full disk) is thrown as it is; anything else the archive is to blame for is
+ * an UnsafeArchiveError.
+ */
+export async function scanArchiveStream(source: NodeJS.ReadableStream | AsyncIterable<Buffer>, limits: Partial<ArchiveLimits> = {}, visit?: EntryVisitor): Promise<ArchiveScan> {
   const { maxEntries, maxUnpackedBytes } = { ...DEFAULT_ARCHIVE_LIMITS, ...limits };
   const entries: ScannedEntry[] = [];
   const manifests = new Map<string, Buffer>();
@@ -102,7 +120,7 @@ export async function scanArchive(file: string, limits: Partial<ArchiveLimits> =
   let unpacked = 0;
   let trailing = 0;
   let ended = false;
-  let problem: UnsafeArchiveError | undefined;
+  let problem: Error | undefined;
 
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -120,7 +138,7 @@ export async function scanArchive(file: string, limits: Partial<ArchiveLimits> =
       }
     },
   });
-  const refuse = (error: UnsafeArchiveError): void => {
+  const refuse = (error: Error): void => {
     problem ??= error;
     // Stops reading at once: the rest of the archive is never decompressed.
     counter.destroy(problem);
@@ -144,18 +162,21 @@ export async function scanArchive(file: string, limits: Partial<ArchiveLimits> =
       if (reserved) return refuse(new UnsafeArchiveError(`archive entry ${reserved}`, raw));
       declared += entry.size ?? 0;
       if (declared > maxUnpackedBytes) return refuse(new UnsafeArchiveError(`the archive unpacks to more than ${maxUnpackedBytes} bytes (at ${quoted})`, raw));
+      let admitted: ScannedEntry;
+      let isManifest = false;
       if (entry.type === 'Directory') {
-        entries.push({ path: normalised, kind: 'dir' });
+        admitted = { path: normalised, kind: 'dir' };
       } else if (FILE_TYPES.has(entry.type)) {
-        entries.push({ path: normalised, kind: 'file' });
-        if (/^(?:[^/]+\/)?template\.json$/.test(normalised)) {
-          readManifest(entry, (text) => manifests.set(normalised, text), refuse);
-          return;
-        }
+        admitted = { path: normalised, kind: 'file' };
+        isManifest = /^(?:[^/]+\/)?template\.json$/.test(normalised);
+        if (isManifest) readManifest(entry, (text) => manifests.set(normalised, text), refuse);
       } else {
         return refuse(new UnsafeArchiveError(`archive entry ${quoted} is a ${entry.type}, not a file or folder (archives hold no links or special files)`, raw));
       }
-      entry.resume();
+      entries.push(admitted);
+      const consumed = visit?.(entry, admitted, refuse) ?? false;
+      // A template.json flows to readManifest's 'data' listener (and to the visitor's pipe, if any).
+      if (!consumed && !isManifest) entry.resume();
     },
   });
   parser.on('eof', () => {
@@ -163,7 +184,7 @@ export async function scanArchive(file: string, limits: Partial<ArchiveLimits> =
   });
 
   try {
-    await pipeline(createReadStream(file), createGunzip(), counter, parser);
+    await pipeline(source, createGunzip(), counter, parser);
   } catch (error) {
     if (problem) throw problem;
     if (error instanceof UnsafeArchiveError) throw error;

@@ -18,17 +18,13 @@
  */
 import type { Readable } from 'node:stream';
 
-import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 
+import { describeFailure, isNotFound, isS3Url, loadSdk, md5OfEtag, parseS3Url, S3UrlError, s3UrlOf, type S3Location } from '../core/bucket.js';
+
+// The bucket's names and client, as the registry's public face has always given them.
+export { createS3Client, describeFailure, isNotFound, isS3Url, loadSdk, md5OfEtag, parseS3Url, s3ClientConfig, S3UrlError, s3UrlOf, type S3ClientSettings, type S3Location } from '../core/bucket.js';
 import { bytesOf, CACHE_CONTROL, contentTypeOf, fileDigest, md5Of, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
-
-/** An `s3://` URL or an S3 endpoint breaks its rule; the message names the argument. */
-export class S3UrlError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'S3UrlError';
-  }
-}
 
 /** A request to the bucket failed (after the SDK's retries); the message names the object and the store's error. */
 export class S3OutputError extends Error {
@@ -38,63 +34,8 @@ export class S3OutputError extends Error {
   }
 }
 
-/** Where a registry goes in a bucket. */
-export interface S3Location {
-  bucket: string;
-  /** `''` (the bucket's root) or `/`-separated segments ending in `/` (`some/prefix/`). */
-  prefix: string;
-}
-
 /** What a build writes into: a folder, or a bucket. */
 export type OutputTarget = { kind: 'folder'; dir: string } | ({ kind: 's3' } & S3Location);
-
-/** Bucket names as AWS S3 (and R2, MinIO) accept them for new buckets. */
-const BUCKET_PATTERN = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
-/** Key segments of S3's "safe characters": no escaping needed anywhere, in a URL or a shell. */
-const SEGMENT_PATTERN = /^[A-Za-z0-9!_.*'()-]+$/;
-/** Room left for the registry's own names under the 1,024-byte key limit. */
-const MAX_PREFIX_LENGTH = 512;
-
-export const isS3Url = (value: string): boolean => /^s3:\/\//i.test(value);
-
-/**
- * Parses `s3://bucket/some/prefix` (a trailing `/` is fine). Throws S3UrlError naming `argument`
- * (`--out`, `input out-dir`) and the rule broken: no bucket, a bucket name S3 refuses, a query
- * string or fragment, credentials or a port in the URL, empty or unsafe key segments.
- */
-export function parseS3Url(value: string, argument = 'the S3 URL'): S3Location {
-  const fail = (rule: string, shown: string | null = value): never => {
-    throw new S3UrlError(`${argument}: ${rule}${shown === null ? '' : ` (got ${JSON.stringify(shown)})`}`);
-  };
-  if (!isS3Url(value)) fail('must be an s3://bucket/prefix URL');
-  const rest = value.slice('s3://'.length);
-  const slash = rest.indexOf('/');
-  const authority = slash === -1 ? rest : rest.slice(0, slash);
-  // Credentials are never echoed: the value is not shown when it holds some.
-  if (authority.includes('@')) fail('must not hold credentials (give them the AWS SDK way: environment, profile or role)', null);
-  // eslint-disable-next-line no-control-regex
-  if (/[\s\u0000-\u001f\u007f]/.test(value)) fail('must not contain spaces or control characters');
-  if (/[?#]/.test(value)) fail('must not have a query string or a fragment: s3://bucket/prefix');
-  if (authority === '') fail('must name a bucket: s3://bucket/prefix');
-  if (authority.includes(':')) fail('must not have a port: the endpoint is given apart (--s3-endpoint, s3-endpoint or AWS_ENDPOINT_URL)');
-  if (!BUCKET_PATTERN.test(authority) || /^\d+\.\d+\.\d+\.\d+$/.test(authority) || authority.includes('..')) {
-    fail(`bucket "${authority}" must be 3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit`);
-  }
-  const path = slash === -1 ? '' : rest.slice(slash + 1).replace(/\/$/, '');
-  const segments = path === '' ? [] : path.split('/');
-  for (const segment of segments) {
-    if (segment === '') fail('must not have empty path segments ("//")');
-    if (segment === '.' || segment === '..') fail('must not have "." or ".." path segments');
-    if (!SEGMENT_PATTERN.test(segment)) fail(`prefix segment "${segment}" may only hold letters, digits and ! _ . * ' ( ) -`);
-  }
-  if (path.length > MAX_PREFIX_LENGTH) fail(`prefix must be at most ${MAX_PREFIX_LENGTH} characters`);
-  return { bucket: authority, prefix: path === '' ? '' : `${path}/` };
-}
-
-/** `s3://bucket/prefix` of a location (no trailing slash), for messages and results. */
-export function s3UrlOf(location: S3Location): string {
-  return `s3://${location.bucket}/${location.prefix.replace(/\/$/, '')}`.replace(/\/$/, '');
-}
 
 /**
  * A build's `--out` (or the action's `out-dir`): an `s3://` URL, or else a folder. Another URL
@@ -106,63 +47,6 @@ export function parseOutputTarget(value: string, argument: string): OutputTarget
     throw new S3UrlError(`${argument}: must be a folder or an s3://bucket/prefix URL (got ${JSON.stringify(value)})`);
   }
   return { kind: 'folder', dir: value };
-}
-
-/** How to reach the store; credentials always come the AWS SDK way (environment, profile, role). */
-export interface S3ClientSettings {
-  /** The store's endpoint (`https://<account>.r2.cloudflarestorage.com`, `http://127.0.0.1:9000`); default `AWS_ENDPOINT_URL_S3`, then `AWS_ENDPOINT_URL`, then AWS S3. */
-  endpoint?: string;
-  /** `https://endpoint/bucket/key` instead of `https://bucket.endpoint/key` (MinIO, most self-hosted stores). */
-  forcePathStyle?: boolean;
-  /** Default `AWS_REGION`, then `AWS_DEFAULT_REGION`, then `us-east-1` with a custom endpoint (else the SDK's profile). */
-  region?: string;
-}
-
-function checkEndpoint(value: string, name: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new S3UrlError(`${name} must be an http(s) URL (got ${JSON.stringify(value)})`);
-  if (url.username !== '' || url.password !== '') throw new S3UrlError(`${name} must not hold credentials (give them the AWS SDK way: environment, profile or role)`);
-  return value;
-}
-
-const nonEmpty = (value: string | undefined): string | undefined => (value === undefined || value.trim() === '' ? undefined : value.trim());
-
-/**
- * The S3Client configuration for `settings` in the environment `env` (a pure function of both).
- * Checksums: the SDK's default adds `x-amz-checksum-*` headers to every upload, which several
- * S3-compatible stores refuse; uploads carry `Content-MD5` instead, which every store checks, so the
- * SDK adds its own only where an operation requires one, unless AWS_REQUEST_CHECKSUM_CALCULATION /
- * AWS_RESPONSE_CHECKSUM_VALIDATION say otherwise.
- */
-export function s3ClientConfig(settings: S3ClientSettings = {}, env: Readonly<Record<string, string | undefined>> = process.env): S3ClientConfig {
-  const given = nonEmpty(settings.endpoint);
-  const fromEnv = nonEmpty(env.AWS_ENDPOINT_URL_S3) !== undefined ? 'AWS_ENDPOINT_URL_S3' : nonEmpty(env.AWS_ENDPOINT_URL) !== undefined ? 'AWS_ENDPOINT_URL' : undefined;
-  const endpoint = given !== undefined ? checkEndpoint(given, 'the S3 endpoint') : fromEnv !== undefined ? checkEndpoint(nonEmpty(env[fromEnv]) as string, fromEnv) : undefined;
-  const region = nonEmpty(settings.region) ?? nonEmpty(env.AWS_REGION) ?? nonEmpty(env.AWS_DEFAULT_REGION) ?? (endpoint !== undefined ? 'us-east-1' : undefined);
-  return {
-    ...(endpoint !== undefined ? { endpoint } : { followRegionRedirects: true }),
-    ...(region !== undefined ? { region } : {}),
-    forcePathStyle: settings.forcePathStyle ?? false,
-    ...(nonEmpty(env.AWS_REQUEST_CHECKSUM_CALCULATION) === undefined ? { requestChecksumCalculation: 'WHEN_REQUIRED' as const } : {}),
-    ...(nonEmpty(env.AWS_RESPONSE_CHECKSUM_VALIDATION) === undefined ? { responseChecksumValidation: 'WHEN_REQUIRED' as const } : {}),
-  };
-}
-
-type Sdk = typeof import('@aws-sdk/client-s3');
-let sdk: Promise<Sdk> | undefined;
-/** The AWS SDK, loaded on first use (shared with the store's S3BlobStore). */
-export const loadSdk = (): Promise<Sdk> => (sdk ??= import('@aws-sdk/client-s3'));
-
-/** An S3Client for `settings` (see `s3ClientConfig`); the SDK's default credential chain and standard retries. */
-export async function createS3Client(settings: S3ClientSettings = {}, env: Readonly<Record<string, string | undefined>> = process.env): Promise<S3Client> {
-  const config = s3ClientConfig(settings, env);
-  const { S3Client } = await loadSdk();
-  return new S3Client(config);
 }
 
 /** Objects DeleteObjects takes at once. */
@@ -177,28 +61,6 @@ export const S3_PART_BYTES = 8 * 1024 * 1024;
 export const S3_ARCHIVE_LIMIT = 10_000 * S3_PART_BYTES;
 /** The most `read()` takes of one object (registry.json of a very large registry stays well under). */
 export const S3_READ_LIMIT = 256 * 1024 * 1024;
-
-/** The MD5 an ETag stands for: only a plain 32-hex ETag (a multipart upload's `"<hex>-<parts>"` is not one). */
-export function md5OfEtag(etag: string | undefined): string | undefined {
-  const match = /^"?([0-9a-fA-F]{32})"?$/.exec(etag ?? '');
-  return match?.[1]?.toLowerCase();
-}
-
-/** A 404 of an object (a missing bucket is not one). */
-export function isNotFound(error: unknown): boolean {
-  const e = error as { name?: string; Code?: string; $metadata?: { httpStatusCode?: number } } | null;
-  if (e?.name === 'NoSuchBucket' || e?.Code === 'NoSuchBucket') return false; // a missing bucket is an error, not an empty one
-  return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.Code === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
-}
-
-/** The store's own words for a failure: its error code and message (never the request's headers). */
-export function describeFailure(error: unknown): string {
-  const e = error as { name?: unknown; message?: unknown; $metadata?: { httpStatusCode?: number } } | null;
-  const status = e?.$metadata?.httpStatusCode;
-  const name = typeof e?.name === 'string' ? e.name : 'Error';
-  const message = typeof e?.message === 'string' && e.message !== '' && e.message !== name ? `: ${e.message}` : '';
-  return `${name}${message}${status !== undefined ? ` (HTTP ${status})` : ''}`;
-}
 
 /** Reads a stream whole, refusing more than `limit` bytes (the stream is destroyed then). */
 async function readAtMost(stream: AsyncIterable<Uint8Array> & { destroy?: (error?: Error) => void }, limit: number, tooLarge: () => Error): Promise<Buffer> {

@@ -6,11 +6,12 @@
  * (the spec does not ask for one) unless the operator requires it (`requireChangelogEntry`).
  * Checked on a private temp copy that is always removed.
  */
+import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { extractArchive, UnsafeArchiveError } from '../archive/index.js';
+import { unpackArchive, UnsafeArchiveError, type UnpackedArchive } from '../archive/index.js';
 import { canonicalJson } from '../core/canonical-json.js';
 import { errorMessage } from '../core/errors.js';
 import { ownedTempName } from '../core/files.js';
@@ -78,31 +79,43 @@ async function templateProblems(tree: TemplateTree, requirements: ArchiveRequire
 }
 
 /**
- * Refuses (422, every problem listed) an archive that is not what `manifest` says it is.
- * `scratch` is the folder the temp copy is unpacked in (default: the system's temp folder).
+ * Refuses (422, every problem listed) an archive that is not what `manifest` says it is. `archive`
+ * is the outcome of its one-pass unpack as it was received (archive/unpack.ts), or a file, then
+ * unpacked in one pass into a private folder of `scratch` (default: the system's temp folder).
  */
-export async function checkUploadedArchive(file: string, manifest: TemplateManifest, requirements: ArchiveRequirements = {}, scratch = tmpdir()): Promise<void> {
+export async function checkUploadedArchive(
+  archive: string | { archive: UnpackedArchive } | { error: unknown },
+  manifest: TemplateManifest,
+  requirements: ArchiveRequirements = {},
+  scratch = tmpdir(),
+): Promise<void> {
+  if (typeof archive !== 'string') return checkUnpacked(archive, manifest, requirements);
   // Named after this process, so that a start after a kill removes it (core/temp-owner.ts).
   const dir = await mkdtemp(path.join(scratch, ownedTempName('.check-')));
   try {
-    let files: readonly string[];
-    try {
-      ({ files } = await extractArchive(file, dir));
-    } catch (error) {
-      // The archive's fault is the client's; a full disk or an I/O error is ours (5xx).
-      if (!(error instanceof UnsafeArchiveError)) throw error;
-      throw refused('the template part is not a valid template archive', [{ field: 'template', code: 'INVALID_ARCHIVE', message: error.message }]);
-    }
-    const present = new Set(files);
-    const missing = REQUIRED_FILES.filter((f) => !present.has(f)).map((f) => ({ field: archiveField(f), code: 'MISSING_FILE', message: `the archive has no ${f}` }));
-    // Read once, by the template layer's reader: the manifest's text here, every file for lint below.
-    const tree = await readTemplateTree(dir);
-    const manifestText = present.has(MANIFEST_FILE) && tree.kindOf(MANIFEST_FILE) === 'file' ? (await tree.bytes(MANIFEST_FILE)).toString('utf8') : undefined;
-    const mismatch = manifestProblems(manifestText, manifest);
-    if (missing.length > 0 || mismatch.length > 0) throw refused('the archive does not match the manifest', [...missing, ...mismatch]);
-    const problems = await templateProblems(tree, requirements);
-    if (problems.length > 0) throw refused(`the template in the archive has ${problems.length} error(s)`, problems);
+    const unpacked = await unpackArchive(createReadStream(archive) as AsyncIterable<Buffer>, dir).then(
+      (result) => ({ archive: result }),
+      (error: unknown) => ({ error }),
+    );
+    await checkUnpacked(unpacked, manifest, requirements);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+async function checkUnpacked(outcome: { archive: UnpackedArchive } | { error: unknown }, manifest: TemplateManifest, requirements: ArchiveRequirements): Promise<void> {
+  if ('error' in outcome) {
+    // The archive's fault is the client's; a full disk or an I/O error is ours (5xx).
+    if (!(outcome.error instanceof UnsafeArchiveError)) throw outcome.error;
+    throw refused('the template part is not a valid template archive', [{ field: 'template', code: 'INVALID_ARCHIVE', message: outcome.error.message }]);
+  }
+  const { files, manifestText, dir } = outcome.archive;
+  const present = new Set(files);
+  const missing = REQUIRED_FILES.filter((f) => !present.has(f)).map((f) => ({ field: archiveField(f), code: 'MISSING_FILE', message: `the archive has no ${f}` }));
+  // The scan read template.json as the bytes went by.
+  const mismatch = manifestProblems(present.has(MANIFEST_FILE) ? (manifestText ?? '') : undefined, manifest);
+  if (missing.length > 0 || mismatch.length > 0) throw refused('the archive does not match the manifest', [...missing, ...mismatch]);
+  // Read once, by the template layer's reader, for lint.
+  const problems = await templateProblems(await readTemplateTree(dir), requirements);
+  if (problems.length > 0) throw refused(`the template in the archive has ${problems.length} error(s)`, problems);
 }

@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 
+import type { UnpackedArchive } from '../archive/index.js';
 import { errorMessage, isStorageFull } from '../core/errors.js';
 import { describeSchemaErrors } from '../core/messages.js';
 import type { TemplateEntry, TemplateManifest } from '../core/schema-types.js';
@@ -21,12 +22,17 @@ import { nulDetail, nulPath, parseClientJson } from './json-input.js';
 import { publishedEntry } from './webhooks/payloads.js';
 import { webhookEvent } from './webhooks.js';
 
+/** What unpacking an archive as it was received came to: what it holds, or why it is refused (UnsafeArchiveError, or an I/O error). */
+export type UnpackOutcome = { archive: UnpackedArchive } | { error: unknown };
+
 /** An archive received to a local temp file, with its digests. */
 export interface ReceivedArchive {
   path: string;
   size: number;
   sha256: string;
   integrity: string;
+  /** The archive unpacked in the same pass as it was received; when absent, the check unpacks the file. */
+  unpacked?: UnpackOutcome;
 }
 
 export interface PublishedVersion {
@@ -118,8 +124,8 @@ export async function publishVersion(
 
   // Provenance first: it is cheaper than unpacking and linting the archive.
   const attested = attestation === undefined ? undefined : await checkUploadedProvenance(context.sigstore, context.storage, token, manifest.name, archive.sha256, attestation);
-  // Unpacked beside the upload, in the storage's temp folder: a kill leaves it where the next start cleans.
-  await checkUploadedArchive(archive.path, manifest, { requireChangelogEntry: context.requireChangelogEntry === true }, path.dirname(archive.path));
+  // Unpacked as it was received; else beside the upload, in the storage's temp folder: a kill leaves it where the next start cleans.
+  await checkUploadedArchive(archive.unpacked ?? archive.path, manifest, { requireChangelogEntry: context.requireChangelogEntry === true }, path.dirname(archive.path));
 
   const createdAt = (context.clock?.() ?? new Date()).toISOString();
   const reservation = await versions.reserveVersion(

@@ -8,7 +8,8 @@
  */
 import path from 'node:path';
 
-import { parseS3Url, S3Output, S3UrlError } from '../registry/s3-output.js';
+import { parseS3Url, S3UrlError } from '../core/bucket.js';
+import { S3Output } from '../registry/s3-output.js';
 import { FolderBlobStore, openBlobStore, S3BlobError, S3BlobStore, type S3BlobSettings } from './blob/index.js';
 import { openPostgresStorage } from './postgres/index.js';
 import { describeDatabase } from './postgres/migrations.js';

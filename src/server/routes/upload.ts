@@ -7,13 +7,13 @@ import { finished } from 'node:stream/promises';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 
-import { MAX_ATTESTATION_BYTES } from '../../archive/index.js';
+import { ArchiveUnpacker, MAX_ATTESTATION_BYTES } from '../../archive/index.js';
 import { versionUrl } from '../../core/routes.js';
 import type { TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
 import { partText } from '../json-input.js';
-import { publishVersion, type ReceivedArchive } from '../upload-service.js';
+import { publishVersion, type ReceivedArchive, type UnpackOutcome } from '../upload-service.js';
 
 interface ReceivedUpload {
   archive?: ReceivedArchive;
@@ -22,6 +22,8 @@ interface ReceivedUpload {
   fileId?: string;
   /** The Sigstore bundle of the archive's build provenance (JSON), when one was sent. */
   attestation?: string;
+  /** The folder the archive is unpacked in as it is received. */
+  unpackDir?: string;
 }
 
 /** A text part (sent as a file or a field) read whole, refused past `limit` bytes. */
@@ -44,12 +46,29 @@ async function readTextPart(part: { type: 'file'; file: AsyncIterable<Buffer> } 
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** Size and digests of an archive's bytes, as they were received. */
+export interface ReceivedDigests {
+  size: number;
+  sha256: string;
+  integrity: string;
+}
+
+/** Ends `unpacker` (after the last byte) as the outcome a publish checks: what the archive holds, or why it is refused. */
+async function unpackOutcome(unpacker: ArchiveUnpacker | undefined): Promise<UnpackOutcome | undefined> {
+  if (unpacker === undefined) return undefined;
+  return unpacker.end().then(
+    (archive) => ({ archive }),
+    (error: unknown) => ({ error }),
+  );
+}
+
 /**
- * Writes the archive part to `temp` with its digests. When writing fails (a full disk), the rest of
- * the part is still read, and thrown away, so that the client gets the answer instead of a broken
- * connection; then the write error is thrown.
+ * Writes the archive part to `temp` with its digests and, given an `unpacker`, unpacks it in the
+ * same pass (archive/unpack.ts), so that its bytes are read once. When writing fails (a full disk),
+ * the rest of the part is still read, and thrown away, so that the client gets the answer instead of
+ * a broken connection; then the write error is thrown.
  */
-export async function receiveArchive(source: AsyncIterable<Buffer>, temp: string): Promise<{ size: number; sha256: string; integrity: string }> {
+export async function receiveArchive(source: AsyncIterable<Buffer>, temp: string, unpacker?: ArchiveUnpacker): Promise<ReceivedDigests & { unpacked?: UnpackOutcome }> {
   const sha256 = createHash('sha256');
   const sha512 = createHash('sha512');
   let size = 0;
@@ -67,10 +86,12 @@ export async function receiveArchive(source: AsyncIterable<Buffer>, temp: string
       sha256.update(chunk);
       sha512.update(chunk);
       if (failure === undefined && !out.write(chunk)) await Promise.race([once(out, 'drain'), failed]);
+      if (failure === undefined) await unpacker?.write(chunk);
     }
   } catch (error) {
-    // The source failed (an aborted connection, a time-out): the caller removes the file.
+    // The source failed (an aborted connection, a time-out): the caller removes the files.
     out.destroy();
+    await unpacker?.abort();
     throw error;
   }
   if (failure === undefined) {
@@ -79,22 +100,40 @@ export async function receiveArchive(source: AsyncIterable<Buffer>, temp: string
   }
   if (failure !== undefined) {
     out.destroy();
+    await unpacker?.abort();
     throw failure;
   }
-  return { size, sha256: sha256.digest('hex'), integrity: `sha512-${sha512.digest('base64')}` };
+  const unpacked = await unpackOutcome(unpacker);
+  return { size, sha256: sha256.digest('hex'), integrity: `sha512-${sha512.digest('base64')}`, ...(unpacked ? { unpacked } : {}) };
 }
 
-/** The size and digests of a stream's bytes, as `receiveArchive` gives them, without writing them anywhere. */
-async function digestsOf(source: AsyncIterable<Buffer>): Promise<{ size: number; sha256: string; integrity: string }> {
+/**
+ * The size and SHA-256 of a stream's bytes, unpacked in the same pass, without writing them
+ * anywhere: a staged file linked in, whose recorded digests this checks (one hash is enough to tell
+ * that the bytes changed, and the cheapest of them).
+ */
+async function sha256Of(source: AsyncIterable<Buffer>, unpacker: ArchiveUnpacker): Promise<{ size: number; sha256: string; unpacked?: UnpackOutcome }> {
   const sha256 = createHash('sha256');
-  const sha512 = createHash('sha512');
   let size = 0;
-  for await (const chunk of source) {
-    size += chunk.length;
-    sha256.update(chunk);
-    sha512.update(chunk);
+  try {
+    for await (const chunk of source) {
+      size += chunk.length;
+      sha256.update(chunk);
+      await unpacker.write(chunk);
+    }
+  } catch (error) {
+    await unpacker.abort();
+    throw error;
   }
-  return { size, sha256: sha256.digest('hex'), integrity: `sha512-${sha512.digest('base64')}` };
+  const unpacked = await unpackOutcome(unpacker);
+  return { size, sha256: sha256.digest('hex'), ...(unpacked ? { unpacked } : {}) };
+}
+
+/** A new unpacker of the upload into a fresh folder of the store's temp folder (removed by the route whatever happens). */
+function newUnpacker(context: ServerContext, received: ReceivedUpload): ArchiveUnpacker {
+  // Named after this process, so that a start after a kill removes it (core/temp-owner.ts).
+  received.unpackDir ??= context.storage.versions.uploadTempPath('.check');
+  return new ArchiveUnpacker(received.unpackDir);
 }
 
 /**
@@ -110,11 +149,11 @@ async function receiveParts(request: FastifyRequest, context: ServerContext, rec
       if (received.archive) throw new ApiError(400, 'BAD_REQUEST', 'the template part appears twice');
       const temp = context.storage.versions.uploadTempPath('.tgz');
       received.archive = { path: temp, size: 0, sha256: '', integrity: '' };
-      const { size, sha256, integrity } = await receiveArchive(part.file, temp);
+      const digests = await receiveArchive(part.file, temp, newUnpacker(context, received));
       if (part.file.truncated) {
         throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `the archive is larger than the limit of ${context.limits.maxArchiveBytes} bytes`);
       }
-      received.archive = { path: temp, size, sha256, integrity };
+      received.archive = { path: temp, ...digests };
     } else if (part.fieldname === 'manifest') {
       if (received.manifestText !== undefined) throw new ApiError(400, 'BAD_REQUEST', 'the manifest part appears twice');
       received.manifestText = await readTextPart(
@@ -155,10 +194,19 @@ async function takeStagedFile(context: ServerContext, token: TokenRecord, fileId
     received.archive = { path: temp, size: 0, sha256: '', integrity: '' };
     // A staged file in a local folder is linked, not copied (its bytes are read once more, for their
     // digests); elsewhere (a bucket), or across file systems, its bytes are copied to the temp file.
+    // Either way unpacked in the same pass, for the archive check.
     const linked = reader.file !== undefined && (await link(reader.file, temp).then(() => true, () => false));
-    const digests = linked ? await digestsOf(reader.stream as AsyncIterable<Buffer>) : await receiveArchive(reader.stream as AsyncIterable<Buffer>, temp);
-    if (digests.integrity !== file.integrity) throw new Error(`the stored bytes of the file ${fileId} changed since they were uploaded`);
-    received.archive = { path: temp, ...digests };
+    const unpacker = newUnpacker(context, received);
+    const changed = (): Error => new Error(`the stored bytes of the file ${fileId} changed since they were uploaded`);
+    if (linked) {
+      const read = await sha256Of(reader.stream as AsyncIterable<Buffer>, unpacker);
+      if (read.sha256 !== file.sha256 || read.size !== file.size || file.integrity === undefined) throw changed();
+      received.archive = { path: temp, ...read, integrity: file.integrity };
+    } else {
+      const digests = await receiveArchive(reader.stream as AsyncIterable<Buffer>, temp, unpacker);
+      if (digests.integrity !== file.integrity) throw changed();
+      received.archive = { path: temp, ...digests };
+    }
   } catch (error) {
     await files.releaseFile(fileId);
     throw error;
@@ -255,6 +303,7 @@ export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async
     } finally {
       clearTimeout(timer);
       if (received.archive) await rm(received.archive.path, { force: true });
+      if (received.unpackDir !== undefined) await rm(received.unpackDir, { recursive: true, force: true });
     }
   });
 };

@@ -14,9 +14,24 @@ import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 
-import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 
-import { describeFailure, isNotFound, loadSdk, md5OfEtag, parseS3Url, s3ClientConfig, S3UrlError, s3UrlOf, type S3ClientSettings } from '../../registry/s3-output.js';
+import {
+  createS3Client,
+  DEFAULT_BUCKET_ATTEMPTS,
+  DEFAULT_BUCKET_TIMEOUT_MS,
+  describeFailure,
+  isNotFound,
+  isTransient,
+  loadSdk,
+  md5OfEtag,
+  parseS3Url,
+  plainCause,
+  S3UrlError,
+  s3UrlOf,
+  type BucketPolicy,
+  type S3ClientSettings,
+} from '../../core/bucket.js';
 import type { ArchiveReader, BlobStore } from '../types.js';
 
 import { checkBlobKey, checkBlobPrefix } from './keys.js';
@@ -52,16 +67,10 @@ const NETWORK_WORDS: Record<string, string> = {
   UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'its TLS certificate cannot be verified',
 };
 
-export interface S3BlobStoreOptions extends S3ClientSettings {
+export interface S3BlobStoreOptions extends S3ClientSettings, BucketPolicy {
   bucket: string;
   /** `''` or `/`-separated segments (a trailing `/` is optional): every key lives below it. */
   prefix: string;
-  /** Default the AWS SDK's chain (environment, profile, role). */
-  credentials?: S3ClientConfig['credentials'];
-  /** The most a connection, an answer's headers or a silence in a transfer may take, in ms (default 30,000). */
-  timeoutMs?: number;
-  /** Attempts per request, the first included (default 3). */
-  maxAttempts?: number;
   /**
    * Whether a single-part PUT's ETag must equal the MD5 of the bytes sent (default true): it catches
    * damage on stores that ignore Content-MD5. Turn off for buckets encrypted with SSE-KMS or SSE-C,
@@ -75,8 +84,6 @@ export interface S3BlobStoreOptions extends S3ClientSettings {
 /** The S3 options besides the location, as `openBlobStore` takes them. */
 export type S3BlobSettings = Omit<S3BlobStoreOptions, 'bucket' | 'prefix'>;
 
-const DEFAULT_TIMEOUT_MS = 30_000;
-const DEFAULT_ATTEMPTS = 3;
 /**
  * A file larger than this goes to the bucket as a multipart upload in parts of this size (one part
  * in memory at a time); a smaller one is streamed in one PutObject.
@@ -85,34 +92,12 @@ export const S3_BLOB_PART_BYTES = 8 * 1024 * 1024;
 /** A file upload gets its timeout plus one second per MiB before its answer is due. */
 const UPLOAD_BYTES_PER_MS = 1024 * 1024 / 1000;
 
-/** The SDK logs nothing of ours: no request, header or credential reaches a log through it. */
-const SILENT = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-
 const md5Base64 = (hex: string): string => Buffer.from(hex, 'hex').toString('base64');
 
 async function fileMd5(file: string): Promise<string> {
   const hash = createHash('md5');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');
-}
-
-/** Whether another attempt may succeed: a timeout, a dropped connection, throttling or a server error. */
-function isTransient(error: unknown): boolean {
-  const e = error as { name?: string; code?: string; $retryable?: unknown; $metadata?: { httpStatusCode?: number } } | null;
-  const status = e?.$metadata?.httpStatusCode;
-  if (status !== undefined) return status >= 500 || status === 429;
-  return e?.$retryable !== undefined || e?.name === 'TimeoutError' || /^(ECONNRESET|EPIPE|ETIMEDOUT|ECONNREFUSED|EAI_AGAIN)$/.test(e?.code ?? '');
-}
-
-/**
- * The SDK's error without its `$response`, which holds the signed request (access key id and
- * signature in its Authorization header): an S3BlobError may be logged whole.
- */
-function plainCause(error: unknown): unknown {
-  if (!(error instanceof Error)) return error;
-  const { name, message, stack } = error;
-  const { Code, code, $fault, $metadata, $retryable } = error as Error & Record<string, unknown>;
-  return Object.assign(new Error(message), { name, stack, Code, code, $fault, $metadata, $retryable });
 }
 
 export class S3BlobStore implements BlobStore {
@@ -130,21 +115,16 @@ export class S3BlobStore implements BlobStore {
     this.prefix = checked.prefix;
     this.location = s3UrlOf(checked);
     this.#options = options;
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.#maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_ATTEMPTS);
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_BUCKET_TIMEOUT_MS;
+    this.#maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_BUCKET_ATTEMPTS);
   }
 
   #makeClient(): Promise<S3Client> {
-    return (this.#client ??= loadSdk().then(({ S3Client }) => {
-      const { endpoint, forcePathStyle, region, credentials } = this.#options;
-      const timeout = this.#timeoutMs;
-      return new S3Client({
-        ...s3ClientConfig({ endpoint, forcePathStyle, region }),
-        ...(credentials !== undefined ? { credentials } : {}),
-        maxAttempts: this.#maxAttempts,
-        logger: SILENT,
-        requestHandler: { connectionTimeout: timeout, requestTimeout: timeout, throwOnRequestTimeout: true, socketTimeout: timeout },
-      });
+    const { endpoint, forcePathStyle, region, credentials } = this.#options;
+    return (this.#client ??= createS3Client({ endpoint, forcePathStyle, region }, process.env, {
+      timeoutMs: this.#timeoutMs,
+      maxAttempts: this.#maxAttempts,
+      ...(credentials !== undefined ? { credentials } : {}),
     }));
   }
 

@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+
+import { validManifest } from '../helpers/fixtures.js';
+import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
+import { tarBytes } from '../helpers/tar-builder.js';
+
+interface Answer {
+  status: number;
+  body: { error?: { code: string; details?: { field: string; code: string; message: string }[] } } | undefined;
+}
+
+async function send(method: string, url: string, headers: Record<string, string>, body?: Buffer | string): Promise<Answer> {
+  const response = await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? undefined : (JSON.parse(text) as Answer['body']) };
+}
+
+function multipartBody(parts: { name: string; filename?: string; type?: string; body: Buffer | string }[]): { body: Buffer; type: string } {
+  const boundary = `----tr${randomBytes(8).toString('hex')}`;
+  const chunks: Buffer[] = [];
+  for (const part of parts) {
+    const disposition = `form-data; name="${part.name}"${part.filename ? `; filename="${part.filename}"` : ''}`;
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${part.type ? `Content-Type: ${part.type}\r\n` : ''}\r\n`), Buffer.from(part.body), Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(chunks), type: `multipart/form-data; boundary=${boundary}` };
+}
+
+const manifest = { ...validManifest, name: 'one-pass', version: '1.0.0' };
+
+/** An archive whose `docs` is a file and also holds a file: no file system can hold both. */
+const conflicting = gzipSync(
+  tarBytes([
+    { path: 'template.json', body: JSON.stringify(manifest) },
+    { path: 'docs', body: 'a file' },
+    { path: 'docs/guide.md', body: 'under the file' },
+  ]),
+);
+
+async function publish(server: TestServer, first: { name: string; filename?: string; type?: string; body: Buffer | string }): Promise<Answer> {
+  const form = multipartBody([first, { name: 'manifest', filename: 'template.json', type: 'application/json', body: JSON.stringify(manifest) }]);
+  return send('POST', `${server.url}/templates`, { authorization: `Bearer ${server.token}`, 'content-type': form.type }, form.body);
+}
+
+async function stage(server: TestServer, bytes: Buffer): Promise<string> {
+  const auth = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
+  const created = await send('POST', `${server.url}/files/upload-url`, auth, JSON.stringify({ filename: 't.tgz', contentType: 'application/gzip' }));
+  const { uploadUrl, fileId } = (created.body as unknown as { data: { uploadUrl: string; fileId: string } }).data;
+  expect((await send('PUT', uploadUrl, { 'content-type': 'application/gzip' }, bytes)).status).toBe(200);
+  expect((await send('POST', `${server.url}/files/${fileId}/confirm`, auth, '{}')).status).toBe(200);
+  return fileId;
+}
+
+describe('an upload unpacked as it arrives', () => {
+  it('answers 422 INVALID_ARCHIVE, not a server error, for an archive holding a file under a file: sent as the template part or as a staged file', async () => {
+    const server = await startRegistryServer();
+    const direct = await publish(server, { name: 'template', filename: 't.tgz', type: 'application/gzip', body: conflicting });
+    expect(direct.status).toBe(422);
+    expect(direct.body?.error?.details?.[0]).toMatchObject({ field: 'template', code: 'INVALID_ARCHIVE' });
+    expect(direct.body?.error?.details?.[0]?.message).toMatch(/archive entry "docs(\/guide\.md)?" conflicts with another entry/);
+
+    const staged = await publish(server, { name: 'fileId', body: await stage(server, conflicting) });
+    expect(staged.status).toBe(422);
+    expect(staged.body?.error?.details?.[0]).toMatchObject({ field: 'template', code: 'INVALID_ARCHIVE' });
+    expect(await server.store.versions.listVersions()).toEqual([]);
+  });
+
+  it("leaves nothing of an upload's unpacked copy in the store's temp folder, refused or not", async () => {
+    const server = await startRegistryServer();
+    await publish(server, { name: 'template', filename: 't.tgz', type: 'application/gzip', body: conflicting });
+    await publish(server, { name: 'template', filename: 't.tgz', type: 'application/gzip', body: Buffer.from('not an archive') });
+    await publish(server, { name: 'fileId', body: await stage(server, conflicting) });
+    expect(await readdir(path.join(server.storeDir, 'tmp')).catch(() => [])).toEqual([]);
+  });
+});
