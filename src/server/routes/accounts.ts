@@ -21,16 +21,15 @@ import {
   AccountInputError,
   accountProblems,
   checkCredentials,
-  clearedSessionCookie,
   createAccount,
   issueTokenPair,
   MAX_PASSWORD_LENGTH,
   refreshTokenPair,
+  SESSION_COOKIE,
   SESSION_SECONDS,
-  sessionCookie,
-  sessionCookieOf,
+  sessionCookieOptions,
 } from '../accounts.js';
-import { crossOriginRefusal, crossOriginWrite } from '../auth.js';
+import { crossOriginRefusal, crossOriginWrite, sessionCookieOf } from '../auth.js';
 import { CREDENTIAL_CACHE_CONTROL } from '../caching.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, invalidInput, validationError } from '../envelope.js';
@@ -244,17 +243,17 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
     async (request, reply) => {
       const user = await logIn(request);
       const session = await accounts.createSession({ userId: user.id, kind: 'cookie', expiresAt: new Date(Date.now() + SESSION_SECONDS * 1000) });
-      return reply.code(204).header('Cache-Control', CREDENTIAL_CACHE_CONTROL).header('Set-Cookie', sessionCookie(session.secret, overHttps(request, context))).send();
+      return reply.code(204).header('Cache-Control', CREDENTIAL_CACHE_CONTROL).setCookie(SESSION_COOKIE, session.secret, sessionCookieOptions(overHttps(request, context))).send();
     },
   );
 
   app.delete('/api/auth/session', async (request, reply) => {
-    const secret = sessionCookieOf(request.headers.cookie);
+    const secret = sessionCookieOf(request);
     // A page of another origin cannot end the session either.
     const refused = secret === undefined ? undefined : crossOriginWrite(request, context.publicUrl);
     if (refused) throw crossOriginRefusal(refused);
     if (secret !== undefined) await accounts.revokeSession(secret);
-    return reply.code(204).header('Cache-Control', CREDENTIAL_CACHE_CONTROL).header('Set-Cookie', clearedSessionCookie(overHttps(request, context))).send();
+    return reply.code(204).header('Cache-Control', CREDENTIAL_CACHE_CONTROL).clearCookie(SESSION_COOKIE, sessionCookieOptions(overHttps(request, context))).send();
   });
 
   return Promise.resolve();
