@@ -8,8 +8,8 @@ import type { FastifyPluginAsync } from 'fastify';
 
 import openapiDocument from '../../../openapi/openapi.json' with { type: 'json' };
 import type { ServerContext } from '../context.js';
-import { ifNoneMatchMatches } from './read.js';
 import { READS } from '../rate-limit.js';
+import { ifNoneMatchMatches } from '../static-files.js';
 
 export const OPENAPI_CACHE_CONTROL = 'public, max-age=300';
 

@@ -22,13 +22,11 @@ import { CATEGORY_LIST, runList, runListQuery, showsYanked, TEMPLATE_LIST, VERSI
 import {
   CATALOG_FILE,
   chooseRepresentation,
-  DOCUMENT_CACHE_CONTROL,
   ifNoneMatchMatches,
   INDEX_FILE,
   isNotModified,
   REGISTRY_FILE,
   templateFileName,
-  type ContentCoding,
   type StaticFile,
   type StaticFiles,
 } from '../static-files.js';
@@ -40,11 +38,6 @@ export const ARCHIVE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export const HEALTH_CACHE_CONTROL = 'no-cache, no-store, must-revalidate';
 export const ERROR_CACHE_CONTROL = 'no-store';
 
-export { DOCUMENT_CACHE_CONTROL, type ContentCoding };
-
-// Conditional requests and content negotiation live with the files they apply to (static-files.ts,
-// shared with the server's fast path); exported here too, where they always were.
-export { ifNoneMatchMatches, negotiateEncoding, notModifiedSince } from '../static-files.js';
 
 /**
  * Answers a static file: the representation the client accepts, or a 304. Written straight to the
