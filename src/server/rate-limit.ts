@@ -19,7 +19,7 @@ import fastifyPlugin from 'fastify-plugin';
 import type { ServerContext } from './context.js';
 import { ApiError } from './envelope.js';
 
-export const RATE_LIMIT_WINDOW_MS = 60_000;
+const RATE_LIMIT_WINDOW_MS = 60_000;
 const WINDOW_SECONDS = String(RATE_LIMIT_WINDOW_MS / 1000);
 
 export type RouteGroup = 'read' | 'upload';
@@ -42,7 +42,7 @@ declare module 'fastify' {
 }
 
 /** Requests counted in a key's window, and the milliseconds until the window ends. */
-export interface WindowCount {
+interface WindowCount {
   current: number;
   ttl: number;
   /** When the window ends, in ms since the epoch (the same for every request of the window). */
@@ -50,14 +50,13 @@ export interface WindowCount {
 }
 
 /** X-RateLimit-Reset of a window: its end as a Unix timestamp in seconds, rounded up (never before the window ends). */
-export const resetOf = (count: Pick<WindowCount, 'endsAt'>): string => String(Math.ceil(count.endsAt / 1000));
+const resetOf = (count: Pick<WindowCount, 'endsAt'>): string => String(Math.ceil(count.endsAt / 1000));
 
 /**
- * Requests per key in windows of `windowMs` that start at the key's first request (as the plugin's
- * own store counts), for at most `maxKeys` keys: past that, the window that started first is
+ * Requests per key in windows of `windowMs` that start at the key's first request, for at most `maxKeys` keys: past that, the window that started first is
  * dropped (the map stays in window-start order, so that is one deletion, never a sweep).
  */
-export class WindowCounter {
+class WindowCounter {
   readonly #windows = new Map<string, { current: number; start: number }>();
 
   constructor(
@@ -76,19 +75,6 @@ export class WindowCounter {
     window.current += 1;
     const endsAt = window.start + this.windowMs;
     return { current: window.current, ttl: endsAt - now, endsAt };
-  }
-
-  /** The count of a key's current window without counting (0 when it has none). */
-  peek(key: string, now = Date.now()): WindowCount {
-    const window = this.#windows.get(key);
-    if (window === undefined || window.start + this.windowMs <= now) return { current: 0, ttl: 0, endsAt: now };
-    const endsAt = window.start + this.windowMs;
-    return { current: window.current, ttl: endsAt - now, endsAt };
-  }
-
-  /** Forgets a key's window. */
-  reset(key: string): void {
-    this.#windows.delete(key);
   }
 }
 
@@ -111,11 +97,10 @@ function exceeded(statusCode: number, max: number, ttl: number, after: string): 
 
 export interface RateLimitOptions {
   context: Pick<ServerContext, 'limits'>;
-  /** The counter of every request (tests give one). */
-  counter?: WindowCounter;
 }
 
-const plugin: FastifyPluginCallback<RateLimitOptions> = (app, { context, counter = new WindowCounter(RATE_LIMIT_WINDOW_MS) }, done) => {
+const plugin: FastifyPluginCallback<RateLimitOptions> = (app, { context }, done) => {
+  const counter = new WindowCounter(RATE_LIMIT_WINDOW_MS);
   // Every route says which budget it spends: a route without a group is a mistake found at start-up.
   app.addHook('onRoute', (route) => {
     const group = route.config?.rateLimit?.groupId;
