@@ -178,21 +178,7 @@ export async function verifyAccessToken(accounts: AccountStore, token: string, n
   }
 }
 
-/** The value of the session cookie in a `Cookie` header, if any. */
-export function sessionCookieOf(cookieHeader: string | undefined): string | undefined {
-  for (const part of (cookieHeader ?? '').split(';')) {
-    const [name, ...value] = part.split('=');
-    if (name?.trim() === SESSION_COOKIE) return value.join('=').trim() || undefined;
-  }
-  return undefined;
-}
-
-/** The Set-Cookie of a session: HTTP-only, SameSite=Strict, 24 hours, Secure over https. */
-export function sessionCookie(secret: string, secure: boolean): string {
-  return [`${SESSION_COOKIE}=${secret}`, 'Path=/', `Max-Age=${SESSION_SECONDS}`, 'HttpOnly', 'SameSite=Strict', ...(secure ? ['Secure'] : [])].join('; ');
-}
-
-/** The Set-Cookie that ends a session in the browser. */
-export function clearedSessionCookie(secure: boolean): string {
-  return [`${SESSION_COOKIE}=`, 'Path=/', 'Max-Age=0', 'HttpOnly', 'SameSite=Strict', ...(secure ? ['Secure'] : [])].join('; ');
+/** The attributes of the session cookie (@fastify/cookie's `setCookie`): HTTP-only, SameSite=Strict, 24 hours, whole site, Secure over https. */
+export function sessionCookieOptions(secure: boolean): { path: string; maxAge: number; httpOnly: true; sameSite: 'strict'; secure: boolean } {
+  return { path: '/', maxAge: SESSION_SECONDS, httpOnly: true, sameSite: 'strict', secure };
 }

@@ -122,12 +122,6 @@ function headerSelectors(headers: IncomingHttpHeaders): Selector[] {
   return selectors;
 }
 
-/** True when the headers name no version, or only supported ones (the static fast path asks). */
-export function headersSelectSupportedVersion(headers: IncomingHttpHeaders): boolean {
-  if (headers[API_VERSION_HEADER] === undefined && !headers.accept?.includes('version')) return true;
-  return headerSelectors(headers).every((selector) => isSupportedApiVersion(selector.value));
-}
-
 const SUPPORTED_TEXT = `supported: ${SUPPORTED_API_VERSIONS.join(', ')} (${API_VERSION})`;
 
 const SOURCE_TEXT: Record<Source, string> = {

@@ -36,7 +36,6 @@ import { DEFAULT_FILE_SETTINGS, filesRoute, type FileSettings } from './routes/f
 import { uploadRoute } from './routes/upload.js';
 import { webhooksRoute } from './routes/webhooks.js';
 import { ConnectionLimit, installBodyTimeout } from './slow-clients.js';
-import { StaticFront } from './static-front.js';
 import { DEFAULT_STATS_REFRESH_MS, startStatsRefresh } from './stats-refresh.js';
 import { loadStaticFiles, REGISTRY_FILE } from './static-files.js';
 import { registryUpdatedData, WebhookDispatcher, type WebhookDispatcherOptions } from './webhooks.js';
@@ -174,12 +173,10 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   let current: CurrentRegistry | undefined;
 
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits };
-  // Plain reads of the static files are answered before fastify (static-front.ts), from the same files and read budget.
   // Behind trusted proxies every connection comes from a proxy: the per-address limit is theirs to keep.
   const connections = new ConnectionLimit(options.trustProxy === undefined || options.trustProxy === false ? limits.maxConnectionsPerAddress : 0);
-  const front = new StaticFront({ files: () => current?.files, readPerMinute: () => limits.readPerMinute, logger: options.logger, trustProxy: options.trustProxy, gate: connections.refuse });
   const app = Fastify({
-    serverFactory: (handler, serverOptions) => connections.attach(front.serverFactory(handler, serverOptions)),
+    serverFactory: connections.serverFactory,
     logger: options.logger ?? false,
     requestTimeout: limits.requestTimeoutMs,
     genReqId: newRequestId,
@@ -298,7 +295,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   installJsonInput(app);
   // The archive uploads have their own time-out (requestTimeoutMs): they stream to disk as the bytes come.
   installBodyTimeout(app, limits.bodyTimeoutMs, (request) => routeGroup(request) === 'upload');
-  await app.register(rateLimitPlugin, { context, counter: front.counter });
+  await app.register(rateLimitPlugin, { context });
   await app.register(apiVersionPlugin);
   await app.register(cachingPlugin, { context });
   await app.register(authPlugin, { context });
@@ -323,11 +320,6 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     app.addHook('preClose', () => purges.close());
     purges.start();
   }
-  // A closing server answers 503 (fastify): the fast path steps aside.
-  app.addHook('preClose', (done) => {
-    front.close();
-    done();
-  });
   app.addHook('onClose', async () => {
     await builder.close();
     await storage.close();

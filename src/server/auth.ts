@@ -13,11 +13,12 @@
  * body is validated (a stranger learns nothing about the schema).
  */
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
 import fastifyPlugin from 'fastify-plugin';
 
 import { secretsEqual } from '../store/secrets.js';
 import type { AccountStore, TokenRecord, TokenRole, UserRecord } from '../store/types.js';
-import { accountCredential, looksLikeAccessToken, SESSION_COOKIE, sessionCookieOf, verifyAccessToken } from './accounts.js';
+import { accountCredential, looksLikeAccessToken, SESSION_COOKIE, verifyAccessToken } from './accounts.js';
 import type { ServerContext } from './context.js';
 import { ApiError } from './envelope.js';
 
@@ -151,6 +152,13 @@ export function crossOriginRefusal(refused: { field: string; why: string }): Api
   ]);
 }
 
+/** The session cookie a request carries (parsed by @fastify/cookie, only where a credential is looked for), if any. */
+export function sessionCookieOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.cookie;
+  if (header === undefined || header === '') return undefined;
+  return request.server.parseCookie(header)[SESSION_COOKIE] || undefined;
+}
+
 /** The credential of a request (a token, an access token or a session cookie); 401 when missing, unknown, expired or revoked, 403 for a cookie's write from another origin. */
 async function authenticate(request: FastifyRequest, context: Pick<ServerContext, 'storage' | 'adminToken' | 'publicUrl' | 'clock'>): Promise<{ record: TokenRecord; account?: UserRecord }> {
   const presented = presentedToken(request.headers);
@@ -158,7 +166,7 @@ async function authenticate(request: FastifyRequest, context: Pick<ServerContext
     throw unauthorized('two different tokens were presented (Authorization and X-API-Key): send one', { field: 'Authorization', code: 'TOKEN_INVALID', why: 'two different tokens' });
   }
   if (presented.token === undefined || presented.source === undefined) {
-    const session = sessionCookieOf(request.headers.cookie);
+    const session = sessionCookieOf(request);
     if (session !== undefined) {
       const refused = crossOriginWrite(request, context.publicUrl);
       if (refused) throw crossOriginRefusal(refused);
@@ -183,7 +191,9 @@ async function authenticate(request: FastifyRequest, context: Pick<ServerContext
 }
 
 export const authPlugin = fastifyPlugin<{ context: Pick<ServerContext, 'storage' | 'adminToken' | 'publicUrl' | 'clock'> }>(
-  (app: FastifyInstance, { context }, done) => {
+  async (app: FastifyInstance, { context }) => {
+    // Cookies are parsed where a credential is looked for (sessionCookieOf), not on every request.
+    await app.register(fastifyCookie, { hook: false });
     app.decorateRequest('token', undefined);
     app.decorateRequest('account', undefined);
     app.decorate('requireToken', (role?: TokenRole, forbidden = `this route requires a token with the ${String(role)} role`): preValidationAsyncHookHandler =>
@@ -193,7 +203,6 @@ export const authPlugin = fastifyPlugin<{ context: Pick<ServerContext, 'storage'
         request.token = record;
         request.account = account;
       });
-    done();
   },
   { name: 'template-registry-auth' },
 );

@@ -27,12 +27,31 @@ export const CREDENTIAL_CACHE_CONTROL = 'no-cache, no-store, must-revalidate';
 /** Registry data (lists, entries, categories): public, short-lived. */
 export const REGISTRY_DATA_CACHE_CONTROL = ENVELOPE_CACHE_CONTROL;
 
-/** The routes whose answers are made of the registry document alone: Last-Modified is its lastUpdated. */
-const REGISTRY_DATA_ROUTES: ReadonlySet<string> = new Set(['/templates', '/templates/:id', '/templates/:id/versions', '/templates/:id/versions/:version', '/categories']);
-const ARCHIVE_ROUTE = '/templates/:id/versions/:version/archive';
-/** A version's provenance bundle: immutable, as its archive. */
-const ATTESTATION_ROUTE = '/templates/:id/versions/:version/attestation';
-const OPENAPI_ROUTE = '/openapi.json';
+/**
+ * How the plugin treats a route's answers: each route declares its class in its own config
+ * (`config: { cache: 'registry-data' }`), required on every route (a route without one is refused
+ * when it is registered), so renaming a route never changes how its answers are cached.
+ *
+ * - `static-file`: the static registry files; their routes set every validator and Cache-Control
+ *   themselves (static-files.ts), the plugin leaves them alone.
+ * - `registry-data`: answers made of the registry document alone (lists, entries, categories):
+ *   Last-Modified is its lastUpdated.
+ * - `archive`: a version's archive: immutable, Last-Modified its publication, If-Modified-Since
+ *   answered before the handler (a 304 neither opens the archive nor counts a download).
+ * - `attestation`: a version's provenance bundle: Last-Modified its publication.
+ * - `openapi`: the OpenAPI document: Last-Modified the server's start.
+ * - `dynamic`: anything else: Last-Modified when this server first gave the answer's tag.
+ */
+export type CacheClass = 'static-file' | 'registry-data' | 'archive' | 'attestation' | 'openapi' | 'dynamic';
+
+const CACHE_CLASSES: ReadonlySet<string> = new Set<CacheClass>(['static-file', 'registry-data', 'archive', 'attestation', 'openapi', 'dynamic']);
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** How the route's answers are cached (required on every route; caching.ts). */
+    cache?: CacheClass;
+  }
+}
 
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
@@ -145,24 +164,32 @@ export const cachingPlugin = fastifyPlugin<{ context: ServerContext }>(
     };
     /** The Last-Modified of a route's answer, and whether it is stable (If-Modified-Since is then evaluated). */
     const lastModifiedOf = (request: FastifyRequest): { date: Date; stable: boolean } => {
-      const route = request.routeOptions.url ?? '';
-      if (REGISTRY_DATA_ROUTES.has(route)) {
+      const cache = request.routeOptions.config.cache;
+      if (cache === 'registry-data') {
         const date = registryLastModified();
         if (date) return { date, stable: true };
-      } else if (route === ARCHIVE_ROUTE || route === ATTESTATION_ROUTE) {
+      } else if (cache === 'archive' || cache === 'attestation') {
         const published = archiveEntry(request)?.createdAt;
         const date = published !== undefined && !Number.isNaN(Date.parse(published)) ? new Date(published) : registryLastModified();
         if (date) return { date, stable: true };
-      } else if (route === OPENAPI_ROUTE) {
+      } else if (cache === 'openapi') {
         return { date: startedAt, stable: true };
       }
       return { date: now(), stable: false };
     };
 
+    app.addHook('onRoute', (route) => {
+      const cache = route.config?.cache;
+      if (cache === undefined || !CACHE_CLASSES.has(cache)) {
+        const methods = Array.isArray(route.method) ? route.method.join(',') : route.method;
+        throw new Error(`route ${methods} ${route.url} declares no cache class: give it config.cache (${[...CACHE_CLASSES].join(', ')}; src/server/caching.ts)`);
+      }
+    });
+
     // An archive's validators are known before its handler runs: If-Modified-Since is answered
     // here, so that a 304 neither opens the archive nor counts a download (If-None-Match is the route's).
     app.addHook('preHandler', (request, reply, next) => {
-      if (request.routeOptions.url !== ARCHIVE_ROUTE || (request.method !== 'GET' && request.method !== 'HEAD')) return next();
+      if (request.routeOptions.config.cache !== 'archive' || (request.method !== 'GET' && request.method !== 'HEAD')) return next();
       const since = headerText(request.headers['if-modified-since']);
       if (since === undefined || request.headers['if-none-match'] !== undefined) return next();
       const entry = archiveEntry(request);
@@ -184,6 +211,8 @@ export const cachingPlugin = fastifyPlugin<{ context: ServerContext }>(
         return next(null, payload);
       }
       if (request.method !== 'GET' && request.method !== 'HEAD') return next(null, payload);
+      // The static files carry their own validators and Cache-Control (static-files.ts).
+      if (request.routeOptions.config.cache === 'static-file') return next(null, payload);
       if (request.token !== undefined) void reply.header('Cache-Control', PRIVATE_CACHE_CONTROL);
       if (status !== 200 && status !== 304) return next(null, payload);
       if (reply.getHeader('cache-control') === undefined) void reply.header('Cache-Control', REGISTRY_DATA_CACHE_CONTROL);

@@ -131,24 +131,6 @@ export class PurgeDispatcher {
       });
   }
 
-  /** Settles when no attempt runs and no job of these targets is due within `withinMs` (default 1 s) of now (tests). */
-  async settled(withinMs = 1000): Promise<void> {
-    for (;;) {
-      if (this.#inFlight.size > 0) {
-        await Promise.allSettled([...this.#inFlight.values()]);
-        continue;
-      }
-      if (this.#passing) {
-        await this.#passing;
-        continue;
-      }
-      if (this.#closing || !this.#started) return;
-      const next = await this.#store.nextPurgeDueAt(this.targets);
-      if (next === undefined || next.getTime() > this.#now().getTime() + withinMs) return;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  }
-
   /** Stops sending: no new attempts; attempts in flight are cancelled (their jobs stay pending for the next start). */
   async close(): Promise<void> {
     this.#closing = true;

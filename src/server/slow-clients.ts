@@ -10,12 +10,11 @@
  *   connection closed, and one that sends nothing is closed after a moment. Behind trusted
  *   proxies every connection comes from a proxy: the limit is then the proxies' to keep.
  */
-import type { Server } from 'node:http';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifyServerFactory } from 'fastify';
 
 import { ApiError, newRequestId } from './envelope.js';
 
@@ -91,6 +90,23 @@ export class ConnectionLimit {
     });
     return server;
   }
+
+  /**
+   * fastify's `serverFactory`: the HTTP/1 server fastify would make (the same timeouts and limits
+   * from its options), its connections counted, a request on a connection past the limit answered
+   * (`refuse`) before fastify sees it.
+   */
+  readonly serverFactory: FastifyServerFactory = (handler, options) => {
+    const settings = options as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
+    const server = createServer(settings.http ?? {}, (request, response) => {
+      if (!this.refuse(request, response)) handler(request, response);
+    });
+    server.keepAliveTimeout = settings.keepAliveTimeout;
+    server.requestTimeout = settings.requestTimeout;
+    server.setTimeout(settings.connectionTimeout);
+    if (settings.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = settings.maxRequestsPerSocket;
+    return this.attach(server);
+  };
 
   /** Answers a request on a connection past the limit (429, the connection closed): true; false for any other. */
   readonly refuse = (request: IncomingMessage, response: ServerResponse): boolean => {

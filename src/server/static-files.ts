@@ -9,8 +9,8 @@
  * re-reads only what that build wrote and keeps the rest from the previous snapshot. Memory: every
  * file the server answers, each coding once (no parsed copy; the build's document is the server's).
  *
- * Also here: which coding a request gets and whether its copy is current, the one implementation
- * of both answering paths (the fastify routes in routes/read.ts and the fast path, static-front.ts).
+ * Also here: which coding a request gets and whether its copy is current (the routes in
+ * routes/read.ts answer with them).
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';

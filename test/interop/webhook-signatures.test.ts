@@ -14,6 +14,7 @@ import { WEBHOOK_EVENTS } from '../../src/server/index.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 import { startReceiver, type Received } from '../helpers/webhook-receiver.js';
+import { deliveriesSettled } from '../helpers/outbox.js';
 
 const EXAMPLE = 'examples/templates/node-service';
 
@@ -44,7 +45,7 @@ describe('webhook deliveries under @octokit/webhooks-methods', () => {
     const route = `/templates/${pack.manifest.name}/versions/${pack.manifest.version}`;
     expect((await call(server, 'PATCH', route, server.token, { deprecationMessage: 'Bitte 2.0 nehmen — merci, ありがとう ✓' })).status).toBe(200);
     expect((await call(server, 'DELETE', route, server.token)).status).toBe(200);
-    await server.context.webhooks.settled();
+    await deliveriesSettled(server.store.webhooks);
 
     for (const [i, secret] of secrets.entries()) {
       const received: Received[] = receivers[i]!.requests;

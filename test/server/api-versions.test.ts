@@ -6,8 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { headersSelectSupportedVersion, rewriteVersionedUrl } from '../../src/server/api-version.js';
-import { staticFileOfPath } from '../../src/server/static-front.js';
+import { rewriteVersionedUrl } from '../../src/server/api-version.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 import { publishVersions, TEMPLATE } from '../project/versions.js';
 
@@ -68,17 +67,6 @@ describe('/v1/ prefix', () => {
     expect(await root.text()).toBe(await (await get(server, '/registry.json')).text());
   });
 
-  it('the fast path answers /v1/ paths and steps aside for an unsupported version in the headers', () => {
-    expect(staticFileOfPath('/v1/registry.json')).toBe('registry.json');
-    expect(staticFileOfPath('/v1')).toBe('registry.json');
-    expect(staticFileOfPath('/v1/templates/web-app.json')).toBe('templates/web-app.json');
-    expect(staticFileOfPath('/v2/registry.json')).toBeUndefined();
-    expect(staticFileOfPath('/v1x/registry.json')).toBeUndefined();
-    expect(headersSelectSupportedVersion({})).toBe(true);
-    expect(headersSelectSupportedVersion({ 'api-version': '1.0', accept: 'application/vnd.api+json;version=1' })).toBe(true);
-    expect(headersSelectSupportedVersion({ 'api-version': '2' })).toBe(false);
-    expect(headersSelectSupportedVersion({ accept: 'application/vnd.api+json;version=2' })).toBe(false);
-  });
 });
 
 describe('selectors', () => {

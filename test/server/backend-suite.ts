@@ -20,6 +20,7 @@ import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { startFakeOidc } from '../helpers/fake-oidc.js';
 import { startServerOn, type StorageTestServer } from '../helpers/registry-server.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
+import { deliveriesSettled } from '../helpers/outbox.js';
 
 const SECRET = 'backend-suite-signing-secret';
 const PASSWORD = 'correct horse battery staple';
@@ -212,7 +213,7 @@ export function backendSuite(name: string, openStorage: () => Promise<RegistrySt
       expect(received.headers['x-webhook-event']).toBe('template.published');
       expect(verifyWebhookSignature(received.body, String(received.headers['x-webhook-signature']), SECRET)).toBe(true);
       expect(JSON.parse(received.body.toString('utf8'))).toMatchObject({ event: 'template.published', data: { id: 'suite-account', version: '1.0.0' } });
-      await server.context.webhooks.settled();
+      await deliveriesSettled(server.store.webhooks);
       const deliveries = await call(server, 'GET', `/webhooks/${registered.body.data.id as string}/deliveries`, { token: admin });
       expect(deliveries.body.data).toEqual([expect.objectContaining({ event: 'template.published', status: 200 })]);
     }, 30_000);
@@ -224,13 +225,13 @@ export function backendSuite(name: string, openStorage: () => Promise<RegistrySt
       const registered = await call(server, 'POST', '/webhooks', { token: admin, body: { url: receiver.url, events: ['template.deprecated'], secret: SECRET, active: true } });
       const id = registered.body.data.id as string;
       await server.context.webhooks.enqueue('template.deprecated', { id: 'suite-rotation', version: '1.0.0' });
-      await server.context.webhooks.settled();
+      await deliveriesSettled(server.store.webhooks);
 
       const replaced = await call(server, 'PUT', `/webhooks/${id}`, { token: admin, body: { url: receiver.url, events: ['template.deprecated'], secret: 'suite-new-secret', active: true } });
       expect(replaced.status).toBe(200);
       expect(await server.store.webhooks.getWebhook(id)).toMatchObject({ secret: 'suite-new-secret', previousSecret: SECRET, previousSecretExpiresAt: expect.any(String) });
       await server.context.webhooks.enqueue('template.deprecated', { id: 'suite-rotation', version: '1.1.0' });
-      await server.context.webhooks.settled();
+      await deliveriesSettled(server.store.webhooks);
       const rotated = await receiver.request(2);
       expect(verifyWebhookSignature(rotated.body, String(rotated.headers['x-webhook-signature']), 'suite-new-secret')).toBe(true);
       expect(verifyWebhookSignature(rotated.body, String(rotated.headers['x-webhook-signature-previous']), SECRET)).toBe(true);

@@ -10,6 +10,7 @@ import { publishTemplate } from '../../src/publish/index.js';
 import { createPurgeTarget, parsePurgeSpec } from '../../src/registry/purge/index.js';
 import { openSqliteStorage, openStorage } from '../../src/store/index.js';
 import { startFakeApi, type FakeApi } from '../helpers/fake-cdn.js';
+import { purgesMatch } from '../helpers/outbox.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { startServerOn, type StorageTestServer } from '../helpers/registry-server.js';
 import { S3RVER_CREDENTIALS, startFakeS3 } from '../helpers/s3-server.js';
@@ -38,11 +39,11 @@ describe('purging the CDN after a change', () => {
   it('purges exactly the URLs the publish changed, at the CDN URL, and nothing at start-up', async () => {
     const cache = await startFakeApi(() => ({ status: 200, body: 'Purged' }));
     const { server } = await serverPurging(await tempDir('tr-store-'), cache);
-    await server.context.purges?.settled();
+    expect(await server.store.purges.listPurges()).toEqual([]);
     expect(cache.requests).toEqual([]);
 
     await publish(server, 'purged-one', '1.0.0');
-    await server.context.purges?.settled();
+    await purgesMatch(server.store.purges, [{ state: 'done' }]);
     // The catalog page draws its first page at build time: a new template changes it (at / too).
     expect(purged(cache).sort()).toEqual([
       'PURGE registry.example/',
@@ -55,7 +56,7 @@ describe('purging the CDN after a change', () => {
     // A second template: its file and the entry points; the first template's file is untouched.
     cache.requests.length = 0;
     await publish(server, 'purged-two', '1.0.0');
-    await server.context.purges?.settled();
+    await purgesMatch(server.store.purges, [{ state: 'done' }, { state: 'done' }]);
     expect(purged(cache)).toContain('PURGE registry.example/templates/purged-two.json');
     expect(purged(cache)).not.toContain('PURGE registry.example/templates/purged-one.json');
     expect((await server.store.purges.listPurges()).map((job) => job.state)).toEqual(['done', 'done']);
@@ -68,7 +69,7 @@ describe('purging the CDN after a change', () => {
     // The first server's retry is an hour away: it is closed before then.
     const first = await serverPurging(storeDir, cache, { retryDelaysMs: [3_600_000] });
     await publish(first.server, 'stale-once', '1.0.0');
-    await first.server.context.purges?.settled();
+    await purgesMatch(first.server.store.purges, [{ state: 'pending', attempts: 1 }]);
     const warning = first.logs.find((line) => typeof line.msg === 'string' && line.msg.startsWith(`the purge at ${cache.url} failed (attempt 1 of 2)`));
     expect(warning).toMatchObject({ level: 40, target: cache.url, attempt: 1, retryInMs: 3_600_000 });
     expect(String(warning?.msg)).toContain('was refused (HTTP 503)');
@@ -81,7 +82,7 @@ describe('purging the CDN after a change', () => {
     cache.requests.length = 0;
     const later = new Date(Date.now() + 3_600_000 + 60_000);
     const second = await serverPurging(storeDir, cache, { retryDelaysMs: [3_600_000], now: () => later });
-    await second.server.context.purges?.settled();
+    await purgesMatch(second.server.store.purges, [{ state: 'done' }]);
     expect(purged(cache)).toContain('PURGE registry.example/templates/stale-once.json');
     expect((await second.server.store.purges.listPurges())[0]).toMatchObject({ id: pending?.id, state: 'done', attempts: 2 });
   });
@@ -90,7 +91,7 @@ describe('purging the CDN after a change', () => {
     const cache = await startFakeApi(() => ({ status: 403, body: 'Forbidden' }));
     const { server, logs } = await serverPurging(await tempDir('tr-store-'), cache, { retryDelaysMs: [5] });
     await publish(server, 'given-up', '1.0.0');
-    await server.context.purges?.settled();
+    await purgesMatch(server.store.purges, [{ state: 'failed' }]);
     const error = logs.find((line) => line.level === 50 && typeof line.msg === 'string' && line.msg.includes('failed 2 times and is given up'));
     expect(error?.stale).toContain(`${CDN_URL}/templates/given-up.json`);
     expect((await server.store.purges.listPurges())[0]).toMatchObject({ state: 'failed', attempts: 2 });
@@ -110,7 +111,7 @@ describe('purging the CDN after a change', () => {
       const server = await startServerOn(storage, { purge: { targets: [createPurgeTarget(parsePurgeSpec(cache.url))], publicUrl: `${CDN_URL}/site` } });
       await publish(server, 'copied', '1.0.0');
       await vi.waitFor(() => expect(purged(cache)).toContain('PURGE registry.example/site/registry.json'), { timeout: 15_000, interval: 50 });
-      await server.context.purges?.settled();
+      await vi.waitFor(async () => expect((await storage.purges.listPurges()).every((job) => job.state === 'done')).toBe(true), { timeout: 15_000, interval: 10 });
       const document = (await (await fetch(`${s3.endpoint}/purged-copy/site/public/registry.json`)).json()) as { templates: { id: string }[] };
       listed.push(...document.templates.map((entry) => entry.id));
       expect(listed).toEqual(['copied']);

@@ -21,6 +21,7 @@ import { freePort, LOCAL_RECEIVERS } from '../helpers/registry-server.js';
 import { startFakeS3, S3RVER_CREDENTIALS, type FakeS3 } from '../helpers/s3-server.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 import { activeToken } from '../helpers/tokens.js';
+import { deliveriesSettled } from '../helpers/outbox.js';
 
 const BUCKET = 'registry';
 
@@ -170,7 +171,7 @@ describe.skipIf(postgresSkipReason !== undefined)('several server instances on o
     const expected = published * 2 * 2;
     await vi.waitFor(() => expect(received().length).toBeGreaterThanOrEqual(expected), { timeout: 15_000, interval: 20 });
     // Both dispatchers idle (no attempt running, nothing pending): a second copy of any delivery would have been sent by now.
-    await Promise.all([a, b].map((instance) => instance.context.webhooks.settled()));
+    await Promise.all([a, b].map((instance) => deliveriesSettled(instance.store.webhooks)));
     expect(received()).toHaveLength(expected);
     const perDelivery = new Map<string, number>();
     for (const r of received()) perDelivery.set(`${r.hook} ${r.id}`, (perDelivery.get(`${r.hook} ${r.id}`) ?? 0) + 1);

@@ -1,9 +1,11 @@
-import Fastify, { type FastifyRequest, type InjectOptions, type LightMyRequestResponse } from 'fastify';
+import Fastify, { type InjectOptions, type LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { schemaErrors } from '../../src/core/schemas.js';
 import { createServer, type RegistryServer } from '../../src/server/app.js';
-import { countRead, routeGroup, WindowCounter } from '../../src/server/rate-limit.js';
+import { cachingPlugin } from '../../src/server/caching.js';
+import { DEFAULT_LIMITS, type ServerContext } from '../../src/server/context.js';
+import { rateLimitPlugin, READS, UPLOADS } from '../../src/server/rate-limit.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 const servers: RegistryServer[] = [];
@@ -125,47 +127,45 @@ describe('X-RateLimit-Reset', () => {
     expect(resets.at(-1)).toBe(String(Math.ceil((opened + 120_100) / 1000)));
   });
 
-  it('is the same for every read of the fast path within one window (countRead)', () => {
-    const counter = new WindowCounter(60_000);
-    const resets = [0, 700, 1_500, 59_999].map((ms) => countRead(counter, '10.0.0.1', 100, opened + ms).reset);
-    expect(resets).toEqual([windowEnd, windowEnd, windowEnd, windowEnd]);
-  });
 });
 
-describe('routeGroup', () => {
-  it('is upload for the routes that take archive bytes (POST /templates, POST /files, PUT of a staged file) only', async () => {
+describe('per-route configuration', () => {
+  it("counts each route in the group its own config names, whatever its path; the upload routes are the ones that take archive bytes", async () => {
+    const { app } = await start(5, 2);
+    const limitOf = async (method: InjectOptions['method'], url: string): Promise<string | undefined> =>
+      (await app.inject({ method, url, remoteAddress: `10.9.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}` })).headers['x-ratelimit-limit'] as string | undefined;
+    expect(await limitOf('POST', '/templates')).toBe('2');
+    expect(await limitOf('POST', '/files')).toBe('2');
+    expect(await limitOf('PUT', '/files/f_1/content?sig=x')).toBe('2');
+    expect(await limitOf('POST', '/v1/templates')).toBe('2');
+    for (const [method, url] of [
+      ['GET', '/templates'],
+      ['GET', '/registry.json'],
+      ['POST', '/files/upload-url'],
+      ['POST', '/templates/x'],
+      ['DELETE', '/templates'],
+      ['POST', '/events'],
+      ['GET', '/no/such/route'],
+    ] as const) {
+      expect(await limitOf(method, url), `${method} ${url}`).toBe('5');
+    }
+  });
+
+  it('takes the group and cache class from the route: a renamed upload route keeps its budget, and a route declaring none is refused at registration', async () => {
+    const context = { limits: { ...DEFAULT_LIMITS, readPerMinute: 5, uploadPerMinute: 1 } } as unknown as ServerContext;
     const app = Fastify();
-    const groups: string[] = [];
-    app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
-      groups.push(`${request.method} ${request.url} ${routeGroup(request)}`);
-      done();
-    });
-    app.post('/templates', () => ({}));
-    app.get('/templates', () => ({}));
-    app.get('/templates/:id', () => ({}));
-    app.post('/files', () => ({}));
-    app.post('/files/upload-url', () => ({}));
-    app.put('/files/:fileId/content', () => ({}));
-    await app.inject({ method: 'POST', url: '/templates' });
-    await app.inject({ method: 'POST', url: '/templates?x=1' });
-    await app.inject({ method: 'GET', url: '/templates' });
-    await app.inject({ method: 'GET', url: '/templates/x' });
-    await app.inject({ method: 'POST', url: '/templates/x' });
-    await app.inject({ method: 'DELETE', url: '/templates' });
-    await app.inject({ method: 'POST', url: '/files' });
-    await app.inject({ method: 'POST', url: '/files/upload-url' });
-    await app.inject({ method: 'PUT', url: '/files/f_1/content?sig=x' });
+    await app.register(rateLimitPlugin, { context });
+    await app.register(cachingPlugin, { context });
+    app.post('/renamed/uploads', { config: { rateLimit: UPLOADS, cache: 'dynamic' } }, () => ({}));
+    app.post('/templates', { config: { rateLimit: READS, cache: 'dynamic' } }, () => ({}));
+    expect(() => app.get('/undeclared', () => ({}))).toThrow(/GET \/undeclared declares no rate-limit group/);
+    expect(() => app.get('/no-cache-class', { config: { rateLimit: READS } }, () => ({}))).toThrow(/GET \/no-cache-class declares no cache class/);
+    expect((await app.inject({ method: 'POST', url: '/renamed/uploads' })).headers['x-ratelimit-limit']).toBe('1');
+    expect((await app.inject({ method: 'POST', url: '/renamed/uploads' })).statusCode).toBe(429);
+    // The path /templates says nothing: this route's config makes it a read.
+    const read = await app.inject({ method: 'POST', url: '/templates' });
+    expect(read.statusCode).toBe(200);
+    expect(read.headers['x-ratelimit-limit']).toBe('5');
     await app.close();
-    expect(groups).toEqual([
-      'POST /templates upload',
-      'POST /templates?x=1 upload',
-      'GET /templates read',
-      'GET /templates/x read',
-      'POST /templates/x read',
-      'DELETE /templates read',
-      'POST /files upload',
-      'POST /files/upload-url read',
-      'PUT /files/f_1/content?sig=x upload',
-    ]);
   });
 });

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { createServer, type RegistryServer } from '../../src/server/app.js';
 import { openSqliteStorage, type SqliteStorage } from '../../src/store/index.js';
-import { ifNoneMatchMatches, negotiateEncoding, notModifiedSince } from '../../src/server/routes/read.js';
+import { ifNoneMatchMatches, negotiateEncoding, notModifiedSince } from '../../src/server/static-files.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 // ---- a store with published versions (seeded through the store's API, then built by createServer)

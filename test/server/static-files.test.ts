@@ -21,7 +21,6 @@ import { DEFAULT_LIMITS } from '../../src/server/context.js';
 import { installEnvelope } from '../../src/server/envelope.js';
 import { rateLimitPlugin } from '../../src/server/rate-limit.js';
 import { readRoutes } from '../../src/server/routes/read.js';
-import { StaticFront } from '../../src/server/static-front.js';
 import { loadStaticFiles } from '../../src/server/static-files.js';
 import { openSqliteStorage, type SqliteStorage } from '../../src/store/index.js';
 import { tempDir } from '../helpers/fixtures.js';
@@ -479,63 +478,54 @@ describe('over HTTP', () => {
   });
 });
 
-describe('StaticFront', () => {
-  async function front(options: { readPerMinute?: number; logger?: unknown; trustProxy?: unknown } = {}): Promise<{ base: string; front: StaticFront; fallbacks: string[] }> {
-    const dir = await tempDir('tr-front-');
-    await writeFile(path.join(dir, 'registry.json'), '{"templates":[]}');
-    await writeFile(path.join(dir, 'index.json'), '{"formatVersion":1}');
-    const files = await loadStaticFiles(dir, { files: ['registry.json', 'index.json'], written: [] });
-    const made = new StaticFront({ files: () => files, readPerMinute: () => options.readPerMinute ?? 100, logger: options.logger, trustProxy: options.trustProxy });
-    const fallbacks: string[] = [];
-    const server = made.serverFactory((req, res) => {
-      fallbacks.push(`${req.method ?? ''} ${req.url ?? ''}`);
-      res.writeHead(418).end();
-    }, { keepAliveTimeout: 5000, requestTimeout: 10_000, connectionTimeout: 0, maxRequestsPerSocket: 0 });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, front: made, fallbacks };
-  }
-  const closers: Array<() => Promise<void>> = [];
+describe('one pipeline', () => {
+  const servers: RegistryServer[] = [];
   afterEach(async () => {
-    await Promise.all(closers.splice(0).map((close) => close()));
+    await Promise.all(servers.splice(0).map((server) => server.app.close()));
   });
 
-  it('answers plain reads of built files and hands everything else to the fallback', async () => {
-    const { base, fallbacks } = await front();
-    expect((await request(base, '/registry.json')).status).toBe(200);
-    expect((await request(base, '/index.json', { method: 'HEAD' })).status).toBe(200);
-    expect((await request(base, '/')).body.toString()).toBe('{"templates":[]}');
-    expect(fallbacks).toEqual([]);
-    for (const [method, url, body] of [
-      ['GET', '/index.html'], // not built
-      ['GET', '/templates/nope.json'],
-      ['GET', '/templates/..%2fregistry.json'],
-      ['GET', '/registry.json?x=1'],
-      ['GET', '/registry.json/'],
-      ['GET', '//registry.json'],
-      ['GET', '/REGISTRY.JSON'],
-      ['POST', '/registry.json', '{}'],
-      ['GET', '/registry.json', 'a body'],
-      ['OPTIONS', '/registry.json'],
-    ] as const) {
-      expect((await request(base, url, { method, ...(body ? { body } : {}) })).status, `${method} ${url}`).toBe(418);
-    }
-    expect(fallbacks).toHaveLength(10);
-  });
+  /** A server started with `options`, every answer fastify completes recorded as `METHOD route status`. */
+  async function serverSeeing(options: { trustProxy?: number; logger?: { level: string; stream: { write(line: string): void } } }): Promise<{ base: string; seen: string[] }> {
+    const server = await createServer({ store: await tempDir('tr-pipeline-'), publicUrl: 'http://registry.test', ...options });
+    servers.push(server);
+    const seen: string[] = [];
+    server.app.addHook('onResponse', (req, reply, done) => {
+      seen.push(`${req.method} ${req.routeOptions.url ?? '?'} ${reply.statusCode}`);
+      done();
+    });
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    return { base: `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`, seen };
+  }
 
-  it('hands over a client past its budget, a closing server, and servers that log or trust proxies', async () => {
-    const limited = await front({ readPerMinute: 2 });
-    expect((await request(limited.base, '/registry.json')).status).toBe(200);
-    expect((await request(limited.base, '/registry.json')).status).toBe(200);
-    expect((await request(limited.base, '/registry.json')).status).toBe(418);
-    const closing = await front();
-    closing.front.close();
-    expect((await request(closing.base, '/registry.json')).status).toBe(418);
-    for (const options of [{ logger: true }, { logger: { level: 'info' } }, { trustProxy: true }, { trustProxy: 1 }, { trustProxy: '10.0.0.0/8' }]) {
-      const { base } = await front(options);
-      expect((await request(base, '/registry.json')).status, JSON.stringify(options)).toBe(418);
+  it("answers the static files through fastify's routes and hooks on every server (plain, behind a proxy, logging), with the same headers", async () => {
+    const logged: string[] = [];
+    const ways = {
+      plain: await serverSeeing({}),
+      proxied: await serverSeeing({ trustProxy: 1 }),
+      logging: await serverSeeing({ logger: { level: 'info', stream: { write: (line: string) => logged.push(line) } } }),
+    };
+    const answers: Record<string, Record<string, unknown>[]> = {};
+    for (const [way, { base, seen }] of Object.entries(ways)) {
+      const first = await request(base, '/registry.json', { headers: { 'accept-encoding': 'br, gzip' } });
+      const etag = String(first.headers.etag);
+      const revalidated = await request(base, '/registry.json', { headers: { 'accept-encoding': 'br, gzip', 'if-none-match': etag } });
+      const head = await request(base, '/v1/index.json', { method: 'HEAD' });
+      const catalog = await request(base, '/catalog');
+      expect([first.status, revalidated.status, head.status, catalog.status], way).toEqual([200, 304, 200, 200]);
+      for (const answer of [first, revalidated, head, catalog]) {
+        expect(answer.headers['x-request-id'], way).toMatch(/^[0-9a-f-]{36}$/);
+        expect(answer.headers['x-ratelimit-window'], way).toBe('60');
+      }
+      expect(first.headers['content-encoding']).toBe('br');
+      expect(head.body.length).toBe(0);
+      // Every read went through fastify's routing and hooks.
+      expect(seen, way).toEqual(['GET /registry.json 200', 'GET /registry.json 304', 'HEAD /index.json 200', 'GET /catalog 200']);
+      const varying = new Set(['date', 'x-request-id', 'x-ratelimit-reset', 'connection', 'keep-alive']);
+      answers[way] = [first, revalidated, head, catalog].map((answer) => Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !varying.has(name) && !['etag', 'last-modified', 'content-length'].includes(name))));
     }
-    const plain = await front({ logger: false, trustProxy: false });
-    expect((await request(plain.base, '/registry.json')).status).toBe(200);
+    expect(answers.proxied).toEqual(answers.plain);
+    expect(answers.logging).toEqual(answers.plain);
+    // The logging server logged them as any other request.
+    expect(logged.filter((line) => line.includes('"msg":"request completed"'))).toHaveLength(4);
   });
 });

@@ -17,6 +17,7 @@ import type { DeliveryView } from '../../src/server/webhooks.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
+import { deliveriesSettled } from '../helpers/outbox.js';
 
 const example = path.resolve('examples/templates/node-service');
 const SECRET = 'a-long-enough-signing-secret';
@@ -65,7 +66,7 @@ async function publishAndSettle(registry: Registry): Promise<void> {
   const pack = await packTemplate(example, { outDir: await tempDir('tr-pack-') });
   const result = await publishTemplate({ registryUrl: registry.server.url, token: registry.server.token, archive: pack.file, manifest: pack.manifest });
   expect(result.status).toBe(201);
-  await registry.server.context.webhooks.settled();
+  await deliveriesSettled(registry.server.store.webhooks);
 }
 
 async function deliveries(registry: Registry, id: string): Promise<DeliveryView[]> {

@@ -18,6 +18,7 @@ import { previousSecretAt, updatedWebhook } from '../../src/store/records.js';
 import type { StoredWebhook } from '../../src/store/types.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 import { startReceiver, type Received } from '../helpers/webhook-receiver.js';
+import { deliveriesSettled } from '../helpers/outbox.js';
 
 const OLD_SECRET = 'the-secret-receivers-hold-today';
 const NEW_SECRET = 'the-secret-they-will-hold-tomorrow';
@@ -74,7 +75,7 @@ async function register(registry: Registry, url: string): Promise<string> {
 /** Raises an event and waits until its deliveries are settled. */
 async function raise(registry: Registry, event: 'template.deprecated' | 'template.yanked', version: string): Promise<void> {
   await registry.server.context.webhooks.enqueue(event, { id: 'rotating', version });
-  await registry.server.context.webhooks.settled();
+  await deliveriesSettled(registry.server.store.webhooks);
 }
 
 async function deliveries(registry: Registry, id: string): Promise<DeliveryView[]> {

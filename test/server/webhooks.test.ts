@@ -27,6 +27,7 @@ import {
 import { tempDir } from '../helpers/fixtures.js';
 import { freePort, startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
+import { deliveriesSettled } from '../helpers/outbox.js';
 
 const example = path.resolve('examples/templates/node-service');
 const SECRET = 'shh-this-is-the-signing-secret';
@@ -223,7 +224,7 @@ describe('webhook delivery', () => {
     const id = await register(registry, { url: receiver.url });
     const entry = await publish(registry);
     const received = await receiver.request(1);
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
 
     expect(received.url).toBe('/hook');
     expect(received.headers['content-type']).toBe('application/json');
@@ -255,7 +256,7 @@ describe('webhook delivery', () => {
     const id = await register(registry, { url: receiver.url });
     await publish(registry);
     await receiver.request(2);
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
 
     expect(receiver.requests).toHaveLength(2);
     const [first, second] = receiver.requests;
@@ -279,7 +280,7 @@ describe('webhook delivery', () => {
     const failing = await startReceiver(() => 503);
     const failingId = await register(answering, { url: failing.url });
     await publish(answering);
-    await answering.dispatcher.settled();
+    await deliveriesSettled(answering.server.store.webhooks);
     expect(failing.requests).toHaveLength(3);
     expect((await deliveries(answering, failingId)).map((d) => d.status)).toEqual([503, 503, 503]);
 
@@ -288,7 +289,7 @@ describe('webhook delivery', () => {
     const hangingId = await register(registry, { url: hanging.url });
     const downId = await register(registry, { url: `http://127.0.0.1:${await freePort()}/nobody-listens` });
     await publish(registry);
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
 
     // Given up: the delivery is marked failed in the outbox, the webhook stays on.
     for (const [server, id] of [[answering, failingId], [registry, hangingId], [registry, downId]] as const) {
@@ -316,7 +317,7 @@ describe('webhook delivery', () => {
     await register(registry, { url: subscribed.url });
     await publish(registry);
     await subscribed.request(1);
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
 
     expect(inactive.requests).toEqual([]);
     expect(other.requests).toEqual([]);
@@ -338,7 +339,7 @@ describe('webhook delivery', () => {
     expect(registry.dispatcher.pending).toBe(1);
     expect(await deliveries(registry, id)).toMatchObject([{ status: null, error: null }]);
     answer.open();
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
     expect(await deliveries(registry, id)).toMatchObject([{ status: 200, error: null }]);
   });
 
@@ -395,7 +396,7 @@ describe('webhook delivery', () => {
       active: true,
     });
     await publish(registry);
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
     for (const webhook of [self, viaLoopbackName]) {
       expect(await deliveries(registry, webhook.id)).toMatchObject([{ status: null, error: 'refused: the URL points at this registry server' }]);
     }
@@ -454,7 +455,7 @@ describe('webhook delivery headers and outbox', () => {
     const before = Math.floor(Date.now() / 1000);
     await publish(registry);
     const received = await receiver.request(1);
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
     const after = Math.ceil(Date.now() / 1000);
 
     const deliveryId = String(received.headers['x-webhook-id']);
@@ -490,7 +491,7 @@ describe('webhook delivery headers and outbox', () => {
     clock.advance(60_000);
     registry.dispatcher.kick();
     const received = await receiver.request(1);
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
 
     expect(verifyWebhookSignature(received.body, String(received.headers['x-webhook-signature']), SECRET)).toBe(true);
     expect(JSON.parse(received.body.toString('utf8'))).toEqual({ event: 'template.published', timestamp: expect.any(String), data: entry });
@@ -519,7 +520,7 @@ describe('webhook delivery headers and outbox', () => {
     const server = await startRegistryServer({ storeDir: first.server.storeDir, webhooks: { retryDelaysMs: [20, 40], now: later.now } });
     const second: Registry = { server, admin: first.admin, dispatcher: server.context.webhooks };
     const received = await receiver.request(1);
-    await second.dispatcher.settled();
+    await deliveriesSettled(second.server.store.webhooks);
 
     expect(received.headers['x-webhook-id']).toBe(failed!.deliveryId);
     expect(verifyWebhookSignature(received.body, String(received.headers['x-webhook-signature']), SECRET)).toBe(true);
@@ -542,7 +543,7 @@ describe('webhook delivery headers and outbox', () => {
     registry.dispatcher.kick();
     await receiver.request(1);
     await vi.waitFor(async () => expect((await registry.server.store.webhooks.getOutboxDelivery(waiting[0]!.id))?.state).toBe('cancelled'));
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
 
     const webhook = await json(await api(registry, 'GET', `/webhooks/${id}`));
     expect(webhook.data.active).toBe(false);
@@ -551,7 +552,7 @@ describe('webhook delivery headers and outbox', () => {
     // Nothing more: a later event writes no delivery for it.
     await publish(registry);
     expect(await registry.server.store.webhooks.listOutboxDeliveries(id)).toHaveLength(2);
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
     expect(receiver.requests).toHaveLength(1);
   });
 
@@ -566,7 +567,7 @@ describe('webhook delivery headers and outbox', () => {
     await register(registry, { url: lifecycle.url, events: ['template.deprecated', 'template.yanked'] });
     await register(registry, { url: everything.url, events: [...WEBHOOK_EVENTS] });
     await publish(registry);
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
 
     const events = (receiver: Receiver): string[] => receiver.requests.map((r) => JSON.parse(r.body.toString('utf8')).event as string).sort();
     expect(events(published)).toEqual(['template.published']);
@@ -576,7 +577,7 @@ describe('webhook delivery headers and outbox', () => {
 
     const written = await registry.dispatcher.enqueue('template.deprecated', { id: 'node-service', version: '1.1.0' });
     expect(written).toHaveLength(2);
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
     expect(events(lifecycle)).toEqual(['template.deprecated']);
     expect(events(everything)).toEqual(['registry.updated', 'template.deprecated', 'template.published']);
     expect(events(published)).toEqual(['template.published']);
@@ -591,12 +592,12 @@ describe('webhook delivery headers and outbox', () => {
     await register(registry, { url: receiver.url, events: ['registry.updated'] });
     // A rebuild that changes nothing sends nothing.
     await registry.server.context.rebuild();
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
     expect(receiver.requests).toEqual([]);
 
     await publish(registry);
     const received = await receiver.request(1);
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
     const body = JSON.parse(received.body.toString('utf8'));
     const served = await fetch(`${registry.server.url}/registry.json`, { headers: { 'accept-encoding': 'identity' } });
     const document = (await served.json()) as { lastUpdated: string; templates: unknown[] };
@@ -649,7 +650,7 @@ describe('the order of deliveries and the ids of attempts', () => {
     await expectNothingElseStarts(registry, receiver);
     first.open();
     await receiver.request(4);
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
 
     expect(receiver.requests.map(numberOf)).toEqual([1, 1, 2, 3]);
     expect(receiver.mostOpen()).toBe(1);
@@ -667,7 +668,7 @@ describe('the order of deliveries and the ids of attempts', () => {
     await expectNothingElseStarts(registry, receiver);
     first.open();
     await receiver.request(2);
-    await registry.dispatcher.settled();
+    await deliveriesSettled(registry.server.store.webhooks);
 
     expect(receiver.requests.map((r) => r.headers['x-webhook-event'])).toEqual(['template.published', 'registry.updated']);
     expect(receiver.mostOpen()).toBe(1);

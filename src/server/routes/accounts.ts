@@ -21,22 +21,22 @@ import {
   AccountInputError,
   accountProblems,
   checkCredentials,
-  clearedSessionCookie,
   createAccount,
   issueTokenPair,
   MAX_PASSWORD_LENGTH,
   refreshTokenPair,
+  SESSION_COOKIE,
   SESSION_SECONDS,
-  sessionCookie,
-  sessionCookieOf,
+  sessionCookieOptions,
 } from '../accounts.js';
-import { crossOriginRefusal, crossOriginWrite } from '../auth.js';
+import { crossOriginRefusal, crossOriginWrite, sessionCookieOf } from '../auth.js';
 import { CREDENTIAL_CACHE_CONTROL } from '../caching.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, invalidInput, validationError } from '../envelope.js';
 import { checkedListQuery } from '../list-route.js';
 import { LoginThrottle } from '../login-throttle.js';
 import { runList, USER_LIST } from '../query.js';
+import { READS } from '../rate-limit.js';
 
 const ADMIN_ONLY = 'managing accounts requires an admin credential';
 
@@ -182,7 +182,7 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
       schema: { body: USER_BODY },
       // The handler answers schema problems itself, together with the account rules' (invalidAccount).
       attachValidation: true,
-      config: { body: { shape: 'a JSON object: { email, password, role?, owner?, name? }', invalid: 'the account is invalid', root: 'body' } },
+      config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON object: { email, password, role?, owner?, name? }', invalid: 'the account is invalid', root: 'body' } },
     },
     async (request, reply) => {
       const invalid = invalidAccount(request);
@@ -205,13 +205,13 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
   );
 
   // A list route: the list conventions of query.ts (page/limit, cursor, sort, fields; anything else a 400).
-  app.get('/users', { preValidation: admin }, async (request, reply) => {
+  app.get('/users', { preValidation: admin, config: { rateLimit: READS, cache: 'dynamic' } }, async (request, reply) => {
     const query = checkedListQuery(USER_LIST, request.query);
     const result = runList(USER_LIST, await accounts.listUsers(), query);
     return reply.header('Cache-Control', CREDENTIAL_CACHE_CONTROL).send(envelope(request, result.data, { pagination: result.pagination }));
   });
 
-  app.get('/users/me', { preValidation: anyCredential }, (request, reply) => {
+  app.get('/users/me', { preValidation: anyCredential, config: { rateLimit: READS, cache: 'dynamic' } }, (request, reply) => {
     const token = request.token;
     if (!token) throw new ApiError(401, 'UNAUTHORIZED', 'a credential is required');
     const account = request.account;
@@ -224,13 +224,13 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
 
   app.post<{ Body: LoginBody }>(
     '/api/auth/login',
-    { schema: { body: LOGIN_BODY }, config: { body: { shape: 'a JSON object: { email, password }', invalid: 'the login is invalid', root: 'body' } } },
+    { schema: { body: LOGIN_BODY }, config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON object: { email, password }', invalid: 'the login is invalid', root: 'body' } } },
     async (request, reply) => send(request, reply, await issueTokenPair(accounts, await logIn(request))),
   );
 
   app.post<{ Body: { refreshToken: string } }>(
     '/api/auth/refresh',
-    { schema: { body: REFRESH_BODY }, config: { body: { shape: 'a JSON object: { refreshToken }', invalid: 'the refresh is invalid', root: 'body' } } },
+    { schema: { body: REFRESH_BODY }, config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON object: { refreshToken }', invalid: 'the refresh is invalid', root: 'body' } } },
     async (request, reply) => {
       const pair = await refreshTokenPair(accounts, request.body.refreshToken);
       if (!pair) throw new ApiError(401, 'UNAUTHORIZED', 'the refresh token is not valid (unknown, expired, used already or revoked): log in again', [], { 'WWW-Authenticate': CHALLENGE });
@@ -240,21 +240,21 @@ export const accountRoutes: FastifyPluginAsync<{ context: ServerContext }> = (ap
 
   app.post<{ Body: LoginBody }>(
     '/api/auth/session',
-    { schema: { body: LOGIN_BODY }, config: { body: { shape: 'a JSON object: { email, password }', invalid: 'the login is invalid', root: 'body' } } },
+    { schema: { body: LOGIN_BODY }, config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON object: { email, password }', invalid: 'the login is invalid', root: 'body' } } },
     async (request, reply) => {
       const user = await logIn(request);
       const session = await accounts.createSession({ userId: user.id, kind: 'cookie', expiresAt: new Date(Date.now() + SESSION_SECONDS * 1000) });
-      return reply.code(204).header('Cache-Control', CREDENTIAL_CACHE_CONTROL).header('Set-Cookie', sessionCookie(session.secret, overHttps(request, context))).send();
+      return reply.code(204).header('Cache-Control', CREDENTIAL_CACHE_CONTROL).setCookie(SESSION_COOKIE, session.secret, sessionCookieOptions(overHttps(request, context))).send();
     },
   );
 
-  app.delete('/api/auth/session', async (request, reply) => {
-    const secret = sessionCookieOf(request.headers.cookie);
+  app.delete('/api/auth/session', { config: { rateLimit: READS, cache: 'dynamic' } }, async (request, reply) => {
+    const secret = sessionCookieOf(request);
     // A page of another origin cannot end the session either.
     const refused = secret === undefined ? undefined : crossOriginWrite(request, context.publicUrl);
     if (refused) throw crossOriginRefusal(refused);
     if (secret !== undefined) await accounts.revokeSession(secret);
-    return reply.code(204).header('Cache-Control', CREDENTIAL_CACHE_CONTROL).header('Set-Cookie', clearedSessionCookie(overHttps(request, context))).send();
+    return reply.code(204).header('Cache-Control', CREDENTIAL_CACHE_CONTROL).clearCookie(SESSION_COOKIE, sessionCookieOptions(overHttps(request, context))).send();
   });
 
   return Promise.resolve();

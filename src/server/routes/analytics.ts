@@ -14,6 +14,7 @@ import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
 import { ENVELOPE_CACHE_CONTROL, ERROR_CACHE_CONTROL } from './read.js';
 import { TEMPLATE_PARAMS } from '../params.js';
+import { READS } from '../rate-limit.js';
 
 const PARAMS = TEMPLATE_PARAMS;
 
@@ -32,7 +33,7 @@ export const analyticsRoute: FastifyPluginAsync<{ context: ServerContext }> = as
   app.get<{ Params: { id: string }; Querystring: { version?: string } }>(
     '/templates/:id/analytics',
     // `version` is the template version here, never the API version selector (api-version.ts).
-    { schema: { params: PARAMS, querystring: QUERY }, config: { versionQuery: 'template-version' } },
+    { schema: { params: PARAMS, querystring: QUERY }, config: { rateLimit: READS, cache: 'dynamic', versionQuery: 'template-version' } },
     async (request, reply) => {
       const { id } = request.params;
       const { version } = request.query;

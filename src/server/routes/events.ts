@@ -20,6 +20,7 @@ import type { StoredEvent } from '../../store/types.js';
 import { clientId } from '../client-id.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
+import { READS } from '../rate-limit.js';
 
 /** How far ahead of the server's clock an event's timestamp may be (clocks drift a little). */
 export const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
@@ -52,7 +53,7 @@ export const eventsRoute: FastifyPluginAsync<{ context: ServerContext }> = async
     '/events',
     {
       schema: { body: EVENT_BODY },
-      config: { body: { shape: 'a JSON analytics event', invalid: 'the event is invalid', root: 'event' } },
+      config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON analytics event', invalid: 'the event is invalid', root: 'event' } },
     },
     async (request, reply) => {
       const receivedAt = new Date();

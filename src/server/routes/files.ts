@@ -31,6 +31,7 @@ import type { ServerContext } from '../context.js';
 import { ApiError, envelope, invalidInput, type ErrorDetail } from '../envelope.js';
 import { nulDetail, parseClientJson, partText } from '../json-input.js';
 import { closing, MULTIPART_OVERHEAD, multipartError, receiveArchive, uploadGate } from './upload.js';
+import { READS, UPLOADS } from '../rate-limit.js';
 
 export interface FileSettings {
   /** How long a staged file may wait for its bytes and its confirmation, in ms (default 1 hour). */
@@ -175,7 +176,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
 
   app.post<{ Body: { filename: string; contentType: string } }>(
     '/files/upload-url',
-    { preValidation: requireToken, schema: { body: metadataSchema } },
+    { preValidation: requireToken, schema: { body: metadataSchema }, config: { rateLimit: READS, cache: 'dynamic' } },
     async (request, reply) => {
       const token = request.token as TokenRecord;
       const now = new Date();
@@ -201,7 +202,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
 
   app.post<{ Params: { fileId: string }; Body: { size?: number; integrity?: string } | null | undefined }>(
     '/files/:fileId/confirm',
-    { preValidation: requireToken, schema: { body: confirmSchema } },
+    { preValidation: requireToken, schema: { body: confirmSchema }, config: { rateLimit: READS, cache: 'dynamic' } },
     async (request, reply) => {
       const token = request.token as TokenRecord;
       const file = await ownFile(context, token, request.params.fileId);
@@ -240,7 +241,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
 
     raw.put<{ Params: { fileId: string }; Querystring: { sig?: string } }>(
       '/files/:fileId/content',
-      { preParsing: gate, schema: { querystring: { type: 'object', properties: { sig: { type: 'string' } }, additionalProperties: false } } },
+      { preParsing: gate, schema: { querystring: { type: 'object', properties: { sig: { type: 'string' } }, additionalProperties: false } }, config: { rateLimit: UPLOADS, cache: 'dynamic' } },
       async (request, reply) => {
         const temp = context.storage.versions.uploadTempPath('.upload');
         const timer = setTimeout(() => request.raw.destroy(new Error(`the upload took longer than ${context.limits.requestTimeoutMs} ms`)), context.limits.requestTimeoutMs);
@@ -272,7 +273,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
     const largest = maxBytes + context.limits.maxManifestBytes + MULTIPART_OVERHEAD;
     const gate = uploadGate(app, largest, () => tooLarge(maxBytes));
 
-    form.post('/files', { preParsing: gate }, async (request, reply) => {
+    form.post('/files', { preParsing: gate, config: { rateLimit: UPLOADS, cache: 'dynamic' } }, async (request, reply) => {
       const token = request.token as TokenRecord;
       if (!request.isMultipart()) throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'POST /files takes multipart/form-data with the parts file and metadata');
       let temp: string | undefined;

@@ -23,6 +23,7 @@ import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
 import { changeLifecycle, changeLifecycleBulk, MAX_DEPRECATION_MESSAGE, purgeVersion, type LifecycleFilter, type LifecycleUpdate } from '../lifecycle.js';
 import { VERSION_PARAMS } from '../params.js';
+import { READS } from '../rate-limit.js';
 
 const NO_STORE = 'no-store';
 export const MAX_BATCH_OPERATIONS = 50;
@@ -143,7 +144,7 @@ export const lifecycleRoutes: FastifyPluginAsync<{ context: ServerContext }> = (
     {
       preValidation: publisher,
       schema: { params: VERSION_PARAMS, body: PATCH_BODY },
-      config: { body: { shape: 'a JSON object: { stability?, deprecationMessage? }', invalid: 'the lifecycle change is invalid', root: 'body' } },
+      config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON object: { stability?, deprecationMessage? }', invalid: 'the lifecycle change is invalid', root: 'body' } },
     },
     async (request, reply) => {
       const { entry } = await changeLifecycle(context, tokenOf(request), request.params.id, request.params.version, request.body);
@@ -153,7 +154,7 @@ export const lifecycleRoutes: FastifyPluginAsync<{ context: ServerContext }> = (
 
   app.delete<{ Params: { id: string; version: string } }>(
     '/templates/:id/versions/:version',
-    { preValidation: publisher, schema: { params: VERSION_PARAMS } },
+    { preValidation: publisher, schema: { params: VERSION_PARAMS }, config: { rateLimit: READS, cache: 'dynamic' } },
     async (request, reply) => {
       const { entry } = await changeLifecycle(context, tokenOf(request), request.params.id, request.params.version, { yanked: true });
       return send(request, reply, entry);
@@ -162,7 +163,7 @@ export const lifecycleRoutes: FastifyPluginAsync<{ context: ServerContext }> = (
 
   app.delete<{ Params: { id: string; version: string } }>(
     '/templates/:id/versions/:version/purge',
-    { preValidation: app.requireToken('admin', 'purging a version requires an admin token'), schema: { params: VERSION_PARAMS } },
+    { preValidation: app.requireToken('admin', 'purging a version requires an admin token'), schema: { params: VERSION_PARAMS }, config: { rateLimit: READS, cache: 'dynamic' } },
     async (request, reply) => {
       await purgeVersion(context, request.params.id, request.params.version);
       return reply.code(204).header('Cache-Control', NO_STORE).send();
@@ -174,7 +175,7 @@ export const lifecycleRoutes: FastifyPluginAsync<{ context: ServerContext }> = (
     {
       preValidation: publisher,
       schema: { body: BULK_BODY },
-      config: { body: { shape: 'a JSON object: { filter, update }', invalid: 'the bulk change is invalid', root: 'body' } },
+      config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON object: { filter, update }', invalid: 'the bulk change is invalid', root: 'body' } },
     },
     async (request, reply) => {
       return send(request, reply, await changeLifecycleBulk(context, tokenOf(request), request.body.filter, request.body.update));
@@ -186,7 +187,7 @@ export const lifecycleRoutes: FastifyPluginAsync<{ context: ServerContext }> = (
     {
       preValidation: publisher,
       schema: { body: BATCH_BODY },
-      config: { body: { shape: 'a JSON object: { operations: [{ method, path, body? }] }', invalid: 'the batch is invalid', root: 'body' } },
+      config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON object: { operations: [{ method, path, body? }] }', invalid: 'the batch is invalid', root: 'body' } },
     },
     async (request, reply) => {
       const { operations } = request.body;

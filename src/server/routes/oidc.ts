@@ -15,6 +15,7 @@ import type { ServerContext } from '../context.js';
 import { ApiError, envelope, type ErrorDetail } from '../envelope.js';
 import { CLOCK_TOLERANCE_SECONDS, IdTokenRefusal, IssuerUnavailable, MAX_ID_TOKEN_LENGTH, type IdTokenVerifier, type VerifiedIdToken } from '../oidc.js';
 import { EXCHANGED_TOKEN_LIFETIME_MS, grantOf } from '../trusted-publishing.js';
+import { READS } from '../rate-limit.js';
 
 const NO_STORE = 'no-store';
 
@@ -38,7 +39,7 @@ export const oidcRoutes: FastifyPluginAsync<{ context: ServerContext; verifier: 
 
   app.post<{ Body: { token?: string; jwt?: string } }>(
     '/api/oidc/token',
-    { schema: { body: EXCHANGE_BODY }, config: { body: { shape: 'a JSON object: { token: <the OIDC ID token> }', invalid: 'the exchange request is invalid', root: 'body' } } },
+    { schema: { body: EXCHANGE_BODY }, config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON object: { token: <the OIDC ID token> }', invalid: 'the exchange request is invalid', root: 'body' } } },
     async (request, reply) => {
       const idToken = request.body.token ?? request.body.jwt ?? '';
       let verified: VerifiedIdToken;
@@ -88,7 +89,7 @@ export const oidcRoutes: FastifyPluginAsync<{ context: ServerContext; verifier: 
     },
   );
 
-  app.delete('/api/oidc/token', { preValidation: app.requireToken() }, async (request, reply) => {
+  app.delete('/api/oidc/token', { preValidation: app.requireToken(), config: { rateLimit: READS, cache: 'dynamic' } }, async (request, reply) => {
     const token = request.token;
     if (!token?.publisher) throw new ApiError(403, 'FORBIDDEN', 'only a token minted by POST /api/oidc/token is revoked here (revoke other tokens with template-registry token revoke)');
     await tokens.revokeToken(token.id, now());

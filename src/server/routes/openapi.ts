@@ -8,7 +8,8 @@ import type { FastifyPluginAsync } from 'fastify';
 
 import openapiDocument from '../../../openapi/openapi.json' with { type: 'json' };
 import type { ServerContext } from '../context.js';
-import { ifNoneMatchMatches } from './read.js';
+import { READS } from '../rate-limit.js';
+import { ifNoneMatchMatches } from '../static-files.js';
 
 export const OPENAPI_CACHE_CONTROL = 'public, max-age=300';
 
@@ -27,7 +28,7 @@ export const openapiRoute: FastifyPluginAsync<{ context: ServerContext }> = (app
   const body = `${JSON.stringify(servedOpenapi(context.publicUrl), null, 2)}\n`;
   const etag = `"${createHash('sha256').update(body).digest('base64url')}"`;
 
-  app.get('/openapi.json', async (request, reply) => {
+  app.get('/openapi.json', { config: { rateLimit: READS, cache: 'openapi' } }, async (request, reply) => {
     void reply.header('ETag', etag).header('Cache-Control', OPENAPI_CACHE_CONTROL);
     const ifNoneMatch = request.headers['if-none-match'];
     if (ifNoneMatchMatches(ifNoneMatch, [etag])) return reply.code(304).send();

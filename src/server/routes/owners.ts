@@ -12,6 +12,7 @@ import type { OwnerChange, TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
 import { TEMPLATE_ID_PARAM } from '../params.js';
+import { READS } from '../rate-limit.js';
 
 const NO_STORE = 'no-store';
 
@@ -70,14 +71,14 @@ export const ownerRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app,
     return reply.code(status).header('Cache-Control', NO_STORE).send(envelope(request, ownersData(id, change.owners)));
   };
 
-  app.get<{ Params: { id: string } }>('/templates/:id/owners', { schema: { params: ID_PARAMS } }, async (request) => {
+  app.get<{ Params: { id: string } }>('/templates/:id/owners', { schema: { params: ID_PARAMS }, config: { rateLimit: READS, cache: 'dynamic' } }, async (request) => {
     const { id } = request.params;
     return envelope(request, ownersData(id, await ownersOr404(id)));
   });
 
   app.post<{ Params: { id: string }; Body: { owner: string } }>(
     '/templates/:id/owners',
-    { preValidation: credential, schema: { params: ID_PARAMS, body: OWNER_BODY }, config: { body: { shape: 'a JSON object: { owner }', invalid: 'the owner is invalid', root: 'body' } } },
+    { preValidation: credential, schema: { params: ID_PARAMS, body: OWNER_BODY }, config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON object: { owner }', invalid: 'the owner is invalid', root: 'body' } } },
     async (request, reply) => {
       const { id } = request.params;
       await checkOwner(request.token, id);
@@ -86,7 +87,7 @@ export const ownerRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app,
     },
   );
 
-  app.delete<{ Params: { id: string; owner: string } }>('/templates/:id/owners/:owner', { preValidation: credential, schema: { params: OWNER_PARAMS } }, async (request, reply) => {
+  app.delete<{ Params: { id: string; owner: string } }>('/templates/:id/owners/:owner', { preValidation: credential, schema: { params: OWNER_PARAMS }, config: { rateLimit: READS, cache: 'dynamic' } }, async (request, reply) => {
     const { id, owner } = request.params;
     await checkOwner(request.token, id);
     const change = await tokens.removeOwner(id, await ownerNamed(owner));

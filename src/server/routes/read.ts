@@ -6,6 +6,7 @@
  * health check.
  */
 import { createHash } from 'node:crypto';
+import type { OutgoingHttpHeaders } from 'node:http';
 
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -21,35 +22,38 @@ import { CATEGORY_LIST, runList, runListQuery, showsYanked, TEMPLATE_LIST, VERSI
 import {
   CATALOG_FILE,
   chooseRepresentation,
-  DOCUMENT_CACHE_CONTROL,
   ifNoneMatchMatches,
   INDEX_FILE,
   isNotModified,
   REGISTRY_FILE,
   templateFileName,
-  type ContentCoding,
   type StaticFile,
   type StaticFiles,
 } from '../static-files.js';
 import { TEMPLATE_PARAMS, VERSION_PARAMS } from '../params.js';
+import { READS } from '../rate-limit.js';
 
 export const ENVELOPE_CACHE_CONTROL = 'public, max-age=60';
 export const ARCHIVE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export const HEALTH_CACHE_CONTROL = 'no-cache, no-store, must-revalidate';
 export const ERROR_CACHE_CONTROL = 'no-store';
 
-export { DOCUMENT_CACHE_CONTROL, type ContentCoding };
 
-// Conditional requests and content negotiation live with the files they apply to (static-files.ts,
-// shared with the server's fast path); exported here too, where they always were.
-export { ifNoneMatchMatches, negotiateEncoding, notModifiedSince } from '../static-files.js';
-
-function sendStaticFile(request: FastifyRequest, reply: FastifyReply, file: StaticFile): FastifyReply {
-  const representation = chooseRepresentation(file, request.headers['accept-encoding']);
-  if (isNotModified(file, representation, request.headers['if-none-match'], request.headers['if-modified-since'])) {
-    return reply.code(304).headers(representation.notModifiedHeaders).send();
-  }
-  return reply.headers(representation.headers).send(representation.bytes);
+/**
+ * Answers a static file: the representation the client accepts, or a 304. Written straight to the
+ * response (reply.hijack) with the headers computed once per build and those the hooks set (the
+ * request id, the rate limit): the hottest answers of the server skip fastify's send pipeline
+ * (serialization, the onSend hooks, which have nothing to add to them). fastify still logs the
+ * request, as any other.
+ */
+function sendStaticFile(request: FastifyRequest, reply: FastifyReply, file: StaticFile): void {
+  const chosen = chooseRepresentation(file, request.headers['accept-encoding']);
+  const notModified = isNotModified(file, chosen, request.headers['if-none-match'], request.headers['if-modified-since']);
+  const headers = Object.assign(reply.getHeaders(), notModified ? chosen.notModifiedHeaders : chosen.headers) as OutgoingHttpHeaders;
+  reply.hijack();
+  reply.raw.writeHead(notModified ? 304 : 200, headers);
+  if (notModified || request.method === 'HEAD') reply.raw.end();
+  else reply.raw.end(chosen.bytes);
 }
 
 function notBuiltYet(name: string): ApiError {
@@ -80,15 +84,12 @@ function headerText(value: string | string[] | undefined): string | undefined {
 }
 
 /**
- * The public static files, answered from memory. On a server that neither logs requests nor
- * trusts proxies, plain reads of them are answered before fastify (static-front.ts); these routes
- * answer the rest (query strings, clients past their budget, servers that log) and `inject`.
- * Kept cheap: the route config skips the rate-limit plugin's (asynchronous) hook for the same check
- * of the same counter done inline (`app.limitRead`), the handlers are synchronous, every header is
- * computed once per build, and the API routes' onSend hook does not run for them (their errors
- * carry `no-store` themselves).
+ * The public static files, answered from memory by every server alike (logging or not, behind
+ * proxies or not). Kept cheap: the handlers are synchronous, every header is computed once per
+ * build, the answer is written without fastify's send pipeline (sendStaticFile), and the API
+ * routes' onSend hook does not run for them (their errors carry `no-store` themselves).
  */
-const STATIC_FILE_ROUTE = { config: { rateLimit: false } } as const;
+const STATIC_FILE_ROUTE = { config: { rateLimit: READS, cache: 'static-file' } } as const;
 
 const staticFileRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { context }) => {
   /** The files of the last build; none before the first build is loaded. */
@@ -100,11 +101,10 @@ const staticFileRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, {
     }
   };
   /** A route answering the build's `name` (503 with Retry-After until it is built). */
-  const entryPoint = (name: string) => (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    app.limitRead(request, reply);
+  const entryPoint = (name: string) => (request: FastifyRequest, reply: FastifyReply): void => {
     const file = staticFiles()?.get(name);
     if (!file) throw notBuiltYet(name);
-    return sendStaticFile(request, reply, file);
+    sendStaticFile(request, reply, file);
   };
   const registryDocument = entryPoint(REGISTRY_FILE);
   app.get('/registry.json', STATIC_FILE_ROUTE, registryDocument);
@@ -117,14 +117,13 @@ const staticFileRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, {
   app.get('/index.json', STATIC_FILE_ROUTE, entryPoint(INDEX_FILE));
   // Template ids never contain a dot, so /templates/<id>.json never takes an id of /templates/:id.
   app.get<{ Params: { id: string } }>('/templates/:id.json', STATIC_FILE_ROUTE, (request, reply) => {
-    app.limitRead(request, reply);
     const files = staticFiles();
     if (!files) throw notBuiltYet(INDEX_FILE);
     const { id } = request.params;
     // Looked up by name among the build's files, never opened by path: no id reaches the disk.
     const file = isTemplateName(id) ? files.get(templateFileName(id)) : undefined;
     if (!file) throw new ApiError(404, 'NOT_FOUND', `${templateFileName(id)} not found`, [], { 'Cache-Control': ERROR_CACHE_CONTROL });
-    return sendStaticFile(request, reply, file);
+    sendStaticFile(request, reply, file);
   });
   return Promise.resolve();
 };
@@ -138,18 +137,18 @@ const apiReadRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { co
 
   // The list routes: every rule of their query strings is in query.ts (list conventions).
   // `version=1.2.3` is the field filter here; `version=1.0` the API version selector (api-version.ts).
-  app.get('/templates', { config: { versionQuery: 'version-filter' } }, async (request, reply) => {
+  app.get('/templates', { config: { rateLimit: READS, cache: 'registry-data', versionQuery: 'version-filter' } }, async (request, reply) => {
     const result = runListQuery(context.registry().document, checkedListQuery(TEMPLATE_LIST, request.query));
     return sendEnvelope(request, reply, result.data, { pagination: result.pagination });
   });
 
-  app.get<{ Params: { id: string } }>('/templates/:id', { schema: { params: TEMPLATE_PARAMS } }, async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/templates/:id', { schema: { params: TEMPLATE_PARAMS }, config: { rateLimit: READS, cache: 'registry-data' } }, async (request, reply) => {
     const entry = selectLatest(context.registry().document.templates, request.params.id);
     if (!entry) throw notFound(`template ${request.params.id}`);
     return sendEnvelope(request, reply, entry);
   });
 
-  app.get<{ Params: { id: string } }>('/templates/:id/versions', { schema: { params: TEMPLATE_PARAMS } }, async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/templates/:id/versions', { schema: { params: TEMPLATE_PARAMS }, config: { rateLimit: READS, cache: 'registry-data' } }, async (request, reply) => {
     const query = checkedListQuery(VERSION_LIST, request.query, request.params.id);
     const all = versionsOf(context.registry().document.templates, request.params.id);
     if (all.length === 0) throw notFound(`template ${request.params.id}`);
@@ -159,7 +158,7 @@ const apiReadRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { co
     return sendEnvelope(request, reply, result.data, { pagination: result.pagination });
   });
 
-  app.get<{ Params: { id: string; version: string } }>('/templates/:id/versions/:version', { schema: { params: VERSION_PARAMS } }, async (request, reply) => {
+  app.get<{ Params: { id: string; version: string } }>('/templates/:id/versions/:version', { schema: { params: VERSION_PARAMS }, config: { rateLimit: READS, cache: 'registry-data' } }, async (request, reply) => {
     const { id, version } = request.params;
     const entry = findVersion(context, id, version);
     // The CI run that published it through trusted publishing (never changes once published).
@@ -169,7 +168,7 @@ const apiReadRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { co
 
   app.get<{ Params: { id: string; version: string } }>(
     '/templates/:id/versions/:version/archive',
-    { schema: { params: VERSION_PARAMS } },
+    { schema: { params: VERSION_PARAMS }, config: { rateLimit: READS, cache: 'archive' } },
     async (request, reply) => {
       const { id, version } = request.params;
       const entry = findVersion(context, id, version);
@@ -212,7 +211,7 @@ const apiReadRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { co
   );
 
   // The Sigstore bundle of a version's build provenance, as uploaded and verified: immutable.
-  app.get<{ Params: { id: string; version: string } }>('/templates/:id/versions/:version/attestation', { schema: { params: VERSION_PARAMS } }, async (request, reply) => {
+  app.get<{ Params: { id: string; version: string } }>('/templates/:id/versions/:version/attestation', { schema: { params: VERSION_PARAMS }, config: { rateLimit: READS, cache: 'attestation' } }, async (request, reply) => {
     const { id, version } = request.params;
     const entry = findVersion(context, id, version);
     const bundle = entry.attestations ? await context.storage.versions.readAttestation(id, version) : undefined;
@@ -223,12 +222,12 @@ const apiReadRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { co
     return reply.type('application/json').header('Content-Length', String(bundle.length)).send(bundle);
   });
 
-  app.get('/categories', async (request, reply) => {
+  app.get('/categories', { config: { rateLimit: READS, cache: 'registry-data' } }, async (request, reply) => {
     const result = runList(CATEGORY_LIST, context.registry().document.categories, checkedListQuery(CATEGORY_LIST, request.query));
     return sendEnvelope(request, reply, result.data, { pagination: result.pagination });
   });
 
-  app.get('/healthz', async (request, reply) => {
+  app.get('/healthz', { config: { rateLimit: READS, cache: 'dynamic' } }, async (request, reply) => {
     const { document } = context.registry();
     const templates = new Set(document.templates.map((e) => e.id)).size;
     return reply

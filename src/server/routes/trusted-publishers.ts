@@ -23,6 +23,7 @@ import { githubAccountId, OwnerLookupError } from '../github-accounts.js';
 import { GITHUB_ACTIONS_ISSUER } from '../oidc.js';
 import { TEMPLATE_ID_PARAM } from '../params.js';
 import { REF_PATTERN, REPOSITORY_PATTERN, WORKFLOW_PATTERN } from '../trusted-publishing.js';
+import { READS } from '../rate-limit.js';
 
 const NO_STORE = 'no-store';
 
@@ -130,7 +131,7 @@ export const trustedPublisherRoutes: FastifyPluginAsync<{ context: ServerContext
 
   const list = (request: FastifyRequest, id: string, records: TrustedPublisher[]): unknown => envelope(request, { id, trustedPublishers: records.map(trustedPublisherView) });
 
-  app.get<{ Params: { id: string } }>(path(':id'), { preValidation: credential, schema: { params: ID_PARAMS } }, async (request, reply) => {
+  app.get<{ Params: { id: string } }>(path(':id'), { preValidation: credential, schema: { params: ID_PARAMS }, config: { rateLimit: READS, cache: 'dynamic' } }, async (request, reply) => {
     const { id } = request.params;
     const { token, owners } = await checkManager(request.token, id);
     const records = visible(await trustedPublishers.listTrustedPublishers(id), token, owners);
@@ -142,7 +143,7 @@ export const trustedPublisherRoutes: FastifyPluginAsync<{ context: ServerContext
     {
       preValidation: credential,
       schema: { params: ID_PARAMS, body: ADD_BODY },
-      config: { body: { shape: 'a JSON object: { repository, workflow, environment?, ref?, issuer?, repositoryOwnerId? }', invalid: 'the trusted publisher is invalid', root: 'body' } },
+      config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON object: { repository, workflow, environment?, ref?, issuer?, repositoryOwnerId? }', invalid: 'the trusted publisher is invalid', root: 'body' } },
     },
     async (request, reply) => {
       const { id } = request.params;
@@ -194,7 +195,7 @@ export const trustedPublisherRoutes: FastifyPluginAsync<{ context: ServerContext
     {
       preValidation: credential,
       schema: { params: ID_PARAMS, querystring: REMOVE_QUERY, body: REMOVE_BODY },
-      config: { body: { shape: 'a JSON object: { repository, workflow, environment?, issuer? }', invalid: 'the selection is invalid', root: 'body' } },
+      config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON object: { repository, workflow, environment?, issuer? }', invalid: 'the selection is invalid', root: 'body' } },
     },
     async (request, reply) => {
       const { id } = request.params;
@@ -214,7 +215,7 @@ export const trustedPublisherRoutes: FastifyPluginAsync<{ context: ServerContext
     },
   );
 
-  app.delete<{ Params: { id: string; publisherId: string } }>(`${path(':id')}/:publisherId`, { preValidation: credential, schema: { params: ONE_PARAMS } }, async (request, reply) => {
+  app.delete<{ Params: { id: string; publisherId: string } }>(`${path(':id')}/:publisherId`, { preValidation: credential, schema: { params: ONE_PARAMS }, config: { rateLimit: READS, cache: 'dynamic' } }, async (request, reply) => {
     const { id, publisherId } = request.params;
     return remove(request, reply, id, { id: publisherId });
   });

@@ -14,6 +14,7 @@ import type { ServerContext } from '../context.js';
 import { ApiError, envelope } from '../envelope.js';
 import { partText } from '../json-input.js';
 import { publishVersion, type ReceivedArchive, type UnpackOutcome } from '../upload-service.js';
+import { UPLOADS } from '../rate-limit.js';
 
 interface ReceivedUpload {
   archive?: ReceivedArchive;
@@ -249,7 +250,7 @@ export const uploadRoute: FastifyPluginAsync<{ context: ServerContext }> = async
     (declared) => new ApiError(413, 'PAYLOAD_TOO_LARGE', `the upload is ${declared} bytes; at most ${largest} are accepted (archive limit ${context.limits.maxArchiveBytes} bytes)`),
   );
 
-  app.post('/templates', { preParsing: gate }, async (request, reply) => {
+  app.post('/templates', { preParsing: gate, config: { rateLimit: UPLOADS, cache: 'dynamic' } }, async (request, reply) => {
     const token = request.token as TokenRecord;
     if (!request.isMultipart()) {
       throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'POST /templates takes multipart/form-data with the parts template (or fileId) and manifest');

@@ -20,6 +20,7 @@ import { checkedListQuery } from '../list-route.js';
 import { DELIVERY_LIST, runList, WEBHOOK_LIST } from '../query.js';
 import type { WebhookTargets } from '../webhooks/targets.js';
 import { DELIVERIES_KEPT, pointsAtSelf, publicDelivery, publicWebhook, WEBHOOK_EVENTS } from '../webhooks.js';
+import { READS } from '../rate-limit.js';
 
 const NO_STORE = 'no-store';
 const ADMIN_ONLY = 'managing webhooks requires an admin token';
@@ -114,7 +115,7 @@ export const webhooksRoute: FastifyPluginAsync<{ context: ServerContext }> = (ap
     {
       preValidation: admin,
       schema: { body: { $ref: schemas['webhook-registration'].$id } },
-      config: { body: { shape: 'a JSON webhook registration: { url, events, secret, active }', invalid: 'the webhook registration is invalid', root: 'body' } },
+      config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON webhook registration: { url, events, secret, active }', invalid: 'the webhook registration is invalid', root: 'body' } },
     },
     async (request, reply) => {
       const details = await registrationDetails(request.body, context.publicUrl, app.addresses(), context.webhooks.targets);
@@ -129,13 +130,13 @@ export const webhooksRoute: FastifyPluginAsync<{ context: ServerContext }> = (ap
   );
 
   // The two list routes: the list conventions of query.ts (page/limit, cursor, sort, fields).
-  app.get('/webhooks', { preValidation: admin }, async (request, reply) => {
+  app.get('/webhooks', { preValidation: admin, config: { rateLimit: READS, cache: 'dynamic' } }, async (request, reply) => {
     const query = checkedListQuery(WEBHOOK_LIST, request.query);
     const result = runList(WEBHOOK_LIST, (await webhooks.listWebhooks()).map(publicWebhook), query);
     return reply.header('Cache-Control', NO_STORE).send(envelope(request, result.data, { pagination: result.pagination }));
   });
 
-  app.get<IdParams>('/webhooks/:id', { preValidation: admin }, async (request, reply) => {
+  app.get<IdParams>('/webhooks/:id', { preValidation: admin, config: { rateLimit: READS, cache: 'dynamic' } }, async (request, reply) => {
     return reply.header('Cache-Control', NO_STORE).send(envelope(request, publicWebhook(await webhookOr404(request.params.id))));
   });
 
@@ -157,7 +158,7 @@ export const webhooksRoute: FastifyPluginAsync<{ context: ServerContext }> = (ap
     {
       preValidation: admin,
       schema: { body: REPLACE_BODY },
-      config: { body: { shape: 'a JSON webhook registration: { url, events, secret, active, secretOverlapSeconds? }', invalid: 'the webhook registration is invalid', root: 'body' } },
+      config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON webhook registration: { url, events, secret, active, secretOverlapSeconds? }', invalid: 'the webhook registration is invalid', root: 'body' } },
     },
     async (request, reply) => reply.header('Cache-Control', NO_STORE).send(envelope(request, publicWebhook(await change(request)))),
   );
@@ -167,17 +168,17 @@ export const webhooksRoute: FastifyPluginAsync<{ context: ServerContext }> = (ap
     {
       preValidation: admin,
       schema: { body: PATCH_BODY },
-      config: { body: { shape: 'a JSON object with some of: { url, events, secret, active, secretOverlapSeconds }', invalid: 'the webhook change is invalid', root: 'body' } },
+      config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON object with some of: { url, events, secret, active, secretOverlapSeconds }', invalid: 'the webhook change is invalid', root: 'body' } },
     },
     async (request, reply) => reply.header('Cache-Control', NO_STORE).send(envelope(request, publicWebhook(await change(request)))),
   );
 
-  app.delete<IdParams>('/webhooks/:id', { preValidation: admin }, async (request, reply) => {
+  app.delete<IdParams>('/webhooks/:id', { preValidation: admin, config: { rateLimit: READS, cache: 'dynamic' } }, async (request, reply) => {
     if (!(await webhooks.deleteWebhook(request.params.id))) throw new ApiError(404, 'NOT_FOUND', `webhook ${request.params.id} not found`);
     return reply.code(204).header('Cache-Control', NO_STORE).send();
   });
 
-  app.get<IdParams>('/webhooks/:id/deliveries', { preValidation: admin }, async (request, reply) => {
+  app.get<IdParams>('/webhooks/:id/deliveries', { preValidation: admin, config: { rateLimit: READS, cache: 'dynamic' } }, async (request, reply) => {
     const query = checkedListQuery(DELIVERY_LIST, request.query, request.params.id);
     const webhook = await webhookOr404(request.params.id);
     // Every attempt kept (newest first), then the page of them.

@@ -179,22 +179,6 @@ export class WebhookDispatcher {
       });
   }
 
-  /** Settles when no attempt runs and no delivery is pending (retries included), or the dispatcher is closing. */
-  async settled(): Promise<void> {
-    for (;;) {
-      if (this.inFlight.size > 0) {
-        await Promise.allSettled([...this.inFlight.values()]);
-        continue;
-      }
-      if (this.passing) {
-        await this.passing;
-        continue;
-      }
-      if (this.closing || !this.started || (await this.store.countPendingDeliveries()) === 0) return;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  }
-
   /** Stops deliveries: no new attempts or retries; attempts in flight get the grace period, then are cancelled. */
   close(): Promise<void> {
     this.closed ??= this.shutdown();
