@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 
 import { describe, expect, it } from 'vitest';
 
-import type { RegistryDocument, TemplateManifest } from '../../src/core/index.js';
+import type { RegistryDocument } from '../../src/core/index.js';
 import { indexLines } from '../../src/core/registry-index.js';
 import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate, PublishError } from '../../src/publish/index.js';
@@ -89,7 +89,7 @@ function sourceOf(versions: () => SourceVersion[]): RegistrySource {
 }
 
 const version = (name: string, v: string, openArchive?: SourceVersion['openArchive']): SourceVersion => ({
-  manifest: { ...validManifest, name, version: v } as TemplateManifest,
+  manifest: { ...validManifest, name, version: v },
   downloadUrl: `https://registry.example/${name}/${v}.tgz`,
   createdAt: '2026-01-01T00:00:00.000Z',
   stats: { downloads: 0, stars: 0, forks: 0, issues: 0 },

@@ -150,7 +150,7 @@ describe('a version an older release let in under a loose spelling', () => {
     const archive = path.join(await tempDir(), 'a.tgz');
     await writeFile(archive, 'bytes');
     await storage.versions.reserveVersion({ name: 'loose', version: '01.0.0', integrity: 'sha512-AAAA', sha256: 'a'.repeat(64), size: 5, owner: record.owner }, record);
-    await storage.versions.commitVersion('loose', '01.0.0', archive, { ...validManifest, name: 'loose', version: '01.0.0' } as TemplateManifest);
+    await storage.versions.commitVersion('loose', '01.0.0', archive, { ...validManifest, name: 'loose', version: '01.0.0' });
     await storage.close();
 
     const logs: string[] = [];
