@@ -13,7 +13,7 @@ export type JsonColumn<T extends object> = string | T;
 
 /** An instant as the records give it (ISO 8601 in UTC, milliseconds included). */
 export const timeOf = (value: TimeColumn): string => (typeof value === 'string' ? value : new Date(value).toISOString());
-const jsonOf = <T extends object>(value: JsonColumn<T>): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
+export const jsonOf = <T extends object>(value: JsonColumn<T>): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
 
 /**
  * `INSERT INTO table (columns) VALUES (placeholders)`, a placeholder each column as the dialect

@@ -10,31 +10,43 @@ import { rm } from 'node:fs/promises';
 import type { TemplateManifest } from '../core/schema-types.js';
 import { isLooseVersion, isTemplateName } from '../core/versions.js';
 import { archiveKey, attestationKey, manifestKey, manifestText } from './blob-layout.js';
-import type { BlobStore, LifecycleChange, PublisherRun, StoredAttestation, StoredVersion, VersionLifecycle, VersionStability } from './types.js';
+import { jsonOf, timeOf, type JsonColumn, type TimeColumn } from './rows.js';
+import type { ArchiveReader, BlobStore, LifecycleChange, PublisherRun, StoredAttestation, StoredVersion, VersionLifecycle, VersionStability } from './types.js';
 
 /** Every column of a version row but the manifest (which only a registry build needs), in both schemas. */
 export const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher, attestation';
 
-/** The lifecycle columns of a version row, as a backend read them (times as ISO 8601). */
+/** The lifecycle columns of a version row, as the rules read them (times as ISO 8601). */
 export interface LifecycleColumns {
   stability: VersionStability | null;
   deprecationMessage: string | null;
   yankedAt: string | null;
 }
 
-/** A version row as a backend read it, its column types made plain (sizes as numbers, times as ISO 8601, JSON parsed). */
-export interface VersionColumns extends LifecycleColumns {
+/** A version row (the columns of `VERSION_COLUMNS`) as either driver reads it. */
+export interface VersionRow {
   name: string;
   version: string;
   state: 'pending' | 'complete';
   integrity: string;
   sha256: string;
-  size: number;
+  /** pg reads a bigint as text. */
+  size: number | string;
   owner: string;
-  createdAt: string;
-  publisher: PublisherRun | null;
-  attestation: StoredAttestation | null;
+  created_at: TimeColumn;
+  stability: VersionStability | null;
+  deprecation_message: string | null;
+  yanked_at: TimeColumn | null;
+  publisher: JsonColumn<PublisherRun> | null;
+  attestation: JsonColumn<StoredAttestation> | null;
 }
+
+/** The lifecycle columns of a row. */
+export const lifecycleColumns = (row: Pick<VersionRow, 'stability' | 'deprecation_message' | 'yanked_at'>): LifecycleColumns => ({
+  stability: row.stability,
+  deprecationMessage: row.deprecation_message,
+  yankedAt: row.yanked_at ? timeOf(row.yanked_at) : null,
+});
 
 /** The lifecycle of a row, as the optional fields of a version (a column left empty is no field). */
 export function lifecycleOf(columns: LifecycleColumns): VersionLifecycle {
@@ -46,19 +58,19 @@ export function lifecycleOf(columns: LifecycleColumns): VersionLifecycle {
 }
 
 /** What a version row is to the rest of the server. */
-export function storedVersion(columns: VersionColumns): StoredVersion {
+export function versionOf(row: VersionRow): StoredVersion {
   return {
-    name: columns.name,
-    version: columns.version,
-    state: columns.state,
-    integrity: columns.integrity,
-    sha256: columns.sha256,
-    size: columns.size,
-    owner: columns.owner,
-    createdAt: columns.createdAt,
-    ...lifecycleOf(columns),
-    ...(columns.publisher ? { publisher: columns.publisher } : {}),
-    ...(columns.attestation ? { attestation: columns.attestation } : {}),
+    name: row.name,
+    version: row.version,
+    state: row.state,
+    integrity: row.integrity,
+    sha256: row.sha256,
+    size: Number(row.size),
+    owner: row.owner,
+    createdAt: timeOf(row.created_at),
+    ...lifecycleOf(lifecycleColumns(row)),
+    ...(row.publisher ? { publisher: jsonOf(row.publisher) } : {}),
+    ...(row.attestation ? { attestation: jsonOf(row.attestation) } : {}),
   };
 }
 
@@ -82,7 +94,7 @@ export interface Reserved {
   name: string;
   version: string;
   state: 'pending' | 'complete';
-  attestation?: StoredAttestation | null;
+  attestation?: JsonColumn<StoredAttestation> | null;
 }
 
 /**
@@ -120,6 +132,16 @@ export async function writeVersionBytes(
 
 /** Whether name@version can have bytes at all (keys are made only of valid names and versions). */
 export const hasVersionKeys = (name: string, version: string): boolean => isTemplateName(name) && isLooseVersion(version);
+
+/** The archive of name@version; undefined when there is none (and for a name or version no key is made of). */
+export function openVersionArchive(blobs: BlobStore, name: string, version: string): Promise<ArchiveReader | undefined> {
+  return hasVersionKeys(name, version) ? blobs.open(archiveKey(name, version)) : Promise.resolve(undefined);
+}
+
+/** The provenance bundle of name@version (`stored`: its row), kept only for a version reserved with one; undefined else. */
+export function readVersionBundle(blobs: BlobStore, stored: Pick<StoredVersion, 'attestation'> | undefined, name: string, version: string): Promise<Buffer | undefined> {
+  return stored?.attestation && hasVersionKeys(name, version) ? blobs.readBytes(attestationKey(name, version)) : Promise.resolve(undefined);
+}
 
 /**
  * Removes the bytes of a version that was never completed (an aborted upload, an abandoned

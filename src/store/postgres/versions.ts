@@ -5,18 +5,21 @@ import type pg from 'pg';
 
 import { ownedTempName, removeLeftoverTemps } from '../../core/files.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
-import { archiveKey, attestationKey, manifestKey, removeBlobs } from '../blob-layout.js';
+import { manifestKey, removeBlobs } from '../blob-layout.js';
 import { permission, versionOwner } from '../records.js';
 import {
   checkCommit,
+  lifecycleColumns,
   lifecycleOf,
   nextLifecycle,
+  openVersionArchive,
+  readVersionBundle,
   recoverPending,
   removePendingBytes,
-  storedVersion,
+  versionOf as toVersion,
+  type VersionRow,
   VERSION_COLUMNS,
   writeVersionBytes,
-  type LifecycleColumns,
 } from '../version-rules.js';
 import type {
   ArchiveReader,
@@ -25,14 +28,11 @@ import type {
   LifecycleEvents,
   NewVersion,
   PublishedVersion,
-  PublisherRun,
   PurgedVersion,
   Reservation,
-  StoredAttestation,
   StoredVersion,
   TokenRecord,
   VersionLifecycle,
-  VersionStability,
   VersionStore,
   WebhookEventRecord,
 } from '../types.js';
@@ -41,22 +41,6 @@ import { int, iso, transaction, type Queryable } from './database.js';
 import { ownersIn } from './tokens.js';
 import { settlePendingPublishers, trustedIn } from './trusted-publishers.js';
 import { insertOutboxEvents } from './webhooks.js';
-
-interface VersionRow {
-  name: string;
-  version: string;
-  state: 'pending' | 'complete';
-  integrity: string;
-  sha256: string;
-  size: string;
-  owner: string;
-  created_at: Date;
-  stability: VersionStability | null;
-  deprecation_message: string | null;
-  yanked_at: Date | null;
-  publisher: PublisherRun | null;
-  attestation: StoredAttestation | null;
-}
 
 /** A row with who holds it (pending versions) and whether it is abandoned. */
 interface HeldRow extends VersionRow {
@@ -67,15 +51,6 @@ interface HeldRow extends VersionRow {
   /** Pending, and its instance holds no presence lock: it died. */
   dead: boolean;
 }
-
-/** The lifecycle columns of a row, as the shared rules read them. */
-const lifecycleColumns = (row: Pick<VersionRow, 'stability' | 'deprecation_message' | 'yanked_at'>): LifecycleColumns => ({
-  stability: row.stability,
-  deprecationMessage: row.deprecation_message,
-  yankedAt: row.yanked_at ? iso(row.yanked_at) : null,
-});
-
-const toVersion = (row: VersionRow): StoredVersion => storedVersion({ ...row, ...lifecycleColumns(row), size: int(row.size), createdAt: iso(row.created_at) });
 
 /** How many times a reservation is retried when the version it lost to vanished before it could read it. */
 const RESERVE_ATTEMPTS = 3;
@@ -293,13 +268,7 @@ export class PostgresVersionStore implements VersionStore {
   }
 
   async readAttestation(name: string, version: string): Promise<Buffer | undefined> {
-    let key: string;
-    try {
-      key = attestationKey(name, version);
-    } catch {
-      return undefined;
-    }
-    return (await this.row(this.pool, name, version))?.attestation ? this.blobs.readBytes(key) : undefined;
+    return readVersionBundle(this.blobs, await this.row(this.pool, name, version), name, version);
   }
 
   async readManifest(name: string, version: string): Promise<TemplateManifest> {
@@ -310,14 +279,8 @@ export class PostgresVersionStore implements VersionStore {
     return JSON.parse(bytes.toString('utf8')) as TemplateManifest;
   }
 
-  async openArchive(name: string, version: string): Promise<ArchiveReader | undefined> {
-    let key: string;
-    try {
-      key = archiveKey(name, version);
-    } catch {
-      return undefined;
-    }
-    return this.blobs.open(key);
+  openArchive(name: string, version: string): Promise<ArchiveReader | undefined> {
+    return openVersionArchive(this.blobs, name, version);
   }
 
   updateLifecycle(name: string, version: string, change: LifecycleChange, webhookEvents?: LifecycleEvents): Promise<{ version: StoredVersion; changed: boolean } | undefined> {

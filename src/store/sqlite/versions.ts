@@ -13,67 +13,35 @@ import type {
   LifecycleEvents,
   NewVersion,
   PublishedVersion,
-  PublisherRun,
   PurgedVersion,
   Reservation,
-  StoredAttestation,
   StoredVersion,
   TokenRecord,
   VersionLifecycle,
-  VersionStability,
   VersionStore,
   WebhookEventRecord,
 } from '../types.js';
-import { archiveKey, attestationKey, manifestKey, removeBlobs } from '../blob-layout.js';
+import { manifestKey, removeBlobs } from '../blob-layout.js';
 import { permission, versionOwner } from '../records.js';
 import {
   checkCommit,
   hasVersionKeys,
+  lifecycleColumns,
   lifecycleOf,
   nextLifecycle,
+  openVersionArchive,
+  readVersionBundle,
   recoverPending,
   removePendingBytes,
-  storedVersion,
+  versionOf as toVersion,
+  type VersionRow,
   VERSION_COLUMNS,
   writeVersionBytes,
-  type LifecycleColumns,
 } from '../version-rules.js';
 import type { SpaceReserve } from './space-reserve.js';
 import { ownersOfSync } from './tokens.js';
 import { settlePendingPublishersSync, trustedSync } from './trusted-publishers.js';
 import { insertOutboxEvents } from './webhooks.js';
-
-interface VersionRow {
-  name: string;
-  version: string;
-  state: 'pending' | 'complete';
-  integrity: string;
-  sha256: string;
-  size: number;
-  owner: string;
-  created_at: string;
-  stability: VersionStability | null;
-  deprecation_message: string | null;
-  yanked_at: string | null;
-  publisher: string | null;
-  attestation: string | null;
-}
-
-/** The lifecycle columns of a row, as the shared rules read them. */
-const lifecycleColumns = (row: Pick<VersionRow, 'stability' | 'deprecation_message' | 'yanked_at'>): LifecycleColumns => ({
-  stability: row.stability,
-  deprecationMessage: row.deprecation_message,
-  yankedAt: row.yanked_at,
-});
-
-const toVersion = (row: VersionRow): StoredVersion =>
-  storedVersion({
-    ...row,
-    ...lifecycleColumns(row),
-    createdAt: row.created_at,
-    publisher: row.publisher ? (JSON.parse(row.publisher) as PublisherRun) : null,
-    attestation: row.attestation ? (JSON.parse(row.attestation) as StoredAttestation) : null,
-  });
 
 /** The store holds token hashes and webhook secrets: its folders and files are its account's only. */
 export const PRIVATE_FOLDER = 0o700;
@@ -277,13 +245,7 @@ export class SqliteVersionStore implements VersionStore {
   }
 
   async readAttestation(name: string, version: string): Promise<Buffer | undefined> {
-    let key: string;
-    try {
-      key = attestationKey(name, version);
-    } catch {
-      return undefined;
-    }
-    return this.getSync(name, version)?.attestation ? this.blobs.readBytes(key) : undefined;
+    return readVersionBundle(this.blobs, this.getSync(name, version), name, version);
   }
 
   async readManifest(name: string, version: string): Promise<TemplateManifest> {
@@ -293,14 +255,8 @@ export class SqliteVersionStore implements VersionStore {
     return JSON.parse(bytes.toString('utf8')) as TemplateManifest;
   }
 
-  async openArchive(name: string, version: string): Promise<ArchiveReader | undefined> {
-    let key: string;
-    try {
-      key = archiveKey(name, version);
-    } catch {
-      return undefined;
-    }
-    return this.blobs.open(key);
+  openArchive(name: string, version: string): Promise<ArchiveReader | undefined> {
+    return openVersionArchive(this.blobs, name, version);
   }
 
   updateLifecycle(name: string, version: string, change: LifecycleChange, webhookEvents?: LifecycleEvents): Promise<{ version: StoredVersion; changed: boolean } | undefined> {
@@ -381,7 +337,7 @@ export class SqliteVersionStore implements VersionStore {
   async recover(): Promise<void> {
     const pending = this.db.prepare(`SELECT ${VERSION_COLUMNS} FROM versions WHERE state = 'pending'`).all() as VersionRow[];
     for (const row of pending) {
-      await recoverPending(this.blobs, row, {
+      await recoverPending(this.blobs, toVersion(row), {
         complete: (manifest) => {
           this.db.prepare("UPDATE versions SET state = 'complete', manifest = ? WHERE name = ? AND version = ? AND state = 'pending'").run(JSON.stringify(manifest), row.name, row.version);
           return Promise.resolve();
