@@ -34,7 +34,18 @@ describe.skipIf(postgresSkipReason !== undefined)('PostgreSQL', () => {
     return { url, blobs: new FolderBlobStore(blobDir), publicDir: path.join(local, 'public'), tmpDir: path.join(local, 'tmp') };
   }
 
-  storageContract('PostgreSQL + folder blobs', async () => openPostgresStorage(await instanceOptions(await postgres.createDatabase(), await tempDir('tr-pg-blobs-'))));
+  storageContract(
+    'PostgreSQL + folder blobs',
+    async () => openPostgresStorage(await instanceOptions(await postgres.createDatabase(), await tempDir('tr-pg-blobs-'))),
+    async () => {
+      const url = await postgres.createDatabase();
+      const blobDir = await tempDir('tr-pg-blobs-');
+      return async (wrap = (blobs) => blobs) => {
+        const options = await instanceOptions(url, blobDir);
+        return openPostgresStorage({ ...options, blobs: wrap(options.blobs) });
+      };
+    },
+  );
 
   describe('several instances on one database', () => {
     const opened: PostgresStorage[] = [];
@@ -238,11 +249,11 @@ describe.skipIf(postgresSkipReason !== undefined)('PostgreSQL', () => {
       const folder = new FolderBlobStore(blobDir);
       const racing: BlobStore = {
         location: folder.location,
-        putFile: (key, file) => folder.putFile(key, file),
-        async putBytes(key, bytes) {
-          await folder.putBytes(key, bytes);
-          if (key.startsWith('manifests/')) await other.recover();
+        async putFile(key, file) {
+          await folder.putFile(key, file);
+          if (key.startsWith('archives/')) await other.recover();
         },
+        putBytes: (key, bytes) => folder.putBytes(key, bytes),
         open: (key) => folder.open(key),
         readBytes: (key) => folder.readBytes(key),
         stat: (key) => folder.stat(key),

@@ -6,7 +6,7 @@ import { buffer } from 'node:stream/consumers';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { openSqliteStorage, S3BlobStore, SCHEMA_VERSION, StoreVersionError, tokenState, type BlobStore, type SqliteStorage, type TokenRecord } from '../../src/store/index.js';
+import { FolderBlobStore, openSqliteStorage, S3BlobStore, SCHEMA_VERSION, StoreVersionError, tokenState, type BlobStore, type SqliteStorage, type TokenRecord } from '../../src/store/index.js';
 import { asKilledProcess } from '../helpers/temp-names.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
@@ -33,8 +33,23 @@ function bucketBlobs(): S3BlobStore {
   return new S3BlobStore({ bucket: BUCKET, prefix: `store-${prefixes}`, endpoint: s3.endpoint, forcePathStyle: true, credentials: S3RVER_CREDENTIALS, timeoutMs: 5_000 });
 }
 
-storageContract('embedded SQLite + files', async () => openSqliteStorage(await tempDir('tr-store-')));
-storageContract('embedded SQLite + S3 blobs', async () => openSqliteStorage(await tempDir('tr-store-s3-'), { blobs: bucketBlobs() }));
+storageContract(
+  'embedded SQLite + files',
+  async () => openSqliteStorage(await tempDir('tr-store-')),
+  async () => {
+    const dir = await tempDir('tr-store-');
+    return (wrap = (blobs) => blobs) => openSqliteStorage(dir, { blobs: wrap(new FolderBlobStore(dir)) });
+  },
+);
+storageContract(
+  'embedded SQLite + S3 blobs',
+  async () => openSqliteStorage(await tempDir('tr-store-s3-'), { blobs: bucketBlobs() }),
+  async () => {
+    const dir = await tempDir('tr-store-s3-');
+    const blobs = bucketBlobs();
+    return (wrap = (inner) => inner) => openSqliteStorage(dir, { blobs: wrap(blobs) });
+  },
+);
 
 const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
 const modeOf = async (file: string): Promise<number> => (await stat(file)).mode & 0o777;

@@ -1,14 +1,16 @@
 /**
  * The behaviour every RegistryStorage backend must have. A backend's test file calls
- * `storageContract(name, open)` with a function that opens a fresh, empty storage.
+ * `storageContract(name, open, place)` with a function that opens a fresh, empty storage, and one
+ * that makes a fresh place for a store that can be opened again there (a restart after a crash).
  */
+import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { text } from 'node:stream/consumers';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { LAST_USED_PRECISION_MS, tokenState, type OutboxState, type RegistryStorage, type TokenRecord, type WebhookStore } from '../../src/store/index.js';
+import { LAST_USED_PRECISION_MS, tokenState, type BlobStore, type OutboxState, type RegistryStorage, type TokenRecord, type WebhookStore } from '../../src/store/index.js';
 import { MAX_TRUSTED_PUBLISHERS, type AttemptOutcome, type NewTrustedPublisher, type PublisherRun, type StoredEvent } from '../../src/store/types.js';
 import type { AnalyticsRecord } from '../../src/core/schema-types.js';
 import { analyticsRecords, recordWindow } from '../../src/registry/analytics.js';
@@ -65,7 +67,19 @@ export async function expectAggregatesOfEvents(events: RegistryStorage['events']
   expect(await events.downloadsRecorded()).toBe(stored.filter((e) => e.event.type === 'download').length);
 }
 
-export function storageContract(backend: string, open: () => Promise<RegistryStorage>): void {
+/**
+ * Opens the store of one place (its database and its bytes), its blob store seen through `wrap`;
+ * closing it and opening it again is a process that died and a new one that starts.
+ */
+export type OpenAt = (wrap?: (blobs: BlobStore) => BlobStore) => Promise<RegistryStorage>;
+
+/** A blob store whose every read fails as an unreachable bucket does; its writes and deletes go through. */
+function unreadable(inner: BlobStore): BlobStore {
+  const down = (): Promise<never> => Promise.reject(new Error('the bucket is unreachable'));
+  return { location: inner.location, putFile: (key, file) => inner.putFile(key, file), putBytes: (key, bytes) => inner.putBytes(key, bytes), open: down, readBytes: down, stat: down, delete: (key) => inner.delete(key), list: (prefix) => inner.list(prefix) };
+}
+
+export function storageContract(backend: string, open: () => Promise<RegistryStorage>, place: () => Promise<OpenAt>): void {
   describe(`${backend} storage`, () => {
     const opened: RegistryStorage[] = [];
     afterEach(async () => {
@@ -420,6 +434,75 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(some.map((v) => `${v.name}@${v.version}`).sort()).toEqual(['cli@0.1.0', 'web-app@1.0.0', 'web-app@1.1.0']);
         expect(some.find((v) => v.version === '1.1.0')?.manifest).toEqual(templateManifest('web-app', '1.1.0'));
         expect(await storage.versions.listPublishedOf?.([])).toEqual([]);
+      });
+
+      it('refuses to commit a version never reserved or already complete, before writing any byte', async () => {
+        const storage = await fresh();
+        const { record } = await storage.tokens.createToken({ role: 'admin' });
+        await publish(storage, record, 'web-app', '1.0.0', 'first bytes');
+        const other = path.join(await tempDir(), 'upload.tgz');
+        await writeFile(other, 'other bytes');
+        await expect(storage.versions.commitVersion('web-app', '1.0.0', other, templateManifest('web-app', '1.0.0'))).rejects.toThrow(/web-app@1\.0\.0 is already complete/);
+        await expect(storage.versions.commitVersion('web-app', '2.0.0', other, templateManifest('web-app', '2.0.0'))).rejects.toThrow(/web-app@2\.0\.0 is not reserved/);
+        expect(await text((await storage.versions.openArchive('web-app', '1.0.0'))!.stream)).toBe('first bytes');
+        expect(await storage.versions.openArchive('web-app', '2.0.0')).toBeUndefined();
+        await expect(storage.versions.readManifest('web-app', '2.0.0')).rejects.toMatchObject({ code: 'ENOENT' });
+      });
+
+      describe('after a crash', () => {
+        const sha256 = (content: string): string => createHash('sha256').update(content).digest('hex');
+        /** Opens the store of `openAt` and reserves web-app@`version` for `content`; gives the blob store it writes through. */
+        async function reserveAt(openAt: OpenAt, versions: Record<string, string>): Promise<{ storage: RegistryStorage; blobs: BlobStore }> {
+          let blobs: BlobStore | undefined;
+          const storage = await openAt((inner) => (blobs = inner));
+          const { record } = await storage.tokens.createToken({ role: 'admin' });
+          for (const [version, content] of Object.entries(versions)) {
+            const reserved = await storage.versions.reserveVersion({ name: 'web-app', version, integrity: `sha512-${version}`, sha256: sha256(content), size: content.length, owner: record.owner }, record);
+            expect(reserved).toEqual({ reserved: true });
+          }
+          return { storage, blobs: blobs! };
+        }
+
+        it('completes at the restart a pending version whose bytes were all stored, and removes one whose bytes were not, with its bytes', async () => {
+          const openAt = await place();
+          const { storage: crashed, blobs } = await reserveAt(openAt, { '1.0.0': 'whole', '2.0.0': 'the full archive' });
+          // 1.0.0: its commit stored manifest and archive, then the process died before the row.
+          await blobs.putBytes('manifests/web-app/1.0.0.json', JSON.stringify(templateManifest('web-app', '1.0.0')));
+          await blobs.putBytes('archives/web-app/1.0.0.tgz', 'whole');
+          // 2.0.0: it died half-way through the archive.
+          await blobs.putBytes('manifests/web-app/2.0.0.json', JSON.stringify(templateManifest('web-app', '2.0.0')));
+          await blobs.putBytes('archives/web-app/2.0.0.tgz', 'the full');
+          await crashed.close();
+
+          const restarted = await openAt();
+          opened.push(restarted);
+          await restarted.recover();
+          expect(await restarted.versions.getVersion('web-app', '1.0.0')).toMatchObject({ state: 'complete', size: 5 });
+          expect(await text((await restarted.versions.openArchive('web-app', '1.0.0'))!.stream)).toBe('whole');
+          expect(await restarted.versions.readManifest('web-app', '1.0.0')).toEqual(templateManifest('web-app', '1.0.0'));
+          expect(await restarted.versions.getVersion('web-app', '2.0.0')).toBeUndefined();
+          expect(await blobs.stat('archives/web-app/2.0.0.tgz')).toBeUndefined();
+          expect(await blobs.stat('manifests/web-app/2.0.0.json')).toBeUndefined();
+        });
+
+        it('fails the restart whose blob store cannot be read, keeping the pending version and its bytes, which the next restart completes', async () => {
+          const openAt = await place();
+          const { storage: crashed, blobs } = await reserveAt(openAt, { '1.0.0': 'whole' });
+          await blobs.putBytes('manifests/web-app/1.0.0.json', JSON.stringify(templateManifest('web-app', '1.0.0')));
+          await blobs.putBytes('archives/web-app/1.0.0.tgz', 'whole');
+          await crashed.close();
+
+          const blind = await openAt(unreadable);
+          await expect(blind.recover()).rejects.toThrow(/unreachable/);
+          await blind.close();
+          expect(await blobs.stat('archives/web-app/1.0.0.tgz')).toEqual({ size: 5 });
+
+          const restarted = await openAt();
+          opened.push(restarted);
+          await restarted.recover();
+          expect(await restarted.versions.getVersion('web-app', '1.0.0')).toMatchObject({ state: 'complete' });
+          expect(await text((await restarted.versions.openArchive('web-app', '1.0.0'))!.stream)).toBe('whole');
+        });
       });
 
       it('purges a complete version for good: row, archive, manifest and bundle gone, its name and version refused from then on, a second purge the same', async () => {

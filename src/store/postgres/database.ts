@@ -57,3 +57,6 @@ export async function insertRows(client: Pick<pg.ClientBase, 'query'>, table: st
     );
   }
 }
+
+/** How a statement of this dialect marks the parameter at `index` (from 0) (`store/rows.ts` `insertStatement`). */
+export const placeholder = (index: number): string => `$${index + 1}`;

@@ -2,37 +2,13 @@ import { timingSafeEqual } from 'node:crypto';
 
 import type pg from 'pg';
 
+import { insertStatement, TOKEN_COLUMNS, tokenOf as toToken, tokenValues, type TokenRow } from '../rows.js';
 import { secretDigest } from '../secrets.js';
 // The publishing rule has one home (the embedded store's); that module only imports SQLite's types.
 import { managementPermission, newTokenRecord, permission } from '../records.js';
-import { LAST_USED_PRECISION_MS, tokenState, type NewToken, type OwnerChange, type Permission, type PublisherRun, type Revocation, type TokenCheck, type TokenRecord, type TokenStore } from '../types.js';
-import { iso, isDatabaseError, transaction, type Queryable } from './database.js';
+import { LAST_USED_PRECISION_MS, tokenState, type NewToken, type OwnerChange, type Permission, type Revocation, type TokenCheck, type TokenRecord, type TokenStore } from '../types.js';
+import { isDatabaseError, placeholder, transaction, type Queryable } from './database.js';
 import { trustedIn } from './trusted-publishers.js';
-
-interface TokenRow {
-  id: string;
-  hash: Buffer;
-  role: TokenRecord['role'];
-  templates: string[] | null;
-  owner: string;
-  created_at: Date;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
-  publisher: PublisherRun | null;
-}
-
-const toToken = (row: TokenRow): TokenRecord => ({
-  id: row.id,
-  role: row.role,
-  ...(row.templates ? { templates: row.templates } : {}),
-  owner: row.owner,
-  createdAt: iso(row.created_at),
-  ...(row.expires_at ? { expiresAt: iso(row.expires_at) } : {}),
-  ...(row.revoked_at ? { revokedAt: iso(row.revoked_at) } : {}),
-  ...(row.last_used_at ? { lastUsedAt: iso(row.last_used_at) } : {}),
-  ...(row.publisher ? { publisher: row.publisher } : {}),
-});
 
 /** Every owner of a name, the claimer first, then co-owners in the order they were added. */
 export async function ownersIn(db: Queryable, name: string): Promise<string[]> {
@@ -53,16 +29,7 @@ export class PostgresTokenStore implements TokenStore {
 
   async createToken(options: NewToken): Promise<{ token: string; record: TokenRecord }> {
     const { token, record } = newTokenRecord(options);
-    await this.pool.query('INSERT INTO tokens (id, hash, role, templates, owner, created_at, expires_at, publisher) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
-      record.id,
-      secretDigest(token),
-      record.role,
-      record.templates ? JSON.stringify(record.templates) : null,
-      record.owner,
-      record.createdAt,
-      record.expiresAt ?? null,
-      record.publisher ? JSON.stringify(record.publisher) : null,
-    ]);
+    await this.pool.query(insertStatement('tokens', TOKEN_COLUMNS, placeholder), tokenValues(record, secretDigest(token)));
     return { token, record };
   }
 

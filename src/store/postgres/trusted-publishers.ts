@@ -10,36 +10,9 @@ import {
   type TrustedPublisherSelector,
   type TrustedPublisherStore,
 } from '../types.js';
-import { iso, transaction, type Queryable } from './database.js';
+import { placeholder, transaction, type Queryable } from './database.js';
+import { insertStatement, TRUSTED_PUBLISHER_COLUMNS, trustedPublisherOf as toTrustedPublisher, trustedPublisherValues, type TrustedPublisherRow } from '../rows.js';
 import { ownersIn } from './tokens.js';
-
-interface TrustedPublisherRow {
-  id: string;
-  template: string;
-  issuer: string;
-  repository: string;
-  repository_owner_id: string;
-  workflow: string;
-  environment: string | null;
-  ref: string | null;
-  pending_owner: string | null;
-  created_by: string;
-  created_at: Date;
-}
-
-const toTrustedPublisher = (row: TrustedPublisherRow): TrustedPublisher => ({
-  id: row.id,
-  template: row.template,
-  issuer: row.issuer,
-  repository: row.repository,
-  repositoryOwnerId: row.repository_owner_id,
-  workflow: row.workflow,
-  ...(row.environment !== null ? { environment: row.environment } : {}),
-  ...(row.ref !== null ? { ref: row.ref } : {}),
-  ...(row.pending_owner !== null ? { pendingOwner: row.pending_owner } : {}),
-  createdBy: row.created_by,
-  createdAt: iso(row.created_at),
-});
 
 /** A template's trusted publishers, oldest first. */
 export async function trustedPublishersIn(db: Queryable, template: string): Promise<TrustedPublisher[]> {
@@ -80,24 +53,7 @@ export class PostgresTrustedPublisherStore implements TrustedPublisherStore {
       if (existing) return { added: false, existing };
       if (current.length >= MAX_TRUSTED_PUBLISHERS) return { added: false, full: current.length };
       const record = newTrustedPublisherRecord(input, token, owners);
-      await client.query(
-        `INSERT INTO trusted_publishers (id, template, issuer, repository, repository_key, repository_owner_id, workflow, environment, ref, pending_owner, created_by, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-        [
-          record.id,
-          record.template,
-          record.issuer,
-          record.repository,
-          repositoryKey(record.repository),
-          record.repositoryOwnerId,
-          record.workflow,
-          record.environment ?? null,
-          record.ref ?? null,
-          record.pendingOwner ?? null,
-          record.createdBy,
-          record.createdAt,
-        ],
-      );
+      await client.query(insertStatement('trusted_publishers', TRUSTED_PUBLISHER_COLUMNS, placeholder), trustedPublisherValues(record));
       return { added: true, publisher: record };
     });
   }

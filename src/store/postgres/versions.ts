@@ -1,12 +1,26 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 
 import type pg from 'pg';
 
 import { ownedTempName, removeLeftoverTemps } from '../../core/files.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
-import { archiveKey, attestationKey, manifestKey, manifestText, removeBlobs } from '../blob-layout.js';
+import { manifestKey, removeBlobs } from '../blob-layout.js';
 import { permission, versionOwner } from '../records.js';
+import {
+  checkCommit,
+  lifecycleColumns,
+  lifecycleOf,
+  nextLifecycle,
+  openVersionArchive,
+  readVersionBundle,
+  recoverPending,
+  removePendingBytes,
+  versionOf as toVersion,
+  type VersionRow,
+  VERSION_COLUMNS,
+  writeVersionBytes,
+} from '../version-rules.js';
 import type {
   ArchiveReader,
   BlobStore,
@@ -14,14 +28,11 @@ import type {
   LifecycleEvents,
   NewVersion,
   PublishedVersion,
-  PublisherRun,
   PurgedVersion,
   Reservation,
-  StoredAttestation,
   StoredVersion,
   TokenRecord,
   VersionLifecycle,
-  VersionStability,
   VersionStore,
   WebhookEventRecord,
 } from '../types.js';
@@ -30,22 +41,6 @@ import { int, iso, transaction, type Queryable } from './database.js';
 import { ownersIn } from './tokens.js';
 import { settlePendingPublishers, trustedIn } from './trusted-publishers.js';
 import { insertOutboxEvents } from './webhooks.js';
-
-interface VersionRow {
-  name: string;
-  version: string;
-  state: 'pending' | 'complete';
-  integrity: string;
-  sha256: string;
-  size: string;
-  owner: string;
-  created_at: Date;
-  stability: VersionStability | null;
-  deprecation_message: string | null;
-  yanked_at: Date | null;
-  publisher: PublisherRun | null;
-  attestation: StoredAttestation | null;
-}
 
 /** A row with who holds it (pending versions) and whether it is abandoned. */
 interface HeldRow extends VersionRow {
@@ -56,32 +51,6 @@ interface HeldRow extends VersionRow {
   /** Pending, and its instance holds no presence lock: it died. */
   dead: boolean;
 }
-
-/** Every column but the manifest, which only a registry build needs. */
-const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher, attestation';
-
-const toVersion = (row: VersionRow): StoredVersion => ({
-  name: row.name,
-  version: row.version,
-  state: row.state,
-  integrity: row.integrity,
-  sha256: row.sha256,
-  size: int(row.size),
-  owner: row.owner,
-  createdAt: iso(row.created_at),
-  ...lifecycleOf(row),
-  ...(row.publisher ? { publisher: row.publisher } : {}),
-  ...(row.attestation ? { attestation: row.attestation } : {}),
-});
-
-function lifecycleOf(row: Pick<VersionRow, 'stability' | 'deprecation_message' | 'yanked_at'>): VersionLifecycle {
-  return {
-    ...(row.stability ? { stability: row.stability } : {}),
-    ...(row.deprecation_message !== null ? { deprecationMessage: row.deprecation_message } : {}),
-    ...(row.yanked_at ? { yankedAt: iso(row.yanked_at) } : {}),
-  };
-}
-
 
 /** How many times a reservation is retried when the version it lost to vanished before it could read it. */
 const RESERVE_ATTEMPTS = 3;
@@ -273,15 +242,10 @@ export class PostgresVersionStore implements VersionStore {
     // The reservation this instance made (undefined: one made before this process, e.g. by a tool).
     const mine = this.held.get(`${name}@${version}`);
     const before = await this.heldRow(this.pool, name, version);
-    if (!before) throw new Error(`version ${name}@${version} is not reserved: nothing to commit`);
-    // A complete version never changes: its bytes are not overwritten, and nothing is told again.
-    if (before.state !== 'pending') throw new Error(`version ${name}@${version} is already complete`);
+    // The rules (version-rules.ts): only a pending reservation, its bytes before its row.
+    checkCommit(name, version, before, attestation);
     if (mine !== undefined && before.reservation !== mine) throw new Error(`the reservation of ${name}@${version} was taken over by another upload`);
-    if (before.attestation && attestation === undefined) throw new Error(`version ${name}@${version} was reserved with an attestation: commit it with its bundle`);
-    // The provenance bundle first: a version recover() finds whole (archive and manifest) has it too.
-    if (before.attestation && attestation !== undefined) await this.blobs.putBytes(attestationKey(name, version), attestation, { contentType: 'application/json' });
-    await this.blobs.putFile(archiveKey(name, version), archiveFile, { contentType: 'application/gzip' });
-    await this.blobs.putBytes(manifestKey(name, version), manifestText(manifest), { contentType: 'application/json' });
+    await writeVersionBytes(this.blobs, before, archiveFile, manifest, attestation);
     const stored = await transaction(this.pool, async (client) => {
       const completed = await client.query<VersionRow>(
         `UPDATE versions SET state = 'complete', manifest = $1
@@ -321,22 +285,11 @@ export class PostgresVersionStore implements VersionStore {
         ])
       ).rowCount ?? 0) > 0;
     // Only a pending version's bytes are removed: a complete one (another upload's) stays whole.
-    if (removed) await this.deleteBlobs(name, version);
-  }
-
-  private async deleteBlobs(name: string, version: string): Promise<void> {
-    // Each removal on its own: one that fails (what made the commit fail) must not keep the other.
-    await Promise.allSettled([this.blobs.delete(archiveKey(name, version)), this.blobs.delete(manifestKey(name, version)), this.blobs.delete(attestationKey(name, version))]);
+    if (removed) await removePendingBytes(this.blobs, name, version);
   }
 
   async readAttestation(name: string, version: string): Promise<Buffer | undefined> {
-    let key: string;
-    try {
-      key = attestationKey(name, version);
-    } catch {
-      return undefined;
-    }
-    return (await this.row(this.pool, name, version))?.attestation ? this.blobs.readBytes(key) : undefined;
+    return readVersionBundle(this.blobs, await this.row(this.pool, name, version), name, version);
   }
 
   async readManifest(name: string, version: string): Promise<TemplateManifest> {
@@ -347,14 +300,8 @@ export class PostgresVersionStore implements VersionStore {
     return JSON.parse(bytes.toString('utf8')) as TemplateManifest;
   }
 
-  async openArchive(name: string, version: string): Promise<ArchiveReader | undefined> {
-    let key: string;
-    try {
-      key = archiveKey(name, version);
-    } catch {
-      return undefined;
-    }
-    return this.blobs.open(key);
+  openArchive(name: string, version: string): Promise<ArchiveReader | undefined> {
+    return openVersionArchive(this.blobs, name, version);
   }
 
   updateLifecycle(name: string, version: string, change: LifecycleChange, webhookEvents?: LifecycleEvents): Promise<{ version: StoredVersion; changed: boolean } | undefined> {
@@ -366,19 +313,11 @@ export class PostgresVersionStore implements VersionStore {
         )
       ).rows[0];
       if (!row) return undefined;
-      const manifestStability = row.manifest?.stability;
-      const effective = change.stability ?? row.stability ?? manifestStability ?? 'stable';
-      // Stored only when it differs from the manifest's: an undone deprecation leaves no trace.
-      const stability = effective === (manifestStability ?? 'stable') ? null : effective;
-      let message = change.deprecationMessage === undefined ? row.deprecation_message : change.deprecationMessage;
-      if (effective !== 'deprecated') message = null;
-      const storedYank = row.yanked_at ? iso(row.yanked_at) : null;
-      const yankedAt = storedYank ?? (change.yanked ? (change.now ?? new Date()).toISOString() : null);
-      const changed = stability !== row.stability || message !== row.deprecation_message || yankedAt !== storedYank;
+      const { columns, changed } = nextLifecycle(lifecycleColumns(row), row.manifest?.stability, change);
       if (!changed) return { version: toVersion(row), changed };
       const updated = await client.query<VersionRow>(
         `UPDATE versions SET stability = $1, deprecation_message = $2, yanked_at = $3 WHERE name = $4 AND version = $5 RETURNING ${VERSION_COLUMNS}`,
-        [stability, message, yankedAt, name, version],
+        [columns.stability, columns.deprecationMessage, columns.yankedAt, name, version],
       );
       if (!updated.rows[0]) return undefined;
       const after = toVersion(updated.rows[0]);
@@ -394,7 +333,7 @@ export class PostgresVersionStore implements VersionStore {
     const { rows } = await this.pool.query<Row>(
       "SELECT name, version, stability, deprecation_message, yanked_at FROM versions WHERE state = 'complete' AND (stability IS NOT NULL OR deprecation_message IS NOT NULL OR yanked_at IS NOT NULL)",
     );
-    return new Map(rows.map((row) => [`${row.name}@${row.version}`, lifecycleOf(row)]));
+    return new Map(rows.map((row) => [`${row.name}@${row.version}`, lifecycleOf(lifecycleColumns(row))]));
   }
 
   /** A fresh path in the temp folder naming this process as its owner (core/temp-owner.ts). */
@@ -447,52 +386,30 @@ export class PostgresVersionStore implements VersionStore {
   async recover(graceMs: number = this.graceMs): Promise<void> {
     const { rows } = await this.pool.query<HeldRow>(`SELECT ${HELD_COLUMNS} FROM versions WHERE state = 'pending'`, [graceMs / 1000]);
     for (const row of rows) {
-      const manifest = await this.storedManifest(row.name, row.version);
-      if (manifest && (await this.archiveMatches(row))) {
-        await transaction(this.pool, async (client) => {
-          const completed = await client.query("UPDATE versions SET state = 'complete', manifest = $1 WHERE name = $2 AND version = $3 AND state = 'pending'", [
-            JSON.stringify(manifest),
-            row.name,
-            row.version,
-          ]);
-          if ((completed.rowCount ?? 0) > 0) await notifyChange(client, this.presence.instance, row.name, row.version, 'recovered');
-        });
-      } else if (row.expired || row.dead) {
-        // Conditional on what was read: a row re-reserved (taken over) meanwhile is not this one.
-        const removed = await this.pool.query(
-          `DELETE FROM versions WHERE name = $2 AND version = $3 AND state = 'pending' AND reservation IS NOT DISTINCT FROM $4
-             AND (reserved_at < now() - make_interval(secs => $1) OR ${RESERVER_DEAD_SQL})`,
-          [graceMs / 1000, row.name, row.version, row.reservation],
-        );
-        if ((removed.rowCount ?? 0) > 0) await this.deleteBlobs(row.name, row.version);
-      }
+      await recoverPending(this.blobs, toVersion(row), {
+        complete: (manifest) =>
+          transaction(this.pool, async (client) => {
+            const completed = await client.query("UPDATE versions SET state = 'complete', manifest = $1 WHERE name = $2 AND version = $3 AND state = 'pending'", [
+              JSON.stringify(manifest),
+              row.name,
+              row.version,
+            ]);
+            if ((completed.rowCount ?? 0) > 0) await notifyChange(client, this.presence.instance, row.name, row.version, 'recovered');
+          }),
+        abandon: async () => {
+          // Only a reservation no live upload holds; the row before its bytes, conditional on what was
+          // read: a row re-reserved (taken over) meanwhile is not this one, and its bytes are the new upload's.
+          if (!row.expired && !row.dead) return;
+          const removed = await this.pool.query(
+            `DELETE FROM versions WHERE name = $2 AND version = $3 AND state = 'pending' AND reservation IS NOT DISTINCT FROM $4
+               AND (reserved_at < now() - make_interval(secs => $1) OR ${RESERVER_DEAD_SQL})`,
+            [graceMs / 1000, row.name, row.version, row.reservation],
+          );
+          if ((removed.rowCount ?? 0) > 0) await removePendingBytes(this.blobs, row.name, row.version);
+        },
+      });
     }
     await removeLeftoverTemps(this.tmpDir, { isTemp: () => true, foreignAfterMs: graceMs });
-  }
-
-  private async storedManifest(name: string, version: string): Promise<TemplateManifest | undefined> {
-    try {
-      const bytes = await this.blobs.readBytes(manifestKey(name, version));
-      const manifest = bytes ? (JSON.parse(bytes.toString('utf8')) as TemplateManifest) : undefined;
-      return manifest?.name === name && manifest.version === version ? manifest : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
-  private async archiveMatches(row: VersionRow): Promise<boolean> {
-    try {
-      const key = archiveKey(row.name, row.version);
-      const info = await this.blobs.stat(key);
-      if (info?.size !== int(row.size)) return false;
-      const reader = await this.blobs.open(key);
-      if (!reader) return false;
-      const hash = createHash('sha256');
-      for await (const chunk of reader.stream) hash.update(chunk as Buffer);
-      return hash.digest('hex') === row.sha256;
-    } catch {
-      return false;
-    }
   }
 }
 

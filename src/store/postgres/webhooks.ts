@@ -5,6 +5,7 @@ import type pg from 'pg';
 import { newAttemptId } from '../attempt-ids.js';
 // One body format for every backend; that module only imports SQLite's types.
 import { updatedWebhook, webhookBody } from '../records.js';
+import { deliveryOf as toDelivery, outboxOf as toOutbox, webhookOf as toWebhook, type DeliveryRow, type OutboxRow, type WebhookRow } from '../rows.js';
 import {
   eventMatches,
   type AttemptOutcome,
@@ -17,81 +18,12 @@ import {
   type WebhookStore,
   type WebhookUpdate,
 } from '../types.js';
-import { iso, transaction, type Queryable } from './database.js';
+import { transaction, type Queryable } from './database.js';
 
 // The signing secret is stored as given (deliveries are signed with it, so it cannot be hashed like
 // tokens): the database must be readable by the registry's role only.
 
-interface WebhookRow {
-  id: string;
-  url: string;
-  events: string[];
-  secret: string;
-  active: boolean;
-  created_at: Date;
-  previous_secret: string | null;
-  previous_secret_expires_at: Date | null;
-}
-
-interface DeliveryRow {
-  /** The row number: the log's order, never shown (`attempt_id` is the attempt's id). */
-  id: string;
-  attempt_id: string;
-  webhook_id: string;
-  event: string;
-  status: number | null;
-  attempted_at: Date;
-  error: string | null;
-  delivery_id: string | null;
-}
-
-interface OutboxRow {
-  id: string;
-  webhook_id: string;
-  event: string;
-  body: string;
-  state: OutboxDelivery['state'];
-  attempts: number;
-  next_attempt_at: Date;
-  created_at: Date;
-  last_status: number | null;
-  last_error: string | null;
-}
-
 const OUTBOX_COLUMNS = 'id, webhook_id, event, body, state, attempts, next_attempt_at, created_at, last_status, last_error';
-
-const toWebhook = (row: WebhookRow): StoredWebhook => ({
-  id: row.id,
-  url: row.url,
-  events: row.events,
-  secret: row.secret,
-  active: row.active,
-  createdAt: iso(row.created_at),
-  ...(row.previous_secret !== null && row.previous_secret_expires_at !== null ? { previousSecret: row.previous_secret, previousSecretExpiresAt: iso(row.previous_secret_expires_at) } : {}),
-});
-
-const toDelivery = (row: DeliveryRow): DeliveryRecord => ({
-  id: row.attempt_id,
-  webhookId: row.webhook_id,
-  event: row.event,
-  status: row.status,
-  attemptedAt: iso(row.attempted_at),
-  error: row.error,
-  deliveryId: row.delivery_id,
-});
-
-const toOutbox = (row: OutboxRow): OutboxDelivery => ({
-  id: row.id,
-  webhookId: row.webhook_id,
-  event: row.event,
-  body: row.body,
-  state: row.state,
-  attempts: row.attempts,
-  nextAttemptAt: iso(row.next_attempt_at),
-  createdAt: iso(row.created_at),
-  lastStatus: row.last_status,
-  lastError: row.last_error,
-});
 
 /**
  * The oldest pending delivery of its webhook (`seq` follows the order they were written): only that

@@ -308,3 +308,6 @@ export function openDatabase(file: string): Database.Database {
   }
   return db;
 }
+
+/** How a statement of this dialect marks a parameter (`store/rows.ts` `insertStatement`). */
+export const placeholder = (): string => '?';

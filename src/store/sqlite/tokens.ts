@@ -3,34 +3,11 @@ import { timingSafeEqual } from 'node:crypto';
 import type Database from 'better-sqlite3';
 
 import { managementPermission, newTokenRecord, permission } from '../records.js';
+import { placeholder } from './database.js';
+import { insertStatement, TOKEN_COLUMNS, tokenOf as toToken, tokenValues, type TokenRow } from '../rows.js';
 import { secretDigest } from '../secrets.js';
-import { LAST_USED_PRECISION_MS, tokenState, type NewToken, type OwnerChange, type Permission, type PublisherRun, type Revocation, type TokenCheck, type TokenRecord, type TokenStore } from '../types.js';
+import { LAST_USED_PRECISION_MS, tokenState, type NewToken, type OwnerChange, type Permission, type Revocation, type TokenCheck, type TokenRecord, type TokenStore } from '../types.js';
 import { trustedSync } from './trusted-publishers.js';
-
-interface TokenRow {
-  id: string;
-  hash: Buffer;
-  role: TokenRecord['role'];
-  templates: string | null;
-  owner: string;
-  created_at: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-  last_used_at: string | null;
-  publisher: string | null;
-}
-
-const toToken = (row: TokenRow): TokenRecord => ({
-  id: row.id,
-  role: row.role,
-  ...(row.templates ? { templates: JSON.parse(row.templates) as string[] } : {}),
-  owner: row.owner,
-  createdAt: row.created_at,
-  ...(row.expires_at ? { expiresAt: row.expires_at } : {}),
-  ...(row.revoked_at ? { revokedAt: row.revoked_at } : {}),
-  ...(row.last_used_at ? { lastUsedAt: row.last_used_at } : {}),
-  ...(row.publisher ? { publisher: JSON.parse(row.publisher) as PublisherRun } : {}),
-});
 
 /** SQLite could not write (busy past its timeout, read-only, full): recording a use is not worth failing a request for. */
 function isSqliteError(error: unknown): boolean {
@@ -60,18 +37,7 @@ export class SqliteTokenStore implements TokenStore {
 
   createToken(options: NewToken): Promise<{ token: string; record: TokenRecord }> {
     const { token, record } = newTokenRecord(options);
-    this.db
-      .prepare('INSERT INTO tokens (id, hash, role, templates, owner, created_at, expires_at, publisher) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(
-        record.id,
-        secretDigest(token),
-        record.role,
-        record.templates ? JSON.stringify(record.templates) : null,
-        record.owner,
-        record.createdAt,
-        record.expiresAt ?? null,
-        record.publisher ? JSON.stringify(record.publisher) : null,
-      );
+    this.db.prepare(insertStatement('tokens', TOKEN_COLUMNS, placeholder)).run(...tokenValues(record, secretDigest(token)));
     return Promise.resolve({ token, record });
   }
 

@@ -10,36 +10,9 @@ import {
   type TrustedPublisherSelector,
   type TrustedPublisherStore,
 } from '../types.js';
+import { placeholder } from './database.js';
+import { insertStatement, TRUSTED_PUBLISHER_COLUMNS, trustedPublisherOf as toTrustedPublisher, trustedPublisherValues, type TrustedPublisherRow } from '../rows.js';
 import { ownersOfSync } from './tokens.js';
-
-export interface TrustedPublisherRow {
-  id: string;
-  template: string;
-  issuer: string;
-  repository: string;
-  repository_key: string;
-  repository_owner_id: string;
-  workflow: string;
-  environment: string | null;
-  ref: string | null;
-  pending_owner: string | null;
-  created_by: string;
-  created_at: string;
-}
-
-export const toTrustedPublisher = (row: TrustedPublisherRow): TrustedPublisher => ({
-  id: row.id,
-  template: row.template,
-  issuer: row.issuer,
-  repository: row.repository,
-  repositoryOwnerId: row.repository_owner_id,
-  workflow: row.workflow,
-  ...(row.environment !== null ? { environment: row.environment } : {}),
-  ...(row.ref !== null ? { ref: row.ref } : {}),
-  ...(row.pending_owner !== null ? { pendingOwner: row.pending_owner } : {}),
-  createdBy: row.created_by,
-  createdAt: row.created_at,
-});
 
 /** A template's trusted publishers, oldest first (synchronous: reservations call it inside their transaction). */
 export function trustedPublishersOfSync(db: Database.Database, template: string): TrustedPublisher[] {
@@ -76,25 +49,7 @@ export class SqliteTrustedPublisherStore implements TrustedPublisherStore {
       if (existing) return { added: false, existing };
       if (current.length >= MAX_TRUSTED_PUBLISHERS) return { added: false, full: current.length };
       const record = newTrustedPublisherRecord(input, token, owners);
-      this.db
-        .prepare(
-          `INSERT INTO trusted_publishers (id, template, issuer, repository, repository_key, repository_owner_id, workflow, environment, ref, pending_owner, created_by, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          record.id,
-          record.template,
-          record.issuer,
-          record.repository,
-          repositoryKey(record.repository),
-          record.repositoryOwnerId,
-          record.workflow,
-          record.environment ?? null,
-          record.ref ?? null,
-          record.pendingOwner ?? null,
-          record.createdBy,
-          record.createdAt,
-        );
+      this.db.prepare(insertStatement('trusted_publishers', TRUSTED_PUBLISHER_COLUMNS, placeholder)).run(...trustedPublisherValues(record));
       return { added: true, publisher: record };
     });
     return Promise.resolve(add.immediate());

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 
 import type Database from 'better-sqlite3';
@@ -8,7 +6,6 @@ import { isStorageFull } from '../../core/errors.js';
 import { FOREIGN_TEMP_AGE_MS, ownedTempName, removeLeftoverTemps } from '../../core/files.js';
 import { retryDelay, type BackoffLimits } from '../../core/retry.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
-import { isLooseVersion, isTemplateName } from '../../core/versions.js';
 import type {
   ArchiveReader,
   BlobStore,
@@ -16,65 +13,35 @@ import type {
   LifecycleEvents,
   NewVersion,
   PublishedVersion,
-  PublisherRun,
   PurgedVersion,
   Reservation,
-  StoredAttestation,
   StoredVersion,
   TokenRecord,
   VersionLifecycle,
-  VersionStability,
   VersionStore,
   WebhookEventRecord,
 } from '../types.js';
-import { archiveKey, attestationKey, manifestKey, manifestText, removeBlobs } from '../blob-layout.js';
+import { manifestKey, removeBlobs } from '../blob-layout.js';
 import { permission, versionOwner } from '../records.js';
+import {
+  checkCommit,
+  hasVersionKeys,
+  lifecycleColumns,
+  lifecycleOf,
+  nextLifecycle,
+  openVersionArchive,
+  readVersionBundle,
+  recoverPending,
+  removePendingBytes,
+  versionOf as toVersion,
+  type VersionRow,
+  VERSION_COLUMNS,
+  writeVersionBytes,
+} from '../version-rules.js';
 import type { SpaceReserve } from './space-reserve.js';
 import { ownersOfSync } from './tokens.js';
 import { settlePendingPublishersSync, trustedSync } from './trusted-publishers.js';
 import { insertOutboxEvents } from './webhooks.js';
-
-interface VersionRow {
-  name: string;
-  version: string;
-  state: 'pending' | 'complete';
-  integrity: string;
-  sha256: string;
-  size: number;
-  owner: string;
-  created_at: string;
-  stability: VersionStability | null;
-  deprecation_message: string | null;
-  yanked_at: string | null;
-  publisher: string | null;
-  attestation: string | null;
-}
-
-/** Every column but the manifest, which only a registry build needs. */
-const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher, attestation';
-
-const toVersion = (row: VersionRow): StoredVersion => ({
-  name: row.name,
-  version: row.version,
-  state: row.state,
-  integrity: row.integrity,
-  sha256: row.sha256,
-  size: row.size,
-  owner: row.owner,
-  createdAt: row.created_at,
-  ...lifecycleOf(row),
-  ...(row.publisher ? { publisher: JSON.parse(row.publisher) as PublisherRun } : {}),
-  ...(row.attestation ? { attestation: JSON.parse(row.attestation) as StoredAttestation } : {}),
-});
-
-/** The lifecycle columns of a row, as the optional fields of a version. */
-function lifecycleOf(row: Pick<VersionRow, 'stability' | 'deprecation_message' | 'yanked_at'>): VersionLifecycle {
-  return {
-    ...(row.stability ? { stability: row.stability } : {}),
-    ...(row.deprecation_message !== null ? { deprecationMessage: row.deprecation_message } : {}),
-    ...(row.yanked_at ? { yankedAt: row.yanked_at } : {}),
-  };
-}
 
 /** The store holds token hashes and webhook secrets: its folders and files are its account's only. */
 export const PRIVATE_FOLDER = 0o700;
@@ -236,16 +203,10 @@ export class SqliteVersionStore implements VersionStore {
     webhookEvents: readonly WebhookEventRecord[] = [],
     attestation?: string,
   ): Promise<StoredVersion> {
-    // Bytes first (a put resolves once they and their names are durable), then the row: 201 means
-    // stored, and no version is ever listed without its archive. The provenance bundle goes before
-    // the archive and the manifest, so that a version recover() finds whole has it too.
+    // The rules (version-rules.ts): only a pending reservation, its bytes before its row.
     const reserved = this.getSync(name, version);
-    if (reserved?.attestation && attestation === undefined) throw new Error(`version ${name}@${version} was reserved with an attestation: commit it with its bundle`);
-    if (reserved?.attestation && attestation !== undefined) await this.blobs.putBytes(attestationKey(name, version), attestation, { contentType: 'application/json' });
-    await this.blobs.putBytes(manifestKey(name, version), manifestText(manifest), { contentType: 'application/json' });
-    await this.blobs.putFile(archiveKey(name, version), archiveFile, { contentType: 'application/gzip' });
-    // A folder store moved the file in; a bucket copied it, and the copy in tmp/ is no longer wanted.
-    await rm(archiveFile, { force: true });
+    checkCommit(name, version, reserved, attestation);
+    await writeVersionBytes(this.blobs, reserved, archiveFile, manifest, attestation);
     // The version and its webhook deliveries (the outbox) in one transaction: both or neither.
     this.db.transaction(() => {
       const completed = this.db.prepare("UPDATE versions SET state = 'complete', manifest = ? WHERE name = ? AND version = ? AND state = 'pending'").run(JSON.stringify(manifest), name, version);
@@ -264,7 +225,7 @@ export class SqliteVersionStore implements VersionStore {
    */
   async abortVersion(name: string, version: string): Promise<void> {
     if (this.getSync(name, version)?.state !== 'pending') return;
-    await this.deleteBlobs(name, version);
+    await removePendingBytes(this.blobs, name, version);
     if (this.removePending(name, version)) return;
     if ((await this.reserve?.release()) && this.removePending(name, version)) return;
     this.abandon(name, version, 1);
@@ -307,19 +268,8 @@ export class SqliteVersionStore implements VersionStore {
     this.abandoned.delete(key);
   }
 
-  private async deleteBlobs(name: string, version: string): Promise<void> {
-    // Each removal on its own: one that fails (what made the commit fail) must not keep the other.
-    await Promise.allSettled([this.blobs.delete(archiveKey(name, version)), this.blobs.delete(manifestKey(name, version)), this.blobs.delete(attestationKey(name, version))]);
-  }
-
   async readAttestation(name: string, version: string): Promise<Buffer | undefined> {
-    let key: string;
-    try {
-      key = attestationKey(name, version);
-    } catch {
-      return undefined;
-    }
-    return this.getSync(name, version)?.attestation ? this.blobs.readBytes(key) : undefined;
+    return readVersionBundle(this.blobs, this.getSync(name, version), name, version);
   }
 
   async readManifest(name: string, version: string): Promise<TemplateManifest> {
@@ -329,14 +279,8 @@ export class SqliteVersionStore implements VersionStore {
     return JSON.parse(bytes.toString('utf8')) as TemplateManifest;
   }
 
-  async openArchive(name: string, version: string): Promise<ArchiveReader | undefined> {
-    let key: string;
-    try {
-      key = archiveKey(name, version);
-    } catch {
-      return undefined;
-    }
-    return this.blobs.open(key);
+  openArchive(name: string, version: string): Promise<ArchiveReader | undefined> {
+    return openVersionArchive(this.blobs, name, version);
   }
 
   updateLifecycle(name: string, version: string, change: LifecycleChange, webhookEvents?: LifecycleEvents): Promise<{ version: StoredVersion; changed: boolean } | undefined> {
@@ -347,18 +291,12 @@ export class SqliteVersionStore implements VersionStore {
           | undefined;
         if (!row) return undefined;
         const manifestStability = row.manifest ? (JSON.parse(row.manifest) as TemplateManifest).stability : undefined;
-        const effective = change.stability ?? row.stability ?? manifestStability ?? 'stable';
-        // Stored only when it differs from the manifest's: an undone deprecation leaves no trace.
-        const stability = effective === (manifestStability ?? 'stable') ? null : effective;
-        let message = change.deprecationMessage === undefined ? row.deprecation_message : change.deprecationMessage;
-        if (effective !== 'deprecated') message = null;
-        const yankedAt = row.yanked_at ?? (change.yanked ? (change.now ?? new Date()).toISOString() : null);
-        const changed = stability !== row.stability || message !== row.deprecation_message || yankedAt !== row.yanked_at;
+        const { columns, changed } = nextLifecycle(lifecycleColumns(row), manifestStability, change);
         const before = changed && webhookEvents ? this.getSync(name, version) : undefined;
         if (changed) {
           this.db
             .prepare('UPDATE versions SET stability = ?, deprecation_message = ?, yanked_at = ? WHERE name = ? AND version = ?')
-            .run(stability, message, yankedAt, name, version);
+            .run(columns.stability, columns.deprecationMessage, columns.yankedAt, name, version);
         }
         const updated = this.getSync(name, version);
         // The change and its webhook deliveries (the outbox) in one transaction: both or neither.
@@ -376,7 +314,7 @@ export class SqliteVersionStore implements VersionStore {
         "SELECT name, version, stability, deprecation_message, yanked_at FROM versions WHERE state = 'complete' AND (stability IS NOT NULL OR deprecation_message IS NOT NULL OR yanked_at IS NOT NULL)",
       )
       .all() as Row[];
-    return Promise.resolve(new Map(rows.map((row) => [`${row.name}@${row.version}`, lifecycleOf(row)])));
+    return Promise.resolve(new Map(rows.map((row) => [`${row.name}@${row.version}`, lifecycleOf(lifecycleColumns(row))])));
   }
 
   private purgedSync(name: string, version: string): string | undefined {
@@ -423,38 +361,18 @@ export class SqliteVersionStore implements VersionStore {
   async recover(): Promise<void> {
     const pending = this.db.prepare(`SELECT ${VERSION_COLUMNS} FROM versions WHERE state = 'pending'`).all() as VersionRow[];
     for (const row of pending) {
-      const valid = isTemplateName(row.name) && isLooseVersion(row.version);
-      const manifest = valid ? await this.storedManifest(row.name, row.version) : undefined;
-      if (manifest && (await this.archiveMatches(row))) {
-        this.db.prepare("UPDATE versions SET state = 'complete', manifest = ? WHERE name = ? AND version = ? AND state = 'pending'").run(JSON.stringify(manifest), row.name, row.version);
-      } else {
-        // The blobs go before the row: a failed removal leaves the row to retry it at the next start.
-        if (valid) await Promise.all([archiveKey, manifestKey, attestationKey].map((key) => this.blobs.delete(key(row.name, row.version))));
-        this.db.prepare("DELETE FROM versions WHERE name = ? AND version = ? AND state = 'pending'").run(row.name, row.version);
-      }
+      await recoverPending(this.blobs, toVersion(row), {
+        complete: (manifest) => {
+          this.db.prepare("UPDATE versions SET state = 'complete', manifest = ? WHERE name = ? AND version = ? AND state = 'pending'").run(JSON.stringify(manifest), row.name, row.version);
+          return Promise.resolve();
+        },
+        // No upload runs at start: the blobs go before the row, so a failed removal leaves the row to retry it at the next start.
+        abandon: async () => {
+          if (hasVersionKeys(row.name, row.version)) await removeBlobs(this.blobs, row.name, row.version);
+          this.db.prepare("DELETE FROM versions WHERE name = ? AND version = ? AND state = 'pending'").run(row.name, row.version);
+        },
+      });
     }
     await removeLeftoverTemps(this.tmpDir, { isTemp: () => true, foreignAfterMs: FOREIGN_TEMP_AGE_MS, legacyAfterMs: 0 });
-  }
-
-  /** The stored manifest when it is there and is this version's; undefined else (garbled included). */
-  private async storedManifest(name: string, version: string): Promise<TemplateManifest | undefined> {
-    const bytes = await this.blobs.readBytes(manifestKey(name, version));
-    if (!bytes) return undefined;
-    let manifest: TemplateManifest | null;
-    try {
-      manifest = JSON.parse(bytes.toString('utf8')) as TemplateManifest | null;
-    } catch {
-      return undefined;
-    }
-    return manifest?.name === name && manifest.version === version ? manifest : undefined;
-  }
-
-  /** Whether the stored archive has the bytes the version was reserved with. */
-  private async archiveMatches(row: VersionRow): Promise<boolean> {
-    const reader = await this.blobs.open(archiveKey(row.name, row.version));
-    if (!reader) return false;
-    const hash = createHash('sha256');
-    for await (const chunk of reader.stream) hash.update(chunk as Buffer);
-    return hash.digest('hex') === row.sha256;
   }
 }

@@ -16,79 +16,10 @@ import {
   type WebhookUpdate,
 } from '../types.js';
 import { updatedWebhook, webhookBody } from '../records.js';
+import { deliveryOf as toDelivery, outboxOf as toOutbox, webhookOf as toWebhook, type DeliveryRow, type OutboxRow, type WebhookRow } from '../rows.js';
 
 // The signing secret is stored as given (deliveries are signed with it, so it cannot be hashed like
 // tokens): the store folder must be readable by the server's account only.
-
-interface WebhookRow {
-  id: string;
-  url: string;
-  events: string;
-  secret: string;
-  active: number;
-  created_at: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: string | null;
-}
-
-interface DeliveryRow {
-  /** The row number: the log's order, never shown (`attempt_id` is the attempt's id). */
-  id: number;
-  attempt_id: string;
-  webhook_id: string;
-  event: string;
-  status: number | null;
-  attempted_at: string;
-  error: string | null;
-  delivery_id: string | null;
-}
-
-interface OutboxRow {
-  id: string;
-  webhook_id: string;
-  event: string;
-  body: string;
-  state: OutboxDelivery['state'];
-  attempts: number;
-  next_attempt_at: number;
-  created_at: string;
-  updated_at: string;
-  last_status: number | null;
-  last_error: string | null;
-}
-
-const toWebhook = (row: WebhookRow): StoredWebhook => ({
-  id: row.id,
-  url: row.url,
-  events: JSON.parse(row.events) as string[],
-  secret: row.secret,
-  active: row.active !== 0,
-  createdAt: row.created_at,
-  ...(row.previous_secret !== null && row.previous_secret_expires_at !== null ? { previousSecret: row.previous_secret, previousSecretExpiresAt: row.previous_secret_expires_at } : {}),
-});
-
-const toDelivery = (row: DeliveryRow): DeliveryRecord => ({
-  id: row.attempt_id,
-  webhookId: row.webhook_id,
-  event: row.event,
-  status: row.status,
-  attemptedAt: row.attempted_at,
-  error: row.error,
-  deliveryId: row.delivery_id,
-});
-
-const toOutbox = (row: OutboxRow): OutboxDelivery => ({
-  id: row.id,
-  webhookId: row.webhook_id,
-  event: row.event,
-  body: row.body,
-  state: row.state,
-  attempts: row.attempts,
-  nextAttemptAt: new Date(row.next_attempt_at).toISOString(),
-  createdAt: row.created_at,
-  lastStatus: row.last_status,
-  lastError: row.last_error,
-});
 
 /**
  * The oldest pending delivery of its webhook (rows are numbered as they were written): only that one
@@ -112,7 +43,7 @@ export function insertOutboxEvents(db: Database.Database, records: readonly Webh
     const body = webhookBody(record, now);
     for (const webhook of webhooks) {
       if (!webhook.events.some((e) => eventMatches(e, record.event))) continue;
-      const row: OutboxRow = {
+      const row: OutboxRow & { updated_at: string } = {
         id: randomUUID(),
         webhook_id: webhook.id,
         event: record.event,
