@@ -129,15 +129,17 @@ export class PostgresVersionStore implements VersionStore {
         result.push({ name: row.name, version: row.version, known: true });
         continue;
       }
-      let manifest = row.manifest;
-      if (manifest === null) {
-        // A row without its manifest (copied in from an older store): read it, and keep it in the row.
-        manifest = await this.readManifest(row.name, row.version);
-        await this.pool.query('UPDATE versions SET manifest = $1 WHERE name = $2 AND version = $3 AND manifest IS NULL', [JSON.stringify(manifest), row.name, row.version]);
-      }
-      result.push({ ...toVersion(row), manifest });
+      result.push({ ...toVersion(row), manifest: await this.#manifestOf(row) });
     }
     return result;
+  }
+
+  /** The manifest a row holds; a row without it (copied in from an older store) gets it read from the blobs and kept. */
+  async #manifestOf(row: { name: string; version: string; manifest: TemplateManifest | null }): Promise<TemplateManifest> {
+    if (row.manifest !== null) return row.manifest;
+    const manifest = await this.readManifest(row.name, row.version);
+    await this.pool.query('UPDATE versions SET manifest = $1 WHERE name = $2 AND version = $3 AND manifest IS NULL', [JSON.stringify(manifest), row.name, row.version]);
+    return manifest;
   }
 
   async publishedNames(): Promise<string[]> {
@@ -150,13 +152,7 @@ export class PostgresVersionStore implements VersionStore {
     const { rows } = await this.pool.query<Row>(`SELECT ${VERSION_COLUMNS}, manifest FROM versions WHERE state = 'complete' AND name = ANY($1::text[])`, [[...names]]);
     const result: (StoredVersion & { manifest: TemplateManifest })[] = [];
     for (const row of rows) {
-      let manifest = row.manifest;
-      if (manifest === null) {
-        // A row without its manifest (copied in from an older store): read it, and keep it in the row.
-        manifest = await this.readManifest(row.name, row.version);
-        await this.pool.query('UPDATE versions SET manifest = $1 WHERE name = $2 AND version = $3 AND manifest IS NULL', [JSON.stringify(manifest), row.name, row.version]);
-      }
-      result.push({ ...toVersion(row), manifest });
+      result.push({ ...toVersion(row), manifest: await this.#manifestOf(row) });
     }
     return result;
   }
