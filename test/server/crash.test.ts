@@ -96,8 +96,8 @@ describe('crash safety', () => {
       const partial = await packTemplate(await writeTemplate({ 'template.json': { ...validManifest, name: `partial-${i}` } }), { outDir: await tempDir() });
       stalledUpload(url, token, await readFile(partial.file), partial.manifest);
     }
-    // Killed while the three uploads are being received: their temp files are in the store.
-    await vi.waitFor(async () => expect(await readdir(path.join(store, 'tmp'))).toHaveLength(3), { timeout: 10_000 });
+    // Killed while the three uploads are being received: their temp archives are in the store (each beside the folder it is unpacked into as it arrives).
+    await vi.waitFor(async () => expect((await readdir(path.join(store, 'tmp'))).filter((name) => name.endsWith('.tgz'))).toHaveLength(3), { timeout: 10_000 });
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
 
@@ -107,6 +107,8 @@ describe('crash safety', () => {
     expect(registry.templates.map((e: { id: string }) => e.id)).toEqual(['complete-one']);
     const onDisk = JSON.parse(await readFile(path.join(store, 'public', 'registry.json'), 'utf8'));
     expect(onDisk.templates.map((e: { id: string }) => e.id)).toEqual(['complete-one']);
+    // Nothing the killed uploads left behind survives the restart: neither their archives nor their unpacked folders.
+    expect(await readdir(path.join(store, 'tmp'))).toEqual([]);
   }, 60_000);
 
   it('completes a reserved upload whose files are in place and drops one whose archive is missing', async () => {
