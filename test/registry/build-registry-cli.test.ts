@@ -242,7 +242,7 @@ const { createRequire } = await import('node:module');
 const aws = () => Object.keys(createRequire(import.meta.url).cache).filter((f) => /node_modules\\/@(aws-sdk|smithy)\\//.test(f)).length;
 const { runCli } = await import('./build/src/cli/index.js');
 const code = await runCli(['build-registry', '--out', ${JSON.stringify(path.join(dir, 'out'))}, '--store', ${JSON.stringify(dir)}], { stdout: () => {}, stderr: () => {} });
-const registry = await import('template-registry/registry');
+const registry = await import('./build/src/registry/index.js');
 const before = aws();
 await (await registry.createS3Client({ endpoint: 'http://127.0.0.1:9' })).destroy();
 console.log(JSON.stringify({ code, before, after: aws() }));`;
