@@ -386,8 +386,12 @@ export class RegistryApiClient {
     const controller = new AbortController();
     const idleError = Object.assign(new Error(`no activity for ${this.timeoutMs} ms`), { code: 'ETIMEDOUT' });
     let timer: NodeJS.Timeout | undefined;
+    let ended = false;
     const active = (): void => {
       clearTimeout(timer);
+      // The body's source may still hand over a chunk after the exchange ended (a connection reset
+      // mid-upload): a timer armed then would keep the process alive for the whole idle time-out.
+      if (ended) return;
       timer = setTimeout(() => controller.abort(idleError), this.timeoutMs);
     };
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.userAgent, ...request.headers };
@@ -446,6 +450,7 @@ export class RegistryApiClient {
       }
       return { kind: 'network', url: request.url, code, message, retryable: RETRYABLE_NETWORK_CODES.has(code) || /socket hang up|other side closed/i.test(message) };
     } finally {
+      ended = true;
       clearTimeout(timer);
       // The registry answered: whatever is left of the body (an early refusal) is not sent.
       controller.abort();

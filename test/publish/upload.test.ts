@@ -146,6 +146,21 @@ describe('publishTemplate', () => {
     expect(fake.uploads[0]).toMatchObject({ integrity, size: bytes.length });
   });
 
+  it('leaves no idle timer armed once an upload cut off mid-body is done: the process can exit', async () => {
+    const timers = (): number => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const before = timers();
+    for (let run = 0; run < 5; run++) {
+      const fake = await registry();
+      fake.fail(['500', 'drop', 'drop']);
+      const { file } = await archive(randomBytes(4 * 1024 * 1024));
+      const result = await publishTemplate(options(fake, file, { timeoutMs: 60_000 }));
+      expect(result).toMatchObject({ uploaded: true, attempts: 4 });
+      // Let the archive's reader hand over what it still holds.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(timers()).toBeLessThanOrEqual(before);
+  });
+
   it('honours Retry-After on a 429', async () => {
     const fake = await registry();
     fake.fail(['429']);
