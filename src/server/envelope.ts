@@ -46,6 +46,9 @@ export class ApiError extends Error {
   }
 }
 
+/** A refusal answered before any of the request's body was read, its connection closed after it (`closing` in routes/upload.ts). */
+export class RefusalBeforeBody extends ApiError {}
+
 export function requestId(request: FastifyRequest): string {
   return String(request.id);
 }
@@ -68,8 +71,28 @@ export function errorBody(request: FastifyRequest, error: ApiError): { error: Re
   };
 }
 
+/** The most of a refused body read and dropped so that its client gets the answer (see `readsRestInstead`). */
+export const LINGER_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Whether a refusal that would close its connection lets the rest of the body be read and dropped
+ * instead: a socket closed with bytes unread is reset, and the client's side then drops the answer
+ * with it (an EPIPE instead of the 401 that says why). Only a body of a declared length up to
+ * LINGER_MAX_BYTES: a larger or chunked one is still cut off at once, never read.
+ */
+function readsRestInstead(request: FastifyRequest): boolean {
+  const raw = request.raw;
+  if (raw.complete || raw.headers['transfer-encoding'] !== undefined) return false;
+  const declared = Number(raw.headers['content-length']);
+  return Number.isFinite(declared) && declared > 0 && declared <= LINGER_MAX_BYTES;
+}
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
-  for (const [name, value] of Object.entries(error.headers)) void reply.header(name, value);
+  const lingers = error instanceof RefusalBeforeBody && readsRestInstead(request);
+  for (const [name, value] of Object.entries(error.headers)) {
+    if (lingers && name.toLowerCase() === 'connection' && value.toLowerCase() === 'close') continue;
+    void reply.header(name, value);
+  }
   return reply.code(error.statusCode).type('application/json; charset=utf-8').send(errorBody(request, error));
 }
 

@@ -3,6 +3,7 @@
  * no trace, slow and oversized requests are cut off, usage numbers cannot be forged cheaply, and the
  * store is private.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import path from 'node:path';
@@ -292,6 +293,29 @@ describe('slow and oversized requests are cut off', () => {
     expect(answer.text).toMatch(/^HTTP\/1\.1 401/);
     expect(answer.text).toMatch(/connection: close/i);
     expect(answer.closedEarly).toBe(true);
+  });
+
+  it('reads and drops the rest of a small refused body, so that its client gets the 401 (not a reset) and the connection serves the next request', async () => {
+    const server = await startRegistryServer();
+    const { port, host } = new URL(server.url);
+    const body = randomBytes(256 * 1024);
+    const socket = connect(Number(port), '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(multipartHead(server, body.length, { Authorization: 'Bearer nope' }));
+    socket.write(body);
+    await vi.waitFor(() => expect(text).toMatch(/^HTTP\/1\.1 401[\s\S]*\r\n\r\n\{[\s\S]*\}$/), { timeout: 10_000 });
+    expect(text).not.toMatch(/connection: close/i);
+    text = '';
+    socket.write(`GET /registry.json HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    await vi.waitFor(() => expect(text).toMatch(/^HTTP\/1\.1 200/), { timeout: 10_000 });
+    socket.destroy();
+    // The publish client sees the same answer, whatever the timing.
+    const archive = path.join(await tempDir(), 'refused.tgz');
+    await writeFile(archive, randomBytes(2 * 1024 * 1024));
+    const error = await publishTemplate({ registryUrl: server.url, token: 'tr_not_a_token_of_this_registry', archive, manifest: (await packed({})).manifest, retries: 0 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 401 });
   });
 
   it('answers an upload whose Content-Length passes the limit with 413 and closes the connection', async () => {
