@@ -11,11 +11,28 @@
  */
 import { readFile } from 'node:fs/promises';
 
-import { bundleFromJSON, isBundleWithDsseEnvelope, type Bundle } from '@sigstore/bundle';
+import type { Bundle } from '@sigstore/bundle';
 import type { X509Certificate } from '@sigstore/core';
-import { TrustedRoot } from '@sigstore/protobuf-specs';
 import seeds from '@sigstore/tuf/seeds.json' with { type: 'json' };
-import { toSignedEntity, toTrustMaterial, Verifier, type TrustMaterial } from '@sigstore/verify';
+import type { TrustMaterial } from '@sigstore/verify';
+
+/** Sigstore's packages, loaded at the first trusted root or verification, not with the API: they would be most of what importing it costs. */
+async function loadSigstore(): Promise<{
+  bundleFromJSON: typeof import('@sigstore/bundle').bundleFromJSON;
+  TrustedRoot: typeof import('@sigstore/protobuf-specs').TrustedRoot;
+  toSignedEntity: typeof import('@sigstore/verify').toSignedEntity;
+  toTrustMaterial: typeof import('@sigstore/verify').toTrustMaterial;
+  Verifier: typeof import('@sigstore/verify').Verifier;
+}> {
+  const [bundle, specs, verify] = await Promise.all([import('@sigstore/bundle'), import('@sigstore/protobuf-specs'), import('@sigstore/verify')]);
+  return { bundleFromJSON: bundle.bundleFromJSON, TrustedRoot: specs.TrustedRoot, toSignedEntity: verify.toSignedEntity, toTrustMaterial: verify.toTrustMaterial, Verifier: verify.Verifier };
+}
+
+let sigstoreModules: ReturnType<typeof loadSigstore> | undefined;
+const sigstore = (): ReturnType<typeof loadSigstore> => (sigstoreModules ??= loadSigstore());
+
+/** Whether a bundle signs a DSSE envelope (an in-toto statement), not a bare message. */
+const hasDsseEnvelope = (bundle: Bundle): bundle is Bundle & { content: { $case: 'dsseEnvelope' } } => bundle.content.$case === 'dsseEnvelope';
 
 /** The predicate type of SLSA provenance v1 (what `actions/attest-build-provenance` attests). */
 export const SLSA_PROVENANCE_V1 = 'https://slsa.dev/provenance/v1';
@@ -92,7 +109,7 @@ const OID_RUN_INVOCATION_URI = '1.3.6.1.4.1.57264.1.21';
 const PUBLIC_GOOD = 'the public-good Sigstore trusted root shipped with @sigstore/tuf';
 
 /** A trusted root (the JSON of `application/vnd.dev.sigstore.trustedroot+json`) as trust material; `source` names it in errors. */
-function parseTrustedRoot(text: string, source: string): SigstoreTrust {
+async function parseTrustedRoot(text: string, source: string): Promise<SigstoreTrust> {
   let json: unknown;
   try {
     json = JSON.parse(text) as unknown;
@@ -102,6 +119,7 @@ function parseTrustedRoot(text: string, source: string): SigstoreTrust {
   if (!json || typeof json !== 'object' || !Array.isArray((json as { certificateAuthorities?: unknown }).certificateAuthorities)) {
     throw new Error(`${source} is not a Sigstore trusted root: it has no certificateAuthorities list`);
   }
+  const { toTrustMaterial, TrustedRoot } = await sigstore();
   try {
     return { material: toTrustMaterial(TrustedRoot.fromJSON(json)), source };
   } catch (error) {
@@ -109,12 +127,12 @@ function parseTrustedRoot(text: string, source: string): SigstoreTrust {
   }
 }
 
-let publicGood: SigstoreTrust | undefined;
+let publicGood: Promise<SigstoreTrust> | undefined;
 
 /** The public-good Sigstore trusted root as `@sigstore/tuf` ships it (read offline, never fetched). */
-export function publicGoodTrust(): SigstoreTrust {
+export function publicGoodTrust(): Promise<SigstoreTrust> {
   const target = (seeds as Record<string, { targets?: Record<string, string> }>)['https://tuf-repo-cdn.sigstore.dev']?.targets?.['trusted_root.json'];
-  if (target === undefined) throw new Error('@sigstore/tuf ships no trusted_root.json for the public-good instance');
+  if (target === undefined) return Promise.reject(new Error('@sigstore/tuf ships no trusted_root.json for the public-good instance'));
   publicGood ??= parseTrustedRoot(Buffer.from(target, 'base64').toString('utf8'), PUBLIC_GOOD);
   return publicGood;
 }
@@ -188,7 +206,7 @@ export function describeSigner(signer: ProvenanceSigner): string {
 }
 
 /** The bundle's JSON, parsed and shaped; INVALID when it is not one this verification takes. */
-function parseBundle(bytes: Uint8Array | string): Bundle {
+function parseBundle(bytes: Uint8Array | string, bundleFromJSON: typeof import('@sigstore/bundle').bundleFromJSON): Bundle {
   const size = typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length;
   if (size > MAX_ATTESTATION_BYTES) throw new ProvenanceError('INVALID', `the attestation is ${size} bytes; at most ${MAX_ATTESTATION_BYTES} are accepted`);
   let json: unknown;
@@ -203,7 +221,7 @@ function parseBundle(bytes: Uint8Array | string): Bundle {
   } catch (error) {
     throw new ProvenanceError('INVALID', `the attestation is not a Sigstore bundle: ${(error as Error).message}`);
   }
-  if (!isBundleWithDsseEnvelope(bundle)) throw new ProvenanceError('INVALID', 'the attestation is not a DSSE-signed in-toto statement (it signs a message, not a statement)');
+  if (!hasDsseEnvelope(bundle)) throw new ProvenanceError('INVALID', 'the attestation is not a DSSE-signed in-toto statement (it signs a message, not a statement)');
   if (bundle.content.dsseEnvelope.payloadType !== IN_TOTO_PAYLOAD_TYPE) {
     throw new ProvenanceError('INVALID', `the attestation's payload is ${JSON.stringify(bundle.content.dsseEnvelope.payloadType)}, not an in-toto statement (${IN_TOTO_PAYLOAD_TYPE})`);
   }
@@ -216,7 +234,7 @@ interface Statement {
 }
 
 function statementOf(bundle: Bundle): Statement {
-  if (!isBundleWithDsseEnvelope(bundle)) throw new ProvenanceError('INVALID', 'the attestation is not a DSSE-signed in-toto statement');
+  if (!hasDsseEnvelope(bundle)) throw new ProvenanceError('INVALID', 'the attestation is not a DSSE-signed in-toto statement');
   let statement: unknown;
   try {
     statement = JSON.parse(Buffer.from(bundle.content.dsseEnvelope.payload).toString('utf8')) as unknown;
@@ -248,8 +266,9 @@ export interface ProvenanceExpectation {
  * digest against `expected.sha256`, the certificate's identity against `expected.signer`. Throws
  * ProvenanceError naming the problem; returns what the bundle says.
  */
-export function verifyProvenance(bytes: Uint8Array | string | Bundle, expected: ProvenanceExpectation, trust: SigstoreTrust): VerifiedProvenance {
-  const bundle = typeof bytes === 'string' || bytes instanceof Uint8Array ? parseBundle(bytes) : bytes;
+export async function verifyProvenance(bytes: Uint8Array | string | Bundle, expected: ProvenanceExpectation, trust: SigstoreTrust): Promise<VerifiedProvenance> {
+  const { bundleFromJSON, toSignedEntity, Verifier } = await sigstore();
+  const bundle = typeof bytes === 'string' || bytes instanceof Uint8Array ? parseBundle(bytes, bundleFromJSON) : bytes;
   const statement = statementOf(bundle);
   let certificate: X509Certificate | undefined;
   try {

@@ -98,7 +98,7 @@ export async function checkProvenance(entry: AttestedEntry, sha256: string, poli
   }
   let verified;
   try {
-    verified = verifyProvenance(bundle, { sha256 }, policy.trust ?? publicGoodTrust());
+    verified = await verifyProvenance(bundle, { sha256 }, policy.trust ?? (await publicGoodTrust()));
   } catch (error) {
     if (!(error instanceof ProvenanceError)) throw error;
     return notVerified(error.problem, `the provenance of ${label} does not verify: ${error.message}`);

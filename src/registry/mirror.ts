@@ -511,7 +511,7 @@ class Mirror {
    */
   async #copyAttestations(entries: readonly Record<string, unknown>[], archiveOf: ReadonlyMap<string, string>): Promise<void> {
     const mode = this.#options.provenance ?? 'verify';
-    const trust = mode === 'off' ? undefined : (this.#options.sigstoreTrust ?? publicGoodTrust());
+    const trust = mode === 'off' ? undefined : (this.#options.sigstoreTrust ?? (await publicGoodTrust()));
     const problems: string[] = [];
     const toWrite = new Map<string, Buffer>();
     await mapLimit(entries, ARCHIVE_CONCURRENCY, async (entry) => {
@@ -540,7 +540,7 @@ class Mirror {
           if (sha256 === undefined) {
             this.#result.warnings.push(`the provenance of ${label} was not verified: its entry gives no sha256 and its archive is not mirrored`);
           } else {
-            verifyProvenance(answer.bytes, { sha256 }, trust);
+            await verifyProvenance(answer.bytes, { sha256 }, trust);
             this.#result.provenanceVerified.push(label);
           }
         }

@@ -42,7 +42,7 @@ export async function checkUploadedProvenance(
   const allowed = await allowedSigners(storage, token, name);
   let verified;
   try {
-    verified = verifyProvenance(bundle, { sha256 }, trust);
+    verified = await verifyProvenance(bundle, { sha256 }, trust);
   } catch (error) {
     if (error instanceof ProvenanceError) throw mismatch(error.problem, error.message);
     throw error;

@@ -85,7 +85,7 @@ describe('the publish action attests each archive', () => {
     const bundle = await readFile(outcome.outputs.attestation!, 'utf8');
     const served = await (await fetch(`${server.url}/templates/${publishableManifest.name}/versions/1.0.0/attestation`)).text();
     expect(served).toBe(bundle);
-    const verified = verifyProvenance(bundle, { sha256: outcome.outputs.sha256! }, await loadSigstoreTrust(sigstore.trustedRootFile));
+    const verified = await verifyProvenance(bundle, { sha256: outcome.outputs.sha256! }, await loadSigstoreTrust(sigstore.trustedRootFile));
     expect(verified).toMatchObject({ signer: { repository: 'acme/web-app', workflow: 'publish.yml', issuer: oidc.issuer }, predicateType: 'https://slsa.dev/provenance/v1' });
     const statement = JSON.parse(Buffer.from(JSON.parse(bundle).dsseEnvelope.payload, 'base64').toString('utf8'));
     expect(statement).toMatchObject({

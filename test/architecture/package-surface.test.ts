@@ -67,6 +67,31 @@ console.log(JSON.stringify(names));`,
     }
   });
 
+  it('loads Sigstore only at the first verification: neither the package root nor its client statically imports it', async () => {
+    const { buildConsumer } = await import('../../scripts/package-bundles.js');
+    const outdir = await mkdtemp(path.join(tmpdir(), 'consumer-bundle-'));
+    try {
+      const { outputs } = await buildConsumer(outdir);
+      for (const entry of ['src/index.ts', 'src/client/index.ts']) {
+        const start = Object.keys(outputs).find((file) => outputs[file]?.entryPoint === entry);
+        expect(start, entry).toBeDefined();
+        // Every chunk the entry loads at import time (static imports, transitively), not those it loads on demand.
+        const loaded = new Set<string>();
+        const pending = [start!];
+        while (pending.length > 0) {
+          const file = pending.pop()!;
+          if (loaded.has(file)) continue;
+          loaded.add(file);
+          for (const imported of outputs[file]?.imports ?? []) if (imported.kind === 'import-statement' && outputs[imported.path]) pending.push(imported.path);
+        }
+        const sources = [...loaded].flatMap((file) => Object.keys(outputs[file]?.inputs ?? {}));
+        expect(sources.filter((source) => /node_modules\/@sigstore\/(verify|bundle|protobuf-specs|sign)\//.test(source)), entry).toEqual([]);
+      }
+    } finally {
+      await rm(outdir, { recursive: true, force: true });
+    }
+  });
+
   it('answers template-registry --version without loading the command parser or any command', () => {
     const loaded = loadedAfter(
       "const { runCli } = await import('./build/src/cli/index.js'); let out = ''; const code = await runCli(['--version'], { stdout: (t) => (out += t), stderr: () => {} }); if (code !== 0 || !/^\\d+\\.\\d+\\.\\d+\\n$/.test(out)) process.exit(3);",

@@ -15,9 +15,9 @@ import { signProvenance, startFakeSigstore } from '../helpers/fake-sigstore.js';
 const archive = Buffer.from('pretend these are the bytes of a gzip tar archive\n'.repeat(50));
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
-function problemOf(run: () => unknown): ProvenanceProblem | undefined {
+async function problemOf(run: () => Promise<unknown>): Promise<ProvenanceProblem | undefined> {
   try {
-    run();
+    await run();
   } catch (error) {
     if (error instanceof ProvenanceError) return error.problem;
     throw error;
@@ -37,7 +37,7 @@ describe('build provenance of an archive', () => {
     const { sigstore, oidc, trust, signer } = await setup();
     const bundle = await signProvenance(sigstore, oidc, { name: 'web-app-1.0.0.tgz', sha256: sha256(archive) });
     expect(JSON.parse(bundle).mediaType).toMatch(/^application\/vnd\.dev\.sigstore\.bundle/);
-    const verified = verifyProvenance(bundle, { sha256: sha256(archive), signer }, trust);
+    const verified = await verifyProvenance(bundle, { sha256: sha256(archive), signer }, trust);
     expect(verified).toEqual({ signer, predicateType: SLSA_PROVENANCE_V1, runUrl: 'https://github.com/acme/web-app/actions/runs/8123456789/attempts/1' });
     // Fulcio was asked for a certificate, Rekor logged it, the timestamp authority stamped it.
     expect(sigstore.requests).toEqual(['/api/v2/signingCert', '/api/v1/log/entries', '/api/v1/timestamp']);
@@ -47,7 +47,7 @@ describe('build provenance of an archive', () => {
     const { sigstore, oidc, trust, signer } = await setup();
     for (const endpoints of [{ rekor: true }, { tsa: true }]) {
       const bundle = await signProvenance(sigstore, oidc, { name: 'a.tgz', sha256: sha256(archive) }, {}, endpoints);
-      expect(verifyProvenance(bundle, { sha256: sha256(archive), signer }, trust).signer).toEqual(signer);
+      expect((await verifyProvenance(bundle, { sha256: sha256(archive), signer }, trust)).signer).toEqual(signer);
     }
   });
 
@@ -56,26 +56,26 @@ describe('build provenance of an archive', () => {
     const bundle = await signProvenance(sigstore, oidc, { name: 'a.tgz', sha256: sha256(archive) });
     const flipped = Buffer.from(archive);
     flipped[100] = (flipped[100] as number) ^ 0x01;
-    expect(problemOf(() => verifyProvenance(bundle, { sha256: sha256(flipped), signer }, trust))).toBe('DIGEST');
+    expect(await problemOf(() => verifyProvenance(bundle, { sha256: sha256(flipped), signer }, trust))).toBe('DIGEST');
   });
 
   it('refuses a bundle about another file', async () => {
     const { sigstore, oidc, trust, signer } = await setup();
     const other = await signProvenance(sigstore, oidc, { name: 'a.tgz', sha256: sha256(Buffer.from('another archive')) });
-    expect(() => verifyProvenance(other, { sha256: sha256(archive), signer }, trust)).toThrow(/about other bytes/);
+    await expect(verifyProvenance(other, { sha256: sha256(archive), signer }, trust)).rejects.toThrow(/about other bytes/);
   });
 
   it("refuses the right digest signed under another repository's identity, or by another workflow", async () => {
     const { sigstore, oidc, trust, signer } = await setup();
     const otherRepository = await signProvenance(sigstore, oidc, { name: 'a.tgz', sha256: sha256(archive) }, { repository: 'mallory/web-app' });
-    expect(problemOf(() => verifyProvenance(otherRepository, { sha256: sha256(archive), signer }, trust))).toBe('IDENTITY');
-    expect(() => verifyProvenance(otherRepository, { sha256: sha256(archive), signer, signerRole: 'the trusted publisher' }, trust)).toThrow(
+    expect(await problemOf(() => verifyProvenance(otherRepository, { sha256: sha256(archive), signer }, trust))).toBe('IDENTITY');
+    await expect(verifyProvenance(otherRepository, { sha256: sha256(archive), signer, signerRole: 'the trusted publisher' }, trust)).rejects.toThrow(
       /signed by mallory\/web-app @ publish\.yml .*not by the trusted publisher acme\/web-app @ publish\.yml/,
     );
     const otherWorkflow = await signProvenance(sigstore, oidc, { name: 'a.tgz', sha256: sha256(archive) }, { workflow: 'release.yml' });
-    expect(problemOf(() => verifyProvenance(otherWorkflow, { sha256: sha256(archive), signer }, trust))).toBe('IDENTITY');
+    expect(await problemOf(() => verifyProvenance(otherWorkflow, { sha256: sha256(archive), signer }, trust))).toBe('IDENTITY');
     // Without an expected identity, the signer is whoever the certificate names.
-    expect(verifyProvenance(otherWorkflow, { sha256: sha256(archive) }, trust).signer).toEqual({ ...signer, workflow: 'release.yml' });
+    expect((await verifyProvenance(otherWorkflow, { sha256: sha256(archive) }, trust)).signer).toEqual({ ...signer, workflow: 'release.yml' });
   });
 
   it('refuses a bundle whose signature or statement was altered, and one of a CA the trusted root does not hold', async () => {
@@ -85,24 +85,25 @@ describe('build provenance of an archive', () => {
     const statement = JSON.parse(Buffer.from(parsed.dsseEnvelope.payload, 'base64').toString('utf8'));
     statement.subject[0].name = 'renamed.tgz';
     const altered = JSON.stringify({ ...parsed, dsseEnvelope: { ...parsed.dsseEnvelope, payload: Buffer.from(JSON.stringify(statement)).toString('base64') } });
-    expect(problemOf(() => verifyProvenance(altered, { sha256: sha256(archive), signer }, trust))).toBe('SIGNATURE');
+    expect(await problemOf(() => verifyProvenance(altered, { sha256: sha256(archive), signer }, trust))).toBe('SIGNATURE');
     // The public-good root (as @sigstore/tuf ships it, read offline) does not vouch for this Fulcio.
-    expect(problemOf(() => verifyProvenance(bundle, { sha256: sha256(archive), signer }, publicGoodTrust()))).toBe('SIGNATURE');
+    const publicGood = await publicGoodTrust();
+    expect(await problemOf(() => verifyProvenance(bundle, { sha256: sha256(archive), signer }, publicGood))).toBe('SIGNATURE');
     // Another instance's root neither.
     const stranger = await startFakeSigstore();
     const strangerTrust = await loadSigstoreTrust(stranger.trustedRootFile);
-    expect(problemOf(() => verifyProvenance(bundle, { sha256: sha256(archive), signer }, strangerTrust))).toBe('SIGNATURE');
+    expect(await problemOf(() => verifyProvenance(bundle, { sha256: sha256(archive), signer }, strangerTrust))).toBe('SIGNATURE');
   });
 
   it('refuses what is not a bundle, naming the problem', async () => {
     const { trust } = await setup();
     for (const text of ['not json', '{}', JSON.stringify({ mediaType: 'application/vnd.dev.sigstore.bundle.v0.3+json' }), 'x'.repeat(200 * 1024)]) {
-      expect(problemOf(() => verifyProvenance(text, { sha256: sha256(archive) }, trust))).toBe('INVALID');
+      expect(await problemOf(() => verifyProvenance(text, { sha256: sha256(archive) }, trust))).toBe('INVALID');
     }
   });
 
   it('loads the public-good trusted root offline, and names a file that is not a trusted root', async () => {
-    const root = publicGoodTrust();
+    const root = await publicGoodTrust();
     expect(root.material.certificateAuthorities.length).toBeGreaterThan(0);
     expect(root.material.tlogs.length).toBeGreaterThan(0);
     await expect(loadSigstoreTrust('/nonexistent/trusted_root.json')).rejects.toThrow(/cannot read the Sigstore trusted root \/nonexistent\/trusted_root\.json/);

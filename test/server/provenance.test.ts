@@ -129,7 +129,7 @@ describe('provenance at upload', () => {
     expect(again.status).toBe(304);
     // What the registry serves verifies for what it serves.
     const trust = await loadSigstoreTrust(w.sigstore.trustedRootFile);
-    expect(verifyProvenance(text, { sha256: pack.sha256 }, trust).signer).toEqual({ repository: 'acme/web-app', workflow: 'publish.yml', issuer: w.oidc.issuer });
+    expect((await verifyProvenance(text, { sha256: pack.sha256 }, trust)).signer).toEqual({ repository: 'acme/web-app', workflow: 'publish.yml', issuer: w.oidc.issuer });
     // A version without provenance has none to serve.
     await upload(w, w.server.token, await packed('plain-app'), undefined);
     expect((await w.get('/templates/plain-app/versions/1.0.0/attestation')).status).toBe(404);
