@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import { boundariesConfig } from './eslint.boundaries.js';
 
 export default tseslint.config(
-  { ignores: ['build/**', 'dist/**', 'coverage/**', 'node_modules/**', 'examples/**', 'bin/**'] },
+  { ignores: ['build/**', 'dist/**', 'coverage/**', 'node_modules/**', 'examples/**', 'bin/**', 'packages/*/lib/**', 'packages/*/openapi/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
