@@ -12,14 +12,12 @@ import {
   versionKey,
   type AggregateRows,
   type AnalyticsAggregates,
-  type DayCounts,
   type EventFacts,
   type EventPlan,
   type LatestRating,
-  type UserActivity,
   type VersionAggregates,
-  type VersionTotals,
 } from '../../registry/analytics.js';
+import { DAY_FIELDS, TOTAL_FIELDS, toDay, toRating, toTotals, toUser, type DayRow, type RatingRow, type TotalsRow, type UserRow } from '../analytics-rows.js';
 import { insertRows, iso, type Queryable } from './database.js';
 
 type Client = Pick<pg.ClientBase, 'query'>;
@@ -85,91 +83,7 @@ CREATE TABLE IF NOT EXISTS analytics_ratings (
 CREATE INDEX IF NOT EXISTS events_by_received_at ON events (received_at);
 `;
 
-const DAY_FIELDS = [
-  ['downloads', 'downloads'],
-  ['anonymous_successes', 'anonymousSuccesses'],
-  ['first_users', 'firstUsers'],
-  ['last_users', 'lastUsers'],
-  ['last_success_users', 'lastSuccessUsers'],
-] as const;
-const TOTAL_FIELDS = [
-  ['downloads', 'downloads'],
-  ['download_events', 'downloadEvents'],
-  ['successes', 'successes'],
-  ['failures', 'failures'],
-  ['duration_sum', 'durationSum'],
-  ['duration_count', 'durationCount'],
-  ['users', 'users'],
-] as const;
 const RATING_COLUMNS = ['template_id', 'version', 'user_id', 'rating', 'comment', 'helpful', 'created_at', 'review_id', 'at', 'seq', 'first_seq'];
-
-interface TotalsRow {
-  template_id: string;
-  version: string;
-  downloads: number;
-  download_events: number;
-  successes: number;
-  failures: number;
-  duration_sum: number;
-  duration_count: number;
-  users: number;
-  last_download: string | null;
-  last_download_ms: number | null;
-}
-type DayRow = { template_id: string; version: string; day: number } & Record<(typeof DAY_FIELDS)[number][0], number>;
-interface UserRow {
-  template_id: string;
-  version: string;
-  user_key: string;
-  first_day: number;
-  last_day: number;
-  last_success_day: number | null;
-}
-interface RatingRow {
-  template_id: string;
-  version: string;
-  user_id: string;
-  rating: number;
-  comment: string | null;
-  helpful: number;
-  created_at: string;
-  review_id: string;
-  at: number;
-  /** bigint: read as text. */
-  seq: string;
-  first_seq: string;
-}
-
-const toTotals = (row: TotalsRow): VersionTotals => ({
-  downloads: row.downloads,
-  downloadEvents: row.download_events,
-  successes: row.successes,
-  failures: row.failures,
-  durationSum: row.duration_sum,
-  durationCount: row.duration_count,
-  users: row.users,
-  ...(row.last_download !== null && row.last_download_ms !== null ? { lastDownload: row.last_download, lastDownloadMs: row.last_download_ms } : {}),
-});
-const toDay = (row: DayRow): DayCounts => ({
-  day: row.day,
-  downloads: row.downloads,
-  anonymousSuccesses: row.anonymous_successes,
-  firstUsers: row.first_users,
-  lastUsers: row.last_users,
-  lastSuccessUsers: row.last_success_users,
-});
-const toUser = (row: UserRow): UserActivity => ({ firstDay: row.first_day, lastDay: row.last_day, lastSuccessDay: row.last_success_day });
-const toRating = (row: RatingRow): LatestRating => ({
-  userId: row.user_id,
-  rating: row.rating,
-  comment: row.comment,
-  helpful: row.helpful,
-  createdAt: row.created_at,
-  reviewId: row.review_id,
-  at: row.at,
-  seq: Number(row.seq),
-  firstSeq: Number(row.first_seq),
-});
 const ratingValues = (templateId: string, version: string, r: LatestRating): unknown[] => [
   templateId,
   version,
