@@ -16,6 +16,12 @@ import type { X509Certificate } from '@sigstore/core';
 import seeds from '@sigstore/tuf/seeds.json' with { type: 'json' };
 import type { TrustMaterial } from '@sigstore/verify';
 
+/** A dynamically imported CommonJS module's exports: its named exports, or those of its `default`. */
+function commonJsExports(module: object): object {
+  const fallback = (module as { default?: unknown }).default;
+  return fallback !== null && typeof fallback === 'object' ? { ...fallback, ...module } : module;
+}
+
 /** Sigstore's packages, loaded at the first trusted root or verification, not with the API: they would be most of what importing it costs. */
 async function loadSigstore(): Promise<{
   bundleFromJSON: typeof import('@sigstore/bundle').bundleFromJSON;
@@ -24,7 +30,12 @@ async function loadSigstore(): Promise<{
   toTrustMaterial: typeof import('@sigstore/verify').toTrustMaterial;
   Verifier: typeof import('@sigstore/verify').Verifier;
 }> {
-  const [bundle, specs, verify] = await Promise.all([import('@sigstore/bundle'), import('@sigstore/protobuf-specs'), import('@sigstore/verify')]);
+  // CommonJS packages: as bundled, a dynamic import may give their exports under `default` only.
+  const [bundle, specs, verify] = (await Promise.all([import('@sigstore/bundle'), import('@sigstore/protobuf-specs'), import('@sigstore/verify')])).map(commonJsExports) as [
+    typeof import('@sigstore/bundle'),
+    typeof import('@sigstore/protobuf-specs'),
+    typeof import('@sigstore/verify'),
+  ];
   return { bundleFromJSON: bundle.bundleFromJSON, TrustedRoot: specs.TrustedRoot, toSignedEntity: verify.toSignedEntity, toTrustMaterial: verify.toTrustMaterial, Verifier: verify.Verifier };
 }
 

@@ -46,8 +46,14 @@ export class ApiError extends Error {
   }
 }
 
-/** A refusal answered before any of the request's body was read, its connection closed after it (`closing` in routes/upload.ts). */
-export class RefusalBeforeBody extends ApiError {}
+/** Refusals answered before any of the request's body was read, their connection closed after them (`closing` in routes/upload.ts). */
+const refusedBeforeBody = new WeakSet<ApiError>();
+
+/** Marks `error` as answered before the request's body was read (see `readsRestInstead`). */
+export function beforeBody(error: ApiError): ApiError {
+  refusedBeforeBody.add(error);
+  return error;
+}
 
 export function requestId(request: FastifyRequest): string {
   return String(request.id);
@@ -88,7 +94,7 @@ function readsRestInstead(request: FastifyRequest): boolean {
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
-  const lingers = error instanceof RefusalBeforeBody && readsRestInstead(request);
+  const lingers = refusedBeforeBody.has(error) && readsRestInstead(request);
   for (const [name, value] of Object.entries(error.headers)) {
     if (lingers && name.toLowerCase() === 'connection' && value.toLowerCase() === 'close') continue;
     void reply.header(name, value);

@@ -90,6 +90,10 @@ console.log(JSON.stringify(names));`,
     } finally {
       await rm(outdir, { recursive: true, force: true });
     }
+    // Loaded on demand, as bundled: the packages' exports are found (CommonJS under esbuild's interop).
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', "const { publicGoodTrust } = await import('./build/lib/client.js'); console.log((await publicGoodTrust()).material.certificateAuthorities.length);"], { encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    expect(Number(run.stdout.trim())).toBeGreaterThan(0);
   });
 
   it('answers template-registry --version without loading the command parser or any command', () => {

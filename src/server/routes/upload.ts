@@ -11,7 +11,7 @@ import { ArchiveUnpacker, MAX_ATTESTATION_BYTES } from '../../archive/index.js';
 import { versionUrl } from '../../core/routes.js';
 import type { TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
-import { ApiError, envelope, RefusalBeforeBody } from '../envelope.js';
+import { ApiError, beforeBody, envelope } from '../envelope.js';
 import { partText } from '../json-input.js';
 import { publishVersion, type ReceivedArchive, type UnpackOutcome } from '../upload-service.js';
 import { UPLOADS } from '../rate-limit.js';
@@ -222,7 +222,7 @@ export const MULTIPART_OVERHEAD = 64 * 1024;
  * (one of at most LINGER_MAX_BYTES is read and dropped, so that its client gets the answer: envelope.ts).
  */
 export function closing(error: ApiError): ApiError {
-  return new RefusalBeforeBody(error.statusCode, error.code, error.message, error.details, { ...error.headers, Connection: 'close' }, error.extra);
+  return beforeBody(new ApiError(error.statusCode, error.code, error.message, error.details, { ...error.headers, Connection: 'close' }, error.extra));
 }
 
 /**
