@@ -5,7 +5,7 @@
  * corrupt or was recorded for another source or other options is ignored, with a notice, and the
  * build is full.
  */
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -19,20 +19,9 @@ import type { RegistryStorage } from '../../src/store/types.js';
 import { cli } from '../helpers/cli.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
+import { filesOf } from '../helpers/registry-files.js';
 
 const NOW = new Date('2026-03-01T12:00:00.000Z');
-
-/** Every file of a registry folder (the output's bookkeeping aside), by name. */
-async function filesOf(dir: string): Promise<Map<string, Buffer>> {
-  const names = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
-  const files = new Map<string, Buffer>();
-  for (const entry of names) {
-    const name = path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/');
-    if (name.startsWith('.template-registry-')) continue;
-    files.set(name, await readFile(path.join(dir, name)));
-  }
-  return new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1)));
-}
 
 async function publish(server: TestServer, name: string, version: string): Promise<void> {
   const dir = await writeTemplate({ 'template.json': { ...validManifest, name, version, keywords: [name, `v${version}`] }, 'template/README.md': `# ${name} ${version}\n` });

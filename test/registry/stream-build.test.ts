@@ -4,7 +4,7 @@
  * manifests and entries go once their files are written, and writes registry.json from its parts.
  * Its output is byte for byte what the server's builder (which keeps everything) writes.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
@@ -18,20 +18,9 @@ import { storeSource } from '../../src/store/source.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 import { version } from './memory-source.js';
+import { filesOf } from '../helpers/registry-files.js';
 
 const NOW = new Date('2026-03-01T12:00:00.000Z');
-
-/** Every file of a registry folder (the output's bookkeeping aside), by name. */
-async function filesOf(dir: string): Promise<Map<string, Buffer>> {
-  const names = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
-  const files = new Map<string, Buffer>();
-  for (const entry of names) {
-    const name = path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/');
-    if (name.startsWith('.template-registry-')) continue;
-    files.set(name, await readFile(path.join(dir, name)));
-  }
-  return new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1)));
-}
 
 async function publish(server: TestServer, name: string, v: string, extra: Record<string, unknown> = {}): Promise<void> {
   const dir = await writeTemplate({ 'template.json': { ...validManifest, name, version: v, keywords: [name, `v${v}`], ...extra }, 'template/README.md': `# ${name} ${v}\n` });

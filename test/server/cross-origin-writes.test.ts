@@ -4,7 +4,6 @@
  * port of the registry's host (same-site: SameSite=Strict still sends the cookie), cannot publish,
  * change or end anything as the logged-in user, with JSON or with a multipart form.
  */
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 
 import { expect, it } from 'vitest';
@@ -13,19 +12,9 @@ import { packTemplate } from '../../src/pack/index.js';
 import { describeOnEveryBackend } from '../helpers/backends.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { startServerOn, type StorageTestServer } from '../helpers/registry-server.js';
+import { multipartBody } from '../helpers/multipart.js';
 
 const PASSWORD = 'correct horse battery staple';
-
-function multipartBody(parts: { name: string; filename?: string; type?: string; body: Buffer | string }[]): { payload: Buffer; type: string } {
-  const boundary = `----tr${randomBytes(8).toString('hex')}`;
-  const chunks: Buffer[] = [];
-  for (const part of parts) {
-    const disposition = `form-data; name="${part.name}"${part.filename ? `; filename="${part.filename}"` : ''}`;
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${part.type ? `Content-Type: ${part.type}\r\n` : ''}\r\n`), Buffer.from(part.body), Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { payload: Buffer.concat(chunks), type: `multipart/form-data; boundary=${boundary}` };
-}
 
 async function packed(version: string) {
   const dir = await writeTemplate({ 'template.json': { ...validManifest, name: 'csrf-demo', version }, 'template/README.md': `# ${version}\n` });

@@ -4,7 +4,6 @@
  * a multipart part (the manifest, the metadata of a staged file; sent as text or as application/json),
  * the template.json inside an archive. Never a 500 from a stack exhausted by walking it.
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -12,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 
 import { MAX_JSON_DEPTH, nestsDeeperThan, valueNestsDeeperThan } from '../../src/server/json-input.js';
 import { startRegistryServer } from '../helpers/registry-server.js';
+import { multipartBody } from '../helpers/multipart.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an OpenAPI document, walked generically
 const document: Record<string, any> = JSON.parse(readFileSync(path.resolve('openapi/openapi.json'), 'utf8'));
@@ -31,17 +31,6 @@ function jsonOperations(): { method: string; url: string }[] {
     }
   }
   return operations;
-}
-
-function multipartBody(parts: { name: string; filename?: string; type?: string; body: string | Buffer }[]): { payload: Buffer; type: string } {
-  const boundary = `----tr${randomBytes(8).toString('hex')}`;
-  const chunks: Buffer[] = [];
-  for (const part of parts) {
-    const disposition = `form-data; name="${part.name}"${part.filename ? `; filename="${part.filename}"` : ''}`;
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${part.type ? `Content-Type: ${part.type}\r\n` : ''}\r\n`), Buffer.from(part.body), Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { payload: Buffer.concat(chunks), type: `multipart/form-data; boundary=${boundary}` };
 }
 
 describe('a deeply nested JSON body', () => {

@@ -3,7 +3,6 @@
  * parameter, a multipart part) is a 4xx naming the field, never a 500: PostgreSQL cannot store it,
  * and the embedded store answers the same.
  */
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { packTemplate } from '../../src/pack/index.js';
 import { describeOnEveryBackend } from '../helpers/backends.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startRegistryServer, startServerOn, type StorageTestServer } from '../helpers/registry-server.js';
+import { multipartBody } from '../helpers/multipart.js';
 
 const NUL = 'a\u0000b';
 const PASSWORD = 'correct horse battery staple';
@@ -26,17 +26,6 @@ interface Probe {
   parts?: { name: string; filename?: string; disposition?: string; type?: string; body: Buffer | string }[];
   auth: 'admin' | 'publisher' | 'none';
   field: string;
-}
-
-function multipartBody(parts: NonNullable<Probe['parts']>): { payload: Buffer; type: string } {
-  const boundary = `----tr${randomBytes(8).toString('hex')}`;
-  const chunks: Buffer[] = [];
-  for (const part of parts) {
-    const disposition = part.disposition ?? `form-data; name="${part.name}"${part.filename ? `; filename="${part.filename}"` : ''}`;
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${part.type ? `Content-Type: ${part.type}\r\n` : ''}\r\n`), Buffer.from(part.body), Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { payload: Buffer.concat(chunks), type: `multipart/form-data; boundary=${boundary}` };
 }
 
 describeOnEveryBackend('a NUL in any text field', (openStorage) => {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -7,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { validManifest } from '../helpers/fixtures.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 import { tarBytes } from '../helpers/tar-builder.js';
+import { multipartBody } from '../helpers/multipart.js';
 
 interface Answer {
   status: number;
@@ -17,17 +17,6 @@ async function send(method: string, url: string, headers: Record<string, string>
   const response = await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
   const text = await response.text();
   return { status: response.status, body: text === '' ? undefined : (JSON.parse(text) as Answer['body']) };
-}
-
-function multipartBody(parts: { name: string; filename?: string; type?: string; body: Buffer | string }[]): { body: Buffer; type: string } {
-  const boundary = `----tr${randomBytes(8).toString('hex')}`;
-  const chunks: Buffer[] = [];
-  for (const part of parts) {
-    const disposition = `form-data; name="${part.name}"${part.filename ? `; filename="${part.filename}"` : ''}`;
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${part.type ? `Content-Type: ${part.type}\r\n` : ''}\r\n`), Buffer.from(part.body), Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { body: Buffer.concat(chunks), type: `multipart/form-data; boundary=${boundary}` };
 }
 
 const manifest = { ...validManifest, name: 'one-pass', version: '1.0.0' };
@@ -43,7 +32,7 @@ const conflicting = gzipSync(
 
 async function publish(server: TestServer, first: { name: string; filename?: string; type?: string; body: Buffer | string }): Promise<Answer> {
   const form = multipartBody([first, { name: 'manifest', filename: 'template.json', type: 'application/json', body: JSON.stringify(manifest) }]);
-  return send('POST', `${server.url}/templates`, { authorization: `Bearer ${server.token}`, 'content-type': form.type }, form.body);
+  return send('POST', `${server.url}/templates`, { authorization: `Bearer ${server.token}`, 'content-type': form.type }, form.payload);
 }
 
 async function stage(server: TestServer, bytes: Buffer): Promise<string> {
