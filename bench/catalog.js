@@ -20,6 +20,7 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 
 import { buildRegistry } from '../build/src/registry/index.js';
+import { columnsToLines } from '../build/src/core/registry-index.js';
 import * as search from '../build/src/core/search.js';
 import { prng } from './fixtures/prng.js';
 import { serveFolder } from './fixtures/static-host.js';
@@ -119,10 +120,13 @@ const FLOOR_PAGE = `<!doctype html>
 <body><input id="q" aria-label="q"><p id="results"></p>
 <script>
 ${Object.values(search).filter((value) => typeof value === 'function').map((fn) => fn.toString()).join('\n')}
+${columnsToLines.toString()}
 fetch('index.json').then((response) => response.json()).then((index) => {
   performance.mark('catalog-first-results');
   const fields = ['name', 'description', 'tags', 'features', 'category'];
-  const texts = index.templates.map((t) => searchText({ name: t.id, description: t.description, tags: t.tags, features: t.features, category: t.category }, fields));
+  // index.json as the generator writes it (formatVersion 2, columns) or as lines (formatVersion 1).
+  const templates = index.formatVersion === 2 ? columnsToLines(index.columns) : index.templates;
+  const texts = templates.map((t) => searchText({ name: t.id, description: t.description, tags: t.tags, features: t.features, category: t.category }, fields));
   const q = document.getElementById('q');
   const results = document.getElementById('results');
   q.addEventListener('input', () => {
