@@ -41,8 +41,8 @@ export interface DumpTable<K extends RowKind> {
    * (SQLite's rowid, PostgreSQL's `seq`).
    */
   order: string | Record<DumpBackend, string>;
-  /** Each field of the record: its column and type, in the order of the INSERT. */
-  columns: { [F in keyof RecordOf<K>]-?: readonly [column: string, type: ColumnType] };
+  /** Each field of the record and its column's type, in the order of the INSERT; the column is the field's name in snake_case. */
+  columns: { [F in keyof RecordOf<K>]-?: ColumnType };
   /** Columns of the row made from the record (kept for lookups, not in the dump). */
   derived?: Record<string, (record: RecordOf<K>) => unknown>;
   /** The rows keep their `id` (an identity column in PostgreSQL, which must then move its sequence past them). */
@@ -53,7 +53,7 @@ export interface DumpTable<K extends RowKind> {
 
 /** A table as the code that walks every table sees it (its record type erased). */
 type AnyDumpTable = Omit<DumpTable<RowKind>, 'columns' | 'derived'> & {
-  columns: Readonly<Record<string, readonly [string, ColumnType]>>;
+  columns: Readonly<Record<string, ColumnType>>;
   derived?: Readonly<Record<string, (record: never) => unknown>>;
 };
 
@@ -66,175 +66,66 @@ export const DUMP_TABLES: readonly AnyDumpTable[] = [
     kind: 'tokens',
     table: 'tokens',
     order: 'created_at, id',
-    columns: {
-      id: ['id', 'text'],
-      hash: ['hash', 'bytes'],
-      role: ['role', 'text'],
-      templates: ['templates', 'json'],
-      owner: ['owner', 'text'],
-      createdAt: ['created_at', 'time'],
-      expiresAt: ['expires_at', 'time?'],
-      revokedAt: ['revoked_at', 'time?'],
-      lastUsedAt: ['last_used_at', 'time?'],
-      publisher: ['publisher', 'json'],
-    },
+    columns: { id: 'text', hash: 'bytes', role: 'text', templates: 'json', owner: 'text', createdAt: 'time', expiresAt: 'time?', revokedAt: 'time?', lastUsedAt: 'time?', publisher: 'json' },
   }),
-  table({ kind: 'owners', table: 'owners', order: 'name', columns: { name: ['name', 'text'], owner: ['owner', 'text'], claimedAt: ['claimed_at', 'time'] } }),
-  table({
-    kind: 'coOwners',
-    table: 'co_owners',
-    order: { sqlite: 'added_at, rowid', postgres: 'seq' },
-    columns: { name: ['name', 'text'], owner: ['owner', 'text'], addedAt: ['added_at', 'time'] },
-  }),
+  table({ kind: 'owners', table: 'owners', order: 'name', columns: { name: 'text', owner: 'text', claimedAt: 'time' } }),
+  table({ kind: 'coOwners', table: 'co_owners', order: { sqlite: 'added_at, rowid', postgres: 'seq' }, columns: { name: 'text', owner: 'text', addedAt: 'time' } }),
   table({
     kind: 'versions',
     table: 'versions',
     order: 'name, created_at, version',
-    columns: {
-      name: ['name', 'text'],
-      version: ['version', 'text'],
-      state: ['state', 'text'],
-      integrity: ['integrity', 'text'],
-      sha256: ['sha256', 'text'],
-      size: ['size', 'int'],
-      owner: ['owner', 'text'],
-      createdAt: ['created_at', 'time'],
-      manifest: ['manifest', 'json'],
-      stability: ['stability', 'text?'],
-      deprecationMessage: ['deprecation_message', 'text?'],
-      yankedAt: ['yanked_at', 'time?'],
-      publisher: ['publisher', 'json'],
-      attestation: ['attestation', 'json'],
-    },
+    columns: { name: 'text', version: 'text', state: 'text', integrity: 'text', sha256: 'text', size: 'int', owner: 'text', createdAt: 'time', manifest: 'json', stability: 'text?', deprecationMessage: 'text?', yankedAt: 'time?', publisher: 'json', attestation: 'json' },
   }),
+  // `timestamp` as the client sent it: text, never read as an instant.
   table({
     kind: 'events',
     table: 'events',
     order: 'id',
     keepsIds: true,
-    columns: {
-      id: ['id', 'int'],
-      type: ['type', 'text'],
-      templateId: ['template_id', 'text'],
-      version: ['version', 'text'],
-      // As the client sent it: text, never read as an instant.
-      timestamp: ['timestamp', 'text'],
-      data: ['data', 'json'],
-      client: ['client', 'text?'],
-      receivedAt: ['received_at', 'time?'],
-    },
+    columns: { id: 'int', type: 'text', templateId: 'text', version: 'text', timestamp: 'text', data: 'json', client: 'text?', receivedAt: 'time?' },
   }),
   table({
     kind: 'webhooks',
     table: 'webhooks',
     order: 'created_at, id',
-    columns: {
-      id: ['id', 'text'],
-      url: ['url', 'text'],
-      events: ['events', 'json'],
-      secret: ['secret', 'text'],
-      active: ['active', 'bool'],
-      createdAt: ['created_at', 'time'],
-      previousSecret: ['previous_secret', 'text?'],
-      previousSecretExpiresAt: ['previous_secret_expires_at', 'time?'],
-    },
+    columns: { id: 'text', url: 'text', events: 'json', secret: 'text', active: 'bool', createdAt: 'time', previousSecret: 'text?', previousSecretExpiresAt: 'time?' },
   }),
   table({
     kind: 'outbox',
     table: 'webhook_outbox',
     order: { sqlite: 'rowid', postgres: 'seq' },
-    columns: {
-      id: ['id', 'text'],
-      webhookId: ['webhook_id', 'text'],
-      event: ['event', 'text'],
-      body: ['body', 'text'],
-      state: ['state', 'text'],
-      attempts: ['attempts', 'int'],
-      nextAttemptAt: ['next_attempt_at', 'millis'],
-      createdAt: ['created_at', 'time'],
-      updatedAt: ['updated_at', 'time'],
-      lastStatus: ['last_status', 'int?'],
-      lastError: ['last_error', 'text?'],
-    },
+    columns: { id: 'text', webhookId: 'text', event: 'text', body: 'text', state: 'text', attempts: 'int', nextAttemptAt: 'millis', createdAt: 'time', updatedAt: 'time', lastStatus: 'int?', lastError: 'text?' },
   }),
   table({
     kind: 'deliveryAttempts',
     table: 'deliveries',
     order: 'id',
     keepsIds: true,
-    columns: {
-      id: ['id', 'int'],
-      attemptId: ['attempt_id', 'text'],
-      webhookId: ['webhook_id', 'text'],
-      event: ['event', 'text'],
-      status: ['status', 'int?'],
-      attemptedAt: ['attempted_at', 'time'],
-      error: ['error', 'text?'],
-      deliveryId: ['delivery_id', 'text?'],
-    },
+    columns: { id: 'int', attemptId: 'text', webhookId: 'text', event: 'text', status: 'int?', attemptedAt: 'time', error: 'text?', deliveryId: 'text?' },
   }),
   table({
     kind: 'users',
     table: 'users',
     order: 'created_at, id',
-    columns: {
-      id: ['id', 'text'],
-      email: ['email', 'text'],
-      passwordHash: ['password_hash', 'text'],
-      role: ['role', 'text'],
-      owner: ['owner', 'text'],
-      name: ['name', 'text?'],
-      createdAt: ['created_at', 'time'],
-    },
+    columns: { id: 'text', email: 'text', passwordHash: 'text', role: 'text', owner: 'text', name: 'text?', createdAt: 'time' },
   }),
+  // Sessions keep no order of their own: by time, then by hash, the same on both backends.
   table({
     kind: 'sessions',
     table: 'sessions',
-    // Sessions keep no order of their own: by time, then by hash, the same on both backends.
     order: 'created_at, hash',
-    columns: {
-      hash: ['hash', 'bytes'],
-      family: ['family', 'text'],
-      userId: ['user_id', 'text'],
-      kind: ['kind', 'text'],
-      createdAt: ['created_at', 'time'],
-      expiresAt: ['expires_at', 'time'],
-      replacedAt: ['replaced_at', 'time?'],
-      revokedAt: ['revoked_at', 'time?'],
-    },
+    columns: { hash: 'bytes', family: 'text', userId: 'text', kind: 'text', createdAt: 'time', expiresAt: 'time', replacedAt: 'time?', revokedAt: 'time?' },
   }),
-  table({ kind: 'settings', table: 'settings', order: 'key', replacesOn: 'key', columns: { key: ['key', 'text'], value: ['value', 'bytes'] } }),
+  table({ kind: 'settings', table: 'settings', order: 'key', replacesOn: 'key', columns: { key: 'text', value: 'bytes' } }),
   table({
     kind: 'trustedPublishers',
     table: 'trusted_publishers',
     order: { sqlite: 'created_at, rowid', postgres: 'seq' },
-    columns: {
-      id: ['id', 'text'],
-      template: ['template', 'text'],
-      issuer: ['issuer', 'text'],
-      repository: ['repository', 'text'],
-      repositoryOwnerId: ['repository_owner_id', 'text'],
-      workflow: ['workflow', 'text'],
-      environment: ['environment', 'text?'],
-      ref: ['ref', 'text?'],
-      pendingOwner: ['pending_owner', 'text?'],
-      createdBy: ['created_by', 'text'],
-      createdAt: ['created_at', 'time'],
-    },
+    columns: { id: 'text', template: 'text', issuer: 'text', repository: 'text', repositoryOwnerId: 'text', workflow: 'text', environment: 'text?', ref: 'text?', pendingOwner: 'text?', createdBy: 'text', createdAt: 'time' },
     derived: { repository_key: (record) => repositoryKey(record.repository) },
   }),
-  table({
-    kind: 'usedIdTokens',
-    table: 'oidc_id_tokens',
-    order: 'expires_at, issuer, jti',
-    columns: { issuer: ['issuer', 'text'], jti: ['jti', 'text'], expiresAt: ['expires_at', 'time'] },
-  }),
-  table({
-    kind: 'purgedVersions',
-    table: 'purged_versions',
-    order: 'name, version',
-    columns: { name: ['name', 'text'], version: ['version', 'text'], purgedAt: ['purged_at', 'time'] },
-  }),
+  table({ kind: 'usedIdTokens', table: 'oidc_id_tokens', order: 'expires_at, issuer, jti', columns: { issuer: 'text', jti: 'text', expiresAt: 'time' } }),
+  table({ kind: 'purgedVersions', table: 'purged_versions', order: 'name, version', columns: { name: 'text', version: 'text', purgedAt: 'time' } }),
 ];
 
 /** The table whose rows are counted as `analytics` (a version with aggregates has one row there), and the staged files' (not dumped). */
@@ -311,11 +202,15 @@ function writeColumn(type: ColumnType, value: unknown, dialect: DumpDialect): un
   }
 }
 
-const columnsOf = (spec: AnyDumpTable): [string, readonly [string, ColumnType]][] => Object.entries(spec.columns);
+/** A field's column: its name in snake_case (`createdAt`: `created_at`). */
+const columnOf = (field: string): string => field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
+/** Each field of a table's records with its column and the column's type, in the order of the INSERT. */
+const columnsOf = (spec: AnyDumpTable): [field: string, column: string, type: ColumnType][] => Object.entries(spec.columns).map(([field, type]) => [field, columnOf(field), type]);
 
 /** A row of `spec`'s table as its dump record. */
 function recordOfRow(spec: AnyDumpTable, row: Row, dialect: DumpDialect): Record<string, unknown> {
-  return Object.fromEntries(columnsOf(spec).map(([field, [column, type]]) => [field, readColumn(type, row[column], dialect)]));
+  return Object.fromEntries(columnsOf(spec).map(([field, column, type]) => [field, readColumn(type, row[column], dialect)]));
 }
 
 /** The rows of a kind in a dump; none where the dump has no such kind (made before the kind existed). */
@@ -340,13 +235,13 @@ export function dumpInserts(dump: StoreDump, dialect: DumpDialect): TableInsert[
     const derived = Object.entries(spec.derived ?? {});
     return {
       table: spec.table,
-      columns: [...columns.map(([, [column]]) => column), ...derived.map(([column]) => column)],
+      columns: [...columns.map(([, column]) => column), ...derived.map(([column]) => column)],
       rows: rowsOf(dump, spec.kind).map((record) => [
-        ...columns.map(([field, [, type]]) => writeColumn(type, record[field], dialect)),
+        ...columns.map(([field, , type]) => writeColumn(type, record[field], dialect)),
         ...derived.map(([, make]) => (make as (record: unknown) => unknown)(record)),
       ]),
       keepsIds: spec.keepsIds === true,
-      suffix: spec.replacesOn ? `ON CONFLICT (${spec.replacesOn}) DO UPDATE SET ${columns.filter(([, [column]]) => column !== spec.replacesOn).map(([, [column]]) => `${column} = excluded.${column}`).join(', ')}` : '',
+      suffix: spec.replacesOn ? `ON CONFLICT (${spec.replacesOn}) DO UPDATE SET ${columns.filter(([, column]) => column !== spec.replacesOn).map(([, column]) => `${column} = excluded.${column}`).join(', ')}` : '',
     };
   });
 }
