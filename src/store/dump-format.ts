@@ -17,9 +17,10 @@ export type Row = Record<string, unknown>;
 
 /**
  * What a column holds: text, a number, an instant (ISO 8601 in the dump), an instant the embedded
- * store keeps in milliseconds since the epoch, JSON (null kept), bytes or a boolean; `?`: null allowed.
+ * store keeps in milliseconds since the epoch, JSON, bytes or a boolean. Null stays null (which
+ * fields may be null: the record types, `store/dump-types.ts`).
  */
-export type ColumnType = 'text' | 'text?' | 'int' | 'int?' | 'time' | 'time?' | 'millis' | 'json' | 'bytes' | 'bool';
+export type ColumnType = 'text' | 'int' | 'time' | 'millis' | 'json' | 'bytes' | 'bool';
 
 /** How one driver gives and takes the columns whose form differs between the backends. */
 export interface DumpDialect {
@@ -66,7 +67,7 @@ export const DUMP_TABLES: readonly AnyDumpTable[] = [
     kind: 'tokens',
     table: 'tokens',
     order: 'created_at, id',
-    columns: { id: 'text', hash: 'bytes', role: 'text', templates: 'json', owner: 'text', createdAt: 'time', expiresAt: 'time?', revokedAt: 'time?', lastUsedAt: 'time?', publisher: 'json' },
+    columns: { id: 'text', hash: 'bytes', role: 'text', templates: 'json', owner: 'text', createdAt: 'time', expiresAt: 'time', revokedAt: 'time', lastUsedAt: 'time', publisher: 'json' },
   }),
   table({ kind: 'owners', table: 'owners', order: 'name', columns: { name: 'text', owner: 'text', claimedAt: 'time' } }),
   table({ kind: 'coOwners', table: 'co_owners', order: { sqlite: 'added_at, rowid', postgres: 'seq' }, columns: { name: 'text', owner: 'text', addedAt: 'time' } }),
@@ -74,7 +75,7 @@ export const DUMP_TABLES: readonly AnyDumpTable[] = [
     kind: 'versions',
     table: 'versions',
     order: 'name, created_at, version',
-    columns: { name: 'text', version: 'text', state: 'text', integrity: 'text', sha256: 'text', size: 'int', owner: 'text', createdAt: 'time', manifest: 'json', stability: 'text?', deprecationMessage: 'text?', yankedAt: 'time?', publisher: 'json', attestation: 'json' },
+    columns: { name: 'text', version: 'text', state: 'text', integrity: 'text', sha256: 'text', size: 'int', owner: 'text', createdAt: 'time', manifest: 'json', stability: 'text', deprecationMessage: 'text', yankedAt: 'time', publisher: 'json', attestation: 'json' },
   }),
   // `timestamp` as the client sent it: text, never read as an instant.
   table({
@@ -82,46 +83,46 @@ export const DUMP_TABLES: readonly AnyDumpTable[] = [
     table: 'events',
     order: 'id',
     keepsIds: true,
-    columns: { id: 'int', type: 'text', templateId: 'text', version: 'text', timestamp: 'text', data: 'json', client: 'text?', receivedAt: 'time?' },
+    columns: { id: 'int', type: 'text', templateId: 'text', version: 'text', timestamp: 'text', data: 'json', client: 'text', receivedAt: 'time' },
   }),
   table({
     kind: 'webhooks',
     table: 'webhooks',
     order: 'created_at, id',
-    columns: { id: 'text', url: 'text', events: 'json', secret: 'text', active: 'bool', createdAt: 'time', previousSecret: 'text?', previousSecretExpiresAt: 'time?' },
+    columns: { id: 'text', url: 'text', events: 'json', secret: 'text', active: 'bool', createdAt: 'time', previousSecret: 'text', previousSecretExpiresAt: 'time' },
   }),
   table({
     kind: 'outbox',
     table: 'webhook_outbox',
     order: { sqlite: 'rowid', postgres: 'seq' },
-    columns: { id: 'text', webhookId: 'text', event: 'text', body: 'text', state: 'text', attempts: 'int', nextAttemptAt: 'millis', createdAt: 'time', updatedAt: 'time', lastStatus: 'int?', lastError: 'text?' },
+    columns: { id: 'text', webhookId: 'text', event: 'text', body: 'text', state: 'text', attempts: 'int', nextAttemptAt: 'millis', createdAt: 'time', updatedAt: 'time', lastStatus: 'int', lastError: 'text' },
   }),
   table({
     kind: 'deliveryAttempts',
     table: 'deliveries',
     order: 'id',
     keepsIds: true,
-    columns: { id: 'int', attemptId: 'text', webhookId: 'text', event: 'text', status: 'int?', attemptedAt: 'time', error: 'text?', deliveryId: 'text?' },
+    columns: { id: 'int', attemptId: 'text', webhookId: 'text', event: 'text', status: 'int', attemptedAt: 'time', error: 'text', deliveryId: 'text' },
   }),
   table({
     kind: 'users',
     table: 'users',
     order: 'created_at, id',
-    columns: { id: 'text', email: 'text', passwordHash: 'text', role: 'text', owner: 'text', name: 'text?', createdAt: 'time' },
+    columns: { id: 'text', email: 'text', passwordHash: 'text', role: 'text', owner: 'text', name: 'text', createdAt: 'time' },
   }),
   // Sessions keep no order of their own: by time, then by hash, the same on both backends.
   table({
     kind: 'sessions',
     table: 'sessions',
     order: 'created_at, hash',
-    columns: { hash: 'bytes', family: 'text', userId: 'text', kind: 'text', createdAt: 'time', expiresAt: 'time', replacedAt: 'time?', revokedAt: 'time?' },
+    columns: { hash: 'bytes', family: 'text', userId: 'text', kind: 'text', createdAt: 'time', expiresAt: 'time', replacedAt: 'time', revokedAt: 'time' },
   }),
   table({ kind: 'settings', table: 'settings', order: 'key', replacesOn: 'key', columns: { key: 'text', value: 'bytes' } }),
   table({
     kind: 'trustedPublishers',
     table: 'trusted_publishers',
     order: { sqlite: 'created_at, rowid', postgres: 'seq' },
-    columns: { id: 'text', template: 'text', issuer: 'text', repository: 'text', repositoryOwnerId: 'text', workflow: 'text', environment: 'text?', ref: 'text?', pendingOwner: 'text?', createdBy: 'text', createdAt: 'time' },
+    columns: { id: 'text', template: 'text', issuer: 'text', repository: 'text', repositoryOwnerId: 'text', workflow: 'text', environment: 'text', ref: 'text', pendingOwner: 'text', createdBy: 'text', createdAt: 'time' },
     derived: { repository_key: (record) => repositoryKey(record.repository) },
   }),
   table({ kind: 'usedIdTokens', table: 'oidc_id_tokens', order: 'expires_at, issuer, jti', columns: { issuer: 'text', jti: 'text', expiresAt: 'time' } }),
@@ -152,8 +153,8 @@ export function countsOfDump(dump: StoreDump): StoreCounts {
 /** The statement counting the staged files a dump skips. */
 export const STAGED_FILES_COUNT = `SELECT count(*) AS n FROM ${COUNTED_ONLY.stagedFiles}`;
 
-/** The SELECT of each kind's rows, in its order on `backend` (a backend runs them all in one snapshot). */
-export function dumpSelects(backend: DumpBackend): { kind: RowKind; sql: string }[] {
+/** The SELECT of each kind's rows, in its order on the dialect's backend (a backend runs them all in one snapshot). */
+export function dumpSelects({ backend }: DumpDialect): { kind: RowKind; sql: string }[] {
   return DUMP_TABLES.map((spec) => ({ kind: spec.kind, sql: `SELECT * FROM ${spec.table} ORDER BY ${typeof spec.order === 'string' ? spec.order : spec.order[backend]}` }));
 }
 
@@ -167,13 +168,10 @@ function readColumn(type: ColumnType, value: unknown, dialect: DumpDialect): unk
   if (value === null || value === undefined) return null;
   switch (type) {
     case 'text':
-    case 'text?':
       return text(value);
     case 'int':
-    case 'int?':
       return Number(value);
     case 'time':
-    case 'time?':
     case 'millis':
       return instant(value);
     case 'json':

@@ -27,7 +27,7 @@ export async function readPostgresDump(pool: pg.Pool): Promise<StoreDump> {
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const rows = {} as Record<RowKind, Row[]>;
-    for (const { kind, sql } of dumpSelects('postgres')) rows[kind] = (await client.query<Row>(sql)).rows;
+    for (const { kind, sql } of dumpSelects(POSTGRES)) rows[kind] = (await client.query<Row>(sql)).rows;
     const staged = (await client.query<Row>(STAGED_FILES_COUNT)).rows[0]?.n ?? 0;
     const dump = dumpOfRows(rows, POSTGRES, await readAggregateRows(client), Number(staged));
     await client.query('COMMIT');

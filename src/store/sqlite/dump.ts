@@ -23,7 +23,7 @@ const SQLITE: DumpDialect = {
 /** Reads every row of the database (one read transaction: a consistent snapshot under WAL). */
 export function readSqliteDump(db: Database.Database): StoreDump {
   return db.transaction((): StoreDump => {
-    const rows = Object.fromEntries(dumpSelects('sqlite').map(({ kind, sql }) => [kind, db.prepare(sql).all() as Row[]])) as Record<RowKind, Row[]>;
+    const rows = Object.fromEntries(dumpSelects(SQLITE).map(({ kind, sql }) => [kind, db.prepare(sql).all() as Row[]])) as Record<RowKind, Row[]>;
     return dumpOfRows(rows, SQLITE, readAggregateRows(db), Number((db.prepare(STAGED_FILES_COUNT).get() as Row).n));
   })();
 }
