@@ -27,7 +27,8 @@ import { pipeline } from 'node:stream/promises';
 
 import ssri, { type Integrity } from 'ssri';
 
-import type { StoreCounts, StoreDump, StoreDumper, DumpVersion } from './dump-types.js';
+import type { StoreCounts, StoreDumper, DumpVersion } from './dump-types.js';
+import { countsOfDump } from './dump-format.js';
 import { archiveKey, attestationKey, FILES_PREFIX, manifestKey } from './blob-layout.js';
 import { claimBlobStore, type Claimable, type CopyClaim } from './blob/claim.js';
 import type { RegistryStorage } from './types.js';
@@ -206,7 +207,8 @@ export async function copyStore(source: StoreDumper, target: StoreDumper & Parti
 async function copyClaimed(source: StoreDumper, target: StoreDumper, options: CopyOptions, started: number): Promise<CopySummary> {
   const report = options.onProgress ?? (() => undefined);
   const dump = await source.read();
-  report({ step: 'read', counts: countsOf(dump) });
+  const counts = countsOfDump(dump);
+  report({ step: 'read', counts });
 
   const written: string[] = [];
   const scratch = await mkdtemp(path.join(tmpdir(), 'tr-store-copy-'));
@@ -258,48 +260,20 @@ async function copyClaimed(source: StoreDumper, target: StoreDumper, options: Co
   return {
     from: { backend: source.backend, location: source.location, storage: source.blobs.location },
     to: { backend: target.backend, location: target.location, storage: target.blobs.location },
-    tokens: dump.tokens.length,
-    owners: dump.owners.length,
-    coOwners: dump.coOwners.length,
-    versions: dump.versions.length,
+    ...summaryCounts(counts),
     completeVersions: dump.versions.filter((version) => version.state === 'complete').length,
     pendingVersions: dump.versions.filter((version) => version.state === 'pending').length,
     archives,
     archiveBytes,
     manifests,
-    events: dump.events.length,
-    webhooks: dump.webhooks.length,
-    outboxDeliveries: dump.outbox.length,
-    deliveryAttempts: dump.deliveryAttempts.length,
-    users: dump.users.length,
-    sessions: dump.sessions.length,
-    settings: dump.settings.length,
-    trustedPublishers: dump.trustedPublishers.length,
-    usedIdTokens: dump.usedIdTokens.length,
     stagedFilesSkipped: dump.stagedFilesSkipped,
     durationMs: Date.now() - started,
   };
 }
 
-function countsOf(dump: StoreDump): StoreCounts {
-  return {
-    tokens: dump.tokens.length,
-    owners: dump.owners.length,
-    coOwners: dump.coOwners.length,
-    versions: dump.versions.length,
-    events: dump.events.length,
-    analytics: dump.analytics.totals.length,
-    webhooks: dump.webhooks.length,
-    outbox: dump.outbox.length,
-    deliveryAttempts: dump.deliveryAttempts.length,
-    users: dump.users.length,
-    sessions: dump.sessions.length,
-    settings: dump.settings.length,
-    trustedPublishers: dump.trustedPublishers.length,
-    usedIdTokens: dump.usedIdTokens.length,
-    purgedVersions: dump.purgedVersions.length,
-    stagedFiles: 0,
-  };
+/** The counts a copy's summary reports of the rows it wrote, as the summary names them. */
+function summaryCounts({ outbox, analytics: _analytics, purgedVersions: _purged, stagedFiles: _staged, ...same }: StoreCounts): Omit<StoreCounts, 'outbox' | 'analytics' | 'purgedVersions' | 'stagedFiles'> & { outboxDeliveries: number } {
+  return { ...same, outboxDeliveries: outbox };
 }
 
 /** The algorithms an SRI string may name (the same set archive/integrity.ts hashes with; store/ may not import archive/). */

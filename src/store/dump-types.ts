@@ -12,22 +12,15 @@
  * outbox (`PurgeStore`): its jobs are for the CDN of the server that wrote them.
  */
 import type { AggregateRows } from '../registry/analytics.js';
-import type { BlobStore, OutboxState, SessionKind, TokenRole, VersionStability } from './types.js';
+import type { BlobStore, DeliveryRecord, OutboxDelivery, SessionKind, StoredVersion, StoredWebhook, TokenRecord, TrustedPublisher, UserRecord } from './types.js';
 
-export interface DumpToken {
-  id: string;
+/** A store record as a dump keeps it: every field present, an optional one that is absent as null. */
+type Dumped<T> = { [K in keyof T]-?: object extends Pick<T, K> ? NonNullable<T[K]> | null : T[K] };
+
+export type DumpToken = Dumped<TokenRecord> & {
   /** sha256 of the token (the token itself is never kept). */
   hash: Buffer;
-  role: TokenRole;
-  templates: string[] | null;
-  owner: string;
-  createdAt: string;
-  expiresAt: string | null;
-  revokedAt: string | null;
-  lastUsedAt: string | null;
-  /** The CI run of a token minted for trusted publishing (parsed); null for any other token. */
-  publisher: unknown;
-}
+};
 
 export interface DumpOwner {
   name: string;
@@ -41,42 +34,14 @@ export interface DumpCoOwner {
   addedAt: string;
 }
 
-export interface DumpVersion {
-  name: string;
-  version: string;
-  state: 'pending' | 'complete';
-  integrity: string;
-  sha256: string;
-  size: number;
-  owner: string;
-  createdAt: string;
+export type DumpVersion = Dumped<StoredVersion> & {
   /** The manifest kept in the row (parsed); null when the row has none (an old store kept it only as a file). */
   manifest: unknown;
-  stability: VersionStability | null;
-  deprecationMessage: string | null;
-  yankedAt: string | null;
-  /** The CI run that published it through trusted publishing (parsed); null otherwise. */
-  publisher: unknown;
-  /** What its verified provenance bundle says (parsed); null when it was uploaded without one (the bundle is a blob). */
-  attestation: unknown;
-}
+};
 
 /** A trusted publisher of a template name (`trusted_publishers`). */
-export interface DumpTrustedPublisher {
-  id: string;
-  template: string;
-  issuer: string;
-  repository: string;
-  repositoryOwnerId: string;
-  workflow: string;
-  environment: string | null;
-  ref: string | null;
-  pendingOwner: string | null;
-  createdBy: string;
-  createdAt: string;
-}
+export type DumpTrustedPublisher = Dumped<TrustedPublisher>;
 
-/** An ID token already exchanged (`oidc_id_tokens`): kept until it expires, so that it is used once, also after a copy. */
 /** A purged version's name and version (`purged_versions`): never to be used again. */
 export interface DumpPurgedVersion {
   name: string;
@@ -84,6 +49,7 @@ export interface DumpPurgedVersion {
   purgedAt: string;
 }
 
+/** An ID token already exchanged (`oidc_id_tokens`): kept until it expires, so that it is used once, also after a copy. */
 export interface DumpUsedIdToken {
   issuer: string;
   jti: string;
@@ -104,56 +70,20 @@ export interface DumpEvent {
   receivedAt: string | null;
 }
 
-export interface DumpWebhook {
-  id: string;
-  url: string;
-  events: string[];
-  secret: string;
-  active: boolean;
-  createdAt: string;
-  /** The secret a rotation replaced and when it stops signing (null: none). */
-  previousSecret: string | null;
-  previousSecretExpiresAt: string | null;
-}
+export type DumpWebhook = Dumped<StoredWebhook>;
 
 /** One attempt of a delivery (`deliveries`). */
-export interface DumpDeliveryAttempt {
+export type DumpDeliveryAttempt = Omit<DeliveryRecord, 'id'> & {
   /** The row number (the log's order). */
   id: number;
   /** The attempt's external id (X-Webhook-Delivery). */
-  attemptId: string;
-  webhookId: string;
-  event: string;
-  status: number | null;
-  attemptedAt: string;
-  error: string | null;
-  deliveryId: string | null;
-}
+  attemptId: DeliveryRecord['id'];
+};
 
 /** One outbox delivery (`webhook_outbox`). */
-export interface DumpOutboxDelivery {
-  id: string;
-  webhookId: string;
-  event: string;
-  body: string;
-  state: OutboxState;
-  attempts: number;
-  nextAttemptAt: string;
-  createdAt: string;
-  updatedAt: string;
-  lastStatus: number | null;
-  lastError: string | null;
-}
+export type DumpOutboxDelivery = OutboxDelivery & { updatedAt: string };
 
-export interface DumpUser {
-  id: string;
-  email: string;
-  passwordHash: string;
-  role: TokenRole;
-  owner: string;
-  name: string | null;
-  createdAt: string;
-}
+export type DumpUser = Dumped<UserRecord> & { passwordHash: string };
 
 export interface DumpSession {
   /** sha256 of the session secret. */

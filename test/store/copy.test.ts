@@ -231,6 +231,16 @@ describe.skipIf(postgresSkipReason !== undefined)('copyStore', () => {
     expect(new Set(ids).size).toBe(4);
   }, 60_000);
 
+  it('reads the same dump from both backends once one holds a copy of the other: every row, field and order alike', async () => {
+    const source = await populated();
+    cleanups.push(() => source.storage.close());
+    const sqlite = sqliteSide(source.dir);
+    const target = await postgresSide();
+    await copyStore(sqlite, target.dumper);
+
+    expect(await target.dumper.read()).toEqual(await sqlite.read());
+  }, 60_000);
+
   it('fails on an archive that does not match its version row, naming the version, and leaves nothing in the target', async () => {
     const source = await populated();
     cleanups.push(() => source.storage.close());

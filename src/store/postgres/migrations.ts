@@ -10,10 +10,10 @@
 import pg from 'pg';
 
 import { attemptIdGenerator } from '../attempt-ids.js';
+import { runStep, stepsToRun, type SchemaStep } from '../schema-steps.js';
 import { ANALYTICS_TABLES_SQL, backfillAggregates } from './analytics.js';
 
-/** A step of the schema: SQL, or code when rows must be filled with what SQL cannot make. */
-type Migration = string | ((client: pg.ClientBase) => Promise<void>);
+type Migration = SchemaStep<pg.ClientBase, Promise<void>>;
 
 /**
  * Gives every delivery attempt its external id (`attempt_id`): the log's row number was its id until
@@ -297,16 +297,11 @@ export async function migrateWith(client: pg.ClientBase, where: string): Promise
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
     const found = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations');
     const current = found.rows[0]?.version ?? 0;
-    if (current > MIGRATIONS.length) {
-      throw new PostgresSchemaError(`${where} has schema version ${current}; this release knows up to ${MIGRATIONS.length}: upgrade template-registry`);
-    }
-    for (let version = current; version < MIGRATIONS.length; version++) {
+    for (const [index, step] of stepsToRun(MIGRATIONS, current, where, PostgresSchemaError).entries()) {
       await client.query('BEGIN');
       try {
-        const migration = MIGRATIONS[version] ?? '';
-        if (typeof migration === 'string') await client.query(migration);
-        else await migration(client);
-        await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [version + 1]);
+        await runStep(step, client, async (sql) => void (await client.query(sql)));
+        await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [current + index + 1]);
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);

@@ -7,10 +7,10 @@
 import Database from 'better-sqlite3';
 
 import { attemptIdGenerator } from '../attempt-ids.js';
+import { runStep, stepsToRun, type SchemaStep } from '../schema-steps.js';
 import { ANALYTICS_TABLES_SQL, backfillAggregates } from './analytics.js';
 
-/** A step of the schema: SQL, or code when rows must be filled with what SQL cannot make. */
-type Migration = string | ((db: Database.Database) => void);
+type Migration = SchemaStep<Database.Database, void>;
 
 /**
  * Gives every delivery attempt its external id (`attempt_id`): the log's row number was its id
@@ -282,14 +282,7 @@ export function migrate(db: Database.Database, file: string): void {
   // IMMEDIATE: of several processes opening one store at once, one migrates, the others wait and see it done.
   db.transaction(() => {
     const current = db.pragma('user_version', { simple: true }) as number;
-    if (current > MIGRATIONS.length) {
-      throw new StoreVersionError(`${file} has schema version ${current}; this release knows up to ${MIGRATIONS.length}: upgrade template-registry`);
-    }
-    for (let version = current; version < MIGRATIONS.length; version++) {
-      const migration = MIGRATIONS[version] ?? '';
-      if (typeof migration === 'string') db.exec(migration);
-      else migration(db);
-    }
+    for (const step of stepsToRun(MIGRATIONS, current, file, StoreVersionError)) runStep(step, db, (sql) => void db.exec(sql));
     if (current !== MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
   }).immediate();
 }
