@@ -1,13 +1,14 @@
 /**
  * The storage rules every backend shares (the SQLite and PostgreSQL stores both call these): how a
- * token and an account record are made, who may publish a name, what a session's state is, the
- * exact body a webhook delivery sends, what a change of a webhook (and a rotation of its secret)
- * makes of it, and when a login is refused for too many failures.
+ * token, an account and a webhook record are made, who may publish a name, what a session's state
+ * is, which webhooks an event goes to and the exact body a delivery sends, what a change of a
+ * webhook (and a rotation of its secret) makes of it, and when a login is refused for too many
+ * failures.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 import { isTemplateName, NAME_PATTERN } from '../core/versions.js';
-import type { LoginLimit, LoginScope, NewToken, NewTrustedPublisher, NewUser, Permission, SessionKind, StoredWebhook, TokenRecord, TrustedPublisher, UserRecord, WebhookEventRecord, WebhookUpdate } from './types.js';
+import { eventMatches, type LoginLimit, type LoginScope, type NewToken, type NewTrustedPublisher, type NewUser, type NewWebhook, type OutboxDelivery, type Permission, type SessionKind, type StoredWebhook, type TokenRecord, type TrustedPublisher, type UserRecord, type WebhookEventRecord, type WebhookUpdate } from './types.js';
 
 /** A new token (returned once; only its hash is stored) and its record; throws on a role, name or expiry that breaks the rules. */
 export function newTokenRecord(options: NewToken): { token: string; record: TokenRecord } {
@@ -193,6 +194,48 @@ export function sessionRefusal(session: SessionState, now: Date): 'expired' | 'r
 /** The exact JSON body of a delivery (what is signed and sent on every attempt): the spec's `{ event, timestamp, data }`. */
 export function webhookBody(record: WebhookEventRecord, now: Date): string {
   return JSON.stringify({ event: record.event, timestamp: record.timestamp ?? now.toISOString(), data: record.data });
+}
+
+/** The record of a new webhook (its secret kept as given: deliveries are signed with it). */
+export function newWebhookRecord(options: NewWebhook): StoredWebhook {
+  return {
+    id: `wh_${randomBytes(8).toString('hex')}`,
+    url: options.url,
+    events: [...options.events],
+    secret: options.secret,
+    active: options.active,
+    createdAt: (options.now ?? new Date()).toISOString(),
+  };
+}
+
+/** The webhooks an event is delivered to: the active ones subscribed to it, in the order given. */
+export function subscribedWebhooks(webhooks: readonly StoredWebhook[], event: string): StoredWebhook[] {
+  return webhooks.filter((w) => w.active && w.events.some((e) => eventMatches(e, event)));
+}
+
+/**
+ * The outbox deliveries a change writes (in its transaction): for each record in order, one pending
+ * delivery per webhook subscribed to its event (`subscribedWebhooks`), due at `now`, all of a record
+ * with the one body (`webhookBody`) every attempt sends.
+ */
+export function newOutboxDeliveries(records: readonly WebhookEventRecord[], webhooks: readonly StoredWebhook[], now: Date): OutboxDelivery[] {
+  return records.flatMap((record) => {
+    const body = webhookBody(record, now);
+    return subscribedWebhooks(webhooks, record.event).map(
+      (webhook): OutboxDelivery => ({
+        id: randomUUID(),
+        webhookId: webhook.id,
+        event: record.event,
+        body,
+        state: 'pending',
+        attempts: 0,
+        nextAttemptAt: now.toISOString(),
+        createdAt: now.toISOString(),
+        lastStatus: null,
+        lastError: null,
+      }),
+    );
+  });
 }
 
 /** The order the login limits are checked in, and where they are reported. */
