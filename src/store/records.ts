@@ -8,7 +8,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 import { isTemplateName, NAME_PATTERN } from '../core/versions.js';
-import { eventMatches, type LoginLimit, type LoginScope, type NewToken, type NewTrustedPublisher, type NewUser, type NewWebhook, type OutboxDelivery, type Permission, type SessionKind, type StoredWebhook, type TokenRecord, type TrustedPublisher, type UserRecord, type WebhookEventRecord, type WebhookUpdate } from './types.js';
+import { eventMatches, StagedQuotaError, type LoginLimit, type LoginScope, type NewToken, type NewTrustedPublisher, type NewUser, type NewWebhook, type OutboxDelivery, type Permission, type SessionKind, type StagedUsage, type StoredWebhook, type TokenRecord, type TrustedPublisher, type UserRecord, type WebhookEventRecord, type WebhookUpdate } from './types.js';
 
 /** A new token (returned once; only its hash is stored) and its record; throws on a role, name or expiry that breaks the rules. */
 export function newTokenRecord(options: NewToken): { token: string; record: TokenRecord } {
@@ -236,6 +236,22 @@ export function newOutboxDeliveries(records: readonly WebhookEventRecord[], webh
       }),
     );
   });
+}
+
+/** Throws StagedQuotaError when a token that has staged `used` may not stage one file more (`maxFiles`; undefined: no limit). */
+export function checkStagedFiles(used: StagedUsage, maxFiles: number | undefined): void {
+  if (maxFiles !== undefined && used.files >= maxFiles) throw new StagedQuotaError('files', maxFiles, used);
+}
+
+/** Throws StagedQuotaError when `size` more bytes than `used` (the file's own earlier bytes left out) would pass `maxBytes` (undefined: no limit). */
+export function checkStagedBytes(used: StagedUsage, size: number, maxBytes: number | undefined): void {
+  if (maxBytes !== undefined && used.bytes + size > maxBytes) throw new StagedQuotaError('bytes', maxBytes, used);
+}
+
+/** Whether a staged file's capability is the one presented (compared as digests, in constant time) and still valid at `now`. */
+export function capabilityHolds(stored: Buffer, presented: Buffer, expiresAt: string, now: Date): boolean {
+  const matches = presented.length === stored.length && timingSafeEqual(presented, stored);
+  return matches && Date.parse(expiresAt) > now.getTime();
 }
 
 /** The order the login limits are checked in, and where they are reported. */

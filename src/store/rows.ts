@@ -4,7 +4,7 @@
  * differently: a time as ISO 8601 text or a Date, JSON as text or parsed). A backend runs the SQL.
  */
 import { repositoryKey, type SessionState } from './records.js';
-import type { DeliveryRecord, NewSession, OutboxDelivery, PublisherRun, SessionKind, StagedFile, StoredWebhook, TokenRecord, TrustedPublisher, UserRecord } from './types.js';
+import type { DeliveryRecord, NewSession, OutboxDelivery, PublisherRun, SessionKind, StagedFile, StagedUsage, StoredWebhook, TokenRecord, TrustedPublisher, UserRecord } from './types.js';
 
 /** A time column as a driver reads it: ISO 8601 text or milliseconds since the epoch (SQLite), a Date (pg). */
 export type TimeColumn = string | number | Date;
@@ -263,4 +263,47 @@ export const SESSION_COLUMNS = ['hash', 'family', 'user_id', 'kind', 'created_at
 /** A new session's row (`hash`: the digest of its secret, never the secret), in the order of `SESSION_COLUMNS`. */
 export function sessionValues(session: NewSession, hash: Buffer, family: string): unknown[] {
   return [hash, family, session.userId, session.kind, (session.now ?? new Date()).toISOString(), session.expiresAt.toISOString()];
+}
+
+export interface StagedFileRow {
+  id: string;
+  token_id: string;
+  filename: string;
+  content_type: string;
+  /** The SHA-256 of the capability (`secretDigest`), never the capability. */
+  capability: Buffer;
+  state: StagedFile['state'];
+  /** pg reads a bigint as text. */
+  size: number | string | null;
+  sha256: string | null;
+  integrity: string | null;
+  created_at: TimeColumn;
+  expires_at: TimeColumn;
+}
+
+export function stagedFileOf(row: StagedFileRow): StagedFile {
+  return {
+    id: row.id,
+    tokenId: row.token_id,
+    filename: row.filename,
+    contentType: row.content_type,
+    state: row.state,
+    ...(row.size === null ? {} : { size: Number(row.size) }),
+    ...(row.sha256 === null ? {} : { sha256: row.sha256 }),
+    ...(row.integrity === null ? {} : { integrity: row.integrity }),
+    createdAt: timeOf(row.created_at),
+    expiresAt: timeOf(row.expires_at),
+  };
+}
+
+/** A token's staged files as counted by `count(*)`, `sum(size)` and `min(expires_at)` (pg reads the first two as text). */
+export interface StagedUsageRow {
+  files: number | string;
+  bytes: number | string;
+  next: TimeColumn | null;
+}
+
+export function stagedUsageOf(row: StagedUsageRow | undefined): StagedUsage {
+  if (!row) return { files: 0, bytes: 0 };
+  return { files: Number(row.files), bytes: Number(row.bytes), ...(row.next === null ? {} : { nextExpiry: timeOf(row.next) }) };
 }
