@@ -1,5 +1,55 @@
-/** The analytics aggregates as both backends' rows hold them, and what each row becomes (the formulas: registry/analytics.ts). */
+/**
+ * The analytics events and aggregates as both backends' rows hold them, and what each row becomes
+ * (the formulas: registry/analytics.ts).
+ */
 import type { DayCounts, LatestRating, UserActivity, VersionTotals } from '../registry/analytics.js';
+import { jsonOf, timeOf, type JsonColumn, type TimeColumn } from './rows.js';
+import type { EventOrigin, RecordedEvent, StoredEvent, VersionUsage } from './types.js';
+
+/** A raw event's row: its indexed fields as columns, the rest as JSON (the client's `timestamp` kept as sent). */
+export interface EventRow {
+  /** pg reads a bigint as text. */
+  id: number | string;
+  type: string;
+  template_id: string;
+  version: string;
+  timestamp: string;
+  data: JsonColumn<Record<string, unknown>>;
+  client: string | null;
+  received_at: TimeColumn | null;
+}
+
+/** The columns of a raw event, as `newEventRow` fills them (the id is the database's). */
+export const EVENT_COLUMNS = ['type', 'template_id', 'version', 'timestamp', 'data', 'client', 'received_at'] as const;
+
+/** The row of a new event from `origin` (received now unless it says when). */
+export function newEventRow(event: StoredEvent, origin: EventOrigin): Omit<EventRow, 'id'> & { data: string; received_at: string } {
+  const { type, templateId, version, timestamp, ...rest } = event;
+  return {
+    type,
+    template_id: templateId,
+    version,
+    timestamp,
+    data: JSON.stringify(rest),
+    client: origin.client ?? null,
+    received_at: (origin.receivedAt ?? new Date()).toISOString(),
+  };
+}
+
+/** An event's row as `listEvents` gives it back (and as what it counts for is decided on). */
+export function recordedEventOf(row: EventRow): RecordedEvent {
+  return {
+    id: String(row.id),
+    event: { ...jsonOf(row.data), type: row.type, templateId: row.template_id, version: row.version, timestamp: row.timestamp },
+    ...(row.client !== null ? { client: row.client } : {}),
+    ...(row.received_at !== null ? { receivedAt: timeOf(row.received_at) } : {}),
+  };
+}
+
+/** The usage of every version with a download, from its totals' rows: `stats.downloads` equal their `total`. */
+export function usageOf(rows: readonly Pick<TotalsRow, 'template_id' | 'version' | 'downloads' | 'last_download'>[]): Map<string, VersionUsage> {
+  return new Map(rows.map((row) => [`${row.template_id}@${row.version}`, row.last_download === null ? { downloads: row.downloads } : { downloads: row.downloads, lastDownload: row.last_download }]));
+}
 
 /** The columns of a day's counts and the fields they fill. */
 export const DAY_FIELDS = [

@@ -17,8 +17,8 @@ import {
   type LatestRating,
   type VersionAggregates,
 } from '../../registry/analytics.js';
-import { DAY_FIELDS, TOTAL_FIELDS, toDay, toRating, toTotals, toUser, type DayRow, type RatingRow, type TotalsRow, type UserRow } from '../analytics-rows.js';
-import { insertRows, iso, type Queryable } from './database.js';
+import { DAY_FIELDS, recordedEventOf, TOTAL_FIELDS, toDay, toRating, toTotals, toUser, type DayRow, type EventRow, type RatingRow, type TotalsRow, type UserRow } from '../analytics-rows.js';
+import { insertRows, type Queryable } from './database.js';
 
 type Client = Pick<pg.ClientBase, 'query'>;
 
@@ -236,17 +236,6 @@ export async function readAggregates(
 /** Events read per query of a backfill: its memory stays bounded by the aggregates, not the events. */
 const BACKFILL_BATCH = 10_000;
 
-interface EventRow {
-  id: string;
-  type: string;
-  template_id: string;
-  version: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-  client: string | null;
-  received_at: Date | null;
-}
-
 /**
  * Fills the aggregate tables from the stored events, read in batches in the order they were
  * recorded (what was in them is replaced): schema migration 4, for a database that kept only raw
@@ -261,17 +250,7 @@ export async function backfillAggregates(client: Client): Promise<void> {
       'SELECT id, type, template_id, version, timestamp, data, client, received_at FROM events WHERE id > $1 ORDER BY id LIMIT $2',
       [after, BACKFILL_BATCH],
     );
-    for (const row of rows) {
-      aggregates.add(
-        {
-          id: String(row.id),
-          event: { ...row.data, type: row.type, templateId: row.template_id, version: row.version, timestamp: row.timestamp },
-          ...(row.client !== null ? { client: row.client } : {}),
-          ...(row.received_at !== null ? { receivedAt: iso(row.received_at) } : {}),
-        },
-        Number(row.id),
-      );
-    }
+    for (const row of rows) aggregates.add(recordedEventOf(row), Number(row.id));
     if (rows.length < BACKFILL_BATCH) break;
     after = String(rows[rows.length - 1]?.id);
   }

@@ -17,7 +17,7 @@ import {
   type LatestRating,
   type VersionAggregates,
 } from '../../registry/analytics.js';
-import { DAY_FIELDS, TOTAL_FIELDS, toDay, toRating, toTotals, toUser, type DayRow, type RatingRow, type TotalsRow, type UserRow } from '../analytics-rows.js';
+import { DAY_FIELDS, recordedEventOf, TOTAL_FIELDS, toDay, toRating, toTotals, toUser, type DayRow, type EventRow, type RatingRow, type TotalsRow, type UserRow } from '../analytics-rows.js';
 
 /** The tables (schema migration 10 of database.ts). */
 export const ANALYTICS_TABLES_SQL = `
@@ -192,17 +192,6 @@ export function readAggregates(db: Database.Database, query: { versions: readonl
   return { downloads, version: (templateId, version) => versions.get(versionKey(templateId, version)) };
 }
 
-interface EventRow {
-  id: number;
-  type: string;
-  template_id: string;
-  version: string;
-  timestamp: string;
-  data: string;
-  client: string | null;
-  received_at: string | null;
-}
-
 /**
  * Fills the (empty) aggregate tables from the stored events, read one at a time in the order they
  * were recorded: schema migration 10, for a store that kept only raw events until then.
@@ -210,15 +199,7 @@ interface EventRow {
 export function backfillAggregates(db: Database.Database): void {
   const aggregates = new AnalyticsAccumulator();
   for (const row of db.prepare('SELECT id, type, template_id, version, timestamp, data, client, received_at FROM events ORDER BY id').iterate() as IterableIterator<EventRow>) {
-    aggregates.add(
-      {
-        id: String(row.id),
-        event: { ...(JSON.parse(row.data) as Record<string, unknown>), type: row.type, templateId: row.template_id, version: row.version, timestamp: row.timestamp },
-        ...(row.client !== null ? { client: row.client } : {}),
-        ...(row.received_at !== null ? { receivedAt: row.received_at } : {}),
-      },
-      row.id,
-    );
+    aggregates.add(recordedEventOf(row), Number(row.id));
   }
   writeAggregateRows(db, aggregates.rows());
 }
