@@ -8,7 +8,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 import { isTemplateName, NAME_PATTERN } from '../core/versions.js';
-import { eventMatches, StagedQuotaError, type LoginLimit, type LoginScope, type NewToken, type NewTrustedPublisher, type NewUser, type NewWebhook, type OutboxDelivery, type Permission, type SessionKind, type StagedUsage, type StoredWebhook, type TokenRecord, type TrustedPublisher, type UserRecord, type WebhookEventRecord, type WebhookUpdate } from './types.js';
+import { eventMatches, MAX_TRUSTED_PUBLISHERS, StagedQuotaError, type LoginLimit, type LoginScope, type NewToken, type NewTrustedPublisher, type NewUser, type NewWebhook, type OutboxDelivery, type Permission, type SessionKind, type StagedUsage, type StoredWebhook, type TokenRecord, type TrustedPublisher, type TrustedPublisherAddition, type UserRecord, type WebhookEventRecord, type WebhookUpdate } from './types.js';
 
 /** A new token (returned once; only its hash is stored) and its record; throws on a role, name or expiry that breaks the rules. */
 export function newTokenRecord(options: NewToken): { token: string; record: TokenRecord } {
@@ -154,6 +154,26 @@ export function newTrustedPublisherRecord(input: NewTrustedPublisher, token: Tok
     createdBy: token.owner,
     createdAt: (input.now ?? new Date()).toISOString(),
   };
+}
+
+/**
+ * What `token` saving `input` comes to, given the name's `owners` and its `current` trusted
+ * publishers: refused when it may not manage the name, the existing one when the same is saved
+ * again (`sameTrustedPublisher`, `sameSaver`), refused at MAX_TRUSTED_PUBLISHERS, else the new
+ * record (`added`), which the backend inserts in the same transaction as it read `current`.
+ */
+export function trustedPublisherAddition(input: NewTrustedPublisher, token: TokenRecord, owners: readonly string[], current: readonly TrustedPublisher[]): TrustedPublisherAddition {
+  const allowed = managementPermission(token, input.template, owners);
+  if (!allowed.allowed) return { added: false, forbidden: allowed.reason };
+  const existing = current.find((record) => sameTrustedPublisher(record, input) && sameSaver(record, token, owners));
+  if (existing) return { added: false, existing };
+  if (current.length >= MAX_TRUSTED_PUBLISHERS) return { added: false, full: current.length };
+  return { added: true, publisher: newTrustedPublisherRecord(input, token, owners) };
+}
+
+/** Whether any of a name's trusted publishers still backs the run of `token` (only a token minted for trusted publishing has one). */
+export function backedByAny(records: readonly TrustedPublisher[], token: TokenRecord, owners: readonly string[]): boolean {
+  return token.publisher !== undefined && records.some((record) => backsRun(record, token, owners));
 }
 
 /** Whether a selector of `removeTrustedPublishers` takes a record. */

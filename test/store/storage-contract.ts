@@ -927,6 +927,17 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await storage.trustedPublishers.listTrustedPublishers('web-app')).toHaveLength(MAX_TRUSTED_PUBLISHERS - 1);
       });
 
+      it('lists trusted publishers in the order they were saved, whatever clock each save was given', async () => {
+        const storage = await fresh();
+        const acme = (await storage.tokens.createToken({ role: 'publisher', owner: 'acme' })).record;
+        // Saved later with an earlier clock (two instances whose clocks differ): still listed after.
+        const first = await storage.trustedPublishers.addTrustedPublisher(trust('web-app', { workflow: 'a.yml', now: new Date('2026-04-02T00:00:00.000Z') }), acme);
+        const second = await storage.trustedPublishers.addTrustedPublisher(trust('web-app', { workflow: 'b.yml', now: new Date('2026-04-01T00:00:00.000Z') }), acme);
+        const saved = [first, second].map((added) => (added as { publisher: { id: string } }).publisher.id);
+        expect((await storage.trustedPublishers.listTrustedPublishers('web-app')).map((p) => p.id)).toEqual(saved);
+        expect((await storage.trustedPublishers.trustedPublishersOf(ISSUER, 'acme/web-app')).map((p) => p.id)).toEqual(saved);
+      });
+
       it('takes an ID token once until it expires, whatever the number of concurrent uses', async () => {
         const { trustedPublishers } = await fresh();
         const now = new Date('2026-04-01T10:00:00.000Z');
