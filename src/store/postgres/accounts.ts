@@ -4,21 +4,7 @@ import type pg from 'pg';
 
 import { longestLoginWindow, loginRefusal, newSessionSecret, newUserRecord, sessionRefusal } from '../records.js';
 import { secretDigest } from '../secrets.js';
-import type {
-  AccountStore,
-  LoginAdmission,
-  LoginAttempt,
-  LoginOutcome,
-  LoginScope,
-  NewSession,
-  NewSessionSecret,
-  NewUser,
-  SessionCheck,
-  SessionKind,
-  SessionRotation,
-  UserCreation,
-  UserRecord,
-} from '../types.js';
+import type { AccountStore, LoginAdmission, LoginAttempt, LoginOutcome, LoginScope, NewSession, NewSessionSecret, NewUser, SessionCheck, SessionKind, SessionRotation, UserCreation, UserRecord } from '../types.js';
 import { placeholder, transaction, type Queryable } from './database.js';
 import { insertStatement, SESSION_COLUMNS, sessionStateOf as stateOf, sessionValues, timeOf, USER_COLUMNS, userOf as toUser, userValues, type SessionRow, type UserRow } from '../rows.js';
 

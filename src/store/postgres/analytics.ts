@@ -6,17 +6,7 @@
  */
 import type pg from 'pg';
 
-import {
-  AnalyticsAccumulator,
-  planEvent,
-  versionKey,
-  type AggregateRows,
-  type AnalyticsAggregates,
-  type EventFacts,
-  type EventPlan,
-  type LatestRating,
-  type VersionAggregates,
-} from '../../registry/analytics.js';
+import { AnalyticsAccumulator, planEvent, versionKey, type AggregateRows, type AnalyticsAggregates, type EventFacts, type EventPlan, type LatestRating, type VersionAggregates } from '../../registry/analytics.js';
 import { DAY_FIELDS, recordedEventOf, TOTAL_FIELDS, toDay, toRating, toTotals, toUser, type DayRow, type EventRow, type RatingRow, type TotalsRow, type UserRow } from '../analytics-rows.js';
 import { insertRows, type Queryable } from './database.js';
 

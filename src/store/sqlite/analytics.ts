@@ -6,17 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 
-import {
-  AnalyticsAccumulator,
-  planEvent,
-  versionKey,
-  type AggregateRows,
-  type AnalyticsAggregates,
-  type EventFacts,
-  type EventPlan,
-  type LatestRating,
-  type VersionAggregates,
-} from '../../registry/analytics.js';
+import { AnalyticsAccumulator, planEvent, versionKey, type AggregateRows, type AnalyticsAggregates, type EventFacts, type EventPlan, type LatestRating, type VersionAggregates } from '../../registry/analytics.js';
 import { DAY_FIELDS, recordedEventOf, TOTAL_FIELDS, toDay, toRating, toTotals, toUser, type DayRow, type EventRow, type RatingRow, type TotalsRow, type UserRow } from '../analytics-rows.js';
 
 /** The tables (schema migration 10 of database.ts). */

@@ -6,38 +6,10 @@ import { isStorageFull } from '../../core/errors.js';
 import { FOREIGN_TEMP_AGE_MS, ownedTempName, removeLeftoverTemps } from '../../core/files.js';
 import { retryDelay, type BackoffLimits } from '../../core/retry.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
-import type {
-  ArchiveReader,
-  BlobStore,
-  LifecycleChange,
-  LifecycleEvents,
-  NewVersion,
-  PublishedVersion,
-  PurgedVersion,
-  Reservation,
-  StoredVersion,
-  TokenRecord,
-  VersionLifecycle,
-  VersionStore,
-  WebhookEventRecord,
-} from '../types.js';
+import type { ArchiveReader, BlobStore, LifecycleChange, LifecycleEvents, NewVersion, PublishedVersion, PurgedVersion, Reservation, StoredVersion, TokenRecord, VersionLifecycle, VersionStore, WebhookEventRecord } from '../types.js';
 import { manifestKey, removeBlobs } from '../blob-layout.js';
 import { permission, versionOwner } from '../records.js';
-import {
-  checkCommit,
-  hasVersionKeys,
-  lifecycleColumns,
-  lifecycleOf,
-  nextLifecycle,
-  openVersionArchive,
-  readVersionBundle,
-  recoverPending,
-  removePendingBytes,
-  versionOf as toVersion,
-  type VersionRow,
-  VERSION_COLUMNS,
-  writeVersionBytes,
-} from '../version-rules.js';
+import { checkCommit, hasVersionKeys, lifecycleColumns, lifecycleOf, nextLifecycle, openVersionArchive, readVersionBundle, recoverPending, removePendingBytes, versionOf as toVersion, type VersionRow, VERSION_COLUMNS, writeVersionBytes } from '../version-rules.js';
 import type { SpaceReserve } from './space-reserve.js';
 import { ownersOfSync } from './tokens.js';
 import { settlePendingPublishersSync, trustedSync } from './trusted-publishers.js';
@@ -195,14 +167,7 @@ export class SqliteVersionStore implements VersionStore {
     return reservation;
   }
 
-  async commitVersion(
-    name: string,
-    version: string,
-    archiveFile: string,
-    manifest: TemplateManifest,
-    webhookEvents: readonly WebhookEventRecord[] = [],
-    attestation?: string,
-  ): Promise<StoredVersion> {
+  async commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents: readonly WebhookEventRecord[] = [], attestation?: string): Promise<StoredVersion> {
     // The rules (version-rules.ts): only a pending reservation, its bytes before its row.
     const reserved = this.getSync(name, version);
     checkCommit(name, version, reserved, attestation);
