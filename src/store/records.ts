@@ -8,7 +8,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 import { isTemplateName, NAME_PATTERN } from '../core/versions.js';
-import { eventMatches, MAX_TRUSTED_PUBLISHERS, StagedQuotaError, type LoginLimit, type LoginScope, type NewToken, type NewTrustedPublisher, type NewUser, type NewWebhook, type OutboxDelivery, type Permission, type SessionKind, type StagedUsage, type StoredWebhook, type TokenRecord, type TrustedPublisher, type TrustedPublisherAddition, type UserRecord, type WebhookEventRecord, type WebhookUpdate } from './types.js';
+import { eventMatches, LAST_USED_PRECISION_MS, MAX_TRUSTED_PUBLISHERS, StagedQuotaError, type LoginLimit, type LoginScope, type NewToken, type NewTrustedPublisher, type NewUser, type NewWebhook, type OutboxDelivery, type OwnerChange, type Permission, type SessionKind, type StagedUsage, type StoredWebhook, type TokenRecord, type TrustedPublisher, type TrustedPublisherAddition, type UserRecord, type WebhookEventRecord, type WebhookUpdate } from './types.js';
 
 /** A new token (returned once; only its hash is stored) and its record; throws on a role, name or expiry that breaks the rules. */
 export function newTokenRecord(options: NewToken): { token: string; record: TokenRecord } {
@@ -79,6 +79,40 @@ export function versionOwner(token: TokenRecord, owners: readonly string[]): str
 export function managementPermission(token: TokenRecord, name: string, owners: readonly string[]): Permission {
   if (token.publisher) return { allowed: false, reason: 'a token minted for trusted publishing may only publish' };
   return permission(token, name, owners);
+}
+
+/**
+ * The last use to write when a token is used at `now` (its time), or undefined while the stored one
+ * is less than LAST_USED_PRECISION_MS old: a write on every request would be wasted.
+ */
+export function lastUseToWrite(record: TokenRecord, now: Date): string | undefined {
+  const last = record.lastUsedAt === undefined ? undefined : Date.parse(record.lastUsedAt);
+  return last !== undefined && now.getTime() - last < LAST_USED_PRECISION_MS ? undefined : now.toISOString();
+}
+
+/**
+ * What adding `owner` to a name whose owners are `owners` (the claimer first; empty: unclaimed)
+ * comes to: refused on an unclaimed name, no change for an owner, else a co-owner added last.
+ */
+export function ownerAddition(owners: readonly string[], owner: string): OwnerChange {
+  if (owners.length === 0) return { refused: 'unclaimed' };
+  if (owners.includes(owner)) return { changed: false, owners: [...owners] };
+  return { changed: true, owners: [...owners, owner] };
+}
+
+/** A removal of an owner the rule allows: the owners left, and the co-owner who becomes the claimer (when the claimer left). */
+export type OwnerRemoval = Extract<OwnerChange, { refused: string }> | { changed: true; owners: string[]; claimer: string | undefined };
+
+/**
+ * What removing `owner` from a name whose owners are `owners` comes to: refused on an unclaimed
+ * name, for someone who is no owner, and for the last owner (a name always keeps one); when the
+ * claimer leaves, the earliest co-owner becomes the claimer.
+ */
+export function ownerRemoval(owners: readonly string[], owner: string): OwnerRemoval {
+  if (owners.length === 0) return { refused: 'unclaimed' };
+  if (!owners.includes(owner)) return { refused: 'not-an-owner' };
+  if (owners.length === 1) return { refused: 'last-owner' };
+  return { changed: true, owners: owners.filter((candidate) => candidate !== owner), claimer: owners[0] === owner ? owners[1] : undefined };
 }
 
 /** A repository as trusted publishers are looked up by: GitHub's names ignore case. */

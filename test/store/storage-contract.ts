@@ -221,6 +221,19 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await tokens.removeOwner('web-app', 'beta')).toEqual({ refused: 'last-owner' });
         expect(await tokens.ownersOf('web-app')).toEqual(['beta']);
       });
+
+      it('keeps co-owners in the order they were added, whatever clock each addition was given, and hands the claim to the first of them', async () => {
+        const storage = await fresh();
+        const { tokens } = storage;
+        const acme = (await tokens.createToken({ role: 'publisher', owner: 'acme' })).record;
+        await publish(storage, acme, 'web-app', '1.0.0');
+        // Added later with an earlier clock (two instances whose clocks differ): still after.
+        await tokens.addOwner('web-app', 'beta', new Date('2026-04-02T00:00:00.000Z'));
+        expect(await tokens.addOwner('web-app', 'gamma', new Date('2026-04-01T00:00:00.000Z'))).toEqual({ changed: true, owners: ['acme', 'beta', 'gamma'] });
+        expect(await tokens.ownersOf('web-app')).toEqual(['acme', 'beta', 'gamma']);
+        expect(await tokens.removeOwner('web-app', 'acme')).toEqual({ changed: true, owners: ['beta', 'gamma'] });
+        expect(await tokens.ownerOf('web-app')).toBe('beta');
+      });
     });
 
     describe('accounts', () => {
