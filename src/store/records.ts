@@ -8,7 +8,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 import { isTemplateName, NAME_PATTERN } from '../core/versions.js';
-import { eventMatches, LAST_USED_PRECISION_MS, MAX_TRUSTED_PUBLISHERS, StagedQuotaError, type LoginLimit, type LoginScope, type NewToken, type NewTrustedPublisher, type NewUser, type NewWebhook, type OutboxDelivery, type OwnerChange, type Permission, type SessionKind, type StagedUsage, type StoredWebhook, type TokenRecord, type TrustedPublisher, type TrustedPublisherAddition, type UserRecord, type WebhookEventRecord, type WebhookUpdate } from './types.js';
+import { eventMatches, LAST_USED_PRECISION_MS, MAX_TRUSTED_PUBLISHERS, StagedQuotaError, type LoginLimit, type LoginScope, type NewToken, type NewTrustedPublisher, type NewUser, type NewWebhook, type OutboxDelivery, type OwnerChange, type Permission, type PurgeJob, type SessionKind, type StagedUsage, type StoredWebhook, type TokenRecord, type TrustedPublisher, type TrustedPublisherAddition, type UserRecord, type WebhookEventRecord, type WebhookUpdate } from './types.js';
 
 /** A new token (returned once; only its hash is stored) and its record; throws on a role, name or expiry that breaks the rules. */
 export function newTokenRecord(options: NewToken): { token: string; record: TokenRecord } {
@@ -306,6 +306,13 @@ export function checkStagedBytes(used: StagedUsage, size: number, maxBytes: numb
 export function capabilityHolds(stored: Buffer, presented: Buffer, expiresAt: string, now: Date): boolean {
   const matches = presented.length === stored.length && timingSafeEqual(presented, stored);
   return matches && Date.parse(expiresAt) > now.getTime();
+}
+
+/** The purge jobs a change writes (in one transaction): one per target, pending and due at `now`, each with the URLs once, sorted; none without targets or URLs. */
+export function newPurgeJobs(targets: readonly string[], urls: readonly string[], now: Date): PurgeJob[] {
+  if (targets.length === 0 || urls.length === 0) return [];
+  const sorted = [...new Set(urls)].sort();
+  return targets.map((target): PurgeJob => ({ id: randomUUID(), target, urls: sorted, state: 'pending', attempts: 0, nextAttemptAt: now.toISOString(), createdAt: now.toISOString(), lastError: null }));
 }
 
 /** The order the login limits are checked in, and where they are reported. */

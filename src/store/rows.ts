@@ -4,7 +4,7 @@
  * differently: a time as ISO 8601 text or a Date, JSON as text or parsed). A backend runs the SQL.
  */
 import { repositoryKey, type SessionState } from './records.js';
-import type { DeliveryRecord, NewSession, OutboxDelivery, PublisherRun, SessionKind, StagedFile, StagedUsage, StoredWebhook, TokenRecord, TrustedPublisher, UserRecord } from './types.js';
+import type { DeliveryRecord, NewSession, OutboxDelivery, PublisherRun, PurgeJob, SessionKind, StagedFile, StagedUsage, StoredWebhook, TokenRecord, TrustedPublisher, UserRecord } from './types.js';
 
 /** A time column as a driver reads it: ISO 8601 text or milliseconds since the epoch (SQLite), a Date (pg). */
 export type TimeColumn = string | number | Date;
@@ -306,4 +306,28 @@ export interface StagedUsageRow {
 export function stagedUsageOf(row: StagedUsageRow | undefined): StagedUsage {
   if (!row) return { files: 0, bytes: 0 };
   return { files: Number(row.files), bytes: Number(row.bytes), ...(row.next === null ? {} : { nextExpiry: timeOf(row.next) }) };
+}
+
+export interface PurgeRow {
+  id: string;
+  target: string;
+  urls: JsonColumn<string[]>;
+  state: PurgeJob['state'];
+  attempts: number;
+  next_attempt_at: TimeColumn;
+  created_at: TimeColumn;
+  last_error: string | null;
+}
+
+export function purgeJobOf(row: PurgeRow): PurgeJob {
+  return {
+    id: row.id,
+    target: row.target,
+    urls: jsonOf(row.urls),
+    state: row.state,
+    attempts: row.attempts,
+    nextAttemptAt: timeOf(row.next_attempt_at),
+    createdAt: timeOf(row.created_at),
+    lastError: row.last_error,
+  };
 }
