@@ -4,7 +4,7 @@
  * that makes a fresh place for a store that can be opened again there (a restart after a crash).
  */
 import { createHash } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { access, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { text } from 'node:stream/consumers';
 
@@ -971,6 +971,29 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         const stored = await storage.files.storeContent(id, file, { size: content.length, sha256: 'b'.repeat(64), integrity: `sha512-${content}` });
         expect(stored).toMatchObject({ id, state: 'uploaded', size: content.length, integrity: `sha512-${content}` });
       }
+
+      it('takes the local file in as a staged file\'s bytes, also into a blob store that copies it (a bucket): none is left behind', async () => {
+        // A blob store that keeps a copy of the file, as a bucket's upload does, rather than moving it.
+        const copying = (inner: BlobStore): BlobStore => ({
+          location: inner.location,
+          putFile: async (key, file, options) => inner.putBytes(key, await readFile(file), options),
+          putBytes: (key, bytes, options) => inner.putBytes(key, bytes, options),
+          open: (key) => inner.open(key),
+          readBytes: (key) => inner.readBytes(key),
+          stat: (key) => inner.stat(key),
+          delete: (key) => inner.delete(key),
+          list: (prefix) => inner.list(prefix),
+        });
+        const storage = await (await place())(copying);
+        opened.push(storage);
+        const now = new Date();
+        const { file } = await storage.files.createFile({ tokenId: 't1', filename: 'a.tgz', contentType: 'application/gzip', expiresAt: new Date(now.getTime() + 60_000), now });
+        const local = storage.versions.uploadTempPath('.upload');
+        await writeFile(local, 'staged bytes');
+        expect(await storage.files.storeContent(file.id, local, { size: 12, sha256: 'b'.repeat(64), integrity: 'sha512-x' })).toMatchObject({ state: 'uploaded', size: 12 });
+        await expect(access(local)).rejects.toMatchObject({ code: 'ENOENT' });
+        expect(await text((await storage.files.openFile(file.id))!.stream)).toBe('staged bytes');
+      });
 
       it('stages a file: capability, bytes, confirm, one claim at a time, release, delete', async () => {
         const storage = await fresh();

@@ -4,6 +4,7 @@
  * SHA-256 only.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 
 import type pg from 'pg';
 
@@ -86,6 +87,8 @@ export class PostgresFileStore implements FileStore {
     await this.checkBytes(this.pool, row, digests.size, maxBytes);
     // The bytes first, the row after: a row says `uploaded` only when its bytes are stored.
     await this.blobs.putFile(stagedFileKey(id), localFile, { contentType: row.content_type });
+    // A folder store moved the file in; a bucket copied it, and the local copy is no longer wanted.
+    await rm(localFile, { force: true });
     let rows: FileRow[];
     try {
       // Checked again with the change, under the token's lock: another upload of the token may have been stored meanwhile.
