@@ -1,9 +1,11 @@
 /**
- * The storage rules every backend shares (the SQLite and PostgreSQL stores both call these): how a
- * token, an account and a webhook record are made, who may publish a name, what a session's state
- * is, which webhooks an event goes to and the exact body a delivery sends, what a change of a
- * webhook (and a rotation of its secret) makes of it, and when a login is refused for too many
- * failures.
+ * The storage rules every backend shares (the SQLite and PostgreSQL stores both call these and run
+ * only the SQL): how a token, an account, a webhook, a trusted publisher and a purge job are made,
+ * who may publish or manage a name, what adding and removing an owner and saving a trusted
+ * publisher come to, when a token's use is written, what a session's state is, which webhooks an
+ * event goes to and the exact body a delivery sends, what a change of a webhook (and a rotation of
+ * its secret) makes of it, a token's quota of staged files, and when a login is refused for too
+ * many failures.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
