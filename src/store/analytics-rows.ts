@@ -2,7 +2,7 @@
  * The analytics events and aggregates as both backends' rows hold them, and what each row becomes
  * (the formulas: registry/analytics.ts).
  */
-import type { DayCounts, LatestRating, UserActivity, VersionTotals } from '../registry/analytics.js';
+import type { AggregateRows, DayCounts, LatestRating, UserActivity, VersionTotals } from '../registry/analytics.js';
 import { jsonOf, timeOf, type JsonColumn, type TimeColumn } from './rows.js';
 import type { EventOrigin, RecordedEvent, StoredEvent, VersionUsage } from './types.js';
 
@@ -138,3 +138,46 @@ export const toRating = (row: RatingRow): LatestRating => ({
   seq: Number(row.seq),
   firstSeq: Number(row.first_seq),
 });
+
+/** A client that downloaded a version on a day. */
+export interface DownloadClientRow {
+  template_id: string;
+  version: string;
+  client: string;
+  day: number;
+}
+
+/** Every row of each aggregate table, in a stable order (a store copy); no parameters, so one text for both dialects. */
+export const AGGREGATE_ROW_QUERIES = {
+  totals: 'SELECT * FROM analytics_totals ORDER BY template_id, version',
+  days: 'SELECT * FROM analytics_days ORDER BY template_id, version, day',
+  users: 'SELECT * FROM analytics_users ORDER BY template_id, version, user_key',
+  downloadClients: 'SELECT * FROM analytics_download_clients ORDER BY template_id, version, client, day',
+  ratings: 'SELECT * FROM analytics_ratings ORDER BY template_id, version, user_id',
+} as const;
+
+/** The rows `AGGREGATE_ROW_QUERIES` read, per table. */
+export interface AggregateTableRows {
+  totals: TotalsRow[];
+  days: DayRow[];
+  users: UserRow[];
+  downloadClients: DownloadClientRow[];
+  ratings: RatingRow[];
+}
+
+/** The aggregate rows of every table as the analytics give them (`AggregateRows`). */
+export function aggregateRowsOf(tables: AggregateTableRows): AggregateRows {
+  return {
+    totals: tables.totals.map((row) => ({ templateId: row.template_id, version: row.version, ...toTotals(row) })),
+    days: tables.days.map((row) => ({ templateId: row.template_id, version: row.version, ...toDay(row) })),
+    users: tables.users.map((row) => ({ templateId: row.template_id, version: row.version, user: row.user_key, ...toUser(row) })),
+    downloadClients: tables.downloadClients.map((row) => ({ templateId: row.template_id, version: row.version, client: row.client, day: row.day })),
+    ratings: tables.ratings.map((row) => ({ templateId: row.template_id, version: row.version, ...toRating(row) })),
+  };
+}
+
+/** The columns of a rating row, in the order of `ratingValues` (the first three are its key). */
+export const RATING_COLUMNS = ['template_id', 'version', 'user_id', 'rating', 'comment', 'helpful', 'created_at', 'review_id', 'at', 'seq', 'first_seq'] as const;
+
+/** A rating's row, in the order of `RATING_COLUMNS`. */
+export const ratingValues = (templateId: string, version: string, r: LatestRating): unknown[] => [templateId, version, r.userId, r.rating, r.comment, r.helpful, r.createdAt, r.reviewId, r.at, r.seq, r.firstSeq];

@@ -7,7 +7,7 @@
 import type Database from 'better-sqlite3';
 
 import { AnalyticsAccumulator, planEvent, versionKey, type AggregateRows, type AnalyticsAggregates, type EventFacts, type EventPlan, type LatestRating, type VersionAggregates } from '../../registry/analytics.js';
-import { DAY_FIELDS, recordedEventOf, TOTAL_FIELDS, toDay, toRating, toTotals, toUser, type DayRow, type EventRow, type RatingRow, type TotalsRow, type UserRow } from '../analytics-rows.js';
+import { AGGREGATE_ROW_QUERIES, aggregateRowsOf, DAY_FIELDS, RATING_COLUMNS, ratingValues, recordedEventOf, TOTAL_FIELDS, toDay, toRating, toTotals, toUser, type DayRow, type EventRow, type RatingRow, type TotalsRow, type UserRow } from '../analytics-rows.js';
 
 /** The tables (schema migration 10 of database.ts). */
 export const ANALYTICS_TABLES_SQL = `
@@ -106,9 +106,7 @@ function writePlan(db: Database.Database, plan: EventPlan, user: string | undefi
 }
 
 function insertRating(db: Database.Database, templateId: string, version: string, r: LatestRating): void {
-  db.prepare(
-    'INSERT OR REPLACE INTO analytics_ratings (template_id, version, user_id, rating, comment, helpful, created_at, review_id, at, seq, first_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  ).run(templateId, version, r.userId, r.rating, r.comment, r.helpful, r.createdAt, r.reviewId, r.at, r.seq, r.firstSeq);
+  db.prepare(`INSERT OR REPLACE INTO analytics_ratings (${RATING_COLUMNS.join(', ')}) VALUES (${RATING_COLUMNS.map(() => '?').join(', ')})`).run(...ratingValues(templateId, version, r));
 }
 
 /** Adds one event's facts to the aggregates (call inside the transaction that stores the event). */
@@ -147,20 +145,13 @@ export function writeAggregateRows(db: Database.Database, rows: AggregateRows): 
 /** Every aggregate row (a store copy). */
 export function readAggregateRows(db: Database.Database): AggregateRows {
   const all = <T>(sql: string): T[] => db.prepare(sql).all() as T[];
-  return {
-    totals: all<TotalsRow>('SELECT * FROM analytics_totals ORDER BY template_id, version').map((row) => ({ templateId: row.template_id, version: row.version, ...toTotals(row) })),
-    days: all<DayRow>('SELECT * FROM analytics_days ORDER BY template_id, version, day').map((row) => ({ templateId: row.template_id, version: row.version, ...toDay(row) })),
-    users: all<UserRow>('SELECT * FROM analytics_users ORDER BY template_id, version, user_key').map((row) => ({
-      templateId: row.template_id,
-      version: row.version,
-      user: row.user_key,
-      ...toUser(row),
-    })),
-    downloadClients: all<{ template_id: string; version: string; client: string; day: number }>(
-      'SELECT * FROM analytics_download_clients ORDER BY template_id, version, client, day',
-    ).map((row) => ({ templateId: row.template_id, version: row.version, client: row.client, day: row.day })),
-    ratings: all<RatingRow>('SELECT * FROM analytics_ratings ORDER BY template_id, version, user_id').map((row) => ({ templateId: row.template_id, version: row.version, ...toRating(row) })),
-  };
+  return aggregateRowsOf({
+    totals: all(AGGREGATE_ROW_QUERIES.totals),
+    days: all(AGGREGATE_ROW_QUERIES.days),
+    users: all(AGGREGATE_ROW_QUERIES.users),
+    downloadClients: all(AGGREGATE_ROW_QUERIES.downloadClients),
+    ratings: all(AGGREGATE_ROW_QUERIES.ratings),
+  });
 }
 
 /** The aggregates a record of `versions` is made from: every version's downloads, and the days from `fromDay` to `toDay` and ratings of `versions`. */
