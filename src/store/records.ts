@@ -37,11 +37,14 @@ export function newTokenRecord(options: NewToken): { token: string; record: Toke
   return { token, record };
 }
 
-/** The record of a new account (its e-mail lower-cased). */
+/** An e-mail as accounts are stored and looked up by: trimmed, lower-cased (one account per address, whatever its case). */
+export const emailKey = (email: string): string => email.trim().toLowerCase();
+
+/** The record of a new account (its e-mail as `emailKey` gives it). */
 export function newUserRecord(user: NewUser): UserRecord {
   return {
     id: `usr_${randomBytes(6).toString('hex')}`,
-    email: user.email.trim().toLowerCase(),
+    email: emailKey(user.email),
     role: user.role,
     owner: user.owner,
     ...(user.name !== undefined ? { name: user.name } : {}),

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 import type pg from 'pg';
 
-import { longestLoginWindow, loginRefusal, newSessionSecret, newUserRecord, sessionRefusal } from '../records.js';
+import { emailKey, longestLoginWindow, loginRefusal, newSessionSecret, newUserRecord, sessionRefusal } from '../records.js';
 import { secretDigest } from '../secrets.js';
 import type { AccountStore, LoginAdmission, LoginAttempt, LoginOutcome, LoginScope, NewSession, NewSessionSecret, NewUser, SessionCheck, SessionKind, SessionRotation, UserCreation, UserRecord } from '../types.js';
 import { placeholder, transaction, type Queryable } from './database.js';
@@ -28,7 +28,7 @@ export class PostgresAccountStore implements AccountStore {
   }
 
   async findCredentials(email: string): Promise<{ user: UserRecord; passwordHash: string } | undefined> {
-    const row = (await this.pool.query<UserRow>('SELECT * FROM users WHERE email = $1', [email.trim().toLowerCase()])).rows[0];
+    const row = (await this.pool.query<UserRow>('SELECT * FROM users WHERE email = $1', [emailKey(email)])).rows[0];
     return row ? { user: toUser(row), passwordHash: row.password_hash } : undefined;
   }
 

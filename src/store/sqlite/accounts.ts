@@ -2,7 +2,7 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 import type Database from 'better-sqlite3';
 
-import { longestLoginWindow, loginRefusal, newSessionSecret, newUserRecord, sessionRefusal } from '../records.js';
+import { emailKey, longestLoginWindow, loginRefusal, newSessionSecret, newUserRecord, sessionRefusal } from '../records.js';
 import { secretDigest } from '../secrets.js';
 import type { AccountStore, LoginAdmission, LoginAttempt, LoginOutcome, LoginScope, NewSession, NewSessionSecret, NewUser, SessionCheck, SessionKind, SessionRotation, UserCreation, UserRecord } from '../types.js';
 import { insertStatement, SESSION_COLUMNS, sessionStateOf, sessionValues, timeOf, USER_COLUMNS, userOf as toUser, userValues, type SessionRow, type UserRow } from '../rows.js';
@@ -29,7 +29,7 @@ export class SqliteAccountStore implements AccountStore {
   }
 
   findCredentials(email: string): Promise<{ user: UserRecord; passwordHash: string } | undefined> {
-    const row = this.db.prepare('SELECT * FROM users WHERE email = ?').get(email.trim().toLowerCase()) as UserRow | undefined;
+    const row = this.db.prepare('SELECT * FROM users WHERE email = ?').get(emailKey(email)) as UserRow | undefined;
     return Promise.resolve(row ? { user: toUser(row), passwordHash: row.password_hash } : undefined);
   }
 
