@@ -1,13 +1,16 @@
 /**
- * The storage rules every backend shares (the SQLite and PostgreSQL stores both call these): how a
- * token and an account record are made, who may publish a name, what a session's state is, the
- * exact body a webhook delivery sends, what a change of a webhook (and a rotation of its secret)
- * makes of it, and when a login is refused for too many failures.
+ * The storage rules every backend shares (the SQLite and PostgreSQL stores both call these and run
+ * only the SQL): how a token, an account, a webhook, a trusted publisher and a purge job are made,
+ * who may publish or manage a name, what adding and removing an owner and saving a trusted
+ * publisher come to, when a token's use is written, what a session's state is, which webhooks an
+ * event goes to and the exact body a delivery sends, what a change of a webhook (and a rotation of
+ * its secret) makes of it, a token's quota of staged files, and when a login is refused for too
+ * many failures.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 import { isTemplateName, NAME_PATTERN } from '../core/versions.js';
-import type { LoginLimit, LoginScope, NewToken, NewTrustedPublisher, NewUser, Permission, SessionKind, StoredWebhook, TokenRecord, TrustedPublisher, UserRecord, WebhookEventRecord, WebhookUpdate } from './types.js';
+import { eventMatches, LAST_USED_PRECISION_MS, MAX_TRUSTED_PUBLISHERS, StagedQuotaError, type LoginLimit, type LoginScope, type NewToken, type NewTrustedPublisher, type NewUser, type NewWebhook, type OutboxDelivery, type OwnerChange, type Permission, type PurgeJob, type SessionKind, type StagedUsage, type StoredWebhook, type TokenRecord, type TrustedPublisher, type TrustedPublisherAddition, type UserRecord, type WebhookEventRecord, type WebhookUpdate } from './types.js';
 
 /** A new token (returned once; only its hash is stored) and its record; throws on a role, name or expiry that breaks the rules. */
 export function newTokenRecord(options: NewToken): { token: string; record: TokenRecord } {
@@ -34,11 +37,14 @@ export function newTokenRecord(options: NewToken): { token: string; record: Toke
   return { token, record };
 }
 
-/** The record of a new account (its e-mail lower-cased). */
+/** An e-mail as accounts are stored and looked up by: trimmed, lower-cased (one account per address, whatever its case). */
+export const emailKey = (email: string): string => email.trim().toLowerCase();
+
+/** The record of a new account (its e-mail as `emailKey` gives it). */
 export function newUserRecord(user: NewUser): UserRecord {
   return {
     id: `usr_${randomBytes(6).toString('hex')}`,
-    email: user.email.trim().toLowerCase(),
+    email: emailKey(user.email),
     role: user.role,
     owner: user.owner,
     ...(user.name !== undefined ? { name: user.name } : {}),
@@ -78,6 +84,40 @@ export function versionOwner(token: TokenRecord, owners: readonly string[]): str
 export function managementPermission(token: TokenRecord, name: string, owners: readonly string[]): Permission {
   if (token.publisher) return { allowed: false, reason: 'a token minted for trusted publishing may only publish' };
   return permission(token, name, owners);
+}
+
+/**
+ * The last use to write when a token is used at `now` (its time), or undefined while the stored one
+ * is less than LAST_USED_PRECISION_MS old: a write on every request would be wasted.
+ */
+export function lastUseToWrite(record: TokenRecord, now: Date): string | undefined {
+  const last = record.lastUsedAt === undefined ? undefined : Date.parse(record.lastUsedAt);
+  return last !== undefined && now.getTime() - last < LAST_USED_PRECISION_MS ? undefined : now.toISOString();
+}
+
+/**
+ * What adding `owner` to a name whose owners are `owners` (the claimer first; empty: unclaimed)
+ * comes to: refused on an unclaimed name, no change for an owner, else a co-owner added last.
+ */
+export function ownerAddition(owners: readonly string[], owner: string): OwnerChange {
+  if (owners.length === 0) return { refused: 'unclaimed' };
+  if (owners.includes(owner)) return { changed: false, owners: [...owners] };
+  return { changed: true, owners: [...owners, owner] };
+}
+
+/** A removal of an owner the rule allows: the owners left, and the co-owner who becomes the claimer (when the claimer left). */
+export type OwnerRemoval = Extract<OwnerChange, { refused: string }> | { changed: true; owners: string[]; claimer: string | undefined };
+
+/**
+ * What removing `owner` from a name whose owners are `owners` comes to: refused on an unclaimed
+ * name, for someone who is no owner, and for the last owner (a name always keeps one); when the
+ * claimer leaves, the earliest co-owner becomes the claimer.
+ */
+export function ownerRemoval(owners: readonly string[], owner: string): OwnerRemoval {
+  if (owners.length === 0) return { refused: 'unclaimed' };
+  if (!owners.includes(owner)) return { refused: 'not-an-owner' };
+  if (owners.length === 1) return { refused: 'last-owner' };
+  return { changed: true, owners: owners.filter((candidate) => candidate !== owner), claimer: owners[0] === owner ? owners[1] : undefined };
 }
 
 /** A repository as trusted publishers are looked up by: GitHub's names ignore case. */
@@ -155,6 +195,26 @@ export function newTrustedPublisherRecord(input: NewTrustedPublisher, token: Tok
   };
 }
 
+/**
+ * What `token` saving `input` comes to, given the name's `owners` and its `current` trusted
+ * publishers: refused when it may not manage the name, the existing one when the same is saved
+ * again (`sameTrustedPublisher`, `sameSaver`), refused at MAX_TRUSTED_PUBLISHERS, else the new
+ * record (`added`), which the backend inserts in the same transaction as it read `current`.
+ */
+export function trustedPublisherAddition(input: NewTrustedPublisher, token: TokenRecord, owners: readonly string[], current: readonly TrustedPublisher[]): TrustedPublisherAddition {
+  const allowed = managementPermission(token, input.template, owners);
+  if (!allowed.allowed) return { added: false, forbidden: allowed.reason };
+  const existing = current.find((record) => sameTrustedPublisher(record, input) && sameSaver(record, token, owners));
+  if (existing) return { added: false, existing };
+  if (current.length >= MAX_TRUSTED_PUBLISHERS) return { added: false, full: current.length };
+  return { added: true, publisher: newTrustedPublisherRecord(input, token, owners) };
+}
+
+/** Whether any of a name's trusted publishers still backs the run of `token` (only a token minted for trusted publishing has one). */
+export function backedByAny(records: readonly TrustedPublisher[], token: TokenRecord, owners: readonly string[]): boolean {
+  return token.publisher !== undefined && records.some((record) => backsRun(record, token, owners));
+}
+
 /** Whether a selector of `removeTrustedPublishers` takes a record. */
 export function selectsTrustedPublisher(record: TrustedPublisher, selector: { id: string } | { issuer?: string; repository: string; workflow: string; environment?: string }): boolean {
   if ('id' in selector) return record.id === selector.id;
@@ -193,6 +253,71 @@ export function sessionRefusal(session: SessionState, now: Date): 'expired' | 'r
 /** The exact JSON body of a delivery (what is signed and sent on every attempt): the spec's `{ event, timestamp, data }`. */
 export function webhookBody(record: WebhookEventRecord, now: Date): string {
   return JSON.stringify({ event: record.event, timestamp: record.timestamp ?? now.toISOString(), data: record.data });
+}
+
+/** The record of a new webhook (its secret kept as given: deliveries are signed with it). */
+export function newWebhookRecord(options: NewWebhook): StoredWebhook {
+  return {
+    id: `wh_${randomBytes(8).toString('hex')}`,
+    url: options.url,
+    events: [...options.events],
+    secret: options.secret,
+    active: options.active,
+    createdAt: (options.now ?? new Date()).toISOString(),
+  };
+}
+
+/** The webhooks an event is delivered to: the active ones subscribed to it, in the order given. */
+export function subscribedWebhooks(webhooks: readonly StoredWebhook[], event: string): StoredWebhook[] {
+  return webhooks.filter((w) => w.active && w.events.some((e) => eventMatches(e, event)));
+}
+
+/**
+ * The outbox deliveries a change writes (in its transaction): for each record in order, one pending
+ * delivery per webhook subscribed to its event (`subscribedWebhooks`), due at `now`, all of a record
+ * with the one body (`webhookBody`) every attempt sends.
+ */
+export function newOutboxDeliveries(records: readonly WebhookEventRecord[], webhooks: readonly StoredWebhook[], now: Date): OutboxDelivery[] {
+  return records.flatMap((record) => {
+    const body = webhookBody(record, now);
+    return subscribedWebhooks(webhooks, record.event).map(
+      (webhook): OutboxDelivery => ({
+        id: randomUUID(),
+        webhookId: webhook.id,
+        event: record.event,
+        body,
+        state: 'pending',
+        attempts: 0,
+        nextAttemptAt: now.toISOString(),
+        createdAt: now.toISOString(),
+        lastStatus: null,
+        lastError: null,
+      }),
+    );
+  });
+}
+
+/** Throws StagedQuotaError when a token that has staged `used` may not stage one file more (`maxFiles`; undefined: no limit). */
+export function checkStagedFiles(used: StagedUsage, maxFiles: number | undefined): void {
+  if (maxFiles !== undefined && used.files >= maxFiles) throw new StagedQuotaError('files', maxFiles, used);
+}
+
+/** Throws StagedQuotaError when `size` more bytes than `used` (the file's own earlier bytes left out) would pass `maxBytes` (undefined: no limit). */
+export function checkStagedBytes(used: StagedUsage, size: number, maxBytes: number | undefined): void {
+  if (maxBytes !== undefined && used.bytes + size > maxBytes) throw new StagedQuotaError('bytes', maxBytes, used);
+}
+
+/** Whether a staged file's capability is the one presented (compared as digests, in constant time) and still valid at `now`. */
+export function capabilityHolds(stored: Buffer, presented: Buffer, expiresAt: string, now: Date): boolean {
+  const matches = presented.length === stored.length && timingSafeEqual(presented, stored);
+  return matches && Date.parse(expiresAt) > now.getTime();
+}
+
+/** The purge jobs a change writes (in one transaction): one per target, pending and due at `now`, each with the URLs once, sorted; none without targets or URLs. */
+export function newPurgeJobs(targets: readonly string[], urls: readonly string[], now: Date): PurgeJob[] {
+  if (targets.length === 0 || urls.length === 0) return [];
+  const sorted = [...new Set(urls)].sort();
+  return targets.map((target): PurgeJob => ({ id: randomUUID(), target, urls: sorted, state: 'pending', attempts: 0, nextAttemptAt: now.toISOString(), createdAt: now.toISOString(), lastError: null }));
 }
 
 /** The order the login limits are checked in, and where they are reported. */

@@ -3,8 +3,8 @@
  * the PostgreSQL stores have the same tables and columns; only their drivers read a column
  * differently: a time as ISO 8601 text or a Date, JSON as text or parsed). A backend runs the SQL.
  */
-import { repositoryKey } from './records.js';
-import type { DeliveryRecord, OutboxDelivery, PublisherRun, StoredWebhook, TokenRecord, TrustedPublisher } from './types.js';
+import { repositoryKey, type SessionState } from './records.js';
+import type { DeliveryRecord, NewSession, OutboxDelivery, PublisherRun, PurgeJob, SessionKind, StagedFile, StagedUsage, StoredWebhook, TokenRecord, TrustedPublisher, UserRecord } from './types.js';
 
 /** A time column as a driver reads it: ISO 8601 text or milliseconds since the epoch (SQLite), a Date (pg). */
 export type TimeColumn = string | number | Date;
@@ -203,6 +203,131 @@ export function outboxOf(row: OutboxRow): OutboxDelivery {
     nextAttemptAt: timeOf(row.next_attempt_at),
     createdAt: timeOf(row.created_at),
     lastStatus: row.last_status,
+    lastError: row.last_error,
+  };
+}
+
+export interface UserRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  role: UserRecord['role'];
+  owner: string;
+  name: string | null;
+  created_at: TimeColumn;
+}
+
+export function userOf(row: UserRow): UserRecord {
+  return {
+    id: row.id,
+    email: row.email,
+    role: row.role,
+    owner: row.owner,
+    ...(row.name !== null ? { name: row.name } : {}),
+    createdAt: timeOf(row.created_at),
+  };
+}
+
+/** The columns a new account's row is written with, in the order of `userValues`. */
+export const USER_COLUMNS = ['id', 'email', 'password_hash', 'role', 'owner', 'name', 'created_at'] as const;
+
+/** A new account's row (`passwordHash`: the scrypt hash, never the password), in the order of `USER_COLUMNS`. */
+export function userValues(record: UserRecord, passwordHash: string): unknown[] {
+  return [record.id, record.email, passwordHash, record.role, record.owner, record.name ?? null, record.createdAt];
+}
+
+export interface SessionRow {
+  hash: Buffer;
+  family: string;
+  user_id: string;
+  kind: SessionKind;
+  created_at: TimeColumn;
+  expires_at: TimeColumn;
+  replaced_at: TimeColumn | null;
+  revoked_at: TimeColumn | null;
+}
+
+/** A session row's state, for the rule of `sessionRefusal` (`familyRevoked`: whether a session of its family was revoked). */
+export function sessionStateOf(row: SessionRow, familyRevoked: boolean): SessionState {
+  return {
+    expiresAt: new Date(timeOf(row.expires_at)),
+    ...(row.replaced_at !== null ? { replacedAt: new Date(timeOf(row.replaced_at)) } : {}),
+    ...(row.revoked_at !== null ? { revokedAt: new Date(timeOf(row.revoked_at)) } : {}),
+    familyRevoked,
+  };
+}
+
+/** The columns a new session's row is written with, in the order of `sessionValues`. */
+export const SESSION_COLUMNS = ['hash', 'family', 'user_id', 'kind', 'created_at', 'expires_at'] as const;
+
+/** A new session's row (`hash`: the digest of its secret, never the secret), in the order of `SESSION_COLUMNS`. */
+export function sessionValues(session: NewSession, hash: Buffer, family: string): unknown[] {
+  return [hash, family, session.userId, session.kind, (session.now ?? new Date()).toISOString(), session.expiresAt.toISOString()];
+}
+
+export interface StagedFileRow {
+  id: string;
+  token_id: string;
+  filename: string;
+  content_type: string;
+  /** The SHA-256 of the capability (`secretDigest`), never the capability. */
+  capability: Buffer;
+  state: StagedFile['state'];
+  /** pg reads a bigint as text. */
+  size: number | string | null;
+  sha256: string | null;
+  integrity: string | null;
+  created_at: TimeColumn;
+  expires_at: TimeColumn;
+}
+
+export function stagedFileOf(row: StagedFileRow): StagedFile {
+  return {
+    id: row.id,
+    tokenId: row.token_id,
+    filename: row.filename,
+    contentType: row.content_type,
+    state: row.state,
+    ...(row.size === null ? {} : { size: Number(row.size) }),
+    ...(row.sha256 === null ? {} : { sha256: row.sha256 }),
+    ...(row.integrity === null ? {} : { integrity: row.integrity }),
+    createdAt: timeOf(row.created_at),
+    expiresAt: timeOf(row.expires_at),
+  };
+}
+
+/** A token's staged files as counted by `count(*)`, `sum(size)` and `min(expires_at)` (pg reads the first two as text). */
+export interface StagedUsageRow {
+  files: number | string;
+  bytes: number | string;
+  next: TimeColumn | null;
+}
+
+export function stagedUsageOf(row: StagedUsageRow | undefined): StagedUsage {
+  if (!row) return { files: 0, bytes: 0 };
+  return { files: Number(row.files), bytes: Number(row.bytes), ...(row.next === null ? {} : { nextExpiry: timeOf(row.next) }) };
+}
+
+export interface PurgeRow {
+  id: string;
+  target: string;
+  urls: JsonColumn<string[]>;
+  state: PurgeJob['state'];
+  attempts: number;
+  next_attempt_at: TimeColumn;
+  created_at: TimeColumn;
+  last_error: string | null;
+}
+
+export function purgeJobOf(row: PurgeRow): PurgeJob {
+  return {
+    id: row.id,
+    target: row.target,
+    urls: jsonOf(row.urls),
+    state: row.state,
+    attempts: row.attempts,
+    nextAttemptAt: timeOf(row.next_attempt_at),
+    createdAt: timeOf(row.created_at),
     lastError: row.last_error,
   };
 }

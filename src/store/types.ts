@@ -168,16 +168,8 @@ export interface TrustedPublisher {
   createdAt: string;
 }
 
-export interface NewTrustedPublisher {
-  template: string;
-  issuer: string;
-  repository: string;
-  repositoryOwnerId: string;
-  workflow: string;
-  environment?: string;
-  ref?: string;
-  now?: Date;
-}
+/** A trusted publisher to save: the fields its saver gives (the store adds the id, the pending owner, who saved it and when). */
+export type NewTrustedPublisher = Pick<TrustedPublisher, 'template' | 'issuer' | 'repository' | 'repositoryOwnerId' | 'workflow' | 'environment' | 'ref'> & { now?: Date };
 
 /** The outcome of saving a trusted publisher: saved, the same one already there, or why the token may not. */
 export type TrustedPublisherAddition =

@@ -10,8 +10,9 @@ import { rm } from 'node:fs/promises';
 import type { TemplateManifest } from '../core/schema-types.js';
 import { isLooseVersion, isTemplateName } from '../core/versions.js';
 import { archiveKey, attestationKey, manifestKey, manifestText } from './blob-layout.js';
+import { versionOwner } from './records.js';
 import { jsonOf, timeOf, type JsonColumn, type TimeColumn } from './rows.js';
-import type { ArchiveReader, BlobStore, LifecycleChange, PublisherRun, StoredAttestation, StoredVersion, VersionLifecycle, VersionStability } from './types.js';
+import type { ArchiveReader, BlobStore, LifecycleChange, NewVersion, PublisherRun, StoredAttestation, StoredVersion, TokenRecord, VersionLifecycle, VersionStability } from './types.js';
 
 /** Every column of a version row but the manifest (which only a registry build needs), in both schemas. */
 export const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher, attestation';
@@ -71,6 +72,37 @@ export function versionOf(row: VersionRow): StoredVersion {
     ...lifecycleOf(lifecycleColumns(row)),
     ...(row.publisher ? { publisher: jsonOf(row.publisher) } : {}),
     ...(row.attestation ? { attestation: jsonOf(row.attestation) } : {}),
+  };
+}
+
+/** The columns a reservation writes (a pending row; its manifest comes with the commit), as both schemas name them. */
+export interface ReservedColumns {
+  integrity: string;
+  sha256: string;
+  size: number;
+  owner: string;
+  created_at: string;
+  publisher: string | null;
+  attestation: string | null;
+}
+
+/** When a reservation is recorded as made: the version's own time when it brings one (a copy, a test), else now. */
+export const reservedAt = (version: NewVersion, now: Date = new Date()): string => version.createdAt ?? now.toISOString();
+
+/**
+ * What reserving `version` for `token` writes, on a name whose owners are `owners` (before its
+ * claim): the digests, the owner it is recorded with (`versionOwner`), when (`reservedAt`), the
+ * run of a token minted for trusted publishing, and what its provenance bundle says.
+ */
+export function reservedColumns(version: NewVersion, token: TokenRecord, owners: readonly string[], createdAt: string): ReservedColumns {
+  return {
+    integrity: version.integrity,
+    sha256: version.sha256,
+    size: version.size,
+    owner: versionOwner(token, owners),
+    created_at: createdAt,
+    publisher: token.publisher ? JSON.stringify(token.publisher) : null,
+    attestation: version.attestation ? JSON.stringify(version.attestation) : null,
   };
 }
 

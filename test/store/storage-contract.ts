@@ -4,7 +4,7 @@
  * that makes a fresh place for a store that can be opened again there (a restart after a crash).
  */
 import { createHash } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { access, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { text } from 'node:stream/consumers';
 
@@ -220,6 +220,19 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await tokens.canPublish(acme, 'web-app')).toMatchObject({ allowed: false });
         expect(await tokens.removeOwner('web-app', 'beta')).toEqual({ refused: 'last-owner' });
         expect(await tokens.ownersOf('web-app')).toEqual(['beta']);
+      });
+
+      it('keeps co-owners in the order they were added, whatever clock each addition was given, and hands the claim to the first of them', async () => {
+        const storage = await fresh();
+        const { tokens } = storage;
+        const acme = (await tokens.createToken({ role: 'publisher', owner: 'acme' })).record;
+        await publish(storage, acme, 'web-app', '1.0.0');
+        // Added later with an earlier clock (two instances whose clocks differ): still after.
+        await tokens.addOwner('web-app', 'beta', new Date('2026-04-02T00:00:00.000Z'));
+        expect(await tokens.addOwner('web-app', 'gamma', new Date('2026-04-01T00:00:00.000Z'))).toEqual({ changed: true, owners: ['acme', 'beta', 'gamma'] });
+        expect(await tokens.ownersOf('web-app')).toEqual(['acme', 'beta', 'gamma']);
+        expect(await tokens.removeOwner('web-app', 'acme')).toEqual({ changed: true, owners: ['beta', 'gamma'] });
+        expect(await tokens.ownerOf('web-app')).toBe('beta');
       });
     });
 
@@ -927,6 +940,17 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await storage.trustedPublishers.listTrustedPublishers('web-app')).toHaveLength(MAX_TRUSTED_PUBLISHERS - 1);
       });
 
+      it('lists trusted publishers in the order they were saved, whatever clock each save was given', async () => {
+        const storage = await fresh();
+        const acme = (await storage.tokens.createToken({ role: 'publisher', owner: 'acme' })).record;
+        // Saved later with an earlier clock (two instances whose clocks differ): still listed after.
+        const first = await storage.trustedPublishers.addTrustedPublisher(trust('web-app', { workflow: 'a.yml', now: new Date('2026-04-02T00:00:00.000Z') }), acme);
+        const second = await storage.trustedPublishers.addTrustedPublisher(trust('web-app', { workflow: 'b.yml', now: new Date('2026-04-01T00:00:00.000Z') }), acme);
+        const saved = [first, second].map((added) => (added as { publisher: { id: string } }).publisher.id);
+        expect((await storage.trustedPublishers.listTrustedPublishers('web-app')).map((p) => p.id)).toEqual(saved);
+        expect((await storage.trustedPublishers.trustedPublishersOf(ISSUER, 'acme/web-app')).map((p) => p.id)).toEqual(saved);
+      });
+
       it('takes an ID token once until it expires, whatever the number of concurrent uses', async () => {
         const { trustedPublishers } = await fresh();
         const now = new Date('2026-04-01T10:00:00.000Z');
@@ -947,6 +971,29 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         const stored = await storage.files.storeContent(id, file, { size: content.length, sha256: 'b'.repeat(64), integrity: `sha512-${content}` });
         expect(stored).toMatchObject({ id, state: 'uploaded', size: content.length, integrity: `sha512-${content}` });
       }
+
+      it('takes the local file in as a staged file\'s bytes, also into a blob store that copies it (a bucket): none is left behind', async () => {
+        // A blob store that keeps a copy of the file, as a bucket's upload does, rather than moving it.
+        const copying = (inner: BlobStore): BlobStore => ({
+          location: inner.location,
+          putFile: async (key, file, options) => inner.putBytes(key, await readFile(file), options),
+          putBytes: (key, bytes, options) => inner.putBytes(key, bytes, options),
+          open: (key) => inner.open(key),
+          readBytes: (key) => inner.readBytes(key),
+          stat: (key) => inner.stat(key),
+          delete: (key) => inner.delete(key),
+          list: (prefix) => inner.list(prefix),
+        });
+        const storage = await (await place())(copying);
+        opened.push(storage);
+        const now = new Date();
+        const { file } = await storage.files.createFile({ tokenId: 't1', filename: 'a.tgz', contentType: 'application/gzip', expiresAt: new Date(now.getTime() + 60_000), now });
+        const local = storage.versions.uploadTempPath('.upload');
+        await writeFile(local, 'staged bytes');
+        expect(await storage.files.storeContent(file.id, local, { size: 12, sha256: 'b'.repeat(64), integrity: 'sha512-x' })).toMatchObject({ state: 'uploaded', size: 12 });
+        await expect(access(local)).rejects.toMatchObject({ code: 'ENOENT' });
+        expect(await text((await storage.files.openFile(file.id))!.stream)).toBe('staged bytes');
+      });
 
       it('stages a file: capability, bytes, confirm, one claim at a time, release, delete', async () => {
         const storage = await fresh();

@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import { errorMessage } from '../../core/errors.js';
 import { isTemplateName } from '../../core/versions.js';
 import { GITHUB_ACTIONS_ISSUER } from '../../server/oidc.js';
+import type { TrustedPublisherView } from '../../server/routes/trusted-publishers.js';
 import { REF_PATTERN, REPOSITORY_PATTERN, WORKFLOW_PATTERN } from '../../server/trusted-publishing.js';
 import { EXIT, type CliIo } from '../io.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
@@ -27,18 +28,6 @@ interface TrustFlags extends ServerFlags {
   id?: string;
 }
 
-/** A trusted publisher as the server shows it. */
-interface TrustedPublisherView {
-  id: string;
-  template: string;
-  issuer: string;
-  repository: string;
-  repositoryOwnerId: string;
-  workflow: string;
-  environment?: string;
-  ref?: string;
-  pending: boolean;
-}
 
 /** A JSON request through the write API client; the answer's `data`, or its RegistryApiError (the server's message and details). */
 function request(server: WriteServer, method: string, route: string, body?: unknown): Promise<unknown> {

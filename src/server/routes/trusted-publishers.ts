@@ -73,8 +73,11 @@ interface AddBody {
 
 type RemoveFields = Partial<Record<keyof typeof REMOVE_FIELDS, string>>;
 
-/** What the API shows of a trusted publisher (who it is pending for stays the store's). */
-export function trustedPublisherView(record: TrustedPublisher): Record<string, unknown> {
+/** What the API shows of a trusted publisher: the record, but whether it is pending rather than for whom (that stays the store's). */
+export type TrustedPublisherView = Omit<TrustedPublisher, 'pendingOwner'> & { pending: boolean };
+
+/** The API's view of a trusted publisher (`TrustedPublisherView`). */
+export function trustedPublisherView(record: TrustedPublisher): TrustedPublisherView {
   return {
     id: record.id,
     template: record.template,

@@ -2,62 +2,11 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 import type pg from 'pg';
 
-import { longestLoginWindow, loginRefusal, newSessionSecret, newUserRecord, sessionRefusal, type SessionState } from '../records.js';
+import { emailKey, longestLoginWindow, loginRefusal, newSessionSecret, newUserRecord, sessionRefusal } from '../records.js';
 import { secretDigest } from '../secrets.js';
-import type {
-  AccountStore,
-  LoginAdmission,
-  LoginAttempt,
-  LoginOutcome,
-  LoginScope,
-  NewSession,
-  NewSessionSecret,
-  NewUser,
-  SessionCheck,
-  SessionKind,
-  SessionRotation,
-  UserCreation,
-  UserRecord,
-} from '../types.js';
-import { iso, transaction, type Queryable } from './database.js';
-
-interface UserRow {
-  id: string;
-  email: string;
-  password_hash: string;
-  role: UserRecord['role'];
-  owner: string;
-  name: string | null;
-  created_at: Date;
-}
-
-interface SessionRow {
-  hash: Buffer;
-  family: string;
-  user_id: string;
-  kind: SessionKind;
-  created_at: Date;
-  expires_at: Date;
-  replaced_at: Date | null;
-  revoked_at: Date | null;
-}
-
-const toUser = (row: UserRow): UserRecord => ({
-  id: row.id,
-  email: row.email,
-  role: row.role,
-  owner: row.owner,
-  ...(row.name !== null ? { name: row.name } : {}),
-  createdAt: iso(row.created_at),
-});
-
-/** A session row's state, for the shared rule. */
-const stateOf = (row: SessionRow, familyRevoked: boolean): SessionState => ({
-  expiresAt: row.expires_at,
-  ...(row.replaced_at !== null ? { replacedAt: row.replaced_at } : {}),
-  ...(row.revoked_at !== null ? { revokedAt: row.revoked_at } : {}),
-  familyRevoked,
-});
+import type { AccountStore, LoginAdmission, LoginAttempt, LoginOutcome, LoginScope, NewSession, NewSessionSecret, NewUser, SessionCheck, SessionKind, SessionRotation, UserCreation, UserRecord } from '../types.js';
+import { placeholder, transaction, type Queryable } from './database.js';
+import { insertStatement, SESSION_COLUMNS, sessionStateOf as stateOf, sessionValues, timeOf, USER_COLUMNS, userOf as toUser, userValues, type SessionRow, type UserRow } from '../rows.js';
 
 const SIGNING_KEY = 'access-token-key';
 
@@ -69,10 +18,7 @@ export class PostgresAccountStore implements AccountStore {
 
   async createUser(user: NewUser): Promise<UserCreation> {
     const record = newUserRecord(user);
-    const inserted = await this.pool.query(
-      'INSERT INTO users (id, email, password_hash, role, owner, name, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (email) DO NOTHING',
-      [record.id, record.email, user.passwordHash, record.role, record.owner, record.name ?? null, record.createdAt],
-    );
+    const inserted = await this.pool.query(`${insertStatement('users', USER_COLUMNS, placeholder)} ON CONFLICT (email) DO NOTHING`, userValues(record, user.passwordHash));
     return inserted.rowCount ? { created: true, user: record } : { created: false, reason: 'email-exists' };
   }
 
@@ -82,7 +28,7 @@ export class PostgresAccountStore implements AccountStore {
   }
 
   async findCredentials(email: string): Promise<{ user: UserRecord; passwordHash: string } | undefined> {
-    const row = (await this.pool.query<UserRow>('SELECT * FROM users WHERE email = $1', [email.trim().toLowerCase()])).rows[0];
+    const row = (await this.pool.query<UserRow>('SELECT * FROM users WHERE email = $1', [emailKey(email)])).rows[0];
     return row ? { user: toUser(row), passwordHash: row.password_hash } : undefined;
   }
 
@@ -93,14 +39,7 @@ export class PostgresAccountStore implements AccountStore {
   private async insertSession(db: Queryable, session: NewSession, family: string): Promise<NewSessionSecret> {
     const secret = newSessionSecret(session.kind);
     const expiresAt = session.expiresAt.toISOString();
-    await db.query('INSERT INTO sessions (hash, family, user_id, kind, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)', [
-      secretDigest(secret),
-      family,
-      session.userId,
-      session.kind,
-      (session.now ?? new Date()).toISOString(),
-      expiresAt,
-    ]);
+    await db.query(insertStatement('sessions', SESSION_COLUMNS, placeholder), sessionValues(session, secretDigest(secret), family));
     return { secret, expiresAt, family };
   }
 
@@ -141,7 +80,7 @@ export class PostgresAccountStore implements AccountStore {
       if (refusal === 'reused') await this.revokeFamily(client, row.family, now);
       if (refusal) return { valid: false, reason: refusal };
       const user = await this.userRow(client, row.user_id);
-      return user ? { valid: true, user: toUser(user), expiresAt: iso(row.expires_at) } : { valid: false, reason: 'unknown' };
+      return user ? { valid: true, user: toUser(user), expiresAt: timeOf(row.expires_at) } : { valid: false, reason: 'unknown' };
     });
   }
 

@@ -6,19 +6,9 @@
  */
 import type pg from 'pg';
 
-import {
-  AnalyticsAccumulator,
-  planEvent,
-  versionKey,
-  type AggregateRows,
-  type AnalyticsAggregates,
-  type EventFacts,
-  type EventPlan,
-  type LatestRating,
-  type VersionAggregates,
-} from '../../registry/analytics.js';
-import { DAY_FIELDS, TOTAL_FIELDS, toDay, toRating, toTotals, toUser, type DayRow, type RatingRow, type TotalsRow, type UserRow } from '../analytics-rows.js';
-import { insertRows, iso, type Queryable } from './database.js';
+import { AnalyticsAccumulator, planEvent, versionKey, type AggregateRows, type AnalyticsAggregates, type EventFacts, type EventPlan, type VersionAggregates } from '../../registry/analytics.js';
+import { AGGREGATE_ROW_QUERIES, aggregateRowsOf, DAY_FIELDS, RATING_COLUMNS, ratingValues, recordedEventOf, TOTAL_FIELDS, toDay, toRating, toTotals, toUser, type DayRow, type EventRow, type RatingRow, type TotalsRow, type UserRow } from '../analytics-rows.js';
+import { insertRows, type Queryable } from './database.js';
 
 type Client = Pick<pg.ClientBase, 'query'>;
 
@@ -82,21 +72,6 @@ CREATE TABLE IF NOT EXISTS analytics_ratings (
 );
 CREATE INDEX IF NOT EXISTS events_by_received_at ON events (received_at);
 `;
-
-const RATING_COLUMNS = ['template_id', 'version', 'user_id', 'rating', 'comment', 'helpful', 'created_at', 'review_id', 'at', 'seq', 'first_seq'];
-const ratingValues = (templateId: string, version: string, r: LatestRating): unknown[] => [
-  templateId,
-  version,
-  r.userId,
-  r.rating,
-  r.comment,
-  r.helpful,
-  r.createdAt,
-  r.reviewId,
-  r.at,
-  r.seq,
-  r.firstSeq,
-];
 
 async function writePlan(client: Client, plan: EventPlan, user: string | undefined): Promise<void> {
   const { templateId, version } = plan;
@@ -197,20 +172,13 @@ export async function writeAggregateRows(client: Client, rows: AggregateRows): P
 /** Every aggregate row (a store copy). */
 export async function readAggregateRows(client: Queryable): Promise<AggregateRows> {
   const all = async <T extends pg.QueryResultRow>(sql: string): Promise<T[]> => (await client.query<T>(sql)).rows;
-  return {
-    totals: (await all<TotalsRow>('SELECT * FROM analytics_totals ORDER BY template_id, version')).map((row) => ({ templateId: row.template_id, version: row.version, ...toTotals(row) })),
-    days: (await all<DayRow>('SELECT * FROM analytics_days ORDER BY template_id, version, day')).map((row) => ({ templateId: row.template_id, version: row.version, ...toDay(row) })),
-    users: (await all<UserRow>('SELECT * FROM analytics_users ORDER BY template_id, version, user_key')).map((row) => ({
-      templateId: row.template_id,
-      version: row.version,
-      user: row.user_key,
-      ...toUser(row),
-    })),
-    downloadClients: (await all<{ template_id: string; version: string; client: string; day: number }>('SELECT * FROM analytics_download_clients ORDER BY template_id, version, client, day')).map(
-      (row) => ({ templateId: row.template_id, version: row.version, client: row.client, day: row.day }),
-    ),
-    ratings: (await all<RatingRow>('SELECT * FROM analytics_ratings ORDER BY template_id, version, user_id')).map((row) => ({ templateId: row.template_id, version: row.version, ...toRating(row) })),
-  };
+  return aggregateRowsOf({
+    totals: await all(AGGREGATE_ROW_QUERIES.totals),
+    days: await all(AGGREGATE_ROW_QUERIES.days),
+    users: await all(AGGREGATE_ROW_QUERIES.users),
+    downloadClients: await all(AGGREGATE_ROW_QUERIES.downloadClients),
+    ratings: await all(AGGREGATE_ROW_QUERIES.ratings),
+  });
 }
 
 /** The aggregates a record of `versions` is made from: every version's downloads, and the days from `fromDay` to `toDay` and ratings of `versions`. */
@@ -236,17 +204,6 @@ export async function readAggregates(
 /** Events read per query of a backfill: its memory stays bounded by the aggregates, not the events. */
 const BACKFILL_BATCH = 10_000;
 
-interface EventRow {
-  id: string;
-  type: string;
-  template_id: string;
-  version: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-  client: string | null;
-  received_at: Date | null;
-}
-
 /**
  * Fills the aggregate tables from the stored events, read in batches in the order they were
  * recorded (what was in them is replaced): schema migration 4, for a database that kept only raw
@@ -261,17 +218,7 @@ export async function backfillAggregates(client: Client): Promise<void> {
       'SELECT id, type, template_id, version, timestamp, data, client, received_at FROM events WHERE id > $1 ORDER BY id LIMIT $2',
       [after, BACKFILL_BATCH],
     );
-    for (const row of rows) {
-      aggregates.add(
-        {
-          id: String(row.id),
-          event: { ...row.data, type: row.type, templateId: row.template_id, version: row.version, timestamp: row.timestamp },
-          ...(row.client !== null ? { client: row.client } : {}),
-          ...(row.received_at !== null ? { receivedAt: iso(row.received_at) } : {}),
-        },
-        Number(row.id),
-      );
-    }
+    for (const row of rows) aggregates.add(recordedEventOf(row), Number(row.id));
     if (rows.length < BACKFILL_BATCH) break;
     after = String(rows[rows.length - 1]?.id);
   }

@@ -3,18 +3,9 @@ import type pg from 'pg';
 import { dayOf, eventFacts, type AnalyticsAggregates } from '../../registry/analytics.js';
 import type { AnalyticsQuery, EventFilter, EventOrigin, EventStore, RecordedEvent, StoredEvent, VersionUsage } from '../types.js';
 import { addToAggregates, readAggregates } from './analytics.js';
-import { iso, transaction } from './database.js';
-
-interface EventRow {
-  id: string;
-  type: string;
-  template_id: string;
-  version: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-  client: string | null;
-  received_at: Date | null;
-}
+import { EVENT_COLUMNS, newEventRow, recordedEventOf, usageOf, type EventRow, type TotalsRow } from '../analytics-rows.js';
+import { insertStatement } from '../rows.js';
+import { placeholder, transaction } from './database.js';
 
 /** Raw events removed per statement: a prune never holds many rows locked at once. */
 const PRUNE_BATCH = 5000;
@@ -28,28 +19,23 @@ export class PostgresEventStore implements EventStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async recordEvent(event: StoredEvent, origin: EventOrigin = {}): Promise<void> {
-    const { type, templateId, version, timestamp, ...rest } = event;
-    const data = JSON.stringify(rest);
-    const receivedAt = (origin.receivedAt ?? new Date()).toISOString();
+    const row = newEventRow(event, origin);
     await transaction(this.pool, async (client) => {
       const { rows } = await client.query<{ id: string }>(
-        'INSERT INTO events (type, template_id, version, timestamp, data, client, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id',
-        [type, templateId, version, timestamp, data, origin.client ?? null, receivedAt],
+        `${insertStatement('events', EVENT_COLUMNS, placeholder)} RETURNING id`,
+        EVENT_COLUMNS.map((column) => row[column]),
       );
       const id = String(rows[0]?.id);
       // The event as listEvents gives it back: what it counts for is decided on what is stored.
-      const stored = { ...(JSON.parse(data) as Record<string, unknown>), type, templateId, version, timestamp };
-      const facts = eventFacts({ id, event: stored, ...(origin.client !== undefined ? { client: origin.client } : {}), receivedAt }, Number(id));
+      const facts = eventFacts(recordedEventOf({ ...row, id }), Number(id));
       if (facts) await addToAggregates(client, facts);
     });
   }
 
   /** Counted by the rule of analytics records, from the aggregates: `stats.downloads` equal their `total`. */
   async usage(): Promise<Map<string, VersionUsage>> {
-    const { rows } = await this.pool.query<{ template_id: string; version: string; downloads: number; last_download: string | null }>(
-      'SELECT template_id, version, downloads, last_download FROM analytics_totals WHERE downloads > 0',
-    );
-    return new Map(rows.map((row) => [`${row.template_id}@${row.version}`, row.last_download === null ? { downloads: row.downloads } : { downloads: row.downloads, lastDownload: row.last_download }]));
+    const { rows } = await this.pool.query<TotalsRow>('SELECT template_id, version, downloads, last_download FROM analytics_totals WHERE downloads > 0');
+    return usageOf(rows);
   }
 
   async downloadsRecorded(): Promise<number> {
@@ -97,11 +83,6 @@ export class PostgresEventStore implements EventStore {
       `SELECT id, type, template_id, version, timestamp, data, client, received_at FROM events${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id`,
       values,
     );
-    return rows.map((row) => ({
-      id: String(row.id),
-      event: { ...row.data, type: row.type, templateId: row.template_id, version: row.version, timestamp: row.timestamp },
-      ...(row.client !== null ? { client: row.client } : {}),
-      ...(row.received_at !== null ? { receivedAt: iso(row.received_at) } : {}),
-    }));
+    return rows.map(recordedEventOf);
   }
 }

@@ -3,42 +3,17 @@
  * at `files/<id>`. The capability that lets the bytes be uploaded without a token is kept as its
  * SHA-256 only.
  */
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 
 import type pg from 'pg';
 
 import { FILES_PREFIX, isStagedFileId, stagedFileKey } from '../blob-layout.js';
 import { secretDigest } from '../secrets.js';
+import { capabilityHolds, checkStagedBytes, checkStagedFiles } from '../records.js';
+import { stagedFileOf as toFile, stagedUsageOf, type StagedFileRow as FileRow, type StagedUsageRow } from '../rows.js';
 import { StagedQuotaError, type ArchiveReader, type BlobStore, type FileStore, type NewStagedFile, type StagedFile, type StagedUsage } from '../types.js';
-import { int, iso, transaction, type Queryable } from './database.js';
-
-interface FileRow {
-  id: string;
-  token_id: string;
-  filename: string;
-  content_type: string;
-  capability: Buffer;
-  state: StagedFile['state'];
-  size: string | null;
-  sha256: string | null;
-  integrity: string | null;
-  created_at: Date;
-  expires_at: Date;
-}
-
-const toFile = (row: FileRow): StagedFile => ({
-  id: row.id,
-  tokenId: row.token_id,
-  filename: row.filename,
-  contentType: row.content_type,
-  state: row.state,
-  ...(row.size === null ? {} : { size: int(row.size) }),
-  ...(row.sha256 === null ? {} : { sha256: row.sha256 }),
-  ...(row.integrity === null ? {} : { integrity: row.integrity }),
-  createdAt: iso(row.created_at),
-  expiresAt: iso(row.expires_at),
-});
-
+import { transaction, type Queryable } from './database.js';
 
 export class PostgresFileStore implements FileStore {
   constructor(
@@ -53,12 +28,11 @@ export class PostgresFileStore implements FileStore {
 
   /** What a token has staged at `now`, leaving out the file `except`. */
   private async usageOf(db: Queryable, tokenId: string, now: Date, except = ''): Promise<StagedUsage> {
-    const { rows } = await db.query<{ files: string; bytes: string; next: Date | null }>(
+    const { rows } = await db.query<StagedUsageRow>(
       'SELECT count(*) AS files, COALESCE(sum(size), 0) AS bytes, min(expires_at) AS next FROM staged_files WHERE token_id = $1 AND expires_at > $2 AND id != $3',
       [tokenId, now.toISOString(), except],
     );
-    const row = rows[0];
-    return { files: int(row?.files ?? 0), bytes: int(row?.bytes ?? 0), ...(row?.next ? { nextExpiry: iso(row.next) } : {}) };
+    return stagedUsageOf(rows[0]);
   }
 
   usage(tokenId: string, now: Date = new Date()): Promise<StagedUsage> {
@@ -78,8 +52,7 @@ export class PostgresFileStore implements FileStore {
     const id = randomUUID();
     const capability = randomBytes(32).toString('base64url');
     const rows = await this.withTokenLock(options.tokenId, async (client) => {
-      const used = await this.usageOf(client, options.tokenId, now);
-      if (options.maxFiles !== undefined && used.files >= options.maxFiles) throw new StagedQuotaError('files', options.maxFiles, used);
+      checkStagedFiles(await this.usageOf(client, options.tokenId, now), options.maxFiles);
       const inserted = await client.query<FileRow>(
         "INSERT INTO staged_files (id, token_id, filename, content_type, capability, state, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7) RETURNING *",
         [id, options.tokenId, options.filename, options.contentType, secretDigest(capability), now.toISOString(), options.expiresAt.toISOString()],
@@ -93,8 +66,7 @@ export class PostgresFileStore implements FileStore {
   /** The token's staged bytes with `size` more in place of the file `row`'s: a StagedQuotaError past `maxBytes`. */
   private async checkBytes(db: Queryable, row: FileRow, size: number, maxBytes: number | undefined): Promise<void> {
     if (maxBytes === undefined) return;
-    const used = await this.usageOf(db, row.token_id, new Date(), row.id);
-    if (used.bytes + size > maxBytes) throw new StagedQuotaError('bytes', maxBytes, used);
+    checkStagedBytes(await this.usageOf(db, row.token_id, new Date(), row.id), size, maxBytes);
   }
 
   async getFile(id: string): Promise<StagedFile | undefined> {
@@ -105,10 +77,8 @@ export class PostgresFileStore implements FileStore {
   async checkCapability(id: string, capability: string, now: Date = new Date()): Promise<StagedFile | undefined> {
     const row = await this.row(id);
     if (!row) return undefined;
-    const presented = secretDigest(capability);
-    const matches = presented.length === row.capability.length && timingSafeEqual(presented, row.capability);
-    if (!matches || row.expires_at.getTime() <= now.getTime()) return undefined;
-    return toFile(row);
+    const file = toFile(row);
+    return capabilityHolds(row.capability, secretDigest(capability), file.expiresAt, now) ? file : undefined;
   }
 
   async storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }, maxBytes?: number): Promise<StagedFile | undefined> {
@@ -117,6 +87,8 @@ export class PostgresFileStore implements FileStore {
     await this.checkBytes(this.pool, row, digests.size, maxBytes);
     // The bytes first, the row after: a row says `uploaded` only when its bytes are stored.
     await this.blobs.putFile(stagedFileKey(id), localFile, { contentType: row.content_type });
+    // A folder store moved the file in; a bucket copied it, and the local copy is no longer wanted.
+    await rm(localFile, { force: true });
     let rows: FileRow[];
     try {
       // Checked again with the change, under the token's lock: another upload of the token may have been stored meanwhile.

@@ -1,48 +1,25 @@
-import { randomUUID } from 'node:crypto';
-
 import type pg from 'pg';
 
 import type { PurgeJob, PurgeJobUpdate, PurgeStore } from '../types.js';
-import { iso, transaction } from './database.js';
-
-interface PurgeRow {
-  id: string;
-  target: string;
-  urls: string[];
-  state: PurgeJob['state'];
-  attempts: number;
-  next_attempt_at: Date;
-  created_at: Date;
-  last_error: string | null;
-}
+import { newPurgeJobs } from '../records.js';
+import { purgeJobOf as toJob, type PurgeRow } from '../rows.js';
+import { transaction } from './database.js';
 
 const COLUMNS = 'id, target, urls, state, attempts, next_attempt_at, created_at, last_error';
-
-const toJob = (row: PurgeRow): PurgeJob => ({
-  id: row.id,
-  target: row.target,
-  urls: row.urls,
-  state: row.state,
-  attempts: row.attempts,
-  nextAttemptAt: iso(row.next_attempt_at),
-  createdAt: iso(row.created_at),
-  lastError: row.last_error,
-});
 
 /** The purge outbox in PostgreSQL, shared by every instance. */
 export class PostgresPurgeStore implements PurgeStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async enqueuePurges(targets: readonly string[], urls: readonly string[], now: Date = new Date()): Promise<PurgeJob[]> {
-    if (targets.length === 0 || urls.length === 0) return [];
-    const sorted = [...new Set(urls)].sort();
-    const jobs = targets.map((target): PurgeJob => ({ id: randomUUID(), target, urls: sorted, state: 'pending', attempts: 0, nextAttemptAt: now.toISOString(), createdAt: now.toISOString(), lastError: null }));
+    const jobs = newPurgeJobs(targets, urls, now);
+    if (jobs.length === 0) return [];
     await transaction(this.pool, async (client) => {
       for (const job of jobs) {
         await client.query("INSERT INTO purge_jobs (id, target, urls, state, attempts, next_attempt_at, created_at, updated_at) VALUES ($1, $2, $3, 'pending', 0, $4, $4, $4)", [
           job.id,
           job.target,
-          JSON.stringify(sorted),
+          JSON.stringify(job.urls),
           now.toISOString(),
         ]);
       }

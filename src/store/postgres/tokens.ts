@@ -5,8 +5,8 @@ import type pg from 'pg';
 import { insertStatement, TOKEN_COLUMNS, tokenOf as toToken, tokenValues, type TokenRow } from '../rows.js';
 import { secretDigest } from '../secrets.js';
 // The publishing rule has one home (the embedded store's); that module only imports SQLite's types.
-import { managementPermission, newTokenRecord, permission } from '../records.js';
-import { LAST_USED_PRECISION_MS, tokenState, type NewToken, type OwnerChange, type Permission, type Revocation, type TokenCheck, type TokenRecord, type TokenStore } from '../types.js';
+import { lastUseToWrite, managementPermission, newTokenRecord, ownerAddition, ownerRemoval, permission } from '../records.js';
+import { tokenState, type NewToken, type OwnerChange, type Permission, type Revocation, type TokenCheck, type TokenRecord, type TokenStore } from '../types.js';
 import { isDatabaseError, placeholder, transaction, type Queryable } from './database.js';
 import { trustedIn } from './trusted-publishers.js';
 
@@ -48,9 +48,8 @@ export class PostgresTokenStore implements TokenStore {
 
   /** Writes `now` as the token's last use when the stored one is older than the precision (best effort). */
   private async recordUse(record: TokenRecord, now: Date): Promise<TokenRecord> {
-    const last = record.lastUsedAt === undefined ? undefined : Date.parse(record.lastUsedAt);
-    if (last !== undefined && now.getTime() - last < LAST_USED_PRECISION_MS) return record;
-    const used = now.toISOString();
+    const used = lastUseToWrite(record, now);
+    if (used === undefined) return record;
     try {
       // Never moves backwards when another instance wrote a later use meanwhile.
       await this.pool.query('UPDATE tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $1)', [used, record.id]);
@@ -85,31 +84,21 @@ export class PostgresTokenStore implements TokenStore {
   addOwner(name: string, owner: string, now: Date = new Date()): Promise<OwnerChange> {
     return transaction(this.pool, async (client): Promise<OwnerChange> => {
       // The claim row locked: a concurrent removal of the claimer cannot interleave.
-      const claim = await client.query('SELECT 1 FROM owners WHERE name = $1 FOR UPDATE', [name]);
-      if (claim.rowCount === 0) return { refused: 'unclaimed' };
-      const owners = await ownersIn(client, name);
-      if (owners.includes(owner)) return { changed: false, owners };
-      await client.query('INSERT INTO co_owners (name, owner, added_at) VALUES ($1, $2, $3)', [name, owner, now.toISOString()]);
-      return { changed: true, owners: [...owners, owner] };
+      await client.query('SELECT 1 FROM owners WHERE name = $1 FOR UPDATE', [name]);
+      const change = ownerAddition(await ownersIn(client, name), owner);
+      if ('changed' in change && change.changed) await client.query('INSERT INTO co_owners (name, owner, added_at) VALUES ($1, $2, $3)', [name, owner, now.toISOString()]);
+      return change;
     });
   }
 
   removeOwner(name: string, owner: string): Promise<OwnerChange> {
     return transaction(this.pool, async (client): Promise<OwnerChange> => {
-      const claim = await client.query('SELECT 1 FROM owners WHERE name = $1 FOR UPDATE', [name]);
-      if (claim.rowCount === 0) return { refused: 'unclaimed' };
-      const owners = await ownersIn(client, name);
-      if (!owners.includes(owner)) return { refused: 'not-an-owner' };
-      if (owners.length === 1) return { refused: 'last-owner' };
-      if (owners[0] === owner) {
-        // The claimer leaves: the earliest co-owner becomes the claimer (as the embedded store does).
-        const next = owners[1];
-        await client.query('UPDATE owners SET owner = $2 WHERE name = $1', [name, next]);
-        await client.query('DELETE FROM co_owners WHERE name = $1 AND owner = $2', [name, next]);
-      } else {
-        await client.query('DELETE FROM co_owners WHERE name = $1 AND owner = $2', [name, owner]);
-      }
-      return { changed: true, owners: owners.filter((candidate) => candidate !== owner) };
+      await client.query('SELECT 1 FROM owners WHERE name = $1 FOR UPDATE', [name]);
+      const removal = ownerRemoval(await ownersIn(client, name), owner);
+      if ('refused' in removal) return removal;
+      if (removal.claimer !== undefined) await client.query('UPDATE owners SET owner = $2 WHERE name = $1', [name, removal.claimer]);
+      await client.query('DELETE FROM co_owners WHERE name = $1 AND owner = $2', [name, removal.claimer ?? owner]);
+      return { changed: true, owners: removal.owners };
     });
   }
 

@@ -1,15 +1,7 @@
 import type pg from 'pg';
 
-import { backsRun, sameSaver, managementPermission, newTrustedPublisherRecord, repositoryKey, sameTrustedPublisher, selectsTrustedPublisher } from '../records.js';
-import {
-  MAX_TRUSTED_PUBLISHERS,
-  type NewTrustedPublisher,
-  type TokenRecord,
-  type TrustedPublisher,
-  type TrustedPublisherAddition,
-  type TrustedPublisherSelector,
-  type TrustedPublisherStore,
-} from '../types.js';
+import { backedByAny, repositoryKey, selectsTrustedPublisher, trustedPublisherAddition } from '../records.js';
+import type { NewTrustedPublisher, TokenRecord, TrustedPublisher, TrustedPublisherAddition, TrustedPublisherSelector, TrustedPublisherStore } from '../types.js';
 import { placeholder, transaction, type Queryable } from './database.js';
 import { insertStatement, TRUSTED_PUBLISHER_COLUMNS, trustedPublisherOf as toTrustedPublisher, trustedPublisherValues, type TrustedPublisherRow } from '../rows.js';
 import { ownersIn } from './tokens.js';
@@ -22,8 +14,7 @@ export async function trustedPublishersIn(db: Queryable, template: string): Prom
 /** Whether a trusted publisher of `name` still backs the run of `token` (minted for trusted publishing). */
 export async function trustedIn(db: Queryable, token: TokenRecord, name: string): Promise<boolean> {
   if (token.publisher === undefined) return false;
-  const owners = await ownersIn(db, name);
-  return (await trustedPublishersIn(db, name)).some((record) => backsRun(record, token, owners));
+  return backedByAny(await trustedPublishersIn(db, name), token, await ownersIn(db, name));
 }
 
 /**
@@ -45,16 +36,9 @@ export class PostgresTrustedPublisherStore implements TrustedPublisherStore {
   addTrustedPublisher(input: NewTrustedPublisher, token: TokenRecord): Promise<TrustedPublisherAddition> {
     return transaction(this.pool, async (client): Promise<TrustedPublisherAddition> => {
       await lockTemplate(client, input.template);
-      const owners = await ownersIn(client, input.template);
-      const allowed = managementPermission(token, input.template, owners);
-      if (!allowed.allowed) return { added: false, forbidden: allowed.reason };
-      const current = await trustedPublishersIn(client, input.template);
-      const existing = current.find((record) => sameTrustedPublisher(record, input) && sameSaver(record, token, owners));
-      if (existing) return { added: false, existing };
-      if (current.length >= MAX_TRUSTED_PUBLISHERS) return { added: false, full: current.length };
-      const record = newTrustedPublisherRecord(input, token, owners);
-      await client.query(insertStatement('trusted_publishers', TRUSTED_PUBLISHER_COLUMNS, placeholder), trustedPublisherValues(record));
-      return { added: true, publisher: record };
+      const addition = trustedPublisherAddition(input, token, await ownersIn(client, input.template), await trustedPublishersIn(client, input.template));
+      if (addition.added) await client.query(insertStatement('trusted_publishers', TRUSTED_PUBLISHER_COLUMNS, placeholder), trustedPublisherValues(addition.publisher));
+      return addition;
     });
   }
 

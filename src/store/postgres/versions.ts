@@ -6,36 +6,9 @@ import type pg from 'pg';
 import { ownedTempName, removeLeftoverTemps } from '../../core/files.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
 import { manifestKey, removeBlobs } from '../blob-layout.js';
-import { permission, versionOwner } from '../records.js';
-import {
-  checkCommit,
-  lifecycleColumns,
-  lifecycleOf,
-  nextLifecycle,
-  openVersionArchive,
-  readVersionBundle,
-  recoverPending,
-  removePendingBytes,
-  versionOf as toVersion,
-  type VersionRow,
-  VERSION_COLUMNS,
-  writeVersionBytes,
-} from '../version-rules.js';
-import type {
-  ArchiveReader,
-  BlobStore,
-  LifecycleChange,
-  LifecycleEvents,
-  NewVersion,
-  PublishedVersion,
-  PurgedVersion,
-  Reservation,
-  StoredVersion,
-  TokenRecord,
-  VersionLifecycle,
-  VersionStore,
-  WebhookEventRecord,
-} from '../types.js';
+import { permission } from '../records.js';
+import { checkCommit, lifecycleColumns, lifecycleOf, nextLifecycle, openVersionArchive, readVersionBundle, recoverPending, reservedAt, reservedColumns, removePendingBytes, versionOf as toVersion, type VersionRow, VERSION_COLUMNS, writeVersionBytes } from '../version-rules.js';
+import type { ArchiveReader, BlobStore, LifecycleChange, LifecycleEvents, NewVersion, PublishedVersion, PurgedVersion, Reservation, StoredVersion, TokenRecord, VersionLifecycle, VersionStore, WebhookEventRecord } from '../types.js';
 import { notifyChange, RESERVER_DEAD_SQL, type Presence } from './coordination.js';
 import { int, iso, transaction, type Queryable } from './database.js';
 import { ownersIn } from './tokens.js';
@@ -164,7 +137,7 @@ export class PostgresVersionStore implements VersionStore {
    * the others wait for it to commit and see it).
    */
   async reserveVersion(version: NewVersion, token: TokenRecord): Promise<Reservation> {
-    const createdAt = version.createdAt ?? new Date().toISOString();
+    const createdAt = reservedAt(version);
     const key = `${version.name}@${version.version}`;
     // Held before any reservation of this instance exists: while it lives, nobody takes one over.
     await this.presence.ensure();
@@ -192,9 +165,8 @@ export class PostgresVersionStore implements VersionStore {
         }
         const allowed = permission(token, version.name, owners, trusted);
         if (!allowed.allowed) return { reserved: false, forbidden: allowed.reason };
-        const publisher = token.publisher ? JSON.stringify(token.publisher) : null;
-        const attestation = version.attestation ? JSON.stringify(version.attestation) : null;
-        const values = [version.name, version.version, version.integrity, version.sha256, version.size, versionOwner(token, owners), createdAt, reservation, this.presence.instance, publisher, attestation];
+        const row = reservedColumns(version, token, owners, createdAt);
+        const values = [version.name, version.version, row.integrity, row.sha256, row.size, row.owner, row.created_at, reservation, this.presence.instance, row.publisher, row.attestation];
         const inserted = found
           ? // Conditional on the reservation read: of concurrent take-overs one updates, the others lose.
             await client.query(
@@ -227,14 +199,7 @@ export class PostgresVersionStore implements VersionStore {
    * version marked complete and are its webhook deliveries written: a version is never listed
    * without its bytes, and 201 means stored.
    */
-  async commitVersion(
-    name: string,
-    version: string,
-    archiveFile: string,
-    manifest: TemplateManifest,
-    webhookEvents: readonly WebhookEventRecord[] = [],
-    attestation?: string,
-  ): Promise<StoredVersion> {
+  async commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents: readonly WebhookEventRecord[] = [], attestation?: string): Promise<StoredVersion> {
     // The reservation this instance made (undefined: one made before this process, e.g. by a tool).
     const mine = this.held.get(`${name}@${version}`);
     const before = await this.heldRow(this.pool, name, version);

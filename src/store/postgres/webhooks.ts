@@ -1,23 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-
 import type pg from 'pg';
 
 import { newAttemptId } from '../attempt-ids.js';
 // One body format for every backend; that module only imports SQLite's types.
-import { updatedWebhook, webhookBody } from '../records.js';
+import { newOutboxDeliveries, newWebhookRecord, subscribedWebhooks, updatedWebhook } from '../records.js';
 import { deliveryOf as toDelivery, outboxOf as toOutbox, webhookOf as toWebhook, type DeliveryRow, type OutboxRow, type WebhookRow } from '../rows.js';
-import {
-  eventMatches,
-  type AttemptOutcome,
-  type DeliveryRecord,
-  type NewWebhook,
-  type OutboxDelivery,
-  type OutboxUpdate,
-  type StoredWebhook,
-  type WebhookEventRecord,
-  type WebhookStore,
-  type WebhookUpdate,
-} from '../types.js';
+import type { AttemptOutcome, DeliveryRecord, NewWebhook, OutboxDelivery, OutboxUpdate, StoredWebhook, WebhookEventRecord, WebhookStore, WebhookUpdate } from '../types.js';
 import { transaction, type Queryable } from './database.js';
 
 // The signing secret is stored as given (deliveries are signed with it, so it cannot be hashed like
@@ -38,25 +25,7 @@ const HEAD_OF_WEBHOOK = "NOT EXISTS (SELECT 1 FROM webhook_outbox e WHERE e.webh
 export async function insertOutboxEvents(db: Queryable, records: readonly WebhookEventRecord[], now: Date = new Date()): Promise<OutboxDelivery[]> {
   if (records.length === 0) return [];
   const webhooks = (await db.query<WebhookRow>('SELECT * FROM webhooks WHERE active ORDER BY created_at, id')).rows.map(toWebhook);
-  const created: OutboxDelivery[] = [];
-  for (const record of records) {
-    const body = webhookBody(record, now);
-    for (const webhook of webhooks) {
-      if (!webhook.events.some((e) => eventMatches(e, record.event))) continue;
-      created.push({
-        id: randomUUID(),
-        webhookId: webhook.id,
-        event: record.event,
-        body,
-        state: 'pending',
-        attempts: 0,
-        nextAttemptAt: now.toISOString(),
-        createdAt: now.toISOString(),
-        lastStatus: null,
-        lastError: null,
-      });
-    }
-  }
+  const created = newOutboxDeliveries(records, webhooks, now);
   if (created.length === 0) return [];
   // One statement for them all, in order (their seq follows the array).
   await db.query(
@@ -73,14 +42,7 @@ export class PostgresWebhookStore implements WebhookStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async createWebhook(options: NewWebhook): Promise<StoredWebhook> {
-    const webhook: StoredWebhook = {
-      id: `wh_${randomBytes(8).toString('hex')}`,
-      url: options.url,
-      events: [...options.events],
-      secret: options.secret,
-      active: options.active,
-      createdAt: (options.now ?? new Date()).toISOString(),
-    };
+    const webhook = newWebhookRecord(options);
     await this.pool.query('INSERT INTO webhooks (id, url, events, secret, active, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
       webhook.id,
       webhook.url,
@@ -102,7 +64,7 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async webhooksFor(event: string): Promise<StoredWebhook[]> {
-    return (await this.listWebhooks()).filter((w) => w.active && w.events.some((e) => eventMatches(e, event)));
+    return subscribedWebhooks(await this.listWebhooks(), event);
   }
 
   deleteWebhook(id: string): Promise<boolean> {

@@ -2,63 +2,14 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 import type Database from 'better-sqlite3';
 
-import { longestLoginWindow, loginRefusal, newSessionSecret, newUserRecord, sessionRefusal, type SessionState } from '../records.js';
+import { emailKey, longestLoginWindow, loginRefusal, newSessionSecret, newUserRecord, sessionRefusal } from '../records.js';
 import { secretDigest } from '../secrets.js';
-import type {
-  AccountStore,
-  LoginAdmission,
-  LoginAttempt,
-  LoginOutcome,
-  LoginScope,
-  NewSession,
-  NewSessionSecret,
-  NewUser,
-  SessionCheck,
-  SessionKind,
-  SessionRotation,
-  UserCreation,
-  UserRecord,
-} from '../types.js';
+import type { AccountStore, LoginAdmission, LoginAttempt, LoginOutcome, LoginScope, NewSession, NewSessionSecret, NewUser, SessionCheck, SessionKind, SessionRotation, UserCreation, UserRecord } from '../types.js';
+import { insertStatement, SESSION_COLUMNS, sessionStateOf, sessionValues, timeOf, USER_COLUMNS, userOf as toUser, userValues, type SessionRow, type UserRow } from '../rows.js';
+import { placeholder } from './database.js';
 
-interface UserRow {
-  id: string;
-  email: string;
-  password_hash: string;
-  role: UserRecord['role'];
-  owner: string;
-  name: string | null;
-  created_at: string;
-}
-
-interface SessionRow {
-  hash: Buffer;
-  family: string;
-  user_id: string;
-  kind: SessionKind;
-  created_at: string;
-  expires_at: string;
-  replaced_at: string | null;
-  revoked_at: string | null;
-  /** 1 when a session of the same family was revoked (read with the row, not a column). */
-  family_revoked?: number;
-}
-
-const toUser = (row: UserRow): UserRecord => ({
-  id: row.id,
-  email: row.email,
-  role: row.role,
-  owner: row.owner,
-  ...(row.name !== null ? { name: row.name } : {}),
-  createdAt: row.created_at,
-});
-
-/** A session row's state, for the shared rule. */
-const stateOf = (row: SessionRow): SessionState => ({
-  expiresAt: new Date(row.expires_at),
-  ...(row.replaced_at !== null ? { replacedAt: new Date(row.replaced_at) } : {}),
-  ...(row.revoked_at !== null ? { revokedAt: new Date(row.revoked_at) } : {}),
-  familyRevoked: row.family_revoked === 1,
-});
+/** A session row with whether a session of the same family was revoked (1: read with the row, not a column). */
+type SessionWithFamily = SessionRow & { family_revoked?: number };
 
 /** Accounts, sessions and settings in SQLite. */
 export class SqliteAccountStore implements AccountStore {
@@ -67,8 +18,8 @@ export class SqliteAccountStore implements AccountStore {
   createUser(user: NewUser): Promise<UserCreation> {
     const record = newUserRecord(user);
     const inserted = this.db
-      .prepare('INSERT INTO users (id, email, password_hash, role, owner, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING')
-      .run(record.id, record.email, user.passwordHash, record.role, record.owner, record.name ?? null, record.createdAt);
+      .prepare(`${insertStatement('users', USER_COLUMNS, placeholder)} ON CONFLICT (email) DO NOTHING`)
+      .run(...userValues(record, user.passwordHash));
     return Promise.resolve(inserted.changes > 0 ? { created: true, user: record } : { created: false, reason: 'email-exists' });
   }
 
@@ -78,7 +29,7 @@ export class SqliteAccountStore implements AccountStore {
   }
 
   findCredentials(email: string): Promise<{ user: UserRecord; passwordHash: string } | undefined> {
-    const row = this.db.prepare('SELECT * FROM users WHERE email = ?').get(email.trim().toLowerCase()) as UserRow | undefined;
+    const row = this.db.prepare('SELECT * FROM users WHERE email = ?').get(emailKey(email)) as UserRow | undefined;
     return Promise.resolve(row ? { user: toUser(row), passwordHash: row.password_hash } : undefined);
   }
 
@@ -89,9 +40,7 @@ export class SqliteAccountStore implements AccountStore {
   private insertSession(session: NewSession, family: string): NewSessionSecret {
     const secret = newSessionSecret(session.kind);
     const expiresAt = session.expiresAt.toISOString();
-    this.db
-      .prepare('INSERT INTO sessions (hash, family, user_id, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(secretDigest(secret), family, session.userId, session.kind, (session.now ?? new Date()).toISOString(), expiresAt);
+    this.db.prepare(insertStatement('sessions', SESSION_COLUMNS, placeholder)).run(...sessionValues(session, secretDigest(secret), family));
     return { secret, expiresAt, family };
   }
 
@@ -99,7 +48,7 @@ export class SqliteAccountStore implements AccountStore {
     return Promise.resolve(this.insertSession(session, randomUUID()));
   }
 
-  private sessionRow(secret: string, kind: SessionKind): SessionRow | undefined {
+  private sessionRow(secret: string, kind: SessionKind): SessionWithFamily | undefined {
     if (secret === '') return undefined;
     const presented = secretDigest(secret);
     // `family_revoked`: the shared rule (records.ts). Here a family is always revoked whole (SQLite
@@ -109,7 +58,7 @@ export class SqliteAccountStore implements AccountStore {
         `SELECT s.*, EXISTS (SELECT 1 FROM sessions f WHERE f.family = s.family AND f.revoked_at IS NOT NULL) AS family_revoked
          FROM sessions s WHERE s.hash = ? AND s.kind = ?`,
       )
-      .get(presented, kind) as SessionRow | undefined;
+      .get(presented, kind) as SessionWithFamily | undefined;
     return row && timingSafeEqual(row.hash, presented) ? row : undefined;
   }
 
@@ -121,11 +70,11 @@ export class SqliteAccountStore implements AccountStore {
     const check = this.db.transaction((): SessionCheck => {
       const row = this.sessionRow(secret, kind);
       if (!row) return { valid: false, reason: 'unknown' };
-      const refusal = sessionRefusal(stateOf(row), now);
+      const refusal = sessionRefusal(sessionStateOf(row, row.family_revoked === 1), now);
       if (refusal === 'reused') this.revokeFamily(row.family, now);
       if (refusal) return { valid: false, reason: refusal };
       const user = this.db.prepare('SELECT * FROM users WHERE id = ?').get(row.user_id) as UserRow | undefined;
-      return user ? { valid: true, user: toUser(user), expiresAt: row.expires_at } : { valid: false, reason: 'unknown' };
+      return user ? { valid: true, user: toUser(user), expiresAt: timeOf(row.expires_at) } : { valid: false, reason: 'unknown' };
     });
     return Promise.resolve(check.immediate());
   }
@@ -134,7 +83,7 @@ export class SqliteAccountStore implements AccountStore {
     const rotate = this.db.transaction((): SessionRotation => {
       const row = this.sessionRow(secret, 'refresh');
       if (!row) return { rotated: false, reason: 'unknown' };
-      const refusal = sessionRefusal(stateOf(row), now);
+      const refusal = sessionRefusal(sessionStateOf(row, row.family_revoked === 1), now);
       if (refusal === 'reused') this.revokeFamily(row.family, now);
       if (refusal) return { rotated: false, reason: refusal };
       const user = this.db.prepare('SELECT * FROM users WHERE id = ?').get(row.user_id) as UserRow | undefined;

@@ -6,18 +6,8 @@
  */
 import type Database from 'better-sqlite3';
 
-import {
-  AnalyticsAccumulator,
-  planEvent,
-  versionKey,
-  type AggregateRows,
-  type AnalyticsAggregates,
-  type EventFacts,
-  type EventPlan,
-  type LatestRating,
-  type VersionAggregates,
-} from '../../registry/analytics.js';
-import { DAY_FIELDS, TOTAL_FIELDS, toDay, toRating, toTotals, toUser, type DayRow, type RatingRow, type TotalsRow, type UserRow } from '../analytics-rows.js';
+import { AnalyticsAccumulator, planEvent, versionKey, type AggregateRows, type AnalyticsAggregates, type EventFacts, type EventPlan, type LatestRating, type VersionAggregates } from '../../registry/analytics.js';
+import { AGGREGATE_ROW_QUERIES, aggregateRowsOf, DAY_FIELDS, RATING_COLUMNS, ratingValues, recordedEventOf, TOTAL_FIELDS, toDay, toRating, toTotals, toUser, type DayRow, type EventRow, type RatingRow, type TotalsRow, type UserRow } from '../analytics-rows.js';
 
 /** The tables (schema migration 10 of database.ts). */
 export const ANALYTICS_TABLES_SQL = `
@@ -116,9 +106,7 @@ function writePlan(db: Database.Database, plan: EventPlan, user: string | undefi
 }
 
 function insertRating(db: Database.Database, templateId: string, version: string, r: LatestRating): void {
-  db.prepare(
-    'INSERT OR REPLACE INTO analytics_ratings (template_id, version, user_id, rating, comment, helpful, created_at, review_id, at, seq, first_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  ).run(templateId, version, r.userId, r.rating, r.comment, r.helpful, r.createdAt, r.reviewId, r.at, r.seq, r.firstSeq);
+  db.prepare(`INSERT OR REPLACE INTO analytics_ratings (${RATING_COLUMNS.join(', ')}) VALUES (${RATING_COLUMNS.map(() => '?').join(', ')})`).run(...ratingValues(templateId, version, r));
 }
 
 /** Adds one event's facts to the aggregates (call inside the transaction that stores the event). */
@@ -157,20 +145,13 @@ export function writeAggregateRows(db: Database.Database, rows: AggregateRows): 
 /** Every aggregate row (a store copy). */
 export function readAggregateRows(db: Database.Database): AggregateRows {
   const all = <T>(sql: string): T[] => db.prepare(sql).all() as T[];
-  return {
-    totals: all<TotalsRow>('SELECT * FROM analytics_totals ORDER BY template_id, version').map((row) => ({ templateId: row.template_id, version: row.version, ...toTotals(row) })),
-    days: all<DayRow>('SELECT * FROM analytics_days ORDER BY template_id, version, day').map((row) => ({ templateId: row.template_id, version: row.version, ...toDay(row) })),
-    users: all<UserRow>('SELECT * FROM analytics_users ORDER BY template_id, version, user_key').map((row) => ({
-      templateId: row.template_id,
-      version: row.version,
-      user: row.user_key,
-      ...toUser(row),
-    })),
-    downloadClients: all<{ template_id: string; version: string; client: string; day: number }>(
-      'SELECT * FROM analytics_download_clients ORDER BY template_id, version, client, day',
-    ).map((row) => ({ templateId: row.template_id, version: row.version, client: row.client, day: row.day })),
-    ratings: all<RatingRow>('SELECT * FROM analytics_ratings ORDER BY template_id, version, user_id').map((row) => ({ templateId: row.template_id, version: row.version, ...toRating(row) })),
-  };
+  return aggregateRowsOf({
+    totals: all(AGGREGATE_ROW_QUERIES.totals),
+    days: all(AGGREGATE_ROW_QUERIES.days),
+    users: all(AGGREGATE_ROW_QUERIES.users),
+    downloadClients: all(AGGREGATE_ROW_QUERIES.downloadClients),
+    ratings: all(AGGREGATE_ROW_QUERIES.ratings),
+  });
 }
 
 /** The aggregates a record of `versions` is made from: every version's downloads, and the days from `fromDay` to `toDay` and ratings of `versions`. */
@@ -192,17 +173,6 @@ export function readAggregates(db: Database.Database, query: { versions: readonl
   return { downloads, version: (templateId, version) => versions.get(versionKey(templateId, version)) };
 }
 
-interface EventRow {
-  id: number;
-  type: string;
-  template_id: string;
-  version: string;
-  timestamp: string;
-  data: string;
-  client: string | null;
-  received_at: string | null;
-}
-
 /**
  * Fills the (empty) aggregate tables from the stored events, read one at a time in the order they
  * were recorded: schema migration 10, for a store that kept only raw events until then.
@@ -210,15 +180,7 @@ interface EventRow {
 export function backfillAggregates(db: Database.Database): void {
   const aggregates = new AnalyticsAccumulator();
   for (const row of db.prepare('SELECT id, type, template_id, version, timestamp, data, client, received_at FROM events ORDER BY id').iterate() as IterableIterator<EventRow>) {
-    aggregates.add(
-      {
-        id: String(row.id),
-        event: { ...(JSON.parse(row.data) as Record<string, unknown>), type: row.type, templateId: row.template_id, version: row.version, timestamp: row.timestamp },
-        ...(row.client !== null ? { client: row.client } : {}),
-        ...(row.received_at !== null ? { receivedAt: row.received_at } : {}),
-      },
-      row.id,
-    );
+    aggregates.add(recordedEventOf(row), Number(row.id));
   }
   writeAggregateRows(db, aggregates.rows());
 }

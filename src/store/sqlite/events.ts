@@ -2,18 +2,10 @@ import type Database from 'better-sqlite3';
 
 import { dayOf, eventFacts, type AnalyticsAggregates } from '../../registry/analytics.js';
 import type { AnalyticsQuery, EventFilter, EventOrigin, EventStore, RecordedEvent, StoredEvent, VersionUsage } from '../types.js';
+import { EVENT_COLUMNS, newEventRow, recordedEventOf, usageOf, type EventRow, type TotalsRow } from '../analytics-rows.js';
+import { insertStatement } from '../rows.js';
 import { addToAggregates, readAggregates } from './analytics.js';
-
-interface EventRow {
-  id: number;
-  type: string;
-  template_id: string;
-  version: string;
-  timestamp: string;
-  data: string;
-  client: string | null;
-  received_at: string | null;
-}
+import { placeholder } from './database.js';
 
 /** Raw events removed per statement: a prune never holds the database for long. */
 const PRUNE_BATCH = 5000;
@@ -26,17 +18,12 @@ export class SqliteEventStore implements EventStore {
   constructor(private readonly db: Database.Database) {}
 
   recordEvent(event: StoredEvent, origin: EventOrigin = {}): Promise<void> {
-    const { type, templateId, version, timestamp, ...rest } = event;
-    const data = JSON.stringify(rest);
-    const receivedAt = (origin.receivedAt ?? new Date()).toISOString();
+    const row = newEventRow(event, origin);
     this.db.transaction(() => {
-      const { lastInsertRowid } = this.db
-        .prepare('INSERT INTO events (type, template_id, version, timestamp, data, client, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-        .run(type, templateId, version, timestamp, data, origin.client ?? null, receivedAt);
+      const { lastInsertRowid } = this.db.prepare(insertStatement('events', EVENT_COLUMNS, placeholder)).run(...EVENT_COLUMNS.map((column) => row[column]));
       const id = Number(lastInsertRowid);
       // The event as listEvents gives it back: what it counts for is decided on what is stored.
-      const stored = { ...(JSON.parse(data) as Record<string, unknown>), type, templateId, version, timestamp };
-      const facts = eventFacts({ id: String(id), event: stored, ...(origin.client !== undefined ? { client: origin.client } : {}), receivedAt }, id);
+      const facts = eventFacts(recordedEventOf({ ...row, id }), id);
       if (facts) addToAggregates(this.db, facts);
     })();
     return Promise.resolve();
@@ -44,15 +31,8 @@ export class SqliteEventStore implements EventStore {
 
   /** Counted by the rule of analytics records, from the aggregates: `stats.downloads` equal their `total`. */
   usage(): Promise<Map<string, VersionUsage>> {
-    const rows = this.db.prepare('SELECT template_id, version, downloads, last_download FROM analytics_totals WHERE downloads > 0').all() as {
-      template_id: string;
-      version: string;
-      downloads: number;
-      last_download: string | null;
-    }[];
-    return Promise.resolve(
-      new Map(rows.map((row) => [`${row.template_id}@${row.version}`, row.last_download === null ? { downloads: row.downloads } : { downloads: row.downloads, lastDownload: row.last_download }])),
-    );
+    const rows = this.db.prepare('SELECT template_id, version, downloads, last_download FROM analytics_totals WHERE downloads > 0').all() as TotalsRow[];
+    return Promise.resolve(usageOf(rows));
   }
 
   downloadsRecorded(): Promise<number> {
@@ -100,13 +80,6 @@ export class SqliteEventStore implements EventStore {
     const rows = this.db
       .prepare(`SELECT id, type, template_id, version, timestamp, data, client, received_at FROM events${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id`)
       .all(...values) as EventRow[];
-    return Promise.resolve(
-      rows.map((row) => ({
-        id: String(row.id),
-        event: { ...(JSON.parse(row.data) as Record<string, unknown>), type: row.type, templateId: row.template_id, version: row.version, timestamp: row.timestamp },
-        ...(row.client !== null ? { client: row.client } : {}),
-        ...(row.received_at !== null ? { receivedAt: row.received_at } : {}),
-      })),
-    );
+    return Promise.resolve(rows.map(recordedEventOf));
   }
 }

@@ -3,43 +3,16 @@
  * store at `files/<id>` (by default the file `files/<id>` of the store folder).
  * The capability that lets the bytes be uploaded without a token is kept as its SHA-256 only.
  */
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 
 import type Database from 'better-sqlite3';
 
 import { FILES_PREFIX, isStagedFileId, stagedFileKey } from '../blob-layout.js';
+import { capabilityHolds, checkStagedBytes, checkStagedFiles } from '../records.js';
+import { stagedFileOf as toFile, stagedUsageOf, type StagedFileRow as FileRow, type StagedUsageRow } from '../rows.js';
+import { secretDigest } from '../secrets.js';
 import { StagedQuotaError, type ArchiveReader, type BlobStore, type FileStore, type NewStagedFile, type StagedFile, type StagedUsage } from '../types.js';
-
-interface FileRow {
-  id: string;
-  token_id: string;
-  filename: string;
-  content_type: string;
-  capability: Buffer;
-  state: StagedFile['state'];
-  size: number | null;
-  sha256: string | null;
-  integrity: string | null;
-  created_at: string;
-  expires_at: string;
-}
-
-const toFile = (row: FileRow): StagedFile => ({
-  id: row.id,
-  tokenId: row.token_id,
-  filename: row.filename,
-  contentType: row.content_type,
-  state: row.state,
-  ...(row.size === null ? {} : { size: row.size }),
-  ...(row.sha256 === null ? {} : { sha256: row.sha256 }),
-  ...(row.integrity === null ? {} : { integrity: row.integrity }),
-  createdAt: row.created_at,
-  expiresAt: row.expires_at,
-});
-
-const digest = (capability: string): Buffer => createHash('sha256').update(capability, 'utf8').digest();
-
 
 export class SqliteFileStore implements FileStore {
   constructor(
@@ -56,8 +29,8 @@ export class SqliteFileStore implements FileStore {
   private usageOf(tokenId: string, now: Date, except = ''): StagedUsage {
     const row = this.db
       .prepare('SELECT COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes, MIN(expires_at) AS next FROM staged_files WHERE token_id = ? AND expires_at > ? AND id != ?')
-      .get(tokenId, now.toISOString(), except) as { files: number; bytes: number; next: string | null };
-    return { files: row.files, bytes: row.bytes, ...(row.next === null ? {} : { nextExpiry: row.next }) };
+      .get(tokenId, now.toISOString(), except) as StagedUsageRow;
+    return stagedUsageOf(row);
   }
 
   usage(tokenId: string, now: Date = new Date()): Promise<StagedUsage> {
@@ -70,11 +43,10 @@ export class SqliteFileStore implements FileStore {
     const capability = randomBytes(32).toString('base64url');
     // IMMEDIATE: the count and the insert in one write transaction, whatever other process shares the store.
     const create = this.db.transaction((): FileRow | undefined => {
-      const used = this.usageOf(options.tokenId, now);
-      if (options.maxFiles !== undefined && used.files >= options.maxFiles) throw new StagedQuotaError('files', options.maxFiles, used);
+      checkStagedFiles(this.usageOf(options.tokenId, now), options.maxFiles);
       this.db
         .prepare("INSERT INTO staged_files (id, token_id, filename, content_type, capability, state, created_at, expires_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)")
-        .run(id, options.tokenId, options.filename, options.contentType, digest(capability), now.toISOString(), options.expiresAt.toISOString());
+        .run(id, options.tokenId, options.filename, options.contentType, secretDigest(capability), now.toISOString(), options.expiresAt.toISOString());
       return this.row(id);
     });
     // A refusal is a rejected promise, as on every backend, never a throw.
@@ -95,17 +67,14 @@ export class SqliteFileStore implements FileStore {
   checkCapability(id: string, capability: string, now: Date = new Date()): Promise<StagedFile | undefined> {
     const row = this.row(id);
     if (!row) return Promise.resolve(undefined);
-    const presented = digest(capability);
-    const matches = presented.length === row.capability.length && timingSafeEqual(presented, row.capability);
-    if (!matches || Date.parse(row.expires_at) <= now.getTime()) return Promise.resolve(undefined);
-    return Promise.resolve(toFile(row));
+    const file = toFile(row);
+    return Promise.resolve(capabilityHolds(row.capability, secretDigest(capability), file.expiresAt, now) ? file : undefined);
   }
 
   /** The token's staged bytes with `size` more in place of the file `id`'s: a StagedQuotaError past `maxBytes`. */
   private checkBytes(row: FileRow, size: number, maxBytes: number | undefined): void {
     if (maxBytes === undefined) return;
-    const used = this.usageOf(row.token_id, new Date(), row.id);
-    if (used.bytes + size > maxBytes) throw new StagedQuotaError('bytes', maxBytes, used);
+    checkStagedBytes(this.usageOf(row.token_id, new Date(), row.id), size, maxBytes);
   }
 
   async storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }, maxBytes?: number): Promise<StagedFile | undefined> {

@@ -1,30 +1,8 @@
-import { randomUUID } from 'node:crypto';
-
 import type Database from 'better-sqlite3';
 
+import { newPurgeJobs } from '../records.js';
+import { purgeJobOf as toJob, type PurgeRow } from '../rows.js';
 import type { PurgeJob, PurgeJobUpdate, PurgeStore } from '../types.js';
-
-interface PurgeRow {
-  id: string;
-  target: string;
-  urls: string;
-  state: PurgeJob['state'];
-  attempts: number;
-  next_attempt_at: number;
-  created_at: string;
-  last_error: string | null;
-}
-
-const toJob = (row: PurgeRow): PurgeJob => ({
-  id: row.id,
-  target: row.target,
-  urls: JSON.parse(row.urls) as string[],
-  state: row.state,
-  attempts: row.attempts,
-  nextAttemptAt: new Date(row.next_attempt_at).toISOString(),
-  createdAt: row.created_at,
-  lastError: row.last_error,
-});
 
 /** `target IN (?, ?, ...)` for `count` targets (none: a condition no row meets). */
 const targetsIn = (count: number): string => (count === 0 ? '0' : `target IN (${Array.from({ length: count }, () => '?').join(', ')})`);
@@ -34,18 +12,10 @@ export class SqlitePurgeStore implements PurgeStore {
   constructor(private readonly db: Database.Database) {}
 
   enqueuePurges(targets: readonly string[], urls: readonly string[], now: Date = new Date()): Promise<PurgeJob[]> {
-    if (targets.length === 0 || urls.length === 0) return Promise.resolve([]);
-    const sorted = [...new Set(urls)].sort();
+    const jobs = newPurgeJobs(targets, urls, now);
     const insert = this.db.prepare("INSERT INTO purge_jobs (id, target, urls, state, attempts, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)");
-    const jobs = this.db
-      .transaction(() =>
-        targets.map((target) => {
-          const job: PurgeJob = { id: randomUUID(), target, urls: sorted, state: 'pending', attempts: 0, nextAttemptAt: now.toISOString(), createdAt: now.toISOString(), lastError: null };
-          insert.run(job.id, target, JSON.stringify(sorted), now.getTime(), job.createdAt, job.createdAt);
-          return job;
-        }),
-      )
-      .immediate();
+    // Due at `now` (the embedded store keeps due times as milliseconds).
+    this.db.transaction(() => jobs.forEach((job) => insert.run(job.id, job.target, JSON.stringify(job.urls), now.getTime(), job.createdAt, job.createdAt))).immediate();
     return Promise.resolve(jobs);
   }
 

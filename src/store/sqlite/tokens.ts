@@ -2,11 +2,11 @@ import { timingSafeEqual } from 'node:crypto';
 
 import type Database from 'better-sqlite3';
 
-import { managementPermission, newTokenRecord, permission } from '../records.js';
+import { lastUseToWrite, managementPermission, newTokenRecord, ownerAddition, ownerRemoval, permission } from '../records.js';
 import { placeholder } from './database.js';
 import { insertStatement, TOKEN_COLUMNS, tokenOf as toToken, tokenValues, type TokenRow } from '../rows.js';
 import { secretDigest } from '../secrets.js';
-import { LAST_USED_PRECISION_MS, tokenState, type NewToken, type OwnerChange, type Permission, type Revocation, type TokenCheck, type TokenRecord, type TokenStore } from '../types.js';
+import { tokenState, type NewToken, type OwnerChange, type Permission, type Revocation, type TokenCheck, type TokenRecord, type TokenStore } from '../types.js';
 import { trustedSync } from './trusted-publishers.js';
 
 /** SQLite could not write (busy past its timeout, read-only, full): recording a use is not worth failing a request for. */
@@ -20,11 +20,11 @@ export function ownerOfSync(db: Database.Database, name: string): string | undef
   return (db.prepare('SELECT owner FROM owners WHERE name = ?').get(name) as { owner: string } | undefined)?.owner;
 }
 
-/** Every owner of a claimed name, the claimer first (synchronous: reservations call it inside their transaction). */
+/** Every owner of a claimed name, the claimer first, then co-owners in the order they were added (synchronous: reservations call it inside their transaction). */
 export function ownersOfSync(db: Database.Database, name: string): string[] {
   const claimer = ownerOfSync(db, name);
   if (claimer === undefined) return [];
-  const coOwners = db.prepare('SELECT owner FROM co_owners WHERE name = ? ORDER BY added_at, rowid').pluck().all(name) as string[];
+  const coOwners = db.prepare('SELECT owner FROM co_owners WHERE name = ? ORDER BY rowid').pluck().all(name) as string[];
   return [claimer, ...coOwners];
 }
 
@@ -55,9 +55,8 @@ export class SqliteTokenStore implements TokenStore {
 
   /** Writes `now` as the token's last use when the stored one is older than the precision (best effort). */
   private recordUse(record: TokenRecord, now: Date): TokenRecord {
-    const last = record.lastUsedAt === undefined ? undefined : Date.parse(record.lastUsedAt);
-    if (last !== undefined && now.getTime() - last < LAST_USED_PRECISION_MS) return record;
-    const used = now.toISOString();
+    const used = lastUseToWrite(record, now);
+    if (used === undefined) return record;
     try {
       // Never moves backwards when another process wrote a later use meanwhile.
       this.db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)').run(used, record.id, used);
@@ -93,30 +92,20 @@ export class SqliteTokenStore implements TokenStore {
 
   addOwner(name: string, owner: string, now: Date = new Date()): Promise<OwnerChange> {
     const add = this.db.transaction((): OwnerChange => {
-      const owners = ownersOfSync(this.db, name);
-      if (owners.length === 0) return { refused: 'unclaimed' };
-      if (owners.includes(owner)) return { changed: false, owners };
-      this.db.prepare('INSERT INTO co_owners (name, owner, added_at) VALUES (?, ?, ?)').run(name, owner, now.toISOString());
-      return { changed: true, owners: [...owners, owner] };
+      const change = ownerAddition(ownersOfSync(this.db, name), owner);
+      if ('changed' in change && change.changed) this.db.prepare('INSERT INTO co_owners (name, owner, added_at) VALUES (?, ?, ?)').run(name, owner, now.toISOString());
+      return change;
     });
     return Promise.resolve(add.immediate());
   }
 
   removeOwner(name: string, owner: string): Promise<OwnerChange> {
     const remove = this.db.transaction((): OwnerChange => {
-      const owners = ownersOfSync(this.db, name);
-      if (owners.length === 0) return { refused: 'unclaimed' };
-      if (!owners.includes(owner)) return { refused: 'not-an-owner' };
-      if (owners.length === 1) return { refused: 'last-owner' };
-      if (owners[0] === owner) {
-        // The claimer leaves: the earliest co-owner becomes the claimer.
-        const [next] = owners.slice(1);
-        this.db.prepare('UPDATE owners SET owner = ? WHERE name = ?').run(next, name);
-        this.db.prepare('DELETE FROM co_owners WHERE name = ? AND owner = ?').run(name, next);
-      } else {
-        this.db.prepare('DELETE FROM co_owners WHERE name = ? AND owner = ?').run(name, owner);
-      }
-      return { changed: true, owners: owners.filter((candidate) => candidate !== owner) };
+      const removal = ownerRemoval(ownersOfSync(this.db, name), owner);
+      if ('refused' in removal) return removal;
+      if (removal.claimer !== undefined) this.db.prepare('UPDATE owners SET owner = ? WHERE name = ?').run(removal.claimer, name);
+      this.db.prepare('DELETE FROM co_owners WHERE name = ? AND owner = ?').run(name, removal.claimer ?? owner);
+      return { changed: true, owners: removal.owners };
     });
     return Promise.resolve(remove.immediate());
   }

@@ -1,29 +1,20 @@
 import type Database from 'better-sqlite3';
 
-import { backsRun, sameSaver, newTrustedPublisherRecord, managementPermission, repositoryKey, sameTrustedPublisher, selectsTrustedPublisher } from '../records.js';
-import {
-  MAX_TRUSTED_PUBLISHERS,
-  type NewTrustedPublisher,
-  type TokenRecord,
-  type TrustedPublisher,
-  type TrustedPublisherAddition,
-  type TrustedPublisherSelector,
-  type TrustedPublisherStore,
-} from '../types.js';
+import { backedByAny, repositoryKey, selectsTrustedPublisher, trustedPublisherAddition } from '../records.js';
+import type { NewTrustedPublisher, TokenRecord, TrustedPublisher, TrustedPublisherAddition, TrustedPublisherSelector, TrustedPublisherStore } from '../types.js';
 import { placeholder } from './database.js';
 import { insertStatement, TRUSTED_PUBLISHER_COLUMNS, trustedPublisherOf as toTrustedPublisher, trustedPublisherValues, type TrustedPublisherRow } from '../rows.js';
 import { ownersOfSync } from './tokens.js';
 
-/** A template's trusted publishers, oldest first (synchronous: reservations call it inside their transaction). */
+/** A template's trusted publishers in the order they were saved (the row number, as PostgreSQL's `seq`); synchronous: reservations call it inside their transaction. */
 export function trustedPublishersOfSync(db: Database.Database, template: string): TrustedPublisher[] {
-  return (db.prepare('SELECT * FROM trusted_publishers WHERE template = ? ORDER BY created_at, rowid').all(template) as TrustedPublisherRow[]).map(toTrustedPublisher);
+  return (db.prepare('SELECT * FROM trusted_publishers WHERE template = ? ORDER BY rowid').all(template) as TrustedPublisherRow[]).map(toTrustedPublisher);
 }
 
 /** Whether a trusted publisher of `name` still backs the run of `token` (minted for trusted publishing). */
 export function trustedSync(db: Database.Database, token: TokenRecord, name: string): boolean {
   if (token.publisher === undefined) return false;
-  const owners = ownersOfSync(db, name);
-  return trustedPublishersOfSync(db, name).some((record) => backsRun(record, token, owners));
+  return backedByAny(trustedPublishersOfSync(db, name), token, ownersOfSync(db, name));
 }
 
 /**
@@ -41,16 +32,9 @@ export class SqliteTrustedPublisherStore implements TrustedPublisherStore {
 
   addTrustedPublisher(input: NewTrustedPublisher, token: TokenRecord): Promise<TrustedPublisherAddition> {
     const add = this.db.transaction((): TrustedPublisherAddition => {
-      const owners = ownersOfSync(this.db, input.template);
-      const allowed = managementPermission(token, input.template, owners);
-      if (!allowed.allowed) return { added: false, forbidden: allowed.reason };
-      const current = trustedPublishersOfSync(this.db, input.template);
-      const existing = current.find((record) => sameTrustedPublisher(record, input) && sameSaver(record, token, owners));
-      if (existing) return { added: false, existing };
-      if (current.length >= MAX_TRUSTED_PUBLISHERS) return { added: false, full: current.length };
-      const record = newTrustedPublisherRecord(input, token, owners);
-      this.db.prepare(insertStatement('trusted_publishers', TRUSTED_PUBLISHER_COLUMNS, placeholder)).run(...trustedPublisherValues(record));
-      return { added: true, publisher: record };
+      const addition = trustedPublisherAddition(input, token, ownersOfSync(this.db, input.template), trustedPublishersOfSync(this.db, input.template));
+      if (addition.added) this.db.prepare(insertStatement('trusted_publishers', TRUSTED_PUBLISHER_COLUMNS, placeholder)).run(...trustedPublisherValues(addition.publisher));
+      return addition;
     });
     return Promise.resolve(add.immediate());
   }
@@ -71,7 +55,7 @@ export class SqliteTrustedPublisherStore implements TrustedPublisherStore {
 
   trustedPublishersOf(issuer: string, repository: string): Promise<TrustedPublisher[]> {
     const rows = this.db
-      .prepare('SELECT * FROM trusted_publishers WHERE issuer = ? AND repository_key = ? ORDER BY template, created_at, rowid')
+      .prepare('SELECT * FROM trusted_publishers WHERE issuer = ? AND repository_key = ? ORDER BY template, rowid')
       .all(issuer, repositoryKey(repository)) as TrustedPublisherRow[];
     return Promise.resolve(rows.map(toTrustedPublisher));
   }

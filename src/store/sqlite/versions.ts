@@ -6,38 +6,10 @@ import { isStorageFull } from '../../core/errors.js';
 import { FOREIGN_TEMP_AGE_MS, ownedTempName, removeLeftoverTemps } from '../../core/files.js';
 import { retryDelay, type BackoffLimits } from '../../core/retry.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
-import type {
-  ArchiveReader,
-  BlobStore,
-  LifecycleChange,
-  LifecycleEvents,
-  NewVersion,
-  PublishedVersion,
-  PurgedVersion,
-  Reservation,
-  StoredVersion,
-  TokenRecord,
-  VersionLifecycle,
-  VersionStore,
-  WebhookEventRecord,
-} from '../types.js';
+import type { ArchiveReader, BlobStore, LifecycleChange, LifecycleEvents, NewVersion, PublishedVersion, PurgedVersion, Reservation, StoredVersion, TokenRecord, VersionLifecycle, VersionStore, WebhookEventRecord } from '../types.js';
 import { manifestKey, removeBlobs } from '../blob-layout.js';
-import { permission, versionOwner } from '../records.js';
-import {
-  checkCommit,
-  hasVersionKeys,
-  lifecycleColumns,
-  lifecycleOf,
-  nextLifecycle,
-  openVersionArchive,
-  readVersionBundle,
-  recoverPending,
-  removePendingBytes,
-  versionOf as toVersion,
-  type VersionRow,
-  VERSION_COLUMNS,
-  writeVersionBytes,
-} from '../version-rules.js';
+import { permission } from '../records.js';
+import { checkCommit, hasVersionKeys, lifecycleColumns, lifecycleOf, nextLifecycle, openVersionArchive, readVersionBundle, recoverPending, reservedAt, reservedColumns, removePendingBytes, versionOf as toVersion, type VersionRow, VERSION_COLUMNS, writeVersionBytes } from '../version-rules.js';
 import type { SpaceReserve } from './space-reserve.js';
 import { ownersOfSync } from './tokens.js';
 import { settlePendingPublishersSync, trustedSync } from './trusted-publishers.js';
@@ -153,7 +125,7 @@ export class SqliteVersionStore implements VersionStore {
   }
 
   async reserveVersion(version: NewVersion, token: TokenRecord): Promise<Reservation> {
-    const createdAt = version.createdAt ?? new Date().toISOString();
+    const createdAt = reservedAt(version);
     const key = `${version.name}@${version.version}`;
     // No reservation without the room to undo it: a disk too full for the reserve refuses the upload.
     let noRoom: Error | undefined;
@@ -178,9 +150,8 @@ export class SqliteVersionStore implements VersionStore {
           this.db.prepare('INSERT INTO owners (name, owner, claimed_at) VALUES (?, ?, ?)').run(version.name, token.owner, createdAt);
           settlePendingPublishersSync(this.db, version.name, token.owner);
         }
-        const publisher = token.publisher ? JSON.stringify(token.publisher) : null;
-        const attestation = version.attestation ? JSON.stringify(version.attestation) : null;
-        const values = [version.integrity, version.sha256, version.size, versionOwner(token, owners), createdAt, publisher, attestation, version.name, version.version];
+        const row = reservedColumns(version, token, owners, createdAt);
+        const values = [row.integrity, row.sha256, row.size, row.owner, row.created_at, row.publisher, row.attestation, version.name, version.version];
         if (takeOver) {
           this.db
             .prepare("UPDATE versions SET integrity = ?, sha256 = ?, size = ?, owner = ?, created_at = ?, publisher = ?, attestation = ?, manifest = NULL WHERE name = ? AND version = ? AND state = 'pending'")
@@ -195,14 +166,7 @@ export class SqliteVersionStore implements VersionStore {
     return reservation;
   }
 
-  async commitVersion(
-    name: string,
-    version: string,
-    archiveFile: string,
-    manifest: TemplateManifest,
-    webhookEvents: readonly WebhookEventRecord[] = [],
-    attestation?: string,
-  ): Promise<StoredVersion> {
+  async commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents: readonly WebhookEventRecord[] = [], attestation?: string): Promise<StoredVersion> {
     // The rules (version-rules.ts): only a pending reservation, its bytes before its row.
     const reserved = this.getSync(name, version);
     checkCommit(name, version, reserved, attestation);

@@ -1,21 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-
 import type Database from 'better-sqlite3';
 
 import { newAttemptId } from '../attempt-ids.js';
-import {
-  eventMatches,
-  type AttemptOutcome,
-  type DeliveryRecord,
-  type NewWebhook,
-  type OutboxDelivery,
-  type OutboxUpdate,
-  type StoredWebhook,
-  type WebhookEventRecord,
-  type WebhookStore,
-  type WebhookUpdate,
-} from '../types.js';
-import { updatedWebhook, webhookBody } from '../records.js';
+import type { AttemptOutcome, DeliveryRecord, NewWebhook, OutboxDelivery, OutboxUpdate, StoredWebhook, WebhookEventRecord, WebhookStore, WebhookUpdate } from '../types.js';
+import { newOutboxDeliveries, newWebhookRecord, subscribedWebhooks, updatedWebhook } from '../records.js';
 import { deliveryOf as toDelivery, outboxOf as toOutbox, webhookOf as toWebhook, type DeliveryRow, type OutboxRow, type WebhookRow } from '../rows.js';
 
 // The signing secret is stored as given (deliveries are signed with it, so it cannot be hashed like
@@ -38,28 +25,9 @@ export function insertOutboxEvents(db: Database.Database, records: readonly Webh
   const insert = db.prepare(
     "INSERT INTO webhook_outbox (id, webhook_id, event, body, state, attempts, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)",
   );
-  const created: OutboxDelivery[] = [];
-  for (const record of records) {
-    const body = webhookBody(record, now);
-    for (const webhook of webhooks) {
-      if (!webhook.events.some((e) => eventMatches(e, record.event))) continue;
-      const row: OutboxRow & { updated_at: string } = {
-        id: randomUUID(),
-        webhook_id: webhook.id,
-        event: record.event,
-        body,
-        state: 'pending',
-        attempts: 0,
-        next_attempt_at: now.getTime(),
-        created_at: now.toISOString(),
-        updated_at: now.toISOString(),
-        last_status: null,
-        last_error: null,
-      };
-      insert.run(row.id, row.webhook_id, row.event, row.body, row.next_attempt_at, row.created_at, row.updated_at);
-      created.push(toOutbox(row));
-    }
-  }
+  // Due at `now` (the embedded store keeps due times as milliseconds).
+  const created = newOutboxDeliveries(records, webhooks, now);
+  for (const d of created) insert.run(d.id, d.webhookId, d.event, d.body, now.getTime(), d.createdAt, now.toISOString());
   return created;
 }
 
@@ -68,14 +36,7 @@ export class SqliteWebhookStore implements WebhookStore {
   constructor(private readonly db: Database.Database) {}
 
   createWebhook(options: NewWebhook): Promise<StoredWebhook> {
-    const webhook: StoredWebhook = {
-      id: `wh_${randomBytes(8).toString('hex')}`,
-      url: options.url,
-      events: [...options.events],
-      secret: options.secret,
-      active: options.active,
-      createdAt: (options.now ?? new Date()).toISOString(),
-    };
+    const webhook = newWebhookRecord(options);
     this.db
       .prepare('INSERT INTO webhooks (id, url, events, secret, active, created_at) VALUES (?, ?, ?, ?, ?, ?)')
       .run(webhook.id, webhook.url, JSON.stringify(webhook.events), webhook.secret, webhook.active ? 1 : 0, webhook.createdAt);
@@ -92,7 +53,7 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async webhooksFor(event: string): Promise<StoredWebhook[]> {
-    return (await this.listWebhooks()).filter((w) => w.active && w.events.some((e) => eventMatches(e, event)));
+    return subscribedWebhooks(await this.listWebhooks(), event);
   }
 
   deleteWebhook(id: string): Promise<boolean> {
