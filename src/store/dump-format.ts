@@ -70,7 +70,7 @@ export const DUMP_TABLES: readonly AnyDumpTable[] = [
     columns: { id: 'text', hash: 'bytes', role: 'text', templates: 'json', owner: 'text', createdAt: 'time', expiresAt: 'time', revokedAt: 'time', lastUsedAt: 'time', publisher: 'json' },
   }),
   table({ kind: 'owners', table: 'owners', order: 'name', columns: { name: 'text', owner: 'text', claimedAt: 'time' } }),
-  table({ kind: 'coOwners', table: 'co_owners', order: { sqlite: 'added_at, rowid', postgres: 'seq' }, columns: { name: 'text', owner: 'text', addedAt: 'time' } }),
+  table({ kind: 'coOwners', table: 'co_owners', order: { sqlite: 'rowid', postgres: 'seq' }, columns: { name: 'text', owner: 'text', addedAt: 'time' } }),
   table({
     kind: 'versions',
     table: 'versions',
@@ -121,7 +121,7 @@ export const DUMP_TABLES: readonly AnyDumpTable[] = [
   table({
     kind: 'trustedPublishers',
     table: 'trusted_publishers',
-    order: { sqlite: 'created_at, rowid', postgres: 'seq' },
+    order: { sqlite: 'rowid', postgres: 'seq' },
     columns: { id: 'text', template: 'text', issuer: 'text', repository: 'text', repositoryOwnerId: 'text', workflow: 'text', environment: 'text', ref: 'text', pendingOwner: 'text', createdBy: 'text', createdAt: 'time' },
     derived: { repository_key: (record) => repositoryKey(record.repository) },
   }),
