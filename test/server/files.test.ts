@@ -197,13 +197,17 @@ describe('large uploads through /files', () => {
   });
 
   it('removes expired files with their bytes, and refuses them from then on', async () => {
-    const server = await startRegistryServer({ files: { pendingTtlMs: 150, confirmedTtlMs: 150, sweepEveryMs: 40 } });
+    let now = Date.parse('2026-06-01T00:00:00Z');
+    const server = await startRegistryServer({ clock: () => new Date(now), files: { pendingTtlMs: 60_000, confirmedTtlMs: 60_000, sweepEveryMs: 40 } });
     const created = await json('POST', `${server.url}/files/upload-url`, server.token, { filename: 'a.tgz', contentType: 'application/gzip' });
     const { uploadUrl, fileId } = created.body.data as { uploadUrl: string; fileId: string };
     expect((await put(uploadUrl, randomBytes(100))).status).toBe(200);
     const confirmedId = await stage(server, randomBytes(100));
     expect(await leftIn(path.join(server.storeDir, 'files'))).toHaveLength(2);
-    // The sweeper runs every 40 ms once the 150 ms have passed: waited for, within a bound, so a busy machine does not fail it.
+    // Nothing expires before its lifetime on the server's clock; once past it, the next sweep (every 40 ms) removes both.
+    now += 59_000;
+    expect((await server.store.files.getFile(fileId))?.state).toBe('uploaded');
+    now += 2_000;
     await expect.poll(async () => (await leftIn(path.join(server.storeDir, 'files'))).length, { timeout: 10_000, interval: 50 }).toBe(0);
     expect(await server.store.files.getFile(fileId)).toBeUndefined();
     expect(await server.store.files.getFile(confirmedId)).toBeUndefined();

@@ -95,7 +95,7 @@ function checkDetails(expected: { size?: number; integrity?: string }, file: Sta
 /** The file `id` of `token`: 404 when there is none, 403 when another token staged it. */
 async function ownFile(context: ServerContext, token: TokenRecord, id: string): Promise<StagedFile> {
   const file = await context.storage.files.getFile(id);
-  if (!file || Date.parse(file.expiresAt) <= Date.now()) throw new ApiError(404, 'NOT_FOUND', `there is no file ${id} (files expire, and a used one is consumed)`);
+  if (!file || Date.parse(file.expiresAt) <= (context.clock?.() ?? new Date()).getTime()) throw new ApiError(404, 'NOT_FOUND', `there is no file ${id} (files expire, and a used one is consumed)`);
   if (file.tokenId !== token.id) throw new ApiError(403, 'FORBIDDEN', `the file ${id} was staged with another token`);
   return file;
 }
@@ -135,7 +135,7 @@ const quotaAnswer = (error: unknown): unknown => (error instanceof StagedQuotaEr
 
 /** How many more bytes `tokenId` may stage, the bytes of `replacing` (being uploaded again) set free. */
 async function bytesLeft(context: ServerContext, tokenId: string, replacing?: StagedFile): Promise<{ left: number; used: StagedUsage }> {
-  const used = await context.storage.files.usage(tokenId);
+  const used = await context.storage.files.usage(tokenId, context.clock?.() ?? new Date());
   return { left: context.limits.maxStagedBytesPerToken - used.bytes + (replacing?.size ?? 0), used };
 }
 
@@ -157,10 +157,11 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
   const { pendingTtlMs, confirmedTtlMs, sweepEveryMs } = { ...DEFAULT_FILE_SETTINGS, ...settings };
   const maxBytes = context.limits.maxArchiveBytes;
   const requireToken = app.requireToken();
+  const now = (): Date => context.clock?.() ?? new Date();
 
   const sweep = async (): Promise<void> => {
     try {
-      const removed = await files.sweepFiles();
+      const removed = await files.sweepFiles(now());
       if (removed > 0) app.log.info({ removed }, 'expired staged files removed');
     } catch (error) {
       app.log.error({ err: error }, 'removing expired staged files failed');
@@ -179,14 +180,14 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
     { preValidation: requireToken, schema: { body: metadataSchema }, config: { rateLimit: READS, cache: 'dynamic' } },
     async (request, reply) => {
       const token = request.token as TokenRecord;
-      const now = new Date();
+      const createdAt = now();
       const { file, capability } = await files
         .createFile({
           tokenId: token.id,
           filename: request.body.filename,
           contentType: request.body.contentType,
-          expiresAt: new Date(now.getTime() + pendingTtlMs),
-          now,
+          expiresAt: new Date(createdAt.getTime() + pendingTtlMs),
+          now: createdAt,
           maxFiles: context.limits.maxStagedFilesPerToken,
         })
         .catch((error: unknown) => {
@@ -209,7 +210,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
       if (file.state === 'pending') throw new ApiError(409, 'CONFLICT', `the file ${file.id} has no bytes yet: PUT them to its uploadUrl first`);
       const details = checkDetails(request.body ?? {}, file);
       if (details.length > 0) throw new ApiError(422, 'VALIDATION_ERROR', 'the stored file does not match', details);
-      const confirmed = file.state === 'uploaded' ? await files.confirmFile(file.id, new Date(Date.now() + confirmedTtlMs)) : file;
+      const confirmed = file.state === 'uploaded' ? await files.confirmFile(file.id, new Date(now().getTime() + confirmedTtlMs)) : file;
       if (!confirmed) throw new ApiError(409, 'CONFLICT', `the file ${file.id} changed while it was confirmed`);
       return reply.header('Cache-Control', NO_STORE).send(envelope(request, publicFile(confirmed)));
     },
@@ -223,7 +224,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
     const gate = async (request: FastifyRequest<{ Params: { fileId: string }; Querystring: { sig?: string } }>): Promise<void> => {
       const { fileId } = request.params;
       const sig = request.query.sig;
-      const file = typeof sig === 'string' && sig !== '' ? await files.checkCapability(fileId, sig) : undefined;
+      const file = typeof sig === 'string' && sig !== '' ? await files.checkCapability(fileId, sig, now()) : undefined;
       if (!file) {
         const known = await files.getFile(fileId);
         throw closing(
@@ -317,14 +318,14 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
           throw new ApiError(400, 'VALIDATION_ERROR', 'missing parts', [{ field: 'file', code: 'REQUIRED', message: 'the file part is required' }]);
         }
         const metadata = parseMetadata(metadataText, received);
-        const now = new Date();
+        const createdAt = now();
         const { file } = await files
           .createFile({
             tokenId: token.id,
             filename: metadata.filename,
             contentType: metadata.contentType,
-            expiresAt: new Date(now.getTime() + pendingTtlMs),
-            now,
+            expiresAt: new Date(createdAt.getTime() + pendingTtlMs),
+            now: createdAt,
             maxFiles: context.limits.maxStagedFilesPerToken,
           })
           .catch((error: unknown) => {
@@ -340,7 +341,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
           await files.deleteFile(file.id);
           throw new ApiError(422, 'VALIDATION_ERROR', 'the uploaded file does not match its metadata', details);
         }
-        const confirmed = await files.confirmFile(file.id, new Date(Date.now() + confirmedTtlMs));
+        const confirmed = await files.confirmFile(file.id, new Date(now().getTime() + confirmedTtlMs));
         if (!confirmed) throw new Error(`the staged file ${file.id} vanished`);
         return await reply.code(201).header('Cache-Control', NO_STORE).send(envelope(request, publicFile(confirmed)));
       } finally {
