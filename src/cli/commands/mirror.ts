@@ -9,13 +9,12 @@ import { loadSigstoreTrust } from '../../archive/index.js';
 import { errorMessage } from '../../core/errors.js';
 import { registryUrlProblem } from '../../core/registry-url.js';
 import { MIRROR_PROVENANCE_MODES, MirrorError, mirrorRegistry, type MirrorProvenanceMode } from '../../registry/mirror.js';
-import type { RegistryOutput } from '../../registry/output.js';
-import { FolderOutput } from '../../registry/folder-output.js';
-import { createS3Client, parseOutputTarget, S3Output, S3UrlError, type OutputTarget } from '../../registry/s3-output.js';
 import { registryKeysFrom } from '../consumer-env.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { collect } from '../options.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
-import { isHttpUrl, S3_ENDPOINT_OPTION, S3_PATH_STYLE_OPTION } from './backends.js';
+import { checkOutputTarget, openOutputTarget } from './output-target.js';
+import { S3_ENDPOINT_OPTION, S3_PATH_STYLE_OPTION } from './backends.js';
 
 interface MirrorFlags {
   out: string;
@@ -26,37 +25,6 @@ interface MirrorFlags {
   provenance?: MirrorProvenanceMode;
   sigstoreTrustedRoot?: string;
 }
-
-function checkTarget(flags: MirrorFlags): OutputTarget {
-  let target: OutputTarget;
-  try {
-    target = parseOutputTarget(flags.out, '--out');
-  } catch (error) {
-    if (error instanceof S3UrlError) throw new UsageError(error.message);
-    throw error;
-  }
-  if (target.kind === 'folder') {
-    if (flags.s3Endpoint !== undefined) throw new UsageError('--s3-endpoint needs --out s3://bucket/prefix');
-    if (flags.s3ForcePathStyle) throw new UsageError('--s3-force-path-style needs --out s3://bucket/prefix');
-  } else if (flags.s3Endpoint !== undefined && !isHttpUrl(flags.s3Endpoint)) {
-    throw new UsageError(`--s3-endpoint must be an http(s) URL (got "${flags.s3Endpoint}")`);
-  }
-  return target;
-}
-
-async function openOutput(target: OutputTarget, flags: MirrorFlags): Promise<{ output: RegistryOutput; close: () => Promise<void> }> {
-  if (target.kind === 'folder') {
-    const output = new FolderOutput(target.dir);
-    return { output, close: () => output.close() };
-  }
-  const settings = { ...(flags.s3Endpoint !== undefined ? { endpoint: flags.s3Endpoint } : {}), ...(flags.s3ForcePathStyle ? { forcePathStyle: true } : {}) };
-  const client = await createS3Client(settings).catch((error: unknown) => {
-    throw error instanceof S3UrlError ? new UsageError(error.message) : error;
-  });
-  return { output: new S3Output({ client, bucket: target.bucket, prefix: target.prefix }), close: () => Promise.resolve(client.destroy()) };
-}
-
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 export function registerMirror(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
@@ -77,7 +45,7 @@ export function registerMirror(program: Command, io: CliIo, setExit: (code: numb
     .action(async (source: string, flags: MirrorFlags) => {
       const problem = registryUrlProblem(source);
       if (problem) throw new UsageError(`<registry-url> ${problem}`);
-      const target = checkTarget(flags);
+      const target = checkOutputTarget(flags);
       const keys = registryKeysFrom(flags.registryKey, {});
       const rootFile = flags.sigstoreTrustedRoot ?? process.env.TEMPLATE_REGISTRY_SIGSTORE_TRUSTED_ROOT;
       const sigstoreTrust =
@@ -86,7 +54,7 @@ export function registerMirror(program: Command, io: CliIo, setExit: (code: numb
           : await loadSigstoreTrust(rootFile).catch((error: unknown) => {
               throw new UsageError(`${flags.sigstoreTrustedRoot !== undefined ? '--sigstore-trusted-root' : 'TEMPLATE_REGISTRY_SIGSTORE_TRUSTED_ROOT'}: ${errorMessage(error)}`);
             });
-      const { output, close } = await openOutput(target, flags);
+      const { output, close } = await openOutputTarget(target, flags);
       try {
         const result = await mirrorRegistry({ source, output, ...(keys ? { keys } : {}), ...(flags.provenance ? { provenance: flags.provenance } : {}), ...(sigstoreTrust ? { sigstoreTrust } : {}) });
         if (!flags.json) for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`);

@@ -13,6 +13,7 @@ import { DEFAULT_GITHUB_API_URL } from '../../server/github-accounts.js';
 import { GITHUB_ACTIONS_ISSUER, trustedIssuers } from '../../server/oidc.js';
 import { tokenState, type TokenRecord, type TokenState } from '../../store/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { collect } from '../options.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 import { stderrStyle } from '../style.js';
 import { errorMessage } from '../../core/errors.js';
@@ -168,7 +169,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
     .option(
       '--oidc-issuer <url>',
       `trusted publishing: also accept OIDC ID tokens of this issuer (GitHub Enterprise Server: https://<host>/_services/token); repeatable (env REGISTRY_OIDC_ISSUERS, comma-separated; ${GITHUB_ACTIONS_ISSUER} always)`,
-      (value: string, previous: string[]) => [...previous, value],
+      collect,
       [] as string[],
     )
     .option(
