@@ -4,8 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 
-import { loadSigstoreTrust } from '../../archive/index.js';
-
+import { SIGSTORE_TRUSTED_ROOT_ENV } from '../../core/env-names.js';
 import { errorMessage } from '../../core/errors.js';
 import { registryUrlProblem } from '../../core/registry-url.js';
 import { MIRROR_PROVENANCE_MODES, MirrorError, mirrorRegistry, type MirrorProvenanceMode } from '../../registry/mirror.js';
@@ -13,6 +12,7 @@ import { registryKeysFrom } from '../consumer-env.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { collect } from '../options.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
+import { sigstoreTrustFrom } from './provenance.js';
 import { checkOutputTarget, openOutputTarget } from './output-target.js';
 import { S3_ENDPOINT_OPTION, S3_PATH_STYLE_OPTION } from './backends.js';
 
@@ -38,7 +38,7 @@ export function registerMirror(program: Command, io: CliIo, setExit: (code: numb
         ...MIRROR_PROVENANCE_MODES,
       ]),
     )
-    .option('--sigstore-trusted-root <file>', 'the Sigstore trusted root attestations are verified against (env TEMPLATE_REGISTRY_SIGSTORE_TRUSTED_ROOT; default the public-good root)')
+    .option('--sigstore-trusted-root <file>', `the Sigstore trusted root attestations are verified against (env ${SIGSTORE_TRUSTED_ROOT_ENV}; default the public-good root)`)
     .option('--s3-endpoint <url>', `${S3_ENDPOINT_OPTION} (for --out)`)
     .option('--s3-force-path-style', S3_PATH_STYLE_OPTION)
     .option('--json', 'print the result as JSON')
@@ -47,13 +47,9 @@ export function registerMirror(program: Command, io: CliIo, setExit: (code: numb
       if (problem) throw new UsageError(`<registry-url> ${problem}`);
       const target = checkOutputTarget(flags);
       const keys = registryKeysFrom(flags.registryKey, {});
-      const rootFile = flags.sigstoreTrustedRoot ?? process.env.TEMPLATE_REGISTRY_SIGSTORE_TRUSTED_ROOT;
-      const sigstoreTrust =
-        flags.provenance === 'off' || rootFile === undefined
-          ? undefined
-          : await loadSigstoreTrust(rootFile).catch((error: unknown) => {
-              throw new UsageError(`${flags.sigstoreTrustedRoot !== undefined ? '--sigstore-trusted-root' : 'TEMPLATE_REGISTRY_SIGSTORE_TRUSTED_ROOT'}: ${errorMessage(error)}`);
-            });
+      // Without a root of its own, the mirror verifies against the public-good one (registry/mirror.ts).
+      const rootGiven = (flags.sigstoreTrustedRoot ?? process.env[SIGSTORE_TRUSTED_ROOT_ENV]) !== undefined;
+      const sigstoreTrust = flags.provenance === 'off' || !rootGiven ? undefined : await sigstoreTrustFrom(flags.sigstoreTrustedRoot);
       const { output, close } = await openOutputTarget(target, flags);
       try {
         const result = await mirrorRegistry({ source, output, ...(keys ? { keys } : {}), ...(flags.provenance ? { provenance: flags.provenance } : {}), ...(sigstoreTrust ? { sigstoreTrust } : {}) });
