@@ -32,6 +32,7 @@ import { Readable } from 'node:stream';
 import { DigestStream, ProvenanceError, publicGoodTrust, verifyIntegrity, verifyProvenance, type SigstoreTrust } from '../archive/index.js';
 import { mapLimit } from '../core/concurrency.js';
 import { errorMessage } from '../core/errors.js';
+import { parseHttpUrl } from '../core/http-url.js';
 import { compareText } from '../core/listing.js';
 import { registryDocumentUrl } from '../core/registry-url.js';
 import {
@@ -182,13 +183,8 @@ class Mirror {
     this.#options = { timeoutMs: DEFAULT_MIRROR_TIMEOUT_MS, maxDocumentBytes: DEFAULT_MIRROR_DOCUMENT_BYTES, maxArchiveBytes: DEFAULT_MIRROR_ARCHIVE_BYTES, ...options };
     this.#fetch = options.fetch ?? globalThis.fetch;
     this.#documentUrl = registryDocumentUrl(options.source);
-    let base: URL;
-    try {
-      base = new URL('.', this.#documentUrl);
-    } catch {
-      throw new MirrorError(`the source must be an http(s) URL (got ${JSON.stringify(options.source)})`);
-    }
-    if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new MirrorError(`the source must be an http(s) URL (got ${JSON.stringify(options.source)})`);
+    const base = parseHttpUrl('.', this.#documentUrl);
+    if (!base) throw new MirrorError(`the source must be an http(s) URL (got ${JSON.stringify(options.source)})`);
     base.search = '';
     base.hash = '';
     this.#base = base;

@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import type { OpenedStorage, StorageLocation } from '../../store/index.js';
 import { errorMessage } from '../../core/errors.js';
 import { UsageError } from '../io.js';
+import { parseHttpUrl } from '../../core/http-url.js';
 
 /** The store folder when none is named (store/open.ts's DEFAULT_STORE_DIR; not imported: the store loads SQLite and pg). */
 export const DEFAULT_STORE = path.join('.template-registry', 'store');
@@ -47,12 +48,7 @@ export function addBackendOptions(command: Command, options: { store?: string; s
 const given = (value: string | undefined): string | undefined => (value === undefined || value.trim() === '' ? undefined : value);
 
 export function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
+  return parseHttpUrl(value) !== undefined;
 }
 
 /**

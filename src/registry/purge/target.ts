@@ -9,6 +9,8 @@
  * registry's folder URL (`/`). The host's own files (`_headers`) are never fetched by clients.
  */
 
+import { parseHttpUrl } from '../../core/http-url.js';
+
 /** A CDN (or cache) that can forget URLs. */
 export interface PurgeTarget {
   /** The target as configured (`cloudfront:E2QWRUHAPOMQZL`, `http://127.0.0.1:6081`): it names the target in logs and in the outbox. */
@@ -131,13 +133,8 @@ export function purgeUrlsOf(publicUrl: string, names: readonly string[]): string
 
 /** Checks a public base URL for purges: http(s), no credentials, query or fragment. */
 export function checkPublicUrl(value: string, argument: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new PurgeConfigError(`${argument} must be an http(s) URL (got ${JSON.stringify(value)})`);
+  const url = parseHttpUrl(value);
+  if (!url) throw new PurgeConfigError(`${argument} must be an http(s) URL (got ${JSON.stringify(value)})`);
   if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') throw new PurgeConfigError(`${argument} must be a plain base URL, without credentials, query or fragment (got ${JSON.stringify(value)})`);
   return value.replace(/\/+$/, '');
 }
