@@ -10,6 +10,7 @@
  */
 
 import { parseHttpUrl } from '../../core/http-url.js';
+import { readBodyHead } from '../../core/response-body.js';
 
 /** A CDN (or cache) that can forget URLs. */
 export interface PurgeTarget {
@@ -155,25 +156,8 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** The answer's text, at most MAX_ANSWER_BYTES of it (a failure's details; never more than that is read). */
 export async function answerText(response: Response): Promise<string> {
-  if (!response.body) return '';
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-      if (size >= MAX_ANSWER_BYTES) {
-        await reader.cancel();
-        break;
-      }
-    }
-  } catch {
-    // a body cut short: what arrived is enough for a message
-  }
-  return Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8');
+  // A body cut short: what arrived is enough for a message.
+  return (await readBodyHead(response, MAX_ANSWER_BYTES, { partialOnError: true })).toString('utf8');
 }
 
 /** One line of a vendor's answer, for a message (control characters out, at most 300 characters). */
