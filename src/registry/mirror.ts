@@ -195,6 +195,15 @@ class Mirror {
     return path === REGISTRY_FILE ? this.#documentUrl : new URL(path, this.#base).href;
   }
 
+  /** A URL an entry names, resolved against the source's document; undefined when it is not a URL. */
+  #resolve(url: string): string | undefined {
+    try {
+      return new URL(url, this.#documentUrl).href;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Reads a response body, refusing more than `max` bytes. */
   #body(response: Response, max: number, url: string): Promise<Buffer> {
     return readBodyCapped(response, max, () => new MirrorError(`${url} is larger than ${max} bytes, the most the mirror takes`));
@@ -446,10 +455,8 @@ class Mirror {
         problems.push(`${label} and ${previous.label} name the same archive ${path} with different integrity`);
         continue;
       }
-      let url: string;
-      try {
-        url = new URL(downloadUrl, this.#documentUrl).href;
-      } catch {
+      const url = this.#resolve(downloadUrl);
+      if (url === undefined) {
         problems.push(`${label} has a download URL that is not a URL: ${JSON.stringify(downloadUrl)}`);
         continue;
       }
@@ -521,10 +528,8 @@ class Mirror {
       const archivePath = archiveOf.get(label);
       const archiveDownloaded = archivePath !== undefined && this.#downloaded.has(archivePath);
       if (path !== undefined && this.#held.has(path) && !archiveDownloaded) return;
-      let absolute: string;
-      try {
-        absolute = new URL(url, this.#documentUrl).href;
-      } catch {
+      const absolute = this.#resolve(url);
+      if (absolute === undefined) {
         problems.push(`${label} names an attestation URL that is not a URL: ${JSON.stringify(url)}`);
         return;
       }

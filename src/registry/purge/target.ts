@@ -11,6 +11,7 @@
 
 import { parseHttpUrl } from '../../core/http-url.js';
 import { readBodyHead } from '../../core/response-body.js';
+import { parseRetryAfter } from '../../core/retry.js';
 
 /** A CDN (or cache) that can forget URLs. */
 export interface PurgeTarget {
@@ -169,3 +170,28 @@ export function oneLine(text: string): string {
 
 /** A purge request takes at most this long. */
 export const PURGE_REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * One request to a vendor's purge API (`target` names it in messages): within
+ * PURGE_REQUEST_TIMEOUT_MS and the caller's `cancel`; no answer is a PurgeError naming the endpoint.
+ * Gives the answer with its text (at most MAX_ANSWER_BYTES), and the PurgeError of a refusal: its
+ * status and the `Retry-After` it asks for.
+ */
+export async function purgeRequest(
+  target: string,
+  send: typeof globalThis.fetch,
+  endpoint: string,
+  init: Omit<RequestInit, 'signal'>,
+  cancel: AbortSignal | undefined,
+): Promise<{ response: Response; text: string; refused: (message: string) => PurgeError }> {
+  const timeout = AbortSignal.timeout(PURGE_REQUEST_TIMEOUT_MS);
+  let response: Response;
+  try {
+    response = await send(endpoint, { ...init, signal: cancel ? AbortSignal.any([cancel, timeout]) : timeout });
+  } catch (error) {
+    throw new PurgeError(`${target}: no answer from ${endpoint}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const text = await answerText(response);
+  const retryAfterMs = parseRetryAfter(response.headers.get('retry-after') ?? undefined);
+  return { response, text, refused: (message) => new PurgeError(`${target}: ${message}`, response.status, retryAfterMs) };
+}
