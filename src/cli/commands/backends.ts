@@ -119,6 +119,20 @@ function warningsOf(location: StorageLocation, storage: OpenedStorage): string[]
   ];
 }
 
+/** Runs `work` on the store the flags name (as `openStoreForCommand` opens it), closed after it whatever happens; gives the exit code `work` gives. */
+export async function withStoreForCommand(
+  flags: BackendFlags,
+  options: { create: boolean },
+  work: (store: CommandStorage) => Promise<number>,
+): Promise<number> {
+  const store = await openStoreForCommand(flags, options);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
 /**
  * Opens the store a command names: its `--store` folder (the old form: the flag's value), or its
  * backend flags; `create: false` opens an existing embedded store only. A location that cannot be
