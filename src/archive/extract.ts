@@ -9,14 +9,14 @@
  */
 import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Transform, type Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 
 import { Parser, type ReadEntry } from 'tar';
 
 import { errorMessage } from '../core/errors.js';
-import { DEFAULT_ARCHIVE_LIMITS, normaliseEntryPath, scanArchive, UnsafeArchiveError, type ArchiveLimits, type ArchiveScan } from './scan.js';
+import { DEFAULT_ARCHIVE_LIMITS, normaliseEntryPath, scanArchive, unpackedLimit, UnsafeArchiveError, type ArchiveLimits, type ArchiveScan } from './scan.js';
 
 const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
 
@@ -47,17 +47,10 @@ export async function extractArchive(file: string, dest: string, limits: Partial
   const expected = new Set(scan.files);
   const writes: Promise<void>[] = [];
   let problem: Error | undefined;
-  let unpacked = 0;
 
   // The archive is read a second time: it is checked again as it streams, so that a file changed
   // since the scan cannot slip anything through.
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      unpacked += chunk.length;
-      if (unpacked > maxUnpackedBytes) callback(new UnsafeArchiveError(`the archive unpacks to more than ${maxUnpackedBytes} bytes`));
-      else callback(null, chunk);
-    },
-  });
+  const counter = unpackedLimit(maxUnpackedBytes);
   const refuse = (error: Error): void => {
     problem ??= error;
     counter.destroy(problem);

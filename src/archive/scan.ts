@@ -98,6 +98,18 @@ function readManifest(entry: ReadEntry, onText: (text: Buffer) => void, refuse: 
  */
 export type EntryVisitor = (entry: ReadEntry, admitted: ScannedEntry, refuse: (error: Error) => void) => boolean;
 
+/** A pass-through of an archive's decompressed bytes that refuses it once more than `maxUnpackedBytes` have passed. */
+export function unpackedLimit(maxUnpackedBytes: number): Transform {
+  let unpacked = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      unpacked += chunk.length;
+      if (unpacked > maxUnpackedBytes) callback(new UnsafeArchiveError(`the archive unpacks to more than ${maxUnpackedBytes} bytes`));
+      else callback(null, chunk);
+    },
+  });
+}
+
 /**
  * Scans the gzip tar `file`: throws UnsafeArchiveError for anything that is not a gzip tar of
  * regular files and folders within the limits; otherwise returns what it holds.
@@ -117,17 +129,13 @@ export async function scanArchiveStream(source: NodeJS.ReadableStream | AsyncIte
   const entries: ScannedEntry[] = [];
   const manifests = new Map<string, Buffer>();
   let declared = 0;
-  let unpacked = 0;
   let trailing = 0;
   let ended = false;
   let problem: Error | undefined;
 
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
-      unpacked += chunk.length;
-      if (unpacked > maxUnpackedBytes) {
-        callback(new UnsafeArchiveError(`the archive unpacks to more than ${maxUnpackedBytes} bytes`));
-      } else if (ended) {
+      if (ended) {
         // tar's parser buffers (re-concatenating) whatever follows the end-of-archive blocks, which
         // costs quadratic time: that data is not handed to it, and more than a little is refused.
         trailing += chunk.length;
@@ -184,7 +192,7 @@ export async function scanArchiveStream(source: NodeJS.ReadableStream | AsyncIte
   });
 
   try {
-    await pipeline(source, createGunzip(), counter, parser);
+    await pipeline(source, createGunzip(), unpackedLimit(maxUnpackedBytes), counter, parser);
   } catch (error) {
     if (problem) throw problem;
     if (error instanceof UnsafeArchiveError) throw error;

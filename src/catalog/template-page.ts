@@ -5,6 +5,7 @@
  * page-text.ts) and the template's line of index.json. Only the runtimes an entry declares are
  * shown (none when it declares none).
  */
+import { REGISTRY_URL_ENV } from '../core/env-names.js';
 import { formatNumber, shellWord, sizeText } from './format.js';
 import { detailHash, isObject, stateHash, defaultState, type CatalogItem } from './list.js';
 import { renderMarkdown } from './markdown.js';
@@ -205,7 +206,7 @@ export function templatePage(item: CatalogItem, versions: readonly RawEntry[], p
     null,
     h('h3', null, 'Create a project'),
     h('p', { class: 'muted' }, 'Point the template-registry CLI at this registry (once per shell):'),
-    commandBlock('the command that points the CLI at this registry', `export TEMPLATE_REGISTRY_URL=${shellWord(context.registryUrl)}`),
+    commandBlock('the command that points the CLI at this registry', `export ${REGISTRY_URL_ENV}=${shellWord(context.registryUrl)}`),
     h('p', { class: 'muted' }, 'then create a project from the latest version:'),
     commandBlock('the create command', `template-registry create ${shellWord(item.id)}`),
     h('p', { class: 'muted' }, 'or from a given version: ', h('code', null, `template-registry create ${shellWord(`${item.id}@${item.version}`)}`), '.'),

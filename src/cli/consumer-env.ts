@@ -6,15 +6,16 @@ import { promisify } from 'node:util';
 
 import semver from 'semver';
 
-import { REGISTRY_KEY_ENV, REGISTRY_URL_ENV } from '../core/env-names.js';
+import { MAX_DOCUMENT_BYTES_ENV, REGISTRY_CACHE_ENV, REGISTRY_KEY_ENV, REGISTRY_MODE_ENV, REGISTRY_URL_ENV } from '../core/env-names.js';
 import { registryDocumentUrl, registryUrlProblem } from '../core/registry-url.js';
 import { KeyFileError, MAX_KEYS_FILE_BYTES, readPublicKeys, type PublishedKey } from '../core/registry-signatures.js';
 import { isTemplateName, isTemplateVersion, NAME_PATTERN, VERSION_RULE } from '../core/versions.js';
 import { UsageError } from './io.js';
 
-/** The user's cache folder for the registry client (TEMPLATE_REGISTRY_CACHE overrides it). */
+/** The user's cache folder for the registry client (REGISTRY_CACHE_ENV overrides it). */
 export function userCacheDir(env: Readonly<Record<string, string | undefined>> = process.env, platform = process.platform): string {
-  if (env.TEMPLATE_REGISTRY_CACHE) return env.TEMPLATE_REGISTRY_CACHE;
+  const cache = env[REGISTRY_CACHE_ENV];
+  if (cache) return cache;
   if (platform === 'win32') return path.join(env.LOCALAPPDATA ?? path.join(homedir(), 'AppData', 'Local'), 'template-registry', 'cache');
   if (platform === 'darwin') return path.join(homedir(), 'Library', 'Caches', 'template-registry');
   return path.join(env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'template-registry');
@@ -111,22 +112,22 @@ export function parseTemplateSpec(spec: string): { id: string; version?: string 
   return version ? { id, version } : { id };
 }
 
-/** TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES: the largest registry document the client reads (unset: the client's default). */
+/** MAX_DOCUMENT_BYTES_ENV: the largest registry document the client reads (unset: the client's default). */
 export function maxDocumentBytesFrom(env: Readonly<Record<string, string | undefined>> = process.env): number | undefined {
-  const value = env.TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES;
+  const value = env[MAX_DOCUMENT_BYTES_ENV];
   if (value === undefined || value.trim() === '') return undefined;
   if (!/^\d+$/.test(value.trim()) || Number(value) < 1) {
-    throw new UsageError(`TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES must be a positive number of bytes (got ${JSON.stringify(value)})`);
+    throw new UsageError(`${MAX_DOCUMENT_BYTES_ENV} must be a positive number of bytes (got ${JSON.stringify(value)})`);
   }
   return Number(value);
 }
 
-/** TEMPLATE_REGISTRY_MODE: full, sparse or auto (the default: sparse when the registry publishes an index). */
+/** REGISTRY_MODE_ENV: full, sparse or auto (the default: sparse when the registry publishes an index). */
 export function registryModeFrom(env: Readonly<Record<string, string | undefined>> = process.env): 'full' | 'sparse' | 'auto' {
-  const value = env.TEMPLATE_REGISTRY_MODE?.trim();
+  const value = env[REGISTRY_MODE_ENV]?.trim();
   if (value === undefined || value === '') return 'auto';
   if (value === 'full' || value === 'sparse' || value === 'auto') return value;
-  throw new UsageError(`TEMPLATE_REGISTRY_MODE must be full, sparse or auto (got ${JSON.stringify(value)})`);
+  throw new UsageError(`${REGISTRY_MODE_ENV} must be full, sparse or auto (got ${JSON.stringify(value)})`);
 }
 
 /**

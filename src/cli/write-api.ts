@@ -3,6 +3,8 @@
  * and token: the flags, else the environment (`core/env-names.ts`); and the client they send
  * through (`publish/api-client.ts`: its retries, errors and redaction).
  */
+import type { Command } from 'commander';
+
 import { REGISTRY_TOKEN_ENV, REGISTRY_URL_ENV } from '../core/env-names.js';
 import { registryBaseUrl } from '../core/registry-url.js';
 import { RegistryApiClient } from '../publish/api-client.js';
@@ -36,3 +38,8 @@ export function apiClientOf(server: WriteServer): RegistryApiClient {
 /** `--registry` and `--token` as every write command words them. */
 export const REGISTRY_FLAG_HELP = `registry base URL (default: $${REGISTRY_URL_ENV})`;
 export const tokenFlagHelp = (whose: string): string => `API token of ${whose} (default: $${REGISTRY_TOKEN_ENV})`;
+
+/** Adds `--registry` and `--token` (the token of `whose`) to a write command. */
+export function writeApiOptions(command: Command, whose: string): Command {
+  return command.option('--registry <url>', REGISTRY_FLAG_HELP).option('--token <token>', tokenFlagHelp(whose));
+}

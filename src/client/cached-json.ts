@@ -19,6 +19,7 @@ import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
+import { MAX_DOCUMENT_BYTES_ENV } from '../core/env-names.js';
 import { writeFileAtomic } from '../core/files.js';
 import { errorMessage } from '../core/errors.js';
 import { readBodyCapped } from '../core/response-body.js';
@@ -127,7 +128,7 @@ function readCapped(response: Response, maxBytes: number, url: string, what: str
     response,
     maxBytes,
     (declared) =>
-      new FetchFailure(`the ${what} at ${url} is ${declared === undefined ? 'larger' : `${declared} bytes`}, more than the limit of ${maxBytes} bytes (maxDocumentBytes, TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES)`),
+      new FetchFailure(`the ${what} at ${url} is ${declared === undefined ? 'larger' : `${declared} bytes`}, more than the limit of ${maxBytes} bytes (maxDocumentBytes, ${MAX_DOCUMENT_BYTES_ENV})`),
   );
 }
 

@@ -25,6 +25,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
+import { REGISTRY_KEY_ENV } from '../core/env-names.js';
 import { writeFileAtomic } from '../core/files.js';
 import { readBodyCapped } from '../core/response-body.js';
 import {
@@ -158,7 +159,7 @@ export class RegistryTrust {
   }
 
   #hint(): string {
-    if (this.#options.keys && this.#options.keys.length > 0) return ' (its keys were given with --registry-key or TEMPLATE_REGISTRY_KEY)';
+    if (this.#options.keys && this.#options.keys.length > 0) return ` (its keys were given with --registry-key or ${REGISTRY_KEY_ENV})`;
     const file = this.#pinFile;
     return file === undefined
       ? ''

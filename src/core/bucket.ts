@@ -9,6 +9,7 @@
  * costs nothing to those who never use a bucket.
  */
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import { parseHttpUrl } from './http-url.js';
 
 /** An `s3://` URL or an S3 endpoint breaks its rule; the message names the argument. */
 export class S3UrlError extends Error {
@@ -84,13 +85,8 @@ export interface S3ClientSettings {
 }
 
 function checkEndpoint(value: string, name: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new S3UrlError(`${name} must be an http(s) URL (got ${JSON.stringify(value)})`);
+  const url = parseHttpUrl(value);
+  if (!url) throw new S3UrlError(`${name} must be an http(s) URL (got ${JSON.stringify(value)})`);
   if (url.username !== '' || url.password !== '') throw new S3UrlError(`${name} must not hold credentials (give them the AWS SDK way: environment, profile or role)`);
   return value;
 }

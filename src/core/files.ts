@@ -142,14 +142,19 @@ export async function writeFileAtomic(file: string, data: Buffer | string, optio
   }
 }
 
-/** A file's bytes, or undefined when it does not exist (other read errors are thrown). */
-export async function readIfExists(file: string): Promise<Buffer | undefined> {
+/** What `read` gives, or undefined when the file or folder it reads does not exist (other errors are thrown). */
+export async function unlessMissing<T>(read: Promise<T>): Promise<T | undefined> {
   try {
-    return await readFile(file);
+    return await read;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
+}
+
+/** A file's bytes, or undefined when it does not exist (other read errors are thrown). */
+export function readIfExists(file: string): Promise<Buffer | undefined> {
+  return unlessMissing(readFile(file));
 }
 
 /** The first `maxBytes` of `file` as UTF-8 text (a file from a stranger is read bounded). */
@@ -166,13 +171,8 @@ export async function readHead(file: string, maxBytes: number): Promise<string> 
 
 /** A stream of `file` with its size, or undefined when there is no such file (the handle closes with the stream). */
 export async function openFileStream(file: string): Promise<{ stream: ReadStream; size: number } | undefined> {
-  let handle;
-  try {
-    handle = await open(file, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  const handle = await unlessMissing(open(file, 'r'));
+  if (!handle) return undefined;
   try {
     const { size } = await handle.stat();
     return { stream: handle.createReadStream(), size };

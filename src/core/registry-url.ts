@@ -15,19 +15,14 @@
  * (`registryUrlProblem`) to name.
  */
 
+import { parseHttpUrl } from './http-url.js';
+
 /** The document's file name under a registry's base URL. */
 const REGISTRY_DOCUMENT_FILE = 'registry.json';
 /** The sparse index's file name, beside the document. */
 const SPARSE_INDEX_FILE = 'index.json';
 
-function httpUrl(value: string): URL | undefined {
-  try {
-    const url = new URL(value.trim());
-    return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const httpUrl = (value: string): URL | undefined => parseHttpUrl(value.trim());
 
 /** The last segment of a URL's path (`''` for a path ending in `/`). */
 function lastSegment(url: URL): string {

@@ -27,3 +27,28 @@ export async function readBodyCapped(response: Response, maxBytes: number, tooLa
   }
   return Buffer.concat(chunks, size);
 }
+
+/**
+ * The first `maxBytes` of `response`'s body, never more read: once they have arrived the rest is
+ * cancelled. `onChunk` sees each chunk as it arrives (a client's idle timer). A body that fails
+ * half-way throws, or with `partialOnError` gives what arrived (an error message's details).
+ */
+export async function readBodyHead(response: Response, maxBytes: number, options: { onChunk?: () => void; partialOnError?: boolean } = {}): Promise<Buffer> {
+  if (!response.body) return Buffer.alloc(0);
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < maxBytes) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      options.onChunk?.();
+      chunks.push(value);
+      size += value.byteLength;
+    }
+    if (size >= maxBytes) await reader.cancel().catch(() => undefined);
+  } catch (error) {
+    if (!options.partialOnError) throw error;
+  }
+  return Buffer.concat(chunks).subarray(0, maxBytes);
+}

@@ -3,6 +3,8 @@
  * does, as pure functions of that environment. Both actions parse their inputs with these.
  */
 
+import { parseHttpUrl } from '../core/http-url.js';
+
 /** A cell of a job summary table. */
 export type SummaryCell = string | { data: string; header?: boolean };
 
@@ -55,13 +57,7 @@ export function readListInput(env: ActionEnv, name: string): string[] {
 
 /** Throws InputError unless `value` is an http(s) URL. */
 export function checkHttpUrlInput(name: string, value: string): void {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+  if (!parseHttpUrl(value)) {
     throw new InputError(`input ${name} must be an http(s) URL (got ${JSON.stringify(value)})`);
   }
 }

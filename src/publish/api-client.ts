@@ -21,6 +21,7 @@ import type { ApiErrorDetail } from '../core/schema-types.js';
 import { isRecord } from '../core/is-record.js';
 import { registryBaseUrl } from '../core/registry-url.js';
 import { parseRetryAfter, retryDelay } from '../core/retry.js';
+import { readBodyHead } from '../core/response-body.js';
 
 export const DEFAULT_API_USER_AGENT = `template-registry (node ${process.version})`;
 
@@ -459,22 +460,7 @@ export class RegistryApiClient {
 
   /** The answer's text, the first MAX_RESPONSE_BYTES kept; each chunk counts as activity. */
   async #readBody(response: Response, active: () => void): Promise<string> {
-    if (!response.body) return '';
-    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-    const chunks: Uint8Array[] = [];
-    let kept = 0;
-    for (;;) {
-      const step = await reader.read();
-      if (step.done) break;
-      active();
-      if (kept >= MAX_RESPONSE_BYTES) {
-        await reader.cancel().catch(() => undefined);
-        break;
-      }
-      chunks.push(step.value);
-      kept += step.value.byteLength;
-    }
-    return Buffer.concat(chunks).toString('utf8');
+    return (await readBodyHead(response, MAX_RESPONSE_BYTES, { onChunk: active })).toString('utf8');
   }
 
   /**

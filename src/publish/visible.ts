@@ -11,6 +11,7 @@
  * served last.
  */
 import { registryDocumentUrl } from '../core/registry-url.js';
+import { readBodyCapped } from '../core/response-body.js';
 
 /** The default bound of the wait: 5 minutes. */
 export const DEFAULT_VISIBLE_TIMEOUT_MS = 300_000;
@@ -71,23 +72,10 @@ function versionsListed(text: string, id: string): string[] | string {
   return versions.filter((entry): entry is { id: string; version: string } => typeof (entry as { version?: unknown } | null)?.version === 'string' && (entry as { id?: unknown }).id === id).map((entry) => entry.version);
 }
 
-/** Reads at most MAX_FILE_BYTES of an answer. */
+/** The answer's text; undefined past MAX_FILE_BYTES (refused by its Content-Length, or once that much was read) or when it cannot be read. */
 async function readText(response: Response): Promise<string | undefined> {
-  if (!response.body) return '';
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_FILE_BYTES) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  const bytes = await readBodyCapped(response, MAX_FILE_BYTES, () => new Error(`more than ${MAX_FILE_BYTES} bytes`)).catch(() => undefined);
+  return bytes?.toString('utf8');
 }
 
 /** One poll: whether the file lists `version`, and what it served. */
@@ -105,7 +93,7 @@ async function poll(fetch: typeof globalThis.fetch, url: string, id: string, ver
     await response.body?.cancel().catch(() => undefined);
     return { listed: false, served: `HTTP ${response.status}${from}` };
   }
-  const text = await readText(response).catch(() => undefined);
+  const text = await readText(response);
   if (text === undefined) return { listed: false, served: `HTTP ${response.status} with a body that could not be read${from}` };
   const versions = versionsListed(text, id);
   if (typeof versions === 'string') return { listed: false, served: `HTTP ${response.status} with ${versions}${from}` };

@@ -32,6 +32,7 @@ import { Readable } from 'node:stream';
 import { DigestStream, ProvenanceError, publicGoodTrust, verifyIntegrity, verifyProvenance, type SigstoreTrust } from '../archive/index.js';
 import { mapLimit } from '../core/concurrency.js';
 import { errorMessage } from '../core/errors.js';
+import { parseHttpUrl } from '../core/http-url.js';
 import { compareText } from '../core/listing.js';
 import { registryDocumentUrl } from '../core/registry-url.js';
 import {
@@ -182,13 +183,8 @@ class Mirror {
     this.#options = { timeoutMs: DEFAULT_MIRROR_TIMEOUT_MS, maxDocumentBytes: DEFAULT_MIRROR_DOCUMENT_BYTES, maxArchiveBytes: DEFAULT_MIRROR_ARCHIVE_BYTES, ...options };
     this.#fetch = options.fetch ?? globalThis.fetch;
     this.#documentUrl = registryDocumentUrl(options.source);
-    let base: URL;
-    try {
-      base = new URL('.', this.#documentUrl);
-    } catch {
-      throw new MirrorError(`the source must be an http(s) URL (got ${JSON.stringify(options.source)})`);
-    }
-    if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new MirrorError(`the source must be an http(s) URL (got ${JSON.stringify(options.source)})`);
+    const base = parseHttpUrl('.', this.#documentUrl);
+    if (!base) throw new MirrorError(`the source must be an http(s) URL (got ${JSON.stringify(options.source)})`);
     base.search = '';
     base.hash = '';
     this.#base = base;
@@ -197,6 +193,15 @@ class Mirror {
 
   #url(path: string): string {
     return path === REGISTRY_FILE ? this.#documentUrl : new URL(path, this.#base).href;
+  }
+
+  /** A URL an entry names, resolved against the source's document; undefined when it is not a URL. */
+  #resolve(url: string): string | undefined {
+    try {
+      return new URL(url, this.#documentUrl).href;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Reads a response body, refusing more than `max` bytes. */
@@ -450,10 +455,8 @@ class Mirror {
         problems.push(`${label} and ${previous.label} name the same archive ${path} with different integrity`);
         continue;
       }
-      let url: string;
-      try {
-        url = new URL(downloadUrl, this.#documentUrl).href;
-      } catch {
+      const url = this.#resolve(downloadUrl);
+      if (url === undefined) {
         problems.push(`${label} has a download URL that is not a URL: ${JSON.stringify(downloadUrl)}`);
         continue;
       }
@@ -525,10 +528,8 @@ class Mirror {
       const archivePath = archiveOf.get(label);
       const archiveDownloaded = archivePath !== undefined && this.#downloaded.has(archivePath);
       if (path !== undefined && this.#held.has(path) && !archiveDownloaded) return;
-      let absolute: string;
-      try {
-        absolute = new URL(url, this.#documentUrl).href;
-      } catch {
+      const absolute = this.#resolve(url);
+      if (absolute === undefined) {
         problems.push(`${label} names an attestation URL that is not a URL: ${JSON.stringify(url)}`);
         return;
       }

@@ -6,6 +6,8 @@
  * Timers are unref'd and stopped when the server closes.
  */
 
+import { oneAtATime } from '../core/concurrency.js';
+
 /** How many days of raw events are kept by default. */
 export const DEFAULT_EVENT_RETENTION_DAYS = 400;
 /** How often the server removes the events that left the window. */
@@ -39,19 +41,13 @@ export function retentionCutoff(now: number, days: number): Date {
 /** Starts the retention: a first pass at once (in the background), then one every `everyMs`. */
 export function startEventRetention(options: EventRetentionOptions): EventRetention {
   const now = options.now ?? Date.now;
-  let running: Promise<number> | undefined;
-  const run = (): Promise<number> => {
-    if (options.days <= 0) return Promise.resolve(0);
-    running ??= (async () => {
-      const before = retentionCutoff(now(), options.days);
-      const removed = await options.prune(before);
-      if (removed > 0) options.onPruned?.(removed, before);
-      return removed;
-    })().finally(() => {
-      running = undefined;
-    });
-    return running;
-  };
+  const pruning = oneAtATime(async () => {
+    const before = retentionCutoff(now(), options.days);
+    const removed = await options.prune(before);
+    if (removed > 0) options.onPruned?.(removed, before);
+    return removed;
+  });
+  const run = (): Promise<number> => (options.days <= 0 ? Promise.resolve(0) : pruning.run());
   const pass = (): void => {
     run().catch(options.onError);
   };
@@ -62,7 +58,7 @@ export function startEventRetention(options: EventRetentionOptions): EventRetent
     run,
     stop: async () => {
       if (timer) clearInterval(timer);
-      await running?.catch(() => undefined);
+      await pruning.idle();
     },
   };
 }

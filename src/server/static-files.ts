@@ -13,9 +13,10 @@
  * routes/read.ts answer with them).
  */
 import { createHash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 
+import { readIfExists } from '../core/files.js';
 import { isTemplateName } from '../core/versions.js';
 import { CACHE_CONTROL } from '../registry/output.js';
 
@@ -199,14 +200,6 @@ function representation(coding: ContentCoding, bytes: Buffer, tag: string, conte
   return { coding, bytes, etag, headers: Object.freeze(headers), notModifiedHeaders: Object.freeze(notModifiedHeaders) };
 }
 
-async function readOptional(file: string): Promise<Buffer | undefined> {
-  try {
-    return await readFile(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-}
 
 /** Given validators of a file (registry.json: the build's tag and the document's lastUpdated). */
 export interface KnownValidators {
@@ -221,9 +214,9 @@ export interface KnownValidators {
  */
 export async function loadStaticFile(dir: string, name: string, known: KnownValidators = {}, variants: readonly ContentCoding[] = ['br', 'gzip']): Promise<StaticFile | undefined> {
   const file = path.join(dir, ...name.split('/'));
-  const identity = await readOptional(file);
+  const identity = await readIfExists(file);
   if (!identity) return undefined;
-  const variant = (coding: ContentCoding): Promise<Buffer | undefined> => (variants.includes(coding) ? readOptional(file + SUFFIX[coding]) : Promise.resolve(undefined));
+  const variant = (coding: ContentCoding): Promise<Buffer | undefined> => (variants.includes(coding) ? readIfExists(file + SUFFIX[coding]) : Promise.resolve(undefined));
   const [br, gzip, info] = await Promise.all([variant('br'), variant('gzip'), known.lastModified ? undefined : stat(file)]);
   const tag = opaqueTag(known.etag ?? createHash('sha256').update(identity).digest('base64url'));
   const lastModified = known.lastModified ?? (info as { mtime: Date }).mtime;

@@ -12,6 +12,8 @@
  * Timers are unref'd (they never keep a process alive) and stopped when the server closes.
  */
 
+import { oneAtATime } from '../core/concurrency.js';
+
 /** How often the server looks for new download events by default: every minute. */
 export const DEFAULT_STATS_REFRESH_MS = 60 * 1000;
 /** How long after a download the server looks by default (more downloads in between join it). */
@@ -50,23 +52,18 @@ export async function startStatsRefresh(options: StatsRefreshOptions): Promise<S
   const settleMs = options.settleMs ?? DEFAULT_STATS_SETTLE_MS;
   const minGapMs = options.minGapMs ?? DEFAULT_STATS_MIN_GAP_MS;
   let built = await options.count();
-  let running: Promise<boolean> | undefined;
   let lastLook = Number.NEGATIVE_INFINITY;
   let planned: NodeJS.Timeout | undefined;
   let stopped = options.everyMs <= 0;
-  const check = (): Promise<boolean> => {
-    running ??= (async () => {
-      lastLook = now();
-      const count = await options.count();
-      if (count === built) return false;
-      await options.rebuild();
-      built = count;
-      return true;
-    })().finally(() => {
-      running = undefined;
-    });
-    return running;
-  };
+  const checking = oneAtATime(async () => {
+    lastLook = now();
+    const count = await options.count();
+    if (count === built) return false;
+    await options.rebuild();
+    built = count;
+    return true;
+  });
+  const check = checking.run;
   const look = (): void => {
     check().catch(options.onError);
   };
@@ -90,7 +87,7 @@ export async function startStatsRefresh(options: StatsRefreshOptions): Promise<S
       if (timer) clearInterval(timer);
       if (planned) clearTimeout(planned);
       planned = undefined;
-      await running?.catch(() => undefined);
+      await checking.idle();
     },
   };
 }

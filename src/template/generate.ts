@@ -1,6 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 
+import { unlessMissing } from '../core/files.js';
+
 import { resolveAnswers, type Answers, type ResolvedAnswers } from './answers.js';
 import { ExpressionEvaluator } from './expression.js';
 import { loadTemplate, type LoadedTemplate } from './load.js';
@@ -42,18 +44,9 @@ export class OutputNotEmptyError extends Error {
   }
 }
 
-async function entriesOf(dir: string): Promise<string[] | undefined> {
-  try {
-    return await readdir(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-}
-
 /** Throws OutputNotEmptyError when `outDir` has entries and `force` is not set (a missing folder is fine). */
 export async function checkOutputFolder(outDir: string, force: boolean): Promise<void> {
-  const existing = await entriesOf(path.resolve(outDir));
+  const existing = await unlessMissing(readdir(path.resolve(outDir)));
   if (existing && existing.length > 0 && !force) throw new OutputNotEmptyError(outDir);
 }
 

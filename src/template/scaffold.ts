@@ -6,7 +6,6 @@
  * tag. It passes `validate`, `lint` and `test` as written, in any language: nothing in it assumes
  * Node, Python or a build step.
  */
-import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 
 import manifestSchema from '../../schemas/template-manifest.schema.json' with { type: 'json' };
@@ -14,7 +13,7 @@ import { describeSchemaErrors } from '../core/messages.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { MANIFEST_FILE, PROMPTS_FILE, VARIABLES_FILE } from './validate.js';
-import { FolderConflictError, FolderNotEmptyError, writeFolderAtomically } from './write-folder.js';
+import { FolderConflictError, FolderNotEmptyError, folderEntries, writeFolderAtomically } from './write-folder.js';
 
 /** The categories a manifest may name, in the manifest schema's order. */
 export const TEMPLATE_CATEGORIES: readonly string[] = manifestSchema.properties.category.enum;
@@ -305,13 +304,12 @@ export function scaffoldFiles(values: ScaffoldValues, now: Date = new Date()): R
   };
 }
 
+/** The entries of `dir`, undefined when it does not exist; a ScaffoldError of `dir` when it is not a folder. */
 async function entriesOf(dir: string): Promise<string[] | undefined> {
   try {
-    const info = await lstat(dir);
-    if (!info.isDirectory()) throw new ScaffoldError('dir', `${dir} exists and is not a folder`);
-    return await readdir(dir);
+    return await folderEntries(dir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (error instanceof FolderConflictError) throw new ScaffoldError('dir', `${error.dir} ${error.problem}`);
     throw error;
   }
 }

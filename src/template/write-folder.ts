@@ -10,6 +10,7 @@ import { chmod, lstat, mkdir, readdir, rename, rm, rmdir, writeFile } from 'node
 import path from 'node:path';
 
 import { ReservedPathError, reservedPathProblem } from '../core/reserved-paths.js';
+import { unlessMissing } from '../core/files.js';
 
 export interface FolderFile {
   /** Relative, `/`-separated. */
@@ -37,16 +38,12 @@ export class FolderConflictError extends Error {
   }
 }
 
-/** The entries of `dir`; undefined when it does not exist. */
-async function entriesOf(dir: string): Promise<string[] | undefined> {
-  try {
-    const info = await lstat(dir);
-    if (!info.isDirectory()) throw new FolderConflictError(dir, 'exists and is not a folder');
-    return await readdir(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+/** The entries of `dir`; undefined when it does not exist, FolderConflictError when it is not a folder. */
+export async function folderEntries(dir: string): Promise<string[] | undefined> {
+  const info = await unlessMissing(lstat(dir));
+  if (!info) return undefined;
+  if (!info.isDirectory()) throw new FolderConflictError(dir, 'exists and is not a folder');
+  return unlessMissing(readdir(dir));
 }
 
 /**
@@ -58,13 +55,8 @@ async function replaceProblem(root: string, file: string): Promise<string | unde
   const segments = file.split('/');
   for (let index = 1; index <= segments.length; index++) {
     const relative = segments.slice(0, index).join('/');
-    let info;
-    try {
-      info = await lstat(path.join(root, ...segments.slice(0, index)));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    }
+    const info = await unlessMissing(lstat(path.join(root, ...segments.slice(0, index))));
+    if (!info) return undefined;
     const last = index === segments.length;
     if (last && !info.isFile() && !info.isSymbolicLink()) return `${relative} exists and is not a file; move it away first`;
     if (!last && !info.isDirectory()) return `${relative} exists and is not a folder; move it away first`;
@@ -110,7 +102,7 @@ export async function writeFolderAtomically(dir: string, files: readonly FolderF
   for (const file of files) {
     if (reservedPathProblem(file.path)) throw new ReservedPathError(file.path, dir);
   }
-  const existing = await entriesOf(target);
+  const existing = await folderEntries(target);
   if (existing && existing.length > 0) {
     if (!options.force) throw new FolderNotEmptyError(dir);
     for (const file of files) {

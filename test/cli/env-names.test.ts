@@ -4,6 +4,7 @@ import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
+import * as envNames from '../../src/core/env-names.js';
 import { REGISTRY_KEY_ENV, REGISTRY_TOKEN_ENV, REGISTRY_URL_ENV } from '../../src/core/env-names.js';
 
 async function sources(dir: string): Promise<string[]> {
@@ -28,6 +29,27 @@ describe('environment variable names', () => {
       for (const file of await sources(folder)) {
         const text = code(await readFile(file, 'utf8'));
         for (const name of names) if (new RegExp(`\\b${name}\\b`).test(text)) spelled.push(`${file}: ${name}`);
+      }
+    }
+    expect(spelled).toEqual([]);
+  });
+
+  it('every TEMPLATE_REGISTRY_* variable the CLI, the client and the catalog read or name is a constant of core/env-names.ts', async () => {
+    const names = Object.values(envNames);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'TEMPLATE_REGISTRY_CACHE',
+        'TEMPLATE_REGISTRY_MAX_DOCUMENT_BYTES',
+        'TEMPLATE_REGISTRY_MODE',
+        'TEMPLATE_REGISTRY_PROVENANCE',
+        'TEMPLATE_REGISTRY_PROVENANCE_REQUIRE',
+        'TEMPLATE_REGISTRY_SIGSTORE_TRUSTED_ROOT',
+      ]),
+    );
+    const spelled: string[] = [];
+    for (const folder of ['src/cli', 'src/client', 'src/catalog', 'src/publish', 'src/action', 'src/project', 'src/sync-action']) {
+      for (const file of await sources(folder)) {
+        for (const match of code(await readFile(file, 'utf8')).matchAll(/\bTEMPLATE_REGISTRY_[A-Z0-9_]+\b/g)) spelled.push(`${file}: ${match[0]}`);
       }
     }
     expect(spelled).toEqual([]);

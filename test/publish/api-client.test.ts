@@ -2,56 +2,24 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { openAsBlob } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import path from 'node:path';
 
 import busboy from 'busboy';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { RegistryApiClient, RegistryApiError, type ApiRetryInfo } from '../../src/publish/api-client.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { startRecorder, type Received } from '../helpers/webhook-receiver.js';
 
 const TOKEN = 'tr_client_secret_0123456789abcdef';
 
-interface Received {
-  method: string;
-  url: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-}
-
 type Handler = (request: Received, res: http.ServerResponse) => void;
-
-const servers: http.Server[] = [];
-afterEach(async () => {
-  await Promise.all(
-    servers.splice(0).map(
-      (server) =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    ),
-  );
-});
 
 /** A server that reads each request whole, records it and answers with the next handler (the last one repeats). */
 async function server(...handlers: Handler[]): Promise<{ url: string; received: Received[] }> {
-  const received: Received[] = [];
-  const instance = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const request = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
-      received.push(request);
-      const handler = handlers[Math.min(received.length, handlers.length) - 1]!;
-      handler(request, res);
-    });
-  });
-  await new Promise<void>((resolve) => instance.listen(0, '127.0.0.1', resolve));
-  servers.push(instance);
-  return { url: `http://127.0.0.1:${(instance.address() as AddressInfo).port}`, received };
+  const recorder = await startRecorder((request, n, res) => handlers[Math.min(n, handlers.length) - 1]!(request, res));
+  return { url: recorder.origin, received: recorder.requests };
 }
 
 const json =

@@ -11,6 +11,7 @@
  * ones). The view (search, filters, sort, or the template shown) lives in the URL fragment: a view
  * can be linked, and Back returns to the last one.
  */
+import { REGISTRY_URL_ENV } from '../../core/env-names.js';
 import { compareText } from '../../core/listing.js';
 import { columnsToLines } from '../../core/registry-index.js';
 import { humanDate, plural, shellWord } from '../format.js';
@@ -445,7 +446,7 @@ function init(): void {
   for (const category of Array.isArray(config.categories) ? config.categories : []) {
     if (isObject(category) && typeof category.id === 'string' && typeof category.name === 'string') categoryNames.set(category.id, category.name);
   }
-  ui.useCli.appendChild(toDom(commandBlock('the command that points the CLI at this registry', `TEMPLATE_REGISTRY_URL=${shellWord(registryUrl)} template-registry list`)));
+  ui.useCli.appendChild(toDom(commandBlock('the command that points the CLI at this registry', `${REGISTRY_URL_ENV}=${shellWord(registryUrl)} template-registry list`)));
 
   // The first page of the default list is already there (the generator drew it); any other view waits for the list.
   const hash = location.hash === '#' ? '' : location.hash;

@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import type { OpenedStorage, StorageLocation } from '../../store/index.js';
 import { errorMessage } from '../../core/errors.js';
 import { UsageError } from '../io.js';
+import { parseHttpUrl } from '../../core/http-url.js';
 
 /** The store folder when none is named (store/open.ts's DEFAULT_STORE_DIR; not imported: the store loads SQLite and pg). */
 export const DEFAULT_STORE = path.join('.template-registry', 'store');
@@ -47,12 +48,7 @@ export function addBackendOptions(command: Command, options: { store?: string; s
 const given = (value: string | undefined): string | undefined => (value === undefined || value.trim() === '' ? undefined : value);
 
 export function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
+  return parseHttpUrl(value) !== undefined;
 }
 
 /**
@@ -121,6 +117,20 @@ function warningsOf(location: StorageLocation, storage: OpenedStorage): string[]
   return [
     `${database} without --storage: archives and manifests are kept in the store folder ${storage.description.storage}, local to this instance; other instances on this database will not have them: give every instance one shared --storage (s3://bucket/prefix)`,
   ];
+}
+
+/** Runs `work` on the store the flags name (as `openStoreForCommand` opens it), closed after it whatever happens; gives the exit code `work` gives. */
+export async function withStoreForCommand(
+  flags: BackendFlags,
+  options: { create: boolean },
+  work: (store: CommandStorage) => Promise<number>,
+): Promise<number> {
+  const store = await openStoreForCommand(flags, options);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
 }
 
 /**

@@ -4,18 +4,17 @@ import type { Command } from 'commander';
 
 import { createGitHubClient } from '../../github/client.js';
 import { buildRegistry, failedTemplateMessage } from '../../registry/build.js';
-import { FolderOutput } from '../../registry/folder-output.js';
 import { purgeAfterBuild, type PurgeAfterBuildResult, type PurgeTarget } from '../../registry/purge/index.js';
 import { RegistryBuildError } from '../../registry/document.js';
 import { GithubSourceConfigError, githubReleasesSource, loadGithubSourceConfig, type GithubSourceConfig } from '../../registry/github-source.js';
-import type { RegistryOutput } from '../../registry/output.js';
 import type { RegistrySource } from '../../registry/source.js';
-import { createS3Client, parseOutputTarget, S3Output, S3UrlError, type OutputTarget } from '../../registry/s3-output.js';
+import type { OutputTarget } from '../../registry/s3-output.js';
 import type { SigningKey } from '../../registry/signing.js';
 import { SIGN_KEY_ENV, signingKeysFrom } from '../sign-key.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 import { errorMessage } from '../../core/errors.js';
+import { checkOutputTarget, openOutputTarget } from './output-target.js';
 import { addBackendOptions, isHttpUrl, S3_ENDPOINT_OPTION, S3_PATH_STYLE_OPTION, type BackendFlags } from './backends.js';
 import { addPurgeOptions, cdnUrlFrom, purgeTargetsFrom, type PurgeFlags } from './purge-flags.js';
 
@@ -42,40 +41,10 @@ export interface BuildRegistryDependencies {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/**
- * The output `--out` names, checked before any source is read (a UsageError naming the flag).
- * `s3-output.js` is light: it loads the AWS SDK only when a client is made, so a folder build never
- * loads it.
- */
+/** The output `--out` names, checked before any source is read; `--storage s3://...` also takes the S3 flags. */
 function checkOutput(flags: BuildRegistryFlags): OutputTarget {
-  let target: OutputTarget;
-  try {
-    target = parseOutputTarget(flags.out, '--out');
-  } catch (error) {
-    if (error instanceof S3UrlError) throw new UsageError(error.message);
-    throw error;
-  }
   const storage = flags.storage ?? process.env.REGISTRY_STORAGE ?? '';
-  if (target.kind === 'folder' && !/^s3:\/\//i.test(storage)) {
-    if (flags.s3Endpoint !== undefined) throw new UsageError('--s3-endpoint needs --out s3://bucket/prefix (or --storage s3://bucket/prefix)');
-    if (flags.s3ForcePathStyle) throw new UsageError('--s3-force-path-style needs --out s3://bucket/prefix (or --storage s3://bucket/prefix)');
-  } else if (flags.s3Endpoint !== undefined && !isHttpUrl(flags.s3Endpoint)) {
-    throw new UsageError(`--s3-endpoint must be an http(s) URL (got "${flags.s3Endpoint}")`);
-  }
-  return target;
-}
-
-/** The build's output; `close()` releases it (an S3 client's keep-alive sockets would hold the process open a while). */
-async function openOutput(target: OutputTarget, flags: BuildRegistryFlags): Promise<{ options: { output: RegistryOutput }; close: () => void }> {
-  if (target.kind === 'folder') {
-    const output = new FolderOutput(target.dir);
-    return { options: { output }, close: () => void output.close() };
-  }
-  const settings = { ...(flags.s3Endpoint !== undefined ? { endpoint: flags.s3Endpoint } : {}), ...(flags.s3ForcePathStyle ? { forcePathStyle: true } : {}) };
-  const client = await createS3Client(settings).catch((error: unknown) => {
-    throw error instanceof S3UrlError ? new UsageError(error.message) : error; // a bad $AWS_ENDPOINT_URL
-  });
-  return { options: { output: new S3Output({ client, bucket: target.bucket, prefix: target.prefix }) }, close: () => client.destroy() };
+  return checkOutputTarget(flags, { given: /^s3:\/\//i.test(storage), flag: '--storage' });
 }
 
 const GITHUB_TOKEN_ENV = 'GITHUB_TOKEN';
@@ -181,9 +150,9 @@ export function registerBuildRegistry(
         });
       }
 
-      let output: Awaited<ReturnType<typeof openOutput>>;
+      let output: Awaited<ReturnType<typeof openOutputTarget>>;
       try {
-        output = await openOutput(target, flags);
+        output = await openOutputTarget(target, flags);
       } catch (error) {
         await source.close?.();
         if (error instanceof UsageError) return usage(error.message);
@@ -191,7 +160,7 @@ export function registerBuildRegistry(
       }
       try {
         const result = await buildRegistry(source, {
-          ...output.options,
+          output: output.output,
           allowEmpty: flags.allowEmpty ?? false,
           // From a store the archives beside registry.json are the build's own: a purged version's go.
           ...(fromStore ? { pruneArchives: true } : {}),
@@ -221,7 +190,7 @@ export function registerBuildRegistry(
         let purged: PurgeAfterBuildResult | undefined;
         if (cdnUrl !== undefined) {
           purged = await purgeAfterBuild({
-            output: output.options.output,
+            output: output.output,
             targets: purgeTargets,
             publicUrl: cdnUrl,
             written: result.written,
@@ -232,7 +201,7 @@ export function registerBuildRegistry(
             },
           });
           for (const failure of purged.failed) {
-            const message = `the purge of ${failure.urls} URL(s) at ${failure.target} failed (${failure.error}); the URLs are kept in ${output.options.output.location}/.template-registry-purge.json and the next build-registry --purge purges them first`;
+            const message = `the purge of ${failure.urls} URL(s) at ${failure.target} failed (${failure.error}); the URLs are kept in ${output.output.location}/.template-registry-purge.json and the next build-registry --purge purges them first`;
             warnings.push(message);
             if (!flags.json) io.stderr(`warning: ${message}\n`);
           }
@@ -273,7 +242,7 @@ export function registerBuildRegistry(
         io.stderr(`error: ${errorMessage(error)}\n`);
         setExit(EXIT.failure);
       } finally {
-        output.close();
+        void output.close();
         await source.close?.();
       }
     });

@@ -8,6 +8,7 @@ import { checkCompatibility, checkedEntry, declaresRuntime, KNOWN_PLATFORMS } fr
 import { latestEntries, sortEntries, STABILITY_ORDER } from '../../core/listing.js';
 import type { TemplateEntry } from '../../core/schema-types.js';
 import { firstLine } from '../../core/errors.js';
+import { isTemplateVersion, VERSION_RULE } from '../../core/versions.js';
 import { REGISTRY_KEY_ENV, REGISTRY_URL_ENV } from '../../core/env-names.js';
 import { createProject, fetchTemplateQuestions, ProjectLockError, TemplateNotFoundError, type TemplateQuestions } from '../../project/index.js';
 import { TEMPLATE_CATEGORIES } from '../../template/index.js';
@@ -15,6 +16,7 @@ import { promptForAnswers } from '../../template/prompts.js';
 import { DEFAULT_TASK_TIMEOUT_MS, TASK_INTERRUPTED, taskCommandLine, type PlannedTask, type TaskOutcome } from '../../template/tasks.js';
 import { isCiFrom, localNpmVersion, maxDocumentBytesFrom, parseTemplateSpec, registryKeysFrom, registryModeFrom, registryUrlsFrom, runtimeVersionFrom, taskTimeoutFrom, userCacheDir } from '../consumer-env.js';
 import { EXIT, oneOf, UsageError, type CliIo } from '../io.js';
+import { collect } from '../options.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 import { paintStability, stderrStyle, stdoutStyle, type Style } from '../style.js';
 import { answerFlags, defaultNextSteps, reportTemplateError, templateNextSteps } from './generate.js';
@@ -28,8 +30,6 @@ export interface RegistryFlags {
   json?: boolean;
   refresh?: boolean;
 }
-
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 /** `ms` in the largest unit that keeps it readable: `45 seconds`, `12 minutes`, `3 hours`, `2 days`. */
 export function formatAge(ms: number): string {
@@ -249,6 +249,23 @@ export function registryOption(command: Command): Command {
     .option('--registry-key <jwk-or-file>', `the registry's public signing key (a JWK or JWK Set, or a file holding it), pinned from the start: documents not signed by it are refused (env ${REGISTRY_KEY_ENV}; default: the keys the registry publishes, pinned on first use)`, collect, [])
     .option('--refresh', 'fetch the registry now instead of using a cached copy younger than an hour')
     .option('--json', 'print JSON');
+}
+
+/**
+ * The options `migrate` and `update` share: the target version, the project, a dry run, and `--yes`
+ * (`yesHelp`: which steps it lets through without asking).
+ */
+export function projectTargetOptions(command: Command, yesHelp: string): Command {
+  return command
+    .option('--to <version>', 'target version (default: the newest the registry selects)')
+    .option('--project <dir>', 'project folder', '.')
+    .option('--dry-run', 'show the plan and the diffs, change nothing')
+    .option('--yes', yesHelp);
+}
+
+/** `--to` of `migrate` and `update`: a version (a UsageError naming the flag). */
+export function checkTargetVersion(to: string | undefined): void {
+  if (to !== undefined && !isTemplateVersion(to)) throw new UsageError(`--to ${VERSION_RULE} (got ${JSON.stringify(to)})`);
 }
 
 export function registerConsumer(program: Command, io: CliIo, setExit: (code: number) => void): void {

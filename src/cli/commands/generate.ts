@@ -8,7 +8,8 @@ import { AnswersError, generateProject, loadTemplate, NextStepsError, renderNext
 import { promptForAnswers, PromptCancelledError } from '../../template/prompts.js';
 import { readTemplateTree } from '../../template/tree.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
-import { COMMAND_SUMMARIES } from './summaries.js';
+import { collect } from '../options.js';
+import { templateFolderCommand } from './template-folder.js';
 
 interface GenerateFlags {
   out?: string;
@@ -18,8 +19,6 @@ interface GenerateFlags {
   force?: boolean;
   json?: boolean;
 }
-
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 /** The answer flags as the library takes them: `--answers FILE` then `--set k=v` (later ones win). */
 export function answerFlags(flags: { set: string[]; answers?: string }): { set: string[]; answersFile?: string } {
@@ -86,10 +85,7 @@ export function defaultNextSteps(outDir: string, template: { name: string; versi
 }
 
 export function registerGenerate(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  program
-    .command('generate')
-    .description(COMMAND_SUMMARIES.generate.description)
-    .argument('[dir]', 'template folder', '.')
+  templateFolderCommand(program, 'generate')
     .requiredOption('-o, --out <dir>', 'folder to generate the project into')
     .option('--set <key=value>', 'answer a variable (repeatable; arrays as a,b; nested keys as author.name)', collect, [])
     .option('--answers <file>', 'JSON file of answers')

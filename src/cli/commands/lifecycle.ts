@@ -13,7 +13,7 @@ import { redactor } from '../../publish/api-client.js';
 import { isValidRange, isTemplateName, VERSION_PATTERN } from '../../core/versions.js';
 import { EXIT, type CliIo } from '../io.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
-import { apiClientOf, REGISTRY_FLAG_HELP, serverOf, tokenFlagHelp, type ServerFlags, type WriteServer } from '../write-api.js';
+import { apiClientOf, REGISTRY_FLAG_HELP, serverOf, writeApiOptions, type ServerFlags, type WriteServer } from '../write-api.js';
 
 export { serverOf, type ServerFlags } from '../write-api.js';
 
@@ -48,13 +48,14 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
     }
   };
 
-  program
-    .command('deprecate')
-    .description(COMMAND_SUMMARIES.deprecate.description)
-    .argument('<target>', 'id@range: the template id and a semver range of its versions (e.g. web-app@<2.0.0, web-app@1.x); id alone: every version')
-    .option('--message <text>', 'why, and what to use instead (shown by clients and the catalog)')
-    .option('--registry <url>', REGISTRY_FLAG_HELP)
-    .option('--token <token>', tokenFlagHelp("the template's owner or an admin"))
+  writeApiOptions(
+    program
+      .command('deprecate')
+      .description(COMMAND_SUMMARIES.deprecate.description)
+      .argument('<target>', 'id@range: the template id and a semver range of its versions (e.g. web-app@<2.0.0, web-app@1.x); id alone: every version')
+      .option('--message <text>', 'why, and what to use instead (shown by clients and the catalog)'),
+    "the template's owner or an admin",
+  )
     .option('--json', 'print the result as JSON')
     .action(async (target: string, flags: DeprecateFlags) => {
       const { id, spec } = splitTarget(target);
@@ -75,12 +76,13 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
       });
     });
 
-  program
-    .command('yank')
-    .description(COMMAND_SUMMARIES.yank.description)
-    .argument('<target>', 'id@version')
-    .option('--registry <url>', REGISTRY_FLAG_HELP)
-    .option('--token <token>', tokenFlagHelp("the template's owner or an admin"))
+  writeApiOptions(
+    program
+      .command('yank')
+      .description(COMMAND_SUMMARIES.yank.description)
+      .argument('<target>', 'id@version'),
+    "the template's owner or an admin",
+  )
     .option('--json', 'print the yanked entry as JSON')
     .action(async (target: string, flags: ServerFlags) => {
       const { id, spec } = splitTarget(target);
@@ -114,13 +116,14 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
       if (typeof server === 'string') return usage(server);
       await attempt(server, async () => printOwners(await send(server, 'GET', ownersPath(id)), flags));
     });
-  owner
-    .command('add')
-    .description("add a co-owner of a template name (the caller must own it, or be an admin)")
-    .argument('<id>', 'the template id')
-    .argument('<owner>', "the owner to add: an owner name as tokens carry it, or an account's e-mail")
-    .option('--registry <url>', REGISTRY_FLAG_HELP)
-    .option('--token <token>', tokenFlagHelp('an owner of the template or an admin'))
+  writeApiOptions(
+    owner
+      .command('add')
+      .description("add a co-owner of a template name (the caller must own it, or be an admin)")
+      .argument('<id>', 'the template id')
+      .argument('<owner>', "the owner to add: an owner name as tokens carry it, or an account's e-mail"),
+    'an owner of the template or an admin',
+  )
     .option('--json', 'print the owners as JSON')
     .action(async (id: string, name: string, flags: ServerFlags) => {
       if (!isTemplateName(id)) return usage(`${JSON.stringify(id)} is not a template id`);
@@ -129,13 +132,14 @@ export function registerLifecycle(program: Command, io: CliIo, setExit: (code: n
       if (typeof server === 'string') return usage(server);
       await attempt(server, async () => printOwners(await send(server, 'POST', ownersPath(id), { owner: name.trim() }), flags));
     });
-  owner
-    .command('rm')
-    .description('remove an owner of a template name (never the last one)')
-    .argument('<id>', 'the template id')
-    .argument('<owner>', 'the owner to remove')
-    .option('--registry <url>', REGISTRY_FLAG_HELP)
-    .option('--token <token>', tokenFlagHelp('an owner of the template or an admin'))
+  writeApiOptions(
+    owner
+      .command('rm')
+      .description('remove an owner of a template name (never the last one)')
+      .argument('<id>', 'the template id')
+      .argument('<owner>', 'the owner to remove'),
+    'an owner of the template or an admin',
+  )
     .option('--json', 'print the owners left as JSON')
     .action(async (id: string, name: string, flags: ServerFlags) => {
       if (!isTemplateName(id)) return usage(`${JSON.stringify(id)} is not a template id`);

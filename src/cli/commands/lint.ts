@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { formatLintFinding, lintTemplate, type LintFinding, type LintResult } from '../../template/lint.js';
 import { readTemplateTree } from '../../template/tree.js';
 import { EXIT, type CliIo } from '../io.js';
-import { COMMAND_SUMMARIES } from './summaries.js';
+import { templateFolderCommand } from './template-folder.js';
 import { paintSeverity, stdoutStyle, type Style } from '../style.js';
 
 function formatLintSummary(result: LintResult): string {
@@ -20,10 +20,7 @@ function paintedFinding(finding: LintFinding, paint: Style): string {
 }
 
 export function registerLint(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  program
-    .command('lint')
-    .description(COMMAND_SUMMARIES.lint.description)
-    .argument('[dir]', 'template folder', '.')
+  templateFolderCommand(program, 'lint')
     .option('--json', 'print the result object as JSON')
     .action(async (dir: string, options: { json?: boolean }) => {
       const result = await lintTemplate(await readTemplateTree(dir));

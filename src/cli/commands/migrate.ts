@@ -2,11 +2,10 @@
 import { confirm } from '@inquirer/prompts';
 import type { Command } from 'commander';
 
-import { isTemplateVersion, VERSION_RULE } from '../../core/versions.js';
 import { migrateProject, type MigrateProjectOptions, type MigrateProjectResult, type MigrationPlan } from '../../project/index.js';
-import { EXIT, UsageError, type CliIo } from '../io.js';
+import { EXIT, type CliIo } from '../io.js';
 import { stderrStyle, stdoutStyle } from '../style.js';
-import { clientFor, EXIT_CONFLICTS, printProblems, progress, registryOption, reportProjectError, type RegistryFlags } from './consumer.js';
+import { checkTargetVersion, clientFor, EXIT_CONFLICTS, projectTargetOptions, printProblems, progress, registryOption, reportProjectError, type RegistryFlags } from './consumer.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 
 /** --yes applies breaking steps; on a terminal the user is asked; otherwise they are declined (they need --yes). */
@@ -105,17 +104,11 @@ function printMigration(outcome: MigrateProjectResult, flags: RegistryFlags, can
 
 export function registerMigrate(program: Command, io: CliIo, setExit: (code: number) => void): void {
   registryOption(
-    program
-      .command('migrate')
-      .description(COMMAND_SUMMARIES.migrate.description)
-      .option('--to <version>', 'target version (default: the newest the registry selects)')
-      .option('--project <dir>', 'project folder', '.')
-      .option('--dry-run', 'show the plan and the diffs, change nothing')
-      .option('--yes', 'apply breaking steps without asking')
+    projectTargetOptions(program.command('migrate').description(COMMAND_SUMMARIES.migrate.description), 'apply breaking steps without asking')
       .option('--no-backup', 'do not keep the old files in .template-backups/')
       .option('--force', 'let the steps overwrite or remove files changed in the project, and write conflict markers where the template\'s change conflicts with yours (exit 3)'),
   ).action(async (flags: RegistryFlags & { to?: string; project: string; dryRun?: boolean; yes?: boolean; backup: boolean; force?: boolean }) => {
-    if (flags.to !== undefined && !isTemplateVersion(flags.to)) throw new UsageError(`--to ${VERSION_RULE} (got ${JSON.stringify(flags.to)})`);
+    checkTargetVersion(flags.to);
     const canAsk = process.stdin.isTTY === true;
     let outcome: MigrateProjectResult;
     try {

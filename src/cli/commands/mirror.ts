@@ -4,18 +4,17 @@
  */
 import { Option, type Command } from 'commander';
 
-import { loadSigstoreTrust } from '../../archive/index.js';
-
+import { SIGSTORE_TRUSTED_ROOT_ENV } from '../../core/env-names.js';
 import { errorMessage } from '../../core/errors.js';
 import { registryUrlProblem } from '../../core/registry-url.js';
 import { MIRROR_PROVENANCE_MODES, MirrorError, mirrorRegistry, type MirrorProvenanceMode } from '../../registry/mirror.js';
-import type { RegistryOutput } from '../../registry/output.js';
-import { FolderOutput } from '../../registry/folder-output.js';
-import { createS3Client, parseOutputTarget, S3Output, S3UrlError, type OutputTarget } from '../../registry/s3-output.js';
 import { registryKeysFrom } from '../consumer-env.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { collect } from '../options.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
-import { isHttpUrl, S3_ENDPOINT_OPTION, S3_PATH_STYLE_OPTION } from './backends.js';
+import { sigstoreTrustFrom } from './provenance.js';
+import { checkOutputTarget, openOutputTarget } from './output-target.js';
+import { S3_ENDPOINT_OPTION, S3_PATH_STYLE_OPTION } from './backends.js';
 
 interface MirrorFlags {
   out: string;
@@ -26,37 +25,6 @@ interface MirrorFlags {
   provenance?: MirrorProvenanceMode;
   sigstoreTrustedRoot?: string;
 }
-
-function checkTarget(flags: MirrorFlags): OutputTarget {
-  let target: OutputTarget;
-  try {
-    target = parseOutputTarget(flags.out, '--out');
-  } catch (error) {
-    if (error instanceof S3UrlError) throw new UsageError(error.message);
-    throw error;
-  }
-  if (target.kind === 'folder') {
-    if (flags.s3Endpoint !== undefined) throw new UsageError('--s3-endpoint needs --out s3://bucket/prefix');
-    if (flags.s3ForcePathStyle) throw new UsageError('--s3-force-path-style needs --out s3://bucket/prefix');
-  } else if (flags.s3Endpoint !== undefined && !isHttpUrl(flags.s3Endpoint)) {
-    throw new UsageError(`--s3-endpoint must be an http(s) URL (got "${flags.s3Endpoint}")`);
-  }
-  return target;
-}
-
-async function openOutput(target: OutputTarget, flags: MirrorFlags): Promise<{ output: RegistryOutput; close: () => Promise<void> }> {
-  if (target.kind === 'folder') {
-    const output = new FolderOutput(target.dir);
-    return { output, close: () => output.close() };
-  }
-  const settings = { ...(flags.s3Endpoint !== undefined ? { endpoint: flags.s3Endpoint } : {}), ...(flags.s3ForcePathStyle ? { forcePathStyle: true } : {}) };
-  const client = await createS3Client(settings).catch((error: unknown) => {
-    throw error instanceof S3UrlError ? new UsageError(error.message) : error;
-  });
-  return { output: new S3Output({ client, bucket: target.bucket, prefix: target.prefix }), close: () => Promise.resolve(client.destroy()) };
-}
-
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 export function registerMirror(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
@@ -70,23 +38,19 @@ export function registerMirror(program: Command, io: CliIo, setExit: (code: numb
         ...MIRROR_PROVENANCE_MODES,
       ]),
     )
-    .option('--sigstore-trusted-root <file>', 'the Sigstore trusted root attestations are verified against (env TEMPLATE_REGISTRY_SIGSTORE_TRUSTED_ROOT; default the public-good root)')
+    .option('--sigstore-trusted-root <file>', `the Sigstore trusted root attestations are verified against (env ${SIGSTORE_TRUSTED_ROOT_ENV}; default the public-good root)`)
     .option('--s3-endpoint <url>', `${S3_ENDPOINT_OPTION} (for --out)`)
     .option('--s3-force-path-style', S3_PATH_STYLE_OPTION)
     .option('--json', 'print the result as JSON')
     .action(async (source: string, flags: MirrorFlags) => {
       const problem = registryUrlProblem(source);
       if (problem) throw new UsageError(`<registry-url> ${problem}`);
-      const target = checkTarget(flags);
+      const target = checkOutputTarget(flags);
       const keys = registryKeysFrom(flags.registryKey, {});
-      const rootFile = flags.sigstoreTrustedRoot ?? process.env.TEMPLATE_REGISTRY_SIGSTORE_TRUSTED_ROOT;
-      const sigstoreTrust =
-        flags.provenance === 'off' || rootFile === undefined
-          ? undefined
-          : await loadSigstoreTrust(rootFile).catch((error: unknown) => {
-              throw new UsageError(`${flags.sigstoreTrustedRoot !== undefined ? '--sigstore-trusted-root' : 'TEMPLATE_REGISTRY_SIGSTORE_TRUSTED_ROOT'}: ${errorMessage(error)}`);
-            });
-      const { output, close } = await openOutput(target, flags);
+      // Without a root of its own, the mirror verifies against the public-good one (registry/mirror.ts).
+      const rootGiven = (flags.sigstoreTrustedRoot ?? process.env[SIGSTORE_TRUSTED_ROOT_ENV]) !== undefined;
+      const sigstoreTrust = flags.provenance === 'off' || !rootGiven ? undefined : await sigstoreTrustFrom(flags.sigstoreTrustedRoot);
+      const { output, close } = await openOutputTarget(target, flags);
       try {
         const result = await mirrorRegistry({ source, output, ...(keys ? { keys } : {}), ...(flags.provenance ? { provenance: flags.provenance } : {}), ...(sigstoreTrust ? { sigstoreTrust } : {}) });
         if (!flags.json) for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`);

@@ -4,7 +4,8 @@ import { VERSION_PATTERN, VERSION_RULE } from '../../core/versions.js';
 import { packTemplate, type LeftOutFile, type PackResult } from '../../pack/index.js';
 import { readTemplateTree } from '../../template/tree.js';
 import { EXIT, type CliIo } from '../io.js';
-import { COMMAND_SUMMARIES } from './summaries.js';
+import { collect } from '../options.js';
+import { templateFolderCommand } from './template-folder.js';
 import { errorMessage } from '../../core/errors.js';
 
 interface PackFlags {
@@ -13,8 +14,6 @@ interface PackFlags {
   exclude: string[];
   json?: boolean;
 }
-
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 function summary(result: PackResult): string {
   return [
@@ -42,10 +41,7 @@ function leftOutLines(leftOut: readonly LeftOutFile[]): string {
  * before the subcommand name (`template-registry --version` still prints the CLI version).
  */
 export function registerPack(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  program
-    .command('pack')
-    .description(COMMAND_SUMMARIES.pack.description)
-    .argument('[dir]', 'template folder', '.')
+  templateFolderCommand(program, 'pack')
     .option('--version <version>', 'version to stamp into the packed template.json (default: the manifest version)')
     .option('--out-dir <dir>', 'folder to write <name>-<version>.tgz into (default: the current folder, or the template folder\'s parent when run inside it)')
     .option('--exclude <glob>', 'also leave out paths matching this glob (repeatable)', collect, [])

@@ -10,6 +10,7 @@ import { publishProgressPrinter, uploadProgressLine } from '../../publish/progre
 import { runPublishPipeline } from '../../publish/pipeline.js';
 import { DEFAULT_VISIBLE_TIMEOUT_MS, notVisibleWarning, waitUntilVisible, type VisibleResult } from '../../publish/visible.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { collect } from '../options.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 import { errorMessage } from '../../core/errors.js';
 import { REGISTRY_TOKEN_ENV } from '../../core/env-names.js';
@@ -35,8 +36,6 @@ function waitTimeoutMs(value: string | undefined): number {
   if (!(seconds >= 1)) throw new UsageError(`--wait-timeout must be a whole number of seconds, 1 or more (got ${JSON.stringify(value)})`);
   return seconds * 1000;
 }
-
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 export function registerPublish(program: Command, io: CliIo, setExit: (code: number) => void): void {
   // `publish --version X` must reach this command: without positional options the root program's

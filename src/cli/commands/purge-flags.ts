@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { errorMessage } from '../../core/errors.js';
 import { checkPublicUrl, PurgeConfigError, purgeTargetsOf, PURGE_SPEC_FORMS, type PurgeTarget } from '../../registry/purge/index.js';
 import { UsageError } from '../io.js';
+import { collect } from '../options.js';
 
 export interface PurgeFlags {
   purge: string[];
@@ -22,7 +23,7 @@ export function addPurgeOptions(command: Command, env: { purge: string; cdnUrl: 
     .option(
       '--purge <target>',
       `purge the CDN after each change: ${PURGE_SPEC_FORMS}; repeatable (env ${env.purge}, comma-separated); credentials from CLOUDFLARE_API_TOKEN, FASTLY_API_TOKEN or the AWS SDK's chain`,
-      (value: string, previous: string[]) => [...previous, value],
+      collect,
       [] as string[],
     )
     .option('--cdn-url <url>', `public base URL the CDN serves the registry at: the purged URLs are under it (env ${env.cdnUrl}; default ${cdnDefault})`)

@@ -13,14 +13,15 @@ import { DEFAULT_GITHUB_API_URL } from '../../server/github-accounts.js';
 import { GITHUB_ACTIONS_ISSUER, trustedIssuers } from '../../server/oidc.js';
 import { tokenState, type TokenRecord, type TokenState } from '../../store/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { collect } from '../options.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 import { stderrStyle } from '../style.js';
 import { errorMessage } from '../../core/errors.js';
-import { addBackendOptions, DEFAULT_STORE, openStoreForCommand, type BackendFlags } from './backends.js';
+import { addBackendOptions, DEFAULT_STORE, openStoreForCommand, withStoreForCommand, type BackendFlags } from './backends.js';
 import { addPurgeOptions, cdnUrlFrom, purgeTargetsFrom, type PurgeFlags } from './purge-flags.js';
 import { SIGN_KEY_ENV, signingKeysFrom } from '../sign-key.js';
 
-export { DEFAULT_STORE, openStoreForCommand, type CommandStorage } from './backends.js';
+export { DEFAULT_STORE, openStoreForCommand, withStoreForCommand, type CommandStorage } from './backends.js';
 
 function positiveInteger(name: string, value: string | undefined, fallback: number, least = 1): number {
   if (value === undefined || value === '') return fallback;
@@ -168,7 +169,7 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
     .option(
       '--oidc-issuer <url>',
       `trusted publishing: also accept OIDC ID tokens of this issuer (GitHub Enterprise Server: https://<host>/_services/token); repeatable (env REGISTRY_OIDC_ISSUERS, comma-separated; ${GITHUB_ACTIONS_ISSUER} always)`,
-      (value: string, previous: string[]) => [...previous, value],
+      collect,
       [] as string[],
     )
     .option(
@@ -330,45 +331,46 @@ export function registerToken(program: Command, io: CliIo, setExit: (code: numbe
     .option('--json', 'print the token and its record as JSON')
     .action(async (flags: BackendFlags & { role: string; templates?: string; owner?: string; expiresIn?: string; json?: boolean }) => {
       if (flags.role !== 'publisher' && flags.role !== 'admin') throw new UsageError(`--role must be publisher or admin (got ${flags.role})`);
+      const role = flags.role;
       const days = flags.expiresIn === undefined ? undefined : parseExpiresIn(flags.expiresIn);
       const templates = flags.templates?.split(',').map((t) => t.trim()).filter(Boolean);
       const now = new Date();
-      const store = await openStoreForCommand(flags, { create: true });
-      try {
-        const created = await store.tokens.createToken({
-          role: flags.role,
-          ...(templates ? { templates } : {}),
-          ...(flags.owner ? { owner: flags.owner } : {}),
-          ...(days ? { expiresAt: new Date(now.getTime() + days * DAY_MS) } : {}),
-          now,
-        });
-        if (flags.json) io.stdout(`${JSON.stringify({ token: created.token, ...created.record }, null, 2)}\n`);
-        else {
-          io.stdout(`${created.token}\n`);
-          const expiry = created.record.expiresAt ? `; it expires at ${created.record.expiresAt}` : '';
-          io.stderr(`created ${created.record.role} token ${created.record.id}${templates ? ` for ${templates.join(', ')}` : ''}${expiry}; it is shown only once\n`);
-        }
-      } catch (error) {
-        throw new UsageError(errorMessage(error));
-      } finally {
-        await store.close();
-      }
-      setExit(EXIT.ok);
+      setExit(
+        await withStoreForCommand(flags, { create: true }, async (store) => {
+          try {
+            const created = await store.tokens.createToken({
+              role,
+              ...(templates ? { templates } : {}),
+              ...(flags.owner ? { owner: flags.owner } : {}),
+              ...(days ? { expiresAt: new Date(now.getTime() + days * DAY_MS) } : {}),
+              now,
+            });
+            if (flags.json) io.stdout(`${JSON.stringify({ token: created.token, ...created.record }, null, 2)}\n`);
+            else {
+              io.stdout(`${created.token}\n`);
+              const expiry = created.record.expiresAt ? `; it expires at ${created.record.expiresAt}` : '';
+              io.stderr(`created ${created.record.role} token ${created.record.id}${templates ? ` for ${templates.join(', ')}` : ''}${expiry}; it is shown only once\n`);
+            }
+            return EXIT.ok;
+          } catch (error) {
+            throw new UsageError(errorMessage(error));
+          }
+        }),
+      );
     });
   addBackendOptions(token.command('list').description('list the tokens of a store (id, role, owner, scope, state, created, last used, expiry), never their secrets'))
     .option('--json', 'print the tokens as a JSON array')
     .action(async (flags: BackendFlags & { json?: boolean }) => {
-      const store = await openStoreForCommand(flags, { create: false });
-      try {
-        const now = new Date();
-        const views = (await store.tokens.listTokens()).map((record) => tokenView(record, now));
-        if (flags.json) io.stdout(`${JSON.stringify(views, null, 2)}\n`);
-        else if (views.length === 0) io.stdout(`no tokens in ${store.where} (create one with: template-registry token create --role publisher)\n`);
-        else io.stdout(formatTokenTable(views));
-      } finally {
-        await store.close();
-      }
-      setExit(EXIT.ok);
+      setExit(
+        await withStoreForCommand(flags, { create: false }, async (store) => {
+          const now = new Date();
+          const views = (await store.tokens.listTokens()).map((record) => tokenView(record, now));
+          if (flags.json) io.stdout(`${JSON.stringify(views, null, 2)}\n`);
+          else if (views.length === 0) io.stdout(`no tokens in ${store.where} (create one with: template-registry token create --role publisher)\n`);
+          else io.stdout(formatTokenTable(views));
+          return EXIT.ok;
+        }),
+      );
     });
   addBackendOptions(
     token
@@ -378,22 +380,20 @@ export function registerToken(program: Command, io: CliIo, setExit: (code: numbe
   )
     .option('--json', 'print the revoked token as JSON')
     .action(async (id: string, flags: BackendFlags & { json?: boolean }) => {
-      const store = await openStoreForCommand(flags, { create: false });
-      try {
-        const revocation = await store.tokens.revokeToken(id);
-        if (!revocation.found) {
-          io.stderr(`error: no token ${JSON.stringify(id)} in ${store.where} (see template-registry token list)\n`);
-          setExit(EXIT.failure);
-          return;
-        }
-        const { record, alreadyRevoked } = revocation;
-        if (flags.json) io.stdout(`${JSON.stringify({ ...tokenView(record, new Date()), alreadyRevoked }, null, 2)}\n`);
-        else if (alreadyRevoked) io.stdout(`token ${record.id} was already revoked at ${record.revokedAt ?? ''}; nothing changed\n`);
-        else io.stdout(`revoked ${record.role} token ${record.id} (owner ${record.owner}); a running server refuses it from now on\n`);
-      } finally {
-        await store.close();
-      }
-      setExit(EXIT.ok);
+      setExit(
+        await withStoreForCommand(flags, { create: false }, async (store) => {
+          const revocation = await store.tokens.revokeToken(id);
+          if (!revocation.found) {
+            io.stderr(`error: no token ${JSON.stringify(id)} in ${store.where} (see template-registry token list)\n`);
+            return EXIT.failure;
+          }
+          const { record, alreadyRevoked } = revocation;
+          if (flags.json) io.stdout(`${JSON.stringify({ ...tokenView(record, new Date()), alreadyRevoked }, null, 2)}\n`);
+          else if (alreadyRevoked) io.stdout(`token ${record.id} was already revoked at ${record.revokedAt ?? ''}; nothing changed\n`);
+          else io.stdout(`revoked ${record.role} token ${record.id} (owner ${record.owner}); a running server refuses it from now on\n`);
+          return EXIT.ok;
+        }),
+      );
     });
   for (const command of token.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
 }

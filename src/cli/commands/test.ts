@@ -5,7 +5,8 @@ import { text } from '../../template/filters.js';
 import { loadTemplate, testTemplate, type AnswerSetReport, type TestTemplateReport } from '../../template/index.js';
 import { readTemplateTree } from '../../template/tree.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
-import { COMMAND_SUMMARIES } from './summaries.js';
+import { collect } from '../options.js';
+import { templateFolderCommand } from './template-folder.js';
 import { style, stdoutStyle, type Style } from '../style.js';
 import { reportTemplateError } from './generate.js';
 
@@ -42,14 +43,11 @@ function formatTestReport(report: TestTemplateReport, paint: Style = style(false
 }
 
 export function registerTest(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  program
-    .command('test')
-    .description(COMMAND_SUMMARIES.test.description)
-    .argument('[dir]', 'template folder', '.')
+  templateFolderCommand(program, 'test')
     .option('--run <command>', 'shell command to run inside each generated project')
     .option('--timeout <seconds>', 'time limit of the command per answer set')
     .option('--keep', 'keep the generated projects (each set\'s folder is printed, and is projectDir in --json)')
-    .option('--exclude <glob>', 'leave matching files out, as pack and publish --exclude do (repeatable)', (value: string, previous: string[]) => [...previous, value], [])
+    .option('--exclude <glob>', 'leave matching files out, as pack and publish --exclude do (repeatable)', collect, [])
     .option('--json', 'print the report as JSON')
     .action(async (dir: string, flags: { run?: string; timeout?: string; keep?: boolean; json?: boolean; exclude: string[] }) => {
       let timeoutMs: number | undefined;

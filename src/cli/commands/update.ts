@@ -5,7 +5,6 @@
 import { confirm } from '@inquirer/prompts';
 import { Option, type Command } from 'commander';
 
-import { isTemplateVersion, VERSION_RULE } from '../../core/versions.js';
 import type { FileUpdate } from '../../migrate/index.js';
 import {
   checkForUpdate,
@@ -20,9 +19,10 @@ import { readLock, sourceRegistry } from '../../template/index.js';
 import { skipGlobProblem } from '../../template/lock.js';
 import { promptForAnswers } from '../../template/prompts.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
+import { collect } from '../options.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 import { stderrStyle, stdoutStyle, type Style } from '../style.js';
-import { clientFor, EXIT_CONFLICTS, oneLine, printProblems, progress, registryOption, reportProjectError, type RegistryFlags } from './consumer.js';
+import { checkTargetVersion, clientFor, EXIT_CONFLICTS, projectTargetOptions, oneLine, printProblems, progress, registryOption, reportProjectError, type RegistryFlags } from './consumer.js';
 import { answerFlags, reportTemplateError } from './generate.js';
 import { provenanceLine, provenanceOptions, provenancePolicyFor, type ProvenanceFlags } from './provenance.js';
 
@@ -134,16 +134,9 @@ function printOutcome(outcome: UpdateProjectResult, flags: { json?: boolean }, c
 }
 
 export function registerUpdate(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
   registryOption(
-    provenanceOptions(program
-      .command('update')
-      .description(COMMAND_SUMMARIES.update.description)
-      .option('--to <version>', 'target version (default: the newest the registry selects)')
-      .option('--project <dir>', 'project folder', '.')
-      .option('--dry-run', 'show the plan and the diffs, change nothing')
-      .option('--yes', 'apply breaking migration steps without asking')
+    provenanceOptions(projectTargetOptions(program.command('update').description(COMMAND_SUMMARIES.update.description), 'apply breaking migration steps without asking')
       .addOption(new Option('--conflict <style>', 'conflicts as markers in the file, or as a .rej patch beside it').choices(['inline', 'rej']).default('inline'))
       .option('--set <key=value>', 'answer a variable, new or changed (repeatable)', collect, [])
       .option('--answers <file>', 'JSON file of answers')
@@ -166,7 +159,7 @@ export function registerUpdate(program: Command, io: CliIo, setExit: (code: numb
           skip: string[];
         },
     ) => {
-      if (flags.to !== undefined && !isTemplateVersion(flags.to)) throw new UsageError(`--to ${VERSION_RULE} (got ${JSON.stringify(flags.to)})`);
+      checkTargetVersion(flags.to);
       for (const glob of flags.skip) {
         const problem = skipGlobProblem(glob);
         if (problem) throw new UsageError(`--skip ${problem} (got ${JSON.stringify(glob)})`);

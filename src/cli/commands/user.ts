@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import { AccountInputError, createAccount } from '../../server/index.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
-import { addBackendOptions, openStoreForCommand, type BackendFlags } from './backends.js';
+import { addBackendOptions, withStoreForCommand, type BackendFlags } from './backends.js';
 
 function parseRole(role: string): 'publisher' | 'admin' {
   if (role !== 'publisher' && role !== 'admin') throw new UsageError(`--role must be publisher or admin (got ${JSON.stringify(role)})`);
@@ -45,47 +45,46 @@ export function registerUser(program: Command, io: CliIo, setExit: (code: number
       if (flags.password !== undefined && flags.passwordStdin) throw new UsageError('give the password one way: --password or --password-stdin');
       const made = flags.passwordStdin || flags.password !== undefined ? undefined : randomBytes(18).toString('base64url');
       const password = made ?? flags.password ?? (await passwordFromStdin(io));
-      const store = await openStoreForCommand(flags, { create: true });
-      try {
-        const creation = await createAccount(store.accounts, {
-          email: flags.email,
-          password,
-          role,
-          ...(flags.owner ? { owner: flags.owner } : {}),
-          ...(flags.name ? { name: flags.name } : {}),
-        });
-        if (!creation.created) {
-          io.stderr(`error: EMAIL_EXISTS: an account with the e-mail ${flags.email.trim().toLowerCase()} exists already in ${store.where}\n`);
-          setExit(EXIT.failure);
-          return;
-        }
-        const account = creation.user;
-        if (flags.json) io.stdout(`${JSON.stringify({ ...account, ...(made ? { password: made } : {}) }, null, 2)}\n`);
-        else {
-          io.stdout(made ? `${made}\n` : `${account.id}\n`);
-          io.stderr(`created ${account.role} account ${account.id} for ${account.email} (owner ${account.owner})${made ? '; its password is shown only once' : ''}\n`);
-        }
-      } catch (error) {
-        if (error instanceof AccountInputError) throw new UsageError(error.details.map((detail) => `--${detail.field} ${detail.message}`).join('; '));
-        throw error;
-      } finally {
-        await store.close();
-      }
-      setExit(EXIT.ok);
+      setExit(
+        await withStoreForCommand(flags, { create: true }, async (store) => {
+          try {
+            const creation = await createAccount(store.accounts, {
+              email: flags.email,
+              password,
+              role,
+              ...(flags.owner ? { owner: flags.owner } : {}),
+              ...(flags.name ? { name: flags.name } : {}),
+            });
+            if (!creation.created) {
+              io.stderr(`error: EMAIL_EXISTS: an account with the e-mail ${flags.email.trim().toLowerCase()} exists already in ${store.where}\n`);
+              return EXIT.failure;
+            }
+            const account = creation.user;
+            if (flags.json) io.stdout(`${JSON.stringify({ ...account, ...(made ? { password: made } : {}) }, null, 2)}\n`);
+            else {
+              io.stdout(made ? `${made}\n` : `${account.id}\n`);
+              io.stderr(`created ${account.role} account ${account.id} for ${account.email} (owner ${account.owner})${made ? '; its password is shown only once' : ''}\n`);
+            }
+            return EXIT.ok;
+          } catch (error) {
+            if (error instanceof AccountInputError) throw new UsageError(error.details.map((detail) => `--${detail.field} ${detail.message}`).join('; '));
+            throw error;
+          }
+        }),
+      );
     });
   addBackendOptions(user.command('list').description('list the accounts of a store (never their passwords)'))
     .option('--json', 'print the accounts as a JSON array')
     .action(async (flags: BackendFlags & { json?: boolean }) => {
-      const store = await openStoreForCommand(flags, { create: false });
-      try {
-        const users = await store.accounts.listUsers();
-        if (flags.json) io.stdout(`${JSON.stringify(users, null, 2)}\n`);
-        else if (users.length === 0) io.stdout(`no accounts in ${store.where} (create one with: template-registry user create --email <email>)\n`);
-        else io.stdout(users.map((account) => `${account.id}  ${account.role.padEnd(9)}  ${account.email}  owner ${account.owner}\n`).join(''));
-      } finally {
-        await store.close();
-      }
-      setExit(EXIT.ok);
+      setExit(
+        await withStoreForCommand(flags, { create: false }, async (store) => {
+          const users = await store.accounts.listUsers();
+          if (flags.json) io.stdout(`${JSON.stringify(users, null, 2)}\n`);
+          else if (users.length === 0) io.stdout(`no accounts in ${store.where} (create one with: template-registry user create --email <email>)\n`);
+          else io.stdout(users.map((account) => `${account.id}  ${account.role.padEnd(9)}  ${account.email}  owner ${account.owner}\n`).join(''));
+          return EXIT.ok;
+        }),
+      );
     });
   for (const command of user.commands) command.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
 }

@@ -6,7 +6,7 @@ import { formatValidationErrorAt } from '../../core/validation.js';
 import { readTemplateTree } from '../../template/tree.js';
 import { validateTemplate } from '../../template/validate.js';
 import { EXIT, type CliIo } from '../io.js';
-import { COMMAND_SUMMARIES } from './summaries.js';
+import { templateFolderCommand } from './template-folder.js';
 import { stderrStyle, stdoutStyle } from '../style.js';
 
 /** The folder as the user will recognise it: as given, or the full path for `.`. */
@@ -15,10 +15,7 @@ function folderName(dir: string): string {
 }
 
 export function registerValidate(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  program
-    .command('validate')
-    .description(COMMAND_SUMMARIES.validate.description)
-    .argument('[dir]', 'template folder', '.')
+  templateFolderCommand(program, 'validate')
     .option('--json', 'print the result object as JSON')
     .action(async (dir: string, options: { json?: boolean }) => {
       const result = await validateTemplate(await readTemplateTree(dir));

@@ -4,8 +4,7 @@
  * (`Authorization: Bearer $CLOUDFLARE_API_TOKEN`). At most 30 URLs per request, the limit of every
  * plan but Enterprise.
  */
-import { parseRetryAfter } from '../../core/retry.js';
-import { answerText, oneLine, PURGE_REQUEST_TIMEOUT_MS, PurgeConfigError, PurgeError, type PurgeCallOptions, type PurgeTarget } from './target.js';
+import { oneLine, PurgeConfigError, purgeRequest, type PurgeCallOptions, type PurgeTarget } from './target.js';
 
 /** Cloudflare's API, and where `CLOUDFLARE_API_BASE_URL` (or `--cloudflare-api-url`) points it instead (tests, a proxy). */
 export const CLOUDFLARE_API_URL = 'https://api.cloudflare.com/client/v4';
@@ -64,21 +63,18 @@ export class CloudflarePurge implements PurgeTarget {
 
   async purge(urls: readonly string[], options: PurgeCallOptions): Promise<void> {
     if (urls.length === 0) return;
-    const signal = options.signal ? AbortSignal.any([options.signal, AbortSignal.timeout(PURGE_REQUEST_TIMEOUT_MS)]) : AbortSignal.timeout(PURGE_REQUEST_TIMEOUT_MS);
-    let response: Response;
-    try {
-      response = await this.#fetch(this.#endpoint, {
+    const { response, text, refused } = await purgeRequest(
+      this.spec,
+      this.#fetch,
+      this.#endpoint,
+      {
         method: 'POST',
         headers: { authorization: `Bearer ${this.#token}`, 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify({ files: urls }),
-        signal,
-      });
-    } catch (error) {
-      throw new PurgeError(`${this.spec}: no answer from ${this.#endpoint}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    const text = await answerText(response);
+      },
+      options.signal,
+    );
     if (response.ok && acceptedBy(text)) return;
-    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after') ?? undefined);
-    throw new PurgeError(`${this.spec}: Cloudflare refused the purge (HTTP ${response.status}): ${cloudflareErrors(text) || 'no details'}`, response.status, retryAfterMs);
+    throw refused(`Cloudflare refused the purge (HTTP ${response.status}): ${cloudflareErrors(text) || 'no details'}`);
   }
 }

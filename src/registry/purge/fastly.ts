@@ -6,8 +6,7 @@
  * target in logs and in the outbox, and is the service the token must be allowed to purge
  * (`purge_select` scope).
  */
-import { parseRetryAfter } from '../../core/retry.js';
-import { answerText, oneLine, PURGE_REQUEST_TIMEOUT_MS, PurgeConfigError, PurgeError, type PurgeCallOptions, type PurgeTarget } from './target.js';
+import { oneLine, PurgeConfigError, purgeRequest, type PurgeCallOptions, type PurgeTarget } from './target.js';
 
 export const FASTLY_API_URL = 'https://api.fastly.com';
 export const FASTLY_TOKEN_ENV = 'FASTLY_API_TOKEN';
@@ -43,16 +42,8 @@ export class FastlyPurge implements PurgeTarget {
   async #purgeOne(url: string, cancel: AbortSignal | undefined): Promise<void> {
     const parsed = new URL(url);
     const endpoint = `${this.#api}/purge/${parsed.host}${parsed.pathname}`;
-    const signal = cancel ? AbortSignal.any([cancel, AbortSignal.timeout(PURGE_REQUEST_TIMEOUT_MS)]) : AbortSignal.timeout(PURGE_REQUEST_TIMEOUT_MS);
-    let response: Response;
-    try {
-      response = await this.#fetch(endpoint, { method: 'POST', headers: { 'fastly-key': this.#token, accept: 'application/json' }, signal });
-    } catch (error) {
-      throw new PurgeError(`${this.spec}: no answer from ${endpoint}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    const text = await answerText(response);
+    const { response, text, refused } = await purgeRequest(this.spec, this.#fetch, endpoint, { method: 'POST', headers: { 'fastly-key': this.#token, accept: 'application/json' } }, cancel);
     if (response.ok) return;
-    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after') ?? undefined);
-    throw new PurgeError(`${this.spec}: Fastly refused the purge of ${url} (HTTP ${response.status}): ${oneLine(text) || 'no details'}`, response.status, retryAfterMs);
+    throw refused(`Fastly refused the purge of ${url} (HTTP ${response.status}): ${oneLine(text) || 'no details'}`);
   }
 }

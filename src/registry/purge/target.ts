@@ -9,6 +9,10 @@
  * registry's folder URL (`/`). The host's own files (`_headers`) are never fetched by clients.
  */
 
+import { parseHttpUrl } from '../../core/http-url.js';
+import { readBodyHead } from '../../core/response-body.js';
+import { parseRetryAfter } from '../../core/retry.js';
+
 /** A CDN (or cache) that can forget URLs. */
 export interface PurgeTarget {
   /** The target as configured (`cloudfront:E2QWRUHAPOMQZL`, `http://127.0.0.1:6081`): it names the target in logs and in the outbox. */
@@ -131,13 +135,8 @@ export function purgeUrlsOf(publicUrl: string, names: readonly string[]): string
 
 /** Checks a public base URL for purges: http(s), no credentials, query or fragment. */
 export function checkPublicUrl(value: string, argument: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new PurgeConfigError(`${argument} must be an http(s) URL (got ${JSON.stringify(value)})`);
+  const url = parseHttpUrl(value);
+  if (!url) throw new PurgeConfigError(`${argument} must be an http(s) URL (got ${JSON.stringify(value)})`);
   if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') throw new PurgeConfigError(`${argument} must be a plain base URL, without credentials, query or fragment (got ${JSON.stringify(value)})`);
   return value.replace(/\/+$/, '');
 }
@@ -158,25 +157,8 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** The answer's text, at most MAX_ANSWER_BYTES of it (a failure's details; never more than that is read). */
 export async function answerText(response: Response): Promise<string> {
-  if (!response.body) return '';
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-      if (size >= MAX_ANSWER_BYTES) {
-        await reader.cancel();
-        break;
-      }
-    }
-  } catch {
-    // a body cut short: what arrived is enough for a message
-  }
-  return Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8');
+  // A body cut short: what arrived is enough for a message.
+  return (await readBodyHead(response, MAX_ANSWER_BYTES, { partialOnError: true })).toString('utf8');
 }
 
 /** One line of a vendor's answer, for a message (control characters out, at most 300 characters). */
@@ -188,3 +170,28 @@ export function oneLine(text: string): string {
 
 /** A purge request takes at most this long. */
 export const PURGE_REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * One request to a vendor's purge API (`target` names it in messages): within
+ * PURGE_REQUEST_TIMEOUT_MS and the caller's `cancel`; no answer is a PurgeError naming the endpoint.
+ * Gives the answer with its text (at most MAX_ANSWER_BYTES), and the PurgeError of a refusal: its
+ * status and the `Retry-After` it asks for.
+ */
+export async function purgeRequest(
+  target: string,
+  send: typeof globalThis.fetch,
+  endpoint: string,
+  init: Omit<RequestInit, 'signal'>,
+  cancel: AbortSignal | undefined,
+): Promise<{ response: Response; text: string; refused: (message: string) => PurgeError }> {
+  const timeout = AbortSignal.timeout(PURGE_REQUEST_TIMEOUT_MS);
+  let response: Response;
+  try {
+    response = await send(endpoint, { ...init, signal: cancel ? AbortSignal.any([cancel, timeout]) : timeout });
+  } catch (error) {
+    throw new PurgeError(`${target}: no answer from ${endpoint}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const text = await answerText(response);
+  const retryAfterMs = parseRetryAfter(response.headers.get('retry-after') ?? undefined);
+  return { response, text, refused: (message) => new PurgeError(`${target}: ${message}`, response.status, retryAfterMs) };
+}

@@ -40,13 +40,16 @@ import { READS } from '../rate-limit.js';
 
 const ADMIN_ONLY = 'managing accounts requires an admin credential';
 
+/** A password as a body gives it, at account creation and at login alike (its rules: server/accounts.ts). */
+const PASSWORD_FIELD = { type: 'string', minLength: 1, maxLength: MAX_PASSWORD_LENGTH } as const;
+
 const USER_BODY = {
   type: 'object',
   required: ['email', 'password'],
   additionalProperties: false,
   properties: {
     email: { type: 'string', minLength: 3, maxLength: 254 },
-    password: { type: 'string', minLength: 1, maxLength: MAX_PASSWORD_LENGTH },
+    password: PASSWORD_FIELD,
     role: { type: 'string', enum: ['publisher', 'admin'] },
     owner: { type: 'string', minLength: 1, maxLength: 214 },
     name: { type: 'string', minLength: 1, maxLength: 200 },
@@ -59,7 +62,7 @@ const LOGIN_BODY = {
   additionalProperties: false,
   properties: {
     email: { type: 'string', minLength: 1, maxLength: 254 },
-    password: { type: 'string', minLength: 1, maxLength: MAX_PASSWORD_LENGTH },
+    password: PASSWORD_FIELD,
   },
 } as const;
 

@@ -9,7 +9,7 @@
  */
 import type { AddressInfo } from 'node:net';
 
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
 import type { WebhookRegistration } from '../../core/schema-types.js';
 import { schemas } from '../../core/schemas.js';
@@ -153,6 +153,9 @@ export const webhooksRoute: FastifyPluginAsync<{ context: ServerContext }> = (ap
     return updated;
   };
 
+  const changed = async (request: FastifyRequest<IdParams & { Body: WebhookChange }>, reply: FastifyReply): Promise<FastifyReply> =>
+    reply.header('Cache-Control', NO_STORE).send(envelope(request, publicWebhook(await change(request))));
+
   app.put<IdParams & { Body: WebhookChange }>(
     '/webhooks/:id',
     {
@@ -160,7 +163,7 @@ export const webhooksRoute: FastifyPluginAsync<{ context: ServerContext }> = (ap
       schema: { body: REPLACE_BODY },
       config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON webhook registration: { url, events, secret, active, secretOverlapSeconds? }', invalid: 'the webhook registration is invalid', root: 'body' } },
     },
-    async (request, reply) => reply.header('Cache-Control', NO_STORE).send(envelope(request, publicWebhook(await change(request)))),
+    changed,
   );
 
   app.patch<IdParams & { Body: WebhookChange }>(
@@ -170,7 +173,7 @@ export const webhooksRoute: FastifyPluginAsync<{ context: ServerContext }> = (ap
       schema: { body: PATCH_BODY },
       config: { rateLimit: READS, cache: 'dynamic', body: { shape: 'a JSON object with some of: { url, events, secret, active, secretOverlapSeconds }', invalid: 'the webhook change is invalid', root: 'body' } },
     },
-    async (request, reply) => reply.header('Cache-Control', NO_STORE).send(envelope(request, publicWebhook(await change(request)))),
+    changed,
   );
 
   app.delete<IdParams>('/webhooks/:id', { preValidation: admin, config: { rateLimit: READS, cache: 'dynamic' } }, async (request, reply) => {

@@ -9,6 +9,7 @@ import { errorMessage } from '../../core/errors.js';
 import { EgressRefusedError, type GuardedRequest } from '../../core/egress.js';
 import { parseRetryAfter } from '../../core/retry.js';
 import type { OutboxUpdate } from '../../store/types.js';
+import { readBodyHead } from '../../core/response-body.js';
 
 /** A receiver's answer body is read (and thrown away) up to this size. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -43,22 +44,8 @@ export function noAnswerError(timeoutMs: number): string {
 
 /** Reads and drops an answer body, at most `MAX_RESPONSE_BYTES` of it. */
 async function discardBody(response: Response): Promise<void> {
-  if (!response.body) return;
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  let received = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      received += value.byteLength;
-      if (received > MAX_RESPONSE_BYTES) {
-        await reader.cancel();
-        return;
-      }
-    }
-  } catch {
-    // the status is what counts; a body cut short changes nothing
-  }
+  // The status is what counts; a body cut short changes nothing.
+  await readBodyHead(response, MAX_RESPONSE_BYTES, { partialOnError: true });
 }
 
 /** POSTs `body` once through `send` (which connects only to allowed addresses), without following redirects, within `timeoutMs`; `cancel` aborts it. */

@@ -22,6 +22,7 @@ import { attemptResult, post, stateAfter, type AttemptResult } from './attempt.j
 import type { WebhookEvent } from './payloads.js';
 import { signatureHeaders } from './signing.js';
 import { pointsAtSelf, WebhookTargets, type WebhookTargetOptions } from './targets.js';
+import { parseHttpUrl } from '../../core/http-url.js';
 
 export const WEBHOOK_USER_AGENT = 'template-registry';
 /** Attempts of one delivery before it is marked failed. */
@@ -275,13 +276,8 @@ export class WebhookDispatcher {
     const body = Buffer.from(delivery.body, 'utf8');
     let result: AttemptResult;
 
-    let target: URL | undefined;
-    try {
-      target = new URL(webhook.url);
-    } catch {
-      target = undefined;
-    }
-    if (!target || (target.protocol !== 'http:' && target.protocol !== 'https:')) {
+    const target = parseHttpUrl(webhook.url);
+    if (!target) {
       result = { kind: 'refused', status: null, error: 'refused: the URL is not an http or https URL' };
     } else if (pointsAtSelf(target, this.publicUrl, this.safeSelfAddresses())) {
       result = { kind: 'refused', status: null, error: 'refused: the URL points at this registry server' };
