@@ -47,8 +47,7 @@ declare module 'fastify' {
 /** One key's window: its count, and what its answers say about it. */
 interface Window {
   current: number;
-  /** When the window started and ends, in ms since the epoch. */
-  start: number;
+  /** When the window ends, in ms since the epoch (a window starts at its key's first request). */
   endsAt: number;
   /** X-RateLimit-Reset: the end as a Unix timestamp in seconds, rounded up (never before the window ends; one value for every answer of the window). */
   reset: string;
@@ -73,7 +72,7 @@ class WindowCounter {
       if (window !== undefined) this.#windows.delete(key);
       else if (this.#windows.size >= this.maxKeys) this.#windows.delete(this.#windows.keys().next().value as string);
       const endsAt = now + this.windowMs;
-      window = { current: 0, start: now, endsAt, reset: String(Math.ceil(endsAt / 1000)) };
+      window = { current: 0, endsAt, reset: String(Math.ceil(endsAt / 1000)) };
       this.#windows.set(key, window);
     }
     window.current += 1;
