@@ -11,7 +11,8 @@
 // hits all alike. Besides requests per second, each server's CPU time per request.
 //
 // The embedded server answers every request through one pipeline, fastify's (the static files'
-// routes in src/server/routes/read.ts, with precomputed headers and buffers), its read limit raised
+// routes in src/server/routes/read.ts, a plain read answered by the route's onRequest hook after the
+// request id and the rate limit, with precomputed headers and buffers), its read limit raised
 // so that the load is never refused (the check itself still runs on every request). It runs three
 // ways: as `serve` runs it by default (no logger, no proxy trusted), trusting one proxy hop
 // (`--trust-proxy 1`: the client address from X-Forwarded-For), and logging every request (JSON
@@ -288,9 +289,10 @@ async function orchestrate() {
     }
   }
   notes.push(
-    'One pipeline: every request goes through fastify (its routing, the rate-limit, request-id and API-version hooks); the static ' +
-      "files' routes answer from headers and buffers computed once per build and write them without fastify's send pipeline " +
-      '(src/server/routes/read.ts). The server that trusts a proxy and the one that logs run the same code; logging costs what ' +
+    'One pipeline: every request goes through fastify (its routing, the request-id and rate-limit hooks, the API-version check); the static ' +
+      "files' routes answer a plain read (no query string) from their own onRequest hook, from headers and buffers computed once per build, " +
+      "written without fastify's send pipeline (src/server/routes/read.ts). " +
+      'The server that trusts a proxy and the one that logs run the same code; logging costs what ' +
       'writing two JSON lines per request costs.',
     'Requests per second are what a client sees with autocannon sharing this 2-core machine with the servers (and other work); ' +
       'the CPU-per-request rows (process.cpuUsage of each server process over its runs) show the cost of each answer regardless.',

@@ -150,8 +150,19 @@ export function versionQuerySelectors(value: unknown, own: VersionQuery | undefi
   return values.map((v) => ({ source: VERSION_PARAMETER, value: v }));
 }
 
+/** What a request naming no version at all selects (one object for all of them). */
+const DEFAULT_SELECTION: { version: string } = Object.freeze({ version: API_VERSION });
+
+/** True when a request names no API version anywhere (path prefix, api-version, `version` of the query, API-Version, Accept): the common case, decided without allocating. */
+function namesNoVersion(raw: IncomingMessage, headers: IncomingHttpHeaders, query: readonly Selector[]): boolean {
+  if ((raw as TaggedRequest)[SELECTORS] !== undefined || query.length > 0 || headers[API_VERSION_HEADER] !== undefined) return false;
+  const accept = headers.accept;
+  return accept === undefined || (typeof accept === 'string' && !accept.includes('version'));
+}
+
 /** The version a request selects (API_VERSION when it names none), or the 400 naming the supported versions; `query` are the selectors of its `version` parameter. */
 export function selectApiVersion(raw: IncomingMessage, headers: IncomingHttpHeaders, query: readonly Selector[] = []): { version: string } | { error: ApiError } {
+  if (namesNoVersion(raw, headers, query)) return DEFAULT_SELECTION;
   const selectors = [...((raw as TaggedRequest)[SELECTORS] ?? []), ...query, ...headerSelectors(headers)];
   const details: ErrorDetail[] = selectors
     .filter((selector) => !isSupportedApiVersion(selector.value))
@@ -175,7 +186,9 @@ export const apiVersionPlugin = fastifyPlugin(
       // `version` in the query: the API version selector unless it is the route's own parameter;
       // taken out of the query before the route's validation and handler read it.
       const query = request.query as Record<string, unknown> | undefined;
-      const fromQuery = query ? versionQuerySelectors(query[VERSION_PARAMETER], request.routeOptions.config.versionQuery) : undefined;
+      const value = query?.[VERSION_PARAMETER];
+      // The route's config only when there is a `version` to judge (request.routeOptions builds an object per call).
+      const fromQuery = query && value !== undefined ? versionQuerySelectors(value, request.routeOptions.config.versionQuery) : undefined;
       if (fromQuery && query) delete query[VERSION_PARAMETER];
       const selected = selectApiVersion(request.raw, request.headers, fromQuery);
       if ('error' in selected) {

@@ -6,14 +6,17 @@
  * a route never changes its limit; a route registered without one is refused when it is
  * registered (the server does not start). A request no route matches is counted as a read.
  *
- * One synchronous onRequest hook counts every request (a callback hook: an async one would cost
+ * A synchronous onRequest hook counts every request (a callback hook: an async one would cost
  * every request a promise and a turn of the microtask queue, and the static files are read far
- * more often than anything else) in a `WindowCounter`, and sets X-RateLimit-Limit,
+ * more often than anything else) in its group's `WindowCounter`: each route gets its own, bound to
+ * its group when it is registered (a route-level hook, put before the route's own onRequest hooks,
+ * so that the route's config is never looked up per request), and one app-wide hook counts the
+ * requests no route matches. It sets X-RateLimit-Limit,
  * X-RateLimit-Remaining, X-RateLimit-Reset (a Unix timestamp in seconds: when the client's window
  * ends, rounded up, so one value for every answer of one window) and X-RateLimit-Window (seconds).
  * Past the limit: 429, Retry-After and the error envelope with RATE_LIMIT_EXCEEDED and retryAfter.
  */
-import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
+import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 
 import type { ServerContext } from './context.js';
@@ -41,40 +44,39 @@ declare module 'fastify' {
   }
 }
 
-/** Requests counted in a key's window, and the milliseconds until the window ends. */
-interface WindowCount {
+/** One key's window: its count, and what its answers say about it. */
+interface Window {
   current: number;
-  ttl: number;
-  /** When the window ends, in ms since the epoch (the same for every request of the window). */
+  /** When the window ends, in ms since the epoch (a window starts at its key's first request). */
   endsAt: number;
+  /** X-RateLimit-Reset: the end as a Unix timestamp in seconds, rounded up (never before the window ends; one value for every answer of the window). */
+  reset: string;
 }
-
-/** X-RateLimit-Reset of a window: its end as a Unix timestamp in seconds, rounded up (never before the window ends). */
-const resetOf = (count: Pick<WindowCount, 'endsAt'>): string => String(Math.ceil(count.endsAt / 1000));
 
 /**
  * Requests per key in windows of `windowMs` that start at the key's first request, for at most `maxKeys` keys: past that, the window that started first is
  * dropped (the map stays in window-start order, so that is one deletion, never a sweep).
  */
 class WindowCounter {
-  readonly #windows = new Map<string, { current: number; start: number }>();
+  readonly #windows = new Map<string, Window>();
 
   constructor(
     readonly windowMs: number,
     readonly maxKeys = 10_000,
   ) {}
 
-  hit(key: string, now = Date.now()): WindowCount {
+  /** Counts a request of `key`; the window it was counted in (the counter's own object: read it before the next hit). */
+  hit(key: string, now = Date.now()): Readonly<Window> {
     let window = this.#windows.get(key);
-    if (window === undefined || window.start + this.windowMs <= now) {
+    if (window === undefined || window.endsAt <= now) {
       if (window !== undefined) this.#windows.delete(key);
       else if (this.#windows.size >= this.maxKeys) this.#windows.delete(this.#windows.keys().next().value as string);
-      window = { current: 0, start: now };
+      const endsAt = now + this.windowMs;
+      window = { current: 0, endsAt, reset: String(Math.ceil(endsAt / 1000)) };
       this.#windows.set(key, window);
     }
     window.current += 1;
-    const endsAt = window.start + this.windowMs;
-    return { current: window.current, ttl: endsAt - now, endsAt };
+    return window;
   }
 }
 
@@ -99,8 +101,31 @@ export interface RateLimitOptions {
   context: Pick<ServerContext, 'limits'>;
 }
 
+/** The hooks of a route of `group` (a route-level onRequest hook, put before the route's own). */
+type CountHook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
+
 const plugin: FastifyPluginCallback<RateLimitOptions> = (app, { context }, done) => {
-  const counter = new WindowCounter(RATE_LIMIT_WINDOW_MS);
+  // One counter per group, keyed by client address: a read and an upload of one client never share a window.
+  const counters: Record<RouteGroup, WindowCounter> = { read: new WindowCounter(RATE_LIMIT_WINDOW_MS), upload: new WindowCounter(RATE_LIMIT_WINDOW_MS) };
+  const maxOf = (group: RouteGroup): number => (group === 'upload' ? context.limits.uploadPerMinute : context.limits.readPerMinute);
+  let limitText = { max: NaN, text: '' };
+
+  const countIn = (group: RouteGroup): CountHook => (request, reply, done) => {
+    const max = maxOf(group);
+    const window = counters[group].hit(request.ip);
+    if (limitText.max !== max) limitText = { max, text: String(max) };
+    void reply
+      .header('x-ratelimit-limit', limitText.text)
+      .header('x-ratelimit-remaining', String(Math.max(0, max - window.current)))
+      .header('x-ratelimit-reset', window.reset)
+      .header('x-ratelimit-window', WINDOW_SECONDS);
+    if (window.current > max) {
+      const ttl = window.endsAt - Date.now();
+      done(exceeded(429, max, ttl, `${Math.ceil(ttl / 1000)} seconds`));
+    } else done();
+  };
+  const hooks: Record<RouteGroup, CountHook> = { read: countIn('read'), upload: countIn('upload') };
+
   // Every route says which budget it spends: a route without a group is a mistake found at start-up.
   app.addHook('onRoute', (route) => {
     const group = route.config?.rateLimit?.groupId;
@@ -108,19 +133,14 @@ const plugin: FastifyPluginCallback<RateLimitOptions> = (app, { context }, done)
       const methods = Array.isArray(route.method) ? route.method.join(',') : route.method;
       throw new Error(`route ${methods} ${route.url} declares no rate-limit group: give it config.rateLimit (READS or UPLOADS, src/server/rate-limit.ts)`);
     }
+    // A new array: fastify's HEAD route of a GET route starts from the same options (and gets its own hook here).
+    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    route.onRequest = [hooks[group], ...own];
   });
-
+  // Requests no route matches (404, 405): reads.
+  const countUnmatched = hooks.read;
   app.addHook('onRequest', (request, reply, done) => {
-    const group = routeGroup(request);
-    const max = group === 'upload' ? context.limits.uploadPerMinute : context.limits.readPerMinute;
-    const count = counter.hit(`${group}:${request.ip}`);
-    const ttl = count.ttl;
-    void reply
-      .header('X-RateLimit-Limit', String(max))
-      .header('X-RateLimit-Remaining', String(Math.max(0, max - count.current)))
-      .header('X-RateLimit-Reset', resetOf(count))
-      .header('X-RateLimit-Window', WINDOW_SECONDS);
-    if (count.current > max) done(exceeded(429, max, ttl, `${Math.ceil(ttl / 1000)} seconds`));
+    if (request.is404) countUnmatched(request, reply, done);
     else done();
   });
   done();

@@ -97,6 +97,35 @@ describe('rate limits', () => {
   });
 });
 
+describe('where a request is counted', () => {
+  it("counts every request once, before the route's own onRequest hooks: GET and the HEAD fastify adds, a route with hooks of its own, a request no route matches", async () => {
+    const context = { limits: { ...DEFAULT_LIMITS, readPerMinute: 10, uploadPerMinute: 3 } } as unknown as ServerContext;
+    const app = Fastify();
+    await app.register(rateLimitPlugin, { context });
+    /** What the route's own onRequest hooks saw of the count. */
+    const seenByRoute: Array<string | undefined> = [];
+    const own = (_request: unknown, reply: { getHeader(name: string): unknown }, done: () => void): void => {
+      seenByRoute.push(reply.getHeader('x-ratelimit-remaining') as string | undefined);
+      done();
+    };
+    app.get('/hooked', { onRequest: [own, own], config: { rateLimit: READS, cache: 'dynamic' } }, () => ({}));
+    app.post('/upload', { onRequest: own, config: { rateLimit: UPLOADS, cache: 'dynamic' } }, () => ({}));
+    const remaining = async (options: InjectOptions): Promise<[number, string | undefined]> => {
+      const res = await app.inject(options);
+      return [res.statusCode, res.headers['x-ratelimit-remaining'] as string | undefined];
+    };
+    expect(await remaining({ url: '/hooked' })).toEqual([200, '9']);
+    expect(await remaining({ method: 'HEAD', url: '/hooked' })).toEqual([200, '8']);
+    expect(await remaining({ url: '/nowhere' })).toEqual([404, '7']);
+    expect(await remaining({ method: 'DELETE', url: '/hooked' })).toEqual([404, '6']);
+    expect(await remaining({ method: 'POST', url: '/upload' })).toEqual([200, '2']);
+    expect(await remaining({ url: '/hooked' })).toEqual([200, '5']);
+    // Each of the route's own hooks ran after the count of its request (GET, HEAD, the upload, GET).
+    expect(seenByRoute).toEqual(['9', '9', '8', '8', '2', '5', '5']);
+    await app.close();
+  });
+});
+
 describe('X-RateLimit-Reset', () => {
   // A window opened 300 ms into a second: its answers straddle second boundaries.
   const opened = Date.UTC(2030, 0, 1, 12, 0, 0, 300);

@@ -529,3 +529,54 @@ describe('one pipeline', () => {
     expect(logged.filter((line) => line.includes('"msg":"request completed"'))).toHaveLength(4);
   });
 });
+
+describe('a plain read of a static file', () => {
+  const started: RegistryServer[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((server) => server.app.close()));
+  });
+
+  it('ends at its route, counted and with its request id, before the later hooks; a query string, a version to refuse or a missing file takes the whole way', async () => {
+    const server = await createServer({ store: await tempDir('tr-plain-read-'), publicUrl: 'http://registry.test', limits: { readPerMinute: 100 } });
+    started.push(server);
+    // Hooks of a plugin registered app-wide, like any other: what reached the body and handler stages.
+    const parsed: string[] = [];
+    const handled: string[] = [];
+    server.app.addHook('preParsing', (request, _reply, payload, done) => {
+      parsed.push(`${request.method} ${request.url}`);
+      done(null, payload);
+    });
+    server.app.addHook('preHandler', (request, _reply, done) => {
+      handled.push(`${request.method} ${request.url}`);
+      done();
+    });
+    const first = await server.app.inject({ url: '/registry.json', headers: { 'accept-encoding': 'br' } });
+    expect(first.statusCode).toBe(200);
+    const etag = String(first.headers.etag);
+    const plain = [
+      await server.app.inject({ url: '/registry.json', headers: { 'accept-encoding': 'br', 'if-none-match': etag } }),
+      await server.app.inject({ method: 'HEAD', url: '/v1/index.json' }),
+      await server.app.inject({ url: '/catalog', headers: { 'api-version': '1' } }),
+    ];
+    expect(plain.map((answer) => answer.statusCode)).toEqual([304, 200, 200]);
+    expect(plain.map((answer) => answer.headers['x-ratelimit-remaining'])).toEqual(['98', '97', '96']);
+    for (const answer of [first, ...plain]) expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(parsed).toEqual([]);
+    expect(handled).toEqual([]);
+
+    const withQuery = await server.app.inject({ url: '/registry.json?from=catalog' });
+    expect(withQuery.statusCode).toBe(200);
+    expect(withQuery.rawPayload.equals((await server.app.inject({ url: '/registry.json' })).rawPayload)).toBe(true);
+    const refused = await server.app.inject({ url: '/registry.json', headers: { 'api-version': '9' } });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error.code).toBe('VALIDATION_ERROR');
+    const nul = await server.app.inject({ url: '/index.json?q=%00' });
+    expect(nul.statusCode).toBe(400);
+    const missing = await server.app.inject({ url: '/templates/nope.json' });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.headers['cache-control']).toBe('no-store');
+    // The version was refused by the api-version hook (before this plugin's), the NUL by json-input's preHandler.
+    expect(parsed).toEqual(['GET /registry.json?from=catalog', 'GET /index.json?q=%00', 'GET /templates/nope.json']);
+    expect(handled).toEqual(['GET /registry.json?from=catalog', 'GET /templates/nope.json']);
+  });
+});

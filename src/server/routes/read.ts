@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { OutgoingHttpHeaders } from 'node:http';
 
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 
 import { isYanked, selectLatest, versionsOf } from '../../core/listing.js';
 import { DOWNLOAD_PURPOSE_HEADER } from '../../core/routes.js';
@@ -16,6 +16,7 @@ import { isTemplateName } from '../../core/versions.js';
 import type { TemplateEntry } from '../../core/schema-types.js';
 import { clientId } from '../client-id.js';
 import type { ServerContext } from '../context.js';
+import { selectApiVersion } from '../api-version.js';
 import { ApiError, envelope } from '../envelope.js';
 import { checkedListQuery } from '../list-route.js';
 import { CATEGORY_LIST, runList, runListQuery, showsYanked, TEMPLATE_LIST, VERSION_LIST } from '../query.js';
@@ -85,11 +86,19 @@ function headerText(value: string | string[] | undefined): string | undefined {
 
 /**
  * The public static files, answered from memory by every server alike (logging or not, behind
- * proxies or not). Kept cheap: the handlers are synchronous, every header is computed once per
- * build, the answer is written without fastify's send pipeline (sendStaticFile), and the API
- * routes' onSend hook does not run for them (their errors carry `no-store` themselves).
+ * proxies or not). Kept cheap: every header is computed once per build, the answer is written
+ * without fastify's send pipeline (sendStaticFile), and the API routes' onSend hook does not run for
+ * them (their errors carry `no-store` themselves).
+ *
+ * A plain read (GET or HEAD, no query string, no API version the server lacks) is answered by the
+ * route's own onRequest hook (`answerPlainRead`), which runs after the app-wide onRequest hooks (the
+ * request id, the rate limit: counted and refused as every request) and ends the request's
+ * lifecycle: the later app-wide hooks have nothing to do for it (the API version is checked here by
+ * api-version.ts's own function, the NUL check of json-input.ts has no query to look at and finds
+ * none in a file's name, no body is read). Anything else (a query string, a version to refuse, a
+ * file not built or not found) goes on through every hook to the route's handler, as any request.
  */
-const STATIC_FILE_ROUTE = { config: { rateLimit: READS, cache: 'static-file' } } as const;
+const STATIC_FILE_CONFIG = { rateLimit: READS, cache: 'static-file' } as const;
 
 const staticFileRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, { context }) => {
   /** The files of the last build; none before the first build is loaded. */
@@ -100,31 +109,47 @@ const staticFileRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, {
       return undefined;
     }
   };
-  /** A route answering the build's `name` (503 with Retry-After until it is built). */
-  const entryPoint = (name: string) => (request: FastifyRequest, reply: FastifyReply): void => {
-    const file = staticFiles()?.get(name);
-    if (!file) throw notBuiltYet(name);
-    sendStaticFile(request, reply, file);
+  /**
+   * The GET (and HEAD) route of `path`: `fileOf` finds its file among the build's (undefined: none),
+   * `missing` is the error when there is none.
+   */
+  const staticFileRoute = <Params>(path: string, fileOf: (files: StaticFiles, params: Params) => StaticFile | undefined, missing: (params: Params) => ApiError): void => {
+    const answerPlainRead: onRequestHookHandler = (request, reply, done) => {
+      const files = request.raw.url?.includes('?') === false ? staticFiles() : undefined;
+      const file = files && fileOf(files, request.params as Params);
+      if (file === undefined) return done();
+      const selected = selectApiVersion(request.raw, request.headers);
+      if ('error' in selected) return done();
+      request.apiVersion = selected.version;
+      sendStaticFile(request, reply, file);
+    };
+    app.get(path, { config: STATIC_FILE_CONFIG, onRequest: answerPlainRead }, (request, reply) => {
+      const files = staticFiles();
+      const params = request.params as Params;
+      const file = files && fileOf(files, params);
+      if (!file) throw missing(params);
+      sendStaticFile(request, reply, file);
+    });
   };
-  const registryDocument = entryPoint(REGISTRY_FILE);
-  app.get('/registry.json', STATIC_FILE_ROUTE, registryDocument);
-  app.get('/', STATIC_FILE_ROUTE, registryDocument);
+  /** A file of the build at a fixed name (503 with Retry-After until it is built). */
+  const entryPoint = (path: string, name: string): void => staticFileRoute(path, (files) => files.get(name), () => notBuiltYet(name));
+  entryPoint('/registry.json', REGISTRY_FILE);
+  entryPoint('/', REGISTRY_FILE);
   // The catalog page at both paths: relative URLs (index.json, templates/<id>.json, registry.json)
   // resolve to the same files from /catalog as from /index.html.
-  const catalogPage = entryPoint(CATALOG_FILE);
-  app.get('/index.html', STATIC_FILE_ROUTE, catalogPage);
-  app.get('/catalog', STATIC_FILE_ROUTE, catalogPage);
-  app.get('/index.json', STATIC_FILE_ROUTE, entryPoint(INDEX_FILE));
+  entryPoint('/index.html', CATALOG_FILE);
+  entryPoint('/catalog', CATALOG_FILE);
+  entryPoint('/index.json', INDEX_FILE);
   // Template ids never contain a dot, so /templates/<id>.json never takes an id of /templates/:id.
-  app.get<{ Params: { id: string } }>('/templates/:id.json', STATIC_FILE_ROUTE, (request, reply) => {
-    const files = staticFiles();
-    if (!files) throw notBuiltYet(INDEX_FILE);
-    const { id } = request.params;
-    // Looked up by name among the build's files, never opened by path: no id reaches the disk.
-    const file = isTemplateName(id) ? files.get(templateFileName(id)) : undefined;
-    if (!file) throw new ApiError(404, 'NOT_FOUND', `${templateFileName(id)} not found`, [], { 'Cache-Control': ERROR_CACHE_CONTROL });
-    sendStaticFile(request, reply, file);
-  });
+  // Looked up by name among the build's files, never opened by path: no id reaches the disk.
+  staticFileRoute<{ id: string }>(
+    '/templates/:id.json',
+    (files, { id }) => (isTemplateName(id) ? files.get(templateFileName(id)) : undefined),
+    ({ id }) =>
+      staticFiles() === undefined
+        ? notBuiltYet(INDEX_FILE)
+        : new ApiError(404, 'NOT_FOUND', `${templateFileName(id)} not found`, [], { 'Cache-Control': ERROR_CACHE_CONTROL }),
+  );
   return Promise.resolve();
 };
 
