@@ -5,14 +5,17 @@
 //   npm dependencies inside (no dependency to install: no native module, no install script), split
 //   into chunks so that each command still loads only what it uses. src/cli/server-groups.ts is
 //   replaced by server-groups-elsewhere.ts: the server commands are not in it, and the build fails
-//   if anything in it reaches a server-only package.
+//   if anything in it reaches a server-only package. The packages of src/core/lazy-packages.ts are
+//   not in it either: each is a CommonJS file of its own (`vendor-<name>.cjs`, from
+//   src/core/lazy/<name>.ts) that the bundle requires on the package's first use, so importing the
+//   package root neither parses nor runs them.
 // - template-registry-server: packages/server/lib/, the full CLI (`cli.js`) and the server's library
 //   (`index.js`). The server-only packages (the web server, the database drivers, the AWS SDK,
 //   Octokit) stay its dependencies (packages/server/package.json lists each; the build fails when one
 //   is missing there); the packages it shares with the consumer are bundled, as in the consumer's.
 //
 // `npm run build` runs this after tsc; `node scripts/package-bundles.js` alone rebuilds both.
-import { cp, mkdir, readFile, rm } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -65,17 +68,53 @@ const common = {
   logLevel: 'warning',
 };
 
-/** Puts server-groups-elsewhere.ts in server-groups.ts's place, and refuses every server-only package. */
-const consumerFace = {
-  name: 'consumer-face',
-  setup(bundler) {
-    bundler.onResolve({ filter: /\/server-groups\.js$/ }, (args) => ({ path: path.join(args.resolveDir, 'server-groups-elsewhere.ts') }));
-    bundler.onResolve({ filter: /^[^./]/ }, (args) => {
-      if (!SERVER_ONLY_PACKAGES.some((pattern) => pattern.test(args.path))) return undefined;
-      return { errors: [{ text: `${args.path} is a server-only package, imported by ${path.relative(root, args.importer)}: the consumer package must not hold it (load it in a server command, or lazily where only the server reaches it)` }] };
-    });
-  },
-};
+const LAZY_DIR = path.join(root, 'src/core/lazy');
+
+/**
+ * The packages loaded on first use (src/core/lazy-packages.ts): name (the module in
+ * src/core/lazy/, and its file `vendor-<name>.cjs`) -> the npm packages that module imports.
+ */
+export async function lazyPackageModules() {
+  const modules = {};
+  for (const file of (await readdir(LAZY_DIR)).filter((name) => name.endsWith('.ts')).sort()) {
+    const text = await readFile(path.join(LAZY_DIR, file), 'utf8');
+    const packages = [...text.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)'/gm)].map((match) => match[1]).filter((specifier) => !specifier.startsWith('node:') && !specifier.startsWith('.'));
+    modules[path.basename(file, '.ts')] = [...new Set(packages.map(packageOf))];
+  }
+  return modules;
+}
+
+/** The consumer bundle's lazy-packages.ts: each accessor requires the package's own CommonJS file (beside every chunk) on its first call. */
+function lazyPackagesModule(names) {
+  const accessors = names.map((name) => `  ${JSON.stringify(name)}: () => (loaded[${JSON.stringify(name)}] ??= require(${JSON.stringify(`./vendor-${name}.cjs`)})),`);
+  return `const loaded = {};\nexport const lazyPackages = {\n${accessors.join('\n')}\n};\n`;
+}
+
+/**
+ * Puts server-groups-elsewhere.ts in server-groups.ts's place, and refuses every server-only package;
+ * puts the loading-on-first-use lazy-packages module in lazy-packages.ts's place, and refuses an
+ * import of one of its packages anywhere else (the bundle would hold a second copy, loaded at import).
+ */
+function consumerFace(lazyModules) {
+  const lazyOwner = new Map(Object.entries(lazyModules).flatMap(([name, packages]) => packages.map((pkg) => [pkg, name])));
+  return {
+    name: 'consumer-face',
+    setup(bundler) {
+      bundler.onResolve({ filter: /\/server-groups\.js$/ }, (args) => ({ path: path.join(args.resolveDir, 'server-groups-elsewhere.ts') }));
+      bundler.onResolve({ filter: /\/lazy-packages\.js$/ }, (args) => (args.resolveDir.startsWith(path.join(root, 'src')) ? { path: 'lazy-packages', namespace: 'lazy-packages' } : undefined));
+      bundler.onLoad({ filter: /.*/, namespace: 'lazy-packages' }, () => ({ contents: lazyPackagesModule(Object.keys(lazyModules)), loader: 'js' }));
+      bundler.onResolve({ filter: /^\.\/vendor-[a-z0-9-]+\.cjs$/, namespace: 'lazy-packages' }, (args) => ({ path: args.path, external: true }));
+      bundler.onResolve({ filter: /^[^./]/ }, (args) => {
+        const owner = lazyOwner.get(packageOf(args.path));
+        if (owner !== undefined && args.importer.startsWith(path.join(root, 'src'))) {
+          return { errors: [{ text: `${args.path} is loaded on first use, imported by ${path.relative(root, args.importer)}: reach it through lazyPackages.${owner}() (src/core/lazy-packages.ts), or the package root loads it at import` }] };
+        }
+        if (!SERVER_ONLY_PACKAGES.some((pattern) => pattern.test(args.path))) return undefined;
+        return { errors: [{ text: `${args.path} is a server-only package, imported by ${path.relative(root, args.importer)}: the consumer package must not hold it (load it in a server command, or lazily where only the server reaches it)` }] };
+      });
+    },
+  };
+}
 
 /** The npm package a bare import names (`@scope/name` or `name`). */
 function packageOf(specifier) {
@@ -86,8 +125,20 @@ function packageOf(specifier) {
 /** Builds the consumer bundle into `outdir` (default build/lib); resolves to its metafile. */
 export async function buildConsumer(outdir = path.join(root, 'build/lib')) {
   await rm(outdir, { recursive: true, force: true });
-  const result = await build({ ...common, entryPoints: CONSUMER_ENTRIES, outdir, plugins: [consumerFace] });
-  return result.metafile;
+  const lazyModules = await lazyPackageModules();
+  const result = await build({ ...common, entryPoints: CONSUMER_ENTRIES, outdir, plugins: [consumerFace(lazyModules)] });
+  // One self-contained CommonJS file per lazily loaded module (require() of it stays synchronous on every supported Node).
+  const { splitting: _splitting, chunkNames: _chunkNames, banner: _banner, ...single } = common;
+  const vendors = await build({
+    ...single,
+    format: 'cjs',
+    entryPoints: Object.fromEntries(Object.keys(lazyModules).map((name) => [`vendor-${name}`, path.join(LAZY_DIR, `${name}.ts`)])),
+    outdir,
+    outExtension: { '.js': '.cjs' },
+    // Their CommonJS builds: a require()d file gets no import.meta.
+    mainFields: ['main', 'module'],
+  });
+  return { ...result.metafile, outputs: { ...result.metafile.outputs, ...vendors.metafile.outputs }, inputs: { ...result.metafile.inputs, ...vendors.metafile.inputs } };
 }
 
 /** Builds the server bundle into `outdir` (default packages/server/lib); the server-only packages stay external and must be dependencies of the server package. */

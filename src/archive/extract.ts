@@ -11,11 +11,11 @@ import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Transform, type Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
 
-import { Parser, type ReadEntry } from 'tar';
+import type { ReadEntry } from 'tar';
 
 import { errorMessage } from '../core/errors.js';
+import { lazyPackages } from '../core/lazy-packages.js';
 import { DEFAULT_ARCHIVE_LIMITS, normaliseEntryPath, scanArchive, UnsafeArchiveError, type ArchiveLimits, type ArchiveScan } from './scan.js';
 
 const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
@@ -62,6 +62,7 @@ export async function extractArchive(file: string, dest: string, limits: Partial
     problem ??= error;
     counter.destroy(problem);
   };
+  const { Parser, createGunzip } = lazyPackages.tar();
   const parser = new Parser({
     strict: true,
     onReadEntry: (entry: ReadEntry) => {

@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
 
 import picomatch from 'picomatch';
-import { Pack, type WriteEntry } from 'tar';
+import type { WriteEntry } from 'tar';
 
 import { DigestStream, digestOf } from '../archive/integrity.js';
 import { tempPathBeside } from '../core/files.js';
+import { lazyPackages } from '../core/lazy-packages.js';
 import { isJunkName, isVersionControlName } from '../core/reserved-paths.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 import { isTemplateName, NAME_RULE, VERSION_PATTERN, VERSION_RULE } from '../core/versions.js';
@@ -297,6 +297,7 @@ export async function packTemplate(dir: string | TemplateTree, options: PackOpti
   const temporary = tempPathBeside(outFile);
   try {
     await stage(staging, files, manifestText);
+    const { Pack, createGzip } = lazyPackages.tar();
     const pack = new Pack({
       cwd: staging,
       portable: true,
