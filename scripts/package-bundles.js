@@ -5,10 +5,8 @@
 //   npm dependencies inside (no dependency to install: no native module, no install script), split
 //   into chunks so that each command still loads only what it uses. src/cli/server-groups.ts is
 //   replaced by server-groups-elsewhere.ts: the server commands are not in it, and the build fails
-//   if anything in it reaches a server-only package. The packages of src/core/lazy-packages.ts are
-//   not in it either: each is a CommonJS file of its own (`vendor-<name>.cjs`, from
-//   src/core/lazy/<name>.ts) that the bundle requires on the package's first use, so importing the
-//   package root neither parses nor runs them.
+//   if anything in it reaches a server-only package. The npm packages that cost most to load are
+//   not in it either (see "Loaded on first use" below).
 // - template-registry-server: packages/server/lib/, the full CLI (`cli.js`) and the server's library
 //   (`index.js`). The server-only packages (the web server, the database drivers, the AWS SDK,
 //   Octokit) stay its dependencies (packages/server/package.json lists each; the build fails when one
@@ -68,15 +66,20 @@ const common = {
   logLevel: 'warning',
 };
 
+// Loaded on first use: the npm packages that cost most to load (parse and run) are reached only
+// through src/core/lazy/<name>.load.ts, whose `load<Name>()` is called where the package is used,
+// never at import. In the sources (and the server package, the actions) that module simply imports
+// the package's face, src/core/lazy/<name>.ts. In the consumer package it is replaced by one that
+// require()s `vendor-<name>.cjs` (that face as a CommonJS file of its own, beside the chunks) at the
+// first call: `import('template-registry')` neither parses nor runs those packages, and the sync API
+// stays sync on every supported Node (require() of CommonJS is synchronous). A package with a face is
+// imported nowhere else (the build refuses it), so the bundle holds one copy of it.
 const LAZY_DIR = path.join(root, 'src/core/lazy');
 
-/**
- * The packages loaded on first use (src/core/lazy-packages.ts): name (the module in
- * src/core/lazy/, and its file `vendor-<name>.cjs`) -> the npm packages that module imports.
- */
+/** The faces of src/core/lazy/: name (`<name>.ts`, loaded by `<name>.load.ts`, bundled as `vendor-<name>.cjs`) -> the npm packages it imports. */
 export async function lazyPackageModules() {
   const modules = {};
-  for (const file of (await readdir(LAZY_DIR)).filter((name) => name.endsWith('.ts')).sort()) {
+  for (const file of (await readdir(LAZY_DIR)).filter((name) => name.endsWith('.ts') && !name.endsWith('.load.ts')).sort()) {
     const text = await readFile(path.join(LAZY_DIR, file), 'utf8');
     const packages = [...text.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)'/gm)].map((match) => match[1]).filter((specifier) => !specifier.startsWith('node:') && !specifier.startsWith('.'));
     modules[path.basename(file, '.ts')] = [...new Set(packages.map(packageOf))];
@@ -84,16 +87,16 @@ export async function lazyPackageModules() {
   return modules;
 }
 
-/** The consumer bundle's lazy-packages.ts: each accessor requires the package's own CommonJS file (beside every chunk) on its first call. */
-function lazyPackagesModule(names) {
-  const accessors = names.map((name) => `  ${JSON.stringify(name)}: () => (loaded[${JSON.stringify(name)}] ??= require(${JSON.stringify(`./vendor-${name}.cjs`)})),`);
-  return `const loaded = {};\nexport const lazyPackages = {\n${accessors.join('\n')}\n};\n`;
+/** The consumer bundle's src/core/lazy/<name>.load.ts: `load<Name>()` requires the face's own CommonJS file (beside every chunk) on its first call. */
+function loaderModule(name) {
+  const loader = `load${name[0].toUpperCase()}${name.slice(1)}`;
+  return `let loaded;\nexport const ${loader} = () => (loaded ??= require(${JSON.stringify(`./vendor-${name}.cjs`)}));\n`;
 }
 
 /**
  * Puts server-groups-elsewhere.ts in server-groups.ts's place, and refuses every server-only package;
- * puts the loading-on-first-use lazy-packages module in lazy-packages.ts's place, and refuses an
- * import of one of its packages anywhere else (the bundle would hold a second copy, loaded at import).
+ * puts a loader on first use in each src/core/lazy/<name>.load.ts's place, and refuses an import of a
+ * package with a face anywhere else (the bundle would hold a second copy, loaded at import).
  */
 function consumerFace(lazyModules) {
   const lazyOwner = new Map(Object.entries(lazyModules).flatMap(([name, packages]) => packages.map((pkg) => [pkg, name])));
@@ -101,13 +104,17 @@ function consumerFace(lazyModules) {
     name: 'consumer-face',
     setup(bundler) {
       bundler.onResolve({ filter: /\/server-groups\.js$/ }, (args) => ({ path: path.join(args.resolveDir, 'server-groups-elsewhere.ts') }));
-      bundler.onResolve({ filter: /\/lazy-packages\.js$/ }, (args) => (args.resolveDir.startsWith(path.join(root, 'src')) ? { path: 'lazy-packages', namespace: 'lazy-packages' } : undefined));
-      bundler.onLoad({ filter: /.*/, namespace: 'lazy-packages' }, () => ({ contents: lazyPackagesModule(Object.keys(lazyModules)), loader: 'js' }));
-      bundler.onResolve({ filter: /^\.\/vendor-[a-z0-9-]+\.cjs$/, namespace: 'lazy-packages' }, (args) => ({ path: args.path, external: true }));
+      bundler.onResolve({ filter: /\/lazy\/[a-z0-9]+\.load\.js$/ }, (args) => {
+        const name = path.basename(args.path, '.load.js');
+        if (!(name in lazyModules)) return { errors: [{ text: `${args.path}: src/core/lazy/ has no face ${name}.ts` }] };
+        return { path: name, namespace: 'lazy-loader' };
+      });
+      bundler.onLoad({ filter: /.*/, namespace: 'lazy-loader' }, (args) => ({ contents: loaderModule(args.path), loader: 'js' }));
+      bundler.onResolve({ filter: /^\.\/vendor-[a-z0-9]+\.cjs$/, namespace: 'lazy-loader' }, (args) => ({ path: args.path, external: true }));
       bundler.onResolve({ filter: /^[^./]/ }, (args) => {
         const owner = lazyOwner.get(packageOf(args.path));
         if (owner !== undefined && args.importer.startsWith(path.join(root, 'src'))) {
-          return { errors: [{ text: `${args.path} is loaded on first use, imported by ${path.relative(root, args.importer)}: reach it through lazyPackages.${owner}() (src/core/lazy-packages.ts), or the package root loads it at import` }] };
+          return { errors: [{ text: `${args.path} is loaded on first use, imported by ${path.relative(root, args.importer)}: reach it through load${owner[0].toUpperCase()}${owner.slice(1)}() (src/core/lazy/${owner}.load.ts), or the package root loads it at import` }] };
         }
         if (!SERVER_ONLY_PACKAGES.some((pattern) => pattern.test(args.path))) return undefined;
         return { errors: [{ text: `${args.path} is a server-only package, imported by ${path.relative(root, args.importer)}: the consumer package must not hold it (load it in a server command, or lazily where only the server reaches it)` }] };

@@ -15,7 +15,7 @@ import { finished, pipeline } from 'node:stream/promises';
 import type { ReadEntry } from 'tar';
 
 import { errorMessage } from '../core/errors.js';
-import { lazyPackages } from '../core/lazy-packages.js';
+import { loadTar } from '../core/lazy/tar.load.js';
 import { DEFAULT_ARCHIVE_LIMITS, normaliseEntryPath, scanArchive, UnsafeArchiveError, type ArchiveLimits, type ArchiveScan } from './scan.js';
 
 const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
@@ -62,7 +62,7 @@ export async function extractArchive(file: string, dest: string, limits: Partial
     problem ??= error;
     counter.destroy(problem);
   };
-  const { Parser, createGunzip } = lazyPackages.tar();
+  const { Parser, createGunzip } = loadTar();
   const parser = new Parser({
     strict: true,
     onReadEntry: (entry: ReadEntry) => {

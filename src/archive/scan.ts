@@ -14,7 +14,7 @@ import type { ReadEntry } from 'tar';
 
 import { compareText } from '../core/listing.js';
 import { errorMessage } from '../core/errors.js';
-import { lazyPackages } from '../core/lazy-packages.js';
+import { loadTar } from '../core/lazy/tar.load.js';
 import { reservedPathProblem } from '../core/reserved-paths.js';
 
 export interface ArchiveLimits {
@@ -144,7 +144,7 @@ export async function scanArchiveStream(source: NodeJS.ReadableStream | AsyncIte
     counter.destroy(problem);
   };
 
-  const { Parser, createGunzip } = lazyPackages.tar();
+  const { Parser, createGunzip } = loadTar();
   const parser = new Parser({
     strict: true,
     onReadEntry: (entry: ReadEntry) => {

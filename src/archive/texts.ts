@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 
 import type { ReadEntry } from 'tar';
 
-import { lazyPackages } from '../core/lazy-packages.js';
+import { loadTar } from '../core/lazy/tar.load.js';
 import { DEFAULT_ARCHIVE_LIMITS, normaliseEntryPath, UnsafeArchiveError } from './scan.js';
 
 export interface ArchiveTextLimits {
@@ -65,7 +65,7 @@ export async function readArchiveTexts(stream: Readable, names: readonly string[
   const complete = (): boolean => pending === 0 && [...wanted.values()].every((name) => found.get(name)?.depth === 0);
 
   let stop: (error: Error) => void = () => undefined;
-  const { Parser, createGunzip } = lazyPackages.tar();
+  const { Parser, createGunzip } = loadTar();
   const parser = new Parser({
     onReadEntry: (entry: ReadEntry) => {
       if (++entries > maxEntries) return stop(new UnsafeArchiveError(`the archive has more than ${maxEntries} entries`));

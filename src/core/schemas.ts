@@ -3,7 +3,7 @@ import type { Ajv2020, AnySchema, ErrorObject, Options, ValidateFunction } from 
 import templateManifest from '../../schemas/template-manifest.schema.json' with { type: 'json' };
 import templateVariables from '../../schemas/template-variables.schema.json' with { type: 'json' };
 import templatePrompts from '../../schemas/template-prompts.schema.json' with { type: 'json' };
-import { lazyPackages } from './lazy-packages.js';
+import { loadAjv } from './lazy/ajv.load.js';
 import { extraSchemas } from './schema-registry.js';
 import { isValidRange } from './versions.js';
 
@@ -28,7 +28,7 @@ export const schemas: Readonly<Record<SchemaName, AnySchema & { $id: string }>> 
  * strings, which arrive as text).
  */
 export function createAjv(options: Options = {}): Ajv2020 {
-  const { Ajv2020, addFormats } = lazyPackages.ajv();
+  const { Ajv2020, addFormats } = loadAjv();
   const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true, ...options });
   addFormats(ajv);
   ajv.addFormat('semver-range', { type: 'string', validate: isValidRange });

@@ -7,7 +7,7 @@
  */
 import type { TagToken, Token, TopLevelToken } from 'liquidjs';
 
-import { lazyPackages } from '../core/lazy-packages.js';
+import { loadLiquidjs } from '../core/lazy/liquidjs.load.js';
 import type { LintDraft, LintModel, LintRule } from './lint.js';
 
 interface LiquidText {
@@ -44,7 +44,7 @@ interface Piece {
  * none (`liquid-syntax` reports it).
  */
 function liquidPieces(text: string): Piece[] {
-  const { defaultOperators, Tokenizer, TokenKind } = lazyPackages.liquidjs();
+  const { defaultOperators, Tokenizer, TokenKind } = loadLiquidjs();
   let tokens: TopLevelToken[];
   try {
     tokens = new Tokenizer(text, defaultOperators).readTopLevelTokens();
@@ -111,7 +111,7 @@ const IDENTIFIER = /^[A-Za-z_][\w-]*$/;
  * `and`/`or`/`not` that are a bare variable, not a comparison.
  */
 function truthinessTests(expression: string): string[] {
-  const { defaultOperators, Tokenizer, TokenKind } = lazyPackages.liquidjs();
+  const { defaultOperators, Tokenizer, TokenKind } = loadLiquidjs();
   let tokens: Token[];
   try {
     tokens = [...new Tokenizer(expression, defaultOperators).readExpressionTokens()];

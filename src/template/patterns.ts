@@ -14,7 +14,7 @@
  */
 import type { RE2JS } from 're2js';
 
-import { lazyPackages } from '../core/lazy-packages.js';
+import { loadRe2js } from '../core/lazy/re2js.load.js';
 import { judgeAmbiguity, MAX_ANALYSIS_STEPS } from './pattern-ambiguity.js';
 import { PatternFeatureError, parsePattern, type CharSet, type PatternNode } from './pattern-syntax.js';
 
@@ -113,7 +113,7 @@ function compile(source: string, budget: AnalysisBudget | undefined): Compiled |
     );
   }
   try {
-    return { matcher: lazyPackages.re2js().RE2JS.compile(toRe2(tree)) };
+    return { matcher: loadRe2js().RE2JS.compile(toRe2(tree)) };
   } catch (error) {
     return refuse('UNSUPPORTED_PATTERN', `it cannot be compiled for linear-time matching: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -1,4 +1,4 @@
-// Ajv (draft 2020-12; the default `ajv` export only knows draft-07) and its formats: see core/lazy-packages.ts.
+// Ajv (draft 2020-12; the default `ajv` export only knows draft-07) and its formats: loaded on first use through ./ajv.load.ts.
 import addFormatsImport from 'ajv-formats';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 

@@ -1,2 +1,2 @@
-// The parts of liquidjs the template layer uses: see core/lazy-packages.ts.
+// The parts of liquidjs the template layer uses: loaded on first use through ./liquidjs.load.ts.
 export { defaultOperators, Liquid, Tokenizer, TokenKind, toValueSync, TypeGuards } from 'liquidjs';
