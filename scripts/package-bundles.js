@@ -123,6 +123,17 @@ function consumerFace(lazyModules) {
   };
 }
 
+/** The root's import of the CLI (src/cli/index.ts) as an import of the CLI's own bundle, cli.js beside it. */
+function cliElsewhere(cliEntry) {
+  const cliModule = path.join(root, cliEntry);
+  return {
+    name: 'cli-elsewhere',
+    setup(bundler) {
+      bundler.onResolve({ filter: /\/cli\/index\.js$/ }, (args) => (path.join(args.resolveDir, args.path).replace(/\.js$/, '.ts') === cliModule ? { path: './cli.js', external: true } : undefined));
+    },
+  };
+}
+
 /** The npm package a bare import names (`@scope/name` or `name`). */
 function packageOf(specifier) {
   const parts = specifier.split('/');
@@ -133,7 +144,16 @@ function packageOf(specifier) {
 export async function buildConsumer(outdir = path.join(root, 'build/lib')) {
   await rm(outdir, { recursive: true, force: true });
   const lazyModules = await lazyPackageModules();
-  const result = await build({ ...common, entryPoints: CONSUMER_ENTRIES, outdir, plugins: [consumerFace(lazyModules)] });
+  // The CLI is bundled on its own (its chunks `cli-chunk-*`), and the root's runCli is its cli.js: were its
+  // command modules, each loaded on demand, split points of the library's bundle too, the modules the
+  // root loads would be cut into as many chunks as there are mixes of commands using them (30 instead of
+  // 8), each one more file to resolve, read and link at import. The price: the library code the
+  // commands use is in the package twice (runCli's arguments and result are plain values, so no object
+  // of one copy meets the other's classes).
+  const { cli: cliEntry, ...libraryEntries } = CONSUMER_ENTRIES;
+  const library = await build({ ...common, entryPoints: libraryEntries, outdir, plugins: [consumerFace(lazyModules), cliElsewhere(cliEntry)] });
+  const cli = await build({ ...common, entryPoints: { cli: cliEntry }, outdir, chunkNames: 'cli-chunk-[hash]', plugins: [consumerFace(lazyModules)] });
+  const result = { metafile: { inputs: { ...library.metafile.inputs, ...cli.metafile.inputs }, outputs: { ...library.metafile.outputs, ...cli.metafile.outputs } } };
   // One self-contained CommonJS file per lazily loaded module (require() of it stays synchronous on every supported Node).
   const { splitting: _splitting, chunkNames: _chunkNames, banner: _banner, ...single } = common;
   const vendors = await build({
