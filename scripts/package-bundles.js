@@ -3,7 +3,8 @@
 //
 // - template-registry (the consumer package): build/lib/, one self-contained ES module bundle with its
 //   npm dependencies inside (no dependency to install: no native module, no install script), split
-//   into chunks so that each command still loads only what it uses. src/cli/server-groups.ts is
+//   into chunks so that each command still loads only what it uses (the CLI, cli.js, is bundled on
+//   its own: see buildConsumer). src/cli/server-groups.ts is
 //   replaced by server-groups-elsewhere.ts: the server commands are not in it, and the build fails
 //   if anything in it reaches a server-only package. The npm packages that cost most to load are
 //   not in it either (see "Loaded on first use" below).
