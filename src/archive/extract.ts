@@ -11,11 +11,11 @@ import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
 
-import { Parser, type ReadEntry } from 'tar';
+import type { ReadEntry } from 'tar';
 
 import { errorMessage } from '../core/errors.js';
+import { loadTar } from '../core/lazy/tar.load.js';
 import { DEFAULT_ARCHIVE_LIMITS, normaliseEntryPath, scanArchive, unpackedLimit, UnsafeArchiveError, type ArchiveLimits, type ArchiveScan } from './scan.js';
 
 const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
@@ -55,6 +55,7 @@ export async function extractArchive(file: string, dest: string, limits: Partial
     problem ??= error;
     counter.destroy(problem);
   };
+  const { Parser, createGunzip } = loadTar();
   const parser = new Parser({
     strict: true,
     onReadEntry: (entry: ReadEntry) => {

@@ -6,7 +6,8 @@
 import { createReadStream } from 'node:fs';
 import { Transform, type TransformCallback } from 'node:stream';
 
-import ssri, { type Integrity } from 'ssri';
+import type { Integrity } from 'ssri';
+import { loadSsri } from '../core/lazy/ssri.load.js';
 
 /** The algorithms an archive is hashed with: every one an SRI string may name. */
 const ALGORITHMS = ['sha512', 'sha384', 'sha256'];
@@ -48,7 +49,7 @@ export class DigestStream extends Transform {
   /** `algorithms`: the hashes worked out (default every one an SRI string may name); fewer cost less on a large archive. */
   constructor(algorithms: readonly ('sha512' | 'sha384' | 'sha256')[] = ALGORITHMS as ('sha512' | 'sha384' | 'sha256')[]) {
     super();
-    this.#hasher = ssri.create({ algorithms: [...algorithms] });
+    this.#hasher = loadSsri().create({ algorithms: [...algorithms] });
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
@@ -78,7 +79,7 @@ export function digestOf(result: { hashes: Integrity; size: number }): ArchiveDi
 
 /** SHA-256 (hex), SRI integrity (`sha512-<base64>`) and size of a file, read as a stream. */
 export async function computeIntegrity(file: string): Promise<ArchiveDigest> {
-  const hasher = ssri.create({ algorithms: ['sha512', 'sha256'] });
+  const hasher = loadSsri().create({ algorithms: ['sha512', 'sha256'] });
   let size = 0;
   for await (const chunk of createReadStream(file)) {
     hasher.update(chunk as Buffer);
@@ -98,7 +99,7 @@ export function verifyIntegrity(expected: ExpectedDigest, actual: { hashes: Inte
     throw new IntegrityError(`size mismatch for ${label}: expected ${expected.size} bytes, got ${actual.size}`, String(expected.size), String(actual.size));
   }
   if (expected.integrity !== undefined) {
-    const wanted = ssri.parse(expected.integrity, { strict: true });
+    const wanted = loadSsri().parse(expected.integrity, { strict: true });
     const algorithm = wanted.isEmpty() ? null : wanted.pickAlgorithm();
     if (algorithm === null) throw new IntegrityError(`integrity of ${label} has no supported hash: ${expected.integrity}`, expected.integrity, '');
     const found = `${algorithm}-${actual.hashes[algorithm]?.[0]?.digest ?? ''}`;

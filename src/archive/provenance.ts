@@ -13,7 +13,6 @@ import { readFile } from 'node:fs/promises';
 
 import type { Bundle } from '@sigstore/bundle';
 import type { X509Certificate } from '@sigstore/core';
-import seeds from '@sigstore/tuf/seeds.json' with { type: 'json' };
 import type { TrustMaterial } from '@sigstore/verify';
 
 /** A dynamically imported CommonJS module's exports: its named exports, or those of its `default`. */
@@ -142,9 +141,12 @@ let publicGood: Promise<SigstoreTrust> | undefined;
 
 /** The public-good Sigstore trusted root as `@sigstore/tuf` ships it (read offline, never fetched). */
 export function publicGoodTrust(): Promise<SigstoreTrust> {
-  const target = (seeds as Record<string, { targets?: Record<string, string> }>)['https://tuf-repo-cdn.sigstore.dev']?.targets?.['trusted_root.json'];
-  if (target === undefined) return Promise.reject(new Error('@sigstore/tuf ships no trusted_root.json for the public-good instance'));
-  publicGood ??= parseTrustedRoot(Buffer.from(target, 'base64').toString('utf8'), PUBLIC_GOOD);
+  // The seeds (the trusted root inside) are read at the first verification, not at import.
+  publicGood ??= import('@sigstore/tuf/seeds.json', { with: { type: 'json' } }).then(({ default: seeds }) => {
+    const target = (seeds as Record<string, { targets?: Record<string, string> }>)['https://tuf-repo-cdn.sigstore.dev']?.targets?.['trusted_root.json'];
+    if (target === undefined) throw new Error('@sigstore/tuf ships no trusted_root.json for the public-good instance');
+    return parseTrustedRoot(Buffer.from(target, 'base64').toString('utf8'), PUBLIC_GOOD);
+  });
   return publicGood;
 }
 

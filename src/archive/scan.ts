@@ -9,12 +9,12 @@
 import { createReadStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
 
-import { Parser, type ReadEntry } from 'tar';
+import type { ReadEntry } from 'tar';
 
 import { compareText } from '../core/listing.js';
 import { errorMessage } from '../core/errors.js';
+import { loadTar } from '../core/lazy/tar.load.js';
 import { reservedPathProblem } from '../core/reserved-paths.js';
 
 export interface ArchiveLimits {
@@ -152,6 +152,7 @@ export async function scanArchiveStream(source: NodeJS.ReadableStream | AsyncIte
     counter.destroy(problem);
   };
 
+  const { Parser, createGunzip } = loadTar();
   const parser = new Parser({
     strict: true,
     onReadEntry: (entry: ReadEntry) => {

@@ -7,10 +7,10 @@
 import type { Readable } from 'node:stream';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
 
-import { Parser, type ReadEntry } from 'tar';
+import type { ReadEntry } from 'tar';
 
+import { loadTar } from '../core/lazy/tar.load.js';
 import { DEFAULT_ARCHIVE_LIMITS, normaliseEntryPath, UnsafeArchiveError } from './scan.js';
 
 export interface ArchiveTextLimits {
@@ -65,6 +65,7 @@ export async function readArchiveTexts(stream: Readable, names: readonly string[
   const complete = (): boolean => pending === 0 && [...wanted.values()].every((name) => found.get(name)?.depth === 0);
 
   let stop: (error: Error) => void = () => undefined;
+  const { Parser, createGunzip } = loadTar();
   const parser = new Parser({
     onReadEntry: (entry: ReadEntry) => {
       if (++entries > maxEntries) return stop(new UnsafeArchiveError(`the archive has more than ${maxEntries} entries`));

@@ -4,8 +4,8 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import semver from 'semver';
 
+import { loadSemver } from '../core/lazy/semver.load.js';
 import { MAX_DOCUMENT_BYTES_ENV, REGISTRY_CACHE_ENV, REGISTRY_KEY_ENV, REGISTRY_MODE_ENV, REGISTRY_URL_ENV } from '../core/env-names.js';
 import { registryDocumentUrl, registryUrlProblem } from '../core/registry-url.js';
 import { KeyFileError, MAX_KEYS_FILE_BYTES, readPublicKeys, type PublishedKey } from '../core/registry-signatures.js';
@@ -135,7 +135,7 @@ export function registryModeFrom(env: Readonly<Record<string, string | undefined
  * a leading `v` allowed; returned without it.
  */
 export function runtimeVersionFrom(flag: string, value: string): string {
-  const version = semver.valid(value.trim().replace(/^v/, ''));
+  const version = loadSemver().valid(value.trim().replace(/^v/, ''));
   if (version === null) throw new UsageError(`${flag} must be a version MAJOR.MINOR.PATCH such as 20.11.1 (got ${JSON.stringify(value)})`);
   return version;
 }
@@ -154,9 +154,9 @@ export async function localNpmVersion(
   runNpm: () => Promise<string> = npmVersionOutput,
 ): Promise<string | undefined> {
   const agent = /^npm\/(\S+)/.exec(env.npm_config_user_agent ?? '')?.[1];
-  if (agent !== undefined && semver.valid(agent)) return agent;
+  if (agent !== undefined && loadSemver().valid(agent)) return agent;
   try {
-    return semver.valid((await runNpm()).trim()) ?? undefined;
+    return loadSemver().valid((await runNpm()).trim()) ?? undefined;
   } catch {
     return undefined;
   }

@@ -5,8 +5,8 @@
  * read as it is. Only an entry that cannot be used at all (no id, no version, no download URL, or an
  * integrity that cannot be checked) is left out, and said so; one odd entry never hides the others.
  */
-import semver from 'semver';
 
+import { loadSemver } from '../core/lazy/semver.load.js';
 import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
 import { isLooseOnlyVersion, isTemplateVersion, VERSION_RULE } from '../core/versions.js';
 import { isRecord } from '../core/is-record.js';
@@ -36,7 +36,7 @@ export function readEntry(raw: unknown): { entry: TemplateEntry } | { reason: st
   // (the specification's entry does not restrict it): the selection rule compares them.
   const version = raw.version.trim();
   const release = version.split(/[-+]/, 1)[0] ?? '';
-  if (!isTemplateVersion(release) || semver.valid(version) === null) {
+  if (!isTemplateVersion(release) || loadSemver().valid(version) === null) {
     return { reason: isLooseOnlyVersion(version) ? `its version ${VERSION_RULE}` : `its version ${JSON.stringify(raw.version)} is not a version (MAJOR.MINOR.PATCH, a prerelease or build suffix allowed)` };
   }
   // Ids and versions become cache keys and folder names on the consumer's side.

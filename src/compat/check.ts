@@ -1,5 +1,5 @@
-import semver from 'semver';
 
+import { loadSemver } from '../core/lazy/semver.load.js';
 import type { CompatibilityEnvironment, CompatibilityResult, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
 import { selectLatest } from '../core/listing.js';
 
@@ -14,7 +14,8 @@ export interface CheckOptions {
 }
 
 function coerce(version: string): string | undefined {
-  return semver.valid(version) ?? semver.coerce(version)?.version ?? undefined;
+  const { coerce, valid } = loadSemver();
+  return valid(version) ?? coerce(version)?.version ?? undefined;
 }
 
 function describeRange(range: DeclaredRange): string {
@@ -28,7 +29,7 @@ export function inRange(version: string, range: DeclaredRange): boolean {
   if (!v) return false;
   if (typeof range === 'string') {
     try {
-      return semver.satisfies(v, range);
+      return loadSemver().satisfies(v, range);
     } catch {
       return false;
     }
@@ -38,7 +39,7 @@ export function inRange(version: string, range: DeclaredRange): boolean {
   if (!min || (range.max && !max)) return false;
   // A bare "18" as max means the whole 18.x line.
   const maxRange = range.max && /^\d+(\.\d+)?$/.test(range.max) ? `<=${range.max}.x` : max ? `<=${max}` : '';
-  return range.supported !== false && semver.satisfies(v, `>=${min} ${maxRange}`.trim());
+  return range.supported !== false && loadSemver().satisfies(v, `>=${min} ${maxRange}`.trim());
 }
 
 /** The runtimes whose version the check compares, with the environment field and the compatibility array of each. */

@@ -10,9 +10,8 @@
  * slip a refused address in. A literal address in the URL is checked as it is. Connections are
  * never pooled (`agent: false`): a socket opened by anything else is never reused.
  */
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { LookupAddress } from 'node:dns';
+import type { IncomingMessage } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
 
@@ -24,7 +23,8 @@ export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>;
 /** The system resolver (`dns.lookup`, what every other connection of the process uses), all addresses. */
 export const resolveWithSystem: ResolveHost = (hostname) =>
   new Promise((resolve, reject) => {
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses)));
+    // Node's network modules (dns, http, https and what they load) are loaded by the first request, not at import.
+    process.getBuiltinModule('node:dns').lookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses)));
   });
 
 /** Which addresses a connection may reach. */
@@ -155,7 +155,7 @@ export function guardedRequest(policy: EgressPolicy, options: { resolve?: Resolv
     if (init.body !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-length')) {
       headers['Content-Length'] = String(Buffer.byteLength(init.body));
     }
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const send = url.protocol === 'https:' ? process.getBuiltinModule('node:https').request : process.getBuiltinModule('node:http').request;
     return new Promise<Response>((resolve, reject) => {
       const request = send(url, { method, headers, agent: false, lookup, ...(init.signal ? { signal: init.signal } : {}) }, (message) => {
         try {

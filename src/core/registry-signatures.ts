@@ -21,7 +21,8 @@
  */
 import { createHash } from 'node:crypto';
 
-import { CompactSign, compactVerify, decodeProtectedHeader, GeneralSign, generalVerify, importJWK, type CryptoKey, type JWK } from 'jose';
+import type { CryptoKey, JWK } from 'jose';
+import { loadJose } from './lazy/jose.load.js';
 import { isRecord } from './is-record.js';
 
 /** Beside each signed file: `registry.json` -> `registry.json.jws`. */
@@ -209,7 +210,7 @@ export async function readSigningKeys(json: unknown, where: string): Promise<Sig
       let privateKey: CryptoKey;
       try {
         const { kty, crv, x, y, d } = jwk;
-        privateKey = (await importJWK({ kty, crv, x, ...(y !== undefined ? { y } : {}), d }, published.alg)) as CryptoKey;
+        privateKey = (await loadJose().importJWK({ kty, crv, x, ...(y !== undefined ? { y } : {}), d }, published.alg)) as CryptoKey;
       } catch (error) {
         throw new KeyFileError(`${where} (kid ${published.kid}) cannot be used: ${(error as Error).message}`);
       }
@@ -237,6 +238,7 @@ const payloadBytes = (payload: SignaturePayload): Uint8Array => new TextEncoder(
 
 /** The compact JWS of the file at `path` whose SHA-256 (hex) is `sha256`, signed by `key` at `iat` (seconds). */
 export async function signFile(file: { path: string; sha256: string }, key: SigningKey, iat: number): Promise<string> {
+  const { CompactSign } = loadJose();
   return new CompactSign(payloadBytes({ path: file.path, sha256: file.sha256, iat }))
     .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: SIGNATURE_TYPE })
     .sign(key.privateKey);
@@ -244,6 +246,7 @@ export async function signFile(file: { path: string; sha256: string }, key: Sign
 
 /** keys.json.jws: the JWS JSON general serialization of `bytes` (keys.json), one signature per key. */
 export async function signKeysFile(bytes: Uint8Array, keys: readonly SigningKey[], iat: number): Promise<string> {
+  const { GeneralSign } = loadJose();
   const jws = new GeneralSign(payloadBytes({ path: KEYS_FILE, sha256: sha256Hex(bytes), iat }));
   for (const key of keys) jws.addSignature(key.privateKey).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: SIGNATURE_TYPE });
   return `${JSON.stringify(await jws.sign())}\n`;
@@ -269,7 +272,7 @@ export function readCompactSignature(jws: string, what: string): { kid: string; 
   let header: { kid?: unknown; alg?: unknown; typ?: unknown };
   let payload: SignaturePayload;
   try {
-    header = decodeProtectedHeader(jws.trim());
+    header = loadJose().decodeProtectedHeader(jws.trim());
     payload = parsePayload(Buffer.from(parts[1] as string, 'base64url'), what);
   } catch (error) {
     if (error instanceof SignatureProblem) throw error;
@@ -304,6 +307,7 @@ export async function verifyFileSignature(
   if (!key) throw new SignatureProblem('unknown-key', `${path} is signed by key ${JSON.stringify(kid)}, which is not among the trusted keys (${keys.map((k) => k.kid).join(', ') || 'none'})`);
   if (alg !== key.alg) throw new SignatureProblem('bad-signature', `the signature of ${path} uses ${JSON.stringify(alg)}, key ${kid} is ${key.alg}`);
   try {
+    const { compactVerify, importJWK } = loadJose();
     await compactVerify(jws.trim(), await importJWK(publicJwk(key), key.alg), { algorithms: [key.alg] });
   } catch {
     throw new SignatureProblem('bad-signature', `the signature of ${path} does not verify with key ${kid}`);
@@ -343,6 +347,7 @@ export async function verifyKeysFileSignature(bytes: Uint8Array, jws: string, ke
     const key = keys.find((candidate) => candidate.kid === header.kid);
     if (!key || header.alg !== key.alg || header.typ !== SIGNATURE_TYPE) continue;
     try {
+      const { generalVerify, importJWK } = loadJose();
       await generalVerify({ payload: general.payload, signatures: [signature as { protected: string; signature: string }] }, await importJWK(publicJwk(key), key.alg), { algorithms: [key.alg] });
     } catch {
       problems.push(`the signature by key ${key.kid} does not verify`);

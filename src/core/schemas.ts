@@ -1,14 +1,11 @@
 // Draft 2020-12 needs Ajv's 2020 build; the default `ajv` export only knows draft-07.
-import { Ajv2020, type AnySchema, type ErrorObject, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsImport from 'ajv-formats';
+import type { Ajv2020, AnySchema, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import templateManifest from '../../schemas/template-manifest.schema.json' with { type: 'json' };
 import templateVariables from '../../schemas/template-variables.schema.json' with { type: 'json' };
 import templatePrompts from '../../schemas/template-prompts.schema.json' with { type: 'json' };
+import { loadAjv } from './lazy/ajv.load.js';
 import { extraSchemas } from './schema-registry.js';
 import { isValidRange } from './versions.js';
-
-// ajv-formats ships CommonJS typings whose default export does not line up with NodeNext's view of it.
-const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
 
 export const SCHEMA_BASE = 'https://template-registry.dev/schemas/';
 
@@ -31,6 +28,7 @@ export const schemas: Readonly<Record<SchemaName, AnySchema & { $id: string }>> 
  * strings, which arrive as text).
  */
 export function createAjv(options: Options = {}): Ajv2020 {
+  const { Ajv2020, addFormats } = loadAjv();
   const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true, ...options });
   addFormats(ajv);
   ajv.addFormat('semver-range', { type: 'string', validate: isValidRange });

@@ -2,7 +2,7 @@
  * The spec's version rules: the manifest's name and version patterns, version comparison, and
  * version ranges (semver).
  */
-import semver from 'semver';
+import { loadSemver } from './lazy/semver.load.js';
 
 /** The manifest's name rule (also every template id): lower-case letters, digits and hyphens, starting with a letter. */
 export const NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
@@ -88,7 +88,7 @@ const MAX_REMEMBERED_RANGES = 10_000;
 export function isValidRange(range: string): boolean {
   const remembered = rangeValidity.get(range);
   if (remembered !== undefined) return remembered;
-  const valid = range.trim() !== '' && semver.validRange(range) !== null;
+  const valid = range.trim() !== '' && loadSemver().validRange(range) !== null;
   if (range.length <= 256) {
     if (rangeValidity.size >= MAX_REMEMBERED_RANGES) rangeValidity.clear();
     rangeValidity.set(range, valid);
@@ -98,10 +98,11 @@ export function isValidRange(range: string): boolean {
 
 /** True when `version` lies inside the semver `range`; false for an invalid range or version. */
 export function satisfiesRange(version: string, range: string): boolean {
-  const coerced = semver.valid(version) ?? semver.coerce(version)?.version;
+  const { coerce, satisfies, valid } = loadSemver();
+  const coerced = valid(version) ?? coerce(version)?.version;
   if (!coerced) return false;
   try {
-    return semver.satisfies(coerced, range, { includePrerelease: false });
+    return satisfies(coerced, range, { includePrerelease: false });
   } catch {
     return false;
   }

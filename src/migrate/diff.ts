@@ -6,7 +6,7 @@
  * (a file rewritten almost whole) the diff keeps the common first and last lines and shows the
  * differing middle removed then added: still a correct diff, in milliseconds instead of seconds.
  */
-import { diffLines as lineChanges, structuredPatch } from 'diff';
+import { loadDiff } from '../core/lazy/diff.load.js';
 
 /** Most changed lines (removed + added) for which a shortest edit script is searched. */
 export const MAX_EDIT_LENGTH = 2000;
@@ -64,7 +64,7 @@ function middleReplaced(before: string, after: string): DiffLine[] {
  * MAX_EDIT_LENGTH changed lines (past it, the differing middle is replaced whole).
  */
 export function diffLines(before: string, after: string): DiffLine[] {
-  const changes = lineChanges(before, after, { maxEditLength: MAX_EDIT_LENGTH });
+  const changes = loadDiff().diffLines(before, after, { maxEditLength: MAX_EDIT_LENGTH });
   if (changes === undefined) return middleReplaced(before, after);
   const script: DiffLine[] = [];
   for (const change of changes) {
@@ -91,7 +91,7 @@ export function unifiedDiff(before: string | undefined, after: string | undefine
   const newName = options.newPath === undefined ? '/dev/null' : `b/${options.newPath}`;
   const header = `--- ${oldName}\n+++ ${newName}\n`;
   const context = options.context ?? 3;
-  const patch = structuredPatch(oldName, newName, before ?? '', after ?? '', undefined, undefined, { context, maxEditLength: MAX_EDIT_LENGTH });
+  const patch = loadDiff().structuredPatch(oldName, newName, before ?? '', after ?? '', undefined, undefined, { context, maxEditLength: MAX_EDIT_LENGTH });
   if (patch === undefined) return header + middleReplacedHunk(before ?? '', after ?? '', context);
   if (patch.hunks.length === 0) return options.oldPath === options.newPath && before !== undefined && after !== undefined ? '' : header;
   let out = header;

@@ -7,7 +7,8 @@
  * (or that one side changed inside an object the other removed) is a conflict: the merge gives up
  * and the caller falls back to conflict markers. Arrays and other values are compared whole.
  */
-import { applyEdits, modify, parse, type FormattingOptions, type ParseError } from 'jsonc-parser';
+import type { FormattingOptions, ParseError } from 'jsonc-parser';
+import { loadJsonc } from '../core/lazy/jsonc.load.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -35,7 +36,7 @@ function equal(a: Slot, b: Slot): boolean {
 /** The document as a value (comments and trailing commas allowed, as in tsconfig.json); undefined when it does not parse. */
 function parsed(text: string): Json | undefined {
   const errors: ParseError[] = [];
-  const value = parse(text, errors, { allowTrailingComma: true, disallowComments: false }) as Json | undefined;
+  const value = loadJsonc().parse(text, errors, { allowTrailingComma: true, disallowComments: false }) as Json | undefined;
   return errors.length === 0 ? value : undefined;
 }
 
@@ -114,11 +115,11 @@ export function mergeJsonByKey(base: string, ours: string, theirs: string): stri
     if (!equal(mine, at(baseValue, change.path))) return undefined; // both changed it: a conflict
     if (!isObject(at(oursValue, change.path.slice(0, -1)))) return undefined; // the project removed or replaced the object it is in
     const key = change.path.at(-1) as string;
-    const edits = modify(text, change.path, change.value === MISSING ? undefined : change.value, {
+    const edits = loadJsonc().modify(text, change.path, change.value === MISSING ? undefined : change.value, {
       formattingOptions,
       getInsertionIndex: insertionIndex(key, change.siblings),
     });
-    text = applyEdits(text, edits);
+    text = loadJsonc().applyEdits(text, edits);
   }
   // What was written must read back as the merge it stands for.
   return parsed(text) === undefined ? undefined : text;

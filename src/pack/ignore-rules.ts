@@ -7,7 +7,8 @@
  * never ship (`.env`, `.env.*`, credentials such as `.npmrc` or `id_rsa`, `.venv`, `__pycache__`),
  * and archives `pack` itself wrote.
  */
-import ignore, { type Ignore } from 'ignore';
+import type { Ignore } from 'ignore';
+import { loadIgnore } from '../core/lazy/ignore.load.js';
 
 interface IgnoreLine {
   negate: boolean;
@@ -24,7 +25,7 @@ export function parseGitignore(text: string): IgnoreLine[] {
     if (raw.trim() === '' || raw.startsWith('#')) continue;
     const negate = raw.startsWith('!');
     const pattern = negate ? raw.slice(1) : raw;
-    const matcher = ignore().add(pattern);
+    const matcher = loadIgnore().ignore().add(pattern);
     lines.push({ negate, directoryOnly: /(?<!\\)\/\s*$/.test(pattern), matches: (relative) => matcher.ignores(relative) });
   }
   return lines;
@@ -36,7 +37,7 @@ export class GitignoreRules {
 
   /** The text of `<folder>/.gitignore` (folder relative to the template, '' for its root). */
   add(relativeFolder: string, text: string): void {
-    this.#byFolder.set(relativeFolder, ignore().add(text));
+    this.#byFolder.set(relativeFolder, loadIgnore().ignore().add(text));
   }
 
   /**

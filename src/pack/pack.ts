@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
 
-import picomatch from 'picomatch';
-import { Pack, type WriteEntry } from 'tar';
+import type { WriteEntry } from 'tar';
 
 import { DigestStream, digestOf } from '../archive/integrity.js';
 import { tempPathBeside } from '../core/files.js';
+import { loadPicomatch } from '../core/lazy/picomatch.load.js';
+import { loadTar } from '../core/lazy/tar.load.js';
 import { isJunkName, isVersionControlName } from '../core/reserved-paths.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 import { isTemplateName, NAME_RULE, VERSION_PATTERN, VERSION_RULE } from '../core/versions.js';
@@ -112,7 +112,7 @@ type LeaveOutTest = (relative: string, isDirectory: boolean) => string | undefin
 /** The manifest's `include` globs: files packed although the rules below would leave them out. */
 function includedOnPurpose(manifest: Record<string, unknown>): (relative: string) => boolean {
   const globs = Array.isArray(manifest.include) ? manifest.include.filter((glob): glob is string => typeof glob === 'string' && glob !== '') : [];
-  return globs.length > 0 ? picomatch(globs, { dot: true }) : () => false;
+  return globs.length > 0 ? loadPicomatch().picomatch(globs, { dot: true }) : () => false;
 }
 
 /** The `.env*` files the manifest names in its `files` rules (paths relative to the content folder): packed on purpose. */
@@ -131,7 +131,7 @@ function leaveOutTest(globs: readonly string[], manifest: Record<string, unknown
   for (const glob of globs) {
     if (typeof glob !== 'string' || glob.trim() === '') throw new PackError(`exclude globs must be non-empty strings (got ${quote(glob)})`);
   }
-  const matchers = globs.map((glob) => ({ glob, matches: picomatch(glob, { dot: true }) }));
+  const matchers = globs.map((glob) => ({ glob, matches: loadPicomatch().picomatch(glob, { dot: true }) }));
   const excludedBy = (relative: string, isDirectory: boolean): string | undefined =>
     matchers.find(({ matches }) => matches(relative) || (isDirectory && matches(`${relative}/`)))?.glob;
   const envFiles = namedEnvFiles(manifest);
@@ -297,6 +297,7 @@ export async function packTemplate(dir: string | TemplateTree, options: PackOpti
   const temporary = tempPathBeside(outFile);
   try {
     await stage(staging, files, manifestText);
+    const { Pack, createGzip } = loadTar();
     const pack = new Pack({
       cwd: staging,
       portable: true,

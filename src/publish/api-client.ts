@@ -14,7 +14,6 @@
  * streamed from disk, never held in memory), or a file's raw bytes. Every body goes with an exact
  * Content-Length, and its bytes are counted as they are handed to the connection (`onProgress`).
  */
-import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { ApiErrorDetail } from '../core/schema-types.js';
@@ -22,6 +21,9 @@ import { isRecord } from '../core/is-record.js';
 import { registryBaseUrl } from '../core/registry-url.js';
 import { parseRetryAfter, retryDelay } from '../core/retry.js';
 import { readBodyHead } from '../core/response-body.js';
+
+/** The standard reason phrase of an HTTP status (node:http's table: loaded when a message needs one, not at import). */
+const reasonPhrase = (status: number): string | undefined => process.getBuiltinModule('node:http').STATUS_CODES[status];
 
 export const DEFAULT_API_USER_AGENT = `template-registry (node ${process.version})`;
 
@@ -147,10 +149,10 @@ export function describeResponse(response: Pick<ApiResponse, 'status' | 'body'>,
   const head = `HTTP ${response.status}`;
   if (!apiError) {
     const body = response.body.trim();
-    if (body === '') return `${head} ${http.STATUS_CODES[response.status] ?? ''}`.trimEnd();
+    if (body === '') return `${head} ${reasonPhrase(response.status) ?? ''}`.trimEnd();
     return `${head}: ${body.length > MAX_SHOWN_BODY ? `${body.slice(0, MAX_SHOWN_BODY)}...` : body}`;
   }
-  const lines = [`${head}${apiError.code ? ` ${apiError.code}` : ''}: ${apiError.message ?? http.STATUS_CODES[response.status] ?? 'error'}`];
+  const lines = [`${head}${apiError.code ? ` ${apiError.code}` : ''}: ${apiError.message ?? reasonPhrase(response.status) ?? 'error'}`];
   for (const detail of apiError.details) {
     const where = [detail.field, detail.code].filter((part) => part !== '').join(' ');
     lines.push(`  ${where === '' ? '' : `${where}: `}${detail.message}`);
@@ -522,7 +524,7 @@ export class RegistryApiClient {
     const parsed = response.body === '' ? undefined : parseJson(response.body);
     if (response.status >= 200 && response.status < 300) return isRecord(parsed) ? parsed.data : undefined;
     const apiError = parseErrorEnvelope(response.body);
-    const said = apiError?.message ?? (response.body.trim().slice(0, 200) || http.STATUS_CODES[response.status] || '');
+    const said = apiError?.message ?? (response.body.trim().slice(0, 200) || reasonPhrase(response.status) || '');
     const details = (apiError?.details ?? []).map((detail) => `\n  ${detail.field ? `${detail.field}: ` : ''}${detail.message}`).join('');
     const requestId = apiError?.requestId ? `\n  request id: ${apiError.requestId}` : '';
     const gaveUp = result.gaveUp ? `gave up after ${result.attempts} attempts: ` : '';

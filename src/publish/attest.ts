@@ -8,8 +8,8 @@
  * GitHub Enterprise Server, an air-gapped Sigstore, tests.
  */
 import type { Witness } from '@sigstore/sign';
-import { decodeJwt } from 'jose';
 
+import { loadJose } from '../core/lazy/jose.load.js';
 import { IN_TOTO_PAYLOAD_TYPE, IN_TOTO_STATEMENT_V1, SLSA_PROVENANCE_V1 } from '../archive/provenance.js';
 
 /** GitHub's build type of a workflow run (the one `@actions/attest` writes). */
@@ -124,7 +124,7 @@ export async function attestProvenance(options: AttestOptions): Promise<Attestat
   }
   let claims: Record<string, unknown>;
   try {
-    claims = decodeJwt(idToken);
+    claims = loadJose().decodeJwt(idToken);
   } catch {
     throw new AttestationError('the OIDC ID token is not a JWT');
   }

@@ -11,17 +11,9 @@
  * could be replayed against another of them), and `iat` may not be in the future (jose 6 only
  * checks it with `maxTokenAge`).
  */
-import {
-  createRemoteJWKSet,
-  customFetch,
-  decodeJwt,
-  decodeProtectedHeader,
-  errors,
-  jwtVerify,
-  type FetchImplementation,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-} from 'jose';
+import type { decodeProtectedHeader, FetchImplementation, JWTPayload, JWTVerifyGetKey } from 'jose';
+
+import { loadJose } from '../core/lazy/jose.load.js';
 
 /** The issuer of GitHub Actions' ID tokens on github.com, always trusted. */
 export const GITHUB_ACTIONS_ISSUER = 'https://token.actions.githubusercontent.com';
@@ -193,6 +185,7 @@ export class IdTokenVerifier {
     const cached = this.#keys.get(issuer);
     if (cached && cached.until > Date.now()) return cached.keys;
     const keys = discoverJwksUri(issuer).then((jwksUri) => {
+      const { createRemoteJWKSet, customFetch, errors } = loadJose();
       const remote = createRemoteJWKSet(jwksUri, { timeoutDuration: ISSUER_FETCH_TIMEOUT_MS, [customFetch]: boundedJwksFetch });
       // A JWKS that cannot be read is the issuer's trouble, not the token's: told apart from a key not found.
       const getKey: JWTVerifyGetKey = async (header, token) => {
@@ -217,8 +210,8 @@ export class IdTokenVerifier {
     let header: ReturnType<typeof decodeProtectedHeader>;
     let unverified: JWTPayload;
     try {
-      header = decodeProtectedHeader(token);
-      unverified = decodeJwt(token);
+      header = loadJose().decodeProtectedHeader(token);
+      unverified = loadJose().decodeJwt(token);
     } catch {
       throw new IdTokenRefusal('token', 'the ID token is not a JWT (three base64url parts, a JSON header and claims)');
     }
@@ -230,7 +223,7 @@ export class IdTokenVerifier {
     const now = this.#now();
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, await this.#keysOf(issuer), {
+      ({ payload } = await loadJose().jwtVerify(token, await this.#keysOf(issuer), {
         algorithms: ['RS256'],
         issuer,
         audience: this.audience,
@@ -282,6 +275,7 @@ function optionalClaim<K extends string>(payload: JWTPayload, claim: string, key
 /** jose's refusal as the claim at fault. */
 function refusalOf(error: unknown, audience: string): Error {
   if (error instanceof IdTokenRefusal || error instanceof IssuerUnavailable) return error;
+  const { errors } = loadJose();
   if (error instanceof errors.JWTExpired) return new IdTokenRefusal('exp', `the ID token expired (exp ${String(error.payload.exp)}, ${CLOCK_TOLERANCE_SECONDS} s of tolerance)`);
   if (error instanceof errors.JWTClaimValidationFailed) {
     const { claim, reason } = error;

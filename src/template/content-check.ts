@@ -5,10 +5,11 @@
  * `capture` locals, the names a `render`/`include` passes). Found from the parsed Liquid tree
  * (liquidjs's static analysis); nothing is rendered or evaluated.
  */
-import { toValueSync, type Liquid, type Template } from 'liquidjs';
+import type { Liquid, Template } from 'liquidjs';
 
 import { firstLine } from '../core/errors.js';
 import type { SourcePosition } from '../core/json-source.js';
+import { loadLiquidjs } from '../core/lazy/liquidjs.load.js';
 import type { ValidationProblem } from '../core/validation.js';
 import { createEngine, DEFAULT_RENDER_LIMITS } from './expression.js';
 import { didYouMean } from './suggest.js';
@@ -98,7 +99,7 @@ export async function namesRead(text: string, engine: Liquid): Promise<Set<strin
 function* allTemplates(templates: readonly Template[]): Generator<Template> {
   for (const template of templates) {
     yield template;
-    if (template.children) yield* allTemplates(toValueSync<Template[]>(template.children(false, true)));
+    if (template.children) yield* allTemplates(loadLiquidjs().toValueSync<Template[]>(template.children(false, true)));
   }
 }
 

@@ -3,10 +3,11 @@ import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 
-import { Liquid, Tokenizer, TokenKind, TypeGuards, type FS, type Token } from 'liquidjs';
+import type { FS, Liquid, Token, Tokenizer } from 'liquidjs';
 
 import { templateFilters } from './filters.js';
 import { firstLine } from '../core/errors.js';
+import { loadLiquidjs } from '../core/lazy/liquidjs.load.js';
 import { didYouMean } from './suggest.js';
 
 /** Limits for rendering untrusted templates; every render goes through them. */
@@ -116,6 +117,7 @@ function folderFileSystem(partials: string | undefined): FS {
 export function createEngine(options: EngineOptions = {}): Liquid {
   const limits = { ...DEFAULT_RENDER_LIMITS, ...options.limits };
   const folders = [...(options.partials !== undefined ? [path.resolve(options.partials)] : []), ...(options.root !== undefined ? [path.resolve(options.root)] : [])];
+  const { Liquid } = loadLiquidjs();
   const engine = new Liquid({
     ...(folders.length > 0
       ? { fs: folderFileSystem(options.partials === undefined ? undefined : path.resolve(options.partials)), root: folders, partials: folders, layouts: folders }
@@ -166,6 +168,7 @@ const quoted = (token: Token): string => JSON.stringify(token.getText());
  * value), optionally followed by filters, and nothing else.
  */
 function expressionGrammarProblem(expression: string, engine: Liquid): string | undefined {
+  const { Tokenizer, TokenKind } = loadLiquidjs();
   const tokenizer = new Tokenizer(expression, engine.options.operators);
   let tokens: Token[];
   try {
@@ -220,6 +223,7 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The literal a token stands for, when it is a string, number or boolean literal. */
 function literalOf(token: Token): string | number | boolean | undefined {
+  const { TokenKind } = loadLiquidjs();
   const content = (token as { content?: unknown }).content;
   if (token.kind === TokenKind.Quoted || token.kind === TokenKind.Number || token.kind === TokenKind.Literal) {
     return typeof content === 'string' || typeof content === 'number' || typeof content === 'boolean' ? content : undefined;
@@ -233,6 +237,7 @@ function literalOf(token: Token): string | number | boolean | undefined {
  * cannot read has none.
  */
 export function comparisonsOf(expression: string, engine: Liquid): Comparison[] {
+  const { Tokenizer, TokenKind } = loadLiquidjs();
   let tokens: Token[];
   try {
     tokens = [...new Tokenizer(expression, engine.options.operators).readExpressionTokens()];
@@ -288,6 +293,7 @@ export class ExpressionEvaluator {
    * default a program. Throws ExpressionError naming the problem.
    */
   private defaultParts(text: string): DefaultPart[] {
+    const { Tokenizer, TypeGuards } = loadLiquidjs();
     let tokens: ReturnType<Tokenizer['readTopLevelTokens']>;
     try {
       tokens = new Tokenizer(text, this.engine.options.operators).readTopLevelTokens(this.engine.options);

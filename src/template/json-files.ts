@@ -2,8 +2,9 @@
  * The JSON check of a generated project's files: which files are JSON with comments (JSONC), as
  * the tools that read them accept, and the problems of a file that does not parse, at its line.
  */
-import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import type { ParseError } from 'jsonc-parser';
 
+import { loadJsonc } from '../core/lazy/jsonc.load.js';
 import { globMatcher } from '../core/glob.js';
 
 /**
@@ -35,7 +36,7 @@ const lineAt = (text: string, offset: number): number => text.slice(0, Math.max(
 
 function firstError(text: string, options: { disallowComments: boolean; allowTrailingComma: boolean }): ParseError | undefined {
   const errors: ParseError[] = [];
-  parse(text, errors, { ...options, allowEmptyContent: false });
+  loadJsonc().parse(text, errors, { ...options, allowEmptyContent: false });
   return errors[0];
 }
 
@@ -59,7 +60,7 @@ export function jsonProblems(relativePath: string, text: string, isJsonc: (relat
   if (isJsonc(relativePath)) {
     const error = firstError(body, { disallowComments: false, allowTrailingComma: true });
     if (!error) return [];
-    return [`${relativePath}:${lineAt(text, error.offset + offsetOfBody)}: not valid JSONC (${printParseErrorCode(error.error)})`];
+    return [`${relativePath}:${lineAt(text, error.offset + offsetOfBody)}: not valid JSONC (${loadJsonc().printParseErrorCode(error.error)})`];
   }
   try {
     JSON.parse(body);
@@ -68,7 +69,7 @@ export function jsonProblems(relativePath: string, text: string, isJsonc: (relat
     // JSON.parse names no line; the same text read strictly by jsonc-parser says where it stops.
     const error = firstError(body, { disallowComments: true, allowTrailingComma: false });
     const line = error ? lineAt(text, error.offset + offsetOfBody) : 1;
-    const reason = error ? printParseErrorCode(error.error) : parseError instanceof Error ? parseError.message : String(parseError);
+    const reason = error ? loadJsonc().printParseErrorCode(error.error) : parseError instanceof Error ? parseError.message : String(parseError);
     return [`${relativePath}:${line}: not valid JSON (${reason})`];
   }
 }

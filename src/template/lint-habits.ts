@@ -5,8 +5,9 @@
  * given yet, and a file whose Liquid is never rendered because it is not UTF-8. Each finding
  * names the Liquid way. Pure functions of the lint model, like the rules in `lint.ts`.
  */
-import { defaultOperators, Tokenizer, TokenKind, type TagToken, type Token, type TopLevelToken } from 'liquidjs';
+import type { TagToken, Token, TopLevelToken } from 'liquidjs';
 
+import { loadLiquidjs } from '../core/lazy/liquidjs.load.js';
 import type { LintDraft, LintModel, LintRule } from './lint.js';
 
 interface LiquidText {
@@ -43,6 +44,7 @@ interface Piece {
  * none (`liquid-syntax` reports it).
  */
 function liquidPieces(text: string): Piece[] {
+  const { defaultOperators, Tokenizer, TokenKind } = loadLiquidjs();
   let tokens: TopLevelToken[];
   try {
     tokens = new Tokenizer(text, defaultOperators).readTopLevelTokens();
@@ -109,6 +111,7 @@ const IDENTIFIER = /^[A-Za-z_][\w-]*$/;
  * `and`/`or`/`not` that are a bare variable, not a comparison.
  */
 function truthinessTests(expression: string): string[] {
+  const { defaultOperators, Tokenizer, TokenKind } = loadLiquidjs();
   let tokens: Token[];
   try {
     tokens = [...new Tokenizer(expression, defaultOperators).readExpressionTokens()];

@@ -12,8 +12,9 @@
  * `new RegExp(source)` gives it, on answers of at most MAX_PATTERN_INPUT_LENGTH characters; so
  * even a template that reached a registry before these checks cannot hang a match.
  */
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
 
+import { loadRe2js } from '../core/lazy/re2js.load.js';
 import { judgeAmbiguity, MAX_ANALYSIS_STEPS } from './pattern-ambiguity.js';
 import { PatternFeatureError, parsePattern, type CharSet, type PatternNode } from './pattern-syntax.js';
 
@@ -112,7 +113,7 @@ function compile(source: string, budget: AnalysisBudget | undefined): Compiled |
     );
   }
   try {
-    return { matcher: RE2JS.compile(toRe2(tree)) };
+    return { matcher: loadRe2js().RE2JS.compile(toRe2(tree)) };
   } catch (error) {
     return refuse('UNSUPPORTED_PATTERN', `it cannot be compiled for linear-time matching: ${error instanceof Error ? error.message : String(error)}`);
   }

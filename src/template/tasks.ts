@@ -6,7 +6,6 @@
  * project's folder, without input, for a bounded time; a task that fails stops the ones after it.
  * Whether tasks run at all is the caller's decision (the user's consent): nothing here asks.
  */
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -87,7 +86,8 @@ export function runTask(task: PlannedTask, cwd: string, options: RunTasksOptions
     let output = '';
     let timedOut = false;
     let error: string | undefined;
-    const child = spawn(program, args, {
+    // node:child_process is loaded by the first run, not at import.
+    const child = process.getBuiltinModule('node:child_process').spawn(program, args, {
       cwd,
       shell: false,
       stdio: ['ignore', 'pipe', 'pipe'],

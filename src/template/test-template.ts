@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -321,7 +320,8 @@ const OUTPUT_TAIL = 4096;
 /** Runs a shell command in a folder with a time limit; kills the whole process group on timeout. */
 function runCommand(command: string, cwd: string, timeoutMs: number): Promise<CommandOutcome> {
   return new Promise((resolve) => {
-    const child = spawn(command, { cwd, shell: true, detached: process.platform !== 'win32', stdio: ['ignore', 'pipe', 'pipe'] });
+    // node:child_process is loaded by the first run, not at import.
+    const child = process.getBuiltinModule('node:child_process').spawn(command, { cwd, shell: true, detached: process.platform !== 'win32', stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     let timedOut = false;
     const append = (chunk: Buffer): void => {

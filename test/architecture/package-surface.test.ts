@@ -120,4 +120,49 @@ console.log(JSON.stringify(names));`,
     expect(groupsFor(['nosuch'])).toHaveLength(all);
     expect(groupsFor([])).toHaveLength(all);
   });
+
+  it('loads the costly packages only at first use: neither the package root nor its client bundles them in what it imports, and it imports few files', async () => {
+    const { buildConsumer } = await import('../../scripts/package-bundles.js');
+    const outdir = await mkdtemp(path.join(tmpdir(), 'consumer-bundle-'));
+    try {
+      const { outputs } = await buildConsumer(outdir);
+      for (const entry of ['src/index.ts', 'src/client/index.ts']) {
+        const start = Object.keys(outputs).find((file) => outputs[file]?.entryPoint === entry);
+        expect(start, entry).toBeDefined();
+        const loaded = new Set<string>();
+        const pending = [start!];
+        while (pending.length > 0) {
+          const file = pending.pop()!;
+          if (loaded.has(file)) continue;
+          loaded.add(file);
+          for (const imported of outputs[file]?.imports ?? []) if (imported.kind === 'import-statement' && outputs[imported.path]) pending.push(imported.path);
+        }
+        const sources = [...loaded].flatMap((file) => Object.keys(outputs[file]?.inputs ?? {}));
+        const heavy = /node_modules\/(ajv|ajv-formats|fast-uri|liquidjs|re2js|tar|minipass|semver|jose|ssri|picomatch|ignore|jsonc-parser|diff)\//;
+        expect(sources.filter((source) => heavy.test(source)), entry).toEqual([]);
+        // Each file is resolved, read and linked at import: the CLI's commands, bundled with the library, made the root 30.
+        expect(loaded.size, entry).toBeLessThanOrEqual(12);
+      }
+    } finally {
+      await rm(outdir, { recursive: true, force: true });
+    }
+  });
+
+  it('imports template-registry without loading or compiling a schema validator, and its sync API loads what it needs at the first call', () => {
+    const probe = `const api = await import('template-registry');
+const { createRequire } = await import('node:module');
+const loaded = () => Object.keys(createRequire(import.meta.url).cache).map((file) => file.split('/').pop()).sort();
+const atImport = loaded();
+const manifestErrors = api.schemaErrors('template-manifest', { name: 'x' }).length;
+const inRange = api.satisfiesRange('1.4.0', '^1.2.0');
+console.log(JSON.stringify({ atImport, manifestErrors, inRange, afterUse: loaded() }));`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    const result = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as { atImport: string[]; manifestErrors: number; inRange: boolean; afterUse: string[] };
+    expect(result.atImport.filter((file) => /ajv|semver/.test(file))).toEqual([]);
+    expect(result.manifestErrors).toBeGreaterThan(0);
+    expect(result.inRange).toBe(true);
+    expect(result.afterUse).toEqual(expect.arrayContaining(['vendor-ajv.cjs', 'vendor-semver.cjs']));
+  });
 });
+

@@ -1,0 +1,2 @@
+// .gitignore rules, matched as git matches them: loaded on first use through ./ignore.load.ts.
+export { default as ignore } from 'ignore';

@@ -1,0 +1,2 @@
+// Glob matching of a template's include and exclude globs: loaded on first use through ./picomatch.load.ts.
+export { default as picomatch } from 'picomatch';
