@@ -15,7 +15,7 @@
  * An archive whose bytes are a local file (the embedded store's blob) is hard-linked from it when
  * the file system allows, so publishing it writes no bytes; else it is copied.
  */
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { chmod, link, lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -24,7 +24,7 @@ import { pipeline } from 'node:stream/promises';
 import { mapLimit } from '../core/concurrency.js';
 import { readIfExists, removeLeftoverTemps, syncDirectory, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../core/files.js';
 import { FileSystemSync } from './file-system-sync.js';
-import { bytesOf, fileDigest, pieces, sizeOf, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
+import { bytesOf, fileDigest, pieces, sizeOf, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput, type StagedFile } from './output.js';
 
 export const BUILD_STATE_FILE = '.template-registry-build.json';
 /** The generator's build state (registry/build-state.ts): which versions and templates the last build made. */
@@ -71,6 +71,8 @@ export class FolderOutput implements RegistryOutput {
   #savedState: string | undefined;
   /** Whether archives are hard-linked from the store (until the file system refuses once). */
   #linking = true;
+  /** The temp file of each file staged by this output and not yet put or discarded. */
+  #staged = new WeakMap<StagedFile, string>();
 
   readonly #sync: FileSystemSync;
 
@@ -185,6 +187,43 @@ export class FolderOutput implements RegistryOutput {
     }
   }
 
+  /**
+   * A temp file beside `name`'s, written through a stream: `putInOrder` renames it into place, as
+   * the files it writes itself (so registry.json is never held in memory by a build that streams it).
+   */
+  async stage(name: string): Promise<StagedFile> {
+    const target = this.#path(name);
+    await this.#folder(target);
+    const temp = tempPathBeside(target);
+    const stream = createWriteStream(temp, { flags: 'wx' });
+    const finished = new Promise<void>((resolve, reject) => {
+      stream.once('close', () => (stream.errored ? reject(stream.errored) : resolve()));
+    });
+    // A failure is reported to whoever awaits `finished` (or writes); never an unhandled rejection.
+    finished.catch(() => undefined);
+    const staged: StagedFile = {
+      stream,
+      finished,
+      discard: async () => {
+        this.#staged.delete(staged);
+        stream.destroy();
+        await finished.catch(() => undefined);
+        await rm(temp, { force: true });
+      },
+    };
+    this.#staged.set(staged, temp);
+    return staged;
+  }
+
+  readSync(name: string): Buffer | undefined {
+    try {
+      return readFileSync(this.#path(name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
   async putInOrder(files: readonly OutputFile[]): Promise<void> {
     if (files.length === 0) return;
     // Every temp file written, one flush for all of them, then the renames in order: a few
@@ -194,6 +233,15 @@ export class FolderOutput implements RegistryOutput {
       for (const file of files) {
         const target = this.#path(file.name);
         await this.#folder(target);
+        if (file.staged) {
+          // Already written beside its name (stage).
+          const temp = this.#staged.get(file.staged);
+          if (temp === undefined) throw new Error(`${file.name} was not staged by this output, or was put or discarded already`);
+          this.#staged.delete(file.staged);
+          staged.push({ file, target, temp });
+          await file.staged.finished;
+          continue;
+        }
         const temp = tempPathBeside(target);
         staged.push({ file, target, temp });
         await writeFile(temp, file.data ?? pieces(file.parts), { flag: 'wx' });
