@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 
 import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate } from '../../src/publish/index.js';
-import { buildRegistry, RegistryBuilder } from '../../src/registry/build.js';
+import { buildRegistry, LISTING_BATCH, RegistryBuilder } from '../../src/registry/build.js';
 import type { RegistrySource, SourceVersion } from '../../src/registry/source.js';
 import { storeSource } from '../../src/store/source.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
@@ -98,13 +98,14 @@ describe('a full build by build-registry (a builder with a build state)', () => 
     }
   });
 
-  it('reads the source at most 500 templates at a time, never all at once', async () => {
+  it('reads the source at most LISTING_BATCH (50) templates at a time, never all at once', async () => {
     const versions = Array.from({ length: 2_001 }, (_, index) => version(`t-${String(index).padStart(4, '0')}`, '1.0.0'));
     const source = batchedSource(versions);
     const outDir = await tempDir('tr-stream-');
     const result = await buildRegistry(source, { outDir, now: () => NOW, state: true, catalog: false });
     expect(source.whole).toBe(0);
-    expect(source.reads.map((names) => names.length)).toEqual([500, 500, 500, 500, 1]);
+    expect(LISTING_BATCH).toBe(50);
+    expect(source.reads.map((names) => names.length)).toEqual([...Array.from({ length: 40 }, () => 50), 1]);
     expect(result.counts).toEqual({ entries: 2_001, templates: 2_001 });
     const bytes = await readFile(path.join(outDir, 'registry.json'));
     const registry = JSON.parse(bytes.toString('utf8')) as { templates: { id: string }[] };
@@ -146,7 +147,7 @@ describe('a full build by build-registry (a builder with a build state)', () => 
   });
 
   it('writes registry.json while it reads the source: the entries of the batches read so far are on disk, staged beside it', async () => {
-    // About 3.6 KB of JSON per version: each batch of 500 is some 1.8 MB of registry.json.
+    // About 3.6 KB of JSON per version: 3.6 MB of registry.json in all.
     const long = 'A template with a long description to make the document large. '.repeat(50);
     const versions = Array.from({ length: 1_001 }, (_, index) => version(`t-${String(index).padStart(4, '0')}`, '1.0.0', { description: long }));
     const outDir = await tempDir('tr-stream-');
@@ -167,17 +168,20 @@ describe('a full build by build-registry (a builder with a build state)', () => 
     };
     await buildRegistry(watched, { outDir, now: () => NOW, state: true, catalog: false });
     const registry = await readFile(path.join(outDir, 'registry.json'));
-    // Before the third batch is read, the first two batches' 1,000 entries are on disk (but for the
-    // last megabyte, written with the next one).
+    // Before the last batch (one template) is read, the 1,000 entries before it are on disk but for
+    // the last megabyte, written with the next one.
     expect(registry.length).toBeGreaterThan(3.5 * 1024 * 1024);
+    expect(staged).toHaveLength(21);
     expect(staged[0]).toBe(0);
-    expect(staged[2]).toBeGreaterThan(registry.length - 3_600 - 1024 * 1024);
+    expect(staged.at(-1)).toBeGreaterThan(registry.length - 2 * 3_700 - 1024 * 1024);
     // Nothing staged is left once the build is done.
     expect((await readdir(outDir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
   it('leaves the previous registry.json and no staged file when the source fails half-way through a streamed build', async () => {
-    const versions = Array.from({ length: 1_200 }, (_, index) => version(`t-${String(index).padStart(4, '0')}`, '1.0.0'));
+    // Some 6.5 KB per version: when the 20th batch fails, 6 MB of registry.json were written and compressed.
+    const long = 'A template with a long description to make the document large. '.repeat(100);
+    const versions = Array.from({ length: 1_200 }, (_, index) => version(`t-${String(index).padStart(4, '0')}`, '1.0.0', { description: long }));
     const outDir = await tempDir('tr-stream-');
     await buildRegistry(batchedSource(versions.slice(0, 3)), { outDir, now: () => NOW, state: true, catalog: false });
     const before = await filesOf(outDir);
@@ -188,7 +192,7 @@ describe('a full build by build-registry (a builder with a build state)', () => 
       ...failing,
       // Another store: the build state is not used, the build is a full one (read in batches).
       identity: 'another-store',
-      byTemplate: () => Promise.resolve({ names: listing.names, versionsOf: (names) => (++reads === 3 ? Promise.reject(new Error('the store went away')) : listing.versionsOf(names)) }),
+      byTemplate: () => Promise.resolve({ names: listing.names, versionsOf: (names) => (++reads === 20 ? Promise.reject(new Error('the store went away')) : listing.versionsOf(names)) }),
     };
     await expect(buildRegistry(source, { outDir, now: () => new Date('2026-04-01T00:00:00.000Z'), state: true, catalog: false })).rejects.toThrow('the store went away');
     const after = await filesOf(outDir);
