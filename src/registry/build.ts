@@ -23,8 +23,9 @@
  * A `RegistryBuilder` remembers the entries of the versions it has seen (a manifest of a published
  * version never changes): the server keeps one, so a rebuild after an upload serializes only what
  * changed. One that keeps a build state in its output (`state`, what `build-registry` does) keeps
- * nothing in memory instead: its full build reads the source a few templates at a time and writes
- * registry.json from its parts, so it never holds every entry at once.
+ * nothing in memory instead: its full build reads the source a few templates at a time and, where
+ * the output can stage files, streams registry.json and its variants into staged files as each
+ * batch is made (streamed-document.ts), so it never holds every entry, nor registry.json's bytes.
  */
 import { createHash } from 'node:crypto';
 import { Readable, type Transform } from 'node:stream';
@@ -54,7 +55,6 @@ import { exactPieces, LARGE_DOCUMENT, StreamedDocument } from './streamed-docume
 import type { RegistrySource, SourceVersion, UnchangedVersion } from './source.js';
 import { buildStateBytes, compact, flagOf, readBuildState, revisionOf, STATE_ARCHIVE, STATE_ATTESTATION, stateFingerprint, type BuildState, type StateTemplate } from './build-state.js';
 import type { IndexLine } from '../core/registry-index.js';
-
 
 export const REGISTRY_FILE = 'registry.json';
 export const CATALOG_FILE = 'index.html';
