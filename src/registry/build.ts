@@ -270,10 +270,12 @@ function partsDigest(parts: readonly Buffer[], algorithm: DigestAlgorithm): stri
  */
 /** A template's file: its entries, then (for the catalog) its page text as JSON. */
 function templateFileBytes(id: string, entries: readonly TemplateEntry[], page?: string): { data: Buffer; versions: Buffer } {
-  const head = Buffer.from(`{"id":${JSON.stringify(id)},"versions":[`, 'utf8');
-  const versions = Buffer.from(entries.map((entry) => JSON.stringify(entry)).join(','), 'utf8');
-  const data = Buffer.concat([head, versions, Buffer.from(page === undefined ? ']}\n' : `],"page":${page}}\n`, 'utf8')]);
-  return { data, versions: data.subarray(head.length, head.length + versions.length) };
+  const head = `{"id":${JSON.stringify(id)},"versions":`;
+  // One string, one copy into a buffer: the entries' array as JSON.stringify writes it.
+  const versions = JSON.stringify(entries);
+  const data = Buffer.from(`${head}${versions}${page === undefined ? '}\n' : `,"page":${page}}\n`}`, 'utf8');
+  const start = Buffer.byteLength(head, 'utf8') + 1;
+  return { data, versions: data.subarray(start, start + Buffer.byteLength(versions, 'utf8') - 2) };
 }
 
 /**
