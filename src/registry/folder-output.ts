@@ -15,7 +15,7 @@
  * An archive whose bytes are a local file (the embedded store's blob) is hard-linked from it when
  * the file system allows, so publishing it writes no bytes; else it is copied.
  */
-import { createWriteStream } from 'node:fs';
+import { closeSync, createWriteStream, fstatSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { chmod, link, lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -24,7 +24,7 @@ import { pipeline } from 'node:stream/promises';
 import { mapLimit } from '../core/concurrency.js';
 import { readIfExists, removeLeftoverTemps, syncDirectory, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../core/files.js';
 import { FileSystemSync } from './file-system-sync.js';
-import { bytesOf, fileDigest, pieces, sizeOf, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput } from './output.js';
+import { bytesOf, fileDigest, pieces, sizeOf, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput, type StagedFile } from './output.js';
 
 export const BUILD_STATE_FILE = '.template-registry-build.json';
 /** The generator's build state (registry/build-state.ts): which versions and templates the last build made. */
@@ -54,6 +54,13 @@ function parseState(bytes: Buffer | undefined): BuildState | undefined {
   }
 }
 
+/**
+ * A file up to this size is written with blocking calls (open, write, stat, close: some 50 µs each on
+ * a local disk): 10,000 template files through the thread pool cost four round trips each, more
+ * than the writes. Larger files (and durable ones) go through the thread pool.
+ */
+const WRITE_NOW_LIMIT = 64 * 1024;
+
 /** Published archives are read-only: a hard-linked one shares its inode with the store's blob. */
 const PUBLISHED_ARCHIVE_MODE = 0o444;
 
@@ -71,6 +78,8 @@ export class FolderOutput implements RegistryOutput {
   #savedState: string | undefined;
   /** Whether archives are hard-linked from the store (until the file system refuses once). */
   #linking = true;
+  /** The temp file of each file staged by this output and not yet put or discarded. */
+  #staged = new WeakMap<StagedFile, string>();
 
   readonly #sync: FileSystemSync;
 
@@ -156,6 +165,7 @@ export class FolderOutput implements RegistryOutput {
       this.#remember(file.name, { size: sizeOf(file), mtimeMs: info.mtimeMs, digest: fileDigest(file, 'sha256') });
       return;
     }
+    if (file.data !== undefined && file.data.length <= WRITE_NOW_LIMIT) return this.#putNow(file, file.data, target);
     // A file the folder does not hold yet is named by no entry point: it is written in place (a
     // torn one left by a crash is unknown to the next build, which compares and rewrites it).
     const fresh = !this.#known?.has(file.name);
@@ -185,6 +195,73 @@ export class FolderOutput implements RegistryOutput {
     }
   }
 
+  /**
+   * A temp file beside `name`'s, written through a stream: `putInOrder` renames it into place, as
+   * the files it writes itself (so registry.json is never held in memory by a build that streams it).
+   */
+  async stage(name: string): Promise<StagedFile> {
+    const target = this.#path(name);
+    await this.#folder(target);
+    const temp = tempPathBeside(target);
+    const stream = createWriteStream(temp, { flags: 'wx' });
+    const finished = new Promise<void>((resolve, reject) => {
+      stream.once('close', () => (stream.errored ? reject(stream.errored) : resolve()));
+    });
+    // A failure is reported to whoever awaits `finished` (or writes); never an unhandled rejection.
+    finished.catch(() => undefined);
+    const staged: StagedFile = {
+      stream,
+      finished,
+      discard: async () => {
+        this.#staged.delete(staged);
+        stream.destroy();
+        await finished.catch(() => undefined);
+        await rm(temp, { force: true });
+      },
+    };
+    this.#staged.set(staged, temp);
+    return staged;
+  }
+
+  readSync(name: string): Buffer | undefined {
+    try {
+      return readFileSync(this.#path(name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
+  /** `put` of a small file with blocking calls (WRITE_NOW_LIMIT): the same rules, in place when fresh, else a temp file renamed. */
+  #putNow(file: OutputFile, data: Buffer, target: string): void {
+    const { name } = file;
+    const fresh = !this.#known?.has(name);
+    const temp = fresh ? target : tempPathBeside(target);
+    let fd: number;
+    try {
+      fd = openSync(temp, 'wx');
+    } catch (error) {
+      if (!fresh || (error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      this.#known?.set(name, { size: -1, mtimeMs: 0 });
+      return this.#putNow(file, data, target);
+    }
+    try {
+      let mtimeMs: number;
+      try {
+        for (let offset = 0; offset < data.length; ) offset += writeSync(fd, data, offset, data.length - offset);
+        mtimeMs = fstatSync(fd).mtimeMs;
+      } finally {
+        closeSync(fd);
+      }
+      if (!fresh) renameSync(temp, target);
+      this.#remember(name, { size: data.length, mtimeMs, digest: fileDigest(file, 'sha256') });
+      this.#unflushed.add(target);
+    } catch (error) {
+      rmSync(temp, { force: true });
+      throw error;
+    }
+  }
+
   async putInOrder(files: readonly OutputFile[]): Promise<void> {
     if (files.length === 0) return;
     // Every temp file written, one flush for all of them, then the renames in order: a few
@@ -194,6 +271,15 @@ export class FolderOutput implements RegistryOutput {
       for (const file of files) {
         const target = this.#path(file.name);
         await this.#folder(target);
+        if (file.staged) {
+          // Already written beside its name (stage).
+          const temp = this.#staged.get(file.staged);
+          if (temp === undefined) throw new Error(`${file.name} was not staged by this output, or was put or discarded already`);
+          this.#staged.delete(file.staged);
+          staged.push({ file, target, temp });
+          await file.staged.finished;
+          continue;
+        }
         const temp = tempPathBeside(target);
         staged.push({ file, target, temp });
         await writeFile(temp, file.data ?? pieces(file.parts), { flag: 'wx' });

@@ -5,14 +5,36 @@
  * what was written is made durable before the entry points (index.json, registry.json) name it.
  */
 import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 
 /**
  * One file of the registry, with the HTTP metadata a static host should serve it with. Its bytes are
  * `data`, or the pieces `parts` in order (registry.json of a build that keeps nothing between builds:
  * its 100 MB are never joined in memory; `bytesOf` joins them where an output must).
  */
-export type OutputFile = OutputFileHead & ({ data: Buffer; parts?: undefined } | { parts: readonly Buffer[]; data?: undefined });
+export type OutputFile = OutputFileHead & ({ data: Buffer; parts?: undefined; staged?: undefined } | { parts: readonly Buffer[]; data?: undefined; staged?: undefined } | StagedOutputFile);
+
+/**
+ * A file already written to the output's staging (`RegistryOutput.stage`), complete, with its size
+ * and digests (streamed-document.ts: registry.json and its variants, never held in memory).
+ */
+export interface StagedOutputFile {
+  staged: StagedFile;
+  size: number;
+  digests: Partial<Record<DigestAlgorithm, string>>;
+  data?: undefined;
+  parts?: undefined;
+}
+
+/** A file being written beside its name, invisible under it until `putInOrder` is given it (or discarded). */
+export interface StagedFile {
+  /** Takes the bytes in order; end it when they are all written. */
+  readonly stream: Writable;
+  /** Settles once `stream` was ended and every byte is in the staged file (rejects when writing failed). */
+  readonly finished: Promise<void>;
+  /** Removes the staged file (a build that failed, or bytes the output already holds). */
+  discard(): Promise<void>;
+}
 
 /** A file whose bytes are one buffer. */
 export type BytesFile = OutputFileHead & { data: Buffer; parts?: undefined };
@@ -80,6 +102,14 @@ export interface RegistryOutput {
    * them are on stable storage when the promise settles (so none names a file a crash could lose).
    */
   putInOrder(files: readonly OutputFile[]): Promise<void>;
+  /**
+   * Starts writing `name` a piece at a time, beside it: it takes the place of `name` when `putInOrder`
+   * is given it, and is never seen before (absent on an output that cannot: the builder then holds
+   * the bytes until written).
+   */
+  stage?(name: string): Promise<StagedFile>;
+  /** The bytes of one file now (the document a build that kept nothing is asked for); with `stage`. */
+  readSync?(name: string): Buffer | undefined;
   /** Publishes an archive: written once, visible only after `archive.verify()` passed. */
   putArchive(archive: OutputArchive): Promise<void>;
   /** Makes every file put so far durable (the entry points are written after this). */
@@ -178,13 +208,16 @@ export function fileDigest(file: OutputFile, algorithm: DigestAlgorithm): string
 }
 
 /** The bytes of a file as pieces, in order. */
-export const partsOf = (file: OutputFile): readonly Buffer[] => file.parts ?? [file.data];
+export function partsOf(file: OutputFile): readonly Buffer[] {
+  if (file.staged) throw new Error(`${file.name} is staged: its bytes are not in memory`);
+  return file.parts ?? [file.data];
+}
 
 /** How many bytes a file has. */
-export const sizeOf = (file: OutputFile): number => (file.parts ? file.parts.reduce((sum, part) => sum + part.length, 0) : file.data.length);
+export const sizeOf = (file: OutputFile): number => (file.staged ? file.size : file.parts ? file.parts.reduce((sum, part) => sum + part.length, 0) : file.data.length);
 
 /** The bytes of a file as one buffer (joined, for an output that takes nothing else). */
-export const bytesOf = (file: OutputFile): Buffer => file.data ?? Buffer.concat(file.parts);
+export const bytesOf = (file: OutputFile): Buffer => file.data ?? Buffer.concat(partsOf(file));
 
 /** `parts` in pieces of about a megabyte (a write or a compression step per 10 KB piece costs more than the bytes). */
 export function* pieces(parts: readonly Buffer[], size = 1024 * 1024): Generator<Buffer> {

@@ -4,7 +4,7 @@
  * manifests and entries go once their files are written, and writes registry.json from its parts.
  * Its output is byte for byte what the server's builder (which keeps everything) writes.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 
 import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate } from '../../src/publish/index.js';
-import { buildRegistry, RegistryBuilder } from '../../src/registry/build.js';
+import { buildRegistry, LISTING_BATCH, RegistryBuilder } from '../../src/registry/build.js';
 import type { RegistrySource, SourceVersion } from '../../src/registry/source.js';
 import { storeSource } from '../../src/store/source.js';
 import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
@@ -98,13 +98,14 @@ describe('a full build by build-registry (a builder with a build state)', () => 
     }
   });
 
-  it('reads the source at most 500 templates at a time, never all at once', async () => {
+  it('reads the source at most LISTING_BATCH (50) templates at a time, never all at once', async () => {
     const versions = Array.from({ length: 2_001 }, (_, index) => version(`t-${String(index).padStart(4, '0')}`, '1.0.0'));
     const source = batchedSource(versions);
     const outDir = await tempDir('tr-stream-');
     const result = await buildRegistry(source, { outDir, now: () => NOW, state: true, catalog: false });
     expect(source.whole).toBe(0);
-    expect(source.reads.map((names) => names.length)).toEqual([500, 500, 500, 500, 1]);
+    expect(LISTING_BATCH).toBe(50);
+    expect(source.reads.map((names) => names.length)).toEqual([...Array.from({ length: 40 }, () => 50), 1]);
     expect(result.counts).toEqual({ entries: 2_001, templates: 2_001 });
     const bytes = await readFile(path.join(outDir, 'registry.json'));
     const registry = JSON.parse(bytes.toString('utf8')) as { templates: { id: string }[] };
@@ -124,5 +125,78 @@ describe('a full build by build-registry (a builder with a build state)', () => 
     expect(result.skipped).toEqual([{ id: 'b', version: '1.0', violations: [expect.objectContaining({ pointer: '/version', code: 'PATTERN' })] }]);
     const registry = JSON.parse(await readFile(path.join(outDir, 'registry.json'), 'utf8')) as { templates: { id: string; version: string }[] };
     expect(registry.templates.map((entry) => `${entry.id}@${entry.version}`)).toEqual(['a@1.0.0', 'b@1.1.0', 'c@1.0.0']);
+  });
+
+  it('writes registry.json over 4 MB and its variants byte for byte as the server\'s builder does', async () => {
+    // 4,000 versions of about 1.6 KB of JSON each: above the size where the variants' compression
+    // levels no longer depend on the size, and several pieces of what the compressors are fed.
+    const long = 'A template with a long description to make the document large. '.repeat(14);
+    const versions = Array.from({ length: 400 }, (_, t) => Array.from({ length: 10 }, (_, v) => version(`t-${String(t).padStart(3, '0')}`, `1.${v}.0`, { description: `${long}${t}/${v}` }))).flat();
+    const streamed = await tempDir('tr-stream-');
+    const kept = await tempDir('tr-kept-');
+    const result = await buildRegistry(batchedSource(versions), { outDir: streamed, now: () => NOW, state: true, catalog: false });
+    const reference = await buildRegistry(batchedSource(versions), { outDir: kept, now: () => NOW, catalog: false });
+    const ours = await filesOf(streamed);
+    const theirs = await filesOf(kept);
+    expect((theirs.get('registry.json') as Buffer).length).toBeGreaterThan(4 * 1024 * 1024);
+    for (const name of ['registry.json', 'registry.json.gz', 'registry.json.br', 'index.json', 'index.json.gz', 'index.json.br']) {
+      expect({ name, same: ours.get(name)?.equals(theirs.get(name) as Buffer) }).toEqual({ name, same: true });
+    }
+    expect(brotliDecompressSync(ours.get('registry.json.br') as Buffer).equals(ours.get('registry.json') as Buffer)).toBe(true);
+    expect(result.etag).toBe(reference.etag);
+  });
+
+  it('writes registry.json while it reads the source: the entries of the batches read so far are on disk, staged beside it', async () => {
+    // About 3.6 KB of JSON per version: 3.6 MB of registry.json in all.
+    const long = 'A template with a long description to make the document large. '.repeat(50);
+    const versions = Array.from({ length: 1_001 }, (_, index) => version(`t-${String(index).padStart(4, '0')}`, '1.0.0', { description: long }));
+    const outDir = await tempDir('tr-stream-');
+    const source = batchedSource(versions);
+    const listing = await (source.byTemplate as NonNullable<RegistrySource['byTemplate']>)();
+    const staged: number[] = [];
+    const watched: RegistrySource = {
+      ...source,
+      byTemplate: () =>
+        Promise.resolve({
+          names: listing.names,
+          versionsOf: async (names) => {
+            const temps = (await readdir(outDir)).filter((name) => name.startsWith('.registry.json.') && name.endsWith('.tmp') && !name.includes('.json.gz.') && !name.includes('.json.br.'));
+            staged.push((await Promise.all(temps.map(async (name) => (await stat(path.join(outDir, name))).size))).reduce((sum, size) => sum + size, 0));
+            return listing.versionsOf(names);
+          },
+        }),
+    };
+    await buildRegistry(watched, { outDir, now: () => NOW, state: true, catalog: false });
+    const registry = await readFile(path.join(outDir, 'registry.json'));
+    // Before the last batch (one template) is read, the 1,000 entries before it are on disk but for
+    // the last megabyte, written with the next one.
+    expect(registry.length).toBeGreaterThan(3.5 * 1024 * 1024);
+    expect(staged).toHaveLength(21);
+    expect(staged[0]).toBe(0);
+    expect(staged.at(-1)).toBeGreaterThan(registry.length - 2 * 3_700 - 1024 * 1024);
+    // Nothing staged is left once the build is done.
+    expect((await readdir(outDir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('leaves the previous registry.json and no staged file when the source fails half-way through a streamed build', async () => {
+    // Some 6.5 KB per version: when the 20th batch fails, 6 MB of registry.json were written and compressed.
+    const long = 'A template with a long description to make the document large. '.repeat(100);
+    const versions = Array.from({ length: 1_200 }, (_, index) => version(`t-${String(index).padStart(4, '0')}`, '1.0.0', { description: long }));
+    const outDir = await tempDir('tr-stream-');
+    await buildRegistry(batchedSource(versions.slice(0, 3)), { outDir, now: () => NOW, state: true, catalog: false });
+    const before = await filesOf(outDir);
+    const failing = batchedSource(versions);
+    const listing = await (failing.byTemplate as NonNullable<RegistrySource['byTemplate']>)();
+    let reads = 0;
+    const source: RegistrySource = {
+      ...failing,
+      // Another store: the build state is not used, the build is a full one (read in batches).
+      identity: 'another-store',
+      byTemplate: () => Promise.resolve({ names: listing.names, versionsOf: (names) => (++reads === 20 ? Promise.reject(new Error('the store went away')) : listing.versionsOf(names)) }),
+    };
+    await expect(buildRegistry(source, { outDir, now: () => new Date('2026-04-01T00:00:00.000Z'), state: true, catalog: false })).rejects.toThrow('the store went away');
+    const after = await filesOf(outDir);
+    for (const name of ['registry.json', 'registry.json.gz', 'registry.json.br', 'index.json']) expect(after.get(name)?.equals(before.get(name) as Buffer)).toBe(true);
+    expect((await readdir(outDir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 });

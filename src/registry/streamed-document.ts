@@ -1,0 +1,207 @@
+/**
+ * A large document (registry.json of a build that keeps nothing between builds) written as it is
+ * produced: each piece goes to a staged file of the output, into its gzip and brotli compressors
+ * (whose output goes to staged files too) and into its digests, and is let go. Nothing holds the
+ * document's bytes: a build's memory no longer grows with registry.json. The staged files become
+ * visible under their names only when the builder puts them in order (`RegistryOutput.putInOrder`).
+ *
+ * The variants are the bytes `variantsOf` (build.ts) makes of the same document: both feed the
+ * compressors pieces of exactly `COMPRESSION_PIECE` bytes (brotli's output depends on how its input
+ * is cut), with the options of `compressionOptions`, which are the same for every size above
+ * `LARGE_DOCUMENT`; below it the size is known before the first piece is compressed (held until then).
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { once } from 'node:events';
+import { Transform, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createBrotliCompress, createGzip, type BrotliOptions, type ZlibOptions } from 'node:zlib';
+
+import type { DigestAlgorithm, OutputFile, RegistryOutput, StagedFile } from './output.js';
+
+/** What the compressors are fed at a time: the same cut whether the document is streamed or held. */
+export const COMPRESSION_PIECE = 1024 * 1024;
+/** Above this size a document is compressed with the same options whatever its size (`compressionOptions`). */
+export const LARGE_DOCUMENT = 4 * 1024 * 1024;
+
+/** `parts` (in order) cut into pieces of exactly `size` bytes, the last one shorter. */
+export function* exactPieces(parts: Iterable<Buffer>, size = COMPRESSION_PIECE): Generator<Buffer> {
+  let pending: Buffer[] = [];
+  let pendingSize = 0;
+  for (let part of parts) {
+    while (pendingSize + part.length >= size) {
+      const take = size - pendingSize;
+      pending.push(part.subarray(0, take));
+      yield pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, size);
+      part = part.subarray(take);
+      pending = [];
+      pendingSize = 0;
+    }
+    if (part.length > 0) {
+      pending.push(part);
+      pendingSize += part.length;
+    }
+  }
+  if (pendingSize > 0) yield pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingSize);
+}
+
+/** Writes `chunk` to `stream`, waiting while the stream holds more than it wants (or failing with it). */
+async function writeTo(stream: Writable, chunk: Buffer): Promise<void> {
+  if (stream.write(chunk)) return;
+  await once(stream, 'drain');
+}
+
+type Compressors = (size: number) => { gzip: ZlibOptions; brotli: BrotliOptions };
+
+interface Variant {
+  staged: StagedFile;
+  compressor: Writable;
+  done: Promise<void>;
+  /** The compressed bytes' size and digest (the output's algorithm), known once `done`. */
+  counted: { size: number; hash: Hash };
+}
+
+/** A pass-through that counts and hashes what goes through it. */
+function counting(counted: { size: number; hash: Hash }): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      counted.size += chunk.length;
+      counted.hash.update(chunk);
+      callback(null, chunk);
+    },
+  });
+}
+
+/** A document streamed into staged files: see the module comment. */
+export class StreamedDocument {
+  #hashes: Map<DigestAlgorithm, Hash>;
+  #size = 0;
+  /** Bytes not yet a whole piece. */
+  #pending: Buffer[] = [];
+  #pendingSize = 0;
+  /** Whole pieces held until the document is known to be large (or ends). */
+  #early: Buffer[] | undefined = [];
+  #variants: Variant[] | undefined;
+  #staged: StagedFile[];
+
+  private constructor(
+    readonly name: string,
+    private readonly output: RegistryOutput,
+    private readonly file: StagedFile,
+    private readonly options: Compressors,
+    algorithms: readonly DigestAlgorithm[],
+  ) {
+    this.#hashes = new Map([...new Set(algorithms)].map((algorithm) => [algorithm, createHash(algorithm)]));
+    this.#staged = [file];
+  }
+
+  /** Starts `name` in `output` (which must offer `stage`), hashed with `algorithms`. */
+  static async open(output: RegistryOutput, name: string, options: Compressors, algorithms: readonly DigestAlgorithm[]): Promise<StreamedDocument> {
+    if (!output.stage) throw new Error(`${output.location} cannot stage files`);
+    return new StreamedDocument(name, output, await output.stage(name), options, algorithms);
+  }
+
+  /** How many bytes were written so far. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** The digest (hex) of the bytes written so far followed by `tail`, without writing `tail`. */
+  digestWith(tail: Buffer, algorithm: DigestAlgorithm): string {
+    const hash = this.#hashes.get(algorithm);
+    if (!hash) throw new Error(`${this.name} is not hashed with ${algorithm}`);
+    return hash.copy().update(tail).digest('hex');
+  }
+
+  async write(chunk: Buffer): Promise<void> {
+    if (chunk.length === 0) return;
+    for (const hash of this.#hashes.values()) hash.update(chunk);
+    this.#size += chunk.length;
+    this.#pending.push(chunk);
+    this.#pendingSize += chunk.length;
+    if (this.#pendingSize < COMPRESSION_PIECE) return;
+    const pieces = [...exactPieces(this.#pending)];
+    const rest = pieces.at(-1) as Buffer;
+    const whole = rest.length === COMPRESSION_PIECE ? pieces : pieces.slice(0, -1);
+    // The rest is copied: it may be a view of a caller's buffer that would otherwise be kept alive.
+    this.#pending = rest.length === COMPRESSION_PIECE ? [] : [Buffer.from(rest)];
+    this.#pendingSize = rest.length === COMPRESSION_PIECE ? 0 : rest.length;
+    for (const piece of whole) await this.#piece(piece);
+  }
+
+  async #piece(piece: Buffer): Promise<void> {
+    await writeTo(this.file.stream, piece);
+    if (this.#early) {
+      this.#early.push(piece);
+      if (this.#early.length * COMPRESSION_PIECE <= LARGE_DOCUMENT) return;
+      // Large: the options are those of every large document, the size no longer matters.
+      const early = this.#early;
+      this.#early = undefined;
+      await this.#startVariants(this.options(this.#size));
+      for (const held of early) await this.#compress(held);
+      return;
+    }
+    await this.#compress(piece);
+  }
+
+  async #startVariants(options: { gzip: ZlibOptions; brotli: BrotliOptions }): Promise<void> {
+    const variants: Variant[] = [];
+    this.#variants = variants;
+    for (const [suffix, compressor] of [
+      ['gz', createGzip(options.gzip)],
+      ['br', createBrotliCompress(options.brotli)],
+    ] as const) {
+      const staged = await (this.output.stage as (name: string) => Promise<StagedFile>)(`${this.name}.${suffix}`);
+      this.#staged.push(staged);
+      const counted = { size: 0, hash: createHash(this.output.digest) };
+      const done = pipeline(compressor, counting(counted), staged.stream).then(() => staged.finished);
+      // A failure is reported by `end`; until then a waiting write must not hang on it.
+      done.catch(() => undefined);
+      variants.push({ staged, compressor, done, counted });
+    }
+  }
+
+  async #compress(piece: Buffer): Promise<void> {
+    await Promise.all((this.#variants ?? []).map((variant) => Promise.race([writeTo(variant.compressor, piece), variant.done])));
+  }
+
+  /**
+   * Ends the document (and its variants) and gives the files to put in order: the variants, then
+   * the document; their sizes and digests are known.
+   */
+  async end(head: { contentType: string; cacheControl: string }): Promise<{ file: OutputFile; variants: OutputFile[] }> {
+    for (const piece of exactPieces(this.#pending)) await this.#piece(piece);
+    this.#pending = [];
+    this.#pendingSize = 0;
+    if (this.#early) {
+      // Small: compressed now that its size is known, as `variantsOf` does.
+      const early = this.#early;
+      this.#early = undefined;
+      await this.#startVariants(this.options(this.#size));
+      for (const piece of early) await this.#compress(piece);
+    }
+    this.file.stream.end();
+    const variants = this.#variants ?? [];
+    for (const variant of variants) variant.compressor.end();
+    await Promise.all([this.file.finished, ...variants.map((variant) => variant.done)]);
+    const digests = Object.fromEntries([...this.#hashes].map(([algorithm, hash]) => [algorithm, hash.digest('hex')]));
+    const { contentType, cacheControl } = head;
+    return {
+      file: { name: this.name, staged: this.file, size: this.#size, digests, contentType, cacheControl },
+      variants: variants.map(({ staged, counted }, index) => ({
+        name: `${this.name}.${index === 0 ? 'gz' : 'br'}`,
+        staged,
+        size: counted.size,
+        digests: { [this.output.digest]: counted.hash.digest('hex') },
+        contentType,
+        cacheControl,
+        contentEncoding: index === 0 ? ('gzip' as const) : ('br' as const),
+      })),
+    };
+  }
+
+  /** Removes every staged file (a build that failed, or a document the output already holds). */
+  async discard(): Promise<void> {
+    for (const variant of this.#variants ?? []) variant.compressor.destroy();
+    await Promise.all(this.#staged.map((staged) => staged.discard()));
+  }
+}
