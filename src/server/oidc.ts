@@ -15,8 +15,9 @@ import type { decodeProtectedHeader, FetchImplementation, JWTPayload, JWTVerifyG
 
 import { loadJose } from '../core/lazy/jose.load.js';
 
-/** The issuer of GitHub Actions' ID tokens on github.com, always trusted. */
-export const GITHUB_ACTIONS_ISSUER = 'https://token.actions.githubusercontent.com';
+import { GITHUB_ACTIONS_ISSUER } from '../core/trusted-publisher-fields.js';
+
+export { GITHUB_ACTIONS_ISSUER };
 
 /** Seconds a token's `exp`, `nbf` and `iat` may be off by (clocks of the runner, the issuer and this server differ). */
 export const CLOCK_TOLERANCE_SECONDS = 60;

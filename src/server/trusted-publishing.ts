@@ -22,14 +22,7 @@ import type { VerifiedIdToken } from './oidc.js';
 /** How long a token minted for trusted publishing lives. */
 export const EXCHANGED_TOKEN_LIFETIME_MS = 15 * 60 * 1000;
 
-/** A workflow file below `.github/workflows/`: a plain file name ending in .yml or .yaml. */
-export const WORKFLOW_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}\.ya?ml$/;
-
-/** `owner/name` as GitHub allows them. */
-export const REPOSITORY_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/[A-Za-z0-9._-]{1,100}$/;
-
-/** A ref pattern: a git ref, `*` standing for any characters. */
-export const REF_PATTERN = /^refs\/[^\s\\]{1,250}$/;
+export { REF_PATTERN, REPOSITORY_PATTERN, WORKFLOW_PATTERN } from '../core/trusted-publisher-fields.js';
 
 /**
  * The workflow file `job_workflow_ref` names for the token's repository and ref (or sha), or

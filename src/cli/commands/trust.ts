@@ -10,9 +10,8 @@ import type { Command } from 'commander';
 
 import { errorMessage } from '../../core/errors.js';
 import { isTemplateName } from '../../core/versions.js';
-import { GITHUB_ACTIONS_ISSUER } from '../../server/oidc.js';
 import type { TrustedPublisherView } from '../../server/routes/trusted-publishers.js';
-import { REF_PATTERN, REPOSITORY_PATTERN, WORKFLOW_PATTERN } from '../../server/trusted-publishing.js';
+import { GITHUB_ACTIONS_ISSUER, REF_PATTERN, REPOSITORY_PATTERN, WORKFLOW_PATTERN } from '../../core/trusted-publisher-fields.js';
 import { EXIT, type CliIo } from '../io.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 import { apiClientOf, REGISTRY_FLAG_HELP, serverOf, tokenFlagHelp, type ServerFlags, type WriteServer } from '../write-api.js';
