@@ -13,6 +13,7 @@ import type { TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, beforeBody, envelope } from '../envelope.js';
 import { partText } from '../json-input.js';
+import { CHECK_UNPACK } from '../archive-check.js';
 import { publishVersion, type ReceivedArchive, type UnpackOutcome } from '../upload-service.js';
 import { UPLOADS } from '../rate-limit.js';
 
@@ -134,7 +135,7 @@ async function sha256Of(source: AsyncIterable<Buffer>, unpacker: ArchiveUnpacker
 function newUnpacker(context: ServerContext, received: ReceivedUpload): ArchiveUnpacker {
   // Named after this process, so that a start after a kill removes it (core/temp-owner.ts).
   received.unpackDir ??= context.storage.versions.uploadTempPath('.check');
-  return new ArchiveUnpacker(received.unpackDir);
+  return new ArchiveUnpacker(received.unpackDir, {}, CHECK_UNPACK);
 }
 
 /**
