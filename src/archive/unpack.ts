@@ -102,7 +102,7 @@ export class ArchiveUnpacker {
   readonly #root: string;
   readonly #headOnly: HeadOnly | undefined;
   /** Room for a few chunks of the upload while the previous ones are decompressed (bounded: backpressure past it). */
-  readonly #tap = new PassThrough({ highWaterMark: 256 * 1024 });
+  readonly #tap = new PassThrough({ highWaterMark: 1024 * 1024 });
   readonly #written = new Set<string>();
   readonly #writes: Promise<void>[] = [];
   /** The files being written: a refused archive leaves its last entry unended, and these are closed then. */
