@@ -212,7 +212,8 @@ async function takeStagedFile(context: ServerContext, token: TokenRecord, fileId
     } else {
       const digests = await receiveArchive(reader.stream as AsyncIterable<Buffer>, temp, unpacker);
       if (digests.integrity !== file.integrity) throw changed();
-      received.archive = { path: temp, ...digests };
+      // The bytes checked are the version of the staged object read: the store copies that version, or stores the temp file.
+      received.archive = { path: temp, ...digests, ...(reader.copyable ? { copyOf: reader.copyable } : {}) };
     }
   } catch (error) {
     await files.releaseFile(fileId);

@@ -23,6 +23,7 @@ import {
 } from '../version-rules.js';
 import type {
   ArchiveReader,
+  ArchiveToStore,
   BlobStore,
   LifecycleChange,
   LifecycleEvents,
@@ -230,7 +231,7 @@ export class PostgresVersionStore implements VersionStore {
   async commitVersion(
     name: string,
     version: string,
-    archiveFile: string,
+    archiveFile: ArchiveToStore,
     manifest: TemplateManifest,
     webhookEvents: readonly WebhookEventRecord[] = [],
     attestation?: string,

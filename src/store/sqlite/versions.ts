@@ -8,6 +8,7 @@ import { retryDelay, type BackoffLimits } from '../../core/retry.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
 import type {
   ArchiveReader,
+  ArchiveToStore,
   BlobStore,
   LifecycleChange,
   LifecycleEvents,
@@ -198,7 +199,7 @@ export class SqliteVersionStore implements VersionStore {
   async commitVersion(
     name: string,
     version: string,
-    archiveFile: string,
+    archiveFile: ArchiveToStore,
     manifest: TemplateManifest,
     webhookEvents: readonly WebhookEventRecord[] = [],
     attestation?: string,
