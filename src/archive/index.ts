@@ -27,4 +27,4 @@ export {
   type SigstoreTrust,
   type VerifiedProvenance,
 } from './provenance.js';
-export { ArchiveUnpacker, unpackArchive, type UnpackedArchive } from './unpack.js';
+export { ArchiveUnpacker, unpackArchive, type HeadOnly, type UnpackedArchive, type UnpackOptions } from './unpack.js';

@@ -10,11 +10,18 @@
  * modes 0644/0755; a duplicate is not written (the scan refuses it at the end), and a file where a
  * folder is (or the reverse) is refused as the archive's fault. `dest` is the caller's private
  * temp folder, removed by the caller whatever the outcome.
+ *
+ * For a check (`headOnly`: the server's, with the binary rule of template/text-files.ts), a file
+ * whose head is binary is written as that head and extended to its size as a hole: whatever
+ * classifies it (binary, its size, a JSON syntax error, which the NUL in that head puts there at
+ * the latest) reads what the archive holds, and its bytes past the head, which only a copy would
+ * need, are never written.
  */
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { once } from 'node:events';
+import { truncate } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough, type Writable } from 'node:stream';
+import { PassThrough, Transform, type TransformCallback, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 
 import type { ReadEntry } from 'tar';
@@ -27,6 +34,63 @@ export interface UnpackedArchive extends ArchiveScan {
   dir: string;
 }
 
+/**
+ * A check that needs only the head of some files: past the first `bytes` of a file whose head
+ * `opaque` holds, nothing is written (a hole keeps its size).
+ */
+export interface HeadOnly {
+  bytes: number;
+  opaque: (head: Buffer) => boolean;
+}
+
+export interface UnpackOptions {
+  /** Default: every file written whole. */
+  headOnly?: HeadOnly;
+}
+
+/**
+ * Passes a file's bytes through until its first `rule.bytes` are known; when `rule.opaque` holds
+ * for them, the rest is counted and dropped. `size` is every byte that went by.
+ */
+export class HeadOnlyFilter extends Transform {
+  #head: Buffer[] = [];
+  #headBytes = 0;
+  #opaque: boolean | undefined;
+  size = 0;
+
+  constructor(readonly rule: HeadOnly) {
+    super();
+  }
+
+  /** Whether bytes were dropped (the file written is shorter than `size`). */
+  get dropped(): boolean {
+    return this.#opaque === true && this.size > this.rule.bytes;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.size += chunk.length;
+    if (this.#opaque === false) return done(null, chunk);
+    if (this.#opaque === true) return done();
+    this.#head.push(chunk);
+    this.#headBytes += chunk.length;
+    if (this.#headBytes >= this.rule.bytes) this.#decide();
+    done();
+  }
+
+  override _flush(done: TransformCallback): void {
+    if (this.#opaque === undefined) this.#decide();
+    done();
+  }
+
+  #decide(): void {
+    const read = Buffer.concat(this.#head);
+    this.#head = [];
+    const head = read.subarray(0, this.rule.bytes);
+    this.#opaque = this.rule.opaque(head);
+    this.push(this.#opaque ? head : read);
+  }
+}
+
 /** Errors of creating a path that an earlier entry already holds with another kind (a file under a file). */
 const CONFLICTS = new Set(['EEXIST', 'ENOTDIR', 'EISDIR']);
 
@@ -36,8 +100,9 @@ function asError(error: unknown): Error {
 
 export class ArchiveUnpacker {
   readonly #root: string;
+  readonly #headOnly: HeadOnly | undefined;
   /** Room for a few chunks of the upload while the previous ones are decompressed (bounded: backpressure past it). */
-  readonly #tap = new PassThrough({ highWaterMark: 256 * 1024 });
+  readonly #tap = new PassThrough({ highWaterMark: 1024 * 1024 });
   readonly #written = new Set<string>();
   readonly #writes: Promise<void>[] = [];
   /** The files being written: a refused archive leaves its last entry unended, and these are closed then. */
@@ -50,8 +115,9 @@ export class ArchiveUnpacker {
   #failure: Error | undefined;
   #ended = false;
 
-  constructor(dest: string, limits: Partial<ArchiveLimits> = {}) {
+  constructor(dest: string, limits: Partial<ArchiveLimits> = {}, options: UnpackOptions = {}) {
     this.#root = path.resolve(dest);
+    this.#headOnly = options.headOnly;
     mkdirSync(this.#root, { recursive: true, mode: 0o700 });
     this.#scan = scanArchiveStream(this.#tap, limits, (entry, admitted, refuse) => this.#visit(entry, admitted, refuse));
     this.#over = this.#scan.then(
@@ -90,10 +156,16 @@ export class ArchiveUnpacker {
       mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
       const out = createWriteStream(target, { flags: 'wx', mode: (entry.mode ?? 0) & 0o111 ? 0o755 : 0o644 });
       this.#open.add(out);
-      entry.pipe(out);
+      const tail = this.#headOnly ? new HeadOnlyFilter(this.#headOnly) : undefined;
+      if (tail) entry.pipe(tail).pipe(out);
+      else entry.pipe(out);
       this.#writes.push(
         finished(out).then(
-          () => void this.#open.delete(out),
+          async () => {
+            this.#open.delete(out);
+            // The rest of the file as a hole: its size as in the archive, nothing written.
+            if (tail?.dropped === true) await truncate(target, tail.size).catch((error: unknown) => fail(asError(error)));
+          },
           (error: unknown) => {
             this.#open.delete(out);
             if (!this.#closing) fail(this.#conflict(error, entry.path));
@@ -159,8 +231,8 @@ export class ArchiveUnpacker {
 }
 
 /** Unpacks the gzip tar that `source` yields into `dest` in one pass (see ArchiveUnpacker). */
-export async function unpackArchive(source: AsyncIterable<Buffer>, dest: string, limits: Partial<ArchiveLimits> = {}): Promise<UnpackedArchive> {
-  const unpacker = new ArchiveUnpacker(dest, limits);
+export async function unpackArchive(source: AsyncIterable<Buffer>, dest: string, limits: Partial<ArchiveLimits> = {}, options: UnpackOptions = {}): Promise<UnpackedArchive> {
+  const unpacker = new ArchiveUnpacker(dest, limits, options);
   try {
     for await (const chunk of source) await unpacker.write(chunk);
   } catch (error) {

@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { unpackArchive, UnsafeArchiveError, type UnpackedArchive } from '../archive/index.js';
+import { unpackArchive, UnsafeArchiveError, type UnpackedArchive, type UnpackOptions } from '../archive/index.js';
 import { canonicalJson } from '../core/canonical-json.js';
 import { errorMessage } from '../core/errors.js';
 import { ownedTempName } from '../core/files.js';
@@ -19,9 +19,15 @@ import { describeSchemaErrors } from '../core/messages.js';
 import type { TemplateManifest } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { errorDetails, type ErrorDetail } from '../core/validation.js';
-import { formatLintFinding, lintTemplate, MANIFEST_FILE, readTemplateTree, REQUIRED_FILES, type TemplateTree } from '../template/index.js';
+import { BINARY_HEAD_BYTES, formatLintFinding, isBinary, lintTemplate, MANIFEST_FILE, readTemplateTree, REQUIRED_FILES, type TemplateTree } from '../template/index.js';
 import { ApiError } from './envelope.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-input.js';
+
+/**
+ * How an archive is unpacked for this check: a binary file only as far as the binary rule reads
+ * (validate and lint read no more of it), so that its bulk is never written.
+ */
+export const CHECK_UNPACK: UnpackOptions = { headOnly: { bytes: BINARY_HEAD_BYTES, opaque: isBinary } };
 
 /** The field an archive problem is reported under: the `template` part, then the file. */
 const archiveField = (file: string): string => `template/${file}`;
@@ -93,7 +99,7 @@ export async function checkUploadedArchive(
   // Named after this process, so that a start after a kill removes it (core/temp-owner.ts).
   const dir = await mkdtemp(path.join(scratch, ownedTempName('.check-')));
   try {
-    const unpacked = await unpackArchive(createReadStream(archive) as AsyncIterable<Buffer>, dir).then(
+    const unpacked = await unpackArchive(createReadStream(archive) as AsyncIterable<Buffer>, dir, {}, CHECK_UNPACK).then(
       (result) => ({ archive: result }),
       (error: unknown) => ({ error }),
     );

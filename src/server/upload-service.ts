@@ -13,7 +13,7 @@ import type { TemplateEntry, TemplateManifest } from '../core/schema-types.js';
 import { schemaErrors } from '../core/schemas.js';
 import { errorDetails } from '../core/validation.js';
 import { entryViolations, toEntry } from '../registry/document.js';
-import type { StoredVersion, TokenRecord } from '../store/types.js';
+import type { BlobCopySource, StoredVersion, TokenRecord } from '../store/types.js';
 import type { ServerContext } from './context.js';
 import { checkUploadedArchive } from './archive-check.js';
 import { checkUploadedProvenance } from './provenance-check.js';
@@ -33,6 +33,8 @@ export interface ReceivedArchive {
   integrity: string;
   /** The archive unpacked in the same pass as it was received; when absent, the check unpacks the file. */
   unpacked?: UnpackOutcome;
+  /** The same bytes in the blob store (a staged file in a bucket, as read): copied there instead of uploaded again. */
+  copyOf?: BlobCopySource;
 }
 
 export interface PublishedVersion {
@@ -140,7 +142,7 @@ export async function publishVersion(
   const willBe = publishedEntry(manifest, { ...archive, createdAt }, context.publicUrl);
   try {
     // template.published goes to the webhook outbox in the commit's transaction: stored and told, or neither.
-    await versions.commitVersion(manifest.name, manifest.version, archive.path, manifest, [webhookEvent('template.published', willBe)], attestation);
+    await versions.commitVersion(manifest.name, manifest.version, archive.copyOf ? { file: archive.path, copyOf: archive.copyOf } : archive.path, manifest, [webhookEvent('template.published', willBe)], attestation);
   } catch (error) {
     await versions.abortVersion(manifest.name, manifest.version);
     throw error;

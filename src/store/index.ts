@@ -22,6 +22,8 @@ export type {
   LifecycleEvents,
   VersionStability,
   ArchiveReader,
+  ArchiveToStore,
+  BlobCopySource,
   StoredEvent,
   EventOrigin,
   RecordedEvent,

@@ -404,7 +404,23 @@ export interface ArchiveReader {
   size: number;
   /** The local file holding the bytes, when they are one (a folder blob store): a registry build on the same file system links it instead of copying. */
   file?: string;
+  /** Where the bytes are in a store that can copy them within itself (`BlobStore.copy`): their key, and the version (ETag) read. */
+  copyable?: BlobCopySource;
 }
+
+/** Bytes a blob store holds, as they were read: their key and ETag (a copy refuses them once they changed). */
+export interface BlobCopySource {
+  key: string;
+  etag: string;
+  size: number;
+}
+
+/**
+ * An archive for `commitVersion`: a local file, or bytes the blob store holds (a staged file,
+ * checked as read), copied within the store, with the local file of the same bytes stored when
+ * the store cannot copy them (or they changed since).
+ */
+export type ArchiveToStore = string | { file: string; copyOf: BlobCopySource };
 
 export interface VersionStore {
   getVersion(name: string, version: string): Promise<StoredVersion | undefined>;
@@ -431,7 +447,7 @@ export interface VersionStore {
    * version's provenance bundle `attestation`, when it was reserved with one), then marks the
    * version complete; `webhookEvents` are written to the webhook outbox in that same transaction.
    */
-  commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents?: readonly WebhookEventRecord[], attestation?: string): Promise<StoredVersion>;
+  commitVersion(name: string, version: string, archiveFile: ArchiveToStore, manifest: TemplateManifest, webhookEvents?: readonly WebhookEventRecord[], attestation?: string): Promise<StoredVersion>;
   /** The Sigstore bundle (JSON) of a version reserved with an `attestation`, stored by `commitVersion` before its archive; undefined when it has none. */
   readAttestation(name: string, version: string): Promise<Buffer | undefined>;
   /** Gives up a reservation and whatever of it was stored. */
@@ -888,6 +904,12 @@ export interface BlobStore {
   stat(key: string): Promise<{ size: number } | undefined>;
   /** Removes the bytes at `key` (nothing when there are none). */
   delete(key: string): Promise<void>;
+  /**
+   * Copies the bytes at `from.key` to `key` inside the store (no byte through this process), only
+   * while they still are the version `from.etag`; false when they changed or are too large to copy
+   * in one request (the caller stores its own copy then). Absent where the store has no such copy.
+   */
+  copy?(from: BlobCopySource, key: string, options?: { contentType?: string }): Promise<boolean>;
   /** Every key below `prefix` (a folder-like prefix ending in `/`, or '' for all), in no promised order. */
   list(prefix: string): AsyncIterable<{ key: string; size: number }>;
 }

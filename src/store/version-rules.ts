@@ -12,7 +12,7 @@ import { isLooseVersion, isTemplateName } from '../core/versions.js';
 import { archiveKey, attestationKey, manifestKey, manifestText } from './blob-layout.js';
 import { versionOwner } from './records.js';
 import { jsonOf, timeOf, type JsonColumn, type TimeColumn } from './rows.js';
-import type { ArchiveReader, BlobStore, LifecycleChange, NewVersion, PublisherRun, StoredAttestation, StoredVersion, TokenRecord, VersionLifecycle, VersionStability } from './types.js';
+import type { ArchiveReader, ArchiveToStore, BlobStore, LifecycleChange, NewVersion, PublisherRun, StoredAttestation, StoredVersion, TokenRecord, VersionLifecycle, VersionStability } from './types.js';
 
 /** Every column of a version row but the manifest (which only a registry build needs), in both schemas. */
 export const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher, attestation';
@@ -151,15 +151,18 @@ export function checkCommit<Row extends Reserved>(name: string, version: string,
 export async function writeVersionBytes(
   blobs: BlobStore,
   reserved: Reserved,
-  archiveFile: string,
+  archive: ArchiveToStore,
   manifest: TemplateManifest,
   attestation: string | undefined,
 ): Promise<void> {
   const { name, version } = reserved;
   if (reserved.attestation && attestation !== undefined) await blobs.putBytes(attestationKey(name, version), attestation, { contentType: 'application/json' });
   await blobs.putBytes(manifestKey(name, version), manifestText(manifest), { contentType: 'application/json' });
-  await blobs.putFile(archiveKey(name, version), archiveFile, { contentType: 'application/gzip' });
-  await rm(archiveFile, { force: true });
+  const file = typeof archive === 'string' ? archive : archive.file;
+  // Bytes the store holds (a staged file) are copied within it; the local file when it cannot.
+  const copied = typeof archive !== 'string' && blobs.copy !== undefined && (await blobs.copy(archive.copyOf, archiveKey(name, version), { contentType: 'application/gzip' }));
+  if (!copied) await blobs.putFile(archiveKey(name, version), file, { contentType: 'application/gzip' });
+  await rm(file, { force: true });
 }
 
 /** Whether name@version can have bytes at all (keys are made only of valid names and versions). */

@@ -40,6 +40,7 @@ export {
 } from './expression.js';
 export { templateFilters, packageName, className, kebabCase, camelCase, pascalCase, snakeCase } from './filters.js';
 export { renderTemplate, RenderError, isBinary, type RenderedFile, type RenderOptions } from './render.js';
+export { BINARY_HEAD_BYTES } from './text-files.js';
 export { readTemplateTree, TemplateTree, type TreeEntry, type TreeProblem, type JsonRead } from './tree.js';
 export { generateProject, OutputNotEmptyError, type GenerateOptions, type GenerateResult } from './generate.js';
 export { LOCK_FILE, readLock, registrySource, sourceRegistry, lockSkipGlobs, skipGlobProblem, type TemplateLock, type LockedFile, type LockedSigner } from './lock.js';

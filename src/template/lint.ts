@@ -36,7 +36,7 @@ import { ExpressionEvaluator, isComputedDefault, type ExpressionKind } from './e
 import { DEFAULT_CONTENT_FOLDER, dependencyOrder } from './load.js';
 import { HABIT_RULES } from './lint-habits.js';
 import { analysisBudget, judgePattern, matchPattern, patternSyntaxError, type AnalysisBudget } from './patterns.js';
-import { holdsLiquidMarkers, isBinary, verbatimRule } from './text-files.js';
+import { holdsLiquidMarkers, verbatimRule } from './text-files.js';
 import { templateTreeOf, treePath, type TemplateTree } from './tree.js';
 import { standardShapeMismatches } from './standard-variables.js';
 import {
@@ -1028,10 +1028,14 @@ async function readContent(tree: TemplateTree, folder: string, verbatim: (source
     content.paths.push(entry.path);
     if (entry.kind !== 'file' || entry.unread || verbatim(entry.path)) continue;
     try {
-      const bytes = await tree.bytes(base === '' ? entry.path : `${base}/${entry.path}`);
-      const text = await tree.liquidText(base === '' ? entry.path : `${base}/${entry.path}`);
+      const file = base === '' ? entry.path : `${base}/${entry.path}`;
+      const text = await tree.liquidText(file);
       if (text !== undefined) content.texts.push({ path: entry.path, text });
-      else if (!isBinary(bytes) && holdsLiquidMarkers(bytes)) nonUtf8Liquid.push({ path: entry.path, line: lineOfLiquidMarker(bytes) });
+      else if (!(await tree.binary(file))) {
+        // Text in another encoding: read whole; a binary file's bulk is never read.
+        const bytes = await tree.bytes(file);
+        if (holdsLiquidMarkers(bytes)) nonUtf8Liquid.push({ path: entry.path, line: lineOfLiquidMarker(bytes) });
+      }
     } catch {
       // An unreadable file cannot use a variable.
     }

@@ -7,9 +7,12 @@ import { isUtf8 } from 'node:buffer';
 
 import { globMatcher } from '../core/glob.js';
 
+/** How much of a file's head tells whether it is binary. */
+export const BINARY_HEAD_BYTES = 8192;
+
 /** A file is binary when its first 8 KiB hold a NUL byte, as git decides. */
 export function isBinary(content: Buffer): boolean {
-  return content.subarray(0, 8192).includes(0);
+  return content.subarray(0, BINARY_HEAD_BYTES).includes(0);
 }
 
 /**

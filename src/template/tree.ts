@@ -15,14 +15,14 @@
  * first among them) are read and parsed once, with their positions, by `json()`; the manifest is
  * `manifest()`.
  */
-import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { lstat, open, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 import { errorMessage } from '../core/errors.js';
 import { JsonSyntaxError, parseJsonWithPositions, type SourcePosition } from '../core/json-source.js';
 import { isVersionControlName } from '../core/reserved-paths.js';
 import { isInside } from './paths.js';
-import { liquidTextOf } from './text-files.js';
+import { BINARY_HEAD_BYTES, isBinary, liquidTextOf } from './text-files.js';
 
 /** The manifest's file name, at the template's root. */
 export const MANIFEST_FILE = 'template.json';
@@ -97,6 +97,7 @@ export function treePath(relative: string): string | undefined {
 export class TemplateTree {
   readonly #byPath: Map<string, TreeEntry>;
   readonly #bytes = new Map<string, Promise<Buffer>>();
+  readonly #binary = new Map<string, Promise<boolean>>();
   readonly #modes = new Map<string, Promise<number>>();
   readonly #json = new Map<string, Promise<JsonRead>>();
 
@@ -162,8 +163,20 @@ export class TemplateTree {
     return read;
   }
 
+  /** Whether a file is binary (`text-files.ts`), told by its head: a binary file's bulk is not read for it. */
+  binary(relative: string): Promise<boolean> {
+    const entry = this.#file(relative);
+    let read = this.#binary.get(entry.path);
+    if (!read) {
+      read = (this.#bytes.get(entry.path) ?? readHead(entry.absolute, BINARY_HEAD_BYTES)).then(isBinary);
+      this.#binary.set(entry.path, read);
+    }
+    return read;
+  }
+
   /** A file's text when it is rendered as Liquid (`text-files.ts`: UTF-8 text, not binary), else undefined. */
   async liquidText(relative: string): Promise<string | undefined> {
+    if (await this.binary(relative)) return undefined;
     return liquidTextOf(await this.bytes(relative));
   }
 
@@ -221,6 +234,19 @@ export class TemplateTree {
       if (!(error instanceof JsonSyntaxError)) throw error;
       return { file, text, problem: { code: 'INVALID_JSON', message: `invalid JSON: ${error.message}`, ...error.position } };
     }
+  }
+}
+
+/** The first `length` bytes of a file (all of a shorter one). */
+async function readHead(file: string, length: number): Promise<Buffer> {
+  const handle = await open(file, 'r');
+  try {
+    const head = Buffer.alloc(length);
+    let filled = 0;
+    for (let read = -1; read !== 0 && filled < length; filled += read) read = (await handle.read(head, filled, length - filled, filled)).bytesRead;
+    return head.subarray(0, filled);
+  } finally {
+    await handle.close();
   }
 }
 

@@ -1,10 +1,12 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 
 import { ArchiveUnpacker, extractArchive, unpackArchive, UnsafeArchiveError } from '../../src/archive/index.js';
 import { packTemplate } from '../../src/pack/index.js';
+import { CHECK_UNPACK } from '../../src/server/archive-check.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { tarBytes, type TarEntry } from '../helpers/tar-builder.js';
 
@@ -97,5 +99,32 @@ describe('unpackArchive (one pass as the bytes arrive)', () => {
     const dest = await tempDir();
     const bomb = gzipSync(tarBytes([{ path: 'big.bin', body: Buffer.alloc(16 * 1024 * 1024) }]));
     await expect(unpackArchive(once(bomb, 4096), dest, { maxUnpackedBytes: 1024 * 1024 })).rejects.toThrow(/more than 1048576 bytes/);
+  });
+
+  it('for the check, writes a binary file as its head and a hole of its size, and a text file (however large) whole', async () => {
+    const binary = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0]), randomBytes(300 * 1024)]);
+    const lateNul = Buffer.concat([Buffer.alloc(9000, 'a'), Buffer.from([0]), Buffer.alloc(100_000, 'b')]);
+    const text = Buffer.from('{{ projectName }}\n'.repeat(20_000));
+    const small = Buffer.from([1, 0, 2]);
+    const entries = [
+      { path: 'template.json', body: '{"a":1}' },
+      { path: 'assets/logo.bin', body: binary },
+      { path: 'assets/late-nul.txt', body: lateNul },
+      { path: 'src/readme.md', body: text },
+      { path: 'assets/small.bin', body: small },
+    ];
+    const unpacked = await unpackArchive(once(tgz(entries), 64 * 1024), await tempDir(), {}, CHECK_UNPACK);
+    const read = (file: string): Promise<Buffer> => readFile(path.join(unpacked.dir, file));
+    const logo = await read('assets/logo.bin');
+    expect(logo.length).toBe(binary.length);
+    expect(logo.subarray(0, 8192).equals(binary.subarray(0, 8192))).toBe(true);
+    // Past its head, nothing of the archive's bytes was written.
+    expect(logo.subarray(8192).equals(Buffer.alloc(binary.length - 8192))).toBe(true);
+    expect((await stat(path.join(unpacked.dir, 'assets/logo.bin'))).size).toBe(binary.length);
+    // Binary by the rule (a NUL in the first 8 KiB) or not: a NUL later is text's business.
+    expect((await read('assets/late-nul.txt')).equals(lateNul)).toBe(true);
+    expect((await read('src/readme.md')).equals(text)).toBe(true);
+    expect((await read('assets/small.bin')).equals(small)).toBe(true);
+    expect(unpacked.files).toEqual(['assets/late-nul.txt', 'assets/logo.bin', 'assets/small.bin', 'src/readme.md', 'template.json']);
   });
 });

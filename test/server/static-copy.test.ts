@@ -4,6 +4,8 @@
  * `registry.updated` event, the one a CDN purge hangs on, is sent only once the bucket holds the
  * new registry.json.
  */
+import { readFile } from 'node:fs/promises';
+
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import type { RegistryDocument } from '../../src/core/schema-types.js';
@@ -75,6 +77,25 @@ describe('the static registry copy in the bucket of --storage', () => {
     const archive = await fetch(`${s3?.endpoint ?? ''}/${BUCKET}/${prefix}/public/${document?.templates[0]?.downloadUrl ?? ''}`);
     expect(archive.status).toBe(200);
     expect(archive.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+  }, 60_000);
+
+  it('publishes a file staged through /files in the bucket (copied there, never uploaded again) with the bytes checked', async () => {
+    const prefix = 'staged';
+    const storage = await openStorage({
+      store: await tempDir('tr-store-'),
+      storage: `s3://${BUCKET}/${prefix}`,
+      s3: { endpoint: s3?.endpoint, forcePathStyle: true, credentials: S3RVER_CREDENTIALS, region: 'us-east-1' },
+    });
+    const server = await startServerOn(storage);
+    const dir = await writeTemplate({ 'template.json': { ...validManifest, name: 'staged-copy', version: '1.0.0' } });
+    const pack = await packTemplate(dir, { outDir: await tempDir('tr-pack-') });
+    // Every archive through /files (upload URL, PUT, confirm, POST /templates with its fileId).
+    const published = await publishTemplate({ registryUrl: server.url, token: server.token, archive: pack.file, manifest: pack.manifest, retries: 0, largeUploadThreshold: 0 });
+    expect(published).toMatchObject({ status: 201, integrity: pack.integrity });
+    const stored = await storage.versions.openArchive('staged-copy', '1.0.0');
+    const chunks: Buffer[] = [];
+    for await (const chunk of stored?.stream ?? []) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).equals(await readFile(pack.file))).toBe(true);
   }, 60_000);
 
   it('is signed with the signing keys (serve --sign-key), readable by a client that pinned the key', async () => {

@@ -15,6 +15,9 @@ import { FolderBlobStore, openBlobStore, S3BlobError, S3BlobStore, type BlobStor
 import { tempDir } from '../helpers/fixtures.js';
 import { S3RVER_CREDENTIALS, startFakeS3, type FakeS3 } from '../helpers/s3-server.js';
 import { blobContract } from './blob-contract.js';
+import { archiveKey } from '../../src/store/blob-layout.js';
+import { writeVersionBytes } from '../../src/store/version-rules.js';
+import { templateManifest } from '../helpers/builders.js';
 
 /**
  * s3rver makes its ListObjectsV2 continuation tokens with DES, which OpenSSL 3 no longer has: a
@@ -78,6 +81,24 @@ async function dropPuts(store: S3BlobStore): Promise<void> {
   );
 }
 
+/**
+ * Records the x-amz-copy-source-if-match of each CopyObject of `store`; with `changed`, answers it
+ * as S3 does once the source is no longer that version (412), which s3rver never checks.
+ */
+async function watchCopies(store: S3BlobStore, changed = false): Promise<string[]> {
+  const conditions: string[] = [];
+  const client = await store.sdkClient();
+  client.middlewareStack.add(
+    (next, context) => (args) => {
+      if (context.commandName !== 'CopyObjectCommand') return next(args);
+      conditions.push((args.request as { headers: Record<string, string> }).headers['x-amz-copy-source-if-match'] ?? '');
+      return changed ? Promise.reject(Object.assign(new Error('At least one of the pre-conditions you specified did not hold'), { name: 'PreconditionFailed', $metadata: { httpStatusCode: 412 } })) : next(args);
+    },
+    { step: 'finalizeRequest', name: 'watchCopies', priority: 'low' },
+  );
+  return conditions;
+}
+
 blobContract('folder', async () => new FolderBlobStore(path.join(await tempDir('tr-blob-'), 'store')), (store, key) =>
   store.putFile(key, path.join(path.dirname(store.location), 'never-written')),
 );
@@ -138,6 +159,45 @@ describe('S3BlobStore', () => {
     } finally {
       inspector.destroy();
     }
+  });
+
+  it('copies bytes within the bucket while they are the version read, and refuses (false) once they changed', async () => {
+    const store = s3Store();
+    await store.putBytes('staged/a', 'first bytes');
+    const read = await store.open('staged/a');
+    read?.stream.resume();
+    const source = read?.copyable;
+    expect(source).toMatchObject({ key: 'staged/a', size: 11 });
+    if (!source) return;
+    const conditions = await watchCopies(store);
+    expect(await store.copy(source, 'archives/a.tgz', { contentType: 'application/gzip' })).toBe(true);
+    expect((await store.readBytes('archives/a.tgz'))?.toString()).toBe('first bytes');
+    expect(conditions).toEqual([source.etag]);
+    const changed = s3Store();
+    await changed.putBytes('staged/a', 'first bytes');
+    await watchCopies(changed, true);
+    expect(await changed.copy({ ...source, key: 'staged/a' }, 'archives/b.tgz')).toBe(false);
+    expect(await changed.stat('archives/b.tgz')).toBeUndefined();
+  });
+
+  it('commits a staged archive as a copy within the bucket, or the checked local file once the staged bytes changed', async () => {
+    const store = s3Store();
+    const manifest = templateManifest('copied', '1.0.0');
+    const commit = async (version: string, staged: string, local: string): Promise<string | undefined> => {
+      await store.putBytes(`files/${version}`, staged);
+      const read = await store.open(`files/${version}`);
+      read?.stream.resume();
+      if (!read?.copyable) throw new Error('no copyable source');
+      const file = path.join(await tempDir('tr-blob-'), 'archive.tgz');
+      await writeFile(file, local);
+      await writeVersionBytes(store, { name: 'copied', version, state: 'pending' }, { file, copyOf: read.copyable }, { ...manifest, version }, undefined);
+      return (await store.readBytes(archiveKey('copied', version)))?.toString();
+    };
+    // The bucket's bytes, not the local file's: copied, not uploaded.
+    expect(await commit('1.0.0', 'bytes in the bucket', 'local bytes')).toBe('bytes in the bucket');
+    // Changed since they were read (the store answers the copy 412): the checked local file is stored.
+    await watchCopies(store, true);
+    expect(await commit('1.0.1', 'bytes in the bucket', 'checked bytes')).toBe('checked bytes');
   });
 
   it('keeps to its prefix: two stores in one bucket do not see each other', async () => {

@@ -32,7 +32,7 @@ import {
   type BucketPolicy,
   type S3ClientSettings,
 } from '../../core/bucket.js';
-import type { ArchiveReader, BlobStore } from '../types.js';
+import type { ArchiveReader, BlobCopySource, BlobStore } from '../types.js';
 
 import { checkBlobKey, checkBlobPrefix } from './keys.js';
 
@@ -91,6 +91,15 @@ export type S3BlobSettings = Omit<S3BlobStoreOptions, 'bucket' | 'prefix'>;
 export const S3_BLOB_PART_BYTES = 8 * 1024 * 1024;
 /** A file upload gets its timeout plus one second per MiB before its answer is due. */
 const UPLOAD_BYTES_PER_MS = 1024 * 1024 / 1000;
+
+/** The largest object one CopyObject copies (S3's limit). */
+const MAX_COPY_OBJECT_BYTES = 5 * 1024 ** 3;
+
+/** A conditional request whose condition failed (412): the object is no longer the version named. */
+function isPreconditionFailed(error: unknown): boolean {
+  const e = error as { name?: string; Code?: string; $metadata?: { httpStatusCode?: number } } | null;
+  return e?.name === 'PreconditionFailed' || e?.Code === 'PreconditionFailed' || e?.$metadata?.httpStatusCode === 412;
+}
 
 const md5Base64 = (hex: string): string => Buffer.from(hex, 'hex').toString('base64');
 
@@ -270,7 +279,39 @@ export class S3BlobStore implements BlobStore {
     if (!answer) return undefined;
     const stream = answer.Body as Readable | undefined;
     if (!stream) throw new S3BlobError(`GetObject s3://${this.bucket}/${objectKey} answered without a body`);
-    return { stream, size: answer.ContentLength ?? 0 };
+    const size = answer.ContentLength ?? 0;
+    return { stream, size, ...(answer.ETag === undefined ? {} : { copyable: { key, etag: answer.ETag, size } }) };
+  }
+
+  /**
+   * CopyObject within the bucket, on the condition that the source is still `from.etag`
+   * (x-amz-copy-source-if-match): false when it changed (412), or is larger than one CopyObject
+   * takes (5 GiB); the copy exists once it is answered.
+   */
+  async copy(from: BlobCopySource, key: string, options: { contentType?: string } = {}): Promise<boolean> {
+    if (from.size > MAX_COPY_OBJECT_BYTES) return false;
+    const { CopyObjectCommand } = await loadSdk();
+    const source = this.#objectKey(from.key);
+    const objectKey = this.#objectKey(key);
+    try {
+      const answer = await this.#send('CopyObject', objectKey, (client) =>
+        client.send(
+          new CopyObjectCommand({
+            Bucket: this.bucket,
+            Key: objectKey,
+            CopySource: `${this.bucket}/${source.split('/').map(encodeURIComponent).join('/')}`,
+            CopySourceIfMatch: from.etag,
+            MetadataDirective: 'REPLACE',
+            ContentType: options.contentType ?? 'application/octet-stream',
+          }),
+        ),
+      );
+      if (answer.CopyObjectResult?.ETag === undefined) throw new S3BlobError(`CopyObject s3://${this.bucket}/${objectKey} answered without an ETag`);
+      return true;
+    } catch (error) {
+      if (error instanceof S3BlobError && isPreconditionFailed(error.cause)) return false;
+      throw error;
+    }
   }
 
   async readBytes(key: string): Promise<Buffer | undefined> {

@@ -8,7 +8,7 @@ import type { TemplateManifest } from '../../core/schema-types.js';
 import { manifestKey, removeBlobs } from '../blob-layout.js';
 import { permission } from '../records.js';
 import { checkCommit, lifecycleColumns, lifecycleOf, nextLifecycle, openVersionArchive, readVersionBundle, recoverPending, reservedAt, reservedColumns, removePendingBytes, versionOf as toVersion, type VersionRow, VERSION_COLUMNS, writeVersionBytes } from '../version-rules.js';
-import type { ArchiveReader, BlobStore, LifecycleChange, LifecycleEvents, NewVersion, PublishedVersion, PurgedVersion, Reservation, StoredVersion, TokenRecord, VersionLifecycle, VersionStore, WebhookEventRecord } from '../types.js';
+import type { ArchiveReader, ArchiveToStore, BlobStore, LifecycleChange, LifecycleEvents, NewVersion, PublishedVersion, PurgedVersion, Reservation, StoredVersion, TokenRecord, VersionLifecycle, VersionStore, WebhookEventRecord } from '../types.js';
 import { notifyChange, RESERVER_DEAD_SQL, type Presence } from './coordination.js';
 import { int, iso, transaction, type Queryable } from './database.js';
 import { ownersIn } from './tokens.js';
@@ -199,7 +199,7 @@ export class PostgresVersionStore implements VersionStore {
    * version marked complete and are its webhook deliveries written: a version is never listed
    * without its bytes, and 201 means stored.
    */
-  async commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents: readonly WebhookEventRecord[] = [], attestation?: string): Promise<StoredVersion> {
+  async commitVersion(name: string, version: string, archiveFile: ArchiveToStore, manifest: TemplateManifest, webhookEvents: readonly WebhookEventRecord[] = [], attestation?: string): Promise<StoredVersion> {
     // The reservation this instance made (undefined: one made before this process, e.g. by a tool).
     const mine = this.held.get(`${name}@${version}`);
     const before = await this.heldRow(this.pool, name, version);

@@ -6,7 +6,7 @@ import { isStorageFull } from '../../core/errors.js';
 import { FOREIGN_TEMP_AGE_MS, ownedTempName, removeLeftoverTemps } from '../../core/files.js';
 import { retryDelay, type BackoffLimits } from '../../core/retry.js';
 import type { TemplateManifest } from '../../core/schema-types.js';
-import type { ArchiveReader, BlobStore, LifecycleChange, LifecycleEvents, NewVersion, PublishedVersion, PurgedVersion, Reservation, StoredVersion, TokenRecord, VersionLifecycle, VersionStore, WebhookEventRecord } from '../types.js';
+import type { ArchiveReader, ArchiveToStore, BlobStore, LifecycleChange, LifecycleEvents, NewVersion, PublishedVersion, PurgedVersion, Reservation, StoredVersion, TokenRecord, VersionLifecycle, VersionStore, WebhookEventRecord } from '../types.js';
 import { manifestKey, removeBlobs } from '../blob-layout.js';
 import { permission } from '../records.js';
 import { checkCommit, hasVersionKeys, lifecycleColumns, lifecycleOf, nextLifecycle, openVersionArchive, readVersionBundle, recoverPending, reservedAt, reservedColumns, removePendingBytes, versionOf as toVersion, type VersionRow, VERSION_COLUMNS, writeVersionBytes } from '../version-rules.js';
@@ -166,7 +166,7 @@ export class SqliteVersionStore implements VersionStore {
     return reservation;
   }
 
-  async commitVersion(name: string, version: string, archiveFile: string, manifest: TemplateManifest, webhookEvents: readonly WebhookEventRecord[] = [], attestation?: string): Promise<StoredVersion> {
+  async commitVersion(name: string, version: string, archiveFile: ArchiveToStore, manifest: TemplateManifest, webhookEvents: readonly WebhookEventRecord[] = [], attestation?: string): Promise<StoredVersion> {
     // The rules (version-rules.ts): only a pending reservation, its bytes before its row.
     const reserved = this.getSync(name, version);
     checkCommit(name, version, reserved, attestation);
