@@ -65646,6 +65646,7 @@ function isSafeArchivePath(entryPath) {
 function normaliseEntryPath(entryPath) {
   return entryPath.replace(/^(?:\.\/)+/, "").replace(/\/+$/, "");
 }
+var INFLATE_CHUNK_BYTES = 256 * 1024;
 function readManifest(entry, onText, refuse) {
   const chunks = [];
   let size = 0;
@@ -65733,7 +65734,7 @@ async function scanArchiveStream(source, limits = {}, visit2) {
     ended = true;
   });
   try {
-    await pipeline(source, createGunzip2(), unpackedLimit(maxUnpackedBytes), counter, parser);
+    await pipeline(source, createGunzip2({ chunkSize: INFLATE_CHUNK_BYTES }), unpackedLimit(maxUnpackedBytes), counter, parser);
   } catch (error2) {
     if (problem2) throw problem2;
     if (error2 instanceof UnsafeArchiveError) throw error2;
@@ -70884,11 +70885,11 @@ var RATE_LIMIT_RETRIES = 2;
 var OPEN_BODY = "openBody";
 function replayableBody(octokit) {
   octokit.hook.wrap("request", (request2, options) => {
-    const open3 = options.request?.[OPEN_BODY];
-    if (typeof open3 === "function") {
+    const open4 = options.request?.[OPEN_BODY];
+    if (typeof open4 === "function") {
       const previous = options.data;
       if (previous instanceof Readable4) previous.destroy();
-      options.data = open3();
+      options.data = open4();
     }
     return request2(options);
   });
@@ -78882,7 +78883,7 @@ function standardShapeMismatches(name, definition) {
 }
 
 // src/template/tree.ts
-import { lstat as lstat2, readdir as readdir4, readFile as readFile6, realpath as realpath2, stat as stat6 } from "node:fs/promises";
+import { lstat as lstat2, open as open3, readdir as readdir4, readFile as readFile6, realpath as realpath2, stat as stat6 } from "node:fs/promises";
 import path13 from "node:path";
 
 // src/template/paths.ts
@@ -78901,9 +78902,9 @@ var MAX_EXPANSIONS = 64;
 var GlobError = class extends Error {
   name = "GlobError";
 };
-function closingBrace(glob, open3) {
+function closingBrace(glob, open4) {
   let depth = 0;
-  for (let i = open3; i < glob.length; i++) {
+  for (let i = open4; i < glob.length; i++) {
     const char = glob[i];
     if (char === "\\") i++;
     else if (char === "{") depth++;
@@ -78911,11 +78912,11 @@ function closingBrace(glob, open3) {
   }
   return -1;
 }
-function alternatives(glob, open3, close) {
+function alternatives(glob, open4, close) {
   const parts = [];
   let depth = 0;
-  let start = open3 + 1;
-  for (let i = open3 + 1; i < close; i++) {
+  let start = open4 + 1;
+  for (let i = open4 + 1; i < close; i++) {
     const char = glob[i];
     if (char === "\\") i++;
     else if (char === "{") depth++;
@@ -78954,8 +78955,8 @@ function expandBraces(glob) {
   }
   return [glob];
 }
-function readClass(glob, open3) {
-  let i = open3 + 1;
+function readClass(glob, open4) {
+  let i = open4 + 1;
   const negated = glob[i] === "!" || glob[i] === "^";
   if (negated) i++;
   let chars = "";
@@ -79088,8 +79089,9 @@ function globMatcher(glob) {
 }
 
 // src/template/text-files.ts
+var BINARY_HEAD_BYTES = 8192;
 function isBinary(content) {
-  return content.subarray(0, 8192).includes(0);
+  return content.subarray(0, BINARY_HEAD_BYTES).includes(0);
 }
 function liquidTextOf(content) {
   return isOpaqueBytes(content) ? void 0 : content.toString("utf8");
@@ -79134,6 +79136,7 @@ var TemplateTree = class {
   given;
   #byPath;
   #bytes = /* @__PURE__ */ new Map();
+  #binary = /* @__PURE__ */ new Map();
   #modes = /* @__PURE__ */ new Map();
   #json = /* @__PURE__ */ new Map();
   get isFolder() {
@@ -79176,8 +79179,19 @@ var TemplateTree = class {
     }
     return read;
   }
+  /** Whether a file is binary (`text-files.ts`), told by its head: a binary file's bulk is not read for it. */
+  binary(relative2) {
+    const entry = this.#file(relative2);
+    let read = this.#binary.get(entry.path);
+    if (!read) {
+      read = (this.#bytes.get(entry.path) ?? readHead2(entry.absolute, BINARY_HEAD_BYTES)).then(isBinary);
+      this.#binary.set(entry.path, read);
+    }
+    return read;
+  }
   /** A file's text when it is rendered as Liquid (`text-files.ts`: UTF-8 text, not binary), else undefined. */
   async liquidText(relative2) {
+    if (await this.binary(relative2)) return void 0;
     return liquidTextOf(await this.bytes(relative2));
   }
   /** A file's mode as a template's files have it: 0o755 when it is executable, else 0o644. */
@@ -79232,6 +79246,17 @@ var TemplateTree = class {
     }
   }
 };
+async function readHead2(file, length) {
+  const handle = await open3(file, "r");
+  try {
+    const head = Buffer.alloc(length);
+    let filled = 0;
+    for (let read = -1; read !== 0 && filled < length; filled += read) read = (await handle.read(head, filled, length - filled, filled)).bytesRead;
+    return head.subarray(0, filled);
+  } finally {
+    await handle.close();
+  }
+}
 function problem(relative2, code18, reason, message2) {
   return { path: relative2, code: code18, reason, message: message2 };
 }
@@ -83806,19 +83831,19 @@ async function loadDeclarativeSteps(dir, options) {
 function toHunks(script) {
   const hunks = [];
   let line = 0;
-  let open3;
+  let open4;
   for (const { op, text: text4 } of script) {
     if (op === " ") {
-      open3 = void 0;
+      open4 = void 0;
       line++;
       continue;
     }
-    if (open3 === void 0) {
-      open3 = { start: line, end: line, lines: [] };
-      hunks.push(open3);
+    if (open4 === void 0) {
+      open4 = { start: line, end: line, lines: [] };
+      hunks.push(open4);
     }
-    if (op === "-") open3.end = ++line;
-    else open3.lines.push(text4);
+    if (op === "-") open4.end = ++line;
+    else open4.lines.push(text4);
   }
   return hunks;
 }
@@ -84531,18 +84556,18 @@ function safeMarkdownLine(line) {
   let result = "";
   let from = 0;
   while (from < line.length) {
-    const open3 = line.indexOf("`", from);
-    if (open3 < 0) break;
-    const run3 = /^`+/.exec(line.slice(open3))?.[0] ?? "`";
+    const open4 = line.indexOf("`", from);
+    if (open4 < 0) break;
+    const run3 = /^`+/.exec(line.slice(open4))?.[0] ?? "`";
     const closing = new RegExp(`(?<!\`)\`{${run3.length}}(?!\`)`, "g");
-    closing.lastIndex = open3 + run3.length;
+    closing.lastIndex = open4 + run3.length;
     const close = closing.exec(line);
     if (!close) {
-      result += escapeText(line.slice(from, open3 + run3.length));
-      from = open3 + run3.length;
+      result += escapeText(line.slice(from, open4 + run3.length));
+      from = open4 + run3.length;
       continue;
     }
-    result += escapeText(line.slice(from, open3)) + line.slice(open3, close.index + run3.length);
+    result += escapeText(line.slice(from, open4)) + line.slice(open4, close.index + run3.length);
     from = close.index + run3.length;
   }
   return result + escapeText(line.slice(from));
