@@ -408,6 +408,34 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(await storage.versions.openArchive('web-app', '1.0.0')).toBeDefined();
       });
 
+      it("removes an aborted reservation's bytes while its row still holds the version, so that no new upload of it can lose its bytes to the abort", async () => {
+        const watched: { storage?: RegistryStorage } = {};
+        const statesAtDelete: (string | undefined)[] = [];
+        // The blob store as the store sees it, noting what the version's row is at each removal of a byte.
+        const watching = (inner: BlobStore): BlobStore =>
+          new Proxy(inner, {
+            get(target, property) {
+              if (property === 'delete') {
+                return async (key: string) => {
+                  statesAtDelete.push((await watched.storage?.versions.getVersion('web-app', '1.0.0'))?.state);
+                  return target.delete(key);
+                };
+              }
+              const value: unknown = Reflect.get(target, property, target);
+              return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+            },
+          });
+        const storage = await (await place())(watching);
+        watched.storage = storage;
+        opened.push(storage);
+        const { record } = await storage.tokens.createToken({ role: 'admin' });
+        await storage.versions.reserveVersion({ name: 'web-app', version: '1.0.0', integrity: 'sha512-z', sha256: 'e'.repeat(64), size: 1, owner: record.owner }, record);
+        await storage.versions.abortVersion('web-app', '1.0.0');
+        expect(statesAtDelete.length).toBeGreaterThan(0);
+        expect(statesAtDelete.every((state) => state === 'pending'), `the row at each removal: ${statesAtDelete.join(', ')}`).toBe(true);
+        expect(await storage.versions.getVersion('web-app', '1.0.0')).toBeUndefined();
+      });
+
       it('changes the lifecycle of a complete version (deprecation, message, yank) without touching its manifest or archive', async () => {
         const storage = await fresh();
         const { record } = await storage.tokens.createToken({ role: 'admin' });

@@ -237,16 +237,17 @@ export class PostgresVersionStore implements VersionStore {
     const mine = this.held.get(key);
     this.held.delete(key);
     // Only this instance's own reservation (when it made one): one taken over is the other upload's.
-    const removed =
-      ((
-        await this.pool.query("DELETE FROM versions WHERE name = $1 AND version = $2 AND state = 'pending' AND ($3::text IS NULL OR reservation = $3)", [
-          name,
-          version,
-          mine ?? null,
-        ])
-      ).rowCount ?? 0) > 0;
-    // Only a pending version's bytes are removed: a complete one (another upload's) stays whole.
-    if (removed) await removePendingBytes(this.blobs, name, version);
+    // The row is locked while its bytes go and removed after them, in one transaction: a reservation of
+    // the same version (any instance) waits for it, so its bytes are written after these are removed,
+    // never removed by this abort. A crash between the two leaves a pending row without bytes, which
+    // recovery abandons. Only a pending version's bytes are removed: a complete one stays whole.
+    await transaction(this.pool, async (client) => {
+      const params = [name, version, mine ?? null];
+      const locked = await client.query("SELECT 1 FROM versions WHERE name = $1 AND version = $2 AND state = 'pending' AND ($3::text IS NULL OR reservation = $3) FOR UPDATE", params);
+      if ((locked.rowCount ?? 0) === 0) return;
+      await removePendingBytes(this.blobs, name, version);
+      await client.query("DELETE FROM versions WHERE name = $1 AND version = $2 AND state = 'pending' AND ($3::text IS NULL OR reservation = $3)", params);
+    });
   }
 
   async readAttestation(name: string, version: string): Promise<Buffer | undefined> {
@@ -358,15 +359,19 @@ export class PostgresVersionStore implements VersionStore {
             if ((completed.rowCount ?? 0) > 0) await notifyChange(client, this.presence.instance, row.name, row.version, 'recovered');
           }),
         abandon: async () => {
-          // Only a reservation no live upload holds; the row before its bytes, conditional on what was
-          // read: a row re-reserved (taken over) meanwhile is not this one, and its bytes are the new upload's.
+          // Only a reservation no live upload holds, conditional on what was read: a row re-reserved (taken
+          // over) meanwhile is not this one, and its bytes are the new upload's. Locked, its bytes removed,
+          // then deleted, in one transaction (as abortVersion does): a new reservation waits for it.
           if (!row.expired && !row.dead) return;
-          const removed = await this.pool.query(
-            `DELETE FROM versions WHERE name = $2 AND version = $3 AND state = 'pending' AND reservation IS NOT DISTINCT FROM $4
-               AND (reserved_at < now() - make_interval(secs => $1) OR ${RESERVER_DEAD_SQL})`,
-            [graceMs / 1000, row.name, row.version, row.reservation],
-          );
-          if ((removed.rowCount ?? 0) > 0) await removePendingBytes(this.blobs, row.name, row.version);
+          await transaction(this.pool, async (client) => {
+            const params = [graceMs / 1000, row.name, row.version, row.reservation];
+            const where = `name = $2 AND version = $3 AND state = 'pending' AND reservation IS NOT DISTINCT FROM $4
+               AND (reserved_at < now() - make_interval(secs => $1) OR ${RESERVER_DEAD_SQL})`;
+            const locked = await client.query(`SELECT 1 FROM versions WHERE ${where} FOR UPDATE`, params);
+            if ((locked.rowCount ?? 0) === 0) return;
+            await removePendingBytes(this.blobs, row.name, row.version);
+            await client.query(`DELETE FROM versions WHERE ${where}`, params);
+          });
         },
       });
     }
