@@ -65646,7 +65646,6 @@ function isSafeArchivePath(entryPath) {
 function normaliseEntryPath(entryPath) {
   return entryPath.replace(/^(?:\.\/)+/, "").replace(/\/+$/, "");
 }
-var INFLATE_CHUNK_BYTES = 256 * 1024;
 function readManifest(entry, onText, refuse) {
   const chunks = [];
   let size = 0;
@@ -65734,7 +65733,7 @@ async function scanArchiveStream(source, limits = {}, visit2) {
     ended = true;
   });
   try {
-    await pipeline(source, createGunzip2({ chunkSize: INFLATE_CHUNK_BYTES }), unpackedLimit(maxUnpackedBytes), counter, parser);
+    await pipeline(source, createGunzip2(), unpackedLimit(maxUnpackedBytes), counter, parser);
   } catch (error2) {
     if (problem2) throw problem2;
     if (error2 instanceof UnsafeArchiveError) throw error2;

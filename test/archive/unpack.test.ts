@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -54,6 +55,21 @@ describe('unpackArchive (one pass as the bytes arrive)', () => {
     const scan = await extractArchive(pack.file, reference);
     expect(unpacked.files).toEqual(scan.files);
     expect(await filesBelow(unpacked.dir)).toEqual(await filesBelow(reference));
+  });
+
+  it('unpacks every file whole whatever the size of the chunks the upload arrives in (a real template, 66 files)', async () => {
+    const source = 'test/fixtures/real/copier-uv/1.0.0';
+    const pack = await packTemplate(source, { outDir: await tempDir('tr-unpack-chunks-') });
+    const expected = await extractArchive(pack.file, await tempDir('tr-unpack-expected-'));
+    for (const chunkBytes of [100, 4096, 64 * 1024, 1024 * 1024]) {
+      const unpacker = new ArchiveUnpacker(path.join(await tempDir('tr-unpack-chunk-'), 'out'));
+      for await (const chunk of createReadStream(pack.file, { highWaterMark: chunkBytes })) await unpacker.write(chunk as Buffer);
+      const unpacked = await unpacker.end();
+      expect(unpacked.files, `${chunkBytes}-byte chunks`).toEqual(expected.files);
+      const sizes = await Promise.all(unpacked.files.map(async (file) => `${file} ${(await stat(path.join(unpacked.dir, file))).size}`));
+      const sourceSizes = await Promise.all(unpacked.files.map(async (file) => `${file} ${(await stat(path.join(source, file))).size}`));
+      expect(sizes, `${chunkBytes}-byte chunks`).toEqual(sourceSizes);
+    }
   });
 
   it('names the top folder as the template folder when every file is under one', async () => {
