@@ -10048,7 +10048,7 @@ var require_api_stream = __commonJS({
   "node_modules/undici/lib/api/api-stream.js"(exports, module) {
     "use strict";
     var assert = __require("node:assert");
-    var { finished: finished2, PassThrough } = __require("node:stream");
+    var { finished: finished2, PassThrough: PassThrough2 } = __require("node:stream");
     var { InvalidArgumentError, InvalidReturnValueError } = require_errors();
     var util = require_util();
     var { getResolveErrorBodyCallback } = require_util3();
@@ -10124,7 +10124,7 @@ var require_api_stream = __commonJS({
         if (this.throwOnError && statusCode >= 400) {
           const parsedHeaders = responseHeaders === "raw" ? util.parseHeaders(rawHeaders) : headers;
           const contentType = parsedHeaders["content-type"];
-          res = new PassThrough();
+          res = new PassThrough2();
           this.callback = null;
           this.runInAsyncScope(
             getResolveErrorBodyCallback,
@@ -10223,7 +10223,7 @@ var require_api_pipeline = __commonJS({
     var {
       Readable: Readable5,
       Duplex,
-      PassThrough
+      PassThrough: PassThrough2
     } = __require("node:stream");
     var {
       InvalidArgumentError,
@@ -10409,7 +10409,7 @@ var require_api_pipeline = __commonJS({
         this.dispatch({ ...opts, body: pipelineHandler.req }, pipelineHandler);
         return pipelineHandler.ret;
       } catch (err) {
-        return new PassThrough().destroy(err);
+        return new PassThrough2().destroy(err);
       }
     }
     module.exports = pipeline4;
@@ -65592,7 +65592,7 @@ var loadTar = () => tar_exports;
 
 // src/archive/scan.ts
 import { createReadStream } from "node:fs";
-import { Transform as Transform2 } from "node:stream";
+import { PassThrough, Transform as Transform2 } from "node:stream";
 import { pipeline } from "node:stream/promises";
 
 // src/core/reserved-paths.ts
@@ -65646,17 +65646,23 @@ function isSafeArchivePath(entryPath) {
 function normaliseEntryPath(entryPath) {
   return entryPath.replace(/^(?:\.\/)+/, "").replace(/\/+$/, "");
 }
+var INFLATE_CHUNK_BYTES = 256 * 1024;
 function readManifest(entry, onText, refuse) {
   const chunks = [];
+  const body = new PassThrough();
   let size = 0;
   entry.on("data", (chunk) => {
     size += chunk.length;
-    if (size <= MAX_MANIFEST_BYTES) chunks.push(chunk);
+    if (size > MAX_MANIFEST_BYTES) return;
+    chunks.push(chunk);
+    body.write(chunk);
   });
   entry.on("end", () => {
+    body.end();
     if (size > MAX_MANIFEST_BYTES) refuse(new UnsafeArchiveError(`template.json in the archive is larger than ${MAX_MANIFEST_BYTES} bytes`, entry.path));
     else onText(Buffer.concat(chunks));
   });
+  return body;
 }
 function unpackedLimit(maxUnpackedBytes) {
   let unpacked = 0;
@@ -65714,26 +65720,25 @@ async function scanArchiveStream(source, limits = {}, visit2) {
       declared += entry.size ?? 0;
       if (declared > maxUnpackedBytes) return refuse(new UnsafeArchiveError(`the archive unpacks to more than ${maxUnpackedBytes} bytes (at ${quoted2})`, raw));
       let admitted;
-      let isManifest = false;
+      let manifestBody;
       if (entry.type === "Directory") {
         admitted = { path: normalised, kind: "dir" };
       } else if (FILE_TYPES.has(entry.type)) {
         admitted = { path: normalised, kind: "file" };
-        isManifest = /^(?:[^/]+\/)?template\.json$/.test(normalised);
-        if (isManifest) readManifest(entry, (text4) => manifests.set(normalised, text4), refuse);
+        if (/^(?:[^/]+\/)?template\.json$/.test(normalised)) manifestBody = readManifest(entry, (text4) => manifests.set(normalised, text4), refuse);
       } else {
         return refuse(new UnsafeArchiveError(`archive entry ${quoted2} is a ${entry.type}, not a file or folder (archives hold no links or special files)`, raw));
       }
       entries.push(admitted);
-      const consumed = visit2?.(entry, admitted, refuse) ?? false;
-      if (!consumed && !isManifest) entry.resume();
+      const consumed = visit2?.(entry, admitted, refuse, manifestBody ?? entry) ?? false;
+      if (!consumed) (manifestBody ?? entry).resume();
     }
   });
   parser.on("eof", () => {
     ended = true;
   });
   try {
-    await pipeline(source, createGunzip2(), unpackedLimit(maxUnpackedBytes), counter, parser);
+    await pipeline(source, createGunzip2({ chunkSize: INFLATE_CHUNK_BYTES }), unpackedLimit(maxUnpackedBytes), counter, parser);
   } catch (error2) {
     if (problem2) throw problem2;
     if (error2 instanceof UnsafeArchiveError) throw error2;

@@ -26,7 +26,7 @@ import { finished } from 'node:stream/promises';
 
 import type { ReadEntry } from 'tar';
 
-import { scanArchiveStream, UnsafeArchiveError, type ArchiveLimits, type ArchiveScan, type ScannedEntry } from './scan.js';
+import { scanArchiveStream, UnsafeArchiveError, type ArchiveLimits, type ArchiveScan, type EntryBody, type ScannedEntry } from './scan.js';
 
 /** An archive unpacked: its scan, and the folder its template's files are in. */
 export interface UnpackedArchive extends ArchiveScan {
@@ -119,7 +119,7 @@ export class ArchiveUnpacker {
     this.#root = path.resolve(dest);
     this.#headOnly = options.headOnly;
     mkdirSync(this.#root, { recursive: true, mode: 0o700 });
-    this.#scan = scanArchiveStream(this.#tap, limits, (entry, admitted, refuse) => this.#visit(entry, admitted, refuse));
+    this.#scan = scanArchiveStream(this.#tap, limits, (entry, admitted, refuse, body) => this.#visit(entry, admitted, refuse, body));
     this.#over = this.#scan.then(
       () => undefined,
       () => undefined,
@@ -139,7 +139,7 @@ export class ArchiveUnpacker {
     return code !== undefined && CONFLICTS.has(code) ? new UnsafeArchiveError(`archive entry ${JSON.stringify(entry)} conflicts with another entry of the same path (a file and a folder)`, entry) : asError(error);
   }
 
-  #visit(entry: ReadEntry, admitted: ScannedEntry, refuse: (error: Error) => void): boolean {
+  #visit(entry: ReadEntry, admitted: ScannedEntry, refuse: (error: Error) => void, body: EntryBody): boolean {
     const fail = (error: Error): void => {
       this.#failure ??= error;
       refuse(error);
@@ -157,8 +157,8 @@ export class ArchiveUnpacker {
       const out = createWriteStream(target, { flags: 'wx', mode: (entry.mode ?? 0) & 0o111 ? 0o755 : 0o644 });
       this.#open.add(out);
       const tail = this.#headOnly ? new HeadOnlyFilter(this.#headOnly) : undefined;
-      if (tail) entry.pipe(tail).pipe(out);
-      else entry.pipe(out);
+      if (tail) body.pipe(tail).pipe(out);
+      else body.pipe(out);
       this.#writes.push(
         finished(out).then(
           async () => {

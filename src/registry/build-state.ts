@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 
 import type { IndexLine } from '../core/registry-index.js';
+import { GZIP_END_SIZE, GZIP_HEADER_SIZE, type PieceTable } from './gzip-pieces.js';
 import type { DigestAlgorithm } from './output.js';
 
 const BUILD_STATE_FORMAT = 'template-registry-build-state';
@@ -50,6 +51,8 @@ export interface BuildState {
   digest: DigestAlgorithm;
   /** registry.json as this build wrote it. */
   registry: { size: number; digest: string };
+  /** registry.json.gz when it was made in pieces (gzip-pieces.ts): its size, digest and pieces, which the next build reuses. */
+  gzip?: { size: number; digest: string; pieces: PieceTable };
   templates: StateTemplate[];
 }
 
@@ -91,6 +94,22 @@ function isStateTemplate(value: unknown): value is StateTemplate {
   );
 }
 
+/** A gzip record whose pieces add up to the registry.json recorded and to its own size. */
+function isGzipRecord(value: unknown, registrySize: number | undefined): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const gzip = value as Partial<NonNullable<BuildState['gzip']>>;
+  const pieces = gzip.pieces as unknown;
+  if (!isCount(gzip.size) || !isString(gzip.digest) || !Array.isArray(pieces)) return false;
+  let size = 0;
+  let deflated = GZIP_HEADER_SIZE + GZIP_END_SIZE;
+  for (const piece of pieces as unknown[]) {
+    if (!Array.isArray(piece) || piece.length !== 2 || !isCount(piece[0]) || !isCount(piece[1])) return false;
+    size += piece[0];
+    deflated += piece[1];
+  }
+  return size === registrySize && deflated === gzip.size;
+}
+
 /**
  * The state in `bytes` when it can be used for a build with `fingerprint` on an output of `digest`;
  * else why not (undefined when there is no state at all: a first build has nothing to say).
@@ -109,6 +128,7 @@ export function readBuildState(bytes: Buffer | undefined, fingerprint: string, d
   const ids = new Set<string>();
   const valid =
     value.digest === digest &&
+    (value.gzip === undefined || isGzipRecord(value.gzip, registry?.size)) &&
     isCount(registry?.size) &&
     isString(registry?.digest) &&
     Array.isArray(value.templates) &&

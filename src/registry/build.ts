@@ -52,6 +52,7 @@ import { CACHE_CONTROL, contentTypeOf, fileDigest, HOST_HEADERS_FILE, hostHeader
 import { readTemplatePageText, type PageSource } from './page-text.js';
 import { planSigning, type SigningPlan } from './signing.js';
 import { exactPieces, LARGE_DOCUMENT, StreamedDocument } from './streamed-document.js';
+import { gzipPieces, reuseFrom, reuseFromParts, type DocumentUnit, type MadePiece, type PieceReuse } from './gzip-pieces.js';
 import type { RegistrySource, SourceVersion, UnchangedVersion } from './source.js';
 import { buildStateBytes, compact, flagOf, readBuildState, revisionOf, STATE_ARCHIVE, STATE_ATTESTATION, stateFingerprint, type BuildState, type StateTemplate } from './build-state.js';
 import type { IndexLine } from '../core/registry-index.js';
@@ -230,6 +231,25 @@ export async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
   ];
 }
 
+/**
+ * The variants of a document given as units (registry.json held): above LARGE_DOCUMENT its gzip is
+ * made in pieces cut between the units (gzip-pieces.ts), reusing the pieces `reuse` finds, the same
+ * bytes a streamed document gets; below it, `variantsOf`'s.
+ */
+async function unitVariants(file: OutputFile, units: () => Iterable<DocumentUnit>, reuse: PieceReuse | undefined): Promise<{ files: OutputFile[]; gzip?: Awaited<ReturnType<typeof gzipPieces>> }> {
+  if (sizeOf(file) <= LARGE_DOCUMENT) return { files: await variantsOf(file) };
+  const options = compressionOptions(sizeOf(file));
+  const [gzip, br] = await Promise.all([gzipPieces(units(), reuse), compressParts(partsOf(file), createBrotliCompress(options.brotli))]);
+  const { name, contentType, cacheControl } = file;
+  return {
+    files: [
+      { name: `${name}.gz`, data: gzip.data, contentType, cacheControl, contentEncoding: 'gzip' },
+      { name: `${name}.br`, data: br, contentType, cacheControl, contentEncoding: 'br' },
+    ],
+    gzip,
+  };
+}
+
 export const documentFile = (name: string, data: Buffer): BytesFile => ({ name, data, contentType: contentTypeOf(name), cacheControl: CACHE_CONTROL.document });
 
 /** A signature remembered by the builder: the file's SHA-256 and the signer it was made for. */
@@ -291,6 +311,13 @@ function registryParts(templates: readonly Buffer[], rest: Omit<RegistryDocument
   });
   parts.push(registryTail(rest));
   return parts;
+}
+
+/** registry.json as units (gzip-pieces.ts): its head, each template's entries with the comma before them, its tail alone. */
+function* registryUnits(ids: readonly string[], templates: readonly Buffer[], tail: Buffer): Generator<DocumentUnit> {
+  yield { parts: [Buffer.from(REGISTRY_HEAD)] };
+  for (const [index, bytes] of templates.entries()) yield { parts: index > 0 ? [JSON_COMMA, bytes] : [bytes], key: ids[index] };
+  yield { parts: [tail], alone: true };
 }
 
 /** What registry.json ends with, after the last template's entries. */
@@ -427,6 +454,8 @@ export class RegistryBuilder {
   #options: BuildOptions;
   /** The signature of each signed file as this builder last wrote or found it. */
   #signatures = new Map<string, KnownSignature>();
+  /** The pieces of the gzip of the last registry.json this builder made (gzip-pieces.ts), to reuse. */
+  #gzipMade: MadePiece[] | undefined;
 
   constructor(
     private readonly source: RegistrySource,
@@ -476,7 +505,10 @@ export class RegistryBuilder {
    * in full. Undefined (a full build; a notice says why when there was a state) when the state
    * cannot be used, or when this builder already built once (it knows its entries).
    */
-  async #fromState(held: ReadonlyMap<string, HeldFile>, notices: string[]): Promise<{ versions: SourceVersion[]; reused: Map<string, ReusedTemplate> } | undefined> {
+  async #fromState(
+    held: ReadonlyMap<string, HeldFile>,
+    notices: string[],
+  ): Promise<{ versions: SourceVersion[]; reused: Map<string, ReusedTemplate>; previous?: { registry: Buffer; gzip: BuildState['gzip'] } } | undefined> {
     const output = this.output;
     const versionsSince = this.source.versionsSince?.bind(this.source);
     if (!this.#stateKept() || this.#last !== undefined || this.#known.size > 0 || !versionsSince || !output.readState) return undefined;
@@ -527,8 +559,10 @@ export class RegistryBuilder {
       for (const id of reusedIds) if (!groups.has(id)) return full('the store changed during the build');
     }
     const reused = new Map<string, ReusedTemplate>();
+    let previous: { registry: Buffer; gzip: BuildState['gzip'] } | undefined;
     if (reusedIds.size > 0) {
-      const registry = await output.read(REGISTRY_FILE);
+      // One blocking read where the output offers it: 100 MB read through the thread pool in pieces take four times as long.
+      const registry = output.readSync ? output.readSync(REGISTRY_FILE) : await output.read(REGISTRY_FILE);
       if (registry?.length !== state.registry.size || (registryHeld.digest === undefined && partsDigest([registry], output.digest) !== state.registry.digest)) {
         return full(`${output.location}/${REGISTRY_FILE} is not the one it was recorded with`);
       }
@@ -536,9 +570,25 @@ export class RegistryBuilder {
         const template = recorded.get(id) as StateTemplate;
         reused.set(id, { state: template, versions: registry.subarray(template.span[0], template.span[0] + template.span[1]) });
       }
+      previous = { registry, gzip: state.gzip };
     }
     const versions = [...groups].filter(([id]) => !reusedIds.has(id)).flatMap(([, items]) => items as SourceVersion[]);
-    return { versions, reused };
+    return { versions, reused, ...(previous ? { previous } : {}) };
+  }
+
+  /**
+   * The compressed pieces of registry.json.gz the last build made, to reuse: this builder's own, or
+   * those its build state records when the output holds that registry.json.gz (by digest).
+   */
+  async #gzipReuse(previous: { registry: Buffer; gzip: BuildState['gzip'] } | undefined, held: ReadonlyMap<string, HeldFile>): Promise<PieceReuse | undefined> {
+    if (this.#gzipMade) return reuseFromParts(this.#gzipMade);
+    const record = previous?.gzip;
+    const name = `${REGISTRY_FILE}.gz`;
+    const current = held.get(name);
+    if (!previous || !record || current?.size !== record.size || (current.digest !== undefined && current.digest !== record.digest)) return undefined;
+    const gzip = this.output.readSync ? this.output.readSync(name) : await this.output.read(name);
+    if (gzip?.length !== record.size || (current.digest === undefined && partsDigest([gzip], this.output.digest) !== record.digest)) return undefined;
+    return reuseFrom(previous.registry, gzip, record.pieces);
   }
 
   /** The entry of `version`, from the last build when nothing it is made of changed. */
@@ -676,10 +726,12 @@ export class RegistryBuilder {
 
     // A builder that keeps nothing writes registry.json as each batch's templates are made, into a
     // staged file with its variants (streamed-document.ts), where the output can stage files.
+    const gzipReuse = await this.#gzipReuse(plan?.previous, held);
     const streamed = !retains && output.stage && output.readSync ? await StreamedDocument.open(output, REGISTRY_FILE, compressionOptions, ['sha256', output.digest]) : undefined;
     if (streamed) {
+      streamed.reuse = gzipReuse;
       staged.push(streamed);
-      await streamed.write(Buffer.from(REGISTRY_HEAD));
+      await streamed.write([Buffer.from(REGISTRY_HEAD)]);
     }
     /** With `streamed`: how many bytes of entries each listed template wrote into registry.json. */
     const streamedLengths = new Map<string, number>();
@@ -817,8 +869,7 @@ export class RegistryBuilder {
         for (const id of batchIds) {
           const listed = templateFiles.get(id);
           if (!listed) continue;
-          if (streamedLengths.size > 0) await streamed.write(JSON_COMMA);
-          await streamed.write(listed.versions);
+          await streamed.write(streamedLengths.size > 0 ? [JSON_COMMA, listed.versions] : [listed.versions], { key: id });
           streamedLengths.set(id, listed.versions.length);
           templateFiles.set(id, { versions: EMPTY });
         }
@@ -907,7 +958,7 @@ export class RegistryBuilder {
     const registryHeld = held.has(REGISTRY_FILE) && held.has(`${REGISTRY_FILE}.gz`) && held.has(`${REGISTRY_FILE}.br`);
     let registryFile: OutputFile | undefined;
     // Streamed: ended now that its last bytes are known; its variants were compressed as it went.
-    await streamed?.write(registryTail({ categories, tags, lastUpdated }));
+    await streamed?.write([registryTail({ categories, tags, lastUpdated })], { alone: true });
     const streamedFiles = streamed ? await streamed.end({ contentType: contentTypeOf(REGISTRY_FILE), cacheControl: CACHE_CONTROL.document }) : undefined;
     if (changed || !registryHeld) {
       if (streamedFiles) {
@@ -922,7 +973,22 @@ export class RegistryBuilder {
       }
     }
     // registry.json's SHA-256 (its ETag) is computed on the thread pool beside its compression.
-    const [toWrite] = await Promise.all([this.#withVariants(registryFile && !streamedFiles ? [index, registryFile] : [index], held), registryFile ? digestOffThread(registryFile) : undefined]);
+    const [indexWrite, registryWrite] = await Promise.all([
+      this.#withVariants([index], held),
+      registryFile && !streamedFiles ? this.#registryWithVariants(registryFile, () => registryUnits(listedIds, templateBytes, registryChunks.at(-1) as Buffer), gzipReuse, held) : undefined,
+      registryFile ? digestOffThread(registryFile) : undefined,
+    ]);
+    const toWrite: OutputFile[][] = [...indexWrite, ...(registryWrite ? [registryWrite.files] : [])];
+    if (retains && registryWrite && registryWrite.files.length > 0) this.#gzipMade = registryWrite.gzip?.made;
+    /** registry.json.gz in pieces as the output will hold it (for the build state), when known. */
+    const gzipFile = streamedFiles && registryFile ? streamedFiles.variants[0] : registryWrite?.gzip ? registryWrite.files[0] : undefined;
+    const gzipPieceTable = streamedFiles && registryFile ? streamedFiles.gzipPieces : registryWrite?.gzip?.pieces;
+    const gzipRecord: BuildState['gzip'] =
+      gzipFile && gzipPieceTable
+        ? { size: sizeOf(gzipFile), digest: fileDigest(gzipFile, output.digest), pieces: gzipPieceTable }
+        : !registryFile && plan?.previous?.gzip && held.get(`${REGISTRY_FILE}.gz`)?.digest === plan.previous.gzip.digest
+          ? plan.previous.gzip
+          : undefined;
     // The streamed registry.json when it is not what the output holds, its variants when one is missing.
     if (streamedFiles && registryFile) toWrite.push([...streamedFiles.variants, ...(changed ? [registryFile] : [])]);
     files.push(...[INDEX_FILE, REGISTRY_FILE].flatMap((name) => [name, `${name}.gz`, `${name}.br`, ...(signing ? [`${name}${SIGNATURE_SUFFIX}`] : [])]));
@@ -976,7 +1042,9 @@ export class RegistryBuilder {
         if (record) stateTemplates.push({ ...record, span });
       }
       const registrySize = streamedFiles ? sizeOf(streamedFiles.file) : registryChunks.reduce((sum, part) => sum + part.length, 0);
-      await output.writeState(buildStateBytes({ fingerprint: this.#fingerprint(), digest: output.digest, registry: { size: registrySize, digest: registryDigest }, templates: stateTemplates }));
+      await output.writeState(
+        buildStateBytes({ fingerprint: this.#fingerprint(), digest: output.digest, registry: { size: registrySize, digest: registryDigest }, ...(gzipRecord ? { gzip: gzipRecord } : {}), templates: stateTemplates }),
+      );
     }
     await output.commit();
     return {
@@ -1133,6 +1201,19 @@ export class RegistryBuilder {
         return [...(await variantsOf(file)), ...(same ? [] : [file])];
       }),
     );
+  }
+
+  /** registry.json (held) and its variants, what must be written of them (as `#withVariants`), and its gzip's pieces when made. */
+  async #registryWithVariants(
+    file: OutputFile,
+    units: () => Iterable<DocumentUnit>,
+    reuse: PieceReuse | undefined,
+    held: ReadonlyMap<string, HeldFile>,
+  ): Promise<{ files: OutputFile[]; gzip?: Awaited<ReturnType<typeof gzipPieces>> }> {
+    const same = await holds(this.output, held, file);
+    if (same && held.has(`${file.name}.gz`) && held.has(`${file.name}.br`)) return { files: [] };
+    const variants = await unitVariants(file, units, reuse);
+    return { files: [...variants.files, ...(same ? [] : [file])], ...(variants.gzip ? { gzip: variants.gzip } : {}) };
   }
 
   /**

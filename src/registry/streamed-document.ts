@@ -6,20 +6,25 @@
  * visible under their names only when the builder puts them in order (`RegistryOutput.putInOrder`).
  *
  * The variants are the bytes `variantsOf` (build.ts) makes of the same document: both feed the
- * compressors pieces of exactly `COMPRESSION_PIECE` bytes (brotli's output depends on how its input
- * is cut), with the options of `compressionOptions`, which are the same for every size above
- * `LARGE_DOCUMENT`; below it the size is known before the first piece is compressed (held until then).
+ * brotli compressor pieces of exactly `COMPRESSION_PIECE` bytes (brotli's output depends on how its
+ * input is cut), with the options of `compressionOptions`, which are the same for every size above
+ * `LARGE_DOCUMENT`; below it the size is known before the first piece is compressed (held until
+ * then). Above it the gzip variant is made in pieces cut between the document's units (each
+ * `write`), which a rebuild reuses (gzip-pieces.ts).
  */
 import { createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';
-import { Transform, type Writable } from 'node:stream';
+import { PassThrough, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createBrotliCompress, createGzip, type BrotliOptions, type ZlibOptions } from 'node:zlib';
 
+import { GzipPieces, type DocumentUnit, type PieceReuse, type PieceTable } from './gzip-pieces.js';
 import type { DigestAlgorithm, OutputFile, RegistryOutput, StagedFile } from './output.js';
 
 /** What the compressors are fed at a time: the same cut whether the document is streamed or held. */
 export const COMPRESSION_PIECE = 1024 * 1024;
+/** How many bytes a compressor of a streamed document may have waiting (a few pieces). */
+const COMPRESSOR_QUEUE = 8 * COMPRESSION_PIECE;
 /** Above this size a document is compressed with the same options whatever its size (`compressionOptions`). */
 export const LARGE_DOCUMENT = 4 * 1024 * 1024;
 
@@ -82,6 +87,13 @@ export class StreamedDocument {
   #early: Buffer[] | undefined = [];
   #variants: Variant[] | undefined;
   #staged: StagedFile[];
+  /** The units written while the document is not yet known to be large (their gzip is made in pieces once it is). */
+  #earlyUnits: DocumentUnit[] | undefined = [];
+  /** The gzip variant of a large document, in pieces. */
+  #gzip: GzipPieces | undefined;
+  #gzipPieces: PieceTable | undefined;
+  /** Compressed pieces of the last build to reuse (gzip-pieces.ts). */
+  reuse: PieceReuse | undefined;
 
   private constructor(
     readonly name: string,
@@ -112,7 +124,15 @@ export class StreamedDocument {
     return hash.copy().update(tail).digest('hex');
   }
 
-  async write(chunk: Buffer): Promise<void> {
+  /** Writes the document's next unit (`parts` in order): a piece of the gzip variant may end before it, never inside it; `alone`: nor after it; `key`: what decides the cut (gzip-pieces.ts). */
+  async write(parts: readonly Buffer[], options: { alone?: boolean; key?: string } = {}): Promise<void> {
+    const unit: DocumentUnit = { parts, ...(options.alone ? { alone: true } : {}), ...(options.key !== undefined ? { key: options.key } : {}) };
+    if (this.#gzip) await this.#gzip.unit(unit);
+    else this.#earlyUnits?.push(unit);
+    for (const chunk of parts) await this.#append(chunk);
+  }
+
+  async #append(chunk: Buffer): Promise<void> {
     if (chunk.length === 0) return;
     for (const hash of this.#hashes.values()) hash.update(chunk);
     this.#size += chunk.length;
@@ -136,19 +156,24 @@ export class StreamedDocument {
       // Large: the options are those of every large document, the size no longer matters.
       const early = this.#early;
       this.#early = undefined;
-      await this.#startVariants(this.options(this.#size));
+      await this.#startVariants(this.options(this.#size), true);
       for (const held of early) await this.#compress(held);
       return;
     }
     await this.#compress(piece);
   }
 
-  async #startVariants(options: { gzip: ZlibOptions; brotli: BrotliOptions }): Promise<void> {
+  /** Starts the compressors; `large`: the gzip variant in pieces, fed the units written so far. */
+  async #startVariants(options: { gzip: ZlibOptions; brotli: BrotliOptions }, large: boolean): Promise<void> {
     const variants: Variant[] = [];
     this.#variants = variants;
+    // In pieces, the gzip variant's bytes come from GzipPieces: its "compressor" only passes them on.
+    const gzipStream = large ? new PassThrough() : createGzip(options.gzip);
     for (const [suffix, compressor] of [
-      ['gz', createGzip(options.gzip)],
-      ['br', createBrotliCompress(options.brotli)],
+      ['gz', gzipStream],
+      // Room for a few pieces: the document's writer runs ahead of the compressor instead of in step with it.
+      // (zlib's streams take the stream options too, which BrotliOptions does not list.)
+      ['br', createBrotliCompress({ ...options.brotli, writableHighWaterMark: COMPRESSOR_QUEUE } as BrotliOptions)],
     ] as const) {
       const staged = await (this.output.stage as (name: string) => Promise<StagedFile>)(`${this.name}.${suffix}`);
       this.#staged.push(staged);
@@ -158,17 +183,26 @@ export class StreamedDocument {
       done.catch(() => undefined);
       variants.push({ staged, compressor, done, counted });
     }
+    if (large) {
+      const gzipDone = (variants[0] as Variant).done;
+      this.#gzip = await GzipPieces.start((bytes) => Promise.race([writeTo(gzipStream, bytes), gzipDone]), this.reuse);
+      const units = this.#earlyUnits ?? [];
+      this.#earlyUnits = undefined;
+      for (const unit of units) await this.#gzip.unit(unit);
+    }
   }
 
   async #compress(piece: Buffer): Promise<void> {
-    await Promise.all((this.#variants ?? []).map((variant) => Promise.race([writeTo(variant.compressor, piece), variant.done])));
+    // A gzip variant in pieces is fed by its units (GzipPieces), not by these pieces.
+    const compressed = (this.#variants ?? []).filter((variant, index) => index > 0 || this.#gzip === undefined);
+    await Promise.all(compressed.map((variant) => Promise.race([writeTo(variant.compressor, piece), variant.done])));
   }
 
   /**
    * Ends the document (and its variants) and gives the files to put in order: the variants, then
    * the document; their sizes and digests are known.
    */
-  async end(head: { contentType: string; cacheControl: string }): Promise<{ file: OutputFile; variants: OutputFile[] }> {
+  async end(head: { contentType: string; cacheControl: string }): Promise<{ file: OutputFile; variants: OutputFile[]; gzipPieces?: PieceTable }> {
     for (const piece of exactPieces(this.#pending)) await this.#piece(piece);
     this.#pending = [];
     this.#pendingSize = 0;
@@ -176,16 +210,20 @@ export class StreamedDocument {
       // Small: compressed now that its size is known, as `variantsOf` does.
       const early = this.#early;
       this.#early = undefined;
-      await this.#startVariants(this.options(this.#size));
+      // Held whole until now (between LARGE_DOCUMENT and the pieces held): large all the same.
+      await this.#startVariants(this.options(this.#size), this.#size > LARGE_DOCUMENT);
+      this.#earlyUnits = undefined;
       for (const piece of early) await this.#compress(piece);
     }
     this.file.stream.end();
     const variants = this.#variants ?? [];
+    if (this.#gzip) this.#gzipPieces = (await this.#gzip.end()).pieces;
     for (const variant of variants) variant.compressor.end();
     await Promise.all([this.file.finished, ...variants.map((variant) => variant.done)]);
     const digests = Object.fromEntries([...this.#hashes].map(([algorithm, hash]) => [algorithm, hash.digest('hex')]));
     const { contentType, cacheControl } = head;
     return {
+      ...(this.#gzipPieces ? { gzipPieces: this.#gzipPieces } : {}),
       file: { name: this.name, staged: this.file, size: this.#size, digests, contentType, cacheControl },
       variants: variants.map(({ staged, counted }, index) => ({
         name: `${this.name}.${index === 0 ? 'gz' : 'br'}`,
