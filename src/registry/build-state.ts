@@ -62,8 +62,6 @@ export function compact<T extends string | number>(values: readonly T[]): T | T[
   return values.every((value) => value === first) ? first : [...values];
 }
 
-/** The revision of the `index`th version of `template`. */
-export const revisionOf = (template: StateTemplate, index: number): string => (typeof template.revisions === 'string' ? template.revisions : (template.revisions[index] as string));
 
 /** The flags of the `index`th version of `template`. */
 export const flagOf = (template: StateTemplate, index: number): number => (typeof template.flags === 'number' ? template.flags : (template.flags[index] as number));

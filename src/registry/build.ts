@@ -53,8 +53,8 @@ import { readTemplatePageText, type PageSource } from './page-text.js';
 import { planSigning, type SigningPlan } from './signing.js';
 import { exactPieces, LARGE_DOCUMENT, StreamedDocument } from './streamed-document.js';
 import { gzipPieces, reuseFrom, reuseFromParts, type DocumentUnit, type MadePiece, type PieceReuse } from './gzip-pieces.js';
-import type { RegistrySource, SourceVersion, UnchangedVersion } from './source.js';
-import { buildStateBytes, compact, flagOf, readBuildState, revisionOf, STATE_ARCHIVE, STATE_ATTESTATION, stateFingerprint, type BuildState, type StateTemplate } from './build-state.js';
+import type { RegistrySource, SourceVersion } from './source.js';
+import { buildStateBytes, compact, flagOf, readBuildState, STATE_ARCHIVE, STATE_ATTESTATION, stateFingerprint, type BuildState, type StateTemplate } from './build-state.js';
 import type { IndexLine } from '../core/registry-index.js';
 
 export const REGISTRY_FILE = 'registry.json';
@@ -423,7 +423,6 @@ function summaryOf(id: string, entries: TemplateEntry[]): TemplateSummary {
   };
 }
 
-const isUnchanged = (item: SourceVersion | UnchangedVersion): item is UnchangedVersion => 'unchanged' in item;
 
 /** Files written at once: enough to keep the disk (or the network) busy, few enough to stay cheap. */
 const WRITE_CONCURRENCY = 8;
@@ -484,7 +483,7 @@ export class RegistryBuilder {
 
   /** Whether this build keeps a build state: asked for, and a source that can list what changed since one. */
   #stateKept(): boolean {
-    return this.#options.state === true && this.source.versionsSince !== undefined && this.source.identity !== undefined;
+    return this.#options.state === true && this.source.templatesSince !== undefined && this.source.identity !== undefined;
   }
 
   /** What a build state must have been recorded with to be used: the source and every option that shapes the output. */
@@ -510,8 +509,8 @@ export class RegistryBuilder {
     notices: string[],
   ): Promise<{ versions: SourceVersion[]; reused: Map<string, ReusedTemplate>; previous?: { registry: Buffer; gzip: BuildState['gzip'] } } | undefined> {
     const output = this.output;
-    const versionsSince = this.source.versionsSince?.bind(this.source);
-    if (!this.#stateKept() || this.#last !== undefined || this.#known.size > 0 || !versionsSince || !output.readState) return undefined;
+    const templatesSince = this.source.templatesSince?.bind(this.source);
+    if (!this.#stateKept() || this.#last !== undefined || this.#known.size > 0 || !templatesSince || !output.readState) return undefined;
     const full = (why: string): undefined => void notices.push(`the build state was not used (${why}): this build read every version, and records a new state`);
     const read = readBuildState(await output.readState(), this.#fingerprint(), output.digest);
     if (read === undefined) return undefined;
@@ -522,12 +521,10 @@ export class RegistryBuilder {
       return full(`${output.location}/${REGISTRY_FILE} is not the one it was recorded with`);
     }
     const recorded = new Map(state.templates.map((template) => [template.id, template]));
-    const known = new Map<string, string>();
-    for (const template of state.templates) template.versions.forEach((version, index) => known.set(`${template.id}@${version}`, revisionOf(template, index)));
-    // A template is reused when every version is unchanged, none came or went, and its files are where the state says.
-    const reusable = (id: string, items: readonly (SourceVersion | UnchangedVersion)[]): boolean => {
+    // A template the source lists as recorded is reused when its files are where the state says.
+    const filesHeld = (id: string): boolean => {
       const template = recorded.get(id);
-      if (!template || items.length !== template.versions.length || !items.every(isUnchanged)) return false;
+      if (!template) return false;
       const file = held.get(`${TEMPLATES_DIR}/${id}.json`);
       if (file?.size !== template.file[0] || file.digest !== template.file[1]) return false;
       if (this.#options.signing && this.#options.signing.length > 0 && output.digest !== 'sha256') return false;
@@ -536,27 +533,12 @@ export class RegistryBuilder {
         return (!(flags & STATE_ARCHIVE) || held.get(staticArchivePath(id, version))?.digest !== undefined) && (!(flags & STATE_ATTESTATION) || held.has(staticAttestationPath(id, version)));
       });
     };
-    const grouped = (items: readonly (SourceVersion | UnchangedVersion)[]): Map<string, (SourceVersion | UnchangedVersion)[]> => {
-      const byName = new Map<string, (SourceVersion | UnchangedVersion)[]>();
-      for (const item of items) {
-        const name = isUnchanged(item) ? item.name : String(item.manifest.name);
-        let group = byName.get(name);
-        if (!group) byName.set(name, (group = []));
-        group.push(item);
-      }
-      return byName;
-    };
-    let groups = grouped(await versionsSince(known));
-    const reusedIds = new Set([...groups].filter(([id, items]) => reusable(id, items)).map(([id]) => id));
-    // The unchanged versions of a changed template are read in full (its entries are made again).
-    const partly = [...groups].filter(([id, items]) => !reusedIds.has(id) && items.some(isUnchanged)).map(([id]) => id);
-    if (partly.length > 0) {
-      for (const id of partly) for (const version of recorded.get(id)?.versions ?? []) known.delete(`${id}@${version}`);
-      groups = grouped(await versionsSince(known));
-      for (const [id, items] of groups) {
-        if (reusedIds.has(id) ? !reusable(id, items) : items.some(isUnchanged)) return full('the store changed during the build');
-      }
-      for (const id of reusedIds) if (!groups.has(id)) return full('the store changed during the build');
+    let changes = await templatesSince(recorded);
+    const reusedIds = new Set([...changes.unchanged].filter(filesHeld));
+    // An unchanged template whose files are not as recorded is read in full (its entries are made again).
+    if (reusedIds.size < changes.unchanged.size) {
+      changes = await templatesSince(new Map([...reusedIds].map((id) => [id, recorded.get(id) as StateTemplate])));
+      if (changes.unchanged.size !== reusedIds.size || [...reusedIds].some((id) => !changes.unchanged.has(id))) return full('the store changed during the build');
     }
     const reused = new Map<string, ReusedTemplate>();
     let previous: { registry: Buffer; gzip: BuildState['gzip'] } | undefined;
@@ -572,7 +554,7 @@ export class RegistryBuilder {
       }
       previous = { registry, gzip: state.gzip };
     }
-    const versions = [...groups].filter(([id]) => !reusedIds.has(id)).flatMap(([, items]) => items as SourceVersion[]);
+    const { versions } = changes;
     return { versions, reused, ...(previous ? { previous } : {}) };
   }
 

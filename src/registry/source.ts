@@ -64,12 +64,21 @@ export interface SourceAttestation {
   runUrl?: string;
 }
 
-/** A version a source lists by its key only: its revision is the one the caller knew, so its entry is unchanged. */
-export interface UnchangedVersion {
-  unchanged: true;
-  name: string;
-  version: string;
-  revision: string;
+/** What a build state recorded of a template: its versions and the revision of each (one value when all are the same). */
+export interface KnownTemplate {
+  versions: readonly string[];
+  revisions: string | readonly string[];
+}
+
+/** The revision of the `index`th version of `template`. */
+export const knownRevision = (template: KnownTemplate, index: number): string => (typeof template.revisions === 'string' ? template.revisions : (template.revisions[index] as string));
+
+/** What changed since a build state: the templates exactly as it recorded them, and every version of the others. */
+export interface ChangesSince {
+  /** The ids whose versions are exactly the recorded ones (none more, none fewer), each at its recorded revision. */
+  unchanged: Set<string>;
+  /** Every complete version of every other template (a new one, or one where anything changed). */
+  versions: SourceVersion[];
 }
 
 /** What the registry generator reads: the server's store, or GitHub releases. */
@@ -82,11 +91,11 @@ export interface RegistrySource {
    */
   readonly identity?: string;
   /**
-   * Every complete published version as `versions()` lists it, except that a version whose key
-   * (`name@version`) is in `known` with its current revision comes as an `UnchangedVersion` (its
-   * manifest is not read): what a build in a fresh process asks, with the revisions its state recorded.
+   * The templates listed exactly as in `known` (by id), and every version of the others as
+   * `versions()` lists them (their manifests read): what a build in a fresh process asks, with what
+   * its state recorded. A template no longer listed is in neither.
    */
-  versionsSince?(known: ReadonlyMap<string, string>): Promise<(SourceVersion | UnchangedVersion)[]>;
+  templatesSince?(known: ReadonlyMap<string, KnownTemplate>): Promise<ChangesSince>;
   /**
    * The versions a few templates at a time, as `versions()` lists them: what a full build by a
    * builder that keeps nothing between builds (`build-registry`) reads, so that it never holds

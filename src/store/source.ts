@@ -1,6 +1,6 @@
 import { archiveUrl, attestationUrl, catalogPagePath, staticArchivePath, staticAttestationPath, underBase } from '../core/routes.js';
 import type { TemplateManifest } from '../core/schema-types.js';
-import type { RegistrySource, SourceVersion, TemplateListing, UnchangedVersion } from '../registry/source.js';
+import { knownRevision, type ChangesSince, type KnownTemplate, type RegistrySource, type SourceVersion, type TemplateListing } from '../registry/source.js';
 import type { RegistryStorage, StoredVersion, VersionLifecycle, VersionUsage } from './types.js';
 
 /**
@@ -25,7 +25,7 @@ export interface StoreSourceOptions {
   /**
    * What names the store (its folder, or its database without credentials), for build states: a
    * `build-registry` state recorded from another store is not used. Without it the source offers no
-   * `versionsSince` (every build reads every version).
+   * `templatesSince` (every build reads every version).
    */
   identity?: string;
 }
@@ -89,23 +89,16 @@ export function storeSource(
   const revisionOf = (used: VersionUsage | undefined, lifecycle: VersionLifecycle | undefined): string =>
     `${used ? `${used.downloads} ${used.lastDownload ?? ''}` : ''} ${lifecycle ? JSON.stringify(lifecycle) : ''}`;
 
-  const list = async (known: ReadonlyMap<string, string> | undefined): Promise<(SourceVersion | UnchangedVersion)[]> => {
+  const list = async (): Promise<SourceVersion[]> => {
     // The rule of analytics records (registry/analytics.ts), from the store's aggregates (one row
     // per version, whatever the number of events): `stats.downloads` is their `total`.
     const usage = await storage.events.usage();
     const lifecycles = await storage.versions.listLifecycles();
-    // A version the caller knew at its current revision is listed by key only (its manifest not read).
-    const unchanged = new Set<string>();
-    for (const [key, revision] of known ?? []) if (!kept.has(key) && revision === revisionOf(usage.get(key), lifecycles.get(key))) unchanged.add(key);
-    const published = await storage.versions.listPublished(kept.size === 0 ? unchanged : new Set([...kept.keys(), ...unchanged]));
+    const published = await storage.versions.listPublished(new Set(kept.keys()));
     const listed = new Set<string>();
-    const result: (SourceVersion | UnchangedVersion)[] = [];
+    const result: SourceVersion[] = [];
     for (const item of published) {
       const key = `${item.name}@${item.version}`;
-      if ('known' in item && unchanged.has(key)) {
-        result.push({ unchanged: true, name: item.name, version: item.version, revision: known?.get(key) as string });
-        continue;
-      }
       listed.add(key);
       const used = usage.get(key);
       const lifecycle = lifecycles.get(key);
@@ -126,28 +119,69 @@ export function storeSource(
   };
 
   const versionsStore = storage.versions;
+  type ListOf = (names: readonly string[]) => Promise<(StoredVersion & { manifest: TemplateManifest })[]>;
+  type VersionsOf = () => Promise<Map<string, string[]>>;
+  /** The versions of `names` as sources, with their usage and lifecycle (read once by the caller). */
+  const sourcesOf = async (names: readonly string[], usage: Map<string, VersionUsage>, lifecycles: Map<string, VersionLifecycle>): Promise<SourceVersion[]> =>
+    (await (versionsStore.listPublishedOf as ListOf).call(versionsStore, names)).map((stored) => {
+      const key = `${stored.name}@${stored.version}`;
+      const used = usage.get(key);
+      const lifecycle = lifecycles.get(key);
+      return { ...toSource(stored, used, lifecycle), revision: revisionOf(used, lifecycle) };
+    });
+
   /** Template by template, for a builder that keeps nothing: nothing is kept here either. */
   const byTemplate = async (): Promise<TemplateListing> => {
     const usage = await storage.events.usage();
     const lifecycles = await storage.versions.listLifecycles();
-    const names = await (versionsStore.publishedNames as () => Promise<string[]>).call(versionsStore);
-    return {
-      names,
-      versionsOf: async (some) =>
-        (await (versionsStore.listPublishedOf as (names: readonly string[]) => Promise<(StoredVersion & { manifest: TemplateManifest })[]>).call(versionsStore, some)).map((stored) => {
-          const key = `${stored.name}@${stored.version}`;
-          const used = usage.get(key);
-          const lifecycle = lifecycles.get(key);
-          return { ...toSource(stored, used, lifecycle), revision: revisionOf(used, lifecycle) };
-        }),
-    };
+    const names = [...(await (versionsStore.publishedVersions as VersionsOf).call(versionsStore)).keys()];
+    return { names, versionsOf: (some) => sourcesOf(some, usage, lifecycles) };
   };
 
+  /**
+   * What changed since a build state, template by template: the store lists each template's
+   * versions (no rows read), and usage and lifecycle are kept for few versions; a template is
+   * unchanged when it has exactly the recorded versions, each at its recorded revision. Only the
+   * other templates' manifests are read.
+   */
+  const templatesSince = async (known: ReadonlyMap<string, KnownTemplate>): Promise<ChangesSince> => {
+    const usage = await storage.events.usage();
+    const lifecycles = await storage.versions.listLifecycles();
+    const published = await (versionsStore.publishedVersions as VersionsOf).call(versionsStore);
+    // The templates of which some version has usage or a lifecycle: every other version's revision is the plain one.
+    const marked = new Set<string>();
+    for (const key of [...usage.keys(), ...lifecycles.keys()]) marked.add(key.slice(0, key.lastIndexOf('@')));
+    const plain = revisionOf(undefined, undefined);
+    const unchanged = new Set<string>();
+    const changed: string[] = [];
+    for (const [name, versions] of published) {
+      const recorded = known.get(name);
+      const same =
+        recorded !== undefined &&
+        recorded.versions.length === versions.length &&
+        (() => {
+          const listed = new Set(versions);
+          // Sets of the same size holding each other's members (a state listing a version twice is not the same).
+          if (listed.size !== versions.length || new Set(recorded.versions).size !== recorded.versions.length) return false;
+          return recorded.versions.every((version, index) => {
+            if (!listed.has(version)) return false;
+            const revision = knownRevision(recorded, index);
+            if (!marked.has(name)) return revision === plain;
+            const key = `${name}@${version}`;
+            return revision === revisionOf(usage.get(key), lifecycles.get(key));
+          });
+        })();
+      if (same) unchanged.add(name);
+      else changed.push(name);
+    }
+    return { unchanged, versions: changed.length > 0 ? await sourcesOf(changed, usage, lifecycles) : [] };
+  };
+
+  const readsByTemplate = versionsStore.publishedVersions !== undefined && versionsStore.listPublishedOf !== undefined;
   return {
-    versions: async () => (await list(undefined)) as SourceVersion[],
-    ...(versionsStore.publishedNames && versionsStore.listPublishedOf ? { byTemplate } : {}),
-    ...(options.identity !== undefined
-      ? { identity: JSON.stringify({ store: options.identity, layout, publicUrl: publicUrl ?? null }), versionsSince: (known: ReadonlyMap<string, string>) => list(known) }
-      : {}),
+    versions: list,
+    ...(readsByTemplate ? { byTemplate } : {}),
+    ...(options.identity !== undefined ? { identity: JSON.stringify({ store: options.identity, layout, publicUrl: publicUrl ?? null }) } : {}),
+    ...(options.identity !== undefined && readsByTemplate ? { templatesSince } : {}),
   };
 }

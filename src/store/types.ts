@@ -433,11 +433,12 @@ export interface VersionStore {
    */
   listPublished(known?: ReadonlySet<string>): Promise<PublishedVersion[]>;
   /**
-   * The names of the templates that have a complete version (no order): with `listPublishedOf`, what
-   * a registry build reads a few templates at a time instead of every manifest at once. Optional: a
-   * store without it is read whole (`listPublished`).
+   * The versions of each template that has a complete version (no order), without their rows: with
+   * `listPublishedOf`, what a registry build reads a few templates at a time instead of every
+   * manifest at once, and what a build with a state compares with the versions it recorded.
+   * Optional: a store without it is read whole (`listPublished`).
    */
-  publishedNames?(): Promise<string[]>;
+  publishedVersions?(): Promise<Map<string, string[]>>;
   /** The complete versions of the templates `names`, with their manifests, in no particular order. */
   listPublishedOf?(names: readonly string[]): Promise<(StoredVersion & { manifest: TemplateManifest })[]>;
   /** Reserves name@version (pending) and claims an unowned name for the token's owner, atomically. */

@@ -118,13 +118,12 @@ function sourceOf(versions: SourceVersion[]): RegistrySource {
   return {
     identity: 'gzip-pieces-test',
     versions: () => Promise.resolve(versions.map((v) => ({ ...v, revision }))),
-    versionsSince: (known) =>
-      Promise.resolve(
-        versions.map((v) => {
-          const key = `${v.manifest.name}@${v.manifest.version}`;
-          return known.get(key) === revision ? { unchanged: true as const, name: v.manifest.name, version: v.manifest.version, revision } : { ...v, revision };
-        }),
-      ),
+    templatesSince: (known) => {
+      const counts = new Map<string, number>();
+      for (const v of versions) counts.set(v.manifest.name, (counts.get(v.manifest.name) ?? 0) + 1);
+      const unchanged = new Set([...counts].filter(([id, count]) => known.get(id)?.versions.length === count).map(([id]) => id));
+      return Promise.resolve({ unchanged, versions: versions.filter((v) => !unchanged.has(v.manifest.name)).map((v) => ({ ...v, revision })) });
+    },
   };
 }
 

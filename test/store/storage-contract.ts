@@ -470,7 +470,9 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         await publish(storage, record, 'api', '2.0.0', 'three');
         await publish(storage, record, 'cli', '0.1.0', 'four');
         await storage.versions.reserveVersion({ name: 'pending-only', version: '1.0.0', integrity: 'sha512-p', sha256: 'f'.repeat(64), size: 1, owner: record.owner }, record);
-        expect((await storage.versions.publishedNames?.())?.sort()).toEqual(['api', 'cli', 'web-app']);
+        const published = (await storage.versions.publishedVersions?.()) ?? new Map<string, string[]>();
+        expect([...published.keys()].sort()).toEqual(['api', 'cli', 'web-app']);
+        expect([...published].map(([name, versions]) => `${name} ${[...versions].sort().join(' ')}`).sort()).toEqual(['api 2.0.0', 'cli 0.1.0', 'web-app 1.0.0 1.1.0']);
         const some = (await storage.versions.listPublishedOf?.(['web-app', 'cli', 'pending-only', 'unknown'])) ?? [];
         expect(some.map((v) => `${v.name}@${v.version}`).sort()).toEqual(['cli@0.1.0', 'web-app@1.0.0', 'web-app@1.1.0']);
         expect(some.find((v) => v.version === '1.1.0')?.manifest).toEqual(templateManifest('web-app', '1.1.0'));

@@ -258,6 +258,12 @@ CREATE TABLE IF NOT EXISTS purge_jobs (
 );
 CREATE INDEX IF NOT EXISTS purge_jobs_due ON purge_jobs (state, next_attempt_at);
 `,
+  // 10: a rebuild lists the keys of the published versions and their lifecycle: read from indexes,
+  // not from rows that carry whole manifests.
+  `
+CREATE INDEX IF NOT EXISTS versions_complete_keys ON versions (state, name, version);
+CREATE INDEX IF NOT EXISTS versions_with_lifecycle ON versions (name, version) WHERE stability IS NOT NULL OR deprecation_message IS NOT NULL OR yanked_at IS NOT NULL;
+`,
 ];
 
 /** The schema version this release writes. */

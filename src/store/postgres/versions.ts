@@ -115,9 +115,10 @@ export class PostgresVersionStore implements VersionStore {
     return manifest;
   }
 
-  async publishedNames(): Promise<string[]> {
-    const { rows } = await this.pool.query<{ name: string }>("SELECT DISTINCT name FROM versions WHERE state = 'complete'");
-    return rows.map((row) => row.name);
+  async publishedVersions(): Promise<Map<string, string[]>> {
+    // One row per template, from the index of the keys (versions_complete_keys).
+    const { rows } = await this.pool.query<{ name: string; versions: string[] }>("SELECT name, array_agg(version) AS versions FROM versions WHERE state = 'complete' GROUP BY name");
+    return new Map(rows.map((row) => [row.name, row.versions]));
   }
 
   async listPublishedOf(names: readonly string[]): Promise<(StoredVersion & { manifest: TemplateManifest })[]> {

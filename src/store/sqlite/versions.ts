@@ -76,7 +76,7 @@ export class SqliteVersionStore implements VersionStore {
     // A caller that knows nothing gets every row in one query.
     type Row = VersionRow & { manifest: string | null };
     const all = known.size === 0 ? (this.db.prepare(`SELECT ${VERSION_COLUMNS}, manifest FROM versions WHERE state = 'complete'`).all() as Row[]) : undefined;
-    const keys = all ? all.map((row): [string, string] => [row.name, row.version]) : (this.db.prepare("SELECT name, version FROM versions WHERE state = 'complete'").raw().all() as [string, string][]);
+    const keys = all ? all.map((row): [string, string] => [row.name, row.version]) : this.publishedKeys();
     const rowOf = this.db.prepare(`SELECT ${VERSION_COLUMNS}, manifest FROM versions WHERE name = ? AND version = ?`);
     const backfill = this.db.prepare('UPDATE versions SET manifest = ? WHERE name = ? AND version = ? AND manifest IS NULL');
     const result: PublishedVersion[] = [];
@@ -100,8 +100,24 @@ export class SqliteVersionStore implements VersionStore {
     return result;
   }
 
-  publishedNames(): Promise<string[]> {
-    return Promise.resolve(this.db.prepare("SELECT DISTINCT name FROM versions WHERE state = 'complete'").pluck().all() as string[]);
+  /**
+   * The versions of each template, read from an index (versions_complete_keys), a row per template:
+   * 100,000 rows of two columns cost more to make than the keys (NUL, which no stored text holds,
+   * separates the versions).
+   */
+  private publishedVersionsSync(): Map<string, string[]> {
+    const grouped = this.db.prepare("SELECT name, group_concat(version, char(0)) FROM versions WHERE state = 'complete' GROUP BY name").raw().all() as [string, string][];
+    return new Map(grouped.map(([name, versions]) => [name, versions.split('\0')]));
+  }
+
+  private publishedKeys(): [string, string][] {
+    const keys: [string, string][] = [];
+    for (const [name, versions] of this.publishedVersionsSync()) for (const version of versions) keys.push([name, version]);
+    return keys;
+  }
+
+  publishedVersions(): Promise<Map<string, string[]>> {
+    return Promise.resolve(this.publishedVersionsSync());
   }
 
   async listPublishedOf(names: readonly string[]): Promise<(StoredVersion & { manifest: TemplateManifest })[]> {
@@ -272,10 +288,11 @@ export class SqliteVersionStore implements VersionStore {
   }
 
   listLifecycles(): Promise<Map<string, VersionLifecycle>> {
+    // The partial index holds the few versions with a lifecycle (SQLite prefers the keys' index otherwise, and reads every row).
     type Row = Pick<VersionRow, 'name' | 'version' | 'stability' | 'deprecation_message' | 'yanked_at'>;
     const rows = this.db
       .prepare(
-        "SELECT name, version, stability, deprecation_message, yanked_at FROM versions WHERE state = 'complete' AND (stability IS NOT NULL OR deprecation_message IS NOT NULL OR yanked_at IS NOT NULL)",
+        "SELECT name, version, stability, deprecation_message, yanked_at FROM versions INDEXED BY versions_with_lifecycle WHERE state = 'complete' AND (stability IS NOT NULL OR deprecation_message IS NOT NULL OR yanked_at IS NOT NULL)",
       )
       .all() as Row[];
     return Promise.resolve(new Map(rows.map((row) => [`${row.name}@${row.version}`, lifecycleOf(lifecycleColumns(row))])));
