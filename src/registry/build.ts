@@ -453,6 +453,8 @@ export class RegistryBuilder {
   #options: BuildOptions;
   /** The signature of each signed file as this builder last wrote or found it. */
   #signatures = new Map<string, KnownSignature>();
+  /** What the documents took from each template's entries in the last build, with the bytes of those entries. */
+  #summaries = new Map<string, { versions: Buffer; summary: TemplateSummary }>();
   /** The pieces of the gzip of the last registry.json this builder made (gzip-pieces.ts), to reuse. */
   #gzipMade: MadePiece[] | undefined;
 
@@ -826,7 +828,10 @@ export class RegistryBuilder {
         }
         const group = groups.get(id) ?? [];
         const entries = failures.has(id) ? (JSON.parse(`[${listed.versions.toString('utf8')}]`) as TemplateEntry[]) : group.map(({ entry }) => entry.entry);
-        const summary = summaryOf(id, entries);
+        // The last build's summary when the template's entries are the very same bytes (a builder that keeps them).
+        const last = this.#summaries.get(id);
+        const summary = last?.versions === listed.versions && !failures.has(id) ? last.summary : summaryOf(id, entries);
+        if (retains) this.#summaries.set(id, { versions: listed.versions, summary });
         // A builder that keeps nothing lets the entries go: registry.json's bytes are all it needs of them.
         summaries.set(id, retains ? summary : { ...summary, entries: undefined });
         const made = listed.file;
@@ -860,6 +865,7 @@ export class RegistryBuilder {
     for (const key of this.#known.keys()) if (!seen.has(key)) this.#known.delete(key);
     for (const id of this.#templateFiles.keys()) if (!madeIds.has(id)) this.#templateFiles.delete(id);
     for (const id of this.#pages.keys()) if (!madeIds.has(id)) this.#pages.delete(id);
+    for (const id of this.#summaries.keys()) if (!madeIds.has(id)) this.#summaries.delete(id);
 
     const listedIds = ids.filter((id) => templateFiles.has(id));
     files.push(...listedIds.flatMap((id) => (signing ? [`${TEMPLATES_DIR}/${id}.json`, `${TEMPLATES_DIR}/${id}.json${SIGNATURE_SUFFIX}`] : [`${TEMPLATES_DIR}/${id}.json`])));
