@@ -122,11 +122,16 @@ export class GzipPieces {
   private constructor(
     private readonly sink: (bytes: Buffer) => Promise<void>,
     private readonly reuse: PieceReuse | undefined,
+    private readonly keep: boolean,
   ) {}
 
-  static async start(sink: (bytes: Buffer) => Promise<void>, reuse?: PieceReuse): Promise<GzipPieces> {
+  /**
+   * Starts a document whose compressed bytes go to `sink`; `keep`: each piece's parts and bytes are
+   * kept for `end()` (a builder that keeps its documents; a streamed one must not hold them all).
+   */
+  static async start(sink: (bytes: Buffer) => Promise<void>, reuse?: PieceReuse, keep = false): Promise<GzipPieces> {
     await sink(GZIP_HEADER);
-    return new GzipPieces(sink, reuse);
+    return new GzipPieces(sink, reuse, keep);
   }
 
   /** The document's next unit. */
@@ -155,7 +160,7 @@ export class GzipPieces {
     void deflated.catch(() => undefined);
     this.#inFlight.push(deflated);
     this.#table.push([size, 0]);
-    this.#made.push({ parts, deflated: EMPTY });
+    if (this.keep) this.#made.push({ parts, deflated: EMPTY });
     while (this.#inFlight.length >= IN_FLIGHT) await this.#writeFirst();
   }
 
@@ -164,12 +169,13 @@ export class GzipPieces {
     void this.#inFlight.shift();
     const index = this.#table.length - 1 - this.#inFlight.length;
     (this.#table[index] as [number, number])[1] = deflated.length;
-    (this.#made[index] as MadePiece).deflated = deflated;
+    const made = this.#made[index];
+    if (made) made.deflated = deflated;
     this.#compressedSize += deflated.length;
     await this.sink(deflated);
   }
 
-  /** Ends the document: its pieces (to reuse in the next build), its compressed size, how many pieces were reused. */
+  /** Ends the document: its pieces (to reuse in the next build; `made` only when kept), its compressed size, how many pieces were reused. */
   async end(): Promise<{ pieces: PieceTable; made: MadePiece[]; size: number; reused: number }> {
     await this.#endPiece();
     while (this.#inFlight.length > 0) await this.#writeFirst();
@@ -186,10 +192,14 @@ export class GzipPieces {
 /** The gzip bytes of `units` in pieces (held), with the pieces' compressed bytes as views of them. */
 export async function gzipPieces(units: Iterable<DocumentUnit>, reuse?: PieceReuse): Promise<{ data: Buffer; pieces: PieceTable; made: MadePiece[]; reused: number }> {
   const chunks: Buffer[] = [];
-  const gzip = await GzipPieces.start((bytes) => {
-    chunks.push(bytes);
-    return Promise.resolve();
-  }, reuse);
+  const gzip = await GzipPieces.start(
+    (bytes) => {
+      chunks.push(bytes);
+      return Promise.resolve();
+    },
+    reuse,
+    true,
+  );
   for (const unit of units) await gzip.unit(unit);
   const { pieces, made, size, reused } = await gzip.end();
   return { data: Buffer.concat(chunks, size), pieces, made, reused };
