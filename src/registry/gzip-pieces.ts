@@ -27,7 +27,7 @@ const CUT_KEY_BYTES = 64;
 /** The compression of every piece: the level large documents get (see compressionLevels in build.ts). */
 export const GZIP_PIECE_LEVEL = 2;
 /** Pieces compressed at once on the thread pool. */
-const IN_FLIGHT = 4;
+const IN_FLIGHT = 2;
 
 /** gzip's header: deflate, no name, no time, unknown OS (the same bytes whatever the machine). */
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff]);

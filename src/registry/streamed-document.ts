@@ -24,7 +24,7 @@ import type { DigestAlgorithm, OutputFile, RegistryOutput, StagedFile } from './
 /** What the compressors are fed at a time: the same cut whether the document is streamed or held. */
 export const COMPRESSION_PIECE = 1024 * 1024;
 /** How many bytes a compressor of a streamed document may have waiting (a few pieces). */
-const COMPRESSOR_QUEUE = 8 * COMPRESSION_PIECE;
+const COMPRESSOR_QUEUE = 2 * COMPRESSION_PIECE;
 /** Above this size a document is compressed with the same options whatever its size (`compressionOptions`). */
 export const LARGE_DOCUMENT = 4 * 1024 * 1024;
 
