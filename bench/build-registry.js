@@ -102,7 +102,7 @@ for (const versions of SIZES) {
   const fresh = work('rebuild-fresh', storeDir, freshDir);
   rows.push({ name: `rebuild after one new version, ${label}, a fresh process`, value: round(fresh.ms), unit: 'ms', ...floorRow, ratio: round(fresh.ms / floorMs, 2), ...targeted('<= 2x floor', fresh.ms <= 2 * floorMs) });
   if (largest && fresh.ms > 2 * floorMs) {
-    notes.push(`${label}: the rebuild by a fresh process misses 2x its floor. With its build state it reads only the new version's manifest and reuses every other template's entries from registry.json; what remains is what the server's builder does too (registry.json assembled, hashed, compressed and written), plus listing the store's 100,000 keys against the state, reading the state and registry.json back, and compiling the entry schema once per process.`);
+    notes.push(`${label}: the rebuild by a fresh process misses 2x its floor. With its build state it asks the store what changed template by template (one grouped query), reads only the new template's manifests, reuses every other template's entries from registry.json and every unchanged piece of registry.json.gz; what remains is writing the 100 MB registry.json and its brotli variant (made again whole: brotli's pieces cannot be joined), hashing it, flushing the files to disk, and the fixed costs of a process (the folder's files stated, the state read and written, the entry schema compiled).`);
   }
 
   const outDir = path.join(root, 'out-rebuild');
@@ -110,6 +110,9 @@ for (const versions of SIZES) {
   const unexpected = rebuild.written.filter((name) => !expectedRewrite(rebuild.added).includes(name));
   rows.push({ name: `rebuild after one new version, ${label}, the server's builder`, value: round(rebuild.ms), unit: 'ms', ...floorRow, ratio: round(rebuild.ms / floorMs, 2), ...targeted('<= 2x floor', rebuild.ms <= 2 * floorMs && unexpected.length === 0) });
   if (unexpected.length > 0) notes.push(`${label}: the server's rebuild rewrote files it should not have: ${unexpected.join(', ')}`);
+  if (largest && rebuild.ms > 2 * floorMs) {
+    notes.push(`${label}: the server's builder misses 2x its floor. It reuses every entry, template file, summary and unchanged gzip piece it made, but it lists every version of the store again and regroups the 100,000 entries (about 0.7 s), assembles and hashes registry.json, compresses its brotli variant whole, and writes the three files only once they are all made (then one flush): the fresh-process rebuild above, which streams them as it goes and asks the store only what changed, does the same work in about half the time.`);
+  }
   rows.push({ name: `files rewritten by that rebuild, ${label}`, value: rebuild.written.length, unit: 'files', baseline: null, baselineValue: null, ratio: null, target: 'the new template\'s file, index.json, registry.json, the catalog page (+ variants)', met: unexpected.length === 0 });
   rmSync(root, { recursive: true, force: true });
 }

@@ -658,7 +658,8 @@ export class RegistryBuilder {
           ids: some,
           read: async () => {
             const versions = await listing.versionsOf(some);
-            return { groups: this.#grouped(versions, seen, skipped), versions };
+            // A template is read in one batch only: a version can appear twice only within it (no key kept across batches).
+            return { groups: this.#grouped(versions, new Set<string>(), skipped), versions };
           },
         });
       }

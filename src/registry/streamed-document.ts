@@ -23,8 +23,8 @@ import type { DigestAlgorithm, OutputFile, RegistryOutput, StagedFile } from './
 
 /** What the compressors are fed at a time: the same cut whether the document is streamed or held. */
 export const COMPRESSION_PIECE = 1024 * 1024;
-/** How many bytes a compressor of a streamed document may have waiting (a few pieces). */
-const COMPRESSOR_QUEUE = 2 * COMPRESSION_PIECE;
+/** How many bytes brotli may have waiting in a rebuild. */
+const REBUILD_COMPRESSOR_QUEUE = 8 * COMPRESSION_PIECE;
 /** Above this size a document is compressed with the same options whatever its size (`compressionOptions`). */
 export const LARGE_DOCUMENT = 4 * 1024 * 1024;
 
@@ -171,9 +171,10 @@ export class StreamedDocument {
     const gzipStream = large ? new PassThrough() : createGzip(options.gzip);
     for (const [suffix, compressor] of [
       ['gz', gzipStream],
-      // Room for a few pieces: the document's writer runs ahead of the compressor instead of in step with it.
+      // A rebuild (pieces to reuse) holds the last document's bytes anyway: its writer may run a few
+      // pieces ahead of brotli instead of in step with it. A full build keeps the default (its memory counts).
       // (zlib's streams take the stream options too, which BrotliOptions does not list.)
-      ['br', createBrotliCompress({ ...options.brotli, writableHighWaterMark: COMPRESSOR_QUEUE } as BrotliOptions)],
+      ['br', createBrotliCompress(this.reuse ? ({ ...options.brotli, writableHighWaterMark: REBUILD_COMPRESSOR_QUEUE } as BrotliOptions) : options.brotli)],
     ] as const) {
       const staged = await (this.output.stage as (name: string) => Promise<StagedFile>)(`${this.name}.${suffix}`);
       this.#staged.push(staged);
