@@ -43,6 +43,8 @@ export const CONSUMER_ENTRIES = {
 export const SERVER_ENTRIES = {
   index: 'src/server-package.ts',
   cli: 'src/cli/program.ts',
+  // The builder's brotli thread runs it from beside the chunk that starts it (registry/brotli-thread.ts).
+  'brotli-worker': 'src/registry/brotli-worker.ts',
 };
 
 const common = {

@@ -28,8 +28,6 @@
  * batch is made (streamed-document.ts), so it never holds every entry, nor registry.json's bytes.
  */
 import { createHash } from 'node:crypto';
-import { Readable, type Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { constants as zlibConstants, createBrotliCompress, createGzip, type BrotliOptions, type ZlibOptions } from 'node:zlib';
 
 import { DigestStream, digestOf } from '../archive/index.js';
@@ -48,12 +46,14 @@ import { compareVersions } from '../core/versions.js';
 import { renderCatalog } from './catalog.js';
 import { buildCategories, DEFAULT_CATEGORIES, entryViolations, INDEX_FILE, RegistryBuildError, sparseIndexLine, TEMPLATE_FILE_PATTERN, toEntry, type SkippedVersion } from './document.js';
 import { FolderOutput } from './folder-output.js';
-import { CACHE_CONTROL, contentTypeOf, fileDigest, HOST_HEADERS_FILE, hostHeadersFile, partsOf, sameBytes, sizeOf, type BytesFile, type DigestAlgorithm, type HeldFile, type OutputFile, type RegistryOutput } from './output.js';
+import { CACHE_CONTROL, contentTypeOf, fileDigest, HOST_HEADERS_FILE, hostHeadersFile, partsOf, sameBytes, sizeOf, type BytesFile, type DigestAlgorithm, type HeldFile, type OutputFile, type RegistryOutput, type StagedFile } from './output.js';
 import { readTemplatePageText, type PageSource } from './page-text.js';
 import { planSigning, type SigningPlan } from './signing.js';
-import { exactPieces, LARGE_DOCUMENT, StreamedDocument } from './streamed-document.js';
+import { LARGE_DOCUMENT, StreamedDocument } from './streamed-document.js';
+import { compressParts } from './compress-parts.js';
+import { BrotliThread, sharedBuffer } from './brotli-thread.js';
 import { gzipPieces, reuseFrom, reuseFromParts, type DocumentUnit, type MadePiece, type PieceReuse } from './gzip-pieces.js';
-import type { RegistrySource, SourceVersion } from './source.js';
+import type { KnownTemplate, RegistrySource, SourceVersion } from './source.js';
 import { buildStateBytes, compact, flagOf, readBuildState, STATE_ARCHIVE, STATE_ATTESTATION, stateFingerprint, type BuildState, type StateTemplate } from './build-state.js';
 import type { IndexLine } from '../core/registry-index.js';
 
@@ -210,15 +210,6 @@ export function compressionOptions(size: number): { gzip: ZlibOptions; brotli: B
   };
 }
 
-/** `parts` compressed by `compressor`, fed pieces of exactly COMPRESSION_PIECE bytes (as a streamed document is: brotli's bytes depend on the cut). */
-async function compressParts(parts: readonly Buffer[], compressor: Transform): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  await pipeline(Readable.from(exactPieces(parts), { objectMode: false }), compressor, async (compressed: AsyncIterable<Buffer>) => {
-    for await (const chunk of compressed) chunks.push(chunk);
-  });
-  return Buffer.concat(chunks);
-}
-
 /** The `.gz` and `.br` variants of a document (the mirror makes them too). */
 export async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
   const options = compressionOptions(sizeOf(file));
@@ -236,10 +227,22 @@ export async function variantsOf(file: OutputFile): Promise<OutputFile[]> {
  * made in pieces cut between the units (gzip-pieces.ts), reusing the pieces `reuse` finds, the same
  * bytes a streamed document gets; below it, `variantsOf`'s.
  */
-async function unitVariants(file: OutputFile, units: () => Iterable<DocumentUnit>, reuse: PieceReuse | undefined): Promise<{ files: OutputFile[]; gzip?: Awaited<ReturnType<typeof gzipPieces>> }> {
+async function unitVariants(
+  file: OutputFile,
+  units: () => Iterable<DocumentUnit>,
+  reuse: PieceReuse | undefined,
+  brotliThread: BrotliThread | undefined,
+): Promise<{ files: OutputFile[]; gzip?: Awaited<ReturnType<typeof gzipPieces>> }> {
   if (sizeOf(file) <= LARGE_DOCUMENT) return { files: await variantsOf(file) };
   const options = compressionOptions(sizeOf(file));
-  const [gzip, br] = await Promise.all([gzipPieces(units(), reuse), compressParts(partsOf(file), createBrotliCompress(options.brotli))]);
+  const brotli = async (): Promise<Buffer> => {
+    // On the builder's brotli thread when it has one (its SHA-256 taken on the way); else, or if it failed, here.
+    const made = file.data ? await brotliThread?.compress(file.data, options.brotli)?.catch(() => undefined) : undefined;
+    if (!made) return compressParts(partsOf(file), createBrotliCompress(options.brotli));
+    file.digests = { ...file.digests, sha256: made.sha256 };
+    return made.compressed;
+  };
+  const [gzip, br] = await Promise.all([gzipPieces(units(), reuse), brotli()]);
   const { name, contentType, cacheControl } = file;
   return {
     files: [
@@ -350,8 +353,8 @@ async function holdsParts(output: RegistryOutput, held: ReadonlyMap<string, Held
 /** Computes a large file's SHA-256 on the thread pool (WebCrypto), so it runs beside the compression. */
 async function digestOffThread(file: OutputFile): Promise<void> {
   if (file.digests?.sha256 !== undefined) return;
-  // WebCrypto takes one buffer: a file in parts is hashed piece by piece here.
-  if (file.data === undefined) return void fileDigest(file, 'sha256');
+  // WebCrypto takes one buffer, not in shared memory: a file in parts (or shared) is hashed here.
+  if (file.data === undefined || file.data.buffer instanceof SharedArrayBuffer) return void fileDigest(file, 'sha256');
   const digest = Buffer.from(await globalThis.crypto.subtle.digest('SHA-256', file.data)).toString('hex');
   file.digests = { ...file.digests, sha256: digest };
 }
@@ -364,9 +367,12 @@ const etagOf = (file: OutputFile): string => `"${Buffer.from(fileDigest(file, 's
  * its last registry.json: a fresh 100 MB costs more in page faults than the copy), else in a new
  * buffer with room to grow. Returns the arena and the bytes (a view of it).
  */
-function assemble(parts: readonly Buffer[], arena: Buffer | undefined): { arena: Buffer; bytes: Buffer } {
+function assemble(parts: readonly Buffer[], arena: Buffer | undefined, shared: boolean): { arena: Buffer; bytes: Buffer } {
   const size = parts.reduce((sum, part) => sum + part.length, 0);
-  const target = arena && arena.length >= size ? arena : Buffer.allocUnsafe(Math.ceil(size * 1.05) + 4096);
+  const room = Math.ceil(size * 1.05) + 4096;
+  // In shared memory for a brotli thread, which reads it where it is.
+  const fits = arena !== undefined && arena.length >= size && (arena.buffer instanceof SharedArrayBuffer) === shared;
+  const target = fits ? arena : shared ? sharedBuffer(room) : Buffer.allocUnsafe(room);
   let offset = 0;
   for (const part of parts) offset += part.copy(target, offset);
   return { arena: target, bytes: target.subarray(0, size) };
@@ -436,6 +442,9 @@ const WRITE_CONCURRENCY = 8;
  */
 export const LISTING_BATCH = 50;
 
+/** What of registry.json must be written (its variants first, then itself) and the pieces its gzip was made of. */
+type RegistryVariants = { files: OutputFile[]; gzip?: Awaited<ReturnType<typeof gzipPieces>> };
+
 /** The versions of one template with their entries, in version order. */
 type TemplateGroup = { entry: KnownEntry; version: SourceVersion }[];
 
@@ -443,7 +452,7 @@ export class RegistryBuilder {
   readonly output: RegistryOutput;
   #known = new Map<string, KnownEntry>();
   /** Each template file as the last build made it, with the entries it was made of. */
-  #templateFiles = new Map<string, { entries: KnownEntry[]; page: string | undefined; file: OutputFile; versions: Buffer }>();
+  #templateFiles = new Map<string, { group: TemplateGroup; entries: KnownEntry[]; page: string | undefined; file: OutputFile; versions: Buffer }>();
   /** The catalog page text of each template (JSON), and what it was read for (`pageKey`). */
   #pages = new Map<string, { key: string; json: string | undefined }>();
   /** Memory for registry.json, reused from build to build (see `assemble`). */
@@ -457,6 +466,9 @@ export class RegistryBuilder {
   #summaries = new Map<string, { versions: Buffer; summary: TemplateSummary }>();
   /** The pieces of the gzip of the last registry.json this builder made (gzip-pieces.ts), to reuse. */
   #gzipMade: MadePiece[] | undefined;
+  /** Each template's versions with their entries as the last build grouped them (a builder that keeps them). */
+  #groups: Map<string, TemplateGroup> | undefined;
+  #brotli: BrotliThread | undefined;
 
   constructor(
     private readonly source: RegistrySource,
@@ -468,9 +480,17 @@ export class RegistryBuilder {
     else throw new Error('buildRegistry needs an outDir or an output');
   }
 
-  /** Releases the output when the builder made it (an output passed in is its owner's to close). */
+  /** Releases the output when the builder made it (an output passed in is its owner's to close), and ends its brotli thread. */
   async close(): Promise<void> {
+    await this.#brotli?.close();
     if (!this.#options.output) await this.output.close?.();
+  }
+
+  /** The brotli thread of a builder that keeps what it made (large documents held in memory), when one can run. */
+  #brotliThread(): BrotliThread | undefined {
+    if (!this.#retains()) return undefined;
+    this.#brotli ??= new BrotliThread();
+    return this.#brotli.ready() ? this.#brotli : undefined;
   }
 
   /**
@@ -619,8 +639,43 @@ export class RegistryBuilder {
     return byId;
   }
 
+  /**
+   * The groups of this build when the builder keeps what it made and its source can say what
+   * changed: the last build's group of each template whose versions and revisions are as it listed
+   * them, and the others read and grouped again (their keys added to `seen`), with every version
+   * (for the archives kept) and the keys of the entries that may be gone (`stale`). Undefined for
+   * the first build, or when a version had no revision.
+   */
+  async #sinceLastBuild(seen: Set<string>, skipped: SkippedVersion[]): Promise<{ groups: Map<string, TemplateGroup>; versions: SourceVersion[]; stale: string[] } | undefined> {
+    const last = this.#groups;
+    const templatesSince = this.source.templatesSince?.bind(this.source);
+    if (!this.#retains() || last === undefined || !templatesSince) return undefined;
+    const known = new Map<string, KnownTemplate>();
+    for (const [id, group] of last) {
+      const revisions: string[] = [];
+      for (const { version } of group) {
+        if (version.revision === undefined) return undefined;
+        revisions.push(version.revision);
+      }
+      known.set(id, { versions: group.map(({ version }) => String(version.manifest.version)), revisions });
+    }
+    const changes = await templatesSince(known);
+    const groups = this.#grouped(changes.versions, seen, skipped);
+    const versions = [...changes.versions];
+    for (const id of changes.unchanged) {
+      if (groups.has(id)) continue;
+      const group = last.get(id) as TemplateGroup;
+      groups.set(id, group);
+      for (const { version } of group) versions.push(version);
+    }
+    // The entries this builder may no longer need: those of the templates that changed or went.
+    const stale: string[] = [];
+    for (const [id, group] of last) if (!changes.unchanged.has(id)) for (const { version } of group) stale.push(`${String(version.manifest.name)}@${String(version.manifest.version)}`);
+    return { groups, versions, stale };
+  }
+
   async build(): Promise<BuildResult> {
-    const staged: StreamedDocument[] = [];
+    const staged: { discard(): Promise<void> }[] = [];
     try {
       return await this.#build(staged);
     } catch (error) {
@@ -631,7 +686,7 @@ export class RegistryBuilder {
   }
 
   /** The build; a document it streams is added to `staged` (discarded by `build` when this throws). */
-  async #build(staged: StreamedDocument[]): Promise<BuildResult> {
+  async #build(staged: { discard(): Promise<void> }[]): Promise<BuildResult> {
     const { now = () => new Date(), catalog = true } = this.#options;
     const output = this.output;
     const retains = this.#retains();
@@ -646,8 +701,10 @@ export class RegistryBuilder {
     const listing = plan === undefined && !retains && this.source.byTemplate ? await this.source.byTemplate() : undefined;
     const skipped: SkippedVersion[] = [];
     const seen = new Set<string>();
-    const everything = listing ? undefined : (plan?.versions ?? (await this.source.versions()));
-    const single = everything ? this.#grouped(everything, seen, skipped) : undefined;
+    const sinceLast = plan === undefined && listing === undefined ? await this.#sinceLastBuild(seen, skipped) : undefined;
+    const everything = listing ? undefined : (sinceLast?.versions ?? plan?.versions ?? (await this.source.versions()));
+    const single = sinceLast?.groups ?? (everything ? this.#grouped(everything, seen, skipped) : undefined);
+    if (retains) this.#groups = single;
     const names = listing ? [...new Set(listing.names)].sort(compareText) : undefined;
     /** Each batch: the ids it builds (in listing order) and how to read its versions. */
     const batches: { ids: string[]; read: () => Promise<{ groups: Map<string, TemplateGroup>; versions: readonly SourceVersion[] }> }[] = [];
@@ -794,8 +851,12 @@ export class RegistryBuilder {
             return;
           }
           const group = groups.get(id) ?? [];
-          const page = catalog ? await this.#pageOf(id, group, held, notices) : undefined;
-          const made = this.#templateFile(id, group.map(({ entry }) => entry), page);
+          // The very group the last build made this file of: its page and bytes are those it made.
+          const lastMade = this.#templateFiles.get(id);
+          const made =
+            lastMade?.group === group
+              ? lastMade
+              : this.#templateFile(id, group, catalog ? await this.#pageOf(id, group, held, notices) : undefined);
           try {
             if (!(await holds(output, held, made.file))) await put(made.file);
             if (signing) {
@@ -863,7 +924,13 @@ export class RegistryBuilder {
         }
       }
     }
-    for (const key of this.#known.keys()) if (!seen.has(key)) this.#known.delete(key);
+    if (sinceLast) {
+      // The unchanged templates' entries stay; a version left out (skipped) is made again next time, as in a full build.
+      for (const key of sinceLast.stale) if (!seen.has(key)) this.#known.delete(key);
+      for (const { id, version } of skipped) this.#known.delete(`${id}@${version}`);
+    } else {
+      for (const key of this.#known.keys()) if (!seen.has(key)) this.#known.delete(key);
+    }
     for (const id of this.#templateFiles.keys()) if (!madeIds.has(id)) this.#templateFiles.delete(id);
     for (const id of this.#pages.keys()) if (!madeIds.has(id)) this.#pages.delete(id);
     for (const id of this.#summaries.keys()) if (!madeIds.has(id)) this.#summaries.delete(id);
@@ -924,6 +991,40 @@ export class RegistryBuilder {
     const violations = describeSchemaErrors(schemaErrors('registry-document', { templates: [], categories, tags, lastUpdated }));
     if (violations.length > 0) throw new RegistryBuildError(violations);
     const registryChunks = streamed ? [] : registryParts(templateBytes, { categories, tags, lastUpdated });
+    const registryHeld = held.has(REGISTRY_FILE) && held.has(`${REGISTRY_FILE}.gz`) && held.has(`${REGISTRY_FILE}.br`);
+    let registryFile: OutputFile | undefined;
+    let registryStaged: StagedFile | undefined;
+    // Held in memory: registry.json is compressed and hashed on the thread pool while the catalog page is made.
+    let registryVariants: Promise<RegistryVariants> | undefined;
+    if (!streamed && (changed || !registryHeld)) {
+      if (retains) {
+        const size = registryChunks.reduce((sum, part) => sum + part.length, 0);
+        const assembled = assemble(registryChunks, this.#arena, size > LARGE_DOCUMENT && this.#brotliThread() !== undefined);
+        this.#arena = assembled.arena;
+        registryFile = documentFile(REGISTRY_FILE, assembled.bytes);
+        if (output.stage && assembled.bytes.length > LARGE_DOCUMENT) {
+          // Written beside its name (and flushed) while its variants are made: put in order below.
+          registryStaged = await output.stage(REGISTRY_FILE);
+          staged.push(registryStaged);
+          registryStaged.stream.end(assembled.bytes);
+        }
+      } else {
+        // Written, hashed and compressed from its parts: the 100 MB are never joined in memory.
+        registryFile = { name: REGISTRY_FILE, parts: registryChunks, contentType: contentTypeOf(REGISTRY_FILE), cacheControl: CACHE_CONTROL.document };
+      }
+      const file = registryFile;
+      const brotliThread = file.data && sizeOf(file) > LARGE_DOCUMENT ? this.#brotliThread() : undefined;
+      registryVariants = Promise.all([
+        this.#registryWithVariants(file, () => registryUnits(listedIds, templateBytes, registryChunks.at(-1) as Buffer), gzipReuse, held, brotliThread),
+        // registry.json's SHA-256 (its ETag), beside its compression (the brotli thread takes it as it compresses).
+        brotliThread ? undefined : digestOffThread(file),
+      ]).then(async ([variants]) => {
+        await digestOffThread(file);
+        return variants;
+      });
+      // Awaited below; a build that fails before then must not leave it unhandled.
+      registryVariants.catch(() => undefined);
+    }
 
     // The host's headers file (a folder deployed as it is): the Cache-Control of each file.
     if (output.hostHeaders) {
@@ -941,33 +1042,19 @@ export class RegistryBuilder {
     await output.barrier();
 
     // The entry points, each after what it names: index.json, then registry.json, variants first.
-    // (Compressing them while the template files are written gains nothing on two cores.)
     // The columns layout: a quarter smaller compressed than the lines (core/registry-index.ts).
     const index = documentFile(INDEX_FILE, Buffer.from(`${JSON.stringify(indexColumns(sparseIndex))}\n`, 'utf8'));
-    const registryHeld = held.has(REGISTRY_FILE) && held.has(`${REGISTRY_FILE}.gz`) && held.has(`${REGISTRY_FILE}.br`);
-    let registryFile: OutputFile | undefined;
     // Streamed: ended now that its last bytes are known; its variants were compressed as it went.
     await streamed?.write([registryTail({ categories, tags, lastUpdated })], { alone: true });
     const streamedFiles = streamed ? await streamed.end({ contentType: contentTypeOf(REGISTRY_FILE), cacheControl: CACHE_CONTROL.document }) : undefined;
-    if (changed || !registryHeld) {
-      if (streamedFiles) {
-        registryFile = streamedFiles.file;
-      } else if (retains) {
-        const assembled = assemble(registryChunks, this.#arena);
-        this.#arena = assembled.arena;
-        registryFile = documentFile(REGISTRY_FILE, assembled.bytes);
-      } else {
-        // Written, hashed and compressed from its parts: the 100 MB are never joined in memory.
-        registryFile = { name: REGISTRY_FILE, parts: registryChunks, contentType: contentTypeOf(REGISTRY_FILE), cacheControl: CACHE_CONTROL.document };
-      }
-    }
-    // registry.json's SHA-256 (its ETag) is computed on the thread pool beside its compression.
-    const [indexWrite, registryWrite] = await Promise.all([
-      this.#withVariants([index], held),
-      registryFile && !streamedFiles ? this.#registryWithVariants(registryFile, () => registryUnits(listedIds, templateBytes, registryChunks.at(-1) as Buffer), gzipReuse, held) : undefined,
-      registryFile ? digestOffThread(registryFile) : undefined,
-    ]);
-    const toWrite: OutputFile[][] = [...indexWrite, ...(registryWrite ? [registryWrite.files] : [])];
+    if (streamedFiles && (changed || !registryHeld)) registryFile = streamedFiles.file;
+    const [indexWrite, registryWrite] = await Promise.all([this.#withVariants([index], held), registryVariants, streamedFiles && registryFile ? digestOffThread(registryFile) : undefined]);
+    // registry.json as staged (its bytes already written), or the staged copy let go when the output holds it.
+    const registryFiles = registryWrite?.files.map((file) =>
+      file === registryFile && registryStaged ? { name: file.name, staged: registryStaged, size: sizeOf(file), digests: file.digests ?? {}, contentType: file.contentType, cacheControl: file.cacheControl } : file,
+    );
+    if (registryStaged && !registryWrite?.files.includes(registryFile as OutputFile)) await registryStaged.discard();
+    const toWrite: OutputFile[][] = [...indexWrite, ...(registryFiles ? [registryFiles] : [])];
     if (retains && registryWrite && registryWrite.files.length > 0) this.#gzipMade = registryWrite.gzip?.made;
     /** registry.json.gz in pieces as the output will hold it (for the build state), when known. */
     const gzipFile = streamedFiles && registryFile ? streamedFiles.variants[0] : registryWrite?.gzip ? registryWrite.files[0] : undefined;
@@ -1125,11 +1212,15 @@ export class RegistryBuilder {
   }
 
   /** The file of template `id` (and its joined entries): the last build's when it was made of the same entries. */
-  #templateFile(id: string, entries: KnownEntry[], page: string | undefined): { file: OutputFile; versions: Buffer } {
+  #templateFile(id: string, group: TemplateGroup, page: string | undefined): { file: OutputFile; versions: Buffer } {
+    const entries = group.map(({ entry }) => entry);
     const last = this.#templateFiles.get(id);
-    if (last && last.page === page && last.entries.length === entries.length && last.entries.every((entry, index) => entry === entries[index])) return last;
+    if (last && last.page === page && last.entries.length === entries.length && last.entries.every((entry, index) => entry === entries[index])) {
+      last.group = group;
+      return last;
+    }
     const { data, versions } = templateFileBytes(id, entries.map((known) => known.entry), page);
-    const made = { entries, page, file: documentFile(`${TEMPLATES_DIR}/${id}.json`, data), versions };
+    const made = { group, entries, page, file: documentFile(`${TEMPLATES_DIR}/${id}.json`, data), versions };
     if (this.#retains()) this.#templateFiles.set(id, made);
     return made;
   }
@@ -1198,10 +1289,11 @@ export class RegistryBuilder {
     units: () => Iterable<DocumentUnit>,
     reuse: PieceReuse | undefined,
     held: ReadonlyMap<string, HeldFile>,
-  ): Promise<{ files: OutputFile[]; gzip?: Awaited<ReturnType<typeof gzipPieces>> }> {
+    brotliThread: BrotliThread | undefined,
+  ): Promise<RegistryVariants> {
     const same = await holds(this.output, held, file);
     if (same && held.has(`${file.name}.gz`) && held.has(`${file.name}.br`)) return { files: [] };
-    const variants = await unitVariants(file, units, reuse);
+    const variants = await unitVariants(file, units, reuse, brotliThread);
     return { files: [...variants.files, ...(same ? [] : [file])], ...(variants.gzip ? { gzip: variants.gzip } : {}) };
   }
 

@@ -209,7 +209,8 @@ export class FolderOutput implements RegistryOutput {
     const target = this.#path(name);
     await this.#folder(target);
     const temp = tempPathBeside(target);
-    const stream = createWriteStream(temp, { flags: 'wx' });
+    // Flushed as it closes: on stable storage before `putInOrder` needs it, while the builder does other work.
+    const stream = createWriteStream(temp, { flags: 'wx', flush: true });
     const finished = new Promise<void>((resolve, reject) => {
       stream.once('close', () => (stream.errored ? reject(stream.errored) : resolve()));
     });

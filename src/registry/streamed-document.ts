@@ -18,36 +18,14 @@ import { PassThrough, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createBrotliCompress, createGzip, type BrotliOptions, type ZlibOptions } from 'node:zlib';
 
+import { COMPRESSION_PIECE, exactPieces } from './compress-parts.js';
 import { GzipPieces, type DocumentUnit, type PieceReuse, type PieceTable } from './gzip-pieces.js';
 import type { DigestAlgorithm, OutputFile, RegistryOutput, StagedFile } from './output.js';
 
-/** What the compressors are fed at a time: the same cut whether the document is streamed or held. */
-export const COMPRESSION_PIECE = 1024 * 1024;
 /** How many bytes brotli may have waiting in a rebuild. */
 const REBUILD_COMPRESSOR_QUEUE = 8 * COMPRESSION_PIECE;
 /** Above this size a document is compressed with the same options whatever its size (`compressionOptions`). */
 export const LARGE_DOCUMENT = 4 * 1024 * 1024;
-
-/** `parts` (in order) cut into pieces of exactly `size` bytes, the last one shorter. */
-export function* exactPieces(parts: Iterable<Buffer>, size = COMPRESSION_PIECE): Generator<Buffer> {
-  let pending: Buffer[] = [];
-  let pendingSize = 0;
-  for (let part of parts) {
-    while (pendingSize + part.length >= size) {
-      const take = size - pendingSize;
-      pending.push(part.subarray(0, take));
-      yield pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, size);
-      part = part.subarray(take);
-      pending = [];
-      pendingSize = 0;
-    }
-    if (part.length > 0) {
-      pending.push(part);
-      pendingSize += part.length;
-    }
-  }
-  if (pendingSize > 0) yield pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingSize);
-}
 
 /** Writes `chunk` to `stream`, waiting while the stream holds more than it wants (or failing with it). */
 async function writeTo(stream: Writable, chunk: Buffer): Promise<void> {

@@ -24,8 +24,8 @@ export interface StoreSourceOptions {
   layout?: 'server' | 'static';
   /**
    * What names the store (its folder, or its database without credentials), for build states: a
-   * `build-registry` state recorded from another store is not used. Without it the source offers no
-   * `templatesSince` (every build reads every version).
+   * `build-registry` state recorded from another store is not used. Without it no build state is kept
+   * (the source's identity is part of one).
    */
   identity?: string;
 }
@@ -182,6 +182,6 @@ export function storeSource(
     versions: list,
     ...(readsByTemplate ? { byTemplate } : {}),
     ...(options.identity !== undefined ? { identity: JSON.stringify({ store: options.identity, layout, publicUrl: publicUrl ?? null }) } : {}),
-    ...(options.identity !== undefined && readsByTemplate ? { templatesSince } : {}),
+    ...(readsByTemplate ? { templatesSince } : {}),
   };
 }

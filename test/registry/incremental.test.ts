@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { buildRegistry, RegistryBuilder } from '../../src/registry/index.js';
-import type { SourceVersion } from '../../src/registry/source.js';
+import { knownRevision, type ChangesSince, type KnownTemplate, type RegistrySource, type SourceVersion } from '../../src/registry/source.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { memorySource, version } from './memory-source.js';
 
@@ -78,5 +78,85 @@ describe('files changed behind the generator', () => {
     expect(again.written).toEqual([]);
     expect(again.changed).toBe(false);
     expect(again.document.lastUpdated).toBe(T1.toISOString());
+  });
+});
+
+/**
+ * A source that says what changed since a build (`templatesSince`), as the store does: a version's
+ * `revision` stands for what its entry is made of besides the manifest. Records which templates it read.
+ */
+function changingSource(versions: SourceVersion[]): RegistrySource & { list: SourceVersion[]; reads: string[][]; whole: number } {
+  const copy = (list: SourceVersion[]): SourceVersion[] => list.map((v) => ({ ...structuredClone(v), revision: v.revision ?? '' }));
+  const source = {
+    list: versions,
+    reads: [] as string[][],
+    whole: 0,
+    versions: () => {
+      source.whole += 1;
+      return Promise.resolve(copy(source.list));
+    },
+    templatesSince: (known: ReadonlyMap<string, KnownTemplate>): Promise<ChangesSince> => {
+      const byId = new Map<string, SourceVersion[]>();
+      for (const v of source.list) byId.set(v.manifest.name, [...(byId.get(v.manifest.name) ?? []), v]);
+      const unchanged = new Set<string>();
+      const changed: string[] = [];
+      for (const [id, list] of byId) {
+        const recorded = known.get(id);
+        const same =
+          recorded?.versions.length === list.length &&
+          recorded.versions.every((listed, index) => list.some((v) => v.manifest.version === listed && (v.revision ?? '') === knownRevision(recorded, index)));
+        if (same) unchanged.add(id);
+        else changed.push(id);
+      }
+      source.reads.push(changed.sort());
+      return Promise.resolve({ unchanged, versions: copy(source.list.filter((v) => changed.includes(v.manifest.name))) });
+    },
+  };
+  return source;
+}
+
+describe("the server's builder (one that keeps what it made)", () => {
+  it('reads again only the templates that changed since its last build, and writes what a fresh build writes', async () => {
+    const kept = await tempDir();
+    const source = changingSource(manyVersions());
+    const builder = new RegistryBuilder(source, { outDir: kept, now: () => T1 });
+    await builder.build();
+    expect(source.whole).toBe(1);
+
+    // A new version of beta, new usage numbers for one version of gamma, delta gone.
+    source.list = [
+      ...source.list.filter((v) => v.manifest.name !== 'delta').map((v) => (v.manifest.name === 'gamma' && v.manifest.version === '1.1.0' ? { ...v, stats: { ...v.stats, downloads: 9 }, revision: '9' } : v)),
+      version('beta', '2.1.0', { keywords: ['beta'] }),
+    ];
+    const second = await builder.build();
+    expect(source.whole).toBe(1);
+    expect(source.reads.at(-1)).toEqual(['beta', 'gamma']);
+    expect([...second.written].sort()).toEqual(['templates/beta.json', 'templates/gamma.json', 'index.html', 'index.html.gz', 'index.html.br', ...ENTRY_POINTS].sort());
+    expect(second.removed).toEqual(['templates/delta.json']);
+
+    const fresh = await tempDir();
+    await buildRegistry(source, { outDir: fresh, now: () => T1 });
+    for (const file of ['registry.json', 'index.json', 'templates/alpha.json', 'templates/beta.json', 'templates/gamma.json', 'index.html']) {
+      expect(await readFile(path.join(kept, file), 'utf8'), file).toBe(await readFile(path.join(fresh, file), 'utf8'));
+    }
+    const gamma = JSON.parse(await readFile(path.join(kept, 'templates/gamma.json'), 'utf8')) as { versions: { version: string; stats: { downloads: number } }[] };
+    expect(gamma.versions.find((v) => v.version === '1.1.0')?.stats.downloads).toBe(9);
+
+    // Nothing changed: nothing read, nothing written.
+    const third = await builder.build();
+    expect(source.reads.at(-1)).toEqual([]);
+    expect(third.written).toEqual([]);
+    expect(third.changed).toBe(false);
+  });
+
+  it('reports a version whose entry breaks the rules at every build, reading its template again each time', async () => {
+    const source = changingSource([...manyVersions(), version('beta', '3.0')]);
+    const builder = new RegistryBuilder(source, { outDir: await tempDir(), now: () => T1, catalog: false });
+    for (let build = 0; build < 3; build++) {
+      const result = await builder.build();
+      expect(result.skipped.map((s) => `${s.id}@${s.version}`)).toEqual(['beta@3.0']);
+    }
+    // The first build lists everything; each later one reads beta again.
+    expect(source.reads).toEqual([['beta'], ['beta']]);
   });
 });
