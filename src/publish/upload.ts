@@ -178,6 +178,12 @@ async function sendLarge(upload: Upload): Promise<ApiOutcome | 'no-files'> {
     throw new PublishError(`the registry gave an upload URL that is not a URL`);
   }
   if (uploadUrl.protocol !== 'http:' && uploadUrl.protocol !== 'https:') throw new PublishError(`the registry gave an upload URL that is not http(s) (${uploadUrl.protocol})`);
+  // A registry that says how many bytes it takes (ours: `maxBytes`) refuses more before reading
+  // them, and closes the connection: the client, still sending, would see a broken pipe, not why.
+  if (typeof data.maxBytes === 'number' && upload.size > data.maxBytes) {
+    const message = `${upload.archive} is ${upload.size} bytes; the registry accepts at most ${data.maxBytes} (its archive size limit, or what is left of this token's staged-bytes quota)`;
+    throw new PublishError(message, { status: 413, code: 'PAYLOAD_TOO_LARGE', details: [{ field: 'archive', code: 'TOO_LARGE', message }] });
+  }
 
   // No Authorization header: the URL carries its own capability (and may point at another host, e.g. a bucket).
   const stored = await client.exchange({

@@ -14,6 +14,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { packTemplate } from '../../src/pack/index.js';
 import { publishTemplate } from '../../src/publish/index.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { LINGER_MAX_BYTES } from '../../src/server/envelope.js';
 import { multipartBody } from '../helpers/multipart.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 
@@ -137,5 +138,26 @@ describe('PUT of a staged file refuses a declared size over the limit before the
     await writeFile(archive, randomBytes(2 * 1024 * 1024));
     const error = await publishTemplate({ registryUrl: server.url, token: server.token, archive, manifest: pack.manifest, retries: 0, largeUploadThreshold: 0 }).catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 413 });
+  });
+
+  it('tells the publish client the most it may send, so that an archive too large to be read and dropped (over 8 MiB) is refused before a byte of it is sent', async () => {
+    const server = await smallServer();
+    const created = await fetch(`${server.url}/files/upload-url`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${server.token}` },
+      body: JSON.stringify({ filename: 'a.tgz', contentType: 'application/gzip' }),
+    });
+    expect(((await created.json()) as { data: { maxBytes: number } }).data.maxBytes).toBe(64 * 1024);
+    const puts: string[] = [];
+    server.app.server.on('request', (request: { method?: string; url?: string }) => {
+      if (request.method === 'PUT') puts.push(request.url ?? '');
+    });
+    const pack = await packTemplate(example, { outDir: await tempDir('tr-pack-') });
+    const archive = path.join(await tempDir(), 'large.tgz');
+    await writeFile(archive, randomBytes(LINGER_MAX_BYTES + 1024 * 1024));
+    const error = await publishTemplate({ registryUrl: server.url, token: server.token, archive, manifest: pack.manifest, retries: 2, largeUploadThreshold: 0 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
+    expect((error as Error).message).toContain(`${archive} is ${LINGER_MAX_BYTES + 1024 * 1024} bytes; the registry accepts at most ${64 * 1024}`);
+    expect(puts).toEqual([]);
   });
 });

@@ -2,7 +2,8 @@
  * Large uploads through `/files` (the spec's file upload routes):
  *
  * - `POST /files/upload-url` `{ filename, contentType }` (a token) stages a file and answers
- *   `{ uploadUrl, fileId }`. The URL is opaque to clients: here it is this server's
+ *   `{ uploadUrl, fileId }`, and (our addition) `maxBytes`, the most its PUT may send. The URL is
+ *   opaque to clients: here it is this server's
  *   `/files/{fileId}/content?sig=<capability>`, the capability a random secret the store keeps as
  *   a hash (so the PUT needs no token, like a presigned S3 URL; another backend may answer one).
  * - `PUT {uploadUrl}` takes the raw bytes, streamed to a temp file of the store (the archive size
@@ -194,10 +195,14 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
           throw quotaAnswer(error);
         });
       const uploadUrl = `${context.publicUrl}/files/${encodeURIComponent(file.id)}/content?sig=${encodeURIComponent(capability)}`;
+      // The most the PUT may send (the archive limit, or the token's quota when it leaves less): a
+      // client that knows its size stops before sending bytes that would be refused.
+      const quota = await bytesLeft(context, token.id, file);
+      const accepted = Math.min(maxBytes, Math.max(0, quota.left));
       return reply
         .code(201)
         .header('Cache-Control', CREDENTIAL_CACHE_CONTROL)
-        .send(envelope(request, { uploadUrl, fileId: file.id, method: 'PUT', expiresAt: file.expiresAt }));
+        .send(envelope(request, { uploadUrl, fileId: file.id, method: 'PUT', expiresAt: file.expiresAt, maxBytes: accepted }));
     },
   );
 
