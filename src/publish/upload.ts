@@ -190,7 +190,7 @@ async function sendLarge(upload: Upload): Promise<ApiOutcome | 'no-files'> {
     method: 'PUT',
     url: uploadUrl,
     authorize: false,
-    body: { file: upload.blob, contentType: 'application/gzip' },
+    body: { file: upload.blob, contentType: 'application/gzip', path: upload.archive },
     source: upload.archive,
     ...(upload.onProgress ? { onProgress: upload.onProgress } : {}),
   });

@@ -85,10 +85,14 @@ export async function receiveArchive(source: AsyncIterable<Buffer>, temp: string
   try {
     for await (const chunk of source) {
       size += chunk.length;
+      // Written and inflated on the thread pool while it is hashed here.
+      const wrote = failure === undefined ? out.write(chunk) : true;
+      const unpacking = failure === undefined ? unpacker?.write(chunk) : undefined;
       sha256.update(chunk);
       sha512.update(chunk);
-      if (failure === undefined && !out.write(chunk)) await Promise.race([once(out, 'drain'), failed]);
-      if (failure === undefined) await unpacker?.write(chunk);
+      await unpacking;
+      // Still full now (it may have drained while the unpacker was awaited: its 'drain' then came and went).
+      if (failure === undefined && !wrote && out.writableNeedDrain) await Promise.race([once(out, 'drain'), failed]);
     }
   } catch (error) {
     // The source failed (an aborted connection, a time-out): the caller removes the files.
@@ -120,8 +124,10 @@ async function sha256Of(source: AsyncIterable<Buffer>, unpacker: ArchiveUnpacker
   try {
     for await (const chunk of source) {
       size += chunk.length;
+      // Hashed while the unpacker's thread inflates it.
+      const unpacking = unpacker.write(chunk);
       sha256.update(chunk);
-      await unpacker.write(chunk);
+      await unpacking;
     }
   } catch (error) {
     await unpacker.abort();
