@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 
 import { buildRegistry } from '../../src/registry/build.js';
 import { GENERATOR_STATE_FILE } from '../../src/registry/folder-output.js';
-import { gzipPieces, GzipPieces, PIECE_MIN, reuseFrom, reuseFromParts, type DocumentUnit } from '../../src/registry/gzip-pieces.js';
+import { gzipPieces, PIECE_MIN, reuseFrom, reuseFromParts, type DocumentUnit } from '../../src/registry/gzip-pieces.js';
 import type { RegistrySource, SourceVersion } from '../../src/registry/source.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { version } from './memory-source.js';
@@ -83,18 +83,6 @@ describe('gzip in pieces', () => {
     expect(fromFile.reused).toBeGreaterThanOrEqual(fromScratch.pieces.length - 4);
     expect(fromParts.reused).toBe(fromFile.reused);
     expect(fromScratch.reused).toBe(0);
-  });
-
-  it('gives the same bytes however the units arrive (all at once or one at a time), and refuses nothing it cannot reuse', async () => {
-    const document = units(2_000);
-    const chunks: Buffer[] = [];
-    const gzip = await GzipPieces.start((bytes) => {
-      chunks.push(bytes);
-      return Promise.resolve();
-    }, () => undefined);
-    for (const unit of document) await gzip.unit(unit);
-    await gzip.end();
-    expect(Buffer.concat(chunks).equals((await gzipPieces(document)).data)).toBe(true);
   });
 
   it('never reuses a piece whose bytes differ, even with the same size and first bytes', async () => {
