@@ -107,15 +107,20 @@ describe('POST /files refuses before the body, and its client gets the answer', 
   });
 });
 
+/** `POST /files/upload-url` of an archive: what the server answered. */
+async function stageFile(server: TestServer): Promise<{ uploadUrl: string; maxBytes?: number }> {
+  const created = await fetch(`${server.url}/files/upload-url`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${server.token}` },
+    body: JSON.stringify({ filename: 'a.tgz', contentType: 'application/gzip' }),
+  });
+  return ((await created.json()) as { data: { uploadUrl: string; maxBytes?: number } }).data;
+}
+
 describe('PUT of a staged file refuses a declared size over the limit before the body', () => {
   it('answers 413 to a client still sending its bytes, and the connection serves the next request', async () => {
     const server = await smallServer();
-    const created = await fetch(`${server.url}/files/upload-url`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${server.token}` },
-      body: JSON.stringify({ filename: 'a.tgz', contentType: 'application/gzip' }),
-    });
-    const { uploadUrl } = ((await created.json()) as { data: { uploadUrl: string } }).data;
+    const { uploadUrl } = await stageFile(server);
     const target = new URL(uploadUrl);
     const bytes = randomBytes(1024 * 1024);
     const { first, next } = await refusedThenReused(
@@ -142,12 +147,7 @@ describe('PUT of a staged file refuses a declared size over the limit before the
 
   it('tells the publish client the most it may send, so that an archive too large to be read and dropped (over 8 MiB) is refused before a byte of it is sent', async () => {
     const server = await smallServer();
-    const created = await fetch(`${server.url}/files/upload-url`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${server.token}` },
-      body: JSON.stringify({ filename: 'a.tgz', contentType: 'application/gzip' }),
-    });
-    expect(((await created.json()) as { data: { maxBytes: number } }).data.maxBytes).toBe(64 * 1024);
+    expect((await stageFile(server)).maxBytes).toBe(64 * 1024);
     const puts: string[] = [];
     server.app.server.on('request', (request: { method?: string; url?: string }) => {
       if (request.method === 'PUT') puts.push(request.url ?? '');
