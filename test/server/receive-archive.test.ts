@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 
 import { describe, expect, it } from 'vitest';
@@ -33,13 +34,7 @@ describe('receiveArchive', () => {
     const chunks = Array.from({ length: 24 }, () => randomBytes(256 * 1024));
     const temp = path.join(await tempDir(), 'upload.tgz');
     const { unpacker, got } = slowUnpacker();
-    const received = await receiveArchive(
-      (async function* () {
-        yield* chunks;
-      })(),
-      temp,
-      unpacker,
-    );
+    const received = await receiveArchive(Readable.from(chunks), temp, unpacker);
     const bytes = Buffer.concat(chunks);
     expect(received.size).toBe(bytes.length);
     expect(received.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
