@@ -57,7 +57,14 @@ export class BrotliThread {
       this.#usable = false;
       return undefined;
     }
-    const worker = new Worker(WORKER_SCRIPT);
+    let worker: Worker;
+    try {
+      worker = new Worker(WORKER_SCRIPT);
+    } catch {
+      // No thread to be had (a resource limit): the caller compresses on its own.
+      this.#usable = false;
+      return undefined;
+    }
     worker.unref();
     worker.on('message', (result: BrotliJobResult) => {
       const job = this.#jobs.get(result.id);

@@ -48,6 +48,17 @@ describe('the brotli thread', () => {
     expect(brotliDecompressSync(made?.compressed as Buffer).equals(bytes)).toBe(true);
   });
 
+  it('refuses a job whose worker went away (the caller then compresses itself), and answers nothing after', async () => {
+    const thread = new BrotliThread();
+    threads.push(thread);
+    const bytes = jsonLike(8 * 1024 * 1024);
+    const job = thread.compress(bytes, compressionOptions(bytes.length).brotli);
+    expect(job).toBeDefined();
+    await thread.close();
+    await expect(job).rejects.toThrow(/brotli worker exited/);
+    expect(thread.compress(bytes, {})).toBeUndefined();
+  });
+
   it('answers nothing once closed, and nothing where its script is not beside it (the sources): the caller compresses itself', async () => {
     const thread = new BrotliThread();
     await thread.close();
