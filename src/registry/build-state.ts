@@ -101,7 +101,9 @@ function isGzipRecord(value: unknown, registrySize: number | undefined): boolean
   let size = 0;
   let deflated = GZIP_HEADER_SIZE + GZIP_END_SIZE;
   for (const piece of pieces as unknown[]) {
-    if (!Array.isArray(piece) || piece.length !== 2 || !isCount(piece[0]) || !isCount(piece[1])) return false;
+    // [size, deflatedSize] or, since the CRC-32 of each piece is recorded, [size, deflatedSize, crc].
+    if (!Array.isArray(piece) || (piece.length !== 2 && piece.length !== 3) || !isCount(piece[0]) || !isCount(piece[1])) return false;
+    if (piece.length === 3 && !(isCount(piece[2]) && piece[2] <= 0xffffffff)) return false;
     size += piece[0];
     deflated += piece[1];
   }

@@ -45,19 +45,67 @@ export interface DocumentUnit {
   key?: string;
 }
 
-/** What the last build made of a piece: its bytes' size and its compressed bytes. */
-export type PieceTable = [size: number, deflatedSize: number][];
+/** What the last build made of a piece: its bytes' size, its compressed size and its bytes' CRC-32 (absent in tables of older releases). */
+export type PieceTable = ([size: number, deflatedSize: number] | [size: number, deflatedSize: number, crc: number])[];
 
-/** A piece as made: the parts of its bytes and its compressed bytes. */
+/** A piece as made: the parts of its bytes, its compressed bytes and their CRC-32. */
 export interface MadePiece {
   parts: readonly Buffer[];
   deflated: Buffer;
+  crc: number;
+}
+
+/** A piece made before: its compressed bytes, and the CRC-32 of its bytes when known. */
+export interface ReusedPiece {
+  deflated: Buffer;
+  crc?: number;
 }
 
 const EMPTY = Buffer.alloc(0);
 
-/** The compressed bytes of a piece of exactly these bytes made before, if any. */
-export type PieceReuse = (parts: readonly Buffer[], size: number) => Buffer | undefined;
+/** The piece of exactly these bytes made before, if any. */
+export type PieceReuse = (parts: readonly Buffer[], size: number) => ReusedPiece | undefined;
+
+const CRC_POLYNOMIAL = 0xedb88320;
+
+/** a(x) * b(x) modulo the CRC-32 polynomial (zlib's multmodp; bit 31 is x^0). */
+function multiplyModulo(a: number, b: number): number {
+  let m = 1 << 31;
+  let product = 0;
+  for (;;) {
+    if (a & m) {
+      product ^= b;
+      if ((a & (m - 1)) === 0) break;
+    }
+    m >>>= 1;
+    b = b & 1 ? (b >>> 1) ^ CRC_POLYNOMIAL : b >>> 1;
+  }
+  return product >>> 0;
+}
+
+/** x^(2^k) modulo the polynomial, for k in 0..31. */
+const X_POWERS: readonly number[] = (() => {
+  const powers: number[] = [];
+  let power = 1 << 30; // x^1
+  for (let k = 0; k < 32; k++) {
+    powers.push(power >>> 0);
+    power = multiplyModulo(power, power);
+  }
+  return powers;
+})();
+
+/**
+ * The CRC-32 of two byte strings joined, from the CRC-32 of each and the second one's length
+ * (zlib's crc32_combine): a piece copied from the last build adds its recorded CRC, not a pass over
+ * its bytes.
+ */
+export function crc32Combine(first: number, second: number, secondLength: number): number {
+  // x^(8 * secondLength): the first CRC shifted past the second's bytes.
+  let shift = 1 << 31; // x^0
+  let k = 3;
+  for (let n = secondLength; n > 0; n = Math.floor(n / 2), k++) if (n % 2 === 1) shift = multiplyModulo(X_POWERS[k % 32] as number, shift);
+  return (multiplyModulo(shift, first) ^ second) >>> 0;
+}
 
 /** A piece's size and its first and last bytes, as a string: where to look for a piece made before (compared whole then). */
 export function pieceKey(parts: readonly Buffer[], size: number): string {
@@ -139,7 +187,6 @@ export class GzipPieces {
     if (startsPiece(unit, this.#pieceSize)) await this.#endPiece();
     for (const part of unit.parts) {
       if (part.length === 0) continue;
-      this.#crc = crc32(part, this.#crc);
       this.#size += part.length;
       this.#piece.push(part);
       this.#pieceSize += part.length;
@@ -155,12 +202,15 @@ export class GzipPieces {
     this.#pieceSize = 0;
     const reused = this.reuse?.(parts, size);
     if (reused) this.#reused += 1;
-    const deflated = reused ? Promise.resolve(reused) : deflatePiece(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, size));
+    const deflated = reused ? Promise.resolve(reused.deflated) : deflatePiece(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, size));
     // Awaited in order by #writeFirst: a failure while an earlier piece is awaited is reported then.
     void deflated.catch(() => undefined);
+    // The document's CRC-32 piece by piece: a reused piece's own, when recorded, is combined in without reading its bytes.
+    const crc = reused?.crc ?? parts.reduce((sum, part) => crc32(part, sum), 0);
+    this.#crc = crc32Combine(this.#crc, crc, size);
     this.#inFlight.push(deflated);
-    this.#table.push([size, 0]);
-    if (this.keep) this.#made.push({ parts, deflated: EMPTY });
+    this.#table.push([size, 0, crc]);
+    if (this.keep) this.#made.push({ parts, deflated: EMPTY, crc });
     while (this.#inFlight.length >= IN_FLIGHT) await this.#writeFirst();
   }
 
@@ -168,7 +218,7 @@ export class GzipPieces {
     const deflated = await (this.#inFlight[0] as Promise<Buffer>);
     void this.#inFlight.shift();
     const index = this.#table.length - 1 - this.#inFlight.length;
-    (this.#table[index] as [number, number])[1] = deflated.length;
+    (this.#table[index] as [number, number, number])[1] = deflated.length;
     const made = this.#made[index];
     if (made) made.deflated = deflated;
     this.#compressedSize += deflated.length;
@@ -211,22 +261,22 @@ export async function gzipPieces(units: Iterable<DocumentUnit>, reuse?: PieceReu
  * bytes (a view of `gzip`).
  */
 export function reuseFrom(document: Buffer, gzip: Buffer, pieces: PieceTable): PieceReuse {
-  const known = new Map<string, { offset: number; deflated: Buffer }[]>();
+  const known = new Map<string, { offset: number; piece: ReusedPiece }[]>();
   let offset = 0;
   let at = GZIP_HEADER.length;
-  for (const [size, deflatedSize] of pieces) {
+  for (const [size, deflatedSize, crc] of pieces) {
     if (offset + size > document.length || at + deflatedSize > gzip.length) break;
     const bytes = document.subarray(offset, offset + size);
     const key = pieceKey([bytes], size);
     let list = known.get(key);
     if (!list) known.set(key, (list = []));
-    list.push({ offset, deflated: gzip.subarray(at, at + deflatedSize) });
+    list.push({ offset, piece: { deflated: gzip.subarray(at, at + deflatedSize), ...(crc === undefined ? {} : { crc }) } });
     offset += size;
     at += deflatedSize;
   }
   return (parts, size) => {
     const candidates = known.get(pieceKey(parts, size));
-    return candidates?.find((candidate) => sameBytes(parts, document, candidate.offset))?.deflated;
+    return candidates?.find((candidate) => sameBytes(parts, document, candidate.offset))?.piece;
   };
 }
 
@@ -251,5 +301,5 @@ export function reuseFromParts(made: readonly MadePiece[]): PieceReuse {
     list.push(piece);
   }
   const same = (a: readonly Buffer[], b: readonly Buffer[]): boolean => a.length === b.length && a.every((part, index) => part === b[index] || part.equals(b[index] as Buffer));
-  return (parts, size) => known.get(pieceKey(parts, size))?.find((piece) => same(piece.parts, parts))?.deflated;
+  return (parts, size) => known.get(pieceKey(parts, size))?.find((piece) => same(piece.parts, parts));
 }

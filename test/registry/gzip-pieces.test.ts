@@ -8,13 +8,14 @@
 import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { randomBytes } from 'node:crypto';
+import { crc32, gunzipSync } from 'node:zlib';
 
 import { describe, expect, it } from 'vitest';
 
 import { buildRegistry } from '../../src/registry/build.js';
 import { GENERATOR_STATE_FILE } from '../../src/registry/folder-output.js';
-import { gzipPieces, PIECE_MIN, reuseFrom, reuseFromParts, type DocumentUnit } from '../../src/registry/gzip-pieces.js';
+import { crc32Combine, gzipPieces, PIECE_MIN, reuseFrom, reuseFromParts, type DocumentUnit, type PieceTable } from '../../src/registry/gzip-pieces.js';
 import type { RegistrySource, SourceVersion } from '../../src/registry/source.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { version } from './memory-source.js';
@@ -83,6 +84,39 @@ describe('gzip in pieces', () => {
     expect(fromFile.reused).toBeGreaterThanOrEqual(fromScratch.pieces.length - 4);
     expect(fromParts.reused).toBe(fromFile.reused);
     expect(fromScratch.reused).toBe(0);
+  });
+
+  it('combines CRC-32s as zlib does: the CRC of two strings joined from each one\'s and the second\'s length', () => {
+    for (const [a, b] of [
+      [0, 0],
+      [0, 5],
+      [1, 1],
+      [17, 4096],
+      [100_000, 1],
+      [3, 8 * 1024 * 1024 + 7],
+    ] as const) {
+      const first = randomBytes(a);
+      const second = randomBytes(b);
+      expect(crc32Combine(crc32(first), crc32(second), b)).toBe(crc32(Buffer.concat([first, second])));
+    }
+  });
+
+  it('takes a reused piece\'s recorded CRC-32 instead of reading its bytes, and still writes the right trailer; a table without CRCs (an older release\'s) is read too', async () => {
+    const before = units(2_000);
+    const first = await gzipPieces(before);
+    expect(first.pieces.every((piece) => piece.length === 3)).toBe(true);
+    const after = [...before.slice(0, 1_000), { parts: [Buffer.from(','), Buffer.from('{"id":"new"}')] }, ...before.slice(1_000)];
+    // A recorded CRC that is wrong shows in the trailer: proof that the recorded one is used.
+    const wrong: PieceTable = first.pieces.map(([size, deflated, crc]) => [size, deflated, ((crc as number) ^ 1) >>> 0]);
+    const misled = await gzipPieces(after, reuseFrom(bytesOf(before), first.data, wrong));
+    expect(() => gunzipSync(misled.data)).toThrow();
+    const right = await gzipPieces(after, reuseFrom(bytesOf(before), first.data, first.pieces));
+    const older = await gzipPieces(after, reuseFrom(bytesOf(before), first.data, first.pieces.map(([size, deflated]) => [size, deflated])));
+    expect(right.reused).toBeGreaterThan(0);
+    for (const rebuilt of [right, older]) {
+      expect(gunzipSync(rebuilt.data).equals(bytesOf(after))).toBe(true);
+      expect(rebuilt.data.equals((await gzipPieces(after)).data)).toBe(true);
+    }
   });
 
   it('never reuses a piece whose bytes differ, even with the same size and first bytes', async () => {
