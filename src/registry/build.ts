@@ -363,12 +363,11 @@ async function digestOffThread(file: OutputFile): Promise<void> {
 const etagOf = (file: OutputFile): string => `"${Buffer.from(fileDigest(file, 'sha256'), 'hex').toString('base64url')}"`;
 
 /**
- * The bytes of `parts` in `arena` when it is large enough (a long-lived builder reuses the memory of
+ * The bytes of `parts` (`size` in all) in `arena` when it is large enough (a long-lived builder reuses the memory of
  * its last registry.json: a fresh 100 MB costs more in page faults than the copy), else in a new
  * buffer with room to grow. Returns the arena and the bytes (a view of it).
  */
-function assemble(parts: readonly Buffer[], arena: Buffer | undefined, shared: boolean): { arena: Buffer; bytes: Buffer } {
-  const size = parts.reduce((sum, part) => sum + part.length, 0);
+function assemble(parts: readonly Buffer[], size: number, arena: Buffer | undefined, shared: boolean): { arena: Buffer; bytes: Buffer } {
   const room = Math.ceil(size * 1.05) + 4096;
   // In shared memory for a brotli thread, which reads it where it is.
   const fits = arena !== undefined && arena.length >= size && (arena.buffer instanceof SharedArrayBuffer) === shared;
@@ -999,10 +998,10 @@ export class RegistryBuilder {
     if (!streamed && (changed || !registryHeld)) {
       if (retains) {
         const size = registryChunks.reduce((sum, part) => sum + part.length, 0);
-        const assembled = assemble(registryChunks, this.#arena, size > LARGE_DOCUMENT && this.#brotliThread() !== undefined);
+        const assembled = assemble(registryChunks, size, this.#arena, size > LARGE_DOCUMENT && this.#brotliThread() !== undefined);
         this.#arena = assembled.arena;
         registryFile = documentFile(REGISTRY_FILE, assembled.bytes);
-        if (output.stage && assembled.bytes.length > LARGE_DOCUMENT) {
+        if (output.stage && size > LARGE_DOCUMENT) {
           // Written beside its name (and flushed) while its variants are made: put in order below.
           registryStaged = await output.stage(REGISTRY_FILE);
           staged.push(registryStaged);

@@ -206,7 +206,7 @@ export class GzipPieces {
     // Awaited in order by #writeFirst: a failure while an earlier piece is awaited is reported then.
     void deflated.catch(() => undefined);
     // The document's CRC-32 piece by piece: a reused piece's own, when recorded, is combined in without reading its bytes.
-    const crc = reused?.crc ?? parts.reduce((sum, part) => crc32(part, sum), 0);
+    const crc = reused?.crc ?? parts.reduce((running, part) => crc32(part, running), 0);
     this.#crc = crc32Combine(this.#crc, crc, size);
     this.#inFlight.push(deflated);
     this.#table.push([size, 0, crc]);
