@@ -34,6 +34,7 @@ import { IdTokenVerifier, registryAudience, trustedIssuers } from './oidc.js';
 import { readRoutes } from './routes/read.js';
 import { DEFAULT_FILE_SETTINGS, filesRoute, type FileSettings } from './routes/files.js';
 import { uploadRoute } from './routes/upload.js';
+import { StagedIdentities } from './staged-identities.js';
 import { webhooksRoute } from './routes/webhooks.js';
 import { ConnectionLimit, installBodyTimeout } from './slow-clients.js';
 import { DEFAULT_STATS_REFRESH_MS, startStatsRefresh } from './stats-refresh.js';
@@ -300,8 +301,10 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   await app.register(cachingPlugin, { context });
   await app.register(authPlugin, { context });
   await app.register(readRoutes, { context });
-  await app.register(uploadRoute, { context });
-  await app.register(filesRoute, { context, settings: { ...DEFAULT_FILE_SETTINGS, ...options.files } });
+  // What the server wrote of each staged file: its publish here need not digest the bytes again.
+  const identities = new StagedIdentities();
+  await app.register(uploadRoute, { context, identities });
+  await app.register(filesRoute, { context, settings: { ...DEFAULT_FILE_SETTINGS, ...options.files }, identities });
   await app.register(lifecycleRoutes, { context });
   await app.register(eventsRoute, { context });
   await app.register(analyticsRoute, { context });

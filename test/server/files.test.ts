@@ -131,6 +131,33 @@ describe('large uploads through /files', () => {
     expect((await json('GET', `${server.url}/templates/${other.manifest.name}/versions/9.9.9`, undefined)).status).toBe(404);
   });
 
+  it('publishes a file staged before a restart (no record of its upload: its bytes digested again), and refuses it when its bytes changed meanwhile', async () => {
+    const storeDir = await tempDir('tr-store-');
+    const first = await startRegistryServer({ storeDir });
+    const pack = await packTemplate(example, { outDir: await tempDir('tr-pack-') });
+    const other = await packTemplate(example, { version: '9.9.9', outDir: await tempDir('tr-pack-') });
+    const fileId = await stage(first, await readFile(pack.file));
+    const changedId = await stage(first, await readFile(other.file));
+    await first.app.close();
+
+    const changed = path.join(storeDir, 'files', changedId);
+    const bytes = await readFile(changed);
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0xff, bytes.length - 1);
+    await writeFile(changed, bytes);
+
+    const second = await startRegistryServer({ storeDir });
+    const publish = (id: string, manifest: object) =>
+      multipart(`${second.url}/templates`, first.token, [
+        { name: 'fileId', body: id },
+        { name: 'manifest', filename: 'template.json', type: 'application/json', body: JSON.stringify(manifest) },
+      ]);
+    expect((await publish(fileId, pack.manifest)).status).toBe(201);
+    const entry = await json('GET', `${second.url}/templates/${pack.manifest.name}/versions/${pack.manifest.version}`, undefined);
+    expect(entry.body.data.integrity).toBe(pack.integrity);
+    expect((await publish(changedId, other.manifest)).status).toBeGreaterThanOrEqual(500);
+    expect((await json('GET', `${second.url}/templates/${other.manifest.name}/versions/9.9.9`, undefined)).status).toBe(404);
+  });
+
   it('answers 422 when the confirmed size or integrity differ from the stored bytes, and keeps the file unconfirmed', async () => {
     const server = await startRegistryServer();
     const bytes = randomBytes(2048);

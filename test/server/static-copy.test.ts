@@ -96,6 +96,22 @@ describe('the static registry copy in the bucket of --storage', () => {
     const chunks: Buffer[] = [];
     for await (const chunk of stored?.stream ?? []) chunks.push(chunk as Buffer);
     expect(Buffer.concat(chunks).equals(await readFile(pack.file))).toBe(true);
+
+    // A staged object whose bytes changed in the bucket after they were confirmed is refused.
+    const other = await packTemplate(await writeTemplate({ 'template.json': { ...validManifest, name: 'staged-changed', version: '1.0.0' } }), { outDir: await tempDir('tr-pack-') });
+    const auth = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
+    const created = (await (await fetch(`${server.url}/files/upload-url`, { method: 'POST', headers: auth, body: JSON.stringify({ filename: 't.tgz', contentType: 'application/gzip' }) })).json()) as { data: { uploadUrl: string; fileId: string } };
+    const bytes = await readFile(other.file);
+    expect((await fetch(created.data.uploadUrl, { method: 'PUT', headers: { 'content-type': 'application/gzip' }, body: bytes })).status).toBe(200);
+    expect((await fetch(`${server.url}/files/${created.data.fileId}/confirm`, { method: 'POST', headers: auth, body: '{}' })).status).toBe(200);
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0xff, bytes.length - 1);
+    expect((await fetch(`${s3?.endpoint ?? ''}/${BUCKET}/${prefix}/files/${created.data.fileId}`, { method: 'PUT', body: bytes })).status).toBe(200);
+    const form = new FormData();
+    form.set('fileId', created.data.fileId);
+    form.set('manifest', new Blob([JSON.stringify(other.manifest)], { type: 'application/json' }), 'template.json');
+    const refused = await fetch(`${server.url}/templates`, { method: 'POST', headers: { authorization: `Bearer ${server.token}` }, body: form });
+    expect(refused.status).toBeGreaterThanOrEqual(500);
+    expect(await storage.versions.openArchive('staged-changed', '1.0.0')).toBeUndefined();
   }, 60_000);
 
   it('is signed with the signing keys (serve --sign-key), readable by a client that pinned the key', async () => {

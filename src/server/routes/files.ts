@@ -21,7 +21,7 @@
  * confirmed unused ones after `confirmedTtlMs` (24 hours); a sweep removes them at start and every
  * `sweepEveryMs` (10 minutes).
  */
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
@@ -33,6 +33,7 @@ import { ApiError, envelope, invalidInput, type ErrorDetail } from '../envelope.
 import { nulDetail, parseClientJson, partText } from '../json-input.js';
 import { closing, MULTIPART_OVERHEAD, multipartError, receiveArchive, uploadGate } from './upload.js';
 import { READS, UPLOADS } from '../rate-limit.js';
+import { identityOf, type StagedIdentities } from '../staged-identities.js';
 
 export interface FileSettings {
   /** How long a staged file may wait for its bytes and its confirmation, in ms (default 1 hour). */
@@ -153,7 +154,7 @@ const confirmSchema = {
   additionalProperties: false,
 } as const;
 
-export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?: Partial<FileSettings> }> = async (app, { context, settings }) => {
+export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?: Partial<FileSettings>; identities?: StagedIdentities }> = async (app, { context, settings, identities }) => {
   const { files } = context.storage;
   const { pendingTtlMs, confirmedTtlMs, sweepEveryMs } = { ...DEFAULT_FILE_SETTINGS, ...settings };
   const maxBytes = context.limits.maxArchiveBytes;
@@ -259,10 +260,13 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
           const state = { truncated: false };
           const digests = await receiveArchive(limited(request.raw, limit, state), temp);
           if (state.truncated) throw limit < maxBytes ? quotaExceeded('bytes', context.limits.maxStagedBytesPerToken, quota.used) : tooLarge(maxBytes);
+          // Before the store moves it in (a folder store renames it: the same inode).
+          const written = identityOf(await stat(temp));
           const stored = await files.storeContent(request.params.fileId, temp, digests, context.limits.maxStagedBytesPerToken).catch((error: unknown) => {
             throw quotaAnswer(error);
           });
           if (!stored) throw new ApiError(409, 'CONFLICT', `the file ${request.params.fileId} expired or was confirmed during the upload`);
+          identities?.keep(stored.id, { sha256: digests.sha256, file: written });
           return await reply.header('Cache-Control', NO_STORE).send(envelope(request, publicFile(stored)));
         } finally {
           clearTimeout(timer);
@@ -323,6 +327,8 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
           throw new ApiError(400, 'VALIDATION_ERROR', 'missing parts', [{ field: 'file', code: 'REQUIRED', message: 'the file part is required' }]);
         }
         const metadata = parseMetadata(metadataText, received);
+        // Before the store moves it in (a folder store renames it: the same inode).
+        const written = identityOf(await stat(temp));
         const createdAt = now();
         const { file } = await files
           .createFile({
@@ -348,6 +354,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
         }
         const confirmed = await files.confirmFile(file.id, new Date(now().getTime() + confirmedTtlMs));
         if (!confirmed) throw new Error(`the staged file ${file.id} vanished`);
+        identities?.keep(file.id, { sha256: received.sha256, file: written });
         return await reply.code(201).header('Cache-Control', NO_STORE).send(envelope(request, publicFile(confirmed)));
       } finally {
         clearTimeout(timer);
