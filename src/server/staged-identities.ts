@@ -36,16 +36,12 @@ export async function sameFile(file: string, identity: FileIdentity): Promise<bo
 }
 
 /** Default: the identities of the last 1,000 files staged (a hundred bytes each); older ones are forgotten. */
-export const STAGED_IDENTITIES_KEPT = 1000;
+const STAGED_IDENTITIES_KEPT = 1000;
 
 export class StagedIdentities {
   readonly #kept = new Map<string, StagedIdentity>();
 
   constructor(readonly capacity = STAGED_IDENTITIES_KEPT) {}
-
-  get size(): number {
-    return this.#kept.size;
-  }
 
   /** Records the bytes of `fileId` (in place of earlier ones: its bytes were uploaded again). */
   keep(fileId: string, identity: StagedIdentity): void {

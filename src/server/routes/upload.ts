@@ -219,7 +219,7 @@ async function takeStagedFile(context: ServerContext, token: TokenRecord, fileId
       reader.stream.destroy();
       // The file this server wrote at the PUT, unchanged since: its recorded digest stands.
       const known = identities?.get(fileId, file.sha256);
-      const unchanged = known !== undefined && known.file.size === file.size && (await sameFile(temp, known.file));
+      const unchanged = known !== undefined && (await sameFile(temp, known.file));
       const read = await readStaged(createReadStream(temp, { highWaterMark: READ_CHUNK_BYTES }) as AsyncIterable<Buffer>, unpacker, !unchanged);
       if ((!unchanged && read.sha256 !== file.sha256) || read.size !== file.size || file.sha256 === undefined || file.integrity === undefined) throw changed();
       received.archive = { path: temp, size: read.size, sha256: file.sha256, integrity: file.integrity, ...(read.unpacked ? { unpacked: read.unpacked } : {}) };
