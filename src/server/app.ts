@@ -301,8 +301,13 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   await app.register(cachingPlugin, { context });
   await app.register(authPlugin, { context });
   await app.register(readRoutes, { context });
-  // What the server wrote of each staged file: its publish here need not digest the bytes again.
+  // What the server wrote of each staged file: its publish here need not digest the bytes again
+  // (nor download them from a bucket: the local copies it keeps are removed when it closes).
   const identities = new StagedIdentities();
+  app.addHook('onClose', (_instance, done) => {
+    identities.clear();
+    done();
+  });
   await app.register(uploadRoute, { context, identities });
   await app.register(filesRoute, { context, settings: { ...DEFAULT_FILE_SETTINGS, ...options.files }, identities });
   await app.register(lifecycleRoutes, { context });

@@ -5,14 +5,22 @@
  * has that identity takes the recorded digest instead of reading the bytes once more for it, as
  * git's index trusts a file's stat; the bytes are still unpacked, in one pass, for the archive check.
  *
+ * Bytes that went to a bucket leave a local copy here (a second link to the file that was
+ * uploaded), with where the bucket put them (key and ETag): their publish reads the copy instead of
+ * downloading what was just uploaded, and the bucket copies its object (only while it is still that
+ * ETag; else the checked local copy is stored). The copies are bounded in count and bytes, removed
+ * when their file is published or forgotten, and named after this process (a start removes what a
+ * killed one left).
+ *
  * A cache, never the only way: without an identity here (another instance took the PUT, the server
- * restarted, the file's bytes went to a bucket), or when the file changed, the publish digests the
- * bytes as before. What a change behind the server's back that kept all four would slip past is the
- * stored copy, not a client: a version's integrity is the SHA-512 of the bytes as they arrived, and
- * clients check it on every download.
+ * restarted), or when the file changed, the publish digests the bytes as before. What a change
+ * behind the server's back that kept all four would slip past is the stored copy, not a client: a
+ * version's integrity is the SHA-512 of the bytes as they arrived, and clients check it on every download.
  */
-import type { Stats } from 'node:fs';
+import { rmSync, type Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
+
+import type { BlobCopySource } from '../store/index.js';
 
 export interface FileIdentity {
   dev: number;
@@ -25,6 +33,8 @@ export interface StagedIdentity {
   /** The SHA-256 of the bytes as they arrived. */
   sha256: string;
   file: FileIdentity;
+  /** Bytes stored in a bucket: the local copy kept of them (a link to `file`), and where they are in the bucket. */
+  local?: { path: string; copyable: BlobCopySource };
 }
 
 export const identityOf = (stats: Stats): FileIdentity => ({ dev: stats.dev, ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs });
@@ -37,19 +47,26 @@ export async function sameFile(file: string, identity: FileIdentity): Promise<bo
 
 /** Default: the identities of the last 1,000 files staged (a hundred bytes each); older ones are forgotten. */
 const STAGED_IDENTITIES_KEPT = 1000;
+/** Default: the local copies of bytes stored in a bucket take at most 2 GiB of disk; the oldest go first. */
+const LOCAL_COPY_BYTES_KEPT = 2 * 1024 ** 3;
 
 export class StagedIdentities {
   readonly #kept = new Map<string, StagedIdentity>();
+  #localBytes = 0;
 
-  constructor(readonly capacity = STAGED_IDENTITIES_KEPT) {}
+  constructor(
+    readonly capacity = STAGED_IDENTITIES_KEPT,
+    readonly localBytesCapacity = LOCAL_COPY_BYTES_KEPT,
+  ) {}
 
-  /** Records the bytes of `fileId` (in place of earlier ones: its bytes were uploaded again). */
+  /** Records the bytes of `fileId` (in place of earlier ones: its bytes were uploaded again); `identity.local` is this cache's to remove from now on. */
   keep(fileId: string, identity: StagedIdentity): void {
-    this.#kept.delete(fileId);
+    this.forget(fileId);
     this.#kept.set(fileId, identity);
+    if (identity.local) this.#localBytes += identity.file.size;
     for (const oldest of this.#kept.keys()) {
-      if (this.#kept.size <= this.capacity) break;
-      this.#kept.delete(oldest);
+      if (this.#kept.size <= this.capacity && this.#localBytes <= this.localBytesCapacity) break;
+      this.forget(oldest);
     }
   }
 
@@ -59,7 +76,19 @@ export class StagedIdentities {
     return kept !== undefined && kept.sha256 === sha256 ? kept : undefined;
   }
 
+  /** Forgets `fileId`, removing its local copy. */
   forget(fileId: string): void {
+    const kept = this.#kept.get(fileId);
+    if (kept === undefined) return;
     this.#kept.delete(fileId);
+    if (kept.local === undefined) return;
+    this.#localBytes -= kept.file.size;
+    // Synchronous, so that no copy outlives its entry (an unlink, not a read of its bytes).
+    rmSync(kept.local.path, { force: true });
+  }
+
+  /** Forgets every file (the server is closing). */
+  clear(): void {
+    for (const fileId of [...this.#kept.keys()]) this.forget(fileId);
   }
 }

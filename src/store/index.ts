@@ -42,6 +42,7 @@ export type {
   PurgeJobUpdate,
   FileStore,
   StagedFile,
+  StoredStagedFile,
   NewStagedFile,
   StagedUsage,
   OwnerChange,

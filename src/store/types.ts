@@ -770,6 +770,11 @@ export interface StagedFile {
   expiresAt: string;
 }
 
+/** A staged file `storeContent` just gave bytes: with, in a store that copies within itself, where those bytes are (`BlobStore.putFile`'s answer). */
+export interface StoredStagedFile extends StagedFile {
+  copyable?: BlobCopySource;
+}
+
 export interface NewStagedFile {
   tokenId: string;
   filename: string;
@@ -815,7 +820,7 @@ export interface FileStore {
    * With `maxBytes`, throws StagedQuotaError (the file left pending, without bytes) when the token's staged bytes, these included, would pass it;
    * checked in one transaction with the change, so concurrent uploads of one token cannot pass it together.
    */
-  storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }, maxBytes?: number): Promise<StagedFile | undefined>;
+  storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }, maxBytes?: number): Promise<StoredStagedFile | undefined>;
   /** What `tokenId` has staged at `now` (`StagedUsage`): every file not expired, in any state. */
   usage(tokenId: string, now?: Date): Promise<StagedUsage>;
   /** Marks an uploaded file confirmed, usable until `expiresAt`; undefined when it is not uploaded (or confirmed already). */
@@ -895,8 +900,12 @@ export function eventMatches(subscription: string, event: string): boolean {
 export interface BlobStore {
   /** Where the bytes live, for messages (`/srv/store`, `s3://bucket/prefix`). */
   readonly location: string;
-  /** Stores a local file's bytes at `key`, replacing any (the local file may be moved away). */
-  putFile(key: string, localFile: string, options?: { contentType?: string }): Promise<void>;
+  /**
+   * Stores a local file's bytes at `key`, replacing any (the local file may be moved away). Answers,
+   * in a store that can copy within itself (`copy`), where the bytes now are: their key and the ETag
+   * the store answered the put with; undefined elsewhere.
+   */
+  putFile(key: string, localFile: string, options?: { contentType?: string }): Promise<BlobCopySource | undefined>;
   putBytes(key: string, bytes: Uint8Array | string, options?: { contentType?: string }): Promise<void>;
   /** The bytes at `key` as a stream; undefined when there are none. */
   open(key: string): Promise<ArchiveReader | undefined>;
@@ -907,7 +916,8 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /**
    * Copies the bytes at `from.key` to `key` inside the store (no byte through this process), only
-   * while they still are the version `from.etag`; false when they changed or are too large to copy
+   * while they still are the version `from.etag` (checked before the copy, and made its condition,
+   * for the stores that ignore the condition); false when they changed or are too large to copy
    * in one request (the caller stores its own copy then). Absent where the store has no such copy.
    */
   copy?(from: BlobCopySource, key: string, options?: { contentType?: string }): Promise<boolean>;

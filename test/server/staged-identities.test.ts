@@ -1,4 +1,4 @@
-import { mkdir, rename, stat, utimes, writeFile } from 'node:fs/promises';
+import { access, mkdir, rename, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -56,5 +56,50 @@ describe('what the server saw of a staged file as its bytes arrived', () => {
 
     identities.forget('three');
     expect(identities.get('three', SHA_A)).toBeUndefined();
+  });
+
+  it('owns the local copies of bytes stored in a bucket: removed when their file is forgotten, uploaded again, evicted past the bytes it may keep, or the server closes', async () => {
+    const dir = await tempDir('tr-identity-');
+    const copyOf = async (name: string, bytes: number): Promise<{ path: string; file: { dev: number; ino: number; size: number; mtimeMs: number } }> => {
+      const file = path.join(dir, name);
+      await writeFile(file, Buffer.alloc(bytes));
+      return { path: file, file: identityOf(await stat(file)) };
+    };
+    const exists = (file: string): Promise<boolean> => access(file).then(() => true, () => false);
+    const staged = (copy: { path: string; file: { dev: number; ino: number; size: number; mtimeMs: number } }, key: string) => ({
+      sha256: SHA_A,
+      file: copy.file,
+      local: { path: copy.path, copyable: { key, etag: '"e"', size: copy.file.size } },
+    });
+    // Room for 250 bytes of local copies.
+    const identities = new StagedIdentities(10, 250);
+
+    const first = await copyOf('first', 100);
+    identities.keep('first', staged(first, 'files/first'));
+    expect(identities.get('first', SHA_A)?.local?.copyable.key).toBe('files/first');
+    identities.forget('first');
+    expect(await exists(first.path)).toBe(false);
+
+    // Uploaded again: the copy of the earlier bytes goes.
+    const before = await copyOf('again-1', 100);
+    const after = await copyOf('again-2', 100);
+    identities.keep('again', staged(before, 'files/again'));
+    identities.keep('again', staged(after, 'files/again'));
+    expect(await exists(before.path)).toBe(false);
+    expect(await exists(after.path)).toBe(true);
+
+    // 100 + 100 fit; a third 100 bytes push the oldest out.
+    const second = await copyOf('second', 100);
+    identities.keep('second', staged(second, 'files/second'));
+    expect(await exists(after.path)).toBe(true);
+    const third = await copyOf('third', 100);
+    identities.keep('third', staged(third, 'files/third'));
+    expect(await exists(after.path)).toBe(false);
+    expect(identities.get('again', SHA_A)).toBeUndefined();
+    expect([await exists(second.path), await exists(third.path)]).toEqual([true, true]);
+
+    identities.clear();
+    expect([await exists(second.path), await exists(third.path)]).toEqual([false, false]);
+    expect(identities.get('third', SHA_A)).toBeUndefined();
   });
 });

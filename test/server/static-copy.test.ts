@@ -4,7 +4,8 @@
  * `registry.updated` event, the one a CDN purge hangs on, is sent only once the bucket holds the
  * new registry.json.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -79,40 +80,82 @@ describe('the static registry copy in the bucket of --storage', () => {
     expect(archive.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
   }, 60_000);
 
-  it('publishes a file staged through /files in the bucket (copied there, never uploaded again) with the bytes checked', async () => {
+  it('publishes a file staged through /files in the bucket from the local copy kept at its PUT (nothing downloaded, the object copied within the bucket), and stores the bytes it checked even when the staged object changed since', async () => {
     const prefix = 'staged';
-    const storage = await openStorage({
-      store: await tempDir('tr-store-'),
-      storage: `s3://${BUCKET}/${prefix}`,
-      s3: { endpoint: s3?.endpoint, forcePathStyle: true, credentials: S3RVER_CREDENTIALS, region: 'us-east-1' },
-    });
+    const storeDir = await tempDir('tr-store-');
+    const s3Options = { endpoint: s3?.endpoint, forcePathStyle: true, credentials: S3RVER_CREDENTIALS, region: 'us-east-1' };
+    const storage = await openStorage({ store: storeDir, storage: `s3://${BUCKET}/${prefix}`, s3: s3Options });
+    const opened = vi.spyOn(storage.files, 'openFile');
     const server = await startServerOn(storage);
     const dir = await writeTemplate({ 'template.json': { ...validManifest, name: 'staged-copy', version: '1.0.0' } });
     const pack = await packTemplate(dir, { outDir: await tempDir('tr-pack-') });
     // Every archive through /files (upload URL, PUT, confirm, POST /templates with its fileId).
     const published = await publishTemplate({ registryUrl: server.url, token: server.token, archive: pack.file, manifest: pack.manifest, retries: 0, largeUploadThreshold: 0 });
     expect(published).toMatchObject({ status: 201, integrity: pack.integrity });
-    const stored = await storage.versions.openArchive('staged-copy', '1.0.0');
-    const chunks: Buffer[] = [];
-    for await (const chunk of stored?.stream ?? []) chunks.push(chunk as Buffer);
-    expect(Buffer.concat(chunks).equals(await readFile(pack.file))).toBe(true);
+    expect(await archiveText(storage, 'staged-copy')).toEqual(await readFile(pack.file));
+    // Read from the local copy, not from the bucket; the copy is gone once published.
+    expect(opened).not.toHaveBeenCalled();
+    expect(await localCopies(storeDir)).toEqual([]);
 
-    // A staged object whose bytes changed in the bucket after they were confirmed is refused.
+    // The staged object changed in the bucket after its confirmation: the bytes the server checked are stored, not those.
     const other = await packTemplate(await writeTemplate({ 'template.json': { ...validManifest, name: 'staged-changed', version: '1.0.0' } }), { outDir: await tempDir('tr-pack-') });
-    const auth = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
-    const created = (await (await fetch(`${server.url}/files/upload-url`, { method: 'POST', headers: auth, body: JSON.stringify({ filename: 't.tgz', contentType: 'application/gzip' }) })).json()) as { data: { uploadUrl: string; fileId: string } };
-    const bytes = await readFile(other.file);
-    expect((await fetch(created.data.uploadUrl, { method: 'PUT', headers: { 'content-type': 'application/gzip' }, body: bytes })).status).toBe(200);
-    expect((await fetch(`${server.url}/files/${created.data.fileId}/confirm`, { method: 'POST', headers: auth, body: '{}' })).status).toBe(200);
-    bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0xff, bytes.length - 1);
-    expect((await fetch(`${s3?.endpoint ?? ''}/${BUCKET}/${prefix}/files/${created.data.fileId}`, { method: 'PUT', body: bytes })).status).toBe(200);
-    const form = new FormData();
-    form.set('fileId', created.data.fileId);
-    form.set('manifest', new Blob([JSON.stringify(other.manifest)], { type: 'application/json' }), 'template.json');
-    const refused = await fetch(`${server.url}/templates`, { method: 'POST', headers: { authorization: `Bearer ${server.token}` }, body: form });
-    expect(refused.status).toBeGreaterThanOrEqual(500);
+    const fileId = await stageAndChange(server, prefix, await readFile(other.file));
+    expect(await localCopies(storeDir)).toHaveLength(1);
+    expect((await publishStaged(server, fileId, other.manifest)).status).toBe(201);
+    expect(await archiveText(storage, 'staged-changed')).toEqual(await readFile(other.file));
+    expect(opened).not.toHaveBeenCalled();
+  }, 60_000);
+
+  it('after a restart (no local copy), publishes a file staged in the bucket from its bytes there, and refuses one whose object changed since', async () => {
+    const prefix = 'restarted';
+    const storeDir = await tempDir('tr-store-');
+    const s3Options = { endpoint: s3?.endpoint, forcePathStyle: true, credentials: S3RVER_CREDENTIALS, region: 'us-east-1' };
+    const first = await startServerOn(await openStorage({ store: storeDir, storage: `s3://${BUCKET}/${prefix}`, s3: s3Options }));
+    const kept = await packTemplate(await writeTemplate({ 'template.json': { ...validManifest, name: 'staged-kept', version: '1.0.0' } }), { outDir: await tempDir('tr-pack-') });
+    const changed = await packTemplate(await writeTemplate({ 'template.json': { ...validManifest, name: 'staged-changed', version: '1.0.0' } }), { outDir: await tempDir('tr-pack-') });
+    const keptId = await stageAndChange(first, prefix, await readFile(kept.file), false);
+    const changedId = await stageAndChange(first, prefix, await readFile(changed.file));
+    await first.app.close();
+    expect(await localCopies(storeDir)).toEqual([]);
+
+    const storage = await openStorage({ store: storeDir, storage: `s3://${BUCKET}/${prefix}`, s3: s3Options });
+    const second = { ...(await startServerOn(storage)), token: first.token };
+    expect((await publishStaged(second, keptId, kept.manifest)).status).toBe(201);
+    expect(await archiveText(storage, 'staged-kept')).toEqual(await readFile(kept.file));
+    expect((await publishStaged(second, changedId, changed.manifest)).status).toBeGreaterThanOrEqual(500);
     expect(await storage.versions.openArchive('staged-changed', '1.0.0')).toBeUndefined();
   }, 60_000);
+
+  /** Stages `bytes` through /files and confirms them; with `change`, then changes the staged object in the bucket. */
+  const stageAndChange = async (server: { url: string; token: string }, prefix: string, original: Buffer, change = true): Promise<string> => {
+    const auth = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
+    const created = (await (await fetch(`${server.url}/files/upload-url`, { method: 'POST', headers: auth, body: JSON.stringify({ filename: 't.tgz', contentType: 'application/gzip' }) })).json()) as { data: { uploadUrl: string; fileId: string } };
+    expect((await fetch(created.data.uploadUrl, { method: 'PUT', headers: { 'content-type': 'application/gzip' }, body: original })).status).toBe(200);
+    expect((await fetch(`${server.url}/files/${created.data.fileId}/confirm`, { method: 'POST', headers: auth, body: '{}' })).status).toBe(200);
+    if (change) {
+      const bytes = Buffer.from(original);
+      bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0xff, bytes.length - 1);
+      expect((await fetch(`${s3?.endpoint ?? ''}/${BUCKET}/${prefix}/files/${created.data.fileId}`, { method: 'PUT', body: bytes })).status).toBe(200);
+    }
+    return created.data.fileId;
+  };
+
+  const publishStaged = (server: { url: string; token: string }, fileId: string, manifest: object): Promise<Response> => {
+    const form = new FormData();
+    form.set('fileId', fileId);
+    form.set('manifest', new Blob([JSON.stringify(manifest)], { type: 'application/json' }), 'template.json');
+    return fetch(`${server.url}/templates`, { method: 'POST', headers: { authorization: `Bearer ${server.token}` }, body: form });
+  };
+
+  const archiveText = async (storage: Awaited<ReturnType<typeof openStorage>>, name: string): Promise<Buffer> => {
+    const stored = await storage.versions.openArchive(name, '1.0.0');
+    const chunks: Buffer[] = [];
+    for await (const chunk of stored?.stream ?? []) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  };
+
+  /** The local copies of staged bytes the server keeps in the store's tmp/. */
+  const localCopies = async (storeDir: string): Promise<string[]> => (await readdir(path.join(storeDir, 'tmp')).catch(() => [])).filter((name) => name.endsWith('.staged'));
 
   it('is signed with the signing keys (serve --sign-key), readable by a client that pinned the key', async () => {
     const prefix = 'signed';

@@ -250,8 +250,9 @@ describe.skipIf(postgresSkipReason !== undefined)('PostgreSQL', () => {
       const racing: BlobStore = {
         location: folder.location,
         async putFile(key, file) {
-          await folder.putFile(key, file);
+          const stored = await folder.putFile(key, file);
           if (key.startsWith('archives/')) await other.recover();
+          return stored;
         },
         putBytes: (key, bytes) => folder.putBytes(key, bytes),
         open: (key) => folder.open(key),

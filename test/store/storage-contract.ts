@@ -1002,11 +1002,15 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         expect(stored).toMatchObject({ id, state: 'uploaded', size: content.length, integrity: `sha512-${content}` });
       }
 
-      it('takes the local file in as a staged file\'s bytes, also into a blob store that copies it (a bucket): none is left behind', async () => {
-        // A blob store that keeps a copy of the file, as a bucket's upload does, rather than moving it.
+      it('takes the local file in as a staged file\'s bytes, also into a blob store that copies it (a bucket): none is left behind, and the answer says where the bytes are', async () => {
+        // A blob store that keeps a copy of the file, as a bucket's upload does, rather than moving it, and answers its ETag.
         const copying = (inner: BlobStore): BlobStore => ({
           location: inner.location,
-          putFile: async (key, file, options) => inner.putBytes(key, await readFile(file), options),
+          putFile: async (key, file, options) => {
+            const bytes = await readFile(file);
+            await inner.putBytes(key, bytes, options);
+            return { key, etag: '"stored-etag"', size: bytes.length };
+          },
           putBytes: (key, bytes, options) => inner.putBytes(key, bytes, options),
           open: (key) => inner.open(key),
           readBytes: (key) => inner.readBytes(key),
@@ -1020,7 +1024,10 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         const { file } = await storage.files.createFile({ tokenId: 't1', filename: 'a.tgz', contentType: 'application/gzip', expiresAt: new Date(now.getTime() + 60_000), now });
         const local = storage.versions.uploadTempPath('.upload');
         await writeFile(local, 'staged bytes');
-        expect(await storage.files.storeContent(file.id, local, { size: 12, sha256: 'b'.repeat(64), integrity: 'sha512-x' })).toMatchObject({ state: 'uploaded', size: 12 });
+        const stored = await storage.files.storeContent(file.id, local, { size: 12, sha256: 'b'.repeat(64), integrity: 'sha512-x' });
+        expect(stored).toMatchObject({ state: 'uploaded', size: 12, copyable: { etag: '"stored-etag"', size: 12 } });
+        // Not a field of the file: only the store's answer to this upload.
+        expect(await storage.files.getFile(file.id)).not.toHaveProperty('copyable');
         await expect(access(local)).rejects.toMatchObject({ code: 'ENOENT' });
         expect(await text((await storage.files.openFile(file.id))!.stream)).toBe('staged bytes');
       });

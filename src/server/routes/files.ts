@@ -21,12 +21,12 @@
  * confirmed unused ones after `confirmedTtlMs` (24 hours); a sweep removes them at start and every
  * `sweepEveryMs` (10 minutes).
  */
-import { rm, stat } from 'node:fs/promises';
+import { link, rm, stat } from 'node:fs/promises';
 
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 
-import { StagedQuotaError, type StagedFile, type StagedUsage, type TokenRecord } from '../../store/types.js';
+import { StagedQuotaError, type StagedFile, type StagedUsage, type StoredStagedFile, type TokenRecord } from '../../store/types.js';
 import { CREDENTIAL_CACHE_CONTROL } from '../caching.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, invalidInput, type ErrorDetail } from '../envelope.js';
@@ -177,6 +177,30 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
     done();
   });
 
+  /**
+   * Stores `temp` as the bytes of `fileId` (`storeContent`, whose errors it throws as they are) and
+   * records what this server saw of them (staged-identities.ts): a bucket's bytes leave a local copy
+   * here, a second link to the file uploaded, so that their publish need not download them.
+   */
+  const storeStaged = async (fileId: string, temp: string, digests: { size: number; sha256: string; integrity: string }): Promise<StoredStagedFile | undefined> => {
+    // Before the store moves it in (a folder store renames it: the same inode).
+    const written = identityOf(await stat(temp));
+    const copy = identities ? context.storage.versions.uploadTempPath('.staged') : undefined;
+    const linked = copy !== undefined && (await link(temp, copy).then(() => copy, () => undefined));
+    let stored: StoredStagedFile | undefined;
+    try {
+      stored = await files.storeContent(fileId, temp, digests, context.limits.maxStagedBytesPerToken);
+    } finally {
+      // A folder store keeps the file itself; a second link to it is not wanted.
+      if (linked && stored?.copyable === undefined) await rm(linked, { force: true });
+    }
+    if (stored) {
+      const local = linked && stored.copyable !== undefined ? { local: { path: linked, copyable: stored.copyable } } : {};
+      identities?.keep(stored.id, { sha256: digests.sha256, file: written, ...local });
+    }
+    return stored;
+  };
+
   app.post<{ Body: { filename: string; contentType: string } }>(
     '/files/upload-url',
     { preValidation: requireToken, schema: { body: metadataSchema }, config: { rateLimit: READS, cache: 'dynamic' } },
@@ -260,13 +284,10 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
           const state = { truncated: false };
           const digests = await receiveArchive(limited(request.raw, limit, state), temp);
           if (state.truncated) throw limit < maxBytes ? quotaExceeded('bytes', context.limits.maxStagedBytesPerToken, quota.used) : tooLarge(maxBytes);
-          // Before the store moves it in (a folder store renames it: the same inode).
-          const written = identityOf(await stat(temp));
-          const stored = await files.storeContent(request.params.fileId, temp, digests, context.limits.maxStagedBytesPerToken).catch((error: unknown) => {
+          const stored = await storeStaged(request.params.fileId, temp, digests).catch((error: unknown) => {
             throw quotaAnswer(error);
           });
           if (!stored) throw new ApiError(409, 'CONFLICT', `the file ${request.params.fileId} expired or was confirmed during the upload`);
-          identities?.keep(stored.id, { sha256: digests.sha256, file: written });
           return await reply.header('Cache-Control', NO_STORE).send(envelope(request, publicFile(stored)));
         } finally {
           clearTimeout(timer);
@@ -327,8 +348,6 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
           throw new ApiError(400, 'VALIDATION_ERROR', 'missing parts', [{ field: 'file', code: 'REQUIRED', message: 'the file part is required' }]);
         }
         const metadata = parseMetadata(metadataText, received);
-        // Before the store moves it in (a folder store renames it: the same inode).
-        const written = identityOf(await stat(temp));
         const createdAt = now();
         const { file } = await files
           .createFile({
@@ -342,7 +361,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
           .catch((error: unknown) => {
             throw quotaAnswer(error);
           });
-        const stored = await files.storeContent(file.id, temp, received, context.limits.maxStagedBytesPerToken).catch(async (error: unknown) => {
+        const stored = await storeStaged(file.id, temp, received).catch(async (error: unknown) => {
           if (error instanceof StagedQuotaError) await files.deleteFile(file.id);
           throw quotaAnswer(error);
         });
@@ -350,11 +369,14 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
         const details = checkDetails(metadata, stored);
         if (details.length > 0) {
           await files.deleteFile(file.id);
+          identities?.forget(file.id);
           throw new ApiError(422, 'VALIDATION_ERROR', 'the uploaded file does not match its metadata', details);
         }
         const confirmed = await files.confirmFile(file.id, new Date(now().getTime() + confirmedTtlMs));
-        if (!confirmed) throw new Error(`the staged file ${file.id} vanished`);
-        identities?.keep(file.id, { sha256: received.sha256, file: written });
+        if (!confirmed) {
+          identities?.forget(file.id);
+          throw new Error(`the staged file ${file.id} vanished`);
+        }
         return await reply.code(201).header('Cache-Control', NO_STORE).send(envelope(request, publicFile(confirmed)));
       } finally {
         clearTimeout(timer);

@@ -9,7 +9,7 @@ import multipart from '@fastify/multipart';
 
 import { ArchiveUnpacker, MAX_ATTESTATION_BYTES } from '../../archive/index.js';
 import { versionUrl } from '../../core/routes.js';
-import type { TokenRecord } from '../../store/types.js';
+import type { StagedFile, TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, beforeBody, envelope } from '../envelope.js';
 import { partText } from '../json-input.js';
@@ -203,6 +203,7 @@ async function takeStagedFile(context: ServerContext, token: TokenRecord, fileId
   if (file.state === 'pending' || file.state === 'uploaded') throw new ApiError(409, 'CONFLICT', `the file ${fileId} is not confirmed: POST /files/${fileId}/confirm first`);
   if (!(await files.claimFile(fileId))) throw new ApiError(409, 'CONFLICT', `the file ${fileId} is being used by another publish`);
   try {
+    if (await takeLocalCopy(context, fileId, file, received, identities)) return;
     const reader = await files.openFile(fileId);
     if (!reader) throw new ApiError(404, 'NOT_FOUND', `the bytes of the file ${fileId} are gone`);
     const temp = context.storage.versions.uploadTempPath('.tgz');
@@ -233,6 +234,29 @@ async function takeStagedFile(context: ServerContext, token: TokenRecord, fileId
     await files.releaseFile(fileId);
     throw error;
   }
+}
+
+/**
+ * The local copy this server kept of a staged file it stored in a bucket (staged-identities.ts),
+ * linked to a temp file and unpacked for the archive check, without downloading the bytes it
+ * uploaded: `received.archive` then names it, to be copied within the bucket (while the staged
+ * object is still the one stored; this checked copy is stored otherwise). False when there is none,
+ * or it changed: the caller reads the bucket's bytes instead.
+ */
+async function takeLocalCopy(context: ServerContext, fileId: string, file: StagedFile, received: ReceivedUpload, identities: StagedIdentities | undefined): Promise<boolean> {
+  const known = identities?.get(fileId, file.sha256);
+  if (known?.local === undefined || file.sha256 === undefined || file.integrity === undefined || known.file.size !== file.size) return false;
+  const temp = context.storage.versions.uploadTempPath('.tgz');
+  if (!(await link(known.local.path, temp).then(() => true, () => false))) return false;
+  if (!(await sameFile(temp, known.file))) {
+    await rm(temp, { force: true });
+    return false;
+  }
+  received.archive = { path: temp, size: 0, sha256: '', integrity: '' };
+  const read = await readStaged(createReadStream(temp, { highWaterMark: READ_CHUNK_BYTES }) as AsyncIterable<Buffer>, newUnpacker(context, received), false);
+  if (read.size !== file.size) throw new Error(`the local copy of the file ${fileId} changed while it was read`);
+  received.archive = { path: temp, size: read.size, sha256: file.sha256, integrity: file.integrity, copyOf: known.local.copyable, ...(read.unpacked ? { unpacked: read.unpacked } : {}) };
+  return true;
 }
 
 /** Multipart framing around the parts: boundaries, part headers. */

@@ -69,8 +69,8 @@ export class FolderBlobStore implements BlobStore {
     await syncDirectory(path.dirname(file));
   }
 
-  /** Moves `localFile` in when it is on the folder's file system; copies it (and leaves it) otherwise. */
-  async putFile(key: string, localFile: string): Promise<void> {
+  /** Moves `localFile` in when it is on the folder's file system; copies it (and leaves it) otherwise. A folder copies nothing within itself: undefined. */
+  async putFile(key: string, localFile: string): Promise<undefined> {
     const file = this.#path(key);
     await this.#prepareFolder(file);
     await chmod(localFile, PRIVATE_FILE);
@@ -82,6 +82,7 @@ export class FolderBlobStore implements BlobStore {
       await copyInto(localFile, file);
     }
     await syncDirectory(path.dirname(file));
+    return undefined;
   }
 
   async open(key: string): Promise<ArchiveReader | undefined> {

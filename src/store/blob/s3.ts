@@ -176,13 +176,15 @@ export class S3BlobStore implements BlobStore {
     await this.#put(this.#objectKey(key), () => body, body.byteLength, md5, options.contentType);
   }
 
-  async putFile(key: string, localFile: string, options: { contentType?: string } = {}): Promise<void> {
+  async putFile(key: string, localFile: string, options: { contentType?: string } = {}): Promise<BlobCopySource | undefined> {
     const objectKey = this.#objectKey(key);
     const { size } = await stat(localFile);
-    if (size > S3_BLOB_PART_BYTES) return this.#putInParts(objectKey, localFile, size, options.contentType);
-    // Read once for the digest, then streamed: a file that changes meanwhile no longer matches it and is refused.
-    const md5 = await fileMd5(localFile);
-    await this.#withAttempts(() => this.#putStream(objectKey, localFile, size, md5, options.contentType));
+    const etag =
+      size > S3_BLOB_PART_BYTES
+        ? await this.#putInParts(objectKey, localFile, size, options.contentType)
+        : // Read once for the digest, then streamed: a file that changes meanwhile no longer matches it and is refused.
+          await fileMd5(localFile).then((md5) => this.#withAttempts(() => this.#putStream(objectKey, localFile, size, md5, options.contentType)));
+    return etag === undefined ? undefined : { key, etag, size };
   }
 
   /**
@@ -191,7 +193,7 @@ export class S3BlobStore implements BlobStore {
    * again on its own when a transient error stops it; the object exists only once
    * CompleteMultipartUpload is answered, and the upload is aborted on any failure.
    */
-  async #putInParts(objectKey: string, localFile: string, size: number, contentType = 'application/octet-stream'): Promise<void> {
+  async #putInParts(objectKey: string, localFile: string, size: number, contentType = 'application/octet-stream'): Promise<string | undefined> {
     const { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, UploadPartCommand } = await loadSdk();
     const created = await this.#send('CreateMultipartUpload', objectKey, (client) => client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey, ContentType: contentType })));
     const uploadId = created.UploadId;
@@ -227,6 +229,7 @@ export class S3BlobStore implements BlobStore {
       if (this.#options.checkEtag !== false && stored !== undefined && stored !== expected) {
         throw new S3BlobError(`CompleteMultipartUpload s3://${this.bucket}/${objectKey}: the store assembled an object whose ETag is ${stored}, ${expected} was sent`);
       }
+      return done.ETag;
     } catch (error) {
       await this.#send('AbortMultipartUpload', objectKey, (client) => client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey, UploadId: uploadId }))).catch(() => undefined);
       throw error;
@@ -239,7 +242,7 @@ export class S3BlobStore implements BlobStore {
    * The SDK pipes a streamed body without listening for its errors: a read error would be thrown
    * out of the process and the request left waiting. It aborts the request instead, and is the failure.
    */
-  async #putStream(objectKey: string, localFile: string, size: number, md5: string, contentType?: string): Promise<void> {
+  async #putStream(objectKey: string, localFile: string, size: number, md5: string, contentType?: string): Promise<string | undefined> {
     const stream = createReadStream(localFile);
     const aborter = new AbortController();
     let readError: unknown;
@@ -248,7 +251,7 @@ export class S3BlobStore implements BlobStore {
       aborter.abort(error);
     });
     try {
-      await this.#put(objectKey, () => stream, size, md5, contentType, aborter.signal);
+      return await this.#put(objectKey, () => stream, size, md5, contentType, aborter.signal);
     } catch (error) {
       if (readError === undefined) throw error;
       throw new S3BlobError(`PutObject s3://${this.bucket}/${objectKey} failed: reading ${localFile}: ${describeFailure(readError)}`, { cause: readError });
@@ -257,7 +260,8 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
-  async #put(objectKey: string, body: () => Uint8Array | Readable, size: number, md5: string, contentType = 'application/octet-stream', abortSignal?: AbortSignal): Promise<void> {
+  /** A PutObject of `body`, checked against its MD5; answers the object's ETag. */
+  async #put(objectKey: string, body: () => Uint8Array | Readable, size: number, md5: string, contentType = 'application/octet-stream', abortSignal?: AbortSignal): Promise<string | undefined> {
     const { PutObjectCommand } = await loadSdk();
     const requestTimeout = this.#timeoutMs + Math.ceil(size / UPLOAD_BYTES_PER_MS);
     const answer = await this.#send('PutObject', objectKey, (client) =>
@@ -270,6 +274,7 @@ export class S3BlobStore implements BlobStore {
     if (this.#options.checkEtag !== false && stored !== undefined && stored !== md5) {
       throw new S3BlobError(`PutObject s3://${this.bucket}/${objectKey}: the store kept bytes whose MD5 is ${stored}, ${md5} was sent`);
     }
+    return answer.ETag;
   }
 
   async open(key: string): Promise<ArchiveReader | undefined> {
@@ -286,13 +291,16 @@ export class S3BlobStore implements BlobStore {
   /**
    * CopyObject within the bucket, on the condition that the source is still `from.etag`
    * (x-amz-copy-source-if-match): false when it changed (412), or is larger than one CopyObject
-   * takes (5 GiB); the copy exists once it is answered.
+   * takes (5 GiB); the copy exists once it is answered. The source's ETag is also asked first
+   * (HeadObject): some S3-compatible stores (s3rver among them) ignore the condition.
    */
   async copy(from: BlobCopySource, key: string, options: { contentType?: string } = {}): Promise<boolean> {
     if (from.size > MAX_COPY_OBJECT_BYTES) return false;
-    const { CopyObjectCommand } = await loadSdk();
+    const { CopyObjectCommand, HeadObjectCommand } = await loadSdk();
     const source = this.#objectKey(from.key);
     const objectKey = this.#objectKey(key);
+    const current = await this.#ifFound('HeadObject', source, (client) => client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: source })));
+    if (current?.ETag !== from.etag || current.ContentLength !== from.size) return false;
     try {
       const answer = await this.#send('CopyObject', objectKey, (client) =>
         client.send(

@@ -12,7 +12,7 @@ import { FILES_PREFIX, isStagedFileId, stagedFileKey } from '../blob-layout.js';
 import { secretDigest } from '../secrets.js';
 import { capabilityHolds, checkStagedBytes, checkStagedFiles } from '../records.js';
 import { stagedFileOf as toFile, stagedUsageOf, type StagedFileRow as FileRow, type StagedUsageRow } from '../rows.js';
-import { StagedQuotaError, type ArchiveReader, type BlobStore, type FileStore, type NewStagedFile, type StagedFile, type StagedUsage } from '../types.js';
+import { StagedQuotaError, type ArchiveReader, type BlobStore, type FileStore, type NewStagedFile, type StagedFile, type StagedUsage, type StoredStagedFile } from '../types.js';
 import { transaction, type Queryable } from './database.js';
 
 export class PostgresFileStore implements FileStore {
@@ -81,12 +81,12 @@ export class PostgresFileStore implements FileStore {
     return capabilityHolds(row.capability, secretDigest(capability), file.expiresAt, now) ? file : undefined;
   }
 
-  async storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }, maxBytes?: number): Promise<StagedFile | undefined> {
+  async storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }, maxBytes?: number): Promise<StoredStagedFile | undefined> {
     const row = await this.row(id);
     if (!row || (row.state !== 'pending' && row.state !== 'uploaded')) return undefined;
     await this.checkBytes(this.pool, row, digests.size, maxBytes);
     // The bytes first, the row after: a row says `uploaded` only when its bytes are stored.
-    await this.blobs.putFile(stagedFileKey(id), localFile, { contentType: row.content_type });
+    const copyable = await this.blobs.putFile(stagedFileKey(id), localFile, { contentType: row.content_type });
     // A folder store moved the file in; a bucket copied it, and the local copy is no longer wanted.
     await rm(localFile, { force: true });
     let rows: FileRow[];
@@ -112,7 +112,7 @@ export class PostgresFileStore implements FileStore {
       if (!(await this.row(id))) await this.blobs.delete(stagedFileKey(id));
       return undefined;
     }
-    return toFile(rows[0]);
+    return copyable ? { ...toFile(rows[0]), copyable } : toFile(rows[0]);
   }
 
   async confirmFile(id: string, expiresAt: Date): Promise<StagedFile | undefined> {

@@ -12,7 +12,7 @@ import { FILES_PREFIX, isStagedFileId, stagedFileKey } from '../blob-layout.js';
 import { capabilityHolds, checkStagedBytes, checkStagedFiles } from '../records.js';
 import { stagedFileOf as toFile, stagedUsageOf, type StagedFileRow as FileRow, type StagedUsageRow } from '../rows.js';
 import { secretDigest } from '../secrets.js';
-import { StagedQuotaError, type ArchiveReader, type BlobStore, type FileStore, type NewStagedFile, type StagedFile, type StagedUsage } from '../types.js';
+import { StagedQuotaError, type ArchiveReader, type BlobStore, type FileStore, type NewStagedFile, type StagedFile, type StagedUsage, type StoredStagedFile } from '../types.js';
 
 export class SqliteFileStore implements FileStore {
   constructor(
@@ -77,11 +77,11 @@ export class SqliteFileStore implements FileStore {
     checkStagedBytes(this.usageOf(row.token_id, new Date(), row.id), size, maxBytes);
   }
 
-  async storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }, maxBytes?: number): Promise<StagedFile | undefined> {
+  async storeContent(id: string, localFile: string, digests: { size: number; sha256: string; integrity: string }, maxBytes?: number): Promise<StoredStagedFile | undefined> {
     const row = this.row(id);
     if (!row || (row.state !== 'pending' && row.state !== 'uploaded')) return undefined;
     this.checkBytes(row, digests.size, maxBytes);
-    await this.blobs.putFile(stagedFileKey(id), localFile, { contentType: row.content_type });
+    const copyable = await this.blobs.putFile(stagedFileKey(id), localFile, { contentType: row.content_type });
     // A folder store moved the file in; a bucket copied it, and the copy in tmp/ is no longer wanted.
     await rm(localFile, { force: true });
     let changed: number;
@@ -107,7 +107,8 @@ export class SqliteFileStore implements FileStore {
       if (!this.row(id)) await this.blobs.delete(stagedFileKey(id));
       return undefined;
     }
-    return this.getFile(id);
+    const stored = await this.getFile(id);
+    return stored && (copyable ? { ...stored, copyable } : stored);
   }
 
   confirmFile(id: string, expiresAt: Date): Promise<StagedFile | undefined> {
