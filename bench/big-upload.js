@@ -27,7 +27,7 @@ import { ADMIN_TOKEN, harnesses, packTemplateAt, root, rssOf, serve, stop } from
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const MEGABYTES = Number(process.env.BIG_UPLOAD_MB ?? (QUICK ? 30 : 100));
-const RUNS = Number(process.env.BIG_UPLOAD_RUNS ?? (QUICK ? 1 : 3));
+const RUNS = Number(process.env.BIG_UPLOAD_RUNS ?? (QUICK ? 1 : 5));
 const FILES = 4;
 const TARGET = 1.5;
 const RSS_TARGET_MB = 100;
