@@ -9,8 +9,8 @@
  * uploaded), with where the bucket put them (key and ETag): their publish reads the copy instead of
  * downloading what was just uploaded, and the bucket copies its object (only while it is still that
  * ETag; else the checked local copy is stored). The copies are bounded in count and bytes, removed
- * when their file is published or forgotten, and named after this process (a start removes what a
- * killed one left).
+ * when their file is published, uploaded again or swept (expired), and named after this process (a
+ * start removes what a killed one left).
  *
  * A cache, never the only way: without an identity here (another instance took the PUT, the server
  * restarted), or when the file changed, the publish digests the bytes as before. What a change
@@ -85,6 +85,11 @@ export class StagedIdentities {
     this.#localBytes -= kept.file.size;
     // Synchronous, so that no copy outlives its entry (an unlink, not a read of its bytes).
     rmSync(kept.local.path, { force: true });
+  }
+
+  /** The files recorded, oldest first. */
+  fileIds(): string[] {
+    return [...this.#kept.keys()];
   }
 
   /** Forgets every file (the server is closing). */

@@ -126,6 +126,23 @@ describe('the static registry copy in the bucket of --storage', () => {
     expect(await storage.versions.openArchive('staged-changed', '1.0.0')).toBeUndefined();
   }, 60_000);
 
+  it('removes the local copy of a staged file once the file expires and is swept', async () => {
+    const prefix = 'swept';
+    const storeDir = await tempDir('tr-store-');
+    const s3Options = { endpoint: s3?.endpoint, forcePathStyle: true, credentials: S3RVER_CREDENTIALS, region: 'us-east-1' };
+    let now = Date.parse('2026-06-01T00:00:00Z');
+    const server = await startServerOn(await openStorage({ store: storeDir, storage: `s3://${BUCKET}/${prefix}`, s3: s3Options }), {
+      clock: () => new Date(now),
+      files: { pendingTtlMs: 60_000, confirmedTtlMs: 60_000, sweepEveryMs: 40 },
+    });
+    const pack = await packTemplate(await writeTemplate({ 'template.json': { ...validManifest, name: 'staged-swept', version: '1.0.0' } }), { outDir: await tempDir('tr-pack-') });
+    const fileId = await stageAndChange(server, prefix, await readFile(pack.file), false);
+    expect(await localCopies(storeDir)).toHaveLength(1);
+    now += 61_000;
+    await expect.poll(() => localCopies(storeDir), { timeout: 10_000, interval: 50 }).toEqual([]);
+    expect(await server.store.files.getFile(fileId)).toBeUndefined();
+  }, 60_000);
+
   /** Stages `bytes` through /files and confirms them; with `change`, then changes the staged object in the bucket. */
   const stageAndChange = async (server: { url: string; token: string }, prefix: string, original: Buffer, change = true): Promise<string> => {
     const auth = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };

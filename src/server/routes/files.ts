@@ -165,6 +165,8 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
     try {
       const removed = await files.sweepFiles(now());
       if (removed > 0) app.log.info({ removed }, 'expired staged files removed');
+      // What this server recorded of files that are gone (swept, here or by another instance) goes too, local copies first of all.
+      for (const fileId of identities?.fileIds() ?? []) if (!(await files.getFile(fileId))) identities?.forget(fileId);
     } catch (error) {
       app.log.error({ err: error }, 'removing expired staged files failed');
     }
