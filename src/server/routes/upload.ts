@@ -9,7 +9,7 @@ import multipart from '@fastify/multipart';
 
 import { ArchiveUnpacker, MAX_ATTESTATION_BYTES } from '../../archive/index.js';
 import { versionUrl } from '../../core/routes.js';
-import type { StagedFile, TokenRecord } from '../../store/types.js';
+import type { BlobCopySource, StagedFile, TokenRecord } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, beforeBody, envelope } from '../envelope.js';
 import { partText } from '../json-input.js';
@@ -213,20 +213,15 @@ async function takeStagedFile(context: ServerContext, token: TokenRecord, fileId
     // bucket), or across file systems, its bytes are copied to the temp file, with their SHA-256.
     // Either way unpacked in the same pass, for the archive check.
     const linked = reader.file !== undefined && (await link(reader.file, temp).then(() => true, () => false));
-    const unpacker = newUnpacker(context, received);
-    const changed = (): Error => new Error(`the stored bytes of the file ${fileId} changed since they were uploaded`);
     if (linked) {
       // The link itself is read (the same bytes, and the file that is stored), in large chunks.
       reader.stream.destroy();
       // The file this server wrote at the PUT, unchanged since: its recorded digest stands.
       const known = identities?.get(fileId, file.sha256);
-      const unchanged = known !== undefined && (await sameFile(temp, known.file));
-      const read = await readStaged(createReadStream(temp, { highWaterMark: READ_CHUNK_BYTES }) as AsyncIterable<Buffer>, unpacker, !unchanged);
-      if ((!unchanged && read.sha256 !== file.sha256) || read.size !== file.size || file.sha256 === undefined || file.integrity === undefined) throw changed();
-      received.archive = { path: temp, size: read.size, sha256: file.sha256, integrity: file.integrity, ...(read.unpacked ? { unpacked: read.unpacked } : {}) };
+      await readLinked(context, fileId, file, temp, received, known !== undefined && (await sameFile(temp, known.file)));
     } else {
-      const digests = await receiveArchive(reader.stream as AsyncIterable<Buffer>, temp, unpacker, file.integrity);
-      if (digests.sha256 !== file.sha256 || digests.size !== file.size || digests.integrity !== file.integrity) throw changed();
+      const digests = await receiveArchive(reader.stream as AsyncIterable<Buffer>, temp, newUnpacker(context, received), file.integrity);
+      if (digests.sha256 !== file.sha256 || digests.size !== file.size || digests.integrity !== file.integrity) throw bytesChanged(fileId);
       // The bytes checked are the version of the staged object read: the store copies that version, or stores the temp file.
       received.archive = { path: temp, ...digests, ...(reader.copyable ? { copyOf: reader.copyable } : {}) };
     }
@@ -253,10 +248,22 @@ async function takeLocalCopy(context: ServerContext, fileId: string, file: Stage
     return false;
   }
   received.archive = { path: temp, size: 0, sha256: '', integrity: '' };
-  const read = await readStaged(createReadStream(temp, { highWaterMark: READ_CHUNK_BYTES }) as AsyncIterable<Buffer>, newUnpacker(context, received), false);
-  if (read.size !== file.size) throw new Error(`the local copy of the file ${fileId} changed while it was read`);
-  received.archive = { path: temp, size: read.size, sha256: file.sha256, integrity: file.integrity, copyOf: known.local.copyable, ...(read.unpacked ? { unpacked: read.unpacked } : {}) };
+  await readLinked(context, fileId, file, temp, received, true, known.local.copyable);
   return true;
+}
+
+const bytesChanged = (fileId: string): Error => new Error(`the stored bytes of the file ${fileId} changed since they were uploaded`);
+
+/**
+ * Reads the bytes of the staged file `file` linked at `temp` once, unpacking them for the archive
+ * check, with their SHA-256 unless `trusted` (the very file this server wrote, unchanged since):
+ * `received.archive` then names them with the recorded digests (and `copyOf`: where the store holds
+ * the same bytes).
+ */
+async function readLinked(context: ServerContext, fileId: string, file: StagedFile, temp: string, received: ReceivedUpload, trusted: boolean, copyOf?: BlobCopySource): Promise<void> {
+  const read = await readStaged(createReadStream(temp, { highWaterMark: READ_CHUNK_BYTES }) as AsyncIterable<Buffer>, newUnpacker(context, received), !trusted);
+  if ((!trusted && read.sha256 !== file.sha256) || read.size !== file.size || file.sha256 === undefined || file.integrity === undefined) throw bytesChanged(fileId);
+  received.archive = { path: temp, size: read.size, sha256: file.sha256, integrity: file.integrity, ...(copyOf ? { copyOf } : {}), ...(read.unpacked ? { unpacked: read.unpacked } : {}) };
 }
 
 /** Multipart framing around the parts: boundaries, part headers. */
