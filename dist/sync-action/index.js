@@ -59258,7 +59258,7 @@ var allSchemas = {
 var schemas = allSchemas;
 function createAjv(options = {}) {
   const { Ajv2020: Ajv20202, addFormats: addFormats2 } = loadAjv();
-  const ajv = new Ajv20202({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true, ...options });
+  const ajv = new Ajv20202({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true, ...options, code: { optimize: false, ...options.code } });
   addFormats2(ajv);
   ajv.addFormat("semver-range", { type: "string", validate: isValidRange });
   ajv.addKeyword({ keyword: "x-messages", schemaType: "object" });

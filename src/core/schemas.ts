@@ -29,7 +29,10 @@ export const schemas: Readonly<Record<SchemaName, AnySchema & { $id: string }>> 
  */
 export function createAjv(options: Options = {}): Ajv2020 {
   const { Ajv2020, addFormats } = loadAjv();
-  const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true, ...options });
+  // Ajv's optimizing pass over the code it generates costs a quarter of a schema's compile time (the
+  // four schemas `validate` and a rebuild need: about 100 ms in a fresh process, 75 without it), and
+  // the validators it leaves run no slower here (10,000 registry entries checked in the same time).
+  const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true, ...options, code: { optimize: false, ...options.code } });
   addFormats(ajv);
   ajv.addFormat('semver-range', { type: 'string', validate: isValidRange });
   // Human wording for a schema rule lives next to the rule, as `x-messages: { <keyword>: <text> }`.
