@@ -133,10 +133,11 @@ export interface EnvelopeOptions {
 
 /** Request ids, the X-Request-Id header, and the error envelope for every error and unknown route (404, or 405 with Allow). */
 export function installEnvelope(app: FastifyInstance, options: EnvelopeOptions = {}): void {
-  // Callback style: an async hook would cost every request a promise and a microtask turn.
-  app.addHook('onRequest', (request, reply, done) => {
+  // Set as the answer goes out (an answer written straight to the response sets it itself:
+  // routes/read.ts); a callback hook: an async one would cost every answer a promise and a microtask turn.
+  app.addHook('onSend', (request, reply, payload, done) => {
     void reply.header('X-Request-Id', requestId(request));
-    done();
+    done(null, payload);
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';

@@ -104,8 +104,8 @@ describe('where a request is counted', () => {
     await app.register(rateLimitPlugin, { context });
     /** What the route's own onRequest hooks saw of the count. */
     const seenByRoute: Array<string | undefined> = [];
-    const own = (_request: unknown, reply: { getHeader(name: string): unknown }, done: () => void): void => {
-      seenByRoute.push(reply.getHeader('x-ratelimit-remaining') as string | undefined);
+    const own = (request: { rateLimit: { remaining: number } | null }, _reply: unknown, done: () => void): void => {
+      seenByRoute.push(request.rateLimit === null ? undefined : String(request.rateLimit.remaining));
       done();
     };
     app.get('/hooked', { onRequest: [own, own], config: { rateLimit: READS, cache: 'dynamic' } }, () => ({}));

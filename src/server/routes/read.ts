@@ -17,7 +17,7 @@ import type { TemplateEntry } from '../../core/schema-types.js';
 import { clientId } from '../client-id.js';
 import type { ServerContext } from '../context.js';
 import { selectApiVersion } from '../api-version.js';
-import { ApiError, envelope } from '../envelope.js';
+import { ApiError, envelope, requestId } from '../envelope.js';
 import { checkedListQuery } from '../list-route.js';
 import { CATEGORY_LIST, runList, runListQuery, showsYanked, TEMPLATE_LIST, VERSION_LIST } from '../query.js';
 import {
@@ -32,7 +32,7 @@ import {
   type StaticFiles,
 } from '../static-files.js';
 import { TEMPLATE_PARAMS, VERSION_PARAMS } from '../params.js';
-import { READS } from '../rate-limit.js';
+import { addRateLimitHeaders, READS } from '../rate-limit.js';
 
 export const ENVELOPE_CACHE_CONTROL = 'public, max-age=60';
 export const ARCHIVE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
@@ -42,17 +42,19 @@ export const ERROR_CACHE_CONTROL = 'no-store';
 
 /**
  * Answers a static file: the representation the client accepts, or a 304. Written straight to the
- * response (reply.hijack) with the headers computed once per build and those the hooks set (the
- * request id, the rate limit): the hottest answers of the server skip fastify's send pipeline
- * (serialization, the onSend hooks, which have nothing to add to them). fastify still logs the
- * request, as any other.
+ * response (reply.hijack) with the headers computed once per build, any a hook set on the reply, and
+ * those every answer carries (the request id, the rate limit: set by onSend hooks on other answers):
+ * the hottest answers of the server skip fastify's send pipeline (serialization, the onSend hooks).
+ * fastify still logs the request, as any other.
  */
 function sendStaticFile(request: FastifyRequest, reply: FastifyReply, file: StaticFile): void {
   const chosen = chooseRepresentation(file, request.headers['accept-encoding']);
   const notModified = isNotModified(file, chosen, request.headers['if-none-match'], request.headers['if-modified-since']);
-  const headers = Object.assign(reply.getHeaders(), notModified ? chosen.notModifiedHeaders : chosen.headers) as OutgoingHttpHeaders;
+  const headers: Record<string, string | number> = { 'x-request-id': requestId(request) };
+  if (request.rateLimit !== null) addRateLimitHeaders(headers, request.rateLimit);
+  Object.assign(headers, reply.getHeaders(), notModified ? chosen.notModifiedHeaders : chosen.headers);
   reply.hijack();
-  reply.raw.writeHead(notModified ? 304 : 200, headers);
+  reply.raw.writeHead(notModified ? 304 : 200, headers as OutgoingHttpHeaders);
   if (notModified || request.method === 'HEAD') reply.raw.end();
   else reply.raw.end(chosen.bytes);
 }
@@ -91,8 +93,8 @@ function headerText(value: string | string[] | undefined): string | undefined {
  * them (their errors carry `no-store` themselves).
  *
  * A plain read (GET or HEAD, no query string, no API version the server lacks) is answered by the
- * route's own onRequest hook (`answerPlainRead`), which runs after the app-wide onRequest hooks (the
- * request id, the rate limit: counted and refused as every request) and ends the request's
+ * route's own onRequest hook (`answerPlainRead`), which runs after the rate limit's (counted and
+ * refused as every request) and ends the request's
  * lifecycle: the later app-wide hooks have nothing to do for it (the API version is checked here by
  * api-version.ts's own function, the NUL check of json-input.ts has no query to look at and finds
  * none in a file's name, no body is read). Anything else (a query string, a version to refuse, a
