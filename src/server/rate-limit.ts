@@ -136,13 +136,10 @@ const plugin: FastifyPluginCallback<RateLimitOptions> = (app, { context }, done)
   // below, or the static files' own answer): the hottest answers set no reply header one by one.
   app.decorateRequest('rateLimit', null);
   app.addHook('onSend', (request, reply, payload, next) => {
-    const state = request.rateLimit;
-    if (state !== null) {
-      void reply
-        .header('x-ratelimit-limit', state.limit)
-        .header('x-ratelimit-remaining', String(state.remaining))
-        .header('x-ratelimit-reset', state.reset)
-        .header('x-ratelimit-window', WINDOW_SECONDS);
+    if (request.rateLimit !== null) {
+      const headers: Record<string, string | number> = {};
+      addRateLimitHeaders(headers, request.rateLimit);
+      void reply.headers(headers);
     }
     next(null, payload);
   });
