@@ -172,24 +172,44 @@ export type FormPart = { name: string; value: string } | { name: string; file: B
  */
 export type ApiBody = { json: unknown } | { form: FormPart[] } | { file: Blob; contentType: string; path?: string };
 
-/** The chunks a file body is read in from its path. */
-const FILE_BODY_CHUNK = 1024 * 1024;
+/**
+ * The chunks a file body is read in from its path. Measured on 2026-11-28 (a PUT of 100 MB to a
+ * server in another process that writes it to disk, medians of 15 interleaved runs): 1 MiB chunks
+ * read one at a time 493 ms and 399 ms of the client's CPU; 4 MiB chunks, the next read while one
+ * is sent, 299 ms and 231 ms; `curl -T` 220 ms.
+ */
+const FILE_BODY_CHUNK = 4 * 1024 * 1024;
 
 /**
  * The file at `path` as a stream of FILE_BODY_CHUNK chunks, opened at the first read (a request that
- * fails before sending its body leaves no file open) and closed at its end or when cancelled.
+ * fails before sending its body leaves no file open) and closed at its end or when cancelled. Each
+ * chunk handed over starts the read of the next, so the disk and the connection work at once; the
+ * stream itself queues nothing (the connection's pulls still say how much was handed over).
  */
 function fileChunks(path: string): ReadableStream<Uint8Array> {
   let chunks: AsyncIterator<Buffer> | undefined;
+  let next: Promise<IteratorResult<Buffer>> | undefined;
+  const readAhead = (iterator: AsyncIterator<Buffer>): Promise<IteratorResult<Buffer>> => {
+    const read = iterator.next();
+    // Awaited by the next pull; a failure while nobody waits (the request ended) is not unhandled.
+    read.catch(() => undefined);
+    return read;
+  };
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         chunks ??= (createReadStream(path, { highWaterMark: FILE_BODY_CHUNK }) as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
-        const next = await chunks.next();
-        if (next.done === true) controller.close();
-        else controller.enqueue(next.value);
+        const step = await (next ?? chunks.next());
+        next = undefined;
+        if (step.done === true) {
+          controller.close();
+          return;
+        }
+        next = readAhead(chunks);
+        controller.enqueue(step.value);
       },
       async cancel() {
+        next = undefined;
         await chunks?.return?.();
       },
     },

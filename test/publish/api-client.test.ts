@@ -1,7 +1,8 @@
 /** The write API client (`publish/api-client.ts`): its retries, errors, redaction and bodies. */
 import { createHash, randomBytes } from 'node:crypto';
 import { openAsBlob } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readdir, readlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import type http from 'node:http';
 import path from 'node:path';
 
@@ -168,6 +169,48 @@ describe('RegistryApiClient.exchange bodies', () => {
     // Counted from 0 up to the Content-Length.
     expect(progress[0]).toEqual([0, request.body.length]);
     expect(progress.at(-1)).toEqual([request.body.length, request.body.length]);
+  });
+
+  it('sends a file read from its path in several chunks: the same bytes, an exact Content-Length, progress up to the end', async () => {
+    const registry = await server(json(200, { data: {} }));
+    const bytes = randomBytes(10 * 1024 * 1024 + 17);
+    const file = path.join(await tempDir('tr-client-'), 'big.tgz');
+    await writeFile(file, bytes);
+    const { client: api } = client(registry.url);
+    const progress: number[] = [];
+    const outcome = await api.exchange({
+      method: 'PUT',
+      url: api.url('/files/x/content'),
+      authorize: false,
+      body: { file: await openAsBlob(file), contentType: 'application/gzip', path: file },
+      source: file,
+      onProgress: (sent) => progress.push(sent),
+    });
+    expect(outcome).toMatchObject({ kind: 'response', response: { status: 200 } });
+    const request = registry.received[0]!;
+    expect(Number(request.headers['content-length'])).toBe(bytes.length);
+    expect(request.body.equals(bytes)).toBe(true);
+    expect(progress[0]).toBe(0);
+    expect(progress.at(-1)).toBe(bytes.length);
+    expect(progress.length).toBeGreaterThan(2);
+    expect(progress.every((sent, i) => i === 0 || sent > progress[i - 1]!)).toBe(true);
+  });
+
+  it.runIf(process.platform === 'linux')('opens no file for a request that fails before its body is sent', async () => {
+    // A port nothing listens on: taken, then freed.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const address = probe.address() as { port: number };
+        probe.close(() => resolve(address.port));
+      });
+    });
+    const file = path.join(await tempDir('tr-client-'), 'demo.tgz');
+    await writeFile(file, randomBytes(64 * 1024));
+    const { client: api } = client(`http://127.0.0.1:${port}/`, { retries: 0 });
+    const outcome = await api.exchange({ method: 'PUT', url: api.url('/files/x/content'), authorize: false, body: { file: await openAsBlob(file), contentType: 'application/gzip', path: file }, source: file });
+    expect(outcome).toMatchObject({ kind: 'network' });
+    const open = await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+    expect(open).not.toContain(file);
   });
 
   it('does not retry when the file to send changed on disk after it was opened', async () => {
