@@ -95,6 +95,14 @@ function readsRestInstead(request: FastifyRequest): boolean {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
   const lingers = refusedBeforeBody.has(error) && readsRestInstead(request);
+  if (lingers) {
+    // fastify's own refusals before the body (its body limit) ask for the connection to be closed on the reply.
+    if (String(reply.getHeader('connection') ?? '').toLowerCase() === 'close') void reply.removeHeader('connection');
+    // The rest is read and dropped here: a body piped into the body time-out's stream (slow-clients.ts),
+    // which no one reads now, would hold it, and the connection with it.
+    request.raw.unpipe();
+    request.raw.resume();
+  }
   for (const [name, value] of Object.entries(error.headers)) {
     if (lingers && name.toLowerCase() === 'connection' && value.toLowerCase() === 'close') continue;
     void reply.header(name, value);
@@ -152,6 +160,12 @@ export function installEnvelope(app: FastifyInstance, options: EnvelopeOptions =
     if (error instanceof ApiError) return sendError(request, reply, error);
     const status = error.statusCode ?? 500;
     if (error.validation) return sendError(request, reply, validationError(error, request));
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      // A declared Content-Length over the route's body limit is refused before any of the body is read
+      // (a chunked body is refused once read past the limit, and its connection still closed: readsRestInstead).
+      const limit = request.routeOptions.bodyLimit;
+      return sendError(request, reply, beforeBody(new ApiError(413, 'PAYLOAD_TOO_LARGE', `the body is larger than the limit of ${limit} bytes`)));
+    }
     if (status >= 500) request.log.error(error);
     if (isUnstorableText(error)) {
       // The edge refuses NUL in every field (json-input.ts); this answers one that slipped past as the client's, not a 500.

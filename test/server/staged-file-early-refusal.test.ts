@@ -2,7 +2,8 @@
  * The staged-file routes refuse a stranger (401) or a declared size over the limit (413) before
  * they read the body, as POST /templates does: a client still sending a small body (a declared
  * length of at most 8 MiB, LINGER_MAX_BYTES) gets that answer, not EPIPE or ECONNRESET, and its
- * connection serves the next request.
+ * connection serves the next request. So do the JSON routes, whose bodies are refused over their
+ * 1 MiB limit by its declared length.
  */
 import { randomBytes } from 'node:crypto';
 import { readdir, writeFile } from 'node:fs/promises';
@@ -159,5 +160,42 @@ describe('PUT of a staged file refuses a declared size over the limit before the
     expect(error).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
     expect((error as Error).message).toContain(`${archive} is ${LINGER_MAX_BYTES + 1024 * 1024} bytes; the registry accepts at most ${64 * 1024}`);
     expect(puts).toEqual([]);
+  });
+});
+
+describe('a JSON body declared over the 1 MiB body limit', () => {
+  it.each([
+    ['POST /events', 'POST', '/events', false],
+    ['PATCH /templates/{id}/versions/{version}', 'PATCH', '/templates/web-app/versions/1.0.0', true],
+  ])('%s: answers 413 to a client still sending its body, and the connection serves the next request', async (_name, method, target, authorized) => {
+    const server = await smallServer();
+    const payload = Buffer.from(JSON.stringify({ pad: 'x'.repeat(1024 * 1024 + 10) }), 'utf8');
+    const auth: Record<string, string> = authorized ? { Authorization: `Bearer ${server.token}` } : {};
+    const { first, next } = await refusedThenReused(server, requestHead(server, method, target, { 'Content-Type': 'application/json', 'Content-Length': payload.length, ...auth }), payload);
+    expect(first).toMatch(/^HTTP\/1\.1 413/);
+    expect(first).toMatch(/"code":"PAYLOAD_TOO_LARGE"/);
+    expect(first).toMatch(/the body is larger than the limit of 1048576 bytes/);
+    expect(first).not.toMatch(/connection: close/i);
+    expect(next).toMatch(/^HTTP\/1\.1 200/);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      expect(await fetchStatus(`${server.url}${target}`, { method, headers: { 'Content-Type': 'application/json', ...auth }, body: payload })).toBe(413);
+    }
+  });
+
+  it('still closes the connection after a chunked body read past the limit', async () => {
+    const server = await smallServer();
+    const { port, host } = new URL(server.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    socket.on('error', () => undefined);
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`POST /events HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    const chunk = Buffer.alloc(256 * 1024, 'x');
+    for (let i = 0; i < 5; i++) socket.write(`${chunk.length.toString(16)}\r\n${chunk.toString('latin1')}\r\n`);
+    await closed;
+    expect(text).toMatch(/^HTTP\/1\.1 413/);
+    expect(text).toMatch(/connection: close/i);
   });
 });
