@@ -209,7 +209,6 @@ function fileChunks(path: string): ReadableStream<Uint8Array> {
         controller.enqueue(step.value);
       },
       async cancel() {
-        next = undefined;
         await chunks?.return?.();
       },
     },
