@@ -4,11 +4,11 @@
  * archive changed behind the generator is found (against the version's integrity) and replaced.
  */
 import { createHash } from 'node:crypto';
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-import { buildRegistry } from '../../src/registry/index.js';
+import { BUILD_STATE_FILE, buildRegistry } from '../../src/registry/index.js';
 import type { SourceVersion } from '../../src/registry/source.js';
 import { archiveKey } from '../../src/store/blob-layout.js';
 import { FolderBlobStore } from '../../src/store/index.js';
@@ -90,6 +90,50 @@ describe('archives of a store build', () => {
     expect(archivesIn(rebuilt.written)).toEqual(['archives/a/1.0.0.tgz']);
     expect(rebuilt.failed).toEqual([]);
     expect(await readFile(corrupted)).toEqual(good);
+  });
+
+  it('are published again when removed from the output behind the generator: one archive, or a whole folder', async () => {
+    const store = await storeWith();
+    for (const [id, v] of [['a', '1.0.0'], ['a', '1.1.0'], ['b', '1.0.0']] as const) await store.add(id, v);
+    const outDir = await tempDir();
+    await buildRegistry(store.source, { outDir, now: NOW, catalog: false });
+    const state = JSON.parse(await readFile(path.join(outDir, BUILD_STATE_FILE), 'utf8')) as { folders?: Record<string, number> };
+    // Each folder of archives is recorded with its modification time: a removal moves it.
+    expect(Object.keys(state.folders ?? {}).sort()).toEqual(['archives/a', 'archives/b']);
+
+    await rm(path.join(outDir, 'archives/a/1.1.0.tgz'));
+    await rm(path.join(outDir, 'archives/b'), { recursive: true });
+    const rebuilt = await buildRegistry(store.source, { outDir, now: NOW, catalog: false });
+    expect(archivesIn(rebuilt.written)).toEqual(['archives/a/1.1.0.tgz', 'archives/b/1.0.0.tgz']);
+    expect(await readFile(path.join(outDir, 'archives/a/1.1.0.tgz'))).toEqual(store.bytesOf.get('a@1.1.0'));
+    expect(await readFile(path.join(outDir, 'archives/b/1.0.0.tgz'))).toEqual(store.bytesOf.get('b@1.0.0'));
+    expect((await buildRegistry(store.source, { outDir, now: NOW, catalog: false })).written).toEqual([]);
+  });
+
+  it('are checked one by one from a state that records no folder times (an older release\'s)', async () => {
+    const store = await storeWith();
+    await store.add('a', '1.0.0');
+    await store.add('a', '1.1.0');
+    const outDir = await tempDir();
+    await buildRegistry(store.source, { outDir, now: NOW, catalog: false });
+    // A time the test can put back exactly (a stat's nanoseconds do not survive utimes), recorded by a second build.
+    const folder = path.join(outDir, 'archives/a');
+    const round = new Date('2026-01-01T00:00:00Z');
+    await utimes(folder, round, round);
+    expect((await buildRegistry(store.source, { outDir, now: NOW, catalog: false })).written).toEqual([]);
+    const stateFile = path.join(outDir, BUILD_STATE_FILE);
+    const { folders: _folders, ...older } = JSON.parse(await readFile(stateFile, 'utf8')) as Record<string, unknown>;
+    await writeFile(stateFile, `${JSON.stringify(older)}\n`);
+    // Replaced by another file of the same size, the folder's time put back: only the file's own stat can tell.
+    const changed = path.join(outDir, 'archives/a/1.0.0.tgz');
+    const good = store.bytesOf.get('a@1.0.0') as Buffer;
+    await rm(changed);
+    await writeFile(changed, Buffer.alloc(good.length, 0x78));
+    await utimes(folder, round, round);
+
+    const rebuilt = await buildRegistry(store.source, { outDir, now: NOW, catalog: false });
+    expect(archivesIn(rebuilt.written)).toEqual(['archives/a/1.0.0.tgz']);
+    expect(await readFile(changed)).toEqual(good);
   });
 
   it('are copied when the store gives no local file (another file system, a bucket)', async () => {
