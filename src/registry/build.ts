@@ -1034,6 +1034,12 @@ export class RegistryBuilder {
       if (!(await holds(output, held, headers))) await put(headers);
     }
     const sparseIndex = { formatVersion: 1 as const, lastUpdated, templatePath: TEMPLATE_FILE_PATTERN, templates: summaryList.flatMap((summary) => (summary.line ? [summary.line] : [])) };
+    // The columns layout: a quarter smaller compressed than the lines (core/registry-index.ts).
+    const index = documentFile(INDEX_FILE, Buffer.from(`${JSON.stringify(indexColumns(sparseIndex))}\n`, 'utf8'));
+    // Compressed on the thread pool while the catalog page is made (written after it, as an entry point).
+    const indexVariants = this.#withVariants([index], held);
+    // Awaited below; a build that fails before then must not leave it unhandled.
+    indexVariants.catch(() => undefined);
     if (catalog) {
       const page = documentFile(CATALOG_FILE, Buffer.from(renderCatalog(document, this.#options.publicUrl ? { publicUrl: this.#options.publicUrl } : {}, sparseIndex), 'utf8'));
       files.push(CATALOG_FILE, `${CATALOG_FILE}.gz`, `${CATALOG_FILE}.br`);
@@ -1043,13 +1049,11 @@ export class RegistryBuilder {
     await output.barrier();
 
     // The entry points, each after what it names: index.json, then registry.json, variants first.
-    // The columns layout: a quarter smaller compressed than the lines (core/registry-index.ts).
-    const index = documentFile(INDEX_FILE, Buffer.from(`${JSON.stringify(indexColumns(sparseIndex))}\n`, 'utf8'));
     // Streamed: ended now that its last bytes are known; its variants were compressed as it went.
     await streamed?.write([registryTail({ categories, tags, lastUpdated })], { alone: true });
     const streamedFiles = streamed ? await streamed.end({ contentType: contentTypeOf(REGISTRY_FILE), cacheControl: CACHE_CONTROL.document }) : undefined;
     if (streamedFiles && (changed || !registryHeld)) registryFile = streamedFiles.file;
-    const [indexWrite, registryWrite] = await Promise.all([this.#withVariants([index], held), registryVariants, streamedFiles && registryFile ? digestOffThread(registryFile) : undefined]);
+    const [indexWrite, registryWrite] = await Promise.all([indexVariants, registryVariants, streamedFiles && registryFile ? digestOffThread(registryFile) : undefined]);
     // registry.json as staged (its bytes already written), or the staged copy let go when the output holds it.
     const registryFiles = registryWrite?.files.map((file) =>
       file === registryFile && registryStaged ? { name: file.name, staged: registryStaged, size: sizeOf(file), digests: file.digests ?? {}, contentType: file.contentType, cacheControl: file.cacheControl } : file,
