@@ -556,6 +556,10 @@ export class RegistryBuilder {
         return (!(flags & STATE_ARCHIVE) || held.get(staticArchivePath(id, version))?.digest !== undefined) && (!(flags & STATE_ATTESTATION) || held.has(staticAttestationPath(id, version)));
       });
     };
+    // Read on the thread pool while the store and the output are asked what changed (10 MB at 10,000
+    // versions: a third of that time); not awaited when nothing is reused.
+    const registryRead = output.read(REGISTRY_FILE);
+    registryRead.catch(() => undefined);
     let changes = await templatesSince(recorded);
     const reusedIds = new Set([...changes.unchanged].filter(filesHeld));
     // An unchanged template whose files are not as recorded is read in full (its entries are made again).
@@ -566,8 +570,7 @@ export class RegistryBuilder {
     const reused = new Map<string, ReusedTemplate>();
     let previous: { registry: Buffer; gzip: BuildState['gzip'] } | undefined;
     if (reusedIds.size > 0) {
-      // One blocking read where the output offers it: 100 MB read through the thread pool in pieces take four times as long.
-      const registry = output.readSync ? output.readSync(REGISTRY_FILE) : await output.read(REGISTRY_FILE);
+      const registry = await registryRead;
       if (registry?.length !== state.registry.size || (registryHeld.digest === undefined && partsDigest([registry], output.digest) !== state.registry.digest)) {
         return full(`${output.location}/${REGISTRY_FILE} is not the one it was recorded with`);
       }

@@ -11,15 +11,12 @@
  * and SHA-256 of each file written): the next build stats the files instead of reading them. A file
  * whose size or modification time moved is treated as unknown (an archive is checked again against
  * its integrity, any other file compared and rewritten); without the state file the folder is scanned.
- * Files under `archives/` are never rewritten (immutable under their URL), so they are checked by
- * their folder: a folder whose modification time is as recorded had no file added, removed or
- * renamed since, and its files are taken as recorded without a stat each (one stat per template
- * instead of one per version). An archive edited in place is not looked at; clients check its integrity.
+ * A folder of archives is checked as a whole (folder-inventory.ts).
  *
  * An archive whose bytes are a local file (the embedded store's blob) is hard-linked from it when
  * the file system allows, so publishing it writes no bytes; else it is copied.
  */
-import { closeSync, createWriteStream, fstatSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync, type Stats } from 'node:fs';
+import { closeSync, createWriteStream, fstatSync, openSync, readFileSync, renameSync, rmSync, writeSync, type Stats } from 'node:fs';
 import { chmod, link, lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -27,6 +24,7 @@ import { pipeline } from 'node:stream/promises';
 
 import { readIfExists, removeLeftoverTemps, syncDirectory, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../core/files.js';
 import { FileSystemSync } from './file-system-sync.js';
+import { folderRecord, HeldInventory, immutableFolderOf, lookUp, parseInventoryState, recordFiles, statOrUndefined, type FolderRecord, type InventoryState, type KnownFile } from './folder-inventory.js';
 import { bytesOf, fileDigest, pieces, sizeOf, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput, type StagedFile } from './output.js';
 
 export const BUILD_STATE_FILE = '.template-registry-build.json';
@@ -35,48 +33,6 @@ export const GENERATOR_STATE_FILE = '.template-registry-state.json';
 
 /** A temp file whose owner cannot be told and older than this was left by a crashed build, not one in progress. */
 const LEFTOVER_AGE_MS = 10 * 60 * 1000;
-
-interface KnownFile extends HeldFile {
-  mtimeMs: number;
-}
-
-interface BuildState {
-  formatVersion: 2;
-  /** name -> [size, mtimeMs, digest] */
-  files: Record<string, [number, number, string]>;
-  /** Folder of immutable files (IMMUTABLE_PREFIX) -> its mtimeMs once every file listed in it was checked. */
-  folders?: Record<string, number>;
-}
-
-function parseState(bytes: Buffer | undefined): BuildState | undefined {
-  if (!bytes) return undefined;
-  try {
-    const state = JSON.parse(bytes.toString('utf8')) as Partial<BuildState> | null;
-    if (state?.formatVersion !== 2 || typeof state.files !== 'object' || state.files === null) return undefined;
-    if (state.folders !== undefined && (typeof state.folders !== 'object' || state.folders === null)) return undefined;
-    return state as BuildState;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Files under this prefix are written once and never replaced: archives and what is kept beside them. */
-const IMMUTABLE_PREFIX = 'archives/';
-
-/** The folder of an immutable file, checked as a whole (undefined for any other file). */
-function immutableFolderOf(name: string): string | undefined {
-  if (!name.startsWith(IMMUTABLE_PREFIX)) return undefined;
-  const slash = name.lastIndexOf('/');
-  return slash > IMMUTABLE_PREFIX.length ? name.slice(0, slash) : undefined;
-}
-
-function statOrUndefined(file: string): Stats | undefined {
-  try {
-    return statSync(file, { throwIfNoEntry: false });
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * A file up to this size is written with blocking calls (open, write, stat, close: some 50 µs each on
@@ -106,6 +62,8 @@ export class FolderOutput implements RegistryOutput {
   #staged = new WeakMap<StagedFile, string>();
   /** Folders of immutable files whose listed files were all checked, with the mtime they had then; a write or removal in one drops it. */
   #checkedFolders = new Map<string, number>();
+  /** Folders of immutable files taken as recorded (their mtime is); their files are not in `#known` until one is written or removed. */
+  #taken = new Map<string, FolderRecord>();
 
   readonly #sync: FileSystemSync;
 
@@ -122,6 +80,15 @@ export class FolderOutput implements RegistryOutput {
     return path.join(this.dir, ...segments);
   }
 
+  /** The stat of `name`; undefined when there is no such file, or the name is not one of a registry file (a corrupt state). */
+  #statOf(name: string): Stats | undefined {
+    try {
+      return statOrUndefined(this.#path(name));
+    } catch {
+      return undefined;
+    }
+  }
+
   async #folder(file: string): Promise<void> {
     const dir = path.dirname(file);
     if (this.#folders.has(dir)) return;
@@ -131,34 +98,49 @@ export class FolderOutput implements RegistryOutput {
 
   async inventory(): Promise<Map<string, HeldFile>> {
     this.#known ??= await this.#load();
-    return new Map(this.#known);
+    return new HeldInventory(this.#known, this.#taken);
+  }
+
+  #holds(name: string): boolean {
+    if (this.#known?.has(name)) return true;
+    const folder = immutableFolderOf(name);
+    const record = folder === undefined ? undefined : this.#taken.get(folder);
+    return record !== undefined && lookUp(record, name.slice((folder as string).length + 1)) !== undefined;
   }
 
   async #load(): Promise<Map<string, KnownFile>> {
     const saved = await readIfExists(path.join(this.dir, BUILD_STATE_FILE));
     this.#savedState = saved?.toString('utf8');
-    const state = parseState(saved);
+    const state = parseInventoryState(saved);
     if (!state) return this.#scan();
     const known = new Map<string, KnownFile>();
+    for (const [folder, record] of Object.entries(state.folders)) {
+      const info = this.#statOf(folder);
+      if (!info?.isDirectory()) continue;
+      if (info.mtimeMs === record[0]) {
+        this.#taken.set(folder, record);
+        continue;
+      }
+      // Changed: each of its files is looked at (the folder stated first, as below).
+      this.#checkedFolders.set(folder, info.mtimeMs);
+      for (const [name, file] of recordFiles(folder, record)) {
+        const current = this.#statOf(name);
+        if (current?.isFile()) known.set(name, current.size === file.size && current.mtimeMs === file.mtimeMs ? file : { size: current.size, mtimeMs: current.mtimeMs });
+      }
+    }
     const listed = Object.entries(state.files);
     // Blocking calls: a stat of a cached inode takes microseconds, a trip through the thread pool
     // costs more than that (10,000 template files: 0.25 s through the pool, 0.05 s here).
     // A folder of immutable files is stated before its files, so a change during the checks shows next time.
-    const folderChecked = new Map<string, boolean>();
+    const folderChecked = new Set<string>();
     for (const [name, [size, mtimeMs, digest]] of listed) {
       const folder = immutableFolderOf(name);
-      if (folder !== undefined && !folderChecked.has(folder)) {
-        const recorded = state.folders?.[folder];
-        const info = statOrUndefined(this.#path(folder));
-        const unchanged = recorded !== undefined && info?.isDirectory() === true && info.mtimeMs === recorded;
-        folderChecked.set(folder, unchanged);
+      if (folder !== undefined && !folderChecked.has(folder) && !this.#taken.has(folder)) {
+        folderChecked.add(folder);
+        const info = this.#statOf(folder);
         if (info?.isDirectory()) this.#checkedFolders.set(folder, info.mtimeMs);
       }
-      if (folder !== undefined && folderChecked.get(folder) === true) {
-        known.set(name, { size, mtimeMs, digest });
-        continue;
-      }
-      const info = statOrUndefined(this.#path(name));
+      const info = this.#statOf(name);
       if (!info?.isFile()) continue;
       known.set(name, info.size === size && info.mtimeMs === mtimeMs ? { size, mtimeMs, digest } : { size: info.size, mtimeMs: info.mtimeMs });
     }
@@ -193,8 +175,32 @@ export class FolderOutput implements RegistryOutput {
     if (info?.isFile()) known.set(name, { size: info.size, mtimeMs: info.mtimeMs });
   }
 
-  read(name: string): Promise<Buffer | undefined> {
-    return readIfExists(this.#path(name));
+  /**
+   * The file's bytes, read by one call on the thread pool into a buffer of its size: fs's readFile
+   * reads in 512 KiB pieces, a round trip each (100 MB: 200 of them, slower than a blocking read).
+   */
+  async read(name: string): Promise<Buffer | undefined> {
+    let handle;
+    try {
+      handle = await open(this.#path(name), 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    try {
+      const { size } = await handle.stat();
+      const bytes = Buffer.allocUnsafe(size);
+      let filled = 0;
+      while (filled < size) {
+        const { bytesRead } = await handle.read(bytes, filled, size - filled, filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      // Shorter than it was when stated (replaced meanwhile): what was read; a file that grew is read as it was.
+      return filled === size ? bytes : bytes.subarray(0, filled);
+    } finally {
+      await handle.close();
+    }
   }
 
   async put(file: OutputFile, options: { durable?: boolean } = {}): Promise<void> {
@@ -209,7 +215,7 @@ export class FolderOutput implements RegistryOutput {
     if (file.data !== undefined && file.data.length <= WRITE_NOW_LIMIT) return this.#putNow(file, file.data, target);
     // A file the folder does not hold yet is named by no entry point: it is written in place (a
     // torn one left by a crash is unknown to the next build, which compares and rewrites it).
-    const fresh = !this.#known?.has(file.name);
+    const fresh = !this.#holds(file.name);
     const temp = fresh ? target : tempPathBeside(target);
     let handle;
     try {
@@ -277,7 +283,7 @@ export class FolderOutput implements RegistryOutput {
   /** `put` of a small file with blocking calls (WRITE_NOW_LIMIT): the same rules, in place when fresh, else a temp file renamed. */
   #putNow(file: OutputFile, data: Buffer, target: string): void {
     const { name } = file;
-    const fresh = !this.#known?.has(name);
+    const fresh = !this.#holds(name);
     const temp = fresh ? target : tempPathBeside(target);
     let fd: number;
     try {
@@ -385,46 +391,69 @@ export class FolderOutput implements RegistryOutput {
 
   #remember(name: string, file: KnownFile): void {
     this.#known ??= new Map();
+    this.#release(name);
     this.#known.set(name, file);
-    this.#forgetFolderOf(name);
   }
 
-  #forgetFolderOf(name: string): void {
+  /** Before a write or removal in a folder of immutable files: its files known one by one, its mtime to be checked again. */
+  #release(name: string): void {
     const folder = immutableFolderOf(name);
-    if (folder !== undefined) this.#checkedFolders.delete(folder);
+    if (folder === undefined) return;
+    this.#checkedFolders.delete(folder);
+    const record = this.#taken.get(folder);
+    if (!record) return;
+    this.#taken.delete(folder);
+    this.#known ??= new Map();
+    for (const [file, known] of recordFiles(folder, record)) if (!this.#known.has(file)) this.#known.set(file, known);
   }
 
   /**
-   * The mtime of each folder of immutable files that holds remembered files: as checked at load, or,
-   * for a folder written since, stated again with each of its files (the folder first, so that a
-   * change after this check moves its mtime past the one recorded).
+   * The inventory to record: each file this output wrote or verified, by folder for immutable ones.
+   * A folder taken as recorded keeps its record; a folder checked at load keeps the mtime it had
+   * then; a folder written since is stated again, then each of its files (the folder first, so that
+   * a change after this check moves its mtime past the one recorded); one changed meanwhile has its
+   * files recorded one by one.
    */
-  #folderTimes(files: BuildState['files']): Record<string, number> {
-    const byFolder = new Map<string, string[]>();
-    for (const name of Object.keys(files)) {
+  #inventoryState(): InventoryState {
+    const files: InventoryState['files'] = {};
+    const byFolder = new Map<string, [string, KnownFile][]>();
+    const known = this.#known ?? new Map<string, KnownFile>();
+    // The default sort (UTF-16 code units): native, and the one order the state is written in.
+    for (const name of [...known.keys()].sort()) {
+      const file = known.get(name) as KnownFile;
+      // Only what this output wrote (or verified) is worth remembering; the rest is looked at again.
+      if (file.digest === undefined) continue;
       const folder = immutableFolderOf(name);
-      if (folder === undefined) continue;
-      const names = byFolder.get(folder);
-      if (names) names.push(name);
-      else byFolder.set(folder, [name]);
-    }
-    const folders: Record<string, number> = {};
-    for (const [folder, names] of byFolder) {
-      const checked = this.#checkedFolders.get(folder);
-      if (checked !== undefined) {
-        folders[folder] = checked;
+      if (folder === undefined) {
+        files[name] = [file.size, file.mtimeMs, file.digest];
         continue;
       }
-      const info = statOrUndefined(this.#path(folder));
-      if (!info?.isDirectory()) continue;
-      const intact = names.every((name) => {
-        const file = statOrUndefined(this.#path(name));
-        const [size, mtimeMs] = files[name] as [number, number, string];
-        return file?.isFile() === true && file.size === size && file.mtimeMs === mtimeMs;
-      });
-      if (intact) folders[folder] = info.mtimeMs;
+      const list = byFolder.get(folder);
+      const entry: [string, KnownFile] = [name.slice(folder.length + 1), file];
+      if (list) list.push(entry);
+      else byFolder.set(folder, [entry]);
     }
-    return folders;
+    const folders: InventoryState['folders'] = {};
+    for (const folder of [...new Set([...this.#taken.keys(), ...byFolder.keys()])].sort()) {
+      const taken = this.#taken.get(folder);
+      if (taken) {
+        folders[folder] = taken;
+        continue;
+      }
+      const entries = byFolder.get(folder) ?? [];
+      let mtimeMs = this.#checkedFolders.get(folder);
+      if (mtimeMs === undefined) {
+        const info = this.#statOf(folder);
+        const intact = info?.isDirectory() === true && entries.every(([base, file]) => {
+          const current = this.#statOf(`${folder}/${base}`);
+          return current?.isFile() === true && current.size === file.size && current.mtimeMs === file.mtimeMs;
+        });
+        if (intact) mtimeMs = info?.mtimeMs;
+      }
+      if (mtimeMs !== undefined) folders[folder] = folderRecord(mtimeMs, entries);
+      else for (const [base, file] of entries) files[`${folder}/${base}`] = [file.size, file.mtimeMs, file.digest as string];
+    }
+    return { formatVersion: 3, files, folders };
   }
 
   async barrier(): Promise<void> {
@@ -441,9 +470,9 @@ export class FolderOutput implements RegistryOutput {
 
   async remove(names: readonly string[]): Promise<void> {
     for (const name of names) {
+      this.#release(name);
       await rm(this.#path(name), { force: true });
       this.#known?.delete(name);
-      this.#forgetFolderOf(name);
     }
   }
 
@@ -465,15 +494,7 @@ export class FolderOutput implements RegistryOutput {
   }
 
   async commit(): Promise<void> {
-    const files: BuildState['files'] = {};
-    const known = this.#known ?? new Map<string, KnownFile>();
-    // The default sort (UTF-16 code units) is the one order the state is written in, and native: 11,000 names in a few ms.
-    for (const name of [...known.keys()].sort()) {
-      const file = known.get(name) as KnownFile;
-      // Only what this output wrote (or verified) is worth remembering; the rest is looked at again.
-      if (file.digest !== undefined) files[name] = [file.size, file.mtimeMs, file.digest];
-    }
-    const text = `${JSON.stringify({ formatVersion: 2, files, folders: this.#folderTimes(files) } satisfies BuildState)}\n`;
+    const text = `${JSON.stringify(this.#inventoryState())}\n`;
     // Temp files a killed build left (they would otherwise be deployed); never a running build's.
     for (const dir of [this.dir, path.join(this.dir, 'templates')]) await removeLeftoverTemps(dir, { foreignAfterMs: LEFTOVER_AGE_MS });
     if (text === this.#savedState) return;

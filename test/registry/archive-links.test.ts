@@ -110,7 +110,7 @@ describe('archives of a store build', () => {
     expect((await buildRegistry(store.source, { outDir, now: NOW, catalog: false })).written).toEqual([]);
   });
 
-  it('are checked one by one from a state that records no folder times (an older release\'s)', async () => {
+  it('are checked one by one from an older release\'s state (format 2: no folder records)', async () => {
     const store = await storeWith();
     await store.add('a', '1.0.0');
     await store.add('a', '1.1.0');
@@ -122,8 +122,14 @@ describe('archives of a store build', () => {
     await utimes(folder, round, round);
     expect((await buildRegistry(store.source, { outDir, now: NOW, catalog: false })).written).toEqual([]);
     const stateFile = path.join(outDir, BUILD_STATE_FILE);
-    const { folders: _folders, ...older } = JSON.parse(await readFile(stateFile, 'utf8')) as Record<string, unknown>;
-    await writeFile(stateFile, `${JSON.stringify(older)}\n`);
+    // As an older release wrote it: format 2, every file listed on its own.
+    const current = JSON.parse(await readFile(stateFile, 'utf8')) as { files: Record<string, unknown>; folders: Record<string, (string | number)[]> };
+    const files = { ...current.files };
+    for (const [name, [, ...record]] of Object.entries(current.folders)) {
+      for (let i = 0; i < record.length; i += 4) files[`${name}/${String(record[i])}`] = record.slice(i + 1, i + 4);
+    }
+    expect(Object.keys(files)).toContain('archives/a/1.0.0.tgz');
+    await writeFile(stateFile, `${JSON.stringify({ formatVersion: 2, files })}\n`);
     // Replaced by another file of the same size, the folder's time put back: only the file's own stat can tell.
     const changed = path.join(outDir, 'archives/a/1.0.0.tgz');
     const good = store.bytesOf.get('a@1.0.0') as Buffer;
