@@ -81,7 +81,7 @@ describe('the inventory file', () => {
     const written = JSON.parse(await readFile(path.join(outDir, BUILD_STATE_FILE), 'utf8')) as { formatVersion: number; folders: Record<string, FolderRecord> };
     expect(written.formatVersion).toBe(3);
     expect(Object.keys(written.folders)).toEqual(['archives/a']);
-    output.close();
+    await output.close();
 
     await writeFile(
       path.join(outDir, BUILD_STATE_FILE),
@@ -94,6 +94,6 @@ describe('the inventory file', () => {
     const rewritten = JSON.parse(await readFile(path.join(outDir, BUILD_STATE_FILE), 'utf8')) as { files: Record<string, unknown>; folders: Record<string, unknown> };
     expect(rewritten.files).toEqual({});
     expect(Object.keys(rewritten.folders)).toEqual(['archives/a']);
-    again.close();
+    await again.close();
   });
 });
