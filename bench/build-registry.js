@@ -82,25 +82,28 @@ for (const versions of SIZES) {
     const outDir = path.join(root, 'out-static');
     const full = work('full', storeDir, outDir);
     rows.push({ name: `full build, ${label}, with every archive published (build-registry --store)`, value: round(full.ms), unit: 'ms', ...floorRow, ratio: round(full.ms / floorMs, 2), target: null, met: null });
-    const cli = work('rebuild-cli', storeDir, outDir);
-    const unexpected = cli.written.filter((name) => !expectedRewrite(cli.added).includes(name));
+    // Median of RUNS rebuilds, each after one more new version (a single one moves with this machine's load).
+    const clis = Array.from({ length: RUNS }, () => work('rebuild-cli', storeDir, outDir));
+    const cli = { ...clis[0], ms: median(clis.map((run) => run.ms)) };
+    const unexpected = clis.flatMap((run) => run.written.filter((name) => !expectedRewrite(run.added).includes(name)));
     // The largest store with archives carries the target: 2x the floor plus the new archive's bytes
     // (half a kilobyte here, nothing to measure beside the floor).
     const withArchives = versions === SIZES.filter((size) => size <= 10_000).at(-1);
     const archiveTarget = withArchives ? { target: '<= 2x floor (+ the new archive)', met: cli.ms <= 2 * floorMs && unexpected.length === 0 } : { target: null, met: null };
-    rows.push({ name: `rebuild after one new version, ${label}, fresh process with archives (build-registry --store)`, value: round(cli.ms), unit: 'ms', ...floorRow, ratio: round(cli.ms / floorMs, 2), ...archiveTarget });
+    rows.push({ name: `rebuild after one new version, ${label}, fresh process with archives (build-registry --store), median of ${RUNS}`, value: round(cli.ms), unit: 'ms', ...floorRow, ratio: round(cli.ms / floorMs, 2), ...archiveTarget });
     if (withArchives && cli.ms > 2 * floorMs) {
-      notes.push(`${label}: the fresh-process rebuild with archives misses 2x its floor for what any fresh rebuild costs (the row without archives): with its build state it reads only the new version, but lists the store's keys against the state, reads the state and registry.json back and compiles the entry schema once per process. The archives are not the cost: the one new archive is hard-linked from the store and no other is written.`);
+      notes.push(`${label}: the fresh-process rebuild with archives misses 2x its floor for what any fresh rebuild costs (the row without archives): with its build state it reads only the new version, but asks the store what changed, reads its two state files and registry.json back, writes registry.json again with its hash and variants, makes the catalog page and compiles the entry schema once per process. The archives cost little: the one new archive is hard-linked from the store, no other is written, and each folder of archives is checked by one stat and kept as one record of the output's inventory (registry/folder-inventory.ts), not a stat and an entry per archive.`);
     }
-    const archivesWritten = cli.written.filter((name) => name.startsWith('archives/'));
-    rows.push({ name: `archives written by that rebuild, ${label}`, value: archivesWritten.length, unit: 'files', baseline: null, baselineValue: null, ratio: null, target: 'only the new one', met: archivesWritten.length === 1 && archivesWritten[0] === `archives/${cli.added}/1.0.0.tgz` });
+    const archivesWritten = clis.map((run) => run.written.filter((name) => name.startsWith('archives/')));
+    const onlyTheNew = clis.every((run, index) => archivesWritten[index].length === 1 && archivesWritten[index][0] === `archives/${run.added}/1.0.0.tgz`);
+    rows.push({ name: `archives written by each of those rebuilds, ${label}`, value: Math.max(...archivesWritten.map((names) => names.length)), unit: 'files', baseline: null, baselineValue: null, ratio: null, target: 'only the new one', met: onlyTheNew });
     if (unexpected.length > 0) notes.push(`${label}: the CLI rebuild rewrote files it should not have: ${unexpected.join(', ')}`);
   }
 
   const freshDir = path.join(root, 'out-fresh');
   work('full-server', storeDir, freshDir);
-  const fresh = work('rebuild-fresh', storeDir, freshDir);
-  rows.push({ name: `rebuild after one new version, ${label}, a fresh process`, value: round(fresh.ms), unit: 'ms', ...floorRow, ratio: round(fresh.ms / floorMs, 2), ...targeted('<= 2x floor', fresh.ms <= 2 * floorMs) });
+  const fresh = { ms: median(Array.from({ length: RUNS }, () => work('rebuild-fresh', storeDir, freshDir).ms)) };
+  rows.push({ name: `rebuild after one new version, ${label}, a fresh process, median of ${RUNS}`, value: round(fresh.ms), unit: 'ms', ...floorRow, ratio: round(fresh.ms / floorMs, 2), ...targeted('<= 2x floor', fresh.ms <= 2 * floorMs) });
   if (largest && fresh.ms > 2 * floorMs) {
     notes.push(`${label}: the rebuild by a fresh process misses 2x its floor. With its build state it asks the store what changed template by template (one grouped query), reads only the new template's manifests, reuses every other template's entries from registry.json and every unchanged piece of registry.json.gz; what remains is writing the 100 MB registry.json and its brotli variant (made again whole: brotli's pieces cannot be joined), hashing it, flushing the files to disk, and the fixed costs of a process (the folder's files stated, the state read and written, the entry schema compiled).`);
   }
