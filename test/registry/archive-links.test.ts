@@ -39,6 +39,16 @@ async function storeWith() {
   return { blobs, list, add, bytesOf, source: { versions: () => Promise.resolve([...list]) } };
 }
 
+/** A store with a@1.0.0 and a@1.1.0, and an output built from it. */
+async function builtWithTwoVersions() {
+  const store = await storeWith();
+  await store.add('a', '1.0.0');
+  await store.add('a', '1.1.0');
+  const outDir = await tempDir();
+  await buildRegistry(store.source, { outDir, now: NOW, catalog: false });
+  return { store, outDir };
+}
+
 const archivesIn = (written: readonly string[]): string[] => written.filter((name) => name.startsWith('archives/')).sort();
 
 describe('archives of a store build', () => {
@@ -74,11 +84,7 @@ describe('archives of a store build', () => {
   });
 
   it('replace an archive changed in the output (same size, other bytes), and only that one', async () => {
-    const store = await storeWith();
-    await store.add('a', '1.0.0');
-    await store.add('a', '1.1.0');
-    const outDir = await tempDir();
-    await buildRegistry(store.source, { outDir, now: NOW, catalog: false });
+    const { store, outDir } = await builtWithTwoVersions();
 
     // Replaced by another file (a deploy step, a bad restore): the store's blob is untouched.
     const corrupted = path.join(outDir, 'archives/a/1.0.0.tgz');
@@ -111,11 +117,7 @@ describe('archives of a store build', () => {
   });
 
   it('are checked one by one from an older release\'s state (format 2: no folder records)', async () => {
-    const store = await storeWith();
-    await store.add('a', '1.0.0');
-    await store.add('a', '1.1.0');
-    const outDir = await tempDir();
-    await buildRegistry(store.source, { outDir, now: NOW, catalog: false });
+    const { store, outDir } = await builtWithTwoVersions();
     // A time the test can put back exactly (a stat's nanoseconds do not survive utimes), recorded by a second build.
     const folder = path.join(outDir, 'archives/a');
     const round = new Date('2026-01-01T00:00:00Z');
