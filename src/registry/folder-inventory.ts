@@ -92,7 +92,7 @@ const recordIndexes = new WeakMap<FolderRecord, Map<string, number>>();
 const SCANNED_FILES = 32;
 
 /** The file named `base` in `record`, or undefined. */
-export function lookUp(record: FolderRecord, base: string): KnownFile | undefined {
+function lookUp(record: FolderRecord, base: string): KnownFile | undefined {
   let at: number | undefined;
   if (record.length > 1 + 4 * SCANNED_FILES) {
     let index = recordIndexes.get(record);
@@ -127,8 +127,11 @@ export function folderRecord(mtimeMs: number, files: readonly [string, KnownFile
   return record;
 }
 
-function baseOf(name: string, folder: string): string {
-  return name.slice(folder.length + 1);
+/** The file `name` as one of `folders` records it, or undefined. */
+export function recordedIn(folders: ReadonlyMap<string, FolderRecord>, name: string): KnownFile | undefined {
+  const folder = immutableFolderOf(name);
+  const record = folder === undefined ? undefined : folders.get(folder);
+  return record && folder !== undefined ? lookUp(record, name.slice(folder.length + 1)) : undefined;
 }
 
 /**
@@ -146,9 +149,7 @@ export class HeldInventory extends Map<string, HeldFile> {
   }
 
   #recorded(name: string): HeldFile | undefined {
-    const folder = this.#folders && immutableFolderOf(name);
-    const record = folder === undefined ? undefined : this.#folders?.get(folder);
-    return record && folder !== undefined ? lookUp(record, baseOf(name, folder)) : undefined;
+    return this.#folders && recordedIn(this.#folders, name);
   }
 
   /** Makes an entry of every file of the recorded folders (a file known one by one stays as known). */

@@ -24,7 +24,7 @@ import { pipeline } from 'node:stream/promises';
 
 import { readIfExists, removeLeftoverTemps, syncDirectory, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../core/files.js';
 import { FileSystemSync } from './file-system-sync.js';
-import { folderRecord, HeldInventory, immutableFolderOf, lookUp, parseInventoryState, recordFiles, statOrUndefined, type FolderRecord, type InventoryState, type KnownFile } from './folder-inventory.js';
+import { folderRecord, HeldInventory, immutableFolderOf, parseInventoryState, recordedIn, recordFiles, statOrUndefined, type FolderRecord, type InventoryState, type KnownFile } from './folder-inventory.js';
 import { bytesOf, fileDigest, pieces, sizeOf, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput, type StagedFile } from './output.js';
 
 export const BUILD_STATE_FILE = '.template-registry-build.json';
@@ -102,10 +102,7 @@ export class FolderOutput implements RegistryOutput {
   }
 
   #holds(name: string): boolean {
-    if (this.#known?.has(name)) return true;
-    const folder = immutableFolderOf(name);
-    const record = folder === undefined ? undefined : this.#taken.get(folder);
-    return record !== undefined && lookUp(record, name.slice((folder as string).length + 1)) !== undefined;
+    return this.#known?.has(name) === true || recordedIn(this.#taken, name) !== undefined;
   }
 
   async #load(): Promise<Map<string, KnownFile>> {
