@@ -59279,8 +59279,9 @@ function getValidator(name) {
   }
   return validate;
 }
+var precompiledValidators = /* @__PURE__ */ new Map();
 function schemaErrors(name, data) {
-  const validate = getValidator(name);
+  const validate = precompiledValidators.get(name) ?? getValidator(name);
   return validate(data) ? [] : [...validate.errors ?? []];
 }
 

@@ -61,8 +61,23 @@ export function getValidator(name: SchemaName): ValidateFunction {
   return validate;
 }
 
+/** What checking a value needs of a validator: its verdict, and its errors when it says no. */
+export type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
+/** Validators compiled at build time (see usePrecompiledValidators), by schema. */
+const precompiledValidators = new Map<SchemaName, Validator>();
+
+/**
+ * Validators compiled at build time from these schemas with these options (Ajv's standalone code,
+ * src/registry/precompiled-validators.ts): `schemaErrors` uses them instead of compiling the schemas
+ * in this process (`getValidator` still compiles, for callers that want Ajv's own function).
+ */
+export function usePrecompiledValidators(precompiled: Partial<Record<SchemaName, Validator>>): void {
+  for (const [name, validate] of Object.entries(precompiled)) if (validate) precompiledValidators.set(name as SchemaName, validate);
+}
+
 /** Validates `data` against a schema; returns ajv's raw errors (all of them), empty when valid. */
 export function schemaErrors(name: SchemaName, data: unknown): ErrorObject[] {
-  const validate = getValidator(name);
+  const validate = precompiledValidators.get(name) ?? getValidator(name);
   return validate(data) ? [] : [...(validate.errors ?? [])];
 }

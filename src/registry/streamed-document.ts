@@ -43,6 +43,11 @@ interface Variant {
   counted: { size: number; hash: Hash };
 }
 
+/** True when `next` starts where `first` ends, in the same memory. */
+function adjacent(first: Buffer, next: Buffer): boolean {
+  return next.buffer === first.buffer && next.byteOffset === first.byteOffset + first.length;
+}
+
 /** A pass-through that counts and hashes what goes through it. */
 function counting(counted: { size: number; hash: Hash }): Transform {
   return new Transform({
@@ -114,14 +119,19 @@ export class StreamedDocument {
     if (chunk.length === 0) return;
     for (const hash of this.#hashes.values()) hash.update(chunk);
     this.#size += chunk.length;
-    this.#pending.push(chunk);
+    // A chunk that continues the last one in the same memory (a run of the last registry.json's bytes)
+    // joins it: its pieces are then views of that memory, not copies.
+    const last = this.#pending.at(-1);
+    if (last !== undefined && adjacent(last, chunk)) this.#pending[this.#pending.length - 1] = Buffer.from(last.buffer, last.byteOffset, last.length + chunk.length);
+    else this.#pending.push(chunk);
     this.#pendingSize += chunk.length;
     if (this.#pendingSize < COMPRESSION_PIECE) return;
     const pieces = [...exactPieces(this.#pending)];
     const rest = pieces.at(-1) as Buffer;
     const whole = rest.length === COMPRESSION_PIECE ? pieces : pieces.slice(0, -1);
-    // The rest is copied: it may be a view of a caller's buffer that would otherwise be kept alive.
-    this.#pending = rest.length === COMPRESSION_PIECE ? [] : [Buffer.from(rest)];
+    // The rest stays a view (held until the next piece, less than one piece's bytes later), so that
+    // the chunk after it can still join it.
+    this.#pending = rest.length === COMPRESSION_PIECE ? [] : [rest];
     this.#pendingSize = rest.length === COMPRESSION_PIECE ? 0 : rest.length;
     for (const piece of whole) await this.#piece(piece);
   }
