@@ -96,4 +96,23 @@ describe('the inventory file', () => {
     expect(Object.keys(rewritten.folders)).toEqual(['archives/a']);
     await again.close();
   });
+
+  it('every way of reading or writing a file refuses a name that is not plain segments, and keeps the others inside the output', async () => {
+    const outDir = await tempDir();
+    // Given as a relative path with a trailing separator, as a command line may give it.
+    const output = new FolderOutput(`${path.relative(process.cwd(), outDir)}${path.sep}`);
+    const file = (name: string) => ({ name, data: Buffer.from(name), contentType: 'application/json', cacheControl: 'public' });
+    for (const name of ['', '.', '..', '../escaped.json', 'templates/../../escaped.json', 'templates//a.json', 'templates/', '/tmp/escaped.json', './a.json', 'templates/./a.json', 'templates/..']) {
+      await expect(output.put(file(name)), JSON.stringify(name)).rejects.toThrow('not a registry file name');
+      await expect(output.read(name), JSON.stringify(name)).rejects.toThrow('not a registry file name');
+    }
+    // Dots inside a segment are part of a name.
+    for (const name of ['templates/..a.json', 'templates/a..json', '.well-known/a.json']) {
+      await output.put(file(name));
+      expect((await output.read(name))?.toString(), name).toBe(name);
+      expect(await readFile(path.join(outDir, ...name.split('/')), 'utf8')).toBe(name);
+    }
+    expect(await output.read('templates/absent.json')).toBeUndefined();
+    await output.close();
+  });
 });
