@@ -60,6 +60,8 @@ export function generateValidators(): string {
     // The formats createAjv adds (core/schemas.ts).
     "const formats = { ...fullFormats, 'semver-range': { type: 'string', validate: isValidRange } };",
     code,
+    // By schema name, as core/schemas.ts's usePrecompiledValidators takes them.
+    `export const bySchema = { ${Object.entries(PRECOMPILED).map(([exported, name]) => `${JSON.stringify(name)}: ${exported}`).join(', ')} };`,
     '',
   ].join('\n');
 }

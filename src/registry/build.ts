@@ -856,7 +856,7 @@ export class RegistryBuilder {
                 const signature = await this.#signatureOf(`${TEMPLATES_DIR}/${id}.json`, kept.state.file[1], signing, held, now());
                 if (signature) await put(signature);
               }
-              templateFiles.set(id, kept.commaAndVersions ? { versions: kept.versions, commaAndVersions: kept.commaAndVersions } : { versions: kept.versions });
+              templateFiles.set(id, kept);
             } catch (error) {
               fail(id, `${TEMPLATES_DIR}/${id}.json${SIGNATURE_SUFFIX}`, error);
             }

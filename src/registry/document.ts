@@ -9,13 +9,13 @@ import { compareText, selectLatest } from '../core/listing.js';
 import { describeSchemaErrors, type RuleViolation } from '../core/messages.js';
 import type { IndexLine, IndexLines } from '../core/registry-index.js';
 import type { Category, RegistryDocument, TemplateEntry } from '../core/schema-types.js';
-import { schemaErrors, usePrecompiledValidators, type Validator } from '../core/schemas.js';
+import { schemaErrors, usePrecompiledValidators } from '../core/schemas.js';
 import { compareVersions, isTemplateName, NAME_RULE } from '../core/versions.js';
-import { registryDocument, templateEntry } from './precompiled-validators.js';
+import { bySchema as precompiledValidators } from './precompiled-validators.js';
 import type { SourceVersion } from './source.js';
 
 // The entry and document schemas compiled at build time: a build does not compile them at start.
-usePrecompiledValidators({ 'template-entry': templateEntry as Validator, 'registry-document': registryDocument as Validator });
+usePrecompiledValidators(precompiledValidators);
 
 /** The five manifest categories, with a human name, a one-line description and an icon name. */
 export const DEFAULT_CATEGORIES: readonly Readonly<Category>[] = [

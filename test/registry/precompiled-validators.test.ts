@@ -54,7 +54,7 @@ describe('src/registry/precompiled-validators.ts', () => {
     const ajv = createAjv({ validateSchema: false });
     for (const [exported, name] of Object.entries(PRECOMPILED)) {
       const compiled = ajv.getSchema(schemas[name].$id) as Validate;
-      const built = (precompiled as Record<string, Validate>)[exported] as Validate;
+      const built = (precompiled.bySchema as Record<string, Validate>)[name] as Validate;
       expect(typeof built, exported).toBe('function');
       const cases = name === 'template-entry' ? entryCases : documentCases;
       for (const data of cases) {
