@@ -45,6 +45,8 @@ export const SERVER_ENTRIES = {
   cli: 'src/cli/program.ts',
   // The builder's brotli thread runs it from beside the chunk that starts it (registry/brotli-thread.ts).
   'brotli-worker': 'src/registry/brotli-worker.ts',
+  // Its file writer thread's, likewise (registry/file-writer-thread.ts).
+  'file-writer-worker': 'src/registry/file-writer-worker.ts',
 };
 
 const common = {

@@ -21,6 +21,6 @@ port?.on('message', (job: BrotliJob) => {
       const result: BrotliJobResult = { id: job.id, compressed, sha256: hash.digest('hex') };
       port.postMessage(result, own ? [compressed.buffer] : []);
     },
-    (error: unknown) => port.postMessage({ id: job.id, error: error instanceof Error ? error.message : String(error) } satisfies BrotliJobResult),
+    (error: unknown) => port.postMessage({ id: job.id, error: `brotli compression failed: ${error instanceof Error ? error.message : String(error)}` } satisfies BrotliJobResult),
   );
 });

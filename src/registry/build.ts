@@ -801,7 +801,8 @@ export class RegistryBuilder {
     const records = new Map<string, Omit<StateTemplate, 'span'>>();
     /** The archives and provenance bundles of every version of the source (with pruneArchives). */
     const keptArchives = new Set<string>();
-    for (const batch of batches) {
+    /** Makes a batch and writes its files; answers the step that lists it (into registry.json, streamed). */
+    const startBatch = async (batch: (typeof batches)[number]): Promise<() => Promise<void>> => {
       const { groups, versions } = await batch.read();
       if (this.#options.pruneArchives === true) for (const { manifest } of versions) keptArchives.add(staticArchivePath(manifest.name, manifest.version)).add(staticAttestationPath(manifest.name, manifest.version));
       const batchIds = batch.ids.filter((id) => groups.has(id) || reused.has(id));
@@ -844,7 +845,7 @@ export class RegistryBuilder {
       for (const { state } of reused.values()) state.versions.forEach((version, index) => flagOf(state, index) & STATE_ATTESTATION && files.push(staticAttestationPath(state.id, version)));
 
       // The template files (made again only when one of their entries changed).
-      await mapLimit(
+      const templatesWritten = mapLimit(
         batchIds.filter((id) => !failures.has(id)),
         WRITE_CONCURRENCY,
         async (id) => {
@@ -882,63 +883,77 @@ export class RegistryBuilder {
           }
         },
       );
-      // A failed template is listed as the output still has it (its previous template file), or not at all.
-      for (const id of batchIds) {
-        const message = failures.get(id);
-        if (message === undefined) continue;
-        this.#templateFiles.delete(id);
-        const previous = await this.#previousTemplateFile(id, held);
-        if (previous) templateFiles.set(id, previous);
-        failed.push({ id, message, kept: previous !== undefined });
-      }
-
-      for (const id of batchIds) {
-        const listed = templateFiles.get(id);
-        if (!listed) continue;
-        const kept = reused.get(id)?.state;
-        if (kept && !failures.has(id)) {
-          summaries.set(id, { entries: undefined, count: kept.versions.length, line: kept.line, categories: kept.categories, tags: kept.tags });
-          continue;
+      // Awaited by the listing step; a failure before that is not taken for an unhandled one.
+      templatesWritten.catch(() => undefined);
+      return async () => {
+        await templatesWritten;
+        // A failed template is listed as the output still has it (its previous template file), or not at all.
+        for (const id of batchIds) {
+          const message = failures.get(id);
+          if (message === undefined) continue;
+          this.#templateFiles.delete(id);
+          const previous = await this.#previousTemplateFile(id, held);
+          if (previous) templateFiles.set(id, previous);
+          failed.push({ id, message, kept: previous !== undefined });
         }
-        const group = groups.get(id) ?? [];
-        const entries = failures.has(id) ? (JSON.parse(`[${listed.versions.toString('utf8')}]`) as TemplateEntry[]) : group.map(({ entry }) => entry.entry);
-        // The last build's summary when the template's entries are the very same bytes (a builder that keeps them).
-        const last = this.#summaries.get(id);
-        const summary = last?.versions === listed.versions && !failures.has(id) ? last.summary : summaryOf(id, entries);
-        if (retains) this.#summaries.set(id, { versions: listed.versions, summary });
-        // A builder that keeps nothing lets the entries go: registry.json's bytes are all it needs of them.
-        summaries.set(id, retains ? summary : { ...summary, entries: undefined });
-        const made = listed.file;
-        if (!retains && !streamed) templateFiles.set(id, { versions: Buffer.from(listed.versions) });
-        if (!this.#stateKept() || failures.has(id) || !made || group.some(({ version }) => version.revision === undefined)) continue;
-        const flags = (version: SourceVersion): number =>
-          (archiveWritten.has(staticArchivePath(id, version.manifest.version)) ? STATE_ARCHIVE : 0) |
-          (attestationWritten.has(staticAttestationPath(id, version.manifest.version)) ? STATE_ATTESTATION : 0);
-        records.set(id, {
-          id,
-          file: [sizeOf(made), fileDigest(made, output.digest)],
-          versions: group.map(({ version }) => version.manifest.version),
-          revisions: compact(group.map(({ version }) => version.revision as string)),
-          flags: compact(group.map(({ version }) => flags(version))),
-          line: summary.line,
-          categories: summary.categories,
-          tags: summary.tags,
-        });
-      }
-      if (streamed) {
-        // This batch's templates into registry.json, in document order; their bytes are let go.
+
         for (const id of batchIds) {
           const listed = templateFiles.get(id);
           if (!listed) continue;
-          // A reused template's comma and entries as one view of the last registry.json: consecutive
-          // reused templates reach the document as one run of its bytes, cut into pieces without a copy.
-          const parts = streamedLengths.size === 0 ? [listed.versions] : listed.commaAndVersions ? [listed.commaAndVersions] : [JSON_COMMA, listed.versions];
-          await streamed.write(parts, { key: id });
-          streamedLengths.set(id, listed.versions.length);
-          templateFiles.set(id, { versions: EMPTY });
+          const kept = reused.get(id)?.state;
+          if (kept && !failures.has(id)) {
+            summaries.set(id, { entries: undefined, count: kept.versions.length, line: kept.line, categories: kept.categories, tags: kept.tags });
+            continue;
+          }
+          const group = groups.get(id) ?? [];
+          const entries = failures.has(id) ? (JSON.parse(`[${listed.versions.toString('utf8')}]`) as TemplateEntry[]) : group.map(({ entry }) => entry.entry);
+          // The last build's summary when the template's entries are the very same bytes (a builder that keeps them).
+          const last = this.#summaries.get(id);
+          const summary = last?.versions === listed.versions && !failures.has(id) ? last.summary : summaryOf(id, entries);
+          if (retains) this.#summaries.set(id, { versions: listed.versions, summary });
+          // A builder that keeps nothing lets the entries go: registry.json's bytes are all it needs of them.
+          summaries.set(id, retains ? summary : { ...summary, entries: undefined });
+          const made = listed.file;
+          if (!retains && !streamed) templateFiles.set(id, { versions: Buffer.from(listed.versions) });
+          if (!this.#stateKept() || failures.has(id) || !made || group.some(({ version }) => version.revision === undefined)) continue;
+          const flags = (version: SourceVersion): number =>
+            (archiveWritten.has(staticArchivePath(id, version.manifest.version)) ? STATE_ARCHIVE : 0) |
+            (attestationWritten.has(staticAttestationPath(id, version.manifest.version)) ? STATE_ATTESTATION : 0);
+          records.set(id, {
+            id,
+            file: [sizeOf(made), fileDigest(made, output.digest)],
+            versions: group.map(({ version }) => version.manifest.version),
+            revisions: compact(group.map(({ version }) => version.revision as string)),
+            flags: compact(group.map(({ version }) => flags(version))),
+            line: summary.line,
+            categories: summary.categories,
+            tags: summary.tags,
+          });
         }
-      }
+        if (streamed) {
+          // This batch's templates into registry.json, in document order; their bytes are let go.
+          for (const id of batchIds) {
+            const listed = templateFiles.get(id);
+            if (!listed) continue;
+            // A reused template's comma and entries as one view of the last registry.json: consecutive
+            // reused templates reach the document as one run of its bytes, cut into pieces without a copy.
+            const parts = streamedLengths.size === 0 ? [listed.versions] : listed.commaAndVersions ? [listed.commaAndVersions] : [JSON_COMMA, listed.versions];
+            await streamed.write(parts, { key: id });
+            streamedLengths.set(id, listed.versions.length);
+            templateFiles.set(id, { versions: EMPTY });
+          }
+        }
+      };
+    };
+    // Each batch is listed after the next one is made: its template files are created (on the
+    // output's writer thread, where it has one) while the builder makes the next batch's.
+    let listPrevious: (() => Promise<void>) | undefined;
+    for (const batch of batches) {
+      const list = await startBatch(batch);
+      await listPrevious?.();
+      listPrevious = list;
     }
+    await listPrevious?.();
     if (sinceLast) {
       // The unchanged templates' entries stay; a version left out (skipped) is made again next time, as in a full build.
       for (const key of sinceLast.stale) if (!seen.has(key)) this.#known.delete(key);

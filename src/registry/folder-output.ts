@@ -24,6 +24,7 @@ import { pipeline } from 'node:stream/promises';
 
 import { readIfExists, removeLeftoverTemps, syncDirectory, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../core/files.js';
 import { FileSystemSync } from './file-system-sync.js';
+import { FileWriterThread } from './file-writer-thread.js';
 import { folderRecord, HeldInventory, immutableFolderOf, parseInventoryState, recordedIn, recordFiles, statOrUndefined, type FolderRecord, type InventoryState, type KnownFile } from './folder-inventory.js';
 import { bytesOf, fileDigest, pieces, sizeOf, type HeldFile, type OutputArchive, type OutputFile, type RegistryOutput, type StagedFile } from './output.js';
 
@@ -35,11 +36,18 @@ export const GENERATOR_STATE_FILE = '.template-registry-state.json';
 const LEFTOVER_AGE_MS = 10 * 60 * 1000;
 
 /**
- * A file up to this size is written with blocking calls (open, write, stat, close: some 50 µs each on
- * a local disk): 10,000 template files through the thread pool cost four round trips each, more
- * than the writes. Larger files (and durable ones) go through the thread pool.
+ * A file up to this size is written with blocking calls (open, write, stat, close): 10,000 template
+ * files through the thread pool cost four round trips each, more than the writes. Larger files (and
+ * durable ones) go through the thread pool.
  */
 const WRITE_NOW_LIMIT = 64 * 1024;
+
+/**
+ * The small files after this many go to a writer thread (file-writer-thread.ts), where creating
+ * them runs beside the build: starting the thread costs some 30 ms, which a build of a few files
+ * would only wait for.
+ */
+const WRITER_THREAD_AFTER = 32;
 
 /** Reads `length` bytes of the file `fd` at `position` into `bytes` at the same offset: one call on the thread pool. */
 function readAt(fd: number, bytes: Buffer, position: number, length: number): Promise<number> {
@@ -76,6 +84,9 @@ export class FolderOutput implements RegistryOutput {
   #taken = new Map<string, FolderRecord>();
 
   readonly #sync: FileSystemSync;
+  readonly #writer = new FileWriterThread();
+  /** How many small files this output wrote (WRITER_THREAD_AFTER). */
+  #smallFiles = 0;
 
   /** `dir` normalized, ending with a separator: the start of every file's path. */
   readonly #root: string;
@@ -225,7 +236,7 @@ export class FolderOutput implements RegistryOutput {
       this.#remember(file.name, { size: sizeOf(file), mtimeMs: info.mtimeMs, digest: fileDigest(file, 'sha256') });
       return;
     }
-    if (file.data !== undefined && file.data.length <= WRITE_NOW_LIMIT) return this.#putNow(file, file.data, target);
+    if (file.data !== undefined && file.data.length <= WRITE_NOW_LIMIT) return this.#putSmall(file, file.data, target);
     // A file the folder does not hold yet is named by no entry point: it is written in place (a
     // torn one left by a crash is unknown to the next build, which compares and rewrites it).
     const fresh = !this.#holds(file.name);
@@ -291,6 +302,26 @@ export class FolderOutput implements RegistryOutput {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
     }
+  }
+
+  /** `put` of a small file (WRITE_NOW_LIMIT): on the writer thread when there is one and the build writes many, else with blocking calls. */
+  async #putSmall(file: OutputFile, data: Buffer, target: string): Promise<void> {
+    if (++this.#smallFiles <= WRITER_THREAD_AFTER) return this.#putNow(file, data, target);
+    const fresh = !this.#holds(file.name);
+    const temp = fresh ? target : tempPathBeside(target);
+    const writing = this.#writer.write(temp, data, fresh ? undefined : target);
+    if (!writing) return this.#putNow(file, data, target);
+    let mtimeMs: number;
+    try {
+      mtimeMs = await writing;
+    } catch (error) {
+      if (!fresh || (error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      // A file this output did not know of: replaced as a held one is.
+      this.#known?.set(file.name, { size: -1, mtimeMs: 0 });
+      return this.#putSmall(file, data, target);
+    }
+    this.#remember(file.name, { size: data.length, mtimeMs, digest: fileDigest(file, 'sha256') });
+    this.#unflushed.add(target);
   }
 
   /** `put` of a small file with blocking calls (WRITE_NOW_LIMIT): the same rules, in place when fresh, else a temp file renamed. */
@@ -476,9 +507,9 @@ export class FolderOutput implements RegistryOutput {
     await this.#sync.flush(written);
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
     this.#sync.close();
-    return Promise.resolve();
+    await this.#writer.close();
   }
 
   async remove(names: readonly string[]): Promise<void> {

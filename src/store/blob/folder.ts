@@ -7,10 +7,10 @@
  * are never listed.
  */
 import type { Dirent } from 'node:fs';
-import { chmod, copyFile, lstat, mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { chmod, copyFile, lstat, mkdir, readdir, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
-import { openFileStream, readIfExists, removeLeftoverTemps, syncDirectory, syncFile, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../../core/files.js';
+import { openFileStream, readIfExists, statIfExists, removeLeftoverTemps, syncDirectory, syncFile, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../../core/files.js';
 import { BLOB_TOP_FOLDERS } from '../blob-layout.js';
 import type { ArchiveReader, BlobStore } from '../types.js';
 
@@ -107,13 +107,8 @@ export class FolderBlobStore implements BlobStore {
   }
 
   async stat(key: string): Promise<{ size: number } | undefined> {
-    try {
-      const info = await stat(this.#path(key));
-      return info.isFile() ? { size: info.size } : undefined;
-    } catch (error) {
-      if (isMissing(error)) return undefined;
-      throw error;
-    }
+    const info = await statIfExists(this.#path(key));
+    return info?.isFile() ? { size: info.size } : undefined;
   }
 
   async delete(key: string): Promise<void> {
