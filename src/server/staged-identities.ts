@@ -12,6 +12,11 @@
  * when their file is published, uploaded again or swept (expired), and named after this process (a
  * start removes what a killed one left).
  *
+ * The bytes were also unpacked as they arrived, for the archive check (into a private folder, with
+ * binary files as their heads alone): the few most recent such folders are kept with their
+ * identities, and a publish of the unchanged file takes one instead of reading and inflating the
+ * bytes again. A folder is taken once (the publish removes it), and removed with its identity.
+ *
  * A cache, never the only way: without an identity here (another instance took the PUT, the server
  * restarted), or when the file changed, the publish digests the bytes as before. What a change
  * behind the server's back that kept all four would slip past is the stored copy, not a client: a
@@ -20,6 +25,7 @@
 import { rmSync, type Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 
+import type { UnpackedArchive } from '../archive/index.js';
 import type { BlobCopySource } from '../store/index.js';
 
 export interface FileIdentity {
@@ -35,6 +41,13 @@ export interface StagedIdentity {
   file: FileIdentity;
   /** Bytes stored in a bucket: the local copy kept of them (a link to `file`), and where they are in the bucket. */
   local?: { path: string; copyable: BlobCopySource };
+  /** The bytes as unpacked while they arrived, for the archive check: the folder they are in, and what it holds. */
+  unpacked?: KeptUnpack;
+}
+
+export interface KeptUnpack {
+  dir: string;
+  archive: UnpackedArchive;
 }
 
 export const identityOf = (stats: Stats): FileIdentity => ({ dev: stats.dev, ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs });
@@ -49,6 +62,10 @@ export async function sameFile(file: string, identity: FileIdentity): Promise<bo
 const STAGED_IDENTITIES_KEPT = 1000;
 /** Default: the local copies of bytes stored in a bucket take at most 2 GiB of disk; the oldest go first. */
 const LOCAL_COPY_BYTES_KEPT = 2 * 1024 ** 3;
+/** Default: the unpacked folders of the last 4 files staged are kept (each within the check's unpack limits); older ones are removed. */
+const UNPACKED_KEPT = 4;
+
+const removeFolder = (dir: string): void => rmSync(dir, { recursive: true, force: true });
 
 export class StagedIdentities {
   readonly #kept = new Map<string, StagedIdentity>();
@@ -57,9 +74,10 @@ export class StagedIdentities {
   constructor(
     readonly capacity = STAGED_IDENTITIES_KEPT,
     readonly localBytesCapacity = LOCAL_COPY_BYTES_KEPT,
+    readonly unpackedCapacity = UNPACKED_KEPT,
   ) {}
 
-  /** Records the bytes of `fileId` (in place of earlier ones: its bytes were uploaded again); `identity.local` is this cache's to remove from now on. */
+  /** Records the bytes of `fileId` (in place of earlier ones: its bytes were uploaded again); `identity.local` and `identity.unpacked` are this cache's to remove from now on. */
   keep(fileId: string, identity: StagedIdentity): void {
     this.forget(fileId);
     this.#kept.set(fileId, identity);
@@ -68,6 +86,22 @@ export class StagedIdentities {
       if (this.#kept.size <= this.capacity && this.#localBytes <= this.localBytesCapacity) break;
       this.forget(oldest);
     }
+    const unpacked = [...this.#kept.values()].filter((kept) => kept.unpacked !== undefined);
+    for (const oldest of unpacked.slice(0, Math.max(0, unpacked.length - this.unpackedCapacity))) {
+      removeFolder((oldest.unpacked as KeptUnpack).dir);
+      delete oldest.unpacked;
+    }
+  }
+
+  /**
+   * The unpacked folder recorded for `fileId` when its bytes are `sha256`, handed over: the caller
+   * removes it from now on, and it is not given again. Undefined when there is none.
+   */
+  takeUnpacked(fileId: string, sha256: string | undefined): KeptUnpack | undefined {
+    const kept = this.get(fileId, sha256);
+    const unpacked = kept?.unpacked;
+    if (kept) delete kept.unpacked;
+    return unpacked;
   }
 
   /** The identity recorded for `fileId` when its bytes are `sha256`, else undefined. */
@@ -81,6 +115,7 @@ export class StagedIdentities {
     const kept = this.#kept.get(fileId);
     if (kept === undefined) return;
     this.#kept.delete(fileId);
+    if (kept.unpacked !== undefined) removeFolder(kept.unpacked.dir);
     if (kept.local === undefined) return;
     this.#localBytes -= kept.file.size;
     // Synchronous, so that no copy outlives its entry (an unlink, not a read of its bytes).

@@ -103,3 +103,50 @@ describe('what the server saw of a staged file as its bytes arrived', () => {
     expect(identities.get('third', SHA_A)).toBeUndefined();
   });
 });
+
+describe('the unpacked folders kept with staged files', () => {
+  const exists = (file: string): Promise<boolean> => access(file).then(() => true, () => false);
+  const folder = async (dir: string, name: string): Promise<string> => {
+    const made = path.join(dir, name);
+    await mkdir(made);
+    await writeFile(path.join(made, 'README.md'), '# kept');
+    return made;
+  };
+  const archive = (dir: string) => ({ dir, files: [], size: 0 }) as never;
+  const file = { dev: 1, ino: 2, size: 3, mtimeMs: 4 };
+
+  it('hands a folder over once, for the recorded bytes only; the one handed over is the taker\'s to remove', async () => {
+    const dir = await tempDir('tr-identity-');
+    const identities = new StagedIdentities();
+    const one = await folder(dir, 'one.check');
+    identities.keep('one', { sha256: SHA_A, file, unpacked: { dir: one, archive: archive(one) } });
+    expect(identities.takeUnpacked('one', SHA_B)).toBeUndefined();
+    expect(identities.takeUnpacked('one', SHA_A)?.dir).toBe(one);
+    expect(identities.takeUnpacked('one', SHA_A)).toBeUndefined();
+    // The identity stays (its digest is still trusted); forgetting it leaves the taken folder alone.
+    expect(identities.get('one', SHA_A)).toBeDefined();
+    identities.forget('one');
+    expect(await exists(one)).toBe(true);
+  });
+
+  it('removes a folder when its file is forgotten or uploaded again, and the oldest past its capacity (their identities kept)', async () => {
+    const dir = await tempDir('tr-identity-');
+    const identities = new StagedIdentities(10, 1000, 2);
+    const folders = await Promise.all(['a', 'b', 'c', 'd'].map((name) => folder(dir, `${name}.check`)));
+    const [a, b, c, d] = folders as [string, string, string, string];
+    identities.keep('a', { sha256: SHA_A, file, unpacked: { dir: a, archive: archive(a) } });
+    identities.keep('b', { sha256: SHA_A, file, unpacked: { dir: b, archive: archive(b) } });
+    identities.keep('c', { sha256: SHA_A, file, unpacked: { dir: c, archive: archive(c) } });
+    expect(await exists(a)).toBe(false);
+    expect(identities.get('a', SHA_A)).toBeDefined();
+    expect(identities.takeUnpacked('a', SHA_A)).toBeUndefined();
+    expect([await exists(b), await exists(c)]).toEqual([true, true]);
+
+    identities.keep('b', { sha256: SHA_B, file, unpacked: { dir: d, archive: archive(d) } });
+    expect(await exists(b)).toBe(false);
+    identities.forget('c');
+    expect(await exists(c)).toBe(false);
+    identities.clear();
+    expect(await exists(d)).toBe(false);
+  });
+});

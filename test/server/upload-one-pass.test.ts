@@ -1,9 +1,10 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 
-import { validManifest } from '../helpers/fixtures.js';
+import { packTemplate } from '../../src/pack/index.js';
+import { tempDir, validManifest, writeTemplate } from '../helpers/fixtures.js';
 import { startRegistryServer, type TestServer } from '../helpers/registry-server.js';
 import { tarBytes } from '../helpers/tar-builder.js';
 import { multipartBody } from '../helpers/multipart.js';
@@ -64,5 +65,39 @@ describe('an upload unpacked as it arrives', () => {
     await publish(server, { name: 'template', filename: 't.tgz', type: 'application/gzip', body: Buffer.from('not an archive') });
     await publish(server, { name: 'fileId', body: await stage(server, conflicting) });
     expect(await readdir(path.join(server.storeDir, 'tmp')).catch(() => [])).toEqual([]);
+  });
+
+  it('unpacks a staged file at its PUT, and its publish checks that folder instead of reading the bytes again: nothing of it is left after', async () => {
+    const server = await startRegistryServer();
+    const tmp = path.join(server.storeDir, 'tmp');
+    const packed = async (name: string, readme: string): Promise<Buffer> => {
+      const dir = await writeTemplate({ 'template.json': { ...validManifest, name, version: '1.0.0' }, 'template/README.md': readme });
+      return readFile((await packTemplate(dir, { outDir: await tempDir('tr-pack-') })).file);
+    };
+    const publishStaged = (name: string, fileId: string): Promise<Answer> => {
+      const form = multipartBody([
+        { name: 'fileId', body: fileId },
+        { name: 'manifest', filename: 'template.json', type: 'application/json', body: JSON.stringify({ ...validManifest, name, version: '1.0.0' }) },
+      ]);
+      return send('POST', `${server.url}/templates`, { authorization: `Bearer ${server.token}`, 'content-type': form.type }, form.payload);
+    };
+
+    const fileId = await stage(server, await packed('kept-unpack', '# Kept\n'));
+    const kept = await readdir(tmp);
+    expect(kept).toHaveLength(1);
+    const folder = path.join(tmp, kept[0] as string);
+    expect((await readdir(folder, { recursive: true })).map(String)).toContain(path.join('template', 'README.md'));
+    // What the check reads is that folder: a change made to it there is what the publish sees.
+    await writeFile(path.join(folder, 'template.json'), '{ not json');
+    const refused = await publishStaged('kept-unpack', fileId);
+    expect(refused.status).toBe(422);
+    expect(JSON.stringify(refused.body)).toContain('template.json');
+    expect(await readdir(tmp)).toEqual([]);
+
+    // Taken once: the next publish of the same file (released by the refusal) reads and unpacks its bytes again.
+    const again = await publishStaged('kept-unpack', fileId);
+    expect(again.status).toBe(201);
+    expect(await readdir(tmp)).toEqual([]);
+    expect((await server.store.versions.listVersions()).map((v) => `${v.name}@${v.version}`)).toEqual(['kept-unpack@1.0.0']);
   });
 });

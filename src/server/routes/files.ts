@@ -31,9 +31,11 @@ import { CREDENTIAL_CACHE_CONTROL } from '../caching.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, envelope, invalidInput, type ErrorDetail } from '../envelope.js';
 import { nulDetail, parseClientJson, partText } from '../json-input.js';
+import { ArchiveUnpacker } from '../../archive/index.js';
+import { CHECK_UNPACK } from '../archive-check.js';
 import { closing, MULTIPART_OVERHEAD, multipartError, receiveArchive, uploadGate } from './upload.js';
 import { READS, UPLOADS } from '../rate-limit.js';
-import { identityOf, type StagedIdentities } from '../staged-identities.js';
+import { identityOf, type KeptUnpack, type StagedIdentities } from '../staged-identities.js';
 
 export interface FileSettings {
   /** How long a staged file may wait for its bytes and its confirmation, in ms (default 1 hour). */
@@ -184,7 +186,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
    * records what this server saw of them (staged-identities.ts): a bucket's bytes leave a local copy
    * here, a second link to the file uploaded, so that their publish need not download them.
    */
-  const storeStaged = async (fileId: string, temp: string, digests: { size: number; sha256: string; integrity: string }): Promise<StoredStagedFile | undefined> => {
+  const storeStaged = async (fileId: string, temp: string, digests: { size: number; sha256: string; integrity: string }, unpacked?: KeptUnpack): Promise<StoredStagedFile | undefined> => {
     // Before the store moves it in (a folder store renames it: the same inode).
     const written = identityOf(await stat(temp));
     const copy = identities ? context.storage.versions.uploadTempPath('.staged') : undefined;
@@ -198,7 +200,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
     }
     if (stored) {
       const local = linked && stored.copyable !== undefined ? { local: { path: linked, copyable: stored.copyable } } : {};
-      identities?.keep(stored.id, { sha256: digests.sha256, file: written, ...local });
+      identities?.keep(stored.id, { sha256: digests.sha256, file: written, ...local, ...(unpacked ? { unpacked } : {}) });
     }
     return stored;
   };
@@ -278,22 +280,30 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
       async (request, reply) => {
         const temp = context.storage.versions.uploadTempPath('.upload');
         const timer = setTimeout(() => request.raw.destroy(new Error(`the upload took longer than ${context.limits.requestTimeoutMs} ms`)), context.limits.requestTimeoutMs);
+        // Unpacked as they arrive (where a publish can take what this server kept: staged-identities.ts),
+        // so that the archive check of its publish need not read and inflate them again.
+        let unpackDir = identities ? context.storage.versions.uploadTempPath('.check') : undefined;
         try {
           const file = await files.getFile(request.params.fileId);
           const quota = await bytesLeft(context, file?.tokenId ?? '', file);
           // The archive limit, or the token's quota when it leaves less.
           const limit = Math.min(maxBytes, Math.max(0, quota.left));
           const state = { truncated: false };
-          const digests = await receiveArchive(limited(request.raw, limit, state), temp);
+          const digests = await receiveArchive(limited(request.raw, limit, state), temp, unpackDir === undefined ? undefined : new ArchiveUnpacker(unpackDir, {}, CHECK_UNPACK));
           if (state.truncated) throw limit < maxBytes ? quotaExceeded('bytes', context.limits.maxStagedBytesPerToken, quota.used) : tooLarge(maxBytes);
-          const stored = await storeStaged(request.params.fileId, temp, digests).catch((error: unknown) => {
+          // Only bytes that unpacked are kept so (a refusal or an I/O error is met again by the publish's own pass).
+          const unpacked = unpackDir !== undefined && digests.unpacked && 'archive' in digests.unpacked ? { dir: unpackDir, archive: digests.unpacked.archive } : undefined;
+          const stored = await storeStaged(request.params.fileId, temp, { size: digests.size, sha256: digests.sha256, integrity: digests.integrity }, unpacked).catch((error: unknown) => {
             throw quotaAnswer(error);
           });
           if (!stored) throw new ApiError(409, 'CONFLICT', `the file ${request.params.fileId} expired or was confirmed during the upload`);
+          // The identities own the folder from now on.
+          if (unpacked) unpackDir = undefined;
           return await reply.header('Cache-Control', NO_STORE).send(envelope(request, publicFile(stored)));
         } finally {
           clearTimeout(timer);
           await rm(temp, { force: true });
+          if (unpackDir !== undefined) await rm(unpackDir, { recursive: true, force: true });
         }
       },
     );

@@ -218,7 +218,7 @@ async function takeStagedFile(context: ServerContext, token: TokenRecord, fileId
       reader.stream.destroy();
       // The file this server wrote at the PUT, unchanged since: its recorded digest stands.
       const known = identities?.get(fileId, file.sha256);
-      await readLinked(context, fileId, file, temp, received, known !== undefined && (await sameFile(temp, known.file)));
+      await readLinked(context, fileId, file, temp, received, known !== undefined && (await sameFile(temp, known.file)), identities);
     } else {
       const digests = await receiveArchive(reader.stream as AsyncIterable<Buffer>, temp, newUnpacker(context, received), file.integrity);
       if (digests.sha256 !== file.sha256 || digests.size !== file.size || digests.integrity !== file.integrity) throw bytesChanged(fileId);
@@ -248,7 +248,7 @@ async function takeLocalCopy(context: ServerContext, fileId: string, file: Stage
     return false;
   }
   received.archive = { path: temp, size: 0, sha256: '', integrity: '' };
-  await readLinked(context, fileId, file, temp, received, true, known.local.copyable);
+  await readLinked(context, fileId, file, temp, received, true, identities, known.local.copyable);
   return true;
 }
 
@@ -260,7 +260,14 @@ const bytesChanged = (fileId: string): Error => new Error(`the stored bytes of t
  * `received.archive` then names them with the recorded digests (and `copyOf`: where the store holds
  * the same bytes).
  */
-async function readLinked(context: ServerContext, fileId: string, file: StagedFile, temp: string, received: ReceivedUpload, trusted: boolean, copyOf?: BlobCopySource): Promise<void> {
+async function readLinked(context: ServerContext, fileId: string, file: StagedFile, temp: string, received: ReceivedUpload, trusted: boolean, identities: StagedIdentities | undefined, copyOf?: BlobCopySource): Promise<void> {
+  // The very file this server wrote, unpacked as it arrived: the check takes that folder (the route removes it).
+  const kept = trusted && file.size !== undefined && file.sha256 !== undefined && file.integrity !== undefined ? identities?.takeUnpacked(fileId, file.sha256) : undefined;
+  if (kept && file.size !== undefined && file.sha256 !== undefined && file.integrity !== undefined) {
+    received.unpackDir = kept.dir;
+    received.archive = { path: temp, size: file.size, sha256: file.sha256, integrity: file.integrity, ...(copyOf ? { copyOf } : {}), unpacked: { archive: kept.archive } };
+    return;
+  }
   const read = await readStaged(createReadStream(temp, { highWaterMark: READ_CHUNK_BYTES }) as AsyncIterable<Buffer>, newUnpacker(context, received), !trusted);
   if ((!trusted && read.sha256 !== file.sha256) || read.size !== file.size || file.sha256 === undefined || file.integrity === undefined) throw bytesChanged(fileId);
   received.archive = { path: temp, size: read.size, sha256: file.sha256, integrity: file.integrity, ...(copyOf ? { copyOf } : {}), ...(read.unpacked ? { unpacked: read.unpacked } : {}) };
@@ -292,6 +299,12 @@ export function uploadGate(app: FastifyInstance, largest: number, tooLarge: (dec
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > largest) throw closing(tooLarge(declared));
   };
+}
+
+/** Removes what an upload left in the store's temp folder: the archive's temp file and the folder it was unpacked in. */
+async function removeTemps(received: ReceivedUpload): Promise<void> {
+  if (received.archive) await rm(received.archive.path, { force: true });
+  if (received.unpackDir !== undefined) await rm(received.unpackDir, { recursive: true, force: true });
 }
 
 /** `POST /templates`: the spec's operation 2. */
@@ -356,11 +369,12 @@ export const uploadRoute: FastifyPluginAsync<{ context: ServerContext; identitie
       // Stored either way; `listed: false` (with the reason) when registry.json does not list it yet.
       body.meta.listed = listed;
       if (warning !== undefined) body.meta.warning = warning;
+      // Gone before the client hears of the version (and again below, whatever failed).
+      await removeTemps(received);
       return reply.code(201).header('Location', location).header('Cache-Control', 'no-store').send(body);
     } finally {
       clearTimeout(timer);
-      if (received.archive) await rm(received.archive.path, { force: true });
-      if (received.unpackDir !== undefined) await rm(received.unpackDir, { recursive: true, force: true });
+      await removeTemps(received);
     }
   });
 };
