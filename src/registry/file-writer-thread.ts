@@ -4,7 +4,7 @@
  * creates one per template: on the builder's thread that time stops everything else, on a worker it
  * runs beside the builder's work. Each file is one job (create, write, stat, close, and a rename
  * when it replaces one), so its progress never waits for the builder's thread to be free; the files
- * asked for in one turn of the builder's thread go in one message (waking a thread costs a virtual
+ * asked for in one turn of the builder's event loop go in one message (waking a thread costs a virtual
  * machine some 20 µs, as much as a small file's write).
  *
  * Where there is no worker (job-thread.ts), `write` answers undefined and the caller writes the
@@ -48,7 +48,8 @@ export class FileWriterThread {
     // without another. Uint8Array's slice: a Buffer's is a view, and moving it would empty the caller's.
     const own = Uint8Array.prototype.slice.call(data);
     const written = new Promise<number>((resolve, reject) => {
-      if (this.#pending.length === 0) queueMicrotask(() => this.#send());
+      // Sent once this turn of the event loop is over: the files asked for from every callback it ran go together.
+      if (this.#pending.length === 0) setImmediate(() => this.#send());
       this.#pending.push({ file: { path, data: own, ...(renameTo === undefined ? {} : { renameTo }) }, resolve, reject });
     });
     return written;
