@@ -293,7 +293,7 @@ export const filesRoute: FastifyPluginAsync<{ context: ServerContext; settings?:
           if (state.truncated) throw limit < maxBytes ? quotaExceeded('bytes', context.limits.maxStagedBytesPerToken, quota.used) : tooLarge(maxBytes);
           // Only bytes that unpacked are kept so (a refusal or an I/O error is met again by the publish's own pass).
           const unpacked = unpackDir !== undefined && digests.unpacked && 'archive' in digests.unpacked ? { dir: unpackDir, archive: digests.unpacked.archive } : undefined;
-          const stored = await storeStaged(request.params.fileId, temp, { size: digests.size, sha256: digests.sha256, integrity: digests.integrity }, unpacked).catch((error: unknown) => {
+          const stored = await storeStaged(request.params.fileId, temp, digests, unpacked).catch((error: unknown) => {
             throw quotaAnswer(error);
           });
           if (!stored) throw new ApiError(409, 'CONFLICT', `the file ${request.params.fileId} expired or was confirmed during the upload`);

@@ -261,12 +261,15 @@ const bytesChanged = (fileId: string): Error => new Error(`the stored bytes of t
  * the same bytes).
  */
 async function readLinked(context: ServerContext, fileId: string, file: StagedFile, temp: string, received: ReceivedUpload, trusted: boolean, identities: StagedIdentities | undefined, copyOf?: BlobCopySource): Promise<void> {
-  // The very file this server wrote, unpacked as it arrived: the check takes that folder (the route removes it).
-  const kept = trusted && file.size !== undefined && file.sha256 !== undefined && file.integrity !== undefined ? identities?.takeUnpacked(fileId, file.sha256) : undefined;
-  if (kept && file.size !== undefined && file.sha256 !== undefined && file.integrity !== undefined) {
-    received.unpackDir = kept.dir;
-    received.archive = { path: temp, size: file.size, sha256: file.sha256, integrity: file.integrity, ...(copyOf ? { copyOf } : {}), unpacked: { archive: kept.archive } };
-    return;
+  const { size, sha256, integrity } = file;
+  if (trusted && size !== undefined && sha256 !== undefined && integrity !== undefined) {
+    // The very file this server wrote, unpacked as it arrived: the check takes that folder (the route removes it).
+    const kept = identities?.takeUnpacked(fileId, sha256);
+    if (kept) {
+      received.unpackDir = kept.dir;
+      received.archive = { path: temp, size, sha256, integrity, ...(copyOf ? { copyOf } : {}), unpacked: { archive: kept.archive } };
+      return;
+    }
   }
   const read = await readStaged(createReadStream(temp, { highWaterMark: READ_CHUNK_BYTES }) as AsyncIterable<Buffer>, newUnpacker(context, received), !trusted);
   if ((!trusted && read.sha256 !== file.sha256) || read.size !== file.size || file.sha256 === undefined || file.integrity === undefined) throw bytesChanged(fileId);
