@@ -2,7 +2,7 @@
  * File primitives every writer of the project uses: a durable write, an atomic replace, and a
  * read that tells a missing file apart from an unreadable one.
  */
-import { stat as statWithCallback, type ReadStream, type Stats } from 'node:fs';
+import { stat as statWithCallback, statSync, type ReadStream, type Stats } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -165,6 +165,20 @@ export function statIfExists(file: string): Promise<Stats | undefined> {
       else reject(error);
     });
   });
+}
+
+/**
+ * `statIfExists` with a blocking call, for a caller that already blocks on local I/O (the embedded
+ * store's SQLite): a stat takes microseconds, a round trip through the thread pool many more.
+ */
+export function statIfExistsSync(file: string): Stats | undefined {
+  try {
+    return statSync(file);
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
 }
 
 /** A file's bytes, or undefined when it does not exist (other read errors are thrown). */

@@ -448,6 +448,8 @@ const WRITE_CONCURRENCY = 8;
  * MB), the time the same; 200 queries for 10,000 templates cost nothing beside the build.
  */
 export const LISTING_BATCH = 50;
+/** How many made batches may wait for their template files before the builder waits with them. */
+const LISTING_LAG = 8;
 
 /** What of registry.json must be written (its variants first, then itself) and the pieces its gzip was made of. */
 type RegistryVariants = { files: OutputFile[]; gzip?: Awaited<ReturnType<typeof gzipPieces>> };
@@ -802,7 +804,7 @@ export class RegistryBuilder {
     /** The archives and provenance bundles of every version of the source (with pruneArchives). */
     const keptArchives = new Set<string>();
     /** Makes a batch and writes its files; answers the step that lists it (into registry.json, streamed). */
-    const startBatch = async (batch: (typeof batches)[number]): Promise<() => Promise<void>> => {
+    const startBatch = async (batch: (typeof batches)[number]): Promise<{ written: () => boolean; list: () => Promise<void> }> => {
       const { groups, versions } = await batch.read();
       if (this.#options.pruneArchives === true) for (const { manifest } of versions) keptArchives.add(staticArchivePath(manifest.name, manifest.version)).add(staticAttestationPath(manifest.name, manifest.version));
       const batchIds = batch.ids.filter((id) => groups.has(id) || reused.has(id));
@@ -844,10 +846,11 @@ export class RegistryBuilder {
       });
       for (const { state } of reused.values()) state.versions.forEach((version, index) => flagOf(state, index) & STATE_ATTESTATION && files.push(staticAttestationPath(state.id, version)));
 
-      // The template files (made again only when one of their entries changed).
+      // The template files (made again only when one of their entries changed), the batch's all asked
+      // for at once: a writer thread gets them together and writes them while the builder goes on.
       const templatesWritten = mapLimit(
         batchIds.filter((id) => !failures.has(id)),
-        WRITE_CONCURRENCY,
+        LISTING_BATCH,
         async (id) => {
           const kept = reused.get(id);
           if (kept) {
@@ -884,8 +887,12 @@ export class RegistryBuilder {
         },
       );
       // Awaited by the listing step; a failure before that is not taken for an unhandled one.
-      templatesWritten.catch(() => undefined);
-      return async () => {
+      let settled = false;
+      templatesWritten.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      const list = async (): Promise<void> => {
         await templatesWritten;
         // A failed template is listed as the output still has it (its previous template file), or not at all.
         for (const id of batchIds) {
@@ -944,16 +951,17 @@ export class RegistryBuilder {
           }
         }
       };
+      return { written: () => settled, list };
     };
-    // Each batch is listed after the next one is made: its template files are created (on the
-    // output's writer thread, where it has one) while the builder makes the next batch's.
-    let listPrevious: (() => Promise<void>) | undefined;
+    // Batches are listed in order, each once its template files are written, while later batches are
+    // made: the files are created (on the output's writer thread, where it has one) beside the
+    // builder's work, and the builder waits for them only when LISTING_LAG batches are unlisted.
+    const unlisted: Awaited<ReturnType<typeof startBatch>>[] = [];
     for (const batch of batches) {
-      const list = await startBatch(batch);
-      await listPrevious?.();
-      listPrevious = list;
+      unlisted.push(await startBatch(batch));
+      while (unlisted[0] !== undefined && (unlisted[0].written() || unlisted.length > LISTING_LAG)) await (unlisted.shift() as (typeof unlisted)[number]).list();
     }
-    await listPrevious?.();
+    for (const step of unlisted.splice(0)) await step.list();
     if (sinceLast) {
       // The unchanged templates' entries stay; a version left out (skipped) is made again next time, as in a full build.
       for (const key of sinceLast.stale) if (!seen.has(key)) this.#known.delete(key);

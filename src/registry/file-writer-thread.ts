@@ -30,6 +30,9 @@ export interface FileWriteJob {
 
 export type FileWriteAnswer = { id: number; written: FileWritten[]; error?: undefined } | { id: number; error: string; code?: string };
 
+/** How many files asked for in one turn are sent without waiting for its end. */
+const SEND_AT = 32;
+
 const WORKER_SCRIPT = new URL('./file-writer-worker.js', import.meta.url);
 
 export class FileWriterThread {
@@ -48,15 +51,19 @@ export class FileWriterThread {
     // without another. Uint8Array's slice: a Buffer's is a view, and moving it would empty the caller's.
     const own = Uint8Array.prototype.slice.call(data);
     const written = new Promise<number>((resolve, reject) => {
-      // Sent once this turn of the event loop is over: the files asked for from every callback it ran go together.
+      // Sent once this turn of the event loop is over: the files asked for from every callback it ran
+      // go together. A builder whose work is all synchronous can make batch after batch in one turn:
+      // SEND_AT files go at once, so that the worker writes them while the builder goes on.
       if (this.#pending.length === 0) setImmediate(() => this.#send());
       this.#pending.push({ file: { path, data: own, ...(renameTo === undefined ? {} : { renameTo }) }, resolve, reject });
+      if (this.#pending.length >= SEND_AT) this.#send();
     });
     return written;
   }
 
   #send(): void {
     const batch = this.#pending;
+    if (batch.length === 0) return;
     this.#pending = [];
     const sent = this.#thread.run({ files: batch.map(({ file }) => file) }, batch.map(({ file }) => file.data.buffer as ArrayBuffer));
     if (!sent) {

@@ -4,6 +4,7 @@
  * The worker's script is the built one (`npm test` builds first); the sources have none, and write
  * every file on the builder's thread: both must give the same output, failures included.
  */
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -11,6 +12,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { FileWriterThread as SourceFileWriterThread } from '../../src/registry/file-writer-thread.js';
 import { RegistryBuilder as SourceRegistryBuilder } from '../../src/registry/build.js';
+import { FolderOutput } from '../../src/registry/folder-output.js';
+import type { OutputFile } from '../../src/registry/output.js';
 import type { RegistrySource, SourceVersion } from '../../src/registry/source.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { version } from './memory-source.js';
@@ -53,6 +56,20 @@ describe('the file writer thread', () => {
     }
     expect(await readFile(path.join(dir, 'kept.json'), 'utf8')).toBe('new bytes');
     expect((await readdir(dir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('sends a full set of files at once, so they are written while the caller has not yet given its thread back', async () => {
+    const dir = await tempDir('tr-writer-');
+    const thread = writer();
+    const files = Array.from({ length: 32 }, (_, i) => path.join(dir, `f-${i}.json`));
+    const written = files.map((file, i) => thread.write(file, Buffer.from(`{"file":${i}}`)));
+    expect(written.every((promise) => promise !== undefined)).toBe(true);
+    // A builder making batch after batch without an await that reaches the event loop: the worker
+    // must have the files already (bounded, so that a regression fails instead of hanging).
+    const deadline = Date.now() + 20_000;
+    while (!files.every((file) => existsSync(file)) && Date.now() < deadline);
+    expect(files.filter((file) => !existsSync(file))).toEqual([]);
+    await Promise.all(written as Promise<number>[]);
   });
 
   it('refuses a file that exists with EEXIST and leaves it as it was; a failed rename leaves no temp file', async () => {
@@ -148,5 +165,43 @@ describe('a streamed full build with the writer thread', () => {
     expect(new Set(registry.templates.map((entry) => entry.id)).size).toBe(129);
     expect(registry.templates.some((entry) => entry.id === 't-077')).toBe(false);
     expect(ours.has(path.join('templates', 't-129.json'))).toBe(true);
+  });
+
+  it('makes later batches while an earlier batch\'s template file is still being written, and lists every template in order', async () => {
+    const versions: SourceVersion[] = Array.from({ length: 160 }, (_, t) => version(`t-${String(t).padStart(3, '0')}`, '1.0.0'));
+    const source: RegistrySource = {
+      versions: () => Promise.resolve(versions),
+      byTemplate: () =>
+        Promise.resolve({
+          names: versions.map((v) => v.manifest.name),
+          versionsOf: (names) => Promise.resolve(versions.filter((v) => names.includes(v.manifest.name))),
+        }),
+    };
+    // A builder that keeps nothing (state) reads and lists 50 templates at a time. The first batch's
+    // first template file is written only once a template of the fourth batch (150 and up) is asked
+    // for: a builder that waits for each batch's files before it makes the batch after next never gets there.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    class SlowFirstFile extends FolderOutput {
+      override async put(file: OutputFile, options?: { durable?: boolean }): Promise<void> {
+        if (file.name === 'templates/t-000.json') await held;
+        if (file.name === 'templates/t-150.json') release();
+        return super.put(file, options);
+      }
+    }
+    const dir = await tempDir('tr-writer-lag-');
+    const builder = new SourceRegistryBuilder(source, { output: new SlowFirstFile(dir), state: true, now: () => new Date('2026-03-01T12:00:00.000Z') });
+    closing.push(builder);
+    let bound: NodeJS.Timeout | undefined;
+    const stuck = new Promise<never>((_, reject) => (bound = setTimeout(() => reject(new Error('the build waited for the first batch\'s file before making the fourth batch')), 20_000)));
+    try {
+      const result = await Promise.race([builder.build(), stuck]);
+      expect(result.failed).toEqual([]);
+    } finally {
+      clearTimeout(bound);
+    }
+    const registry = JSON.parse(await readFile(path.join(dir, 'registry.json'), 'utf8')) as { templates: { id: string }[] };
+    expect(registry.templates.map((entry) => entry.id)).toEqual(versions.map((v) => v.manifest.name));
+    expect(JSON.parse(await readFile(path.join(dir, 'templates', 't-000.json'), 'utf8'))).toMatchObject({ id: 't-000' });
   });
 });

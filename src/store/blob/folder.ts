@@ -10,7 +10,7 @@ import type { Dirent } from 'node:fs';
 import { chmod, copyFile, lstat, mkdir, readdir, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
-import { openFileStream, readIfExists, statIfExists, removeLeftoverTemps, syncDirectory, syncFile, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../../core/files.js';
+import { openFileStream, readIfExists, statIfExists, statIfExistsSync, removeLeftoverTemps, syncDirectory, syncFile, TEMP_FILE_PATTERN, tempPathBeside, writeFileAtomic } from '../../core/files.js';
 import { BLOB_TOP_FOLDERS } from '../blob-layout.js';
 import type { ArchiveReader, BlobStore } from '../types.js';
 
@@ -87,7 +87,8 @@ export class FolderBlobStore implements BlobStore {
 
   async open(key: string): Promise<ArchiveReader | undefined> {
     const file = this.#path(key);
-    if (!(await this.stat(key))) return undefined;
+    // Blocking, as the store's SQLite queries are: a build opens the archive of every version its catalog presents.
+    if (!statIfExistsSync(file)?.isFile()) return undefined;
     try {
       const reader = await openFileStream(file);
       return reader && { ...reader, file };
