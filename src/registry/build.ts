@@ -449,13 +449,15 @@ const WRITE_CONCURRENCY = 8;
  */
 export const LISTING_BATCH = 50;
 /** How many made batches may wait for their template files before the builder waits with them. */
-const LISTING_LAG = 8;
+const LISTING_LAG = 2;
 
 /** What of registry.json must be written (its variants first, then itself) and the pieces its gzip was made of. */
 type RegistryVariants = { files: OutputFile[]; gzip?: Awaited<ReturnType<typeof gzipPieces>> };
 
 /** The versions of one template with their entries, in version order. */
 type TemplateGroup = { entry: KnownEntry; version: SourceVersion }[];
+/** The archives and provenance bundles a batch has in the output (by path). */
+type BatchWritten = { archives: ReadonlySet<string>; attestations: ReadonlySet<string> };
 
 export class RegistryBuilder {
   readonly output: RegistryOutput;
@@ -803,6 +805,85 @@ export class RegistryBuilder {
     const records = new Map<string, Omit<StateTemplate, 'span'>>();
     /** The archives and provenance bundles of every version of the source (with pruneArchives). */
     const keptArchives = new Set<string>();
+    /**
+     * A listed template's summary and build state record, made as soon as its file is written (the
+     * listing step needs nothing else of the batch's versions and entries, which can then go).
+     * `group` undefined: a failed template, summarized from the entries of the file it keeps.
+     */
+    const summarize = (id: string, listed: { versions: Buffer; file?: OutputFile }, group: TemplateGroup | undefined, written: BatchWritten): void => {
+      const entries = group ? group.map(({ entry }) => entry.entry) : (JSON.parse(`[${listed.versions.toString('utf8')}]`) as TemplateEntry[]);
+      // The last build's summary when the template's entries are the very same bytes (a builder that keeps them).
+      const last = this.#summaries.get(id);
+      const summary = last?.versions === listed.versions && group ? last.summary : summaryOf(id, entries);
+      if (retains) this.#summaries.set(id, { versions: listed.versions, summary });
+      // A builder that keeps nothing lets the entries go: registry.json's bytes are all it needs of them.
+      summaries.set(id, retains ? summary : { ...summary, entries: undefined });
+      const made = listed.file;
+      if (!retains && !streamed) templateFiles.set(id, { versions: Buffer.from(listed.versions) });
+      if (!this.#stateKept() || !group || !made || group.some(({ version }) => version.revision === undefined)) return;
+      const flags = (version: SourceVersion): number =>
+        (written.archives.has(staticArchivePath(id, version.manifest.version)) ? STATE_ARCHIVE : 0) |
+        (written.attestations.has(staticAttestationPath(id, version.manifest.version)) ? STATE_ATTESTATION : 0);
+      records.set(id, {
+        id,
+        file: [sizeOf(made), fileDigest(made, output.digest)],
+        versions: group.map(({ version }) => version.manifest.version),
+        revisions: compact(group.map(({ version }) => version.revision as string)),
+        flags: compact(group.map(({ version }) => flags(version))),
+        line: summary.line,
+        categories: summary.categories,
+        tags: summary.tags,
+      });
+    };
+    /**
+     * The step that lists a made batch (into registry.json, streamed) once its template files are
+     * written. Made outside startBatch, so that it holds nothing of the batch's versions and entries.
+     */
+    const listingStep = (batchIds: readonly string[], templatesWritten: Promise<unknown>, written: BatchWritten): { written: () => boolean; list: () => Promise<void> } => {
+      // Awaited by the listing step; a failure before that is not taken for an unhandled one.
+      let settled = false;
+      templatesWritten.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      const list = async (): Promise<void> => {
+        await templatesWritten;
+        // A failed template is listed as the output still has it (its previous template file), or not at all.
+        for (const id of batchIds) {
+          const message = failures.get(id);
+          if (message === undefined) continue;
+          this.#templateFiles.delete(id);
+          const previous = await this.#previousTemplateFile(id, held);
+          if (previous) templateFiles.set(id, previous);
+          failed.push({ id, message, kept: previous !== undefined });
+        }
+
+        for (const id of batchIds) {
+          const listed = templateFiles.get(id);
+          if (!listed) continue;
+          const kept = reused.get(id)?.state;
+          if (kept && !failures.has(id)) {
+            summaries.set(id, { entries: undefined, count: kept.versions.length, line: kept.line, categories: kept.categories, tags: kept.tags });
+          } else if (failures.has(id)) {
+            summarize(id, listed, undefined, written);
+          }
+        }
+        if (streamed) {
+          // This batch's templates into registry.json, in document order; their bytes are let go.
+          for (const id of batchIds) {
+            const listed = templateFiles.get(id);
+            if (!listed) continue;
+            // A reused template's comma and entries as one view of the last registry.json: consecutive
+            // reused templates reach the document as one run of its bytes, cut into pieces without a copy.
+            const parts = streamedLengths.size === 0 ? [listed.versions] : listed.commaAndVersions ? [listed.commaAndVersions] : [JSON_COMMA, listed.versions];
+            await streamed.write(parts, { key: id });
+            streamedLengths.set(id, listed.versions.length);
+            templateFiles.set(id, { versions: EMPTY });
+          }
+        }
+      };
+      return { written: () => settled, list };
+    };
     /** Makes a batch and writes its files; answers the step that lists it (into registry.json, streamed). */
     const startBatch = async (batch: (typeof batches)[number]): Promise<{ written: () => boolean; list: () => Promise<void> }> => {
       const { groups, versions } = await batch.read();
@@ -880,78 +961,14 @@ export class RegistryBuilder {
               if (signature) await put(signature);
             }
             templateFiles.set(id, made);
+            summarize(id, made, group, { archives: archiveWritten, attestations: attestationWritten });
           } catch (error) {
             this.#templateFiles.delete(id);
             fail(id, made.file.name, error);
           }
         },
       );
-      // Awaited by the listing step; a failure before that is not taken for an unhandled one.
-      let settled = false;
-      templatesWritten.then(
-        () => (settled = true),
-        () => (settled = true),
-      );
-      const list = async (): Promise<void> => {
-        await templatesWritten;
-        // A failed template is listed as the output still has it (its previous template file), or not at all.
-        for (const id of batchIds) {
-          const message = failures.get(id);
-          if (message === undefined) continue;
-          this.#templateFiles.delete(id);
-          const previous = await this.#previousTemplateFile(id, held);
-          if (previous) templateFiles.set(id, previous);
-          failed.push({ id, message, kept: previous !== undefined });
-        }
-
-        for (const id of batchIds) {
-          const listed = templateFiles.get(id);
-          if (!listed) continue;
-          const kept = reused.get(id)?.state;
-          if (kept && !failures.has(id)) {
-            summaries.set(id, { entries: undefined, count: kept.versions.length, line: kept.line, categories: kept.categories, tags: kept.tags });
-            continue;
-          }
-          const group = groups.get(id) ?? [];
-          const entries = failures.has(id) ? (JSON.parse(`[${listed.versions.toString('utf8')}]`) as TemplateEntry[]) : group.map(({ entry }) => entry.entry);
-          // The last build's summary when the template's entries are the very same bytes (a builder that keeps them).
-          const last = this.#summaries.get(id);
-          const summary = last?.versions === listed.versions && !failures.has(id) ? last.summary : summaryOf(id, entries);
-          if (retains) this.#summaries.set(id, { versions: listed.versions, summary });
-          // A builder that keeps nothing lets the entries go: registry.json's bytes are all it needs of them.
-          summaries.set(id, retains ? summary : { ...summary, entries: undefined });
-          const made = listed.file;
-          if (!retains && !streamed) templateFiles.set(id, { versions: Buffer.from(listed.versions) });
-          if (!this.#stateKept() || failures.has(id) || !made || group.some(({ version }) => version.revision === undefined)) continue;
-          const flags = (version: SourceVersion): number =>
-            (archiveWritten.has(staticArchivePath(id, version.manifest.version)) ? STATE_ARCHIVE : 0) |
-            (attestationWritten.has(staticAttestationPath(id, version.manifest.version)) ? STATE_ATTESTATION : 0);
-          records.set(id, {
-            id,
-            file: [sizeOf(made), fileDigest(made, output.digest)],
-            versions: group.map(({ version }) => version.manifest.version),
-            revisions: compact(group.map(({ version }) => version.revision as string)),
-            flags: compact(group.map(({ version }) => flags(version))),
-            line: summary.line,
-            categories: summary.categories,
-            tags: summary.tags,
-          });
-        }
-        if (streamed) {
-          // This batch's templates into registry.json, in document order; their bytes are let go.
-          for (const id of batchIds) {
-            const listed = templateFiles.get(id);
-            if (!listed) continue;
-            // A reused template's comma and entries as one view of the last registry.json: consecutive
-            // reused templates reach the document as one run of its bytes, cut into pieces without a copy.
-            const parts = streamedLengths.size === 0 ? [listed.versions] : listed.commaAndVersions ? [listed.commaAndVersions] : [JSON_COMMA, listed.versions];
-            await streamed.write(parts, { key: id });
-            streamedLengths.set(id, listed.versions.length);
-            templateFiles.set(id, { versions: EMPTY });
-          }
-        }
-      };
-      return { written: () => settled, list };
+      return listingStep(batchIds, templatesWritten, { archives: archiveWritten, attestations: attestationWritten });
     };
     // Batches are listed in order, each once its template files are written, while later batches are
     // made: the files are created (on the output's writer thread, where it has one) beside the

@@ -36,7 +36,9 @@ const SEND_AT = 32;
 const WORKER_SCRIPT = new URL('./file-writer-worker.js', import.meta.url);
 
 export class FileWriterThread {
-  readonly #thread = new JobThread<FileWriteJob, FileWriteAnswer>(WORKER_SCRIPT, 'the file writer worker');
+  // The worker only passes bytes it does not keep to the kernel: a young generation of 2 MB instead of
+  // V8's default kept some 17 MB off a full build's peak RSS.
+  readonly #thread = new JobThread<FileWriteJob, FileWriteAnswer>(WORKER_SCRIPT, 'the file writer worker', { maxYoungGenerationSizeMb: 2 });
   /** The files asked for in this turn, sent together at its end. */
   #pending: { file: FileWrite; resolve: (mtimeMs: number) => void; reject: (error: Error) => void }[] = [];
 

@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker, type Transferable } from 'node:worker_threads';
+import { Worker, type ResourceLimits, type Transferable } from 'node:worker_threads';
 
 /** What a worker answers: the job's id, and an error's message (and code) when the job failed. */
 export type JobAnswer = { id: number; error?: undefined } | { id: number; error: string; code?: string };
@@ -19,10 +19,11 @@ export class JobThread<Job extends { id: number }, Answer extends JobAnswer> {
   #next = 0;
   #jobs = new Map<number, { resolve: (answer: Answer) => void; reject: (error: Error) => void }>();
 
-  /** `script`: the worker's module; `what`: how its failures name it ("the brotli worker"). */
+  /** `script`: the worker's module; `what`: how its failures name it ("the brotli worker"); `resourceLimits`: the worker's heap. */
   constructor(
     private readonly script: URL,
     private readonly what: string,
+    private readonly resourceLimits: ResourceLimits = {},
   ) {}
 
   /** Whether jobs go to a worker (started now if need be). */
@@ -52,7 +53,7 @@ export class JobThread<Job extends { id: number }, Answer extends JobAnswer> {
     }
     let worker: Worker;
     try {
-      worker = new Worker(this.script);
+      worker = new Worker(this.script, { resourceLimits: this.resourceLimits });
     } catch {
       // No thread to be had (a resource limit): the caller does the job on its own.
       this.#usable = false;

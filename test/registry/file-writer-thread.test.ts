@@ -168,7 +168,7 @@ describe('a streamed full build with the writer thread', () => {
   });
 
   it('makes later batches while an earlier batch\'s template file is still being written, and lists every template in order', async () => {
-    const versions: SourceVersion[] = Array.from({ length: 160 }, (_, t) => version(`t-${String(t).padStart(3, '0')}`, '1.0.0'));
+    const versions: SourceVersion[] = Array.from({ length: 120 }, (_, t) => version(`t-${String(t).padStart(3, '0')}`, '1.0.0'));
     const source: RegistrySource = {
       versions: () => Promise.resolve(versions),
       byTemplate: () =>
@@ -178,14 +178,14 @@ describe('a streamed full build with the writer thread', () => {
         }),
     };
     // A builder that keeps nothing (state) reads and lists 50 templates at a time. The first batch's
-    // first template file is written only once a template of the fourth batch (150 and up) is asked
+    // first template file is written only once a template of the third batch (100 and up) is asked
     // for: a builder that waits for each batch's files before it makes the batch after next never gets there.
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
     class SlowFirstFile extends FolderOutput {
       override async put(file: OutputFile, options?: { durable?: boolean }): Promise<void> {
         if (file.name === 'templates/t-000.json') await held;
-        if (file.name === 'templates/t-150.json') release();
+        if (file.name === 'templates/t-100.json') release();
         return super.put(file, options);
       }
     }
@@ -193,7 +193,7 @@ describe('a streamed full build with the writer thread', () => {
     const builder = new SourceRegistryBuilder(source, { output: new SlowFirstFile(dir), state: true, now: () => new Date('2026-03-01T12:00:00.000Z') });
     closing.push(builder);
     let bound: NodeJS.Timeout | undefined;
-    const stuck = new Promise<never>((_, reject) => (bound = setTimeout(() => reject(new Error('the build waited for the first batch\'s file before making the fourth batch')), 20_000)));
+    const stuck = new Promise<never>((_, reject) => (bound = setTimeout(() => reject(new Error('the build waited for the first batch\'s file before making the third batch')), 20_000)));
     try {
       const result = await Promise.race([builder.build(), stuck]);
       expect(result.failed).toEqual([]);
