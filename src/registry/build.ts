@@ -961,11 +961,13 @@ export class RegistryBuilder {
               if (signature) await put(signature);
             }
             templateFiles.set(id, made);
-            summarize(id, made, group, { archives: archiveWritten, attestations: attestationWritten });
           } catch (error) {
             this.#templateFiles.delete(id);
             fail(id, made.file.name, error);
+            return;
           }
+          // Outside the try: what breaks here is the builder's fault, not the output's, and fails the build.
+          summarize(id, made, group, { archives: archiveWritten, attestations: attestationWritten });
         },
       );
       return listingStep(batchIds, templatesWritten, { archives: archiveWritten, attestations: attestationWritten });
