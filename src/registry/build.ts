@@ -458,6 +458,8 @@ type RegistryVariants = { files: OutputFile[]; gzip?: Awaited<ReturnType<typeof 
 type TemplateGroup = { entry: KnownEntry; version: SourceVersion }[];
 /** The archives and provenance bundles a batch has in the output (by path). */
 type BatchWritten = { archives: ReadonlySet<string>; attestations: ReadonlySet<string> };
+/** A made batch: whether its template files are all written, and the step that lists it. */
+type ListingStep = { written: () => boolean; list: () => Promise<void> };
 
 export class RegistryBuilder {
   readonly output: RegistryOutput;
@@ -839,7 +841,7 @@ export class RegistryBuilder {
      * The step that lists a made batch (into registry.json, streamed) once its template files are
      * written. Made outside startBatch, so that it holds nothing of the batch's versions and entries.
      */
-    const listingStep = (batchIds: readonly string[], templatesWritten: Promise<unknown>, written: BatchWritten): { written: () => boolean; list: () => Promise<void> } => {
+    const listingStep = (batchIds: readonly string[], templatesWritten: Promise<unknown>, written: BatchWritten): ListingStep => {
       // Awaited by the listing step; a failure before that is not taken for an unhandled one.
       let settled = false;
       templatesWritten.then(
@@ -885,7 +887,7 @@ export class RegistryBuilder {
       return { written: () => settled, list };
     };
     /** Makes a batch and writes its files; answers the step that lists it (into registry.json, streamed). */
-    const startBatch = async (batch: (typeof batches)[number]): Promise<{ written: () => boolean; list: () => Promise<void> }> => {
+    const startBatch = async (batch: (typeof batches)[number]): Promise<ListingStep> => {
       const { groups, versions } = await batch.read();
       if (this.#options.pruneArchives === true) for (const { manifest } of versions) keptArchives.add(staticArchivePath(manifest.name, manifest.version)).add(staticAttestationPath(manifest.name, manifest.version));
       const batchIds = batch.ids.filter((id) => groups.has(id) || reused.has(id));
@@ -975,10 +977,10 @@ export class RegistryBuilder {
     // Batches are listed in order, each once its template files are written, while later batches are
     // made: the files are created (on the output's writer thread, where it has one) beside the
     // builder's work, and the builder waits for them only when LISTING_LAG batches are unlisted.
-    const unlisted: Awaited<ReturnType<typeof startBatch>>[] = [];
+    const unlisted: ListingStep[] = [];
     for (const batch of batches) {
       unlisted.push(await startBatch(batch));
-      while (unlisted[0] !== undefined && (unlisted[0].written() || unlisted.length > LISTING_LAG)) await (unlisted.shift() as (typeof unlisted)[number]).list();
+      while (unlisted[0] !== undefined && (unlisted[0].written() || unlisted.length > LISTING_LAG)) await (unlisted.shift() as ListingStep).list();
     }
     for (const step of unlisted.splice(0)) await step.list();
     if (sinceLast) {

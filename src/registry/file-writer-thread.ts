@@ -4,8 +4,8 @@
  * creates one per template: on the builder's thread that time stops everything else, on a worker it
  * runs beside the builder's work. Each file is one job (create, write, stat, close, and a rename
  * when it replaces one), so its progress never waits for the builder's thread to be free; the files
- * asked for in one turn of the builder's event loop go in one message (waking a thread costs a virtual
- * machine some 20 µs, as much as a small file's write).
+ * asked for in one turn of the builder's event loop go in one message, or SEND_AT of them at once
+ * (waking a thread costs a virtual machine some 20 µs, as much as a small file's write).
  *
  * Where there is no worker (job-thread.ts), `write` answers undefined and the caller writes the
  * file itself.
@@ -39,7 +39,7 @@ export class FileWriterThread {
   // The worker only passes bytes it does not keep to the kernel: a young generation of 2 MB instead of
   // V8's default kept some 17 MB off a full build's peak RSS.
   readonly #thread = new JobThread<FileWriteJob, FileWriteAnswer>(WORKER_SCRIPT, 'the file writer worker', { maxYoungGenerationSizeMb: 2 });
-  /** The files asked for in this turn, sent together at its end. */
+  /** The files asked for in this turn and not yet sent (at its end, or once SEND_AT are waiting). */
   #pending: { file: FileWrite; resolve: (mtimeMs: number) => void; reject: (error: Error) => void }[] = [];
 
   /**
