@@ -173,7 +173,8 @@ export function statIfExists(file: string): Promise<Stats | undefined> {
  */
 export function statIfExistsSync(file: string): Stats | undefined {
   try {
-    return statSync(file);
+    // No error made for a missing file (ENOTDIR still throws): a build stats the archive of every version it presents, most of them absent in a store of rows only.
+    return statSync(file, { throwIfNoEntry: false });
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;

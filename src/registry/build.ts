@@ -442,14 +442,17 @@ const WRITE_CONCURRENCY = 8;
 
 /**
  * Templates read from the source at once by a builder that keeps nothing (`RegistrySource.byTemplate`):
- * what a batch allocates (manifests, entries, template files) outlives a few collections while its
- * files are written, so the heap grows with the batch. Measured at 100,000 versions (10 per
- * template): peak RSS 280 MB with 50, 320 MB with 100 and 355 MB with 500 (registry.json is 103
- * MB), the time the same; 200 queries for 10,000 templates cost nothing beside the build.
+ * a batch's manifests and entries are alive while it is made, and every young-generation collection
+ * copies what is alive. Measured at 100,000 versions (10 per template): with 25 instead of 50 the
+ * collections took half the time (about 330 ms against 630) and peak RSS was 230-260 MB against
+ * 270-290; with 10 the build was slower (a query and a listing step per batch); with 100, 320 MB.
  */
-export const LISTING_BATCH = 50;
-/** How many made batches may wait for their template files before the builder waits with them. */
-const LISTING_LAG = 2;
+export const LISTING_BATCH = 25;
+/**
+ * How many made batches may wait for their template files before the builder waits with them (100
+ * templates' files in flight with LISTING_BATCH). A made batch holds only its files' bytes.
+ */
+const LISTING_LAG = 4;
 
 /** What of registry.json must be written (its variants first, then itself) and the pieces its gzip was made of. */
 type RegistryVariants = { files: OutputFile[]; gzip?: Awaited<ReturnType<typeof gzipPieces>> };
@@ -460,6 +463,9 @@ type TemplateGroup = { entry: KnownEntry; version: SourceVersion }[];
 type BatchWritten = { archives: ReadonlySet<string>; attestations: ReadonlySet<string> };
 /** A made batch: whether its template files are all written, and the step that lists it. */
 type ListingStep = { written: () => boolean; list: () => Promise<void> };
+
+/** A template's summary and, when the build keeps a state, its record (its place in registry.json set at the end). */
+type Summarized = { summary: TemplateSummary; record?: Omit<StateTemplate, 'span'> };
 
 export class RegistryBuilder {
   readonly output: RegistryOutput;
@@ -808,34 +814,41 @@ export class RegistryBuilder {
     /** The archives and provenance bundles of every version of the source (with pruneArchives). */
     const keptArchives = new Set<string>();
     /**
-     * A listed template's summary and build state record, made as soon as its file is written (the
-     * listing step needs nothing else of the batch's versions and entries, which can then go).
-     * `group` undefined: a failed template, summarized from the entries of the file it keeps.
+     * A template's summary and build state record, made from its entries before its file is written
+     * (kept by `keepSummary` once it is), so that the batch's versions and entries need not outlive
+     * the making of its files. `group` undefined: a failed template, summarized from the entries of
+     * the file it keeps.
      */
-    const summarize = (id: string, listed: { versions: Buffer; file?: OutputFile }, group: TemplateGroup | undefined, written: BatchWritten): void => {
+    const summarize = (id: string, listed: { versions: Buffer; file?: OutputFile }, group: TemplateGroup | undefined, written: BatchWritten): Summarized => {
       const entries = group ? group.map(({ entry }) => entry.entry) : (JSON.parse(`[${listed.versions.toString('utf8')}]`) as TemplateEntry[]);
       // The last build's summary when the template's entries are the very same bytes (a builder that keeps them).
       const last = this.#summaries.get(id);
-      const summary = last?.versions === listed.versions && group ? last.summary : summaryOf(id, entries);
-      if (retains) this.#summaries.set(id, { versions: listed.versions, summary });
+      const made = last?.versions === listed.versions && group ? last.summary : summaryOf(id, entries);
       // A builder that keeps nothing lets the entries go: registry.json's bytes are all it needs of them.
-      summaries.set(id, retains ? summary : { ...summary, entries: undefined });
-      const made = listed.file;
-      if (!retains && !streamed) templateFiles.set(id, { versions: Buffer.from(listed.versions) });
-      if (!this.#stateKept() || !group || !made || group.some(({ version }) => version.revision === undefined)) return;
+      const summary = retains ? made : { ...made, entries: undefined };
+      const file = listed.file;
+      if (!this.#stateKept() || !group || !file || group.some(({ version }) => version.revision === undefined)) return { summary };
       const flags = (version: SourceVersion): number =>
         (written.archives.has(staticArchivePath(id, version.manifest.version)) ? STATE_ARCHIVE : 0) |
         (written.attestations.has(staticAttestationPath(id, version.manifest.version)) ? STATE_ATTESTATION : 0);
-      records.set(id, {
+      const record = {
         id,
-        file: [sizeOf(made), fileDigest(made, output.digest)],
+        file: [sizeOf(file), fileDigest(file, output.digest)] as [number, string],
         versions: group.map(({ version }) => version.manifest.version),
         revisions: compact(group.map(({ version }) => version.revision as string)),
         flags: compact(group.map(({ version }) => flags(version))),
         line: summary.line,
         categories: summary.categories,
         tags: summary.tags,
-      });
+      };
+      return { summary, record };
+    };
+    /** Keeps a listed template's summary and build state record (`summarize`). */
+    const keepSummary = (id: string, listed: { versions: Buffer }, { summary, record }: Summarized): void => {
+      if (retains) this.#summaries.set(id, { versions: listed.versions, summary });
+      summaries.set(id, summary);
+      if (!retains && !streamed) templateFiles.set(id, { versions: Buffer.from(listed.versions) });
+      if (record) records.set(id, record);
     };
     /**
      * The step that lists a made batch (into registry.json, streamed) once its template files are
@@ -867,7 +880,7 @@ export class RegistryBuilder {
           if (kept && !failures.has(id)) {
             summaries.set(id, { entries: undefined, count: kept.versions.length, line: kept.line, categories: kept.categories, tags: kept.tags });
           } else if (failures.has(id)) {
-            summarize(id, listed, undefined, written);
+            keepSummary(id, listed, summarize(id, listed, undefined, written));
           }
         }
         if (streamed) {
@@ -950,26 +963,32 @@ export class RegistryBuilder {
             return;
           }
           const group = groups.get(id) ?? [];
+          // A builder that keeps nothing holds none of a template's versions and entries once it is made.
+          if (!retains) groups.delete(id);
           // The very group the last build made this file of: its page and bytes are those it made.
           const lastMade = this.#templateFiles.get(id);
           const made =
             lastMade?.group === group
               ? lastMade
               : this.#templateFile(id, group, catalog ? await this.#pageOf(id, group, held, notices) : undefined);
+          // Before the write, outside its try: what breaks here is the builder's fault, not the output's, and fails the build.
+          const summarized = summarize(id, made, group, { archives: archiveWritten, attestations: attestationWritten });
+          // What is kept of it while its file is written: the file and its bytes, not the group and entries it was made of.
+          const listed = retains ? made : { versions: made.versions, file: made.file };
+          const { file } = listed;
           try {
-            if (!(await holds(output, held, made.file))) await put(made.file);
+            if (!(await holds(output, held, file))) await put(file);
             if (signing) {
-              const signature = await this.#signatureOf(made.file.name, fileDigest(made.file, 'sha256'), signing, held, now());
+              const signature = await this.#signatureOf(file.name, fileDigest(file, 'sha256'), signing, held, now());
               if (signature) await put(signature);
             }
-            templateFiles.set(id, made);
+            templateFiles.set(id, listed);
           } catch (error) {
             this.#templateFiles.delete(id);
-            fail(id, made.file.name, error);
+            fail(id, file.name, error);
             return;
           }
-          // Outside the try: what breaks here is the builder's fault, not the output's, and fails the build.
-          summarize(id, made, group, { archives: archiveWritten, attestations: attestationWritten });
+          keepSummary(id, listed, summarized);
         },
       );
       return listingStep(batchIds, templatesWritten, { archives: archiveWritten, attestations: attestationWritten });

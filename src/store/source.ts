@@ -44,7 +44,7 @@ export function storeSource(
   const layout = options.layout ?? 'server';
   const kept = new Map<string, { stored: StoredVersion & { manifest: TemplateManifest }; usage: string; version: SourceVersion }>();
 
-  const toSource = (stored: StoredVersion & { manifest: TemplateManifest }, used: VersionUsage | undefined, lifecycle: VersionLifecycle | undefined): SourceVersion => {
+  const toSource = (stored: StoredVersion & { manifest: TemplateManifest }, used: VersionUsage | undefined, lifecycle: VersionLifecycle | undefined, revision: string): SourceVersion => {
     const { manifest } = stored;
     const repositoryUrl = manifest.repository?.url;
     return {
@@ -82,6 +82,7 @@ export function storeSource(
             ...(layout === 'static' ? { readAttestation: () => storage.versions.readAttestation(stored.name, stored.version) } : {}),
           }
         : {}),
+      revision,
     };
   };
 
@@ -110,7 +111,7 @@ export function storeSource(
         result.push(previous.version);
         continue;
       }
-      const version = { ...toSource(stored, used, lifecycle), revision };
+      const version = toSource(stored, used, lifecycle, revision);
       kept.set(key, { stored, usage: revision, version });
       result.push(version);
     }
@@ -127,14 +128,14 @@ export function storeSource(
       const key = `${stored.name}@${stored.version}`;
       const used = usage.get(key);
       const lifecycle = lifecycles.get(key);
-      return { ...toSource(stored, used, lifecycle), revision: revisionOf(used, lifecycle) };
+      return toSource(stored, used, lifecycle, revisionOf(used, lifecycle));
     });
 
   /** Template by template, for a builder that keeps nothing: nothing is kept here either. */
   const byTemplate = async (): Promise<TemplateListing> => {
     const usage = await storage.events.usage();
     const lifecycles = await storage.versions.listLifecycles();
-    const names = [...(await (versionsStore.publishedVersions as VersionsOf).call(versionsStore)).keys()];
+    const names = versionsStore.publishedNames ? await versionsStore.publishedNames() : [...(await (versionsStore.publishedVersions as VersionsOf).call(versionsStore)).keys()];
     return { names, versionsOf: (some) => sourcesOf(some, usage, lifecycles) };
   };
 

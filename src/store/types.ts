@@ -439,6 +439,8 @@ export interface VersionStore {
    * Optional: a store without it is read whole (`listPublished`).
    */
   publishedVersions?(): Promise<Map<string, string[]>>;
+  /** The names of the templates with a complete version, in no particular order (what a full build reads in batches); optional. */
+  publishedNames?(): Promise<string[]>;
   /** The complete versions of the templates `names`, with their manifests, in no particular order. */
   listPublishedOf?(names: readonly string[]): Promise<(StoredVersion & { manifest: TemplateManifest })[]>;
   /** Reserves name@version (pending) and claims an unowned name for the token's owner, atomically. */

@@ -17,6 +17,31 @@ import type { ArchiveReader, ArchiveToStore, BlobStore, LifecycleChange, NewVers
 /** Every column of a version row but the manifest (which only a registry build needs), in both schemas. */
 export const VERSION_COLUMNS = 'name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher, attestation';
 
+/**
+ * A row read as an array of `VERSION_COLUMNS`, then `manifest` (better-sqlite3's `raw()`): the driver
+ * makes a row object property by property, which at a full build's 100,000 rows took longer than
+ * reading them (about 600 ms against 400 for the same rows as arrays).
+ */
+export function versionRowOf(values: readonly unknown[]): VersionRow & { manifest: string | null } {
+  const [name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher, attestation, manifest] = values as [
+    VersionRow['name'],
+    VersionRow['version'],
+    VersionRow['state'],
+    VersionRow['integrity'],
+    VersionRow['sha256'],
+    VersionRow['size'],
+    VersionRow['owner'],
+    VersionRow['created_at'],
+    VersionRow['stability'],
+    VersionRow['deprecation_message'],
+    VersionRow['yanked_at'],
+    VersionRow['publisher'],
+    VersionRow['attestation'],
+    string | null,
+  ];
+  return { name, version, state, integrity, sha256, size, owner, created_at, stability, deprecation_message, yanked_at, publisher, attestation, manifest };
+}
+
 /** The lifecycle columns of a version row, as the rules read them (times as ISO 8601). */
 export interface LifecycleColumns {
   stability: VersionStability | null;

@@ -177,9 +177,9 @@ describe('a streamed full build with the writer thread', () => {
           versionsOf: (names) => Promise.resolve(versions.filter((v) => names.includes(v.manifest.name))),
         }),
     };
-    // A builder that keeps nothing (state) reads and lists 50 templates at a time. The first batch's
-    // first template file is written only once a template of the third batch (100 and up) is asked
-    // for: a builder that waits for each batch's files before it makes the batch after next never gets there.
+    // A builder that keeps nothing (state) reads and lists 25 templates at a time. The first batch's
+    // first template file is written only once a template of the fifth batch (100 and up) is asked
+    // for: a builder that lets fewer than 4 made batches wait for their files never gets there.
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
     class SlowFirstFile extends FolderOutput {
@@ -193,7 +193,7 @@ describe('a streamed full build with the writer thread', () => {
     const builder = new SourceRegistryBuilder(source, { output: new SlowFirstFile(dir), state: true, now: () => new Date('2026-03-01T12:00:00.000Z') });
     closing.push(builder);
     let bound: NodeJS.Timeout | undefined;
-    const stuck = new Promise<never>((_, reject) => (bound = setTimeout(() => reject(new Error('the build waited for the first batch\'s file before making the third batch')), 20_000)));
+    const stuck = new Promise<never>((_, reject) => (bound = setTimeout(() => reject(new Error('the build waited for the first batch\'s file before making the fifth batch')), 20_000)));
     try {
       const result = await Promise.race([builder.build(), stuck]);
       expect(result.failed).toEqual([]);

@@ -473,9 +473,16 @@ export function storageContract(backend: string, open: () => Promise<RegistrySto
         const published = (await storage.versions.publishedVersions?.()) ?? new Map<string, string[]>();
         expect([...published.keys()].sort()).toEqual(['api', 'cli', 'web-app']);
         expect([...published].map(([name, versions]) => `${name} ${[...versions].sort().join(' ')}`).sort()).toEqual(['api 2.0.0', 'cli 0.1.0', 'web-app 1.0.0 1.1.0']);
+        // Each name once, however many versions it has; a template with only a pending version is not one.
+        expect((await storage.versions.publishedNames?.())?.sort()).toEqual(['api', 'cli', 'web-app']);
         const some = (await storage.versions.listPublishedOf?.(['web-app', 'cli', 'pending-only', 'unknown'])) ?? [];
         expect(some.map((v) => `${v.name}@${v.version}`).sort()).toEqual(['cli@0.1.0', 'web-app@1.0.0', 'web-app@1.1.0']);
         expect(some.find((v) => v.version === '1.1.0')?.manifest).toEqual(templateManifest('web-app', '1.1.0'));
+        // Every field of each listed version as the store gives it one by one (both read the same row, one of them column by column).
+        await storage.versions.updateLifecycle('cli', '0.1.0', { deprecationMessage: 'use web-app' });
+        for (const listed of [...((await storage.versions.listPublishedOf?.(['web-app', 'cli'])) ?? []), ...(await storage.versions.listPublished()).filter((v) => 'manifest' in v)]) {
+          expect(listed).toEqual({ ...(await storage.versions.getVersion(listed.name, listed.version)), manifest: templateManifest(listed.name, listed.version) });
+        }
         expect(await storage.versions.listPublishedOf?.([])).toEqual([]);
       });
 

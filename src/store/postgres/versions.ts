@@ -121,6 +121,11 @@ export class PostgresVersionStore implements VersionStore {
     return new Map(rows.map((row) => [row.name, row.versions]));
   }
 
+  async publishedNames(): Promise<string[]> {
+    const { rows } = await this.pool.query<{ name: string }>("SELECT DISTINCT name FROM versions WHERE state = 'complete'");
+    return rows.map((row) => row.name);
+  }
+
   async listPublishedOf(names: readonly string[]): Promise<(StoredVersion & { manifest: TemplateManifest })[]> {
     type Row = VersionRow & { manifest: TemplateManifest | null };
     const { rows } = await this.pool.query<Row>(`SELECT ${VERSION_COLUMNS}, manifest FROM versions WHERE state = 'complete' AND name = ANY($1::text[])`, [[...names]]);
