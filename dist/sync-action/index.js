@@ -20159,9 +20159,9 @@ var require_trim_comparator_whitespace = __commonJS({
       return findDigitsEndIndex(range2, start, loose ? MAX_LENGTH : MAX_LENGTH + 1, digitRuns);
     };
     var findPrereleaseIdentifierEndIndex = (range2, start, loose, digitRuns) => {
-      const digitsEnd = findDigitsEndIndex(range2, start, MAX_LENGTH, digitRuns);
-      if (isLetter(range2[digitsEnd]) || range2[digitsEnd] === "-") {
-        let end = digitsEnd + 1;
+      const digitsEnd2 = findDigitsEndIndex(range2, start, MAX_LENGTH, digitRuns);
+      if (isLetter(range2[digitsEnd2]) || range2[digitsEnd2] === "-") {
+        let end = digitsEnd2 + 1;
         const limit = end + MAX_SAFE_BUILD_LENGTH;
         while (end < limit && isIdentifierCharacter(range2[end])) {
           end++;
@@ -57472,17 +57472,39 @@ function isLooseVersion(version) {
 function isLooseOnlyVersion(version) {
   return isLooseVersion(version) && !VERSION_PATTERN.test(version);
 }
-function segmentValue(segment) {
-  const digits = /^\d+/.exec(segment ?? "");
-  return digits ? Number(digits[0]) : 0;
+function digitsEnd(version, start) {
+  let end = start;
+  while (end < version.length) {
+    const code18 = version.charCodeAt(end);
+    if (code18 < 48 || code18 > 57) break;
+    end++;
+  }
+  return end;
+}
+function digitsValue(version, start, end) {
+  if (end - start > 15) return Number(version.slice(start, end));
+  let value = 0;
+  for (let index = start; index < end; index++) value = value * 10 + (version.charCodeAt(index) - 48);
+  return value;
 }
 function compareVersions(a, b2) {
-  const left = a.split(".");
-  const right = b2.split(".");
-  const length = Math.max(left.length, right.length);
-  for (let i = 0; i < length; i++) {
-    const x = segmentValue(left[i]);
-    const y = segmentValue(right[i]);
+  let left = 0;
+  let right = 0;
+  while (left <= a.length || right <= b2.length) {
+    let x = 0;
+    if (left <= a.length) {
+      const end = digitsEnd(a, left);
+      x = digitsValue(a, left, end);
+      const dot = a.indexOf(".", end);
+      left = dot < 0 ? a.length + 1 : dot + 1;
+    }
+    let y = 0;
+    if (right <= b2.length) {
+      const end = digitsEnd(b2, right);
+      y = digitsValue(b2, right, end);
+      const dot = b2.indexOf(".", end);
+      right = dot < 0 ? b2.length + 1 : dot + 1;
+    }
     if (x < y) return -1;
     if (x > y) return 1;
   }

@@ -56,24 +56,51 @@ export function isLooseOnlyVersion(version: unknown): version is string {
   return isLooseVersion(version) && !VERSION_PATTERN.test(version);
 }
 
-// A segment's value is its leading digits, so `0-beta` counts as 0 and a missing segment as 0.
-function segmentValue(segment: string | undefined): number {
-  const digits = /^\d+/.exec(segment ?? '');
-  return digits ? Number(digits[0]) : 0;
+/** Where the leading digits of the segment of `version` at `start` end. */
+function digitsEnd(version: string, start: number): number {
+  let end = start;
+  while (end < version.length) {
+    const code = version.charCodeAt(end);
+    if (code < 48 || code > 57) break;
+    end++;
+  }
+  return end;
+}
+
+/** The value of the leading digits `version.slice(start, end)`: exact below 16 digits, else as Number reads them. */
+function digitsValue(version: string, start: number, end: number): number {
+  if (end - start > 15) return Number(version.slice(start, end));
+  let value = 0;
+  for (let index = start; index < end; index++) value = value * 10 + (version.charCodeAt(index) - 48);
+  return value;
 }
 
 /**
  * Compares two versions the way the spec says: split on `.`, compare numerically segment by
  * segment, a missing segment counts as 0. Returns -1, 0 or 1.
- * A segment that does not start with digits counts as 0, as a missing one does.
+ * A segment's value is its leading digits: one that does not start with digits (`beta`) counts as 0,
+ * as a missing one does, and `0-beta` as 0. Read in place, without splitting: a build sorts and
+ * selects among 100,000 versions with it.
  */
 export function compareVersions(a: string, b: string): -1 | 0 | 1 {
-  const left = a.split('.');
-  const right = b.split('.');
-  const length = Math.max(left.length, right.length);
-  for (let i = 0; i < length; i++) {
-    const x = segmentValue(left[i]);
-    const y = segmentValue(right[i]);
+  // The start of the next segment of each; past the end (length + 1) once its segments are used up.
+  let left = 0;
+  let right = 0;
+  while (left <= a.length || right <= b.length) {
+    let x = 0;
+    if (left <= a.length) {
+      const end = digitsEnd(a, left);
+      x = digitsValue(a, left, end);
+      const dot = a.indexOf('.', end);
+      left = dot < 0 ? a.length + 1 : dot + 1;
+    }
+    let y = 0;
+    if (right <= b.length) {
+      const end = digitsEnd(b, right);
+      y = digitsValue(b, right, end);
+      const dot = b.indexOf('.', end);
+      right = dot < 0 ? b.length + 1 : dot + 1;
+    }
     if (x < y) return -1;
     if (x > y) return 1;
   }

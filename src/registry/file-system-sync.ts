@@ -60,6 +60,20 @@ export class FileSystemSync {
     for (const waiter of this.#waiting.splice(0)) waiter(false);
   }
 
+  /**
+   * Starts a sync of the file system and does not wait for it, unless one is under way: what a build
+   * wrote so far goes to the disk while it writes the rest, and the sync that `flush` waits for has
+   * less left to do (at 100,000 versions that sync took 300-480 ms after the last file; 40 ms with
+   * a sync started every 16 MB of template files).
+   */
+  early(): void {
+    const child = this.#child;
+    if (!child || this.#waiting.length > 0) return;
+    this.#waiting.push(() => undefined);
+    this.#hold(true);
+    child.stdin.write('\n');
+  }
+
   /** Asks the helper to sync the file system; false when it cannot. */
   #syncAll(): Promise<boolean> {
     const child = this.#child;

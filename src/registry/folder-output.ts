@@ -48,6 +48,12 @@ const WRITE_NOW_LIMIT = 64 * 1024;
  * would only wait for.
  */
 const WRITER_THREAD_AFTER = 32;
+/**
+ * A sync of the file system is started (not awaited) every this many bytes of small files, so that
+ * the sync of the barrier finds little left to flush (FileSystemSync.early); the barrier still syncs
+ * after the last file, so what it promises is unchanged.
+ */
+const EARLY_SYNC_BYTES = 16 * 1024 * 1024;
 
 /** Reads `length` bytes of the file `fd` at `position` into `bytes` at the same offset: one call on the thread pool. */
 function readAt(fd: number, bytes: Buffer, position: number, length: number): Promise<number> {
@@ -87,6 +93,9 @@ export class FolderOutput implements RegistryOutput {
   readonly #writer = new FileWriterThread();
   /** How many small files this output wrote (WRITER_THREAD_AFTER). */
   #smallFiles = 0;
+  /** The bytes of the small files this output wrote, and how many of them it had written at the last early sync (EARLY_SYNC_BYTES). */
+  #smallBytes = 0;
+  #syncedAt = 0;
 
   /** `dir` normalized, ending with a separator: the start of every file's path. */
   readonly #root: string;
@@ -306,6 +315,11 @@ export class FolderOutput implements RegistryOutput {
 
   /** `put` of a small file (WRITE_NOW_LIMIT): on the writer thread when there is one and the build writes many, else with blocking calls. */
   async #putSmall(file: OutputFile, data: Buffer, target: string): Promise<void> {
+    this.#smallBytes += data.length;
+    if (this.#smallBytes - this.#syncedAt >= EARLY_SYNC_BYTES) {
+      this.#syncedAt = this.#smallBytes;
+      this.#sync.early();
+    }
     if (++this.#smallFiles <= WRITER_THREAD_AFTER) return this.#putNow(file, data, target);
     const fresh = !this.#holds(file.name);
     const temp = fresh ? target : tempPathBeside(target);

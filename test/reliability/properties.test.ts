@@ -66,6 +66,32 @@ describe('compareVersions', () => {
     );
   });
 
+  it('compares any two strings as the spec\'s rule reads them: split on dots, each segment the number of its leading digits, a missing one 0', () => {
+    const byRule = (a: string, b: string): number => {
+      const value = (segment: string | undefined): number => Number(/^\d+/.exec(segment ?? '')?.[0] ?? 0);
+      const left = a.split('.');
+      const right = b.split('.');
+      for (let i = 0; i < Math.max(left.length, right.length); i++) {
+        const difference = value(left[i]) - value(right[i]);
+        if (difference !== 0) return Math.sign(difference);
+      }
+      return 0;
+    };
+    const segment = fc.oneof(fc.nat(), fc.stringMatching(/^[0-9]{0,25}[a-z.-]{0,3}[0-9]{0,3}$/), fc.constant(''));
+    const anyVersion = fc.oneof(fc.array(segment, { maxLength: 6 }).map((parts) => parts.join('.')), fc.string({ maxLength: 12 }));
+    fc.assert(
+      fc.property(anyVersion, anyVersion, (a, b) => {
+        expect(compareVersions(a, b)).toBe(byRule(a, b));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(compareVersions('1.2', '1.2.0.0')).toBe(0);
+    expect(compareVersions('1.10.0', '1.9.0')).toBe(1);
+    expect(compareVersions('2.0.0-beta', '2.0.0')).toBe(0);
+    expect(compareVersions('12345678901234567890.0', '12345678901234567891.0')).toBe(0);
+    expect(compareVersions('1.0.0', '1.0.1x')).toBe(-1);
+  });
+
   it('is antisymmetric and reflexive', () => {
     fc.assert(
       fc.property(version, version, (a, b) => {
