@@ -56,9 +56,10 @@ export function generateValidators(): string {
     BANNER,
     ...imports,
     "import { fullFormats } from 'ajv-formats/dist/formats.js';",
+    "import { withPlainUtcDateTime } from '../core/date-time-format.js';",
     "import { isValidRange } from '../core/versions.js';",
     // The formats createAjv adds (core/schemas.ts).
-    "const formats = { ...fullFormats, 'semver-range': { type: 'string', validate: isValidRange } };",
+    "const formats = { ...fullFormats, 'date-time': withPlainUtcDateTime(fullFormats['date-time']), 'semver-range': { type: 'string', validate: isValidRange } };",
     code,
     // By schema name, as core/schemas.ts's usePrecompiledValidators takes them.
     `export const bySchema = { ${Object.entries(PRECOMPILED).map(([exported, name]) => `${JSON.stringify(name)}: ${exported}`).join(', ')} };`,

@@ -21450,7 +21450,7 @@ var require_formats = __commonJS({
       return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
     }
     var DATE = /^(\d\d\d\d)-(\d\d)-(\d\d)$/;
-    var DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    var DAYS2 = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
     function date(str) {
       const matches = DATE.exec(str);
       if (!matches)
@@ -21458,7 +21458,7 @@ var require_formats = __commonJS({
       const year = +matches[1];
       const month = +matches[2];
       const day = +matches[3];
-      return month >= 1 && month <= 12 && day >= 1 && day <= (month === 2 && isLeapYear(year) ? 29 : DAYS[month]);
+      return month >= 1 && month <= 12 && day >= 1 && day <= (month === 2 && isLeapYear(year) ? 29 : DAYS2[month]);
     }
     function compareDate(d1, d2) {
       if (!(d1 && d2))
@@ -58308,10 +58308,12 @@ var template_prompts_schema_default = {
 var ajv_exports = {};
 __export(ajv_exports, {
   Ajv2020: () => import__.Ajv2020,
-  addFormats: () => addFormats
+  addFormats: () => addFormats,
+  fullFormats: () => import_formats.fullFormats
 });
 var import_ajv_formats = __toESM(require_dist(), 1);
 var import__ = __toESM(require__(), 1);
+var import_formats = __toESM(require_formats(), 1);
 var addFormats = import_ajv_formats.default;
 
 // src/core/lazy/ajv.load.ts
@@ -59270,6 +59272,45 @@ var extraSchemas = {
   "webhook-registration": webhook_registration_schema_default
 };
 
+// src/core/date-time-format.ts
+function digitAt(text4, index) {
+  const code18 = text4.charCodeAt(index) - 48;
+  return code18 >= 0 && code18 <= 9 ? code18 : -1;
+}
+function numberAt(text4, index, count) {
+  let value = 0;
+  for (let offset = 0; offset < count; offset++) {
+    const digit = digitAt(text4, index + offset);
+    if (digit < 0) return -1;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+var DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+function isPlainUtcDateTime(text4) {
+  if (text4.length < 20 || text4.charCodeAt(text4.length - 1) !== 90) return false;
+  if (text4[4] !== "-" || text4[7] !== "-" || text4[10] !== "T" || text4[13] !== ":" || text4[16] !== ":") return false;
+  const year = numberAt(text4, 0, 4);
+  const month = numberAt(text4, 5, 2);
+  const day = numberAt(text4, 8, 2);
+  const hour = numberAt(text4, 11, 2);
+  const minute = numberAt(text4, 14, 2);
+  const second = numberAt(text4, 17, 2);
+  if (year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (day > (month === 2 && leap ? 29 : DAYS[month])) return false;
+  if (text4.length === 20) return true;
+  if (text4[19] !== "." || text4.length < 22) return false;
+  for (let index = 20; index < text4.length - 1; index++) if (digitAt(text4, index) < 0) return false;
+  return true;
+}
+function withPlainUtcDateTime(full) {
+  const definition = full;
+  if (typeof definition.validate !== "function") throw new Error("ajv-formats' date-time format has no validate function");
+  const validate = definition.validate.bind(definition);
+  return { ...definition, validate: (value) => isPlainUtcDateTime(value) || validate(value) };
+}
+
 // src/core/schemas.ts
 var allSchemas = {
   "template-manifest": template_manifest_schema_default,
@@ -59279,9 +59320,10 @@ var allSchemas = {
 };
 var schemas = allSchemas;
 function createAjv(options = {}) {
-  const { Ajv2020: Ajv20202, addFormats: addFormats2 } = loadAjv();
+  const { Ajv2020: Ajv20202, addFormats: addFormats2, fullFormats: fullFormats2 } = loadAjv();
   const ajv = new Ajv20202({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true, ...options, code: { optimize: false, ...options.code } });
   addFormats2(ajv);
+  ajv.addFormat("date-time", withPlainUtcDateTime(fullFormats2["date-time"]));
   ajv.addFormat("semver-range", { type: "string", validate: isValidRange });
   ajv.addKeyword({ keyword: "x-messages", schemaType: "object" });
   for (const schema of Object.values(schemas)) ajv.addSchema(schema);

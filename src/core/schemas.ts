@@ -5,6 +5,7 @@ import templateVariables from '../../schemas/template-variables.schema.json' wit
 import templatePrompts from '../../schemas/template-prompts.schema.json' with { type: 'json' };
 import { loadAjv } from './lazy/ajv.load.js';
 import { extraSchemas } from './schema-registry.js';
+import { withPlainUtcDateTime } from './date-time-format.js';
 import { isValidRange } from './versions.js';
 
 export const SCHEMA_BASE = 'https://template-registry.dev/schemas/';
@@ -28,12 +29,13 @@ export const schemas: Readonly<Record<SchemaName, AnySchema & { $id: string }>> 
  * strings, which arrive as text).
  */
 export function createAjv(options: Options = {}): Ajv2020 {
-  const { Ajv2020, addFormats } = loadAjv();
+  const { Ajv2020, addFormats, fullFormats } = loadAjv();
   // Ajv's optimizing pass over the code it generates costs a quarter of a schema's compile time (the
   // four schemas `validate` and a rebuild need: about 100 ms in a fresh process, 75 without it), and
   // the validators it leaves run no slower here (10,000 registry entries checked in the same time).
   const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true, ...options, code: { optimize: false, ...options.code } });
   addFormats(ajv);
+  ajv.addFormat('date-time', withPlainUtcDateTime(fullFormats['date-time']));
   ajv.addFormat('semver-range', { type: 'string', validate: isValidRange });
   // Human wording for a schema rule lives next to the rule, as `x-messages: { <keyword>: <text> }`.
   ajv.addKeyword({ keyword: 'x-messages', schemaType: 'object' });

@@ -43,7 +43,9 @@ export function toEntry(version: SourceVersion): TemplateEntry {
   const methodology = manifest.methodologyVersion ?? '*';
   const node = manifest.dependencies?.node;
   const repositoryUrl = version.repositoryUrl ?? manifest.repository?.url ?? '';
-  return {
+  const entryStats: TemplateEntry['stats'] = { downloads: stats.downloads, stars: stats.stars, forks: stats.forks, issues: stats.issues };
+  if (stats.lastDownload) entryStats.lastDownload = stats.lastDownload;
+  const entry: TemplateEntry = {
     id: manifest.name,
     name: manifest.name,
     version: manifest.version,
@@ -66,31 +68,24 @@ export function toEntry(version: SourceVersion): TemplateEntry {
       deprecated: [...(manifest.compatibility?.deprecated ?? [])],
       removed: [...(manifest.compatibility?.removed ?? [])],
     },
-    stats: {
-      downloads: stats.downloads,
-      stars: stats.stars,
-      forks: stats.forks,
-      issues: stats.issues,
-      ...(stats.lastDownload ? { lastDownload: stats.lastDownload } : {}),
-    },
+    stats: entryStats,
     createdAt: version.createdAt,
     updatedAt: version.updatedAt ?? version.createdAt,
-    ...(version.integrity === undefined ? {} : { integrity: version.integrity }),
-    ...(version.sha256 === undefined ? {} : { sha256: version.sha256 }),
-    ...(version.size === undefined ? {} : { size: version.size }),
-    ...(version.deprecationMessage === undefined ? {} : { deprecationMessage: version.deprecationMessage }),
-    ...(version.yanked ? { yanked: true } : {}),
-    ...(version.attestation
-      ? {
-          attestations: { url: version.attestation.url, predicateType: version.attestation.predicateType },
-          publisher: {
-            repository: version.attestation.signer.repository,
-            workflow: version.attestation.signer.workflow,
-            ...(version.attestation.runUrl ? { runUrl: version.attestation.runUrl } : {}),
-          },
-        }
-      : {}),
   };
+  // The optional fields set one by one, in this order (the order of the entry's JSON), rather than
+  // spread from objects made for each: a build makes 100,000 entries.
+  if (version.integrity !== undefined) entry.integrity = version.integrity;
+  if (version.sha256 !== undefined) entry.sha256 = version.sha256;
+  if (version.size !== undefined) entry.size = version.size;
+  if (version.deprecationMessage !== undefined) entry.deprecationMessage = version.deprecationMessage;
+  if (version.yanked) entry.yanked = true;
+  if (version.attestation) {
+    const { attestation } = version;
+    entry.attestations = { url: attestation.url, predicateType: attestation.predicateType };
+    entry.publisher = { repository: attestation.signer.repository, workflow: attestation.signer.workflow };
+    if (attestation.runUrl) entry.publisher.runUrl = attestation.runUrl;
+  }
+  return entry;
 }
 
 /** Entries in document order: id ascending, then version ascending (numerically). */
