@@ -117,6 +117,24 @@ describe('a full build by build-registry (a builder with a build state)', () => 
     expect(brotliDecompressSync(await readFile(path.join(outDir, 'registry.json.br'))).equals(bytes)).toBe(true);
   });
 
+  it('writes template files and registry.json whole when entries hold characters of two, three and four UTF-8 bytes', async () => {
+    const descriptions = ['Café crème, naïve façade', '漢字のテンプレート', 'Rocket 🚀 and 😀 faces', 'plain ASCII'];
+    const versions = descriptions.flatMap((description, index) => [
+      version(`t-${index}`, '1.0.0', { description, author: { name: `Zoë ${index}` } }),
+      version(`t-${index}`, '1.1.0', { description: `${description} ✓` }),
+    ]);
+    const outDir = await tempDir('tr-stream-');
+    await buildRegistry(batchedSource(versions), { outDir, now: () => NOW, state: true, catalog: false });
+    const registry = JSON.parse(await readFile(path.join(outDir, 'registry.json'), 'utf8')) as { templates: { id: string; version: string; description: string }[] };
+    expect(registry.templates.map((entry) => `${entry.id}@${entry.version} ${entry.description}`)).toEqual(versions.map((v) => `${v.manifest.name}@${v.manifest.version} ${v.manifest.description}`));
+    for (const [index, description] of descriptions.entries()) {
+      const file = JSON.parse(await readFile(path.join(outDir, 'templates', `t-${index}.json`), 'utf8')) as { id: string; versions: { description: string; author: { name: string } }[] };
+      expect(file.id).toBe(`t-${index}`);
+      expect(file.versions.map((entry) => entry.description)).toEqual([description, `${description} ✓`]);
+      expect(file.versions[0]?.author.name).toBe(`Zoë ${index}`);
+    }
+  });
+
   it('still leaves out and reports, by name and version, a stored version whose entry breaks the rules', async () => {
     const bad = version('b', '1.0');
     const source = batchedSource([version('a', '1.0.0'), bad, version('b', '1.1.0'), version('c', '1.0.0')]);
