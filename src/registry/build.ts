@@ -501,7 +501,8 @@ export class RegistryBuilder {
   ) {
     this.#options = options;
     if (options.output) this.output = options.output;
-    else if (options.outDir !== undefined) this.output = new FolderOutput(options.outDir);
+    // A builder that keeps nothing (a build state instead) streams: its heap stays small, and the output's sync helper can wait until it writes many files.
+    else if (options.outDir !== undefined) this.output = new FolderOutput(options.outDir, { syncHelper: options.state === true ? 'when-many' : 'now' });
     else throw new Error('buildRegistry needs an outDir or an output');
   }
 
@@ -725,6 +726,8 @@ export class RegistryBuilder {
     const held = await output.inventory();
     // With a build state, the templates whose versions did not change are reused as the last build made them.
     const plan = await this.#fromState(held, notices);
+    // A full build writes a file per template: the output gets ready for many while the heap is small.
+    if (plan === undefined) output.expectMany?.();
     const reused = plan?.reused ?? new Map<string, ReusedTemplate>();
     // A full build by a builder that keeps nothing reads the source a few templates at a time and
     // lets each batch go once its files are written: it never holds every manifest and entry at once.

@@ -100,11 +100,22 @@ export class FolderOutput implements RegistryOutput {
   /** `dir` normalized, ending with a separator: the start of every file's path. */
   readonly #root: string;
 
-  constructor(readonly dir: string) {
+  /**
+   * `syncHelper`: `now` (the default) starts the helper that syncs the file system at once, while the
+   * process's heap is small (a fork copies its page tables: a server's builder holds every entry
+   * later); `when-many` starts it when a build says it will write many files (`expectMany`, a full
+   * build, before it reads its source), once the output writes many (WRITER_THREAD_AFTER), or when a
+   * sync first needs it, for a process whose heap stays small (a build that streams, build-registry):
+   * a rebuild that writes a few files then starts no process.
+   */
+  constructor(
+    readonly dir: string,
+    options: { syncHelper?: 'now' | 'when-many' } = {},
+  ) {
     this.location = dir;
     const root = path.normalize(dir);
     this.#root = root === '.' || root === `.${path.sep}` ? '' : root.endsWith(path.sep) ? root : root + path.sep;
-    this.#sync = new FileSystemSync(dir);
+    this.#sync = new FileSystemSync(dir, options.syncHelper !== 'when-many');
   }
 
   #path(name: string): string {
@@ -321,6 +332,7 @@ export class FolderOutput implements RegistryOutput {
       this.#sync.early();
     }
     if (++this.#smallFiles <= WRITER_THREAD_AFTER) return this.#putNow(file, data, target);
+    this.#sync.start();
     const fresh = !this.#holds(file.name);
     const temp = fresh ? target : tempPathBeside(target);
     const writing = this.#writer.write(temp, data, fresh ? undefined : target);
@@ -512,6 +524,11 @@ export class FolderOutput implements RegistryOutput {
       else for (const [base, file] of entries) files[`${folder}/${base}`] = [file.size, file.mtimeMs, file.digest as string];
     }
     return { formatVersion: 3, files, folders };
+  }
+
+  expectMany(): void {
+    // The sync helper is started now, before the build reads its source (a fork copies the page tables of what the process holds).
+    this.#sync.start();
   }
 
   async barrier(): Promise<void> {

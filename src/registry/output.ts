@@ -114,6 +114,8 @@ export interface RegistryOutput {
   putArchive(archive: OutputArchive): Promise<void>;
   /** Makes every file put so far durable (the entry points are written after this). */
   barrier(): Promise<void>;
+  /** Optional: told that this build will write many files (a full build), before it reads its source: what writing many files needs can start while the process is small. */
+  expectMany?(): void;
   /** Removes files; missing ones are fine. */
   remove(names: readonly string[]): Promise<void>;
   /** Saves what the output needs to know the next build (after the entry points are written). */

@@ -152,7 +152,8 @@ export function registerBuildRegistry(
 
       let output: Awaited<ReturnType<typeof openOutputTarget>>;
       try {
-        output = await openOutputTarget(target, flags);
+        // A build with a build state streams (a small heap): the folder's sync helper starts only once it writes many files.
+        output = await openOutputTarget(target, flags, { syncHelper: 'when-many' });
       } catch (error) {
         await source.close?.();
         if (error instanceof UsageError) return usage(error.message);

@@ -39,9 +39,13 @@ export function checkOutputTarget(flags: OutputFlags, otherBucket?: { given: boo
 }
 
 /** The output opened; `close()` releases it (an S3 client's keep-alive sockets would hold the process open a while). */
-export async function openOutputTarget(target: OutputTarget, flags: OutputFlags): Promise<{ output: RegistryOutput; close: () => Promise<void> }> {
+export async function openOutputTarget(
+  target: OutputTarget,
+  flags: OutputFlags,
+  folder: { syncHelper?: 'now' | 'when-many' } = {},
+): Promise<{ output: RegistryOutput; close: () => Promise<void> }> {
   if (target.kind === 'folder') {
-    const output = new FolderOutput(target.dir);
+    const output = new FolderOutput(target.dir, folder);
     return { output, close: () => output.close() };
   }
   const settings = { ...(flags.s3Endpoint !== undefined ? { endpoint: flags.s3Endpoint } : {}), ...(flags.s3ForcePathStyle ? { forcePathStyle: true } : {}) };
