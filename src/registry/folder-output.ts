@@ -104,8 +104,8 @@ export class FolderOutput implements RegistryOutput {
    * `syncHelper`: `now` (the default) starts the helper that syncs the file system at once, while the
    * process's heap is small (a fork copies its page tables: a server's builder holds every entry
    * later); `when-many` starts it when a build says it will write many files (`expectMany`, a full
-   * build, before it reads its source), once the output writes many (WRITER_THREAD_AFTER), or when a
-   * sync first needs it, for a process whose heap stays small (a build that streams, build-registry):
+   * build, before it reads its source) or when a sync first needs it (an early sync, or a flush of
+   * many files), for a process whose heap stays small (a build that streams, build-registry):
    * a rebuild that writes a few files then starts no process.
    */
   constructor(
@@ -332,7 +332,6 @@ export class FolderOutput implements RegistryOutput {
       this.#sync.early();
     }
     if (++this.#smallFiles <= WRITER_THREAD_AFTER) return this.#putNow(file, data, target);
-    this.#sync.start();
     const fresh = !this.#holds(file.name);
     const temp = fresh ? target : tempPathBeside(target);
     const writing = this.#writer.write(temp, data, fresh ? undefined : target);
