@@ -47,6 +47,8 @@ export const SERVER_ENTRIES = {
   'brotli-worker': 'src/registry/brotli-worker.ts',
   // Its file writer thread's, likewise (registry/file-writer-thread.ts).
   'file-writer-worker': 'src/registry/file-writer-worker.ts',
+  // The server's build thread's, likewise (server/build-thread.ts).
+  'build-worker': 'src/server/build-worker.ts',
 };
 
 const common = {

@@ -39,6 +39,7 @@ import { webhooksRoute } from './routes/webhooks.js';
 import { ConnectionLimit, installBodyTimeout } from './slow-clients.js';
 import { DEFAULT_STATS_REFRESH_MS, startStatsRefresh } from './stats-refresh.js';
 import { loadStaticFiles, REGISTRY_FILE } from './static-files.js';
+import { ServerBuilder } from './build-thread.js';
 import { registryUpdatedData, WebhookDispatcher, type WebhookDispatcherOptions } from './webhooks.js';
 import { PurgeDispatcher, type PurgeDispatcherOptions } from './purges.js';
 import { purgeUrlsOf, type PurgeTarget } from '../registry/purge/index.js';
@@ -188,8 +189,9 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     forceCloseConnections: options.forceCloseConnections ?? 'idle',
   });
-  // One builder for the server's life: it keeps every entry it made, so a rebuild serializes only what changed.
-  const builder = new RegistryBuilder(storeSource(storage, publicUrl), { outDir: storage.publicDir, publicUrl });
+  // One builder for the server's life (on a thread of its own where the store allows): it keeps every
+  // entry it made, so a rebuild serializes only what changed.
+  const builder = new ServerBuilder(storage, publicUrl);
   const purgePublicUrl = (options.purge?.publicUrl ?? publicUrl).replace(/\/+$/, '');
   const purges =
     options.purge && options.purge.targets.length > 0
@@ -269,6 +271,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
     await publisher.changed('start');
   } catch (error) {
     await peers?.stop();
+    await builder.close();
     throw error;
   }
   const stats = await startStatsRefresh({
@@ -330,6 +333,7 @@ export async function createServer(options: ServerOptions): Promise<RegistryServ
   }
   app.addHook('onClose', async () => {
     await builder.close();
+    await mirror?.close();
     await storage.close();
   });
   return { app, context, store: storage };

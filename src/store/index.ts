@@ -68,7 +68,7 @@ export type {
   TrustedPublisherSelector,
 } from './types.js';
 export { eventMatches, tokenState, LAST_USED_PRECISION_MS, MAX_TRUSTED_PUBLISHERS, StagedQuotaError } from './types.js';
-export { openSqliteStorage, SCHEMA_VERSION, StoreVersionError, StoreNotFoundError, type SqliteStorage, type OpenStorageOptions } from './sqlite/index.js';
+export { openSqliteStorage, selfContainedStoreFolder, SCHEMA_VERSION, StoreVersionError, StoreNotFoundError, type SqliteStorage, type OpenStorageOptions } from './sqlite/index.js';
 export { storeSource, lifecycleFields } from './source.js';
 export { secretsEqual } from './secrets.js';
 export { FolderBlobStore, S3BlobStore, S3BlobError, BlobKeyError, openBlobStore, type S3BlobStoreOptions, type S3BlobSettings } from './blob/index.js';

@@ -40,6 +40,18 @@ export interface SqliteStorage extends RegistryStorage {
   archivePath(name: string, version: string): string;
 }
 
+/** The stores `openSqliteStorage` opened that keep their bytes in their own folder (see `selfContainedStoreFolder`). */
+const selfContained = new WeakSet<RegistryStorage>();
+
+/**
+ * The folder another connection can open `storage` from (the server's build thread opens its own):
+ * only an embedded store this module opened that keeps its bytes in that folder. Undefined for any
+ * other (a bucket's client, a database pool or a wrapped store cannot be handed to a thread).
+ */
+export function selfContainedStoreFolder(storage: RegistryStorage): string | undefined {
+  return selfContained.has(storage) ? (storage as SqliteStorage).dir : undefined;
+}
+
 /** `--store` names a folder that holds no store (and creating one was not asked for). */
 export class StoreNotFoundError extends Error {
   override readonly name = 'StoreNotFoundError';
@@ -83,7 +95,7 @@ export async function openSqliteStorage(dir: string, options: OpenStorageOptions
   await reserve.ensure().catch(() => undefined);
   const versions = new SqliteVersionStore(db, blobs, layout.tmp, reserve);
   const files = new SqliteFileStore(db, blobs);
-  return {
+  const storage: SqliteStorage = {
     dir: layout.dir,
     publicDir,
     tokens: new SqliteTokenStore(db),
@@ -115,4 +127,6 @@ export async function openSqliteStorage(dir: string, options: OpenStorageOptions
       return Promise.resolve();
     },
   };
+  if (options.blobs === undefined) selfContained.add(storage);
+  return storage;
 }
