@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The embedded server's static reads against a bare `node:http` server answering the same bytes.
 //
-// GET /registry.json of a registry built by the server from a store of 1,000 versions (200 and
+// GET /registry.json of a registry built by the server at its start from a store of 1,000 versions
+// (filled beforehand by another process; the server's builds run on its build thread) (200 and
 // 304 on If-None-Match), each beside the floor measured in the same run: a bare node:http server
 // in its own process that answers the bytes the embedded server sent, with the same headers
 // (X-Request-Id and X-RateLimit-* included, as fixed strings), and 304 when If-None-Match equals
@@ -23,7 +24,7 @@
 // Prints one JSON document (title, setup, rows, notes). Needs `npm run build` (imports build/).
 // About 2 minutes; BENCH_QUICK=1: 200 versions, 2 s per case, 2 rounds.
 import { Buffer } from 'node:buffer';
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -105,8 +106,10 @@ async function serveEmbedded(way) {
   const { openSqliteStorage } = await import(path.join(root, 'build/src/store/index.js'));
   const { createServer } = await import(path.join(root, 'build/src/server/index.js'));
   const dir = await mkdtemp(path.join(os.tmpdir(), 'tr-bench-read-'));
+  // Filled by another process, as a registry's store is by the uploads before a (re)start: the
+  // seeding's own work (the store API, gzip) is the bench's, not the server's, and stays out of its process.
+  execFileSync(process.execPath, [here, 'seed', dir], { stdio: ['ignore', 'ignore', 'inherit'] });
   const store = await openSqliteStorage(dir);
-  await seed(store, VERSIONS);
   const server = await createServer({
     store,
     publicUrl: 'http://127.0.0.1',
@@ -320,7 +323,7 @@ async function orchestrate() {
   const result = {
     title: 'Embedded server: GET /registry.json against a bare node:http server',
     setup:
-      `registry.json of ${VERSIONS} versions (${VERSIONS / 5} templates) built by the server from its store: ${identity.body.length} bytes, ` +
+      `registry.json of ${VERSIONS} versions (${VERSIONS / 5} templates) built by the server at its start from a store another process filled: ${identity.body.length} bytes, ` +
       `${first.body.length} bytes br; the server holds ${heldBytes} bytes of static files (every file, every coding); autocannon ${CONNECTIONS} connections on 127.0.0.1, ${SECONDS} s per case x ${ROUNDS} rounds after 1 s warm-ups, ` +
       `the servers back to back in each round; ${PROCESS_SETS} sets of fresh server processes (each server's figure: the median of its sets' means); each server in its own child process, autocannon in the parent; ${os.cpus().length} shared cores`,
     rows,
@@ -329,8 +332,17 @@ async function orchestrate() {
   console.log(JSON.stringify(result));
 }
 
+/** Fills the store in `dir` with the bench's versions, then closes it. */
+async function seedStore(dir) {
+  const { openSqliteStorage } = await import(path.join(root, 'build/src/store/index.js'));
+  const store = await openSqliteStorage(dir);
+  await seed(store, VERSIONS);
+  await store.close();
+}
+
 const role = process.argv[2];
-if (role === 'embedded') await serveEmbedded('plain');
+if (role === 'seed') await seedStore(process.argv[3]);
+else if (role === 'embedded') await serveEmbedded('plain');
 else if (role === 'proxied') await serveEmbedded('proxied');
 else if (role === 'logging') await serveEmbedded('logging');
 else if (role === 'bare') serveBare();
