@@ -5,10 +5,10 @@
  *
  * Why a thread: a build streams archives through gunzip and tar, compresses with gzip and brotli
  * and writes through file streams. Run on the serving thread, that work leaves Node's shared stream
- * and event code slower for the sockets from then on: a minimal route answered its 304s 7-22% slower
- * after a first build of 1,000 versions in its process (bench/RESULTS.md, server-read). On its own
- * thread the build's work never touches the serving thread's code; the document comes back as a
- * copy (structured clone), which the serving thread answers from as before.
+ * and event code slower for the sockets from then on: a minimal route answered its 304s 11-18% slower
+ * after a first build of 1,000 versions in its process, 0-8% with the build on this thread
+ * (bench/RESULTS.md, server-read). The document comes back as a copy (structured clone), which the
+ * serving thread answers from as before.
  *
  * Where the worker's script is not beside this module (the sources the tests run), the worker
  * fails, or it is gone, builds run on the serving thread with a builder of its own (job-thread.ts).
