@@ -42,8 +42,8 @@ const WORKER_SCRIPT = new URL('./build-worker.js', import.meta.url);
 export class ServerBuilder {
   readonly #storage: RegistryStorage;
   readonly #publicUrl: string;
-  readonly #dir: string | undefined;
-  readonly #thread: JobThread<BuildJob, BuildJobAnswer> | undefined;
+  /** The worker and what its jobs say, for a store a thread can open. */
+  readonly #thread: { runner: JobThread<BuildJob, BuildJobAnswer>; job: Omit<BuildJob, 'id'> } | undefined;
   /** The serving thread's builder, made when a build runs there (it keeps its entries from build to build). */
   #local: RegistryBuilder | undefined;
   /** The build in progress: closing waits for it. */
@@ -53,18 +53,18 @@ export class ServerBuilder {
   constructor(storage: RegistryStorage, publicUrl: string, script: URL = WORKER_SCRIPT) {
     this.#storage = storage;
     this.#publicUrl = publicUrl;
-    this.#dir = selfContainedStoreFolder(storage);
-    this.#thread = this.#dir === undefined ? undefined : new JobThread<BuildJob, BuildJobAnswer>(script, 'the registry build worker');
+    const dir = selfContainedStoreFolder(storage);
+    this.#thread = dir === undefined ? undefined : { runner: new JobThread<BuildJob, BuildJobAnswer>(script, 'the registry build worker'), job: { dir, publicUrl } };
   }
 
   /** Whether builds run on the worker thread (started now if need be). */
   onThread(): boolean {
-    return this.#thread?.ready() ?? false;
+    return this.#thread?.runner.ready() ?? false;
   }
 
   /** Builds the registry into the store's public folder; rejects when the build failed. */
   build(): Promise<ServerBuild> {
-    const job = this.#dir === undefined ? undefined : this.#thread?.run({ dir: this.#dir, publicUrl: this.#publicUrl });
+    const job = this.#thread?.runner.run(this.#thread.job);
     const built = job ? job.then((answer) => (answer as Extract<BuildJobAnswer, { built: ServerBuild }>).built) : this.#buildHere();
     this.#running = built.catch(() => undefined);
     return built;
@@ -78,7 +78,7 @@ export class ServerBuilder {
   /** Waits for the build in progress, then ends the worker (and the local builder's threads). */
   async close(): Promise<void> {
     await this.#running;
-    await this.#thread?.close();
+    await this.#thread?.runner.close();
     await this.#local?.close();
   }
 }

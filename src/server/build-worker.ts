@@ -5,6 +5,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 
+import { errorMessage } from '../core/errors.js';
 import { RegistryBuilder } from '../registry/build.js';
 import { openSqliteStorage } from '../store/sqlite/index.js';
 import { storeSource } from '../store/source.js';
@@ -31,7 +32,7 @@ async function answer(job: BuildJob): Promise<BuildJobAnswer> {
     return { id: job.id, built: serverBuildOf(result) };
   } catch (error) {
     const code = (error as { code?: unknown } | undefined)?.code;
-    return { id: job.id, error: error instanceof Error ? error.message : String(error), ...(typeof code === 'string' ? { code } : {}) };
+    return { id: job.id, error: errorMessage(error), ...(typeof code === 'string' ? { code } : {}) };
   }
 }
 
@@ -40,7 +41,7 @@ function send(answer: BuildJobAnswer): void {
     port?.postMessage(answer);
   } catch (error) {
     // A document that cannot be copied to the serving thread fails the build, not the worker.
-    port?.postMessage({ id: answer.id, error: `the build could not be handed to the server: ${error instanceof Error ? error.message : String(error)}` } satisfies BuildJobAnswer);
+    port?.postMessage({ id: answer.id, error: `the build could not be handed to the server: ${errorMessage(error)}` } satisfies BuildJobAnswer);
   }
 }
 
