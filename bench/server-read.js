@@ -11,7 +11,8 @@
 // second, then rounds of 3 s per case and server) so that a slow moment of this shared machine
 // hits all alike, and in several sets of fresh server processes (one process of the same code can
 // run 15-20% slower than another for its whole life here). Besides requests per second, each
-// server's CPU time per request.
+// server's CPU time per request; and, with no kernel and no load generator, the 304's cost in
+// JavaScript alone: both servers in one process fed through in-memory sockets (measureInProcess).
 //
 // The embedded server answers every request through one pipeline, fastify's (the static files'
 // routes in src/server/routes/read.ts, a plain read answered by the route's onRequest hook after the
@@ -22,7 +23,7 @@
 // lines to its stdout, discarded).
 //
 // Prints one JSON document (title, setup, rows, notes). Needs `npm run build` (imports build/).
-// About 2 minutes; BENCH_QUICK=1: 200 versions, 2 s per case, 2 rounds.
+// About 4 minutes; BENCH_QUICK=1: 200 versions, 2 s per case, 2 rounds.
 import { Buffer } from 'node:buffer';
 import { execFileSync, fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -159,6 +160,82 @@ function serveBare() {
       process.send({ port: server.address().port });
     });
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child: both servers in one process, without the kernel
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The 304 of /registry.json answered by the embedded server and by a bare node:http handler of the
+ * same bytes and headers, both in this one process and fed through in-memory sockets (pipelined
+ * requests in, answers counted and dropped): what each answer costs in JavaScript and Node's HTTP
+ * code alone, with no system call, no load generator and no other process. The network figures
+ * above add the kernel's work and the machine's noise to this. Interleaved rounds; the median of each.
+ */
+async function measureInProcess() {
+  const { Duplex } = await import('node:stream');
+  const { openSqliteStorage } = await import(path.join(root, 'build/src/store/index.js'));
+  const { createServer } = await import(path.join(root, 'build/src/server/index.js'));
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'tr-bench-read-'));
+  execFileSync(process.execPath, [here, 'seed', dir], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const server = await createServer({ store: await openSqliteStorage(dir), publicUrl: 'http://127.0.0.1', limits: { readPerMinute: 1_000_000_000 } });
+  await server.app.ready();
+  const first = await server.app.inject({ url: '/registry.json', headers: { 'accept-encoding': ACCEPT_ENCODING } });
+  const headers = Object.fromEntries(Object.entries(first.headers).filter(([name]) => !TRANSPORT_HEADERS.has(name)));
+  const etag = headers.etag;
+  const notModifiedHeaders = Object.fromEntries(Object.entries(headers).filter(([name]) => !['content-length', 'content-encoding', 'content-type'].includes(name)));
+  const bare = http.createServer((request, response) => {
+    if (request.headers['if-none-match'] === etag) {
+      response.writeHead(304, notModifiedHeaders);
+      response.end();
+      return;
+    }
+    response.writeHead(200, headers);
+    response.end(first.rawPayload);
+  });
+  const request = Buffer.from(`GET /registry.json HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: ${ACCEPT_ENCODING}\r\nIf-None-Match: ${etag}\r\n\r\n`);
+  const PIPELINED = 10;
+  const batch = Buffer.concat(Array.from({ length: PIPELINED }, () => request));
+  /** A connection to `target`: `send()` writes PIPELINED requests and resolves when as many 304s came back. */
+  const connect = (target) => {
+    let waiting = 0;
+    let done = () => {};
+    const socket = new Duplex({
+      read() {},
+      write(chunk, _encoding, callback) {
+        const text = chunk.toString('latin1');
+        if (text.startsWith('HTTP/1.1 ')) {
+          if (!text.startsWith('HTTP/1.1 304 ')) throw new Error(`expected a 304, got ${text.slice(0, 40)}`);
+          if (--waiting === 0) done();
+        }
+        callback();
+      },
+    });
+    Object.assign(socket, { remoteAddress: '127.0.0.1', remotePort: 40000, setTimeout: () => socket, setNoDelay: () => socket, setKeepAlive: () => socket });
+    target.emit('connection', socket);
+    return () =>
+      new Promise((resolve) => {
+        waiting = PIPELINED;
+        done = resolve;
+        socket.push(batch);
+      });
+  };
+  const clients = { embedded: connect(server.app.server), bare: connect(bare) };
+  const REQUESTS = QUICK ? 20_000 : 100_000;
+  const timePerRequest = async (send) => {
+    const start = process.hrtime.bigint();
+    for (let sent = 0; sent < REQUESTS; sent += PIPELINED) await send();
+    return Number(process.hrtime.bigint() - start) / 1000 / REQUESTS;
+  };
+  for (const send of Object.values(clients)) await timePerRequest(send); // warm-up
+  const samples = { embedded: [], bare: [] };
+  for (let round = 0; round < (QUICK ? 3 : 9); round++) {
+    for (const name of round % 2 === 0 ? ['embedded', 'bare'] : ['bare', 'embedded']) samples[name].push(await timePerRequest(clients[name]));
+  }
+  await server.app.close();
+  await rm(dir, { recursive: true, force: true });
+  process.send({ embedded: median(samples.embedded), bare: median(samples.bare), requests: REQUESTS });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -304,6 +381,21 @@ async function orchestrate() {
       if (targeted && ratio < TARGET) notes.push(`${pair.name}: ${ratio}x the requests per second of the bare server, under the ${TARGET}x target.`);
     }
   }
+  const inProcess = await new Promise((resolve, reject) => {
+    const child = fork(here, ['in-process'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`the in-process measure exited (${code}) before reporting`)));
+  });
+  rows.push({
+    name: 'GET /registry.json 304 (If-None-Match), both servers in one process over in-memory sockets: time per request',
+    value: round2(inProcess.embedded),
+    unit: 'us',
+    baseline: 'bare node:http 304, same process',
+    baselineValue: round2(inProcess.bare),
+    ratio: round2(inProcess.embedded / inProcess.bare),
+    target: null,
+    met: null,
+  });
   for (const [k, pair] of pairs.entries()) {
     for (const [name, , label] of WAYS) {
       const ours = figure(k, name, 'cpuPerRequest');
@@ -317,6 +409,8 @@ async function orchestrate() {
       "written without fastify's send pipeline (src/server/routes/read.ts). " +
       'The server that trusts a proxy and the one that logs run the same code; logging costs what ' +
       'writing two JSON lines per request costs.',
+    `The in-process row (both servers in one process, fed pipelined requests through in-memory sockets, ${inProcess.requests} requests per round, the median of 9 interleaved rounds) is what each 304 costs in JavaScript and Node's HTTP code alone: ` +
+      `this server's costs ${round2(inProcess.embedded - inProcess.bare)} us more than the bare handler's. It has no system call and no load generator beside it, so it moves far less than the network figures on this shared machine; the network ratios add the kernel's work (the same for both servers) and the machine's noise to it.`,
     'Requests per second are what a client sees with autocannon sharing this 2-core machine with the servers (and other work); ' +
       'the CPU-per-request rows (process.cpuUsage of each server process over its runs) show the cost of each answer regardless.',
   );
@@ -346,4 +440,5 @@ else if (role === 'embedded') await serveEmbedded('plain');
 else if (role === 'proxied') await serveEmbedded('proxied');
 else if (role === 'logging') await serveEmbedded('logging');
 else if (role === 'bare') serveBare();
+else if (role === 'in-process') await measureInProcess();
 else await orchestrate();

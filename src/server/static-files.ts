@@ -2,7 +2,7 @@
  * The static registry files the server answers from memory: registry.json, the sparse index, the
  * per-template files and the catalog page, each with the .gz/.br variants the build wrote beside
  * it, and with everything an answer needs computed once per build (strong ETags per coding,
- * Last-Modified, Content-Length, the header objects of a 200 and of a 304).
+ * Last-Modified, Content-Length, the header lists of a 200 and of a 304).
  *
  * A snapshot is immutable and belongs to one build: the server swaps it whole (with the document
  * it was built with), so a reader never sees files of two builds. Loading one after a build
@@ -59,10 +59,13 @@ export interface StaticRepresentation {
   bytes: Buffer;
   /** Strong tag: `"<tag>"` for identity, `"<tag>-br"` / `"<tag>-gzip"` for the variants (RFC 9110 8.8.3). */
   etag: string;
-  /** Headers of a 200 (and HEAD): validators, caching, type, length, coding. */
-  headers: Readonly<Record<string, string>>;
-  /** Headers of a 304: validators and caching. */
-  notModifiedHeaders: Readonly<Record<string, string>>;
+  /**
+   * Headers of a 200 (and HEAD): validators, caching, type, length, coding; as name/value pairs in
+   * one flat list, the form node's `writeHead` takes without walking an object's keys.
+   */
+  headerPairs: readonly string[];
+  /** Headers of a 304 (validators and caching), likewise. */
+  notModifiedHeaderPairs: readonly string[];
 }
 
 export interface StaticFile {
@@ -197,7 +200,7 @@ function representation(coding: ContentCoding, bytes: Buffer, tag: string, conte
   const notModifiedHeaders = { etag, 'last-modified': lastModified, 'cache-control': DOCUMENT_CACHE_CONTROL, vary: 'Accept-Encoding' };
   const headers: Record<string, string> = { ...notModifiedHeaders, 'content-type': contentType, 'content-length': String(bytes.length) };
   if (coding !== 'identity') headers['content-encoding'] = coding;
-  return { coding, bytes, etag, headers: Object.freeze(headers), notModifiedHeaders: Object.freeze(notModifiedHeaders) };
+  return { coding, bytes, etag, headerPairs: Object.freeze(Object.entries(headers).flat()), notModifiedHeaderPairs: Object.freeze(Object.entries(notModifiedHeaders).flat()) };
 }
 
 

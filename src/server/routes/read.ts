@@ -6,7 +6,6 @@
  * health check.
  */
 import { createHash } from 'node:crypto';
-import type { OutgoingHttpHeaders } from 'node:http';
 
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 
@@ -32,7 +31,7 @@ import {
   type StaticFiles,
 } from '../static-files.js';
 import { TEMPLATE_PARAMS, VERSION_PARAMS } from '../params.js';
-import { addRateLimitHeaders, READS } from '../rate-limit.js';
+import { appendRateLimitHeaders, READS } from '../rate-limit.js';
 
 export const ENVELOPE_CACHE_CONTROL = 'public, max-age=60';
 export const ARCHIVE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
@@ -42,21 +41,27 @@ export const ERROR_CACHE_CONTROL = 'no-store';
 
 /**
  * Answers a static file: the representation the client accepts, or a 304. Written straight to the
- * response (reply.hijack) with the headers computed once per build, any a hook set on the reply, and
- * those every answer carries (the request id, the rate limit: set by onSend hooks on other answers):
- * the hottest answers of the server skip fastify's send pipeline (serialization, the onSend hooks).
- * fastify still logs the request, as any other.
+ * response (reply.hijack) with the headers computed once per build, those every answer carries
+ * (the request id, the rate limit: set by onSend hooks on other answers) and `hookHeaders`, those a
+ * hook set on the reply: the hottest answers of the server skip fastify's send pipeline
+ * (serialization, the onSend hooks). fastify still logs the request, as any other.
  */
-function sendStaticFile(request: FastifyRequest, reply: FastifyReply, file: StaticFile): void {
+function sendStaticFile(request: FastifyRequest, reply: FastifyReply, file: StaticFile, hookHeaders: readonly string[] = []): void {
   const chosen = chooseRepresentation(file, request.headers['accept-encoding']);
   const notModified = isNotModified(file, chosen, request.headers['if-none-match'], request.headers['if-modified-since']);
-  const headers: Record<string, string | number> = { 'x-request-id': requestId(request) };
-  if (request.rateLimit !== null) addRateLimitHeaders(headers, request.rateLimit);
-  Object.assign(headers, reply.getHeaders(), notModified ? chosen.notModifiedHeaders : chosen.headers);
+  const headers = ['x-request-id', requestId(request)];
+  if (request.rateLimit !== null) appendRateLimitHeaders(headers, request.rateLimit);
+  if (hookHeaders.length > 0) headers.push(...hookHeaders);
+  headers.push(...(notModified ? chosen.notModifiedHeaderPairs : chosen.headerPairs));
   reply.hijack();
-  reply.raw.writeHead(notModified ? 304 : 200, headers as OutgoingHttpHeaders);
+  reply.raw.writeHead(notModified ? 304 : 200, headers);
   if (notModified || request.method === 'HEAD') reply.raw.end();
   else reply.raw.end(chosen.bytes);
+}
+
+/** The headers hooks set on `reply`, as name/value pairs (a header of several values once per value). */
+function replyHeaderPairs(reply: FastifyReply): string[] {
+  return Object.entries(reply.getHeaders()).flatMap(([name, value]) => (value === undefined ? [] : Array.isArray(value) ? value.flatMap((item) => [name, item]) : [name, String(value)]));
 }
 
 function notBuiltYet(name: string): ApiError {
@@ -97,7 +102,9 @@ function headerText(value: string | string[] | undefined): string | undefined {
  * refused as every request) and ends the request's
  * lifecycle: the later app-wide hooks have nothing to do for it (the API version is checked here by
  * api-version.ts's own function, the NUL check of json-input.ts has no query to look at and finds
- * none in a file's name, no body is read). Anything else (a query string, a version to refuse, a
+ * none in a file's name, no body is read). No hook before it sets a reply header (the rate limit's
+ * count keeps its state on the request), so it has none to pass on; the route's handler, which runs
+ * after every hook, passes on those set. Anything else (a query string, a version to refuse, a
  * file not built or not found) goes on through every hook to the route's handler, as any request.
  */
 const STATIC_FILE_CONFIG = { rateLimit: READS, cache: 'static-file' } as const;
@@ -130,7 +137,7 @@ const staticFileRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, {
       const params = request.params as Params;
       const file = files && fileOf(files, params);
       if (!file) throw missing(params);
-      sendStaticFile(request, reply, file);
+      sendStaticFile(request, reply, file, replyHeaderPairs(reply));
     });
   };
   /** A file of the build at a fixed name (503 with Retry-After until it is built). */
