@@ -135,22 +135,24 @@ async function serveEmbedded(way) {
 // Child: the bare node:http server (the floor)
 // ---------------------------------------------------------------------------------------------
 
+/** The floor's handler: `bytes` with `headers` (a 200), or a 304 when If-None-Match equals their ETag. */
+function bareHandler(bytes, headers) {
+  const etag = headers.etag;
+  const notModifiedHeaders = Object.fromEntries(Object.entries(headers).filter(([name]) => !['content-length', 'content-encoding', 'content-type'].includes(name)));
+  return (request, response) => {
+    if (request.headers['if-none-match'] === etag) {
+      response.writeHead(304, notModifiedHeaders);
+      response.end();
+      return;
+    }
+    response.writeHead(200, headers);
+    response.end(bytes);
+  };
+}
+
 function serveBare() {
   process.once('message', ({ body, headers }) => {
-    const bytes = Buffer.from(body, 'base64');
-    const etag = headers.etag;
-    const notModifiedHeaders = Object.fromEntries(
-      Object.entries(headers).filter(([name]) => !['content-length', 'content-encoding', 'content-type'].includes(name)),
-    );
-    const server = http.createServer((request, response) => {
-      if (request.headers['if-none-match'] === etag) {
-        response.writeHead(304, notModifiedHeaders);
-        response.end();
-        return;
-      }
-      response.writeHead(200, headers);
-      response.end(bytes);
-    });
+    const server = http.createServer(bareHandler(Buffer.from(body, 'base64'), headers));
     server.keepAliveTimeout = 72_000; // fastify's default, so that neither server closes connections
     server.listen(0, '127.0.0.1', () => {
       reportCpuOnRequest();
@@ -184,16 +186,7 @@ async function measureInProcess() {
   const first = await server.app.inject({ url: '/registry.json', headers: { 'accept-encoding': ACCEPT_ENCODING } });
   const headers = Object.fromEntries(Object.entries(first.headers).filter(([name]) => !TRANSPORT_HEADERS.has(name)));
   const etag = headers.etag;
-  const notModifiedHeaders = Object.fromEntries(Object.entries(headers).filter(([name]) => !['content-length', 'content-encoding', 'content-type'].includes(name)));
-  const bare = http.createServer((request, response) => {
-    if (request.headers['if-none-match'] === etag) {
-      response.writeHead(304, notModifiedHeaders);
-      response.end();
-      return;
-    }
-    response.writeHead(200, headers);
-    response.end(first.rawPayload);
-  });
+  const bare = http.createServer(bareHandler(first.rawPayload, headers));
   const request = Buffer.from(`GET /registry.json HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: ${ACCEPT_ENCODING}\r\nIf-None-Match: ${etag}\r\n\r\n`);
   const PIPELINED = 10;
   const batch = Buffer.concat(Array.from({ length: PIPELINED }, () => request));
