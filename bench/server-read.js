@@ -216,6 +216,7 @@ async function measureInProcess() {
   };
   const clients = { embedded: connect(server.app.server), bare: connect(bare) };
   const REQUESTS = QUICK ? 20_000 : 100_000;
+  const ROUNDS_IN_PROCESS = QUICK ? 3 : 9;
   const timePerRequest = async (send) => {
     const start = process.hrtime.bigint();
     for (let sent = 0; sent < REQUESTS; sent += PIPELINED) await send();
@@ -223,12 +224,12 @@ async function measureInProcess() {
   };
   for (const send of Object.values(clients)) await timePerRequest(send); // warm-up
   const samples = { embedded: [], bare: [] };
-  for (let round = 0; round < (QUICK ? 3 : 9); round++) {
+  for (let round = 0; round < ROUNDS_IN_PROCESS; round++) {
     for (const name of round % 2 === 0 ? ['embedded', 'bare'] : ['bare', 'embedded']) samples[name].push(await timePerRequest(clients[name]));
   }
   await server.app.close();
   await rm(dir, { recursive: true, force: true });
-  process.send({ embedded: median(samples.embedded), bare: median(samples.bare), requests: REQUESTS });
+  process.send({ embedded: median(samples.embedded), bare: median(samples.bare), requests: REQUESTS, rounds: ROUNDS_IN_PROCESS });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -402,7 +403,7 @@ async function orchestrate() {
       "written without fastify's send pipeline (src/server/routes/read.ts). " +
       'The server that trusts a proxy and the one that logs run the same code; logging costs what ' +
       'writing two JSON lines per request costs.',
-    `The in-process row (both servers in one process, fed pipelined requests through in-memory sockets, ${inProcess.requests} requests per round, the median of 9 interleaved rounds) is what each 304 costs in JavaScript and Node's HTTP code alone: ` +
+    `The in-process row (both servers in one process, fed pipelined requests through in-memory sockets, ${inProcess.requests} requests per round, the median of ${inProcess.rounds} interleaved rounds) is what each 304 costs in JavaScript and Node's HTTP code alone: ` +
       `this server's costs ${round2(inProcess.embedded - inProcess.bare)} us more than the bare handler's. It has no system call and no load generator beside it, so it moves far less than the network figures on this shared machine; the network ratios add the kernel's work (the same for both servers) and the machine's noise to it.`,
     'Requests per second are what a client sees with autocannon sharing this 2-core machine with the servers (and other work); ' +
       'the CPU-per-request rows (process.cpuUsage of each server process over its runs) show the cost of each answer regardless.',

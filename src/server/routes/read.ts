@@ -43,25 +43,34 @@ export const ERROR_CACHE_CONTROL = 'no-store';
  * Answers a static file: the representation the client accepts, or a 304. Written straight to the
  * response (reply.hijack) with the headers computed once per build, those every answer carries
  * (the request id, the rate limit: set by onSend hooks on other answers) and `hookHeaders`, those a
- * hook set on the reply: the hottest answers of the server skip fastify's send pipeline
- * (serialization, the onSend hooks). fastify still logs the request, as any other.
+ * hook set on the reply that the file's own do not replace: the hottest answers of the server skip
+ * fastify's send pipeline (serialization, the onSend hooks). fastify still logs the request, as any other.
  */
-function sendStaticFile(request: FastifyRequest, reply: FastifyReply, file: StaticFile, hookHeaders: readonly string[] = []): void {
+function sendStaticFile(request: FastifyRequest, reply: FastifyReply, file: StaticFile, hookHeaders: HookHeaders = NO_HEADERS): void {
   const chosen = chooseRepresentation(file, request.headers['accept-encoding']);
   const notModified = isNotModified(file, chosen, request.headers['if-none-match'], request.headers['if-modified-since']);
+  const own = notModified ? chosen.notModifiedHeaderPairs : chosen.headerPairs;
   const headers = ['x-request-id', requestId(request)];
   if (request.rateLimit !== null) appendRateLimitHeaders(headers, request.rateLimit);
-  if (hookHeaders.length > 0) headers.push(...hookHeaders);
-  headers.push(...(notModified ? chosen.notModifiedHeaderPairs : chosen.headerPairs));
+  if (hookHeaders !== NO_HEADERS) appendHookHeaders(headers, hookHeaders, own);
+  headers.push(...own);
   reply.hijack();
   reply.raw.writeHead(notModified ? 304 : 200, headers);
   if (notModified || request.method === 'HEAD') reply.raw.end();
   else reply.raw.end(chosen.bytes);
 }
 
-/** The headers hooks set on `reply`, as name/value pairs (a header of several values once per value). */
-function replyHeaderPairs(reply: FastifyReply): string[] {
-  return Object.entries(reply.getHeaders()).flatMap(([name, value]) => (value === undefined ? [] : Array.isArray(value) ? value.flatMap((item) => [name, item]) : [name, String(value)]));
+/** The headers hooks set on a reply (`reply.getHeaders()`). */
+type HookHeaders = Readonly<Partial<ReturnType<FastifyReply['getHeaders']>>>;
+
+const NO_HEADERS: HookHeaders = Object.freeze({});
+
+/** Appends to `pairs` the headers of `hookHeaders` whose name `own` (name/value pairs) does not set: the file's own win. */
+function appendHookHeaders(pairs: string[], hookHeaders: HookHeaders, own: readonly string[]): void {
+  for (const [name, value] of Object.entries(hookHeaders)) {
+    if (value === undefined || own.some((item, i) => i % 2 === 0 && item === name)) continue;
+    for (const item of Array.isArray(value) ? value : [value]) pairs.push(name, String(item));
+  }
 }
 
 function notBuiltYet(name: string): ApiError {
@@ -137,7 +146,7 @@ const staticFileRoutes: FastifyPluginAsync<{ context: ServerContext }> = (app, {
       const params = request.params as Params;
       const file = files && fileOf(files, params);
       if (!file) throw missing(params);
-      sendStaticFile(request, reply, file, replyHeaderPairs(reply));
+      sendStaticFile(request, reply, file, reply.getHeaders());
     });
   };
   /** A file of the build at a fixed name (503 with Retry-After until it is built). */
