@@ -39,6 +39,7 @@ import { webhooksRoute } from './routes/webhooks.js';
 import { ConnectionLimit, installBodyTimeout } from './slow-clients.js';
 import { DEFAULT_STATS_REFRESH_MS, startStatsRefresh } from './stats-refresh.js';
 import { loadStaticFiles, REGISTRY_FILE } from './static-files.js';
+import { settleTickQueue } from './tick-queue.js';
 import { ServerBuilder } from './build-thread.js';
 import { registryUpdatedData, WebhookDispatcher, type WebhookDispatcherOptions } from './webhooks.js';
 import { PurgeDispatcher, type PurgeDispatcherOptions } from './purges.js';
@@ -162,6 +163,7 @@ export function installValidators(app: FastifyInstance): void {
  * between an upload and its build heals) and after every upload.
  */
 export async function createServer(options: ServerOptions): Promise<RegistryServer> {
+  settleTickQueue();
   // Checked before the storage is opened: a bad issuer is a configuration error, not a running server.
   const issuers = trustedIssuers(options.oidcIssuers);
   const sigstore = await loadSigstoreTrust(options.sigstoreTrustedRoot);
