@@ -9,14 +9,17 @@
  * calls first let V8 optimize nextTick on one shape before anything else runs.
  */
 
-/** Calls of each arity node's code uses (no argument to three). */
+/**
+ * Calls of each arity node's code uses (no argument to three): 12,000 in all. Measured: 1,000 left
+ * nextTick megamorphic every time, 12,000 in none of the processes tried.
+ */
 const CALLS_PER_ARITY = 3000;
 
 let settled = false;
 
 /**
- * Calls process.nextTick uniformly until V8 has optimized it, once per process; the ticks queued
- * (which do nothing) run at the next turn of the event loop.
+ * Calls process.nextTick uniformly, once per process (later calls return at once); the ticks
+ * queued (which do nothing) run at the next turn of the event loop.
  */
 export function settleTickQueue(): void {
   if (settled) return;
