@@ -66,8 +66,10 @@ const base64 = (bytes: ArrayBufferView | ArrayBuffer): string =>
 /** Starts the instance, closed after the test (`keep`: by the caller). */
 export async function startFakeSigstore(options: { keep?: boolean } = {}): Promise<FakeSigstore> {
   const validSince = new Date(Date.now() - 24 * 3600_000).toISOString();
-  // A whole second, after the mock's root certificates (valid from the moment they are made).
-  const clock = new Date((Math.floor(Date.now() / 1000) + 2) * 1000);
+  // The mock's services read this Date when they sign. It is set once their root certificates exist
+  // (each valid from the moment it is made): a slow start, on a busy machine, must not date a
+  // signature before its root.
+  const clock = new Date(0);
   const holder: { server?: Server; url: string } = { url: '' };
   const server = createServer();
   holder.server = server;
@@ -81,6 +83,7 @@ export async function startFakeSigstore(options: { keep?: boolean } = {}): Promi
   const tlogKeys = keyPair();
   const tlog = await initializeTLog(holder.url, tlogKeys, clock);
   const tsa = await initializeTSA(keyPair(), clock);
+  clock.setTime((Math.floor(Date.now() / 1000) + 1) * 1000);
   const realRekor: typeof tlog = { ...tlog, publicKey: tlog.publicKey, log: (proposed: object) => tlog.log(storedDsseEntry(proposed) as object), logV2: (request) => tlog.logV2(request) };
   const handlers = new Map<string, HandlerFn>(
     [fulcioHandler(ca), rekorHandler(realRekor), tsaHandler(tsa)].map((handler) => [handler.path, handler.fn]),
